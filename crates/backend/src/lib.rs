@@ -1,0 +1,47 @@
+//! Local backends: how one client issues I/O to a file.
+//!
+//! - [`FileIo`]: the one trait at this seam. A suite opens a file through a
+//!   backend type chosen once per cell and calls it generically
+//!   (`run::<PsyncFile>()`), so the hot path has no per-I/O branching.
+//! - [`SyncFile`], [`PsyncFile`], [`MmapFile`], [`StdioFile`]: the backends
+//!   named by [`iomatrix_core::BackendKind`].
+//! - [`AlignedBuf`]: the I/O buffer, aligned for O_DIRECT and filled with
+//!   incompressible bytes so that compressing storage cannot flatter a result.
+//! - [`probe_direct`]: asks a file system whether it accepts O_DIRECT.
+//!
+//! All backends here complete every request before returning. Queued
+//! backends (io_uring, network clients) get a submit/reap trait of their own
+//! when they arrive; they do not fit a synchronous call and should not pretend to.
+
+mod buffer;
+mod mmap;
+mod open;
+mod psync;
+mod stdio;
+mod sync;
+
+pub use buffer::AlignedBuf;
+pub use mmap::MmapFile;
+pub use open::{probe_direct, OpenHow, DIRECT_ALIGN};
+pub use psync::PsyncFile;
+pub use stdio::StdioFile;
+pub use sync::SyncFile;
+
+use iomatrix_core::BackendKind;
+use std::io;
+use std::path::Path;
+
+/// One open file of one backend. Requests are whole: `read_at` fills the
+/// buffer or fails (a short file is `UnexpectedEof`), `write_at` writes it all.
+pub trait FileIo: Sized + Send {
+    const KIND: BackendKind;
+
+    fn open(path: &Path, how: &OpenHow) -> io::Result<Self>;
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()>;
+    /// Makes written data durable: `fsync`, `msync`, or `fflush` + `fsync`.
+    fn flush_to_storage(&mut self) -> io::Result<()>;
+    /// Closes the file, reporting errors that a plain drop would hide
+    /// (buffered data that cannot be written, a failing `close`).
+    fn close(self) -> io::Result<()>;
+}

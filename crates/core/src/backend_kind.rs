@@ -1,0 +1,52 @@
+use std::fmt;
+use std::str::FromStr;
+
+/// How one client issues I/O to a local target. `direct` (O_DIRECT) is a flag
+/// on top of a backend, never a backend of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// `read`/`write` on a file position, `lseek` only where the position jumps.
+    Sync,
+    /// `pread`/`pwrite` at explicit offsets.
+    Psync,
+    /// The file mapped into memory; I/O is `memcpy`, flush is `msync`.
+    Mmap,
+    /// Buffered library I/O in user space, as C's stdio (`fwrite`/`fread`).
+    Stdio,
+}
+
+impl BackendKind {
+    pub const ALL: [BackendKind; 4] = [Self::Sync, Self::Psync, Self::Mmap, Self::Stdio];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sync => "sync",
+            Self::Psync => "psync",
+            Self::Mmap => "mmap",
+            Self::Stdio => "stdio",
+        }
+    }
+
+    /// Whether the backend can open files with O_DIRECT: mmap and user-space
+    /// buffering defeat the point of bypassing the page cache.
+    pub fn supports_direct(self) -> bool {
+        matches!(self, Self::Sync | Self::Psync)
+    }
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for BackendKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|b| b.name() == s)
+            .ok_or_else(|| format!("unknown backend '{s}': choose one of sync, psync, mmap, stdio"))
+    }
+}

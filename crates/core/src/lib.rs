@@ -1,0 +1,16 @@
+//! Shared vocabulary of iomatrix: the types every other crate speaks.
+//!
+//! - [`ByteSize`]: a byte count with the parser users type (`64k`, `1m`, `512m`)
+//!   and the list/range forms (`64k,1m,512m`, `4k..16m`) behind [`parse_size_list`].
+//! - [`BackendKind`]: how one client issues I/O (`sync`, `psync`, `mmap`, `stdio`).
+//! - [`UsageError`]: the user's mistake, reported in one line and exit code 2.
+//!
+//! Nothing here does I/O.
+
+mod backend_kind;
+mod size;
+mod usage;
+
+pub use backend_kind::BackendKind;
+pub use size::{parse_size_list, ByteSize, SizeError, KIB, MIB, GIB};
+pub use usage::UsageError;
