@@ -9,7 +9,7 @@ const TIB: u64 = 1024 * GIB;
 /// A number of bytes. Units are binary, as IOzone and fio read them:
 /// `k` = 1024, `m` = 1024², `g` = 1024³, `t` = 1024⁴; `kb`, `kib` and upper case mean the same.
 /// A bare number is bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct ByteSize(pub u64);
 

@@ -1,1 +1,422 @@
-//! iomatrix-store
+//! The results database: every run, its environment and every cell, in one
+//! SQLite file (bundled, no system library).
+//!
+//! - [`Store`]: opens (creating and migrating) a database in WAL mode;
+//!   [`Store::begin_run`], [`Store::add_cell`] (one transaction per cell, so
+//!   a killed run keeps every finished cell) and [`Store::finish_run`].
+//! - [`NewRun`], [`CellRow`]: what is written; [`RunSummary`], [`StoredRun`]:
+//!   what is read back. Suite-specific figures travel as JSON beside the
+//!   columns every suite shares.
+//! - [`RunStatus`]: `running` until the run ends; a run whose process died
+//!   is found on the next open and marked `incomplete`.
+//!
+//! The schema is versioned with `PRAGMA user_version`; see [`schema`].
+
+mod schema;
+mod time;
+
+pub use time::format_utc;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("results database {path}: {what}: {source}")]
+    Sqlite { path: PathBuf, what: &'static str, source: rusqlite::Error },
+    #[error("results database {path}: {0}", path = .1.display())]
+    Other(String, PathBuf),
+}
+
+type Result<T> = std::result::Result<T, StoreError>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Under way (or its process died and no open has noticed yet).
+    Running,
+    Complete,
+    /// The process ended without finishing the run (killed, crashed).
+    Incomplete,
+    /// Stopped on request (Ctrl-C, SIGTERM); finished cells are kept.
+    Interrupted,
+    /// A client or the store failed; finished cells are kept.
+    Failed,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Complete => "complete",
+            Self::Incomplete => "incomplete",
+            Self::Interrupted => "interrupted",
+            Self::Failed => "failed",
+        }
+    }
+    fn parse(s: &str) -> RunStatus {
+        match s {
+            "running" => Self::Running,
+            "complete" => Self::Complete,
+            "interrupted" => Self::Interrupted,
+            "failed" => Self::Failed,
+            _ => Self::Incomplete,
+        }
+    }
+}
+
+/// A run as it starts.
+#[derive(Debug, Clone, Serialize)]
+pub struct NewRun {
+    pub suite: String,
+    pub command_line: String,
+    pub labels: Vec<(String, String)>,
+    pub plan: serde_json::Value,
+    pub environment: serde_json::Value,
+    /// What a reader must know to trust a figure: backend, direct or cached,
+    /// clients, file size against RAM.
+    pub conditions: serde_json::Value,
+    pub total_cells: usize,
+}
+
+/// One measured cell. The columns are shared by all suites; `metrics` holds
+/// the suite's own figures, `clients` each client's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellRow {
+    pub seq: usize,
+    pub test: String,
+    pub file_size: Option<u64>,
+    pub record_size: Option<u64>,
+    pub backend: String,
+    pub direct: bool,
+    pub clients: usize,
+    pub bytes: u64,
+    pub ops: u64,
+    pub wall_ns: u64,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub kib_per_sec: f64,
+    pub cpu_percent: f64,
+    pub metrics: serde_json::Value,
+    pub client_figures: serde_json::Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub id: i64,
+    pub suite: String,
+    pub status: RunStatus,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub host: String,
+    pub command_line: String,
+    pub labels: Vec<(String, String)>,
+    pub cells: usize,
+    pub total_cells: usize,
+    pub error: Option<String>,
+    pub iomatrix_version: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredRun {
+    #[serde(flatten)]
+    pub summary: RunSummary,
+    pub plan: serde_json::Value,
+    pub environment: serde_json::Value,
+    pub conditions: serde_json::Value,
+    pub cell_results: Vec<CellRow>,
+}
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens or creates the database (and its folder), brings the schema up
+    /// to date, and marks runs whose process is gone as incomplete.
+    pub fn open(path: &Path) -> Result<Store> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| StoreError::Other(format!("cannot create its folder: {e}"), path.to_path_buf()))?;
+        }
+        let conn = Connection::open(path).map_err(|source| StoreError::Sqlite {
+            path: path.to_path_buf(),
+            what: "cannot open",
+            source,
+        })?;
+        let store = Store { conn, path: path.to_path_buf() };
+        store.configure()?;
+        schema::migrate(&store.conn).map_err(|e| match e {
+            schema::MigrateError::Sqlite(source) => store.err("cannot bring the schema up to date")(source),
+            schema::MigrateError::TooNew { found, known } => StoreError::Other(
+                format!("schema version {found} is newer than this iomatrix knows ({known}): use a newer iomatrix"),
+                path.to_path_buf(),
+            ),
+        })?;
+        store.mark_abandoned_runs()?;
+        Ok(store)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn err(&self, what: &'static str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        move |source| StoreError::Sqlite { path: self.path.clone(), what, source }
+    }
+
+    fn configure(&self) -> Result<()> {
+        self.conn
+            .busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(self.err("cannot set a busy timeout"))?;
+        // WAL: readers never block the writer; FULL: a committed cell survives power loss too.
+        self.conn
+            .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
+            .map_err(self.err("cannot configure"))
+    }
+
+    pub fn begin_run(&self, run: &NewRun) -> Result<i64> {
+        let me = ProcessId::current();
+        let tx = self.conn.unchecked_transaction().map_err(self.err("cannot begin a run"))?;
+        tx.execute(
+            "INSERT INTO runs (suite, status, started_at_ms, command_line, iomatrix_version, plan_json,
+                               environment_json, conditions_json, total_cells, host, pid, pid_start)
+             VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                run.suite,
+                time::now_ms(),
+                run.command_line,
+                env!("CARGO_PKG_VERSION"),
+                run.plan.to_string(),
+                run.environment.to_string(),
+                run.conditions.to_string(),
+                run.total_cells as i64,
+                me.host,
+                me.pid,
+                me.start_ticks,
+            ],
+        )
+        .map_err(self.err("cannot record the run"))?;
+        let id = tx.last_insert_rowid();
+        for (key, value) in &run.labels {
+            tx.execute("INSERT OR REPLACE INTO labels (run_id, key, value) VALUES (?1, ?2, ?3)", params![id, key, value])
+                .map_err(self.err("cannot record a label"))?;
+        }
+        tx.commit().map_err(self.err("cannot commit the new run"))?;
+        Ok(id)
+    }
+
+    /// Writes one cell in its own transaction.
+    pub fn add_cell(&self, run_id: i64, c: &CellRow) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT INTO cells (run_id, seq, test, file_size, record_size, backend, direct, clients, bytes, ops,
+                                    wall_ns, user_ns, sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                params![
+                    run_id,
+                    c.seq as i64,
+                    c.test,
+                    c.file_size.map(|v| v as i64),
+                    c.record_size.map(|v| v as i64),
+                    c.backend,
+                    c.direct,
+                    c.clients as i64,
+                    c.bytes as i64,
+                    c.ops as i64,
+                    c.wall_ns as i64,
+                    c.user_ns as i64,
+                    c.sys_ns as i64,
+                    c.kib_per_sec,
+                    c.cpu_percent,
+                    c.metrics.to_string(),
+                    c.client_figures.to_string(),
+                ],
+            )
+            .map_err(self.err("cannot store a cell"))?;
+        Ok(())
+    }
+
+    pub fn finish_run(&self, run_id: i64, status: RunStatus, error: Option<&str>) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE runs SET status = ?2, ended_at_ms = ?3, error = ?4 WHERE id = ?1",
+                params![run_id, status.as_str(), time::now_ms(), error],
+            )
+            .map_err(self.err("cannot finish the run"))?;
+        Ok(())
+    }
+
+    /// All runs, oldest first.
+    pub fn list_runs(&self) -> Result<Vec<RunSummary>> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!("{SUMMARY_SELECT} ORDER BY r.id"))
+            .map_err(self.err("cannot list runs"))?;
+        let rows = stmt.query_map([], summary_from_row).map_err(self.err("cannot list runs"))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let mut s = row.map_err(self.err("cannot read a run"))?;
+            s.labels = self.labels(s.id)?;
+            out.push(s);
+        }
+        Ok(out)
+    }
+
+    pub fn load_run(&self, id: i64) -> Result<Option<StoredRun>> {
+        let found = self
+            .conn
+            .query_row(&format!("{SUMMARY_SELECT} WHERE r.id = ?1"), [id], |row| {
+                let summary = summary_from_row(row)?;
+                let json = |i: usize| -> rusqlite::Result<serde_json::Value> {
+                    let text: String = row.get(i)?;
+                    Ok(serde_json::from_str(&text).unwrap_or(serde_json::Value::Null))
+                };
+                Ok((summary, json(12)?, json(13)?, json(14)?))
+            })
+            .optional()
+            .map_err(self.err("cannot read the run"))?;
+        let Some((mut summary, plan, environment, conditions)) = found else {
+            return Ok(None);
+        };
+        summary.labels = self.labels(id)?;
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT seq, test, file_size, record_size, backend, direct, clients, bytes, ops, wall_ns, user_ns,
+                        sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json
+                 FROM cells WHERE run_id = ?1 ORDER BY seq",
+            )
+            .map_err(self.err("cannot read cells"))?;
+        let cells = stmt
+            .query_map([id], |r| {
+                let json = |i: usize| -> rusqlite::Result<serde_json::Value> {
+                    let text: String = r.get(i)?;
+                    Ok(serde_json::from_str(&text).unwrap_or(serde_json::Value::Null))
+                };
+                Ok(CellRow {
+                    seq: r.get::<_, i64>(0)? as usize,
+                    test: r.get(1)?,
+                    file_size: r.get::<_, Option<i64>>(2)?.map(|v| v as u64),
+                    record_size: r.get::<_, Option<i64>>(3)?.map(|v| v as u64),
+                    backend: r.get(4)?,
+                    direct: r.get(5)?,
+                    clients: r.get::<_, i64>(6)? as usize,
+                    bytes: r.get::<_, i64>(7)? as u64,
+                    ops: r.get::<_, i64>(8)? as u64,
+                    wall_ns: r.get::<_, i64>(9)? as u64,
+                    user_ns: r.get::<_, i64>(10)? as u64,
+                    sys_ns: r.get::<_, i64>(11)? as u64,
+                    kib_per_sec: r.get(12)?,
+                    cpu_percent: r.get(13)?,
+                    metrics: json(14)?,
+                    client_figures: json(15)?,
+                })
+            })
+            .map_err(self.err("cannot read cells"))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(self.err("cannot read a cell"))?;
+        Ok(Some(StoredRun { summary, plan, environment, conditions, cell_results: cells }))
+    }
+
+    fn labels(&self, run_id: i64) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT key, value FROM labels WHERE run_id = ?1 ORDER BY key")
+            .map_err(self.err("cannot read labels"))?;
+        let rows = stmt
+            .query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(self.err("cannot read labels"))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(self.err("cannot read labels"))?;
+        Ok(rows)
+    }
+
+    /// Runs still `running` whose process on this host is gone were killed
+    /// or crashed: they are `incomplete`, with the cells they finished.
+    fn mark_abandoned_runs(&self) -> Result<()> {
+        let me = ProcessId::current();
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, pid, pid_start FROM runs WHERE status = 'running' AND host = ?1")
+            .map_err(self.err("cannot check for abandoned runs"))?;
+        let candidates = stmt
+            .query_map([&me.host], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, Option<i64>>(2)?)))
+            .map_err(self.err("cannot check for abandoned runs"))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(self.err("cannot check for abandoned runs"))?;
+        for (id, pid, start) in candidates {
+            if !ProcessId::is_alive(pid, start) {
+                self.conn
+                    .execute(
+                        "UPDATE runs SET status = 'incomplete',
+                                error = COALESCE(error, 'the process ended before the run finished (killed or crashed)')
+                         WHERE id = ?1 AND status = 'running'",
+                        [id],
+                    )
+                    .map_err(self.err("cannot mark an abandoned run"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+const SUMMARY_SELECT: &str = "SELECT r.id, r.suite, r.status, r.started_at_ms, r.ended_at_ms, r.host, r.command_line,
+        (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id), r.total_cells, r.error, r.iomatrix_version, r.pid,
+        r.plan_json, r.environment_json, r.conditions_json
+     FROM runs r";
+
+fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
+    Ok(RunSummary {
+        id: r.get(0)?,
+        suite: r.get(1)?,
+        status: RunStatus::parse(&r.get::<_, String>(2)?),
+        started_at: format_utc(r.get(3)?),
+        ended_at: r.get::<_, Option<i64>>(4)?.map(format_utc),
+        host: r.get(5)?,
+        command_line: r.get(6)?,
+        labels: Vec::new(),
+        cells: r.get::<_, i64>(7)? as usize,
+        total_cells: r.get::<_, i64>(8)? as usize,
+        error: r.get(9)?,
+        iomatrix_version: r.get(10)?,
+    })
+}
+
+/// Identifies a process across pid reuse: host, pid, and its start time in
+/// clock ticks since boot (/proc/PID/stat field 22).
+struct ProcessId {
+    host: String,
+    pid: i64,
+    start_ticks: Option<i64>,
+}
+
+impl ProcessId {
+    fn current() -> ProcessId {
+        let pid = std::process::id() as i64;
+        ProcessId { host: hostname(), pid, start_ticks: start_ticks(pid) }
+    }
+
+    fn is_alive(pid: i64, recorded_start: Option<i64>) -> bool {
+        match (start_ticks(pid), recorded_start) {
+            (Some(now), Some(then)) => now == then,
+            (Some(_), None) => true,
+            (None, _) => false,
+        }
+    }
+}
+
+fn start_ticks(pid: i64) -> Option<i64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(19)?.parse().ok()
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}

@@ -1,0 +1,107 @@
+//! iomatrix-environment records the machine and the target a benchmark ran
+//! on, so every stored result carries its conditions.
+//!
+//! Main types: [`Environment`] (host, kernel, OS, CPU, memory and the
+//! target), [`TargetInfo`] (the target directory's mount, file system and
+//! space), [`BlockDevice`] (the device under that mount, from sysfs) and
+//! [`Space`]. Entry points: [`capture`], [`space`], [`machine_ram_bytes`]
+//! and [`partition_alignment`].
+//!
+//! Linux only: facts come from `uname(2)`, `/proc`, `/etc/os-release`,
+//! `statvfs(3)` and `/sys/dev/block`. A fact that cannot be read becomes
+//! "unknown", 0 or `None`; only a target that cannot be resolved or
+//! statted is an error.
+
+mod block;
+mod machine;
+mod mount;
+mod space;
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+pub use block::{partition_alignment, BlockDevice};
+pub use machine::machine_ram_bytes;
+pub use space::{space, Space};
+
+/// The machine a benchmark ran on and the target it ran against.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    /// `uname` nodename.
+    pub host: String,
+    /// `uname` release, e.g. "6.18.0".
+    pub kernel: String,
+    /// PRETTY_NAME from `/etc/os-release`, or "unknown".
+    pub os: String,
+    /// `std::env::consts::ARCH`.
+    pub arch: String,
+    /// The first "model name" in `/proc/cpuinfo`, or "unknown".
+    pub cpu_model: String,
+    /// CPUs this process may use (`std::thread::available_parallelism`),
+    /// 0 if unknown.
+    pub cpu_count: usize,
+    /// MemTotal from `/proc/meminfo` in bytes, 0 if unreadable.
+    pub ram_bytes: u64,
+    pub target: TargetInfo,
+}
+
+/// The target directory and the mount holding it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetInfo {
+    /// Canonical absolute path of the target directory.
+    pub path: String,
+    /// The mount containing it: the longest mount point in
+    /// `/proc/self/mountinfo` that is a component-wise prefix of `path`.
+    pub mount_point: String,
+    /// e.g. "tmpfs", "ext4", "xfs", "fuse.sshfs".
+    pub fs_type: String,
+    /// e.g. "/dev/loop0", "tmpfs".
+    pub mount_source: String,
+    /// Per-mount options and super options joined with a comma, as in
+    /// mountinfo (e.g. "rw,relatime,rw,errors=remount-ro").
+    pub mount_options: String,
+    /// statvfs `f_blocks * f_frsize`.
+    pub total_bytes: u64,
+    /// statvfs `f_bavail * f_frsize`: what an unprivileged writer may use.
+    pub free_bytes: u64,
+    /// None for tmpfs, fuse and other device-less mounts.
+    pub block_device: Option<BlockDevice>,
+}
+
+const UNKNOWN: &str = "unknown";
+
+/// Capture everything for a target directory. Errors only if the path does
+/// not exist or cannot be statted; any machine fact that cannot be read
+/// becomes "unknown"/0/None rather than an error.
+pub fn capture(target: &Path) -> std::io::Result<Environment> {
+    let m = machine::read();
+    Ok(Environment {
+        host: m.host,
+        kernel: m.kernel,
+        os: m.os,
+        arch: m.arch,
+        cpu_model: m.cpu_model,
+        cpu_count: m.cpu_count,
+        ram_bytes: m.ram_bytes,
+        target: target_info(target)?,
+    })
+}
+
+fn target_info(target: &Path) -> std::io::Result<TargetInfo> {
+    let path = std::fs::canonicalize(target)?;
+    let space = space::space(&path)?;
+    let entries = mount::read_mountinfo().unwrap_or_default();
+    let entry = mount::choose_mount(&entries, &path);
+    let text = |f: fn(&mount::MountEntry) -> String| entry.map_or_else(|| UNKNOWN.to_string(), f);
+    Ok(TargetInfo {
+        path: path.to_string_lossy().into_owned(),
+        mount_point: text(|e| e.mount_point.clone()),
+        fs_type: text(|e| e.fs_type.clone()),
+        mount_source: text(|e| e.source.clone()),
+        mount_options: text(mount::MountEntry::joined_options),
+        total_bytes: space.total_bytes,
+        free_bytes: space.free_bytes,
+        block_device: entry.and_then(block::for_mount),
+    })
+}

@@ -1,0 +1,364 @@
+//! IOzone's own command line, read as IOzone reads it, turned into an
+//! [`IozonePlan`]. Written by hand because IOzone's syntax (clustered flags
+//! that take values, `-+n`, sizes in KiB by default) is not clap's.
+
+use crate::plan::{self, IozonePlan};
+use crate::IozoneTest;
+use iomatrix_core::{BackendKind, ByteSize, UsageError, KIB};
+use std::path::PathBuf;
+
+/// What an `iozone ...` command line asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IozoneInvocation {
+    pub plan: IozonePlan,
+    /// The folder under which the working folder is made (`-f`'s folder, or ".").
+    pub target: PathBuf,
+    /// `-R`: print IOzone's Excel-style report after the run.
+    pub excel_report: bool,
+    /// `-b FILE`: write the report as a spreadsheet.
+    pub spreadsheet: Option<PathBuf>,
+    /// `-w`: keep the working folder and its files.
+    pub keep_files: bool,
+    /// `-h`: print help and run nothing.
+    pub help: bool,
+}
+
+/// The flags this front end understands, for `-h` and error messages.
+pub const HELP: &str = "\
+iomatrix iozone: runs IOzone's tests with IOzone's command line.
+
+  -a            auto mode: files 64k..512m, records 4k..16m (records < 64k skipped above 32m)
+  -A            auto mode with every record size for large files (same as -a -z)
+  -z            with -a: keep small records for files above 32m
+  -s SIZE       file size (repeatable; bare numbers are KiB; k, m, g suffixes)
+  -r SIZE       record size (repeatable; as -s)
+  -n SIZE       auto mode: smallest file size      -g SIZE  auto mode: largest file size
+  -y SIZE       auto mode: smallest record size    -q SIZE  auto mode: largest record size
+  -i N          test to run (repeatable): 0 write/rewrite, 1 read/reread, 2 random read/write,
+                3 backward read, 4 record rewrite, 5 stride read, 6 fwrite/frewrite,
+                7 fread/freread, 8 mixed workload. Default: 0..7
+  -+n           no retests (skip rewrite, reread, frewrite, freread)
+  -e            include fsync (fflush+fsync) in the write timing
+  -c            include close in the timing
+  -I            O_DIRECT (fwrite/fread tests stay buffered; they are library I/O)
+  -B            use mmap for the file I/O
+  -t N          N clients (threads), each with its own folder and file
+  -f PATH       temporary file: its folder is the target, its name the file name
+  -w            keep the working folder and its files at the end
+  -R            print IOzone's Excel-style report
+  -b FILE       write the report as an .xlsx workbook
+  -h            this help
+
+Results go to the results database like every iomatrix run (--db and IOMATRIX_DB choose it).
+Without -a, IOzone's defaults apply: one 512k file, 4k records.
+";
+
+/// Parses IOzone's arguments (without the program name).
+pub fn parse(args: &[String]) -> Result<IozoneInvocation, UsageError> {
+    let mut p = Parsed::default();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        if arg == "-+n" {
+            p.no_retests = true;
+            continue;
+        }
+        if let Some(rest) = arg.strip_prefix("-+") {
+            return Err(unknown(&format!("-+{rest}")));
+        }
+        let Some(cluster) = arg.strip_prefix('-').filter(|c| !c.is_empty()) else {
+            return Err(UsageError::new(format!(
+                "iozone: unexpected argument '{arg}': IOzone takes only flags (see iomatrix iozone -h)"
+            )));
+        };
+        let chars: Vec<char> = cluster.chars().collect();
+        let mut j = 0;
+        while j < chars.len() {
+            let flag = chars[j];
+            j += 1;
+            if takes_value(flag) {
+                // The value is the rest of this word, or else the next word.
+                let value = if j < chars.len() {
+                    let v: String = chars[j..].iter().collect();
+                    j = chars.len();
+                    v
+                } else if i < args.len() {
+                    i += 1;
+                    args[i - 1].clone()
+                } else {
+                    return Err(UsageError::new(format!("iozone: -{flag} needs a value (see iomatrix iozone -h)")));
+                };
+                p.set_value(flag, &value)?;
+            } else {
+                p.set_switch(flag)?;
+            }
+        }
+    }
+    p.into_invocation()
+}
+
+fn takes_value(flag: char) -> bool {
+    matches!(flag, 's' | 'r' | 'n' | 'g' | 'y' | 'q' | 'i' | 't' | 'f' | 'b')
+}
+
+fn unknown(flag: &str) -> UsageError {
+    UsageError::new(format!(
+        "iozone: flag '{flag}' is not supported by iomatrix's IOzone front end; see iomatrix iozone -h for the flags it takes"
+    ))
+}
+
+#[derive(Default)]
+struct Parsed {
+    auto: bool,
+    all_records: bool,
+    files: Vec<ByteSize>,
+    records: Vec<ByteSize>,
+    min_file: Option<ByteSize>,
+    max_file: Option<ByteSize>,
+    min_record: Option<ByteSize>,
+    max_record: Option<ByteSize>,
+    tests: Vec<IozoneTest>,
+    no_retests: bool,
+    fsync: bool,
+    close: bool,
+    direct: bool,
+    mmap: bool,
+    clients: Option<usize>,
+    file: Option<PathBuf>,
+    keep: bool,
+    excel: bool,
+    spreadsheet: Option<PathBuf>,
+    help: bool,
+}
+
+fn iozone_size(flag: char, value: &str) -> Result<ByteSize, UsageError> {
+    ByteSize::parse_with_default_unit(value, KIB)
+        .map_err(|e| UsageError::new(format!("iozone: -{flag} {value}: {e}")))
+}
+
+impl Parsed {
+    fn set_switch(&mut self, flag: char) -> Result<(), UsageError> {
+        match flag {
+            'a' => self.auto = true,
+            'A' => {
+                self.auto = true;
+                self.all_records = true;
+            }
+            'z' => self.all_records = true,
+            'e' => self.fsync = true,
+            'c' => self.close = true,
+            'I' => self.direct = true,
+            'B' => self.mmap = true,
+            'w' => self.keep = true,
+            'R' => self.excel = true,
+            'h' => self.help = true,
+            other => return Err(unknown(&format!("-{other}"))),
+        }
+        Ok(())
+    }
+
+    fn set_value(&mut self, flag: char, value: &str) -> Result<(), UsageError> {
+        match flag {
+            's' => self.files.push(iozone_size(flag, value)?),
+            'r' => self.records.push(iozone_size(flag, value)?),
+            'n' => self.min_file = Some(iozone_size(flag, value)?),
+            'g' => self.max_file = Some(iozone_size(flag, value)?),
+            'y' => self.min_record = Some(iozone_size(flag, value)?),
+            'q' => self.max_record = Some(iozone_size(flag, value)?),
+            'i' => {
+                let n: u32 = value
+                    .parse()
+                    .map_err(|_| UsageError::new(format!("iozone: -i {value}: not a test number (0..8)")))?;
+                let tests = IozoneTest::by_iozone_number(n).ok_or_else(|| {
+                    UsageError::new(format!(
+                        "iozone: -i {n}: test {n} is not supported by iomatrix (supported: 0..8, see iomatrix iozone -h)"
+                    ))
+                })?;
+                self.tests.extend_from_slice(tests);
+            }
+            't' => {
+                let n: usize = value
+                    .parse()
+                    .map_err(|_| UsageError::new(format!("iozone: -t {value}: not a number of clients")))?;
+                if n == 0 {
+                    return Err(UsageError::new("iozone: -t 0: at least one client is needed"));
+                }
+                self.clients = Some(n);
+            }
+            'f' => self.file = Some(PathBuf::from(value)),
+            'b' => self.spreadsheet = Some(PathBuf::from(value)),
+            _ => unreachable!("takes_value() lists exactly these flags"),
+        }
+        Ok(())
+    }
+
+    fn into_invocation(self) -> Result<IozoneInvocation, UsageError> {
+        let files = dedup_sorted(self.files.clone());
+        let records = dedup_sorted(self.records.clone());
+        let mut plan = if self.auto {
+            let min_file = self.min_file.unwrap_or(plan::AUTO_MIN_FILE);
+            let max_file = self.max_file.unwrap_or(plan::AUTO_MAX_FILE);
+            let min_record = self.min_record.unwrap_or(plan::AUTO_MIN_RECORD);
+            let max_record = self.max_record.unwrap_or(plan::AUTO_MAX_RECORD);
+            if min_file > max_file {
+                return Err(UsageError::new(format!(
+                    "iozone: -n {min_file} is larger than -g {max_file}: the smallest file size must not exceed the largest"
+                )));
+            }
+            if min_record > max_record {
+                return Err(UsageError::new(format!(
+                    "iozone: -y {min_record} is larger than -q {max_record}: the smallest record size must not exceed the largest"
+                )));
+            }
+            let mut plan = IozonePlan::auto(min_file, max_file, min_record, max_record);
+            if !files.is_empty() {
+                plan.file_sizes = files;
+            }
+            if !records.is_empty() {
+                plan.record_sizes = records;
+            }
+            if plan.file_sizes.is_empty() {
+                return Err(UsageError::new(format!(
+                    "iozone: no power-of-two file size lies between -n {min_file} and -g {max_file}"
+                )));
+            }
+            if plan.record_sizes.is_empty() {
+                return Err(UsageError::new(format!(
+                    "iozone: no power-of-two record size lies between -y {min_record} and -q {max_record}"
+                )));
+            }
+            plan.skip_small_records_for_large_files = !self.all_records;
+            plan
+        } else {
+            // IOzone without -a: one 512 KiB file in 4 KiB records unless told.
+            let files = if files.is_empty() { vec![ByteSize(512 * KIB)] } else { files };
+            let records = if records.is_empty() { vec![ByteSize(4 * KIB)] } else { records };
+            IozonePlan::new(files, records)
+        };
+        if !self.tests.is_empty() {
+            plan.tests = self.tests.clone();
+        }
+        if self.no_retests {
+            plan.tests.retain(|t| !t.is_retest());
+        }
+        plan.tests.sort();
+        plan.tests.dedup();
+        plan.fsync = self.fsync;
+        plan.close = self.close;
+        plan.direct = self.direct;
+        if self.mmap {
+            plan.backend = BackendKind::Mmap;
+        }
+        plan.clients = self.clients.unwrap_or(1);
+        let target = match &self.file {
+            Some(path) => {
+                let name = path.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
+                    UsageError::new(format!("iozone: -f {}: give a file path such as /mnt/x/iozone.tmp", path.display()))
+                })?;
+                plan.file_name = name.to_string();
+                match path.parent() {
+                    Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+                    _ => PathBuf::from("."),
+                }
+            }
+            None => PathBuf::from("."),
+        };
+        Ok(IozoneInvocation {
+            plan,
+            target,
+            excel_report: self.excel,
+            spreadsheet: self.spreadsheet,
+            keep_files: self.keep,
+            help: self.help,
+        })
+    }
+}
+
+fn dedup_sorted(mut v: Vec<ByteSize>) -> Vec<ByteSize> {
+    v.sort();
+    v.dedup();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomatrix_core::MIB;
+
+    fn args(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn seed_001_line_parses() {
+        // Seed 001: iozone.exe -Rab %computername%-out.wks -s 512m -r 64k -e -c -i 0 -i 2 (+t aside)
+        let inv = parse(&args("-Rab out.xlsx -s 512m -r 64k -e -c -i 0 -i 2")).unwrap();
+        assert!(inv.excel_report);
+        assert_eq!(inv.spreadsheet, Some(PathBuf::from("out.xlsx")));
+        assert_eq!(inv.plan.file_sizes, [ByteSize(512 * MIB)]);
+        assert_eq!(inv.plan.record_sizes, [ByteSize(64 * KIB)]);
+        assert!(inv.plan.fsync && inv.plan.close && !inv.plan.direct);
+        use IozoneTest::*;
+        assert_eq!(inv.plan.tests, [Write, Rewrite, RandomRead, RandomWrite]);
+        assert_eq!(inv.plan.pairs().len(), 1);
+        inv.plan.validate().unwrap();
+    }
+
+    #[test]
+    fn auto_with_bounds_parses() {
+        let inv = parse(&args("-a -n 64k -g 64m")).unwrap();
+        let p = &inv.plan;
+        assert_eq!(p.file_sizes.first(), Some(&ByteSize(64 * KIB)));
+        assert_eq!(p.file_sizes.last(), Some(&ByteSize(64 * MIB)));
+        assert_eq!(p.record_sizes.len(), 13); // 4k..16m
+        assert!(p.skip_small_records_for_large_files);
+        assert_eq!(p.tests, IozoneTest::default_set());
+        assert_eq!(inv.target, PathBuf::from("."));
+        // The fixture's line.
+        let inv = parse(&args("-a -n 64k -g 1m -i 0 -i 1 -i 2 -e -c -R -f iozone.tmp")).unwrap();
+        assert_eq!(inv.plan.pairs().len(), 35);
+        assert_eq!(inv.plan.file_name, "iozone.tmp");
+        assert_eq!(inv.plan.tests.len(), 6);
+    }
+
+    #[test]
+    fn attached_values_clusters_and_the_rest() {
+        let inv = parse(&args("-az -s512m -r4 -r 8k -i0 -+n -t 3 -f /mnt/x/f.tmp -w -I -B")).unwrap();
+        assert!(!inv.plan.skip_small_records_for_large_files);
+        assert_eq!(inv.plan.record_sizes, [ByteSize(4 * KIB), ByteSize(8 * KIB)]);
+        assert_eq!(inv.plan.tests, [IozoneTest::Write]);
+        assert_eq!(inv.plan.clients, 3);
+        assert_eq!(inv.target, PathBuf::from("/mnt/x"));
+        assert_eq!(inv.plan.file_name, "f.tmp");
+        assert!(inv.keep_files && inv.plan.direct);
+        assert_eq!(inv.plan.backend, BackendKind::Mmap);
+        let inv = parse(&args("-A -y 16k -q 1m -n 1m -g 4m")).unwrap();
+        assert_eq!(inv.plan.record_sizes.first(), Some(&ByteSize(16 * KIB)));
+        assert!(!inv.plan.skip_small_records_for_large_files);
+        assert!(parse(&args("-h")).unwrap().help);
+    }
+
+    #[test]
+    fn without_a_iozone_defaults_apply() {
+        let inv = parse(&args("-i 0")).unwrap();
+        assert_eq!(inv.plan.file_sizes, [ByteSize(512 * KIB)]);
+        assert_eq!(inv.plan.record_sizes, [ByteSize(4 * KIB)]);
+    }
+
+    #[test]
+    fn bad_flags_are_named() {
+        let e = |l: &str| parse(&args(l)).unwrap_err().to_string();
+        assert!(e("-a -Q").contains("'-Q'"));
+        assert!(e("-aQ").contains("'-Q'"));
+        assert!(e("-+m x").contains("'-+m'"));
+        assert!(e("-s 64q").contains("-s 64q") && e("-s 64q").contains("not a size"));
+        assert!(e("-s -1k").contains("negative"));
+        assert!(e("-i 9").contains("test 9"));
+        assert!(e("-i x").contains("-i x"));
+        assert!(e("-s").contains("-s needs a value"));
+        assert!(e("-t 0").contains("-t 0"));
+        assert!(e("-a -n 64m -g 1m").contains("-n 64m is larger than -g 1m"));
+        assert!(e("foo").contains("'foo'"));
+    }
+}

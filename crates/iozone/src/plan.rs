@@ -1,0 +1,273 @@
+use crate::IozoneTest;
+use iomatrix_backend::DIRECT_ALIGN;
+use iomatrix_core::{BackendKind, ByteSize, UsageError, KIB, MIB};
+
+/// IOzone's auto mode: files 64 KiB .. 512 MiB, records 4 KiB .. 16 MiB.
+pub const AUTO_MIN_FILE: ByteSize = ByteSize(64 * KIB);
+pub const AUTO_MAX_FILE: ByteSize = ByteSize(512 * MIB);
+pub const AUTO_MIN_RECORD: ByteSize = ByteSize(4 * KIB);
+pub const AUTO_MAX_RECORD: ByteSize = ByteSize(16 * MIB);
+/// In auto mode, files above this size skip records below [`AUTO_SMALL_RECORD_LIMIT`] (unless `-z`).
+pub const AUTO_LARGE_FILE: ByteSize = ByteSize(32 * MIB);
+pub const AUTO_SMALL_RECORD_LIMIT: ByteSize = ByteSize(64 * KIB);
+
+/// Everything one IOzone run will do, resolved: no defaults left to guess.
+/// Built by the native CLI and by the IOzone front end alike, then checked
+/// by [`IozonePlan::validate`] before any file is touched. It is stored with
+/// the run, so a run can be repeated exactly.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IozonePlan {
+    /// File sizes, ascending.
+    pub file_sizes: Vec<ByteSize>,
+    /// Record sizes, ascending. A pair runs only where record <= file.
+    pub record_sizes: Vec<ByteSize>,
+    /// IOzone's auto-mode rule: files above 32 MiB skip records below 64 KiB.
+    /// Off with `-z` and for explicit size lists.
+    pub skip_small_records_for_large_files: bool,
+    /// Tests in IOzone's order.
+    pub tests: Vec<IozoneTest>,
+    /// fsync (fflush + fsync for stdio, msync for mmap) inside the write timing (`-e`).
+    pub fsync: bool,
+    /// close inside the timing (`-c`).
+    pub close: bool,
+    /// O_DIRECT (`-I`). fwrite/fread tests stay buffered by definition.
+    pub direct: bool,
+    pub backend: BackendKind,
+    /// Clients on this host, each with its own folder and file (`-t`).
+    pub clients: usize,
+    /// The temporary file's name inside each client's folder (`-f`).
+    pub file_name: String,
+    /// Seeds random orders; stored so a run can be repeated.
+    pub seed: u64,
+}
+
+/// One measured point: a test at one file and record size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CellSpec {
+    pub index: usize,
+    pub test: IozoneTest,
+    pub file_size: ByteSize,
+    pub record_size: ByteSize,
+    /// The backend this cell really uses (stdio for fwrite/fread tests).
+    pub backend: BackendKind,
+    /// Whether this cell really bypasses the page cache.
+    pub direct: bool,
+    /// Last test on this file: the client removes its file afterwards.
+    pub last_for_pair: bool,
+}
+
+impl IozonePlan {
+    /// A plan with IOzone's defaults for everything but the sizes.
+    pub fn new(file_sizes: Vec<ByteSize>, record_sizes: Vec<ByteSize>) -> Self {
+        IozonePlan {
+            file_sizes,
+            record_sizes,
+            skip_small_records_for_large_files: false,
+            tests: IozoneTest::default_set(),
+            fsync: false,
+            close: false,
+            direct: false,
+            backend: BackendKind::Psync,
+            clients: 1,
+            file_name: "iozone.tmp".to_string(),
+            seed: 0x10_2006,
+        }
+    }
+
+    /// IOzone's auto mode between the given bounds, with its large-file rule.
+    pub fn auto(min_file: ByteSize, max_file: ByteSize, min_record: ByteSize, max_record: ByteSize) -> Self {
+        let mut plan = IozonePlan::new(powers_of_two(min_file, max_file), powers_of_two(min_record, max_record));
+        plan.skip_small_records_for_large_files = true;
+        plan
+    }
+
+    /// The (file, record) pairs that run, in order: file sizes ascending,
+    /// then record sizes ascending, as IOzone walks its matrix.
+    pub fn pairs(&self) -> Vec<(ByteSize, ByteSize)> {
+        let mut out = Vec::new();
+        for &file in &self.file_sizes {
+            for &record in &self.record_sizes {
+                if record > file {
+                    continue;
+                }
+                if self.skip_small_records_for_large_files
+                    && file > AUTO_LARGE_FILE
+                    && record < AUTO_SMALL_RECORD_LIMIT
+                {
+                    continue;
+                }
+                out.push((file, record));
+            }
+        }
+        out
+    }
+
+    /// Every cell in execution order.
+    pub fn cells(&self) -> Vec<CellSpec> {
+        let mut tests = self.tests.clone();
+        tests.sort();
+        tests.dedup();
+        let mut cells = Vec::new();
+        for (file_size, record_size) in self.pairs() {
+            for (i, &test) in tests.iter().enumerate() {
+                let (backend, direct) = if test.is_stdio() {
+                    (BackendKind::Stdio, false)
+                } else {
+                    (self.backend, self.direct)
+                };
+                cells.push(CellSpec {
+                    index: cells.len(),
+                    test,
+                    file_size,
+                    record_size,
+                    backend,
+                    direct,
+                    last_for_pair: i + 1 == tests.len(),
+                });
+            }
+        }
+        cells
+    }
+
+    /// The most any one moment of the run keeps on the target: every
+    /// client's file at the largest file size (files are removed between pairs).
+    pub fn peak_bytes(&self) -> u64 {
+        let largest = self.pairs().iter().map(|(f, _)| f.bytes()).max().unwrap_or(0);
+        largest.saturating_mul(self.clients as u64)
+    }
+
+    /// Checks that the plan can run, before anything runs.
+    pub fn validate(&self) -> Result<(), UsageError> {
+        if self.clients == 0 {
+            return Err(UsageError::new("--clients 0: at least one client is needed"));
+        }
+        if self.tests.is_empty() {
+            return Err(UsageError::new("no tests selected: name at least one with --tests"));
+        }
+        if self.file_sizes.is_empty() || self.record_sizes.is_empty() {
+            return Err(UsageError::new("no file or record sizes: give --files and --records (or --auto)"));
+        }
+        if let Some(zero) = self.file_sizes.iter().chain(&self.record_sizes).find(|s| s.bytes() == 0) {
+            return Err(UsageError::new(format!("size {zero} is zero: file and record sizes must be at least 1 byte")));
+        }
+        let smallest_record = self.record_sizes.iter().min().copied().unwrap_or_default();
+        for &file in &self.file_sizes {
+            if smallest_record > file {
+                return Err(UsageError::new(format!(
+                    "record size {smallest_record} is larger than file size {file}: a record must fit in the file; \
+                     choose records of at most {file} or a larger file"
+                )));
+            }
+        }
+        if self.pairs().is_empty() {
+            return Err(UsageError::new(
+                "no file/record pair is left to run: every record is larger than its file or skipped by auto mode's \
+                 large-file rule (add -z / --all-records)",
+            ));
+        }
+        for (file, record) in self.pairs() {
+            if file.bytes() % record.bytes() != 0 {
+                return Err(UsageError::new(format!(
+                    "file size {file} is not a whole number of {record} records: choose sizes that divide evenly"
+                )));
+            }
+        }
+        if self.direct {
+            if !self.backend.supports_direct() {
+                return Err(UsageError::new(format!(
+                    "--direct cannot be used with the {} backend (it buffers in memory); use psync or sync",
+                    self.backend
+                )));
+            }
+            if let Some(r) = self.record_sizes.iter().find(|r| r.bytes() % DIRECT_ALIGN as u64 != 0) {
+                return Err(UsageError::new(format!(
+                    "record size {r} is not a multiple of {}k, which --direct (O_DIRECT) needs",
+                    DIRECT_ALIGN / 1024
+                )));
+            }
+        }
+        if self.file_name.is_empty() || self.file_name.contains('/') || self.file_name == "." || self.file_name == ".." {
+            return Err(UsageError::new(format!("file name '{}' must be a plain name without '/'", self.file_name)));
+        }
+        Ok(())
+    }
+}
+
+/// Every power of two from `from` to `to` (both rounded to powers of two).
+pub fn powers_of_two(from: ByteSize, to: ByteSize) -> Vec<ByteSize> {
+    let mut v = from.bytes().max(1).next_power_of_two();
+    let mut out = Vec::new();
+    while v <= to.bytes() {
+        out.push(ByteSize(v));
+        v *= 2;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k(n: u64) -> ByteSize {
+        ByteSize(n * KIB)
+    }
+
+    #[test]
+    fn auto_mode_follows_iozone_rules() {
+        let plan = IozonePlan::auto(AUTO_MIN_FILE, AUTO_MAX_FILE, AUTO_MIN_RECORD, AUTO_MAX_RECORD);
+        let pairs = plan.pairs();
+        assert!(pairs.iter().all(|(f, r)| r <= f));
+        // 32 MiB still has 4 KiB records; 64 MiB starts at 64 KiB.
+        assert!(pairs.contains(&(k(32 * 1024), k(4))));
+        assert!(!pairs.iter().any(|(f, r)| f.kib() == 64 * 1024 && r.kib() < 64));
+        assert!(pairs.contains(&(k(64 * 1024), k(64))));
+        assert!(pairs.contains(&(k(512 * 1024), k(16 * 1024))));
+        // The fixture's run (-a -n 64k -g 1m) has 5+6+7+8+9 = 35 pairs.
+        let small = IozonePlan::auto(k(64), k(1024), AUTO_MIN_RECORD, AUTO_MAX_RECORD);
+        assert_eq!(small.pairs().len(), 35);
+        let mut dense = plan.clone();
+        dense.skip_small_records_for_large_files = false;
+        assert!(dense.pairs().contains(&(k(512 * 1024), k(4))));
+    }
+
+    #[test]
+    fn cells_follow_iozone_order_and_pick_stdio_for_f_tests() {
+        let mut plan = IozonePlan::new(vec![k(64)], vec![k(4), k(64)]);
+        plan.tests = vec![IozoneTest::Fread, IozoneTest::Write, IozoneTest::Read];
+        plan.direct = true;
+        let cells = plan.cells();
+        let names: Vec<_> = cells.iter().map(|c| (c.test.name(), c.record_size.kib())).collect();
+        assert_eq!(names, [("write", 4), ("read", 4), ("fread", 4), ("write", 64), ("read", 64), ("fread", 64)]);
+        assert!(cells[0].direct && !cells[2].direct);
+        assert_eq!(cells[2].backend, BackendKind::Stdio);
+        assert!(cells[2].last_for_pair && !cells[1].last_for_pair);
+        assert_eq!(cells.iter().map(|c| c.index).collect::<Vec<_>>(), [0, 1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn bad_plans_are_refused_with_the_reason() {
+        let err = |p: IozonePlan| p.validate().unwrap_err().to_string();
+        assert!(err(IozonePlan::new(vec![k(64)], vec![k(1024)])).contains("larger than file size 64k"));
+        let mut p = IozonePlan::new(vec![k(100)], vec![k(64)]);
+        assert!(err(p.clone()).contains("not a whole number"));
+        p.file_sizes = vec![k(128)];
+        p.clients = 0;
+        assert!(err(p.clone()).contains("--clients 0"));
+        p.clients = 1;
+        p.direct = true;
+        p.backend = BackendKind::Mmap;
+        assert!(err(p.clone()).contains("mmap"));
+        p.backend = BackendKind::Psync;
+        p.record_sizes = vec![ByteSize(512 * 2)];
+        assert!(err(p.clone()).contains("multiple of 4k"));
+        p.direct = false;
+        assert!(p.validate().is_ok());
+    }
+
+    #[test]
+    fn peak_is_largest_file_times_clients() {
+        let mut p = IozonePlan::new(vec![k(64), k(1024)], vec![k(4)]);
+        p.clients = 3;
+        assert_eq!(p.peak_bytes(), 3 * 1024 * KIB);
+    }
+}

@@ -1,0 +1,272 @@
+//! Plain-ASCII tables for a terminal: no colour, no trailing spaces, column
+//! widths computed from the content.
+
+use crate::matrix::Matrix;
+
+/// Appends `line` to `out` without trailing spaces, followed by a newline.
+fn push_line(out: &mut String, line: &str) {
+    out.push_str(line.trim_end());
+    out.push('\n');
+}
+
+/// One matrix as a table: file sizes down, record sizes across.
+///
+/// ```text
+/// Writer report (KB/s)
+///          reclen kB
+/// file kB        4        8
+///      64   524487  1638743
+///     128  1561553  2098744
+/// ```
+///
+/// The first line is `"{title} ({unit})"`. Values are printed with
+/// `decimals` digits after the point, right-aligned; a missing cell is left
+/// blank. Every column is as wide as its widest entry, and columns are
+/// separated by two spaces. Each line ends with `'\n'`.
+pub fn matrix_table(m: &Matrix, decimals: usize) -> String {
+    const FILE_LABEL: &str = "file kB";
+    const RECORD_LABEL: &str = "reclen kB";
+    let files = m.file_sizes();
+    let records = m.record_sizes();
+
+    let file_w = files
+        .iter()
+        .map(|f| f.to_string().len())
+        .chain(std::iter::once(FILE_LABEL.len()))
+        .max()
+        .unwrap_or(FILE_LABEL.len());
+
+    // body[i][j] is the text for file i, record j ("" when missing).
+    let body: Vec<Vec<String>> = files
+        .iter()
+        .map(|&f| {
+            records
+                .iter()
+                .map(|&r| match m.get(f, r) {
+                    Some(v) => format!("{v:.decimals$}"),
+                    None => String::new(),
+                })
+                .collect()
+        })
+        .collect();
+    let widths: Vec<usize> = records
+        .iter()
+        .enumerate()
+        .map(|(j, r)| {
+            body.iter()
+                .map(|row| row[j].len())
+                .chain(std::iter::once(r.to_string().len()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+
+    let mut out = String::new();
+    push_line(&mut out, &format!("{} ({})", m.title, m.unit));
+    if !records.is_empty() {
+        push_line(
+            &mut out,
+            &format!("{}{RECORD_LABEL}", " ".repeat(file_w + 2)),
+        );
+    }
+    let mut header = format!("{FILE_LABEL:>file_w$}");
+    for (r, w) in records.iter().zip(&widths) {
+        header.push_str(&format!("  {:>w$}", r.to_string()));
+    }
+    push_line(&mut out, &header);
+    for (f, row) in files.iter().zip(&body) {
+        let mut line = format!("{:>file_w$}", f.to_string());
+        for (text, w) in row.iter().zip(&widths) {
+            line.push_str(&format!("  {text:>w$}"));
+        }
+        push_line(&mut out, &line);
+    }
+    out
+}
+
+/// IOzone's own main table: one row per (file size, record size) pair present
+/// in any of the matrices, columns `kB  reclen  <test columns...>`.
+///
+/// ```text
+///                                       random    random
+///               kB  reclen    write    read     write
+///               64       4   524487  5283570  4207076
+/// ```
+///
+/// `columns` gives each test column's name and matrix. A name containing a
+/// space (e.g. "random read") is split on its first space over the two header
+/// lines; other names sit on the second line. The first header line is left
+/// out when no name contains a space. Values are rounded to integers; a pair
+/// missing from a matrix leaves that cell blank. Column widths follow IOzone
+/// (16 for `kB`, 8 for `reclen`, 9 for tests) and grow to fit wider names or
+/// values, always keeping at least one space between columns. Lines carry no
+/// trailing spaces and each ends with `'\n'`.
+pub fn iozone_main_table(columns: &[(&str, &Matrix)]) -> String {
+    let mut pairs: Vec<(u64, u64)> = columns
+        .iter()
+        .flat_map(|(_, m)| m.cells.iter().map(|c| (c.file_kib, c.record_kib)))
+        .collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+
+    let heads: Vec<(&str, &str)> = columns
+        .iter()
+        .map(|(name, _)| name.split_once(' ').unwrap_or(("", name)))
+        .collect();
+    let cells: Vec<Vec<String>> = pairs
+        .iter()
+        .map(|&(f, r)| {
+            columns
+                .iter()
+                .map(|(_, m)| match m.get(f, r) {
+                    Some(v) => format!("{v:.0}"),
+                    None => String::new(),
+                })
+                .collect()
+        })
+        .collect();
+
+    let kb_w = pairs
+        .iter()
+        .map(|(f, _)| f.to_string().len() + 2)
+        .chain([16])
+        .max()
+        .unwrap_or(16);
+    let rec_w = pairs
+        .iter()
+        .map(|(_, r)| r.to_string().len() + 2)
+        .chain([8, "reclen".len() + 2])
+        .max()
+        .unwrap_or(8);
+    let test_w: Vec<usize> = heads
+        .iter()
+        .enumerate()
+        .map(|(j, (top, bottom))| {
+            cells
+                .iter()
+                .map(|row| row[j].len())
+                .chain([top.len(), bottom.len(), 8])
+                .max()
+                .unwrap_or(8)
+                + 1
+        })
+        .collect();
+
+    let mut out = String::new();
+    if heads.iter().any(|(top, _)| !top.is_empty()) {
+        let mut line = " ".repeat(kb_w + rec_w);
+        for ((top, _), w) in heads.iter().zip(&test_w) {
+            line.push_str(&format!("{top:>w$}"));
+        }
+        push_line(&mut out, &line);
+    }
+    let mut line = format!("{:>kb_w$}{:>rec_w$}", "kB", "reclen");
+    for ((_, bottom), w) in heads.iter().zip(&test_w) {
+        line.push_str(&format!("{bottom:>w$}"));
+    }
+    push_line(&mut out, &line);
+    for ((f, r), row) in pairs.iter().zip(&cells) {
+        let mut line = format!("{:>kb_w$}{:>rec_w$}", f.to_string(), r.to_string());
+        for (text, w) in row.iter().zip(&test_w) {
+            line.push_str(&format!("{text:>w$}"));
+        }
+        push_line(&mut out, &line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matrix::MatrixCell;
+
+    fn matrix(title: &str, cells: &[(u64, u64, f64)]) -> Matrix {
+        Matrix {
+            title: title.into(),
+            unit: "KB/s".into(),
+            cells: cells
+                .iter()
+                .map(|&(file_kib, record_kib, value)| MatrixCell {
+                    file_kib,
+                    record_kib,
+                    value,
+                })
+                .collect(),
+        }
+    }
+
+    fn assert_no_trailing_spaces(s: &str) {
+        for (i, line) in s.lines().enumerate() {
+            assert_eq!(line, line.trim_end(), "trailing space on line {}", i + 1);
+            assert!(line.is_ascii());
+        }
+    }
+
+    #[test]
+    fn matrix_table_exact_layout() {
+        let m = matrix(
+            "Writer report",
+            &[
+                (64, 4, 524487.0),
+                (64, 8, 1638743.0),
+                (128, 4, 1561553.0),
+                (128, 8, 2098744.0),
+                (128, 128, 2660335.0),
+            ],
+        );
+        let expected = "\
+Writer report (KB/s)
+         reclen kB
+file kB        4        8      128
+     64   524487  1638743
+    128  1561553  2098744  2660335
+";
+        assert_eq!(matrix_table(&m, 0), expected);
+    }
+
+    #[test]
+    fn matrix_table_widens_for_big_values_and_decimals() {
+        let m = matrix(
+            "Reader report",
+            &[(1024, 4, 123456789.25), (1048576, 4, 1.5)],
+        );
+        let t = matrix_table(&m, 2);
+        assert_no_trailing_spaces(&t);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[2], "file kB             4");
+        assert_eq!(lines[3], "   1024  123456789.25");
+        assert_eq!(lines[4], "1048576          1.50");
+    }
+
+    #[test]
+    fn matrix_table_empty_matrix() {
+        let m = matrix("Writer report", &[]);
+        assert_eq!(matrix_table(&m, 0), "Writer report (KB/s)\nfile kB\n");
+    }
+
+    #[test]
+    fn main_table_matches_iozone_shape() {
+        let w = matrix("Writer report", &[(64, 4, 524487.0), (64, 8, 1638743.4)]);
+        let rw = matrix("Re-writer report", &[(64, 4, 4564786.0)]);
+        let rr = matrix("Random read report", &[(64, 4, 5283570.0)]);
+        let t = iozone_main_table(&[("write", &w), ("rewrite", &rw), ("random read", &rr)]);
+        let expected = concat!(
+            "                                             random\n",
+            "              kB  reclen    write  rewrite     read\n",
+            "              64       4   524487  4564786  5283570\n",
+            "              64       8  1638743\n",
+        );
+        assert_eq!(t, expected);
+    }
+
+    #[test]
+    fn main_table_grows_for_wide_values_and_skips_empty_top_line() {
+        let w = matrix("Writer report", &[(64, 4, 12345678901.0)]);
+        let t = iozone_main_table(&[("write", &w)]);
+        assert_no_trailing_spaces(&t);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0], "              kB  reclen       write");
+        assert_eq!(lines[1], "              64       4 12345678901");
+    }
+}

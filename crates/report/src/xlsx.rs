@@ -1,0 +1,104 @@
+//! An `.xlsx` workbook with the `-R` report's blocks and the run conditions.
+
+use rust_xlsxwriter::{Chart, ChartType, ColNum, Format, RowNum, Workbook, XlsxError};
+
+use crate::matrix::Matrix;
+
+/// Name of the worksheet holding the result blocks.
+pub const RESULTS_SHEET: &str = "iozone";
+/// Name of the worksheet holding the run conditions.
+pub const CONDITIONS_SHEET: &str = "conditions";
+
+/// Rows between the tops of two stacked charts (a default chart is about 15
+/// rows tall).
+const CHART_ROW_STEP: RowNum = 16;
+
+/// Builds a workbook and returns its bytes (a ZIP archive).
+///
+/// Worksheet "iozone" holds one block per matrix, like IOzone's `-R` report:
+/// the title cell, a header row with the record sizes (KiB, as numbers, from
+/// column B on), then one row per file size (KiB, as a number, in column A)
+/// with each value under its own record size. Only the record sizes the
+/// matrix holds get a column. A blank row separates blocks. To the right of
+/// the blocks sits one line chart per matrix (record size on the x axis, one
+/// series per file size). Non-finite values are left blank.
+///
+/// Worksheet "conditions" lists `conditions` as key/value rows under a
+/// "condition"/"value" header (backend, direct, clients, file size vs RAM,
+/// target, host...).
+pub fn xlsx_workbook(
+    sheet_blocks: &[Matrix],
+    conditions: &[(String, String)],
+) -> Result<Vec<u8>, XlsxError> {
+    let mut workbook = Workbook::new();
+    let bold = Format::new().set_bold();
+
+    let results = workbook.add_worksheet();
+    results.set_name(RESULTS_SHEET)?;
+    let widest = sheet_blocks
+        .iter()
+        .map(|m| m.record_sizes().len())
+        .max()
+        .unwrap_or(0);
+    let chart_col = to_col(widest + 2)?;
+    let mut row: RowNum = 0;
+    for (i, m) in sheet_blocks.iter().enumerate() {
+        let records = m.record_sizes();
+        let files = m.file_sizes();
+        results.write_string_with_format(row, 0, &m.title, &bold)?;
+        let header_row = row + 1;
+        for (j, r) in records.iter().enumerate() {
+            results.write_number_with_format(header_row, to_col(j + 1)?, *r as f64, &bold)?;
+        }
+        let first_data_row = header_row + 1;
+        for (k, f) in files.iter().enumerate() {
+            let r_idx = first_data_row + to_row(k)?;
+            results.write_number_with_format(r_idx, 0, *f as f64, &bold)?;
+            for (j, r) in records.iter().enumerate() {
+                if let Some(v) = m.get(*f, *r).filter(|v| v.is_finite()) {
+                    results.write_number(r_idx, to_col(j + 1)?, v)?;
+                }
+            }
+        }
+
+        if !records.is_empty() && !files.is_empty() {
+            let last_col = to_col(records.len())?;
+            let mut chart = Chart::new(ChartType::Line);
+            chart.title().set_name(&format!("{} ({})", m.title, m.unit));
+            chart.x_axis().set_name("record size (kB)");
+            chart.y_axis().set_name(&m.unit);
+            for (k, f) in files.iter().enumerate() {
+                let data_row = first_data_row + to_row(k)?;
+                chart
+                    .add_series()
+                    .set_name(&format!("{f} kB"))
+                    .set_categories((RESULTS_SHEET, header_row, 1, header_row, last_col))
+                    .set_values((RESULTS_SHEET, data_row, 1, data_row, last_col));
+            }
+            results.insert_chart(to_row(i)? * CHART_ROW_STEP, chart_col, &chart)?;
+        }
+
+        // Title, header, rows, then one blank row.
+        row = first_data_row + to_row(files.len())? + 1;
+    }
+
+    let sheet = workbook.add_worksheet();
+    sheet.set_name(CONDITIONS_SHEET)?;
+    sheet.write_string_with_format(0, 0, "condition", &bold)?;
+    sheet.write_string_with_format(0, 1, "value", &bold)?;
+    for (k, (key, value)) in conditions.iter().enumerate() {
+        let r = to_row(k + 1)?;
+        sheet.write_string(r, 0, key)?;
+        sheet.write_string(r, 1, value)?;
+    }
+
+    workbook.save_to_buffer()
+}
+
+fn to_row(n: usize) -> Result<RowNum, XlsxError> {
+    RowNum::try_from(n).map_err(|_| XlsxError::RowColumnLimitError)
+}
+
+fn to_col(n: usize) -> Result<ColNum, XlsxError> {
+    ColNum::try_from(n).map_err(|_| XlsxError::RowColumnLimitError)
+}

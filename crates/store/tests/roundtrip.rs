@@ -1,0 +1,95 @@
+use iomatrix_store::{CellRow, NewRun, RunStatus, Store};
+use serde_json::json;
+
+fn new_run(total: usize) -> NewRun {
+    NewRun {
+        suite: "iozone".into(),
+        command_line: "iomatrix run iozone --files 64k".into(),
+        labels: vec![("server".into(), "netware".into()), ("cache".into(), "on".into())],
+        plan: json!({"file_sizes": [65536]}),
+        environment: json!({"host": "h", "target": {"fs_type": "tmpfs"}}),
+        conditions: json!({"backend": "psync", "direct": false}),
+        total_cells: total,
+    }
+}
+
+fn cell(seq: usize) -> CellRow {
+    CellRow {
+        seq,
+        test: "write".into(),
+        file_size: Some(65536),
+        record_size: Some(4096),
+        backend: "psync".into(),
+        direct: false,
+        clients: 1,
+        bytes: 65536,
+        ops: 16,
+        wall_ns: 1_000_000,
+        user_ns: 10,
+        sys_ns: 20,
+        kib_per_sec: 64000.5,
+        cpu_percent: 3.25,
+        metrics: json!({"kib_per_sec_overall": 64000.5}),
+        client_figures: json!([{"rank": 0}]),
+    }
+}
+
+#[test]
+fn a_run_round_trips_with_labels_and_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sub/results.sqlite");
+    let store = Store::open(&path).unwrap();
+    let id = store.begin_run(&new_run(2)).unwrap();
+    store.add_cell(id, &cell(0)).unwrap();
+    store.add_cell(id, &cell(1)).unwrap();
+    store.finish_run(id, RunStatus::Complete, None).unwrap();
+    drop(store);
+
+    let store = Store::open(&path).unwrap();
+    let runs = store.list_runs().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].status, RunStatus::Complete);
+    assert_eq!(runs[0].cells, 2);
+    assert_eq!(runs[0].labels, [("cache".to_string(), "on".to_string()), ("server".into(), "netware".into())]);
+    let run = store.load_run(id).unwrap().unwrap();
+    assert_eq!(run.cell_results, [cell(0), cell(1)]);
+    assert_eq!(run.conditions["backend"], "psync");
+    assert_eq!(run.environment["target"]["fs_type"], "tmpfs");
+    assert!(run.summary.ended_at.is_some());
+    assert!(store.load_run(id + 1).unwrap().is_none());
+}
+
+#[test]
+fn a_run_whose_process_is_gone_becomes_incomplete() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.sqlite");
+    let store = Store::open(&path).unwrap();
+    let id = store.begin_run(&new_run(3)).unwrap();
+    store.add_cell(id, &cell(0)).unwrap();
+    // Our own process is alive: still running.
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.list_runs().unwrap()[0].status, RunStatus::Running);
+    // Pretend the run belonged to a process that no longer exists.
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("UPDATE runs SET pid = 999999999 WHERE id = ?1", [id]).unwrap();
+    drop(conn);
+    let store = Store::open(&path).unwrap();
+    let run = &store.list_runs().unwrap()[0];
+    assert_eq!(run.status, RunStatus::Incomplete);
+    assert_eq!(run.cells, 1);
+    assert!(run.error.as_deref().unwrap().contains("killed or crashed"));
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.sqlite");
+    drop(Store::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("PRAGMA user_version = 99").unwrap();
+    drop(conn);
+    let err = Store::open(&path).err().unwrap().to_string();
+    assert!(err.contains("schema version 99 is newer"), "{err}");
+}
