@@ -1,7 +1,11 @@
 //! Figures of one measured piece of work, and how they are taken.
 //!
-//! - [`CpuTimes`]: user and system CPU of the calling thread, from
-//!   `getrusage(RUSAGE_THREAD)`, so a progress thread never counts.
+//! - [`CpuTimes`]: CPU of the calling thread only, so a progress thread never
+//!   counts. The total comes from the thread CPU clock
+//!   (`CLOCK_THREAD_CPUTIME_ID`, exact to the nanosecond); the split into
+//!   user and system comes from `getrusage(RUSAGE_THREAD)`, which the kernel
+//!   keeps in scheduler ticks and scales, so over a cell of a few
+//!   milliseconds only the total is trustworthy, not the split.
 //! - [`Span`]: a started measurement (monotonic clock + thread CPU);
 //!   [`Span::finish`] gives [`Measured`].
 //! - [`Measured`]: start and end on the run's clock (nanoseconds since the
@@ -12,31 +16,57 @@
 
 use std::time::{Duration, Instant};
 
-/// CPU time of the calling thread.
+/// CPU time of the calling thread: `user_ns + sys_ns` is the exact total;
+/// the split between them is as good as the kernel's tick sampling.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CpuTimes {
     pub user_ns: u64,
     pub sys_ns: u64,
 }
 
-impl CpuTimes {
-    pub fn of_this_thread() -> CpuTimes {
-        // SAFETY: getrusage only writes into the struct we pass; all-zero is a valid rusage.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: valid pointer to a rusage; RUSAGE_THREAD is supported on Linux >= 2.6.26.
-        let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-        if rc != 0 {
-            return CpuTimes::default();
-        }
-        let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1_000;
-        CpuTimes { user_ns: ns(ru.ru_utime), sys_ns: ns(ru.ru_stime) }
+/// A raw reading; differences of two readings become [`CpuTimes`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpuReading {
+    total_ns: u64,
+    user_ns: u64,
+    sys_ns: u64,
+}
+
+impl CpuReading {
+    pub fn now() -> CpuReading {
+        let usage = rusage_of_this_thread();
+        let total_ns = thread_clock_ns();
+        CpuReading { total_ns, user_ns: usage.0, sys_ns: usage.1 }
     }
 
-    pub fn since(self, earlier: CpuTimes) -> CpuTimes {
-        CpuTimes {
-            user_ns: self.user_ns.saturating_sub(earlier.user_ns),
-            sys_ns: self.sys_ns.saturating_sub(earlier.sys_ns),
-        }
+    /// CPU used since `earlier`: the clock's exact total, divided between
+    /// user and system in the proportion getrusage saw (all system time when
+    /// getrusage saw nothing, as I/O-bound work mostly is).
+    pub fn since(self, earlier: CpuReading) -> CpuTimes {
+        let total = self.total_ns.saturating_sub(earlier.total_ns);
+        let user = self.user_ns.saturating_sub(earlier.user_ns);
+        let sys = self.sys_ns.saturating_sub(earlier.sys_ns);
+        let user_ns = if user + sys == 0 { 0 } else { (total as u128 * user as u128 / (user + sys) as u128) as u64 };
+        CpuTimes { user_ns, sys_ns: total - user_ns }
+    }
+}
+
+fn thread_clock_ns() -> u64 {
+    let clock = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    clock.tv_sec as u64 * 1_000_000_000 + clock.tv_nsec as u64
+}
+
+/// (user, sys) in nanoseconds, zero if getrusage fails.
+fn rusage_of_this_thread() -> (u64, u64) {
+    // SAFETY: getrusage only writes into the struct we pass; all-zero is a valid rusage.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer to a rusage; RUSAGE_THREAD is supported on Linux >= 2.6.26.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1_000;
+    if rc == 0 {
+        (ns(ru.ru_utime), ns(ru.ru_stime))
+    } else {
+        (0, 0)
     }
 }
 
@@ -44,19 +74,26 @@ impl CpuTimes {
 pub struct Span {
     epoch: Instant,
     start: Instant,
-    cpu: CpuTimes,
+    cpu: CpuReading,
 }
 
 impl Span {
     /// `epoch` is the run's common zero, shared by all clients of a host.
     pub fn start(epoch: Instant) -> Span {
-        let cpu = CpuTimes::of_this_thread();
-        Span { epoch, start: Instant::now(), cpu }
+        // Order matters for tiny cells: the slow getrusage call stays outside
+        // the CPU interval, and the CPU interval encloses the wall interval by
+        // no more than one thread-clock read.
+        let usage = rusage_of_this_thread();
+        let total_ns = thread_clock_ns();
+        let start = Instant::now();
+        Span { epoch, start, cpu: CpuReading { total_ns, user_ns: usage.0, sys_ns: usage.1 } }
     }
 
     pub fn finish(self) -> Measured {
         let end = Instant::now();
-        let cpu = CpuTimes::of_this_thread().since(self.cpu);
+        let total_ns = thread_clock_ns();
+        let usage = rusage_of_this_thread();
+        let cpu = CpuReading { total_ns, user_ns: usage.0, sys_ns: usage.1 }.since(self.cpu);
         let since_epoch = |t: Instant| t.saturating_duration_since(self.epoch).as_nanos() as u64;
         Measured { start_ns: since_epoch(self.start), end_ns: since_epoch(end), cpu }
     }
@@ -102,8 +139,18 @@ mod tests {
         assert!(x > 0);
         assert!(m.wall() >= Duration::from_millis(29), "{:?}", m.wall());
         assert!(m.end_ns > m.start_ns);
-        // A busy loop is user time; allow for a coarse tick (getrusage is jiffy-based on some kernels).
-        assert!(m.cpu.user_ns + m.cpu.sys_ns >= 10_000_000, "{:?}", m.cpu);
+        // The thread clock is exact: a 30 ms busy loop uses close to 30 ms of CPU
+        // (less only if the machine took the core away).
+        let cpu = m.cpu.user_ns + m.cpu.sys_ns;
+        assert!(cpu >= 10_000_000 && cpu <= m.wall().as_nanos() as u64 + 1_000_000, "{:?}", m.cpu);
+    }
+
+    #[test]
+    fn a_sleeping_thread_uses_almost_no_cpu() {
+        let span = Span::start(Instant::now());
+        std::thread::sleep(Duration::from_millis(20));
+        let m = span.finish();
+        assert!(m.cpu.user_ns + m.cpu.sys_ns < 5_000_000, "{:?}", m.cpu);
     }
 
     #[test]

@@ -1,0 +1,42 @@
+//! Parses the command line and dispatches to one subcommand.
+
+use crate::cli::{Cli, Command, Suite};
+use crate::cmd;
+use clap::Parser;
+use iomatrix_core::UsageError;
+use std::process::ExitCode;
+
+/// Exit codes: 0 done, 1 the run failed, 2 a usage error (bad input), 130 interrupted.
+pub const EXIT_FAILED: u8 = 1;
+pub const EXIT_USAGE: u8 = 2;
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+pub fn run() -> anyhow::Result<ExitCode> {
+    let cli = Cli::parse();
+    let db = crate::db_path::resolve(cli.db.as_deref())?;
+    match cli.command {
+        Command::Run { suite: Suite::Iozone(args) } => cmd::run_iozone::run(args, &db),
+        Command::Iozone { args } => cmd::iozone::run(&args, &db),
+        Command::Runs { json } => cmd::runs::run(&db, json),
+        Command::Show { run, json } => cmd::show::run(&db, run, json),
+    }
+}
+
+/// A usage error anywhere in the chain means the user can fix the input: exit 2.
+pub fn exit_code_for(err: &anyhow::Error) -> u8 {
+    if err.chain().any(|e| e.downcast_ref::<UsageError>().is_some()) {
+        EXIT_USAGE
+    } else {
+        EXIT_FAILED
+    }
+}
+
+/// Writes to stdout; a reader that went away (`| head`) is not an error.
+pub fn print_out(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}

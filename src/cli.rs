@@ -1,0 +1,133 @@
+//! The command line, as clap derive types. Raw arguments only: each
+//! subcommand turns them into a validated plan before anything runs.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "iomatrix",
+    version,
+    about = "Benchmark file systems and file servers; keep every run; compare them.",
+    long_about = "Benchmark file systems and file servers; keep every run; compare them.\n\n\
+        Finished so far: the IOzone suite (`run iozone`, and `iozone` with IOzone's own flags) on local \
+        paths and mounted shares, with sync/psync/mmap/stdio backends, threads as clients, and the results \
+        database (`runs`, `show`). Not yet built: access specs, Bonnie, file-server load, backup walk, MPI, \
+        built-in NFS/SMB clients, compare/sweep/import and HTML reports.",
+    after_help = "Exit codes: 0 done, 1 the run failed, 2 bad input, 130 interrupted."
+)]
+pub struct Cli {
+    /// Results database [default: $XDG_DATA_HOME/iomatrix/results.sqlite, or ~/.local/share/...]
+    #[arg(long, global = true, env = "IOMATRIX_DB", value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run a suite against a target and store the results
+    Run {
+        #[command(subcommand)]
+        suite: Suite,
+    },
+    /// Run the IOzone suite with IOzone's own command line (`iomatrix iozone -h` lists the flags)
+    #[command(disable_help_flag = true)]
+    Iozone {
+        /// IOzone's flags, e.g. -Rab out.xlsx -s 512m -r 64k -e -c -i 0 -i 2
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "IOZONE FLAGS")]
+        args: Vec<String>,
+    },
+    /// List the stored runs
+    Runs {
+        /// Machine-readable output (schema: docs/json.md, "iomatrix.runs/1")
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print one stored run again
+    Show {
+        /// The run's id (see `iomatrix runs`)
+        run: i64,
+        /// Machine-readable output (schema: docs/json.md, "iomatrix.run/1")
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum Suite {
+    /// IOzone's matrix: file size x record size x tests
+    Iozone(RunIozoneArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RunIozoneArgs {
+    /// Folder to test in; iomatrix works in a fresh subfolder and removes it at the end
+    /// [default: the system's temporary folder]
+    #[arg(long, value_name = "DIR")]
+    pub target: Option<PathBuf>,
+
+    /// File sizes: a list and/or power-of-two ranges, e.g. 64k,1m,512m or 64k..512m
+    /// [default: 64k..16m, or 64k..512m with --auto]
+    #[arg(long, value_name = "SIZES", allow_hyphen_values = true)]
+    pub files: Option<String>,
+
+    /// Record sizes, as --files [default: 4k..16m; a pair runs only where record <= file]
+    #[arg(long, value_name = "SIZES", allow_hyphen_values = true)]
+    pub records: Option<String>,
+
+    /// IOzone's auto mode: files 64k..512m, records 4k..16m, records below 64k skipped for files above 32m
+    #[arg(long)]
+    pub auto: bool,
+
+    /// With --auto: keep records below 64k for files above 32m (IOzone's -z)
+    #[arg(long, short = 'z')]
+    pub all_records: bool,
+
+    /// Tests, comma-separated: write, rewrite, read, reread, random-read, random-write,
+    /// backward-read, record-rewrite, stride-read, fwrite, frewrite, fread, freread, mixed
+    /// [default: all but mixed, as IOzone]
+    #[arg(long, value_name = "TESTS")]
+    pub tests: Option<String>,
+
+    /// Include fsync in the write timing (IOzone's -e)
+    #[arg(long)]
+    pub fsync: bool,
+
+    /// Include close in the timing (IOzone's -c)
+    #[arg(long)]
+    pub close: bool,
+
+    /// Bypass the page cache with O_DIRECT (IOzone's -I); fwrite/fread tests stay buffered
+    #[arg(long)]
+    pub direct: bool,
+
+    /// How I/O is issued: psync (pread/pwrite), sync (read/write + lseek), mmap, stdio
+    #[arg(long, default_value = "psync", value_name = "BACKEND")]
+    pub backend: String,
+
+    /// Clients on this host (threads), each in its own folder with its own file
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub clients: usize,
+
+    /// Label the run, e.g. --label server=netware (repeatable)
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    /// Keep the working folder and its files at the end (IOzone's -w)
+    #[arg(long)]
+    pub keep: bool,
+
+    /// Skip the free-space check (for file systems whose free space statfs misreports)
+    #[arg(long)]
+    pub no_space_check: bool,
+
+    /// Print the stored run as JSON (schema "iomatrix.run/1") instead of tables
+    #[arg(long)]
+    pub json: bool,
+
+    /// Also write the tables as an .xlsx workbook
+    #[arg(long, value_name = "FILE")]
+    pub xlsx: Option<PathBuf>,
+}

@@ -1,0 +1,5 @@
+//! One file per subcommand.
+pub mod iozone;
+pub mod run_iozone;
+pub mod runs;
+pub mod show;

@@ -1,0 +1,44 @@
+//! Progress on stderr: a bar with cells done / total and ETA on a terminal,
+//! one plain line per cell otherwise (logs, CI, pipes).
+
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::{IsTerminal, Write};
+
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    total: usize,
+    done: usize,
+}
+
+impl Progress {
+    pub fn new(total: usize) -> Progress {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(total as u64);
+            if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} cells, ETA {eta}  {msg}") {
+                bar.set_style(style);
+            }
+            bar
+        });
+        Progress { bar, total, done: 0 }
+    }
+
+    pub fn cell_done(&mut self, what: &str) {
+        self.done += 1;
+        match &self.bar {
+            Some(bar) => {
+                bar.set_message(what.to_string());
+                bar.inc(1);
+            }
+            // A closed stderr (a pipe into `head`) must not stop a run.
+            None => {
+                let _ = writeln!(std::io::stderr(), "[{}/{}] {what}", self.done, self.total);
+            }
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! Stored runs as text and JSON. Everything printed comes from the store,
+//! so `run` and `show` print the same thing, today or next year.
+
+use iomatrix_iozone::IozoneTest;
+use iomatrix_report::{matrix_table, Matrix, MatrixCell};
+use iomatrix_store::{RunSummary, StoredRun};
+use serde_json::{json, Value};
+use std::fmt::Write;
+
+/// Version of the JSON documents below; see docs/json.md.
+pub const RUN_SCHEMA: &str = "iomatrix.run/1";
+pub const RUNS_SCHEMA: &str = "iomatrix.runs/1";
+
+pub fn run_json(run: &StoredRun) -> Value {
+    json!({ "schema": RUN_SCHEMA, "run": run })
+}
+
+pub fn runs_json(runs: &[RunSummary]) -> Value {
+    json!({ "schema": RUNS_SCHEMA, "runs": runs })
+}
+
+pub fn runs_text(runs: &[RunSummary]) -> String {
+    let mut out = String::new();
+    if runs.is_empty() {
+        out.push_str("no runs stored yet\n");
+        return out;
+    }
+    let _ = writeln!(out, "{:>5}  {:<20}  {:<7}  {:<11}  {:>11}  {:<12}  labels", "run", "started (UTC)", "suite", "status", "cells", "host");
+    for r in runs {
+        let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(
+            out,
+            "{:>5}  {:<20}  {:<7}  {:<11}  {:>11}  {:<12}  {}",
+            r.id,
+            r.started_at,
+            r.suite,
+            r.status.as_str(),
+            format!("{}/{}", r.cells, r.total_cells),
+            r.host,
+            labels.join(" ")
+        );
+    }
+    out
+}
+
+pub fn run_text(run: &StoredRun) -> String {
+    let s = &run.summary;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "run #{}  {}  {}  started {}{}  on {}",
+        s.id,
+        s.suite,
+        s.status.as_str(),
+        s.started_at,
+        s.ended_at.as_deref().map(|e| format!(", ended {e}")).unwrap_or_default(),
+        s.host
+    );
+    let _ = writeln!(out, "command: {}", s.command_line);
+    for (key, value) in condition_pairs(run) {
+        let _ = writeln!(out, "{key}: {value}");
+    }
+    if !s.labels.is_empty() {
+        let labels: Vec<String> = s.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(out, "labels: {}", labels.join(" "));
+    }
+    let _ = writeln!(out, "cells: {} of {}", s.cells, s.total_cells);
+    if let Some(error) = &s.error {
+        let _ = writeln!(out, "error: {error}");
+    }
+    for (throughput, cpu) in throughput_matrices(run).iter().zip(cpu_matrices(run)) {
+        let _ = write!(out, "\n{}\n{}", matrix_table(throughput, 0), matrix_table(&cpu, 0));
+    }
+    out
+}
+
+/// The conditions every figure depends on, as (name, value) lines.
+pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
+    let c = &run.conditions;
+    let e = &run.environment;
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "unknown".into(),
+        other => other.to_string(),
+    };
+    let mut pairs = vec![
+        (
+            "target".to_string(),
+            format!("{} ({} on {}; {})", text(&c["target"]), text(&c["fs_type"]), text(&c["mount_source"]), text(&e["target"]["mount_options"])),
+        ),
+        ("backend".into(), text(&c["backend"])),
+        ("cache".into(), text(&c["cache"])),
+        ("clients".into(), text(&c["clients"])),
+        (
+            "timing".into(),
+            format!(
+                "fsync {}, close {}",
+                if c["fsync_timed"] == true { "included" } else { "excluded" },
+                if c["close_timed"] == true { "included" } else { "excluded" }
+            ),
+        ),
+        (
+            "file size vs RAM".into(),
+            format!(
+                "{} (largest file {}, RAM {})",
+                text(&c["files_vs_ram"]),
+                crate::iozone_job::human(c["largest_file_bytes"].as_u64().unwrap_or(0)),
+                crate::iozone_job::human(c["ram_bytes"].as_u64().unwrap_or(0))
+            ),
+        ),
+        (
+            "machine".into(),
+            format!("{}, {} CPUs, kernel {}", text(&e["cpu_model"]), text(&e["cpu_count"]), text(&e["kernel"])),
+        ),
+    ];
+    if let Some(dev) = e["target"]["block_device"].as_object() {
+        let align = dev.get("alignment_bytes").and_then(Value::as_u64);
+        pairs.push((
+            "block device".into(),
+            format!(
+                "{}{}",
+                dev.get("name").map(text).unwrap_or_default(),
+                align.map(|a| format!(", partition aligned to {}", crate::iozone_job::human(a))).unwrap_or_default()
+            ),
+        ));
+    }
+    pairs
+}
+
+/// One KB/s matrix per test, in IOzone's order.
+pub fn throughput_matrices(run: &StoredRun) -> Vec<Matrix> {
+    matrices(run, "KB/s", |t| t.report_title().to_string(), |c| c.kib_per_sec)
+}
+
+fn cpu_matrices(run: &StoredRun) -> Vec<Matrix> {
+    matrices(run, "%", |t| t.report_title().replace(" report", " CPU"), |c| c.cpu_percent)
+}
+
+fn matrices(
+    run: &StoredRun,
+    unit: &str,
+    title: impl Fn(IozoneTest) -> String,
+    value: impl Fn(&iomatrix_store::CellRow) -> f64,
+) -> Vec<Matrix> {
+    IozoneTest::ALL
+        .iter()
+        .filter_map(|&test| {
+            let cells: Vec<MatrixCell> = run
+                .cell_results
+                .iter()
+                .filter(|c| c.test == test.name())
+                .filter_map(|c| {
+                    Some(MatrixCell { file_kib: c.file_size? / 1024, record_kib: c.record_size? / 1024, value: value(c) })
+                })
+                .collect();
+            (!cells.is_empty()).then(|| Matrix { title: title(test), unit: unit.to_string(), cells })
+        })
+        .collect()
+}

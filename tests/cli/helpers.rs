@@ -1,0 +1,179 @@
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A private folder with a target inside and its own results database.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("target")).unwrap();
+        Sandbox { dir }
+    }
+    pub fn target(&self) -> PathBuf {
+        self.dir.path().join("target")
+    }
+    pub fn db(&self) -> PathBuf {
+        self.dir.path().join("results.sqlite")
+    }
+    /// `iomatrix` with this sandbox's database, run in the sandbox.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_iomatrix"));
+        c.env("IOMATRIX_DB", self.db()).current_dir(self.dir.path()).stdin(Stdio::null());
+        c
+    }
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().expect("run iomatrix")
+    }
+    /// `run iozone --target <target>` plus `args`; must succeed.
+    pub fn iozone_ok(&self, args: &[&str]) -> Output {
+        let target = self.target();
+        let mut all = vec!["run", "iozone", "--target", target.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let out = self.run(&all);
+        assert_success(&out);
+        out
+    }
+    pub fn show_json(&self, run: i64) -> Value {
+        let out = self.run(&["show", &run.to_string(), "--json"]);
+        assert_success(&out);
+        serde_json::from_slice(&out.stdout).expect("show --json is JSON")
+    }
+    pub fn runs_json(&self) -> Value {
+        let out = self.run(&["runs", "--json"]);
+        assert_success(&out);
+        serde_json::from_slice(&out.stdout).expect("runs --json is JSON")
+    }
+    pub fn last_run(&self) -> Value {
+        let runs = self.runs_json();
+        let id = runs["runs"].as_array().unwrap().last().expect("a stored run")["id"].as_i64().unwrap();
+        self.show_json(id)
+    }
+    /// Working folders iomatrix left in the target.
+    pub fn leftovers(&self) -> Vec<PathBuf> {
+        leftovers(&self.target())
+    }
+}
+
+pub fn leftovers(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("iomatrix-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub fn text(out: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+pub fn assert_success(out: &Output) {
+    let (stdout, stderr) = text(out);
+    assert!(out.status.success(), "iomatrix failed ({:?})\nstdout:\n{stdout}\nstderr:\n{stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// Exit code 2 with one clear line naming `needle`, and no panic.
+pub fn assert_usage_error(out: &Output, needle: &str) {
+    let (_, stderr) = text(out);
+    assert_eq!(out.status.code(), Some(2), "expected exit 2 for usage error, stderr:\n{stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"), "{stderr}");
+    let error_lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("iomatrix: error:") || l.starts_with("error:")).collect();
+    assert_eq!(error_lines.len(), 1, "one error line expected:\n{stderr}");
+    assert!(stderr.contains(needle), "error should mention '{needle}':\n{stderr}");
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+pub fn have(tool: &str) -> bool {
+    Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().is_ok_and(|o| o.status.success())
+}
+
+fn sh(cmd: &str, args: &[&str]) -> Result<(), String> {
+    let out = Command::new(cmd).args(args).output().map_err(|e| format!("{cmd}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{cmd} {args:?}: {}", String::from_utf8_lossy(&out.stderr)))
+    }
+}
+
+/// A mount made by a test, unmounted (and its loop device freed) on drop,
+/// also when the test fails.
+pub struct Mount {
+    pub point: PathBuf,
+    _holder: tempfile::TempDir,
+}
+
+impl Mount {
+    /// Root only: `mount -t FSTYPE -o OPTIONS FSTYPE <tmp>`.
+    pub fn virtual_fs(fstype: &str, options: &str) -> Option<Mount> {
+        if !is_root() {
+            eprintln!("skipped: mounting {fstype} needs root");
+            return None;
+        }
+        let holder = tempfile::tempdir().unwrap();
+        let point = holder.path().join("mnt");
+        std::fs::create_dir(&point).unwrap();
+        let mut args = vec!["-t", fstype];
+        if !options.is_empty() {
+            args.extend(["-o", options]);
+        }
+        args.extend([fstype, point.to_str().unwrap()]);
+        match sh("mount", &args) {
+            Ok(()) => Some(Mount { point, _holder: holder }),
+            Err(e) => {
+                eprintln!("skipped: cannot mount {fstype}: {e}");
+                None
+            }
+        }
+    }
+
+    /// Root only: an ext4 image of `mib` MiB, loop-mounted (the loop device
+    /// is released by `umount` through autoclear).
+    pub fn ext4(mib: u64) -> Option<Mount> {
+        if !is_root() || !have("mkfs.ext4") || !Path::new("/dev/loop-control").exists() {
+            eprintln!("skipped: a loop-mounted ext4 needs root, mkfs.ext4 and loop devices");
+            return None;
+        }
+        let holder = tempfile::tempdir().unwrap();
+        let image = holder.path().join("fs.img");
+        let point = holder.path().join("mnt");
+        std::fs::create_dir(&point).unwrap();
+        std::fs::File::create(&image).unwrap().set_len(mib << 20).unwrap();
+        if let Err(e) = sh("mkfs.ext4", &["-q", "-F", image.to_str().unwrap()]) {
+            eprintln!("skipped: {e}");
+            return None;
+        }
+        match sh("mount", &["-o", "loop", image.to_str().unwrap(), point.to_str().unwrap()]) {
+            Ok(()) => Some(Mount { point, _holder: holder }),
+            Err(e) => {
+                eprintln!("skipped: cannot loop-mount ext4: {e}");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let p = self.point.to_str().unwrap().to_string();
+        if sh("umount", &[&p]).is_err() {
+            let _ = sh("umount", &["-l", &p]);
+        }
+    }
+}
+
+/// Cells of a stored run (from `show --json`).
+pub fn cells(run: &Value) -> Vec<Value> {
+    run["run"]["cell_results"].as_array().cloned().unwrap_or_default()
+}

@@ -1,0 +1,60 @@
+//! On a loop-mounted ext4: the environment names it; O_DIRECT works; a full
+//! disk mid-run fails cleanly and keeps what finished.
+use crate::helpers::*;
+
+#[test]
+fn ext4_run_records_file_system_and_device() {
+    let Some(fs) = Mount::ext4(256) else { return };
+    let sb = Sandbox::new();
+    let target = fs.point.to_str().unwrap();
+    let out = sb.run(&["run", "iozone", "--target", target, "--files", "1m,4m", "--records", "4k,64k", "--direct"]);
+    assert_success(&out);
+    let run = sb.last_run();
+    let env = &run["run"]["environment"]["target"];
+    assert_eq!(env["fs_type"], "ext4");
+    let dev = env["block_device"]["name"].as_str().unwrap_or_default();
+    assert!(dev.starts_with("loop"), "block device {dev}");
+    assert!(env["block_device"]["backing_file"].as_str().is_some_and(|f| f.ends_with("fs.img")));
+    assert!(cells(&run).iter().all(|c| c["kib_per_sec"].as_f64().unwrap() > 0.0));
+    assert!(text(&out).0.contains("block device: loop"));
+    assert!(leftovers(&fs.point).is_empty());
+}
+
+#[test]
+fn a_full_disk_mid_run_fails_cleanly_and_keeps_finished_cells() {
+    let Some(fs) = Mount::ext4(24) else { return };
+    let sb = Sandbox::new();
+    let target = fs.point.to_str().unwrap();
+    // 64m cannot fit in a 24 MiB file system; the free-space check is off on purpose.
+    let out = sb.run(&["run", "iozone", "--target", target, "--files", "1m,64m", "--records", "64k", "--tests", "write,read", "--no-space-check"]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    assert!(stderr.contains("write file 64m record 64k failed"), "{stderr}");
+    assert!(!stderr.contains("panicked"));
+    let run = sb.last_run();
+    assert_eq!(run["run"]["status"], "failed");
+    let kept: Vec<_> = cells(&run).iter().map(|c| c["file_size"].as_u64().unwrap()).collect();
+    assert_eq!(kept, [1 << 20, 1 << 20], "the two 1m cells are kept");
+    assert!(leftovers(&fs.point).is_empty(), "working files cleaned after ENOSPC");
+    // With the check on, the same plan is refused up front with the numbers.
+    let out = sb.run(&["run", "iozone", "--target", target, "--files", "1m,64m", "--records", "64k"]);
+    assert_usage_error(&out, "free, but this plan needs");
+}
+
+#[test]
+fn ramfs_refuses_o_direct_with_a_clear_error() {
+    let Some(fs) = Mount::virtual_fs("ramfs", "") else { return };
+    let sb = Sandbox::new();
+    let out = sb.run(&["run", "iozone", "--target", fs.point.to_str().unwrap(), "--files", "64k", "--direct", "--no-space-check"]);
+    assert_usage_error(&out, "refuses O_DIRECT");
+    assert!(leftovers(&fs.point).is_empty());
+}
+
+#[test]
+fn a_read_only_target_is_refused() {
+    let Some(fs) = Mount::virtual_fs("tmpfs", "ro,size=4m") else { return };
+    let sb = Sandbox::new();
+    let out = sb.run(&["run", "iozone", "--target", fs.point.to_str().unwrap(), "--files", "64k", "--no-space-check"]);
+    assert_usage_error(&out, "cannot create a working folder");
+}

@@ -1,0 +1,11 @@
+//! End-to-end tests of the `iomatrix` binary on real file systems: the
+//! system's temporary folder, tmpfs/ramfs and loop-mounted ext4 (the last
+//! ones need root and are skipped with a message otherwise).
+
+mod bad_input;
+mod database;
+mod helpers;
+mod iozone_front;
+mod loop_ext4;
+mod signals;
+mod suite;

@@ -1,0 +1,108 @@
+//! A killed run keeps its finished cells; Ctrl-C stops cleanly.
+use crate::helpers::*;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// A child process killed on drop, so a failing test leaves nothing running.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A run that takes several seconds: small direct (or fsync'd) I/O on the real disk.
+fn start_slow_run(sb: &Sandbox) -> Running {
+    let target = sb.target();
+    let mut args = vec!["run", "iozone", "--target", target.to_str().unwrap(), "--files", "16m", "--records", "4k,8k", "--fsync"];
+    if iomatrix_direct_ok(&target) {
+        args.push("--direct");
+    }
+    let child = sb.cmd().args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    Running(child)
+}
+
+fn iomatrix_direct_ok(dir: &std::path::Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    let probe = dir.join("direct-probe");
+    let ok = std::fs::OpenOptions::new().write(true).create(true).custom_flags(libc::O_DIRECT).open(&probe).is_ok();
+    let _ = std::fs::remove_file(probe);
+    ok
+}
+
+fn stored_cells(sb: &Sandbox) -> i64 {
+    let Ok(conn) = rusqlite::Connection::open_with_flags(&sb.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
+        return 0;
+    };
+    conn.query_row("SELECT COUNT(*) FROM cells", [], |r| r.get(0)).unwrap_or(0)
+}
+
+/// Waits (at most 60 s) until the running child has stored `n` cells.
+fn wait_for_cells(sb: &Sandbox, child: &mut Running, n: i64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while stored_cells(sb) < n {
+        assert!(child.0.try_wait().unwrap().is_none(), "the run ended before {n} cells were stored");
+        assert!(Instant::now() < deadline, "no {n} cells stored within 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn wait_for_exit(child: &mut Running) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "iomatrix did not exit within 60 s of the signal");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn sigkill_mid_run_leaves_a_readable_database_with_the_finished_cells() {
+    let sb = Sandbox::new();
+    // An earlier run that must survive.
+    sb.iozone_ok(&["--files", "64k", "--records", "4k", "--tests", "write"]);
+    let mut child = start_slow_run(&sb);
+    wait_for_cells(&sb, &mut child, 1 + 2);
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGKILL) };
+    let status = wait_for_exit(&mut child);
+    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(libc::SIGKILL));
+
+    let conn = rusqlite::Connection::open(sb.db()).unwrap();
+    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(check, "ok");
+    drop(conn);
+    let runs = sb.runs_json();
+    let runs = runs["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["status"], "complete");
+    assert_eq!(runs[0]["cells"], 1);
+    assert_eq!(runs[1]["status"], "incomplete", "{}", runs[1]);
+    let kept = runs[1]["cells"].as_u64().unwrap();
+    assert!(kept >= 2 && kept < 26, "{kept} cells kept");
+    let run = sb.show_json(runs[1]["id"].as_i64().unwrap());
+    assert!(cells(&run).iter().all(|c| c["kib_per_sec"].as_f64().unwrap() > 0.0));
+}
+
+#[test]
+fn ctrl_c_keeps_finished_cells_and_removes_the_working_folder() {
+    let sb = Sandbox::new();
+    let mut child = start_slow_run(&sb);
+    wait_for_cells(&sb, &mut child, 1);
+    assert_eq!(sb.leftovers().len(), 1, "a working folder exists while running");
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGINT) };
+    let status = wait_for_exit(&mut child);
+    assert_eq!(status.code(), Some(130));
+    assert!(sb.leftovers().is_empty(), "working folder left behind: {:?}", sb.leftovers());
+    let runs = sb.runs_json();
+    let run = &runs["runs"][0];
+    assert_eq!(run["status"], "interrupted");
+    assert!(run["cells"].as_u64().unwrap() >= 1);
+    // Nothing but the database and the (now empty) target in the sandbox.
+    assert_eq!(std::fs::read_dir(sb.target()).unwrap().count(), 0);
+}
