@@ -128,8 +128,9 @@ fn print_run(stored: &iomatrix_store::StoredRun, output: &Output) -> anyhow::Res
         crate::app::print_out(&iomatrix_report::excel_report(&render::throughput_matrices(stored)))?;
     }
     if let Some(path) = &output.xlsx {
-        let bytes = iomatrix_report::xlsx_workbook(&render::throughput_matrices(stored), &render::condition_pairs(stored))
-            .context("cannot build the workbook")?;
+        let bytes =
+            iomatrix_report::xlsx_workbook(&render::throughput_matrices(stored), &render::condition_pairs(stored))
+                .context("cannot build the workbook")?;
         std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("iomatrix: wrote {}", path.display());
     }

@@ -25,7 +25,11 @@ pub fn runs_text(runs: &[RunSummary]) -> String {
         out.push_str("no runs stored yet\n");
         return out;
     }
-    let _ = writeln!(out, "{:>5}  {:<20}  {:<7}  {:<11}  {:>11}  {:<12}  labels", "run", "started (UTC)", "suite", "status", "cells", "host");
+    let _ = writeln!(
+        out,
+        "{:>5}  {:<20}  {:<7}  {:<11}  {:>11}  {:<12}  labels",
+        "run", "started (UTC)", "suite", "status", "cells", "host"
+    );
     for r in runs {
         let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let _ = writeln!(
@@ -86,7 +90,13 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
     let mut pairs = vec![
         (
             "target".to_string(),
-            format!("{} ({} on {}; {})", text(&c["target"]), text(&c["fs_type"]), text(&c["mount_source"]), text(&e["target"]["mount_options"])),
+            format!(
+                "{} ({} on {}; {})",
+                text(&c["target"]),
+                text(&c["fs_type"]),
+                text(&c["mount_source"]),
+                text(&e["target"]["mount_options"])
+            ),
         ),
         ("backend".into(), text(&c["backend"])),
         ("cache".into(), text(&c["cache"])),
@@ -150,7 +160,11 @@ fn matrices(
                 .iter()
                 .filter(|c| c.test == test.name())
                 .filter_map(|c| {
-                    Some(MatrixCell { file_kib: c.file_size? / 1024, record_kib: c.record_size? / 1024, value: value(c) })
+                    Some(MatrixCell {
+                        file_kib: c.file_size? / 1024,
+                        record_kib: c.record_size? / 1024,
+                        value: value(c),
+                    })
                 })
                 .collect();
             (!cells.is_empty()).then(|| Matrix { title: title(test), unit: unit.to_string(), cells })

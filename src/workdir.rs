@@ -15,10 +15,8 @@ pub struct WorkDir {
 
 impl WorkDir {
     pub fn create(target: &Path, keep: bool) -> anyhow::Result<WorkDir> {
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0);
+        let stamp =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
         let path = target.join(format!("iomatrix-{}-{stamp}", std::process::id()));
         // create_dir, not create_dir_all: never adopt a folder that already exists.
         std::fs::create_dir(&path).map_err(|e| {

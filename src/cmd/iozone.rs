@@ -8,7 +8,7 @@ use std::process::ExitCode;
 pub fn run(args: &[String], db: &Path) -> anyhow::Result<ExitCode> {
     let inv = front::parse(args)?;
     if inv.help {
-        crate::app::print_out(&front::HELP)?;
+        crate::app::print_out(front::HELP)?;
         return Ok(ExitCode::SUCCESS);
     }
     let job = IozoneJob {

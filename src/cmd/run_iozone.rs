@@ -23,9 +23,8 @@ pub fn run(args: RunIozoneArgs, db: &Path) -> anyhow::Result<ExitCode> {
 }
 
 fn plan(args: &RunIozoneArgs) -> Result<IozonePlan, UsageError> {
-    let sizes = |flag: &str, text: &str| {
-        parse_size_list(text, 1).map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")))
-    };
+    let sizes =
+        |flag: &str, text: &str| parse_size_list(text, 1).map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")));
     let mut plan = IozonePlan::auto(AUTO_MIN_FILE, AUTO_MAX_FILE, AUTO_MIN_RECORD, AUTO_MAX_RECORD);
     plan.skip_small_records_for_large_files = args.auto && !args.all_records;
     plan.file_sizes = match (&args.files, args.auto) {

@@ -4,7 +4,18 @@ use crate::helpers::*;
 #[test]
 fn a_run_round_trips_through_the_database() {
     let sb = Sandbox::new();
-    let out = sb.iozone_ok(&["--files", "64k,256k", "--records", "4k,64k", "--tests", "write,read", "--label", "fs=tmp", "--label", "try=1"]);
+    let out = sb.iozone_ok(&[
+        "--files",
+        "64k,256k",
+        "--records",
+        "4k,64k",
+        "--tests",
+        "write,read",
+        "--label",
+        "fs=tmp",
+        "--label",
+        "try=1",
+    ]);
     let printed = text(&out).0;
     let runs = sb.runs_json();
     assert_eq!(runs["schema"], "iomatrix.runs/1");

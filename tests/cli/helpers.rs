@@ -84,7 +84,8 @@ pub fn assert_usage_error(out: &Output, needle: &str) {
     let (_, stderr) = text(out);
     assert_eq!(out.status.code(), Some(2), "expected exit 2 for usage error, stderr:\n{stderr}");
     assert!(!stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"), "{stderr}");
-    let error_lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("iomatrix: error:") || l.starts_with("error:")).collect();
+    let error_lines: Vec<&str> =
+        stderr.lines().filter(|l| l.starts_with("iomatrix: error:") || l.starts_with("error:")).collect();
     assert_eq!(error_lines.len(), 1, "one error line expected:\n{stderr}");
     assert!(stderr.contains(needle), "error should mention '{needle}':\n{stderr}");
 }

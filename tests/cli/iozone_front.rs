@@ -8,7 +8,23 @@ fn seed_001_line_runs_and_writes_the_workbook() {
     let sb = Sandbox::new();
     let file = sb.target().join("iozone.tmp");
     // Seed 001's line, `+t` aside, with -f to keep the file in the sandbox.
-    let out = sb.run(&["iozone", "-Rab", "out.xlsx", "-s", "512m", "-r", "64k", "-e", "-c", "-i", "0", "-i", "2", "-f", file.to_str().unwrap()]);
+    let out = sb.run(&[
+        "iozone",
+        "-Rab",
+        "out.xlsx",
+        "-s",
+        "512m",
+        "-r",
+        "64k",
+        "-e",
+        "-c",
+        "-i",
+        "0",
+        "-i",
+        "2",
+        "-f",
+        file.to_str().unwrap(),
+    ]);
     assert_success(&out);
     let (stdout, _) = text(&out);
     assert!(stdout.contains("Excel output is below:"));
@@ -38,7 +54,25 @@ fn seed_001_line_runs_and_writes_the_workbook() {
 fn fixture_line_gives_iozones_matrix_and_report_layout() {
     let sb = Sandbox::new();
     let file = sb.target().join("iozone.tmp");
-    let out = sb.run(&["iozone", "-a", "-n", "64k", "-g", "1m", "-i", "0", "-i", "1", "-i", "2", "-e", "-c", "-R", "-f", file.to_str().unwrap()]);
+    let out = sb.run(&[
+        "iozone",
+        "-a",
+        "-n",
+        "64k",
+        "-g",
+        "1m",
+        "-i",
+        "0",
+        "-i",
+        "1",
+        "-i",
+        "2",
+        "-e",
+        "-c",
+        "-R",
+        "-f",
+        file.to_str().unwrap(),
+    ]);
     assert_success(&out);
     let (stdout, _) = text(&out);
     let ours = stdout.split("Excel output is below:\n").nth(1).expect("-R report");
@@ -79,7 +113,8 @@ fn auto_mode_to_64m_follows_iozones_pairs() {
 fn threads_each_get_their_own_file() {
     let sb = Sandbox::new();
     let file = sb.target().join("f.tmp");
-    let out = sb.run(&["iozone", "-t", "2", "-s", "256k", "-r", "16k", "-i", "0", "-i", "1", "-f", file.to_str().unwrap()]);
+    let out =
+        sb.run(&["iozone", "-t", "2", "-s", "256k", "-r", "16k", "-i", "0", "-i", "1", "-f", file.to_str().unwrap()]);
     assert_success(&out);
     for c in cells(&sb.last_run()) {
         assert_eq!(c["clients"], 2);

@@ -26,7 +26,19 @@ fn a_full_disk_mid_run_fails_cleanly_and_keeps_finished_cells() {
     let sb = Sandbox::new();
     let target = fs.point.to_str().unwrap();
     // 64m cannot fit in a 24 MiB file system; the free-space check is off on purpose.
-    let out = sb.run(&["run", "iozone", "--target", target, "--files", "1m,64m", "--records", "64k", "--tests", "write,read", "--no-space-check"]);
+    let out = sb.run(&[
+        "run",
+        "iozone",
+        "--target",
+        target,
+        "--files",
+        "1m,64m",
+        "--records",
+        "64k",
+        "--tests",
+        "write,read",
+        "--no-space-check",
+    ]);
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("No space left on device"), "{stderr}");
@@ -46,7 +58,16 @@ fn a_full_disk_mid_run_fails_cleanly_and_keeps_finished_cells() {
 fn ramfs_refuses_o_direct_with_a_clear_error() {
     let Some(fs) = Mount::virtual_fs("ramfs", "") else { return };
     let sb = Sandbox::new();
-    let out = sb.run(&["run", "iozone", "--target", fs.point.to_str().unwrap(), "--files", "64k", "--direct", "--no-space-check"]);
+    let out = sb.run(&[
+        "run",
+        "iozone",
+        "--target",
+        fs.point.to_str().unwrap(),
+        "--files",
+        "64k",
+        "--direct",
+        "--no-space-check",
+    ]);
     assert_usage_error(&out, "refuses O_DIRECT");
     assert!(leftovers(&fs.point).is_empty());
 }

@@ -16,7 +16,8 @@ impl Drop for Running {
 /// A run that takes several seconds: small direct (or fsync'd) I/O on the real disk.
 fn start_slow_run(sb: &Sandbox) -> Running {
     let target = sb.target();
-    let mut args = vec!["run", "iozone", "--target", target.to_str().unwrap(), "--files", "16m", "--records", "4k,8k", "--fsync"];
+    let mut args =
+        vec!["run", "iozone", "--target", target.to_str().unwrap(), "--files", "16m", "--records", "4k,8k", "--fsync"];
     if iomatrix_direct_ok(&target) {
         args.push("--direct");
     }
@@ -33,7 +34,7 @@ fn iomatrix_direct_ok(dir: &std::path::Path) -> bool {
 }
 
 fn stored_cells(sb: &Sandbox) -> i64 {
-    let Ok(conn) = rusqlite::Connection::open_with_flags(&sb.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
+    let Ok(conn) = rusqlite::Connection::open_with_flags(sb.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
         return 0;
     };
     conn.query_row("SELECT COUNT(*) FROM cells", [], |r| r.get(0)).unwrap_or(0)
@@ -83,7 +84,7 @@ fn sigkill_mid_run_leaves_a_readable_database_with_the_finished_cells() {
     assert_eq!(runs[0]["cells"], 1);
     assert_eq!(runs[1]["status"], "incomplete", "{}", runs[1]);
     let kept = runs[1]["cells"].as_u64().unwrap();
-    assert!(kept >= 2 && kept < 26, "{kept} cells kept");
+    assert!((2..26).contains(&kept), "{kept} cells kept");
     let run = sb.show_json(runs[1]["id"].as_i64().unwrap());
     assert!(cells(&run).iter().all(|c| c["kib_per_sec"].as_f64().unwrap() > 0.0));
 }

@@ -47,7 +47,8 @@ fn clients_each_get_a_file_and_the_aggregate_is_their_sum() {
             .iter()
             .map(|f| {
                 let bytes = f["moved"]["bytes"].as_f64().unwrap();
-                let wall = (f["measured"]["end_ns"].as_u64().unwrap() - f["measured"]["start_ns"].as_u64().unwrap()) as f64;
+                let wall =
+                    (f["measured"]["end_ns"].as_u64().unwrap() - f["measured"]["start_ns"].as_u64().unwrap()) as f64;
                 bytes / 1024.0 / (wall / 1e9)
             })
             .sum();
@@ -66,18 +67,22 @@ fn clients_each_get_a_file_and_the_aggregate_is_their_sum() {
 fn direct_io_runs_where_the_file_system_allows_it() {
     let sb = Sandbox::new();
     let probe = sb.target().join("probe");
-    let direct_ok = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .custom_flags_direct()
-        .open(&probe)
-        .is_ok();
+    let direct_ok = std::fs::OpenOptions::new().write(true).create(true).custom_flags_direct().open(&probe).is_ok();
     let _ = std::fs::remove_file(&probe);
     if !direct_ok {
         eprintln!("skipped: {} refuses O_DIRECT", sb.target().display());
         return;
     }
-    sb.iozone_ok(&["--files", "1m", "--records", "4k,64k", "--tests", "write,read,random-read,fread", "--direct", "--fsync"]);
+    sb.iozone_ok(&[
+        "--files",
+        "1m",
+        "--records",
+        "4k,64k",
+        "--tests",
+        "write,read,random-read,fread",
+        "--direct",
+        "--fsync",
+    ]);
     let run = sb.last_run();
     for c in cells(&run) {
         let is_stdio = c["test"].as_str().unwrap().starts_with('f');
@@ -102,10 +107,13 @@ fn tables_show_conditions_and_every_test() {
     let sb = Sandbox::new();
     let out = sb.iozone_ok(&["--files", "64k,128k", "--records", "4k..64k", "--label", "server=netware"]);
     let (stdout, stderr) = text(&out);
-    for needle in ["backend: psync", "cache: page cache in use", "clients: 1", "file size vs RAM", "labels: server=netware"] {
+    for needle in
+        ["backend: psync", "cache: page cache in use", "clients: 1", "file size vs RAM", "labels: server=netware"]
+    {
         assert!(stdout.contains(needle), "missing '{needle}' in:\n{stdout}");
     }
-    for title in ["Writer report (KB/s)", "Re-writer report", "Stride read report", "Re-Fread report", "Writer CPU (%)"] {
+    for title in ["Writer report (KB/s)", "Re-writer report", "Stride read report", "Re-Fread report", "Writer CPU (%)"]
+    {
         assert!(stdout.contains(title), "missing '{title}'");
     }
     assert!(!stdout.contains("Mixed workload"), "mixed is not a default test");

@@ -15,8 +15,8 @@ impl AlignedBuf {
     /// A buffer of `len` bytes (at least one). Panics only if the allocator
     /// fails, as `Vec` does.
     pub fn new(len: usize) -> Self {
-        let layout = Layout::from_size_align(len.max(1), crate::DIRECT_ALIGN)
-            .expect("buffer length overflows a Layout");
+        let layout =
+            Layout::from_size_align(len.max(1), crate::DIRECT_ALIGN).expect("buffer length overflows a Layout");
         // SAFETY: layout has non-zero size.
         let raw = unsafe { alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));

@@ -36,11 +36,7 @@ impl FileIo for MmapFile {
         if len == 0 {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "cannot map an empty file"));
         }
-        let prot = if how.write {
-            ProtFlags::READ | ProtFlags::WRITE
-        } else {
-            ProtFlags::READ
-        };
+        let prot = if how.write { ProtFlags::READ | ProtFlags::WRITE } else { ProtFlags::READ };
         // SAFETY: a fresh mapping (no address hint) of a file we just opened;
         // it stays valid until munmap in Drop, and all access is bounds-checked
         // against `len` below.

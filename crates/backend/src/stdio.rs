@@ -26,9 +26,7 @@ impl StdioFile {
 
     fn reader(&mut self) -> io::Result<&mut BufReader<File>> {
         if let Stream::Writing(_) = self.stream {
-            let Stream::Writing(w) = std::mem::replace(&mut self.stream, Stream::Broken) else {
-                unreachable!()
-            };
+            let Stream::Writing(w) = std::mem::replace(&mut self.stream, Stream::Broken) else { unreachable!() };
             let file = w.into_inner().map_err(|e| e.into_error())?;
             self.stream = Stream::Reading(BufReader::with_capacity(Self::BUFFER, file));
         }
@@ -40,9 +38,7 @@ impl StdioFile {
 
     fn writer(&mut self) -> io::Result<&mut BufWriter<File>> {
         if let Stream::Reading(_) = self.stream {
-            let Stream::Reading(r) = std::mem::replace(&mut self.stream, Stream::Broken) else {
-                unreachable!()
-            };
+            let Stream::Reading(r) = std::mem::replace(&mut self.stream, Stream::Broken) else { unreachable!() };
             // Data read ahead is dropped; put the kernel's position where the caller is.
             let mut file = r.into_inner();
             file.seek(SeekFrom::Start(self.pos))?;

@@ -12,5 +12,5 @@ mod size;
 mod usage;
 
 pub use backend_kind::BackendKind;
-pub use size::{parse_size_list, ByteSize, SizeError, KIB, MIB, GIB};
+pub use size::{parse_size_list, ByteSize, SizeError, GIB, KIB, MIB};
 pub use usage::UsageError;

@@ -44,9 +44,7 @@ impl ByteSize {
         if digits_end == 0 {
             return Err(SizeError::Malformed(text.to_string()));
         }
-        let number: u64 = t[..digits_end]
-            .parse()
-            .map_err(|_| SizeError::Overflow(text.to_string()))?;
+        let number: u64 = t[..digits_end].parse().map_err(|_| SizeError::Overflow(text.to_string()))?;
         let unit = match t[digits_end..].to_ascii_lowercase().as_str() {
             "" => bare_unit,
             "b" => 1,
@@ -56,10 +54,7 @@ impl ByteSize {
             "t" | "tb" | "tib" => TIB,
             _ => return Err(SizeError::Malformed(text.to_string())),
         };
-        number
-            .checked_mul(unit)
-            .map(ByteSize)
-            .ok_or_else(|| SizeError::Overflow(text.to_string()))
+        number.checked_mul(unit).map(ByteSize).ok_or_else(|| SizeError::Overflow(text.to_string()))
     }
 }
 
@@ -137,10 +132,7 @@ mod tests {
         assert!(matches!("".parse::<ByteSize>(), Err(SizeError::Malformed(_))));
         assert!(matches!("1.5m".parse::<ByteSize>(), Err(SizeError::Malformed(_))));
         assert!(matches!("99999999999t".parse::<ByteSize>(), Err(SizeError::Overflow(_))));
-        assert!(matches!(
-            "99999999999999999999999".parse::<ByteSize>(),
-            Err(SizeError::Overflow(_))
-        ));
+        assert!(matches!("99999999999999999999999".parse::<ByteSize>(), Err(SizeError::Overflow(_))));
         let msg = "64q".parse::<ByteSize>().unwrap_err().to_string();
         assert!(msg.contains("'64q'") && msg.contains("e.g. 64k"), "{msg}");
     }

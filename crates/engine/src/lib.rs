@@ -20,7 +20,9 @@ pub enum Direction {
     Read,
     Write,
     /// Each request reads or writes by a seeded fair coin ([`mixed_is_write`]).
-    Mixed { seed: u64 },
+    Mixed {
+        seed: u64,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,11 +97,8 @@ fn drive<F: FileIo>(
             Direction::Write => true,
             Direction::Mixed { seed } => mixed_is_write(seed, i as u64),
         };
-        let (op, result) = if write {
-            ("write", file.write_at(buf, offset))
-        } else {
-            ("read", file.read_at(buf, offset))
-        };
+        let (op, result) =
+            if write { ("write", file.write_at(buf, offset)) } else { ("read", file.read_at(buf, offset)) };
         result.map_err(|source| PassError::Io { op, offset, len: len as u64, source })?;
         moved.bytes += len as u64;
         if write {

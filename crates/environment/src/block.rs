@@ -75,8 +75,7 @@ fn dev_of_source(source: &str) -> Option<(u32, u32)> {
     }
     let real = std::fs::canonicalize(source).unwrap_or_else(|_| PathBuf::from(source));
     let name = real.file_name()?.to_str()?;
-    let text =
-        std::fs::read_to_string(Path::new("/sys/class/block").join(name).join("dev")).ok()?;
+    let text = std::fs::read_to_string(Path::new("/sys/class/block").join(name).join("dev")).ok()?;
     parse_dev_numbers(&text)
 }
 
@@ -95,18 +94,8 @@ pub(crate) fn describe(major: u32, minor: u32) -> Option<BlockDevice> {
     let name = dir.file_name()?.to_string_lossy().into_owned();
     let is_partition = dir.join("partition").exists();
     let disk_dir = if is_partition { dir.parent()? } else { &dir };
-    let parent = is_partition
-        .then(|| {
-            disk_dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-        })
-        .flatten();
-    let start_sector = if is_partition {
-        read_u64(&dir.join("start"))
-    } else {
-        None
-    };
+    let parent = is_partition.then(|| disk_dir.file_name().map(|n| n.to_string_lossy().into_owned())).flatten();
+    let start_sector = if is_partition { read_u64(&dir.join("start")) } else { None };
     let queue = disk_dir.join("queue");
     Some(BlockDevice {
         name,

@@ -30,9 +30,7 @@ pub(crate) fn read() -> Machine {
             .ok()
             .and_then(|t| parse_cpu_model(&t))
             .unwrap_or_else(|| UNKNOWN.to_string()),
-        cpu_count: std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(0),
+        cpu_count: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
         ram_bytes: machine_ram_bytes(),
     }
 }
@@ -58,18 +56,12 @@ fn read_os() -> String {
 
 /// MemTotal from `/proc/meminfo` in bytes, 0 if unreadable.
 pub fn machine_ram_bytes() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| parse_meminfo_total(&t))
-        .unwrap_or(0)
+    std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| parse_meminfo_total(&t)).unwrap_or(0)
 }
 
 /// `MemTotal:  24682416 kB` -> bytes. A value without a unit is bytes.
 pub(crate) fn parse_meminfo_total(text: &str) -> Option<u64> {
-    let rest = text
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))?
-        .trim();
+    let rest = text.lines().find_map(|l| l.strip_prefix("MemTotal:"))?.trim();
     let mut parts = rest.split_whitespace();
     let n: u64 = parts.next()?.parse().ok()?;
     let mult = match parts.next() {
@@ -93,10 +85,7 @@ pub(crate) fn parse_cpu_model(text: &str) -> Option<String> {
 
 /// PRETTY_NAME from os-release text, with shell-style quotes removed.
 pub(crate) fn parse_os_pretty_name(text: &str) -> Option<String> {
-    let raw = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("PRETTY_NAME="))?
-        .trim();
+    let raw = text.lines().find_map(|l| l.trim().strip_prefix("PRETTY_NAME="))?.trim();
     let value = unquote_shell(raw);
     (!value.is_empty()).then_some(value)
 }
@@ -106,10 +95,7 @@ fn unquote_shell(raw: &str) -> String {
     if let Some(inner) = raw.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')) {
         return inner.to_string();
     }
-    let inner = raw
-        .strip_prefix('"')
-        .and_then(|r| r.strip_suffix('"'))
-        .unwrap_or(raw);
+    let inner = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')).unwrap_or(raw);
     let mut out = String::with_capacity(inner.len());
     let mut chars = inner.chars();
     while let Some(c) = chars.next() {
@@ -155,10 +141,7 @@ mod tests {
                     stepping\t: 6\n\n\
                     processor\t: 1\n\
                     model name\t: Other CPU\n";
-        assert_eq!(
-            parse_cpu_model(text).as_deref(),
-            Some("Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz")
-        );
+        assert_eq!(parse_cpu_model(text).as_deref(), Some("Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz"));
         // "model" alone must not match, and an ARM cpuinfo has no model name.
         assert_eq!(parse_cpu_model("model\t\t: 106\nCPU part\t: 0xd0c\n"), None);
     }
@@ -169,22 +152,10 @@ mod tests {
                     NAME=\"Debian GNU/Linux\"\n\
                     VERSION_ID=\"12\"\n\
                     ID=debian\n";
-        assert_eq!(
-            parse_os_pretty_name(text).as_deref(),
-            Some("Debian GNU/Linux 12 (bookworm)")
-        );
-        assert_eq!(
-            parse_os_pretty_name("PRETTY_NAME='Arch Linux'\n").as_deref(),
-            Some("Arch Linux")
-        );
-        assert_eq!(
-            parse_os_pretty_name("PRETTY_NAME=Alpine\n").as_deref(),
-            Some("Alpine")
-        );
-        assert_eq!(
-            parse_os_pretty_name(r#"PRETTY_NAME="say \"hi\" \$x""#).as_deref(),
-            Some(r#"say "hi" $x"#)
-        );
+        assert_eq!(parse_os_pretty_name(text).as_deref(), Some("Debian GNU/Linux 12 (bookworm)"));
+        assert_eq!(parse_os_pretty_name("PRETTY_NAME='Arch Linux'\n").as_deref(), Some("Arch Linux"));
+        assert_eq!(parse_os_pretty_name("PRETTY_NAME=Alpine\n").as_deref(), Some("Alpine"));
+        assert_eq!(parse_os_pretty_name(r#"PRETTY_NAME="say \"hi\" \$x""#).as_deref(), Some(r#"say "hi" $x"#));
         assert_eq!(parse_os_pretty_name("NAME=\"x\"\n"), None);
         assert_eq!(parse_os_pretty_name("PRETTY_NAME=\"\"\n"), None);
     }

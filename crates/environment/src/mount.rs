@@ -40,9 +40,7 @@ pub(crate) fn decode_octal(s: &str) -> String {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'\\' && i + 3 < b.len() && is_octal_triplet(&b[i + 1..i + 4]) {
-            let v = b[i + 1..i + 4]
-                .iter()
-                .fold(0u32, |acc, d| acc * 8 + u32::from(d - b'0'));
+            let v = b[i + 1..i + 4].iter().fold(0u32, |acc, d| acc * 8 + u32::from(d - b'0'));
             if let Ok(byte) = u8::try_from(v) {
                 out.push(byte);
                 i += 4;
@@ -168,10 +166,7 @@ mod tests {
         assert_eq!(parse_mountinfo_line(""), None);
         assert_eq!(parse_mountinfo_line("1 2 3:4 / /x rw"), None);
         assert_eq!(parse_mountinfo_line("1 2 3:4 / /x rw shared:1"), None); // no "-"
-        assert_eq!(
-            parse_mountinfo_line("1 2 x:4 / /x rw - ext4 /dev/x rw"),
-            None
-        );
+        assert_eq!(parse_mountinfo_line("1 2 x:4 / /x rw - ext4 /dev/x rw"), None);
         assert_eq!(parse_mountinfo_line("1 2 3:4 / /x rw -"), None);
         assert_eq!(parse_mountinfo(SAMPLE).len(), 9);
     }

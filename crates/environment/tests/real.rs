@@ -15,15 +15,10 @@ struct TempDir(PathBuf);
 impl TempDir {
     fn new(tag: &str) -> Self {
         static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!(
-            "iomatrix-env-{tag}-{}-{n}-{nanos}",
-            std::process::id()
-        ));
+        let dir = std::env::temp_dir().join(format!("iomatrix-env-{tag}-{}-{n}-{nanos}", std::process::id()));
         std::fs::create_dir(&dir).expect("create temp dir");
         TempDir(dir)
     }
@@ -146,42 +141,25 @@ fn run(cmd: &str, args: &[&str]) -> Result<String, String> {
 fn run_with_input(cmd: &str, args: &[&str], input: Option<&str>) -> Result<String, String> {
     let mut child = Command::new(cmd)
         .args(args)
-        .stdin(if input.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
+        .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("{cmd}: {e}"))?;
     if let Some(text) = input {
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .map_err(|e| format!("{cmd} stdin: {e}"))?;
+        child.stdin.take().unwrap().write_all(text.as_bytes()).map_err(|e| format!("{cmd} stdin: {e}"))?;
     }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("{cmd}: {e}"))?;
+    let out = child.wait_with_output().map_err(|e| format!("{cmd}: {e}"))?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     } else {
-        Err(format!(
-            "{cmd} {args:?}: {}: {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
+        Err(format!("{cmd} {args:?}: {}: {}", out.status, String::from_utf8_lossy(&out.stderr).trim()))
     }
 }
 
 fn have_tool(name: &str) -> bool {
     let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(["/sbin", "/usr/sbin"].map(PathBuf::from))
-        .any(|d| d.join(name).is_file())
+    std::env::split_paths(&path).chain(["/sbin", "/usr/sbin"].map(PathBuf::from)).any(|d| d.join(name).is_file())
 }
 
 /// True when this test may run; otherwise says why it is skipped.
@@ -266,16 +244,10 @@ fn appears_within(path: &Path, secs: u64) -> bool {
 fn first_partition(dev: &str) -> String {
     let part = format!("{dev}p1");
     if !appears_within(Path::new(&part), 2) {
-        assert!(
-            have_tool("partx"),
-            "{part} did not appear and partx is not installed"
-        );
+        assert!(have_tool("partx"), "{part} did not appear and partx is not installed");
         eprintln!("note: kernel did not scan {dev}; adding partitions with partx");
         run("partx", &["-a", dev]).expect("partx -a");
-        assert!(
-            appears_within(Path::new(&part), 10),
-            "{part} never appeared"
-        );
+        assert!(appears_within(Path::new(&part), 10), "{part} never appeared");
     }
     part
 }
@@ -325,10 +297,7 @@ fn check_partition(start: u64, alignment: u64) {
     assert!(bd.physical_block_size.is_some());
     assert!(bd.rotational.is_some());
     let canonical_image = image.canonicalize().unwrap();
-    assert_eq!(
-        bd.backing_file.as_deref(),
-        Some(canonical_image.to_str().unwrap())
-    );
+    assert_eq!(bd.backing_file.as_deref(), Some(canonical_image.to_str().unwrap()));
     // `cleanup` then `tmp` drop here, in that order: unmount, detach, delete.
 }
 
@@ -375,8 +344,5 @@ fn root_plain_loop_ext4_is_whole_disk() {
     assert_eq!(bd.alignment_bytes, None);
     assert_eq!(bd.logical_block_size, Some(512));
     let canonical_image = image.canonicalize().unwrap();
-    assert_eq!(
-        bd.backing_file.as_deref(),
-        Some(canonical_image.to_str().unwrap())
-    );
+    assert_eq!(bd.backing_file.as_deref(), Some(canonical_image.to_str().unwrap()));
 }

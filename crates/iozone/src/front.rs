@@ -133,8 +133,7 @@ struct Parsed {
 }
 
 fn iozone_size(flag: char, value: &str) -> Result<ByteSize, UsageError> {
-    ByteSize::parse_with_default_unit(value, KIB)
-        .map_err(|e| UsageError::new(format!("iozone: -{flag} {value}: {e}")))
+    ByteSize::parse_with_default_unit(value, KIB).map_err(|e| UsageError::new(format!("iozone: -{flag} {value}: {e}")))
 }
 
 impl Parsed {
@@ -254,7 +253,10 @@ impl Parsed {
         let target = match &self.file {
             Some(path) => {
                 let name = path.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
-                    UsageError::new(format!("iozone: -f {}: give a file path such as /mnt/x/iozone.tmp", path.display()))
+                    UsageError::new(format!(
+                        "iozone: -f {}: give a file path such as /mnt/x/iozone.tmp",
+                        path.display()
+                    ))
                 })?;
                 plan.file_name = name.to_string();
                 match path.parent() {

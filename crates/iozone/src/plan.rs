@@ -90,9 +90,7 @@ impl IozonePlan {
                 if record > file {
                     continue;
                 }
-                if self.skip_small_records_for_large_files
-                    && file > AUTO_LARGE_FILE
-                    && record < AUTO_SMALL_RECORD_LIMIT
+                if self.skip_small_records_for_large_files && file > AUTO_LARGE_FILE && record < AUTO_SMALL_RECORD_LIMIT
                 {
                     continue;
                 }
@@ -110,11 +108,8 @@ impl IozonePlan {
         let mut cells = Vec::new();
         for (file_size, record_size) in self.pairs() {
             for (i, &test) in tests.iter().enumerate() {
-                let (backend, direct) = if test.is_stdio() {
-                    (BackendKind::Stdio, false)
-                } else {
-                    (self.backend, self.direct)
-                };
+                let (backend, direct) =
+                    if test.is_stdio() { (BackendKind::Stdio, false) } else { (self.backend, self.direct) };
                 cells.push(CellSpec {
                     index: cells.len(),
                     test,
@@ -186,7 +181,8 @@ impl IozonePlan {
                 )));
             }
         }
-        if self.file_name.is_empty() || self.file_name.contains('/') || self.file_name == "." || self.file_name == ".." {
+        if self.file_name.is_empty() || self.file_name.contains('/') || self.file_name == "." || self.file_name == ".."
+        {
             return Err(UsageError::new(format!("file name '{}' must be a plain name without '/'", self.file_name)));
         }
         Ok(())

@@ -74,7 +74,18 @@ impl CellResult {
         let kib_per_sec = clients.iter().map(ClientFigures::kib_per_sec).sum();
         let kib_per_sec_overall = iomatrix_stats::kib_per_sec(bytes, Duration::from_nanos(wall_ns));
         let cpu_percent = if wall_ns > 0 { (user_ns + sys_ns) as f64 * 100.0 / wall_ns as f64 } else { 0.0 };
-        CellResult { spec, clients, bytes, ops, wall_ns, user_ns, sys_ns, kib_per_sec, kib_per_sec_overall, cpu_percent }
+        CellResult {
+            spec,
+            clients,
+            bytes,
+            ops,
+            wall_ns,
+            user_ns,
+            sys_ns,
+            kib_per_sec,
+            kib_per_sec_overall,
+            cpu_percent,
+        }
     }
 }
 
@@ -93,7 +104,10 @@ pub enum Ending {
     /// The stop flag was raised from outside (Ctrl-C) with no client failing.
     Interrupted,
     /// A client failed in this cell; the others were stopped.
-    ClientFailed { cell: CellSpec, failures: Vec<ClientFailure> },
+    ClientFailed {
+        cell: CellSpec,
+        failures: Vec<ClientFailure>,
+    },
     /// The sink refused a cell (the database could not be written).
     SinkFailed(String),
 }
@@ -226,7 +240,12 @@ impl<'a, C: Coordinator> Client<'a, C> {
             return Err(self.stopped());
         }
         let record = cell.record_size.bytes();
-        let pass = Pass { order: self.order(cell), direction: self.direction(cell), record, records: cell.file_size.bytes() / record };
+        let pass = Pass {
+            order: self.order(cell),
+            direction: self.direction(cell),
+            record,
+            records: cell.file_size.bytes() / record,
+        };
         let span = Span::start(self.epoch);
         let moved = run_pass(&mut file, &pass, &mut self.buf, self.stop).map_err(|e| match e {
             PassError::Stopped => self.stopped(),
@@ -294,7 +313,9 @@ impl<'a, C: Coordinator> Client<'a, C> {
 
     fn direction(&self, cell: &CellSpec) -> Direction {
         match cell.test {
-            IozoneTest::Mixed => Direction::Mixed { seed: self.plan.seed ^ cell.index as u64 ^ self.coord.rank() as u64 },
+            IozoneTest::Mixed => {
+                Direction::Mixed { seed: self.plan.seed ^ cell.index as u64 ^ self.coord.rank() as u64 }
+            }
             t if t.writes() => Direction::Write,
             _ => Direction::Read,
         }

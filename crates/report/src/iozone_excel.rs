@@ -19,9 +19,7 @@ use std::fmt;
 use crate::matrix::{Matrix, MatrixCell};
 
 /// Every record size (KiB) IOzone prints in a `-R` header: 4 to 16384.
-pub const IOZONE_RECORD_SIZES_KIB: [u64; 13] = [
-    4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384,
-];
+pub const IOZONE_RECORD_SIZES_KIB: [u64; 13] = [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
 
 /// Minimum record size (KiB) that [`parse_excel_report`] assumes.
 pub const DEFAULT_MIN_RECORD_KIB: u64 = 4;
@@ -40,10 +38,7 @@ pub struct ParseError {
 
 impl ParseError {
     fn new(line: usize, message: impl Into<String>) -> Self {
-        ParseError {
-            line,
-            message: message.into(),
-        }
+        ParseError { line, message: message.into() }
     }
 }
 
@@ -113,14 +108,8 @@ pub fn parse_excel_report(text: &str) -> Result<Vec<Matrix>, ParseError> {
 ///
 /// A row with k values maps onto the first k header record sizes that are
 /// `>= min_record_kib`, in ascending order.
-pub fn parse_excel_report_with_min_record(
-    text: &str,
-    min_record_kib: u64,
-) -> Result<Vec<Matrix>, ParseError> {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .collect();
+pub fn parse_excel_report_with_min_record(text: &str, min_record_kib: u64) -> Result<Vec<Matrix>, ParseError> {
+    let lines: Vec<&str> = text.lines().map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
     let mut out = Vec::new();
     let mut i = 0;
     while i < lines.len() {
@@ -157,36 +146,24 @@ fn quoted_u64(token: &str) -> Option<u64> {
 
 /// Parses the block whose title is on `lines[start]`; returns the matrix and
 /// the index of the first line after the block.
-fn parse_block(
-    lines: &[&str],
-    start: usize,
-    title: &str,
-    min_record_kib: u64,
-) -> Result<(Matrix, usize), ParseError> {
+fn parse_block(lines: &[&str], start: usize, title: &str, min_record_kib: u64) -> Result<(Matrix, usize), ParseError> {
     let header_idx = start + 1;
     let header_no = header_idx + 1;
     let header_line = lines.get(header_idx).ok_or_else(|| {
-        ParseError::new(
-            header_no,
-            format!("end of input where the record-size header of \"{title}\" was expected"),
-        )
+        ParseError::new(header_no, format!("end of input where the record-size header of \"{title}\" was expected"))
     })?;
     let mut header = Vec::new();
     for token in header_line.split_whitespace() {
         let r = quoted_u64(token).ok_or_else(|| {
             ParseError::new(
                 header_no,
-                format!(
-                    "record-size header of \"{title}\": expected a quoted record size like \"4\", found {token}"
-                ),
+                format!("record-size header of \"{title}\": expected a quoted record size like \"4\", found {token}"),
             )
         })?;
         if header.last().is_some_and(|&prev| prev >= r) {
             return Err(ParseError::new(
                 header_no,
-                format!(
-                    "record-size header of \"{title}\": record sizes are not ascending at {token}"
-                ),
+                format!("record-size header of \"{title}\": record sizes are not ascending at {token}"),
             ));
         }
         header.push(r);
@@ -197,10 +174,7 @@ fn parse_block(
             format!("expected the record-size header of \"{title}\", found an empty line"),
         ));
     }
-    let columns: Vec<u64> = header
-        .into_iter()
-        .filter(|&r| r >= min_record_kib)
-        .collect();
+    let columns: Vec<u64> = header.into_iter().filter(|&r| r >= min_record_kib).collect();
 
     let mut matrix = Matrix::new(title, EXCEL_UNIT);
     let mut seen_files: Vec<u64> = Vec::new();
@@ -213,32 +187,19 @@ fn parse_block(
             break;
         }
         let file_kib = quoted_u64(first).ok_or_else(|| {
-            ParseError::new(
-                line_no,
-                format!("\"{title}\": expected a quoted file size like \"64\", found {first}"),
-            )
+            ParseError::new(line_no, format!("\"{title}\": expected a quoted file size like \"64\", found {first}"))
         })?;
         if seen_files.contains(&file_kib) {
-            return Err(ParseError::new(
-                line_no,
-                format!("\"{title}\": second row for file size {file_kib}"),
-            ));
+            return Err(ParseError::new(line_no, format!("\"{title}\": second row for file size {file_kib}")));
         }
         seen_files.push(file_kib);
         for (k, token) in tokens.enumerate() {
-            let value: f64 = token
-                .parse()
-                .ok()
-                .filter(|v: &f64| v.is_finite())
-                .ok_or_else(|| {
-                    ParseError::new(
-                        line_no,
-                        format!(
-                            "\"{title}\", file size {file_kib}: value {} is not a number: {token}",
-                            k + 1
-                        ),
-                    )
-                })?;
+            let value: f64 = token.parse().ok().filter(|v: &f64| v.is_finite()).ok_or_else(|| {
+                ParseError::new(
+                    line_no,
+                    format!("\"{title}\", file size {file_kib}: value {} is not a number: {token}", k + 1),
+                )
+            })?;
             let record_kib = *columns.get(k).ok_or_else(|| {
                 ParseError::new(
                     line_no,
@@ -248,11 +209,7 @@ fn parse_block(
                     ),
                 )
             })?;
-            matrix.cells.push(MatrixCell {
-                file_kib,
-                record_kib,
-                value,
-            });
+            matrix.cells.push(MatrixCell { file_kib, record_kib, value });
         }
         idx += 1;
     }
@@ -269,16 +226,8 @@ mod tests {
             title: "Writer report".into(),
             unit: "KB/s".into(),
             cells: vec![
-                MatrixCell {
-                    file_kib: 64,
-                    record_kib: 8,
-                    value: 1638743.4,
-                },
-                MatrixCell {
-                    file_kib: 64,
-                    record_kib: 4,
-                    value: 524486.6,
-                },
+                MatrixCell { file_kib: 64, record_kib: 8, value: 1638743.4 },
+                MatrixCell { file_kib: 64, record_kib: 4, value: 524486.6 },
             ],
         };
         let expected = "\n\"Writer report\"\n        \"4\"  \"8\"  \"16\"  \"32\"  \"64\"  \"128\"  \"256\"  \"512\"  \"1024\"  \"2048\"  \"4096\"  \"8192\"  \"16384\"\n\"64\"   524487  1638743 \n";
@@ -290,18 +239,11 @@ mod tests {
         let m = Matrix {
             title: "Reader report".into(),
             unit: "KB/s".into(),
-            cells: vec![MatrixCell {
-                file_kib: 64,
-                record_kib: 2,
-                value: 1.0,
-            }],
+            cells: vec![MatrixCell { file_kib: 64, record_kib: 2, value: 1.0 }],
         };
         let text = excel_report(&[m]);
         let header = text.lines().nth(2).unwrap_or_default();
-        assert!(
-            header.starts_with("        \"2\"  \"4\"  \"8\""),
-            "{header}"
-        );
+        assert!(header.starts_with("        \"2\"  \"4\"  \"8\""), "{header}");
     }
 
     #[test]

@@ -17,8 +17,7 @@ pub mod terminal;
 pub mod xlsx;
 
 pub use iozone_excel::{
-    excel_report, parse_excel_report, parse_excel_report_with_min_record, ParseError,
-    IOZONE_RECORD_SIZES_KIB,
+    excel_report, parse_excel_report, parse_excel_report_with_min_record, ParseError, IOZONE_RECORD_SIZES_KIB,
 };
 pub use matrix::{Matrix, MatrixCell};
 pub use terminal::{iozone_main_table, matrix_table};

@@ -32,11 +32,7 @@ pub struct MatrixCell {
 impl Matrix {
     /// An empty matrix with the given title and unit.
     pub fn new(title: impl Into<String>, unit: impl Into<String>) -> Self {
-        Matrix {
-            title: title.into(),
-            unit: unit.into(),
-            cells: Vec::new(),
-        }
+        Matrix { title: title.into(), unit: unit.into(), cells: Vec::new() }
     }
 
     /// Every file size present, sorted ascending, without duplicates.
@@ -58,18 +54,12 @@ impl Matrix {
     /// The value at (file size, record size); the first such cell if there
     /// are several.
     pub fn get(&self, file_kib: u64, record_kib: u64) -> Option<f64> {
-        self.cells
-            .iter()
-            .find(|c| c.file_kib == file_kib && c.record_kib == record_kib)
-            .map(|c| c.value)
+        self.cells.iter().find(|c| c.file_kib == file_kib && c.record_kib == record_kib).map(|c| c.value)
     }
 
     /// The record sizes present for one file size, ascending, with values.
     pub fn row(&self, file_kib: u64) -> Vec<(u64, f64)> {
-        self.record_sizes()
-            .into_iter()
-            .filter_map(|r| self.get(file_kib, r).map(|v| (r, v)))
-            .collect()
+        self.record_sizes().into_iter().filter_map(|r| self.get(file_kib, r).map(|v| (r, v))).collect()
     }
 }
 
@@ -78,11 +68,7 @@ mod tests {
     use super::*;
 
     fn cell(f: u64, r: u64, v: f64) -> MatrixCell {
-        MatrixCell {
-            file_kib: f,
-            record_kib: r,
-            value: v,
-        }
+        MatrixCell { file_kib: f, record_kib: r, value: v }
     }
 
     #[test]
@@ -90,12 +76,7 @@ mod tests {
         let m = Matrix {
             title: "Writer report".into(),
             unit: "KB/s".into(),
-            cells: vec![
-                cell(128, 8, 3.0),
-                cell(64, 4, 1.0),
-                cell(128, 4, 2.0),
-                cell(64, 8, 4.0),
-            ],
+            cells: vec![cell(128, 8, 3.0), cell(64, 4, 1.0), cell(128, 4, 2.0), cell(64, 8, 4.0)],
         };
         assert_eq!(m.file_sizes(), vec![64, 128]);
         assert_eq!(m.record_sizes(), vec![4, 8]);

@@ -53,21 +53,14 @@ pub fn matrix_table(m: &Matrix, decimals: usize) -> String {
         .iter()
         .enumerate()
         .map(|(j, r)| {
-            body.iter()
-                .map(|row| row[j].len())
-                .chain(std::iter::once(r.to_string().len()))
-                .max()
-                .unwrap_or(0)
+            body.iter().map(|row| row[j].len()).chain(std::iter::once(r.to_string().len())).max().unwrap_or(0)
         })
         .collect();
 
     let mut out = String::new();
     push_line(&mut out, &format!("{} ({})", m.title, m.unit));
     if !records.is_empty() {
-        push_line(
-            &mut out,
-            &format!("{}{RECORD_LABEL}", " ".repeat(file_w + 2)),
-        );
+        push_line(&mut out, &format!("{}{RECORD_LABEL}", " ".repeat(file_w + 2)));
     }
     let mut header = format!("{FILE_LABEL:>file_w$}");
     for (r, w) in records.iter().zip(&widths) {
@@ -102,17 +95,12 @@ pub fn matrix_table(m: &Matrix, decimals: usize) -> String {
 /// values, always keeping at least one space between columns. Lines carry no
 /// trailing spaces and each ends with `'\n'`.
 pub fn iozone_main_table(columns: &[(&str, &Matrix)]) -> String {
-    let mut pairs: Vec<(u64, u64)> = columns
-        .iter()
-        .flat_map(|(_, m)| m.cells.iter().map(|c| (c.file_kib, c.record_kib)))
-        .collect();
+    let mut pairs: Vec<(u64, u64)> =
+        columns.iter().flat_map(|(_, m)| m.cells.iter().map(|c| (c.file_kib, c.record_kib))).collect();
     pairs.sort_unstable();
     pairs.dedup();
 
-    let heads: Vec<(&str, &str)> = columns
-        .iter()
-        .map(|(name, _)| name.split_once(' ').unwrap_or(("", name)))
-        .collect();
+    let heads: Vec<(&str, &str)> = columns.iter().map(|(name, _)| name.split_once(' ').unwrap_or(("", name))).collect();
     let cells: Vec<Vec<String>> = pairs
         .iter()
         .map(|&(f, r)| {
@@ -126,29 +114,13 @@ pub fn iozone_main_table(columns: &[(&str, &Matrix)]) -> String {
         })
         .collect();
 
-    let kb_w = pairs
-        .iter()
-        .map(|(f, _)| f.to_string().len() + 2)
-        .chain([16])
-        .max()
-        .unwrap_or(16);
-    let rec_w = pairs
-        .iter()
-        .map(|(_, r)| r.to_string().len() + 2)
-        .chain([8, "reclen".len() + 2])
-        .max()
-        .unwrap_or(8);
+    let kb_w = pairs.iter().map(|(f, _)| f.to_string().len() + 2).chain([16]).max().unwrap_or(16);
+    let rec_w = pairs.iter().map(|(_, r)| r.to_string().len() + 2).chain([8, "reclen".len() + 2]).max().unwrap_or(8);
     let test_w: Vec<usize> = heads
         .iter()
         .enumerate()
         .map(|(j, (top, bottom))| {
-            cells
-                .iter()
-                .map(|row| row[j].len())
-                .chain([top.len(), bottom.len(), 8])
-                .max()
-                .unwrap_or(8)
-                + 1
+            cells.iter().map(|row| row[j].len()).chain([top.len(), bottom.len(), 8]).max().unwrap_or(8) + 1
         })
         .collect();
 
@@ -186,11 +158,7 @@ mod tests {
             unit: "KB/s".into(),
             cells: cells
                 .iter()
-                .map(|&(file_kib, record_kib, value)| MatrixCell {
-                    file_kib,
-                    record_kib,
-                    value,
-                })
+                .map(|&(file_kib, record_kib, value)| MatrixCell { file_kib, record_kib, value })
                 .collect(),
         }
     }
@@ -206,13 +174,7 @@ mod tests {
     fn matrix_table_exact_layout() {
         let m = matrix(
             "Writer report",
-            &[
-                (64, 4, 524487.0),
-                (64, 8, 1638743.0),
-                (128, 4, 1561553.0),
-                (128, 8, 2098744.0),
-                (128, 128, 2660335.0),
-            ],
+            &[(64, 4, 524487.0), (64, 8, 1638743.0), (128, 4, 1561553.0), (128, 8, 2098744.0), (128, 128, 2660335.0)],
         );
         let expected = "\
 Writer report (KB/s)
@@ -226,10 +188,7 @@ file kB        4        8      128
 
     #[test]
     fn matrix_table_widens_for_big_values_and_decimals() {
-        let m = matrix(
-            "Reader report",
-            &[(1024, 4, 123456789.25), (1048576, 4, 1.5)],
-        );
+        let m = matrix("Reader report", &[(1024, 4, 123456789.25), (1048576, 4, 1.5)]);
         let t = matrix_table(&m, 2);
         assert_no_trailing_spaces(&t);
         let lines: Vec<&str> = t.lines().collect();

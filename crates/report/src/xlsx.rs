@@ -26,20 +26,13 @@ const CHART_ROW_STEP: RowNum = 16;
 /// Worksheet "conditions" lists `conditions` as key/value rows under a
 /// "condition"/"value" header (backend, direct, clients, file size vs RAM,
 /// target, host...).
-pub fn xlsx_workbook(
-    sheet_blocks: &[Matrix],
-    conditions: &[(String, String)],
-) -> Result<Vec<u8>, XlsxError> {
+pub fn xlsx_workbook(sheet_blocks: &[Matrix], conditions: &[(String, String)]) -> Result<Vec<u8>, XlsxError> {
     let mut workbook = Workbook::new();
     let bold = Format::new().set_bold();
 
     let results = workbook.add_worksheet();
     results.set_name(RESULTS_SHEET)?;
-    let widest = sheet_blocks
-        .iter()
-        .map(|m| m.record_sizes().len())
-        .max()
-        .unwrap_or(0);
+    let widest = sheet_blocks.iter().map(|m| m.record_sizes().len()).max().unwrap_or(0);
     let chart_col = to_col(widest + 2)?;
     let mut row: RowNum = 0;
     for (i, m) in sheet_blocks.iter().enumerate() {

@@ -2,9 +2,7 @@
 //! (`iozone -a -n 64k -g 1m -i 0 -i 1 -i 2 -e -c -R -f iozone.tmp` on tmpfs),
 //! copied from /work/shared/fixtures/ into tests/data/.
 
-use iomatrix_report::{
-    excel_report, parse_excel_report, parse_excel_report_with_min_record, Matrix,
-};
+use iomatrix_report::{excel_report, parse_excel_report, parse_excel_report_with_min_record, Matrix};
 
 const FIXTURE: &str = include_str!("data/iozone-3.471-auto-64k-1m-tmpfs.txt");
 const MARKER: &str = "Excel output is below:\n";
@@ -17,9 +15,7 @@ fn excel_section() -> &'static str {
 }
 
 fn by_title<'a>(ms: &'a [Matrix], title: &str) -> &'a Matrix {
-    ms.iter()
-        .find(|m| m.title == title)
-        .unwrap_or_else(|| panic!("no block {title}"))
+    ms.iter().find(|m| m.title == title).unwrap_or_else(|| panic!("no block {title}"))
 }
 
 #[test]
@@ -55,22 +51,10 @@ fn exact_values() {
     assert_eq!(by_title(&ms, "Writer report").get(64, 4), Some(524487.0));
     assert_eq!(by_title(&ms, "Writer report").get(64, 64), Some(1879725.0));
     assert_eq!(by_title(&ms, "Writer report").get(64, 128), None);
-    assert_eq!(
-        by_title(&ms, "Random write report").get(1024, 1024),
-        Some(10329265.0)
-    );
-    assert_eq!(
-        by_title(&ms, "Reader report").get(128, 128),
-        Some(20804356.0)
-    );
-    assert_eq!(
-        by_title(&ms, "Re-Reader report").get(512, 8),
-        Some(5624545.0)
-    );
-    assert_eq!(
-        by_title(&ms, "Random read report").get(256, 128),
-        Some(3197509.0)
-    );
+    assert_eq!(by_title(&ms, "Random write report").get(1024, 1024), Some(10329265.0));
+    assert_eq!(by_title(&ms, "Reader report").get(128, 128), Some(20804356.0));
+    assert_eq!(by_title(&ms, "Re-Reader report").get(512, 8), Some(5624545.0));
+    assert_eq!(by_title(&ms, "Random read report").get(256, 128), Some(3197509.0));
 }
 
 #[test]
@@ -80,20 +64,12 @@ fn values_agree_with_iozone_main_table() {
     let ms = parse_excel_report(FIXTURE).expect("fixture parses");
     let mut rows = 0;
     for line in FIXTURE.lines() {
-        let nums: Vec<u64> = line
-            .split_whitespace()
-            .map_while(|t| t.parse().ok())
-            .collect();
+        let nums: Vec<u64> = line.split_whitespace().map_while(|t| t.parse().ok()).collect();
         if nums.len() != 8 || line.contains('"') {
             continue;
         }
         for (m, &v) in ms.iter().zip(&nums[2..]) {
-            assert_eq!(
-                m.get(nums[0], nums[1]),
-                Some(v as f64),
-                "{} {line}",
-                m.title
-            );
+            assert_eq!(m.get(nums[0], nums[1]), Some(v as f64), "{} {line}", m.title);
         }
         rows += 1;
     }
@@ -121,10 +97,7 @@ fn round_trip_reproduces_excel_section_byte_for_byte() {
 #[test]
 fn crlf_input_parses_the_same() {
     let crlf = FIXTURE.replace('\n', "\r\n");
-    assert_eq!(
-        parse_excel_report(&crlf).expect("crlf parses"),
-        parse_excel_report(FIXTURE).expect("fixture parses")
-    );
+    assert_eq!(parse_excel_report(&crlf).expect("crlf parses"), parse_excel_report(FIXTURE).expect("fixture parses"));
 }
 
 #[test]
@@ -159,23 +132,13 @@ fn non_number_value_names_the_line() {
     let good_row = "\"128\"   1561553  2098744  2027414  2784517  2920861  2660335 ";
     assert!(FIXTURE.contains(good_row));
     let bad = FIXTURE.replacen(good_row, &good_row.replace("2920861", "29x0861"), 1);
-    let line_no = bad
-        .lines()
-        .position(|l| l.contains("29x0861") && l.starts_with('"'))
-        .expect("bad line")
-        + 1;
+    let line_no = bad.lines().position(|l| l.contains("29x0861") && l.starts_with('"')).expect("bad line") + 1;
     let e = parse_excel_report(&bad).expect_err("must fail");
     assert_eq!(e.line, line_no);
     let msg = e.to_string();
     assert!(msg.starts_with(&format!("line {line_no}: ")), "{msg}");
-    assert!(
-        msg.contains("29x0861") && msg.contains("not a number"),
-        "{msg}"
-    );
-    assert!(
-        msg.contains("Writer report") && msg.contains("file size 128"),
-        "{msg}"
-    );
+    assert!(msg.contains("29x0861") && msg.contains("not a number"), "{msg}");
+    assert!(msg.contains("Writer report") && msg.contains("file size 128"), "{msg}");
 }
 
 #[test]
@@ -190,10 +153,7 @@ fn other_malformed_inputs_name_the_line() {
     assert!(err("\"Writer report\"\n  \"8\"  \"4\"\n").contains("not ascending"));
     let too_many = format!("\"Writer report\"\n{h}\n\"64\"   1  2  3 \n");
     let msg = err(&too_many);
-    assert!(
-        msg.starts_with("line 3: ") && msg.contains("more values"),
-        "{msg}"
-    );
+    assert!(msg.starts_with("line 3: ") && msg.contains("more values"), "{msg}");
     let bad_file = format!("\"Writer report\"\n{h}\n\"6x\"   1 \n");
     assert!(err(&bad_file).starts_with("line 3: "));
     let dup = format!("\"Writer report\"\n{h}\n\"64\"   1 \n\"64\"   2 \n");
@@ -205,9 +165,8 @@ fn other_malformed_inputs_name_the_line() {
 #[test]
 fn block_ends_at_next_title_or_plain_text() {
     let h = "        \"4\"  \"8\"";
-    let text = format!(
-        "\"Writer report\"\n{h}\n\"64\"   1  2 \n\"Reader report\"\n{h}\n\"64\"   3 \niozone test complete.\n"
-    );
+    let text =
+        format!("\"Writer report\"\n{h}\n\"64\"   1  2 \n\"Reader report\"\n{h}\n\"64\"   3 \niozone test complete.\n");
     let ms = parse_excel_report(&text).expect("parses");
     assert_eq!(ms.len(), 2);
     assert_eq!(ms[0].get(64, 8), Some(2.0));

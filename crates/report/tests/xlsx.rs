@@ -32,10 +32,7 @@ fn workbook_from_fixture_is_a_zip_and_saves_to_a_file() {
     // ZIP central directory lists member names uncompressed.
     assert!(contains(&bytes, b"xl/worksheets/sheet1.xml"));
     assert!(contains(&bytes, b"xl/worksheets/sheet2.xml"));
-    assert!(
-        contains(&bytes, b"xl/charts/chart6.xml"),
-        "one chart per matrix"
-    );
+    assert!(contains(&bytes, b"xl/charts/chart6.xml"), "one chart per matrix");
     assert!(!contains(&bytes, b"xl/charts/chart7.xml"));
 
     let dir = tempfile::tempdir().expect("tempdir");
@@ -58,16 +55,8 @@ fn workbook_handles_empty_and_odd_input() {
             title: "Reader report".into(),
             unit: "KB/s".into(),
             cells: vec![
-                MatrixCell {
-                    file_kib: 64,
-                    record_kib: 4,
-                    value: f64::NAN,
-                },
-                MatrixCell {
-                    file_kib: 64,
-                    record_kib: 8,
-                    value: 1.5,
-                },
+                MatrixCell { file_kib: 64, record_kib: 4, value: f64::NAN },
+                MatrixCell { file_kib: 64, record_kib: 8, value: 1.5 },
             ],
         },
     ];

@@ -168,9 +168,7 @@ impl Store {
     }
 
     fn configure(&self) -> Result<()> {
-        self.conn
-            .busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(self.err("cannot set a busy timeout"))?;
+        self.conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(self.err("cannot set a busy timeout"))?;
         // WAL: readers never block the writer; FULL: a committed cell survives power loss too.
         self.conn
             .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
@@ -201,8 +199,11 @@ impl Store {
         .map_err(self.err("cannot record the run"))?;
         let id = tx.last_insert_rowid();
         for (key, value) in &run.labels {
-            tx.execute("INSERT OR REPLACE INTO labels (run_id, key, value) VALUES (?1, ?2, ?3)", params![id, key, value])
-                .map_err(self.err("cannot record a label"))?;
+            tx.execute(
+                "INSERT OR REPLACE INTO labels (run_id, key, value) VALUES (?1, ?2, ?3)",
+                params![id, key, value],
+            )
+            .map_err(self.err("cannot record a label"))?;
         }
         tx.commit().map_err(self.err("cannot commit the new run"))?;
         Ok(id)
@@ -251,10 +252,8 @@ impl Store {
 
     /// All runs, oldest first.
     pub fn list_runs(&self) -> Result<Vec<RunSummary>> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!("{SUMMARY_SELECT} ORDER BY r.id"))
-            .map_err(self.err("cannot list runs"))?;
+        let mut stmt =
+            self.conn.prepare(&format!("{SUMMARY_SELECT} ORDER BY r.id")).map_err(self.err("cannot list runs"))?;
         let rows = stmt.query_map([], summary_from_row).map_err(self.err("cannot list runs"))?;
         let mut out = Vec::new();
         for row in rows {

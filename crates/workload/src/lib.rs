@@ -24,7 +24,9 @@ pub enum Order {
     /// IOzone's stride read uses 17.
     Stride(u64),
     /// A random permutation of the records, fixed by the seed.
-    Random { seed: u64 },
+    Random {
+        seed: u64,
+    },
     /// Record 0, `n` times: IOzone's record rewrite (a hot spot).
     SameRecord,
 }
@@ -91,8 +93,7 @@ mod tests {
 
     fn is_permutation(v: &[u64], n: u64) -> bool {
         let mut seen = vec![false; n as usize];
-        v.len() as u64 == n
-            && v.iter().all(|&i| i < n && !std::mem::replace(&mut seen[i as usize], true))
+        v.len() as u64 == n && v.iter().all(|&i| i < n && !std::mem::replace(&mut seen[i as usize], true))
     }
 
     #[test]
