@@ -6,6 +6,6 @@ mod bad_input;
 mod database;
 mod helpers;
 mod iozone_front;
-mod loop_ext4;
+mod mounted;
 mod signals;
 mod suite;

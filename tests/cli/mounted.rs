@@ -1,6 +1,30 @@
-//! On a loop-mounted ext4: the environment names it; O_DIRECT works; a full
-//! disk mid-run fails cleanly and keeps what finished.
+//! On file systems the tests mount themselves (root only; skipped otherwise):
+//! tmpfs and loop-mounted ext4 run every test and are named in the
+//! environment; a full disk mid-run fails cleanly and keeps what finished;
+//! ramfs refuses O_DIRECT; a read-only target is refused.
 use crate::helpers::*;
+
+#[test]
+fn tmpfs_runs_every_test_on_every_backend() {
+    let Some(fs) = Mount::virtual_fs("tmpfs", "size=64m") else { return };
+    let target = fs.point.to_str().unwrap();
+    for backend in ["psync", "sync", "mmap", "stdio"] {
+        let sb = Sandbox::new();
+        let out = sb.run(&["run", "iozone", "--target", target, "--files", "64k,4m", "--records", "4k,64k", "--backend", backend,
+            "--tests", "write,rewrite,read,reread,random-read,random-write,backward-read,record-rewrite,stride-read,fwrite,frewrite,fread,freread,mixed"]);
+        assert_success(&out);
+        let run = sb.last_run();
+        assert_eq!(run["run"]["environment"]["target"]["fs_type"], "tmpfs");
+        assert!(run["run"]["environment"]["target"]["block_device"].is_null());
+        let cells = cells(&run);
+        assert_eq!(cells.len(), 2 * 2 * 14);
+        for c in &cells {
+            assert!(c["kib_per_sec"].as_f64().unwrap() > 0.0, "{c}");
+            assert_eq!(c["bytes"], c["file_size"]);
+        }
+        assert!(leftovers(&fs.point).is_empty());
+    }
+}
 
 #[test]
 fn ext4_run_records_file_system_and_device() {
