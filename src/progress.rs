@@ -14,9 +14,13 @@ impl Progress {
     pub fn new(total: usize) -> Progress {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::new(total as u64);
-            if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} cells, ETA {eta}  {msg}") {
+            if let Ok(style) =
+                ProgressStyle::with_template("{bar:30} {pos}/{len} cells, {elapsed} elapsed, ETA {eta}  {msg}")
+            {
                 bar.set_style(style);
             }
+            // Redraw while a long cell runs, so elapsed time and ETA keep moving.
+            bar.enable_steady_tick(std::time::Duration::from_millis(250));
             bar
         });
         Progress { bar, total, done: 0 }
