@@ -213,12 +213,12 @@ fn check_space(plan: &IozonePlan, env: &Environment) -> Result<(), UsageError> {
 
 fn warn_if_cached(plan: &IozonePlan, env: &Environment) {
     let largest = plan.peak_bytes();
-    if !plan.direct && env.ram_bytes > 0 && largest < env.ram_bytes {
+    if !plan.direct && env.machine.ram_bytes > 0 && largest < env.machine.ram_bytes {
         eprintln!(
             "iomatrix: warning: all files ({} at most) fit in this machine's RAM ({}): cached results measure the page \
              cache, not the storage; use --direct, or files larger than RAM, to measure the storage",
             human(largest),
-            human(env.ram_bytes)
+            human(env.machine.ram_bytes)
         );
     }
 }
@@ -226,9 +226,9 @@ fn warn_if_cached(plan: &IozonePlan, env: &Environment) {
 /// What a reader must know to trust a figure, stored with the run and printed above every table.
 fn conditions(plan: &IozonePlan, env: &Environment) -> serde_json::Value {
     let largest = plan.pairs().iter().map(|(f, _)| f.bytes()).max().unwrap_or(0);
-    let files_vs_ram = if env.ram_bytes == 0 {
+    let files_vs_ram = if env.machine.ram_bytes == 0 {
         "unknown"
-    } else if plan.peak_bytes() < env.ram_bytes {
+    } else if plan.peak_bytes() < env.machine.ram_bytes {
         "all files fit in RAM"
     } else {
         "files exceed RAM"
@@ -242,7 +242,7 @@ fn conditions(plan: &IozonePlan, env: &Environment) -> serde_json::Value {
         "fsync_timed": plan.fsync,
         "close_timed": plan.close,
         "largest_file_bytes": largest,
-        "ram_bytes": env.ram_bytes,
+        "ram_bytes": env.machine.ram_bytes,
         "files_vs_ram": files_vs_ram,
         "target": env.target.path,
         "fs_type": env.target.fs_type,

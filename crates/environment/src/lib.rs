@@ -22,27 +22,15 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 pub use block::{partition_alignment, BlockDevice};
-pub use machine::machine_ram_bytes;
+pub use machine::{machine_ram_bytes, Machine};
 pub use space::{space, Space};
 
 /// The machine a benchmark ran on and the target it ran against.
+/// Serialised flat: the machine's fields sit beside `target`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Environment {
-    /// `uname` nodename.
-    pub host: String,
-    /// `uname` release, e.g. "6.18.0".
-    pub kernel: String,
-    /// PRETTY_NAME from `/etc/os-release`, or "unknown".
-    pub os: String,
-    /// `std::env::consts::ARCH`.
-    pub arch: String,
-    /// The first "model name" in `/proc/cpuinfo`, or "unknown".
-    pub cpu_model: String,
-    /// CPUs this process may use (`std::thread::available_parallelism`),
-    /// 0 if unknown.
-    pub cpu_count: usize,
-    /// MemTotal from `/proc/meminfo` in bytes, 0 if unreadable.
-    pub ram_bytes: u64,
+    #[serde(flatten)]
+    pub machine: Machine,
     pub target: TargetInfo,
 }
 
@@ -75,17 +63,7 @@ const UNKNOWN: &str = "unknown";
 /// not exist or cannot be statted; any machine fact that cannot be read
 /// becomes "unknown"/0/None rather than an error.
 pub fn capture(target: &Path) -> std::io::Result<Environment> {
-    let m = machine::read();
-    Ok(Environment {
-        host: m.host,
-        kernel: m.kernel,
-        os: m.os,
-        arch: m.arch,
-        cpu_model: m.cpu_model,
-        cpu_count: m.cpu_count,
-        ram_bytes: m.ram_bytes,
-        target: target_info(target)?,
-    })
+    Ok(Environment { machine: machine::read(), target: target_info(target)? })
 }
 
 fn target_info(target: &Path) -> std::io::Result<TargetInfo> {

@@ -6,13 +6,21 @@
 use std::ffi::CStr;
 
 /// What `capture` records about the machine itself.
-pub(crate) struct Machine {
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Machine {
+    /// `uname` nodename.
     pub host: String,
+    /// `uname` release, e.g. "6.18.0".
     pub kernel: String,
+    /// PRETTY_NAME from `/etc/os-release`, or "unknown".
     pub os: String,
+    /// `std::env::consts::ARCH`.
     pub arch: String,
+    /// The first "model name" in `/proc/cpuinfo`, or "unknown".
     pub cpu_model: String,
+    /// CPUs this process may use (`std::thread::available_parallelism`), 0 if unknown.
     pub cpu_count: usize,
+    /// MemTotal from `/proc/meminfo` in bytes, 0 if unreadable.
     pub ram_bytes: u64,
 }
 

@@ -46,15 +46,15 @@ fn capture_tempdir_reports_machine_and_target() {
     let canonical = std::fs::canonicalize(tmp.path()).unwrap();
 
     assert!(!t.fs_type.is_empty() && t.fs_type != "unknown", "{t:?}");
-    assert!(env.cpu_count >= 1);
-    assert!(env.ram_bytes > 0);
+    assert!(env.machine.cpu_count >= 1);
+    assert!(env.machine.ram_bytes > 0);
     assert!(t.total_bytes >= t.free_bytes, "{t:?}");
     assert!(t.total_bytes > 0, "{t:?}");
     assert_eq!(t.path, canonical.to_string_lossy());
     assert!(canonical.starts_with(&t.mount_point), "{t:?}");
     assert!(!t.mount_options.is_empty());
-    assert!(!env.host.is_empty() && !env.kernel.is_empty());
-    assert_eq!(env.arch, std::env::consts::ARCH);
+    assert!(!env.machine.host.is_empty() && !env.machine.kernel.is_empty());
+    assert_eq!(env.machine.arch, std::env::consts::ARCH);
 
     // A stored result must read back identical.
     let json = serde_json::to_string(&env).unwrap();
