@@ -14,10 +14,13 @@ pub enum BackendKind {
     Mmap,
     /// Buffered library I/O in user space, as C's stdio (`fwrite`/`fread`).
     Stdio,
+    /// Linux io_uring: many requests in flight from one thread.
+    #[serde(rename = "io_uring")]
+    IoUring,
 }
 
 impl BackendKind {
-    pub const ALL: [BackendKind; 4] = [Self::Sync, Self::Psync, Self::Mmap, Self::Stdio];
+    pub const ALL: [BackendKind; 5] = [Self::Sync, Self::Psync, Self::Mmap, Self::Stdio, Self::IoUring];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -25,13 +28,19 @@ impl BackendKind {
             Self::Psync => "psync",
             Self::Mmap => "mmap",
             Self::Stdio => "stdio",
+            Self::IoUring => "io_uring",
         }
     }
 
     /// Whether the backend can open files with O_DIRECT: mmap and user-space
     /// buffering defeat the point of bypassing the page cache.
     pub fn supports_direct(self) -> bool {
-        matches!(self, Self::Sync | Self::Psync)
+        matches!(self, Self::Sync | Self::Psync | Self::IoUring)
+    }
+
+    /// Whether the backend keeps many requests in flight (queue depth above 1).
+    pub fn is_queued(self) -> bool {
+        matches!(self, Self::IoUring)
     }
 }
 
@@ -47,6 +56,6 @@ impl FromStr for BackendKind {
         Self::ALL
             .into_iter()
             .find(|b| b.name() == s)
-            .ok_or_else(|| format!("unknown backend '{s}': choose one of sync, psync, mmap, stdio"))
+            .ok_or_else(|| format!("unknown backend '{s}': choose one of sync, psync, mmap, stdio, io_uring"))
     }
 }

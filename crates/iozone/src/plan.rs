@@ -167,6 +167,13 @@ impl IozonePlan {
                 )));
             }
         }
+        if self.backend.is_queued() {
+            return Err(UsageError::new(format!(
+                "the iozone suite issues one request at a time, so the {} backend has nothing to queue; \
+                 use psync, sync, mmap or stdio (io_uring serves access specs with outstanding I/O)",
+                self.backend
+            )));
+        }
         if self.direct {
             if !self.backend.supports_direct() {
                 return Err(UsageError::new(format!(

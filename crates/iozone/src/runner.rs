@@ -213,6 +213,11 @@ impl<'a, C: Coordinator> Client<'a, C> {
                 BackendKind::Psync => self.cell::<PsyncFile>(cell),
                 BackendKind::Mmap => self.cell::<MmapFile>(cell),
                 BackendKind::Stdio => self.cell::<StdioFile>(cell),
+                // IozonePlan::validate refuses queued backends; keep the barrier count right regardless.
+                BackendKind::IoUring => {
+                    self.coord.barrier();
+                    Err(self.failure("the iozone suite issues one request at a time; io_uring is for `run access`".into()))
+                }
             };
             if let Err(f) = &outcome {
                 self.file_ready = None;
