@@ -163,6 +163,7 @@ impl CellSink for StoreSink<'_> {
             cpu_percent: cell.cpu_percent,
             metrics: json!({ "kib_per_sec_overall": cell.kib_per_sec_overall }),
             client_figures: serde_json::to_value(&cell.clients).unwrap_or_default(),
+            blobs: Vec::new(),
         };
         self.store.add_cell(self.run_id, &row).map_err(|e| e.to_string())?;
         self.progress.cell_done(&format!(

@@ -3,14 +3,17 @@
 //! - [`ByteSize`]: a byte count with the parser users type (`64k`, `1m`, `512m`)
 //!   and the list/range forms (`64k,1m,512m`, `4k..16m`) behind [`parse_size_list`].
 //! - [`BackendKind`]: how one client issues I/O (`sync`, `psync`, `mmap`, `stdio`).
+//! - [`parse_duration`]: `10s`, `500ms`, `2m`.
 //! - [`UsageError`]: the user's mistake, reported in one line and exit code 2.
 //!
 //! Nothing here does I/O.
 
 mod backend_kind;
+mod duration;
 mod size;
 mod usage;
 
 pub use backend_kind::BackendKind;
+pub use duration::parse_duration;
 pub use size::{parse_size_list, ByteSize, SizeError, GIB, KIB, MIB};
 pub use usage::UsageError;

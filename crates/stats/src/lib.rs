@@ -12,8 +12,14 @@
 //!   run's epoch), CPU used; plain numbers, so they cross threads and,
 //!   later, MPI ranks unchanged.
 //!
+//! - [`Latency`]: an HDR histogram of request latencies, merged exactly and
+//!   stored as a blob; [`LatencySummary`] its percentiles.
+//!
 //! Nothing here prints or does file I/O.
 
+mod latency;
+
+pub use latency::{Latency, LatencySummary, SIGNIFICANT_DIGITS};
 use std::time::{Duration, Instant};
 
 /// CPU time of the calling thread: `user_ns + sys_ns` is the exact total;

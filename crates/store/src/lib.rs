@@ -100,6 +100,10 @@ pub struct CellRow {
     pub cpu_percent: f64,
     pub metrics: serde_json::Value,
     pub client_figures: serde_json::Value,
+    /// Binary figures by name (e.g. `latency.read`: an HDR histogram, V2 deflate).
+    /// Not part of the JSON output: `metrics` carries their summaries.
+    #[serde(skip)]
+    pub blobs: Vec<(String, Vec<u8>)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -209,35 +213,42 @@ impl Store {
         Ok(id)
     }
 
-    /// Writes one cell in its own transaction.
+    /// Writes one cell (and its blobs) in its own transaction.
     pub fn add_cell(&self, run_id: i64, c: &CellRow) -> Result<()> {
-        self.conn
-            .execute(
-                "INSERT INTO cells (run_id, seq, test, file_size, record_size, backend, direct, clients, bytes, ops,
+        let tx = self.conn.unchecked_transaction().map_err(self.err("cannot begin storing a cell"))?;
+        tx.execute(
+            "INSERT INTO cells (run_id, seq, test, file_size, record_size, backend, direct, clients, bytes, ops,
                                     wall_ns, user_ns, sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-                params![
-                    run_id,
-                    c.seq as i64,
-                    c.test,
-                    c.file_size.map(|v| v as i64),
-                    c.record_size.map(|v| v as i64),
-                    c.backend,
-                    c.direct,
-                    c.clients as i64,
-                    c.bytes as i64,
-                    c.ops as i64,
-                    c.wall_ns as i64,
-                    c.user_ns as i64,
-                    c.sys_ns as i64,
-                    c.kib_per_sec,
-                    c.cpu_percent,
-                    c.metrics.to_string(),
-                    c.client_figures.to_string(),
-                ],
+            params![
+                run_id,
+                c.seq as i64,
+                c.test,
+                c.file_size.map(|v| v as i64),
+                c.record_size.map(|v| v as i64),
+                c.backend,
+                c.direct,
+                c.clients as i64,
+                c.bytes as i64,
+                c.ops as i64,
+                c.wall_ns as i64,
+                c.user_ns as i64,
+                c.sys_ns as i64,
+                c.kib_per_sec,
+                c.cpu_percent,
+                c.metrics.to_string(),
+                c.client_figures.to_string(),
+            ],
+        )
+        .map_err(self.err("cannot store a cell"))?;
+        for (name, data) in &c.blobs {
+            tx.execute(
+                "INSERT INTO cell_blobs (run_id, seq, name, data) VALUES (?1, ?2, ?3, ?4)",
+                params![run_id, c.seq as i64, name, data],
             )
-            .map_err(self.err("cannot store a cell"))?;
-        Ok(())
+            .map_err(self.err("cannot store a cell's histogram"))?;
+        }
+        tx.commit().map_err(self.err("cannot commit a cell"))
     }
 
     pub fn finish_run(&self, run_id: i64, status: RunStatus, error: Option<&str>) -> Result<()> {
@@ -312,11 +323,27 @@ impl Store {
                     cpu_percent: r.get(13)?,
                     metrics: json(14)?,
                     client_figures: json(15)?,
+                    blobs: Vec::new(),
                 })
             })
             .map_err(self.err("cannot read cells"))?
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(self.err("cannot read a cell"))?;
+        let mut cells = cells;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT seq, name, data FROM cell_blobs WHERE run_id = ?1 ORDER BY seq, name")
+            .map_err(self.err("cannot read histograms"))?;
+        let blobs = stmt
+            .query_map([id], |r| Ok((r.get::<_, i64>(0)? as usize, r.get::<_, String>(1)?, r.get::<_, Vec<u8>>(2)?)))
+            .map_err(self.err("cannot read histograms"))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(self.err("cannot read a histogram"))?;
+        for (seq, name, data) in blobs {
+            if let Some(cell) = cells.iter_mut().find(|c| c.seq == seq) {
+                cell.blobs.push((name, data));
+            }
+        }
         Ok(Some(StoredRun { summary, plan, environment, conditions, cell_results: cells }))
     }
 

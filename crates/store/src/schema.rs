@@ -50,6 +50,15 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, seq)
     );
     CREATE INDEX labels_by_key ON labels (key, value);",
+    // 2: binary figures of a cell (HDR latency histograms), written with the cell.
+    "CREATE TABLE cell_blobs (
+        run_id INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY (run_id, seq, name),
+        FOREIGN KEY (run_id, seq) REFERENCES cells(run_id, seq) ON DELETE CASCADE
+    );",
 ];
 
 pub enum MigrateError {
