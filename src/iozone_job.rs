@@ -85,7 +85,7 @@ pub fn run(job: IozoneJob, db: &Path) -> anyhow::Result<ExitCode> {
         Ending::Interrupted => Some("interrupted".to_string()),
         Ending::ClientFailed { cell, failures } => Some(format!(
             "{} failed: {}",
-            describe(cell),
+            describe(&cells[*cell]),
             failures.iter().map(|f| format!("client {}: {}", f.rank, f.message)).collect::<Vec<_>>().join("; ")
         )),
         Ending::SinkFailed(e) => Some(e.clone()),

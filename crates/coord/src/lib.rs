@@ -6,9 +6,13 @@
 //!   makes one per client. MPI ranks across hosts implement the same trait
 //!   later (behind a feature), never a home-made protocol.
 //!
-//! Results do not flow through here: each client hands its figures to the
-//! leader, which merges them and writes the store.
+//! - [`lead_local`]: the leader of a run on one host: one thread per client,
+//!   each cell's outcomes collected from all clients and handed on at once;
+//!   a failing client ([`ClientFailure`]) stops the others ([`Ending`]).
 
+mod leader;
+
+pub use leader::{lead_local, ClientFailure, Ending, Report};
 use std::sync::{Arc, Barrier};
 
 pub trait Coordinator: Send {

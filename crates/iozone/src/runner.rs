@@ -5,11 +5,10 @@
 use crate::plan::{CellSpec, IozonePlan};
 use crate::IozoneTest;
 use iomatrix_backend::{AlignedBuf, FileIo, MmapFile, OpenHow, PsyncFile, StdioFile, SyncFile};
-use iomatrix_coord::{local_group, Coordinator};
+use iomatrix_coord::{lead_local, ClientFailure, Coordinator, Ending, Report};
 use iomatrix_core::BackendKind;
 use iomatrix_engine::{run_pass, Direction, Moved, Order, Pass, PassError};
 use iomatrix_stats::{kib_per_sec, Measured, Span};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -30,16 +29,6 @@ impl ClientFigures {
     pub fn kib_per_sec(&self) -> f64 {
         kib_per_sec(self.moved.bytes, self.measured.wall())
     }
-}
-
-/// Why a client has no figures for a cell.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ClientFailure {
-    pub rank: usize,
-    /// One line: what failed, where, and the system's word for it.
-    pub message: String,
-    /// True when the client stopped because it was told to, not by an error.
-    pub stopped: bool,
 }
 
 /// A finished cell, merged over all clients.
@@ -97,21 +86,6 @@ pub trait CellSink {
     fn cell_done(&mut self, cell: &CellResult) -> Result<(), String>;
 }
 
-/// How a run ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Ending {
-    Completed,
-    /// The stop flag was raised from outside (Ctrl-C) with no client failing.
-    Interrupted,
-    /// A client failed in this cell; the others were stopped.
-    ClientFailed {
-        cell: CellSpec,
-        failures: Vec<ClientFailure>,
-    },
-    /// The sink refused a cell (the database could not be written).
-    SinkFailed(String),
-}
-
 /// Runs `plan` with each client in `workdir/client-N`, which this makes.
 /// `stop` is the run's stop flag: raise it to end the run after the current
 /// requests; a failing client raises it too. Returns how many cells were
@@ -129,53 +103,16 @@ pub fn execute(
     }
     sink.started(&cells);
     let epoch = Instant::now();
-    let (tx, rx) = mpsc::channel::<(usize, Result<ClientFigures, ClientFailure>)>();
-    let mut done = 0;
-    let mut ending = Ending::Completed;
-    std::thread::scope(|scope| {
-        for (coord, dir) in local_group(plan.clients).into_iter().zip(&dirs) {
-            let tx = tx.clone();
-            let cells = &cells;
-            scope.spawn(move || Client::new(coord, plan, dir, epoch, stop).run(cells, &tx));
-        }
-        drop(tx);
-        let mut pending: BTreeMap<usize, Vec<Result<ClientFigures, ClientFailure>>> = BTreeMap::new();
-        let mut next = 0;
-        for (index, outcome) in rx {
-            pending.entry(index).or_default().push(outcome);
-            while pending.get(&next).is_some_and(|v| v.len() == plan.clients) {
-                let outcomes = pending.remove(&next).unwrap_or_default();
-                let spec = cells[next];
-                next += 1;
-                if ending != Ending::Completed {
-                    continue; // the run is ending; later cells only drain
-                }
-                let (ok, failed): (Vec<_>, Vec<_>) = outcomes.into_iter().partition(Result::is_ok);
-                let failures: Vec<ClientFailure> = failed.into_iter().filter_map(Result::err).collect();
-                if failures.iter().any(|f| !f.stopped) {
-                    stop.store(true, Ordering::SeqCst);
-                    let failures = failures.into_iter().filter(|f| !f.stopped).collect();
-                    ending = Ending::ClientFailed { cell: spec, failures };
-                } else if !failures.is_empty() {
-                    ending = Ending::Interrupted;
-                } else {
-                    let result = CellResult::merge(spec, ok.into_iter().filter_map(Result::ok).collect());
-                    match sink.cell_done(&result) {
-                        Ok(()) => done += 1,
-                        Err(e) => {
-                            stop.store(true, Ordering::SeqCst);
-                            ending = Ending::SinkFailed(e);
-                        }
-                    }
-                }
-            }
-        }
-    });
-    if ending == Ending::Completed && done < cells.len() {
-        // Every client was stopped before reporting a failure of its own.
-        ending = Ending::Interrupted;
-    }
-    Ok((done, ending))
+    Ok(lead_local(
+        plan.clients,
+        cells.len(),
+        stop,
+        |coord, tx| {
+            let rank = coord.rank();
+            Client::new(coord, plan, &dirs[rank], epoch, stop).run(&cells, &tx)
+        },
+        |index, figures| sink.cell_done(&CellResult::merge(cells[index], figures)),
+    ))
 }
 
 /// One client's state across the cells of a run.
@@ -206,7 +143,7 @@ impl<'a, C: Coordinator> Client<'a, C> {
 
     /// Every client takes part in every barrier, also after a failure or a
     /// stop (it then skips the work), so no client ever waits for one that left.
-    fn run(mut self, cells: &[CellSpec], tx: &mpsc::Sender<(usize, Result<ClientFigures, ClientFailure>)>) {
+    fn run(mut self, cells: &[CellSpec], tx: &mpsc::Sender<Report<ClientFigures>>) {
         for cell in cells {
             let outcome = match cell.backend {
                 BackendKind::Sync => self.cell::<SyncFile>(cell),
@@ -216,7 +153,8 @@ impl<'a, C: Coordinator> Client<'a, C> {
                 // IozonePlan::validate refuses queued backends; keep the barrier count right regardless.
                 BackendKind::IoUring => {
                     self.coord.barrier();
-                    Err(self.failure("the iozone suite issues one request at a time; io_uring is for `run access`".into()))
+                    Err(self
+                        .failure("the iozone suite issues one request at a time; io_uring is for `run access`".into()))
                 }
             };
             if let Err(f) = &outcome {
@@ -327,10 +265,10 @@ impl<'a, C: Coordinator> Client<'a, C> {
     }
 
     fn failure(&self, message: String) -> ClientFailure {
-        ClientFailure { rank: self.coord.rank(), message, stopped: false }
+        ClientFailure::error(self.coord.rank(), message)
     }
 
     fn stopped(&self) -> ClientFailure {
-        ClientFailure { rank: self.coord.rank(), message: "stopped".into(), stopped: true }
+        ClientFailure::stopped(self.coord.rank())
     }
 }
