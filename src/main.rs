@@ -6,6 +6,7 @@ mod cli;
 mod cmd;
 mod db_path;
 mod iozone_job;
+mod job;
 mod progress;
 mod render;
 mod signals;

@@ -1,6 +1,7 @@
 //! `iomatrix iozone <IOzone's flags>`: IOzone's command line, run by iomatrix.
 
-use crate::iozone_job::{self, IozoneJob, Output};
+use crate::iozone_job::{self, IozoneJob};
+use crate::job::Output;
 use iomatrix_iozone::front;
 use std::path::Path;
 use std::process::ExitCode;

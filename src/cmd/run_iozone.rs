@@ -1,7 +1,8 @@
 //! `iomatrix run iozone`: the IOzone matrix with iomatrix's own flags.
 
 use crate::cli::RunIozoneArgs;
-use crate::iozone_job::{self, IozoneJob, Output};
+use crate::iozone_job::{self, IozoneJob};
+use crate::job::Output;
 use iomatrix_core::{parse_size_list, BackendKind, UsageError};
 use iomatrix_iozone::{IozonePlan, IozoneTest, AUTO_MAX_FILE, AUTO_MAX_RECORD, AUTO_MIN_FILE, AUTO_MIN_RECORD};
 use std::path::Path;

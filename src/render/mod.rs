@@ -1,8 +1,8 @@
 //! Stored runs as text and JSON. Everything printed comes from the store,
 //! so `run` and `show` print the same thing, today or next year.
 
-use iomatrix_iozone::IozoneTest;
-use iomatrix_report::{matrix_table, Matrix, MatrixCell};
+pub mod iozone;
+
 use iomatrix_store::{RunSummary, StoredRun};
 use serde_json::{json, Value};
 use std::fmt::Write;
@@ -72,9 +72,10 @@ pub fn run_text(run: &StoredRun) -> String {
     if let Some(error) = &s.error {
         let _ = writeln!(out, "error: {error}");
     }
-    for (throughput, cpu) in throughput_matrices(run).iter().zip(cpu_matrices(run)) {
-        let _ = write!(out, "\n{}\n{}", matrix_table(throughput, 0), matrix_table(&cpu, 0));
-    }
+    out.push_str(&match s.suite.as_str() {
+        "iozone" => iozone::tables(run),
+        _ => String::new(),
+    });
     out
 }
 
@@ -102,20 +103,12 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
         ("cache".into(), text(&c["cache"])),
         ("clients".into(), text(&c["clients"])),
         (
-            "timing".into(),
-            format!(
-                "fsync {}, close {}",
-                if c["fsync_timed"] == true { "included" } else { "excluded" },
-                if c["close_timed"] == true { "included" } else { "excluded" }
-            ),
-        ),
-        (
             "file size vs RAM".into(),
             format!(
                 "{} (largest file {}, RAM {})",
                 text(&c["files_vs_ram"]),
-                crate::iozone_job::human(c["largest_file_bytes"].as_u64().unwrap_or(0)),
-                crate::iozone_job::human(c["ram_bytes"].as_u64().unwrap_or(0))
+                crate::job::human(c["largest_file_bytes"].as_u64().unwrap_or(0)),
+                crate::job::human(c["ram_bytes"].as_u64().unwrap_or(0))
             ),
         ),
         (
@@ -123,6 +116,16 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
             format!("{}, {} CPUs, kernel {}", text(&e["cpu_model"]), text(&e["cpu_count"]), text(&e["kernel"])),
         ),
     ];
+    if !c["fsync_timed"].is_null() {
+        pairs.push((
+            "timing".into(),
+            format!(
+                "fsync {}, close {}",
+                if c["fsync_timed"] == true { "included" } else { "excluded" },
+                if c["close_timed"] == true { "included" } else { "excluded" }
+            ),
+        ));
+    }
     if let Some(dev) = e["target"]["block_device"].as_object() {
         let align = dev.get("alignment_bytes").and_then(Value::as_u64);
         pairs.push((
@@ -130,44 +133,9 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
             format!(
                 "{}{}",
                 dev.get("name").map(text).unwrap_or_default(),
-                align.map(|a| format!(", partition aligned to {}", crate::iozone_job::human(a))).unwrap_or_default()
+                align.map(|a| format!(", partition aligned to {}", crate::job::human(a))).unwrap_or_default()
             ),
         ));
     }
     pairs
-}
-
-/// One KB/s matrix per test, in IOzone's order.
-pub fn throughput_matrices(run: &StoredRun) -> Vec<Matrix> {
-    matrices(run, "KB/s", |t| t.report_title().to_string(), |c| c.kib_per_sec)
-}
-
-fn cpu_matrices(run: &StoredRun) -> Vec<Matrix> {
-    matrices(run, "%", |t| t.report_title().replace(" report", " CPU"), |c| c.cpu_percent)
-}
-
-fn matrices(
-    run: &StoredRun,
-    unit: &str,
-    title: impl Fn(IozoneTest) -> String,
-    value: impl Fn(&iomatrix_store::CellRow) -> f64,
-) -> Vec<Matrix> {
-    IozoneTest::ALL
-        .iter()
-        .filter_map(|&test| {
-            let cells: Vec<MatrixCell> = run
-                .cell_results
-                .iter()
-                .filter(|c| c.test == test.name())
-                .filter_map(|c| {
-                    Some(MatrixCell {
-                        file_kib: c.file_size? / 1024,
-                        record_kib: c.record_size? / 1024,
-                        value: value(c),
-                    })
-                })
-                .collect();
-            (!cells.is_empty()).then(|| Matrix { title: title(test), unit: unit.to_string(), cells })
-        })
-        .collect()
 }

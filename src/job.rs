@@ -1,0 +1,272 @@
+//! The steps every suite's run shares, in order: check the target, record
+//! the environment, check free space, warn about the page cache, open the
+//! store, make the working folder, probe O_DIRECT, catch Ctrl-C, begin the
+//! run; and at the end: record how it ended, remove the working folder,
+//! print the run from the store, choose the exit code.
+
+use crate::app::EXIT_INTERRUPTED;
+use crate::progress::Progress;
+use crate::workdir::WorkDir;
+use crate::{render, signals};
+use anyhow::Context;
+use iomatrix_core::{BackendKind, UsageError, MIB};
+use iomatrix_environment::Environment;
+use iomatrix_iozone::Ending;
+use iomatrix_store::{CellRow, NewRun, RunStatus, Store, StoredRun};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+
+/// What a suite tells the shared steps about its run.
+pub struct JobSpec {
+    pub suite: &'static str,
+    pub target: PathBuf,
+    pub labels: Vec<(String, String)>,
+    pub keep: bool,
+    pub space_check: bool,
+    /// Bytes the run keeps on the target at its peak, and how that comes about
+    /// (for the free-space message), e.g. "2 client(s) x largest file 64m".
+    pub peak_bytes: u64,
+    pub peak_detail: String,
+    pub backend: BackendKind,
+    pub direct: bool,
+    pub clients: usize,
+    pub plan: Value,
+    /// Suite-specific conditions, merged into the common ones.
+    pub conditions: Value,
+    pub total_cells: usize,
+}
+
+/// How a finished run is printed.
+#[derive(Default)]
+pub struct Output {
+    pub json: bool,
+    /// IOzone's `-R` report after the tables.
+    pub excel_report: bool,
+    pub xlsx: Option<PathBuf>,
+}
+
+/// A run under way.
+pub struct Job {
+    pub store: Store,
+    pub run_id: i64,
+    pub workdir: WorkDir,
+    pub stop: &'static AtomicBool,
+    pub progress: Progress,
+    total_cells: usize,
+}
+
+impl Job {
+    pub fn start(spec: JobSpec, db: &Path) -> anyhow::Result<Job> {
+        let target = check_target(&spec.target)?;
+        let env = iomatrix_environment::capture(&target)
+            .with_context(|| format!("cannot read the environment of {}", target.display()))?;
+        if spec.space_check {
+            check_space(&spec, &env)?;
+        }
+        if !spec.direct && env.machine.ram_bytes > 0 && spec.peak_bytes < env.machine.ram_bytes {
+            eprintln!(
+                "iomatrix: warning: all files ({} at most) fit in this machine's RAM ({}): cached results measure the \
+                 page cache, not the storage; use --direct, or files larger than RAM, to measure the storage",
+                human(spec.peak_bytes),
+                human(env.machine.ram_bytes)
+            );
+        }
+        let store = Store::open(db)?;
+        let workdir = WorkDir::create(&target, spec.keep)?;
+        if spec.direct {
+            iomatrix_backend::probe_direct(workdir.path()).map_err(|e| {
+                UsageError::new(format!(
+                    "the file system at {} ({}) refuses O_DIRECT: {e}; run without --direct",
+                    target.display(),
+                    env.target.fs_type
+                ))
+            })?;
+        }
+        let stop = signals::install()?;
+        let mut conditions = common_conditions(&spec, &env);
+        if let (Some(all), Some(extra)) = (conditions.as_object_mut(), spec.conditions.as_object()) {
+            all.extend(extra.clone());
+        }
+        let run_id = store.begin_run(&NewRun {
+            suite: spec.suite.into(),
+            command_line: command_line(),
+            labels: spec.labels,
+            plan: spec.plan,
+            environment: serde_json::to_value(&env)?,
+            conditions,
+            total_cells: spec.total_cells,
+        })?;
+        eprintln!(
+            "iomatrix: run #{run_id}: {} cells in {}, results in {}",
+            spec.total_cells,
+            workdir.path().display(),
+            store.path().display()
+        );
+        Ok(Job {
+            store,
+            run_id,
+            workdir,
+            stop,
+            progress: Progress::new(spec.total_cells),
+            total_cells: spec.total_cells,
+        })
+    }
+
+    /// Stores one finished cell and moves the progress display on.
+    pub fn store_cell(&mut self, row: &CellRow, progress_line: &str) -> Result<(), String> {
+        self.store.add_cell(self.run_id, row).map_err(|e| e.to_string())?;
+        self.progress.cell_done(progress_line);
+        Ok(())
+    }
+
+    /// Records how the run ended, removes the working folder and prints the
+    /// run as `show` would. `describe` names a cell by its index.
+    pub fn finish(
+        self,
+        outcome: std::io::Result<(usize, Ending)>,
+        describe: impl Fn(usize) -> String,
+        output: &Output,
+    ) -> anyhow::Result<ExitCode> {
+        self.progress.finish();
+        let Job { store, run_id, workdir, total_cells, .. } = self;
+        let (done, ending) = match outcome {
+            Ok(v) => v,
+            Err(e) => {
+                let msg = format!("cannot prepare client folders in {}: {e}", workdir.path().display());
+                store.finish_run(run_id, RunStatus::Failed, Some(&msg))?;
+                anyhow::bail!(msg);
+            }
+        };
+        let failure = match &ending {
+            Ending::Completed => None,
+            Ending::Interrupted => Some("interrupted".to_string()),
+            Ending::ClientFailed { cell, failures } => Some(format!(
+                "{} failed: {}",
+                describe(*cell),
+                failures.iter().map(|f| format!("client {}: {}", f.rank, f.message)).collect::<Vec<_>>().join("; ")
+            )),
+            Ending::SinkFailed(e) => Some(e.clone()),
+        };
+        let status = match ending {
+            Ending::Completed => RunStatus::Complete,
+            Ending::Interrupted => RunStatus::Interrupted,
+            _ => RunStatus::Failed,
+        };
+        store.finish_run(run_id, status, failure.as_deref())?;
+        if workdir.kept() {
+            eprintln!("iomatrix: kept the working folder {}", workdir.path().display());
+        }
+        drop(workdir);
+        let stored = store.load_run(run_id)?.context("the run just written is missing from the database")?;
+        print_run(&stored, output)?;
+        match status {
+            RunStatus::Complete => Ok(ExitCode::SUCCESS),
+            RunStatus::Interrupted => {
+                eprintln!("iomatrix: interrupted: {done} of {total_cells} cells kept in run #{run_id}");
+                Ok(ExitCode::from(EXIT_INTERRUPTED))
+            }
+            _ => Err(anyhow::anyhow!(
+                "run #{run_id} failed after {done} of {total_cells} cells (kept): {}",
+                failure.unwrap_or_default()
+            )),
+        }
+    }
+}
+
+fn print_run(stored: &StoredRun, output: &Output) -> anyhow::Result<()> {
+    if output.json {
+        crate::app::print_out(&format!("{}\n", serde_json::to_string_pretty(&render::run_json(stored))?))?;
+    } else {
+        crate::app::print_out(&render::run_text(stored))?;
+    }
+    if output.excel_report {
+        crate::app::print_out("\nExcel output is below:\n")?;
+        crate::app::print_out(&iomatrix_report::excel_report(&render::iozone::throughput_matrices(stored)))?;
+    }
+    if let Some(path) = &output.xlsx {
+        let bytes = iomatrix_report::xlsx_workbook(
+            &render::iozone::throughput_matrices(stored),
+            &render::condition_pairs(stored),
+        )
+        .context("cannot build the workbook")?;
+        std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("iomatrix: wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn check_target(target: &Path) -> Result<PathBuf, UsageError> {
+    let meta = std::fs::metadata(target).map_err(|e| {
+        UsageError::new(format!("target {}: {e}; give an existing folder with --target", target.display()))
+    })?;
+    if !meta.is_dir() {
+        return Err(UsageError::new(format!(
+            "target {} is not a folder; give the folder to test in (iomatrix makes its own files there)",
+            target.display()
+        )));
+    }
+    target.canonicalize().map_err(|e| UsageError::new(format!("target {}: {e}", target.display())))
+}
+
+/// Refuses a plan that cannot fit, with the numbers, before writing a byte.
+fn check_space(spec: &JobSpec, env: &Environment) -> Result<(), UsageError> {
+    let need = spec.peak_bytes + spec.peak_bytes / 20 + 4 * MIB;
+    let free = env.target.free_bytes;
+    if need > free {
+        return Err(UsageError::new(format!(
+            "target {} has {} free, but this plan needs {} ({}, plus a 5% margin); choose smaller sizes, fewer \
+             clients or another target (or --no-space-check)",
+            env.target.path,
+            human(free),
+            human(need),
+            spec.peak_detail
+        )));
+    }
+    Ok(())
+}
+
+/// What a reader must know to trust a figure, stored with the run and printed above every table.
+fn common_conditions(spec: &JobSpec, env: &Environment) -> Value {
+    let ram = env.machine.ram_bytes;
+    let files_vs_ram = if ram == 0 {
+        "unknown"
+    } else if spec.peak_bytes < ram {
+        "all files fit in RAM"
+    } else {
+        "files exceed RAM"
+    };
+    json!({
+        "suite": spec.suite,
+        "backend": spec.backend.name(),
+        "direct": spec.direct,
+        "cache": if spec.direct { "bypassed (O_DIRECT)" } else { "page cache in use" },
+        "clients": spec.clients,
+        "largest_file_bytes": spec.peak_bytes / spec.clients.max(1) as u64,
+        "ram_bytes": ram,
+        "files_vs_ram": files_vs_ram,
+        "target": env.target.path,
+        "fs_type": env.target.fs_type,
+        "mount_source": env.target.mount_source,
+    })
+}
+
+fn command_line() -> String {
+    std::env::args().map(|a| if a.contains(' ') { format!("'{a}'") } else { a }).collect::<Vec<_>>().join(" ")
+}
+
+pub fn human(bytes: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < units.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", units[i])
+    }
+}

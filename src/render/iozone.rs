@@ -1,0 +1,50 @@
+//! IOzone runs as IOzone shows them: one KB/s matrix per test (file sizes
+//! down, record sizes across) and the CPU % matrix under it.
+
+use iomatrix_iozone::IozoneTest;
+use iomatrix_report::{matrix_table, Matrix, MatrixCell};
+use iomatrix_store::StoredRun;
+use std::fmt::Write;
+
+pub fn tables(run: &StoredRun) -> String {
+    let mut out = String::new();
+    for (throughput, cpu) in throughput_matrices(run).iter().zip(cpu_matrices(run)) {
+        let _ = write!(out, "\n{}\n{}", matrix_table(throughput, 0), matrix_table(&cpu, 0));
+    }
+    out
+}
+
+/// One KB/s matrix per test, in IOzone's order.
+pub fn throughput_matrices(run: &StoredRun) -> Vec<Matrix> {
+    matrices(run, "KB/s", |t| t.report_title().to_string(), |c| c.kib_per_sec)
+}
+
+fn cpu_matrices(run: &StoredRun) -> Vec<Matrix> {
+    matrices(run, "%", |t| t.report_title().replace(" report", " CPU"), |c| c.cpu_percent)
+}
+
+fn matrices(
+    run: &StoredRun,
+    unit: &str,
+    title: impl Fn(IozoneTest) -> String,
+    value: impl Fn(&iomatrix_store::CellRow) -> f64,
+) -> Vec<Matrix> {
+    IozoneTest::ALL
+        .iter()
+        .filter_map(|&test| {
+            let cells: Vec<MatrixCell> = run
+                .cell_results
+                .iter()
+                .filter(|c| c.test == test.name())
+                .filter_map(|c| {
+                    Some(MatrixCell {
+                        file_kib: c.file_size? / 1024,
+                        record_kib: c.record_size? / 1024,
+                        value: value(c),
+                    })
+                })
+                .collect();
+            (!cells.is_empty()).then(|| Matrix { title: title(test), unit: unit.to_string(), cells })
+        })
+        .collect()
+}
