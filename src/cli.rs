@@ -25,6 +25,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Built once per process: the size difference between variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 pub enum Command {
     /// Run a suite against a target and store the results
@@ -55,10 +57,13 @@ pub enum Command {
     },
 }
 
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 pub enum Suite {
     /// IOzone's matrix: file size x record size x tests
     Iozone(RunIozoneArgs),
+    /// Iometer/fio-style access specs with outstanding I/O; lists in any parameter sweep
+    Access(RunAccessArgs),
 }
 
 #[derive(Args, Debug)]
@@ -130,4 +135,76 @@ pub struct RunIozoneArgs {
     /// Also write the tables as an .xlsx workbook
     #[arg(long, value_name = "FILE")]
     pub xlsx: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct RunAccessArgs {
+    /// Folder to test in; iomatrix works in a fresh subfolder and removes it at the end
+    /// [default: the system's temporary folder]
+    #[arg(long, value_name = "DIR")]
+    pub target: Option<PathBuf>,
+
+    /// Block sizes, e.g. 2k,4k,8k,32k,64k,128k,256k or 4k..256k
+    #[arg(long, default_value = "4k", value_name = "SIZES", allow_hyphen_values = true)]
+    pub bs: String,
+
+    /// Percent of requests that read (the rest write), a list: 100,0
+    #[arg(long, default_value = "100", value_name = "PCTS", allow_hyphen_values = true)]
+    pub read: String,
+
+    /// Percent of requests at random offsets (the rest sequential), a list
+    #[arg(long, default_value = "100", value_name = "PCTS", allow_hyphen_values = true)]
+    pub random: String,
+
+    /// Outstanding requests per client (queue depth), a list: 16,32,64,128,255
+    #[arg(long, default_value = "1", value_name = "DEPTHS", allow_hyphen_values = true)]
+    pub qd: String,
+
+    /// Clients on this host (threads), each with its own file
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub clients: usize,
+
+    /// Each client's file (its working set), laid out before the first cell
+    #[arg(long, default_value = "256m", value_name = "SIZE", allow_hyphen_values = true)]
+    pub file_size: String,
+
+    /// How long each cell issues requests [default: 10s unless --bytes]
+    #[arg(long, value_name = "TIME", conflicts_with = "bytes", allow_hyphen_values = true)]
+    pub duration: Option<String>,
+
+    /// Bytes each client moves per cell, instead of a duration
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub bytes: Option<String>,
+
+    /// Offsets are multiples of this [default: the block size]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub align: Option<String>,
+
+    /// Bypass the page cache with O_DIRECT
+    #[arg(long)]
+    pub direct: bool,
+
+    /// io_uring, psync, sync or mmap [default: io_uring when any --qd is above 1, else psync]
+    #[arg(long, value_name = "BACKEND")]
+    pub backend: Option<String>,
+
+    /// At most this many requests per second per client
+    #[arg(long, value_name = "IOPS")]
+    pub rate: Option<u64>,
+
+    /// Label the run, e.g. --label server=netware (repeatable)
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    /// Keep the working folder and its files at the end
+    #[arg(long)]
+    pub keep: bool,
+
+    /// Skip the free-space check
+    #[arg(long)]
+    pub no_space_check: bool,
+
+    /// Print the stored run as JSON (schema "iomatrix.run/1") instead of tables
+    #[arg(long)]
+    pub json: bool,
 }

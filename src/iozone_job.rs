@@ -40,6 +40,7 @@ pub fn run(job: IozoneJob, db: &Path) -> anyhow::Result<ExitCode> {
                 "close_timed": plan.close,
             }),
             total_cells: cells.len(),
+            keep_cell_lines: false,
         },
         db,
     )?;

@@ -36,6 +36,8 @@ pub struct JobSpec {
     /// Suite-specific conditions, merged into the common ones.
     pub conditions: Value,
     pub total_cells: usize,
+    /// Few long cells: keep a line per finished cell on the terminal.
+    pub keep_cell_lines: bool,
 }
 
 /// How a finished run is printed.
@@ -109,7 +111,11 @@ impl Job {
             run_id,
             workdir,
             stop,
-            progress: Progress::new(spec.total_cells),
+            progress: if spec.keep_cell_lines {
+                Progress::new(spec.total_cells).keep_lines()
+            } else {
+                Progress::new(spec.total_cells)
+            },
             total_cells: spec.total_cells,
         })
     }

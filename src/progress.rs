@@ -8,6 +8,8 @@ pub struct Progress {
     bar: Option<ProgressBar>,
     total: usize,
     done: usize,
+    /// Keep a line per finished cell above the bar (for runs of few, long cells).
+    keep_lines: bool,
 }
 
 impl Progress {
@@ -23,14 +25,30 @@ impl Progress {
             bar.enable_steady_tick(std::time::Duration::from_millis(250));
             bar
         });
-        Progress { bar, total, done: 0 }
+        Progress { bar, total, done: 0, keep_lines: false }
+    }
+
+    /// Finished cells stay on the screen, one line each, above the bar.
+    pub fn keep_lines(mut self) -> Progress {
+        self.keep_lines = true;
+        self
+    }
+
+    /// A handle to show live figures of the running cell (None when not a terminal).
+    pub fn live_line(&self) -> Option<ProgressBar> {
+        self.bar.clone()
     }
 
     pub fn cell_done(&mut self, what: &str) {
         self.done += 1;
         match &self.bar {
             Some(bar) => {
-                bar.set_message(what.to_string());
+                if self.keep_lines {
+                    bar.println(what);
+                    bar.set_message("");
+                } else {
+                    bar.set_message(what.to_string());
+                }
                 bar.inc(1);
             }
             // A closed stderr (a pipe into `head`) must not stop a run.

@@ -1,5 +1,6 @@
 //! One file per subcommand.
 pub mod iozone;
+pub mod run_access;
 pub mod run_iozone;
 pub mod runs;
 pub mod show;

@@ -59,7 +59,7 @@ fn plan(args: &RunIozoneArgs) -> Result<IozonePlan, UsageError> {
     Ok(plan)
 }
 
-fn labels(raw: &[String]) -> Result<Vec<(String, String)>, UsageError> {
+pub fn labels(raw: &[String]) -> Result<Vec<(String, String)>, UsageError> {
     raw.iter()
         .map(|l| match l.split_once('=') {
             Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),

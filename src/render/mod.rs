@@ -1,6 +1,7 @@
 //! Stored runs as text and JSON. Everything printed comes from the store,
 //! so `run` and `show` print the same thing, today or next year.
 
+pub mod access;
 pub mod iozone;
 
 use iomatrix_store::{RunSummary, StoredRun};
@@ -74,6 +75,7 @@ pub fn run_text(run: &StoredRun) -> String {
     }
     out.push_str(&match s.suite.as_str() {
         "iozone" => iozone::tables(run),
+        "access" => access::table(run),
         _ => String::new(),
     });
     out

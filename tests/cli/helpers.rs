@@ -142,8 +142,14 @@ impl Mount {
     /// Root only: an ext4 image of `mib` MiB, loop-mounted (the loop device
     /// is released by `umount` through autoclear).
     pub fn ext4(mib: u64) -> Option<Mount> {
-        if !is_root() || !have("mkfs.ext4") || !Path::new("/dev/loop-control").exists() {
-            eprintln!("skipped: a loop-mounted ext4 needs root, mkfs.ext4 and loop devices");
+        Mount::image("ext4", mib)
+    }
+
+    /// Root only: a `fstype` image (ext4, xfs, btrfs) of `mib` MiB, loop-mounted.
+    pub fn image(fstype: &str, mib: u64) -> Option<Mount> {
+        let mkfs = format!("mkfs.{fstype}");
+        if !is_root() || !have(&mkfs) || !Path::new("/dev/loop-control").exists() {
+            eprintln!("skipped: a loop-mounted {fstype} needs root, {mkfs} and loop devices");
             return None;
         }
         let holder = tempfile::tempdir().unwrap();
@@ -151,14 +157,15 @@ impl Mount {
         let point = holder.path().join("mnt");
         std::fs::create_dir(&point).unwrap();
         std::fs::File::create(&image).unwrap().set_len(mib << 20).unwrap();
-        if let Err(e) = sh("mkfs.ext4", &["-q", "-F", image.to_str().unwrap()]) {
+        let force = if fstype == "ext4" { "-F" } else { "-f" };
+        if let Err(e) = sh(&mkfs, &["-q", force, image.to_str().unwrap()]) {
             eprintln!("skipped: {e}");
             return None;
         }
         match sh("mount", &["-o", "loop", image.to_str().unwrap(), point.to_str().unwrap()]) {
             Ok(()) => Some(Mount { point, _holder: holder }),
             Err(e) => {
-                eprintln!("skipped: cannot loop-mount ext4: {e}");
+                eprintln!("skipped: cannot loop-mount {fstype}: {e}");
                 None
             }
         }

@@ -2,6 +2,7 @@
 //! system's temporary folder, tmpfs/ramfs and loop-mounted ext4 (the last
 //! ones need root and are skipped with a message otherwise).
 
+mod access;
 mod bad_input;
 mod database;
 mod helpers;

@@ -8,24 +8,37 @@
 //! - [`AlignedBuf`]: the I/O buffer, aligned for O_DIRECT and filled with
 //!   incompressible bytes so that compressing storage cannot flatter a result.
 //! - [`probe_direct`]: asks a file system whether it accepts O_DIRECT.
+//! - [`QueuedFile`]: the submit/reap seam on fio's model, for backends that
+//!   keep requests in flight. [`QueuedFile::submit`] takes a [`Request`] (a
+//!   slot naming one of the backend's own buffers, direction, offset, length)
+//!   and answers [`Submitted`] `Done`, `Queued` or `Busy`;
+//!   [`QueuedFile::reap`] hands back [`Completion`]s. [`open_queued`] opens one
+//!   by [`iomatrix_core::BackendKind`].
+//! - [`UringFile`]: Linux io_uring with registered buffers and file where the
+//!   kernel allows; [`probe_io_uring`] reports at run time whether io_uring is
+//!   usable and what it offers ([`UringSupport`]).
+//! - [`Immediate`]: any [`FileIo`] behind the queued seam at depth 1.
 //!
-//! All backends here complete every request before returning. Queued
-//! backends (io_uring, network clients) get a submit/reap trait of their own
-//! when they arrive; they do not fit a synchronous call and should not pretend to.
+//! The [`FileIo`] backends complete every request before returning; queued
+//! backends do not fit a synchronous call and do not pretend to.
 
 mod buffer;
 mod mmap;
 mod open;
 mod psync;
+mod queued;
 mod stdio;
 mod sync;
+mod uring;
 
 pub use buffer::AlignedBuf;
 pub use mmap::MmapFile;
 pub use open::{probe_direct, OpenHow, DIRECT_ALIGN};
 pub use psync::PsyncFile;
+pub use queued::{open_queued, Completion, Immediate, QueuedFile, Request, Submitted};
 pub use stdio::StdioFile;
 pub use sync::SyncFile;
+pub use uring::{probe_io_uring, UringFile, UringSupport, IORING_MAX_ENTRIES};
 
 use iomatrix_core::BackendKind;
 use std::io;

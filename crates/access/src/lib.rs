@@ -1,0 +1,16 @@
+//! Access specs, as Iometer and fio describe work: block size, read %,
+//! random %, outstanding I/Os per client, for a time or a number of bytes.
+//!
+//! - [`AccessPlan`]: lists in any parameter make a sweep; [`AccessPlan::cells`]
+//!   is their cartesian product, each an [`AccessCell`].
+//! - [`execute`]: runs a plan with local client threads, each keeping its
+//!   queue full on its own file, and hands every merged [`AccessResult`]
+//!   (IOPS, MiB/s, exact latency histograms for reads and writes, CPU, a
+//!   per-second series) to the caller at once.
+//! - [`Live`]: counters the clients refresh every second, for a live display.
+
+mod plan;
+mod runner;
+
+pub use plan::{AccessCell, AccessPlan, Limit};
+pub use runner::{execute, AccessFigures, AccessResult, Live, Second};

@@ -1,0 +1,214 @@
+use iomatrix_core::{BackendKind, ByteSize, UsageError};
+
+/// How long each cell runs, per client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// Issue requests for this long, then let the ones in flight finish.
+    DurationMs(u64),
+    /// Issue this many bytes of requests per client.
+    Bytes(u64),
+}
+
+/// A validated access-spec run. Every list is swept: one cell per combination.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AccessPlan {
+    pub block_sizes: Vec<ByteSize>,
+    /// Percent of requests that read (the rest write), 0..=100.
+    pub read_percents: Vec<u8>,
+    /// Percent of requests at a random offset (the rest continue sequentially), 0..=100.
+    pub random_percents: Vec<u8>,
+    /// Outstanding requests per client.
+    pub queue_depths: Vec<u32>,
+    pub clients: usize,
+    /// Each client's file (its working set), laid out before the first cell.
+    pub file_size: ByteSize,
+    pub limit: Limit,
+    /// Offsets are multiples of this (default: the block size).
+    pub alignment: Option<ByteSize>,
+    pub direct: bool,
+    pub backend: BackendKind,
+    /// Requests per second per client, at most.
+    pub rate_iops: Option<u64>,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AccessCell {
+    pub index: usize,
+    pub block_size: ByteSize,
+    pub read_percent: u8,
+    pub random_percent: u8,
+    pub queue_depth: u32,
+}
+
+impl AccessCell {
+    /// `4k read 100% random 100% qd 32`
+    pub fn describe(&self) -> String {
+        format!(
+            "{} read {}% random {}% qd {}",
+            self.block_size, self.read_percent, self.random_percent, self.queue_depth
+        )
+    }
+}
+
+impl AccessPlan {
+    /// Cells in sweep order: block size outermost, then read %, random %, queue depth.
+    pub fn cells(&self) -> Vec<AccessCell> {
+        let mut cells = Vec::new();
+        for &block_size in &self.block_sizes {
+            for &read_percent in &self.read_percents {
+                for &random_percent in &self.random_percents {
+                    for &queue_depth in &self.queue_depths {
+                        cells.push(AccessCell {
+                            index: cells.len(),
+                            block_size,
+                            read_percent,
+                            random_percent,
+                            queue_depth,
+                        });
+                    }
+                }
+            }
+        }
+        cells
+    }
+
+    pub fn alignment_of(&self, block_size: ByteSize) -> u64 {
+        self.alignment.map_or(block_size.bytes(), |a| a.bytes())
+    }
+
+    /// Checks the plan before anything runs. `max_depth` is the largest
+    /// queue the chosen backend accepts on this kernel.
+    pub fn validate(&self, max_depth: u32) -> Result<(), UsageError> {
+        let empty = [
+            (self.block_sizes.is_empty(), "--bs"),
+            (self.read_percents.is_empty(), "--read"),
+            (self.random_percents.is_empty(), "--random"),
+            (self.queue_depths.is_empty(), "--qd"),
+        ];
+        if let Some((_, flag)) = empty.iter().find(|(e, _)| *e) {
+            return Err(UsageError::new(format!("{flag} is empty: give at least one value")));
+        }
+        if self.clients == 0 {
+            return Err(UsageError::new("--clients 0: at least one client is needed"));
+        }
+        for &p in self.read_percents.iter().chain(&self.random_percents) {
+            if p > 100 {
+                return Err(UsageError::new(format!("{p}% is over 100: --read and --random are percentages 0..100")));
+            }
+        }
+        for &qd in &self.queue_depths {
+            if qd == 0 {
+                return Err(UsageError::new("--qd 0: a client needs at least one request in flight"));
+            }
+            if qd > 1 && !self.backend.is_queued() {
+                return Err(UsageError::new(format!(
+                    "--qd {qd} needs a queued backend: {} issues one request at a time; use --backend io_uring \
+                     (or --qd 1)",
+                    self.backend
+                )));
+            }
+            if qd > max_depth {
+                return Err(UsageError::new(format!(
+                    "--qd {qd} is above what {} accepts on this kernel ({max_depth}); choose --qd {max_depth} or less",
+                    self.backend
+                )));
+            }
+        }
+        if matches!(self.backend, BackendKind::Stdio) {
+            return Err(UsageError::new(
+                "the stdio backend buffers in user space and cannot serve access specs; use psync, sync, mmap or io_uring",
+            ));
+        }
+        for &bs in &self.block_sizes {
+            if bs.bytes() == 0 {
+                return Err(UsageError::new("--bs 0: a block must hold at least one byte"));
+            }
+            if bs > self.file_size {
+                return Err(UsageError::new(format!(
+                    "block size {bs} is larger than the file ({}); choose a larger --file-size",
+                    self.file_size
+                )));
+            }
+            let align = self.alignment_of(bs);
+            if align == 0 {
+                return Err(UsageError::new("--align 0: offsets must be multiples of at least one byte"));
+            }
+            if self.direct && (bs.bytes() % 512 != 0 || align % 512 != 0) {
+                return Err(UsageError::new(format!(
+                    "block size {bs} (alignment {}) is not a multiple of 512, which --direct (O_DIRECT) needs",
+                    ByteSize(align)
+                )));
+            }
+        }
+        if self.direct && !self.backend.supports_direct() {
+            return Err(UsageError::new(format!(
+                "--direct cannot be used with the {} backend; use psync, sync or io_uring",
+                self.backend
+            )));
+        }
+        if self.limit == Limit::Bytes(0) || self.limit == Limit::DurationMs(0) {
+            return Err(UsageError::new("the cell limit is zero: give a positive --duration or --bytes"));
+        }
+        if self.rate_iops == Some(0) {
+            return Err(UsageError::new("--rate 0: give a positive number of requests per second, or no --rate"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomatrix_core::KIB;
+
+    fn plan() -> AccessPlan {
+        AccessPlan {
+            block_sizes: vec![ByteSize(4 * KIB), ByteSize(64 * KIB)],
+            read_percents: vec![100, 0],
+            random_percents: vec![100],
+            queue_depths: vec![1, 32],
+            clients: 1,
+            file_size: ByteSize(1 << 20),
+            limit: Limit::DurationMs(100),
+            alignment: None,
+            direct: false,
+            backend: BackendKind::IoUring,
+            rate_iops: None,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn lists_sweep_every_combination() {
+        let cells = plan().cells();
+        assert_eq!(cells.len(), 2 * 2 * 2);
+        assert_eq!(cells[1].queue_depth, 32);
+        assert_eq!(cells[2].read_percent, 0);
+        assert_eq!(cells[4].block_size, ByteSize(64 * KIB));
+        assert_eq!(cells[7].index, 7);
+        assert_eq!(cells[0].describe(), "4k read 100% random 100% qd 1");
+    }
+
+    #[test]
+    fn bad_plans_name_the_problem() {
+        let err = |f: &dyn Fn(&mut AccessPlan)| {
+            let mut p = plan();
+            f(&mut p);
+            p.validate(32768).unwrap_err().to_string()
+        };
+        assert!(err(&|p| p.queue_depths = vec![0]).contains("--qd 0"));
+        assert!(err(&|p| p.queue_depths = vec![40000]).contains("above what io_uring accepts"));
+        assert!(err(&|p| p.read_percents = vec![101]).contains("101% is over 100"));
+        assert!(err(&|p| {
+            p.direct = true;
+            p.block_sizes = vec![ByteSize(1000)];
+        })
+        .contains("multiple of 512"));
+        assert!(err(&|p| p.limit = Limit::Bytes(0)).contains("zero"));
+        assert!(err(&|p| p.backend = BackendKind::Psync).contains("needs a queued backend"));
+        assert!(err(&|p| p.block_sizes = vec![ByteSize(2 << 20)]).contains("larger than the file"));
+        assert!(plan().validate(32768).is_ok());
+    }
+}

@@ -1,0 +1,403 @@
+//! Runs access specs: per client, a loop that keeps `queue_depth` requests
+//! in flight, timestamps each at submission and completion, and records the
+//! latency in HDR histograms (reads and writes apart) and a per-second series.
+
+use crate::plan::{AccessCell, AccessPlan, Limit};
+use iomatrix_backend::{open_queued, Completion, OpenHow, QueuedFile, Request, Submitted};
+use iomatrix_coord::{lead_local, ClientFailure, Coordinator, Ending, Report};
+use iomatrix_stats::{Latency, Measured, Span};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Requests and bytes completed within one second of a cell.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Second {
+    pub ops: u64,
+    pub bytes: u64,
+}
+
+/// One client's figures for one cell.
+#[derive(Debug, Clone)]
+pub struct AccessFigures {
+    pub rank: usize,
+    pub reads: Latency,
+    pub writes: Latency,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub measured: Measured,
+    pub series: Vec<Second>,
+}
+
+impl AccessFigures {
+    pub fn ops(&self) -> u64 {
+        self.reads.count() + self.writes.count()
+    }
+    pub fn bytes(&self) -> u64 {
+        self.read_bytes + self.write_bytes
+    }
+}
+
+/// A cell merged over its clients: histograms added exactly, series summed
+/// second by second, rates over the common wall time.
+#[derive(Debug, Clone)]
+pub struct AccessResult {
+    pub cell: AccessCell,
+    pub clients: Vec<AccessFigures>,
+    pub reads: Latency,
+    pub writes: Latency,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub wall_ns: u64,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub iops: f64,
+    pub mib_per_sec: f64,
+    pub cpu_percent: f64,
+    pub series: Vec<Second>,
+}
+
+impl AccessResult {
+    fn merge(cell: AccessCell, clients: Vec<AccessFigures>) -> AccessResult {
+        let mut reads = Latency::new();
+        let mut writes = Latency::new();
+        let mut series: Vec<Second> = Vec::new();
+        for c in &clients {
+            reads.merge(&c.reads);
+            writes.merge(&c.writes);
+            if series.len() < c.series.len() {
+                series.resize(c.series.len(), Second::default());
+            }
+            for (total, s) in series.iter_mut().zip(&c.series) {
+                total.ops += s.ops;
+                total.bytes += s.bytes;
+            }
+        }
+        let start = clients.iter().map(|c| c.measured.start_ns).min().unwrap_or(0);
+        let end = clients.iter().map(|c| c.measured.end_ns).max().unwrap_or(0);
+        let wall_ns = end.saturating_sub(start);
+        let secs = wall_ns as f64 / 1e9;
+        let read_bytes: u64 = clients.iter().map(|c| c.read_bytes).sum();
+        let write_bytes: u64 = clients.iter().map(|c| c.write_bytes).sum();
+        let ops = reads.count() + writes.count();
+        let user_ns: u64 = clients.iter().map(|c| c.measured.cpu.user_ns).sum();
+        let sys_ns: u64 = clients.iter().map(|c| c.measured.cpu.sys_ns).sum();
+        let rate = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
+        AccessResult {
+            cell,
+            iops: rate(ops as f64),
+            mib_per_sec: rate((read_bytes + write_bytes) as f64 / (1024.0 * 1024.0)),
+            cpu_percent: if wall_ns > 0 { (user_ns + sys_ns) as f64 * 100.0 / wall_ns as f64 } else { 0.0 },
+            clients,
+            reads,
+            writes,
+            read_bytes,
+            write_bytes,
+            wall_ns,
+            user_ns,
+            sys_ns,
+            series,
+        }
+    }
+
+    pub fn ops(&self) -> u64 {
+        self.reads.count() + self.writes.count()
+    }
+}
+
+/// What the clients publish once a second for a live display: the last
+/// second's requests and bytes per client and its p99 latency.
+pub struct Live {
+    clients: Vec<LiveClient>,
+    cell: AtomicUsize,
+}
+
+#[derive(Default)]
+struct LiveClient {
+    ops: AtomicU64,
+    bytes: AtomicU64,
+    p99_ns: AtomicU64,
+}
+
+impl Live {
+    pub fn new(clients: usize) -> Live {
+        Live { clients: (0..clients).map(|_| LiveClient::default()).collect(), cell: AtomicUsize::new(0) }
+    }
+    /// (cell index, requests/s, bytes/s, worst client's p99 in ns) over the last second.
+    pub fn snapshot(&self) -> (usize, u64, u64, u64) {
+        let ops = self.clients.iter().map(|c| c.ops.load(Ordering::Relaxed)).sum();
+        let bytes = self.clients.iter().map(|c| c.bytes.load(Ordering::Relaxed)).sum();
+        let p99 = self.clients.iter().map(|c| c.p99_ns.load(Ordering::Relaxed)).max().unwrap_or(0);
+        (self.cell.load(Ordering::Relaxed), ops, bytes, p99)
+    }
+    fn publish(&self, rank: usize, ops: u64, bytes: u64, p99_ns: u64) {
+        if let Some(c) = self.clients.get(rank) {
+            c.ops.store(ops, Ordering::Relaxed);
+            c.bytes.store(bytes, Ordering::Relaxed);
+            c.p99_ns.store(p99_ns, Ordering::Relaxed);
+        }
+    }
+    fn start_cell(&self, index: usize) {
+        self.cell.store(index, Ordering::Relaxed);
+        for c in &self.clients {
+            c.ops.store(0, Ordering::Relaxed);
+            c.bytes.store(0, Ordering::Relaxed);
+            c.p99_ns.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Runs `plan` with each client's file in `workdir/client-N/access.dat`.
+/// Returns how many cells `on_cell` accepted and how the run ended.
+pub fn execute(
+    plan: &AccessPlan,
+    workdir: &Path,
+    stop: &AtomicBool,
+    live: &Live,
+    mut on_cell: impl FnMut(&AccessResult) -> Result<(), String>,
+) -> std::io::Result<(usize, Ending)> {
+    let cells = plan.cells();
+    let dirs: Vec<PathBuf> = (0..plan.clients).map(|rank| workdir.join(format!("client-{rank}"))).collect();
+    for dir in &dirs {
+        std::fs::create_dir(dir)?;
+    }
+    let epoch = Instant::now();
+    Ok(lead_local(
+        plan.clients,
+        cells.len(),
+        stop,
+        |coord, tx| {
+            let rank = coord.rank();
+            Client { coord, plan, path: dirs[rank].join("access.dat"), epoch, stop, live }.run(&cells, &tx)
+        },
+        |index, figures| on_cell(&AccessResult::merge(cells[index], figures)),
+    ))
+}
+
+struct Client<'a, C: Coordinator> {
+    coord: C,
+    plan: &'a AccessPlan,
+    path: PathBuf,
+    epoch: Instant,
+    stop: &'a AtomicBool,
+    live: &'a Live,
+}
+
+impl<C: Coordinator> Client<'_, C> {
+    fn run(self, cells: &[AccessCell], tx: &mpsc::Sender<Report<AccessFigures>>) {
+        let rank = self.coord.rank();
+        let laid_out = self.lay_out();
+        for cell in cells {
+            let outcome = match &laid_out {
+                Ok(()) => self.cell(cell),
+                Err(e) => {
+                    self.coord.barrier();
+                    Err(e.clone())
+                }
+            };
+            if outcome.as_ref().is_err_and(|f| !f.stopped) {
+                self.stop.store(true, Ordering::SeqCst);
+            }
+            if tx.send((cell.index, outcome)).is_err() {
+                break;
+            }
+        }
+        let _ = std::fs::remove_file(&self.path);
+        let _ = rank;
+    }
+
+    /// Writes the whole working set once, untimed, so reads read real data.
+    fn lay_out(&self) -> Result<(), ClientFailure> {
+        use std::io::Write;
+        let fail = |e: std::io::Error| self.failure(format!("laying out {}: {e}", self.path.display()));
+        let mut file = std::fs::File::create(&self.path).map_err(fail)?;
+        let chunk = iomatrix_backend::AlignedBuf::new(1 << 20);
+        let mut left = self.plan.file_size.bytes();
+        while left > 0 {
+            if self.stop.load(Ordering::Relaxed) {
+                return Err(ClientFailure::stopped(self.coord.rank()));
+            }
+            let n = left.min(chunk.len() as u64) as usize;
+            file.write_all(&chunk.as_slice()[..n]).map_err(fail)?;
+            left -= n as u64;
+        }
+        file.sync_all().map_err(fail)
+    }
+
+    fn cell(&self, cell: &AccessCell) -> Result<AccessFigures, ClientFailure> {
+        let prepared = if self.stop.load(Ordering::SeqCst) {
+            Err(ClientFailure::stopped(self.coord.rank()))
+        } else {
+            let how = OpenHow::update(self.plan.file_size.bytes(), self.plan.direct);
+            open_queued(
+                self.plan.backend,
+                &self.path,
+                &how,
+                cell.queue_depth as usize,
+                cell.block_size.bytes() as usize,
+            )
+            .map_err(|e| self.failure(format!("opening {} for {}: {e}", self.path.display(), self.plan.backend)))
+        };
+        if self.coord.rank() == 0 {
+            self.live.start_cell(cell.index);
+        }
+        self.coord.barrier();
+        let mut file = prepared?;
+        let result = self.drive(file.as_mut(), cell);
+        let closed = file.close().map_err(|e| self.failure(format!("closing {}: {e}", self.path.display())));
+        let figures = result?;
+        closed?;
+        Ok(figures)
+    }
+
+    fn drive(&self, file: &mut dyn QueuedFile, cell: &AccessCell) -> Result<AccessFigures, ClientFailure> {
+        let rank = self.coord.rank();
+        let bs = cell.block_size.bytes();
+        let align = self.plan.alignment_of(cell.block_size);
+        let file_size = self.plan.file_size.bytes();
+        let positions = (file_size - bs) / align + 1;
+        let depth = cell.queue_depth as usize;
+        let mut rng = Rng::new(self.plan.seed ^ ((rank as u64) << 32) ^ cell.index as u64);
+        let mut free: Vec<usize> = (0..depth).rev().collect();
+        let mut issued_at = vec![Instant::now(); depth];
+        let mut writing = vec![false; depth];
+        let mut completions: Vec<Completion> = Vec::with_capacity(depth);
+        let (mut reads, mut writes, mut interval) = (Latency::new(), Latency::new(), Latency::new());
+        let (mut read_bytes, mut write_bytes) = (0u64, 0u64);
+        let mut series: Vec<Second> = Vec::new();
+        let mut this_second = Second::default();
+        let (mut issued_ops, mut issued_bytes, mut seq_next) = (0u64, 0u64, 0u64);
+
+        let span = Span::start(self.epoch);
+        let start = Instant::now();
+        let deadline = match self.plan.limit {
+            Limit::DurationMs(ms) => Some(start + Duration::from_millis(ms)),
+            Limit::Bytes(_) => None,
+        };
+        let budget = match self.plan.limit {
+            Limit::Bytes(b) => Some(b),
+            Limit::DurationMs(_) => None,
+        };
+        let due = |ops: u64| self.plan.rate_iops.map(|r| start + Duration::from_secs_f64(ops as f64 / r as f64));
+        let mut next_tick = start + Duration::from_secs(1);
+        loop {
+            let now = Instant::now();
+            let issuing = !self.stop.load(Ordering::Relaxed)
+                && deadline.is_none_or(|d| now < d)
+                && budget.is_none_or(|b| issued_bytes < b);
+            if issuing {
+                while let Some(&slot) = free.last() {
+                    if budget.is_some_and(|b| issued_bytes >= b) || due(issued_ops).is_some_and(|d| Instant::now() < d)
+                    {
+                        break;
+                    }
+                    let write = rng.percent() >= cell.read_percent;
+                    let offset = if rng.percent() < cell.random_percent {
+                        rng.below(positions) * align
+                    } else {
+                        let offset = seq_next;
+                        seq_next = if offset + 2 * bs > file_size { 0 } else { offset + bs };
+                        offset
+                    };
+                    issued_at[slot] = Instant::now();
+                    writing[slot] = write;
+                    let req = Request { slot, write, offset, len: bs as usize };
+                    match file
+                        .submit(req)
+                        .map_err(|e| self.failure(format!("submitting to {}: {e}", self.path.display())))?
+                    {
+                        Submitted::Busy => break,
+                        Submitted::Done | Submitted::Queued => {
+                            free.pop();
+                            issued_ops += 1;
+                            issued_bytes += bs;
+                        }
+                    }
+                }
+            }
+            if file.in_flight() == 0 && completions.is_empty() {
+                if !issuing {
+                    break;
+                }
+                if let Some(d) = due(issued_ops) {
+                    // Rate-limited with nothing in flight: wait for the next slot (or the deadline).
+                    let until = deadline.map_or(d, |dl| d.min(dl));
+                    std::thread::sleep(until.saturating_duration_since(Instant::now()));
+                }
+                continue;
+            }
+            file.reap(1, &mut completions)
+                .map_err(|e| self.failure(format!("reaping from {}: {e}", self.path.display())))?;
+            let now = Instant::now();
+            let second = now.duration_since(start).as_secs() as usize;
+            for c in completions.drain(..) {
+                let moved = c.result.map_err(|e| {
+                    self.failure(format!(
+                        "{} of {bs} bytes in {}: {e}",
+                        if writing[c.slot] { "write" } else { "read" },
+                        self.path.display()
+                    ))
+                })?;
+                if moved as u64 != bs {
+                    return Err(self.failure(format!(
+                        "short {}: {moved} of {bs} bytes in {}",
+                        if writing[c.slot] { "write" } else { "read" },
+                        self.path.display()
+                    )));
+                }
+                let ns = now.duration_since(issued_at[c.slot]).as_nanos() as u64;
+                if writing[c.slot] {
+                    writes.record(ns);
+                    write_bytes += bs;
+                } else {
+                    reads.record(ns);
+                    read_bytes += bs;
+                }
+                interval.record(ns);
+                if series.len() <= second {
+                    series.resize(second + 1, Second::default());
+                }
+                series[second].ops += 1;
+                series[second].bytes += bs;
+                this_second.ops += 1;
+                this_second.bytes += bs;
+                free.push(c.slot);
+            }
+            if now >= next_tick {
+                self.live.publish(rank, this_second.ops, this_second.bytes, interval.quantile_ns(0.99));
+                interval.reset();
+                this_second = Second::default();
+                next_tick += Duration::from_secs(1);
+            }
+        }
+        let measured = span.finish();
+        Ok(AccessFigures { rank, reads, writes, read_bytes, write_bytes, measured, series })
+    }
+
+    fn failure(&self, message: String) -> ClientFailure {
+        ClientFailure::error(self.coord.rank(), message)
+    }
+}
+
+/// xorshift64*: fast, seeded, good enough to pick offsets and coin flips.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    /// Uniform in 0..n (n > 0), by multiply-shift (no modulo bias worth the name for n << 2^64).
+    fn below(&mut self, n: u64) -> u64 {
+        ((self.next() as u128 * n as u128) >> 64) as u64
+    }
+    fn percent(&mut self) -> u8 {
+        self.below(100) as u8
+    }
+}

@@ -1,0 +1,216 @@
+//! `iomatrix run access`: Iometer/fio-style access specs, swept over lists.
+
+use crate::cli::RunAccessArgs;
+use crate::job::{Job, JobSpec, Output};
+use crate::render::access::human_ns;
+use iomatrix_access::{AccessPlan, AccessResult, Limit, Live};
+use iomatrix_core::{parse_duration, parse_size_list, BackendKind, ByteSize, UsageError};
+use iomatrix_stats::LatencySummary;
+use iomatrix_store::CellRow;
+use serde_json::json;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+
+pub fn run(args: RunAccessArgs, db: &Path) -> anyhow::Result<ExitCode> {
+    let plan = plan(&args)?;
+    let cells = plan.cells();
+    let labels = crate::cmd::run_iozone::labels(&args.labels)?;
+    let mut job = Job::start(
+        JobSpec {
+            suite: "access",
+            target: args.target.clone().unwrap_or_else(std::env::temp_dir),
+            labels,
+            keep: args.keep,
+            space_check: !args.no_space_check,
+            peak_bytes: plan.file_size.bytes() * plan.clients as u64,
+            peak_detail: format!("{} client(s) x file {}", plan.clients, plan.file_size),
+            backend: plan.backend,
+            direct: plan.direct,
+            clients: plan.clients,
+            plan: serde_json::to_value(&plan)?,
+            conditions: json!({ "limit": plan.limit, "rate_iops": plan.rate_iops }),
+            total_cells: cells.len(),
+            keep_cell_lines: true,
+        },
+        db,
+    )?;
+    let workdir = job.workdir.path().to_path_buf();
+    let stop = job.stop;
+    let live = Live::new(plan.clients);
+    let cells_done = AtomicBool::new(false);
+    let outcome = std::thread::scope(|scope| {
+        if let Some(line) = job.progress.live_line() {
+            let (live, cells_done, cells) = (&live, &cells_done, &cells);
+            scope.spawn(move || {
+                // One updating line: the running cell's last second.
+                while !cells_done.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(250));
+                    let (cell, ops, bytes, p99) = live.snapshot();
+                    if ops > 0 {
+                        line.set_message(format!(
+                            "{}: {ops} IOPS, {:.1} MiB/s, p99 {} (last second)",
+                            cells.get(cell).map(|c| c.describe()).unwrap_or_default(),
+                            bytes as f64 / 1048576.0,
+                            human_ns(p99 as f64)
+                        ));
+                    }
+                }
+            });
+        }
+        let outcome = iomatrix_access::execute(&plan, &workdir, stop, &live, |result| {
+            let line = format!(
+                "{}: {:.0} IOPS, {:.1} MiB/s, read p99 {}, write p99 {}, CPU {:.0}%",
+                result.cell.describe(),
+                result.iops,
+                result.mib_per_sec,
+                p99(&result.reads.summary()),
+                p99(&result.writes.summary()),
+                result.cpu_percent
+            );
+            job.store_cell(&row(&plan, result), &line)
+        });
+        cells_done.store(true, Ordering::Relaxed);
+        outcome
+    });
+    job.finish(outcome, |i| cells[i].describe(), &Output { json: args.json, ..Output::default() })
+}
+
+fn p99(s: &LatencySummary) -> String {
+    if s.count == 0 {
+        "-".into()
+    } else {
+        human_ns(s.p99_ns as f64)
+    }
+}
+
+fn row(plan: &AccessPlan, r: &AccessResult) -> CellRow {
+    let clients: Vec<_> = r
+        .clients
+        .iter()
+        .map(|c| {
+            json!({
+                "rank": c.rank,
+                "read_bytes": c.read_bytes,
+                "write_bytes": c.write_bytes,
+                "ops": c.ops(),
+                "measured": c.measured,
+                "read": c.reads.summary(),
+                "write": c.writes.summary(),
+            })
+        })
+        .collect();
+    CellRow {
+        seq: r.cell.index,
+        test: "access".into(),
+        file_size: Some(plan.file_size.bytes()),
+        record_size: Some(r.cell.block_size.bytes()),
+        backend: plan.backend.name().into(),
+        direct: plan.direct,
+        clients: r.clients.len(),
+        bytes: r.read_bytes + r.write_bytes,
+        ops: r.ops(),
+        wall_ns: r.wall_ns,
+        user_ns: r.user_ns,
+        sys_ns: r.sys_ns,
+        kib_per_sec: r.mib_per_sec * 1024.0,
+        cpu_percent: r.cpu_percent,
+        metrics: json!({
+            "read_percent": r.cell.read_percent,
+            "random_percent": r.cell.random_percent,
+            "queue_depth": r.cell.queue_depth,
+            "iops": r.iops,
+            "mib_per_sec": r.mib_per_sec,
+            "read_bytes": r.read_bytes,
+            "write_bytes": r.write_bytes,
+            "read": r.reads.summary(),
+            "write": r.writes.summary(),
+            "per_second": r.series,
+        }),
+        client_figures: json!(clients),
+        blobs: vec![("latency.read".into(), r.reads.to_bytes()), ("latency.write".into(), r.writes.to_bytes())],
+    }
+}
+
+fn plan(args: &RunAccessArgs) -> Result<AccessPlan, UsageError> {
+    let sizes =
+        |flag: &str, text: &str| parse_size_list(text, 1).map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")));
+    let one_size =
+        |flag: &str, text: &str| text.parse::<ByteSize>().map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")));
+    let numbers = |flag: &str, text: &str| -> Result<Vec<u64>, UsageError> {
+        text.split(',')
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| {
+                t.trim().parse::<u64>().map_err(|_| {
+                    UsageError::new(format!("--{flag} {text}: '{t}' is not a whole number; give a list such as 100,0"))
+                })
+            })
+            .collect()
+    };
+    let percents = |flag: &str, text: &str| -> Result<Vec<u8>, UsageError> {
+        numbers(flag, text)?
+            .into_iter()
+            .map(|p| {
+                u8::try_from(p).ok().filter(|p| *p <= 100).ok_or_else(|| {
+                    UsageError::new(format!("--{flag} {p}: {p}% is over 100; percentages go from 0 to 100"))
+                })
+            })
+            .collect()
+    };
+    let queue_depths = numbers("qd", &args.qd)?
+        .into_iter()
+        .map(|q| u32::try_from(q).map_err(|_| UsageError::new(format!("--qd {q}: far above any kernel's limit"))))
+        .collect::<Result<Vec<u32>, _>>()?;
+    let limit = match (&args.duration, &args.bytes) {
+        (_, Some(b)) => Limit::Bytes(one_size("bytes", b)?.bytes()),
+        (Some(d), None) => Limit::DurationMs(
+            parse_duration(d).map_err(|e| UsageError::new(format!("--duration {d}: {e}")))?.as_millis() as u64,
+        ),
+        (None, None) => Limit::DurationMs(DEFAULT_DURATION.as_millis() as u64),
+    };
+    let wants_queue = queue_depths.iter().any(|&q| q > 1);
+    let requested = match &args.backend {
+        Some(b) => b.parse::<BackendKind>().map_err(|e| UsageError::new(format!("--backend: {e}")))?,
+        None if wants_queue => BackendKind::IoUring,
+        None => BackendKind::Psync,
+    };
+    let (backend, max_depth) = choose_backend(requested, wants_queue)?;
+    let plan = AccessPlan {
+        block_sizes: sizes("bs", &args.bs)?,
+        read_percents: percents("read", &args.read)?,
+        random_percents: percents("random", &args.random)?,
+        queue_depths,
+        clients: args.clients,
+        file_size: one_size("file-size", &args.file_size)?,
+        limit,
+        alignment: args.align.as_deref().map(|a| one_size("align", a)).transpose()?,
+        direct: args.direct,
+        backend,
+        rate_iops: args.rate,
+        seed: 0x1_2006,
+    };
+    plan.validate(max_depth)?;
+    Ok(plan)
+}
+
+/// io_uring is probed before anything runs: where the kernel refuses it,
+/// depth-1 plans fall back to psync (said on stderr), deeper ones stop with the reason.
+fn choose_backend(requested: BackendKind, wants_queue: bool) -> Result<(BackendKind, u32), UsageError> {
+    if requested != BackendKind::IoUring {
+        return Ok((requested, 1));
+    }
+    match iomatrix_backend::probe_io_uring() {
+        Ok(support) => Ok((BackendKind::IoUring, support.max_depth)),
+        Err(reason) if !wants_queue => {
+            eprintln!("iomatrix: io_uring is unavailable here ({reason}); falling back to psync at queue depth 1");
+            Ok((BackendKind::Psync, 1))
+        }
+        Err(reason) => Err(UsageError::new(format!(
+            "io_uring is unavailable here ({reason}), and queue depths above 1 need it; use --qd 1, or enable \
+             io_uring (sysctl kernel.io_uring_disabled=0)"
+        ))),
+    }
+}

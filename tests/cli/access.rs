@@ -1,0 +1,172 @@
+//! `run access`: access specs move what they were asked to, and their figures agree with each other.
+use crate::helpers::*;
+use serde_json::Value;
+
+fn access(sb: &Sandbox, target: &str, args: &[&str]) -> Value {
+    let mut all = vec!["run", "access", "--target", target];
+    all.extend_from_slice(args);
+    let out = sb.run(&all);
+    assert_success(&out);
+    sb.last_run()
+}
+
+fn check_sane(run: &Value, bytes_per_client: Option<u64>) {
+    let cells = cells(run);
+    assert!(!cells.is_empty());
+    for c in &cells {
+        let m = &c["metrics"];
+        let bs = c["record_size"].as_u64().unwrap();
+        let bytes = c["bytes"].as_u64().unwrap();
+        let ops = c["ops"].as_u64().unwrap();
+        let clients = c["clients"].as_u64().unwrap();
+        if let Some(b) = bytes_per_client {
+            assert_eq!(bytes, b * clients, "bytes moved = bytes asked: {c}");
+        }
+        assert_eq!(ops * bs, bytes, "{c}");
+        assert_eq!(m["read_bytes"].as_u64().unwrap() + m["write_bytes"].as_u64().unwrap(), bytes);
+        // IOPS x block size = MiB/s x 2^20, both over the same wall time.
+        let iops = m["iops"].as_f64().unwrap();
+        let mib = m["mib_per_sec"].as_f64().unwrap();
+        assert!(iops > 0.0 && mib > 0.0, "{c}");
+        assert!((iops * bs as f64 - mib * 1048576.0).abs() <= mib * 1048576.0 * 1e-9, "{c}");
+        // Percentiles in order, counts matching the requests.
+        let mut counted = 0;
+        for side in ["read", "write"] {
+            let s = &m[side];
+            let count = s["count"].as_u64().unwrap();
+            counted += count;
+            if count == 0 {
+                continue;
+            }
+            let keys = ["min_ns", "p50_ns", "p90_ns", "p99_ns", "p99_9_ns", "p99_99_ns", "max_ns"];
+            let v: Vec<u64> = keys.iter().map(|k| s[k].as_u64().unwrap()).collect();
+            assert!(v.windows(2).all(|w| w[0] <= w[1]), "{side} percentiles out of order: {v:?}");
+            assert!(v[0] > 0);
+        }
+        assert_eq!(counted, ops);
+        // The per-second series accounts for every request.
+        let series_ops: u64 = m["per_second"].as_array().unwrap().iter().map(|s| s["ops"].as_u64().unwrap()).sum();
+        assert_eq!(series_ops, ops);
+    }
+}
+
+#[test]
+fn a_sweep_moves_exactly_the_bytes_asked_with_consistent_figures() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let run = access(
+        &sb,
+        target.to_str().unwrap(),
+        &[
+            "--bs",
+            "4k,64k",
+            "--read",
+            "100,70,0",
+            "--qd",
+            "1,8",
+            "--bytes",
+            "4m",
+            "--file-size",
+            "16m",
+            "--backend",
+            "io_uring",
+        ],
+    );
+    assert_eq!(cells(&run).len(), 2 * 3 * 2);
+    check_sane(&run, Some(4 << 20));
+    for c in cells(&run) {
+        let m = &c["metrics"];
+        let read_share = m["read_bytes"].as_f64().unwrap() / c["bytes"].as_f64().unwrap();
+        let want = m["read_percent"].as_f64().unwrap() / 100.0;
+        // A seeded coin per request: within 4 standard deviations of the binomial.
+        let n = c["ops"].as_f64().unwrap();
+        let sigma = (want * (1.0 - want) / n).sqrt();
+        assert!(
+            (read_share - want).abs() <= 4.0 * sigma + 1e-9,
+            "read share {read_share} for {want} over {n} requests"
+        );
+    }
+    assert!(sb.leftovers().is_empty());
+}
+
+#[test]
+fn io_uring_and_psync_agree_on_bytes_moved_and_clients_add_up() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let t = target.to_str().unwrap();
+    let common =
+        ["--bs", "16k", "--read", "50", "--random", "50", "--bytes", "2m", "--file-size", "8m", "--clients", "2"];
+    let mut uring: Vec<&str> = common.to_vec();
+    uring.extend(["--backend", "io_uring", "--qd", "1"]);
+    let mut psync: Vec<&str> = common.to_vec();
+    psync.extend(["--backend", "psync"]);
+    let a = access(&sb, t, &uring);
+    let b = access(&sb, t, &psync);
+    check_sane(&a, Some(2 << 20));
+    check_sane(&b, Some(2 << 20));
+    assert_eq!(cells(&a)[0]["bytes"], cells(&b)[0]["bytes"]);
+    assert_eq!(cells(&a)[0]["client_figures"].as_array().unwrap().len(), 2);
+    // Histograms are stored with the cell, one per direction.
+    let conn = rusqlite::Connection::open(sb.db()).unwrap();
+    let blobs: i64 =
+        conn.query_row("SELECT COUNT(*) FROM cell_blobs WHERE name LIKE 'latency.%'", [], |r| r.get(0)).unwrap();
+    assert_eq!(blobs, 4);
+}
+
+#[test]
+fn duration_limited_cells_run_for_their_time() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let run = access(&sb, target.to_str().unwrap(), &["--qd", "4", "--duration", "1200ms", "--file-size", "8m"]);
+    check_sane(&run, None);
+    let wall = cells(&run)[0]["wall_ns"].as_u64().unwrap();
+    assert!((1_200_000_000..3_000_000_000).contains(&wall), "wall {wall} ns");
+    assert_eq!(run["run"]["conditions"]["backend"], "io_uring");
+}
+
+#[test]
+fn rate_limit_holds() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let run = access(&sb, target.to_str().unwrap(), &["--rate", "200", "--duration", "1s", "--file-size", "4m"]);
+    let ops = cells(&run)[0]["ops"].as_u64().unwrap();
+    assert!((150..=215).contains(&ops), "{ops} requests at 200/s for 1 s");
+}
+
+#[test]
+fn direct_access_on_loop_mounted_ext4_and_xfs() {
+    for fstype in ["ext4", "xfs"] {
+        let Some(fs) = Mount::image(fstype, 300) else { continue };
+        let sb = Sandbox::new();
+        let run = access(
+            &sb,
+            fs.point.to_str().unwrap(),
+            &["--bs", "4k,128k", "--qd", "1,16", "--read", "100,0", "--direct", "--bytes", "8m", "--file-size", "64m"],
+        );
+        assert_eq!(run["run"]["environment"]["target"]["fs_type"], fstype);
+        assert_eq!(run["run"]["conditions"]["direct"], true);
+        check_sane(&run, Some(8 << 20));
+        assert!(leftovers(&fs.point).is_empty());
+    }
+}
+
+#[test]
+fn bad_access_input_is_refused() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let t = target.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["run", "access", "--target", t, "--file-size", "4m"];
+        all.extend_from_slice(args);
+        sb.run(&all)
+    };
+    assert_usage_error(&run(&["--qd", "0"]), "--qd 0");
+    assert_usage_error(&run(&["--qd", "40000"]), "above what io_uring accepts");
+    assert_usage_error(&run(&["--read", "101"]), "101% is over 100");
+    assert_usage_error(&run(&["--direct", "--bs", "1000"]), "multiple of 512");
+    assert_usage_error(&run(&["--duration", "0s"]), "zero");
+    assert_usage_error(&run(&["--backend", "psync", "--qd", "32"]), "needs a queued backend");
+    assert_usage_error(&run(&["--bs", "8m"]), "larger than the file");
+    assert_usage_error(&run(&["--qd", "x"]), "not a whole number");
+    assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
+}
