@@ -17,6 +17,8 @@ pub fn run() -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run { suite: Suite::Iozone(args) } => cmd::run_iozone::run(args, &db),
         Command::Run { suite: Suite::Access(args) } => cmd::run_access::run(args, &db),
+        Command::Run { suite: Suite::Bonnie(args) } => cmd::run_bonnie::run(args, &db),
+        Command::Bonnie { args } => cmd::bonnie::run(&args, &db),
         Command::Iozone { args } => cmd::iozone::run(&args, &db),
         Command::Runs { json } => cmd::runs::run(&db, json),
         Command::Show { run, json } => cmd::show::run(&db, run, json),

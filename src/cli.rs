@@ -41,6 +41,13 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "IOZONE FLAGS")]
         args: Vec<String>,
     },
+    /// Run the Bonnie suite with bonnie++'s own command line (`iomatrix bonnie -h` lists the flags)
+    #[command(disable_help_flag = true)]
+    Bonnie {
+        /// bonnie++'s flags, e.g. -d /mnt/x -s 1024
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "BONNIE FLAGS")]
+        args: Vec<String>,
+    },
     /// List the stored runs
     Runs {
         /// Machine-readable output (schema: docs/json.md, "iomatrix.runs/1")
@@ -64,6 +71,8 @@ pub enum Suite {
     Iozone(RunIozoneArgs),
     /// Iometer/fio-style access specs with outstanding I/O; lists in any parameter sweep
     Access(RunAccessArgs),
+    /// Bonnie's tests: per-char and block I/O, rewrite, random seeks, file create/stat/delete
+    Bonnie(RunBonnieArgs),
 }
 
 #[derive(Args, Debug)]
@@ -205,6 +214,65 @@ pub struct RunAccessArgs {
     pub no_space_check: bool,
 
     /// Print the stored run as JSON (schema "iomatrix.run/1") instead of tables
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RunBonnieArgs {
+    /// Folder to test in [default: the system's temporary folder]
+    #[arg(long, value_name = "DIR")]
+    pub target: Option<PathBuf>,
+
+    /// Test file size; at least twice the RAM unless --ram or --allow-cache
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub size: String,
+
+    /// Chunk of the block tests [default: 8k]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub chunk: Option<String>,
+
+    /// File tests with N x 1024 files (0 skips them)
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    pub files: u64,
+
+    /// Run the whole set N times
+    #[arg(long, value_name = "N")]
+    pub repeats: Option<u32>,
+
+    /// The RAM to assume for the twice-the-RAM rule, e.g. 512m
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub ram: Option<String>,
+
+    /// Run even if the file is smaller than twice the RAM (the page cache may then serve the reads)
+    #[arg(long)]
+    pub allow_cache: bool,
+
+    /// Skip the per-char (putc/getc) tests
+    #[arg(long)]
+    pub fast: bool,
+
+    /// O_DIRECT for the block write, rewrite, block read and seek tests
+    #[arg(long)]
+    pub direct: bool,
+
+    /// fsync before each close and after each seek write-back and file create/delete (bonnie++'s -b)
+    #[arg(long)]
+    pub sync: bool,
+
+    /// Label the run, e.g. --label storage=vmfs (repeatable)
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    /// Keep the working folder and its files at the end
+    #[arg(long)]
+    pub keep: bool,
+
+    /// Skip the free-space check
+    #[arg(long)]
+    pub no_space_check: bool,
+
+    /// Print the stored run as JSON (schema "iomatrix.run/1") instead of the report
     #[arg(long)]
     pub json: bool,
 }

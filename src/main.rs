@@ -2,6 +2,7 @@
 //! `main` only maps the outcome to an exit code; see `app::run`.
 
 mod app;
+mod bonnie_job;
 mod cli;
 mod cmd;
 mod db_path;

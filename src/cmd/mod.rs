@@ -1,6 +1,8 @@
 //! One file per subcommand.
+pub mod bonnie;
 pub mod iozone;
 pub mod run_access;
+pub mod run_bonnie;
 pub mod run_iozone;
 pub mod runs;
 pub mod show;

@@ -2,6 +2,7 @@
 //! so `run` and `show` print the same thing, today or next year.
 
 pub mod access;
+pub mod bonnie;
 pub mod iozone;
 
 use iomatrix_store::{RunSummary, StoredRun};
@@ -76,6 +77,7 @@ pub fn run_text(run: &StoredRun) -> String {
     out.push_str(&match s.suite.as_str() {
         "iozone" => iozone::tables(run),
         "access" => access::table(run),
+        "bonnie" => bonnie::report(run),
         _ => String::new(),
     });
     out

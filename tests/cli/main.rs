@@ -4,6 +4,7 @@
 
 mod access;
 mod bad_input;
+mod bonnie;
 mod database;
 mod helpers;
 mod iozone_front;

@@ -1,0 +1,419 @@
+//! bonnie's and bonnie++'s own command line, read as bonnie++ 2.00a reads
+//! it (getopt: clustered switches, values attached or in the next word),
+//! turned into a [`BonniePlan`].
+//!
+//! Differences from bonnie++, each refused with a message rather than
+//! silently changed: `-s` is required (bonnie++ picks twice the RAM);
+//! `-u`/`-g` (switching users), `-p`/`-y` (semaphores between processes),
+//! `-c` (concurrency), `-Z` (random numbers from a file), `-fSIZE`
+//! (a per-char test size), and `-n`'s link tests, folder count and file
+//! chunk are not supported.
+
+use crate::plan::{BonniePlan, FILES_UNIT};
+use iomatrix_core::{ByteSize, UsageError, MIB};
+use std::path::PathBuf;
+
+/// What a `bonnie ...` / `bonnie++ ...` command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BonnieInvocation {
+    pub plan: BonniePlan,
+    /// `-d DIR`: the folder under which the working folder is made.
+    pub dir: PathBuf,
+    /// `-m NAME`: the machine's name in the report (bonnie++ defaults to the host name).
+    pub machine: Option<String>,
+    /// `-f`: skip the per-char tests (also `plan.skip_per_char`).
+    pub fast: bool,
+    /// `-q`: print only the report.
+    pub quiet: bool,
+    /// `-h`: print help and run nothing.
+    pub help: bool,
+}
+
+/// The flags this front end understands, for `-h` and error messages.
+pub const HELP: &str = "\
+iomatrix bonnie: runs bonnie++'s tests with bonnie++'s command line.
+
+  -d DIR          folder to test in (required): a folder on the file system under test
+  -s SIZE[:CHUNK] test file size (required; bare numbers are MiB, k/m/g/t suffixes too;
+                  at least twice the RAM) and chunk for the block tests (bare numbers are
+                  bytes; default 8k). -s 0 skips the data tests
+  -n N[:MAX[:MIN]] file tests with N*1024 files (default 16), each with a random size
+                  between MIN and MAX bytes (k/m/g suffixes; default 0:0, empty files).
+                  -n 0 skips the file tests
+  -x N            run the whole set N times
+  -r RAM          the RAM to assume for the twice-the-RAM rule (bare numbers are MiB;
+                  -r 0 turns the rule off, as in bonnie++)
+  -m NAME         machine name for the report (default: the host name)
+  -f              fast: skip the per-char (putc/getc) tests
+  -b              no write buffering: fsync before each close, after each seek-test
+                  write, and after each file created or deleted (and its folder)
+  -D              O_DIRECT for the block write, rewrite, block read and seek tests
+  -z SEED         seed for seek offsets, file names, file sizes and random orders
+  -q              quiet: print only the report
+  -h              this help
+  --allow-cache   run even if the file is smaller than twice the RAM (the page cache
+                  may then serve the reads)
+
+The tests, in order: putc (per-char writes through a stdio-like buffer), block write,
+rewrite (read, dirty one byte, write back), getc, block read, random seeks (3 seeker
+threads, 8192 seeks, one in ten written back), then sequential and random
+create/stat/delete of the files.
+Results go to the results database like every iomatrix run (--db and IOMATRIX_DB choose it).
+";
+
+/// Parses bonnie/bonnie++ arguments (without the program name).
+pub fn parse(args: &[String]) -> Result<BonnieInvocation, UsageError> {
+    let mut p = Parsed::default();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        if arg == "--allow-cache" {
+            p.allow_cache = true;
+            continue;
+        }
+        if arg.starts_with("--") {
+            return Err(unknown(arg));
+        }
+        let Some(cluster) = arg.strip_prefix('-').filter(|c| !c.is_empty()) else {
+            return Err(UsageError::new(format!(
+                "bonnie: unexpected argument '{arg}': bonnie++ takes only flags (see iomatrix bonnie -h)"
+            )));
+        };
+        let chars: Vec<char> = cluster.chars().collect();
+        let mut j = 0;
+        while j < chars.len() {
+            let flag = chars[j];
+            j += 1;
+            if takes_value(flag) {
+                let value = if j < chars.len() {
+                    let v: String = chars[j..].iter().collect();
+                    j = chars.len();
+                    v
+                } else if i < args.len() {
+                    i += 1;
+                    args[i - 1].clone()
+                } else {
+                    return Err(UsageError::new(format!("bonnie: -{flag} needs a value (see iomatrix bonnie -h)")));
+                };
+                p.set_value(flag, &value)?;
+            } else {
+                if flag == 'f' && chars.get(j).is_some_and(|c| c.is_ascii_digit()) {
+                    let size: String = chars[j..].iter().collect();
+                    return Err(UsageError::new(format!(
+                        "bonnie: -f{size}: a per-char test size is not supported: iomatrix's per-char tests use the \
+                         whole file; use -f alone to skip them"
+                    )));
+                }
+                p.set_switch(flag)?;
+            }
+        }
+    }
+    p.into_invocation()
+}
+
+fn takes_value(flag: char) -> bool {
+    matches!(flag, 'd' | 's' | 'n' | 'x' | 'r' | 'm' | 'u' | 'g' | 'z' | 'p' | 'y' | 'c' | 'Z' | 'l')
+}
+
+fn unknown(flag: &str) -> UsageError {
+    UsageError::new(format!(
+        "bonnie: flag '{flag}' is not supported by iomatrix's Bonnie front end; see iomatrix bonnie -h for the flags it takes"
+    ))
+}
+
+#[derive(Default)]
+struct Parsed {
+    dir: Option<PathBuf>,
+    size: Option<ByteSize>,
+    chunk: Option<ByteSize>,
+    files: Option<(u64, ByteSize, ByteSize)>,
+    repeats: Option<u32>,
+    ram: Option<ByteSize>,
+    machine: Option<String>,
+    seed: Option<u64>,
+    fast: bool,
+    sync: bool,
+    direct: bool,
+    quiet: bool,
+    help: bool,
+    allow_cache: bool,
+}
+
+fn size_value(flag: char, value: &str, bare_unit: u64) -> Result<ByteSize, UsageError> {
+    ByteSize::parse_with_default_unit(value, bare_unit)
+        .map_err(|e| UsageError::new(format!("bonnie: -{flag} {value}: {e}")))
+}
+
+impl Parsed {
+    fn set_switch(&mut self, flag: char) -> Result<(), UsageError> {
+        match flag {
+            'f' => self.fast = true,
+            'b' => self.sync = true,
+            'D' => self.direct = true,
+            'q' => self.quiet = true,
+            'h' => self.help = true,
+            other => return Err(unknown(&format!("-{other}"))),
+        }
+        Ok(())
+    }
+
+    fn set_value(&mut self, flag: char, value: &str) -> Result<(), UsageError> {
+        match flag {
+            'd' => {
+                if value.is_empty() {
+                    return Err(UsageError::new("bonnie: -d needs a folder, e.g. -d /mnt/test"));
+                }
+                self.dir = Some(PathBuf::from(value));
+            }
+            's' => {
+                let (size, chunk) = match value.split_once(':') {
+                    Some((size, chunk)) => (size, Some(chunk)),
+                    None => (value, None),
+                };
+                self.size = Some(size_value('s', size, MIB)?);
+                if let Some(chunk) = chunk {
+                    // bonnie++: "-s size(MiB)[:chunk-size(b)]".
+                    self.chunk = Some(size_value('s', chunk, 1).map_err(|e| {
+                        UsageError::new(format!("{e} (the chunk after ':' is in bytes, or with a unit: -s 1024:8k)"))
+                    })?);
+                }
+            }
+            'n' => self.files = Some(parse_files(value)?),
+            'x' => {
+                let n: u32 = value.parse().map_err(|_| {
+                    UsageError::new(format!("bonnie: -x {value}: not a number of runs; write e.g. -x 3"))
+                })?;
+                self.repeats = Some(n);
+            }
+            'r' => self.ram = Some(size_value('r', value, MIB)?),
+            'm' => self.machine = Some(value.to_string()),
+            'z' => {
+                let seed: u64 = value.parse().map_err(|_| {
+                    UsageError::new(format!("bonnie: -z {value}: the seed is a whole number, e.g. -z 42"))
+                })?;
+                self.seed = Some(seed);
+            }
+            'u' | 'g' => {
+                return Err(UsageError::new(format!(
+                    "bonnie: -{flag} {value}: iomatrix does not switch users or groups; run iomatrix as the user \
+                     who should do the I/O (bonnie++ needs -u only to avoid running as root)"
+                )))
+            }
+            'p' | 'y' => {
+                return Err(UsageError::new(format!(
+                    "bonnie: -{flag} {value}: synchronising several bonnie++ processes with a semaphore is not \
+                     supported; run one iomatrix bonnie per target"
+                )))
+            }
+            'c' => {
+                return Err(UsageError::new(format!(
+                    "bonnie: -c {value}: running several copies of the tests at once is not supported by the \
+                     Bonnie suite; run without -c"
+                )))
+            }
+            'Z' => {
+                return Err(UsageError::new(format!(
+                    "bonnie: -Z {value}: random numbers from a file are not supported; give a seed with -z SEED"
+                )))
+            }
+            other => return Err(unknown(&format!("-{other}"))),
+        }
+        Ok(())
+    }
+
+    fn into_invocation(self) -> Result<BonnieInvocation, UsageError> {
+        let help = self.help;
+        let dir = match self.dir {
+            Some(dir) => dir,
+            None if help => PathBuf::new(),
+            None => {
+                return Err(UsageError::new(
+                    "bonnie: -d DIR is required: name the folder to test in, on the file system under test \
+                     (e.g. -d /mnt/test)",
+                ))
+            }
+        };
+        let size = match self.size {
+            Some(size) => size,
+            None if help => ByteSize(0),
+            None => {
+                return Err(UsageError::new(
+                    "bonnie: -s SIZE is required: give the test file's size, at least twice the RAM, in MiB \
+                     (-s 1024) or with a unit (-s 47g); bonnie++ would pick twice the RAM itself, iomatrix asks \
+                     so that the size is on record (-s 0 runs only the file tests)",
+                ))
+            }
+        };
+        let mut plan = BonniePlan::new(size);
+        if let Some(chunk) = self.chunk {
+            plan.chunk = chunk;
+        }
+        if let Some((files, max, min)) = self.files {
+            plan.files = files;
+            plan.file_max = max;
+            plan.file_min = min;
+        }
+        if let Some(n) = self.repeats {
+            plan.repeats = n;
+        }
+        if let Some(seed) = self.seed {
+            plan.seed = seed;
+        }
+        plan.ram = self.ram;
+        plan.allow_cache = self.allow_cache;
+        plan.skip_per_char = self.fast;
+        plan.sync = self.sync;
+        plan.direct = self.direct;
+        Ok(BonnieInvocation { plan, dir, machine: self.machine, fast: self.fast, quiet: self.quiet, help })
+    }
+}
+
+/// `-n N[:MAX[:MIN[:DIRS[:CHUNK]]]]`: N in units of 1024 files; MAX and MIN
+/// in bytes (k, m, g suffixes).
+fn parse_files(value: &str) -> Result<(u64, ByteSize, ByteSize), UsageError> {
+    let fields: Vec<&str> = value.split(':').collect();
+    let count = fields.first().copied().unwrap_or("");
+    let n: u64 = count.parse().map_err(|_| {
+        UsageError::new(format!(
+            "bonnie: -n {value}: '{count}' is not a number of files; -n counts in units of 1024 files, \
+             e.g. -n 16 for 16384 files, or -n 0 to skip the file tests"
+        ))
+    })?;
+    let files = n
+        .checked_mul(FILES_UNIT)
+        .ok_or_else(|| UsageError::new(format!("bonnie: -n {value}: {count} * 1024 files is too many")))?;
+    let bound = |field: &str, which: &str| -> Result<ByteSize, UsageError> {
+        if field.starts_with('-') {
+            return Err(UsageError::new(format!(
+                "bonnie: -n {value}: bonnie++'s hard-link (-1) and symlink (-2) tests are not supported; \
+                 give the {which} file size in bytes (k, m, g suffixes), or leave it out for empty files"
+            )));
+        }
+        ByteSize::parse_with_default_unit(field, 1)
+            .map_err(|e| UsageError::new(format!("bonnie: -n {value}: {which} file size {e}")))
+    };
+    let max = match fields.get(1) {
+        Some(f) => bound(f, "largest")?,
+        None => ByteSize(0),
+    };
+    let min = match fields.get(2) {
+        Some(f) => bound(f, "smallest")?,
+        None => ByteSize(0),
+    };
+    if let Some(dirs) = fields.get(3) {
+        if *dirs != "1" {
+            return Err(UsageError::new(format!(
+                "bonnie: -n {value}: spreading the files over {dirs} folders is not supported; iomatrix creates \
+                 them all in one folder (leave out the fourth field, or give 1)"
+            )));
+        }
+    }
+    if fields.len() > 4 {
+        return Err(UsageError::new(format!(
+            "bonnie: -n {value}: a file chunk size (the fifth field) is not supported; file data is written and \
+             read in 8k pieces"
+        )));
+    }
+    if min > max {
+        return Err(UsageError::new(format!(
+            "bonnie: -n {value}: the smallest file size {min} is larger than the largest {max}; write -n N:MAX:MIN"
+        )));
+    }
+    Ok((files, max, min))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomatrix_core::{GIB, KIB};
+
+    fn args(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
+
+    fn err(line: &str) -> String {
+        parse(&args(line)).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn seed_002_line_parses() {
+        // Seed 002 measured a VMware file system with `bonnie -d PATH -s 1024`.
+        let inv = parse(&args("-d /vmfs/volumes/ds1 -s 1024")).unwrap();
+        assert_eq!(inv.dir, PathBuf::from("/vmfs/volumes/ds1"));
+        let p = &inv.plan;
+        assert_eq!(p.size, ByteSize(1024 * MIB));
+        assert_eq!(p.chunk, ByteSize(8 * KIB));
+        assert_eq!((p.seekers, p.seeks), (3, 8192));
+        assert_eq!(p.files, 16 * 1024, "bonnie++'s default -n 16");
+        assert_eq!(p.repeats, 1);
+        assert!(!p.skip_per_char && !p.direct && !p.sync && !p.allow_cache && p.ram.is_none());
+        assert!(!inv.help && !inv.quiet && inv.machine.is_none());
+        // 1 GiB passes the RAM rule on a machine with 512 MiB of RAM, not with 23.5 GiB.
+        p.validate(512 * MIB).unwrap();
+        assert!(p.validate(47 * GIB / 2).unwrap_err().to_string().contains("use -s 47g or more"));
+    }
+
+    #[test]
+    fn size_with_chunk_and_units() {
+        let p = parse(&args("-d x -s 100:4k")).unwrap().plan;
+        assert_eq!((p.size, p.chunk), (ByteSize(100 * MIB), ByteSize(4 * KIB)));
+        let p = parse(&args("-d x -s 2g:4096")).unwrap().plan;
+        assert_eq!((p.size, p.chunk), (ByteSize(2 * GIB), ByteSize(4096)));
+        let p = parse(&args("-dx -s512m")).unwrap();
+        assert_eq!((p.dir, p.plan.size), (PathBuf::from("x"), ByteSize(512 * MIB)));
+        assert_eq!(parse(&args("-d x -s 0 -n 1")).unwrap().plan.size, ByteSize(0));
+    }
+
+    #[test]
+    fn files_with_bounds() {
+        let p = parse(&args("-d x -s 1 -n 1:64k:1k")).unwrap().plan;
+        assert_eq!((p.files, p.file_max, p.file_min), (1024, ByteSize(64 * KIB), ByteSize(KIB)));
+        let p = parse(&args("-d x -s 1 -n 2:4096")).unwrap().plan;
+        assert_eq!((p.files, p.file_max, p.file_min), (2048, ByteSize(4096), ByteSize(0)));
+        let p = parse(&args("-d x -s 1 -n 0")).unwrap().plan;
+        assert_eq!(p.files, 0);
+        assert_eq!(parse(&args("-d x -s 1 -n 3:0:0:1")).unwrap().plan.files, 3072);
+        assert!(err("-d x -s 1 -n 1:-1").contains("hard-link"));
+        assert!(err("-d x -s 1 -n 1:1k:0:4").contains("over 4 folders"));
+        assert!(err("-d x -s 1 -n 1:1k:0:1:4k").contains("fifth field"));
+        assert!(err("-d x -s 1 -n 1:1k:2k").contains("smallest file size 2k is larger than the largest 1k"));
+        assert!(err("-d x -s 1 -n many").contains("'many' is not a number of files"));
+    }
+
+    #[test]
+    fn switches_repeats_ram_and_names() {
+        let inv = parse(&args("-d x -s 1 -x 2 -r 512 -m vmhost -fqbD -z 42 --allow-cache")).unwrap();
+        let p = &inv.plan;
+        assert_eq!(p.repeats, 2);
+        assert_eq!(p.ram, Some(ByteSize(512 * MIB)));
+        assert_eq!(inv.machine.as_deref(), Some("vmhost"));
+        assert!(inv.fast && p.skip_per_char && inv.quiet && p.sync && p.direct && p.allow_cache);
+        assert_eq!(p.seed, 42);
+        assert_eq!(parse(&args("-d x -s 1 -r 2g")).unwrap().plan.ram, Some(ByteSize(2 * GIB)));
+        assert!(parse(&args("-h")).unwrap().help);
+        // -x 0 parses, and the plan says why it cannot run.
+        let p = parse(&args("-d x -s 1 -x 0")).unwrap().plan;
+        assert!(p.validate(0).unwrap_err().to_string().contains("-x 0"));
+    }
+
+    #[test]
+    fn bad_flags_are_named() {
+        assert!(err("-d x -s 1 -Q").contains("'-Q'"));
+        assert!(err("-d x -s 1 -qQ").contains("'-Q'"));
+        assert!(err("-d x -s 1 --fast").contains("'--fast'"));
+        assert!(err("-d x -s 1 extra").contains("'extra'"));
+        assert!(err("-s 1").contains("-d DIR is required"));
+        assert!(err("-d x").contains("-s SIZE is required"));
+        assert!(err("-d x -s").contains("-s needs a value"));
+        assert!(err("-d x -s 64q").contains("-s 64q") && err("-d x -s 64q").contains("not a size"));
+        assert!(err("-d x -s 1:4q").contains("chunk after ':' is in bytes"));
+        assert!(err("-d x -s 1 -u root").contains("does not switch users"));
+        assert!(err("-d x -s 1 -g wheel").contains("-g wheel"));
+        assert!(err("-d x -s 1 -p 3").contains("semaphore"));
+        assert!(err("-d x -s 1 -c 4").contains("-c 4"));
+        assert!(err("-d x -s 1 -f3").contains("-f3"));
+        assert!(err("-d x -s 1 -x two").contains("-x two"));
+        assert!(err("-d x -s 1 -z x").contains("-z x"));
+    }
+}

@@ -1,0 +1,213 @@
+//! Small pieces the tests are made of: a seeded random source, the
+//! per-character writer and reader (what C's stdio gives bonnie++), and a
+//! close that reports errors.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::IntoRawFd;
+use std::os::unix::fs::MetadataExt;
+use std::sync::{Condvar, Mutex};
+
+/// SplitMix64: tiny, fast, and good enough to scatter seeks and names.
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        mix(self.0)
+    }
+
+    /// Uniform in `0..n`; 0 when `n` is 0.
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+}
+
+/// SplitMix64's finaliser: a bijective scramble of one word.
+pub(crate) fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A seed for one purpose in one repeat, so that the tests do not share streams.
+pub(crate) fn derive_seed(seed: u64, repeat: u32, purpose: u64) -> u64 {
+    mix(seed ^ mix((repeat as u64) << 32 | purpose))
+}
+
+/// The buffer C's stdio gives a regular file: its `st_blksize` (glibc asks
+/// `fstat`), kept between 512 bytes and 1 MiB; 4 KiB if the file system
+/// does not say.
+pub(crate) fn stdio_buffer_size(file: &File) -> usize {
+    match file.metadata() {
+        Ok(m) if m.blksize() > 0 => (m.blksize() as usize).clamp(512, 1024 * 1024),
+        _ => 4096,
+    }
+}
+
+/// `putc` into a `FILE`: each byte is one call; the buffer goes to the
+/// kernel with one write(2) whenever it is full, and at [`PutcWriter::finish`].
+pub(crate) struct PutcWriter {
+    file: File,
+    buf: Vec<u8>,
+    fill: usize,
+    /// Bytes handed to the kernel so far (where a failing flush failed).
+    pub(crate) flushed: u64,
+}
+
+impl PutcWriter {
+    pub(crate) fn new(file: File, capacity: usize) -> PutcWriter {
+        PutcWriter { file, buf: vec![0; capacity.max(1)], fill: 0, flushed: 0 }
+    }
+
+    /// One byte, one call: never inlined, as C's `putc` is a library call.
+    #[inline(never)]
+    pub(crate) fn putc(&mut self, byte: u8) -> io::Result<()> {
+        if self.fill >= self.buf.len() {
+            self.flush_buffer()?;
+        }
+        if let Some(slot) = self.buf.get_mut(self.fill) {
+            *slot = byte;
+            self.fill += 1;
+        }
+        Ok(())
+    }
+
+    fn flush_buffer(&mut self) -> io::Result<()> {
+        let data = self.buf.get(..self.fill).unwrap_or(&[]);
+        self.file.write_all(data)?;
+        self.flushed += data.len() as u64;
+        self.fill = 0;
+        Ok(())
+    }
+
+    /// `fflush`: what is left in the buffer goes to the kernel.
+    pub(crate) fn finish(mut self) -> io::Result<File> {
+        self.flush_buffer()?;
+        Ok(self.file)
+    }
+}
+
+/// `getc` from a `FILE`: each byte is one call; the buffer is refilled
+/// with one read(2) whenever it is empty.
+pub(crate) struct GetcReader {
+    file: File,
+    buf: Vec<u8>,
+    pos: usize,
+    len: usize,
+    /// Bytes taken from the kernel so far.
+    pub(crate) filled: u64,
+}
+
+impl GetcReader {
+    pub(crate) fn new(file: File, capacity: usize) -> GetcReader {
+        GetcReader { file, buf: vec![0; capacity.max(1)], pos: 0, len: 0, filled: 0 }
+    }
+
+    /// One byte, one call; `None` at the end of the file.
+    #[inline(never)]
+    pub(crate) fn getc(&mut self) -> io::Result<Option<u8>> {
+        if self.pos >= self.len {
+            let n = loop {
+                match self.file.read(&mut self.buf) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                }
+            };
+            if n == 0 {
+                return Ok(None);
+            }
+            self.filled += n as u64;
+            self.pos = 0;
+            self.len = n;
+        }
+        let byte = self.buf.get(self.pos).copied();
+        self.pos += 1;
+        Ok(byte)
+    }
+
+    pub(crate) fn into_file(self) -> File {
+        self.file
+    }
+}
+
+/// Closes a file and reports what `close(2)` says, which a plain drop
+/// ignores (on NFS, write errors can surface only here).
+pub(crate) fn close_checked(file: File) -> io::Result<()> {
+    let fd = file.into_raw_fd();
+    // SAFETY: `fd` was just released from a File we owned, so nobody else closes it.
+    if unsafe { libc::close(fd) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// A starting gate for the seeker threads: they wait until the leader
+/// opens it (all threads are running) or calls the run off.
+pub(crate) struct Gate {
+    state: Mutex<Option<bool>>,
+    cv: Condvar,
+}
+
+impl Gate {
+    pub(crate) fn new() -> Gate {
+        Gate { state: Mutex::new(None), cv: Condvar::new() }
+    }
+
+    /// `true`: go; `false`: the leader called it off.
+    pub(crate) fn wait(&self) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(go) = *state {
+                return go;
+            }
+            state = self.cv.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    pub(crate) fn open(&self, go: bool) {
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = Some(go);
+        self.cv.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rng_is_seeded_and_bounded() {
+        let (mut r1, mut r2) = (Rng::new(7), Rng::new(7));
+        let a: Vec<u64> = (0..5).map(|_| r1.below(10)).collect();
+        let b: Vec<u64> = (0..5).map(|_| r2.below(10)).collect();
+        assert_eq!(a, b);
+        assert!(a.iter().all(|&x| x < 10));
+        assert_eq!(Rng::new(1).below(0), 0);
+        assert_ne!(derive_seed(1, 1, 1), derive_seed(1, 2, 1));
+    }
+
+    #[test]
+    fn putc_and_getc_round_trip_through_small_buffers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let mut w = PutcWriter::new(File::create(&path).unwrap(), 7);
+        for i in 0..100u8 {
+            w.putc(i).unwrap();
+        }
+        assert_eq!(w.flushed, 98);
+        close_checked(w.finish().unwrap()).unwrap();
+        let mut r = GetcReader::new(File::open(&path).unwrap(), 7);
+        let mut got = Vec::new();
+        while let Some(b) = r.getc().unwrap() {
+            got.push(b);
+        }
+        assert_eq!(got, (0..100u8).collect::<Vec<_>>());
+        assert_eq!(r.filled, 100);
+    }
+}

@@ -1,0 +1,88 @@
+//! The Bonnie suite: bonnie++'s tests of one file system, with bonnie's and
+//! bonnie++'s command line.
+//!
+//! - [`BonniePlan`]: a validated, serialisable plan (file size, chunk,
+//!   files, seekers, repeats, seed); [`BonniePlan::validate`] holds
+//!   bonnie++'s twice-the-RAM rule.
+//! - [`BonnieTest`]: the twelve tests in bonnie++'s order, with their names
+//!   and report headings; [`planned_tests`] lists a plan's runs of them.
+//! - [`front::parse`]: a `bonnie`/`bonnie++` command line turned into a
+//!   [`front::BonnieInvocation`].
+//! - [`execute`]: runs a plan in a working folder and hands every finished
+//!   [`BonnieResult`] to a sink at once; [`Outcome`] says how it ended,
+//!   [`BonnieError`] what failed and where.
+//! - [`report`] / [`report_for`]: bonnie++'s plain-text tables.
+//!
+//! What each test does (bonnie++'s definitions; opening the file is outside
+//! the timing, closing it inside):
+//! 1. putc: the file written one byte per call into a user-space buffer
+//!    (st_blksize bytes, as C stdio), the buffer going out by write(2).
+//! 2. write: the file written anew in chunk-sized write(2) calls.
+//! 3. rewrite: each chunk read, one byte changed, lseek back, written.
+//! 4. getc: the file read one byte per call from a user-space buffer.
+//! 5. read: the file read in chunk-sized read(2) calls.
+//! 6. seeks: seeker threads, each with its own descriptor, lseek to random
+//!    chunks and read them, writing one in ten back; seeks/s over the time
+//!    from the first start to the last finish.
+//! 7. create/stat/delete of many files, in sequential and in random order.
+//!
+//! %CPU is the CPU of every thread doing a test (exact, from the thread
+//! CPU clock) over the test's wall time.
+
+mod files;
+pub mod front;
+mod io;
+mod plan;
+mod report;
+mod runner;
+mod test;
+
+pub use plan::{
+    BonniePlan, DEFAULT_CHUNK, DEFAULT_FILES, DEFAULT_SEEKERS, DEFAULT_SEEKS, FILES_UNIT, MAX_CHUNK, MAX_FILES,
+    UPDATE_EVERY,
+};
+pub use report::{report, report_for, MIN_TIME_NS};
+pub use runner::{execute, Outcome, DATA_FILE, FILES_DIR};
+pub use test::{BonnieResult, BonnieTest};
+
+use std::fmt;
+
+/// An I/O failure with what and where, e.g. "putc write of /x/bonnie.dat at
+/// byte 1048576: No space left on device (os error 28)".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BonnieError(pub String);
+
+impl fmt::Display for BonnieError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BonnieError {}
+
+/// Every (repeat, test) the plan runs, in order; repeats count from 1.
+/// For progress totals.
+pub fn planned_tests(plan: &BonniePlan) -> Vec<(u32, BonnieTest)> {
+    let tests = plan.tests();
+    (1..=plan.repeats).flat_map(|r| tests.iter().map(move |&t| (r, t))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomatrix_core::{ByteSize, MIB};
+
+    #[test]
+    fn planned_tests_repeat_the_set() {
+        let mut plan = BonniePlan::new(ByteSize(8 * MIB));
+        plan.repeats = 2;
+        plan.files = 0;
+        let planned = planned_tests(&plan);
+        assert_eq!(planned.len(), 12);
+        assert_eq!(planned[0], (1, BonnieTest::PutcWrite));
+        assert_eq!(planned[6], (2, BonnieTest::PutcWrite));
+        assert_eq!(planned[11], (2, BonnieTest::RandomSeeks));
+        plan.repeats = 0;
+        assert!(planned_tests(&plan).is_empty());
+    }
+}

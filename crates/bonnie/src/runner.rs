@@ -1,0 +1,463 @@
+//! Runs a plan: the data tests on one file, then the file tests, as
+//! bonnie++ does, each result handed to the sink as soon as it is known.
+//!
+//! Timing follows bonnie++: opening (and creating) the file is outside the
+//! timing, closing it is inside ("we always close the file before measuring
+//! time, in an effort to force as much of the I/O out as we can").
+
+use crate::files::FileTests;
+use crate::io::{close_checked, derive_seed, mix, stdio_buffer_size, Gate, GetcReader, PutcWriter};
+use crate::plan::{BonniePlan, UPDATE_EVERY};
+use crate::{planned_tests, BonnieError, BonnieResult, BonnieTest};
+use iomatrix_backend::AlignedBuf;
+use iomatrix_stats::{kib_per_sec, Measured, Span};
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The test file's name inside the working folder.
+pub const DATA_FILE: &str = "bonnie.dat";
+/// The file tests' folder inside the working folder (made by each create
+/// test, removed by each delete test).
+pub const FILES_DIR: &str = "bonnie.files";
+
+/// How a run ended: `done` results went to the sink; `stopped` if the stop
+/// flag ended it early (the test under way is dropped, not reported).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    pub done: usize,
+    pub stopped: bool,
+}
+
+/// Runs the plan in `workdir` (an existing empty folder the caller made and
+/// will remove), calling `sink` after each test so the caller can store it
+/// at once. `stop` is checked at least once per chunk and once per file; a
+/// raised stop returns `Ok` with what finished and `stopped = true`. An
+/// error from the sink ends the run: results that cannot be kept are not
+/// worth measuring.
+pub fn execute(
+    plan: &BonniePlan,
+    workdir: &Path,
+    stop: &AtomicBool,
+    sink: &mut dyn FnMut(&BonnieResult) -> Result<(), String>,
+) -> Result<Outcome, BonnieError> {
+    // Whatever passed validate() with the machine's RAM passes it with 0:
+    // this only guards against plans nobody checked.
+    plan.validate(0).map_err(|e| BonnieError(format!("the Bonnie plan cannot run: {e}")))?;
+    let runner = Runner { plan, stop, epoch: Instant::now(), data: workdir.join(DATA_FILE) };
+    let mut files = FileTests::new(plan, stop, runner.epoch, workdir.join(FILES_DIR));
+    let mut done = 0;
+    for (repeat, test) in planned_tests(plan) {
+        if stop.load(Ordering::SeqCst) {
+            return Ok(Outcome { done, stopped: true });
+        }
+        let result = if test.is_file_test() { files.run(test, repeat)? } else { runner.run(test, repeat)? };
+        let Some(result) = result else {
+            return Ok(Outcome { done, stopped: true });
+        };
+        sink(&result).map_err(|e| BonnieError(format!("storing the {test} result of repeat {repeat}: {e}")))?;
+        done += 1;
+        if test == BonnieTest::RandomSeeks {
+            // The last test on the file; bonnie++ removes it here too (untimed).
+            std::fs::remove_file(&runner.data)
+                .map_err(|e| BonnieError(format!("removing {}: {e}", runner.data.display())))?;
+        }
+    }
+    Ok(Outcome { done, stopped: false })
+}
+
+/// A figure for one test from the measurements of the threads that did it.
+pub(crate) fn figures(
+    test: BonnieTest,
+    repeat: u32,
+    bytes: u64,
+    ops: u64,
+    writes: u64,
+    measured: &[Measured],
+) -> BonnieResult {
+    let start = measured.iter().map(|m| m.start_ns).min().unwrap_or(0);
+    let end = measured.iter().map(|m| m.end_ns).max().unwrap_or(0);
+    let wall_ns = end.saturating_sub(start);
+    let user_ns: u64 = measured.iter().map(|m| m.cpu.user_ns).sum();
+    let sys_ns: u64 = measured.iter().map(|m| m.cpu.sys_ns).sum();
+    let secs = wall_ns as f64 / 1e9;
+    let per_sec = match test {
+        BonnieTest::RandomSeeks => rate(ops, secs),
+        t if t.is_file_test() => rate(ops, secs),
+        _ => kib_per_sec(bytes, Duration::from_nanos(wall_ns)),
+    };
+    let cpu_percent = if wall_ns > 0 { (user_ns + sys_ns) as f64 * 100.0 / wall_ns as f64 } else { 0.0 };
+    BonnieResult {
+        test,
+        repeat,
+        bytes,
+        ops,
+        writes,
+        wall_ns,
+        user_ns,
+        sys_ns,
+        per_sec,
+        unit: test.unit().to_string(),
+        cpu_percent,
+    }
+}
+
+fn rate(ops: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        ops as f64 / secs
+    } else {
+        0.0
+    }
+}
+
+/// "putc write of /x/bonnie.dat at byte 1048576: No space left on device (os error 28)".
+pub(crate) fn io_error(what: &str, path: &Path, at: Option<u64>, e: &io::Error) -> BonnieError {
+    let hint = if e.raw_os_error() == Some(libc::EINVAL) && what.contains("O_DIRECT") {
+        " (the file system refuses O_DIRECT; run without -D)"
+    } else {
+        ""
+    };
+    match at {
+        Some(byte) => BonnieError(format!("{what} of {} at byte {byte}: {e}{hint}", path.display())),
+        None => BonnieError(format!("{what} of {}: {e}{hint}", path.display())),
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Access {
+    /// Remove any old file, then create a new one (O_EXCL), as bonnie++ does.
+    Create,
+    ReadWrite,
+    Read,
+}
+
+struct Runner<'a> {
+    plan: &'a BonniePlan,
+    stop: &'a AtomicBool,
+    epoch: Instant,
+    data: PathBuf,
+}
+
+impl Runner<'_> {
+    fn run(&self, test: BonnieTest, repeat: u32) -> Result<Option<BonnieResult>, BonnieError> {
+        match test {
+            BonnieTest::PutcWrite => self.putc(repeat),
+            BonnieTest::BlockWrite => self.block_write(repeat),
+            BonnieTest::Rewrite => self.rewrite(repeat),
+            BonnieTest::GetcRead => self.getc(repeat),
+            BonnieTest::BlockRead => self.block_read(repeat),
+            BonnieTest::RandomSeeks => self.seeks(repeat),
+            other => Err(BonnieError(format!("{other} is a file test, not a data test"))),
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    fn size(&self) -> u64 {
+        self.plan.size.bytes()
+    }
+
+    fn chunk(&self) -> usize {
+        // validate() keeps the chunk at or below MAX_CHUNK, so it fits.
+        self.plan.chunk.bytes() as usize
+    }
+
+    fn open(&self, what: &str, access: Access, direct: bool) -> Result<File, BonnieError> {
+        let what = if direct { format!("{what} open with O_DIRECT") } else { format!("{what} open") };
+        let mut o = OpenOptions::new();
+        match access {
+            Access::Create => {
+                match std::fs::remove_file(&self.data) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(io_error(&format!("{what}: removing the old file"), &self.data, None, &e)),
+                }
+                o.read(true).write(true).create_new(true);
+            }
+            Access::ReadWrite => {
+                o.read(true).write(true);
+            }
+            Access::Read => {
+                o.read(true);
+            }
+        }
+        if direct {
+            o.custom_flags(libc::O_DIRECT);
+        }
+        o.mode(0o600).open(&self.data).map_err(|e| io_error(&what, &self.data, None, &e))
+    }
+
+    /// Inside the timing: fsync under `-b`, then close.
+    fn close(&self, what: &str, file: File) -> Result<(), BonnieError> {
+        if self.plan.sync {
+            file.sync_all().map_err(|e| io_error(&format!("{what} fsync"), &self.data, None, &e))?;
+        }
+        close_checked(file).map_err(|e| io_error(&format!("{what} close"), &self.data, None, &e))
+    }
+
+    /// Sequential output per character: the file written one byte per call
+    /// into a user-space buffer of the file's st_blksize, as putc into a
+    /// stdio FILE. The bytes are an incompressible pattern, one chunk long.
+    fn putc(&self, repeat: u32) -> Result<Option<BonnieResult>, BonnieError> {
+        let file = self.open("putc", Access::Create, false)?;
+        let capacity = stdio_buffer_size(&file);
+        let pattern = AlignedBuf::new(self.chunk());
+        let mut writer = PutcWriter::new(file, capacity);
+        let span = Span::start(self.epoch);
+        let mut calls: u64 = 0;
+        for _ in 0..self.plan.chunks() {
+            if self.stopped() {
+                return Ok(None);
+            }
+            for &byte in pattern.as_slice() {
+                writer.putc(byte).map_err(|e| io_error("putc write", &self.data, Some(writer.flushed), &e))?;
+                calls += 1;
+            }
+        }
+        let at = writer.flushed;
+        let file = writer.finish().map_err(|e| io_error("putc write", &self.data, Some(at), &e))?;
+        self.close("putc", file)?;
+        let measured = span.finish();
+        Ok(Some(figures(BonnieTest::PutcWrite, repeat, self.size(), calls, 0, &[measured])))
+    }
+
+    /// Sequential output per block: the file made anew in chunk-sized
+    /// write(2) calls; as in bonnie++, one byte of the buffer changes before
+    /// each chunk (chunk i has byte i mod chunk incremented once more), so
+    /// no two neighbouring chunks are equal.
+    fn block_write(&self, repeat: u32) -> Result<Option<BonnieResult>, BonnieError> {
+        let file = self.open("block write", Access::Create, self.plan.direct)?;
+        let chunk = self.chunk();
+        let mut buf = AlignedBuf::new(chunk);
+        let span = Span::start(self.epoch);
+        let mut calls = 0u64;
+        for i in 0..self.plan.chunks() {
+            if self.stopped() {
+                return Ok(None);
+            }
+            let data = buf.as_mut_slice();
+            if let Some(b) = data.get_mut((i % chunk as u64) as usize) {
+                *b = b.wrapping_add(1);
+            }
+            (&file).write_all(data).map_err(|e| io_error("block write", &self.data, Some(i * chunk as u64), &e))?;
+            calls += 1;
+        }
+        self.close("block write", file)?;
+        let measured = span.finish();
+        Ok(Some(figures(BonnieTest::BlockWrite, repeat, self.size(), calls, 0, &[measured])))
+    }
+
+    /// Rewrite: each chunk read with read(2), byte (i mod chunk) of chunk i
+    /// incremented, lseek(2) back one chunk, written with write(2).
+    fn rewrite(&self, repeat: u32) -> Result<Option<BonnieResult>, BonnieError> {
+        let file = self.open("rewrite", Access::ReadWrite, self.plan.direct)?;
+        let chunk = self.chunk();
+        let mut buf = AlignedBuf::new(chunk);
+        let back = SeekFrom::Current(-(chunk as i64));
+        let span = Span::start(self.epoch);
+        let mut chunks = 0u64;
+        for i in 0..self.plan.chunks() {
+            if self.stopped() {
+                return Ok(None);
+            }
+            let at = i * chunk as u64;
+            let data = buf.as_mut_slice();
+            (&file).read_exact(data).map_err(|e| io_error("rewrite read", &self.data, Some(at), &e))?;
+            if let Some(b) = data.get_mut((i % chunk as u64) as usize) {
+                *b = b.wrapping_add(1);
+            }
+            (&file).seek(back).map_err(|e| io_error("rewrite lseek", &self.data, Some(at), &e))?;
+            (&file).write_all(data).map_err(|e| io_error("rewrite write", &self.data, Some(at), &e))?;
+            chunks += 1;
+        }
+        self.close("rewrite", file)?;
+        let measured = span.finish();
+        Ok(Some(figures(BonnieTest::Rewrite, repeat, self.size(), chunks, 0, &[measured])))
+    }
+
+    /// Sequential input per character: one byte per call from a user-space
+    /// buffer of the file's st_blksize, as getc from a stdio FILE.
+    fn getc(&self, repeat: u32) -> Result<Option<BonnieResult>, BonnieError> {
+        let file = self.open("getc", Access::Read, false)?;
+        let capacity = stdio_buffer_size(&file);
+        let chunk = self.chunk() as u64;
+        let mut reader = GetcReader::new(file, capacity);
+        let span = Span::start(self.epoch);
+        let mut calls = 0u64;
+        let mut sum = 0u64;
+        for i in 0..self.plan.chunks() {
+            if self.stopped() {
+                return Ok(None);
+            }
+            for j in 0..chunk {
+                let at = i * chunk + j;
+                match reader.getc() {
+                    Ok(Some(byte)) => sum = sum.wrapping_add(byte as u64),
+                    Ok(None) => {
+                        let e = io::Error::new(io::ErrorKind::UnexpectedEof, "the file ended early");
+                        return Err(io_error("getc read", &self.data, Some(at), &e));
+                    }
+                    Err(e) => return Err(io_error("getc read", &self.data, Some(at), &e)),
+                }
+                calls += 1;
+            }
+        }
+        std::hint::black_box(sum);
+        self.close("getc", reader.into_file())?;
+        let measured = span.finish();
+        Ok(Some(figures(BonnieTest::GetcRead, repeat, self.size(), calls, 0, &[measured])))
+    }
+
+    /// Sequential input per block: chunk-sized read(2) calls.
+    fn block_read(&self, repeat: u32) -> Result<Option<BonnieResult>, BonnieError> {
+        let file = self.open("block read", Access::Read, self.plan.direct)?;
+        let chunk = self.chunk();
+        let mut buf = AlignedBuf::new(chunk);
+        let span = Span::start(self.epoch);
+        let mut calls = 0u64;
+        for i in 0..self.plan.chunks() {
+            if self.stopped() {
+                return Ok(None);
+            }
+            (&file)
+                .read_exact(buf.as_mut_slice())
+                .map_err(|e| io_error("block read", &self.data, Some(i * chunk as u64), &e))?;
+            calls += 1;
+        }
+        self.close("block read", file)?;
+        let measured = span.finish();
+        Ok(Some(figures(BonnieTest::BlockRead, repeat, self.size(), calls, 0, &[measured])))
+    }
+
+    /// Random seeks: `seekers` threads, each with its own descriptor, take
+    /// numbered tickets until `seeks` are gone (bonnie++ hands out tickets
+    /// through a pipe, so a faster seeker does more). Ticket t seeks to
+    /// chunk hash(seed, t) mod chunks and reads it; tickets 0, 10, 20, ...
+    /// (bonnie++'s UpdateSeek: one in ten) change one byte and write the
+    /// chunk back. Which seeks happen is fixed by the seed; only which
+    /// thread does each one depends on timing.
+    fn seeks(&self, repeat: u32) -> Result<Option<BonnieResult>, BonnieError> {
+        let seed = derive_seed(self.plan.seed, repeat, 6);
+        let mut files = Vec::with_capacity(self.plan.seekers);
+        for _ in 0..self.plan.seekers {
+            files.push(self.open("seek test", Access::ReadWrite, self.plan.direct)?);
+        }
+        let tickets = AtomicU64::new(0);
+        let failed = AtomicBool::new(false);
+        let gate = Gate::new();
+        let outcomes: Vec<Result<SeekerFigures, BonnieError>> = std::thread::scope(|scope| {
+            let mut handles = Vec::with_capacity(files.len());
+            let mut spawn_error = None;
+            for (rank, file) in files.into_iter().enumerate() {
+                let seeker = Seeker { runner: self, file, seed, tickets: &tickets, failed: &failed, gate: &gate };
+                match std::thread::Builder::new()
+                    .name(format!("bonnie-seeker-{rank}"))
+                    .spawn_scoped(scope, || seeker.run())
+                {
+                    Ok(h) => handles.push(h),
+                    Err(e) => {
+                        spawn_error = Some(BonnieError(format!("starting seeker thread {rank}: {e}")));
+                        break;
+                    }
+                }
+            }
+            gate.open(spawn_error.is_none());
+            let mut out: Vec<Result<SeekerFigures, BonnieError>> = handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(BonnieError("a seeker thread panicked".into()))))
+                .collect();
+            if let Some(e) = spawn_error {
+                out.push(Err(e));
+            }
+            out
+        });
+        let mut measured = Vec::with_capacity(outcomes.len());
+        let (mut seeks, mut writes) = (0u64, 0u64);
+        for outcome in outcomes {
+            let f = outcome?;
+            measured.push(f.measured);
+            seeks += f.seeks;
+            writes += f.writes;
+        }
+        if self.stopped() || seeks < self.plan.seeks {
+            return Ok(None);
+        }
+        let bytes = (seeks + writes) * self.chunk() as u64;
+        Ok(Some(figures(BonnieTest::RandomSeeks, repeat, bytes, seeks, writes, &measured)))
+    }
+}
+
+struct SeekerFigures {
+    measured: Measured,
+    seeks: u64,
+    writes: u64,
+}
+
+struct Seeker<'r, 'a> {
+    runner: &'r Runner<'a>,
+    file: File,
+    seed: u64,
+    tickets: &'r AtomicU64,
+    failed: &'r AtomicBool,
+    gate: &'r Gate,
+}
+
+impl Seeker<'_, '_> {
+    fn run(self) -> Result<SeekerFigures, BonnieError> {
+        let failed = self.failed;
+        let result = self.seek_away();
+        if result.is_err() {
+            failed.store(true, Ordering::SeqCst);
+        }
+        result
+    }
+
+    fn seek_away(self) -> Result<SeekerFigures, BonnieError> {
+        let runner = self.runner;
+        let path = &runner.data;
+        let chunk = runner.chunk() as u64;
+        let chunks = runner.plan.chunks();
+        let mut buf = AlignedBuf::new(chunk as usize);
+        if !self.gate.wait() {
+            return Ok(SeekerFigures { measured: Span::start(runner.epoch).finish(), seeks: 0, writes: 0 });
+        }
+        let span = Span::start(runner.epoch);
+        let (mut seeks, mut writes) = (0u64, 0u64);
+        loop {
+            if runner.stopped() || self.failed.load(Ordering::Relaxed) {
+                break;
+            }
+            let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
+            if ticket >= runner.plan.seeks {
+                break;
+            }
+            let hash = mix(self.seed ^ ticket);
+            let at = (hash % chunks) * chunk;
+            let mut file = &self.file;
+            file.seek(SeekFrom::Start(at)).map_err(|e| io_error("seek test lseek", path, Some(at), &e))?;
+            file.read_exact(buf.as_mut_slice()).map_err(|e| io_error("seek test read", path, Some(at), &e))?;
+            seeks += 1;
+            if ticket % UPDATE_EVERY == 0 {
+                let data = buf.as_mut_slice();
+                if let Some(b) = data.get_mut((mix(hash) % chunk) as usize) {
+                    *b = b.wrapping_sub(1);
+                }
+                file.seek(SeekFrom::Start(at)).map_err(|e| io_error("seek test lseek", path, Some(at), &e))?;
+                file.write_all(data).map_err(|e| io_error("seek test write", path, Some(at), &e))?;
+                if runner.plan.sync {
+                    self.file.sync_all().map_err(|e| io_error("seek test fsync", path, Some(at), &e))?;
+                }
+                writes += 1;
+            }
+        }
+        // Inside the timing, as in bonnie++'s seekers.
+        close_checked(self.file).map_err(|e| io_error("seek test close", path, None, &e))?;
+        let measured = span.finish();
+        Ok(SeekerFigures { measured, seeks, writes })
+    }
+}

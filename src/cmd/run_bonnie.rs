@@ -1,0 +1,35 @@
+//! `iomatrix run bonnie`: Bonnie's tests with iomatrix's own flags.
+
+use crate::bonnie_job::{self, BonnieJob};
+use crate::cli::RunBonnieArgs;
+use iomatrix_bonnie::BonniePlan;
+use iomatrix_core::{ByteSize, UsageError};
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn run(args: RunBonnieArgs, db: &Path) -> anyhow::Result<ExitCode> {
+    let size =
+        |flag: &str, text: &str| text.parse::<ByteSize>().map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")));
+    let mut plan = BonniePlan::new(size("size", &args.size)?);
+    if let Some(chunk) = &args.chunk {
+        plan.chunk = size("chunk", chunk)?;
+    }
+    plan.files = args.files.saturating_mul(iomatrix_bonnie::FILES_UNIT);
+    if let Some(r) = &args.repeats {
+        plan.repeats = *r;
+    }
+    plan.ram = args.ram.as_deref().map(|r| size("ram", r)).transpose()?;
+    plan.allow_cache = args.allow_cache;
+    plan.skip_per_char = args.fast;
+    plan.direct = args.direct;
+    plan.sync = args.sync;
+    let job = BonnieJob {
+        plan,
+        target: args.target.clone().unwrap_or_else(std::env::temp_dir),
+        labels: crate::cmd::run_iozone::labels(&args.labels)?,
+        keep: args.keep,
+        space_check: !args.no_space_check,
+        json: args.json,
+    };
+    bonnie_job::run(job, db)
+}
