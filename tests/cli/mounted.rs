@@ -27,6 +27,42 @@ fn tmpfs_runs_every_test_on_every_backend() {
 }
 
 #[test]
+fn tmpfs_runs_access_specs_and_bonnie() {
+    let Some(fs) = Mount::virtual_fs("tmpfs", "size=96m") else { return };
+    let target = fs.point.to_str().unwrap();
+    let sb = Sandbox::new();
+    let out = sb.run(&[
+        "run",
+        "access",
+        "--target",
+        target,
+        "--bs",
+        "4k,64k",
+        "--read",
+        "100,0",
+        "--qd",
+        "1,16",
+        "--bytes",
+        "4m",
+        "--file-size",
+        "16m",
+    ]);
+    assert_success(&out);
+    let run = sb.last_run();
+    assert_eq!(run["run"]["environment"]["target"]["fs_type"], "tmpfs");
+    for c in cells(&run) {
+        assert_eq!(c["bytes"], 4u64 << 20);
+        assert!(c["metrics"]["iops"].as_f64().unwrap() > 0.0);
+    }
+    let out = sb.run(&["run", "bonnie", "--target", target, "--size", "16m", "--ram", "8m", "--files", "1"]);
+    assert_success(&out);
+    let run = sb.last_run();
+    assert_eq!(cells(&run).len(), 12);
+    assert!(cells(&run).iter().all(|c| c["metrics"]["per_sec"].as_f64().unwrap() > 0.0));
+    assert!(leftovers(&fs.point).is_empty());
+}
+
+#[test]
 fn ext4_run_records_file_system_and_device() {
     let Some(fs) = Mount::ext4(256) else { return };
     let sb = Sandbox::new();
