@@ -77,10 +77,8 @@ pub enum Suite {
 
 #[derive(Args, Debug)]
 pub struct RunIozoneArgs {
-    /// Folder to test in; iomatrix works in a fresh subfolder and removes it at the end
-    /// [default: the system's temporary folder]
-    #[arg(long, value_name = "DIR")]
-    pub target: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: CommonRunArgs,
 
     /// File sizes: a list and/or power-of-two ranges, e.g. 64k,1m,512m or 64k..512m
     /// [default: 64k..16m, or 64k..512m with --auto]
@@ -125,22 +123,6 @@ pub struct RunIozoneArgs {
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub clients: usize,
 
-    /// Label the run, e.g. --label server=netware (repeatable)
-    #[arg(long = "label", value_name = "KEY=VALUE")]
-    pub labels: Vec<String>,
-
-    /// Keep the working folder and its files at the end (IOzone's -w)
-    #[arg(long)]
-    pub keep: bool,
-
-    /// Skip the free-space check (for file systems whose free space statfs misreports)
-    #[arg(long)]
-    pub no_space_check: bool,
-
-    /// Print the stored run as JSON (schema "iomatrix.run/1") instead of tables
-    #[arg(long)]
-    pub json: bool,
-
     /// Also write the tables as an .xlsx workbook
     #[arg(long, value_name = "FILE")]
     pub xlsx: Option<PathBuf>,
@@ -148,10 +130,8 @@ pub struct RunIozoneArgs {
 
 #[derive(Args, Debug)]
 pub struct RunAccessArgs {
-    /// Folder to test in; iomatrix works in a fresh subfolder and removes it at the end
-    /// [default: the system's temporary folder]
-    #[arg(long, value_name = "DIR")]
-    pub target: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: CommonRunArgs,
 
     /// Block sizes, e.g. 2k,4k,8k,32k,64k,128k,256k or 4k..256k
     #[arg(long, default_value = "4k", value_name = "SIZES", allow_hyphen_values = true)]
@@ -200,29 +180,12 @@ pub struct RunAccessArgs {
     /// At most this many requests per second per client
     #[arg(long, value_name = "IOPS")]
     pub rate: Option<u64>,
-
-    /// Label the run, e.g. --label server=netware (repeatable)
-    #[arg(long = "label", value_name = "KEY=VALUE")]
-    pub labels: Vec<String>,
-
-    /// Keep the working folder and its files at the end
-    #[arg(long)]
-    pub keep: bool,
-
-    /// Skip the free-space check
-    #[arg(long)]
-    pub no_space_check: bool,
-
-    /// Print the stored run as JSON (schema "iomatrix.run/1") instead of tables
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Args, Debug)]
 pub struct RunBonnieArgs {
-    /// Folder to test in [default: the system's temporary folder]
-    #[arg(long, value_name = "DIR")]
-    pub target: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: CommonRunArgs,
 
     /// Test file size; at least twice the RAM unless --ram or --allow-cache
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
@@ -259,20 +222,29 @@ pub struct RunBonnieArgs {
     /// fsync before each close and after each seek write-back and file create/delete (bonnie++'s -b)
     #[arg(long)]
     pub sync: bool,
+}
 
-    /// Label the run, e.g. --label storage=vmfs (repeatable)
+/// Flags every `run` subcommand takes.
+#[derive(Args, Debug)]
+pub struct CommonRunArgs {
+    /// Folder to test in; iomatrix works in a fresh subfolder and removes it at the end
+    /// [default: the system's temporary folder]
+    #[arg(long, value_name = "DIR")]
+    pub target: Option<PathBuf>,
+
+    /// Label the run, e.g. --label server=netware (repeatable)
     #[arg(long = "label", value_name = "KEY=VALUE")]
     pub labels: Vec<String>,
 
-    /// Keep the working folder and its files at the end
+    /// Keep the working folder and its files at the end (IOzone's -w)
     #[arg(long)]
     pub keep: bool,
 
-    /// Skip the free-space check
+    /// Skip the free-space check (for file systems whose statfs misreports free space)
     #[arg(long)]
     pub no_space_check: bool,
 
-    /// Print the stored run as JSON (schema "iomatrix.run/1") instead of the report
+    /// Print the stored run as JSON (schema "iomatrix.run/1") instead of tables
     #[arg(long)]
     pub json: bool,
 }

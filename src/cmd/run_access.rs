@@ -18,14 +18,14 @@ const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 pub fn run(args: RunAccessArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let plan = plan(&args)?;
     let cells = plan.cells();
-    let labels = crate::cmd::run_iozone::labels(&args.labels)?;
+    let labels = crate::cmd::run_iozone::labels(&args.common.labels)?;
     let mut job = Job::start(
         JobSpec {
             suite: "access",
-            target: args.target.clone().unwrap_or_else(std::env::temp_dir),
+            target: args.common.target.clone().unwrap_or_else(std::env::temp_dir),
             labels,
-            keep: args.keep,
-            space_check: !args.no_space_check,
+            keep: args.common.keep,
+            space_check: !args.common.no_space_check,
             peak_bytes: plan.file_size.bytes() * plan.clients as u64,
             peak_detail: format!("{} client(s) x file {}", plan.clients, plan.file_size),
             backend: plan.backend,
@@ -76,7 +76,7 @@ pub fn run(args: RunAccessArgs, db: &Path) -> anyhow::Result<ExitCode> {
         cells_done.store(true, Ordering::Relaxed);
         outcome
     });
-    job.finish(outcome, |i| cells[i].describe(), &Output { json: args.json, ..Output::default() })
+    job.finish(outcome, |i| cells[i].describe(), &Output { json: args.common.json, ..Output::default() })
 }
 
 fn p99(s: &LatencySummary) -> String {

@@ -25,11 +25,11 @@ pub fn run(args: RunBonnieArgs, db: &Path) -> anyhow::Result<ExitCode> {
     plan.sync = args.sync;
     let job = BonnieJob {
         plan,
-        target: args.target.clone().unwrap_or_else(std::env::temp_dir),
-        labels: crate::cmd::run_iozone::labels(&args.labels)?,
-        keep: args.keep,
-        space_check: !args.no_space_check,
-        json: args.json,
+        target: args.common.target.clone().unwrap_or_else(std::env::temp_dir),
+        labels: crate::cmd::run_iozone::labels(&args.common.labels)?,
+        keep: args.common.keep,
+        space_check: !args.common.no_space_check,
+        json: args.common.json,
     };
     bonnie_job::run(job, db)
 }

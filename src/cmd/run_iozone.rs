@@ -14,11 +14,11 @@ const DEFAULT_FILES: &str = "64k..16m";
 pub fn run(args: RunIozoneArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let job = IozoneJob {
         plan: plan(&args)?,
-        target: args.target.clone().unwrap_or_else(std::env::temp_dir),
-        labels: labels(&args.labels)?,
-        keep: args.keep,
-        space_check: !args.no_space_check,
-        output: Output { json: args.json, excel_report: false, xlsx: args.xlsx.clone() },
+        target: args.common.target.clone().unwrap_or_else(std::env::temp_dir),
+        labels: labels(&args.common.labels)?,
+        keep: args.common.keep,
+        space_check: !args.common.no_space_check,
+        output: Output { json: args.common.json, excel_report: false, xlsx: args.xlsx.clone() },
     };
     iozone_job::run(job, db)
 }

@@ -10,7 +10,7 @@
 //! chunk are not supported.
 
 use crate::plan::{BonniePlan, FILES_UNIT};
-use iomatrix_core::{ByteSize, UsageError, MIB};
+use iomatrix_core::{short_flags, unexpected_operand, ByteSize, ShortFlag, UsageError, MIB};
 use std::path::PathBuf;
 
 /// What a `bonnie ...` / `bonnie++ ...` command line asks for.
@@ -64,49 +64,23 @@ Results go to the results database like every iomatrix run (--db and IOMATRIX_DB
 /// Parses bonnie/bonnie++ arguments (without the program name).
 pub fn parse(args: &[String]) -> Result<BonnieInvocation, UsageError> {
     let mut p = Parsed::default();
-    let mut i = 0;
-    while i < args.len() {
-        let arg = &args[i];
-        i += 1;
-        if arg == "--allow-cache" {
-            p.allow_cache = true;
-            continue;
-        }
-        if arg.starts_with("--") {
-            return Err(unknown(arg));
-        }
-        let Some(cluster) = arg.strip_prefix('-').filter(|c| !c.is_empty()) else {
-            return Err(UsageError::new(format!(
-                "bonnie: unexpected argument '{arg}': bonnie++ takes only flags (see iomatrix bonnie -h)"
-            )));
-        };
-        let chars: Vec<char> = cluster.chars().collect();
-        let mut j = 0;
-        while j < chars.len() {
-            let flag = chars[j];
-            j += 1;
-            if takes_value(flag) {
-                let value = if j < chars.len() {
-                    let v: String = chars[j..].iter().collect();
-                    j = chars.len();
-                    v
-                } else if i < args.len() {
-                    i += 1;
-                    args[i - 1].clone()
-                } else {
-                    return Err(UsageError::new(format!("bonnie: -{flag} needs a value (see iomatrix bonnie -h)")));
-                };
-                p.set_value(flag, &value)?;
-            } else {
-                if flag == 'f' && chars.get(j).is_some_and(|c| c.is_ascii_digit()) {
-                    let size: String = chars[j..].iter().collect();
-                    return Err(UsageError::new(format!(
-                        "bonnie: -f{size}: a per-char test size is not supported: iomatrix's per-char tests use the \
-                         whole file; use -f alone to skip them"
-                    )));
-                }
-                p.set_switch(flag)?;
+    // Whole words: iomatrix's long flags, and bonnie++'s `-fSIZE` (refused with its reason).
+    let is_word = |a: &str| {
+        a.starts_with("--") || a.strip_prefix("-f").is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+    };
+    for flag in short_flags("bonnie", args, takes_value, is_word)? {
+        match flag {
+            ShortFlag::Word(w) if w == "--allow-cache" => p.allow_cache = true,
+            ShortFlag::Word(w) if w.starts_with("-f") => {
+                return Err(UsageError::new(format!(
+                    "bonnie: {w}: a per-char test size is not supported: iomatrix's per-char tests use the \
+                     whole file; use -f alone to skip them"
+                )))
             }
+            ShortFlag::Word(w) => return Err(unknown(&w)),
+            ShortFlag::Operand(a) => return Err(unexpected_operand("bonnie", &a)),
+            ShortFlag::Switch(c) => p.set_switch(c)?,
+            ShortFlag::Value(c, v) => p.set_value(c, &v)?,
         }
     }
     p.into_invocation()

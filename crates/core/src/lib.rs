@@ -4,16 +4,19 @@
 //!   and the list/range forms (`64k,1m,512m`, `4k..16m`) behind [`parse_size_list`].
 //! - [`BackendKind`]: how one client issues I/O (`sync`, `psync`, `mmap`, `stdio`).
 //! - [`parse_duration`]: `10s`, `500ms`, `2m`.
+//! - [`short_flags`]: the one-letter-flag command lines of IOzone and bonnie++.
 //! - [`UsageError`]: the user's mistake, reported in one line and exit code 2.
 //!
 //! Nothing here does I/O.
 
 mod backend_kind;
 mod duration;
+mod short_flags;
 mod size;
 mod usage;
 
 pub use backend_kind::BackendKind;
 pub use duration::parse_duration;
+pub use short_flags::{short_flags, unexpected_operand, ShortFlag};
 pub use size::{parse_size_list, ByteSize, SizeError, GIB, KIB, MIB};
 pub use usage::UsageError;

@@ -4,7 +4,7 @@
 
 use crate::plan::{self, IozonePlan};
 use crate::IozoneTest;
-use iomatrix_core::{BackendKind, ByteSize, UsageError, KIB};
+use iomatrix_core::{short_flags, unexpected_operand, BackendKind, ByteSize, ShortFlag, UsageError, KIB};
 use std::path::PathBuf;
 
 /// What an `iozone ...` command line asks for.
@@ -56,43 +56,13 @@ Without -a, IOzone's defaults apply: one 512k file, 4k records.
 /// Parses IOzone's arguments (without the program name).
 pub fn parse(args: &[String]) -> Result<IozoneInvocation, UsageError> {
     let mut p = Parsed::default();
-    let mut i = 0;
-    while i < args.len() {
-        let arg = &args[i];
-        i += 1;
-        if arg == "-+n" {
-            p.no_retests = true;
-            continue;
-        }
-        if let Some(rest) = arg.strip_prefix("-+") {
-            return Err(unknown(&format!("-+{rest}")));
-        }
-        let Some(cluster) = arg.strip_prefix('-').filter(|c| !c.is_empty()) else {
-            return Err(UsageError::new(format!(
-                "iozone: unexpected argument '{arg}': IOzone takes only flags (see iomatrix iozone -h)"
-            )));
-        };
-        let chars: Vec<char> = cluster.chars().collect();
-        let mut j = 0;
-        while j < chars.len() {
-            let flag = chars[j];
-            j += 1;
-            if takes_value(flag) {
-                // The value is the rest of this word, or else the next word.
-                let value = if j < chars.len() {
-                    let v: String = chars[j..].iter().collect();
-                    j = chars.len();
-                    v
-                } else if i < args.len() {
-                    i += 1;
-                    args[i - 1].clone()
-                } else {
-                    return Err(UsageError::new(format!("iozone: -{flag} needs a value (see iomatrix iozone -h)")));
-                };
-                p.set_value(flag, &value)?;
-            } else {
-                p.set_switch(flag)?;
-            }
+    for flag in short_flags("iozone", args, takes_value, |a| a.starts_with("-+"))? {
+        match flag {
+            ShortFlag::Word(w) if w == "-+n" => p.no_retests = true,
+            ShortFlag::Word(w) => return Err(unknown(&w)),
+            ShortFlag::Operand(a) => return Err(unexpected_operand("iozone", &a)),
+            ShortFlag::Switch(c) => p.set_switch(c)?,
+            ShortFlag::Value(c, v) => p.set_value(c, &v)?,
         }
     }
     p.into_invocation()
