@@ -1,0 +1,560 @@
+#!/usr/bin/env bash
+# access-vs-fio.sh: iomatrix's access suite beside fio, on the same file system, doing the same work.
+#
+# Usage: bench/access-vs-fio.sh [--target DIR] [--size 1g] [--duration 10s] [--repeats 5]
+#
+# WHAT IT MEASURES
+#   4 KiB reads at uniformly random 4 KiB-aligned offsets of one file (with replacement), for a
+#   fixed time, in four cases, each run by iomatrix (`run access`) and by fio:
+#     psync qd1 cached                  pread(2), one request at a time, file in the page cache
+#     io_uring qd32 cached              io_uring, 32 requests in flight, file in the page cache
+#     psync qd1 direct (ext4 loop)      pread(2) with O_DIRECT, on an ext4 image the script makes
+#     io_uring qd32 direct (ext4 loop)  io_uring with O_DIRECT, 32 in flight, on that image
+#   For each it prints the median IOPS of each tool over --repeats runs, the ratio iomatrix/fio,
+#   and each tool's median p99 latency; every single run's figures above the table; and the
+#   conditions (file systems, sizes, kernel, tool versions).
+#   The cached cases run in a fresh folder on --target (default: under /var/tmp). The direct
+#   cases run on an ext4 file system made for the purpose: an image of twice the file size (at
+#   least 128 MiB) in a fresh folder under /var/tmp (truncate, mkfs.ext4 -q -F), mounted with
+#   mount -o loop, which attaches the loop device with autoclear. So this script needs root.
+#
+# WHY THE SETTINGS MATCH
+#   iomatrix:  iomatrix run access --bs 4096 --read 100 --random 100 --qd Q --backend B
+#              --file-size SIZE --duration D [--direct] --json, with a throwaway --db. It lays out
+#              its own file (written sequentially and fsynced, untimed; the pages stay cached),
+#              opens it (O_DIRECT with --direct) and for D keeps Q requests in flight. Its seed is
+#              fixed, so every run reads the same sequence of offsets. With io_uring it uses
+#              registered buffers and a registered file, pushes a request for every free slot,
+#              then one io_uring_enter submits them all and waits for at least one completion,
+#              and it takes every completion that is there.
+#   fio, one invocation per run, on one file in a folder of its own on the same file system:
+#     all:      --rw=randread --bs=4096 --size=SIZE --time_based --runtime=D --thread --numjobs=1
+#               --norandommap   offsets with replacement, as iomatrix draws them
+#               --randrepeat=1  a fixed seed, so every run reads the same offsets (as iomatrix)
+#               --invalidate=0  fio would otherwise drop the file's page cache at open
+#               --fadvise_hint=0  fio would otherwise posix_fadvise(RANDOM); iomatrix gives no hint
+#               --lat_percentiles=1 --group_reporting --output-format=json
+#     psync:    --ioengine=psync --iodepth=1
+#     io_uring: --ioengine=io_uring --iodepth=32 --fixedbufs --registerfiles --hipri=0
+#               --sqthread_poll=0 (registered buffers and file, interrupt-driven, no SQ thread)
+#               --iodepth_batch_submit=32 --iodepth_batch_complete_min=1
+#               --iodepth_batch_complete_max=32   iomatrix's batching: submit every free slot in
+#               one io_uring_enter, wait for at least one completion, take all that are there.
+#               (fio's defaults, submit 1 and complete_max = complete_min = 1, make fio enter the
+#               kernel once per request once the queue is full, iomatrix once per batch.)
+#               Not matched, as no fio option changes it: fio 3.33 sets its ring up with
+#               IORING_SETUP_COOP_TASKRUN|SINGLE_ISSUER|DEFER_TASKRUN, iomatrix with no flags, so
+#               completions that arrive from another CPU (O_DIRECT) interrupt iomatrix's thread
+#               with an IPI and not fio's. Cached reads complete inside io_uring_enter: no effect.
+#     direct:   --direct=1 (and iomatrix --direct): O_DIRECT, page-aligned buffers in both.
+#   fio's file is laid out by fio itself in an untimed invocation of its own (--create_only=1:
+#   fallocate, written in full, fsync; it is then checked to be SIZE bytes and fully allocated,
+#   not sparse), so both tools read a file of the same size that was fully written.
+#   Cached cases: fio's layout ends with posix_fadvise(DONTNEED), which drops the file from the
+#   page cache, so the script reads it once (dd, untimed) and checks with fincore that all of it
+#   is cached before the timed run. iomatrix's layout leaves its file cached. As evidence that
+#   both tools read a cached file, each cached run's line shows the data the system read from
+#   block devices meanwhile (/proc/vmstat pgpgin, all processes); a run that read more than 5%
+#   of the file is flagged with '!' and a warning.
+#   Latency: iomatrix times each request from just before it queues it to when it sees its
+#   completion; that is fio's total latency, lat_ns (from when fio prepares the request), not
+#   clat_ns (from when it is handed to the kernel): the p99 columns compare lat_ns, hence
+#   --lat_percentiles=1. At depth 1 with psync the two are the same. With io_uring both include
+#   the wait in the submission queue until the batch is submitted.
+#   Both tools' IOPS are requests completed over the time of the I/O loop (iomatrix: its wall
+#   time; fio: read.iops, over its runtime in whole milliseconds).
+#   Per repeat, each case runs iomatrix and fio back to back; the tool that goes first alternates
+#   from repeat to repeat so that neither always runs on the warmer (or busier) system. Only one
+#   tool's file exists at a time (fio's is removed before iomatrix runs, iomatrix removes its
+#   own). Exactly 4 x repeats x 2 timed runs, plus the untimed layouts and fio's read-in passes.
+#
+# HOW TO READ THE RATIO
+#   iomatrix/fio near 1.0 means iomatrix's per-request overhead is like fio's: both issue the
+#   same system calls (the batching above makes that true for io_uring too), so the difference
+#   is what each tool does around them: picking offsets, taking timestamps, recording latency.
+#   Above 1.0 iomatrix was faster. The cached cases are page-cache speeds (memory copies and
+#   system calls), where that overhead shows most. The direct cases go through ext4, the block
+#   layer and the loop driver, which reads the image file through the page cache of the file
+#   system under it (the loop device is not in direct-I/O mode), so they measure that path, not
+#   the disk; still the same work for both tools.
+#   This machine may be shared and noisy, so single runs scatter; the table quotes medians of
+#   several runs. Look at the per-run lines before trusting a ratio far from 1.0.
+#
+# Environment: IOMATRIX_BIN=path overrides the binary (default: target/release/iomatrix of this
+# workspace; build it with `cargo build --release`). FIO=path overrides fio.
+# Everything the script makes (its folder on the target, the ext4 image's folder with its mount
+# and loop device, a scratch folder with a throwaway results database and logs) is removed at
+# the end, also on failure or Ctrl-C; it then checks that no loop device is left on the image.
+
+set -euo pipefail
+
+PROG=access-vs-fio
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+IOMATRIX=${IOMATRIX_BIN:-$SCRIPT_DIR/../target/release/iomatrix}
+FIO=${FIO:-fio}
+
+die() {
+    printf '%s: %s\n' "$PROG" "$*" >&2
+    exit 1
+}
+
+warn() {
+    printf '%s: warning: %s\n' "$PROG" "$*" >&2
+}
+
+usage() {
+    cat <<EOF
+Usage: $0 [--target DIR] [--size 1g] [--duration 10s] [--repeats 5]
+
+Runs 4 KiB random reads through iomatrix's access suite and through fio on the same file
+systems (psync at depth 1 and io_uring at depth 32; page-cached, and O_DIRECT on an ext4
+image the script loop-mounts) and prints the median IOPS of each tool, the ratio
+iomatrix/fio and each tool's median p99 latency. Needs root (mount -o loop).
+
+  --target DIR     folder for the cached cases; a fresh subfolder is made and removed
+                   [default: a fresh folder under /var/tmp]
+  --size SIZE      file size, k/m/g/t = 1024-based; the ext4 image is twice this
+                   [default: 1g]
+  --duration TIME  how long each run reads: seconds, or with s or m [default: 10s]
+  --repeats N      runs of each tool per case; medians are quoted [default: 5]
+EOF
+}
+
+TARGET=""
+SIZE=1g
+DURATION=10s
+REPEATS=5
+
+need_value() {
+    [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"
+}
+
+while [[ $# -gt 0 ]]; do
+    case $1 in
+    --target) need_value "$@"; TARGET=$2; shift 2 ;;
+    --target=*) TARGET=${1#*=}; shift ;;
+    --size) need_value "$@"; SIZE=$2; shift 2 ;;
+    --size=*) SIZE=${1#*=}; shift ;;
+    --duration) need_value "$@"; DURATION=$2; shift 2 ;;
+    --duration=*) DURATION=${1#*=}; shift ;;
+    --repeats) need_value "$@"; REPEATS=$2; shift 2 ;;
+    --repeats=*) REPEATS=${1#*=}; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; die "unknown argument '$1'" ;;
+    esac
+done
+
+# A size in bytes: a whole number with an optional k/m/g/t (also kb/kib, any case), 1024-based,
+# as both iomatrix and fio read them. Both tools are then given the byte count.
+to_bytes() {
+    local text=$1 what=$2 number unit
+    if [[ ! $text =~ ^([0-9]+)([kKmMgGtT]([iI]?[bB])?)?$ ]]; then
+        die "$what '$text' is not a size: write a whole number with an optional k, m, g or t (e.g. 256m, 1g)"
+    fi
+    number=$((10#${BASH_REMATCH[1]}))
+    unit=${BASH_REMATCH[2]:0:1}
+    case ${unit,,} in
+    "") echo "$number" ;;
+    k) echo $((number << 10)) ;;
+    m) echo $((number << 20)) ;;
+    g) echo $((number << 30)) ;;
+    t) echo $((number << 40)) ;;
+    esac
+}
+
+# A duration in whole seconds: a number with an optional s or m. Both tools get the seconds.
+to_seconds() {
+    local text=$1 number
+    if [[ ! $text =~ ^([0-9]+)([sSmM]?)$ ]]; then
+        die "--duration '$text' is not a duration: write whole seconds with an optional s or m (e.g. 10s, 2m)"
+    fi
+    number=$((10#${BASH_REMATCH[1]}))
+    case ${BASH_REMATCH[2],,} in
+    m) echo $((number * 60)) ;;
+    *) echo "$number" ;;
+    esac
+}
+
+# 1024-based, the way sizes are written on the command line: 2147483648 -> 2g.
+human() {
+    local bytes=$1 shift_by=40 unit
+    for unit in t g m k; do
+        if ((bytes >= 1 << shift_by && bytes % (1 << shift_by) == 0)); then
+            echo "$((bytes >> shift_by))$unit"
+            return
+        fi
+        shift_by=$((shift_by - 10))
+    done
+    echo "$bytes"
+}
+
+BS=4096
+SIZE_BYTES=$(to_bytes "$SIZE" --size)
+SECS=$(to_seconds "$DURATION")
+if [[ ! $REPEATS =~ ^[0-9]+$ ]] || ((10#$REPEATS < 1)); then
+    die "--repeats '$REPEATS' must be a whole number of at least 1"
+fi
+REPEATS=$((10#$REPEATS))
+((SECS >= 1)) || die "--duration must be at least 1 second"
+((SIZE_BYTES >= 1 << 20)) || die "--size ($SIZE) must be at least 1m"
+((SIZE_BYTES % BS == 0)) || die "--size ($SIZE) must be a whole number of 4 KiB blocks"
+# The ext4 image: twice the file (one file at a time lives on it, plus ext4's own metadata).
+IMAGE_BYTES=$((2 * SIZE_BYTES))
+((IMAGE_BYTES >= 128 << 20)) || IMAGE_BYTES=$((128 << 20))
+
+((EUID == 0)) || die "needs root: the direct cases run on an ext4 image it mounts with 'mount -o loop'"
+[[ -x $IOMATRIX ]] || die "no iomatrix binary at $IOMATRIX: build it with 'cargo build --release' in the workspace (or set IOMATRIX_BIN=path)"
+command -v "$FIO" >/dev/null || die "fio not found: install it (Debian: apt-get install -y fio) or set FIO=path"
+command -v python3 >/dev/null || die "python3 not found: it computes the medians and reads the JSON"
+for tool in mkfs.ext4 mount umount mountpoint losetup findmnt fincore truncate timeout dd; do
+    command -v "$tool" >/dev/null || die "$tool not found: install util-linux, e2fsprogs and coreutils"
+done
+
+KERNEL=$(uname -r)
+# The first line a tool prints for --version; fails if it fails or prints nothing.
+version_of() {
+    local v
+    v=$("$@" 2>/dev/null) || return 1
+    [[ -n $v ]] || return 1
+    printf '%s\n' "${v%%$'\n'*}"
+}
+FIO_VERSION=$(version_of "$FIO" --version) || die "'$FIO --version' failed: is fio installed correctly?"
+IOMATRIX_VERSION=$(version_of "$IOMATRIX" --version) ||
+    die "'$IOMATRIX --version' failed: rebuild it with 'cargo build --release'"
+IOMATRIX_VERSION=${IOMATRIX_VERSION#iomatrix }
+
+# ---- everything this script makes, and its removal -------------------------------------------
+
+WORK=""     # our folder on the target: the cached cases' files live in it
+IMGDIR=""   # our folder under /var/tmp: the ext4 image and its mount point
+IMAGE=""    # the ext4 image file
+MNT=""      # where the image is mounted
+LOOPDEV=""  # the loop device mount attached to the image (for the conditions line)
+SCRATCH=""  # local: the throwaway results database, JSON outputs and logs
+CHILD=""    # the iomatrix, fio or dd process running now
+
+# Detaches whatever loop device still holds our image: mount -o loop sets autoclear, so the
+# kernel detaches it when the file system is unmounted (asynchronously, hence the wait); only
+# if that has not happened after a few seconds is it detached here.
+release_loop() {
+    local tries dev
+    for ((tries = 0; tries < 50; tries++)); do
+        [[ -z $(losetup -n -O NAME -l -j "$IMAGE" 2>/dev/null) ]] && return 0
+        sleep 0.1
+    done
+    for dev in $(losetup -n -O NAME -l -j "$IMAGE" 2>/dev/null); do
+        losetup -d "$dev" 2>/dev/null || true
+    done
+    [[ -z $(losetup -n -O NAME -l -j "$IMAGE" 2>/dev/null) ]]
+}
+
+cleanup() {
+    local rc=$? tries
+    trap '' INT TERM # a second Ctrl-C must not leave the image mounted
+    if [[ -n $CHILD ]]; then
+        kill -TERM "$CHILD" 2>/dev/null || true
+        wait "$CHILD" 2>/dev/null || true
+        CHILD=""
+    fi
+    [[ -n $WORK ]] && rm -rf -- "$WORK"
+    if [[ -n $IMGDIR ]]; then
+        if [[ -n $MNT ]] && mountpoint -q -- "$MNT"; then
+            for ((tries = 0; tries < 10; tries++)); do
+                umount -- "$MNT" 2>/dev/null && break
+                sleep 0.5
+            done
+        fi
+        if [[ -n $MNT ]] && mountpoint -q -- "$MNT"; then
+            printf '%s: could not unmount %s; unmount it and remove %s by hand\n' "$PROG" "$MNT" "$IMGDIR" >&2
+            rc=1
+        else
+            if [[ -n $IMAGE ]] && ! release_loop; then
+                printf '%s: a loop device still holds %s: %s\n' "$PROG" "$IMAGE" \
+                    "$(losetup -l -j "$IMAGE" 2>/dev/null | tr '\n' ' ')" >&2
+                rc=1
+            fi
+            rm -rf -- "$IMGDIR"
+        fi
+    fi
+    [[ -n $SCRATCH ]] && rm -rf -- "$SCRATCH"
+    exit "$rc"
+}
+on_signal() {
+    printf '\n%s: interrupted, cleaning up\n' "$PROG" >&2
+    exit "$1"
+}
+trap cleanup EXIT
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM
+
+# Each child is bounded: the run itself, plus time for a layout at 8 MiB/s, plus 5 minutes.
+LIMIT=$((SECS + 300 + SIZE_BYTES / (8 << 20)))
+
+# Runs "$@" with stdout to $1 and stderr to $2, in the background so that a signal reaches the
+# trap at once (the trap then stops the child), and at most $LIMIT seconds. Returns the
+# child's status (124 if it ran out of time).
+run_child() {
+    local out=$1 err=$2 rc=0
+    shift 2
+    timeout --kill-after=10 "$LIMIT" "$@" >"$out" 2>"$err" &
+    CHILD=$!
+    wait "$CHILD" || rc=$?
+    CHILD=""
+    return "$rc"
+}
+
+if [[ -n $TARGET ]]; then
+    [[ -d $TARGET ]] || die "--target '$TARGET' is not a folder"
+    [[ -w $TARGET ]] || die "--target '$TARGET' is not writable"
+    BASE=$(cd "$TARGET" && pwd)
+else
+    BASE=/var/tmp
+fi
+IMAGE_BASE=/var/tmp
+
+# Space: on the target one file at a time (fio's is removed before iomatrix runs, iomatrix
+# removes its own), plus 10%; under /var/tmp the image, which may fill up to its full size.
+NEED=$((SIZE_BYTES + SIZE_BYTES / 10))
+IMAGE_NEED=$((IMAGE_BYTES + IMAGE_BYTES / 20))
+free_bytes() {
+    local avail
+    avail=$(df -P -B1 -- "$1" | awk 'NR == 2 { print $4 }')
+    [[ $avail =~ ^[0-9]+$ ]] || die "cannot tell the free space of $1 (df said '$avail')"
+    echo "$avail"
+}
+AVAIL=$(free_bytes "$BASE")
+IMAGE_AVAIL=$(free_bytes "$IMAGE_BASE")
+if [[ $(stat -c %d -- "$BASE") == "$(stat -c %d -- "$IMAGE_BASE")" ]]; then
+    NEED=$((NEED + IMAGE_NEED))
+    IMAGE_NEED=$NEED
+fi
+if ((AVAIL < NEED)); then
+    die "$BASE has $((AVAIL >> 20)) MiB free; a $SIZE file needs $((NEED >> 20)) MiB (with the ext4 image if it shares the file system): choose a smaller --size or another --target"
+fi
+if ((IMAGE_AVAIL < IMAGE_NEED)); then
+    die "$IMAGE_BASE has $((IMAGE_AVAIL >> 20)) MiB free; the $(human "$IMAGE_BYTES") ext4 image needs $((IMAGE_NEED >> 20)) MiB: choose a smaller --size"
+fi
+# The cached cases need the file (and fio's read-in pass) to stay in RAM.
+MEM_AVAIL=$(awk '$1 == "MemAvailable:" { print $2 * 1024 }' /proc/meminfo)
+if [[ $MEM_AVAIL =~ ^[0-9]+$ ]] && ((MEM_AVAIL < 2 * SIZE_BYTES)); then
+    warn "only $((MEM_AVAIL >> 20)) MiB of memory available: a $SIZE file may not stay in the page cache for the cached cases; choose a smaller --size"
+fi
+
+WORK=$(mktemp -d "$BASE/$PROG.XXXXXX")
+IMGDIR=$(mktemp -d "$IMAGE_BASE/$PROG-ext4.XXXXXX")
+SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/$PROG-scratch.XXXXXX")
+DB=$SCRATCH/results.sqlite
+IMAGE=$IMGDIR/ext4.img
+MNT=$IMGDIR/mnt
+mkdir "$WORK/fio" "$MNT"
+
+truncate -s "$IMAGE_BYTES" -- "$IMAGE"
+mkfs.ext4 -q -F -- "$IMAGE" >"$SCRATCH/mkfs.log" 2>&1 || { sed 's/^/  | /' "$SCRATCH/mkfs.log" >&2; die "mkfs.ext4 failed on $IMAGE"; }
+mount -o loop -- "$IMAGE" "$MNT" 2>"$SCRATCH/mount.log" || { sed 's/^/  | /' "$SCRATCH/mount.log" >&2; die "mount -o loop $IMAGE failed (loop devices available? /dev/loop-control)"; }
+LOOPDEV=$(findmnt -no SOURCE -- "$MNT" 2>/dev/null || echo "?")
+mkdir "$MNT/fio"
+
+# ---- conditions -----------------------------------------------------------------------------
+
+FSTYPE=$(findmnt -no FSTYPE -T "$WORK" 2>/dev/null | head -n 1 || true)
+[[ -n $FSTYPE ]] || FSTYPE=$(stat -f -c %T "$WORK" 2>/dev/null || echo unknown)
+case $FSTYPE in
+tmpfs | ramfs) warn "$WORK is on $FSTYPE (memory), not a disk" ;;
+esac
+
+CONDITIONS="target $WORK ($FSTYPE), ext4 image $IMAGE ($(human "$IMAGE_BYTES") on $LOOPDEV), file $SIZE, 4k random reads, ${SECS}s per run, $REPEATS repeats, kernel $KERNEL, $FIO_VERSION, iomatrix $IOMATRIX_VERSION"
+echo "$PROG: $CONDITIONS"
+echo "$PROG: 4 cases x $REPEATS repeats x 2 tools = $((8 * REPEATS)) timed runs of ${SECS}s, plus untimed layouts"
+
+# ---- the cases ------------------------------------------------------------------------------
+
+CASE_LABEL=("psync qd1 cached" "io_uring qd32 cached" "psync qd1 direct (ext4 loop)" "io_uring qd32 direct (ext4 loop)")
+CASE_BACKEND=(psync io_uring psync io_uring)
+CASE_QD=(1 32 1 32)
+CASE_DIRECT=(0 0 1 1)
+CASE_DIR=("$WORK" "$WORK" "$MNT" "$MNT")
+NCASES=${#CASE_LABEL[@]}
+
+# fio's options per backend (see WHY THE SETTINGS MATCH).
+fio_engine_args() {
+    local backend=$1 qd=$2
+    case $backend in
+    psync) echo "--ioengine=psync --iodepth=1" ;;
+    io_uring)
+        echo "--ioengine=io_uring --iodepth=$qd --fixedbufs --registerfiles --hipri=0 --sqthread_poll=0" \
+            "--iodepth_batch_submit=$qd --iodepth_batch_complete_min=1 --iodepth_batch_complete_max=$qd"
+        ;;
+    esac
+}
+
+# ---- the runs -------------------------------------------------------------------------------
+
+RESULTS=$SCRATCH/results.tsv # repeat, case, tool, IOPS, p99 ns, mean ns, timed s, disk KiB or -
+: >"$RESULTS"
+
+# Data read from block devices since boot, KiB (all processes).
+pgpgin() {
+    awk '$1 == "pgpgin" { print $2 }' /proc/vmstat
+}
+
+# Reads one tool's JSON, checks it, prints "IOPS<TAB>p99 ns<TAB>mean ns<TAB>timed s".
+IOMATRIX_PARSE='
+import json, sys
+path, size, backend, qd, direct, secs = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5] == "1", int(sys.argv[6])
+doc = json.load(open(path))
+if doc.get("schema") != "iomatrix.run/1":
+    sys.exit("unexpected schema %r" % doc.get("schema"))
+cells = doc["run"]["cell_results"]
+if len(cells) != 1:
+    sys.exit("%d cells in the output, expected 1" % len(cells))
+c = cells[0]
+m = c["metrics"]
+got = (c.get("backend"), m.get("queue_depth"), c.get("direct"), c.get("file_size"), c.get("record_size"))
+if got != (backend, qd, direct, size, 4096):
+    sys.exit("cell ran (backend, depth, direct, file size, block size) = %r; expected %r"
+             % (got, (backend, qd, direct, size, 4096)))
+r = m["read"]
+if r["count"] == 0 or m["write"]["count"] != 0 or c["ops"] != r["count"]:
+    sys.exit("cell did %d reads and %d writes; expected reads only" % (r["count"], m["write"]["count"]))
+if c["wall_ns"] < 0.9e9 * secs:
+    sys.exit("cell ran %.3f s, expected about %d s" % (c["wall_ns"] / 1e9, secs))
+print("%.0f\t%d\t%.0f\t%.3f" % (m["iops"], r["p99_ns"], r["mean_ns"], c["wall_ns"] / 1e9))
+'
+FIO_PARSE='
+import json, sys
+path, secs = sys.argv[1], int(sys.argv[2])
+doc = json.load(open(path))
+job = doc["jobs"][0]
+if job.get("error", 0) != 0:
+    sys.exit("fio job reported error %s" % job["error"])
+d = job["read"]
+if d["total_ios"] == 0 or job["write"]["total_ios"] != 0:
+    sys.exit("fio did %d reads and %d writes; expected reads only" % (d["total_ios"], job["write"]["total_ios"]))
+if d["runtime"] < 900 * secs:
+    sys.exit("fio ran %d ms, expected about %d s" % (d["runtime"], secs))
+lat = d["lat_ns"]
+print("%.0f\t%d\t%.0f\t%.3f" % (d["iops"], lat["percentile"]["99.000000"], lat["mean"], d["runtime"] / 1e3))
+'
+
+# Appends one run's figures ("IOPS<TAB>p99 ns<TAB>mean ns<TAB>timed s") to the results with
+# the KiB read from block devices during the run, and prints its line. In the cached cases
+# that should be about nothing; more than 5% of the file is flagged.
+record() {
+    local rep=$1 case=$2 tool=$3 parsed=$4 disk_kib=$5 flag=""
+    if ((CASE_DIRECT[case])); then
+        disk_kib=-
+    elif ((disk_kib * 1024 > SIZE_BYTES / 20)); then
+        flag="!"
+        warn "$tool read $((disk_kib >> 10)) MiB from block devices during its '${CASE_LABEL[case]}' run in repeat $rep: its file was not (all) cached, or something else was reading"
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\n' "$rep" "$case" "$tool" "$parsed" "$disk_kib" >>"$RESULTS"
+    printf '%s\n' "$parsed" | awk -F'\t' -v r="$rep" -v c="${CASE_LABEL[case]}" -v t="$tool" -v d="$disk_kib" -v f="$flag" '
+        { printf "%-7s %-33s %-9s %10d %10.1f %10.1f %8.3f %8s%s\n", r, c, t, $1, $2 / 1000, $3 / 1000, $4,
+                 d == "-" ? d : sprintf("%d", d / 1024), f }'
+}
+
+run_iomatrix() {
+    local rep=$1 case=$2 name=iomatrix-$1-$2
+    local json=$SCRATCH/$name.json log=$SCRATCH/$name.log
+    local args=(--db "$DB" run access --target "${CASE_DIR[case]}" --bs "$BS" --read 100 --random 100
+        --qd "${CASE_QD[case]}" --backend "${CASE_BACKEND[case]}" --file-size "$SIZE_BYTES"
+        --duration "${SECS}s" --json)
+    ((CASE_DIRECT[case])) && args+=(--direct)
+    local before after
+    before=$(pgpgin)
+    if ! run_child "$json" "$log" "$IOMATRIX" "${args[@]}"; then
+        sed 's/^/  | /' "$log" >&2
+        die "iomatrix failed in '${CASE_LABEL[case]}', repeat $rep (its messages are above)"
+    fi
+    after=$(pgpgin)
+    local parsed
+    parsed=$(python3 -c "$IOMATRIX_PARSE" "$json" "$SIZE_BYTES" "${CASE_BACKEND[case]}" "${CASE_QD[case]}" \
+        "${CASE_DIRECT[case]}" "$SECS") || die "iomatrix's output in '${CASE_LABEL[case]}', repeat $rep is not as expected"
+    record "$rep" "$case" iomatrix "$parsed" $((after - before))
+}
+
+run_fio() {
+    local rep=$1 case=$2 name=fio-$1-$2
+    local file=${CASE_DIR[case]}/fio/testfile
+    local json=$SCRATCH/$name.json log=$SCRATCH/$name.log
+    local where="'${CASE_LABEL[case]}', repeat $rep"
+    rm -f -- "$file"
+    # Layout, untimed: fio writes the whole file (and drops it from the page cache).
+    if ! run_child "$SCRATCH/$name-layout.json" "$SCRATCH/$name-layout.log" "$FIO" --name=layout \
+        --filename="$file" --size="$SIZE_BYTES" --bs="$BS" --rw=randread --thread --create_only=1 \
+        --output-format=json; then
+        sed 's/^/  | /' "$SCRATCH/$name-layout.log" >&2
+        die "fio could not lay out $file in $where (its messages are above)"
+    fi
+    local size blocks
+    read -r size blocks < <(stat -c '%s %b' -- "$file")
+    ((size == SIZE_BYTES && blocks * 512 >= SIZE_BYTES)) ||
+        die "fio's file in $where is $size bytes with $((blocks * 512)) allocated; expected $SIZE_BYTES, fully written"
+    if ((!CASE_DIRECT[case])); then
+        # Read it into the page cache, untimed, and check that all of it is there.
+        run_child /dev/null "$SCRATCH/$name-readin.log" dd if="$file" of=/dev/null bs=1M status=none ||
+            die "could not read $file into the page cache in $where"
+        local cached
+        cached=$(fincore -b -n -o RES -- "$file" | tr -d ' ')
+        if [[ ! $cached =~ ^[0-9]+$ ]] || ((cached != SIZE_BYTES)); then
+            die "only ${cached:-?} of $SIZE_BYTES bytes of fio's file are in the page cache after reading it in ($where): too little memory? choose a smaller --size"
+        fi
+    fi
+    local engine
+    read -r -a engine <<<"$(fio_engine_args "${CASE_BACKEND[case]}" "${CASE_QD[case]}")"
+    local args=(--name=access --filename="$file" --rw=randread --bs="$BS" --size="$SIZE_BYTES"
+        "${engine[@]}" --direct="${CASE_DIRECT[case]}" --time_based --runtime="$SECS" --norandommap
+        --randrepeat=1 --thread --numjobs=1 --invalidate=0 --fadvise_hint=0 --group_reporting
+        --lat_percentiles=1 --output-format=json)
+    local before after
+    before=$(pgpgin)
+    if ! run_child "$json" "$log" "$FIO" "${args[@]}"; then
+        sed 's/^/  | /' "$log" "$json" >&2
+        die "fio failed in $where (its messages are above)"
+    fi
+    after=$(pgpgin)
+    local parsed
+    parsed=$(python3 -c "$FIO_PARSE" "$json" "$SECS") || die "fio's output in $where: see above"
+    rm -f -- "$file"
+    record "$rep" "$case" fio "$parsed" $((after - before))
+}
+
+echo
+echo "per run: IOPS, read latency p99 and mean in us (iomatrix: submit to completion; fio: lat_ns),"
+echo "timed seconds, MiB read from block devices during the run (cached cases: should be ~0)"
+printf '%-7s %-33s %-9s %10s %10s %10s %8s %8s\n' repeat case tool IOPS "p99 us" "mean us" "timed s" "disk MiB"
+for ((rep = 1; rep <= REPEATS; rep++)); do
+    for ((case = 0; case < NCASES; case++)); do
+        if ((rep % 2 == 1)); then
+            run_iomatrix "$rep" "$case"
+            run_fio "$rep" "$case"
+        else
+            run_fio "$rep" "$case"
+            run_iomatrix "$rep" "$case"
+        fi
+    done
+done
+
+# ---- medians --------------------------------------------------------------------------------
+
+echo
+echo "$PROG: $CONDITIONS"
+python3 - "$RESULTS" "${CASE_LABEL[@]}" <<'EOF'
+import statistics, sys
+labels = sys.argv[2:]
+iops, p99 = {}, {}
+for line in open(sys.argv[1]):
+    rep, case, tool, ops, p, mean, secs, disk = line.rstrip("\n").split("\t")
+    key = (tool, int(case))
+    iops.setdefault(key, []).append(float(ops))
+    p99.setdefault(key, []).append(float(p))
+def us(ns):
+    return "%.1f us" % (ns / 1000)
+print("%-33s %14s %11s %14s %14s %10s" % ("case", "iomatrix IOPS", "fio IOPS", "iomatrix/fio", "iomatrix p99", "fio p99"))
+for case, label in enumerate(labels):
+    mine = statistics.median(iops[("iomatrix", case)])
+    theirs = statistics.median(iops[("fio", case)])
+    ratio = "%.2f" % (mine / theirs) if theirs > 0 else "n/a"
+    print("%-33s %14.0f %11.0f %14s %14s %10s" % (label, mine, theirs, ratio,
+          us(statistics.median(p99[("iomatrix", case)])), us(statistics.median(p99[("fio", case)]))))
+EOF
