@@ -236,7 +236,9 @@ pub struct CommonRunArgs {
     #[arg(long = "label", value_name = "KEY=VALUE")]
     pub labels: Vec<String>,
 
-    /// Keep the working folder and its files at the end (IOzone's -w)
+    /// Keep the working folder at the end (IOzone's -w). Access specs keep their files;
+    /// the IOzone and Bonnie suites remove each data file when done with it, as IOzone and
+    /// bonnie++ do, so their folder keeps what the last cell left
     #[arg(long)]
     pub keep: bool,
 

@@ -90,6 +90,25 @@ fn a_sweep_moves_exactly_the_bytes_asked_with_consistent_figures() {
 }
 
 #[test]
+fn keep_leaves_each_clients_file_in_the_working_folder() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let run = access(
+        &sb,
+        target.to_str().unwrap(),
+        &["--bs", "4k", "--bytes", "64k", "--file-size", "1m", "--clients", "2", "--keep"],
+    );
+    check_sane(&run, Some(64 << 10));
+    let kept = sb.leftovers();
+    assert_eq!(kept.len(), 1, "one working folder: {kept:?}");
+    for rank in 0..2 {
+        let file = kept[0].join(format!("client-{rank}")).join("access.dat");
+        let len = std::fs::metadata(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display())).len();
+        assert_eq!(len, 1 << 20, "{}", file.display());
+    }
+}
+
+#[test]
 fn io_uring_and_psync_agree_on_bytes_moved_and_clients_add_up() {
     let sb = Sandbox::new();
     let target = sb.target();

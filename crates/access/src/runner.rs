@@ -186,7 +186,6 @@ struct Client<'a, C: Coordinator> {
 
 impl<C: Coordinator> Client<'_, C> {
     fn run(self, cells: &[AccessCell], tx: &mpsc::Sender<Report<AccessFigures>>) {
-        let rank = self.coord.rank();
         let laid_out = self.lay_out();
         for cell in cells {
             let outcome = match &laid_out {
@@ -203,8 +202,8 @@ impl<C: Coordinator> Client<'_, C> {
                 break;
             }
         }
-        let _ = std::fs::remove_file(&self.path);
-        let _ = rank;
+        // The file stays: the working folder goes at the end with it, or
+        // stays with it under --keep.
     }
 
     /// Writes the whole working set once, untimed, so reads read real data.
