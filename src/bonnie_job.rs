@@ -1,6 +1,7 @@
 //! Runs one Bonnie plan for both front ends (`run bonnie`, `bonnie`).
 
-use crate::job::{Job, JobSpec, Output};
+use crate::job::{Job, JobSpec, JobTarget, Output};
+use anyhow::Context;
 use iomatrix_bonnie::{planned_tests, BonniePlan, BonnieResult};
 use iomatrix_core::BackendKind;
 use iomatrix_iozone::{ClientFailure, Ending};
@@ -25,7 +26,7 @@ pub fn run(job: BonnieJob, db: &Path) -> anyhow::Result<ExitCode> {
     let mut run = Job::start(
         JobSpec {
             suite: "bonnie",
-            target: job.target.clone(),
+            target: JobTarget::Folder(job.target.clone()),
             labels: job.labels.clone(),
             keep: job.keep,
             space_check: job.space_check,
@@ -49,7 +50,7 @@ pub fn run(job: BonnieJob, db: &Path) -> anyhow::Result<ExitCode> {
         },
         db,
     )?;
-    let workdir = run.workdir.path().to_path_buf();
+    let workdir = run.workdir.as_ref().map(|w| w.path().to_path_buf()).context("this suite needs a folder target")?;
     let stop = run.stop;
     let mut seq = 0;
     let outcome = iomatrix_bonnie::execute(plan, &workdir, stop, &mut |result| {

@@ -153,9 +153,19 @@ pub struct RunAccessArgs {
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub clients: usize,
 
-    /// Each client's file (its working set), laid out before the first cell
-    #[arg(long, default_value = "256m", value_name = "SIZE", allow_hyphen_values = true)]
-    pub file_size: String,
+    /// Each client's file (its working set), laid out before the first cell [default: 256m;
+    /// with --device, the whole device]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub file_size: Option<String>,
+
+    /// Run on this raw block device instead of files in --target: every client reads and
+    /// writes it in place (its data is destroyed). Needs --destroy-data-on naming it again
+    #[arg(long, value_name = "DEVICE", conflicts_with_all = ["target", "keep"])]
+    pub device: Option<PathBuf>,
+
+    /// Confirms that the data on the --device may be destroyed
+    #[arg(long, value_name = "DEVICE", requires = "device")]
+    pub destroy_data_on: Option<PathBuf>,
 
     /// How long each cell issues requests [default: 10s unless --bytes]
     #[arg(long, value_name = "TIME", conflicts_with = "bytes", allow_hyphen_values = true)]

@@ -1,6 +1,7 @@
 //! Runs one IOzone plan for both front ends (`run iozone`, `iozone`).
 
-use crate::job::{Job, JobSpec, Output};
+use crate::job::{Job, JobSpec, JobTarget, Output};
+use anyhow::Context;
 use iomatrix_iozone::{CellResult, CellSink, CellSpec, IozonePlan};
 use iomatrix_store::CellRow;
 use serde_json::json;
@@ -24,7 +25,7 @@ pub fn run(job: IozoneJob, db: &Path) -> anyhow::Result<ExitCode> {
     let mut run = Job::start(
         JobSpec {
             suite: "iozone",
-            target: job.target.clone(),
+            target: JobTarget::Folder(job.target.clone()),
             labels: job.labels.clone(),
             keep: job.keep,
             space_check: job.space_check,
@@ -44,7 +45,7 @@ pub fn run(job: IozoneJob, db: &Path) -> anyhow::Result<ExitCode> {
         },
         db,
     )?;
-    let workdir = run.workdir.path().to_path_buf();
+    let workdir = run.workdir.as_ref().map(|w| w.path().to_path_buf()).context("this suite needs a folder target")?;
     let stop = run.stop;
     let outcome = iomatrix_iozone::execute(plan, &workdir, stop, &mut StoreSink(&mut run));
     run.finish(outcome, |i| describe(&cells[i]), &job.output)

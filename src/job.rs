@@ -2,10 +2,13 @@
 //! the environment, check free space, warn about the page cache, open the
 //! store, make the working folder, probe O_DIRECT, catch Ctrl-C, begin the
 //! run; and at the end: record how it ended, remove the working folder,
-//! print the run from the store, choose the exit code.
+//! print the run from the store, choose the exit code. A raw device target
+//! (access specs only) has no working folder and no free-space check: the
+//! device, claimed beforehand, is the working set.
 
 use crate::app::EXIT_INTERRUPTED;
 use crate::progress::Progress;
+use crate::raw_device::RawDevice;
 use crate::workdir::WorkDir;
 use crate::{render, signals};
 use anyhow::Context;
@@ -18,10 +21,18 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
+/// Where a run writes.
+pub enum JobTarget {
+    /// A folder: the run works in a fresh working folder inside it.
+    Folder(PathBuf),
+    /// A claimed raw block device.
+    Device(RawDevice),
+}
+
 /// What a suite tells the shared steps about its run.
 pub struct JobSpec {
     pub suite: &'static str,
-    pub target: PathBuf,
+    pub target: JobTarget,
     pub labels: Vec<(String, String)>,
     pub keep: bool,
     pub space_check: bool,
@@ -53,20 +64,33 @@ pub struct Output {
 pub struct Job {
     pub store: Store,
     pub run_id: i64,
-    pub workdir: WorkDir,
+    /// None for a raw device target.
+    pub workdir: Option<WorkDir>,
+    /// Held for the run: the device stays claimed until the job is dropped.
+    pub device: Option<RawDevice>,
     pub stop: &'static AtomicBool,
     pub progress: Progress,
     total_cells: usize,
 }
 
 impl Job {
-    pub fn start(spec: JobSpec, db: &Path) -> anyhow::Result<Job> {
-        let target = check_target(&spec.target)?;
-        let env = iomatrix_environment::capture(&target)
-            .with_context(|| format!("cannot read the environment of {}", target.display()))?;
-        if spec.space_check {
-            check_space(&spec, &env)?;
-        }
+    pub fn start(mut spec: JobSpec, db: &Path) -> anyhow::Result<Job> {
+        let (env, folder, device) = match std::mem::replace(&mut spec.target, JobTarget::Folder(PathBuf::new())) {
+            JobTarget::Folder(folder) => {
+                let folder = check_target(&folder)?;
+                let env = iomatrix_environment::capture(&folder)
+                    .with_context(|| format!("cannot read the environment of {}", folder.display()))?;
+                if spec.space_check {
+                    check_space(&spec, &env)?;
+                }
+                (env, Some(folder), None)
+            }
+            JobTarget::Device(device) => {
+                let env = iomatrix_environment::capture_device(device.path(), device.size())
+                    .with_context(|| format!("cannot read the environment of {}", device.path().display()))?;
+                (env, None, Some(device))
+            }
+        };
         if !spec.direct && env.machine.ram_bytes > 0 && spec.peak_bytes < env.machine.ram_bytes {
             eprintln!(
                 "iomatrix: warning: all files ({} at most) fit in this machine's RAM ({}): cached results measure the \
@@ -76,16 +100,22 @@ impl Job {
             );
         }
         let store = Store::open(db)?;
-        let workdir = WorkDir::create(&target, spec.keep)?;
-        if spec.direct {
-            iomatrix_backend::probe_direct(workdir.path()).map_err(|e| {
-                UsageError::new(format!(
-                    "the file system at {} ({}) refuses O_DIRECT: {e}; run without --direct",
-                    target.display(),
-                    env.target.fs_type
-                ))
-            })?;
-        }
+        let workdir = match &folder {
+            Some(folder) => {
+                let workdir = WorkDir::create(folder, spec.keep)?;
+                if spec.direct {
+                    iomatrix_backend::probe_direct(workdir.path()).map_err(|e| {
+                        UsageError::new(format!(
+                            "the file system at {} ({}) refuses O_DIRECT: {e}; run without --direct",
+                            folder.display(),
+                            env.target.fs_type
+                        ))
+                    })?;
+                }
+                Some(workdir)
+            }
+            None => None,
+        };
         let stop = signals::install()?;
         let mut conditions = common_conditions(&spec, &env);
         if let (Some(all), Some(extra)) = (conditions.as_object_mut(), spec.conditions.as_object()) {
@@ -100,16 +130,21 @@ impl Job {
             conditions,
             total_cells: spec.total_cells,
         })?;
+        let place = match (&workdir, &device) {
+            (Some(w), _) => w.path().display().to_string(),
+            (None, Some(d)) => format!("{} (raw device)", d.path().display()),
+            (None, None) => String::new(),
+        };
         eprintln!(
-            "iomatrix: run #{run_id}: {} cells in {}, results in {}",
+            "iomatrix: run #{run_id}: {} cells in {place}, results in {}",
             spec.total_cells,
-            workdir.path().display(),
             store.path().display()
         );
         Ok(Job {
             store,
             run_id,
             workdir,
+            device,
             stop,
             progress: if spec.keep_cell_lines {
                 Progress::new(spec.total_cells).keep_lines()
@@ -136,11 +171,12 @@ impl Job {
         output: &Output,
     ) -> anyhow::Result<ExitCode> {
         self.progress.finish();
-        let Job { store, run_id, workdir, total_cells, .. } = self;
+        let Job { store, run_id, workdir, device, total_cells, .. } = self;
         let (done, ending) = match outcome {
             Ok(v) => v,
             Err(e) => {
-                let msg = format!("cannot prepare client folders in {}: {e}", workdir.path().display());
+                let place = workdir.as_ref().map(|w| w.path()).or(device.as_ref().map(|d| d.path()));
+                let msg = format!("cannot prepare the clients in {}: {e}", place.unwrap_or(Path::new("?")).display());
                 store.finish_run(run_id, RunStatus::Failed, Some(&msg))?;
                 anyhow::bail!(msg);
             }
@@ -161,10 +197,11 @@ impl Job {
             _ => RunStatus::Failed,
         };
         store.finish_run(run_id, status, failure.as_deref())?;
-        if workdir.kept() {
-            eprintln!("iomatrix: kept the working folder {}", workdir.path().display());
+        if let Some(w) = workdir.as_ref().filter(|w| w.kept()) {
+            eprintln!("iomatrix: kept the working folder {}", w.path().display());
         }
         drop(workdir);
+        drop(device);
         let stored = store.load_run(run_id)?.context("the run just written is missing from the database")?;
         print_run(&stored, output)?;
         match status {
@@ -249,7 +286,12 @@ fn common_conditions(spec: &JobSpec, env: &Environment) -> Value {
         "direct": spec.direct,
         "cache": if spec.direct { "bypassed (O_DIRECT)" } else { "page cache in use" },
         "clients": spec.clients,
-        "largest_file_bytes": spec.peak_bytes / spec.clients.max(1) as u64,
+        // Clients share a raw device's working set; files are one per client.
+        "largest_file_bytes": if env.target.fs_type == iomatrix_environment::RAW_DEVICE {
+            spec.peak_bytes
+        } else {
+            spec.peak_bytes / spec.clients.max(1) as u64
+        },
         "ram_bytes": ram,
         "files_vs_ram": files_vs_ram,
         "target": env.target.path,

@@ -9,6 +9,7 @@ mod db_path;
 mod iozone_job;
 mod job;
 mod progress;
+mod raw_device;
 mod render;
 mod signals;
 mod workdir;

@@ -1,7 +1,8 @@
 //! `iomatrix run access`: Iometer/fio-style access specs, swept over lists.
 
 use crate::cli::RunAccessArgs;
-use crate::job::{Job, JobSpec, Output};
+use crate::job::{Job, JobSpec, JobTarget, Output};
+use crate::raw_device::RawDevice;
 use crate::render::access::human_ns;
 use iomatrix_access::{AccessPlan, AccessResult, Limit, Live};
 use iomatrix_core::{parse_duration, parse_size_list, BackendKind, ByteSize, UsageError};
@@ -14,19 +15,26 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+const DEFAULT_FILE_SIZE: ByteSize = ByteSize(256 << 20);
 
 pub fn run(args: RunAccessArgs, db: &Path) -> anyhow::Result<ExitCode> {
-    let plan = plan(&args)?;
+    // Claimed before planning: the default working set is the device's size.
+    let device = args.device.as_deref().map(|d| RawDevice::claim(d, args.destroy_data_on.as_deref())).transpose()?;
+    let plan = plan(&args, device.as_ref())?;
     let cells = plan.cells();
     let labels = crate::cmd::run_iozone::labels(&args.common.labels)?;
     let mut job = Job::start(
         JobSpec {
             suite: "access",
-            target: args.common.target.clone().unwrap_or_else(std::env::temp_dir),
+            target: match device {
+                Some(device) => JobTarget::Device(device),
+                None => JobTarget::Folder(args.common.target.clone().unwrap_or_else(std::env::temp_dir)),
+            },
             labels,
             keep: args.common.keep,
             space_check: !args.common.no_space_check,
-            peak_bytes: plan.file_size.bytes() * plan.clients as u64,
+            // Clients share a device's working set; files are one per client.
+            peak_bytes: plan.file_size.bytes() * if plan.device.is_some() { 1 } else { plan.clients as u64 },
             peak_detail: format!("{} client(s) x file {}", plan.clients, plan.file_size),
             backend: plan.backend,
             direct: plan.direct,
@@ -38,7 +46,7 @@ pub fn run(args: RunAccessArgs, db: &Path) -> anyhow::Result<ExitCode> {
         },
         db,
     )?;
-    let workdir = job.workdir.path().to_path_buf();
+    let workdir = job.workdir.as_ref().map(|w| w.path().to_path_buf());
     let stop = job.stop;
     let live = Live::new(plan.clients);
     let cells_done = AtomicBool::new(false);
@@ -61,7 +69,7 @@ pub fn run(args: RunAccessArgs, db: &Path) -> anyhow::Result<ExitCode> {
                 }
             });
         }
-        let outcome = iomatrix_access::execute(&plan, &workdir, stop, &live, |result| {
+        let outcome = iomatrix_access::execute(&plan, workdir.as_deref(), stop, &live, |result| {
             let line = format!(
                 "{}: {:.0} IOPS, {:.1} MiB/s, read p99 {}, write p99 {}, CPU {:.0}%",
                 result.cell.describe(),
@@ -135,7 +143,7 @@ fn row(plan: &AccessPlan, r: &AccessResult) -> CellRow {
     }
 }
 
-fn plan(args: &RunAccessArgs) -> Result<AccessPlan, UsageError> {
+fn plan(args: &RunAccessArgs, device: Option<&RawDevice>) -> Result<AccessPlan, UsageError> {
     let sizes =
         |flag: &str, text: &str| parse_size_list(text, 1).map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")));
     let one_size =
@@ -184,16 +192,35 @@ fn plan(args: &RunAccessArgs) -> Result<AccessPlan, UsageError> {
         random_percents: percents("random", &args.random)?,
         queue_depths,
         clients: args.clients,
-        file_size: one_size("file-size", &args.file_size)?,
+        file_size: working_set(args.file_size.as_deref(), device)?,
         limit,
         alignment: args.align.as_deref().map(|a| one_size("align", a)).transpose()?,
         direct: args.direct,
         backend,
         rate_iops: args.rate,
         seed: 0x1_2006,
+        device: device.map(|d| d.path().to_path_buf()),
     };
     plan.validate(max_depth)?;
     Ok(plan)
+}
+
+/// Each client's file size, or the part of the raw device the clients share.
+fn working_set(file_size: Option<&str>, device: Option<&RawDevice>) -> Result<ByteSize, UsageError> {
+    let asked = file_size
+        .map(|t| t.parse::<ByteSize>().map_err(|e| UsageError::new(format!("--file-size {t}: {e}"))))
+        .transpose()?;
+    match (asked, device) {
+        (Some(size), Some(device)) if size.bytes() > device.size() => Err(UsageError::new(format!(
+            "--file-size {size} is larger than {} ({}); give at most its size, or leave --file-size out to use \
+             all of it",
+            device.path().display(),
+            ByteSize(device.size())
+        ))),
+        (Some(size), _) => Ok(size),
+        (None, Some(device)) => Ok(ByteSize(device.size())),
+        (None, None) => Ok(DEFAULT_FILE_SIZE),
+    }
 }
 
 /// io_uring is probed before anything runs: where the kernel refuses it,

@@ -92,17 +92,23 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
         Value::Null => "unknown".into(),
         other => other.to_string(),
     };
+    let target = if c["fs_type"] == iomatrix_environment::RAW_DEVICE {
+        format!(
+            "{} (raw block device, {})",
+            text(&c["target"]),
+            crate::job::human(e["target"]["total_bytes"].as_u64().unwrap_or(0))
+        )
+    } else {
+        format!(
+            "{} ({} on {}; {})",
+            text(&c["target"]),
+            text(&c["fs_type"]),
+            text(&c["mount_source"]),
+            text(&e["target"]["mount_options"])
+        )
+    };
     let mut pairs = vec![
-        (
-            "target".to_string(),
-            format!(
-                "{} ({} on {}; {})",
-                text(&c["target"]),
-                text(&c["fs_type"]),
-                text(&c["mount_source"]),
-                text(&e["target"]["mount_options"])
-            ),
-        ),
+        ("target".to_string(), target),
         ("backend".into(), text(&c["backend"])),
         ("cache".into(), text(&c["cache"])),
         ("clients".into(), text(&c["clients"])),

@@ -185,3 +185,60 @@ impl Drop for Mount {
 pub fn cells(run: &Value) -> Vec<Value> {
     run["run"]["cell_results"].as_array().cloned().unwrap_or_default()
 }
+
+/// A loop device over a fresh image file, detached on drop (also when the
+/// test fails). Root only.
+pub struct LoopDevice {
+    pub device: PathBuf,
+    pub image: PathBuf,
+    _holder: tempfile::TempDir,
+}
+
+impl LoopDevice {
+    /// An image of `mib` MiB, every byte `fill`, attached to a free loop device.
+    pub fn new(mib: u64, fill: u8) -> Option<LoopDevice> {
+        if !is_root() || !have("losetup") || !Path::new("/dev/loop-control").exists() {
+            eprintln!("skipped: a loop device needs root, losetup and /dev/loop-control");
+            return None;
+        }
+        let holder = tempfile::tempdir().unwrap();
+        let image = holder.path().join("raw.img");
+        std::fs::write(&image, vec![fill; (mib << 20) as usize]).unwrap();
+        let out = Command::new("losetup").args(["-f", "--show"]).arg(&image).output().unwrap();
+        if !out.status.success() {
+            eprintln!("skipped: losetup: {}", String::from_utf8_lossy(&out.stderr));
+            return None;
+        }
+        let device = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        Some(LoopDevice { device, image, _holder: holder })
+    }
+
+    pub fn path(&self) -> &str {
+        self.device.to_str().unwrap()
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = sh("losetup", &["-d", self.path()]);
+    }
+}
+
+/// A mount of an existing device at a fresh folder, unmounted on drop.
+pub struct DeviceMount {
+    point: tempfile::TempDir,
+}
+
+impl DeviceMount {
+    pub fn new(device: &str) -> Result<DeviceMount, String> {
+        let point = tempfile::tempdir().unwrap();
+        sh("mount", &[device, point.path().to_str().unwrap()])?;
+        Ok(DeviceMount { point })
+    }
+}
+
+impl Drop for DeviceMount {
+    fn drop(&mut self) {
+        let _ = sh("umount", &[self.point.path().to_str().unwrap()]);
+    }
+}

@@ -21,8 +21,14 @@ pub struct AccessPlan {
     /// Outstanding requests per client.
     pub queue_depths: Vec<u32>,
     pub clients: usize,
-    /// Each client's file (its working set), laid out before the first cell.
+    /// Each client's file (its working set), laid out before the first cell;
+    /// with [`device`](Self::device), the first `file_size` bytes of the device.
     pub file_size: ByteSize,
+    /// A raw block device that every client reads and writes in place of its
+    /// own file (Iometer's workers on one disk). Nothing is laid out: reads
+    /// read what the device holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<std::path::PathBuf>,
     pub limit: Limit,
     /// Offsets are multiples of this (default: the block size).
     pub alignment: Option<ByteSize>,
@@ -177,6 +183,7 @@ mod tests {
             backend: BackendKind::IoUring,
             rate_iops: None,
             seed: 1,
+            device: None,
         }
     }
 

@@ -148,20 +148,33 @@ impl Live {
     }
 }
 
-/// Runs `plan` with each client's file in `workdir/client-N/access.dat`.
+/// Runs `plan` with each client's file in `workdir/client-N/access.dat`, or
+/// with every client on the plan's raw device (`workdir` is then unused).
 /// Returns how many cells `on_cell` accepted and how the run ended.
 pub fn execute(
     plan: &AccessPlan,
-    workdir: &Path,
+    workdir: Option<&Path>,
     stop: &AtomicBool,
     live: &Live,
     mut on_cell: impl FnMut(&AccessResult) -> Result<(), String>,
 ) -> std::io::Result<(usize, Ending)> {
     let cells = plan.cells();
-    let dirs: Vec<PathBuf> = (0..plan.clients).map(|rank| workdir.join(format!("client-{rank}"))).collect();
-    for dir in &dirs {
-        std::fs::create_dir(dir)?;
-    }
+    let paths: Vec<PathBuf> = match (&plan.device, workdir) {
+        (Some(device), _) => vec![device.clone(); plan.clients],
+        (None, Some(workdir)) => {
+            let dirs: Vec<PathBuf> = (0..plan.clients).map(|rank| workdir.join(format!("client-{rank}"))).collect();
+            for dir in &dirs {
+                std::fs::create_dir(dir)?;
+            }
+            dirs.iter().map(|d| d.join("access.dat")).collect()
+        }
+        (None, None) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "access specs on files need a working folder",
+            ))
+        }
+    };
     let epoch = Instant::now();
     Ok(lead_local(
         plan.clients,
@@ -169,7 +182,7 @@ pub fn execute(
         stop,
         |coord, tx| {
             let rank = coord.rank();
-            Client { coord, plan, path: dirs[rank].join("access.dat"), epoch, stop, live }.run(&cells, &tx)
+            Client { coord, plan, path: paths[rank].clone(), epoch, stop, live }.run(&cells, &tx)
         },
         |index, figures| on_cell(&AccessResult::merge(cells[index], figures)),
     ))
@@ -206,9 +219,13 @@ impl<C: Coordinator> Client<'_, C> {
         // stays with it under --keep.
     }
 
-    /// Writes the whole working set once, untimed, so reads read real data.
+    /// Writes the whole working set once, untimed, so reads read real data
+    /// (a raw device's data is already there).
     fn lay_out(&self) -> Result<(), ClientFailure> {
         use std::io::Write;
+        if self.plan.device.is_some() {
+            return Ok(());
+        }
         let fail = |e: std::io::Error| self.failure(format!("laying out {}: {e}", self.path.display()));
         let mut file = std::fs::File::create(&self.path).map_err(fail)?;
         let chunk = iomatrix_backend::AlignedBuf::new(1 << 20);

@@ -5,7 +5,7 @@
 //! target), [`TargetInfo`] (the target directory's mount, file system and
 //! space), [`BlockDevice`] (the device under that mount, from sysfs) and
 //! [`Space`]. Entry points: [`capture`], [`space`], [`machine_ram_bytes`]
-//! and [`partition_alignment`].
+//! [`capture_device`] (a raw block device as target) and [`partition_alignment`].
 //!
 //! Linux only: facts come from `uname(2)`, `/proc`, `/etc/os-release`,
 //! `statvfs(3)` and `/sys/dev/block`. A fact that cannot be read becomes
@@ -37,7 +37,8 @@ pub struct Environment {
 /// The target directory and the mount holding it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetInfo {
-    /// Canonical absolute path of the target directory.
+    /// Canonical absolute path of the target directory, or of the raw block
+    /// device ([`capture_device`]).
     pub path: String,
     /// The mount containing it: the longest mount point in
     /// `/proc/self/mountinfo` that is a component-wise prefix of `path`.
@@ -65,6 +66,33 @@ const UNKNOWN: &str = "unknown";
 pub fn capture(target: &Path) -> std::io::Result<Environment> {
     Ok(Environment { machine: machine::read(), target: target_info(target)? })
 }
+
+/// Everything for a raw block device used as the target: `fs_type` is
+/// "raw block device", the mount fields are empty, and total and free bytes
+/// are the device's size (all of it is the benchmark's to write). `size` is
+/// the device's size as the caller measured it on its open descriptor.
+pub fn capture_device(device: &Path, size: u64) -> std::io::Result<Environment> {
+    use std::os::unix::fs::MetadataExt;
+    let path = std::fs::canonicalize(device)?;
+    let rdev = std::fs::metadata(&path)?.rdev();
+    let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
+    Ok(Environment {
+        machine: machine::read(),
+        target: TargetInfo {
+            path: path.to_string_lossy().into_owned(),
+            mount_point: String::new(),
+            fs_type: RAW_DEVICE.to_string(),
+            mount_source: path.to_string_lossy().into_owned(),
+            mount_options: String::new(),
+            total_bytes: size,
+            free_bytes: size,
+            block_device: block::describe(major, minor),
+        },
+    })
+}
+
+/// [`TargetInfo::fs_type`] of a raw block device target.
+pub const RAW_DEVICE: &str = "raw block device";
 
 fn target_info(target: &Path) -> std::io::Result<TargetInfo> {
     let path = std::fs::canonicalize(target)?;
