@@ -13,15 +13,20 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 
 pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
-    let db = crate::db_path::resolve(cli.db.as_deref())?;
+    // Commands that never open the results database need no path for it.
+    let db = || crate::db_path::resolve(cli.db.as_deref());
     match cli.command {
-        Command::Run { suite: Suite::Iozone(args) } => cmd::run_iozone::run(args, &db),
-        Command::Run { suite: Suite::Access(args) } => cmd::run_access::run(args, &db),
-        Command::Run { suite: Suite::Bonnie(args) } => cmd::run_bonnie::run(args, &db),
-        Command::Bonnie { args } => cmd::bonnie::run(&args, &db),
-        Command::Iozone { args } => cmd::iozone::run(&args, &db),
-        Command::Runs { json } => cmd::runs::run(&db, json),
-        Command::Show { run, json } => cmd::show::run(&db, run, json),
+        Command::Run { suite: Suite::Iozone(args) } => cmd::run_iozone::run(args, &db()?),
+        Command::Run { suite: Suite::Access(args) } => cmd::run_access::run(args, &db()?),
+        Command::Run { suite: Suite::Bonnie(args) } => cmd::run_bonnie::run(args, &db()?),
+        Command::Run { suite: Suite::Backup(args) } => cmd::run_backup::run(args, &db()?),
+        Command::Run { suite: Suite::Fileserver(args) } => cmd::run_fileserver::run(args, &db()?),
+        Command::Extents(args) => cmd::extents::run(args),
+        Command::Scan(args) => cmd::scan::run(args),
+        Command::Bonnie { args } => cmd::bonnie::run(&args, &db()?),
+        Command::Iozone { args } => cmd::iozone::run(&args, &db()?),
+        Command::Runs { json } => cmd::runs::run(&db()?, json),
+        Command::Show { run, json } => cmd::show::run(&db()?, run, json),
     }
 }
 

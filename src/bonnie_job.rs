@@ -47,6 +47,7 @@ pub fn run(job: BonnieJob, db: &Path) -> anyhow::Result<ExitCode> {
             }),
             total_cells: tests.len(),
             keep_cell_lines: true,
+            uncached_hint: "use --direct, or a file of at least twice the RAM,",
         },
         db,
     )?;

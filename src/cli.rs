@@ -10,10 +10,11 @@ use std::path::PathBuf;
     version,
     about = "Benchmark file systems and file servers; keep every run; compare them.",
     long_about = "Benchmark file systems and file servers; keep every run; compare them.\n\n\
-        Finished so far: the IOzone suite (`run iozone`, and `iozone` with IOzone's own flags) on local \
-        paths and mounted shares, with sync/psync/mmap/stdio backends, threads as clients, and the results \
-        database (`runs`, `show`). Not yet built: access specs, Bonnie, file-server load, backup walk, MPI, \
-        built-in NFS/SMB clients, compare/sweep/import and HTML reports.",
+        Finished so far: the IOzone suite (`run iozone`, and `iozone` with IOzone's own flags), access \
+        specs with io_uring (`run access`), Bonnie (`run bonnie`, `bonnie`), the file-server load (`run \
+        fileserver`), the backup walk (`run backup`), `extents` and `scan`, on local paths, mounted shares \
+        and raw devices, with threads as clients and the results database (`runs`, `show`). Not yet built: \
+        MPI, built-in NFS/SMB clients, compare/sweep/import and HTML reports, `clean` and `--verify`.",
     after_help = "Exit codes: 0 done, 1 the run failed, 2 bad input, 130 interrupted."
 )]
 pub struct Cli {
@@ -54,6 +55,13 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Count the extents of every file in a tree through FIEMAP, as filefrag counts them
+    /// (no data read, nothing stored)
+    Extents(ExtentsArgs),
+    /// Inventory a tree by file size: files and bytes per power-of-two class, shares at chosen
+    /// sizes, percentiles, largest files (read only, nothing stored); --save-profile keeps the
+    /// classes for `run fileserver --profile`
+    Scan(ScanArgs),
     /// Print one stored run again
     Show {
         /// The run's id (see `iomatrix runs`)
@@ -73,6 +81,109 @@ pub enum Suite {
     Access(RunAccessArgs),
     /// Bonnie's tests: per-char and block I/O, rewrite, random seeks, file create/stat/delete
     Bonnie(RunBonnieArgs),
+    /// Backup walk: every file of a tree read start to end in walk order, as a backup agent does
+    /// (read only: nothing is written to the tree)
+    Backup(RunBackupArgs),
+    /// File-server load (seed 003): many connections at once, each writing then reading its own
+    /// files, every operation (create, open, write, read, fsync, close) timed on its own
+    Fileserver(RunFileserverArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RunFileserverArgs {
+    #[command(flatten)]
+    pub common: CommonRunArgs,
+
+    /// Connections (threads), each in its own folder with its own files, started together
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    pub connections: usize,
+
+    /// Files each connection writes and then reads
+    #[arg(long, default_value_t = 100, value_name = "M")]
+    pub files_per_connection: u64,
+
+    /// File sizes, cycled through: file i of a connection gets the (i mod count)-th size
+    /// [default: 4k,8k,16k,32k,64k,128k,256k,512k,1m,2m]
+    #[arg(long, value_name = "SIZES", allow_hyphen_values = true, conflicts_with = "profile")]
+    pub sizes: Option<String>,
+
+    /// Draw file sizes from a size profile (`iomatrix scan PATH --save-profile FILE`) instead of --sizes
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
+
+    /// Files are written and read in requests of this size
+    #[arg(long, default_value = "4k", value_name = "SIZE", allow_hyphen_values = true)]
+    pub record: String,
+
+    /// After the write phase, read every file back (the default)
+    #[arg(long, conflicts_with = "mix")]
+    pub write_then_read: bool,
+
+    /// After the write phase, visit each file once in random order and read it whole
+    /// (READ_PCT% of the visits) or rewrite it
+    #[arg(long, value_name = "READ_PCT", allow_hyphen_values = true)]
+    pub mix: Option<String>,
+
+    /// fsync after every N records of a file and after its last record (timed as "fsync")
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub fsync_every: Option<String>,
+
+    /// Each connection writes N files at once, one record to each in turn (many files growing
+    /// at once in small appends: the case delayed allocation exists for)
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub interleave: Option<String>,
+
+    /// Root only: sync and drop the page cache between the write and the read phase, so reads
+    /// come from the storage
+    #[arg(long)]
+    pub drop_caches: bool,
+
+    /// Seed of the file-size draws (--profile) and the mixed phase's order
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub seed: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct RunBackupArgs {
+    /// The tree to walk and read (read only: no working folder, nothing written there)
+    #[arg(long, value_name = "DIR")]
+    pub target: PathBuf,
+
+    /// Bytes per read call
+    #[arg(long, default_value = "1m", value_name = "SIZE", allow_hyphen_values = true)]
+    pub read_size: String,
+
+    /// Read through the page cache as it is. Default: cold (syncfs first, then each file's
+    /// cached pages dropped with POSIX_FADV_DONTNEED before it is read)
+    #[arg(long)]
+    pub warm: bool,
+
+    /// Label the run, e.g. --label server=netware (repeatable)
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    /// Print the stored run as JSON (schema "iomatrix.run/1") instead of tables
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ExtentsArgs {
+    /// The tree whose regular files are mapped (symlinks not followed, one file system)
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// Also list every file with its count, in walk order
+    #[arg(long)]
+    pub per_file: bool,
+
+    /// Write each file's dirty data out before mapping it (FIEMAP_FLAG_SYNC, filefrag -s)
+    #[arg(long)]
+    pub sync: bool,
+
+    /// Machine-readable output (schema: docs/json.md, "iomatrix.extents/1")
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -257,6 +368,36 @@ pub struct CommonRunArgs {
     pub no_space_check: bool,
 
     /// Print the stored run as JSON (schema "iomatrix.run/1") instead of tables
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `iomatrix scan PATH`.
+#[derive(Args, Debug)]
+pub struct ScanArgs {
+    /// The tree to scan (read only). Symlinks are counted, never followed (a symlinked PATH is
+    /// followed itself); a hard-linked file counts once; a file as PATH is scanned alone
+    #[arg(value_name = "PATH")]
+    pub path: PathBuf,
+
+    /// Report the share of files and of bytes at or below these sizes
+    #[arg(long, default_value = "64k,1m,32m", value_name = "SIZES", allow_hyphen_values = true)]
+    pub at: String,
+
+    /// List this many of the largest files
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub top: usize,
+
+    /// Descend into folders on other file systems (default: stay on PATH's, like `du -x`)
+    #[arg(long)]
+    pub cross_mounts: bool,
+
+    /// Save the size classes as a file-size profile (schema "iomatrix.profile/1") for
+    /// `run fileserver --profile FILE`
+    #[arg(long, value_name = "FILE")]
+    pub save_profile: Option<PathBuf>,
+
+    /// Machine-readable output (schema: docs/json.md, "iomatrix.scan/1")
     #[arg(long)]
     pub json: bool,
 }

@@ -42,6 +42,7 @@ pub fn run(job: IozoneJob, db: &Path) -> anyhow::Result<ExitCode> {
             }),
             total_cells: cells.len(),
             keep_cell_lines: false,
+            uncached_hint: "use --direct, or files larger than RAM,",
         },
         db,
     )?;

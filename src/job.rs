@@ -4,7 +4,8 @@
 //! run; and at the end: record how it ended, remove the working folder,
 //! print the run from the store, choose the exit code. A raw device target
 //! (access specs only) has no working folder and no free-space check: the
-//! device, claimed beforehand, is the working set.
+//! device, claimed beforehand, is the working set. A tree target (the backup
+//! walk) is only read: no working folder, no free-space check, no RAM warning.
 
 use crate::app::EXIT_INTERRUPTED;
 use crate::progress::Progress;
@@ -27,6 +28,9 @@ pub enum JobTarget {
     Folder(PathBuf),
     /// A claimed raw block device.
     Device(RawDevice),
+    /// A tree that is only read (the backup walk): its environment is captured,
+    /// but no working folder is made, no free space checked, no O_DIRECT probed.
+    Tree(PathBuf),
 }
 
 /// What a suite tells the shared steps about its run.
@@ -49,6 +53,8 @@ pub struct JobSpec {
     pub total_cells: usize,
     /// Few long cells: keep a line per finished cell on the terminal.
     pub keep_cell_lines: bool,
+    /// How this suite gets past the page cache, for the warning when all files fit in RAM.
+    pub uncached_hint: &'static str,
 }
 
 /// How a finished run is printed.
@@ -75,6 +81,7 @@ pub struct Job {
 
 impl Job {
     pub fn start(mut spec: JobSpec, db: &Path) -> anyhow::Result<Job> {
+        let mut tree: Option<PathBuf> = None;
         let (env, folder, device) = match std::mem::replace(&mut spec.target, JobTarget::Folder(PathBuf::new())) {
             JobTarget::Folder(folder) => {
                 let folder = check_target(&folder)?;
@@ -90,13 +97,21 @@ impl Job {
                     .with_context(|| format!("cannot read the environment of {}", device.path().display()))?;
                 (env, None, Some(device))
             }
+            JobTarget::Tree(root) => {
+                let root = check_target(&root)?;
+                let env = iomatrix_environment::capture(&root)
+                    .with_context(|| format!("cannot read the environment of {}", root.display()))?;
+                tree = Some(root);
+                (env, None, None)
+            }
         };
-        if !spec.direct && env.machine.ram_bytes > 0 && spec.peak_bytes < env.machine.ram_bytes {
+        if !spec.direct && tree.is_none() && env.machine.ram_bytes > 0 && spec.peak_bytes < env.machine.ram_bytes {
             eprintln!(
                 "iomatrix: warning: all files ({} at most) fit in this machine's RAM ({}): cached results measure the \
-                 page cache, not the storage; use --direct, or files larger than RAM, to measure the storage",
+                 page cache, not the storage; {} to measure the storage",
                 human(spec.peak_bytes),
-                human(env.machine.ram_bytes)
+                human(env.machine.ram_bytes),
+                spec.uncached_hint
             );
         }
         let store = Store::open(db)?;
@@ -133,7 +148,7 @@ impl Job {
         let place = match (&workdir, &device) {
             (Some(w), _) => w.path().display().to_string(),
             (None, Some(d)) => format!("{} (raw device)", d.path().display()),
-            (None, None) => String::new(),
+            (None, None) => tree.as_ref().map(|t| format!("{} (read only)", t.display())).unwrap_or_default(),
         };
         eprintln!(
             "iomatrix: run #{run_id}: {} cells in {place}, results in {}",

@@ -1,8 +1,12 @@
 //! One file per subcommand.
 pub mod bonnie;
+pub mod extents;
 pub mod iozone;
 pub mod run_access;
+pub mod run_backup;
 pub mod run_bonnie;
+pub mod run_fileserver;
 pub mod run_iozone;
 pub mod runs;
+pub mod scan;
 pub mod show;

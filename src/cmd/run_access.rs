@@ -43,6 +43,7 @@ pub fn run(args: RunAccessArgs, db: &Path) -> anyhow::Result<ExitCode> {
             conditions: json!({ "limit": plan.limit, "rate_iops": plan.rate_iops }),
             total_cells: cells.len(),
             keep_cell_lines: true,
+            uncached_hint: "use --direct, or files larger than RAM,",
         },
         db,
     )?;

@@ -2,7 +2,9 @@
 //! so `run` and `show` print the same thing, today or next year.
 
 pub mod access;
+pub mod backup;
 pub mod bonnie;
+pub mod fileserver;
 pub mod iozone;
 
 use iomatrix_store::{RunSummary, StoredRun};
@@ -78,6 +80,8 @@ pub fn run_text(run: &StoredRun) -> String {
         "iozone" => iozone::tables(run),
         "access" => access::table(run),
         "bonnie" => bonnie::report(run),
+        "backup" => backup::report(run),
+        "fileserver" => fileserver::report(run),
         _ => String::new(),
     });
     out
@@ -126,6 +130,11 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
             format!("{}, {} CPUs, kernel {}", text(&e["cpu_model"]), text(&e["cpu_count"]), text(&e["kernel"])),
         ),
     ];
+    // A suite that cannot know its file sizes beforehand (backup) stores files_vs_ram as null.
+    pairs.retain(|(key, _)| key != "file size vs RAM" || !c["files_vs_ram"].is_null());
+    if let Some(timing) = c["timing"].as_str() {
+        pairs.push(("timing".into(), timing.to_string()));
+    }
     if !c["fsync_timed"].is_null() {
         pairs.push((
             "timing".into(),

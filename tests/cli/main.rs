@@ -3,11 +3,14 @@
 //! ones need root and are skipped with a message otherwise).
 
 mod access;
+mod backup;
 mod bad_input;
 mod bonnie;
 mod database;
+mod fileserver;
 mod helpers;
 mod iozone_front;
 mod mounted;
+mod scan;
 mod signals;
 mod suite;

@@ -1,0 +1,52 @@
+//! The backup walk: every regular file of a tree read start to end, in walk
+//! order, with one fixed read size, as a backup agent (tar, a backup
+//! client) reads it; and the extent counts of the same files.
+//!
+//! - [`BackupPlan`]: the tree's root, the read size, cold or warm.
+//! - [`execute`]: walks the tree and reads every file; returns a
+//!   [`BackupResult`]: files, bytes, time, MiB per minute, time and bytes per
+//!   power-of-two size class ([`SizeClass`]), the tree's extents
+//!   ([`iomatrix_extents::ExtentSummary`]), entries skipped and errors
+//!   counted by kind ([`ErrorTally`]; the walk goes on after each).
+//! - [`extents_of_tree`]: the same walk, FIEMAP only, no data read.
+//!
+//! The walk never writes to the tree: it follows no symlink, stays on the
+//! root's file system (mount points below are counted, not entered), reads
+//! a file with several names (hard links) once, as tar does, and opens
+//! files with `O_NOATIME` where the kernel allows it (the owner or root;
+//! otherwise it falls back and counts the files whose access time may have
+//! changed). FIFOs, sockets and devices are counted and never opened.
+//!
+//! Cold (the default): before the walk the root's file system is synced
+//! (`syncfs`), and before each file is read its cached pages are dropped
+//! (`posix_fadvise(POSIX_FADV_DONTNEED)`), so the storage, not the page
+//! cache, serves the reads. Metadata (directories, inodes) stays cached; on
+//! tmpfs and ramfs the page cache is the storage and nothing is dropped.
+//! Warm: files are read as the cache finds them.
+//!
+//! Timing: per file, open + every read + close, and nothing else; the
+//! walk's `stat`, FIEMAP and eviction happen before, outside it. The rates
+//! are the bytes over the sum of those times; the walk's elapsed time,
+//! everything included, is reported beside them.
+
+mod plan;
+mod result;
+mod walk;
+
+pub use plan::{BackupPlan, MAX_READ_SIZE};
+pub use result::{
+    class_of, class_range, BackupResult, ErrorExample, ErrorTally, Live, SizeClass, Skipped, MAX_EXAMPLES,
+};
+pub use walk::{execute, extents_of_tree, read_whole, ExtentsWalk, Stage};
+
+/// What ended a walk before it began (the root cannot be walked or synced).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackupError(pub String);
+
+impl std::fmt::Display for BackupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BackupError {}

@@ -1,0 +1,415 @@
+//! The walk itself: one pass over the tree, a file at a time.
+
+use crate::result::{BackupResult, ErrorTally, Live, Skipped};
+use crate::{BackupError, BackupPlan};
+use iomatrix_extents::{ExtentSummary, ExtentTally, Fiemap, FiemapError, FileExtents};
+use iomatrix_stats::CpuReading;
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::{self, Read};
+use std::os::fd::AsFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// Where a file failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    Walk,
+    Stat,
+    Open,
+    Read,
+}
+
+impl Stage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Walk => "walk",
+            Stage::Stat => "stat",
+            Stage::Open => "open",
+            Stage::Read => "read",
+        }
+    }
+}
+
+/// What the walker counts besides the files themselves.
+#[derive(Debug, Default)]
+struct TreeCounts {
+    directories: u64,
+    mount_points: u64,
+    hard_links: u64,
+    skipped: Skipped,
+    errors: ErrorTally,
+}
+
+/// Whether the walk goes on after a file.
+enum Flow {
+    Go,
+    Stop,
+}
+
+/// Walks `root` (no symlink followed, one file system, each inode once) and
+/// calls `each` for every regular file with its lstat metadata. Returns
+/// true when `stop` ended the walk early.
+fn walk_tree(
+    root: &Path,
+    stop: &AtomicBool,
+    counts: &mut TreeCounts,
+    each: &mut dyn FnMut(&Path, &Metadata, &mut TreeCounts) -> Flow,
+) -> Result<bool, BackupError> {
+    let root_meta = std::fs::metadata(root).map_err(|e| BackupError(format!("{}: {e}", root.display())))?;
+    if !root_meta.is_dir() {
+        return Err(BackupError(format!("{} is not a folder", root.display())));
+    }
+    let root_dev = root_meta.dev();
+    let mut seen = HashSet::new();
+    for entry in walkdir::WalkDir::new(root).follow_links(false).same_file_system(true) {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                let path = e.path().unwrap_or(root).to_path_buf();
+                match e.io_error() {
+                    Some(io) => counts.errors.add(Stage::Walk.name(), &path, io),
+                    None => counts.errors.add_kind(format!("walk: {e}"), &path),
+                }
+                continue;
+            }
+        };
+        let kind = entry.file_type();
+        if kind.is_dir() {
+            if entry.depth() > 0 {
+                counts.directories += 1;
+                // walkdir does not enter a folder on another file system; say how many there were.
+                if entry.metadata().is_ok_and(|m| m.dev() != root_dev) {
+                    counts.mount_points += 1;
+                }
+            }
+        } else if kind.is_symlink() {
+            counts.skipped.symlinks += 1;
+        } else if kind.is_file() {
+            let meta = match entry.metadata() {
+                Ok(meta) => meta,
+                Err(e) => {
+                    match e.io_error() {
+                        Some(io) => counts.errors.add(Stage::Stat.name(), entry.path(), io),
+                        None => counts.errors.add_kind(format!("stat: {e}"), entry.path()),
+                    }
+                    continue;
+                }
+            };
+            // A file with several names is read once, as tar stores it once.
+            if meta.nlink() > 1 && !seen.insert((meta.dev(), meta.ino())) {
+                counts.hard_links += 1;
+                continue;
+            }
+            if let Flow::Stop = each(entry.path(), &meta, counts) {
+                return Ok(true);
+            }
+        } else if kind.is_fifo() {
+            counts.skipped.fifos += 1;
+        } else if kind.is_socket() {
+            counts.skipped.sockets += 1;
+        } else if kind.is_block_device() || kind.is_char_device() {
+            counts.skipped.devices += 1;
+        } else {
+            counts.skipped.other += 1;
+        }
+    }
+    Ok(false)
+}
+
+/// Opens `path` read-only, without following a symlink, with O_NOATIME if
+/// `noatime`; O_NOATIME refused (EPERM: not the owner, no CAP_FOWNER) falls
+/// back to a plain open. Returns the file and whether O_NOATIME held.
+fn open_read(path: &Path, noatime: bool, extra: i32) -> io::Result<(File, bool)> {
+    let base = libc::O_NOFOLLOW | libc::O_CLOEXEC | extra;
+    if noatime {
+        match OpenOptions::new().read(true).custom_flags(base | libc::O_NOATIME).open(path) {
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) => {}
+            other => return other.map(|f| (f, true)),
+        }
+    }
+    OpenOptions::new().read(true).custom_flags(base).open(path).map(|f| (f, false))
+}
+
+/// One file's timed part: open, read `buf.len()` bytes at a time to the
+/// end, close. `Ok(None)` when `stop` was raised part way. On success, the
+/// bytes and read calls. On failure, where, why, and the bytes read before.
+pub fn read_whole(
+    path: &Path,
+    noatime: bool,
+    buf: &mut [u8],
+    stop: &AtomicBool,
+) -> Result<Option<(u64, u64)>, (Stage, io::Error, u64)> {
+    let (mut file, _) = open_read(path, noatime, 0).map_err(|e| (Stage::Open, e, 0))?;
+    let (mut bytes, mut reads) = (0u64, 0u64);
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        match file.read(buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                bytes += n as u64;
+                reads += 1;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err((Stage::Read, e, bytes)),
+        }
+    }
+    drop(file);
+    Ok(Some((bytes, reads)))
+}
+
+/// Walks the plan's tree and reads every regular file; `live` hears after
+/// each file. Errors on single files are counted and the walk goes on;
+/// only a root that cannot be walked, or a failed syncfs, ends it.
+pub fn execute(plan: &BackupPlan, stop: &AtomicBool, live: &mut dyn FnMut(&Live)) -> Result<BackupResult, BackupError> {
+    plan.validate().map_err(|e| BackupError(format!("the backup plan cannot run: {e}")))?;
+    let root = plan.root.as_path();
+    let mut result = BackupResult { cold: plan.cold, ..BackupResult::default() };
+    if plan.cold {
+        let dir = File::open(root).map_err(|e| BackupError(format!("{}: {e}", root.display())))?;
+        let t = Instant::now();
+        rustix::fs::syncfs(&dir)
+            .map_err(|e| BackupError(format!("cannot sync the file system of {}: {e}", root.display())))?;
+        result.sync_ns = t.elapsed().as_nanos() as u64;
+    }
+    let mut buf = vec![0u8; plan.read_size as usize];
+    let mut fiemap = Fiemap::new();
+    let mut extents = ExtentTally::new();
+    let mut counts = TreeCounts::default();
+    let cpu = CpuReading::now();
+    let start = Instant::now();
+    let interrupted = walk_tree(root, stop, &mut counts, &mut |path, _meta, counts| {
+        // Untimed: map the file and drop its cached pages.
+        let (pre, noatime) = match open_read(path, true, libc::O_NONBLOCK) {
+            Ok(opened) => opened,
+            Err(e) => {
+                counts.errors.add(Stage::Open.name(), path, &e);
+                return Flow::Go;
+            }
+        };
+        if !noatime {
+            result.noatime_refused += 1;
+        }
+        let mapped = fiemap.count(pre.as_fd());
+        extents.add_result(&mapped);
+        if plan.cold && rustix::fs::fadvise(&pre, 0, None, rustix::fs::Advice::DontNeed).is_err() {
+            result.evict_failures += 1;
+        }
+        drop(pre);
+        // Timed: open, read to the end, close.
+        let t = Instant::now();
+        let outcome = read_whole(path, noatime, &mut buf, stop);
+        let ns = t.elapsed().as_nanos() as u64;
+        match outcome {
+            Ok(Some((bytes, reads))) => {
+                result.add_file(bytes, reads, ns, mapped.ok().map(|m| m.extents));
+            }
+            Ok(None) => return Flow::Stop,
+            Err((stage, e, partial)) => {
+                counts.errors.add(stage.name(), path, &e);
+                result.failed_bytes += partial;
+            }
+        }
+        live(&Live { errors: counts.errors.total, ..result.live() });
+        Flow::Go
+    })?;
+    result.wall_ns = start.elapsed().as_nanos() as u64;
+    let cpu = CpuReading::now().since(cpu);
+    result.user_ns = cpu.user_ns;
+    result.sys_ns = cpu.sys_ns;
+    result.interrupted = interrupted;
+    result.directories = counts.directories;
+    result.mount_points = counts.mount_points;
+    result.hard_links = counts.hard_links;
+    result.skipped = counts.skipped;
+    result.errors = counts.errors;
+    result.extents = extents.summary();
+    result.derive();
+    Ok(result)
+}
+
+/// A tree's extents, without reading data.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExtentsWalk {
+    /// Regular files looked at (each inode once).
+    pub files: u64,
+    pub extents: ExtentSummary,
+    pub directories: u64,
+    pub mount_points: u64,
+    pub hard_links: u64,
+    pub skipped: Skipped,
+    /// Files that could not be opened or stat'ed, folders that could not be read.
+    pub errors: ErrorTally,
+    pub interrupted: bool,
+}
+
+/// Walks `root` as [`execute`] does and maps every regular file with
+/// FIEMAP (with FIEMAP_FLAG_SYNC if `sync`), reading no data. `each` hears
+/// every file's outcome, in walk order.
+pub fn extents_of_tree(
+    root: &Path,
+    sync: bool,
+    stop: &AtomicBool,
+    each: &mut dyn FnMut(&Path, &Result<FileExtents, FiemapError>),
+) -> Result<ExtentsWalk, BackupError> {
+    let mut fiemap = Fiemap::new().with_sync(sync);
+    let mut tally = ExtentTally::new();
+    let mut counts = TreeCounts::default();
+    let mut files = 0;
+    let interrupted = walk_tree(root, stop, &mut counts, &mut |path, _meta, counts| {
+        files += 1;
+        let mapped = match open_read(path, true, libc::O_NONBLOCK) {
+            Ok((file, _)) => fiemap.count(file.as_fd()),
+            Err(e) => {
+                counts.errors.add(Stage::Open.name(), path, &e);
+                Err(FiemapError::Failed(e))
+            }
+        };
+        tally.add_result(&mapped);
+        each(path, &mapped);
+        Flow::Go
+    })?;
+    Ok(ExtentsWalk {
+        files,
+        extents: tally.summary(),
+        directories: counts.directories,
+        mount_points: counts.mount_points,
+        hard_links: counts.hard_links,
+        skipped: counts.skipped,
+        errors: counts.errors,
+        interrupted,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::path::PathBuf;
+
+    fn tree() -> (tempfile::TempDir, u64) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        let sizes: [(&str, usize); 5] =
+            [("empty", 0), ("one", 1), ("a/page", 4096), ("a/b/big", 3 << 20), ("a/b/odd", (1 << 20) + 7)];
+        for (name, size) in sizes {
+            let mut f = File::create(root.join(name)).unwrap();
+            f.write_all(&vec![0x5a; size]).unwrap();
+        }
+        std::os::unix::fs::symlink(root.join("a/b/big"), root.join("link")).unwrap();
+        std::fs::hard_link(root.join("a/page"), root.join("a/b/page-again")).unwrap();
+        let fifo = std::ffi::CString::new(root.join("fifo").into_os_string().into_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates the node.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        (dir, sizes.iter().map(|(_, s)| *s as u64).sum())
+    }
+
+    fn plan(root: &Path, read_size: u64, cold: bool) -> BackupPlan {
+        BackupPlan { root: root.to_path_buf(), read_size, cold }
+    }
+
+    #[test]
+    fn every_file_is_read_to_the_end_once() {
+        let (dir, total) = tree();
+        for (read_size, cold) in [(1 << 20, true), (4096, false), (1000, true)] {
+            let mut lives = 0;
+            let r = execute(&plan(dir.path(), read_size, cold), &AtomicBool::new(false), &mut |_| lives += 1).unwrap();
+            assert_eq!((r.files, r.bytes), (5, total), "read size {read_size}");
+            assert_eq!(lives, 5);
+            assert_eq!(r.hard_links, 1, "the second name of a/page is not read again");
+            assert_eq!((r.skipped.symlinks, r.skipped.fifos, r.skipped.total()), (1, 1, 2));
+            assert_eq!(r.directories, 2);
+            assert_eq!(r.errors.total, 0, "{:?}", r.errors);
+            assert!(!r.interrupted);
+            // Reads: ceil(size / read size) each, none for the empty file.
+            let expect: u64 = [0u64, 1, 4096, 3 << 20, (1 << 20) + 7].iter().map(|s| s.div_ceil(read_size)).sum();
+            assert_eq!(r.reads, expect);
+            let classes: Vec<(u32, u64)> = r.classes.iter().map(|c| (c.class, c.files)).collect();
+            assert_eq!(classes, [(0, 1), (1, 1), (13, 1), (21, 1), (22, 1)]);
+            assert!(r.read_ns > 0 && r.wall_ns >= r.read_ns && r.mib_per_min > 0.0);
+            assert_eq!(r.cold, cold);
+            // The extents cover every file read: mapped, or on a file system without FIEMAP.
+            assert_eq!(r.extents.files + r.extents.files_without_fiemap, 5);
+        }
+    }
+
+    #[test]
+    fn a_raised_stop_ends_the_walk_early() {
+        let (dir, _) = tree();
+        let r = execute(&plan(dir.path(), 4096, false), &AtomicBool::new(true), &mut |_| {}).unwrap();
+        assert!(r.interrupted);
+        assert_eq!(r.files, 0);
+        // Raised during the walk: the file under way is dropped, the finished ones stay.
+        let stop = AtomicBool::new(false);
+        let r = execute(&plan(dir.path(), 4096, false), &stop, &mut |live| {
+            if live.files == 2 {
+                stop.store(true, Ordering::Relaxed);
+            }
+        })
+        .unwrap();
+        assert!(r.interrupted);
+        assert_eq!(r.files, 2);
+    }
+
+    #[test]
+    fn a_root_that_is_not_a_folder_is_refused() {
+        let (dir, _) = tree();
+        let e = execute(&plan(&dir.path().join("one"), 4096, false), &AtomicBool::new(false), &mut |_| {}).unwrap_err();
+        assert!(e.0.contains("not a folder"), "{e}");
+        let e =
+            execute(&plan(&dir.path().join("missing"), 4096, true), &AtomicBool::new(false), &mut |_| {}).unwrap_err();
+        assert!(e.0.contains("missing"), "{e}");
+        let e = execute(&plan(dir.path(), 0, false), &AtomicBool::new(false), &mut |_| {}).unwrap_err();
+        assert!(e.0.contains("read size"), "{e}");
+    }
+
+    /// Real errors at each stage of one file: a file gone before it is
+    /// opened, and a read(2) that fails (a folder opens but cannot be read).
+    #[test]
+    fn a_file_that_fails_is_counted_by_stage_and_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let mut buf = vec![0u8; 4096];
+        let (stage, e, _) = read_whole(&dir.path().join("gone"), true, &mut buf, &stop).unwrap_err();
+        assert_eq!((stage, e.kind()), (Stage::Open, io::ErrorKind::NotFound));
+        let (stage, e, partial) = read_whole(dir.path(), true, &mut buf, &stop).unwrap_err();
+        assert_eq!((stage, e.raw_os_error(), partial), (Stage::Read, Some(libc::EISDIR), 0));
+        let mut t = ErrorTally::default();
+        t.add(stage.name(), dir.path(), &e);
+        assert_eq!(t.by_kind.keys().collect::<Vec<_>>(), ["read: Is a directory"]);
+        // A symlink is never followed, even when handed over directly.
+        let link: PathBuf = dir.path().join("link");
+        std::os::unix::fs::symlink("/etc/hostname", &link).unwrap();
+        let (stage, e, _) = read_whole(&link, true, &mut buf, &stop).unwrap_err();
+        assert_eq!((stage, e.raw_os_error()), (Stage::Open, Some(libc::ELOOP)));
+    }
+
+    #[test]
+    fn extents_of_a_tree_without_reading() {
+        let (dir, _) = tree();
+        let mut seen = Vec::new();
+        let w = extents_of_tree(dir.path(), false, &AtomicBool::new(false), &mut |p, r| {
+            seen.push((p.to_path_buf(), r.as_ref().map(|f| f.extents).map_err(|e| e.is_not_supported())))
+        })
+        .unwrap();
+        assert_eq!(w.files, 5);
+        assert_eq!(seen.len(), 5);
+        assert_eq!(w.extents.files + w.extents.files_without_fiemap, 5);
+        assert_eq!((w.hard_links, w.skipped.total(), w.errors.total), (1, 2, 0));
+        for (path, r) in &seen {
+            match r {
+                Ok(n) => assert_eq!(*n == 0, path.ends_with("empty"), "{path:?}: {n}"),
+                Err(not_supported) => assert!(not_supported, "{path:?}"),
+            }
+        }
+    }
+}

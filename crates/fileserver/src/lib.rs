@@ -1,0 +1,33 @@
+//! The file-server load (seed 003): many connections at once, each in its
+//! own folder with its own files; a write phase (create, open, write in
+//! records, close) and then a read phase (open, read all, close) or a mixed
+//! one, every operation timed on its own.
+//!
+//! - [`FileserverPlan`]: the validated, serialisable plan: connections,
+//!   files per connection, file sizes ([`FileSizes`]: a list cycled through,
+//!   or a size profile), record size, what follows the writes ([`Then`]),
+//!   `fsync_every`, `interleave` (files growing at once, the case delayed
+//!   allocation exists for), `drop_caches`, seed. [`FileserverPlan::planned`]
+//!   says exactly what each connection is asked to do ([`Planned`],
+//!   [`OpCounts`] per [`Op`]).
+//! - [`execute`]: runs a plan with one small-stacked thread per connection,
+//!   all released together by the leader at the start of each [`Phase`],
+//!   and hands each merged [`PhaseResult`] (per-operation HDR histograms,
+//!   per-connection [`ConnectionFigures`], throughput, errors by kind, lost
+//!   samples) to the caller before the next phase starts. A connection that
+//!   fails is counted with its [`ConnectionError`] and the others go on.
+//! - [`Live`]: counters for a live display (files done, bytes, failures).
+//! - [`raise_fd_limit`], [`drop_caches`]: what the run needs of the system.
+
+mod plan;
+mod runner;
+mod sys;
+
+pub use plan::{
+    file_random, FileSizes, FileserverPlan, MixVisits, Op, OpCounts, Phase, Planned, SizeDraw, Then, MAX_CONNECTIONS,
+    MAX_RECORD,
+};
+pub use runner::{
+    execute, ConnectionError, ConnectionFigures, Live, LiveSnapshot, PhaseResult, SAMPLE_BUFFER, STACK_SIZE,
+};
+pub use sys::{can_drop_caches, drop_caches, errno_name, error_kind, raise_fd_limit, FdLimit, DROP_CACHES};

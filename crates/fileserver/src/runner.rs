@@ -1,0 +1,1002 @@
+//! Runs a file-server plan: one thread per connection (small stacks), all
+//! released together by the leader at the start of each phase, every
+//! operation timed on its own.
+//!
+//! Memory stays bounded with many connections: a connection keeps only
+//! counters and a small buffer of latency samples, which it adds to the
+//! phase's shared histograms (one per operation type) whenever it fills.
+//! A connection that fails (EMFILE, ENOSPC, EIO, ...) stops where it is,
+//! keeps its error, and sits out the rest of the run; the others go on.
+
+use crate::plan::{FileserverPlan, MixVisits, Op, Phase, Planned};
+use crate::sys::{drop_caches, error_kind};
+use iomatrix_coord::Ending;
+use iomatrix_stats::{kib_per_sec, Latency, Measured, Span};
+use rustix::fs::{Mode, OFlags};
+use std::collections::BTreeMap;
+use std::io;
+use std::os::fd::{IntoRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Stack of each connection's thread: the connection's loop needs little,
+/// and 1000 connections must not cost 1000 default (2 MiB) stacks.
+pub const STACK_SIZE: usize = 128 * 1024;
+/// Latency samples a connection holds before adding them to the shared histograms.
+pub const SAMPLE_BUFFER: usize = 256;
+const NS_BITS: u32 = 58;
+const NS_MASK: u64 = (1 << NS_BITS) - 1;
+
+/// Why a connection stopped short.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ConnectionError {
+    /// What it is counted under: the errno name (`ENOSPC`, `EMFILE`, `EIO`), or
+    /// `size mismatch` (a file read back is not the size written), `thread` (no thread could be started).
+    pub kind: String,
+    /// The operation that failed; none for the connection's setup.
+    pub op: Option<Op>,
+    /// One line: what failed, where, and the system's word for it.
+    pub message: String,
+}
+
+/// One connection's figures for one phase.
+#[derive(Debug, Clone)]
+pub struct ConnectionFigures {
+    pub rank: usize,
+    /// What the plan asked of this connection in this phase.
+    pub planned: Planned,
+    /// What it did: files finished, bytes moved, operations that succeeded.
+    pub done: Planned,
+    /// When it began work (after the common release; later when its thread
+    /// was scheduled late), its last operation, and its CPU; none for a
+    /// connection that did not run this phase.
+    pub measured: Option<Measured>,
+    /// The phase's common release on the run's clock (set when the phase is merged).
+    pub released_ns: u64,
+    pub error: Option<ConnectionError>,
+    /// It failed in an earlier phase and did nothing in this one.
+    pub skipped: bool,
+    /// It stopped because the run was told to stop.
+    pub stopped: bool,
+}
+
+impl ConnectionFigures {
+    fn idle(rank: usize, planned: Planned) -> ConnectionFigures {
+        ConnectionFigures {
+            rank,
+            planned,
+            done: Planned::default(),
+            measured: None,
+            released_ns: 0,
+            error: None,
+            skipped: false,
+            stopped: false,
+        }
+    }
+
+    /// The connection's phase time as a client sees it: the common release
+    /// (all connections start together) to its last operation. Time spent
+    /// waiting for a CPU counts, as a client waits for a busy server.
+    pub fn ns(&self) -> u64 {
+        self.measured.map_or(0, |m| {
+            let from = if self.released_ns > 0 { self.released_ns.min(m.start_ns) } else { m.start_ns };
+            m.end_ns.saturating_sub(from)
+        })
+    }
+
+    /// How long after the common release the connection began (its thread waiting for a CPU).
+    pub fn start_delay_ns(&self) -> u64 {
+        self.measured.map_or(0, |m| m.start_ns.saturating_sub(self.released_ns))
+    }
+
+    /// KB/s as seed 003 reports it: this connection's bytes over its phase time.
+    pub fn kib_per_sec(&self) -> f64 {
+        kib_per_sec(self.done.bytes, Duration::from_nanos(self.ns()))
+    }
+
+    /// Finished the phase: neither failed (now or before) nor stopped.
+    pub fn ok(&self) -> bool {
+        self.error.is_none() && !self.skipped && !self.stopped
+    }
+
+    /// Planned but not done because the connection failed (now or earlier).
+    pub fn lost(&self) -> Planned {
+        if self.error.is_none() && !self.skipped {
+            return Planned::default();
+        }
+        Planned {
+            files: self.planned.files.saturating_sub(self.done.files),
+            bytes: self.planned.bytes.saturating_sub(self.done.bytes),
+            ops: self.planned.ops.minus(&self.done.ops),
+        }
+    }
+}
+
+/// A phase merged over all connections.
+#[derive(Debug, Clone)]
+pub struct PhaseResult {
+    /// Position in the run (0 = write).
+    pub index: usize,
+    pub phase: Phase,
+    /// One histogram per operation type, indexed by [`Op::index`]: every
+    /// connection's samples, merged exactly.
+    pub latency: Vec<Latency>,
+    /// Ordered by rank.
+    pub connections: Vec<ConnectionFigures>,
+    pub planned: Planned,
+    pub done: Planned,
+    /// Operations, files and bytes planned for connections that failed but not done.
+    pub lost: Planned,
+    /// Completion time: the common release to the last connection's last operation.
+    pub wall_ns: u64,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    /// Mean over the connections that finished of their KB/s, each its bytes
+    /// over the release to its last operation (seed 003's figure).
+    pub avg_connection_kib_per_sec: f64,
+    /// All bytes over the completion time.
+    pub total_kib_per_sec: f64,
+    pub connections_ok: usize,
+    /// Failed in this phase.
+    pub connections_failed: usize,
+    /// Failed in an earlier phase, so did nothing here.
+    pub connections_skipped: usize,
+    /// Connections that failed in this phase, by error kind.
+    pub errors: BTreeMap<String, u64>,
+    /// The page cache was dropped (sync + drop_caches) right before this phase.
+    pub caches_dropped: bool,
+}
+
+impl PhaseResult {
+    pub fn latency(&self, op: Op) -> &Latency {
+        &self.latency[op.index()]
+    }
+
+    pub fn cpu_percent(&self) -> f64 {
+        if self.wall_ns == 0 {
+            0.0
+        } else {
+            (self.user_ns + self.sys_ns) as f64 * 100.0 / self.wall_ns as f64
+        }
+    }
+
+    fn merge(
+        index: usize,
+        phase: Phase,
+        mut connections: Vec<ConnectionFigures>,
+        latency: Vec<Latency>,
+        start_ns: u64,
+        caches_dropped: bool,
+    ) -> PhaseResult {
+        connections.sort_by_key(|c| c.rank);
+        for c in &mut connections {
+            c.released_ns = start_ns;
+        }
+        let sum = |f: &dyn Fn(&ConnectionFigures) -> Planned| {
+            connections.iter().map(f).fold(Planned::default(), |a, b| a.plus(&b))
+        };
+        let planned = sum(&|c| c.planned);
+        let done = sum(&|c| c.done);
+        let lost = sum(&|c| c.lost());
+        let end_ns = connections.iter().filter_map(|c| c.measured.map(|m| m.end_ns)).max();
+        let wall_ns = end_ns.map_or(0, |e| e.saturating_sub(start_ns));
+        let ok: Vec<&ConnectionFigures> = connections.iter().filter(|c| c.ok()).collect();
+        let avg_connection_kib_per_sec =
+            if ok.is_empty() { 0.0 } else { ok.iter().map(|c| c.kib_per_sec()).sum::<f64>() / ok.len() as f64 };
+        let mut errors = BTreeMap::new();
+        for e in connections.iter().filter(|c| !c.skipped).filter_map(|c| c.error.as_ref()) {
+            *errors.entry(e.kind.clone()).or_insert(0) += 1;
+        }
+        PhaseResult {
+            index,
+            phase,
+            latency,
+            planned,
+            done,
+            lost,
+            wall_ns,
+            user_ns: connections.iter().filter_map(|c| c.measured).map(|m| m.cpu.user_ns).sum(),
+            sys_ns: connections.iter().filter_map(|c| c.measured).map(|m| m.cpu.sys_ns).sum(),
+            avg_connection_kib_per_sec,
+            total_kib_per_sec: kib_per_sec(done.bytes, Duration::from_nanos(wall_ns)),
+            connections_ok: ok.len(),
+            connections_failed: connections.iter().filter(|c| c.error.is_some() && !c.skipped).count(),
+            connections_skipped: connections.iter().filter(|c| c.skipped).count(),
+            errors,
+            caches_dropped,
+            connections,
+        }
+    }
+}
+
+/// Counters the connections keep current, for a live display.
+#[derive(Default)]
+pub struct Live {
+    phase: AtomicUsize,
+    files_total: AtomicU64,
+    files_done: AtomicU64,
+    bytes: AtomicU64,
+    failed: AtomicUsize,
+    started: AtomicBool,
+}
+
+/// What [`Live::snapshot`] sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveSnapshot {
+    /// Index into the plan's phases; meaningful once `started`.
+    pub phase: usize,
+    pub started: bool,
+    pub files_done: u64,
+    pub files_total: u64,
+    /// Bytes moved in this phase so far.
+    pub bytes: u64,
+    /// Connections failed so far in the run.
+    pub failed: usize,
+}
+
+impl Live {
+    pub fn new() -> Live {
+        Live::default()
+    }
+
+    pub fn snapshot(&self) -> LiveSnapshot {
+        LiveSnapshot {
+            phase: self.phase.load(Ordering::Relaxed),
+            started: self.started.load(Ordering::Relaxed),
+            files_done: self.files_done.load(Ordering::Relaxed),
+            files_total: self.files_total.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+            failed: self.failed.load(Ordering::Relaxed),
+        }
+    }
+
+    fn start_phase(&self, phase: usize, files_total: u64) {
+        self.files_done.store(0, Ordering::Relaxed);
+        self.bytes.store(0, Ordering::Relaxed);
+        self.files_total.store(files_total, Ordering::Relaxed);
+        self.phase.store(phase, Ordering::Relaxed);
+        self.started.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Runs `plan` with connection N's files in `workdir/conn-N/` (`workdir`
+/// exists and is empty; the caller removes it). `on_phase` gets each phase
+/// as soon as all connections are through it, before the next begins; an
+/// error from it ends the run. `stop` is checked before every operation: a
+/// raised stop drops the phase under way and keeps the finished ones.
+/// Returns how many phases `on_phase` accepted and how the run ended; a run
+/// whose connections failed still completes (their errors are in the results).
+pub fn execute(
+    plan: &FileserverPlan,
+    workdir: &Path,
+    stop: &AtomicBool,
+    live: &Live,
+    mut on_phase: impl FnMut(&PhaseResult) -> Result<(), String>,
+) -> io::Result<(usize, Ending)> {
+    plan.validate().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    let phases = plan.phases();
+    let shared = Shared {
+        plan,
+        workdir,
+        gate: Gate::default(),
+        hists: phases.iter().map(|_| Mutex::new(Op::ALL.iter().map(|_| Latency::new()).collect())).collect(),
+        data: incompressible(plan.record.bytes() as usize, plan.seed),
+        stop,
+        live,
+        epoch: Instant::now(),
+    };
+    let (tx, rx) = mpsc::channel::<(usize, ConnectionFigures)>();
+    let mut accepted = 0;
+    let mut ending = Ending::Completed;
+    std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(plan.connections);
+        let mut unborn: Vec<(usize, String)> = Vec::new();
+        for rank in 0..plan.connections {
+            let tx = tx.clone();
+            let shared = &shared;
+            let spawned = std::thread::Builder::new()
+                .name(format!("conn-{rank}"))
+                .stack_size(STACK_SIZE)
+                .spawn_scoped(scope, move || Connection::new(rank, shared).run(&tx));
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                Err(e) => unborn.push((rank, format!("{} ({e})", error_kind(&e)))),
+            }
+        }
+        drop(tx);
+        let parties = handles.len();
+        let (mut start_ns, mut dropped) = (0u64, false);
+        let mut gone = vec![false; plan.connections];
+        for k in 0..=phases.len() {
+            shared.gate.wait_all(parties);
+            if k > 0 {
+                let phase = phases[k - 1];
+                let mut figures: Vec<ConnectionFigures> =
+                    rx.try_iter().filter(|(p, _)| *p == k - 1).map(|(_, f)| f).collect();
+                let mut missing: Vec<bool> = vec![true; plan.connections];
+                for f in &figures {
+                    missing[f.rank] = false;
+                }
+                for (rank, why) in &unborn {
+                    missing[*rank] = false;
+                    let mut f = ConnectionFigures::idle(*rank, plan.planned(*rank, phase));
+                    if k == 1 {
+                        f.error = Some(ConnectionError {
+                            kind: "thread".into(),
+                            op: None,
+                            message: format!("connection {rank}: no thread could be started: {why}"),
+                        });
+                    } else {
+                        f.skipped = true;
+                    }
+                    figures.push(f);
+                }
+                for rank in (0..plan.connections).filter(|&r| missing[r]) {
+                    // Its thread ended without reporting (a panic): failed once, then out.
+                    let mut f = ConnectionFigures::idle(rank, plan.planned(rank, phase));
+                    if gone[rank] {
+                        f.skipped = true;
+                    } else {
+                        gone[rank] = true;
+                        f.error = Some(ConnectionError {
+                            kind: "panic".into(),
+                            op: None,
+                            message: format!("connection {rank}: its thread ended unexpectedly"),
+                        });
+                    }
+                    figures.push(f);
+                }
+                if figures.iter().any(|f| f.stopped) {
+                    ending = Ending::Interrupted;
+                    shared.gate.open(k, false);
+                    break;
+                }
+                let latency = std::mem::take(&mut *lock(&shared.hists[k - 1]));
+                let result = PhaseResult::merge(k - 1, phase, figures, latency, start_ns, dropped);
+                if let Err(e) = on_phase(&result) {
+                    stop.store(true, Ordering::SeqCst);
+                    ending = Ending::SinkFailed(e);
+                    shared.gate.open(k, false);
+                    break;
+                }
+                accepted += 1;
+            }
+            if k == phases.len() {
+                shared.gate.open(k, false);
+                break;
+            }
+            if stop.load(Ordering::SeqCst) {
+                ending = Ending::Interrupted;
+                shared.gate.open(k, false);
+                break;
+            }
+            dropped = false;
+            if k > 0 && plan.drop_caches && phases[k].reads() {
+                if let Err(e) = drop_caches() {
+                    ending = Ending::SinkFailed(format!(
+                        "cannot drop the page cache before the {} phase ({}): {e}",
+                        phases[k].name(),
+                        crate::sys::DROP_CACHES
+                    ));
+                    shared.gate.open(k, false);
+                    break;
+                }
+                dropped = true;
+            }
+            live.start_phase(k, plan.planned_total(phases[k]).files);
+            start_ns = shared.epoch.elapsed().as_nanos() as u64;
+            shared.gate.open(k, true);
+        }
+        for handle in handles {
+            // A panicking connection was counted as failed above; its panic ends here.
+            let _ = handle.join();
+        }
+    });
+    Ok((accepted, ending))
+}
+
+struct Shared<'a> {
+    plan: &'a FileserverPlan,
+    workdir: &'a Path,
+    gate: Gate,
+    /// Per phase, one histogram per operation type.
+    hists: Vec<Mutex<Vec<Latency>>>,
+    /// The record every write sends.
+    data: Vec<u8>,
+    stop: &'a AtomicBool,
+    live: &'a Live,
+    epoch: Instant,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The leader's gate: connections arrive before each phase and wait; the
+/// leader waits until all have arrived, does what goes between phases, and
+/// opens the gate for all at once (or tells them to leave).
+#[derive(Default)]
+struct Gate {
+    state: Mutex<GateState>,
+    all_arrived: Condvar,
+    opened: Condvar,
+}
+
+#[derive(Default)]
+struct GateState {
+    /// Connections that left for good (a panic) before the leader stopped waiting for them.
+    left: usize,
+    arrived: usize,
+    /// Phases opened so far (or closed for good, with `go` false).
+    opened: usize,
+    go: bool,
+}
+
+impl Gate {
+    /// Arrives for phase `k`; true when the phase is to be run, false when the run is over.
+    fn arrive(&self, k: usize) -> bool {
+        let mut s = lock(&self.state);
+        s.arrived += 1;
+        self.all_arrived.notify_one();
+        while s.opened <= k {
+            s = self.opened.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        s.go
+    }
+
+    fn leave(&self) {
+        lock(&self.state).left += 1;
+        self.all_arrived.notify_one();
+    }
+
+    fn wait_all(&self, parties: usize) {
+        let mut s = lock(&self.state);
+        while s.arrived + s.left < parties {
+            s = self.all_arrived.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn open(&self, k: usize, go: bool) {
+        let mut s = lock(&self.state);
+        s.arrived = 0;
+        s.opened = k + 1;
+        s.go = go;
+        self.opened.notify_all();
+    }
+}
+
+/// Leaves the gate for good if the connection's thread unwinds, so the leader never waits for it.
+struct Party<'a> {
+    gate: &'a Gate,
+    done: bool,
+}
+
+impl Drop for Party<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.gate.leave();
+        }
+    }
+}
+
+/// Why a phase of one connection ended early.
+enum Halt {
+    Stopped,
+    Failed(ConnectionError),
+}
+
+struct Connection<'a> {
+    rank: usize,
+    dir: PathBuf,
+    shared: &'a Shared<'a>,
+    plan: &'a FileserverPlan,
+    /// Read buffer, one record; made on the first read.
+    buf: Vec<u8>,
+    samples: Vec<u64>,
+    phase: usize,
+    done: Planned,
+}
+
+/// A file being written: where it is, how big it becomes, how far it is.
+struct Growing {
+    path: PathBuf,
+    size: u64,
+    records: u64,
+    written: u64,
+    fd: Option<OwnedFd>,
+}
+
+impl<'a> Connection<'a> {
+    fn new(rank: usize, shared: &'a Shared<'a>) -> Connection<'a> {
+        Connection {
+            rank,
+            dir: shared.workdir.join(format!("conn-{rank:04}")),
+            shared,
+            plan: shared.plan,
+            buf: Vec::new(),
+            samples: Vec::with_capacity(SAMPLE_BUFFER),
+            phase: 0,
+            done: Planned::default(),
+        }
+    }
+
+    fn run(mut self, tx: &mpsc::Sender<(usize, ConnectionFigures)>) {
+        let gate = &self.shared.gate;
+        let mut party = Party { gate, done: false };
+        // Untimed setup: the connection's own folder.
+        let mut setup_error = std::fs::create_dir(&self.dir).err().map(|e| ConnectionError {
+            kind: error_kind(&e),
+            op: None,
+            message: format!("connection {}: making {}: {e}", self.rank, self.dir.display()),
+        });
+        let mut failed = false;
+        let phases = self.plan.phases();
+        for (k, &phase) in phases.iter().enumerate() {
+            if !gate.arrive(k) {
+                party.done = true;
+                return;
+            }
+            let planned = self.plan.planned(self.rank, phase);
+            let figures = if let Some(e) = setup_error.take() {
+                let mut f = ConnectionFigures::idle(self.rank, planned);
+                f.error = Some(e);
+                f
+            } else if failed {
+                ConnectionFigures { skipped: true, ..ConnectionFigures::idle(self.rank, planned) }
+            } else {
+                self.phase(k, phase, planned)
+            };
+            if figures.error.is_some() && !figures.skipped {
+                failed = true;
+                self.shared.live.failed.fetch_add(1, Ordering::Relaxed);
+            }
+            if tx.send((k, figures)).is_err() {
+                break;
+            }
+        }
+        gate.arrive(phases.len());
+        party.done = true;
+    }
+
+    fn phase(&mut self, k: usize, phase: Phase, planned: Planned) -> ConnectionFigures {
+        self.phase = k;
+        self.done = Planned::default();
+        let span = Span::start(self.shared.epoch);
+        let outcome = match phase {
+            Phase::Write => match self.plan.interleave {
+                Some(n) if n > 1 => self.write_interleaved(n),
+                _ => self.write_files(),
+            },
+            Phase::Read => self.read_files(),
+            Phase::Mix { read_percent } => self.mix(read_percent),
+        };
+        let measured = span.finish();
+        self.flush();
+        let mut figures = ConnectionFigures::idle(self.rank, planned);
+        figures.done = self.done;
+        figures.measured = Some(measured);
+        match outcome {
+            Ok(()) => {}
+            Err(Halt::Stopped) => figures.stopped = true,
+            Err(Halt::Failed(e)) => figures.error = Some(e),
+        }
+        figures
+    }
+
+    fn path(&self, index: u64) -> PathBuf {
+        self.dir.join(format!("f{index:06}"))
+    }
+
+    /// The write phase, file after file: create, open, write each record
+    /// (fsync where due), close.
+    fn write_files(&mut self) -> Result<(), Halt> {
+        for i in 0..self.plan.files_per_connection {
+            let mut file = self.create_and_open(i)?;
+            while file.written < file.records {
+                self.append(&mut file)?;
+            }
+            self.finish(file)?;
+        }
+        Ok(())
+    }
+
+    /// The write phase with `n` files growing at once: each group of `n`
+    /// files created and opened, then one record appended to each in turn
+    /// until all are full (each closed when full), then the next group.
+    fn write_interleaved(&mut self, n: u64) -> Result<(), Halt> {
+        let files = self.plan.files_per_connection;
+        let mut first = 0;
+        while first < files {
+            let last = (first + n).min(files);
+            let mut group = Vec::with_capacity((last - first) as usize);
+            for i in first..last {
+                group.push(self.create_and_open(i)?);
+            }
+            let mut open = group.len();
+            while open > 0 {
+                for file in group.iter_mut().filter(|f| f.fd.is_some()) {
+                    if file.written < file.records {
+                        self.append(file)?;
+                    }
+                    if file.written == file.records {
+                        let fd = file.fd.take();
+                        self.close_file(fd, &file.path)?;
+                        open -= 1;
+                    }
+                }
+            }
+            first = last;
+        }
+        Ok(())
+    }
+
+    fn create_and_open(&mut self, index: u64) -> Result<Growing, Halt> {
+        let path = self.path(index);
+        let size = self.plan.file_size(self.rank, index);
+        self.timed(Op::Create, &path, || {
+            let fd = rustix::fs::open(
+                &path,
+                OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o644),
+            )?;
+            close(fd)
+        })?;
+        let fd = self
+            .timed(Op::Open, &path, || Ok(rustix::fs::open(&path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?))?;
+        Ok(Growing { records: self.plan.records(size), path, size, written: 0, fd: Some(fd) })
+    }
+
+    /// Writes the file's next record, and fsyncs where `--fsync-every` says.
+    fn append(&mut self, file: &mut Growing) -> Result<(), Halt> {
+        let record = self.plan.record.bytes();
+        let len = record.min(file.size - file.written * record) as usize;
+        let Some(fd) = file.fd.as_ref() else { return Ok(()) };
+        let shared = self.shared;
+        let data = &shared.data[..len];
+        self.timed(Op::Write, &file.path, || write_all(fd, data))?;
+        self.done.bytes += len as u64;
+        shared.live.bytes.fetch_add(len as u64, Ordering::Relaxed);
+        file.written += 1;
+        if let Some(n) = self.plan.fsync_every {
+            if file.written % n == 0 || file.written == file.records {
+                self.timed(Op::Fsync, &file.path, || Ok(rustix::fs::fsync(fd)?))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, mut file: Growing) -> Result<(), Halt> {
+        let fd = file.fd.take();
+        self.close_file(fd, &file.path)
+    }
+
+    /// Closes a file (timed) and counts it as finished.
+    fn close_file(&mut self, fd: Option<OwnedFd>, path: &Path) -> Result<(), Halt> {
+        if let Some(fd) = fd {
+            self.timed(Op::Close, path, || close(fd))?;
+        }
+        self.done.files += 1;
+        self.shared.live.files_done.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn read_files(&mut self) -> Result<(), Halt> {
+        for i in 0..self.plan.files_per_connection {
+            self.read_file(i)?;
+        }
+        Ok(())
+    }
+
+    /// Visits each file once in a seeded random order, reading it whole or rewriting it.
+    fn mix(&mut self, read_percent: u8) -> Result<(), Halt> {
+        for (i, reads) in MixVisits::new(self.plan, self.rank, read_percent) {
+            if reads {
+                self.read_file(i)?;
+            } else {
+                self.rewrite_file(i)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// open(O_RDONLY), read record after record to the end, close; the file
+    /// must hold exactly what the write phase wrote.
+    fn read_file(&mut self, index: u64) -> Result<(), Halt> {
+        let path = self.path(index);
+        let size = self.plan.file_size(self.rank, index);
+        let record = self.plan.record.bytes() as usize;
+        if self.buf.len() != record {
+            self.buf = vec![0; record];
+        }
+        let fd = self
+            .timed(Op::Open, &path, || Ok(rustix::fs::open(&path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?))?;
+        let mut total = 0u64;
+        let shared = self.shared;
+        loop {
+            if shared.stop.load(Ordering::Relaxed) {
+                return Err(Halt::Stopped);
+            }
+            let start = Instant::now();
+            let n = read_record(&fd, &mut self.buf).map_err(|e| self.failure(Op::Read, &path, e))?;
+            if n == 0 {
+                break; // the end of the file: not a record, not counted
+            }
+            self.record(Op::Read, start.elapsed().as_nanos() as u64);
+            total += n as u64;
+            self.done.bytes += n as u64;
+            shared.live.bytes.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        if total != size {
+            return Err(Halt::Failed(ConnectionError {
+                kind: "size mismatch".into(),
+                op: Some(Op::Read),
+                message: format!(
+                    "connection {}: {} holds {total} bytes, but {size} were written",
+                    self.rank,
+                    path.display()
+                ),
+            }));
+        }
+        self.close_file(Some(fd), &path)
+    }
+
+    /// open(O_WRONLY|O_TRUNC), write every record (fsync where due), close.
+    fn rewrite_file(&mut self, index: u64) -> Result<(), Halt> {
+        let path = self.path(index);
+        let size = self.plan.file_size(self.rank, index);
+        let fd = self.timed(Op::Open, &path, || {
+            Ok(rustix::fs::open(&path, OFlags::WRONLY | OFlags::TRUNC | OFlags::CLOEXEC, Mode::empty())?)
+        })?;
+        let mut file = Growing { records: self.plan.records(size), path, size, written: 0, fd: Some(fd) };
+        while file.written < file.records {
+            self.append(&mut file)?;
+        }
+        self.finish(file)
+    }
+
+    /// Runs one operation, timing it; a success is counted and sampled,
+    /// a failure ends the connection's phase.
+    fn timed<T>(&mut self, op: Op, path: &Path, f: impl FnOnce() -> io::Result<T>) -> Result<T, Halt> {
+        if self.shared.stop.load(Ordering::Relaxed) {
+            return Err(Halt::Stopped);
+        }
+        let start = Instant::now();
+        let result = f();
+        let ns = start.elapsed().as_nanos() as u64;
+        match result {
+            Ok(v) => {
+                self.record(op, ns);
+                Ok(v)
+            }
+            Err(e) => Err(self.failure(op, path, e)),
+        }
+    }
+
+    fn failure(&self, op: Op, path: &Path, e: io::Error) -> Halt {
+        Halt::Failed(ConnectionError {
+            kind: error_kind(&e),
+            op: Some(op),
+            message: format!("connection {}: {op} {}: {e}", self.rank, path.display()),
+        })
+    }
+
+    fn record(&mut self, op: Op, ns: u64) {
+        self.done.ops.add(op, 1);
+        self.samples.push(((op.index() as u64) << NS_BITS) | ns.min(NS_MASK));
+        if self.samples.len() >= SAMPLE_BUFFER {
+            self.flush();
+        }
+    }
+
+    /// Adds the buffered samples to the phase's shared histograms.
+    fn flush(&mut self) {
+        if self.samples.is_empty() {
+            return;
+        }
+        let mut hists = lock(&self.shared.hists[self.phase]);
+        for s in self.samples.drain(..) {
+            hists[(s >> NS_BITS) as usize].record(s & NS_MASK);
+        }
+    }
+}
+
+/// Closes a descriptor and reports what close(2) says (dropping an OwnedFd would not).
+fn close(fd: OwnedFd) -> io::Result<()> {
+    let raw = fd.into_raw_fd();
+    // SAFETY: `raw` came from an OwnedFd we owned; nothing else closes it.
+    if unsafe { libc::close(raw) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// One record's write(2), continued where the kernel took less.
+fn write_all(fd: &OwnedFd, mut data: &[u8]) -> io::Result<()> {
+    while !data.is_empty() {
+        match rustix::io::write(fd, data) {
+            Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "write(2) took no bytes")),
+            Ok(n) => data = &data[n..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// One record's read(2), continued until the record is full or the file ends; 0 at the end.
+fn read_record(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match rustix::io::read(fd, &mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(got)
+}
+
+/// Bytes no compressor or deduplicator can shrink, from a seed.
+fn incompressible(len: usize, seed: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len + 8);
+    let mut i = 0u64;
+    while out.len() < len {
+        out.extend_from_slice(&crate::plan::file_random(seed, usize::MAX, i).to_le_bytes());
+        i += 1;
+    }
+    out.truncate(len);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{FileSizes, Then};
+    use iomatrix_core::{ByteSize, KIB};
+
+    fn plan(connections: usize, files: u64) -> FileserverPlan {
+        FileserverPlan {
+            connections,
+            files_per_connection: files,
+            sizes: FileSizes::List(vec![ByteSize(4 * KIB), ByteSize(9 * KIB), ByteSize(100)]),
+            record: ByteSize(4 * KIB),
+            then: Then::Read,
+            fsync_every: None,
+            interleave: None,
+            drop_caches: false,
+            seed: 3,
+        }
+    }
+
+    fn run(plan: &FileserverPlan) -> (Vec<PhaseResult>, Ending) {
+        let dir = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let live = Live::new();
+        let mut results = Vec::new();
+        let (n, ending) = execute(plan, dir.path(), &stop, &live, |r| {
+            results.push(r.clone());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(n, results.len());
+        (results, ending)
+    }
+
+    fn check_exact(plan: &FileserverPlan, results: &[PhaseResult]) {
+        assert_eq!(results.len(), 2);
+        for (r, phase) in results.iter().zip(plan.phases()) {
+            assert_eq!(r.phase, phase);
+            let want = plan.planned_total(phase);
+            assert_eq!(r.planned, want);
+            assert_eq!(r.done, want, "{phase:?}");
+            assert_eq!(r.lost, Planned::default());
+            for op in Op::ALL {
+                assert_eq!(r.latency(op).count(), want.ops.get(op), "{phase:?} {op}");
+            }
+            assert_eq!(r.connections_ok, plan.connections);
+            assert!(r.errors.is_empty());
+            assert!(r.wall_ns > 0 && r.total_kib_per_sec > 0.0 && r.avg_connection_kib_per_sec > 0.0);
+            assert_eq!(r.connections.len(), plan.connections);
+            assert!(r.connections.windows(2).all(|w| w[0].rank < w[1].rank));
+            // Each connection's time runs from the common release: within the completion time.
+            assert!(r.connections.iter().all(|c| c.ns() > 0 && c.ns() <= r.wall_ns));
+        }
+    }
+
+    #[test]
+    fn every_operation_is_done_and_timed_as_planned() {
+        let p = plan(4, 7);
+        let (results, ending) = run(&p);
+        assert_eq!(ending, Ending::Completed);
+        check_exact(&p, &results);
+        // 7 files: 4k, 9k, 100, 4k, 9k, 100, 4k -> 1 + 3 + 1 + 1 + 3 + 1 + 1 records.
+        assert_eq!(results[0].done.ops.write, 4 * 11);
+        assert_eq!(results[1].done.ops.read, 4 * 11);
+        assert_eq!(results[0].done.ops.create, 28);
+    }
+
+    #[test]
+    fn interleaved_fsynced_and_mixed_runs_count_exactly() {
+        let mut p = plan(3, 10);
+        p.interleave = Some(4);
+        p.fsync_every = Some(2);
+        let (results, _) = run(&p);
+        check_exact(&p, &results);
+        assert!(results[0].done.ops.fsync > 0);
+        p.interleave = None;
+        p.then = Then::Mix { read_percent: 50 };
+        let (results, ending) = run(&p);
+        assert_eq!(ending, Ending::Completed);
+        check_exact(&p, &results);
+        assert!(results[1].done.ops.read > 0 && results[1].done.ops.write > 0);
+    }
+
+    #[test]
+    fn a_failing_connection_is_counted_and_the_others_go_on() {
+        let dir = tempfile::tempdir().unwrap();
+        // Connection 1's folder exists already: its setup fails with EEXIST.
+        std::fs::create_dir(dir.path().join("conn-0001")).unwrap();
+        let p = plan(3, 4);
+        let stop = AtomicBool::new(false);
+        let mut results = Vec::new();
+        let (n, ending) = execute(&p, dir.path(), &stop, &Live::new(), |r| {
+            results.push(r.clone());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!((n, ending), (2, Ending::Completed));
+        let (w, r) = (&results[0], &results[1]);
+        assert_eq!(w.connections_ok, 2);
+        assert_eq!(w.connections_failed, 1);
+        assert_eq!(w.errors.get("EEXIST"), Some(&1));
+        assert_eq!(w.lost, p.planned(1, Phase::Write));
+        assert_eq!(w.done.plus(&w.lost), w.planned);
+        assert_eq!(r.connections_skipped, 1);
+        assert_eq!(r.connections_failed, 0);
+        assert!(r.errors.is_empty());
+        assert_eq!(r.lost, p.planned(1, Phase::Read));
+        assert_eq!(r.done.ops.open, 2 * 4);
+    }
+
+    #[test]
+    fn a_stop_keeps_finished_phases_and_a_refused_phase_ends_the_run() {
+        let p = plan(2, 3);
+        let dir = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let (n, ending) = execute(&p, dir.path(), &stop, &Live::new(), |_| {
+            stop.store(true, Ordering::SeqCst);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!((n, ending), (1, Ending::Interrupted));
+        let dir = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let (n, ending) = execute(&p, dir.path(), &stop, &Live::new(), |_| Err("disk full".into())).unwrap();
+        assert_eq!((n, ending), (0, Ending::SinkFailed("disk full".into())));
+    }
+
+    #[test]
+    fn live_counters_follow_the_phase() {
+        let p = plan(2, 3);
+        let dir = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let live = Live::new();
+        let mut seen = Vec::new();
+        execute(&p, dir.path(), &stop, &live, |r| {
+            seen.push((r.index, live.snapshot()));
+            Ok(())
+        })
+        .unwrap();
+        for (index, s) in seen {
+            assert!(s.started);
+            assert_eq!(s.phase, index);
+            assert_eq!(s.files_done, 6);
+            assert_eq!(s.files_total, 6);
+            assert_eq!(s.bytes, p.total_bytes());
+        }
+    }
+}

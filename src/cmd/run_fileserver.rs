@@ -1,0 +1,364 @@
+//! `iomatrix run fileserver`: seed 003's file-server load. Many connections,
+//! each in its own folder, write their files and read them back (or mix
+//! reads and rewrites); every operation type is timed on its own. One cell
+//! per phase.
+
+use crate::cli::RunFileserverArgs;
+use crate::job::{human, Job, JobSpec, JobTarget, Output};
+use iomatrix_core::{parse_size_list, BackendKind, ByteSize, UsageError};
+use iomatrix_fileserver::{FileSizes, FileserverPlan, Live, PhaseResult, Planned, Then};
+use iomatrix_store::CellRow;
+use serde_json::{json, Map, Value};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Seed 003's file sizes.
+pub const DEFAULT_SIZES: &str = "4k,8k,16k,32k,64k,128k,256k,512k,1m,2m";
+
+pub fn run(args: RunFileserverArgs, db: &Path) -> anyhow::Result<ExitCode> {
+    let plan = plan(&args)?;
+    check_memory(&plan)?;
+    if plan.drop_caches {
+        check_drop_caches()?;
+    }
+    raise_fd_limit(&plan);
+    let phases = plan.phases();
+    let total_bytes = plan.total_bytes();
+    let labels = crate::cmd::run_iozone::labels(&args.common.labels)?;
+    let mut job = Job::start(
+        JobSpec {
+            suite: "fileserver",
+            target: JobTarget::Folder(args.common.target.clone().unwrap_or_else(std::env::temp_dir)),
+            labels,
+            keep: args.common.keep,
+            space_check: !args.common.no_space_check,
+            peak_bytes: total_bytes,
+            peak_detail: format!(
+                "{} connection(s) x {} files, {} in all",
+                plan.connections,
+                plan.files_per_connection,
+                human(total_bytes)
+            ),
+            backend: BackendKind::Sync,
+            direct: false,
+            clients: plan.connections,
+            plan: serde_json::to_value(&plan)?,
+            conditions: conditions(&plan),
+            total_cells: phases.len(),
+            keep_cell_lines: true,
+            uncached_hint: "use --drop-caches (reads then come from storage), or more data than RAM,",
+        },
+        db,
+    )?;
+    let Some(workdir) = job.workdir.as_ref().map(|w| w.path().to_path_buf()) else {
+        anyhow::bail!("the file-server load needs a folder target");
+    };
+    let stop = job.stop;
+    let live = Live::new();
+    let finished = AtomicBool::new(false);
+    let outcome = std::thread::scope(|scope| {
+        if let Some(line) = job.progress.live_line() {
+            let (live, finished, phases) = (&live, &finished, &phases);
+            scope.spawn(move || {
+                // One updating line: the phase under way, files done, MiB/s over the last interval.
+                let (mut last_bytes, mut last_phase, mut last_at) = (0u64, usize::MAX, Instant::now());
+                while !finished.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(250));
+                    let s = live.snapshot();
+                    if !s.started {
+                        continue;
+                    }
+                    if s.phase != last_phase {
+                        (last_bytes, last_phase) = (0, s.phase);
+                    }
+                    let secs = last_at.elapsed().as_secs_f64();
+                    let rate = s.bytes.saturating_sub(last_bytes) as f64 / 1048576.0 / secs.max(1e-3);
+                    (last_bytes, last_at) = (s.bytes, Instant::now());
+                    line.set_message(format!(
+                        "{}: {}/{} files, {rate:.1} MiB/s, {} connection(s) failed",
+                        phases.get(s.phase).map_or("?", |p| p.name()),
+                        s.files_done,
+                        s.files_total,
+                        s.failed
+                    ));
+                }
+            });
+        }
+        let outcome = iomatrix_fileserver::execute(&plan, &workdir, stop, &live, |result| {
+            job.store_cell(&row(&plan, result), &summary_line(result))
+        });
+        finished.store(true, Ordering::Relaxed);
+        outcome
+    });
+    job.finish(
+        outcome,
+        |i| phases.get(i).map_or_else(String::new, |p| format!("the {} phase", p.name())),
+        &Output { json: args.common.json, ..Output::default() },
+    )
+}
+
+/// The raw arguments as a validated plan.
+fn plan(args: &RunFileserverArgs) -> Result<FileserverPlan, UsageError> {
+    let sizes = match (&args.profile, &args.sizes) {
+        (Some(path), _) => FileSizes::load_profile(path)?,
+        (None, text) => FileSizes::List(size_list(text.as_deref().unwrap_or(DEFAULT_SIZES))?),
+    };
+    let record = args
+        .record
+        .parse::<ByteSize>()
+        .map_err(|e| UsageError::new(format!("--record {}: {e}; e.g. --record 4k", args.record)))?;
+    let then = match &args.mix {
+        None => Then::Read,
+        Some(text) => Then::Mix { read_percent: percent(text)? },
+    };
+    let plan = FileserverPlan {
+        connections: args.connections,
+        files_per_connection: args.files_per_connection,
+        sizes,
+        record,
+        then,
+        fsync_every: args.fsync_every.as_deref().map(|t| count("fsync-every", t)).transpose()?,
+        interleave: args.interleave.as_deref().map(|t| count("interleave", t)).transpose()?,
+        drop_caches: args.drop_caches,
+        seed: args.seed,
+    };
+    plan.validate()?;
+    Ok(plan)
+}
+
+/// `4k,8k,1m` in the order given (file i gets the (i mod n)-th), ranges
+/// `4k..2m` expanding to their powers of two; every size above zero.
+fn size_list(text: &str) -> Result<Vec<ByteSize>, UsageError> {
+    let bad = |e: String| UsageError::new(format!("--sizes {text}: {e}"));
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if part.contains("..") {
+            out.extend(parse_size_list(part, 1).map_err(|e| bad(e.to_string()))?);
+        } else {
+            out.push(part.parse::<ByteSize>().map_err(|e| bad(e.to_string()))?);
+        }
+    }
+    if out.is_empty() {
+        return Err(bad("no sizes: give at least one, e.g. 4k,8k,1m".into()));
+    }
+    if out.iter().any(|s| s.bytes() == 0) {
+        return Err(bad("a size of 0: every file needs at least one byte; give sizes such as 4k,8k,1m".into()));
+    }
+    Ok(out)
+}
+
+fn percent(text: &str) -> Result<u8, UsageError> {
+    let n: u64 = text.trim().parse().map_err(|_| {
+        UsageError::new(format!("--mix {text}: not a whole number; give the percent of visits that read, 0..100"))
+    })?;
+    u8::try_from(n).ok().filter(|&p| p <= 100).ok_or_else(|| {
+        UsageError::new(format!("--mix {n}: {n}% is over 100; give the percent of visits that read, 0..100"))
+    })
+}
+
+fn count(flag: &str, text: &str) -> Result<u64, UsageError> {
+    text.trim()
+        .parse::<u64>()
+        .map_err(|_| UsageError::new(format!("--{flag} {text}: not a whole number; give a count such as 1, 4 or 16")))
+}
+
+/// Each connection holds a record to read into: refuse plans whose buffers alone would crowd the RAM.
+fn check_memory(plan: &FileserverPlan) -> Result<(), UsageError> {
+    let ram = iomatrix_environment::machine_ram_bytes();
+    let buffers = plan.record.bytes().saturating_mul(plan.connections as u64);
+    if ram > 0 && buffers > ram / 2 {
+        return Err(UsageError::new(format!(
+            "{} connections x --record {} need {} of buffers, over half this machine's RAM ({}); choose a smaller \
+             --record or fewer --connections",
+            plan.connections,
+            plan.record,
+            human(buffers),
+            human(ram)
+        )));
+    }
+    Ok(())
+}
+
+fn check_drop_caches() -> Result<(), UsageError> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(UsageError::new(
+            "--drop-caches needs root (it writes /proc/sys/vm/drop_caches); run as root, or leave it out and read \
+             the read phase as possibly served by the page cache",
+        ));
+    }
+    iomatrix_fileserver::can_drop_caches().map_err(|e| {
+        UsageError::new(format!(
+            "--drop-caches: cannot write {} ({e}); on this system the page cache cannot be dropped, leave it out",
+            iomatrix_fileserver::DROP_CACHES
+        ))
+    })
+}
+
+/// Raises the open-file limit where the connections need more, and says so.
+fn raise_fd_limit(plan: &FileserverPlan) {
+    // The connections' files, plus the database, the terminal and some slack.
+    let needed = (plan.connections as u64).saturating_mul(plan.fds_per_connection()).saturating_add(64);
+    match iomatrix_fileserver::raise_fd_limit(needed) {
+        Ok(limit) => {
+            if limit.raised() {
+                eprintln!(
+                    "iomatrix: raised the open-file limit (RLIMIT_NOFILE) from {} to {} for {} connection(s)",
+                    limit.was, limit.now, plan.connections
+                );
+            }
+            if limit.now < needed {
+                eprintln!(
+                    "iomatrix: warning: the open-file limit is {} (hard limit {}), below the {needed} descriptors \
+                     {} connection(s) may hold at once: some may fail with EMFILE (counted; the others go on)",
+                    limit.now, limit.hard, plan.connections
+                );
+            }
+        }
+        Err(e) => eprintln!("iomatrix: warning: cannot read the open-file limit: {e}"),
+    }
+}
+
+fn conditions(plan: &FileserverPlan) -> Value {
+    let cache = if plan.drop_caches {
+        "page cache in use for writes; synced and dropped (drop_caches=3) before the read phase, so reads come \
+         from the storage"
+    } else {
+        "page cache in use; the read phase may be served by the page cache (no --drop-caches)"
+    };
+    json!({
+        "cache": cache,
+        "drop_caches": plan.drop_caches,
+        "largest_file_bytes": plan.largest_file(),
+        "connections": plan.connections,
+        "files_per_connection": plan.files_per_connection,
+        "record_bytes": plan.record.bytes(),
+        "interleave": plan.interleave,
+        "fsync_every": plan.fsync_every,
+        "timing": "each operation timed on its own (create = open(O_CREAT|O_EXCL) + close; fsync only with \
+                   --fsync-every); all connections start each phase together; a connection's KB/s is its bytes \
+                   over the common start to its last operation, the total is all bytes over the phase's \
+                   completion time",
+    })
+}
+
+/// The progress line of a finished phase.
+fn summary_line(r: &PhaseResult) -> String {
+    let mut line = format!(
+        "{}: {} files, {} in {:.2} s, {:.0} KB/s per connection, {:.0} KB/s in all",
+        r.phase.name(),
+        r.done.files,
+        human(r.done.bytes),
+        r.wall_ns as f64 / 1e9,
+        r.avg_connection_kib_per_sec,
+        r.total_kib_per_sec
+    );
+    if r.connections_failed + r.connections_skipped > 0 {
+        let errors: Vec<String> = r.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        line.push_str(&format!(
+            "; {} connection(s) failed ({}), {} out since an earlier phase, {} operations lost",
+            r.connections_failed,
+            if errors.is_empty() { "-".into() } else { errors.join(", ") },
+            r.connections_skipped,
+            r.lost.ops.total()
+        ));
+    }
+    line
+}
+
+fn planned_json(p: &Planned) -> Value {
+    json!({ "files": p.files, "bytes": p.bytes, "ops": p.ops })
+}
+
+fn row(plan: &FileserverPlan, r: &PhaseResult) -> CellRow {
+    let ops = r.phase.ops(plan.fsync_every.is_some());
+    let mut latency = Map::new();
+    for &op in &ops {
+        latency.insert(op.name().into(), serde_json::to_value(r.latency(op).summary()).unwrap_or_default());
+    }
+    let clients: Vec<Value> = r
+        .connections
+        .iter()
+        .map(|c| {
+            let mut v = json!({
+                "rank": c.rank,
+                "files": c.done.files,
+                "bytes": c.done.bytes,
+                "ns": c.ns(),
+                "start_delay_ns": c.start_delay_ns(),
+                "kib_per_sec": (c.kib_per_sec() * 10.0).round() / 10.0,
+            });
+            if let Some(e) = &c.error {
+                v["error"] = json!({ "kind": e.kind, "op": e.op, "message": e.message });
+            }
+            if c.skipped {
+                v["skipped"] = json!(true);
+            }
+            v
+        })
+        .collect();
+    let mut metrics = json!({
+        "phase": r.phase.name(),
+        "ops": latency,
+        "planned": planned_json(&r.planned),
+        "done": planned_json(&r.done),
+        "lost": planned_json(&r.lost),
+        "lost_samples": r.lost.ops.total(),
+        "avg_connection_kib_per_sec": r.avg_connection_kib_per_sec,
+        "total_kib_per_sec": r.total_kib_per_sec,
+        "completion_ns": r.wall_ns,
+        "connections_ok": r.connections_ok,
+        "connections_failed": r.connections_failed,
+        "connections_skipped": r.connections_skipped,
+        "errors": r.errors,
+        "caches_dropped": r.caches_dropped,
+    });
+    if let iomatrix_fileserver::Phase::Mix { read_percent } = r.phase {
+        metrics["read_percent"] = json!(read_percent);
+    }
+    CellRow {
+        seq: r.index,
+        test: r.phase.name().into(),
+        file_size: Some(plan.largest_file()),
+        record_size: Some(plan.record.bytes()),
+        backend: BackendKind::Sync.name().into(),
+        direct: false,
+        clients: plan.connections,
+        bytes: r.done.bytes,
+        ops: r.done.ops.total(),
+        wall_ns: r.wall_ns,
+        user_ns: r.user_ns,
+        sys_ns: r.sys_ns,
+        kib_per_sec: r.total_kib_per_sec,
+        cpu_percent: r.cpu_percent(),
+        metrics,
+        client_figures: json!(clients),
+        blobs: ops
+            .iter()
+            .filter(|&&op| r.latency(op).count() > 0)
+            .map(|&op| (format!("latency.{}", op.name()), r.latency(op).to_bytes()))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_lists_keep_their_order_and_refuse_zero() {
+        let v = size_list("1m, 4k,4k,8k..32k").unwrap();
+        assert_eq!(v.iter().map(|s| s.bytes()).collect::<Vec<_>>(), [1 << 20, 4096, 4096, 8192, 16384, 32768]);
+        assert!(size_list("4k,0").unwrap_err().to_string().contains("a size of 0"));
+        assert!(size_list("4k,-8k").unwrap_err().to_string().contains("negative"));
+        assert!(size_list("4q").unwrap_err().to_string().contains("not a size"));
+        assert!(size_list(",").unwrap_err().to_string().contains("no sizes"));
+        assert_eq!(size_list(DEFAULT_SIZES).unwrap().len(), 10);
+        assert!(percent("101").unwrap_err().to_string().contains("over 100"));
+        assert!(percent("x").unwrap_err().to_string().contains("not a whole number"));
+        assert_eq!(percent("70").unwrap(), 70);
+        assert!(count("interleave", "-1").unwrap_err().to_string().contains("--interleave -1"));
+    }
+}

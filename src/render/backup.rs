@@ -1,0 +1,108 @@
+//! Backup walks: totals, time by file size class, extents, errors, rebuilt
+//! from the stored cell.
+
+use crate::job::human;
+use iomatrix_backup::BackupResult;
+use iomatrix_core::ByteSize;
+use iomatrix_store::StoredRun;
+use std::fmt::Write;
+
+pub fn report(run: &StoredRun) -> String {
+    let Some(cell) = run.cell_results.first() else {
+        return "\n(no walk stored)\n".into();
+    };
+    let Ok(r) = serde_json::from_value::<BackupResult>(cell.metrics.clone()) else {
+        return "\n(the stored cell is not a backup walk this iomatrix can read)\n".into();
+    };
+    let fs_type = run.conditions["fs_type"].as_str().unwrap_or("unknown").to_string();
+    let mut out = String::from("\n");
+    let secs = |ns: u64| ns as f64 / 1e9;
+    if r.interrupted {
+        let _ = writeln!(out, "interrupted: the figures cover the {} files finished before Ctrl-C", r.files);
+    }
+    let _ = writeln!(
+        out,
+        "read: {} files, {} ({} bytes) in {} reads of {}",
+        r.files,
+        human(r.bytes),
+        r.bytes,
+        r.reads,
+        ByteSize(cell.record_size.unwrap_or(0))
+    );
+    let _ = writeln!(
+        out,
+        "rate: {:.1} MiB/min ({:.2} MiB/s, {:.1} files/s) over {:.3} s of open + read + close",
+        r.mib_per_min,
+        r.mib_per_sec,
+        r.files_per_sec,
+        secs(r.read_ns)
+    );
+    let _ = writeln!(
+        out,
+        "walk: {:.3} s elapsed in all (readdir, stat, FIEMAP, eviction included){}, CPU {:.0}%",
+        secs(r.wall_ns),
+        if r.cold { format!("; syncfs before it {:.3} s", secs(r.sync_ns)) } else { String::new() },
+        r.cpu_percent
+    );
+    if r.cold && matches!(fs_type.as_str(), "tmpfs" | "ramfs") {
+        let _ = writeln!(out, "note: on {fs_type} the page cache is the storage: cold reads are memory reads");
+    }
+    if r.cold && r.evict_failures > 0 {
+        let _ = writeln!(out, "note: cached pages could not be dropped for {} files", r.evict_failures);
+    }
+    if r.noatime_refused > 0 {
+        let _ = writeln!(
+            out,
+            "note: {} files were not ours to open with O_NOATIME: their access time may have changed",
+            r.noatime_refused
+        );
+    }
+    let s = &r.skipped;
+    let mut other = Vec::new();
+    for (n, what) in [
+        (r.directories, "folders"),
+        (s.symlinks, "symlinks (not followed)"),
+        (s.fifos + s.sockets + s.devices + s.other, "FIFOs, sockets and devices (not opened)"),
+        (r.hard_links, "further names of files already read (hard links)"),
+        (r.mount_points, "mount points (not entered)"),
+    ] {
+        if n > 0 {
+            other.push(format!("{what} {n}"));
+        }
+    }
+    if !other.is_empty() {
+        let _ = writeln!(out, "also: {}", other.join(", "));
+    }
+    out.push_str(&crate::cmd::extents::errors_text(&r.errors));
+    if r.failed_bytes > 0 {
+        let _ = writeln!(out, "  ({} read from files that then failed, not counted)", human(r.failed_bytes));
+    }
+
+    let _ = writeln!(out, "\nTime by file size (bytes; [a, b) holds sizes from a to b - 1)");
+    let _ = writeln!(
+        out,
+        "{:>22} {:>9} {:>11} {:>10} {:>7} {:>10} {:>9}",
+        "size", "files", "bytes", "time s", "time %", "MiB/s", "extents"
+    );
+    for c in &r.classes {
+        let size = if c.class == 0 {
+            "0".to_string()
+        } else {
+            format!("[{}, {})", ByteSize(c.min), ByteSize(c.max.saturating_add(1)))
+        };
+        let share = if r.read_ns == 0 { 0.0 } else { c.read_ns as f64 * 100.0 / r.read_ns as f64 };
+        let _ = writeln!(
+            out,
+            "{size:>22} {:>9} {:>11} {:>10.3} {:>6.1}% {:>10.2} {:>9}",
+            c.files,
+            human(c.bytes),
+            secs(c.read_ns),
+            share,
+            c.mib_per_sec,
+            c.extents
+        );
+    }
+    let _ = writeln!(out, "\nExtents (FIEMAP, counted as filefrag counts them; mapped outside the timing)");
+    out.push_str(&crate::cmd::extents::summary_text(&fs_type, &r.extents));
+    out
+}
