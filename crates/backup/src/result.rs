@@ -7,18 +7,15 @@ use std::io;
 
 const MIB: f64 = 1048576.0;
 
-/// The size class of a file of `bytes`: 0 for an empty file, else k with
-/// `2^(k-1) <= bytes <= 2^k - 1` (1 -> 1, 2-3 -> 2, 4-7 -> 3, 1 MiB -> 21).
+/// The size class of a file of `bytes` ([`iomatrix_tree::class_of`]: 0 for an
+/// empty file, else k with `2^(k-1) <= bytes <= 2^k - 1`), as stored with the run.
 pub fn class_of(bytes: u64) -> u32 {
-    64 - bytes.leading_zeros()
+    iomatrix_tree::class_of(bytes) as u32
 }
 
 /// The byte range `[min, max]` of class `k`.
 pub fn class_range(k: u32) -> (u64, u64) {
-    match k {
-        0 => (0, 0),
-        k => (1u64 << (k - 1).min(63), 1u64.checked_shl(k).map_or(u64::MAX, |v| v - 1)),
-    }
+    (iomatrix_tree::class_min(k as usize), iomatrix_tree::class_max(k as usize))
 }
 
 /// Files of one size class.
