@@ -90,17 +90,10 @@ set -euo pipefail
 
 PROG=access-vs-fio
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=bench/lib.sh
+source "$SCRIPT_DIR/lib.sh"
 IOMATRIX=${IOMATRIX_BIN:-$SCRIPT_DIR/../target/release/iomatrix}
 FIO=${FIO:-fio}
-
-die() {
-    printf '%s: %s\n' "$PROG" "$*" >&2
-    exit 1
-}
-
-warn() {
-    printf '%s: warning: %s\n' "$PROG" "$*" >&2
-}
 
 usage() {
     cat <<EOF
@@ -125,10 +118,6 @@ SIZE=1g
 DURATION=10s
 REPEATS=5
 
-need_value() {
-    [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"
-}
-
 while [[ $# -gt 0 ]]; do
     case $1 in
     --target) need_value "$@"; TARGET=$2; shift 2 ;;
@@ -143,24 +132,6 @@ while [[ $# -gt 0 ]]; do
     *) usage >&2; die "unknown argument '$1'" ;;
     esac
 done
-
-# A size in bytes: a whole number with an optional k/m/g/t (also kb/kib, any case), 1024-based,
-# as both iomatrix and fio read them. Both tools are then given the byte count.
-to_bytes() {
-    local text=$1 what=$2 number unit
-    if [[ ! $text =~ ^([0-9]+)([kKmMgGtT]([iI]?[bB])?)?$ ]]; then
-        die "$what '$text' is not a size: write a whole number with an optional k, m, g or t (e.g. 256m, 1g)"
-    fi
-    number=$((10#${BASH_REMATCH[1]}))
-    unit=${BASH_REMATCH[2]:0:1}
-    case ${unit,,} in
-    "") echo "$number" ;;
-    k) echo $((number << 10)) ;;
-    m) echo $((number << 20)) ;;
-    g) echo $((number << 30)) ;;
-    t) echo $((number << 40)) ;;
-    esac
-}
 
 # A duration in whole seconds: a number with an optional s or m. Both tools get the seconds.
 to_seconds() {
@@ -231,7 +202,6 @@ IMAGE=""    # the ext4 image file
 MNT=""      # where the image is mounted
 LOOPDEV=""  # the loop device mount attached to the image (for the conditions line)
 SCRATCH=""  # local: the throwaway results database, JSON outputs and logs
-CHILD=""    # the iomatrix, fio or dd process running now
 
 # Detaches whatever loop device still holds our image: mount -o loop sets autoclear, so the
 # kernel detaches it when the file system is unmounted (asynchronously, hence the wait); only
@@ -248,24 +218,12 @@ release_loop() {
     [[ -z $(losetup -n -O NAME -l -j "$IMAGE" 2>/dev/null) ]]
 }
 
-cleanup() {
-    local rc=$? tries
-    trap '' INT TERM # a second Ctrl-C must not leave the image mounted
-    if [[ -n $CHILD ]]; then
-        kill -TERM "$CHILD" 2>/dev/null || true
-        wait "$CHILD" 2>/dev/null || true
-        CHILD=""
-    fi
-    [[ -n $WORK ]] && rm -rf -- "$WORK"
+remove_what_we_made() {
+    local rc=0
+    [[ -z $WORK ]] || rm -rf -- "$WORK"
     if [[ -n $IMGDIR ]]; then
-        if [[ -n $MNT ]] && mountpoint -q -- "$MNT"; then
-            for ((tries = 0; tries < 10; tries++)); do
-                umount -- "$MNT" 2>/dev/null && break
-                sleep 0.5
-            done
-        fi
-        if [[ -n $MNT ]] && mountpoint -q -- "$MNT"; then
-            printf '%s: could not unmount %s; unmount it and remove %s by hand\n' "$PROG" "$MNT" "$IMGDIR" >&2
+        if [[ -n $MNT ]] && ! unmount "$MNT"; then
+            printf '%s: remove %s by hand once it is unmounted\n' "$PROG" "$IMGDIR" >&2
             rc=1
         else
             if [[ -n $IMAGE ]] && ! release_loop; then
@@ -276,32 +234,12 @@ cleanup() {
             rm -rf -- "$IMGDIR"
         fi
     fi
-    [[ -n $SCRATCH ]] && rm -rf -- "$SCRATCH"
-    exit "$rc"
+    [[ -z $SCRATCH ]] || rm -rf -- "$SCRATCH"
+    return "$rc"
 }
-on_signal() {
-    printf '\n%s: interrupted, cleaning up\n' "$PROG" >&2
-    exit "$1"
-}
-trap cleanup EXIT
-trap 'on_signal 130' INT
-trap 'on_signal 143' TERM
 
 # Each child is bounded: the run itself, plus time for a layout at 8 MiB/s, plus 5 minutes.
 LIMIT=$((SECS + 300 + SIZE_BYTES / (8 << 20)))
-
-# Runs "$@" with stdout to $1 and stderr to $2, in the background so that a signal reaches the
-# trap at once (the trap then stops the child), and at most $LIMIT seconds. Returns the
-# child's status (124 if it ran out of time).
-run_child() {
-    local out=$1 err=$2 rc=0
-    shift 2
-    timeout --kill-after=10 "$LIMIT" "$@" >"$out" 2>"$err" &
-    CHILD=$!
-    wait "$CHILD" || rc=$?
-    CHILD=""
-    return "$rc"
-}
 
 if [[ -n $TARGET ]]; then
     [[ -d $TARGET ]] || die "--target '$TARGET' is not a folder"
@@ -462,7 +400,7 @@ run_iomatrix() {
     ((CASE_DIRECT[case])) && args+=(--direct)
     local before after
     before=$(pgpgin)
-    if ! run_child "$json" "$log" "$IOMATRIX" "${args[@]}"; then
+    if ! run_child "$LIMIT" "$json" "$log" "$IOMATRIX" "${args[@]}"; then
         sed 's/^/  | /' "$log" >&2
         die "iomatrix failed in '${CASE_LABEL[case]}', repeat $rep (its messages are above)"
     fi
@@ -480,7 +418,7 @@ run_fio() {
     local where="'${CASE_LABEL[case]}', repeat $rep"
     rm -f -- "$file"
     # Layout, untimed: fio writes the whole file (and drops it from the page cache).
-    if ! run_child "$SCRATCH/$name-layout.json" "$SCRATCH/$name-layout.log" "$FIO" --name=layout \
+    if ! run_child "$LIMIT" "$SCRATCH/$name-layout.json" "$SCRATCH/$name-layout.log" "$FIO" --name=layout \
         --filename="$file" --size="$SIZE_BYTES" --bs="$BS" --rw=randread --thread --create_only=1 \
         --output-format=json; then
         sed 's/^/  | /' "$SCRATCH/$name-layout.log" >&2
@@ -492,7 +430,7 @@ run_fio() {
         die "fio's file in $where is $size bytes with $((blocks * 512)) allocated; expected $SIZE_BYTES, fully written"
     if ((!CASE_DIRECT[case])); then
         # Read it into the page cache, untimed, and check that all of it is there.
-        run_child /dev/null "$SCRATCH/$name-readin.log" dd if="$file" of=/dev/null bs=1M status=none ||
+        run_child "$LIMIT" /dev/null "$SCRATCH/$name-readin.log" dd if="$file" of=/dev/null bs=1M status=none ||
             die "could not read $file into the page cache in $where"
         local cached
         cached=$(fincore -b -n -o RES -- "$file" | tr -d ' ')
@@ -508,7 +446,7 @@ run_fio() {
         --lat_percentiles=1 --output-format=json)
     local before after
     before=$(pgpgin)
-    if ! run_child "$json" "$log" "$FIO" "${args[@]}"; then
+    if ! run_child "$LIMIT" "$json" "$log" "$FIO" "${args[@]}"; then
         sed 's/^/  | /' "$log" "$json" >&2
         die "fio failed in $where (its messages are above)"
     fi

@@ -100,13 +100,10 @@ set -euo pipefail
 
 PROG=bonnie-vs-bonnie++
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=bench/lib.sh
+source "$SCRIPT_DIR/lib.sh"
 IOMATRIX=${IOMATRIX:-$SCRIPT_DIR/../target/release/iomatrix}
 BONNIE=${BONNIE:-bonnie++}
-
-die() {
-    printf '%s: %s\n' "$PROG" "$*" >&2
-    exit 1
-}
 
 usage() {
     cat <<EOF
@@ -130,10 +127,6 @@ SIZE=1024
 RAM=512
 FILES=16
 REPEATS=5
-
-need_value() {
-    [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"
-}
 
 while [[ $# -gt 0 ]]; do
     case $1 in
@@ -179,37 +172,10 @@ command -v python3 >/dev/null || die "python3 not found: it computes the medians
 
 WORK=""    # our folder on the target: one subfolder per tool
 SCRATCH="" # local: the throwaway results database, outputs and logs
-CHILD=""   # the iomatrix or bonnie++ process running now
 
-cleanup() {
-    local rc=$?
-    if [[ -n $CHILD ]]; then
-        kill -TERM "$CHILD" 2>/dev/null || true
-        wait "$CHILD" 2>/dev/null || true
-        CHILD=""
-    fi
-    [[ -n $WORK ]] && rm -rf -- "$WORK"
-    [[ -n $SCRATCH ]] && rm -rf -- "$SCRATCH"
-    exit "$rc"
-}
-on_signal() {
-    printf '\n%s: interrupted, cleaning up\n' "$PROG" >&2
-    exit "$1"
-}
-trap cleanup EXIT
-trap 'on_signal 130' INT
-trap 'on_signal 143' TERM
-
-# Runs "$@" with stdout to $1 and stderr to $2, in the background so that a signal reaches the
-# trap at once (the trap then stops the child). Returns the child's status.
-run_child() {
-    local out=$1 err=$2 rc=0
-    shift 2
-    "$@" >"$out" 2>"$err" &
-    CHILD=$!
-    wait "$CHILD" || rc=$?
-    CHILD=""
-    return "$rc"
+remove_what_we_made() {
+    [[ -z $WORK ]] || rm -rf -- "$WORK"
+    [[ -z $SCRATCH ]] || rm -rf -- "$SCRATCH"
 }
 
 if [[ -n $TARGET ]]; then
@@ -364,7 +330,7 @@ run_iomatrix() {
     local args=(--db "$DB" run bonnie --target "$IOMATRIX_DIR" --size "${SIZE}m" --chunk 8k
         --ram "$ram" --files "$FILES" --json)
     sync
-    if ! run_child "$json" "$log" "$IOMATRIX" "${args[@]}"; then
+    if ! run_child 0 "$json" "$log" "$IOMATRIX" "${args[@]}"; then
         sed 's/^/  | /' "$log" >&2
         die "iomatrix failed in repeat $rep (its messages are above)"
     fi
@@ -381,7 +347,7 @@ run_bonnie() {
     # As root bonnie++ insists on -u (the user to run as); as anyone else it must not switch.
     ((EUID != 0)) || args+=(-u root)
     sync
-    if ! run_child "$csv" "$log" "$BONNIE" "${args[@]}"; then
+    if ! run_child 0 "$csv" "$log" "$BONNIE" "${args[@]}"; then
         sed 's/^/  | /' "$log" "$csv" >&2
         die "bonnie++ failed in repeat $rep (its messages are above)"
     fi

@@ -47,6 +47,8 @@ set -euo pipefail
 
 PROG=fileserver-scale
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=bench/lib.sh
+source "$HERE/lib.sh"
 IOMATRIX=${IOMATRIX_BIN:-$HERE/../target/release/iomatrix}
 DBENCH=${DBENCH:-dbench}
 POSTMARK=${POSTMARK:-postmark}
@@ -65,16 +67,8 @@ DBENCH_SECONDS=30
 DBENCH_CLIENTS=""
 POSTMARK_FILES=2000
 
-die() {
-    printf '%s: %s\n' "$PROG" "$*" >&2
-    exit 2
-}
 usage() {
-    sed -n '2,/^set -euo/{/^set -euo/d; s/^# \{0,1\}//; p}' "${BASH_SOURCE[0]}" >&2
-    exit 2
-}
-need_value() {
-    [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value"
+    sed -n '2,/^set -euo/{/^set -euo/d; s/^# \{0,1\}//; p}' "${BASH_SOURCE[0]}"
 }
 whole() {
     [[ $2 =~ ^[0-9]+$ && $2 -gt 0 ]] || die "$1 '$2' is not a whole number above 0"
@@ -95,7 +89,7 @@ while [[ $# -gt 0 ]]; do
     --dbench-seconds) need_value "$@"; whole "$1" "$2"; DBENCH_SECONDS=$2; shift 2 ;;
     --dbench-clients) need_value "$@"; whole "$1" "$2"; DBENCH_CLIENTS=$2; shift 2 ;;
     --postmark-files) need_value "$@"; whole "$1" "$2"; POSTMARK_FILES=$2; shift 2 ;;
-    -h | --help) usage ;;
+    -h | --help) usage; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
     esac
 done
@@ -111,18 +105,6 @@ command -v python3 >/dev/null || die "python3 not found: it reads iomatrix's JSO
 command -v timeout >/dev/null || die "timeout (coreutils) not found"
 
 # Bytes of a size as iomatrix reads it (k, m, g binary; a bare number is bytes).
-to_bytes() {
-    local s=${1,,} n unit
-    [[ $s =~ ^([0-9]+)(b|k|kb|kib|m|mb|mib|g|gb|gib)?$ ]] || die "'$1' is not a size (e.g. 4k, 2m)"
-    n=${BASH_REMATCH[1]}
-    unit=${BASH_REMATCH[2]}
-    case $unit in
-    "" | b) echo "$n" ;;
-    k*) echo $((n << 10)) ;;
-    m*) echo $((n << 20)) ;;
-    g*) echo $((n << 30)) ;;
-    esac
-}
 RECORD_BYTES=$(to_bytes "$RECORD")
 MIN_SIZE=""
 MAX_SIZE=0
@@ -144,51 +126,19 @@ IMGDIR=""  # with --ext4: our folder under /var/tmp holding the image and its mo
 IMAGE=""
 MNT=""
 SCRATCH="" # local: the throwaway results database, outputs, logs
-CHILD=""   # the process running now
 
-cleanup() {
-    local rc=$? tries
-    trap '' INT TERM
-    if [[ -n $CHILD ]]; then
-        kill -TERM "$CHILD" 2>/dev/null || true
-        wait "$CHILD" 2>/dev/null || true
-        CHILD=""
-    fi
-    [[ -n $WORK ]] && rm -rf -- "$WORK"
+remove_what_we_made() {
+    local rc=0
+    [[ -z $WORK ]] || rm -rf -- "$WORK"
     if [[ -n $IMGDIR ]]; then
-        if [[ -n $MNT ]] && mountpoint -q -- "$MNT"; then
-            for ((tries = 0; tries < 10; tries++)); do
-                umount -- "$MNT" 2>/dev/null && break
-                sleep 0.5
-            done
-        fi
-        if [[ -n $MNT ]] && mountpoint -q -- "$MNT"; then
-            printf '%s: could not unmount %s; unmount it and remove %s by hand\n' "$PROG" "$MNT" "$IMGDIR" >&2
+        if [[ -n $MNT ]] && ! unmount "$MNT"; then
+            printf '%s: remove %s by hand once it is unmounted\n' "$PROG" "$IMGDIR" >&2
             rc=1
         else
             rm -rf -- "$IMGDIR"
         fi
     fi
-    [[ -n $SCRATCH ]] && rm -rf -- "$SCRATCH"
-    exit "$rc"
-}
-on_signal() {
-    printf '\n%s: interrupted, cleaning up\n' "$PROG" >&2
-    exit "$1"
-}
-trap cleanup EXIT
-trap 'on_signal 130' INT
-trap 'on_signal 143' TERM
-
-# Runs "$@" (at most $1 seconds) with stdout to $2 and stderr to $3, in the background so that
-# a signal reaches the trap at once. Returns the child's status (124 when out of time).
-run_child() {
-    local limit=$1 out=$2 err=$3 rc=0
-    shift 3
-    timeout --kill-after=10 "$limit" "$@" >"$out" 2>"$err" &
-    CHILD=$!
-    wait "$CHILD" || rc=$?
-    CHILD=""
+    [[ -z $SCRATCH ]] || rm -rf -- "$SCRATCH"
     return "$rc"
 }
 

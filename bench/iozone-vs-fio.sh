@@ -57,13 +57,10 @@ set -euo pipefail
 
 PROG=iozone-vs-fio
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=bench/lib.sh
+source "$SCRIPT_DIR/lib.sh"
 IOMATRIX=${IOMATRIX:-$SCRIPT_DIR/../target/release/iomatrix}
 FIO=${FIO:-fio}
-
-die() {
-    printf '%s: %s\n' "$PROG" "$*" >&2
-    exit 1
-}
 
 usage() {
     cat <<EOF
@@ -87,10 +84,6 @@ RECORD=64k
 REPEATS=5
 DIRECT=0
 
-need_value() {
-    [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"
-}
-
 while [[ $# -gt 0 ]]; do
     case $1 in
     --target) need_value "$@"; TARGET=$2; shift 2 ;;
@@ -106,24 +99,6 @@ while [[ $# -gt 0 ]]; do
     *) usage >&2; die "unknown argument '$1'" ;;
     esac
 done
-
-# A size in bytes: a whole number with an optional k/m/g/t (also kb/kib, any case), 1024-based,
-# as both iomatrix and fio read them. Both tools are then given the byte count.
-to_bytes() {
-    local text=$1 what=$2 number unit
-    if [[ ! $text =~ ^([0-9]+)([kKmMgGtT]([iI]?[bB])?)?$ ]]; then
-        die "$what '$text' is not a size: write a whole number with an optional k, m, g or t (e.g. 64k, 256m)"
-    fi
-    number=$((10#${BASH_REMATCH[1]}))
-    unit=${BASH_REMATCH[2]:0:1}
-    case ${unit,,} in
-    "") echo "$number" ;;
-    k) echo $((number << 10)) ;;
-    m) echo $((number << 20)) ;;
-    g) echo $((number << 30)) ;;
-    t) echo $((number << 40)) ;;
-    esac
-}
 
 SIZE_BYTES=$(to_bytes "$SIZE" --size)
 RECORD_BYTES=$(to_bytes "$RECORD" --record)
@@ -146,37 +121,10 @@ command -v python3 >/dev/null || die "python3 not found: it computes the medians
 
 WORK=""    # our folder on the target: iomatrix's working folder and fio's file live in it
 SCRATCH="" # local: the throwaway results database, JSON outputs and logs
-CHILD=""   # the iomatrix or fio process running now
 
-cleanup() {
-    local rc=$?
-    if [[ -n $CHILD ]]; then
-        kill -TERM "$CHILD" 2>/dev/null || true
-        wait "$CHILD" 2>/dev/null || true
-        CHILD=""
-    fi
-    [[ -n $WORK ]] && rm -rf -- "$WORK"
-    [[ -n $SCRATCH ]] && rm -rf -- "$SCRATCH"
-    exit "$rc"
-}
-on_signal() {
-    printf '\n%s: interrupted, cleaning up\n' "$PROG" >&2
-    exit "$1"
-}
-trap cleanup EXIT
-trap 'on_signal 130' INT
-trap 'on_signal 143' TERM
-
-# Runs "$@" with stdout to $1 and stderr to $2, in the background so that a signal reaches the
-# trap at once (the trap then stops the child). Returns the child's status.
-run_child() {
-    local out=$1 err=$2 rc=0
-    shift 2
-    "$@" >"$out" 2>"$err" &
-    CHILD=$!
-    wait "$CHILD" || rc=$?
-    CHILD=""
-    return "$rc"
+remove_what_we_made() {
+    [[ -z $WORK ]] || rm -rf -- "$WORK"
+    [[ -z $SCRATCH ]] || rm -rf -- "$SCRATCH"
 }
 
 if [[ -n $TARGET ]]; then
@@ -267,7 +215,7 @@ run_iomatrix() {
     local args=(--db "$DB" run iozone --target "$WORK" --files "$SIZE_BYTES" --records "$RECORD_BYTES"
         --tests "write,read,random-read" --backend psync --json)
     ((DIRECT)) && args+=(--direct)
-    if ! run_child "$json" "$log" "$IOMATRIX" "${args[@]}"; then
+    if ! run_child 0 "$json" "$log" "$IOMATRIX" "${args[@]}"; then
         sed 's/^/  | /' "$log" >&2
         die "iomatrix failed in repeat $rep (its messages are above)"
     fi
@@ -284,7 +232,7 @@ fio_job() {
     local args=(--name=x --filename="$FIO_FILE" --thread --numjobs=1 --invalidate=0 --group_reporting
         --ioengine=psync --bs="$RECORD_BYTES" --size="$SIZE_BYTES" --direct="$DIRECT" --fadvise_hint=0
         --output-format=json "$@")
-    if ! run_child "$json" "$log" "$FIO" "${args[@]}"; then
+    if ! run_child 0 "$json" "$log" "$FIO" "${args[@]}"; then
         sed 's/^/  | /' "$log" "$json" >&2
         die "fio's $test job failed in repeat $rep (its messages are above)"
     fi
