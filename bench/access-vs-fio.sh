@@ -203,37 +203,10 @@ MNT=""      # where the image is mounted
 LOOPDEV=""  # the loop device mount attached to the image (for the conditions line)
 SCRATCH=""  # local: the throwaway results database, JSON outputs and logs
 
-# Detaches whatever loop device still holds our image: mount -o loop sets autoclear, so the
-# kernel detaches it when the file system is unmounted (asynchronously, hence the wait); only
-# if that has not happened after a few seconds is it detached here.
-release_loop() {
-    local tries dev
-    for ((tries = 0; tries < 50; tries++)); do
-        [[ -z $(losetup -n -O NAME -l -j "$IMAGE" 2>/dev/null) ]] && return 0
-        sleep 0.1
-    done
-    for dev in $(losetup -n -O NAME -l -j "$IMAGE" 2>/dev/null); do
-        losetup -d "$dev" 2>/dev/null || true
-    done
-    [[ -z $(losetup -n -O NAME -l -j "$IMAGE" 2>/dev/null) ]]
-}
-
 remove_what_we_made() {
     local rc=0
     [[ -z $WORK ]] || rm -rf -- "$WORK"
-    if [[ -n $IMGDIR ]]; then
-        if [[ -n $MNT ]] && ! unmount "$MNT"; then
-            printf '%s: remove %s by hand once it is unmounted\n' "$PROG" "$IMGDIR" >&2
-            rc=1
-        else
-            if [[ -n $IMAGE ]] && ! release_loop; then
-                printf '%s: a loop device still holds %s: %s\n' "$PROG" "$IMAGE" \
-                    "$(losetup -l -j "$IMAGE" 2>/dev/null | tr '\n' ' ')" >&2
-                rc=1
-            fi
-            rm -rf -- "$IMGDIR"
-        fi
-    fi
+    [[ -z $IMGDIR ]] || remove_image "$IMGDIR" "$MNT" "$IMAGE" || rc=1
     [[ -z $SCRATCH ]] || rm -rf -- "$SCRATCH"
     return "$rc"
 }

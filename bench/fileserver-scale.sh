@@ -130,14 +130,7 @@ SCRATCH="" # local: the throwaway results database, outputs, logs
 remove_what_we_made() {
     local rc=0
     [[ -z $WORK ]] || rm -rf -- "$WORK"
-    if [[ -n $IMGDIR ]]; then
-        if [[ -n $MNT ]] && ! unmount "$MNT"; then
-            printf '%s: remove %s by hand once it is unmounted\n' "$PROG" "$IMGDIR" >&2
-            rc=1
-        else
-            rm -rf -- "$IMGDIR"
-        fi
-    fi
+    [[ -z $IMGDIR ]] || remove_image "$IMGDIR" "$MNT" "$IMAGE" || rc=1
     [[ -z $SCRATCH ]] || rm -rf -- "$SCRATCH"
     return "$rc"
 }

@@ -67,6 +67,33 @@ unmount() {
     return 1
 }
 
+# remove_image DIR MNT IMAGE: unmounts the loop-mounted IMAGE at MNT, waits for its loop device
+# to go (mount -o loop sets autoclear: the kernel detaches it after the unmount, asynchronously;
+# only if that has not happened after 5 s is it detached here) and removes DIR, which holds
+# both. Non-zero (with a message) when something stays.
+remove_image() {
+    local dir=$1 mnt=$2 image=$3 tries dev
+    if [[ -n $mnt ]] && ! unmount "$mnt"; then
+        printf '%s: remove %s by hand once it is unmounted\n' "$PROG" "$dir" >&2
+        return 1
+    fi
+    if [[ -n $image ]]; then
+        for ((tries = 0; tries < 50; tries++)); do
+            [[ -z $(losetup -n -O NAME -l -j "$image" 2>/dev/null) ]] && break
+            sleep 0.1
+        done
+        for dev in $(losetup -n -O NAME -l -j "$image" 2>/dev/null); do
+            losetup -d "$dev" 2>/dev/null || true
+        done
+        if [[ -n $(losetup -n -O NAME -l -j "$image" 2>/dev/null) ]]; then
+            printf '%s: a loop device still holds %s: %s\n' "$PROG" "$image" \
+                "$(losetup -l -j "$image" 2>/dev/null | tr '\n' ' ')" >&2
+            return 1
+        fi
+    fi
+    rm -rf -- "$dir"
+}
+
 on_exit() {
     local rc=$?
     trap '' INT TERM
