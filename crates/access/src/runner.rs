@@ -4,7 +4,7 @@
 
 use crate::plan::{AccessCell, AccessPlan, Limit};
 use iomatrix_backend::{open_queued, Completion, OpenHow, QueuedFile, Request, Submitted};
-use iomatrix_coord::{lead_local, ClientFailure, Coordinator, Ending, Report};
+use iomatrix_coord::{lead_local, make_client_dirs, ClientFailure, Coordinator, Ending, Report};
 use iomatrix_stats::{Latency, Measured, Span};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -162,11 +162,7 @@ pub fn execute(
     let paths: Vec<PathBuf> = match (&plan.device, workdir) {
         (Some(device), _) => vec![device.clone(); plan.clients],
         (None, Some(workdir)) => {
-            let dirs: Vec<PathBuf> = (0..plan.clients).map(|rank| workdir.join(format!("client-{rank}"))).collect();
-            for dir in &dirs {
-                std::fs::create_dir(dir)?;
-            }
-            dirs.iter().map(|d| d.join("access.dat")).collect()
+            make_client_dirs(workdir, plan.clients)?.iter().map(|d| d.join("access.dat")).collect()
         }
         (None, None) => {
             return Err(std::io::Error::new(

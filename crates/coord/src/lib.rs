@@ -6,6 +6,7 @@
 //!   makes one per client. MPI ranks across hosts implement the same trait
 //!   later (behind a feature), never a home-made protocol.
 //!
+//! - [`make_client_dirs`]: each client's own folder in the working folder.
 //! - [`lead_local`]: the leader of a run on one host: one thread per client,
 //!   each cell's outcomes collected from all clients and handed on at once;
 //!   a failing client ([`ClientFailure`]) stops the others ([`Ending`]).
@@ -13,7 +14,18 @@
 mod leader;
 
 pub use leader::{lead_local, ClientFailure, Ending, Report};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
+
+/// Makes each client's own folder, `workdir/client-N`, and returns them by
+/// rank: clients never share a file name (seed 001's collisions).
+pub fn make_client_dirs(workdir: &Path, clients: usize) -> std::io::Result<Vec<PathBuf>> {
+    let dirs: Vec<PathBuf> = (0..clients).map(|rank| workdir.join(format!("client-{rank}"))).collect();
+    for dir in &dirs {
+        std::fs::create_dir(dir)?;
+    }
+    Ok(dirs)
+}
 
 pub trait Coordinator: Send {
     fn rank(&self) -> usize;

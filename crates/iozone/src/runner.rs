@@ -5,7 +5,7 @@
 use crate::plan::{CellSpec, IozonePlan};
 use crate::IozoneTest;
 use iomatrix_backend::{AlignedBuf, FileIo, MmapFile, OpenHow, PsyncFile, StdioFile, SyncFile};
-use iomatrix_coord::{lead_local, ClientFailure, Coordinator, Ending, Report};
+use iomatrix_coord::{lead_local, make_client_dirs, ClientFailure, Coordinator, Ending, Report};
 use iomatrix_core::BackendKind;
 use iomatrix_engine::{run_pass, Direction, Moved, Order, Pass, PassError};
 use iomatrix_stats::{kib_per_sec, Measured, Span};
@@ -97,10 +97,7 @@ pub fn execute(
     sink: &mut dyn CellSink,
 ) -> std::io::Result<(usize, Ending)> {
     let cells = plan.cells();
-    let dirs: Vec<PathBuf> = (0..plan.clients).map(|rank| workdir.join(format!("client-{rank}"))).collect();
-    for dir in &dirs {
-        std::fs::create_dir(dir)?;
-    }
+    let dirs = make_client_dirs(workdir, plan.clients)?;
     sink.started(&cells);
     let epoch = Instant::now();
     Ok(lead_local(
