@@ -2,29 +2,42 @@
 
 use crate::cli::{Cli, Command, Suite};
 use crate::cmd;
+use crate::ranks::Ranks;
 use clap::Parser;
 use iomatrix_core::UsageError;
 use std::process::ExitCode;
 
-/// Exit codes: 0 done, 1 the run failed, 2 a usage error (bad input), 130 interrupted.
+/// Exit codes: 0 done, 1 the run failed, 2 a usage error (bad input), 3 every
+/// cell ran but some clients failed some (`--on-client-error continue`), 130 interrupted.
 pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
+pub const EXIT_CLIENTS_LOST: u8 = 3;
 pub const EXIT_INTERRUPTED: u8 = 130;
 
-pub fn run() -> anyhow::Result<ExitCode> {
+/// Rank 0 (or a lone process) parses the command line; other MPI ranks follow it.
+pub fn run(ranks: &Ranks) -> anyhow::Result<ExitCode> {
+    if ranks.is_follower() {
+        return ranks.follow();
+    }
+    let result = dispatch(ranks);
+    ranks.release();
+    result
+}
+
+fn dispatch(ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     // Commands that never open the results database need no path for it.
     let db = || crate::db_path::resolve(cli.db.as_deref());
     match cli.command {
-        Command::Run { suite: Suite::Iozone(args) } => cmd::run_iozone::run(args, &db()?),
-        Command::Run { suite: Suite::Access(args) } => cmd::run_access::run(args, &db()?),
+        Command::Run { suite: Suite::Iozone(args) } => cmd::run_iozone::run(args, &db()?, ranks),
+        Command::Run { suite: Suite::Access(args) } => cmd::run_access::run(args, &db()?, ranks),
         Command::Run { suite: Suite::Bonnie(args) } => cmd::run_bonnie::run(args, &db()?),
         Command::Run { suite: Suite::Backup(args) } => cmd::run_backup::run(args, &db()?),
         Command::Run { suite: Suite::Fileserver(args) } => cmd::run_fileserver::run(args, &db()?),
         Command::Extents(args) => cmd::extents::run(args),
         Command::Scan(args) => cmd::scan::run(args),
         Command::Bonnie { args } => cmd::bonnie::run(&args, &db()?),
-        Command::Iozone { args } => cmd::iozone::run(&args, &db()?),
+        Command::Iozone { args } => cmd::iozone::run(&args, &db()?, ranks),
         Command::Runs { json } => cmd::runs::run(&db()?, json),
         Command::Show { run, json } => cmd::show::run(&db()?, run, json),
     }

@@ -165,6 +165,31 @@ pub struct RunBackupArgs {
     /// Print the stored run as JSON (schema "iomatrix.run/1") instead of tables
     #[arg(long)]
     pub json: bool,
+
+    /// Clients on this host (threads), each in its own folder `client-N` of the working folder,
+    /// all starting every cell together. Under mpirun each rank is one client: leave this at 1
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub clients: usize,
+
+    /// Shell command each client runs before its first cell (e.g. to log in to the server),
+    /// in its folder, with IOMATRIX_RANK, IOMATRIX_CLIENTS and IOMATRIX_CLIENT_DIR set;
+    /// a failure fails that client
+    #[arg(long, value_name = "CMD")]
+    pub before: Option<String>,
+
+    /// Shell command each client runs after its last cell (same environment as --before)
+    #[arg(long, value_name = "CMD")]
+    pub after: Option<String>,
+
+    /// When a client fails a cell: abort (stop every client, end the run) or continue
+    /// (record the failure and its lost samples, keep the others' figures, go on)
+    #[arg(long, default_value = "abort", value_name = "WHAT")]
+    pub on_client_error: String,
+
+    /// Under mpirun: the longest any rank waits for another (a hung or dead rank ends the run
+    /// with a message after this, keeping the finished cells)
+    #[arg(long, default_value = "10m", value_name = "TIME", allow_hyphen_values = true)]
+    pub client_timeout: String,
 }
 
 #[derive(Args, Debug)]
@@ -230,10 +255,6 @@ pub struct RunIozoneArgs {
     #[arg(long, default_value = "psync", value_name = "BACKEND")]
     pub backend: String,
 
-    /// Clients on this host (threads), each in its own folder with its own file
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub clients: usize,
-
     /// Also write the tables as an .xlsx workbook
     #[arg(long, value_name = "FILE")]
     pub xlsx: Option<PathBuf>,
@@ -259,10 +280,6 @@ pub struct RunAccessArgs {
     /// Outstanding requests per client (queue depth), a list: 16,32,64,128,255
     #[arg(long, default_value = "1", value_name = "DEPTHS", allow_hyphen_values = true)]
     pub qd: String,
-
-    /// Clients on this host (threads), each with its own file
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub clients: usize,
 
     /// Each client's file (its working set), laid out before the first cell [default: 256m;
     /// with --device, the whole device]
@@ -370,6 +387,31 @@ pub struct CommonRunArgs {
     /// Print the stored run as JSON (schema "iomatrix.run/1") instead of tables
     #[arg(long)]
     pub json: bool,
+
+    /// Clients on this host (threads), each in its own folder `client-N` of the working folder,
+    /// all starting every cell together. Under mpirun each rank is one client: leave this at 1
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub clients: usize,
+
+    /// Shell command each client runs before its first cell (e.g. to log in to the server),
+    /// in its folder, with IOMATRIX_RANK, IOMATRIX_CLIENTS and IOMATRIX_CLIENT_DIR set;
+    /// a failure fails that client
+    #[arg(long, value_name = "CMD")]
+    pub before: Option<String>,
+
+    /// Shell command each client runs after its last cell (same environment as --before)
+    #[arg(long, value_name = "CMD")]
+    pub after: Option<String>,
+
+    /// When a client fails a cell: abort (stop every client, end the run) or continue
+    /// (record the failure and its lost samples, keep the others' figures, go on)
+    #[arg(long, default_value = "abort", value_name = "WHAT")]
+    pub on_client_error: String,
+
+    /// Under mpirun: the longest any rank waits for another (a hung or dead rank ends the run
+    /// with a message after this, keeping the finished cells)
+    #[arg(long, default_value = "10m", value_name = "TIME", allow_hyphen_values = true)]
+    pub client_timeout: String,
 }
 
 /// `iomatrix scan PATH`.

@@ -1,8 +1,11 @@
 //! Runs one IOzone plan for both front ends (`run iozone`, `iozone`).
 
+use crate::clients::ClientPlan;
 use crate::job::{Job, JobSpec, JobTarget, Output};
+use crate::ranks::{Ranks, Shared};
 use anyhow::Context;
-use iomatrix_iozone::{CellResult, CellSink, CellSpec, IozonePlan};
+use iomatrix_coord::Setup;
+use iomatrix_iozone::{CellResult, CellSink, CellSpec, Ending, IozonePlan};
 use iomatrix_store::CellRow;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -15,9 +18,10 @@ pub struct IozoneJob {
     pub keep: bool,
     pub space_check: bool,
     pub output: Output,
+    pub clients: ClientPlan,
 }
 
-pub fn run(job: IozoneJob, db: &Path) -> anyhow::Result<ExitCode> {
+pub fn run(job: IozoneJob, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let plan = &job.plan;
     plan.validate()?;
     let cells = plan.cells();
@@ -48,7 +52,17 @@ pub fn run(job: IozoneJob, db: &Path) -> anyhow::Result<ExitCode> {
     )?;
     let workdir = run.workdir.as_ref().map(|w| w.path().to_path_buf()).context("this suite needs a folder target")?;
     let stop = run.stop;
-    let outcome = iomatrix_iozone::execute(plan, &workdir, stop, &mut StoreSink(&mut run));
+    let shared = Shared::Iozone { plan: plan.clone(), workdir: workdir.clone(), clients: job.clients.clone() };
+    ranks.share(&shared, &job.clients)?;
+    let setup = Setup {
+        cells: cells.len(),
+        workdir: Some(&workdir),
+        hooks: &job.clients.hooks,
+        on_error: job.clients.on_error,
+        stop,
+    };
+    let outcome = iomatrix_iozone::execute(plan, &ranks.group(plan.clients), &setup, &mut StoreSink(&mut run))
+        .map(|o| o.unwrap_or((0, Ending::Completed)));
     run.finish(outcome, |i| describe(&cells[i]), &job.output)
 }
 
@@ -72,11 +86,29 @@ impl CellSink for StoreSink<'_> {
             sys_ns: cell.sys_ns,
             kib_per_sec: cell.kib_per_sec,
             cpu_percent: cell.cpu_percent,
-            metrics: json!({ "kib_per_sec_overall": cell.kib_per_sec_overall }),
+            metrics: json!({
+                "kib_per_sec_overall": cell.kib_per_sec_overall,
+                "kib_per_sec_stonewalled": cell.kib_per_sec_stonewalled,
+                "first_finish_ns": cell.first_finish_ns,
+                "failed_clients": cell.failures,
+                "lost_bytes": cell.failures.len() as u64 * spec.file_size.bytes(),
+                "start_barrier": cell.starts,
+            }),
             client_figures: serde_json::to_value(&cell.clients).unwrap_or_default(),
             blobs: Vec::new(),
         };
-        let line = format!("{}: {:.0} KB/s, CPU {:.0}%", describe(spec), cell.kib_per_sec, cell.cpu_percent);
+        let mut line = format!("{}: {:.0} KB/s, CPU {:.0}%", describe(spec), cell.kib_per_sec, cell.cpu_percent);
+        if let Some(slowest) = cell.slowest() {
+            line += &format!(
+                " ({} clients; slowest: client {} at {:.0} KB/s)",
+                cell.clients.len(),
+                slowest.rank,
+                slowest.kib_per_sec()
+            );
+        }
+        if !cell.failures.is_empty() {
+            line += &format!(", {} client(s) failed", cell.failures.len());
+        }
         self.0.store_cell(&row, &line)
     }
 }

@@ -7,7 +7,7 @@
 //! device, claimed beforehand, is the working set. A tree target (the backup
 //! walk) is only read: no working folder, no free-space check, no RAM warning.
 
-use crate::app::EXIT_INTERRUPTED;
+use crate::app::{EXIT_CLIENTS_LOST, EXIT_INTERRUPTED};
 use crate::progress::Progress;
 use crate::raw_device::RawDevice;
 use crate::workdir::WorkDir;
@@ -204,10 +204,18 @@ impl Job {
                 describe(*cell),
                 failures.iter().map(|f| format!("client {}: {}", f.rank, f.message)).collect::<Vec<_>>().join("; ")
             )),
+            Ending::ClientsLost(lost) => Some(format!(
+                "{} client failure(s), their figures lost (--on-client-error continue): {}",
+                lost.len(),
+                lost.iter()
+                    .map(|(cell, f)| format!("{}: client {}: {}", describe(*cell), f.rank, f.message))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )),
             Ending::SinkFailed(e) => Some(e.clone()),
         };
         let status = match ending {
-            Ending::Completed => RunStatus::Complete,
+            Ending::Completed | Ending::ClientsLost(_) => RunStatus::Complete,
             Ending::Interrupted => RunStatus::Interrupted,
             _ => RunStatus::Failed,
         };
@@ -220,6 +228,10 @@ impl Job {
         let stored = store.load_run(run_id)?.context("the run just written is missing from the database")?;
         print_run(&stored, output)?;
         match status {
+            RunStatus::Complete if failure.is_some() => {
+                eprintln!("iomatrix: run #{run_id} completed, but {}", failure.unwrap_or_default());
+                Ok(ExitCode::from(EXIT_CLIENTS_LOST))
+            }
             RunStatus::Complete => Ok(ExitCode::SUCCESS),
             RunStatus::Interrupted => {
                 eprintln!("iomatrix: interrupted: {done} of {total_cells} cells kept in run #{run_id}");

@@ -4,11 +4,15 @@
 mod app;
 mod bonnie_job;
 mod cli;
+mod clients;
 mod cmd;
 mod db_path;
+#[cfg(feature = "mpi")]
+mod follow;
 mod iozone_job;
 mod job;
 mod progress;
+mod ranks;
 mod raw_device;
 mod render;
 mod signals;
@@ -17,12 +21,22 @@ mod workdir;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    match app::run() {
+    let ranks = match ranks::Ranks::init() {
+        Ok(ranks) => ranks,
+        Err(err) => return fail(&err),
+    };
+    match app::run(&ranks) {
         Ok(code) => code,
         Err(err) => {
-            let code = app::exit_code_for(&err);
-            eprintln!("iomatrix: error: {err:#}");
-            ExitCode::from(code)
+            let code = fail(&err);
+            // A failed MPI run ends every rank, so none waits on for a partner that is gone.
+            ranks.end(app::exit_code_for(&err) == app::EXIT_FAILED);
+            code
         }
     }
+}
+
+fn fail(err: &anyhow::Error) -> ExitCode {
+    eprintln!("iomatrix: error: {err:#}");
+    ExitCode::from(app::exit_code_for(err))
 }

@@ -1,17 +1,24 @@
 //! `iomatrix iozone <IOzone's flags>`: IOzone's command line, run by iomatrix.
 
+use crate::clients::ClientPlan;
 use crate::iozone_job::{self, IozoneJob};
+use crate::ranks::Ranks;
 use crate::job::Output;
 use iomatrix_iozone::front;
 use std::path::Path;
 use std::process::ExitCode;
 
-pub fn run(args: &[String], db: &Path) -> anyhow::Result<ExitCode> {
-    let inv = front::parse(args)?;
+pub fn run(args: &[String], db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
+    let mut inv = front::parse(args)?;
     if inv.help {
         crate::app::print_out(front::HELP)?;
         return Ok(ExitCode::SUCCESS);
     }
+    // IOzone's -t N gives threads; under mpirun the ranks are the clients.
+    if let Some(ranks) = ranks.mpi_size() {
+        inv.plan.clients = ranks;
+    }
+    let clients = ClientPlan { count: inv.plan.clients, ..ClientPlan::single() };
     let job = IozoneJob {
         plan: inv.plan,
         target: inv.target,
@@ -19,6 +26,7 @@ pub fn run(args: &[String], db: &Path) -> anyhow::Result<ExitCode> {
         keep: inv.keep_files,
         space_check: true,
         output: Output { json: false, excel_report: inv.excel_report, xlsx: inv.spreadsheet },
+        clients,
     };
-    iozone_job::run(job, db)
+    iozone_job::run(job, db, ranks)
 }

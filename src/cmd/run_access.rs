@@ -1,6 +1,9 @@
 //! `iomatrix run access`: Iometer/fio-style access specs, swept over lists.
 
 use crate::cli::RunAccessArgs;
+use crate::clients::ClientPlan;
+use crate::ranks::{Ranks, Shared};
+use iomatrix_coord::Setup;
 use crate::job::{Job, JobSpec, JobTarget, Output};
 use crate::raw_device::RawDevice;
 use crate::render::access::human_ns;
@@ -17,10 +20,11 @@ use std::time::Duration;
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 const DEFAULT_FILE_SIZE: ByteSize = ByteSize(256 << 20);
 
-pub fn run(args: RunAccessArgs, db: &Path) -> anyhow::Result<ExitCode> {
+pub fn run(args: RunAccessArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
+    let clients = ClientPlan::from_args(&args.common, ranks.mpi_size())?;
     // Claimed before planning: the default working set is the device's size.
     let device = args.device.as_deref().map(|d| RawDevice::claim(d, args.destroy_data_on.as_deref())).transpose()?;
-    let plan = plan(&args, device.as_ref())?;
+    let plan = plan(&args, device.as_ref(), clients.count)?;
     let cells = plan.cells();
     let labels = crate::cmd::run_iozone::labels(&args.common.labels)?;
     let mut job = Job::start(
@@ -49,6 +53,11 @@ pub fn run(args: RunAccessArgs, db: &Path) -> anyhow::Result<ExitCode> {
     )?;
     let workdir = job.workdir.as_ref().map(|w| w.path().to_path_buf());
     let stop = job.stop;
+    ranks.share(&Shared::Access { plan: plan.clone(), workdir: workdir.clone(), clients: clients.clone() }, &clients)?;
+    let setup =
+        Setup { cells: cells.len(), workdir: workdir.as_deref(), hooks: &clients.hooks, on_error: clients.on_error, stop };
+    let group = ranks.group(plan.clients);
+    // Under MPI, rank 0 sees only its own client live; the other ranks' figures arrive per cell.
     let live = Live::new(plan.clients);
     let cells_done = AtomicBool::new(false);
     let outcome = std::thread::scope(|scope| {
@@ -70,8 +79,8 @@ pub fn run(args: RunAccessArgs, db: &Path) -> anyhow::Result<ExitCode> {
                 }
             });
         }
-        let outcome = iomatrix_access::execute(&plan, workdir.as_deref(), stop, &live, |result| {
-            let line = format!(
+        let outcome = iomatrix_access::execute(&plan, &group, &setup, &live, |result| {
+            let mut line = format!(
                 "{}: {:.0} IOPS, {:.1} MiB/s, read p99 {}, write p99 {}, CPU {:.0}%",
                 result.cell.describe(),
                 result.iops,
@@ -80,10 +89,21 @@ pub fn run(args: RunAccessArgs, db: &Path) -> anyhow::Result<ExitCode> {
                 p99(&result.writes.summary()),
                 result.cpu_percent
             );
+            if let Some(slowest) = result.slowest() {
+                line += &format!(
+                    " ({} clients; slowest: client {} at {:.0} IOPS)",
+                    result.clients.len(),
+                    slowest.rank,
+                    slowest.iops()
+                );
+            }
+            if !result.failures.is_empty() {
+                line += &format!(", {} client(s) failed", result.failures.len());
+            }
             job.store_cell(&row(&plan, result), &line)
         });
         cells_done.store(true, Ordering::Relaxed);
-        outcome
+        outcome.map(|o| o.unwrap_or((0, iomatrix_coord::Ending::Completed)))
     });
     job.finish(outcome, |i| cells[i].describe(), &Output { json: args.common.json, ..Output::default() })
 }
@@ -106,6 +126,8 @@ fn row(plan: &AccessPlan, r: &AccessResult) -> CellRow {
                 "read_bytes": c.read_bytes,
                 "write_bytes": c.write_bytes,
                 "ops": c.ops(),
+                "iops": c.iops(),
+                "mib_per_sec": c.mib_per_sec(),
                 "measured": c.measured,
                 "read": c.reads.summary(),
                 "write": c.writes.summary(),
@@ -133,6 +155,9 @@ fn row(plan: &AccessPlan, r: &AccessResult) -> CellRow {
             "queue_depth": r.cell.queue_depth,
             "iops": r.iops,
             "mib_per_sec": r.mib_per_sec,
+            "mib_per_sec_sum_of_clients": r.mib_per_sec_sum(),
+            "failed_clients": r.failures,
+            "start_barrier": r.starts,
             "read_bytes": r.read_bytes,
             "write_bytes": r.write_bytes,
             "read": r.reads.summary(),
@@ -144,7 +169,7 @@ fn row(plan: &AccessPlan, r: &AccessResult) -> CellRow {
     }
 }
 
-fn plan(args: &RunAccessArgs, device: Option<&RawDevice>) -> Result<AccessPlan, UsageError> {
+fn plan(args: &RunAccessArgs, device: Option<&RawDevice>, clients: usize) -> Result<AccessPlan, UsageError> {
     let sizes =
         |flag: &str, text: &str| parse_size_list(text, 1).map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")));
     let one_size =
@@ -192,7 +217,7 @@ fn plan(args: &RunAccessArgs, device: Option<&RawDevice>) -> Result<AccessPlan, 
         read_percents: percents("read", &args.read)?,
         random_percents: percents("random", &args.random)?,
         queue_depths,
-        clients: args.clients,
+        clients,
         file_size: working_set(args.file_size.as_deref(), device)?,
         limit,
         alignment: args.align.as_deref().map(|a| one_size("align", a)).transpose()?,

@@ -1,6 +1,8 @@
 //! `iomatrix run iozone`: the IOzone matrix with iomatrix's own flags.
 
 use crate::cli::RunIozoneArgs;
+use crate::clients::ClientPlan;
+use crate::ranks::Ranks;
 use crate::iozone_job::{self, IozoneJob};
 use crate::job::Output;
 use iomatrix_core::{parse_size_list, BackendKind, UsageError};
@@ -11,19 +13,21 @@ use std::process::ExitCode;
 /// Without --files or --auto: a quick matrix that finishes in seconds.
 const DEFAULT_FILES: &str = "64k..16m";
 
-pub fn run(args: RunIozoneArgs, db: &Path) -> anyhow::Result<ExitCode> {
+pub fn run(args: RunIozoneArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
+    let clients = ClientPlan::from_args(&args.common, ranks.mpi_size())?;
     let job = IozoneJob {
-        plan: plan(&args)?,
+        plan: plan(&args, clients.count)?,
         target: args.common.target.clone().unwrap_or_else(std::env::temp_dir),
         labels: labels(&args.common.labels)?,
         keep: args.common.keep,
         space_check: !args.common.no_space_check,
         output: Output { json: args.common.json, excel_report: false, xlsx: args.xlsx.clone() },
+        clients,
     };
-    iozone_job::run(job, db)
+    iozone_job::run(job, db, ranks)
 }
 
-fn plan(args: &RunIozoneArgs) -> Result<IozonePlan, UsageError> {
+fn plan(args: &RunIozoneArgs, clients: usize) -> Result<IozonePlan, UsageError> {
     let sizes =
         |flag: &str, text: &str| parse_size_list(text, 1).map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")));
     let mut plan = IozonePlan::auto(AUTO_MIN_FILE, AUTO_MAX_FILE, AUTO_MIN_RECORD, AUTO_MAX_RECORD);
@@ -54,7 +58,7 @@ fn plan(args: &RunIozoneArgs) -> Result<IozonePlan, UsageError> {
     plan.close = args.close;
     plan.direct = args.direct;
     plan.backend = args.backend.parse::<BackendKind>().map_err(|e| UsageError::new(format!("--backend: {e}")))?;
-    plan.clients = args.clients;
+    plan.clients = clients;
     plan.validate()?;
     Ok(plan)
 }

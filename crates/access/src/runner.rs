@@ -4,11 +4,10 @@
 
 use crate::plan::{AccessCell, AccessPlan, Limit};
 use iomatrix_backend::{open_queued, Completion, OpenHow, QueuedFile, Request, Submitted};
-use iomatrix_coord::{lead_local, make_client_dirs, ClientFailure, Coordinator, Ending, Report};
+use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
 use iomatrix_stats::{Latency, Measured, Span};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Requests and bytes completed within one second of a cell.
@@ -18,8 +17,8 @@ pub struct Second {
     pub bytes: u64,
 }
 
-/// One client's figures for one cell.
-#[derive(Debug, Clone)]
+/// One client's figures for one cell; times count from the cell's common start.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct AccessFigures {
     pub rank: usize,
     pub reads: Latency,
@@ -45,6 +44,10 @@ impl AccessFigures {
 pub struct AccessResult {
     pub cell: AccessCell,
     pub clients: Vec<AccessFigures>,
+    /// Clients that failed this cell (`--on-client-error continue`): their figures are lost.
+    pub failures: Vec<ClientFailure>,
+    /// Every client's arrival at and release from the start barrier, by rank.
+    pub starts: Vec<StartTimes>,
     pub reads: Latency,
     pub writes: Latency,
     pub read_bytes: u64,
@@ -59,7 +62,8 @@ pub struct AccessResult {
 }
 
 impl AccessResult {
-    fn merge(cell: AccessCell, clients: Vec<AccessFigures>) -> AccessResult {
+    fn merge(cell: AccessCell, gathered: Gathered<AccessFigures>) -> AccessResult {
+        let Gathered { figures: clients, failures, starts } = gathered;
         let mut reads = Latency::new();
         let mut writes = Latency::new();
         let mut series: Vec<Second> = Vec::new();
@@ -90,6 +94,8 @@ impl AccessResult {
             mib_per_sec: rate((read_bytes + write_bytes) as f64 / (1024.0 * 1024.0)),
             cpu_percent: if wall_ns > 0 { (user_ns + sys_ns) as f64 * 100.0 / wall_ns as f64 } else { 0.0 },
             clients,
+            failures,
+            starts,
             reads,
             writes,
             read_bytes,
@@ -103,6 +109,39 @@ impl AccessResult {
 
     pub fn ops(&self) -> u64 {
         self.reads.count() + self.writes.count()
+    }
+
+    /// IOzone's aggregate: the sum of the clients' own rates, in MiB/s.
+    pub fn mib_per_sec_sum(&self) -> f64 {
+        self.clients.iter().map(AccessFigures::mib_per_sec).sum()
+    }
+
+    /// The client with the fewest requests per second, if more than one finished.
+    pub fn slowest(&self) -> Option<&AccessFigures> {
+        if self.clients.len() < 2 {
+            return None;
+        }
+        self.clients.iter().min_by(|a, b| a.iops().total_cmp(&b.iops()))
+    }
+}
+
+impl AccessFigures {
+    pub fn iops(&self) -> f64 {
+        let secs = self.measured.wall().as_secs_f64();
+        if secs > 0.0 {
+            self.ops() as f64 / secs
+        } else {
+            0.0
+        }
+    }
+
+    pub fn mib_per_sec(&self) -> f64 {
+        let secs = self.measured.wall().as_secs_f64();
+        if secs > 0.0 {
+            self.bytes() as f64 / (1024.0 * 1024.0) / secs
+        } else {
+            0.0
+        }
     }
 }
 
@@ -148,73 +187,64 @@ impl Live {
     }
 }
 
-/// Runs `plan` with each client's file in `workdir/client-N/access.dat`, or
-/// with every client on the plan's raw device (`workdir` is then unused).
-/// Returns how many cells `on_cell` accepted and how the run ended.
+/// Runs `plan` on every client of `group`: each client's file is
+/// `client-N/access.dat` in the working folder of `setup`, or every client
+/// works on the plan's raw device (`setup.workdir` is then None). Returns, at
+/// the leader, how many cells `on_cell` accepted and how the run ended.
 pub fn execute(
     plan: &AccessPlan,
-    workdir: Option<&Path>,
-    stop: &AtomicBool,
+    group: &Group<'_>,
+    setup: &Setup<'_>,
     live: &Live,
     mut on_cell: impl FnMut(&AccessResult) -> Result<(), String>,
-) -> std::io::Result<(usize, Ending)> {
+) -> std::io::Result<Option<(usize, Ending)>> {
+    if plan.device.is_none() && setup.workdir.is_none() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "access specs on files need a working folder",
+        ));
+    }
     let cells = plan.cells();
-    let paths: Vec<PathBuf> = match (&plan.device, workdir) {
-        (Some(device), _) => vec![device.clone(); plan.clients],
-        (None, Some(workdir)) => {
-            make_client_dirs(workdir, plan.clients)?.iter().map(|d| d.join("access.dat")).collect()
-        }
-        (None, None) => {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "access specs on files need a working folder",
-            ))
-        }
-    };
-    let epoch = Instant::now();
-    Ok(lead_local(
-        plan.clients,
-        cells.len(),
-        stop,
-        |coord, tx| {
-            let rank = coord.rank();
-            Client { coord, plan, path: paths[rank].clone(), epoch, stop, live }.run(&cells, &tx)
+    lead(
+        group,
+        setup,
+        |rank, dir| {
+            let path = plan.device.clone().unwrap_or_else(|| dir.join("access.dat"));
+            Client { rank, plan, cells: &cells, path, stop: setup.stop, live, laid_out: None }
         },
-        |index, figures| on_cell(&AccessResult::merge(cells[index], figures)),
-    ))
+        |index, gathered| on_cell(&AccessResult::merge(cells[index], gathered)),
+    )
 }
 
-struct Client<'a, C: Coordinator> {
-    coord: C,
+struct Client<'a> {
+    rank: usize,
     plan: &'a AccessPlan,
+    cells: &'a [AccessCell],
     path: PathBuf,
-    epoch: Instant,
     stop: &'a AtomicBool,
     live: &'a Live,
+    /// Laid out before the first cell; a failure fails every cell.
+    laid_out: Option<Result<(), ClientFailure>>,
 }
 
-impl<C: Coordinator> Client<'_, C> {
-    fn run(self, cells: &[AccessCell], tx: &mpsc::Sender<Report<AccessFigures>>) {
-        let laid_out = self.lay_out();
-        for cell in cells {
-            let outcome = match &laid_out {
-                Ok(()) => self.cell(cell),
-                Err(e) => {
-                    self.coord.barrier();
-                    Err(e.clone())
-                }
-            };
-            if outcome.as_ref().is_err_and(|f| !f.stopped) {
-                self.stop.store(true, Ordering::SeqCst);
-            }
-            if tx.send((cell.index, outcome)).is_err() {
-                break;
-            }
-        }
+impl ClientWork for Client<'_> {
+    type Figures = AccessFigures;
+
+    fn cell(&mut self, index: usize, start: &mut Start<'_>) -> Result<AccessFigures, ClientFailure> {
         // The file stays: the working folder goes at the end with it, or
         // stays with it under --keep.
+        let laid_out = match self.laid_out.take() {
+            Some(done) => done,
+            None => self.lay_out(),
+        };
+        self.laid_out = Some(laid_out.clone());
+        laid_out?;
+        let cell = self.cells[index];
+        self.run_cell(&cell, start)
     }
+}
 
+impl Client<'_> {
     /// Writes the whole working set once, untimed, so reads read real data
     /// (a raw device's data is already there).
     fn lay_out(&self) -> Result<(), ClientFailure> {
@@ -228,7 +258,7 @@ impl<C: Coordinator> Client<'_, C> {
         let mut left = self.plan.file_size.bytes();
         while left > 0 {
             if self.stop.load(Ordering::Relaxed) {
-                return Err(ClientFailure::stopped(self.coord.rank()));
+                return Err(ClientFailure::stopped(self.rank));
             }
             let n = left.min(chunk.len() as u64) as usize;
             file.write_all(&chunk.as_slice()[..n]).map_err(fail)?;
@@ -237,9 +267,9 @@ impl<C: Coordinator> Client<'_, C> {
         file.sync_all().map_err(fail)
     }
 
-    fn cell(&self, cell: &AccessCell) -> Result<AccessFigures, ClientFailure> {
+    fn run_cell(&self, cell: &AccessCell, start: &mut Start<'_>) -> Result<AccessFigures, ClientFailure> {
         let prepared = if self.stop.load(Ordering::SeqCst) {
-            Err(ClientFailure::stopped(self.coord.rank()))
+            Err(ClientFailure::stopped(self.rank))
         } else {
             let how = OpenHow::update(self.plan.file_size.bytes(), self.plan.direct);
             open_queued(
@@ -251,20 +281,26 @@ impl<C: Coordinator> Client<'_, C> {
             )
             .map_err(|e| self.failure(format!("opening {} for {}: {e}", self.path.display(), self.plan.backend)))
         };
-        if self.coord.rank() == 0 {
+        if self.rank == 0 {
             self.live.start_cell(cell.index);
         }
-        self.coord.barrier();
         let mut file = prepared?;
-        let result = self.drive(file.as_mut(), cell);
+        let origin = match start.together() {
+            Ok(origin) => origin,
+            Err(f) => {
+                let _ = file.close();
+                return Err(f);
+            }
+        };
+        let result = self.drive(file.as_mut(), cell, origin);
         let closed = file.close().map_err(|e| self.failure(format!("closing {}: {e}", self.path.display())));
         let figures = result?;
         closed?;
         Ok(figures)
     }
 
-    fn drive(&self, file: &mut dyn QueuedFile, cell: &AccessCell) -> Result<AccessFigures, ClientFailure> {
-        let rank = self.coord.rank();
+    fn drive(&self, file: &mut dyn QueuedFile, cell: &AccessCell, origin: Instant) -> Result<AccessFigures, ClientFailure> {
+        let rank = self.rank;
         let bs = cell.block_size.bytes();
         let align = self.plan.alignment_of(cell.block_size);
         let file_size = self.plan.file_size.bytes();
@@ -281,7 +317,7 @@ impl<C: Coordinator> Client<'_, C> {
         let mut this_second = Second::default();
         let (mut issued_ops, mut issued_bytes, mut seq_next) = (0u64, 0u64, 0u64);
 
-        let span = Span::start(self.epoch);
+        let span = Span::start(origin);
         let start = Instant::now();
         let deadline = match self.plan.limit {
             Limit::DurationMs(ms) => Some(start + Duration::from_millis(ms)),
@@ -388,7 +424,7 @@ impl<C: Coordinator> Client<'_, C> {
     }
 
     fn failure(&self, message: String) -> ClientFailure {
-        ClientFailure::error(self.coord.rank(), message)
+        ClientFailure::error(self.rank, message)
     }
 }
 

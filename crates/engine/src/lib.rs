@@ -6,6 +6,8 @@
 //!   backend and the order, so neither is looked up per request.
 //! - [`Moved`]: what a pass actually did (bytes, reads, writes); a suite
 //!   checks it against what it asked for.
+//! - [`Marks`]: bytes done at moments of a pass, so the figures can be cut
+//!   at the instant the first client finished (stonewalling).
 //! - [`PassError`]: an I/O error with the request it happened at, or the stop
 //!   flag (Ctrl-C, another client's failure).
 
@@ -14,6 +16,35 @@ pub use iomatrix_workload::Order;
 use iomatrix_workload::{mixed_is_write, RandomPermutation};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// At most this many marks per pass: a cut misses less than 1/1024 of a pass.
+pub const MAX_MARKS: u64 = 1024;
+
+/// Progress through a pass: (nanoseconds since the cell's common start,
+/// bytes completed), taken after every `every`-th request and after the
+/// last. The clock is read at most [`MAX_MARKS`] times per pass.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Marks {
+    pub points: Vec<(u64, u64)>,
+}
+
+impl Marks {
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+
+    /// Bytes completed at or before `ns`: those of the last mark not later than it.
+    pub fn bytes_by(&self, ns: u64) -> u64 {
+        self.points.iter().take_while(|(t, _)| *t <= ns).last().map_or(0, |(_, b)| *b)
+    }
+}
+
+/// Where [`run_pass_marked`] records its marks.
+pub struct Marker<'a> {
+    pub origin: Instant,
+    pub marks: &'a mut Marks,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -67,13 +98,34 @@ pub fn run_pass<F: FileIo>(
     buf: &mut AlignedBuf,
     stop: &AtomicBool,
 ) -> Result<Moved, PassError> {
+    run_pass_inner(file, pass, buf, stop, None)
+}
+
+/// [`run_pass`], also recording [`Marks`] of its progress.
+pub fn run_pass_marked<F: FileIo>(
+    file: &mut F,
+    pass: &Pass,
+    buf: &mut AlignedBuf,
+    stop: &AtomicBool,
+    marker: Marker<'_>,
+) -> Result<Moved, PassError> {
+    run_pass_inner(file, pass, buf, stop, Some(marker))
+}
+
+fn run_pass_inner<F: FileIo>(
+    file: &mut F,
+    pass: &Pass,
+    buf: &mut AlignedBuf,
+    stop: &AtomicBool,
+    marker: Option<Marker<'_>>,
+) -> Result<Moved, PassError> {
     let n = pass.records;
     match pass.order {
-        Order::Sequential => drive(file, pass, buf, stop, 0..n),
-        Order::Backward => drive(file, pass, buf, stop, (0..n).rev()),
-        Order::Random { seed } => drive(file, pass, buf, stop, RandomPermutation::new(n, seed)),
+        Order::Sequential => drive(file, pass, buf, stop, marker, 0..n),
+        Order::Backward => drive(file, pass, buf, stop, marker, (0..n).rev()),
+        Order::Random { seed } => drive(file, pass, buf, stop, marker, RandomPermutation::new(n, seed)),
         // Stride and SameRecord are cheap either way; reuse the workload's iterator.
-        order @ (Order::Stride(_) | Order::SameRecord) => drive(file, pass, buf, stop, order.iter(n)),
+        order @ (Order::Stride(_) | Order::SameRecord) => drive(file, pass, buf, stop, marker, order.iter(n)),
     }
 }
 
@@ -82,11 +134,14 @@ fn drive<F: FileIo>(
     pass: &Pass,
     buf: &mut AlignedBuf,
     stop: &AtomicBool,
+    mut marker: Option<Marker<'_>>,
     records: impl Iterator<Item = u64>,
 ) -> Result<Moved, PassError> {
     let len = pass.record as usize;
     let buf = &mut buf.as_mut_slice()[..len];
     let mut moved = Moved::default();
+    // No marker: the modulo never hits (u64::MAX requests are never reached).
+    let every = if marker.is_some() { pass.records.div_ceil(MAX_MARKS).max(1) } else { u64::MAX };
     for (i, record) in records.enumerate() {
         if stop.load(Ordering::Relaxed) {
             return Err(PassError::Stopped);
@@ -105,6 +160,12 @@ fn drive<F: FileIo>(
             moved.writes += 1;
         } else {
             moved.reads += 1;
+        }
+        let done = i as u64 + 1;
+        if done % every == 0 || done == pass.records {
+            if let Some(m) = marker.as_mut() {
+                m.marks.points.push((m.origin.elapsed().as_nanos() as u64, moved.bytes));
+            }
         }
     }
     Ok(moved)
@@ -131,6 +192,24 @@ mod tests {
         assert!(m.reads > 10 && m.writes > 10, "{m:?}");
         stop.store(true, Ordering::Relaxed);
         assert!(matches!(run_pass(&mut f, &write, &mut buf, &stop), Err(PassError::Stopped)));
+    }
+
+    #[test]
+    fn marks_count_the_bytes_done_by_a_moment() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = PsyncFile::open(&dir.path().join("f"), &OpenHow::create(3000 * 512, false)).unwrap();
+        let mut buf = AlignedBuf::new(512);
+        let mut marks = Marks::default();
+        let pass = Pass { order: Order::Sequential, direction: Direction::Write, record: 512, records: 3000 };
+        let marker = Marker { origin: Instant::now(), marks: &mut marks };
+        run_pass_marked(&mut f, &pass, &mut buf, &AtomicBool::new(false), marker).unwrap();
+        // 3000 requests, a mark every 3: 1000 marks, the last one at the end.
+        assert_eq!(marks.points.len(), 1000);
+        assert_eq!(marks.points.last().unwrap().1, 3000 * 512);
+        assert!(marks.points.windows(2).all(|w| w[0].0 <= w[1].0 && w[1].1 == w[0].1 + 3 * 512));
+        let (t, b) = marks.points[499];
+        assert_eq!(marks.bytes_by(t), b);
+        assert_eq!(marks.bytes_by(u64::MAX), 3000 * 512);
     }
 
     #[test]

@@ -1,28 +1,32 @@
-//! Runs a plan: one thread per client, a barrier before every cell, and a
-//! leader that merges each cell's figures and hands the cell to a sink
-//! (the store) before the next one finishes, so a crash loses at most one cell.
+//! Runs a plan on every client of a group (threads here, or MPI ranks), a
+//! barrier before every cell, and a leader that merges each cell's figures
+//! and hands the cell to a sink (the store) before the next one finishes,
+//! so a crash loses at most one cell.
 
 use crate::plan::{CellSpec, IozonePlan};
 use crate::IozoneTest;
 use iomatrix_backend::{AlignedBuf, FileIo, MmapFile, OpenHow, PsyncFile, StdioFile, SyncFile};
-use iomatrix_coord::{lead_local, make_client_dirs, ClientFailure, Coordinator, Ending, Report};
+use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
 use iomatrix_core::BackendKind;
-use iomatrix_engine::{run_pass, Direction, Moved, Order, Pass, PassError};
+use iomatrix_engine::{run_pass, run_pass_marked, Direction, Marker, Marks, Moved, Order, Pass, PassError};
 use iomatrix_stats::{kib_per_sec, Measured, Span};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// IOzone's stride: 17 records.
 pub const STRIDE_RECORDS: u64 = 17;
 
-/// One client's figures for one cell.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+/// One client's figures for one cell. Times count from the cell's common
+/// start (the release from the barrier), so clients on other hosts compare.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ClientFigures {
     pub rank: usize,
     pub moved: Moved,
     pub measured: Measured,
+    /// Progress through the pass, for the stonewalled figure; not stored.
+    #[serde(default, skip_serializing_if = "Marks::is_empty")]
+    pub marks: Marks,
 }
 
 impl ClientFigures {
@@ -36,25 +40,37 @@ impl ClientFigures {
 pub struct CellResult {
     pub spec: CellSpec,
     pub clients: Vec<ClientFigures>,
+    /// Clients that failed this cell (`--on-client-error continue`): their figures are lost.
+    pub failures: Vec<ClientFailure>,
+    /// Every client's arrival at and release from the start barrier, by rank.
+    pub starts: Vec<StartTimes>,
     pub bytes: u64,
     pub ops: u64,
-    /// From the first client's start to the last client's end.
+    /// From the common start to the last client's end.
     pub wall_ns: u64,
     pub user_ns: u64,
     pub sys_ns: u64,
     /// IOzone's figure: the sum of the clients' own rates (its "children see").
     pub kib_per_sec: f64,
-    /// All bytes over the common wall time (IOzone's "parent sees").
+    /// All bytes over the time from the common start to the last finish (IOzone's "parent sees").
     pub kib_per_sec_overall: f64,
+    /// Stonewalled: the bytes every client had completed when the first one
+    /// finished, over the time from the common start to that finish. With one
+    /// client it equals `kib_per_sec_overall`.
+    pub kib_per_sec_stonewalled: f64,
+    /// When the first client finished, from the common start.
+    pub first_finish_ns: u64,
     /// CPU (user + sys, all clients) as % of the common wall time.
     pub cpu_percent: f64,
 }
 
 impl CellResult {
-    fn merge(spec: CellSpec, mut clients: Vec<ClientFigures>) -> CellResult {
+    pub fn merge(spec: CellSpec, gathered: Gathered<ClientFigures>) -> CellResult {
+        let Gathered { figures: mut clients, failures, starts } = gathered;
         clients.sort_by_key(|c| c.rank);
         let start = clients.iter().map(|c| c.measured.start_ns).min().unwrap_or(0);
         let end = clients.iter().map(|c| c.measured.end_ns).max().unwrap_or(0);
+        let first_finish_ns = clients.iter().map(|c| c.measured.end_ns).min().unwrap_or(0);
         let wall_ns = end.saturating_sub(start);
         let bytes = clients.iter().map(|c| c.moved.bytes).sum();
         let ops = clients.iter().map(|c| c.moved.ops()).sum();
@@ -62,10 +78,24 @@ impl CellResult {
         let sys_ns: u64 = clients.iter().map(|c| c.measured.cpu.sys_ns).sum();
         let kib_per_sec = clients.iter().map(ClientFigures::kib_per_sec).sum();
         let kib_per_sec_overall = iomatrix_stats::kib_per_sec(bytes, Duration::from_nanos(wall_ns));
+        let stonewalled: u64 = clients
+            .iter()
+            .map(|c| if c.measured.end_ns <= first_finish_ns { c.moved.bytes } else { c.marks.bytes_by(first_finish_ns) })
+            .sum();
+        let kib_per_sec_stonewalled = if clients.len() == 1 {
+            kib_per_sec_overall
+        } else {
+            iomatrix_stats::kib_per_sec(stonewalled, Duration::from_nanos(first_finish_ns.saturating_sub(start)))
+        };
         let cpu_percent = if wall_ns > 0 { (user_ns + sys_ns) as f64 * 100.0 / wall_ns as f64 } else { 0.0 };
+        for c in &mut clients {
+            c.marks = Marks::default();
+        }
         CellResult {
             spec,
             clients,
+            failures,
+            starts,
             bytes,
             ops,
             wall_ns,
@@ -73,8 +103,18 @@ impl CellResult {
             sys_ns,
             kib_per_sec,
             kib_per_sec_overall,
+            kib_per_sec_stonewalled,
+            first_finish_ns,
             cpu_percent,
         }
+    }
+
+    /// The client with the lowest rate, if more than one finished.
+    pub fn slowest(&self) -> Option<&ClientFigures> {
+        if self.clients.len() < 2 {
+            return None;
+        }
+        self.clients.iter().min_by(|a, b| a.kib_per_sec().total_cmp(&b.kib_per_sec()))
     }
 }
 
@@ -86,99 +126,99 @@ pub trait CellSink {
     fn cell_done(&mut self, cell: &CellResult) -> Result<(), String>;
 }
 
-/// Runs `plan` with each client in `workdir/client-N`, which this makes.
-/// `stop` is the run's stop flag: raise it to end the run after the current
-/// requests; a failing client raises it too. Returns how many cells were
-/// handed to the sink and how the run ended.
+/// Runs `plan` on every client of `group`, each in `client-N` of the
+/// working folder in `setup`. Raise `setup.stop` to end the run after the
+/// current requests. Returns, at the leader, how many cells were handed to
+/// the sink and how the run ended; `None` at the other MPI ranks.
 pub fn execute(
     plan: &IozonePlan,
-    workdir: &Path,
-    stop: &AtomicBool,
+    group: &Group<'_>,
+    setup: &Setup<'_>,
     sink: &mut dyn CellSink,
-) -> std::io::Result<(usize, Ending)> {
+) -> std::io::Result<Option<(usize, Ending)>> {
     let cells = plan.cells();
-    let dirs = make_client_dirs(workdir, plan.clients)?;
     sink.started(&cells);
-    let epoch = Instant::now();
-    Ok(lead_local(
-        plan.clients,
-        cells.len(),
-        stop,
-        |coord, tx| {
-            let rank = coord.rank();
-            Client::new(coord, plan, &dirs[rank], epoch, stop).run(&cells, &tx)
-        },
-        |index, figures| sink.cell_done(&CellResult::merge(cells[index], figures)),
-    ))
+    let marked = group.size() > 1;
+    lead(
+        group,
+        setup,
+        |rank, dir| Client::new(rank, plan, dir, setup.stop, &cells, marked),
+        |index, gathered| sink.cell_done(&CellResult::merge(cells[index], gathered)),
+    )
 }
 
 /// One client's state across the cells of a run.
-struct Client<'a, C: Coordinator> {
-    coord: C,
+struct Client<'a> {
+    rank: usize,
     plan: &'a IozonePlan,
+    cells: &'a [CellSpec],
     path: PathBuf,
-    epoch: Instant,
     stop: &'a AtomicBool,
     buf: AlignedBuf,
+    /// Record progress marks (only worth it with more than one client).
+    marked: bool,
     /// The size the client's file has, if it exists and is complete.
     file_ready: Option<u64>,
 }
 
-impl<'a, C: Coordinator> Client<'a, C> {
-    fn new(coord: C, plan: &'a IozonePlan, dir: &Path, epoch: Instant, stop: &'a AtomicBool) -> Self {
+impl ClientWork for Client<'_> {
+    type Figures = ClientFigures;
+
+    fn cell(&mut self, index: usize, start: &mut Start<'_>) -> Result<ClientFigures, ClientFailure> {
+        let cell = &self.cells[index];
+        let outcome = match cell.backend {
+            BackendKind::Sync => self.cell::<SyncFile>(cell, start),
+            BackendKind::Psync => self.cell::<PsyncFile>(cell, start),
+            BackendKind::Mmap => self.cell::<MmapFile>(cell, start),
+            BackendKind::Stdio => self.cell::<StdioFile>(cell, start),
+            // IozonePlan::validate refuses queued backends.
+            BackendKind::IoUring => {
+                Err(self.failure("the iozone suite issues one request at a time; io_uring is for `run access`".into()))
+            }
+        };
+        if outcome.is_err() {
+            self.file_ready = None;
+        }
+        if cell.last_for_pair {
+            // Untimed; IOzone also starts every file/record pair with a fresh file.
+            let _ = std::fs::remove_file(&self.path);
+            self.file_ready = None;
+        }
+        outcome
+    }
+}
+
+impl<'a> Client<'a> {
+    fn new(
+        rank: usize,
+        plan: &'a IozonePlan,
+        dir: &Path,
+        stop: &'a AtomicBool,
+        cells: &'a [CellSpec],
+        marked: bool,
+    ) -> Self {
         let largest_record = plan.record_sizes.iter().map(|r| r.bytes()).max().unwrap_or(4096);
         Client {
-            coord,
+            rank,
             plan,
+            cells,
             path: dir.join(&plan.file_name),
-            epoch,
             stop,
             buf: AlignedBuf::new(largest_record as usize),
+            marked,
             file_ready: None,
         }
     }
 
-    /// Every client takes part in every barrier, also after a failure or a
-    /// stop (it then skips the work), so no client ever waits for one that left.
-    fn run(mut self, cells: &[CellSpec], tx: &mpsc::Sender<Report<ClientFigures>>) {
-        for cell in cells {
-            let outcome = match cell.backend {
-                BackendKind::Sync => self.cell::<SyncFile>(cell),
-                BackendKind::Psync => self.cell::<PsyncFile>(cell),
-                BackendKind::Mmap => self.cell::<MmapFile>(cell),
-                BackendKind::Stdio => self.cell::<StdioFile>(cell),
-                // IozonePlan::validate refuses queued backends; keep the barrier count right regardless.
-                BackendKind::IoUring => {
-                    self.coord.barrier();
-                    Err(self
-                        .failure("the iozone suite issues one request at a time; io_uring is for `run access`".into()))
-                }
-            };
-            if let Err(f) = &outcome {
-                self.file_ready = None;
-                if !f.stopped {
-                    self.stop.store(true, Ordering::SeqCst);
-                }
+    fn cell<F: FileIo>(&mut self, cell: &CellSpec, start: &mut Start<'_>) -> Result<ClientFigures, ClientFailure> {
+        let mut file = self.prepare::<F>(cell)?;
+        let origin = match start.together() {
+            Ok(origin) => origin,
+            Err(f) => {
+                let _ = file.close();
+                return Err(f);
             }
-            if cell.last_for_pair {
-                // Untimed; IOzone also starts every file/record pair with a fresh file.
-                let _ = std::fs::remove_file(&self.path);
-                self.file_ready = None;
-            }
-            if tx.send((cell.index, outcome)).is_err() {
-                return;
-            }
-        }
-    }
-
-    fn cell<F: FileIo>(&mut self, cell: &CellSpec) -> Result<ClientFigures, ClientFailure> {
-        let prepared = self.prepare::<F>(cell);
-        self.coord.barrier();
-        let mut file = prepared?;
-        if self.stop.load(Ordering::SeqCst) {
-            let _ = file.close();
-            return Err(self.stopped());
-        }
+        };
         let record = cell.record_size.bytes();
         let pass = Pass {
             order: self.order(cell),
@@ -186,8 +226,15 @@ impl<'a, C: Coordinator> Client<'a, C> {
             record,
             records: cell.file_size.bytes() / record,
         };
-        let span = Span::start(self.epoch);
-        let moved = run_pass(&mut file, &pass, &mut self.buf, self.stop).map_err(|e| match e {
+        let span = Span::start(origin);
+        let mut marks = Marks::default();
+        let moved = if self.marked {
+            let marker = Marker { origin, marks: &mut marks };
+            run_pass_marked(&mut file, &pass, &mut self.buf, self.stop, marker)
+        } else {
+            run_pass(&mut file, &pass, &mut self.buf, self.stop)
+        };
+        let moved = moved.map_err(|e| match e {
             PassError::Stopped => self.stopped(),
             PassError::Io { .. } => self.failure(format!("{e} in {}", self.path.display())),
         })?;
@@ -205,7 +252,7 @@ impl<'a, C: Coordinator> Client<'a, C> {
         if matches!(cell.test, IozoneTest::Write | IozoneTest::Fwrite) {
             self.file_ready = Some(cell.file_size.bytes());
         }
-        Ok(ClientFigures { rank: self.coord.rank(), moved, measured })
+        Ok(ClientFigures { rank: self.rank, moved, measured, marks })
     }
 
     /// Untimed: lays the file out if the test needs one, and opens it.
@@ -241,7 +288,7 @@ impl<'a, C: Coordinator> Client<'a, C> {
     }
 
     fn order(&self, cell: &CellSpec) -> Order {
-        let seed = self.plan.seed ^ (cell.index as u64).wrapping_mul(0x9e37_79b9) ^ ((self.coord.rank() as u64) << 40);
+        let seed = self.plan.seed ^ (cell.index as u64).wrapping_mul(0x9e37_79b9) ^ ((self.rank as u64) << 40);
         match cell.test {
             IozoneTest::RandomRead | IozoneTest::RandomWrite | IozoneTest::Mixed => Order::Random { seed },
             IozoneTest::BackwardRead => Order::Backward,
@@ -254,7 +301,7 @@ impl<'a, C: Coordinator> Client<'a, C> {
     fn direction(&self, cell: &CellSpec) -> Direction {
         match cell.test {
             IozoneTest::Mixed => {
-                Direction::Mixed { seed: self.plan.seed ^ cell.index as u64 ^ self.coord.rank() as u64 }
+                Direction::Mixed { seed: self.plan.seed ^ cell.index as u64 ^ self.rank as u64 }
             }
             t if t.writes() => Direction::Write,
             _ => Direction::Read,
@@ -262,10 +309,10 @@ impl<'a, C: Coordinator> Client<'a, C> {
     }
 
     fn failure(&self, message: String) -> ClientFailure {
-        ClientFailure::error(self.coord.rank(), message)
+        ClientFailure::error(self.rank, message)
     }
 
     fn stopped(&self) -> ClientFailure {
-        ClientFailure::stopped(self.coord.rank())
+        ClientFailure::stopped(self.rank)
     }
 }

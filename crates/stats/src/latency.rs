@@ -101,6 +101,20 @@ impl Latency {
     }
 }
 
+/// As HDR's V2 bytes: how a client's histogram travels to rank 0 exactly.
+impl serde::Serialize for Latency {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.to_bytes())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Latency {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Latency, D::Error> {
+        let bytes = <Vec<u8>>::deserialize(d)?;
+        Latency::from_bytes(&bytes).map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,113 @@
+//! One client's side of a run: the `--before` hook, then every cell in order
+//! (a barrier before each, also after a failure, so nobody waits for a
+//! client that left), then the `--after` hook.
+
+use crate::{ClientFailure, Coordinator, Hooks, OnClientError, StartTimes};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// A suite's work for one client.
+pub trait ClientWork {
+    type Figures;
+    /// Runs cell `index`: untimed preparation, then [`Start::together`],
+    /// then the timed work, whose clock starts at the instant `together`
+    /// returns (the common start). Returning before `together` is allowed
+    /// (a failed preparation); the barrier is then attended for the client.
+    fn cell(&mut self, index: usize, start: &mut Start<'_>) -> Result<Self::Figures, ClientFailure>;
+}
+
+/// The start of one cell for one client.
+pub struct Start<'a> {
+    coord: &'a dyn Coordinator,
+    stop: &'a AtomicBool,
+    times: Option<StartTimes>,
+    broken: Option<String>,
+}
+
+impl<'a> Start<'a> {
+    fn new(coord: &'a dyn Coordinator, stop: &'a AtomicBool) -> Self {
+        Start { coord, stop, times: None, broken: None }
+    }
+
+    pub fn rank(&self) -> usize {
+        self.coord.rank()
+    }
+
+    /// Waits until every client is ready; returns the instant they were let
+    /// go, or a failure when the run is stopping or the group broke.
+    pub fn together(&mut self) -> Result<Instant, ClientFailure> {
+        if self.times.is_some() || self.broken.is_some() {
+            return Err(ClientFailure::error(self.rank(), "a cell waited for the others twice (a bug)".into()));
+        }
+        match self.coord.barrier() {
+            Ok(times) => {
+                self.times = Some(times);
+                let origin = Instant::now();
+                if self.stop.load(Ordering::SeqCst) {
+                    Err(ClientFailure::stopped(self.rank()))
+                } else {
+                    Ok(origin)
+                }
+            }
+            Err(why) => {
+                self.broken = Some(why.clone());
+                Err(ClientFailure::error(self.rank(), why))
+            }
+        }
+    }
+}
+
+/// What a client reports for one cell.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ClientCell<R> {
+    pub rank: usize,
+    pub start: StartTimes,
+    pub outcome: Result<R, ClientFailure>,
+}
+
+pub(crate) struct Drive<'a> {
+    pub cells: usize,
+    pub dir: &'a Path,
+    pub hooks: &'a Hooks,
+    pub on_error: OnClientError,
+    pub stop: &'a AtomicBool,
+}
+
+/// Runs one client's cells, handing each outcome to `report`; stops early
+/// only when `report` says the leader is gone or the group broke.
+pub(crate) fn drive<W: ClientWork>(
+    coord: &dyn Coordinator,
+    how: &Drive<'_>,
+    work: &mut W,
+    report: &mut dyn FnMut(usize, ClientCell<W::Figures>) -> bool,
+) {
+    let rank = coord.rank();
+    let hook_failure = how.hooks.before(rank, coord.size(), how.dir).err();
+    for index in 0..how.cells {
+        let mut start = Start::new(coord, how.stop);
+        let outcome = match &hook_failure {
+            Some(why) => Err(ClientFailure::error(rank, why.clone())),
+            None if how.stop.load(Ordering::SeqCst) => Err(ClientFailure::stopped(rank)),
+            None => work.cell(index, &mut start),
+        };
+        if start.times.is_none() && start.broken.is_none() {
+            let _ = start.together();
+        }
+        if let Err(f) = &outcome {
+            if !f.stopped && how.on_error == OnClientError::Abort {
+                how.stop.store(true, Ordering::SeqCst);
+            }
+        }
+        let broken = start.broken.is_some();
+        let cell = ClientCell { rank, start: start.times.unwrap_or_default(), outcome };
+        if !report(index, cell) || broken {
+            return;
+        }
+    }
+    if hook_failure.is_none() {
+        if let Err(why) = how.hooks.after(rank, coord.size(), how.dir) {
+            eprintln!("iomatrix: client {rank}: {why}");
+        }
+    }
+}

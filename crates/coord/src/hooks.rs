@@ -1,0 +1,67 @@
+//! `--before` and `--after`: a shell command per client around its cells
+//! (seed 001 logged each workstation into the server first), run with the
+//! client's rank, the number of clients and its folder in the environment.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Hooks {
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
+impl Hooks {
+    /// Runs `--before` for client `rank`; the error names the hook and says why it failed.
+    pub fn before(&self, rank: usize, size: usize, dir: &Path) -> Result<(), String> {
+        self.before.as_deref().map_or(Ok(()), |cmd| run("--before", cmd, rank, size, dir))
+    }
+
+    pub fn after(&self, rank: usize, size: usize, dir: &Path) -> Result<(), String> {
+        self.after.as_deref().map_or(Ok(()), |cmd| run("--after", cmd, rank, size, dir))
+    }
+}
+
+/// `sh -c CMD` in the client's folder with IOMATRIX_RANK, IOMATRIX_CLIENTS
+/// and IOMATRIX_CLIENT_DIR set; its output goes to ours, a failure names the
+/// exit status and the last line of its standard error.
+fn run(flag: &str, cmd: &str, rank: usize, size: usize, dir: &Path) -> Result<(), String> {
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .current_dir(dir)
+        .env("IOMATRIX_RANK", rank.to_string())
+        .env("IOMATRIX_CLIENTS", size.to_string())
+        .env("IOMATRIX_CLIENT_DIR", dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("{flag} '{cmd}' could not start: {e}"))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    eprint!("{stderr}");
+    if output.status.success() {
+        return Ok(());
+    }
+    let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no message");
+    Err(format!("{flag} '{cmd}' failed ({}): {last}", output.status))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hook_sees_its_client_and_a_failure_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let hooks = Hooks {
+            before: Some("echo \"$IOMATRIX_RANK/$IOMATRIX_CLIENTS $IOMATRIX_CLIENT_DIR\" > seen".into()),
+            after: Some("echo refused >&2; exit 3".into()),
+        };
+        hooks.before(2, 4, dir.path()).unwrap();
+        let seen = std::fs::read_to_string(dir.path().join("seen")).unwrap();
+        assert_eq!(seen.trim(), format!("2/4 {}", dir.path().display()));
+        let err = hooks.after(2, 4, dir.path()).unwrap_err();
+        assert!(err.contains("--after") && err.contains("exit status: 3") && err.ends_with("refused"), "{err}");
+    }
+}

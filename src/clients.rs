@@ -1,0 +1,56 @@
+//! The common client flags (`--clients`, `--before`, `--after`,
+//! `--on-client-error`, `--client-timeout`) as a validated [`ClientPlan`].
+
+use crate::cli::CommonRunArgs;
+use iomatrix_coord::{Hooks, OnClientError};
+use iomatrix_core::{parse_duration, UsageError};
+use std::time::Duration;
+
+/// The bound on any wait for another MPI rank, until the command line sets it.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ClientPlan {
+    /// Clients in all: threads here, or MPI ranks.
+    pub count: usize,
+    pub hooks: Hooks,
+    pub on_error: OnClientError,
+    pub timeout: Duration,
+}
+
+impl ClientPlan {
+    /// One client, no hooks, abort on failure: front ends without the flags.
+    pub fn single() -> ClientPlan {
+        ClientPlan { count: 1, hooks: Hooks::default(), on_error: OnClientError::Abort, timeout: DEFAULT_TIMEOUT }
+    }
+
+    /// `mpi_ranks` is the number of ranks when running under mpirun.
+    pub fn from_args(common: &CommonRunArgs, mpi_ranks: Option<usize>) -> Result<ClientPlan, UsageError> {
+        if common.clients == 0 {
+            return Err(UsageError::new("--clients 0: a run needs at least one client; give --clients 1 or more"));
+        }
+        let count = match mpi_ranks {
+            Some(_) if common.clients > 1 => {
+                return Err(UsageError::new(format!(
+                    "--clients {} under mpirun: each MPI rank is one client; leave --clients out and choose the \
+                     number of clients with mpirun -np",
+                    common.clients
+                )))
+            }
+            Some(ranks) => ranks,
+            None => common.clients,
+        };
+        let on_error = common
+            .on_client_error
+            .parse::<OnClientError>()
+            .map_err(|e| UsageError::new(format!("--on-client-error: {e}")))?;
+        let timeout = parse_duration(&common.client_timeout)
+            .map_err(|e| UsageError::new(format!("--client-timeout {}: {e}", common.client_timeout)))?;
+        let hook = |flag: &str, cmd: &Option<String>| match cmd {
+            Some(c) if c.trim().is_empty() => Err(UsageError::new(format!("{flag} is empty: give a shell command"))),
+            other => Ok(other.clone()),
+        };
+        let hooks = Hooks { before: hook("--before", &common.before)?, after: hook("--after", &common.after)? };
+        Ok(ClientPlan { count, hooks, on_error, timeout })
+    }
+}

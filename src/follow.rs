@@ -1,0 +1,45 @@
+//! An MPI rank other than 0: runs rank 0's shared job as its one client.
+//! It writes no database and prints no tables; rank 0 reports for all.
+
+use crate::ranks::{Ranks, Shared};
+use iomatrix_coord::Setup;
+use iomatrix_iozone::{CellResult, CellSink};
+use std::process::ExitCode;
+
+pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
+    let stop = crate::signals::install()?;
+    match job {
+        Shared::Off => {}
+        Shared::Iozone { plan, workdir, clients } => {
+            let setup = Setup {
+                cells: plan.cells().len(),
+                workdir: Some(&workdir),
+                hooks: &clients.hooks,
+                on_error: clients.on_error,
+                stop,
+            };
+            iomatrix_iozone::execute(&plan, &ranks.group(1), &setup, &mut Nowhere)?;
+        }
+        Shared::Access { plan, workdir, clients } => {
+            let setup = Setup {
+                cells: plan.cells().len(),
+                workdir: workdir.as_deref(),
+                hooks: &clients.hooks,
+                on_error: clients.on_error,
+                stop,
+            };
+            let live = iomatrix_access::Live::new(1);
+            iomatrix_access::execute(&plan, &ranks.group(1), &setup, &live, |_| Ok(()))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Rank 0 alone receives cells.
+struct Nowhere;
+
+impl CellSink for Nowhere {
+    fn cell_done(&mut self, _cell: &CellResult) -> Result<(), String> {
+        Ok(())
+    }
+}
