@@ -6,6 +6,7 @@ mod access;
 mod backup;
 mod bad_input;
 mod bonnie;
+mod clients;
 mod database;
 mod fileserver;
 mod helpers;
