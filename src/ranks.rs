@@ -29,6 +29,8 @@ pub struct Ranks {
     #[cfg(feature = "mpi")]
     mpi: Option<iomatrix_coord::mpi::MpiGroup>,
     shared: std::cell::Cell<bool>,
+    /// A follower that was turned away (versions differ): rank 0 says why.
+    turned_away: bool,
 }
 
 impl Ranks {
@@ -48,13 +50,14 @@ impl Ranks {
             let stop = crate::signals::install()?;
             let mpi = iomatrix_coord::mpi::MpiGroup::init(crate::clients::DEFAULT_TIMEOUT, stop)
                 .map_err(UsageError::new)?;
-            if let Some(group) = &mpi {
-                check_versions(group)?;
-            }
-            Ok(Ranks { mpi, shared: std::cell::Cell::new(false) })
+            let turned_away = match &mpi {
+                Some(group) => !check_versions(group)?,
+                None => false,
+            };
+            Ok(Ranks { mpi, shared: std::cell::Cell::new(false), turned_away })
         }
         #[cfg(not(feature = "mpi"))]
-        Ok(Ranks { shared: std::cell::Cell::new(false) })
+        Ok(Ranks { shared: std::cell::Cell::new(false), turned_away: false })
     }
 
     /// The number of MPI ranks, when running under mpirun.
@@ -107,6 +110,10 @@ impl Ranks {
 
     /// A follower: waits for rank 0's job and runs its client.
     pub fn follow(&self) -> anyhow::Result<std::process::ExitCode> {
+        if self.turned_away {
+            // Leaves through MPI_Finalize: a rank that just exits makes mpirun end rank 0 before it explains.
+            return Ok(std::process::ExitCode::SUCCESS);
+        }
         #[cfg(feature = "mpi")]
         if let Some(g) = &self.mpi {
             let bytes = g.share(None).map_err(anyhow::Error::msg)?;
@@ -127,8 +134,10 @@ impl Ranks {
     }
 }
 
+/// Ok(true) when every rank runs rank 0's version; rank 0 refuses otherwise
+/// (a usage error), and the others get Ok(false).
 #[cfg(feature = "mpi")]
-fn check_versions(group: &iomatrix_coord::mpi::MpiGroup) -> anyhow::Result<()> {
+fn check_versions(group: &iomatrix_coord::mpi::MpiGroup) -> anyhow::Result<bool> {
     let all = group.gather(version().into_bytes()).map_err(anyhow::Error::msg)?;
     let verdict = all.map(|all| {
         let versions: Vec<String> = all.iter().map(|v| String::from_utf8_lossy(v).into_owned()).collect();
@@ -151,13 +160,10 @@ fn check_versions(group: &iomatrix_coord::mpi::MpiGroup) -> anyhow::Result<()> {
     });
     let verdict = group.share(verdict.map(String::into_bytes)).map_err(anyhow::Error::msg)?;
     if verdict.is_empty() {
-        return Ok(());
+        return Ok(true);
     }
-    let message = String::from_utf8_lossy(&verdict).into_owned();
     if group.is_leader() {
-        Err(UsageError::new(message).into())
-    } else {
-        // Rank 0 says it; the others leave quietly with the same code.
-        std::process::exit(crate::app::EXIT_USAGE.into());
+        return Err(UsageError::new(String::from_utf8_lossy(&verdict).into_owned()).into());
     }
+    Ok(false)
 }

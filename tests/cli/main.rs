@@ -12,6 +12,7 @@ mod fileserver;
 mod helpers;
 mod iozone_front;
 mod mounted;
+mod mpi;
 mod scan;
 mod signals;
 mod suite;

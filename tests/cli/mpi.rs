@@ -1,0 +1,240 @@
+//! MPI ranks as clients, with Open MPI's `mpirun` on this host (skipped with
+//! a message where mpirun or the MPI headers are missing). The MPI build is
+//! made once, into target/mpi, by `cargo build --release --features mpi`.
+
+use crate::clients::assert_barrier_held;
+use crate::helpers::*;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The MPI build of iomatrix, or None (with the reason printed).
+fn mpi_binary() -> Option<PathBuf> {
+    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            if !have("mpirun") || !have("mpicc") {
+                eprintln!("skipped: MPI tests need mpirun and mpicc (apt-get install openmpi-bin libopenmpi-dev)");
+                return None;
+            }
+            let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+            let target = root.join("target/mpi");
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let status = Command::new(cargo)
+                .args(["build", "--release", "--features", "mpi", "--target-dir"])
+                .arg(&target)
+                .current_dir(&root)
+                .status()
+                .expect("run cargo");
+            assert!(status.success(), "the MPI build failed (needs libopenmpi-dev, clang, libclang-dev)");
+            Some(target.join("release/iomatrix"))
+        })
+        .clone()
+}
+
+/// `mpirun -np N --oversubscribe ARGS`, killed with its ranks after `limit`.
+fn mpirun(sb: &Sandbox, np: usize, args: &[&str], limit: Duration) -> (Output, Duration) {
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--oversubscribe", "-np", &np.to_string()])
+        .args(args)
+        .env("IOMATRIX_DB", sb.db())
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .current_dir(sb.dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let begun = Instant::now();
+    let child = cmd.spawn().expect("start mpirun");
+    let pgid = child.id() as i32;
+    let waiter = std::thread::spawn(move || child.wait_with_output().expect("wait for mpirun"));
+    while !waiter.is_finished() {
+        if begun.elapsed() > limit {
+            // SAFETY: kill(2) on the process group we created; no memory involved.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            panic!("mpirun ran past {limit:?}: killed it and its ranks");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (waiter.join().unwrap(), begun.elapsed())
+}
+
+#[test]
+fn four_ranks_are_four_clients_in_their_own_folders() {
+    let Some(bin) = mpi_binary() else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let args = [
+        bin.to_str().unwrap(),
+        "run",
+        "iozone",
+        "--target",
+        target.to_str().unwrap(),
+        "--files",
+        "1m",
+        "--records",
+        "64k",
+        "--tests",
+        "write,read",
+        "--keep",
+        "--before",
+        "echo $IOMATRIX_RANK > rank.txt",
+    ];
+    let (out, _) = mpirun(&sb, 4, &args, Duration::from_secs(120));
+    assert_success(&out);
+    let run = sb.last_run();
+    assert_eq!(run["run"]["conditions"]["clients"], 4);
+    assert_eq!(run["run"]["status"], "complete");
+    let cells = cells(&run);
+    assert_eq!(cells.len(), 2);
+    for c in &cells {
+        assert_barrier_held(c, 4);
+        let ranks: Vec<u64> = c["client_figures"].as_array().unwrap().iter().map(|f| f["rank"].as_u64().unwrap()).collect();
+        assert_eq!(ranks, [0, 1, 2, 3]);
+        assert_eq!(c["bytes"].as_u64().unwrap(), 4 << 20);
+    }
+    let workdir = sb.leftovers().pop().expect("kept working folder");
+    for rank in 0..4 {
+        let seen = std::fs::read_to_string(workdir.join(format!("client-{rank}/rank.txt"))).unwrap();
+        assert_eq!(seen.trim(), rank.to_string());
+    }
+}
+
+#[test]
+fn a_failing_rank_is_recorded_and_the_others_go_on() {
+    let Some(bin) = mpi_binary() else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let args = [
+        bin.to_str().unwrap(),
+        "run",
+        "iozone",
+        "--target",
+        target.to_str().unwrap(),
+        "--files",
+        "256k",
+        "--records",
+        "64k",
+        "--tests",
+        "write,read",
+        "--before",
+        "if [ \"$IOMATRIX_RANK\" = 2 ]; then mkdir iozone.tmp; fi",
+        "--on-client-error",
+        "continue",
+    ];
+    let (out, _) = mpirun(&sb, 3, &args, Duration::from_secs(120));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out).1);
+    for c in cells(&sb.last_run()) {
+        assert_eq!(c["client_figures"].as_array().unwrap().len(), 2);
+        assert_eq!(c["metrics"]["failed_clients"][0]["rank"], 2);
+        assert!(c["metrics"]["failed_clients"][0]["message"].as_str().unwrap().contains("Is a directory"));
+    }
+}
+
+#[test]
+fn killing_a_rank_mid_cell_ends_the_run_in_bounded_time_and_keeps_finished_cells() {
+    let Some(bin) = mpi_binary() else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let pids = sb.dir.path().join("pids");
+    std::fs::create_dir(&pids).unwrap();
+    let hook = format!("echo $PPID > {}/$IOMATRIX_RANK", pids.display());
+    // Six cells of two seconds each.
+    let args = [
+        bin.to_str().unwrap(),
+        "run",
+        "access",
+        "--target",
+        target.to_str().unwrap(),
+        "--bs",
+        "4k,8k,16k,32k,64k,128k",
+        "--duration",
+        "2s",
+        "--file-size",
+        "8m",
+        "--before",
+        &hook,
+    ];
+    let killer = {
+        let (pids, db) = (pids.clone(), sb.db());
+        std::thread::spawn(move || {
+            // Once two cells are stored, kill rank 2 in the middle of the third.
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while Instant::now() < deadline {
+                let stored = rusqlite::Connection::open(&db)
+                    .and_then(|c| c.query_row("SELECT count(*) FROM cells", [], |r| r.get::<_, i64>(0)))
+                    .unwrap_or(0);
+                if stored >= 2 {
+                    std::thread::sleep(Duration::from_millis(700));
+                    let pid: i32 = std::fs::read_to_string(pids.join("2")).unwrap().trim().parse().unwrap();
+                    // SAFETY: kill(2) on the rank's pid, which its own hook wrote.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            false
+        })
+    };
+    let (out, took) = mpirun(&sb, 3, &args, Duration::from_secs(120));
+    assert!(killer.join().unwrap(), "two cells were never stored: {}", text(&out).1);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+    assert!(stderr.contains("rank 2") && stderr.contains("signal 9"), "mpirun names the dead rank: {stderr}");
+    let run = sb.last_run();
+    assert_ne!(run["run"]["status"], "complete");
+    let kept = cells(&run).len();
+    assert!((2..6).contains(&kept), "the finished cells are kept: {kept}");
+}
+
+#[test]
+fn a_build_without_mpi_under_mpirun_says_to_rebuild() {
+    if !have("mpirun") {
+        eprintln!("skipped: needs mpirun");
+        return;
+    }
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let (out, _) = mpirun(
+        &sb,
+        2,
+        &[env!("CARGO_BIN_EXE_iomatrix"), "run", "iozone", "--target", target.to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(stderr.contains("built without MPI") && stderr.contains("--features mpi"), "{stderr}");
+    assert!(sb.leftovers().is_empty());
+}
+
+#[test]
+fn ranks_of_different_versions_are_refused() {
+    let Some(bin) = mpi_binary() else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let bin = bin.to_str().unwrap();
+    let t = target.to_str().unwrap();
+    let args = [bin, "run", "iozone", "--target", t, ":", "-np", "1", "env", "IOMATRIX_PRETEND_VERSION=0.0.1", bin];
+    let args = [&args[..], &["run", "iozone", "--target", t]].concat();
+    let (out, _) = mpirun(&sb, 1, &args, Duration::from_secs(60));
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(stderr.contains("different versions") && stderr.contains("rank 1 runs 0.0.1"), "{stderr}");
+    assert!(sb.leftovers().is_empty());
+}
+
+#[test]
+fn clients_flag_under_mpirun_is_a_usage_error() {
+    let Some(bin) = mpi_binary() else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let args = [bin.to_str().unwrap(), "run", "iozone", "--target", target.to_str().unwrap(), "--clients", "2"];
+    let (out, _) = mpirun(&sb, 2, &args, Duration::from_secs(60));
+    let (_, stderr) = text(&out);
+    assert!(stderr.contains("each MPI rank is one client"), "{stderr}");
+    assert!(!out.status.success());
+}
