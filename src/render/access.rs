@@ -47,7 +47,7 @@ pub fn table(run: &StoredRun) -> String {
             c.cpu_percent
         );
     }
-    out
+    out + &super::clients::table(run, &CLIENT_COLUMNS)
 }
 
 /// `830 ns`, `12.4 us`, `3.10 ms`, `1.25 s`; `-` where there were no requests.
@@ -71,3 +71,22 @@ pub fn human_ns(ns: f64) -> String {
         format!("{:.2} s", ns / 1e9)
     }
 }
+
+const CLIENT_COLUMNS: super::clients::ClientColumns = super::clients::ClientColumns {
+    unit: "MiB/s",
+    describe: |c| {
+        let m = &c.metrics;
+        format!(
+            "{} read {}% random {}% qd {}",
+            iomatrix_core::ByteSize(c.record_size.unwrap_or(0)),
+            m["read_percent"],
+            m["random_percent"],
+            m["queue_depth"]
+        )
+    },
+    aggregates: |c| {
+        let m = &c.metrics;
+        (m["mib_per_sec_sum_of_clients"].as_f64().unwrap_or(0.0), m["mib_per_sec"].as_f64().unwrap_or(0.0), None)
+    },
+    client_rate: |f| f["mib_per_sec"].as_f64(),
+};

@@ -11,8 +11,24 @@ pub fn tables(run: &StoredRun) -> String {
     for (throughput, cpu) in throughput_matrices(run).iter().zip(cpu_matrices(run)) {
         let _ = write!(out, "\n{}\n{}", matrix_table(throughput, 0), matrix_table(&cpu, 0));
     }
-    out
+    out + &super::clients::table(run, &CLIENT_COLUMNS)
 }
+
+const CLIENT_COLUMNS: super::clients::ClientColumns = super::clients::ClientColumns {
+    unit: "KB/s",
+    describe: |c| {
+        let size = |b: Option<u64>| iomatrix_core::ByteSize(b.unwrap_or(0)).to_string();
+        format!("{} {} {}", c.test, size(c.file_size), size(c.record_size))
+    },
+    aggregates: |c| {
+        let m = &c.metrics;
+        (c.kib_per_sec, m["kib_per_sec_overall"].as_f64().unwrap_or(0.0), m["kib_per_sec_stonewalled"].as_f64())
+    },
+    client_rate: |f| {
+        let ns = f["measured"]["end_ns"].as_u64()?.checked_sub(f["measured"]["start_ns"].as_u64()?)?;
+        (ns > 0).then(|| f["moved"]["bytes"].as_f64().unwrap_or(0.0) / 1024.0 / (ns as f64 / 1e9))
+    },
+};
 
 /// One KB/s matrix per test, in IOzone's order.
 pub fn throughput_matrices(run: &StoredRun) -> Vec<Matrix> {

@@ -2,6 +2,7 @@
 //! so `run` and `show` print the same thing, today or next year.
 
 pub mod access;
+mod clients;
 pub mod backup;
 pub mod bonnie;
 pub mod fileserver;
