@@ -33,7 +33,7 @@ fn dispatch(ranks: &Ranks) -> anyhow::Result<ExitCode> {
         Command::Run { suite: Suite::Access(args) } => cmd::run_access::run(args, &db()?, ranks),
         Command::Run { suite: Suite::Bonnie(args) } => cmd::run_bonnie::run(args, &db()?),
         Command::Run { suite: Suite::Backup(args) } => cmd::run_backup::run(args, &db()?),
-        Command::Run { suite: Suite::Fileserver(args) } => cmd::run_fileserver::run(args, &db()?),
+        Command::Run { suite: Suite::Fileserver(args) } => cmd::run_fileserver::run(args, &db()?, ranks),
         Command::Extents(args) => cmd::extents::run(args),
         Command::Scan(args) => cmd::scan::run(args),
         Command::Bonnie { args } => cmd::bonnie::run(&args, &db()?),

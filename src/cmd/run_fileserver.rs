@@ -17,7 +17,13 @@ use std::time::{Duration, Instant};
 /// Seed 003's file sizes.
 pub const DEFAULT_SIZES: &str = "4k,8k,16k,32k,64k,128k,256k,512k,1m,2m";
 
-pub fn run(args: RunFileserverArgs, db: &Path) -> anyhow::Result<ExitCode> {
+pub fn run(args: RunFileserverArgs, db: &Path, ranks: &crate::ranks::Ranks) -> anyhow::Result<ExitCode> {
+    crate::clients::refuse_many(
+        &args.common,
+        ranks.mpi_size(),
+        "fileserver",
+        "its --connections are its clients (threads of one process, all started together); run it without these",
+    )?;
     let plan = plan(&args)?;
     check_memory(&plan)?;
     if plan.drop_caches {
