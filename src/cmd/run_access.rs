@@ -69,8 +69,12 @@ pub fn run(args: RunAccessArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
                     std::thread::sleep(Duration::from_millis(250));
                     let (cell, ops, bytes, p99) = live.snapshot();
                     if ops > 0 {
+                        let slowest = live
+                            .slowest()
+                            .map(|(rank, ops)| format!(", slowest client {rank}: {ops} IOPS"))
+                            .unwrap_or_default();
                         line.set_message(format!(
-                            "{}: {ops} IOPS, {:.1} MiB/s, p99 {} (last second)",
+                            "{}: {ops} IOPS, {:.1} MiB/s, p99 {} (last second{slowest})",
                             cells.get(cell).map(|c| c.describe()).unwrap_or_default(),
                             bytes as f64 / 1048576.0,
                             human_ns(p99 as f64)

@@ -170,6 +170,14 @@ impl Live {
         let p99 = self.clients.iter().map(|c| c.p99_ns.load(Ordering::Relaxed)).max().unwrap_or(0);
         (self.cell.load(Ordering::Relaxed), ops, bytes, p99)
     }
+    /// The client with the fewest requests in the last second, and that
+    /// count; None with a single client.
+    pub fn slowest(&self) -> Option<(usize, u64)> {
+        if self.clients.len() < 2 {
+            return None;
+        }
+        self.clients.iter().map(|c| c.ops.load(Ordering::Relaxed)).enumerate().min_by_key(|(_, ops)| *ops)
+    }
     fn publish(&self, rank: usize, ops: u64, bytes: u64, p99_ns: u64) {
         if let Some(c) = self.clients.get(rank) {
             c.ops.store(ops, Ordering::Relaxed);
