@@ -58,7 +58,7 @@ pub fn run(args: RunAccessArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
         Setup { cells: cells.len(), workdir: workdir.as_deref(), hooks: &clients.hooks, on_error: clients.on_error, stop };
     let group = ranks.group(plan.clients);
     // Under MPI, rank 0 sees only its own client live; the other ranks' figures arrive per cell.
-    let live = Live::new(plan.clients);
+    let live = Live::new(if ranks.mpi_size().is_some() { 1 } else { plan.clients });
     let cells_done = AtomicBool::new(false);
     let outcome = std::thread::scope(|scope| {
         if let Some(line) = job.progress.live_line() {
