@@ -77,6 +77,12 @@ fn hooks_run_in_each_clients_folder_with_its_rank() {
     }
 }
 
+/// `run iozone` of 256k files and 64k records, write then read, plus `extra`.
+pub fn small_iozone<'a>(target: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let base = ["run", "iozone", "--target", target, "--files", "256k", "--records", "64k", "--tests", "write,read"];
+    [&base[..], extra].concat()
+}
+
 /// Client 1 finds a folder where its data file should be: every open fails (EISDIR).
 const BREAK_CLIENT_1: &str = "if [ \"$IOMATRIX_RANK\" = 1 ]; then mkdir iozone.tmp; fi";
 
@@ -84,24 +90,8 @@ const BREAK_CLIENT_1: &str = "if [ \"$IOMATRIX_RANK\" = 1 ]; then mkdir iozone.t
 fn a_failing_client_is_recorded_and_the_others_go_on_under_continue() {
     let sb = Sandbox::new();
     let target = sb.target();
-    let out = sb.run(&[
-        "run",
-        "iozone",
-        "--target",
-        target.to_str().unwrap(),
-        "--files",
-        "256k",
-        "--records",
-        "64k",
-        "--tests",
-        "write,read",
-        "--clients",
-        "3",
-        "--before",
-        BREAK_CLIENT_1,
-        "--on-client-error",
-        "continue",
-    ]);
+    let extra = ["--clients", "3", "--before", BREAK_CLIENT_1, "--on-client-error", "continue"];
+    let out = sb.run(&small_iozone(target.to_str().unwrap(), &extra));
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(3), "every cell ran, some clients failed: {stderr}");
     assert!(stderr.contains("client 1") && stderr.contains("iozone.tmp"), "{stderr}");
@@ -125,22 +115,7 @@ fn a_failing_client_is_recorded_and_the_others_go_on_under_continue() {
 fn a_failing_client_ends_the_run_under_abort() {
     let sb = Sandbox::new();
     let target = sb.target();
-    let out = sb.run(&[
-        "run",
-        "iozone",
-        "--target",
-        target.to_str().unwrap(),
-        "--files",
-        "256k",
-        "--records",
-        "64k",
-        "--tests",
-        "write,read",
-        "--clients",
-        "3",
-        "--before",
-        BREAK_CLIENT_1,
-    ]);
+    let out = sb.run(&small_iozone(target.to_str().unwrap(), &["--clients", "3", "--before", BREAK_CLIENT_1]));
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("client 1:") && stderr.contains("Is a directory"), "{stderr}");

@@ -2,7 +2,7 @@
 //! a message where mpirun or the MPI headers are missing). The MPI build is
 //! made once, into target/mpi, by `cargo build --release --features mpi`.
 
-use crate::clients::assert_barrier_held;
+use crate::clients::{assert_barrier_held, small_iozone};
 use crate::helpers::*;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -108,23 +108,8 @@ fn a_failing_rank_is_recorded_and_the_others_go_on() {
     let Some(bin) = mpi_binary() else { return };
     let sb = Sandbox::new();
     let target = sb.target();
-    let args = [
-        bin.to_str().unwrap(),
-        "run",
-        "iozone",
-        "--target",
-        target.to_str().unwrap(),
-        "--files",
-        "256k",
-        "--records",
-        "64k",
-        "--tests",
-        "write,read",
-        "--before",
-        "if [ \"$IOMATRIX_RANK\" = 2 ]; then mkdir iozone.tmp; fi",
-        "--on-client-error",
-        "continue",
-    ];
+    let extra = ["--before", "if [ \"$IOMATRIX_RANK\" = 2 ]; then mkdir iozone.tmp; fi", "--on-client-error", "continue"];
+    let args = [&[bin.to_str().unwrap()][..], &small_iozone(target.to_str().unwrap(), &extra)].concat();
     let (out, _) = mpirun(&sb, 3, &args, Duration::from_secs(120));
     assert_eq!(out.status.code(), Some(3), "{}", text(&out).1);
     for c in cells(&sb.last_run()) {
