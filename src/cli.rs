@@ -13,9 +13,9 @@ use std::path::PathBuf;
         Finished so far: the IOzone suite (`run iozone`, and `iozone` with IOzone's own flags), access \
         specs with io_uring (`run access`), Bonnie (`run bonnie`, `bonnie`), the file-server load (`run \
         fileserver`), the backup walk (`run backup`), `extents` and `scan`, on local paths, mounted shares \
-        and raw devices, with many clients (`--clients N` threads, or MPI ranks under mpirun in a build \
-        with `--features mpi`) and the results database (`runs`, `show`). Not yet built: built-in \
-        NFS/SMB clients, compare/sweep/import and HTML reports, `clean` and `--verify`.",
+        and raw devices, with many clients for the iozone and access suites (`--clients N` threads, or MPI \
+        ranks under mpirun in a build with `--features mpi`; not yet for bonnie, fileserver, backup) \
+        and the results database (`runs`, `show`). Not yet built: built-in NFS/SMB clients, compare/sweep/import and HTML reports, `clean` and `--verify`.",
     after_help = "Exit codes: 0 done, 1 the run failed, 2 bad input, 3 every cell ran but some clients failed \
         some (--on-client-error continue), 130 interrupted."
 )]
@@ -167,31 +167,6 @@ pub struct RunBackupArgs {
     /// Print the stored run as JSON (schema "iomatrix.run/1") instead of tables
     #[arg(long)]
     pub json: bool,
-
-    /// Clients on this host (threads), each in its own folder `client-N` of the working folder,
-    /// all starting every cell together. Under mpirun each rank is one client: leave this at 1
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub clients: usize,
-
-    /// Shell command each client runs before its first cell (e.g. to log in to the server),
-    /// in its folder, with IOMATRIX_RANK, IOMATRIX_CLIENTS and IOMATRIX_CLIENT_DIR set;
-    /// a failure fails that client
-    #[arg(long, value_name = "CMD")]
-    pub before: Option<String>,
-
-    /// Shell command each client runs after its last cell (same environment as --before)
-    #[arg(long, value_name = "CMD")]
-    pub after: Option<String>,
-
-    /// When a client fails a cell: abort (stop every client, end the run) or continue
-    /// (record the failure and its lost samples, keep the others' figures, go on)
-    #[arg(long, default_value = "abort", value_name = "WHAT")]
-    pub on_client_error: String,
-
-    /// Under mpirun: the longest any rank waits for another (a hung or dead rank ends the run
-    /// with a message after this, keeping the finished cells)
-    #[arg(long, default_value = "10m", value_name = "TIME", allow_hyphen_values = true)]
-    pub client_timeout: String,
 }
 
 #[derive(Args, Debug)]
@@ -391,7 +366,8 @@ pub struct CommonRunArgs {
     pub json: bool,
 
     /// Clients on this host (threads), each in its own folder `client-N` of the working folder,
-    /// all starting every cell together. Under mpirun each rank is one client: leave this at 1
+    /// all starting every cell together (iozone and access; the other suites refuse N > 1 for
+    /// now). Under mpirun each rank is one client: leave this at 1
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub clients: usize,
 

@@ -14,8 +14,16 @@ use std::path::PathBuf;
 pub enum Shared {
     /// No run: the reason was already printed at rank 0.
     Off,
-    Iozone { plan: iomatrix_iozone::IozonePlan, workdir: PathBuf, clients: ClientPlan },
-    Access { plan: iomatrix_access::AccessPlan, workdir: Option<PathBuf>, clients: ClientPlan },
+    Iozone {
+        plan: iomatrix_iozone::IozonePlan,
+        workdir: PathBuf,
+        clients: ClientPlan,
+    },
+    Access {
+        plan: iomatrix_access::AccessPlan,
+        workdir: Option<PathBuf>,
+        clients: ClientPlan,
+    },
 }
 
 #[cfg(feature = "mpi")]
@@ -48,8 +56,8 @@ impl Ranks {
         #[cfg(feature = "mpi")]
         {
             let stop = crate::signals::install()?;
-            let mpi = iomatrix_coord::mpi::MpiGroup::init(crate::clients::DEFAULT_TIMEOUT, stop)
-                .map_err(UsageError::new)?;
+            let mpi =
+                iomatrix_coord::mpi::MpiGroup::init(crate::clients::DEFAULT_TIMEOUT, stop).map_err(UsageError::new)?;
             let turned_away = match &mpi {
                 Some(group) => !check_versions(group)?,
                 None => false,

@@ -2,8 +2,8 @@
 
 use crate::clients::ClientPlan;
 use crate::iozone_job::{self, IozoneJob};
-use crate::ranks::Ranks;
 use crate::job::Output;
+use crate::ranks::Ranks;
 use iomatrix_iozone::front;
 use std::path::Path;
 use std::process::ExitCode;

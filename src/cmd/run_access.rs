@@ -2,12 +2,12 @@
 
 use crate::cli::RunAccessArgs;
 use crate::clients::ClientPlan;
-use crate::ranks::{Ranks, Shared};
-use iomatrix_coord::Setup;
 use crate::job::{Job, JobSpec, JobTarget, Output};
+use crate::ranks::{Ranks, Shared};
 use crate::raw_device::RawDevice;
 use crate::render::access::human_ns;
 use iomatrix_access::{AccessPlan, AccessResult, Limit, Live};
+use iomatrix_coord::Setup;
 use iomatrix_core::{parse_duration, parse_size_list, BackendKind, ByteSize, UsageError};
 use iomatrix_stats::LatencySummary;
 use iomatrix_store::CellRow;
@@ -53,9 +53,15 @@ pub fn run(args: RunAccessArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
     )?;
     let workdir = job.workdir.as_ref().map(|w| w.path().to_path_buf());
     let stop = job.stop;
-    ranks.share(&Shared::Access { plan: plan.clone(), workdir: workdir.clone(), clients: clients.clone() }, &clients)?;
-    let setup =
-        Setup { cells: cells.len(), workdir: workdir.as_deref(), hooks: &clients.hooks, on_error: clients.on_error, stop };
+    ranks
+        .share(&Shared::Access { plan: plan.clone(), workdir: workdir.clone(), clients: clients.clone() }, &clients)?;
+    let setup = Setup {
+        cells: cells.len(),
+        workdir: workdir.as_deref(),
+        hooks: &clients.hooks,
+        on_error: clients.on_error,
+        stop,
+    };
     let group = ranks.group(plan.clients);
     // Under MPI, rank 0 sees only its own client live; the other ranks' figures arrive per cell.
     let live = Live::new(if ranks.mpi_size().is_some() { 1 } else { plan.clients });

@@ -2,9 +2,9 @@
 
 use crate::cli::RunIozoneArgs;
 use crate::clients::ClientPlan;
-use crate::ranks::Ranks;
 use crate::iozone_job::{self, IozoneJob};
 use crate::job::Output;
+use crate::ranks::Ranks;
 use iomatrix_core::{parse_size_list, BackendKind, UsageError};
 use iomatrix_iozone::{IozonePlan, IozoneTest, AUTO_MAX_FILE, AUTO_MAX_RECORD, AUTO_MIN_FILE, AUTO_MIN_RECORD};
 use std::path::Path;

@@ -2,9 +2,9 @@
 //! so `run` and `show` print the same thing, today or next year.
 
 pub mod access;
-mod clients;
 pub mod backup;
 pub mod bonnie;
+mod clients;
 pub mod fileserver;
 pub mod iozone;
 

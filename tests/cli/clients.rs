@@ -100,7 +100,8 @@ fn a_failing_client_is_recorded_and_the_others_go_on_under_continue() {
     let cells = cells(&run);
     assert_eq!(cells.len(), 2);
     for c in &cells {
-        let ranks: Vec<u64> = c["client_figures"].as_array().unwrap().iter().map(|f| f["rank"].as_u64().unwrap()).collect();
+        let ranks: Vec<u64> =
+            c["client_figures"].as_array().unwrap().iter().map(|f| f["rank"].as_u64().unwrap()).collect();
         assert_eq!(ranks, [0, 2], "the others' figures are kept");
         let failed = c["metrics"]["failed_clients"].as_array().unwrap();
         assert_eq!(failed.len(), 1);
@@ -173,4 +174,6 @@ fn bad_client_flags_are_usage_errors() {
     assert_usage_error(&run(&["--clients", "0"]), "--clients 0");
     let fileserver = sb.run(&["run", "fileserver", "--target", t, "--clients", "2"]);
     assert_usage_error(&fileserver, "does not run from many clients yet");
+    let bonnie = sb.run(&["run", "bonnie", "--target", t, "--size", "1m", "--clients", "2"]);
+    assert_usage_error(&bonnie, "does not run from many clients yet");
 }

@@ -92,7 +92,8 @@ fn four_ranks_are_four_clients_in_their_own_folders() {
     assert_eq!(cells.len(), 2);
     for c in &cells {
         assert_barrier_held(c, 4);
-        let ranks: Vec<u64> = c["client_figures"].as_array().unwrap().iter().map(|f| f["rank"].as_u64().unwrap()).collect();
+        let ranks: Vec<u64> =
+            c["client_figures"].as_array().unwrap().iter().map(|f| f["rank"].as_u64().unwrap()).collect();
         assert_eq!(ranks, [0, 1, 2, 3]);
         assert_eq!(c["bytes"].as_u64().unwrap(), 4 << 20);
     }
@@ -108,7 +109,8 @@ fn a_failing_rank_is_recorded_and_the_others_go_on() {
     let Some(bin) = mpi_binary() else { return };
     let sb = Sandbox::new();
     let target = sb.target();
-    let extra = ["--before", "if [ \"$IOMATRIX_RANK\" = 2 ]; then mkdir iozone.tmp; fi", "--on-client-error", "continue"];
+    let extra =
+        ["--before", "if [ \"$IOMATRIX_RANK\" = 2 ]; then mkdir iozone.tmp; fi", "--on-client-error", "continue"];
     let args = [&[bin.to_str().unwrap()][..], &small_iozone(target.to_str().unwrap(), &extra)].concat();
     let (out, _) = mpirun(&sb, 3, &args, Duration::from_secs(120));
     assert_eq!(out.status.code(), Some(3), "{}", text(&out).1);
@@ -222,4 +224,23 @@ fn clients_flag_under_mpirun_is_a_usage_error() {
     let (_, stderr) = text(&out);
     assert!(stderr.contains("each MPI rank is one client"), "{stderr}");
     assert!(!out.status.success());
+}
+
+#[test]
+fn suites_without_many_clients_refuse_mpirun() {
+    let Some(bin) = mpi_binary() else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let t = target.to_str().unwrap();
+    let bin = bin.to_str().unwrap();
+    for args in [
+        vec![bin, "run", "backup", "--target", t],
+        vec![bin, "run", "fileserver", "--target", t],
+        vec![bin, "run", "bonnie", "--target", t, "--size", "1m"],
+    ] {
+        let (out, _) = mpirun(&sb, 2, &args, Duration::from_secs(60));
+        let (_, stderr) = text(&out);
+        assert!(!out.status.success() && stderr.contains("does not run from many clients yet"), "{stderr}");
+    }
+    assert!(sb.leftovers().is_empty());
 }

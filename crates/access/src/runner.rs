@@ -307,7 +307,12 @@ impl Client<'_> {
         Ok(figures)
     }
 
-    fn drive(&self, file: &mut dyn QueuedFile, cell: &AccessCell, origin: Instant) -> Result<AccessFigures, ClientFailure> {
+    fn drive(
+        &self,
+        file: &mut dyn QueuedFile,
+        cell: &AccessCell,
+        origin: Instant,
+    ) -> Result<AccessFigures, ClientFailure> {
         let rank = self.rank;
         let bs = cell.block_size.bytes();
         let align = self.plan.alignment_of(cell.block_size);

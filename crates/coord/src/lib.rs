@@ -21,8 +21,8 @@ mod local;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 
-pub use client::{ClientWork, Start};
 pub use client::ClientCell;
+pub use client::{ClientWork, Start};
 pub use collect::{lead, Gathered, Group, Setup};
 pub use hooks::Hooks;
 pub use local::{local_group, LocalCoordinator};
@@ -120,7 +120,10 @@ pub enum Ending {
     /// The stop flag was raised from outside (Ctrl-C) with no client failing.
     Interrupted,
     /// A client failed in cell `cell` (an index); the others were stopped.
-    ClientFailed { cell: usize, failures: Vec<ClientFailure> },
+    ClientFailed {
+        cell: usize,
+        failures: Vec<ClientFailure>,
+    },
     /// Every cell ran, but with `--on-client-error continue` some clients
     /// failed some cells: (cell, failure) pairs. Their figures are lost.
     ClientsLost(Vec<(usize, ClientFailure)>),

@@ -166,7 +166,8 @@ impl MpiGroup {
         let dir = setup.dir(rank)?;
         let mut work = make(rank, &dir);
         let coord = MpiCoordinator { group: self };
-        let how = Drive { cells: setup.cells, dir: &dir, hooks: setup.hooks, on_error: setup.on_error, stop: setup.stop };
+        let how =
+            Drive { cells: setup.cells, dir: &dir, hooks: setup.hooks, on_error: setup.on_error, stop: setup.stop };
         if !self.is_leader() {
             drive(&coord, &how, &mut work, &mut |_, cell| self.report(cell, setup.stop));
             return Ok(None);

@@ -78,10 +78,17 @@ impl CellResult {
         let sys_ns: u64 = clients.iter().map(|c| c.measured.cpu.sys_ns).sum();
         let kib_per_sec = clients.iter().map(ClientFigures::kib_per_sec).sum();
         let kib_per_sec_overall = iomatrix_stats::kib_per_sec(bytes, Duration::from_nanos(wall_ns));
-        let stonewalled: u64 = clients
-            .iter()
-            .map(|c| if c.measured.end_ns <= first_finish_ns { c.moved.bytes } else { c.marks.bytes_by(first_finish_ns) })
-            .sum();
+        let stonewalled: u64 =
+            clients
+                .iter()
+                .map(|c| {
+                    if c.measured.end_ns <= first_finish_ns {
+                        c.moved.bytes
+                    } else {
+                        c.marks.bytes_by(first_finish_ns)
+                    }
+                })
+                .sum();
         let kib_per_sec_stonewalled = if clients.len() == 1 {
             kib_per_sec_overall
         } else {
@@ -300,9 +307,7 @@ impl<'a> Client<'a> {
 
     fn direction(&self, cell: &CellSpec) -> Direction {
         match cell.test {
-            IozoneTest::Mixed => {
-                Direction::Mixed { seed: self.plan.seed ^ cell.index as u64 ^ self.rank as u64 }
-            }
+            IozoneTest::Mixed => Direction::Mixed { seed: self.plan.seed ^ cell.index as u64 ^ self.rank as u64 },
             t if t.writes() => Direction::Write,
             _ => Direction::Read,
         }
