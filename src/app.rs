@@ -32,13 +32,10 @@ fn dispatch(ranks: &Ranks) -> anyhow::Result<ExitCode> {
         Command::Run { suite: Suite::Iozone(args) } => cmd::run_iozone::run(args, &db()?, ranks),
         Command::Run { suite: Suite::Access(args) } => cmd::run_access::run(args, &db()?, ranks),
         Command::Run { suite: Suite::Bonnie(args) } => {
-            refuse_many(&args.common, ranks, "bonnie")?;
+            refuse_many(&args.common.client, ranks, "bonnie")?;
             cmd::run_bonnie::run(args, &db()?)
         }
-        Command::Run { suite: Suite::Backup(args) } => {
-            refuse_mpirun(ranks, "run backup")?;
-            cmd::run_backup::run(args, &db()?)
-        }
+        Command::Run { suite: Suite::Backup(args) } => cmd::run_backup::run(args, &db()?, ranks),
         Command::Run { suite: Suite::Fileserver(args) } => cmd::run_fileserver::run(args, &db()?, ranks),
         Command::Extents(args) => cmd::extents::run(args),
         Command::Scan(args) => cmd::scan::run(args),
@@ -53,7 +50,7 @@ fn dispatch(ranks: &Ranks) -> anyhow::Result<ExitCode> {
 }
 
 /// Bonnie does not run from many clients yet: its client flags are refused, not ignored.
-fn refuse_many(common: &crate::cli::CommonRunArgs, ranks: &Ranks, suite: &str) -> Result<(), UsageError> {
+fn refuse_many(common: &crate::cli::ClientArgs, ranks: &Ranks, suite: &str) -> Result<(), UsageError> {
     crate::clients::refuse_many(common, ranks.mpi_size(), suite, "run it from one client, without these")
 }
 

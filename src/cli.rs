@@ -13,8 +13,8 @@ use std::path::PathBuf;
         Finished so far: the IOzone suite (`run iozone`, and `iozone` with IOzone's own flags), access \
         specs with io_uring (`run access`), Bonnie (`run bonnie`, `bonnie`), the file-server load (`run \
         fileserver`), the backup walk (`run backup`), `extents` and `scan`, on local paths, mounted shares \
-        and raw devices, with many clients for the iozone and access suites (`--clients N` threads, or MPI \
-        ranks under mpirun in a build with `--features mpi`; not yet for bonnie, fileserver, backup) \
+        and raw devices, with many clients for the iozone, access and backup suites (`--clients N` threads, or MPI \
+        ranks under mpirun in a build with `--features mpi`; not yet for bonnie and fileserver) \
         and the results database (`runs`, `show`). Not yet built: built-in NFS/SMB clients, compare/sweep/import and HTML reports, `clean` and `--verify`.",
     after_help = "Exit codes: 0 done, 1 the run failed, 2 bad input, 3 every cell ran but some clients failed \
         some (--on-client-error continue), 130 interrupted."
@@ -147,7 +147,9 @@ pub struct RunFileserverArgs {
 
 #[derive(Args, Debug)]
 pub struct RunBackupArgs {
-    /// The tree to walk and read (read only: no working folder, nothing written there)
+    /// The tree to walk and read (read only: no working folder, nothing written there). With
+    /// --clients N > 1 (or N MPI ranks), client r walks DIR/client-r instead, the layout a kept
+    /// many-client run leaves; each must exist. Hooks run in the current folder
     #[arg(long, value_name = "DIR")]
     pub target: PathBuf,
 
@@ -167,6 +169,9 @@ pub struct RunBackupArgs {
     /// Print the stored run as JSON (schema "iomatrix.run/1") instead of tables
     #[arg(long)]
     pub json: bool,
+
+    #[command(flatten)]
+    pub client: ClientArgs,
 }
 
 #[derive(Args, Debug)]
@@ -365,9 +370,17 @@ pub struct CommonRunArgs {
     #[arg(long)]
     pub json: bool,
 
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+/// The client flags every suite takes: how many clients, their hooks, what
+/// a failed one does to the run.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Clients")]
+pub struct ClientArgs {
     /// Clients on this host (threads), each in its own folder `client-N` of the working folder,
-    /// all starting every cell together (iozone and access; the other suites refuse N > 1 for
-    /// now). Under mpirun each rank is one client: leave this at 1
+    /// all starting every cell together. Under mpirun each rank is one client: leave this at 1
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub clients: usize,
 
@@ -390,6 +403,18 @@ pub struct CommonRunArgs {
     /// with a message after this, keeping the finished cells)
     #[arg(long, default_value = "10m", value_name = "TIME", allow_hyphen_values = true)]
     pub client_timeout: String,
+}
+
+impl Default for ClientArgs {
+    fn default() -> ClientArgs {
+        ClientArgs {
+            clients: 1,
+            before: None,
+            after: None,
+            on_client_error: "abort".into(),
+            client_timeout: "10m".into(),
+        }
+    }
 }
 
 /// `iomatrix scan PATH`.

@@ -1,7 +1,7 @@
 //! The common client flags (`--clients`, `--before`, `--after`,
 //! `--on-client-error`, `--client-timeout`) as a validated [`ClientPlan`].
 
-use crate::cli::CommonRunArgs;
+use crate::cli::ClientArgs;
 use iomatrix_coord::{Hooks, OnClientError};
 use iomatrix_core::{parse_duration, UsageError};
 use std::time::Duration;
@@ -25,7 +25,7 @@ impl ClientPlan {
     }
 
     /// `mpi_ranks` is the number of ranks when running under mpirun.
-    pub fn from_args(common: &CommonRunArgs, mpi_ranks: Option<usize>) -> Result<ClientPlan, UsageError> {
+    pub fn from_args(common: &ClientArgs, mpi_ranks: Option<usize>) -> Result<ClientPlan, UsageError> {
         if common.clients == 0 {
             return Err(UsageError::new("--clients 0: a run needs at least one client; give --clients 1 or more"));
         }
@@ -57,7 +57,7 @@ impl ClientPlan {
 
 /// For a suite that does not run from many clients yet: refuses the client
 /// flags and mpirun instead of ignoring them.
-pub fn refuse_many(common: &CommonRunArgs, mpi_ranks: Option<usize>, suite: &str, why: &str) -> Result<(), UsageError> {
+pub fn refuse_many(common: &ClientArgs, mpi_ranks: Option<usize>, suite: &str, why: &str) -> Result<(), UsageError> {
     let asked = if mpi_ranks.is_some() {
         Some("running under mpirun")
     } else if common.clients > 1 {

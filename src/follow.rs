@@ -31,6 +31,11 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
             let live = iomatrix_access::Live::new(1);
             iomatrix_access::execute(&plan, &ranks.group(1), &setup, &live, |_| Ok(()))?;
         }
+        Shared::Backup { plan, clients } => {
+            let setup = Setup { cells: 1, workdir: None, hooks: &clients.hooks, on_error: clients.on_error, stop };
+            let live = iomatrix_backup::LiveClients::new(1);
+            iomatrix_backup::execute_clients(&plan, &ranks.group(1), &setup, &live, |_| Ok(()))?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

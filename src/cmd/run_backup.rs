@@ -1,28 +1,42 @@
-//! `iomatrix run backup`: the backup walk of a tree, stored as one cell.
+//! `iomatrix run backup`: the backup walk of a tree, stored as one cell,
+//! from one client or many at once (threads, or MPI ranks): with N > 1,
+//! client r walks its own tree `TARGET/client-r`.
 
 use crate::cli::RunBackupArgs;
-use crate::job::{Job, JobSpec, JobTarget, Output};
-use iomatrix_backup::{BackupPlan, BackupResult};
+use crate::clients::ClientPlan;
+use crate::job::{human, Job, JobSpec, JobTarget, Output};
+use crate::ranks::{Ranks, Shared};
+use iomatrix_backup::{BackupCell, BackupPlan, LiveClients};
+use iomatrix_coord::Setup;
 use iomatrix_core::{BackendKind, ByteSize, UsageError};
-use iomatrix_iozone::{ClientFailure, Ending};
+use iomatrix_iozone::Ending;
 use iomatrix_store::CellRow;
 use serde_json::json;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 /// The one cell's `test`.
 pub const TEST: &str = "backup";
 
-pub fn run(args: RunBackupArgs, db: &Path) -> anyhow::Result<ExitCode> {
+/// Clients as threads, or as MPI ranks when running under mpirun.
+pub fn run(args: RunBackupArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let read_size = args
         .read_size
         .parse::<ByteSize>()
         .map_err(|e| UsageError::new(format!("--read-size {}: {e}", args.read_size)))?;
+    let mpi_size = ranks.mpi_size();
+    let clients = ClientPlan::from_args(&args.client, mpi_size)?;
     let root = check_tree(&args.target, "--target")?;
+    check_client_trees(&root, clients.count)?;
     let plan = BackupPlan { root: root.clone(), read_size: read_size.bytes(), cold: !args.warm };
     plan.validate().map_err(|e| UsageError::new(format!("--read-size {}: {e}", args.read_size)))?;
     let labels = crate::cmd::run_iozone::labels(&args.labels)?;
+    let trees = match clients.count {
+        1 => json!(null),
+        n => json!(format!("{}/client-0 .. client-{}: one per client", root.display(), n - 1)),
+    };
     let mut job = Job::start(
         JobSpec {
             suite: TEST,
@@ -34,14 +48,16 @@ pub fn run(args: RunBackupArgs, db: &Path) -> anyhow::Result<ExitCode> {
             peak_detail: String::new(),
             backend: BackendKind::Sync,
             direct: false,
-            clients: 1,
+            clients: clients.count,
             plan: serde_json::to_value(&plan)?,
             conditions: json!({
                 "cache": plan.cache_condition(),
                 // The tree's sizes are known only after the walk (see the cell's bytes).
                 "files_vs_ram": null,
-                "timing": "open + read + close of each file, summed; walk, stat, FIEMAP and eviction outside",
+                "timing": "open + read + close of each file, summed; walk, stat and FIEMAP outside; a cold walk's \
+                           syncfs and cache drop before the start",
                 "read_size": plan.read_size,
+                "trees": trees,
             }),
             total_cells: 1,
             keep_cell_lines: true,
@@ -49,42 +65,118 @@ pub fn run(args: RunBackupArgs, db: &Path) -> anyhow::Result<ExitCode> {
         },
         db,
     )?;
-    let live_line = job.progress.live_line();
-    let mut shown = Instant::now();
-    let outcome = iomatrix_backup::execute(&plan, job.stop, &mut |live| {
-        if let Some(bar) = &live_line {
-            if shown.elapsed() >= Duration::from_millis(200) {
-                shown = Instant::now();
-                bar.set_message(format!(
-                    "{} files, {}, {} errors",
-                    live.files,
-                    crate::job::human(live.bytes),
-                    live.errors
-                ));
-            }
+    ranks.share(&Shared::Backup { plan: plan.clone(), clients: clients.clone() }, &clients)?;
+    let setup = Setup { cells: 1, workdir: None, hooks: &clients.hooks, on_error: clients.on_error, stop: job.stop };
+    let group = ranks.group(clients.count);
+    // Under MPI, rank 0 sees only its own client live; the others' figures arrive with the cell.
+    let live = LiveClients::new(if mpi_size.is_some() { 1 } else { clients.count });
+    let (walk_done, interrupted) = (AtomicBool::new(false), AtomicBool::new(false));
+    let outcome = std::thread::scope(|scope| {
+        if let Some(bar) = job.progress.live_line() {
+            let (live, walk_done, mpi) = (&live, &walk_done, mpi_size.is_some());
+            scope.spawn(move || {
+                while !walk_done.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(200));
+                    bar.set_message(live_message(live, mpi));
+                }
+            });
         }
+        let outcome = iomatrix_backup::execute_clients(&plan, &group, &setup, &live, |cell| {
+            interrupted.store(cell.interrupted(), Ordering::Relaxed);
+            job.store_cell(&row(&plan, cell), &done_line(cell)).map_err(|e| format!("storing the backup walk: {e}"))
+        });
+        walk_done.store(true, Ordering::Relaxed);
+        outcome
     });
-    let ending = match outcome {
-        Ok(result) => {
-            let line = format!(
-                "backup walk: {} files, {}, {:.1} MiB/min{}",
-                result.files,
-                crate::job::human(result.bytes),
-                result.mib_per_min,
-                if result.interrupted { " (interrupted)" } else { "" }
-            );
-            match job.store_cell(&row(&plan, &result), &line) {
-                Err(e) => Ok((0, Ending::SinkFailed(format!("storing the backup walk: {e}")))),
-                Ok(()) if result.interrupted => Ok((1, Ending::Interrupted)),
-                Ok(()) => Ok((1, Ending::Completed)),
-            }
-        }
-        Err(e) => Ok((0, Ending::ClientFailed { cell: 0, failures: vec![ClientFailure::error(0, e.0)] })),
-    };
-    job.finish(ending, |_| "the backup walk".to_string(), &Output { json: args.json, ..Output::default() })
+    let outcome = outcome.map(|o| match o.unwrap_or((0, Ending::Completed)) {
+        (done, Ending::Completed) if interrupted.load(Ordering::Relaxed) => (done, Ending::Interrupted),
+        other => other,
+    });
+    job.finish(outcome, |_| "the backup walk".to_string(), &Output { json: args.json, ..Output::default() })
 }
 
-fn row(plan: &BackupPlan, r: &BackupResult) -> CellRow {
+/// With more than one client, each walks `root/client-r`: all must be there
+/// before anything runs.
+fn check_client_trees(root: &Path, clients: usize) -> Result<(), UsageError> {
+    let missing: Vec<PathBuf> = iomatrix_backup::missing_client_trees(root, clients);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = missing.iter().map(|p| p.display().to_string()).collect();
+    Err(UsageError::new(format!(
+        "{clients} clients, but {} {} missing (or not a folder): with more than one client, client r walks its own tree \
+         TARGET/client-r, so {}/client-0 .. client-{} must each be a folder (the layout a kept run with --clients \
+         {clients} leaves); make them, or walk {} itself with one client",
+        names.join(", "),
+        if names.len() == 1 { "is" } else { "are" },
+        root.display(),
+        clients - 1,
+        root.display()
+    )))
+}
+
+/// The live line: the files and bytes so far and, with many clients, the
+/// sum of their rates and the slowest of them.
+fn live_message(live: &LiveClients, mpi: bool) -> String {
+    let t = live.total();
+    let mut msg = format!("{} files, {}, {} errors", t.files, human(t.bytes), t.errors);
+    if mpi {
+        msg = format!("rank 0's client: {msg}, {:.1} MiB/min", live.mib_per_min_sum());
+    } else if let Some((rank, rate)) = live.slowest() {
+        msg += &format!(", {:.1} MiB/min summed, slowest client {rank}: {rate:.1} MiB/min", live.mib_per_min_sum());
+    }
+    msg
+}
+
+/// The line kept for the finished walk.
+fn done_line(cell: &BackupCell) -> String {
+    let r = &cell.total;
+    let mut line = format!("backup walk: {} files, {}, {:.1} MiB/min", r.files, human(r.bytes), r.mib_per_min);
+    if let Some(slowest) = cell.slowest() {
+        line += &format!(
+            " summed over {} clients, overall {:.1} MiB/min (slowest: client {} at {:.1} MiB/min)",
+            cell.clients.len(),
+            cell.mib_per_min_overall,
+            slowest.rank,
+            slowest.result.mib_per_min
+        );
+    }
+    if !cell.failures.is_empty() {
+        line += &format!(", {} client(s) failed", cell.failures.len());
+    }
+    if r.interrupted {
+        line += " (interrupted)";
+    }
+    line
+}
+
+/// The cell: the merged walk in `metrics` (the clients' counts added up,
+/// `mib_per_min` the sum of their own rates) with the many-client figures
+/// beside it, and each client's own walk in `client_figures`. `kib_per_sec`
+/// is the sum of the clients' rates, `wall_ns` the longest client's open +
+/// read + close time (with one client, exactly its walk's figures).
+fn row(plan: &BackupPlan, cell: &BackupCell) -> CellRow {
+    let r = &cell.total;
+    let mut metrics = serde_json::to_value(r).unwrap_or_default();
+    if let Some(m) = metrics.as_object_mut() {
+        m.insert("mib_per_min_sum_of_clients".into(), json!(r.mib_per_min));
+        m.insert("mib_per_min_overall".into(), json!(cell.mib_per_min_overall));
+        m.insert("overall_ns".into(), json!(r.wall_ns));
+        m.insert("failed_clients".into(), json!(cell.failures));
+        m.insert("start_barrier".into(), json!(cell.starts));
+    }
+    let client_figures: Vec<serde_json::Value> = cell
+        .clients
+        .iter()
+        .map(|c| {
+            let mut v = serde_json::to_value(&c.result).unwrap_or_default();
+            if let Some(m) = v.as_object_mut() {
+                m.insert("rank".into(), json!(c.rank));
+                m.insert("root".into(), json!(c.root));
+            }
+            v
+        })
+        .collect();
     CellRow {
         seq: 0,
         test: TEST.into(),
@@ -92,16 +184,20 @@ fn row(plan: &BackupPlan, r: &BackupResult) -> CellRow {
         record_size: Some(plan.read_size),
         backend: BackendKind::Sync.name().into(),
         direct: false,
-        clients: 1,
+        clients: cell.clients.len(),
         bytes: r.bytes,
         ops: r.files,
-        wall_ns: r.read_ns,
+        wall_ns: cell.clients.iter().map(|c| c.result.read_ns).max().unwrap_or(0),
         user_ns: r.user_ns,
         sys_ns: r.sys_ns,
-        kib_per_sec: iomatrix_stats::kib_per_sec(r.bytes, Duration::from_nanos(r.read_ns)),
+        kib_per_sec: cell
+            .clients
+            .iter()
+            .map(|c| iomatrix_stats::kib_per_sec(c.result.bytes, Duration::from_nanos(c.result.read_ns)))
+            .sum(),
         cpu_percent: r.cpu_percent,
-        metrics: serde_json::to_value(r).unwrap_or_default(),
-        client_figures: json!([]),
+        metrics,
+        client_figures: json!(client_figures),
         blobs: Vec::new(),
     }
 }

@@ -19,7 +19,7 @@ pub const DEFAULT_SIZES: &str = "4k,8k,16k,32k,64k,128k,256k,512k,1m,2m";
 
 pub fn run(args: RunFileserverArgs, db: &Path, ranks: &crate::ranks::Ranks) -> anyhow::Result<ExitCode> {
     crate::clients::refuse_many(
-        &args.common,
+        &args.common.client,
         ranks.mpi_size(),
         "fileserver",
         "its --connections are its clients (threads of one process, all started together); run it without these",

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 const DEFAULT_FILES: &str = "64k..16m";
 
 pub fn run(args: RunIozoneArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
-    let clients = ClientPlan::from_args(&args.common, ranks.mpi_size())?;
+    let clients = ClientPlan::from_args(&args.common.client, ranks.mpi_size())?;
     let job = IozoneJob {
         plan: plan(&args, clients.count)?,
         target: args.common.target.clone().unwrap_or_else(std::env::temp_dir),

@@ -491,3 +491,113 @@ fn files_another_user_cannot_open_are_counted_and_the_walk_goes_on() {
     assert!(m["errors"]["examples"][0]["path"].as_str().unwrap().ends_with("/secret"));
     assert_eq!(m["noatime_refused"], 2);
 }
+
+/// TARGET/client-0..n, each a small tree of its own sizes, and a file at the
+/// top that no client walks: (files, bytes) of each client's tree.
+fn make_client_trees(target: &Path, n: usize) -> Vec<(u64, u64)> {
+    std::fs::write(target.join("not-a-client-tree"), data(12_345, 99)).unwrap();
+    (0..n)
+        .map(|r| {
+            let tree = target.join(format!("client-{r}"));
+            std::fs::create_dir_all(tree.join("sub")).unwrap();
+            let sizes = [0usize, 10 + r, 70_000 * (r + 1), (1 << 20) + r];
+            for (i, len) in sizes.iter().enumerate() {
+                let name = if i % 2 == 0 { format!("f{i}") } else { format!("sub/f{i}") };
+                std::fs::write(tree.join(name), data(*len, (10 * r + i) as u64)).unwrap();
+            }
+            (sizes.len() as u64, sizes.iter().map(|s| *s as u64).sum())
+        })
+        .collect()
+}
+
+#[test]
+fn run_backup_from_three_clients_each_walks_its_own_tree() {
+    // tmpfs where we may mount it, else the system's temporary folder.
+    let tmpfs = Mount::virtual_fs("tmpfs", "size=64m");
+    let sb = Sandbox::new();
+    let target = tmpfs.as_ref().map_or_else(|| sb.target(), |m| m.point.clone());
+    let trees = make_client_trees(&target, 3);
+    let before = (walk(&target), atimes(&target));
+    for extra in [vec!["--clients", "3"], vec!["--clients", "3", "--warm", "--read-size", "4k"]] {
+        let run = backup_ok(&sb, &target, &extra);
+        assert_eq!(run["run"]["status"], "complete");
+        assert_eq!(run["run"]["conditions"]["clients"], 3);
+        let cells = cells(&run);
+        assert_eq!(cells.len(), 1);
+        let c = &cells[0];
+        let m = &c["metrics"];
+        assert_eq!(c["clients"], 3);
+        crate::clients::assert_barrier_held(c, 3);
+        let starts = m["start_barrier"].as_array().unwrap();
+        for s in starts {
+            for t in starts {
+                assert!(s["left_unix_ns"].as_u64() >= t["arrived_unix_ns"].as_u64(), "{starts:?}");
+            }
+        }
+        assert_eq!(m["failed_clients"].as_array().unwrap().len(), 0);
+        let figures = c["client_figures"].as_array().unwrap();
+        assert_eq!(figures.len(), 3);
+        for (r, (f, (files, bytes))) in figures.iter().zip(&trees).enumerate() {
+            assert_eq!(f["rank"], r);
+            assert!(f["root"].as_str().unwrap().ends_with(&format!("/client-{r}")), "{f}");
+            assert_eq!((f["files"].as_u64(), f["bytes"].as_u64()), (Some(*files), Some(*bytes)), "client {r}");
+            assert_eq!(f["errors"]["total"], 0);
+            assert_eq!(f["directories"], 1);
+            let ext = &f["extents"];
+            assert_eq!(ext["files"].as_u64().unwrap() + ext["files_without_fiemap"].as_u64().unwrap(), *files);
+        }
+        // Only the clients' trees: the file at the top is nobody's.
+        let (files, bytes): (u64, u64) = (trees.iter().map(|t| t.0).sum(), trees.iter().map(|t| t.1).sum());
+        assert_eq!((c["ops"].as_u64(), c["bytes"].as_u64()), (Some(files), Some(bytes)));
+        assert_eq!((m["files"].as_u64(), m["bytes"].as_u64()), (Some(files), Some(bytes)));
+        let classes = m["classes"].as_array().unwrap();
+        assert_eq!(classes.iter().map(|k| k["bytes"].as_u64().unwrap()).sum::<u64>(), bytes);
+        // The aggregate is the sum of the clients' own rates.
+        let f64_of = |v: &Value| v.as_f64().unwrap();
+        let sum: f64 = figures.iter().map(|f| f64_of(&f["mib_per_min"])).sum();
+        assert!(sum > 0.0);
+        for aggregate in [f64_of(&m["mib_per_min"]), f64_of(&m["mib_per_min_sum_of_clients"])] {
+            assert!((aggregate - sum).abs() <= 1e-9 * sum, "aggregate {aggregate} != sum of the clients' {sum}");
+        }
+        let kib: f64 =
+            figures.iter().map(|f| f64_of(&f["bytes"]) / 1024.0 / (f["read_ns"].as_u64().unwrap() as f64 / 1e9)).sum();
+        assert!((f64_of(&c["kib_per_sec"]) - kib).abs() <= 1e-6 * kib, "{c}");
+        // Overall: all bytes from the common start to the last client's end.
+        let overall_ns = m["overall_ns"].as_u64().unwrap();
+        assert_eq!(overall_ns, figures.iter().map(|f| f["wall_ns"].as_u64().unwrap()).max().unwrap());
+        let overall = bytes as f64 / 1048576.0 * 60.0 / (overall_ns as f64 / 1e9);
+        assert!((f64_of(&m["mib_per_min_overall"]) - overall).abs() <= 1e-9 * overall, "{m}");
+        // The text report names each client and the aggregates.
+        let id = run["run"]["id"].as_i64().unwrap().to_string();
+        let (stdout, _) = text(&sb.run(&["show", &id]));
+        assert!(stdout.contains(&format!("read: {files} files")), "{stdout}");
+        assert!(stdout.contains("the sum of the 3 clients' own rates"), "{stdout}");
+        assert!(stdout.contains("Each client's walk"), "{stdout}");
+        assert!(stdout.contains("/client-2"), "{stdout}");
+    }
+    assert_eq!((walk(&target), atimes(&target)), before, "the walk changed the trees");
+    assert!(leftovers(&target).is_empty());
+}
+
+#[test]
+fn many_clients_need_a_tree_each() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    make_client_trees(&target, 2);
+    let t = target.to_str().unwrap();
+    let out = sb.run(&["run", "backup", "--target", t, "--clients", "3"]);
+    assert_usage_error(&out, &format!("{}/client-2", target.canonicalize().unwrap().display()));
+    assert!(text(&out).1.contains("TARGET/client-r"), "{}", text(&out).1);
+    // A file where a tree should be is no tree.
+    std::fs::write(target.join("client-2"), b"x").unwrap();
+    assert_usage_error(&sb.run(&["run", "backup", "--target", t, "--clients", "3"]), "client-2");
+    assert_usage_error(&sb.run(&["run", "backup", "--target", t, "--clients", "0"]), "--clients 0");
+    assert_usage_error(
+        &sb.run(&["run", "backup", "--target", t, "--clients", "2", "--on-client-error", "maybe"]),
+        "--on-client-error",
+    );
+    assert!(!sb.db().exists() || sb.runs_json()["runs"].as_array().unwrap().is_empty(), "nothing stored");
+    // Two clients have their trees.
+    let run = backup_ok(&sb, &target, &["--clients", "2", "--warm"]);
+    assert_eq!(cells(&run)[0]["client_figures"].as_array().unwrap().len(), 2);
+}

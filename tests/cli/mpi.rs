@@ -233,14 +233,43 @@ fn suites_without_many_clients_refuse_mpirun() {
     let target = sb.target();
     let t = target.to_str().unwrap();
     let bin = bin.to_str().unwrap();
-    for args in [
-        vec![bin, "run", "backup", "--target", t],
-        vec![bin, "run", "fileserver", "--target", t],
-        vec![bin, "run", "bonnie", "--target", t, "--size", "1m"],
-    ] {
+    for args in
+        [vec![bin, "run", "fileserver", "--target", t], vec![bin, "run", "bonnie", "--target", t, "--size", "1m"]]
+    {
         let (out, _) = mpirun(&sb, 2, &args, Duration::from_secs(60));
         let (_, stderr) = text(&out);
         assert!(!out.status.success() && stderr.contains("does not run from many clients yet"), "{stderr}");
     }
     assert!(sb.leftovers().is_empty());
+}
+
+#[test]
+fn three_ranks_walk_three_trees_in_one_backup_cell() {
+    let Some(bin) = mpi_binary() else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let mut sizes = Vec::new();
+    for rank in 0..3u64 {
+        let tree = target.join(format!("client-{rank}"));
+        std::fs::create_dir_all(&tree).unwrap();
+        for i in 0..=rank {
+            std::fs::write(tree.join(format!("f{i}")), vec![7u8; 50_000 * (rank as usize + 1)]).unwrap();
+        }
+        sizes.push(((rank + 1), 50_000 * (rank + 1) * (rank + 1)));
+    }
+    let args = [bin.to_str().unwrap(), "run", "backup", "--target", target.to_str().unwrap(), "--warm"];
+    let (out, _) = mpirun(&sb, 3, &args, Duration::from_secs(120));
+    assert_success(&out);
+    let run = sb.last_run();
+    assert_eq!(run["run"]["conditions"]["clients"], 3);
+    let cells = cells(&run);
+    assert_eq!(cells.len(), 1);
+    let c = &cells[0];
+    assert_barrier_held(c, 3);
+    let figures = c["client_figures"].as_array().unwrap();
+    for (rank, (f, (files, bytes))) in figures.iter().zip(&sizes).enumerate() {
+        assert_eq!(f["rank"], rank);
+        assert_eq!((f["files"].as_u64(), f["bytes"].as_u64()), (Some(*files), Some(*bytes)), "rank {rank}");
+    }
+    assert_eq!(c["bytes"].as_u64().unwrap(), sizes.iter().map(|s| s.1).sum::<u64>());
 }

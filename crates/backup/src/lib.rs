@@ -9,6 +9,9 @@
 //!   ([`iomatrix_extents::ExtentSummary`]), entries skipped and errors
 //!   counted by kind ([`ErrorTally`]; the walk goes on after each).
 //! - [`extents_of_tree`]: the same walk, FIEMAP only, no data read.
+//! - [`execute_clients`]: the walk from many clients at once (threads or
+//!   MPI ranks), client r in its own tree `ROOT/client-r` ([`client_root`]),
+//!   all starting together; each cell merged as a [`BackupCell`].
 //!
 //! The walk never writes to the tree: it follows no symlink, stays on the
 //! root's file system (mount points below are counted, not entered), reads
@@ -17,22 +20,25 @@
 //! otherwise it falls back and counts the files whose access time may have
 //! changed). FIFOs, sockets and devices are counted and never opened.
 //!
-//! Cold (the default): before the walk the root's file system is synced
-//! (`syncfs`), and before each file is read its cached pages are dropped
+//! Cold (the default): before the walk, untimed (before the clients'
+//! common start), the root's file system is synced (`syncfs`) and every
+//! regular file's cached pages are dropped
 //! (`posix_fadvise(POSIX_FADV_DONTNEED)`), so the storage, not the page
 //! cache, serves the reads. Metadata (directories, inodes) stays cached; on
 //! tmpfs and ramfs the page cache is the storage and nothing is dropped.
 //! Warm: files are read as the cache finds them.
 //!
 //! Timing: per file, open + every read + close, and nothing else; the
-//! walk's `stat`, FIEMAP and eviction happen before, outside it. The rates
-//! are the bytes over the sum of those times; the walk's elapsed time,
-//! everything included, is reported beside them.
+//! walk's `stat` and FIEMAP happen before, outside it. The rates are the
+//! bytes over the sum of those times; the walk's elapsed time from its
+//! start, everything included, is reported beside them.
 
+mod clients;
 mod plan;
 mod result;
 mod walk;
 
+pub use clients::{client_root, execute_clients, missing_client_trees, BackupCell, ClientWalk, LiveClients};
 pub use plan::{BackupPlan, MAX_READ_SIZE};
 pub use result::{
     class_of, class_range, BackupResult, ErrorExample, ErrorTally, Live, SizeClass, Skipped, MAX_EXAMPLES,

@@ -12,7 +12,7 @@ pub struct BackupPlan {
     pub root: PathBuf,
     /// Bytes asked for by each read call.
     pub read_size: u64,
-    /// Drop each file's cached pages before reading it (after one syncfs).
+    /// Sync, then drop every file's cached pages, before the walk starts.
     pub cold: bool,
 }
 
@@ -35,7 +35,7 @@ impl BackupPlan {
     /// "cold: ..." or "warm: ...", for the results.
     pub fn cache_condition(&self) -> &'static str {
         if self.cold {
-            "cold: syncfs before the walk, each file's cached pages dropped (POSIX_FADV_DONTNEED) before it is read"
+            "cold: syncfs, then every file's cached pages dropped (POSIX_FADV_DONTNEED), before the walk starts"
         } else {
             "warm: files read as the page cache finds them"
         }

@@ -113,10 +113,14 @@ pub struct BackupResult {
     pub reads: u64,
     /// Open + read + close of every file read, summed: the timed part.
     pub read_ns: u64,
-    /// The walk's elapsed time, everything included (readdir, stat, FIEMAP, eviction).
+    /// The walk's elapsed time from its start (the clients' common start),
+    /// everything included (readdir, stat, FIEMAP).
     pub wall_ns: u64,
     /// The syncfs before a cold walk (not in `wall_ns`).
     pub sync_ns: u64,
+    /// Dropping every file's cached pages after it, before the walk (not in `wall_ns`).
+    #[serde(default)]
+    pub evict_ns: u64,
     /// MiB (2^20 bytes) per minute and per second over `read_ns`; files per second likewise.
     pub mib_per_min: f64,
     pub mib_per_sec: f64,

@@ -5,7 +5,7 @@ use crate::{BackupError, BackupPlan};
 use iomatrix_extents::{ExtentSummary, ExtentTally, Fiemap, FiemapError, FileExtents};
 use iomatrix_stats::CpuReading;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Read};
 use std::os::fd::AsFd;
@@ -168,26 +168,88 @@ pub fn read_whole(
 
 /// Walks the plan's tree and reads every regular file; `live` hears after
 /// each file. Errors on single files are counted and the walk goes on;
-/// only a root that cannot be walked, or a failed syncfs, ends it.
+/// only a root that cannot be walked, or a failed syncfs, ends it. A cold
+/// walk syncs and drops every file's cached pages first, untimed.
 pub fn execute(plan: &BackupPlan, stop: &AtomicBool, live: &mut dyn FnMut(&Live)) -> Result<BackupResult, BackupError> {
+    let prepared = prepare(plan, stop)?;
+    walk(plan, &prepared, Instant::now(), stop, live).map(|walked| walked.result)
+}
+
+/// What a cold walk did before its start, untimed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Prepared {
+    pub sync_ns: u64,
+    pub evict_ns: u64,
+    pub evict_failures: u64,
+}
+
+/// The untimed part before the walk (before the clients' common start):
+/// checks the plan and the root; for a cold walk, syncs the root's file
+/// system and drops every regular file's cached pages, walking the tree as
+/// [`walk`] will. A file that cannot be opened here is left to the walk,
+/// which counts it; a raised `stop` ends the pass early (the walk then
+/// stops at once).
+pub(crate) fn prepare(plan: &BackupPlan, stop: &AtomicBool) -> Result<Prepared, BackupError> {
     plan.validate().map_err(|e| BackupError(format!("the backup plan cannot run: {e}")))?;
     let root = plan.root.as_path();
-    let mut result = BackupResult { cold: plan.cold, ..BackupResult::default() };
-    if plan.cold {
-        let dir = File::open(root).map_err(|e| BackupError(format!("{}: {e}", root.display())))?;
-        let t = Instant::now();
-        rustix::fs::syncfs(&dir)
-            .map_err(|e| BackupError(format!("cannot sync the file system of {}: {e}", root.display())))?;
-        result.sync_ns = t.elapsed().as_nanos() as u64;
+    let mut prepared = Prepared::default();
+    if !plan.cold {
+        return Ok(prepared);
     }
+    let dir = File::open(root).map_err(|e| BackupError(format!("{}: {e}", root.display())))?;
+    let t = Instant::now();
+    rustix::fs::syncfs(&dir)
+        .map_err(|e| BackupError(format!("cannot sync the file system of {}: {e}", root.display())))?;
+    prepared.sync_ns = t.elapsed().as_nanos() as u64;
+    let t = Instant::now();
+    walk_tree(root, stop, &mut TreeCounts::default(), &mut |path, _meta, _counts| {
+        if let Ok((file, _)) = open_read(path, true, libc::O_NONBLOCK) {
+            if rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed).is_err() {
+                prepared.evict_failures += 1;
+            }
+        }
+        Flow::Go
+    })?;
+    prepared.evict_ns = t.elapsed().as_nanos() as u64;
+    Ok(prepared)
+}
+
+/// A finished walk, and its files by extent count (every file FIEMAP
+/// mapped, as in `result.extents`) so that several clients' extent
+/// summaries can be merged exactly.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Walked {
+    pub result: BackupResult,
+    pub extent_counts: BTreeMap<u64, u64>,
+}
+
+/// The walk itself, after [`prepare`]: `origin` is its clock's zero (the
+/// clients' common start), so `wall_ns` runs from there to the walk's end.
+/// Per file, untimed: open to map it with FIEMAP; timed: open, read to the
+/// end, close.
+pub(crate) fn walk(
+    plan: &BackupPlan,
+    prepared: &Prepared,
+    origin: Instant,
+    stop: &AtomicBool,
+    live: &mut dyn FnMut(&Live),
+) -> Result<Walked, BackupError> {
+    let root = plan.root.as_path();
+    let mut result = BackupResult {
+        cold: plan.cold,
+        sync_ns: prepared.sync_ns,
+        evict_ns: prepared.evict_ns,
+        evict_failures: prepared.evict_failures,
+        ..BackupResult::default()
+    };
     let mut buf = vec![0u8; plan.read_size as usize];
     let mut fiemap = Fiemap::new();
     let mut extents = ExtentTally::new();
+    let mut extent_counts = BTreeMap::new();
     let mut counts = TreeCounts::default();
     let cpu = CpuReading::now();
-    let start = Instant::now();
     let interrupted = walk_tree(root, stop, &mut counts, &mut |path, _meta, counts| {
-        // Untimed: map the file and drop its cached pages.
+        // Untimed: map the file.
         let (pre, noatime) = match open_read(path, true, libc::O_NONBLOCK) {
             Ok(opened) => opened,
             Err(e) => {
@@ -200,8 +262,8 @@ pub fn execute(plan: &BackupPlan, stop: &AtomicBool, live: &mut dyn FnMut(&Live)
         }
         let mapped = fiemap.count(pre.as_fd());
         extents.add_result(&mapped);
-        if plan.cold && rustix::fs::fadvise(&pre, 0, None, rustix::fs::Advice::DontNeed).is_err() {
-            result.evict_failures += 1;
+        if let Ok(m) = &mapped {
+            *extent_counts.entry(m.extents).or_insert(0u64) += 1;
         }
         drop(pre);
         // Timed: open, read to the end, close.
@@ -221,7 +283,7 @@ pub fn execute(plan: &BackupPlan, stop: &AtomicBool, live: &mut dyn FnMut(&Live)
         live(&Live { errors: counts.errors.total, ..result.live() });
         Flow::Go
     })?;
-    result.wall_ns = start.elapsed().as_nanos() as u64;
+    result.wall_ns = origin.elapsed().as_nanos() as u64;
     let cpu = CpuReading::now().since(cpu);
     result.user_ns = cpu.user_ns;
     result.sys_ns = cpu.sys_ns;
@@ -233,7 +295,7 @@ pub fn execute(plan: &BackupPlan, stop: &AtomicBool, live: &mut dyn FnMut(&Live)
     result.errors = counts.errors;
     result.extents = extents.summary();
     result.derive();
-    Ok(result)
+    Ok(Walked { result, extent_counts })
 }
 
 /// A tree's extents, without reading data.
@@ -340,6 +402,20 @@ mod tests {
             // The extents cover every file read: mapped, or on a file system without FIEMAP.
             assert_eq!(r.extents.files + r.extents.files_without_fiemap, 5);
         }
+    }
+
+    #[test]
+    fn the_extent_counts_are_the_summarys_files() {
+        let (dir, _) = tree();
+        let p = plan(dir.path(), 4096, true);
+        let prepared = prepare(&p, &AtomicBool::new(false)).unwrap();
+        assert!(prepared.evict_ns > 0, "a cold walk drops the cache before it starts");
+        let w = walk(&p, &prepared, Instant::now(), &AtomicBool::new(false), &mut |_| {}).unwrap();
+        let x = &w.result.extents;
+        assert_eq!(w.extent_counts.values().sum::<u64>(), x.files);
+        assert_eq!(w.extent_counts.iter().map(|(e, n)| e * n).sum::<u64>(), x.total_extents);
+        assert_eq!((w.result.evict_ns, w.result.sync_ns), (prepared.evict_ns, prepared.sync_ns));
+        assert!(w.result.wall_ns >= w.result.read_ns);
     }
 
     #[test]
