@@ -31,36 +31,15 @@ fn dispatch(ranks: &Ranks) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run { suite: Suite::Iozone(args) } => cmd::run_iozone::run(args, &db()?, ranks),
         Command::Run { suite: Suite::Access(args) } => cmd::run_access::run(args, &db()?, ranks),
-        Command::Run { suite: Suite::Bonnie(args) } => {
-            refuse_many(&args.common.client, ranks, "bonnie")?;
-            cmd::run_bonnie::run(args, &db()?)
-        }
+        Command::Run { suite: Suite::Bonnie(args) } => cmd::run_bonnie::run(args, &db()?, ranks),
         Command::Run { suite: Suite::Backup(args) } => cmd::run_backup::run(args, &db()?, ranks),
         Command::Run { suite: Suite::Fileserver(args) } => cmd::run_fileserver::run(args, &db()?, ranks),
         Command::Extents(args) => cmd::extents::run(args),
         Command::Scan(args) => cmd::scan::run(args),
-        Command::Bonnie { args } => {
-            refuse_mpirun(ranks, "bonnie")?;
-            cmd::bonnie::run(&args, &db()?)
-        }
+        Command::Bonnie { args } => cmd::bonnie::run(&args, &db()?, ranks),
         Command::Iozone { args } => cmd::iozone::run(&args, &db()?, ranks),
         Command::Runs { json } => cmd::runs::run(&db()?, json),
         Command::Show { run, json } => cmd::show::run(&db()?, run, json),
-    }
-}
-
-/// Bonnie does not run from many clients yet: its client flags are refused, not ignored.
-fn refuse_many(common: &crate::cli::ClientArgs, ranks: &Ranks, suite: &str) -> Result<(), UsageError> {
-    crate::clients::refuse_many(common, ranks.mpi_size(), suite, "run it from one client, without these")
-}
-
-/// A suite that runs from one client only would otherwise run alone at rank 0, silently.
-fn refuse_mpirun(ranks: &Ranks, what: &str) -> Result<(), UsageError> {
-    match ranks.mpi_size() {
-        Some(n) => Err(UsageError::new(format!(
-            "running under mpirun ({n} ranks): `{what}` does not run from many clients yet; run it without mpirun"
-        ))),
-        None => Ok(()),
     }
 }
 

@@ -1,10 +1,14 @@
-//! Runs one Bonnie plan for both front ends (`run bonnie`, `bonnie`).
+//! Runs one Bonnie plan for both front ends (`run bonnie`, `bonnie`), from
+//! one client or many (threads, or MPI ranks), each in its own folder.
 
+use crate::clients::ClientPlan;
 use crate::job::{Job, JobSpec, JobTarget, Output};
+use crate::ranks::{Ranks, Shared};
 use anyhow::Context;
-use iomatrix_bonnie::{planned_tests, BonniePlan, BonnieResult};
+use iomatrix_bonnie::{planned_tests, BonnieCell, BonniePlan};
+use iomatrix_coord::Setup;
 use iomatrix_core::BackendKind;
-use iomatrix_iozone::{ClientFailure, Ending};
+use iomatrix_iozone::Ending;
 use iomatrix_store::CellRow;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -17,9 +21,10 @@ pub struct BonnieJob {
     pub keep: bool,
     pub space_check: bool,
     pub json: bool,
+    pub clients: ClientPlan,
 }
 
-pub fn run(job: BonnieJob, db: &Path) -> anyhow::Result<ExitCode> {
+pub fn run(job: BonnieJob, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let plan = &job.plan;
     plan.validate(iomatrix_environment::machine_ram_bytes())?;
     let tests = planned_tests(plan);
@@ -30,11 +35,14 @@ pub fn run(job: BonnieJob, db: &Path) -> anyhow::Result<ExitCode> {
             labels: job.labels.clone(),
             keep: job.keep,
             space_check: job.space_check,
-            peak_bytes: plan.peak_bytes(),
-            peak_detail: format!("a {} test file plus the file tests' files", plan.size),
+            peak_bytes: plan.peak_bytes() * job.clients.count as u64,
+            peak_detail: format!(
+                "{} client(s) x a {} test file plus the file tests' files",
+                job.clients.count, plan.size
+            ),
             backend: BackendKind::Sync,
             direct: plan.direct,
-            clients: 1,
+            clients: job.clients.count,
             plan: serde_json::to_value(plan)?,
             conditions: json!({
                 "cache": if plan.direct {
@@ -52,35 +60,74 @@ pub fn run(job: BonnieJob, db: &Path) -> anyhow::Result<ExitCode> {
         db,
     )?;
     let workdir = run.workdir.as_ref().map(|w| w.path().to_path_buf()).context("this suite needs a folder target")?;
-    let stop = run.stop;
-    let mut seq = 0;
-    let outcome = iomatrix_bonnie::execute(plan, &workdir, stop, &mut |result| {
-        let line = format!(
-            "{} (repeat {}): {:.0} {}, CPU {:.0}%",
-            result.test.heading(),
-            result.repeat,
-            result.per_sec,
-            result.unit,
-            result.cpu_percent
-        );
-        let stored = run.store_cell(&row(plan, seq, result), &line);
-        seq += 1;
-        stored
-    });
-    // Bonnie runs one client in this thread; map its outcome to the run's ending.
-    let ending = match outcome {
-        Ok(o) if o.stopped => Ok((o.done, Ending::Interrupted)),
-        Ok(o) => Ok((o.done, Ending::Completed)),
-        Err(e) => Ok((seq, Ending::ClientFailed { cell: seq, failures: vec![ClientFailure::error(0, e.0)] })),
+    ranks.share(
+        &Shared::Bonnie { plan: plan.clone(), workdir: workdir.clone(), clients: job.clients.clone() },
+        &job.clients,
+    )?;
+    let setup = Setup {
+        cells: tests.len(),
+        workdir: Some(&workdir),
+        hooks: &job.clients.hooks,
+        on_error: job.clients.on_error,
+        stop: run.stop,
     };
+    let mut seq = 0;
+    let outcome = iomatrix_bonnie::execute(plan, &ranks.group(job.clients.count), &setup, |cell| {
+        let stored = run.store_cell(&row(plan, seq, cell), &line(cell));
+        seq += 1;
+        stored.map_err(|e| format!("storing the {} result of repeat {}: {e}", cell.test, cell.repeat))
+    })
+    .map(|o| o.unwrap_or((0, Ending::Completed)));
     run.finish(
-        ending,
+        outcome,
         |i| tests.get(i).map(|(r, t)| format!("{} (repeat {r})", t.heading())).unwrap_or_default(),
         &Output { json: job.json, ..Output::default() },
     )
 }
 
-fn row(plan: &BonniePlan, seq: usize, r: &BonnieResult) -> CellRow {
+/// The line kept for a finished test.
+fn line(cell: &BonnieCell) -> String {
+    let r = &cell.total;
+    let mut line =
+        format!("{} (repeat {}): {:.0} {}, CPU {:.0}%", r.test.heading(), r.repeat, r.per_sec, r.unit, r.cpu_percent);
+    if let Some(slowest) = cell.slowest() {
+        line += &format!(
+            " summed over {} clients, overall {:.0} (slowest: client {} at {:.0})",
+            cell.clients.len(),
+            cell.per_sec_overall,
+            slowest.rank,
+            slowest.result.per_sec
+        );
+    }
+    if !cell.failures.is_empty() {
+        line += &format!(", {} client(s) failed", cell.failures.len());
+    }
+    line
+}
+
+/// The cell: the merged figures in `metrics` (bonnie++'s layout reads
+/// them) with the many-client figures beside them, each client's own in
+/// `client_figures`. `kib_per_sec` is the sum of the clients' rates.
+fn row(plan: &BonniePlan, seq: usize, cell: &BonnieCell) -> CellRow {
+    let r = &cell.total;
+    let mut metrics = serde_json::to_value(r).unwrap_or_default();
+    if let Some(m) = metrics.as_object_mut() {
+        m.insert("per_sec_sum_of_clients".into(), json!(r.per_sec));
+        m.insert("per_sec_overall".into(), json!(cell.per_sec_overall));
+        m.insert("failed_clients".into(), json!(cell.failures));
+        m.insert("start_barrier".into(), json!(cell.starts));
+    }
+    let client_figures: Vec<serde_json::Value> = cell
+        .clients
+        .iter()
+        .map(|c| {
+            let mut v = serde_json::to_value(&c.result).unwrap_or_default();
+            if let Some(m) = v.as_object_mut() {
+                m.insert("rank".into(), json!(c.rank));
+            }
+            v
+        })
+        .collect();
     CellRow {
         seq,
         test: r.test.name().to_string(),
@@ -88,7 +135,7 @@ fn row(plan: &BonniePlan, seq: usize, r: &BonnieResult) -> CellRow {
         record_size: Some(plan.chunk.bytes()),
         backend: BackendKind::Sync.name().into(),
         direct: plan.direct && !r.test.is_per_char() && !r.test.is_file_test(),
-        clients: 1,
+        clients: cell.clients.len(),
         bytes: r.bytes,
         ops: r.ops,
         wall_ns: r.wall_ns,
@@ -96,8 +143,8 @@ fn row(plan: &BonniePlan, seq: usize, r: &BonnieResult) -> CellRow {
         sys_ns: r.sys_ns,
         kib_per_sec: if r.unit == "KB/s" { r.per_sec } else { 0.0 },
         cpu_percent: r.cpu_percent,
-        metrics: serde_json::to_value(r).unwrap_or_default(),
-        client_figures: json!([]),
+        metrics,
+        client_figures: json!(client_figures),
         blobs: Vec::new(),
     }
 }

@@ -13,8 +13,8 @@ use std::path::PathBuf;
         Finished so far: the IOzone suite (`run iozone`, and `iozone` with IOzone's own flags), access \
         specs with io_uring (`run access`), Bonnie (`run bonnie`, `bonnie`), the file-server load (`run \
         fileserver`), the backup walk (`run backup`), `extents` and `scan`, on local paths, mounted shares \
-        and raw devices, with many clients for the iozone, access and backup suites (`--clients N` threads, or MPI \
-        ranks under mpirun in a build with `--features mpi`; not yet for bonnie and fileserver) \
+        and raw devices, with many clients for the iozone, access, bonnie and backup suites (`--clients N` threads, or MPI \
+        ranks under mpirun in a build with `--features mpi`; not yet for fileserver) \
         and the results database (`runs`, `show`). Not yet built: built-in NFS/SMB clients, compare/sweep/import and HTML reports, `clean` and `--verify`.",
     after_help = "Exit codes: 0 done, 1 the run failed, 2 bad input, 3 every cell ran but some clients failed \
         some (--on-client-error continue), 130 interrupted."

@@ -31,6 +31,16 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
             let live = iomatrix_access::Live::new(1);
             iomatrix_access::execute(&plan, &ranks.group(1), &setup, &live, |_| Ok(()))?;
         }
+        Shared::Bonnie { plan, workdir, clients } => {
+            let setup = Setup {
+                cells: iomatrix_bonnie::planned_tests(&plan).len(),
+                workdir: Some(&workdir),
+                hooks: &clients.hooks,
+                on_error: clients.on_error,
+                stop,
+            };
+            iomatrix_bonnie::execute(&plan, &ranks.group(1), &setup, |_| Ok(()))?;
+        }
         Shared::Backup { plan, clients } => {
             let setup = Setup { cells: 1, workdir: None, hooks: &clients.hooks, on_error: clients.on_error, stop };
             let live = iomatrix_backup::LiveClients::new(1);

@@ -24,6 +24,11 @@ pub enum Shared {
         workdir: Option<PathBuf>,
         clients: ClientPlan,
     },
+    Bonnie {
+        plan: iomatrix_bonnie::BonniePlan,
+        workdir: PathBuf,
+        clients: ClientPlan,
+    },
     /// Read only, no working folder: rank r walks `plan.root/client-r`.
     Backup {
         plan: iomatrix_backup::BackupPlan,

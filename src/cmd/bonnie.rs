@@ -1,17 +1,24 @@
 //! `iomatrix bonnie <bonnie++'s flags>`: Bonnie's command line, run by iomatrix.
 
 use crate::bonnie_job::{self, BonnieJob};
+use crate::cli::ClientArgs;
+use crate::clients::ClientPlan;
+use crate::ranks::Ranks;
 use iomatrix_bonnie::front;
 use std::path::Path;
 use std::process::ExitCode;
 
-pub fn run(args: &[String], db: &Path) -> anyhow::Result<ExitCode> {
+/// Under mpirun each rank is one client, each in its own folder.
+pub fn run(args: &[String], db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let inv = front::parse(args)?;
     if inv.help {
         crate::app::print_out(front::HELP)?;
         return Ok(ExitCode::SUCCESS);
     }
     let labels = inv.machine.map(|m| vec![("machine".to_string(), m)]).unwrap_or_default();
-    let job = BonnieJob { plan: inv.plan, target: inv.dir, labels, keep: false, space_check: true, json: false };
-    bonnie_job::run(job, db)
+    let flags = ClientArgs { clients: inv.concurrency, ..ClientArgs::default() };
+    let clients = ClientPlan::from_args(&flags, ranks.mpi_size())?;
+    let job =
+        BonnieJob { plan: inv.plan, target: inv.dir, labels, keep: false, space_check: true, json: false, clients };
+    bonnie_job::run(job, db, ranks)
 }

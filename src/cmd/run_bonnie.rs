@@ -1,13 +1,17 @@
-//! `iomatrix run bonnie`: Bonnie's tests with iomatrix's own flags.
+//! `iomatrix run bonnie`: Bonnie's tests with iomatrix's own flags, from
+//! one client or many.
 
 use crate::bonnie_job::{self, BonnieJob};
 use crate::cli::RunBonnieArgs;
+use crate::clients::ClientPlan;
+use crate::ranks::Ranks;
 use iomatrix_bonnie::BonniePlan;
 use iomatrix_core::{ByteSize, UsageError};
 use std::path::Path;
 use std::process::ExitCode;
 
-pub fn run(args: RunBonnieArgs, db: &Path) -> anyhow::Result<ExitCode> {
+pub fn run(args: RunBonnieArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
+    let clients = ClientPlan::from_args(&args.common.client, ranks.mpi_size())?;
     let size =
         |flag: &str, text: &str| text.parse::<ByteSize>().map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")));
     let mut plan = BonniePlan::new(size("size", &args.size)?);
@@ -30,6 +34,7 @@ pub fn run(args: RunBonnieArgs, db: &Path) -> anyhow::Result<ExitCode> {
         keep: args.common.keep,
         space_check: !args.common.no_space_check,
         json: args.common.json,
+        clients,
     };
-    bonnie_job::run(job, db)
+    bonnie_job::run(job, db, ranks)
 }

@@ -95,3 +95,70 @@ fn run_bonnie_fast_on_loop_mounted_ext4_and_xfs() {
         assert!(leftovers(&fs.point).is_empty());
     }
 }
+
+#[test]
+fn run_bonnie_from_three_clients_starts_every_test_together() {
+    let tmpfs = Mount::virtual_fs("tmpfs", "size=128m");
+    let sb = Sandbox::new();
+    let target = tmpfs.as_ref().map_or_else(|| sb.target(), |m| m.point.clone());
+    let t = target.to_str().unwrap();
+    let args =
+        ["run", "bonnie", "--target", t, "--size", "4m", "--ram", "2m", "--files", "1", "--clients", "3", "--keep"];
+    assert_success(&sb.run(&args));
+    let run = sb.last_run();
+    assert_eq!(run["run"]["conditions"]["clients"], 3);
+    let cells = cells(&run);
+    assert_eq!(cells.len(), 12);
+    for c in &cells {
+        crate::clients::assert_barrier_held(c, 3);
+        let figures = c["client_figures"].as_array().unwrap();
+        assert_eq!(figures.len(), 3);
+        let sum = |key: &str| figures.iter().map(|f| f[key].as_u64().unwrap()).sum::<u64>();
+        assert_eq!(c["ops"].as_u64(), Some(sum("ops")), "{}", c["test"]);
+        assert_eq!(c["bytes"].as_u64(), Some(sum("bytes")), "{}", c["test"]);
+        let rates: f64 = figures.iter().map(|f| f["per_sec"].as_f64().unwrap()).sum();
+        let m = &c["metrics"];
+        assert!((m["per_sec"].as_f64().unwrap() - rates).abs() <= 1e-9 * rates && rates > 0.0, "{m}");
+        assert_eq!(m["per_sec_sum_of_clients"], m["per_sec"]);
+        // Overall: all work over the common start to the last client's end, never above the sum.
+        let last_end = figures.iter().map(|f| f["end_ns"].as_u64().unwrap()).max().unwrap();
+        assert_eq!(c["wall_ns"].as_u64(), Some(last_end));
+        assert!(m["per_sec_overall"].as_f64().unwrap() <= rates * 1.000001, "{m}");
+    }
+    for c in by_test(&cells, "write") {
+        assert_eq!(c["bytes"].as_u64(), Some(3 * (4 << 20)), "three files of 4 MiB");
+    }
+    // Each client worked in its own folder (kept, and emptied by its last tests).
+    let workdir = leftovers(&target).pop().expect("kept working folder");
+    for rank in 0..3 {
+        assert!(workdir.join(format!("client-{rank}")).is_dir());
+    }
+    let id = run["run"]["id"].as_i64().unwrap().to_string();
+    let (stdout, _) = text(&sb.run(&["show", &id]));
+    assert!(stdout.contains("sum of the clients' own rates") && stdout.contains("slowest client"), "{stdout}");
+    std::fs::remove_dir_all(workdir).unwrap();
+}
+
+#[test]
+fn a_failing_bonnie_client_is_counted_and_the_others_go_on() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let t = target.to_str().unwrap();
+    let hook = "if [ \"$IOMATRIX_RANK\" = 1 ]; then mkdir bonnie.dat; fi";
+    let args =
+        ["run", "bonnie", "--target", t, "--size", "2m", "--ram", "1m", "--files", "0", "--fast", "--clients", "2"];
+    let out = sb.run(&[&args[..], &["--before", hook, "--on-client-error", "continue"]].concat());
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out).1);
+    assert!(text(&out).1.contains("Is a directory"), "{}", text(&out).1);
+    let run = sb.last_run();
+    let cells = cells(&run);
+    assert_eq!(cells.len(), 4, "block write, rewrite, block read, seeks");
+    for c in &cells {
+        assert_eq!(c["client_figures"].as_array().unwrap().len(), 1);
+        assert_eq!(c["metrics"]["failed_clients"][0]["rank"], 1);
+    }
+    // Abort (the default) ends the run at the first failure.
+    let out = sb.run(&[&args[..], &["--before", hook]].concat());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out).1);
+    assert!(sb.leftovers().is_empty());
+}

@@ -174,6 +174,4 @@ fn bad_client_flags_are_usage_errors() {
     assert_usage_error(&run(&["--clients", "0"]), "--clients 0");
     let fileserver = sb.run(&["run", "fileserver", "--target", t, "--clients", "2"]);
     assert_usage_error(&fileserver, "does not run from many clients yet");
-    let bonnie = sb.run(&["run", "bonnie", "--target", t, "--size", "1m", "--clients", "2"]);
-    assert_usage_error(&bonnie, "does not run from many clients yet");
 }

@@ -233,13 +233,9 @@ fn suites_without_many_clients_refuse_mpirun() {
     let target = sb.target();
     let t = target.to_str().unwrap();
     let bin = bin.to_str().unwrap();
-    for args in
-        [vec![bin, "run", "fileserver", "--target", t], vec![bin, "run", "bonnie", "--target", t, "--size", "1m"]]
-    {
-        let (out, _) = mpirun(&sb, 2, &args, Duration::from_secs(60));
-        let (_, stderr) = text(&out);
-        assert!(!out.status.success() && stderr.contains("does not run from many clients yet"), "{stderr}");
-    }
+    let (out, _) = mpirun(&sb, 2, &[bin, "run", "fileserver", "--target", t], Duration::from_secs(60));
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success() && stderr.contains("does not run from many clients yet"), "{stderr}");
     assert!(sb.leftovers().is_empty());
 }
 
@@ -272,4 +268,27 @@ fn three_ranks_walk_three_trees_in_one_backup_cell() {
         assert_eq!((f["files"].as_u64(), f["bytes"].as_u64()), (Some(*files), Some(*bytes)), "rank {rank}");
     }
     assert_eq!(c["bytes"].as_u64().unwrap(), sizes.iter().map(|s| s.1).sum::<u64>());
+}
+
+#[test]
+fn bonnie_flags_under_mpirun_run_one_client_per_rank() {
+    let Some(bin) = mpi_binary() else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let args = [bin.to_str().unwrap(), "bonnie", "-d", target.to_str().unwrap(), "-s", "4", "-r", "2", "-n", "1"];
+    let (out, _) = mpirun(&sb, 2, &args, Duration::from_secs(120));
+    assert_success(&out);
+    assert!(text(&out).0.contains("------Sequential Output------"), "{}", text(&out).0);
+    let run = sb.last_run();
+    assert_eq!(run["run"]["conditions"]["clients"], 2);
+    let cells = cells(&run);
+    assert_eq!(cells.len(), 12);
+    for c in &cells {
+        assert_barrier_held(c, 2);
+        let figures = c["client_figures"].as_array().unwrap();
+        let ranks: Vec<u64> = figures.iter().map(|f| f["rank"].as_u64().unwrap()).collect();
+        assert_eq!(ranks, [0, 1], "{}", c["test"]);
+        assert_eq!(c["ops"].as_u64(), Some(figures.iter().map(|f| f["ops"].as_u64().unwrap()).sum()));
+    }
+    assert!(sb.leftovers().is_empty());
 }

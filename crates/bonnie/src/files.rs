@@ -19,7 +19,7 @@
 
 use crate::io::{close_checked, derive_seed, Rng};
 use crate::plan::BonniePlan;
-use crate::runner::{figures, io_error};
+use crate::runner::{figures, io_error, Ready};
 use crate::{BonnieError, BonnieResult, BonnieTest};
 use iomatrix_backend::AlignedBuf;
 use iomatrix_stats::Span;
@@ -29,7 +29,6 @@ use std::io::{self, Read, Write};
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 /// bonnie++'s RandExtraLen: random characters added to each name.
 const RAND_EXTRA_LEN: u64 = 12;
@@ -41,7 +40,6 @@ const FILE_CHUNK: usize = 8192;
 pub(crate) struct FileTests<'a> {
     plan: &'a BonniePlan,
     stop: &'a AtomicBool,
-    epoch: Instant,
     dir: PathBuf,
     /// Names made by the last create test, for the random stat and delete.
     names: Vec<String>,
@@ -49,18 +47,23 @@ pub(crate) struct FileTests<'a> {
 }
 
 impl<'a> FileTests<'a> {
-    pub(crate) fn new(plan: &'a BonniePlan, stop: &'a AtomicBool, epoch: Instant, dir: PathBuf) -> Self {
-        FileTests { plan, stop, epoch, dir, names: Vec::new(), buf: AlignedBuf::new(FILE_CHUNK) }
+    pub(crate) fn new(plan: &'a BonniePlan, stop: &'a AtomicBool, dir: PathBuf) -> Self {
+        FileTests { plan, stop, dir, names: Vec::new(), buf: AlignedBuf::new(FILE_CHUNK) }
     }
 
-    pub(crate) fn run(&mut self, test: BonnieTest, repeat: u32) -> Result<Option<BonnieResult>, BonnieError> {
+    pub(crate) fn run(
+        &mut self,
+        test: BonnieTest,
+        repeat: u32,
+        ready: &mut Ready<'_>,
+    ) -> Result<Option<BonnieResult>, BonnieError> {
         match test {
-            BonnieTest::SeqCreate => self.create(test, repeat, false),
-            BonnieTest::RandomCreate => self.create(test, repeat, true),
-            BonnieTest::SeqStat => self.stat_sequential(repeat),
-            BonnieTest::RandomStat => self.stat_random(repeat),
-            BonnieTest::SeqDelete => self.delete_sequential(repeat),
-            BonnieTest::RandomDelete => self.delete_random(repeat),
+            BonnieTest::SeqCreate => self.create(test, repeat, false, ready),
+            BonnieTest::RandomCreate => self.create(test, repeat, true, ready),
+            BonnieTest::SeqStat => self.stat_sequential(repeat, ready),
+            BonnieTest::RandomStat => self.stat_random(repeat, ready),
+            BonnieTest::SeqDelete => self.delete_sequential(repeat, ready),
+            BonnieTest::RandomDelete => self.delete_random(repeat, ready),
             other => Err(BonnieError(format!("{other} is a data test, not a file test"))),
         }
     }
@@ -103,7 +106,13 @@ impl<'a> FileTests<'a> {
     }
 
     /// Creates `files` files (`creat`, data if sized, close) in name order.
-    fn create(&mut self, test: BonnieTest, repeat: u32, random: bool) -> Result<Option<BonnieResult>, BonnieError> {
+    fn create(
+        &mut self,
+        test: BonnieTest,
+        repeat: u32,
+        random: bool,
+        ready: &mut Ready<'_>,
+    ) -> Result<Option<BonnieResult>, BonnieError> {
         self.names = self.make_names(repeat, random);
         std::fs::create_dir(&self.dir).map_err(|e| self.err("making the folder", e))?;
         let dir = self.open_dir()?;
@@ -111,7 +120,7 @@ impl<'a> FileTests<'a> {
         let mut sizes = Rng::new(derive_seed(self.plan.seed, repeat, if random { 11 } else { 8 }));
         let sync = self.plan.sync;
         let names = std::mem::take(&mut self.names);
-        let span = Span::start(self.epoch);
+        let span = Span::start(ready()?);
         let mut bytes = 0u64;
         for name in &names {
             if self.stopped() {
@@ -178,9 +187,9 @@ impl<'a> FileTests<'a> {
     }
 
     /// Stats every file in readdir order.
-    fn stat_sequential(&mut self, repeat: u32) -> Result<Option<BonnieResult>, BonnieError> {
+    fn stat_sequential(&mut self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
         let dir = self.open_dir()?;
-        let span = Span::start(self.epoch);
+        let span = Span::start(ready()?);
         let entries = std::fs::read_dir(&self.dir).map_err(|e| self.err("sequential stat readdir", e))?;
         let (mut found, mut bytes) = (0u64, 0u64);
         for entry in entries {
@@ -199,11 +208,11 @@ impl<'a> FileTests<'a> {
     }
 
     /// Stats every file in a random order of the names.
-    fn stat_random(&mut self, repeat: u32) -> Result<Option<BonnieResult>, BonnieError> {
+    fn stat_random(&mut self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
         self.shuffle(repeat, 12);
         let dir = self.open_dir()?;
         let names = std::mem::take(&mut self.names);
-        let span = Span::start(self.epoch);
+        let span = Span::start(ready()?);
         let mut bytes = 0u64;
         for name in &names {
             if self.stopped() {
@@ -217,9 +226,9 @@ impl<'a> FileTests<'a> {
     }
 
     /// Deletes every file in readdir order, then the folder.
-    fn delete_sequential(&mut self, repeat: u32) -> Result<Option<BonnieResult>, BonnieError> {
+    fn delete_sequential(&mut self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
         let dir = self.open_dir()?;
-        let span = Span::start(self.epoch);
+        let span = Span::start(ready()?);
         let entries = std::fs::read_dir(&self.dir).map_err(|e| self.err("sequential delete readdir", e))?;
         let mut found = 0u64;
         for entry in entries {
@@ -240,11 +249,11 @@ impl<'a> FileTests<'a> {
     }
 
     /// Deletes every file in a new random order of the names, then the folder.
-    fn delete_random(&mut self, repeat: u32) -> Result<Option<BonnieResult>, BonnieError> {
+    fn delete_random(&mut self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
         self.shuffle(repeat, 13);
         let dir = self.open_dir()?;
         let names = std::mem::take(&mut self.names);
-        let span = Span::start(self.epoch);
+        let span = Span::start(ready()?);
         for name in &names {
             if self.stopped() {
                 return Ok(None);

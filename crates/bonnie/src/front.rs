@@ -27,6 +27,9 @@ pub struct BonnieInvocation {
     pub quiet: bool,
     /// `-h`: print help and run nothing.
     pub help: bool,
+    /// `-c N`: N copies of the tests at once, as N clients each in its own
+    /// folder, started together before every test (default 1).
+    pub concurrency: usize,
 }
 
 /// The flags this front end understands, for `-h` and error messages.
@@ -41,6 +44,8 @@ iomatrix bonnie: runs bonnie++'s tests with bonnie++'s command line.
                   between MIN and MAX bytes (k/m/g suffixes; default 0:0, empty files).
                   -n 0 skips the file tests
   -x N            run the whole set N times
+  -c N            N copies of the tests at once: N clients, each in its own folder,
+                  every test started together (under mpirun each rank is one client)
   -r RAM          the RAM to assume for the twice-the-RAM rule (bare numbers are MiB;
                   -r 0 turns the rule off, as in bonnie++)
   -m NAME         machine name for the report (default: the host name)
@@ -112,6 +117,7 @@ struct Parsed {
     quiet: bool,
     help: bool,
     allow_cache: bool,
+    concurrency: Option<usize>,
 }
 
 fn size_value(flag: char, value: &str, bare_unit: u64) -> Result<ByteSize, UsageError> {
@@ -177,14 +183,15 @@ impl Parsed {
             'p' | 'y' => {
                 return Err(UsageError::new(format!(
                     "bonnie: -{flag} {value}: synchronising several bonnie++ processes with a semaphore is not \
-                     supported; run one iomatrix bonnie per target"
+                     needed: use -c N for N clients started together on this host, or mpirun for clients on \
+                     many hosts"
                 )))
             }
             'c' => {
-                return Err(UsageError::new(format!(
-                    "bonnie: -c {value}: running several copies of the tests at once is not supported by the \
-                     Bonnie suite; run without -c"
-                )))
+                let n: usize = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    UsageError::new(format!("bonnie: -c {value}: not a number of copies; write e.g. -c 4"))
+                })?;
+                self.concurrency = Some(n);
             }
             'Z' => {
                 return Err(UsageError::new(format!(
@@ -239,7 +246,15 @@ impl Parsed {
         plan.skip_per_char = self.fast;
         plan.sync = self.sync;
         plan.direct = self.direct;
-        Ok(BonnieInvocation { plan, dir, machine: self.machine, fast: self.fast, quiet: self.quiet, help })
+        Ok(BonnieInvocation {
+            plan,
+            dir,
+            machine: self.machine,
+            fast: self.fast,
+            quiet: self.quiet,
+            help,
+            concurrency: self.concurrency.unwrap_or(1),
+        })
     }
 }
 
@@ -385,7 +400,10 @@ mod tests {
         assert!(err("-d x -s 1 -u root").contains("does not switch users"));
         assert!(err("-d x -s 1 -g wheel").contains("-g wheel"));
         assert!(err("-d x -s 1 -p 3").contains("semaphore"));
-        assert!(err("-d x -s 1 -c 4").contains("-c 4"));
+        assert!(err("-d x -s 1 -c 0").contains("-c 0"));
+        assert!(err("-d x -s 1 -c many").contains("-c many"));
+        assert_eq!(parse(&args("-d x -s 1 -c 4")).unwrap().concurrency, 4);
+        assert_eq!(parse(&args("-d x -s 1")).unwrap().concurrency, 1);
         assert!(err("-d x -s 1 -f3").contains("-f3"));
         assert!(err("-d x -s 1 -x two").contains("-x two"));
         assert!(err("-d x -s 1 -z x").contains("-z x"));

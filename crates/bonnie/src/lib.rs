@@ -8,9 +8,11 @@
 //!   and report headings; [`planned_tests`] lists a plan's runs of them.
 //! - [`front::parse`]: a `bonnie`/`bonnie++` command line turned into a
 //!   [`front::BonnieInvocation`].
-//! - [`execute`]: runs a plan in a working folder and hands every finished
-//!   [`BonnieResult`] to a sink at once; [`Outcome`] says how it ended,
-//!   [`BonnieError`] what failed and where.
+//! - [`execute`]: runs a plan from one client or many (threads, or MPI
+//!   ranks), each in its own folder `client-r` of the working folder, all
+//!   starting every test together, and hands every finished [`BonnieCell`]
+//!   (each client's [`BonnieResult`], and the merged figures) to the caller
+//!   at once; a client's [`BonnieError`] says what failed and where.
 //! - [`report`] / [`report_for`]: bonnie++'s plain-text tables.
 //!
 //! What each test does (bonnie++'s definitions; opening the file is outside
@@ -29,6 +31,7 @@
 //! %CPU is the CPU of every thread doing a test (exact, from the thread
 //! CPU clock) over the test's wall time.
 
+mod clients;
 mod files;
 pub mod front;
 mod io;
@@ -37,12 +40,13 @@ mod report;
 mod runner;
 mod test;
 
+pub use clients::{client_folder, execute, BonnieCell, ClientBonnie};
 pub use plan::{
     BonniePlan, DEFAULT_CHUNK, DEFAULT_FILES, DEFAULT_SEEKERS, DEFAULT_SEEKS, FILES_UNIT, MAX_CHUNK, MAX_FILES,
     UPDATE_EVERY,
 };
 pub use report::{report, report_for, MIN_TIME_NS};
-pub use runner::{execute, Outcome, DATA_FILE, FILES_DIR};
+pub use runner::{DATA_FILE, FILES_DIR};
 pub use test::{BonnieResult, BonnieTest};
 
 use std::fmt;

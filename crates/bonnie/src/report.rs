@@ -165,6 +165,7 @@ mod tests {
             per_sec,
             unit: test.unit().to_string(),
             cpu_percent: cpu,
+            end_ns: 0,
         }
     }
 

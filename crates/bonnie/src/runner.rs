@@ -24,49 +24,50 @@ pub const DATA_FILE: &str = "bonnie.dat";
 /// test, removed by each delete test).
 pub const FILES_DIR: &str = "bonnie.files";
 
-/// How a run ended: `done` results went to the sink; `stopped` if the stop
-/// flag ended it early (the test under way is dropped, not reported).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Outcome {
-    pub done: usize,
-    pub stopped: bool,
+/// Called by a test after its untimed preparation, right before its clock
+/// starts: waits for the other clients and returns the common start, the
+/// zero of the test's clock.
+pub(crate) type Ready<'r> = dyn FnMut() -> Result<Instant, BonnieError> + 'r;
+
+/// One client's tests, in its own folder: the data file and the file
+/// tests' folder, run one planned (repeat, test) at a time.
+pub(crate) struct ClientTests<'a> {
+    planned: Vec<(u32, BonnieTest)>,
+    runner: Runner<'a>,
+    files: FileTests<'a>,
 }
 
-/// Runs the plan in `workdir` (an existing empty folder the caller made and
-/// will remove), calling `sink` after each test so the caller can store it
-/// at once. `stop` is checked at least once per chunk and once per file; a
-/// raised stop returns `Ok` with what finished and `stopped = true`. An
-/// error from the sink ends the run: results that cannot be kept are not
-/// worth measuring.
-pub fn execute(
-    plan: &BonniePlan,
-    workdir: &Path,
-    stop: &AtomicBool,
-    sink: &mut dyn FnMut(&BonnieResult) -> Result<(), String>,
-) -> Result<Outcome, BonnieError> {
-    // Whatever passed validate() with the machine's RAM passes it with 0:
-    // this only guards against plans nobody checked.
-    plan.validate(0).map_err(|e| BonnieError(format!("the Bonnie plan cannot run: {e}")))?;
-    let runner = Runner { plan, stop, epoch: Instant::now(), data: workdir.join(DATA_FILE) };
-    let mut files = FileTests::new(plan, stop, runner.epoch, workdir.join(FILES_DIR));
-    let mut done = 0;
-    for (repeat, test) in planned_tests(plan) {
-        if stop.load(Ordering::SeqCst) {
-            return Ok(Outcome { done, stopped: true });
-        }
-        let result = if test.is_file_test() { files.run(test, repeat)? } else { runner.run(test, repeat)? };
-        let Some(result) = result else {
-            return Ok(Outcome { done, stopped: true });
-        };
-        sink(&result).map_err(|e| BonnieError(format!("storing the {test} result of repeat {repeat}: {e}")))?;
-        done += 1;
-        if test == BonnieTest::RandomSeeks {
-            // The last test on the file; bonnie++ removes it here too (untimed).
-            std::fs::remove_file(&runner.data)
-                .map_err(|e| BonnieError(format!("removing {}: {e}", runner.data.display())))?;
+impl<'a> ClientTests<'a> {
+    /// `stop` is checked at least once per chunk and once per file.
+    pub(crate) fn new(plan: &'a BonniePlan, workdir: &Path, stop: &'a AtomicBool) -> Self {
+        ClientTests {
+            planned: planned_tests(plan),
+            runner: Runner { plan, stop, data: workdir.join(DATA_FILE) },
+            files: FileTests::new(plan, stop, workdir.join(FILES_DIR)),
         }
     }
-    Ok(Outcome { done, stopped: false })
+
+    /// Runs planned test `index`; None when a raised stop cut it short (its
+    /// figures are dropped, not reported).
+    pub(crate) fn run(&mut self, index: usize, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
+        let Some(&(repeat, test)) = self.planned.get(index) else {
+            return Err(BonnieError(format!("there is no planned test {index} (a bug)")));
+        };
+        // Whatever passed validate() with the machine's RAM passes it with 0:
+        // this only guards against plans nobody checked.
+        self.runner.plan.validate(0).map_err(|e| BonnieError(format!("the Bonnie plan cannot run: {e}")))?;
+        let result = if test.is_file_test() {
+            self.files.run(test, repeat, ready)?
+        } else {
+            self.runner.run(test, repeat, ready)?
+        };
+        if result.is_some() && test == BonnieTest::RandomSeeks {
+            // The last test on the file; bonnie++ removes it here too (untimed).
+            let data = &self.runner.data;
+            std::fs::remove_file(data).map_err(|e| BonnieError(format!("removing {}: {e}", data.display())))?;
+        }
+        Ok(result)
+    }
 }
 
 /// A figure for one test from the measurements of the threads that did it.
@@ -81,6 +82,8 @@ pub(crate) fn figures(
     let start = measured.iter().map(|m| m.start_ns).min().unwrap_or(0);
     let end = measured.iter().map(|m| m.end_ns).max().unwrap_or(0);
     let wall_ns = end.saturating_sub(start);
+    // `end` is on the clock of the clients' common start: "parent sees" needs it.
+
     let user_ns: u64 = measured.iter().map(|m| m.cpu.user_ns).sum();
     let sys_ns: u64 = measured.iter().map(|m| m.cpu.sys_ns).sum();
     let secs = wall_ns as f64 / 1e9;
@@ -102,6 +105,7 @@ pub(crate) fn figures(
         per_sec,
         unit: test.unit().to_string(),
         cpu_percent,
+        end_ns: end,
     }
 }
 
@@ -134,22 +138,26 @@ enum Access {
     Read,
 }
 
-struct Runner<'a> {
+pub(crate) struct Runner<'a> {
     plan: &'a BonniePlan,
     stop: &'a AtomicBool,
-    epoch: Instant,
     data: PathBuf,
 }
 
 impl Runner<'_> {
-    fn run(&self, test: BonnieTest, repeat: u32) -> Result<Option<BonnieResult>, BonnieError> {
+    pub(crate) fn run(
+        &self,
+        test: BonnieTest,
+        repeat: u32,
+        ready: &mut Ready<'_>,
+    ) -> Result<Option<BonnieResult>, BonnieError> {
         match test {
-            BonnieTest::PutcWrite => self.putc(repeat),
-            BonnieTest::BlockWrite => self.block_write(repeat),
-            BonnieTest::Rewrite => self.rewrite(repeat),
-            BonnieTest::GetcRead => self.getc(repeat),
-            BonnieTest::BlockRead => self.block_read(repeat),
-            BonnieTest::RandomSeeks => self.seeks(repeat),
+            BonnieTest::PutcWrite => self.putc(repeat, ready),
+            BonnieTest::BlockWrite => self.block_write(repeat, ready),
+            BonnieTest::Rewrite => self.rewrite(repeat, ready),
+            BonnieTest::GetcRead => self.getc(repeat, ready),
+            BonnieTest::BlockRead => self.block_read(repeat, ready),
+            BonnieTest::RandomSeeks => self.seeks(repeat, ready),
             other => Err(BonnieError(format!("{other} is a file test, not a data test"))),
         }
     }
@@ -203,12 +211,12 @@ impl Runner<'_> {
     /// Sequential output per character: the file written one byte per call
     /// into a user-space buffer of the file's st_blksize, as putc into a
     /// stdio FILE. The bytes are an incompressible pattern, one chunk long.
-    fn putc(&self, repeat: u32) -> Result<Option<BonnieResult>, BonnieError> {
+    fn putc(&self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
         let file = self.open("putc", Access::Create, false)?;
         let capacity = stdio_buffer_size(&file);
         let pattern = AlignedBuf::new(self.chunk());
         let mut writer = PutcWriter::new(file, capacity);
-        let span = Span::start(self.epoch);
+        let span = Span::start(ready()?);
         let mut calls: u64 = 0;
         for _ in 0..self.plan.chunks() {
             if self.stopped() {
@@ -230,11 +238,11 @@ impl Runner<'_> {
     /// write(2) calls; as in bonnie++, one byte of the buffer changes before
     /// each chunk (chunk i has byte i mod chunk incremented once more), so
     /// no two neighbouring chunks are equal.
-    fn block_write(&self, repeat: u32) -> Result<Option<BonnieResult>, BonnieError> {
+    fn block_write(&self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
         let file = self.open("block write", Access::Create, self.plan.direct)?;
         let chunk = self.chunk();
         let mut buf = AlignedBuf::new(chunk);
-        let span = Span::start(self.epoch);
+        let span = Span::start(ready()?);
         let mut calls = 0u64;
         for i in 0..self.plan.chunks() {
             if self.stopped() {
@@ -254,12 +262,12 @@ impl Runner<'_> {
 
     /// Rewrite: each chunk read with read(2), byte (i mod chunk) of chunk i
     /// incremented, lseek(2) back one chunk, written with write(2).
-    fn rewrite(&self, repeat: u32) -> Result<Option<BonnieResult>, BonnieError> {
+    fn rewrite(&self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
         let file = self.open("rewrite", Access::ReadWrite, self.plan.direct)?;
         let chunk = self.chunk();
         let mut buf = AlignedBuf::new(chunk);
         let back = SeekFrom::Current(-(chunk as i64));
-        let span = Span::start(self.epoch);
+        let span = Span::start(ready()?);
         let mut chunks = 0u64;
         for i in 0..self.plan.chunks() {
             if self.stopped() {
@@ -282,12 +290,12 @@ impl Runner<'_> {
 
     /// Sequential input per character: one byte per call from a user-space
     /// buffer of the file's st_blksize, as getc from a stdio FILE.
-    fn getc(&self, repeat: u32) -> Result<Option<BonnieResult>, BonnieError> {
+    fn getc(&self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
         let file = self.open("getc", Access::Read, false)?;
         let capacity = stdio_buffer_size(&file);
         let chunk = self.chunk() as u64;
         let mut reader = GetcReader::new(file, capacity);
-        let span = Span::start(self.epoch);
+        let span = Span::start(ready()?);
         let mut calls = 0u64;
         let mut sum = 0u64;
         for i in 0..self.plan.chunks() {
@@ -314,11 +322,11 @@ impl Runner<'_> {
     }
 
     /// Sequential input per block: chunk-sized read(2) calls.
-    fn block_read(&self, repeat: u32) -> Result<Option<BonnieResult>, BonnieError> {
+    fn block_read(&self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
         let file = self.open("block read", Access::Read, self.plan.direct)?;
         let chunk = self.chunk();
         let mut buf = AlignedBuf::new(chunk);
-        let span = Span::start(self.epoch);
+        let span = Span::start(ready()?);
         let mut calls = 0u64;
         for i in 0..self.plan.chunks() {
             if self.stopped() {
@@ -341,12 +349,14 @@ impl Runner<'_> {
     /// (bonnie++'s UpdateSeek: one in ten) change one byte and write the
     /// chunk back. Which seeks happen is fixed by the seed; only which
     /// thread does each one depends on timing.
-    fn seeks(&self, repeat: u32) -> Result<Option<BonnieResult>, BonnieError> {
+    fn seeks(&self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
         let seed = derive_seed(self.plan.seed, repeat, 6);
         let mut files = Vec::with_capacity(self.plan.seekers);
         for _ in 0..self.plan.seekers {
             files.push(self.open("seek test", Access::ReadWrite, self.plan.direct)?);
         }
+        // The seekers' clocks start after the gate; the common start is before their threads exist.
+        let origin = ready()?;
         let tickets = AtomicU64::new(0);
         let failed = AtomicBool::new(false);
         let gate = Gate::new();
@@ -354,7 +364,8 @@ impl Runner<'_> {
             let mut handles = Vec::with_capacity(files.len());
             let mut spawn_error = None;
             for (rank, file) in files.into_iter().enumerate() {
-                let seeker = Seeker { runner: self, file, seed, tickets: &tickets, failed: &failed, gate: &gate };
+                let seeker =
+                    Seeker { runner: self, file, seed, origin, tickets: &tickets, failed: &failed, gate: &gate };
                 match std::thread::Builder::new()
                     .name(format!("bonnie-seeker-{rank}"))
                     .spawn_scoped(scope, || seeker.run())
@@ -402,6 +413,7 @@ struct Seeker<'r, 'a> {
     runner: &'r Runner<'a>,
     file: File,
     seed: u64,
+    origin: Instant,
     tickets: &'r AtomicU64,
     failed: &'r AtomicBool,
     gate: &'r Gate,
@@ -424,9 +436,9 @@ impl Seeker<'_, '_> {
         let chunks = runner.plan.chunks();
         let mut buf = AlignedBuf::new(chunk as usize);
         if !self.gate.wait() {
-            return Ok(SeekerFigures { measured: Span::start(runner.epoch).finish(), seeks: 0, writes: 0 });
+            return Ok(SeekerFigures { measured: Span::start(self.origin).finish(), seeks: 0, writes: 0 });
         }
-        let span = Span::start(runner.epoch);
+        let span = Span::start(self.origin);
         let (mut seeks, mut writes) = (0u64, 0u64);
         loop {
             if runner.stopped() || self.failed.load(Ordering::Relaxed) {

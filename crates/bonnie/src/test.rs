@@ -145,6 +145,10 @@ pub struct BonnieResult {
     pub unit: String,
     /// (user + sys) / wall * 100; above 100 when several threads were busy.
     pub cpu_percent: f64,
+    /// When the last thread finished, from the clients' common start (with
+    /// one client, from the moment the test's clock started).
+    #[serde(default)]
+    pub end_ns: u64,
 }
 
 impl BonnieResult {

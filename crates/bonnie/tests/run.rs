@@ -1,10 +1,11 @@
 //! Runs Bonnie plans on real files in a temporary folder.
 
 use iomatrix_bonnie::{
-    execute, planned_tests, report_for, BonniePlan, BonnieResult, BonnieTest, Outcome, DATA_FILE, FILES_DIR,
+    client_folder, execute, planned_tests, report_for, BonniePlan, BonnieResult, BonnieTest, DATA_FILE, FILES_DIR,
 };
+use iomatrix_coord::{Ending, Group, Hooks, OnClientError, Setup};
 use iomatrix_core::{ByteSize, KIB, MIB};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -22,6 +23,30 @@ fn small_plan() -> BonniePlan {
     plan
 }
 
+/// Runs `plan` from one client, as `run bonnie` does, in `work/client-0`;
+/// `sink` hears each test's figures. Returns the tests accepted and the ending.
+fn run_one(
+    plan: &BonniePlan,
+    work: &Path,
+    stop: &AtomicBool,
+    mut sink: impl FnMut(&BonnieResult) -> Result<(), String>,
+) -> (usize, Ending) {
+    let hooks = Hooks::default();
+    let setup = Setup {
+        cells: planned_tests(plan).len(),
+        workdir: Some(work),
+        hooks: &hooks,
+        on_error: OnClientError::Abort,
+        stop,
+    };
+    execute(plan, &Group::Local(1), &setup, |cell| sink(&cell.total)).unwrap().unwrap()
+}
+
+/// The one client's folder.
+fn folder(work: &Path) -> PathBuf {
+    client_folder(work, 0)
+}
+
 fn is_empty(dir: &Path) -> bool {
     std::fs::read_dir(dir).unwrap().next().is_none()
 }
@@ -31,8 +56,8 @@ fn a_full_run_measures_every_test() {
     let work = tempfile::tempdir().unwrap();
     let plan = small_plan();
     plan.validate(u64::MAX).unwrap();
-    let data = work.path().join(DATA_FILE);
-    let files_dir = work.path().join(FILES_DIR);
+    let data = folder(work.path()).join(DATA_FILE);
+    let files_dir = folder(work.path()).join(FILES_DIR);
     let mut results: Vec<BonnieResult> = Vec::new();
     let mut after_write: Option<Vec<u8>> = None;
     let mut rewrite_checked = false;
@@ -68,8 +93,7 @@ fn a_full_run_measures_every_test() {
         Ok(())
     };
     let stop = AtomicBool::new(false);
-    let outcome = execute(&plan, work.path(), &stop, &mut sink).unwrap();
-    assert_eq!(outcome, Outcome { done: 12, stopped: false });
+    assert_eq!(run_one(&plan, work.path(), &stop, &mut sink), (12, Ending::Completed));
     assert!(rewrite_checked);
     assert_eq!(results.iter().map(|r| (r.repeat, r.test)).collect::<Vec<_>>(), planned_tests(&plan));
     for r in &results {
@@ -101,7 +125,7 @@ fn a_full_run_measures_every_test() {
         assert_eq!(get(t).unit, "files/s");
     }
     // The data file goes after the seeks, the files folder with the deletes.
-    assert!(is_empty(work.path()));
+    assert!(is_empty(&folder(work.path())));
     // The report has a line for the data tests and one for the file tests.
     let text = report_for("test", &plan, &results);
     assert_eq!(text.lines().count(), 8, "{text}");
@@ -114,15 +138,14 @@ fn a_stop_before_the_start_does_nothing() {
     let stop = AtomicBool::new(true);
     let started = Instant::now();
     let mut calls = 0;
-    let outcome = execute(&small_plan(), work.path(), &stop, &mut |_| {
+    let outcome = run_one(&small_plan(), work.path(), &stop, |_| {
         calls += 1;
         Ok(())
-    })
-    .unwrap();
-    assert_eq!(outcome, Outcome { done: 0, stopped: true });
+    });
+    assert_eq!(outcome, (0, Ending::Interrupted));
     assert_eq!(calls, 0);
     assert!(started.elapsed() < Duration::from_secs(1));
-    assert!(is_empty(work.path()));
+    assert!(is_empty(&folder(work.path())));
 }
 
 #[test]
@@ -130,15 +153,14 @@ fn a_stop_during_the_run_keeps_what_finished() {
     let work = tempfile::tempdir().unwrap();
     let stop = AtomicBool::new(false);
     let mut seen = Vec::new();
-    let outcome = execute(&small_plan(), work.path(), &stop, &mut |r| {
+    let outcome = run_one(&small_plan(), work.path(), &stop, |r| {
         seen.push(r.test);
         if r.test == BonnieTest::BlockWrite {
             stop.store(true, std::sync::atomic::Ordering::SeqCst);
         }
         Ok(())
-    })
-    .unwrap();
-    assert_eq!(outcome, Outcome { done: 2, stopped: true });
+    });
+    assert_eq!(outcome, (2, Ending::Interrupted));
     assert_eq!(seen, [BonnieTest::PutcWrite, BonnieTest::BlockWrite]);
 }
 
@@ -153,12 +175,11 @@ fn sized_files_synced_and_repeated() {
     plan.repeats = 2;
     plan.validate(u64::MAX).unwrap();
     let mut results = Vec::new();
-    let outcome = execute(&plan, work.path(), &AtomicBool::new(false), &mut |r| {
+    let outcome = run_one(&plan, work.path(), &AtomicBool::new(false), |r| {
         results.push(r.clone());
         Ok(())
-    })
-    .unwrap();
-    assert_eq!(outcome, Outcome { done: 12, stopped: false });
+    });
+    assert_eq!(outcome, (12, Ending::Completed));
     for repeat in 1..=2 {
         let get = |t: BonnieTest| results.iter().find(|r| r.test == t && r.repeat == repeat).unwrap();
         for (create, stat) in
@@ -171,7 +192,7 @@ fn sized_files_synced_and_repeated() {
             assert_eq!(get(stat).ops, 50);
         }
     }
-    assert!(is_empty(work.path()));
+    assert!(is_empty(&folder(work.path())));
 }
 
 #[test]
@@ -190,12 +211,11 @@ fn direct_block_tests_where_the_file_system_allows() {
     plan.seeks = 100;
     plan.validate(0).unwrap();
     let mut results = Vec::new();
-    let outcome = execute(&plan, work.path(), &AtomicBool::new(false), &mut |r| {
+    let outcome = run_one(&plan, work.path(), &AtomicBool::new(false), |r| {
         results.push(r.clone());
         Ok(())
-    })
-    .unwrap();
-    assert_eq!(outcome.done, 4);
+    });
+    assert_eq!(outcome, (4, Ending::Completed));
     assert_eq!(
         results.iter().map(|r| r.test).collect::<Vec<_>>(),
         [BonnieTest::BlockWrite, BonnieTest::Rewrite, BonnieTest::BlockRead, BonnieTest::RandomSeeks]
@@ -207,16 +227,21 @@ fn direct_block_tests_where_the_file_system_allows() {
 #[test]
 fn failures_say_what_and_where() {
     let work = tempfile::tempdir().unwrap();
-    let missing = work.path().join("missing");
-    let err = execute(&small_plan(), &missing, &AtomicBool::new(false), &mut |_| Ok(())).unwrap_err().to_string();
-    assert!(err.starts_with(&format!("putc open of {}: ", missing.join(DATA_FILE).display())), "{err}");
-    assert!(err.contains("No such file or directory"), "{err}");
-    let err = execute(&small_plan(), work.path(), &AtomicBool::new(false), &mut |_| Err("disk full".into()))
-        .unwrap_err()
-        .to_string();
-    assert_eq!(err, "storing the putc result of repeat 1: disk full");
+    // The data file's name taken by a folder: the first test cannot open it.
+    let data = folder(work.path()).join(DATA_FILE);
+    std::fs::create_dir_all(&data).unwrap();
+    let failed = |outcome: (usize, Ending)| match outcome {
+        (0, Ending::ClientFailed { cell: 0, failures }) => failures[0].message.clone(),
+        other => panic!("expected the first test to fail, got {other:?}"),
+    };
+    let err = failed(run_one(&small_plan(), work.path(), &AtomicBool::new(false), |_| Ok(())));
+    assert!(err.starts_with("putc open") && err.contains(&data.display().to_string()), "{err}");
+    assert!(err.contains("Is a directory"), "{err}");
+    std::fs::remove_dir(&data).unwrap();
+    let outcome = run_one(&small_plan(), work.path(), &AtomicBool::new(false), |_| Err("disk full".into()));
+    assert_eq!(outcome, (0, Ending::SinkFailed("disk full".into())));
     let mut bad = small_plan();
     bad.chunk = ByteSize(0);
-    let err = execute(&bad, work.path(), &AtomicBool::new(false), &mut |_| Ok(())).unwrap_err().to_string();
+    let err = failed(run_one(&bad, work.path(), &AtomicBool::new(false), |_| Ok(())));
     assert!(err.contains("chunk size 0"), "{err}");
 }

@@ -100,7 +100,9 @@ where
     R: Send,
 {
     let dirs = (0..clients).map(|rank| setup.dir(rank)).collect::<std::io::Result<Vec<_>>>()?;
-    let (tx, rx) = mpsc::channel::<(usize, ClientCell<R>)>();
+    // Each report waits for the leader's word that its cell was handled (stored), as under MPI: the
+    // leader's database writes never overlap the next cell's timed work.
+    let (tx, rx) = mpsc::channel::<(usize, ClientCell<R>, mpsc::Sender<()>)>();
     let mut collector = Collector::new(clients, setup.cells, setup.on_error, setup.stop);
     std::thread::scope(|scope| {
         for coord in local_group(clients) {
@@ -109,12 +111,25 @@ where
             let how = Drive { cells: setup.cells, dir, hooks: setup.hooks, on_error: setup.on_error, stop: setup.stop };
             scope.spawn(move || {
                 let mut work = make(crate::Coordinator::rank(&coord), dir);
-                drive(&coord, &how, &mut work, &mut |index, cell| tx.send((index, cell)).is_ok());
+                drive(&coord, &how, &mut work, &mut |index, cell| {
+                    let (handled, wait) = mpsc::channel();
+                    tx.send((index, cell, handled)).is_ok() && wait.recv().is_ok()
+                });
             });
         }
         drop(tx);
-        for (index, cell) in rx {
+        let mut waiting: Vec<(usize, mpsc::Sender<()>)> = Vec::with_capacity(clients);
+        for (index, cell, handled) in rx {
             collector.add(index, cell, on_cell);
+            waiting.push((index, handled));
+            // Cells before `next` are handled: their clients go on.
+            waiting.retain(|(index, handled)| {
+                let done = *index < collector.next;
+                if done {
+                    let _ = handled.send(());
+                }
+                !done
+            });
         }
     });
     Ok(collector.finish())
