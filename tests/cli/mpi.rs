@@ -292,3 +292,97 @@ fn bonnie_flags_under_mpirun_run_one_client_per_rank() {
     }
     assert!(sb.leftovers().is_empty());
 }
+
+/// A network namespace reached over a veth pair from this one, with no
+/// service in it: a host that refuses every connection. Removed on drop.
+struct UnreachableHost {
+    netns: String,
+    veth: String,
+    address: String,
+}
+
+impl UnreachableHost {
+    fn new() -> Option<UnreachableHost> {
+        let id = std::process::id() % 200 + 20;
+        let host = UnreachableHost {
+            netns: format!("iomx-mpi-{id}"),
+            veth: format!("iomxm{id}"),
+            address: format!("10.213.{id}.2"),
+        };
+        let ns = host.netns.clone();
+        let peer = format!("{}p", host.veth);
+        let steps: [Vec<String>; 6] = [
+            vec!["netns".into(), "add".into(), ns.clone()],
+            vec![
+                "link".into(),
+                "add".into(),
+                host.veth.clone(),
+                "type".into(),
+                "veth".into(),
+                "peer".into(),
+                "name".into(),
+                peer.clone(),
+            ],
+            vec!["link".into(), "set".into(), peer.clone(), "netns".into(), ns.clone()],
+            vec!["addr".into(), "add".into(), format!("10.213.{id}.1/24"), "dev".into(), host.veth.clone()],
+            vec!["link".into(), "set".into(), host.veth.clone(), "up".into()],
+            vec![
+                "-n".into(),
+                ns.clone(),
+                "addr".into(),
+                "add".into(),
+                format!("{}/24", host.address),
+                "dev".into(),
+                peer.clone(),
+            ],
+        ];
+        for step in
+            steps.iter().chain([vec!["-n".into(), ns.clone(), "link".into(), "set".into(), peer, "up".into()]].iter())
+        {
+            let ok = Command::new("ip").args(step).status().is_ok_and(|s| s.success());
+            if !ok {
+                eprintln!("skipped: cannot make a network namespace (ip {})", step.join(" "));
+                return None; // drop removes what was made
+            }
+        }
+        Some(host)
+    }
+}
+
+impl Drop for UnreachableHost {
+    fn drop(&mut self) {
+        // Deleting the namespace deletes its end of the pair, and with it ours.
+        let _ = Command::new("ip").args(["netns", "delete", &self.netns]).status();
+        let _ = Command::new("ip").args(["link", "delete", &self.veth]).stderr(Stdio::null()).status();
+    }
+}
+
+#[test]
+fn a_hostfile_with_an_unreachable_host_fails_with_mpis_own_error() {
+    let Some(bin) = mpi_binary() else { return };
+    if !have("ssh") {
+        eprintln!("skipped: Open MPI starts remote ranks with ssh (apt-get install openssh-client)");
+        return;
+    }
+    let Some(host) = UnreachableHost::new() else { return };
+    let sb = Sandbox::new();
+    let hostfile = sb.dir.path().join("hosts");
+    std::fs::write(&hostfile, format!("{} slots=2\n", host.address)).unwrap();
+    let target = sb.target();
+    let args = [
+        "--hostfile",
+        hostfile.to_str().unwrap(),
+        "--mca",
+        "plm_rsh_args",
+        "-o BatchMode=yes -o ConnectTimeout=5 -o StrictHostKeyChecking=no",
+        bin.to_str().unwrap(),
+    ];
+    let run = [&args[..], &small_iozone(target.to_str().unwrap(), &[])].concat();
+    let (out, took) = mpirun(&sb, 2, &run, Duration::from_secs(90));
+    let (stdout, stderr) = text(&out);
+    assert!(!out.status.success(), "{stdout}{stderr}");
+    assert!(stderr.contains(&host.address), "mpirun should name the host it could not reach: {stderr}");
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+    assert!(!sb.db().exists() || sb.runs_json()["runs"].as_array().unwrap().is_empty(), "no run stored");
+    assert!(sb.leftovers().is_empty());
+}
