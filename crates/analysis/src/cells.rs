@@ -1,0 +1,205 @@
+//! Cells as the analysis sees them: a key, a compared figure, and a group
+//! of runs summarised cell by cell.
+
+use iomatrix_store::{CellRow, StoredRun};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// What makes two cells comparable. For the IOzone matrix: test, file size,
+/// record size. Access specs add queue depth and the read/random mix; a
+/// repeat number (Bonnie's `-x`) is not part of the key: repeats are samples.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct CellKey {
+    pub test: String,
+    pub file_size: Option<u64>,
+    pub record_size: Option<u64>,
+    /// "qd=4 read=70% random=100%" for access specs; empty elsewhere.
+    pub variant: String,
+}
+
+impl CellKey {
+    pub fn of(cell: &CellRow) -> CellKey {
+        let m = &cell.metrics;
+        let variant = match (m["queue_depth"].as_u64(), m["read_percent"].as_u64(), m["random_percent"].as_u64()) {
+            (Some(qd), Some(read), Some(random)) => format!("qd={qd} read={read}% random={random}%"),
+            _ => String::new(),
+        };
+        CellKey { test: cell.test.clone(), file_size: cell.file_size, record_size: cell.record_size, variant }
+    }
+
+    /// "write 64m/4k", "access 8m/4k qd=4 read=70% random=100%", "seeks".
+    pub fn describe(&self) -> String {
+        let mut s = self.test.clone();
+        match (self.file_size, self.record_size) {
+            (Some(f), Some(r)) => s += &format!(" {}/{}", size(f), size(r)),
+            (Some(f), None) => s += &format!(" {}", size(f)),
+            _ => {}
+        }
+        if !self.variant.is_empty() {
+            s += &format!(" {}", self.variant);
+        }
+        s
+    }
+}
+
+/// 4k, 64m, 1g: the short binary sizes of IOzone's tables.
+pub fn size(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [(1 << 40, "t"), (1 << 30, "g"), (1 << 20, "m"), (1 << 10, "k")];
+    for (unit, name) in UNITS {
+        if bytes >= unit && bytes % unit == 0 {
+            return format!("{}{name}", bytes / unit);
+        }
+    }
+    bytes.to_string()
+}
+
+/// The figure compared for a cell: KB/s where the cell moved bytes at a
+/// rate, else the suite's own rate (Bonnie's seeks/s and files/s).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Figure {
+    pub value: f64,
+    pub unit: &'static str,
+}
+
+impl Figure {
+    pub fn of(cell: &CellRow) -> Option<Figure> {
+        if cell.kib_per_sec > 0.0 && cell.kib_per_sec.is_finite() {
+            return Some(Figure { value: cell.kib_per_sec, unit: "KB/s" });
+        }
+        let per_sec = cell.metrics["per_sec"].as_f64().filter(|v| *v > 0.0 && v.is_finite())?;
+        let unit = match cell.metrics["unit"].as_str() {
+            Some("seeks/s") => "seeks/s",
+            Some("files/s") => "files/s",
+            _ => "per second",
+        };
+        Some(Figure { value: per_sec, unit })
+    }
+}
+
+/// One cell over the runs of a group.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CellStats {
+    /// Every sample, in run order.
+    pub values: Vec<f64>,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    /// (max - min) / median, in %: 0 for one sample.
+    pub spread_pct: f64,
+    pub unit: &'static str,
+}
+
+impl CellStats {
+    pub fn of(values: Vec<f64>, unit: &'static str) -> CellStats {
+        let median = median(&values);
+        let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let spread_pct = if median > 0.0 { (max - min) / median * 100.0 } else { 0.0 };
+        CellStats { values, median, min, max, spread_pct, unit }
+    }
+}
+
+/// The median: the middle sample, or the mean of the two middle ones.
+pub fn median(values: &[f64]) -> f64 {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// One side of a comparison: a run, or repeats of one setup, every cell
+/// summarised over the runs (and over repeats within a run).
+#[derive(Debug, Clone, Serialize)]
+pub struct Group {
+    /// How the user named it: "#12", "server=netware".
+    pub name: String,
+    pub run_ids: Vec<i64>,
+    pub suite: String,
+    pub cells: BTreeMap<CellKey, CellStats>,
+    /// Each run's stored conditions (backend, direct, clients, files vs RAM...).
+    pub conditions: Vec<serde_json::Value>,
+    /// Each run's latency summaries by cell: (key, "read"/"write"/op, percentiles).
+    #[serde(skip)]
+    pub latency: BTreeMap<(CellKey, String), Vec<serde_json::Value>>,
+}
+
+impl Group {
+    /// Summarises `runs` (which the caller checked are of one suite).
+    pub fn of(name: &str, runs: &[StoredRun]) -> Group {
+        let mut samples: BTreeMap<CellKey, (Vec<f64>, &'static str)> = BTreeMap::new();
+        let mut latency: BTreeMap<(CellKey, String), Vec<serde_json::Value>> = BTreeMap::new();
+        for run in runs {
+            for cell in &run.cell_results {
+                let key = CellKey::of(cell);
+                if let Some(f) = Figure::of(cell) {
+                    let entry = samples.entry(key.clone()).or_insert((Vec::new(), f.unit));
+                    entry.0.push(f.value);
+                }
+                for (what, summary) in latency_summaries(cell) {
+                    latency.entry((key.clone(), what)).or_default().push(summary);
+                }
+            }
+        }
+        Group {
+            name: name.to_string(),
+            run_ids: runs.iter().map(|r| r.summary.id).collect(),
+            suite: runs.first().map(|r| r.summary.suite.clone()).unwrap_or_default(),
+            cells: samples.into_iter().map(|(k, (v, unit))| (k, CellStats::of(v, unit))).collect(),
+            conditions: runs.iter().map(|r| r.conditions.clone()).collect(),
+            latency,
+        }
+    }
+}
+
+/// A cell's latency summaries: objects in `metrics` with a `p50_ns` and a
+/// non-zero count (access's read/write, the file-server's operations).
+fn latency_summaries(cell: &CellRow) -> Vec<(String, serde_json::Value)> {
+    let mut out = Vec::new();
+    let mut visit = |name: String, v: &serde_json::Value| {
+        if v.get("p50_ns").is_some() && v["count"].as_u64().unwrap_or(0) > 0 {
+            out.push((name, v.clone()));
+        }
+    };
+    if let Some(m) = cell.metrics.as_object() {
+        for (k, v) in m {
+            visit(k.clone(), v);
+            if let Some(inner) = v.as_object() {
+                for (k2, v2) in inner {
+                    visit(format!("{k}.{k2}"), v2);
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians_and_spreads() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(&[]), 0.0);
+        let s = CellStats::of(vec![90.0, 100.0, 110.0], "KB/s");
+        assert_eq!((s.median, s.min, s.max), (100.0, 90.0, 110.0));
+        assert!((s.spread_pct - 20.0).abs() < 1e-12);
+        assert_eq!(CellStats::of(vec![5.0], "KB/s").spread_pct, 0.0);
+    }
+
+    #[test]
+    fn sizes_print_as_iozone_does() {
+        assert_eq!(size(4096), "4k");
+        assert_eq!(size(64 << 20), "64m");
+        assert_eq!(size(1 << 30), "1g");
+        assert_eq!(size(1000), "1000");
+    }
+}

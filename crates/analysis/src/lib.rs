@@ -1,0 +1,27 @@
+//! iomatrix-analysis: what the seed authors did in spreadsheets, over stored
+//! runs. No I/O: the caller loads the runs.
+//!
+//! - [`CellKey`] and [`Figure`]: what makes two cells "the same cell" (test,
+//!   file size, record size, and for access specs queue depth and mix) and
+//!   which figure of a cell is compared (KB/s, or the suite's own rate).
+//! - [`Group`]: one side of a comparison, one run or several repeats, each
+//!   cell summarised by its median and spread ([`CellStats`]).
+//! - [`compare`]: B against A ([`Comparison`]): per matrix test the ratio
+//!   matrix B/A with its record-size and file-size views, the mean change,
+//!   the cells each side wins, the same over a [`Region`]; for scalar suites
+//!   a metric table; latency percentiles side by side; the cells only one
+//!   side has, and the conditions that differ.
+//! - [`sweep`]: values per level of a swept setting and the % change
+//!   between levels ([`Sweep`]).
+//! - [`Limit`] and [`flag_cached`]: cells faster than a physical limit,
+//!   and the boundary in words ([`CacheFlags`]).
+
+mod cells;
+mod compare;
+mod limit;
+mod sweep;
+
+pub use cells::{median, CellKey, CellStats, Figure, Group};
+pub use compare::{compare, Comparison, LatencyRow, MatrixComparison, Region, ScalarRow};
+pub use limit::{flag_cached, CacheFlags, Limit};
+pub use sweep::{sweep, Sweep, SweepLevel, SweepRow};
