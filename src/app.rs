@@ -38,6 +38,8 @@ fn dispatch(ranks: &Ranks) -> anyhow::Result<ExitCode> {
         Command::Scan(args) => cmd::scan::run(args),
         Command::Bonnie { args } => cmd::bonnie::run(&args, &db()?, ranks),
         Command::Iozone { args } => cmd::iozone::run(&args, &db()?, ranks),
+        Command::Compare(args) => cmd::compare::run(args, &db()?),
+        Command::Sweep(args) => cmd::sweep::run(args, &db()?),
         Command::Runs { json } => cmd::runs::run(&db()?, json),
         Command::Show { run, json } => cmd::show::run(&db()?, run, json),
     }

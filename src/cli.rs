@@ -64,6 +64,12 @@ pub enum Command {
     /// sizes, percentiles, largest files (read only, nothing stored); --save-profile keeps the
     /// classes for `run fileserver --profile`
     Scan(ScanArgs),
+    /// Compare B against A: ratio matrices with record-size and file-size views, % change
+    /// tables, latency side by side, cells only one side has, differing conditions stated
+    Compare(CompareArgs),
+    /// Values per level of a swept setting (a label, or record/file size, queue depth) and the %
+    /// change between levels; read/write ratios
+    Sweep(SweepArgs),
     /// Print one stored run again
     Show {
         /// The run's id (see `iomatrix runs`)
@@ -372,6 +378,53 @@ pub struct CommonRunArgs {
 
     #[command(flatten)]
     pub client: ClientArgs,
+}
+
+/// `iomatrix compare A B`.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The baseline: a run id (12 or #12), repeats of one setup (3,4,5: medians), or labels
+    /// (server=netware)
+    #[arg(value_name = "A")]
+    pub a: String,
+
+    /// Compared against A, in the same forms; ratios are B/A
+    #[arg(value_name = "B")]
+    pub b: String,
+
+    /// Also summarise this region of file sizes, e.g. ..2m, 64k..2m, 1m.. (bounds included)
+    #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
+    pub files: Option<String>,
+
+    /// Also summarise this region of record sizes, e.g. ..32k
+    #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
+    pub records: Option<String>,
+
+    /// Flag cells faster than this as served by a cache: 100Mbit, 1Gbit, 110MB/s, or a run id
+    /// (#N) whose figures (uncached) are each cell's limit
+    #[arg(long, value_name = "RATE|RUN")]
+    pub limit: Option<String>,
+
+    /// Machine-readable output (schema "iomatrix.compare/1", docs/json.md)
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `iomatrix sweep RUNS... --by PARAM|LABEL`.
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// The runs (ids, id lists of repeats, or label selectors); with --by LABEL each run's value of
+    /// that label is its level
+    #[arg(value_name = "RUNS", required = true)]
+    pub runs: Vec<String>,
+
+    /// What is swept: record, file, qd (queue depth of access specs), or a label key (e.g. cache)
+    #[arg(long, value_name = "PARAM|LABEL")]
+    pub by: String,
+
+    /// Machine-readable output (schema "iomatrix.sweep/1", docs/json.md)
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The client flags every suite takes: how many clients, their hooks, what

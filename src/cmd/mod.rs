@@ -1,5 +1,6 @@
 //! One file per subcommand.
 pub mod bonnie;
+pub mod compare;
 pub mod extents;
 pub mod iozone;
 pub mod run_access;
@@ -10,3 +11,4 @@ pub mod run_iozone;
 pub mod runs;
 pub mod scan;
 pub mod show;
+pub mod sweep;

@@ -7,6 +7,7 @@ mod backup;
 mod bad_input;
 mod bonnie;
 mod clients;
+mod compare;
 mod database;
 mod fileserver;
 mod helpers;

@@ -44,13 +44,7 @@ impl CellKey {
 
 /// 4k, 64m, 1g: the short binary sizes of IOzone's tables.
 pub fn size(bytes: u64) -> String {
-    const UNITS: [(u64, &str); 4] = [(1 << 40, "t"), (1 << 30, "g"), (1 << 20, "m"), (1 << 10, "k")];
-    for (unit, name) in UNITS {
-        if bytes >= unit && bytes % unit == 0 {
-            return format!("{}{name}", bytes / unit);
-        }
-    }
-    bytes.to_string()
+    iomatrix_core::ByteSize(bytes).to_string()
 }
 
 /// The figure compared for a cell: KB/s where the cell moved bytes at a

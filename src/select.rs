@@ -1,0 +1,116 @@
+//! RUNS arguments (`12`, `#12`, `3,4,5`, `server=netware`, `server=linux,cache=2`)
+//! turned into named groups of stored runs, for compare, sweep and report.
+
+use iomatrix_core::UsageError;
+use iomatrix_store::{RunStatus, RunSummary, Store, StoredRun};
+
+/// One group per argument, in the order given: (the argument, its runs).
+pub fn resolve(store: &Store, specs: &[String]) -> anyhow::Result<Vec<(String, Vec<StoredRun>)>> {
+    let summaries = store.list_runs()?;
+    let mut groups = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let ids = match ids_of(spec)? {
+            Some(ids) => ids,
+            None => by_labels(spec, &summaries)?,
+        };
+        let mut runs = Vec::with_capacity(ids.len());
+        for id in ids {
+            let run = store.load_run(id)?.ok_or_else(|| {
+                UsageError::new(format!("{spec}: there is no run #{id}; `iomatrix runs` lists the stored runs"))
+            })?;
+            if run.summary.status != RunStatus::Complete {
+                eprintln!(
+                    "iomatrix: warning: run #{id} is {} ({} of {} cells): only its finished cells are used",
+                    run.summary.status.as_str(),
+                    run.summary.cells,
+                    run.summary.total_cells
+                );
+            }
+            runs.push(run);
+        }
+        groups.push((spec.clone(), runs));
+    }
+    Ok(groups)
+}
+
+/// `12`, `#12`, `3,4,5`: run ids; None for anything else (a label selector).
+fn ids_of(spec: &str) -> Result<Option<Vec<i64>>, UsageError> {
+    if spec.contains('=') {
+        return Ok(None);
+    }
+    spec.split(',')
+        .map(|part| {
+            let p = part.trim().trim_start_matches('#');
+            p.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| {
+                UsageError::new(format!(
+                    "'{spec}': give run ids (12, #12, or 3,4,5 for repeats of one setup) or labels \
+                     (server=netware or server=linux,cache=2)"
+                ))
+            })
+        })
+        .collect::<Result<Vec<i64>, _>>()
+        .map(Some)
+}
+
+/// Every complete run carrying all the labels of `spec`.
+fn by_labels(spec: &str, runs: &[RunSummary]) -> Result<Vec<i64>, UsageError> {
+    let wanted: Vec<(&str, &str)> = spec
+        .split(',')
+        .map(|pair| {
+            pair.split_once('=').map(|(k, v)| (k.trim(), v.trim())).filter(|(k, _)| !k.is_empty()).ok_or_else(|| {
+                UsageError::new(format!("'{spec}': write labels as KEY=VALUE[,KEY=VALUE], e.g. server=netware"))
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let ids: Vec<i64> = runs
+        .iter()
+        .filter(|r| r.status == RunStatus::Complete)
+        .filter(|r| wanted.iter().all(|(k, v)| r.labels.iter().any(|(rk, rv)| rk == k && rv == v)))
+        .map(|r| r.id)
+        .collect();
+    if ids.is_empty() {
+        let mut known: Vec<String> =
+            runs.iter().flat_map(|r| r.labels.iter().map(|(k, v)| format!("{k}={v}"))).collect();
+        known.sort();
+        known.dedup();
+        return Err(UsageError::new(format!(
+            "'{spec}' matches no complete run; labels stored: {}",
+            if known.is_empty() { "none (label runs with --label KEY=VALUE)".to_string() } else { known.join(", ") }
+        )));
+    }
+    Ok(ids)
+}
+
+/// The runs' suite, which must be one: comparing a Bonnie run with an IOzone run compares nothing.
+pub fn one_suite(groups: &[(String, Vec<StoredRun>)]) -> Result<String, UsageError> {
+    let mut suites: Vec<(String, String)> = groups
+        .iter()
+        .flat_map(|(name, runs)| {
+            runs.iter().map(move |r| (r.summary.suite.clone(), format!("{name} #{}", r.summary.id)))
+        })
+        .collect();
+    suites.sort();
+    let first = suites.first().map(|s| s.0.clone()).unwrap_or_default();
+    if let Some(other) = suites.iter().find(|s| s.0 != first) {
+        return Err(UsageError::new(format!(
+            "the runs are of different suites ({first} and {} in {}): compare like with like",
+            other.0, other.1
+        )));
+    }
+    Ok(first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_and_selectors_are_told_apart() {
+        assert_eq!(ids_of("12").unwrap(), Some(vec![12]));
+        assert_eq!(ids_of("#12").unwrap(), Some(vec![12]));
+        assert_eq!(ids_of("3, 4,#5").unwrap(), Some(vec![3, 4, 5]));
+        assert_eq!(ids_of("server=x").unwrap(), None);
+        assert!(ids_of("twelve").is_err());
+        assert!(ids_of("0").is_err());
+    }
+}

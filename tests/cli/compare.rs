@@ -1,0 +1,196 @@
+//! compare and sweep over real stored runs, checked against figures
+//! computed here from the stored cells.
+
+use crate::helpers::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// A small real IOzone run labelled `labels`; returns its id.
+fn iozone_run(sb: &Sandbox, labels: &[&str], files: &str) -> i64 {
+    let target = sb.target();
+    let mut args = vec![
+        "run",
+        "iozone",
+        "--target",
+        target.to_str().unwrap(),
+        "--files",
+        files,
+        "--records",
+        "4k,64k",
+        "--tests",
+        "write,read",
+    ];
+    for l in labels {
+        args.extend(["--label", l]);
+    }
+    assert_success(&sb.run(&args));
+    sb.last_run()["run"]["id"].as_i64().unwrap()
+}
+
+/// (test, file, record) -> KB/s of a stored run.
+fn figures(sb: &Sandbox, id: i64) -> BTreeMap<(String, u64, u64), f64> {
+    let out = sb.run(&["show", &id.to_string(), "--json"]);
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    cells(&run)
+        .iter()
+        .map(|c| {
+            let key = (
+                c["test"].as_str().unwrap().to_string(),
+                c["file_size"].as_u64().unwrap(),
+                c["record_size"].as_u64().unwrap(),
+            );
+            (key, c["kib_per_sec"].as_f64().unwrap())
+        })
+        .collect()
+}
+
+fn json_of(out: &std::process::Output) -> Value {
+    assert_success(out);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+#[test]
+fn compare_gives_the_ratios_views_and_wins_of_the_stored_cells() {
+    let sb = Sandbox::new();
+    let a = iozone_run(&sb, &["server=a"], "64k,256k");
+    // B lacks the 256k file and has a 1m file: listed, not dropped.
+    let b = iozone_run(&sb, &["server=b"], "64k,1m");
+    let (fa, fb) = (figures(&sb, a), figures(&sb, b));
+    let doc = json_of(&sb.run(&["compare", "server=a", &b.to_string(), "--json", "--records", "..4k"]));
+    assert_eq!(doc["schema"], "iomatrix.compare/1");
+    let c = &doc["comparison"];
+    assert_eq!(c["a_runs"], serde_json::json!([a]));
+    assert_eq!(c["b_runs"], serde_json::json!([b]));
+    let matrices = c["matrices"].as_array().unwrap();
+    assert_eq!(matrices.len(), 2, "read and write");
+    for m in matrices {
+        let test = m["test"].as_str().unwrap();
+        assert_eq!(m["file_sizes"], serde_json::json!([65536]));
+        assert_eq!(m["record_sizes"], serde_json::json!([4096, 65536]));
+        let mut ratios = Vec::new();
+        for (j, r) in [4096u64, 65536].iter().enumerate() {
+            let key = (test.to_string(), 65536, *r);
+            let by_hand = fb[&key] / fa[&key];
+            assert!(
+                close(m["ratios"][0][j].as_f64().unwrap(), by_hand),
+                "{test} {r}: {} vs {by_hand}",
+                m["ratios"][0][j]
+            );
+            // One file size: each column's mean is its one ratio.
+            assert!(close(m["by_record"][j][1].as_f64().unwrap(), by_hand));
+            ratios.push(by_hand);
+        }
+        let mean = (ratios[0] + ratios[1]) / 2.0;
+        assert!(close(m["by_file"][0][1].as_f64().unwrap(), mean));
+        assert!(close(m["overall"]["mean_change_pct"].as_f64().unwrap(), (mean - 1.0) * 100.0));
+        let b_wins = ratios.iter().filter(|r| **r > 1.0).count();
+        assert_eq!(m["overall"]["b_wins"].as_u64().unwrap() as usize, b_wins);
+        assert_eq!(m["overall"]["a_wins"].as_u64().unwrap() as usize, ratios.iter().filter(|r| **r < 1.0).count());
+        // The region: records up to 4k only.
+        assert_eq!(m["region"]["cells"], 1);
+        assert!(close(m["region"]["mean_change_pct"].as_f64().unwrap(), (ratios[0] - 1.0) * 100.0));
+    }
+    let only_a: Vec<&str> = c["only_in_a"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(only_a, ["read 256k/4k", "read 256k/64k", "write 256k/4k", "write 256k/64k"]);
+    assert_eq!(c["only_in_b"].as_array().unwrap().len(), 4);
+    assert_eq!(c["condition_differences"], serde_json::json!([]));
+    // The text names the views and the cells left out.
+    let (stdout, _) = text(&sb.run(&["compare", &a.to_string(), &b.to_string()]));
+    assert!(stdout.contains("read: B/A of KB/s") && stdout.contains("record-size view"), "{stdout}");
+    assert!(stdout.contains("only in A (4 cells, not compared)"), "{stdout}");
+}
+
+#[test]
+fn compare_states_differing_conditions_and_flags_cells_above_a_limit() {
+    let sb = Sandbox::new();
+    let a = iozone_run(&sb, &[], "64k");
+    let target = sb.target();
+    let t = target.to_str().unwrap();
+    assert_success(&sb.run(&[
+        "run",
+        "iozone",
+        "--target",
+        t,
+        "--files",
+        "64k",
+        "--records",
+        "4k,64k",
+        "--tests",
+        "write,read",
+        "--clients",
+        "2",
+    ]));
+    let b = sb.last_run()["run"]["id"].as_i64().unwrap();
+    // A limit between the cells' figures: exactly those above it are flagged.
+    let fa = figures(&sb, a);
+    let mut values: Vec<f64> = fa.values().copied().collect();
+    values.sort_by(f64::total_cmp);
+    let limit_kib = (values[1] + values[2]) / 2.0;
+    let doc = json_of(&sb.run(&[
+        "compare",
+        &a.to_string(),
+        &b.to_string(),
+        "--json",
+        "--limit",
+        &format!("{limit_kib}KB/s"),
+    ]));
+    let diffs = doc["comparison"]["condition_differences"].as_array().unwrap();
+    assert!(diffs.iter().any(|d| d.as_str().unwrap().starts_with("clients: A")), "{diffs:?}");
+    let flagged: Vec<String> = doc["cache_flags"]["a"]["flagged"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| format!("{} {}", f[0]["test"].as_str().unwrap(), f[0]["record_size"]))
+        .collect();
+    let expected: Vec<String> =
+        fa.iter().filter(|(_, v)| **v > limit_kib).map(|((test, _, r), _)| format!("{test} {r}")).collect();
+    assert_eq!(flagged, expected);
+    assert_eq!(expected.len(), 2);
+    let (stdout, _) = text(&sb.run(&["compare", &a.to_string(), &b.to_string(), "--limit", "100Mbit"]));
+    assert!(stdout.contains("NOTE: the sides were measured under different conditions"), "{stdout}");
+    assert!(stdout.contains("cache dominates at files <= 64k"), "{stdout}");
+    // Bad input.
+    assert_usage_error(&sb.run(&["compare", &a.to_string(), "99"]), "no run #99");
+    assert_usage_error(&sb.run(&["compare", &a.to_string(), "server=none"]), "matches no complete run");
+    assert_usage_error(&sb.run(&["compare", &a.to_string(), &b.to_string(), "--limit", "fast"]), "--limit fast");
+    assert_usage_error(&sb.run(&["compare", &a.to_string(), &b.to_string(), "--files", "2m..1m"]), "--files 2m..1m");
+}
+
+#[test]
+fn sweep_by_a_label_gives_each_levels_change() {
+    let sb = Sandbox::new();
+    let ids: Vec<i64> = ["3", "1", "2"].iter().map(|l| iozone_run(&sb, &[&format!("cache={l}")], "64k")).collect();
+    let doc = json_of(&sb.run(&["sweep", "cache=1", "cache=2", "cache=3", "--by", "cache", "--json"]));
+    let s = &doc["sweep"];
+    assert_eq!(s["levels"], serde_json::json!(["1", "2", "3"]));
+    let (f1, f2, f3) = (figures(&sb, ids[1]), figures(&sb, ids[2]), figures(&sb, ids[0]));
+    let rows = s["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    let mut steps = Vec::new();
+    for row in rows {
+        let name = row["cell"].as_str().unwrap();
+        let key =
+            f1.keys().find(|k| name == format!("{} 64k/{}", k.0, if k.2 == 4096 { "4k" } else { "64k" })).unwrap();
+        let v = [f1[key], f2[key], f3[key]];
+        for (i, want) in v.iter().enumerate() {
+            assert!(close(row["values"][i].as_f64().unwrap(), *want));
+        }
+        let step0 = (v[1] - v[0]) / v[0] * 100.0;
+        assert!(close(row["steps_pct"][0].as_f64().unwrap(), step0));
+        assert!(close(row["first_to_last_pct"].as_f64().unwrap(), (v[2] - v[0]) / v[0] * 100.0));
+        steps.push(step0);
+    }
+    let average = steps.iter().sum::<f64>() / steps.len() as f64;
+    assert!(close(s["average_steps_pct"][0].as_f64().unwrap(), average));
+    // Read over write for each record size at each level.
+    assert_eq!(s["read_write"].as_array().unwrap().len(), 6);
+    // By record size within one run.
+    let doc = json_of(&sb.run(&["sweep", &ids[0].to_string(), "--by", "record", "--json"]));
+    assert_eq!(doc["sweep"]["levels"], serde_json::json!(["4k", "64k"]));
+    assert_usage_error(&sb.run(&["sweep", &ids[0].to_string(), "--by", "server"]), "has no label server");
+    assert_usage_error(&sb.run(&["sweep", "cache=1", "--by", "cache"]), "at least two");
+}
