@@ -39,7 +39,8 @@ pub fn limit(store: &Store, text: &str) -> anyhow::Result<Limit> {
     let is_run = text.trim_start_matches('#').chars().all(|c| c.is_ascii_digit()) && !text.is_empty();
     if is_run {
         let groups = crate::select::resolve(store, &[text.to_string()])?;
-        return Ok(Limit::from_group(&Group::of(&groups[0].0, &groups[0].1)));
+        let name = format!("run #{}", text.trim_start_matches('#'));
+        return Ok(Limit::from_group(&Group::of(&name, &groups[0].1)));
     }
     Ok(Limit::parse_rate(text).map_err(UsageError::new)?)
 }
