@@ -180,6 +180,26 @@ pub struct RunBackupArgs {
     pub client: ClientArgs,
 }
 
+/// Noise: each cell measured several times, noisy cells measured again.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Noise")]
+pub struct RepeatArgs {
+    /// Measure each cell N times (all samples stored; reports show the median and spread).
+    /// The iozone suite; `run bonnie` takes it as --repeats
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub repeat: u32,
+
+    /// Measure a cell again while a sample lies further than PCT from its median (seed 001:
+    /// "results too far out of the bounds (+/- 20%) were re-run"), e.g. 20%. The iozone suite,
+    /// not under mpirun yet
+    #[arg(long, value_name = "PCT")]
+    pub tolerance: Option<String>,
+
+    /// With --tolerance: at most this many samples of a cell [default: 2 x --repeat, at least 3]
+    #[arg(long, value_name = "N")]
+    pub max_repeats: Option<u32>,
+}
+
 #[derive(Args, Debug)]
 pub struct ExtentsArgs {
     /// The tree whose regular files are mapped (symlinks not followed, one file system)
@@ -378,6 +398,9 @@ pub struct CommonRunArgs {
 
     #[command(flatten)]
     pub client: ClientArgs,
+
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
 }
 
 /// `iomatrix compare A B`.

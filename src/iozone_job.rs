@@ -3,11 +3,14 @@
 use crate::clients::ClientPlan;
 use crate::job::{Job, JobSpec, JobTarget, Output};
 use crate::ranks::{Ranks, Shared};
+use crate::repeat::Repeat;
 use anyhow::Context;
 use iomatrix_coord::Setup;
-use iomatrix_iozone::{CellResult, CellSink, CellSpec, Ending, IozonePlan};
+use iomatrix_core::ByteSize;
+use iomatrix_iozone::{CellResult, CellSink, CellSpec, Ending, IozonePlan, IozoneTest};
 use iomatrix_store::CellRow;
 use serde_json::json;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -19,6 +22,8 @@ pub struct IozoneJob {
     pub space_check: bool,
     pub output: Output,
     pub clients: ClientPlan,
+    /// `plan.repeats` is its count; its tolerance re-measures noisy cells after the plan.
+    pub repeat: Repeat,
 }
 
 pub fn run(job: IozoneJob, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
@@ -61,18 +66,60 @@ pub fn run(job: IozoneJob, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode>
         on_error: job.clients.on_error,
         stop,
     };
-    let outcome = iomatrix_iozone::execute(plan, &ranks.group(plan.clients), &setup, &mut StoreSink(&mut run))
+    let mut sink = StoreSink { job: &mut run, seq: 0, samples: BTreeMap::new() };
+    let mut outcome = iomatrix_iozone::execute(plan, &ranks.group(plan.clients), &setup, &mut sink)
         .map(|o| o.unwrap_or((0, Ending::Completed)));
-    run.finish(outcome, |i| describe(&cells[i]), &job.output)
+    // Seed 001's rule: noisy cells are measured again, a pair at a time, up to --max-repeats samples.
+    let mut pass_cells = cells;
+    while let (Ok((_, Ending::Completed)), Some(tolerance)) = (&outcome, job.repeat.tolerance_pct) {
+        let noisy = noisy_pairs(&sink.samples, &job.repeat);
+        if noisy.is_empty() {
+            break;
+        }
+        let again = IozonePlan { only_pairs: Some(noisy), repeats: 1, ..plan.clone() };
+        pass_cells = again.cells();
+        eprintln!(
+            "iomatrix: {} file/record pair(s) have a sample further than {tolerance}% from the median: measuring them again",
+            again.pairs().len()
+        );
+        sink.job.add_cells(pass_cells.len())?;
+        let setup = Setup { cells: pass_cells.len(), ..setup };
+        let done_before = sink.seq;
+        outcome = iomatrix_iozone::execute(&again, &ranks.group(plan.clients), &setup, &mut sink)
+            .map(|o| o.unwrap_or((0, Ending::Completed)));
+        if sink.seq == done_before {
+            break;
+        }
+    }
+    let done = sink.seq;
+    let outcome = outcome.map(|(_, ending)| (done, ending));
+    run.finish(outcome, |i| pass_cells.get(i).map(describe).unwrap_or_default(), &job.output)
 }
 
-struct StoreSink<'a>(&'a mut Job);
+/// The pairs with a test whose samples are too spread and may have more.
+fn noisy_pairs(
+    samples: &BTreeMap<(ByteSize, ByteSize, IozoneTest), Vec<f64>>,
+    repeat: &Repeat,
+) -> Vec<(ByteSize, ByteSize)> {
+    let mut pairs: Vec<(ByteSize, ByteSize)> =
+        samples.iter().filter(|(_, s)| repeat.noisy(s)).map(|((f, r, _), _)| (*f, *r)).collect();
+    pairs.dedup();
+    pairs
+}
+
+/// Stores each cell as it comes, numbering cells across passes, and keeps
+/// every cell's samples for the noise rule.
+struct StoreSink<'a> {
+    job: &'a mut Job,
+    seq: usize,
+    samples: BTreeMap<(ByteSize, ByteSize, IozoneTest), Vec<f64>>,
+}
 
 impl CellSink for StoreSink<'_> {
     fn cell_done(&mut self, cell: &CellResult) -> Result<(), String> {
         let spec = &cell.spec;
         let row = CellRow {
-            seq: spec.index,
+            seq: self.seq,
             test: spec.test.name().to_string(),
             file_size: Some(spec.file_size.bytes()),
             record_size: Some(spec.record_size.bytes()),
@@ -93,6 +140,7 @@ impl CellSink for StoreSink<'_> {
                 "failed_clients": cell.failures,
                 "lost_bytes": cell.failures.len() as u64 * spec.file_size.bytes(),
                 "start_barrier": cell.starts,
+                "repeat": spec.repeat,
             }),
             client_figures: serde_json::to_value(&cell.clients).unwrap_or_default(),
             blobs: Vec::new(),
@@ -109,7 +157,14 @@ impl CellSink for StoreSink<'_> {
         if !cell.failures.is_empty() {
             line += &format!(", {} client(s) failed", cell.failures.len());
         }
-        self.0.store_cell(&row, &line)
+        let samples = self.samples.entry((spec.file_size, spec.record_size, spec.test)).or_default();
+        if spec.repeat > 1 || !samples.is_empty() {
+            line += &format!(" (sample {})", samples.len() + 1);
+        }
+        self.job.store_cell(&row, &line)?;
+        self.seq += 1;
+        samples.push(cell.kib_per_sec);
+        Ok(())
     }
 }
 

@@ -177,6 +177,15 @@ impl Job {
         Ok(())
     }
 
+    /// Plans `more` cells beyond those the run started with (noisy cells
+    /// measured again): in the database and on the progress display.
+    pub fn add_cells(&mut self, more: usize) -> anyhow::Result<()> {
+        self.store.add_planned_cells(self.run_id, more)?;
+        self.total_cells += more;
+        self.progress.add(more);
+        Ok(())
+    }
+
     /// Records how the run ended, removes the working folder and prints the
     /// run as `show` would. `describe` names a cell by its index.
     pub fn finish(

@@ -15,6 +15,7 @@ mod progress;
 mod ranks;
 mod raw_device;
 mod render;
+mod repeat;
 mod select;
 mod signals;
 mod workdir;

@@ -58,6 +58,14 @@ impl Progress {
         }
     }
 
+    /// More cells than planned at the start (noisy cells measured again).
+    pub fn add(&mut self, more: usize) {
+        self.total += more;
+        if let Some(bar) = &self.bar {
+            bar.inc_length(more as u64);
+        }
+    }
+
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();

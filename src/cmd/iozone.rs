@@ -27,6 +27,7 @@ pub fn run(args: &[String], db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode
         space_check: true,
         output: Output { json: false, excel_report: inv.excel_report, xlsx: inv.spreadsheet },
         clients,
+        repeat: crate::repeat::Repeat::once(),
     };
     iozone_job::run(job, db, ranks)
 }

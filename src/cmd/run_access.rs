@@ -21,6 +21,7 @@ const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 const DEFAULT_FILE_SIZE: ByteSize = ByteSize(256 << 20);
 
 pub fn run(args: RunAccessArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
+    crate::repeat::Repeat::from_args(&args.common.repeat)?.refuse("access")?;
     let clients = ClientPlan::from_args(&args.common.client, ranks.mpi_size())?;
     // Claimed before planning: the default working set is the device's size.
     let device = args.device.as_deref().map(|d| RawDevice::claim(d, args.destroy_data_on.as_deref())).transpose()?;

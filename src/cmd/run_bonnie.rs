@@ -19,9 +19,20 @@ pub fn run(args: RunBonnieArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
         plan.chunk = size("chunk", chunk)?;
     }
     plan.files = args.files.saturating_mul(iomatrix_bonnie::FILES_UNIT);
-    if let Some(r) = &args.repeats {
-        plan.repeats = *r;
+    let repeat = crate::repeat::Repeat::from_args(&args.common.repeat)?;
+    if repeat.tolerance_pct.is_some() {
+        return Err(UsageError::new(
+            "--tolerance: `run bonnie` does not measure noisy tests again yet; use --repeats N (every sample stored)",
+        )
+        .into());
     }
+    plan.repeats = match (&args.repeats, repeat.count) {
+        (Some(r), 1) => *r,
+        (None, n) => n,
+        (Some(r), n) => {
+            return Err(UsageError::new(format!("--repeat {n} and --repeats {r}: give one (they mean the same)")).into())
+        }
+    };
     plan.ram = args.ram.as_deref().map(|r| size("ram", r)).transpose()?;
     plan.allow_cache = args.allow_cache;
     plan.skip_per_char = args.fast;

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 pub const DEFAULT_SIZES: &str = "4k,8k,16k,32k,64k,128k,256k,512k,1m,2m";
 
 pub fn run(args: RunFileserverArgs, db: &Path, ranks: &crate::ranks::Ranks) -> anyhow::Result<ExitCode> {
+    crate::repeat::Repeat::from_args(&args.common.repeat)?.refuse("fileserver")?;
     crate::clients::refuse_many(
         &args.common.client,
         ranks.mpi_size(),

@@ -5,6 +5,7 @@ use crate::clients::ClientPlan;
 use crate::iozone_job::{self, IozoneJob};
 use crate::job::Output;
 use crate::ranks::Ranks;
+use crate::repeat::Repeat;
 use iomatrix_core::{parse_size_list, BackendKind, UsageError};
 use iomatrix_iozone::{IozonePlan, IozoneTest, AUTO_MAX_FILE, AUTO_MAX_RECORD, AUTO_MIN_FILE, AUTO_MIN_RECORD};
 use std::path::Path;
@@ -15,14 +16,25 @@ const DEFAULT_FILES: &str = "64k..16m";
 
 pub fn run(args: RunIozoneArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let clients = ClientPlan::from_args(&args.common.client, ranks.mpi_size())?;
+    let repeat = Repeat::from_args(&args.common.repeat)?;
+    if repeat.tolerance_pct.is_some() && ranks.mpi_size().is_some() {
+        return Err(UsageError::new(
+            "--tolerance under mpirun: measuring noisy cells again is not done across MPI ranks yet; use --repeat N \
+             (all samples stored, medians in reports)",
+        )
+        .into());
+    }
+    let mut plan = plan(&args, clients.count)?;
+    plan.repeats = repeat.count;
     let job = IozoneJob {
-        plan: plan(&args, clients.count)?,
+        plan,
         target: args.common.target.clone().unwrap_or_else(std::env::temp_dir),
         labels: labels(&args.common.labels)?,
         keep: args.common.keep,
         space_check: !args.common.no_space_check,
         output: Output { json: args.common.json, excel_report: false, xlsx: args.xlsx.clone() },
         clients,
+        repeat,
     };
     iozone_job::run(job, db, ranks)
 }

@@ -194,3 +194,36 @@ fn sweep_by_a_label_gives_each_levels_change() {
     assert_usage_error(&sb.run(&["sweep", &ids[0].to_string(), "--by", "server"]), "has no label server");
     assert_usage_error(&sb.run(&["sweep", "cache=1", "--by", "cache"]), "at least two");
 }
+
+#[test]
+fn repeats_store_every_sample_and_noisy_cells_are_measured_again() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let t = target.to_str().unwrap();
+    let base = ["run", "iozone", "--target", t, "--files", "64k,128k", "--records", "64k", "--tests", "write,read"];
+    assert_success(&sb.run(&[&base[..], &["--repeat", "3"]].concat()));
+    let run = sb.last_run();
+    let stored = cells(&run);
+    assert_eq!(stored.len(), 2 * 2 * 3, "two pairs, two tests, three samples each");
+    let repeats: Vec<u64> = stored.iter().map(|c| c["metrics"]["repeat"].as_u64().unwrap()).collect();
+    assert_eq!(&repeats[..6], [1, 1, 2, 2, 3, 3]);
+    let id = run["run"]["id"].as_i64().unwrap().to_string();
+    let (stdout, _) = text(&sb.run(&["show", &id]));
+    assert!(stdout.contains("Noise: 3 to 3 samples per cell"), "{stdout}");
+    // A tolerance no two samples meet: every cell is measured again, up to --max-repeats.
+    let out = sb.run(&[&base[..], &["--repeat", "2", "--tolerance", "0.000001%", "--max-repeats", "4"]].concat());
+    assert_success(&out);
+    assert!(text(&out).1.contains("measuring them again"), "{}", text(&out).1);
+    let run = sb.last_run();
+    let mut per_cell: BTreeMap<(String, u64), usize> = BTreeMap::new();
+    for c in cells(&run) {
+        *per_cell.entry((c["test"].as_str().unwrap().to_string(), c["file_size"].as_u64().unwrap())).or_default() += 1;
+    }
+    assert!(per_cell.values().all(|n| *n == 4), "{per_cell:?}");
+    assert_eq!(run["run"]["total_cells"], 16, "the planned cells grew with the re-measures");
+    assert_eq!(run["run"]["status"], "complete");
+    // Bad flags.
+    assert_usage_error(&sb.run(&[&base[..], &["--repeat", "0"]].concat()), "--repeat 0");
+    assert_usage_error(&sb.run(&[&base[..], &["--tolerance", "much"]].concat()), "--tolerance much");
+    assert_usage_error(&sb.run(&["run", "access", "--target", t, "--repeat", "2"]), "does not repeat cells yet");
+}

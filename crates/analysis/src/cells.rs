@@ -78,7 +78,8 @@ pub struct CellStats {
     pub median: f64,
     pub min: f64,
     pub max: f64,
-    /// (max - min) / median, in %: 0 for one sample.
+    /// The sample furthest from the median, its distance in % of the
+    /// median (seed 001's "+/- 20%"): 0 for one sample.
     pub spread_pct: f64,
     pub unit: &'static str,
 }
@@ -88,7 +89,7 @@ impl CellStats {
         let median = median(&values);
         let min = values.iter().copied().fold(f64::INFINITY, f64::min);
         let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let spread_pct = if median > 0.0 { (max - min) / median * 100.0 } else { 0.0 };
+        let spread_pct = if median > 0.0 { (max - median).max(median - min) / median * 100.0 } else { 0.0 };
         CellStats { values, median, min, max, spread_pct, unit }
     }
 }
@@ -185,7 +186,7 @@ mod tests {
         assert_eq!(median(&[]), 0.0);
         let s = CellStats::of(vec![90.0, 100.0, 110.0], "KB/s");
         assert_eq!((s.median, s.min, s.max), (100.0, 90.0, 110.0));
-        assert!((s.spread_pct - 20.0).abs() < 1e-12);
+        assert!((s.spread_pct - 10.0).abs() < 1e-12, "110 is 10% above the median");
         assert_eq!(CellStats::of(vec![5.0], "KB/s").spread_pct, 0.0);
     }
 

@@ -39,6 +39,17 @@ pub struct IozonePlan {
     pub file_name: String,
     /// Seeds random orders; stored so a run can be repeated.
     pub seed: u64,
+    /// Each pair's tests run this many times in a row (`--repeat`), every
+    /// repeat on a fresh file.
+    #[serde(default = "one")]
+    pub repeats: u32,
+    /// Only these pairs (re-measuring noisy cells); None: every pair.
+    #[serde(default)]
+    pub only_pairs: Option<Vec<(ByteSize, ByteSize)>>,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// One measured point: a test at one file and record size.
@@ -52,8 +63,10 @@ pub struct CellSpec {
     pub backend: BackendKind,
     /// Whether this cell really bypasses the page cache.
     pub direct: bool,
-    /// Last test on this file: the client removes its file afterwards.
+    /// Last test on this file in this repeat: the client removes its file afterwards.
     pub last_for_pair: bool,
+    /// Which repeat of its pair, from 1.
+    pub repeat: u32,
 }
 
 impl IozonePlan {
@@ -71,6 +84,8 @@ impl IozonePlan {
             clients: 1,
             file_name: "iozone.tmp".to_string(),
             seed: 0x10_2006,
+            repeats: 1,
+            only_pairs: None,
         }
     }
 
@@ -94,6 +109,9 @@ impl IozonePlan {
                 {
                     continue;
                 }
+                if self.only_pairs.as_ref().is_some_and(|only| !only.contains(&(file, record))) {
+                    continue;
+                }
                 out.push((file, record));
             }
         }
@@ -107,18 +125,21 @@ impl IozonePlan {
         tests.dedup();
         let mut cells = Vec::new();
         for (file_size, record_size) in self.pairs() {
-            for (i, &test) in tests.iter().enumerate() {
-                let (backend, direct) =
-                    if test.is_stdio() { (BackendKind::Stdio, false) } else { (self.backend, self.direct) };
-                cells.push(CellSpec {
-                    index: cells.len(),
-                    test,
-                    file_size,
-                    record_size,
-                    backend,
-                    direct,
-                    last_for_pair: i + 1 == tests.len(),
-                });
+            for repeat in 1..=self.repeats.max(1) {
+                for (i, &test) in tests.iter().enumerate() {
+                    let (backend, direct) =
+                        if test.is_stdio() { (BackendKind::Stdio, false) } else { (self.backend, self.direct) };
+                    cells.push(CellSpec {
+                        index: cells.len(),
+                        test,
+                        file_size,
+                        record_size,
+                        backend,
+                        direct,
+                        last_for_pair: i + 1 == tests.len(),
+                        repeat,
+                    });
+                }
             }
         }
         cells
@@ -138,6 +159,9 @@ impl IozonePlan {
         }
         if self.tests.is_empty() {
             return Err(UsageError::new("no tests selected: name at least one with --tests"));
+        }
+        if self.repeats == 0 {
+            return Err(UsageError::new("--repeat 0: measure each cell at least once"));
         }
         if self.file_sizes.is_empty() || self.record_sizes.is_empty() {
             return Err(UsageError::new("no file or record sizes: give --files and --records (or --auto)"));

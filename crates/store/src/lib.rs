@@ -3,7 +3,9 @@
 //!
 //! - [`Store`]: opens (creating and migrating) a database in WAL mode;
 //!   [`Store::begin_run`], [`Store::add_cell`] (one transaction per cell, so
-//!   a killed run keeps every finished cell) and [`Store::finish_run`].
+//!   a killed run keeps every finished cell) and [`Store::finish_run`];
+//!   [`Store::store_finished_run`] writes a whole finished run (an import) in
+//!   one transaction.
 //! - [`NewRun`], [`CellRow`]: what is written; [`RunSummary`], [`StoredRun`]:
 //!   what is read back. Suite-specific figures travel as JSON beside the
 //!   columns every suite shares.
@@ -216,6 +218,12 @@ impl Store {
     /// Writes one cell (and its blobs) in its own transaction.
     pub fn add_cell(&self, run_id: i64, c: &CellRow) -> Result<()> {
         let tx = self.conn.unchecked_transaction().map_err(self.err("cannot begin storing a cell"))?;
+        self.insert_cell(&tx, run_id, c)?;
+        tx.commit().map_err(self.err("cannot commit a cell"))
+    }
+
+    /// One cell and its blobs, inside the caller's transaction.
+    fn insert_cell(&self, tx: &rusqlite::Transaction<'_>, run_id: i64, c: &CellRow) -> Result<()> {
         tx.execute(
             "INSERT INTO cells (run_id, seq, test, file_size, record_size, backend, direct, clients, bytes, ops,
                                     wall_ns, user_ns, sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json)
@@ -248,7 +256,57 @@ impl Store {
             )
             .map_err(self.err("cannot store a cell's histogram"))?;
         }
-        tx.commit().map_err(self.err("cannot commit a cell"))
+        Ok(())
+    }
+
+    /// Stores a run that ended elsewhere (results imported from another
+    /// tool) in one transaction: the run, its labels and every cell, or
+    /// nothing. It is `complete` at once; `host` is where the figures were
+    /// measured as far as the source says ("unknown" if it does not).
+    pub fn store_finished_run(&self, run: &NewRun, host: &str, cells: &[CellRow]) -> Result<i64> {
+        let me = ProcessId::current();
+        let now = time::now_ms();
+        let tx = self.conn.unchecked_transaction().map_err(self.err("cannot begin storing a run"))?;
+        tx.execute(
+            "INSERT INTO runs (suite, status, started_at_ms, ended_at_ms, command_line, iomatrix_version, plan_json,
+                               environment_json, conditions_json, total_cells, host, pid, pid_start)
+             VALUES (?1, 'complete', ?2, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                run.suite,
+                now,
+                run.command_line,
+                env!("CARGO_PKG_VERSION"),
+                run.plan.to_string(),
+                run.environment.to_string(),
+                run.conditions.to_string(),
+                run.total_cells as i64,
+                host,
+                me.pid,
+                me.start_ticks,
+            ],
+        )
+        .map_err(self.err("cannot record the run"))?;
+        let id = tx.last_insert_rowid();
+        for (key, value) in &run.labels {
+            tx.execute(
+                "INSERT OR REPLACE INTO labels (run_id, key, value) VALUES (?1, ?2, ?3)",
+                params![id, key, value],
+            )
+            .map_err(self.err("cannot record a label"))?;
+        }
+        for c in cells {
+            self.insert_cell(&tx, id, c)?;
+        }
+        tx.commit().map_err(self.err("cannot commit the run"))?;
+        Ok(id)
+    }
+
+    /// Raises a running run's planned cells by `more` (cells measured again).
+    pub fn add_planned_cells(&self, run_id: i64, more: usize) -> Result<()> {
+        self.conn
+            .execute("UPDATE runs SET total_cells = total_cells + ?2 WHERE id = ?1", params![run_id, more as i64])
+            .map_err(self.err("cannot update the planned cells"))?;
+        Ok(())
     }
 
     pub fn finish_run(&self, run_id: i64, status: RunStatus, error: Option<&str>) -> Result<()> {
