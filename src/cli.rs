@@ -15,7 +15,9 @@ use std::path::PathBuf;
         fileserver`), the backup walk (`run backup`), `extents` and `scan`, on local paths, mounted shares \
         and raw devices, with many clients for the iozone, access, bonnie and backup suites (`--clients N` threads, or MPI \
         ranks under mpirun in a build with `--features mpi`; not yet for fileserver) \
-        and the results database (`runs`, `show`). Not yet built: built-in NFS/SMB clients, compare/sweep/import and HTML reports, `clean` and `--verify`.",
+        the results database (`runs`, `show`, `import` of fio, IOzone and bonnie++ results), `compare` \
+        and `sweep` (ratio matrices, % change, caching limits) and `--repeat`/`--tolerance` for iozone. Not yet built: \
+        built-in NFS/SMB clients, `report` (HTML/XLSX reports), `clean` and `--verify`.",
     after_help = "Exit codes: 0 done, 1 the run failed, 2 bad input, 3 every cell ran but some clients failed \
         some (--on-client-error continue), 130 interrupted."
 )]
@@ -70,6 +72,9 @@ pub enum Command {
     /// Values per level of a swept setting (a label, or record/file size, queue depth) and the %
     /// change between levels; read/write ratios
     Sweep(SweepArgs),
+    /// Read results of other tools into the database as runs: fio's JSON output, IOzone's -R
+    /// report, bonnie++'s CSV line (compare them with native runs afterwards)
+    Import(ImportArgs),
     /// Print one stored run again
     Show {
         /// The run's id (see `iomatrix runs`)
@@ -519,6 +524,39 @@ pub struct ScanArgs {
     pub save_profile: Option<PathBuf>,
 
     /// Machine-readable output (schema: docs/json.md, "iomatrix.scan/1")
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `iomatrix import FILE...`.
+#[derive(Args, Debug)]
+#[command(after_help = "Each file becomes a run of the matching suite, status complete, labelled \
+    imported=fio|iozone|bonnie++: fio jobs -> access cells (block size, size, queue depth, read %, \
+    random %, IOPS, MiB/s, clat percentiles), IOzone -R matrices -> iozone cells (KB/s), bonnie++ tests \
+    -> bonnie cells (K/sec, /sec, %CPU, latency). Conditions the file does not give (backend, O_DIRECT \
+    or cached, RAM, file system) are stored as unknown, never guessed; bonnie++'s +++++ (too fast to \
+    time) is listed as unmeasured, not stored as a figure. Every file is read before anything is \
+    stored: a malformed file stores nothing (exit 2); each run is stored in one transaction.")]
+pub struct ImportArgs {
+    /// Files to import (`-` reads standard input); a bonnie++ file with several setups gives one
+    /// run per setup, its -x repeats staying together
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+
+    /// fio, iozone or bonnie [default: recognised from each file's content]
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+
+    /// Label the runs, e.g. --label server=netware (repeatable); imported=TOOL is added
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    /// bonnie++'s chunk size, which bonnie++ 2.00's CSV leaves empty (its default is 8k): the
+    /// bonnie cells then carry it as their record size, as native bonnie runs do
+    #[arg(long, value_name = "SIZE")]
+    pub bonnie_chunk: Option<String>,
+
+    /// Machine-readable summary (schema "iomatrix.import/1", docs/json.md)
     #[arg(long)]
     pub json: bool,
 }

@@ -2,6 +2,7 @@
 pub mod bonnie;
 pub mod compare;
 pub mod extents;
+pub mod import;
 pub mod iozone;
 pub mod run_access;
 pub mod run_backup;

@@ -6,6 +6,9 @@ use iomatrix_bonnie::{BonniePlan, BonnieResult};
 use iomatrix_store::StoredRun;
 
 pub fn report(run: &StoredRun) -> String {
+    if let Some(imported) = super::imported::bonnie_report(run) {
+        return imported;
+    }
     let Ok(plan) = serde_json::from_value::<BonniePlan>(run.plan.clone()) else {
         return "\n(the stored plan is not a Bonnie plan this iomatrix can read)\n".into();
     };

@@ -11,7 +11,11 @@ use std::fmt::Write;
 pub fn tables(run: &StoredRun) -> String {
     let mut out = String::new();
     for (throughput, cpu) in throughput_matrices(run).iter().zip(cpu_matrices(run)) {
-        let _ = write!(out, "\n{}\n{}", matrix_table(throughput, 0), matrix_table(&cpu, 0));
+        let _ = write!(out, "\n{}\n", matrix_table(throughput, 0));
+        // An imported IOzone report has no CPU figures.
+        if !super::imported::without_cpu(run) {
+            let _ = write!(out, "{}", matrix_table(&cpu, 0));
+        }
     }
     out + &noise(run) + &super::clients::table(run, &CLIENT_COLUMNS)
 }

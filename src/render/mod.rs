@@ -6,6 +6,7 @@ pub mod backup;
 pub mod bonnie;
 mod clients;
 pub mod fileserver;
+pub mod imported;
 pub mod iozone;
 
 use iomatrix_store::{RunSummary, StoredRun};
@@ -157,5 +158,6 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
             ),
         ));
     }
+    imported::adjust_pairs(run, &mut pairs);
     pairs
 }

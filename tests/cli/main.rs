@@ -11,6 +11,7 @@ mod compare;
 mod database;
 mod fileserver;
 mod helpers;
+mod import;
 mod iozone_front;
 mod mounted;
 mod mpi;

@@ -94,3 +94,20 @@ fn a_newer_schema_is_refused() {
     let err = Store::open(&path).err().unwrap().to_string();
     assert!(err.contains("schema version 99 is newer"), "{err}");
 }
+
+#[test]
+fn a_finished_run_is_stored_whole_or_not_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("imp.sqlite")).unwrap();
+    let id = store.store_finished_run(&new_run(2), "lab-7", &[cell(0), cell(1)]).unwrap();
+    let run = store.load_run(id).unwrap().unwrap();
+    assert_eq!(run.summary.status, RunStatus::Complete);
+    assert_eq!(run.summary.host, "lab-7");
+    assert_eq!(run.summary.labels.len(), 2);
+    assert_eq!(run.cell_results, [cell(0), cell(1)]);
+    assert!(run.summary.ended_at.is_some());
+    // A cell that cannot be stored (a second cell 0) leaves no run, label or cell behind.
+    let err = store.store_finished_run(&new_run(2), "lab-7", &[cell(0), cell(0)]).unwrap_err();
+    assert!(err.to_string().contains("cannot store a cell"), "{err}");
+    assert_eq!(store.list_runs().unwrap().len(), 1);
+}

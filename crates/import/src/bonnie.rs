@@ -1,0 +1,511 @@
+//! bonnie++'s CSV lines: one `bonnie` cell per test with a figure, named as
+//! iomatrix's Bonnie tests are (`putc`, `write`, `rewrite`, `getc`, `read`,
+//! `seeks`, `seq-create`, ...), its metrics shaped like a native Bonnie result.
+//!
+//! Layouts, by the first column (`format_version`): `1.98` (bonnie++ 1.98 ..
+//! 2.00: `chunk_size` followed by `seeks` and `seek_proc_count`) and `1.96` /
+//! `1.97` (the same without those two). Other lines (bonnie++'s text table,
+//! the `format_version,...` heading) are skipped. Consecutive lines with the
+//! same parameters and seed are repeats of one run (`-x N`); any other line
+//! starts a new run.
+//!
+//! `+++++` (with `+++` for %CPU) is bonnie++'s word for a test that ended too
+//! fast to time: such a test becomes an [`Unmeasured`] entry, never a cell. An
+//! empty figure is a test that did not run (`-f`, `-s 0`, `-n 0`). bonnie++
+//! 2.00 leaves `chunk_size` empty whatever the chunk; [`Options::bonnie_chunk`]
+//! supplies it. The CSV has no O_DIRECT (`-D`), write-buffering (`-b`) or RAM
+//! (`-r`) column: those stay unknown.
+
+use crate::{unknown_conditions, Format, ImportError, ImportedCell, ImportedRun, Options, Unmeasured};
+use iomatrix_bonnie::BonnieTest;
+use iomatrix_core::{ByteSize, MIB};
+use serde_json::{json, Value};
+
+/// Column positions of one CSV layout (0-based).
+struct Layout {
+    putc: usize,
+    num_files: usize,
+    seq_create: usize,
+    latency: usize,
+    names: Vec<&'static str>,
+}
+
+const HEAD: [&str; 7] = ["format_version", "bonnie_version", "name", "concurrency", "seed", "file_size", "chunk_size"];
+const BODY: [&str; 29] = [
+    "putc",
+    "putc_cpu",
+    "put_block",
+    "put_block_cpu",
+    "rewrite",
+    "rewrite_cpu",
+    "getc",
+    "getc_cpu",
+    "get_block",
+    "get_block_cpu",
+    "seeks",
+    "seeks_cpu",
+    "num_files",
+    "max_size",
+    "min_size",
+    "num_dirs",
+    "file_chunk_size",
+    "seq_create",
+    "seq_create_cpu",
+    "seq_stat",
+    "seq_stat_cpu",
+    "seq_del",
+    "seq_del_cpu",
+    "ran_create",
+    "ran_create_cpu",
+    "ran_stat",
+    "ran_stat_cpu",
+    "ran_del",
+    "ran_del_cpu",
+];
+const LATENCIES: [&str; 12] = [
+    "putc_latency",
+    "put_block_latency",
+    "rewrite_latency",
+    "getc_latency",
+    "get_block_latency",
+    "seeks_latency",
+    "seq_create_latency",
+    "seq_stat_latency",
+    "seq_del_latency",
+    "ran_create_latency",
+    "ran_stat_latency",
+    "ran_del_latency",
+];
+
+impl Layout {
+    fn for_version(v: &str) -> Option<Layout> {
+        let seek_params = match v {
+            "1.98" => true,
+            "1.96" | "1.97" => false,
+            _ => return None,
+        };
+        let mut names: Vec<&'static str> = HEAD.to_vec();
+        if seek_params {
+            names.extend(["seek_count", "seek_proc_count"]);
+        }
+        let putc = names.len();
+        names.extend(BODY);
+        let latency = names.len();
+        names.extend(LATENCIES);
+        Some(Layout { putc, num_files: putc + 12, seq_create: putc + 17, latency, names })
+    }
+
+    /// Columns every record of this layout has (latencies may be missing).
+    fn required(&self) -> usize {
+        self.latency
+    }
+}
+
+fn version_like(s: &str) -> bool {
+    !s.is_empty() && s.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// A line that starts like a bonnie++ CSV record (for sniffing: a version
+/// first and enough columns).
+pub fn looks_like_record(line: &str) -> bool {
+    let fields: Vec<&str> = line.trim().split(',').collect();
+    fields.len() >= 20 && version_like(fields[0].trim())
+}
+
+/// One parsed CSV record.
+struct Record {
+    line: usize,
+    /// Everything that makes records of one run alike.
+    key: Vec<String>,
+    format_version: String,
+    version: String,
+    name: String,
+    concurrency: usize,
+    seed: Option<u64>,
+    size: Option<u64>,
+    chunk: Option<u64>,
+    seeks: Option<u64>,
+    seekers: Option<u64>,
+    files: u64,
+    file_max: String,
+    file_min: String,
+    num_dirs: Option<u64>,
+    file_chunk: Option<u64>,
+    /// (test, figure, %CPU, max latency in ns)
+    figures: Vec<(BonnieTest, Figure, Option<u64>)>,
+}
+
+enum Figure {
+    Measured { per_sec: f64, cpu: f64 },
+    TooFast,
+}
+
+pub fn parse(text: &str, options: &Options) -> Result<Vec<ImportedRun>, ImportError> {
+    let mut records = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim().trim_end_matches('\r');
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        if fields.len() < 2 || !version_like(fields[0]) {
+            continue; // bonnie++'s text table, the heading line, blank lines
+        }
+        records.push(record(i + 1, &fields)?);
+    }
+    if records.is_empty() {
+        return Err(ImportError::new(
+            "no bonnie++ CSV line found (a line such as 1.98,2.00a,host,1,...: bonnie++ prints it at the end of a run, \
+             alone with -q)",
+        ));
+    }
+    let mut runs = Vec::new();
+    let mut start = 0;
+    for i in 1..=records.len() {
+        if i == records.len() || records[i].key != records[start].key {
+            runs.push(run(&records[start..i], options));
+            start = i;
+        }
+    }
+    Ok(runs)
+}
+
+fn record(line: usize, f: &[&str]) -> Result<Record, ImportError> {
+    let layout = Layout::for_version(f[0]).ok_or_else(|| {
+        ImportError::in_field(
+            "column 1 (format_version)",
+            format!("bonnie++ CSV format '{}' is not one iomatrix reads (1.96, 1.97 or 1.98)", f[0]),
+        )
+        .with_line(line)
+    })?;
+    if f.len() < layout.required() {
+        return Err(ImportError::at_line(
+            line,
+            format!(
+                "a bonnie++ {} CSV line has at least {} columns, this one {} (truncated?)",
+                f[0],
+                layout.required(),
+                f.len()
+            ),
+        ));
+    }
+    let err = |col: usize, why: String| {
+        ImportError::in_field(format!("column {} ({})", col + 1, layout.names.get(col).unwrap_or(&"?")), why)
+            .with_line(line)
+    };
+    let int = |col: usize| -> Result<Option<u64>, ImportError> {
+        match f[col] {
+            "" => Ok(None),
+            s => s.parse::<u64>().map(Some).map_err(|_| err(col, format!("'{s}' is not a whole number"))),
+        }
+    };
+    let concurrency = int(3)?.filter(|c| *c > 0).ok_or_else(|| err(3, "missing: bonnie++ writes 1 or more".into()))?;
+    let (size, mut chunk) = match f[5] {
+        "" => (None, None),
+        s => {
+            let (size, chunk) = s.split_once(':').map_or((s, None), |(a, b)| (a, Some(b)));
+            let size = ByteSize::parse_with_default_unit(size, MIB).map_err(|e| err(5, e.to_string()))?.bytes();
+            let chunk = chunk.map(|c| ByteSize::parse_with_default_unit(c, 1).map_err(|e| err(5, e.to_string())));
+            (Some(size), chunk.transpose()?.map(ByteSize::bytes))
+        }
+    };
+    if !f[6].is_empty() {
+        chunk = Some(ByteSize::parse_with_default_unit(f[6], 1).map_err(|e| err(6, e.to_string()))?.bytes());
+    }
+    let (seeks, seekers) = if layout.putc == 9 { (int(7)?, int(8)?) } else { (None, None) };
+    let mut figures = Vec::new();
+    let tests = BonnieTest::DATA
+        .iter()
+        .enumerate()
+        .map(|(k, t)| (*t, layout.putc + 2 * k, k))
+        .chain(BonnieTest::FILES.iter().enumerate().map(|(k, t)| (*t, layout.seq_create + 2 * k, k + 6)));
+    for (test, col, lat_index) in tests {
+        let (rate, cpu) = (f[col], f[col + 1]);
+        let latency_col = layout.latency + lat_index;
+        let latency = match f.get(latency_col).copied().unwrap_or("") {
+            "" => None,
+            s if s.bytes().all(|b| b == b'+') => None,
+            s => Some(latency_ns(s).ok_or_else(|| err(latency_col, format!("'{s}' is not a latency like 250us")))?),
+        };
+        let figure = if rate.is_empty() {
+            if !cpu.is_empty() {
+                return Err(err(col + 1, format!("%CPU '{cpu}' for a test without a figure")));
+            }
+            continue; // the test did not run
+        } else if rate.bytes().all(|b| b == b'+') {
+            Figure::TooFast
+        } else {
+            let per_sec = rate
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| err(col, format!("'{rate}' is not a figure (a number, or +++++)")))?;
+            let cpu = cpu
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| err(col + 1, format!("'{cpu}' is not a %CPU figure beside the measured {rate}")))?;
+            Figure::Measured { per_sec, cpu }
+        };
+        figures.push((test, figure, latency));
+    }
+    let key: Vec<String> =
+        (0..layout.putc).chain(layout.num_files..layout.num_files + 5).map(|i| f[i].to_string()).collect();
+    Ok(Record {
+        line,
+        key,
+        format_version: f[0].to_string(),
+        version: f[1].to_string(),
+        name: f[2].to_string(),
+        concurrency: concurrency as usize,
+        seed: int(4)?,
+        size,
+        chunk,
+        seeks,
+        seekers,
+        files: int(layout.num_files)?.unwrap_or(0).saturating_mul(1024),
+        file_max: f[layout.num_files + 1].to_string(),
+        file_min: f[layout.num_files + 2].to_string(),
+        num_dirs: int(layout.num_files + 3)?,
+        file_chunk: int(layout.num_files + 4)?,
+        figures,
+    })
+}
+
+/// `10890us`, `24ms`, `2s`, `800ns` in nanoseconds.
+fn latency_ns(s: &str) -> Option<u64> {
+    let digits = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let number: f64 = s[..digits].parse().ok()?;
+    let scale = match &s[digits..] {
+        "ns" => 1.0,
+        "us" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => return None,
+    };
+    Some((number * scale).round() as u64)
+}
+
+fn run(records: &[Record], options: &Options) -> ImportedRun {
+    let first = &records[0];
+    let chunk = first.chunk.or(options.bonnie_chunk);
+    let mut cells = Vec::new();
+    let mut unmeasured = Vec::new();
+    for (i, r) in records.iter().enumerate() {
+        let repeat = i as u32 + 1;
+        for (test, figure, latency) in &r.figures {
+            match figure {
+                Figure::TooFast => unmeasured.push(Unmeasured {
+                    test: test.name().to_string(),
+                    repeat,
+                    why: format!(
+                        "bonnie++ printed +++++ (line {}): the test ended too fast for bonnie++ to time it",
+                        r.line
+                    ),
+                }),
+                Figure::Measured { per_sec, cpu } => {
+                    let mut metrics = json!({
+                        // As a native Bonnie result serialises its test (`putc-write`); the cell's test is its name.
+                        "test": serde_json::to_value(test).unwrap_or(Value::Null),
+                        "repeat": repeat,
+                        "bytes": 0,
+                        "ops": 0,
+                        "writes": 0,
+                        "wall_ns": 0,
+                        "user_ns": 0,
+                        "sys_ns": 0,
+                        "per_sec": per_sec,
+                        "unit": test.unit(),
+                        "cpu_percent": cpu,
+                        "not_in_source": ["bytes", "ops", "writes", "wall_ns", "user_ns", "sys_ns"],
+                    });
+                    if let (Some(ns), Some(m)) = (latency, metrics.as_object_mut()) {
+                        // bonnie++'s latency column: the longest single operation.
+                        m.insert("max_latency_ns".into(), Value::from(*ns));
+                    }
+                    cells.push(ImportedCell {
+                        test: test.name().to_string(),
+                        file_size: first.size,
+                        record_size: chunk,
+                        backend: None,
+                        direct: None,
+                        clients: first.concurrency,
+                        bytes: 0,
+                        ops: 0,
+                        wall_ns: 0,
+                        user_ns: 0,
+                        sys_ns: 0,
+                        kib_per_sec: if test.unit() == "KB/s" { *per_sec } else { 0.0 },
+                        cpu_percent: Some(*cpu),
+                        metrics,
+                    });
+                }
+            }
+        }
+    }
+    let mut conditions = unknown_conditions(Format::Bonnie.suite());
+    conditions.insert("clients".into(), Value::from(first.concurrency));
+    conditions.insert("largest_file_bytes".into(), first.size.map(Value::from).unwrap_or(Value::Null));
+    let mut unknown = vec![
+        "backend".to_string(),
+        "direct/cached (bonnie++'s -D is not in its CSV)".into(),
+        "write buffering (bonnie++'s -b is not in its CSV)".into(),
+        "RAM (bonnie++'s -r is not in its CSV), so file size vs RAM".into(),
+        "file system and mount".into(),
+    ];
+    let mut notes = Vec::new();
+    match (first.chunk, options.bonnie_chunk) {
+        (Some(_), _) => {}
+        (None, Some(c)) => {
+            notes.push(format!("chunk size {} as given with --bonnie-chunk (the CSV leaves it empty)", ByteSize(c)))
+        }
+        (None, None) => unknown.push(
+            "chunk size (bonnie++ 2.00 leaves it empty; give it with --bonnie-chunk, e.g. 8k, bonnie++'s default)"
+                .into(),
+        ),
+    }
+    let number = |s: &str| s.parse::<u64>().ok();
+    ImportedRun {
+        format: Format::Bonnie,
+        tool_version: (!first.version.is_empty()).then(|| first.version.clone()),
+        host: (!first.name.is_empty()).then(|| first.name.clone()),
+        measured_at: None,
+        plan: json!({
+            "tool": "bonnie++",
+            "csv_format": first.format_version,
+            "size": first.size,
+            "chunk": chunk,
+            "chunk_from": match (first.chunk, options.bonnie_chunk) {
+                (Some(_), _) => Some("the CSV"),
+                (None, Some(_)) => Some("--bonnie-chunk"),
+                (None, None) => None,
+            },
+            "files": first.files,
+            "file_max": number(&first.file_max),
+            "file_min": number(&first.file_min),
+            "file_max_text": first.file_max,
+            "file_min_text": first.file_min,
+            "num_dirs": first.num_dirs,
+            "file_chunk_size": first.file_chunk,
+            "seeks": first.seeks,
+            "seekers": first.seekers,
+            "seed": first.seed,
+            "concurrency": first.concurrency,
+            "repeats": records.len(),
+            "lines": records.iter().map(|r| r.line).collect::<Vec<_>>(),
+        }),
+        environment: if first.name.is_empty() { json!({}) } else { json!({ "host": first.name }) },
+        conditions,
+        unknown,
+        notes,
+        cells,
+        unmeasured,
+        skipped: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// bonnie++ 2.00a, `-s 16 -r 8 -n 1 -q`: putc and getc measured, the rest too fast.
+    const REAL: &str = "1.98,2.00a,vm,1,1795365941,16M,,8192,5,3167,86,+++++,+++,+++++,+++,4312,78,+++++,+++,+++++,+++,1,,,,,+++++,+++,+++++,+++,+++++,+++,+++++,+++,+++++,+++,+++++,+++,10890us,4261us,24us,5478us,20us,5309us,72us,32us,183us,165us,21us,478us";
+
+    #[test]
+    fn measured_tests_are_cells_and_too_fast_ones_are_not() {
+        let runs = parse(REAL, &Options::default()).unwrap();
+        assert_eq!(runs.len(), 1);
+        let run = &runs[0];
+        assert_eq!(run.tool_version.as_deref(), Some("2.00a"));
+        assert_eq!(run.host.as_deref(), Some("vm"));
+        let tests: Vec<&str> = run.cells.iter().map(|c| c.test.as_str()).collect();
+        assert_eq!(tests, ["putc", "getc"]);
+        let putc = &run.cells[0];
+        assert_eq!(putc.kib_per_sec, 3167.0);
+        assert_eq!(putc.cpu_percent, Some(86.0));
+        assert_eq!(putc.file_size, Some(16 << 20));
+        assert_eq!(putc.record_size, None);
+        assert_eq!(putc.metrics["per_sec"], 3167.0);
+        assert_eq!(putc.metrics["unit"], "KB/s");
+        assert_eq!(putc.metrics["max_latency_ns"], 10_890_000);
+        assert_eq!(run.cells[1].metrics["max_latency_ns"], 5_478_000);
+        // The metrics read back as a native Bonnie result.
+        let r: iomatrix_bonnie::BonnieResult = serde_json::from_value(putc.metrics.clone()).unwrap();
+        assert_eq!((r.test, r.repeat, r.per_sec), (BonnieTest::PutcWrite, 1, 3167.0));
+        let too_fast: Vec<&str> = run.unmeasured.iter().map(|u| u.test.as_str()).collect();
+        assert_eq!(
+            too_fast,
+            [
+                "write",
+                "rewrite",
+                "read",
+                "seeks",
+                "seq-create",
+                "seq-stat",
+                "seq-delete",
+                "random-create",
+                "random-stat",
+                "random-delete"
+            ]
+        );
+        assert!(run.unknown.iter().any(|u| u.starts_with("chunk size")));
+        assert_eq!(run.plan["files"], 1024);
+        assert_eq!(run.plan["seeks"], 8192);
+        assert_eq!(run.plan["seekers"], 5);
+        assert_eq!(run.conditions["clients"], 1);
+        assert!(run.conditions["direct"].is_null());
+    }
+
+    #[test]
+    fn repeats_group_and_a_new_setup_starts_a_new_run() {
+        let header = "format_version,bonnie_version,name,concurrency,seed,file_size,io_chunk_size,putc,putc_cpu";
+        let second = REAL.replace("3167,86", "3000,80");
+        let other = REAL.replace(",1795365941,", ",7,");
+        let text = format!("Version 2.00a  ------Sequential Output------\n{header}\n{REAL}\n{second}\n{other}\n");
+        let runs = parse(&text, &Options { bonnie_chunk: Some(8192) }).unwrap();
+        assert_eq!(runs.len(), 2);
+        assert_eq!(runs[0].plan["repeats"], 2);
+        assert_eq!(runs[0].cells.len(), 4);
+        assert_eq!(runs[0].cells[2].metrics["repeat"], 2);
+        assert_eq!(runs[0].cells[2].kib_per_sec, 3000.0);
+        assert_eq!(runs[0].cells[0].record_size, Some(8192));
+        assert!(runs[0].notes[0].contains("--bonnie-chunk"));
+        assert_eq!(runs[1].plan["seed"], 7);
+    }
+
+    #[test]
+    fn the_older_layout_and_file_tests() {
+        // 1.97: no seek count and seekers; -f (no per-char tests); file tests measured.
+        let line = "1.97,1.97,box,2,99,1G,,,,90000,20,40000,10,,,120000,15,350.5,3,16,,,,,1500,90,+++++,+++,2000,80,1400,88,30000,99,1800,85";
+        let runs = parse(line, &Options::default()).unwrap();
+        let run = &runs[0];
+        assert_eq!(run.conditions["clients"], 2);
+        let by = |t: &str| run.cells.iter().find(|c| c.test == t).unwrap();
+        assert_eq!(by("write").kib_per_sec, 90000.0);
+        assert_eq!(by("seeks").kib_per_sec, 0.0);
+        assert_eq!(by("seeks").metrics["per_sec"], 350.5);
+        assert_eq!(by("seeks").metrics["unit"], "seeks/s");
+        assert_eq!(by("seq-create").metrics["unit"], "files/s");
+        assert_eq!(by("random-delete").metrics["per_sec"], 1800.0);
+        assert!(run.cells.iter().all(|c| c.test != "putc" && c.test != "getc"));
+        assert_eq!(run.unmeasured.len(), 1);
+        assert_eq!(run.unmeasured[0].test, "seq-stat");
+        assert_eq!(run.cells[0].file_size, Some(1 << 30));
+        assert_eq!(run.plan["files"], 16 * 1024);
+    }
+
+    #[test]
+    fn malformed_lines_name_line_and_column() {
+        let e = parse(&format!("junk\n{}", REAL.replace("4312,78", "4312,x")), &Options::default()).unwrap_err();
+        assert_eq!(e.to_string(), "line 2, column 17 (getc_cpu): 'x' is not a %CPU figure beside the measured 4312");
+        let e = parse(&REAL[..60], &Options::default()).unwrap_err();
+        assert!(e.to_string().starts_with("line 1: a bonnie++ 1.98 CSV line has at least 38 columns"), "{e}");
+        let e = parse(&REAL.replacen("1.98", "1.03", 1), &Options::default()).unwrap_err();
+        assert!(e.to_string().contains("column 1 (format_version)"), "{e}");
+        let e = parse(&REAL.replace("16M", "sixteen"), &Options::default()).unwrap_err();
+        assert!(e.to_string().contains("column 6 (file_size)"), "{e}");
+        let e = parse(&REAL.replace("10890us", "10890 parsecs"), &Options::default()).unwrap_err();
+        assert!(e.to_string().contains("column 39 (putc_latency)"), "{e}");
+        assert!(parse("hello\n", &Options::default()).unwrap_err().to_string().contains("no bonnie++ CSV line"));
+        assert_eq!(latency_ns("2s"), Some(2_000_000_000));
+        assert_eq!(latency_ns("1.5ms"), Some(1_500_000));
+        assert_eq!(latency_ns("5"), None);
+    }
+}

@@ -1,0 +1,600 @@
+//! fio's JSON output (`--output-format=json`, fio 2.x and 3.x): one `access`
+//! cell per job entry (a `group_reporting` group is one entry), reads and
+//! writes of a mixed job in the same cell as iomatrix's access specs keep them.
+//!
+//! Parameters come from the job's options merged over `global options`
+//! (what the job file or command line set). Where fio's documented default
+//! decides a figure's key (bs 4k, iodepth 1, rw read, rwmixread 50), the
+//! default is used and named in the job's `defaults` list, as is O_DIRECT
+//! (no `direct` option: fio's default, buffered I/O). The backend (ioengine)
+//! is recorded only when set: fio's default engine depends on its version
+//! and platform. Latency is
+//! fio's completion latency (`clat`: submission to completion), the span
+//! iomatrix's access cells time. `queue_depth` is the depth fio ran at:
+//! `iodepth`, but 1 for its synchronous engines (psync, sync, ...), which fio
+//! caps at 1; the option as given stays in `iodepth`.
+
+use crate::{cache_words, rfc3339_utc, unknown_conditions, Format, ImportError, ImportedCell, ImportedRun};
+use iomatrix_core::ByteSize;
+use serde_json::{json, Map, Value};
+
+pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
+    let doc = document(text)?;
+    let root = doc.as_object().ok_or_else(|| ImportError::new("fio JSON: the document is not a JSON object"))?;
+    let version = root.get("fio version").and_then(Value::as_str).map(str::to_string);
+    let (jobs, jobs_key) = match (root.get("jobs"), root.get("client_stats")) {
+        (Some(Value::Array(jobs)), _) => (jobs.as_slice(), "jobs"),
+        (_, Some(Value::Array(jobs))) => (jobs.as_slice(), "client_stats"),
+        _ => {
+            return Err(ImportError::in_field(
+                "jobs",
+                "fio JSON without a \"jobs\" list: is this fio's --output-format=json output?",
+            ))
+        }
+    };
+    let global = options_of(root.get("global options"), "global options")?;
+    let mut cells = Vec::new();
+    let mut skipped = Vec::new();
+    let mut plan_jobs = Vec::new();
+    let mut hosts = Vec::new();
+    for (i, job) in jobs.iter().enumerate() {
+        let path = format!("{jobs_key}[{i}]");
+        let obj = job.as_object().ok_or_else(|| ImportError::in_field(&path, "a job is not a JSON object"))?;
+        let name = obj.get("jobname").and_then(Value::as_str).unwrap_or("").to_string();
+        // fio's client/server output adds an "All clients" sum after the hosts' own jobs.
+        if jobs_key == "client_stats" && name == "All clients" {
+            continue;
+        }
+        let mut opts = global.clone();
+        opts.extend(options_of(obj.get("job options"), &format!("{path}.job options"))?);
+        plan_jobs.push(json!({ "name": name, "options": opts }));
+        if let Some(host) = obj.get("hostname").and_then(Value::as_str) {
+            if !hosts.iter().any(|h| h == host) {
+                hosts.push(host.to_string());
+            }
+        }
+        let error = obj.get("error").and_then(Value::as_i64).unwrap_or(0);
+        if error != 0 {
+            skipped
+                .push(format!("fio job '{name}' ({path}): fio reported error {error}; its figures are not imported"));
+            continue;
+        }
+        match job_cell(obj, &opts, &path, &name)? {
+            Ok(cell) => cells.push(cell),
+            Err(why) => skipped.push(format!("fio job '{name}' ({path}): {why}")),
+        }
+    }
+    if cells.is_empty() {
+        let why = if skipped.is_empty() { "the file lists no jobs".to_string() } else { skipped.join("; ") };
+        return Err(ImportError::in_field(jobs_key, format!("no fio job to import: {why}")));
+    }
+
+    let mut conditions = unknown_conditions(Format::Fio.suite());
+    let common = |key: &str| -> Value {
+        let first = cells[0].metrics.get(key).cloned().unwrap_or(Value::Null);
+        if cells.iter().all(|c| c.metrics.get(key) == Some(&first)) {
+            first
+        } else {
+            Value::Null
+        }
+    };
+    let backend = common("ioengine");
+    let direct = common("direct").as_bool();
+    let target = common("filename");
+    let mut unknown = Vec::new();
+    if backend.is_null() {
+        unknown.push(
+            if cells.iter().any(|c| c.backend.is_some()) {
+                "backend (ioengine differs between jobs: see each cell)"
+            } else {
+                "backend (no ioengine option: fio's default depends on its version and platform)"
+            }
+            .to_string(),
+        );
+    }
+    if direct.is_none() {
+        unknown.push("direct/cached (it differs between jobs: see each cell)".into());
+    }
+    unknown.push("RAM, so file size vs RAM".into());
+    unknown.push("file system and mount".into());
+    if hosts.is_empty() {
+        unknown.push("machine (fio's JSON names no host outside client/server mode)".into());
+    }
+    conditions.insert("backend".into(), backend.clone());
+    conditions.insert("direct".into(), direct.map(Value::from).unwrap_or(Value::Null));
+    conditions.insert("cache".into(), cache_words(direct));
+    conditions.insert("clients".into(), common("clients"));
+    conditions.insert(
+        "largest_file_bytes".into(),
+        cells.iter().filter_map(|c| c.file_size).max().map(Value::from).unwrap_or(Value::Null),
+    );
+    conditions.insert("target".into(), target);
+    let mut environment = Map::new();
+    if hosts.len() == 1 {
+        environment.insert("host".into(), Value::from(hosts[0].clone()));
+    } else if hosts.len() > 1 {
+        environment.insert("hosts".into(), json!(hosts));
+    }
+    let disks: Vec<Value> = root
+        .get("disk_util")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d.get("name").and_then(Value::as_str))
+        .map(Value::from)
+        .collect();
+    if !disks.is_empty() {
+        environment.insert("block_devices".into(), Value::Array(disks));
+    }
+    let measured_at = root
+        .get("timestamp")
+        .and_then(Value::as_i64)
+        .map(rfc3339_utc)
+        .or_else(|| root.get("time").and_then(Value::as_str).map(str::to_string));
+    Ok(ImportedRun {
+        format: Format::Fio,
+        tool_version: version,
+        host: (hosts.len() == 1).then(|| hosts[0].clone()),
+        measured_at,
+        plan: json!({ "tool": "fio", "global_options": global, "jobs": plan_jobs }),
+        environment: Value::Object(environment),
+        conditions,
+        unknown,
+        notes: vec!["latency is fio's clat (submission to completion), as iomatrix's access cells time it".into()],
+        cells,
+        unmeasured: Vec::new(),
+        skipped,
+    })
+}
+
+/// The first JSON object in `text`: fio may print notes before it.
+fn document(text: &str) -> Result<Value, ImportError> {
+    let mut offset = 0;
+    let mut skipped_lines = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with('{') {
+            break;
+        }
+        offset += line.len();
+        skipped_lines += 1;
+    }
+    if offset >= text.len() {
+        return Err(ImportError::new("no JSON object found: fio --output-format=json writes one"));
+    }
+    let mut stream = serde_json::Deserializer::from_str(&text[offset..]).into_iter::<Value>();
+    match stream.next() {
+        Some(Ok(v)) => Ok(v),
+        Some(Err(e)) => {
+            let text = e.to_string();
+            let message = text.rsplit_once(" at line ").map(|(m, _)| m.to_string()).unwrap_or(text);
+            let what = if e.is_eof() { "the JSON ends early (truncated?)" } else { "not valid JSON" };
+            Err(ImportError::at_line(e.line() + skipped_lines, format!("{what}: {message} (column {})", e.column())))
+        }
+        None => Err(ImportError::new("no JSON object found: fio --output-format=json writes one")),
+    }
+}
+
+/// An options object as strings (fio writes every option value as a string).
+fn options_of(v: Option<&Value>, path: &str) -> Result<Map<String, Value>, ImportError> {
+    match v {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(m)) => Ok(m.clone()),
+        Some(_) => Err(ImportError::in_field(path, "expected an object of options")),
+    }
+}
+
+fn opt<'a>(opts: &'a Map<String, Value>, names: &[&str]) -> Option<&'a str> {
+    names.iter().find_map(|n| opts.get(*n).and_then(Value::as_str)).map(str::trim)
+}
+
+/// fio's synchronous I/O engines: one request at a time whatever `iodepth` says.
+const SYNC_ENGINES: [&str; 6] = ["sync", "psync", "vsync", "pvsync", "pvsync2", "mmap"];
+
+/// The job's cell, or why it has none (Ok(Err)): a trim workload.
+fn job_cell(
+    job: &Map<String, Value>,
+    opts: &Map<String, Value>,
+    path: &str,
+    name: &str,
+) -> Result<Result<ImportedCell, String>, ImportError> {
+    let mut defaults = Vec::new();
+    let bad = |option: &str, why: String| ImportError::in_field(format!("{path}.job options.{option}"), why);
+
+    let rw_text = opt(opts, &["rw", "readwrite"]).unwrap_or_else(|| {
+        defaults.push("rw=read");
+        "read"
+    });
+    let rw = rw_text.split(':').next().unwrap_or("").trim();
+    let percent = |option: &str, text: &str| -> Result<u64, ImportError> {
+        let first = text.split(',').next().unwrap_or("").trim();
+        first
+            .parse::<u64>()
+            .ok()
+            .filter(|v| *v <= 100)
+            .ok_or_else(|| bad(option, format!("'{text}' is not a percentage from 0 to 100")))
+    };
+    let mix = match (opt(opts, &["rwmixread"]), opt(opts, &["rwmixwrite"])) {
+        (Some(r), _) => percent("rwmixread", r)?,
+        (None, Some(w)) => 100 - percent("rwmixwrite", w)?,
+        (None, None) => 50,
+    };
+    let (read_percent, mut random_percent, mixed) = match rw {
+        "read" => (100, 0, false),
+        "write" => (0, 0, false),
+        "randread" => (100, 100, false),
+        "randwrite" => (0, 100, false),
+        "rw" | "readwrite" => (mix, 0, true),
+        "randrw" => (mix, 100, true),
+        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+            return Ok(Err(format!("rw={rw}: trims have no iomatrix access-spec equivalent")))
+        }
+        other => return Err(bad("rw", format!("unknown fio rw mode '{other}'"))),
+    };
+    if mixed && opt(opts, &["rwmixread", "rwmixwrite"]).is_none() {
+        defaults.push("rwmixread=50");
+    }
+    if random_percent == 100 {
+        if let Some(p) = opt(opts, &["percentage_random"]) {
+            random_percent = percent("percentage_random", p)?;
+        }
+    }
+    let record_size = if opt(opts, &["bsrange", "blocksize_range", "bssplit"]).is_some() {
+        None
+    } else {
+        match opt(opts, &["bs", "blocksize"]) {
+            None => {
+                defaults.push("bs=4k");
+                Some(4096)
+            }
+            Some(text) => block_size(text).map_err(|why| bad("bs", why))?,
+        }
+    };
+    let file_size = opt(opts, &["size", "filesize"]).and_then(|s| s.parse::<ByteSize>().ok()).map(ByteSize::bytes);
+    let iodepth = match opt(opts, &["iodepth"]) {
+        None => {
+            defaults.push("iodepth=1");
+            1
+        }
+        Some(text) => text
+            .parse::<u64>()
+            .ok()
+            .filter(|d| *d > 0)
+            .ok_or_else(|| bad("iodepth", format!("'{text}' is not a depth")))?,
+    };
+    let direct = opt(opts, &["direct"]).map(|v| v == "1" || v.eq_ignore_ascii_case("true"));
+    let direct = match (direct, opt(opts, &["buffered"])) {
+        (Some(d), _) => d,
+        (None, Some(b)) => b == "0" || b.eq_ignore_ascii_case("false"),
+        (None, None) => {
+            defaults.push("direct=0");
+            false
+        }
+    };
+    let ioengine = opt(opts, &["ioengine"]).map(str::to_string);
+    // fio caps the depth of its synchronous engines at 1 ("queue depth will be capped at 1").
+    let synchronous = ioengine.as_deref().is_some_and(|e| SYNC_ENGINES.contains(&e));
+    let queue_depth = if synchronous { 1 } else { iodepth };
+    let numjobs = opt(opts, &["numjobs"]).and_then(|n| n.parse::<usize>().ok()).unwrap_or(1).max(1);
+    let grouped = opts.contains_key("group_reporting");
+    let clients = if grouped { numjobs } else { 1 };
+    let target = opt(opts, &["filename", "directory"]).map(str::to_string);
+
+    let read = side(job, path, "read")?;
+    let write = side(job, path, "write")?;
+    let runtime_ms = match job.get("job_runtime").and_then(Value::as_f64) {
+        Some(ms) => ms,
+        None => read.runtime_ms.max(write.runtime_ms),
+    };
+    let wall_ns = (runtime_ms * 1e6) as u64;
+    let usr = job.get("usr_cpu").and_then(Value::as_f64);
+    let sys = job.get("sys_cpu").and_then(Value::as_f64);
+    let kib_per_sec = read.kib_per_sec + write.kib_per_sec;
+    let iops = read.iops + write.iops;
+    let mut metrics = json!({
+        "read_percent": read_percent,
+        "random_percent": random_percent,
+        "queue_depth": queue_depth,
+        "iodepth": iodepth,
+        "iops": iops,
+        "mib_per_sec": kib_per_sec / 1024.0,
+        "read_bytes": read.bytes,
+        "write_bytes": write.bytes,
+        "read": read.latency,
+        "write": write.latency,
+        "read_iops": read.iops,
+        "write_iops": write.iops,
+        "read_kib_per_sec": read.kib_per_sec,
+        "write_kib_per_sec": write.kib_per_sec,
+        "fio_job": name,
+        "rw": rw_text,
+        "clients": clients,
+        "defaults": defaults,
+    });
+    if let Some(m) = metrics.as_object_mut() {
+        // Keys the run's conditions are drawn from: present only when the options say.
+        if let Some(e) = &ioengine {
+            m.insert("ioengine".into(), Value::from(e.clone()));
+        }
+        m.insert("direct".into(), Value::from(direct));
+        if let Some(t) = &target {
+            m.insert("filename".into(), Value::from(t.clone()));
+        }
+        if record_size.is_none() {
+            m.insert("bs".into(), Value::from(opt(opts, &["bs", "blocksize", "bsrange", "bssplit"]).unwrap_or("")));
+        }
+    }
+    Ok(Ok(ImportedCell {
+        test: "access".into(),
+        file_size,
+        record_size,
+        backend: ioengine,
+        direct: Some(direct),
+        clients,
+        bytes: read.bytes + write.bytes,
+        ops: read.ops + write.ops,
+        wall_ns,
+        user_ns: usr.map(|u| (u / 100.0 * wall_ns as f64) as u64).unwrap_or(0),
+        sys_ns: sys.map(|s| (s / 100.0 * wall_ns as f64) as u64).unwrap_or(0),
+        kib_per_sec,
+        cpu_percent: match (usr, sys) {
+            (Some(u), Some(s)) => Some(u + s),
+            _ => None,
+        },
+        metrics,
+    }))
+}
+
+/// fio's `bs`: one size, or `read,write[,trim]` sizes. Two different sizes
+/// give no single record size (None).
+fn block_size(text: &str) -> Result<Option<u64>, String> {
+    let mut sizes = Vec::new();
+    for part in text.split(',').map(str::trim).take(2) {
+        if part.is_empty() {
+            continue;
+        }
+        let size = part.parse::<ByteSize>().map_err(|e| e.to_string())?;
+        sizes.push(size.bytes());
+    }
+    sizes.dedup();
+    match sizes.as_slice() {
+        [one] if *one > 0 => Ok(Some(*one)),
+        [] | [0] => Err(format!("'{text}' is not a block size")),
+        _ => Ok(None),
+    }
+}
+
+/// One direction's figures.
+struct Side {
+    bytes: u64,
+    ops: u64,
+    kib_per_sec: f64,
+    iops: f64,
+    runtime_ms: f64,
+    latency: Value,
+}
+
+fn side(job: &Map<String, Value>, path: &str, which: &str) -> Result<Side, ImportError> {
+    let here = format!("{path}.{which}");
+    let s = job
+        .get(which)
+        .and_then(Value::as_object)
+        .ok_or_else(|| ImportError::in_field(&here, "missing: every fio job reports a read and a write section"))?;
+    let number = |key: &str| -> Result<f64, ImportError> {
+        s.get(key)
+            .and_then(Value::as_f64)
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| ImportError::in_field(format!("{here}.{key}"), "missing or not a number"))
+    };
+    let bytes = match s.get("io_bytes") {
+        Some(_) => number("io_bytes")? as u64,
+        None => (number("io_kbytes")? * 1024.0) as u64,
+    };
+    let kib_per_sec = match s.get("bw_bytes") {
+        Some(_) => number("bw_bytes")? / 1024.0,
+        None => number("bw")?,
+    };
+    let iops = number("iops")?;
+    let runtime_ms = number("runtime")?;
+    let ops = match s.get("total_ios") {
+        Some(_) => number("total_ios")? as u64,
+        None => 0,
+    };
+    // fio 3 reports nanoseconds (clat_ns); fio 2 microseconds (clat).
+    let (clat, scale, clat_key) = match (s.get("clat_ns"), s.get("clat")) {
+        (Some(c), _) => (c, 1.0, "clat_ns"),
+        (None, Some(c)) => (c, 1000.0, "clat"),
+        (None, None) => {
+            return Err(ImportError::in_field(format!("{here}.clat_ns"), "missing: fio reports completion latency"))
+        }
+    };
+    let lat_path = format!("{here}.{clat_key}");
+    let c = clat.as_object().ok_or_else(|| ImportError::in_field(&lat_path, "not an object"))?;
+    let field = |key: &str| -> Result<f64, ImportError> {
+        c.get(key)
+            .and_then(Value::as_f64)
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| ImportError::in_field(format!("{lat_path}.{key}"), "missing or not a number"))
+    };
+    let count = match c.get("N") {
+        Some(_) => field("N")? as u64,
+        None => ops,
+    };
+    let percentiles = c.get("percentile").and_then(Value::as_object);
+    let pct = |p: f64| -> Value {
+        percentiles
+            .and_then(|m| {
+                m.iter()
+                    .find(|(k, _)| k.parse::<f64>().is_ok_and(|v| (v - p).abs() < 1e-6))
+                    .and_then(|(_, v)| v.as_f64())
+            })
+            .filter(|_| count > 0)
+            .map(|v| Value::from((v * scale).round() as u64))
+            .unwrap_or(if count == 0 { Value::from(0) } else { Value::Null })
+    };
+    let latency = json!({
+        "count": count,
+        "min_ns": (field("min")? * scale).round() as u64,
+        "mean_ns": field("mean")? * scale,
+        "p50_ns": pct(50.0),
+        "p90_ns": pct(90.0),
+        "p99_ns": pct(99.0),
+        "p99_9_ns": pct(99.9),
+        "p99_99_ns": pct(99.99),
+        "max_ns": (field("max")? * scale).round() as u64,
+    });
+    Ok(Side { bytes, ops, kib_per_sec, iops, runtime_ms, latency })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side_json(bytes: u64, bw_bytes: u64, iops: f64, n: u64) -> Value {
+        json!({
+            "io_bytes": bytes, "io_kbytes": bytes / 1024, "bw_bytes": bw_bytes, "bw": bw_bytes / 1024,
+            "iops": iops, "runtime": if n > 0 { 1000 } else { 0 }, "total_ios": n,
+            "clat_ns": { "min": if n > 0 { 1000 } else { 0 }, "max": if n > 0 { 90000 } else { 0 },
+                         "mean": if n > 0 { 2500.5 } else { 0.0 }, "N": n,
+                         "percentile": if n > 0 { json!({"50.000000": 2048, "90.000000": 3072, "99.000000": 8192,
+                                                         "99.900000": 16384, "99.990000": 65536}) } else { json!(null) } },
+        })
+    }
+
+    fn doc(options: Value, read: Value, write: Value) -> String {
+        json!({
+            "fio version": "fio-3.33", "timestamp": 1795387682, "time": "Sun Nov 22 22:48:02 2026",
+            "global options": { "directory": "/mnt/x" },
+            "jobs": [{ "jobname": "j", "error": 0, "job options": options, "read": read, "write": write,
+                       "trim": side_json(0, 0, 0.0, 0), "job_runtime": 1000, "usr_cpu": 6.0, "sys_cpu": 34.5 }],
+            "disk_util": [{ "name": "vda" }]
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn a_mixed_random_job_is_one_access_cell() {
+        let text = doc(
+            json!({"name": "j", "rw": "randrw", "rwmixread": "70", "bs": "8k", "size": "8m", "iodepth": "8",
+                   "ioengine": "libaio", "direct": "1"}),
+            side_json(70 * 8192, 7 * 8192 * 10, 70.0, 70),
+            side_json(30 * 8192, 3 * 8192 * 10, 30.0, 30),
+        );
+        let run = parse(&text).unwrap();
+        assert_eq!(run.tool_version.as_deref(), Some("fio-3.33"));
+        assert_eq!(run.measured_at.as_deref(), Some("2026-11-22T22:48:02Z"));
+        assert_eq!(run.cells.len(), 1);
+        let c = &run.cells[0];
+        assert_eq!((c.test.as_str(), c.file_size, c.record_size), ("access", Some(8 << 20), Some(8192)));
+        assert_eq!(c.backend.as_deref(), Some("libaio"));
+        assert_eq!(c.direct, Some(true));
+        assert_eq!(c.metrics["read_percent"], 70);
+        assert_eq!(c.metrics["random_percent"], 100);
+        assert_eq!(c.metrics["queue_depth"], 8);
+        assert_eq!(c.metrics["iops"], 100.0);
+        assert_eq!(c.kib_per_sec, 800.0);
+        assert_eq!(c.metrics["mib_per_sec"], 800.0 / 1024.0);
+        assert_eq!(c.metrics["read"]["p99_9_ns"], 16384);
+        assert_eq!(c.metrics["read"]["count"], 70);
+        assert_eq!(c.metrics["write"]["mean_ns"], 2500.5);
+        assert_eq!(c.bytes, 100 * 8192);
+        assert_eq!(c.wall_ns, 1_000_000_000);
+        assert_eq!(c.cpu_percent, Some(40.5));
+        assert_eq!(run.conditions["backend"], "libaio");
+        assert_eq!(run.conditions["direct"], true);
+        assert_eq!(run.conditions["cache"], "bypassed (O_DIRECT)");
+        assert_eq!(run.conditions["target"], "/mnt/x");
+        assert!(run.conditions["ram_bytes"].is_null());
+        assert_eq!(run.environment["block_devices"], json!(["vda"]));
+        assert!(run.unknown.iter().any(|u| u.starts_with("RAM")));
+    }
+
+    #[test]
+    fn defaults_are_fios_own_and_named() {
+        let text = doc(json!({"name": "j"}), side_json(4096, 4096, 1.0, 1), side_json(0, 0, 0.0, 0));
+        let run = parse(&text).unwrap();
+        let c = &run.cells[0];
+        assert_eq!(c.record_size, Some(4096));
+        let capped =
+            doc(json!({"ioengine": "psync", "iodepth": "4"}), side_json(4096, 4096, 1.0, 1), side_json(0, 0, 0.0, 0));
+        let capped = parse(&capped).unwrap();
+        assert_eq!(capped.cells[0].metrics["queue_depth"], 1);
+        assert_eq!(capped.cells[0].metrics["iodepth"], 4);
+        assert_eq!(c.metrics["read_percent"], 100);
+        assert_eq!(c.metrics["random_percent"], 0);
+        assert_eq!(c.metrics["queue_depth"], 1);
+        assert_eq!(c.metrics["defaults"], json!(["rw=read", "bs=4k", "iodepth=1", "direct=0"]));
+        assert_eq!(c.metrics["write"]["count"], 0);
+        assert_eq!(c.metrics["write"]["p50_ns"], 0);
+        assert_eq!(c.direct, Some(false));
+        assert_eq!(run.conditions["direct"], false);
+        assert_eq!(run.conditions["cache"], "page cache in use");
+        assert!(run.conditions["backend"].is_null());
+        assert!(run.unknown.iter().any(|u| u.starts_with("backend")));
+        assert!(!run.unknown.iter().any(|u| u.starts_with("direct")));
+        assert_eq!(c.file_size, None);
+    }
+
+    #[test]
+    fn notes_before_the_json_and_errors_with_lines() {
+        let text = format!(
+            "note: both iodepth >= 1 and synchronous I/O engine are selected\n{}",
+            doc(json!({"rw": "write"}), side_json(0, 0, 0.0, 0), side_json(4096, 4096, 1.0, 1))
+        );
+        assert_eq!(parse(&text).unwrap().cells[0].metrics["read_percent"], 0);
+        let truncated = "{\n  \"fio version\" : \"fio-3.33\",\n  \"jobs\" : [\n";
+        let e = parse(truncated).unwrap_err();
+        assert_eq!(e.line, Some(4), "{e}");
+        assert!(e.message.contains("ends early"), "{e}");
+        let e = parse("{ \"fio version\": \"x\" }").unwrap_err();
+        assert!(e.to_string().starts_with("jobs:"), "{e}");
+        let bad = doc(json!({"rw": "sideways"}), side_json(0, 0, 0.0, 0), side_json(0, 0, 0.0, 0));
+        assert_eq!(parse(&bad).unwrap_err().to_string(), "jobs[0].job options.rw: unknown fio rw mode 'sideways'");
+        let mut v: Value =
+            serde_json::from_str(&doc(json!({}), side_json(0, 0, 0.0, 0), side_json(0, 0, 0.0, 0))).unwrap();
+        v["jobs"][0]["read"].as_object_mut().unwrap().remove("iops");
+        assert_eq!(parse(&v.to_string()).unwrap_err().to_string(), "jobs[0].read.iops: missing or not a number");
+    }
+
+    #[test]
+    fn trims_and_failed_jobs_are_skipped_and_said() {
+        let mut v: Value =
+            serde_json::from_str(&doc(json!({"rw": "read"}), side_json(4096, 4096, 1.0, 1), side_json(0, 0, 0.0, 0)))
+                .unwrap();
+        let mut trim = v["jobs"][0].clone();
+        trim["jobname"] = json!("t");
+        trim["job options"] = json!({"rw": "randtrim"});
+        let mut failed = v["jobs"][0].clone();
+        failed["jobname"] = json!("f");
+        failed["error"] = json!(5);
+        v["jobs"].as_array_mut().unwrap().extend([trim, failed]);
+        let run = parse(&v.to_string()).unwrap();
+        assert_eq!(run.cells.len(), 1);
+        assert_eq!(run.skipped.len(), 2);
+        assert!(run.skipped[0].contains("trims"), "{:?}", run.skipped);
+        assert!(run.skipped[1].contains("error 5"), "{:?}", run.skipped);
+    }
+
+    #[test]
+    fn fio2_microseconds_and_split_block_sizes() {
+        let mut v: Value = serde_json::from_str(&doc(
+            json!({"rw": "rw", "bs": "4k,8k", "rwmixwrite": "25"}),
+            side_json(4096, 4096, 1.0, 1),
+            side_json(0, 0, 0.0, 0),
+        ))
+        .unwrap();
+        let read = v["jobs"][0]["read"].as_object_mut().unwrap();
+        let clat = read.remove("clat_ns").unwrap();
+        read.insert("clat".into(), clat);
+        let run = parse(&v.to_string()).unwrap();
+        let c = &run.cells[0];
+        assert_eq!(c.metrics["read"]["min_ns"], 1_000_000);
+        assert_eq!(c.metrics["read"]["p50_ns"], 2_048_000);
+        assert_eq!(c.record_size, None);
+        assert_eq!(c.metrics["bs"], "4k,8k");
+        assert_eq!(c.metrics["read_percent"], 75);
+        assert_eq!(c.metrics["random_percent"], 0);
+        assert_eq!(block_size("16k"), Ok(Some(16384)));
+        assert_eq!(block_size("4k,4k"), Ok(Some(4096)));
+        assert!(block_size("x").is_err());
+    }
+}

@@ -1,0 +1,344 @@
+//! iomatrix-import: results of other tools read into neutral runs, so that
+//! years of old results can sit in the results database beside new ones.
+//! Pure parsing: nothing here opens the database (`iomatrix import` stores
+//! what [`parse`] returns).
+//!
+//! - [`Format`]: fio's JSON output (`--output-format=json`), IOzone's `-R`
+//!   report ("Excel output"), bonnie++'s CSV line (format 1.96 to 1.98, as
+//!   bonnie++ 1.96 .. 2.00 print it at the end of a run or alone with `-q`).
+//!   [`sniff`] tells them apart by content.
+//! - [`parse`]: one file's text into [`ImportedRun`]s (a bonnie++ file may
+//!   hold several runs; fio and IOzone files hold one). Each run carries
+//!   [`ImportedCell`]s shaped like the cells of the matching iomatrix suite:
+//!   fio jobs become `access` cells, IOzone's matrices `iozone` cells,
+//!   bonnie++'s tests `bonnie` cells.
+//! - What the file does not say stays unknown: [`ImportedRun::unknown`]
+//!   names those conditions (backend, O_DIRECT or cached, RAM, file system),
+//!   and their values in [`ImportedRun::conditions`] are null. Figures the
+//!   tool printed as unmeasured (bonnie++'s `+++++`: too fast to time) become
+//!   [`Unmeasured`] entries, never cells with a made-up figure.
+//! - [`ImportError`]: malformed input, with the line and field where known.
+
+mod bonnie;
+mod fio;
+mod iozone;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::fmt;
+use std::str::FromStr;
+
+/// What [`parse`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// fio's `--output-format=json` document.
+    Fio,
+    /// IOzone's text output with its `-R` report (or the report alone).
+    Iozone,
+    /// bonnie++'s CSV line(s).
+    Bonnie,
+}
+
+impl Format {
+    pub const ALL: [Format; 3] = [Format::Fio, Format::Iozone, Format::Bonnie];
+
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Fio => "fio",
+            Format::Iozone => "iozone",
+            Format::Bonnie => "bonnie",
+        }
+    }
+
+    /// The tool, as its users call it (also the `imported=` label).
+    pub fn tool(self) -> &'static str {
+        match self {
+            Format::Fio => "fio",
+            Format::Iozone => "iozone",
+            Format::Bonnie => "bonnie++",
+        }
+    }
+
+    /// The iomatrix suite whose cells the import makes.
+    pub fn suite(self) -> &'static str {
+        match self {
+            Format::Fio => "access",
+            Format::Iozone => "iozone",
+            Format::Bonnie => "bonnie",
+        }
+    }
+
+    /// What the input is, for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Format::Fio => "fio's JSON output (--output-format=json)",
+            Format::Iozone => "IOzone's -R report (\"Excel output is below:\")",
+            Format::Bonnie => "bonnie++'s CSV line (format 1.96, 1.97 or 1.98)",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Format, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "fio" => Ok(Format::Fio),
+            "iozone" => Ok(Format::Iozone),
+            "bonnie" | "bonnie++" => Ok(Format::Bonnie),
+            _ => Err(format!("unknown format '{s}': choose fio, iozone or bonnie")),
+        }
+    }
+}
+
+/// What the user states about the input that the file itself does not say.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// bonnie++'s chunk size in bytes: bonnie++ 2.00's CSV leaves that field
+    /// empty. Given, the cells carry it as their record size.
+    pub bonnie_chunk: Option<u64>,
+}
+
+/// One run read from a file: what the database will hold, before it does.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ImportedRun {
+    pub format: Format,
+    /// As the file gives it: `fio-3.33`, `3.471`, `2.00a`.
+    pub tool_version: Option<String>,
+    /// The machine the figures were measured on, where the file names it
+    /// (fio's client/server `hostname`, bonnie++'s machine name).
+    pub host: Option<String>,
+    /// When the figures were measured, as far as the file says: RFC 3339 UTC
+    /// where it gives a Unix time (fio), else its own text (IOzone's
+    /// "Run began", in the machine's local time).
+    pub measured_at: Option<String>,
+    /// The tool's own parameters as the file states them (not an iomatrix plan).
+    pub plan: Value,
+    /// Only what the file says about the machine; no key for what it does not.
+    pub environment: Value,
+    /// The conditions every suite records (`backend`, `direct`, `cache`,
+    /// `clients`, `largest_file_bytes`, `ram_bytes`, `files_vs_ram`, `target`,
+    /// `fs_type`, `mount_source`, and the suite's own), null where unknown.
+    pub conditions: Map<String, Value>,
+    /// The conditions the file does not give, in words.
+    pub unknown: Vec<String>,
+    /// How something was read that a reader should know (e.g. record sizes
+    /// taken from IOzone's main table).
+    pub notes: Vec<String>,
+    pub cells: Vec<ImportedCell>,
+    /// Figures the tool itself did not measure (bonnie++'s `+++++`).
+    pub unmeasured: Vec<Unmeasured>,
+    /// Parts of the file not imported, and why (a fio job that failed, an
+    /// IOzone report iomatrix has no test for).
+    pub skipped: Vec<String>,
+}
+
+/// One cell, shaped like a native cell of the run's suite. Numbers the file
+/// does not give are 0 (`bytes`, `ops`, `wall_ns`, CPU times), and say so in
+/// `metrics.not_in_source` where a suite's readers might look for them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ImportedCell {
+    pub test: String,
+    pub file_size: Option<u64>,
+    pub record_size: Option<u64>,
+    /// The tool's I/O method where the file names it (fio's ioengine).
+    pub backend: Option<String>,
+    pub direct: Option<bool>,
+    pub clients: usize,
+    pub bytes: u64,
+    pub ops: u64,
+    pub wall_ns: u64,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    /// KiB/s; 0 for figures in other units (seeks/s, files/s: `metrics.per_sec`).
+    pub kib_per_sec: f64,
+    /// None where the file has no CPU figure (IOzone's report).
+    pub cpu_percent: Option<f64>,
+    pub metrics: Value,
+}
+
+/// A figure the tool printed as unmeasured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unmeasured {
+    pub test: String,
+    pub repeat: u32,
+    /// What the tool printed and what it means.
+    pub why: String,
+}
+
+/// Malformed input: where and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportError {
+    /// 1-based line in the file.
+    pub line: Option<usize>,
+    /// The field: a CSV column (`field 12 (put_block)`) or a JSON path (`jobs[0].read.iops`).
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl ImportError {
+    pub fn new(message: impl Into<String>) -> ImportError {
+        ImportError { line: None, field: None, message: message.into() }
+    }
+    pub fn at_line(line: usize, message: impl Into<String>) -> ImportError {
+        ImportError { line: Some(line), field: None, message: message.into() }
+    }
+    pub fn in_field(field: impl Into<String>, message: impl Into<String>) -> ImportError {
+        ImportError { line: None, field: Some(field.into()), message: message.into() }
+    }
+    fn with_line(mut self, line: usize) -> ImportError {
+        self.line = Some(line);
+        self
+    }
+}
+
+impl fmt::Display for ImportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.line, &self.field) {
+            (Some(l), Some(field)) => write!(f, "line {l}, {field}: {}", self.message),
+            (Some(l), None) => write!(f, "line {l}: {}", self.message),
+            (None, Some(field)) => write!(f, "{field}: {}", self.message),
+            (None, None) => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+/// Which format `text` is, by its content: a JSON document with `"fio
+/// version"`; IOzone's banner or a `"... report"` block of its `-R` output;
+/// a line that starts like a bonnie++ CSV record (`1.98,2.00a,host,...`).
+/// None when it is none of these.
+pub fn sniff(text: &str) -> Option<Format> {
+    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    if trimmed.is_empty() {
+        return None;
+    }
+    if text.contains("\"fio version\"") && text.lines().any(|l| l.trim_start().starts_with('{')) {
+        return Some(Format::Fio);
+    }
+    if text.contains("Excel output is below")
+        || text.contains("Iozone: Performance Test of File I/O")
+        || iozone::has_report_block(text)
+    {
+        return Some(Format::Iozone);
+    }
+    if text.lines().any(bonnie::looks_like_record) {
+        return Some(Format::Bonnie);
+    }
+    None
+}
+
+/// Reads `text` as `format`.
+pub fn parse(text: &str, format: Format, options: &Options) -> Result<Vec<ImportedRun>, ImportError> {
+    let text = text.trim_start_matches('\u{feff}');
+    if text.trim().is_empty() {
+        return Err(ImportError::new("the file is empty"));
+    }
+    match format {
+        Format::Fio => fio::parse(text).map(|r| vec![r]),
+        Format::Iozone => iozone::parse(text).map(|r| vec![r]),
+        Format::Bonnie => bonnie::parse(text, options),
+    }
+}
+
+/// The conditions every suite records, all unknown; parsers fill in what
+/// their file says.
+fn unknown_conditions(suite: &str) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("suite".into(), Value::from(suite));
+    for key in [
+        "backend",
+        "direct",
+        "cache",
+        "clients",
+        "largest_file_bytes",
+        "ram_bytes",
+        "files_vs_ram",
+        "target",
+        "fs_type",
+        "mount_source",
+    ] {
+        m.insert(key.into(), Value::Null);
+    }
+    m
+}
+
+/// The `cache` condition as native runs word it, from a known O_DIRECT flag.
+fn cache_words(direct: Option<bool>) -> Value {
+    match direct {
+        Some(true) => Value::from("bypassed (O_DIRECT)"),
+        Some(false) => Value::from("page cache in use"),
+        None => Value::Null,
+    }
+}
+
+/// Seconds since the Unix epoch as RFC 3339 UTC (`2026-11-22T22:48:02Z`).
+fn rfc3339_utc(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_by_name_and_content() {
+        assert_eq!("bonnie++".parse::<Format>(), Ok(Format::Bonnie));
+        assert_eq!("FIO".parse::<Format>(), Ok(Format::Fio));
+        assert!("csv".parse::<Format>().unwrap_err().contains("fio, iozone or bonnie"));
+        assert_eq!(sniff("{\n  \"fio version\" : \"fio-3.33\",\n \"jobs\": []\n}\n"), Some(Format::Fio));
+        assert_eq!(sniff("note: x\n{\n  \"fio version\" : \"fio-3.33\"}"), Some(Format::Fio));
+        assert_eq!(sniff("\nExcel output is below:\n\n\"Writer report\"\n"), Some(Format::Iozone));
+        assert_eq!(sniff("\"Reader report\"\n        \"4\"  \"8\"\n\"64\"   1  2 \n"), Some(Format::Iozone));
+        let csv = "1.98,2.00a,vm,1,1795365941,16M,,8192,5,3167,86,+++++,+++,+++++,+++,4312,78,+++++,+++,+++++,+++,1,,,,,+++++,+++,+++++,+++,+++++,+++,+++++,+++,+++++,+++,+++++,+++\n";
+        assert_eq!(sniff(csv), Some(Format::Bonnie));
+        assert_eq!(sniff(""), None);
+        assert_eq!(sniff("hello, world\n"), None);
+        assert_eq!(sniff("{\"a\": 1}"), None);
+    }
+
+    #[test]
+    fn empty_input_is_an_error_for_every_format() {
+        for f in Format::ALL {
+            let e = parse("  \n", f, &Options::default()).unwrap_err();
+            assert_eq!(e.to_string(), "the file is empty");
+        }
+    }
+
+    #[test]
+    fn unix_times_in_utc() {
+        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339_utc(1_795_387_682), "2026-11-22T22:48:02Z");
+        assert_eq!(rfc3339_utc(951_782_400), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn errors_say_where() {
+        assert_eq!(ImportError::at_line(3, "bad").to_string(), "line 3: bad");
+        assert_eq!(
+            ImportError::in_field("field 12 (put_block)", "bad").with_line(2).to_string(),
+            "line 2, field 12 (put_block): bad"
+        );
+        assert_eq!(ImportError::in_field("jobs[0].read", "missing").to_string(), "jobs[0].read: missing");
+    }
+}

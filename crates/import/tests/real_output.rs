@@ -1,0 +1,57 @@
+//! The importers on real output kept beside the tests: fio 3.33's JSON (a
+//! mixed random job on libaio), bonnie++ 2.00a's CSV with `-x 2`, IOzone
+//! 3.471's full output with its -R report. Also: no input, however cut, makes
+//! a parser panic.
+
+use iomatrix_import::{parse, sniff, Format, Options};
+
+const FIO: &str = include_str!("data/fio-3.33-randrw-libaio.json");
+const BONNIE: &str = include_str!("data/bonnie-2.00a-x2.csv");
+const IOZONE: &str = include_str!("../../report/tests/data/iozone-3.471-auto-64k-1m-tmpfs.txt");
+
+#[test]
+fn real_files_are_recognised_and_read() {
+    assert_eq!(sniff(FIO), Some(Format::Fio));
+    assert_eq!(sniff(BONNIE), Some(Format::Bonnie));
+    assert_eq!(sniff(IOZONE), Some(Format::Iozone));
+
+    let fio = &parse(FIO, Format::Fio, &Options::default()).unwrap()[0];
+    let c = &fio.cells[0];
+    assert_eq!((c.record_size, c.file_size), (Some(8192), Some(8 << 20)));
+    assert_eq!((c.metrics["read_percent"].as_u64(), c.metrics["queue_depth"].as_u64()), (Some(70), Some(8)));
+    assert_eq!(c.metrics["iops"].as_f64(), Some(35608.391608 + 15224.775225));
+    assert_eq!(c.kib_per_sec, (291703944.0 + 124721358.0) / 1024.0);
+    assert_eq!(c.metrics["write"]["p99_99_ns"], 5865472);
+    assert_eq!(c.backend.as_deref(), Some("libaio"));
+
+    let bonnie = parse(BONNIE, Format::Bonnie, &Options::default()).unwrap();
+    assert_eq!(bonnie.len(), 1, "-x 2: one run with two repeats");
+    assert_eq!(bonnie[0].plan["repeats"], 2);
+    let putc: Vec<f64> = bonnie[0].cells.iter().filter(|c| c.test == "putc").map(|c| c.kib_per_sec).collect();
+    assert_eq!(putc, [3598.0, 3596.0]);
+    assert_eq!(bonnie[0].unmeasured.len(), 20);
+
+    let iozone = &parse(IOZONE, Format::Iozone, &Options::default()).unwrap()[0];
+    assert_eq!(iozone.cells.len(), 210);
+    assert_eq!(iozone.tool_version.as_deref(), Some("3.471"));
+}
+
+#[test]
+fn no_prefix_of_a_real_file_makes_a_parser_panic() {
+    for (text, format) in [(FIO, Format::Fio), (BONNIE, Format::Bonnie), (IOZONE, Format::Iozone)] {
+        let mut cut = 0;
+        while cut < text.len() {
+            if text.is_char_boundary(cut) {
+                let part = &text[..cut];
+                let _ = sniff(part);
+                for f in Format::ALL {
+                    let _ = parse(part, f, &Options::default());
+                }
+                // The same with a line mangled: digits turned into letters.
+                let mangled = part.replacen('1', "x", 1);
+                let _ = parse(&mangled, format, &Options::default());
+            }
+            cut += 1 + cut / 50;
+        }
+    }
+}
