@@ -13,8 +13,8 @@ use std::path::PathBuf;
         Finished so far: the IOzone suite (`run iozone`, and `iozone` with IOzone's own flags), access \
         specs with io_uring (`run access`), Bonnie (`run bonnie`, `bonnie`), the file-server load (`run \
         fileserver`), the backup walk (`run backup`), `extents` and `scan`, on local paths, mounted shares \
-        and raw devices, with many clients for the iozone, access, bonnie and backup suites (`--clients N` threads, or MPI \
-        ranks under mpirun in a build with `--features mpi`; not yet for fileserver) \
+        and raw devices, with many clients for every suite (`--clients N` threads, or MPI \
+        ranks under mpirun in a build with `--features mpi`) \
         the results database (`runs`, `show`, `import` of fio, IOzone and bonnie++ results), `compare` \
         and `sweep` (ratio matrices, % change, caching limits) and `--repeat`/`--tolerance` for iozone. Not yet built: \
         built-in NFS/SMB clients, `report` (HTML/XLSX reports), `clean` and `--verify`.",

@@ -54,23 +54,3 @@ impl ClientPlan {
         Ok(ClientPlan { count, hooks, on_error, timeout })
     }
 }
-
-/// For a suite that does not run from many clients yet: refuses the client
-/// flags and mpirun instead of ignoring them.
-pub fn refuse_many(common: &ClientArgs, mpi_ranks: Option<usize>, suite: &str, why: &str) -> Result<(), UsageError> {
-    let asked = if mpi_ranks.is_some() {
-        Some("running under mpirun")
-    } else if common.clients > 1 {
-        Some("--clients above 1")
-    } else if common.before.is_some() || common.after.is_some() {
-        Some("--before/--after")
-    } else if common.on_client_error != "abort" {
-        Some("--on-client-error")
-    } else {
-        None
-    };
-    match asked {
-        Some(what) => Err(UsageError::new(format!("{what}: `run {suite}` does not run from many clients yet; {why}"))),
-        None => Ok(()),
-    }
-}

@@ -41,6 +41,20 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
             };
             iomatrix_bonnie::execute(&plan, &ranks.group(1), &setup, |_| Ok(()))?;
         }
+        Shared::Fileserver { plan, workdir, clients } => {
+            let setup = Setup {
+                cells: plan.phases().len(),
+                workdir: Some(&workdir),
+                hooks: &clients.hooks,
+                on_error: clients.on_error,
+                stop,
+            };
+            iomatrix_fileserver::raise_fd_limit(
+                (plan.connections as u64).saturating_mul(plan.fds_per_connection()).saturating_add(64),
+            )?;
+            let lives = [iomatrix_fileserver::Live::new()];
+            iomatrix_fileserver::execute_clients(&plan, &ranks.group(1), &setup, &lives, |_| Ok(()))?;
+        }
         Shared::Backup { plan, clients } => {
             let setup = Setup { cells: 1, workdir: None, hooks: &clients.hooks, on_error: clients.on_error, stop };
             let live = iomatrix_backup::LiveClients::new(1);

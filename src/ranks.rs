@@ -29,6 +29,11 @@ pub enum Shared {
         workdir: PathBuf,
         clients: ClientPlan,
     },
+    Fileserver {
+        plan: iomatrix_fileserver::FileserverPlan,
+        workdir: PathBuf,
+        clients: ClientPlan,
+    },
     /// Read only, no working folder: rank r walks `plan.root/client-r`.
     Backup {
         plan: iomatrix_backup::BackupPlan,

@@ -1,12 +1,17 @@
 //! `iomatrix run fileserver`: seed 003's file-server load. Many connections,
 //! each in its own folder, write their files and read them back (or mix
 //! reads and rewrites); every operation type is timed on its own. One cell
-//! per phase.
+//! per phase. From one client or many (threads, or MPI ranks): each client
+//! runs its own connections in its own folder, every phase started together.
 
 use crate::cli::RunFileserverArgs;
+use crate::clients::ClientPlan;
 use crate::job::{human, Job, JobSpec, JobTarget, Output};
+use crate::ranks::Shared;
+use indicatif::ProgressBar;
+use iomatrix_coord::{Ending, Setup};
 use iomatrix_core::{parse_size_list, BackendKind, ByteSize, UsageError};
-use iomatrix_fileserver::{FileSizes, FileserverPlan, Live, PhaseResult, Planned, Then};
+use iomatrix_fileserver::{FileSizes, FileserverCell, FileserverPlan, Live, LiveSnapshot, Phase, Planned, Then};
 use iomatrix_store::CellRow;
 use serde_json::{json, Map, Value};
 use std::path::Path;
@@ -19,20 +24,16 @@ pub const DEFAULT_SIZES: &str = "4k,8k,16k,32k,64k,128k,256k,512k,1m,2m";
 
 pub fn run(args: RunFileserverArgs, db: &Path, ranks: &crate::ranks::Ranks) -> anyhow::Result<ExitCode> {
     crate::repeat::Repeat::from_args(&args.common.repeat)?.refuse("fileserver")?;
-    crate::clients::refuse_many(
-        &args.common.client,
-        ranks.mpi_size(),
-        "fileserver",
-        "its --connections are its clients (threads of one process, all started together); run it without these",
-    )?;
+    let clients = ClientPlan::from_args(&args.common.client, ranks.mpi_size())?;
     let plan = plan(&args)?;
     check_memory(&plan)?;
     if plan.drop_caches {
         check_drop_caches()?;
     }
-    raise_fd_limit(&plan);
+    // Local clients share this process's descriptors; an MPI rank has its own.
+    raise_fd_limit(&plan, if ranks.mpi_size().is_some() { 1 } else { clients.count });
     let phases = plan.phases();
-    let total_bytes = plan.total_bytes();
+    let total_bytes = plan.total_bytes() * clients.count as u64;
     let labels = crate::cmd::run_iozone::labels(&args.common.labels)?;
     let mut job = Job::start(
         JobSpec {
@@ -43,14 +44,15 @@ pub fn run(args: RunFileserverArgs, db: &Path, ranks: &crate::ranks::Ranks) -> a
             space_check: !args.common.no_space_check,
             peak_bytes: total_bytes,
             peak_detail: format!(
-                "{} connection(s) x {} files, {} in all",
+                "{} client(s) x {} connection(s) x {} files, {} in all",
+                clients.count,
                 plan.connections,
                 plan.files_per_connection,
                 human(total_bytes)
             ),
             backend: BackendKind::Sync,
             direct: false,
-            clients: plan.connections,
+            clients: clients.count,
             plan: serde_json::to_value(&plan)?,
             conditions: conditions(&plan),
             total_cells: phases.len(),
@@ -62,48 +64,81 @@ pub fn run(args: RunFileserverArgs, db: &Path, ranks: &crate::ranks::Ranks) -> a
     let Some(workdir) = job.workdir.as_ref().map(|w| w.path().to_path_buf()) else {
         anyhow::bail!("the file-server load needs a folder target");
     };
-    let stop = job.stop;
-    let live = Live::new();
+    ranks.share(
+        &Shared::Fileserver { plan: plan.clone(), workdir: workdir.clone(), clients: clients.clone() },
+        &clients,
+    )?;
+    let setup = Setup {
+        cells: phases.len(),
+        workdir: Some(&workdir),
+        hooks: &clients.hooks,
+        on_error: clients.on_error,
+        stop: job.stop,
+    };
+    // Under MPI, rank 0 sees only its own client live; the others' figures arrive with the phase.
+    let lives: Vec<Live> =
+        (0..if ranks.mpi_size().is_some() { 1 } else { clients.count }).map(|_| Live::new()).collect();
     let finished = AtomicBool::new(false);
     let outcome = std::thread::scope(|scope| {
         if let Some(line) = job.progress.live_line() {
-            let (live, finished, phases) = (&live, &finished, &phases);
-            scope.spawn(move || {
-                // One updating line: the phase under way, files done, MiB/s over the last interval.
-                let (mut last_bytes, mut last_phase, mut last_at) = (0u64, usize::MAX, Instant::now());
-                while !finished.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(250));
-                    let s = live.snapshot();
-                    if !s.started {
-                        continue;
-                    }
-                    if s.phase != last_phase {
-                        (last_bytes, last_phase) = (0, s.phase);
-                    }
-                    let secs = last_at.elapsed().as_secs_f64();
-                    let rate = s.bytes.saturating_sub(last_bytes) as f64 / 1048576.0 / secs.max(1e-3);
-                    (last_bytes, last_at) = (s.bytes, Instant::now());
-                    line.set_message(format!(
-                        "{}: {}/{} files, {rate:.1} MiB/s, {} connection(s) failed",
-                        phases.get(s.phase).map_or("?", |p| p.name()),
-                        s.files_done,
-                        s.files_total,
-                        s.failed
-                    ));
-                }
-            });
+            let (lives, finished, phases, mpi) = (&lives, &finished, &phases, ranks.mpi_size().is_some());
+            scope.spawn(move || live_display(&line, lives, finished, phases, mpi));
         }
-        let outcome = iomatrix_fileserver::execute(&plan, &workdir, stop, &live, |result| {
-            job.store_cell(&row(&plan, result), &summary_line(result))
-        });
+        let outcome =
+            iomatrix_fileserver::execute_clients(&plan, &ranks.group(clients.count), &setup, &lives, |cell| {
+                job.store_cell(&row(&plan, cell), &summary_line(cell))
+            });
         finished.store(true, Ordering::Relaxed);
         outcome
     });
+    let outcome = outcome.map(|o| o.unwrap_or((0, Ending::Completed)));
     job.finish(
         outcome,
         |i| phases.get(i).map_or_else(String::new, |p| format!("the {} phase", p.name())),
         &Output { json: args.common.json, ..Output::default() },
     )
+}
+
+/// One updating line: the phase under way, files done, MiB/s over the last
+/// interval summed over the clients, and the slowest client.
+fn live_display(line: &ProgressBar, lives: &[Live], finished: &AtomicBool, phases: &[Phase], mpi: bool) {
+    let mut last: Vec<(u64, usize)> = vec![(0, usize::MAX); lives.len()];
+    let mut last_at = Instant::now();
+    while !finished.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(250));
+        let snaps: Vec<LiveSnapshot> = lives.iter().map(Live::snapshot).collect();
+        let Some(first) = snaps.iter().find(|s| s.started) else { continue };
+        let secs = last_at.elapsed().as_secs_f64().max(1e-3);
+        last_at = Instant::now();
+        let rates: Vec<f64> = snaps
+            .iter()
+            .zip(&mut last)
+            .map(|(s, (bytes, phase))| {
+                if s.phase != *phase {
+                    (*bytes, *phase) = (0, s.phase);
+                }
+                let rate = s.bytes.saturating_sub(*bytes) as f64 / 1048576.0 / secs;
+                *bytes = s.bytes;
+                rate
+            })
+            .collect();
+        let mut msg = format!(
+            "{}: {}/{} files, {:.1} MiB/s, {} connection(s) failed",
+            phases.get(first.phase).map_or("?", |p| p.name()),
+            snaps.iter().map(|s| s.files_done).sum::<u64>(),
+            snaps.iter().map(|s| s.files_total).sum::<u64>(),
+            rates.iter().sum::<f64>(),
+            snaps.iter().map(|s| s.failed).sum::<usize>()
+        );
+        if mpi {
+            msg = format!("rank 0's client: {msg}");
+        } else if let Some((rank, rate)) =
+            rates.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1)).filter(|_| rates.len() > 1)
+        {
+            msg += &format!(", slowest client {rank}: {rate:.1} MiB/s");
+        }
+        line.set_message(msg);
+    }
 }
 
 /// The raw arguments as a validated plan.
@@ -205,9 +240,10 @@ fn check_drop_caches() -> Result<(), UsageError> {
 }
 
 /// Raises the open-file limit where the connections need more, and says so.
-fn raise_fd_limit(plan: &FileserverPlan) {
+fn raise_fd_limit(plan: &FileserverPlan, clients: usize) {
     // The connections' files, plus the database, the terminal and some slack.
-    let needed = (plan.connections as u64).saturating_mul(plan.fds_per_connection()).saturating_add(64);
+    let needed =
+        (plan.connections as u64 * clients as u64).saturating_mul(plan.fds_per_connection()).saturating_add(64);
     match iomatrix_fileserver::raise_fd_limit(needed) {
         Ok(limit) => {
             if limit.raised() {
@@ -252,7 +288,8 @@ fn conditions(plan: &FileserverPlan) -> Value {
 }
 
 /// The progress line of a finished phase.
-fn summary_line(r: &PhaseResult) -> String {
+fn summary_line(cell: &FileserverCell) -> String {
+    let r = &cell.merged;
     let mut line = format!(
         "{}: {} files, {} in {:.2} s, {:.0} KB/s per connection, {:.0} KB/s in all",
         r.phase.name(),
@@ -272,6 +309,18 @@ fn summary_line(r: &PhaseResult) -> String {
             r.lost.ops.total()
         ));
     }
+    if let Some(slowest) = cell.slowest() {
+        line += &format!(
+            "; {} clients, {:.0} KB/s summed (slowest: client {} at {:.0} KB/s)",
+            cell.clients.len(),
+            cell.kib_per_sec_sum,
+            slowest.rank,
+            slowest.result.total_kib_per_sec
+        );
+    }
+    if !cell.failures.is_empty() {
+        line += &format!(", {} client(s) failed", cell.failures.len());
+    }
     line
 }
 
@@ -279,7 +328,8 @@ fn planned_json(p: &Planned) -> Value {
     json!({ "files": p.files, "bytes": p.bytes, "ops": p.ops })
 }
 
-fn row(plan: &FileserverPlan, r: &PhaseResult) -> CellRow {
+fn row(plan: &FileserverPlan, cell: &FileserverCell) -> CellRow {
+    let r = &cell.merged;
     let ops = r.phase.ops(plan.fsync_every.is_some());
     let mut latency = Map::new();
     for &op in &ops {
@@ -321,6 +371,17 @@ fn row(plan: &FileserverPlan, r: &PhaseResult) -> CellRow {
         "connections_skipped": r.connections_skipped,
         "errors": r.errors,
         "caches_dropped": r.caches_dropped,
+        "kib_per_sec_sum_of_clients": cell.kib_per_sec_sum,
+        "clients": cell.clients.iter().map(|c| json!({
+            "rank": c.rank,
+            "files": c.result.done.files,
+            "bytes": c.result.done.bytes,
+            "completion_ns": c.result.wall_ns,
+            "total_kib_per_sec": c.result.total_kib_per_sec,
+            "connections_failed": c.result.connections_failed,
+        })).collect::<Vec<_>>(),
+        "failed_clients": cell.failures,
+        "start_barrier": cell.starts,
     });
     if let iomatrix_fileserver::Phase::Mix { read_percent } = r.phase {
         metrics["read_percent"] = json!(read_percent);
@@ -332,7 +393,7 @@ fn row(plan: &FileserverPlan, r: &PhaseResult) -> CellRow {
         record_size: Some(plan.record.bytes()),
         backend: BackendKind::Sync.name().into(),
         direct: false,
-        clients: plan.connections,
+        clients: r.connections.len(),
         bytes: r.done.bytes,
         ops: r.done.ops.total(),
         wall_ns: r.wall_ns,

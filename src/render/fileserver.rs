@@ -29,9 +29,13 @@ pub fn report(run: &StoredRun) -> String {
         if let (Some(n), "write" | "mix") = (plan["fsync_every"].as_u64(), phase) {
             how.push_str(&format!(", fsync every {n} records"));
         }
+        let from = match m["clients"].as_array().map_or(0, Vec::len) {
+            n if n > 1 => format!(" from {n} clients"),
+            _ => String::new(),
+        };
         let _ = writeln!(
             out,
-            "\n{title}: {} connections x {} files, {} records{how}; {} files, {}{}",
+            "\n{title}: {} connections{from} x {} files, {} records{how}; {} files, {}{}",
             c.clients,
             plan["files_per_connection"].as_u64().unwrap_or(0),
             iomatrix_core::ByteSize(c.record_size.unwrap_or(0)),
@@ -61,7 +65,7 @@ pub fn report(run: &StoredRun) -> String {
             "read" => "Read",
             _ => "Read/rewrite",
         };
-        let rows = [
+        let mut rows = vec![
             (
                 format!("Avg {what} throughput per connection (KB/sec)"),
                 format!("{:.2}", m["avg_connection_kib_per_sec"].as_f64().unwrap_or(0.0)),
@@ -73,6 +77,23 @@ pub fn report(run: &StoredRun) -> String {
             ("Errors (connections failed, by kind)".into(), errors(&m["errors"])),
             ("Lost samples (operations not done)".into(), lost(&m["lost"])),
         ];
+        let clients = m["clients"].as_array().map(Vec::as_slice).unwrap_or_default();
+        if clients.len() > 1 {
+            let rate = |f: &Value| f["total_kib_per_sec"].as_f64().unwrap_or(0.0);
+            rows.push((
+                "Sum of the clients' totals (KB/sec)".into(),
+                format!("{:.2}", m["kib_per_sec_sum_of_clients"].as_f64().unwrap_or(0.0)),
+            ));
+            if let Some(slowest) = clients.iter().min_by(|a, b| rate(a).total_cmp(&rate(b))) {
+                rows.push((
+                    "Slowest client (KB/sec)".into(),
+                    format!("client {} at {:.2}", slowest["rank"], rate(slowest)),
+                ));
+            }
+        }
+        for f in m["failed_clients"].as_array().into_iter().flatten() {
+            rows.push((format!("Client {} failed", f["rank"]), f["message"].as_str().unwrap_or("?").to_string()));
+        }
         for (label, value) in rows {
             let _ = writeln!(out, "{label:<46} {value}");
         }

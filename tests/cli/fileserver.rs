@@ -494,3 +494,50 @@ fn interleaved_fsynced_appends_leave_more_extents_than_files_written_at_once() {
         eprintln!("{fstype}: 32 files of 256k: {at_once} extents written at once, {interleaved} interleaved + fsync");
     }
 }
+
+#[test]
+fn three_clients_run_their_connections_together_in_every_phase() {
+    let tmpfs = Mount::virtual_fs("tmpfs", "size=64m");
+    let sb = Sandbox::new();
+    let target = tmpfs.as_ref().map_or_else(|| sb.target(), |m| m.point.clone());
+    let t = target.to_str().unwrap();
+    let base =
+        ["run", "fileserver", "--target", t, "--connections", "4", "--files-per-connection", "5", "--sizes", "4k,12k"];
+    assert_success(&sb.run(&[&base[..], &["--clients", "3", "--keep"]].concat()));
+    let run = sb.last_run();
+    assert_eq!(run["run"]["conditions"]["clients"], 3);
+    assert_eq!(run["run"]["conditions"]["connections"], 4);
+    for c in cells(&run) {
+        crate::clients::assert_barrier_held(&c, 3);
+        let m = &c["metrics"];
+        let clients = m["clients"].as_array().unwrap();
+        assert_eq!(clients.len(), 3);
+        assert_eq!(c["clients"], 12, "every client's connections");
+        assert_eq!(m["done"]["files"], 3 * 4 * 5);
+        let sum = |key: &str| clients.iter().map(|f| f[key].as_u64().unwrap()).sum::<u64>();
+        assert_eq!(c["bytes"].as_u64(), Some(sum("bytes")));
+        assert_eq!(m["completion_ns"].as_u64(), clients.iter().map(|f| f["completion_ns"].as_u64().unwrap()).max());
+        let rates: f64 = clients.iter().map(|f| f["total_kib_per_sec"].as_f64().unwrap()).sum();
+        assert!((m["kib_per_sec_sum_of_clients"].as_f64().unwrap() - rates).abs() <= 1e-9 * rates);
+        // The merged histograms hold every client's operations.
+        let ops: u64 = m["ops"].as_object().unwrap().values().map(|s| s["count"].as_u64().unwrap()).sum();
+        assert_eq!(ops, c["ops"].as_u64().unwrap());
+    }
+    let workdir = leftovers(&target).pop().expect("kept working folder");
+    for r in 0..3 {
+        assert!(workdir.join(format!("client-{r}/conn-0003")).is_dir(), "client {r}'s connections");
+    }
+    std::fs::remove_dir_all(&workdir).unwrap();
+    let id = run["run"]["id"].as_i64().unwrap().to_string();
+    let (stdout, _) = text(&sb.run(&["show", &id]));
+    assert!(stdout.contains("from 3 clients"), "{stdout}");
+    // A client whose hook fails is recorded; the others' phases are kept.
+    let hook = "if [ \"$IOMATRIX_RANK\" = 1 ]; then exit 1; fi";
+    let out = sb.run(&[&base[..], &["--clients", "3", "--before", hook, "--on-client-error", "continue"]].concat());
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out).1);
+    for c in cells(&sb.last_run()) {
+        assert_eq!(c["metrics"]["clients"].as_array().unwrap().len(), 2);
+        assert_eq!(c["metrics"]["failed_clients"][0]["rank"], 1);
+    }
+    assert!(leftovers(&target).is_empty());
+}

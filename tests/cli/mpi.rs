@@ -227,19 +227,6 @@ fn clients_flag_under_mpirun_is_a_usage_error() {
 }
 
 #[test]
-fn suites_without_many_clients_refuse_mpirun() {
-    let Some(bin) = mpi_binary() else { return };
-    let sb = Sandbox::new();
-    let target = sb.target();
-    let t = target.to_str().unwrap();
-    let bin = bin.to_str().unwrap();
-    let (out, _) = mpirun(&sb, 2, &[bin, "run", "fileserver", "--target", t], Duration::from_secs(60));
-    let (_, stderr) = text(&out);
-    assert!(!out.status.success() && stderr.contains("does not run from many clients yet"), "{stderr}");
-    assert!(sb.leftovers().is_empty());
-}
-
-#[test]
 fn three_ranks_walk_three_trees_in_one_backup_cell() {
     let Some(bin) = mpi_binary() else { return };
     let sb = Sandbox::new();
@@ -384,5 +371,40 @@ fn a_hostfile_with_an_unreachable_host_fails_with_mpis_own_error() {
     assert!(stderr.contains(&host.address), "mpirun should name the host it could not reach: {stderr}");
     assert!(took < Duration::from_secs(60), "took {took:?}");
     assert!(!sb.db().exists() || sb.runs_json()["runs"].as_array().unwrap().is_empty(), "no run stored");
+    assert!(sb.leftovers().is_empty());
+}
+
+#[test]
+fn three_ranks_each_run_their_connections_in_every_fileserver_phase() {
+    let Some(bin) = mpi_binary() else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let t = target.to_str().unwrap();
+    let args = [
+        bin.to_str().unwrap(),
+        "run",
+        "fileserver",
+        "--target",
+        t,
+        "--connections",
+        "2",
+        "--files-per-connection",
+        "3",
+        "--sizes",
+        "8k,16k",
+    ];
+    let (out, _) = mpirun(&sb, 3, &args, Duration::from_secs(120));
+    assert_success(&out);
+    let run = sb.last_run();
+    assert_eq!(run["run"]["conditions"]["clients"], 3);
+    let cells = cells(&run);
+    assert_eq!(cells.len(), 2);
+    for c in &cells {
+        assert_barrier_held(c, 3);
+        let clients = c["metrics"]["clients"].as_array().unwrap();
+        assert_eq!(clients.iter().map(|f| f["rank"].as_u64().unwrap()).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!(c["metrics"]["done"]["files"], 3 * 2 * 3);
+        assert_eq!(c["bytes"].as_u64(), Some(clients.iter().map(|f| f["bytes"].as_u64().unwrap()).sum()));
+    }
     assert!(sb.leftovers().is_empty());
 }

@@ -16,13 +16,18 @@
 //!   per-connection [`ConnectionFigures`], throughput, errors by kind, lost
 //!   samples) to the caller before the next phase starts. A connection that
 //!   fails is counted with its [`ConnectionError`] and the others go on.
+//! - [`execute_clients`]: the same from many clients at once (threads, or
+//!   MPI ranks), each with its own connections in its own folder, every
+//!   phase started together; each phase merged as a [`FileserverCell`].
 //! - [`Live`]: counters for a live display (files done, bytes, failures).
 //! - [`raise_fd_limit`], [`drop_caches`]: what the run needs of the system.
 
+mod clients;
 mod plan;
 mod runner;
 mod sys;
 
+pub use clients::{execute_clients, ClientPhase, FileserverCell};
 pub use plan::{
     file_random, FileSizes, FileserverPlan, MixVisits, Op, OpCounts, Phase, Planned, SizeDraw, Then, MAX_CONNECTIONS,
     MAX_RECORD,

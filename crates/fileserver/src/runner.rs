@@ -42,7 +42,7 @@ pub struct ConnectionError {
 }
 
 /// One connection's figures for one phase.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ConnectionFigures {
     pub rank: usize,
     /// What the plan asked of this connection in this phase.
@@ -115,7 +115,7 @@ impl ConnectionFigures {
 }
 
 /// A phase merged over all connections.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PhaseResult {
     /// Position in the run (0 = write).
     pub index: usize,
@@ -262,7 +262,10 @@ impl Live {
 }
 
 /// Runs `plan` with connection N's files in `workdir/conn-N/` (`workdir`
-/// exists and is empty; the caller removes it). `on_phase` gets each phase
+/// exists and is empty; the caller removes it). `before_phase(k)` is called
+/// when every connection is ready for phase k, right before they are let
+/// go (many clients wait there for each other); false ends the run as
+/// interrupted. `on_phase` gets each phase
 /// as soon as all connections are through it, before the next begins; an
 /// error from it ends the run. `stop` is checked before every operation: a
 /// raised stop drops the phase under way and keeps the finished ones.
@@ -273,6 +276,7 @@ pub fn execute(
     workdir: &Path,
     stop: &AtomicBool,
     live: &Live,
+    before_phase: &mut dyn FnMut(usize) -> bool,
     mut on_phase: impl FnMut(&PhaseResult) -> Result<(), String>,
 ) -> io::Result<(usize, Ending)> {
     plan.validate().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
@@ -386,6 +390,11 @@ pub fn execute(
                 dropped = true;
             }
             live.start_phase(k, plan.planned_total(phases[k]).files);
+            if !before_phase(k) {
+                ending = Ending::Interrupted;
+                shared.gate.open(k, false);
+                break;
+            }
             start_ns = shared.epoch.elapsed().as_nanos() as u64;
             shared.gate.open(k, true);
         }
@@ -877,7 +886,7 @@ mod tests {
         let stop = AtomicBool::new(false);
         let live = Live::new();
         let mut results = Vec::new();
-        let (n, ending) = execute(plan, dir.path(), &stop, &live, |r| {
+        let (n, ending) = execute(plan, dir.path(), &stop, &live, &mut |_| true, |r| {
             results.push(r.clone());
             Ok(())
         })
@@ -943,7 +952,7 @@ mod tests {
         let p = plan(3, 4);
         let stop = AtomicBool::new(false);
         let mut results = Vec::new();
-        let (n, ending) = execute(&p, dir.path(), &stop, &Live::new(), |r| {
+        let (n, ending) = execute(&p, dir.path(), &stop, &Live::new(), &mut |_| true, |r| {
             results.push(r.clone());
             Ok(())
         })
@@ -967,7 +976,7 @@ mod tests {
         let p = plan(2, 3);
         let dir = tempfile::tempdir().unwrap();
         let stop = AtomicBool::new(false);
-        let (n, ending) = execute(&p, dir.path(), &stop, &Live::new(), |_| {
+        let (n, ending) = execute(&p, dir.path(), &stop, &Live::new(), &mut |_| true, |_| {
             stop.store(true, Ordering::SeqCst);
             Ok(())
         })
@@ -975,7 +984,8 @@ mod tests {
         assert_eq!((n, ending), (1, Ending::Interrupted));
         let dir = tempfile::tempdir().unwrap();
         let stop = AtomicBool::new(false);
-        let (n, ending) = execute(&p, dir.path(), &stop, &Live::new(), |_| Err("disk full".into())).unwrap();
+        let (n, ending) =
+            execute(&p, dir.path(), &stop, &Live::new(), &mut |_| true, |_| Err("disk full".into())).unwrap();
         assert_eq!((n, ending), (0, Ending::SinkFailed("disk full".into())));
     }
 
@@ -986,7 +996,7 @@ mod tests {
         let stop = AtomicBool::new(false);
         let live = Live::new();
         let mut seen = Vec::new();
-        execute(&p, dir.path(), &stop, &live, |r| {
+        execute(&p, dir.path(), &stop, &live, &mut |_| true, |r| {
             seen.push((r.index, live.snapshot()));
             Ok(())
         })

@@ -1,0 +1,305 @@
+//! The file-server load from many clients at once (threads, or MPI ranks).
+//!
+//! Each client runs the whole plan, its own `--connections`, in its own
+//! folder `WORKDIR/client-r`. Each phase is one cell: every client gets its
+//! connections ready (untimed), waits at the barrier, and lets them go at
+//! the common start. The cell merges the clients' phases into one
+//! [`PhaseResult`] (histograms added exactly, counts added, completion time
+//! the slowest client's) and keeps each client's own ([`FileserverCell`]).
+//!
+//! A client's connections run inside [`execute`], which drives its phases
+//! itself; a client thread talks to it over channels: `execute` says when
+//! its connections are ready for a phase and waits for the word to go, and
+//! hands back each finished phase.
+
+use crate::plan::FileserverPlan;
+use crate::runner::{execute, Live, PhaseResult};
+use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
+use iomatrix_stats::kib_per_sec;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc;
+use std::thread::Scope;
+use std::time::Duration;
+
+/// One client's phase.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClientPhase {
+    pub rank: usize,
+    pub result: PhaseResult,
+}
+
+/// One phase over all clients.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FileserverCell {
+    /// The clients that finished the phase, by rank.
+    pub clients: Vec<ClientPhase>,
+    /// The clients that failed (`--on-client-error continue`): their figures are lost.
+    pub failures: Vec<ClientFailure>,
+    /// Every client's arrival at and release from the start barrier, by rank.
+    pub starts: Vec<StartTimes>,
+    /// The phase as one: every connection of every client (renumbered
+    /// client by client), histograms merged exactly, counts added; the
+    /// completion time is the slowest client's, from the common start, and
+    /// `total_kib_per_sec` all bytes over it ("parent sees"). With one
+    /// client, exactly its phase.
+    pub merged: PhaseResult,
+    /// The sum of the clients' own totals (IOzone's "children see").
+    pub kib_per_sec_sum: f64,
+}
+
+impl FileserverCell {
+    pub fn merge(gathered: Gathered<ClientPhase>) -> Option<FileserverCell> {
+        let Gathered { figures: clients, failures, starts } = gathered;
+        let merged = combine(&clients)?;
+        let kib_per_sec_sum = clients.iter().map(|c| c.result.total_kib_per_sec).sum();
+        Some(FileserverCell { clients, failures, starts, merged, kib_per_sec_sum })
+    }
+
+    /// The client with the lowest total, if more than one finished.
+    pub fn slowest(&self) -> Option<&ClientPhase> {
+        if self.clients.len() < 2 {
+            return None;
+        }
+        self.clients.iter().min_by(|a, b| a.result.total_kib_per_sec.total_cmp(&b.result.total_kib_per_sec))
+    }
+}
+
+/// The clients' phases as one phase.
+fn combine(clients: &[ClientPhase]) -> Option<PhaseResult> {
+    let (first, rest) = clients.split_first()?;
+    if rest.is_empty() {
+        return Some(first.result.clone());
+    }
+    let mut m = first.result.clone();
+    let per_client = m.connections.len();
+    for c in rest {
+        let r = &c.result;
+        for (mine, theirs) in m.latency.iter_mut().zip(&r.latency) {
+            mine.merge(theirs);
+        }
+        let offset = c.rank * per_client;
+        m.connections.extend(r.connections.iter().cloned().map(|mut f| {
+            f.rank += offset;
+            f
+        }));
+        m.planned = m.planned.plus(&r.planned);
+        m.done = m.done.plus(&r.done);
+        m.lost = m.lost.plus(&r.lost);
+        m.wall_ns = m.wall_ns.max(r.wall_ns);
+        m.user_ns += r.user_ns;
+        m.sys_ns += r.sys_ns;
+        m.connections_ok += r.connections_ok;
+        m.connections_failed += r.connections_failed;
+        m.connections_skipped += r.connections_skipped;
+        for (kind, n) in &r.errors {
+            *m.errors.entry(kind.clone()).or_default() += n;
+        }
+        m.caches_dropped |= r.caches_dropped;
+    }
+    let ok: Vec<f64> = m.connections.iter().filter(|c| c.ok()).map(|c| c.kib_per_sec()).collect();
+    m.avg_connection_kib_per_sec = if ok.is_empty() { 0.0 } else { ok.iter().sum::<f64>() / ok.len() as f64 };
+    m.total_kib_per_sec = kib_per_sec(m.done.bytes, Duration::from_nanos(m.wall_ns));
+    Some(m)
+}
+
+/// Runs the plan on every client of `group`, client r in
+/// `setup.workdir/client-r` with `lives[r]` (rank 0's own under MPI) for
+/// a live display. At the leader, `on_cell` gets each merged phase, and the
+/// result says how many it accepted and how the run ended; elsewhere None.
+pub fn execute_clients(
+    plan: &FileserverPlan,
+    group: &Group<'_>,
+    setup: &Setup<'_>,
+    lives: &[Live],
+    mut on_cell: impl FnMut(&FileserverCell) -> Result<(), String>,
+) -> std::io::Result<Option<(usize, Ending)>> {
+    let stop = setup.stop;
+    std::thread::scope(|scope| {
+        lead(
+            group,
+            setup,
+            |rank, dir| Client::start(scope, rank, plan, dir, stop, lives.get(rank).or(lives.first())),
+            |_, gathered| match FileserverCell::merge(gathered) {
+                Some(cell) => on_cell(&cell),
+                None => Ok(()),
+            },
+        )
+    })
+}
+
+/// What a client's `execute` thread says.
+enum Said {
+    /// Its connections are ready for this phase.
+    Ready(usize),
+    Phase(Box<PhaseResult>),
+    /// `execute` returned: how, or why it could not run.
+    Ended(Result<Ending, String>),
+}
+
+struct Client {
+    rank: usize,
+    /// The word to go (true) or to end (false) for the phase announced.
+    go: mpsc::Sender<bool>,
+    said: mpsc::Receiver<Said>,
+}
+
+impl Client {
+    /// Starts the client's `execute` in a thread of `scope`; it waits for
+    /// the client's word before each phase.
+    fn start<'scope, 'env>(
+        scope: &'scope Scope<'scope, 'env>,
+        rank: usize,
+        plan: &'env FileserverPlan,
+        dir: &Path,
+        stop: &'env AtomicBool,
+        live: Option<&'env Live>,
+    ) -> Client {
+        let (go, heard) = mpsc::channel::<bool>();
+        let (say, said) = mpsc::channel::<Said>();
+        let dir = dir.to_path_buf();
+        scope.spawn(move || {
+            let quiet = Live::new();
+            let live = live.unwrap_or(&quiet);
+            let phases = say.clone();
+            let ended = execute(
+                plan,
+                &dir,
+                stop,
+                live,
+                &mut |k| say.send(Said::Ready(k)).is_ok() && heard.recv().unwrap_or(false),
+                |result| phases.send(Said::Phase(Box::new(result.clone()))).map_err(|_| "the client left".to_string()),
+            );
+            let _ = say.send(Said::Ended(ended.map(|(_, ending)| ending).map_err(|e| e.to_string())));
+        });
+        Client { rank, go, said }
+    }
+
+    /// Why `execute` ended before phase `index` was done.
+    fn ended_early(&self, index: usize, how: Result<Ending, String>) -> ClientFailure {
+        match how {
+            Ok(Ending::Interrupted) => ClientFailure::stopped(self.rank),
+            Ok(Ending::SinkFailed(why)) => ClientFailure::error(self.rank, why),
+            Ok(other) => ClientFailure::error(self.rank, format!("phase {index} did not run ({other:?})")),
+            Err(why) => ClientFailure::error(self.rank, format!("the file-server load could not run: {why}")),
+        }
+    }
+}
+
+impl ClientWork for Client {
+    type Figures = ClientPhase;
+
+    fn cell(&mut self, index: usize, start: &mut Start<'_>) -> Result<ClientPhase, ClientFailure> {
+        let lost = || ClientFailure::error(self.rank, "the client's connections ended without a word".into());
+        // Untimed: the connections are made (first phase) and wait at their gate.
+        match self.said.recv().map_err(|_| lost())? {
+            Said::Ready(k) if k == index => {}
+            Said::Ended(how) => return Err(self.ended_early(index, how)),
+            _ => return Err(ClientFailure::error(self.rank, format!("phase {index} out of step (a bug)"))),
+        }
+        if let Err(failure) = start.together() {
+            let _ = self.go.send(false);
+            return Err(failure);
+        }
+        let _ = self.go.send(true);
+        match self.said.recv().map_err(|_| lost())? {
+            Said::Phase(result) => Ok(ClientPhase { rank: self.rank, result: *result }),
+            Said::Ended(how) => Err(self.ended_early(index, how)),
+            Said::Ready(_) => Err(ClientFailure::error(self.rank, format!("phase {index} out of step (a bug)"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{FileSizes, Op, Then};
+    use iomatrix_coord::{Hooks, OnClientError};
+    use iomatrix_core::ByteSize;
+
+    fn plan() -> FileserverPlan {
+        FileserverPlan {
+            connections: 3,
+            files_per_connection: 4,
+            sizes: FileSizes::List(vec![ByteSize(8192), ByteSize(20000)]),
+            record: ByteSize(4096),
+            then: Then::Read,
+            fsync_every: None,
+            interleave: None,
+            drop_caches: false,
+            seed: 3,
+        }
+    }
+
+    fn run(clients: usize, hooks: &Hooks, on_error: OnClientError) -> (tempfile::TempDir, Vec<FileserverCell>, Ending) {
+        let dir = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let setup = Setup { cells: 2, workdir: Some(dir.path()), hooks, on_error, stop: &stop };
+        let lives: Vec<Live> = (0..clients).map(|_| Live::new()).collect();
+        let mut cells = Vec::new();
+        let (done, ending) = execute_clients(&plan(), &Group::Local(clients), &setup, &lives, |cell| {
+            cells.push(cell.clone());
+            Ok(())
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(done, cells.len());
+        (dir, cells, ending)
+    }
+
+    #[test]
+    fn three_clients_run_every_phase_together_and_the_figures_add_up() {
+        let (dir, cells, ending) = run(3, &Hooks::default(), OnClientError::Abort);
+        assert_eq!(ending, Ending::Completed);
+        assert_eq!(cells.len(), 2, "write and read");
+        for cell in &cells {
+            assert_eq!(cell.clients.len(), 3);
+            let last_arrival = cell.starts.iter().map(|s| s.arrived_unix_ns).max().unwrap();
+            assert!(cell.starts.iter().all(|s| s.left_unix_ns >= last_arrival));
+            let m = &cell.merged;
+            assert_eq!(m.connections.len(), 9);
+            let ranks: Vec<usize> = m.connections.iter().map(|c| c.rank).collect();
+            assert_eq!(ranks, (0..9).collect::<Vec<_>>());
+            assert_eq!(m.done.files, 3 * 3 * 4);
+            assert_eq!(m.done.bytes, cell.clients.iter().map(|c| c.result.done.bytes).sum::<u64>());
+            for op in Op::ALL {
+                let sum: u64 = cell.clients.iter().map(|c| c.result.latency(op).count()).sum();
+                assert_eq!(m.latency(op).count(), sum, "{op:?}: merged exactly");
+            }
+            assert_eq!(m.wall_ns, cell.clients.iter().map(|c| c.result.wall_ns).max().unwrap());
+            let sum: f64 = cell.clients.iter().map(|c| c.result.total_kib_per_sec).sum();
+            assert!((cell.kib_per_sec_sum - sum).abs() <= 1e-9 * sum);
+            assert!(cell.slowest().is_some());
+        }
+        for r in 0..3 {
+            assert!(dir.path().join(format!("client-{r}/conn-0000")).is_dir());
+        }
+    }
+
+    #[test]
+    fn one_client_is_its_own_phase() {
+        let (_dir, cells, _) = run(1, &Hooks::default(), OnClientError::Abort);
+        for cell in &cells {
+            assert_eq!(cell.merged.done.bytes, cell.clients[0].result.done.bytes);
+            assert_eq!(cell.merged.connections.len(), 3);
+            assert!(cell.slowest().is_none());
+        }
+    }
+
+    #[test]
+    fn a_failing_client_is_recorded_and_continue_keeps_the_others() {
+        // Client 2's hook fails: the client fails every phase, the others run.
+        let hooks = Hooks { before: Some("if [ \"$IOMATRIX_RANK\" = 2 ]; then exit 3; fi".into()), after: None };
+        let (_dir, cells, ending) = run(3, &hooks, OnClientError::Continue);
+        assert_eq!(cells.len(), 2);
+        for cell in &cells {
+            assert_eq!(cell.clients.len(), 2);
+            assert_eq!(cell.failures[0].rank, 2);
+        }
+        assert!(matches!(ending, Ending::ClientsLost(ref lost) if lost.len() == 2), "{ending:?}");
+        let (_dir, cells, ending) = run(3, &hooks, OnClientError::Abort);
+        assert!(cells.is_empty());
+        assert!(matches!(ending, Ending::ClientFailed { cell: 0, .. }), "{ending:?}");
+    }
+}
