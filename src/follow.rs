@@ -28,8 +28,11 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
                 on_error: clients.on_error,
                 stop,
             };
-            let live = iomatrix_access::Live::new(1);
-            iomatrix_access::execute(&plan, &ranks.group(1), &setup, &live, |_| Ok(()))?;
+            // Clients publish under their rank: room for every rank, only this one's used.
+            let live = iomatrix_access::Live::new(ranks.mpi_size().unwrap_or(1));
+            let sample = || crate::cmd::run_access::live_sample(&live);
+            ranks
+                .relay_live(&sample, || iomatrix_access::execute(&plan, &ranks.group(1), &setup, &live, |_| Ok(())))?;
         }
         Shared::Bonnie { plan, workdir, clients } => {
             let setup = Setup {
@@ -53,12 +56,19 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
                 (plan.connections as u64).saturating_mul(plan.fds_per_connection()).saturating_add(64),
             )?;
             let lives = [iomatrix_fileserver::Live::new()];
-            iomatrix_fileserver::execute_clients(&plan, &ranks.group(1), &setup, &lives, |_| Ok(()))?;
+            let sampler = crate::cmd::run_fileserver::Sampler::default();
+            let sample = || sampler.sample(&lives[0]);
+            ranks.relay_live(&sample, || {
+                iomatrix_fileserver::execute_clients(&plan, &ranks.group(1), &setup, &lives, |_| Ok(()))
+            })?;
         }
         Shared::Backup { plan, clients } => {
             let setup = Setup { cells: 1, workdir: None, hooks: &clients.hooks, on_error: clients.on_error, stop };
-            let live = iomatrix_backup::LiveClients::new(1);
-            iomatrix_backup::execute_clients(&plan, &ranks.group(1), &setup, &live, |_| Ok(()))?;
+            let live = iomatrix_backup::LiveClients::new(ranks.mpi_size().unwrap_or(1));
+            let sample = || crate::cmd::run_backup::live_sample(&live);
+            ranks.relay_live(&sample, || {
+                iomatrix_backup::execute_clients(&plan, &ranks.group(1), &setup, &live, |_| Ok(()))
+            })?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -3,6 +3,35 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Live figures of the running cell.
+#[derive(Clone)]
+pub struct LiveLine {
+    bar: Option<ProgressBar>,
+    /// Without a terminal: when the last plain line went out.
+    printed: Arc<Mutex<Option<Instant>>>,
+}
+
+impl LiveLine {
+    /// Without a terminal a cell's live figures go out every this often.
+    const PLAIN_EVERY: Duration = Duration::from_secs(5);
+
+    pub fn set_message(&self, message: String) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(message);
+            return;
+        }
+        let mut printed = self.printed.lock().unwrap_or_else(|e| e.into_inner());
+        // The first figures of a run are often from its first instants: wait one interval.
+        let last = *printed.get_or_insert_with(Instant::now);
+        if last.elapsed() >= Self::PLAIN_EVERY {
+            *printed = Some(Instant::now());
+            let _ = writeln!(std::io::stderr(), "  live: {message}");
+        }
+    }
+}
 
 pub struct Progress {
     bar: Option<ProgressBar>,
@@ -34,9 +63,10 @@ impl Progress {
         self
     }
 
-    /// A handle to show live figures of the running cell (None when not a terminal).
-    pub fn live_line(&self) -> Option<ProgressBar> {
-        self.bar.clone()
+    /// A handle to show live figures of the running cell: on the bar on a
+    /// terminal, else a plain line at most every five seconds (logs, CI).
+    pub fn live_line(&self) -> Option<LiveLine> {
+        Some(LiveLine { bar: self.bar.clone(), printed: Arc::new(Mutex::new(None)) })
     }
 
     pub fn cell_done(&mut self, what: &str) {

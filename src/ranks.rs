@@ -48,7 +48,57 @@ fn version() -> String {
     std::env::var("IOMATRIX_PRETEND_VERSION").unwrap_or_else(|_| env!("CARGO_PKG_VERSION").to_string())
 }
 
+/// A client's figures of the last moment: what each MPI rank sends rank 0
+/// mid-cell for its live line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LiveSample {
+    pub cell: usize,
+    pub bytes_per_sec: f64,
+    pub ops_per_sec: f64,
+}
+
+/// At rank 0: the last sample heard from each other rank.
+#[derive(Clone, Default)]
+pub struct LiveBoard(
+    std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<usize, (std::time::Instant, LiveSample)>>>,
+);
+
+impl LiveBoard {
+    /// Samples younger than three seconds, by rank.
+    fn fresh(&self) -> Vec<(usize, LiveSample)> {
+        let board = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        board.iter().filter(|(_, (at, _))| at.elapsed().as_secs() < 3).map(|(r, (_, s))| (*r, *s)).collect()
+    }
+
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    fn heard(&self, rank: usize, sample: LiveSample) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(rank, (std::time::Instant::now(), sample));
+    }
+
+    /// Rank 0's live words under MPI: every rank's rates summed (rank 0's
+    /// own `mine`, the others' latest samples of the same cell) and the
+    /// slowest rank. `unit` names `bytes_per_sec` as shown ("MiB/s").
+    pub fn summary(&self, ranks: usize, mine: LiveSample, show: impl Fn(&LiveSample) -> String) -> String {
+        let mut all: Vec<(usize, LiveSample)> = vec![(0, mine)];
+        all.extend(self.fresh().into_iter().filter(|(_, s)| s.cell == mine.cell));
+        let sum = LiveSample {
+            cell: mine.cell,
+            bytes_per_sec: all.iter().map(|(_, s)| s.bytes_per_sec).sum(),
+            ops_per_sec: all.iter().map(|(_, s)| s.ops_per_sec).sum(),
+        };
+        let mut text = format!("{} summed over {} of {ranks} ranks", show(&sum), all.len());
+        if let Some((rank, slowest)) = all.iter().min_by(|a, b| a.1.bytes_per_sec.total_cmp(&b.1.bytes_per_sec)) {
+            if all.len() > 1 {
+                text += &format!(", slowest rank {rank}: {}", show(slowest));
+            }
+        }
+        text
+    }
+}
+
 pub struct Ranks {
+    /// What the other ranks said mid-cell (rank 0).
+    board: LiveBoard,
     #[cfg(feature = "mpi")]
     mpi: Option<iomatrix_coord::mpi::MpiGroup>,
     shared: std::cell::Cell<bool>,
@@ -77,10 +127,10 @@ impl Ranks {
                 Some(group) => !check_versions(group)?,
                 None => false,
             };
-            Ok(Ranks { mpi, shared: std::cell::Cell::new(false), turned_away })
+            Ok(Ranks { board: LiveBoard::default(), mpi, shared: std::cell::Cell::new(false), turned_away })
         }
         #[cfg(not(feature = "mpi"))]
-        Ok(Ranks { shared: std::cell::Cell::new(false), turned_away: false })
+        Ok(Ranks { board: LiveBoard::default(), shared: std::cell::Cell::new(false), turned_away: false })
     }
 
     /// The number of MPI ranks, when running under mpirun.
@@ -99,6 +149,30 @@ impl Ranks {
             return !g.is_leader();
         }
         false
+    }
+
+    /// The other ranks' live samples, for rank 0's live line.
+    pub fn live_board(&self) -> LiveBoard {
+        self.board.clone()
+    }
+
+    /// Runs `body` (a run's clients) while this rank's `sample()` goes to
+    /// rank 0 every half second, and rank 0 keeps what it hears on its
+    /// board. Only under MPI with thread support; else just `body`.
+    pub fn relay_live<T>(&self, sample: &(dyn Fn() -> LiveSample + Sync), body: impl FnOnce() -> T) -> T {
+        #[cfg(feature = "mpi")]
+        if let Some(g) = &self.mpi {
+            let board = self.board.clone();
+            let encode = || serde_json::to_vec(&sample()).unwrap_or_default();
+            let heard = move |rank: usize, bytes: Vec<u8>| {
+                if let Ok(s) = serde_json::from_slice::<LiveSample>(&bytes) {
+                    board.heard(rank, s);
+                }
+            };
+            return g.relay_live(std::time::Duration::from_millis(500), &encode, &heard, body);
+        }
+        let _ = sample;
+        body()
     }
 
     /// The clients of a run: MPI ranks, or `local` threads.

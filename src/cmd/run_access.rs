@@ -3,7 +3,7 @@
 use crate::cli::RunAccessArgs;
 use crate::clients::ClientPlan;
 use crate::job::{Job, JobSpec, JobTarget, Output};
-use crate::ranks::{Ranks, Shared};
+use crate::ranks::{LiveSample, Ranks, Shared};
 use crate::raw_device::RawDevice;
 use crate::render::access::human_ns;
 use iomatrix_access::{AccessPlan, AccessResult, Limit, Live};
@@ -64,59 +64,78 @@ pub fn run(args: RunAccessArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
         stop,
     };
     let group = ranks.group(plan.clients);
-    // Under MPI, rank 0 sees only its own client live; the other ranks' figures arrive per cell.
-    let live = Live::new(if ranks.mpi_size().is_some() { 1 } else { plan.clients });
+    // Under MPI, this rank's Live holds its own client; the others' samples reach the board.
+    let mpi = ranks.mpi_size();
+    let live = Live::new(if mpi.is_some() { 1 } else { plan.clients });
+    let board = ranks.live_board();
     let cells_done = AtomicBool::new(false);
-    let outcome = std::thread::scope(|scope| {
-        if let Some(line) = job.progress.live_line() {
-            let (live, cells_done, cells) = (&live, &cells_done, &cells);
-            scope.spawn(move || {
-                // One updating line: the running cell's last second.
-                while !cells_done.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(250));
-                    let (cell, ops, bytes, p99) = live.snapshot();
-                    if ops > 0 {
-                        let slowest = live
-                            .slowest()
-                            .map(|(rank, ops)| format!(", slowest client {rank}: {ops} IOPS"))
-                            .unwrap_or_default();
+    let sample = || live_sample(&live);
+    let outcome = ranks.relay_live(&sample, || {
+        std::thread::scope(|scope| {
+            if let Some(line) = job.progress.live_line() {
+                let (live, cells_done, cells) = (&live, &cells_done, &cells);
+                scope.spawn(move || {
+                    // One updating line: the running cell's last second.
+                    while !cells_done.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(250));
+                        let (cell, ops, bytes, p99) = live.snapshot();
+                        if ops == 0 {
+                            continue;
+                        }
+                        let figures = match mpi {
+                            Some(n) => board.summary(n, live_sample(live), |s| {
+                                format!("{:.0} IOPS, {:.1} MiB/s", s.ops_per_sec, s.bytes_per_sec / 1048576.0)
+                            }),
+                            None => {
+                                let slowest = live
+                                    .slowest()
+                                    .map(|(rank, ops)| format!(", slowest client {rank}: {ops} IOPS"))
+                                    .unwrap_or_default();
+                                format!("{ops} IOPS, {:.1} MiB/s{slowest}", bytes as f64 / 1048576.0)
+                            }
+                        };
                         line.set_message(format!(
-                            "{}: {ops} IOPS, {:.1} MiB/s, p99 {} (last second{slowest})",
+                            "{}: {figures}, p99 {} (last second)",
                             cells.get(cell).map(|c| c.describe()).unwrap_or_default(),
-                            bytes as f64 / 1048576.0,
                             human_ns(p99 as f64)
                         ));
                     }
-                }
-            });
-        }
-        let outcome = iomatrix_access::execute(&plan, &group, &setup, &live, |result| {
-            let mut line = format!(
-                "{}: {:.0} IOPS, {:.1} MiB/s, read p99 {}, write p99 {}, CPU {:.0}%",
-                result.cell.describe(),
-                result.iops,
-                result.mib_per_sec,
-                p99(&result.reads.summary()),
-                p99(&result.writes.summary()),
-                result.cpu_percent
-            );
-            if let Some(slowest) = result.slowest() {
-                line += &format!(
-                    " ({} clients; slowest: client {} at {:.0} IOPS)",
-                    result.clients.len(),
-                    slowest.rank,
-                    slowest.iops()
+                });
+            }
+            let outcome = iomatrix_access::execute(&plan, &group, &setup, &live, |result| {
+                let mut line = format!(
+                    "{}: {:.0} IOPS, {:.1} MiB/s, read p99 {}, write p99 {}, CPU {:.0}%",
+                    result.cell.describe(),
+                    result.iops,
+                    result.mib_per_sec,
+                    p99(&result.reads.summary()),
+                    p99(&result.writes.summary()),
+                    result.cpu_percent
                 );
-            }
-            if !result.failures.is_empty() {
-                line += &format!(", {} client(s) failed", result.failures.len());
-            }
-            job.store_cell(&row(&plan, result), &line)
-        });
-        cells_done.store(true, Ordering::Relaxed);
-        outcome.map(|o| o.unwrap_or((0, iomatrix_coord::Ending::Completed)))
+                if let Some(slowest) = result.slowest() {
+                    line += &format!(
+                        " ({} clients; slowest: client {} at {:.0} IOPS)",
+                        result.clients.len(),
+                        slowest.rank,
+                        slowest.iops()
+                    );
+                }
+                if !result.failures.is_empty() {
+                    line += &format!(", {} client(s) failed", result.failures.len());
+                }
+                job.store_cell(&row(&plan, result), &line)
+            });
+            cells_done.store(true, Ordering::Relaxed);
+            outcome.map(|o| o.unwrap_or((0, iomatrix_coord::Ending::Completed)))
+        })
     });
     job.finish(outcome, |i| cells[i].describe(), &Output { json: args.common.json, ..Output::default() })
+}
+
+/// The last second of this process's clients, as sent to rank 0 under MPI.
+pub fn live_sample(live: &Live) -> LiveSample {
+    let (cell, ops, bytes, _) = live.snapshot();
+    LiveSample { cell, bytes_per_sec: bytes as f64, ops_per_sec: ops as f64 }
 }
 
 fn p99(s: &LatencySummary) -> String {

@@ -5,7 +5,7 @@
 use crate::cli::RunBackupArgs;
 use crate::clients::ClientPlan;
 use crate::job::{human, Job, JobSpec, JobTarget, Output};
-use crate::ranks::{Ranks, Shared};
+use crate::ranks::{LiveBoard, LiveSample, Ranks, Shared};
 use iomatrix_backup::{BackupCell, BackupPlan, LiveClients};
 use iomatrix_coord::Setup;
 use iomatrix_core::{BackendKind, ByteSize, UsageError};
@@ -68,25 +68,29 @@ pub fn run(args: RunBackupArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
     ranks.share(&Shared::Backup { plan: plan.clone(), clients: clients.clone() }, &clients)?;
     let setup = Setup { cells: 1, workdir: None, hooks: &clients.hooks, on_error: clients.on_error, stop: job.stop };
     let group = ranks.group(clients.count);
-    // Under MPI, rank 0 sees only its own client live; the others' figures arrive with the cell.
+    // Under MPI, this rank's LiveClients holds its own client; the others' samples reach the board.
     let live = LiveClients::new(if mpi_size.is_some() { 1 } else { clients.count });
+    let board = ranks.live_board();
     let (walk_done, interrupted) = (AtomicBool::new(false), AtomicBool::new(false));
-    let outcome = std::thread::scope(|scope| {
-        if let Some(bar) = job.progress.live_line() {
-            let (live, walk_done, mpi) = (&live, &walk_done, mpi_size.is_some());
-            scope.spawn(move || {
-                while !walk_done.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(200));
-                    bar.set_message(live_message(live, mpi));
-                }
+    let sample = || live_sample(&live);
+    let outcome = ranks.relay_live(&sample, || {
+        std::thread::scope(|scope| {
+            if let Some(bar) = job.progress.live_line() {
+                let (live, walk_done, board) = (&live, &walk_done, &board);
+                scope.spawn(move || {
+                    while !walk_done.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(200));
+                        bar.set_message(live_message(live, mpi_size.map(|n| (n, board))));
+                    }
+                });
+            }
+            let outcome = iomatrix_backup::execute_clients(&plan, &group, &setup, &live, |cell| {
+                interrupted.store(cell.interrupted(), Ordering::Relaxed);
+                job.store_cell(&row(&plan, cell), &done_line(cell)).map_err(|e| format!("storing the backup walk: {e}"))
             });
-        }
-        let outcome = iomatrix_backup::execute_clients(&plan, &group, &setup, &live, |cell| {
-            interrupted.store(cell.interrupted(), Ordering::Relaxed);
-            job.store_cell(&row(&plan, cell), &done_line(cell)).map_err(|e| format!("storing the backup walk: {e}"))
-        });
-        walk_done.store(true, Ordering::Relaxed);
-        outcome
+            walk_done.store(true, Ordering::Relaxed);
+            outcome
+        })
     });
     let outcome = outcome.map(|o| match o.unwrap_or((0, Ending::Completed)) {
         (done, Ending::Completed) if interrupted.load(Ordering::Relaxed) => (done, Ending::Interrupted),
@@ -117,15 +121,27 @@ fn check_client_trees(root: &Path, clients: usize) -> Result<(), UsageError> {
 
 /// The live line: the files and bytes so far and, with many clients, the
 /// sum of their rates and the slowest of them.
-fn live_message(live: &LiveClients, mpi: bool) -> String {
+fn live_message(live: &LiveClients, mpi: Option<(usize, &LiveBoard)>) -> String {
     let t = live.total();
     let mut msg = format!("{} files, {}, {} errors", t.files, human(t.bytes), t.errors);
-    if mpi {
-        msg = format!("rank 0's client: {msg}, {:.1} MiB/min", live.mib_per_min_sum());
+    if let Some((ranks, board)) = mpi {
+        let rate = |s: &LiveSample| format!("{:.1} MiB/min", s.bytes_per_sec * 60.0 / 1048576.0);
+        msg = format!("rank 0's client: {msg}; {}", board.summary(ranks, live_sample(live), rate));
     } else if let Some((rank, rate)) = live.slowest() {
         msg += &format!(", {:.1} MiB/min summed, slowest client {rank}: {rate:.1} MiB/min", live.mib_per_min_sum());
     }
     msg
+}
+
+/// This process's clients' rate so far, as sent to rank 0 under MPI.
+pub fn live_sample(live: &LiveClients) -> LiveSample {
+    let t = live.total();
+    let secs = t.read_ns as f64 / 1e9;
+    LiveSample {
+        cell: 0,
+        bytes_per_sec: live.mib_per_min_sum() * 1048576.0 / 60.0,
+        ops_per_sec: if secs > 0.0 { t.files as f64 / secs } else { 0.0 },
+    }
 }
 
 /// The line kept for the finished walk.

@@ -7,8 +7,8 @@
 use crate::cli::RunFileserverArgs;
 use crate::clients::ClientPlan;
 use crate::job::{human, Job, JobSpec, JobTarget, Output};
-use crate::ranks::Shared;
-use indicatif::ProgressBar;
+use crate::progress::LiveLine;
+use crate::ranks::{LiveBoard, LiveSample, Shared};
 use iomatrix_coord::{Ending, Setup};
 use iomatrix_core::{parse_size_list, BackendKind, ByteSize, UsageError};
 use iomatrix_fileserver::{FileSizes, FileserverCell, FileserverPlan, Live, LiveSnapshot, Phase, Planned, Then};
@@ -79,17 +79,23 @@ pub fn run(args: RunFileserverArgs, db: &Path, ranks: &crate::ranks::Ranks) -> a
     let lives: Vec<Live> =
         (0..if ranks.mpi_size().is_some() { 1 } else { clients.count }).map(|_| Live::new()).collect();
     let finished = AtomicBool::new(false);
-    let outcome = std::thread::scope(|scope| {
-        if let Some(line) = job.progress.live_line() {
-            let (lives, finished, phases, mpi) = (&lives, &finished, &phases, ranks.mpi_size().is_some());
-            scope.spawn(move || live_display(&line, lives, finished, phases, mpi));
-        }
-        let outcome =
-            iomatrix_fileserver::execute_clients(&plan, &ranks.group(clients.count), &setup, &lives, |cell| {
-                job.store_cell(&row(&plan, cell), &summary_line(cell))
-            });
-        finished.store(true, Ordering::Relaxed);
-        outcome
+    let sampler = Sampler::default();
+    let sample = || sampler.sample(&lives[0]);
+    let board = ranks.live_board();
+    let mpi = ranks.mpi_size().map(|n| (n, &board));
+    let outcome = ranks.relay_live(&sample, || {
+        std::thread::scope(|scope| {
+            if let Some(line) = job.progress.live_line() {
+                let (lives, finished, phases) = (&lives, &finished, &phases);
+                scope.spawn(move || live_display(&line, lives, finished, phases, mpi));
+            }
+            let outcome =
+                iomatrix_fileserver::execute_clients(&plan, &ranks.group(clients.count), &setup, &lives, |cell| {
+                    job.store_cell(&row(&plan, cell), &summary_line(cell))
+                });
+            finished.store(true, Ordering::Relaxed);
+            outcome
+        })
     });
     let outcome = outcome.map(|o| o.unwrap_or((0, Ending::Completed)));
     job.finish(
@@ -101,7 +107,13 @@ pub fn run(args: RunFileserverArgs, db: &Path, ranks: &crate::ranks::Ranks) -> a
 
 /// One updating line: the phase under way, files done, MiB/s over the last
 /// interval summed over the clients, and the slowest client.
-fn live_display(line: &ProgressBar, lives: &[Live], finished: &AtomicBool, phases: &[Phase], mpi: bool) {
+fn live_display(
+    line: &LiveLine,
+    lives: &[Live],
+    finished: &AtomicBool,
+    phases: &[Phase],
+    mpi: Option<(usize, &LiveBoard)>,
+) {
     let mut last: Vec<(u64, usize)> = vec![(0, usize::MAX); lives.len()];
     let mut last_at = Instant::now();
     while !finished.load(Ordering::Relaxed) {
@@ -130,14 +142,35 @@ fn live_display(line: &ProgressBar, lives: &[Live], finished: &AtomicBool, phase
             rates.iter().sum::<f64>(),
             snaps.iter().map(|s| s.failed).sum::<usize>()
         );
-        if mpi {
-            msg = format!("rank 0's client: {msg}");
+        if let Some((ranks, board)) = mpi {
+            let mine = LiveSample { cell: first.phase, bytes_per_sec: rates[0] * 1048576.0, ops_per_sec: 0.0 };
+            let rate = |s: &LiveSample| format!("{:.1} MiB/s", s.bytes_per_sec / 1048576.0);
+            msg = format!("rank 0's client: {msg}; {}", board.summary(ranks, mine, rate));
         } else if let Some((rank, rate)) =
             rates.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1)).filter(|_| rates.len() > 1)
         {
             msg += &format!(", slowest client {rank}: {rate:.1} MiB/s");
         }
         line.set_message(msg);
+    }
+}
+
+/// This rank's bytes per second since its last sample, as sent to rank 0 under MPI.
+#[derive(Default)]
+pub struct Sampler(std::sync::Mutex<Option<(usize, u64, Instant)>>);
+
+impl Sampler {
+    pub fn sample(&self, live: &Live) -> LiveSample {
+        let now = live.snapshot();
+        let mut last = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let rate = match *last {
+            Some((phase, bytes, at)) if phase == now.phase => {
+                now.bytes.saturating_sub(bytes) as f64 / at.elapsed().as_secs_f64().max(1e-3)
+            }
+            _ => 0.0,
+        };
+        *last = Some((now.phase, now.bytes, Instant::now()));
+        LiveSample { cell: now.phase, bytes_per_sec: rate, ops_per_sec: 0.0 }
     }
 }
 

@@ -408,3 +408,31 @@ fn three_ranks_each_run_their_connections_in_every_fileserver_phase() {
     }
     assert!(sb.leftovers().is_empty());
 }
+
+#[test]
+fn rank_0s_live_line_sums_every_rank_and_names_the_slowest() {
+    let Some(bin) = mpi_binary() else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let args = [
+        bin.to_str().unwrap(),
+        "run",
+        "access",
+        "--target",
+        target.to_str().unwrap(),
+        "--bs",
+        "64k",
+        "--file-size",
+        "4m",
+        "--duration",
+        "8s",
+    ];
+    let (out, _) = mpirun(&sb, 3, &args, Duration::from_secs(120));
+    assert_success(&out);
+    let (_, stderr) = text(&out);
+    // Without a terminal the live line goes out every five seconds.
+    let live = stderr.lines().find(|l| l.contains("live:")).unwrap_or_else(|| panic!("no live line: {stderr}"));
+    assert!(live.contains("summed over 3 of 3 ranks") && live.contains("slowest rank"), "{live}");
+    // Every rank is heard with what it did, not a zero.
+    assert!(!live.contains(": 0 IOPS"), "{live}");
+}

@@ -6,7 +6,9 @@
 //! bounded by [`MpiGroup::timeout`] and gives up early when this process is
 //! told to stop (mpirun sends SIGTERM to all ranks when one dies), so a dead
 //! or hung rank ends the run with a message instead of hanging it. MPI is
-//! called from the thread that initialised it only.
+//! called from the thread that initialised it only, except by the live
+//! relay ([`MpiGroup::relay_live`]), which runs only where MPI provides
+//! `MPI_THREAD_MULTIPLE` and uses a communicator of its own.
 
 use crate::client::{drive, ClientCell, Drive};
 use crate::collect::{Collector, Gathered, Setup};
@@ -23,8 +25,21 @@ const TAG_REPORT: i32 = 1;
 const TAG_DECISION: i32 = 2;
 const TAG_SHARE: i32 = 3;
 const TAG_GATHER: i32 = 4;
+const TAG_LIVE: i32 = 5;
+
+/// The live relay's own communicator.
+struct LiveComm(SimpleCommunicator);
+
+// SAFETY: MPI handles may be used from any thread when MPI runs with
+// MPI_THREAD_MULTIPLE; `relay_live` uses this communicator only then, from
+// one relay thread at a time, and no other code touches it.
+unsafe impl Send for LiveComm {}
+// SAFETY: as above: shared references reach only the one relay thread.
+unsafe impl Sync for LiveComm {}
 
 pub struct MpiGroup {
+    /// Declared before the universe: freed before MPI is finalised.
+    live: Option<LiveComm>,
     // Finalises MPI when dropped.
     _universe: mpi::environment::Universe,
     world: SimpleCommunicator,
@@ -37,7 +52,8 @@ impl MpiGroup {
     /// Initialises MPI. `None` when this process is the only rank (started
     /// without mpirun, or with `-np 1`): it then runs as an ordinary process.
     pub fn init(timeout: Duration, interrupt: &'static AtomicBool) -> Result<Option<MpiGroup>, String> {
-        let universe = mpi::initialize().ok_or("MPI was already initialised")?;
+        let (universe, threading) =
+            mpi::initialize_with_threading(mpi::Threading::Multiple).ok_or("MPI was already initialised")?;
         let world = universe.world();
         if world.size() == 1 {
             if let Some(size) = std::env::var("OMPI_COMM_WORLD_SIZE").ok().filter(|s| s != "1") {
@@ -48,7 +64,10 @@ impl MpiGroup {
             }
             return Ok(None);
         }
-        Ok(Some(MpiGroup { _universe: universe, world, timeout: std::cell::Cell::new(timeout), interrupt }))
+        // Every rank duplicates (a collective call); each relays only if its MPI allows threads.
+        let duplicate = LiveComm(world.duplicate());
+        let live = (threading == mpi::Threading::Multiple).then_some(duplicate);
+        Ok(Some(MpiGroup { live, _universe: universe, world, timeout: std::cell::Cell::new(timeout), interrupt }))
     }
 
     pub fn rank(&self) -> usize {
@@ -71,6 +90,55 @@ impl MpiGroup {
     /// Rank 0 knows the bound from the command line; the others learn it with the plan.
     pub fn set_timeout(&self, timeout: Duration) {
         self.timeout.set(timeout);
+    }
+
+    /// True when ranks can send rank 0 live figures during a cell.
+    pub fn relays_live(&self) -> bool {
+        self.live.is_some()
+    }
+
+    /// Runs `body` while a side thread relays live figures: at the other
+    /// ranks, `sample()` goes to rank 0 every `every`; at rank 0, what
+    /// arrives is handed to `heard(rank, bytes)`. Without MPI_THREAD_MULTIPLE
+    /// it only runs `body`. The relay never waits on another rank: a sample
+    /// is a few bytes (sent eagerly), and rank 0 polls.
+    pub fn relay_live<T>(
+        &self,
+        every: Duration,
+        sample: &(dyn Fn() -> Vec<u8> + Sync),
+        heard: &(dyn Fn(usize, Vec<u8>) + Sync),
+        body: impl FnOnce() -> T,
+    ) -> T {
+        let Some(live) = &self.live else { return body() };
+        let done = AtomicBool::new(false);
+        let leader = self.is_leader();
+        std::thread::scope(|scope| {
+            let done = &done;
+            scope.spawn(move || {
+                let comm = &live.0;
+                while !done.load(Ordering::Relaxed) {
+                    if leader {
+                        while let Some(m) = comm.any_process().immediate_matched_probe_with_tag(TAG_LIVE) {
+                            let (bytes, status) = m.matched_receive_vec();
+                            heard(status.source_rank() as usize, bytes);
+                        }
+                        std::thread::sleep(Duration::from_millis(50));
+                    } else {
+                        // Short naps, so the end of `body` is not held up by a whole interval.
+                        let slept = Instant::now();
+                        while slept.elapsed() < every && !done.load(Ordering::Relaxed) {
+                            std::thread::sleep(Duration::from_millis(50));
+                        }
+                        if !done.load(Ordering::Relaxed) {
+                            comm.process_at_rank(0).send_with_tag(&sample()[..], TAG_LIVE);
+                        }
+                    }
+                }
+            });
+            let result = body();
+            done.store(true, Ordering::Relaxed);
+            result
+        })
     }
 
     /// Ends every rank of the job at once (after rank 0 has saved what it could).
