@@ -40,6 +40,7 @@ fn dispatch(ranks: &Ranks) -> anyhow::Result<ExitCode> {
         Command::Iozone { args } => cmd::iozone::run(&args, &db()?, ranks),
         Command::Compare(args) => cmd::compare::run(args, &db()?),
         Command::Sweep(args) => cmd::sweep::run(args, &db()?),
+        Command::Report(args) => cmd::report::run(args, &db()?),
         Command::Import(args) => cmd::import::run(args, &db()?),
         Command::Runs { json } => cmd::runs::run(&db()?, json),
         Command::Show { run, json } => cmd::show::run(&db()?, run, json),

@@ -16,8 +16,8 @@ use std::path::PathBuf;
         and raw devices, with many clients for every suite (`--clients N` threads, or MPI \
         ranks under mpirun in a build with `--features mpi`) \
         the results database (`runs`, `show`, `import` of fio, IOzone and bonnie++ results), `compare` \
-        and `sweep` (ratio matrices, % change, caching limits) and `--repeat`/`--tolerance` for iozone. Not yet built: \
-        built-in NFS/SMB clients, `report` (HTML/XLSX reports), `clean` and `--verify`.",
+        and `sweep` (ratio matrices, % change, caching limits), `report` (HTML, XLSX, CSV, Markdown, JSON) and `--repeat`/`--tolerance` for iozone. Not yet built: \
+        built-in NFS/SMB clients, `clean` and `--verify`.",
     after_help = "Exit codes: 0 done, 1 the run failed, 2 bad input, 3 every cell ran but some clients failed \
         some (--on-client-error continue), 130 interrupted."
 )]
@@ -75,6 +75,9 @@ pub enum Command {
     /// Read results of other tools into the database as runs: fio's JSON output, IOzone's -R
     /// report, bonnie++'s CSV line (compare them with native runs afterwards)
     Import(ImportArgs),
+    /// Write a report of stored runs: .html (one self-contained file with SVG charts), .xlsx (a
+    /// sheet per test with native charts), .csv, .md or .json, chosen by the extension of -o
+    Report(ReportArgs),
     /// Print one stored run again
     Show {
         /// The run's id (see `iomatrix runs`)
@@ -436,6 +439,32 @@ pub struct CompareArgs {
     /// Machine-readable output (schema "iomatrix.compare/1", docs/json.md)
     #[arg(long)]
     pub json: bool,
+}
+
+/// `iomatrix report RUNS... -o FILE`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The runs, a group per argument: run ids (12, #12), repeats of one setup (3,4,5: medians)
+    /// or labels (server=netware); every later group is compared with the first
+    #[arg(value_name = "RUNS", required = true)]
+    pub runs: Vec<String>,
+
+    /// The report file; its extension chooses the format: .html, .xlsx, .csv, .md, .json
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// Flag cells faster than this as served by a cache: 100Mbit, 1Gbit, 110MB/s, or a run id
+    /// whose figures are each cell's limit
+    #[arg(long, value_name = "RATE|RUN")]
+    pub limit: Option<String>,
+
+    /// In the comparisons, also summarise this region of file sizes, e.g. ..2m
+    #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
+    pub files: Option<String>,
+
+    /// In the comparisons, also summarise this region of record sizes, e.g. ..32k
+    #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
+    pub records: Option<String>,
 }
 
 /// `iomatrix sweep RUNS... --by PARAM|LABEL`.

@@ -46,7 +46,7 @@ pub fn limit(store: &Store, text: &str) -> anyhow::Result<Limit> {
 }
 
 /// `..2m`, `64k..`, `64k..2m`, `1m` (exactly): inclusive bounds.
-fn range(flag: &str, text: Option<&str>) -> Result<(Option<u64>, Option<u64>), UsageError> {
+pub fn range(flag: &str, text: Option<&str>) -> Result<(Option<u64>, Option<u64>), UsageError> {
     let Some(text) = text else { return Ok((None, None)) };
     let size = |s: &str| -> Result<Option<u64>, UsageError> {
         if s.trim().is_empty() {

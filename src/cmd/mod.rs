@@ -4,6 +4,7 @@ pub mod compare;
 pub mod extents;
 pub mod import;
 pub mod iozone;
+pub mod report;
 pub mod run_access;
 pub mod run_backup;
 pub mod run_bonnie;

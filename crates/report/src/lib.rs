@@ -9,13 +9,20 @@
 //! - [`iozone_excel`]: IOzone 3.471's `-R` "Excel output" text,
 //!   [`excel_report`], and its parser [`parse_excel_report`] /
 //!   [`parse_excel_report_with_min_record`], which report a [`ParseError`].
-//! - [`xlsx`]: an `.xlsx` workbook, [`xlsx_workbook`].
+//! - [`xlsx`]: an `.xlsx` workbook, [`xlsx_workbook`], and the report's
+//!   workbook, a sheet per test with native charts ([`xlsx::report_workbook`]).
+//! - [`document`]: a [`Report`] over groups of stored runs ([`ReportGroup`])
+//!   as one self-contained HTML page, Markdown, CSV or JSON.
+//! - [`svg`]: the charts: heatmaps, line and bar charts, as inline SVG.
 
+pub mod document;
 pub mod iozone_excel;
 pub mod matrix;
+pub mod svg;
 pub mod terminal;
 pub mod xlsx;
 
+pub use document::{Report, ReportGroup};
 pub use iozone_excel::{
     excel_report, parse_excel_report, parse_excel_report_with_min_record, ParseError, IOZONE_RECORD_SIZES_KIB,
 };

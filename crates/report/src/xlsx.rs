@@ -95,3 +95,115 @@ fn to_row(n: usize) -> Result<RowNum, XlsxError> {
 fn to_col(n: usize) -> Result<ColNum, XlsxError> {
     ColNum::try_from(n).map_err(|_| XlsxError::RowColumnLimitError)
 }
+
+/// One figure of a scalar suite across the report's groups.
+pub struct ScalarRow {
+    pub metric: String,
+    pub unit: String,
+    /// One value per group, in the groups' order (None where a group lacks it).
+    pub values: Vec<Option<f64>>,
+}
+
+/// The report's workbook: a sheet per matrix test, each with one block per
+/// group (as [`xlsx_workbook`] lays them out) and a native line chart beside
+/// each block; a "figures" sheet for scalar suites (a row per figure, a
+/// column per group) with a bar chart; a "conditions" sheet per run.
+/// `tests` holds (test name, one matrix per group); sheet names are
+/// shortened to Excel's 31 characters.
+pub fn report_workbook(
+    tests: &[(String, Vec<Matrix>)],
+    groups: &[String],
+    scalars: &[ScalarRow],
+    conditions: &[(String, Vec<(String, String)>)],
+) -> Result<Vec<u8>, XlsxError> {
+    let mut workbook = Workbook::new();
+    let bold = Format::new().set_bold();
+    for (test, matrices) in tests {
+        let name: String = test.chars().filter(|c| !"[]:*?/\\".contains(*c)).take(31).collect();
+        let sheet = workbook.add_worksheet();
+        sheet.set_name(&name)?;
+        let widest = matrices.iter().map(|m| m.record_sizes().len()).max().unwrap_or(0);
+        let chart_col = to_col(widest + 2)?;
+        let mut row: RowNum = 0;
+        for (i, m) in matrices.iter().enumerate() {
+            let (records, files) = (m.record_sizes(), m.file_sizes());
+            sheet.write_string_with_format(row, 0, &m.title, &bold)?;
+            let header_row = row + 1;
+            for (j, r) in records.iter().enumerate() {
+                sheet.write_number_with_format(header_row, to_col(j + 1)?, *r as f64, &bold)?;
+            }
+            let first_data_row = header_row + 1;
+            for (k, f) in files.iter().enumerate() {
+                let r_idx = first_data_row + to_row(k)?;
+                sheet.write_number_with_format(r_idx, 0, *f as f64, &bold)?;
+                for (j, r) in records.iter().enumerate() {
+                    if let Some(v) = m.get(*f, *r).filter(|v| v.is_finite()) {
+                        sheet.write_number(r_idx, to_col(j + 1)?, v)?;
+                    }
+                }
+            }
+            if !records.is_empty() && !files.is_empty() {
+                let last_col = to_col(records.len())?;
+                let mut chart = Chart::new(ChartType::Line);
+                chart.title().set_name(&format!("{} ({})", m.title, m.unit));
+                chart.x_axis().set_name("record size (kB)");
+                chart.y_axis().set_name(&m.unit);
+                for (k, f) in files.iter().enumerate() {
+                    let data_row = first_data_row + to_row(k)?;
+                    chart
+                        .add_series()
+                        .set_name(&format!("{f} kB"))
+                        .set_categories((name.as_str(), header_row, 1, header_row, last_col))
+                        .set_values((name.as_str(), data_row, 1, data_row, last_col));
+                }
+                sheet.insert_chart(to_row(i)? * CHART_ROW_STEP, chart_col, &chart)?;
+            }
+            row = (first_data_row + to_row(files.len())? + 1).max(to_row(i + 1)? * CHART_ROW_STEP);
+        }
+    }
+    if !scalars.is_empty() {
+        let sheet = workbook.add_worksheet();
+        sheet.set_name("figures")?;
+        sheet.write_string_with_format(0, 0, "figure", &bold)?;
+        sheet.write_string_with_format(0, 1, "unit", &bold)?;
+        for (j, g) in groups.iter().enumerate() {
+            sheet.write_string_with_format(0, to_col(j + 2)?, g, &bold)?;
+        }
+        for (i, s) in scalars.iter().enumerate() {
+            let r = to_row(i + 1)?;
+            sheet.write_string(r, 0, &s.metric)?;
+            sheet.write_string(r, 1, &s.unit)?;
+            for (j, v) in s.values.iter().enumerate() {
+                if let Some(v) = v.filter(|v| v.is_finite()) {
+                    sheet.write_number(r, to_col(j + 2)?, v)?;
+                }
+            }
+        }
+        let mut chart = Chart::new(ChartType::Bar);
+        chart.title().set_name("figures by group");
+        let last = to_row(scalars.len())?;
+        for (j, g) in groups.iter().enumerate() {
+            let col = to_col(j + 2)?;
+            chart
+                .add_series()
+                .set_name(g.as_str())
+                .set_categories(("figures", 1, 0, last, 0))
+                .set_values(("figures", 1, col, last, col));
+        }
+        sheet.insert_chart(0, to_col(groups.len() + 3)?, &chart)?;
+    }
+    let sheet = workbook.add_worksheet();
+    sheet.set_name(CONDITIONS_SHEET)?;
+    let mut r: RowNum = 0;
+    for (run, pairs) in conditions {
+        sheet.write_string_with_format(r, 0, run, &bold)?;
+        r += 1;
+        for (key, value) in pairs {
+            sheet.write_string(r, 0, key)?;
+            sheet.write_string(r, 1, value)?;
+            r += 1;
+        }
+        r += 1;
+    }
+    workbook.save_to_buffer()
+}

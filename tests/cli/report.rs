@@ -1,0 +1,169 @@
+//! `iomatrix report` over real stored runs: every format, and the HTML page
+//! looked at in headless Chromium.
+
+use crate::helpers::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Two small IOzone runs (labelled) and an access run; their ids.
+fn runs(sb: &Sandbox) -> (i64, i64, i64) {
+    let target = sb.target();
+    let t = target.to_str().unwrap();
+    let mut ids = Vec::new();
+    for (label, direct) in [("io=cached", false), ("io=again", false)] {
+        let mut args = vec![
+            "run",
+            "iozone",
+            "--target",
+            t,
+            "--files",
+            "64k,256k",
+            "--records",
+            "4k,64k",
+            "--tests",
+            "write,read",
+            "--label",
+            label,
+        ];
+        if direct {
+            args.push("--direct");
+        }
+        assert_success(&sb.run(&args));
+        ids.push(sb.last_run()["run"]["id"].as_i64().unwrap());
+    }
+    assert_success(&sb.run(&[
+        "run",
+        "access",
+        "--target",
+        t,
+        "--bs",
+        "4k",
+        "--file-size",
+        "1m",
+        "--duration",
+        "1s",
+        "--qd",
+        "1,2",
+    ]));
+    (ids[0], ids[1], sb.last_run()["run"]["id"].as_i64().unwrap())
+}
+
+fn report(sb: &Sandbox, args: &[&str]) -> std::path::PathBuf {
+    let out = args.iter().position(|a| *a == "-o").map(|i| std::path::PathBuf::from(args[i + 1])).unwrap();
+    assert_success(&sb.run(&[&["report"][..], args].concat()));
+    assert!(out.is_file(), "{} not written", out.display());
+    out
+}
+
+#[test]
+fn every_format_holds_the_stored_cells() {
+    let sb = Sandbox::new();
+    let (a, b, access) = runs(&sb);
+    let dir = sb.dir.path();
+    let (a_s, b_s, acc_s) = (a.to_string(), b.to_string(), access.to_string());
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    // CSV: a row per stored cell.
+    let csv = report(&sb, &[&a_s, &b_s, &acc_s, "-o", &path("r.csv")]);
+    let text = std::fs::read_to_string(csv).unwrap();
+    let stored: usize = [a, b, access].iter().map(|id| cells(&sb.show_json(*id)).len()).sum();
+    assert_eq!(text.lines().count(), 1 + stored, "{text}");
+    assert!(text.starts_with("run,group,suite,test,file_size,record_size,variant,figure,unit,cached,labels\n"));
+    // JSON: the schema, the groups, the medians.
+    let json = report(&sb, &[&a_s, &b_s, "-o", &path("r.json"), "--limit", "100Mbit"]);
+    let doc: Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    assert_eq!(doc["schema"], "iomatrix.report/1");
+    assert_eq!(doc["groups"].as_array().unwrap().len(), 2);
+    assert_eq!(doc["groups"][0]["cells"].as_array().unwrap().len(), 8);
+    assert_eq!(doc["comparisons"].as_array().unwrap().len(), 1);
+    let first = &doc["groups"][0]["cells"][0];
+    assert_eq!(first["cached"], first["median"].as_f64().unwrap() > 100e6 / 8.0 / 1024.0);
+    // Markdown: a table per test and the comparison.
+    let md = std::fs::read_to_string(report(&sb, &["io=cached", "io=again", "-o", &path("r.md")])).unwrap();
+    assert!(md.contains("### write (KB/s)") && md.contains("### read (KB/s)"), "{md}");
+    assert!(md.contains("## io=again against io=cached (B/A)"), "{md}");
+    // XLSX: a zip with a sheet per test and the conditions.
+    let xlsx = report(&sb, &[&a_s, &b_s, &acc_s, "-o", &path("r.xlsx")]);
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(xlsx).unwrap()).unwrap();
+    let names: Vec<String> = (0..zip.len()).map(|i| zip.by_index(i).unwrap().name().unwrap().to_string()).collect();
+    let sheets = names.iter().filter(|n| n.starts_with("xl/worksheets/sheet")).count();
+    assert_eq!(sheets, 4, "write, read, figures (access), conditions: {names:?}");
+    assert!(names.iter().filter(|n| n.starts_with("xl/charts/chart")).count() >= 5, "native charts: {names:?}");
+    // Bad input.
+    assert_usage_error(&sb.run(&["report", &a_s, "-o", &path("r.pdf")]), ".html, .xlsx, .csv, .md or .json");
+    assert_usage_error(&sb.run(&["report", "99", "-o", &path("x.html")]), "no run #99");
+    assert!(!dir.join("x.html").exists());
+}
+
+/// Runs `cmd`, killed after `limit`.
+fn bounded(mut cmd: Command, limit: Duration) -> std::process::Output {
+    let child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start chromium");
+    let pid = child.id() as i32;
+    let begun = Instant::now();
+    let waiter = std::thread::spawn(move || child.wait_with_output().unwrap());
+    while !waiter.is_finished() {
+        if begun.elapsed() > limit {
+            // SAFETY: kill(2) on the child we started; no memory involved.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("chromium ran past {limit:?}: killed");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    waiter.join().unwrap()
+}
+
+fn chromium(profile: &Path) -> Command {
+    let mut cmd = Command::new("chromium");
+    cmd.args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run"])
+        .arg(format!("--user-data-dir={}", profile.display()));
+    cmd
+}
+
+#[test]
+fn the_html_report_loads_in_chromium_without_errors_and_shows_its_charts() {
+    if !have("chromium") {
+        eprintln!("skipped: the HTML report test needs Debian's chromium (apt-get install chromium)");
+        return;
+    }
+    let sb = Sandbox::new();
+    let (a, b, _) = runs(&sb);
+    let page = sb.dir.path().join("report.html");
+    let page_s = page.to_str().unwrap().to_string();
+    report(&sb, &[&a.to_string(), &b.to_string(), "-o", &page_s, "--limit", "100Mbit"]);
+    // Self-contained: nothing to fetch, no script.
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains("<script") && !html.contains("src=") && !html.contains("<link"), "external parts");
+    let url = format!("file://{}", page.display());
+    let profile = sb.dir.path().join("chromium-profile");
+    // The rendered DOM: every chart is there after the page loaded.
+    let mut dump = chromium(&profile);
+    dump.args(["--enable-logging=stderr", "--v=0", "--dump-dom"]).arg(&url);
+    let out = bounded(dump, Duration::from_secs(90));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(dom.matches("class=\"chart heatmap\"").count(), 2 + 2 + 2, "two tests x two runs, two ratio maps");
+    assert_eq!(dom.matches("class=\"chart lines\"").count(), 4);
+    assert!(dom.contains("cache dominates") || dom.contains("No cell above the limit"), "the caching flags");
+    // Console messages from the page (errors, failed loads) appear as CONSOLE lines.
+    let log = String::from_utf8_lossy(&out.stderr);
+    let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE") || l.contains("Uncaught")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+    // The screenshot shows the charts: many colours, not a blank page.
+    let png = sb.dir.path().join("report.png");
+    let mut shot = chromium(&profile);
+    shot.arg(format!("--screenshot={}", png.display())).arg("--window-size=1300,2400").arg(&url);
+    let out = bounded(shot, Duration::from_secs(90));
+    assert!(out.status.success() && png.is_file(), "{}", String::from_utf8_lossy(&out.stderr));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let bytes = &buf[..info.buffer_size()];
+    let step = info.color_type.samples();
+    let colours: std::collections::BTreeSet<&[u8]> = bytes.chunks(step).map(|p| &p[..3.min(step)]).collect();
+    assert!((info.width, info.height) == (1300, 2400), "{}x{}", info.width, info.height);
+    assert!(colours.len() > 50, "{} colours: the page looks blank", colours.len());
+    // Blue cells of the heatmaps are on the page.
+    assert!(colours.iter().any(|c| c.len() == 3 && c[2] > 150 && c[0] < 90), "no heatmap blue");
+}
