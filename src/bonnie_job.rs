@@ -114,20 +114,10 @@ fn row(plan: &BonniePlan, seq: usize, cell: &BonnieCell) -> CellRow {
     if let Some(m) = metrics.as_object_mut() {
         m.insert("per_sec_sum_of_clients".into(), json!(r.per_sec));
         m.insert("per_sec_overall".into(), json!(cell.per_sec_overall));
-        m.insert("failed_clients".into(), json!(cell.failures));
-        m.insert("start_barrier".into(), json!(cell.starts));
     }
-    let client_figures: Vec<serde_json::Value> = cell
-        .clients
-        .iter()
-        .map(|c| {
-            let mut v = serde_json::to_value(&c.result).unwrap_or_default();
-            if let Some(m) = v.as_object_mut() {
-                m.insert("rank".into(), json!(c.rank));
-            }
-            v
-        })
-        .collect();
+    crate::clients::add_client_metrics(&mut metrics, &cell.failures, &cell.starts);
+    let client_figures: Vec<serde_json::Value> =
+        cell.clients.iter().map(|c| crate::clients::figures_with_rank(c.rank, &c.result)).collect();
     CellRow {
         seq,
         test: r.test.name().to_string(),

@@ -54,3 +54,26 @@ impl ClientPlan {
         Ok(ClientPlan { count, hooks, on_error, timeout })
     }
 }
+
+/// One client's figures as a cell stores them in `client_figures`: its own
+/// fields, and its rank.
+pub fn figures_with_rank<T: serde::Serialize>(rank: usize, figures: &T) -> serde_json::Value {
+    let mut v = serde_json::to_value(figures).unwrap_or_default();
+    if let Some(m) = v.as_object_mut() {
+        m.insert("rank".into(), serde_json::json!(rank));
+    }
+    v
+}
+
+/// The many-client fields of a cell's `metrics`: the failed clients and
+/// every client's arrival at and release from the start barrier.
+pub fn add_client_metrics(
+    metrics: &mut serde_json::Value,
+    failures: &[iomatrix_coord::ClientFailure],
+    starts: &[iomatrix_coord::StartTimes],
+) {
+    if let Some(m) = metrics.as_object_mut() {
+        m.insert("failed_clients".into(), serde_json::json!(failures));
+        m.insert("start_barrier".into(), serde_json::json!(starts));
+    }
+}

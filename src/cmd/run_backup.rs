@@ -178,18 +178,14 @@ fn row(plan: &BackupPlan, cell: &BackupCell) -> CellRow {
         m.insert("mib_per_min_sum_of_clients".into(), json!(r.mib_per_min));
         m.insert("mib_per_min_overall".into(), json!(cell.mib_per_min_overall));
         m.insert("overall_ns".into(), json!(r.wall_ns));
-        m.insert("failed_clients".into(), json!(cell.failures));
-        m.insert("start_barrier".into(), json!(cell.starts));
     }
+    crate::clients::add_client_metrics(&mut metrics, &cell.failures, &cell.starts);
     let client_figures: Vec<serde_json::Value> = cell
         .clients
         .iter()
         .map(|c| {
-            let mut v = serde_json::to_value(&c.result).unwrap_or_default();
-            if let Some(m) = v.as_object_mut() {
-                m.insert("rank".into(), json!(c.rank));
-                m.insert("root".into(), json!(c.root));
-            }
+            let mut v = crate::clients::figures_with_rank(c.rank, &c.result);
+            v["root"] = json!(c.root);
             v
         })
         .collect();

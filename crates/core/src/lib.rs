@@ -13,10 +13,12 @@ mod backend_kind;
 mod duration;
 mod short_flags;
 mod size;
+mod time;
 mod usage;
 
 pub use backend_kind::BackendKind;
 pub use duration::parse_duration;
 pub use short_flags::{short_flags, unexpected_operand, ShortFlag};
 pub use size::{parse_size_list, ByteSize, SizeError, GIB, KIB, MIB};
+pub use time::format_utc;
 pub use usage::UsageError;

@@ -1,6 +1,6 @@
 //! An `.xlsx` workbook with the `-R` report's blocks and the run conditions.
 
-use rust_xlsxwriter::{Chart, ChartType, ColNum, Format, RowNum, Workbook, XlsxError};
+use rust_xlsxwriter::{Chart, ChartType, ColNum, Format, RowNum, Workbook, Worksheet, XlsxError};
 
 use crate::matrix::Matrix;
 
@@ -36,43 +36,7 @@ pub fn xlsx_workbook(sheet_blocks: &[Matrix], conditions: &[(String, String)]) -
     let chart_col = to_col(widest + 2)?;
     let mut row: RowNum = 0;
     for (i, m) in sheet_blocks.iter().enumerate() {
-        let records = m.record_sizes();
-        let files = m.file_sizes();
-        results.write_string_with_format(row, 0, &m.title, &bold)?;
-        let header_row = row + 1;
-        for (j, r) in records.iter().enumerate() {
-            results.write_number_with_format(header_row, to_col(j + 1)?, *r as f64, &bold)?;
-        }
-        let first_data_row = header_row + 1;
-        for (k, f) in files.iter().enumerate() {
-            let r_idx = first_data_row + to_row(k)?;
-            results.write_number_with_format(r_idx, 0, *f as f64, &bold)?;
-            for (j, r) in records.iter().enumerate() {
-                if let Some(v) = m.get(*f, *r).filter(|v| v.is_finite()) {
-                    results.write_number(r_idx, to_col(j + 1)?, v)?;
-                }
-            }
-        }
-
-        if !records.is_empty() && !files.is_empty() {
-            let last_col = to_col(records.len())?;
-            let mut chart = Chart::new(ChartType::Line);
-            chart.title().set_name(&format!("{} ({})", m.title, m.unit));
-            chart.x_axis().set_name("record size (kB)");
-            chart.y_axis().set_name(&m.unit);
-            for (k, f) in files.iter().enumerate() {
-                let data_row = first_data_row + to_row(k)?;
-                chart
-                    .add_series()
-                    .set_name(&format!("{f} kB"))
-                    .set_categories((RESULTS_SHEET, header_row, 1, header_row, last_col))
-                    .set_values((RESULTS_SHEET, data_row, 1, data_row, last_col));
-            }
-            results.insert_chart(to_row(i)? * CHART_ROW_STEP, chart_col, &chart)?;
-        }
-
-        // Title, header, rows, then one blank row.
-        row = first_data_row + to_row(files.len())? + 1;
+        row = write_block(results, RESULTS_SHEET, row, to_row(i)? * CHART_ROW_STEP, chart_col, m, &bold)?;
     }
 
     let sheet = workbook.add_worksheet();
@@ -86,6 +50,55 @@ pub fn xlsx_workbook(sheet_blocks: &[Matrix], conditions: &[(String, String)]) -
     }
 
     workbook.save_to_buffer()
+}
+
+/// Writes `m` as a block at `row` of `sheet` (named `sheet_name`): the title,
+/// a header row of record sizes, a row per file size; and a line chart of
+/// it (a series per file size) at `chart_row`, `chart_col`. Returns the row
+/// after the block and one blank row.
+fn write_block(
+    sheet: &mut Worksheet,
+    sheet_name: &str,
+    row: RowNum,
+    chart_row: RowNum,
+    chart_col: ColNum,
+    m: &Matrix,
+    bold: &Format,
+) -> Result<RowNum, XlsxError> {
+    let (records, files) = (m.record_sizes(), m.file_sizes());
+    sheet.write_string_with_format(row, 0, &m.title, bold)?;
+    let header_row = row + 1;
+    for (j, r) in records.iter().enumerate() {
+        sheet.write_number_with_format(header_row, to_col(j + 1)?, *r as f64, bold)?;
+    }
+    let first_data_row = header_row + 1;
+    for (k, f) in files.iter().enumerate() {
+        let r_idx = first_data_row + to_row(k)?;
+        sheet.write_number_with_format(r_idx, 0, *f as f64, bold)?;
+        for (j, r) in records.iter().enumerate() {
+            if let Some(v) = m.get(*f, *r).filter(|v| v.is_finite()) {
+                sheet.write_number(r_idx, to_col(j + 1)?, v)?;
+            }
+        }
+    }
+    if !records.is_empty() && !files.is_empty() {
+        let last_col = to_col(records.len())?;
+        let mut chart = Chart::new(ChartType::Line);
+        chart.title().set_name(&format!("{} ({})", m.title, m.unit));
+        chart.x_axis().set_name("record size (kB)");
+        chart.y_axis().set_name(&m.unit);
+        for (k, f) in files.iter().enumerate() {
+            let data_row = first_data_row + to_row(k)?;
+            chart
+                .add_series()
+                .set_name(&format!("{f} kB"))
+                .set_categories((sheet_name, header_row, 1, header_row, last_col))
+                .set_values((sheet_name, data_row, 1, data_row, last_col));
+        }
+        sheet.insert_chart(chart_row, chart_col, &chart)?;
+    }
+    // Title, header, rows, then one blank row.
+    Ok(first_data_row + to_row(files.len())? + 1)
 }
 
 fn to_row(n: usize) -> Result<RowNum, XlsxError> {
@@ -126,39 +139,9 @@ pub fn report_workbook(
         let chart_col = to_col(widest + 2)?;
         let mut row: RowNum = 0;
         for (i, m) in matrices.iter().enumerate() {
-            let (records, files) = (m.record_sizes(), m.file_sizes());
-            sheet.write_string_with_format(row, 0, &m.title, &bold)?;
-            let header_row = row + 1;
-            for (j, r) in records.iter().enumerate() {
-                sheet.write_number_with_format(header_row, to_col(j + 1)?, *r as f64, &bold)?;
-            }
-            let first_data_row = header_row + 1;
-            for (k, f) in files.iter().enumerate() {
-                let r_idx = first_data_row + to_row(k)?;
-                sheet.write_number_with_format(r_idx, 0, *f as f64, &bold)?;
-                for (j, r) in records.iter().enumerate() {
-                    if let Some(v) = m.get(*f, *r).filter(|v| v.is_finite()) {
-                        sheet.write_number(r_idx, to_col(j + 1)?, v)?;
-                    }
-                }
-            }
-            if !records.is_empty() && !files.is_empty() {
-                let last_col = to_col(records.len())?;
-                let mut chart = Chart::new(ChartType::Line);
-                chart.title().set_name(&format!("{} ({})", m.title, m.unit));
-                chart.x_axis().set_name("record size (kB)");
-                chart.y_axis().set_name(&m.unit);
-                for (k, f) in files.iter().enumerate() {
-                    let data_row = first_data_row + to_row(k)?;
-                    chart
-                        .add_series()
-                        .set_name(&format!("{f} kB"))
-                        .set_categories((name.as_str(), header_row, 1, header_row, last_col))
-                        .set_values((name.as_str(), data_row, 1, data_row, last_col));
-                }
-                sheet.insert_chart(to_row(i)? * CHART_ROW_STEP, chart_col, &chart)?;
-            }
-            row = (first_data_row + to_row(files.len())? + 1).max(to_row(i + 1)? * CHART_ROW_STEP);
+            // Blocks no closer than the charts beside them, so each chart sits by its block.
+            let chart_row = row.max(to_row(i)? * CHART_ROW_STEP);
+            row = write_block(sheet, &name, chart_row, chart_row, chart_col, m, &bold)?;
         }
     }
     if !scalars.is_empty() {
