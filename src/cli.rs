@@ -186,6 +186,9 @@ pub struct RunBackupArgs {
 
     #[command(flatten)]
     pub client: ClientArgs,
+
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
 }
 
 /// Noise: each cell measured several times, noisy cells measured again.
@@ -193,13 +196,13 @@ pub struct RunBackupArgs {
 #[command(next_help_heading = "Noise")]
 pub struct RepeatArgs {
     /// Measure each cell N times (all samples stored; reports show the median and spread).
-    /// The iozone suite; `run bonnie` takes it as --repeats
+    /// The iozone, access and backup suites (`run bonnie` takes it as --repeats)
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub repeat: u32,
 
     /// Measure a cell again while a sample lies further than PCT from its median (seed 001:
-    /// "results too far out of the bounds (+/- 20%) were re-run"), e.g. 20%. The iozone suite,
-    /// not under mpirun yet
+    /// "results too far out of the bounds (+/- 20%) were re-run"), e.g. 20%. The iozone and
+    /// access suites, not under mpirun yet
     #[arg(long, value_name = "PCT")]
     pub tolerance: Option<String>,
 

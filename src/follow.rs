@@ -62,8 +62,8 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
                 iomatrix_fileserver::execute_clients(&plan, &ranks.group(1), &setup, &lives, |_| Ok(()))
             })?;
         }
-        Shared::Backup { plan, clients } => {
-            let setup = Setup { cells: 1, workdir: None, hooks: &clients.hooks, on_error: clients.on_error, stop };
+        Shared::Backup { plan, clients, walks } => {
+            let setup = Setup { cells: walks, workdir: None, hooks: &clients.hooks, on_error: clients.on_error, stop };
             let live = iomatrix_backup::LiveClients::new(ranks.mpi_size().unwrap_or(1));
             let sample = || crate::cmd::run_backup::live_sample(&live);
             ranks.relay_live(&sample, || {

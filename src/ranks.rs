@@ -38,6 +38,8 @@ pub enum Shared {
     Backup {
         plan: iomatrix_backup::BackupPlan,
         clients: ClientPlan,
+        /// Walks of the tree (`--repeat`), one cell each.
+        walks: usize,
     },
 }
 

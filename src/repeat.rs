@@ -59,6 +59,18 @@ impl Repeat {
         Ok(())
     }
 
+    /// Measuring noisy cells again needs the other MPI ranks to run more
+    /// cells than the plan they were given: not done yet.
+    pub fn refuse_tolerance_under_mpi(&self, ranks: &crate::ranks::Ranks) -> Result<(), UsageError> {
+        if self.tolerance_pct.is_some() && ranks.mpi_size().is_some() {
+            return Err(UsageError::new(
+                "--tolerance under mpirun: measuring noisy cells again is not done across MPI ranks yet; use --repeat \
+                 N (all samples stored, medians in reports)",
+            ));
+        }
+        Ok(())
+    }
+
     /// True when `samples` need another one: a sample further than the
     /// tolerance from their median, and room for more.
     pub fn noisy(&self, samples: &[f64]) -> bool {

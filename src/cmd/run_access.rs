@@ -6,12 +6,13 @@ use crate::job::{Job, JobSpec, JobTarget, Output};
 use crate::ranks::{LiveSample, Ranks, Shared};
 use crate::raw_device::RawDevice;
 use crate::render::access::human_ns;
-use iomatrix_access::{AccessPlan, AccessResult, Limit, Live};
-use iomatrix_coord::Setup;
+use iomatrix_access::{AccessPlan, AccessResult, CellSetting, Limit, Live};
+use iomatrix_coord::{Ending, Setup};
 use iomatrix_core::{parse_duration, parse_size_list, BackendKind, ByteSize, UsageError};
 use iomatrix_stats::LatencySummary;
 use iomatrix_store::CellRow;
 use serde_json::json;
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,11 +22,13 @@ const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 const DEFAULT_FILE_SIZE: ByteSize = ByteSize(256 << 20);
 
 pub fn run(args: RunAccessArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
-    crate::repeat::Repeat::from_args(&args.common.repeat)?.refuse("access")?;
+    let repeat = crate::repeat::Repeat::from_args(&args.common.repeat)?;
     let clients = ClientPlan::from_args(&args.common.client, ranks.mpi_size())?;
+    repeat.refuse_tolerance_under_mpi(ranks)?;
     // Claimed before planning: the default working set is the device's size.
     let device = args.device.as_deref().map(|d| RawDevice::claim(d, args.destroy_data_on.as_deref())).transpose()?;
-    let plan = plan(&args, device.as_ref(), clients.count)?;
+    let mut plan = plan(&args, device.as_ref(), clients.count)?;
+    plan.repeats = repeat.count;
     let cells = plan.cells();
     let labels = crate::cmd::run_iozone::labels(&args.common.labels)?;
     let mut job = Job::start(
@@ -69,11 +72,13 @@ pub fn run(args: RunAccessArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
     let live = Live::new(if mpi.is_some() { 1 } else { plan.clients });
     let board = ranks.live_board();
     let cells_done = AtomicBool::new(false);
+    // The cells of the pass under way (noisy cells are measured again in later passes).
+    let pass_cells = std::sync::Mutex::new(cells.clone());
     let sample = || live_sample(&live);
     let outcome = ranks.relay_live(&sample, || {
         std::thread::scope(|scope| {
             if let Some(line) = job.progress.live_line() {
-                let (live, cells_done, cells) = (&live, &cells_done, &cells);
+                let (live, cells_done, pass_cells) = (&live, &cells_done, &pass_cells);
                 scope.spawn(move || {
                     // One updating line: the running cell's last second.
                     while !cells_done.load(Ordering::Relaxed) {
@@ -96,40 +101,95 @@ pub fn run(args: RunAccessArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
                         };
                         line.set_message(format!(
                             "{}: {figures}, p99 {} (last second)",
-                            cells.get(cell).map(|c| c.describe()).unwrap_or_default(),
+                            pass_cells.lock().map(|c| c.get(cell).map(|c| c.describe())).ok().flatten().unwrap_or_default(),
                             human_ns(p99 as f64)
                         ));
                     }
                 });
             }
-            let outcome = iomatrix_access::execute(&plan, &group, &setup, &live, |result| {
-                let mut line = format!(
-                    "{}: {:.0} IOPS, {:.1} MiB/s, read p99 {}, write p99 {}, CPU {:.0}%",
-                    result.cell.describe(),
-                    result.iops,
-                    result.mib_per_sec,
-                    p99(&result.reads.summary()),
-                    p99(&result.writes.summary()),
-                    result.cpu_percent
+            let mut sink = Sink { job: &mut job, plan: &plan, seq: 0, samples: BTreeMap::new() };
+            let mut outcome = iomatrix_access::execute(&plan, &group, &setup, &live, |r| sink.store(r));
+            // Seed 001's rule: settings with a sample too far from their median are measured again.
+            while let (Ok(Some((_, Ending::Completed))) | Ok(None), Some(tolerance)) = (&outcome, repeat.tolerance_pct) {
+                let noisy: Vec<CellSetting> =
+                    sink.samples.iter().filter(|(_, s)| repeat.noisy(s)).map(|(setting, _)| *setting).collect();
+                if noisy.is_empty() {
+                    break;
+                }
+                let again = AccessPlan { only: Some(noisy), repeats: 1, ..plan.clone() };
+                let again_cells = again.cells();
+                eprintln!(
+                    "iomatrix: {} cell(s) have a sample further than {tolerance}% from the median: measuring them again",
+                    again_cells.len()
                 );
-                if let Some(slowest) = result.slowest() {
-                    line += &format!(
-                        " ({} clients; slowest: client {} at {:.0} IOPS)",
-                        result.clients.len(),
-                        slowest.rank,
-                        slowest.iops()
-                    );
+                if let Err(e) = sink.job.add_cells(again_cells.len()) {
+                    return Err(std::io::Error::other(e.to_string()));
                 }
-                if !result.failures.is_empty() {
-                    line += &format!(", {} client(s) failed", result.failures.len());
+                if let Ok(mut c) = pass_cells.lock() {
+                    *c = again_cells.clone();
                 }
-                job.store_cell(&row(&plan, result), &line)
-            });
+                let setup = Setup { cells: again_cells.len(), ..setup };
+                outcome = iomatrix_access::execute(&again, &group, &setup, &live, |r| sink.store(r));
+            }
             cells_done.store(true, Ordering::Relaxed);
-            outcome.map(|o| o.unwrap_or((0, iomatrix_coord::Ending::Completed)))
+            let done = sink.seq;
+            outcome.map(|o| (done, o.map_or(Ending::Completed, |(_, ending)| ending)))
         })
     });
-    job.finish(outcome, |i| cells[i].describe(), &Output { json: args.common.json, ..Output::default() })
+    let described = pass_cells.into_inner().unwrap_or(cells);
+    job.finish(
+        outcome,
+        |i| described.get(i).map(|c| c.describe()).unwrap_or_default(),
+        &Output { json: args.common.json, ..Output::default() },
+    )
+}
+
+/// Stores each cell as it comes, numbering cells across passes, and keeps
+/// every setting's samples (MiB/s) for the noise rule.
+struct Sink<'a> {
+    job: &'a mut Job,
+    plan: &'a AccessPlan,
+    seq: usize,
+    samples: BTreeMap<CellSetting, Vec<f64>>,
+}
+
+impl Sink<'_> {
+    fn store(&mut self, result: &AccessResult) -> Result<(), String> {
+        let samples = self.samples.entry(result.cell.setting()).or_default();
+        let line = done_line(result, samples.len() + 1, self.plan.repeats > 1 || !samples.is_empty());
+        self.job.store_cell(&row(self.plan, result, self.seq), &line)?;
+        self.seq += 1;
+        samples.push(result.mib_per_sec);
+        Ok(())
+    }
+}
+
+/// The progress line of a finished cell.
+fn done_line(result: &AccessResult, sample: usize, show_sample: bool) -> String {
+    let mut line = format!(
+        "{}: {:.0} IOPS, {:.1} MiB/s, read p99 {}, write p99 {}, CPU {:.0}%",
+        result.cell.describe(),
+        result.iops,
+        result.mib_per_sec,
+        p99(&result.reads.summary()),
+        p99(&result.writes.summary()),
+        result.cpu_percent
+    );
+    if let Some(slowest) = result.slowest() {
+        line += &format!(
+            " ({} clients; slowest: client {} at {:.0} IOPS)",
+            result.clients.len(),
+            slowest.rank,
+            slowest.iops()
+        );
+    }
+    if !result.failures.is_empty() {
+        line += &format!(", {} client(s) failed", result.failures.len());
+    }
+    if show_sample {
+        line += &format!(" (sample {sample})");
+    }
+    line
 }
 
 /// The last second of this process's clients, as sent to rank 0 under MPI.
@@ -146,7 +206,7 @@ fn p99(s: &LatencySummary) -> String {
     }
 }
 
-fn row(plan: &AccessPlan, r: &AccessResult) -> CellRow {
+fn row(plan: &AccessPlan, r: &AccessResult, seq: usize) -> CellRow {
     let clients: Vec<_> = r
         .clients
         .iter()
@@ -165,7 +225,7 @@ fn row(plan: &AccessPlan, r: &AccessResult) -> CellRow {
         })
         .collect();
     CellRow {
-        seq: r.cell.index,
+        seq,
         test: "access".into(),
         file_size: Some(plan.file_size.bytes()),
         record_size: Some(r.cell.block_size.bytes()),
@@ -183,6 +243,7 @@ fn row(plan: &AccessPlan, r: &AccessResult) -> CellRow {
             "read_percent": r.cell.read_percent,
             "random_percent": r.cell.random_percent,
             "queue_depth": r.cell.queue_depth,
+            "repeat": r.cell.repeat,
             "iops": r.iops,
             "mib_per_sec": r.mib_per_sec,
             "mib_per_sec_sum_of_clients": r.mib_per_sec_sum(),
@@ -255,6 +316,8 @@ fn plan(args: &RunAccessArgs, device: Option<&RawDevice>, clients: usize) -> Res
         backend,
         rate_iops: args.rate,
         seed: 0x1_2006,
+        repeats: 1,
+        only: None,
         device: device.map(|d| d.path().to_path_buf()),
     };
     plan.validate(max_depth)?;

@@ -27,6 +27,13 @@ pub fn run(args: RunBackupArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
         .parse::<ByteSize>()
         .map_err(|e| UsageError::new(format!("--read-size {}: {e}", args.read_size)))?;
     let mpi_size = ranks.mpi_size();
+    let repeat = crate::repeat::Repeat::from_args(&args.repeat)?;
+    if repeat.tolerance_pct.is_some() {
+        return Err(UsageError::new(
+            "--tolerance: `run backup` does not walk noisy trees again yet; use --repeat N (every walk stored)",
+        )
+        .into());
+    }
     let clients = ClientPlan::from_args(&args.client, mpi_size)?;
     let root = check_tree(&args.target, "--target")?;
     check_client_trees(&root, clients.count)?;
@@ -59,14 +66,20 @@ pub fn run(args: RunBackupArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
                 "read_size": plan.read_size,
                 "trees": trees,
             }),
-            total_cells: 1,
+            total_cells: repeat.count as usize,
             keep_cell_lines: true,
             uncached_hint: "read cold (the default), or a tree larger than RAM,",
         },
         db,
     )?;
-    ranks.share(&Shared::Backup { plan: plan.clone(), clients: clients.clone() }, &clients)?;
-    let setup = Setup { cells: 1, workdir: None, hooks: &clients.hooks, on_error: clients.on_error, stop: job.stop };
+    ranks.share(
+        &Shared::Backup { plan: plan.clone(), clients: clients.clone(), walks: repeat.count as usize },
+        &clients,
+    )?;
+    // Each walk of the tree is a cell; --repeat walks it again (a cold walk drops the cache again first).
+    let walks = repeat.count as usize;
+    let setup =
+        Setup { cells: walks, workdir: None, hooks: &clients.hooks, on_error: clients.on_error, stop: job.stop };
     let group = ranks.group(clients.count);
     // Under MPI, this rank's LiveClients holds its own client; the others' samples reach the board.
     let live = LiveClients::new(if mpi_size.is_some() { 1 } else { clients.count });
@@ -84,9 +97,14 @@ pub fn run(args: RunBackupArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
                     }
                 });
             }
+            let mut seq = 0;
             let outcome = iomatrix_backup::execute_clients(&plan, &group, &setup, &live, |cell| {
                 interrupted.store(cell.interrupted(), Ordering::Relaxed);
-                job.store_cell(&row(&plan, cell), &done_line(cell)).map_err(|e| format!("storing the backup walk: {e}"))
+                let stored = job
+                    .store_cell(&row(&plan, cell, seq), &done_line(cell, seq, walks))
+                    .map_err(|e| format!("storing the backup walk: {e}"));
+                seq += 1;
+                stored
             });
             walk_done.store(true, Ordering::Relaxed);
             outcome
@@ -145,9 +163,10 @@ pub fn live_sample(live: &LiveClients) -> LiveSample {
 }
 
 /// The line kept for the finished walk.
-fn done_line(cell: &BackupCell) -> String {
+fn done_line(cell: &BackupCell, seq: usize, walks: usize) -> String {
     let r = &cell.total;
-    let mut line = format!("backup walk: {} files, {}, {:.1} MiB/min", r.files, human(r.bytes), r.mib_per_min);
+    let which = if walks > 1 { format!(" {} of {walks}", seq + 1) } else { String::new() };
+    let mut line = format!("backup walk{which}: {} files, {}, {:.1} MiB/min", r.files, human(r.bytes), r.mib_per_min);
     if let Some(slowest) = cell.slowest() {
         line += &format!(
             " summed over {} clients, overall {:.1} MiB/min (slowest: client {} at {:.1} MiB/min)",
@@ -171,7 +190,7 @@ fn done_line(cell: &BackupCell) -> String {
 /// beside it, and each client's own walk in `client_figures`. `kib_per_sec`
 /// is the sum of the clients' rates, `wall_ns` the longest client's open +
 /// read + close time (with one client, exactly its walk's figures).
-fn row(plan: &BackupPlan, cell: &BackupCell) -> CellRow {
+fn row(plan: &BackupPlan, cell: &BackupCell, seq: usize) -> CellRow {
     let r = &cell.total;
     let mut metrics = serde_json::to_value(r).unwrap_or_default();
     if let Some(m) = metrics.as_object_mut() {
@@ -190,7 +209,7 @@ fn row(plan: &BackupPlan, cell: &BackupCell) -> CellRow {
         })
         .collect();
     CellRow {
-        seq: 0,
+        seq,
         test: TEST.into(),
         file_size: None,
         record_size: Some(plan.read_size),

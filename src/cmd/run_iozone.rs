@@ -17,13 +17,7 @@ const DEFAULT_FILES: &str = "64k..16m";
 pub fn run(args: RunIozoneArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let clients = ClientPlan::from_args(&args.common.client, ranks.mpi_size())?;
     let repeat = Repeat::from_args(&args.common.repeat)?;
-    if repeat.tolerance_pct.is_some() && ranks.mpi_size().is_some() {
-        return Err(UsageError::new(
-            "--tolerance under mpirun: measuring noisy cells again is not done across MPI ranks yet; use --repeat N \
-             (all samples stored, medians in reports)",
-        )
-        .into());
-    }
+    repeat.refuse_tolerance_under_mpi(ranks)?;
     let mut plan = plan(&args, clients.count)?;
     plan.repeats = repeat.count;
     let job = IozoneJob {

@@ -9,6 +9,7 @@ use serde_json::Value;
 use std::fmt::Write;
 
 pub fn report(run: &StoredRun) -> String {
+    let walks = run.cell_results.len();
     let Some(cell) = run.cell_results.first() else {
         return "\n(no walk stored)\n".into();
     };
@@ -17,6 +18,9 @@ pub fn report(run: &StoredRun) -> String {
     };
     let fs_type = run.conditions["fs_type"].as_str().unwrap_or("unknown").to_string();
     let mut out = String::from("\n");
+    if walks > 1 {
+        out += &format!("{walks} walks of the tree (--repeat); the first is shown, every walk is in --json\n");
+    }
     let secs = |ns: u64| ns as f64 / 1e9;
     if r.interrupted {
         let _ = writeln!(out, "interrupted: the figures cover the {} files finished before Ctrl-C", r.files);

@@ -1,7 +1,7 @@
 //! IOzone runs as IOzone shows them: one KB/s matrix per test (file sizes
 //! down, record sizes across) and the CPU % matrix under it.
 
-use iomatrix_analysis::{median, CellStats};
+use iomatrix_analysis::median;
 use iomatrix_iozone::IozoneTest;
 use iomatrix_report::{matrix_table, Matrix, MatrixCell};
 use iomatrix_store::StoredRun;
@@ -17,48 +17,7 @@ pub fn tables(run: &StoredRun) -> String {
             let _ = write!(out, "{}", matrix_table(&cpu, 0));
         }
     }
-    out + &noise(run) + &super::clients::table(run, &CLIENT_COLUMNS)
-}
-
-/// With several samples of a cell (`--repeat`, `--tolerance`): the tables
-/// above show medians; here, how far the samples spread, noisiest first.
-fn noise(run: &StoredRun) -> String {
-    let mut samples: BTreeMap<(String, u64, u64), Vec<f64>> = BTreeMap::new();
-    for c in &run.cell_results {
-        samples
-            .entry((c.test.clone(), c.file_size.unwrap_or(0), c.record_size.unwrap_or(0)))
-            .or_default()
-            .push(c.kib_per_sec);
-    }
-    if samples.values().all(|s| s.len() < 2) {
-        return String::new();
-    }
-    let mut stats: Vec<((String, u64, u64), CellStats)> =
-        samples.into_iter().map(|(k, v)| (k, CellStats::of(v, "KB/s"))).collect();
-    stats.sort_by(|a, b| b.1.spread_pct.total_cmp(&a.1.spread_pct));
-    let counts: Vec<usize> = stats.iter().map(|(_, s)| s.values.len()).collect();
-    let mut out = format!(
-        "\nNoise: {} to {} samples per cell; the tables above show each cell's median. Spread = the sample furthest \
-         from the median, in % of it. Noisiest cells:\n",
-        counts.iter().min().unwrap_or(&0),
-        counts.iter().max().unwrap_or(&0)
-    );
-    let _ =
-        writeln!(out, "{:<28} {:>8} {:>14} {:>14} {:>14} {:>8}", "cell", "samples", "median", "min", "max", "spread");
-    for ((test, f, r), s) in stats.iter().take(10) {
-        let size = |b: u64| iomatrix_core::ByteSize(b).to_string();
-        let _ = writeln!(
-            out,
-            "{:<28} {:>8} {:>14.0} {:>14.0} {:>14.0} {:>7.1}%",
-            format!("{test} {} {}", size(*f), size(*r)),
-            s.values.len(),
-            s.median,
-            s.min,
-            s.max,
-            s.spread_pct
-        );
-    }
-    out
+    out + &super::clients::table(run, &CLIENT_COLUMNS)
 }
 
 const CLIENT_COLUMNS: super::clients::ClientColumns = super::clients::ClientColumns {

@@ -86,6 +86,41 @@ pub fn run_text(run: &StoredRun) -> String {
         "fileserver" => fileserver::report(run),
         _ => String::new(),
     });
+    out.push_str(&noise(run));
+    out
+}
+
+/// With several samples of a cell (`--repeat`, `--tolerance`, Bonnie's
+/// repeats): how far they spread, noisiest first. Tables, compare and
+/// reports use each cell's median.
+fn noise(run: &StoredRun) -> String {
+    let group = iomatrix_analysis::Group::of("", std::slice::from_ref(run));
+    let mut stats: Vec<_> = group.cells.iter().filter(|(_, s)| s.values.len() > 1).collect();
+    if stats.is_empty() {
+        return String::new();
+    }
+    stats.sort_by(|a, b| b.1.spread_pct.total_cmp(&a.1.spread_pct));
+    let counts: Vec<usize> = stats.iter().map(|(_, s)| s.values.len()).collect();
+    let mut out = format!(
+        "\nNoise: {} to {} samples per repeated cell; medians are what compare and reports use. Spread = the \
+         sample furthest from the median, in % of it. Noisiest cells:\n",
+        counts.iter().min().unwrap_or(&0),
+        counts.iter().max().unwrap_or(&0)
+    );
+    let _ =
+        writeln!(out, "{:<44} {:>8} {:>14} {:>14} {:>14} {:>8}", "cell", "samples", "median", "min", "max", "spread");
+    for (key, s) in stats.iter().take(10) {
+        let _ = writeln!(
+            out,
+            "{:<44} {:>8} {:>14.0} {:>14.0} {:>14.0} {:>7.1}%",
+            format!("{} ({})", key.describe(), s.unit),
+            s.values.len(),
+            s.median,
+            s.min,
+            s.max,
+            s.spread_pct
+        );
+    }
     out
 }
 

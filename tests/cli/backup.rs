@@ -601,3 +601,26 @@ fn many_clients_need_a_tree_each() {
     let run = backup_ok(&sb, &target, &["--clients", "2", "--warm"]);
     assert_eq!(cells(&run)[0]["client_figures"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn repeat_walks_the_tree_again_and_keeps_every_walk() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    make_client_trees(&target, 1);
+    let run = backup_ok(&sb, &target.join("client-0"), &["--warm", "--repeat", "3"]);
+    let cells = cells(&run);
+    assert_eq!(cells.len(), 3);
+    assert_eq!(run["run"]["total_cells"], 3);
+    for (i, c) in cells.iter().enumerate() {
+        assert_eq!(c["seq"], i);
+        assert_eq!((c["ops"].as_u64(), c["bytes"].as_u64()), (cells[0]["ops"].as_u64(), cells[0]["bytes"].as_u64()));
+    }
+    let id = run["run"]["id"].as_i64().unwrap().to_string();
+    let (stdout, _) = text(&sb.run(&["show", &id]));
+    assert!(stdout.contains("3 walks of the tree") && stdout.contains("Noise: 3 to 3 samples"), "{stdout}");
+    let t = target.to_str().unwrap();
+    assert_usage_error(
+        &sb.run(&["run", "backup", "--target", t, "--repeat", "2", "--tolerance", "10%"]),
+        "--tolerance",
+    );
+}

@@ -209,7 +209,7 @@ fn repeats_store_every_sample_and_noisy_cells_are_measured_again() {
     assert_eq!(&repeats[..6], [1, 1, 2, 2, 3, 3]);
     let id = run["run"]["id"].as_i64().unwrap().to_string();
     let (stdout, _) = text(&sb.run(&["show", &id]));
-    assert!(stdout.contains("Noise: 3 to 3 samples per cell"), "{stdout}");
+    assert!(stdout.contains("Noise: 3 to 3 samples per repeated cell"), "{stdout}");
     // A tolerance no two samples meet: every cell is measured again, up to --max-repeats.
     let out = sb.run(&[&base[..], &["--repeat", "2", "--tolerance", "0.000001%", "--max-repeats", "4"]].concat());
     assert_success(&out);
@@ -225,5 +225,15 @@ fn repeats_store_every_sample_and_noisy_cells_are_measured_again() {
     // Bad flags.
     assert_usage_error(&sb.run(&[&base[..], &["--repeat", "0"]].concat()), "--repeat 0");
     assert_usage_error(&sb.run(&[&base[..], &["--tolerance", "much"]].concat()), "--tolerance much");
-    assert_usage_error(&sb.run(&["run", "access", "--target", t, "--repeat", "2"]), "does not repeat cells yet");
+    assert_usage_error(&sb.run(&["run", "fileserver", "--target", t, "--repeat", "2"]), "does not repeat cells yet");
+    // Access specs: every setting measured --repeat times, noisy ones again.
+    let access = ["run", "access", "--target", t, "--bs", "4k,64k", "--file-size", "1m", "--bytes", "4m"];
+    let out = sb.run(&[&access[..], &["--repeat", "2", "--tolerance", "0.000001%", "--max-repeats", "3"]].concat());
+    assert_success(&out);
+    let run = sb.last_run();
+    let stored = cells(&run);
+    assert_eq!(stored.len(), 6, "two settings, three samples each");
+    assert_eq!(run["run"]["total_cells"], 6);
+    let (stdout, _) = text(&sb.run(&["show", &run["run"]["id"].as_i64().unwrap().to_string()]));
+    assert!(stdout.contains("Noise: 3 to 3 samples per repeated cell"), "{stdout}");
 }

@@ -12,5 +12,5 @@
 mod plan;
 mod runner;
 
-pub use plan::{AccessCell, AccessPlan, Limit};
+pub use plan::{AccessCell, AccessPlan, CellSetting, Limit};
 pub use runner::{execute, AccessFigures, AccessResult, Live, Second};

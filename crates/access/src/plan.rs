@@ -37,7 +37,20 @@ pub struct AccessPlan {
     /// Requests per second per client, at most.
     pub rate_iops: Option<u64>,
     pub seed: u64,
+    /// Each cell runs this many times in a row (`--repeat`).
+    #[serde(default = "one")]
+    pub repeats: u32,
+    /// Only these settings (re-measuring noisy cells); None: every cell.
+    #[serde(default)]
+    pub only: Option<Vec<CellSetting>>,
 }
+
+fn one() -> u32 {
+    1
+}
+
+/// What a cell sets: block size, read %, random %, queue depth.
+pub type CellSetting = (ByteSize, u8, u8, u32);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AccessCell {
@@ -46,9 +59,16 @@ pub struct AccessCell {
     pub read_percent: u8,
     pub random_percent: u8,
     pub queue_depth: u32,
+    /// Which sample of its setting, from 1.
+    #[serde(default)]
+    pub repeat: u32,
 }
 
 impl AccessCell {
+    pub fn setting(&self) -> CellSetting {
+        (self.block_size, self.read_percent, self.random_percent, self.queue_depth)
+    }
+
     /// `4k read 100% random 100% qd 32`
     pub fn describe(&self) -> String {
         format!(
@@ -59,20 +79,28 @@ impl AccessCell {
 }
 
 impl AccessPlan {
-    /// Cells in sweep order: block size outermost, then read %, random %, queue depth.
+    /// Cells in sweep order: block size outermost, then read %, random %,
+    /// queue depth; each repeated `repeats` times in a row.
     pub fn cells(&self) -> Vec<AccessCell> {
         let mut cells = Vec::new();
         for &block_size in &self.block_sizes {
             for &read_percent in &self.read_percents {
                 for &random_percent in &self.random_percents {
                     for &queue_depth in &self.queue_depths {
-                        cells.push(AccessCell {
-                            index: cells.len(),
-                            block_size,
-                            read_percent,
-                            random_percent,
-                            queue_depth,
-                        });
+                        let setting = (block_size, read_percent, random_percent, queue_depth);
+                        if self.only.as_ref().is_some_and(|only| !only.contains(&setting)) {
+                            continue;
+                        }
+                        for repeat in 1..=self.repeats.max(1) {
+                            cells.push(AccessCell {
+                                index: cells.len(),
+                                block_size,
+                                read_percent,
+                                random_percent,
+                                queue_depth,
+                                repeat,
+                            });
+                        }
                     }
                 }
             }
@@ -183,6 +211,8 @@ mod tests {
             backend: BackendKind::IoUring,
             rate_iops: None,
             seed: 1,
+            repeats: 1,
+            only: None,
             device: None,
         }
     }
@@ -196,6 +226,22 @@ mod tests {
         assert_eq!(cells[4].block_size, ByteSize(64 * KIB));
         assert_eq!(cells[7].index, 7);
         assert_eq!(cells[0].describe(), "4k read 100% random 100% qd 1");
+    }
+
+    #[test]
+    fn repeats_follow_each_other_and_only_keeps_the_settings_asked_for() {
+        let mut p = plan();
+        p.repeats = 3;
+        let cells = p.cells();
+        assert_eq!(cells.len(), 8 * 3);
+        assert_eq!(cells[..3].iter().map(|c| c.repeat).collect::<Vec<_>>(), [1, 2, 3]);
+        assert!(cells[..3].iter().all(|c| c.setting() == cells[0].setting()));
+        assert_eq!(cells[23].index, 23);
+        p.repeats = 1;
+        p.only = Some(vec![(ByteSize(64 * KIB), 0, 100, 32)]);
+        let cells = p.cells();
+        assert_eq!(cells.len(), 1);
+        assert_eq!(cells[0].describe(), "64k read 0% random 100% qd 32");
     }
 
     #[test]
