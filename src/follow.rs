@@ -10,15 +10,23 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let stop = crate::signals::install()?;
     match job {
         Shared::Off => {}
-        Shared::Iozone { plan, workdir, clients } => {
+        Shared::Iozone { plan, workdir, clients, remote } => {
             let setup = Setup {
                 cells: plan.cells().len(),
-                workdir: Some(&workdir),
+                workdir: if remote.is_some() { None } else { Some(&workdir) },
                 hooks: &clients.hooks,
                 on_error: clients.on_error,
                 stop,
             };
-            iomatrix_iozone::execute(&plan, &ranks.group(1), &setup, &mut Nowhere)?;
+            let connect = || match &remote {
+                Some((target, _)) => target.connect(),
+                None => Err(std::io::Error::other("no remote target")),
+            };
+            let place = match &remote {
+                Some((_, folder)) => iomatrix_iozone::Place::Remote { connect: &connect, folder: folder.clone() },
+                None => iomatrix_iozone::Place::Local,
+            };
+            iomatrix_iozone::execute_at(&plan, &ranks.group(1), &setup, &place, &mut Nowhere)?;
         }
         Shared::Access { plan, workdir, clients } => {
             let setup = Setup {

@@ -3,11 +3,12 @@
 use crate::clients::ClientPlan;
 use crate::job::{Job, JobSpec, JobTarget, Output};
 use crate::ranks::{Ranks, Shared};
+use crate::remote::RemoteTarget;
 use crate::repeat::Repeat;
 use anyhow::Context;
 use iomatrix_coord::Setup;
-use iomatrix_core::ByteSize;
-use iomatrix_iozone::{CellResult, CellSink, CellSpec, Ending, IozonePlan, IozoneTest};
+use iomatrix_core::{BackendKind, ByteSize, UsageError};
+use iomatrix_iozone::{CellResult, CellSink, CellSpec, Ending, IozonePlan, IozoneTest, Place};
 use iomatrix_store::CellRow;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -29,12 +30,31 @@ pub struct IozoneJob {
 pub fn run(job: IozoneJob, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let plan = &job.plan;
     plan.validate()?;
+    let remote = crate::remote::url_of(&job.target).map(RemoteTarget::parse).transpose()?;
+    if let Some(target) = &remote {
+        check_remote_plan(plan, target)?;
+    }
     let cells = plan.cells();
     let largest = plan.pairs().iter().map(|(f, _)| *f).max().unwrap_or_default();
+    let mut conditions = json!({
+        "cache": if plan.direct { "bypassed (O_DIRECT; fwrite/fread tests buffered)" } else { "page cache in use" },
+        "fsync_timed": plan.fsync,
+        "close_timed": plan.close,
+    });
+    if remote.is_some() {
+        conditions["cache"] = json!(
+            "no client cache: iomatrix's own protocol client sends every request to the server (whose own cache may \
+             serve it)"
+        );
+        conditions["backend"] = json!("iomatrix protocol client");
+    }
     let mut run = Job::start(
         JobSpec {
             suite: "iozone",
-            target: JobTarget::Folder(job.target.clone()),
+            target: match &remote {
+                Some(target) => JobTarget::Remote(target.clone()),
+                None => JobTarget::Folder(job.target.clone()),
+            },
             labels: job.labels.clone(),
             keep: job.keep,
             space_check: job.space_check,
@@ -44,30 +64,51 @@ pub fn run(job: IozoneJob, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode>
             direct: plan.direct,
             clients: plan.clients,
             plan: serde_json::to_value(plan)?,
-            conditions: json!({
-                "cache": if plan.direct { "bypassed (O_DIRECT; fwrite/fread tests buffered)" } else { "page cache in use" },
-                "fsync_timed": plan.fsync,
-                "close_timed": plan.close,
-            }),
+            conditions,
             total_cells: cells.len(),
             keep_cell_lines: false,
             uncached_hint: "use --direct, or files larger than RAM,",
         },
         db,
     )?;
-    let workdir = run.workdir.as_ref().map(|w| w.path().to_path_buf()).context("this suite needs a folder target")?;
+    // Local: a working folder here. Remote: one on the server, each client connecting on its own.
+    let (workdir, remote_folder) = match (&remote, &mut run.remote) {
+        (Some(_), Some(dir)) => {
+            (dir.clients, dir.file_name) = (plan.clients, plan.file_name.clone());
+            (None, Some(dir.name.clone()))
+        }
+        _ => {
+            let workdir =
+                run.workdir.as_ref().map(|w| w.path().to_path_buf()).context("this suite needs a folder target")?;
+            (Some(workdir), None)
+        }
+    };
     let stop = run.stop;
-    let shared = Shared::Iozone { plan: plan.clone(), workdir: workdir.clone(), clients: job.clients.clone() };
+    let shared_remote = remote.clone().zip(remote_folder.clone());
+    let shared = Shared::Iozone {
+        plan: plan.clone(),
+        workdir: workdir.clone().unwrap_or_default(),
+        clients: job.clients.clone(),
+        remote: shared_remote,
+    };
     ranks.share(&shared, &job.clients)?;
     let setup = Setup {
         cells: cells.len(),
-        workdir: Some(&workdir),
+        workdir: workdir.as_deref(),
         hooks: &job.clients.hooks,
         on_error: job.clients.on_error,
         stop,
     };
+    let connect = || match &remote {
+        Some(target) => target.connect(),
+        None => Err(std::io::Error::other("no remote target")),
+    };
+    let place = match &remote_folder {
+        Some(folder) => Place::Remote { connect: &connect, folder: folder.clone() },
+        None => Place::Local,
+    };
     let mut sink = StoreSink { job: &mut run, seq: 0, samples: BTreeMap::new() };
-    let mut outcome = iomatrix_iozone::execute(plan, &ranks.group(plan.clients), &setup, &mut sink)
+    let mut outcome = iomatrix_iozone::execute_at(plan, &ranks.group(plan.clients), &setup, &place, &mut sink)
         .map(|o| o.unwrap_or((0, Ending::Completed)));
     // Seed 001's rule: noisy cells are measured again, a pair at a time, up to --max-repeats samples.
     let mut pass_cells = cells;
@@ -85,7 +126,7 @@ pub fn run(job: IozoneJob, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode>
         sink.job.add_cells(pass_cells.len())?;
         let setup = Setup { cells: pass_cells.len(), ..setup };
         let done_before = sink.seq;
-        outcome = iomatrix_iozone::execute(&again, &ranks.group(plan.clients), &setup, &mut sink)
+        outcome = iomatrix_iozone::execute_at(&again, &ranks.group(plan.clients), &setup, &place, &mut sink)
             .map(|o| o.unwrap_or((0, Ending::Completed)));
         if sink.seq == done_before {
             break;
@@ -94,6 +135,33 @@ pub fn run(job: IozoneJob, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode>
     let done = sink.seq;
     let outcome = outcome.map(|(_, ending)| (done, ending));
     run.finish(outcome, |i| pass_cells.get(i).map(describe).unwrap_or_default(), &job.output)
+}
+
+/// What a protocol client cannot do: stdio's buffering, O_DIRECT (there is
+/// no client cache to bypass), the other local backends.
+fn check_remote_plan(plan: &IozonePlan, target: &RemoteTarget) -> Result<(), UsageError> {
+    let _ = target;
+    if let Some(t) = plan.tests.iter().find(|t| t.is_stdio()) {
+        return Err(UsageError::new(format!(
+            "--tests {t}: the fwrite/fread tests measure C stdio's buffering of a local file; on a server through \
+             iomatrix's own client run the other tests (write, rewrite, read, reread, random-read, random-write, \
+             backward-read, record-rewrite, stride-read)"
+        )));
+    }
+    if plan.direct {
+        return Err(UsageError::new(
+            "--direct: iomatrix's own protocol client keeps no cache, so every request already goes to the server; \
+             leave --direct out",
+        ));
+    }
+    if plan.backend != BackendKind::Psync {
+        return Err(UsageError::new(format!(
+            "--backend {}: on a server through iomatrix's own client the requests go through that client; leave \
+             --backend out",
+            plan.backend.name()
+        )));
+    }
+    Ok(())
 }
 
 /// The pairs with a test whose samples are too spread and may have more.

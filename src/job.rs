@@ -31,6 +31,9 @@ pub enum JobTarget {
     /// A tree that is only read (the backup walk): its environment is captured,
     /// but no working folder is made, no free space checked, no O_DIRECT probed.
     Tree(PathBuf),
+    /// A folder on a server through iomatrix's own protocol client: the
+    /// working folder is made there; free space is not checked.
+    Remote(crate::remote::RemoteTarget),
 }
 
 /// What a suite tells the shared steps about its run.
@@ -74,6 +77,8 @@ pub struct Job {
     pub workdir: Option<WorkDir>,
     /// Held for the run: the device stays claimed until the job is dropped.
     pub device: Option<RawDevice>,
+    /// The working folder on a server, for a remote target.
+    pub remote: Option<crate::remote::RemoteWorkDir>,
     pub stop: &'static AtomicBool,
     pub progress: Progress,
     total_cells: usize,
@@ -82,6 +87,7 @@ pub struct Job {
 impl Job {
     pub fn start(mut spec: JobSpec, db: &Path) -> anyhow::Result<Job> {
         let mut tree: Option<PathBuf> = None;
+        let mut remote: Option<crate::remote::RemoteWorkDir> = None;
         let (env, folder, device) = match std::mem::replace(&mut spec.target, JobTarget::Folder(PathBuf::new())) {
             JobTarget::Folder(folder) => {
                 let folder = check_target(&folder)?;
@@ -104,8 +110,32 @@ impl Job {
                 tree = Some(root);
                 (env, None, None)
             }
+            JobTarget::Remote(target) => {
+                let fs = target.connect().map_err(|e| UsageError::new(format!("--target: {e}")))?;
+                let dir = crate::remote::RemoteWorkDir::create(fs, spec.keep)?;
+                let described = dir.describe();
+                let env = iomatrix_environment::capture_remote(
+                    &dir.target(),
+                    &format!(
+                        "{}{} (iomatrix client)",
+                        described["protocol"].as_str().unwrap_or("?").to_lowercase(),
+                        described["version"].as_str().unwrap_or("")
+                    ),
+                    described["server"].as_str().unwrap_or("?"),
+                );
+                if let Some(c) = spec.conditions.as_object_mut() {
+                    c.insert("remote".into(), described);
+                }
+                remote = Some(dir);
+                (env, None, None)
+            }
         };
-        if !spec.direct && tree.is_none() && env.machine.ram_bytes > 0 && spec.peak_bytes < env.machine.ram_bytes {
+        if !spec.direct
+            && tree.is_none()
+            && remote.is_none()
+            && env.machine.ram_bytes > 0
+            && spec.peak_bytes < env.machine.ram_bytes
+        {
             eprintln!(
                 "iomatrix: warning: all files ({} at most) fit in this machine's RAM ({}): cached results measure the \
                  page cache, not the storage; {} to measure the storage",
@@ -148,7 +178,10 @@ impl Job {
         let place = match (&workdir, &device) {
             (Some(w), _) => w.path().display().to_string(),
             (None, Some(d)) => format!("{} (raw device)", d.path().display()),
-            (None, None) => tree.as_ref().map(|t| format!("{} (read only)", t.display())).unwrap_or_default(),
+            (None, None) => match (&remote, &tree) {
+                (Some(r), _) => r.target(),
+                (None, tree) => tree.as_ref().map(|t| format!("{} (read only)", t.display())).unwrap_or_default(),
+            },
         };
         eprintln!(
             "iomatrix: run #{run_id}: {} cells in {place}, results in {}",
@@ -160,6 +193,7 @@ impl Job {
             run_id,
             workdir,
             device,
+            remote,
             stop,
             progress: if spec.keep_cell_lines {
                 Progress::new(spec.total_cells).keep_lines()
@@ -195,7 +229,7 @@ impl Job {
         output: &Output,
     ) -> anyhow::Result<ExitCode> {
         self.progress.finish();
-        let Job { store, run_id, workdir, device, total_cells, .. } = self;
+        let Job { store, run_id, workdir, device, remote, total_cells, .. } = self;
         let (done, ending) = match outcome {
             Ok(v) => v,
             Err(e) => {
@@ -232,8 +266,12 @@ impl Job {
         if let Some(w) = workdir.as_ref().filter(|w| w.kept()) {
             eprintln!("iomatrix: kept the working folder {}", w.path().display());
         }
+        if let Some(r) = remote.as_ref().filter(|r| r.kept()) {
+            eprintln!("iomatrix: kept the working folder {}", r.target());
+        }
         drop(workdir);
         drop(device);
+        drop(remote);
         let stored = store.load_run(run_id)?.context("the run just written is missing from the database")?;
         print_run(&stored, output)?;
         match status {
@@ -309,7 +347,9 @@ fn check_space(spec: &JobSpec, env: &Environment) -> Result<(), UsageError> {
 /// What a reader must know to trust a figure, stored with the run and printed above every table.
 fn common_conditions(spec: &JobSpec, env: &Environment) -> Value {
     let ram = env.machine.ram_bytes;
-    let files_vs_ram = if ram == 0 {
+    let files_vs_ram = if env.target.fs_type.ends_with("(iomatrix client)") {
+        "unknown: the server's RAM (its cache) is what counts, and a client cannot see it"
+    } else if ram == 0 {
         "unknown"
     } else if spec.peak_bytes < ram {
         "all files fit in RAM"

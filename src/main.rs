@@ -14,6 +14,7 @@ mod job;
 mod progress;
 mod ranks;
 mod raw_device;
+mod remote;
 mod render;
 mod repeat;
 mod select;

@@ -18,6 +18,8 @@ pub enum Shared {
         plan: iomatrix_iozone::IozonePlan,
         workdir: PathBuf,
         clients: ClientPlan,
+        /// On a server: the target and the run's folder there (`workdir` is then unused).
+        remote: Option<(crate::remote::RemoteTarget, String)>,
     },
     Access {
         plan: iomatrix_access::AccessPlan,

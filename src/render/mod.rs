@@ -133,7 +133,20 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
         Value::Null => "unknown".into(),
         other => other.to_string(),
     };
-    let target = if c["fs_type"] == iomatrix_environment::RAW_DEVICE {
+    let remote = &c["remote"];
+    let target = if remote.is_object() {
+        format!(
+            "{} ({} {} at {}: NFS port {}, reads up to {}, writes up to {}; {})",
+            text(&c["target"]),
+            text(&remote["protocol"]),
+            text(&remote["version"]),
+            text(&remote["server"]),
+            text(&remote["nfs_port"]),
+            crate::job::human(remote["read_max_bytes"].as_u64().unwrap_or(0)),
+            crate::job::human(remote["write_max_bytes"].as_u64().unwrap_or(0)),
+            text(&remote["write_stability"])
+        )
+    } else if c["fs_type"] == iomatrix_environment::RAW_DEVICE {
         format!(
             "{} (raw block device, {})",
             text(&c["target"]),

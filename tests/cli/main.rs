@@ -15,6 +15,7 @@ mod import;
 mod iozone_front;
 mod mounted;
 mod mpi;
+mod nfs;
 mod report;
 mod scan;
 mod signals;

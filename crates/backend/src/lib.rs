@@ -18,6 +18,9 @@
 //!   kernel allows; [`probe_io_uring`] reports at run time whether io_uring is
 //!   usable and what it offers ([`UringSupport`]).
 //! - [`Immediate`]: any [`FileIo`] behind the queued seam at depth 1.
+//! - [`RecordIo`]: whole requests at offsets, what a pass needs of any file.
+//! - [`RemoteFs`], [`RemoteFile`]: a server's files through iomatrix's own
+//!   protocol clients (NFS, SMB), no mount in between.
 //!
 //! The [`FileIo`] backends complete every request before returning; queued
 //! backends do not fit a synchronous call and do not pretend to.
@@ -27,6 +30,7 @@ mod mmap;
 mod open;
 mod psync;
 mod queued;
+mod remote;
 mod stdio;
 mod sync;
 mod uring;
@@ -36,6 +40,7 @@ pub use mmap::MmapFile;
 pub use open::{probe_direct, OpenHow, DIRECT_ALIGN};
 pub use psync::PsyncFile;
 pub use queued::{open_queued, Completion, Immediate, QueuedFile, Request, Submitted};
+pub use remote::{RemoteFile, RemoteFs};
 pub use stdio::StdioFile;
 pub use sync::SyncFile;
 pub use uring::{probe_io_uring, UringFile, UringSupport, IORING_MAX_ENTRIES};
@@ -43,6 +48,23 @@ pub use uring::{probe_io_uring, UringFile, UringSupport, IORING_MAX_ENTRIES};
 use iomatrix_core::BackendKind;
 use std::io;
 use std::path::Path;
+
+/// Whole requests at offsets: all a pass needs of a file, whichever way it
+/// is reached (a local backend, or a protocol client's [`RemoteFile`]).
+pub trait RecordIo {
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()>;
+}
+
+impl<F: FileIo> RecordIo for F {
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        FileIo::read_at(self, buf, offset)
+    }
+
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+        FileIo::write_at(self, buf, offset)
+    }
+}
 
 /// One open file of one backend. Requests are whole: `read_at` fills the
 /// buffer or fails (a short file is `UnexpectedEof`), `write_at` writes it all.

@@ -11,7 +11,7 @@
 //! - [`PassError`]: an I/O error with the request it happened at, or the stop
 //!   flag (Ctrl-C, another client's failure).
 
-use iomatrix_backend::{AlignedBuf, FileIo};
+use iomatrix_backend::{AlignedBuf, RecordIo};
 pub use iomatrix_workload::Order;
 use iomatrix_workload::{mixed_is_write, RandomPermutation};
 use std::io;
@@ -92,7 +92,7 @@ pub enum PassError {
 
 /// Performs `pass` on `file`, checking `stop` before every request.
 /// `buf` must hold at least `pass.record` bytes.
-pub fn run_pass<F: FileIo>(
+pub fn run_pass<F: RecordIo + ?Sized>(
     file: &mut F,
     pass: &Pass,
     buf: &mut AlignedBuf,
@@ -102,7 +102,7 @@ pub fn run_pass<F: FileIo>(
 }
 
 /// [`run_pass`], also recording [`Marks`] of its progress.
-pub fn run_pass_marked<F: FileIo>(
+pub fn run_pass_marked<F: RecordIo + ?Sized>(
     file: &mut F,
     pass: &Pass,
     buf: &mut AlignedBuf,
@@ -112,7 +112,7 @@ pub fn run_pass_marked<F: FileIo>(
     run_pass_inner(file, pass, buf, stop, Some(marker))
 }
 
-fn run_pass_inner<F: FileIo>(
+fn run_pass_inner<F: RecordIo + ?Sized>(
     file: &mut F,
     pass: &Pass,
     buf: &mut AlignedBuf,
@@ -129,7 +129,7 @@ fn run_pass_inner<F: FileIo>(
     }
 }
 
-fn drive<F: FileIo>(
+fn drive<F: RecordIo + ?Sized>(
     file: &mut F,
     pass: &Pass,
     buf: &mut AlignedBuf,
@@ -174,7 +174,7 @@ fn drive<F: FileIo>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iomatrix_backend::{OpenHow, PsyncFile};
+    use iomatrix_backend::{FileIo, OpenHow, PsyncFile};
 
     #[test]
     fn a_pass_moves_exactly_the_file_and_stops_on_request() {

@@ -91,6 +91,26 @@ pub fn capture_device(device: &Path, size: u64) -> std::io::Result<Environment> 
     })
 }
 
+/// A target on a server reached by iomatrix's own protocol client: the
+/// machine as usual; the target is the URL, `fs_type` names the protocol
+/// (e.g. "nfs3 (iomatrix client)"), `mount_source` the server. Sizes are
+/// unknown (0): the server does not lend them to this record.
+pub fn capture_remote(url: &str, fs_type: &str, server: &str) -> Environment {
+    Environment {
+        machine: machine::read(),
+        target: TargetInfo {
+            path: url.to_string(),
+            mount_point: String::new(),
+            fs_type: fs_type.to_string(),
+            mount_source: server.to_string(),
+            mount_options: String::new(),
+            total_bytes: 0,
+            free_bytes: 0,
+            block_device: None,
+        },
+    }
+}
+
 /// [`TargetInfo::fs_type`] of a raw block device target.
 pub const RAW_DEVICE: &str = "raw block device";
 

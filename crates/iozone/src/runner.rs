@@ -5,7 +5,7 @@
 
 use crate::plan::{CellSpec, IozonePlan};
 use crate::IozoneTest;
-use iomatrix_backend::{AlignedBuf, FileIo, MmapFile, OpenHow, PsyncFile, StdioFile, SyncFile};
+use iomatrix_backend::{AlignedBuf, FileIo, MmapFile, OpenHow, PsyncFile, RemoteFile, RemoteFs, StdioFile, SyncFile};
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
 use iomatrix_core::BackendKind;
 use iomatrix_engine::{run_pass, run_pass_marked, Direction, Marker, Marks, Moved, Order, Pass, PassError};
@@ -133,6 +133,15 @@ pub trait CellSink {
     fn cell_done(&mut self, cell: &CellResult) -> Result<(), String>;
 }
 
+/// Where the clients' files are.
+pub enum Place<'a> {
+    /// Local paths: each client in `client-N` of the working folder in `setup`.
+    Local,
+    /// On a server, through iomatrix's own protocol client: each client
+    /// connects on its own (`connect`) and works in `folder/client-N`.
+    Remote { connect: &'a (dyn Fn() -> std::io::Result<Box<dyn RemoteFs>> + Sync), folder: String },
+}
+
 /// Runs `plan` on every client of `group`, each in `client-N` of the
 /// working folder in `setup`. Raise `setup.stop` to end the run after the
 /// current requests. Returns, at the leader, how many cells were handed to
@@ -143,13 +152,24 @@ pub fn execute(
     setup: &Setup<'_>,
     sink: &mut dyn CellSink,
 ) -> std::io::Result<Option<(usize, Ending)>> {
+    execute_at(plan, group, setup, &Place::Local, sink)
+}
+
+/// [`execute`] with the clients' files at `place`.
+pub fn execute_at(
+    plan: &IozonePlan,
+    group: &Group<'_>,
+    setup: &Setup<'_>,
+    place: &Place<'_>,
+    sink: &mut dyn CellSink,
+) -> std::io::Result<Option<(usize, Ending)>> {
     let cells = plan.cells();
     sink.started(&cells);
     let marked = group.size() > 1;
     lead(
         group,
         setup,
-        |rank, dir| Client::new(rank, plan, dir, setup.stop, &cells, marked),
+        |rank, dir| Client::new(rank, plan, dir, setup.stop, &cells, marked, place),
         |index, gathered| sink.cell_done(&CellResult::merge(cells[index], gathered)),
     )
 }
@@ -166,6 +186,9 @@ struct Client<'a> {
     marked: bool,
     /// The size the client's file has, if it exists and is complete.
     file_ready: Option<u64>,
+    place: &'a Place<'a>,
+    /// Its own connection to the server (made at its first cell), for a remote place.
+    remote: Option<Box<dyn RemoteFs>>,
 }
 
 impl ClientWork for Client<'_> {
@@ -173,6 +196,9 @@ impl ClientWork for Client<'_> {
 
     fn cell(&mut self, index: usize, start: &mut Start<'_>) -> Result<ClientFigures, ClientFailure> {
         let cell = &self.cells[index];
+        if let Place::Remote { .. } = self.place {
+            return self.remote_cell(cell, start);
+        }
         let outcome = match cell.backend {
             BackendKind::Sync => self.cell::<SyncFile>(cell, start),
             BackendKind::Psync => self.cell::<PsyncFile>(cell, start),
@@ -203,6 +229,7 @@ impl<'a> Client<'a> {
         stop: &'a AtomicBool,
         cells: &'a [CellSpec],
         marked: bool,
+        place: &'a Place<'a>,
     ) -> Self {
         let largest_record = plan.record_sizes.iter().map(|r| r.bytes()).max().unwrap_or(4096);
         Client {
@@ -214,6 +241,8 @@ impl<'a> Client<'a> {
             buf: AlignedBuf::new(largest_record as usize),
             marked,
             file_ready: None,
+            place,
+            remote: None,
         }
     }
 
@@ -292,6 +321,103 @@ impl<'a> Client<'a> {
         })?;
         file.flush_to_storage().map_err(|e| self.failure(what(&e)))?;
         file.close().map_err(|e| self.failure(what(&e)))
+    }
+
+    /// A cell on a server: the same passes as a local cell, through the
+    /// client's own protocol session. Connecting and laying out are untimed.
+    fn remote_cell(&mut self, cell: &CellSpec, start: &mut Start<'_>) -> Result<ClientFigures, ClientFailure> {
+        let outcome = self.remote_cell_inner(cell, start);
+        if outcome.is_err() {
+            self.file_ready = None;
+        }
+        if cell.last_for_pair {
+            let path = self.remote_path();
+            if let Some(fs) = self.remote.as_mut() {
+                let _ = fs.remove(&path);
+            }
+            self.file_ready = None;
+        }
+        outcome
+    }
+
+    /// `folder/client-N/file`.
+    fn remote_path(&self) -> String {
+        match self.place {
+            Place::Remote { folder, .. } => format!("{folder}/client-{}/{}", self.rank, self.plan.file_name),
+            Place::Local => String::new(),
+        }
+    }
+
+    fn remote_cell_inner(&mut self, cell: &CellSpec, start: &mut Start<'_>) -> Result<ClientFigures, ClientFailure> {
+        if self.stop.load(Ordering::SeqCst) {
+            return Err(self.stopped());
+        }
+        let path = self.remote_path();
+        if self.remote.is_none() {
+            let Place::Remote { connect, folder } = self.place else {
+                unreachable!("a remote cell has a remote place")
+            };
+            let mut fs = connect().map_err(|e| self.failure(format!("connecting: {e}")))?;
+            let dir = format!("{folder}/client-{}", self.rank);
+            fs.mkdir(&dir).map_err(|e| self.failure(format!("making {dir} on {}: {e}", fs.target())))?;
+            self.remote = Some(fs);
+        }
+        let size = cell.file_size.bytes();
+        let record = cell.record_size.bytes();
+        if cell.test.needs_existing_file() && self.file_ready != Some(size) {
+            self.remote_lay_out(&path, size, record)?;
+            self.file_ready = Some(size);
+        }
+        let rank = self.rank;
+        let fail = |m: String| ClientFailure::error(rank, m);
+        let pass = Pass { order: self.order(cell), direction: self.direction(cell), record, records: size / record };
+        let Some(fs) = self.remote.as_mut() else { return Err(fail("no connection (a bug)".into())) };
+        let target = fs.target();
+        let opened = if matches!(cell.test, IozoneTest::Write) {
+            RemoteFile::create(fs.as_mut(), &path)
+        } else {
+            RemoteFile::open(fs.as_mut(), &path)
+        };
+        let mut file = opened.map_err(|e| fail(format!("open of {path} on {target}: {e}")))?;
+        let origin = start.together()?;
+        let span = Span::start(origin);
+        let mut marks = Marks::default();
+        let moved = if self.marked {
+            run_pass_marked(&mut file, &pass, &mut self.buf, self.stop, Marker { origin, marks: &mut marks })
+        } else {
+            run_pass(&mut file, &pass, &mut self.buf, self.stop)
+        };
+        let moved = moved.map_err(|e| match e {
+            PassError::Stopped => ClientFailure::stopped(rank),
+            PassError::Io { .. } => fail(format!("{e} in {path} on {target}")),
+        })?;
+        if self.plan.fsync && cell.test.writes() {
+            file.flush().map_err(|e| fail(format!("flush of {path} on {target}: {e}")))?;
+        }
+        // Closing is local bookkeeping for a protocol client: -c times nothing more.
+        let measured = span.finish();
+        file.close().map_err(|e| fail(format!("close of {path} on {target}: {e}")))?;
+        if matches!(cell.test, IozoneTest::Write) {
+            self.file_ready = Some(size);
+        }
+        Ok(ClientFigures { rank, moved, measured, marks })
+    }
+
+    /// Writes the whole file on the server and commits it.
+    fn remote_lay_out(&mut self, path: &str, size: u64, record: u64) -> Result<(), ClientFailure> {
+        let rank = self.rank;
+        let Some(fs) = self.remote.as_mut() else { return Err(self.failure("no connection (a bug)".into())) };
+        let target = fs.target();
+        let what =
+            |e: &dyn std::fmt::Display| ClientFailure::error(rank, format!("laying out {path} on {target}: {e}"));
+        let pass = Pass { order: Order::Sequential, direction: Direction::Write, record, records: size / record };
+        let mut file = RemoteFile::create(fs.as_mut(), path).map_err(|e| what(&e))?;
+        run_pass(&mut file, &pass, &mut self.buf, self.stop).map_err(|e| match e {
+            PassError::Stopped => ClientFailure::stopped(rank),
+            e => what(&e),
+        })?;
+        file.flush().map_err(|e| what(&e))?;
+        file.close().map_err(|e| what(&e))
     }
 
     fn order(&self, cell: &CellSpec) -> Order {

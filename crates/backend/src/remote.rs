@@ -1,0 +1,65 @@
+//! Files on a server reached by iomatrix's own protocol client (NFS, SMB),
+//! not through a mount: [`RemoteFs`] is the seam a suite sees, one session
+//! per client; [`RemoteFile`] is an open file of it, driven like any other
+//! backend through [`RecordIo`].
+
+use crate::RecordIo;
+use std::io;
+
+/// A protocol client's view of a server's folder tree, paths relative to
+/// the target's folder with `/` between parts.
+pub trait RemoteFs: Send {
+    /// The target, e.g. `nfs://10.0.0.2:111/export/bench`.
+    fn target(&self) -> String;
+    /// What was negotiated, for the run's environment record (protocol,
+    /// version or dialect, transfer sizes...).
+    fn describe(&self) -> serde_json::Value;
+    fn mkdir(&mut self, path: &str) -> io::Result<()>;
+    fn rmdir(&mut self, path: &str) -> io::Result<()>;
+    /// Creates the file, or empties it when it exists.
+    fn create(&mut self, path: &str) -> io::Result<u64>;
+    /// Opens an existing file; the answer is a handle for the calls below.
+    fn open(&mut self, path: &str) -> io::Result<u64>;
+    fn remove(&mut self, path: &str) -> io::Result<()>;
+    fn read_at(&mut self, file: u64, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    fn write_at(&mut self, file: u64, buf: &[u8], offset: u64) -> io::Result<()>;
+    /// Makes written data durable on the server (NFS COMMIT, SMB flush).
+    fn flush(&mut self, file: u64) -> io::Result<()>;
+    fn close(&mut self, file: u64) -> io::Result<()>;
+}
+
+/// One open file of a [`RemoteFs`].
+pub struct RemoteFile<'a> {
+    fs: &'a mut dyn RemoteFs,
+    handle: u64,
+}
+
+impl<'a> RemoteFile<'a> {
+    pub fn create(fs: &'a mut dyn RemoteFs, path: &str) -> io::Result<RemoteFile<'a>> {
+        let handle = fs.create(path)?;
+        Ok(RemoteFile { fs, handle })
+    }
+
+    pub fn open(fs: &'a mut dyn RemoteFs, path: &str) -> io::Result<RemoteFile<'a>> {
+        let handle = fs.open(path)?;
+        Ok(RemoteFile { fs, handle })
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.fs.flush(self.handle)
+    }
+
+    pub fn close(self) -> io::Result<()> {
+        self.fs.close(self.handle)
+    }
+}
+
+impl RecordIo for RemoteFile<'_> {
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.fs.read_at(self.handle, buf, offset)
+    }
+
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+        self.fs.write_at(self.handle, buf, offset)
+    }
+}

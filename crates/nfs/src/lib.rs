@@ -1,0 +1,379 @@
+//! iomatrix-nfs: iomatrix's own NFSv3 client, so a server is measured with
+//! no mount and no client cache in between (seed 000: "I need to be able to
+//! test NCP-on-Linux in an uncached state").
+//!
+//! - [`NfsUrl`]: `nfs://host[:port]/export[/path]` parsed and checked; the
+//!   port, if given, is the server's portmapper (default 111).
+//! - [`NfsSession`]: one connection to one export (over the pure-Rust
+//!   `nfs3_client`, driven by a single-threaded runtime of its own so the
+//!   calls are plain blocking calls), every call bounded by a timeout; what
+//!   the server negotiated ([`ServerInfo`]: transfer sizes).
+//! - [`NfsFs`]: the session as the benchmark's [`iomatrix_backend::RemoteFs`]:
+//!   paths relative to the URL's folder, open files by number.
+//! - [`NfsFile`]: a file handle with `read_at`/`write_at` in the server's
+//!   transfer size, `commit` (the NFS meaning of fsync), and the folder
+//!   operations a benchmark needs (`mkdir`, `create`, `remove`, `rmdir`).
+//!
+//! Errors ([`NfsError`]) name the server, the operation, the path and the
+//! server's status (`NFS3ERR_NOENT`...), or the timeout that passed.
+
+use nfs3_client::nfs3_types::nfs3::{
+    self, createhow3, diropargs3, filename3, nfs_fh3, sattr3, set_mode3, stable_how, Nfs3Option, Nfs3Result,
+};
+use nfs3_client::nfs3_types::rpc::{auth_unix, opaque_auth};
+use nfs3_client::nfs3_types::xdr_codec::Opaque;
+use nfs3_client::tokio::TokioConnector;
+use nfs3_client::Nfs3ConnectionBuilder;
+use std::fmt;
+use std::future::Future;
+use std::time::Duration;
+
+mod fs;
+pub use fs::NfsFs;
+
+type Connection = nfs3_client::Nfs3Connection<<TokioConnector as nfs3_client::net::Connector>::Connection>;
+
+/// `nfs://host[:port]/export[/path]`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct NfsUrl {
+    pub host: String,
+    /// The server's portmapper (rpcbind) port.
+    pub portmapper_port: u16,
+    /// What the server exports, e.g. `/export`.
+    pub export: String,
+    /// Below the export, `/` for its root.
+    pub path: String,
+}
+
+impl NfsUrl {
+    /// The first path component is the export; the rest is a path below it.
+    pub fn parse(text: &str) -> Result<NfsUrl, String> {
+        let rest = text
+            .strip_prefix("nfs://")
+            .ok_or_else(|| format!("'{text}' is not an NFS target: write nfs://host[:port]/export[/path]"))?;
+        let (authority, path) = rest.split_once('/').ok_or_else(|| {
+            format!("'{text}' names no export: write nfs://host[:port]/export[/path], e.g. nfs://10.0.0.2/export")
+        })?;
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((h, p)) => (
+                h,
+                p.parse::<u16>()
+                    .ok()
+                    .filter(|p| *p > 0)
+                    .ok_or_else(|| format!("'{text}': port '{p}' is not a port number (1..65535)"))?,
+            ),
+            None => (authority, nfs3_client::nfs3_types::portmap::PMAP_PORT),
+        };
+        if host.is_empty() {
+            return Err(format!("'{text}' names no host: write nfs://host[:port]/export[/path]"));
+        }
+        let mut parts = path.split('/').filter(|p| !p.is_empty());
+        let export = parts.next().ok_or_else(|| format!("'{text}' names no export: write nfs://host/export"))?;
+        let below: Vec<&str> = parts.collect();
+        if below.contains(&"..") {
+            return Err(format!("'{text}': '..' is not allowed in the path"));
+        }
+        Ok(NfsUrl {
+            host: host.to_string(),
+            portmapper_port: port,
+            export: format!("/{export}"),
+            path: format!("/{}", below.join("/")),
+        })
+    }
+}
+
+impl fmt::Display for NfsUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "nfs://{}:{}{}", self.host, self.portmapper_port, self.export)?;
+        if self.path != "/" {
+            f.write_str(&self.path)?;
+        }
+        Ok(())
+    }
+}
+
+/// What went wrong, where, on which server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NfsError(pub String);
+
+impl fmt::Display for NfsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NfsError {}
+
+/// What the server said about itself at mount time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ServerInfo {
+    /// Largest and preferred READ and WRITE sizes (bytes).
+    pub read_max: u32,
+    pub read_pref: u32,
+    pub write_max: u32,
+    pub write_pref: u32,
+    pub mount_port: u16,
+    pub nfs_port: u16,
+}
+
+/// A file or folder on the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NfsFile {
+    handle: nfs_fh3,
+    /// Its path below the export, for messages.
+    pub path: String,
+}
+
+/// One connection to one export.
+pub struct NfsSession {
+    url: NfsUrl,
+    runtime: tokio::runtime::Runtime,
+    connection: Connection,
+    timeout: Duration,
+    pub info: ServerInfo,
+}
+
+impl NfsSession {
+    /// Mounts the export (as uid/gid 0, AUTH_UNIX) within `timeout`.
+    pub fn connect(url: &NfsUrl, timeout: Duration) -> Result<NfsSession, NfsError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(|e| NfsError(format!("{url}: cannot start the NFS client's runtime: {e}")))?;
+        let auth = auth_unix { stamp: 0, machinename: Opaque::borrowed(b"iomatrix"), uid: 0, gid: 0, gids: vec![] };
+        let builder = Nfs3ConnectionBuilder::new(TokioConnector, url.host.clone(), url.export.clone())
+            .portmapper_port(url.portmapper_port)
+            .credential(opaque_auth::auth_unix(&auth));
+        let mount = runtime.block_on(async { tokio::time::timeout(timeout, builder.mount()).await });
+        let mut connection = match mount {
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) => return Err(NfsError(format!("{url}: mounting {} failed: {e}", url.export))),
+            Err(_) => {
+                return Err(NfsError(format!(
+                    "{url}: no answer from the server within {} s (is it up, and the link?)",
+                    timeout.as_secs()
+                )))
+            }
+        };
+        let root = connection.root_nfs_fh3();
+        let fsinfo = runtime.block_on(async {
+            tokio::time::timeout(timeout, connection.fsinfo(&nfs3::FSINFO3args { fsroot: root })).await
+        });
+        let info = match fsinfo {
+            Ok(Ok(Nfs3Result::Ok(ok))) => ServerInfo {
+                read_max: ok.rtmax,
+                read_pref: ok.rtpref,
+                write_max: ok.wtmax,
+                write_pref: ok.wtpref,
+                mount_port: connection.mount_port,
+                nfs_port: connection.nfs3_port,
+            },
+            Ok(Ok(Nfs3Result::Err((status, _)))) => return Err(NfsError(format!("{url}: FSINFO failed: {status}"))),
+            Ok(Err(e)) => return Err(NfsError(format!("{url}: FSINFO failed: {e}"))),
+            Err(_) => return Err(NfsError(format!("{url}: FSINFO got no answer within {} s", timeout.as_secs()))),
+        };
+        Ok(NfsSession { url: url.clone(), runtime, connection, timeout, info })
+    }
+
+    pub fn url(&self) -> &NfsUrl {
+        &self.url
+    }
+
+    /// The folder the URL names (its path below the export).
+    pub fn root(&mut self) -> Result<NfsFile, NfsError> {
+        let mut here = NfsFile { handle: self.connection.root_nfs_fh3(), path: "/".into() };
+        for part in self.url.path.clone().split('/').filter(|p| !p.is_empty()) {
+            here = self.lookup(&here, part)?;
+        }
+        Ok(here)
+    }
+
+    pub fn lookup(&mut self, dir: &NfsFile, name: &str) -> Result<NfsFile, NfsError> {
+        let args =
+            nfs3::LOOKUP3args { what: diropargs3 { dir: dir.handle.clone(), name: filename3::from(name.as_bytes()) } };
+        let path = join(&dir.path, name);
+        match block(&self.runtime, self.timeout, &self.url, &format!("LOOKUP {path}"), self.connection.lookup(&args))? {
+            Nfs3Result::Ok(ok) => Ok(NfsFile { handle: ok.object, path }),
+            Nfs3Result::Err((status, _)) => Err(NfsError(format!("{}: LOOKUP {path}: {status}", self.url))),
+        }
+    }
+
+    pub fn mkdir(&mut self, dir: &NfsFile, name: &str) -> Result<NfsFile, NfsError> {
+        let args = nfs3::MKDIR3args {
+            where_: diropargs3 { dir: dir.handle.clone(), name: filename3::from(name.as_bytes()) },
+            attributes: sattr3 { mode: set_mode3::Some(0o755), ..sattr3::default() },
+        };
+        let path = join(&dir.path, name);
+        match block(&self.runtime, self.timeout, &self.url, &format!("MKDIR {path}"), self.connection.mkdir(&args))? {
+            Nfs3Result::Ok(ok) => match ok.obj {
+                Nfs3Option::Some(handle) => Ok(NfsFile { handle, path }),
+                Nfs3Option::None => self.lookup(dir, name),
+            },
+            Nfs3Result::Err((status, _)) => Err(NfsError(format!("{}: MKDIR {path}: {status}", self.url))),
+        }
+    }
+
+    /// Creates (or truncates) a file.
+    pub fn create(&mut self, dir: &NfsFile, name: &str) -> Result<NfsFile, NfsError> {
+        let attributes = sattr3 { mode: set_mode3::Some(0o644), size: nfs3::set_size3::Some(0), ..sattr3::default() };
+        let args = nfs3::CREATE3args {
+            where_: diropargs3 { dir: dir.handle.clone(), name: filename3::from(name.as_bytes()) },
+            how: createhow3::UNCHECKED(attributes),
+        };
+        let path = join(&dir.path, name);
+        match block(&self.runtime, self.timeout, &self.url, &format!("CREATE {path}"), self.connection.create(&args))? {
+            Nfs3Result::Ok(ok) => match ok.obj {
+                Nfs3Option::Some(handle) => Ok(NfsFile { handle, path }),
+                Nfs3Option::None => self.lookup(dir, name),
+            },
+            Nfs3Result::Err((status, _)) => Err(NfsError(format!("{}: CREATE {path}: {status}", self.url))),
+        }
+    }
+
+    pub fn remove(&mut self, dir: &NfsFile, name: &str) -> Result<(), NfsError> {
+        let args = nfs3::REMOVE3args {
+            object: diropargs3 { dir: dir.handle.clone(), name: filename3::from(name.as_bytes()) },
+        };
+        let path = join(&dir.path, name);
+        match block(&self.runtime, self.timeout, &self.url, &format!("REMOVE {path}"), self.connection.remove(&args))? {
+            Nfs3Result::Ok(_) => Ok(()),
+            Nfs3Result::Err((status, _)) => Err(NfsError(format!("{}: REMOVE {path}: {status}", self.url))),
+        }
+    }
+
+    pub fn rmdir(&mut self, dir: &NfsFile, name: &str) -> Result<(), NfsError> {
+        let args =
+            nfs3::RMDIR3args { object: diropargs3 { dir: dir.handle.clone(), name: filename3::from(name.as_bytes()) } };
+        let path = join(&dir.path, name);
+        match block(&self.runtime, self.timeout, &self.url, &format!("RMDIR {path}"), self.connection.rmdir(&args))? {
+            Nfs3Result::Ok(_) => Ok(()),
+            Nfs3Result::Err((status, _)) => Err(NfsError(format!("{}: RMDIR {path}: {status}", self.url))),
+        }
+    }
+
+    /// Writes all of `data` at `offset`, in pieces of the server's largest
+    /// WRITE, UNSTABLE (the server may cache until [`commit`](Self::commit)).
+    pub fn write_at(&mut self, file: &NfsFile, data: &[u8], offset: u64) -> Result<(), NfsError> {
+        let piece = self.info.write_max.max(4096) as usize;
+        let mut done = 0;
+        while done < data.len() {
+            let chunk = &data[done..(done + piece).min(data.len())];
+            let at = offset + done as u64;
+            let args = nfs3::WRITE3args {
+                file: file.handle.clone(),
+                offset: at,
+                count: chunk.len() as u32,
+                stable: stable_how::UNSTABLE,
+                data: Opaque::borrowed(chunk),
+            };
+            let what = format!("WRITE {} at byte {at}", file.path);
+            match block(&self.runtime, self.timeout, &self.url, &what, self.connection.write(&args))? {
+                Nfs3Result::Ok(ok) if ok.count > 0 => done += ok.count as usize,
+                Nfs3Result::Ok(_) => return Err(NfsError(format!("{}: {what}: the server wrote nothing", self.url))),
+                Nfs3Result::Err((status, _)) => return Err(NfsError(format!("{}: {what}: {status}", self.url))),
+            }
+        }
+        Ok(())
+    }
+
+    /// Fills `buf` from `offset`; a file that ends first is an error.
+    pub fn read_at(&mut self, file: &NfsFile, buf: &mut [u8], offset: u64) -> Result<(), NfsError> {
+        let piece = self.info.read_max.max(4096) as usize;
+        let mut done = 0;
+        while done < buf.len() {
+            let want = piece.min(buf.len() - done);
+            let at = offset + done as u64;
+            let args = nfs3::READ3args { file: file.handle.clone(), offset: at, count: want as u32 };
+            let what = format!("READ {} at byte {at}", file.path);
+            match block(&self.runtime, self.timeout, &self.url, &what, self.connection.read(&args))? {
+                Nfs3Result::Ok(ok) => {
+                    let got = ok.data.as_ref();
+                    if got.is_empty() {
+                        return Err(NfsError(format!("{}: {what}: the file ends there", self.url)));
+                    }
+                    let n = got.len().min(want);
+                    buf[done..done + n].copy_from_slice(&got[..n]);
+                    done += n;
+                }
+                Nfs3Result::Err((status, _)) => return Err(NfsError(format!("{}: {what}: {status}", self.url))),
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes everything written to `file` durable on the server (COMMIT).
+    pub fn commit(&mut self, file: &NfsFile) -> Result<(), NfsError> {
+        let args = nfs3::COMMIT3args { file: file.handle.clone(), offset: 0, count: 0 };
+        let what = format!("COMMIT {}", file.path);
+        match block(&self.runtime, self.timeout, &self.url, &what, self.connection.commit(&args))? {
+            Nfs3Result::Ok(_) => Ok(()),
+            Nfs3Result::Err((status, _)) => Err(NfsError(format!("{}: {what}: {status}", self.url))),
+        }
+    }
+
+    /// The file's size, from the server.
+    pub fn size(&mut self, file: &NfsFile) -> Result<u64, NfsError> {
+        let args = nfs3::GETATTR3args { object: file.handle.clone() };
+        let what = format!("GETATTR {}", file.path);
+        match block(&self.runtime, self.timeout, &self.url, &what, self.connection.getattr(&args))? {
+            Nfs3Result::Ok(ok) => Ok(ok.obj_attributes.size),
+            Nfs3Result::Err((status, _)) => Err(NfsError(format!("{}: {what}: {status}", self.url))),
+        }
+    }
+}
+
+/// Runs one call to the server within `timeout`; `what` names it in errors.
+fn block<T, E: fmt::Display>(
+    runtime: &tokio::runtime::Runtime,
+    timeout: Duration,
+    url: &NfsUrl,
+    what: &str,
+    call: impl Future<Output = Result<T, E>>,
+) -> Result<T, NfsError> {
+    match runtime.block_on(async { tokio::time::timeout(timeout, call).await }) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(NfsError(format!("{url}: {what}: {e}"))),
+        Err(_) => Err(NfsError(format!("{url}: {what}: no answer within {} s", timeout.as_secs()))),
+    }
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.ends_with('/') {
+        format!("{dir}{name}")
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_parse_and_bad_ones_say_why() {
+        let u = NfsUrl::parse("nfs://10.0.0.2/export").unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.portmapper_port, u.export.as_str(), u.path.as_str()),
+            ("10.0.0.2", 111, "/export", "/")
+        );
+        let u = NfsUrl::parse("nfs://srv:1111/export/a/b/").unwrap();
+        assert_eq!((u.portmapper_port, u.export.as_str(), u.path.as_str()), (1111, "/export", "/a/b"));
+        assert_eq!(u.to_string(), "nfs://srv:1111/export/a/b");
+        assert!(NfsUrl::parse("smb://x/share").unwrap_err().contains("not an NFS target"));
+        assert!(NfsUrl::parse("nfs://host").unwrap_err().contains("names no export"));
+        assert!(NfsUrl::parse("nfs:///export").unwrap_err().contains("names no host"));
+        assert!(NfsUrl::parse("nfs://h:0/e").unwrap_err().contains("not a port number"));
+        assert!(NfsUrl::parse("nfs://h/e/../x").unwrap_err().contains("'..'"));
+    }
+
+    #[test]
+    fn a_server_that_is_not_there_is_named_within_the_timeout() {
+        // Port 1 on loopback: nothing listens there, the connection is refused at once.
+        let url = NfsUrl::parse("nfs://127.0.0.1:1/export").unwrap();
+        let started = std::time::Instant::now();
+        let err = NfsSession::connect(&url, Duration::from_secs(5)).err().expect("no server");
+        assert!(err.0.starts_with("nfs://127.0.0.1:1/export: "), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(6));
+    }
+}

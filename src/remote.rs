@@ -1,0 +1,98 @@
+//! Targets on a server reached by iomatrix's own protocol client
+//! (`nfs://host[:port]/export[/path]`), and the working folder made there.
+
+use iomatrix_backend::RemoteFs;
+use iomatrix_core::UsageError;
+use std::path::Path;
+use std::time::Duration;
+
+/// How long any one call to a server may take before the client gives up.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A `--target` that names a server rather than a local folder.
+pub fn url_of(target: &Path) -> Option<&str> {
+    target.to_str().filter(|t| t.starts_with("nfs://") || t.starts_with("smb://"))
+}
+
+/// The parsed target, checked before anything runs.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub enum RemoteTarget {
+    Nfs(iomatrix_nfs::NfsUrl),
+}
+
+impl RemoteTarget {
+    pub fn parse(text: &str) -> Result<RemoteTarget, UsageError> {
+        if text.starts_with("smb://") {
+            return Err(UsageError::new(format!(
+                "--target {text}: the built-in SMB client is not built yet; reach the share through a mount (e.g. \
+                 smbnetfs) and give its folder as the target"
+            )));
+        }
+        iomatrix_nfs::NfsUrl::parse(text).map(RemoteTarget::Nfs).map_err(|e| UsageError::new(format!("--target: {e}")))
+    }
+
+    /// A fresh session: each client has its own, as separate machines would.
+    pub fn connect(&self) -> std::io::Result<Box<dyn RemoteFs>> {
+        match self {
+            RemoteTarget::Nfs(url) => iomatrix_nfs::NfsFs::connect(url, CALL_TIMEOUT)
+                .map(|fs| Box::new(fs) as Box<dyn RemoteFs>)
+                .map_err(|e| std::io::Error::other(e.0)),
+        }
+    }
+}
+
+/// The run's working folder on the server, `iomatrix-PID-MS`, removed at
+/// the end with what the clients left in it (unless kept).
+pub struct RemoteWorkDir {
+    fs: Box<dyn RemoteFs>,
+    pub name: String,
+    keep: bool,
+    /// What to remove at the end: every client's folder and its file.
+    pub clients: usize,
+    pub file_name: String,
+}
+
+impl RemoteWorkDir {
+    pub fn create(mut fs: Box<dyn RemoteFs>, keep: bool) -> anyhow::Result<RemoteWorkDir> {
+        let stamp =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+        let name = format!("iomatrix-{}-{stamp}", std::process::id());
+        fs.mkdir(&name).map_err(|e| {
+            UsageError::new(format!(
+                "cannot create a working folder on {}: {e}; choose an export and path you can write to",
+                fs.target()
+            ))
+        })?;
+        Ok(RemoteWorkDir { fs, name, keep, clients: 0, file_name: String::new() })
+    }
+
+    pub fn target(&self) -> String {
+        format!("{}/{}", self.fs.target(), self.name)
+    }
+
+    pub fn describe(&self) -> serde_json::Value {
+        self.fs.describe()
+    }
+
+    pub fn kept(&self) -> bool {
+        self.keep
+    }
+}
+
+impl Drop for RemoteWorkDir {
+    fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
+        for rank in 0..self.clients {
+            let dir = format!("{}/client-{rank}", self.name);
+            if !self.file_name.is_empty() {
+                let _ = self.fs.remove(&format!("{dir}/{}", self.file_name));
+            }
+            let _ = self.fs.rmdir(&dir);
+        }
+        if let Err(e) = self.fs.rmdir(&self.name) {
+            eprintln!("iomatrix: warning: could not remove the working folder {}: {e}", self.target());
+        }
+    }
+}

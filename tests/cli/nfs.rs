@@ -1,0 +1,131 @@
+//! The IOzone suite on a real NFS server (nfs-ganesha in a network
+//! namespace, started by `lab/up nfs`) through iomatrix's own NFSv3 client:
+//! no mount, no client cache. Skipped with a message where the lab cannot
+//! run (not root, packages missing).
+
+use crate::helpers::*;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A lab brought up for one test and taken down (also on failure) by Drop.
+struct Lab {
+    vars: HashMap<String, String>,
+}
+
+impl Lab {
+    fn up(what: &[&str]) -> Option<Lab> {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let up = root.join("lab/up");
+        if !up.is_file() || unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: the NFS tests need root and lab/up (nfs-ganesha, rpcbind in a namespace)");
+            return None;
+        }
+        let out = Command::new("timeout").arg("120").arg(&up).args(what).output().expect("run lab/up");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let vars: HashMap<String, String> = text
+            .lines()
+            .filter_map(|l| l.trim().trim_start_matches("export ").split_once('='))
+            .map(|(k, v)| (k.to_string(), v.trim_matches(|c| c == '\'' || c == '"').to_string()))
+            .collect();
+        let lab = Lab { vars };
+        if !out.status.success() {
+            eprintln!("skipped: lab/up failed: {}{}", text, String::from_utf8_lossy(&out.stderr));
+            return None;
+        }
+        Some(lab)
+    }
+
+    fn var(&self, key: &str) -> &str {
+        self.vars.get(key).map(String::as_str).unwrap_or_else(|| panic!("lab/up printed no {key}: {:?}", self.vars))
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        if let Some(state) = self.vars.get("IOMATRIX_LAB_STATE") {
+            let down = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("lab/down");
+            let _ = Command::new("timeout").arg("120").arg(down).args(["--state", state]).status();
+        }
+    }
+}
+
+/// Working folders iomatrix left anywhere under `dir`.
+fn left_behind(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("iomatrix-")) {
+                found.push(p.clone());
+            }
+            if e.file_type().is_ok_and(|t| t.is_dir() && !t.is_symlink()) {
+                stack.push(p);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn iozone_runs_through_the_built_in_nfs_client_and_faults_are_named() {
+    let Some(lab) = Lab::up(&["nfs"]) else { return };
+    let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
+    let state = PathBuf::from(lab.var("IOMATRIX_LAB_STATE"));
+    let sb = Sandbox::new();
+    let args = ["run", "iozone", "--target", &nfs, "--files", "1m,4m", "--records", "64k,1m"];
+    let out = sb.run(&[&args[..], &["--tests", "write,read,random-read", "--clients", "2", "--fsync"]].concat());
+    assert_success(&out);
+    let run = sb.last_run();
+    let c = &run["run"]["conditions"];
+    assert_eq!(c["remote"]["protocol"], "NFS");
+    assert_eq!(c["remote"]["version"], "3");
+    assert!(c["remote"]["write_max_bytes"].as_u64().unwrap() >= 4096, "{c}");
+    assert!(c["cache"].as_str().unwrap().starts_with("no client cache"), "{c}");
+    assert!(run["run"]["environment"]["target"]["path"].as_str().unwrap().starts_with("nfs://"));
+    let stored = cells(&run);
+    assert_eq!(stored.len(), 4 * 3);
+    for cell in &stored {
+        // Every client moved its whole file, reading back what it wrote.
+        assert_eq!(cell["bytes"].as_u64().unwrap(), 2 * cell["file_size"].as_u64().unwrap(), "{cell}");
+        assert!(cell["kib_per_sec"].as_f64().unwrap() > 0.0);
+    }
+    assert!(left_behind(&state).is_empty(), "the working folder stays on the server: {:?}", left_behind(&state));
+    // A stdio test or --direct make no sense through the protocol client.
+    assert_usage_error(&sb.run(&[&args[..], &["--tests", "fwrite"]].concat()), "--tests fwrite");
+    assert_usage_error(&sb.run(&[&args[..], &["--direct"]].concat()), "--direct");
+    // An export the server does not have.
+    let wrong = nfs.rsplit_once('/').map(|(host, _)| format!("{host}/no-such-export")).unwrap();
+    assert_usage_error(&sb.run(&["run", "iozone", "--target", &wrong, "--files", "64k"]), "mounting /no-such-export");
+    // The server stopped in the middle of a cell: the client fails within the timeout, finished cells are kept.
+    let pid: i32 = lab.var("IOMATRIX_LAB_GANESHA_PID").parse().unwrap();
+    let mut child = sb
+        .cmd()
+        .args(["run", "iozone", "--target", &nfs, "--files", "8m,1g", "--records", "4k", "--tests", "write"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let begun = Instant::now();
+    // The 8m cell takes well under the time the 1g cell does; stop the server during the second.
+    std::thread::sleep(Duration::from_secs(4));
+    // SAFETY: kill(2) on the server process the lab started; no memory involved.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(begun.elapsed() < Duration::from_secs(90), "bounded by the 30 s call timeout");
+    assert!(
+        stderr.contains("write file 1g record 4k failed") && stderr.contains(&nfs[..nfs.rfind('/').unwrap()]),
+        "{stderr}"
+    );
+    let failed = sb.last_run();
+    assert_eq!(failed["run"]["status"], "failed");
+    assert_eq!(cells(&failed).len(), 1, "the finished 8m cell is kept");
+    // The server down from the start: named, nothing stored.
+    let runs = sb.runs_json()["runs"].as_array().unwrap().len();
+    let out = sb.run(&["run", "iozone", "--target", &nfs, "--files", "64k"]);
+    assert_usage_error(&out, "mounting /export failed");
+    assert_eq!(sb.runs_json()["runs"].as_array().unwrap().len(), runs);
+}
