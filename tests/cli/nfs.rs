@@ -101,7 +101,7 @@ fn iozone_runs_through_the_built_in_nfs_client_and_faults_are_named() {
     assert_usage_error(&sb.run(&["run", "iozone", "--target", &wrong, "--files", "64k"]), "mounting /no-such-export");
     // The server stopped in the middle of a cell: the client fails within the timeout, finished cells are kept.
     let pid: i32 = lab.var("IOMATRIX_LAB_GANESHA_PID").parse().unwrap();
-    let mut child = sb
+    let child = sb
         .cmd()
         .args(["run", "iozone", "--target", &nfs, "--files", "8m,1g", "--records", "4k", "--tests", "write"])
         .stderr(std::process::Stdio::piped())
