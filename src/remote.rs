@@ -1,5 +1,6 @@
-//! Targets on a server reached by iomatrix's own protocol client
-//! (`nfs://host[:port]/export[/path]`), and the working folder made there.
+//! Targets on a server reached by iomatrix's own protocol clients
+//! (`nfs://host[:port]/export[/path]`, `smb://[user@]host[:port]/share[/path]`),
+//! and the working folder made there.
 
 use iomatrix_backend::RemoteFs;
 use iomatrix_core::UsageError;
@@ -18,15 +19,15 @@ pub fn url_of(target: &Path) -> Option<&str> {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum RemoteTarget {
     Nfs(iomatrix_nfs::NfsUrl),
+    Smb(iomatrix_smb::SmbUrl),
 }
 
 impl RemoteTarget {
     pub fn parse(text: &str) -> Result<RemoteTarget, UsageError> {
         if text.starts_with("smb://") {
-            return Err(UsageError::new(format!(
-                "--target {text}: the built-in SMB client is not built yet; reach the share through a mount (e.g. \
-                 smbnetfs) and give its folder as the target"
-            )));
+            return iomatrix_smb::SmbUrl::parse(text, iomatrix_smb::password_from_environment)
+                .map(RemoteTarget::Smb)
+                .map_err(|e| UsageError::new(format!("--target: {e}")));
         }
         iomatrix_nfs::NfsUrl::parse(text).map(RemoteTarget::Nfs).map_err(|e| UsageError::new(format!("--target: {e}")))
     }
@@ -37,6 +38,15 @@ impl RemoteTarget {
             RemoteTarget::Nfs(url) => iomatrix_nfs::NfsFs::connect(url, CALL_TIMEOUT)
                 .map(|fs| Box::new(fs) as Box<dyn RemoteFs>)
                 .map_err(|e| std::io::Error::other(e.0)),
+            RemoteTarget::Smb(url) => {
+                // The password is never sent to other MPI ranks: each reads its own environment.
+                let mut url = url.clone();
+                if url.password.is_empty() {
+                    url.password =
+                        iomatrix_smb::password_from_environment().map_err(std::io::Error::other)?.unwrap_or_default();
+                }
+                iomatrix_smb::SmbFs::connect(&url, CALL_TIMEOUT).map(|fs| Box::new(fs) as Box<dyn RemoteFs>)
+            }
         }
     }
 }

@@ -20,6 +20,11 @@ pub fn run(args: RunIozoneArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
     repeat.refuse_tolerance_under_mpi(ranks)?;
     let mut plan = plan(&args, clients.count)?;
     plan.repeats = repeat.count;
+    let remote = args.common.target.as_deref().and_then(crate::remote::url_of).is_some();
+    if remote && args.tests.is_none() {
+        // The stdio tests measure a local file's C buffering: not run through a protocol client.
+        plan.tests.retain(|t| !t.is_stdio());
+    }
     let job = IozoneJob {
         plan,
         target: args.common.target.clone().unwrap_or_else(std::env::temp_dir),

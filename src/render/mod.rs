@@ -135,17 +135,20 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
     };
     let remote = &c["remote"];
     let target = if remote.is_object() {
-        format!(
-            "{} ({} {} at {}: NFS port {}, reads up to {}, writes up to {}; {})",
-            text(&c["target"]),
-            text(&remote["protocol"]),
-            text(&remote["version"]),
-            text(&remote["server"]),
-            text(&remote["nfs_port"]),
-            crate::job::human(remote["read_max_bytes"].as_u64().unwrap_or(0)),
-            crate::job::human(remote["write_max_bytes"].as_u64().unwrap_or(0)),
-            text(&remote["write_stability"])
-        )
+        let mut how =
+            format!("{} {} at {}", text(&remote["protocol"]), text(&remote["version"]), text(&remote["server"]));
+        if let Some(port) = remote["nfs_port"].as_u64() {
+            how += &format!(", NFS port {port}");
+        }
+        if let Some(share) = remote["share"].as_str() {
+            how += &format!(", share {share} as {}", text(&remote["user"]));
+        }
+        let size = |key: &str| crate::job::human(remote[key].as_u64().unwrap_or(0));
+        how += &format!("; reads up to {}, writes up to {}", size("read_max_bytes"), size("write_max_bytes"));
+        if let Some(stability) = remote["write_stability"].as_str() {
+            how += &format!("; {stability}");
+        }
+        format!("{} ({how})", text(&c["target"]))
     } else if c["fs_type"] == iomatrix_environment::RAW_DEVICE {
         format!(
             "{} (raw block device, {})",

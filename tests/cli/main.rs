@@ -15,7 +15,7 @@ mod import;
 mod iozone_front;
 mod mounted;
 mod mpi;
-mod nfs;
+mod remote;
 mod report;
 mod scan;
 mod signals;

@@ -1,7 +1,7 @@
-//! The IOzone suite on a real NFS server (nfs-ganesha in a network
-//! namespace, started by `lab/up nfs`) through iomatrix's own NFSv3 client:
-//! no mount, no client cache. Skipped with a message where the lab cannot
-//! run (not root, packages missing).
+//! The IOzone suite on real servers (nfs-ganesha and Samba in a network
+//! namespace, started by `lab/up`) through iomatrix's own NFSv3 and SMB
+//! clients: no mount, no client cache. Skipped with a message where the lab
+//! cannot run (not root, packages missing).
 
 use crate::helpers::*;
 use std::collections::HashMap;
@@ -127,5 +127,43 @@ fn iozone_runs_through_the_built_in_nfs_client_and_faults_are_named() {
     let runs = sb.runs_json()["runs"].as_array().unwrap().len();
     let out = sb.run(&["run", "iozone", "--target", &nfs, "--files", "64k"]);
     assert_usage_error(&out, "mounting /export failed");
+    assert_eq!(sb.runs_json()["runs"].as_array().unwrap().len(), runs);
+}
+
+#[test]
+fn iozone_runs_through_the_built_in_smb_client_and_bad_credentials_are_named() {
+    let Some(lab) = Lab::up(&["smb"]) else { return };
+    let smb = lab.var("IOMATRIX_LAB_SMB").to_string();
+    let password_file = lab.var("IOMATRIX_LAB_SMB_PASSWORD_FILE").to_string();
+    let state = PathBuf::from(lab.var("IOMATRIX_LAB_STATE"));
+    let sb = Sandbox::new();
+    let run = |extra: &[&str], password_env: Option<(&str, &str)>| {
+        let mut cmd = sb.cmd();
+        cmd.args(["run", "iozone", "--target"]).args(extra);
+        if let Some((k, v)) = password_env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    // The password from a file named in the environment, never on the command line.
+    let args = [smb.as_str(), "--files", "1m", "--records", "64k,1m", "--tests", "write,read", "--clients", "2"];
+    let out = run(&args, Some(("IOMATRIX_SMB_PASSWORD_FILE", password_file.as_str())));
+    assert_success(&out);
+    let stored = sb.last_run();
+    let c = &stored["run"]["conditions"];
+    assert_eq!(c["remote"]["protocol"], "SMB");
+    assert!(c["remote"]["version"].as_str().unwrap().starts_with("Smb"), "{c}");
+    assert!(!stored["run"]["command_line"].as_str().unwrap().contains("testpass"));
+    for cell in cells(&stored) {
+        assert_eq!(cell["bytes"].as_u64().unwrap(), 2 * (1 << 20), "{cell}");
+    }
+    assert!(left_behind(&state).is_empty(), "{:?}", left_behind(&state));
+    // A wrong password and a share the server does not have: named, exit 2, nothing stored.
+    let runs = sb.runs_json()["runs"].as_array().unwrap().len();
+    let out = run(&[smb.as_str(), "--files", "64k"], Some(("IOMATRIX_SMB_PASSWORD", "wrong")));
+    assert_usage_error(&out, "connecting to share");
+    let no_share = format!("{}/no-such-share", smb.rsplit_once('/').unwrap().0);
+    let out = run(&[no_share.as_str(), "--files", "64k"], Some(("IOMATRIX_SMB_PASSWORD_FILE", password_file.as_str())));
+    assert_usage_error(&out, "no-such-share");
     assert_eq!(sb.runs_json()["runs"].as_array().unwrap().len(), runs);
 }

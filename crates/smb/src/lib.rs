@@ -1,0 +1,364 @@
+//! iomatrix-smb: iomatrix's own SMB2/3 client, so a share is measured with
+//! no mount and no client cache in between.
+//!
+//! - [`SmbUrl`]: `smb://[user[:password]@]host[:port]/share[/path]`; the
+//!   password may also come from `IOMATRIX_SMB_PASSWORD` or the file named
+//!   by `IOMATRIX_SMB_PASSWORD_FILE` (so it need not sit on a command line).
+//! - [`SmbFs`]: one session to one share (the pure-Rust `smb` crate, driven
+//!   by a single-threaded runtime of its own, every call bounded by a
+//!   timeout) as the benchmark's [`iomatrix_backend::RemoteFs`]: the
+//!   negotiated dialect and transfer sizes, folders, files by number.
+
+use iomatrix_backend::RemoteFs;
+use smb::{
+    Client, ClientConfig, CreateOptions, FileAccessMask, FileAttributes, FileCreateArgs, ReadAt, Resource, UncPath,
+    WriteAt,
+};
+use std::collections::HashMap;
+use std::future::Future;
+use std::io;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// `smb://[user[:password]@]host[:port]/share[/path]`.
+#[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SmbUrl {
+    pub host: String,
+    pub port: Option<u16>,
+    pub share: String,
+    /// Below the share, without leading or trailing `/`; empty for its root.
+    pub path: String,
+    pub user: String,
+    /// Never printed; not stored with a run.
+    #[serde(skip)]
+    pub password: String,
+}
+
+impl std::fmt::Debug for SmbUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+impl std::fmt::Display for SmbUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "smb://{}@{}", self.user, self.host)?;
+        if let Some(p) = self.port {
+            write!(f, ":{p}")?;
+        }
+        write!(f, "/{}", self.share)?;
+        if !self.path.is_empty() {
+            write!(f, "/{}", self.path)?;
+        }
+        Ok(())
+    }
+}
+
+impl SmbUrl {
+    /// `password_from` supplies the environment's password (variable or
+    /// file) when the URL has none.
+    pub fn parse(text: &str, password_from: impl FnOnce() -> Result<Option<String>, String>) -> Result<SmbUrl, String> {
+        let rest = text
+            .strip_prefix("smb://")
+            .ok_or_else(|| format!("'{text}' is not an SMB target: write smb://[user@]host[:port]/share[/path]"))?;
+        let (authority, path) = rest
+            .split_once('/')
+            .ok_or_else(|| format!("'{text}' names no share: write smb://[user@]host[:port]/share[/path]"))?;
+        let (credentials, hostport) = match authority.rsplit_once('@') {
+            Some((c, h)) => (Some(c), h),
+            None => (None, authority),
+        };
+        let (host, port) = match hostport.rsplit_once(':') {
+            Some((h, p)) => (
+                h,
+                Some(
+                    p.parse::<u16>()
+                        .ok()
+                        .filter(|p| *p > 0)
+                        .ok_or_else(|| format!("'{text}': port '{p}' is not a port number (1..65535)"))?,
+                ),
+            ),
+            None => (hostport, None),
+        };
+        if host.is_empty() {
+            return Err(format!("'{text}' names no host: write smb://[user@]host[:port]/share[/path]"));
+        }
+        let (user, url_password) = match credentials {
+            Some(c) => match c.split_once(':') {
+                Some((u, p)) => (u.to_string(), Some(p.to_string())),
+                None => (c.to_string(), None),
+            },
+            None => ("guest".to_string(), None),
+        };
+        let mut parts = path.split('/').filter(|p| !p.is_empty());
+        let share = parts.next().ok_or_else(|| format!("'{text}' names no share: write smb://host/share"))?;
+        let below: Vec<&str> = parts.collect();
+        if below.contains(&"..") {
+            return Err(format!("'{text}': '..' is not allowed in the path"));
+        }
+        let password = match url_password {
+            Some(p) => p,
+            None => password_from()?.unwrap_or_default(),
+        };
+        Ok(SmbUrl { host: host.to_string(), port, share: share.to_string(), path: below.join("/"), user, password })
+    }
+
+    /// `\\host\share[\path]` for the SMB protocol.
+    fn unc(&self, below: &str) -> Result<UncPath, String> {
+        let unc = UncPath::from_str(&format!(r"\\{}\{}", self.host, self.share)).map_err(|e| e.to_string())?;
+        let full: Vec<&str> = self.path.split('/').chain(below.split('/')).filter(|p| !p.is_empty()).collect();
+        Ok(if full.is_empty() { unc } else { unc.with_path(&full.join("\\")) })
+    }
+}
+
+/// The password from `IOMATRIX_SMB_PASSWORD`, else from the file named by
+/// `IOMATRIX_SMB_PASSWORD_FILE` (its first line).
+pub fn password_from_environment() -> Result<Option<String>, String> {
+    if let Ok(p) = std::env::var("IOMATRIX_SMB_PASSWORD") {
+        return Ok(Some(p));
+    }
+    match std::env::var("IOMATRIX_SMB_PASSWORD_FILE") {
+        Ok(file) => std::fs::read_to_string(&file)
+            .map(|t| Some(t.lines().next().unwrap_or("").to_string()))
+            .map_err(|e| format!("IOMATRIX_SMB_PASSWORD_FILE {file}: {e}")),
+        Err(_) => Ok(None),
+    }
+}
+
+/// One session to one share.
+pub struct SmbFs {
+    url: SmbUrl,
+    runtime: tokio::runtime::Runtime,
+    /// Taken in `drop`, to close the session inside the runtime.
+    client: Option<Client>,
+    timeout: Duration,
+    open: HashMap<u64, smb::File>,
+    next: u64,
+    described: serde_json::Value,
+}
+
+fn err(url: &SmbUrl, what: &str, e: impl std::fmt::Display) -> io::Error {
+    io::Error::other(format!("{url}: {what}: {e}"))
+}
+
+impl SmbFs {
+    /// Connects and authenticates within `timeout`.
+    pub fn connect(url: &SmbUrl, timeout: Duration) -> io::Result<SmbFs> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(|e| err(url, "starting the SMB client's runtime", e))?;
+        // The smb crate ends its sessions in tasks of the runtime, also when a connection fails: stay inside it.
+        let connected = {
+            let _inside = runtime.enter();
+            Self::session(&runtime, url, timeout)
+        };
+        let (client, described) = connected?;
+        Ok(SmbFs { url: url.clone(), runtime, client: Some(client), timeout, open: HashMap::new(), next: 1, described })
+    }
+
+    fn session(
+        runtime: &tokio::runtime::Runtime,
+        url: &SmbUrl,
+        timeout: Duration,
+    ) -> io::Result<(Client, serde_json::Value)> {
+        let connection = smb::ConnectionConfig { port: url.port, timeout: Some(timeout), ..Default::default() };
+        let client = Client::new(ClientConfig { dfs: false, connection, ..ClientConfig::default() });
+        let share = url.unc("").map_err(|e| err(url, "the share's path", e))?;
+        let connected = runtime.block_on(async {
+            tokio::time::timeout(timeout, client.share_connect(&share, &url.user, url.password.clone())).await
+        });
+        match connected {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(err(url, &format!("connecting to share {} as {}", url.share, url.user), e)),
+            Err(_) => return Err(err(url, "connecting", format!("no answer within {} s", timeout.as_secs()))),
+        }
+        let described = runtime.block_on(async {
+            let mut d = serde_json::json!({
+                "protocol": "SMB",
+                "client": "iomatrix built-in (smb crate, no client cache)",
+                "server": url.host,
+                "share": url.share,
+                "user": url.user,
+            });
+            if let Ok(conn) = client.get_connection(&url.host).await {
+                if let Some(info) = conn.conn_info() {
+                    d["version"] = serde_json::json!(format!("{:?}", info.negotiation.dialect_rev));
+                    d["read_max_bytes"] = serde_json::json!(info.negotiation.max_read_size);
+                    d["write_max_bytes"] = serde_json::json!(info.negotiation.max_write_size);
+                    d["signing"] = serde_json::json!(format!("{:?}", info.negotiation.signing_algo));
+                    d["encryption"] = serde_json::json!(format!("{:?}", info.negotiation.encryption_cipher));
+                }
+            }
+            d
+        });
+        Ok((client, described))
+    }
+
+    fn block<T, E: std::fmt::Display>(&self, what: &str, call: impl Future<Output = Result<T, E>>) -> io::Result<T> {
+        match self.runtime.block_on(async { tokio::time::timeout(self.timeout, call).await }) {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(err(&self.url, what, e)),
+            Err(_) => Err(err(&self.url, what, format!("no answer within {} s", self.timeout.as_secs()))),
+        }
+    }
+
+    fn open_with(&self, path: &str, args: &FileCreateArgs, what: &str) -> io::Result<Resource> {
+        let unc = self.url.unc(path).map_err(|e| err(&self.url, what, e))?;
+        let client = self.client.as_ref().ok_or_else(|| err(&self.url, what, "the session is closed"))?;
+        self.block(&format!("{what} {path}"), client.create_file(&unc, args))
+    }
+
+    fn file(&self, file: u64) -> io::Result<&smb::File> {
+        self.open.get(&file).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no such open file"))
+    }
+
+    fn keep(&mut self, resource: Resource, path: &str) -> io::Result<u64> {
+        let Resource::File(file) = resource else {
+            return Err(err(&self.url, path, "not a file"));
+        };
+        let id = self.next;
+        self.next += 1;
+        self.open.insert(id, file);
+        Ok(id)
+    }
+
+    /// Opens `path` for deletion and closes it: the server removes it then.
+    fn delete(&mut self, path: &str, directory: bool) -> io::Result<()> {
+        let args = FileCreateArgs {
+            options: CreateOptions::new().with_delete_on_close(true).with_directory_file(directory),
+            ..FileCreateArgs::make_open_existing(FileAccessMask::new().with_delete(true))
+        };
+        let resource = self.open_with(path, &args, "deleting")?;
+        let what = format!("closing {path} to delete it");
+        match resource {
+            Resource::File(f) => self.block(&what, f.close()),
+            Resource::Directory(d) => self.block(&what, d.close()),
+            Resource::Pipe(p) => self.block(&what, p.close()),
+        }
+    }
+}
+
+impl Drop for SmbFs {
+    fn drop(&mut self) {
+        // The smb crate closes its trees and sessions in tasks of the runtime: end them inside it.
+        let _inside = self.runtime.enter();
+        let timeout = self.timeout;
+        for (_, file) in self.open.drain() {
+            let _ = self.runtime.block_on(async { tokio::time::timeout(timeout, file.close()).await });
+        }
+        if let Some(client) = self.client.take() {
+            let _ = self.runtime.block_on(async { tokio::time::timeout(timeout, client.close()).await });
+            drop(client);
+        }
+    }
+}
+
+impl RemoteFs for SmbFs {
+    fn target(&self) -> String {
+        self.url.to_string()
+    }
+
+    fn describe(&self) -> serde_json::Value {
+        self.described.clone()
+    }
+
+    fn mkdir(&mut self, path: &str) -> io::Result<()> {
+        let args = FileCreateArgs::make_create_new(
+            FileAttributes::new().with_directory(true),
+            CreateOptions::new().with_directory_file(true),
+        );
+        match self.open_with(path, &args, "making the folder")? {
+            Resource::Directory(d) => self.block("closing a new folder", d.close()),
+            _ => Err(err(&self.url, path, "made something that is not a folder")),
+        }
+    }
+
+    fn rmdir(&mut self, path: &str) -> io::Result<()> {
+        self.delete(path, true)
+    }
+
+    fn create(&mut self, path: &str) -> io::Result<u64> {
+        let args = FileCreateArgs::make_overwrite(FileAttributes::new(), CreateOptions::new());
+        let resource = self.open_with(path, &args, "creating")?;
+        self.keep(resource, path)
+    }
+
+    fn open(&mut self, path: &str) -> io::Result<u64> {
+        let access = FileAccessMask::new().with_generic_read(true).with_generic_write(true);
+        let resource = self.open_with(path, &FileCreateArgs::make_open_existing(access), "opening")?;
+        self.keep(resource, path)
+    }
+
+    fn remove(&mut self, path: &str) -> io::Result<()> {
+        self.delete(path, false)
+    }
+
+    fn read_at(&mut self, file: u64, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let f = self.file(file)?;
+        let mut done = 0;
+        while done < buf.len() {
+            let at = offset + done as u64;
+            let n = self.block(&format!("READ at byte {at}"), f.read_at(&mut buf[done..], at))?;
+            if n == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("{}: the file ends at byte {at}", self.url),
+                ));
+            }
+            done += n;
+        }
+        Ok(())
+    }
+
+    fn write_at(&mut self, file: u64, buf: &[u8], offset: u64) -> io::Result<()> {
+        let f = self.file(file)?;
+        let mut done = 0;
+        while done < buf.len() {
+            let at = offset + done as u64;
+            let n = self.block(&format!("WRITE at byte {at}"), f.write_at(&buf[done..], at))?;
+            if n == 0 {
+                return Err(err(&self.url, &format!("WRITE at byte {at}"), "the server wrote nothing"));
+            }
+            done += n;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, file: u64) -> io::Result<()> {
+        let f = self.file(file)?;
+        self.block("FLUSH", f.flush())
+    }
+
+    fn close(&mut self, file: u64) -> io::Result<()> {
+        match self.open.remove(&file) {
+            Some(f) => self.block("CLOSE", f.close()),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_parse_and_passwords_come_from_the_environment_when_absent() {
+        let none = || Ok(None);
+        let u = SmbUrl::parse("smb://smbtest@10.0.0.2:4450/share/bench", none).unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.port, u.share.as_str(), u.path.as_str()),
+            ("10.0.0.2", Some(4450), "share", "bench")
+        );
+        assert_eq!(u.user, "smbtest");
+        let u = SmbUrl::parse("smb://u:pw@h/s", none).unwrap();
+        assert_eq!(u.password, "pw");
+        assert!(!format!("{u} {u:?}").contains("pw"), "the password is never printed");
+        let u = SmbUrl::parse("smb://u@h/s", || Ok(Some("from-env".into()))).unwrap();
+        assert_eq!(u.password, "from-env");
+        assert!(SmbUrl::parse("smb://h", none).unwrap_err().contains("names no share"));
+        assert!(SmbUrl::parse("smb://h:x/s", none).unwrap_err().contains("not a port number"));
+        assert!(SmbUrl::parse("nfs://h/s", none).unwrap_err().contains("not an SMB target"));
+    }
+}
