@@ -13,6 +13,7 @@ mod fileserver;
 mod helpers;
 mod import;
 mod iozone_front;
+mod lab;
 mod mounted;
 mod mpi;
 mod remote;
