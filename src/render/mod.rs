@@ -148,6 +148,9 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
         if let Some(stability) = remote["write_stability"].as_str() {
             how += &format!("; {stability}");
         }
+        if let Some(limits) = remote["known_limits"].as_str() {
+            how += &format!("; NOTE: {limits}");
+        }
         format!("{} ({how})", text(&c["target"]))
     } else if c["fs_type"] == iomatrix_environment::RAW_DEVICE {
         format!(
