@@ -235,6 +235,9 @@ fn row(plan: &BackupPlan, cell: &BackupCell, seq: usize) -> CellRow {
 
 /// An existing folder, canonical; anything else is the user's mistake (exit 2).
 pub fn check_tree(dir: &Path, what: &str) -> Result<std::path::PathBuf, UsageError> {
+    if let Some(url) = crate::remote::url_of(dir) {
+        return Err(crate::job::refuse_remote(url));
+    }
     let meta = std::fs::metadata(dir)
         .map_err(|e| UsageError::new(format!("{what} {}: {e}; give an existing folder to walk", dir.display())))?;
     if !meta.is_dir() {

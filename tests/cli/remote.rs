@@ -167,3 +167,22 @@ fn iozone_runs_through_the_built_in_smb_client_and_bad_credentials_are_named() {
     assert_usage_error(&out, "no-such-share");
     assert_eq!(sb.runs_json()["runs"].as_array().unwrap().len(), runs);
 }
+
+#[test]
+fn other_suites_refuse_server_targets_plainly_and_bad_urls_are_named() {
+    let sb = Sandbox::new();
+    for args in [
+        vec!["run", "access", "--target", "nfs://10.0.0.1/export", "--bs", "4k"],
+        vec!["run", "fileserver", "--target", "smb://u@10.0.0.1/share"],
+        vec!["run", "backup", "--target", "nfs://10.0.0.1/export"],
+        vec!["run", "bonnie", "--target", "nfs://10.0.0.1/export", "--size", "1m", "--allow-cache"],
+    ] {
+        assert_usage_error(&sb.run(&args), "only the iozone suite runs through iomatrix's own NFS and SMB clients");
+    }
+    assert_usage_error(&sb.run(&["run", "iozone", "--target", "nfs://host", "--files", "64k"]), "names no export");
+    assert_usage_error(
+        &sb.run(&["run", "iozone", "--target", "smb://h:99999/s", "--files", "64k"]),
+        "not a port number",
+    );
+    assert!(!sb.db().exists() || sb.runs_json()["runs"].as_array().unwrap().is_empty());
+}
