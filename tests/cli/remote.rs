@@ -186,3 +186,27 @@ fn other_suites_refuse_server_targets_plainly_and_bad_urls_are_named() {
     );
     assert!(!sb.db().exists() || sb.runs_json()["runs"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn a_100_mbit_link_caps_what_the_built_in_nfs_client_reads_and_writes() {
+    let Some(lab) = Lab::up(&["--link", "100mbit", "nfs"]) else { return };
+    let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
+    let sb = Sandbox::new();
+    assert_success(&sb.run(&[
+        "run",
+        "iozone",
+        "--target",
+        &nfs,
+        "--files",
+        "16m",
+        "--records",
+        "1m",
+        "--tests",
+        "write,read",
+    ]));
+    // 100 Mbit/s is 12207 KiB/s; with TCP and RPC headers the payload gets a little less. No client cache can lift it.
+    for cell in cells(&sb.last_run()) {
+        let kib = cell["kib_per_sec"].as_f64().unwrap();
+        assert!((9_000.0..12_300.0).contains(&kib), "{}: {kib:.0} KB/s over a 100 Mbit/s link", cell["test"]);
+    }
+}
