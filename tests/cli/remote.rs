@@ -210,3 +210,32 @@ fn a_100_mbit_link_caps_what_the_built_in_nfs_client_reads_and_writes() {
         assert!((9_000.0..12_300.0).contains(&kib), "{}: {kib:.0} KB/s over a 100 Mbit/s link", cell["test"]);
     }
 }
+
+#[test]
+fn a_cut_link_ends_the_cell_within_the_timeout_and_keeps_the_finished_ones() {
+    let Some(lab) = Lab::up(&["--link", "100mbit", "nfs"]) else { return };
+    let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
+    let veth = lab.var("IOMATRIX_LAB_VETH").to_string();
+    let sb = Sandbox::new();
+    let child = sb
+        .cmd()
+        .args(["run", "iozone", "--target", &nfs, "--files", "4m,256m", "--records", "1m", "--tests", "write"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let begun = Instant::now();
+    // 4m takes under a second at 100 Mbit/s, 256m about 22 s: cut the link during the second cell.
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(Command::new("ip").args(["link", "set", &veth, "down"]).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(begun.elapsed() < Duration::from_secs(90), "bounded by the 30 s call timeout");
+    assert!(
+        stderr.contains("no answer within 30 s") && stderr.contains("write file 256m record 1m failed"),
+        "{stderr}"
+    );
+    let run = sb.last_run();
+    assert_eq!(run["run"]["status"], "failed");
+    assert_eq!(cells(&run).len(), 1, "the 4m cell is kept");
+}

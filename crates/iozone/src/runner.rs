@@ -328,7 +328,10 @@ impl<'a> Client<'a> {
     fn remote_cell(&mut self, cell: &CellSpec, start: &mut Start<'_>) -> Result<ClientFigures, ClientFailure> {
         let outcome = self.remote_cell_inner(cell, start);
         if outcome.is_err() {
+            // A server that stopped answering would make every cleanup call wait out its timeout too:
+            // the run's cleanup tries once at the end.
             self.file_ready = None;
+            return outcome;
         }
         if cell.last_for_pair {
             let path = self.remote_path();
