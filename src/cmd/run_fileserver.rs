@@ -389,6 +389,10 @@ fn row(plan: &FileserverPlan, cell: &FileserverCell) -> CellRow {
             v
         })
         .collect();
+    // Each client's operations per type: over the clients they add up to the merged histograms' counts.
+    let op_counts = |r: &iomatrix_fileserver::PhaseResult| -> Map<String, Value> {
+        ops.iter().map(|&op| (op.name().to_string(), json!(r.latency(op).count()))).collect()
+    };
     let mut metrics = json!({
         "phase": r.phase.name(),
         "ops": latency,
@@ -409,13 +413,13 @@ fn row(plan: &FileserverPlan, cell: &FileserverCell) -> CellRow {
             "rank": c.rank,
             "files": c.result.done.files,
             "bytes": c.result.done.bytes,
+            "ops": op_counts(&c.result),
             "completion_ns": c.result.wall_ns,
             "total_kib_per_sec": c.result.total_kib_per_sec,
             "connections_failed": c.result.connections_failed,
         })).collect::<Vec<_>>(),
-        "failed_clients": cell.failures,
-        "start_barrier": cell.starts,
     });
+    crate::clients::add_client_metrics(&mut metrics, &cell.failures, &cell.starts);
     if let iomatrix_fileserver::Phase::Mix { read_percent } = r.phase {
         metrics["read_percent"] = json!(read_percent);
     }

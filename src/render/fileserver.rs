@@ -4,7 +4,7 @@
 //! completion time, and what failed.
 
 use iomatrix_fileserver::Op;
-use iomatrix_store::StoredRun;
+use iomatrix_store::{CellRow, StoredRun};
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -65,7 +65,7 @@ pub fn report(run: &StoredRun) -> String {
             "read" => "Read",
             _ => "Read/rewrite",
         };
-        let mut rows = vec![
+        let rows = vec![
             (
                 format!("Avg {what} throughput per connection (KB/sec)"),
                 format!("{:.2}", m["avg_connection_kib_per_sec"].as_f64().unwrap_or(0.0)),
@@ -77,23 +77,6 @@ pub fn report(run: &StoredRun) -> String {
             ("Errors (connections failed, by kind)".into(), errors(&m["errors"])),
             ("Lost samples (operations not done)".into(), lost(&m["lost"])),
         ];
-        let clients = m["clients"].as_array().map(Vec::as_slice).unwrap_or_default();
-        if clients.len() > 1 {
-            let rate = |f: &Value| f["total_kib_per_sec"].as_f64().unwrap_or(0.0);
-            rows.push((
-                "Sum of the clients' totals (KB/sec)".into(),
-                format!("{:.2}", m["kib_per_sec_sum_of_clients"].as_f64().unwrap_or(0.0)),
-            ));
-            if let Some(slowest) = clients.iter().min_by(|a, b| rate(a).total_cmp(&rate(b))) {
-                rows.push((
-                    "Slowest client (KB/sec)".into(),
-                    format!("client {} at {:.2}", slowest["rank"], rate(slowest)),
-                ));
-            }
-        }
-        for f in m["failed_clients"].as_array().into_iter().flatten() {
-            rows.push((format!("Client {} failed", f["rank"]), f["message"].as_str().unwrap_or("?").to_string()));
-        }
         for (label, value) in rows {
             let _ = writeln!(out, "{label:<46} {value}");
         }
@@ -106,8 +89,47 @@ pub fn report(run: &StoredRun) -> String {
             let _ = writeln!(out, "  e.g. {message}");
         }
     }
-    out
+    out + &clients_table(run)
 }
+
+/// The clients table every suite shows (more than one client, or a failed
+/// one). A cell's `client_figures` are per connection (seed 003's
+/// "clients"), so the table reads each client's figures from
+/// `metrics.clients` and counts the clients there.
+fn clients_table(run: &StoredRun) -> String {
+    let by_client = StoredRun {
+        cell_results: run
+            .cell_results
+            .iter()
+            .map(|c| {
+                let figures = c.metrics["clients"].clone();
+                CellRow {
+                    clients: figures.as_array().map_or(0, Vec::len),
+                    client_figures: figures,
+                    metrics: c.metrics.clone(),
+                    blobs: Vec::new(),
+                    ..c.clone()
+                }
+            })
+            .collect(),
+        ..run.clone()
+    };
+    super::clients::table(&by_client, &CLIENT_COLUMNS)
+}
+
+const CLIENT_COLUMNS: super::clients::ClientColumns = super::clients::ClientColumns {
+    unit: "KB/s",
+    describe: |c| format!("{} phase", c.metrics["phase"].as_str().unwrap_or(&c.test)),
+    aggregates: |c| {
+        let m = &c.metrics;
+        (
+            m["kib_per_sec_sum_of_clients"].as_f64().unwrap_or(0.0),
+            m["total_kib_per_sec"].as_f64().unwrap_or(c.kib_per_sec),
+            None,
+        )
+    },
+    client_rate: |f| f["total_kib_per_sec"].as_f64(),
+};
 
 fn capitalised(s: &str) -> String {
     let mut c = s.chars();

@@ -348,6 +348,12 @@ fn dropping_the_cache_is_recorded_or_refused() {
     assert!(run["run"]["conditions"]["cache"].as_str().unwrap().contains("dropped"));
     let plain = fileserver(&sb, &sb.target(), &args[..6]);
     assert!(plain["run"]["conditions"]["cache"].as_str().unwrap().contains("may be served by the page cache"));
+    // Many clients: each drops before the read phase's barrier, which still holds.
+    let run = fileserver(&sb, &sb.target(), &[&args[..], &["--clients", "2"]].concat());
+    let read = &crate::helpers::cells(&run)[1];
+    assert_eq!(read["metrics"]["caches_dropped"], true);
+    assert_eq!(read["metrics"]["clients"].as_array().unwrap().len(), 2);
+    crate::clients::assert_barrier_held(read, 2);
 }
 
 #[test]
@@ -501,8 +507,20 @@ fn three_clients_run_their_connections_together_in_every_phase() {
     let sb = Sandbox::new();
     let target = tmpfs.as_ref().map_or_else(|| sb.target(), |m| m.point.clone());
     let t = target.to_str().unwrap();
-    let base =
-        ["run", "fileserver", "--target", t, "--connections", "4", "--files-per-connection", "5", "--sizes", "4k,12k"];
+    let base = [
+        "run",
+        "fileserver",
+        "--target",
+        t,
+        "--connections",
+        "4",
+        "--files-per-connection",
+        "5",
+        "--sizes",
+        "4k,12k",
+        "--record",
+        "4k",
+    ];
     assert_success(&sb.run(&[&base[..], &["--clients", "3", "--keep"]].concat()));
     let run = sb.last_run();
     assert_eq!(run["run"]["conditions"]["clients"], 3);
@@ -519,9 +537,34 @@ fn three_clients_run_their_connections_together_in_every_phase() {
         assert_eq!(m["completion_ns"].as_u64(), clients.iter().map(|f| f["completion_ns"].as_u64().unwrap()).max());
         let rates: f64 = clients.iter().map(|f| f["total_kib_per_sec"].as_f64().unwrap()).sum();
         assert!((m["kib_per_sec_sum_of_clients"].as_f64().unwrap() - rates).abs() <= 1e-9 * rates);
-        // The merged histograms hold every client's operations.
+        // The merged histograms hold every client's operations, type by type.
+        for (op, summary) in m["ops"].as_object().unwrap() {
+            let each: Vec<u64> = clients.iter().map(|f| f["ops"][op].as_u64().unwrap()).collect();
+            assert!(each.iter().all(|&n| n == each[0]), "{op}: the clients did the same work: {each:?}");
+            assert_eq!(summary["count"].as_u64(), Some(each.iter().sum()), "{op}: merged exactly");
+        }
         let ops: u64 = m["ops"].as_object().unwrap().values().map(|s| s["count"].as_u64().unwrap()).sum();
         assert_eq!(ops, c["ops"].as_u64().unwrap());
+        // Three clients' worth of operations, and the stored histograms are the merged ones.
+        let want = Want::new(3 * 4, 5, &[4096, 12288], 4096);
+        let (files, records) = (want.all_files(), want.records());
+        let expected: &[(&str, u64)] = match c["test"].as_str().unwrap() {
+            "write" => &[("create", files), ("open", files), ("write", records), ("close", files)],
+            _ => &[("open", files), ("read", records), ("close", files)],
+        };
+        assert_eq!(m["ops"].as_object().unwrap().len(), expected.len(), "{}", m["ops"]);
+        let conn = rusqlite::Connection::open(sb.db()).unwrap();
+        for &(op, n) in expected {
+            assert_eq!(count(&c, op), n, "{op}");
+            let blob: Vec<u8> = conn
+                .query_row(
+                    "SELECT data FROM cell_blobs WHERE run_id = ?1 AND seq = ?2 AND name = ?3",
+                    rusqlite::params![run["run"]["id"].as_i64(), c["seq"].as_i64(), format!("latency.{op}")],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(iomatrix_stats::Latency::from_bytes(&blob).unwrap().count(), n, "stored latency.{op}");
+        }
     }
     let workdir = leftovers(&target).pop().expect("kept working folder");
     for r in 0..3 {
@@ -531,13 +574,28 @@ fn three_clients_run_their_connections_together_in_every_phase() {
     let id = run["run"]["id"].as_i64().unwrap().to_string();
     let (stdout, _) = text(&sb.run(&["show", &id]));
     assert!(stdout.contains("from 3 clients"), "{stdout}");
-    // A client whose hook fails is recorded; the others' phases are kept.
-    let hook = "if [ \"$IOMATRIX_RANK\" = 1 ]; then exit 1; fi";
+    assert!(stdout.contains("Clients (KB/s)") && stdout.contains("write phase"), "the clients table: {stdout}");
+    // Client 1's folder is made unusable (a file in its place) before it starts: it fails
+    // every phase as a whole, and the others' phases are kept.
+    let hook = "if [ \"$IOMATRIX_RANK\" = 1 ]; then cd .. && rmdir client-1 && : > client-1; fi";
     let out = sb.run(&[&base[..], &["--clients", "3", "--before", hook, "--on-client-error", "continue"]].concat());
     assert_eq!(out.status.code(), Some(3), "{}", text(&out).1);
-    for c in cells(&sb.last_run()) {
-        assert_eq!(c["metrics"]["clients"].as_array().unwrap().len(), 2);
-        assert_eq!(c["metrics"]["failed_clients"][0]["rank"], 1);
+    let run = sb.last_run();
+    assert_eq!(run["run"]["status"], "complete");
+    let cells = cells(&run);
+    assert_eq!(cells.len(), 2);
+    for c in &cells {
+        crate::clients::assert_barrier_held(c, 3);
+        let m = &c["metrics"];
+        let clients = m["clients"].as_array().unwrap();
+        assert_eq!(clients.iter().map(|f| f["rank"].as_u64().unwrap()).collect::<Vec<_>>(), [0, 2]);
+        assert_eq!(m["failed_clients"].as_array().unwrap().len(), 1);
+        assert_eq!(m["failed_clients"][0]["rank"], 1);
+        let message = m["failed_clients"][0]["message"].as_str().unwrap();
+        assert!(message.contains("client-1: not a folder"), "{message}");
+        assert_eq!(m["connections_failed"], 0, "the failed client's connections never started");
+        assert_eq!(m["done"]["files"], 2 * 4 * 5);
+        assert_eq!(c["bytes"].as_u64(), Some(clients.iter().map(|f| f["bytes"].as_u64().unwrap()).sum()));
     }
     assert!(leftovers(&target).is_empty());
 }

@@ -397,14 +397,35 @@ fn three_ranks_each_run_their_connections_in_every_fileserver_phase() {
     assert_success(&out);
     let run = sb.last_run();
     assert_eq!(run["run"]["conditions"]["clients"], 3);
-    let cells = cells(&run);
-    assert_eq!(cells.len(), 2);
-    for c in &cells {
+    let phases = cells(&run);
+    assert_eq!(phases.len(), 2);
+    for c in &phases {
         assert_barrier_held(c, 3);
         let clients = c["metrics"]["clients"].as_array().unwrap();
         assert_eq!(clients.iter().map(|f| f["rank"].as_u64().unwrap()).collect::<Vec<_>>(), [0, 1, 2]);
         assert_eq!(c["metrics"]["done"]["files"], 3 * 2 * 3);
         assert_eq!(c["bytes"].as_u64(), Some(clients.iter().map(|f| f["bytes"].as_u64().unwrap()).sum()));
+        // Every rank's histograms crossed MPI and were merged exactly.
+        for (op, summary) in c["metrics"]["ops"].as_object().unwrap() {
+            let sum: u64 = clients.iter().map(|f| f["ops"][op].as_u64().unwrap()).sum();
+            assert_eq!(summary["count"].as_u64(), Some(sum), "{op}");
+            assert!(clients.iter().all(|f| f["ops"][op].as_u64() == Some(sum / 3)), "{op}: {clients:?}");
+        }
+        let sum: f64 = clients.iter().map(|f| f["total_kib_per_sec"].as_f64().unwrap()).sum();
+        assert!((c["metrics"]["kib_per_sec_sum_of_clients"].as_f64().unwrap() - sum).abs() <= 1e-9 * sum);
+    }
+    // Rank 2's folder made unusable before it starts: it fails every phase, the others' are kept.
+    let spoil = ["--before", "if [ \"$IOMATRIX_RANK\" = 2 ]; then cd .. && rmdir client-2 && : > client-2; fi"];
+    let (out, _) =
+        mpirun(&sb, 3, &[&args[..], &spoil, &["--on-client-error", "continue"]].concat(), Duration::from_secs(120));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out).1);
+    for c in &cells(&sb.last_run()) {
+        assert_barrier_held(c, 3);
+        let ranks: Vec<u64> =
+            c["metrics"]["clients"].as_array().unwrap().iter().map(|f| f["rank"].as_u64().unwrap()).collect();
+        assert_eq!(ranks, [0, 1]);
+        assert_eq!(c["metrics"]["failed_clients"][0]["rank"], 2);
+        assert!(c["metrics"]["failed_clients"][0]["message"].as_str().unwrap().contains("client-2: not a folder"));
     }
     assert!(sb.leftovers().is_empty());
 }

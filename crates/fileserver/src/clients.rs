@@ -10,14 +10,24 @@
 //! A client's connections run inside [`execute`], which drives its phases
 //! itself; a client thread talks to it over channels: `execute` says when
 //! its connections are ready for a phase and waits for the word to go, and
-//! hands back each finished phase.
+//! hands back each finished phase. `execute` starts at the client's first
+//! phase, after its `--before` hook; a client whose folder is unusable (or
+//! whose hook failed) fails as a whole, a [`ClientFailure`] in every phase.
+//!
+//! `--drop-caches` under many clients: every client drops the page cache
+//! on its own host before it reports ready, untimed, and so before the
+//! barrier; nobody is let go until all have arrived, so the last drop on a
+//! host (by the last client there to finish the previous phase) follows
+//! every write on that host and precedes every read. Each MPI host drops
+//! its own cache, which rank 0 alone could not do; local clients drop one
+//! after another, the repeats costing only untimed time.
 
 use crate::plan::FileserverPlan;
 use crate::runner::{execute, Live, PhaseResult};
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
 use iomatrix_stats::kib_per_sec;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::thread::Scope;
@@ -120,7 +130,16 @@ pub fn execute_clients(
         lead(
             group,
             setup,
-            |rank, dir| Client::start(scope, rank, plan, dir, stop, lives.get(rank).or(lives.first())),
+            |rank, dir| Client {
+                rank,
+                scope,
+                plan,
+                dir: dir.to_path_buf(),
+                stop,
+                live: lives.get(rank).or(lives.first()),
+                talk: None,
+                ended: None,
+            },
             |_, gathered| match FileserverCell::merge(gathered) {
                 Some(cell) => on_cell(&cell),
                 None => Ok(()),
@@ -138,75 +157,114 @@ enum Said {
     Ended(Result<Ending, String>),
 }
 
-struct Client {
-    rank: usize,
+/// The line to a client's running `execute`.
+struct Talk {
     /// The word to go (true) or to end (false) for the phase announced.
     go: mpsc::Sender<bool>,
     said: mpsc::Receiver<Said>,
 }
 
-impl Client {
-    /// Starts the client's `execute` in a thread of `scope`; it waits for
+struct Client<'scope, 'env> {
+    rank: usize,
+    scope: &'scope Scope<'scope, 'env>,
+    plan: &'env FileserverPlan,
+    dir: PathBuf,
+    stop: &'env AtomicBool,
+    live: Option<&'env Live>,
+    /// The client's `execute`, started at its first phase: after the
+    /// `--before` hook, which may prepare (or spoil) the client's folder
+    /// before any connection touches it.
+    talk: Option<Talk>,
+    /// How `execute` ended, once it has: every later phase fails alike.
+    ended: Option<Result<Ending, String>>,
+}
+
+impl Client<'_, '_> {
+    /// Starts the client's `execute` in a thread of the scope; it waits for
     /// the client's word before each phase.
-    fn start<'scope, 'env>(
-        scope: &'scope Scope<'scope, 'env>,
-        rank: usize,
-        plan: &'env FileserverPlan,
-        dir: &Path,
-        stop: &'env AtomicBool,
-        live: Option<&'env Live>,
-    ) -> Client {
+    fn start(&mut self) {
         let (go, heard) = mpsc::channel::<bool>();
         let (say, said) = mpsc::channel::<Said>();
-        let dir = dir.to_path_buf();
-        scope.spawn(move || {
-            let quiet = Live::new();
-            let live = live.unwrap_or(&quiet);
-            let phases = say.clone();
-            let ended = execute(
-                plan,
-                &dir,
-                stop,
-                live,
-                &mut |k| say.send(Said::Ready(k)).is_ok() && heard.recv().unwrap_or(false),
-                |result| phases.send(Said::Phase(Box::new(result.clone()))).map_err(|_| "the client left".to_string()),
-            );
-            let _ = say.send(Said::Ended(ended.map(|(_, ending)| ending).map_err(|e| e.to_string())));
-        });
-        Client { rank, go, said }
+        let (plan, dir, stop, live) = (self.plan, self.dir.clone(), self.stop, self.live);
+        let spawned =
+            std::thread::Builder::new().name(format!("client-{}", self.rank)).spawn_scoped(self.scope, move || {
+                let quiet = Live::new();
+                let live = live.unwrap_or(&quiet);
+                let phases = say.clone();
+                let ended = execute(
+                    plan,
+                    &dir,
+                    stop,
+                    live,
+                    &mut |k| say.send(Said::Ready(k)).is_ok() && heard.recv().unwrap_or(false),
+                    |result| {
+                        phases.send(Said::Phase(Box::new(result.clone()))).map_err(|_| "the client left".to_string())
+                    },
+                );
+                let _ = say.send(Said::Ended(ended.map(|(_, ending)| ending).map_err(|e| e.to_string())));
+            });
+        match spawned {
+            Ok(_) => self.talk = Some(Talk { go, said }),
+            Err(e) => self.ended = Some(Err(format!("no thread could be started for it: {e}"))),
+        }
     }
 
-    /// Why `execute` ended before phase `index` was done.
-    fn ended_early(&self, index: usize, how: Result<Ending, String>) -> ClientFailure {
-        match how {
-            Ok(Ending::Interrupted) => ClientFailure::stopped(self.rank),
-            Ok(Ending::SinkFailed(why)) => ClientFailure::error(self.rank, why),
-            Ok(other) => ClientFailure::error(self.rank, format!("phase {index} did not run ({other:?})")),
-            Err(why) => ClientFailure::error(self.rank, format!("the file-server load could not run: {why}")),
+    /// The next word of the client's `execute` (started on first use); a
+    /// failure once it has ended.
+    fn hear(&mut self, index: usize) -> Result<Said, ClientFailure> {
+        if self.talk.is_none() && self.ended.is_none() {
+            self.start();
         }
+        match self.talk.as_ref().map(|t| t.said.recv()) {
+            Some(Ok(Said::Ended(how))) => self.ended = Some(how),
+            Some(Ok(said)) => return Ok(said),
+            Some(Err(_)) => self.ended = Some(Err("its connections ended without a word".into())),
+            None => {}
+        }
+        self.talk = None;
+        Err(self.ended_early(index))
+    }
+
+    fn go(&self, go: bool) {
+        if let Some(talk) = &self.talk {
+            let _ = talk.go.send(go);
+        }
+    }
+
+    /// Why phase `index` did not run: how `execute` ended.
+    fn ended_early(&self, index: usize) -> ClientFailure {
+        match &self.ended {
+            Some(Ok(Ending::Interrupted)) => ClientFailure::stopped(self.rank),
+            Some(Ok(Ending::SinkFailed(why))) => ClientFailure::error(self.rank, why.clone()),
+            Some(Ok(other)) => ClientFailure::error(self.rank, format!("phase {index} did not run ({other:?})")),
+            Some(Err(why)) => ClientFailure::error(self.rank, format!("the file-server load could not run: {why}")),
+            None => ClientFailure::error(self.rank, format!("phase {index} did not run")),
+        }
+    }
+
+    fn out_of_step(&self, index: usize) -> ClientFailure {
+        ClientFailure::error(self.rank, format!("phase {index} out of step (a bug)"))
     }
 }
 
-impl ClientWork for Client {
+impl ClientWork for Client<'_, '_> {
     type Figures = ClientPhase;
 
     fn cell(&mut self, index: usize, start: &mut Start<'_>) -> Result<ClientPhase, ClientFailure> {
-        let lost = || ClientFailure::error(self.rank, "the client's connections ended without a word".into());
-        // Untimed: the connections are made (first phase) and wait at their gate.
-        match self.said.recv().map_err(|_| lost())? {
+        // Untimed: the connections are made (first phase), the page cache
+        // dropped where the plan says, and they wait at their gate.
+        match self.hear(index)? {
             Said::Ready(k) if k == index => {}
-            Said::Ended(how) => return Err(self.ended_early(index, how)),
-            _ => return Err(ClientFailure::error(self.rank, format!("phase {index} out of step (a bug)"))),
+            _ => return Err(self.out_of_step(index)),
         }
         if let Err(failure) = start.together() {
-            let _ = self.go.send(false);
+            self.go(false);
             return Err(failure);
         }
-        let _ = self.go.send(true);
-        match self.said.recv().map_err(|_| lost())? {
+        self.go(true);
+        match self.hear(index)? {
             Said::Phase(result) => Ok(ClientPhase { rank: self.rank, result: *result }),
-            Said::Ended(how) => Err(self.ended_early(index, how)),
-            Said::Ready(_) => Err(ClientFailure::error(self.rank, format!("phase {index} out of step (a bug)"))),
+            _ => Err(self.out_of_step(index)),
         }
     }
 }
@@ -301,5 +359,28 @@ mod tests {
         let (_dir, cells, ending) = run(3, &hooks, OnClientError::Abort);
         assert!(cells.is_empty());
         assert!(matches!(ending, Ending::ClientFailed { cell: 0, .. }), "{ending:?}");
+    }
+
+    #[test]
+    fn the_hook_comes_first_and_a_client_without_a_folder_fails_as_a_whole() {
+        // Every hook finds its folder untouched; client 1's puts a file in its place.
+        let hooks = Hooks {
+            before: Some(
+                "[ -z \"$(ls -A)\" ] || exit 9; if [ \"$IOMATRIX_RANK\" = 1 ]; then cd .. && rmdir client-1 && : > \
+                 client-1; fi"
+                    .into(),
+            ),
+            after: None,
+        };
+        let (_dir, cells, ending) = run(3, &hooks, OnClientError::Continue);
+        assert_eq!(cells.len(), 2);
+        for cell in &cells {
+            assert_eq!(cell.clients.iter().map(|c| c.rank).collect::<Vec<_>>(), [0, 2]);
+            assert_eq!(cell.merged.connections_failed, 0);
+            assert_eq!(cell.failures.len(), 1);
+            assert_eq!(cell.failures[0].rank, 1);
+            assert!(cell.failures[0].message.contains("client-1: not a folder"), "{:?}", cell.failures);
+        }
+        assert!(matches!(ending, Ending::ClientsLost(ref lost) if lost.len() == 2), "{ending:?}");
     }
 }

@@ -10,15 +10,21 @@
 //!   allocation exists for), `drop_caches`, seed. [`FileserverPlan::planned`]
 //!   says exactly what each connection is asked to do ([`Planned`],
 //!   [`OpCounts`] per [`Op`]).
-//! - [`execute`]: runs a plan with one small-stacked thread per connection,
+//! - [`execute`]: runs a plan with one small-stacked thread per connection
+//!   in a folder that must exist (else an error, before any connection),
 //!   all released together by the leader at the start of each [`Phase`],
 //!   and hands each merged [`PhaseResult`] (per-operation HDR histograms,
 //!   per-connection [`ConnectionFigures`], throughput, errors by kind, lost
 //!   samples) to the caller before the next phase starts. A connection that
 //!   fails is counted with its [`ConnectionError`] and the others go on.
 //! - [`execute_clients`]: the same from many clients at once (threads, or
-//!   MPI ranks), each with its own connections in its own folder, every
-//!   phase started together; each phase merged as a [`FileserverCell`].
+//!   MPI ranks), each with its own connections in its own folder, started
+//!   after its `--before` hook, every phase started together (the page
+//!   cache dropped by each client before the barrier); each phase merged as
+//!   a [`FileserverCell`] (histograms added exactly, the clients' own
+//!   figures kept, failed clients recorded as [`ClientFailure`]s).
+//!
+//! [`ClientFailure`]: iomatrix_coord::ClientFailure
 //! - [`Live`]: counters for a live display (files done, bytes, failures).
 //! - [`raise_fd_limit`], [`drop_caches`]: what the run needs of the system.
 

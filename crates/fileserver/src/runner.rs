@@ -262,12 +262,12 @@ impl Live {
 }
 
 /// Runs `plan` with connection N's files in `workdir/conn-N/` (`workdir`
-/// exists and is empty; the caller removes it). `before_phase(k)` is called
-/// when every connection is ready for phase k, right before they are let
-/// go (many clients wait there for each other); false ends the run as
-/// interrupted. `on_phase` gets each phase
-/// as soon as all connections are through it, before the next begins; an
-/// error from it ends the run. `stop` is checked before every operation: a
+/// exists and is empty, else an error; the caller removes it).
+/// `before_phase(k)` is called when every connection is ready for phase k
+/// (and the page cache is dropped, with `drop_caches`), right before they
+/// are let go (many clients wait there for each other); false ends the run
+/// as interrupted. `on_phase` gets each phase as soon as all connections
+/// are through it, before the next begins; an error from it ends the run. `stop` is checked before every operation: a
 /// raised stop drops the phase under way and keeps the finished ones.
 /// Returns how many phases `on_phase` accepted and how the run ended; a run
 /// whose connections failed still completes (their errors are in the results).
@@ -280,6 +280,14 @@ pub fn execute(
     mut on_phase: impl FnMut(&PhaseResult) -> Result<(), String>,
 ) -> io::Result<(usize, Ending)> {
     plan.validate().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    // A folder that is not one fails the whole run (a client, under many), not each connection.
+    match std::fs::metadata(workdir) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
+            return Err(io::Error::new(io::ErrorKind::NotADirectory, format!("{}: not a folder", workdir.display())))
+        }
+        Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", workdir.display()))),
+    }
     let phases = plan.phases();
     let shared = Shared {
         plan,
@@ -377,6 +385,9 @@ pub fn execute(
                 break;
             }
             dropped = false;
+            // Untimed, before `before_phase`: under many clients each drops
+            // before it waits at the barrier, so every drop on a host is done
+            // before any client there is let go (see `clients`).
             if k > 0 && plan.drop_caches && phases[k].reads() {
                 if let Err(e) = drop_caches() {
                     ending = Ending::SinkFailed(format!(
@@ -969,6 +980,23 @@ mod tests {
         assert!(r.errors.is_empty());
         assert_eq!(r.lost, p.planned(1, Phase::Read));
         assert_eq!(r.done.ops.open, 2 * 4);
+    }
+
+    #[test]
+    fn a_folder_that_is_not_one_is_refused_before_any_connection_starts() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("client-0");
+        std::fs::write(&file, b"").unwrap();
+        let stop = AtomicBool::new(false);
+        let mut asked = false;
+        let e =
+            execute(&plan(2, 3), &file, &stop, &Live::new(), &mut |_| std::mem::replace(&mut asked, true), |_| Ok(()))
+                .unwrap_err();
+        assert!(e.to_string().contains("client-0: not a folder"), "{e}");
+        assert!(!asked);
+        let e =
+            execute(&plan(2, 3), &dir.path().join("gone"), &stop, &Live::new(), &mut |_| true, |_| Ok(())).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
     }
 
     #[test]
