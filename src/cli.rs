@@ -196,7 +196,8 @@ pub struct RunBackupArgs {
 #[command(next_help_heading = "Noise")]
 pub struct RepeatArgs {
     /// Measure each cell N times (all samples stored; reports show the median and spread).
-    /// The iozone, access and backup suites (`run bonnie` takes it as --repeats)
+    /// Every suite (`run bonnie` takes it as --repeats; the file-server load repeats its phases
+    /// on fresh files)
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub repeat: u32,
 

@@ -48,17 +48,6 @@ impl Repeat {
         Ok(Repeat { count: args.repeat, tolerance_pct, max })
     }
 
-    /// For suites that do not repeat cells yet: refuse the flags rather than ignore them.
-    pub fn refuse(&self, suite: &str) -> Result<(), UsageError> {
-        if self.count > 1 || self.tolerance_pct.is_some() {
-            return Err(UsageError::new(format!(
-                "--repeat/--tolerance: `run {suite}` does not repeat cells yet (the iozone suite does); run it \
-                 several times with a label and compare the runs"
-            )));
-        }
-        Ok(())
-    }
-
     /// Measuring noisy cells again needs the other MPI ranks to run more
     /// cells than the plan they were given: not done yet.
     pub fn refuse_tolerance_under_mpi(&self, ranks: &crate::ranks::Ranks) -> Result<(), UsageError> {

@@ -23,9 +23,16 @@ use std::time::{Duration, Instant};
 pub const DEFAULT_SIZES: &str = "4k,8k,16k,32k,64k,128k,256k,512k,1m,2m";
 
 pub fn run(args: RunFileserverArgs, db: &Path, ranks: &crate::ranks::Ranks) -> anyhow::Result<ExitCode> {
-    crate::repeat::Repeat::from_args(&args.common.repeat)?.refuse("fileserver")?;
+    let repeat = crate::repeat::Repeat::from_args(&args.common.repeat)?;
+    if repeat.tolerance_pct.is_some() {
+        return Err(UsageError::new(
+            "--tolerance: `run fileserver` does not run noisy phases again yet; use --repeat N (every phase stored)",
+        )
+        .into());
+    }
     let clients = ClientPlan::from_args(&args.common.client, ranks.mpi_size())?;
-    let plan = plan(&args)?;
+    let mut plan = plan(&args)?;
+    plan.repeats = repeat.count;
     check_memory(&plan)?;
     if plan.drop_caches {
         check_drop_caches()?;
@@ -198,6 +205,7 @@ fn plan(args: &RunFileserverArgs) -> Result<FileserverPlan, UsageError> {
         interleave: args.interleave.as_deref().map(|t| count("interleave", t)).transpose()?,
         drop_caches: args.drop_caches,
         seed: args.seed,
+        repeats: 1,
     };
     plan.validate()?;
     Ok(plan)
@@ -408,6 +416,7 @@ fn row(plan: &FileserverPlan, cell: &FileserverCell) -> CellRow {
         "connections_skipped": r.connections_skipped,
         "errors": r.errors,
         "caches_dropped": r.caches_dropped,
+        "repeat": r.index / 2 + 1,
         "kib_per_sec_sum_of_clients": cell.kib_per_sec_sum,
         "clients": cell.clients.iter().map(|c| json!({
             "rank": c.rank,

@@ -599,3 +599,27 @@ fn three_clients_run_their_connections_together_in_every_phase() {
     }
     assert!(leftovers(&target).is_empty());
 }
+
+#[test]
+fn repeat_runs_the_phases_again_on_fresh_files() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let t = target.to_str().unwrap();
+    let args =
+        ["run", "fileserver", "--target", t, "--connections", "3", "--files-per-connection", "4", "--sizes", "8k,16k"];
+    assert_success(&sb.run(&[&args[..], &["--repeat", "2"]].concat()));
+    let run = sb.last_run();
+    let stored = cells(&run);
+    let phases: Vec<&str> = stored.iter().map(|c| c["test"].as_str().unwrap()).collect();
+    assert_eq!(phases, ["write", "read", "write", "read"]);
+    let repeats: Vec<u64> = stored.iter().map(|c| c["metrics"]["repeat"].as_u64().unwrap()).collect();
+    assert_eq!(repeats, [1, 1, 2, 2]);
+    for c in &stored {
+        assert_eq!(c["metrics"]["done"]["files"], 12, "every repeat does all its files: {}", c["test"]);
+        assert_eq!(c["metrics"]["connections_failed"], 0, "{c}");
+    }
+    assert_eq!(stored[0]["bytes"], stored[2]["bytes"]);
+    let (stdout, _) = text(&sb.run(&["show", &run["run"]["id"].as_i64().unwrap().to_string()]));
+    assert!(stdout.contains("Noise: 2 to 2 samples per repeated cell"), "{stdout}");
+    assert!(sb.leftovers().is_empty());
+}

@@ -287,6 +287,7 @@ mod tests {
             interleave: None,
             drop_caches: false,
             seed: 3,
+            repeats: 1,
         }
     }
 

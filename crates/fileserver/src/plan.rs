@@ -235,6 +235,14 @@ pub struct FileserverPlan {
     /// `sync` and drop the page cache before the phase after the writes.
     pub drop_caches: bool,
     pub seed: u64,
+    /// The write phase and the one after it run this many times (`--repeat`),
+    /// each time on fresh files.
+    #[serde(default = "one")]
+    pub repeats: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// The work one connection (or a whole phase) is asked to do.
@@ -256,15 +264,13 @@ impl Planned {
 }
 
 impl FileserverPlan {
-    /// The phases in order: write, then read or mix.
+    /// The phases in order: write, then read or mix; again for each repeat.
     pub fn phases(&self) -> Vec<Phase> {
-        vec![
-            Phase::Write,
-            match self.then {
-                Then::Read => Phase::Read,
-                Then::Mix { read_percent } => Phase::Mix { read_percent },
-            },
-        ]
+        let then = match self.then {
+            Then::Read => Phase::Read,
+            Then::Mix { read_percent } => Phase::Mix { read_percent },
+        };
+        (0..self.repeats.max(1)).flat_map(|_| [Phase::Write, then]).collect()
     }
 
     pub fn validate(&self) -> Result<(), UsageError> {
@@ -541,6 +547,7 @@ mod tests {
             interleave: None,
             drop_caches: false,
             seed: 7,
+            repeats: 1,
         }
     }
 

@@ -554,6 +554,12 @@ impl<'a> Connection<'a> {
         let mut failed = false;
         let phases = self.plan.phases();
         for (k, &phase) in phases.iter().enumerate() {
+            if k > 0 && phase == Phase::Write && setup_error.is_none() && !failed {
+                // A repeat writes fresh files (creates are exclusive): the last repeat's go first, untimed.
+                for i in 0..self.plan.files_per_connection {
+                    let _ = std::fs::remove_file(self.path(i));
+                }
+            }
             if !gate.arrive(k) {
                 party.done = true;
                 return;
@@ -889,6 +895,7 @@ mod tests {
             interleave: None,
             drop_caches: false,
             seed: 3,
+            repeats: 1,
         }
     }
 
