@@ -449,7 +449,8 @@ pub struct CompareArgs {
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// The runs, a group per argument: run ids (12, #12), repeats of one setup (3,4,5: medians)
-    /// or labels (server=netware); every later group is compared with the first
+    /// or labels (server=netware); every later group of the first group's suite is compared with
+    /// the first
     #[arg(value_name = "RUNS", required = true)]
     pub runs: Vec<String>,
 

@@ -5,8 +5,9 @@ use crate::cli::ReportArgs;
 use anyhow::Context;
 use iomatrix_analysis::{compare, flag_cached, CellKey, Group, Region};
 use iomatrix_core::UsageError;
-use iomatrix_report::document::{self, Report, ReportGroup};
+use iomatrix_report::document::{Report, ReportGroup};
 use iomatrix_report::xlsx::{report_workbook, ScalarRow};
+use iomatrix_report::{csv, html, json, markdown};
 use iomatrix_report::{Matrix, MatrixCell};
 use iomatrix_store::Store;
 use std::collections::BTreeSet;
@@ -31,6 +32,9 @@ pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
     };
     let store = Store::open(db)?;
     let resolved = crate::select::resolve(&store, &args.runs)?;
+    for (name, runs) in &resolved {
+        one_suite(name, runs)?;
+    }
     let limit = args.limit.as_deref().map(|l| crate::cmd::compare::limit(&store, l)).transpose()?;
     let groups: Vec<ReportGroup> = resolved
         .into_iter()
@@ -49,12 +53,13 @@ pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
         .collect();
     for g in groups.iter().skip(1).filter(|g| g.summary.suite != groups[0].summary.suite) {
         eprintln!(
-            "iomatrix: {} is a {} run, {} a {} run: shown, not compared",
+            "iomatrix: {} ({}) and {} ({}) are different suites: shown, not compared",
             g.name, g.summary.suite, groups[0].name, groups[0].summary.suite
         );
     }
     let report = Report {
-        made_by: std::env::args().collect::<Vec<_>>().join(" "),
+        // The command as typed, without the binary's folder.
+        made_by: std::iter::once("iomatrix".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" "),
         made_at: iomatrix_store::format_utc(
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64),
         ),
@@ -62,10 +67,10 @@ pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
         comparisons,
     };
     let bytes = match format.as_str() {
-        "html" | "htm" => document::html(&report).into_bytes(),
-        "md" => document::markdown(&report).into_bytes(),
-        "csv" => document::csv(&report).into_bytes(),
-        "json" => serde_json::to_vec_pretty(&document::json(&report))?,
+        "html" | "htm" => html::render(&report).into_bytes(),
+        "md" => markdown::render(&report).into_bytes(),
+        "csv" => csv::render(&report).into_bytes(),
+        "json" => serde_json::to_vec_pretty(&json::render(&report))?,
         _ => workbook(&report).context("cannot build the workbook")?,
     };
     write_whole(&args.output, &bytes)?;
@@ -76,6 +81,20 @@ pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
         report.groups.iter().map(|g| g.runs.len()).sum::<usize>()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// A group is repeats of one setup: runs of different suites in one
+/// argument (`3,4` with #3 IOzone and #4 access) are refused.
+fn one_suite(name: &str, runs: &[iomatrix_store::StoredRun]) -> Result<(), UsageError> {
+    let Some(first) = runs.first() else { return Ok(()) };
+    match runs.iter().find(|r| r.summary.suite != first.summary.suite) {
+        Some(other) => Err(UsageError::new(format!(
+            "'{name}': run #{} is {} and run #{} is {}; a group holds repeats of one setup: give them as \
+             separate arguments",
+            first.summary.id, first.summary.suite, other.summary.id, other.summary.suite
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Writes beside the target, then renames: a reader never sees half a report.

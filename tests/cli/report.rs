@@ -93,6 +93,8 @@ fn every_format_holds_the_stored_cells() {
     // Bad input.
     assert_usage_error(&sb.run(&["report", &a_s, "-o", &path("r.pdf")]), ".html, .xlsx, .csv, .md or .json");
     assert_usage_error(&sb.run(&["report", "99", "-o", &path("x.html")]), "no run #99");
+    let mixed = format!("{a},{access}");
+    assert_usage_error(&sb.run(&["report", &mixed, "-o", &path("x.html")]), "a group holds repeats of one setup");
     assert!(!dir.join("x.html").exists());
 }
 
@@ -127,10 +129,10 @@ fn the_html_report_loads_in_chromium_without_errors_and_shows_its_charts() {
         return;
     }
     let sb = Sandbox::new();
-    let (a, b, _) = runs(&sb);
+    let (a, b, access) = runs(&sb);
     let page = sb.dir.path().join("report.html");
     let page_s = page.to_str().unwrap().to_string();
-    report(&sb, &[&a.to_string(), &b.to_string(), "-o", &page_s, "--limit", "100Mbit"]);
+    report(&sb, &[&a.to_string(), &b.to_string(), &access.to_string(), "-o", &page_s, "--limit", "100Mbit"]);
     // Self-contained: nothing to fetch, no script.
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(!html.contains("<script") && !html.contains("src=") && !html.contains("<link"), "external parts");
@@ -143,12 +145,29 @@ fn the_html_report_loads_in_chromium_without_errors_and_shows_its_charts() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let dom = String::from_utf8_lossy(&out.stdout);
     assert_eq!(dom.matches("class=\"chart heatmap\"").count(), 2 + 2 + 2, "two tests x two runs, two ratio maps");
-    assert_eq!(dom.matches("class=\"chart lines\"").count(), 4);
+    assert_eq!(dom.matches("class=\"chart lines\"").count(), 4 + 1, "a line chart per test and run, latency");
+    assert!(dom.contains("Latency percentiles"), "the access run's latency plot");
+    // The access run's figures; write and read of the two IOzone runs side by side.
+    assert_eq!(dom.matches("class=\"chart bars\"").count(), 1 + 2);
+    assert_eq!(dom.matches("<td class=\"l\">#").count(), 3, "the environment of every run");
     assert!(dom.contains("cache dominates") || dom.contains("No cell above the limit"), "the caching flags");
     // Console messages from the page (errors, failed loads) appear as CONSOLE lines.
-    let log = String::from_utf8_lossy(&out.stderr);
-    let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE") || l.contains("Uncaught")).collect();
-    assert!(console.is_empty(), "console messages: {console:?}");
+    let console = |stderr: &[u8]| -> Vec<String> {
+        String::from_utf8_lossy(stderr)
+            .lines()
+            .filter(|l| l.contains("CONSOLE") || l.contains("Uncaught"))
+            .map(str::to_string)
+            .collect()
+    };
+    let messages = console(&out.stderr);
+    assert!(messages.is_empty(), "console messages: {messages:?}");
+    // The same flags do show a page's console errors: a page with one is caught.
+    let bad = sb.dir.path().join("bad.html");
+    std::fs::write(&bad, "<!DOCTYPE html><html><body><script>console.error('planted')</script></body></html>").unwrap();
+    let mut control = chromium(&profile);
+    control.args(["--enable-logging=stderr", "--v=0", "--dump-dom"]).arg(format!("file://{}", bad.display()));
+    let out = bounded(control, Duration::from_secs(90));
+    assert!(console(&out.stderr).iter().any(|l| l.contains("planted")), "chromium's log shows no console errors");
     // The screenshot shows the charts: many colours, not a blank page.
     let png = sb.dir.path().join("report.png");
     let mut shot = chromium(&profile);

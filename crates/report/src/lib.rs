@@ -1,8 +1,10 @@
-//! iomatrix-report: turns IOzone-style result matrices into reports.
+//! iomatrix-report: results as tables, workbooks and reports.
 //!
-//! The input type is [`Matrix`] (one test's results, file sizes down and
-//! record sizes across, with [`MatrixCell`] entries). Every exporter returns
-//! bytes or a `String`; writing files is left to the caller.
+//! Two input types: [`Matrix`] (one test's results, file sizes down and
+//! record sizes across, with [`MatrixCell`] entries) for the tables and
+//! IOzone's layouts, and [`Report`] (groups of stored runs) for `iomatrix
+//! report`. Every exporter returns bytes or a `String`; writing files is
+//! left to the caller.
 //!
 //! - [`terminal`]: plain-ASCII tables, [`matrix_table`] for one matrix and
 //!   [`iozone_main_table`] for IOzone's own main layout.
@@ -11,12 +13,22 @@
 //!   [`parse_excel_report_with_min_record`], which report a [`ParseError`].
 //! - [`xlsx`]: an `.xlsx` workbook, [`xlsx_workbook`], and the report's
 //!   workbook, a sheet per test with native charts ([`xlsx::report_workbook`]).
-//! - [`document`]: a [`Report`] over groups of stored runs ([`ReportGroup`])
-//!   as one self-contained HTML page, Markdown, CSV or JSON.
-//! - [`svg`]: the charts: heatmaps, line and bar charts, as inline SVG.
+//! - [`document`]: what a report shows, [`Report`] over groups of stored
+//!   runs ([`ReportGroup`]: medians, caching flags) and their comparisons;
+//!   written by [`html`] (one self-contained page: inline CSS and SVG, no
+//!   script), [`markdown`], [`csv`] (a row per stored cell) and [`json`]
+//!   (schema "iomatrix.report/1"), each a `render(&Report)`.
+//! - [`svg`]: the charts as inline SVG, drawn by hand: [`svg::Heatmap`]
+//!   (sequential, or diverging around a ratio of 1, with a colour scale),
+//!   [`svg::LineChart`] (log2 x axis of sizes, optional log y) and
+//!   [`svg::bar_chart`].
 
+pub mod csv;
 pub mod document;
+pub mod html;
 pub mod iozone_excel;
+pub mod json;
+pub mod markdown;
 pub mod matrix;
 pub mod svg;
 pub mod terminal;

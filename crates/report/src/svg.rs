@@ -62,6 +62,44 @@ pub fn short(v: f64) -> String {
     }
 }
 
+/// A power of ten as a tick label: 0.01, 0.1, 1, 10, 100, 1000, 10k, 1M.
+fn decade(v: f64) -> String {
+    if v >= 1e4 {
+        short(v).replace(".00", "")
+    } else if v >= 1.0 {
+        format!("{v:.0}")
+    } else {
+        let digits = (-v.log10()).ceil().clamp(0.0, 12.0) as usize;
+        format!("{v:.digits$}")
+    }
+}
+
+/// About how wide `text` is at font-size 11 sans-serif, in pixels (a little
+/// wide: DejaVu Sans digits, `=` and `%` are wider than the average letter).
+fn text_width(text: &str) -> f64 {
+    text.chars().count() as f64 * 7.0
+}
+
+/// `text` cut to at most `max` characters, an ellipsis marking the cut.
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('\u{2026}');
+    out
+}
+
+/// A label that may be cut: the full text stays in a `<title>` (a tooltip).
+fn label(text: &str, max: usize, attributes: &str) -> String {
+    let shown = clip(text, max);
+    if shown == text {
+        format!("<text {attributes}>{}</text>", escape(text))
+    } else {
+        format!("<text {attributes}><title>{}</title>{}</text>", escape(text), escape(&shown))
+    }
+}
+
 impl Heatmap<'_> {
     fn colour(&self, v: f64, lo: f64, hi: f64) -> String {
         match self.scale {
@@ -82,12 +120,65 @@ impl Heatmap<'_> {
         }
     }
 
+    /// The colour scale as a row of steps from the lowest to the highest
+    /// value (for ratios: from the smallest to the largest ratio drawn, white
+    /// at 1), the end values printed beside it.
+    fn colour_bar(&self, x: f64, y: f64, lo: f64, hi: f64) -> String {
+        const STEPS: usize = 12;
+        const STEP_W: f64 = 16.0;
+        let (from, to) = match self.scale {
+            Scale::Sequential => (lo, hi),
+            Scale::Diverging => {
+                let span = lo.abs().max(hi.abs()).max(1.0);
+                (2f64.powf(-span), 2f64.powf(span))
+            }
+        };
+        let value_at = |t: f64| match self.scale {
+            Scale::Sequential => from + (to - from) * t,
+            Scale::Diverging => 2f64.powf(from.log2() + (to.log2() - from.log2()) * t),
+        };
+        let mut s = format!(
+            r#"<g class="legend"><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+            x - 4.0,
+            y + 10.0,
+            short(from)
+        );
+        for i in 0..STEPS {
+            let v = value_at((i as f64 + 0.5) / STEPS as f64);
+            let _ = write!(
+                s,
+                r#"<rect x="{:.1}" y="{y:.1}" width="{STEP_W}" height="12" fill="{}"/>"#,
+                x + STEP_W * i as f64,
+                self.colour(v, lo, hi)
+            );
+        }
+        let _ = write!(
+            s,
+            r##"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="12" fill="none" stroke="#999"/><text x="{:.1}" y="{:.1}">{}</text>"##,
+            STEP_W * STEPS as f64,
+            x + STEP_W * STEPS as f64 + 4.0,
+            y + 10.0,
+            escape(&format!("{} {}", short(to), self.unit))
+        );
+        if self.scale == Scale::Diverging {
+            let _ = write!(
+                s,
+                r##"<line x1="{0:.1}" y1="{1:.1}" x2="{0:.1}" y2="{2:.1}" stroke="#333"/>"##,
+                x + STEP_W * STEPS as f64 / 2.0,
+                y - 2.0,
+                y + 14.0
+            );
+        }
+        s.push_str("</g>");
+        s
+    }
+
     pub fn render(&self) -> String {
         let left = 70.0;
         let top = 48.0;
         // Wide enough for the legend lines under small matrices.
         let width = (left + CELL_W * self.columns.len() as f64 + 20.0).max(470.0);
-        let height = top + CELL_H * self.rows.len() as f64 + 50.0;
+        let height = top + CELL_H * self.rows.len() as f64 + 82.0;
         let finite: Vec<f64> = self.values.iter().flatten().flatten().copied().filter(|v| v.is_finite()).collect();
         let (lo, hi) = match self.scale {
             Scale::Sequential => (
@@ -161,17 +252,20 @@ impl Heatmap<'_> {
             }
         }
         let legend_y = top + CELL_H * self.rows.len() as f64 + 22.0;
+        if !finite.is_empty() {
+            s.push_str(&self.colour_bar(left, legend_y - 12.0, lo, hi));
+        }
         let legend = match self.scale {
             Scale::Sequential if finite.is_empty() => "no values".to_string(),
-            Scale::Sequential => format!("white {} .. blue {} {}", short(lo), short(hi), self.unit),
+            Scale::Sequential => format!("{}: light low, dark high", self.unit),
             Scale::Diverging => "red: B slower than A, white: equal, blue: B faster (ratio B/A)".to_string(),
         };
-        let _ = write!(s, r##"<text x="{left}" y="{legend_y:.1}" fill="#555">{}</text>"##, escape(&legend));
+        let _ = write!(s, r##"<text x="{left}" y="{:.1}" fill="#555">{}</text>"##, legend_y + 22.0, escape(&legend));
         if self.marked.iter().flatten().any(|m| *m) {
             let _ = write!(
                 s,
                 r##"<text x="{left}" y="{:.1}" fill="#e08000">orange outline, "c": faster than the limit (served by a cache)</text>"##,
-                legend_y + 16.0
+                legend_y + 38.0
             );
         }
         s.push_str("</svg>");
@@ -197,13 +291,25 @@ pub struct LineChart<'a> {
     pub log_y: bool,
 }
 
-const PALETTE: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+/// Longest legend name shown whole.
+const LEGEND_CHARS: usize = 56;
+
+/// Lines one chart can tell apart by colour: callers split longer lists.
+pub const MAX_SERIES: usize = 8;
+
+const PALETTE: [&str; MAX_SERIES] =
+    ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 
 impl LineChart<'_> {
     pub fn render(&self) -> String {
-        let (w, h) = (640.0, 320.0);
-        let (left, right, top, bottom) = (78.0, 150.0, 30.0, 48.0);
-        let pts: Vec<(f64, f64)> = self.series.iter().flat_map(|s| s.points.iter().copied()).collect();
+        // The legend's names decide the right margin (long names are cut, the full name kept as a tooltip).
+        let longest = self.series.iter().map(|s| text_width(&clip(&s.name, LEGEND_CHARS))).fold(0.0, f64::max);
+        let right = (longest + 34.0).max(150.0);
+        let (w, h) = (490.0 + right, 320.0 + (14.0 * self.series.len() as f64 - 260.0).max(0.0));
+        let (left, top, bottom) = (78.0, 30.0, 48.0);
+        // Only points that can be drawn: x > 0 on the log axis, finite y (> 0 on a log y axis).
+        let drawable = |p: &(f64, f64)| p.0 > 0.0 && p.0.is_finite() && p.1.is_finite() && (!self.log_y || p.1 > 0.0);
+        let pts: Vec<(f64, f64)> = self.series.iter().flat_map(|s| s.points.iter().copied()).filter(drawable).collect();
         let ty = |y: f64| if self.log_y { y.max(1e-9).log10() } else { y };
         let xs: Vec<f64> = pts.iter().map(|p| p.0.max(1e-12).log2()).collect();
         let ys: Vec<f64> = pts.iter().map(|p| ty(p.1)).collect();
@@ -260,7 +366,7 @@ impl LineChart<'_> {
                 bx - 4.0,
                 bx - 6.0,
                 y + 4.0,
-                short(t)
+                if self.log_y { decade(t) } else { short(t) }
             );
         }
         let _ = write!(
@@ -279,11 +385,20 @@ impl LineChart<'_> {
         );
         for (k, series) in self.series.iter().enumerate() {
             let colour = PALETTE[k % PALETTE.len()];
-            let mut points = series.points.clone();
+            let mut points: Vec<(f64, f64)> = series.points.iter().copied().filter(drawable).collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
             let path: Vec<String> = points.iter().map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y))).collect();
-            let _ =
-                write!(s, r#"<polyline fill="none" stroke="{colour}" stroke-width="2" points="{}"/>"#, path.join(" "));
+            // Past the palette, the colours come again dashed, then dotted.
+            let dash = match k / PALETTE.len() {
+                0 => "",
+                1 => r#" stroke-dasharray="7 3""#,
+                _ => r#" stroke-dasharray="2 2""#,
+            };
+            let _ = write!(
+                s,
+                r#"<polyline fill="none" stroke="{colour}" stroke-width="2"{dash} points="{}"/>"#,
+                path.join(" ")
+            );
             for (x, y) in &points {
                 let _ = write!(
                     s,
@@ -297,12 +412,11 @@ impl LineChart<'_> {
             let ly = top + 14.0 * k as f64;
             let _ = write!(
                 s,
-                r#"<rect x="{:.1}" y="{:.1}" width="10" height="10" fill="{colour}"/><text x="{:.1}" y="{:.1}">{}</text>"#,
-                w - right + 10.0,
-                ly,
-                w - right + 24.0,
-                ly + 9.0,
-                escape(&series.name)
+                r#"<line x1="{0:.1}" y1="{1:.1}" x2="{2:.1}" y2="{1:.1}" stroke="{colour}" stroke-width="3"{dash}/>{3}"#,
+                w - right + 6.0,
+                ly + 5.0,
+                w - right + 20.0,
+                label(&series.name, LEGEND_CHARS, &format!(r#"x="{:.1}" y="{:.1}""#, w - right + 24.0, ly + 9.0))
             );
         }
         s.push_str("</svg>");
@@ -310,16 +424,20 @@ impl LineChart<'_> {
     }
 }
 
-/// Bars, one per label, with the value printed.
+/// Bars, one per label, with the value printed. The left margin fits the
+/// labels (long ones are cut, the full text kept as a tooltip).
 pub fn bar_chart(title: &str, unit: &str, bars: &[(String, f64)]) -> String {
+    const LABEL_CHARS: usize = 64;
     let row = 24.0;
-    let (left, w) = (220.0, 640.0);
+    let longest = bars.iter().map(|b| text_width(&clip(&b.0, LABEL_CHARS))).fold(0.0, f64::max);
+    let left = (longest + 12.0).max(80.0);
+    let w = left + 420.0;
     let h = 36.0 + row * bars.len() as f64 + 10.0;
-    let max = bars.iter().map(|b| b.1).fold(0.0, f64::max).max(1e-12);
+    let max = bars.iter().map(|b| b.1).filter(|v| v.is_finite()).fold(0.0, f64::max).max(1e-12);
     let mut s = String::new();
     let _ = write!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart bars" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart bars" width="{w:.0}" height="{h}" viewBox="0 0 {w:.0} {h}" font-family="sans-serif" font-size="11">"#
     );
     let _ = write!(
         s,
@@ -327,42 +445,72 @@ pub fn bar_chart(title: &str, unit: &str, bars: &[(String, f64)]) -> String {
         escape(title),
         escape(unit)
     );
-    for (i, (label, v)) in bars.iter().enumerate() {
+    for (i, (name, v)) in bars.iter().enumerate() {
         let y = 28.0 + row * i as f64;
+        let v = if v.is_finite() { v.max(0.0) } else { 0.0 };
         let len = (w - left - 90.0) * v / max;
         let colour = PALETTE[i % PALETTE.len()];
+        s.push_str(&label(
+            name,
+            LABEL_CHARS,
+            &format!(r#"x="{:.1}" y="{:.1}" text-anchor="end""#, left - 6.0, y + 15.0),
+        ));
         let _ =
-            write!(s, r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#, left - 6.0, y + 15.0, escape(label));
-        let _ =
-            write!(s, r#"<rect x="{left}" y="{y:.1}" width="{len:.1}" height="{:.1}" fill="{colour}"/>"#, row - 6.0);
-        let _ = write!(s, r#"<text x="{:.1}" y="{:.1}">{}</text>"#, left + len + 4.0, y + 15.0, short(*v));
+            write!(s, r#"<rect x="{left:.1}" y="{y:.1}" width="{len:.1}" height="{:.1}" fill="{colour}"/>"#, row - 6.0);
+        let _ = write!(s, r#"<text x="{:.1}" y="{:.1}">{}</text>"#, left + len + 4.0, y + 15.0, short(v));
     }
     s.push_str("</svg>");
     s
 }
 
+/// A small well-formedness check for the SVG and HTML written here: every
+/// element opened is closed in order (void HTML elements excepted), every
+/// `&` starts an entity, quotes in tags pair up. Returns what is wrong.
+#[cfg(test)]
+pub(crate) fn well_formed(text: &str) -> Result<(), String> {
+    const VOID: [&str; 4] = ["meta", "br", "hr", "img"];
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = text;
+    let mut at = 0;
+    while let Some(start) = rest.find('<') {
+        let body = &rest[..start];
+        for (i, _) in body.match_indices('&') {
+            let entity = &body[i..];
+            if !["&amp;", "&lt;", "&gt;", "&quot;", "&#"].iter().any(|e| entity.starts_with(e)) {
+                return Err(format!("bare & at {}", at + i));
+            }
+        }
+        let end = rest[start..].find('>').map(|e| start + e).ok_or(format!("unclosed tag at {}", at + start))?;
+        let tag = &rest[start + 1..end];
+        if tag.matches('"').count() % 2 != 0 {
+            return Err(format!("odd quotes in <{tag}>"));
+        }
+        if tag.starts_with('!') {
+            // <!DOCTYPE html>
+        } else if let Some(name) = tag.strip_prefix('/') {
+            match stack.pop() {
+                Some(open) if open == name => {}
+                other => return Err(format!("</{name}> closes {other:?}")),
+            }
+        } else if !tag.ends_with('/') {
+            let name = tag.split_whitespace().next().unwrap_or_default().to_string();
+            if !VOID.contains(&name.as_str()) {
+                stack.push(name);
+            }
+        }
+        at += end + 1;
+        rest = &rest[end + 1..];
+    }
+    if stack.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("never closed: {stack:?}"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Every tag opened is closed (a small well-formedness check).
-    fn balanced(svg: &str) -> bool {
-        let mut stack: Vec<String> = Vec::new();
-        let mut rest = svg;
-        while let Some(start) = rest.find('<') {
-            let end = rest[start..].find('>').map(|e| start + e).unwrap();
-            let tag = &rest[start + 1..end];
-            if let Some(name) = tag.strip_prefix('/') {
-                if stack.pop().as_deref() != Some(name) {
-                    return false;
-                }
-            } else if !tag.ends_with('/') {
-                stack.push(tag.split_whitespace().next().unwrap().to_string());
-            }
-            rest = &rest[end + 1..];
-        }
-        stack.is_empty()
-    }
 
     #[test]
     fn heatmaps_show_every_value_and_mark_cached_cells() {
@@ -378,19 +526,41 @@ mod tests {
             unit: "KB/s",
         };
         let svg = h.render();
-        assert!(balanced(&svg), "{svg}");
+        well_formed(&svg).unwrap();
         assert!(svg.contains("read &lt;KB/s&gt;"));
         assert!(svg.contains(">2.00M c<") && svg.contains(">100<") && svg.contains(">50.00<"), "{svg}");
-        assert_eq!(svg.matches("<rect").count(), 4);
+        // Four cells (one empty), then the colour scale: twelve steps and a frame.
+        let legend = svg.find(r#"<g class="legend">"#).expect("a colour scale");
+        assert_eq!(svg[..legend].matches("<rect").count(), 4);
+        assert_eq!(svg[legend..].matches("<rect").count(), 13);
+        assert!(svg[legend..].contains(">50.00<") && svg[legend..].contains(">2.00M KB/s<"), "scale ends: {svg}");
         assert!(svg.contains("served by a cache"));
-        let ratio =
-            Heatmap { scale: Scale::Diverging, values: vec![vec![Some(0.5), Some(2.0)], vec![Some(1.0), None]], ..h };
+        let ratio = Heatmap {
+            scale: Scale::Diverging,
+            unit: "ratio",
+            values: vec![vec![Some(0.5), Some(2.0)], vec![Some(1.0), None]],
+            ..h
+        };
         let svg = ratio.render();
-        assert!(balanced(&svg));
+        well_formed(&svg).unwrap();
         assert!(
             svg.contains("#b2182b") && svg.contains("#2166ac") && svg.contains("#ffffff"),
             "full red, blue, white: {svg}"
         );
+        // The ratio scale runs from half to twice, white in the middle.
+        let legend = &svg[svg.find(r#"<g class="legend">"#).unwrap()..];
+        assert!(legend.contains(">0.50<") && legend.contains(">2.00 ratio<"), "{legend}");
+        // No values: no scale, no panic.
+        let empty = Heatmap { values: vec![vec![None, None], vec![None, Some(f64::NAN)]], ..ratio };
+        let svg = empty.render();
+        well_formed(&svg).unwrap();
+        assert!(!svg.contains("legend"));
+    }
+
+    #[test]
+    fn decades_print_plainly() {
+        let printed: Vec<String> = (-3..=6).map(|e| decade(10f64.powi(e))).collect();
+        assert_eq!(printed, ["0.001", "0.01", "0.1", "1", "10", "100", "1000", "10k", "100k", "1M"]);
     }
 
     #[test]
@@ -405,9 +575,41 @@ mod tests {
             log_y: false,
         };
         let svg = chart.render();
-        assert!(balanced(&svg), "{svg}");
+        well_formed(&svg).unwrap();
         assert_eq!(svg.matches("<circle").count(), 2);
         let bars = bar_chart("seeks", "seeks/s", &[("#1".into(), 10.0), ("#2 & co".into(), 20.0)]);
-        assert!(balanced(&bars) && bars.contains("#2 &amp; co"));
+        well_formed(&bars).unwrap();
+        assert!(bars.contains("#2 &amp; co"));
+    }
+
+    #[test]
+    fn long_labels_widen_the_chart_or_are_cut_with_a_tooltip() {
+        let name = "access 1m/64k qd=2 read=100% random=100% read".to_string();
+        let narrow = bar_chart("x", "KB/s", &[("a".into(), 1.0)]);
+        let wide = bar_chart("x", "KB/s", &[(name.clone(), 1.0), ("b".into(), f64::NAN)]);
+        let width = |svg: &str| -> f64 {
+            let at = svg.find("width=\"").unwrap() + 7;
+            svg[at..at + svg[at..].find('"').unwrap()].parse().unwrap()
+        };
+        assert!(width(&wide) >= width(&narrow) + text_width(&name) - 80.0, "{wide}");
+        assert!(wide.contains(&format!(">{}<", escape(&name))), "shown whole: {wide}");
+        well_formed(&wide).unwrap();
+        let huge = "x".repeat(200);
+        let cut = bar_chart("x", "KB/s", &[(huge.clone(), 1.0)]);
+        well_formed(&cut).unwrap();
+        assert!(cut.contains(&format!("<title>{huge}</title>")) && cut.contains('\u{2026}'), "{cut}");
+        let size = |x: f64| format!("{x}");
+        let lines = LineChart {
+            title: "latency",
+            x_label: "percentile",
+            y_label: "us",
+            x_text: &size,
+            series: vec![Series { name: name.clone(), points: vec![(1.0, 10.0), (2.0, 30.0)] }],
+            log_y: true,
+        };
+        let svg = lines.render();
+        well_formed(&svg).unwrap();
+        assert!(svg.contains(&format!(">{}<", escape(&name))), "legend whole: {svg}");
+        assert!(width(&svg) >= 490.0 + text_width(&name));
     }
 }

@@ -101,6 +101,25 @@ fn write_block(
     Ok(first_data_row + to_row(files.len())? + 1)
 }
 
+/// A sheet name Excel takes for `test`: no `[]:*?/\`, no quote at either
+/// end, at most 31 characters, not empty, and not one of `used` (ignoring
+/// case; a number is added). The name is added to `used`.
+fn sheet_name(test: &str, used: &mut Vec<String>) -> String {
+    let clean: String = test.chars().filter(|c| !"[]:*?/\\".contains(*c)).collect();
+    let clean = clean.trim_matches('\'').trim();
+    let base: String = if clean.is_empty() { "test".into() } else { clean.chars().take(31).collect() };
+    let taken = |n: &str, used: &[String]| used.iter().any(|u| u.eq_ignore_ascii_case(n));
+    let mut name = base.clone();
+    let mut k = 2;
+    while taken(&name, used) {
+        let suffix = format!(" ({k})");
+        name = base.chars().take(31 - suffix.len()).collect::<String>() + &suffix;
+        k += 1;
+    }
+    used.push(name.clone());
+    name
+}
+
 fn to_row(n: usize) -> Result<RowNum, XlsxError> {
     RowNum::try_from(n).map_err(|_| XlsxError::RowColumnLimitError)
 }
@@ -131,8 +150,10 @@ pub fn report_workbook(
 ) -> Result<Vec<u8>, XlsxError> {
     let mut workbook = Workbook::new();
     let bold = Format::new().set_bold();
+    // "figures" and "conditions" come later; Excel compares sheet names without case.
+    let mut used: Vec<String> = vec!["figures".into(), CONDITIONS_SHEET.into()];
     for (test, matrices) in tests {
-        let name: String = test.chars().filter(|c| !"[]:*?/\\".contains(*c)).take(31).collect();
+        let name = sheet_name(test, &mut used);
         let sheet = workbook.add_worksheet();
         sheet.set_name(&name)?;
         let widest = matrices.iter().map(|m| m.record_sizes().len()).max().unwrap_or(0);
@@ -189,4 +210,28 @@ pub fn report_workbook(
         r += 1;
     }
     workbook.save_to_buffer()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sheet_names_are_ones_excel_takes() {
+        let mut used = vec!["figures".to_string(), CONDITIONS_SHEET.to_string()];
+        assert_eq!(sheet_name("write", &mut used), "write");
+        assert_eq!(sheet_name("Write", &mut used), "Write (2)");
+        assert_eq!(sheet_name("figures", &mut used), "figures (2)");
+        assert_eq!(sheet_name("[*?]", &mut used), "test");
+        assert_eq!(sheet_name("'a/b'", &mut used), "ab");
+        let long = "x".repeat(40);
+        assert_eq!(sheet_name(&long, &mut used), "x".repeat(31));
+        assert_eq!(sheet_name(&long, &mut used), format!("{} (2)", "x".repeat(27)));
+        // A workbook with such tests builds.
+        let m = |t: &str| Matrix { title: t.into(), unit: "KB/s".into(), cells: Vec::new() };
+        let tests: Vec<(String, Vec<Matrix>)> =
+            ["read", "READ", "conditions", ""].iter().map(|t| (t.to_string(), vec![m(t)])).collect();
+        let scalars = [ScalarRow { metric: "seeks".into(), unit: "seeks/s".into(), values: vec![Some(1.0)] }];
+        assert!(report_workbook(&tests, &["a".into()], &scalars, &[]).is_ok());
+    }
 }

@@ -1,0 +1,79 @@
+//! The report as CSV: one row per stored cell of every run.
+
+use crate::document::Report;
+use iomatrix_analysis::{CellKey, Figure};
+use std::fmt::Write;
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// One row per stored cell of every run: every sample, not medians.
+pub fn render(report: &Report) -> String {
+    let mut out = String::from("run,group,suite,test,file_size,record_size,variant,figure,unit,cached,labels\n");
+    for g in &report.groups {
+        for r in &g.runs {
+            let labels: Vec<String> = r.summary.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            for cell in &r.cell_results {
+                let Some(f) = Figure::of(cell) else { continue };
+                let key = CellKey::of(cell);
+                let cached = g.flags.as_ref().map_or(String::new(), |fl| fl.is_flagged(&key).to_string());
+                let _ = writeln!(
+                    out,
+                    "{},{},{},{},{},{},{},{},{},{},{}",
+                    r.summary.id,
+                    csv_field(&g.name),
+                    csv_field(&r.summary.suite),
+                    csv_field(&cell.test),
+                    cell.file_size.map(|v| v.to_string()).unwrap_or_default(),
+                    cell.record_size.map(|v| v.to_string()).unwrap_or_default(),
+                    csv_field(&key.variant),
+                    f.value,
+                    f.unit,
+                    cached,
+                    csv_field(&labels.join(" "))
+                );
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::document::sample;
+
+    /// Splits one CSV line, quotes honoured.
+    fn fields(line: &str) -> Vec<String> {
+        let (mut out, mut cur, mut quoted, mut chars) = (Vec::new(), String::new(), false, line.chars().peekable());
+        while let Some(c) = chars.next() {
+            match (c, quoted) {
+                ('"', true) if chars.peek() == Some(&'"') => {
+                    cur.push('"');
+                    chars.next();
+                }
+                ('"', _) => quoted = !quoted,
+                (',', false) => out.push(std::mem::take(&mut cur)),
+                _ => cur.push(c),
+            }
+        }
+        out.push(cur);
+        out
+    }
+
+    #[test]
+    fn a_row_per_stored_cell_with_every_column() {
+        let text = super::render(&sample::report());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "run,group,suite,test,file_size,record_size,variant,figure,unit,cached,labels");
+        assert_eq!(lines.len(), 1 + 8 + 2 * 8 + 10, "every sample, not medians");
+        assert!(lines.iter().all(|l| fields(l).len() == 11), "{text}");
+        assert!(lines.contains(&"1,1,iozone,write,65536,4096,,10000,KB/s,false,server=a"), "{text}");
+        assert!(lines.contains(&"3,\"2,3\",iozone,write,65536,4096,,40000,KB/s,true,server=a"), "{text}");
+        assert!(lines.contains(&"4,access & <co>,access,access,1048576,4096,qd=1 read=100% random=100%,1000,KB/s,,"));
+    }
+}

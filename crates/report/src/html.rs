@@ -1,0 +1,422 @@
+//! The report as one self-contained HTML page: inline CSS and SVG charts,
+//! no script, nothing fetched (it opens offline and from a file).
+
+use crate::document::{grid, is_matrix_suite, matrix_tests, size, Report, ReportGroup};
+use crate::svg::{bar_chart, escape, short, Heatmap, LineChart, Scale, Series, MAX_SERIES};
+use iomatrix_analysis::{CellKey, Comparison};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+const STYLE: &str = "body{font-family:sans-serif;margin:24px;color:#111;max-width:1300px}\
+h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:36px}\
+h3{font-size:15px;margin-top:22px}table{border-collapse:collapse;margin:8px 0;font-size:12px}\
+td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}th{background:#f3f3f3}td.l,th.l{text-align:left}\
+.note{color:#8a4b00}.charts{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}\
+.muted{color:#666;font-size:12px}";
+
+/// The whole report as one HTML page.
+pub fn render(report: &Report) -> String {
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>iomatrix report</title><style>{STYLE}</style></head><body>\n"
+    );
+    let _ = writeln!(h, "<h1>iomatrix report</h1>");
+    let _ = writeln!(
+        h,
+        "<p class=\"muted\">Made by <code>{}</code> at {} UTC. Figures are medians over each group's runs (and repeats).</p>",
+        escape(&report.made_by),
+        escape(&report.made_at)
+    );
+    for g in &report.groups {
+        group_html(&mut h, g);
+    }
+    configuration_bars(&mut h, report);
+    for c in &report.comparisons {
+        comparison_html(&mut h, c);
+    }
+    h.push_str("</body></html>\n");
+    h
+}
+
+fn group_html(h: &mut String, g: &ReportGroup) {
+    let ids: Vec<String> = g.runs.iter().map(|r| format!("#{}", r.summary.id)).collect();
+    let _ = writeln!(h, "<h2>{}: {} suite, run(s) {}</h2>", escape(&g.name), escape(&g.summary.suite), ids.join(", "));
+    environment_html(h, g);
+    if let Some(flags) = &g.flags {
+        let _ = writeln!(h, "<h3>Caching</h3><p>Limit: {}.</p>", escape(&flags.limit));
+        if flags.boundaries.is_empty() {
+            let _ = writeln!(h, "<p>No cell above the limit.</p>");
+        }
+        for b in &flags.boundaries {
+            let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(b));
+        }
+        if flags.unchecked > 0 {
+            let _ = writeln!(
+                h,
+                "<p class=\"muted\">{} cell(s) not checked: the limit run has no such cell.</p>",
+                flags.unchecked
+            );
+        }
+    }
+    if is_matrix_suite(g) {
+        for test in matrix_tests(g) {
+            let (files, records, values, marked) = grid(g, &test);
+            let heat = Heatmap {
+                title: &format!("{test}: KB/s"),
+                row_label: "file size",
+                column_label: "record size",
+                rows: files.iter().map(|f| size(*f)).collect(),
+                columns: records.iter().map(|r| size(*r)).collect(),
+                values: values.clone(),
+                marked,
+                scale: Scale::Sequential,
+                unit: "KB/s",
+            };
+            let series = records
+                .iter()
+                .enumerate()
+                .map(|(j, r)| Series {
+                    name: format!("record {}", size(*r)),
+                    points: files
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, f)| values[i][j].map(|v| (*f as f64, v)))
+                        .collect(),
+                })
+                .filter(|s| !s.points.is_empty())
+                .collect();
+            let sizes = |x: f64| size(x as u64);
+            let lines = LineChart {
+                title: &format!("{test}: KB/s by file size, a line per record size"),
+                x_label: "file size",
+                y_label: "KB/s",
+                x_text: &sizes,
+                series,
+                log_y: false,
+            };
+            let _ = writeln!(
+                h,
+                "<h3>{}</h3><div class=\"charts\">{}{}</div>",
+                escape(&test),
+                heat.render(),
+                lines.render()
+            );
+        }
+    } else {
+        let mut by_unit: BTreeMap<&str, Vec<(String, f64)>> = BTreeMap::new();
+        for (k, s) in &g.summary.cells {
+            by_unit.entry(s.unit).or_default().push((k.describe(), s.median));
+        }
+        let _ = writeln!(h, "<h3>Figures</h3><div class=\"charts\">");
+        for (unit, bars) in by_unit {
+            h.push_str(&bar_chart(&format!("{}: median of each cell", g.name), unit, &bars));
+        }
+        h.push_str("</div>\n");
+    }
+    latency_html(h, g);
+    noise_html(h, g);
+}
+
+fn environment_html(h: &mut String, g: &ReportGroup) {
+    let _ = writeln!(
+        h,
+        "<table><tr><th class=\"l\">run</th><th class=\"l\">host</th><th class=\"l\">kernel</th><th class=\"l\">CPU</th>\
+         <th>RAM</th><th class=\"l\">file system</th><th class=\"l\">mount options</th><th class=\"l\">backend</th>\
+         <th class=\"l\">cache</th><th>clients</th><th class=\"l\">files vs RAM</th><th class=\"l\">labels</th></tr>"
+    );
+    for r in &g.runs {
+        let e = &r.environment;
+        let c = &r.conditions;
+        let text = |v: &Value| match v {
+            Value::Null => "unknown".to_string(),
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let labels: Vec<String> = r.summary.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let ram = e["ram_bytes"]
+            .as_u64()
+            .map(|b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64))
+            .unwrap_or("unknown".into());
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"l\">#{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{} x {}</td><td>{}</td>\
+             <td class=\"l\">{} ({})</td><td class=\"l\">{}</td><td class=\"l\">{}{}</td><td class=\"l\">{}</td><td>{}</td>\
+             <td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            r.summary.id,
+            escape(&r.summary.host),
+            escape(&text(&e["kernel"])),
+            escape(&text(&e["cpu_count"])),
+            escape(&text(&e["cpu_model"])),
+            escape(&ram),
+            escape(&text(&e["target"]["fs_type"])),
+            escape(&text(&e["target"]["mount_source"])),
+            escape(&text(&e["target"]["mount_options"])),
+            escape(&text(&c["backend"])),
+            if c["direct"] == true { ", O_DIRECT" } else { "" },
+            escape(&text(&c["cache"])),
+            escape(&text(&c["clients"])),
+            escape(&text(&c["files_vs_ram"])),
+            escape(&labels.join(" "))
+        );
+    }
+    h.push_str("</table>\n");
+}
+
+fn latency_html(h: &mut String, g: &ReportGroup) {
+    const POINTS: [(&str, f64, &str); 5] = [
+        ("p50_ns", 1.0, "p50"),
+        ("p90_ns", 2.0, "p90"),
+        ("p99_ns", 4.0, "p99"),
+        ("p99_9_ns", 8.0, "p99.9"),
+        ("p99_99_ns", 16.0, "p99.99"),
+    ];
+    let series: Vec<Series> = g
+        .summary
+        .latency
+        .iter()
+        .map(|((key, op), summaries)| Series {
+            name: format!("{} {op}", key.describe()),
+            points: POINTS
+                .iter()
+                .filter_map(|(field, x, _)| {
+                    let v: Vec<f64> = summaries.iter().filter_map(|s| s[*field].as_f64()).collect();
+                    let m = iomatrix_analysis::median(&v);
+                    (m > 0.0).then_some((*x, m / 1e3))
+                })
+                .collect(),
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    if series.is_empty() {
+        return;
+    }
+    // Every cell's operations are drawn: a chart per MAX_SERIES lines, so colours stay apart.
+    let charts = series.len().div_ceil(MAX_SERIES);
+    let label = |x: f64| POINTS.iter().find(|p| p.1 == x).map_or(String::new(), |p| p.2.to_string());
+    let _ = writeln!(h, "<h3>Latency</h3><div class=\"charts\">");
+    let mut series = series.into_iter();
+    for n in 1..=charts {
+        let part: Vec<Series> = series.by_ref().take(MAX_SERIES).collect();
+        let title = if charts > 1 {
+            format!("Latency percentiles ({n} of {charts}; microseconds, log scale)")
+        } else {
+            "Latency percentiles (microseconds, log scale)".to_string()
+        };
+        let chart = LineChart {
+            title: &title,
+            x_label: "percentile",
+            y_label: "us",
+            x_text: &label,
+            series: part,
+            log_y: true,
+        };
+        h.push_str(&chart.render());
+    }
+    h.push_str("</div>\n");
+}
+
+fn noise_html(h: &mut String, g: &ReportGroup) {
+    let mut noisy: Vec<(&CellKey, &iomatrix_analysis::CellStats)> =
+        g.summary.cells.iter().filter(|(_, s)| s.values.len() > 1).collect();
+    if noisy.is_empty() {
+        return;
+    }
+    noisy.sort_by(|a, b| b.1.spread_pct.total_cmp(&a.1.spread_pct));
+    let _ = writeln!(
+        h,
+        "<h3>Noise</h3><p class=\"muted\">Cells with several samples, noisiest first; spread = the sample furthest from the median, in % of it.</p>\
+         <table><tr><th class=\"l\">cell</th><th>samples</th><th>median</th><th>min</th><th>max</th><th>spread</th></tr>"
+    );
+    for (k, s) in noisy.iter().take(15) {
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{:.1}%</td></tr>",
+            escape(&k.describe()),
+            s.values.len(),
+            s.median,
+            s.min,
+            s.max,
+            s.spread_pct
+        );
+    }
+    h.push_str("</table>\n");
+}
+
+/// One bar per group for each figure, among the groups of one suite (two
+/// or more): per matrix test the mean over the cells all those groups have,
+/// for other suites each cell they all have.
+fn configuration_bars(h: &mut String, report: &Report) {
+    let mut suites: Vec<(&str, Vec<&ReportGroup>)> = Vec::new();
+    for g in &report.groups {
+        match suites.iter_mut().find(|(s, _)| *s == g.summary.suite) {
+            Some((_, groups)) => groups.push(g),
+            None => suites.push((&g.summary.suite, vec![g])),
+        }
+    }
+    let mut heading = false;
+    for (suite, groups) in suites.iter().filter(|(_, groups)| groups.len() > 1) {
+        let common: BTreeSet<&CellKey> = groups[0]
+            .summary
+            .cells
+            .keys()
+            .filter(|k| groups.iter().all(|g| g.summary.cells.contains_key(*k)))
+            .collect();
+        if common.is_empty() {
+            continue;
+        }
+        if !heading {
+            let _ = writeln!(h, "<h2>Configurations side by side</h2>");
+            heading = true;
+        }
+        let _ = writeln!(h, "<h3>{} suite</h3><div class=\"charts\">", escape(suite));
+        let mut figures: BTreeMap<String, (String, Vec<&CellKey>)> = BTreeMap::new();
+        for k in &common {
+            let matrix = *suite == "iozone" && k.variant.is_empty() && k.file_size.is_some() && k.record_size.is_some();
+            let (name, unit) = if matrix {
+                let n = common.iter().filter(|c| c.test == k.test).count();
+                (format!("{}: mean over {n} common cells", k.test), "KB/s".to_string())
+            } else {
+                (k.describe(), groups[0].summary.cells.get(*k).map_or("", |s| s.unit).to_string())
+            };
+            figures.entry(name).or_insert((unit, Vec::new())).1.push(k);
+        }
+        for (name, (unit, keys)) in figures {
+            let bars: Vec<(String, f64)> = groups
+                .iter()
+                .map(|g| {
+                    let sum: f64 = keys.iter().filter_map(|k| g.summary.cells.get(*k)).map(|s| s.median).sum();
+                    (g.name.clone(), sum / keys.len() as f64)
+                })
+                .collect();
+            h.push_str(&bar_chart(&name, &unit, &bars));
+        }
+        h.push_str("</div>\n");
+    }
+}
+
+fn comparison_html(h: &mut String, c: &Comparison) {
+    let _ = writeln!(h, "<h2>{} against {} (ratios B/A)</h2>", escape(&c.b), escape(&c.a));
+    if c.condition_differences.is_empty() {
+        let _ = writeln!(h, "<p class=\"muted\">Same conditions on both sides.</p>");
+    }
+    for d in &c.condition_differences {
+        let _ = writeln!(h, "<p class=\"note\">Conditions differ: {}</p>", escape(d));
+    }
+    for m in &c.matrices {
+        let heat = Heatmap {
+            title: &format!("{}: {} / {}", m.test, c.b, c.a),
+            row_label: "file size",
+            column_label: "record size",
+            rows: m.file_sizes.iter().map(|f| size(*f)).collect(),
+            columns: m.record_sizes.iter().map(|r| size(*r)).collect(),
+            values: m.ratios.clone(),
+            marked: Vec::new(),
+            scale: Scale::Diverging,
+            unit: "ratio",
+        };
+        let views: Vec<String> = m.by_record.iter().map(|(r, v)| format!("{} {:.2}", size(*r), v)).collect();
+        let rows: Vec<String> = m.by_file.iter().map(|(f, v)| format!("{} {:.2}", size(*f), v)).collect();
+        let _ = writeln!(
+            h,
+            "<h3>{}</h3><div class=\"charts\">{}</div><p>Record-size view (mean ratio per record size): {}<br/>File-size view: {}<br/>\
+             Mean change {:+.1}% over {} cells; A faster in {}, B faster in {}.</p>",
+            escape(&m.test),
+            heat.render(),
+            escape(&views.join(", ")),
+            escape(&rows.join(", ")),
+            m.overall.mean_change_pct,
+            m.overall.cells,
+            m.overall.a_wins,
+            m.overall.b_wins
+        );
+        if let Some(t) = &m.region {
+            let _ = writeln!(
+                h,
+                "<p>In the region asked for: mean change {:+.1}% over {} cells.</p>",
+                t.mean_change_pct, t.cells
+            );
+        }
+    }
+    if !c.scalars.is_empty() {
+        let _ = writeln!(h, "<table><tr><th class=\"l\">metric</th><th>A</th><th>B</th><th>change</th></tr>");
+        for s in &c.scalars {
+            let _ = writeln!(
+                h,
+                "<tr><td class=\"l\">{} ({})</td><td>{}</td><td>{}</td><td>{:+.1}%</td></tr>",
+                escape(&s.metric),
+                escape(s.unit),
+                short(s.a),
+                short(s.b),
+                s.change_pct
+            );
+        }
+        h.push_str("</table>\n");
+    }
+    for (side, cells) in [("A", &c.only_in_a), ("B", &c.only_in_b)] {
+        if !cells.is_empty() {
+            let _ = writeln!(h, "<p class=\"muted\">Only in {side} (not compared): {}</p>", escape(&cells.join(", ")));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::sample;
+    use crate::svg::well_formed;
+
+    #[test]
+    fn the_page_is_well_formed_self_contained_and_holds_every_chart_and_value() {
+        let report = sample::report();
+        let page = render(&report);
+        well_formed(&page).unwrap();
+        for external in ["<script", "src=", "href=", "@import", "url(", "<link"] {
+            assert!(!page.contains(external), "{external} in the page");
+        }
+        let count = |class: &str| page.matches(&format!("class=\"chart {class}\"")).count();
+        assert_eq!(count("heatmap"), 2 * 2 + 2, "two tests of two IOzone groups, two ratio maps");
+        // Four IOzone line charts; ten access cells' latency in two charts of at most eight lines.
+        assert_eq!(count("lines"), 4 + 2);
+        assert!(page.contains("Latency percentiles (1 of 2;") && page.contains("Latency percentiles (2 of 2;"));
+        // Access's figures, and the two IOzone groups side by side (write and read means).
+        assert_eq!(count("bars"), 1 + 2);
+        assert!(page.contains("write: mean over 4 common cells"));
+        // The medians in the cells; those above 100 Mbit/s marked.
+        assert!(page.contains(">10k<") && page.contains(">50k c<"), "group 1");
+        assert!(page.contains(">150k c<"), "group 2,3: medians of 2x and 4x (3 x 50k)");
+        // Ratios of 3 on the diverging maps.
+        assert!(page.contains(">3.00<"));
+        // Environment and conditions of every run, escaped.
+        assert!(page.contains("lab&lt;1&gt;") && page.contains("Xeon &amp; co") && page.contains("rw,relatime"));
+        assert!(page.contains("access &amp; &lt;co&gt;"));
+        for id in ["#1", "#2", "#3", "#4"] {
+            assert!(page.contains(&format!("<td class=\"l\">{id}</td>")), "run {id} in an environment table");
+        }
+        // The boundary sentences.
+        for g in &report.groups {
+            for b in g.flags.iter().flat_map(|f| &f.boundaries) {
+                assert!(page.contains(&escape(b)), "{b}");
+            }
+        }
+        assert!(report.groups[0].flags.as_ref().is_some_and(|f| !f.boundaries.is_empty()));
+    }
+
+    #[test]
+    fn a_group_without_cells_still_makes_a_page() {
+        let mut report = sample::report();
+        for g in &mut report.groups {
+            g.runs.iter_mut().for_each(|r| {
+                r.cell_results.clear();
+                r.environment = serde_json::json!(null);
+                r.conditions = serde_json::json!("odd");
+            });
+            g.summary = iomatrix_analysis::Group::of(&g.name, &g.runs);
+        }
+        report.comparisons.clear();
+        let page = render(&report);
+        well_formed(&page).unwrap();
+        assert!(page.contains("unknown"));
+    }
+}

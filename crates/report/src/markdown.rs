@@ -1,0 +1,127 @@
+//! The report's tables in Markdown: a matrix per test, the scalar figures,
+//! the caching boundaries and the comparisons.
+
+use crate::document::{grid, is_matrix_suite, matrix_tests, size, Report};
+use std::fmt::Write;
+
+/// The report's tables in Markdown.
+pub fn render(report: &Report) -> String {
+    let mut m =
+        format!("# iomatrix report\n\nMade by `{}` at {} UTC; figures are medians.\n", report.made_by, report.made_at);
+    for g in &report.groups {
+        let ids: Vec<String> = g.runs.iter().map(|r| format!("#{}", r.summary.id)).collect();
+        let _ = writeln!(m, "\n## {}: {} suite, run(s) {}\n", g.name, g.summary.suite, ids.join(", "));
+        for r in &g.runs {
+            let c = &r.conditions;
+            let _ = writeln!(
+                m,
+                "- run #{} on {}: backend {}, direct {}, clients {}, files vs RAM: {}",
+                r.summary.id, r.summary.host, c["backend"], c["direct"], c["clients"], c["files_vs_ram"]
+            );
+        }
+        if let Some(f) = &g.flags {
+            let _ = writeln!(m, "\nCaching limit {}:", f.limit);
+            for b in &f.boundaries {
+                let _ = writeln!(m, "- {b}");
+            }
+        }
+        if is_matrix_suite(g) {
+            for test in matrix_tests(g) {
+                let (files, records, values, marked) = grid(g, &test);
+                let _ = writeln!(
+                    m,
+                    "\n### {test} (KB/s{})\n",
+                    if g.flags.is_some() { "; * = above the limit" } else { "" }
+                );
+                let head: Vec<String> = records.iter().map(|r| size(*r)).collect();
+                let _ = writeln!(m, "| file \\ record | {} |", head.join(" | "));
+                let _ = writeln!(m, "|---|{}", "---:|".repeat(records.len()));
+                for (i, f) in files.iter().enumerate() {
+                    let cells: Vec<String> = (0..records.len())
+                        .map(|j| match values[i][j] {
+                            Some(v) => format!("{v:.0}{}", if marked[i][j] { "*" } else { "" }),
+                            None => "-".into(),
+                        })
+                        .collect();
+                    let _ = writeln!(m, "| {} | {} |", size(*f), cells.join(" | "));
+                }
+            }
+        } else {
+            let _ = writeln!(m, "\n| cell | median | unit | samples | spread |\n|---|---:|---|---:|---:|");
+            for (k, s) in &g.summary.cells {
+                let _ = writeln!(
+                    m,
+                    "| {} | {:.1} | {} | {} | {:.1}% |",
+                    k.describe(),
+                    s.median,
+                    s.unit,
+                    s.values.len(),
+                    s.spread_pct
+                );
+            }
+        }
+    }
+    for c in &report.comparisons {
+        let _ = writeln!(m, "\n## {} against {} (B/A)\n", c.b, c.a);
+        for d in &c.condition_differences {
+            let _ = writeln!(m, "- conditions differ: {d}");
+        }
+        for x in &c.matrices {
+            let head: Vec<String> = x.record_sizes.iter().map(|r| size(*r)).collect();
+            let _ = writeln!(m, "\n### {}\n\n| file \\ record | {} | mean |", x.test, head.join(" | "));
+            let _ = writeln!(m, "|---|{}---:|", "---:|".repeat(x.record_sizes.len()));
+            for (i, f) in x.file_sizes.iter().enumerate() {
+                let cells: Vec<String> =
+                    x.ratios[i].iter().map(|r| r.map_or("-".into(), |r| format!("{r:.2}"))).collect();
+                let mean = x.by_file.iter().find(|(s, _)| s == f).map_or("-".into(), |(_, v)| format!("{v:.2}"));
+                let _ = writeln!(m, "| {} | {} | {mean} |", size(*f), cells.join(" | "));
+            }
+            let means: Vec<String> = x
+                .record_sizes
+                .iter()
+                .map(|r| x.by_record.iter().find(|(s, _)| s == r).map_or("-".into(), |(_, v)| format!("{v:.2}")))
+                .collect();
+            let _ = writeln!(m, "| mean | {} | |", means.join(" | "));
+            let _ = writeln!(
+                m,
+                "\nMean change {:+.1}% over {} cells; A faster in {}, B faster in {}.",
+                x.overall.mean_change_pct, x.overall.cells, x.overall.a_wins, x.overall.b_wins
+            );
+        }
+        if !c.scalars.is_empty() {
+            let _ = writeln!(m, "\n| metric | A | B | change |\n|---|---:|---:|---:|");
+            for s in &c.scalars {
+                let _ = writeln!(m, "| {} ({}) | {:.1} | {:.1} | {:+.1}% |", s.metric, s.unit, s.a, s.b, s.change_pct);
+            }
+        }
+        for (side, cells) in [("A", &c.only_in_a), ("B", &c.only_in_b)] {
+            if !cells.is_empty() {
+                let _ = writeln!(m, "\nOnly in {side}: {}", cells.join(", "));
+            }
+        }
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::document::sample;
+
+    #[test]
+    fn tables_per_test_scalars_boundaries_and_ratios() {
+        let report = sample::report();
+        let md = super::render(&report);
+        assert!(md.contains("### write (KB/s; * = above the limit)"), "{md}");
+        assert!(md.contains("| file \\ record | 4k | 64k |"), "{md}");
+        assert!(md.contains("| 64k | 10000 | 50000* |"), "{md}");
+        assert!(md.contains("| 1m | 30000* | 70000* |"), "{md}");
+        assert!(md.contains("| 64k | 30000* | 150000* |"), "group 2,3's medians: {md}");
+        for b in report.groups.iter().flat_map(|g| g.flags.iter().flat_map(|f| &f.boundaries)) {
+            assert!(md.contains(&format!("- {b}\n")), "{b}");
+        }
+        assert!(md.contains("## 2,3 against 1 (B/A)"), "{md}");
+        assert!(md.contains("| 64k | 3.00 | 3.00 | 3.00 |"), "{md}");
+        assert!(md.contains("| mean | 3.00 | 3.00 | |"), "{md}");
+        assert!(md.contains("qd=10 read=100% random=100% | 10000.0 | KB/s | 1 | 0.0% |"), "{md}");
+    }
+}
