@@ -4,70 +4,10 @@
 //! cannot run (not root, packages missing).
 
 use crate::helpers::*;
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use crate::lab_fixture::{left_behind, Lab};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-/// A lab brought up for one test and taken down (also on failure) by Drop.
-struct Lab {
-    vars: HashMap<String, String>,
-}
-
-impl Lab {
-    fn up(what: &[&str]) -> Option<Lab> {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let up = root.join("lab/up");
-        if !up.is_file() || unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: the NFS tests need root and lab/up (nfs-ganesha, rpcbind in a namespace)");
-            return None;
-        }
-        let out = Command::new("timeout").arg("120").arg(&up).args(what).output().expect("run lab/up");
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let vars: HashMap<String, String> = text
-            .lines()
-            .filter_map(|l| l.trim().trim_start_matches("export ").split_once('='))
-            .map(|(k, v)| (k.to_string(), v.trim_matches(|c| c == '\'' || c == '"').to_string()))
-            .collect();
-        let lab = Lab { vars };
-        if !out.status.success() {
-            eprintln!("skipped: lab/up failed: {}{}", text, String::from_utf8_lossy(&out.stderr));
-            return None;
-        }
-        Some(lab)
-    }
-
-    fn var(&self, key: &str) -> &str {
-        self.vars.get(key).map(String::as_str).unwrap_or_else(|| panic!("lab/up printed no {key}: {:?}", self.vars))
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        if let Some(state) = self.vars.get("IOMATRIX_LAB_STATE") {
-            let down = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("lab/down");
-            let _ = Command::new("timeout").arg("120").arg(down).args(["--state", state]).status();
-        }
-    }
-}
-
-/// Working folders iomatrix left anywhere under `dir`.
-fn left_behind(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("iomatrix-")) {
-                found.push(p.clone());
-            }
-            if e.file_type().is_ok_and(|t| t.is_dir() && !t.is_symlink()) {
-                stack.push(p);
-            }
-        }
-    }
-    found
-}
 
 #[test]
 fn iozone_runs_through_the_built_in_nfs_client_and_faults_are_named() {

@@ -40,7 +40,7 @@ pub use mmap::MmapFile;
 pub use open::{probe_direct, OpenHow, DIRECT_ALIGN};
 pub use psync::PsyncFile;
 pub use queued::{open_queued, Completion, Immediate, QueuedFile, Request, Submitted};
-pub use remote::{RemoteFile, RemoteFs};
+pub use remote::{RemoteEntry, RemoteFile, RemoteFs, RemoteKind};
 pub use stdio::StdioFile;
 pub use sync::SyncFile;
 pub use uring::{probe_io_uring, UringFile, UringSupport, IORING_MAX_ENTRIES};

@@ -6,6 +6,25 @@
 use crate::RecordIo;
 use std::io;
 
+/// What a path on the server is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteKind {
+    File,
+    Folder,
+    Symlink,
+    /// A device, socket or pipe: nothing a benchmark reads.
+    Other,
+}
+
+/// One name in a folder on the server, with what the listing said of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteEntry {
+    pub name: String,
+    pub kind: RemoteKind,
+    /// Bytes, for a file (0 otherwise).
+    pub size: u64,
+}
+
 /// A protocol client's view of a server's folder tree, paths relative to
 /// the target's folder with `/` between parts.
 pub trait RemoteFs: Send {
@@ -18,6 +37,15 @@ pub trait RemoteFs: Send {
     fn rmdir(&mut self, path: &str) -> io::Result<()>;
     /// Creates the file, or empties it when it exists.
     fn create(&mut self, path: &str) -> io::Result<u64>;
+    /// Creates the file and fails (`AlreadyExists`) when it exists: the
+    /// protocol's exclusive create (NFS GUARDED, SMB FILE_CREATE), one call.
+    fn create_new(&mut self, path: &str) -> io::Result<u64>;
+    /// What `path` is, from the server (NFS LOOKUP+GETATTR, SMB CREATE+QUERY_INFO+CLOSE);
+    /// the entry's name is the last part of `path`.
+    fn stat(&mut self, path: &str) -> io::Result<RemoteEntry>;
+    /// The folder's entries, without `.` and `..`, in the server's order
+    /// (NFS READDIRPLUS, SMB QUERY_DIRECTORY).
+    fn read_dir(&mut self, path: &str) -> io::Result<Vec<RemoteEntry>>;
     /// Opens an existing file; the answer is a handle for the calls below.
     fn open(&mut self, path: &str) -> io::Result<u64>;
     fn remove(&mut self, path: &str) -> io::Result<()>;
@@ -37,6 +65,11 @@ pub struct RemoteFile<'a> {
 impl<'a> RemoteFile<'a> {
     pub fn create(fs: &'a mut dyn RemoteFs, path: &str) -> io::Result<RemoteFile<'a>> {
         let handle = fs.create(path)?;
+        Ok(RemoteFile { fs, handle })
+    }
+
+    pub fn create_new(fs: &'a mut dyn RemoteFs, path: &str) -> io::Result<RemoteFile<'a>> {
+        let handle = fs.create_new(path)?;
         Ok(RemoteFile { fs, handle })
     }
 

@@ -1,6 +1,8 @@
 //! [`NfsFs`]: an NFS session as the benchmark's remote file system.
 
 use crate::{NfsError, NfsFile, NfsSession, NfsUrl};
+use iomatrix_backend::{RemoteEntry, RemoteKind};
+use nfs3_client::nfs3_types::nfs3;
 use std::io;
 use std::time::Duration;
 
@@ -59,7 +61,31 @@ impl NfsFs {
 }
 
 fn io_err(e: NfsError) -> io::Error {
-    io::Error::other(e.0)
+    // The kind matters to callers that count errors by kind (a file that is not there, say).
+    let kind = if e.0.contains("NFS3ERR_NOENT") {
+        io::ErrorKind::NotFound
+    } else if e.0.contains("NFS3ERR_EXIST") {
+        io::ErrorKind::AlreadyExists
+    } else if e.0.contains("NFS3ERR_ACCES") || e.0.contains("NFS3ERR_PERM") {
+        io::ErrorKind::PermissionDenied
+    } else if e.0.contains("NFS3ERR_NOSPC") {
+        io::ErrorKind::StorageFull
+    } else if e.0.contains("no answer within") {
+        io::ErrorKind::TimedOut
+    } else {
+        io::ErrorKind::Other
+    };
+    io::Error::new(kind, e.0)
+}
+
+fn entry(name: String, kind: nfs3::ftype3, size: u64) -> RemoteEntry {
+    let kind = match kind {
+        nfs3::ftype3::NF3REG => RemoteKind::File,
+        nfs3::ftype3::NF3DIR => RemoteKind::Folder,
+        nfs3::ftype3::NF3LNK => RemoteKind::Symlink,
+        _ => RemoteKind::Other,
+    };
+    RemoteEntry { name, size: if kind == RemoteKind::File { size } else { 0 }, kind }
 }
 
 impl iomatrix_backend::RemoteFs for NfsFs {
@@ -103,6 +129,34 @@ impl iomatrix_backend::RemoteFs for NfsFs {
         let (parent, name) = self.parent(path).map_err(io_err)?;
         let file = self.session.create(&parent, name).map_err(io_err)?;
         Ok(self.keep(file))
+    }
+
+    fn create_new(&mut self, path: &str) -> io::Result<u64> {
+        let (parent, name) = self.parent(path).map_err(io_err)?;
+        match self.session.create_new(&parent, name) {
+            Ok(file) => Ok(self.keep(file)),
+            Err((e, true)) => Err(io::Error::new(io::ErrorKind::AlreadyExists, e.0)),
+            Err((e, false)) => Err(io_err(e)),
+        }
+    }
+
+    fn stat(&mut self, path: &str) -> io::Result<RemoteEntry> {
+        let trimmed = path.trim_matches('/');
+        let file = if trimmed.is_empty() {
+            self.root.clone()
+        } else {
+            let (parent, name) = self.parent(trimmed).map_err(io_err)?;
+            self.session.lookup(&parent, name).map_err(io_err)?
+        };
+        let (kind, size) = self.session.getattr(&file).map_err(io_err)?;
+        let name = trimmed.rsplit('/').next().unwrap_or("").to_string();
+        Ok(entry(name, kind, size))
+    }
+
+    fn read_dir(&mut self, path: &str) -> io::Result<Vec<RemoteEntry>> {
+        let dir = self.dir(path.trim_matches('/')).map_err(io_err)?;
+        let listed = self.session.readdir(&dir).map_err(io_err)?;
+        Ok(listed.into_iter().map(|(name, kind, size)| entry(name, kind, size)).collect())
     }
 
     fn open(&mut self, path: &str) -> io::Result<u64> {

@@ -217,17 +217,86 @@ impl NfsSession {
     /// Creates (or truncates) a file.
     pub fn create(&mut self, dir: &NfsFile, name: &str) -> Result<NfsFile, NfsError> {
         let attributes = sattr3 { mode: set_mode3::Some(0o644), size: nfs3::set_size3::Some(0), ..sattr3::default() };
+        self.create_how(dir, name, createhow3::UNCHECKED(attributes)).map_err(|(e, _)| e)
+    }
+
+    /// Creates a file that must not exist yet (GUARDED): the error's flag
+    /// says whether it did (NFS3ERR_EXIST).
+    pub fn create_new(&mut self, dir: &NfsFile, name: &str) -> Result<NfsFile, (NfsError, bool)> {
+        let attributes = sattr3 { mode: set_mode3::Some(0o644), ..sattr3::default() };
+        self.create_how(dir, name, createhow3::GUARDED(attributes))
+    }
+
+    fn create_how(&mut self, dir: &NfsFile, name: &str, how: createhow3) -> Result<NfsFile, (NfsError, bool)> {
         let args = nfs3::CREATE3args {
             where_: diropargs3 { dir: dir.handle.clone(), name: filename3::from(name.as_bytes()) },
-            how: createhow3::UNCHECKED(attributes),
+            how,
         };
         let path = join(&dir.path, name);
-        match block(&self.runtime, self.timeout, &self.url, &format!("CREATE {path}"), self.connection.create(&args))? {
+        let answer =
+            block(&self.runtime, self.timeout, &self.url, &format!("CREATE {path}"), self.connection.create(&args))
+                .map_err(|e| (e, false))?;
+        match answer {
             Nfs3Result::Ok(ok) => match ok.obj {
                 Nfs3Option::Some(handle) => Ok(NfsFile { handle, path }),
-                Nfs3Option::None => self.lookup(dir, name),
+                Nfs3Option::None => self.lookup(dir, name).map_err(|e| (e, false)),
             },
-            Nfs3Result::Err((status, _)) => Err(NfsError(format!("{}: CREATE {path}: {status}", self.url))),
+            Nfs3Result::Err((status, _)) => Err((
+                NfsError(format!("{}: CREATE {path}: {status}", self.url)),
+                status == nfs3::nfsstat3::NFS3ERR_EXIST,
+            )),
+        }
+    }
+
+    /// What `file` is and how big (GETATTR).
+    pub fn getattr(&mut self, file: &NfsFile) -> Result<(nfs3::ftype3, u64), NfsError> {
+        let args = nfs3::GETATTR3args { object: file.handle.clone() };
+        let what = format!("GETATTR {}", file.path);
+        match block(&self.runtime, self.timeout, &self.url, &what, self.connection.getattr(&args))? {
+            Nfs3Result::Ok(ok) => Ok((ok.obj_attributes.type_, ok.obj_attributes.size)),
+            Nfs3Result::Err((status, _)) => Err(NfsError(format!("{}: {what}: {status}", self.url))),
+        }
+    }
+
+    /// Every entry of folder `dir` (READDIRPLUS, as many calls as the
+    /// server needs), without `.` and `..`: name, type and size.
+    pub fn readdir(&mut self, dir: &NfsFile) -> Result<Vec<(String, nfs3::ftype3, u64)>, NfsError> {
+        let mut entries = Vec::new();
+        let mut cookie = 0;
+        let mut cookieverf = nfs3::cookieverf3::default();
+        let what = format!("READDIRPLUS {}", dir.path);
+        loop {
+            let args = nfs3::READDIRPLUS3args {
+                dir: dir.handle.clone(),
+                cookie,
+                cookieverf,
+                dircount: 64 * 1024,
+                maxcount: 256 * 1024,
+            };
+            let ok = match block(&self.runtime, self.timeout, &self.url, &what, self.connection.readdirplus(&args))? {
+                Nfs3Result::Ok(ok) => ok,
+                Nfs3Result::Err((status, _)) => return Err(NfsError(format!("{}: {what}: {status}", self.url))),
+            };
+            cookieverf = ok.cookieverf;
+            for entry in &ok.reply.entries.0 {
+                cookie = entry.cookie;
+                let name = String::from_utf8_lossy(entry.name.as_ref()).into_owned();
+                if name == "." || name == ".." {
+                    continue;
+                }
+                let (kind, size) = match &entry.name_attributes {
+                    Nfs3Option::Some(a) => (a.type_, a.size),
+                    // The server left the attributes out: ask for them.
+                    Nfs3Option::None => {
+                        let file = self.lookup(dir, &name)?;
+                        self.getattr(&file)?
+                    }
+                };
+                entries.push((name, kind, size));
+            }
+            if ok.reply.eof || ok.reply.entries.0.is_empty() {
+                return Ok(entries);
+            }
         }
     }
 
@@ -314,12 +383,7 @@ impl NfsSession {
 
     /// The file's size, from the server.
     pub fn size(&mut self, file: &NfsFile) -> Result<u64, NfsError> {
-        let args = nfs3::GETATTR3args { object: file.handle.clone() };
-        let what = format!("GETATTR {}", file.path);
-        match block(&self.runtime, self.timeout, &self.url, &what, self.connection.getattr(&args))? {
-            Nfs3Result::Ok(ok) => Ok(ok.obj_attributes.size),
-            Nfs3Result::Err((status, _)) => Err(NfsError(format!("{}: {what}: {status}", self.url))),
-        }
+        self.getattr(file).map(|(_, size)| size)
     }
 }
 

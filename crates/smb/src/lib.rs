@@ -9,15 +9,17 @@
 //!   timeout) as the benchmark's [`iomatrix_backend::RemoteFs`]: the
 //!   negotiated dialect and transfer sizes, folders, files by number.
 
-use iomatrix_backend::RemoteFs;
+use futures_util::StreamExt;
+use iomatrix_backend::{RemoteEntry, RemoteFs, RemoteKind};
 use smb::{
-    Client, ClientConfig, CreateOptions, FileAccessMask, FileAttributes, FileCreateArgs, ReadAt, Resource, UncPath,
-    WriteAt,
+    Client, ClientConfig, CreateOptions, Directory, FileAccessMask, FileAttributes, FileCreateArgs,
+    FileDirectoryInformation, FileStandardInformation, ReadAt, Resource, UncPath, WriteAt,
 };
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// `smb://[user[:password]@]host[:port]/share[/path]`.
@@ -288,6 +290,84 @@ impl RemoteFs for SmbFs {
         let args = FileCreateArgs::make_overwrite(FileAttributes::new(), CreateOptions::new());
         let resource = self.open_with(path, &args, "creating")?;
         self.keep(resource, path)
+    }
+
+    fn create_new(&mut self, path: &str) -> io::Result<u64> {
+        let args = FileCreateArgs::make_create_new(FileAttributes::new(), CreateOptions::new());
+        match self.open_with(path, &args, "creating") {
+            Ok(resource) => self.keep(resource, path),
+            // STATUS_OBJECT_NAME_COLLISION: the file is there already.
+            Err(e) if e.to_string().contains("0xc0000035") => {
+                Err(io::Error::new(io::ErrorKind::AlreadyExists, e.to_string()))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn stat(&mut self, path: &str) -> io::Result<RemoteEntry> {
+        let access = FileAccessMask::new().with_file_read_attributes(true);
+        let resource = self.open_with(path, &FileCreateArgs::make_open_existing(access), "looking up")?;
+        let what = format!("QUERY_INFO {path}");
+        let name = path.trim_matches('/').rsplit('/').next().unwrap_or("").to_string();
+        let (info, closed) = match &resource {
+            Resource::File(f) => {
+                (self.block(&what, f.query_info::<FileStandardInformation>()), self.block("CLOSE", f.close()))
+            }
+            Resource::Directory(d) => {
+                (self.block(&what, d.query_info::<FileStandardInformation>()), self.block("CLOSE", d.close()))
+            }
+            Resource::Pipe(p) => {
+                return self.block("CLOSE", p.close()).map(|_| RemoteEntry { name, kind: RemoteKind::Other, size: 0 })
+            }
+        };
+        let info = info?;
+        closed?;
+        Ok(if bool::from(info.directory) {
+            RemoteEntry { name, kind: RemoteKind::Folder, size: 0 }
+        } else {
+            RemoteEntry { name, kind: RemoteKind::File, size: info.end_of_file }
+        })
+    }
+
+    fn read_dir(&mut self, path: &str) -> io::Result<Vec<RemoteEntry>> {
+        let args = FileCreateArgs {
+            options: CreateOptions::new().with_directory_file(true),
+            ..FileCreateArgs::make_open_existing(FileAccessMask::new().with_generic_read(true))
+        };
+        let Resource::Directory(dir) = self.open_with(path, &args, "listing")? else {
+            return Err(err(&self.url, path, "is not a folder"));
+        };
+        let dir = Arc::new(dir);
+        let what = format!("QUERY_DIRECTORY {path}");
+        let listed = self.block(&what, async {
+            let mut stream = Directory::query::<FileDirectoryInformation>(&dir, "*").await?;
+            let mut found = Vec::new();
+            while let Some(item) = stream.next().await {
+                found.push(item?);
+            }
+            Ok::<_, smb::Error>(found)
+        });
+        let closed = self.block("CLOSE", dir.close());
+        let listed = listed?;
+        closed?;
+        Ok(listed
+            .into_iter()
+            .filter_map(|e| {
+                let name = e.file_name.to_string();
+                if name == "." || name == ".." {
+                    return None;
+                }
+                let a = &e.file_attributes;
+                let kind = if a.reparse_point() {
+                    RemoteKind::Symlink
+                } else if a.directory() {
+                    RemoteKind::Folder
+                } else {
+                    RemoteKind::File
+                };
+                Some(RemoteEntry { name, size: if kind == RemoteKind::File { e.end_of_file } else { 0 }, kind })
+            })
+            .collect())
     }
 
     fn open(&mut self, path: &str) -> io::Result<u64> {
