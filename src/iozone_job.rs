@@ -73,10 +73,7 @@ pub fn run(job: IozoneJob, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode>
     )?;
     // Local: a working folder here. Remote: one on the server, each client connecting on its own.
     let (workdir, remote_folder) = match (&remote, &mut run.remote) {
-        (Some(_), Some(dir)) => {
-            (dir.clients, dir.file_name) = (plan.clients, plan.file_name.clone());
-            (None, Some(dir.name.clone()))
-        }
+        (Some(_), Some(dir)) => (None, Some(dir.name.clone())),
         _ => {
             let workdir =
                 run.workdir.as_ref().map(|w| w.path().to_path_buf()).context("this suite needs a folder target")?;

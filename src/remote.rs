@@ -52,14 +52,11 @@ impl RemoteTarget {
 }
 
 /// The run's working folder on the server, `iomatrix-PID-MS`, removed at
-/// the end with what the clients left in it (unless kept).
+/// the end with everything the clients left in it (unless kept).
 pub struct RemoteWorkDir {
     fs: Box<dyn RemoteFs>,
     pub name: String,
     keep: bool,
-    /// What to remove at the end: every client's folder and its file.
-    pub clients: usize,
-    pub file_name: String,
 }
 
 impl RemoteWorkDir {
@@ -73,7 +70,7 @@ impl RemoteWorkDir {
                 fs.target()
             ))
         })?;
-        Ok(RemoteWorkDir { fs, name, keep, clients: 0, file_name: String::new() })
+        Ok(RemoteWorkDir { fs, name, keep })
     }
 
     pub fn target(&self) -> String {
@@ -89,32 +86,26 @@ impl RemoteWorkDir {
     }
 }
 
+/// Removes `path` and everything below it. Stops at the first call that
+/// fails: on a server that is gone each call would wait out its timeout.
+fn remove_tree(fs: &mut dyn RemoteFs, path: &str) -> std::io::Result<()> {
+    for entry in fs.read_dir(path)? {
+        let below = format!("{path}/{}", entry.name);
+        match entry.kind {
+            iomatrix_backend::RemoteKind::Folder => remove_tree(fs, &below)?,
+            _ => fs.remove(&below)?,
+        }
+    }
+    fs.rmdir(path)
+}
+
 impl Drop for RemoteWorkDir {
     fn drop(&mut self) {
         if self.keep {
             return;
         }
-        // Each call may wait out the timeout on a server that is gone: give up at the first that fails.
-        let mut steps: Vec<(bool, String)> = Vec::new();
-        for rank in 0..self.clients {
-            let dir = format!("{}/client-{rank}", self.name);
-            if !self.file_name.is_empty() {
-                steps.push((false, format!("{dir}/{}", self.file_name)));
-            }
-            steps.push((true, dir));
-        }
-        steps.push((true, self.name.clone()));
-        for (is_dir, path) in steps {
-            let done = if is_dir { self.fs.rmdir(&path) } else { self.fs.remove(&path) };
-            match done {
-                Ok(()) => {}
-                // A file the client already removed (it removes its file after each pair); not a server gone quiet.
-                Err(e) if !is_dir && !e.to_string().contains("no answer") => {}
-                Err(e) => {
-                    eprintln!("iomatrix: warning: could not remove the working folder {}: {e}", self.target());
-                    return;
-                }
-            }
+        if let Err(e) = remove_tree(self.fs.as_mut(), &self.name) {
+            eprintln!("iomatrix: warning: could not remove the working folder {}: {e}", self.target());
         }
     }
 }
