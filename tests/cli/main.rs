@@ -9,6 +9,7 @@ mod bonnie;
 mod clients;
 mod compare;
 mod database;
+mod examples;
 mod fileserver;
 mod helpers;
 mod import;
