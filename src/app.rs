@@ -8,7 +8,8 @@ use iomatrix_core::UsageError;
 use std::process::ExitCode;
 
 /// Exit codes: 0 done, 1 the run failed, 2 a usage error (bad input), 3 every
-/// cell ran but some clients failed some (`--on-client-error continue`), 130 interrupted.
+/// cell ran but some clients failed some (`--on-client-error continue`), 130 interrupted by
+/// Ctrl-C (SIGINT), 143 by SIGTERM (`signals::exit_code`).
 pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_CLIENTS_LOST: u8 = 3;

@@ -7,7 +7,7 @@
 //! device, claimed beforehand, is the working set. A tree target (the backup
 //! walk) is only read: no working folder, no free-space check, no RAM warning.
 
-use crate::app::{EXIT_CLIENTS_LOST, EXIT_INTERRUPTED};
+use crate::app::EXIT_CLIENTS_LOST;
 use crate::progress::Progress;
 use crate::raw_device::RawDevice;
 use crate::workdir::WorkDir;
@@ -282,7 +282,7 @@ impl Job {
             RunStatus::Complete => Ok(ExitCode::SUCCESS),
             RunStatus::Interrupted => {
                 eprintln!("iomatrix: interrupted: {done} of {total_cells} cells kept in run #{run_id}");
-                Ok(ExitCode::from(EXIT_INTERRUPTED))
+                Ok(ExitCode::from(signals::exit_code()))
             }
             _ => Err(anyhow::anyhow!(
                 "run #{run_id} failed after {done} of {total_cells} cells (kept): {}",

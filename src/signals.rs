@@ -1,11 +1,15 @@
-//! Ctrl-C and SIGTERM: the first asks the run to stop after the requests in
-//! flight (finished cells are kept, the working folder removed); a second
-//! exits at once (the database stays consistent: every cell is its own transaction).
+//! Ctrl-C (SIGINT) and SIGTERM: the first asks the run to stop after the
+//! requests in flight (finished cells are kept, the working folder
+//! removed); a second exits at once (the database stays consistent: every
+//! cell is its own transaction). The exit code tells which signal stopped
+//! the run, as shells do: 130 for SIGINT, 143 for SIGTERM.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use signal_hook::consts::{SIGINT, SIGTERM};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 pub static STOP: AtomicBool = AtomicBool::new(false);
-static SIGNALS: AtomicUsize = AtomicUsize::new(0);
+/// The first signal received, 0 before any.
+static FIRST: AtomicI32 = AtomicI32::new(0);
 
 /// Installs the handler once; later calls return the same flag.
 pub fn install() -> anyhow::Result<&'static AtomicBool> {
@@ -14,14 +18,38 @@ pub fn install() -> anyhow::Result<&'static AtomicBool> {
     if *installed {
         return Ok(&STOP);
     }
-    *installed = true;
-    ctrlc::set_handler(|| {
-        if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
-            STOP.store(true, Ordering::SeqCst);
-            eprintln!("\niomatrix: stopping after the current requests (finished cells are kept); press Ctrl-C again to quit at once");
-        } else {
-            std::process::exit(crate::app::EXIT_INTERRUPTED.into());
+    // The signals are delivered to this thread, not to a handler: it may print and exit freely.
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+    std::thread::Builder::new().name("signals".into()).spawn(move || {
+        for signal in signals.forever() {
+            if FIRST.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+                STOP.store(true, Ordering::SeqCst);
+                eprintln!(
+                    "\niomatrix: {}: stopping after the current requests (finished cells are kept); send it again \
+                     to quit at once",
+                    name(signal)
+                );
+            } else {
+                std::process::exit(128 + signal);
+            }
         }
     })?;
+    *installed = true;
     Ok(&STOP)
+}
+
+/// The exit code of a run stopped by a signal: 128 + the first signal's number.
+pub fn exit_code() -> u8 {
+    match FIRST.load(Ordering::SeqCst) {
+        0 => crate::app::EXIT_INTERRUPTED,
+        signal => (128 + signal) as u8,
+    }
+}
+
+fn name(signal: i32) -> &'static str {
+    match signal {
+        SIGINT => "Ctrl-C (SIGINT)",
+        SIGTERM => "SIGTERM",
+        _ => "signal",
+    }
 }

@@ -60,7 +60,7 @@ pub fn run(args: ExtentsArgs) -> anyhow::Result<ExitCode> {
     }
     if walk.interrupted {
         eprintln!("iomatrix: interrupted: the figures cover the files mapped before Ctrl-C");
-        return Ok(ExitCode::from(crate::app::EXIT_INTERRUPTED));
+        return Ok(ExitCode::from(crate::signals::exit_code()));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -107,3 +107,32 @@ fn ctrl_c_keeps_finished_cells_and_removes_the_working_folder() {
     // Nothing but the database and the (now empty) target in the sandbox.
     assert_eq!(std::fs::read_dir(sb.target()).unwrap().count(), 0);
 }
+
+#[test]
+fn sigterm_stops_like_ctrl_c_with_exit_143_and_a_second_signal_quits_at_once() {
+    let sb = Sandbox::new();
+    let mut child = start_slow_run(&sb);
+    wait_for_cells(&sb, &mut child, 1);
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGTERM) };
+    assert_eq!(wait_for_exit(&mut child).code(), Some(143));
+    assert!(sb.leftovers().is_empty(), "working folder left behind: {:?}", sb.leftovers());
+    assert_eq!(sb.runs_json()["runs"][0]["status"], "interrupted");
+
+    // Two signals in a row: out at once, with the first signal's code; the database stays readable and the
+    // run is found incomplete or interrupted, never half-written.
+    let mut child = start_slow_run(&sb);
+    wait_for_cells(&sb, &mut child, 2);
+    // SAFETY: as above.
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGINT) };
+    std::thread::sleep(Duration::from_millis(50));
+    // SAFETY: as above.
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGINT) };
+    assert_eq!(wait_for_exit(&mut child).code(), Some(130));
+    let conn = rusqlite::Connection::open(sb.db()).unwrap();
+    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(check, "ok");
+    drop(conn);
+    let status = sb.runs_json()["runs"][0]["status"].as_str().unwrap().to_string();
+    assert!(["incomplete", "interrupted"].contains(&status.as_str()), "{status}");
+}
