@@ -31,7 +31,7 @@ pub struct AccessFigures {
     pub measured: Measured,
     pub series: Vec<Second>,
     /// How this client's requests were issued (the queued file's own account,
-    /// e.g. "io_uring depth 8, ..." or "up to 8 request(s) in flight at once on one SMB session").
+    /// e.g. "io_uring depth 8, ..." or "up to 8 requests in flight at once on one SMB session").
     #[serde(default)]
     pub issued: String,
 }
