@@ -94,6 +94,16 @@ pub enum Suite {
     /// IOzone's matrix: file size x record size x tests
     Iozone(RunIozoneArgs),
     /// Iometer/fio-style access specs with outstanding I/O; lists in any parameter sweep
+    ///
+    /// On a server (--target nfs://host[:port]/export[/path] or smb://[user@]host[:port]/share[/path])
+    /// the requests go through iomatrix's own protocol client: no mount, no client cache. Each client
+    /// connects its own session and works in client-N/ of the run's folder there (its file laid out
+    /// first, untimed). SMB keeps up to --qd requests in flight at once on the client's one session;
+    /// NFS (one request per connection in its client library) opens --qd connections per client, one
+    /// request in flight on each. The run's conditions say which. On a server --qd goes up to 64;
+    /// --direct and --backend are refused (there is no client cache to bypass, and the protocol
+    /// client issues the requests); --device does not combine with --target; --align sets the
+    /// offsets' granularity as it does on local files.
     Access(RunAccessArgs),
     /// Bonnie's tests: per-char and block I/O, rewrite, random seeks, file create/stat/delete
     Bonnie(RunBonnieArgs),
@@ -327,11 +337,12 @@ pub struct RunAccessArgs {
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub align: Option<String>,
 
-    /// Bypass the page cache with O_DIRECT
+    /// Bypass the page cache with O_DIRECT (local files and devices only)
     #[arg(long)]
     pub direct: bool,
 
     /// io_uring, psync, sync or mmap [default: io_uring when any --qd is above 1, else psync]
+    /// (local files and devices only: on nfs:// and smb:// the protocol client issues the requests)
     #[arg(long, value_name = "BACKEND")]
     pub backend: Option<String>,
 

@@ -28,7 +28,7 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
             };
             iomatrix_iozone::execute_at(&plan, &ranks.group(1), &setup, &place, &mut Nowhere)?;
         }
-        Shared::Access { plan, workdir, clients } => {
+        Shared::Access { plan, workdir, clients, remote } => {
             let setup = Setup {
                 cells: plan.cells().len(),
                 workdir: workdir.as_deref(),
@@ -39,8 +39,11 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
             // Clients publish under their rank: room for every rank, only this one's used.
             let live = iomatrix_access::Live::new(ranks.mpi_size().unwrap_or(1));
             let sample = || crate::cmd::run_access::live_sample(&live);
-            ranks
-                .relay_live(&sample, || iomatrix_access::execute(&plan, &ranks.group(1), &setup, &live, |_| Ok(())))?;
+            let connect = crate::cmd::run_access::connector(remote.as_ref().map(|(target, _)| target));
+            let place = crate::cmd::run_access::place(&connect, remote.as_ref().map(|(_, folder)| folder));
+            ranks.relay_live(&sample, || {
+                iomatrix_access::execute_at(&plan, &ranks.group(1), &setup, &place, &live, |_| Ok(()))
+            })?;
         }
         Shared::Bonnie { plan, workdir, clients } => {
             let setup = Setup {

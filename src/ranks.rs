@@ -25,6 +25,9 @@ pub enum Shared {
         plan: iomatrix_access::AccessPlan,
         workdir: Option<PathBuf>,
         clients: ClientPlan,
+        /// On a server: the target and the run's folder there (`workdir` is then None).
+        #[serde(default)]
+        remote: Option<(crate::remote::RemoteTarget, String)>,
     },
     Bonnie {
         plan: iomatrix_bonnie::BonniePlan,

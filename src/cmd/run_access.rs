@@ -5,8 +5,10 @@ use crate::clients::ClientPlan;
 use crate::job::{Job, JobSpec, JobTarget, Output};
 use crate::ranks::{LiveSample, Ranks, Shared};
 use crate::raw_device::RawDevice;
+use crate::remote::RemoteTarget;
 use crate::render::access::human_ns;
-use iomatrix_access::{AccessPlan, AccessResult, CellSetting, Limit, Live};
+use iomatrix_access::{AccessPlan, AccessResult, CellSetting, Limit, Live, Place};
+use iomatrix_backend::RemoteFs;
 use iomatrix_coord::{Ending, Setup};
 use iomatrix_core::{parse_duration, parse_size_list, BackendKind, ByteSize, UsageError};
 use iomatrix_stats::LatencySummary;
@@ -20,23 +22,40 @@ use std::time::Duration;
 
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 const DEFAULT_FILE_SIZE: ByteSize = ByteSize(256 << 20);
+/// The deepest queue a client keeps on a server: an SMB session has credits
+/// for more, but on NFS each request in flight costs a connection of its own.
+const MAX_DEPTH_ON_SERVER: u32 = 64;
 
 pub fn run(args: RunAccessArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let repeat = crate::repeat::Repeat::from_args(&args.common.repeat)?;
     let clients = ClientPlan::from_args(&args.common.client, ranks.mpi_size())?;
     repeat.refuse_tolerance_under_mpi(ranks)?;
+    let remote = args.common.target.as_deref().and_then(crate::remote::url_of).map(RemoteTarget::parse).transpose()?;
+    if remote.is_some() {
+        refuse_on_server(&args)?;
+    }
     // Claimed before planning: the default working set is the device's size.
     let device = args.device.as_deref().map(|d| RawDevice::claim(d, args.destroy_data_on.as_deref())).transpose()?;
-    let mut plan = plan(&args, device.as_ref(), clients.count)?;
+    let mut plan = plan(&args, device.as_ref(), clients.count, remote.is_some())?;
     plan.repeats = repeat.count;
     let cells = plan.cells();
     let labels = crate::cmd::run_iozone::labels(&args.common.labels)?;
+    let mut conditions = json!({ "limit": plan.limit, "rate_iops": plan.rate_iops });
+    if let Some(target) = &remote {
+        conditions["cache"] = json!(
+            "no client cache: iomatrix's own protocol client sends every request to the server (whose own cache may \
+             serve it)"
+        );
+        conditions["backend"] = json!("iomatrix protocol client");
+        conditions["requests"] = json!(plan.queue_depths.iter().map(|&qd| requests_on(target, qd)).collect::<Vec<_>>());
+    }
     let mut job = Job::start(
         JobSpec {
             suite: "access",
-            target: match device {
-                Some(device) => JobTarget::Device(device),
-                None => JobTarget::Folder(args.common.target.clone().unwrap_or_else(std::env::temp_dir)),
+            target: match (device, &remote) {
+                (Some(device), _) => JobTarget::Device(device),
+                (None, Some(target)) => JobTarget::Remote(target.clone()),
+                (None, None) => JobTarget::Folder(args.common.target.clone().unwrap_or_else(std::env::temp_dir)),
             },
             labels,
             keep: args.common.keep,
@@ -48,7 +67,7 @@ pub fn run(args: RunAccessArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
             direct: plan.direct,
             clients: plan.clients,
             plan: serde_json::to_value(&plan)?,
-            conditions: json!({ "limit": plan.limit, "rate_iops": plan.rate_iops }),
+            conditions,
             total_cells: cells.len(),
             keep_cell_lines: true,
             uncached_hint: "use --direct, or files larger than RAM,",
@@ -56,9 +75,20 @@ pub fn run(args: RunAccessArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
         db,
     )?;
     let workdir = job.workdir.as_ref().map(|w| w.path().to_path_buf());
+    // On a server: the run's folder there, each client connecting on its own.
+    let remote = remote.zip(job.remote.as_ref().map(|dir| dir.name.clone()));
     let stop = job.stop;
-    ranks
-        .share(&Shared::Access { plan: plan.clone(), workdir: workdir.clone(), clients: clients.clone() }, &clients)?;
+    ranks.share(
+        &Shared::Access {
+            plan: plan.clone(),
+            workdir: workdir.clone(),
+            clients: clients.clone(),
+            remote: remote.clone(),
+        },
+        &clients,
+    )?;
+    let connect = connector(remote.as_ref().map(|(target, _)| target));
+    let place = place(&connect, remote.as_ref().map(|(_, folder)| folder));
     let setup = Setup {
         cells: cells.len(),
         workdir: workdir.as_deref(),
@@ -108,7 +138,7 @@ pub fn run(args: RunAccessArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
                 });
             }
             let mut sink = Sink { job: &mut job, plan: &plan, seq: 0, samples: BTreeMap::new() };
-            let mut outcome = iomatrix_access::execute(&plan, &group, &setup, &live, |r| sink.store(r));
+            let mut outcome = iomatrix_access::execute_at(&plan, &group, &setup, &place, &live, |r| sink.store(r));
             // Seed 001's rule: settings with a sample too far from their median are measured again.
             while let (Ok(Some((_, Ending::Completed))) | Ok(None), Some(tolerance)) = (&outcome, repeat.tolerance_pct) {
                 let noisy: Vec<CellSetting> =
@@ -129,7 +159,7 @@ pub fn run(args: RunAccessArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
                     *c = again_cells.clone();
                 }
                 let setup = Setup { cells: again_cells.len(), ..setup };
-                outcome = iomatrix_access::execute(&again, &group, &setup, &live, |r| sink.store(r));
+                outcome = iomatrix_access::execute_at(&again, &group, &setup, &place, &live, |r| sink.store(r));
             }
             cells_done.store(true, Ordering::Relaxed);
             let done = sink.seq;
@@ -142,6 +172,59 @@ pub fn run(args: RunAccessArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
         |i| described.get(i).map(|c| c.describe()).unwrap_or_default(),
         &Output { json: args.common.json, ..Output::default() },
     )
+}
+
+/// A client's way to connect to the server (an error where there is none).
+pub fn connector(target: Option<&RemoteTarget>) -> impl Fn() -> std::io::Result<Box<dyn RemoteFs>> + Sync + '_ {
+    move || match target {
+        Some(target) => target.connect(),
+        None => Err(std::io::Error::other("no remote target")),
+    }
+}
+
+/// Where the clients' files are: on the server in `folder`, or local.
+pub fn place<'a>(
+    connect: &'a (dyn Fn() -> std::io::Result<Box<dyn RemoteFs>> + Sync),
+    folder: Option<&String>,
+) -> Place<'a> {
+    match folder {
+        Some(folder) => Place::Remote { connect, folder: folder.clone() },
+        None => Place::Local,
+    }
+}
+
+/// How each client's requests reach a server at queue depth `qd`, for the
+/// run's conditions. It states what the runner does (iomatrix_access::Place::Remote):
+/// SMB keeps the requests in flight on the client's one session; nfs3_client
+/// carries one request per connection, so depth N takes N connections.
+fn requests_on(target: &RemoteTarget, qd: u32) -> String {
+    let how = match (target, qd) {
+        (RemoteTarget::Smb(_), 1) => "one request at a time on one SMB session".to_string(),
+        (RemoteTarget::Smb(_), _) => format!("up to {qd} requests in flight at once on one SMB session"),
+        (RemoteTarget::Nfs(_), 1) => "one request at a time on one NFS connection".to_string(),
+        (RemoteTarget::Nfs(_), _) => format!(
+            "{qd} NFS connections, one request in flight on each (nfs3_client carries one request per \
+             connection), each driven by a thread of its own whose CPU time the cell's CPU% leaves out"
+        ),
+    };
+    format!("queue depth {qd}: {how}; for each client")
+}
+
+/// Options that make no sense through a protocol client, refused before anything runs.
+fn refuse_on_server(args: &RunAccessArgs) -> Result<(), UsageError> {
+    if args.direct {
+        return Err(UsageError::new(
+            "--direct: iomatrix's own protocol client keeps no cache, so every request already goes to the server; \
+             leave --direct out",
+        ));
+    }
+    if let Some(backend) = &args.backend {
+        return Err(UsageError::new(format!(
+            "--backend {backend}: on a server through iomatrix's own client the requests go through that client \
+             (SMB: many in flight on one session; NFS: one connection per request in flight); leave --backend out"
+        )));
+    }
+    Ok(())
 }
 
 /// Stores each cell as it comes, numbering cells across passes, and keeps
@@ -254,13 +337,27 @@ fn row(plan: &AccessPlan, r: &AccessResult, seq: usize) -> CellRow {
             "read": r.reads.summary(),
             "write": r.writes.summary(),
             "per_second": r.series,
+            "requests": issued(r),
         }),
         client_figures: json!(clients),
         blobs: vec![("latency.read".into(), r.reads.to_bytes()), ("latency.write".into(), r.writes.to_bytes())],
     }
 }
 
-fn plan(args: &RunAccessArgs, device: Option<&RawDevice>, clients: usize) -> Result<AccessPlan, UsageError> {
+/// How the clients issued their requests, each account once.
+fn issued(r: &AccessResult) -> Vec<&str> {
+    let mut said: Vec<&str> = r.clients.iter().map(|c| c.issued.as_str()).collect();
+    said.sort_unstable();
+    said.dedup();
+    said
+}
+
+fn plan(
+    args: &RunAccessArgs,
+    device: Option<&RawDevice>,
+    clients: usize,
+    on_server: bool,
+) -> Result<AccessPlan, UsageError> {
     let sizes =
         |flag: &str, text: &str| parse_size_list(text, 1).map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")));
     let one_size =
@@ -299,10 +396,12 @@ fn plan(args: &RunAccessArgs, device: Option<&RawDevice>, clients: usize) -> Res
     let wants_queue = queue_depths.iter().any(|&q| q > 1);
     let requested = match &args.backend {
         Some(b) => b.parse::<BackendKind>().map_err(|e| UsageError::new(format!("--backend: {e}")))?,
-        None if wants_queue => BackendKind::IoUring,
+        None if wants_queue && !on_server => BackendKind::IoUring,
         None => BackendKind::Psync,
     };
-    let (backend, max_depth) = choose_backend(requested, wants_queue)?;
+    // On a server the protocol client issues the requests: psync is what such runs record, as iozone's do.
+    let (backend, max_depth) =
+        if on_server { (requested, MAX_DEPTH_ON_SERVER) } else { choose_backend(requested, wants_queue)? };
     let plan = AccessPlan {
         block_sizes: sizes("bs", &args.bs)?,
         read_percents: percents("read", &args.read)?,
@@ -320,7 +419,11 @@ fn plan(args: &RunAccessArgs, device: Option<&RawDevice>, clients: usize) -> Res
         only: None,
         device: device.map(|d| d.path().to_path_buf()),
     };
-    plan.validate(max_depth)?;
+    if on_server {
+        plan.validate_on_server(max_depth)?;
+    } else {
+        plan.validate(max_depth)?;
+    }
     Ok(plan)
 }
 

@@ -19,6 +19,7 @@ mod lab_fixture;
 mod mounted;
 mod mpi;
 mod remote;
+mod remote_access;
 mod remote_fs;
 mod report;
 mod scan;

@@ -7,10 +7,12 @@
 //!   queue full on its own file, and hands every merged [`AccessResult`]
 //!   (IOPS, MiB/s, exact latency histograms for reads and writes, CPU, a
 //!   per-second series) to the caller at once.
+//! - [`execute_at`] with [`Place::Remote`]: the same on a server through
+//!   iomatrix's own protocol client, each client with its own session(s).
 //! - [`Live`]: counters the clients refresh every second, for a live display.
 
 mod plan;
 mod runner;
 
 pub use plan::{AccessCell, AccessPlan, CellSetting, Limit};
-pub use runner::{execute, AccessFigures, AccessResult, Live, Second};
+pub use runner::{execute, execute_at, AccessFigures, AccessResult, Live, Place, Second};

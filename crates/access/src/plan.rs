@@ -115,6 +115,41 @@ impl AccessPlan {
     /// Checks the plan before anything runs. `max_depth` is the largest
     /// queue the chosen backend accepts on this kernel.
     pub fn validate(&self, max_depth: u32) -> Result<(), UsageError> {
+        self.check()?;
+        for &qd in &self.queue_depths {
+            if qd > 1 && !self.backend.is_queued() {
+                return Err(UsageError::new(format!(
+                    "--qd {qd} needs a queued backend: {} issues one request at a time; use --backend io_uring \
+                     (or --qd 1)",
+                    self.backend
+                )));
+            }
+            if qd > max_depth {
+                return Err(UsageError::new(format!(
+                    "--qd {qd} is above what {} accepts on this kernel ({max_depth}); choose --qd {max_depth} or less",
+                    self.backend
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks a plan for a server reached through iomatrix's own protocol
+    /// client, where the client issues the requests (no local backend) and
+    /// at most `max_depth` of them are in flight per client.
+    pub fn validate_on_server(&self, max_depth: u32) -> Result<(), UsageError> {
+        self.check()?;
+        if let Some(qd) = self.queue_depths.iter().find(|&&qd| qd > max_depth) {
+            return Err(UsageError::new(format!(
+                "--qd {qd}: on a server through iomatrix's own client a client keeps at most {max_depth} requests \
+                 in flight; choose --qd {max_depth} or less"
+            )));
+        }
+        Ok(())
+    }
+
+    /// What every plan must satisfy, local or on a server.
+    fn check(&self) -> Result<(), UsageError> {
         let empty = [
             (self.block_sizes.is_empty(), "--bs"),
             (self.read_percents.is_empty(), "--read"),
@@ -135,19 +170,6 @@ impl AccessPlan {
         for &qd in &self.queue_depths {
             if qd == 0 {
                 return Err(UsageError::new("--qd 0: a client needs at least one request in flight"));
-            }
-            if qd > 1 && !self.backend.is_queued() {
-                return Err(UsageError::new(format!(
-                    "--qd {qd} needs a queued backend: {} issues one request at a time; use --backend io_uring \
-                     (or --qd 1)",
-                    self.backend
-                )));
-            }
-            if qd > max_depth {
-                return Err(UsageError::new(format!(
-                    "--qd {qd} is above what {} accepts on this kernel ({max_depth}); choose --qd {max_depth} or less",
-                    self.backend
-                )));
             }
         }
         if matches!(self.backend, BackendKind::Stdio) {

@@ -3,11 +3,14 @@
 //! latency in HDR histograms (reads and writes apart) and a per-second series.
 
 use crate::plan::{AccessCell, AccessPlan, Limit};
-use iomatrix_backend::{open_queued, Completion, OpenHow, QueuedFile, Request, Submitted};
+use iomatrix_backend::{
+    open_queued, Completion, OneAtATime, OpenHow, QueuedFile, RemoteFile, RemoteFs, Request, SessionPool, Submitted,
+};
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
 use iomatrix_stats::{Latency, Measured, Span};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Requests and bytes completed within one second of a cell.
@@ -27,6 +30,10 @@ pub struct AccessFigures {
     pub write_bytes: u64,
     pub measured: Measured,
     pub series: Vec<Second>,
+    /// How this client's requests were issued (the queued file's own account,
+    /// e.g. "io_uring depth 8, ..." or "up to 8 requests in flight at once on one SMB session").
+    #[serde(default)]
+    pub issued: String,
 }
 
 impl AccessFigures {
@@ -195,6 +202,15 @@ impl Live {
     }
 }
 
+/// Where the clients' files are.
+pub enum Place<'a> {
+    /// Local: `client-N/access.dat` in the working folder of the setup, or the plan's raw device.
+    Local,
+    /// On a server, through iomatrix's own protocol client: each client
+    /// connects on its own (`connect`) and works in `folder/client-N/access.dat`.
+    Remote { connect: &'a (dyn Fn() -> std::io::Result<Box<dyn RemoteFs>> + Sync), folder: String },
+}
+
 /// Runs `plan` on every client of `group`: each client's file is
 /// `client-N/access.dat` in the working folder of `setup`, or every client
 /// works on the plan's raw device (`setup.workdir` is then None). Returns, at
@@ -204,9 +220,21 @@ pub fn execute(
     group: &Group<'_>,
     setup: &Setup<'_>,
     live: &Live,
+    on_cell: impl FnMut(&AccessResult) -> Result<(), String>,
+) -> std::io::Result<Option<(usize, Ending)>> {
+    execute_at(plan, group, setup, &Place::Local, live, on_cell)
+}
+
+/// [`execute`] with the clients' files at `place`.
+pub fn execute_at(
+    plan: &AccessPlan,
+    group: &Group<'_>,
+    setup: &Setup<'_>,
+    place: &Place<'_>,
+    live: &Live,
     mut on_cell: impl FnMut(&AccessResult) -> Result<(), String>,
 ) -> std::io::Result<Option<(usize, Ending)>> {
-    if plan.device.is_none() && setup.workdir.is_none() {
+    if plan.device.is_none() && setup.workdir.is_none() && matches!(place, Place::Local) {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             "access specs on files need a working folder",
@@ -218,7 +246,16 @@ pub fn execute(
         setup,
         |rank, dir| {
             let path = plan.device.clone().unwrap_or_else(|| dir.join("access.dat"));
-            Client { rank, plan, cells: &cells, path, stop: setup.stop, live, laid_out: None }
+            let server = match place {
+                Place::Local => None,
+                Place::Remote { connect, folder } => Some(Server {
+                    connect: *connect,
+                    dir: format!("{folder}/client-{rank}"),
+                    session: None,
+                    pool: Arc::new(Mutex::new(Vec::new())),
+                }),
+            };
+            Client { rank, plan, cells: &cells, path, server, stop: setup.stop, live, laid_out: None }
         },
         |index, gathered| on_cell(&AccessResult::merge(cells[index], gathered)),
     )
@@ -229,10 +266,71 @@ struct Client<'a> {
     plan: &'a AccessPlan,
     cells: &'a [AccessCell],
     path: PathBuf,
+    /// For a remote place: the client's own sessions to the server.
+    server: Option<Server<'a>>,
     stop: &'a AtomicBool,
     live: &'a Live,
     /// Laid out before the first cell; a failure fails every cell.
     laid_out: Option<Result<(), ClientFailure>>,
+}
+
+/// One client's way to the server.
+struct Server<'a> {
+    connect: &'a (dyn Fn() -> std::io::Result<Box<dyn RemoteFs>> + Sync),
+    /// `folder/client-N`, made at the first cell.
+    dir: String,
+    /// Connected at the first cell (untimed): laying out, and depth 1 where a
+    /// session carries one request at a time.
+    session: Option<Box<dyn RemoteFs>>,
+    /// Further sessions for depth N where a session carries one request at a
+    /// time (NFS): connected when a cell first needs them, kept for later cells.
+    pool: Arc<Mutex<Vec<Box<dyn RemoteFs>>>>,
+}
+
+impl Server<'_> {
+    fn file(&self) -> String {
+        format!("{}/access.dat", self.dir)
+    }
+
+    /// The client's session, connected (and its folder made) on first use.
+    fn session(&mut self) -> std::io::Result<&mut Box<dyn RemoteFs>> {
+        if self.session.is_none() {
+            let mut fs = (self.connect)().map_err(|e| std::io::Error::new(e.kind(), format!("connecting: {e}")))?;
+            fs.mkdir(&self.dir)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("making {} on {}: {e}", self.dir, fs.target())))?;
+            self.session = Some(fs);
+        }
+        Ok(self.session.as_mut().expect("connected above"))
+    }
+
+    /// Opens the client's file for `depth` requests in flight: on the one
+    /// session where its protocol carries many (SMB), else one at a time on
+    /// it (depth 1) or one at a time on each of `depth` sessions (NFS).
+    fn open_queued(&mut self, depth: usize, buffer_len: usize) -> std::io::Result<Box<dyn QueuedFile + '_>> {
+        let path = self.file();
+        let pool = Arc::clone(&self.pool);
+        let connect = self.connect;
+        let fs = self.session()?;
+        let protocol = fs.describe()["protocol"].as_str().unwrap_or("protocol").to_string();
+        if fs.queues() {
+            return fs.open_queued(&path, depth, buffer_len);
+        }
+        if depth == 1 {
+            let said = format!("one request at a time on one {protocol} connection");
+            return Ok(Box::new(OneAtATime::open(fs.as_mut(), &path, buffer_len, said)?));
+        }
+        let target = fs.target();
+        let have = pool.lock().map(|p| p.len()).unwrap_or(0);
+        for _ in have..depth {
+            let extra = connect().map_err(|e| std::io::Error::new(e.kind(), format!("connecting to {target}: {e}")))?;
+            pool.lock().map_err(|_| std::io::Error::other("a pool worker panicked"))?.push(extra);
+        }
+        let said = format!(
+            "{depth} {protocol} connections, one request in flight on each (the {protocol} client carries one \
+             request per connection), each driven by a thread of its own whose CPU time the cell's CPU% leaves out"
+        );
+        Ok(Box::new(SessionPool::open(&pool, depth, &path, buffer_len, said)?))
+    }
 }
 
 impl ClientWork for Client<'_> {
@@ -255,12 +353,16 @@ impl ClientWork for Client<'_> {
 impl Client<'_> {
     /// Writes the whole working set once, untimed, so reads read real data
     /// (a raw device's data is already there).
-    fn lay_out(&self) -> Result<(), ClientFailure> {
+    fn lay_out(&mut self) -> Result<(), ClientFailure> {
         use std::io::Write;
+        if self.server.is_some() {
+            return self.lay_out_on_server();
+        }
         if self.plan.device.is_some() {
             return Ok(());
         }
-        let fail = |e: std::io::Error| self.failure(format!("laying out {}: {e}", self.path.display()));
+        let fail =
+            |e: std::io::Error| ClientFailure::error(self.rank, format!("laying out {}: {e}", self.path.display()));
         let mut file = std::fs::File::create(&self.path).map_err(fail)?;
         let chunk = iomatrix_backend::AlignedBuf::new(1 << 20);
         let mut left = self.plan.file_size.bytes();
@@ -275,24 +377,68 @@ impl Client<'_> {
         file.sync_all().map_err(fail)
     }
 
-    fn run_cell(&self, cell: &AccessCell, start: &mut Start<'_>) -> Result<AccessFigures, ClientFailure> {
-        let prepared = if self.stop.load(Ordering::SeqCst) {
-            Err(ClientFailure::stopped(self.rank))
-        } else {
-            let how = OpenHow::update(self.plan.file_size.bytes(), self.plan.direct);
-            open_queued(
-                self.plan.backend,
-                &self.path,
-                &how,
-                cell.queue_depth as usize,
-                cell.block_size.bytes() as usize,
-            )
-            .map_err(|e| self.failure(format!("opening {} for {}: {e}", self.path.display(), self.plan.backend)))
-        };
-        if self.rank == 0 {
-            self.live.start_cell(cell.index);
+    /// The same on the server: the client's folder and file, written in
+    /// pieces of 1 MiB and made durable (NFS COMMIT, SMB FLUSH).
+    fn lay_out_on_server(&mut self) -> Result<(), ClientFailure> {
+        let (rank, stop, size) = (self.rank, self.stop, self.plan.file_size.bytes());
+        let Some(server) = self.server.as_mut() else { return Ok(()) };
+        let path = server.file();
+        let fail = |e: std::io::Error| ClientFailure::error(rank, format!("laying out {path}: {e}"));
+        let fs = server.session().map_err(fail)?;
+        let mut file = RemoteFile::create(fs.as_mut(), &path).map_err(fail)?;
+        let chunk = iomatrix_backend::AlignedBuf::new(1 << 20);
+        let mut at = 0;
+        while at < size {
+            if stop.load(Ordering::Relaxed) {
+                return Err(ClientFailure::stopped(rank));
+            }
+            let n = (size - at).min(chunk.len() as u64) as usize;
+            iomatrix_backend::RecordIo::write_at(&mut file, &chunk.as_slice()[..n], at).map_err(fail)?;
+            at += n as u64;
         }
-        let mut file = prepared?;
+        file.flush().map_err(fail)?;
+        file.close().map_err(fail)
+    }
+
+    /// What messages call the client's file: its path, or the server's URL and the path there.
+    fn place(&self) -> String {
+        match &self.server {
+            Some(server) => {
+                let target = server.session.as_ref().map(|fs| fs.target()).unwrap_or_default();
+                format!("{target}/{}", server.file())
+            }
+            None => self.path.display().to_string(),
+        }
+    }
+
+    /// Opens the client's file for one cell: locally with the plan's backend, or on the server.
+    fn open_for(&mut self, cell: &AccessCell) -> Result<(Box<dyn QueuedFile + '_>, String), ClientFailure> {
+        let (depth, buffer_len) = (cell.queue_depth as usize, cell.block_size.bytes() as usize);
+        let place = self.place();
+        let rank = self.rank;
+        match self.server.as_mut() {
+            Some(server) => server
+                .open_queued(depth, buffer_len)
+                .map(|f| (f, place.clone()))
+                .map_err(|e| ClientFailure::error(rank, format!("opening {place} for queue depth {depth}: {e}"))),
+            None => {
+                let how = OpenHow::update(self.plan.file_size.bytes(), self.plan.direct);
+                open_queued(self.plan.backend, &self.path, &how, depth, buffer_len)
+                    .map(|f| (f, place.clone()))
+                    .map_err(|e| ClientFailure::error(rank, format!("opening {place} for {}: {e}", self.plan.backend)))
+            }
+        }
+    }
+
+    fn run_cell(&mut self, cell: &AccessCell, start: &mut Start<'_>) -> Result<AccessFigures, ClientFailure> {
+        let (rank, live) = (self.rank, self.live);
+        let work = Work { rank, plan: self.plan, stop: self.stop, live };
+        let prepared =
+            if self.stop.load(Ordering::SeqCst) { Err(ClientFailure::stopped(rank)) } else { self.open_for(cell) };
+        if rank == 0 {
+            live.start_cell(cell.index);
+        }
+        let (mut file, place) = prepared?;
         let origin = match start.together() {
             Ok(origin) => origin,
             Err(f) => {
@@ -300,16 +446,27 @@ impl Client<'_> {
                 return Err(f);
             }
         };
-        let result = self.drive(file.as_mut(), cell, origin);
-        let closed = file.close().map_err(|e| self.failure(format!("closing {}: {e}", self.path.display())));
+        let result = work.drive(file.as_mut(), &place, cell, origin);
+        let closed = file.close().map_err(|e| work.failure(format!("closing {place}: {e}")));
         let figures = result?;
         closed?;
         Ok(figures)
     }
+}
 
+/// What a cell's request loop needs of its client, apart from the file.
+struct Work<'a> {
+    rank: usize,
+    plan: &'a AccessPlan,
+    stop: &'a AtomicBool,
+    live: &'a Live,
+}
+
+impl Work<'_> {
     fn drive(
         &self,
         file: &mut dyn QueuedFile,
+        place: &str,
         cell: &AccessCell,
         origin: Instant,
     ) -> Result<AccessFigures, ClientFailure> {
@@ -364,10 +521,7 @@ impl Client<'_> {
                     issued_at[slot] = Instant::now();
                     writing[slot] = write;
                     let req = Request { slot, write, offset, len: bs as usize };
-                    match file
-                        .submit(req)
-                        .map_err(|e| self.failure(format!("submitting to {}: {e}", self.path.display())))?
-                    {
+                    match file.submit(req).map_err(|e| self.failure(format!("submitting to {}: {e}", place)))? {
                         Submitted::Busy => break,
                         Submitted::Done | Submitted::Queued => {
                             free.pop();
@@ -388,8 +542,7 @@ impl Client<'_> {
                 }
                 continue;
             }
-            file.reap(1, &mut completions)
-                .map_err(|e| self.failure(format!("reaping from {}: {e}", self.path.display())))?;
+            file.reap(1, &mut completions).map_err(|e| self.failure(format!("reaping from {}: {e}", place)))?;
             let now = Instant::now();
             let second = now.duration_since(start).as_secs() as usize;
             for c in completions.drain(..) {
@@ -397,14 +550,14 @@ impl Client<'_> {
                     self.failure(format!(
                         "{} of {bs} bytes in {}: {e}",
                         if writing[c.slot] { "write" } else { "read" },
-                        self.path.display()
+                        place
                     ))
                 })?;
                 if moved as u64 != bs {
                     return Err(self.failure(format!(
                         "short {}: {moved} of {bs} bytes in {}",
                         if writing[c.slot] { "write" } else { "read" },
-                        self.path.display()
+                        place
                     )));
                 }
                 let ns = now.duration_since(issued_at[c.slot]).as_nanos() as u64;
@@ -433,7 +586,8 @@ impl Client<'_> {
             }
         }
         let measured = span.finish();
-        Ok(AccessFigures { rank, reads, writes, read_bytes, write_bytes, measured, series })
+        let issued = file.describe();
+        Ok(AccessFigures { rank, reads, writes, read_bytes, write_bytes, measured, series, issued })
     }
 
     fn failure(&self, message: String) -> ClientFailure {

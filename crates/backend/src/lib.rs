@@ -20,7 +20,10 @@
 //! - [`Immediate`]: any [`FileIo`] behind the queued seam at depth 1.
 //! - [`RecordIo`]: whole requests at offsets, what a pass needs of any file.
 //! - [`RemoteFs`], [`RemoteFile`]: a server's files through iomatrix's own
-//!   protocol clients (NFS, SMB), no mount in between.
+//!   protocol clients (NFS, SMB), no mount in between. Queued:
+//!   [`RemoteFs::open_queued`] where one session carries many requests (SMB),
+//!   else [`OneAtATime`] (depth 1) or [`SessionPool`] (depth N: N sessions,
+//!   one request in flight on each).
 //!
 //! The [`FileIo`] backends complete every request before returning; queued
 //! backends do not fit a synchronous call and do not pretend to.
@@ -31,6 +34,7 @@ mod open;
 mod psync;
 mod queued;
 mod remote;
+mod remote_queued;
 mod stdio;
 mod sync;
 mod uring;
@@ -39,8 +43,11 @@ pub use buffer::AlignedBuf;
 pub use mmap::MmapFile;
 pub use open::{probe_direct, OpenHow, DIRECT_ALIGN};
 pub use psync::PsyncFile;
-pub use queued::{open_queued, Completion, Immediate, QueuedFile, Request, Submitted};
+pub use queued::{
+    check_buffer_len, check_reap, check_request, open_queued, Completion, Immediate, QueuedFile, Request, Submitted,
+};
 pub use remote::{RemoteEntry, RemoteFile, RemoteFs, RemoteKind};
+pub use remote_queued::{OneAtATime, SessionPool};
 pub use stdio::StdioFile;
 pub use sync::SyncFile;
 pub use uring::{probe_io_uring, UringFile, UringSupport, IORING_MAX_ENTRIES};

@@ -189,15 +189,16 @@ pub(crate) fn invalid(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, msg)
 }
 
-pub(crate) fn check_buffer_len(buffer_len: usize) -> io::Result<()> {
+/// Refuses a zero buffer size (for any queued backend, in this crate or outside).
+pub fn check_buffer_len(buffer_len: usize) -> io::Result<()> {
     if buffer_len == 0 {
         return Err(invalid("queued I/O needs a buffer of at least one byte per slot".to_string()));
     }
     Ok(())
 }
 
-/// Checks what any backend can check before taking a request.
-pub(crate) fn check_request(req: &Request, depth: usize, buffer_len: usize) -> io::Result<()> {
+/// Checks what any backend (in this crate or outside) can check before taking a request.
+pub fn check_request(req: &Request, depth: usize, buffer_len: usize) -> io::Result<()> {
     if req.slot >= depth {
         return Err(invalid(format!("slot {} is out of range: the file has {depth} slots (0..{depth})", req.slot)));
     }
@@ -207,7 +208,8 @@ pub(crate) fn check_request(req: &Request, depth: usize, buffer_len: usize) -> i
     Ok(())
 }
 
-pub(crate) fn check_reap(min: usize, in_flight: usize) -> io::Result<()> {
+/// Refuses a reap that waits for more completions than there are requests in flight.
+pub fn check_reap(min: usize, in_flight: usize) -> io::Result<()> {
     if min > in_flight {
         return Err(invalid(format!(
             "reap asked to wait for {min} completions but only {in_flight} requests are in flight"

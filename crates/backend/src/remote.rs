@@ -3,7 +3,7 @@
 //! per client; [`RemoteFile`] is an open file of it, driven like any other
 //! backend through [`RecordIo`].
 
-use crate::RecordIo;
+use crate::{QueuedFile, RecordIo};
 use std::io;
 
 /// What a path on the server is.
@@ -54,6 +54,22 @@ pub trait RemoteFs: Send {
     /// Makes written data durable on the server (NFS COMMIT, SMB flush).
     fn flush(&mut self, file: u64) -> io::Result<()>;
     fn close(&mut self, file: u64) -> io::Result<()>;
+    /// Whether one session carries many requests at once (SMB: one per
+    /// credit), so that [`open_queued`](Self::open_queued) works. Clients
+    /// with one request in flight per connection (nfs3_client) answer false:
+    /// see [`crate::OneAtATime`] and [`crate::SessionPool`] for them.
+    fn queues(&self) -> bool {
+        false
+    }
+    /// Opens an existing file for queued I/O with up to `depth` requests in
+    /// flight at once on this one session, each slot with a buffer of
+    /// `buffer_len` bytes. `Unsupported` where [`queues`](Self::queues) is false.
+    fn open_queued(&mut self, path: &str, _depth: usize, _buffer_len: usize) -> io::Result<Box<dyn QueuedFile + '_>> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("{}: {path}: this client carries one request at a time per connection", self.target()),
+        ))
+    }
 }
 
 /// One open file of a [`RemoteFs`].

@@ -22,6 +22,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod queued;
+
 /// `smb://[user[:password]@]host[:port]/share[/path]`.
 #[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SmbUrl {
@@ -421,6 +423,20 @@ impl RemoteFs for SmbFs {
             Some(f) => self.block("CLOSE", f.close()),
             None => Ok(()),
         }
+    }
+
+    fn queues(&self) -> bool {
+        true
+    }
+
+    /// Up to `depth` requests in flight at once on this session.
+    fn open_queued(
+        &mut self,
+        path: &str,
+        depth: usize,
+        buffer_len: usize,
+    ) -> io::Result<Box<dyn iomatrix_backend::QueuedFile + '_>> {
+        Ok(Box::new(queued::SmbQueued::open(self, path, depth, buffer_len)?))
     }
 }
 
