@@ -122,31 +122,47 @@ pub fn run(args: RunFileserverArgs, db: &Path, ranks: &crate::ranks::Ranks) -> a
         Some(RemoteTarget::Smb(_)) => "smb",
         None => BackendKind::Sync.name(),
     };
+    // Connections that failed (a full disk, a server gone): the run completes, and says so in its exit code.
+    let failed_connections = std::cell::Cell::new(0usize);
     let outcome = ranks.relay_live(&sample, || {
         std::thread::scope(|scope| {
             if let Some(line) = job.progress.live_line() {
                 let (lives, finished, phases) = (&lives, &finished, &phases);
                 scope.spawn(move || live_display(&line, lives, finished, phases, mpi));
             }
-            let outcome =
-                iomatrix_fileserver::execute_clients(
-                    &plan,
-                    &ranks.group(clients.count),
-                    &setup,
-                    on_server,
-                    &lives,
-                    |cell| job.store_cell(&row(&plan, cell, backend), &summary_line(cell)),
-                );
+            let outcome = iomatrix_fileserver::execute_clients(
+                &plan,
+                &ranks.group(clients.count),
+                &setup,
+                on_server,
+                &lives,
+                |cell| {
+                    failed_connections.set(failed_connections.get() + cell.merged.connections_failed);
+                    job.store_cell(&row(&plan, cell, backend), &summary_line(cell))
+                },
+            );
             finished.store(true, Ordering::Relaxed);
             outcome
         })
     });
     let outcome = outcome.map(|o| o.unwrap_or((0, Ending::Completed)));
-    job.finish(
+    let completed = matches!(outcome, Ok((_, Ending::Completed)));
+    let run_id = job.run_id;
+    let code = job.finish(
         outcome,
         |i| phases.get(i).map_or_else(String::new, |p| format!("the {} phase", p.name())),
         &Output { json: args.common.json, ..Output::default() },
-    )
+    )?;
+    let failed = failed_connections.get();
+    if completed && failed > 0 {
+        // Seed 003's connections are the clients: some failed, every phase ran (exit 3, as README "Exit codes").
+        eprintln!(
+            "iomatrix: run #{run_id} completed, but {failed} connection(s) failed (their errors and lost samples are \
+             stored with the phases)"
+        );
+        return Ok(ExitCode::from(crate::app::EXIT_CLIENTS_LOST));
+    }
+    Ok(code)
 }
 
 /// One updating line: the phase under way, files done, MiB/s over the last

@@ -800,7 +800,8 @@ impl<'a, F: ConnectionFiles> Connection<'a, F> {
             self.done.bytes += n as u64;
             shared.live.bytes.fetch_add(n as u64, Ordering::Relaxed);
         }
-        let ends = total == size && self.files.ends_at(&mut handle, size).map_err(|e| self.failure(Op::Read, &name, e))?;
+        let ends =
+            total == size && self.files.ends_at(&mut handle, size).map_err(|e| self.failure(Op::Read, &name, e))?;
         if !ends {
             return Err(Halt::Failed(ConnectionError {
                 kind: "size mismatch".into(),
@@ -1003,13 +1004,26 @@ mod tests {
         std::fs::write(&file, b"").unwrap();
         let stop = AtomicBool::new(false);
         let mut asked = false;
-        let e =
-            execute(&plan(2, 3), Place::Local(&file), &stop, &Live::new(), &mut |_| std::mem::replace(&mut asked, true), |_| Ok(()))
-                .unwrap_err();
+        let e = execute(
+            &plan(2, 3),
+            Place::Local(&file),
+            &stop,
+            &Live::new(),
+            &mut |_| std::mem::replace(&mut asked, true),
+            |_| Ok(()),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("client-0: not a folder"), "{e}");
         assert!(!asked);
-        let e =
-            execute(&plan(2, 3), Place::Local(&dir.path().join("gone")), &stop, &Live::new(), &mut |_| true, |_| Ok(())).unwrap_err();
+        let e = execute(
+            &plan(2, 3),
+            Place::Local(&dir.path().join("gone")),
+            &stop,
+            &Live::new(),
+            &mut |_| true,
+            |_| Ok(()),
+        )
+        .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
     }
 
@@ -1027,7 +1041,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let stop = AtomicBool::new(false);
         let (n, ending) =
-            execute(&p, Place::Local(dir.path()), &stop, &Live::new(), &mut |_| true, |_| Err("disk full".into())).unwrap();
+            execute(&p, Place::Local(dir.path()), &stop, &Live::new(), &mut |_| true, |_| Err("disk full".into()))
+                .unwrap();
         assert_eq!((n, ending), (0, Ending::SinkFailed("disk full".into())));
     }
 
