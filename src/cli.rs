@@ -111,7 +111,9 @@ pub enum Suite {
     /// (read only: nothing is written to the tree)
     Backup(RunBackupArgs),
     /// File-server load (seed 003): many connections at once, each writing then reading its own
-    /// files, every operation (create, open, write, read, fsync, close) timed on its own
+    /// files, every operation (create, open, write, read, fsync, close) timed on its own. On an
+    /// nfs:// or smb:// target each connection is a session of iomatrix's own protocol client
+    /// (its own TCP connection, no client cache); --drop-caches is refused there
     Fileserver(RunFileserverArgs),
 }
 
@@ -120,7 +122,9 @@ pub struct RunFileserverArgs {
     #[command(flatten)]
     pub common: CommonRunArgs,
 
-    /// Connections (threads), each in its own folder with its own files, started together
+    /// Connections (threads), each in its own folder with its own files, started together; on
+    /// an nfs:// or smb:// target each also has its own session (TCP connection) to the server,
+    /// connected before the write phase (untimed)
     #[arg(long, default_value_t = 16, value_name = "N")]
     pub connections: usize,
 
@@ -160,7 +164,8 @@ pub struct RunFileserverArgs {
     pub interleave: Option<String>,
 
     /// Root only: sync and drop the page cache between the write and the read phase, so reads
-    /// come from the storage
+    /// come from the storage. Refused on nfs:// and smb:// targets: the protocol client keeps no
+    /// cache, and the server's cannot be dropped from here
     #[arg(long)]
     pub drop_caches: bool,
 

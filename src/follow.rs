@@ -55,10 +55,10 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
             };
             iomatrix_bonnie::execute(&plan, &ranks.group(1), &setup, |_| Ok(()))?;
         }
-        Shared::Fileserver { plan, workdir, clients } => {
+        Shared::Fileserver { plan, workdir, clients, remote } => {
             let setup = Setup {
                 cells: plan.phases().len(),
-                workdir: Some(&workdir),
+                workdir: if remote.is_some() { None } else { Some(&workdir) },
                 hooks: &clients.hooks,
                 on_error: clients.on_error,
                 stop,
@@ -69,8 +69,14 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
             let lives = [iomatrix_fileserver::Live::new()];
             let sampler = crate::cmd::run_fileserver::Sampler::default();
             let sample = || sampler.sample(&lives[0]);
+            let connect = || match &remote {
+                Some((target, _)) => target.connect(),
+                None => Err(std::io::Error::other("no remote target")),
+            };
+            let on_server =
+                remote.as_ref().map(|(_, folder)| (&connect as &iomatrix_fileserver::Connect<'_>, folder.as_str()));
             ranks.relay_live(&sample, || {
-                iomatrix_fileserver::execute_clients(&plan, &ranks.group(1), &setup, &lives, |_| Ok(()))
+                iomatrix_fileserver::execute_clients(&plan, &ranks.group(1), &setup, on_server, &lives, |_| Ok(()))
             })?;
         }
         Shared::Backup { plan, clients, walks } => {

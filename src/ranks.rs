@@ -38,6 +38,8 @@ pub enum Shared {
         plan: iomatrix_fileserver::FileserverPlan,
         workdir: PathBuf,
         clients: ClientPlan,
+        /// On a server: the target and the run's folder there (`workdir` is then unused).
+        remote: Option<(crate::remote::RemoteTarget, String)>,
     },
     /// Read only, no working folder: rank r walks `plan.root/client-r`.
     Backup {

@@ -3,12 +3,15 @@
 //! reads and rewrites); every operation type is timed on its own. One cell
 //! per phase. From one client or many (threads, or MPI ranks): each client
 //! runs its own connections in its own folder, every phase started together.
+//! On an `nfs://` or `smb://` target every connection is a session of
+//! iomatrix's own protocol client, its own TCP connection to the server.
 
 use crate::cli::RunFileserverArgs;
 use crate::clients::ClientPlan;
 use crate::job::{human, Job, JobSpec, JobTarget, Output};
 use crate::progress::LiveLine;
 use crate::ranks::{LiveBoard, LiveSample, Shared};
+use crate::remote::RemoteTarget;
 use iomatrix_coord::{Ending, Setup};
 use iomatrix_core::{parse_size_list, BackendKind, ByteSize, UsageError};
 use iomatrix_fileserver::{FileSizes, FileserverCell, FileserverPlan, Live, LiveSnapshot, Phase, Planned, Then};
@@ -33,19 +36,27 @@ pub fn run(args: RunFileserverArgs, db: &Path, ranks: &crate::ranks::Ranks) -> a
     let clients = ClientPlan::from_args(&args.common.client, ranks.mpi_size())?;
     let mut plan = plan(&args)?;
     plan.repeats = repeat.count;
+    let target = args.common.target.clone().unwrap_or_else(std::env::temp_dir);
+    let remote = crate::remote::url_of(&target).map(RemoteTarget::parse).transpose()?;
+    if remote.is_some() {
+        check_remote_plan(&plan)?;
+    }
     check_memory(&plan)?;
     if plan.drop_caches {
         check_drop_caches()?;
     }
     // Local clients share this process's descriptors; an MPI rank has its own.
-    raise_fd_limit(&plan, if ranks.mpi_size().is_some() { 1 } else { clients.count });
+    raise_fd_limit(&plan, if ranks.mpi_size().is_some() { 1 } else { clients.count }, remote.is_some());
     let phases = plan.phases();
     let total_bytes = plan.total_bytes() * clients.count as u64;
     let labels = crate::cmd::run_iozone::labels(&args.common.labels)?;
     let mut job = Job::start(
         JobSpec {
             suite: "fileserver",
-            target: JobTarget::Folder(args.common.target.clone().unwrap_or_else(std::env::temp_dir)),
+            target: match &remote {
+                Some(remote) => JobTarget::Remote(remote.clone()),
+                None => JobTarget::Folder(target.clone()),
+            },
             labels,
             keep: args.common.keep,
             space_check: !args.common.no_space_check,
@@ -61,23 +72,38 @@ pub fn run(args: RunFileserverArgs, db: &Path, ranks: &crate::ranks::Ranks) -> a
             direct: false,
             clients: clients.count,
             plan: serde_json::to_value(&plan)?,
-            conditions: conditions(&plan),
+            conditions: conditions(&plan, remote.as_ref()),
             total_cells: phases.len(),
             keep_cell_lines: true,
             uncached_hint: "use --drop-caches (reads then come from storage), or more data than RAM,",
         },
         db,
     )?;
-    let Some(workdir) = job.workdir.as_ref().map(|w| w.path().to_path_buf()) else {
-        anyhow::bail!("the file-server load needs a folder target");
+    // Local: a working folder here. Remote: one on the server, each connection connecting on its own.
+    let (workdir, remote_folder) = match (&remote, &job.remote) {
+        (Some(_), Some(dir)) => (None, Some(dir.name.clone())),
+        _ => match job.workdir.as_ref() {
+            Some(w) => (Some(w.path().to_path_buf()), None),
+            None => anyhow::bail!("the file-server load needs a folder target"),
+        },
     };
     ranks.share(
-        &Shared::Fileserver { plan: plan.clone(), workdir: workdir.clone(), clients: clients.clone() },
+        &Shared::Fileserver {
+            plan: plan.clone(),
+            workdir: workdir.clone().unwrap_or_default(),
+            clients: clients.clone(),
+            remote: remote.clone().zip(remote_folder.clone()),
+        },
         &clients,
     )?;
+    let connect = || match &remote {
+        Some(target) => target.connect(),
+        None => Err(std::io::Error::other("no remote target")),
+    };
+    let on_server = remote_folder.as_deref().map(|folder| (&connect as &iomatrix_fileserver::Connect<'_>, folder));
     let setup = Setup {
         cells: phases.len(),
-        workdir: Some(&workdir),
+        workdir: workdir.as_deref(),
         hooks: &clients.hooks,
         on_error: clients.on_error,
         stop: job.stop,
@@ -90,26 +116,53 @@ pub fn run(args: RunFileserverArgs, db: &Path, ranks: &crate::ranks::Ranks) -> a
     let sample = || sampler.sample(&lives[0]);
     let board = ranks.live_board();
     let mpi = ranks.mpi_size().map(|n| (n, &board));
+    // What the stored cells name as the backend: the protocol client, or system calls.
+    let backend = match &remote {
+        Some(RemoteTarget::Nfs(_)) => "nfs",
+        Some(RemoteTarget::Smb(_)) => "smb",
+        None => BackendKind::Sync.name(),
+    };
+    // Connections that failed (a full disk, a server gone): the run completes, and says so in its exit code.
+    let failed_connections = std::cell::Cell::new(0usize);
     let outcome = ranks.relay_live(&sample, || {
         std::thread::scope(|scope| {
             if let Some(line) = job.progress.live_line() {
                 let (lives, finished, phases) = (&lives, &finished, &phases);
                 scope.spawn(move || live_display(&line, lives, finished, phases, mpi));
             }
-            let outcome =
-                iomatrix_fileserver::execute_clients(&plan, &ranks.group(clients.count), &setup, &lives, |cell| {
-                    job.store_cell(&row(&plan, cell), &summary_line(cell))
-                });
+            let outcome = iomatrix_fileserver::execute_clients(
+                &plan,
+                &ranks.group(clients.count),
+                &setup,
+                on_server,
+                &lives,
+                |cell| {
+                    failed_connections.set(failed_connections.get() + cell.merged.connections_failed);
+                    job.store_cell(&row(&plan, cell, backend), &summary_line(cell))
+                },
+            );
             finished.store(true, Ordering::Relaxed);
             outcome
         })
     });
     let outcome = outcome.map(|o| o.unwrap_or((0, Ending::Completed)));
-    job.finish(
+    let completed = matches!(outcome, Ok((_, Ending::Completed)));
+    let run_id = job.run_id;
+    let code = job.finish(
         outcome,
         |i| phases.get(i).map_or_else(String::new, |p| format!("the {} phase", p.name())),
         &Output { json: args.common.json, ..Output::default() },
-    )
+    )?;
+    let failed = failed_connections.get();
+    if completed && failed > 0 {
+        // Seed 003's connections are the clients: some failed, every phase ran (exit 3, as README "Exit codes").
+        eprintln!(
+            "iomatrix: run #{run_id} completed, but {failed} connection(s) failed (their errors and lost samples are \
+             stored with the phases)"
+        );
+        return Ok(ExitCode::from(crate::app::EXIT_CLIENTS_LOST));
+    }
+    Ok(code)
 }
 
 /// One updating line: the phase under way, files done, MiB/s over the last
@@ -264,6 +317,22 @@ fn check_memory(plan: &FileserverPlan) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// What makes no sense through a protocol client: dropping a cache it does not have.
+fn check_remote_plan(plan: &FileserverPlan) -> Result<(), UsageError> {
+    if plan.drop_caches {
+        return Err(UsageError::new(
+            "--drop-caches: iomatrix's own protocol client keeps no cache (every request goes to the server), and \
+             the server's cache cannot be dropped from here; leave --drop-caches out (or drop it on the server \
+             between runs)",
+        ));
+    }
+    Ok(())
+}
+
+/// Descriptors one connection holds through a protocol client: its socket
+/// and its runtime's epoll and wake-up descriptors, with room to spare.
+const REMOTE_FDS_PER_CONNECTION: u64 = 4;
+
 fn check_drop_caches() -> Result<(), UsageError> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
@@ -281,10 +350,10 @@ fn check_drop_caches() -> Result<(), UsageError> {
 }
 
 /// Raises the open-file limit where the connections need more, and says so.
-fn raise_fd_limit(plan: &FileserverPlan, clients: usize) {
-    // The connections' files, plus the database, the terminal and some slack.
-    let needed =
-        (plan.connections as u64 * clients as u64).saturating_mul(plan.fds_per_connection()).saturating_add(64);
+fn raise_fd_limit(plan: &FileserverPlan, clients: usize, remote: bool) {
+    // The connections' files (or sessions), plus the database, the terminal and some slack.
+    let per_connection = if remote { REMOTE_FDS_PER_CONNECTION } else { plan.fds_per_connection() };
+    let needed = (plan.connections as u64 * clients as u64).saturating_mul(per_connection).saturating_add(64);
     match iomatrix_fileserver::raise_fd_limit(needed) {
         Ok(limit) => {
             if limit.raised() {
@@ -305,7 +374,29 @@ fn raise_fd_limit(plan: &FileserverPlan, clients: usize) {
     }
 }
 
-fn conditions(plan: &FileserverPlan) -> Value {
+fn conditions(plan: &FileserverPlan, remote: Option<&RemoteTarget>) -> Value {
+    if remote.is_some() {
+        return json!({
+            "cache": "no client cache: iomatrix's own protocol client sends every request to the server (whose own \
+                      cache may serve it)",
+            "backend": "iomatrix protocol client",
+            "drop_caches": false,
+            "largest_file_bytes": plan.largest_file(),
+            "connections": plan.connections,
+            "files_per_connection": plan.files_per_connection,
+            "record_bytes": plan.record.bytes(),
+            "interleave": plan.interleave,
+            "fsync_every": plan.fsync_every,
+            "sessions": "one session (TCP connection) per connection, connected and its folder made before the \
+                         write phase, untimed (stored per connection as setup_ns)",
+            "timing": "each request timed on its own: create = exclusive create (NFS CREATE GUARDED, SMB CREATE \
+                       FILE_CREATE) + close (SMB CLOSE; nothing to send on NFSv3), open = NFS LOOKUP / SMB \
+                       CREATE, one WRITE or READ per record (split at the negotiated maximum), fsync = NFS COMMIT / \
+                       SMB FLUSH (only with --fsync-every), close = SMB CLOSE (nothing on NFSv3); all connections \
+                       start each phase together; a connection's KB/s is its bytes over the common start to its \
+                       last operation, the total is all bytes over the phase's completion time",
+        });
+    }
     let cache = if plan.drop_caches {
         "page cache in use for writes; synced and dropped (drop_caches=3) before the read phase, so reads come \
          from the storage"
@@ -369,7 +460,7 @@ fn planned_json(p: &Planned) -> Value {
     json!({ "files": p.files, "bytes": p.bytes, "ops": p.ops })
 }
 
-fn row(plan: &FileserverPlan, cell: &FileserverCell) -> CellRow {
+fn row(plan: &FileserverPlan, cell: &FileserverCell, backend: &str) -> CellRow {
     let r = &cell.merged;
     let ops = r.phase.ops(plan.fsync_every.is_some());
     let mut latency = Map::new();
@@ -393,6 +484,9 @@ fn row(plan: &FileserverPlan, cell: &FileserverCell) -> CellRow {
             }
             if c.skipped {
                 v["skipped"] = json!(true);
+            }
+            if c.setup_ns > 0 {
+                v["setup_ns"] = json!(c.setup_ns);
             }
             v
         })
@@ -429,6 +523,15 @@ fn row(plan: &FileserverPlan, cell: &FileserverCell) -> CellRow {
         })).collect::<Vec<_>>(),
     });
     crate::clients::add_client_metrics(&mut metrics, &cell.failures, &cell.starts);
+    // The untimed setup before the first phase: sessions connected, folders made.
+    let setups: Vec<u64> = r.connections.iter().map(|c| c.setup_ns).filter(|&ns| ns > 0).collect();
+    if !setups.is_empty() {
+        metrics["setup"] = json!({
+            "connections": setups.len(),
+            "mean_ns": setups.iter().sum::<u64>() / setups.len() as u64,
+            "max_ns": setups.iter().max(),
+        });
+    }
     if let iomatrix_fileserver::Phase::Mix { read_percent } = r.phase {
         metrics["read_percent"] = json!(read_percent);
     }
@@ -437,7 +540,7 @@ fn row(plan: &FileserverPlan, cell: &FileserverCell) -> CellRow {
         test: r.phase.name().into(),
         file_size: Some(plan.largest_file()),
         record_size: Some(plan.record.bytes()),
-        backend: BackendKind::Sync.name().into(),
+        backend: backend.into(),
         direct: false,
         clients: r.connections.len(),
         bytes: r.done.bytes,

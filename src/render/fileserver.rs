@@ -65,7 +65,7 @@ pub fn report(run: &StoredRun) -> String {
             "read" => "Read",
             _ => "Read/rewrite",
         };
-        let rows = vec![
+        let mut rows = vec![
             (
                 format!("Avg {what} throughput per connection (KB/sec)"),
                 format!("{:.2}", m["avg_connection_kib_per_sec"].as_f64().unwrap_or(0.0)),
@@ -77,6 +77,14 @@ pub fn report(run: &StoredRun) -> String {
             ("Errors (connections failed, by kind)".into(), errors(&m["errors"])),
             ("Lost samples (operations not done)".into(), lost(&m["lost"])),
         ];
+        if run.conditions["remote"].is_object() && m["setup"].is_object() {
+            // On a server: each connection's own session, connected before the first phase.
+            let setup = &m["setup"];
+            rows.push((
+                "Sessions connected, untimed (ms avg, max)".into(),
+                format!("{}, {}", ms(&setup["mean_ns"]), ms(&setup["max_ns"])),
+            ));
+        }
         for (label, value) in rows {
             let _ = writeln!(out, "{label:<46} {value}");
         }

@@ -222,7 +222,7 @@ fn a_full_file_system_fails_some_connections_and_the_run_goes_on() {
         &["--connections", "12", "--files-per-connection", "8", "--sizes", "128k", "--no-space-check"],
         60,
     );
-    assert_success(&out);
+    assert_eq!(out.status.code(), Some(3), "some connections failed: {}", text(&out).1);
     let run = sb.last_run();
     assert_eq!(run["run"]["status"], "complete");
     let cells = cells(&run);
@@ -270,9 +270,10 @@ fn too_few_file_descriptors_fail_connections_with_emfile_and_the_run_goes_on() {
         .current_dir(sb.dir.path())
         .stdin(Stdio::null());
     let out = bounded(cmd, 60);
-    assert_success(&out);
     let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("may fail with EMFILE"), "{stderr}");
+    assert!(stderr.contains("connection(s) failed"), "{stderr}");
     let run = sb.last_run();
     let cells = cells(&run);
     assert_eq!(cells.len(), 2);

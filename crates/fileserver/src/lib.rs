@@ -11,7 +11,11 @@
 //!   says exactly what each connection is asked to do ([`Planned`],
 //!   [`OpCounts`] per [`Op`]).
 //! - [`execute`]: runs a plan with one small-stacked thread per connection
-//!   in a folder that must exist (else an error, before any connection),
+//!   at a [`Place`]: a local folder that must exist (else an error, before
+//!   any connection), or a folder on a server through iomatrix's own
+//!   protocol client, each connection with a session of its own; the
+//!   connection's file operations go through [`ConnectionFiles`]
+//!   ([`LocalFiles`]: system calls, [`RemoteFiles`]: a [`RemoteFs`]),
 //!   all released together by the leader at the start of each [`Phase`],
 //!   and hands each merged [`PhaseResult`] (per-operation HDR histograms,
 //!   per-connection [`ConnectionFigures`], throughput, errors by kind, lost
@@ -25,20 +29,24 @@
 //!   figures kept, failed clients recorded as [`ClientFailure`]s).
 //!
 //! [`ClientFailure`]: iomatrix_coord::ClientFailure
+//! [`RemoteFs`]: iomatrix_backend::RemoteFs
 //! - [`Live`]: counters for a live display (files done, bytes, failures).
 //! - [`raise_fd_limit`], [`drop_caches`]: what the run needs of the system.
 
 mod clients;
+mod files;
 mod plan;
 mod runner;
 mod sys;
 
 pub use clients::{execute_clients, ClientPhase, FileserverCell};
+pub use files::{Connect, ConnectionFiles, LocalFiles, OpenFor, Place, RemoteFiles};
 pub use plan::{
     file_random, FileSizes, FileserverPlan, MixVisits, Op, OpCounts, Phase, Planned, SizeDraw, Then, MAX_CONNECTIONS,
     MAX_RECORD,
 };
 pub use runner::{
-    execute, ConnectionError, ConnectionFigures, Live, LiveSnapshot, PhaseResult, SAMPLE_BUFFER, STACK_SIZE,
+    execute, ConnectionError, ConnectionFigures, Live, LiveSnapshot, PhaseResult, REMOTE_STACK_SIZE, SAMPLE_BUFFER,
+    STACK_SIZE,
 };
 pub use sys::{can_drop_caches, drop_caches, errno_name, error_kind, raise_fd_limit, FdLimit, DROP_CACHES};

@@ -8,15 +8,13 @@
 //! A connection that fails (EMFILE, ENOSPC, EIO, ...) stops where it is,
 //! keeps its error, and sits out the rest of the run; the others go on.
 
+use crate::files::{make_remote_folder, ConnectionFiles, LocalFiles, OpenFor, Place, RemoteFiles};
 use crate::plan::{FileserverPlan, MixVisits, Op, Phase, Planned};
 use crate::sys::{drop_caches, error_kind};
 use iomatrix_coord::Ending;
 use iomatrix_stats::{kib_per_sec, Latency, Measured, Span};
-use rustix::fs::{Mode, OFlags};
 use std::collections::BTreeMap;
 use std::io;
-use std::os::fd::{IntoRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -24,6 +22,10 @@ use std::time::{Duration, Instant};
 /// Stack of each connection's thread: the connection's loop needs little,
 /// and 1000 connections must not cost 1000 default (2 MiB) stacks.
 pub const STACK_SIZE: usize = 128 * 1024;
+/// Stack of a connection's thread with a protocol client: its session's
+/// runtime polls the client's futures on this stack, which need more room
+/// than a system call (address space only: untouched pages cost no memory).
+pub const REMOTE_STACK_SIZE: usize = 2 * 1024 * 1024;
 /// Latency samples a connection holds before adding them to the shared histograms.
 pub const SAMPLE_BUFFER: usize = 256;
 const NS_BITS: u32 = 58;
@@ -60,6 +62,10 @@ pub struct ConnectionFigures {
     pub skipped: bool,
     /// It stopped because the run was told to stop.
     pub stopped: bool,
+    /// Its untimed setup before the first phase (connecting its own session
+    /// to the server, making its folder); 0 in later phases.
+    #[serde(default)]
+    pub setup_ns: u64,
 }
 
 impl ConnectionFigures {
@@ -73,6 +79,7 @@ impl ConnectionFigures {
             error: None,
             skipped: false,
             stopped: false,
+            setup_ns: 0,
         }
     }
 
@@ -261,8 +268,11 @@ impl Live {
     }
 }
 
-/// Runs `plan` with connection N's files in `workdir/conn-N/` (`workdir`
-/// exists and is empty, else an error; the caller removes it).
+/// Runs `plan` with connection N's files in `conn-N/` of `place`: a local
+/// folder that exists and is empty (else an error), or a folder on a server
+/// that `execute` makes (an error if it cannot); the caller removes it.
+/// On a server each connection connects its own session before the first
+/// phase, untimed.
 /// `before_phase(k)` is called when every connection is ready for phase k
 /// (and the page cache is dropped, with `drop_caches`), right before they
 /// are let go (many clients wait there for each other); false ends the run
@@ -273,25 +283,52 @@ impl Live {
 /// whose connections failed still completes (their errors are in the results).
 pub fn execute(
     plan: &FileserverPlan,
-    workdir: &Path,
+    place: Place<'_>,
+    stop: &AtomicBool,
+    live: &Live,
+    before_phase: &mut dyn FnMut(usize) -> bool,
+    on_phase: impl FnMut(&PhaseResult) -> Result<(), String>,
+) -> io::Result<(usize, Ending)> {
+    plan.validate().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    let conn_dir = |rank: usize| format!("conn-{rank:04}");
+    // A folder that is not one fails the whole run (a client, under many), not each connection.
+    match place {
+        Place::Local(workdir) => {
+            match std::fs::metadata(workdir) {
+                Ok(meta) if meta.is_dir() => {}
+                Ok(_) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::NotADirectory,
+                        format!("{}: not a folder", workdir.display()),
+                    ))
+                }
+                Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", workdir.display()))),
+            }
+            let files = |rank| Ok(LocalFiles::new(workdir.join(conn_dir(rank))));
+            run_connections(plan, &files, STACK_SIZE, stop, live, before_phase, on_phase)
+        }
+        Place::Remote { connect, folder } => {
+            make_remote_folder(connect, folder)?;
+            let files = |rank| Ok(RemoteFiles::new(connect()?, format!("{folder}/{}", conn_dir(rank))));
+            run_connections(plan, &files, REMOTE_STACK_SIZE, stop, live, before_phase, on_phase)
+        }
+    }
+}
+
+/// [`execute`] with connection N's files from `files(N)`, called in the
+/// connection's own thread before the first phase.
+fn run_connections<F: ConnectionFiles>(
+    plan: &FileserverPlan,
+    files: &(dyn Fn(usize) -> io::Result<F> + Sync),
+    stack_size: usize,
     stop: &AtomicBool,
     live: &Live,
     before_phase: &mut dyn FnMut(usize) -> bool,
     mut on_phase: impl FnMut(&PhaseResult) -> Result<(), String>,
 ) -> io::Result<(usize, Ending)> {
-    plan.validate().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-    // A folder that is not one fails the whole run (a client, under many), not each connection.
-    match std::fs::metadata(workdir) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => {
-            return Err(io::Error::new(io::ErrorKind::NotADirectory, format!("{}: not a folder", workdir.display())))
-        }
-        Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", workdir.display()))),
-    }
     let phases = plan.phases();
     let shared = Shared {
         plan,
-        workdir,
         gate: Gate::default(),
         hists: phases.iter().map(|_| Mutex::new(Op::ALL.iter().map(|_| Latency::new()).collect())).collect(),
         data: incompressible(plan.record.bytes() as usize, plan.seed),
@@ -310,8 +347,8 @@ pub fn execute(
             let shared = &shared;
             let spawned = std::thread::Builder::new()
                 .name(format!("conn-{rank}"))
-                .stack_size(STACK_SIZE)
-                .spawn_scoped(scope, move || Connection::new(rank, shared).run(&tx));
+                .stack_size(stack_size)
+                .spawn_scoped(scope, move || Connection::run(rank, shared, files, &tx));
             match spawned {
                 Ok(handle) => handles.push(handle),
                 Err(e) => unborn.push((rank, format!("{} ({e})", error_kind(&e)))),
@@ -419,7 +456,6 @@ pub fn execute(
 
 struct Shared<'a> {
     plan: &'a FileserverPlan,
-    workdir: &'a Path,
     gate: Gate,
     /// Per phase, one histogram per operation type.
     hists: Vec<Mutex<Vec<Latency>>>,
@@ -507,9 +543,9 @@ enum Halt {
     Failed(ConnectionError),
 }
 
-struct Connection<'a> {
+struct Connection<'a, F: ConnectionFiles> {
     rank: usize,
-    dir: PathBuf,
+    files: F,
     shared: &'a Shared<'a>,
     plan: &'a FileserverPlan,
     /// Read buffer, one record; made on the first read.
@@ -520,63 +556,69 @@ struct Connection<'a> {
 }
 
 /// A file being written: where it is, how big it becomes, how far it is.
-struct Growing {
-    path: PathBuf,
+struct Growing<F: ConnectionFiles> {
+    name: F::Name,
     size: u64,
     records: u64,
     written: u64,
-    fd: Option<OwnedFd>,
+    file: Option<F::File>,
 }
 
-impl<'a> Connection<'a> {
-    fn new(rank: usize, shared: &'a Shared<'a>) -> Connection<'a> {
-        Connection {
-            rank,
-            dir: shared.workdir.join(format!("conn-{rank:04}")),
-            shared,
-            plan: shared.plan,
-            buf: Vec::new(),
-            samples: Vec::with_capacity(SAMPLE_BUFFER),
-            phase: 0,
-            done: Planned::default(),
-        }
-    }
-
-    fn run(mut self, tx: &mpsc::Sender<(usize, ConnectionFigures)>) {
-        let gate = &self.shared.gate;
+impl<'a, F: ConnectionFiles> Connection<'a, F> {
+    /// The connection's thread: its files from `files` and its folder made
+    /// (untimed setup), then every phase the leader lets it run.
+    fn run(
+        rank: usize,
+        shared: &'a Shared<'a>,
+        files: &(dyn Fn(usize) -> io::Result<F> + Sync),
+        tx: &mpsc::Sender<(usize, ConnectionFigures)>,
+    ) {
+        let gate = &shared.gate;
         let mut party = Party { gate, done: false };
-        // Untimed setup: the connection's own folder.
-        let mut setup_error = std::fs::create_dir(&self.dir).err().map(|e| ConnectionError {
-            kind: error_kind(&e),
-            op: None,
-            message: format!("connection {}: making {}: {e}", self.rank, self.dir.display()),
+        let setup = Instant::now();
+        let made = files(rank).map_err(|e| (e, "connecting")).and_then(|mut f| match f.make_folder() {
+            Ok(()) => Ok(f),
+            Err(e) => Err((e, "making its folder")),
         });
-        let mut failed = false;
-        let phases = self.plan.phases();
+        let setup_ns = setup.elapsed().as_nanos() as u64;
+        let (mut conn, mut setup_error) = match made {
+            Ok(files) => (Some(Connection::new(rank, shared, files)), None),
+            Err((e, what)) => (
+                None,
+                Some(ConnectionError {
+                    kind: error_kind(&e),
+                    op: None,
+                    message: format!("connection {rank}: {what}: {e}"),
+                }),
+            ),
+        };
+        let plan = shared.plan;
+        let phases = plan.phases();
         for (k, &phase) in phases.iter().enumerate() {
-            if k > 0 && phase == Phase::Write && setup_error.is_none() && !failed {
+            if let Some(conn) = conn.as_mut().filter(|_| k > 0 && phase == Phase::Write) {
                 // A repeat writes fresh files (creates are exclusive): the last repeat's go first, untimed.
-                for i in 0..self.plan.files_per_connection {
-                    let _ = std::fs::remove_file(self.path(i));
+                for i in 0..plan.files_per_connection {
+                    let name = conn.files.name(i);
+                    let _ = conn.files.remove(&name);
                 }
             }
             if !gate.arrive(k) {
                 party.done = true;
                 return;
             }
-            let planned = self.plan.planned(self.rank, phase);
-            let figures = if let Some(e) = setup_error.take() {
-                let mut f = ConnectionFigures::idle(self.rank, planned);
-                f.error = Some(e);
-                f
-            } else if failed {
-                ConnectionFigures { skipped: true, ..ConnectionFigures::idle(self.rank, planned) }
-            } else {
-                self.phase(k, phase, planned)
+            let planned = plan.planned(rank, phase);
+            let mut figures = match (setup_error.take(), conn.as_mut()) {
+                (Some(e), _) => ConnectionFigures { error: Some(e), ..ConnectionFigures::idle(rank, planned) },
+                (None, Some(conn)) => conn.phase(k, phase, planned),
+                (None, None) => ConnectionFigures { skipped: true, ..ConnectionFigures::idle(rank, planned) },
             };
+            if k == 0 {
+                figures.setup_ns = setup_ns;
+            }
             if figures.error.is_some() && !figures.skipped {
-                failed = true;
-                self.shared.live.failed.fetch_add(1, Ordering::Relaxed);
+                // Out for the rest of the run: its session (and open files) end now, not at the run's end.
+                conn = None;
+                shared.live.failed.fetch_add(1, Ordering::Relaxed);
             }
             if tx.send((k, figures)).is_err() {
                 break;
@@ -584,6 +626,19 @@ impl<'a> Connection<'a> {
         }
         gate.arrive(phases.len());
         party.done = true;
+    }
+
+    fn new(rank: usize, shared: &'a Shared<'a>, files: F) -> Connection<'a, F> {
+        Connection {
+            rank,
+            files,
+            shared,
+            plan: shared.plan,
+            buf: Vec::new(),
+            samples: Vec::with_capacity(SAMPLE_BUFFER),
+            phase: 0,
+            done: Planned::default(),
+        }
     }
 
     fn phase(&mut self, k: usize, phase: Phase, planned: Planned) -> ConnectionFigures {
@@ -609,10 +664,6 @@ impl<'a> Connection<'a> {
             Err(Halt::Failed(e)) => figures.error = Some(e),
         }
         figures
-    }
-
-    fn path(&self, index: u64) -> PathBuf {
-        self.dir.join(format!("f{index:06}"))
     }
 
     /// The write phase, file after file: create, open, write each record
@@ -642,13 +693,13 @@ impl<'a> Connection<'a> {
             }
             let mut open = group.len();
             while open > 0 {
-                for file in group.iter_mut().filter(|f| f.fd.is_some()) {
+                for file in group.iter_mut().filter(|f| f.file.is_some()) {
                     if file.written < file.records {
                         self.append(file)?;
                     }
                     if file.written == file.records {
-                        let fd = file.fd.take();
-                        self.close_file(fd, &file.path)?;
+                        let handle = file.file.take();
+                        self.close_file(handle, &file.name)?;
                         open -= 1;
                     }
                 }
@@ -658,50 +709,43 @@ impl<'a> Connection<'a> {
         Ok(())
     }
 
-    fn create_and_open(&mut self, index: u64) -> Result<Growing, Halt> {
-        let path = self.path(index);
+    fn create_and_open(&mut self, index: u64) -> Result<Growing<F>, Halt> {
+        let name = self.files.name(index);
         let size = self.plan.file_size(self.rank, index);
-        self.timed(Op::Create, &path, || {
-            let fd = rustix::fs::open(
-                &path,
-                OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC,
-                Mode::from_raw_mode(0o644),
-            )?;
-            close(fd)
-        })?;
-        let fd = self
-            .timed(Op::Open, &path, || Ok(rustix::fs::open(&path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?))?;
-        Ok(Growing { records: self.plan.records(size), path, size, written: 0, fd: Some(fd) })
+        self.timed(Op::Create, &name, |files| files.create_new(&name))?;
+        let file = self.timed(Op::Open, &name, |files| files.open(&name, OpenFor::Write))?;
+        Ok(Growing { records: self.plan.records(size), name, size, written: 0, file: Some(file) })
     }
 
     /// Writes the file's next record, and fsyncs where `--fsync-every` says.
-    fn append(&mut self, file: &mut Growing) -> Result<(), Halt> {
+    fn append(&mut self, file: &mut Growing<F>) -> Result<(), Halt> {
         let record = self.plan.record.bytes();
-        let len = record.min(file.size - file.written * record) as usize;
-        let Some(fd) = file.fd.as_ref() else { return Ok(()) };
+        let offset = file.written * record;
+        let len = record.min(file.size - offset) as usize;
+        let Some(handle) = file.file.as_mut() else { return Ok(()) };
         let shared = self.shared;
         let data = &shared.data[..len];
-        self.timed(Op::Write, &file.path, || write_all(fd, data))?;
+        self.timed(Op::Write, &file.name, |files| files.write(handle, data, offset))?;
         self.done.bytes += len as u64;
         shared.live.bytes.fetch_add(len as u64, Ordering::Relaxed);
         file.written += 1;
         if let Some(n) = self.plan.fsync_every {
             if file.written % n == 0 || file.written == file.records {
-                self.timed(Op::Fsync, &file.path, || Ok(rustix::fs::fsync(fd)?))?;
+                self.timed(Op::Fsync, &file.name, |files| files.fsync(handle))?;
             }
         }
         Ok(())
     }
 
-    fn finish(&mut self, mut file: Growing) -> Result<(), Halt> {
-        let fd = file.fd.take();
-        self.close_file(fd, &file.path)
+    fn finish(&mut self, mut file: Growing<F>) -> Result<(), Halt> {
+        let handle = file.file.take();
+        self.close_file(handle, &file.name)
     }
 
     /// Closes a file (timed) and counts it as finished.
-    fn close_file(&mut self, fd: Option<OwnedFd>, path: &Path) -> Result<(), Halt> {
-        if let Some(fd) = fd {
-            self.timed(Op::Close, path, || close(fd))?;
+    fn close_file(&mut self, handle: Option<F::File>, name: &F::Name) -> Result<(), Halt> {
+        if let Some(handle) = handle {
+            self.timed(Op::Close, name, |files| files.close(handle))?;
         }
         self.done.files += 1;
         self.shared.live.files_done.fetch_add(1, Ordering::Relaxed);
@@ -727,84 +771,86 @@ impl<'a> Connection<'a> {
         Ok(())
     }
 
-    /// open(O_RDONLY), read record after record to the end, close; the file
-    /// must hold exactly what the write phase wrote.
+    /// Open for reading, read record after record to the size written,
+    /// close; the file must hold exactly what the write phase wrote.
     fn read_file(&mut self, index: u64) -> Result<(), Halt> {
-        let path = self.path(index);
+        let name = self.files.name(index);
         let size = self.plan.file_size(self.rank, index);
-        let record = self.plan.record.bytes() as usize;
-        if self.buf.len() != record {
-            self.buf = vec![0; record];
+        let record = self.plan.record.bytes();
+        if self.buf.len() != record as usize {
+            self.buf = vec![0; record as usize];
         }
-        let fd = self
-            .timed(Op::Open, &path, || Ok(rustix::fs::open(&path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?))?;
+        let mut handle = self.timed(Op::Open, &name, |files| files.open(&name, OpenFor::Read))?;
         let mut total = 0u64;
         let shared = self.shared;
-        loop {
+        while total < size {
             if shared.stop.load(Ordering::Relaxed) {
                 return Err(Halt::Stopped);
             }
+            let want = record.min(size - total) as usize;
             let start = Instant::now();
-            let n = read_record(&fd, &mut self.buf).map_err(|e| self.failure(Op::Read, &path, e))?;
+            let n = self.files.read(&mut handle, &mut self.buf[..want], total);
+            let ns = start.elapsed().as_nanos() as u64;
+            let n = n.map_err(|e| self.failure(Op::Read, &name, e))?;
             if n == 0 {
-                break; // the end of the file: not a record, not counted
+                break; // the file ends early: not a record, not counted
             }
-            self.record(Op::Read, start.elapsed().as_nanos() as u64);
+            self.record(Op::Read, ns);
             total += n as u64;
             self.done.bytes += n as u64;
             shared.live.bytes.fetch_add(n as u64, Ordering::Relaxed);
         }
-        if total != size {
+        let ends =
+            total == size && self.files.ends_at(&mut handle, size).map_err(|e| self.failure(Op::Read, &name, e))?;
+        if !ends {
             return Err(Halt::Failed(ConnectionError {
                 kind: "size mismatch".into(),
                 op: Some(Op::Read),
-                message: format!(
-                    "connection {}: {} holds {total} bytes, but {size} were written",
-                    self.rank,
-                    path.display()
-                ),
+                message: if total < size {
+                    format!("connection {}: {name} holds {total} bytes, but {size} were written", self.rank)
+                } else {
+                    format!("connection {}: {name} holds more than the {size} bytes written", self.rank)
+                },
             }));
         }
-        self.close_file(Some(fd), &path)
+        self.close_file(Some(handle), &name)
     }
 
-    /// open(O_WRONLY|O_TRUNC), write every record (fsync where due), close.
+    /// Open emptied (O_TRUNC), write every record (fsync where due), close.
     fn rewrite_file(&mut self, index: u64) -> Result<(), Halt> {
-        let path = self.path(index);
+        let name = self.files.name(index);
         let size = self.plan.file_size(self.rank, index);
-        let fd = self.timed(Op::Open, &path, || {
-            Ok(rustix::fs::open(&path, OFlags::WRONLY | OFlags::TRUNC | OFlags::CLOEXEC, Mode::empty())?)
-        })?;
-        let mut file = Growing { records: self.plan.records(size), path, size, written: 0, fd: Some(fd) };
+        let handle = self.timed(Op::Open, &name, |files| files.open(&name, OpenFor::Rewrite))?;
+        let mut file = Growing { records: self.plan.records(size), name, size, written: 0, file: Some(handle) };
         while file.written < file.records {
             self.append(&mut file)?;
         }
         self.finish(file)
     }
 
-    /// Runs one operation, timing it; a success is counted and sampled,
-    /// a failure ends the connection's phase.
-    fn timed<T>(&mut self, op: Op, path: &Path, f: impl FnOnce() -> io::Result<T>) -> Result<T, Halt> {
+    /// Runs one operation on the connection's files, timing it; a success
+    /// is counted and sampled, a failure ends the connection's phase.
+    fn timed<T>(&mut self, op: Op, name: &F::Name, f: impl FnOnce(&mut F) -> io::Result<T>) -> Result<T, Halt> {
         if self.shared.stop.load(Ordering::Relaxed) {
             return Err(Halt::Stopped);
         }
         let start = Instant::now();
-        let result = f();
+        let result = f(&mut self.files);
         let ns = start.elapsed().as_nanos() as u64;
         match result {
             Ok(v) => {
                 self.record(op, ns);
                 Ok(v)
             }
-            Err(e) => Err(self.failure(op, path, e)),
+            Err(e) => Err(self.failure(op, name, e)),
         }
     }
 
-    fn failure(&self, op: Op, path: &Path, e: io::Error) -> Halt {
+    fn failure(&self, op: Op, name: &F::Name, e: io::Error) -> Halt {
         Halt::Failed(ConnectionError {
             kind: error_kind(&e),
             op: Some(op),
-            message: format!("connection {}: {op} {}: {e}", self.rank, path.display()),
+            message: format!("connection {}: {op} {name}: {e}", self.rank),
         })
     }
 
@@ -826,44 +872,6 @@ impl<'a> Connection<'a> {
             hists[(s >> NS_BITS) as usize].record(s & NS_MASK);
         }
     }
-}
-
-/// Closes a descriptor and reports what close(2) says (dropping an OwnedFd would not).
-fn close(fd: OwnedFd) -> io::Result<()> {
-    let raw = fd.into_raw_fd();
-    // SAFETY: `raw` came from an OwnedFd we owned; nothing else closes it.
-    if unsafe { libc::close(raw) } == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-/// One record's write(2), continued where the kernel took less.
-fn write_all(fd: &OwnedFd, mut data: &[u8]) -> io::Result<()> {
-    while !data.is_empty() {
-        match rustix::io::write(fd, data) {
-            Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "write(2) took no bytes")),
-            Ok(n) => data = &data[n..],
-            Err(rustix::io::Errno::INTR) => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(())
-}
-
-/// One record's read(2), continued until the record is full or the file ends; 0 at the end.
-fn read_record(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match rustix::io::read(fd, &mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(rustix::io::Errno::INTR) => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(got)
 }
 
 /// Bytes no compressor or deduplicator can shrink, from a seed.
@@ -904,7 +912,7 @@ mod tests {
         let stop = AtomicBool::new(false);
         let live = Live::new();
         let mut results = Vec::new();
-        let (n, ending) = execute(plan, dir.path(), &stop, &live, &mut |_| true, |r| {
+        let (n, ending) = execute(plan, Place::Local(dir.path()), &stop, &live, &mut |_| true, |r| {
             results.push(r.clone());
             Ok(())
         })
@@ -970,7 +978,7 @@ mod tests {
         let p = plan(3, 4);
         let stop = AtomicBool::new(false);
         let mut results = Vec::new();
-        let (n, ending) = execute(&p, dir.path(), &stop, &Live::new(), &mut |_| true, |r| {
+        let (n, ending) = execute(&p, Place::Local(dir.path()), &stop, &Live::new(), &mut |_| true, |r| {
             results.push(r.clone());
             Ok(())
         })
@@ -996,13 +1004,26 @@ mod tests {
         std::fs::write(&file, b"").unwrap();
         let stop = AtomicBool::new(false);
         let mut asked = false;
-        let e =
-            execute(&plan(2, 3), &file, &stop, &Live::new(), &mut |_| std::mem::replace(&mut asked, true), |_| Ok(()))
-                .unwrap_err();
+        let e = execute(
+            &plan(2, 3),
+            Place::Local(&file),
+            &stop,
+            &Live::new(),
+            &mut |_| std::mem::replace(&mut asked, true),
+            |_| Ok(()),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("client-0: not a folder"), "{e}");
         assert!(!asked);
-        let e =
-            execute(&plan(2, 3), &dir.path().join("gone"), &stop, &Live::new(), &mut |_| true, |_| Ok(())).unwrap_err();
+        let e = execute(
+            &plan(2, 3),
+            Place::Local(&dir.path().join("gone")),
+            &stop,
+            &Live::new(),
+            &mut |_| true,
+            |_| Ok(()),
+        )
+        .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
     }
 
@@ -1011,7 +1032,7 @@ mod tests {
         let p = plan(2, 3);
         let dir = tempfile::tempdir().unwrap();
         let stop = AtomicBool::new(false);
-        let (n, ending) = execute(&p, dir.path(), &stop, &Live::new(), &mut |_| true, |_| {
+        let (n, ending) = execute(&p, Place::Local(dir.path()), &stop, &Live::new(), &mut |_| true, |_| {
             stop.store(true, Ordering::SeqCst);
             Ok(())
         })
@@ -1020,7 +1041,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let stop = AtomicBool::new(false);
         let (n, ending) =
-            execute(&p, dir.path(), &stop, &Live::new(), &mut |_| true, |_| Err("disk full".into())).unwrap();
+            execute(&p, Place::Local(dir.path()), &stop, &Live::new(), &mut |_| true, |_| Err("disk full".into()))
+                .unwrap();
         assert_eq!((n, ending), (0, Ending::SinkFailed("disk full".into())));
     }
 
@@ -1031,7 +1053,7 @@ mod tests {
         let stop = AtomicBool::new(false);
         let live = Live::new();
         let mut seen = Vec::new();
-        execute(&p, dir.path(), &stop, &live, &mut |_| true, |r| {
+        execute(&p, Place::Local(dir.path()), &stop, &live, &mut |_| true, |r| {
             seen.push((r.index, live.snapshot()));
             Ok(())
         })

@@ -99,6 +99,8 @@ pub fn errno_name(errno: i32) -> String {
         libc::EDQUOT => "EDQUOT",
         libc::ENOTCONN => "ENOTCONN",
         libc::ECONNRESET => "ECONNRESET",
+        libc::ECONNREFUSED => "ECONNREFUSED",
+        libc::ECONNABORTED => "ECONNABORTED",
         libc::ETIMEDOUT => "ETIMEDOUT",
         libc::EHOSTDOWN => "EHOSTDOWN",
         libc::EREMOTEIO => "EREMOTEIO",
@@ -111,9 +113,29 @@ pub fn errno_name(errno: i32) -> String {
     name.to_string()
 }
 
-/// The kind an I/O error is counted under: its errno name, or `other`.
+/// The kind an I/O error is counted under: its errno name; for an error
+/// without one (a protocol client's), the errno its kind stands for
+/// (`ENOENT`, `ETIMEDOUT`, `ECONNRESET`...), or `other`.
 pub fn error_kind(e: &io::Error) -> String {
-    e.raw_os_error().map_or_else(|| "other".to_string(), errno_name)
+    use io::ErrorKind as K;
+    if let Some(errno) = e.raw_os_error() {
+        return errno_name(errno);
+    }
+    let errno = match e.kind() {
+        K::NotFound => libc::ENOENT,
+        K::PermissionDenied => libc::EACCES,
+        K::AlreadyExists => libc::EEXIST,
+        K::StorageFull => libc::ENOSPC,
+        K::TimedOut => libc::ETIMEDOUT,
+        K::ConnectionRefused => libc::ECONNREFUSED,
+        K::ConnectionReset => libc::ECONNRESET,
+        K::ConnectionAborted => libc::ECONNABORTED,
+        K::NotConnected => libc::ENOTCONN,
+        K::BrokenPipe => libc::EPIPE,
+        K::UnexpectedEof => return "unexpected end of file".to_string(),
+        _ => return "other".to_string(),
+    };
+    errno_name(errno)
 }
 
 #[cfg(test)]
@@ -128,6 +150,9 @@ mod tests {
         assert_eq!(errno_name(4095), "errno 4095");
         assert_eq!(error_kind(&io::Error::from_raw_os_error(libc::EDQUOT)), "EDQUOT");
         assert_eq!(error_kind(&io::Error::other("x")), "other");
+        // A protocol client's errors carry a kind, not an errno.
+        assert_eq!(error_kind(&io::Error::new(io::ErrorKind::TimedOut, "no answer within 30 s")), "ETIMEDOUT");
+        assert_eq!(error_kind(&io::Error::new(io::ErrorKind::StorageFull, "NFS3ERR_NOSPC")), "ENOSPC");
     }
 
     #[test]

@@ -253,12 +253,14 @@ impl Drop for SmbFs {
     fn drop(&mut self) {
         // The smb crate closes its trees and sessions in tasks of the runtime: end them inside it.
         let _inside = self.runtime.enter();
-        let timeout = self.timeout;
+        // One call timeout for the whole ending, however many files are open: on a server
+        // that is gone each close would otherwise wait out a timeout of its own.
+        let deadline = tokio::time::Instant::now() + self.timeout;
         for (_, file) in self.open.drain() {
-            let _ = self.runtime.block_on(async { tokio::time::timeout(timeout, file.close()).await });
+            let _ = self.runtime.block_on(async { tokio::time::timeout_at(deadline, file.close()).await });
         }
         if let Some(client) = self.client.take() {
-            let _ = self.runtime.block_on(async { tokio::time::timeout(timeout, client.close()).await });
+            let _ = self.runtime.block_on(async { tokio::time::timeout_at(deadline, client.close()).await });
             drop(client);
         }
     }
