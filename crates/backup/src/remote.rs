@@ -197,6 +197,168 @@ impl TreeSource for RemoteTree {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::walk::{walk, Prepared};
+    use crate::BackupPlan;
+    use iomatrix_backend::RemoteEntry;
+    use std::collections::BTreeMap;
+    use std::time::Instant;
+
+    /// A server in memory: folders listed in the order given, files by
+    /// size; `vanished` files are listed but gone when opened; reads of
+    /// `dies_at` and every call after it go unanswered.
+    #[derive(Default)]
+    struct FakeServer {
+        folders: BTreeMap<String, Vec<RemoteEntry>>,
+        vanished: Vec<String>,
+        dies_at: Option<String>,
+        dead: bool,
+        open: BTreeMap<u64, String>,
+        /// Every file opened, in order (shared: the walk owns the fake).
+        opened: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    }
+
+    fn entry(name: &str, kind: RemoteKind, size: u64) -> RemoteEntry {
+        RemoteEntry { name: name.into(), kind, size }
+    }
+
+    impl FakeServer {
+        fn answer(&self) -> io::Result<()> {
+            match self.dead {
+                true => Err(io::Error::new(io::ErrorKind::TimedOut, "nfs://fake:111/export: no answer within 30 s")),
+                false => Ok(()),
+            }
+        }
+    }
+
+    impl RemoteFs for FakeServer {
+        fn target(&self) -> String {
+            "nfs://fake:111/export".into()
+        }
+        fn describe(&self) -> serde_json::Value {
+            serde_json::Value::Null
+        }
+        fn mkdir(&mut self, _: &str) -> io::Result<()> {
+            unreachable!("the walk makes nothing")
+        }
+        fn rmdir(&mut self, _: &str) -> io::Result<()> {
+            unreachable!("the walk removes nothing")
+        }
+        fn create(&mut self, _: &str) -> io::Result<u64> {
+            unreachable!("the walk writes nothing")
+        }
+        fn create_new(&mut self, _: &str) -> io::Result<u64> {
+            unreachable!("the walk writes nothing")
+        }
+        fn stat(&mut self, path: &str) -> io::Result<RemoteEntry> {
+            self.answer()?;
+            match self.folders.contains_key(path) {
+                true => Ok(entry(path, RemoteKind::Folder, 0)),
+                false => Err(io::Error::new(io::ErrorKind::NotFound, format!("{path}: NFS3ERR_NOENT"))),
+            }
+        }
+        fn read_dir(&mut self, path: &str) -> io::Result<Vec<RemoteEntry>> {
+            self.answer()?;
+            Ok(self.folders[path].clone())
+        }
+        fn open(&mut self, _: &str) -> io::Result<u64> {
+            unreachable!("the walk opens for reading only")
+        }
+        fn open_read(&mut self, path: &str) -> io::Result<u64> {
+            self.answer()?;
+            if self.vanished.iter().any(|v| v == path) {
+                return Err(io::Error::new(io::ErrorKind::NotFound, format!("LOOKUP {path}: NFS3ERR_NOENT")));
+            }
+            let mut opened = self.opened.lock().unwrap();
+            opened.push(path.to_string());
+            let handle = opened.len() as u64;
+            self.open.insert(handle, path.to_string());
+            Ok(handle)
+        }
+        fn remove(&mut self, _: &str) -> io::Result<()> {
+            unreachable!("the walk removes nothing")
+        }
+        fn read_at(&mut self, file: u64, _: &mut [u8], _: u64) -> io::Result<()> {
+            if self.dies_at.as_ref() == self.open.get(&file) {
+                self.dead = true;
+            }
+            self.answer()
+        }
+        fn write_at(&mut self, _: u64, _: &[u8], _: u64) -> io::Result<()> {
+            unreachable!("the walk writes nothing")
+        }
+        fn flush(&mut self, _: u64) -> io::Result<()> {
+            unreachable!("the walk writes nothing")
+        }
+        fn close(&mut self, file: u64) -> io::Result<()> {
+            self.open.remove(&file);
+            self.answer()
+        }
+    }
+
+    /// `root`: a (100 bytes), sub/ (b: 5000, c: 0), link, gone (listed, vanished), d (10).
+    fn server() -> FakeServer {
+        let mut s = FakeServer::default();
+        s.folders.insert(
+            String::new(),
+            vec![
+                entry("a", RemoteKind::File, 100),
+                entry("sub", RemoteKind::Folder, 0),
+                entry("link", RemoteKind::Symlink, 0),
+                entry("gone", RemoteKind::File, 7),
+                entry("d", RemoteKind::File, 10),
+            ],
+        );
+        s.folders.insert("sub".into(), vec![entry("b", RemoteKind::File, 5000), entry("c", RemoteKind::File, 0)]);
+        s.vanished.push("gone".into());
+        s
+    }
+
+    fn walk_fake(fake: FakeServer) -> (crate::BackupResult, Vec<String>) {
+        let opened = fake.opened.clone();
+        let plan = BackupPlan { root: "nfs://fake:111/export".into(), read_size: 4096, cold: false };
+        let mut tree = RemoteTree::open(Box::new(fake), "").unwrap();
+        let stop = AtomicBool::new(false);
+        let walked = walk(&mut tree, &plan, &Prepared::default(), Instant::now(), &stop, &mut |_| {}).unwrap();
+        let opened = opened.lock().unwrap().clone();
+        (walked.result, opened)
+    }
+
+    #[test]
+    fn a_tree_on_a_server_is_walked_in_listing_order_and_a_vanished_file_is_counted() {
+        let (r, opened) = walk_fake(server());
+        assert_eq!(opened, ["a", "sub/b", "sub/c", "d"], "depth first, a folder entered where it is listed");
+        assert_eq!((r.files, r.bytes, r.reads), (4, 5110, 1 + 2 + 1));
+        assert_eq!((r.directories, r.skipped.symlinks), (1, 1));
+        assert_eq!(r.errors.by_kind.get("open: NFS3ERR_NOENT"), Some(&1), "{:?}", r.errors);
+        assert!(r.errors.examples[0].path.ends_with("export/gone"), "{:?}", r.errors.examples);
+        // No extent map for any file listed, the vanished one included (as a local file FIEMAP
+        // mapped and then failed to read stays in the extents).
+        assert_eq!((r.extents.files_without_fiemap, r.extents.no_fiemap_errno.as_str()), (5, NO_EXTENT_MAP));
+        assert!(!r.interrupted && r.server_lost.is_none());
+    }
+
+    #[test]
+    fn a_server_that_stops_answering_ends_the_walk_and_keeps_the_files_read() {
+        let mut fake = server();
+        fake.dies_at = Some("sub/b".into());
+        let (r, opened) = walk_fake(fake);
+        assert_eq!(opened, ["a", "sub/b"], "nothing after the server is gone");
+        assert_eq!((r.files, r.bytes), (1, 100), "a, read before sub/b");
+        assert_eq!(r.errors.total, 1);
+        assert_eq!(r.errors.by_kind.get("read: no answer within the call timeout"), Some(&1), "{:?}", r.errors);
+        let lost = r.server_lost.unwrap();
+        assert!(lost.contains("nfs://fake:111/export stopped answering") && lost.contains("sub/b"), "{lost}");
+        assert!(!r.interrupted);
+    }
+
+    #[test]
+    fn a_root_that_is_missing_or_a_file_is_refused() {
+        let e = RemoteTree::open(Box::new(server()), "nowhere").err().unwrap();
+        assert!(e.0.contains("nfs://fake:111/export/nowhere") && e.0.contains("NFS3ERR_NOENT"), "{e}");
+        let mut fake = server();
+        fake.folders.insert("sub".into(), Vec::new());
+        assert!(RemoteTree::open(Box::new(fake), "sub").is_ok());
+    }
 
     #[test]
     fn errors_are_counted_by_the_servers_status() {
