@@ -178,7 +178,11 @@ pub struct RunFileserverArgs {
 pub struct RunBackupArgs {
     /// The tree to walk and read (read only: no working folder, nothing written there). With
     /// --clients N > 1 (or N MPI ranks), client r walks DIR/client-r instead, the layout a kept
-    /// many-client run leaves; each must exist. Hooks run in the current folder
+    /// many-client run leaves; each must exist. Hooks run in the current folder. DIR may be
+    /// nfs://host[:port]/export/path or smb://[user@]host[:port]/share/path: read through
+    /// iomatrix's own protocol client, one session per client, no client cache (not cold:
+    /// the server's cache is out of reach), no FIEMAP, hard links read once per name, symlinks
+    /// as the server shows them; --warm is refused there
     #[arg(long, value_name = "DIR")]
     pub target: PathBuf,
 
@@ -187,7 +191,7 @@ pub struct RunBackupArgs {
     pub read_size: String,
 
     /// Read through the page cache as it is. Default: cold (syncfs first, then each file's
-    /// cached pages dropped with POSIX_FADV_DONTNEED before it is read)
+    /// cached pages dropped with POSIX_FADV_DONTNEED before it is read). Local trees only
     #[arg(long)]
     pub warm: bool,
 

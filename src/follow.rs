@@ -79,12 +79,20 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
                 iomatrix_fileserver::execute_clients(&plan, &ranks.group(1), &setup, on_server, &lives, |_| Ok(()))
             })?;
         }
-        Shared::Backup { plan, clients, walks } => {
+        Shared::Backup { plan, clients, walks, remote } => {
             let setup = Setup { cells: walks, workdir: None, hooks: &clients.hooks, on_error: clients.on_error, stop };
             let live = iomatrix_backup::LiveClients::new(ranks.mpi_size().unwrap_or(1));
             let sample = || crate::cmd::run_backup::live_sample(&live);
+            let connect = || match &remote {
+                Some(target) => target.connect(),
+                None => Err(std::io::Error::other("no remote target")),
+            };
+            let place = match &remote {
+                Some(_) => iomatrix_backup::TreePlace::Remote { connect: &connect },
+                None => iomatrix_backup::TreePlace::Local,
+            };
             ranks.relay_live(&sample, || {
-                iomatrix_backup::execute_clients(&plan, &ranks.group(1), &setup, &live, |_| Ok(()))
+                iomatrix_backup::execute_clients(&plan, &ranks.group(1), &setup, &place, &live, |_| Ok(()))
             })?;
         }
     }

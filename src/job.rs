@@ -34,6 +34,10 @@ pub enum JobTarget {
     /// A folder on a server through iomatrix's own protocol client: the
     /// working folder is made there; free space is not checked.
     Remote(crate::remote::RemoteTarget),
+    /// A tree on a server that is only read (the backup walk), through a
+    /// session already connected: what it negotiated is recorded, nothing is
+    /// made there.
+    RemoteTree(Box<dyn iomatrix_backend::RemoteFs>),
 }
 
 /// What a suite tells the shared steps about its run.
@@ -113,20 +117,13 @@ impl Job {
             JobTarget::Remote(target) => {
                 let fs = target.connect().map_err(|e| UsageError::new(format!("--target: {e}")))?;
                 let dir = crate::remote::RemoteWorkDir::create(fs, spec.keep)?;
-                let described = dir.describe();
-                let env = iomatrix_environment::capture_remote(
-                    &dir.target(),
-                    &format!(
-                        "{}{} (iomatrix client)",
-                        described["protocol"].as_str().unwrap_or("?").to_lowercase(),
-                        described["version"].as_str().unwrap_or("")
-                    ),
-                    described["server"].as_str().unwrap_or("?"),
-                );
-                if let Some(c) = spec.conditions.as_object_mut() {
-                    c.insert("remote".into(), described);
-                }
+                let env = remote_environment(&dir.target(), dir.describe(), &mut spec.conditions);
                 remote = Some(dir);
+                (env, None, None)
+            }
+            JobTarget::RemoteTree(fs) => {
+                let env = remote_environment(&fs.target(), fs.describe(), &mut spec.conditions);
+                tree = Some(PathBuf::from(fs.target()));
                 (env, None, None)
             }
         };
@@ -290,6 +287,24 @@ impl Job {
             )),
         }
     }
+}
+
+/// A server's environment record, and what its client negotiated in the
+/// run's conditions (`remote`: protocol, version or dialect, transfer sizes).
+fn remote_environment(target: &str, described: Value, conditions: &mut Value) -> Environment {
+    let env = iomatrix_environment::capture_remote(
+        target,
+        &format!(
+            "{}{} (iomatrix client)",
+            described["protocol"].as_str().unwrap_or("?").to_lowercase(),
+            described["version"].as_str().unwrap_or("")
+        ),
+        described["server"].as_str().unwrap_or("?"),
+    );
+    if let Some(c) = conditions.as_object_mut() {
+        c.insert("remote".into(), described);
+    }
+    env
 }
 
 fn print_run(stored: &StoredRun, output: &Output) -> anyhow::Result<()> {

@@ -47,6 +47,8 @@ pub enum Shared {
         clients: ClientPlan,
         /// Walks of the tree (`--repeat`), one cell each.
         walks: usize,
+        /// On a server: the target, each rank connecting its own session.
+        remote: Option<crate::remote::RemoteTarget>,
     },
 }
 

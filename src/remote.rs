@@ -32,6 +32,14 @@ impl RemoteTarget {
         iomatrix_nfs::NfsUrl::parse(text).map(RemoteTarget::Nfs).map_err(|e| UsageError::new(format!("--target: {e}")))
     }
 
+    /// The target as reports show it (never with a password).
+    pub fn url(&self) -> String {
+        match self {
+            RemoteTarget::Nfs(url) => url.to_string(),
+            RemoteTarget::Smb(url) => url.to_string(),
+        }
+    }
+
     /// A fresh session: each client has its own, as separate machines would.
     pub fn connect(&self) -> std::io::Result<Box<dyn RemoteFs>> {
         match self {

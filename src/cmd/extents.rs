@@ -115,6 +115,10 @@ pub fn text(root: &str, fs_type: &str, sync: bool, walk: &ExtentsWalk) -> String
 /// Extent figures, the histogram, and a plain sentence where there is no FIEMAP.
 pub fn summary_text(fs_type: &str, s: &ExtentSummary) -> String {
     let mut out = String::new();
+    if s.no_fiemap_at_all() && s.no_fiemap_errno == iomatrix_backup::NO_EXTENT_MAP {
+        let _ = writeln!(out, "{}: no extent counts for its {} files", s.no_fiemap_errno, s.files_without_fiemap);
+        return out;
+    }
     if s.no_fiemap_at_all() {
         let _ = writeln!(
             out,

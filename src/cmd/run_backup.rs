@@ -1,13 +1,17 @@
 //! `iomatrix run backup`: the backup walk of a tree, stored as one cell,
 //! from one client or many at once (threads, or MPI ranks): with N > 1,
-//! client r walks its own tree `TARGET/client-r`.
+//! client r walks its own tree `TARGET/client-r`. The tree is a local
+//! folder, or one on a server (`nfs://`, `smb://`) read through iomatrix's
+//! own protocol client, each client in its own session.
 
 use crate::cli::RunBackupArgs;
 use crate::clients::ClientPlan;
 use crate::job::{human, Job, JobSpec, JobTarget, Output};
 use crate::ranks::{LiveBoard, LiveSample, Ranks, Shared};
-use iomatrix_backup::{BackupCell, BackupPlan, LiveClients};
-use iomatrix_coord::Setup;
+use crate::remote::RemoteTarget;
+use iomatrix_backend::{RemoteFs, RemoteKind};
+use iomatrix_backup::{BackupCell, BackupPlan, LiveClients, TreePlace};
+use iomatrix_coord::{ClientFailure, Setup};
 use iomatrix_core::{BackendKind, ByteSize, UsageError};
 use iomatrix_iozone::Ending;
 use iomatrix_store::CellRow;
@@ -35,19 +39,49 @@ pub fn run(args: RunBackupArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
         .into());
     }
     let clients = ClientPlan::from_args(&args.client, mpi_size)?;
-    let root = check_tree(&args.target, "--target")?;
-    check_client_trees(&root, clients.count)?;
-    let plan = BackupPlan { root: root.clone(), read_size: read_size.bytes(), cold: !args.warm };
+    let remote = crate::remote::url_of(&args.target).map(RemoteTarget::parse).transpose()?;
+    let (root, target) = match &remote {
+        Some(remote) => {
+            if args.warm {
+                return Err(UsageError::new(format!(
+                    "--warm: over iomatrix's own protocol client ({}) there is no client cache to warm or to drop: every read goes to the server, whose own cache is out of reach from here; leave --warm out",
+                    remote.url()
+                ))
+                .into());
+            }
+            let fs = check_remote_trees(remote, clients.count)?;
+            (PathBuf::from(remote.url()), JobTarget::RemoteTree(fs))
+        }
+        None => {
+            let root = check_tree(&args.target, "--target")?;
+            check_client_trees(&root, clients.count)?;
+            (root.clone(), JobTarget::Tree(root))
+        }
+    };
+    // Over a protocol client nothing can be made cold: see the conditions.
+    let plan = BackupPlan { root: root.clone(), read_size: read_size.bytes(), cold: !args.warm && remote.is_none() };
     plan.validate().map_err(|e| UsageError::new(format!("--read-size {}: {e}", args.read_size)))?;
     let labels = crate::cmd::run_iozone::labels(&args.labels)?;
     let trees = match clients.count {
         1 => json!(null),
         n => json!(format!("{}/client-0 .. client-{}: one per client", root.display(), n - 1)),
     };
+    let mut conditions = json!({
+        "cache": plan.cache_condition(),
+        // The tree's sizes are known only after the walk (see the cell's bytes).
+        "files_vs_ram": null,
+        "timing": "open + read + close of each file, summed; walk, stat and FIEMAP outside; a cold walk's \
+                   syncfs and cache drop before the start",
+        "read_size": plan.read_size,
+        "trees": trees,
+    });
+    if remote.is_some() {
+        add_remote_conditions(&mut conditions);
+    }
     let mut job = Job::start(
         JobSpec {
             suite: TEST,
-            target: JobTarget::Tree(root),
+            target,
             labels,
             keep: false,
             space_check: false,
@@ -57,15 +91,7 @@ pub fn run(args: RunBackupArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
             direct: false,
             clients: clients.count,
             plan: serde_json::to_value(&plan)?,
-            conditions: json!({
-                "cache": plan.cache_condition(),
-                // The tree's sizes are known only after the walk (see the cell's bytes).
-                "files_vs_ram": null,
-                "timing": "open + read + close of each file, summed; walk, stat and FIEMAP outside; a cold walk's \
-                           syncfs and cache drop before the start",
-                "read_size": plan.read_size,
-                "trees": trees,
-            }),
+            conditions,
             total_cells: repeat.count as usize,
             keep_cell_lines: true,
             uncached_hint: "read cold (the default), or a tree larger than RAM,",
@@ -73,7 +99,12 @@ pub fn run(args: RunBackupArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
         db,
     )?;
     ranks.share(
-        &Shared::Backup { plan: plan.clone(), clients: clients.clone(), walks: repeat.count as usize },
+        &Shared::Backup {
+            plan: plan.clone(),
+            clients: clients.clone(),
+            walks: repeat.count as usize,
+            remote: remote.clone(),
+        },
         &clients,
     )?;
     // Each walk of the tree is a cell; --repeat walks it again (a cold walk drops the cache again first).
@@ -85,6 +116,21 @@ pub fn run(args: RunBackupArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
     let live = LiveClients::new(if mpi_size.is_some() { 1 } else { clients.count });
     let board = ranks.live_board();
     let (walk_done, interrupted) = (AtomicBool::new(false), AtomicBool::new(false));
+    // Clients whose server stopped answering mid-walk: their figures are kept, the run fails.
+    let mut server_lost: Vec<ClientFailure> = Vec::new();
+    let connect = || match &remote {
+        Some(target) => target.connect(),
+        None => Err(std::io::Error::other("no remote target")),
+    };
+    let place = match &remote {
+        Some(_) => TreePlace::Remote { connect: &connect },
+        None => TreePlace::Local,
+    };
+    let backend = match &remote {
+        Some(RemoteTarget::Nfs(_)) => "nfs",
+        Some(RemoteTarget::Smb(_)) => "smb",
+        None => BackendKind::Sync.name(),
+    };
     let sample = || live_sample(&live);
     let outcome = ranks.relay_live(&sample, || {
         std::thread::scope(|scope| {
@@ -98,10 +144,15 @@ pub fn run(args: RunBackupArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
                 });
             }
             let mut seq = 0;
-            let outcome = iomatrix_backup::execute_clients(&plan, &group, &setup, &live, |cell| {
+            let outcome = iomatrix_backup::execute_clients(&plan, &group, &setup, &place, &live, |cell| {
                 interrupted.store(cell.interrupted(), Ordering::Relaxed);
+                for c in &cell.clients {
+                    if let Some(why) = &c.result.server_lost {
+                        server_lost.push(ClientFailure::error(c.rank, why.clone()));
+                    }
+                }
                 let stored = job
-                    .store_cell(&row(&plan, cell, seq), &done_line(cell, seq, walks))
+                    .store_cell(&row(&plan, cell, seq, backend), &done_line(cell, seq, walks))
                     .map_err(|e| format!("storing the backup walk: {e}"));
                 seq += 1;
                 stored
@@ -111,6 +162,10 @@ pub fn run(args: RunBackupArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
         })
     });
     let outcome = outcome.map(|o| match o.unwrap_or((0, Ending::Completed)) {
+        // The walk is kept (stored above); the run says the server was lost.
+        (done, Ending::Completed) if !server_lost.is_empty() => {
+            (done, Ending::ClientFailed { cell: done.saturating_sub(1), failures: server_lost })
+        }
         (done, Ending::Completed) if interrupted.load(Ordering::Relaxed) => (done, Ending::Interrupted),
         other => other,
     });
@@ -190,7 +245,7 @@ fn done_line(cell: &BackupCell, seq: usize, walks: usize) -> String {
 /// beside it, and each client's own walk in `client_figures`. `kib_per_sec`
 /// is the sum of the clients' rates, `wall_ns` the longest client's open +
 /// read + close time (with one client, exactly its walk's figures).
-fn row(plan: &BackupPlan, cell: &BackupCell, seq: usize) -> CellRow {
+fn row(plan: &BackupPlan, cell: &BackupCell, seq: usize, backend: &str) -> CellRow {
     let r = &cell.total;
     let mut metrics = serde_json::to_value(r).unwrap_or_default();
     if let Some(m) = metrics.as_object_mut() {
@@ -213,7 +268,7 @@ fn row(plan: &BackupPlan, cell: &BackupCell, seq: usize) -> CellRow {
         test: TEST.into(),
         file_size: None,
         record_size: Some(plan.read_size),
-        backend: BackendKind::Sync.name().into(),
+        backend: backend.into(),
         direct: false,
         clients: cell.clients.len(),
         bytes: r.bytes,
@@ -233,10 +288,75 @@ fn row(plan: &BackupPlan, cell: &BackupCell, seq: usize) -> CellRow {
     }
 }
 
+/// What a walk over a protocol client cannot do as a local walk does, and
+/// what it does instead: stored with the run, shown above its tables.
+fn add_remote_conditions(conditions: &mut serde_json::Value) {
+    conditions["cache"] = json!(
+        "no client cache: iomatrix's own protocol client sends every read to the server; the server's own cache \
+         cannot be dropped from here (files it holds in RAM are served from there), so this is not a cold walk"
+    );
+    conditions["backend"] = json!("iomatrix protocol client");
+    conditions["files_vs_ram"] =
+        json!("unknown: the server's RAM (its cache) is what counts, and a client cannot see it");
+    conditions["timing"] = json!(
+        "open + read + close of each file, summed (NFS: LOOKUP + READs, closing sends nothing; SMB: CREATE + READs \
+         + CLOSE); the folder listings (NFS READDIRPLUS, SMB QUERY_DIRECTORY) outside"
+    );
+    conditions["extents"] = json!(iomatrix_backup::NO_EXTENT_MAP);
+    conditions["remote_walk"] = json!([
+        "each file is read up to the size the server's listing gave (a file that grew meanwhile is read to that size)",
+        "hard links are not detected: the listing carries no link count or file id here, so a file with several \
+         names is read once per name",
+        "symlinks are what the server shows: NFS lists them (counted, never followed); Samba shows a link inside \
+         the share as what it points to (read as a file, walked as a folder) and hides links leading out of it",
+        "access times on the server may change (no O_NOATIME over the protocol)",
+    ]);
+}
+
+/// Connects to the server and checks the tree(s) to walk there: the
+/// target's folder, or with N > 1 clients its `client-0 .. client-N-1`.
+/// Returns the session, for the run's environment record.
+fn check_remote_trees(target: &RemoteTarget, clients: usize) -> Result<Box<dyn RemoteFs>, UsageError> {
+    let url = target.url();
+    let mut fs = target
+        .connect()
+        .map_err(|e| UsageError::new(format!("--target: {e}; give an existing folder on the server to walk")))?;
+    let trees: Vec<String> =
+        if clients < 2 { vec![String::new()] } else { (0..clients).map(|r| format!("client-{r}")).collect() };
+    let mut missing = Vec::new();
+    for below in &trees {
+        let shown = if below.is_empty() { url.clone() } else { format!("{url}/{below}") };
+        match fs.stat(below) {
+            Ok(entry) if entry.kind == RemoteKind::Folder => {}
+            Ok(_) => missing.push(format!("{shown} (not a folder)")),
+            Err(e) => missing.push(format!("{shown} ({e})")),
+        }
+    }
+    if missing.is_empty() {
+        return Ok(fs);
+    }
+    if clients < 2 {
+        return Err(UsageError::new(format!(
+            "--target {}: give an existing folder on the server to walk",
+            missing.join(", ")
+        )));
+    }
+    Err(UsageError::new(format!(
+        "{clients} clients, but {} missing: with more than one client, client r walks its own tree TARGET/client-r, \
+         so {url}/client-0 .. client-{} must each be a folder on the server; make them, or walk {url} itself with \
+         one client",
+        missing.join(", "),
+        clients - 1
+    )))
+}
+
 /// An existing folder, canonical; anything else is the user's mistake (exit 2).
 pub fn check_tree(dir: &Path, what: &str) -> Result<std::path::PathBuf, UsageError> {
     if let Some(url) = crate::remote::url_of(dir) {
-        return Err(crate::job::refuse_remote(url));
+        return Err(UsageError::new(format!(
+            "{what} {url}: {}; `iomatrix run backup --target {url}` walks and reads such a tree",
+            iomatrix_backup::NO_EXTENT_MAP
+        )));
     }
     let meta = std::fs::metadata(dir)
         .map_err(|e| UsageError::new(format!("{what} {}: {e}; give an existing folder to walk", dir.display())))?;

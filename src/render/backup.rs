@@ -25,6 +25,9 @@ pub fn report(run: &StoredRun) -> String {
     if r.interrupted {
         let _ = writeln!(out, "interrupted: the figures cover the {} files finished before Ctrl-C", r.files);
     }
+    if let Some(why) = &r.server_lost {
+        let _ = writeln!(out, "server lost: {why}");
+    }
     let _ = writeln!(
         out,
         "read: {} files, {} ({} bytes) in {} reads of {}",
@@ -45,8 +48,13 @@ pub fn report(run: &StoredRun) -> String {
     } else {
         format!("; before it, syncfs {:.3} s and cached pages dropped {:.3} s", secs(r.sync_ns), secs(r.evict_ns))
     };
-    let included =
-        if evicted_within { "readdir, stat, FIEMAP, eviction included" } else { "readdir, stat, FIEMAP included" };
+    let included = if run.conditions["remote"].is_object() {
+        "the server's folder listings included"
+    } else if evicted_within {
+        "readdir, stat, FIEMAP, eviction included"
+    } else {
+        "readdir, stat, FIEMAP included"
+    };
     if clients > 1 {
         let _ = writeln!(
             out,
@@ -88,6 +96,10 @@ pub fn report(run: &StoredRun) -> String {
     }
     if r.cold && r.evict_failures > 0 {
         let _ = writeln!(out, "note: cached pages could not be dropped for {} files", r.evict_failures);
+    }
+    // A tree on a server: what its walk cannot do as a local one does.
+    for note in run.conditions["remote_walk"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+        let _ = writeln!(out, "note: {note}");
     }
     if r.noatime_refused > 0 {
         let _ = writeln!(

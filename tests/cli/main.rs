@@ -20,6 +20,7 @@ mod mounted;
 mod mpi;
 mod remote;
 mod remote_access;
+mod remote_backup;
 mod remote_fileserver;
 mod remote_fs;
 mod report;

@@ -48,6 +48,11 @@ pub trait RemoteFs: Send {
     fn read_dir(&mut self, path: &str) -> io::Result<Vec<RemoteEntry>>;
     /// Opens an existing file; the answer is a handle for the calls below.
     fn open(&mut self, path: &str) -> io::Result<u64>;
+    /// Opens an existing file for reading only (a walk that must not need,
+    /// or take, write access); by default as [`RemoteFs::open`].
+    fn open_read(&mut self, path: &str) -> io::Result<u64> {
+        self.open(path)
+    }
     fn remove(&mut self, path: &str) -> io::Result<()>;
     fn read_at(&mut self, file: u64, buf: &mut [u8], offset: u64) -> io::Result<()>;
     fn write_at(&mut self, file: u64, buf: &[u8], offset: u64) -> io::Result<()>;

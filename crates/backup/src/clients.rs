@@ -9,9 +9,11 @@
 //! errors added up, the sum of the clients' own rates, and all bytes over
 //! the time from the common start to the last client's end.
 
+use crate::remote::RemoteTree;
 use crate::result::{BackupResult, Live, SizeClass, MAX_EXAMPLES};
-use crate::walk::{prepare, walk};
+use crate::walk::{prepare, walk, LocalTree, Prepared};
 use crate::BackupPlan;
+use iomatrix_backend::RemoteFs;
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
 use iomatrix_extents::{ExtentSummary, ExtentTally, FileExtents};
 use serde::{Deserialize, Serialize};
@@ -37,6 +39,16 @@ pub fn missing_client_trees(root: &Path, clients: usize) -> Vec<PathBuf> {
         return Vec::new();
     }
     (0..clients).map(|rank| client_root(root, rank, clients)).filter(|tree| !tree.is_dir()).collect()
+}
+
+/// Where the clients' trees are.
+pub enum TreePlace<'a> {
+    /// Folders of this machine (or of its mounts): `plan.root` is one.
+    Local,
+    /// On a server through iomatrix's own protocol client: `plan.root` is
+    /// the target's URL (for reports); each client connects its own session
+    /// (`connect`) and walks the target's folder, or its `client-R` below it.
+    Remote { connect: &'a (dyn Fn() -> std::io::Result<Box<dyn RemoteFs>> + Sync) },
 }
 
 /// One client's walk of the cell.
@@ -150,6 +162,9 @@ fn add(total: &mut BackupResult, r: &BackupResult) {
     total.user_ns += r.user_ns;
     total.sys_ns += r.sys_ns;
     total.interrupted |= r.interrupted;
+    if total.server_lost.is_none() {
+        total.server_lost = r.server_lost.clone();
+    }
 }
 
 /// The clients' extents as one tree's: the per-file distribution rebuilt
@@ -253,7 +268,7 @@ impl LiveClients {
 
 /// Runs the walk on every client of `group` (`setup.cells` walks, normally
 /// one; `setup.workdir` None: nothing is made in a read-only tree), client
-/// r in its tree ([`client_root`]). At the leader, `on_cell` gets each
+/// r in its tree ([`client_root`]) at `place`. At the leader, `on_cell` gets each
 /// merged cell, and the result says how many it accepted and how the run
 /// ended; elsewhere it is None. A walk cut short by `setup.stop` still
 /// reports its figures (see [`BackupCell::interrupted`]).
@@ -261,6 +276,7 @@ pub fn execute_clients(
     plan: &BackupPlan,
     group: &Group<'_>,
     setup: &Setup<'_>,
+    place: &TreePlace<'_>,
     live: &LiveClients,
     mut on_cell: impl FnMut(&BackupCell) -> Result<(), String>,
 ) -> std::io::Result<Option<(usize, Ending)>> {
@@ -269,7 +285,15 @@ pub fn execute_clients(
     lead(
         group,
         setup,
-        |rank, _dir| Client { rank, plan, root: client_root(&plan.root, rank, clients), stop, live },
+        |rank, _dir| Client {
+            rank,
+            plan,
+            root: client_root(&plan.root, rank, clients),
+            below_target: client_root(Path::new(""), rank, clients).display().to_string(),
+            place,
+            stop,
+            live,
+        },
         |_, gathered| on_cell(&BackupCell::merge(gathered)),
     )
 }
@@ -277,7 +301,11 @@ pub fn execute_clients(
 struct Client<'a> {
     rank: usize,
     plan: &'a BackupPlan,
+    /// Its tree, as reports show it.
     root: PathBuf,
+    /// Its tree below the target's folder, for a protocol client.
+    below_target: String,
+    place: &'a TreePlace<'a>,
     stop: &'a AtomicBool,
     live: &'a LiveClients,
 }
@@ -288,11 +316,23 @@ impl ClientWork for Client<'_> {
     fn cell(&mut self, _index: usize, start: &mut Start<'_>) -> Result<ClientWalk, ClientFailure> {
         let plan = BackupPlan { root: self.root.clone(), ..self.plan.clone() };
         let fail = |e: crate::BackupError| ClientFailure::error(self.rank, e.0);
-        // Untimed: the cold walk's syncfs and cache drop.
-        let prepared = prepare(&plan, self.stop).map_err(fail)?;
-        let origin = start.together()?;
-        let (rank, live) = (self.rank, self.live);
-        let walked = walk(&plan, &prepared, origin, self.stop, &mut |l| live.publish(rank, l)).map_err(fail)?;
+        let (rank, live, stop) = (self.rank, self.live, self.stop);
+        let walked = match self.place {
+            TreePlace::Local => {
+                // Untimed: the cold walk's syncfs and cache drop.
+                let prepared = prepare(&plan, stop).map_err(fail)?;
+                let origin = start.together()?;
+                walk(&mut LocalTree::new(&plan.root), &plan, &prepared, origin, stop, &mut |l| live.publish(rank, l))
+            }
+            TreePlace::Remote { connect } => {
+                // Untimed: this client's own session, and its tree checked there.
+                let fs = connect().map_err(|e| ClientFailure::error(rank, format!("connecting: {e}")))?;
+                let mut tree = RemoteTree::open(fs, &self.below_target).map_err(fail)?;
+                let origin = start.together()?;
+                walk(&mut tree, &plan, &Prepared::default(), origin, stop, &mut |l| live.publish(rank, l))
+            }
+        }
+        .map_err(fail)?;
         Ok(ClientWalk {
             rank,
             root: plan.root.display().to_string(),
@@ -331,7 +371,7 @@ mod tests {
         let setup = Setup { cells: 1, workdir: None, hooks: &hooks, on_error, stop: &stop };
         let live = LiveClients::new(clients);
         let mut cells = Vec::new();
-        let (done, ending) = execute_clients(&plan, &Group::Local(clients), &setup, &live, |cell| {
+        let (done, ending) = execute_clients(&plan, &Group::Local(clients), &setup, &TreePlace::Local, &live, |cell| {
             cells.push(cell.clone());
             Ok(())
         })

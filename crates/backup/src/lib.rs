@@ -11,7 +11,10 @@
 //! - [`extents_of_tree`]: the same walk, FIEMAP only, no data read.
 //! - [`execute_clients`]: the walk from many clients at once (threads or
 //!   MPI ranks), client r in its own tree `ROOT/client-r` ([`client_root`]),
-//!   all starting together; each cell merged as a [`BackupCell`].
+//!   all starting together; each cell merged as a [`BackupCell`]. The trees
+//!   are local ([`TreePlace::Local`]) or on a server reached by iomatrix's
+//!   own NFS or SMB client ([`TreePlace::Remote`]: one session per client,
+//!   no cache to drop, no FIEMAP; see the `remote` module for what differs).
 //!
 //! The walk never writes to the tree: it follows no symlink, stays on the
 //! root's file system (mount points below are counted, not entered), reads
@@ -35,11 +38,13 @@
 
 mod clients;
 mod plan;
+mod remote;
 mod result;
 mod walk;
 
-pub use clients::{client_root, execute_clients, missing_client_trees, BackupCell, ClientWalk, LiveClients};
+pub use clients::{client_root, execute_clients, missing_client_trees, BackupCell, ClientWalk, LiveClients, TreePlace};
 pub use plan::{BackupPlan, MAX_READ_SIZE};
+pub use remote::NO_EXTENT_MAP;
 pub use result::{
     class_of, class_range, BackupResult, ErrorExample, ErrorTally, Live, SizeClass, Skipped, MAX_EXAMPLES,
 };

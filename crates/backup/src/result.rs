@@ -75,9 +75,16 @@ impl ErrorTally {
     }
 
     pub fn add_kind(&mut self, kind: String, path: &std::path::Path) {
+        let example = kind.clone();
+        self.add_with_detail(kind, path, example);
+    }
+
+    /// Counts under `kind`; the example keeps the whole `detail` (a
+    /// protocol client's message naming the server and the call).
+    pub fn add_with_detail(&mut self, kind: String, path: &std::path::Path, detail: String) {
         self.total += 1;
         if self.examples.len() < MAX_EXAMPLES {
-            self.examples.push(ErrorExample { path: path.display().to_string(), error: kind.clone() });
+            self.examples.push(ErrorExample { path: path.display().to_string(), error: detail });
         }
         *self.by_kind.entry(kind).or_default() += 1;
     }
@@ -150,6 +157,11 @@ pub struct BackupResult {
     pub cpu_percent: f64,
     /// Ctrl-C ended the walk early: the figures cover the files finished before it.
     pub interrupted: bool,
+    /// The server stopped answering (a tree on a server only): why, naming
+    /// the server and the call; the walk ended there and the figures cover
+    /// the files finished before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_lost: Option<String>,
 }
 
 impl BackupResult {

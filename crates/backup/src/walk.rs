@@ -1,4 +1,6 @@
-//! The walk itself: one pass over the tree, a file at a time.
+//! The walk itself: one pass over the tree, a file at a time, from a
+//! [`TreeSource`]: [`LocalTree`] here, [`crate::remote::RemoteTree`] on a
+//! server through iomatrix's own protocol client.
 
 use crate::result::{BackupResult, ErrorTally, Live, Skipped};
 use crate::{BackupError, BackupPlan};
@@ -10,7 +12,7 @@ use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Read};
 use std::os::fd::AsFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -21,6 +23,8 @@ pub enum Stage {
     Stat,
     Open,
     Read,
+    /// Closing a file on a server (SMB CLOSE); local closes cannot fail.
+    Close,
 }
 
 impl Stage {
@@ -30,24 +34,135 @@ impl Stage {
             Stage::Stat => "stat",
             Stage::Open => "open",
             Stage::Read => "read",
+            Stage::Close => "close",
         }
     }
 }
 
 /// What the walker counts besides the files themselves.
 #[derive(Debug, Default)]
-struct TreeCounts {
-    directories: u64,
-    mount_points: u64,
-    hard_links: u64,
-    skipped: Skipped,
-    errors: ErrorTally,
+pub(crate) struct TreeCounts {
+    pub directories: u64,
+    pub mount_points: u64,
+    pub hard_links: u64,
+    pub skipped: Skipped,
+    pub errors: ErrorTally,
 }
 
 /// Whether the walk goes on after a file.
-enum Flow {
+pub(crate) enum Flow {
     Go,
     Stop,
+}
+
+/// A regular file the walk found.
+pub(crate) struct Found {
+    /// As reports show it: the local path, or the target's URL joined with the path below it.
+    pub path: PathBuf,
+    /// The path below the tree's root for a protocol client (`""`-rooted, `/` between parts);
+    /// empty for a local file.
+    pub below_root: String,
+    /// Bytes, as lstat or the server's listing gave them.
+    pub size: u64,
+}
+
+/// What is known of a file before its timed read (outside the timing).
+pub(crate) struct BeforeRead {
+    /// O_NOATIME held for it (always true where it does not apply).
+    pub noatime: bool,
+    pub extents: Mapping,
+}
+
+/// A file's extents, or why there are none to ask for.
+pub(crate) enum Mapping {
+    Fiemap(Result<FileExtents, FiemapError>),
+    /// No extent map exists where the file lives (the reason, for the results).
+    NoExtentMap(&'static str),
+}
+
+/// Where the walked tree lives: the walk's one seam. [`LocalTree`] walks a
+/// folder of this machine (walkdir, FIEMAP, O_NOATIME);
+/// [`crate::remote::RemoteTree`] one on a server through a protocol client.
+pub(crate) trait TreeSource {
+    /// Walks the tree in walk order, counting what is not a regular file, and
+    /// calls `each` for every regular file. True when the walk ended early
+    /// (`stop`, `each` said so, or the tree was lost: see [`TreeSource::lost`]).
+    fn walk_files(
+        &mut self,
+        stop: &AtomicBool,
+        counts: &mut TreeCounts,
+        each: &mut dyn FnMut(&mut Self, &Found, &mut TreeCounts) -> Flow,
+    ) -> Result<bool, BackupError>;
+
+    /// Untimed, before the file's timed read: its extents.
+    fn before_read(&mut self, file: &Found) -> io::Result<BeforeRead>;
+
+    /// Timed: open, read `buf.len()` bytes at a time to the end, close.
+    /// `Ok(None)` when `stop` was raised part way; on failure, where, why
+    /// and the bytes read before.
+    fn read_whole(
+        &mut self,
+        file: &Found,
+        before: &BeforeRead,
+        buf: &mut [u8],
+        stop: &AtomicBool,
+    ) -> Result<Option<(u64, u64)>, (Stage, io::Error, u64)>;
+
+    /// Counts a failed call on `path` and says whether the walk goes on: a
+    /// tree that can no longer be reached at all ends it.
+    fn failed(&mut self, counts: &mut TreeCounts, stage: Stage, path: &Path, error: &io::Error) -> Flow {
+        counts.errors.add(stage.name(), path, error);
+        Flow::Go
+    }
+
+    /// Why the walk ended before the tree's end without a stop, if it did
+    /// (a server that stopped answering), naming the server and the call.
+    fn lost(&self) -> Option<String> {
+        None
+    }
+}
+
+/// A folder of this machine, walked with walkdir and mapped with FIEMAP.
+pub(crate) struct LocalTree {
+    root: PathBuf,
+    fiemap: Fiemap,
+}
+
+impl LocalTree {
+    pub fn new(root: &Path) -> LocalTree {
+        LocalTree { root: root.to_path_buf(), fiemap: Fiemap::new() }
+    }
+}
+
+impl TreeSource for LocalTree {
+    fn walk_files(
+        &mut self,
+        stop: &AtomicBool,
+        counts: &mut TreeCounts,
+        each: &mut dyn FnMut(&mut Self, &Found, &mut TreeCounts) -> Flow,
+    ) -> Result<bool, BackupError> {
+        let root = self.root.clone();
+        walk_tree(&root, stop, counts, &mut |path, meta, counts| {
+            let found = Found { path: path.to_path_buf(), below_root: String::new(), size: meta.len() };
+            each(self, &found, counts)
+        })
+    }
+
+    /// Opens the file (untimed) to map it with FIEMAP.
+    fn before_read(&mut self, file: &Found) -> io::Result<BeforeRead> {
+        let (pre, noatime) = open_read(&file.path, true, libc::O_NONBLOCK)?;
+        Ok(BeforeRead { noatime, extents: Mapping::Fiemap(self.fiemap.count(pre.as_fd())) })
+    }
+
+    fn read_whole(
+        &mut self,
+        file: &Found,
+        before: &BeforeRead,
+        buf: &mut [u8],
+        stop: &AtomicBool,
+    ) -> Result<Option<(u64, u64)>, (Stage, io::Error, u64)> {
+        read_whole(&file.path, before.noatime, buf, stop)
+    }
 }
 
 /// Walks `root` (no symlink followed, one file system, each inode once) and
@@ -172,7 +287,7 @@ pub fn read_whole(
 /// walk syncs and drops every file's cached pages first, untimed.
 pub fn execute(plan: &BackupPlan, stop: &AtomicBool, live: &mut dyn FnMut(&Live)) -> Result<BackupResult, BackupError> {
     let prepared = prepare(plan, stop)?;
-    walk(plan, &prepared, Instant::now(), stop, live).map(|walked| walked.result)
+    walk(&mut LocalTree::new(&plan.root), plan, &prepared, Instant::now(), stop, live).map(|walked| walked.result)
 }
 
 /// What a cold walk did before its start, untimed.
@@ -223,18 +338,19 @@ pub(crate) struct Walked {
     pub extent_counts: BTreeMap<u64, u64>,
 }
 
-/// The walk itself, after [`prepare`]: `origin` is its clock's zero (the
-/// clients' common start), so `wall_ns` runs from there to the walk's end.
-/// Per file, untimed: open to map it with FIEMAP; timed: open, read to the
+/// The walk itself, after [`prepare`] (locally): `origin` is its clock's
+/// zero (the clients' common start), so `wall_ns` runs from there to the
+/// walk's end. Per file, untimed: what `source` knows before the read (a
+/// local file is opened and mapped with FIEMAP); timed: open, read to the
 /// end, close.
-pub(crate) fn walk(
+pub(crate) fn walk<S: TreeSource>(
+    source: &mut S,
     plan: &BackupPlan,
     prepared: &Prepared,
     origin: Instant,
     stop: &AtomicBool,
     live: &mut dyn FnMut(&Live),
 ) -> Result<Walked, BackupError> {
-    let root = plan.root.as_path();
     let mut result = BackupResult {
         cold: plan.cold,
         sync_ns: prepared.sync_ns,
@@ -243,57 +359,68 @@ pub(crate) fn walk(
         ..BackupResult::default()
     };
     let mut buf = vec![0u8; plan.read_size as usize];
-    let mut fiemap = Fiemap::new();
     let mut extents = ExtentTally::new();
     let mut extent_counts = BTreeMap::new();
+    // Files where no extent map exists (over a protocol), and why.
+    let (mut unmapped, mut unmapped_why) = (0u64, "");
     let mut counts = TreeCounts::default();
     let cpu = CpuReading::now();
-    let interrupted = walk_tree(root, stop, &mut counts, &mut |path, _meta, counts| {
-        // Untimed: map the file.
-        let (pre, noatime) = match open_read(path, true, libc::O_NONBLOCK) {
-            Ok(opened) => opened,
-            Err(e) => {
-                counts.errors.add(Stage::Open.name(), path, &e);
-                return Flow::Go;
-            }
+    let ended_early = source.walk_files(stop, &mut counts, &mut |source, file, counts| {
+        // Untimed: what is known of the file before its read.
+        let before = match source.before_read(file) {
+            Ok(before) => before,
+            Err(e) => return source.failed(counts, Stage::Open, &file.path, &e),
         };
-        if !noatime {
+        if !before.noatime {
             result.noatime_refused += 1;
         }
-        let mapped = fiemap.count(pre.as_fd());
-        extents.add_result(&mapped);
-        if let Ok(m) = &mapped {
-            *extent_counts.entry(m.extents).or_insert(0u64) += 1;
+        let mapped = match &before.extents {
+            Mapping::Fiemap(mapped) => {
+                extents.add_result(mapped);
+                mapped.as_ref().ok().map(|m| m.extents)
+            }
+            Mapping::NoExtentMap(why) => {
+                (unmapped, unmapped_why) = (unmapped + 1, *why);
+                None
+            }
+        };
+        if let Some(n) = mapped {
+            *extent_counts.entry(n).or_insert(0u64) += 1;
         }
-        drop(pre);
         // Timed: open, read to the end, close.
         let t = Instant::now();
-        let outcome = read_whole(path, noatime, &mut buf, stop);
+        let outcome = source.read_whole(file, &before, &mut buf, stop);
         let ns = t.elapsed().as_nanos() as u64;
-        match outcome {
+        let flow = match outcome {
             Ok(Some((bytes, reads))) => {
-                result.add_file(bytes, reads, ns, mapped.ok().map(|m| m.extents));
+                result.add_file(bytes, reads, ns, mapped);
+                Flow::Go
             }
             Ok(None) => return Flow::Stop,
             Err((stage, e, partial)) => {
-                counts.errors.add(stage.name(), path, &e);
                 result.failed_bytes += partial;
+                source.failed(counts, stage, &file.path, &e)
             }
-        }
+        };
         live(&Live { errors: counts.errors.total, ..result.live() });
-        Flow::Go
+        flow
     })?;
     result.wall_ns = origin.elapsed().as_nanos() as u64;
     let cpu = CpuReading::now().since(cpu);
     result.user_ns = cpu.user_ns;
     result.sys_ns = cpu.sys_ns;
-    result.interrupted = interrupted;
+    result.server_lost = source.lost();
+    result.interrupted = ended_early && result.server_lost.is_none();
     result.directories = counts.directories;
     result.mount_points = counts.mount_points;
     result.hard_links = counts.hard_links;
     result.skipped = counts.skipped;
     result.errors = counts.errors;
     result.extents = extents.summary();
+    if unmapped > 0 {
+        result.extents.files_without_fiemap += unmapped;
+        result.extents.no_fiemap_errno = unmapped_why.to_string();
+    }
     result.derive();
     Ok(Walked { result, extent_counts })
 }
@@ -355,7 +482,6 @@ pub fn extents_of_tree(
 mod tests {
     use super::*;
     use std::io::Write;
-    use std::path::PathBuf;
 
     fn tree() -> (tempfile::TempDir, u64) {
         let dir = tempfile::tempdir().unwrap();
@@ -410,7 +536,9 @@ mod tests {
         let p = plan(dir.path(), 4096, true);
         let prepared = prepare(&p, &AtomicBool::new(false)).unwrap();
         assert!(prepared.evict_ns > 0, "a cold walk drops the cache before it starts");
-        let w = walk(&p, &prepared, Instant::now(), &AtomicBool::new(false), &mut |_| {}).unwrap();
+        let w =
+            walk(&mut LocalTree::new(dir.path()), &p, &prepared, Instant::now(), &AtomicBool::new(false), &mut |_| {})
+                .unwrap();
         let x = &w.result.extents;
         assert_eq!(w.extent_counts.values().sum::<u64>(), x.files);
         assert_eq!(w.extent_counts.iter().map(|(e, n)| e * n).sum::<u64>(), x.total_extents);

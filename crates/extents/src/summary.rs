@@ -67,7 +67,9 @@ pub struct ExtentSummary {
     pub histogram: Vec<Bucket>,
     /// Files on a file system without FIEMAP (not counted above).
     pub files_without_fiemap: u64,
-    /// The errno that said so, e.g. "EOPNOTSUPP" (empty when none).
+    /// The errno that said so, e.g. "EOPNOTSUPP" (empty when none); for a
+    /// tree read through a protocol client, the sentence saying there is no
+    /// extent map at all.
     pub no_fiemap_errno: String,
     /// Files whose FIEMAP failed otherwise (not counted above).
     pub files_failed: u64,

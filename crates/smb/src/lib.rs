@@ -380,6 +380,12 @@ impl RemoteFs for SmbFs {
         self.keep(resource, path)
     }
 
+    fn open_read(&mut self, path: &str) -> io::Result<u64> {
+        let access = FileAccessMask::new().with_generic_read(true);
+        let resource = self.open_with(path, &FileCreateArgs::make_open_existing(access), "opening to read")?;
+        self.keep(resource, path)
+    }
+
     fn remove(&mut self, path: &str) -> io::Result<()> {
         self.delete(path, false)
     }
