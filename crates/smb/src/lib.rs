@@ -139,6 +139,10 @@ pub struct SmbFs {
     open: HashMap<u64, smb::File>,
     next: u64,
     described: serde_json::Value,
+    /// Set when a call got no answer within the timeout: the link or the
+    /// server is gone, so later calls (and the closing in `drop`) fail at
+    /// once instead of each waiting out the timeout again.
+    silent: std::sync::atomic::AtomicBool,
 }
 
 fn err(url: &SmbUrl, what: &str, e: impl std::fmt::Display) -> io::Error {
@@ -159,7 +163,16 @@ impl SmbFs {
             Self::session(&runtime, url, timeout)
         };
         let (client, described) = connected?;
-        Ok(SmbFs { url: url.clone(), runtime, client: Some(client), timeout, open: HashMap::new(), next: 1, described })
+        Ok(SmbFs {
+            url: url.clone(),
+            runtime,
+            client: Some(client),
+            timeout,
+            open: HashMap::new(),
+            next: 1,
+            described,
+            silent: Default::default(),
+        })
     }
 
     fn session(
@@ -167,7 +180,10 @@ impl SmbFs {
         url: &SmbUrl,
         timeout: Duration,
     ) -> io::Result<(Client, serde_json::Value)> {
-        let connection = smb::ConnectionConfig { port: url.port, timeout: Some(timeout), ..Default::default() };
+        // The crate's own timeout a little later than ours, so that a silent server is always met by ours
+        // (which names the call and marks the session as silent) rather than by the crate's.
+        let crate_timeout = timeout + Duration::from_secs(5);
+        let connection = smb::ConnectionConfig { port: url.port, timeout: Some(crate_timeout), ..Default::default() };
         let client = Client::new(ClientConfig { dfs: false, connection, ..ClientConfig::default() });
         let share = url.unc("").map_err(|e| err(url, "the share's path", e))?;
         let connected = runtime.block_on(async {
@@ -223,10 +239,18 @@ impl SmbFs {
     }
 
     fn block<T, E: std::fmt::Display>(&self, what: &str, call: impl Future<Output = Result<T, E>>) -> io::Result<T> {
+        use std::sync::atomic::Ordering;
+        let no_answer = || format!("no answer within {} s", self.timeout.as_secs());
+        if self.silent.load(Ordering::Relaxed) {
+            return Err(err(&self.url, what, format!("not sent: an earlier call got {}", no_answer())));
+        }
         match self.runtime.block_on(async { tokio::time::timeout(self.timeout, call).await }) {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(err(&self.url, what, e)),
-            Err(_) => Err(err(&self.url, what, format!("no answer within {} s", self.timeout.as_secs()))),
+            Err(_) => {
+                self.silent.store(true, Ordering::Relaxed);
+                Err(err(&self.url, what, no_answer()))
+            }
         }
     }
 
@@ -270,7 +294,8 @@ impl Drop for SmbFs {
     fn drop(&mut self) {
         // The smb crate closes its trees and sessions in tasks of the runtime: end them inside it.
         let _inside = self.runtime.enter();
-        let timeout = self.timeout;
+        // After a call went unanswered, closing would only wait out the timeout again, once per handle.
+        let timeout = if *self.silent.get_mut() { Duration::ZERO } else { self.timeout };
         for (_, file) in self.open.drain() {
             let _ = self.runtime.block_on(async { tokio::time::timeout(timeout, file.close()).await });
         }
