@@ -19,6 +19,7 @@ mod mounted;
 mod mpi;
 mod remote;
 mod remote_fs;
+mod remote_smb_faults;
 mod report;
 mod scan;
 mod signals;
