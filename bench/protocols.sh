@@ -56,6 +56,7 @@ IOMATRIX=${IOMATRIX:-$ROOT/target/release/iomatrix}
 [[ -x $IOMATRIX ]] || (cd "$ROOT" && cargo build --release -q) || die "cannot build iomatrix"
 
 SCRATCH=$(mktemp -d /tmp/iomatrix-protocols.XXXXXX)
+chmod 755 "$SCRATCH" # smbd serves the share (inside it) as smbtest, who must get through
 LAB_STATE=$SCRATCH/lab IPERF_SERVER=""
 remove_what_we_made() {
     local rc=0
@@ -155,8 +156,10 @@ iperf_run() {
         measured=0
         # The server needs a moment to listen: until then the client is refused at once.
         for ((tries = 0; tries < 50; tries++)); do
+            # iperf3 -J exits 0 also when refused: its JSON then holds "error" and an empty "end".
             if run_child $((IPERF_SECONDS + 30)) "$out" "$SCRATCH/iperf.err" \
-                iperf3 -c "$IOMATRIX_LAB_SERVER" -t "$IPERF_SECONDS" -J "${flag[@]}"; then
+                iperf3 -c "$IOMATRIX_LAB_SERVER" -t "$IPERF_SECONDS" -J "${flag[@]}" &&
+                python3 -c 'import json, sys; sys.exit("sum_received" not in json.load(open(sys.argv[1]))["end"])' "$out"; then
                 measured=1
                 break
             fi
