@@ -226,7 +226,7 @@ impl SmbFs {
     }
 
     /// TCP_NODELAY on the session's socket (see [`nodelay`]): the sockets
-    /// connected to the server's address and port, of which there must be one.
+    /// connected to the server's address and port (at least one, or it failed).
     fn set_nodelay(url: &SmbUrl) -> Result<usize, String> {
         use std::net::ToSocketAddrs;
         let port = url.port.unwrap_or(smb::transport::TcpTransport::DEFAULT_PORT);
