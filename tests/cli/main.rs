@@ -23,6 +23,7 @@ mod remote_access;
 mod remote_backup;
 mod remote_fileserver;
 mod remote_fs;
+mod remote_smb_faults;
 mod report;
 mod scan;
 mod signals;
