@@ -6,8 +6,8 @@
 use crate::clients::ClientPlan;
 use crate::job::{Job, JobSpec, JobTarget, Output};
 use crate::ranks::{Ranks, Shared};
-use anyhow::Context;
 use crate::remote::RemoteTarget;
+use anyhow::Context;
 use iomatrix_bonnie::{planned_tests, BonnieCell, BonniePlan, BonnieTest, Place};
 use iomatrix_coord::Setup;
 use iomatrix_core::{BackendKind, UsageError};

@@ -18,6 +18,7 @@ mod lab_fixture;
 mod mounted;
 mod mpi;
 mod remote;
+mod remote_bonnie;
 mod remote_fs;
 mod report;
 mod scan;

@@ -115,7 +115,6 @@ fn other_suites_refuse_server_targets_plainly_and_bad_urls_are_named() {
         vec!["run", "access", "--target", "nfs://10.0.0.1/export", "--bs", "4k"],
         vec!["run", "fileserver", "--target", "smb://u@10.0.0.1/share"],
         vec!["run", "backup", "--target", "nfs://10.0.0.1/export"],
-        vec!["run", "bonnie", "--target", "nfs://10.0.0.1/export", "--size", "1m", "--allow-cache"],
     ] {
         assert_usage_error(&sb.run(&args), "only the iozone suite runs through iomatrix's own NFS and SMB clients");
     }

@@ -47,11 +47,11 @@ mod test;
 
 pub use clients::{client_folder, execute, execute_at, BonnieCell, ClientBonnie};
 pub use place::Place;
-pub use remote::{per_char_buffers, MAX_PER_CHAR_BUFFER};
 pub use plan::{
     BonniePlan, DEFAULT_CHUNK, DEFAULT_FILES, DEFAULT_SEEKERS, DEFAULT_SEEKS, FILES_UNIT, MAX_CHUNK, MAX_FILES,
     UPDATE_EVERY,
 };
+pub use remote::{per_char_buffers, MAX_PER_CHAR_BUFFER};
 pub use report::{report, report_for, MIN_TIME_NS};
 pub use runner::{DATA_FILE, FILES_DIR};
 pub use test::{BonnieResult, BonnieTest};

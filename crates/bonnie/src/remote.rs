@@ -97,7 +97,7 @@ impl DataPlace for RemoteData<'_> {
             )));
         }
         let session = if own_session {
-            (self.connect)().map(session).map_err(|e| io_error(&format!("{what}: connecting"), &here, None, &e))?
+            (self.connect)().map(session).map_err(|e| io_error(&format!("{what} session"), &here, None, &e))?
         } else {
             self.session.clone()
         };
@@ -218,7 +218,8 @@ impl FilesPlace for RemoteFiles {
         let mut at = 0;
         while at < size {
             let n = (size - at).min(data.len() as u64) as usize;
-            fs.write_at(file, data.get(..n).unwrap_or(&[]), at).map_err(|e| self.err("create write", Some(name), &e))?;
+            fs.write_at(file, data.get(..n).unwrap_or(&[]), at)
+                .map_err(|e| self.err("create write", Some(name), &e))?;
             at += n as u64;
         }
         if sync {

@@ -53,7 +53,15 @@ impl<'a> ClientTests<'a> {
         place: &'a Place<'a>,
         rank: usize,
     ) -> Self {
-        ClientTests { planned: planned_tests(plan), plan, stop, rank, workdir: workdir.to_path_buf(), place, tests: None }
+        ClientTests {
+            planned: planned_tests(plan),
+            plan,
+            stop,
+            rank,
+            workdir: workdir.to_path_buf(),
+            place,
+            tests: None,
+        }
     }
 
     /// Untimed: the client's places, and on a server its own session and folder `folder/client-N`.
@@ -97,7 +105,8 @@ impl<'a> ClientTests<'a> {
         let Some((runner, files)) = self.tests.as_mut() else {
             return Err(BonnieError("the client's tests are not prepared (a bug)".into()));
         };
-        let result = if test.is_file_test() { files.run(test, repeat, ready)? } else { runner.run(test, repeat, ready)? };
+        let result =
+            if test.is_file_test() { files.run(test, repeat, ready)? } else { runner.run(test, repeat, ready)? };
         if result.is_some() && test == BonnieTest::RandomSeeks {
             // The last test on the file; bonnie++ removes it here too (untimed).
             runner.data.remove()?;
@@ -478,6 +487,12 @@ impl Seeker<'_, '_> {
                 }
                 writes += 1;
             }
+        }
+        if self.failed.load(Ordering::Relaxed) {
+            // Another seeker failed first and reports why; this one's close would only repeat it
+            // (on a dead server, with a misleading operation).
+            let _ = self.file.close();
+            return Ok(SeekerFigures { measured: span.finish(), seeks, writes });
         }
         // Inside the timing, as in bonnie++'s seekers.
         self.file.close().map_err(|e| io_error("seek test close", path, None, &e))?;
