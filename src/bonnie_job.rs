@@ -1,13 +1,16 @@
 //! Runs one Bonnie plan for both front ends (`run bonnie`, `bonnie`), from
-//! one client or many (threads, or MPI ranks), each in its own folder.
+//! one client or many (threads, or MPI ranks), each in its own folder: on
+//! this machine, or on a server (`nfs://`, `smb://` targets) through
+//! iomatrix's own protocol client, each client with its own session.
 
 use crate::clients::ClientPlan;
 use crate::job::{Job, JobSpec, JobTarget, Output};
 use crate::ranks::{Ranks, Shared};
+use crate::remote::RemoteTarget;
 use anyhow::Context;
-use iomatrix_bonnie::{planned_tests, BonnieCell, BonniePlan};
+use iomatrix_bonnie::{planned_tests, BonnieCell, BonniePlan, BonnieTest, Place};
 use iomatrix_coord::Setup;
-use iomatrix_core::BackendKind;
+use iomatrix_core::{BackendKind, UsageError};
 use iomatrix_iozone::Ending;
 use iomatrix_store::CellRow;
 use serde_json::json;
@@ -26,12 +29,48 @@ pub struct BonnieJob {
 
 pub fn run(job: BonnieJob, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let plan = &job.plan;
-    plan.validate(iomatrix_environment::machine_ram_bytes())?;
+    let remote = crate::remote::url_of(&job.target).map(RemoteTarget::parse).transpose()?;
+    // Over a protocol client this machine's page cache is not in the way: only a RAM
+    // stated with -r/--ram (the server's) is held against the file size.
+    plan.validate(if remote.is_some() { 0 } else { iomatrix_environment::machine_ram_bytes() })?;
+    if remote.is_some() {
+        check_remote_plan(plan)?;
+    }
     let tests = planned_tests(plan);
+    let mut conditions = json!({
+        "cache": if plan.direct {
+            "bypassed (O_DIRECT) for block write, rewrite, block read and seeks; per-char and file tests buffered"
+        } else {
+            "page cache in use"
+        },
+        "fsync_timed": plan.sync,
+        "close_timed": true,
+    });
+    if remote.is_some() {
+        conditions["cache"] = json!(format!(
+            "no client cache: iomatrix's own protocol client sends every request to the server, whose own cache may \
+             serve it; {}",
+            remote_ram_rule(plan)
+        ));
+        conditions["backend"] = json!("iomatrix protocol client");
+        conditions["per_char_buffer"] = json!(
+            "putc and getc buffer one request: the negotiated write and read sizes (NFS wtpref/rtpref, SMB \
+             MaxWriteSize/MaxReadSize), at most 1 MiB; per_char_buffer_bytes in those cells"
+        );
+        if plan.sync {
+            conditions["sync"] = json!(
+                "-b: NFS COMMIT / SMB FLUSH of the data file before each close, after each seek write-back and of \
+                 each created file; folder operations are synchronous on the server (no folder fsync)"
+            );
+        }
+    }
     let mut run = Job::start(
         JobSpec {
             suite: "bonnie",
-            target: JobTarget::Folder(job.target.clone()),
+            target: match &remote {
+                Some(target) => JobTarget::Remote(target.clone()),
+                None => JobTarget::Folder(job.target.clone()),
+            },
             labels: job.labels.clone(),
             keep: job.keep,
             space_check: job.space_check,
@@ -44,36 +83,58 @@ pub fn run(job: BonnieJob, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode>
             direct: plan.direct,
             clients: job.clients.count,
             plan: serde_json::to_value(plan)?,
-            conditions: json!({
-                "cache": if plan.direct {
-                    "bypassed (O_DIRECT) for block write, rewrite, block read and seeks; per-char and file tests buffered"
-                } else {
-                    "page cache in use"
-                },
-                "fsync_timed": plan.sync,
-                "close_timed": true,
-            }),
+            conditions,
             total_cells: tests.len(),
             keep_cell_lines: true,
             uncached_hint: "use --direct, or a file of at least twice the RAM,",
         },
         db,
     )?;
-    let workdir = run.workdir.as_ref().map(|w| w.path().to_path_buf()).context("this suite needs a folder target")?;
+    // Local: a working folder here. Remote: one on the server, each client connecting on its own.
+    let (workdir, remote_folder) = match (&remote, &run.remote) {
+        (Some(_), Some(dir)) => (None, Some(dir.name.clone())),
+        _ => {
+            let workdir =
+                run.workdir.as_ref().map(|w| w.path().to_path_buf()).context("this suite needs a folder target")?;
+            (Some(workdir), None)
+        }
+    };
+    let per_char_buffers = run.remote.as_ref().map(|dir| iomatrix_bonnie::per_char_buffers(&dir.describe()));
     ranks.share(
-        &Shared::Bonnie { plan: plan.clone(), workdir: workdir.clone(), clients: job.clients.clone() },
+        &Shared::Bonnie {
+            plan: plan.clone(),
+            workdir: workdir.clone().unwrap_or_default(),
+            clients: job.clients.clone(),
+            remote: remote.clone().zip(remote_folder.clone()),
+        },
         &job.clients,
     )?;
     let setup = Setup {
         cells: tests.len(),
-        workdir: Some(&workdir),
+        workdir: workdir.as_deref(),
         hooks: &job.clients.hooks,
         on_error: job.clients.on_error,
         stop: run.stop,
     };
+    let connect = || match &remote {
+        Some(target) => target.connect(),
+        None => Err(std::io::Error::other("no remote target")),
+    };
+    let place = match &remote_folder {
+        Some(folder) => Place::Remote { connect: &connect, folder: folder.clone() },
+        None => Place::Local,
+    };
     let mut seq = 0;
-    let outcome = iomatrix_bonnie::execute(plan, &ranks.group(job.clients.count), &setup, |cell| {
-        let stored = run.store_cell(&row(plan, seq, cell), &line(cell));
+    let outcome = iomatrix_bonnie::execute_at(plan, &ranks.group(job.clients.count), &setup, &place, |cell| {
+        let mut row = row(plan, seq, cell);
+        if let (Some((putc, getc)), Some(m)) = (per_char_buffers, row.metrics.as_object_mut()) {
+            match cell.test {
+                BonnieTest::PutcWrite => m.insert("per_char_buffer_bytes".into(), json!(putc)),
+                BonnieTest::GetcRead => m.insert("per_char_buffer_bytes".into(), json!(getc)),
+                _ => None,
+            };
+        }
+        let stored = run.store_cell(&row, &line(cell));
         seq += 1;
         stored.map_err(|e| format!("storing the {} result of repeat {}: {e}", cell.test, cell.repeat))
     })
@@ -83,6 +144,29 @@ pub fn run(job: BonnieJob, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode>
         |i| tests.get(i).map(|(r, t)| format!("{} (repeat {r})", t.heading())).unwrap_or_default(),
         &Output { json: job.json, ..Output::default() },
     )
+}
+
+/// What a protocol client cannot do: O_DIRECT (there is no client cache to bypass).
+fn check_remote_plan(plan: &BonniePlan) -> Result<(), UsageError> {
+    if plan.direct {
+        return Err(UsageError::new(
+            "--direct (-D): iomatrix's own protocol client keeps no cache, so every request already goes to the \
+             server; leave --direct (-D) out",
+        ));
+    }
+    Ok(())
+}
+
+/// bonnie++'s twice-the-RAM rule on a server, as stated with the run.
+fn remote_ram_rule(plan: &BonniePlan) -> String {
+    match plan.ram {
+        Some(ram) if ram.bytes() > 0 && !plan.allow_cache => format!(
+            "the twice-the-RAM rule held the file size against the server's RAM as stated with -r/--ram ({ram})"
+        ),
+        _ => "the twice-the-RAM rule is not applied: this machine's RAM does not matter and the server's is unknown \
+              to the client (state it with -r/--ram to apply the rule)"
+            .to_string(),
+    }
 }
 
 /// The line kept for a finished test.

@@ -106,6 +106,14 @@ pub enum Suite {
     /// offsets' granularity as it does on local files.
     Access(RunAccessArgs),
     /// Bonnie's tests: per-char and block I/O, rewrite, random seeks, file create/stat/delete
+    ///
+    /// --target may be a server: nfs://host[:port]/export[/path] or
+    /// smb://[user@]host[:port]/share[/path] run every test through iomatrix's own NFSv3/SMB2/3
+    /// client (no mount, no client cache): each client and each seeker has its own session;
+    /// putc/getc buffer one negotiated request (at most 1 MiB); --sync is NFS COMMIT / SMB FLUSH;
+    /// the file tests use the protocol's exclusive create, stat and folder listing. There the
+    /// twice-the-RAM rule applies only to a RAM stated with --ram (the server's); --direct is
+    /// refused (no client cache to bypass). The same goes for `iomatrix bonnie -d URL`.
     Bonnie(RunBonnieArgs),
     /// Backup walk: every file of a tree read start to end in walk order, as a backup agent does
     /// (read only: nothing is written to the tree)
@@ -377,6 +385,10 @@ pub struct RunBonnieArgs {
     #[arg(long, default_value_t = 16, value_name = "N")]
     pub files: u64,
 
+    /// File tests with exactly N files instead of --files' N x 1024 (small tests on slow servers)
+    #[arg(long, value_name = "N", conflicts_with = "files")]
+    pub file_count: Option<u64>,
+
     /// Run the whole set N times
     #[arg(long, value_name = "N")]
     pub repeats: Option<u32>,
@@ -400,6 +412,15 @@ pub struct RunBonnieArgs {
     /// fsync before each close and after each seek write-back and file create/delete (bonnie++'s -b)
     #[arg(long)]
     pub sync: bool,
+
+    /// Seeks in the seek test, over all seeker threads [default: 8192, as bonnie++]
+    #[arg(long, value_name = "N")]
+    pub seeks: Option<u64>,
+
+    /// Seeker threads in the seek test, each with its own descriptor (on a server, its own
+    /// session) [default: 3, as bonnie++]
+    #[arg(long, value_name = "N")]
+    pub seekers: Option<usize>,
 }
 
 /// Flags every `run` subcommand takes.

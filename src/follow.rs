@@ -45,15 +45,23 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
                 iomatrix_access::execute_at(&plan, &ranks.group(1), &setup, &place, &live, |_| Ok(()))
             })?;
         }
-        Shared::Bonnie { plan, workdir, clients } => {
+        Shared::Bonnie { plan, workdir, clients, remote } => {
             let setup = Setup {
                 cells: iomatrix_bonnie::planned_tests(&plan).len(),
-                workdir: Some(&workdir),
+                workdir: if remote.is_some() { None } else { Some(&workdir) },
                 hooks: &clients.hooks,
                 on_error: clients.on_error,
                 stop,
             };
-            iomatrix_bonnie::execute(&plan, &ranks.group(1), &setup, |_| Ok(()))?;
+            let connect = || match &remote {
+                Some((target, _)) => target.connect(),
+                None => Err(std::io::Error::other("no remote target")),
+            };
+            let place = match &remote {
+                Some((_, folder)) => iomatrix_bonnie::Place::Remote { connect: &connect, folder: folder.clone() },
+                None => iomatrix_bonnie::Place::Local,
+            };
+            iomatrix_bonnie::execute_at(&plan, &ranks.group(1), &setup, &place, |_| Ok(()))?;
         }
         Shared::Fileserver { plan, workdir, clients, remote } => {
             let setup = Setup {

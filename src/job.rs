@@ -331,7 +331,11 @@ fn print_run(stored: &StoredRun, output: &Output) -> anyhow::Result<()> {
 
 fn check_target(target: &Path) -> Result<PathBuf, UsageError> {
     if let Some(url) = crate::remote::url_of(target) {
-        return Err(refuse_remote(url));
+        // Every suite sends server targets to JobTarget::Remote or RemoteTree; a path is never a URL here.
+        return Err(UsageError::new(format!(
+            "--target {url}: a server target where this command needs a local folder; mount the share and give its \
+             folder"
+        )));
     }
     let meta = std::fs::metadata(target).map_err(|e| {
         UsageError::new(format!("target {}: {e}; give an existing folder with --target", target.display()))
@@ -343,14 +347,6 @@ fn check_target(target: &Path) -> Result<PathBuf, UsageError> {
         )));
     }
     target.canonicalize().map_err(|e| UsageError::new(format!("target {}: {e}", target.display())))
-}
-
-/// A suite that does not speak the protocols yet, given a server's URL.
-pub fn refuse_remote(url: &str) -> UsageError {
-    UsageError::new(format!(
-        "--target {url}: only the iozone suite runs through iomatrix's own NFS and SMB clients yet; mount the share \
-         (e.g. smbnetfs, sshfs) and give its folder as the target"
-    ))
 }
 
 /// Refuses a plan that cannot fit, with the numbers, before writing a byte.

@@ -33,6 +33,8 @@ pub enum Shared {
         plan: iomatrix_bonnie::BonniePlan,
         workdir: PathBuf,
         clients: ClientPlan,
+        /// On a server: the target and the run's folder there (`workdir` is then unused).
+        remote: Option<(crate::remote::RemoteTarget, String)>,
     },
     Fileserver {
         plan: iomatrix_fileserver::FileserverPlan,

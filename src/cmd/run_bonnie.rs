@@ -18,7 +18,7 @@ pub fn run(args: RunBonnieArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
     if let Some(chunk) = &args.chunk {
         plan.chunk = size("chunk", chunk)?;
     }
-    plan.files = args.files.saturating_mul(iomatrix_bonnie::FILES_UNIT);
+    plan.files = args.file_count.unwrap_or(args.files.saturating_mul(iomatrix_bonnie::FILES_UNIT));
     let repeat = crate::repeat::Repeat::from_args(&args.common.repeat)?;
     if repeat.tolerance_pct.is_some() {
         return Err(UsageError::new(
@@ -38,6 +38,8 @@ pub fn run(args: RunBonnieArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
     plan.skip_per_char = args.fast;
     plan.direct = args.direct;
     plan.sync = args.sync;
+    plan.seeks = args.seeks.unwrap_or(plan.seeks);
+    plan.seekers = args.seekers.unwrap_or(plan.seekers);
     let job = BonnieJob {
         plan,
         target: args.common.target.clone().unwrap_or_else(std::env::temp_dir),

@@ -21,6 +21,7 @@ mod mpi;
 mod remote;
 mod remote_access;
 mod remote_backup;
+mod remote_bonnie;
 mod remote_fileserver;
 mod remote_fs;
 mod remote_smb_faults;

@@ -8,6 +8,7 @@
 //! own rates, and all work over the time from the common start to the last
 //! client's end.
 
+use crate::place::Place;
 use crate::runner::ClientTests;
 use crate::{planned_tests, BonnieError, BonniePlan, BonnieResult, BonnieTest};
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
@@ -103,6 +104,19 @@ pub fn execute(
     plan: &BonniePlan,
     group: &Group<'_>,
     setup: &Setup<'_>,
+    on_cell: impl FnMut(&BonnieCell) -> Result<(), String>,
+) -> std::io::Result<Option<(usize, Ending)>> {
+    execute_at(plan, group, setup, &Place::Local, on_cell)
+}
+
+/// [`execute`] with the clients' folders at `place`: on a server, each
+/// client connects its own session (at its first test, untimed) and works
+/// in `folder/client-r` there.
+pub fn execute_at(
+    plan: &BonniePlan,
+    group: &Group<'_>,
+    setup: &Setup<'_>,
+    place: &Place<'_>,
     mut on_cell: impl FnMut(&BonnieCell) -> Result<(), String>,
 ) -> std::io::Result<Option<(usize, Ending)>> {
     let planned = planned_tests(plan);
@@ -110,7 +124,7 @@ pub fn execute(
     lead(
         group,
         setup,
-        |rank, dir| Client { rank, tests: ClientTests::new(plan, dir, stop) },
+        |rank, dir| Client { rank, tests: ClientTests::new(plan, dir, stop, place, rank) },
         |index, gathered| {
             let (repeat, test) = planned.get(index).copied().unwrap_or((0, BonnieTest::PutcWrite));
             on_cell(&BonnieCell::merge(test, repeat, gathered))

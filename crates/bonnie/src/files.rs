@@ -14,20 +14,17 @@
 //! - Under `-b`, each created file and the folder are fsync'd, and the
 //!   folder after each delete.
 //!
-//! Names are relative to a descriptor of the folder (openat, fstatat,
-//! unlinkat), as bonnie++ works inside the folder after a chdir.
+//! The folder is a [`FilesPlace`]: a local folder, worked on through a
+//! descriptor of it (openat, fstatat, unlinkat, as bonnie++ works inside the
+//! folder after a chdir), or a folder on a server.
 
-use crate::io::{close_checked, derive_seed, Rng};
+use crate::io::{derive_seed, Rng};
+use crate::place::FilesPlace;
 use crate::plan::BonniePlan;
-use crate::runner::{figures, io_error, Ready};
+use crate::runner::{figures, Ready};
 use crate::{BonnieError, BonnieResult, BonnieTest};
 use iomatrix_backend::AlignedBuf;
 use iomatrix_stats::Span;
-use rustix::fs::{AtFlags, Mode, OFlags};
-use std::fs::File;
-use std::io::{self, Read, Write};
-use std::os::fd::OwnedFd;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// bonnie++'s RandExtraLen: random characters added to each name.
@@ -40,15 +37,15 @@ const FILE_CHUNK: usize = 8192;
 pub(crate) struct FileTests<'a> {
     plan: &'a BonniePlan,
     stop: &'a AtomicBool,
-    dir: PathBuf,
+    folder: Box<dyn FilesPlace + 'a>,
     /// Names made by the last create test, for the random stat and delete.
     names: Vec<String>,
     buf: AlignedBuf,
 }
 
 impl<'a> FileTests<'a> {
-    pub(crate) fn new(plan: &'a BonniePlan, stop: &'a AtomicBool, dir: PathBuf) -> Self {
-        FileTests { plan, stop, dir, names: Vec::new(), buf: AlignedBuf::new(FILE_CHUNK) }
+    pub(crate) fn new(plan: &'a BonniePlan, stop: &'a AtomicBool, folder: Box<dyn FilesPlace + 'a>) -> Self {
+        FileTests { plan, stop, folder, names: Vec::new(), buf: AlignedBuf::new(FILE_CHUNK) }
     }
 
     pub(crate) fn run(
@@ -70,19 +67,6 @@ impl<'a> FileTests<'a> {
 
     fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
-    }
-
-    fn err(&self, what: &str, e: impl Into<io::Error>) -> BonnieError {
-        io_error(what, &self.dir, None, &e.into())
-    }
-
-    fn err_in(&self, what: &str, name: &str, e: impl Into<io::Error>) -> BonnieError {
-        io_error(what, &self.dir.join(name), None, &e.into())
-    }
-
-    fn open_dir(&self) -> Result<OwnedFd, BonnieError> {
-        rustix::fs::open(&self.dir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-            .map_err(|e| self.err("opening the folder", e))
     }
 
     fn make_names(&self, repeat: u32, random: bool) -> Vec<String> {
@@ -114,8 +98,8 @@ impl<'a> FileTests<'a> {
         ready: &mut Ready<'_>,
     ) -> Result<Option<BonnieResult>, BonnieError> {
         self.names = self.make_names(repeat, random);
-        std::fs::create_dir(&self.dir).map_err(|e| self.err("making the folder", e))?;
-        let dir = self.open_dir()?;
+        self.folder.make()?;
+        self.folder.open()?;
         let (min, max) = (self.plan.file_min.bytes(), self.plan.file_max.bytes());
         let mut sizes = Rng::new(derive_seed(self.plan.seed, repeat, if random { 11 } else { 8 }));
         let sync = self.plan.sync;
@@ -127,51 +111,12 @@ impl<'a> FileTests<'a> {
                 return Ok(None);
             }
             let size = if max > min { min + sizes.below(max - min + 1) } else { max };
-            let fd = rustix::fs::openat(
-                &dir,
-                name.as_str(),
-                OFlags::CREATE | OFlags::WRONLY | OFlags::TRUNC | OFlags::CLOEXEC,
-                Mode::from_bits_truncate(0o600),
-            )
-            .map_err(|e| self.err_in("create", name, e))?;
-            let mut file = File::from(fd);
-            let mut left = size;
-            while left > 0 {
-                let n = left.min(FILE_CHUNK as u64) as usize;
-                let data = self.buf.as_slice().get(..n).unwrap_or(&[]);
-                file.write_all(data).map_err(|e| self.err_in("create write", name, e))?;
-                left -= n as u64;
-            }
-            if sync {
-                file.sync_all().map_err(|e| self.err_in("create fsync", name, e))?;
-                rustix::fs::fsync(&dir).map_err(|e| self.err("fsync after create", e))?;
-            }
-            close_checked(file).map_err(|e| self.err_in("create close", name, e))?;
+            self.folder.create(name, size, self.buf.as_slice(), sync)?;
             bytes += size;
         }
         let measured = span.finish();
         self.names = names;
         Ok(Some(figures(test, repeat, bytes, self.plan.files, 0, &[measured])))
-    }
-
-    /// stat(2) one file, and read its data if it has any. Returns its size.
-    fn stat_one(&mut self, dir: &OwnedFd, name: &str) -> Result<u64, BonnieError> {
-        let st = rustix::fs::statat(dir, name, AtFlags::empty()).map_err(|e| self.err_in("stat", name, e))?;
-        let size = st.st_size.max(0) as u64;
-        if size > 0 {
-            let fd = rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
-                .map_err(|e| self.err_in("stat open", name, e))?;
-            let mut file = File::from(fd);
-            let mut left = size;
-            while left > 0 {
-                let n = left.min(FILE_CHUNK as u64) as usize;
-                let piece = self.buf.as_mut_slice().get_mut(..n).unwrap_or(&mut []);
-                file.read_exact(piece).map_err(|e| io_error("stat read", &self.dir.join(name), None, &e))?;
-                left -= n as u64;
-            }
-            close_checked(file).map_err(|e| self.err_in("stat close", name, e))?;
-        }
-        Ok(size)
     }
 
     fn count_check(&self, what: &str, found: u64) -> Result<(), BonnieError> {
@@ -180,26 +125,23 @@ impl<'a> FileTests<'a> {
         } else {
             Err(BonnieError(format!(
                 "{what} of {}: found {found} files, expected {}; something else changed the folder",
-                self.dir.display(),
+                self.folder.location(),
                 self.plan.files
             )))
         }
     }
 
-    /// Stats every file in readdir order.
+    /// Stats every file in the order the folder lists them.
     fn stat_sequential(&mut self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
-        let dir = self.open_dir()?;
+        self.folder.open()?;
         let span = Span::start(ready()?);
-        let entries = std::fs::read_dir(&self.dir).map_err(|e| self.err("sequential stat readdir", e))?;
+        let names = self.folder.list("sequential stat readdir")?;
         let (mut found, mut bytes) = (0u64, 0u64);
-        for entry in entries {
+        for name in &names {
             if self.stopped() {
                 return Ok(None);
             }
-            let entry = entry.map_err(|e| self.err("sequential stat readdir", e))?;
-            let name = entry.file_name();
-            let Some(name) = name.to_str().filter(|n| !n.starts_with('.')) else { continue };
-            bytes += self.stat_one(&dir, name)?;
+            bytes += self.folder.stat(name, self.buf.as_mut_slice())?;
             found += 1;
         }
         let measured = span.finish();
@@ -210,7 +152,7 @@ impl<'a> FileTests<'a> {
     /// Stats every file in a random order of the names.
     fn stat_random(&mut self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
         self.shuffle(repeat, 12);
-        let dir = self.open_dir()?;
+        self.folder.open()?;
         let names = std::mem::take(&mut self.names);
         let span = Span::start(ready()?);
         let mut bytes = 0u64;
@@ -218,30 +160,27 @@ impl<'a> FileTests<'a> {
             if self.stopped() {
                 return Ok(None);
             }
-            bytes += self.stat_one(&dir, name)?;
+            bytes += self.folder.stat(name, self.buf.as_mut_slice())?;
         }
         let measured = span.finish();
         self.names = names;
         Ok(Some(figures(BonnieTest::RandomStat, repeat, bytes, self.plan.files, 0, &[measured])))
     }
 
-    /// Deletes every file in readdir order, then the folder.
+    /// Deletes every file in the order the folder lists them, then the folder.
     fn delete_sequential(&mut self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
-        let dir = self.open_dir()?;
+        self.folder.open()?;
         let span = Span::start(ready()?);
-        let entries = std::fs::read_dir(&self.dir).map_err(|e| self.err("sequential delete readdir", e))?;
+        let names = self.folder.list("sequential delete readdir")?;
         let mut found = 0u64;
-        for entry in entries {
+        for name in &names {
             if self.stopped() {
                 return Ok(None);
             }
-            let entry = entry.map_err(|e| self.err("sequential delete readdir", e))?;
-            let name = entry.file_name();
-            let Some(name) = name.to_str().filter(|n| !n.starts_with('.')) else { continue };
-            self.unlink_one(&dir, name)?;
+            self.folder.delete(name, self.plan.sync)?;
             found += 1;
         }
-        self.remove_dir(dir)?;
+        self.folder.remove()?;
         let measured = span.finish();
         self.count_check("sequential delete", found)?;
         self.names.clear();
@@ -251,30 +190,17 @@ impl<'a> FileTests<'a> {
     /// Deletes every file in a new random order of the names, then the folder.
     fn delete_random(&mut self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
         self.shuffle(repeat, 13);
-        let dir = self.open_dir()?;
+        self.folder.open()?;
         let names = std::mem::take(&mut self.names);
         let span = Span::start(ready()?);
         for name in &names {
             if self.stopped() {
                 return Ok(None);
             }
-            self.unlink_one(&dir, name)?;
+            self.folder.delete(name, self.plan.sync)?;
         }
-        self.remove_dir(dir)?;
+        self.folder.remove()?;
         let measured = span.finish();
         Ok(Some(figures(BonnieTest::RandomDelete, repeat, 0, names.len() as u64, 0, &[measured])))
-    }
-
-    fn unlink_one(&self, dir: &OwnedFd, name: &str) -> Result<(), BonnieError> {
-        rustix::fs::unlinkat(dir, name, AtFlags::empty()).map_err(|e| self.err_in("delete", name, e))?;
-        if self.plan.sync {
-            rustix::fs::fsync(dir).map_err(|e| self.err("fsync after delete", e))?;
-        }
-        Ok(())
-    }
-
-    fn remove_dir(&self, dir: OwnedFd) -> Result<(), BonnieError> {
-        close_checked(File::from(dir)).map_err(|e| self.err("closing the folder", e))?;
-        std::fs::remove_dir(&self.dir).map_err(|e| self.err("removing the folder", e))
     }
 }

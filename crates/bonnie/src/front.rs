@@ -36,7 +36,10 @@ pub struct BonnieInvocation {
 pub const HELP: &str = "\
 iomatrix bonnie: runs bonnie++'s tests with bonnie++'s command line.
 
-  -d DIR          folder to test in (required): a folder on the file system under test
+  -d DIR          folder to test in (required): a folder on the file system under test, or a
+                  server through iomatrix's own client: nfs://host/export[/path],
+                  smb://[user@]host/share[/path] (no mount, no client cache; -D refused there,
+                  -r states the server's RAM)
   -s SIZE[:CHUNK] test file size (required; bare numbers are MiB, k/m/g/t suffixes too;
                   at least twice the RAM) and chunk for the block tests (bare numbers are
                   bytes; default 8k). -s 0 skips the data tests

@@ -2,6 +2,7 @@
 //! per-character writer and reader (what C's stdio gives bonnie++), and a
 //! close that reports errors.
 
+use crate::place::DataFile;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::IntoRawFd;
@@ -50,9 +51,9 @@ pub(crate) fn stdio_buffer_size(file: &File) -> usize {
 }
 
 /// `putc` into a `FILE`: each byte is one call; the buffer goes to the
-/// kernel with one write(2) whenever it is full, and at [`PutcWriter::finish`].
+/// kernel (or the server) with one write(2) (one request) whenever it is full, and at [`PutcWriter::finish`].
 pub(crate) struct PutcWriter {
-    file: File,
+    file: Box<dyn DataFile>,
     buf: Vec<u8>,
     fill: usize,
     /// Bytes handed to the kernel so far (where a failing flush failed).
@@ -60,7 +61,7 @@ pub(crate) struct PutcWriter {
 }
 
 impl PutcWriter {
-    pub(crate) fn new(file: File, capacity: usize) -> PutcWriter {
+    pub(crate) fn new(file: Box<dyn DataFile>, capacity: usize) -> PutcWriter {
         PutcWriter { file, buf: vec![0; capacity.max(1)], fill: 0, flushed: 0 }
     }
 
@@ -86,7 +87,7 @@ impl PutcWriter {
     }
 
     /// `fflush`: what is left in the buffer goes to the kernel.
-    pub(crate) fn finish(mut self) -> io::Result<File> {
+    pub(crate) fn finish(mut self) -> io::Result<Box<dyn DataFile>> {
         self.flush_buffer()?;
         Ok(self.file)
     }
@@ -95,7 +96,7 @@ impl PutcWriter {
 /// `getc` from a `FILE`: each byte is one call; the buffer is refilled
 /// with one read(2) whenever it is empty.
 pub(crate) struct GetcReader {
-    file: File,
+    file: Box<dyn DataFile>,
     buf: Vec<u8>,
     pos: usize,
     len: usize,
@@ -104,7 +105,7 @@ pub(crate) struct GetcReader {
 }
 
 impl GetcReader {
-    pub(crate) fn new(file: File, capacity: usize) -> GetcReader {
+    pub(crate) fn new(file: Box<dyn DataFile>, capacity: usize) -> GetcReader {
         GetcReader { file, buf: vec![0; capacity.max(1)], pos: 0, len: 0, filled: 0 }
     }
 
@@ -131,7 +132,7 @@ impl GetcReader {
         Ok(byte)
     }
 
-    pub(crate) fn into_file(self) -> File {
+    pub(crate) fn into_file(self) -> Box<dyn DataFile> {
         self.file
     }
 }
@@ -196,13 +197,13 @@ mod tests {
     fn putc_and_getc_round_trip_through_small_buffers() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
-        let mut w = PutcWriter::new(File::create(&path).unwrap(), 7);
+        let mut w = PutcWriter::new(Box::new(File::create(&path).unwrap()), 7);
         for i in 0..100u8 {
             w.putc(i).unwrap();
         }
         assert_eq!(w.flushed, 98);
-        close_checked(w.finish().unwrap()).unwrap();
-        let mut r = GetcReader::new(File::open(&path).unwrap(), 7);
+        w.finish().unwrap().close().unwrap();
+        let mut r = GetcReader::new(Box::new(File::open(&path).unwrap()), 7);
         let mut got = Vec::new();
         while let Some(b) = r.getc().unwrap() {
             got.push(b);

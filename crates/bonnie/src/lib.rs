@@ -13,6 +13,8 @@
 //!   starting every test together, and hands every finished [`BonnieCell`]
 //!   (each client's [`BonnieResult`], and the merged figures) to the caller
 //!   at once; a client's [`BonnieError`] says what failed and where.
+//!   [`execute_at`] does the same with the clients' folders on a server
+//!   ([`Place::Remote`]), through iomatrix's own NFS/SMB client.
 //! - [`report`] / [`report_for`]: bonnie++'s plain-text tables.
 //!
 //! What each test does (bonnie++'s definitions; opening the file is outside
@@ -35,16 +37,21 @@ mod clients;
 mod files;
 pub mod front;
 mod io;
+mod local;
+mod place;
 mod plan;
+mod remote;
 mod report;
 mod runner;
 mod test;
 
-pub use clients::{client_folder, execute, BonnieCell, ClientBonnie};
+pub use clients::{client_folder, execute, execute_at, BonnieCell, ClientBonnie};
+pub use place::Place;
 pub use plan::{
     BonniePlan, DEFAULT_CHUNK, DEFAULT_FILES, DEFAULT_SEEKERS, DEFAULT_SEEKS, FILES_UNIT, MAX_CHUNK, MAX_FILES,
     UPDATE_EVERY,
 };
+pub use remote::{per_char_buffers, MAX_PER_CHAR_BUFFER};
 pub use report::{report, report_for, MIN_TIME_NS};
 pub use runner::{DATA_FILE, FILES_DIR};
 pub use test::{BonnieResult, BonnieTest};

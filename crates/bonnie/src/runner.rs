@@ -6,14 +6,15 @@
 //! time, in an effort to force as much of the I/O out as we can").
 
 use crate::files::FileTests;
-use crate::io::{close_checked, derive_seed, mix, stdio_buffer_size, Gate, GetcReader, PutcWriter};
+use crate::io::{derive_seed, mix, Gate, GetcReader, PutcWriter};
+use crate::local::{LocalData, LocalFiles};
+use crate::place::{Access, DataFile, DataPlace, Place};
 use crate::plan::{BonniePlan, UPDATE_EVERY};
+use crate::remote::{session, RemoteData, RemoteFiles};
 use crate::{planned_tests, BonnieError, BonnieResult, BonnieTest};
 use iomatrix_backend::AlignedBuf;
 use iomatrix_stats::{kib_per_sec, Measured, Span};
-use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -33,17 +34,59 @@ pub(crate) type Ready<'r> = dyn FnMut() -> Result<Instant, BonnieError> + 'r;
 /// tests' folder, run one planned (repeat, test) at a time.
 pub(crate) struct ClientTests<'a> {
     planned: Vec<(u32, BonnieTest)>,
-    runner: Runner<'a>,
-    files: FileTests<'a>,
+    plan: &'a BonniePlan,
+    stop: &'a AtomicBool,
+    rank: usize,
+    workdir: PathBuf,
+    place: &'a Place<'a>,
+    /// Made at the first test (on a server, that is where the client connects).
+    tests: Option<(Runner<'a>, FileTests<'a>)>,
 }
 
 impl<'a> ClientTests<'a> {
-    /// `stop` is checked at least once per chunk and once per file.
-    pub(crate) fn new(plan: &'a BonniePlan, workdir: &Path, stop: &'a AtomicBool) -> Self {
+    /// `stop` is checked at least once per chunk and once per file. `workdir`
+    /// is the client's local folder (unused for a remote place).
+    pub(crate) fn new(
+        plan: &'a BonniePlan,
+        workdir: &Path,
+        stop: &'a AtomicBool,
+        place: &'a Place<'a>,
+        rank: usize,
+    ) -> Self {
         ClientTests {
             planned: planned_tests(plan),
-            runner: Runner { plan, stop, data: workdir.join(DATA_FILE) },
-            files: FileTests::new(plan, stop, workdir.join(FILES_DIR)),
+            plan,
+            stop,
+            rank,
+            workdir: workdir.to_path_buf(),
+            place,
+            tests: None,
+        }
+    }
+
+    /// Untimed: the client's places, and on a server its own session and folder `folder/client-N`.
+    fn prepare(&self) -> Result<(Runner<'a>, FileTests<'a>), BonnieError> {
+        let (plan, stop) = (self.plan, self.stop);
+        match self.place {
+            Place::Local => Ok((
+                Runner { plan, stop, data: Box::new(LocalData { path: self.workdir.join(DATA_FILE) }) },
+                FileTests::new(plan, stop, Box::new(LocalFiles::new(self.workdir.join(FILES_DIR)))),
+            )),
+            Place::Remote { connect, folder } => {
+                let mut fs = connect().map_err(|e| BonnieError(format!("connecting: {e}")))?;
+                let target = fs.target();
+                let dir = format!("{folder}/client-{}", self.rank);
+                fs.mkdir(&dir).map_err(|e| BonnieError(format!("making {dir} on {target}: {e}")))?;
+                let shared = session(fs);
+                let data = RemoteData {
+                    session: shared.clone(),
+                    connect: *connect,
+                    path: format!("{dir}/{DATA_FILE}"),
+                    target: target.clone(),
+                };
+                let files = RemoteFiles { session: shared, dir: format!("{dir}/{FILES_DIR}"), target };
+                Ok((Runner { plan, stop, data: Box::new(data) }, FileTests::new(plan, stop, Box::new(files))))
+            }
         }
     }
 
@@ -55,16 +98,18 @@ impl<'a> ClientTests<'a> {
         };
         // Whatever passed validate() with the machine's RAM passes it with 0:
         // this only guards against plans nobody checked.
-        self.runner.plan.validate(0).map_err(|e| BonnieError(format!("the Bonnie plan cannot run: {e}")))?;
-        let result = if test.is_file_test() {
-            self.files.run(test, repeat, ready)?
-        } else {
-            self.runner.run(test, repeat, ready)?
+        self.plan.validate(0).map_err(|e| BonnieError(format!("the Bonnie plan cannot run: {e}")))?;
+        if self.tests.is_none() {
+            self.tests = Some(self.prepare()?);
+        }
+        let Some((runner, files)) = self.tests.as_mut() else {
+            return Err(BonnieError("the client's tests are not prepared (a bug)".into()));
         };
+        let result =
+            if test.is_file_test() { files.run(test, repeat, ready)? } else { runner.run(test, repeat, ready)? };
         if result.is_some() && test == BonnieTest::RandomSeeks {
             // The last test on the file; bonnie++ removes it here too (untimed).
-            let data = &self.runner.data;
-            std::fs::remove_file(data).map_err(|e| BonnieError(format!("removing {}: {e}", data.display())))?;
+            runner.data.remove()?;
         }
         Ok(result)
     }
@@ -117,31 +162,24 @@ fn rate(ops: u64, secs: f64) -> f64 {
     }
 }
 
-/// "putc write of /x/bonnie.dat at byte 1048576: No space left on device (os error 28)".
-pub(crate) fn io_error(what: &str, path: &Path, at: Option<u64>, e: &io::Error) -> BonnieError {
+/// "putc write of /x/bonnie.dat at byte 1048576: No space left on device (os error 28)";
+/// `place` is a path, or a URL on a server.
+pub(crate) fn io_error(what: &str, place: &str, at: Option<u64>, e: &io::Error) -> BonnieError {
     let hint = if e.raw_os_error() == Some(libc::EINVAL) && what.contains("O_DIRECT") {
         " (the file system refuses O_DIRECT; run without -D)"
     } else {
         ""
     };
     match at {
-        Some(byte) => BonnieError(format!("{what} of {} at byte {byte}: {e}{hint}", path.display())),
-        None => BonnieError(format!("{what} of {}: {e}{hint}", path.display())),
+        Some(byte) => BonnieError(format!("{what} of {place} at byte {byte}: {e}{hint}")),
+        None => BonnieError(format!("{what} of {place}: {e}{hint}")),
     }
-}
-
-#[derive(Clone, Copy)]
-enum Access {
-    /// Remove any old file, then create a new one (O_EXCL), as bonnie++ does.
-    Create,
-    ReadWrite,
-    Read,
 }
 
 pub(crate) struct Runner<'a> {
     plan: &'a BonniePlan,
     stop: &'a AtomicBool,
-    data: PathBuf,
+    data: Box<dyn DataPlace + 'a>,
 }
 
 impl Runner<'_> {
@@ -175,37 +213,21 @@ impl Runner<'_> {
         self.plan.chunk.bytes() as usize
     }
 
-    fn open(&self, what: &str, access: Access, direct: bool) -> Result<File, BonnieError> {
-        let what = if direct { format!("{what} open with O_DIRECT") } else { format!("{what} open") };
-        let mut o = OpenOptions::new();
-        match access {
-            Access::Create => {
-                match std::fs::remove_file(&self.data) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(io_error(&format!("{what}: removing the old file"), &self.data, None, &e)),
-                }
-                o.read(true).write(true).create_new(true);
-            }
-            Access::ReadWrite => {
-                o.read(true).write(true);
-            }
-            Access::Read => {
-                o.read(true);
-            }
-        }
-        if direct {
-            o.custom_flags(libc::O_DIRECT);
-        }
-        o.mode(0o600).open(&self.data).map_err(|e| io_error(&what, &self.data, None, &e))
+    fn open(&self, what: &str, access: Access, direct: bool) -> Result<Box<dyn DataFile>, BonnieError> {
+        self.data.open(what, access, direct, false)
     }
 
-    /// Inside the timing: fsync under `-b`, then close.
-    fn close(&self, what: &str, file: File) -> Result<(), BonnieError> {
+    /// Where the data file is, for messages.
+    fn here(&self) -> String {
+        self.data.location()
+    }
+
+    /// Inside the timing: fsync (COMMIT, FLUSH) under `-b`, then close.
+    fn close(&self, what: &str, mut file: Box<dyn DataFile>) -> Result<(), BonnieError> {
         if self.plan.sync {
-            file.sync_all().map_err(|e| io_error(&format!("{what} fsync"), &self.data, None, &e))?;
+            file.sync().map_err(|e| io_error(&format!("{what} fsync"), &self.here(), None, &e))?;
         }
-        close_checked(file).map_err(|e| io_error(&format!("{what} close"), &self.data, None, &e))
+        file.close().map_err(|e| io_error(&format!("{what} close"), &self.here(), None, &e))
     }
 
     /// Sequential output per character: the file written one byte per call
@@ -213,7 +235,7 @@ impl Runner<'_> {
     /// stdio FILE. The bytes are an incompressible pattern, one chunk long.
     fn putc(&self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
         let file = self.open("putc", Access::Create, false)?;
-        let capacity = stdio_buffer_size(&file);
+        let capacity = file.stdio_buffer(true);
         let pattern = AlignedBuf::new(self.chunk());
         let mut writer = PutcWriter::new(file, capacity);
         let span = Span::start(ready()?);
@@ -223,12 +245,12 @@ impl Runner<'_> {
                 return Ok(None);
             }
             for &byte in pattern.as_slice() {
-                writer.putc(byte).map_err(|e| io_error("putc write", &self.data, Some(writer.flushed), &e))?;
+                writer.putc(byte).map_err(|e| io_error("putc write", &self.here(), Some(writer.flushed), &e))?;
                 calls += 1;
             }
         }
         let at = writer.flushed;
-        let file = writer.finish().map_err(|e| io_error("putc write", &self.data, Some(at), &e))?;
+        let file = writer.finish().map_err(|e| io_error("putc write", &self.here(), Some(at), &e))?;
         self.close("putc", file)?;
         let measured = span.finish();
         Ok(Some(figures(BonnieTest::PutcWrite, repeat, self.size(), calls, 0, &[measured])))
@@ -239,7 +261,7 @@ impl Runner<'_> {
     /// each chunk (chunk i has byte i mod chunk incremented once more), so
     /// no two neighbouring chunks are equal.
     fn block_write(&self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
-        let file = self.open("block write", Access::Create, self.plan.direct)?;
+        let mut file = self.open("block write", Access::Create, self.plan.direct)?;
         let chunk = self.chunk();
         let mut buf = AlignedBuf::new(chunk);
         let span = Span::start(ready()?);
@@ -252,7 +274,7 @@ impl Runner<'_> {
             if let Some(b) = data.get_mut((i % chunk as u64) as usize) {
                 *b = b.wrapping_add(1);
             }
-            (&file).write_all(data).map_err(|e| io_error("block write", &self.data, Some(i * chunk as u64), &e))?;
+            file.write_all(data).map_err(|e| io_error("block write", &self.here(), Some(i * chunk as u64), &e))?;
             calls += 1;
         }
         self.close("block write", file)?;
@@ -263,7 +285,7 @@ impl Runner<'_> {
     /// Rewrite: each chunk read with read(2), byte (i mod chunk) of chunk i
     /// incremented, lseek(2) back one chunk, written with write(2).
     fn rewrite(&self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
-        let file = self.open("rewrite", Access::ReadWrite, self.plan.direct)?;
+        let mut file = self.open("rewrite", Access::ReadWrite, self.plan.direct)?;
         let chunk = self.chunk();
         let mut buf = AlignedBuf::new(chunk);
         let back = SeekFrom::Current(-(chunk as i64));
@@ -275,12 +297,12 @@ impl Runner<'_> {
             }
             let at = i * chunk as u64;
             let data = buf.as_mut_slice();
-            (&file).read_exact(data).map_err(|e| io_error("rewrite read", &self.data, Some(at), &e))?;
+            file.read_exact(data).map_err(|e| io_error("rewrite read", &self.here(), Some(at), &e))?;
             if let Some(b) = data.get_mut((i % chunk as u64) as usize) {
                 *b = b.wrapping_add(1);
             }
-            (&file).seek(back).map_err(|e| io_error("rewrite lseek", &self.data, Some(at), &e))?;
-            (&file).write_all(data).map_err(|e| io_error("rewrite write", &self.data, Some(at), &e))?;
+            file.seek(back).map_err(|e| io_error("rewrite lseek", &self.here(), Some(at), &e))?;
+            file.write_all(data).map_err(|e| io_error("rewrite write", &self.here(), Some(at), &e))?;
             chunks += 1;
         }
         self.close("rewrite", file)?;
@@ -292,7 +314,7 @@ impl Runner<'_> {
     /// buffer of the file's st_blksize, as getc from a stdio FILE.
     fn getc(&self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
         let file = self.open("getc", Access::Read, false)?;
-        let capacity = stdio_buffer_size(&file);
+        let capacity = file.stdio_buffer(false);
         let chunk = self.chunk() as u64;
         let mut reader = GetcReader::new(file, capacity);
         let span = Span::start(ready()?);
@@ -308,9 +330,9 @@ impl Runner<'_> {
                     Ok(Some(byte)) => sum = sum.wrapping_add(byte as u64),
                     Ok(None) => {
                         let e = io::Error::new(io::ErrorKind::UnexpectedEof, "the file ended early");
-                        return Err(io_error("getc read", &self.data, Some(at), &e));
+                        return Err(io_error("getc read", &self.here(), Some(at), &e));
                     }
-                    Err(e) => return Err(io_error("getc read", &self.data, Some(at), &e)),
+                    Err(e) => return Err(io_error("getc read", &self.here(), Some(at), &e)),
                 }
                 calls += 1;
             }
@@ -323,7 +345,7 @@ impl Runner<'_> {
 
     /// Sequential input per block: chunk-sized read(2) calls.
     fn block_read(&self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
-        let file = self.open("block read", Access::Read, self.plan.direct)?;
+        let mut file = self.open("block read", Access::Read, self.plan.direct)?;
         let chunk = self.chunk();
         let mut buf = AlignedBuf::new(chunk);
         let span = Span::start(ready()?);
@@ -332,9 +354,8 @@ impl Runner<'_> {
             if self.stopped() {
                 return Ok(None);
             }
-            (&file)
-                .read_exact(buf.as_mut_slice())
-                .map_err(|e| io_error("block read", &self.data, Some(i * chunk as u64), &e))?;
+            file.read_exact(buf.as_mut_slice())
+                .map_err(|e| io_error("block read", &self.here(), Some(i * chunk as u64), &e))?;
             calls += 1;
         }
         self.close("block read", file)?;
@@ -353,7 +374,7 @@ impl Runner<'_> {
         let seed = derive_seed(self.plan.seed, repeat, 6);
         let mut files = Vec::with_capacity(self.plan.seekers);
         for _ in 0..self.plan.seekers {
-            files.push(self.open("seek test", Access::ReadWrite, self.plan.direct)?);
+            files.push(self.data.open("seek test", Access::ReadWrite, self.plan.direct, true)?);
         }
         // The seekers' clocks start after the gate; the common start is before their threads exist.
         let origin = ready()?;
@@ -411,7 +432,7 @@ struct SeekerFigures {
 
 struct Seeker<'r, 'a> {
     runner: &'r Runner<'a>,
-    file: File,
+    file: Box<dyn DataFile>,
     seed: u64,
     origin: Instant,
     tickets: &'r AtomicU64,
@@ -429,9 +450,9 @@ impl Seeker<'_, '_> {
         result
     }
 
-    fn seek_away(self) -> Result<SeekerFigures, BonnieError> {
+    fn seek_away(mut self) -> Result<SeekerFigures, BonnieError> {
         let runner = self.runner;
-        let path = &runner.data;
+        let path = &runner.here();
         let chunk = runner.chunk() as u64;
         let chunks = runner.plan.chunks();
         let mut buf = AlignedBuf::new(chunk as usize);
@@ -450,7 +471,7 @@ impl Seeker<'_, '_> {
             }
             let hash = mix(self.seed ^ ticket);
             let at = (hash % chunks) * chunk;
-            let mut file = &self.file;
+            let file = &mut self.file;
             file.seek(SeekFrom::Start(at)).map_err(|e| io_error("seek test lseek", path, Some(at), &e))?;
             file.read_exact(buf.as_mut_slice()).map_err(|e| io_error("seek test read", path, Some(at), &e))?;
             seeks += 1;
@@ -462,13 +483,19 @@ impl Seeker<'_, '_> {
                 file.seek(SeekFrom::Start(at)).map_err(|e| io_error("seek test lseek", path, Some(at), &e))?;
                 file.write_all(data).map_err(|e| io_error("seek test write", path, Some(at), &e))?;
                 if runner.plan.sync {
-                    self.file.sync_all().map_err(|e| io_error("seek test fsync", path, Some(at), &e))?;
+                    file.sync().map_err(|e| io_error("seek test fsync", path, Some(at), &e))?;
                 }
                 writes += 1;
             }
         }
+        if self.failed.load(Ordering::Relaxed) {
+            // Another seeker failed first and reports why; this one's close would only repeat it
+            // (on a dead server, with a misleading operation).
+            let _ = self.file.close();
+            return Ok(SeekerFigures { measured: span.finish(), seeks, writes });
+        }
         // Inside the timing, as in bonnie++'s seekers.
-        close_checked(self.file).map_err(|e| io_error("seek test close", path, None, &e))?;
+        self.file.close().map_err(|e| io_error("seek test close", path, None, &e))?;
         let measured = span.finish();
         Ok(SeekerFigures { measured, seeks, writes })
     }
