@@ -260,6 +260,9 @@ impl Job {
             _ => RunStatus::Failed,
         };
         store.finish_run(run_id, status, failure.as_deref())?;
+        if let Some(lost) = lost_samples(&ending, done, total_cells, &describe) {
+            store.record_lost(run_id, &lost)?;
+        }
         if let Some(w) = workdir.as_ref().filter(|w| w.kept()) {
             eprintln!("iomatrix: kept the working folder {}", w.path().display());
         }
@@ -327,6 +330,40 @@ fn print_run(stored: &StoredRun, output: &Output) -> anyhow::Result<()> {
         eprintln!("iomatrix: wrote {}", path.display());
     }
     Ok(())
+}
+
+/// What a run could not measure, counted: the clients that failed each
+/// cell (their figures lost), and the cells planned but not stored. None
+/// when every planned cell was stored whole.
+fn lost_samples(ending: &Ending, stored: usize, planned: usize, describe: &dyn Fn(usize) -> String) -> Option<Value> {
+    let failed: Vec<(usize, &iomatrix_iozone::ClientFailure)> = match ending {
+        Ending::ClientFailed { cell, failures } => failures.iter().map(|f| (*cell, f)).collect(),
+        Ending::ClientsLost(lost) => lost.iter().map(|(cell, f)| (*cell, f)).collect(),
+        _ => Vec::new(),
+    };
+    if failed.is_empty() && stored >= planned {
+        return None;
+    }
+    let mut cells: Vec<usize> = failed.iter().map(|(cell, _)| *cell).collect();
+    cells.dedup();
+    let by_cell: Vec<Value> = cells
+        .iter()
+        .map(|&cell| {
+            let errors: Vec<Value> = failed
+                .iter()
+                .filter(|(c, _)| *c == cell)
+                .map(|(_, f)| json!({"client": f.rank, "message": f.message}))
+                .collect();
+            json!({"cell": describe(cell), "clients_failed": errors.len(), "errors": errors})
+        })
+        .collect();
+    Some(json!({
+        "cells_planned": planned,
+        "cells_stored": stored,
+        "cells_not_stored": planned.saturating_sub(stored),
+        "client_cells_failed": failed.len(),
+        "failed": by_cell,
+    }))
 }
 
 fn check_target(target: &Path) -> Result<PathBuf, UsageError> {

@@ -78,6 +78,21 @@ pub fn run_text(run: &StoredRun) -> String {
     if let Some(error) = &s.error {
         let _ = writeln!(out, "error: {error}");
     }
+    if let Some(lost) = &run.lost {
+        let _ = writeln!(
+            out,
+            "lost: {} of {} cells not stored; {} client figure(s) lost to failures{}",
+            lost["cells_not_stored"],
+            lost["cells_planned"],
+            lost["client_cells_failed"],
+            lost["failed"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| format!(" [{}: {} client(s) failed]", c["cell"].as_str().unwrap_or("?"), c["clients_failed"]))
+                .collect::<String>()
+        );
+    }
     out.push_str(&match s.suite.as_str() {
         "iozone" => iozone::tables(run),
         "access" => access::table(run),

@@ -63,6 +63,12 @@ fn iozone_runs_through_the_built_in_nfs_client_and_faults_are_named() {
     let failed = sb.last_run();
     assert_eq!(failed["run"]["status"], "failed");
     assert_eq!(cells(&failed).len(), 1, "the finished 8m cell is kept");
+    // What was lost is counted with the run: the 1g cell, its one client.
+    let lost = &failed["run"]["lost"];
+    assert_eq!((lost["cells_planned"].as_u64(), lost["cells_not_stored"].as_u64()), (Some(2), Some(1)), "{lost}");
+    assert_eq!(lost["client_cells_failed"], 1, "{lost}");
+    assert!(lost["failed"][0]["cell"].as_str().unwrap().contains("1g"), "{lost}");
+    assert_eq!(lost["failed"][0]["errors"][0]["client"], 0, "{lost}");
     // The server down from the start: named, nothing stored.
     let runs = sb.runs_json()["runs"].as_array().unwrap().len();
     let out = sb.run(&["run", "iozone", "--target", &nfs, "--files", "64k"]);

@@ -149,6 +149,7 @@ pub(crate) mod sample {
             conditions: json!({"backend": "psync", "direct": false, "cache": "page cache in use", "clients": 1,
                 "files_vs_ram": "all files fit in RAM"}),
             cell_results: cells,
+            lost: None,
         }
     }
 

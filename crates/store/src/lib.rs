@@ -132,6 +132,9 @@ pub struct StoredRun {
     pub environment: serde_json::Value,
     pub conditions: serde_json::Value,
     pub cell_results: Vec<CellRow>,
+    /// What the run could not measure, counted ([`Store::record_lost`]); absent when nothing was lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<serde_json::Value>,
 }
 
 pub struct Store {
@@ -319,6 +322,15 @@ impl Store {
         Ok(())
     }
 
+    /// Records what the run could not measure: failed clients by cell, cells
+    /// planned but not stored (see the `lost` object in docs/json.md).
+    pub fn record_lost(&self, run_id: i64, lost: &serde_json::Value) -> Result<()> {
+        self.conn
+            .execute("UPDATE runs SET lost_json = ?2 WHERE id = ?1", params![run_id, lost.to_string()])
+            .map_err(self.err("cannot record the run's losses"))?;
+        Ok(())
+    }
+
     /// All runs, oldest first.
     pub fn list_runs(&self) -> Result<Vec<RunSummary>> {
         let mut stmt =
@@ -402,7 +414,12 @@ impl Store {
                 cell.blobs.push((name, data));
             }
         }
-        Ok(Some(StoredRun { summary, plan, environment, conditions, cell_results: cells }))
+        let lost: Option<String> = self
+            .conn
+            .query_row("SELECT lost_json FROM runs WHERE id = ?1", [id], |r| r.get(0))
+            .map_err(self.err("cannot read the run's losses"))?;
+        let lost = lost.and_then(|text| serde_json::from_str(&text).ok());
+        Ok(Some(StoredRun { summary, plan, environment, conditions, cell_results: cells, lost }))
     }
 
     fn labels(&self, run_id: i64) -> Result<Vec<(String, String)>> {

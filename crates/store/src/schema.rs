@@ -59,6 +59,8 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, seq, name),
         FOREIGN KEY (run_id, seq) REFERENCES cells(run_id, seq) ON DELETE CASCADE
     );",
+    // 3: what a run could not measure (failed clients, cells not stored), counted.
+    "ALTER TABLE runs ADD COLUMN lost_json TEXT;",
 ];
 
 pub enum MigrateError {
