@@ -111,9 +111,7 @@ fn iozone_runs_through_the_built_in_smb_client_and_bad_credentials_are_named() {
 #[test]
 fn other_suites_refuse_server_targets_plainly_and_bad_urls_are_named() {
     let sb = Sandbox::new();
-    for args in [
-        vec!["run", "bonnie", "--target", "nfs://10.0.0.1/export", "--size", "1m", "--allow-cache"],
-    ] {
+    for args in [vec!["run", "bonnie", "--target", "nfs://10.0.0.1/export", "--size", "1m", "--allow-cache"]] {
         assert_usage_error(&sb.run(&args), "only the iozone suite runs through iomatrix's own NFS and SMB clients");
     }
     assert_usage_error(&sb.run(&["run", "iozone", "--target", "nfs://host", "--files", "64k"]), "names no export");
