@@ -236,8 +236,11 @@ impl WorkDir {
     }
 
     fn write_marker(&self) -> std::io::Result<()> {
-        // One write of a whole file; a rename would leave a moment with no marker at all.
-        std::fs::write(self.path.join(MARKER), self.marker.to_text())
+        // Written aside and renamed over: a kill at any moment leaves the old
+        // marker or the new one, never an empty or half-written one.
+        let aside = self.path.join(format!("{MARKER}.new"));
+        std::fs::write(&aside, self.marker.to_text())?;
+        std::fs::rename(aside, self.path.join(MARKER))
     }
 
     pub fn path(&self) -> &Path {

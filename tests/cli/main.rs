@@ -8,6 +8,7 @@ mod bad_input;
 mod bonnie;
 mod clients;
 mod compare;
+mod crash;
 mod database;
 mod examples;
 mod fileserver;
