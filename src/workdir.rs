@@ -258,7 +258,19 @@ impl Drop for WorkDir {
             return;
         }
         // Only a folder that still carries our marker is ours to remove.
-        if self.path.join(MARKER).is_file() {
+        if !self.path.exists() {
+            eprintln!(
+                "iomatrix: warning: the working folder {} is gone (the target was removed or unmounted during the \
+                 run); nothing to remove",
+                self.path.display()
+            );
+        } else if !self.path.join(MARKER).is_file() {
+            eprintln!(
+                "iomatrix: warning: the working folder {} lost its {MARKER} marker during the run; left as it is, \
+                 remove it by hand",
+                self.path.display()
+            );
+        } else {
             if let Err(e) = std::fs::remove_dir_all(&self.path) {
                 eprintln!(
                     "iomatrix: warning: could not remove the working folder {}: {e}; once the target is writable \

@@ -3,22 +3,12 @@
 //! `incomplete` (or absent, if killed before it began), and `iomatrix clean`
 //! removes the working folders the kills left.
 use crate::helpers::*;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const KILLS: usize = 50;
 /// The whole test must end well within CI's patience, even on a loaded machine.
 const TIME_LIMIT: Duration = Duration::from_secs(150);
-
-/// A child process killed on drop, so a failing test leaves nothing running.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// A small xorshift generator: the kill moments are reproducible from the
 /// seed printed at the start (set IOMATRIX_CRASH_SEED to replay one).
@@ -110,17 +100,6 @@ fn rows(sb: &Sandbox) -> Vec<(i64, String)> {
 fn integrity(sb: &Sandbox) -> String {
     let conn = rusqlite::Connection::open(sb.db()).unwrap();
     conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap()
-}
-
-fn wait_for_exit(child: &mut Running) -> std::process::ExitStatus {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            return status;
-        }
-        assert!(Instant::now() < deadline, "iomatrix did not end within 60 s");
-        std::thread::sleep(Duration::from_millis(2));
-    }
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod compare;
 mod crash;
 mod database;
 mod examples;
+mod faults;
 mod fileserver;
 mod helpers;
 mod import;
