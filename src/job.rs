@@ -372,17 +372,22 @@ pub fn refuse_remote(url: &str) -> UsageError {
 }
 
 /// Refuses a plan that cannot fit, with the numbers, before writing a byte.
+/// The margin (5% of the plan, plus 4 MiB for metadata and the file system's
+/// own reserve) keeps a run from filling a production volume to the brim.
 fn check_space(spec: &JobSpec, env: &Environment) -> Result<(), UsageError> {
-    let need = spec.peak_bytes + spec.peak_bytes / 20 + 4 * MIB;
+    let margin = spec.peak_bytes / 20 + 4 * MIB;
+    let need = spec.peak_bytes.saturating_add(margin);
     let free = env.target.free_bytes;
     if need > free {
         return Err(UsageError::new(format!(
-            "target {} has {} free, but this plan needs {} ({}, plus a 5% margin); choose smaller sizes, fewer \
-             clients or another target (or --no-space-check)",
+            "target {} has {} free, but this plan needs {}: {} written ({}) plus a margin of {} (5% + 4 MiB); \
+             choose smaller sizes, fewer clients or another target (or --no-space-check)",
             env.target.path,
             human(free),
             human(need),
-            spec.peak_detail
+            human(spec.peak_bytes),
+            spec.peak_detail,
+            human(margin)
         )));
     }
     Ok(())

@@ -99,3 +99,31 @@ fn a_target_unmounted_mid_run_ends_with_a_clear_error_and_the_cells_kept() {
     let stderr = std::fs::read_to_string(&log).unwrap();
     assert!(stderr.contains("working folder") && stderr.contains("is gone"), "{stderr}");
 }
+
+#[test]
+fn every_writing_suite_refuses_a_plan_that_does_not_fit_with_the_numbers() {
+    let Some(mount) = Mount::ext4(48) else { return };
+    let sb = Sandbox::new();
+    let t = mount.point.to_str().unwrap();
+    let plans: [&[&str]; 4] = [
+        &["iozone", "--files", "64m", "--records", "1m"],
+        &["access", "--file-size", "64m", "--bs", "64k", "--bytes", "64k"],
+        &["bonnie", "--size", "64m", "--allow-cache"],
+        &["fileserver", "--connections", "4", "--files-per-connection", "8", "--sizes", "4m"],
+    ];
+    for plan in plans {
+        let mut args = vec!["run"];
+        args.extend_from_slice(plan);
+        args.extend(["--target", t]);
+        let out = sb.run(&args);
+        assert_usage_error(&out, "free, but this plan needs");
+        // The numbers: free, needed, what the plan writes and the margin.
+        let (_, stderr) = text(&out);
+        let line = stderr.lines().find(|l| l.starts_with("iomatrix: error:")).unwrap();
+        assert!(line.contains(&format!("target {t} has ")), "{line}");
+        assert!(line.contains("64.0 MiB written") || line.contains("128.0 MiB written"), "{line}");
+        assert!(line.contains("plus a margin of"), "{line}");
+        assert!(leftovers(&mount.point).is_empty(), "{plan:?} wrote before refusing");
+    }
+    assert!(sb.runs_json()["runs"].as_array().unwrap().is_empty(), "refused plans are no runs");
+}
