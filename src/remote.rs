@@ -152,10 +152,26 @@ pub fn survey(fs: &mut dyn RemoteFs) -> std::io::Result<Vec<Found>> {
     Ok(found)
 }
 
+/// Removes a working folder on the server, its marker last: a folder only
+/// partly removed is still recognised by the next `clean`.
+pub fn remove_working_folder(fs: &mut dyn RemoteFs, name: &str) -> std::io::Result<()> {
+    let marker = crate::workdir::MARKER;
+    for entry in fs.read_dir(name)? {
+        let below = format!("{name}/{}", entry.name);
+        match entry.kind {
+            RemoteKind::Folder => remove_tree(fs, &below)?,
+            _ if entry.name == marker => {}
+            _ => fs.remove(&below)?,
+        }
+    }
+    fs.remove(&format!("{name}/{marker}"))?;
+    fs.rmdir(name)
+}
+
 /// Removes `path` and everything below it. Stops at the first call that
 /// fails: on a server that is gone each call would wait out its timeout.
 /// A symlink is removed as a name, never followed.
-pub fn remove_tree(fs: &mut dyn RemoteFs, path: &str) -> std::io::Result<()> {
+fn remove_tree(fs: &mut dyn RemoteFs, path: &str) -> std::io::Result<()> {
     for entry in fs.read_dir(path)? {
         let below = format!("{path}/{}", entry.name);
         match entry.kind {
@@ -171,7 +187,7 @@ impl Drop for RemoteWorkDir {
         if self.keep {
             return;
         }
-        if let Err(e) = remove_tree(self.fs.as_mut(), &self.name) {
+        if let Err(e) = remove_working_folder(self.fs.as_mut(), &self.name) {
             eprintln!("iomatrix: warning: could not remove the working folder {}: {e}", self.target());
         }
     }

@@ -9,7 +9,7 @@
 //! be removed (the others were), 2 the target cannot be read.
 
 use crate::cli::CleanArgs;
-use crate::workdir::{Found, Maker};
+use crate::workdir::{Found, Maker, MARKER};
 use iomatrix_core::UsageError;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -41,7 +41,7 @@ fn clean_remote(url: &str, args: &CleanArgs) -> anyhow::Result<ExitCode> {
     let mut fs = target.connect().map_err(|e| UsageError::new(format!("clean {url}: {e}")))?;
     let found =
         crate::remote::survey(fs.as_mut()).map_err(|e| UsageError::new(format!("clean {url}: cannot list it: {e}")))?;
-    clean(&target.url(), found, args, |name| crate::remote::remove_tree(fs.as_mut(), name))
+    clean(&target.url(), found, args, |name| crate::remote::remove_working_folder(fs.as_mut(), name))
 }
 
 /// Prints what was found and removes the leftovers through `remove`.
@@ -111,8 +111,16 @@ fn clean(
 
 /// Removes a working folder and what is below it, never following a symlink
 /// (it is removed as a name) and never entering another file system (a
-/// folder mounted inside is left, and so the folders above it).
+/// folder mounted inside is left, and so the folders above it). The marker
+/// goes last: a folder only partly removed is still recognised next time.
 fn remove_local(folder: &Path, device: u64) -> std::io::Result<()> {
+    remove_below(folder, device, Some(MARKER))?;
+    std::fs::remove_file(folder.join(MARKER))?;
+    std::fs::remove_dir(folder)
+}
+
+/// Empties `folder` (all but `spare`) and, unless something was spared, removes it.
+fn remove_below(folder: &Path, device: u64, spare: Option<&str>) -> std::io::Result<()> {
     if std::fs::symlink_metadata(folder)?.dev() != device {
         return Err(std::io::Error::other(format!(
             "{} is another file system mounted there; left as it is",
@@ -120,12 +128,19 @@ fn remove_local(folder: &Path, device: u64) -> std::io::Result<()> {
         )));
     }
     for entry in std::fs::read_dir(folder)? {
-        let below = entry?.path();
+        let entry = entry?;
+        if spare.is_some_and(|name| entry.file_name() == name) {
+            continue;
+        }
+        let below = entry.path();
         if std::fs::symlink_metadata(&below)?.is_dir() {
-            remove_local(&below, device)?;
+            remove_below(&below, device, None)?;
         } else {
             std::fs::remove_file(&below)?;
         }
     }
-    std::fs::remove_dir(folder)
+    if spare.is_none() {
+        std::fs::remove_dir(folder)?;
+    }
+    Ok(())
 }

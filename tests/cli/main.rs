@@ -6,6 +6,7 @@ mod access;
 mod backup;
 mod bad_input;
 mod bonnie;
+mod clean;
 mod clients;
 mod compare;
 mod crash;
