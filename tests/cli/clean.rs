@@ -183,3 +183,26 @@ fn clean_refuses_a_target_it_cannot_read() {
     assert_success(&out);
     assert!(text(&out).0.contains("0 leftover working folder(s) removed, 0 left"));
 }
+
+#[test]
+fn clean_works_on_a_server_through_the_built_in_nfs_client() {
+    let Some(lab) = crate::lab_fixture::Lab::up(&["nfs"]) else { return };
+    let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
+    let export = std::path::PathBuf::from(lab.var("IOMATRIX_LAB_NFS_EXPORT_DIR"));
+    let sb = Sandbox::new();
+    let (_, marker) = kept_run_marker(&sb);
+    plant(&export, "iomatrix-1-1", &dead_run(&marker));
+    std::fs::create_dir(export.join("iomatrix-unmarked")).unwrap();
+    // A run on the server names the leftover; its own folder there carries a marker and is removed at the end.
+    let out = sb.run(&["run", "iozone", "--target", &nfs, "--files", "64k", "--records", "4k", "--tests", "write"]);
+    assert_success(&out);
+    let (_, stderr) = text(&out);
+    assert!(stderr.contains("1 leftover working folders from crashed runs: iomatrix clean nfs://"), "{stderr}");
+    let out = sb.run(&["clean", &nfs]);
+    assert_success(&out);
+    let (stdout, _) = text(&out);
+    assert!(stdout.contains("removed iomatrix-1-1: pid 4194304"), "{stdout}");
+    assert!(stdout.contains("left iomatrix-unmarked: no .iomatrix-workdir marker"), "{stdout}");
+    assert!(!export.join("iomatrix-1-1").exists());
+    assert!(export.join("iomatrix-unmarked").exists());
+}
