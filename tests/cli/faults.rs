@@ -127,3 +127,32 @@ fn every_writing_suite_refuses_a_plan_that_does_not_fit_with_the_numbers() {
     }
     assert!(sb.runs_json()["runs"].as_array().unwrap().is_empty(), "refused plans are no runs");
 }
+
+#[test]
+fn fileserver_and_bonnie_on_a_disk_that_fills_name_it_and_remove_their_folders() {
+    let Some(mount) = Mount::ext4(48) else { return };
+    let sb = Sandbox::new();
+    // The file-server load: connections that hit ENOSPC are failed connections, counted by kind, and the
+    // run ends with exit 3 (every phase ran, some connections failed), as for any failing connection.
+    let plan = ["fileserver", "--connections", "4", "--files-per-connection", "8", "--sizes", "4m"];
+    let (mut child, log) = start(&sb, &mount.point, &plan);
+    let status = wait_for_exit(&mut child);
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains("connection(s) failed (ENOSPC"), "{stderr}");
+    let run = sb.last_run();
+    let text = serde_json::to_string(&run).unwrap();
+    assert!(text.contains("No space left on device") && text.contains(mount.point.to_str().unwrap()), "{text}");
+    assert!(leftovers(&mount.point).is_empty(), "working folder left: {:?}", leftovers(&mount.point));
+
+    // Bonnie writes its whole data file in the first test: it fails there, naming the file and ENOSPC.
+    let (mut child, log) = start(&sb, &mount.point, &["bonnie", "--size", "64m", "--allow-cache"]);
+    let status = wait_for_exit(&mut child);
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let error = stderr.lines().find(|l| l.starts_with("iomatrix: error:")).unwrap_or_default();
+    assert!(error.contains("No space left on device") && error.contains(mount.point.to_str().unwrap()), "{stderr}");
+    assert_eq!(sb.runs_json()["runs"][1]["status"], "failed");
+    assert!(leftovers(&mount.point).is_empty(), "working folder left: {:?}", leftovers(&mount.point));
+}
