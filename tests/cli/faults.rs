@@ -64,11 +64,12 @@ fn remount_read_only(point: &Path) {
 const LONG_RUN: &[&str] =
     &["iozone", "--files", "1m,2m,4m,8m,16m", "--records", "4k", "--tests", "write,read", "--fsync"];
 
-#[test]
-fn a_file_system_remounted_read_only_mid_run_keeps_the_cells_and_says_how_to_clean_up() {
+/// Remounts the target read-only after two stored cells of `plan`; the run
+/// fails naming EROFS, keeps its cells, and says how to clean up later.
+fn remounted_read_only_mid_run(plan: &[&str]) {
     let Some(mount) = Mount::ext4(96) else { return };
     let sb = Sandbox::new();
-    let (mut child, log) = start(&sb, &mount.point, LONG_RUN);
+    let (mut child, log) = start(&sb, &mount.point, plan);
     wait_for_cells(&sb, &mut child, 2);
     remount_read_only(&mount.point);
     let status = wait_for_exit(&mut child);
@@ -83,6 +84,16 @@ fn a_file_system_remounted_read_only_mid_run_keeps_the_cells_and_says_how_to_cle
     assert!(out.status.success());
     assert_success(&sb.run(&["clean", mount.point.to_str().unwrap()]));
     assert!(leftovers(&mount.point).is_empty());
+}
+
+#[test]
+fn a_file_system_remounted_read_only_mid_run_keeps_the_cells_and_says_how_to_clean_up() {
+    remounted_read_only_mid_run(LONG_RUN);
+}
+
+#[test]
+fn bonnie_on_a_file_system_remounted_read_only_mid_run_keeps_its_cells() {
+    remounted_read_only_mid_run(&["bonnie", "--size", "32m", "--allow-cache", "--files", "64", "--sync"]);
 }
 
 #[test]
