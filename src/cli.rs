@@ -236,6 +236,8 @@ pub struct RepeatArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(after_help = "Exit codes: 0 done (also when folders were kept or left: each is listed with the reason), \
+    1 a leftover could not be removed (the others were), 2 the target cannot be read.")]
 pub struct CleanArgs {
     /// The folder (or nfs:// or smb:// target) given to the runs as --target
     #[arg(value_name = "TARGET")]
@@ -435,7 +437,8 @@ pub struct CommonRunArgs {
 
     /// Keep the working folder at the end (IOzone's -w). Access specs keep their files;
     /// the IOzone and Bonnie suites remove each data file when done with it, as IOzone and
-    /// bonnie++ do, so their folder keeps what the last cell left
+    /// bonnie++ do, so their folder keeps what the last cell left. `iomatrix clean TARGET --kept`
+    /// removes kept folders later
     #[arg(long)]
     pub keep: bool,
 
