@@ -43,6 +43,7 @@ fn dispatch(ranks: &Ranks) -> anyhow::Result<ExitCode> {
         Command::Sweep(args) => cmd::sweep::run(args, &db()?),
         Command::Report(args) => cmd::report::run(args, &db()?),
         Command::Import(args) => cmd::import::run(args, &db()?),
+        Command::Clean(args) => cmd::clean::run(args),
         Command::Runs { json } => cmd::runs::run(&db()?, json),
         Command::Show { run, json } => cmd::show::run(&db()?, run, json),
     }

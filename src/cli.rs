@@ -17,7 +17,7 @@ use std::path::PathBuf;
         ranks under mpirun in a build with `--features mpi`) \
         the results database (`runs`, `show`, `import` of fio, IOzone and bonnie++ results), `compare` \
         and `sweep` (ratio matrices, % change, caching limits), `report` (HTML, XLSX, CSV, Markdown, JSON) and `--repeat`/`--tolerance` for iozone. Not yet built: \
-        built-in NFS/SMB clients, `clean` and `--verify`.",
+        built-in NFS/SMB clients and `--verify`.",
     after_help = "Exit codes: 0 done, 1 the run failed, 2 bad input, 3 every cell ran but some clients failed \
         some (--on-client-error continue), 130 interrupted."
 )]
@@ -78,6 +78,10 @@ pub enum Command {
     /// Write a report of stored runs: .html (one self-contained file with SVG charts), .xlsx (a
     /// sheet per test with native charts), .csv, .md or .json, chosen by the extension of -o
     Report(ReportArgs),
+    /// Remove the working folders crashed runs left in TARGET: only folders directly under it
+    /// that carry iomatrix's marker and whose process is gone; symlinks are not followed and no
+    /// other file system is entered
+    Clean(CleanArgs),
     /// Print one stored run again
     Show {
         /// The run's id (see `iomatrix runs`)
@@ -237,6 +241,23 @@ pub struct RepeatArgs {
     /// With --tolerance: at most this many samples of a cell [default: 2 x --repeat, at least 3]
     #[arg(long, value_name = "N")]
     pub max_repeats: Option<u32>,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = "Exit codes: 0 done (also when folders were kept or left: each is listed with the reason), \
+    1 a leftover could not be removed (the others were), 2 the target cannot be read.")]
+pub struct CleanArgs {
+    /// The folder (or nfs:// or smb:// target) given to the runs as --target
+    #[arg(value_name = "TARGET")]
+    pub target: PathBuf,
+
+    /// List what would be removed and what is kept, remove nothing
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Also remove the folders of finished runs that were made with --keep
+    #[arg(long)]
+    pub kept: bool,
 }
 
 #[derive(Args, Debug)]
@@ -437,7 +458,8 @@ pub struct CommonRunArgs {
 
     /// Keep the working folder at the end (IOzone's -w). Access specs keep their files;
     /// the IOzone and Bonnie suites remove each data file when done with it, as IOzone and
-    /// bonnie++ do, so their folder keeps what the last cell left
+    /// bonnie++ do, so their folder keeps what the last cell left. `iomatrix clean TARGET --kept`
+    /// removes kept folders later
     #[arg(long)]
     pub keep: bool,
 

@@ -97,6 +97,10 @@ impl Job {
                 let folder = check_target(&folder)?;
                 let env = iomatrix_environment::capture(&folder)
                     .with_context(|| format!("cannot read the environment of {}", folder.display()))?;
+                let found = crate::workdir::survey(&folder).unwrap_or_default();
+                if let Some(note) = crate::workdir::leftover_note(&found, &folder.display().to_string()) {
+                    eprintln!("{note}");
+                }
                 if spec.space_check {
                     check_space(&spec, &env)?;
                 }
@@ -115,7 +119,11 @@ impl Job {
                 (env, None, None)
             }
             JobTarget::Remote(target) => {
-                let fs = target.connect().map_err(|e| UsageError::new(format!("--target: {e}")))?;
+                let mut fs = target.connect().map_err(|e| UsageError::new(format!("--target: {e}")))?;
+                let found = crate::remote::survey(fs.as_mut()).unwrap_or_default();
+                if let Some(note) = crate::workdir::leftover_note(&found, &target.url()) {
+                    eprintln!("{note}");
+                }
                 let dir = crate::remote::RemoteWorkDir::create(fs, spec.keep)?;
                 let env = remote_environment(&dir.target(), dir.describe(), &mut spec.conditions);
                 remote = Some(dir);
@@ -172,6 +180,16 @@ impl Job {
             conditions,
             total_cells: spec.total_cells,
         })?;
+        // The marker names the run, so `clean` can say which run a leftover belonged to.
+        let mut workdir = workdir;
+        let marked = match (&mut workdir, &mut remote) {
+            (Some(w), _) => w.record_run(run_id),
+            (None, Some(r)) => r.record_run(run_id),
+            (None, None) => Ok(()),
+        };
+        if let Err(e) = marked {
+            eprintln!("iomatrix: warning: cannot name run #{run_id} in the working folder's marker: {e}");
+        }
         let place = match (&workdir, &device) {
             (Some(w), _) => w.path().display().to_string(),
             (None, Some(d)) => format!("{} (raw device)", d.path().display()),
@@ -387,17 +405,22 @@ fn check_target(target: &Path) -> Result<PathBuf, UsageError> {
 }
 
 /// Refuses a plan that cannot fit, with the numbers, before writing a byte.
+/// The margin (5% of the plan, plus 4 MiB for metadata and the file system's
+/// own reserve) keeps a run from filling a production volume to the brim.
 fn check_space(spec: &JobSpec, env: &Environment) -> Result<(), UsageError> {
-    let need = spec.peak_bytes + spec.peak_bytes / 20 + 4 * MIB;
+    let margin = spec.peak_bytes / 20 + 4 * MIB;
+    let need = spec.peak_bytes.saturating_add(margin);
     let free = env.target.free_bytes;
     if need > free {
         return Err(UsageError::new(format!(
-            "target {} has {} free, but this plan needs {} ({}, plus a 5% margin); choose smaller sizes, fewer \
-             clients or another target (or --no-space-check)",
+            "target {} has {} free, but this plan needs {}: {} written ({}) plus a margin of {} (5% + 4 MiB); \
+             choose smaller sizes, fewer clients or another target (or --no-space-check)",
             env.target.path,
             human(free),
             human(need),
-            spec.peak_detail
+            human(spec.peak_bytes),
+            spec.peak_detail,
+            human(margin)
         )));
     }
     Ok(())

@@ -1,5 +1,6 @@
 //! One file per subcommand.
 pub mod bonnie;
+pub mod clean;
 pub mod compare;
 pub mod extents;
 pub mod import;

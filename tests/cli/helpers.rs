@@ -1,6 +1,7 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// A private folder with a target inside and its own results database.
 pub struct Sandbox {
@@ -240,5 +241,43 @@ impl DeviceMount {
 impl Drop for DeviceMount {
     fn drop(&mut self) {
         let _ = sh("umount", &[self.point.path().to_str().unwrap()]);
+    }
+}
+
+/// A child process killed on drop, so a failing test leaves nothing running.
+pub struct Running(pub Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn stored_cells(sb: &Sandbox) -> i64 {
+    let Ok(conn) = rusqlite::Connection::open_with_flags(sb.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
+        return 0;
+    };
+    conn.query_row("SELECT COUNT(*) FROM cells", [], |r| r.get(0)).unwrap_or(0)
+}
+
+/// Waits (at most 60 s) until the running child has stored `n` cells.
+pub fn wait_for_cells(sb: &Sandbox, child: &mut Running, n: i64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while stored_cells(sb) < n {
+        assert!(child.0.try_wait().unwrap().is_none(), "the run ended before {n} cells were stored");
+        assert!(Instant::now() < deadline, "no {n} cells stored within 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+pub fn wait_for_exit(child: &mut Running) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "iomatrix did not exit within 60 s of the signal");
+        std::thread::sleep(Duration::from_millis(20));
     }
 }

@@ -1,17 +1,7 @@
 //! A killed run keeps its finished cells; Ctrl-C stops cleanly.
 use crate::helpers::*;
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
-
-/// A child process killed on drop, so a failing test leaves nothing running.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use std::process::Stdio;
+use std::time::Duration;
 
 /// A run that takes several seconds: small direct (or fsync'd) I/O on the real disk.
 fn start_slow_run(sb: &Sandbox) -> Running {
@@ -31,34 +21,6 @@ fn iomatrix_direct_ok(dir: &std::path::Path) -> bool {
     let ok = std::fs::OpenOptions::new().write(true).create(true).custom_flags(libc::O_DIRECT).open(&probe).is_ok();
     let _ = std::fs::remove_file(probe);
     ok
-}
-
-fn stored_cells(sb: &Sandbox) -> i64 {
-    let Ok(conn) = rusqlite::Connection::open_with_flags(sb.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
-        return 0;
-    };
-    conn.query_row("SELECT COUNT(*) FROM cells", [], |r| r.get(0)).unwrap_or(0)
-}
-
-/// Waits (at most 60 s) until the running child has stored `n` cells.
-fn wait_for_cells(sb: &Sandbox, child: &mut Running, n: i64) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while stored_cells(sb) < n {
-        assert!(child.0.try_wait().unwrap().is_none(), "the run ended before {n} cells were stored");
-        assert!(Instant::now() < deadline, "no {n} cells stored within 60 s");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn wait_for_exit(child: &mut Running) -> std::process::ExitStatus {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            return status;
-        }
-        assert!(Instant::now() < deadline, "iomatrix did not exit within 60 s of the signal");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[test]

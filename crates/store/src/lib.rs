@@ -487,20 +487,29 @@ fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
 }
 
 /// Identifies a process across pid reuse: host, pid, and its start time in
-/// clock ticks since boot (/proc/PID/stat field 22).
-struct ProcessId {
-    host: String,
-    pid: i64,
-    start_ticks: Option<i64>,
+/// clock ticks since boot (/proc/PID/stat field 22). The run rows and the
+/// working folders' markers use it to tell a live run from a dead one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessId {
+    pub host: String,
+    pub pid: i64,
+    pub start_ticks: Option<i64>,
 }
 
 impl ProcessId {
-    fn current() -> ProcessId {
+    pub fn current() -> ProcessId {
         let pid = std::process::id() as i64;
         ProcessId { host: hostname(), pid, start_ticks: start_ticks(pid) }
     }
 
-    fn is_alive(pid: i64, recorded_start: Option<i64>) -> bool {
+    /// This host's name, as run rows and markers record it.
+    pub fn this_host() -> String {
+        hostname()
+    }
+
+    /// Whether `pid` on this host is still the process that started at
+    /// `recorded_start` (unknown start: any process with that pid counts).
+    pub fn is_alive(pid: i64, recorded_start: Option<i64>) -> bool {
         match (start_ticks(pid), recorded_start) {
             (Some(now), Some(then)) => now == then,
             (Some(_), None) => true,
