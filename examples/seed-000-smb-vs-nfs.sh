@@ -11,6 +11,7 @@
 # IOMATRIX names the binary (default: target/release/iomatrix, built if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+matrix=(--files 64k,256k,1m,4m,16m --records 64k,256k,1m --tests write,read,reread)
 if [ "${1:-}" = --small ]; then
   matrix=(--files 64k,256k,1m --records 64k,256k --tests write,read,reread)
   shift
