@@ -259,8 +259,12 @@ impl Content {
     pub fn stamp(&mut self, record: &mut [u8], offset: u64) {
         let started = Instant::now();
         for (i, block) in record.chunks_exact_mut(UNIT).enumerate() {
-            let stamp =
-                Stamp { run: self.spec.run, file: self.file, offset: offset + (i * UNIT) as u64, generation: self.generation };
+            let stamp = Stamp {
+                run: self.spec.run,
+                file: self.file,
+                offset: offset + (i * UNIT) as u64,
+                generation: self.generation,
+            };
             fill_block(block, stamp, self.spec.compressible);
         }
         self.tally.verify_ns += started.elapsed().as_nanos() as u64;
@@ -274,8 +278,13 @@ impl Content {
         let started = Instant::now();
         for (i, block) in record.chunks_exact(UNIT).enumerate() {
             let at = offset + (i * UNIT) as u64;
-            let expect =
-                Expect { run: self.spec.run, file: self.file, offset: at, oldest: self.oldest, newest: self.generation };
+            let expect = Expect {
+                run: self.spec.run,
+                file: self.file,
+                offset: at,
+                oldest: self.oldest,
+                newest: self.generation,
+            };
             self.tally.checked_blocks += 1;
             if let Verdict::Bad(kind, found) = check_block(block, &expect) {
                 self.tally.count(kind, self.file, at, found);
