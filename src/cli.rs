@@ -297,6 +297,28 @@ pub struct RunIozoneArgs {
     /// Also write the tables as an .xlsx workbook
     #[arg(long, value_name = "FILE")]
     pub xlsx: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub data: DataArgs,
+}
+
+/// What written data holds (`--verify`, `--compressible`).
+#[derive(Args, Debug, Default)]
+pub struct DataArgs {
+    /// Write 4k blocks stamped with this run, the file, the offset, the write and a
+    /// CRC-32, and check every block read back: mismatches are counted per cell as wrong
+    /// data, wrong offset, stale (an earlier run or write) or torn, and the run exits 4.
+    /// Stamping and checking happen between the requests, inside the timed pass (each
+    /// cell stores its cost as verify_ns). Records must be 4k or a multiple. Only `run
+    /// iozone` yet
+    #[arg(long)]
+    pub verify: bool,
+
+    /// PCT % of each written 4k block is zeros, the rest random and unique per block, so
+    /// compressing storage saves about PCT % [default: 0, incompressible]. Records must
+    /// be 4k or a multiple. Only `run iozone` yet
+    #[arg(long, value_name = "PCT")]
+    pub compressible: Option<u8>,
 }
 
 #[derive(Args, Debug)]
