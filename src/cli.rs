@@ -551,6 +551,12 @@ pub struct ClientArgs {
     #[arg(long, value_name = "CMD")]
     pub after: Option<String>,
 
+    /// Shell command each client runs between two cells, untimed, before the next cell
+    /// prepares (same environment as --before, plus IOMATRIX_CELL: the next cell's number
+    /// from 0); a failure fails that client's next cell
+    #[arg(long, value_name = "CMD")]
+    pub between_cells: Option<String>,
+
     /// When a client fails a cell: abort (stop every client, end the run) or continue
     /// (record the failure and its lost samples, keep the others' figures, go on)
     #[arg(long, default_value = "abort", value_name = "WHAT")]
@@ -568,6 +574,7 @@ impl Default for ClientArgs {
             clients: 1,
             before: None,
             after: None,
+            between_cells: None,
             on_client_error: "abort".into(),
             client_timeout: "10m".into(),
         }

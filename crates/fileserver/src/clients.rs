@@ -361,7 +361,7 @@ mod tests {
     #[test]
     fn a_failing_client_is_recorded_and_continue_keeps_the_others() {
         // Client 2's hook fails: the client fails every phase, the others run.
-        let hooks = Hooks { before: Some("if [ \"$IOMATRIX_RANK\" = 2 ]; then exit 3; fi".into()), after: None };
+        let hooks = Hooks { before: Some("if [ \"$IOMATRIX_RANK\" = 2 ]; then exit 3; fi".into()), ..Hooks::default() };
         let (_dir, cells, ending) = run(3, &hooks, OnClientError::Continue);
         assert_eq!(cells.len(), 2);
         for cell in &cells {
@@ -384,6 +384,7 @@ mod tests {
                     .into(),
             ),
             after: None,
+            between_cells: None,
         };
         let (_dir, cells, ending) = run(3, &hooks, OnClientError::Continue);
         assert_eq!(cells.len(), 2);
