@@ -11,7 +11,12 @@ pub const EXIT_DATA_MISMATCHES: u8 = 4;
 impl DataArgs {
     /// The content spec of a new run, with a fresh random run stamp.
     pub fn content(&self) -> ContentSpec {
-        let content = ContentSpec { run: 0, verify: self.verify, compressible: self.compressible.unwrap_or(0) };
+        let content = ContentSpec {
+            run: 0,
+            verify: self.verify,
+            compressible: self.compressible.unwrap_or(0),
+            unique_blocks: self.compressible.is_some(),
+        };
         ContentSpec { run: if content.stamped() { new_run_stamp() } else { 0 }, ..content }
     }
 }

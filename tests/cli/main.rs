@@ -27,3 +27,4 @@ mod report;
 mod scan;
 mod signals;
 mod suite;
+mod verify;

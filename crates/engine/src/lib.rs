@@ -284,7 +284,7 @@ mod tests {
         let path = dir.path().join("f");
         let mut buf = AlignedBuf::new(2 * UNIT);
         let stop = AtomicBool::new(false);
-        let mut content = Content::new(ContentSpec { run: 7, verify: true, compressible: 0 }, 0);
+        let mut content = Content::new(ContentSpec { run: 7, verify: true, ..ContentSpec::default() }, 0);
         let write =
             Pass { order: Order::Random { seed: 1 }, direction: Direction::Write, record: 2 * UNIT as u64, records: 8 };
         let mut f = PsyncFile::open(&path, &OpenHow::create(16 * UNIT as u64, false)).unwrap();

@@ -218,12 +218,15 @@ pub struct ContentSpec {
     pub verify: bool,
     /// 0..=100: % of each block's payload that is zeros.
     pub compressible: u8,
+    /// Stamped blocks even without verifying (`--compressible` given, also 0).
+    #[serde(default)]
+    pub unique_blocks: bool,
 }
 
 impl ContentSpec {
     /// Whether written data is stamped blocks rather than one reused buffer.
     pub fn stamped(&self) -> bool {
-        self.verify || self.compressible > 0
+        self.verify || self.unique_blocks || self.compressible > 0
     }
 }
 
@@ -368,7 +371,7 @@ mod tests {
 
     #[test]
     fn a_content_counts_what_it_checks_and_merges() {
-        let spec = ContentSpec { run: 0xfeed, verify: true, compressible: 0 };
+        let spec = ContentSpec { run: 0xfeed, verify: true, ..ContentSpec::default() };
         let mut c = Content::new(spec, 3);
         let mut rec = vec![0u8; 4 * UNIT];
         c.stamp(&mut rec, 8192);
