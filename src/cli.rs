@@ -309,14 +309,15 @@ pub struct DataArgs {
     /// CRC-32, and check every block read back: mismatches are counted per cell as wrong
     /// data, wrong offset, stale (an earlier run or write) or torn, and the run exits 4.
     /// Stamping and checking happen between the requests, inside the timed pass (each
-    /// cell stores its cost as verify_ns). Records must be 4k or a multiple. Only `run
-    /// iozone` yet
+    /// cell stores its cost as verify_ns). Records must be 4k or a multiple. `run iozone`
+    /// and `run access` (files only; the file is laid out as generation 1; a read that
+    /// overlapped a write in flight is counted unchecked); not yet bonnie or fileserver
     #[arg(long)]
     pub verify: bool,
 
     /// PCT % of each written 4k block is zeros, the rest random and unique per block, so
     /// compressing storage saves about PCT % [default: 0, incompressible]. Records must
-    /// be 4k or a multiple. Only `run iozone` yet
+    /// be 4k or a multiple. `run iozone` and `run access`; not yet bonnie or fileserver
     #[arg(long, value_name = "PCT")]
     pub compressible: Option<u8>,
 }
@@ -380,6 +381,9 @@ pub struct RunAccessArgs {
     /// At most this many requests per second per client
     #[arg(long, value_name = "IOPS")]
     pub rate: Option<u64>,
+
+    #[command(flatten)]
+    pub data: DataArgs,
 }
 
 #[derive(Args, Debug)]

@@ -61,11 +61,13 @@ pub fn report(run: &iomatrix_store::StoredRun) -> String {
     if run.conditions["verify"] != true {
         return String::new();
     }
-    let mut out = String::from("\nVerification (4k blocks read back and checked):\n");
+    let mut out = String::from(
+        "\nVerification (4k blocks read back and checked; unchecked: read while a write to them was in flight):\n",
+    );
     let _ = writeln!(
         out,
-        "{:<40} {:>10} {:>10} {:>12} {:>8} {:>8} {:>10}",
-        "cell", "checked", "wrong data", "wrong offset", "stale", "torn", "verify ms"
+        "{:<44} {:>10} {:>10} {:>12} {:>8} {:>8} {:>10} {:>10}",
+        "cell", "checked", "wrong data", "wrong offset", "stale", "torn", "unchecked", "verify ms"
     );
     let mut examples = Vec::new();
     for c in &run.cell_results {
@@ -73,12 +75,13 @@ pub fn report(run: &iomatrix_store::StoredRun) -> String {
         let cell = describe(c);
         let _ = writeln!(
             out,
-            "{cell:<40} {:>10} {:>10} {:>12} {:>8} {:>8} {:>10.1}",
+            "{cell:<44} {:>10} {:>10} {:>12} {:>8} {:>8} {:>10} {:>10.1}",
             t.checked_blocks,
             t.wrong_data,
             t.wrong_offset,
             t.stale,
             t.torn,
+            t.unchecked_blocks,
             t.verify_ns as f64 / 1e6
         );
         examples.extend(t.examples.iter().map(|e| (cell.clone(), e.clone())));
@@ -92,5 +95,12 @@ pub fn report(run: &iomatrix_store::StoredRun) -> String {
 
 fn describe(c: &iomatrix_store::CellRow) -> String {
     let size = |v: Option<u64>| v.map(|b| format!(" {}", iomatrix_core::ByteSize(b))).unwrap_or_default();
-    format!("{}{}{}", c.test, size(c.file_size), size(c.record_size))
+    let mut cell = format!("{}{}{}", c.test, size(c.file_size), size(c.record_size));
+    // An access spec is named by its mix too.
+    if let (Some(read), Some(random), Some(qd)) =
+        (c.metrics["read_percent"].as_u64(), c.metrics["random_percent"].as_u64(), c.metrics["queue_depth"].as_u64())
+    {
+        cell += &format!(" read {read}% random {random}% qd {qd}");
+    }
+    cell
 }

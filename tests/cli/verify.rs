@@ -132,3 +132,50 @@ fn verify_refuses_what_it_cannot_stamp() {
     assert_usage_error(&with(&["--records", "4k", "--compressible", "101"]), "from 0 (incompressible) to 100");
     assert_usage_error(&with(&["--records", "4k", "--between-cells", " "]), "--between-cells is empty");
 }
+
+#[test]
+fn access_specs_check_their_reads_and_see_a_damaged_block() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "access", "--target", target.to_str().unwrap(), "--file-size", "1m", "--verify"];
+        args.extend_from_slice(extra);
+        let out = sb.run(&args);
+        (out, sb.last_run())
+    };
+    // A random mix at queue depth 8: every read that did not overlap a write in flight is checked, none fails.
+    let (out, mixed) = run(&["--bs", "4k,64k", "--read", "50", "--random", "100", "--qd", "8", "--bytes", "4m"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    for cell in cells(&mixed) {
+        let tally = &cell["metrics"]["verify"];
+        let read_blocks = cell["metrics"]["read_bytes"].as_u64().unwrap() / BLOCK;
+        let (checked, unchecked) =
+            (tally["checked_blocks"].as_u64().unwrap(), tally["unchecked_blocks"].as_u64().unwrap());
+        assert_eq!(checked + unchecked, read_blocks, "{tally}");
+        assert!(checked > read_blocks / 2, "{tally}");
+        assert_eq!(tally["wrong_data"].as_u64().unwrap() + tally["stale"].as_u64().unwrap(), 0, "{tally}");
+    }
+    // Write the whole file, damage block 3 behind iomatrix's back, read the whole file.
+    let hook =
+        "[ $IOMATRIX_CELL = 1 ] && printf 'not what was written' | dd of=access.dat bs=4096 seek=3 conv=notrunc \
+                status=none; true";
+    let (out, damaged) = run(&[
+        "--bs",
+        "64k",
+        "--read",
+        "0,100",
+        "--random",
+        "0",
+        "--qd",
+        "1",
+        "--bytes",
+        "1m",
+        "--between-cells",
+        hook,
+    ]);
+    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
+    let read = cells(&damaged).into_iter().find(|c| c["metrics"]["read_percent"] == 100).unwrap();
+    let tally = &read["metrics"]["verify"];
+    assert_eq!((tally["checked_blocks"].as_u64(), tally["wrong_data"].as_u64()), (Some(256), Some(1)), "{tally}");
+    assert_eq!(tally["examples"][0]["offset"], 3 * BLOCK);
+}

@@ -106,11 +106,7 @@ impl CellResult {
             iomatrix_stats::kib_per_sec(stonewalled, Duration::from_nanos(first_finish_ns.saturating_sub(start)))
         };
         let cpu_percent = if wall_ns > 0 { (user_ns + sys_ns) as f64 * 100.0 / wall_ns as f64 } else { 0.0 };
-        let verify = clients.iter().filter_map(|c| c.verify.as_ref()).fold(None, |all: Option<Tally>, t| {
-            let mut all = all.unwrap_or_default();
-            all.add(t);
-            Some(all)
-        });
+        let verify = Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref()));
         for c in &mut clients {
             c.marks = Marks::default();
         }

@@ -173,6 +173,10 @@ pub struct Tally {
     pub torn: u64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<Example>,
+    /// Blocks read but not checked: their read overlapped a write in flight
+    /// (queue depth > 1), so either version, or a mix, is a right answer.
+    #[serde(default)]
+    pub unchecked_blocks: u64,
     /// Time spent stamping and checking, in nanoseconds.
     pub verify_ns: u64,
 }
@@ -197,6 +201,15 @@ impl Tally {
         }
     }
 
+    /// The sum of some clients' tallies; None if none had one.
+    pub fn sum<'a>(tallies: impl IntoIterator<Item = &'a Tally>) -> Option<Tally> {
+        tallies.into_iter().fold(None, |all, t| {
+            let mut all = all.unwrap_or_default();
+            all.add(t);
+            Some(all)
+        })
+    }
+
     pub fn add(&mut self, other: &Tally) {
         self.checked_blocks += other.checked_blocks;
         self.wrong_data += other.wrong_data;
@@ -204,6 +217,7 @@ impl Tally {
         self.stale += other.stale;
         self.torn += other.torn;
         self.verify_ns += other.verify_ns;
+        self.unchecked_blocks += other.unchecked_blocks;
         let room = MAX_EXAMPLES.saturating_sub(self.examples.len());
         self.examples.extend(other.examples.iter().take(room).cloned());
     }
