@@ -172,6 +172,9 @@ pub struct RunFileserverArgs {
     /// Seed of the file-size draws (--profile) and the mixed phase's order
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub seed: u64,
+
+    #[command(flatten)]
+    pub data: DataArgs,
 }
 
 #[derive(Args, Debug)]
@@ -309,15 +312,16 @@ pub struct DataArgs {
     /// CRC-32, and check every block read back: mismatches are counted per cell as wrong
     /// data, wrong offset, stale (an earlier run or write) or torn, and the run exits 4.
     /// Stamping and checking happen between the requests, inside the timed pass (each
-    /// cell stores its cost as verify_ns). Records must be 4k or a multiple. `run iozone`
-    /// and `run access` (files only; the file is laid out as generation 1; a read that
-    /// overlapped a write in flight is counted unchecked); not yet bonnie or fileserver
+    /// cell stores its cost as verify_ns). Records must be 4k or a multiple. `run iozone`,
+    /// `run access` (files only; the file is laid out as generation 1; a read that
+    /// overlapped a write in flight is counted unchecked) and `run fileserver` (a file's
+    /// last partial 4k block is not stamped); not yet bonnie
     #[arg(long)]
     pub verify: bool,
 
     /// PCT % of each written 4k block is zeros, the rest random and unique per block, so
     /// compressing storage saves about PCT % [default: 0, incompressible]. Records must
-    /// be 4k or a multiple. `run iozone` and `run access`; not yet bonnie or fileserver
+    /// be 4k or a multiple. `run iozone`, `run access`, `run fileserver`; not yet bonnie
     #[arg(long, value_name = "PCT")]
     pub compressible: Option<u8>,
 }

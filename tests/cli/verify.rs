@@ -179,3 +179,44 @@ fn access_specs_check_their_reads_and_see_a_damaged_block() {
     assert_eq!((tally["checked_blocks"].as_u64(), tally["wrong_data"].as_u64()), (Some(256), Some(1)), "{tally}");
     assert_eq!(tally["examples"][0]["offset"], 3 * BLOCK);
 }
+
+#[test]
+fn fileserver_reads_are_checked_and_see_a_damaged_block() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    // The third file in name order (at least 8k in this layout): its block 1 damaged between write and read.
+    let hook = "f=$(find . -type f | sort | sed -n 3p); printf 'not what was written' | dd of=$f bs=4096 seek=1 \
+                conv=notrunc status=none";
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "fileserver",
+            "--target",
+            target.to_str().unwrap(),
+            "--connections",
+            "2",
+            "--files-per-connection",
+            "3",
+            "--sizes",
+            "4k,10k,64k",
+            "--record",
+            "8k",
+            "--verify",
+        ];
+        args.extend_from_slice(extra);
+        let out = sb.run(&args);
+        (out, sb.last_run())
+    };
+    // Whole 4k blocks only: 1 + 2 + 16 per connection (10k's last 2k is no whole block).
+    let (out, clean) = run(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let read = cells(&clean).into_iter().find(|c| c["test"] == "read").unwrap();
+    assert_eq!(read["metrics"]["verify"]["checked_blocks"], 2 * 19, "{}", read["metrics"]["verify"]);
+    assert_eq!(read["metrics"]["verify"]["wrong_data"], 0);
+    let (out, damaged) = run(&["--between-cells", hook]);
+    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
+    let read = cells(&damaged).into_iter().find(|c| c["test"] == "read").unwrap();
+    let tally = &read["metrics"]["verify"];
+    assert_eq!((tally["wrong_data"].as_u64(), tally["checked_blocks"].as_u64()), (Some(1), Some(38)), "{tally}");
+    assert_eq!(tally["examples"][0]["offset"], BLOCK, "{tally}");
+}

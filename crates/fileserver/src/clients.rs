@@ -300,6 +300,7 @@ mod tests {
             drop_caches: false,
             seed: 3,
             repeats: 1,
+            content: Default::default(),
         }
     }
 
