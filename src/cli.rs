@@ -19,7 +19,8 @@ use std::path::PathBuf;
         and `sweep` (ratio matrices, % change, caching limits), `report` (HTML, XLSX, CSV, Markdown, JSON) and `--repeat`/`--tolerance` for iozone. Not yet built: \
         built-in NFS/SMB clients, `clean` and `--verify`.",
     after_help = "Exit codes: 0 done, 1 the run failed, 2 bad input, 3 every cell ran but some clients failed \
-        some (--on-client-error continue), 130 interrupted."
+        some (--on-client-error continue), 4 every cell ran but --verify found blocks that were not what was \
+        written, 130 interrupted."
 )]
 pub struct Cli {
     /// Results database [default: $XDG_DATA_HOME/iomatrix/results.sqlite, or ~/.local/share/...]
