@@ -8,7 +8,8 @@ use iomatrix_core::UsageError;
 use std::process::ExitCode;
 
 /// Exit codes: 0 done, 1 the run failed, 2 a usage error (bad input), 3 every
-/// cell ran but some clients failed some (`--on-client-error continue`), 130 interrupted by
+/// cell ran but some clients failed some (`--on-client-error continue`), 4 every cell ran but
+/// `--verify` found data mismatches (`data_content::EXIT_DATA_MISMATCHES`), 130 interrupted by
 /// Ctrl-C (SIGINT), 143 by SIGTERM (`signals::exit_code`).
 pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;

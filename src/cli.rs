@@ -19,7 +19,8 @@ use std::path::PathBuf;
         and `sweep` (ratio matrices, % change, caching limits), `report` (HTML, XLSX, CSV, Markdown, JSON) and `--repeat`/`--tolerance` for iozone. Not yet built: \
         built-in NFS/SMB clients and `--verify`.",
     after_help = "Exit codes: 0 done, 1 the run failed, 2 bad input, 3 every cell ran but some clients failed \
-        some (--on-client-error continue), 130 interrupted."
+        some (--on-client-error continue), 4 every cell ran but --verify found blocks that were not what was \
+        written, 130 interrupted."
 )]
 pub struct Cli {
     /// Results database [default: $XDG_DATA_HOME/iomatrix/results.sqlite, or ~/.local/share/...]
@@ -184,6 +185,9 @@ pub struct RunFileserverArgs {
     /// Seed of the file-size draws (--profile) and the mixed phase's order
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub seed: u64,
+
+    #[command(flatten)]
+    pub data: DataArgs,
 }
 
 #[derive(Args, Debug)]
@@ -326,6 +330,30 @@ pub struct RunIozoneArgs {
     /// Also write the tables as an .xlsx workbook
     #[arg(long, value_name = "FILE")]
     pub xlsx: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub data: DataArgs,
+}
+
+/// What written data holds (`--verify`, `--compressible`).
+#[derive(Args, Debug, Default)]
+pub struct DataArgs {
+    /// Write 4k blocks stamped with this run, the file, the offset, the write and a
+    /// CRC-32, and check every block read back: mismatches are counted per cell as wrong
+    /// data, wrong offset, stale (an earlier run or write) or torn, and the run exits 4.
+    /// Stamping and checking happen between the requests, inside the timed pass (each
+    /// cell stores its cost as verify_ns). Records must be 4k or a multiple. `run iozone`,
+    /// `run access` (files only; the file is laid out as generation 1; a read that
+    /// overlapped a write in flight is counted unchecked) and `run fileserver` (a file's
+    /// last partial 4k block is not stamped); not yet bonnie
+    #[arg(long)]
+    pub verify: bool,
+
+    /// PCT % of each written 4k block is zeros, the rest random and unique per block, so
+    /// compressing storage saves about PCT % [default: 0, incompressible]. Records must
+    /// be 4k or a multiple. `run iozone`, `run access`, `run fileserver`; not yet bonnie
+    #[arg(long, value_name = "PCT")]
+    pub compressible: Option<u8>,
 }
 
 #[derive(Args, Debug)]
@@ -387,6 +415,9 @@ pub struct RunAccessArgs {
     /// At most this many requests per second per client
     #[arg(long, value_name = "IOPS")]
     pub rate: Option<u64>,
+
+    #[command(flatten)]
+    pub data: DataArgs,
 }
 
 #[derive(Args, Debug)]
@@ -572,6 +603,12 @@ pub struct ClientArgs {
     #[arg(long, value_name = "CMD")]
     pub after: Option<String>,
 
+    /// Shell command each client runs between two cells, untimed, before the next cell
+    /// prepares (same environment as --before, plus IOMATRIX_CELL: the next cell's number
+    /// from 0); a failure fails that client's next cell
+    #[arg(long, value_name = "CMD")]
+    pub between_cells: Option<String>,
+
     /// When a client fails a cell: abort (stop every client, end the run) or continue
     /// (record the failure and its lost samples, keep the others' figures, go on)
     #[arg(long, default_value = "abort", value_name = "WHAT")]
@@ -589,6 +626,7 @@ impl Default for ClientArgs {
             clients: 1,
             before: None,
             after: None,
+            between_cells: None,
             on_client_error: "abort".into(),
             client_timeout: "10m".into(),
         }

@@ -50,7 +50,11 @@ impl ClientPlan {
             Some(c) if c.trim().is_empty() => Err(UsageError::new(format!("{flag} is empty: give a shell command"))),
             other => Ok(other.clone()),
         };
-        let hooks = Hooks { before: hook("--before", &common.before)?, after: hook("--after", &common.after)? };
+        let hooks = Hooks {
+            before: hook("--before", &common.before)?,
+            after: hook("--after", &common.after)?,
+            between_cells: hook("--between-cells", &common.between_cells)?,
+        };
         Ok(ClientPlan { count, hooks, on_error, timeout })
     }
 }

@@ -41,6 +41,11 @@ pub fn run(job: IozoneJob, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode>
         "fsync_timed": plan.fsync,
         "close_timed": plan.close,
     });
+    if let (Some(all), Some(data)) =
+        (conditions.as_object_mut(), crate::data_content::conditions(&plan.content).as_object())
+    {
+        all.extend(data.clone());
+    }
     if remote.is_some() {
         conditions["cache"] = json!(
             "no client cache: iomatrix's own protocol client sends every request to the server (whose own cache may \
@@ -183,7 +188,7 @@ struct StoreSink<'a> {
 impl CellSink for StoreSink<'_> {
     fn cell_done(&mut self, cell: &CellResult) -> Result<(), String> {
         let spec = &cell.spec;
-        let row = CellRow {
+        let mut row = CellRow {
             seq: self.seq,
             test: spec.test.name().to_string(),
             file_size: Some(spec.file_size.bytes()),
@@ -210,6 +215,9 @@ impl CellSink for StoreSink<'_> {
             client_figures: serde_json::to_value(&cell.clients).unwrap_or_default(),
             blobs: Vec::new(),
         };
+        if let (Some(m), Some(tally)) = (row.metrics.as_object_mut(), &cell.verify) {
+            m.insert("verify".into(), json!(tally));
+        }
         let mut line = format!("{}: {:.0} KB/s, CPU {:.0}%", describe(spec), cell.kib_per_sec, cell.cpu_percent);
         if let Some(slowest) = cell.slowest() {
             line += &format!(
@@ -221,6 +229,9 @@ impl CellSink for StoreSink<'_> {
         }
         if !cell.failures.is_empty() {
             line += &format!(", {} client(s) failed", cell.failures.len());
+        }
+        if let Some(found) = cell.verify.as_ref().filter(|t| t.mismatches() > 0) {
+            line += &format!(", {} DATA MISMATCH(ES)", found.mismatches());
         }
         let samples = self.samples.entry((spec.file_size, spec.record_size, spec.test)).or_default();
         if spec.repeat > 1 || !samples.is_empty() {

@@ -297,7 +297,16 @@ impl Job {
                 eprintln!("iomatrix: run #{run_id} completed, but {}", failure.unwrap_or_default());
                 Ok(ExitCode::from(EXIT_CLIENTS_LOST))
             }
-            RunStatus::Complete => Ok(ExitCode::SUCCESS),
+            RunStatus::Complete => match crate::data_content::mismatches(&stored.cell_results) {
+                0 => Ok(ExitCode::SUCCESS),
+                found => {
+                    eprintln!(
+                        "iomatrix: run #{run_id} completed, but {found} block(s) read back were not what was written \
+                         (see verify in each cell)"
+                    );
+                    Ok(ExitCode::from(crate::data_content::EXIT_DATA_MISMATCHES))
+                }
+            },
             RunStatus::Interrupted => {
                 eprintln!("iomatrix: interrupted: {done} of {total_cells} cells kept in run #{run_id}");
                 Ok(ExitCode::from(signals::exit_code()))

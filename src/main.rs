@@ -6,6 +6,7 @@ mod bonnie_job;
 mod cli;
 mod clients;
 mod cmd;
+mod data_content;
 mod db_path;
 #[cfg(feature = "mpi")]
 mod follow;

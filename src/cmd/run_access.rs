@@ -41,6 +41,11 @@ pub fn run(args: RunAccessArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
     let cells = plan.cells();
     let labels = crate::cmd::run_iozone::labels(&args.common.labels)?;
     let mut conditions = json!({ "limit": plan.limit, "rate_iops": plan.rate_iops });
+    if let (Some(all), Some(data)) =
+        (conditions.as_object_mut(), crate::data_content::conditions(&plan.content).as_object())
+    {
+        all.extend(data.clone());
+    }
     if let Some(target) = &remote {
         conditions["cache"] = json!(
             "no client cache: iomatrix's own protocol client sends every request to the server (whose own cache may \
@@ -338,6 +343,7 @@ fn row(plan: &AccessPlan, r: &AccessResult, seq: usize) -> CellRow {
             "write": r.writes.summary(),
             "per_second": r.series,
             "requests": issued(r),
+            "verify": r.verify,
         }),
         client_figures: json!(clients),
         blobs: vec![("latency.read".into(), r.reads.to_bytes()), ("latency.write".into(), r.writes.to_bytes())],
@@ -418,6 +424,7 @@ fn plan(
         repeats: 1,
         only: None,
         device: device.map(|d| d.path().to_path_buf()),
+        content: args.data.content(),
     };
     if on_server {
         plan.validate_on_server(max_depth)?;

@@ -72,7 +72,15 @@ pub fn run(args: RunFileserverArgs, db: &Path, ranks: &crate::ranks::Ranks) -> a
             direct: false,
             clients: clients.count,
             plan: serde_json::to_value(&plan)?,
-            conditions: conditions(&plan, remote.as_ref()),
+            conditions: {
+                let mut all = conditions(&plan, remote.as_ref());
+                if let (Some(all), Some(data)) =
+                    (all.as_object_mut(), crate::data_content::conditions(&plan.content).as_object())
+                {
+                    all.extend(data.clone());
+                }
+                all
+            },
             total_cells: phases.len(),
             keep_cell_lines: true,
             uncached_hint: "use --drop-caches (reads then come from storage), or more data than RAM,",
@@ -259,6 +267,7 @@ fn plan(args: &RunFileserverArgs) -> Result<FileserverPlan, UsageError> {
         drop_caches: args.drop_caches,
         seed: args.seed,
         repeats: 1,
+        content: args.data.content(),
     };
     plan.validate()?;
     Ok(plan)
@@ -531,6 +540,9 @@ fn row(plan: &FileserverPlan, cell: &FileserverCell, backend: &str) -> CellRow {
             "mean_ns": setups.iter().sum::<u64>() / setups.len() as u64,
             "max_ns": setups.iter().max(),
         });
+    }
+    if plan.content.stamped() {
+        metrics["verify"] = json!(iomatrix_verify::Tally::sum(r.connections.iter().filter_map(|c| c.verify.as_ref())));
     }
     if let iomatrix_fileserver::Phase::Mix { read_percent } = r.phase {
         metrics["read_percent"] = json!(read_percent);

@@ -70,6 +70,7 @@ fn plan(args: &RunIozoneArgs, clients: usize) -> Result<IozonePlan, UsageError> 
     plan.direct = args.direct;
     plan.backend = args.backend.parse::<BackendKind>().map_err(|e| UsageError::new(format!("--backend: {e}")))?;
     plan.clients = clients;
+    plan.content = args.data.content();
     plan.validate()?;
     Ok(plan)
 }

@@ -101,6 +101,7 @@ pub fn run_text(run: &StoredRun) -> String {
         "fileserver" => fileserver::report(run),
         _ => String::new(),
     });
+    out.push_str(&crate::data_content::report(run));
     out.push_str(&noise(run));
     out
 }
@@ -226,6 +227,12 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
                 align.map(|a| format!(", partition aligned to {}", crate::job::human(a))).unwrap_or_default()
             ),
         ));
+    }
+    if let Some(data) = c["data"].as_str() {
+        pairs.push(("data".into(), data.to_string()));
+    }
+    if c["verify"] == true {
+        pairs.push(("verify".into(), format!("every block read is checked; {}", text(&c["verify_timing"]))));
     }
     imported::adjust_pairs(run, &mut pairs);
     pairs

@@ -32,3 +32,4 @@ mod report;
 mod scan;
 mod signals;
 mod suite;
+mod verify;

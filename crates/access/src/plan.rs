@@ -43,6 +43,9 @@ pub struct AccessPlan {
     /// Only these settings (re-measuring noisy cells); None: every cell.
     #[serde(default)]
     pub only: Option<Vec<CellSetting>>,
+    /// Stamped blocks (`--verify`, `--compressible`) instead of one reused buffer.
+    #[serde(default)]
+    pub content: iomatrix_verify::ContentSpec,
 }
 
 fn one() -> u32 {
@@ -207,6 +210,29 @@ impl AccessPlan {
         if self.limit == Limit::Bytes(0) || self.limit == Limit::DurationMs(0) {
             return Err(UsageError::new("the cell limit is zero: give a positive --duration or --bytes"));
         }
+        if self.content.compressible > 100 {
+            return Err(UsageError::new(format!(
+                "--compressible {}: give a percentage from 0 (incompressible) to 100",
+                self.content.compressible
+            )));
+        }
+        if self.content.stamped() {
+            if self.device.is_some() {
+                return Err(UsageError::new(
+                    "--verify and --compressible on a raw device: not supported yet (nothing is laid out on a device, \
+                     so there is nothing to check against); run them on a folder",
+                ));
+            }
+            let unit = iomatrix_verify::UNIT as u64;
+            let sizes = self.block_sizes.iter().flat_map(|&bs| [bs.bytes(), self.alignment_of(bs)]);
+            if let Some(bad) = sizes.chain([self.file_size.bytes()]).find(|b| b % unit != 0) {
+                return Err(UsageError::new(format!(
+                    "{} is not a multiple of the 4k verify block: --verify and --compressible need --bs, --align and \
+                     --file-size in multiples of 4k",
+                    ByteSize(bad)
+                )));
+            }
+        }
         if self.rate_iops == Some(0) {
             return Err(UsageError::new("--rate 0: give a positive number of requests per second, or no --rate"));
         }
@@ -236,6 +262,7 @@ mod tests {
             repeats: 1,
             only: None,
             device: None,
+            content: Default::default(),
         }
     }
 

@@ -8,6 +8,7 @@ use iomatrix_backend::{
 };
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
 use iomatrix_stats::{Latency, Measured, Span};
+use iomatrix_verify::{Content, Tally};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -34,6 +35,10 @@ pub struct AccessFigures {
     /// e.g. "io_uring depth 8, ..." or "up to 8 requests in flight at once on one SMB session").
     #[serde(default)]
     pub issued: String,
+    /// Blocks checked and mismatches found (`--verify`), and the time
+    /// stamping and checking took inside the timed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<Tally>,
 }
 
 impl AccessFigures {
@@ -66,6 +71,8 @@ pub struct AccessResult {
     pub mib_per_sec: f64,
     pub cpu_percent: f64,
     pub series: Vec<Second>,
+    /// All clients' verification tallies, when the plan stamps its data.
+    pub verify: Option<Tally>,
 }
 
 impl AccessResult {
@@ -96,6 +103,7 @@ impl AccessResult {
         let sys_ns: u64 = clients.iter().map(|c| c.measured.cpu.sys_ns).sum();
         let rate = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
         AccessResult {
+            verify: Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref())),
             cell,
             iops: rate(ops as f64),
             mib_per_sec: rate((read_bytes + write_bytes) as f64 / (1024.0 * 1024.0)),
@@ -255,7 +263,8 @@ pub fn execute_at(
                     pool: Arc::new(Mutex::new(Vec::new())),
                 }),
             };
-            Client { rank, plan, cells: &cells, path, server, stop: setup.stop, live, laid_out: None }
+            let content = plan.content.stamped().then(|| Content::new(plan.content, rank as u64));
+            Client { rank, plan, cells: &cells, path, server, stop: setup.stop, live, laid_out: None, content }
         },
         |index, gathered| on_cell(&AccessResult::merge(cells[index], gathered)),
     )
@@ -272,6 +281,8 @@ struct Client<'a> {
     live: &'a Live,
     /// Laid out before the first cell; a failure fails every cell.
     laid_out: Option<Result<(), ClientFailure>>,
+    /// Stamps and checks the client's file, when the plan asks for stamped data.
+    content: Option<Content>,
 }
 
 /// One client's way to the server.
@@ -364,15 +375,17 @@ impl Client<'_> {
         let fail =
             |e: std::io::Error| ClientFailure::error(self.rank, format!("laying out {}: {e}", self.path.display()));
         let mut file = std::fs::File::create(&self.path).map_err(fail)?;
-        let chunk = iomatrix_backend::AlignedBuf::new(1 << 20);
-        let mut left = self.plan.file_size.bytes();
-        while left > 0 {
+        let mut chunk = iomatrix_backend::AlignedBuf::new(1 << 20);
+        let size = self.plan.file_size.bytes();
+        let mut at = 0;
+        while at < size {
             if self.stop.load(Ordering::Relaxed) {
                 return Err(ClientFailure::stopped(self.rank));
             }
-            let n = left.min(chunk.len() as u64) as usize;
+            let n = (size - at).min(chunk.len() as u64) as usize;
+            stamp_lay_out(self.content.as_mut(), &mut chunk.as_mut_slice()[..n], at);
             file.write_all(&chunk.as_slice()[..n]).map_err(fail)?;
-            left -= n as u64;
+            at += n as u64;
         }
         file.sync_all().map_err(fail)
     }
@@ -381,18 +394,20 @@ impl Client<'_> {
     /// pieces of 1 MiB and made durable (NFS COMMIT, SMB FLUSH).
     fn lay_out_on_server(&mut self) -> Result<(), ClientFailure> {
         let (rank, stop, size) = (self.rank, self.stop, self.plan.file_size.bytes());
+        let mut content = self.content.as_mut();
         let Some(server) = self.server.as_mut() else { return Ok(()) };
         let path = server.file();
         let fail = |e: std::io::Error| ClientFailure::error(rank, format!("laying out {path}: {e}"));
         let fs = server.session().map_err(fail)?;
         let mut file = RemoteFile::create(fs.as_mut(), &path).map_err(fail)?;
-        let chunk = iomatrix_backend::AlignedBuf::new(1 << 20);
+        let mut chunk = iomatrix_backend::AlignedBuf::new(1 << 20);
         let mut at = 0;
         while at < size {
             if stop.load(Ordering::Relaxed) {
                 return Err(ClientFailure::stopped(rank));
             }
             let n = (size - at).min(chunk.len() as u64) as usize;
+            stamp_lay_out(content.as_deref_mut(), &mut chunk.as_mut_slice()[..n], at);
             iomatrix_backend::RecordIo::write_at(&mut file, &chunk.as_slice()[..n], at).map_err(fail)?;
             at += n as u64;
         }
@@ -433,24 +448,29 @@ impl Client<'_> {
     fn run_cell(&mut self, cell: &AccessCell, start: &mut Start<'_>) -> Result<AccessFigures, ClientFailure> {
         let (rank, live) = (self.rank, self.live);
         let work = Work { rank, plan: self.plan, stop: self.stop, live };
+        // The open file borrows the client: its content is lent to the loop apart.
+        let mut content = self.content.take();
         let prepared =
             if self.stop.load(Ordering::SeqCst) { Err(ClientFailure::stopped(rank)) } else { self.open_for(cell) };
         if rank == 0 {
             live.start_cell(cell.index);
         }
-        let (mut file, place) = prepared?;
-        let origin = match start.together() {
-            Ok(origin) => origin,
-            Err(f) => {
-                let _ = file.close();
-                return Err(f);
-            }
-        };
-        let result = work.drive(file.as_mut(), &place, cell, origin);
-        let closed = file.close().map_err(|e| work.failure(format!("closing {place}: {e}")));
-        let figures = result?;
-        closed?;
-        Ok(figures)
+        let outcome = prepared.and_then(|(mut file, place)| {
+            let origin = match start.together() {
+                Ok(origin) => origin,
+                Err(f) => {
+                    let _ = file.close();
+                    return Err(f);
+                }
+            };
+            let result = work.drive(file.as_mut(), &place, cell, origin, content.as_mut());
+            let closed = file.close().map_err(|e| work.failure(format!("closing {place}: {e}")));
+            let figures = result?;
+            closed?;
+            Ok(figures)
+        });
+        self.content = content;
+        outcome
     }
 }
 
@@ -469,6 +489,7 @@ impl Work<'_> {
         place: &str,
         cell: &AccessCell,
         origin: Instant,
+        mut content: Option<&mut Content>,
     ) -> Result<AccessFigures, ClientFailure> {
         let rank = self.rank;
         let bs = cell.block_size.bytes();
@@ -480,6 +501,13 @@ impl Work<'_> {
         let mut free: Vec<usize> = (0..depth).rev().collect();
         let mut issued_at = vec![Instant::now(); depth];
         let mut writing = vec![false; depth];
+        // With stamped data: each slot's offset, whether it is in flight, and whether a read in it
+        // overlapped a write in flight (so it is not checked).
+        let (mut offsets, mut busy, mut overlapped) = (vec![0u64; depth], vec![false; depth], vec![false; depth]);
+        if let Some(c) = content.as_deref_mut() {
+            // The lay-out is generation 1.
+            c.generation = cell.index as u64 + 2;
+        }
         let mut completions: Vec<Completion> = Vec::with_capacity(depth);
         let (mut reads, mut writes, mut interval) = (Latency::new(), Latency::new(), Latency::new());
         let (mut read_bytes, mut write_bytes) = (0u64, 0u64);
@@ -518,12 +546,19 @@ impl Work<'_> {
                         seq_next = if offset + 2 * bs > file_size { 0 } else { offset + bs };
                         offset
                     };
+                    if let (true, Some(c)) = (write, content.as_deref_mut()) {
+                        c.stamp(file.buffer(slot), offset);
+                    }
                     issued_at[slot] = Instant::now();
                     writing[slot] = write;
                     let req = Request { slot, write, offset, len: bs as usize };
                     match file.submit(req).map_err(|e| self.failure(format!("submitting to {}: {e}", place)))? {
                         Submitted::Busy => break,
                         Submitted::Done | Submitted::Queued => {
+                            if content.is_some() {
+                                mark_overlaps(slot, offset, bs, write, &offsets, &busy, &writing, &mut overlapped);
+                                (offsets[slot], busy[slot]) = (offset, true);
+                            }
                             free.pop();
                             issued_ops += 1;
                             issued_bytes += bs;
@@ -560,6 +595,14 @@ impl Work<'_> {
                         place
                     )));
                 }
+                if let Some(content) = content.as_deref_mut() {
+                    busy[c.slot] = false;
+                    if !writing[c.slot] && std::mem::take(&mut overlapped[c.slot]) {
+                        content.tally.unchecked_blocks += bs / iomatrix_verify::UNIT as u64;
+                    } else if !writing[c.slot] {
+                        content.check(file.buffer(c.slot), offsets[c.slot]);
+                    }
+                }
                 let ns = now.duration_since(issued_at[c.slot]).as_nanos() as u64;
                 if writing[c.slot] {
                     writes.record(ns);
@@ -587,11 +630,46 @@ impl Work<'_> {
         }
         let measured = span.finish();
         let issued = file.describe();
-        Ok(AccessFigures { rank, reads, writes, read_bytes, write_bytes, measured, series, issued })
+        let verify = content.map(Content::take_tally);
+        Ok(AccessFigures { rank, reads, writes, read_bytes, write_bytes, measured, series, issued, verify })
     }
 
     fn failure(&self, message: String) -> ClientFailure {
         ClientFailure::error(self.rank, message)
+    }
+}
+
+/// Stamps a lay-out chunk at `at` as generation 1, when the plan stamps its data.
+fn stamp_lay_out(content: Option<&mut Content>, chunk: &mut [u8], at: u64) {
+    if let Some(c) = content {
+        c.generation = 1;
+        c.stamp(chunk, at);
+        // Untimed: the lay-out's stamping is no cell's cost.
+        c.tally.verify_ns = 0;
+    }
+}
+
+/// A request just issued in `slot` meets the requests in flight: a read that
+/// overlaps a write (either issued first) may see the old data, the new or a
+/// mix, so it is left unchecked.
+#[allow(clippy::too_many_arguments)]
+fn mark_overlaps(
+    slot: usize,
+    offset: u64,
+    len: u64,
+    write: bool,
+    offsets: &[u64],
+    busy: &[bool],
+    writing: &[bool],
+    overlapped: &mut [bool],
+) {
+    overlapped[slot] = false;
+    for other in (0..offsets.len()).filter(|&o| o != slot && busy[o]) {
+        let meets = offsets[other] < offset + len && offset < offsets[other] + len;
+        if meets && write != writing[other] {
+            let read = if write { other } else { slot };
+            overlapped[read] = true;
+        }
     }
 }
 

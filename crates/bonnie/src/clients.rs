@@ -254,8 +254,10 @@ mod tests {
         let planned = planned_tests(&plan).len();
         let stop = AtomicBool::new(false);
         // Client 1 makes its data file's name a folder: its data tests fail with EISDIR.
-        let hooks =
-            Hooks { before: Some("if [ \"$IOMATRIX_RANK\" = 1 ]; then mkdir bonnie.dat; fi".into()), after: None };
+        let hooks = Hooks {
+            before: Some("if [ \"$IOMATRIX_RANK\" = 1 ]; then mkdir bonnie.dat; fi".into()),
+            ..Hooks::default()
+        };
         for on_error in [OnClientError::Continue, OnClientError::Abort] {
             let workdir = dir.path().join(format!("{on_error:?}"));
             std::fs::create_dir(&workdir).unwrap();

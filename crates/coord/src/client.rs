@@ -86,7 +86,13 @@ pub(crate) fn drive<W: ClientWork>(
     let hook_failure = how.hooks.before(rank, coord.size(), how.dir).err();
     for index in 0..how.cells {
         let mut start = Start::new(coord, how.stop);
-        let outcome = match &hook_failure {
+        let between = match (&hook_failure, index) {
+            (None, 1..) if !how.stop.load(Ordering::SeqCst) => {
+                how.hooks.between_cells(rank, coord.size(), how.dir, index).err()
+            }
+            _ => None,
+        };
+        let outcome = match hook_failure.as_ref().or(between.as_ref()) {
             Some(why) => Err(ClientFailure::error(rank, why.clone())),
             None if how.stop.load(Ordering::SeqCst) => Err(ClientFailure::stopped(rank)),
             None => work.cell(index, &mut start),

@@ -1,6 +1,8 @@
 //! `--before` and `--after`: a shell command per client around its cells
 //! (seed 001 logged each workstation into the server first), run with the
 //! client's rank, the number of clients and its folder in the environment.
+//! `--between-cells` runs between two cells (e.g. to damage a file behind
+//! iomatrix's back, or to drop caches), with the next cell's number.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -9,24 +11,35 @@ use std::process::{Command, Stdio};
 pub struct Hooks {
     pub before: Option<String>,
     pub after: Option<String>,
+    #[serde(default)]
+    pub between_cells: Option<String>,
 }
 
 impl Hooks {
     /// Runs `--before` for client `rank`; the error names the hook and says why it failed.
     pub fn before(&self, rank: usize, size: usize, dir: &Path) -> Result<(), String> {
-        self.before.as_deref().map_or(Ok(()), |cmd| run("--before", cmd, rank, size, dir))
+        self.before.as_deref().map_or(Ok(()), |cmd| run("--before", cmd, rank, size, dir, None))
+    }
+
+    /// Runs `--between-cells` for client `rank` before cell `next` (not before the first).
+    pub fn between_cells(&self, rank: usize, size: usize, dir: &Path, next: usize) -> Result<(), String> {
+        self.between_cells.as_deref().map_or(Ok(()), |cmd| run("--between-cells", cmd, rank, size, dir, Some(next)))
     }
 
     pub fn after(&self, rank: usize, size: usize, dir: &Path) -> Result<(), String> {
-        self.after.as_deref().map_or(Ok(()), |cmd| run("--after", cmd, rank, size, dir))
+        self.after.as_deref().map_or(Ok(()), |cmd| run("--after", cmd, rank, size, dir, None))
     }
 }
 
 /// `sh -c CMD` in the client's folder with IOMATRIX_RANK, IOMATRIX_CLIENTS
 /// and IOMATRIX_CLIENT_DIR set; its output goes to ours, a failure names the
 /// exit status and the last line of its standard error.
-fn run(flag: &str, cmd: &str, rank: usize, size: usize, dir: &Path) -> Result<(), String> {
-    let output = Command::new("sh")
+fn run(flag: &str, cmd: &str, rank: usize, size: usize, dir: &Path, cell: Option<usize>) -> Result<(), String> {
+    let mut command = Command::new("sh");
+    if let Some(cell) = cell {
+        command.env("IOMATRIX_CELL", cell.to_string());
+    }
+    let output = command
         .arg("-c")
         .arg(cmd)
         .current_dir(dir)
@@ -57,7 +70,10 @@ mod tests {
         let hooks = Hooks {
             before: Some("echo \"$IOMATRIX_RANK/$IOMATRIX_CLIENTS $IOMATRIX_CLIENT_DIR\" > seen".into()),
             after: Some("echo refused >&2; exit 3".into()),
+            between_cells: Some("echo $IOMATRIX_CELL > between".into()),
         };
+        hooks.between_cells(2, 4, dir.path(), 5).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.path().join("between")).unwrap().trim(), "5");
         hooks.before(2, 4, dir.path()).unwrap();
         let seen = std::fs::read_to_string(dir.path().join("seen")).unwrap();
         assert_eq!(seen.trim(), format!("2/4 {}", dir.path().display()));

@@ -8,10 +8,14 @@
 //!   checks it against what it asked for.
 //! - [`Marks`]: bytes done at moments of a pass, so the figures can be cut
 //!   at the instant the first client finished (stonewalling).
+//! - [`run_pass_content`]: a pass whose writes carry stamped blocks and whose
+//!   reads are checked ([`iomatrix_verify::Content`]); stamping and checking
+//!   run between the requests, so inside a pass's timing.
 //! - [`PassError`]: an I/O error with the request it happened at, or the stop
 //!   flag (Ctrl-C, another client's failure).
 
 use iomatrix_backend::{AlignedBuf, RecordIo};
+use iomatrix_verify::Content;
 pub use iomatrix_workload::Order;
 use iomatrix_workload::{mixed_is_write, RandomPermutation};
 use std::io;
@@ -98,7 +102,7 @@ pub fn run_pass<F: RecordIo + ?Sized>(
     buf: &mut AlignedBuf,
     stop: &AtomicBool,
 ) -> Result<Moved, PassError> {
-    run_pass_inner(file, pass, buf, stop, None)
+    run_pass_inner(file, pass, buf, stop, None, &mut Unchanged)
 }
 
 /// [`run_pass`], also recording [`Marks`] of its progress.
@@ -109,32 +113,74 @@ pub fn run_pass_marked<F: RecordIo + ?Sized>(
     stop: &AtomicBool,
     marker: Marker<'_>,
 ) -> Result<Moved, PassError> {
-    run_pass_inner(file, pass, buf, stop, Some(marker))
+    run_pass_inner(file, pass, buf, stop, Some(marker), &mut Unchanged)
 }
 
-fn run_pass_inner<F: RecordIo + ?Sized>(
+/// [`run_pass`] (with marks if `marker` is given) whose writes put
+/// `content`'s stamped blocks and whose reads `content` checks. The record
+/// must be a multiple of [`iomatrix_verify::UNIT`].
+pub fn run_pass_content<F: RecordIo + ?Sized>(
     file: &mut F,
     pass: &Pass,
     buf: &mut AlignedBuf,
     stop: &AtomicBool,
     marker: Option<Marker<'_>>,
+    content: &mut Content,
 ) -> Result<Moved, PassError> {
-    let n = pass.records;
-    match pass.order {
-        Order::Sequential => drive(file, pass, buf, stop, marker, 0..n),
-        Order::Backward => drive(file, pass, buf, stop, marker, (0..n).rev()),
-        Order::Random { seed } => drive(file, pass, buf, stop, marker, RandomPermutation::new(n, seed)),
-        // Stride and SameRecord are cheap either way; reuse the workload's iterator.
-        order @ (Order::Stride(_) | Order::SameRecord) => drive(file, pass, buf, stop, marker, order.iter(n)),
+    run_pass_inner(file, pass, buf, stop, marker, content)
+}
+
+/// What goes into a record before it is written and what is done with one
+/// read: generic, so a plain pass pays nothing for verification.
+trait Records {
+    fn before_write(&mut self, record: &mut [u8], offset: u64);
+    fn after_read(&mut self, record: &[u8], offset: u64);
+}
+
+/// The buffer as it is: one pseudo-random fill reused by every write.
+struct Unchanged;
+
+impl Records for Unchanged {
+    #[inline(always)]
+    fn before_write(&mut self, _: &mut [u8], _: u64) {}
+    #[inline(always)]
+    fn after_read(&mut self, _: &[u8], _: u64) {}
+}
+
+impl Records for Content {
+    fn before_write(&mut self, record: &mut [u8], offset: u64) {
+        self.stamp(record, offset);
+    }
+    fn after_read(&mut self, record: &[u8], offset: u64) {
+        self.check(record, offset);
     }
 }
 
-fn drive<F: RecordIo + ?Sized>(
+fn run_pass_inner<F: RecordIo + ?Sized, C: Records>(
+    file: &mut F,
+    pass: &Pass,
+    buf: &mut AlignedBuf,
+    stop: &AtomicBool,
+    marker: Option<Marker<'_>>,
+    content: &mut C,
+) -> Result<Moved, PassError> {
+    let n = pass.records;
+    match pass.order {
+        Order::Sequential => drive(file, pass, buf, stop, marker, content, 0..n),
+        Order::Backward => drive(file, pass, buf, stop, marker, content, (0..n).rev()),
+        Order::Random { seed } => drive(file, pass, buf, stop, marker, content, RandomPermutation::new(n, seed)),
+        // Stride and SameRecord are cheap either way; reuse the workload's iterator.
+        order @ (Order::Stride(_) | Order::SameRecord) => drive(file, pass, buf, stop, marker, content, order.iter(n)),
+    }
+}
+
+fn drive<F: RecordIo + ?Sized, C: Records>(
     file: &mut F,
     pass: &Pass,
     buf: &mut AlignedBuf,
     stop: &AtomicBool,
     mut marker: Option<Marker<'_>>,
+    content: &mut C,
     records: impl Iterator<Item = u64>,
 ) -> Result<Moved, PassError> {
     let len = pass.record as usize;
@@ -152,9 +198,16 @@ fn drive<F: RecordIo + ?Sized>(
             Direction::Write => true,
             Direction::Mixed { seed } => mixed_is_write(seed, i as u64),
         };
-        let (op, result) =
-            if write { ("write", file.write_at(buf, offset)) } else { ("read", file.read_at(buf, offset)) };
+        let (op, result) = if write {
+            content.before_write(buf, offset);
+            ("write", file.write_at(buf, offset))
+        } else {
+            ("read", file.read_at(buf, offset))
+        };
         result.map_err(|source| PassError::Io { op, offset, len: len as u64, source })?;
+        if !write {
+            content.after_read(buf, offset);
+        }
         moved.bytes += len as u64;
         if write {
             moved.writes += 1;
@@ -222,5 +275,29 @@ mod tests {
         let pass = Pass { order: Order::Sequential, direction: Direction::Read, record: 4096, records: 2 };
         let err = run_pass(&mut f, &pass, &mut buf, &AtomicBool::new(false)).unwrap_err();
         assert_eq!(err.to_string().split(':').next().unwrap(), "read of 4096 bytes at offset 4096");
+    }
+
+    #[test]
+    fn a_content_pass_writes_stamped_blocks_and_checks_them_on_read() {
+        use iomatrix_verify::{ContentSpec, UNIT};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let mut buf = AlignedBuf::new(2 * UNIT);
+        let stop = AtomicBool::new(false);
+        let mut content = Content::new(ContentSpec { run: 7, verify: true, ..ContentSpec::default() }, 0);
+        let write =
+            Pass { order: Order::Random { seed: 1 }, direction: Direction::Write, record: 2 * UNIT as u64, records: 8 };
+        let mut f = PsyncFile::open(&path, &OpenHow::create(16 * UNIT as u64, false)).unwrap();
+        run_pass_content(&mut f, &write, &mut buf, &stop, None, &mut content).unwrap();
+        f.close().unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[5 * UNIT + 9] ^= 0xff;
+        std::fs::write(&path, &bytes).unwrap();
+        let mut f = PsyncFile::open(&path, &OpenHow::read(16 * UNIT as u64, false)).unwrap();
+        let read = Pass { direction: Direction::Read, order: Order::Backward, ..write };
+        run_pass_content(&mut f, &read, &mut buf, &stop, None, &mut content).unwrap();
+        let tally = content.take_tally();
+        assert_eq!((tally.checked_blocks, tally.wrong_data, tally.mismatches()), (16, 1, 1));
+        assert_eq!(tally.examples[0].offset, 5 * UNIT as u64);
     }
 }

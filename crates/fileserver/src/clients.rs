@@ -300,6 +300,7 @@ mod tests {
             drop_caches: false,
             seed: 3,
             repeats: 1,
+            content: Default::default(),
         }
     }
 
@@ -361,7 +362,7 @@ mod tests {
     #[test]
     fn a_failing_client_is_recorded_and_continue_keeps_the_others() {
         // Client 2's hook fails: the client fails every phase, the others run.
-        let hooks = Hooks { before: Some("if [ \"$IOMATRIX_RANK\" = 2 ]; then exit 3; fi".into()), after: None };
+        let hooks = Hooks { before: Some("if [ \"$IOMATRIX_RANK\" = 2 ]; then exit 3; fi".into()), ..Hooks::default() };
         let (_dir, cells, ending) = run(3, &hooks, OnClientError::Continue);
         assert_eq!(cells.len(), 2);
         for cell in &cells {
@@ -384,6 +385,7 @@ mod tests {
                     .into(),
             ),
             after: None,
+            between_cells: None,
         };
         let (_dir, cells, ending) = run(3, &hooks, OnClientError::Continue);
         assert_eq!(cells.len(), 2);

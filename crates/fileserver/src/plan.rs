@@ -239,6 +239,9 @@ pub struct FileserverPlan {
     /// each time on fresh files.
     #[serde(default = "one")]
     pub repeats: u32,
+    /// Stamped blocks (`--verify`, `--compressible`) instead of one shared buffer.
+    #[serde(default)]
+    pub content: iomatrix_verify::ContentSpec,
 }
 
 fn one() -> u32 {
@@ -274,6 +277,18 @@ impl FileserverPlan {
     }
 
     pub fn validate(&self) -> Result<(), UsageError> {
+        if self.content.compressible > 100 {
+            return Err(UsageError::new(format!(
+                "--compressible {}: give a percentage from 0 (incompressible) to 100",
+                self.content.compressible
+            )));
+        }
+        if self.content.stamped() && self.record.bytes() % iomatrix_verify::UNIT as u64 != 0 {
+            return Err(UsageError::new(format!(
+                "--record {}: --verify and --compressible write 4k stamped blocks; choose a record of 4k or a multiple",
+                self.record
+            )));
+        }
         if self.connections == 0 {
             return Err(UsageError::new("--connections 0: at least one connection is needed"));
         }
@@ -548,6 +563,7 @@ mod tests {
             drop_caches: false,
             seed: 7,
             repeats: 1,
+            content: Default::default(),
         }
     }
 

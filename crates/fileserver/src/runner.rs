@@ -13,6 +13,7 @@ use crate::plan::{FileserverPlan, MixVisits, Op, Phase, Planned};
 use crate::sys::{drop_caches, error_kind};
 use iomatrix_coord::Ending;
 use iomatrix_stats::{kib_per_sec, Latency, Measured, Span};
+use iomatrix_verify::Content;
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -66,6 +67,10 @@ pub struct ConnectionFigures {
     /// to the server, making its folder); 0 in later phases.
     #[serde(default)]
     pub setup_ns: u64,
+    /// Blocks checked and mismatches found (`--verify`), and the time
+    /// stamping and checking took (between the timed operations, inside the phase).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<iomatrix_verify::Tally>,
 }
 
 impl ConnectionFigures {
@@ -80,6 +85,7 @@ impl ConnectionFigures {
             skipped: false,
             stopped: false,
             setup_ns: 0,
+            verify: None,
         }
     }
 
@@ -553,10 +559,16 @@ struct Connection<'a, F: ConnectionFiles> {
     samples: Vec<u64>,
     phase: usize,
     done: Planned,
+    /// Stamps what is written and checks what is read, when the plan asks for stamped data.
+    content: Option<Content>,
+    /// The record being written, stamped (with stamped data only).
+    stamped: Vec<u8>,
 }
 
 /// A file being written: where it is, how big it becomes, how far it is.
 struct Growing<F: ConnectionFiles> {
+    /// The file's number in the connection's folder.
+    index: u64,
     name: F::Name,
     size: u64,
     records: u64,
@@ -638,12 +650,18 @@ impl<'a, F: ConnectionFiles> Connection<'a, F> {
             samples: Vec::with_capacity(SAMPLE_BUFFER),
             phase: 0,
             done: Planned::default(),
+            content: shared.plan.content.stamped().then(|| Content::new(shared.plan.content, 0)),
+            stamped: Vec::new(),
         }
     }
 
     fn phase(&mut self, k: usize, phase: Phase, planned: Planned) -> ConnectionFigures {
         self.phase = k;
         self.done = Planned::default();
+        if let Some(c) = self.content.as_mut() {
+            // Every write phase writes whole files afresh; a read finds one of this run's generations.
+            c.generation = k as u64 + 1;
+        }
         let span = Span::start(self.shared.epoch);
         let outcome = match phase {
             Phase::Write => match self.plan.interleave {
@@ -658,6 +676,7 @@ impl<'a, F: ConnectionFiles> Connection<'a, F> {
         let mut figures = ConnectionFigures::idle(self.rank, planned);
         figures.done = self.done;
         figures.measured = Some(measured);
+        figures.verify = self.content.as_mut().map(Content::take_tally);
         match outcome {
             Ok(()) => {}
             Err(Halt::Stopped) => figures.stopped = true,
@@ -714,7 +733,7 @@ impl<'a, F: ConnectionFiles> Connection<'a, F> {
         let size = self.plan.file_size(self.rank, index);
         self.timed(Op::Create, &name, |files| files.create_new(&name))?;
         let file = self.timed(Op::Open, &name, |files| files.open(&name, OpenFor::Write))?;
-        Ok(Growing { records: self.plan.records(size), name, size, written: 0, file: Some(file) })
+        Ok(Growing { index, records: self.plan.records(size), name, size, written: 0, file: Some(file) })
     }
 
     /// Writes the file's next record, and fsyncs where `--fsync-every` says.
@@ -724,8 +743,21 @@ impl<'a, F: ConnectionFiles> Connection<'a, F> {
         let len = record.min(file.size - offset) as usize;
         let Some(handle) = file.file.as_mut() else { return Ok(()) };
         let shared = self.shared;
-        let data = &shared.data[..len];
-        self.timed(Op::Write, &file.name, |files| files.write(handle, data, offset))?;
+        let mut stamped = std::mem::take(&mut self.stamped);
+        let data = match self.content.as_mut() {
+            Some(content) => {
+                // Whole 4k blocks stamped; a file's last partial block keeps the shared random bytes.
+                stamped.clear();
+                stamped.extend_from_slice(&shared.data[..len]);
+                content.file = file_id(self.rank, file.index);
+                content.stamp(&mut stamped, offset);
+                &stamped[..]
+            }
+            None => &shared.data[..len],
+        };
+        let written = self.timed(Op::Write, &file.name, |files| files.write(handle, data, offset));
+        self.stamped = stamped;
+        written?;
         self.done.bytes += len as u64;
         shared.live.bytes.fetch_add(len as u64, Ordering::Relaxed);
         file.written += 1;
@@ -796,6 +828,10 @@ impl<'a, F: ConnectionFiles> Connection<'a, F> {
                 break; // the file ends early: not a record, not counted
             }
             self.record(Op::Read, ns);
+            if let Some(content) = self.content.as_mut() {
+                content.file = file_id(self.rank, index);
+                content.check(&self.buf[..n], total);
+            }
             total += n as u64;
             self.done.bytes += n as u64;
             shared.live.bytes.fetch_add(n as u64, Ordering::Relaxed);
@@ -821,7 +857,7 @@ impl<'a, F: ConnectionFiles> Connection<'a, F> {
         let name = self.files.name(index);
         let size = self.plan.file_size(self.rank, index);
         let handle = self.timed(Op::Open, &name, |files| files.open(&name, OpenFor::Rewrite))?;
-        let mut file = Growing { records: self.plan.records(size), name, size, written: 0, file: Some(handle) };
+        let mut file = Growing { index, records: self.plan.records(size), name, size, written: 0, file: Some(handle) };
         while file.written < file.records {
             self.append(&mut file)?;
         }
@@ -874,6 +910,11 @@ impl<'a, F: ConnectionFiles> Connection<'a, F> {
     }
 }
 
+/// The file id a stamped block carries: the connection and the file's number.
+fn file_id(rank: usize, index: u64) -> u64 {
+    ((rank as u64) << 32) | index
+}
+
 /// Bytes no compressor or deduplicator can shrink, from a seed.
 fn incompressible(len: usize, seed: u64) -> Vec<u8> {
     let mut out = Vec::with_capacity(len + 8);
@@ -904,6 +945,7 @@ mod tests {
             drop_caches: false,
             seed: 3,
             repeats: 1,
+            content: Default::default(),
         }
     }
 

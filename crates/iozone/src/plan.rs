@@ -1,6 +1,7 @@
 use crate::IozoneTest;
 use iomatrix_backend::DIRECT_ALIGN;
 use iomatrix_core::{BackendKind, ByteSize, UsageError, KIB, MIB};
+use iomatrix_verify::ContentSpec;
 
 /// IOzone's auto mode: files 64 KiB .. 512 MiB, records 4 KiB .. 16 MiB.
 pub const AUTO_MIN_FILE: ByteSize = ByteSize(64 * KIB);
@@ -46,6 +47,9 @@ pub struct IozonePlan {
     /// Only these pairs (re-measuring noisy cells); None: every pair.
     #[serde(default)]
     pub only_pairs: Option<Vec<(ByteSize, ByteSize)>>,
+    /// Stamped blocks (`--verify`, `--compressible`) instead of one reused buffer.
+    #[serde(default)]
+    pub content: ContentSpec,
 }
 
 fn one() -> u32 {
@@ -86,6 +90,7 @@ impl IozonePlan {
             seed: 0x10_2006,
             repeats: 1,
             only_pairs: None,
+            content: ContentSpec::default(),
         }
     }
 
@@ -212,6 +217,22 @@ impl IozonePlan {
                 )));
             }
         }
+        if self.content.compressible > 100 {
+            return Err(UsageError::new(format!(
+                "--compressible {}: give a percentage from 0 (incompressible) to 100",
+                self.content.compressible
+            )));
+        }
+        if self.content.stamped() {
+            if let Some(r) = self.record_sizes.iter().find(|r| iomatrix_verify::check_record(r.bytes()).is_err()) {
+                return Err(UsageError::new(format!(
+                    "record size {r} is smaller than or not a multiple of the {}k verify block: --verify and \
+                     --compressible write {}k stamped blocks; choose records of 4k or a multiple",
+                    iomatrix_verify::UNIT / 1024,
+                    iomatrix_verify::UNIT / 1024
+                )));
+            }
+        }
         if self.file_name.is_empty() || self.file_name.contains('/') || self.file_name == "." || self.file_name == ".."
         {
             return Err(UsageError::new(format!("file name '{}' must be a plain name without '/'", self.file_name)));
@@ -288,6 +309,10 @@ mod tests {
         p.record_sizes = vec![ByteSize(512 * 2)];
         assert!(err(p.clone()).contains("multiple of 4k"));
         p.direct = false;
+        assert!(p.validate().is_ok());
+        p.content.verify = true;
+        assert!(err(p.clone()).contains("verify block"));
+        p.record_sizes = vec![k(8)];
         assert!(p.validate().is_ok());
     }
 

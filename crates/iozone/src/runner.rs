@@ -5,11 +5,16 @@
 
 use crate::plan::{CellSpec, IozonePlan};
 use crate::IozoneTest;
-use iomatrix_backend::{AlignedBuf, FileIo, MmapFile, OpenHow, PsyncFile, RemoteFile, RemoteFs, StdioFile, SyncFile};
+use iomatrix_backend::{
+    AlignedBuf, FileIo, MmapFile, OpenHow, PsyncFile, RecordIo, RemoteFile, RemoteFs, StdioFile, SyncFile,
+};
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
 use iomatrix_core::BackendKind;
-use iomatrix_engine::{run_pass, run_pass_marked, Direction, Marker, Marks, Moved, Order, Pass, PassError};
+use iomatrix_engine::{
+    run_pass, run_pass_content, run_pass_marked, Direction, Marker, Marks, Moved, Order, Pass, PassError,
+};
 use iomatrix_stats::{kib_per_sec, Measured, Span};
+use iomatrix_verify::{Content, Tally};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -27,6 +32,10 @@ pub struct ClientFigures {
     /// Progress through the pass, for the stonewalled figure; not stored.
     #[serde(default, skip_serializing_if = "Marks::is_empty")]
     pub marks: Marks,
+    /// Blocks checked and mismatches found (`--verify`), and the time
+    /// stamping and checking took inside the timed pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<Tally>,
 }
 
 impl ClientFigures {
@@ -62,6 +71,8 @@ pub struct CellResult {
     pub first_finish_ns: u64,
     /// CPU (user + sys, all clients) as % of the common wall time.
     pub cpu_percent: f64,
+    /// All clients' verification tallies, when the plan stamps its data.
+    pub verify: Option<Tally>,
 }
 
 impl CellResult {
@@ -95,6 +106,7 @@ impl CellResult {
             iomatrix_stats::kib_per_sec(stonewalled, Duration::from_nanos(first_finish_ns.saturating_sub(start)))
         };
         let cpu_percent = if wall_ns > 0 { (user_ns + sys_ns) as f64 * 100.0 / wall_ns as f64 } else { 0.0 };
+        let verify = Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref()));
         for c in &mut clients {
             c.marks = Marks::default();
         }
@@ -113,6 +125,7 @@ impl CellResult {
             kib_per_sec_stonewalled,
             first_finish_ns,
             cpu_percent,
+            verify,
         }
     }
 
@@ -189,6 +202,8 @@ struct Client<'a> {
     place: &'a Place<'a>,
     /// Its own connection to the server (made at its first cell), for a remote place.
     remote: Option<Box<dyn RemoteFs>>,
+    /// Stamps and checks the client's file, when the plan asks for stamped data.
+    content: Option<Content>,
 }
 
 impl ClientWork for Client<'_> {
@@ -243,7 +258,39 @@ impl<'a> Client<'a> {
             file_ready: None,
             place,
             remote: None,
+            content: plan.content.stamped().then(|| Content::new(plan.content, rank as u64)),
         }
+    }
+
+    /// Performs `pass` on `file` with this client's buffer, marks and content.
+    fn pass<F: RecordIo + ?Sized>(
+        &mut self,
+        file: &mut F,
+        pass: &Pass,
+        marker: Option<Marker<'_>>,
+    ) -> Result<Moved, PassError> {
+        match (self.content.as_mut(), marker) {
+            (Some(content), marker) => run_pass_content(file, pass, &mut self.buf, self.stop, marker, content),
+            (None, Some(marker)) => run_pass_marked(file, pass, &mut self.buf, self.stop, marker),
+            (None, None) => run_pass(file, pass, &mut self.buf, self.stop),
+        }
+    }
+
+    /// Before a cell's pass (or a lay-out for it): writes carry the cell's generation.
+    fn begin_writes(&mut self, cell: &CellSpec) {
+        if let Some(content) = self.content.as_mut() {
+            content.generation = cell.index as u64 + 1;
+        }
+    }
+
+    /// After a pass that wrote every block: anything older is stale from now on.
+    /// Returns the cell's tally (stamping and checking of the pass only).
+    fn end_pass(&mut self, wrote_whole_file: bool) -> Option<Tally> {
+        let content = self.content.as_mut()?;
+        if wrote_whole_file {
+            content.oldest = content.generation;
+        }
+        Some(content.take_tally())
     }
 
     fn cell<F: FileIo>(&mut self, cell: &CellSpec, start: &mut Start<'_>) -> Result<ClientFigures, ClientFailure> {
@@ -262,14 +309,14 @@ impl<'a> Client<'a> {
             record,
             records: cell.file_size.bytes() / record,
         };
+        if cell.test.writes() {
+            self.begin_writes(cell);
+        }
         let span = Span::start(origin);
         let mut marks = Marks::default();
-        let moved = if self.marked {
-            let marker = Marker { origin, marks: &mut marks };
-            run_pass_marked(&mut file, &pass, &mut self.buf, self.stop, marker)
-        } else {
-            run_pass(&mut file, &pass, &mut self.buf, self.stop)
-        };
+        let marker = self.marked.then_some(Marker { origin, marks: &mut marks });
+        let moved = self.pass(&mut file, &pass, marker);
+        let verify = self.end_pass(moved.is_ok() && writes_whole_file(cell.test));
         let moved = moved.map_err(|e| match e {
             PassError::Stopped => self.stopped(),
             PassError::Io { .. } => self.failure(format!("{e} in {}", self.path.display())),
@@ -288,7 +335,7 @@ impl<'a> Client<'a> {
         if matches!(cell.test, IozoneTest::Write | IozoneTest::Fwrite) {
             self.file_ready = Some(cell.file_size.bytes());
         }
-        Ok(ClientFigures { rank: self.rank, moved, measured, marks })
+        Ok(ClientFigures { rank: self.rank, moved, measured, marks, verify })
     }
 
     /// Untimed: lays the file out if the test needs one, and opens it.
@@ -298,6 +345,7 @@ impl<'a> Client<'a> {
         }
         let size = cell.file_size.bytes();
         if cell.test.needs_existing_file() && self.file_ready != Some(size) {
+            self.begin_writes(cell);
             self.lay_out(size, cell.record_size.bytes())?;
             self.file_ready = Some(size);
         }
@@ -312,10 +360,14 @@ impl<'a> Client<'a> {
     /// Writes the whole file and syncs it, so read tests read real data.
     fn lay_out(&mut self, size: u64, record: u64) -> Result<(), ClientFailure> {
         let pass = Pass { order: Order::Sequential, direction: Direction::Write, record, records: size / record };
-        let what = |e: &dyn std::fmt::Display| format!("laying out {}: {e}", self.path.display());
+        let shown = self.path.display().to_string();
+        let what = |e: &dyn std::fmt::Display| format!("laying out {shown}: {e}");
         let mut file =
             PsyncFile::open(&self.path, &OpenHow::create(size, false)).map_err(|e| self.failure(what(&e)))?;
-        run_pass(&mut file, &pass, &mut self.buf, self.stop).map_err(|e| match e {
+        let laid = self.pass(&mut file, &pass, None);
+        // Untimed: the lay-out's stamping is no cell's cost.
+        self.end_pass(laid.is_ok());
+        laid.map_err(|e| match e {
             PassError::Stopped => self.stopped(),
             e => self.failure(what(&e)),
         })?;
@@ -368,59 +420,72 @@ impl<'a> Client<'a> {
         let size = cell.file_size.bytes();
         let record = cell.record_size.bytes();
         if cell.test.needs_existing_file() && self.file_ready != Some(size) {
+            self.begin_writes(cell);
             self.remote_lay_out(&path, size, record)?;
             self.file_ready = Some(size);
         }
         let rank = self.rank;
         let fail = |m: String| ClientFailure::error(rank, m);
         let pass = Pass { order: self.order(cell), direction: self.direction(cell), record, records: size / record };
-        let Some(fs) = self.remote.as_mut() else { return Err(fail("no connection (a bug)".into())) };
+        if cell.test.writes() {
+            self.begin_writes(cell);
+        }
+        // The file borrows the connection, so the pass runs with the client's parts passed one by one.
+        let Some(mut fs) = self.remote.take() else { return Err(fail("no connection (a bug)".into())) };
         let target = fs.target();
         let opened = if matches!(cell.test, IozoneTest::Write) {
             RemoteFile::create(fs.as_mut(), &path)
         } else {
             RemoteFile::open(fs.as_mut(), &path)
         };
-        let mut file = opened.map_err(|e| fail(format!("open of {path} on {target}: {e}")))?;
-        let origin = start.together()?;
-        let span = Span::start(origin);
-        let mut marks = Marks::default();
-        let moved = if self.marked {
-            run_pass_marked(&mut file, &pass, &mut self.buf, self.stop, Marker { origin, marks: &mut marks })
-        } else {
-            run_pass(&mut file, &pass, &mut self.buf, self.stop)
-        };
-        let moved = moved.map_err(|e| match e {
-            PassError::Stopped => ClientFailure::stopped(rank),
-            PassError::Io { .. } => fail(format!("{e} in {path} on {target}")),
-        })?;
-        if self.plan.fsync && cell.test.writes() {
-            file.flush().map_err(|e| fail(format!("flush of {path} on {target}: {e}")))?;
-        }
-        // Closing is local bookkeeping for a protocol client: -c times nothing more.
-        let measured = span.finish();
-        file.close().map_err(|e| fail(format!("close of {path} on {target}: {e}")))?;
+        let outcome = opened.map_err(|e| fail(format!("open of {path} on {target}: {e}"))).and_then(|mut file| {
+            let origin = start.together()?;
+            let span = Span::start(origin);
+            let mut marks = Marks::default();
+            let marker = self.marked.then_some(Marker { origin, marks: &mut marks });
+            let moved = self.pass(&mut file, &pass, marker);
+            let verify = self.end_pass(moved.is_ok() && writes_whole_file(cell.test));
+            let moved = moved.map_err(|e| match e {
+                PassError::Stopped => ClientFailure::stopped(rank),
+                PassError::Io { .. } => fail(format!("{e} in {path} on {target}")),
+            })?;
+            if self.plan.fsync && cell.test.writes() {
+                file.flush().map_err(|e| fail(format!("flush of {path} on {target}: {e}")))?;
+            }
+            // Closing is local bookkeeping for a protocol client: -c times nothing more.
+            let measured = span.finish();
+            file.close().map_err(|e| fail(format!("close of {path} on {target}: {e}")))?;
+            Ok(ClientFigures { rank, moved, measured, marks, verify })
+        });
+        self.remote = Some(fs);
+        let figures = outcome?;
         if matches!(cell.test, IozoneTest::Write) {
             self.file_ready = Some(size);
         }
-        Ok(ClientFigures { rank, moved, measured, marks })
+        Ok(figures)
     }
 
     /// Writes the whole file on the server and commits it.
     fn remote_lay_out(&mut self, path: &str, size: u64, record: u64) -> Result<(), ClientFailure> {
         let rank = self.rank;
-        let Some(fs) = self.remote.as_mut() else { return Err(self.failure("no connection (a bug)".into())) };
+        let Some(mut fs) = self.remote.take() else { return Err(self.failure("no connection (a bug)".into())) };
         let target = fs.target();
         let what =
             |e: &dyn std::fmt::Display| ClientFailure::error(rank, format!("laying out {path} on {target}: {e}"));
         let pass = Pass { order: Order::Sequential, direction: Direction::Write, record, records: size / record };
-        let mut file = RemoteFile::create(fs.as_mut(), path).map_err(|e| what(&e))?;
-        run_pass(&mut file, &pass, &mut self.buf, self.stop).map_err(|e| match e {
-            PassError::Stopped => ClientFailure::stopped(rank),
-            e => what(&e),
-        })?;
-        file.flush().map_err(|e| what(&e))?;
-        file.close().map_err(|e| what(&e))
+        let outcome = RemoteFile::create(fs.as_mut(), path).map_err(|e| what(&e)).and_then(|mut file| {
+            let laid = self.pass(&mut file, &pass, None);
+            // Untimed: the lay-out's stamping is no cell's cost.
+            self.end_pass(laid.is_ok());
+            laid.map_err(|e| match e {
+                PassError::Stopped => ClientFailure::stopped(rank),
+                e => what(&e),
+            })?;
+            file.flush().map_err(|e| what(&e))?;
+            file.close().map_err(|e| what(&e))
+        });
+        self.remote = Some(fs);
+        outcome
     }
 
     fn order(&self, cell: &CellSpec) -> Order {
@@ -449,4 +514,13 @@ impl<'a> Client<'a> {
     fn stopped(&self) -> ClientFailure {
         ClientFailure::stopped(self.rank)
     }
+}
+
+/// Tests that write every block of the file (a record rewrite or a mixed
+/// pass leaves older blocks in place).
+fn writes_whole_file(test: IozoneTest) -> bool {
+    matches!(
+        test,
+        IozoneTest::Write | IozoneTest::Rewrite | IozoneTest::RandomWrite | IozoneTest::Fwrite | IozoneTest::Frewrite
+    )
 }
