@@ -23,7 +23,8 @@ done
 command -v cargo-fuzz >/dev/null || { echo "fuzz/run.sh: needs cargo-fuzz: cargo install cargo-fuzz" >&2; exit 2; }
 export RUSTC_BOOTSTRAP=1
 [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cargo fuzz list)
-cargo fuzz build -O "${targets[@]/#/}" >/dev/null 2>&1 || cargo fuzz build -O
+cargo fuzz build -O 2>&1 | grep -E "^(error|warning: unused)" -A 5 || true
+cargo fuzz build -O >/dev/null 2>&1 || { echo "fuzz/run.sh: the fuzz targets do not build: cargo fuzz build -O" >&2; exit 1; }
 
 for t in "${targets[@]}"; do
   mkdir -p "corpus/$t" "seeds/$t"

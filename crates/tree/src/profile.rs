@@ -72,14 +72,19 @@ impl Profile {
     /// Reads and checks a profile file written by [`Profile::save`].
     pub fn load(path: &Path) -> Result<Profile, ProfileError> {
         let shown = path.display();
-        let err = |problem: String| ProfileError(format!("profile {shown}: {problem}"));
         let text = std::fs::read(path).map_err(|e| {
             ProfileError(format!("cannot read profile {shown}: {e}; give the path of a profile file ({HOW_TO_MAKE})"))
         })?;
+        Profile::from_json(&text, &shown.to_string())
+    }
+
+    /// Checks and reads a profile's text; `shown` names it in errors.
+    pub fn from_json(text: &[u8], shown: &str) -> Result<Profile, ProfileError> {
+        let err = |problem: String| ProfileError(format!("profile {shown}: {problem}"));
         if text.iter().all(u8::is_ascii_whitespace) {
             return Err(err(format!("the file is empty; {HOW_TO_MAKE}")));
         }
-        let value: serde_json::Value = serde_json::from_slice(&text)
+        let value: serde_json::Value = serde_json::from_slice(text)
             .map_err(|e| err(format!("not valid JSON ({e}); {HOW_TO_MAKE}, or fix the file")))?;
         match value.get("schema").and_then(|s| s.as_str()) {
             Some(PROFILE_SCHEMA) => {}
