@@ -255,6 +255,15 @@ fn dedup_sorted(mut v: Vec<ByteSize>) -> Vec<ByteSize> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_record_bound_near_the_top_of_u64_ends_parsing() {
+        // fuzz/ found `-aq 9999999999999999` (9.3 EiB in k units) looping forever in the auto matrix.
+        let args: Vec<String> = ["-aq", "9999999999999999"].iter().map(|s| s.to_string()).collect();
+        let plan = parse(&args).expect("parses").plan;
+        assert_eq!(plan.record_sizes.last().copied(), Some(ByteSize(1 << 63)));
+        let _ = plan.validate();
+    }
     use super::*;
     use iomatrix_core::MIB;
 

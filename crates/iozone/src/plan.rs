@@ -243,17 +243,27 @@ impl IozonePlan {
 
 /// Every power of two from `from` to `to` (both rounded to powers of two).
 pub fn powers_of_two(from: ByteSize, to: ByteSize) -> Vec<ByteSize> {
-    let mut v = from.bytes().max(1).next_power_of_two();
     let mut out = Vec::new();
-    while v <= to.bytes() {
+    // checked: a bound near u64::MAX (`-q 9999999999999999`, found by fuzz/) would overflow, and a
+    // wrapped 0 doubles forever (the loop then never ends, and the list eats all memory).
+    let mut next = from.bytes().max(1).checked_next_power_of_two();
+    while let Some(v) = next.filter(|&v| v <= to.bytes()) {
         out.push(ByteSize(v));
-        v *= 2;
+        next = v.checked_mul(2);
     }
     out
 }
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn powers_of_two_stop_at_the_top_of_u64() {
+        // fuzz/artifacts/iozone_front/oom-...: `-a -q 9999999999999999` never ended before.
+        let all = powers_of_two(ByteSize(1), ByteSize(u64::MAX));
+        assert_eq!((all.len(), all.last().copied()), (64, Some(ByteSize(1 << 63))));
+        assert!(powers_of_two(ByteSize(u64::MAX), ByteSize(u64::MAX)).is_empty());
+    }
     use super::*;
 
     fn k(n: u64) -> ByteSize {
