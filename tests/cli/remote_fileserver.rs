@@ -175,14 +175,14 @@ fn server_killed_mid_phase(sb: &Sandbox, mut cmd: Command, server_pid: i32, serv
 
 #[test]
 fn stopping_smbd_mid_run_is_reported_as_lost_samples() {
-    let Some(lab) = Lab::up(&["smb"]) else { return };
+    let Some(lab) = Lab::up(&["--link", "100mbit", "smb"]) else { return };
     let smb = lab.var("IOMATRIX_LAB_SMB").to_string();
     let pid: i32 = lab.var("IOMATRIX_LAB_SMBD_PID").parse().unwrap();
     let sb = Sandbox::new();
     let mut cmd = sb.cmd();
-    // 3 x 40 files of 4k: about 8 s of writing at ~45 ms per SMB request.
+    // 3 x 40 files of 1m over 100 Mbit/s: about 10 s of writing, far more than the time before the kill.
     cmd.args(["run", "fileserver", "--target", &smb, "--connections", "3", "--files-per-connection", "40"])
-        .args(["--sizes", "4k"])
+        .args(["--sizes", "1m", "--record", "64k"])
         .env("IOMATRIX_SMB_PASSWORD_FILE", lab.var("IOMATRIX_LAB_SMB_PASSWORD_FILE"));
     server_killed_mid_phase(&sb, cmd, pid, lab.var("IOMATRIX_LAB_SERVER"));
 }

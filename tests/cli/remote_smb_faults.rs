@@ -70,9 +70,9 @@ fn a_100_mbit_link_caps_the_built_in_smb_client_and_small_reads_no_longer_wait_f
     assert!(write < 12_300.0 && read < 12_300.0, "write {write:.0}, read {read:.0} KB/s over a 100 Mbit/s link");
     // Without TCP_NODELAY every 64 KiB READ waited ~40 ms for the server's delayed ACK: at most 1,600 KB/s (1,342
     // measured). The release build reads at the link's rate (~11,000); this debug build, signing every message
-    // with unoptimised crypto on a shared 2-core machine, reached 8,800 - so the bound is set well above the old
+    // with unoptimised crypto on a shared 2-core machine, reached 3,661-8,800 under load - so the bound is set above the old
     // limit and well below the link.
-    assert!(read > 4_000.0, "64 KiB reads at {read:.0} KB/s: each request waits for a delayed ACK again?");
+    assert!(read > 2_500.0, "64 KiB reads at {read:.0} KB/s: each request waits for a delayed ACK again?");
 }
 
 #[test]
