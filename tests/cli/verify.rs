@@ -3,6 +3,7 @@
 //! reports each kind of damage exactly where it was planted.
 
 use crate::helpers::{assert_usage_error, cells, Sandbox};
+use crate::lab_fixture::{left_behind, Lab};
 use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
@@ -346,4 +347,37 @@ fn the_iozone_front_end_verifies_too() {
 fn read_cell_tally_of(run: &Value, test: &str) -> Value {
     let cell = cells(run).into_iter().find(|c| c["test"] == test).unwrap_or_else(|| panic!("a {test} cell"));
     cell["metrics"]["verify"].clone()
+}
+
+#[test]
+fn bonnie_verifies_through_the_built_in_nfs_and_smb_clients() {
+    let Some(lab) = Lab::up(&["nfs", "smb"]) else { return };
+    let state = lab.var("IOMATRIX_LAB_STATE").to_string();
+    let sb = Sandbox::new();
+    // --fast: write 0, rewrite 1, read 2, seeks 3. Before read, block 3 of client 0's file is damaged on the
+    // server's disk, behind the server's back.
+    let hook = format!(
+        "[ $IOMATRIX_CELL = 2 ] && printf 'not what was written' | dd of=$(find {state} -path '*client-0/bonnie.dat') \
+         bs=4096 seek=3 conv=notrunc status=none; true"
+    );
+    for (url, chunk, clients) in [(lab.var("IOMATRIX_LAB_NFS"), "64k", "2"), (lab.var("IOMATRIX_LAB_SMB"), "1m", "1")] {
+        let mut cmd = sb.cmd();
+        cmd.args(["run", "bonnie", "--target", url, "--size", "2m", "--chunk", chunk, "--files", "0", "--fast"]);
+        cmd.args(["--seeks", "10", "--clients", clients, "--verify", "--between-cells", &hook]);
+        cmd.env("IOMATRIX_SMB_PASSWORD_FILE", lab.var("IOMATRIX_LAB_SMB_PASSWORD_FILE"));
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(4), "{url}: {}", String::from_utf8_lossy(&out.stderr));
+        let run = sb.last_run();
+        let blocks = 512 * clients.parse::<u64>().unwrap();
+        let rewrite = bonnie_tally(&run, "rewrite");
+        assert_eq!((rewrite["checked_blocks"].as_u64(), rewrite["wrong_data"].as_u64()), (Some(blocks), Some(0)));
+        let read = bonnie_tally(&run, "read");
+        assert_eq!(read["checked_blocks"].as_u64(), Some(blocks), "{url}: {read}");
+        assert_eq!(mismatches_by_kind(&read), [1, 0, 0, 0], "{url}: {read}");
+        assert_eq!(
+            (read["examples"][0]["file"].as_u64(), read["examples"][0]["offset"].as_u64()),
+            (Some(0), Some(3 * BLOCK))
+        );
+        assert!(left_behind(Path::new(&state)).is_empty(), "{url}: {:?}", left_behind(Path::new(&state)));
+    }
 }
