@@ -381,3 +381,20 @@ fn bonnie_verifies_through_the_built_in_nfs_and_smb_clients() {
         assert!(left_behind(Path::new(&state)).is_empty(), "{url}: {:?}", left_behind(Path::new(&state)));
     }
 }
+
+#[test]
+fn the_bonnie_front_end_verifies_too() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let out = sb.run(&["bonnie", "-d", target.to_str().unwrap(), "-s", "1:8k", "-n", "0", "-r", "0", "-f", "--verify"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = sb.last_run();
+    assert_eq!(run["run"]["conditions"]["verify"], true);
+    for test in ["rewrite", "read"] {
+        let tally = bonnie_tally(&run, test);
+        assert_eq!(tally["checked_blocks"], 256, "{test}: {tally}");
+        assert_eq!(mismatches_by_kind(&tally), [0; 4], "{test}: {tally}");
+    }
+    let out = sb.run(&["bonnie", "-d", target.to_str().unwrap(), "-s", "1:2k", "-n", "0", "-r", "0", "--verify"]);
+    assert_usage_error(&out, "not a multiple of the 4k verify block");
+}

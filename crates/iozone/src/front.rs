@@ -94,9 +94,7 @@ fn takes_value(flag: char) -> bool {
 }
 
 fn percent(value: &str) -> Result<u8, UsageError> {
-    value.parse::<u8>().ok().filter(|&pct| pct <= 100).ok_or_else(|| {
-        UsageError::new(format!("iozone: --compressible {value}: give a percentage from 0 (incompressible) to 100"))
-    })
+    iomatrix_verify::parse_compressible(value).map_err(|e| UsageError::new(format!("iozone: {e}")))
 }
 
 fn unknown(flag: &str) -> UsageError {
