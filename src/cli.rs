@@ -348,7 +348,7 @@ pub struct DataArgs {
     /// last partial 4k block is not stamped), `run bonnie` (block write stamps, rewrite
     /// checks and restamps as the next write instead of bonnie++'s one-byte change, block
     /// read checks; putc writes stamped blocks but getc and the seek test are not checked;
-    /// the chunk must be 4k or a multiple) and `iomatrix iozone --verify`
+    /// the chunk must be 4k or a multiple), `iomatrix iozone --verify` and `iomatrix bonnie --verify`
     #[arg(long)]
     pub verify: bool,
 
@@ -356,7 +356,7 @@ pub struct DataArgs {
     /// compressing storage saves about PCT % [default: 0, incompressible]. Records must
     /// be 4k or a multiple. `run iozone`, `run access`, `run fileserver`, `run bonnie`
     /// (putc, block write and rewrite; the seek test writes back what it read, one byte
-    /// changed) and `iomatrix iozone --compressible PCT`
+    /// changed), `iomatrix iozone` and `iomatrix bonnie` (--compressible PCT)
     #[arg(long, value_name = "PCT")]
     pub compressible: Option<u8>,
 }
