@@ -46,6 +46,14 @@ pub fn run(job: BonnieJob, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode>
         "fsync_timed": plan.sync,
         "close_timed": true,
     });
+    if plan.content.stamped() {
+        if let (Some(all), Some(data)) =
+            (conditions.as_object_mut(), crate::data_content::conditions(&plan.content).as_object())
+        {
+            all.extend(data.clone());
+        }
+        conditions["verify_scope"] = json!(verify_scope(plan));
+    }
     if remote.is_some() {
         conditions["cache"] = json!(format!(
             "no client cache: iomatrix's own protocol client sends every request to the server, whose own cache may \
@@ -146,6 +154,21 @@ pub fn run(job: BonnieJob, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode>
     )
 }
 
+/// Which of Bonnie's tests write and check stamped blocks, and what differs from bonnie++ then.
+fn verify_scope(plan: &BonniePlan) -> String {
+    let checks = if plan.content.verify {
+        "rewrite checks each block it reads (generation 1) and block read checks every block (generation 2, so a \
+         block still at 1 is a lost rewrite, counted stale)"
+    } else {
+        "nothing is checked (no --verify)"
+    };
+    format!(
+        "putc and block write write stamped blocks of generation 1; rewrite writes each chunk back stamped as \
+         generation 2 instead of bonnie++'s one-byte change; {checks}; getc and the seek test are not checked (the \
+         seekers write back what they read with one byte changed, as bonnie++)"
+    )
+}
+
 /// What a protocol client cannot do: O_DIRECT (there is no client cache to bypass).
 fn check_remote_plan(plan: &BonniePlan) -> Result<(), UsageError> {
     if plan.direct {
@@ -186,6 +209,9 @@ fn line(cell: &BonnieCell) -> String {
     if !cell.failures.is_empty() {
         line += &format!(", {} client(s) failed", cell.failures.len());
     }
+    if let Some(found) = cell.verify.as_ref().filter(|t| t.mismatches() > 0) {
+        line += &format!(", {} DATA MISMATCH(ES)", found.mismatches());
+    }
     line
 }
 
@@ -198,6 +224,9 @@ fn row(plan: &BonniePlan, seq: usize, cell: &BonnieCell) -> CellRow {
     if let Some(m) = metrics.as_object_mut() {
         m.insert("per_sec_sum_of_clients".into(), json!(r.per_sec));
         m.insert("per_sec_overall".into(), json!(cell.per_sec_overall));
+    }
+    if let (Some(m), Some(tally)) = (metrics.as_object_mut(), &cell.verify) {
+        m.insert("verify".into(), json!(tally));
     }
     crate::clients::add_client_metrics(&mut metrics, &cell.failures, &cell.starts);
     let client_figures: Vec<serde_json::Value> =

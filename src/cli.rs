@@ -344,14 +344,19 @@ pub struct DataArgs {
     /// Stamping and checking happen between the requests, inside the timed pass (each
     /// cell stores its cost as verify_ns). Records must be 4k or a multiple. `run iozone`,
     /// `run access` (files only; the file is laid out as generation 1; a read that
-    /// overlapped a write in flight is counted unchecked) and `run fileserver` (a file's
-    /// last partial 4k block is not stamped); not yet bonnie
+    /// overlapped a write in flight is counted unchecked), `run fileserver` (a file's
+    /// last partial 4k block is not stamped), `run bonnie` (block write stamps, rewrite
+    /// checks and restamps as the next write instead of bonnie++'s one-byte change, block
+    /// read checks; putc writes stamped blocks but getc and the seek test are not checked;
+    /// the chunk must be 4k or a multiple), `iomatrix iozone --verify` and `iomatrix bonnie --verify`
     #[arg(long)]
     pub verify: bool,
 
     /// PCT % of each written 4k block is zeros, the rest random and unique per block, so
     /// compressing storage saves about PCT % [default: 0, incompressible]. Records must
-    /// be 4k or a multiple. `run iozone`, `run access`, `run fileserver`; not yet bonnie
+    /// be 4k or a multiple. `run iozone`, `run access`, `run fileserver`, `run bonnie`
+    /// (putc, block write and rewrite; the seek test writes back what it read, one byte
+    /// changed), `iomatrix iozone` and `iomatrix bonnie` (--compressible PCT)
     #[arg(long, value_name = "PCT")]
     pub compressible: Option<u8>,
 }
@@ -473,6 +478,9 @@ pub struct RunBonnieArgs {
     /// session) [default: 3, as bonnie++]
     #[arg(long, value_name = "N")]
     pub seekers: Option<usize>,
+
+    #[command(flatten)]
+    pub data: DataArgs,
 }
 
 /// Flags every `run` subcommand takes.

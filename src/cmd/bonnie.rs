@@ -10,11 +10,12 @@ use std::process::ExitCode;
 
 /// Under mpirun each rank is one client, each in its own folder.
 pub fn run(args: &[String], db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
-    let inv = front::parse(args)?;
+    let mut inv = front::parse(args)?;
     if inv.help {
         crate::app::print_out(front::HELP)?;
         return Ok(ExitCode::SUCCESS);
     }
+    inv.plan.content = crate::cli::DataArgs { verify: inv.verify, compressible: inv.compressible }.content();
     let labels = inv.machine.map(|m| vec![("machine".to_string(), m)]).unwrap_or_default();
     let flags = ClientArgs { clients: inv.concurrency, ..ClientArgs::default() };
     let clients = ClientPlan::from_args(&flags, ranks.mpi_size())?;

@@ -18,6 +18,7 @@ pub fn run(args: &[String], db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode
     if let Some(ranks) = ranks.mpi_size() {
         inv.plan.clients = ranks;
     }
+    inv.plan.content = crate::cli::DataArgs { verify: inv.verify, compressible: inv.compressible }.content();
     let clients = ClientPlan { count: inv.plan.clients, ..ClientPlan::single() };
     let job = IozoneJob {
         plan: inv.plan,

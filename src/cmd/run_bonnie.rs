@@ -40,6 +40,7 @@ pub fn run(args: RunBonnieArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
     plan.sync = args.sync;
     plan.seeks = args.seeks.unwrap_or(plan.seeks);
     plan.seekers = args.seekers.unwrap_or(plan.seekers);
+    plan.content = args.data.content();
     let job = BonnieJob {
         plan,
         target: args.common.target.clone().unwrap_or_else(std::env::temp_dir),

@@ -232,7 +232,9 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
         pairs.push(("data".into(), data.to_string()));
     }
     if c["verify"] == true {
-        pairs.push(("verify".into(), format!("every block read is checked; {}", text(&c["verify_timing"]))));
+        // A suite that checks only some of its reads (bonnie) says which.
+        let checked = c["verify_scope"].as_str().unwrap_or("every block read is checked");
+        pairs.push(("verify".into(), format!("{checked}; {}", text(&c["verify_timing"]))));
     }
     imported::adjust_pairs(run, &mut pairs);
     pairs

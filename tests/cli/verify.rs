@@ -3,6 +3,7 @@
 //! reports each kind of damage exactly where it was planted.
 
 use crate::helpers::{assert_usage_error, cells, Sandbox};
+use crate::lab_fixture::{left_behind, Lab};
 use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
@@ -110,15 +111,20 @@ fn compressible_data_compresses_by_about_that_much() {
         assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
         assert_eq!(run["run"]["conditions"]["compressible_pct"], pct);
         let written = std::fs::read(&copy).unwrap();
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        gz.write_all(&written).unwrap();
-        let compressed = gz.finish().unwrap().len() as f64;
-        let saved_pct = 100.0 * (1.0 - compressed / written.len() as f64);
+        let saved_pct = gzip_saved_pct(&written);
         assert!((saved_pct - pct as f64).abs() <= 4.0, "--compressible {pct}: gzip saves {saved_pct:.1}%");
         // Unique per block: no two blocks alike, so nothing to deduplicate.
         let blocks: std::collections::HashSet<&[u8]> = written.chunks(BLOCK as usize).collect();
         assert_eq!(blocks.len(), written.len() / BLOCK as usize, "--compressible {pct}: repeated blocks");
     }
+}
+
+/// How much gzip saves on `data`, in percent.
+fn gzip_saved_pct(data: &[u8]) -> f64 {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(data).unwrap();
+    let compressed = gz.finish().unwrap().len() as f64;
+    100.0 * (1.0 - compressed / data.len() as f64)
 }
 
 #[test]
@@ -219,4 +225,176 @@ fn fileserver_reads_are_checked_and_see_a_damaged_block() {
     let tally = &read["metrics"]["verify"];
     assert_eq!((tally["wrong_data"].as_u64(), tally["checked_blocks"].as_u64()), (Some(1), Some(38)), "{tally}");
     assert_eq!(tally["examples"][0]["offset"], BLOCK, "{tally}");
+}
+
+/// `run bonnie` of one 1 MiB file (256 blocks) in 8k chunks, no file tests;
+/// its cells are putc 0, write 1, rewrite 2, getc 3, read 4, seeks 5.
+fn bonnie_run(sb: &Sandbox, extra: &[&str]) -> std::process::Output {
+    let target = sb.target();
+    let mut args =
+        vec!["run", "bonnie", "--target", target.to_str().unwrap(), "--size", "1m", "--ram", "0", "--files", "0"];
+    args.extend_from_slice(&["--seeks", "100"]);
+    args.extend_from_slice(extra);
+    sb.run(&args)
+}
+
+fn bonnie_tally(run: &Value, test: &str) -> Value {
+    let cell = cells(run).into_iter().find(|c| c["test"] == test).unwrap_or_else(|| panic!("a {test} cell"));
+    cell["metrics"]["verify"].clone()
+}
+
+fn mismatches_by_kind(tally: &Value) -> [u64; 4] {
+    ["wrong_data", "wrong_offset", "stale", "torn"].map(|kind| tally[kind].as_u64().unwrap())
+}
+
+#[test]
+fn bonnie_checks_rewrite_and_read_and_sees_each_damaged_block() {
+    let sb = Sandbox::new();
+    let out = bonnie_run(&sb, &["--verify"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let clean = sb.last_run();
+    assert_eq!(clean["run"]["conditions"]["verify"], true);
+    assert!(clean["run"]["conditions"]["verify_scope"].as_str().unwrap().contains("getc and the seek test"));
+    for test in ["rewrite", "read"] {
+        let tally = bonnie_tally(&clean, test);
+        assert_eq!(tally["checked_blocks"], 256, "{test}: {tally}");
+        assert_eq!(mismatches_by_kind(&tally), [0; 4], "{test}: {tally}");
+    }
+    // putc and block write stamp (their cost is verify_ns) but check nothing; getc and seeks carry no tally.
+    for test in ["putc", "write"] {
+        let tally = bonnie_tally(&clean, test);
+        assert_eq!(tally["checked_blocks"], 0, "{test}: {tally}");
+        assert!(tally["verify_ns"].as_u64().unwrap() > 0, "{test}: {tally}");
+    }
+    assert!(bonnie_tally(&clean, "getc").is_null() && bonnie_tally(&clean, "seeks").is_null());
+
+    // Before rewrite: keep the file as block write left it, then damage block 5.
+    // Before read: put block 9 back as block write left it (a lost rewrite).
+    let hook = "case $IOMATRIX_CELL in \
+                2) cp bonnie.dat ../generation-1 && printf 'not what was written' | \
+                   dd of=bonnie.dat bs=4096 seek=5 conv=notrunc status=none;; \
+                4) dd if=../generation-1 of=bonnie.dat bs=4096 skip=9 seek=9 count=1 conv=notrunc status=none;; \
+                esac";
+    let out = bonnie_run(&sb, &["--verify", "--between-cells", hook]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let damaged = sb.last_run();
+    assert!(stderr.contains("2 block(s) read back were not what was written"), "{stderr}");
+    let rewrite = bonnie_tally(&damaged, "rewrite");
+    assert_eq!(mismatches_by_kind(&rewrite), [1, 0, 0, 0], "{rewrite}");
+    assert_eq!(rewrite["examples"][0]["offset"], 5 * BLOCK, "{rewrite}");
+    // Rewrite wrote block 5 anew, so read finds it whole; block 9 is a generation too old.
+    let read = bonnie_tally(&damaged, "read");
+    assert_eq!(mismatches_by_kind(&read), [0, 0, 1, 0], "{read}");
+    assert_eq!(read["examples"][0]["offset"], 9 * BLOCK, "{read}");
+    assert!(read["examples"][0]["found"].as_str().unwrap().ends_with("generation 1"), "{read}");
+
+    let shown = sb.run(&["show", &damaged["run"]["id"].to_string()]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(text.contains("Sequential Output"), "the bonnie++ table is gone:\n{text}");
+    assert!(text.contains("rewrite 1m 8k: wrong data at offset 20480 of file 0"), "{text}");
+    assert!(text.contains("read 1m 8k: stale at offset 36864 of file 0"), "{text}");
+}
+
+#[test]
+fn bonnie_compressible_data_compresses_by_about_that_much() {
+    let sb = Sandbox::new();
+    // The seek test removes the data file (as bonnie++ does), so the hook copies what each writing test left.
+    let copies = sb.dir.path().join("copies");
+    std::fs::create_dir(&copies).unwrap();
+    let hook = format!("cp bonnie.dat {}/after-$IOMATRIX_CELL", copies.display());
+    let out = bonnie_run(&sb, &["--compressible", "50", "--between-cells", &hook]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = sb.last_run();
+    assert_eq!(run["run"]["conditions"]["compressible_pct"], 50);
+    assert_eq!(run["run"]["conditions"]["verify"], false);
+    // After putc (cell 0), block write (1) and rewrite (2).
+    for (cell, test) in [(1, "putc"), (2, "write"), (3, "rewrite")] {
+        let written = std::fs::read(copies.join(format!("after-{cell}"))).unwrap();
+        assert_eq!(written.len(), 1 << 20, "{test}");
+        let saved_pct = gzip_saved_pct(&written);
+        assert!((saved_pct - 50.0).abs() <= 4.0, "{test} with --compressible 50: gzip saves {saved_pct:.1}%");
+        let blocks: std::collections::HashSet<&[u8]> = written.chunks(BLOCK as usize).collect();
+        assert_eq!(blocks.len(), 256, "{test}: repeated blocks");
+    }
+}
+
+#[test]
+fn bonnie_refuses_chunks_it_cannot_stamp() {
+    let sb = Sandbox::new();
+    assert_usage_error(&bonnie_run(&sb, &["--chunk", "2k", "--verify"]), "not a multiple of the 4k verify block");
+    assert_usage_error(&bonnie_run(&sb, &["--compressible", "101"]), "--compressible 101");
+}
+
+#[test]
+fn the_iozone_front_end_verifies_too() {
+    let sb = Sandbox::new();
+    let file = sb.target().join("iozone.tmp");
+    let out =
+        sb.run(&["iozone", "-s", "1m", "-r", "64k", "-i", "0", "-i", "1", "--verify", "-f", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = sb.last_run();
+    assert_eq!(run["run"]["conditions"]["verify"], true);
+    for test in ["read", "reread"] {
+        let tally = read_cell_tally_of(&run, test);
+        assert_eq!(tally["checked_blocks"], 256, "{test}: {tally}");
+        assert_eq!(mismatches_by_kind(&tally), [0; 4], "{test}: {tally}");
+    }
+    let out = sb.run(&["iozone", "-s", "1m", "-r", "2k", "--verify", "-f", file.to_str().unwrap()]);
+    assert_usage_error(&out, "4k verify block");
+}
+
+fn read_cell_tally_of(run: &Value, test: &str) -> Value {
+    let cell = cells(run).into_iter().find(|c| c["test"] == test).unwrap_or_else(|| panic!("a {test} cell"));
+    cell["metrics"]["verify"].clone()
+}
+
+#[test]
+fn bonnie_verifies_through_the_built_in_nfs_and_smb_clients() {
+    let Some(lab) = Lab::up(&["nfs", "smb"]) else { return };
+    let state = lab.var("IOMATRIX_LAB_STATE").to_string();
+    let sb = Sandbox::new();
+    // --fast: write 0, rewrite 1, read 2, seeks 3. Before read, block 3 of client 0's file is damaged on the
+    // server's disk, behind the server's back.
+    let hook = format!(
+        "[ $IOMATRIX_CELL = 2 ] && printf 'not what was written' | dd of=$(find {state} -path '*client-0/bonnie.dat') \
+         bs=4096 seek=3 conv=notrunc status=none; true"
+    );
+    for (url, chunk, clients) in [(lab.var("IOMATRIX_LAB_NFS"), "64k", "2"), (lab.var("IOMATRIX_LAB_SMB"), "1m", "1")] {
+        let mut cmd = sb.cmd();
+        cmd.args(["run", "bonnie", "--target", url, "--size", "2m", "--chunk", chunk, "--files", "0", "--fast"]);
+        cmd.args(["--seeks", "10", "--clients", clients, "--verify", "--between-cells", &hook]);
+        cmd.env("IOMATRIX_SMB_PASSWORD_FILE", lab.var("IOMATRIX_LAB_SMB_PASSWORD_FILE"));
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(4), "{url}: {}", String::from_utf8_lossy(&out.stderr));
+        let run = sb.last_run();
+        let blocks = 512 * clients.parse::<u64>().unwrap();
+        let rewrite = bonnie_tally(&run, "rewrite");
+        assert_eq!((rewrite["checked_blocks"].as_u64(), rewrite["wrong_data"].as_u64()), (Some(blocks), Some(0)));
+        let read = bonnie_tally(&run, "read");
+        assert_eq!(read["checked_blocks"].as_u64(), Some(blocks), "{url}: {read}");
+        assert_eq!(mismatches_by_kind(&read), [1, 0, 0, 0], "{url}: {read}");
+        assert_eq!(
+            (read["examples"][0]["file"].as_u64(), read["examples"][0]["offset"].as_u64()),
+            (Some(0), Some(3 * BLOCK))
+        );
+        assert!(left_behind(Path::new(&state)).is_empty(), "{url}: {:?}", left_behind(Path::new(&state)));
+    }
+}
+
+#[test]
+fn the_bonnie_front_end_verifies_too() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let out = sb.run(&["bonnie", "-d", target.to_str().unwrap(), "-s", "1:8k", "-n", "0", "-r", "0", "-f", "--verify"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = sb.last_run();
+    assert_eq!(run["run"]["conditions"]["verify"], true);
+    for test in ["rewrite", "read"] {
+        let tally = bonnie_tally(&run, test);
+        assert_eq!(tally["checked_blocks"], 256, "{test}: {tally}");
+        assert_eq!(mismatches_by_kind(&tally), [0; 4], "{test}: {tally}");
+    }
+    let out = sb.run(&["bonnie", "-d", target.to_str().unwrap(), "-s", "1:2k", "-n", "0", "-r", "0", "--verify"]);
+    assert_usage_error(&out, "not a multiple of the 4k verify block");
 }

@@ -12,6 +12,7 @@ use crate::place::Place;
 use crate::runner::ClientTests;
 use crate::{planned_tests, BonnieError, BonniePlan, BonnieResult, BonnieTest};
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
+use iomatrix_verify::Tally;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
@@ -22,6 +23,10 @@ pub struct ClientBonnie {
     pub rank: usize,
     /// `end_ns` counts from the common start.
     pub result: BonnieResult,
+    /// Blocks stamped and checked (`--verify`, `--compressible`): putc,
+    /// block write, rewrite and block read only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<Tally>,
 }
 
 /// One planned (repeat, test) over all clients.
@@ -42,6 +47,9 @@ pub struct BonnieCell {
     pub total: BonnieResult,
     /// All bytes (or seeks, or files) over `total.wall_ns` ("parent sees").
     pub per_sec_overall: f64,
+    /// The clients' verification tallies added up, when the test carries stamped blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<Tally>,
 }
 
 impl BonnieCell {
@@ -71,7 +79,8 @@ impl BonnieCell {
         };
         let overall_ns = clients.iter().map(|c| c.result.end_ns).max().unwrap_or(0);
         let per_sec_overall = overall_rate(test, &total, overall_ns);
-        BonnieCell { test, repeat, clients, failures, starts, total, per_sec_overall }
+        let verify = Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref()));
+        BonnieCell { test, repeat, clients, failures, starts, total, per_sec_overall, verify }
     }
 
     /// The client with the lowest own rate, if more than one finished.
@@ -155,7 +164,7 @@ impl ClientWork for Client<'_> {
             return Err(failure);
         }
         match outcome {
-            Ok(Some(result)) => Ok(ClientBonnie { rank, result }),
+            Ok(Some(result)) => Ok(ClientBonnie { rank, result, verify: self.tests.take_verify() }),
             Ok(None) => Err(ClientFailure::stopped(rank)),
             Err(e) => Err(ClientFailure::error(rank, e.0)),
         }

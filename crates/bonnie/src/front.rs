@@ -30,6 +30,10 @@ pub struct BonnieInvocation {
     /// `-c N`: N copies of the tests at once, as N clients each in its own
     /// folder, started together before every test (default 1).
     pub concurrency: usize,
+    /// `--verify`: stamped blocks, rewrite and block read checked (iomatrix's, not bonnie++'s).
+    pub verify: bool,
+    /// `--compressible PCT`: % of each written 4k block that is zeros.
+    pub compressible: Option<u8>,
 }
 
 /// The flags this front end understands, for `-h` and error messages.
@@ -61,6 +65,14 @@ iomatrix bonnie: runs bonnie++'s tests with bonnie++'s command line.
   -h              this help
   --allow-cache   run even if the file is smaller than twice the RAM (the page cache
                   may then serve the reads)
+  --verify        putc and block write write 4k blocks stamped with the run, file, offset
+                  and write; rewrite checks each block and writes it back stamped as the
+                  next write (instead of the one-byte change); block read checks every
+                  block. getc and the seek test are not checked. Mismatches counted per
+                  test, exit 4. The chunk must be 4k or a multiple. Stamping and checking
+                  are inside the timed loops (verify_ns in each test's cell)
+  --compressible PCT  PCT % of each written 4k block is zeros, the rest unique random data
+                  [default: incompressible]
 
 The tests, in order: putc (per-char writes through a stdio-like buffer), block write,
 rewrite (read, dirty one byte, write back), getc, block read, random seeks (3 seeker
@@ -76,9 +88,18 @@ pub fn parse(args: &[String]) -> Result<BonnieInvocation, UsageError> {
     let is_word = |a: &str| {
         a.starts_with("--") || a.strip_prefix("-f").is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
     };
-    for flag in short_flags("bonnie", args, takes_value, is_word)? {
+    let mut flags = short_flags("bonnie", args, takes_value, is_word)?.into_iter();
+    while let Some(flag) = flags.next() {
         match flag {
             ShortFlag::Word(w) if w == "--allow-cache" => p.allow_cache = true,
+            ShortFlag::Word(w) if w == "--verify" => p.verify = true,
+            ShortFlag::Word(w) if w == "--compressible" => match flags.next() {
+                Some(ShortFlag::Operand(value)) => p.compressible = Some(percent(&value)?),
+                _ => return Err(UsageError::new("bonnie: --compressible needs a percentage, e.g. --compressible 50")),
+            },
+            ShortFlag::Word(w) if w.starts_with("--compressible=") => {
+                p.compressible = Some(percent(&w["--compressible=".len()..])?)
+            }
             ShortFlag::Word(w) if w.starts_with("-f") => {
                 return Err(UsageError::new(format!(
                     "bonnie: {w}: a per-char test size is not supported: iomatrix's per-char tests use the \
@@ -92,6 +113,10 @@ pub fn parse(args: &[String]) -> Result<BonnieInvocation, UsageError> {
         }
     }
     p.into_invocation()
+}
+
+fn percent(value: &str) -> Result<u8, UsageError> {
+    iomatrix_verify::parse_compressible(value).map_err(|e| UsageError::new(format!("bonnie: {e}")))
 }
 
 fn takes_value(flag: char) -> bool {
@@ -120,6 +145,8 @@ struct Parsed {
     quiet: bool,
     help: bool,
     allow_cache: bool,
+    verify: bool,
+    compressible: Option<u8>,
     concurrency: Option<usize>,
 }
 
@@ -257,6 +284,8 @@ impl Parsed {
             quiet: self.quiet,
             help,
             concurrency: self.concurrency.unwrap_or(1),
+            verify: self.verify,
+            compressible: self.compressible,
         })
     }
 }
@@ -382,6 +411,10 @@ mod tests {
         assert_eq!(inv.machine.as_deref(), Some("vmhost"));
         assert!(inv.fast && p.skip_per_char && inv.quiet && p.sync && p.direct && p.allow_cache);
         assert_eq!(p.seed, 42);
+        let inv = parse(&args("-d x -s 1 --verify --compressible 30")).unwrap();
+        assert_eq!((inv.verify, inv.compressible), (true, Some(30)));
+        assert!(err("-d x -s 1 --compressible 200").contains("from 0 (incompressible) to 100"));
+        assert!(err("-d x -s 1 --compressible").contains("needs a percentage"));
         assert_eq!(parse(&args("-d x -s 1 -r 2g")).unwrap().plan.ram, Some(ByteSize(2 * GIB)));
         assert!(parse(&args("-h")).unwrap().help);
         // -x 0 parses, and the plan says why it cannot run.

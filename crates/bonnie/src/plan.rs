@@ -1,6 +1,7 @@
 use crate::BonnieTest;
 use iomatrix_backend::DIRECT_ALIGN;
 use iomatrix_core::{ByteSize, UsageError, GIB, KIB, MIB};
+use iomatrix_verify::ContentSpec;
 
 /// bonnie++'s chunk (`-s SIZE:CHUNK`) when none is given: 8 KiB.
 pub const DEFAULT_CHUNK: ByteSize = ByteSize(8 * KIB);
@@ -63,6 +64,10 @@ pub struct BonniePlan {
     /// writes back, and after every file created (file and folder) or
     /// deleted (folder) in the file tests.
     pub sync: bool,
+    /// Stamped blocks (`--verify`, `--compressible`): putc, block write and
+    /// rewrite write them, rewrite and block read check them when verifying.
+    #[serde(default)]
+    pub content: ContentSpec,
 }
 
 impl BonniePlan {
@@ -84,6 +89,7 @@ impl BonniePlan {
             seed: 0xB0_4417E,
             skip_per_char: false,
             sync: false,
+            content: ContentSpec::default(),
         }
     }
 
@@ -128,6 +134,12 @@ impl BonniePlan {
                  give a size with -s or a number of files with -n",
             ));
         }
+        if self.content.compressible > 100 {
+            return Err(UsageError::new(format!(
+                "--compressible {}: give a percentage from 0 (incompressible) to 100",
+                self.content.compressible
+            )));
+        }
         if self.size.bytes() > 0 {
             self.validate_data_tests(machine_ram_bytes)?;
         }
@@ -157,6 +169,13 @@ impl BonniePlan {
         if size.bytes() % chunk.bytes() != 0 {
             return Err(UsageError::new(format!(
                 "file size {size} is not a whole number of {chunk} chunks: choose a size that {chunk} divides"
+            )));
+        }
+        if self.content.stamped() && iomatrix_verify::check_record(chunk.bytes()).is_err() {
+            let unit = iomatrix_verify::UNIT as u64 / KIB;
+            return Err(UsageError::new(format!(
+                "chunk size {chunk} is not a multiple of the {unit}k verify block: --verify and --compressible \
+                 need chunks of {unit}k or a multiple; use --chunk 8k (bonnie++'s -s {size}:8k)"
             )));
         }
         if self.seekers == 0 {
@@ -304,6 +323,14 @@ mod tests {
         p.file_min = ByteSize(2 * KIB);
         assert!(err(&p).contains("MIN <= MAX"));
         p.file_min = ByteSize(0);
+        p.chunk = ByteSize(2 * KIB);
+        p.content.verify = true;
+        assert!(err(&p).contains("not a multiple of the 4k verify block"), "{}", err(&p));
+        p.chunk = ByteSize(8 * KIB);
+        assert!(p.validate(0).is_ok());
+        p.content = ContentSpec { compressible: 101, ..ContentSpec::default() };
+        assert!(err(&p).contains("--compressible 101"));
+        p.content = ContentSpec::default();
         p.repeats = 0;
         assert!(err(&p).contains("-x 0"));
         p.repeats = 1;

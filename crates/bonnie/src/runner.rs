@@ -14,6 +14,7 @@ use crate::remote::{session, RemoteData, RemoteFiles};
 use crate::{planned_tests, BonnieError, BonnieResult, BonnieTest};
 use iomatrix_backend::AlignedBuf;
 use iomatrix_stats::{kib_per_sec, Measured, Span};
+use iomatrix_verify::{Content, Tally};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -41,6 +42,10 @@ pub(crate) struct ClientTests<'a> {
     place: &'a Place<'a>,
     /// Made at the first test (on a server, that is where the client connects).
     tests: Option<(Runner<'a>, FileTests<'a>)>,
+    /// The data file's stamped blocks (`--verify`, `--compressible`); the client's rank is the file id.
+    content: Option<Content>,
+    /// What the last test stamped and checked, for its cell.
+    verify: Option<Tally>,
 }
 
 impl<'a> ClientTests<'a> {
@@ -61,6 +66,8 @@ impl<'a> ClientTests<'a> {
             workdir: workdir.to_path_buf(),
             place,
             tests: None,
+            content: plan.content.stamped().then(|| Content::new(plan.content, rank as u64)),
+            verify: None,
         }
     }
 
@@ -105,13 +112,42 @@ impl<'a> ClientTests<'a> {
         let Some((runner, files)) = self.tests.as_mut() else {
             return Err(BonnieError("the client's tests are not prepared (a bug)".into()));
         };
-        let result =
-            if test.is_file_test() { files.run(test, repeat, ready)? } else { runner.run(test, repeat, ready)? };
+        let content = self.content.as_mut();
+        let result = if test.is_file_test() {
+            files.run(test, repeat, ready)?
+        } else {
+            runner.run(test, repeat, ready, content)?
+        };
+        self.verify = match self.content.as_mut() {
+            Some(content) if carries_content(test) => Some(content.take_tally()),
+            _ => None,
+        };
         if result.is_some() && test == BonnieTest::RandomSeeks {
             // The last test on the file; bonnie++ removes it here too (untimed).
             runner.data.remove()?;
         }
         Ok(result)
+    }
+
+    /// What the last test stamped and checked: Some for putc, block write,
+    /// rewrite and block read when the plan stamps its data.
+    pub(crate) fn take_verify(&mut self) -> Option<Tally> {
+        self.verify.take()
+    }
+}
+
+/// The tests whose data is stamped blocks: putc, block write and rewrite
+/// write them, rewrite and block read check them. getc and the seekers are
+/// left out: getc's per-byte calls would measure the checking, and the
+/// seekers' write-backs race each other on shared chunks.
+fn carries_content(test: BonnieTest) -> bool {
+    matches!(test, BonnieTest::PutcWrite | BonnieTest::BlockWrite | BonnieTest::Rewrite | BonnieTest::BlockRead)
+}
+
+/// A test that makes the file anew: its blocks are generation 1, the only one a reader accepts.
+fn new_file(content: &mut Option<&mut Content>) {
+    if let Some(c) = content.as_deref_mut() {
+        (c.generation, c.oldest) = (1, 1);
     }
 }
 
@@ -188,13 +224,14 @@ impl Runner<'_> {
         test: BonnieTest,
         repeat: u32,
         ready: &mut Ready<'_>,
+        content: Option<&mut Content>,
     ) -> Result<Option<BonnieResult>, BonnieError> {
         match test {
-            BonnieTest::PutcWrite => self.putc(repeat, ready),
-            BonnieTest::BlockWrite => self.block_write(repeat, ready),
-            BonnieTest::Rewrite => self.rewrite(repeat, ready),
+            BonnieTest::PutcWrite => self.putc(repeat, ready, content),
+            BonnieTest::BlockWrite => self.block_write(repeat, ready, content),
+            BonnieTest::Rewrite => self.rewrite(repeat, ready, content),
             BonnieTest::GetcRead => self.getc(repeat, ready),
-            BonnieTest::BlockRead => self.block_read(repeat, ready),
+            BonnieTest::BlockRead => self.block_read(repeat, ready, content),
             BonnieTest::RandomSeeks => self.seeks(repeat, ready),
             other => Err(BonnieError(format!("{other} is a file test, not a data test"))),
         }
@@ -232,17 +269,28 @@ impl Runner<'_> {
 
     /// Sequential output per character: the file written one byte per call
     /// into a user-space buffer of the file's st_blksize, as putc into a
-    /// stdio FILE. The bytes are an incompressible pattern, one chunk long.
-    fn putc(&self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
+    /// stdio FILE. The bytes are an incompressible pattern, one chunk long;
+    /// with `content`, each chunk is stamped for its offset before its bytes go out.
+    fn putc(
+        &self,
+        repeat: u32,
+        ready: &mut Ready<'_>,
+        mut content: Option<&mut Content>,
+    ) -> Result<Option<BonnieResult>, BonnieError> {
         let file = self.open("putc", Access::Create, false)?;
         let capacity = file.stdio_buffer(true);
-        let pattern = AlignedBuf::new(self.chunk());
+        let chunk = self.chunk();
+        let mut pattern = AlignedBuf::new(chunk);
         let mut writer = PutcWriter::new(file, capacity);
+        new_file(&mut content);
         let span = Span::start(ready()?);
         let mut calls: u64 = 0;
-        for _ in 0..self.plan.chunks() {
+        for i in 0..self.plan.chunks() {
             if self.stopped() {
                 return Ok(None);
+            }
+            if let Some(c) = content.as_deref_mut() {
+                c.stamp(pattern.as_mut_slice(), i * chunk as u64);
             }
             for &byte in pattern.as_slice() {
                 writer.putc(byte).map_err(|e| io_error("putc write", &self.here(), Some(writer.flushed), &e))?;
@@ -259,11 +307,18 @@ impl Runner<'_> {
     /// Sequential output per block: the file made anew in chunk-sized
     /// write(2) calls; as in bonnie++, one byte of the buffer changes before
     /// each chunk (chunk i has byte i mod chunk incremented once more), so
-    /// no two neighbouring chunks are equal.
-    fn block_write(&self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
+    /// no two neighbouring chunks are equal. With `content`, each chunk is
+    /// stamped blocks of generation 1 instead.
+    fn block_write(
+        &self,
+        repeat: u32,
+        ready: &mut Ready<'_>,
+        mut content: Option<&mut Content>,
+    ) -> Result<Option<BonnieResult>, BonnieError> {
         let mut file = self.open("block write", Access::Create, self.plan.direct)?;
         let chunk = self.chunk();
         let mut buf = AlignedBuf::new(chunk);
+        new_file(&mut content);
         let span = Span::start(ready()?);
         let mut calls = 0u64;
         for i in 0..self.plan.chunks() {
@@ -271,8 +326,13 @@ impl Runner<'_> {
                 return Ok(None);
             }
             let data = buf.as_mut_slice();
-            if let Some(b) = data.get_mut((i % chunk as u64) as usize) {
-                *b = b.wrapping_add(1);
+            match content.as_deref_mut() {
+                Some(c) => c.stamp(data, i * chunk as u64),
+                None => {
+                    if let Some(b) = data.get_mut((i % chunk as u64) as usize) {
+                        *b = b.wrapping_add(1);
+                    }
+                }
             }
             file.write_all(data).map_err(|e| io_error("block write", &self.here(), Some(i * chunk as u64), &e))?;
             calls += 1;
@@ -283,8 +343,15 @@ impl Runner<'_> {
     }
 
     /// Rewrite: each chunk read with read(2), byte (i mod chunk) of chunk i
-    /// incremented, lseek(2) back one chunk, written with write(2).
-    fn rewrite(&self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
+    /// incremented, lseek(2) back one chunk, written with write(2). With
+    /// `content`, the chunk read is checked (when verifying) and stamped
+    /// anew as the next generation instead of the one-byte change.
+    fn rewrite(
+        &self,
+        repeat: u32,
+        ready: &mut Ready<'_>,
+        mut content: Option<&mut Content>,
+    ) -> Result<Option<BonnieResult>, BonnieError> {
         let mut file = self.open("rewrite", Access::ReadWrite, self.plan.direct)?;
         let chunk = self.chunk();
         let mut buf = AlignedBuf::new(chunk);
@@ -298,8 +365,13 @@ impl Runner<'_> {
             let at = i * chunk as u64;
             let data = buf.as_mut_slice();
             file.read_exact(data).map_err(|e| io_error("rewrite read", &self.here(), Some(at), &e))?;
-            if let Some(b) = data.get_mut((i % chunk as u64) as usize) {
-                *b = b.wrapping_add(1);
+            match content.as_deref_mut() {
+                Some(c) => c.check_then_restamp(data, at),
+                None => {
+                    if let Some(b) = data.get_mut((i % chunk as u64) as usize) {
+                        *b = b.wrapping_add(1);
+                    }
+                }
             }
             file.seek(back).map_err(|e| io_error("rewrite lseek", &self.here(), Some(at), &e))?;
             file.write_all(data).map_err(|e| io_error("rewrite write", &self.here(), Some(at), &e))?;
@@ -307,6 +379,11 @@ impl Runner<'_> {
         }
         self.close("rewrite", file)?;
         let measured = span.finish();
+        if let Some(c) = content {
+            // Every block now carries the rewrite's generation: an older one read back is a lost write.
+            c.generation += 1;
+            c.oldest = c.generation;
+        }
         Ok(Some(figures(BonnieTest::Rewrite, repeat, self.size(), chunks, 0, &[measured])))
     }
 
@@ -343,8 +420,14 @@ impl Runner<'_> {
         Ok(Some(figures(BonnieTest::GetcRead, repeat, self.size(), calls, 0, &[measured])))
     }
 
-    /// Sequential input per block: chunk-sized read(2) calls.
-    fn block_read(&self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
+    /// Sequential input per block: chunk-sized read(2) calls, each checked
+    /// against what the last whole-file write left, when verifying.
+    fn block_read(
+        &self,
+        repeat: u32,
+        ready: &mut Ready<'_>,
+        mut content: Option<&mut Content>,
+    ) -> Result<Option<BonnieResult>, BonnieError> {
         let mut file = self.open("block read", Access::Read, self.plan.direct)?;
         let chunk = self.chunk();
         let mut buf = AlignedBuf::new(chunk);
@@ -356,6 +439,9 @@ impl Runner<'_> {
             }
             file.read_exact(buf.as_mut_slice())
                 .map_err(|e| io_error("block read", &self.here(), Some(i * chunk as u64), &e))?;
+            if let Some(c) = content.as_deref_mut() {
+                c.check(buf.as_slice(), i * chunk as u64);
+            }
             calls += 1;
         }
         self.close("block read", file)?;

@@ -21,6 +21,10 @@ pub struct IozoneInvocation {
     pub keep_files: bool,
     /// `-h`: print help and run nothing.
     pub help: bool,
+    /// `--verify`: stamped blocks, every read checked (iomatrix's, not IOzone's).
+    pub verify: bool,
+    /// `--compressible PCT`: % of each written 4k block that is zeros.
+    pub compressible: Option<u8>,
 }
 
 /// The flags this front end understands, for `-h` and error messages.
@@ -49,6 +53,13 @@ iomatrix iozone: runs IOzone's tests with IOzone's command line.
   -b FILE       write the report as an .xlsx workbook
   -h            this help
 
+iomatrix's own long options (not IOzone's):
+  --verify            write 4k blocks stamped with the run, file, offset and write, check every
+                      block read back; mismatches counted per cell, exit 4. Records must be 4k or
+                      a multiple. Stamping and checking are inside the timed pass (verify_ns)
+  --compressible PCT  PCT % of each written 4k block is zeros, the rest unique random data
+                      [default: incompressible]
+
 Results go to the results database like every iomatrix run (--db and IOMATRIX_DB choose it).
 Without -a, IOzone's defaults apply: one 512k file, 4k records.
 ";
@@ -56,9 +67,19 @@ Without -a, IOzone's defaults apply: one 512k file, 4k records.
 /// Parses IOzone's arguments (without the program name).
 pub fn parse(args: &[String]) -> Result<IozoneInvocation, UsageError> {
     let mut p = Parsed::default();
-    for flag in short_flags("iozone", args, takes_value, |a| a.starts_with("-+"))? {
+    let mut flags =
+        short_flags("iozone", args, takes_value, |a| a.starts_with("-+") || a.starts_with("--"))?.into_iter();
+    while let Some(flag) = flags.next() {
         match flag {
             ShortFlag::Word(w) if w == "-+n" => p.no_retests = true,
+            ShortFlag::Word(w) if w == "--verify" => p.verify = true,
+            ShortFlag::Word(w) if w == "--compressible" => match flags.next() {
+                Some(ShortFlag::Operand(value)) => p.compressible = Some(percent(&value)?),
+                _ => return Err(UsageError::new("iozone: --compressible needs a percentage, e.g. --compressible 50")),
+            },
+            ShortFlag::Word(w) if w.starts_with("--compressible=") => {
+                p.compressible = Some(percent(&w["--compressible=".len()..])?)
+            }
             ShortFlag::Word(w) => return Err(unknown(&w)),
             ShortFlag::Operand(a) => return Err(unexpected_operand("iozone", &a)),
             ShortFlag::Switch(c) => p.set_switch(c)?,
@@ -70,6 +91,10 @@ pub fn parse(args: &[String]) -> Result<IozoneInvocation, UsageError> {
 
 fn takes_value(flag: char) -> bool {
     matches!(flag, 's' | 'r' | 'n' | 'g' | 'y' | 'q' | 'i' | 't' | 'f' | 'b')
+}
+
+fn percent(value: &str) -> Result<u8, UsageError> {
+    iomatrix_verify::parse_compressible(value).map_err(|e| UsageError::new(format!("iozone: {e}")))
 }
 
 fn unknown(flag: &str) -> UsageError {
@@ -100,6 +125,8 @@ struct Parsed {
     excel: bool,
     spreadsheet: Option<PathBuf>,
     help: bool,
+    verify: bool,
+    compressible: Option<u8>,
 }
 
 fn iozone_size(flag: char, value: &str) -> Result<ByteSize, UsageError> {
@@ -243,6 +270,8 @@ impl Parsed {
             spreadsheet: self.spreadsheet,
             keep_files: self.keep,
             help: self.help,
+            verify: self.verify,
+            compressible: self.compressible,
         })
     }
 }
@@ -341,5 +370,18 @@ mod tests {
         assert!(e("-t 0").contains("-t 0"));
         assert!(e("-a -n 64m -g 1m").contains("-n 64m is larger than -g 1m"));
         assert!(e("foo").contains("'foo'"));
+        assert!(e("--verfy").contains("'--verfy'"));
+        assert!(e("--compressible 101").contains("from 0 (incompressible) to 100"));
+        assert!(e("--compressible").contains("needs a percentage"));
+    }
+
+    #[test]
+    fn iomatrix_long_options_sit_beside_iozone_flags() {
+        let inv = parse(&args("-s 1m -r 64k --verify -i 0 --compressible 50 -i 1")).unwrap();
+        assert!(inv.verify);
+        assert_eq!(inv.compressible, Some(50));
+        assert_eq!(inv.plan.record_sizes, [ByteSize(64 * KIB)]);
+        let inv = parse(&args("--compressible=0")).unwrap();
+        assert_eq!((inv.verify, inv.compressible), (false, Some(0)));
     }
 }

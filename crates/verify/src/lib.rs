@@ -321,10 +321,28 @@ impl Content {
         self.tally.verify_ns += started.elapsed().as_nanos() as u64;
     }
 
+    /// A read-modify-write of `record` at `offset`: checks what was read
+    /// (generations `oldest..=generation`, when verifying), then stamps it
+    /// anew as generation `generation + 1`, the write that follows.
+    pub fn check_then_restamp(&mut self, record: &mut [u8], offset: u64) {
+        self.check(record, offset);
+        self.generation += 1;
+        self.stamp(record, offset);
+        self.generation -= 1;
+    }
+
     /// Takes the tally so far (one per cell).
     pub fn take_tally(&mut self) -> Tally {
         std::mem::take(&mut self.tally)
     }
+}
+
+/// `--compressible PCT` as the front ends read it: a whole percentage, 0..=100.
+pub fn parse_compressible(text: &str) -> Result<u8, String> {
+    text.parse::<u8>()
+        .ok()
+        .filter(|&pct| pct <= 100)
+        .ok_or_else(|| format!("--compressible {text}: give a percentage from 0 (incompressible) to 100"))
 }
 
 /// Why a record size cannot carry stamped blocks, if it cannot.
@@ -413,5 +431,23 @@ mod tests {
         all.add(&t);
         assert_eq!((all.checked_blocks, all.wrong_data, all.examples.len()), (8, 2, 2));
         assert!(check_record(6144).is_err() && check_record(8192).is_ok());
+        assert_eq!(parse_compressible("50"), Ok(50));
+        assert!(parse_compressible("101").is_err() && parse_compressible("-1").is_err());
+    }
+
+    #[test]
+    fn a_read_modify_write_checks_the_old_generation_and_writes_the_next() {
+        let spec = ContentSpec { run: 0xfeed, verify: true, ..ContentSpec::default() };
+        let mut c = Content::new(spec, 0);
+        let mut rec = vec![0u8; 2 * UNIT];
+        c.stamp(&mut rec, 0);
+        c.check_then_restamp(&mut rec, 0);
+        assert_eq!((c.tally.checked_blocks, c.tally.mismatches(), c.generation), (2, 0, 1));
+        // What it wrote is generation 2: stale to a reader of generation 1, right for one of 2.
+        c.check(&rec, 0);
+        assert_eq!(c.tally.stale, 2);
+        (c.oldest, c.generation) = (2, 2);
+        c.check(&rec, 0);
+        assert_eq!((c.tally.checked_blocks, c.tally.mismatches()), (6, 2));
     }
 }
