@@ -120,6 +120,13 @@ impl Job {
             }
             JobTarget::Remote(target) => {
                 let mut fs = target.connect().map_err(|e| UsageError::new(format!("--target: {e}")))?;
+                if spec.space_check {
+                    // What the server says this client may still write; a server that cannot tell is not checked.
+                    let free = fs.free_bytes().map_err(|e| UsageError::new(format!("--target: {e}")))?;
+                    if let Some(free) = free {
+                        check_free(&spec, free, &target.url())?;
+                    }
+                }
                 let found = crate::remote::survey(fs.as_mut()).unwrap_or_default();
                 if let Some(note) = crate::workdir::leftover_note(&found, &target.url()) {
                     eprintln!("{note}");
@@ -417,14 +424,18 @@ fn check_target(target: &Path) -> Result<PathBuf, UsageError> {
 /// The margin (5% of the plan, plus 4 MiB for metadata and the file system's
 /// own reserve) keeps a run from filling a production volume to the brim.
 fn check_space(spec: &JobSpec, env: &Environment) -> Result<(), UsageError> {
+    check_free(spec, env.target.free_bytes, &env.target.path)
+}
+
+/// Refuses a plan whose peak, with a margin, does not fit in `free` bytes of `target`.
+fn check_free(spec: &JobSpec, free: u64, target: &str) -> Result<(), UsageError> {
     let margin = spec.peak_bytes / 20 + 4 * MIB;
     let need = spec.peak_bytes.saturating_add(margin);
-    let free = env.target.free_bytes;
     if need > free {
         return Err(UsageError::new(format!(
             "target {} has {} free, but this plan needs {}: {} written ({}) plus a margin of {} (5% + 4 MiB); \
              choose smaller sizes, fewer clients or another target (or --no-space-check)",
-            env.target.path,
+            target,
             human(free),
             human(need),
             human(spec.peak_bytes),

@@ -45,3 +45,28 @@ fn exclusive_create_stat_and_listing_work_on_both_servers() {
         iomatrix_smb::SmbUrl::parse(lab.var("IOMATRIX_LAB_SMB"), || Ok(Some(password.trim().to_string()))).unwrap();
     exercise(&mut iomatrix_smb::SmbFs::connect(&smb, timeout).unwrap());
 }
+
+#[test]
+fn a_plan_larger_than_the_servers_free_space_is_refused_with_the_numbers() {
+    use crate::helpers::*;
+    let Some(lab) = Lab::up(&["smb", "nfs"]) else { return };
+    let sb = Sandbox::new();
+    // No lab disk holds 100 TiB: refused before anything is written, by what the server says it has free.
+    let plan = ["--files", "100t", "--records", "1m", "--tests", "write"];
+    let nfs = lab.var("IOMATRIX_LAB_NFS");
+    let out = sb.run(&[&["run", "iozone", "--target", nfs], &plan[..]].concat());
+    assert_usage_error(&out, "free, but this plan needs");
+    let said = text(&out).1;
+    assert!(said.contains(lab.var("IOMATRIX_LAB_SERVER")) && said.contains("100.0 TiB written"), "{said}");
+    let smb = lab.var("IOMATRIX_LAB_SMB");
+    let out = sb
+        .cmd()
+        .args([&["run", "iozone", "--target", smb], &plan[..]].concat())
+        .env("IOMATRIX_SMB_PASSWORD_FILE", lab.var("IOMATRIX_LAB_SMB_PASSWORD_FILE"))
+        .output()
+        .unwrap();
+    assert_usage_error(&out, "free, but this plan needs");
+    assert!(!sb.db().exists() || sb.runs_json()["runs"].as_array().unwrap().is_empty(), "nothing stored");
+    // Nothing was made on the server either.
+    assert!(crate::lab_fixture::left_behind(std::path::Path::new(lab.var("IOMATRIX_LAB_STATE"))).is_empty());
+}

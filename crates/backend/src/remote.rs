@@ -33,6 +33,12 @@ pub trait RemoteFs: Send {
     /// What was negotiated, for the run's environment record (protocol,
     /// version or dialect, transfer sizes...).
     fn describe(&self) -> serde_json::Value;
+    /// Bytes this client may still write on the server (NFS FSSTAT's
+    /// `abytes`, SMB's caller-available units), for the free-space check;
+    /// None where the protocol client cannot tell.
+    fn free_bytes(&mut self) -> io::Result<Option<u64>> {
+        Ok(None)
+    }
     fn mkdir(&mut self, path: &str) -> io::Result<()>;
     fn rmdir(&mut self, path: &str) -> io::Result<()>;
     /// Creates the file, or empties it when it exists.

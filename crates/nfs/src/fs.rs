@@ -111,6 +111,11 @@ impl iomatrix_backend::RemoteFs for NfsFs {
         })
     }
 
+    fn free_bytes(&mut self) -> io::Result<Option<u64>> {
+        let root = self.root.clone();
+        self.session.available_bytes(&root).map(Some).map_err(io_err)
+    }
+
     fn mkdir(&mut self, path: &str) -> io::Result<()> {
         let (parent, name) = self.parent(path).map_err(io_err)?;
         let made = self.session.mkdir(&parent, name).map_err(io_err)?;

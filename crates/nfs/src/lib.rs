@@ -381,6 +381,16 @@ impl NfsSession {
         }
     }
 
+    /// Bytes the caller may still write on the export (FSSTAT `abytes`).
+    pub fn available_bytes(&mut self, file: &NfsFile) -> Result<u64, NfsError> {
+        let args = nfs3::FSSTAT3args { fsroot: file.handle.clone() };
+        let what = format!("FSSTAT {}", file.path);
+        match block(&self.runtime, self.timeout, &self.url, &what, self.connection.fsstat(&args))? {
+            Nfs3Result::Ok(ok) => Ok(ok.abytes),
+            Nfs3Result::Err((status, _)) => Err(NfsError(format!("{}: {what}: {status}", self.url))),
+        }
+    }
+
     /// The file's size, from the server.
     pub fn size(&mut self, file: &NfsFile) -> Result<u64, NfsError> {
         self.getattr(file).map(|(_, size)| size)

@@ -318,6 +318,22 @@ impl RemoteFs for SmbFs {
         self.described.clone()
     }
 
+    fn free_bytes(&mut self) -> io::Result<Option<u64>> {
+        let args = FileCreateArgs {
+            options: CreateOptions::new().with_directory_file(true),
+            ..FileCreateArgs::make_open_existing(FileAccessMask::new().with_file_read_attributes(true))
+        };
+        let Resource::Directory(dir) = self.open_with("", &args, "opening the share's folder")? else {
+            return Err(err(&self.url, "the share's folder", "is not a folder"));
+        };
+        let size = self.block("QUERY_INFO (file system size)", dir.query_fs_info::<smb::FileFsFullSizeInformation>());
+        let closed = self.block("CLOSE", dir.close());
+        let size = size?;
+        closed?;
+        let unit = u64::from(size.sectors_per_allocation_unit) * u64::from(size.bytes_per_sector);
+        Ok(Some(size.caller_available_allocation_units.saturating_mul(unit)))
+    }
+
     fn mkdir(&mut self, path: &str) -> io::Result<()> {
         let args = FileCreateArgs::make_create_new(
             FileAttributes::new().with_directory(true),
