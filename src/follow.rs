@@ -18,10 +18,7 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
                 on_error: clients.on_error,
                 stop,
             };
-            let connect = || match &remote {
-                Some((target, _)) => target.connect(),
-                None => Err(std::io::Error::other("no remote target")),
-            };
+            let connect = crate::remote::connector(remote.as_ref().map(|(target, _)| target));
             let place = match &remote {
                 Some((_, folder)) => iomatrix_iozone::Place::Remote { connect: &connect, folder: folder.clone() },
                 None => iomatrix_iozone::Place::Local,
@@ -39,7 +36,7 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
             // Clients publish under their rank: room for every rank, only this one's used.
             let live = iomatrix_access::Live::new(ranks.mpi_size().unwrap_or(1));
             let sample = || crate::cmd::run_access::live_sample(&live);
-            let connect = crate::cmd::run_access::connector(remote.as_ref().map(|(target, _)| target));
+            let connect = crate::remote::connector(remote.as_ref().map(|(target, _)| target));
             let place = crate::cmd::run_access::place(&connect, remote.as_ref().map(|(_, folder)| folder));
             ranks.relay_live(&sample, || {
                 iomatrix_access::execute_at(&plan, &ranks.group(1), &setup, &place, &live, |_| Ok(()))
@@ -53,10 +50,7 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
                 on_error: clients.on_error,
                 stop,
             };
-            let connect = || match &remote {
-                Some((target, _)) => target.connect(),
-                None => Err(std::io::Error::other("no remote target")),
-            };
+            let connect = crate::remote::connector(remote.as_ref().map(|(target, _)| target));
             let place = match &remote {
                 Some((_, folder)) => iomatrix_bonnie::Place::Remote { connect: &connect, folder: folder.clone() },
                 None => iomatrix_bonnie::Place::Local,
@@ -77,10 +71,7 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
             let lives = [iomatrix_fileserver::Live::new()];
             let sampler = crate::cmd::run_fileserver::Sampler::default();
             let sample = || sampler.sample(&lives[0]);
-            let connect = || match &remote {
-                Some((target, _)) => target.connect(),
-                None => Err(std::io::Error::other("no remote target")),
-            };
+            let connect = crate::remote::connector(remote.as_ref().map(|(target, _)| target));
             let on_server =
                 remote.as_ref().map(|(_, folder)| (&connect as &iomatrix_fileserver::Connect<'_>, folder.as_str()));
             ranks.relay_live(&sample, || {
@@ -91,10 +82,7 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
             let setup = Setup { cells: walks, workdir: None, hooks: &clients.hooks, on_error: clients.on_error, stop };
             let live = iomatrix_backup::LiveClients::new(ranks.mpi_size().unwrap_or(1));
             let sample = || crate::cmd::run_backup::live_sample(&live);
-            let connect = || match &remote {
-                Some(target) => target.connect(),
-                None => Err(std::io::Error::other("no remote target")),
-            };
+            let connect = crate::remote::connector(remote.as_ref());
             let place = match &remote {
                 Some(_) => iomatrix_backup::TreePlace::Remote { connect: &connect },
                 None => iomatrix_backup::TreePlace::Local,

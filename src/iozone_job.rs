@@ -101,10 +101,7 @@ pub fn run(job: IozoneJob, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode>
         on_error: job.clients.on_error,
         stop,
     };
-    let connect = || match &remote {
-        Some(target) => target.connect(),
-        None => Err(std::io::Error::other("no remote target")),
-    };
+    let connect = crate::remote::connector(remote.as_ref());
     let place = match &remote_folder {
         Some(folder) => Place::Remote { connect: &connect, folder: folder.clone() },
         None => Place::Local,

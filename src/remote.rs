@@ -60,6 +60,15 @@ impl RemoteTarget {
     }
 }
 
+/// Each client's way to connect its own session to the server; an error
+/// where the target is local (the suites call it only for a server).
+pub fn connector(target: Option<&RemoteTarget>) -> impl Fn() -> std::io::Result<Box<dyn RemoteFs>> + Sync + '_ {
+    move || match target {
+        Some(target) => target.connect(),
+        None => Err(std::io::Error::other("no remote target")),
+    }
+}
+
 /// The run's working folder on the server, `iomatrix-PID-MS`, removed at
 /// the end with everything the clients left in it (unless kept).
 pub struct RemoteWorkDir {

@@ -92,7 +92,7 @@ pub fn run(args: RunAccessArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
         },
         &clients,
     )?;
-    let connect = connector(remote.as_ref().map(|(target, _)| target));
+    let connect = crate::remote::connector(remote.as_ref().map(|(target, _)| target));
     let place = place(&connect, remote.as_ref().map(|(_, folder)| folder));
     let setup = Setup {
         cells: cells.len(),
@@ -177,14 +177,6 @@ pub fn run(args: RunAccessArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
         |i| described.get(i).map(|c| c.describe()).unwrap_or_default(),
         &Output { json: args.common.json, ..Output::default() },
     )
-}
-
-/// A client's way to connect to the server (an error where there is none).
-pub fn connector(target: Option<&RemoteTarget>) -> impl Fn() -> std::io::Result<Box<dyn RemoteFs>> + Sync + '_ {
-    move || match target {
-        Some(target) => target.connect(),
-        None => Err(std::io::Error::other("no remote target")),
-    }
 }
 
 /// Where the clients' files are: on the server in `folder`, or local.

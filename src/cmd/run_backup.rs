@@ -118,10 +118,7 @@ pub fn run(args: RunBackupArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
     let (walk_done, interrupted) = (AtomicBool::new(false), AtomicBool::new(false));
     // Clients whose server stopped answering mid-walk: their figures are kept, the run fails.
     let mut server_lost: Vec<ClientFailure> = Vec::new();
-    let connect = || match &remote {
-        Some(target) => target.connect(),
-        None => Err(std::io::Error::other("no remote target")),
-    };
+    let connect = crate::remote::connector(remote.as_ref());
     let place = match &remote {
         Some(_) => TreePlace::Remote { connect: &connect },
         None => TreePlace::Local,

@@ -104,10 +104,7 @@ pub fn run(args: RunFileserverArgs, db: &Path, ranks: &crate::ranks::Ranks) -> a
         },
         &clients,
     )?;
-    let connect = || match &remote {
-        Some(target) => target.connect(),
-        None => Err(std::io::Error::other("no remote target")),
-    };
+    let connect = crate::remote::connector(remote.as_ref());
     let on_server = remote_folder.as_deref().map(|folder| (&connect as &iomatrix_fileserver::Connect<'_>, folder));
     let setup = Setup {
         cells: phases.len(),

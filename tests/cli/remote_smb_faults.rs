@@ -21,6 +21,15 @@ fn iozone_over_smb(sb: &Sandbox, lab: &Lab, extra: &[&str]) -> Command {
 }
 
 /// `pid` and every process below it (smbd forks one process per connection).
+/// Kills the lab's smbd and the processes it forked (one per connection): never by name, which would
+/// reach every smbd on the machine (a network namespace does not separate processes).
+fn kill_process_tree(root: u32) {
+    for pid in process_tree(root) {
+        // SAFETY: kill(2) on a process of the lab's smbd tree; no memory involved.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    }
+}
+
 fn process_tree(pid: u32) -> Vec<u32> {
     let mut found = vec![pid];
     let mut i = 0;
@@ -80,14 +89,7 @@ fn smbd_killed_in_the_middle_of_a_cell_fails_the_run_naming_the_server_and_keeps
     let Some(lab) = Lab::up(&["--link", "100mbit", "smb"]) else { return };
     let smbd: u32 = lab.var("IOMATRIX_LAB_SMBD_PID").parse().unwrap();
     let sb = Sandbox::new();
-    // Only the lab's smbd and the processes it forked (one per connection): never by name, which would reach
-    // every smbd on the machine (a network namespace does not separate processes).
-    let kill_smbd = || {
-        for pid in process_tree(smbd) {
-            // SAFETY: kill(2) on a process of the lab's smbd tree; no memory involved.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-        }
-    };
+    let kill_smbd = || kill_process_tree(smbd);
     let (out, took) = fault_during_the_second_cell(&sb, &lab, &[], kill_smbd);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -106,12 +108,7 @@ fn smbd_killed_with_on_client_error_continue_counts_the_lost_cell_and_exits_3() 
     let Some(lab) = Lab::up(&["--link", "100mbit", "smb"]) else { return };
     let smbd: u32 = lab.var("IOMATRIX_LAB_SMBD_PID").parse().unwrap();
     let sb = Sandbox::new();
-    let kill_smbd = || {
-        for pid in process_tree(smbd) {
-            // SAFETY: kill(2) on a process of the lab's smbd tree; no memory involved.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-        }
-    };
+    let kill_smbd = || kill_process_tree(smbd);
     let (out, took) = fault_during_the_second_cell(&sb, &lab, &["--on-client-error", "continue"], kill_smbd);
     let stderr = String::from_utf8_lossy(&out.stderr);
     // Every cell ran (or was given up), some clients failed: exit 3, the run complete with its loss stated.
