@@ -72,10 +72,12 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
             let sampler = crate::cmd::run_fileserver::Sampler::default();
             let sample = || sampler.sample(&lives[0]);
             let connect = crate::remote::connector(remote.as_ref().map(|(target, _)| target));
-            let on_server =
-                remote.as_ref().map(|(_, folder)| (&connect as &iomatrix_fileserver::Connect<'_>, folder.as_str()));
+            let place = match &remote {
+                Some((_, folder)) => iomatrix_fileserver::Place::Remote { connect: &connect, folder: folder.clone() },
+                None => iomatrix_fileserver::Place::Local,
+            };
             ranks.relay_live(&sample, || {
-                iomatrix_fileserver::execute_clients(&plan, &ranks.group(1), &setup, on_server, &lives, |_| Ok(()))
+                iomatrix_fileserver::execute_clients(&plan, &ranks.group(1), &setup, &place, &lives, |_| Ok(()))
             })?;
         }
         Shared::Backup { plan, clients, walks, remote } => {
@@ -84,8 +86,8 @@ pub fn run(job: Shared, ranks: &Ranks) -> anyhow::Result<ExitCode> {
             let sample = || crate::cmd::run_backup::live_sample(&live);
             let connect = crate::remote::connector(remote.as_ref());
             let place = match &remote {
-                Some(_) => iomatrix_backup::TreePlace::Remote { connect: &connect },
-                None => iomatrix_backup::TreePlace::Local,
+                Some(_) => iomatrix_backup::Place::Remote { connect: &connect, folder: String::new() },
+                None => iomatrix_backup::Place::Local,
             };
             ranks.relay_live(&sample, || {
                 iomatrix_backup::execute_clients(&plan, &ranks.group(1), &setup, &place, &live, |_| Ok(()))

@@ -8,7 +8,6 @@ use crate::raw_device::RawDevice;
 use crate::remote::RemoteTarget;
 use crate::render::access::human_ns;
 use iomatrix_access::{AccessPlan, AccessResult, CellSetting, Limit, Live, Place};
-use iomatrix_backend::RemoteFs;
 use iomatrix_coord::{Ending, Setup};
 use iomatrix_core::{parse_duration, parse_size_list, BackendKind, ByteSize, UsageError};
 use iomatrix_stats::LatencySummary;
@@ -180,10 +179,7 @@ pub fn run(args: RunAccessArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
 }
 
 /// Where the clients' files are: on the server in `folder`, or local.
-pub fn place<'a>(
-    connect: &'a (dyn Fn() -> std::io::Result<Box<dyn RemoteFs>> + Sync),
-    folder: Option<&String>,
-) -> Place<'a> {
+pub fn place<'a>(connect: &'a iomatrix_backend::Connect<'a>, folder: Option<&String>) -> Place<'a> {
     match folder {
         Some(folder) => Place::Remote { connect, folder: folder.clone() },
         None => Place::Local,

@@ -10,7 +10,7 @@ use crate::job::{human, Job, JobSpec, JobTarget, Output};
 use crate::ranks::{LiveBoard, LiveSample, Ranks, Shared};
 use crate::remote::RemoteTarget;
 use iomatrix_backend::{RemoteFs, RemoteKind};
-use iomatrix_backup::{BackupCell, BackupPlan, LiveClients, TreePlace};
+use iomatrix_backup::{BackupCell, BackupPlan, LiveClients, Place};
 use iomatrix_coord::{ClientFailure, Setup};
 use iomatrix_core::{BackendKind, ByteSize, UsageError};
 use iomatrix_iozone::Ending;
@@ -120,8 +120,8 @@ pub fn run(args: RunBackupArgs, db: &Path, ranks: &Ranks) -> anyhow::Result<Exit
     let mut server_lost: Vec<ClientFailure> = Vec::new();
     let connect = crate::remote::connector(remote.as_ref());
     let place = match &remote {
-        Some(_) => TreePlace::Remote { connect: &connect },
-        None => TreePlace::Local,
+        Some(_) => Place::Remote { connect: &connect, folder: String::new() },
+        None => Place::Local,
     };
     let backend = match &remote {
         Some(RemoteTarget::Nfs(_)) => "nfs",

@@ -105,7 +105,10 @@ pub fn run(args: RunFileserverArgs, db: &Path, ranks: &crate::ranks::Ranks) -> a
         &clients,
     )?;
     let connect = crate::remote::connector(remote.as_ref());
-    let on_server = remote_folder.as_deref().map(|folder| (&connect as &iomatrix_fileserver::Connect<'_>, folder));
+    let place = match &remote_folder {
+        Some(folder) => iomatrix_fileserver::Place::Remote { connect: &connect, folder: folder.clone() },
+        None => iomatrix_fileserver::Place::Local,
+    };
     let setup = Setup {
         cells: phases.len(),
         workdir: workdir.as_deref(),
@@ -139,7 +142,7 @@ pub fn run(args: RunFileserverArgs, db: &Path, ranks: &crate::ranks::Ranks) -> a
                 &plan,
                 &ranks.group(clients.count),
                 &setup,
-                on_server,
+                &place,
                 &lives,
                 |cell| {
                     failed_connections.set(failed_connections.get() + cell.merged.connections_failed);

@@ -14,5 +14,6 @@
 mod plan;
 mod runner;
 
+pub use iomatrix_backend::Place;
 pub use plan::{AccessCell, AccessPlan, CellSetting, Limit};
-pub use runner::{execute, execute_at, AccessFigures, AccessResult, Live, Place, Second};
+pub use runner::{execute, execute_at, AccessFigures, AccessResult, Live, Second};

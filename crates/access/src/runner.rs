@@ -4,7 +4,8 @@
 
 use crate::plan::{AccessCell, AccessPlan, Limit};
 use iomatrix_backend::{
-    open_queued, Completion, OneAtATime, OpenHow, QueuedFile, RemoteFile, RemoteFs, Request, SessionPool, Submitted,
+    open_queued, Completion, Connect, OneAtATime, OpenHow, Place, QueuedFile, RemoteFile, RemoteFs, Request,
+    SessionPool, Submitted,
 };
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
 use iomatrix_stats::{Latency, Measured, Span};
@@ -210,15 +211,6 @@ impl Live {
     }
 }
 
-/// Where the clients' files are.
-pub enum Place<'a> {
-    /// Local: `client-N/access.dat` in the working folder of the setup, or the plan's raw device.
-    Local,
-    /// On a server, through iomatrix's own protocol client: each client
-    /// connects on its own (`connect`) and works in `folder/client-N/access.dat`.
-    Remote { connect: &'a (dyn Fn() -> std::io::Result<Box<dyn RemoteFs>> + Sync), folder: String },
-}
-
 /// Runs `plan` on every client of `group`: each client's file is
 /// `client-N/access.dat` in the working folder of `setup`, or every client
 /// works on the plan's raw device (`setup.workdir` is then None). Returns, at
@@ -254,14 +246,11 @@ pub fn execute_at(
         setup,
         |rank, dir| {
             let path = plan.device.clone().unwrap_or_else(|| dir.join("access.dat"));
-            let server = match place {
+            let server = match place.of_client(rank) {
                 Place::Local => None,
-                Place::Remote { connect, folder } => Some(Server {
-                    connect: *connect,
-                    dir: format!("{folder}/client-{rank}"),
-                    session: None,
-                    pool: Arc::new(Mutex::new(Vec::new())),
-                }),
+                Place::Remote { connect, folder } => {
+                    Some(Server { connect, dir: folder, session: None, pool: Arc::new(Mutex::new(Vec::new())) })
+                }
             };
             let content = plan.content.stamped().then(|| Content::new(plan.content, rank as u64));
             Client { rank, plan, cells: &cells, path, server, stop: setup.stop, live, laid_out: None, content }
@@ -287,7 +276,7 @@ struct Client<'a> {
 
 /// One client's way to the server.
 struct Server<'a> {
-    connect: &'a (dyn Fn() -> std::io::Result<Box<dyn RemoteFs>> + Sync),
+    connect: &'a Connect<'a>,
     /// `folder/client-N`, made at the first cell.
     dir: String,
     /// Connected at the first cell (untimed): laying out, and depth 1 where a

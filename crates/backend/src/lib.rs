@@ -24,6 +24,8 @@
 //!   [`RemoteFs::open_queued`] where one session carries many requests (SMB),
 //!   else [`OneAtATime`] (depth 1) or [`SessionPool`] (depth N: N sessions,
 //!   one request in flight on each).
+//! - [`Place`]: where a suite's clients keep their files, here or on a
+//!   server ([`Connect`] makes each client's session).
 //!
 //! The [`FileIo`] backends complete every request before returning; queued
 //! backends do not fit a synchronous call and do not pretend to.
@@ -31,6 +33,7 @@
 mod buffer;
 mod mmap;
 mod open;
+mod place;
 mod psync;
 mod queued;
 mod remote;
@@ -42,6 +45,7 @@ mod uring;
 pub use buffer::AlignedBuf;
 pub use mmap::MmapFile;
 pub use open::{probe_direct, OpenHow, DIRECT_ALIGN};
+pub use place::{below, client_folder, Connect, Place};
 pub use psync::PsyncFile;
 pub use queued::{
     check_buffer_len, check_reap, check_request, open_queued, Completion, Immediate, QueuedFile, Request, Submitted,

@@ -13,7 +13,7 @@ use crate::remote::RemoteTree;
 use crate::result::{BackupResult, Live, SizeClass, MAX_EXAMPLES};
 use crate::walk::{prepare, walk, LocalTree, Prepared};
 use crate::BackupPlan;
-use iomatrix_backend::RemoteFs;
+use iomatrix_backend::Place;
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
 use iomatrix_extents::{ExtentSummary, ExtentTally, FileExtents};
 use serde::{Deserialize, Serialize};
@@ -39,16 +39,6 @@ pub fn missing_client_trees(root: &Path, clients: usize) -> Vec<PathBuf> {
         return Vec::new();
     }
     (0..clients).map(|rank| client_root(root, rank, clients)).filter(|tree| !tree.is_dir()).collect()
-}
-
-/// Where the clients' trees are.
-pub enum TreePlace<'a> {
-    /// Folders of this machine (or of its mounts): `plan.root` is one.
-    Local,
-    /// On a server through iomatrix's own protocol client: `plan.root` is
-    /// the target's URL (for reports); each client connects its own session
-    /// (`connect`) and walks the target's folder, or its `client-R` below it.
-    Remote { connect: &'a (dyn Fn() -> std::io::Result<Box<dyn RemoteFs>> + Sync) },
 }
 
 /// One client's walk of the cell.
@@ -276,7 +266,7 @@ pub fn execute_clients(
     plan: &BackupPlan,
     group: &Group<'_>,
     setup: &Setup<'_>,
-    place: &TreePlace<'_>,
+    place: &Place<'_>,
     live: &LiveClients,
     mut on_cell: impl FnMut(&BackupCell) -> Result<(), String>,
 ) -> std::io::Result<Option<(usize, Ending)>> {
@@ -289,7 +279,11 @@ pub fn execute_clients(
             rank,
             plan,
             root: client_root(&plan.root, rank, clients),
-            below_target: client_root(Path::new(""), rank, clients).display().to_string(),
+            below_target: match place.remote_folder() {
+                Some(folder) if clients > 1 => iomatrix_backend::below(folder, &iomatrix_backend::client_folder(rank)),
+                Some(folder) => folder.to_string(),
+                None => String::new(),
+            },
             place,
             stop,
             live,
@@ -305,7 +299,7 @@ struct Client<'a> {
     root: PathBuf,
     /// Its tree below the target's folder, for a protocol client.
     below_target: String,
-    place: &'a TreePlace<'a>,
+    place: &'a Place<'a>,
     stop: &'a AtomicBool,
     live: &'a LiveClients,
 }
@@ -318,13 +312,13 @@ impl ClientWork for Client<'_> {
         let fail = |e: crate::BackupError| ClientFailure::error(self.rank, e.0);
         let (rank, live, stop) = (self.rank, self.live, self.stop);
         let walked = match self.place {
-            TreePlace::Local => {
+            Place::Local => {
                 // Untimed: the cold walk's syncfs and cache drop.
                 let prepared = prepare(&plan, stop).map_err(fail)?;
                 let origin = start.together()?;
                 walk(&mut LocalTree::new(&plan.root), &plan, &prepared, origin, stop, &mut |l| live.publish(rank, l))
             }
-            TreePlace::Remote { connect } => {
+            Place::Remote { connect, .. } => {
                 // Untimed: this client's own session, and its tree checked there.
                 let fs = connect().map_err(|e| ClientFailure::error(rank, format!("connecting: {e}")))?;
                 let mut tree = RemoteTree::open(fs, &self.below_target).map_err(fail)?;
@@ -371,7 +365,7 @@ mod tests {
         let setup = Setup { cells: 1, workdir: None, hooks: &hooks, on_error, stop: &stop };
         let live = LiveClients::new(clients);
         let mut cells = Vec::new();
-        let (done, ending) = execute_clients(&plan, &Group::Local(clients), &setup, &TreePlace::Local, &live, |cell| {
+        let (done, ending) = execute_clients(&plan, &Group::Local(clients), &setup, &Place::Local, &live, |cell| {
             cells.push(cell.clone());
             Ok(())
         })

@@ -12,8 +12,8 @@
 //! - [`execute_clients`]: the walk from many clients at once (threads or
 //!   MPI ranks), client r in its own tree `ROOT/client-r` ([`client_root`]),
 //!   all starting together; each cell merged as a [`BackupCell`]. The trees
-//!   are local ([`TreePlace::Local`]) or on a server reached by iomatrix's
-//!   own NFS or SMB client ([`TreePlace::Remote`]: one session per client,
+//!   are local ([`Place::Local`]) or on a server reached by iomatrix's
+//!   own NFS or SMB client ([`Place::Remote`]: one session per client,
 //!   no cache to drop, no FIEMAP; see the `remote` module for what differs).
 //!
 //! The walk never writes to the tree: it follows no symlink, stays on the
@@ -42,7 +42,8 @@ mod remote;
 mod result;
 mod walk;
 
-pub use clients::{client_root, execute_clients, missing_client_trees, BackupCell, ClientWalk, LiveClients, TreePlace};
+pub use clients::{client_root, execute_clients, missing_client_trees, BackupCell, ClientWalk, LiveClients};
+pub use iomatrix_backend::Place;
 pub use plan::{BackupPlan, MAX_READ_SIZE};
 pub use remote::NO_EXTENT_MAP;
 pub use result::{

@@ -8,9 +8,9 @@
 //! own rates, and all work over the time from the common start to the last
 //! client's end.
 
-use crate::place::Place;
 use crate::runner::ClientTests;
 use crate::{planned_tests, BonnieError, BonniePlan, BonnieResult, BonnieTest};
+use iomatrix_backend::Place;
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
 use iomatrix_verify::Tally;
 use serde::{Deserialize, Serialize};

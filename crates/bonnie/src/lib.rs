@@ -46,7 +46,7 @@ mod runner;
 mod test;
 
 pub use clients::{client_folder, execute, execute_at, BonnieCell, ClientBonnie};
-pub use place::Place;
+pub use iomatrix_backend::Place;
 pub use plan::{
     BonniePlan, DEFAULT_CHUNK, DEFAULT_FILES, DEFAULT_SEEKERS, DEFAULT_SEEKS, FILES_UNIT, MAX_CHUNK, MAX_FILES,
     UPDATE_EVERY,

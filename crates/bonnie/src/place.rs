@@ -5,18 +5,7 @@
 //! NFS/SMB client ([`crate::remote`]) stand behind them.
 
 use crate::BonnieError;
-use iomatrix_backend::RemoteFs;
 use std::io::{self, Read, Seek, Write};
-
-/// Where the clients' folders are.
-pub enum Place<'a> {
-    /// Local paths: each client in `client-N` of the working folder in the setup.
-    Local,
-    /// On a server through iomatrix's own protocol client: each client
-    /// connects on its own (`connect`, also once per seeker of the seek
-    /// test) and works in `folder/client-N`.
-    Remote { connect: &'a (dyn Fn() -> io::Result<Box<dyn RemoteFs>> + Sync), folder: String },
-}
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Access {

@@ -8,11 +8,12 @@
 use crate::files::FileTests;
 use crate::io::{derive_seed, mix, Gate, GetcReader, PutcWriter};
 use crate::local::{LocalData, LocalFiles};
-use crate::place::{Access, DataFile, DataPlace, Place};
+use crate::place::{Access, DataFile, DataPlace};
 use crate::plan::{BonniePlan, UPDATE_EVERY};
 use crate::remote::{session, RemoteData, RemoteFiles};
 use crate::{planned_tests, BonnieError, BonnieResult, BonnieTest};
 use iomatrix_backend::AlignedBuf;
+use iomatrix_backend::Place;
 use iomatrix_stats::{kib_per_sec, Measured, Span};
 use iomatrix_verify::{Content, Tally};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -37,9 +38,9 @@ pub(crate) struct ClientTests<'a> {
     planned: Vec<(u32, BonnieTest)>,
     plan: &'a BonniePlan,
     stop: &'a AtomicBool,
-    rank: usize,
     workdir: PathBuf,
-    place: &'a Place<'a>,
+    /// The client's own place: on a server, its folder there.
+    place: Place<'a>,
     /// Made at the first test (on a server, that is where the client connects).
     tests: Option<(Runner<'a>, FileTests<'a>)>,
     /// The data file's stamped blocks (`--verify`, `--compressible`); the client's rank is the file id.
@@ -55,16 +56,15 @@ impl<'a> ClientTests<'a> {
         plan: &'a BonniePlan,
         workdir: &Path,
         stop: &'a AtomicBool,
-        place: &'a Place<'a>,
+        place: &Place<'a>,
         rank: usize,
     ) -> Self {
         ClientTests {
             planned: planned_tests(plan),
             plan,
             stop,
-            rank,
             workdir: workdir.to_path_buf(),
-            place,
+            place: place.of_client(rank),
             tests: None,
             content: plan.content.stamped().then(|| Content::new(plan.content, rank as u64)),
             verify: None,
@@ -74,7 +74,7 @@ impl<'a> ClientTests<'a> {
     /// Untimed: the client's places, and on a server its own session and folder `folder/client-N`.
     fn prepare(&self) -> Result<(Runner<'a>, FileTests<'a>), BonnieError> {
         let (plan, stop) = (self.plan, self.stop);
-        match self.place {
+        match &self.place {
             Place::Local => Ok((
                 Runner { plan, stop, data: Box::new(LocalData { path: self.workdir.join(DATA_FILE) }) },
                 FileTests::new(plan, stop, Box::new(LocalFiles::new(self.workdir.join(FILES_DIR)))),
@@ -82,8 +82,8 @@ impl<'a> ClientTests<'a> {
             Place::Remote { connect, folder } => {
                 let mut fs = connect().map_err(|e| BonnieError(format!("connecting: {e}")))?;
                 let target = fs.target();
-                let dir = format!("{folder}/client-{}", self.rank);
-                fs.mkdir(&dir).map_err(|e| BonnieError(format!("making {dir} on {target}: {e}")))?;
+                let dir = folder;
+                fs.mkdir(dir).map_err(|e| BonnieError(format!("making {dir} on {target}: {e}")))?;
                 let shared = session(fs);
                 let data = RemoteData {
                     session: shared.clone(),

@@ -22,9 +22,9 @@
 //! its own cache, which rank 0 alone could not do; local clients drop one
 //! after another, the repeats costing only untimed time.
 
-use crate::files::{Connect, Place};
 use crate::plan::FileserverPlan;
 use crate::runner::{execute, Live, PhaseResult};
+use iomatrix_backend::Place;
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
 use iomatrix_stats::kib_per_sec;
 use serde::{Deserialize, Serialize};
@@ -117,7 +117,7 @@ fn combine(clients: &[ClientPhase]) -> Option<PhaseResult> {
 
 /// Runs the plan on every client of `group`, client r in
 /// `setup.workdir/client-r` with `lives[r]` (rank 0's own under MPI) for
-/// a live display; with `remote` (a session maker and the run's folder on
+/// a live display; with a remote `place` (a session maker and the run's folder on
 /// the server), in `folder/client-r` on the server instead, made there by
 /// the client. At the leader, `on_cell` gets each merged phase, and the
 /// result says how many it accepted and how the run ended; elsewhere None.
@@ -125,7 +125,7 @@ pub fn execute_clients(
     plan: &FileserverPlan,
     group: &Group<'_>,
     setup: &Setup<'_>,
-    remote: Option<(&Connect<'_>, &str)>,
+    place: &Place<'_>,
     lives: &[Live],
     mut on_cell: impl FnMut(&FileserverCell) -> Result<(), String>,
 ) -> std::io::Result<Option<(usize, Ending)>> {
@@ -139,7 +139,7 @@ pub fn execute_clients(
                 scope,
                 plan,
                 dir: dir.to_path_buf(),
-                remote: remote.map(|(connect, folder)| (connect, format!("{folder}/client-{rank}"))),
+                place: place.of_client(rank),
                 stop,
                 live: lives.get(rank).or(lives.first()),
                 talk: None,
@@ -174,8 +174,8 @@ struct Client<'scope, 'env> {
     scope: &'scope Scope<'scope, 'env>,
     plan: &'env FileserverPlan,
     dir: PathBuf,
-    /// On a server: the session maker and this client's folder there (`dir` is then unused).
-    remote: Option<(&'env Connect<'env>, String)>,
+    /// The client's own place: on a server, its folder there (`dir` is then unused).
+    place: Place<'env>,
     stop: &'env AtomicBool,
     live: Option<&'env Live>,
     /// The client's `execute`, started at its first phase: after the
@@ -193,19 +193,16 @@ impl Client<'_, '_> {
         let (go, heard) = mpsc::channel::<bool>();
         let (say, said) = mpsc::channel::<Said>();
         let (plan, dir, stop, live) = (self.plan, self.dir.clone(), self.stop, self.live);
-        let remote = self.remote.clone();
+        let place = self.place.clone();
         let spawned =
             std::thread::Builder::new().name(format!("client-{}", self.rank)).spawn_scoped(self.scope, move || {
                 let quiet = Live::new();
                 let live = live.unwrap_or(&quiet);
                 let phases = say.clone();
-                let place = match &remote {
-                    Some((connect, folder)) => Place::Remote { connect: *connect, folder },
-                    None => Place::Local(&dir),
-                };
                 let ended = execute(
                     plan,
-                    place,
+                    &place,
+                    &dir,
                     stop,
                     live,
                     &mut |k| say.send(Said::Ready(k)).is_ok() && heard.recv().unwrap_or(false),
@@ -310,7 +307,7 @@ mod tests {
         let setup = Setup { cells: 2, workdir: Some(dir.path()), hooks, on_error, stop: &stop };
         let lives: Vec<Live> = (0..clients).map(|_| Live::new()).collect();
         let mut cells = Vec::new();
-        let (done, ending) = execute_clients(&plan(), &Group::Local(clients), &setup, None, &lives, |cell| {
+        let (done, ending) = execute_clients(&plan(), &Group::Local(clients), &setup, &Place::Local, &lives, |cell| {
             cells.push(cell.clone());
             Ok(())
         })

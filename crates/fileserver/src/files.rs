@@ -4,27 +4,12 @@
 //! connection's own). The loop, the counting and the timing are the same
 //! for both; only these calls differ.
 
-use iomatrix_backend::RemoteFs;
+use iomatrix_backend::{Connect, RemoteFs};
 use rustix::fs::{Mode, OFlags};
 use std::fmt;
 use std::io;
 use std::os::fd::{IntoRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
-
-/// Makes a fresh session to the server: each connection has its own (its
-/// own TCP connection), as separate users would.
-pub type Connect<'a> = dyn Fn() -> io::Result<Box<dyn RemoteFs>> + Sync + 'a;
-
-/// Where a client's connections keep their files.
-#[derive(Clone, Copy)]
-pub enum Place<'a> {
-    /// A local folder, which must exist and be empty.
-    Local(&'a Path),
-    /// A folder on a server, made by [`execute`](crate::execute) (its
-    /// parent must exist); each connection works in it through a session
-    /// of its own from `connect`.
-    Remote { connect: &'a Connect<'a>, folder: &'a str },
-}
+use std::path::PathBuf;
 
 /// How a file is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -40,7 +40,8 @@ mod runner;
 mod sys;
 
 pub use clients::{execute_clients, ClientPhase, FileserverCell};
-pub use files::{Connect, ConnectionFiles, LocalFiles, OpenFor, Place, RemoteFiles};
+pub use files::{ConnectionFiles, LocalFiles, OpenFor, RemoteFiles};
+pub use iomatrix_backend::{Connect, Place};
 pub use plan::{
     file_random, FileSizes, FileserverPlan, MixVisits, Op, OpCounts, Phase, Planned, SizeDraw, Then, MAX_CONNECTIONS,
     MAX_RECORD,

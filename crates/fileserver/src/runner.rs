@@ -8,14 +8,16 @@
 //! A connection that fails (EMFILE, ENOSPC, EIO, ...) stops where it is,
 //! keeps its error, and sits out the rest of the run; the others go on.
 
-use crate::files::{make_remote_folder, ConnectionFiles, LocalFiles, OpenFor, Place, RemoteFiles};
+use crate::files::{make_remote_folder, ConnectionFiles, LocalFiles, OpenFor, RemoteFiles};
 use crate::plan::{FileserverPlan, MixVisits, Op, Phase, Planned};
 use crate::sys::{drop_caches, error_kind};
+use iomatrix_backend::Place;
 use iomatrix_coord::Ending;
 use iomatrix_stats::{kib_per_sec, Latency, Measured, Span};
 use iomatrix_verify::Content;
 use std::collections::BTreeMap;
 use std::io;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -289,7 +291,8 @@ impl Live {
 /// whose connections failed still completes (their errors are in the results).
 pub fn execute(
     plan: &FileserverPlan,
-    place: Place<'_>,
+    place: &Place<'_>,
+    local_dir: &Path,
     stop: &AtomicBool,
     live: &Live,
     before_phase: &mut dyn FnMut(usize) -> bool,
@@ -299,7 +302,8 @@ pub fn execute(
     let conn_dir = |rank: usize| format!("conn-{rank:04}");
     // A folder that is not one fails the whole run (a client, under many), not each connection.
     match place {
-        Place::Local(workdir) => {
+        Place::Local => {
+            let workdir = local_dir;
             match std::fs::metadata(workdir) {
                 Ok(meta) if meta.is_dir() => {}
                 Ok(_) => {
@@ -314,6 +318,7 @@ pub fn execute(
             run_connections(plan, &files, STACK_SIZE, stop, live, before_phase, on_phase)
         }
         Place::Remote { connect, folder } => {
+            let connect = *connect;
             make_remote_folder(connect, folder)?;
             let files = |rank| Ok(RemoteFiles::new(connect()?, format!("{folder}/{}", conn_dir(rank))));
             run_connections(plan, &files, REMOTE_STACK_SIZE, stop, live, before_phase, on_phase)
@@ -954,7 +959,7 @@ mod tests {
         let stop = AtomicBool::new(false);
         let live = Live::new();
         let mut results = Vec::new();
-        let (n, ending) = execute(plan, Place::Local(dir.path()), &stop, &live, &mut |_| true, |r| {
+        let (n, ending) = execute(plan, &Place::Local, dir.path(), &stop, &live, &mut |_| true, |r| {
             results.push(r.clone());
             Ok(())
         })
@@ -1020,7 +1025,7 @@ mod tests {
         let p = plan(3, 4);
         let stop = AtomicBool::new(false);
         let mut results = Vec::new();
-        let (n, ending) = execute(&p, Place::Local(dir.path()), &stop, &Live::new(), &mut |_| true, |r| {
+        let (n, ending) = execute(&p, &Place::Local, dir.path(), &stop, &Live::new(), &mut |_| true, |r| {
             results.push(r.clone());
             Ok(())
         })
@@ -1048,7 +1053,8 @@ mod tests {
         let mut asked = false;
         let e = execute(
             &plan(2, 3),
-            Place::Local(&file),
+            &Place::Local,
+            &file,
             &stop,
             &Live::new(),
             &mut |_| std::mem::replace(&mut asked, true),
@@ -1057,15 +1063,11 @@ mod tests {
         .unwrap_err();
         assert!(e.to_string().contains("client-0: not a folder"), "{e}");
         assert!(!asked);
-        let e = execute(
-            &plan(2, 3),
-            Place::Local(&dir.path().join("gone")),
-            &stop,
-            &Live::new(),
-            &mut |_| true,
-            |_| Ok(()),
-        )
-        .unwrap_err();
+        let e =
+            execute(&plan(2, 3), &Place::Local, &dir.path().join("gone"), &stop, &Live::new(), &mut |_| true, |_| {
+                Ok(())
+            })
+            .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
     }
 
@@ -1074,7 +1076,7 @@ mod tests {
         let p = plan(2, 3);
         let dir = tempfile::tempdir().unwrap();
         let stop = AtomicBool::new(false);
-        let (n, ending) = execute(&p, Place::Local(dir.path()), &stop, &Live::new(), &mut |_| true, |_| {
+        let (n, ending) = execute(&p, &Place::Local, dir.path(), &stop, &Live::new(), &mut |_| true, |_| {
             stop.store(true, Ordering::SeqCst);
             Ok(())
         })
@@ -1083,7 +1085,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let stop = AtomicBool::new(false);
         let (n, ending) =
-            execute(&p, Place::Local(dir.path()), &stop, &Live::new(), &mut |_| true, |_| Err("disk full".into()))
+            execute(&p, &Place::Local, dir.path(), &stop, &Live::new(), &mut |_| true, |_| Err("disk full".into()))
                 .unwrap();
         assert_eq!((n, ending), (0, Ending::SinkFailed("disk full".into())));
     }
@@ -1095,7 +1097,7 @@ mod tests {
         let stop = AtomicBool::new(false);
         let live = Live::new();
         let mut seen = Vec::new();
-        execute(&p, Place::Local(dir.path()), &stop, &live, &mut |_| true, |r| {
+        execute(&p, &Place::Local, dir.path(), &stop, &live, &mut |_| true, |r| {
             seen.push((r.index, live.snapshot()));
             Ok(())
         })

@@ -6,7 +6,7 @@
 use crate::plan::{CellSpec, IozonePlan};
 use crate::IozoneTest;
 use iomatrix_backend::{
-    AlignedBuf, FileIo, MmapFile, OpenHow, PsyncFile, RecordIo, RemoteFile, RemoteFs, StdioFile, SyncFile,
+    AlignedBuf, FileIo, MmapFile, OpenHow, Place, PsyncFile, RecordIo, RemoteFile, RemoteFs, StdioFile, SyncFile,
 };
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
 use iomatrix_core::BackendKind;
@@ -146,15 +146,6 @@ pub trait CellSink {
     fn cell_done(&mut self, cell: &CellResult) -> Result<(), String>;
 }
 
-/// Where the clients' files are.
-pub enum Place<'a> {
-    /// Local paths: each client in `client-N` of the working folder in `setup`.
-    Local,
-    /// On a server, through iomatrix's own protocol client: each client
-    /// connects on its own (`connect`) and works in `folder/client-N`.
-    Remote { connect: &'a (dyn Fn() -> std::io::Result<Box<dyn RemoteFs>> + Sync), folder: String },
-}
-
 /// Runs `plan` on every client of `group`, each in `client-N` of the
 /// working folder in `setup`. Raise `setup.stop` to end the run after the
 /// current requests. Returns, at the leader, how many cells were handed to
@@ -182,7 +173,7 @@ pub fn execute_at(
     lead(
         group,
         setup,
-        |rank, dir| Client::new(rank, plan, dir, setup.stop, &cells, marked, place),
+        |rank, dir| Client::new(rank, plan, dir, setup.stop, &cells, marked, place.of_client(rank)),
         |index, gathered| sink.cell_done(&CellResult::merge(cells[index], gathered)),
     )
 }
@@ -199,7 +190,8 @@ struct Client<'a> {
     marked: bool,
     /// The size the client's file has, if it exists and is complete.
     file_ready: Option<u64>,
-    place: &'a Place<'a>,
+    /// The client's own place: on a server, its folder there.
+    place: Place<'a>,
     /// Its own connection to the server (made at its first cell), for a remote place.
     remote: Option<Box<dyn RemoteFs>>,
     /// Stamps and checks the client's file, when the plan asks for stamped data.
@@ -211,7 +203,7 @@ impl ClientWork for Client<'_> {
 
     fn cell(&mut self, index: usize, start: &mut Start<'_>) -> Result<ClientFigures, ClientFailure> {
         let cell = &self.cells[index];
-        if let Place::Remote { .. } = self.place {
+        if self.place.is_remote() {
             return self.remote_cell(cell, start);
         }
         let outcome = match cell.backend {
@@ -244,7 +236,7 @@ impl<'a> Client<'a> {
         stop: &'a AtomicBool,
         cells: &'a [CellSpec],
         marked: bool,
-        place: &'a Place<'a>,
+        place: Place<'a>,
     ) -> Self {
         let largest_record = plan.record_sizes.iter().map(|r| r.bytes()).max().unwrap_or(4096);
         Client {
@@ -397,10 +389,10 @@ impl<'a> Client<'a> {
 
     /// `folder/client-N/file`.
     fn remote_path(&self) -> String {
-        match self.place {
-            Place::Remote { folder, .. } => format!("{folder}/client-{}/{}", self.rank, self.plan.file_name),
-            Place::Local => String::new(),
-        }
+        self.place
+            .remote_folder()
+            .map(|folder| iomatrix_backend::below(folder, &self.plan.file_name))
+            .unwrap_or_default()
     }
 
     fn remote_cell_inner(&mut self, cell: &CellSpec, start: &mut Start<'_>) -> Result<ClientFigures, ClientFailure> {
@@ -409,11 +401,11 @@ impl<'a> Client<'a> {
         }
         let path = self.remote_path();
         if self.remote.is_none() {
-            let Place::Remote { connect, folder } = self.place else {
+            let Place::Remote { connect, folder } = &self.place else {
                 unreachable!("a remote cell has a remote place")
             };
             let mut fs = connect().map_err(|e| self.failure(format!("connecting: {e}")))?;
-            let dir = format!("{folder}/client-{}", self.rank);
+            let dir = folder.clone();
             fs.mkdir(&dir).map_err(|e| self.failure(format!("making {dir} on {}: {e}", fs.target())))?;
             self.remote = Some(fs);
         }
