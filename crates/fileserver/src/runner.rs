@@ -593,8 +593,14 @@ impl<'a, F: ConnectionFiles> Connection<'a, F> {
         let gate = &shared.gate;
         let mut party = Party { gate, done: false };
         let setup = Instant::now();
+        // A folder that is there already is an earlier pass's (`--tolerance` runs the phases again).
+        let mut reused = false;
         let made = files(rank).map_err(|e| (e, "connecting")).and_then(|mut f| match f.make_folder() {
             Ok(()) => Ok(f),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                reused = true;
+                Ok(f)
+            }
             Err(e) => Err((e, "making its folder")),
         });
         let setup_ns = setup.elapsed().as_nanos() as u64;
@@ -612,7 +618,7 @@ impl<'a, F: ConnectionFiles> Connection<'a, F> {
         let plan = shared.plan;
         let phases = plan.phases();
         for (k, &phase) in phases.iter().enumerate() {
-            if let Some(conn) = conn.as_mut().filter(|_| k > 0 && phase == Phase::Write) {
+            if let Some(conn) = conn.as_mut().filter(|_| (k > 0 || reused) && phase == Phase::Write) {
                 // A repeat writes fresh files (creates are exclusive): the last repeat's go first, untimed.
                 for i in 0..plan.files_per_connection {
                     let name = conn.files.name(i);

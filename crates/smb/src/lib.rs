@@ -339,9 +339,14 @@ impl RemoteFs for SmbFs {
             FileAttributes::new().with_directory(true),
             CreateOptions::new().with_directory_file(true),
         );
-        match self.open_with(path, &args, "making the folder")? {
-            Resource::Directory(d) => self.block("closing a new folder", d.close()),
-            _ => Err(err(&self.url, path, "made something that is not a folder")),
+        match self.open_with(path, &args, "making the folder") {
+            Ok(Resource::Directory(d)) => self.block("closing a new folder", d.close()),
+            Ok(_) => Err(err(&self.url, path, "made something that is not a folder")),
+            // STATUS_OBJECT_NAME_COLLISION: the folder is there already.
+            Err(e) if e.to_string().contains("0xc0000035") => {
+                Err(io::Error::new(io::ErrorKind::AlreadyExists, e.to_string()))
+            }
+            Err(e) => Err(e),
         }
     }
 
