@@ -2,30 +2,19 @@
 //! `main` only maps the outcome to an exit code; see `app::run`.
 
 mod app;
-mod bonnie_job;
 mod cli;
-mod clients;
-mod cmd;
-mod data_content;
+mod commands;
 mod db_path;
-#[cfg(feature = "mpi")]
-mod follow;
-mod iozone_job;
-mod job;
-mod progress;
-mod ranks;
-mod raw_device;
-mod remote;
+mod exit;
+mod harness;
+mod out;
 mod render;
-mod repeat;
-mod select;
-mod signals;
-mod workdir;
+mod suites;
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let ranks = match ranks::Ranks::init() {
+    let ranks = match harness::Ranks::init() {
         Ok(ranks) => ranks,
         Err(err) => return fail(&err),
     };
@@ -34,7 +23,7 @@ fn main() -> ExitCode {
         Err(err) => {
             let code = fail(&err);
             // A failed MPI run ends every rank, so none waits on for a partner that is gone.
-            ranks.end(app::exit_code_for(&err) == app::EXIT_FAILED);
+            ranks.end(exit::code_for(&err) == exit::FAILED);
             code
         }
     }
@@ -42,5 +31,5 @@ fn main() -> ExitCode {
 
 fn fail(err: &anyhow::Error) -> ExitCode {
     eprintln!("iomatrix: error: {err:#}");
-    ExitCode::from(app::exit_code_for(err))
+    ExitCode::from(exit::code_for(err))
 }

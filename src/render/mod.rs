@@ -1,13 +1,13 @@
-//! Stored runs as text and JSON. Everything printed comes from the store,
-//! so `run` and `show` print the same thing, today or next year.
+//! Stored runs as text and JSON, the parts every suite shares: the run's
+//! header and conditions, the verification and noise tables, the clients
+//! table ([`clients`]). A suite's own tables come from its folder in
+//! `crate::suites`. Everything printed comes from the store, so `run` and
+//! `show` print the same thing, today or next year.
 
-pub mod access;
-pub mod backup;
-pub mod bonnie;
-mod clients;
-pub mod fileserver;
+pub mod clients;
+pub mod extents;
 pub mod imported;
-pub mod iozone;
+mod verify;
 
 use iomatrix_store::{RunSummary, StoredRun};
 use serde_json::{json, Value};
@@ -53,7 +53,9 @@ pub fn runs_text(runs: &[RunSummary]) -> String {
     out
 }
 
-pub fn run_text(run: &StoredRun) -> String {
+/// A stored run as text: its header, the suite's `tables`, then what every
+/// suite may add (verification, noise).
+pub fn run_text(run: &StoredRun, tables: &str) -> String {
     let s = &run.summary;
     let mut out = String::new();
     let _ = writeln!(
@@ -93,15 +95,8 @@ pub fn run_text(run: &StoredRun) -> String {
                 .collect::<String>()
         );
     }
-    out.push_str(&match s.suite.as_str() {
-        "iozone" => iozone::tables(run),
-        "access" => access::table(run),
-        "bonnie" => bonnie::report(run),
-        "backup" => backup::report(run),
-        "fileserver" => fileserver::report(run),
-        _ => String::new(),
-    });
-    out.push_str(&crate::data_content::report(run));
+    out.push_str(tables);
+    out.push_str(&verify::report(run));
     out.push_str(&noise(run));
     out
 }
@@ -159,7 +154,7 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
         if let Some(share) = remote["share"].as_str() {
             how += &format!(", share {share} as {}", text(&remote["user"]));
         }
-        let size = |key: &str| crate::job::human(remote[key].as_u64().unwrap_or(0));
+        let size = |key: &str| human(remote[key].as_u64().unwrap_or(0));
         how += &format!("; reads up to {}, writes up to {}", size("read_max_bytes"), size("write_max_bytes"));
         if let Some(stability) = remote["write_stability"].as_str() {
             how += &format!("; {stability}");
@@ -172,7 +167,7 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
         format!(
             "{} (raw block device, {})",
             text(&c["target"]),
-            crate::job::human(e["target"]["total_bytes"].as_u64().unwrap_or(0))
+            human(e["target"]["total_bytes"].as_u64().unwrap_or(0))
         )
     } else {
         format!(
@@ -193,8 +188,8 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
             format!(
                 "{} (largest file {}, RAM {})",
                 text(&c["files_vs_ram"]),
-                crate::job::human(c["largest_file_bytes"].as_u64().unwrap_or(0)),
-                crate::job::human(c["ram_bytes"].as_u64().unwrap_or(0))
+                human(c["largest_file_bytes"].as_u64().unwrap_or(0)),
+                human(c["ram_bytes"].as_u64().unwrap_or(0))
             ),
         ),
         (
@@ -224,7 +219,7 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
             format!(
                 "{}{}",
                 dev.get("name").map(text).unwrap_or_default(),
-                align.map(|a| format!(", partition aligned to {}", crate::job::human(a))).unwrap_or_default()
+                align.map(|a| format!(", partition aligned to {}", human(a))).unwrap_or_default()
             ),
         ));
     }
@@ -238,4 +233,20 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
     }
     imported::adjust_pairs(run, &mut pairs);
     pairs
+}
+
+/// A byte count for people: "512 B", "1.5 GiB".
+pub fn human(bytes: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < units.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", units[i])
+    }
 }

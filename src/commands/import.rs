@@ -1,0 +1,282 @@
+//! `iomatrix import FILE...`: results of fio, IOzone and bonnie++ stored as
+//! runs of the matching suite, so `compare` and `show` treat them as any run.
+//!
+//! Every file is read and parsed (by `iomatrix-import`) before the database
+//! is opened: a malformed file stores nothing. Each run is then written in
+//! one transaction ([`Store::store_finished_run`]), complete or not at all.
+
+use anyhow::Context;
+use clap::Args;
+use iomatrix_core::{ByteSize, UsageError};
+use iomatrix_import::{Format, ImportedRun, Options};
+use iomatrix_store::{CellRow, NewRun, Store};
+use serde_json::{json, Value};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// `iomatrix import FILE...`.
+#[derive(Args, Debug)]
+#[command(after_help = "Each file becomes a run of the matching suite, status complete, labelled \
+    imported=fio|iozone|bonnie++: fio jobs -> access cells (block size, size, queue depth, read %, \
+    random %, IOPS, MiB/s, clat percentiles), IOzone -R matrices -> iozone cells (KB/s), bonnie++ tests \
+    -> bonnie cells (K/sec, /sec, %CPU, latency). Conditions the file does not give (backend, O_DIRECT \
+    or cached, RAM, file system) are stored as unknown, never guessed; bonnie++'s +++++ (too fast to \
+    time) is listed as unmeasured, not stored as a figure. Every file is read before anything is \
+    stored: a malformed file stores nothing (exit 2); each run is stored in one transaction.")]
+pub struct ImportArgs {
+    /// Files to import (`-` reads standard input); a bonnie++ file with several setups gives one
+    /// run per setup, its -x repeats staying together
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+
+    /// fio, iozone or bonnie [default: recognised from each file's content]
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+
+    /// Label the runs, e.g. --label server=netware (repeatable); imported=TOOL is added
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    /// bonnie++'s chunk size, which bonnie++ 2.00's CSV leaves empty (its default is 8k): the
+    /// bonnie cells then carry it as their record size, as native bonnie runs do
+    #[arg(long, value_name = "SIZE")]
+    pub bonnie_chunk: Option<String>,
+
+    /// Machine-readable summary (schema "iomatrix.import/1", docs/json.md)
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Version of `import --json`'s document; see docs/json.md.
+pub const IMPORT_SCHEMA: &str = "iomatrix.import/1";
+
+/// The label every imported run carries: `imported=fio|iozone|bonnie++`.
+pub const IMPORTED_LABEL: &str = "imported";
+
+/// One file, read and parsed.
+struct Parsed {
+    source: String,
+    format: Format,
+    runs: Vec<ImportedRun>,
+}
+
+pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
+    let format = args
+        .format
+        .as_deref()
+        .map(|f| f.parse::<Format>().map_err(|e| UsageError::new(format!("--format {f}: {e}"))))
+        .transpose()?;
+    let labels = crate::harness::args::labels(&args.labels)?;
+    if labels.iter().any(|(k, _)| k == IMPORTED_LABEL) {
+        return Err(UsageError::new(format!(
+            "--label {IMPORTED_LABEL}=...: the importer sets this label itself (to fio, iozone or bonnie++)"
+        ))
+        .into());
+    }
+    let bonnie_chunk = args
+        .bonnie_chunk
+        .as_deref()
+        .map(|c| {
+            ByteSize::parse_with_default_unit(c, 1)
+                .ok()
+                .filter(|b| b.bytes() > 0)
+                .map(ByteSize::bytes)
+                .ok_or_else(|| UsageError::new(format!("--bonnie-chunk {c}: give a size such as 8k")))
+        })
+        .transpose()?;
+    if bonnie_chunk.is_some() && format.is_some_and(|f| f != Format::Bonnie) {
+        return Err(UsageError::new("--bonnie-chunk applies to bonnie++ files only").into());
+    }
+    let options = Options { bonnie_chunk };
+
+    let mut parsed = Vec::new();
+    let mut stdin_used = false;
+    for file in &args.files {
+        let (text, source) = if file.as_os_str() == "-" {
+            if std::mem::replace(&mut stdin_used, true) {
+                return Err(UsageError::new("`-` (standard input) given twice").into());
+            }
+            let mut bytes = Vec::new();
+            std::io::stdin().read_to_end(&mut bytes).context("cannot read standard input")?;
+            (String::from_utf8_lossy(&bytes).into_owned(), "(standard input)".to_string())
+        } else {
+            let bytes =
+                std::fs::read(file).map_err(|e| UsageError::new(format!("{}: cannot read: {e}", file.display())))?;
+            let source = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone()).display().to_string();
+            (String::from_utf8_lossy(&bytes).into_owned(), source)
+        };
+        let name = file.display();
+        if text.trim().is_empty() {
+            return Err(UsageError::new(format!("{name}: the file is empty: nothing to import")).into());
+        }
+        let format = match format.or_else(|| iomatrix_import::sniff(&text)) {
+            Some(f) => f,
+            None => {
+                let known: Vec<String> =
+                    Format::ALL.iter().map(|f| format!("{} ({})", f.describe(), f.name())).collect();
+                return Err(UsageError::new(format!(
+                    "{name}: not a format iomatrix can import; it reads {}; say which with --format fio|iozone|bonnie",
+                    known.join(", ")
+                ))
+                .into());
+            }
+        };
+        let runs = iomatrix_import::parse(&text, format, &options)
+            .map_err(|e| UsageError::new(format!("{name}: {}: {e}", format.describe())))?;
+        parsed.push(Parsed { source, format, runs });
+    }
+    if bonnie_chunk.is_some() && !parsed.iter().any(|p| p.format == Format::Bonnie) {
+        return Err(UsageError::new("--bonnie-chunk applies to bonnie++ files only, and none of these is one").into());
+    }
+
+    let store = Store::open(db)?;
+    let command_line = command_line();
+    let mut stored = Vec::new();
+    for p in &parsed {
+        for run in &p.runs {
+            let mut run_labels = labels.clone();
+            run_labels.push((IMPORTED_LABEL.to_string(), p.format.tool().to_string()));
+            let new_run = NewRun {
+                suite: p.format.suite().to_string(),
+                command_line: command_line.clone(),
+                labels: run_labels,
+                plan: run.plan.clone(),
+                environment: run.environment.clone(),
+                conditions: conditions(run, &p.source),
+                total_cells: run.cells.len(),
+            };
+            let rows: Vec<CellRow> = run.cells.iter().enumerate().map(|(seq, c)| row(seq, c)).collect();
+            let id = store.store_finished_run(&new_run, run.host.as_deref().unwrap_or("unknown"), &rows).with_context(
+                || {
+                    format!(
+                        "cannot store the run read from {}{}",
+                        p.source,
+                        if stored.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({} run(s) stored before it)", stored.len())
+                        }
+                    )
+                },
+            )?;
+            stored.push((id, p, run));
+        }
+    }
+
+    if args.json {
+        let runs: Vec<Value> = stored
+            .iter()
+            .map(|(id, p, run)| {
+                json!({
+                    "id": id,
+                    "file": p.source,
+                    "format": p.format,
+                    "tool": p.format.tool(),
+                    "tool_version": run.tool_version,
+                    "suite": p.format.suite(),
+                    "cells": run.cells.len(),
+                    "host": run.host,
+                    "measured_at": run.measured_at,
+                    "unmeasured": run.unmeasured,
+                    "skipped": run.skipped,
+                    "unknown": run.unknown,
+                    "notes": run.notes,
+                })
+            })
+            .collect();
+        let doc = json!({ "schema": IMPORT_SCHEMA, "db": store.path(), "runs": runs });
+        crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+    } else {
+        let mut out = String::new();
+        for (id, p, run) in &stored {
+            out += &summary(*id, p, run);
+        }
+        crate::out::print(&out)?;
+        eprintln!("iomatrix: {} run(s) imported into {}", stored.len(), store.path().display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The run's conditions as native runs store them, plus what the import knows
+/// about itself under `imported`.
+fn conditions(run: &ImportedRun, source: &str) -> Value {
+    let mut c = run.conditions.clone();
+    c.insert(
+        "imported".into(),
+        json!({
+            "tool": run.format.tool(),
+            "format": run.format.describe(),
+            "version": run.tool_version,
+            "source": source,
+            "measured_at": run.measured_at,
+            "unknown": run.unknown,
+            "notes": run.notes,
+            "unmeasured": run.unmeasured,
+            "skipped": run.skipped,
+        }),
+    );
+    Value::Object(c)
+}
+
+/// A cell row: what the file does not give is 0 (numbers) or "unknown" (backend).
+fn row(seq: usize, c: &iomatrix_import::ImportedCell) -> CellRow {
+    CellRow {
+        seq,
+        test: c.test.clone(),
+        file_size: c.file_size,
+        record_size: c.record_size,
+        backend: c.backend.clone().unwrap_or_else(|| "unknown".into()),
+        direct: c.direct.unwrap_or(false),
+        clients: c.clients,
+        bytes: c.bytes,
+        ops: c.ops,
+        wall_ns: c.wall_ns,
+        user_ns: c.user_ns,
+        sys_ns: c.sys_ns,
+        kib_per_sec: c.kib_per_sec,
+        cpu_percent: c.cpu_percent.unwrap_or(0.0),
+        metrics: c.metrics.clone(),
+        client_figures: json!([]),
+        blobs: Vec::new(),
+    }
+}
+
+/// `imported run #N: ...` and, indented below it, what was unmeasured, skipped or unknown.
+fn summary(id: i64, p: &Parsed, run: &ImportedRun) -> String {
+    let version = run.tool_version.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
+    let host = run.host.as_deref().map(|h| format!(" on {h}")).unwrap_or_default();
+    let mut out = format!(
+        "imported run #{id}: {}{version}{host} from {}, suite {}, {} cells\n",
+        p.format.tool(),
+        p.source,
+        p.format.suite(),
+        run.cells.len()
+    );
+    if !run.unmeasured.is_empty() {
+        let tests: Vec<String> = run
+            .unmeasured
+            .iter()
+            .map(|u| {
+                if run.unmeasured.iter().any(|o| o.repeat > 1) {
+                    format!("{} #{}", u.test, u.repeat)
+                } else {
+                    u.test.clone()
+                }
+            })
+            .collect();
+        out +=
+            &format!("  unmeasured (bonnie++ printed +++++: too fast to time; no cell stored): {}\n", tests.join(", "));
+    }
+    for s in &run.skipped {
+        out += &format!("  skipped: {s}\n");
+    }
+    if !run.unknown.is_empty() {
+        out += &format!("  not in the file (stored as unknown): {}\n", run.unknown.join("; "));
+    }
+    out
+}
+
+fn command_line() -> String {
+    std::env::args().map(|a| if a.contains(' ') { format!("'{a}'") } else { a }).collect::<Vec<_>>().join(" ")
+}

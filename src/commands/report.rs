@@ -1,0 +1,198 @@
+//! `iomatrix report RUNS... -o FILE`: the runs as a report, its format from
+//! FILE's extension (.html, .xlsx, .csv, .md, .json).
+
+use anyhow::Context;
+use clap::Args;
+use iomatrix_analysis::{compare, flag_cached, CellKey, Group, Region};
+use iomatrix_core::UsageError;
+use iomatrix_report::document::{Report, ReportGroup};
+use iomatrix_report::xlsx::{report_workbook, ScalarRow};
+use iomatrix_report::{csv, html, json, markdown};
+use iomatrix_report::{Matrix, MatrixCell};
+use iomatrix_store::Store;
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// `iomatrix report RUNS... -o FILE`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The runs, a group per argument: run ids (12, #12), repeats of one setup (3,4,5: medians)
+    /// or labels (server=netware); every later group of the first group's suite is compared with
+    /// the first
+    #[arg(value_name = "RUNS", required = true)]
+    pub runs: Vec<String>,
+
+    /// The report file; its extension chooses the format: .html, .xlsx, .csv, .md, .json
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// Flag cells faster than this as served by a cache: 100Mbit, 1Gbit, 110MB/s, or a run id
+    /// whose figures are each cell's limit
+    #[arg(long, value_name = "RATE|RUN")]
+    pub limit: Option<String>,
+
+    /// In the comparisons, also summarise this region of file sizes, e.g. ..2m
+    #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
+    pub files: Option<String>,
+
+    /// In the comparisons, also summarise this region of record sizes, e.g. ..32k
+    #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
+    pub records: Option<String>,
+}
+
+const FORMATS: &str = ".html, .xlsx, .csv, .md or .json";
+
+pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
+    let format = args.output.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
+    if !["html", "htm", "xlsx", "csv", "md", "json"].contains(&format.as_str()) {
+        return Err(UsageError::new(format!(
+            "-o {}: the format comes from the extension; end the name with {FORMATS}",
+            args.output.display()
+        ))
+        .into());
+    }
+    let region = Region {
+        files: super::compare::range("--files", args.files.as_deref())?,
+        records: super::compare::range("--records", args.records.as_deref())?,
+    };
+    let store = Store::open(db)?;
+    let resolved = super::select::resolve(&store, &args.runs)?;
+    for (name, runs) in &resolved {
+        one_suite(name, runs)?;
+    }
+    let limit = args.limit.as_deref().map(|l| super::compare::limit(&store, l)).transpose()?;
+    let groups: Vec<ReportGroup> = resolved
+        .into_iter()
+        .map(|(name, runs)| {
+            let summary = Group::of(&name, &runs);
+            let flags = limit.as_ref().map(|l| flag_cached(&summary, l));
+            ReportGroup { name, runs, summary, flags }
+        })
+        .collect();
+    // Each later group against the first, where the suites match.
+    let comparisons = groups
+        .iter()
+        .skip(1)
+        .filter(|g| g.summary.suite == groups[0].summary.suite)
+        .map(|g| compare(&groups[0].summary, &g.summary, region))
+        .collect();
+    for g in groups.iter().skip(1).filter(|g| g.summary.suite != groups[0].summary.suite) {
+        eprintln!(
+            "iomatrix: {} ({}) and {} ({}) are different suites: shown, not compared",
+            g.name, g.summary.suite, groups[0].name, groups[0].summary.suite
+        );
+    }
+    let report = Report {
+        // The command as typed, without the binary's folder.
+        made_by: std::iter::once("iomatrix".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" "),
+        made_at: iomatrix_store::format_utc(
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64),
+        ),
+        groups,
+        comparisons,
+    };
+    let bytes = match format.as_str() {
+        "html" | "htm" => html::render(&report).into_bytes(),
+        "md" => markdown::render(&report).into_bytes(),
+        "csv" => csv::render(&report).into_bytes(),
+        "json" => serde_json::to_vec_pretty(&json::render(&report))?,
+        _ => workbook(&report).context("cannot build the workbook")?,
+    };
+    write_whole(&args.output, &bytes)?;
+    eprintln!(
+        "iomatrix: wrote {} ({} group(s), {} run(s))",
+        args.output.display(),
+        report.groups.len(),
+        report.groups.iter().map(|g| g.runs.len()).sum::<usize>()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A group is repeats of one setup: runs of different suites in one
+/// argument (`3,4` with #3 IOzone and #4 access) are refused.
+fn one_suite(name: &str, runs: &[iomatrix_store::StoredRun]) -> Result<(), UsageError> {
+    let Some(first) = runs.first() else { return Ok(()) };
+    match runs.iter().find(|r| r.summary.suite != first.summary.suite) {
+        Some(other) => Err(UsageError::new(format!(
+            "'{name}': run #{} is {} and run #{} is {}; a group holds repeats of one setup: give them as \
+             separate arguments",
+            first.summary.id, first.summary.suite, other.summary.id, other.summary.suite
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Writes beside the target, then renames: a reader never sees half a report.
+fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".iomatrix-{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(name);
+    let written = std::fs::File::create(&tmp)
+        .map_err(|e| UsageError::new(format!("-o {}: cannot write there: {e}", path.display())).into())
+        .and_then(|mut f| {
+            f.write_all(bytes).and_then(|()| f.sync_all()).with_context(|| format!("writing {}", tmp.display()))
+        })
+        .and_then(|()| {
+            std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+        });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+fn workbook(report: &Report) -> anyhow::Result<Vec<u8>> {
+    let names: Vec<String> = report.groups.iter().map(|g| g.name.clone()).collect();
+    let is_matrix = |k: &CellKey| k.variant.is_empty() && k.file_size.is_some() && k.record_size.is_some();
+    let matrix_groups: Vec<&ReportGroup> = report.groups.iter().filter(|g| g.summary.suite == "iozone").collect();
+    let tests: BTreeSet<String> = matrix_groups
+        .iter()
+        .flat_map(|g| g.summary.cells.keys().filter(|k| is_matrix(k)).map(|k| k.test.clone()))
+        .collect();
+    let sheets: Vec<(String, Vec<Matrix>)> = tests
+        .into_iter()
+        .map(|test| {
+            let matrices = matrix_groups
+                .iter()
+                .map(|g| Matrix {
+                    title: format!("{}: {test}", g.name),
+                    unit: "KB/s".into(),
+                    cells: g
+                        .summary
+                        .cells
+                        .iter()
+                        .filter(|(k, _)| k.test == test && is_matrix(k))
+                        .map(|(k, s)| MatrixCell {
+                            file_kib: k.file_size.unwrap_or(0) / 1024,
+                            record_kib: k.record_size.unwrap_or(0) / 1024,
+                            value: s.median,
+                        })
+                        .collect(),
+                })
+                .collect();
+            (test, matrices)
+        })
+        .collect();
+    let scalar_keys: BTreeSet<&CellKey> =
+        report.groups.iter().filter(|g| g.summary.suite != "iozone").flat_map(|g| g.summary.cells.keys()).collect();
+    let scalars: Vec<ScalarRow> = scalar_keys
+        .into_iter()
+        .map(|k| ScalarRow {
+            metric: k.describe(),
+            unit: report.groups.iter().find_map(|g| g.summary.cells.get(k)).map_or("", |s| s.unit).to_string(),
+            values: report.groups.iter().map(|g| g.summary.cells.get(k).map(|s| s.median)).collect(),
+        })
+        .collect();
+    let conditions: Vec<(String, Vec<(String, String)>)> = report
+        .groups
+        .iter()
+        .flat_map(|g| {
+            g.runs
+                .iter()
+                .map(move |r| (format!("{}: run #{}", g.name, r.summary.id), crate::render::condition_pairs(r)))
+        })
+        .collect();
+    report_workbook(&sheets, &names, &scalars, &conditions).map_err(|e| anyhow::anyhow!("{e}"))
+}

@@ -1,0 +1,268 @@
+//! `iomatrix scan PATH`: what a tree holds, by file size (read only; nothing is
+//! stored in the results database). `--save-profile FILE` keeps the size classes
+//! for `run fileserver --profile`.
+
+use clap::Args;
+use iomatrix_core::{parse_size_list, UsageError};
+use iomatrix_tree::{class_label, scan, Inventory, ScanError, ScanOptions, Tally};
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// `iomatrix scan PATH`.
+#[derive(Args, Debug)]
+pub struct ScanArgs {
+    /// The tree to scan (read only). Symlinks are counted, never followed (a symlinked PATH is
+    /// followed itself); a hard-linked file counts once; a file as PATH is scanned alone
+    #[arg(value_name = "PATH")]
+    pub path: PathBuf,
+
+    /// Report the share of files and of bytes at or below these sizes
+    #[arg(long, default_value = "64k,1m,32m", value_name = "SIZES", allow_hyphen_values = true)]
+    pub at: String,
+
+    /// List this many of the largest files
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub top: usize,
+
+    /// Descend into folders on other file systems (default: stay on PATH's, like `du -x`)
+    #[arg(long)]
+    pub cross_mounts: bool,
+
+    /// Save the size classes as a file-size profile (schema "iomatrix.profile/1") for
+    /// `run fileserver --profile FILE`
+    #[arg(long, value_name = "FILE")]
+    pub save_profile: Option<PathBuf>,
+
+    /// Machine-readable output (schema: docs/json.md, "iomatrix.scan/1")
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
+    let thresholds: Vec<u64> =
+        parse_size_list(&args.at, 1).map_err(|e| UsageError::new(format!("--at: {e}")))?.iter().map(|s| s.0).collect();
+    if let Some(path) = &args.save_profile {
+        check_profile_place(path)?;
+    }
+    let opts = ScanOptions { cross_mounts: args.cross_mounts, top: args.top, thresholds };
+    let started_at = iomatrix_store::format_utc(
+        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0),
+    );
+    let started = Instant::now();
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new_spinner();
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} scanning {elapsed}: {msg}") {
+            bar.set_style(style);
+        }
+        bar
+    });
+    let mut show = |t: &Tally| {
+        if let Some(bar) = &bar {
+            bar.set_message(format!("{} files, {} dirs, {}", t.files, t.dirs, human_bytes(t.bytes)));
+        }
+    };
+    let result = scan(&args.path, &opts, &mut show);
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let inventory = result.map_err(|e| match e {
+        ScanError::RootMissing(_) | ScanError::RootUnreadable(..) => UsageError::new(e.to_string()),
+    })?;
+    let elapsed = started.elapsed().as_secs_f64();
+
+    // A profile needs files; say so after showing what the scan found.
+    let mut refused = None;
+    if let Some(path) = &args.save_profile {
+        if inventory.tally.files == 0 {
+            refused = Some(UsageError::new(format!(
+                "--save-profile {}: {} holds no regular files, and a profile needs at least one; scan a tree with files",
+                path.display(),
+                args.path.display()
+            )));
+        } else {
+            inventory.profile(started_at.clone()).save(path).map_err(|e| {
+                anyhow::anyhow!("cannot write the profile to {}: {e}; give a writable path", path.display())
+            })?;
+        }
+    }
+    let saved = args.save_profile.as_ref().filter(|_| refused.is_none()).map(|p| p.display().to_string());
+
+    if args.json {
+        // iomatrix.scan/1 (docs/json.md): the inventory's fields plus these.
+        let mut doc = serde_json::Map::new();
+        doc.insert("schema".into(), json!("iomatrix.scan/1"));
+        if let Value::Object(fields) = serde_json::to_value(&inventory)? {
+            doc.extend(fields);
+        }
+        doc.insert("cross_mounts".into(), json!(args.cross_mounts));
+        doc.insert("started_at".into(), json!(started_at));
+        doc.insert("elapsed_seconds".into(), json!(elapsed));
+        doc.insert("profile".into(), json!(saved));
+        crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+    } else {
+        let mut text = report(&inventory, elapsed);
+        if let Some(p) = saved {
+            let _ = writeln!(text, "\nprofile saved to {p} (for `run fileserver --profile {p}`)");
+        }
+        crate::out::print(&text)?;
+    }
+    match refused {
+        Some(err) => Err(err.into()),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// Refuses, before a long scan, a profile path that cannot be written: a folder,
+/// or a file in a folder that does not exist.
+fn check_profile_place(path: &Path) -> Result<(), UsageError> {
+    if path.is_dir() {
+        return Err(UsageError::new(format!(
+            "--save-profile {}: is a folder; give a file name, e.g. {}",
+            path.display(),
+            path.join("profile.json").display()
+        )));
+    }
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(UsageError::new(format!(
+            "--save-profile {}: folder {} does not exist; create it or give another path",
+            path.display(),
+            parent.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The human report: totals, the class table, shares, percentiles, largest files,
+/// what was skipped.
+fn report(inv: &Inventory, elapsed: f64) -> String {
+    let t = &inv.tally;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{}: {} files, {} ({} bytes), {} allocated",
+        inv.root,
+        t.files,
+        human_bytes(t.bytes),
+        t.bytes,
+        human_bytes(t.allocated_bytes)
+    );
+    let _ = writeln!(
+        s,
+        "{} folders, {} symlinks (counted, not followed), {} other (fifos, sockets, devices); scanned in {elapsed:.2} s",
+        t.dirs, t.symlinks, t.other
+    );
+    let _ = writeln!(
+        s,
+        "skipped: {} unreadable, {} hard-link duplicates (each file counted once), {} folders on other file systems{}",
+        t.unreadable,
+        t.hardlink_duplicates,
+        t.mounts_skipped,
+        if t.mounts_skipped > 0 { " (--cross-mounts enters them)" } else { "" }
+    );
+    if t.files == 0 {
+        let _ = writeln!(s, "\nno regular files");
+    } else {
+        let pct = |part: u64, whole: u64| if whole == 0 { 0.0 } else { part as f64 * 100.0 / whole as f64 };
+        let _ = writeln!(
+            s,
+            "\n{:>6} {:>6} {:>12} {:>8} {:>8} {:>11} {:>8} {:>8}",
+            "from", "below", "files", "% files", "cum %", "bytes", "% bytes", "cum %"
+        );
+        let (mut cum_files, mut cum_bytes) = (0u64, 0u64);
+        // Empty classes below the smallest file say nothing; those between files stay.
+        for c in inv.classes.iter().skip_while(|c| c.files == 0) {
+            cum_files += c.files;
+            cum_bytes = cum_bytes.saturating_add(c.bytes);
+            let (from, below) = class_label(c.class);
+            let _ = writeln!(
+                s,
+                "{from:>6} {below:>6} {:>12} {:>8.2} {:>8.2} {:>11} {:>8.2} {:>8.2}",
+                c.files,
+                pct(c.files, t.files),
+                pct(cum_files, t.files),
+                human_bytes(c.bytes),
+                pct(c.bytes, t.bytes),
+                pct(cum_bytes, t.bytes)
+            );
+        }
+        if !inv.shares.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n{:>12} {:>12} {:>8} {:>11} {:>8}",
+                "at or below", "files", "% files", "bytes", "% bytes"
+            );
+            for sh in &inv.shares {
+                let _ = writeln!(
+                    s,
+                    "{:>12} {:>12} {:>8.2} {:>11} {:>8.2}",
+                    iomatrix_core::ByteSize(sh.at_bytes).to_string(),
+                    sh.files,
+                    sh.share_of_files * 100.0,
+                    human_bytes(sh.bytes),
+                    sh.share_of_bytes * 100.0
+                );
+            }
+        }
+        if let Some(p) = &inv.percentiles {
+            let _ = writeln!(
+                s,
+                "\nfile size: min {}, p50 {}, p90 {}, p99 {}, p99.9 {}, max {}, mean {}",
+                human_bytes(p.min_bytes),
+                human_bytes(p.p50_bytes),
+                human_bytes(p.p90_bytes),
+                human_bytes(p.p99_bytes),
+                human_bytes(p.p99_9_bytes),
+                human_bytes(p.max_bytes),
+                human_bytes(p.mean_bytes.round() as u64)
+            );
+            let _ = writeln!(s, "half of all bytes are in files of {} or smaller", human_bytes(p.byte_median_bytes));
+        }
+        if !inv.largest.is_empty() {
+            let _ = writeln!(s, "\nlargest files:");
+            for f in &inv.largest {
+                let _ = writeln!(s, "{:>11}  {}", human_bytes(f.bytes), f.path);
+            }
+        }
+    }
+    if !inv.problems.is_empty() {
+        let _ = writeln!(s, "\nunreadable ({} of {} listed):", inv.problems.len(), t.unreadable);
+        for p in &inv.problems {
+            let _ = writeln!(s, "  {}: {}", p.path, p.error);
+        }
+    }
+    s
+}
+
+/// `512 B`, `1.5 KiB`, `12.0 MiB`, `3.2 GiB`.
+fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if b < 1024 {
+        return format!("{b} B");
+    }
+    let mut v = b as f64 / 1024.0;
+    let mut unit = 0;
+    // 1023.96 KiB would print as "1024.0 KiB": move up a unit first.
+    while v >= 1023.95 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    format!("{v:.1} {}", UNITS[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn human_bytes_rounds_into_the_next_unit() {
+        assert_eq!(super::human_bytes(0), "0 B");
+        assert_eq!(super::human_bytes(1023), "1023 B");
+        assert_eq!(super::human_bytes(1536), "1.5 KiB");
+        assert_eq!(super::human_bytes(1_048_575), "1.0 MiB");
+        assert_eq!(super::human_bytes(100 << 20), "100.0 MiB");
+        assert_eq!(super::human_bytes(u64::MAX), "16.0 EiB");
+    }
+}

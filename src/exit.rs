@@ -1,0 +1,23 @@
+//! The exit codes of `iomatrix`, in one place that imports nothing of the
+//! binary: 0 done, 1 the run failed, 2 a usage error (bad input), 3 every
+//! cell ran but some clients (or connections) failed some, 4 every cell
+//! ran but `--verify` found data mismatches, 128 + N stopped by signal N
+//! (130 Ctrl-C, 143 SIGTERM).
+
+use iomatrix_core::UsageError;
+
+pub const FAILED: u8 = 1;
+pub const USAGE: u8 = 2;
+pub const CLIENTS_LOST: u8 = 3;
+pub const DATA_MISMATCHES: u8 = 4;
+/// Interrupted, when no signal number is known.
+pub const INTERRUPTED: u8 = 130;
+
+/// A usage error anywhere in the chain means the user can fix the input: exit 2.
+pub fn code_for(err: &anyhow::Error) -> u8 {
+    if err.chain().any(|e| e.downcast_ref::<UsageError>().is_some()) {
+        USAGE
+    } else {
+        FAILED
+    }
+}

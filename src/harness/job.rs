@@ -1,0 +1,470 @@
+//! The steps every suite's run shares, in order: check the target, record
+//! the environment, check free space, warn about the page cache, open the
+//! store, make the working folder, probe O_DIRECT, catch Ctrl-C, begin the
+//! run; and at the end: record how it ended, remove the working folder,
+//! print the run from the store, choose the exit code. A raw device target
+//! has no working folder and no free-space check: the device, claimed
+//! beforehand, is the working set. A tree target (the backup walk) is only
+//! read: no working folder, no free-space check, no RAM warning.
+
+use super::progress::Progress;
+use super::raw_device::RawDevice;
+use super::server_workdir::RemoteWorkDir;
+use super::signals;
+use super::suite::{RunOptions, RunSpec};
+use super::target::Target;
+use super::workdir::WorkDir;
+use crate::render::human;
+use anyhow::Context;
+use iomatrix_coord::Ending;
+use iomatrix_core::{UsageError, MIB};
+use iomatrix_environment::Environment;
+use iomatrix_store::{CellRow, NewRun, RunStatus, Store, StoredRun};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+
+/// What the harness tells the shared steps about a run.
+pub struct JobSpec<'a> {
+    pub suite: &'static str,
+    pub spec: &'a RunSpec,
+    pub plan: Value,
+    pub total_cells: usize,
+}
+
+/// A run under way.
+pub struct Job {
+    pub store: Store,
+    pub run_id: i64,
+    /// The working folder here (a folder target).
+    pub workdir: Option<WorkDir>,
+    /// Held for the run: the device stays claimed until the job is dropped.
+    pub device: Option<RawDevice>,
+    /// The working folder on a server (a server target).
+    pub remote: Option<RemoteWorkDir>,
+    /// What the session to the server negotiated (server targets).
+    pub server_described: Option<Value>,
+    /// A tree on a server, only read: the clients work in its own folder.
+    server_tree: bool,
+    pub stop: &'static AtomicBool,
+    pub progress: Progress,
+    total_cells: usize,
+}
+
+impl Job {
+    pub fn start(job: JobSpec<'_>, run: &mut RunOptions, db: &Path) -> anyhow::Result<Job> {
+        let spec = job.spec;
+        let mut conditions = spec.conditions.clone();
+        let mut tree: Option<PathBuf> = None;
+        let mut remote: Option<RemoteWorkDir> = None;
+        let mut server_described: Option<Value> = None;
+        let mut server_tree = false;
+        let device = run.device.take();
+        let (env, folder) = match &run.target {
+            Target::Folder(folder) => {
+                let folder = check_target(folder)?;
+                let env = iomatrix_environment::capture(&folder)
+                    .with_context(|| format!("cannot read the environment of {}", folder.display()))?;
+                let found = super::workdir::survey(&folder).unwrap_or_default();
+                if let Some(note) = super::workdir::leftover_note(&found, &folder.display().to_string()) {
+                    eprintln!("{note}");
+                }
+                if run.space_check {
+                    check_free(spec, env.target.free_bytes, &env.target.path)?;
+                }
+                (env, Some(folder))
+            }
+            Target::Device(path) => {
+                let device = device.as_ref().with_context(|| format!("{} was not claimed (a bug)", path.display()))?;
+                let env = iomatrix_environment::capture_device(device.path(), device.size())
+                    .with_context(|| format!("cannot read the environment of {}", device.path().display()))?;
+                (env, None)
+            }
+            Target::Tree(root) => {
+                let root = check_target(root)?;
+                let env = iomatrix_environment::capture(&root)
+                    .with_context(|| format!("cannot read the environment of {}", root.display()))?;
+                tree = Some(root);
+                (env, None)
+            }
+            Target::Server(server) => {
+                let mut fs = server.connect().map_err(|e| UsageError::new(format!("--target: {e}")))?;
+                if run.space_check {
+                    // What the server says this client may still write; a server that cannot tell is not checked.
+                    let free = fs.free_bytes().map_err(|e| UsageError::new(format!("--target: {e}")))?;
+                    if let Some(free) = free {
+                        check_free(spec, free, &server.url())?;
+                    }
+                }
+                let found = super::server_workdir::survey(fs.as_mut()).unwrap_or_default();
+                if let Some(note) = super::workdir::leftover_note(&found, &server.url()) {
+                    eprintln!("{note}");
+                }
+                let dir = RemoteWorkDir::create(fs, run.keep)?;
+                let described = dir.describe();
+                let env = remote_environment(&dir.target(), &described, &mut conditions);
+                server_described = Some(described);
+                remote = Some(dir);
+                (env, None)
+            }
+            Target::ServerTree(server) => {
+                let fs = server
+                    .connect()
+                    .map_err(|e| UsageError::new(format!("--target: {e}; give an existing folder on the server")))?;
+                let described = fs.describe();
+                let env = remote_environment(&fs.target(), &described, &mut conditions);
+                server_described = Some(described);
+                server_tree = true;
+                tree = Some(PathBuf::from(fs.target()));
+                (env, None)
+            }
+        };
+        let on_server = run.target.server().is_some();
+        if !spec.direct
+            && tree.is_none()
+            && !on_server
+            && env.machine.ram_bytes > 0
+            && spec.peak_bytes < env.machine.ram_bytes
+        {
+            eprintln!(
+                "iomatrix: warning: all files ({} at most) fit in this machine's RAM ({}): cached results measure the \
+                 page cache, not the storage; {} to measure the storage",
+                human(spec.peak_bytes),
+                human(env.machine.ram_bytes),
+                spec.uncached_hint
+            );
+        }
+        let store = Store::open(db)?;
+        let workdir = match &folder {
+            Some(folder) => {
+                let workdir = WorkDir::create(folder, run.keep)?;
+                if spec.direct {
+                    iomatrix_backend::probe_direct(workdir.path()).map_err(|e| {
+                        UsageError::new(format!(
+                            "the file system at {} ({}) refuses O_DIRECT: {e}; run without --direct",
+                            folder.display(),
+                            env.target.fs_type
+                        ))
+                    })?;
+                }
+                Some(workdir)
+            }
+            None => None,
+        };
+        let stop = signals::install()?;
+        if on_server {
+            // What every suite's run through a protocol client shares, unless the suite says more.
+            if let Some(c) = conditions.as_object_mut() {
+                c.entry("cache").or_insert(json!(
+                    "no client cache: iomatrix's own protocol client sends every request to the server (whose own \
+                     cache may serve it)"
+                ));
+                c.entry("backend").or_insert(json!("iomatrix protocol client"));
+            }
+        }
+        let mut all = common_conditions(job.suite, spec, run.clients.count, &env);
+        if let (Some(all), Some(extra)) = (all.as_object_mut(), conditions.as_object()) {
+            all.extend(extra.clone());
+        }
+        let run_id = store.begin_run(&NewRun {
+            suite: job.suite.into(),
+            command_line: command_line(),
+            labels: run.labels.clone(),
+            plan: job.plan,
+            environment: serde_json::to_value(&env)?,
+            conditions: all,
+            total_cells: job.total_cells,
+        })?;
+        // The marker names the run, so `clean` can say which run a leftover belonged to.
+        let mut workdir = workdir;
+        let marked = match (&mut workdir, &mut remote) {
+            (Some(w), _) => w.record_run(run_id),
+            (None, Some(r)) => r.record_run(run_id),
+            (None, None) => Ok(()),
+        };
+        if let Err(e) = marked {
+            eprintln!("iomatrix: warning: cannot name run #{run_id} in the working folder's marker: {e}");
+        }
+        let place = match (&workdir, &device) {
+            (Some(w), _) => w.path().display().to_string(),
+            (None, Some(d)) => format!("{} (raw device)", d.path().display()),
+            (None, None) => match (&remote, &tree) {
+                (Some(r), _) => r.target(),
+                (None, tree) => tree.as_ref().map(|t| format!("{} (read only)", t.display())).unwrap_or_default(),
+            },
+        };
+        eprintln!(
+            "iomatrix: run #{run_id}: {} cells in {place}, results in {}",
+            job.total_cells,
+            store.path().display()
+        );
+        let progress = Progress::new(job.total_cells);
+        Ok(Job {
+            store,
+            run_id,
+            workdir,
+            device,
+            remote,
+            server_described,
+            server_tree,
+            stop,
+            progress: if spec.keep_cell_lines { progress.keep_lines() } else { progress },
+            total_cells: job.total_cells,
+        })
+    }
+
+    /// The run's working folder here, where each client gets `client-N`.
+    pub fn workdir_path(&self) -> Option<PathBuf> {
+        self.workdir.as_ref().map(|w| w.path().to_path_buf())
+    }
+
+    /// The folder on the server the clients work in: the run's working
+    /// folder there, or a tree's own folder (""). None for a local target.
+    pub fn server_folder(&self) -> Option<String> {
+        match (&self.remote, self.server_tree) {
+            (Some(dir), _) => Some(dir.name.clone()),
+            (None, true) => Some(String::new()),
+            (None, false) => None,
+        }
+    }
+
+    /// Stores one finished cell and moves the progress display on.
+    pub fn store_cell(&mut self, row: &CellRow, progress_line: &str) -> Result<(), String> {
+        self.store.add_cell(self.run_id, row).map_err(|e| e.to_string())?;
+        self.progress.cell_done(progress_line);
+        Ok(())
+    }
+
+    /// Plans `more` cells beyond those the run started with (noisy cells
+    /// measured again): in the database and on the progress display.
+    pub fn add_cells(&mut self, more: usize) -> anyhow::Result<()> {
+        self.store.add_planned_cells(self.run_id, more)?;
+        self.total_cells += more;
+        self.progress.add(more);
+        Ok(())
+    }
+
+    /// Records how the run ended, removes the working folder and prints the
+    /// run as `show` would. `describe` names a cell by its index.
+    /// Records how the run ended, removes the working folder, prints the
+    /// run from the store with `print` and chooses the exit code. `describe`
+    /// names a cell by its index; `lost_parts` counts parts of clients
+    /// (connections) that failed in cells the run kept.
+    pub fn finish(
+        self,
+        outcome: std::io::Result<(usize, Ending)>,
+        describe: impl Fn(usize) -> String,
+        lost_parts: (usize, &str),
+        print: impl FnOnce(&StoredRun) -> anyhow::Result<()>,
+    ) -> anyhow::Result<ExitCode> {
+        self.progress.finish();
+        let Job { store, run_id, workdir, device, remote, total_cells, .. } = self;
+        let (done, ending) = match outcome {
+            Ok(v) => v,
+            Err(e) => {
+                let place = workdir.as_ref().map(|w| w.path()).or(device.as_ref().map(|d| d.path()));
+                let msg = format!("cannot prepare the clients in {}: {e}", place.unwrap_or(Path::new("?")).display());
+                store.finish_run(run_id, RunStatus::Failed, Some(&msg))?;
+                anyhow::bail!(msg);
+            }
+        };
+        let failure = match &ending {
+            Ending::Completed => None,
+            Ending::Interrupted => Some("interrupted".to_string()),
+            Ending::ClientFailed { cell, failures } => Some(format!(
+                "{} failed: {}",
+                describe(*cell),
+                failures.iter().map(|f| format!("client {}: {}", f.rank, f.message)).collect::<Vec<_>>().join("; ")
+            )),
+            Ending::ClientsLost(lost) => Some(format!(
+                "{} client failure(s), their figures lost (--on-client-error continue): {}",
+                lost.len(),
+                lost.iter()
+                    .map(|(cell, f)| format!("{}: client {}: {}", describe(*cell), f.rank, f.message))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )),
+            Ending::SinkFailed(e) => Some(e.clone()),
+        };
+        let status = match ending {
+            Ending::Completed | Ending::ClientsLost(_) => RunStatus::Complete,
+            Ending::Interrupted => RunStatus::Interrupted,
+            _ => RunStatus::Failed,
+        };
+        store.finish_run(run_id, status, failure.as_deref())?;
+        if let Some(lost) = lost_samples(&ending, done, total_cells, &describe) {
+            store.record_lost(run_id, &lost)?;
+        }
+        if let Some(w) = workdir.as_ref().filter(|w| w.kept()) {
+            eprintln!("iomatrix: kept the working folder {}", w.path().display());
+        }
+        if let Some(r) = remote.as_ref().filter(|r| r.kept()) {
+            eprintln!("iomatrix: kept the working folder {}", r.target());
+        }
+        drop(workdir);
+        drop(device);
+        drop(remote);
+        let stored = store.load_run(run_id)?.context("the run just written is missing from the database")?;
+        print(&stored)?;
+        match status {
+            RunStatus::Complete if failure.is_some() => {
+                eprintln!("iomatrix: run #{run_id} completed, but {}", failure.unwrap_or_default());
+                Ok(ExitCode::from(crate::exit::CLIENTS_LOST))
+            }
+            RunStatus::Complete if lost_parts.0 > 0 => {
+                // Seed 003's connections: some failed, every cell ran.
+                eprintln!(
+                    "iomatrix: run #{run_id} completed, but {} {} failed (their errors and lost samples are stored \
+                     with the cells)",
+                    lost_parts.0, lost_parts.1
+                );
+                Ok(ExitCode::from(crate::exit::CLIENTS_LOST))
+            }
+            RunStatus::Complete => match super::data::mismatches(&stored.cell_results) {
+                0 => Ok(ExitCode::SUCCESS),
+                found => {
+                    eprintln!(
+                        "iomatrix: run #{run_id} completed, but {found} block(s) read back were not what was written \
+                         (see verify in each cell)"
+                    );
+                    Ok(ExitCode::from(crate::exit::DATA_MISMATCHES))
+                }
+            },
+            RunStatus::Interrupted => {
+                eprintln!("iomatrix: interrupted: {done} of {total_cells} cells kept in run #{run_id}");
+                Ok(ExitCode::from(signals::exit_code()))
+            }
+            _ => Err(anyhow::anyhow!(
+                "run #{run_id} failed after {done} of {total_cells} cells (kept): {}",
+                failure.unwrap_or_default()
+            )),
+        }
+    }
+}
+
+/// A server's environment record, and what its client negotiated in the
+/// run's conditions (`remote`: protocol, version or dialect, transfer sizes).
+fn remote_environment(target: &str, described: &Value, conditions: &mut Value) -> Environment {
+    let env = iomatrix_environment::capture_remote(
+        target,
+        &format!(
+            "{}{} (iomatrix client)",
+            described["protocol"].as_str().unwrap_or("?").to_lowercase(),
+            described["version"].as_str().unwrap_or("")
+        ),
+        described["server"].as_str().unwrap_or("?"),
+    );
+    if !conditions.is_object() {
+        *conditions = json!({});
+    }
+    if let Some(c) = conditions.as_object_mut() {
+        c.insert("remote".into(), described.clone());
+    }
+    env
+}
+
+/// What a run could not measure, counted: the clients that failed each
+/// cell (their figures lost), and the cells planned but not stored. None
+/// when every planned cell was stored whole.
+fn lost_samples(ending: &Ending, stored: usize, planned: usize, describe: &dyn Fn(usize) -> String) -> Option<Value> {
+    let failed: Vec<(usize, &iomatrix_coord::ClientFailure)> = match ending {
+        Ending::ClientFailed { cell, failures } => failures.iter().map(|f| (*cell, f)).collect(),
+        Ending::ClientsLost(lost) => lost.iter().map(|(cell, f)| (*cell, f)).collect(),
+        _ => Vec::new(),
+    };
+    if failed.is_empty() && stored >= planned {
+        return None;
+    }
+    let mut cells: Vec<usize> = failed.iter().map(|(cell, _)| *cell).collect();
+    cells.dedup();
+    let by_cell: Vec<Value> = cells
+        .iter()
+        .map(|&cell| {
+            let errors: Vec<Value> = failed
+                .iter()
+                .filter(|(c, _)| *c == cell)
+                .map(|(_, f)| json!({"client": f.rank, "message": f.message}))
+                .collect();
+            json!({"cell": describe(cell), "clients_failed": errors.len(), "errors": errors})
+        })
+        .collect();
+    Some(json!({
+        "cells_planned": planned,
+        "cells_stored": stored,
+        "cells_not_stored": planned.saturating_sub(stored),
+        "client_cells_failed": failed.len(),
+        "failed": by_cell,
+    }))
+}
+
+fn check_target(target: &Path) -> Result<PathBuf, UsageError> {
+    let meta = std::fs::metadata(target).map_err(|e| {
+        UsageError::new(format!("target {}: {e}; give an existing folder with --target", target.display()))
+    })?;
+    if !meta.is_dir() {
+        return Err(UsageError::new(format!(
+            "target {} is not a folder; give the folder to test in (iomatrix makes its own files there)",
+            target.display()
+        )));
+    }
+    target.canonicalize().map_err(|e| UsageError::new(format!("target {}: {e}", target.display())))
+}
+
+/// Refuses a plan whose peak, with a margin, does not fit in `free` bytes of
+/// `target`, with the numbers, before writing a byte. The margin (5% of the
+/// plan, plus 4 MiB for metadata and the file system's own reserve) keeps a
+/// run from filling a production volume to the brim.
+fn check_free(spec: &RunSpec, free: u64, target: &str) -> Result<(), UsageError> {
+    let margin = spec.peak_bytes / 20 + 4 * MIB;
+    let need = spec.peak_bytes.saturating_add(margin);
+    if need > free {
+        return Err(UsageError::new(format!(
+            "target {} has {} free, but this plan needs {}: {} written ({}) plus a margin of {} (5% + 4 MiB); \
+             choose smaller sizes, fewer clients or another target (or --no-space-check)",
+            target,
+            human(free),
+            human(need),
+            human(spec.peak_bytes),
+            spec.peak_detail,
+            human(margin)
+        )));
+    }
+    Ok(())
+}
+
+/// What a reader must know to trust a figure, stored with the run and printed above every table.
+fn common_conditions(suite: &str, spec: &RunSpec, clients: usize, env: &Environment) -> Value {
+    let ram = env.machine.ram_bytes;
+    let files_vs_ram = if env.target.fs_type.ends_with("(iomatrix client)") {
+        "unknown: the server's RAM (its cache) is what counts, and a client cannot see it"
+    } else if ram == 0 {
+        "unknown"
+    } else if spec.peak_bytes < ram {
+        "all files fit in RAM"
+    } else {
+        "files exceed RAM"
+    };
+    json!({
+        "suite": suite,
+        "backend": spec.backend.name(),
+        "direct": spec.direct,
+        "cache": if spec.direct { "bypassed (O_DIRECT)" } else { "page cache in use" },
+        "clients": clients,
+        // Clients share a raw device's working set; files are one per client.
+        "largest_file_bytes": if env.target.fs_type == iomatrix_environment::RAW_DEVICE {
+            spec.peak_bytes
+        } else {
+            spec.peak_bytes / clients.max(1) as u64
+        },
+        "ram_bytes": ram,
+        "files_vs_ram": files_vs_ram,
+        "target": env.target.path,
+        "fs_type": env.target.fs_type,
+        "mount_source": env.target.mount_source,
+    })
+}
+
+fn command_line() -> String {
+    std::env::args().map(|a| if a.contains(' ') { format!("'{a}'") } else { a }).collect::<Vec<_>>().join(" ")
+}

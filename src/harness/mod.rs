@@ -1,0 +1,28 @@
+//! What every suite's run shares, done once: the [`Suite`] trait (the seam)
+//! and [`run`] (the one harness function), the [`Target`] parsed from the
+//! command line, the working folder here or on a server, the environment
+//! record, clients as threads or MPI ranks ([`Ranks`]), repeats and
+//! `--tolerance`, progress and the live line, signals, and the flags every
+//! `run` takes ([`CommonRunArgs`]).
+
+pub mod args;
+pub mod clients;
+pub mod data;
+mod job;
+pub mod live;
+mod progress;
+pub mod ranks;
+pub mod raw_device;
+pub mod repeat;
+mod run;
+pub mod server_workdir;
+pub mod signals;
+pub mod suite;
+pub mod target;
+pub mod workdir;
+
+pub use args::CommonRunArgs;
+pub use ranks::Ranks;
+pub use run::{follow, run};
+pub use suite::{LiveView, NoLive, Prepared, RunOptions, RunSpec, Suite, Verdict};
+pub use target::{Server, Target};

@@ -1,0 +1,245 @@
+//! This process's place in a run: alone, with threads as clients, or one
+//! rank of an MPI job (the `mpi` feature). Rank 0 parses the command line,
+//! validates the plan and shares it with the others as [`Shared`]
+//! messages (the job, then each pass of cells, then the end), and alone
+//! opens the database; the other ranks ("followers") never parse
+//! arguments: they run each shared pass as their client and exit.
+
+use super::clients::ClientPlan;
+use super::live::{LiveBoard, LiveSample};
+use super::target::Server;
+use iomatrix_coord::Group;
+use iomatrix_core::UsageError;
+use std::path::PathBuf;
+
+/// What rank 0 tells the other ranks, in order: one `Job` (or `Off`), then
+/// a `Pass` per pass of cells (the plan; noisy cells measured again are a
+/// later pass), then `Done`.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub enum Shared {
+    /// No run: the reason was already printed at rank 0.
+    Off,
+    /// A run, each rank one client.
+    Job(Box<SharedJob>),
+    /// Run this plan (the suite's plan, as JSON).
+    Pass(serde_json::Value),
+    /// The run is over.
+    Done,
+}
+
+/// A run of `suite`, as every rank needs it.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct SharedJob {
+    pub suite: String,
+    /// The run's working folder (each rank's `client-N` is in it); None for
+    /// a raw device, a tree to walk, or a server.
+    pub workdir: Option<PathBuf>,
+    /// On a server: the server and the folder there the clients work in
+    /// (the run's working folder, or "" for a tree that is only read).
+    pub server: Option<(Server, String)>,
+    pub clients: ClientPlan,
+}
+
+/// How far rank 0 has come in telling the others.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Told {
+    Nothing,
+    Job,
+    Done,
+}
+
+#[cfg(feature = "mpi")]
+/// Each rank's version, compared by rank 0 before anything else. For the
+/// test of that refusal, `IOMATRIX_PRETEND_VERSION` replaces it.
+fn version() -> String {
+    std::env::var("IOMATRIX_PRETEND_VERSION").unwrap_or_else(|_| env!("CARGO_PKG_VERSION").to_string())
+}
+
+pub struct Ranks {
+    /// What the other ranks said mid-cell (rank 0).
+    board: LiveBoard,
+    #[cfg(feature = "mpi")]
+    mpi: Option<iomatrix_coord::mpi::MpiGroup>,
+    told: std::cell::Cell<Told>,
+    /// A follower that was turned away (versions differ): rank 0 says why.
+    turned_away: bool,
+}
+
+impl Ranks {
+    /// Joins the MPI job if this process is part of one.
+    pub fn init() -> anyhow::Result<Ranks> {
+        #[cfg(not(feature = "mpi"))]
+        if iomatrix_coord::launched_by_mpirun() {
+            return Err(UsageError::new(
+                "this iomatrix was built without MPI but runs under mpirun: every rank would run alone; rebuild \
+                 with `cargo build --release --features mpi` (Debian: apt-get install libopenmpi-dev openmpi-bin \
+                 clang libclang-dev)",
+            )
+            .into());
+        }
+        #[cfg(feature = "mpi")]
+        {
+            let stop = super::signals::install()?;
+            let mpi =
+                iomatrix_coord::mpi::MpiGroup::init(super::clients::DEFAULT_TIMEOUT, stop).map_err(UsageError::new)?;
+            let turned_away = match &mpi {
+                Some(group) => !check_versions(group)?,
+                None => false,
+            };
+            Ok(Ranks { board: LiveBoard::default(), mpi, told: std::cell::Cell::new(Told::Nothing), turned_away })
+        }
+        #[cfg(not(feature = "mpi"))]
+        Ok(Ranks { board: LiveBoard::default(), told: std::cell::Cell::new(Told::Nothing), turned_away: false })
+    }
+
+    /// The number of MPI ranks, when running under mpirun.
+    pub fn mpi_size(&self) -> Option<usize> {
+        #[cfg(feature = "mpi")]
+        if let Some(g) = &self.mpi {
+            return Some(g.size());
+        }
+        None
+    }
+
+    /// True at every MPI rank but 0.
+    pub fn is_follower(&self) -> bool {
+        #[cfg(feature = "mpi")]
+        if let Some(g) = &self.mpi {
+            return !g.is_leader();
+        }
+        false
+    }
+
+    /// The other ranks' live samples, for rank 0's live line.
+    pub fn live_board(&self) -> LiveBoard {
+        self.board.clone()
+    }
+
+    /// Runs `body` (a run's clients) while this rank's `sample()` goes to
+    /// rank 0 every half second, and rank 0 keeps what it hears on its
+    /// board. Only under MPI with thread support; else just `body`.
+    pub fn relay_live<T>(&self, sample: &(dyn Fn() -> LiveSample + Sync), body: impl FnOnce() -> T) -> T {
+        #[cfg(feature = "mpi")]
+        if let Some(g) = &self.mpi {
+            let board = self.board.clone();
+            let encode = || serde_json::to_vec(&sample()).unwrap_or_default();
+            let heard = move |rank: usize, bytes: Vec<u8>| {
+                if let Ok(s) = serde_json::from_slice::<LiveSample>(&bytes) {
+                    board.heard(rank, s);
+                }
+            };
+            return g.relay_live(std::time::Duration::from_millis(500), &encode, &heard, body);
+        }
+        let _ = sample;
+        body()
+    }
+
+    /// The clients of a run: MPI ranks, or `local` threads.
+    pub fn group(&self, local: usize) -> Group<'_> {
+        #[cfg(feature = "mpi")]
+        if let Some(g) = &self.mpi {
+            return Group::Mpi(g);
+        }
+        Group::Local(local)
+    }
+
+    /// Rank 0: hands the job to the other ranks, and sets the bound on
+    /// every wait for them.
+    pub fn share_job(&self, job: &Shared, clients: &ClientPlan) -> anyhow::Result<()> {
+        #[cfg(feature = "mpi")]
+        if let Some(g) = &self.mpi {
+            g.set_timeout(clients.timeout);
+        }
+        let _ = clients;
+        self.send(job)?;
+        self.told.set(Told::Job);
+        Ok(())
+    }
+
+    /// Rank 0: a pass of cells for every rank to run (`Shared::Pass`), or the end (`Shared::Done`).
+    pub fn share_pass(&self, pass: &Shared) -> anyhow::Result<()> {
+        self.send(pass)?;
+        if matches!(pass, Shared::Done) {
+            self.told.set(Told::Done);
+        }
+        Ok(())
+    }
+
+    fn send(&self, message: &Shared) -> anyhow::Result<()> {
+        #[cfg(feature = "mpi")]
+        if let Some(g) = &self.mpi {
+            g.share(Some(serde_json::to_vec(message)?)).map_err(anyhow::Error::msg)?;
+        }
+        let _ = message;
+        Ok(())
+    }
+
+    /// Rank 0, at the end: tells ranks still waiting that there is no job,
+    /// or no more passes.
+    pub fn release(&self) {
+        let _ = match self.told.get() {
+            Told::Nothing => self.send(&Shared::Off),
+            Told::Job => self.send(&Shared::Done),
+            Told::Done => Ok(()),
+        };
+        self.told.set(Told::Done);
+    }
+
+    /// A follower: rank 0's next message. None when this rank was turned
+    /// away (the versions differ: rank 0 says why).
+    pub fn receive(&self) -> anyhow::Result<Option<Shared>> {
+        if self.turned_away {
+            return Ok(None);
+        }
+        #[cfg(feature = "mpi")]
+        if let Some(g) = &self.mpi {
+            let bytes = g.share(None).map_err(anyhow::Error::msg)?;
+            return Ok(Some(serde_json::from_slice(&bytes)?));
+        }
+        anyhow::bail!("only MPI ranks other than 0 follow")
+    }
+
+    /// Rank 0, after the run: a run that ended on a hung or lost rank ends the
+    /// whole job, so no rank waits on.
+    pub fn end(&self, broken: bool) {
+        #[cfg(feature = "mpi")]
+        if let (Some(g), true) = (&self.mpi, broken) {
+            g.abort(crate::exit::FAILED.into());
+        }
+        let _ = broken;
+    }
+}
+
+/// Ok(true) when every rank runs rank 0's version; rank 0 refuses otherwise
+/// (a usage error), and the others get Ok(false).
+#[cfg(feature = "mpi")]
+fn check_versions(group: &iomatrix_coord::mpi::MpiGroup) -> anyhow::Result<bool> {
+    let all = group.gather(version().into_bytes()).map_err(anyhow::Error::msg)?;
+    let verdict = all.map(|all| {
+        let versions: Vec<String> = all.iter().map(|v| String::from_utf8_lossy(v).into_owned()).collect();
+        let odd: Vec<String> = versions
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v != versions[0])
+            .map(|(rank, v)| format!("rank {rank} runs {v}"))
+            .collect();
+        if odd.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "ranks run different versions of iomatrix: rank 0 runs {}, {}; install the same version on every \
+                 host",
+                versions[0],
+                odd.join(", ")
+            )
+        }
+    });
+    let verdict = group.share(verdict.map(String::into_bytes)).map_err(anyhow::Error::msg)?;
+    if verdict.is_empty() {
+        return Ok(true);
+    }
+    if group.is_leader() {
+        return Err(UsageError::new(String::from_utf8_lossy(&verdict).into_owned()).into());
+    }
+    Ok(false)
+}

@@ -1,0 +1,304 @@
+//! The one function every suite's run goes through, and its MPI follower.
+//!
+//! A run is one or more passes of cells: the plan, then (with
+//! `--tolerance`) plans of the noisy cells again, until every key's samples
+//! lie within the tolerance of their median or `--max-repeats` is reached.
+//! Each pass is handed to every MPI rank before it starts, so the ranks run
+//! the same passes as rank 0.
+
+use super::job::{Job, JobSpec};
+use super::live::LiveBoard;
+use super::ranks::{Ranks, Shared, SharedJob};
+use super::suite::{LiveView, Prepared, Suite, Verdict};
+use super::target::Server;
+use iomatrix_backend::Place;
+use iomatrix_coord::{ClientFailure, Ending, Setup};
+use iomatrix_store::StoredRun;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Runs a prepared suite at rank 0 (or alone): sets up the target, runs the
+/// passes on every client, stores each cell as it comes, and prints the run.
+pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
+    let Prepared { mut suite, plan, run: mut options } = prepared;
+    let clients_here = if ranks.mpi_size().is_some() { 1 } else { options.clients.count };
+    S::before_clients(&plan, clients_here, options.target.server().is_some())?;
+    let spec = suite.spec(&plan, &options.target, options.clients.count);
+    let cells = S::cells(&plan);
+    let job = JobSpec { suite: S::NAME, spec: &spec, plan: serde_json::to_value(&plan)?, total_cells: cells.len() };
+    let mut job = Job::start(job, &mut options, db)?;
+    suite.began(job.server_described.as_ref());
+    let workdir = job.workdir_path();
+    let server = options.target.server().cloned();
+    let server_folder = job.server_folder();
+    ranks.share_job(
+        &Shared::Job(Box::new(SharedJob {
+            suite: S::NAME.into(),
+            workdir: workdir.clone(),
+            server: server.clone().zip(server_folder.clone()),
+            clients: options.clients.clone(),
+        })),
+        &options.clients,
+    )?;
+    let connect = connector(server.as_ref());
+    let place = place(&connect, server_folder);
+    // Under MPI rank 0's one client is rank 0: one slot; the others' figures reach the board.
+    let live = S::live(&plan, clients_here);
+    let group = ranks.group(options.clients.count);
+    // The cells of the pass under way, by index: for the live line and the run's failure message.
+    let names = Mutex::new(cells);
+    let name = |i: usize| names.lock().ok().and_then(|n| n.get(i).cloned()).unwrap_or_default();
+    let mut stored = Stored::default();
+    let running = AtomicBool::new(true);
+    let outcome = ranks.relay_live(&|| live.sample(), || {
+        std::thread::scope(|scope| {
+            if let (Some(line), true) = (job.progress.live_line(), live.shows_anything()) {
+                let (live, running, board, name) = (&live, &running, ranks.live_board(), &name);
+                let mpi = ranks.mpi_size();
+                scope.spawn(move || {
+                    while running.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(250));
+                        if let Some(text) = live_text(live, name, mpi.map(|n| (n, &board))) {
+                            line.set_message(text);
+                        }
+                    }
+                });
+            }
+            let mut pass = plan.clone();
+            // Every pass after the first adds a sample to each noisy cell, so a cell reaches
+            // --max-repeats within that many passes; the bound holds even if a pass adds none.
+            let mut passes_left = options.repeat.max;
+            let outcome = loop {
+                if let Err(e) = ranks.share_pass(&Shared::Pass(serde_json::to_value(&pass).unwrap_or_default())) {
+                    break Ok(Some((
+                        0,
+                        Ending::SinkFailed(format!("cannot hand the next pass to the MPI ranks: {e}")),
+                    )));
+                }
+                let setup = Setup {
+                    cells: S::cells(&pass).len(),
+                    workdir: workdir.as_deref(),
+                    hooks: &options.clients.hooks,
+                    on_error: options.clients.on_error,
+                    stop: job.stop,
+                };
+                let before = stored.sample_count();
+                stored.in_pass = 0;
+                let outcome = S::execute(&pass, &group, &setup, &place, &live, &mut |cell| {
+                    stored.keep(&suite, &pass, cell, &mut job, options.repeat.count)
+                });
+                // Seed 001's rule: cells with a sample too far from their median are measured again.
+                let (Ok(Some((_, Ending::Completed))) | Ok(None), Some(tolerance)) =
+                    (&outcome, options.repeat.tolerance_pct)
+                else {
+                    break outcome;
+                };
+                let noisy: Vec<S::Key> =
+                    stored.samples.iter().filter(|(_, s)| options.repeat.noisy(s)).map(|(k, _)| k.clone()).collect();
+                passes_left = passes_left.saturating_sub(1);
+                if noisy.is_empty() {
+                    break outcome;
+                }
+                if stored.sample_count() == before || passes_left == 0 {
+                    eprintln!(
+                        "iomatrix: warning: {} cell(s) are still further than {tolerance}% from their median, but \
+                         measuring them again gave {}: not measuring them again (see each cell's figures)",
+                        noisy.len(),
+                        if passes_left == 0 {
+                            "no end to the noise within --max-repeats passes"
+                        } else {
+                            "no new figure"
+                        }
+                    );
+                    break outcome;
+                }
+                pass = S::again(&plan, &noisy);
+                let again = S::cells(&pass);
+                eprintln!(
+                    "iomatrix: {} cell(s) have a sample further than {tolerance}% from their median: measuring them \
+                     again ({} cell(s) in this pass)",
+                    noisy.len(),
+                    again.len()
+                );
+                if let Err(e) = job.add_cells(again.len()) {
+                    break Ok(Some((0, Ending::SinkFailed(format!("cannot plan the cells measured again: {e}")))));
+                }
+                if let Ok(mut n) = names.lock() {
+                    *n = again;
+                }
+            };
+            running.store(false, Ordering::Relaxed);
+            if let Err(e) = ranks.share_pass(&Shared::Done) {
+                eprintln!("iomatrix: warning: cannot tell the MPI ranks that the run is over: {e}");
+            }
+            outcome.map(|o| o.map_or(Ending::Completed, |(_, ending)| ending))
+        })
+    });
+    let outcome = outcome.map(|ending| (stored.cells, stored.verdict(ending)));
+    let json = options.json;
+    job.finish(outcome, name, (stored.lost_parts, stored.lost_what), |run: &StoredRun| {
+        if json {
+            crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&crate::render::run_json(run))?))?;
+        } else {
+            crate::out::print(&crate::render::run_text(run, &S::tables(run)))?;
+        }
+        suite.after_tables(run)
+    })
+}
+
+/// What the harness keeps of the stored cells across passes.
+struct Stored<K> {
+    /// Cells stored, over every pass: the next cell's `seq`.
+    cells: usize,
+    /// Cells stored in the pass under way.
+    in_pass: usize,
+    /// Every key's samples (the figure compare and reports use), for the noise rule.
+    samples: BTreeMap<K, Vec<f64>>,
+    /// Every key's cells stored, with or without a figure.
+    measured: BTreeMap<K, usize>,
+    /// Clients that lost their server in a cell that was kept: the run fails.
+    failed: Option<(usize, Vec<ClientFailure>)>,
+    interrupted: bool,
+    lost_parts: usize,
+    lost_what: &'static str,
+}
+
+impl<K> Default for Stored<K> {
+    fn default() -> Self {
+        Stored {
+            cells: 0,
+            in_pass: 0,
+            samples: BTreeMap::new(),
+            measured: BTreeMap::new(),
+            failed: None,
+            interrupted: false,
+            lost_parts: 0,
+            lost_what: "",
+        }
+    }
+}
+
+impl<K: Ord + Clone> Stored<K> {
+    /// Samples kept over every key: a pass that adds none cannot settle the noise.
+    fn sample_count(&self) -> usize {
+        self.samples.values().map(Vec::len).sum()
+    }
+
+    /// Stores one finished cell and moves the progress display on.
+    fn keep<S: Suite<Key = K>>(
+        &mut self,
+        suite: &S,
+        plan: &S::Plan,
+        cell: &S::Cell,
+        job: &mut Job,
+        repeats: u32,
+    ) -> Result<(), String> {
+        let mut row = suite.row(plan, cell);
+        row.seq = self.cells;
+        let key = suite.key(cell);
+        let sample = self.measured.entry(key.clone()).or_default();
+        *sample += 1;
+        // The cell's sample number over every pass (a pass of noisy cells starts its plan's repeats at 1).
+        if let Some(repeat) = row.metrics.get_mut("repeat") {
+            *repeat = serde_json::json!(*sample);
+        }
+        let mut line = suite.done_line(cell);
+        if repeats > 1 || *sample > 1 {
+            line += &format!(" (sample {sample})");
+        }
+        job.store_cell(&row, &line)?;
+        let samples = self.samples.entry(key).or_default();
+        if let Some(figure) = iomatrix_analysis::Figure::of(&row) {
+            samples.push(figure.value);
+        }
+        match suite.verdict(cell) {
+            Verdict::Fine => {}
+            Verdict::Interrupted => self.interrupted = true,
+            Verdict::Failed(failures) => {
+                self.failed.get_or_insert((self.in_pass, Vec::new())).1.extend(failures);
+            }
+            Verdict::Lost { count, what } => {
+                self.lost_parts += count;
+                self.lost_what = what;
+            }
+        }
+        self.cells += 1;
+        self.in_pass += 1;
+        Ok(())
+    }
+
+    /// How the run ended, with what its kept cells said.
+    fn verdict(&mut self, ending: Ending) -> Ending {
+        match ending {
+            Ending::Completed if self.failed.is_some() => {
+                let (cell, failures) = self.failed.take().unwrap_or_default();
+                Ending::ClientFailed { cell, failures }
+            }
+            Ending::Completed if self.interrupted => Ending::Interrupted,
+            other => other,
+        }
+    }
+}
+
+/// The live line: this process's clients, and under MPI every rank's sum.
+fn live_text(live: &impl LiveView, name: &dyn Fn(usize) -> String, mpi: Option<(usize, &LiveBoard)>) -> Option<String> {
+    let own = live.line(name)?;
+    Some(match mpi {
+        Some((ranks, board)) => {
+            format!("rank 0's client: {own}; {}", board.summary(ranks, live.sample(), |s| live.show(s)))
+        }
+        None => own,
+    })
+}
+
+/// Each client's way to connect its own session to the server; an error
+/// where the target is local (suites connect only on a server).
+fn connector(server: Option<&Server>) -> impl Fn() -> std::io::Result<Box<dyn iomatrix_backend::RemoteFs>> + Sync + '_ {
+    move || match server {
+        Some(server) => server.connect(),
+        None => Err(std::io::Error::other("no server target")),
+    }
+}
+
+/// Where the clients' files are: in `folder` on the server, or here.
+fn place<'a>(connect: &'a iomatrix_backend::Connect<'a>, server_folder: Option<String>) -> Place<'a> {
+    match server_folder {
+        Some(folder) => Place::Remote { connect, folder },
+        None => Place::Local,
+    }
+}
+
+/// An MPI rank other than 0: runs every pass rank 0 hands it as its one
+/// client, until the run is over. It writes no database and prints no tables.
+pub fn follow<S: Suite>(job: SharedJob, ranks: &Ranks) -> anyhow::Result<ExitCode> {
+    let SharedJob { workdir, server, clients, .. } = job;
+    let stop = super::signals::install()?;
+    let (server, folder) = server.unzip();
+    let connect = connector(server.as_ref());
+    let place = place(&connect, folder);
+    let slots = ranks.mpi_size().unwrap_or(1);
+    let mut prepared = false;
+    while let Some(Shared::Pass(plan)) = ranks.receive()? {
+        let plan: S::Plan = serde_json::from_value(plan)?;
+        if !std::mem::replace(&mut prepared, true) {
+            S::before_clients(&plan, 1, server.is_some())?;
+        }
+        let setup = Setup {
+            cells: S::cells(&plan).len(),
+            workdir: workdir.as_deref(),
+            hooks: &clients.hooks,
+            on_error: clients.on_error,
+            stop,
+        };
+        // Clients publish under their rank: room for every rank, only this one's used.
+        let live = S::live(&plan, slots);
+        ranks.relay_live(&|| live.sample(), || {
+            S::execute(&plan, &ranks.group(1), &setup, &place, &live, &mut |_| Ok(()))
+        })?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,55 @@
+//! Ctrl-C (SIGINT) and SIGTERM: the first asks the run to stop after the
+//! requests in flight (finished cells are kept, the working folder
+//! removed); a second exits at once (the database stays consistent: every
+//! cell is its own transaction). The exit code tells which signal stopped
+//! the run, as shells do: 130 for SIGINT, 143 for SIGTERM.
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+pub static STOP: AtomicBool = AtomicBool::new(false);
+/// The first signal received, 0 before any.
+static FIRST: AtomicI32 = AtomicI32::new(0);
+
+/// Installs the handler once; later calls return the same flag.
+pub fn install() -> anyhow::Result<&'static AtomicBool> {
+    static INSTALLED: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+    let mut installed = INSTALLED.lock().unwrap_or_else(|e| e.into_inner());
+    if *installed {
+        return Ok(&STOP);
+    }
+    // The signals are delivered to this thread, not to a handler: it may print and exit freely.
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+    std::thread::Builder::new().name("signals".into()).spawn(move || {
+        for signal in signals.forever() {
+            if FIRST.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+                STOP.store(true, Ordering::SeqCst);
+                eprintln!(
+                    "\niomatrix: {}: stopping after the current requests (finished cells are kept); send it again \
+                     to quit at once",
+                    name(signal)
+                );
+            } else {
+                std::process::exit(128 + signal);
+            }
+        }
+    })?;
+    *installed = true;
+    Ok(&STOP)
+}
+
+/// The exit code of a run stopped by a signal: 128 + the first signal's number.
+pub fn exit_code() -> u8 {
+    match FIRST.load(Ordering::SeqCst) {
+        0 => crate::exit::INTERRUPTED,
+        signal => (128 + signal) as u8,
+    }
+}
+
+fn name(signal: i32) -> &'static str {
+    match signal {
+        SIGINT => "Ctrl-C (SIGINT)",
+        SIGTERM => "SIGTERM",
+        _ => "signal",
+    }
+}

@@ -1,0 +1,201 @@
+//! The one seam between the harness and a suite.
+//!
+//! A [`Suite`] says what is particular to it: its command line and plan,
+//! its cells, how its clients execute them at a [`Place`], the row each
+//! cell stores, its progress line and live figures, its conditions, and
+//! how a stored run of it reads. Everything else (the target and working
+//! folder, the environment record, clients as threads or MPI ranks, the
+//! barrier per cell, repeats and `--tolerance`, `--on-client-error`,
+//! progress, signals, storing each cell, the exit code) is done once, for
+//! every suite, by [`crate::harness::run`].
+
+use super::clients::ClientPlan;
+use super::live::LiveSample;
+use super::raw_device::RawDevice;
+use super::repeat::Repeat;
+use super::target::Target;
+use iomatrix_backend::Place;
+use iomatrix_coord::{ClientFailure, Ending, Group, Setup};
+use iomatrix_core::BackendKind;
+use iomatrix_store::{CellRow, StoredRun};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+/// A family of workloads: IOzone's matrix, access specs, Bonnie's tests,
+/// the file-server load, the backup walk.
+pub trait Suite: Sized {
+    /// `iomatrix run NAME`, and the suite of its runs in the database.
+    const NAME: &'static str;
+    /// The command line of `run NAME`.
+    type Args: clap::Args;
+    /// The validated plan: stored with the run, sent to every MPI rank.
+    type Plan: Serialize + DeserializeOwned + Clone + Send + Sync;
+    /// One finished cell, merged over every client.
+    type Cell;
+    /// This process's live figures while its clients run.
+    type Live: LiveView;
+    /// What tells cells apart for the noise rule: samples of one key are
+    /// compared with each other, and noisy keys are measured again.
+    type Key: Ord + Clone;
+
+    /// Raw arguments to a validated run: nothing is written before this
+    /// returns. `mpi_ranks` is the number of ranks under mpirun.
+    fn prepare(args: Self::Args, mpi_ranks: Option<usize>) -> anyhow::Result<Prepared<Self>>;
+
+    /// How the harness sets the run up: free space, conditions, the cache
+    /// warning. `clients`: the run's clients in all (threads, or MPI ranks).
+    fn spec(&self, plan: &Self::Plan, target: &Target, clients: usize) -> RunSpec;
+
+    /// The cells `plan` runs, named, in order: index i is the i-th cell
+    /// [`Suite::execute`] hands on.
+    fn cells(plan: &Self::Plan) -> Vec<String>;
+
+    /// Live figures with room for `slots` clients, published under their
+    /// rank: every thread of this process, or under MPI room up to this
+    /// rank's own (rank 0 shows only its own client; the others' samples
+    /// reach its board).
+    fn live(plan: &Self::Plan, slots: usize) -> Self::Live;
+
+    /// Done in every process (rank 0 and the others) before its clients
+    /// start, e.g. raising the open-file limit. `clients_here`: this
+    /// process's clients; `on_server`: the target is a server.
+    fn before_clients(_plan: &Self::Plan, _clients_here: usize, _on_server: bool) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    /// Runs `plan` on every client of `group`, files at `place`: every
+    /// client executes each cell after the barrier (`iomatrix_coord::lead`).
+    /// At the leader `on_cell` gets each cell merged over the clients; an
+    /// error from it ends the run. Returns, at the leader, how many cells
+    /// were accepted and how the run ended; `None` at the other MPI ranks.
+    fn execute(
+        plan: &Self::Plan,
+        group: &Group<'_>,
+        setup: &Setup<'_>,
+        place: &Place<'_>,
+        live: &Self::Live,
+        on_cell: &mut dyn FnMut(&Self::Cell) -> Result<(), String>,
+    ) -> std::io::Result<Option<(usize, Ending)>>;
+
+    /// At rank 0 once the run has begun: what the session to a server
+    /// negotiated (protocol, transfer sizes), for suites whose cells record it.
+    fn began(&mut self, _server: Option<&Value>) {}
+
+    /// The row `cell` stores. Its `seq` is set by the harness.
+    fn row(&self, plan: &Self::Plan, cell: &Self::Cell) -> CellRow;
+
+    /// The progress line of a finished cell.
+    fn done_line(&self, cell: &Self::Cell) -> String;
+
+    /// The cell's key for the noise rule.
+    fn key(&self, cell: &Self::Cell) -> Self::Key;
+
+    /// The plan that measures the `noisy` keys once more. Suites whose cells
+    /// depend on each other (Bonnie's tests share one file, the file-server
+    /// load reads what it wrote) run their whole set again.
+    fn again(plan: &Self::Plan, noisy: &[Self::Key]) -> Self::Plan;
+
+    /// What a finished cell says about the run beyond its figures.
+    fn verdict(&self, _cell: &Self::Cell) -> Verdict {
+        Verdict::Fine
+    }
+
+    /// A stored run of this suite as tables (the same at the end of `run`
+    /// and in `show`, today or next year).
+    fn tables(run: &StoredRun) -> String;
+
+    /// Output after the tables, at the end of a run (IOzone's `-R` and `-b`).
+    fn after_tables(&self, _run: &StoredRun) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// A run ready to start: the suite (what rank 0 alone keeps), the plan (what
+/// every client runs) and the options every suite shares.
+pub struct Prepared<S: Suite> {
+    pub suite: S,
+    pub plan: S::Plan,
+    pub run: RunOptions,
+}
+
+/// What every suite's run is told besides its plan.
+pub struct RunOptions {
+    pub target: Target,
+    /// The claimed device of a [`Target::Device`], held until the run ends.
+    pub device: Option<RawDevice>,
+    pub labels: Vec<(String, String)>,
+    /// Keep the working folder at the end.
+    pub keep: bool,
+    pub space_check: bool,
+    /// Print the stored run as JSON instead of tables.
+    pub json: bool,
+    pub clients: ClientPlan,
+    pub repeat: Repeat,
+}
+
+/// How the harness sets a run up, as the suite describes it.
+pub struct RunSpec {
+    /// Bytes the run keeps on the target at its peak, and how that comes
+    /// about (for the free-space message), e.g. "2 client(s) x largest file 64m".
+    pub peak_bytes: u64,
+    pub peak_detail: String,
+    pub backend: BackendKind,
+    pub direct: bool,
+    /// The suite's own conditions, merged over the common ones.
+    pub conditions: Value,
+    /// Few long cells: keep a line per finished cell on the terminal.
+    pub keep_cell_lines: bool,
+    /// How this suite gets past the page cache, for the warning when all files fit in RAM.
+    pub uncached_hint: &'static str,
+}
+
+/// What a finished cell says about the run beyond its figures.
+pub enum Verdict {
+    Fine,
+    /// The cell was cut short by a stop: the run ends as interrupted.
+    Interrupted,
+    /// Clients lost their server mid-cell: the cell is kept, the run fails.
+    Failed(Vec<ClientFailure>),
+    /// Parts of the clients (`what`: "connection(s)") failed and are counted
+    /// in the cell: the run completes, and exits 3.
+    Lost {
+        count: usize,
+        what: &'static str,
+    },
+}
+
+/// A suite's live figures, shown while a cell runs (on the progress bar,
+/// or every few seconds without a terminal) and, under MPI, sent by every
+/// rank to rank 0.
+pub trait LiveView: Sync {
+    /// This process's figures of the last moment.
+    fn sample(&self) -> LiveSample;
+    /// The live line; `cell(i)` names cell i of the pass under way. None
+    /// while there is nothing to show.
+    fn line(&self, cell: &dyn Fn(usize) -> String) -> Option<String>;
+    /// A sample as rank 0's sum over the ranks shows it ("3.1 MiB/s").
+    fn show(&self, sample: &LiveSample) -> String;
+    /// False for [`NoLive`]: no live line is kept up at all.
+    fn shows_anything(&self) -> bool {
+        true
+    }
+}
+
+/// For suites without live figures (each cell is short, or only its end counts).
+pub struct NoLive;
+
+impl LiveView for NoLive {
+    fn sample(&self) -> LiveSample {
+        LiveSample::default()
+    }
+    fn line(&self, _cell: &dyn Fn(usize) -> String) -> Option<String> {
+        None
+    }
+    fn show(&self, _sample: &LiveSample) -> String {
+        String::new()
+    }
+    fn shows_anything(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,242 @@
+//! `iomatrix run access`: Iometer/fio-style access specs with iomatrix's
+//! flags, as a validated plan. Lists in any parameter sweep.
+
+use crate::harness::data::DataArgs;
+use crate::harness::raw_device::RawDevice;
+use crate::harness::{CommonRunArgs, RunOptions, Target};
+use clap::Args;
+use iomatrix_access::{AccessPlan, Limit};
+use iomatrix_core::{parse_duration, parse_size_list, BackendKind, ByteSize, UsageError};
+use std::path::PathBuf;
+use std::time::Duration;
+
+const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+const DEFAULT_FILE_SIZE: ByteSize = ByteSize(256 << 20);
+/// The deepest queue a client keeps on a server: an SMB session has credits
+/// for more, but on NFS each request in flight costs a connection of its own.
+const MAX_DEPTH_ON_SERVER: u32 = 64;
+
+/// Iometer/fio-style access specs with outstanding I/O; lists in any parameter sweep
+///
+/// On a server (--target nfs://host[:port]/export[/path] or smb://[user@]host[:port]/share[/path])
+/// the requests go through iomatrix's own protocol client: no mount, no client cache. Each client
+/// connects its own session and works in client-N/ of the run's folder there (its file laid out
+/// first, untimed). SMB keeps up to --qd requests in flight at once on the client's one session;
+/// NFS (one request per connection in its client library) opens --qd connections per client, one
+/// request in flight on each. The run's conditions say which. On a server --qd goes up to 64;
+/// --direct and --backend are refused (there is no client cache to bypass, and the protocol
+/// client issues the requests); --device does not combine with --target; --align sets the
+/// offsets' granularity as it does on local files.
+#[derive(Args, Debug)]
+pub struct RunAccessArgs {
+    #[command(flatten)]
+    pub common: CommonRunArgs,
+
+    /// Block sizes, e.g. 2k,4k,8k,32k,64k,128k,256k or 4k..256k
+    #[arg(long, default_value = "4k", value_name = "SIZES", allow_hyphen_values = true)]
+    pub bs: String,
+
+    /// Percent of requests that read (the rest write), a list: 100,0
+    #[arg(long, default_value = "100", value_name = "PCTS", allow_hyphen_values = true)]
+    pub read: String,
+
+    /// Percent of requests at random offsets (the rest sequential), a list
+    #[arg(long, default_value = "100", value_name = "PCTS", allow_hyphen_values = true)]
+    pub random: String,
+
+    /// Outstanding requests per client (queue depth), a list: 16,32,64,128,255
+    #[arg(long, default_value = "1", value_name = "DEPTHS", allow_hyphen_values = true)]
+    pub qd: String,
+
+    /// Each client's file (its working set), laid out before the first cell [default: 256m;
+    /// with --device, the whole device]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub file_size: Option<String>,
+
+    /// Run on this raw block device instead of files in --target: every client reads and
+    /// writes it in place (its data is destroyed). Needs --destroy-data-on naming it again
+    #[arg(long, value_name = "DEVICE", conflicts_with_all = ["target", "keep"])]
+    pub device: Option<PathBuf>,
+
+    /// Confirms that the data on the --device may be destroyed
+    #[arg(long, value_name = "DEVICE", requires = "device")]
+    pub destroy_data_on: Option<PathBuf>,
+
+    /// How long each cell issues requests [default: 10s unless --bytes]
+    #[arg(long, value_name = "TIME", conflicts_with = "bytes", allow_hyphen_values = true)]
+    pub duration: Option<String>,
+
+    /// Bytes each client moves per cell, instead of a duration
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub bytes: Option<String>,
+
+    /// Offsets are multiples of this [default: the block size]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub align: Option<String>,
+
+    /// Bypass the page cache with O_DIRECT (local files and devices only)
+    #[arg(long)]
+    pub direct: bool,
+
+    /// io_uring, psync, sync or mmap [default: io_uring when any --qd is above 1, else psync]
+    /// (local files and devices only: on nfs:// and smb:// the protocol client issues the requests)
+    #[arg(long, value_name = "BACKEND")]
+    pub backend: Option<String>,
+
+    /// At most this many requests per second per client
+    #[arg(long, value_name = "IOPS")]
+    pub rate: Option<u64>,
+
+    #[command(flatten)]
+    pub data: DataArgs,
+}
+
+impl RunAccessArgs {
+    /// The validated plan and the run's options; `mpi_ranks` is the number of ranks under mpirun.
+    pub fn validate(self, mpi_ranks: Option<usize>) -> anyhow::Result<(AccessPlan, RunOptions)> {
+        let mut run = self.common.options(mpi_ranks)?;
+        let on_server = run.target.server().is_some();
+        if on_server {
+            refuse_on_server(&self)?;
+        }
+        // Claimed before planning: the default working set is the device's size.
+        if let Some(path) = &self.device {
+            let device = RawDevice::claim(path, self.destroy_data_on.as_deref())?;
+            run.target = Target::Device(device.path().to_path_buf());
+            run.device = Some(device);
+        }
+        let mut plan = plan(&self, run.device.as_ref(), run.clients.count, on_server)?;
+        plan.repeats = run.repeat.count;
+        Ok((plan, run))
+    }
+}
+
+/// Options that make no sense through a protocol client, refused before anything runs.
+fn refuse_on_server(args: &RunAccessArgs) -> Result<(), UsageError> {
+    if args.direct {
+        return Err(UsageError::new(
+            "--direct: iomatrix's own protocol client keeps no cache, so every request already goes to the server; \
+             leave --direct out",
+        ));
+    }
+    if let Some(backend) = &args.backend {
+        return Err(UsageError::new(format!(
+            "--backend {backend}: on a server through iomatrix's own client the requests go through that client \
+             (SMB: many in flight on one session; NFS: one connection per request in flight); leave --backend out"
+        )));
+    }
+    Ok(())
+}
+
+fn plan(
+    args: &RunAccessArgs,
+    device: Option<&RawDevice>,
+    clients: usize,
+    on_server: bool,
+) -> Result<AccessPlan, UsageError> {
+    let sizes =
+        |flag: &str, text: &str| parse_size_list(text, 1).map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")));
+    let one_size =
+        |flag: &str, text: &str| text.parse::<ByteSize>().map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")));
+    let numbers = |flag: &str, text: &str| -> Result<Vec<u64>, UsageError> {
+        text.split(',')
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| {
+                t.trim().parse::<u64>().map_err(|_| {
+                    UsageError::new(format!("--{flag} {text}: '{t}' is not a whole number; give a list such as 100,0"))
+                })
+            })
+            .collect()
+    };
+    let percents = |flag: &str, text: &str| -> Result<Vec<u8>, UsageError> {
+        numbers(flag, text)?
+            .into_iter()
+            .map(|p| {
+                u8::try_from(p).ok().filter(|p| *p <= 100).ok_or_else(|| {
+                    UsageError::new(format!("--{flag} {p}: {p}% is over 100; percentages go from 0 to 100"))
+                })
+            })
+            .collect()
+    };
+    let queue_depths = numbers("qd", &args.qd)?
+        .into_iter()
+        .map(|q| u32::try_from(q).map_err(|_| UsageError::new(format!("--qd {q}: far above any kernel's limit"))))
+        .collect::<Result<Vec<u32>, _>>()?;
+    let limit = match (&args.duration, &args.bytes) {
+        (_, Some(b)) => Limit::Bytes(one_size("bytes", b)?.bytes()),
+        (Some(d), None) => Limit::DurationMs(
+            parse_duration(d).map_err(|e| UsageError::new(format!("--duration {d}: {e}")))?.as_millis() as u64,
+        ),
+        (None, None) => Limit::DurationMs(DEFAULT_DURATION.as_millis() as u64),
+    };
+    let wants_queue = queue_depths.iter().any(|&q| q > 1);
+    let requested = match &args.backend {
+        Some(b) => b.parse::<BackendKind>().map_err(|e| UsageError::new(format!("--backend: {e}")))?,
+        None if wants_queue && !on_server => BackendKind::IoUring,
+        None => BackendKind::Psync,
+    };
+    // On a server the protocol client issues the requests: psync is what such runs record, as iozone's do.
+    let (backend, max_depth) =
+        if on_server { (requested, MAX_DEPTH_ON_SERVER) } else { choose_backend(requested, wants_queue)? };
+    let plan = AccessPlan {
+        block_sizes: sizes("bs", &args.bs)?,
+        read_percents: percents("read", &args.read)?,
+        random_percents: percents("random", &args.random)?,
+        queue_depths,
+        clients,
+        file_size: working_set(args.file_size.as_deref(), device)?,
+        limit,
+        alignment: args.align.as_deref().map(|a| one_size("align", a)).transpose()?,
+        direct: args.direct,
+        backend,
+        rate_iops: args.rate,
+        seed: 0x1_2006,
+        repeats: 1,
+        only: None,
+        device: device.map(|d| d.path().to_path_buf()),
+        content: args.data.content(),
+    };
+    if on_server {
+        plan.validate_on_server(max_depth)?;
+    } else {
+        plan.validate(max_depth)?;
+    }
+    Ok(plan)
+}
+
+/// Each client's file size, or the part of the raw device the clients share.
+fn working_set(file_size: Option<&str>, device: Option<&RawDevice>) -> Result<ByteSize, UsageError> {
+    let asked = file_size
+        .map(|t| t.parse::<ByteSize>().map_err(|e| UsageError::new(format!("--file-size {t}: {e}"))))
+        .transpose()?;
+    match (asked, device) {
+        (Some(size), Some(device)) if size.bytes() > device.size() => Err(UsageError::new(format!(
+            "--file-size {size} is larger than {} ({}); give at most its size, or leave --file-size out to use \
+             all of it",
+            device.path().display(),
+            ByteSize(device.size())
+        ))),
+        (Some(size), _) => Ok(size),
+        (None, Some(device)) => Ok(ByteSize(device.size())),
+        (None, None) => Ok(DEFAULT_FILE_SIZE),
+    }
+}
+
+/// io_uring is probed before anything runs: where the kernel refuses it,
+/// depth-1 plans fall back to psync (said on stderr), deeper ones stop with the reason.
+fn choose_backend(requested: BackendKind, wants_queue: bool) -> Result<(BackendKind, u32), UsageError> {
+    if requested != BackendKind::IoUring {
+        return Ok((requested, 1));
+    }
+    match iomatrix_backend::probe_io_uring() {
+        Ok(support) => Ok((BackendKind::IoUring, support.max_depth)),
+        Err(reason) if !wants_queue => {
+            eprintln!("iomatrix: io_uring is unavailable here ({reason}); falling back to psync at queue depth 1");
+            Ok((BackendKind::Psync, 1))
+        }
+        Err(reason) => Err(UsageError::new(format!(
+            "io_uring is unavailable here ({reason}), and queue depths above 1 need it; use --qd 1, or enable \
+             io_uring (sysctl kernel.io_uring_disabled=0)"
+        ))),
+    }
+}

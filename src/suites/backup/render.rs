@@ -1,0 +1,220 @@
+//! Backup walks: totals, time by file size class, extents, errors, rebuilt
+//! from the stored cell.
+
+use crate::render::human;
+use iomatrix_backup::BackupResult;
+use iomatrix_core::ByteSize;
+use iomatrix_store::{CellRow, StoredRun};
+use serde_json::Value;
+use std::fmt::Write;
+
+pub fn report(run: &StoredRun) -> String {
+    let walks = run.cell_results.len();
+    let Some(cell) = run.cell_results.first() else {
+        return "\n(no walk stored)\n".into();
+    };
+    let Ok(r) = serde_json::from_value::<BackupResult>(cell.metrics.clone()) else {
+        return "\n(the stored cell is not a backup walk this iomatrix can read)\n".into();
+    };
+    let fs_type = run.conditions["fs_type"].as_str().unwrap_or("unknown").to_string();
+    let mut out = String::from("\n");
+    if walks > 1 {
+        out += &format!("{walks} walks of the tree (--repeat); the first is shown, every walk is in --json\n");
+    }
+    let secs = |ns: u64| ns as f64 / 1e9;
+    if r.interrupted {
+        let _ = writeln!(out, "interrupted: the figures cover the {} files finished before Ctrl-C", r.files);
+    }
+    if let Some(why) = &r.server_lost {
+        let _ = writeln!(out, "server lost: {why}");
+    }
+    let _ = writeln!(
+        out,
+        "read: {} files, {} ({} bytes) in {} reads of {}",
+        r.files,
+        human(r.bytes),
+        r.bytes,
+        r.reads,
+        ByteSize(cell.record_size.unwrap_or(0))
+    );
+    let clients = cell.client_figures.as_array().map_or(0, Vec::len);
+    // A cold walk's preparation, untimed. Runs stored before it moved ahead of the walk have no
+    // evict_ns: their walk dropped each file's pages as it went.
+    let evicted_within = r.cold && r.evict_ns == 0;
+    let before = if !r.cold {
+        String::new()
+    } else if evicted_within {
+        format!("; syncfs before it {:.3} s", secs(r.sync_ns))
+    } else {
+        format!("; before it, syncfs {:.3} s and cached pages dropped {:.3} s", secs(r.sync_ns), secs(r.evict_ns))
+    };
+    let included = if run.conditions["remote"].is_object() {
+        "the server's folder listings included"
+    } else if evicted_within {
+        "readdir, stat, FIEMAP, eviction included"
+    } else {
+        "readdir, stat, FIEMAP included"
+    };
+    if clients > 1 {
+        let _ = writeln!(
+            out,
+            "rate: {:.1} MiB/min ({:.2} MiB/s, {:.1} files/s), the sum of the {clients} clients' own rates (each its \
+             bytes over its open + read + close time)",
+            r.mib_per_min, r.mib_per_sec, r.files_per_sec
+        );
+        let _ = writeln!(
+            out,
+            "overall: {:.1} MiB/min, all bytes over the {:.3} s from the common start to the last client's end",
+            cell.metrics["mib_per_min_overall"].as_f64().unwrap_or(0.0),
+            secs(r.wall_ns)
+        );
+        let _ = writeln!(
+            out,
+            "walk: {:.3} s from the common start to the last client's end ({included}){before}, CPU {:.0}% (all \
+             clients)",
+            secs(r.wall_ns),
+            r.cpu_percent
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "rate: {:.1} MiB/min ({:.2} MiB/s, {:.1} files/s) over {:.3} s of open + read + close",
+            r.mib_per_min,
+            r.mib_per_sec,
+            r.files_per_sec,
+            secs(r.read_ns)
+        );
+        let _ = writeln!(
+            out,
+            "walk: {:.3} s elapsed in all ({included}){before}, CPU {:.0}%",
+            secs(r.wall_ns),
+            r.cpu_percent
+        );
+    }
+    if r.cold && matches!(fs_type.as_str(), "tmpfs" | "ramfs") {
+        let _ = writeln!(out, "note: on {fs_type} the page cache is the storage: cold reads are memory reads");
+    }
+    if r.cold && r.evict_failures > 0 {
+        let _ = writeln!(out, "note: cached pages could not be dropped for {} files", r.evict_failures);
+    }
+    // A tree on a server: what its walk cannot do as a local one does.
+    for note in run.conditions["remote_walk"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+        let _ = writeln!(out, "note: {note}");
+    }
+    if r.noatime_refused > 0 {
+        let _ = writeln!(
+            out,
+            "note: {} files were not ours to open with O_NOATIME: their access time may have changed",
+            r.noatime_refused
+        );
+    }
+    let s = &r.skipped;
+    let mut other = Vec::new();
+    for (n, what) in [
+        (r.directories, "folders"),
+        (s.symlinks, "symlinks (not followed)"),
+        (s.fifos + s.sockets + s.devices + s.other, "FIFOs, sockets and devices (not opened)"),
+        (r.hard_links, "further names of files already read (hard links)"),
+        (r.mount_points, "mount points (not entered)"),
+    ] {
+        if n > 0 {
+            other.push(format!("{what} {n}"));
+        }
+    }
+    if !other.is_empty() {
+        let _ = writeln!(out, "also: {}", other.join(", "));
+    }
+    out.push_str(&crate::render::extents::errors_text(&r.errors));
+    if r.failed_bytes > 0 {
+        let _ = writeln!(out, "  ({} read from files that then failed, not counted)", human(r.failed_bytes));
+    }
+
+    out.push_str(&clients_text(run, cell));
+    let _ = writeln!(
+        out,
+        "\nTime by file size (bytes; [a, b) holds sizes from a to b - 1){}",
+        if clients > 1 { "; all clients' files, times summed" } else { "" }
+    );
+    let _ = writeln!(
+        out,
+        "{:>22} {:>9} {:>11} {:>10} {:>7} {:>10} {:>9}",
+        "size", "files", "bytes", "time s", "time %", "MiB/s", "extents"
+    );
+    for c in &r.classes {
+        let size = if c.class == 0 {
+            "0".to_string()
+        } else {
+            format!("[{}, {})", ByteSize(c.min), ByteSize(c.max.saturating_add(1)))
+        };
+        let share = if r.read_ns == 0 { 0.0 } else { c.read_ns as f64 * 100.0 / r.read_ns as f64 };
+        let _ = writeln!(
+            out,
+            "{size:>22} {:>9} {:>11} {:>10.3} {:>6.1}% {:>10.2} {:>9}",
+            c.files,
+            human(c.bytes),
+            secs(c.read_ns),
+            share,
+            c.mib_per_sec,
+            c.extents
+        );
+    }
+    let _ = writeln!(out, "\nExtents (FIEMAP, counted as filefrag counts them; mapped outside the timing)");
+    out.push_str(&crate::render::extents::summary_text(&fs_type, &r.extents));
+    out
+}
+
+const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
+    unit: "MiB/min",
+    describe: |_| "backup walk".into(),
+    aggregates: |c| {
+        let m = &c.metrics;
+        (
+            m["mib_per_min_sum_of_clients"].as_f64().unwrap_or(0.0),
+            m["mib_per_min_overall"].as_f64().unwrap_or(0.0),
+            None,
+        )
+    },
+    client_rate: |f| f["mib_per_min"].as_f64(),
+};
+
+/// With more than one client (or a failed one): each client's own walk,
+/// then the aggregates side by side and the failures.
+fn clients_text(run: &StoredRun, cell: &CellRow) -> String {
+    let figures = cell.client_figures.as_array().map(Vec::as_slice).unwrap_or_default();
+    let failed = cell.metrics["failed_clients"].as_array().map_or(0, Vec::len);
+    if figures.len() < 2 && failed == 0 {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\nEach client's walk (MiB/min: its bytes over its own open + read + close time; walk: from the common start)\n",
+    );
+    let _ = writeln!(
+        out,
+        "{:>6} {:>9} {:>11} {:>10} {:>10} {:>12} {:>8} {:>9}  tree",
+        "client", "files", "bytes", "read s", "walk s", "MiB/min", "errors", "extents"
+    );
+    let n = |f: &Value, key: &str| f[key].as_u64().unwrap_or(0);
+    for f in figures {
+        let extents = &f["extents"];
+        let mapped = if extents["files"].as_u64().unwrap_or(0) == 0 && n(extents, "files_without_fiemap") > 0 {
+            "no FIEMAP".to_string()
+        } else {
+            n(extents, "total_extents").to_string()
+        };
+        let _ = writeln!(
+            out,
+            "{:>6} {:>9} {:>11} {:>10.3} {:>10.3} {:>12.1} {:>8} {:>9}  {}",
+            n(f, "rank"),
+            n(f, "files"),
+            human(n(f, "bytes")),
+            n(f, "read_ns") as f64 / 1e9,
+            n(f, "wall_ns") as f64 / 1e9,
+            f["mib_per_min"].as_f64().unwrap_or(0.0),
+            n(&f["errors"], "total"),
+            mapped,
+            f["root"].as_str().unwrap_or("?")
+        );
+    }
+    out.push_str(&crate::render::clients::table(run, &CLIENT_COLUMNS));
+    out
+}

@@ -1,0 +1,131 @@
+//! `iomatrix run bonnie`: Bonnie's tests with iomatrix's own flags, as a
+//! validated plan.
+
+use crate::harness::data::DataArgs;
+use crate::harness::repeat::{Repeat, RepeatArgs};
+use crate::harness::{CommonRunArgs, RunOptions, Target};
+use clap::Args;
+use iomatrix_bonnie::BonniePlan;
+use iomatrix_core::{ByteSize, UsageError};
+
+/// Bonnie's tests: per-char and block I/O, rewrite, random seeks, file create/stat/delete
+///
+/// --target may be a server: nfs://host[:port]/export[/path] or
+/// smb://[user@]host[:port]/share[/path] run every test through iomatrix's own NFSv3/SMB2/3
+/// client (no mount, no client cache): each client and each seeker has its own session;
+/// putc/getc buffer one negotiated request (at most 1 MiB); --sync is NFS COMMIT / SMB FLUSH;
+/// the file tests use the protocol's exclusive create, stat and folder listing. There the
+/// twice-the-RAM rule applies only to a RAM stated with --ram (the server's); --direct is
+/// refused (no client cache to bypass). The same goes for `iomatrix bonnie -d URL`.
+#[derive(Args, Debug)]
+pub struct RunBonnieArgs {
+    #[command(flatten)]
+    pub common: CommonRunArgs,
+
+    /// Test file size; at least twice the RAM unless --ram or --allow-cache
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub size: String,
+
+    /// Chunk of the block tests [default: 8k]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub chunk: Option<String>,
+
+    /// File tests with N x 1024 files (0 skips them)
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    pub files: u64,
+
+    /// File tests with exactly N files instead of --files' N x 1024 (small tests on slow servers)
+    #[arg(long, value_name = "N", conflicts_with = "files")]
+    pub file_count: Option<u64>,
+
+    /// Run the whole set N times
+    #[arg(long, value_name = "N")]
+    pub repeats: Option<u32>,
+
+    /// The RAM to assume for the twice-the-RAM rule, e.g. 512m
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub ram: Option<String>,
+
+    /// Run even if the file is smaller than twice the RAM (the page cache may then serve the reads)
+    #[arg(long)]
+    pub allow_cache: bool,
+
+    /// Skip the per-char (putc/getc) tests
+    #[arg(long)]
+    pub fast: bool,
+
+    /// O_DIRECT for the block write, rewrite, block read and seek tests
+    #[arg(long)]
+    pub direct: bool,
+
+    /// fsync before each close and after each seek write-back and file create/delete (bonnie++'s -b)
+    #[arg(long)]
+    pub sync: bool,
+
+    /// Seeks in the seek test, over all seeker threads [default: 8192, as bonnie++]
+    #[arg(long, value_name = "N")]
+    pub seeks: Option<u64>,
+
+    /// Seeker threads in the seek test, each with its own descriptor (on a server, its own
+    /// session) [default: 3, as bonnie++]
+    #[arg(long, value_name = "N")]
+    pub seekers: Option<usize>,
+
+    #[command(flatten)]
+    pub data: DataArgs,
+}
+
+impl RunBonnieArgs {
+    /// The validated plan and the run's options; `mpi_ranks` is the number of ranks under mpirun.
+    pub fn validate(&self, mpi_ranks: Option<usize>) -> anyhow::Result<(BonniePlan, RunOptions)> {
+        let mut run = self.common.options(mpi_ranks)?;
+        let size = |flag: &str, text: &str| {
+            text.parse::<ByteSize>().map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")))
+        };
+        let mut plan = BonniePlan::new(size("size", &self.size)?);
+        if let Some(chunk) = &self.chunk {
+            plan.chunk = size("chunk", chunk)?;
+        }
+        plan.files = self.file_count.unwrap_or(self.files.saturating_mul(iomatrix_bonnie::FILES_UNIT));
+        plan.repeats = match (&self.repeats, run.repeat.count) {
+            (Some(r), 1) => *r,
+            (None, n) => n,
+            (Some(r), n) => {
+                return Err(
+                    UsageError::new(format!("--repeat {n} and --repeats {r}: give one (they mean the same)")).into()
+                )
+            }
+        };
+        if plan.repeats != run.repeat.count {
+            // --repeats is bonnie++'s -x: the samples --tolerance and --max-repeats count from.
+            let flags = RepeatArgs { repeat: plan.repeats, ..self.common.repeat.clone() };
+            run.repeat = Repeat::from_args(&flags)?;
+        }
+        plan.ram = self.ram.as_deref().map(|r| size("ram", r)).transpose()?;
+        plan.allow_cache = self.allow_cache;
+        plan.skip_per_char = self.fast;
+        plan.direct = self.direct;
+        plan.sync = self.sync;
+        plan.seeks = self.seeks.unwrap_or(plan.seeks);
+        plan.seekers = self.seekers.unwrap_or(plan.seekers);
+        plan.content = self.data.content();
+        check(&plan, &run.target)?;
+        Ok((plan, run))
+    }
+}
+
+/// The plan against the target, for both front ends. Over a protocol client
+/// this machine's page cache is not in the way: only a RAM stated with
+/// -r/--ram (the server's) is held against the file size; and there is no
+/// client cache for O_DIRECT to bypass.
+pub fn check(plan: &BonniePlan, target: &Target) -> Result<(), UsageError> {
+    let on_server = target.server().is_some();
+    plan.validate(if on_server { 0 } else { iomatrix_environment::machine_ram_bytes() })?;
+    if on_server && plan.direct {
+        return Err(UsageError::new(
+            "--direct (-D): iomatrix's own protocol client keeps no cache, so every request already goes to the \
+             server; leave --direct (-D) out",
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,91 @@
+//! Bonnie runs as bonnie++ prints them, rebuilt from the stored cells; with
+//! many clients, bonnie++'s figures are the sums of the clients' own rates,
+//! and the clients table follows.
+
+use iomatrix_bonnie::{BonniePlan, BonnieResult, BonnieTest, DEFAULT_CHUNK, MIN_TIME_NS};
+use iomatrix_core::ByteSize;
+use iomatrix_store::StoredRun;
+use serde_json::Value;
+
+pub fn report(run: &StoredRun) -> String {
+    if let Some(imported) = imported_report(run) {
+        return imported;
+    }
+    let Ok(plan) = serde_json::from_value::<BonniePlan>(run.plan.clone()) else {
+        return "\n(the stored plan is not a Bonnie plan this iomatrix can read)\n".into();
+    };
+    let results: Vec<BonnieResult> =
+        run.cell_results.iter().filter_map(|c| serde_json::from_value(c.metrics.clone()).ok()).collect();
+    let mut out = format!("\n{}", iomatrix_bonnie::report_for(&run.summary.host, &plan, &results));
+    if run.cell_results.iter().any(|c| c.clients > 1) {
+        out.push_str("(with many clients each figure above is the sum of the clients' own rates)\n");
+    }
+    out + &crate::render::clients::table(run, &CLIENT_COLUMNS)
+}
+
+const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
+    unit: "each test's unit: KB/s, seeks/s or files/s",
+    describe: |c| {
+        let m = &c.metrics;
+        format!("{} #{} ({})", c.test, m["repeat"], m["unit"].as_str().unwrap_or("?"))
+    },
+    aggregates: |c| {
+        let m = &c.metrics;
+        (m["per_sec_sum_of_clients"].as_f64().unwrap_or(0.0), m["per_sec_overall"].as_f64().unwrap_or(0.0), None)
+    },
+    client_rate: |f| f["per_sec"].as_f64(),
+};
+
+/// bonnie++'s table for a run imported from its CSV: measured figures as
+/// bonnie++ printed them, `+++++ +++` where it printed that, blank where a
+/// test did not run.
+fn imported_report(run: &StoredRun) -> Option<String> {
+    let imp = crate::render::imported::source(run)?;
+    let p = &run.plan;
+    let num = |key: &str| p[key].as_u64();
+    let mut plan = BonniePlan::new(ByteSize(num("size").unwrap_or(0)));
+    plan.chunk = num("chunk").map(ByteSize).unwrap_or(DEFAULT_CHUNK);
+    plan.files = num("files").unwrap_or(0);
+    plan.file_max = ByteSize(num("file_max").unwrap_or(0));
+    plan.file_min = ByteSize(num("file_min").unwrap_or(0));
+    plan.repeats = num("repeats").unwrap_or(1).max(1) as u32;
+    // The table prints a measured figure only for a test that took at least
+    // bonnie++'s minimum time, and +++++ below it: the CSV has no times, so
+    // these are set for the display only (the stored cells keep 0).
+    let mut results: Vec<BonnieResult> = run
+        .cell_results
+        .iter()
+        .filter_map(|c| serde_json::from_value::<BonnieResult>(c.metrics.clone()).ok())
+        .map(|mut r| {
+            r.wall_ns = MIN_TIME_NS;
+            r
+        })
+        .collect();
+    for u in imp.get("unmeasured").and_then(Value::as_array).into_iter().flatten() {
+        let (Some(test), Some(repeat)) = (u["test"].as_str(), u["repeat"].as_u64()) else { continue };
+        let Ok(test) = test.parse::<BonnieTest>() else { continue };
+        results.push(BonnieResult {
+            test,
+            repeat: repeat as u32,
+            bytes: 0,
+            ops: 0,
+            writes: 0,
+            wall_ns: 1,
+            user_ns: 0,
+            sys_ns: 0,
+            per_sec: 0.0,
+            unit: test.unit().to_string(),
+            cpu_percent: 0.0,
+            end_ns: 0,
+        });
+    }
+    let machine = run.environment["host"].as_str().unwrap_or("unknown");
+    let mut out = format!("\n{}", iomatrix_bonnie::report_for(machine, &plan, &results));
+    if p["chunk"].is_null() && plan.size.bytes() > 0 {
+        out.push_str("(chunk size not in the CSV: the Size column cannot show it)\n");
+    }
+    if run.cell_results.iter().any(|c| c.clients > 1) {
+        out.push_str("(bonnie++ -c: each figure above is its sum over the concurrent copies)\n");
+    }
+    Some(out)
+}

@@ -1,0 +1,211 @@
+//! The Bonnie suite through the harness: one cell per test of each repeat
+//! of the set, from one client or many (threads, or MPI ranks), each in its
+//! own folder: on this machine, or on a server (`nfs://`, `smb://`) through
+//! iomatrix's own protocol client, each client with its own session.
+
+use crate::harness::clients::{add_client_metrics, figures_with_rank};
+use crate::harness::{NoLive, Prepared, RunSpec, Suite, Target};
+use iomatrix_backend::Place;
+use iomatrix_bonnie::{planned_tests, BonnieCell, BonniePlan, BonnieTest};
+use iomatrix_coord::{Ending, Group, Setup};
+use iomatrix_core::BackendKind;
+use iomatrix_store::{CellRow, StoredRun};
+use serde_json::{json, Value};
+
+/// What rank 0 keeps of a Bonnie run besides its plan.
+#[derive(Default)]
+pub struct Bonnie {
+    /// On a server: the putc and getc buffers, one negotiated request each.
+    per_char_buffers: Option<(usize, usize)>,
+}
+
+impl Suite for Bonnie {
+    const NAME: &'static str = "bonnie";
+    type Args = super::args::RunBonnieArgs;
+    type Plan = BonniePlan;
+    type Cell = BonnieCell;
+    type Live = NoLive;
+    /// Samples are compared per test.
+    type Key = &'static str;
+
+    fn prepare(args: Self::Args, mpi_ranks: Option<usize>) -> anyhow::Result<Prepared<Self>> {
+        let (plan, run) = args.validate(mpi_ranks)?;
+        Ok(Prepared { suite: Bonnie::default(), plan, run })
+    }
+
+    fn spec(&self, plan: &BonniePlan, target: &Target, clients: usize) -> RunSpec {
+        let mut conditions = json!({
+            "cache": if plan.direct {
+                "bypassed (O_DIRECT) for block write, rewrite, block read and seeks; per-char and file tests buffered"
+            } else {
+                "page cache in use"
+            },
+            "fsync_timed": plan.sync,
+            "close_timed": true,
+        });
+        if plan.content.stamped() {
+            crate::harness::data::add_conditions(&mut conditions, &plan.content);
+            conditions["verify_scope"] = json!(verify_scope(plan));
+        }
+        if target.server().is_some() {
+            conditions["cache"] = json!(format!(
+                "no client cache: iomatrix's own protocol client sends every request to the server, whose own cache \
+                 may serve it; {}",
+                remote_ram_rule(plan)
+            ));
+            conditions["per_char_buffer"] = json!(
+                "putc and getc buffer one request: the negotiated write and read sizes (NFS wtpref/rtpref, SMB \
+                 MaxWriteSize/MaxReadSize), at most 1 MiB; per_char_buffer_bytes in those cells"
+            );
+            if plan.sync {
+                conditions["sync"] = json!(
+                    "-b: NFS COMMIT / SMB FLUSH of the data file before each close, after each seek write-back and \
+                     of each created file; folder operations are synchronous on the server (no folder fsync)"
+                );
+            }
+        }
+        RunSpec {
+            peak_bytes: plan.peak_bytes() * clients as u64,
+            peak_detail: format!("{clients} client(s) x a {} test file plus the file tests' files", plan.size),
+            backend: BackendKind::Sync,
+            direct: plan.direct,
+            conditions,
+            keep_cell_lines: true,
+            uncached_hint: "use --direct, or a file of at least twice the RAM,",
+        }
+    }
+
+    fn cells(plan: &BonniePlan) -> Vec<String> {
+        planned_tests(plan).iter().map(|(r, t)| format!("{} (repeat {r})", t.heading())).collect()
+    }
+
+    fn live(_plan: &BonniePlan, _slots: usize) -> NoLive {
+        NoLive
+    }
+
+    fn execute(
+        plan: &BonniePlan,
+        group: &Group<'_>,
+        setup: &Setup<'_>,
+        place: &Place<'_>,
+        _live: &NoLive,
+        on_cell: &mut dyn FnMut(&BonnieCell) -> Result<(), String>,
+    ) -> std::io::Result<Option<(usize, Ending)>> {
+        if place.remote_folder().is_none() && setup.workdir.is_none() {
+            return Err(std::io::Error::other("the Bonnie suite needs a folder target"));
+        }
+        iomatrix_bonnie::execute_at(plan, group, setup, place, |cell| {
+            on_cell(cell).map_err(|e| format!("storing the {} result of repeat {}: {e}", cell.test, cell.repeat))
+        })
+    }
+
+    fn began(&mut self, server: Option<&Value>) {
+        self.per_char_buffers = server.map(iomatrix_bonnie::per_char_buffers);
+    }
+
+    /// The merged figures in `metrics` (bonnie++'s layout reads them) with
+    /// the many-client figures beside them, each client's own in
+    /// `client_figures`. `kib_per_sec` is the sum of the clients' rates.
+    fn row(&self, plan: &BonniePlan, cell: &BonnieCell) -> CellRow {
+        let r = &cell.total;
+        let mut metrics = serde_json::to_value(r).unwrap_or_default();
+        if let Some(m) = metrics.as_object_mut() {
+            m.insert("per_sec_sum_of_clients".into(), json!(r.per_sec));
+            m.insert("per_sec_overall".into(), json!(cell.per_sec_overall));
+            if let Some(tally) = &cell.verify {
+                m.insert("verify".into(), json!(tally));
+            }
+            if let Some((putc, getc)) = self.per_char_buffers {
+                match cell.test {
+                    BonnieTest::PutcWrite => m.insert("per_char_buffer_bytes".into(), json!(putc)),
+                    BonnieTest::GetcRead => m.insert("per_char_buffer_bytes".into(), json!(getc)),
+                    _ => None,
+                };
+            }
+        }
+        add_client_metrics(&mut metrics, &cell.failures, &cell.starts);
+        let client_figures: Vec<Value> = cell.clients.iter().map(|c| figures_with_rank(c.rank, &c.result)).collect();
+        CellRow {
+            seq: 0,
+            test: r.test.name().to_string(),
+            file_size: Some(plan.size.bytes()),
+            record_size: Some(plan.chunk.bytes()),
+            backend: BackendKind::Sync.name().into(),
+            direct: plan.direct && !r.test.is_per_char() && !r.test.is_file_test(),
+            clients: cell.clients.len(),
+            bytes: r.bytes,
+            ops: r.ops,
+            wall_ns: r.wall_ns,
+            user_ns: r.user_ns,
+            sys_ns: r.sys_ns,
+            kib_per_sec: if r.unit == "KB/s" { r.per_sec } else { 0.0 },
+            cpu_percent: r.cpu_percent,
+            metrics,
+            client_figures: json!(client_figures),
+            blobs: Vec::new(),
+        }
+    }
+
+    fn done_line(&self, cell: &BonnieCell) -> String {
+        let r = &cell.total;
+        // The harness adds "(sample N)" where the set runs more than once.
+        let mut line = format!("{}: {:.0} {}, CPU {:.0}%", r.test.heading(), r.per_sec, r.unit, r.cpu_percent);
+        if let Some(slowest) = cell.slowest() {
+            line += &format!(
+                " summed over {} clients, overall {:.0} (slowest: client {} at {:.0})",
+                cell.clients.len(),
+                cell.per_sec_overall,
+                slowest.rank,
+                slowest.result.per_sec
+            );
+        }
+        if !cell.failures.is_empty() {
+            line += &format!(", {} client(s) failed", cell.failures.len());
+        }
+        if let Some(found) = cell.verify.as_ref().filter(|t| t.mismatches() > 0) {
+            line += &format!(", {} DATA MISMATCH(ES)", found.mismatches());
+        }
+        line
+    }
+
+    fn key(&self, cell: &BonnieCell) -> &'static str {
+        cell.test.name()
+    }
+
+    /// Bonnie's tests share one file (a read needs the write before it): the
+    /// whole set runs again.
+    fn again(plan: &BonniePlan, _noisy: &[&'static str]) -> BonniePlan {
+        BonniePlan { repeats: 1, ..plan.clone() }
+    }
+
+    fn tables(run: &StoredRun) -> String {
+        super::render::report(run)
+    }
+}
+
+/// Which of Bonnie's tests write and check stamped blocks, and what differs from bonnie++ then.
+fn verify_scope(plan: &BonniePlan) -> String {
+    let checks = if plan.content.verify {
+        "rewrite checks each block it reads (generation 1) and block read checks every block (generation 2, so a \
+         block still at 1 is a lost rewrite, counted stale)"
+    } else {
+        "nothing is checked (no --verify)"
+    };
+    format!(
+        "putc and block write write stamped blocks of generation 1; rewrite writes each chunk back stamped as \
+         generation 2 instead of bonnie++'s one-byte change; {checks}; getc and the seek test are not checked (the \
+         seekers write back what they read with one byte changed, as bonnie++)"
+    )
+}
+
+/// bonnie++'s twice-the-RAM rule on a server, as stated with the run.
+fn remote_ram_rule(plan: &BonniePlan) -> String {
+    match plan.ram {
+        Some(ram) if ram.bytes() > 0 && !plan.allow_cache => format!(
+            "the twice-the-RAM rule held the file size against the server's RAM as stated with -r/--ram ({ram})"
+        ),
+        _ => "the twice-the-RAM rule is not applied: this machine's RAM does not matter and the server's is unknown \
+              to the client (state it with -r/--ram to apply the rule)"
+            .to_string(),
+    }
+}

@@ -1,0 +1,9 @@
+//! The file-server load (seed 003): `iomatrix run fileserver` ([`args`]),
+//! the [`Fileserver`] suite the harness runs, and its tables ([`render`]:
+//! per-operation response times and throughput per phase).
+
+pub mod args;
+pub mod render;
+mod suite;
+
+pub use suite::Fileserver;

@@ -1,0 +1,38 @@
+//! `iomatrix iozone <IOzone's flags>`: IOzone's command line, run by iomatrix
+//! through the same harness as `run iozone`.
+
+use super::suite::Iozone;
+use crate::harness::clients::ClientPlan;
+use crate::harness::data::DataArgs;
+use crate::harness::repeat::Repeat;
+use crate::harness::{Prepared, Ranks, RunOptions, Target};
+use iomatrix_iozone::front;
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn run(args: &[String], db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
+    let mut inv = front::parse(args)?;
+    if inv.help {
+        crate::out::print(front::HELP)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    // IOzone's -t N gives threads; under mpirun the ranks are the clients.
+    if let Some(ranks) = ranks.mpi_size() {
+        inv.plan.clients = ranks;
+    }
+    inv.plan.content = DataArgs { verify: inv.verify, compressible: inv.compressible }.content();
+    let target = Target::parse_folder(&inv.target.to_string_lossy())?;
+    super::args::check(&inv.plan, &target)?;
+    let suite = Iozone { excel_report: inv.excel_report, xlsx: inv.spreadsheet };
+    let run = RunOptions {
+        target,
+        device: None,
+        labels: Vec::new(),
+        keep: inv.keep_files,
+        space_check: true,
+        json: false,
+        clients: ClientPlan { count: inv.plan.clients, ..ClientPlan::single() },
+        repeat: Repeat::once(),
+    };
+    crate::harness::run(Prepared { suite, plan: inv.plan, run }, db, ranks)
+}

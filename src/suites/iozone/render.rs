@@ -1,0 +1,71 @@
+//! IOzone runs as IOzone shows them: one KB/s matrix per test (file sizes
+//! down, record sizes across) and the CPU % matrix under it.
+
+use iomatrix_analysis::median;
+use iomatrix_iozone::IozoneTest;
+use iomatrix_report::{matrix_table, Matrix, MatrixCell};
+use iomatrix_store::StoredRun;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+pub fn tables(run: &StoredRun) -> String {
+    let mut out = String::new();
+    for (throughput, cpu) in throughput_matrices(run).iter().zip(cpu_matrices(run)) {
+        let _ = write!(out, "\n{}\n", matrix_table(throughput, 0));
+        // An imported IOzone report has no CPU figures.
+        if crate::render::imported::source(run).is_none() {
+            let _ = write!(out, "{}", matrix_table(&cpu, 0));
+        }
+    }
+    out + &crate::render::clients::table(run, &CLIENT_COLUMNS)
+}
+
+const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
+    unit: "KB/s",
+    describe: |c| {
+        let size = |b: Option<u64>| iomatrix_core::ByteSize(b.unwrap_or(0)).to_string();
+        format!("{} {} {}", c.test, size(c.file_size), size(c.record_size))
+    },
+    aggregates: |c| {
+        let m = &c.metrics;
+        (c.kib_per_sec, m["kib_per_sec_overall"].as_f64().unwrap_or(0.0), m["kib_per_sec_stonewalled"].as_f64())
+    },
+    client_rate: |f| {
+        let ns = f["measured"]["end_ns"].as_u64()?.checked_sub(f["measured"]["start_ns"].as_u64()?)?;
+        (ns > 0).then(|| f["moved"]["bytes"].as_f64().unwrap_or(0.0) / 1024.0 / (ns as f64 / 1e9))
+    },
+};
+
+/// One KB/s matrix per test, in IOzone's order.
+pub fn throughput_matrices(run: &StoredRun) -> Vec<Matrix> {
+    matrices(run, "KB/s", |t| t.report_title().to_string(), |c| c.kib_per_sec)
+}
+
+fn cpu_matrices(run: &StoredRun) -> Vec<Matrix> {
+    matrices(run, "%", |t| t.report_title().replace(" report", " CPU"), |c| c.cpu_percent)
+}
+
+fn matrices(
+    run: &StoredRun,
+    unit: &str,
+    title: impl Fn(IozoneTest) -> String,
+    value: impl Fn(&iomatrix_store::CellRow) -> f64,
+) -> Vec<Matrix> {
+    IozoneTest::ALL
+        .iter()
+        .filter_map(|&test| {
+            // Repeated cells (--repeat) show their median.
+            let mut samples: BTreeMap<(u64, u64), Vec<f64>> = BTreeMap::new();
+            for c in run.cell_results.iter().filter(|c| c.test == test.name()) {
+                if let (Some(f), Some(r)) = (c.file_size, c.record_size) {
+                    samples.entry((f / 1024, r / 1024)).or_default().push(value(c));
+                }
+            }
+            let cells: Vec<MatrixCell> = samples
+                .into_iter()
+                .map(|((file_kib, record_kib), v)| MatrixCell { file_kib, record_kib, value: median(&v) })
+                .collect();
+            (!cells.is_empty()).then(|| Matrix { title: title(test), unit: unit.to_string(), cells })
+        })
+        .collect()
+}

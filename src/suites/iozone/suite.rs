@@ -1,0 +1,182 @@
+//! The IOzone suite through the harness: one cell per test of each file /
+//! record pair; noisy pairs measured again.
+
+use crate::harness::data;
+use crate::harness::{NoLive, Prepared, RunSpec, Suite, Target};
+use anyhow::Context;
+use iomatrix_backend::Place;
+use iomatrix_coord::{Ending, Group, Setup};
+use iomatrix_core::ByteSize;
+use iomatrix_iozone::{CellResult, CellSink, CellSpec, IozonePlan, IozoneTest};
+use iomatrix_store::{CellRow, StoredRun};
+use serde_json::json;
+use std::path::PathBuf;
+
+/// What rank 0 keeps of an IOzone run besides its plan: the front ends' extra output.
+pub struct Iozone {
+    /// IOzone's `-R` report after the tables.
+    pub excel_report: bool,
+    /// The tables as an .xlsx workbook too (`--xlsx`, IOzone's `-b`).
+    pub xlsx: Option<PathBuf>,
+}
+
+impl Suite for Iozone {
+    const NAME: &'static str = "iozone";
+    type Args = super::args::RunIozoneArgs;
+    type Plan = IozonePlan;
+    type Cell = CellResult;
+    type Live = NoLive;
+    /// Samples are compared per test of a file/record pair.
+    type Key = (ByteSize, ByteSize, IozoneTest);
+
+    fn prepare(args: Self::Args, mpi_ranks: Option<usize>) -> anyhow::Result<Prepared<Self>> {
+        let (plan, run) = args.validate(mpi_ranks)?;
+        Ok(Prepared { suite: Iozone { excel_report: false, xlsx: args.xlsx }, plan, run })
+    }
+
+    fn spec(&self, plan: &IozonePlan, target: &Target, _clients: usize) -> RunSpec {
+        let largest = plan.pairs().iter().map(|(f, _)| *f).max().unwrap_or_default();
+        let mut conditions = json!({
+            "cache": if plan.direct { "bypassed (O_DIRECT; fwrite/fread tests buffered)" } else { "page cache in use" },
+            "fsync_timed": plan.fsync,
+            "close_timed": plan.close,
+        });
+        data::add_conditions(&mut conditions, &plan.content);
+        if target.server().is_some() {
+            // The harness says what a protocol client's run shares.
+            let c = conditions.as_object_mut().expect("an object");
+            c.remove("cache");
+        }
+        RunSpec {
+            peak_bytes: plan.peak_bytes(),
+            peak_detail: format!("{} client(s) x largest file {largest}", plan.clients),
+            backend: plan.backend,
+            direct: plan.direct,
+            conditions,
+            keep_cell_lines: false,
+            uncached_hint: "use --direct, or files larger than RAM,",
+        }
+    }
+
+    fn cells(plan: &IozonePlan) -> Vec<String> {
+        plan.cells().iter().map(describe).collect()
+    }
+
+    fn live(_plan: &IozonePlan, _slots: usize) -> NoLive {
+        NoLive
+    }
+
+    fn execute(
+        plan: &IozonePlan,
+        group: &Group<'_>,
+        setup: &Setup<'_>,
+        place: &Place<'_>,
+        _live: &NoLive,
+        on_cell: &mut dyn FnMut(&CellResult) -> Result<(), String>,
+    ) -> std::io::Result<Option<(usize, Ending)>> {
+        if place.remote_folder().is_none() && setup.workdir.is_none() {
+            return Err(std::io::Error::other("the IOzone suite needs a folder target"));
+        }
+        iomatrix_iozone::execute_at(plan, group, setup, place, &mut Handed(on_cell))
+    }
+
+    fn row(&self, _plan: &IozonePlan, cell: &CellResult) -> CellRow {
+        let spec = &cell.spec;
+        let mut row = CellRow {
+            seq: 0,
+            test: spec.test.name().to_string(),
+            file_size: Some(spec.file_size.bytes()),
+            record_size: Some(spec.record_size.bytes()),
+            backend: spec.backend.name().to_string(),
+            direct: spec.direct,
+            clients: cell.clients.len(),
+            bytes: cell.bytes,
+            ops: cell.ops,
+            wall_ns: cell.wall_ns,
+            user_ns: cell.user_ns,
+            sys_ns: cell.sys_ns,
+            kib_per_sec: cell.kib_per_sec,
+            cpu_percent: cell.cpu_percent,
+            metrics: json!({
+                "kib_per_sec_overall": cell.kib_per_sec_overall,
+                "kib_per_sec_stonewalled": cell.kib_per_sec_stonewalled,
+                "first_finish_ns": cell.first_finish_ns,
+                "failed_clients": cell.failures,
+                "lost_bytes": cell.failures.len() as u64 * spec.file_size.bytes(),
+                "start_barrier": cell.starts,
+                "repeat": spec.repeat,
+            }),
+            client_figures: serde_json::to_value(&cell.clients).unwrap_or_default(),
+            blobs: Vec::new(),
+        };
+        if let (Some(m), Some(tally)) = (row.metrics.as_object_mut(), &cell.verify) {
+            m.insert("verify".into(), json!(tally));
+        }
+        row
+    }
+
+    fn done_line(&self, cell: &CellResult) -> String {
+        let mut line = format!("{}: {:.0} KB/s, CPU {:.0}%", describe(&cell.spec), cell.kib_per_sec, cell.cpu_percent);
+        if let Some(slowest) = cell.slowest() {
+            line += &format!(
+                " ({} clients; slowest: client {} at {:.0} KB/s)",
+                cell.clients.len(),
+                slowest.rank,
+                slowest.kib_per_sec()
+            );
+        }
+        if !cell.failures.is_empty() {
+            line += &format!(", {} client(s) failed", cell.failures.len());
+        }
+        if let Some(found) = cell.verify.as_ref().filter(|t| t.mismatches() > 0) {
+            line += &format!(", {} DATA MISMATCH(ES)", found.mismatches());
+        }
+        line
+    }
+
+    fn key(&self, cell: &CellResult) -> Self::Key {
+        (cell.spec.file_size, cell.spec.record_size, cell.spec.test)
+    }
+
+    /// The noisy pairs again, every test of each (IOzone's tests of a pair
+    /// share one file: a read needs the write before it).
+    fn again(plan: &IozonePlan, noisy: &[Self::Key]) -> IozonePlan {
+        let mut pairs: Vec<(ByteSize, ByteSize)> = noisy.iter().map(|(f, r, _)| (*f, *r)).collect();
+        pairs.dedup();
+        IozonePlan { only_pairs: Some(pairs), repeats: 1, ..plan.clone() }
+    }
+
+    fn tables(run: &StoredRun) -> String {
+        super::render::tables(run)
+    }
+
+    fn after_tables(&self, run: &StoredRun) -> anyhow::Result<()> {
+        if self.excel_report {
+            crate::out::print("\nExcel output is below:\n")?;
+            crate::out::print(&iomatrix_report::excel_report(&super::render::throughput_matrices(run)))?;
+        }
+        if let Some(path) = &self.xlsx {
+            let bytes = iomatrix_report::xlsx_workbook(
+                &super::render::throughput_matrices(run),
+                &crate::render::condition_pairs(run),
+            )
+            .context("cannot build the workbook")?;
+            std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+            eprintln!("iomatrix: wrote {}", path.display());
+        }
+        Ok(())
+    }
+}
+
+/// The crate's sink, handing each cell on.
+struct Handed<'a>(&'a mut dyn FnMut(&CellResult) -> Result<(), String>);
+
+impl CellSink for Handed<'_> {
+    fn cell_done(&mut self, cell: &CellResult) -> Result<(), String> {
+        (self.0)(cell)
+    }
+}
+
+fn describe(cell: &CellSpec) -> String {
+    format!("{} file {} record {}", cell.test, cell.file_size, cell.record_size)
+}
