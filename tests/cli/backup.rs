@@ -618,9 +618,4 @@ fn repeat_walks_the_tree_again_and_keeps_every_walk() {
     let id = run["run"]["id"].as_i64().unwrap().to_string();
     let (stdout, _) = text(&sb.run(&["show", &id]));
     assert!(stdout.contains("3 walks of the tree") && stdout.contains("Noise: 3 to 3 samples"), "{stdout}");
-    let t = target.to_str().unwrap();
-    assert_usage_error(
-        &sb.run(&["run", "backup", "--target", t, "--repeat", "2", "--tolerance", "10%"]),
-        "--tolerance",
-    );
 }

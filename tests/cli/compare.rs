@@ -225,10 +225,6 @@ fn repeats_store_every_sample_and_noisy_cells_are_measured_again() {
     // Bad flags.
     assert_usage_error(&sb.run(&[&base[..], &["--repeat", "0"]].concat()), "--repeat 0");
     assert_usage_error(&sb.run(&[&base[..], &["--tolerance", "much"]].concat()), "--tolerance much");
-    assert_usage_error(
-        &sb.run(&["run", "fileserver", "--target", t, "--repeat", "2", "--tolerance", "5%"]),
-        "--tolerance",
-    );
     // Access specs: every setting measured --repeat times, noisy ones again.
     let access = ["run", "access", "--target", t, "--bs", "4k,64k", "--file-size", "1m", "--bytes", "4m"];
     let out = sb.run(&[&access[..], &["--repeat", "2", "--tolerance", "0.000001%", "--max-repeats", "3"]].concat());

@@ -14,6 +14,7 @@ mod database;
 mod examples;
 mod faults;
 mod fileserver;
+mod harness;
 mod helpers;
 mod import;
 mod iozone_front;

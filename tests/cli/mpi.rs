@@ -280,6 +280,39 @@ fn bonnie_flags_under_mpirun_run_one_client_per_rank() {
     assert!(sb.leftovers().is_empty());
 }
 
+/// --tolerance under mpirun: rank 0 hands every rank each pass of noisy
+/// cells, so every sample is measured by every rank, on the access specs
+/// (which rank 0 decides from the stored figures) and on Bonnie (whose
+/// whole set runs again).
+#[test]
+fn noisy_cells_are_measured_again_by_every_rank() {
+    let Some(bin) = mpi_binary() else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let t = target.to_str().unwrap();
+    let noisy = ["--repeat", "2", "--tolerance", "0.000001%", "--max-repeats", "3"];
+    let access = [bin.to_str().unwrap(), "run", "access", "--target", t, "--bs", "4k,64k", "--file-size", "1m"];
+    let bonnie = [bin.to_str().unwrap(), "run", "bonnie", "--target", t, "--size", "1m", "--allow-cache", "--fast"];
+    for (suite, base, settings) in [("access", &access[..], 2), ("bonnie", &bonnie[..], 4)] {
+        let more: &[&str] = if suite == "access" { &["--bytes", "1m"] } else { &["--files", "0"] };
+        let (out, _) = mpirun(&sb, 2, &[base, more, &noisy[..]].concat(), Duration::from_secs(180));
+        assert_success(&out);
+        assert!(text(&out).1.contains("measuring them again"), "{suite}: {}", text(&out).1);
+        let run = sb.last_run();
+        assert_eq!(run["run"]["status"], "complete", "{suite}");
+        let cells = cells(&run);
+        assert_eq!(cells.len(), settings * 3, "{suite}: every cell has --max-repeats samples");
+        assert_eq!(run["run"]["total_cells"].as_u64(), Some(cells.len() as u64));
+        for c in &cells {
+            assert_barrier_held(c, 2);
+            let ranks: Vec<u64> =
+                c["client_figures"].as_array().unwrap().iter().map(|f| f["rank"].as_u64().unwrap()).collect();
+            assert_eq!(ranks, [0, 1], "{suite}: every pass ran on both ranks");
+        }
+    }
+    assert!(sb.leftovers().is_empty());
+}
+
 /// A network namespace reached over a veth pair from this one, with no
 /// service in it: a host that refuses every connection. Removed on drop.
 struct UnreachableHost {
