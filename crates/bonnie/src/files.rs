@@ -21,7 +21,7 @@
 use crate::io::{derive_seed, Rng};
 use crate::place::FilesPlace;
 use crate::plan::BonniePlan;
-use crate::runner::{figures, Ready};
+use crate::timing::{figures, Ready};
 use crate::{BonnieError, BonnieResult, BonnieTest};
 use iomatrix_backend::AlignedBuf;
 use iomatrix_stats::Span;

@@ -34,6 +34,7 @@
 //! CPU clock) over the test's wall time.
 
 mod clients;
+mod error;
 mod files;
 pub mod front;
 mod io;
@@ -44,8 +45,10 @@ mod remote;
 mod report;
 mod runner;
 mod test;
+mod timing;
 
 pub use clients::{client_folder, execute, execute_at, BonnieCell, ClientBonnie};
+pub use error::BonnieError;
 pub use iomatrix_backend::Place;
 pub use plan::{
     BonniePlan, DEFAULT_CHUNK, DEFAULT_FILES, DEFAULT_SEEKERS, DEFAULT_SEEKS, FILES_UNIT, MAX_CHUNK, MAX_FILES,
@@ -55,21 +58,6 @@ pub use remote::{per_char_buffers, MAX_PER_CHAR_BUFFER};
 pub use report::{report, report_for, MIN_TIME_NS};
 pub use runner::{DATA_FILE, FILES_DIR};
 pub use test::{BonnieResult, BonnieTest};
-
-use std::fmt;
-
-/// An I/O failure with what and where, e.g. "putc write of /x/bonnie.dat at
-/// byte 1048576: No space left on device (os error 28)".
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BonnieError(pub String);
-
-impl fmt::Display for BonnieError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BonnieError {}
 
 /// Every (repeat, test) the plan runs, in order; repeats count from 1.
 /// For progress totals.

@@ -3,9 +3,9 @@
 //! folder (openat, fstatat, unlinkat), as bonnie++ works inside the folder
 //! after a chdir.
 
+use crate::error::io_error;
 use crate::io::{close_checked, stdio_buffer_size};
 use crate::place::{Access, DataFile, DataPlace, FilesPlace};
-use crate::runner::io_error;
 use crate::BonnieError;
 use rustix::fs::{AtFlags, Mode, OFlags};
 use std::fs::{File, OpenOptions};

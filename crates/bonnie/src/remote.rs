@@ -12,8 +12,8 @@
 //! operations are synchronous on the server, so `-b`'s folder fsyncs have
 //! nothing to do.
 
+use crate::error::io_error;
 use crate::place::{Access, DataFile, DataPlace, FilesPlace};
-use crate::runner::io_error;
 use crate::BonnieError;
 use iomatrix_backend::RemoteFs;
 use std::io::{self, Read, Seek, SeekFrom, Write};

@@ -5,32 +5,29 @@
 //! timing, closing it is inside ("we always close the file before measuring
 //! time, in an effort to force as much of the I/O out as we can").
 
+use crate::error::io_error;
 use crate::files::FileTests;
 use crate::io::{derive_seed, mix, Gate, GetcReader, PutcWriter};
 use crate::local::{LocalData, LocalFiles};
 use crate::place::{Access, DataFile, DataPlace};
 use crate::plan::{BonniePlan, UPDATE_EVERY};
 use crate::remote::{session, RemoteData, RemoteFiles};
+use crate::timing::{figures, Ready};
 use crate::{planned_tests, BonnieError, BonnieResult, BonnieTest};
 use iomatrix_backend::AlignedBuf;
 use iomatrix_backend::Place;
-use iomatrix_stats::{kib_per_sec, Measured, Span};
+use iomatrix_stats::{Measured, Span};
 use iomatrix_verify::{Content, Tally};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The test file's name inside the working folder.
 pub const DATA_FILE: &str = "bonnie.dat";
 /// The file tests' folder inside the working folder (made by each create
 /// test, removed by each delete test).
 pub const FILES_DIR: &str = "bonnie.files";
-
-/// Called by a test after its untimed preparation, right before its clock
-/// starts: waits for the other clients and returns the common start, the
-/// zero of the test's clock.
-pub(crate) type Ready<'r> = dyn FnMut() -> Result<Instant, BonnieError> + 'r;
 
 /// One client's tests, in its own folder: the data file and the file
 /// tests' folder, run one planned (repeat, test) at a time.
@@ -148,67 +145,6 @@ fn carries_content(test: BonnieTest) -> bool {
 fn new_file(content: &mut Option<&mut Content>) {
     if let Some(c) = content.as_deref_mut() {
         (c.generation, c.oldest) = (1, 1);
-    }
-}
-
-/// A figure for one test from the measurements of the threads that did it.
-pub(crate) fn figures(
-    test: BonnieTest,
-    repeat: u32,
-    bytes: u64,
-    ops: u64,
-    writes: u64,
-    measured: &[Measured],
-) -> BonnieResult {
-    let start = measured.iter().map(|m| m.start_ns).min().unwrap_or(0);
-    let end = measured.iter().map(|m| m.end_ns).max().unwrap_or(0);
-    let wall_ns = end.saturating_sub(start);
-    // `end` is on the clock of the clients' common start: "parent sees" needs it.
-
-    let user_ns: u64 = measured.iter().map(|m| m.cpu.user_ns).sum();
-    let sys_ns: u64 = measured.iter().map(|m| m.cpu.sys_ns).sum();
-    let secs = wall_ns as f64 / 1e9;
-    let per_sec = match test {
-        BonnieTest::RandomSeeks => rate(ops, secs),
-        t if t.is_file_test() => rate(ops, secs),
-        _ => kib_per_sec(bytes, Duration::from_nanos(wall_ns)),
-    };
-    let cpu_percent = if wall_ns > 0 { (user_ns + sys_ns) as f64 * 100.0 / wall_ns as f64 } else { 0.0 };
-    BonnieResult {
-        test,
-        repeat,
-        bytes,
-        ops,
-        writes,
-        wall_ns,
-        user_ns,
-        sys_ns,
-        per_sec,
-        unit: test.unit().to_string(),
-        cpu_percent,
-        end_ns: end,
-    }
-}
-
-fn rate(ops: u64, secs: f64) -> f64 {
-    if secs > 0.0 {
-        ops as f64 / secs
-    } else {
-        0.0
-    }
-}
-
-/// "putc write of /x/bonnie.dat at byte 1048576: No space left on device (os error 28)";
-/// `place` is a path, or a URL on a server.
-pub(crate) fn io_error(what: &str, place: &str, at: Option<u64>, e: &io::Error) -> BonnieError {
-    let hint = if e.raw_os_error() == Some(libc::EINVAL) && what.contains("O_DIRECT") {
-        " (the file system refuses O_DIRECT; run without -D)"
-    } else {
-        ""
-    };
-    match at {
-        Some(byte) => BonnieError(format!("{what} of {place} at byte {byte}: {e}{hint}")),
-        None => BonnieError(format!("{what} of {place}: {e}{hint}")),
     }
 }
 

@@ -3,7 +3,7 @@
 //! client that left), then the `--after` hook.
 
 use crate::{ClientFailure, Coordinator, Hooks, OnClientError, StartTimes};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -66,6 +66,32 @@ pub struct ClientCell<R> {
     pub outcome: Result<R, ClientFailure>,
 }
 
+/// What every client of a run shares.
+pub struct Setup<'a> {
+    pub cells: usize,
+    /// The run's working folder: each client gets `client-N` in it. None for
+    /// a raw device (hooks then run in the current folder).
+    pub workdir: Option<&'a Path>,
+    pub hooks: &'a Hooks,
+    pub on_error: OnClientError,
+    /// Raised to stop every client after its current request.
+    pub stop: &'a AtomicBool,
+}
+
+impl Setup<'_> {
+    pub(crate) fn dir(&self, rank: usize) -> std::io::Result<PathBuf> {
+        match self.workdir {
+            Some(w) => {
+                let dir = crate::client_dir(w, rank);
+                std::fs::create_dir_all(&dir)?;
+                Ok(dir)
+            }
+            None => std::env::current_dir(),
+        }
+    }
+}
+
+/// What one client gets of the [`Setup`]: its own folder instead of the run's.
 pub(crate) struct Drive<'a> {
     pub cells: usize,
     pub dir: &'a Path,

@@ -6,9 +6,10 @@
 //! - [`Group`]: who the clients are: threads of this process
 //!   ([`Group::Local`]) or, with the `mpi` feature, one MPI rank each.
 //! - [`ClientWork`] and [`lead`]: a suite writes one client's work per cell;
-//!   `lead` runs it on every client of the group, with the `--before` and
-//!   `--after` [`Hooks`], and hands the leader each cell's [`Gathered`]
-//!   figures from all clients before the next cell is due.
+//!   `lead` runs it on every client of the group, as the run's [`Setup`]
+//!   says (cells, working folder, the `--before` and `--after` [`Hooks`],
+//!   stop flag), and hands the leader each cell's [`Gathered`] figures from
+//!   all clients before the next cell is due.
 //! - [`OnClientError`]: whether a failing client ([`ClientFailure`]) ends
 //!   the run ([`Ending::ClientFailed`]) or is recorded while the others go on
 //!   ([`Ending::ClientsLost`]).
@@ -16,14 +17,16 @@
 
 mod client;
 mod collect;
+mod group;
 mod hooks;
 mod local;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 
 pub use client::ClientCell;
-pub use client::{ClientWork, Start};
-pub use collect::{lead, Gathered, Group, Setup};
+pub use client::{ClientWork, Setup, Start};
+pub use collect::Gathered;
+pub use group::{lead, Group};
 pub use hooks::Hooks;
 pub use local::{local_group, LocalCoordinator};
 use std::path::{Path, PathBuf};

@@ -10,8 +10,8 @@
 //! relay ([`MpiGroup::relay_live`]), which runs only where MPI provides
 //! `MPI_THREAD_MULTIPLE` and uses a communicator of its own.
 
-use crate::client::{drive, ClientCell, Drive};
-use crate::collect::{Collector, Gathered, Setup};
+use crate::client::{drive, ClientCell, Drive, Setup};
+use crate::collect::{Collector, Gathered};
 use crate::{ClientFailure, ClientWork, Coordinator, Ending, StartTimes};
 use mpi::point_to_point::MatchedReceiveVec;
 use mpi::topology::{Communicator, SimpleCommunicator};

@@ -1,6 +1,6 @@
 //! `filefrag`'s way of counting, as a pure function of the extents.
 
-use crate::fiemap::{Extent, FIEMAP_EXTENT_UNWRITTEN};
+use crate::extent::{Extent, FIEMAP_EXTENT_UNWRITTEN};
 use serde::{Deserialize, Serialize};
 
 /// What FIEMAP said about one file.
@@ -70,7 +70,7 @@ impl FilefragCounter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fiemap::{FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_LAST, FIEMAP_EXTENT_NOT_ALIGNED};
+    use crate::extent::{FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_LAST, FIEMAP_EXTENT_NOT_ALIGNED};
 
     const K: u64 = 1024;
 

@@ -1,6 +1,7 @@
 //! The FS_IOC_FIEMAP ioctl (linux/fiemap.h, Documentation/filesystems/fiemap.rst).
 
 use crate::count::{FileExtents, FilefragCounter};
+use crate::extent::{Extent, FIEMAP_EXTENT_LAST};
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -9,46 +10,6 @@ use std::path::Path;
 
 /// Write the file's dirty data out before mapping it (`filefrag -s`).
 pub const FIEMAP_FLAG_SYNC: u32 = 0x0000_0001;
-
-/// Last extent of the file.
-pub const FIEMAP_EXTENT_LAST: u32 = 0x0000_0001;
-/// Data location unknown.
-pub const FIEMAP_EXTENT_UNKNOWN: u32 = 0x0000_0002;
-/// Location still pending (delayed allocation); sets UNKNOWN.
-pub const FIEMAP_EXTENT_DELALLOC: u32 = 0x0000_0004;
-/// Data cannot be read while the file system is unmounted (e.g. compressed).
-pub const FIEMAP_EXTENT_ENCODED: u32 = 0x0000_0008;
-/// Offsets not block aligned.
-pub const FIEMAP_EXTENT_NOT_ALIGNED: u32 = 0x0000_0100;
-/// Data stored with the metadata (inline).
-pub const FIEMAP_EXTENT_DATA_INLINE: u32 = 0x0000_0200;
-/// Several files' tails packed in one block.
-pub const FIEMAP_EXTENT_DATA_TAIL: u32 = 0x0000_0400;
-/// Space allocated, not written (preallocated).
-pub const FIEMAP_EXTENT_UNWRITTEN: u32 = 0x0000_0800;
-/// File system merged block-mapped ranges into this extent.
-pub const FIEMAP_EXTENT_MERGED: u32 = 0x0000_1000;
-/// Space shared with other files (reflinks, snapshots).
-pub const FIEMAP_EXTENT_SHARED: u32 = 0x0000_2000;
-
-const FLAG_NAMES: [(u32, &str); 11] = [
-    (FIEMAP_EXTENT_LAST, "last"),
-    (FIEMAP_EXTENT_UNKNOWN, "unknown"),
-    (FIEMAP_EXTENT_DELALLOC, "delalloc"),
-    (FIEMAP_EXTENT_ENCODED, "encoded"),
-    (0x0000_0080, "encrypted"),
-    (FIEMAP_EXTENT_NOT_ALIGNED, "not_aligned"),
-    (FIEMAP_EXTENT_DATA_INLINE, "inline"),
-    (FIEMAP_EXTENT_DATA_TAIL, "tail_packed"),
-    (FIEMAP_EXTENT_UNWRITTEN, "unwritten"),
-    (FIEMAP_EXTENT_MERGED, "merged"),
-    (FIEMAP_EXTENT_SHARED, "shared"),
-];
-
-/// The names of the `fe_flags` bits set in `flags`, as `filefrag -v` prints them.
-pub fn flag_names(flags: u32) -> Vec<&'static str> {
-    FLAG_NAMES.iter().filter(|(bit, _)| flags & bit != 0).map(|(_, name)| *name).collect()
-}
 
 /// Extents asked for per ioctl: the number that fits `filefrag`'s 16 KiB buffer.
 pub const BATCH: usize = 292;
@@ -92,15 +53,6 @@ const _: () = assert!(std::mem::size_of::<FiemapRequest>() == 32 + 56 * BATCH);
 pub const FS_IOC_FIEMAP: u32 =
     (3 << 30) | ((std::mem::size_of::<FiemapHeader>() as u32) << 16) | ((b'f' as u32) << 8) | 11;
 const _: () = assert!(FS_IOC_FIEMAP == 0xC020_660B);
-
-/// One extent, in bytes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Extent {
-    pub logical: u64,
-    pub physical: u64,
-    pub length: u64,
-    pub flags: u32,
-}
 
 /// Why a file could not be mapped.
 #[derive(Debug)]
@@ -284,12 +236,6 @@ mod tests {
             assert!(!FiemapError::from_errno(errno).is_not_supported(), "{errno}");
         }
         assert!(FiemapError::from_errno(libc::EOPNOTSUPP).to_string().contains("no FIEMAP"));
-    }
-
-    #[test]
-    fn flags_have_filefrags_names() {
-        assert_eq!(flag_names(FIEMAP_EXTENT_LAST | FIEMAP_EXTENT_UNWRITTEN), vec!["last", "unwritten"]);
-        assert!(flag_names(0).is_empty());
     }
 
     /// Wherever the temporary folder is: a file system with FIEMAP gives a

@@ -1,6 +1,8 @@
 //! Extent counts of files, through the kernel's FIEMAP ioctl, counted the
 //! way e2fsprogs' `filefrag` counts them.
 //!
+//! - [`Extent`]: one extent as FIEMAP reports it, its `fe_flags` bits
+//!   (`FIEMAP_EXTENT_*`) and their `filefrag -v` names ([`flag_names`]).
 //! - [`Fiemap`]: one reusable request buffer; [`Fiemap::map`] hands every
 //!   extent of an open file to a callback (batches of [`BATCH`] extents
 //!   until the kernel marks the last), [`Fiemap::count`] counts them.
@@ -27,13 +29,15 @@
 //! without FIEMAP.
 
 mod count;
+mod extent;
 mod fiemap;
 mod summary;
 
 pub use count::{FileExtents, FilefragCounter};
-pub use fiemap::{
-    count_path, flag_names, Extent, Fiemap, FiemapError, BATCH, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_DATA_TAIL,
-    FIEMAP_EXTENT_DELALLOC, FIEMAP_EXTENT_ENCODED, FIEMAP_EXTENT_LAST, FIEMAP_EXTENT_MERGED, FIEMAP_EXTENT_NOT_ALIGNED,
-    FIEMAP_EXTENT_SHARED, FIEMAP_EXTENT_UNKNOWN, FIEMAP_EXTENT_UNWRITTEN, FIEMAP_FLAG_SYNC, FS_IOC_FIEMAP,
+pub use extent::{
+    flag_names, Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_DATA_TAIL, FIEMAP_EXTENT_DELALLOC,
+    FIEMAP_EXTENT_ENCODED, FIEMAP_EXTENT_LAST, FIEMAP_EXTENT_MERGED, FIEMAP_EXTENT_NOT_ALIGNED, FIEMAP_EXTENT_SHARED,
+    FIEMAP_EXTENT_UNKNOWN, FIEMAP_EXTENT_UNWRITTEN,
 };
+pub use fiemap::{count_path, Fiemap, FiemapError, BATCH, FIEMAP_FLAG_SYNC, FS_IOC_FIEMAP};
 pub use summary::{bucket_of, Bucket, ExtentSummary, ExtentTally};

@@ -1,7 +1,7 @@
 //! IOzone's text output with its `-R` report: one `iozone` cell per (test,
 //! file size, record size) of the report's matrices, KB/s as IOzone printed it.
 //!
-//! The matrices are read by [`iomatrix_report::parse_excel_report_with_min_record`].
+//! The matrices are read by [`parse_excel_report_with_min_record`].
 //! A `-R` row lists its values without their record sizes; where the output
 //! also holds IOzone's main table (`kB  reclen  write ...`), each file size's
 //! record sizes are taken from it, so rows that start above the smallest
@@ -14,10 +14,11 @@
 //! (O_DIRECT) by the lines IOzone prints for them. IOzone prints no host,
 //! RAM or file system, and its report no CPU figures.
 
+use crate::iozone_excel::parse_excel_report_with_min_record;
 use crate::{cache_words, unknown_conditions, Format, ImportError, ImportedCell, ImportedRun};
 use iomatrix_core::ByteSize;
 use iomatrix_iozone::IozoneTest;
-use iomatrix_report::{parse_excel_report_with_min_record, Matrix};
+use iomatrix_report::Matrix;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 

@@ -18,10 +18,16 @@
 //!   tool printed as unmeasured (bonnie++'s `+++++`: too fast to time) become
 //!   [`Unmeasured`] entries, never cells with a made-up figure.
 //! - [`ImportError`]: malformed input, with the line and field where known.
+//! - [`iozone_excel`]: the parser of IOzone's `-R` report,
+//!   [`iozone_excel::parse_excel_report`] /
+//!   [`iozone_excel::parse_excel_report_with_min_record`], which turn its
+//!   blocks into [`iomatrix_report::Matrix`]es or report an
+//!   [`iozone_excel::ParseError`].
 
 mod bonnie;
 mod fio;
 mod iozone;
+pub mod iozone_excel;
 
 use serde::Serialize;
 use serde_json::{Map, Value};

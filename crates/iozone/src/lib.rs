@@ -7,6 +7,15 @@
 //! - [`front::parse`]: IOzone's own command line turned into a plan.
 //! - [`execute`]: runs a plan with local client threads and hands every
 //!   finished [`CellResult`] to a [`CellSink`] at once.
+//! - [`pass`]: one client's sweep over its file, the timed loop of every
+//!   test: a [`pass::Pass`] (order, direction, record size) performed by
+//!   [`pass::run_pass`] on any backend, what it moved ([`pass::Moved`]), its
+//!   progress for stonewalling ([`pass::Marks`]), and why it stopped
+//!   ([`pass::PassError`]).
+//! - [`order`]: which record a pass touches next, [`order::Order`]
+//!   (sequential, backward, strided, random, one hot record), with
+//!   [`order::RandomPermutation`] (a seeded permutation without a table) and
+//!   [`order::mixed_is_write`] (the mixed test's coin).
 //!
 //! What each test does (IOzone's definitions): write creates the file;
 //! rewrite writes it again; read and reread read it start to end; random
@@ -18,6 +27,8 @@
 //! A test that needs a file finds one laid out (untimed) beforehand.
 
 pub mod front;
+pub mod order;
+pub mod pass;
 mod plan;
 mod runner;
 mod test;

@@ -3,6 +3,8 @@
 //! and hands the cell to a sink (the store) before the next one finishes,
 //! so a crash loses at most one cell.
 
+use crate::order::Order;
+use crate::pass::{run_pass, run_pass_content, run_pass_marked, Direction, Marker, Marks, Moved, Pass, PassError};
 use crate::plan::{CellSpec, IozonePlan};
 use crate::IozoneTest;
 use iomatrix_backend::{
@@ -10,9 +12,6 @@ use iomatrix_backend::{
 };
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
 use iomatrix_core::BackendKind;
-use iomatrix_engine::{
-    run_pass, run_pass_content, run_pass_marked, Direction, Marker, Marks, Moved, Order, Pass, PassError,
-};
 use iomatrix_stats::{kib_per_sec, Measured, Span};
 use iomatrix_verify::{Content, Tally};
 use std::path::{Path, PathBuf};

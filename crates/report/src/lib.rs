@@ -9,8 +9,7 @@
 //! - [`terminal`]: plain-ASCII tables, [`matrix_table`] for one matrix and
 //!   [`iozone_main_table`] for IOzone's own main layout.
 //! - [`iozone_excel`]: IOzone 3.471's `-R` "Excel output" text,
-//!   [`excel_report`], and its parser [`parse_excel_report`] /
-//!   [`parse_excel_report_with_min_record`], which report a [`ParseError`].
+//!   [`excel_report`] (its parser is the import crate's).
 //! - [`xlsx`]: an `.xlsx` workbook, [`xlsx_workbook`], and the report's
 //!   workbook, a sheet per test with native charts ([`xlsx::report_workbook`]).
 //! - [`document`]: what a report shows, [`Report`] over groups of stored
@@ -35,9 +34,7 @@ pub mod terminal;
 pub mod xlsx;
 
 pub use document::{Report, ReportGroup};
-pub use iozone_excel::{
-    excel_report, parse_excel_report, parse_excel_report_with_min_record, ParseError, IOZONE_RECORD_SIZES_KIB,
-};
+pub use iozone_excel::{excel_report, IOZONE_RECORD_SIZES_KIB};
 pub use matrix::{Matrix, MatrixCell};
 pub use terminal::{iozone_main_table, matrix_table};
 pub use xlsx::xlsx_workbook;

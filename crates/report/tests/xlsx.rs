@@ -1,8 +1,40 @@
 //! The xlsx exporter produces a real, non-trivial ZIP archive.
 
-use iomatrix_report::{parse_excel_report, xlsx_workbook, Matrix, MatrixCell};
+use iomatrix_report::{xlsx_workbook, Matrix, MatrixCell};
 
-const FIXTURE: &str = include_str!("data/iozone-3.471-auto-64k-1m-tmpfs.txt");
+/// Six matrices shaped like IOzone's auto mode from 64 KiB to 1 MiB (`iozone
+/// -a -n 64k -g 1m -i 0 -i 1 -i 2`): record sizes 4 KiB up to each file size.
+fn auto_mode_matrices() -> Vec<Matrix> {
+    let titles = [
+        "Writer report",
+        "Re-writer report",
+        "Reader report",
+        "Re-Reader report",
+        "Random read report",
+        "Random write report",
+    ];
+    titles
+        .iter()
+        .zip(1u64..)
+        .map(|(title, t)| Matrix {
+            title: title.to_string(),
+            unit: "KB/s".into(),
+            cells: [64u64, 128, 256, 512, 1024]
+                .into_iter()
+                .flat_map(|file_kib| {
+                    (2..=file_kib.ilog2()).map(move |b| {
+                        let record_kib = 1u64 << b;
+                        MatrixCell {
+                            file_kib,
+                            record_kib,
+                            value: (t * 1_000_000 + file_kib * 1000 + record_kib) as f64,
+                        }
+                    })
+                })
+                .collect(),
+        })
+        .collect()
+}
 
 fn conditions() -> Vec<(String, String)> {
     [
@@ -24,8 +56,9 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 }
 
 #[test]
-fn workbook_from_fixture_is_a_zip_and_saves_to_a_file() {
-    let ms = parse_excel_report(FIXTURE).expect("fixture parses");
+fn workbook_of_an_auto_mode_run_is_a_zip_and_saves_to_a_file() {
+    let ms = auto_mode_matrices();
+    assert_eq!(ms.iter().map(|m| m.cells.len()).sum::<usize>(), 6 * (5 + 6 + 7 + 8 + 9));
     let bytes = xlsx_workbook(&ms, &conditions()).expect("workbook builds");
     assert!(bytes.starts_with(b"PK\x03\x04"), "ZIP local file header");
     assert!(bytes.len() > 5_000, "only {} bytes", bytes.len());

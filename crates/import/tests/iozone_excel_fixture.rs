@@ -1,10 +1,13 @@
-//! The `-R` parser and writer against a real IOzone 3.471 output
+//! The `-R` parser (this crate's) and writer (iomatrix-report's) against a
+//! real IOzone 3.471 output
 //! (`iozone -a -n 64k -g 1m -i 0 -i 1 -i 2 -e -c -R -f iozone.tmp` on tmpfs),
-//! copied from /work/shared/fixtures/ into tests/data/.
+//! copied from /work/shared/fixtures/ into the report crate's tests/data/
+//! (where the binary's tests read it too).
 
-use iomatrix_report::{excel_report, parse_excel_report, parse_excel_report_with_min_record, Matrix};
+use iomatrix_import::iozone_excel::{parse_excel_report, parse_excel_report_with_min_record};
+use iomatrix_report::{excel_report, Matrix};
 
-const FIXTURE: &str = include_str!("data/iozone-3.471-auto-64k-1m-tmpfs.txt");
+const FIXTURE: &str = include_str!("../../report/tests/data/iozone-3.471-auto-64k-1m-tmpfs.txt");
 const MARKER: &str = "Excel output is below:\n";
 
 /// The fixture's text after the "Excel output is below:" line, which begins

@@ -2,8 +2,9 @@
 //!
 //! - [`Pass`]: one sweep over a file: which records ([`Order`]), in which
 //!   direction ([`Direction`]), at which record size.
-//! - [`run_pass`]: performs a pass on any [`FileIo`], generic over both the
-//!   backend and the order, so neither is looked up per request.
+//! - [`run_pass`]: performs a pass on any
+//!   [`FileIo`](iomatrix_backend::FileIo), generic over both the backend and
+//!   the order, so neither is looked up per request.
 //! - [`Moved`]: what a pass actually did (bytes, reads, writes); a suite
 //!   checks it against what it asked for.
 //! - [`Marks`]: bytes done at moments of a pass, so the figures can be cut
@@ -14,10 +15,9 @@
 //! - [`PassError`]: an I/O error with the request it happened at, or the stop
 //!   flag (Ctrl-C, another client's failure).
 
+use crate::order::{mixed_is_write, Order, RandomPermutation};
 use iomatrix_backend::{AlignedBuf, RecordIo};
 use iomatrix_verify::Content;
-pub use iomatrix_workload::Order;
-use iomatrix_workload::{mixed_is_write, RandomPermutation};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -169,7 +169,7 @@ fn run_pass_inner<F: RecordIo + ?Sized, C: Records>(
         Order::Sequential => drive(file, pass, buf, stop, marker, content, 0..n),
         Order::Backward => drive(file, pass, buf, stop, marker, content, (0..n).rev()),
         Order::Random { seed } => drive(file, pass, buf, stop, marker, content, RandomPermutation::new(n, seed)),
-        // Stride and SameRecord are cheap either way; reuse the workload's iterator.
+        // Stride and SameRecord are cheap either way; reuse the order's iterator.
         order @ (Order::Stride(_) | Order::SameRecord) => drive(file, pass, buf, stop, marker, content, order.iter(n)),
     }
 }

@@ -1,0 +1,60 @@
+//! How a test is timed and what it reports: every test waits at [`Ready`]
+//! for the other clients right before its clock starts, and turns the
+//! measurements of the threads that did it into one [`BonnieResult`] with
+//! [`figures`].
+
+use crate::{BonnieError, BonnieResult, BonnieTest};
+use iomatrix_stats::{kib_per_sec, Measured};
+use std::time::{Duration, Instant};
+
+/// Called by a test after its untimed preparation, right before its clock
+/// starts: waits for the other clients and returns the common start, the
+/// zero of the test's clock.
+pub(crate) type Ready<'r> = dyn FnMut() -> Result<Instant, BonnieError> + 'r;
+
+/// A figure for one test from the measurements of the threads that did it.
+pub(crate) fn figures(
+    test: BonnieTest,
+    repeat: u32,
+    bytes: u64,
+    ops: u64,
+    writes: u64,
+    measured: &[Measured],
+) -> BonnieResult {
+    let start = measured.iter().map(|m| m.start_ns).min().unwrap_or(0);
+    let end = measured.iter().map(|m| m.end_ns).max().unwrap_or(0);
+    let wall_ns = end.saturating_sub(start);
+    // `end` is on the clock of the clients' common start: "parent sees" needs it.
+
+    let user_ns: u64 = measured.iter().map(|m| m.cpu.user_ns).sum();
+    let sys_ns: u64 = measured.iter().map(|m| m.cpu.sys_ns).sum();
+    let secs = wall_ns as f64 / 1e9;
+    let per_sec = match test {
+        BonnieTest::RandomSeeks => rate(ops, secs),
+        t if t.is_file_test() => rate(ops, secs),
+        _ => kib_per_sec(bytes, Duration::from_nanos(wall_ns)),
+    };
+    let cpu_percent = if wall_ns > 0 { (user_ns + sys_ns) as f64 * 100.0 / wall_ns as f64 } else { 0.0 };
+    BonnieResult {
+        test,
+        repeat,
+        bytes,
+        ops,
+        writes,
+        wall_ns,
+        user_ns,
+        sys_ns,
+        per_sec,
+        unit: test.unit().to_string(),
+        cpu_percent,
+        end_ns: end,
+    }
+}
+
+fn rate(ops: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        ops as f64 / secs
+    } else {
+        0.0
+    }
+}

@@ -1,0 +1,169 @@
+//! Runs a suite's work on every client of a run: [`Group`] says who the
+//! clients are (threads of this process, or MPI ranks), [`lead`] starts
+//! them and hands the leader each cell's [`Gathered`] figures.
+
+use crate::client::{drive, ClientCell, ClientWork, Drive, Setup};
+use crate::collect::{Collector, Gathered};
+use crate::{local_group, Ending};
+use std::path::Path;
+use std::sync::mpsc;
+
+/// Who the clients of a run are.
+pub enum Group<'a> {
+    /// `n` threads of this process.
+    Local(usize),
+    /// This process is one MPI rank among many; rank 0 leads.
+    #[cfg(feature = "mpi")]
+    Mpi(&'a crate::mpi::MpiGroup),
+    #[doc(hidden)]
+    _Lifetime(std::marker::PhantomData<&'a ()>),
+}
+
+impl Group<'_> {
+    pub fn size(&self) -> usize {
+        match self {
+            Group::Local(n) => *n,
+            #[cfg(feature = "mpi")]
+            Group::Mpi(g) => g.size(),
+            Group::_Lifetime(_) => 0,
+        }
+    }
+}
+
+/// Runs `make(rank, dir)`'s work on every client of `group`. At the leader,
+/// `on_cell` gets each cell's [`Gathered`] figures when all clients have
+/// reported it, and the result is how many cells were accepted and how the
+/// run ended; at the other MPI ranks the result is `None` (they never touch
+/// the database).
+pub fn lead<W, R>(
+    group: &Group<'_>,
+    setup: &Setup<'_>,
+    make: impl Fn(usize, &Path) -> W + Sync,
+    mut on_cell: impl FnMut(usize, Gathered<R>) -> Result<(), String>,
+) -> std::io::Result<Option<(usize, Ending)>>
+where
+    W: ClientWork<Figures = R>,
+    R: Send + serde::Serialize + serde::de::DeserializeOwned,
+{
+    match group {
+        Group::Local(n) => lead_local(*n, setup, make, &mut on_cell).map(Some),
+        #[cfg(feature = "mpi")]
+        Group::Mpi(g) => g.lead(setup, make, &mut on_cell),
+        Group::_Lifetime(_) => Ok(None),
+    }
+}
+
+fn lead_local<W, R>(
+    clients: usize,
+    setup: &Setup<'_>,
+    make: impl Fn(usize, &Path) -> W + Sync,
+    on_cell: &mut dyn FnMut(usize, Gathered<R>) -> Result<(), String>,
+) -> std::io::Result<(usize, Ending)>
+where
+    W: ClientWork<Figures = R>,
+    R: Send,
+{
+    let dirs = (0..clients).map(|rank| setup.dir(rank)).collect::<std::io::Result<Vec<_>>>()?;
+    // Each report waits for the leader's word that its cell was handled (stored), as under MPI: the
+    // leader's database writes never overlap the next cell's timed work.
+    let (tx, rx) = mpsc::channel::<(usize, ClientCell<R>, mpsc::Sender<()>)>();
+    let mut collector = Collector::new(clients, setup.cells, setup.on_error, setup.stop);
+    std::thread::scope(|scope| {
+        for coord in local_group(clients) {
+            let tx = tx.clone();
+            let (make, dir) = (&make, &dirs[crate::Coordinator::rank(&coord)]);
+            let how = Drive { cells: setup.cells, dir, hooks: setup.hooks, on_error: setup.on_error, stop: setup.stop };
+            scope.spawn(move || {
+                let mut work = make(crate::Coordinator::rank(&coord), dir);
+                drive(&coord, &how, &mut work, &mut |index, cell| {
+                    let (handled, wait) = mpsc::channel();
+                    tx.send((index, cell, handled)).is_ok() && wait.recv().is_ok()
+                });
+            });
+        }
+        drop(tx);
+        let mut waiting: Vec<(usize, mpsc::Sender<()>)> = Vec::with_capacity(clients);
+        for (index, cell, handled) in rx {
+            collector.add(index, cell, on_cell);
+            waiting.push((index, handled));
+            // Cells before `next` are handled: their clients go on.
+            waiting.retain(|(index, handled)| {
+                let done = *index < collector.next();
+                if done {
+                    let _ = handled.send(());
+                }
+                !done
+            });
+        }
+    });
+    Ok(collector.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ClientFailure, Hooks, OnClientError, Start};
+    use std::sync::atomic::AtomicBool;
+
+    /// Client 1 fails cell 2; every other cell gives (cell, rank).
+    struct Flaky {
+        rank: usize,
+    }
+
+    impl ClientWork for Flaky {
+        type Figures = (usize, usize);
+        fn cell(&mut self, index: usize, start: &mut Start<'_>) -> Result<(usize, usize), ClientFailure> {
+            if index == 2 && self.rank == 1 {
+                return Err(ClientFailure::error(1, "disk full".into()));
+            }
+            start.together()?;
+            Ok((index, self.rank))
+        }
+    }
+
+    fn run(on_error: OnClientError) -> (Vec<(usize, usize, usize)>, usize, Ending) {
+        let dir = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let hooks = Hooks::default();
+        let setup = Setup { cells: 5, workdir: Some(dir.path()), hooks: &hooks, on_error, stop: &stop };
+        let mut seen = Vec::new();
+        let (done, ending) = lead(
+            &Group::Local(3),
+            &setup,
+            |rank, dir| {
+                assert_eq!(dir.file_name().unwrap(), format!("client-{rank}").as_str());
+                Flaky { rank }
+            },
+            |cell, g: Gathered<(usize, usize)>| {
+                assert!(g.figures.iter().all(|(c, _)| *c == cell));
+                assert_eq!(g.starts.len(), 3);
+                let last_arrival = g.starts.iter().map(|s| s.arrived_unix_ns).max().unwrap();
+                assert!(g.starts.iter().all(|s| s.left_unix_ns >= last_arrival));
+                seen.push((cell, g.figures.len(), g.failures.len()));
+                Ok(())
+            },
+        )
+        .unwrap()
+        .unwrap();
+        (seen, done, ending)
+    }
+
+    #[test]
+    fn abort_ends_the_run_at_the_failed_cell() {
+        let (seen, done, ending) = run(OnClientError::Abort);
+        assert_eq!(seen, [(0, 3, 0), (1, 3, 0)]);
+        assert_eq!(done, 2);
+        match ending {
+            Ending::ClientFailed { cell: 2, failures } => assert_eq!(failures[0].message, "disk full"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn continue_keeps_the_others_and_records_the_loss() {
+        let (seen, done, ending) = run(OnClientError::Continue);
+        assert_eq!(seen, [(0, 3, 0), (1, 3, 0), (2, 2, 1), (3, 3, 0), (4, 3, 0)]);
+        assert_eq!(done, 5);
+        assert_eq!(ending, Ending::ClientsLost(vec![(2, ClientFailure::error(1, "disk full".into()))]));
+    }
+}
