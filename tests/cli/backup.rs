@@ -111,8 +111,7 @@ fn extents_json(sb: &Sandbox, dir: &Path) -> Value {
 #[test]
 fn extent_counts_equal_filefrags_on_ext4_xfs_and_btrfs() {
     if !have("filefrag") {
-        eprintln!("skipped: filefrag (e2fsprogs) is not installed");
-        return;
+        return skip("filefrag (e2fsprogs) is not installed");
     }
     for fstype in ["ext4", "xfs", "btrfs"] {
         let Some(fs) = Mount::image(fstype, 300) else { continue };
@@ -280,7 +279,7 @@ impl CorruptBtrfs {
 
     fn new() -> Option<CorruptBtrfs> {
         if !is_root() || !have("mkfs.btrfs") || !Path::new("/dev/loop-control").exists() {
-            eprintln!("skipped: a corrupted btrfs needs root, mkfs.btrfs and loop devices");
+            skip("a corrupted btrfs needs root, mkfs.btrfs and loop devices");
             return None;
         }
         let holder = tempfile::tempdir().unwrap();
@@ -290,12 +289,12 @@ impl CorruptBtrfs {
         File::create(&image).unwrap().set_len(256 << 20).unwrap();
         let ok = |c: &mut Command| c.output().map(|o| o.status.success()).unwrap_or(false);
         if !ok(Command::new("mkfs.btrfs").args(["-q", "-f"]).arg(&image)) {
-            eprintln!("skipped: mkfs.btrfs failed");
+            skip("mkfs.btrfs failed");
             return None;
         }
         let mount = || ok(Command::new("mount").args(["-o", "loop"]).arg(&image).arg(&point));
         if !mount() {
-            eprintln!("skipped: cannot loop-mount btrfs");
+            skip("cannot loop-mount btrfs");
             return None;
         }
         // 16 blocks, each starting with MAGIC, so each can be found in the image.
@@ -310,9 +309,7 @@ impl CorruptBtrfs {
         std::fs::create_dir(point.join("d")).unwrap();
         write_synced(&point.join("d/good2"), &data(5000, 4));
         let fs = CorruptBtrfs { point: point.clone(), _holder: holder };
-        if !ok(Command::new("umount").arg(&fs.point)) {
-            return None;
-        }
+        assert!(ok(Command::new("umount").arg(&fs.point)), "unmount the fresh btrfs to corrupt it");
         let mut img = std::fs::read(&image).unwrap();
         let mut hits = 0;
         for block in img.chunks_mut(4096) {
@@ -456,8 +453,7 @@ fn ctrl_c_stops_a_walk_promptly_and_keeps_what_it_read() {
 #[test]
 fn files_another_user_cannot_open_are_counted_and_the_walk_goes_on() {
     if !is_root() || !have("setpriv") {
-        eprintln!("skipped: needs root and setpriv");
-        return;
+        return skip("needs root and setpriv");
     }
     use std::os::unix::fs::PermissionsExt;
     let holder = tempfile::tempdir().unwrap();
@@ -480,8 +476,7 @@ fn files_another_user_cannot_open_are_counted_and_the_walk_goes_on() {
         .output()
         .unwrap();
     if !out.status.success() && text(&out).1.contains("Permission denied") && !text(&out).1.contains("iomatrix:") {
-        eprintln!("skipped: the test binary is not reachable by another user: {}", text(&out).1);
-        return;
+        return skip(format!("the test binary is not reachable by another user: {}", text(&out).1));
     }
     assert_success(&out);
     let run: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -513,7 +508,7 @@ fn make_client_trees(target: &Path, n: usize) -> Vec<(u64, u64)> {
 #[test]
 fn run_backup_from_three_clients_each_walks_its_own_tree() {
     // tmpfs where we may mount it, else the system's temporary folder.
-    let tmpfs = Mount::virtual_fs("tmpfs", "size=64m");
+    let tmpfs = Mount::try_virtual_fs("tmpfs", "size=64m").ok();
     let sb = Sandbox::new();
     let target = tmpfs.as_ref().map_or_else(|| sb.target(), |m| m.point.clone());
     let trees = make_client_trees(&target, 3);

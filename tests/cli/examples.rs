@@ -8,8 +8,7 @@ use std::process::Command;
 fn seed_000_runs_three_ways_over_the_100_mbit_link_and_flags_the_mounted_share_cache() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     if !is_root() || !have("smbd") || !have("ganesha.nfsd") || !have("smbnetfs") {
-        eprintln!("skipped: examples/seed-000-smb-vs-nfs.sh needs root and the lab's packages (lab/README.md)");
-        return;
+        return skip("examples/seed-000-smb-vs-nfs.sh needs root and the lab's packages (lab/README.md)");
     }
     let out = tempfile::tempdir().unwrap();
     let run = Command::new("timeout")

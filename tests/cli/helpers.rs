@@ -1,7 +1,22 @@
+//! What the test modules share: a sandbox per test (a target folder and its
+//! own results database), `iomatrix` runs and their checks, and fixtures on
+//! real file systems (tmpfs, loop-mounted ext4/xfs/btrfs, loop devices).
+//!
+//! A case that cannot run here (not root, a tool missing, no loop devices)
+//! calls [`skip`] with the reason and returns; the fixtures below do that
+//! themselves and return `None`. Each skipped case is listed at the end of
+//! this test binary's run (after libtest's summary), and with `CI=true` the
+//! binary fails: `.ci/run` installs everything, so nothing may skip there
+//! (see the `iomatrix-testkit` crate). A test that runs all it names
+//! elsewhere (the temporary folder when it may not mount tmpfs) is not a skip:
+//! it uses [`Mount::try_virtual_fs`].
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+pub use iomatrix_testkit::skip;
 
 /// A private folder with a target inside and its own results database.
 pub struct Sandbox {
@@ -117,11 +132,17 @@ pub struct Mount {
 }
 
 impl Mount {
-    /// Root only: `mount -t FSTYPE -o OPTIONS FSTYPE <tmp>`.
+    /// Root only: `mount -t FSTYPE -o OPTIONS FSTYPE <tmp>`; `None` (a skip,
+    /// with the reason) where that cannot be done.
     pub fn virtual_fs(fstype: &str, options: &str) -> Option<Mount> {
+        Mount::try_virtual_fs(fstype, options).map_err(skip).ok()
+    }
+
+    /// As [`Mount::virtual_fs`], but the reason it could not is returned, not
+    /// recorded as a skip: for a test that then runs elsewhere.
+    pub fn try_virtual_fs(fstype: &str, options: &str) -> Result<Mount, String> {
         if !is_root() {
-            eprintln!("skipped: mounting {fstype} needs root");
-            return None;
+            return Err(format!("mounting {fstype} needs root"));
         }
         let holder = tempfile::tempdir().unwrap();
         let point = holder.path().join("mnt");
@@ -131,13 +152,7 @@ impl Mount {
             args.extend(["-o", options]);
         }
         args.extend([fstype, point.to_str().unwrap()]);
-        match sh("mount", &args) {
-            Ok(()) => Some(Mount { point, _holder: holder }),
-            Err(e) => {
-                eprintln!("skipped: cannot mount {fstype}: {e}");
-                None
-            }
-        }
+        sh("mount", &args).map(|()| Mount { point, _holder: holder }).map_err(|e| format!("cannot mount {fstype}: {e}"))
     }
 
     /// Root only: an ext4 image of `mib` MiB, loop-mounted (the loop device
@@ -150,7 +165,7 @@ impl Mount {
     pub fn image(fstype: &str, mib: u64) -> Option<Mount> {
         let mkfs = format!("mkfs.{fstype}");
         if !is_root() || !have(&mkfs) || !Path::new("/dev/loop-control").exists() {
-            eprintln!("skipped: a loop-mounted {fstype} needs root, {mkfs} and loop devices");
+            skip(format!("a loop-mounted {fstype} needs root, {mkfs} and loop devices"));
             return None;
         }
         let holder = tempfile::tempdir().unwrap();
@@ -160,13 +175,13 @@ impl Mount {
         std::fs::File::create(&image).unwrap().set_len(mib << 20).unwrap();
         let force = if fstype == "ext4" { "-F" } else { "-f" };
         if let Err(e) = sh(&mkfs, &["-q", force, image.to_str().unwrap()]) {
-            eprintln!("skipped: {e}");
+            skip(format!("cannot make a {fstype} file system: {e}"));
             return None;
         }
         match sh("mount", &["-o", "loop", image.to_str().unwrap(), point.to_str().unwrap()]) {
             Ok(()) => Some(Mount { point, _holder: holder }),
             Err(e) => {
-                eprintln!("skipped: cannot loop-mount {fstype}: {e}");
+                skip(format!("cannot loop-mount {fstype}: {e}"));
                 None
             }
         }
@@ -199,7 +214,7 @@ impl LoopDevice {
     /// An image of `mib` MiB, every byte `fill`, attached to a free loop device.
     pub fn new(mib: u64, fill: u8) -> Option<LoopDevice> {
         if !is_root() || !have("losetup") || !Path::new("/dev/loop-control").exists() {
-            eprintln!("skipped: a loop device needs root, losetup and /dev/loop-control");
+            skip("a loop device needs root, losetup and /dev/loop-control");
             return None;
         }
         let holder = tempfile::tempdir().unwrap();
@@ -207,7 +222,7 @@ impl LoopDevice {
         std::fs::write(&image, vec![fill; (mib << 20) as usize]).unwrap();
         let out = Command::new("losetup").args(["-f", "--show"]).arg(&image).output().unwrap();
         if !out.status.success() {
-            eprintln!("skipped: losetup: {}", String::from_utf8_lossy(&out.stderr));
+            skip(format!("losetup: {}", String::from_utf8_lossy(&out.stderr)));
             return None;
         }
         let device = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());

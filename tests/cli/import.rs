@@ -47,8 +47,7 @@ fn fio(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
 #[test]
 fn fio_jobs_become_access_cells_with_fios_own_figures() {
     if !have("fio") {
-        eprintln!("skipped: fio is not installed (Debian: apt-get install fio)");
-        return;
+        return skip("fio is not installed (Debian: apt-get install fio)");
     }
     let sb = Sandbox::new();
     let dir = sb.dir.path();
@@ -121,8 +120,7 @@ fn fio_jobs_become_access_cells_with_fios_own_figures() {
 #[test]
 fn an_imported_fio_job_compares_with_a_native_access_run() {
     if !have("fio") {
-        eprintln!("skipped: fio is not installed (Debian: apt-get install fio)");
-        return;
+        return skip("fio is not installed (Debian: apt-get install fio)");
     }
     let sb = Sandbox::new();
     let file = fio(
@@ -195,8 +193,7 @@ const BONNIE_COLUMNS: [(&str, usize, &str); 12] = [
 #[test]
 fn bonnie_csv_becomes_a_bonnie_run_with_too_fast_tests_left_unmeasured() {
     if !have("bonnie++") {
-        eprintln!("skipped: bonnie++ is not installed (Debian: apt-get install bonnie++)");
-        return;
+        return skip("bonnie++ is not installed (Debian: apt-get install bonnie++)");
     }
     let sb = Sandbox::new();
     let csv = bonnie(sb.dir.path());

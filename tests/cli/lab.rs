@@ -2,7 +2,7 @@
 //! namespace behind a veth shaped to 100 Mbit/s; each answers, the link is capped, and `lab/down` leaves
 //! nothing behind. Root only, and skipped with a message when a package is missing.
 
-use crate::helpers::{have, is_root};
+use crate::helpers::{have, is_root, skip};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -134,15 +134,13 @@ fn lab_up_and_down_refuse_bad_arguments() {
 #[test]
 fn lab_serves_smb_nfs_and_mounts_over_a_100mbit_link_and_down_leaves_nothing() {
     if !is_root() {
-        eprintln!("skipped: the lab needs root (namespaces, veth, mounts)");
-        return;
+        return skip("the lab needs root (namespaces, veth, mounts)");
     }
     let tools = "smbd smbclient smbpasswd smbnetfs ganesha.nfsd rpcbind nfs-cp nfs-ls sshfs /usr/sbin/sshd ssh-keygen \
                  iperf3 ip tc nsenter unshare fusermount3 timeout";
     let missing: Vec<&str> = tools.split_whitespace().filter(|t| !have(t)).collect();
     if !missing.is_empty() {
-        eprintln!("skipped: the lab needs {missing:?} (Debian packages, see lab/README.md)");
-        return;
+        return skip(format!("the lab needs {missing:?} (Debian packages, see lab/README.md)"));
     }
 
     // The state folder is ours, so the guard can take the lab down even if `lab/up` is killed; smbd serves

@@ -1,6 +1,8 @@
 //! The lab (`lab/up`, `lab/down`) as a test fixture: real servers brought
-//! up for one test and taken down, also when it fails.
+//! up for one test and taken down, also when it fails. Where the lab cannot
+//! come up (not root, a package missing), the test is a skip (see helpers).
 
+use crate::helpers::skip;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,7 +17,7 @@ impl Lab {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
         let up = root.join("lab/up");
         if !up.is_file() || unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: the NFS tests need root and lab/up (nfs-ganesha, rpcbind in a namespace)");
+            skip("the lab's tests need root and lab/up (Samba, nfs-ganesha, rpcbind in a namespace)");
             return None;
         }
         let out = Command::new("timeout").arg("120").arg(&up).args(what).output().expect("run lab/up");
@@ -27,7 +29,7 @@ impl Lab {
             .collect();
         let lab = Lab { vars };
         if !out.status.success() {
-            eprintln!("skipped: lab/up failed: {}{}", text, String::from_utf8_lossy(&out.stderr));
+            skip(format!("lab/up {what:?} failed: {}{}", text, String::from_utf8_lossy(&out.stderr)));
             return None;
         }
         Some(lab)

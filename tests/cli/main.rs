@@ -1,6 +1,8 @@
 //! End-to-end tests of the `iomatrix` binary on real file systems: the
-//! system's temporary folder, tmpfs/ramfs and loop-mounted ext4 (the last
-//! ones need root and are skipped with a message otherwise).
+//! system's temporary folder, tmpfs/ramfs and loop-mounted ext4, and on the
+//! lab's real servers. Cases that need root or a package this machine lacks
+//! are skipped: each is listed, with its reason, at the end of this binary's
+//! run, and with `CI=true` the run fails (see `helpers`).
 
 mod access;
 mod backup;

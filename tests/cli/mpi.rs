@@ -10,14 +10,14 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// The MPI build of iomatrix, or None (with the reason printed).
+/// The MPI build of iomatrix, or None: a skip of the calling test, with the
+/// reason (each test that asks, not only the first).
 fn mpi_binary() -> Option<PathBuf> {
-    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BUILT
+    static BUILT: OnceLock<Result<PathBuf, &str>> = OnceLock::new();
+    let built = BUILT
         .get_or_init(|| {
             if !have("mpirun") || !have("mpicc") {
-                eprintln!("skipped: MPI tests need mpirun and mpicc (apt-get install openmpi-bin libopenmpi-dev)");
-                return None;
+                return Err("MPI tests need mpirun and mpicc (apt-get install openmpi-bin libopenmpi-dev)");
             }
             let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
             let target = root.join("target/mpi");
@@ -29,9 +29,10 @@ fn mpi_binary() -> Option<PathBuf> {
                 .status()
                 .expect("run cargo");
             assert!(status.success(), "the MPI build failed (needs libopenmpi-dev, clang, libclang-dev)");
-            Some(target.join("release/iomatrix"))
+            Ok(target.join("release/iomatrix"))
         })
-        .clone()
+        .clone();
+    built.map_err(skip).ok()
 }
 
 /// `mpirun -np N --oversubscribe ARGS`, killed with its ranks after `limit`.
@@ -181,8 +182,7 @@ fn killing_a_rank_mid_cell_ends_the_run_in_bounded_time_and_keeps_finished_cells
 #[test]
 fn a_build_without_mpi_under_mpirun_says_to_rebuild() {
     if !have("mpirun") {
-        eprintln!("skipped: needs mpirun");
-        return;
+        return skip("needs mpirun (apt-get install openmpi-bin)");
     }
     let sb = Sandbox::new();
     let target = sb.target();
@@ -361,7 +361,7 @@ impl UnreachableHost {
         {
             let ok = Command::new("ip").args(step).status().is_ok_and(|s| s.success());
             if !ok {
-                eprintln!("skipped: cannot make a network namespace (ip {})", step.join(" "));
+                skip(format!("cannot make a network namespace (needs root; ip {})", step.join(" ")));
                 return None; // drop removes what was made
             }
         }
@@ -381,8 +381,7 @@ impl Drop for UnreachableHost {
 fn a_hostfile_with_an_unreachable_host_fails_with_mpis_own_error() {
     let Some(bin) = mpi_binary() else { return };
     if !have("ssh") {
-        eprintln!("skipped: Open MPI starts remote ranks with ssh (apt-get install openssh-client)");
-        return;
+        return skip("Open MPI starts remote ranks with ssh (apt-get install openssh-client)");
     }
     let Some(host) = UnreachableHost::new() else { return };
     let sb = Sandbox::new();

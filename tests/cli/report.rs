@@ -125,8 +125,7 @@ fn chromium(profile: &Path) -> Command {
 #[test]
 fn the_html_report_loads_in_chromium_without_errors_and_shows_its_charts() {
     if !have("chromium") {
-        eprintln!("skipped: the HTML report test needs Debian's chromium (apt-get install chromium)");
-        return;
+        return skip("the HTML report test needs Debian's chromium (apt-get install chromium)");
     }
     let sb = Sandbox::new();
     let (a, b, access) = runs(&sb);

@@ -267,10 +267,7 @@ fn scan_as_nobody(sb: &Sandbox, root: &Path) -> Value {
 #[test]
 fn unreadable_folders_are_counted_and_skipped() {
     if !is_root() {
-        // Without root the test cannot make another user; as that user a chmod 000
-        // folder is unreadable anyway, so test that directly.
-        eprintln!("skipped: needs root to run the scan as another user");
-        return;
+        return skip("needs root to run the scan as another user");
     }
     // Root reads every folder: run the scan as nobody, in a tree nobody may enter
     // except one locked folder.
@@ -317,8 +314,7 @@ impl Drop for InnerMount {
 #[test]
 fn other_file_systems_are_left_unless_asked() {
     if !is_root() {
-        eprintln!("skipped: mounting tmpfs inside the tree needs root");
-        return;
+        return skip("mounting tmpfs inside the tree needs root");
     }
     let sb = Sandbox::new();
     let root = sb.target();
@@ -327,8 +323,7 @@ fn other_file_systems_are_left_unless_asked() {
     std::fs::create_dir(&point).unwrap();
     let ok = Command::new("mount").args(["-t", "tmpfs", "tmpfs"]).arg(&point).status().is_ok_and(|s| s.success());
     if !ok {
-        eprintln!("skipped: cannot mount tmpfs");
-        return;
+        return skip("cannot mount tmpfs");
     }
     let _guard = InnerMount(point.clone());
     std::fs::create_dir(point.join("sub")).unwrap();

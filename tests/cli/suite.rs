@@ -70,8 +70,7 @@ fn direct_io_runs_where_the_file_system_allows_it() {
     let direct_ok = std::fs::OpenOptions::new().write(true).create(true).custom_flags_direct().open(&probe).is_ok();
     let _ = std::fs::remove_file(&probe);
     if !direct_ok {
-        eprintln!("skipped: {} refuses O_DIRECT", sb.target().display());
-        return;
+        return skip(format!("{} refuses O_DIRECT", sb.target().display()));
     }
     sb.iozone_ok(&[
         "--files",

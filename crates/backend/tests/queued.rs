@@ -5,6 +5,7 @@ use iomatrix_backend::{
     open_queued, probe_direct, probe_io_uring, Completion, OpenHow, QueuedFile, Request, Submitted, UringFile,
 };
 use iomatrix_core::BackendKind;
+use iomatrix_testkit::skip;
 use std::io::ErrorKind;
 use std::path::Path;
 use std::sync::mpsc;
@@ -98,6 +99,8 @@ fn roundtrip(kind: BackendKind, depth: usize, dir: &Path, direct: bool) {
     f.close().unwrap();
 }
 
+/// Whether io_uring works here; if not, the calling test skips (its io_uring
+/// part, or all of it). Call it on the test's own thread, not in `within`.
 fn uring_available() -> bool {
     match probe_io_uring() {
         Ok(support) => {
@@ -105,7 +108,7 @@ fn uring_available() -> bool {
             true
         }
         Err(reason) => {
-            eprintln!("skipped: io_uring unusable here: {reason}");
+            skip(format!("io_uring unusable here: {reason}"));
             false
         }
     }
@@ -127,8 +130,7 @@ fn queued_round_trip_buffered() {
 fn queued_round_trip_direct() {
     let dir = tempfile::tempdir().unwrap();
     if let Err(e) = probe_direct(dir.path()) {
-        eprintln!("skipped: {} refuses O_DIRECT ({e})", dir.path().display());
-        return;
+        return skip(format!("{} refuses O_DIRECT ({e})", dir.path().display()));
     }
     roundtrip(BackendKind::Psync, 1, dir.path(), true);
     roundtrip(BackendKind::Sync, 1, dir.path(), true);
@@ -199,10 +201,11 @@ fn eof_reads(kind: BackendKind, depth: usize) {
 
 #[test]
 fn reading_past_the_end_is_an_error_completion() {
-    within(60, || {
+    let uring = uring_available();
+    within(60, move || {
         eof_reads(BackendKind::Psync, 1);
         eof_reads(BackendKind::Sync, 1);
-        if uring_available() {
+        if uring {
             eof_reads(BackendKind::IoUring, 4);
         }
     });

@@ -72,8 +72,7 @@ fn every_backend_round_trips() {
 fn direct_backends_round_trip_where_the_file_system_allows() {
     let dir = tempfile::tempdir().unwrap();
     if let Err(e) = iomatrix_backend::probe_direct(dir.path()) {
-        eprintln!("skipped: {} refuses O_DIRECT ({e})", dir.path().display());
-        return;
+        return iomatrix_testkit::skip(format!("{} refuses O_DIRECT ({e})", dir.path().display()));
     }
     roundtrip::<SyncFile>(dir.path(), true);
     roundtrip::<PsyncFile>(dir.path(), true);

@@ -199,8 +199,7 @@ fn sized_files_synced_and_repeated() {
 fn direct_block_tests_where_the_file_system_allows() {
     let work = tempfile::tempdir().unwrap();
     if iomatrix_backend::probe_direct(work.path()).is_err() {
-        eprintln!("skipped: {} refuses O_DIRECT", work.path().display());
-        return;
+        return iomatrix_testkit::skip(format!("{} refuses O_DIRECT", work.path().display()));
     }
     let mut plan = small_plan();
     plan.size = ByteSize(4 * MIB);

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use iomatrix_environment::{capture, space, Environment};
+use iomatrix_testkit::skip;
 
 /// A fresh directory under the system temp dir, removed on drop.
 struct TempDir(PathBuf);
@@ -91,13 +92,11 @@ fn space_agrees_with_capture() {
 fn tmpfs_has_no_block_device() {
     let shm = Path::new("/dev/shm");
     if !shm.is_dir() {
-        eprintln!("skipped: no /dev/shm");
-        return;
+        return skip("no /dev/shm");
     }
     let env = capture_ok(shm);
     if env.target.fs_type != "tmpfs" {
-        eprintln!("skipped: /dev/shm is {}, not tmpfs", env.target.fs_type);
-        return;
+        return skip(format!("/dev/shm is {}, not tmpfs", env.target.fs_type));
     }
     assert_eq!(env.target.mount_point, "/dev/shm");
     assert_eq!(env.target.block_device, None);
@@ -162,18 +161,18 @@ fn have_tool(name: &str) -> bool {
     std::env::split_paths(&path).chain(["/sbin", "/usr/sbin"].map(PathBuf::from)).any(|d| d.join(name).is_file())
 }
 
-/// True when this test may run; otherwise says why it is skipped.
+/// True when this test may run; otherwise a skip, with the reason.
 fn root_with(tools: &[&str]) -> bool {
     if !rustix::process::geteuid().is_root() {
-        eprintln!("skipped: needs root (loop devices, mount)");
+        skip("needs root (loop devices, mount)");
         return false;
     }
     if !Path::new("/dev/loop-control").exists() {
-        eprintln!("skipped: no /dev/loop-control");
+        skip("no /dev/loop-control");
         return false;
     }
     if let Some(t) = tools.iter().find(|t| !have_tool(t)) {
-        eprintln!("skipped: {t} not installed");
+        skip(format!("{t} not installed"));
         return false;
     }
     true
