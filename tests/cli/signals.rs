@@ -98,3 +98,35 @@ fn sigterm_stops_like_ctrl_c_with_exit_143_and_a_second_signal_quits_at_once() {
     let status = sb.runs_json()["runs"][0]["status"].as_str().unwrap().to_string();
     assert!(["incomplete", "interrupted"].contains(&status.as_str()), "{status}");
 }
+
+/// An access cell is timed for --duration: one cut short by Ctrl-C is not
+/// stored (its figure would be of a shorter cell than asked for), and the
+/// run ends interrupted even when the cut cell is its last.
+#[test]
+fn ctrl_c_mid_access_cell_stores_no_cut_short_cell() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let args =
+        ["run", "access", "--target", target.to_str().unwrap(), "--bs", "4k", "--file-size", "1m", "--duration", "30s"];
+    let mut child = Running(sb.cmd().args(args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap());
+    // The run has begun once its row is stored; its one cell then runs for 30 s.
+    let began = std::time::Instant::now();
+    while runs_stored(&sb) == 0 {
+        assert!(began.elapsed() < Duration::from_secs(30), "the run never began");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGINT) };
+    let status = wait_for_exit(&mut child);
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    let run = sb.last_run();
+    assert_eq!(run["run"]["status"], "interrupted", "{}", run["run"]);
+    assert!(cells(&run).is_empty(), "a cell cut short at 2 s of 30 s was stored: {:?}", cells(&run));
+}
+
+fn runs_stored(sb: &Sandbox) -> i64 {
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+    let Ok(conn) = rusqlite::Connection::open_with_flags(sb.db(), flags) else { return 0 };
+    conn.query_row("SELECT count(*) FROM runs", [], |r| r.get(0)).unwrap_or(0)
+}

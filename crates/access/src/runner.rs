@@ -456,6 +456,10 @@ impl Client<'_> {
             let closed = file.close().map_err(|e| work.failure(format!("closing {place}: {e}")));
             let figures = result?;
             closed?;
+            // A stop ends the request loop early: a cell cut short is not a figure of the cell asked for.
+            if work.stop.load(Ordering::SeqCst) {
+                return Err(ClientFailure::stopped(rank));
+            }
             Ok(figures)
         });
         self.content = content;
