@@ -1024,10 +1024,29 @@ mod tests {
     }
 
     #[test]
+    fn a_second_pass_in_the_same_folder_writes_fresh_files() {
+        // `--tolerance` runs the phases again in the clients' folders of the first pass.
+        let dir = tempfile::tempdir().unwrap();
+        let p = plan(3, 4);
+        let stop = AtomicBool::new(false);
+        for pass in 0..2 {
+            let mut results = Vec::new();
+            let (n, ending) = execute(&p, &Place::Local, dir.path(), &stop, &Live::new(), &mut |_| true, |r| {
+                results.push(r.clone());
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!((n, ending), (2, Ending::Completed), "pass {pass}");
+            assert!(results.iter().all(|r| r.connections_failed == 0 && r.errors.is_empty()), "pass {pass}");
+            check_exact(&p, &results);
+        }
+    }
+
+    #[test]
     fn a_failing_connection_is_counted_and_the_others_go_on() {
         let dir = tempfile::tempdir().unwrap();
-        // Connection 1's folder exists already: its setup fails with EEXIST.
-        std::fs::create_dir(dir.path().join("conn-0001")).unwrap();
+        // Connection 1's folder is a file: its first create fails with ENOTDIR.
+        std::fs::write(dir.path().join("conn-0001"), b"in the way").unwrap();
         let p = plan(3, 4);
         let stop = AtomicBool::new(false);
         let mut results = Vec::new();
@@ -1040,7 +1059,7 @@ mod tests {
         let (w, r) = (&results[0], &results[1]);
         assert_eq!(w.connections_ok, 2);
         assert_eq!(w.connections_failed, 1);
-        assert_eq!(w.errors.get("EEXIST"), Some(&1));
+        assert_eq!(w.errors.get("ENOTDIR"), Some(&1), "{:?}", w.errors);
         assert_eq!(w.lost, p.planned(1, Phase::Write));
         assert_eq!(w.done.plus(&w.lost), w.planned);
         assert_eq!(r.connections_skipped, 1);
