@@ -12,7 +12,7 @@ use super::raw_device::RawDevice;
 use super::server_workdir::RemoteWorkDir;
 use super::signals;
 use super::suite::{RunOptions, RunSpec};
-use super::target::Target;
+use super::target::{Server, Target};
 use super::workdir::WorkDir;
 use crate::render::human;
 use anyhow::Context;
@@ -55,114 +55,29 @@ pub struct Job {
 impl Job {
     pub fn start(job: JobSpec<'_>, run: &mut RunOptions, db: &Path) -> anyhow::Result<Job> {
         let spec = job.spec;
-        let mut conditions = spec.conditions.clone();
-        let mut tree: Option<PathBuf> = None;
-        let mut remote: Option<RemoteWorkDir> = None;
-        let mut server_described: Option<Value> = None;
-        let mut server_tree = false;
         let device = run.device.take();
-        let (env, folder) = match &run.target {
-            Target::Folder(folder) => {
-                let folder = check_target(folder)?;
-                let env = iomatrix_environment::capture(&folder)
-                    .with_context(|| format!("cannot read the environment of {}", folder.display()))?;
-                let found = super::workdir::survey(&folder).unwrap_or_default();
-                if let Some(note) = super::workdir::leftover_note(&found, &folder.display().to_string()) {
-                    eprintln!("{note}");
-                }
-                if run.space_check {
-                    check_free(spec, env.target.free_bytes, &env.target.path)?;
-                }
-                (env, Some(folder))
-            }
-            Target::Device(path) => {
-                let device = device.as_ref().with_context(|| format!("{} was not claimed (a bug)", path.display()))?;
-                let env = iomatrix_environment::capture_device(device.path(), device.size())
-                    .with_context(|| format!("cannot read the environment of {}", device.path().display()))?;
-                (env, None)
-            }
-            Target::Tree(root) => {
-                let root = check_target(root)?;
-                let env = iomatrix_environment::capture(&root)
-                    .with_context(|| format!("cannot read the environment of {}", root.display()))?;
-                tree = Some(root);
-                (env, None)
-            }
-            Target::Server(server) => {
-                let mut fs = server.connect().map_err(|e| UsageError::new(format!("--target: {e}")))?;
-                if run.space_check {
-                    // What the server says this client may still write; a server that cannot tell is not checked.
-                    let free = fs.free_bytes().map_err(|e| UsageError::new(format!("--target: {e}")))?;
-                    if let Some(free) = free {
-                        check_free(spec, free, &server.url())?;
-                    }
-                }
-                let found = super::server_workdir::survey(fs.as_mut()).unwrap_or_default();
-                if let Some(note) = super::workdir::leftover_note(&found, &server.url()) {
-                    eprintln!("{note}");
-                }
-                let dir = RemoteWorkDir::create(fs, run.keep)?;
-                let described = dir.describe();
-                let env = remote_environment(&dir.target(), &described, &mut conditions);
-                server_described = Some(described);
-                remote = Some(dir);
-                (env, None)
-            }
-            Target::ServerTree(server) => {
-                let fs = server
-                    .connect()
-                    .map_err(|e| UsageError::new(format!("--target: {e}; give an existing folder on the server")))?;
-                let described = fs.describe();
-                let env = remote_environment(&fs.target(), &described, &mut conditions);
-                server_described = Some(described);
-                server_tree = true;
-                tree = Some(PathBuf::from(fs.target()));
-                (env, None)
-            }
+        let mut conditions = spec.conditions.clone();
+        let Reached { env, site, described } = match &run.target {
+            Target::Folder(folder) => reach_folder(folder, spec, run.space_check)?,
+            Target::Device(path) => reach_device(path, device.as_ref())?,
+            Target::Tree(root) => reach_tree(root)?,
+            Target::Server(server) => reach_server(server, spec, run)?,
+            Target::ServerTree(server) => reach_server_tree(server)?,
         };
-        let on_server = run.target.server().is_some();
-        if !spec.direct
-            && tree.is_none()
-            && !on_server
-            && env.machine.ram_bytes > 0
-            && spec.peak_bytes < env.machine.ram_bytes
-        {
-            eprintln!(
-                "iomatrix: warning: all files ({} at most) fit in this machine's RAM ({}): cached results measure the \
-                 page cache, not the storage; {} to measure the storage",
-                human(spec.peak_bytes),
-                human(env.machine.ram_bytes),
-                spec.uncached_hint
-            );
+        if let Some(described) = &described {
+            add_remote_conditions(described, &mut conditions);
+        }
+        if let Site::Folder(_) | Site::Device = &site {
+            warn_if_cached(spec, &env);
         }
         let store = Store::open(db)?;
-        let workdir = match &folder {
-            Some(folder) => {
-                let workdir = WorkDir::create(folder, run.keep)?;
-                if spec.direct {
-                    iomatrix_backend::probe_direct(workdir.path()).map_err(|e| {
-                        UsageError::new(format!(
-                            "the file system at {} ({}) refuses O_DIRECT: {e}; run without --direct",
-                            folder.display(),
-                            env.target.fs_type
-                        ))
-                    })?;
-                }
-                Some(workdir)
-            }
-            None => None,
+        let (mut workdir, mut remote, server_tree) = match site {
+            Site::Folder(folder) => (Some(make_workdir(&folder, spec, run.keep, &env)?), None, false),
+            Site::Server(dir) => (None, Some(dir), false),
+            Site::ServerTree => (None, None, true),
+            Site::Device | Site::Tree => (None, None, false),
         };
         let stop = signals::install()?;
-        if on_server {
-            // What every suite's run through a protocol client shares, unless the suite says more.
-            if let Some(c) = conditions.as_object_mut() {
-                c.entry("cache").or_insert(json!(
-                    "no client cache: iomatrix's own protocol client sends every request to the server (whose own \
-                     cache may serve it)"
-                ));
-                c.entry("backend").or_insert(json!("iomatrix protocol client"));
-            }
-        }
         let mut all = common_conditions(job.suite, spec, run.clients.count, &env);
         if let (Some(all), Some(extra)) = (all.as_object_mut(), conditions.as_object()) {
             all.extend(extra.clone());
@@ -177,7 +92,6 @@ impl Job {
             total_cells: job.total_cells,
         })?;
         // The marker names the run, so `clean` can say which run a leftover belonged to.
-        let mut workdir = workdir;
         let marked = match (&mut workdir, &mut remote) {
             (Some(w), _) => w.record_run(run_id),
             (None, Some(r)) => r.record_run(run_id),
@@ -186,13 +100,11 @@ impl Job {
         if let Err(e) = marked {
             eprintln!("iomatrix: warning: cannot name run #{run_id} in the working folder's marker: {e}");
         }
-        let place = match (&workdir, &device) {
-            (Some(w), _) => w.path().display().to_string(),
-            (None, Some(d)) => format!("{} (raw device)", d.path().display()),
-            (None, None) => match (&remote, &tree) {
-                (Some(r), _) => r.target(),
-                (None, tree) => tree.as_ref().map(|t| format!("{} (read only)", t.display())).unwrap_or_default(),
-            },
+        let place = match (&workdir, &remote, &device) {
+            (Some(w), _, _) => w.path().display().to_string(),
+            (None, Some(r), _) => r.target(),
+            (None, None, Some(d)) => format!("{} (raw device)", d.path().display()),
+            (None, None, None) => format!("{} (read only)", env.target.path),
         };
         eprintln!(
             "iomatrix: run #{run_id}: {} cells in {place}, results in {}",
@@ -206,7 +118,7 @@ impl Job {
             workdir,
             device,
             remote,
-            server_described,
+            server_described: described,
             server_tree,
             stop,
             progress: if spec.keep_cell_lines { progress.keep_lines() } else { progress },
@@ -343,10 +255,139 @@ impl Job {
     }
 }
 
-/// A server's environment record, and what its client negotiated in the
-/// run's conditions (`remote`: protocol, version or dialect, transfer sizes).
-fn remote_environment(target: &str, described: &Value, conditions: &mut Value) -> Environment {
-    let env = iomatrix_environment::capture_remote(
+/// A target checked and its environment recorded, before anything is written.
+struct Reached {
+    env: Environment,
+    site: Site,
+    /// What the session to a server negotiated (protocol, version, transfer sizes).
+    described: Option<Value>,
+}
+
+/// Where the clients will work.
+enum Site {
+    /// A local folder: the run's working folder is made in it.
+    Folder(PathBuf),
+    /// The claimed raw device, in place.
+    Device,
+    /// A local tree, only read.
+    Tree,
+    /// The run's working folder on a server, made there.
+    Server(RemoteWorkDir),
+    /// A tree on a server, only read: the clients work in its own folder.
+    ServerTree,
+}
+
+/// A local folder: it exists, leftovers of crashed runs in it are named, and the plan fits.
+fn reach_folder(folder: &Path, spec: &RunSpec, space_check: bool) -> anyhow::Result<Reached> {
+    let folder = check_target(folder)?;
+    let env = iomatrix_environment::capture(&folder)
+        .with_context(|| format!("cannot read the environment of {}", folder.display()))?;
+    let found = super::workdir::survey(&folder).unwrap_or_default();
+    if let Some(note) = super::workdir::leftover_note(&found, &folder.display().to_string()) {
+        eprintln!("{note}");
+    }
+    if space_check {
+        check_free(spec, env.target.free_bytes, &env.target.path)?;
+    }
+    Ok(Reached { env, site: Site::Folder(folder), described: None })
+}
+
+/// A raw device, claimed beforehand: it is the working set, so no free-space check.
+fn reach_device(path: &Path, device: Option<&RawDevice>) -> anyhow::Result<Reached> {
+    let device = device.with_context(|| format!("{} was not claimed (a bug)", path.display()))?;
+    let env = iomatrix_environment::capture_device(device.path(), device.size())
+        .with_context(|| format!("cannot read the environment of {}", device.path().display()))?;
+    Ok(Reached { env, site: Site::Device, described: None })
+}
+
+/// A local tree that is only read: no working folder, no free-space check.
+fn reach_tree(root: &Path) -> anyhow::Result<Reached> {
+    let root = check_target(root)?;
+    let env = iomatrix_environment::capture(&root)
+        .with_context(|| format!("cannot read the environment of {}", root.display()))?;
+    Ok(Reached { env, site: Site::Tree, described: None })
+}
+
+/// A folder on a server: what the server says this client may still write
+/// is checked (a server that cannot tell is not), leftovers are named, and
+/// the run's working folder is made there.
+fn reach_server(server: &Server, spec: &RunSpec, run: &RunOptions) -> anyhow::Result<Reached> {
+    let mut fs = server.connect().map_err(|e| UsageError::new(format!("--target: {e}")))?;
+    if run.space_check {
+        let free = fs.free_bytes().map_err(|e| UsageError::new(format!("--target: {e}")))?;
+        if let Some(free) = free {
+            check_free(spec, free, &server.url())?;
+        }
+    }
+    let found = super::server_workdir::survey(fs.as_mut()).unwrap_or_default();
+    if let Some(note) = super::workdir::leftover_note(&found, &server.url()) {
+        eprintln!("{note}");
+    }
+    let dir = RemoteWorkDir::create(fs, run.keep)?;
+    let described = dir.describe();
+    let env = remote_environment(&dir.target(), &described);
+    Ok(Reached { env, site: Site::Server(dir), described: Some(described) })
+}
+
+/// A tree on a server that is only read.
+fn reach_server_tree(server: &Server) -> anyhow::Result<Reached> {
+    let fs = server
+        .connect()
+        .map_err(|e| UsageError::new(format!("--target: {e}; give an existing folder on the server")))?;
+    let described = fs.describe();
+    let env = remote_environment(&fs.target(), &described);
+    Ok(Reached { env, site: Site::ServerTree, described: Some(described) })
+}
+
+/// All files fit in RAM and the page cache is in use: the figures measure the cache.
+fn warn_if_cached(spec: &RunSpec, env: &Environment) {
+    let ram = env.machine.ram_bytes;
+    if !spec.direct && ram > 0 && spec.peak_bytes < ram {
+        eprintln!(
+            "iomatrix: warning: all files ({} at most) fit in this machine's RAM ({}): cached results measure the \
+             page cache, not the storage; {} to measure the storage",
+            human(spec.peak_bytes),
+            human(ram),
+            spec.uncached_hint
+        );
+    }
+}
+
+/// The run's marked working folder in `folder`, where O_DIRECT is probed when the plan asks for it.
+fn make_workdir(folder: &Path, spec: &RunSpec, keep: bool, env: &Environment) -> anyhow::Result<WorkDir> {
+    let workdir = WorkDir::create(folder, keep)?;
+    if spec.direct {
+        iomatrix_backend::probe_direct(workdir.path()).map_err(|e| {
+            UsageError::new(format!(
+                "the file system at {} ({}) refuses O_DIRECT: {e}; run without --direct",
+                folder.display(),
+                env.target.fs_type
+            ))
+        })?;
+    }
+    Ok(workdir)
+}
+
+/// What every suite's run through a protocol client shares, unless the
+/// suite says more, and what the client negotiated (`remote`: protocol,
+/// version or dialect, transfer sizes).
+fn add_remote_conditions(described: &Value, conditions: &mut Value) {
+    if !conditions.is_object() {
+        *conditions = json!({});
+    }
+    if let Some(c) = conditions.as_object_mut() {
+        c.insert("remote".into(), described.clone());
+        c.entry("cache").or_insert(json!(
+            "no client cache: iomatrix's own protocol client sends every request to the server (whose own cache \
+             may serve it)"
+        ));
+        c.entry("backend").or_insert(json!("iomatrix protocol client"));
+    }
+}
+
+/// A server's environment record: what a client can know of it.
+fn remote_environment(target: &str, described: &Value) -> Environment {
+    iomatrix_environment::capture_remote(
         target,
         &format!(
             "{}{} (iomatrix client)",
@@ -354,14 +395,7 @@ fn remote_environment(target: &str, described: &Value, conditions: &mut Value) -
             described["version"].as_str().unwrap_or("")
         ),
         described["server"].as_str().unwrap_or("?"),
-    );
-    if !conditions.is_object() {
-        *conditions = json!({});
-    }
-    if let Some(c) = conditions.as_object_mut() {
-        c.insert("remote".into(), described.clone());
-    }
-    env
+    )
 }
 
 /// What a run could not measure, counted: the clients that failed each
