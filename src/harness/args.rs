@@ -1,5 +1,6 @@
-//! The flags every `run` subcommand shares ([`CommonRunArgs`]), turned into
-//! the validated [`RunOptions`] the harness runs with.
+//! The flags `run` subcommands share ([`RunArgs`] for all of them,
+//! [`CommonRunArgs`] for the suites that write), turned into the validated
+//! [`RunOptions`] the harness runs with.
 
 use super::clients::{ClientArgs, ClientPlan};
 use super::repeat::{Repeat, RepeatArgs};
@@ -8,7 +9,8 @@ use super::target::Target;
 use clap::Args;
 use iomatrix_core::UsageError;
 
-/// Flags every `run` subcommand takes.
+/// Flags of every suite that writes in a working folder of its own: where,
+/// whether to keep it and check free space first, and [`RunArgs`].
 #[derive(Args, Debug)]
 pub struct CommonRunArgs {
     /// Folder to test in; iomatrix works in a fresh subfolder and removes it at the end
@@ -16,10 +18,6 @@ pub struct CommonRunArgs {
     /// or smb://[user@]host[:port]/share[/path], reached by iomatrix's own protocol client
     #[arg(long, value_name = "DIR|URL", value_parser = Target::parse_folder)]
     pub target: Option<Target>,
-
-    /// Label the run, e.g. --label server=netware (repeatable)
-    #[arg(long = "label", value_name = "KEY=VALUE")]
-    pub labels: Vec<String>,
 
     /// Keep the working folder at the end (IOzone's -w). Access specs keep their files;
     /// the IOzone and Bonnie suites remove each data file when done with it, as IOzone and
@@ -32,6 +30,29 @@ pub struct CommonRunArgs {
     #[arg(long)]
     pub no_space_check: bool,
 
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+impl CommonRunArgs {
+    /// The run's options; the target defaults to the system's temporary folder.
+    pub fn options(&self, mpi_ranks: Option<usize>) -> Result<RunOptions, UsageError> {
+        let target = self.target.clone().unwrap_or_else(Target::default_folder);
+        let mut options = self.run.options(target, mpi_ranks)?;
+        options.keep = self.keep;
+        options.space_check = !self.no_space_check;
+        Ok(options)
+    }
+}
+
+/// Flags every `run` takes, whatever its target: labels, JSON output, the
+/// clients and the repeats.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Label the run, e.g. --label server=netware (repeatable)
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
     /// Print the stored run as JSON (schema "iomatrix.run/1") instead of tables
     #[arg(long)]
     pub json: bool,
@@ -43,15 +64,16 @@ pub struct CommonRunArgs {
     pub repeat: RepeatArgs,
 }
 
-impl CommonRunArgs {
-    /// The run's options; the target defaults to the system's temporary folder.
-    pub fn options(&self, mpi_ranks: Option<usize>) -> Result<RunOptions, UsageError> {
+impl RunArgs {
+    /// The run's options at `target`: nothing kept, no free-space check
+    /// (what a suite that writes sets, [`CommonRunArgs`] sets).
+    pub fn options(&self, target: Target, mpi_ranks: Option<usize>) -> Result<RunOptions, UsageError> {
         Ok(RunOptions {
-            target: self.target.clone().unwrap_or_else(Target::default_folder),
+            target,
             device: None,
             labels: labels(&self.labels)?,
-            keep: self.keep,
-            space_check: !self.no_space_check,
+            keep: false,
+            space_check: false,
             json: self.json,
             clients: ClientPlan::from_args(&self.client, mpi_ranks)?,
             repeat: Repeat::from_args(&self.repeat)?,

@@ -34,7 +34,6 @@ mod runner;
 mod test;
 
 pub use iomatrix_backend::Place;
-pub use iomatrix_coord::{ClientFailure, Ending};
 pub use plan::{powers_of_two, CellSpec, IozonePlan, AUTO_MAX_FILE, AUTO_MAX_RECORD, AUTO_MIN_FILE, AUTO_MIN_RECORD};
 pub use runner::{execute, execute_at, CellResult, CellSink, ClientFigures, STRIDE_RECORDS};
 pub use test::IozoneTest;

@@ -1,8 +1,7 @@
 //! `iomatrix run backup`: the backup walk's flags, as a validated plan. The
 //! target is a tree that is only read: a local folder, or one on a server.
 
-use crate::harness::clients::{ClientArgs, ClientPlan};
-use crate::harness::repeat::{Repeat, RepeatArgs};
+use crate::harness::args::RunArgs;
 use crate::harness::target::existing_tree;
 use crate::harness::{RunOptions, Server, Target};
 use clap::Args;
@@ -43,19 +42,8 @@ pub struct RunBackupArgs {
     #[arg(long)]
     pub warm: bool,
 
-    /// Label the run, e.g. --label server=netware (repeatable)
-    #[arg(long = "label", value_name = "KEY=VALUE")]
-    pub labels: Vec<String>,
-
-    /// Print the stored run as JSON (schema "iomatrix.run/1") instead of tables
-    #[arg(long)]
-    pub json: bool,
-
     #[command(flatten)]
-    pub client: ClientArgs,
-
-    #[command(flatten)]
-    pub repeat: RepeatArgs,
+    pub run: RunArgs,
 }
 
 impl RunBackupArgs {
@@ -65,8 +53,8 @@ impl RunBackupArgs {
             .read_size
             .parse::<ByteSize>()
             .map_err(|e| UsageError::new(format!("--read-size {}: {e}", self.read_size)))?;
-        let clients = ClientPlan::from_args(&self.client, mpi_ranks)?;
-        let repeat = Repeat::from_args(&self.repeat)?;
+        let run = self.run.options(self.target.clone(), mpi_ranks)?;
+        let clients = run.clients.count;
         let root = match &self.target {
             Target::ServerTree(server) => {
                 if self.warm {
@@ -78,12 +66,12 @@ impl RunBackupArgs {
                     ))
                     .into());
                 }
-                check_remote_trees(server, clients.count)?;
+                check_remote_trees(server, clients)?;
                 PathBuf::from(server.url())
             }
             Target::Tree(dir) => {
                 let root = existing_tree(dir, "--target")?;
-                check_client_trees(&root, clients.count)?;
+                check_client_trees(&root, clients)?;
                 root
             }
             other => anyhow::bail!("--target {}: not a tree to walk (a bug)", other.shown()),
@@ -92,17 +80,7 @@ impl RunBackupArgs {
         let on_server = self.target.server().is_some();
         let walk = BackupPlan { root, read_size: read_size.bytes(), cold: !self.warm && !on_server };
         walk.validate().map_err(|e| UsageError::new(format!("--read-size {}: {e}", self.read_size)))?;
-        let run = RunOptions {
-            target: self.target.clone(),
-            device: None,
-            labels: crate::harness::args::labels(&self.labels)?,
-            keep: false,
-            space_check: false,
-            json: self.json,
-            clients,
-            repeat,
-        };
-        Ok((BackupWalks { walk, walks: repeat.count }, run))
+        Ok((BackupWalks { walk, walks: run.repeat.count }, run))
     }
 }
 

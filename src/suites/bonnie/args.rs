@@ -98,7 +98,7 @@ impl RunBonnieArgs {
         };
         if plan.repeats != run.repeat.count {
             // --repeats is bonnie++'s -x: the samples --tolerance and --max-repeats count from.
-            let flags = RepeatArgs { repeat: plan.repeats, ..self.common.repeat.clone() };
+            let flags = RepeatArgs { repeat: plan.repeats, ..self.common.run.repeat.clone() };
             run.repeat = Repeat::from_args(&flags)?;
         }
         plan.ram = self.ram.as_deref().map(|r| size("ram", r)).transpose()?;

@@ -234,35 +234,7 @@ impl LiveView for FileserverLive {
 }
 
 fn conditions(plan: &FileserverPlan, on_server: bool) -> Value {
-    if on_server {
-        return json!({
-            "cache": "no client cache: iomatrix's own protocol client sends every request to the server (whose own \
-                      cache may serve it)",
-            "drop_caches": false,
-            "largest_file_bytes": plan.largest_file(),
-            "connections": plan.connections,
-            "files_per_connection": plan.files_per_connection,
-            "record_bytes": plan.record.bytes(),
-            "interleave": plan.interleave,
-            "fsync_every": plan.fsync_every,
-            "sessions": "one session (TCP connection) per connection, connected and its folder made before the \
-                         write phase, untimed (stored per connection as setup_ns)",
-            "timing": "each request timed on its own: create = exclusive create (NFS CREATE GUARDED, SMB CREATE \
-                       FILE_CREATE) + close (SMB CLOSE; nothing to send on NFSv3), open = NFS LOOKUP / SMB \
-                       CREATE, one WRITE or READ per record (split at the negotiated maximum), fsync = NFS COMMIT / \
-                       SMB FLUSH (only with --fsync-every), close = SMB CLOSE (nothing on NFSv3); all connections \
-                       start each phase together; a connection's KB/s is its bytes over the common start to its \
-                       last operation, the total is all bytes over the phase's completion time",
-        });
-    }
-    let cache = if plan.drop_caches {
-        "page cache in use for writes; synced and dropped (drop_caches=3) before the read phase, so reads come \
-         from the storage"
-    } else {
-        "page cache in use; the read phase may be served by the page cache (no --drop-caches)"
-    };
-    json!({
-        "cache": cache,
+    let mut conditions = json!({
         "drop_caches": plan.drop_caches,
         "largest_file_bytes": plan.largest_file(),
         "connections": plan.connections,
@@ -270,11 +242,38 @@ fn conditions(plan: &FileserverPlan, on_server: bool) -> Value {
         "record_bytes": plan.record.bytes(),
         "interleave": plan.interleave,
         "fsync_every": plan.fsync_every,
-        "timing": "each operation timed on its own (create = open(O_CREAT|O_EXCL) + close; fsync only with \
-                   --fsync-every); all connections start each phase together; a connection's KB/s is its bytes \
-                   over the common start to its last operation, the total is all bytes over the phase's \
-                   completion time",
-    })
+    });
+    if on_server {
+        conditions["cache"] = json!(
+            "no client cache: iomatrix's own protocol client sends every request to the server (whose own cache \
+             may serve it)"
+        );
+        conditions["sessions"] = json!(
+            "one session (TCP connection) per connection, connected and its folder made before the write phase, \
+             untimed (stored per connection as setup_ns)"
+        );
+        conditions["timing"] = json!(
+            "each request timed on its own: create = exclusive create (NFS CREATE GUARDED, SMB CREATE \
+             FILE_CREATE) + close (SMB CLOSE; nothing to send on NFSv3), open = NFS LOOKUP / SMB CREATE, one WRITE \
+             or READ per record (split at the negotiated maximum), fsync = NFS COMMIT / SMB FLUSH (only with \
+             --fsync-every), close = SMB CLOSE (nothing on NFSv3); all connections start each phase together; a \
+             connection's KB/s is its bytes over the common start to its last operation, the total is all bytes \
+             over the phase's completion time"
+        );
+    } else {
+        conditions["cache"] = json!(if plan.drop_caches {
+            "page cache in use for writes; synced and dropped (drop_caches=3) before the read phase, so reads come \
+             from the storage"
+        } else {
+            "page cache in use; the read phase may be served by the page cache (no --drop-caches)"
+        });
+        conditions["timing"] = json!(
+            "each operation timed on its own (create = open(O_CREAT|O_EXCL) + close; fsync only with \
+             --fsync-every); all connections start each phase together; a connection's KB/s is its bytes over the \
+             common start to its last operation, the total is all bytes over the phase's completion time"
+        );
+    }
+    conditions
 }
 
 /// The progress line of a finished phase.
