@@ -2,14 +2,15 @@
 //! it (getopt: clustered switches, values attached or in the next word),
 //! turned into a [`BonniePlan`].
 //!
-//! Differences from bonnie++, each refused with a message rather than
-//! silently changed: `-s` is required (bonnie++ picks twice the RAM);
-//! `-u`/`-g` (switching users), `-p`/`-y` (semaphores between processes),
-//! `-c` (concurrency), `-Z` (random numbers from a file), `-fSIZE`
-//! (a per-char test size), and `-n`'s link tests, folder count and file
-//! chunk are not supported.
+//! `-u USER[:GROUP]` and `-g GROUP` are read here (names or numbers) and
+//! carried out by the binary (see [`BonnieInvocation::user`]); `-fN` is
+//! bonnie++'s per-char size in MiB. Differences from bonnie++, each refused
+//! with a message rather than silently changed: `-s` is required (bonnie++
+//! picks twice the RAM); `-p`/`-y` (semaphores between processes), `-Z`
+//! (random numbers from a file), and `-n`'s link tests, folder count and
+//! file chunk are not supported.
 
-use crate::plan::{BonniePlan, FILES_UNIT};
+use crate::plan::{BonniePlan, PerChar, FILES_UNIT};
 use iomatrix_core::{short_flags, unexpected_operand, ByteSize, ShortFlag, UsageError, MIB};
 use std::path::PathBuf;
 
@@ -34,6 +35,13 @@ pub struct BonnieInvocation {
     pub verify: bool,
     /// `--compressible PCT`: % of each written 4k block that is zeros.
     pub compressible: Option<u8>,
+    /// `-u USER[:GROUP]`: the user (a name or a number) to do the I/O as.
+    pub user: Option<String>,
+    /// `-g GROUP` or the GROUP of `-u USER:GROUP`: the group, a name or a number.
+    pub group: Option<String>,
+    /// `--per-char bonnie++|bonnie`; None leaves the choice to the caller
+    /// (bonnie++'s on a local folder).
+    pub per_char: Option<PerChar>,
 }
 
 /// The flags this front end understands, for `-h` and error messages.
@@ -57,11 +65,19 @@ iomatrix bonnie: runs bonnie++'s tests with bonnie++'s command line.
                   -r 0 turns the rule off, as in bonnie++)
   -m NAME         machine name for the report (default: the host name)
   -f              fast: skip the per-char (putc/getc) tests
+  -fN             per-char tests over the first N MiB of the file (bonnie++'s; default 3)
   -b              no write buffering: fsync before each close, after each seek-test
                   write, and after each file created or deleted (and its folder)
   -D              O_DIRECT for the block write, rewrite, block read and seek tests
   -z SEED         seed for seek offsets, file names, file sizes and random orders
-  -q              quiet: print only the report
+  -u USER[:GROUP] do the I/O as USER (a name or a uid), as bonnie++ -u: as root, iomatrix
+                  switches to USER (and its group, or GROUP) before it makes any file;
+                  the results database is opened before the switch (see docs/bonnie.md).
+                  -u root, or your own user, changes nothing. Unlike bonnie++, iomatrix
+                  does not insist on -u when run as root
+  -g GROUP        do the I/O as GROUP (a name or a gid)
+  -q              quiet: bonnie++'s CSV line alone on standard output (with -x N, its
+                  heading and one line per run); the tables go to standard error
   -h              this help
   --allow-cache   run even if the file is smaller than twice the RAM (the page cache
                   may then serve the reads)
@@ -73,8 +89,16 @@ iomatrix bonnie: runs bonnie++'s tests with bonnie++'s command line.
                   are inside the timed loops (verify_ns in each test's cell)
   --compressible PCT  PCT % of each written 4k block is zeros, the rest unique random data
                   [default: incompressible]
+  --per-char STYLE  bonnie++ (the default here: bonnie++ 2.00a's per-char tests, one
+                  write(2)/read(2) system call per byte over the first 3 MiB, fsync
+                  before close) or bonnie (the original Bonnie's putc/getc through a
+                  stdio-like buffer, over the whole file). On an nfs:// or smb:// target
+                  the default is bonnie: without a client cache, one request per byte
+                  would measure network round trips
 
-The tests, in order: putc (per-char writes through a stdio-like buffer), block write,
+Without -q the tables are followed by bonnie++'s CSV line, as bonnie++ prints them.
+
+The tests, in order: putc (per-char writes), block write,
 rewrite (read, dirty one byte, write back), getc, block read, random seeks (3 seeker
 threads, 8192 seeks, one in ten written back), then sequential and random
 create/stat/delete of the files.
@@ -100,11 +124,19 @@ pub fn parse(args: &[String]) -> Result<BonnieInvocation, UsageError> {
             ShortFlag::Word(w) if w.starts_with("--compressible=") => {
                 p.compressible = Some(percent(&w["--compressible=".len()..])?)
             }
+            ShortFlag::Word(w) if w == "--per-char" => match flags.next() {
+                Some(ShortFlag::Operand(value)) => p.per_char = Some(value.parse()?),
+                _ => {
+                    return Err(UsageError::new("bonnie: --per-char needs bonnie++ or bonnie, e.g. --per-char bonnie"))
+                }
+            },
+            ShortFlag::Word(w) if w.starts_with("--per-char=") => p.per_char = Some(w["--per-char=".len()..].parse()?),
             ShortFlag::Word(w) if w.starts_with("-f") => {
-                return Err(UsageError::new(format!(
-                    "bonnie: {w}: a per-char test size is not supported: iomatrix's per-char tests use the \
-                     whole file; use -f alone to skip them"
-                )))
+                // bonnie++'s -fN: the per-char tests over N MiB (-f0 skips them, as -f does).
+                let n: u64 = w[2..].parse().map_err(|_| {
+                    UsageError::new(format!("bonnie: {w}: the per-char size after -f is a number of MiB, e.g. -f3"))
+                })?;
+                p.per_char_mib = Some(n);
             }
             ShortFlag::Word(w) => return Err(unknown(&w)),
             ShortFlag::Operand(a) => return Err(unexpected_operand("bonnie", &a)),
@@ -148,6 +180,10 @@ struct Parsed {
     verify: bool,
     compressible: Option<u8>,
     concurrency: Option<usize>,
+    user: Option<String>,
+    group: Option<String>,
+    per_char: Option<PerChar>,
+    per_char_mib: Option<u64>,
 }
 
 fn size_value(flag: char, value: &str, bare_unit: u64) -> Result<ByteSize, UsageError> {
@@ -156,6 +192,20 @@ fn size_value(flag: char, value: &str, bare_unit: u64) -> Result<ByteSize, Usage
 }
 
 impl Parsed {
+    /// `-g GROUP`, or the GROUP of `-u USER:GROUP`: once, as bonnie++ insists.
+    fn set_group(&mut self, group: &str, flag: &str) -> Result<(), UsageError> {
+        if self.group.is_some() {
+            return Err(UsageError::new(format!(
+                "bonnie: {flag}: the group is given twice (-g and -u USER:GROUP); give it once"
+            )));
+        }
+        if group.is_empty() {
+            return Err(UsageError::new(format!("bonnie: {flag}: name the group (or gid), e.g. -g nogroup")));
+        }
+        self.group = Some(group.to_string());
+        Ok(())
+    }
+
     fn set_switch(&mut self, flag: char) -> Result<(), UsageError> {
         match flag {
             'f' => self.fast = true,
@@ -204,12 +254,25 @@ impl Parsed {
                 })?;
                 self.seed = Some(seed);
             }
-            'u' | 'g' => {
-                return Err(UsageError::new(format!(
-                    "bonnie: -{flag} {value}: iomatrix does not switch users or groups; run iomatrix as the user \
-                     who should do the I/O (bonnie++ needs -u only to avoid running as root)"
-                )))
+            'u' => {
+                if self.user.is_some() {
+                    return Err(UsageError::new(format!("bonnie: -u {value}: -u is given twice; give it once")));
+                }
+                let (user, group) = match value.split_once(':') {
+                    Some((user, group)) => (user, Some(group)),
+                    None => (value, None),
+                };
+                if user.is_empty() {
+                    return Err(UsageError::new(format!(
+                        "bonnie: -u {value}: name the user (or uid) to run as, e.g. -u nobody or -u 65534:65534"
+                    )));
+                }
+                self.user = Some(user.to_string());
+                if let Some(group) = group {
+                    self.set_group(group, &format!("-u {value}"))?;
+                }
             }
+            'g' => self.set_group(value, &format!("-g {value}"))?,
             'p' | 'y' => {
                 return Err(UsageError::new(format!(
                     "bonnie: -{flag} {value}: synchronising several bonnie++ processes with a semaphore is not \
@@ -256,6 +319,7 @@ impl Parsed {
                 ))
             }
         };
+        let plan_fast = self.fast || self.per_char_mib == Some(0);
         let mut plan = BonniePlan::new(size);
         if let Some(chunk) = self.chunk {
             plan.chunk = chunk;
@@ -273,19 +337,23 @@ impl Parsed {
         }
         plan.ram = self.ram;
         plan.allow_cache = self.allow_cache;
-        plan.skip_per_char = self.fast;
+        plan.skip_per_char = self.fast || self.per_char_mib == Some(0);
+        plan.per_char_size = self.per_char_mib.map(|n| ByteSize(n.saturating_mul(MIB)));
         plan.sync = self.sync;
         plan.direct = self.direct;
         Ok(BonnieInvocation {
             plan,
             dir,
             machine: self.machine,
-            fast: self.fast,
+            fast: plan_fast,
             quiet: self.quiet,
             help,
             concurrency: self.concurrency.unwrap_or(1),
             verify: self.verify,
             compressible: self.compressible,
+            user: self.user,
+            group: self.group,
+            per_char: self.per_char,
         })
     }
 }
@@ -423,6 +491,29 @@ mod tests {
     }
 
     #[test]
+    fn users_groups_per_char_style_and_size() {
+        // What everyone's scripts say as root.
+        let inv = parse(&args("-d /mnt/t -s 512 -r 256 -u root -q")).unwrap();
+        assert_eq!((inv.user.as_deref(), inv.group.as_deref()), (Some("root"), None));
+        assert!(inv.quiet && inv.per_char.is_none());
+        let inv = parse(&args("-d x -s 1 -u 65534:65534")).unwrap();
+        assert_eq!((inv.user.as_deref(), inv.group.as_deref()), (Some("65534"), Some("65534")));
+        let inv = parse(&args("-d x -s 1 -g nogroup")).unwrap();
+        assert_eq!((inv.user, inv.group.as_deref()), (None, Some("nogroup")));
+        let inv = parse(&args("-d x -s 1 --per-char bonnie")).unwrap();
+        assert_eq!(inv.per_char, Some(PerChar::Bonnie));
+        let inv = parse(&args("-d x -s 1 --per-char=bonnie++")).unwrap();
+        assert_eq!(inv.per_char, Some(PerChar::BonniePlus));
+        // bonnie++'s -fN: N MiB per-char; -f0 skips them as -f does.
+        let inv = parse(&args("-d x -s 64 -f5")).unwrap();
+        assert_eq!(inv.plan.per_char_size, Some(ByteSize(5 * MIB)));
+        assert!(!inv.fast && !inv.plan.skip_per_char);
+        let inv = parse(&args("-d x -s 64 -f0")).unwrap();
+        assert!(inv.fast && inv.plan.skip_per_char);
+        assert_eq!(inv.plan.tests().len(), 4 + 6);
+    }
+
+    #[test]
     fn bad_flags_are_named() {
         assert!(err("-d x -s 1 -Q").contains("'-Q'"));
         assert!(err("-d x -s 1 -qQ").contains("'-Q'"));
@@ -433,14 +524,18 @@ mod tests {
         assert!(err("-d x -s").contains("-s needs a value"));
         assert!(err("-d x -s 64q").contains("-s 64q") && err("-d x -s 64q").contains("not a size"));
         assert!(err("-d x -s 1:4q").contains("chunk after ':' is in bytes"));
-        assert!(err("-d x -s 1 -u root").contains("does not switch users"));
-        assert!(err("-d x -s 1 -g wheel").contains("-g wheel"));
+        assert!(err("-d x -s 1 -u root -u nobody").contains("-u is given twice"));
+        assert!(err("-d x -s 1 -u nobody:users -g wheel").contains("group is given twice"));
+        assert!(err("-d x -s 1 -u :wheel").contains("name the user"));
+        assert!(err("-d x -s 1 -u nobody:").contains("name the group"));
+        assert!(err("-d x -s 1 --per-char fast").contains("choose bonnie++"));
+        assert!(err("-d x -s 1 --per-char").contains("--per-char needs"));
         assert!(err("-d x -s 1 -p 3").contains("semaphore"));
         assert!(err("-d x -s 1 -c 0").contains("-c 0"));
         assert!(err("-d x -s 1 -c many").contains("-c many"));
         assert_eq!(parse(&args("-d x -s 1 -c 4")).unwrap().concurrency, 4);
         assert_eq!(parse(&args("-d x -s 1")).unwrap().concurrency, 1);
-        assert!(err("-d x -s 1 -f3").contains("-f3"));
+        assert!(err("-d x -s 1 -f3x").contains("-f3x"));
         assert!(err("-d x -s 1 -x two").contains("-x two"));
         assert!(err("-d x -s 1 -z x").contains("-z x"));
     }

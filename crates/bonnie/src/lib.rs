@@ -15,15 +15,19 @@
 //!   at once; a client's [`BonnieError`] says what failed and where.
 //!   [`execute_at`] does the same with the clients' folders on a server
 //!   ([`Place::Remote`]), through iomatrix's own NFS/SMB client.
-//! - [`report`] / [`report_for`]: bonnie++'s plain-text tables.
+//! - [`report`] / [`report_for`]: bonnie++'s plain-text tables;
+//!   [`csv_lines`]: bonnie++ 2.00a's CSV line (format 1.98), field for field.
 //!
 //! What each test does (bonnie++'s definitions; opening the file is outside
 //! the timing, closing it inside):
-//! 1. putc: the file written one byte per call into a user-space buffer
-//!    (st_blksize bytes, as C stdio), the buffer going out by write(2).
+//! 1. putc: with [`PerChar::Bonnie`], the file written one byte per call
+//!    into a user-space buffer (st_blksize bytes, as C stdio), the buffer
+//!    going out by write(2); with [`PerChar::BonniePlus`] (bonnie++ 2.00a),
+//!    its first 3 MiB written one write(2) system call per byte, then fsync.
 //! 2. write: the file written anew in chunk-sized write(2) calls.
 //! 3. rewrite: each chunk read, one byte changed, lseek back, written.
-//! 4. getc: the file read one byte per call from a user-space buffer.
+//! 4. getc: the file read one byte per call from a user-space buffer, or
+//!    (bonnie++ 2.00a) its first 3 MiB one read(2) per byte, then fsync.
 //! 5. read: the file read in chunk-sized read(2) calls.
 //! 6. seeks: seeker threads, each with its own descriptor, lseek to random
 //!    chunks and read them, writing one in ten back; seeks/s over the time
@@ -34,6 +38,7 @@
 //! CPU clock) over the test's wall time.
 
 mod clients;
+mod csv;
 mod error;
 mod files;
 pub mod front;
@@ -48,11 +53,12 @@ mod test;
 mod timing;
 
 pub use clients::{client_folder, execute, execute_at, BonnieCell, ClientBonnie};
+pub use csv::{csv_line, csv_lines, CsvSource, CSV_FORMAT, CSV_HEADER};
 pub use error::BonnieError;
 pub use iomatrix_backend::Place;
 pub use plan::{
-    BonniePlan, DEFAULT_CHUNK, DEFAULT_FILES, DEFAULT_SEEKERS, DEFAULT_SEEKS, FILES_UNIT, MAX_CHUNK, MAX_FILES,
-    UPDATE_EVERY,
+    BonniePlan, PerChar, BONNIE_PLUS_PER_CHAR, DEFAULT_CHUNK, DEFAULT_FILES, DEFAULT_SEEKERS, DEFAULT_SEEKS,
+    FILES_UNIT, MAX_CHUNK, MAX_FILES, UPDATE_EVERY,
 };
 pub use remote::{per_char_buffers, MAX_PER_CHAR_BUFFER};
 pub use report::{report, report_for, MIN_TIME_NS};

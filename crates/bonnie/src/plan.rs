@@ -21,6 +21,70 @@ pub const MAX_CHUNK: ByteSize = ByteSize(64 * MIB);
 /// The most files a file test may create: every name is kept in memory,
 /// as bonnie++ does (it refuses more than 1 GiB of names).
 pub const MAX_FILES: u64 = 16 * 1024 * FILES_UNIT;
+/// bonnie++ 2.00a's DefaultByteIO: its per-char tests write and read the
+/// first 3 MiB of the file (at most the file), whatever `-s` says.
+pub const BONNIE_PLUS_PER_CHAR: ByteSize = ByteSize(3 * MIB);
+
+/// What the per-char tests (putc, getc) do: two legitimate tests that
+/// measure different things, so every plan says which it ran.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum PerChar {
+    /// The original Bonnie's (and bonnie++ 1.03's): `putc`/`getc` through a
+    /// user-space buffer of the file's st_blksize, one write(2)/read(2) per
+    /// buffer, over the whole file; fsync only under `-b`. It measures the
+    /// C library's per-byte path plus buffered I/O. Stored plans from before
+    /// the choice existed ran this one.
+    #[default]
+    #[serde(rename = "bonnie")]
+    Bonnie,
+    /// bonnie++ 2.00a's: one write(2)/read(2) system call per byte (byte
+    /// `i & 0x7f` of each chunk), over the first 3 MiB of the file
+    /// ([`BONNIE_PLUS_PER_CHAR`], `-fN` for N MiB), and fsync before the
+    /// close, inside the timing, as bonnie++ closes every file. It measures
+    /// the cost of a system call.
+    #[serde(rename = "bonnie++")]
+    BonniePlus,
+}
+
+impl PerChar {
+    /// The name on the command line (`--per-char bonnie++|bonnie`) and in the plan.
+    pub fn name(self) -> &'static str {
+        match self {
+            PerChar::Bonnie => "bonnie",
+            PerChar::BonniePlus => "bonnie++",
+        }
+    }
+
+    /// What the per-char tests do, for the run's conditions.
+    pub fn describe(self, bytes: u64) -> String {
+        match self {
+            PerChar::Bonnie => format!(
+                "bonnie: putc/getc one byte per call through a stdio-like buffer of st_blksize (one write(2)/read(2) \
+                 per buffer), {} per test, fsync only with -b",
+                human(bytes)
+            ),
+            PerChar::BonniePlus => format!(
+                "bonnie++: one write(2)/read(2) system call per byte, {} per test (bonnie++ 2.00a's 3 MiB unless -fN), \
+                 fsync before close inside the timing",
+                human(bytes)
+            ),
+        }
+    }
+}
+
+impl std::str::FromStr for PerChar {
+    type Err = UsageError;
+    fn from_str(s: &str) -> Result<Self, UsageError> {
+        match s {
+            "bonnie++" | "bonnie++-2.00a" => Ok(PerChar::BonniePlus),
+            "bonnie" => Ok(PerChar::Bonnie),
+            other => Err(UsageError::new(format!(
+                "--per-char {other}: choose bonnie++ (one system call per byte, bonnie++ 2.00a's test) or bonnie \
+                 (putc/getc through a stdio-like buffer, the original Bonnie's)"
+            ))),
+        }
+    }
+}
 
 /// Everything one Bonnie run will do, resolved: no defaults left to guess.
 /// Built by the Bonnie front end ([`crate::front::parse`]) or by hand, checked
@@ -68,6 +132,15 @@ pub struct BonniePlan {
     /// rewrite write them, rewrite and block read check them when verifying.
     #[serde(default)]
     pub content: ContentSpec,
+    /// What the per-char tests do (`--per-char`). Plans stored before the
+    /// choice existed ran Bonnie's.
+    #[serde(default)]
+    pub per_char: PerChar,
+    /// Bytes the per-char tests write and read, at most the file: None is
+    /// the whole file (Bonnie's way, and plans stored before this field);
+    /// bonnie++'s way always sets it (3 MiB, or bonnie++'s `-fN`).
+    #[serde(default)]
+    pub per_char_size: Option<ByteSize>,
 }
 
 impl BonniePlan {
@@ -90,7 +163,23 @@ impl BonniePlan {
             skip_per_char: false,
             sync: false,
             content: ContentSpec::default(),
+            per_char: PerChar::Bonnie,
+            per_char_size: None,
         }
+    }
+
+    /// Chooses the per-char tests' style; bonnie++'s covers its 3 MiB
+    /// unless a size was set (`-fN`, `--per-char-size`).
+    pub fn set_per_char(&mut self, style: PerChar) {
+        self.per_char = style;
+        if style == PerChar::BonniePlus && self.per_char_size.is_none() {
+            self.per_char_size = Some(BONNIE_PLUS_PER_CHAR);
+        }
+    }
+
+    /// Bytes each per-char test writes or reads: its size, at most the file.
+    pub fn per_char_bytes(&self) -> u64 {
+        self.per_char_size.map_or(self.size.bytes(), |s| s.bytes().min(self.size.bytes()))
     }
 
     /// The tests of one repeat, in bonnie++'s order.
@@ -98,7 +187,7 @@ impl BonniePlan {
         let mut out = Vec::new();
         if self.size.bytes() > 0 {
             for test in BonnieTest::DATA {
-                if !(self.skip_per_char && test.is_per_char()) {
+                if !(test.is_per_char() && (self.skip_per_char || self.per_char_bytes() == 0)) {
                     out.push(test);
                 }
             }

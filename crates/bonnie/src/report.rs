@@ -7,6 +7,10 @@
 //! took less than half a second (too short to time well). A test that did
 //! not run (per-char tests under `-f`, a stopped run) leaves its columns blank.
 //!
+//! Under the title, where bonnie++'s second header line is blank, the
+//! table says which per-char test ran (`per-char: bonnie++` or
+//! `per-char: bonnie`, see [`crate::PerChar`]).
+//!
 //! The Size column is bonnie++'s: `1G`, `300M`, with `:chunk` when the chunk
 //! is not 8 KiB. The files column counts files in units of 1024 as
 //! bonnie++'s `-n` does; a count that is not a multiple of 1024 is printed
@@ -41,7 +45,13 @@ pub fn report_for(machine: &str, plan: &BonniePlan, results: &[BonnieResult]) ->
     let repeats = plan.repeats.max(1);
     if plan.size.bytes() > 0 {
         let _ = writeln!(out, "{TITLE:<20}{DATA_GROUPS}");
-        let _ = writeln!(out, "{:20}{DATA_COLUMNS}", "");
+        // Which per-char test ran, under the title where bonnie++ has its version.
+        let per_char = if plan.tests().iter().any(|t| t.is_per_char()) {
+            format!("per-char: {}", plan.per_char.name())
+        } else {
+            String::new()
+        };
+        let _ = writeln!(out, "{per_char:20}{DATA_COLUMNS}");
         let chunked = plan.chunk != DEFAULT_CHUNK;
         let _ = writeln!(out, "{}{DATA_UNITS}", if chunked { "Machine   Size:chnk " } else { "Machine        Size " });
         let mut size = size_text(plan.size.bytes());
@@ -185,7 +195,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         let expected = [
             "iomatrix bonnie     ------Sequential Output------ --Sequential Input- --Random-",
-            "                    -Per Chr- --Block-- -Rewrite- -Per Chr- --Block-- --Seeks--",
+            "per-char: bonnie    -Per Chr- --Block-- -Rewrite- -Per Chr- --Block-- --Seeks--",
             "Machine        Size K/sec %CP K/sec %CP K/sec %CP K/sec %CP K/sec %CP  /sec %CP",
             "vim3             4G 93865  99 312837  21 194487  21 102808  99 415501  21 1141.5  21",
             "                    ------Sequential Create------ --------Random Create--------",

@@ -10,7 +10,7 @@ use crate::files::FileTests;
 use crate::io::{derive_seed, mix, Gate, GetcReader, PutcWriter};
 use crate::local::{LocalData, LocalFiles};
 use crate::place::{Access, DataFile, DataPlace};
-use crate::plan::{BonniePlan, UPDATE_EVERY};
+use crate::plan::{BonniePlan, PerChar, UPDATE_EVERY};
 use crate::remote::{session, RemoteData, RemoteFiles};
 use crate::timing::{figures, Ready};
 use crate::{planned_tests, BonnieError, BonnieResult, BonnieTest};
@@ -196,18 +196,41 @@ impl Runner<'_> {
     }
 
     /// Inside the timing: fsync (COMMIT, FLUSH) under `-b`, then close.
-    fn close(&self, what: &str, mut file: Box<dyn DataFile>) -> Result<(), BonnieError> {
-        if self.plan.sync {
+    fn close(&self, what: &str, file: Box<dyn DataFile>) -> Result<(), BonnieError> {
+        self.close_with(what, file, self.plan.sync)
+    }
+
+    /// Inside the timing: fsync whatever `-b` says, then close, as bonnie++
+    /// 2.00a closes every file.
+    fn close_synced(&self, what: &str, file: Box<dyn DataFile>) -> Result<(), BonnieError> {
+        self.close_with(what, file, true)
+    }
+
+    fn close_with(&self, what: &str, mut file: Box<dyn DataFile>, sync: bool) -> Result<(), BonnieError> {
+        if sync {
             file.sync().map_err(|e| io_error(&format!("{what} fsync"), &self.here(), None, &e))?;
         }
         file.close().map_err(|e| io_error(&format!("{what} close"), &self.here(), None, &e))
     }
 
-    /// Sequential output per character: the file written one byte per call
-    /// into a user-space buffer of the file's st_blksize, as putc into a
-    /// stdio FILE. The bytes are an incompressible pattern, one chunk long;
-    /// with `content`, each chunk is stamped for its offset before its bytes go out.
+    /// Sequential output per character, in the plan's style ([`PerChar`]).
     fn putc(
+        &self,
+        repeat: u32,
+        ready: &mut Ready<'_>,
+        content: Option<&mut Content>,
+    ) -> Result<Option<BonnieResult>, BonnieError> {
+        match self.plan.per_char {
+            PerChar::Bonnie => self.putc_buffered(repeat, ready, content),
+            PerChar::BonniePlus => self.putc_syscalls(repeat, ready, content),
+        }
+    }
+
+    /// Bonnie's putc: the per-char bytes written one byte per call into a
+    /// user-space buffer of the file's st_blksize, as putc into a stdio
+    /// FILE. The bytes are an incompressible pattern, one chunk long; with
+    /// `content`, each chunk is stamped for its offset before its bytes go out.
+    fn putc_buffered(
         &self,
         repeat: u32,
         ready: &mut Ready<'_>,
@@ -216,28 +239,71 @@ impl Runner<'_> {
         let file = self.open("putc", Access::Create, false)?;
         let capacity = file.stdio_buffer(true);
         let chunk = self.chunk();
+        let total = self.plan.per_char_bytes();
         let mut pattern = AlignedBuf::new(chunk);
         let mut writer = PutcWriter::new(file, capacity);
         new_file(&mut content);
         let span = Span::start(ready()?);
         let mut calls: u64 = 0;
-        for i in 0..self.plan.chunks() {
+        let mut at = 0u64;
+        while at < total {
             if self.stopped() {
                 return Ok(None);
             }
             if let Some(c) = content.as_deref_mut() {
-                c.stamp(pattern.as_mut_slice(), i * chunk as u64);
+                c.stamp(pattern.as_mut_slice(), at);
             }
-            for &byte in pattern.as_slice() {
+            let n = (total - at).min(chunk as u64) as usize;
+            for &byte in pattern.as_slice().get(..n).unwrap_or(&[]) {
                 writer.putc(byte).map_err(|e| io_error("putc write", &self.here(), Some(writer.flushed), &e))?;
                 calls += 1;
             }
+            at += n as u64;
         }
-        let at = writer.flushed;
-        let file = writer.finish().map_err(|e| io_error("putc write", &self.here(), Some(at), &e))?;
+        let flushed = writer.flushed;
+        let file = writer.finish().map_err(|e| io_error("putc write", &self.here(), Some(flushed), &e))?;
         self.close("putc", file)?;
         let measured = span.finish();
-        Ok(Some(figures(BonnieTest::PutcWrite, repeat, self.size(), calls, 0, &[measured])))
+        Ok(Some(figures(BonnieTest::PutcWrite, repeat, total, calls, 0, &[measured])))
+    }
+
+    /// bonnie++ 2.00a's putc: the per-char bytes written with one write(2)
+    /// system call each (byte `j & 0x7f` at offset j of each chunk, or the
+    /// chunk's stamped blocks with `content`), then fsync and close inside
+    /// the timing, as bonnie++ closes its file.
+    fn putc_syscalls(
+        &self,
+        repeat: u32,
+        ready: &mut Ready<'_>,
+        mut content: Option<&mut Content>,
+    ) -> Result<Option<BonnieResult>, BonnieError> {
+        let mut file = self.open("putc", Access::Create, false)?;
+        let chunk = self.chunk();
+        let total = self.plan.per_char_bytes();
+        let mut pattern = AlignedBuf::new(chunk);
+        for (j, b) in pattern.as_mut_slice().iter_mut().enumerate() {
+            *b = (j & 0x7f) as u8;
+        }
+        new_file(&mut content);
+        let span = Span::start(ready()?);
+        let mut at = 0u64;
+        while at < total {
+            if self.stopped() {
+                return Ok(None);
+            }
+            if let Some(c) = content.as_deref_mut() {
+                c.stamp(pattern.as_mut_slice(), at);
+            }
+            let n = (total - at).min(chunk as u64) as usize;
+            for byte in pattern.as_slice().get(..n).unwrap_or(&[]) {
+                file.write_all(std::slice::from_ref(byte))
+                    .map_err(|e| io_error("putc write", &self.here(), Some(at), &e))?;
+                at += 1;
+            }
+        }
+        self.close_synced("putc", file)?;
+        let measured = span.finish();
+        Ok(Some(figures(BonnieTest::PutcWrite, repeat, total, total, 0, &[measured])))
     }
 
     /// Sequential output per block: the file made anew in chunk-sized
@@ -323,37 +389,75 @@ impl Runner<'_> {
         Ok(Some(figures(BonnieTest::Rewrite, repeat, self.size(), chunks, 0, &[measured])))
     }
 
-    /// Sequential input per character: one byte per call from a user-space
-    /// buffer of the file's st_blksize, as getc from a stdio FILE.
+    /// Sequential input per character, in the plan's style ([`PerChar`]).
     fn getc(&self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
+        match self.plan.per_char {
+            PerChar::Bonnie => self.getc_buffered(repeat, ready),
+            PerChar::BonniePlus => self.getc_syscalls(repeat, ready),
+        }
+    }
+
+    /// Bonnie's getc: one byte per call from a user-space buffer of the
+    /// file's st_blksize, as getc from a stdio FILE.
+    fn getc_buffered(&self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
         let file = self.open("getc", Access::Read, false)?;
         let capacity = file.stdio_buffer(false);
         let chunk = self.chunk() as u64;
+        let total = self.plan.per_char_bytes();
         let mut reader = GetcReader::new(file, capacity);
         let span = Span::start(ready()?);
-        let mut calls = 0u64;
         let mut sum = 0u64;
-        for i in 0..self.plan.chunks() {
-            if self.stopped() {
+        for at in 0..total {
+            if at % chunk == 0 && self.stopped() {
                 return Ok(None);
             }
-            for j in 0..chunk {
-                let at = i * chunk + j;
-                match reader.getc() {
-                    Ok(Some(byte)) => sum = sum.wrapping_add(byte as u64),
-                    Ok(None) => {
-                        let e = io::Error::new(io::ErrorKind::UnexpectedEof, "the file ended early");
-                        return Err(io_error("getc read", &self.here(), Some(at), &e));
-                    }
-                    Err(e) => return Err(io_error("getc read", &self.here(), Some(at), &e)),
+            match reader.getc() {
+                Ok(Some(byte)) => sum = sum.wrapping_add(byte as u64),
+                Ok(None) => {
+                    let e = io::Error::new(io::ErrorKind::UnexpectedEof, "the file ended early");
+                    return Err(io_error("getc read", &self.here(), Some(at), &e));
                 }
-                calls += 1;
+                Err(e) => return Err(io_error("getc read", &self.here(), Some(at), &e)),
             }
         }
         std::hint::black_box(sum);
         self.close("getc", reader.into_file())?;
         let measured = span.finish();
-        Ok(Some(figures(BonnieTest::GetcRead, repeat, self.size(), calls, 0, &[measured])))
+        Ok(Some(figures(BonnieTest::GetcRead, repeat, total, total, 0, &[measured])))
+    }
+
+    /// bonnie++ 2.00a's getc: the per-char bytes read with one read(2)
+    /// system call each, then fsync and close inside the timing.
+    fn getc_syscalls(&self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
+        let mut file = self.open("getc", Access::Read, false)?;
+        let chunk = self.chunk() as u64;
+        let total = self.plan.per_char_bytes();
+        let mut byte = [0u8; 1];
+        let span = Span::start(ready()?);
+        let mut sum = 0u64;
+        for at in 0..total {
+            if at % chunk == 0 && self.stopped() {
+                return Ok(None);
+            }
+            let got = loop {
+                match file.read(&mut byte) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    other => break other,
+                }
+            };
+            match got {
+                Ok(1) => sum = sum.wrapping_add(byte[0] as u64),
+                Ok(_) => {
+                    let e = io::Error::new(io::ErrorKind::UnexpectedEof, "the file ended early");
+                    return Err(io_error("getc read", &self.here(), Some(at), &e));
+                }
+                Err(e) => return Err(io_error("getc read", &self.here(), Some(at), &e)),
+            }
+        }
+        std::hint::black_box(sum);
+        self.close_synced("getc", file)?;
+        let measured = span.finish();
+        Ok(Some(figures(BonnieTest::GetcRead, repeat, total, total, 0, &[measured])))
     }
 
     /// Sequential input per block: chunk-sized read(2) calls, each checked
