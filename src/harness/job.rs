@@ -1,6 +1,6 @@
 //! The steps every suite's run shares, in order: check the target, record
 //! the environment, check free space, warn about the page cache, open the
-//! store, make the working folder, probe O_DIRECT, catch Ctrl-C, begin the
+//! store, the suite's last step before files (bonnie's `-u`), make the working folder, probe O_DIRECT, catch Ctrl-C, begin the
 //! run; and at the end: record how it ended, remove the working folder,
 //! print the run from the store, choose the exit code. A raw device target
 //! has no working folder and no free-space check: the device, claimed
@@ -31,6 +31,8 @@ pub struct JobSpec<'a> {
     pub spec: &'a RunSpec,
     pub plan: Value,
     pub total_cells: usize,
+    /// Called once the store is open, right before the working folder is made.
+    pub before_files: &'a dyn Fn() -> anyhow::Result<()>,
 }
 
 /// A run under way.
@@ -71,6 +73,7 @@ impl Job {
             warn_if_cached(spec, &env);
         }
         let store = Store::open(db)?;
+        (job.before_files)()?;
         let (mut workdir, mut remote, server_tree) = match site {
             Site::Folder(folder) => (Some(make_workdir(&folder, spec, run.keep, &env)?), None, false),
             Site::Server(dir) => (None, Some(dir), false),

@@ -39,6 +39,8 @@ pub struct Progress {
     done: usize,
     /// Keep a line per finished cell above the bar (for runs of few, long cells).
     keep_lines: bool,
+    /// Nothing shown ([`Progress::silence`]).
+    silent: bool,
 }
 
 impl Progress {
@@ -54,7 +56,7 @@ impl Progress {
             bar.enable_steady_tick(std::time::Duration::from_millis(250));
             bar
         });
-        Progress { bar, total, done: 0, keep_lines: false }
+        Progress { bar, total, done: 0, keep_lines: false, silent: false }
     }
 
     /// Finished cells stay on the screen, one line each, above the bar.
@@ -63,10 +65,19 @@ impl Progress {
         self
     }
 
+    /// No bar and no lines from here on (standard error kept for the
+    /// tables and messages, as bonnie++'s `-q` keeps it).
+    pub fn silence(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+        self.silent = true;
+    }
+
     /// A handle to show live figures of the running cell: on the bar on a
     /// terminal, else a plain line at most every five seconds (logs, CI).
     pub fn live_line(&self) -> Option<LiveLine> {
-        Some(LiveLine { bar: self.bar.clone(), printed: Arc::new(Mutex::new(None)) })
+        (!self.silent).then(|| LiveLine { bar: self.bar.clone(), printed: Arc::new(Mutex::new(None)) })
     }
 
     pub fn cell_done(&mut self, what: &str) {
@@ -81,6 +92,7 @@ impl Progress {
                 }
                 bar.inc(1);
             }
+            None if self.silent => {}
             // A closed stderr (a pipe into `head`) must not stop a run.
             None => {
                 let _ = writeln!(std::io::stderr(), "[{}/{}] {what}", self.done, self.total);

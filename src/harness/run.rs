@@ -29,8 +29,19 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
     S::before_clients(&plan, clients_here, options.target.server().is_some())?;
     let spec = suite.spec(&plan, &options.target, options.clients.count);
     let cells = S::cells(&plan);
-    let job = JobSpec { suite: S::NAME, spec: &spec, plan: serde_json::to_value(&plan)?, total_cells: cells.len() };
+    let before_files = || suite.before_files();
+    let job = JobSpec {
+        suite: S::NAME,
+        spec: &spec,
+        plan: serde_json::to_value(&plan)?,
+        total_cells: cells.len(),
+        before_files: &before_files,
+    };
     let mut job = Job::start(job, &mut options, db)?;
+    let quiet = suite.quiet();
+    if quiet {
+        job.progress.silence();
+    }
     suite.began(job.server_described.as_ref());
     let workdir = job.workdir_path();
     let server = options.target.server().cloned();
@@ -143,6 +154,8 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
     job.finish(outcome, name, (stored.lost_parts, stored.lost_what), |run: &StoredRun| {
         if json {
             crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&crate::render::run_json(run))?))?;
+        } else if quiet {
+            eprint!("{}", crate::render::run_text(run, &S::tables(run)));
         } else {
             crate::out::print(&crate::render::run_text(run, &S::tables(run)))?;
         }

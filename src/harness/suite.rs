@@ -109,6 +109,21 @@ pub trait Suite: Sized {
     fn after_tables(&self, _run: &StoredRun) -> anyhow::Result<()> {
         Ok(())
     }
+
+    /// At rank 0, once the results database is open and before the working
+    /// folder is made: the last moment before the run makes its first file
+    /// (bonnie++'s `-u` switches user here). An error ends the run before
+    /// it is stored.
+    fn before_files(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    /// Standard output is the suite's own (bonnie++'s `-q`: its CSV line
+    /// alone, from [`Suite::after_tables`]): no progress lines, and the
+    /// tables go to standard error.
+    fn quiet(&self) -> bool {
+        false
+    }
 }
 
 /// A run ready to start: the suite (what rank 0 alone keeps), the plan (what

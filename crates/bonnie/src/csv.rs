@@ -3,7 +3,9 @@
 //! `bon_csv2html`, `bon_csv2txt`, iomatrix's own importer and scripts that
 //! read bonnie++'s line by position read iomatrix's.
 //!
-//! The 50 fields (counted from 0): 0 format `1.98`; 1 the writer's version;
+//! The 50 fields (counted from 0): 0 format `1.98`; 1 the writer's version
+//! ([`csv_version`]: `iomatrix-0.1.0`, with `+per-char-bonnie` when the
+//! per-char columns are Bonnie's buffered test);
 //! 2 the machine name; 3 concurrency (clients); 4 seed; 5 file size (`512M`,
 //! `1G`); 6 chunk (bonnie++ 2.00a always leaves it empty; iomatrix too at
 //! the default 8k, and writes the bytes otherwise, so the line says what
@@ -28,6 +30,24 @@ use iomatrix_core::{GIB, KIB, MIB};
 
 /// bonnie++'s CSV format version (its CSV_VERSION), the line's first field.
 pub const CSV_FORMAT: &str = "1.98";
+
+/// How iomatrix's version field begins (`iomatrix-0.1.0`): the line was
+/// measured by iomatrix, not by bonnie++, and says so where bonnie++ names
+/// its own version (`2.00a`); no reader of the line interprets that field.
+pub const CSV_WRITER_PREFIX: &str = "iomatrix-";
+
+/// Added to the version field when the per-char columns hold Bonnie's
+/// buffered putc/getc (`--per-char bonnie`), not bonnie++'s test.
+pub const CSV_BONNIE_PER_CHAR: &str = "+per-char-bonnie";
+
+/// The version field iomatrix writes for `plan`.
+pub fn csv_version(plan: &BonniePlan) -> String {
+    let mut v = format!("{CSV_WRITER_PREFIX}{}", env!("CARGO_PKG_VERSION"));
+    if plan.per_char == crate::PerChar::Bonnie && plan.tests().iter().any(|t| t.is_per_char()) {
+        v.push_str(CSV_BONNIE_PER_CHAR);
+    }
+    v
+}
 
 /// The heading line bonnie++ 2.00a prints before its CSV lines when it runs
 /// the tests more than once (`-x N`, N > 1), as it prints it: 48 names for

@@ -53,7 +53,9 @@ mod test;
 mod timing;
 
 pub use clients::{client_folder, execute, execute_at, BonnieCell, ClientBonnie};
-pub use csv::{csv_line, csv_lines, CsvSource, CSV_FORMAT, CSV_HEADER};
+pub use csv::{
+    csv_line, csv_lines, csv_version, CsvSource, CSV_BONNIE_PER_CHAR, CSV_FORMAT, CSV_HEADER, CSV_WRITER_PREFIX,
+};
 pub use error::BonnieError;
 pub use iomatrix_backend::Place;
 pub use plan::{

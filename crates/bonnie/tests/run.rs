@@ -1,7 +1,8 @@
 //! Runs Bonnie plans on real files in a temporary folder.
 
 use iomatrix_bonnie::{
-    client_folder, execute, planned_tests, report_for, BonniePlan, BonnieResult, BonnieTest, DATA_FILE, FILES_DIR,
+    client_folder, execute, planned_tests, report_for, BonniePlan, BonnieResult, BonnieTest, PerChar,
+    BONNIE_PLUS_PER_CHAR, DATA_FILE, FILES_DIR,
 };
 use iomatrix_coord::{Ending, Group, Hooks, OnClientError, Setup};
 use iomatrix_core::{ByteSize, KIB, MIB};
@@ -243,4 +244,52 @@ fn failures_say_what_and_where() {
     bad.chunk = ByteSize(0);
     let err = failed(run_one(&bad, work.path(), &AtomicBool::new(false), |_| Ok(())));
     assert!(err.contains("chunk size 0"), "{err}");
+}
+
+/// bonnie++ 2.00a's per-char tests: its first 3 MiB, one byte per system
+/// call (byte j & 0x7f at offset j of each chunk), then fsync; Bonnie's go
+/// over the whole file.
+#[test]
+fn per_char_styles_cover_what_they_say() {
+    let work = tempfile::tempdir().unwrap();
+    let mut plan = small_plan();
+    plan.files = 0;
+    plan.set_per_char(PerChar::BonniePlus);
+    assert_eq!(plan.per_char_size, Some(BONNIE_PLUS_PER_CHAR));
+    let data = folder(work.path()).join(DATA_FILE);
+    let mut after_putc = None;
+    let mut results = Vec::new();
+    let stop = AtomicBool::new(false);
+    run_one(&plan, work.path(), &stop, |r| {
+        if r.test == BonnieTest::PutcWrite {
+            after_putc = Some(std::fs::read(&data).map_err(|e| e.to_string())?);
+        }
+        results.push(r.clone());
+        Ok(())
+    });
+    let written = after_putc.expect("no putc result");
+    assert_eq!(written.len() as u64, 3 * MIB, "bonnie++ writes its first 3 MiB per char");
+    assert!(written.iter().enumerate().all(|(i, &b)| b == ((i as u64 % CHUNK) & 0x7f) as u8));
+    for test in [BonnieTest::PutcWrite, BonnieTest::GetcRead] {
+        let r = results.iter().find(|r| r.test == test).unwrap();
+        assert_eq!((r.bytes, r.ops), (3 * MIB, 3 * MIB), "{test}");
+    }
+    // Smaller than 3 MiB: the whole file; Bonnie's style: the whole file too.
+    let mut plan = small_plan();
+    plan.size = ByteSize(MIB);
+    plan.files = 0;
+    plan.set_per_char(PerChar::BonniePlus);
+    assert_eq!(plan.per_char_bytes(), MIB);
+    plan.set_per_char(PerChar::Bonnie);
+    plan.per_char_size = None;
+    assert_eq!(plan.per_char_bytes(), MIB);
+    let work = tempfile::tempdir().unwrap();
+    let mut bytes = Vec::new();
+    run_one(&plan, work.path(), &stop, |r| {
+        if r.test.is_per_char() {
+            bytes.push(r.bytes);
+        }
+        Ok(())
+    });
+    assert_eq!(bytes, [MIB, MIB]);
 }

@@ -15,9 +15,15 @@
 //! 2.00 leaves `chunk_size` empty whatever the chunk; [`Options::bonnie_chunk`]
 //! supplies it. The CSV has no O_DIRECT (`-D`), write-buffering (`-b`) or RAM
 //! (`-r`) column: those stay unknown.
+//!
+//! Lines written by iomatrix's own bonnie++ front end (`iomatrix bonnie ...`,
+//! version field `iomatrix-X.Y.Z`) are read the same way; iomatrix writes the
+//! chunk whenever it is not 8k, so an empty chunk there is 8k, and a version
+//! ending in `+per-char-bonnie` says the per-char columns are Bonnie's
+//! buffered test rather than bonnie++'s one system call per byte.
 
 use crate::{unknown_conditions, Format, ImportError, ImportedCell, ImportedRun, Options, Unmeasured};
-use iomatrix_bonnie::BonnieTest;
+use iomatrix_bonnie::{BonnieTest, PerChar, CSV_BONNIE_PER_CHAR, CSV_WRITER_PREFIX, DEFAULT_CHUNK};
 use iomatrix_core::{ByteSize, MIB};
 use serde_json::{json, Value};
 
@@ -260,13 +266,28 @@ fn record(line: usize, f: &[&str]) -> Result<Record, ImportError> {
         chunk,
         seeks,
         seekers,
-        files: int(layout.num_files)?.unwrap_or(0).saturating_mul(1024),
+        files: files(f[layout.num_files]).map_err(|why| err(layout.num_files, why))?,
         file_max: f[layout.num_files + 1].to_string(),
         file_min: f[layout.num_files + 2].to_string(),
         num_dirs: int(layout.num_files + 3)?,
         file_chunk: int(layout.num_files + 4)?,
         figures,
     })
+}
+
+/// bonnie++'s file count in units of 1024 (`16`), or iomatrix's exact
+/// count for one bonnie++ cannot express (`100f`).
+fn files(field: &str) -> Result<u64, String> {
+    let (digits, unit) = match field.strip_suffix('f') {
+        Some(exact) => (exact, 1),
+        None => (field, 1024),
+    };
+    match digits {
+        "" if unit == 1024 => Ok(0),
+        d => d.parse::<u64>().map(|n| n.saturating_mul(unit)).map_err(|_| {
+            format!("'{field}' is not a number of files (bonnie++'s count in units of 1024, or iomatrix's 100f)")
+        }),
+    }
 }
 
 /// `10890us`, `24ms`, `2s`, `800ns` in nanoseconds.
@@ -285,7 +306,12 @@ fn latency_ns(s: &str) -> Option<u64> {
 
 fn run(records: &[Record], options: &Options) -> ImportedRun {
     let first = &records[0];
-    let chunk = first.chunk.or(options.bonnie_chunk);
+    // iomatrix writes the chunk whenever it is not the default 8k.
+    let by_iomatrix = first.version.starts_with(CSV_WRITER_PREFIX);
+    let chunk =
+        first.chunk.or(options.bonnie_chunk).or((by_iomatrix && first.size.is_some()).then_some(DEFAULT_CHUNK.bytes()));
+    let per_char =
+        if by_iomatrix && first.version.ends_with(CSV_BONNIE_PER_CHAR) { PerChar::Bonnie } else { PerChar::BonniePlus };
     let mut cells = Vec::new();
     let mut unmeasured = Vec::new();
     for (i, r) in records.iter().enumerate() {
@@ -342,6 +368,20 @@ fn run(records: &[Record], options: &Options) -> ImportedRun {
     }
     let mut conditions = unknown_conditions(Format::Bonnie.suite());
     conditions.insert("clients".into(), Value::from(first.concurrency));
+    let per_char_ran = cells.iter().any(|c| c.test == "putc" || c.test == "getc")
+        || unmeasured.iter().any(|u| u.test == "putc" || u.test == "getc");
+    if per_char_ran {
+        conditions.insert(
+            "per_char".into(),
+            Value::from(match (per_char, by_iomatrix) {
+                (PerChar::Bonnie, _) => "bonnie: putc/getc through a stdio-like buffer (iomatrix's --per-char bonnie)",
+                (PerChar::BonniePlus, true) => {
+                    "bonnie++: one write(2)/read(2) system call per byte (iomatrix's --per-char bonnie++)"
+                }
+                (PerChar::BonniePlus, false) => "bonnie++'s own per-char test (2.00a: one write(2)/read(2) per byte)",
+            }),
+        );
+    }
     conditions.insert("largest_file_bytes".into(), first.size.map(Value::from).unwrap_or(Value::Null));
     let mut unknown = vec![
         "backend".to_string(),
@@ -351,8 +391,16 @@ fn run(records: &[Record], options: &Options) -> ImportedRun {
         "file system and mount".into(),
     ];
     let mut notes = Vec::new();
+    if by_iomatrix {
+        notes.push(format!(
+            "written by iomatrix's bonnie++ front end ({}), not by bonnie++ itself; its runs are in the database it \
+             ran with, in full",
+            first.version
+        ));
+    }
     match (first.chunk, options.bonnie_chunk) {
         (Some(_), _) => {}
+        (None, None) if by_iomatrix => {}
         (None, Some(c)) => {
             notes.push(format!("chunk size {} as given with --bonnie-chunk (the CSV leaves it empty)", ByteSize(c)))
         }
@@ -375,8 +423,10 @@ fn run(records: &[Record], options: &Options) -> ImportedRun {
             "chunk_from": match (first.chunk, options.bonnie_chunk) {
                 (Some(_), _) => Some("the CSV"),
                 (None, Some(_)) => Some("--bonnie-chunk"),
+                (None, None) if chunk.is_some() => Some("iomatrix's CSV (empty: the default 8k)"),
                 (None, None) => None,
             },
+            "per_char": per_char,
             "files": first.files,
             "file_max": number(&first.file_max),
             "file_min": number(&first.file_min),
@@ -489,6 +539,35 @@ mod tests {
         assert_eq!(run.unmeasured[0].test, "seq-stat");
         assert_eq!(run.cells[0].file_size, Some(1 << 30));
         assert_eq!(run.plan["files"], 16 * 1024);
+    }
+
+    #[test]
+    fn lines_written_by_iomatrix() {
+        // `iomatrix bonnie -d DIR -s 16 -r 8 -n 1 -u root -q` (debug build, ext4 on /var/tmp).
+        let line = "1.98,iomatrix-0.1.0,vm,1,184828286,16M,,8192,3,1143,99,+++++,+++,+++++,+++,1734,98,+++++,+++,\
+                    +++++,+++,1,,,,,+++++,+++,+++++,+++,+++++,+++,+++++,+++,+++++,+++,+++++,+++,,,,,,,,,,,,";
+        let runs = parse(line, &Options::default()).unwrap();
+        let run = &runs[0];
+        assert_eq!(run.tool_version.as_deref(), Some("iomatrix-0.1.0"));
+        // iomatrix writes the chunk whenever it is not 8k: empty is 8k, not unknown.
+        assert_eq!(run.cells[0].record_size, Some(8192));
+        assert!(!run.unknown.iter().any(|u| u.starts_with("chunk size")), "{:?}", run.unknown);
+        assert!(run.notes.iter().any(|n| n.contains("iomatrix's bonnie++ front end")));
+        assert_eq!(run.plan["per_char"], "bonnie++");
+        assert!(run.conditions["per_char"].as_str().unwrap().contains("one write(2)/read(2) system call per byte"));
+        assert_eq!((run.cells[0].kib_per_sec, run.cells[1].kib_per_sec), (1143.0, 1734.0));
+        assert_eq!(run.plan["seekers"], 3);
+        // Bonnie's per-char test, a chunk, and a file count bonnie++ cannot express.
+        let other = line
+            .replace("iomatrix-0.1.0", "iomatrix-0.1.0+per-char-bonnie")
+            .replace("16M,,", "16M,4096,")
+            .replace(",1,,,,,+++++", ",100f,,,,,+++++");
+        let run = &parse(&other, &Options::default()).unwrap()[0];
+        assert_eq!(run.plan["per_char"], "bonnie");
+        assert_eq!(run.cells[0].record_size, Some(4096));
+        assert_eq!(run.plan["files"], 100);
+        let e = parse(&line.replace(",1,,,,,+++++", ",1x,,,,,+++++"), &Options::default()).unwrap_err();
+        assert!(e.to_string().contains("column 22 (num_files)"), "{e}");
     }
 
     #[test]

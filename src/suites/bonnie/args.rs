@@ -5,7 +5,7 @@ use crate::harness::data::DataArgs;
 use crate::harness::repeat::{Repeat, RepeatArgs};
 use crate::harness::{CommonRunArgs, RunOptions, Target};
 use clap::Args;
-use iomatrix_bonnie::BonniePlan;
+use iomatrix_bonnie::{BonniePlan, PerChar};
 use iomatrix_core::{ByteSize, UsageError};
 
 /// Bonnie's tests: per-char and block I/O, rewrite, random seeks, file create/stat/delete
@@ -53,6 +53,17 @@ pub struct RunBonnieArgs {
     /// Skip the per-char (putc/getc) tests
     #[arg(long)]
     pub fast: bool,
+
+    /// Per-char tests: bonnie (the original Bonnie's putc/getc through a stdio-like buffer, over the
+    /// whole file) or bonnie++ (bonnie++ 2.00a's: one write(2)/read(2) system call per byte over the
+    /// first 3 MiB, fsync before close) [default: bonnie; `iomatrix bonnie` defaults to bonnie++]
+    #[arg(long, value_name = "STYLE", value_parser = ["bonnie", "bonnie++"])]
+    pub per_char: Option<String>,
+
+    /// Bytes the per-char tests write and read, at most the file [default: the whole file with
+    /// --per-char bonnie, 3m with bonnie++]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub per_char_size: Option<String>,
 
     /// O_DIRECT for the block write, rewrite, block read and seek tests
     #[arg(long)]
@@ -104,6 +115,8 @@ impl RunBonnieArgs {
         plan.ram = self.ram.as_deref().map(|r| size("ram", r)).transpose()?;
         plan.allow_cache = self.allow_cache;
         plan.skip_per_char = self.fast;
+        plan.per_char_size = self.per_char_size.as_deref().map(|s| size("per-char-size", s)).transpose()?;
+        plan.set_per_char(self.per_char.as_deref().map(str::parse::<PerChar>).transpose()?.unwrap_or_default());
         plan.direct = self.direct;
         plan.sync = self.sync;
         plan.seeks = self.seeks.unwrap_or(plan.seeks);

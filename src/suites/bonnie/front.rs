@@ -1,13 +1,19 @@
 //! `iomatrix bonnie <bonnie++'s flags>`: bonnie++'s command line, run by
 //! iomatrix through the same harness as `run bonnie`. Under mpirun each rank
 //! is one client, each in its own folder.
+//!
+//! As bonnie++ 2.00a: the per-char tests are bonnie++'s (one system call per
+//! byte) unless `--per-char bonnie`; `-u`/`-g` switch user before the first
+//! file ([`super::user`]); the tables are followed by bonnie++'s CSV line on
+//! standard output, and `-q` leaves standard output to that line alone
+//! (the tables go to standard error).
 
-use super::suite::Bonnie;
+use super::suite::{Bonnie, FrontEnd};
 use crate::harness::clients::{ClientArgs, ClientPlan};
 use crate::harness::data::DataArgs;
 use crate::harness::repeat::Repeat;
 use crate::harness::{Prepared, Ranks, RunOptions, Target};
-use iomatrix_bonnie::front;
+use iomatrix_bonnie::{front, PerChar};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -19,12 +25,31 @@ pub fn run(args: &[String], db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode
     }
     inv.plan.content = DataArgs { verify: inv.verify, compressible: inv.compressible }.content();
     let target = Target::parse_folder(&inv.dir.to_string_lossy())?;
+    let on_server = target.server().is_some();
+    // bonnie++'s per-char tests, except on a server, where iomatrix's own client has no cache for
+    // one-byte requests to land in: each would be a round trip (asked for by name, it is done).
+    let style = inv.per_char.unwrap_or(if on_server { PerChar::Bonnie } else { PerChar::BonniePlus });
+    inv.plan.set_per_char(style);
+    if on_server && inv.per_char.is_none() && !inv.plan.skip_per_char && !inv.quiet {
+        eprintln!(
+            "iomatrix: per-char tests: Bonnie's (one request per negotiated buffer) on a server target; bonnie++'s \
+             one request per byte would time network round trips (--per-char bonnie++ asks for it anyway)"
+        );
+    }
     super::args::check(&inv.plan, &target)?;
+    let switch = super::user::resolve(
+        inv.user.as_deref(),
+        inv.group.as_deref(),
+        &inv.dir,
+        on_server,
+        ranks.mpi_size().is_some(),
+        inv.quiet,
+    )?;
     let flags = ClientArgs { clients: inv.concurrency, ..ClientArgs::default() };
     let run = RunOptions {
         target,
         device: None,
-        labels: inv.machine.map(|m| vec![("machine".to_string(), m)]).unwrap_or_default(),
+        labels: inv.machine.clone().map(|m| vec![("machine".to_string(), m)]).unwrap_or_default(),
         keep: false,
         space_check: true,
         json: false,
@@ -32,5 +57,6 @@ pub fn run(args: &[String], db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode
         // bonnie++'s -x: every test's samples.
         repeat: Repeat { count: inv.plan.repeats, tolerance_pct: None, max: inv.plan.repeats },
     };
-    crate::harness::run(Prepared { suite: Bonnie::default(), plan: inv.plan, run }, db, ranks)
+    let suite = Bonnie::with_front_end(FrontEnd { quiet: inv.quiet, machine: inv.machine, switch });
+    crate::harness::run(Prepared { suite, plan: inv.plan, run }, db, ranks)
 }

@@ -2,7 +2,7 @@
 //! many clients, bonnie++'s figures are the sums of the clients' own rates,
 //! and the clients table follows.
 
-use iomatrix_bonnie::{BonniePlan, BonnieResult, BonnieTest, DEFAULT_CHUNK, MIN_TIME_NS};
+use iomatrix_bonnie::{BonniePlan, BonnieResult, BonnieTest, CsvSource, PerChar, DEFAULT_CHUNK, MIN_TIME_NS};
 use iomatrix_core::ByteSize;
 use iomatrix_store::StoredRun;
 use serde_json::Value;
@@ -21,6 +21,21 @@ pub fn report(run: &StoredRun) -> String {
         out.push_str("(with many clients each figure above is the sum of the clients' own rates)\n");
     }
     out + &crate::render::clients::table(run, &CLIENT_COLUMNS)
+}
+
+/// bonnie++'s CSV line(s) of a stored run: its merged figures, named
+/// `machine` (`-m`) or by the run's host. Empty for a run that is not a
+/// Bonnie plan this iomatrix reads.
+pub fn csv(run: &StoredRun, machine: Option<&str>) -> String {
+    let Ok(plan) = serde_json::from_value::<BonniePlan>(run.plan.clone()) else {
+        return String::new();
+    };
+    let results: Vec<BonnieResult> =
+        run.cell_results.iter().filter_map(|c| serde_json::from_value(c.metrics.clone()).ok()).collect();
+    let version = iomatrix_bonnie::csv_version(&plan);
+    let clients = run.conditions["clients"].as_u64().unwrap_or(1).max(1) as usize;
+    let source = CsvSource { version: &version, name: machine.unwrap_or(&run.summary.host), concurrency: clients };
+    iomatrix_bonnie::csv_lines(&source, &plan, &results)
 }
 
 const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
@@ -49,6 +64,8 @@ fn imported_report(run: &StoredRun) -> Option<String> {
     plan.file_max = ByteSize(num("file_max").unwrap_or(0));
     plan.file_min = ByteSize(num("file_min").unwrap_or(0));
     plan.repeats = num("repeats").unwrap_or(1).max(1) as u32;
+    // bonnie++'s own per-char test, unless iomatrix's CSV said Bonnie's (imports before the field: bonnie++'s).
+    plan.per_char = serde_json::from_value(p["per_char"].clone()).unwrap_or(PerChar::BonniePlus);
     // The table prints a measured figure only for a test that took at least
     // bonnie++'s minimum time, and +++++ below it: the CSV has no times, so
     // these are set for the display only (the stored cells keep 0).

@@ -9,7 +9,7 @@ use iomatrix_backend::Place;
 use iomatrix_bonnie::{planned_tests, BonnieCell, BonniePlan, BonnieTest};
 use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::BackendKind;
-use iomatrix_store::{CellRow, StoredRun};
+use iomatrix_store::{CellRow, RunStatus, StoredRun};
 use serde_json::{json, Value};
 
 /// What rank 0 keeps of a Bonnie run besides its plan.
@@ -17,6 +17,25 @@ use serde_json::{json, Value};
 pub struct Bonnie {
     /// On a server: the putc and getc buffers, one negotiated request each.
     per_char_buffers: Option<(usize, usize)>,
+    /// Run from bonnie++'s command line (`iomatrix bonnie`).
+    front: Option<FrontEnd>,
+}
+
+/// What bonnie++'s command line adds to a run: its CSV line, `-q`, `-m`, `-u`.
+#[derive(Debug, Default)]
+pub struct FrontEnd {
+    /// `-q`: standard output holds the CSV line alone; the tables go to standard error.
+    pub quiet: bool,
+    /// `-m NAME`: the CSV line's name (else the host name, as bonnie++).
+    pub machine: Option<String>,
+    /// `-u`/`-g`: made before the run's first file.
+    pub switch: Option<super::user::Switch>,
+}
+
+impl Bonnie {
+    pub fn with_front_end(front: FrontEnd) -> Bonnie {
+        Bonnie { per_char_buffers: None, front: Some(front) }
+    }
 }
 
 impl Suite for Bonnie {
@@ -43,6 +62,9 @@ impl Suite for Bonnie {
             "fsync_timed": plan.sync,
             "close_timed": true,
         });
+        if plan.tests().iter().any(|t| t.is_per_char()) {
+            conditions["per_char"] = json!(plan.per_char.describe(plan.per_char_bytes()));
+        }
         if plan.content.stamped() {
             crate::harness::data::add_conditions(&mut conditions, &plan.content);
             conditions["verify_scope"] = json!(verify_scope(plan));
@@ -180,6 +202,30 @@ impl Suite for Bonnie {
 
     fn tables(run: &StoredRun) -> String {
         super::render::report(run)
+    }
+
+    /// bonnie++'s `-u`/`-g`: the switch, before the working folder is made.
+    fn before_files(&self) -> anyhow::Result<()> {
+        match self.front.as_ref().and_then(|f| f.switch.as_ref()) {
+            Some(switch) => switch.apply(),
+            None => Ok(()),
+        }
+    }
+
+    fn quiet(&self) -> bool {
+        self.front.as_ref().is_some_and(|f| f.quiet)
+    }
+
+    /// Under bonnie++'s command line: bonnie++'s CSV line(s) after the
+    /// tables (alone on standard output with `-q`), as bonnie++ prints them
+    /// at the end of a run; a run that did not complete prints none, as
+    /// bonnie++ prints none when it fails.
+    fn after_tables(&self, run: &StoredRun) -> anyhow::Result<()> {
+        let Some(front) = &self.front else { return Ok(()) };
+        if run.summary.status != RunStatus::Complete {
+            return Ok(());
+        }
+        crate::out::print(&super::render::csv(run, front.machine.as_deref()))
     }
 }
 
