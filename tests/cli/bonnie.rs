@@ -16,6 +16,14 @@ fn bonnie_flags_run_every_test_and_print_bonnies_report() {
     let (stdout, _) = text(&out);
     assert!(stdout.contains("------Sequential Output------"), "{stdout}");
     assert!(stdout.contains("vmfs") || stdout.contains("Machine"), "{stdout}");
+    assert!(stdout.contains("per-char: bonnie++"), "bonnie++'s per-char tests under its flags: {stdout}");
+    // As bonnie++ -x 2: its CSV heading and one line per run after the tables.
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[lines.len() - 3].starts_with("format_version,bonnie_version,name,"), "{stdout}");
+    for line in &lines[lines.len() - 2..] {
+        assert!(line.starts_with("1.98,iomatrix-") && line.contains(",vmfs,1,"), "{line}");
+        assert_eq!(line.split(',').count(), 50, "{line}");
+    }
     let run = sb.last_run();
     assert_eq!(run["run"]["suite"], "bonnie");
     let cells = cells(&run);
@@ -24,12 +32,15 @@ fn bonnie_flags_run_every_test_and_print_bonnies_report() {
         assert!(c["metrics"]["per_sec"].as_f64().unwrap() > 0.0, "{c}");
         assert!(c["wall_ns"].as_u64().unwrap() > 0);
     }
-    // One call per byte in the per-char tests; the block tests move the file.
+    // bonnie++ 2.00a's per-char tests: one system call per byte over the first 3 MiB; the
+    // block tests move the file.
     for test in ["putc", "getc"] {
         for c in by_test(&cells, test) {
-            assert_eq!(c["ops"], 32u64 << 20, "{test}: one call per byte");
+            assert_eq!(c["ops"], 3u64 << 20, "{test}: one call per byte");
+            assert_eq!(c["bytes"], 3u64 << 20, "{test}");
         }
     }
+    assert!(run["run"]["conditions"]["per_char"].as_str().unwrap().starts_with("bonnie++: one write(2)/read(2)"));
     for test in ["write", "read", "rewrite"] {
         for c in by_test(&cells, test) {
             assert_eq!(c["bytes"], 32u64 << 20, "{test}");
@@ -162,4 +173,152 @@ fn a_failing_bonnie_client_is_counted_and_the_others_go_on() {
     let out = sb.run(&[&args[..], &["--before", hook]].concat());
     assert_eq!(out.status.code(), Some(1), "{}", text(&out).1);
     assert!(sb.leftovers().is_empty());
+}
+
+/// The `bonnie++` line in everyone's scripts, as root: `-u root` changes nothing, `-q` leaves
+/// standard output to bonnie++'s CSV line alone, which bon_csv2html and `iomatrix import` read.
+#[test]
+fn bonnie_as_root_with_u_root_q_prints_the_csv_line_alone() {
+    if !is_root() {
+        return skip("-u root is bonnie++'s line for root: the test runs as root");
+    }
+    if !have("bon_csv2html") {
+        return skip("bon_csv2html (Debian's bonnie++ package) is not installed");
+    }
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let out = sb.run(&["bonnie", "-d", target.to_str().unwrap(), "-s", "512", "-r", "256", "-u", "root", "-q"]);
+    assert_success(&out);
+    let (stdout, stderr) = text(&out);
+    // Exactly one line: bonnie++'s 50 fields.
+    assert_eq!(stdout.lines().count(), 1, "stdout:\n{stdout}");
+    assert!(stdout.ends_with('\n'));
+    let fields: Vec<&str> = stdout.trim_end().split(',').collect();
+    assert_eq!(fields.len(), 50, "{stdout}");
+    assert_eq!((fields[0], fields[5], fields[6], fields[7]), ("1.98", "512M", "", "8192"), "{stdout}");
+    assert!(fields[1].starts_with("iomatrix-") && !fields[1].contains("per-char"), "{stdout}");
+    assert_eq!((fields[3], fields[21]), ("1", "16"), "one copy, bonnie++'s default -n 16");
+    // The tables, and nothing per cell, on standard error.
+    assert!(stderr.contains("per-char: bonnie++") && stderr.contains("-Per Chr-"), "{stderr}");
+    assert!(!stderr.contains("[1/12]"), "no progress lines under -q: {stderr}");
+    assert!(sb.leftovers().is_empty());
+
+    // bonnie++'s own HTML converter reads it (it says "Can't process" for a line it cannot).
+    let csv = sb.dir.path().join("out.csv");
+    std::fs::write(&csv, &out.stdout).unwrap();
+    let html = std::process::Command::new("bon_csv2html").stdin(std::fs::File::open(&csv).unwrap()).output().unwrap();
+    let (page, complaints) = text(&html);
+    assert!(html.status.success() && complaints.is_empty(), "{complaints}");
+    let row = format!("<font size=+1>{}</td><td class=\"size\" bgcolor=\"#FFFFFF\">512M</td>", fields[2]);
+    assert!(page.contains(&row), "{page}");
+
+    // iomatrix's importer reads it back: the figures bonnie++'s line can hold, as measured.
+    let native = sb.last_run();
+    let imported = sb.run(&["import", csv.to_str().unwrap(), "--json"]);
+    assert_success(&imported);
+    let doc: Value = serde_json::from_slice(&imported.stdout).unwrap();
+    let id = doc["runs"][0]["id"].as_i64().unwrap();
+    assert_eq!(doc["runs"][0]["suite"], "bonnie");
+    let back = sb.show_json(id);
+    assert_eq!(back["run"]["plan"]["per_char"], "bonnie++");
+    assert_eq!(back["run"]["plan"]["chunk"], 8192);
+    let back_cells = cells(&back);
+    let unmeasured = &back["run"]["conditions"]["imported"]["unmeasured"];
+    for c in cells(&native) {
+        let test = c["test"].as_str().unwrap();
+        let (per_sec, cpu) = (c["metrics"]["per_sec"].as_f64().unwrap(), c["cpu_percent"].as_f64().unwrap());
+        if c["wall_ns"].as_u64().unwrap() < 500_000_000 {
+            assert!(unmeasured.as_array().unwrap().iter().any(|u| u["test"] == test), "{test}: +++++ in the line");
+            continue;
+        }
+        let b = by_test(&back_cells, test);
+        assert_eq!(b.len(), 1, "{test} imported once");
+        let figure = b[0]["metrics"]["per_sec"].as_f64().unwrap();
+        if test == "seeks" {
+            let places = if per_sec >= 1000.0 { 1.0 } else { 10.0 };
+            assert_eq!(figure, (per_sec * places).round() / places, "{test}");
+        } else {
+            assert_eq!(figure, per_sec.trunc(), "{test}: bonnie++ truncates to whole numbers");
+        }
+        assert_eq!(b[0]["cpu_percent"].as_f64().unwrap(), cpu.trunc(), "{test} %CPU");
+        assert_eq!(b[0]["file_size"], 512u64 << 20);
+    }
+    assert!(by_test(&back_cells, "putc").len() == 1, "the per-char tests take seconds: measured");
+}
+
+/// As root, `-u 65534` does the I/O as nobody in a folder nobody owns, with the results
+/// database where nobody may not write (opened before the switch); a folder nobody cannot
+/// write in is refused before any file is made, and a user who is not root cannot switch.
+#[test]
+fn bonnie_u_switches_user_before_the_first_file() {
+    use std::os::unix::fs::{chown, PermissionsExt};
+    use std::os::unix::process::CommandExt;
+    if !is_root() {
+        return skip("switching users with -u needs root");
+    }
+    let sb = Sandbox::new();
+    // nobody may pass through the sandbox (not list or write it: the database stays root's).
+    std::fs::set_permissions(sb.dir.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+    let target = sb.target();
+    chown(&target, Some(65534), Some(65534)).unwrap();
+    let t = target.to_str().unwrap();
+    let out = sb.run(&["bonnie", "-d", t, "-s", "4", "-r", "0", "-n", "1", "-u", "65534"]);
+    assert_success(&out);
+    let (stdout, stderr) = text(&out);
+    assert!(stderr.contains("doing the I/O as user nobody (uid 65534, gid 65534)"), "{stderr}");
+    assert!(stdout.lines().last().unwrap().starts_with("1.98,iomatrix-"), "{stdout}");
+    let run = sb.last_run();
+    assert_eq!(run["run"]["status"], "complete");
+    assert_eq!(run["run"]["conditions"]["io_user"], "uid 65534, gid 65534 (-u/-g: switched before the first file)");
+    assert_eq!(cells(&run).len(), 12);
+    assert!(sb.leftovers().is_empty(), "nobody removed its working folder");
+
+    // Root may write anywhere; nobody may not: a refusal here shows the check ran as nobody.
+    let root_owned = sb.dir.path().join("root-owned");
+    std::fs::create_dir(&root_owned).unwrap();
+    std::fs::set_permissions(&root_owned, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = sb.run(&["bonnie", "-d", root_owned.to_str().unwrap(), "-s", "4", "-r", "0", "-n", "1", "-u", "nobody"]);
+    assert_usage_error(&out, "cannot make files in");
+    assert_eq!(std::fs::read_dir(&root_owned).unwrap().count(), 0, "nothing made");
+    assert_eq!(sb.runs_json()["runs"].as_array().unwrap().len(), 1, "no run stored");
+
+    // Not root: -u root is refused, as bonnie++ refuses it ("Can't set gid to 0.").
+    let out = sb
+        .cmd()
+        .args(["bonnie", "-d", t, "-s", "4", "-r", "0", "-n", "1", "-u", "root"])
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    assert_usage_error(&out, "only root can switch to another user");
+    assert_usage_error(&sb.run(&["bonnie", "-d", t, "-s", "4", "-r", "0", "-u", "no-such-user"]), "no such user");
+}
+
+/// `run bonnie` keeps Bonnie's per-char tests unless asked; both front ends take --per-char.
+#[test]
+fn per_char_style_is_a_flag_on_both_front_ends() {
+    let sb = Sandbox::new();
+    let t = sb.target();
+    let t = t.to_str().unwrap();
+    let base = ["run", "bonnie", "--target", t, "--size", "1m", "--ram", "0", "--files", "0"];
+    let out = sb.run(&base);
+    assert_success(&out);
+    assert!(text(&out).0.contains("per-char: bonnie "), "{}", text(&out).0);
+    let run = sb.last_run();
+    assert_eq!(run["run"]["plan"]["per_char"], "bonnie");
+    assert!(run["run"]["conditions"]["per_char"].as_str().unwrap().starts_with("bonnie: putc/getc"));
+    let out = sb.run(&[&base[..], &["--per-char", "bonnie++", "--per-char-size", "512k"]].concat());
+    assert_success(&out);
+    let run = sb.last_run();
+    assert_eq!(run["run"]["plan"]["per_char"], "bonnie++");
+    assert_eq!(by_test(&cells(&run), "putc")[0]["ops"], 512 * 1024);
+    let out = sb.run(&["bonnie", "-d", t, "-s", "1", "-r", "0", "-n", "0", "--per-char", "bonnie", "-q"]);
+    assert_success(&out);
+    let line = text(&out).0;
+    assert!(
+        line.starts_with("1.98,iomatrix-") && line.split(',').nth(1).unwrap().ends_with("+per-char-bonnie"),
+        "{line}"
+    );
+    assert_eq!(sb.last_run()["run"]["plan"]["per_char"], "bonnie");
+    assert_usage_error(&sb.run(&[&base[..], &["--per-char", "fast"]].concat()), "--per-char");
 }

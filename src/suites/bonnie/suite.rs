@@ -65,6 +65,10 @@ impl Suite for Bonnie {
         if plan.tests().iter().any(|t| t.is_per_char()) {
             conditions["per_char"] = json!(plan.per_char.describe(plan.per_char_bytes()));
         }
+        if let Some(switch) = self.front.as_ref().and_then(|f| f.switch.as_ref()) {
+            conditions["io_user"] =
+                json!(format!("uid {}, gid {} (-u/-g: switched before the first file)", switch.uid, switch.gid));
+        }
         if plan.content.stamped() {
             crate::harness::data::add_conditions(&mut conditions, &plan.content);
             conditions["verify_scope"] = json!(verify_scope(plan));
