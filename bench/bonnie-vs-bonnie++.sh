@@ -2,25 +2,33 @@
 # bonnie-vs-bonnie++.sh: iomatrix's Bonnie suite beside bonnie++ 2.00a, on the same file system,
 # with the same settings.
 #
-# Usage: bench/bonnie-vs-bonnie++.sh [--target DIR] [--size 1024] [--ram 512] [--files 16] [--repeats 5]
+# Usage: bench/bonnie-vs-bonnie++.sh [--target DIR | --ext4 MIB] [--size 1024] [--ram 512] [--files 16]
+#                                    [--repeats 5]
 #
 # WHAT IT MEASURES
-#   bonnie++'s twelve tests, run by iomatrix (iomatrix run bonnie) and by bonnie++ itself:
+#   bonnie++'s twelve tests, run by iomatrix under bonnie++'s own command line (iomatrix bonnie,
+#   whose per-char tests are bonnie++ 2.00a's) and by bonnie++ itself:
 #     putc, write, rewrite, getc, read   KB/s (1 KB = 1024 bytes, bonnie++'s K/sec)
 #     seeks                              random seeks/s
 #     seq-create, seq-stat, seq-delete, random-create, random-stat, random-delete   files/s
 #   For each it prints every run's figure and %CPU, then the median of each tool over
-#   --repeats runs and the ratio iomatrix/bonnie++, and the conditions (file system, sizes,
-#   kernel, tool versions).
+#   --repeats runs (at least 3), the ratio iomatrix/bonnie++ and whether it lies within 10%,
+#   and the conditions (file system, sizes, kernel, tool versions).
 #
 # WHY THE SETTINGS MATCH
-#   iomatrix:  iomatrix run bonnie --target DIR --size SIZEm --chunk 8k --ram RAMm --files N --json
+#   iomatrix:  iomatrix bonnie -d DIR -s SIZE -n N -r RAM -u root -q
 #   bonnie++:  bonnie++ -d DIR -s SIZE -n N -r RAM -u root -q
-#   Same file system (two sibling folders under one fresh folder on the target), same file
-#   size in MiB, same chunk (8k: iomatrix's --chunk 8k, bonnie++'s default 8192, which its CSV
-#   does not record), same N*1024 empty files in one folder, same RAM for the twice-the-RAM rule
-#   (--size must be at least 2 x --ram; --ram 0 turns the rule off in both). Both do the data
-#   tests on one file in the same order, then the file tests, and time the same operations:
+#   The same command line (-u root only as root, where bonnie++ insists on it). Same file system
+#   (two sibling folders under one fresh folder on the target; --ext4 MIB makes that a fresh
+#   loop-mounted ext4 image), same file size in MiB, same chunk (both default to 8192, which
+#   bonnie++'s CSV does not record), same N*1024 empty files in one folder, same RAM for the
+#   twice-the-RAM rule (--size must be at least 2 x --ram; --ram 0 turns the rule off in both).
+#   Both do the data tests on one file in the same order, then the file tests, and time the
+#   same operations:
+#     putc     the first 3 MiB of the file (bonnie++'s DefaultByteIO), one write(2) system call
+#              per byte, then fsync and close inside the timing (iomatrix's --per-char bonnie++,
+#              the default under `iomatrix bonnie`)
+#     getc     the first 3 MiB read back, one read(2) per byte, then fsync and close
 #     write    the file made anew, one write(2) per chunk
 #     rewrite  per chunk: read(2), one byte changed, lseek(2) back, write(2)
 #     read     one read(2) per chunk
@@ -30,7 +38,9 @@
 #              begin with a number, "random" names end with it, so random-order names
 #     stat     seq: readdir order; random: a random order of the names
 #     delete   seq: readdir order; random: a random order; then the folder is removed
-#   bonnie++'s CSV line (stdout under -q) is read by position (format "1.98", which bonnie++
+#   Both tools' CSV lines (stdout under -q) are read by position; iomatrix's figures themselves
+#   (unrounded, with each test's time) come from the run it stored, and its stored plan is
+#   checked. bonnie++'s CSV line is read by position (format "1.98", which bonnie++
 #   1.98 to 2.00a write; fields counted from 0; each figure is followed by its %CPU):
 #     0 format version  1 bonnie++ version  5 file size ("1G", "512M")  6 empty (not the chunk)
 #     7 seeks  8 seekers   9 putc  11 write  13 rewrite  15 getc  17 read  19 seeks/s
@@ -45,17 +55,14 @@
 #   everything either tool left is removed between runs. Exactly repeats x 2 runs, nothing else.
 #
 # WHAT IS NOT THE SAME WORK (checked in bonnie++ 2.00a's source and with strace -f -c)
-#   - putc/getc compare different work, so they are printed but marked "not comparable
-#     (different work)" and left out of any summary. iomatrix writes/reads the whole file one
-#     byte per call through a user-space stdio-like buffer of st_blksize bytes (4 KiB on ext4:
-#     one write(2)/read(2) per buffer), as bonnie 1.x and bonnie++ 1.03 did with putc()/getc().
-#     bonnie++ 2.00a does only 3 MiB (its DefaultByteIO; the man page's "20M" is out of date),
-#     one write(2)/read(2) system call per byte: 3,145,728 one-byte system calls each way.
+#   - putc/getc are the same work (above): strace -f -c counts 3,145,728 one-byte write(2)s and
+#     as many one-byte read(2)s in each tool. (`iomatrix run bonnie` keeps the original Bonnie's
+#     putc/getc, through a stdio-like buffer over the whole file: --per-char bonnie.)
 #   - bonnie++ 2.00a fsyncs the file before every close, inside the timing (putc, write,
-#     rewrite, getc, read, and each seeker at its end), whatever -b says. iomatrix closes without
-#     fsync (it fsyncs only with --sync, its -b). So bonnie++'s write and rewrite include
-#     writing the file out to the disk, iomatrix's end with the data in the page cache; on the
-#     read tests the fsync finds nothing to write.
+#     rewrite, getc, read, and each seeker at its end), whatever -b says. iomatrix does so for
+#     putc and getc (bonnie++'s per-char tests) and otherwise only with -b. So bonnie++'s write
+#     and rewrite include writing the file out to the disk, iomatrix's end with the data in the
+#     page cache; on the read tests the fsync finds nothing to write.
 #   - bonnie++ calls sync() (the whole system's) at the end of each create and delete test,
 #     inside the timing; iomatrix does not, so its create/delete figures exclude writing the
 #     inodes and the folder out (a few ms per sync() here, sometimes much more).
@@ -73,9 +80,11 @@
 #     new file the same). Both close each file inside the create timing.
 #   - iomatrix's default seed is fixed (the same seek offsets and file names in every run);
 #     bonnie++ seeds from its pid and the time.
+#   - the CSV's version field: bonnie++ writes 2.00a, iomatrix iomatrix-VERSION; bonnie++ writes
+#     latencies (its slowest operation per test), iomatrix leaves those fields empty.
 #
 # HOW TO READ THE RATIO
-#   Above 1.0 iomatrix was faster. For write, rewrite and the create/delete tests a ratio far
+#   Above 1.0 iomatrix was faster; "within 10%" is 0.90 to 1.10. For write, rewrite and the create/delete tests a ratio far
 #   above 1 is expected from the fsync/sync difference above, not from faster code. With a file
 #   smaller than the machine's RAM (the usual case here: -r only sets the size check), read,
 #   getc, seeks and rewrite's reads are page-cache hits in both tools, and bonnie++ often times
@@ -107,22 +116,26 @@ BONNIE=${BONNIE:-bonnie++}
 
 usage() {
     cat <<EOF
-Usage: $0 [--target DIR] [--size 1024] [--ram 512] [--files 16] [--repeats 5]
+Usage: $0 [--target DIR | --ext4 MIB] [--size 1024] [--ram 512] [--files 16] [--repeats 5]
 
-Runs bonnie++'s tests through iomatrix (run bonnie) and through bonnie++ on the same file
-system and prints the median figure of each tool and the ratio iomatrix/bonnie++.
+Runs bonnie++'s tests through iomatrix (iomatrix bonnie, bonnie++'s command line) and through
+bonnie++ on the same file system and prints the median figure of each tool, the ratio
+iomatrix/bonnie++ and whether it is within 10%.
 
   --target DIR   folder on the file system to test; a fresh subfolder is made and removed
                  [default: a fresh folder under /var/tmp]
+  --ext4 MIB     (root) test on a fresh ext4 image of MIB MiB, loop-mounted under /var/tmp
+                 and removed at the end
   --size MIB     test file size in MiB (bonnie++'s -s) [default: 1024]
   --ram MIB      RAM for the twice-the-RAM rule (bonnie++'s -r; 0 turns it off); --size
                  must be at least twice it [default: 512]
   --files N      file tests with N*1024 empty files (bonnie++'s -n) [default: 16]
-  --repeats N    runs of each tool; medians are quoted [default: 5]
+  --repeats N    runs of each tool, at least 3; medians are quoted [default: 5]
 EOF
 }
 
 TARGET=""
+EXT4_MIB=""
 SIZE=1024
 RAM=512
 FILES=16
@@ -132,6 +145,8 @@ while [[ $# -gt 0 ]]; do
     case $1 in
     --target) need_value "$@"; TARGET=$2; shift 2 ;;
     --target=*) TARGET=${1#*=}; shift ;;
+    --ext4) need_value "$@"; EXT4_MIB=$2; shift 2 ;;
+    --ext4=*) EXT4_MIB=${1#*=}; shift ;;
     --size) need_value "$@"; SIZE=$2; shift 2 ;;
     --size=*) SIZE=${1#*=}; shift ;;
     --ram) need_value "$@"; RAM=$2; shift 2 ;;
@@ -158,7 +173,9 @@ whole_number() {
 SIZE=$(whole_number "$SIZE" --size 1 "MiB, as bonnie++'s -s")
 RAM=$(whole_number "$RAM" --ram 0 "MiB, as bonnie++'s -r")
 FILES=$(whole_number "$FILES" --files 1 "thousands (x1024) of files, as bonnie++'s -n")
-REPEATS=$(whole_number "$REPEATS" --repeats 1 "runs")
+REPEATS=$(whole_number "$REPEATS" --repeats 3 "runs: a median needs at least 3")
+[[ -z $TARGET || -z $EXT4_MIB ]] || die "give --target or --ext4, not both"
+[[ -z $EXT4_MIB ]] || EXT4_MIB=$(whole_number "$EXT4_MIB" --ext4 64 "MiB")
 if ((RAM > 0 && SIZE < 2 * RAM)); then
     die "--size $SIZE is less than twice --ram $RAM; both tools refuse that: use --size $((2 * RAM)) or more, or a smaller --ram (0 turns the rule off)"
 fi
@@ -171,14 +188,33 @@ command -v python3 >/dev/null || die "python3 not found: it computes the medians
 # ---- everything this script makes, and its removal -------------------------------------------
 
 WORK=""    # our folder on the target: one subfolder per tool
+IMGDIR=""  # with --ext4: our folder under /var/tmp holding the image and its mount point
+IMAGE=""
+MNT=""
 SCRATCH="" # local: the throwaway results database, outputs and logs
 
 remove_what_we_made() {
+    local rc=0
     [[ -z $WORK ]] || rm -rf -- "$WORK"
+    [[ -z $IMGDIR ]] || remove_image "$IMGDIR" "$MNT" "$IMAGE" || rc=1
     [[ -z $SCRATCH ]] || rm -rf -- "$SCRATCH"
+    return "$rc"
 }
 
-if [[ -n $TARGET ]]; then
+if [[ -n $EXT4_MIB ]]; then
+    ((EUID == 0)) || die "--ext4 needs root (mount -o loop)"
+    for tool in mkfs.ext4 mount umount mountpoint truncate losetup; do
+        command -v "$tool" >/dev/null || die "$tool not found: install util-linux, e2fsprogs and coreutils"
+    done
+    IMGDIR=$(mktemp -d "/var/tmp/$PROG.XXXXXX")
+    IMAGE=$IMGDIR/fs.img
+    MNT=$IMGDIR/mnt
+    mkdir "$MNT"
+    truncate -s "${EXT4_MIB}M" "$IMAGE"
+    mkfs.ext4 -q -F "$IMAGE" || die "mkfs.ext4 on $IMAGE failed"
+    mount -o loop "$IMAGE" "$MNT" || die "cannot loop-mount $IMAGE"
+    BASE=$MNT
+elif [[ -n $TARGET ]]; then
     [[ -d $TARGET ]] || die "--target '$TARGET' is not a folder"
     [[ -w $TARGET ]] || die "--target '$TARGET' is not writable"
     BASE=$(cd "$TARGET" && pwd)
@@ -253,7 +289,8 @@ if run.get("status") != "complete":
     sys.exit("the run is %r, not complete (error: %s)" % (run.get("status"), run.get("error")))
 plan = run.get("plan", {})
 want = {"size": size << 20, "chunk": 8192, "files": files * 1024, "ram": ram << 20, "repeats": 1,
-        "skip_per_char": False, "sync": False, "direct": False}
+        "skip_per_char": False, "sync": False, "direct": False,
+        "per_char": "bonnie++", "per_char_size": 3 << 20}
 for key, value in want.items():
     if plan.get(key) != value:
         sys.exit("the stored plan has %s = %r, expected %r" % (key, plan.get(key), value))
@@ -324,16 +361,24 @@ store() {
 }
 
 run_iomatrix() {
-    local rep=$1 json=$SCRATCH/iomatrix-$1.json log=$SCRATCH/iomatrix-$1.log
-    local ram=0
-    ((RAM == 0)) || ram=${RAM}m
-    local args=(--db "$DB" run bonnie --target "$IOMATRIX_DIR" --size "${SIZE}m" --chunk 8k
-        --ram "$ram" --files "$FILES" --json)
+    local rep=$1 csv=$SCRATCH/iomatrix-$1.csv json=$SCRATCH/iomatrix-$1.json log=$SCRATCH/iomatrix-$1.log
+    # bonnie++'s own command line (see run_bonnie).
+    local args=(--db "$DB" bonnie -d "$IOMATRIX_DIR" -s "$SIZE" -n "$FILES" -r "$RAM" -q)
+    ((EUID != 0)) || args+=(-u root)
     sync
-    if ! run_child 0 "$json" "$log" "$IOMATRIX" "${args[@]}"; then
+    if ! run_child 0 "$csv" "$log" "$IOMATRIX" "${args[@]}"; then
         sed 's/^/  | /' "$log" >&2
         die "iomatrix failed in repeat $rep (its messages are above)"
     fi
+    # Its CSV line must read as bonnie++'s, by the same reader.
+    python3 -c "$BONNIE_PARSE" "$csv" "$SIZE" "$FILES" "$TESTS" >/dev/null ||
+        die "iomatrix's CSV line in repeat $rep is not bonnie++'s (it is below)
+$(cat "$csv")"
+    # The figures themselves, unrounded and with each test's time: the run it stored, the last one.
+    local id
+    id=$("$IOMATRIX" --db "$DB" runs --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["runs"][-1]["id"])') ||
+        die "cannot list the runs in $DB"
+    "$IOMATRIX" --db "$DB" show "$id" --json >"$json" || die "cannot show run $id of $DB"
     local parsed
     parsed=$(python3 -c "$IOMATRIX_PARSE" "$json" "$SIZE" "$FILES" "$RAM" "$TESTS") ||
         die "iomatrix's output in repeat $rep is not as expected"
@@ -412,7 +457,7 @@ for line in open(meta):
     tool, key, value = line.rstrip("\n").split("\t")
     info.setdefault((tool, key), set()).add(value)
 units = {"putc": "KB/s", "write": "KB/s", "rewrite": "KB/s", "getc": "KB/s", "read": "KB/s", "seeks": "seeks/s"}
-print("%-15s %-8s %11s %11s   %s" % ("test", "unit", "iomatrix", "bonnie++", "iomatrix/bonnie++"))
+print("%-15s %-8s %11s %11s   %s" % ("test", "unit", "iomatrix", "bonnie++", "iomatrix/bonnie++ within 10%"))
 for test in tests:
     mine = figures.get(("iomatrix", test), [])
     theirs = figures.get(("bonnie++", test), [])
@@ -422,14 +467,13 @@ for test in tests:
     paired = [by_repeat[("iomatrix", test, r)] / by_repeat[("bonnie++", test, r)]
               for r in map(str, range(1, repeats + 1))
               if by_repeat.get(("bonnie++", test, r), 0) > 0 and ("iomatrix", test, r) in by_repeat]
-    if test in ("putc", "getc"):
-        ratio = "not comparable (different work)"
-    elif t is None:
+    if t is None:
         ratio = "n/a: bonnie++ gave no figure (under 0.5 s in every run)"
     elif m is None or t <= 0:
         ratio = "n/a"
     else:
-        ratio = "%-6.2f paired %.2f" % (m / t, statistics.median(paired))
+        r = m / t
+        ratio = "%-6.2f %-4s paired %.2f" % (r, "yes" if 0.9 <= r <= 1.1 else "NO", statistics.median(paired))
         if len(theirs) < repeats:
             ratio += "  (bonnie++ gave a figure in %d of %d runs)" % (len(theirs), repeats)
     print("%-15s %-8s %11s %11s   %s" % (test, units.get(test, "files/s"),
@@ -442,10 +486,10 @@ print("medians over %d runs each (bonnie++: over the runs that gave a figure); i
       % repeats)
 print("the medians, 'paired' the median of the per-repeat ratios (less moved by the machine drifting over the")
 print("runs). The work differs in these ways (see the script's header):")
-print("  putc/getc: iomatrix %d MiB, one byte per call into a stdio-like buffer (one write(2)/read(2) per buffer);" % size)
-print("             bonnie++ %s 3 MiB, one write(2)/read(2) system call per byte" % version)
+print("  putc/getc: the same work in both (bonnie++ %s's: 3 MiB, one write(2)/read(2) system call per byte," % version)
+print("             fsync before close)")
 print("  bonnie++ fsyncs before every close, inside the timing (write and rewrite include writing the file")
-print("  to disk); iomatrix does not fsync (only with --sync)")
+print("  to disk); iomatrix fsyncs only putc and getc (and everything with -b)")
 print("  bonnie++ calls sync() at the end of each create and delete test, inside the timing; iomatrix does not")
 print("  seeks: %s seeker threads in iomatrix, %s in bonnie++ (%s and %s seeks); bonnie++ takes each seek from a"
       % (one("iomatrix", "seekers"), one("bonnie++", "seekers"), one("iomatrix", "seeks"), one("bonnie++", "seeks")))

@@ -66,8 +66,9 @@ iomatrix bonnie: runs bonnie++'s tests with bonnie++'s command line.
   -m NAME         machine name for the report (default: the host name)
   -f              fast: skip the per-char (putc/getc) tests
   -fN             per-char tests over the first N MiB of the file (bonnie++'s; default 3)
-  -b              no write buffering: fsync before each close, after each seek-test
-                  write, and after each file created or deleted (and its folder)
+  -b              no write buffering: fsync after each seek-test write, and after each
+                  file created or deleted (and its folder). Without -b too, as bonnie++
+                  2.00a does, the data file is fsynced before every close, inside the timing
   -D              O_DIRECT for the block write, rewrite, block read and seek tests
   -z SEED         seed for seek offsets, file names, file sizes and random orders
   -u USER[:GROUP] do the I/O as USER (a name or a uid), as bonnie++ -u: as root, iomatrix
@@ -340,6 +341,8 @@ impl Parsed {
         plan.skip_per_char = self.fast || self.per_char_mib == Some(0);
         plan.per_char_size = self.per_char_mib.map(|n| ByteSize(n.saturating_mul(MIB)));
         plan.sync = self.sync;
+        // bonnie++ 2.00a closes every data file with fsync, inside the timing.
+        plan.fsync_close = true;
         plan.direct = self.direct;
         Ok(BonnieInvocation {
             plan,
@@ -496,6 +499,7 @@ mod tests {
         let inv = parse(&args("-d /mnt/t -s 512 -r 256 -u root -q")).unwrap();
         assert_eq!((inv.user.as_deref(), inv.group.as_deref()), (Some("root"), None));
         assert!(inv.quiet && inv.per_char.is_none());
+        assert!(inv.plan.fsync_close, "bonnie++ 2.00a fsyncs before every close");
         let inv = parse(&args("-d x -s 1 -u 65534:65534")).unwrap();
         assert_eq!((inv.user.as_deref(), inv.group.as_deref()), (Some("65534"), Some("65534")));
         let inv = parse(&args("-d x -s 1 -g nogroup")).unwrap();

@@ -136,6 +136,14 @@ pub struct BonniePlan {
     /// choice existed ran Bonnie's.
     #[serde(default)]
     pub per_char: PerChar,
+    /// bonnie++ 2.00a's close: the data file is fsynced before every close,
+    /// inside the timing (putc, block write, rewrite, getc, block read, and
+    /// each seeker at its end), whatever `-b` says. Without it (and without
+    /// `-b`) a test ends with its data in the page cache, and the next test
+    /// runs while the kernel writes it out. `iomatrix bonnie` sets it, as
+    /// bonnie++ has no way to leave it out; older plans did not.
+    #[serde(default)]
+    pub fsync_close: bool,
     /// Bytes the per-char tests write and read, at most the file: None is
     /// the whole file (Bonnie's way, and plans stored before this field);
     /// bonnie++'s way always sets it (3 MiB, or bonnie++'s `-fN`).
@@ -164,6 +172,7 @@ impl BonniePlan {
             sync: false,
             content: ContentSpec::default(),
             per_char: PerChar::Bonnie,
+            fsync_close: false,
             per_char_size: None,
         }
     }

@@ -7,7 +7,7 @@
 
 use crate::error::io_error;
 use crate::files::FileTests;
-use crate::io::{derive_seed, mix, Gate, GetcReader, PutcWriter};
+use crate::io::{derive_seed, mix, on_own_file_table, Gate, GetcReader, PutcWriter};
 use crate::local::{LocalData, LocalFiles};
 use crate::place::{Access, DataFile, DataPlace};
 use crate::plan::{BonniePlan, PerChar, UPDATE_EVERY};
@@ -195,9 +195,10 @@ impl Runner<'_> {
         self.data.location()
     }
 
-    /// Inside the timing: fsync (COMMIT, FLUSH) under `-b`, then close.
+    /// Inside the timing: fsync (COMMIT, FLUSH) under `-b` or with the
+    /// plan's `fsync_close` (bonnie++ 2.00a's close), then close.
     fn close(&self, what: &str, file: Box<dyn DataFile>) -> Result<(), BonnieError> {
-        self.close_with(what, file, self.plan.sync)
+        self.close_with(what, file, self.plan.sync || self.plan.fsync_close)
     }
 
     /// Inside the timing: fsync whatever `-b` says, then close, as bonnie++
@@ -270,40 +271,43 @@ impl Runner<'_> {
     /// bonnie++ 2.00a's putc: the per-char bytes written with one write(2)
     /// system call each (byte `j & 0x7f` at offset j of each chunk, or the
     /// chunk's stamped blocks with `content`), then fsync and close inside
-    /// the timing, as bonnie++ closes its file.
+    /// the timing, as bonnie++ closes its file; on a thread with a file
+    /// table of its own, as bonnie++'s process has ([`on_own_file_table`]).
     fn putc_syscalls(
         &self,
         repeat: u32,
         ready: &mut Ready<'_>,
         mut content: Option<&mut Content>,
     ) -> Result<Option<BonnieResult>, BonnieError> {
-        let mut file = self.open("putc", Access::Create, false)?;
         let chunk = self.chunk();
         let total = self.plan.per_char_bytes();
-        let mut pattern = AlignedBuf::new(chunk);
-        for (j, b) in pattern.as_mut_slice().iter_mut().enumerate() {
-            *b = (j & 0x7f) as u8;
-        }
-        new_file(&mut content);
-        let span = Span::start(ready()?);
-        let mut at = 0u64;
-        while at < total {
-            if self.stopped() {
-                return Ok(None);
+        let open = || self.open("putc", Access::Create, false);
+        let measured = on_own_file_table(ready, open, |mut file, origin| {
+            let mut pattern = AlignedBuf::new(chunk);
+            for (j, b) in pattern.as_mut_slice().iter_mut().enumerate() {
+                *b = (j & 0x7f) as u8;
             }
-            if let Some(c) = content.as_deref_mut() {
-                c.stamp(pattern.as_mut_slice(), at);
+            new_file(&mut content);
+            let span = Span::start(origin);
+            let mut at = 0u64;
+            while at < total {
+                if self.stopped() {
+                    return Ok(None);
+                }
+                if let Some(c) = content.as_deref_mut() {
+                    c.stamp(pattern.as_mut_slice(), at);
+                }
+                let n = (total - at).min(chunk as u64) as usize;
+                for byte in pattern.as_slice().get(..n).unwrap_or(&[]) {
+                    file.write_all(std::slice::from_ref(byte))
+                        .map_err(|e| io_error("putc write", &self.here(), Some(at), &e))?;
+                    at += 1;
+                }
             }
-            let n = (total - at).min(chunk as u64) as usize;
-            for byte in pattern.as_slice().get(..n).unwrap_or(&[]) {
-                file.write_all(std::slice::from_ref(byte))
-                    .map_err(|e| io_error("putc write", &self.here(), Some(at), &e))?;
-                at += 1;
-            }
-        }
-        self.close_synced("putc", file)?;
-        let measured = span.finish();
-        Ok(Some(figures(BonnieTest::PutcWrite, repeat, total, total, 0, &[measured])))
+            self.close_synced("putc", file)?;
+            Ok(Some(span.finish()))
+        })?;
+        Ok(measured.map(|m| figures(BonnieTest::PutcWrite, repeat, total, total, 0, &[m])))
     }
 
     /// Sequential output per block: the file made anew in chunk-sized
@@ -427,37 +431,40 @@ impl Runner<'_> {
     }
 
     /// bonnie++ 2.00a's getc: the per-char bytes read with one read(2)
-    /// system call each, then fsync and close inside the timing.
+    /// system call each, then fsync and close inside the timing; on a
+    /// thread with a file table of its own ([`on_own_file_table`]).
     fn getc_syscalls(&self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
-        let mut file = self.open("getc", Access::Read, false)?;
         let chunk = self.chunk() as u64;
         let total = self.plan.per_char_bytes();
-        let mut byte = [0u8; 1];
-        let span = Span::start(ready()?);
-        let mut sum = 0u64;
-        for at in 0..total {
-            if at % chunk == 0 && self.stopped() {
-                return Ok(None);
-            }
-            let got = loop {
-                match file.read(&mut byte) {
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    other => break other,
+        let open = || self.open("getc", Access::Read, false);
+        let measured = on_own_file_table(ready, open, |mut file, origin| {
+            let mut byte = [0u8; 1];
+            let span = Span::start(origin);
+            let mut sum = 0u64;
+            for at in 0..total {
+                if at % chunk == 0 && self.stopped() {
+                    return Ok(None);
                 }
-            };
-            match got {
-                Ok(1) => sum = sum.wrapping_add(byte[0] as u64),
-                Ok(_) => {
-                    let e = io::Error::new(io::ErrorKind::UnexpectedEof, "the file ended early");
-                    return Err(io_error("getc read", &self.here(), Some(at), &e));
+                let got = loop {
+                    match file.read(&mut byte) {
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        other => break other,
+                    }
+                };
+                match got {
+                    Ok(1) => sum = sum.wrapping_add(byte[0] as u64),
+                    Ok(_) => {
+                        let e = io::Error::new(io::ErrorKind::UnexpectedEof, "the file ended early");
+                        return Err(io_error("getc read", &self.here(), Some(at), &e));
+                    }
+                    Err(e) => return Err(io_error("getc read", &self.here(), Some(at), &e)),
                 }
-                Err(e) => return Err(io_error("getc read", &self.here(), Some(at), &e)),
             }
-        }
-        std::hint::black_box(sum);
-        self.close_synced("getc", file)?;
-        let measured = span.finish();
-        Ok(Some(figures(BonnieTest::GetcRead, repeat, total, total, 0, &[measured])))
+            std::hint::black_box(sum);
+            self.close_synced("getc", file)?;
+            Ok(Some(span.finish()))
+        })?;
+        Ok(measured.map(|m| figures(BonnieTest::GetcRead, repeat, total, total, 0, &[m])))
     }
 
     /// Sequential input per block: chunk-sized read(2) calls, each checked
@@ -620,7 +627,10 @@ impl Seeker<'_, '_> {
             let _ = self.file.close();
             return Ok(SeekerFigures { measured: span.finish(), seeks, writes });
         }
-        // Inside the timing, as in bonnie++'s seekers.
+        // Inside the timing, as in bonnie++'s seekers (whose close fsyncs first, in 2.00a).
+        if runner.plan.fsync_close {
+            self.file.sync().map_err(|e| io_error("seek test fsync", path, None, &e))?;
+        }
         self.file.close().map_err(|e| io_error("seek test close", path, None, &e))?;
         let measured = span.finish();
         Ok(SeekerFigures { measured, seeks, writes })

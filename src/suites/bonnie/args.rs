@@ -73,6 +73,11 @@ pub struct RunBonnieArgs {
     #[arg(long)]
     pub sync: bool,
 
+    /// fsync the data file before every close, inside the timing, as bonnie++ 2.00a always does
+    /// (putc, write, rewrite, getc, read, each seeker); `iomatrix bonnie` does it
+    #[arg(long)]
+    pub fsync_close: bool,
+
     /// Seeks in the seek test, over all seeker threads [default: 8192, as bonnie++]
     #[arg(long, value_name = "N")]
     pub seeks: Option<u64>,
@@ -119,6 +124,7 @@ impl RunBonnieArgs {
         plan.set_per_char(self.per_char.as_deref().map(str::parse::<PerChar>).transpose()?.unwrap_or_default());
         plan.direct = self.direct;
         plan.sync = self.sync;
+        plan.fsync_close = self.fsync_close;
         plan.seeks = self.seeks.unwrap_or(plan.seeks);
         plan.seekers = self.seekers.unwrap_or(plan.seekers);
         plan.content = self.data.content();

@@ -59,7 +59,7 @@ impl Suite for Bonnie {
             } else {
                 "page cache in use"
             },
-            "fsync_timed": plan.sync,
+            "fsync_timed": plan.sync || plan.fsync_close,
             "close_timed": true,
         });
         if plan.tests().iter().any(|t| t.is_per_char()) {
