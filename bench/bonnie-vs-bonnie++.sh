@@ -58,11 +58,14 @@
 #   - putc/getc are the same work (above): strace -f -c counts 3,145,728 one-byte write(2)s and
 #     as many one-byte read(2)s in each tool. (`iomatrix run bonnie` keeps the original Bonnie's
 #     putc/getc, through a stdio-like buffer over the whole file: --per-char bonnie.)
-#   - bonnie++ 2.00a fsyncs the file before every close, inside the timing (putc, write,
-#     rewrite, getc, read, and each seeker at its end), whatever -b says. iomatrix does so for
-#     putc and getc (bonnie++'s per-char tests) and otherwise only with -b. So bonnie++'s write
-#     and rewrite include writing the file out to the disk, iomatrix's end with the data in the
-#     page cache; on the read tests the fsync finds nothing to write.
+#   - not a difference any more: bonnie++ 2.00a fsyncs the file before every close, inside the
+#     timing (putc, write, rewrite, getc, read, and each seeker at its end), whatever -b says;
+#     so does `iomatrix bonnie` (its plan's fsync_close; `run bonnie --fsync-close`). Without it
+#     iomatrix's getc ran while the kernel wrote out the rewrite's dirty pages (0.7x bonnie++).
+#   - not a difference any more either: iomatrix does the per-char tests on a thread with a file
+#     table of its own (unshare(CLONE_FILES)), as bonnie++'s single-threaded process has; on a
+#     table shared by threads every one-byte read(2)/write(2) costs ~100 ns more (fdget_pos),
+#     which made iomatrix's putc 0.88x and getc 0.80x bonnie++'s.
 #   - bonnie++ calls sync() (the whole system's) at the end of each create and delete test,
 #     inside the timing; iomatrix does not, so its create/delete figures exclude writing the
 #     inodes and the folder out (a few ms per sync() here, sometimes much more).
@@ -124,8 +127,8 @@ iomatrix/bonnie++ and whether it is within 10%.
 
   --target DIR   folder on the file system to test; a fresh subfolder is made and removed
                  [default: a fresh folder under /var/tmp]
-  --ext4 MIB     (root) test on a fresh ext4 image of MIB MiB, loop-mounted under /var/tmp
-                 and removed at the end
+  --ext4 MIB     (root) test on a fresh ext4 image of MIB MiB (written full of zeros first),
+                 loop-mounted under /var/tmp and removed at the end
   --size MIB     test file size in MiB (bonnie++'s -s) [default: 1024]
   --ram MIB      RAM for the twice-the-RAM rule (bonnie++'s -r; 0 turns it off); --size
                  must be at least twice it [default: 512]
@@ -203,14 +206,16 @@ remove_what_we_made() {
 
 if [[ -n $EXT4_MIB ]]; then
     ((EUID == 0)) || die "--ext4 needs root (mount -o loop)"
-    for tool in mkfs.ext4 mount umount mountpoint truncate losetup; do
+    for tool in mkfs.ext4 mount umount mountpoint dd losetup; do
         command -v "$tool" >/dev/null || die "$tool not found: install util-linux, e2fsprogs and coreutils"
     done
     IMGDIR=$(mktemp -d "/var/tmp/$PROG.XXXXXX")
     IMAGE=$IMGDIR/fs.img
     MNT=$IMGDIR/mnt
     mkdir "$MNT"
-    truncate -s "${EXT4_MIB}M" "$IMAGE"
+    # Written in full first (untimed), so that no run is the first to make the blocks of the file
+    # behind the loop device: a sparse image made the first run's write 2-3x slower.
+    dd if=/dev/zero of="$IMAGE" bs=1M count="$EXT4_MIB" conv=fsync status=none || die "cannot write $IMAGE"
     mkfs.ext4 -q -F "$IMAGE" || die "mkfs.ext4 on $IMAGE failed"
     mount -o loop "$IMAGE" "$MNT" || die "cannot loop-mount $IMAGE"
     BASE=$MNT
@@ -290,7 +295,7 @@ if run.get("status") != "complete":
 plan = run.get("plan", {})
 want = {"size": size << 20, "chunk": 8192, "files": files * 1024, "ram": ram << 20, "repeats": 1,
         "skip_per_char": False, "sync": False, "direct": False,
-        "per_char": "bonnie++", "per_char_size": 3 << 20}
+        "per_char": "bonnie++", "per_char_size": 3 << 20, "fsync_close": True}
 for key, value in want.items():
     if plan.get(key) != value:
         sys.exit("the stored plan has %s = %r, expected %r" % (key, plan.get(key), value))
@@ -488,8 +493,7 @@ print("the medians, 'paired' the median of the per-repeat ratios (less moved by 
 print("runs). The work differs in these ways (see the script's header):")
 print("  putc/getc: the same work in both (bonnie++ %s's: 3 MiB, one write(2)/read(2) system call per byte," % version)
 print("             fsync before close)")
-print("  bonnie++ fsyncs before every close, inside the timing (write and rewrite include writing the file")
-print("  to disk); iomatrix fsyncs only putc and getc (and everything with -b)")
+print("  both fsync the data file before every close, inside the timing (bonnie++ 2.00a's close)")
 print("  bonnie++ calls sync() at the end of each create and delete test, inside the timing; iomatrix does not")
 print("  seeks: %s seeker threads in iomatrix, %s in bonnie++ (%s and %s seeks); bonnie++ takes each seek from a"
       % (one("iomatrix", "seekers"), one("bonnie++", "seekers"), one("iomatrix", "seeks"), one("bonnie++", "seeks")))
