@@ -226,6 +226,9 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
     if let Some(per_char) = c["per_char"].as_str() {
         pairs.push(("per-char".into(), per_char.to_string()));
     }
+    if let Some(user) = c["io_user"].as_str() {
+        pairs.push(("I/O as".into(), user.to_string()));
+    }
     if let Some(data) = c["data"].as_str() {
         pairs.push(("data".into(), data.to_string()));
     }
