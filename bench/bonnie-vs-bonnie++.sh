@@ -83,8 +83,7 @@
 #     new file the same). Both close each file inside the create timing.
 #   - iomatrix's default seed is fixed (the same seek offsets and file names in every run);
 #     bonnie++ seeds from its pid and the time.
-#   - the CSV's version field: bonnie++ writes 2.00a, iomatrix iomatrix-VERSION; bonnie++ writes
-#     latencies (its slowest operation per test), iomatrix leaves those fields empty.
+#   - the CSV's version field: bonnie++ writes 2.00a, iomatrix iomatrix-VERSION.
 #
 # HOW TO READ THE RATIO
 #   Above 1.0 iomatrix was faster; "within 10%" is 0.90 to 1.10. For write, rewrite and the create/delete tests a ratio far

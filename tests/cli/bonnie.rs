@@ -241,6 +241,11 @@ fn bonnie_as_root_with_u_root_q_prints_the_csv_line_alone() {
             assert_eq!(figure, per_sec.trunc(), "{test}: bonnie++ truncates to whole numbers");
         }
         assert_eq!(b[0]["cpu_percent"].as_f64().unwrap(), cpu.trunc(), "{test} %CPU");
+        // The slowest operation, as bonnie++ writes it: whole us below 0.1 s, whole ms below 100 s.
+        let slowest = c["metrics"]["max_latency_ns"].as_u64().unwrap();
+        assert!(slowest > 0, "{test}: its slowest operation is timed");
+        let unit = if slowest >= 100_000_000 { 1_000_000 } else { 1_000 };
+        assert_eq!(b[0]["metrics"]["max_latency_ns"].as_u64().unwrap(), slowest / unit * unit, "{test} latency");
         assert_eq!(b[0]["file_size"], 512u64 << 20);
     }
     assert!(by_test(&back_cells, "putc").len() == 1, "the per-char tests take seconds: measured");

@@ -74,6 +74,7 @@ impl BonnieCell {
                     unit: test.unit().to_string(),
                     cpu_percent: if wall_ns > 0 { (user_ns + sys_ns) as f64 * 100.0 / wall_ns as f64 } else { 0.0 },
                     end_ns: wall_ns,
+                    max_latency_ns: clients.iter().map(|c| c.result.max_latency_ns).max().unwrap_or(0),
                 }
             }
         };

@@ -19,9 +19,11 @@
 //! numbers, seeks/sec with one decimal below 1000 and none from 1000 up,
 //! %CPU truncated; `+++++` and `+++` for a test that took less than
 //! bonnie++'s MinTime (0.5 s); empty fields for a test that did not run
-//! (`-f`, `-s 0`, `-n 0`). bonnie++'s latency fields hold its longest
-//! single operation; iomatrix's Bonnie tests do not time operations one by
-//! one, so they are left empty, as bonnie++ leaves a latency it has none of.
+//! (`-f`, `-s 0`, `-n 0`). The latencies are each test's slowest single
+//! operation (see [`BonnieResult::max_latency_ns`]), as bonnie++ prints
+//! them: whole `us` below 0.1 s, whole `ms` below 100 s, else whole `s`;
+//! empty where there is none (a test that did not run, a run stored before
+//! iomatrix timed operations).
 
 use crate::plan::DEFAULT_CHUNK;
 use crate::report::MIN_TIME_NS;
@@ -125,8 +127,9 @@ pub fn csv_line(source: &CsvSource<'_>, plan: &BonniePlan, repeat: u32, results:
     } else {
         f.extend(std::iter::repeat_n(String::new(), 17));
     }
-    // Latencies: not measured per operation (see the module's note).
-    f.extend(std::iter::repeat_n(String::new(), 12));
+    for test in BonnieTest::ALL {
+        f.push(latency_field(find(test).map_or(0, |r| r.max_latency_ns)));
+    }
     f.join(",")
 }
 
@@ -149,6 +152,20 @@ fn figure(result: Option<&BonnieResult>) -> (String, String) {
             };
             (figure, (r.cpu_percent.max(0.0).trunc() as u64).to_string())
         }
+    }
+}
+
+/// bonnie++'s latency: `9552us`, `175ms`, `120s`, truncated; empty for none.
+fn latency_field(ns: u64) -> String {
+    let secs = ns as f64 / 1e9;
+    if ns == 0 {
+        String::new()
+    } else if secs > 99.999999 {
+        format!("{}s", secs as u64)
+    } else if secs > 0.099999 {
+        format!("{}ms", (secs * 1e3) as u64)
+    } else {
+        format!("{}us", (secs * 1e6) as u64)
     }
 }
 
@@ -195,6 +212,7 @@ mod tests {
             unit: test.unit().to_string(),
             cpu_percent: cpu,
             end_ns: 0,
+            max_latency_ns: 0,
         }
     }
 
@@ -205,7 +223,10 @@ mod tests {
         // bonnie++ 2.00a here: `-d DIR -s 16 -r 8 -n 1 -u root -q`, latencies aside (iomatrix
         // leaves them empty). putc and getc measured, every other test under 0.5 s.
         let real = "1.98,2.00a,vm,1,1795588273,16M,,8192,5,1053,77,+++++,+++,+++++,+++,1327,60,+++++,+++,\
-                    +++++,+++,1,,,,,+++++,+++,+++++,+++,+++++,+++,+++++,+++,+++++,+++,+++++,+++";
+                    +++++,+++,1,,,,,+++++,+++,+++++,+++,+++++,+++,+++++,+++,+++++,+++,+++++,+++,41388us,3080us,\
+                    3050us,175ms,1920us,37759us,5048us,2487us,369us,1188us,33us,1213us";
+        let latencies_ns =
+            [41_388_900, 3_080_000, 3_050_000, 175_900_000, 1_920_000, 37_759_000, 5_048_000, 2_487_000, 369_000];
         let mut plan = BonniePlan::new(ByteSize(16 * MIB));
         plan.files = 1024;
         plan.seed = 1_795_588_273;
@@ -213,8 +234,11 @@ mod tests {
         let mut results: Vec<BonnieResult> = BonnieTest::ALL.iter().map(|&t| result(t, 1, 5e6, 0.01, 90.0)).collect();
         results[0] = result(BonnieTest::PutcWrite, 1, 1053.9, 2.9, 77.99);
         results[3] = result(BonnieTest::GetcRead, 1, 1327.2, 2.3, 60.5);
+        for (r, ns) in results.iter_mut().zip(latencies_ns.iter().chain(&[1_188_000, 33_000, 1_213_999])) {
+            r.max_latency_ns = *ns;
+        }
         let line = csv_line(&SOURCE, &plan, 1, &results);
-        assert_eq!(line, format!("{real}{}", ",".repeat(12)));
+        assert_eq!(line, real);
         assert_eq!(line.split(',').count(), 50);
         assert_eq!(csv_lines(&SOURCE, &plan, &results), format!("{line}\n"));
     }
@@ -257,6 +281,10 @@ mod tests {
         assert_eq!(size_field(1536 * MIB), "1536M");
         assert_eq!(size_field(1536), "1536B");
         assert_eq!(files_field(100), "100f");
+        assert_eq!(latency_field(0), "");
+        assert_eq!(latency_field(99_999), "99us");
+        assert_eq!(latency_field(100_000_000), "100ms");
+        assert_eq!(latency_field(250_000_000_000), "250s");
     }
 
     #[test]

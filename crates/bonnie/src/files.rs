@@ -21,11 +21,12 @@
 use crate::io::{derive_seed, Rng};
 use crate::place::FilesPlace;
 use crate::plan::BonniePlan;
-use crate::timing::{figures, Ready};
+use crate::timing::{figures, Ready, Slowest};
 use crate::{BonnieError, BonnieResult, BonnieTest};
 use iomatrix_backend::AlignedBuf;
 use iomatrix_stats::Span;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 /// bonnie++'s RandExtraLen: random characters added to each name.
 const RAND_EXTRA_LEN: u64 = 12;
@@ -105,18 +106,20 @@ impl<'a> FileTests<'a> {
         let sync = self.plan.sync;
         let names = std::mem::take(&mut self.names);
         let span = Span::start(ready()?);
-        let mut bytes = 0u64;
+        let (mut bytes, mut slowest) = (0u64, Slowest::default());
         for name in &names {
             if self.stopped() {
                 return Ok(None);
             }
             let size = if max > min { min + sizes.below(max - min + 1) } else { max };
+            let t = Instant::now();
             self.folder.create(name, size, self.buf.as_slice(), sync)?;
+            slowest.since(t);
             bytes += size;
         }
         let measured = span.finish();
         self.names = names;
-        Ok(Some(figures(test, repeat, bytes, self.plan.files, 0, &[measured])))
+        Ok(Some(figures(test, repeat, bytes, self.plan.files, 0, &[measured]).with_slowest(slowest)))
     }
 
     fn count_check(&self, what: &str, found: u64) -> Result<(), BonnieError> {
@@ -136,17 +139,19 @@ impl<'a> FileTests<'a> {
         self.folder.open()?;
         let span = Span::start(ready()?);
         let names = self.folder.list("sequential stat readdir")?;
-        let (mut found, mut bytes) = (0u64, 0u64);
+        let (mut found, mut bytes, mut slowest) = (0u64, 0u64, Slowest::default());
         for name in &names {
             if self.stopped() {
                 return Ok(None);
             }
+            let t = Instant::now();
             bytes += self.folder.stat(name, self.buf.as_mut_slice())?;
+            slowest.since(t);
             found += 1;
         }
         let measured = span.finish();
         self.count_check("sequential stat", found)?;
-        Ok(Some(figures(BonnieTest::SeqStat, repeat, bytes, found, 0, &[measured])))
+        Ok(Some(figures(BonnieTest::SeqStat, repeat, bytes, found, 0, &[measured]).with_slowest(slowest)))
     }
 
     /// Stats every file in a random order of the names.
@@ -155,16 +160,18 @@ impl<'a> FileTests<'a> {
         self.folder.open()?;
         let names = std::mem::take(&mut self.names);
         let span = Span::start(ready()?);
-        let mut bytes = 0u64;
+        let (mut bytes, mut slowest) = (0u64, Slowest::default());
         for name in &names {
             if self.stopped() {
                 return Ok(None);
             }
+            let t = Instant::now();
             bytes += self.folder.stat(name, self.buf.as_mut_slice())?;
+            slowest.since(t);
         }
         let measured = span.finish();
         self.names = names;
-        Ok(Some(figures(BonnieTest::RandomStat, repeat, bytes, self.plan.files, 0, &[measured])))
+        Ok(Some(figures(BonnieTest::RandomStat, repeat, bytes, self.plan.files, 0, &[measured]).with_slowest(slowest)))
     }
 
     /// Deletes every file in the order the folder lists them, then the folder.
@@ -172,19 +179,21 @@ impl<'a> FileTests<'a> {
         self.folder.open()?;
         let span = Span::start(ready()?);
         let names = self.folder.list("sequential delete readdir")?;
-        let mut found = 0u64;
+        let (mut found, mut slowest) = (0u64, Slowest::default());
         for name in &names {
             if self.stopped() {
                 return Ok(None);
             }
+            let t = Instant::now();
             self.folder.delete(name, self.plan.sync)?;
+            slowest.since(t);
             found += 1;
         }
         self.folder.remove()?;
         let measured = span.finish();
         self.count_check("sequential delete", found)?;
         self.names.clear();
-        Ok(Some(figures(BonnieTest::SeqDelete, repeat, 0, found, 0, &[measured])))
+        Ok(Some(figures(BonnieTest::SeqDelete, repeat, 0, found, 0, &[measured]).with_slowest(slowest)))
     }
 
     /// Deletes every file in a new random order of the names, then the folder.
@@ -193,14 +202,18 @@ impl<'a> FileTests<'a> {
         self.folder.open()?;
         let names = std::mem::take(&mut self.names);
         let span = Span::start(ready()?);
+        let mut slowest = Slowest::default();
         for name in &names {
             if self.stopped() {
                 return Ok(None);
             }
+            let t = Instant::now();
             self.folder.delete(name, self.plan.sync)?;
+            slowest.since(t);
         }
         self.folder.remove()?;
         let measured = span.finish();
-        Ok(Some(figures(BonnieTest::RandomDelete, repeat, 0, names.len() as u64, 0, &[measured])))
+        let result = figures(BonnieTest::RandomDelete, repeat, 0, names.len() as u64, 0, &[measured]);
+        Ok(Some(result.with_slowest(slowest)))
     }
 }

@@ -176,6 +176,7 @@ mod tests {
             unit: test.unit().to_string(),
             cpu_percent: cpu,
             end_ns: 0,
+            max_latency_ns: 0,
         }
     }
 

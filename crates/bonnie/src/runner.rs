@@ -12,7 +12,7 @@ use crate::local::{LocalData, LocalFiles};
 use crate::place::{Access, DataFile, DataPlace};
 use crate::plan::{BonniePlan, PerChar, UPDATE_EVERY};
 use crate::remote::{session, RemoteData, RemoteFiles};
-use crate::timing::{figures, Ready};
+use crate::timing::{figures, Ready, Slowest};
 use crate::{planned_tests, BonnieError, BonnieResult, BonnieTest};
 use iomatrix_backend::AlignedBuf;
 use iomatrix_backend::Place;
@@ -245,8 +245,7 @@ impl Runner<'_> {
         let mut writer = PutcWriter::new(file, capacity);
         new_file(&mut content);
         let span = Span::start(ready()?);
-        let mut calls: u64 = 0;
-        let mut at = 0u64;
+        let (mut calls, mut at, mut slowest) = (0u64, 0u64, Slowest::default());
         while at < total {
             if self.stopped() {
                 return Ok(None);
@@ -255,17 +254,19 @@ impl Runner<'_> {
                 c.stamp(pattern.as_mut_slice(), at);
             }
             let n = (total - at).min(chunk as u64) as usize;
+            let t = Instant::now();
             for &byte in pattern.as_slice().get(..n).unwrap_or(&[]) {
                 writer.putc(byte).map_err(|e| io_error("putc write", &self.here(), Some(writer.flushed), &e))?;
                 calls += 1;
             }
+            slowest.since(t);
             at += n as u64;
         }
         let flushed = writer.flushed;
         let file = writer.finish().map_err(|e| io_error("putc write", &self.here(), Some(flushed), &e))?;
         self.close("putc", file)?;
         let measured = span.finish();
-        Ok(Some(figures(BonnieTest::PutcWrite, repeat, total, calls, 0, &[measured])))
+        Ok(Some(figures(BonnieTest::PutcWrite, repeat, total, calls, 0, &[measured]).with_slowest(slowest)))
     }
 
     /// bonnie++ 2.00a's putc: the per-char bytes written with one write(2)
@@ -289,7 +290,7 @@ impl Runner<'_> {
             }
             new_file(&mut content);
             let span = Span::start(origin);
-            let mut at = 0u64;
+            let (mut at, mut slowest) = (0u64, Slowest::default());
             while at < total {
                 if self.stopped() {
                     return Ok(None);
@@ -298,16 +299,19 @@ impl Runner<'_> {
                     c.stamp(pattern.as_mut_slice(), at);
                 }
                 let n = (total - at).min(chunk as u64) as usize;
+                let t = Instant::now();
                 for byte in pattern.as_slice().get(..n).unwrap_or(&[]) {
                     file.write_all(std::slice::from_ref(byte))
                         .map_err(|e| io_error("putc write", &self.here(), Some(at), &e))?;
                     at += 1;
                 }
+                slowest.since(t);
             }
             self.close_synced("putc", file)?;
-            Ok(Some(span.finish()))
+            Ok(Some((span.finish(), slowest)))
         })?;
-        Ok(measured.map(|m| figures(BonnieTest::PutcWrite, repeat, total, total, 0, &[m])))
+        Ok(measured
+            .map(|(m, slowest)| figures(BonnieTest::PutcWrite, repeat, total, total, 0, &[m]).with_slowest(slowest)))
     }
 
     /// Sequential output per block: the file made anew in chunk-sized
@@ -326,11 +330,12 @@ impl Runner<'_> {
         let mut buf = AlignedBuf::new(chunk);
         new_file(&mut content);
         let span = Span::start(ready()?);
-        let mut calls = 0u64;
+        let (mut calls, mut slowest) = (0u64, Slowest::default());
         for i in 0..self.plan.chunks() {
             if self.stopped() {
                 return Ok(None);
             }
+            let t = Instant::now();
             let data = buf.as_mut_slice();
             match content.as_deref_mut() {
                 Some(c) => c.stamp(data, i * chunk as u64),
@@ -341,11 +346,12 @@ impl Runner<'_> {
                 }
             }
             file.write_all(data).map_err(|e| io_error("block write", &self.here(), Some(i * chunk as u64), &e))?;
+            slowest.since(t);
             calls += 1;
         }
         self.close("block write", file)?;
         let measured = span.finish();
-        Ok(Some(figures(BonnieTest::BlockWrite, repeat, self.size(), calls, 0, &[measured])))
+        Ok(Some(figures(BonnieTest::BlockWrite, repeat, self.size(), calls, 0, &[measured]).with_slowest(slowest)))
     }
 
     /// Rewrite: each chunk read with read(2), byte (i mod chunk) of chunk i
@@ -363,11 +369,12 @@ impl Runner<'_> {
         let mut buf = AlignedBuf::new(chunk);
         let back = SeekFrom::Current(-(chunk as i64));
         let span = Span::start(ready()?);
-        let mut chunks = 0u64;
+        let (mut chunks, mut slowest) = (0u64, Slowest::default());
         for i in 0..self.plan.chunks() {
             if self.stopped() {
                 return Ok(None);
             }
+            let t = Instant::now();
             let at = i * chunk as u64;
             let data = buf.as_mut_slice();
             file.read_exact(data).map_err(|e| io_error("rewrite read", &self.here(), Some(at), &e))?;
@@ -381,6 +388,7 @@ impl Runner<'_> {
             }
             file.seek(back).map_err(|e| io_error("rewrite lseek", &self.here(), Some(at), &e))?;
             file.write_all(data).map_err(|e| io_error("rewrite write", &self.here(), Some(at), &e))?;
+            slowest.since(t);
             chunks += 1;
         }
         self.close("rewrite", file)?;
@@ -390,7 +398,7 @@ impl Runner<'_> {
             c.generation += 1;
             c.oldest = c.generation;
         }
-        Ok(Some(figures(BonnieTest::Rewrite, repeat, self.size(), chunks, 0, &[measured])))
+        Ok(Some(figures(BonnieTest::Rewrite, repeat, self.size(), chunks, 0, &[measured]).with_slowest(slowest)))
     }
 
     /// Sequential input per character, in the plan's style ([`PerChar`]).
@@ -410,10 +418,16 @@ impl Runner<'_> {
         let total = self.plan.per_char_bytes();
         let mut reader = GetcReader::new(file, capacity);
         let span = Span::start(ready()?);
-        let mut sum = 0u64;
+        let (mut sum, mut slowest, mut t) = (0u64, Slowest::default(), Instant::now());
         for at in 0..total {
-            if at % chunk == 0 && self.stopped() {
-                return Ok(None);
+            if at % chunk == 0 {
+                if at > 0 {
+                    slowest.since(t);
+                }
+                if self.stopped() {
+                    return Ok(None);
+                }
+                t = Instant::now();
             }
             match reader.getc() {
                 Ok(Some(byte)) => sum = sum.wrapping_add(byte as u64),
@@ -424,10 +438,13 @@ impl Runner<'_> {
                 Err(e) => return Err(io_error("getc read", &self.here(), Some(at), &e)),
             }
         }
+        if total > 0 {
+            slowest.since(t);
+        }
         std::hint::black_box(sum);
         self.close("getc", reader.into_file())?;
         let measured = span.finish();
-        Ok(Some(figures(BonnieTest::GetcRead, repeat, total, total, 0, &[measured])))
+        Ok(Some(figures(BonnieTest::GetcRead, repeat, total, total, 0, &[measured]).with_slowest(slowest)))
     }
 
     /// bonnie++ 2.00a's getc: the per-char bytes read with one read(2)
@@ -440,10 +457,16 @@ impl Runner<'_> {
         let measured = on_own_file_table(ready, open, |mut file, origin| {
             let mut byte = [0u8; 1];
             let span = Span::start(origin);
-            let mut sum = 0u64;
+            let (mut sum, mut slowest, mut t) = (0u64, Slowest::default(), Instant::now());
             for at in 0..total {
-                if at % chunk == 0 && self.stopped() {
-                    return Ok(None);
+                if at % chunk == 0 {
+                    if at > 0 {
+                        slowest.since(t);
+                    }
+                    if self.stopped() {
+                        return Ok(None);
+                    }
+                    t = Instant::now();
                 }
                 let got = loop {
                     match file.read(&mut byte) {
@@ -460,11 +483,15 @@ impl Runner<'_> {
                     Err(e) => return Err(io_error("getc read", &self.here(), Some(at), &e)),
                 }
             }
+            if total > 0 {
+                slowest.since(t);
+            }
             std::hint::black_box(sum);
             self.close_synced("getc", file)?;
-            Ok(Some(span.finish()))
+            Ok(Some((span.finish(), slowest)))
         })?;
-        Ok(measured.map(|m| figures(BonnieTest::GetcRead, repeat, total, total, 0, &[m])))
+        Ok(measured
+            .map(|(m, slowest)| figures(BonnieTest::GetcRead, repeat, total, total, 0, &[m]).with_slowest(slowest)))
     }
 
     /// Sequential input per block: chunk-sized read(2) calls, each checked
@@ -479,13 +506,15 @@ impl Runner<'_> {
         let chunk = self.chunk();
         let mut buf = AlignedBuf::new(chunk);
         let span = Span::start(ready()?);
-        let mut calls = 0u64;
+        let (mut calls, mut slowest) = (0u64, Slowest::default());
         for i in 0..self.plan.chunks() {
             if self.stopped() {
                 return Ok(None);
             }
+            let t = Instant::now();
             file.read_exact(buf.as_mut_slice())
                 .map_err(|e| io_error("block read", &self.here(), Some(i * chunk as u64), &e))?;
+            slowest.since(t);
             if let Some(c) = content.as_deref_mut() {
                 c.check(buf.as_slice(), i * chunk as u64);
             }
@@ -493,7 +522,7 @@ impl Runner<'_> {
         }
         self.close("block read", file)?;
         let measured = span.finish();
-        Ok(Some(figures(BonnieTest::BlockRead, repeat, self.size(), calls, 0, &[measured])))
+        Ok(Some(figures(BonnieTest::BlockRead, repeat, self.size(), calls, 0, &[measured]).with_slowest(slowest)))
     }
 
     /// Random seeks: `seekers` threads, each with its own descriptor, take
@@ -542,18 +571,19 @@ impl Runner<'_> {
             out
         });
         let mut measured = Vec::with_capacity(outcomes.len());
-        let (mut seeks, mut writes) = (0u64, 0u64);
+        let (mut seeks, mut writes, mut slowest) = (0u64, 0u64, Slowest::default());
         for outcome in outcomes {
             let f = outcome?;
             measured.push(f.measured);
             seeks += f.seeks;
             writes += f.writes;
+            slowest = slowest.max(f.slowest);
         }
         if self.stopped() || seeks < self.plan.seeks {
             return Ok(None);
         }
         let bytes = (seeks + writes) * self.chunk() as u64;
-        Ok(Some(figures(BonnieTest::RandomSeeks, repeat, bytes, seeks, writes, &measured)))
+        Ok(Some(figures(BonnieTest::RandomSeeks, repeat, bytes, seeks, writes, &measured).with_slowest(slowest)))
     }
 }
 
@@ -561,6 +591,8 @@ struct SeekerFigures {
     measured: Measured,
     seeks: u64,
     writes: u64,
+    /// The slowest seek (with its write-back).
+    slowest: Slowest,
 }
 
 struct Seeker<'r, 'a> {
@@ -590,10 +622,11 @@ impl Seeker<'_, '_> {
         let chunks = runner.plan.chunks();
         let mut buf = AlignedBuf::new(chunk as usize);
         if !self.gate.wait() {
-            return Ok(SeekerFigures { measured: Span::start(self.origin).finish(), seeks: 0, writes: 0 });
+            let measured = Span::start(self.origin).finish();
+            return Ok(SeekerFigures { measured, seeks: 0, writes: 0, slowest: Slowest::default() });
         }
         let span = Span::start(self.origin);
-        let (mut seeks, mut writes) = (0u64, 0u64);
+        let (mut seeks, mut writes, mut slowest) = (0u64, 0u64, Slowest::default());
         loop {
             if runner.stopped() || self.failed.load(Ordering::Relaxed) {
                 break;
@@ -602,6 +635,7 @@ impl Seeker<'_, '_> {
             if ticket >= runner.plan.seeks {
                 break;
             }
+            let t = Instant::now();
             let hash = mix(self.seed ^ ticket);
             let at = (hash % chunks) * chunk;
             let file = &mut self.file;
@@ -620,12 +654,13 @@ impl Seeker<'_, '_> {
                 }
                 writes += 1;
             }
+            slowest.since(t);
         }
         if self.failed.load(Ordering::Relaxed) {
             // Another seeker failed first and reports why; this one's close would only repeat it
             // (on a dead server, with a misleading operation).
             let _ = self.file.close();
-            return Ok(SeekerFigures { measured: span.finish(), seeks, writes });
+            return Ok(SeekerFigures { measured: span.finish(), seeks, writes, slowest });
         }
         // Inside the timing, as in bonnie++'s seekers (whose close fsyncs first, in 2.00a).
         if runner.plan.fsync_close {
@@ -633,6 +668,6 @@ impl Seeker<'_, '_> {
         }
         self.file.close().map_err(|e| io_error("seek test close", path, None, &e))?;
         let measured = span.finish();
-        Ok(SeekerFigures { measured, seeks, writes })
+        Ok(SeekerFigures { measured, seeks, writes, slowest })
     }
 }

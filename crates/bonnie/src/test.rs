@@ -149,6 +149,13 @@ pub struct BonnieResult {
     /// one client, from the moment the test's clock started).
     #[serde(default)]
     pub end_ns: u64,
+    /// The slowest single operation, bonnie++'s latency column: a chunk
+    /// of the per-char tests, one chunk's write(2) or read(2), one chunk
+    /// rewritten, one seek (with its write-back), one file created,
+    /// stat'ed or deleted. With many clients, the slowest of any client.
+    /// 0: not measured (runs stored before it was).
+    #[serde(default)]
+    pub max_latency_ns: u64,
 }
 
 impl BonnieResult {

@@ -48,6 +48,32 @@ pub(crate) fn figures(
         unit: test.unit().to_string(),
         cpu_percent,
         end_ns: end,
+        max_latency_ns: 0,
+    }
+}
+
+/// The slowest single operation of a test so far (bonnie++'s latency
+/// column), timed as bonnie++ times it: one clock read before and one
+/// after each operation.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Slowest(pub(crate) u64);
+
+impl Slowest {
+    /// Counts the operation that began at `start` and ends now.
+    pub(crate) fn since(&mut self, start: Instant) {
+        self.0 = self.0.max(start.elapsed().as_nanos().min(u64::MAX as u128) as u64);
+    }
+
+    pub(crate) fn max(self, other: Slowest) -> Slowest {
+        Slowest(self.0.max(other.0))
+    }
+}
+
+impl BonnieResult {
+    /// The result with its slowest operation.
+    pub(crate) fn with_slowest(mut self, slowest: Slowest) -> BonnieResult {
+        self.max_latency_ns = slowest.0;
+        self
     }
 }
 

@@ -94,6 +94,7 @@ fn imported_report(run: &StoredRun) -> Option<String> {
             unit: test.unit().to_string(),
             cpu_percent: 0.0,
             end_ns: 0,
+            max_latency_ns: 0,
         });
     }
     let machine = run.environment["host"].as_str().unwrap_or("unknown");
