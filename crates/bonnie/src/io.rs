@@ -150,18 +150,20 @@ pub(crate) fn close_checked(file: File) -> io::Result<()> {
     }
 }
 
-/// Runs a one-system-call-per-byte test as bonnie++'s single-threaded
-/// process runs it: on a thread of its own whose file table is its own
-/// (`unshare(CLONE_FILES)`), with the file opened there.
+/// Runs a test on the data file as bonnie++'s single-threaded process
+/// runs it: on a thread of its own whose file table is its own
+/// (`unshare(CLONE_FILES)`), with the file opened there. The per-char
+/// tests in bonnie++'s style and the block write, rewrite and block read
+/// run this way (the seekers are threads in bonnie++ too).
 ///
 /// Why: in a process whose threads share one file table (iomatrix's: the
-/// harness, the clients), every read(2)/write(2) of a regular file takes a
-/// reference on the file and its position lock (the kernel's fdget_pos);
-/// a single-threaded process skips both. That is ~100 ns per call here,
-/// 12-20% of a one-byte read(2) or write(2) (measured with the same C loop
-/// single-threaded, with an idle second thread, and after unshare), a cost
-/// bonnie++ does not pay. Where unshare is refused the test runs anyway,
-/// on the shared table.
+/// harness, the clients), every read(2)/write(2)/lseek(2) of a regular
+/// file takes a reference on the file and its position lock (the kernel's
+/// fdget_pos); a single-threaded process skips both. That is ~100 ns per
+/// call here, 12-20% of a one-byte read(2) or write(2) (measured with the
+/// same C loop single-threaded, with an idle second thread, and after
+/// unshare) and a few % of a chunk's, a cost bonnie++ does not pay. Where
+/// unshare is refused the test runs anyway, on the shared table.
 ///
 /// `open` runs on the new thread (untimed); then the caller's `ready`
 /// (the clients' barrier) gives the clock's origin, and `body` runs the

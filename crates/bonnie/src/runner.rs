@@ -325,33 +325,37 @@ impl Runner<'_> {
         ready: &mut Ready<'_>,
         mut content: Option<&mut Content>,
     ) -> Result<Option<BonnieResult>, BonnieError> {
-        let mut file = self.open("block write", Access::Create, self.plan.direct)?;
         let chunk = self.chunk();
-        let mut buf = AlignedBuf::new(chunk);
         new_file(&mut content);
-        let span = Span::start(ready()?);
-        let (mut calls, mut slowest) = (0u64, Slowest::default());
-        for i in 0..self.plan.chunks() {
-            if self.stopped() {
-                return Ok(None);
-            }
-            let t = Instant::now();
-            let data = buf.as_mut_slice();
-            match content.as_deref_mut() {
-                Some(c) => c.stamp(data, i * chunk as u64),
-                None => {
-                    if let Some(b) = data.get_mut((i % chunk as u64) as usize) {
-                        *b = b.wrapping_add(1);
+        let open = || self.open("block write", Access::Create, self.plan.direct);
+        let done = on_own_file_table(ready, open, |mut file, origin| {
+            let mut buf = AlignedBuf::new(chunk);
+            let span = Span::start(origin);
+            let (mut calls, mut slowest) = (0u64, Slowest::default());
+            for i in 0..self.plan.chunks() {
+                if self.stopped() {
+                    return Ok(None);
+                }
+                let data = buf.as_mut_slice();
+                match content.as_deref_mut() {
+                    Some(c) => c.stamp(data, i * chunk as u64),
+                    None => {
+                        if let Some(b) = data.get_mut((i % chunk as u64) as usize) {
+                            *b = b.wrapping_add(1);
+                        }
                     }
                 }
+                let t = Instant::now();
+                file.write_all(data).map_err(|e| io_error("block write", &self.here(), Some(i * chunk as u64), &e))?;
+                slowest.since(t);
+                calls += 1;
             }
-            file.write_all(data).map_err(|e| io_error("block write", &self.here(), Some(i * chunk as u64), &e))?;
-            slowest.since(t);
-            calls += 1;
-        }
-        self.close("block write", file)?;
-        let measured = span.finish();
-        Ok(Some(figures(BonnieTest::BlockWrite, repeat, self.size(), calls, 0, &[measured]).with_slowest(slowest)))
+            self.close("block write", file)?;
+            Ok(Some((span.finish(), calls, slowest)))
+        })?;
+        Ok(done.map(|(m, calls, slowest)| {
+            figures(BonnieTest::BlockWrite, repeat, self.size(), calls, 0, &[m]).with_slowest(slowest)
+        }))
     }
 
     /// Rewrite: each chunk read with read(2), byte (i mod chunk) of chunk i
@@ -364,35 +368,38 @@ impl Runner<'_> {
         ready: &mut Ready<'_>,
         mut content: Option<&mut Content>,
     ) -> Result<Option<BonnieResult>, BonnieError> {
-        let mut file = self.open("rewrite", Access::ReadWrite, self.plan.direct)?;
         let chunk = self.chunk();
-        let mut buf = AlignedBuf::new(chunk);
         let back = SeekFrom::Current(-(chunk as i64));
-        let span = Span::start(ready()?);
-        let (mut chunks, mut slowest) = (0u64, Slowest::default());
-        for i in 0..self.plan.chunks() {
-            if self.stopped() {
-                return Ok(None);
-            }
-            let t = Instant::now();
-            let at = i * chunk as u64;
-            let data = buf.as_mut_slice();
-            file.read_exact(data).map_err(|e| io_error("rewrite read", &self.here(), Some(at), &e))?;
-            match content.as_deref_mut() {
-                Some(c) => c.check_then_restamp(data, at),
-                None => {
-                    if let Some(b) = data.get_mut((i % chunk as u64) as usize) {
-                        *b = b.wrapping_add(1);
+        let open = || self.open("rewrite", Access::ReadWrite, self.plan.direct);
+        let done = on_own_file_table(ready, open, |mut file, origin| {
+            let mut buf = AlignedBuf::new(chunk);
+            let span = Span::start(origin);
+            let (mut chunks, mut slowest) = (0u64, Slowest::default());
+            for i in 0..self.plan.chunks() {
+                if self.stopped() {
+                    return Ok(None);
+                }
+                let t = Instant::now();
+                let at = i * chunk as u64;
+                let data = buf.as_mut_slice();
+                file.read_exact(data).map_err(|e| io_error("rewrite read", &self.here(), Some(at), &e))?;
+                match content.as_deref_mut() {
+                    Some(c) => c.check_then_restamp(data, at),
+                    None => {
+                        if let Some(b) = data.get_mut((i % chunk as u64) as usize) {
+                            *b = b.wrapping_add(1);
+                        }
                     }
                 }
+                file.seek(back).map_err(|e| io_error("rewrite lseek", &self.here(), Some(at), &e))?;
+                file.write_all(data).map_err(|e| io_error("rewrite write", &self.here(), Some(at), &e))?;
+                slowest.since(t);
+                chunks += 1;
             }
-            file.seek(back).map_err(|e| io_error("rewrite lseek", &self.here(), Some(at), &e))?;
-            file.write_all(data).map_err(|e| io_error("rewrite write", &self.here(), Some(at), &e))?;
-            slowest.since(t);
-            chunks += 1;
-        }
-        self.close("rewrite", file)?;
-        let measured = span.finish();
+            self.close("rewrite", file)?;
+            Ok(Some((span.finish(), chunks, slowest)))
+        })?;
+        let Some((measured, chunks, slowest)) = done else { return Ok(None) };
         if let Some(c) = content {
             // Every block now carries the rewrite's generation: an older one read back is a lost write.
             c.generation += 1;
@@ -502,27 +509,31 @@ impl Runner<'_> {
         ready: &mut Ready<'_>,
         mut content: Option<&mut Content>,
     ) -> Result<Option<BonnieResult>, BonnieError> {
-        let mut file = self.open("block read", Access::Read, self.plan.direct)?;
         let chunk = self.chunk();
-        let mut buf = AlignedBuf::new(chunk);
-        let span = Span::start(ready()?);
-        let (mut calls, mut slowest) = (0u64, Slowest::default());
-        for i in 0..self.plan.chunks() {
-            if self.stopped() {
-                return Ok(None);
+        let open = || self.open("block read", Access::Read, self.plan.direct);
+        let done = on_own_file_table(ready, open, |mut file, origin| {
+            let mut buf = AlignedBuf::new(chunk);
+            let span = Span::start(origin);
+            let (mut calls, mut slowest) = (0u64, Slowest::default());
+            for i in 0..self.plan.chunks() {
+                if self.stopped() {
+                    return Ok(None);
+                }
+                let t = Instant::now();
+                file.read_exact(buf.as_mut_slice())
+                    .map_err(|e| io_error("block read", &self.here(), Some(i * chunk as u64), &e))?;
+                slowest.since(t);
+                if let Some(c) = content.as_deref_mut() {
+                    c.check(buf.as_slice(), i * chunk as u64);
+                }
+                calls += 1;
             }
-            let t = Instant::now();
-            file.read_exact(buf.as_mut_slice())
-                .map_err(|e| io_error("block read", &self.here(), Some(i * chunk as u64), &e))?;
-            slowest.since(t);
-            if let Some(c) = content.as_deref_mut() {
-                c.check(buf.as_slice(), i * chunk as u64);
-            }
-            calls += 1;
-        }
-        self.close("block read", file)?;
-        let measured = span.finish();
-        Ok(Some(figures(BonnieTest::BlockRead, repeat, self.size(), calls, 0, &[measured]).with_slowest(slowest)))
+            self.close("block read", file)?;
+            Ok(Some((span.finish(), calls, slowest)))
+        })?;
+        Ok(done.map(|(m, calls, slowest)| {
+            figures(BonnieTest::BlockRead, repeat, self.size(), calls, 0, &[m]).with_slowest(slowest)
+        }))
     }
 
     /// Random seeks: `seekers` threads, each with its own descriptor, take
