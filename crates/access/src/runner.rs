@@ -520,8 +520,17 @@ impl Work<'_> {
         };
         let due = |ops: u64| self.plan.rate_iops.map(|r| start + Duration::from_secs_f64(ops as f64 / r as f64));
         let mut next_tick = start + Duration::from_secs(1);
+        // Two clock reads per request: when it is issued and when its completion is seen. The
+        // loop's own checks use the last completion's time (or, after waiting, a fresh one).
+        let mut now = start;
+        // Coin flips only where the cell mixes: 100% or 0% needs no draw.
+        let always = |pct: u8| match pct {
+            0 => Some(false),
+            100 => Some(true),
+            _ => None,
+        };
+        let (reads_only, random_only) = (always(cell.read_percent), always(cell.random_percent));
         loop {
-            let now = Instant::now();
             let issuing = !self.stop.load(Ordering::Relaxed)
                 && deadline.is_none_or(|d| now < d)
                 && budget.is_none_or(|b| issued_bytes < b);
@@ -531,8 +540,12 @@ impl Work<'_> {
                     {
                         break;
                     }
-                    let write = rng.percent() >= cell.read_percent;
-                    let offset = if rng.percent() < cell.random_percent {
+                    let write = match reads_only {
+                        Some(read) => !read,
+                        None => rng.percent() >= cell.read_percent,
+                    };
+                    let random = random_only.unwrap_or_else(|| rng.percent() < cell.random_percent);
+                    let offset = if random {
                         rng.below(positions) * align
                     } else {
                         let offset = seq_next;
@@ -568,10 +581,11 @@ impl Work<'_> {
                     let until = deadline.map_or(d, |dl| d.min(dl));
                     std::thread::sleep(until.saturating_duration_since(Instant::now()));
                 }
+                now = Instant::now();
                 continue;
             }
             file.reap(1, &mut completions).map_err(|e| self.failure(format!("reaping from {}: {e}", place)))?;
-            let now = Instant::now();
+            now = Instant::now();
             let second = now.duration_since(start).as_secs() as usize;
             for c in completions.drain(..) {
                 let moved = c.result.map_err(|e| {
