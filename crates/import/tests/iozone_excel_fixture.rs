@@ -5,7 +5,7 @@
 //! (where the binary's tests read it too).
 
 use iomatrix_import::iozone_excel::{parse_excel_report, parse_excel_report_with_min_record};
-use iomatrix_report::{excel_report, Matrix};
+use iomatrix_report::{excel_report, Matrix, IOZONE_RECORD_SIZES_KIB};
 
 const FIXTURE: &str = include_str!("../../report/tests/data/iozone-3.471-auto-64k-1m-tmpfs.txt");
 const MARKER: &str = "Excel output is below:\n";
@@ -90,7 +90,7 @@ fn round_trip_reproduces_excel_section_byte_for_byte() {
     assert!(section.starts_with("\n\"Writer report\"\n"));
 
     let ms = parse_excel_report(FIXTURE).expect("fixture parses");
-    let written = excel_report(&ms);
+    let written = excel_report(&ms, &IOZONE_RECORD_SIZES_KIB);
     assert_eq!(written, section);
 
     // The section alone parses to the same matrices.
