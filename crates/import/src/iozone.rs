@@ -401,14 +401,11 @@ mod tests {
                     \"         Pwrite \"  243020.93 \n\n\n\niozone test complete.\n";
         assert!(has_report_block(text));
         let run = parse(text).unwrap();
-        let cells: Vec<(&str, Option<u64>, Option<u64>, usize, f64)> =
-            run.cells.iter().map(|c| (c.test.as_str(), c.file_size, c.record_size, c.clients, c.kib_per_sec)).collect();
+        let cell = |c: &ImportedCell| (c.test.clone(), c.file_size, c.record_size, c.clients, c.kib_per_sec);
+        let (file, record) = (Some(256 << 10), Some(16 << 10));
         assert_eq!(
-            cells,
-            [
-                ("write", Some(256 << 10), Some(16 << 10), 2, 246059.19),
-                ("reread", Some(256 << 10), Some(16 << 10), 2, 2055142.27)
-            ]
+            run.cells.iter().map(cell).collect::<Vec<_>>(),
+            [("write".to_string(), file, record, 2, 246059.19), ("reread".to_string(), file, record, 2, 2055142.27)]
         );
         assert_eq!(run.conditions["clients"], 2);
         assert_eq!(run.skipped, ["\"Pwrite\" (throughput report): iomatrix has no IOzone test of that name"]);

@@ -101,9 +101,12 @@ fn sheet_cells(xlsx: &[u8], n: usize) -> BTreeMap<(u32, u32), String> {
     cells
 }
 
+/// A row of a workbook block: the file size, and per header column its value or "".
+type Row = (String, Vec<String>);
+
 /// Reads one block of the "iozone" sheet at `top`: title, header, and
-/// rows (file size, [value or "" per header column]) until a blank row.
-fn block(cells: &BTreeMap<(u32, u32), String>, top: u32) -> (String, Vec<String>, Vec<(String, Vec<String>)>) {
+/// rows until a blank row.
+fn block(cells: &BTreeMap<(u32, u32), String>, top: u32) -> (String, Vec<String>, Vec<Row>) {
     let title = cells[&(top, 0)].clone();
     let header: Vec<String> = (1..).map_while(|c| cells.get(&(top + 1, c)).cloned()).collect();
     let rows = (top + 2..)
