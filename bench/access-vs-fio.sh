@@ -304,15 +304,10 @@ run_fio() {
             die "could not read $file into the page cache in $where"
         check_cached "$file" "$SIZE_BYTES" "fio's file after reading it in ($where)"
     fi
-    local engine
-    read -r -a engine <<<"$(fio_engine_args "${CASE_BACKEND[case]}" "${CASE_QD[case]}")"
-    local args=(--name=access --filename="$file" --rw=randread --bs="$BS" --size="$SIZE_BYTES"
-        "${engine[@]}" --direct="${CASE_DIRECT[case]}" --time_based --runtime="$SECS" --norandommap
-        --randrepeat=1 --thread --numjobs=1 --invalidate=0 --fadvise_hint=0 --group_reporting
-        --lat_percentiles=1 --output-format=json)
+    fio_args "$file" randread "$SIZE_BYTES" "$BS" "${CASE_BACKEND[case]}" "${CASE_QD[case]}" "${CASE_DIRECT[case]}" "$SECS"
     local before after
     before=$(pgpgin)
-    if ! run_child "$LIMIT" "$json" "$log" "$FIO" "${args[@]}"; then
+    if ! run_child "$LIMIT" "$json" "$log" "$FIO" "${FIO_ARGS[@]}"; then
         sed 's/^/  | /' "$log" "$json" >&2
         die "fio failed in $where (its messages are above)"
     fi

@@ -226,6 +226,23 @@ fio_engine_args() {
     esac
 }
 
+# fio_args FILE RW SIZE BS BACKEND QD DIRECT SECS: sets FIO_ARGS to the timed fio job the
+# benches run beside `iomatrix run access`: RW (randread, randwrite) at uniformly random
+# BS-aligned offsets of FILE (SIZE bytes, laid out beforehand by fio_layout), with replacement
+# (--norandommap) from a fixed seed (--randrepeat=1), for SECS, through fio_engine_args's
+# engine, O_DIRECT when DIRECT is 1; no page-cache drop at open (--invalidate=0), no
+# posix_fadvise hint (--fadvise_hint=0), one thread; JSON with total-latency percentiles
+# (--lat_percentiles=1: lat_ns, iomatrix's latency).
+# shellcheck disable=SC2034 # FIO_ARGS is for the scripts that source this
+fio_args() {
+    local file=$1 rw=$2 size=$3 bs=$4 backend=$5 qd=$6 direct=$7 secs=$8 engine
+    read -r -a engine <<<"$(fio_engine_args "$backend" "$qd")"
+    FIO_ARGS=(--name=access --filename="$file" --rw="$rw" --bs="$bs" --size="$size" "${engine[@]}"
+        --direct="$direct" --time_based --runtime="$secs" --norandommap --randrepeat=1 --thread
+        --numjobs=1 --invalidate=0 --fadvise_hint=0 --group_reporting --lat_percentiles=1
+        --output-format=json)
+}
+
 # fio_layout LIMIT FILE SIZE BS LOGBASE WHERE: fio lays out FILE in an invocation of its own
 # (--create_only=1: fallocate, written in full, fsync; it ends with posix_fadvise(DONTNEED)),
 # untimed; then FILE is checked to be SIZE bytes and fully allocated (not sparse). LOGBASE.json
@@ -252,9 +269,10 @@ check_cached() {
     fi
 }
 
-# iomatrix_figures JSON SIZE BACKEND QD DIRECT SECS RW: checks iomatrix's --json output of one
-# `run access` cell (backend, depth, O_DIRECT 0/1, file size, 4 KiB blocks, only RW = read or
-# write requests, about SECS long) and prints "IOPS<TAB>p99 ns<TAB>mean ns<TAB>timed s" of it.
+# iomatrix_figures JSON SIZE BACKEND QD DIRECT SECS RW [SEED]: checks iomatrix's --json output
+# of one `run access` cell (backend, depth, O_DIRECT 0/1, file size, 4 KiB blocks, only RW =
+# read or write requests, about SECS long, and the plan's seed if SEED is given) and prints
+# "IOPS<TAB>p99 ns<TAB>mean ns<TAB>timed s" of it.
 iomatrix_figures() {
     python3 - "$@" <<'PY'
 import json, sys
@@ -263,6 +281,8 @@ other = {"read": "write", "write": "read"}[rw]
 doc = json.load(open(path))
 if doc.get("schema") != "iomatrix.run/1":
     sys.exit("unexpected schema %r" % doc.get("schema"))
+if len(sys.argv) > 8 and doc["run"]["plan"]["seed"] != int(sys.argv[8], 0):
+    sys.exit("the run's seed is %#x, expected %s" % (doc["run"]["plan"]["seed"], sys.argv[8]))
 cells = doc["run"]["cell_results"]
 if len(cells) != 1:
     sys.exit("%d cells in the output, expected 1" % len(cells))
@@ -310,11 +330,13 @@ PY
 # comma-separated. PAIRS: ratios A/B to show, comma-separated, each optionally with a goal
 # (A/B:0.9): "paired" is the median of the per-repeat ratios (A and B of the same repeat and
 # case), "of medians" the ratio of the two median IOPS; a goal is judged on the paired median.
-# P99_TOOLS: tools whose median p99 is shown ("" for none).
+# P99_TOOLS: tools whose median p99 is shown ("" for none). LAYOUT: wide (default: a row per
+# case) or long (a block of lines per case, for few cases and many columns).
 median_table() {
     python3 - "$@" <<'PY'
 import statistics, sys
 path, tools, pairs, p99_tools = sys.argv[1], sys.argv[2].split(","), sys.argv[3].split(","), [t for t in sys.argv[4].split(",") if t]
+long = len(sys.argv) > 5 and sys.argv[5] == "long"
 iops, p99, cases = {}, {}, []
 for line in open(path):
     f = line.rstrip("\n").split("\t")
@@ -352,11 +374,27 @@ for case in cases:
             row.append("-" if paired is None else ("yes" if paired >= goal else "NO"))
     for t in p99_tools:
         v = p99.get((case, t))
-        row.append("%.1f" % (statistics.median(v) / 1000) if v else "-")
+        row.append(("%.2f" if v and statistics.median(v) < 10000 else "%.1f") % (statistics.median(v) / 1000) if v else "-")
     rows.append(row)
-widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
-for r in [head] + rows:
-    print("  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)))
+if long:
+    for row in rows:
+        print(row[0])
+        named = dict(zip(head, row))
+        print("  %-22s %s" % ("median IOPS", "   ".join("%s %s" % (t, named["%s IOPS" % t]) for t in tools)))
+        if p99_tools:
+            print("  %-22s %s" % ("median p99 (us)", "   ".join("%s %s" % (t, named["%s p99 us" % t]) for t in p99_tools)))
+        at = 1 + len(tools)
+        for (a, b), goal in pairs:
+            line = "paired %s   of medians %s" % (row[at], row[at + 1])
+            at += 2
+            if goal is not None:
+                line += "   goal >= %.2f: %s" % (goal, row[at])
+                at += 1
+            print("  %-22s %s" % ("%s/%s" % (a, b), line))
+else:
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
+    for r in [head] + rows:
+        print("  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)))
 print("paired: the median over repeats of each repeat's ratio; of medians: the ratio of the two median IOPS.")
 if pairs and any(g is not None for _, g in pairs):
     print("A goal is judged on the paired median.")
