@@ -241,8 +241,8 @@ check_offsets() {
     expected=${expected% }
     if [[ $observed != "$expected" ]]; then
         echo "$PROG: OFFSETS DIFFER: the bare loop would not read what iomatrix reads" >&2
-        echo "  iomatrix (strace, first $CHECK_N 4 KiB preads on its file): $observed" >&2
-        echo "  bare_pread ${flips[*]} -s $SEED -n $CHECK_N $SIZE_BYTES:    $expected" >&2
+        echo "  iomatrix, its first $CHECK_N 4 KiB preads on its file (strace): $observed" >&2
+        echo "  the bare loop's first $CHECK_N (bare_pread ${flips[*]:+${flips[*]} }-s $SEED -n $CHECK_N $SIZE_BYTES): $expected" >&2
         if ((COIN_FLIPS)); then
             other=$("$BARE" -s "$SEED" -n "$CHECK_N" "$SIZE_BYTES" | tr '\n' ' ')
             [[ $observed == "${other% }" ]] &&
