@@ -45,7 +45,14 @@
 #   untimed, fully written (not sparse: a write is an overwrite of allocated blocks, no
 #   unwritten-extent conversion): iomatrix inside its run; fio in an invocation of its own
 #   (--create_only=1, then checked to be SIZE bytes, fully allocated). Only one file exists at a
-#   time: fio's is removed after its run, iomatrix removes its own.
+#   time: fio's is removed after its run; iomatrix's is kept (--keep) to be checked after read
+#   runs, then removed. Both start with the whole file in the page cache of the ext4 mount, as
+#   iomatrix's layout (buffered writes, fsync) leaves it: fio's layout ends with
+#   posix_fadvise(DONTNEED), so the script reads fio's file back in (dd, untimed), and checks
+#   with fincore that all of fio's file is cached before its run and all of iomatrix's after a
+#   read run. O_DIRECT requests do not read the cache, but the kernel does work for cached
+#   pages: a direct write drops the cached page it overwrites, and a direct read first writes
+#   back any dirty page in its range (there is none, but it looks while the file has pages).
 #   Latency: iomatrix times a request from just before it queues it to when it sees the
 #   completion, fio's lat_ns (not clat_ns), hence --lat_percentiles=1; both include the wait in
 #   the submission queue until the batch goes in.
@@ -154,10 +161,10 @@ TMPFS_BYTES=$((IMAGE_BYTES + (16 << 20)))
 need_iomatrix IOMATRIX_BIN
 need_fio
 command -v python3 >/dev/null || die "python3 not found: it computes the medians and reads the JSON"
-for tool in mkfs.ext4 mount umount mountpoint losetup findmnt truncate timeout stat; do
+for tool in mkfs.ext4 mount umount mountpoint losetup findmnt fincore truncate timeout stat dd; do
     command -v "$tool" >/dev/null || die "$tool not found: install util-linux, e2fsprogs and coreutils"
 done
-# Memory: the image on tmpfs, plus the page cache a layout leaves of the file, plus room.
+# Memory: the image on tmpfs, plus the file in the page cache of the ext4 mount, plus room.
 MEM_AVAIL=$(awk '$1 == "MemAvailable:" { print $2 * 1024 }' /proc/meminfo)
 if [[ $MEM_AVAIL =~ ^[0-9]+$ ]] && ((MEM_AVAIL < TMPFS_BYTES + SIZE_BYTES + (256 << 20))); then
     die "only $((MEM_AVAIL >> 20)) MiB of memory available: the $(human "$IMAGE_BYTES") image on tmpfs and a $SIZE file need more; choose a smaller --size"
@@ -225,7 +232,7 @@ run_iomatrix() {
     local rep=$1 rw=$2 qd=$3 case=$4 name=iomatrix-$1-$2-$3 read_pct=100
     local json=$SCRATCH/$name.json log=$SCRATCH/$name.log
     [[ $rw == write ]] && read_pct=0
-    if ! run_child "$LIMIT" "$json" "$log" "$IOMATRIX" --db "$DB" run access --target "$MNT" --bs "$BS" \
+    if ! run_child "$LIMIT" "$json" "$log" "$IOMATRIX" --db "$DB" run access --target "$MNT" --keep --bs "$BS" \
         --read "$read_pct" --random 100 --qd "$qd" --backend io_uring --direct --file-size "$SIZE_BYTES" \
         --duration "${SECS}s" --json; then
         sed 's/^/  | /' "$log" >&2
@@ -234,6 +241,13 @@ run_iomatrix() {
     local parsed
     parsed=$(iomatrix_figures "$json" "$SIZE_BYTES" io_uring "$qd" 1 "$SECS" "$rw") ||
         die "iomatrix's output in '$case', repeat $rep is not as expected"
+    # Its file, kept (--keep): after reads, still all in the page cache, as its layout left it
+    # (direct writes drop the pages they overwrite, so there is nothing to check after writes).
+    local cell_file
+    cell_file=$(find "$MNT" -mindepth 3 -maxdepth 3 -path "$MNT/iomatrix-*/client-0/*" -type f -print -quit)
+    [[ -n $cell_file ]] || die "iomatrix's file not found under $MNT after '$case', repeat $rep (--keep)"
+    [[ $rw == read ]] && check_cached "$cell_file" "$SIZE_BYTES" "iomatrix's file after '$case', repeat $rep"
+    rm -rf -- "$MNT"/iomatrix-*
     # What iomatrix says about its ring (a flag the kernel refused), once.
     if ((!RING_NOTED)) && grep -qi 'IORING_SETUP' "$log"; then
         RING_NOTED=1
@@ -246,6 +260,10 @@ run_fio() {
     local rep=$1 rw=$2 qd=$3 case=$4 name=fio-$1-$2-$3
     local json=$SCRATCH/$name.json log=$SCRATCH/$name.log where="'$case', repeat $rep"
     fio_layout "$LIMIT" "$FIO_FILE" "$SIZE_BYTES" "$BS" "$SCRATCH/$name-layout" "$where"
+    # iomatrix's layout leaves its file in the page cache; fio's drops it: read it back in.
+    run_child "$LIMIT" /dev/null "$SCRATCH/$name-readin.log" dd if="$FIO_FILE" of=/dev/null bs=1M status=none ||
+        die "could not read $FIO_FILE into the page cache in $where"
+    check_cached "$FIO_FILE" "$SIZE_BYTES" "fio's file after reading it in ($where)"
     fio_args "$FIO_FILE" "rand$rw" "$SIZE_BYTES" "$BS" io_uring "$qd" 1 "$SECS"
     [[ $rw == write ]] && FIO_ARGS+=(--scramble_buffers=0)
     if ! run_child "$LIMIT" "$json" "$log" "$FIO" "${FIO_ARGS[@]}"; then
