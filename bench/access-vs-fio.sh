@@ -42,10 +42,12 @@
 #               one io_uring_enter, wait for at least one completion, take all that are there.
 #               (fio's defaults, submit 1 and complete_max = complete_min = 1, make fio enter the
 #               kernel once per request once the queue is full, iomatrix once per batch.)
-#               Not matched, as no fio option changes it: fio 3.33 sets its ring up with
-#               IORING_SETUP_COOP_TASKRUN|SINGLE_ISSUER|DEFER_TASKRUN, iomatrix with no flags, so
-#               completions that arrive from another CPU (O_DIRECT) interrupt iomatrix's thread
-#               with an IPI and not fio's. Cached reads complete inside io_uring_enter: no effect.
+#               Ring flags: fio 3.33 sets its ring up with
+#               IORING_SETUP_COOP_TASKRUN|SINGLE_ISSUER|DEFER_TASKRUN (no fio option changes it);
+#               iomatrix with COOP_TASKRUN where the kernel has it (5.19+) and, since issue 16's
+#               hot-path change, SINGLE_ISSUER|DEFER_TASKRUN too where the kernel takes them.
+#               Without them, completions that arrive from another CPU (O_DIRECT) interrupt the
+#               thread with an IPI. Cached reads complete inside io_uring_enter: no effect.
 #     direct:   --direct=1 (and iomatrix --direct): O_DIRECT, page-aligned buffers in both.
 #   fio's file is laid out by fio itself in an untimed invocation of its own (--create_only=1:
 #   fallocate, written in full, fsync; it is then checked to be SIZE bytes and fully allocated,
