@@ -395,7 +395,8 @@ else:
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
     for r in [head] + rows:
         print("  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)))
-print("paired: the median over repeats of each repeat's ratio; of medians: the ratio of the two median IOPS.")
+if pairs:
+    print("paired: the median over repeats of each repeat's ratio; of medians: the ratio of the two median IOPS.")
 if pairs and any(g is not None for _, g in pairs):
     print("A goal is judged on the paired median.")
 if few:
