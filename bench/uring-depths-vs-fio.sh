@@ -246,7 +246,8 @@ run_iomatrix() {
     local cell_file
     cell_file=$(find "$MNT" -mindepth 3 -maxdepth 3 -path "$MNT/iomatrix-*/client-0/*" -type f -print -quit)
     [[ -n $cell_file ]] || die "iomatrix's file not found under $MNT after '$case', repeat $rep (--keep)"
-    [[ $rw == read ]] && check_cached "$cell_file" "$SIZE_BYTES" "iomatrix's file after '$case', repeat $rep"
+    # After its direct reads the kernel may have let a few pages go (seen: 1 MiB of 512): 99% will do.
+    [[ $rw == read ]] && check_cached "$cell_file" "$SIZE_BYTES" "iomatrix's file after '$case', repeat $rep" 99
     rm -rf -- "$MNT"/iomatrix-*
     # What iomatrix says about its ring (a flag the kernel refused), once.
     if ((!RING_NOTED)) && grep -qi 'IORING_SETUP' "$log"; then
