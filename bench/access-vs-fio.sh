@@ -42,10 +42,12 @@
 #               one io_uring_enter, wait for at least one completion, take all that are there.
 #               (fio's defaults, submit 1 and complete_max = complete_min = 1, make fio enter the
 #               kernel once per request once the queue is full, iomatrix once per batch.)
-#               Not matched, as no fio option changes it: fio 3.33 sets its ring up with
-#               IORING_SETUP_COOP_TASKRUN|SINGLE_ISSUER|DEFER_TASKRUN, iomatrix with no flags, so
-#               completions that arrive from another CPU (O_DIRECT) interrupt iomatrix's thread
-#               with an IPI and not fio's. Cached reads complete inside io_uring_enter: no effect.
+#               Ring flags: fio 3.33 sets its ring up with
+#               IORING_SETUP_COOP_TASKRUN|SINGLE_ISSUER|DEFER_TASKRUN (no fio option changes it);
+#               iomatrix with COOP_TASKRUN where the kernel has it (5.19+) and, since issue 16's
+#               hot-path change, SINGLE_ISSUER|DEFER_TASKRUN too where the kernel takes them.
+#               Without them, completions that arrive from another CPU (O_DIRECT) interrupt the
+#               thread with an IPI. Cached reads complete inside io_uring_enter: no effect.
 #     direct:   --direct=1 (and iomatrix --direct): O_DIRECT, page-aligned buffers in both.
 #   fio's file is laid out by fio itself in an untimed invocation of its own (--create_only=1:
 #   fallocate, written in full, fsync; it is then checked to be SIZE bytes and fully allocated,
@@ -133,39 +135,10 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 
-# A duration in whole seconds: a number with an optional s or m. Both tools get the seconds.
-to_seconds() {
-    local text=$1 number
-    if [[ ! $text =~ ^([0-9]+)([sSmM]?)$ ]]; then
-        die "--duration '$text' is not a duration: write whole seconds with an optional s or m (e.g. 10s, 2m)"
-    fi
-    number=$((10#${BASH_REMATCH[1]}))
-    case ${BASH_REMATCH[2],,} in
-    m) echo $((number * 60)) ;;
-    *) echo "$number" ;;
-    esac
-}
-
-# 1024-based, the way sizes are written on the command line: 2147483648 -> 2g.
-human() {
-    local bytes=$1 shift_by=40 unit
-    for unit in t g m k; do
-        if ((bytes >= 1 << shift_by && bytes % (1 << shift_by) == 0)); then
-            echo "$((bytes >> shift_by))$unit"
-            return
-        fi
-        shift_by=$((shift_by - 10))
-    done
-    echo "$bytes"
-}
-
 BS=4096
 SIZE_BYTES=$(to_bytes "$SIZE" --size)
 SECS=$(to_seconds "$DURATION")
-if [[ ! $REPEATS =~ ^[0-9]+$ ]] || ((10#$REPEATS < 1)); then
-    die "--repeats '$REPEATS' must be a whole number of at least 1"
-fi
-REPEATS=$((10#$REPEATS))
+REPEATS=$(whole_number "$REPEATS" --repeats 1)
 ((SECS >= 1)) || die "--duration must be at least 1 second"
 ((SIZE_BYTES >= 1 << 20)) || die "--size ($SIZE) must be at least 1m"
 ((SIZE_BYTES % BS == 0)) || die "--size ($SIZE) must be a whole number of 4 KiB blocks"
@@ -174,25 +147,14 @@ IMAGE_BYTES=$((2 * SIZE_BYTES))
 ((IMAGE_BYTES >= 128 << 20)) || IMAGE_BYTES=$((128 << 20))
 
 ((EUID == 0)) || die "needs root: the direct cases run on an ext4 image it mounts with 'mount -o loop'"
-[[ -x $IOMATRIX ]] || die "no iomatrix binary at $IOMATRIX: build it with 'cargo build --release' in the workspace (or set IOMATRIX_BIN=path)"
-command -v "$FIO" >/dev/null || die "fio not found: install it (Debian: apt-get install -y fio) or set FIO=path"
+need_iomatrix IOMATRIX_BIN
+need_fio
 command -v python3 >/dev/null || die "python3 not found: it computes the medians and reads the JSON"
 for tool in mkfs.ext4 mount umount mountpoint losetup findmnt fincore truncate timeout dd; do
     command -v "$tool" >/dev/null || die "$tool not found: install util-linux, e2fsprogs and coreutils"
 done
 
 KERNEL=$(uname -r)
-# The first line a tool prints for --version; fails if it fails or prints nothing.
-version_of() {
-    local v
-    v=$("$@" 2>/dev/null) || return 1
-    [[ -n $v ]] || return 1
-    printf '%s\n' "${v%%$'\n'*}"
-}
-FIO_VERSION=$(version_of "$FIO" --version) || die "'$FIO --version' failed: is fio installed correctly?"
-IOMATRIX_VERSION=$(version_of "$IOMATRIX" --version) ||
-    die "'$IOMATRIX --version' failed: rebuild it with 'cargo build --release'"
-IOMATRIX_VERSION=${IOMATRIX_VERSION#iomatrix }
 
 # ---- everything this script makes, and its removal -------------------------------------------
 
@@ -259,9 +221,7 @@ IMAGE=$IMGDIR/ext4.img
 MNT=$IMGDIR/mnt
 mkdir "$WORK/fio" "$MNT"
 
-truncate -s "$IMAGE_BYTES" -- "$IMAGE"
-mkfs.ext4 -q -F -- "$IMAGE" >"$SCRATCH/mkfs.log" 2>&1 || { sed 's/^/  | /' "$SCRATCH/mkfs.log" >&2; die "mkfs.ext4 failed on $IMAGE"; }
-mount -o loop -- "$IMAGE" "$MNT" 2>"$SCRATCH/mount.log" || { sed 's/^/  | /' "$SCRATCH/mount.log" >&2; die "mount -o loop $IMAGE failed (loop devices available? /dev/loop-control)"; }
+make_ext4 "$IMAGE" "$IMAGE_BYTES" "$MNT" "$SCRATCH/ext4.log"
 LOOPDEV=$(findmnt -no SOURCE -- "$MNT" 2>/dev/null || echo "?")
 mkdir "$MNT/fio"
 
@@ -286,66 +246,15 @@ CASE_DIRECT=(0 0 1 1)
 CASE_DIR=("$WORK" "$WORK" "$MNT" "$MNT")
 NCASES=${#CASE_LABEL[@]}
 
-# fio's options per backend (see WHY THE SETTINGS MATCH).
-fio_engine_args() {
-    local backend=$1 qd=$2
-    case $backend in
-    psync) echo "--ioengine=psync --iodepth=1" ;;
-    io_uring)
-        echo "--ioengine=io_uring --iodepth=$qd --fixedbufs --registerfiles --hipri=0 --sqthread_poll=0" \
-            "--iodepth_batch_submit=$qd --iodepth_batch_complete_min=1 --iodepth_batch_complete_max=$qd"
-        ;;
-    esac
-}
-
 # ---- the runs -------------------------------------------------------------------------------
 
-RESULTS=$SCRATCH/results.tsv # repeat, case, tool, IOPS, p99 ns, mean ns, timed s, disk KiB or -
+RESULTS=$SCRATCH/results.tsv # repeat, case label, tool, IOPS, p99 ns, mean ns, timed s, disk KiB or -
 : >"$RESULTS"
 
 # Data read from block devices since boot, KiB (all processes).
 pgpgin() {
     awk '$1 == "pgpgin" { print $2 }' /proc/vmstat
 }
-
-# Reads one tool's JSON, checks it, prints "IOPS<TAB>p99 ns<TAB>mean ns<TAB>timed s".
-IOMATRIX_PARSE='
-import json, sys
-path, size, backend, qd, direct, secs = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5] == "1", int(sys.argv[6])
-doc = json.load(open(path))
-if doc.get("schema") != "iomatrix.run/1":
-    sys.exit("unexpected schema %r" % doc.get("schema"))
-cells = doc["run"]["cell_results"]
-if len(cells) != 1:
-    sys.exit("%d cells in the output, expected 1" % len(cells))
-c = cells[0]
-m = c["metrics"]
-got = (c.get("backend"), m.get("queue_depth"), c.get("direct"), c.get("file_size"), c.get("record_size"))
-if got != (backend, qd, direct, size, 4096):
-    sys.exit("cell ran (backend, depth, direct, file size, block size) = %r; expected %r"
-             % (got, (backend, qd, direct, size, 4096)))
-r = m["read"]
-if r["count"] == 0 or m["write"]["count"] != 0 or c["ops"] != r["count"]:
-    sys.exit("cell did %d reads and %d writes; expected reads only" % (r["count"], m["write"]["count"]))
-if c["wall_ns"] < 0.9e9 * secs:
-    sys.exit("cell ran %.3f s, expected about %d s" % (c["wall_ns"] / 1e9, secs))
-print("%.0f\t%d\t%.0f\t%.3f" % (m["iops"], r["p99_ns"], r["mean_ns"], c["wall_ns"] / 1e9))
-'
-FIO_PARSE='
-import json, sys
-path, secs = sys.argv[1], int(sys.argv[2])
-doc = json.load(open(path))
-job = doc["jobs"][0]
-if job.get("error", 0) != 0:
-    sys.exit("fio job reported error %s" % job["error"])
-d = job["read"]
-if d["total_ios"] == 0 or job["write"]["total_ios"] != 0:
-    sys.exit("fio did %d reads and %d writes; expected reads only" % (d["total_ios"], job["write"]["total_ios"]))
-if d["runtime"] < 900 * secs:
-    sys.exit("fio ran %d ms, expected about %d s" % (d["runtime"], secs))
-lat = d["lat_ns"]
-print("%.0f\t%d\t%.0f\t%.3f" % (d["iops"], lat["percentile"]["99.000000"], lat["mean"], d["runtime"] / 1e3))
-'
 
 # Appends one run's figures ("IOPS<TAB>p99 ns<TAB>mean ns<TAB>timed s") to the results with
 # the KiB read from block devices during the run, and prints its line. In the cached cases
@@ -358,7 +267,7 @@ record() {
         flag="!"
         warn "$tool read $((disk_kib >> 10)) MiB from block devices during its '${CASE_LABEL[case]}' run in repeat $rep: its file was not (all) cached, or something else was reading"
     fi
-    printf '%s\t%s\t%s\t%s\t%s\n' "$rep" "$case" "$tool" "$parsed" "$disk_kib" >>"$RESULTS"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$rep" "${CASE_LABEL[case]}" "$tool" "$parsed" "$disk_kib" >>"$RESULTS"
     printf '%s\n' "$parsed" | awk -F'\t' -v r="$rep" -v c="${CASE_LABEL[case]}" -v t="$tool" -v d="$disk_kib" -v f="$flag" '
         { printf "%-7s %-33s %-9s %10d %10.1f %10.1f %8.3f %8s%s\n", r, c, t, $1, $2 / 1000, $3 / 1000, $4,
                  d == "-" ? d : sprintf("%d", d / 1024), f }'
@@ -379,8 +288,8 @@ run_iomatrix() {
     fi
     after=$(pgpgin)
     local parsed
-    parsed=$(python3 -c "$IOMATRIX_PARSE" "$json" "$SIZE_BYTES" "${CASE_BACKEND[case]}" "${CASE_QD[case]}" \
-        "${CASE_DIRECT[case]}" "$SECS") || die "iomatrix's output in '${CASE_LABEL[case]}', repeat $rep is not as expected"
+    parsed=$(iomatrix_figures "$json" "$SIZE_BYTES" "${CASE_BACKEND[case]}" "${CASE_QD[case]}" \
+        "${CASE_DIRECT[case]}" "$SECS" read) || die "iomatrix's output in '${CASE_LABEL[case]}', repeat $rep is not as expected"
     record "$rep" "$case" iomatrix "$parsed" $((after - before))
 }
 
@@ -389,43 +298,24 @@ run_fio() {
     local file=${CASE_DIR[case]}/fio/testfile
     local json=$SCRATCH/$name.json log=$SCRATCH/$name.log
     local where="'${CASE_LABEL[case]}', repeat $rep"
-    rm -f -- "$file"
     # Layout, untimed: fio writes the whole file (and drops it from the page cache).
-    if ! run_child "$LIMIT" "$SCRATCH/$name-layout.json" "$SCRATCH/$name-layout.log" "$FIO" --name=layout \
-        --filename="$file" --size="$SIZE_BYTES" --bs="$BS" --rw=randread --thread --create_only=1 \
-        --output-format=json; then
-        sed 's/^/  | /' "$SCRATCH/$name-layout.log" >&2
-        die "fio could not lay out $file in $where (its messages are above)"
-    fi
-    local size blocks
-    read -r size blocks < <(stat -c '%s %b' -- "$file")
-    ((size == SIZE_BYTES && blocks * 512 >= SIZE_BYTES)) ||
-        die "fio's file in $where is $size bytes with $((blocks * 512)) allocated; expected $SIZE_BYTES, fully written"
+    fio_layout "$LIMIT" "$file" "$SIZE_BYTES" "$BS" "$SCRATCH/$name-layout" "$where"
     if ((!CASE_DIRECT[case])); then
         # Read it into the page cache, untimed, and check that all of it is there.
         run_child "$LIMIT" /dev/null "$SCRATCH/$name-readin.log" dd if="$file" of=/dev/null bs=1M status=none ||
             die "could not read $file into the page cache in $where"
-        local cached
-        cached=$(fincore -b -n -o RES -- "$file" | tr -d ' ')
-        if [[ ! $cached =~ ^[0-9]+$ ]] || ((cached != SIZE_BYTES)); then
-            die "only ${cached:-?} of $SIZE_BYTES bytes of fio's file are in the page cache after reading it in ($where): too little memory? choose a smaller --size"
-        fi
+        check_cached "$file" "$SIZE_BYTES" "fio's file after reading it in ($where)"
     fi
-    local engine
-    read -r -a engine <<<"$(fio_engine_args "${CASE_BACKEND[case]}" "${CASE_QD[case]}")"
-    local args=(--name=access --filename="$file" --rw=randread --bs="$BS" --size="$SIZE_BYTES"
-        "${engine[@]}" --direct="${CASE_DIRECT[case]}" --time_based --runtime="$SECS" --norandommap
-        --randrepeat=1 --thread --numjobs=1 --invalidate=0 --fadvise_hint=0 --group_reporting
-        --lat_percentiles=1 --output-format=json)
+    fio_args "$file" randread "$SIZE_BYTES" "$BS" "${CASE_BACKEND[case]}" "${CASE_QD[case]}" "${CASE_DIRECT[case]}" "$SECS"
     local before after
     before=$(pgpgin)
-    if ! run_child "$LIMIT" "$json" "$log" "$FIO" "${args[@]}"; then
+    if ! run_child "$LIMIT" "$json" "$log" "$FIO" "${FIO_ARGS[@]}"; then
         sed 's/^/  | /' "$log" "$json" >&2
         die "fio failed in $where (its messages are above)"
     fi
     after=$(pgpgin)
     local parsed
-    parsed=$(python3 -c "$FIO_PARSE" "$json" "$SECS") || die "fio's output in $where: see above"
+    parsed=$(fio_figures "$json" "$SECS" read) || die "fio's output in $where: see above"
     rm -f -- "$file"
     record "$rep" "$case" fio "$parsed" $((after - before))
 }
@@ -450,22 +340,4 @@ done
 
 echo
 echo "$PROG: $CONDITIONS"
-python3 - "$RESULTS" "${CASE_LABEL[@]}" <<'EOF'
-import statistics, sys
-labels = sys.argv[2:]
-iops, p99 = {}, {}
-for line in open(sys.argv[1]):
-    rep, case, tool, ops, p, mean, secs, disk = line.rstrip("\n").split("\t")
-    key = (tool, int(case))
-    iops.setdefault(key, []).append(float(ops))
-    p99.setdefault(key, []).append(float(p))
-def us(ns):
-    return "%.1f us" % (ns / 1000)
-print("%-33s %14s %11s %14s %14s %10s" % ("case", "iomatrix IOPS", "fio IOPS", "iomatrix/fio", "iomatrix p99", "fio p99"))
-for case, label in enumerate(labels):
-    mine = statistics.median(iops[("iomatrix", case)])
-    theirs = statistics.median(iops[("fio", case)])
-    ratio = "%.2f" % (mine / theirs) if theirs > 0 else "n/a"
-    print("%-33s %14.0f %11.0f %14s %14s %10s" % (label, mine, theirs, ratio,
-          us(statistics.median(p99[("iomatrix", case)])), us(statistics.median(p99[("fio", case)]))))
-EOF
+median_table "$RESULTS" iomatrix,fio iomatrix/fio iomatrix,fio

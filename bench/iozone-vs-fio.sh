@@ -156,13 +156,6 @@ DB=$SCRATCH/results.sqlite
 FSTYPE=$(findmnt -no FSTYPE -T "$WORK" 2>/dev/null | head -n 1 || true)
 [[ -n $FSTYPE ]] || FSTYPE=$(stat -f -c %T "$WORK" 2>/dev/null || echo unknown)
 KERNEL=$(uname -r)
-# The first line a tool prints for --version; fails if it fails or prints nothing.
-version_of() {
-    local v
-    v=$("$@" 2>/dev/null) || return 1
-    [[ -n $v ]] || return 1
-    printf '%s\n' "${v%%$'\n'*}"
-}
 FIO_VERSION=$(version_of "$FIO" --version) || die "'$FIO --version' failed: is fio installed correctly?"
 IOMATRIX_VERSION=$(version_of "$IOMATRIX" --version) ||
     die "'$IOMATRIX --version' failed: rebuild it with 'cargo build --release'"

@@ -1,10 +1,12 @@
 # shellcheck shell=bash
-# What the bench scripts share: messages, argument checks, sizes, a bounded child process that
-# a signal can stop, and clean-up on every way out. Source it after setting PROG, then define
-# remove_what_we_made: it removes everything the script made and returns non-zero when
-# something stayed behind. It runs once, on exit, Ctrl-C (exit 130) or SIGTERM (exit 143),
-# after the running child is stopped; a second Ctrl-C meanwhile is ignored so that nothing
-# stays mounted.
+# What the bench scripts share: messages, argument checks, sizes and durations, tool versions,
+# a bounded child process that a signal can stop, tmpfs and loop-mounted ext4 scratch file
+# systems, fio's settings and layout as the benches use them, reading fio's and iomatrix's
+# JSON, the table of medians and ratios, and clean-up on every way out. Source it after setting
+# PROG, then define remove_what_we_made: it removes everything the script made and returns
+# non-zero when something stayed behind. It runs once, on exit, Ctrl-C (exit 130) or SIGTERM
+# (exit 143), after the running child is stopped; a second Ctrl-C meanwhile is ignored so that
+# nothing stays mounted.
 
 CHILD="" # the process running now
 
@@ -38,6 +40,68 @@ to_bytes() {
     g) echo $((number << 30)) ;;
     t) echo $((number << 40)) ;;
     esac
+}
+
+# to_seconds TEXT [WHAT]: a duration in whole seconds, a number with an optional s or m.
+to_seconds() {
+    local text=$1 what=${2:---duration} number
+    if [[ ! $text =~ ^([0-9]+)([sSmM]?)$ ]]; then
+        die "$what '$text' is not a duration: write whole seconds with an optional s or m (e.g. 10s, 2m)"
+    fi
+    number=$((10#${BASH_REMATCH[1]}))
+    case ${BASH_REMATCH[2],,} in
+    m) echo $((number * 60)) ;;
+    *) echo "$number" ;;
+    esac
+}
+
+# whole_number TEXT WHAT MIN: TEXT is a whole number of at least MIN; printed without leading
+# zeros.
+whole_number() {
+    local text=$1 what=$2 min=$3
+    if [[ ! $text =~ ^[0-9]+$ ]] || ((10#$text < min)); then
+        die "$what '$text' must be a whole number of at least $min"
+    fi
+    echo $((10#$text))
+}
+
+# human BYTES: 1024-based, the way sizes are written on the command line: 2147483648 -> 2g.
+human() {
+    local bytes=$1 shift_by=40 unit
+    for unit in t g m k; do
+        if ((bytes >= 1 << shift_by && bytes % (1 << shift_by) == 0)); then
+            echo "$((bytes >> shift_by))$unit"
+            return
+        fi
+        shift_by=$((shift_by - 10))
+    done
+    echo "$bytes"
+}
+
+# version_of CMD...: the first line CMD prints (for --version); fails if it fails or prints
+# nothing.
+version_of() {
+    local v
+    v=$("$@" 2>/dev/null) || return 1
+    [[ -n $v ]] || return 1
+    printf '%s\n' "${v%%$'\n'*}"
+}
+
+# need_fio: $FIO runs; sets FIO_VERSION ("fio-3.33").
+# shellcheck disable=SC2034 # FIO_VERSION is for the scripts that source this
+need_fio() {
+    command -v "$FIO" >/dev/null || die "fio not found: install it (Debian: apt-get install -y fio) or set FIO=path"
+    FIO_VERSION=$(version_of "$FIO" --version) || die "'$FIO --version' failed: is fio installed correctly?"
+}
+
+# need_iomatrix HOW: $IOMATRIX runs; sets IOMATRIX_VERSION ("0.1.0"). HOW names the variable
+# that chooses another binary (IOMATRIX_BIN, IOMATRIX), for the message when it does not.
+need_iomatrix() {
+    local how=$1
+    [[ -x $IOMATRIX ]] || die "no iomatrix binary at $IOMATRIX: build it with 'cargo build --release' in the workspace (or set $how=path)"
+    IOMATRIX_VERSION=$(version_of "$IOMATRIX" --version) ||
+        die "'$IOMATRIX --version' failed: rebuild it with 'cargo build --release'"
+    IOMATRIX_VERSION=${IOMATRIX_VERSION#iomatrix }
 }
 
 # run_child LIMIT OUT ERR CMD...: runs CMD with stdout to OUT and stderr to ERR, for at most
@@ -111,6 +175,234 @@ on_exit() {
 on_signal() {
     printf '\n%s: interrupted, cleaning up\n' "$PROG" >&2
     exit "$1"
+}
+
+
+# mount_tmpfs MNT BYTES: mounts a fresh tmpfs of BYTES at MNT (an empty folder).
+mount_tmpfs() {
+    local mnt=$1 bytes=$2
+    mount -t tmpfs -o "size=$bytes,mode=0700" tmpfs "$mnt" || die "could not mount a tmpfs at $mnt"
+}
+
+# make_ext4 IMAGE BYTES MNT LOG: makes an ext4 image of BYTES (truncate, mkfs.ext4 -q -F) and
+# mounts it at MNT with mount -o loop, which attaches a loop device with autoclear. LOG keeps
+# the tools' messages, shown on failure.
+make_ext4() {
+    local image=$1 bytes=$2 mnt=$3 log=$4
+    truncate -s "$bytes" -- "$image" || die "could not make $image"
+    mkfs.ext4 -q -F -- "$image" >"$log" 2>&1 || { sed 's/^/  | /' "$log" >&2; die "mkfs.ext4 failed on $image"; }
+    mount -o loop -- "$image" "$mnt" 2>"$log" ||
+        { sed 's/^/  | /' "$log" >&2; die "mount -o loop $image failed (loop devices available? /dev/loop-control)"; }
+}
+
+# remove_dir DIR: rm -rf DIR, unless something is still mounted at or below it (then it says
+# so and fails: rm would go into the mount).
+remove_dir() {
+    local dir=$1 mounted
+    [[ -e $dir ]] || return 0
+    mounted=$(findmnt -rn -o TARGET | awk -v d="$dir" '$0 == d || index($0, d "/") == 1')
+    if [[ -n $mounted ]]; then
+        printf '%s: not removing %s: still mounted there: %s\n' "$PROG" "$dir" "$(tr '\n' ' ' <<<"$mounted")" >&2
+        return 1
+    fi
+    rm -rf -- "$dir"
+}
+
+# ---- fio and iomatrix, as the benches run them -------------------------------------------------
+
+# fio_engine_args BACKEND QD: fio's options for iomatrix's backend at depth QD (see
+# access-vs-fio.sh, WHY THE SETTINGS MATCH): psync; io_uring with registered buffers and file,
+# no polling, and iomatrix's batching (submit every free slot in one io_uring_enter, wait for
+# at least one completion, take all that are there).
+fio_engine_args() {
+    local backend=$1 qd=$2
+    case $backend in
+    psync) echo "--ioengine=psync --iodepth=1" ;;
+    io_uring)
+        echo "--ioengine=io_uring --iodepth=$qd --fixedbufs --registerfiles --hipri=0 --sqthread_poll=0" \
+            "--iodepth_batch_submit=$qd --iodepth_batch_complete_min=1 --iodepth_batch_complete_max=$qd"
+        ;;
+    *) die "fio_engine_args: no fio engine for backend '$backend'" ;;
+    esac
+}
+
+# fio_args FILE RW SIZE BS BACKEND QD DIRECT SECS: sets FIO_ARGS to the timed fio job the
+# benches run beside `iomatrix run access`: RW (randread, randwrite) at uniformly random
+# BS-aligned offsets of FILE (SIZE bytes, laid out beforehand by fio_layout), with replacement
+# (--norandommap) from a fixed seed (--randrepeat=1), for SECS, through fio_engine_args's
+# engine, O_DIRECT when DIRECT is 1; no page-cache drop at open (--invalidate=0), no
+# posix_fadvise hint (--fadvise_hint=0), one thread; JSON with total-latency percentiles
+# (--lat_percentiles=1: lat_ns, iomatrix's latency).
+# shellcheck disable=SC2034 # FIO_ARGS is for the scripts that source this
+fio_args() {
+    local file=$1 rw=$2 size=$3 bs=$4 backend=$5 qd=$6 direct=$7 secs=$8 engine
+    read -r -a engine <<<"$(fio_engine_args "$backend" "$qd")"
+    FIO_ARGS=(--name=access --filename="$file" --rw="$rw" --bs="$bs" --size="$size" "${engine[@]}"
+        --direct="$direct" --time_based --runtime="$secs" --norandommap --randrepeat=1 --thread
+        --numjobs=1 --invalidate=0 --fadvise_hint=0 --group_reporting --lat_percentiles=1
+        --output-format=json)
+}
+
+# fio_layout LIMIT FILE SIZE BS LOGBASE WHERE: fio lays out FILE in an invocation of its own
+# (--create_only=1: fallocate, written in full, fsync; it ends with posix_fadvise(DONTNEED)),
+# untimed; then FILE is checked to be SIZE bytes and fully allocated (not sparse). LOGBASE.json
+# and LOGBASE.log keep fio's output; WHERE says which run in messages.
+fio_layout() {
+    local limit=$1 file=$2 size=$3 bs=$4 logbase=$5 where=$6 got blocks
+    rm -f -- "$file"
+    if ! run_child "$limit" "$logbase.json" "$logbase.log" "$FIO" --name=layout --filename="$file" \
+        --size="$size" --bs="$bs" --rw=randread --thread --create_only=1 --output-format=json; then
+        sed 's/^/  | /' "$logbase.log" >&2
+        die "fio could not lay out $file in $where (its messages are above)"
+    fi
+    read -r got blocks < <(stat -c '%s %b' -- "$file")
+    ((got == size && blocks * 512 >= size)) ||
+        die "fio's file in $where is $got bytes with $((blocks * 512)) allocated; expected $size, fully written"
+}
+
+# check_cached FILE SIZE WHAT [MIN_PERCENT]: at least MIN_PERCENT (default 100) of FILE's SIZE
+# bytes are in the page cache (fincore).
+check_cached() {
+    local file=$1 size=$2 what=$3 min=${4:-100} cached
+    cached=$(fincore -b -n -o RES -- "$file" | tr -d ' ')
+    if [[ ! $cached =~ ^[0-9]+$ ]] || ((cached * 100 < size * min)); then
+        die "only ${cached:-?} of $size bytes of $what are in the page cache: too little memory? choose a smaller --size"
+    fi
+}
+
+# iomatrix_figures JSON SIZE BACKEND QD DIRECT SECS RW [SEED]: checks iomatrix's --json output
+# of one `run access` cell (backend, depth, O_DIRECT 0/1, file size, 4 KiB blocks, only RW =
+# read or write requests, about SECS long, and the plan's seed if SEED is given) and prints
+# "IOPS<TAB>p99 ns<TAB>mean ns<TAB>timed s" of it.
+iomatrix_figures() {
+    python3 - "$@" <<'PY'
+import json, sys
+path, size, backend, qd, direct, secs, rw = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5] == "1", int(sys.argv[6]), sys.argv[7]
+other = {"read": "write", "write": "read"}[rw]
+doc = json.load(open(path))
+if doc.get("schema") != "iomatrix.run/1":
+    sys.exit("unexpected schema %r" % doc.get("schema"))
+if len(sys.argv) > 8 and doc["run"]["plan"]["seed"] != int(sys.argv[8], 0):
+    sys.exit("the run's seed is %#x, expected %s" % (doc["run"]["plan"]["seed"], sys.argv[8]))
+cells = doc["run"]["cell_results"]
+if len(cells) != 1:
+    sys.exit("%d cells in the output, expected 1" % len(cells))
+c = cells[0]
+m = c["metrics"]
+got = (c.get("backend"), m.get("queue_depth"), c.get("direct"), c.get("file_size"), c.get("record_size"))
+if got != (backend, qd, direct, size, 4096):
+    sys.exit("cell ran (backend, depth, direct, file size, block size) = %r; expected %r"
+             % (got, (backend, qd, direct, size, 4096)))
+r = m[rw]
+if r["count"] == 0 or m[other]["count"] != 0 or c["ops"] != r["count"]:
+    sys.exit("cell did %d %ss and %d %ss; expected %ss only" % (r["count"], rw, m[other]["count"], other, rw))
+if c["wall_ns"] < 0.9e9 * secs:
+    sys.exit("cell ran %.3f s, expected about %d s" % (c["wall_ns"] / 1e9, secs))
+print("%.0f\t%d\t%.0f\t%.3f" % (m["iops"], r["p99_ns"], r["mean_ns"], c["wall_ns"] / 1e9))
+PY
+}
+
+# fio_figures JSON SECS RW: checks fio's JSON output of one job (no error, only RW = read or
+# write requests, about SECS long) and prints "IOPS<TAB>p99 ns<TAB>mean ns<TAB>timed s", the
+# latencies from lat_ns (from when fio prepares a request: iomatrix's latency; needs
+# --lat_percentiles=1).
+fio_figures() {
+    python3 - "$@" <<'PY'
+import json, sys
+path, secs, rw = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+other = {"read": "write", "write": "read"}[rw]
+doc = json.load(open(path))
+job = doc["jobs"][0]
+if job.get("error", 0) != 0:
+    sys.exit("fio job reported error %s" % job["error"])
+d = job[rw]
+if d["total_ios"] == 0 or job[other]["total_ios"] != 0:
+    sys.exit("fio did %d %ss and %d %ss; expected %ss only" % (d["total_ios"], rw, job[other]["total_ios"], other, rw))
+if d["runtime"] < 900 * secs:
+    sys.exit("fio ran %d ms, expected about %d s" % (d["runtime"], secs))
+lat = d["lat_ns"]
+print("%.0f\t%d\t%.0f\t%.3f" % (d["iops"], lat["percentile"]["99.000000"], lat["mean"], d["runtime"] / 1e3))
+PY
+}
+
+# median_table RESULTS TOOLS PAIRS P99_TOOLS: the table of medians. RESULTS holds one line per
+# run: "repeat<TAB>case<TAB>tool<TAB>IOPS<TAB>p99 ns or -" (more columns are ignored); cases
+# are printed in the order they first appear. TOOLS: the tools whose median IOPS are shown,
+# comma-separated. PAIRS: ratios A/B to show, comma-separated, each optionally with a goal
+# (A/B:0.9): "paired" is the median of the per-repeat ratios (A and B of the same repeat and
+# case), "of medians" the ratio of the two median IOPS; a goal is judged on the paired median.
+# P99_TOOLS: tools whose median p99 is shown ("" for none). LAYOUT: wide (default: a row per
+# case) or long (a block of lines per case, for few cases and many columns).
+median_table() {
+    python3 - "$@" <<'PY'
+import statistics, sys
+path, tools, pairs, p99_tools = sys.argv[1], sys.argv[2].split(","), sys.argv[3].split(","), [t for t in sys.argv[4].split(",") if t]
+long = len(sys.argv) > 5 and sys.argv[5] == "long"
+iops, p99, cases = {}, {}, []
+for line in open(path):
+    f = line.rstrip("\n").split("\t")
+    rep, case, tool = f[0], f[1], f[2]
+    if case not in cases:
+        cases.append(case)
+    iops.setdefault((case, tool), {})[rep] = float(f[3])
+    if f[4] != "-":
+        p99.setdefault((case, tool), []).append(float(f[4]))
+pairs = [(p.split(":")[0].split("/"), float(p.split(":")[1]) if ":" in p else None) for p in pairs if p]
+head = ["case"] + ["%s IOPS" % t for t in tools]
+for (a, b), goal in pairs:
+    head += ["%s/%s paired" % (a, b), "of medians"]
+    if goal is not None:
+        head.append(">= %.2f?" % goal)
+head += ["%s p99 us" % t for t in p99_tools]
+rows, few = [], set()
+for case in cases:
+    row = [case]
+    med = {}
+    for t in tools:
+        runs = iops.get((case, t), {})
+        med[t] = statistics.median(runs.values()) if runs else None
+        row.append("%.0f" % med[t] if med[t] is not None else "-")
+    for (a, b), goal in pairs:
+        ra, rb = iops.get((case, a), {}), iops.get((case, b), {})
+        ratios = [ra[r] / rb[r] for r in ra if r in rb and rb[r] > 0]
+        paired = statistics.median(ratios) if ratios else None
+        if len(ratios) < 5:
+            few.add(len(ratios))
+        row.append("%.3f" % paired if paired is not None else "-")
+        ma, mb = statistics.median(ra.values()) if ra else None, statistics.median(rb.values()) if rb else None
+        row.append("%.3f" % (ma / mb) if ma and mb else "-")
+        if goal is not None:
+            row.append("-" if paired is None else ("yes" if paired >= goal else "NO"))
+    for t in p99_tools:
+        v = p99.get((case, t))
+        row.append(("%.2f" if v and statistics.median(v) < 10000 else "%.1f") % (statistics.median(v) / 1000) if v else "-")
+    rows.append(row)
+if long:
+    for row in rows:
+        print(row[0])
+        named = dict(zip(head, row))
+        print("  %-22s %s" % ("median IOPS", "   ".join("%s %s" % (t, named["%s IOPS" % t]) for t in tools)))
+        if p99_tools:
+            print("  %-22s %s" % ("median p99 (us)", "   ".join("%s %s" % (t, named["%s p99 us" % t]) for t in p99_tools)))
+        at = 1 + len(tools)
+        for (a, b), goal in pairs:
+            line = "paired %s   of medians %s" % (row[at], row[at + 1])
+            at += 2
+            if goal is not None:
+                line += "   goal >= %.2f: %s" % (goal, row[at])
+                at += 1
+            print("  %-22s %s" % ("%s/%s" % (a, b), line))
+else:
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
+    for r in [head] + rows:
+        print("  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)))
+if pairs:
+    print("paired: the median over repeats of each repeat's ratio; of medians: the ratio of the two median IOPS.")
+if pairs and any(g is not None for _, g in pairs):
+    print("A goal is judged on the paired median.")
+if few:
+    print("NOTE: %s pair(s) per ratio: quote ratios from at least 5 (--repeats 5)." % "/".join(str(n) for n in sorted(few)))
+PY
 }
 
 trap on_exit EXIT

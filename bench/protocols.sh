@@ -4,15 +4,27 @@
 # (the lab's nfs-ganesha and Samba, lab/up) and the same work.
 #
 # Usage: sudo bench/protocols.sh [--link 100mbit|1gbit|none] [--size 64m] [--record 1m] [--repeats 3]
-#                                [--iperf-seconds 5]
+#                                [--iperf-seconds 5] [--depths 1,8,32] [--access-duration 5s]
+#                                [--no-access]
 #
-# The work: one file of --size written to the server, then read back from it, in --record
-# requests (iomatrix run iozone --tests write,read; nfs-cp and smbclient use their own request
-# sizes). Each repeat runs, in an order that rotates from repeat to repeat: iomatrix over nfs://,
-# nfs-cp put and get, iomatrix over smb://, smbclient put and get, and iperf3 each way for
-# --iperf-seconds. The table shows each figure's median over the repeats (KiB/s), the built-in
-# client against the other client, and each built-in client against the link (iperf3's payload
-# rate: here -> server for writes, server -> here for reads).
+# Streaming (the first table): one file of --size written to the server, then read back from
+# it, sequentially in --record requests (iomatrix run iozone --tests write,read: with the default
+# 1m records this is iomatrix's sequential 1 MiB figure; nfs-cp and smbclient use their own
+# request sizes). Each repeat runs, in an order that rotates from repeat to repeat: iomatrix over
+# nfs://, nfs-cp put and get, iomatrix over smb://, smbclient put and get, iperf3 each way for
+# --iperf-seconds, and the random 4 KiB cells below. The table shows each figure's median over
+# the repeats (KiB/s), the built-in client against the other client, and each built-in client
+# against the link (iperf3's payload rate: here -> server for writes, server -> here for reads).
+#
+# Random 4 KiB (the second table, unless --no-access): iomatrix run access --target nfs://...
+# and smb://... --bs 4k --read 100,0 --random 100 --qd DEPTHS --file-size SIZE --duration
+# --access-duration: 4 KiB reads, then writes, at uniformly random 4 KiB-aligned offsets of one
+# file (laid out on the server first, untimed), at each of --depths (1..64; NFS: that many
+# connections, one request in flight on each; SMB: that many requests in flight on one session).
+# The table gives, per protocol, reads or writes and depth, the median IOPS and p99 latency over
+# the repeats. It has NO PEER COLUMN: nfs-cp and smbclient only copy whole files from start to
+# end; they have no random 4 KiB mode, so nothing here does the same work to compare with.
+# Compare the built-in clients with them in the streaming table.
 #
 # Environment: IOMATRIX (default target/release/iomatrix). Needs root (lab/up), lab/up's
 # packages (lab/README.md), libnfs-utils, smbclient, iperf3 and python3. Everything it makes
@@ -26,9 +38,10 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$SCRIPT_DIR/lib.sh"
 ROOT=$(cd "$SCRIPT_DIR/.." && pwd)
 
-usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+# The comment block at the top, without its first line.
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
 
-LINK=100mbit SIZE=64m RECORD=1m REPEATS=3 IPERF_SECONDS=5
+LINK=100mbit SIZE=64m RECORD=1m REPEATS=3 IPERF_SECONDS=5 DEPTHS_ARG=1,8,32 ACCESS_DURATION=5s ACCESS=1
 while [[ $# -gt 0 ]]; do
     case $1 in
     --link) need_value "$@"; LINK=$2; shift 2 ;;
@@ -36,6 +49,9 @@ while [[ $# -gt 0 ]]; do
     --record) need_value "$@"; RECORD=$2; shift 2 ;;
     --repeats) need_value "$@"; REPEATS=$2; shift 2 ;;
     --iperf-seconds) need_value "$@"; IPERF_SECONDS=$2; shift 2 ;;
+    --depths) need_value "$@"; DEPTHS_ARG=$2; shift 2 ;;
+    --access-duration) need_value "$@"; ACCESS_DURATION=$2; shift 2 ;;
+    --no-access) ACCESS=0; shift ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
     esac
@@ -47,6 +63,16 @@ SIZE_BYTES=$(to_bytes "$SIZE" --size)
 RECORD_BYTES=$(to_bytes "$RECORD" --record)
 ((RECORD_BYTES <= SIZE_BYTES)) || die "--record $RECORD is larger than --size $SIZE"
 ((SIZE_BYTES % RECORD_BYTES == 0)) || die "--size $SIZE is not a whole number of --record $RECORD"
+ACCESS_SECS=$(to_seconds "$ACCESS_DURATION" --access-duration)
+((ACCESS_SECS >= 1)) || die "--access-duration must be at least 1 second"
+IFS=, read -r -a depth_list <<<"$DEPTHS_ARG"
+DEPTHS=()
+for d in "${depth_list[@]}"; do
+    d=$(whole_number "$d" "--depths entry" 1)
+    ((d <= 64)) || die "--depths entry $d: iomatrix goes up to 64 on a server"
+    DEPTHS+=("$d")
+done
+((${#DEPTHS[@]} > 0)) || die "--depths is empty"
 [[ $(id -u) == 0 ]] || die "needs root (lab/up makes a network namespace and a veth)"
 for tool in nfs-cp smbclient iperf3 python3; do
     command -v "$tool" >/dev/null || die "needs $tool (Debian: apt-get install libnfs-utils smbclient iperf3 python3)"
@@ -83,8 +109,9 @@ source "$SCRATCH/lab.env"
 set +a
 export IOMATRIX_SMB_PASSWORD_FILE=$IOMATRIX_LAB_SMB_PASSWORD_FILE
 SMB_AUTH=(env USER=smbtest PASSWD_FILE="$IOMATRIX_LAB_SMB_PASSWORD_FILE")
-DATA=$SCRATCH/data BACK=$SCRATCH/back RESULTS=$SCRATCH/results.txt
+DATA=$SCRATCH/data BACK=$SCRATCH/back RESULTS=$SCRATCH/results.txt ACCESS_RESULTS=$SCRATCH/access.tsv
 : >"$RESULTS"
+: >"$ACCESS_RESULTS"
 # Random data, so that nothing on the way can compress it; made before anything is timed.
 head -c "$SIZE_BYTES" /dev/urandom >"$DATA"
 
@@ -177,9 +204,56 @@ PY
     done
 }
 
+# access_run PROTO URL R: the random 4 KiB cells (reads, then writes, at each depth) in one run
+# of the access suite over the built-in client; each cell's figures go to ACCESS_RESULTS
+# ("R<TAB>case<TAB>iomatrix<TAB>IOPS<TAB>p99 ns<TAB>mean ns<TAB>timed s") and, as progress, to
+# stderr. Prints nothing on stdout: these figures are not the streaming table's.
+access_run() {
+    local proto=$1 url=$2 r=$3 out=$SCRATCH/access.json err=$SCRATCH/access.err
+    local limit=$((2 * ${#DEPTHS[@]} * (ACCESS_SECS + 60) + 1800))
+    run_child "$limit" "$out" "$err" "$IOMATRIX" --db "$SCRATCH/results.sqlite" run access --target "$url" \
+        --bs 4k --read 100,0 --random 100 --qd "$(IFS=,; echo "${DEPTHS[*]}")" --file-size "$SIZE_BYTES" \
+        --duration "${ACCESS_SECS}s" --json \
+        || die "iomatrix run access over $url failed (repeat $r): $(tail -3 "$err")"
+    python3 - "$out" "$proto" "$r" "$ACCESS_SECS" "$SIZE_BYTES" "${DEPTHS[@]}" >>"$ACCESS_RESULTS" <<'PY' ||
+import json, sys
+path, proto, rep, secs, size = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+depths = [int(d) for d in sys.argv[6:]]
+run = json.load(open(path))["run"]
+seen = set()
+for c in run["cell_results"]:
+    m = c["metrics"]
+    rw = {100: "read", 0: "write"}[m["read_percent"]]
+    other = {"read": "write", "write": "read"}[rw]
+    qd = m["queue_depth"]
+    where = "%s:// rand%s qd%d" % (proto, rw, qd)
+    if (c["record_size"], c["file_size"], m["random_percent"]) != (4096, size, 100):
+        sys.exit("%s: cell ran record %s, file %s, random %s%%" % (where, c["record_size"], c["file_size"], m["random_percent"]))
+    if m[rw]["count"] == 0 or m[other]["count"] != 0 or c["ops"] != m[rw]["count"]:
+        sys.exit("%s: %d %ss and %d %ss" % (where, m[rw]["count"], rw, m[other]["count"], other))
+    if c["wall_ns"] < 0.9e9 * secs:
+        sys.exit("%s: ran %.3f s, expected about %d s" % (where, c["wall_ns"] / 1e9, secs))
+    seen.add((rw, qd))
+    line = "%s\t%s\tiomatrix\t%.0f\t%d\t%.0f\t%.3f" % (rep, where, m["iops"], m[rw]["p99_ns"], m[rw]["mean_ns"], c["wall_ns"] / 1e9)
+    print(line)
+    print("%s %s: %.0f IOPS, p99 %.1f us" % (rep, where, m["iops"], m[rw]["p99_ns"] / 1000), file=sys.stderr)
+missing = {(rw, d) for rw in ("read", "write") for d in depths} - seen
+if missing:
+    sys.exit("cells missing from the run: %s" % sorted(missing))
+remote = run["conditions"].get("remote") or {}
+# As iomatrix's conditions report them (SMB: the cipher and signing negotiated).
+print("%s %s:// session (iomatrix's conditions): %s" % (rep, proto, ", ".join("%s=%s" % (k, remote[k]) for k in
+      ("version", "encryption", "signing", "write_stability") if k in remote)), file=sys.stderr)
+PY
+        die "iomatrix run access over $url (repeat $r): its output is not as expected (above)"
+}
+
 STEPS=(nfs_builtin nfs_cp smb_builtin smbclient_run iperf_run)
+((ACCESS)) && STEPS+=(nfs_access smb_access)
 nfs_builtin() { iomatrix_run nfs "$IOMATRIX_LAB_NFS" "$1"; }
 smb_builtin() { iomatrix_run smb "$IOMATRIX_LAB_SMB" "$1"; }
+nfs_access() { access_run nfs "$IOMATRIX_LAB_NFS" "$1"; }
+smb_access() { access_run smb "$IOMATRIX_LAB_SMB" "$1"; }
 
 printf '%s: link %s, server %s (nfs-ganesha NFSv3, Samba %s), file %s, records %s, %s repeats\n' "$PROG" "$LINK" \
     "$IOMATRIX_LAB_SERVER" "$(smbd --version 2>/dev/null | awk '{print $2}')" "$SIZE" "$RECORD" "$REPEATS" >&2
@@ -215,3 +289,10 @@ for a, b, label in (("nfs-builtin", "nfs-cp", "built-in NFS / nfs-cp"),
                     ("smbclient", "iperf3", "smbclient / link (iperf3)")):
     print(f"{label:30}" + "".join(f"{med[(a, t)] / med[(b, t)]:12.2f}" for t in ("write", "read")))
 PY
+
+if ((ACCESS)); then
+    echo
+    echo "random 4 KiB, iomatrix's built-in clients: medians of $REPEATS repeats; link $LINK, file $SIZE, ${ACCESS_SECS}s per cell"
+    echo "(no peer column: nfs-cp and smbclient copy whole files and have no random 4 KiB mode)"
+    median_table "$ACCESS_RESULTS" iomatrix "" iomatrix
+fi

@@ -76,7 +76,7 @@ mount -o loop "$IMAGE" "$MNT" || die "cannot loop-mount $IMAGE"
 one_run() {
     local kind=$1 n=$2 dir=$3 direct=$4 out=$SCRATCH/out.json err=$SCRATCH/err.txt
     local args=(--db "$SCRATCH/results.sqlite" run iozone --target "$dir" --files "$FILE_SIZE" --records "$RECORD"
-        --tests write,read --json --no-space-check)
+        --tests "write,read" --json --no-space-check)
     [[ $direct == 1 ]] && args+=(--direct)
     if [[ $kind == threads ]]; then
         run_child 3600 "$out" "$err" "$IOMATRIX" "${args[@]}" --clients "$n" || die "iomatrix failed: $(tail -3 "$err")"

@@ -260,13 +260,9 @@ fn bonnie_csv_becomes_a_bonnie_run_with_too_fast_tests_left_unmeasured() {
     assert_eq!(shown.matches("+++++").count(), too_fast, "{shown}");
 }
 
-/// The real IOzone 3.471 output (`iozone -a -n 64k -g 1m -i 0 -i 1 -i 2 -e -c -R`).
+/// The real IOzone 3.471 output (`iozone -a -n 64k -g 1m -i 0 -i 1 -i 2 -e -c -R`), kept with the
+/// report crate's tests (crates/report/tests/data/README.md says where it comes from).
 fn iozone_fixture() -> PathBuf {
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/iozone-3.471-auto-64k-1m-tmpfs.txt");
-    if shared.exists() {
-        return shared;
-    }
-    // The same file, kept with the report crate's tests.
     Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/report/tests/data/iozone-3.471-auto-64k-1m-tmpfs.txt")
 }
 

@@ -92,6 +92,9 @@ fn fixture_line_gives_iozones_matrix_and_report_layout() {
     };
     assert_eq!(shape(ours), shape(theirs));
     assert_eq!(cells(&sb.last_run()).len(), 35 * 6);
+    // Imported, the output gives back the run's cells (KB/s to the printed integers).
+    let (_, imported) = crate::iozone_report::import_stdout(&sb, &stdout, 0.5);
+    assert_eq!(imported.len(), 35 * 6);
 }
 
 #[test]

@@ -20,6 +20,7 @@ mod harness;
 mod helpers;
 mod import;
 mod iozone_front;
+mod iozone_report;
 mod lab;
 mod lab_fixture;
 mod mounted;

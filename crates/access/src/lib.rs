@@ -16,4 +16,4 @@ mod runner;
 
 pub use iomatrix_backend::Place;
 pub use plan::{AccessCell, AccessPlan, CellSetting, Limit};
-pub use runner::{execute, execute_at, AccessFigures, AccessResult, Live, Second};
+pub use runner::{execute, execute_at, latency_clock, latency_clock_source, AccessFigures, AccessResult, Live, Second};

@@ -99,24 +99,46 @@ fn probe_max_depth() -> u32 {
     }
 }
 
-/// Explains a failing io_uring_setup(2): disabled by sysctl, blocked by
-/// seccomp, or missing from the kernel.
-/// A ring of `entries`, with `IORING_SETUP_COOP_TASKRUN` where the kernel has it
-/// (5.19+): completions are then run when this thread next enters the kernel
-/// instead of by interrupting it, which is what fio does too and what keeps a
-/// deep queue of direct I/O from paying an IPI per completion. Returns whether
-/// the flag was taken.
-fn build_ring(entries: u32) -> io::Result<(Ring, bool)> {
-    match Ring::builder().setup_coop_taskrun().build(entries) {
-        Ok(ring) => Ok((ring, true)),
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ring::builder()
-            .build(entries)
-            .map(|ring| (ring, false))
-            .map_err(|e| io::Error::new(e.kind(), setup_error(&e))),
-        Err(e) => Err(io::Error::new(e.kind(), setup_error(&e))),
-    }
+/// How completions reach the thread that waits for them, by what the
+/// kernel accepted when the ring was set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TaskRun {
+    /// `IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN` (6.1+, with COOP_TASKRUN):
+    /// completions are run only when this thread enters the kernel to wait
+    /// for them, never by interrupting it; the ring's one thread is ours.
+    Deferred,
+    /// `IORING_SETUP_COOP_TASKRUN` (5.19+): completions are run when this
+    /// thread next enters the kernel instead of by interrupting it.
+    Cooperative,
+    /// Neither: every completion from another CPU interrupts this thread (an IPI).
+    Interrupting,
 }
 
+/// A ring of `entries`, set up as fio 3.33 sets up its own where the kernel
+/// allows (COOP_TASKRUN, SINGLE_ISSUER, DEFER_TASKRUN): a deep queue of
+/// direct I/O then pays no IPI per completion. The ring must be used by the
+/// thread that made it, which every suite's client does (it opens, drives
+/// and closes its file on its own thread).
+fn build_ring(entries: u32) -> io::Result<(Ring, TaskRun)> {
+    let refused = |e: &io::Error| e.raw_os_error() == Some(libc::EINVAL);
+    match Ring::builder().setup_coop_taskrun().setup_single_issuer().setup_defer_taskrun().build(entries) {
+        Ok(ring) => return Ok((ring, TaskRun::Deferred)),
+        Err(e) if refused(&e) => {}
+        Err(e) => return Err(io::Error::new(e.kind(), setup_error(&e))),
+    }
+    match Ring::builder().setup_coop_taskrun().build(entries) {
+        Ok(ring) => return Ok((ring, TaskRun::Cooperative)),
+        Err(e) if refused(&e) => {}
+        Err(e) => return Err(io::Error::new(e.kind(), setup_error(&e))),
+    }
+    Ring::builder()
+        .build(entries)
+        .map(|ring| (ring, TaskRun::Interrupting))
+        .map_err(|e| io::Error::new(e.kind(), setup_error(&e)))
+}
+
+/// Explains a failing io_uring_setup(2): disabled by sysctl, blocked by
+/// seccomp, or missing from the kernel.
 fn setup_error(e: &io::Error) -> String {
     let sysctl = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled").ok();
     let hint = match (sysctl.as_deref().map(str::trim), e.raw_os_error()) {
@@ -199,7 +221,7 @@ impl UringFile {
             return Err(invalid(format!("io_uring buffer size {buffer_len} exceeds one request's limit (4 GiB)")));
         }
         let file = open_file(path, how)?;
-        let (ring, coop) = build_ring(depth as u32)?;
+        let (ring, task_run) = build_ring(depth as u32)?;
         let mut this = UringFile {
             ring,
             fd: file.as_raw_fd(),
@@ -213,8 +235,12 @@ impl UringFile {
             fixed_file: false,
             notes: Vec::new(),
         };
-        if !coop {
-            this.notes.push("no IORING_SETUP_COOP_TASKRUN (kernel older than 5.19)".to_string());
+        match task_run {
+            TaskRun::Deferred => {}
+            TaskRun::Cooperative => this.notes.push("no IORING_SETUP_DEFER_TASKRUN (kernel older than 6.1)".into()),
+            TaskRun::Interrupting => {
+                this.notes.push("no IORING_SETUP_COOP_TASKRUN (kernel older than 5.19)".to_string())
+            }
         }
         if register {
             this.register();

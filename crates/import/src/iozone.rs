@@ -1,33 +1,33 @@
 //! IOzone's text output with its `-R` report: one `iozone` cell per (test,
-//! file size, record size) of the report's matrices, KB/s as IOzone printed it.
+//! file size, record size) of the report, KB/s as IOzone printed it.
 //!
-//! The matrices are read by [`parse_excel_report_with_min_record`].
-//! A `-R` row lists its values without their record sizes; where the output
-//! also holds IOzone's main table (`kB  reclen  write ...`), each file size's
-//! record sizes are taken from it, so rows that start above the smallest
-//! record (auto mode's large files, `-y`, `-r`) land in the right columns.
-//! Without the main table, the smallest record size comes from the command
-//! line's `-y`/`-r`, else IOzone's 4 KiB, and the run's notes say so.
+//! The report is read by [`crate::iozone_excel`]: its matrix blocks, or with
+//! `-t` its throughput reports. A matrix row lists its values without their
+//! record sizes; where the output also holds IOzone's main table (`kB
+//! reclen write ...`), each file size's record sizes are taken from it, else
+//! from the block's header ([`crate::iozone_excel::row_records`]: the
+//! header's sizes up to the file size, from 64 KiB up for auto mode's files
+//! above 32 MiB, the smallest ones for any other shorter row), and the run's
+//! notes say which.
 //!
 //! The banner (when present) gives IOzone's version, command line and start
 //! time, and states `-e` (fsync timed), `-c` (close timed) and `-I`
 //! (O_DIRECT) by the lines IOzone prints for them. IOzone prints no host,
 //! RAM or file system, and its report no CPU figures.
 
-use crate::iozone_excel::parse_excel_report_with_min_record;
+use crate::iozone_excel::{parse_excel_blocks, parse_throughput_reports, row_records, ParseError, Placement};
 use crate::{cache_words, unknown_conditions, Format, ImportError, ImportedCell, ImportedRun};
-use iomatrix_core::ByteSize;
 use iomatrix_iozone::IozoneTest;
-use iomatrix_report::Matrix;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
-/// IOzone's smallest record size (KiB) when nothing says otherwise.
-const IOZONE_MIN_RECORD_KIB: u64 = 4;
-
 /// Whether `text` holds a `"... report"` title followed by a header of
-/// quoted record sizes, as IOzone's `-R` blocks begin.
+/// quoted record sizes, as IOzone's `-R` blocks begin, or the title of a
+/// `-t` throughput report.
 pub fn has_report_block(text: &str) -> bool {
+    if text.lines().any(crate::iozone_excel::is_throughput_title) {
+        return true;
+    }
     let lines: Vec<&str> = text.lines().collect();
     lines.windows(2).any(|w| {
         let title = w[0].trim();
@@ -103,28 +103,13 @@ fn main_table(text: &str) -> BTreeMap<u64, Vec<u64>> {
     out
 }
 
-/// The smallest record size (KiB) IOzone's command line asks for: `-y`, else
-/// the smallest `-r`. IOzone reads bare numbers as KiB.
-fn min_record_from_command_line(command_line: &str) -> Option<u64> {
-    let tokens: Vec<&str> = command_line.split_whitespace().collect();
-    let mut min_y = None;
-    let mut records = Vec::new();
-    for (i, t) in tokens.iter().enumerate() {
-        for (flag, into_y) in [("-y", true), ("-r", false)] {
-            let Some(rest) = t.strip_prefix(flag) else { continue };
-            let value = if rest.is_empty() { tokens.get(i + 1).copied() } else { Some(rest) };
-            let Some(kib) = value.and_then(|v| ByteSize::parse_with_default_unit(v, 1024).ok()).map(ByteSize::kib)
-            else {
-                continue;
-            };
-            if into_y {
-                min_y = Some(kib);
-            } else {
-                records.push(kib);
-            }
-        }
-    }
-    min_y.or_else(|| records.into_iter().min())
+fn report_error(e: ParseError) -> ImportError {
+    ImportError::at_line(e.line, format!("IOzone -R report: {}", e.message))
+}
+
+/// File sizes (KiB) as "64, 128 kB".
+fn kb_list(files: &[u64]) -> String {
+    files.iter().map(u64::to_string).collect::<Vec<_>>().join(", ") + " kB"
 }
 
 pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
@@ -135,68 +120,140 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
         ));
     }
     let table = main_table(text);
-    let mut notes = Vec::new();
-    let min_record = if let Some(min) = table.values().flatten().min() {
-        notes.push("record sizes of each file size taken from IOzone's main table".to_string());
-        *min
-    } else if let Some(min) = b.command_line.as_deref().and_then(min_record_from_command_line) {
-        notes.push(format!("record sizes from {min} KiB up, as IOzone's command line (-y/-r) says"));
-        min
-    } else {
-        notes.push(format!(
-            "record sizes assumed to start at IOzone's smallest, {IOZONE_MIN_RECORD_KIB} KiB: the file holds neither \
-             IOzone's main table nor its command line"
-        ));
-        IOZONE_MIN_RECORD_KIB
-    };
-    let matrices = parse_excel_report_with_min_record(text, min_record)
-        .map_err(|e| ImportError::at_line(e.line, format!("IOzone -R report: {}", e.message)))?;
-    if matrices.is_empty() {
+    let blocks = parse_excel_blocks(text).map_err(report_error)?;
+    let throughput = parse_throughput_reports(text).map_err(report_error)?;
+    if blocks.is_empty() && throughput.is_empty() {
         return Err(ImportError::new(
-            "no IOzone -R report in the file (blocks such as \"Writer report\" after \"Excel output is below:\"); \
-             IOzone writes them when run with -R",
+            "no IOzone -R report in the file (blocks such as \"Writer report\" after \"Excel output is below:\", \
+             or with -t a \"Throughput report\"); IOzone writes them when run with -R",
+        ));
+    }
+    let direct = b.present.then_some(b.direct);
+    let mut skipped = Vec::new();
+    let mut notes = Vec::new();
+    // (test, file KiB, record KiB) -> (KB/s, clients)
+    let mut values: BTreeMap<(IozoneTest, u64, u64), (f64, usize)> = BTreeMap::new();
+    let mut from_table = false;
+    let mut from_header = false;
+    let mut placed: BTreeMap<Placement, Vec<u64>> = BTreeMap::new();
+    let mut seen_titles: Vec<&str> = Vec::new();
+    for block in &blocks {
+        let Some(test) = IozoneTest::ALL.into_iter().find(|t| t.report_title() == block.title) else {
+            skipped.push(format!("\"{}\": iomatrix has no IOzone test of that name", block.title));
+            continue;
+        };
+        if seen_titles.contains(&block.title.as_str()) {
+            return Err(ImportError::new(format!("IOzone -R report: \"{}\" appears twice", block.title)));
+        }
+        seen_titles.push(&block.title);
+        for row in &block.rows {
+            let records = match table.get(&row.file_kib) {
+                Some(records) if records.len() == row.values.len() => {
+                    from_table = true;
+                    records.clone()
+                }
+                Some(records) => {
+                    return Err(ImportError::at_line(
+                        row.line,
+                        format!(
+                            "IOzone -R report: \"{}\" has {} values for file size {} kB, but IOzone's main table \
+                             lists {} record sizes for it",
+                            block.title,
+                            row.values.len(),
+                            row.file_kib,
+                            records.len()
+                        ),
+                    ))
+                }
+                None => {
+                    let (records, how) = row_records(&block.header, row.file_kib, row.values.len()).map_err(|e| {
+                        ImportError::at_line(
+                            row.line,
+                            format!("IOzone -R report: \"{}\", file size {}: {e}", block.title, row.file_kib),
+                        )
+                    })?;
+                    from_header = true;
+                    placed.entry(how).or_default().push(row.file_kib);
+                    records
+                }
+            };
+            for (record_kib, &value) in records.into_iter().zip(&row.values) {
+                values.insert((test, row.file_kib, record_kib), (value, 1));
+            }
+        }
+    }
+    for report in &throughput {
+        for (name, value, line) in &report.rows {
+            let Some(test) = IozoneTest::ALL.into_iter().find(|t| t.throughput_name() == name) else {
+                let why = format!("\"{name}\" (throughput report): iomatrix has no IOzone test of that name");
+                if !skipped.contains(&why) {
+                    skipped.push(why);
+                }
+                continue;
+            };
+            let key = (test, report.file_kib, report.record_kib);
+            if values.insert(key, (*value, report.clients)).is_some() {
+                return Err(ImportError::at_line(
+                    *line,
+                    format!(
+                        "IOzone -R report: {test} at file size {} kB, record size {} kB appears twice",
+                        report.file_kib, report.record_kib
+                    ),
+                ));
+            }
+        }
+    }
+    if from_table {
+        notes.push("record sizes of each file size taken from IOzone's main table".to_string());
+    }
+    if from_header {
+        notes.push("record sizes taken from each block's header (IOzone's record sizes for the run's flags)".into());
+    }
+    for (how, files) in &mut placed {
+        files.sort_unstable();
+        files.dedup();
+        match how {
+            Placement::Whole => {}
+            Placement::LargeFile => notes.push(format!(
+                "file size {}: values from 64 KiB up (IOzone's auto mode skips smaller records for files above \
+                 32 MiB)",
+                kb_list(files)
+            )),
+            Placement::Smallest => notes.push(format!(
+                "file size {}: fewer values than the header's record sizes up to the file size, taken as the \
+                 smallest, where IOzone prints them (without -a or -r IOzone's header is 4 to 16384, and 4 KiB runs)",
+                kb_list(files)
+            )),
+        }
+    }
+    if let Some(clients) = throughput.iter().map(|r| r.clients).max() {
+        notes.push(format!(
+            "IOzone's -t throughput report: {clients} client(s) at once; KB/s is IOzone's \"children see\" figure, \
+             the sum of the clients' own rates"
         ));
     }
     let mut cells = Vec::new();
-    let mut skipped = Vec::new();
-    let mut by_test: Vec<(IozoneTest, Matrix)> = Vec::new();
-    for m in matrices {
-        match IozoneTest::ALL.into_iter().find(|t| t.report_title() == m.title) {
-            Some(test) if by_test.iter().any(|(t, _)| *t == test) => {
-                return Err(ImportError::new(format!("IOzone -R report: \"{}\" appears twice", m.title)))
-            }
-            Some(test) => by_test.push((test, remap(m, &table)?)),
-            None => skipped.push(format!("\"{}\": iomatrix has no IOzone test of that name", m.title)),
-        }
-    }
-    by_test.sort_by_key(|(t, _)| *t);
-    let direct = b.present.then_some(b.direct);
-    for (test, m) in &by_test {
-        let mut values = m.cells.clone();
-        values.sort_by_key(|c| (c.file_kib, c.record_kib));
-        for c in values {
-            let bytes = |kib: u64| {
-                kib.checked_mul(1024).ok_or_else(|| {
-                    ImportError::new(format!("IOzone -R report: \"{}\": size {kib} kB is too large", m.title))
-                })
-            };
-            cells.push(ImportedCell {
-                test: test.name().to_string(),
-                file_size: Some(bytes(c.file_kib)?),
-                record_size: Some(bytes(c.record_kib)?),
-                backend: None,
-                direct,
-                clients: 1,
-                bytes: 0,
-                ops: 0,
-                wall_ns: 0,
-                user_ns: 0,
-                sys_ns: 0,
-                kib_per_sec: c.value,
-                cpu_percent: None,
-                metrics: json!({ "not_in_source": ["bytes", "ops", "wall_ns", "cpu"] }),
-            });
-        }
+    for ((test, file_kib, record_kib), (value, clients)) in &values {
+        let bytes = |kib: u64| {
+            kib.checked_mul(1024)
+                .ok_or_else(|| ImportError::new(format!("IOzone -R report: {test}: size {kib} kB is too large")))
+        };
+        cells.push(ImportedCell {
+            test: test.name().to_string(),
+            file_size: Some(bytes(*file_kib)?),
+            record_size: Some(bytes(*record_kib)?),
+            backend: None,
+            direct,
+            clients: *clients,
+            bytes: 0,
+            ops: 0,
+            wall_ns: 0,
+            user_ns: 0,
+            sys_ns: 0,
+            kib_per_sec: *value,
+            cpu_percent: None,
+            metrics: json!({ "not_in_source": ["bytes", "ops", "wall_ns", "cpu"] }),
+        });
     }
     if cells.is_empty() {
         return Err(ImportError::new(format!(
@@ -215,7 +272,8 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
     let mut conditions = unknown_conditions(Format::Iozone.suite());
     conditions.insert("direct".into(), direct.map(Value::from).unwrap_or(Value::Null));
     conditions.insert("cache".into(), cache_words(direct));
-    conditions.insert("clients".into(), Value::from(1));
+    let clients = cells.iter().map(|c| c.clients).max().unwrap_or(1);
+    conditions.insert("clients".into(), Value::from(clients));
     conditions.insert("largest_file_bytes".into(), file_sizes.last().copied().map(Value::from).unwrap_or(Value::Null));
     conditions.insert("fsync_timed".into(), b.present.then_some(b.fsync).map(Value::from).unwrap_or(Value::Null));
     conditions.insert("close_timed".into(), b.present.then_some(b.close).map(Value::from).unwrap_or(Value::Null));
@@ -225,7 +283,9 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
     }
     unknown.push("RAM, so file size vs RAM".into());
     unknown.push("machine, file system and mount (IOzone prints none)".into());
-    let tests: Vec<&str> = by_test.iter().map(|(t, _)| t.name()).collect();
+    let mut tests: Vec<IozoneTest> = values.keys().map(|(t, _, _)| *t).collect();
+    tests.dedup();
+    let tests: Vec<&str> = tests.iter().map(|t| t.name()).collect();
     let mut environment = serde_json::Map::new();
     if let Some(build) = &b.build {
         environment.insert("iozone_build".into(), Value::from(build.clone()));
@@ -241,6 +301,7 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
             "file_sizes": file_sizes,
             "record_sizes": record_sizes,
             "tests": tests,
+            "clients": clients,
             "fsync": b.present.then_some(b.fsync),
             "close": b.present.then_some(b.close),
             "direct": direct,
@@ -253,37 +314,6 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
         unmeasured: Vec::new(),
         skipped,
     })
-}
-
-/// Puts each row's values under the record sizes IOzone's main table lists
-/// for that file size (in order); rows of file sizes the table lacks keep
-/// the parser's columns.
-fn remap(m: Matrix, table: &BTreeMap<u64, Vec<u64>>) -> Result<Matrix, ImportError> {
-    if table.is_empty() {
-        return Ok(m);
-    }
-    let mut out = Matrix::new(m.title.clone(), m.unit.clone());
-    for file in m.file_sizes() {
-        let row = m.row(file);
-        match table.get(&file) {
-            Some(records) if records.len() == row.len() => {
-                for ((_, value), record) in row.into_iter().zip(records) {
-                    out.cells.push(iomatrix_report::MatrixCell { file_kib: file, record_kib: *record, value });
-                }
-            }
-            Some(records) => {
-                return Err(ImportError::new(format!(
-                    "IOzone -R report: \"{}\" has {} values for file size {file} kB, but IOzone's main table lists {} \
-                     record sizes for it",
-                    m.title,
-                    row.len(),
-                    records.len()
-                )))
-            }
-            None => out.cells.extend(m.cells.iter().filter(|c| c.file_kib == file).copied()),
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -302,7 +332,7 @@ mod tests {
     }
 
     #[test]
-    fn a_report_alone_assumes_4k_records_and_says_so() {
+    fn a_report_alone_places_rows_by_its_header_and_says_so() {
         let run = parse(&report_only()).unwrap();
         assert_eq!(run.cells.len(), 10);
         let c = &run.cells[4];
@@ -311,7 +341,8 @@ mod tests {
             ("write", Some(128 << 10), Some(16 << 10), 500.0)
         );
         assert_eq!(run.cells[5].test, "read");
-        assert!(run.notes[0].contains("assumed"), "{:?}", run.notes);
+        assert!(run.notes[0].contains("each block's header"), "{:?}", run.notes);
+        assert!(run.notes[1].starts_with("file size 64, 128 kB: fewer values"), "{:?}", run.notes);
         assert_eq!(run.skipped, ["\"Pwrite report\": iomatrix has no IOzone test of that name"]);
         assert!(run.conditions["direct"].is_null());
         assert!(run.conditions["fsync_timed"].is_null());
@@ -320,22 +351,75 @@ mod tests {
     }
 
     #[test]
-    fn the_command_line_gives_the_smallest_record() {
+    fn the_header_gives_the_record_sizes_whatever_the_flags() {
+        // IOzone's header for `-a -y 64k`: 64 .. 16384.
+        let header = "        \"64\"  \"128\"  \"256\"  \"512\"  \"1024\"  \"2048\"  \"4096\"  \"8192\"  \"16384\"";
         let text = format!(
             "\tIozone: Performance Test of File I/O\n\t        Version $Revision: 3.471 $\n\tO_DIRECT feature enabled\n\
-             \tInclude fsync in write timing\n\tCommand line used: iozone -a -y 64k -n 64k -g 128k -R -I -e\n{}",
-            report_only()
+             \tInclude fsync in write timing\n\tCommand line used: iozone -a -y 64k -n 64k -g 128k -R -I -e\n\
+             Excel output is below:\n\n\"Writer report\"\n{header}\n\"64\"   100 \n\"128\"   300  400 \n"
         );
         let run = parse(&text).unwrap();
         assert_eq!(run.tool_version.as_deref(), Some("3.471"));
-        assert_eq!(run.cells[0].record_size, Some(64 << 10));
-        assert_eq!(run.cells[4].record_size, Some(256 << 10));
+        let placed: Vec<(Option<u64>, Option<u64>, f64)> =
+            run.cells.iter().map(|c| (c.file_size, c.record_size, c.kib_per_sec)).collect();
+        assert_eq!(
+            placed,
+            [
+                (Some(64 << 10), Some(64 << 10), 100.0),
+                (Some(128 << 10), Some(64 << 10), 300.0),
+                (Some(128 << 10), Some(128 << 10), 400.0)
+            ]
+        );
+        assert_eq!(run.notes.len(), 1, "every row whole: {:?}", run.notes);
         assert_eq!(run.conditions["direct"], true);
         assert_eq!(run.conditions["fsync_timed"], true);
         assert_eq!(run.conditions["close_timed"], false);
-        assert_eq!(min_record_from_command_line("iozone -r 64 -r 4m -s 1g"), Some(64));
-        assert_eq!(min_record_from_command_line("iozone -r4k -y 16k"), Some(16));
-        assert_eq!(min_record_from_command_line("iozone -a"), None);
+        // -r 4k -r 1m (the fixture's header) and auto mode's large files.
+        let text = "\"Reader report\"\n        \"4\"  \"1024\"\n\"65536\"   1  2 \n\n\
+                    \"Writer report\"\n        \"4\"  \"8\"  \"16\"  \"32\"  \"64\"  \"128\"\n\"65536\"   3  4 \n";
+        let run = parse(text).unwrap();
+        let placed: Vec<(&str, Option<u64>)> = run.cells.iter().map(|c| (c.test.as_str(), c.record_size)).collect();
+        assert_eq!(
+            placed,
+            [("write", Some(64 << 10)), ("write", Some(128 << 10)), ("read", Some(4 << 10)), ("read", Some(1 << 20))]
+        );
+        assert!(run.notes[1].contains("from 64 KiB up"), "{:?}", run.notes);
+        // A row longer than the header's sizes up to its file is an error, not a guess.
+        let e = parse("\"Writer report\"\n        \"4\"  \"1024\"\n\"64\"   1  2 \n").unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+        assert!(e.message.contains("more values (2)"), "{e}");
+    }
+
+    #[test]
+    fn a_throughput_report_becomes_cells_of_its_clients() {
+        let text = "\tThroughput test with 2 processes\n\tEach process writes a 256 kByte file in 16 kByte records\n\n\
+                    \tChildren see throughput for  2 initial writers \t=  1.00 kB/sec\n\n\n\n\
+                    \"Throughput report Y-axis is type of test X-axis is number of processes\"\n\
+                    \"Record size = 16 kBytes \"\n\"Output is in kBytes/sec\"\n\n\
+                    \"  Initial write \"  246059.19 \n\n\"        Re-read \" 2055142.27 \n\n\
+                    \"         Pwrite \"  243020.93 \n\n\n\niozone test complete.\n";
+        assert!(has_report_block(text));
+        let run = parse(text).unwrap();
+        let cell = |c: &ImportedCell| (c.test.clone(), c.file_size, c.record_size, c.clients, c.kib_per_sec);
+        let (file, record) = (Some(256 << 10), Some(16 << 10));
+        assert_eq!(
+            run.cells.iter().map(cell).collect::<Vec<_>>(),
+            [("write".to_string(), file, record, 2, 246059.19), ("reread".to_string(), file, record, 2, 2055142.27)]
+        );
+        assert_eq!(run.conditions["clients"], 2);
+        assert_eq!(run.skipped, ["\"Pwrite\" (throughput report): iomatrix has no IOzone test of that name"]);
+        assert!(run.notes.iter().any(|n| n.contains("children see")), "{:?}", run.notes);
+        // Without the lines above it, the file size is unknown: an error.
+        let alone = &text[text.find("\"Throughput").unwrap()..];
+        assert!(parse(alone).unwrap_err().message.contains("without its process count and file size"));
+        // Several process counts (-l/-u), another unit, a record size that disagrees.
+        let e = parse(&text.replace("246059.19 ", "1.00  2.00 ")).unwrap_err();
+        assert!(e.message.contains("2 figures, one per process count"), "{e}");
+        let e = parse(&text.replace("Output is in kBytes/sec", "Output is in ops/sec")).unwrap_err();
+        assert!(e.message.contains("ops/sec, not kBytes/sec"), "{e}");
+        let e = parse(&text.replace("Record size = 16", "Record size = 64")).unwrap_err();
+        assert!(e.message.contains("(64 kB) is not the one above it (16 kB)"), "{e}");
     }
 
     #[test]

@@ -1,28 +1,53 @@
-//! IOzone 3.471's `-R` "Excel output" text report: the parser the IOzone
-//! importer reads it with. The writer is [`iomatrix_report::excel_report`].
+//! IOzone 3.471's `-R` report: the parsers the IOzone importer reads it
+//! with. The writers are [`iomatrix_report::excel_report`] and
+//! [`iomatrix_report::throughput_report`].
 //!
-//! After the line `Excel output is below:` IOzone prints one block per test:
+//! **Matrix blocks.** After the line `Excel output is below:` IOzone prints
+//! one block per test:
 //!
 //! ```text
 //!
 //! "Writer report"
-//!         "4"  "8"  "16"  "32"  "64"  "128"  "256"  "512"  "1024"  "2048"  "4096"  "8192"  "16384"
-//! "64"   524487  1638743  2006158  1933893  1879725
-//! "128"   1561553  2098744  2027414  2784517  2920861  2660335
+//!         "4"  "1024"
+//! "65536"   1029178  1775710
 //! ```
 //!
-//! (each row ends with a space). The header always lists every record size
-//! IOzone knows, 4 to 16384 KiB. A row carries no record sizes: its values
-//! fill the columns from the left, starting at the run's minimum record size.
+//! (each row ends with a space). The header is IOzone's record-size list for
+//! the run's flags: the `-r` sizes when `-r` is given, else the powers of two
+//! from `-y` to `-q` (4 to 16384 by default). A row is one file size and the
+//! values of the record sizes that ran for it, ascending, printed from the
+//! header's first column on. [`row_records`] puts them back: IOzone runs a
+//! record size only if it fits the file, so a row normally holds exactly the
+//! header's sizes up to its file size; auto mode (without `-z`) skips records
+//! below 64 KiB for files above 32 MiB, whose rows then hold the sizes from
+//! 64 KiB up; any other shorter row holds the smallest ones (without `-a` and
+//! `-r` IOzone's header is its whole list, but only 4 KiB runs).
+//!
+//! **Throughput reports.** With `-t N` IOzone prints instead, after the
+//! lines `Throughput test with N processes` and `Each process writes a F
+//! kByte file in R kByte records`, one line per test:
+//!
+//! ```text
+//! "Throughput report Y-axis is type of test X-axis is number of processes"
+//! "Record size = 4 kBytes "
+//! "Output is in kBytes/sec"
+//!
+//! "  Initial write "  246059.19
+//! ```
+//!
+//! read by [`parse_throughput_reports`].
 
 use iomatrix_report::{Matrix, MatrixCell};
 use std::fmt;
 
-/// Minimum record size (KiB) that [`parse_excel_report`] assumes.
-pub const DEFAULT_MIN_RECORD_KIB: u64 = 4;
-
 /// Unit given to every parsed matrix.
 pub const EXCEL_UNIT: &str = "KB/s";
+
+/// Files above this size (KiB) skip records below [`AUTO_SMALL_RECORD_KIB`]
+/// in IOzone's auto mode (without `-z`).
+pub const AUTO_LARGE_FILE_KIB: u64 = 32 * 1024;
+/// See [`AUTO_LARGE_FILE_KIB`].
+pub const AUTO_SMALL_RECORD_KIB: u64 = 64;
 
 /// A malformed `-R` report: where and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,36 +72,111 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
-/// Finds every `"<title> report"` block in `text` (a whole IOzone output or
-/// just its `-R` section; everything else is ignored) and returns one
-/// [`Matrix`] per block, in order, with unit "KB/s".
-///
-/// Assumes the run's minimum record size is 4 KiB; see
-/// [`parse_excel_report_with_min_record`].
-pub fn parse_excel_report(text: &str) -> Result<Vec<Matrix>, ParseError> {
-    parse_excel_report_with_min_record(text, DEFAULT_MIN_RECORD_KIB)
+/// One `"... report"` block as printed: its title, header and rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExcelBlock {
+    pub title: String,
+    /// The record sizes of the header (KiB), ascending.
+    pub header: Vec<u64>,
+    pub rows: Vec<ExcelRow>,
 }
 
-/// Like [`parse_excel_report`], for a run whose smallest record size was
-/// `min_record_kib` (e.g. IOzone's `-y`, or `-r` for a single record size).
-///
-/// A row with k values maps onto the first k header record sizes that are
-/// `>= min_record_kib`, in ascending order.
-pub fn parse_excel_report_with_min_record(text: &str, min_record_kib: u64) -> Result<Vec<Matrix>, ParseError> {
+/// One row of an [`ExcelBlock`]: a file size and its values, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExcelRow {
+    /// 1-based line number.
+    pub line: usize,
+    pub file_kib: u64,
+    pub values: Vec<f64>,
+}
+
+/// How [`row_records`] placed a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Placement {
+    /// One value per header record size up to the file size.
+    Whole,
+    /// A file above 32 MiB with one value per header size from 64 KiB up to
+    /// the file size: auto mode's large-file rule.
+    LargeFile,
+    /// Fewer values than header sizes up to the file size (and not the
+    /// large-file rule): the smallest ones, where IOzone prints them.
+    Smallest,
+}
+
+/// The record sizes (KiB) of a row of `count` values for `file_kib` under
+/// `header`, and how they were found (see the module's text). An error says
+/// what does not fit: more values than header sizes up to the file size.
+pub fn row_records(header: &[u64], file_kib: u64, count: usize) -> Result<(Vec<u64>, Placement), String> {
+    let fitting: Vec<u64> = header.iter().copied().filter(|&r| r <= file_kib).collect();
+    if count == fitting.len() {
+        return Ok((fitting, Placement::Whole));
+    }
+    if count > fitting.len() {
+        return Err(format!(
+            "more values ({count}) than record sizes in the header up to the file size ({}: {})",
+            fitting.len(),
+            list(&fitting)
+        ));
+    }
+    let large: Vec<u64> = fitting.iter().copied().filter(|&r| r >= AUTO_SMALL_RECORD_KIB).collect();
+    if file_kib > AUTO_LARGE_FILE_KIB && large.len() == count {
+        return Ok((large, Placement::LargeFile));
+    }
+    Ok((fitting[..count].to_vec(), Placement::Smallest))
+}
+
+fn list(sizes: &[u64]) -> String {
+    if sizes.is_empty() {
+        return "none".into();
+    }
+    sizes.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// Finds every `"<title> report"` block in `text` (a whole IOzone output or
+/// just its `-R` section; everything else is ignored) and returns them as
+/// printed, in order.
+pub fn parse_excel_blocks(text: &str) -> Result<Vec<ExcelBlock>, ParseError> {
     let lines: Vec<&str> = text.lines().map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
     let mut out = Vec::new();
     let mut i = 0;
     while i < lines.len() {
         match report_title(lines[i]) {
             Some(title) => {
-                let (matrix, next) = parse_block(&lines, i, title, min_record_kib)?;
-                out.push(matrix);
+                let (block, next) = parse_block(&lines, i, title)?;
+                out.push(block);
                 i = next;
             }
             None => i += 1,
         }
     }
     Ok(out)
+}
+
+/// The blocks of `text` as one [`Matrix`] each (unit "KB/s"), every row's
+/// values under the record sizes [`row_records`] gives.
+pub fn parse_excel_report(text: &str) -> Result<Vec<Matrix>, ParseError> {
+    parse_excel_blocks(text)?.iter().map(|b| b.placed().map(|(m, _)| m)).collect()
+}
+
+impl ExcelBlock {
+    /// The block as a [`Matrix`], each row placed by [`row_records`], with
+    /// how each file size's row was placed.
+    pub fn placed(&self) -> Result<(Matrix, Vec<(u64, Placement)>), ParseError> {
+        let mut m = Matrix::new(self.title.clone(), EXCEL_UNIT);
+        let mut how = Vec::new();
+        for row in &self.rows {
+            let (records, placement) = row_records(&self.header, row.file_kib, row.values.len()).map_err(|e| {
+                ParseError::new(row.line, format!("\"{}\", file size {}: {e}", self.title, row.file_kib))
+            })?;
+            m.cells.extend(records.into_iter().zip(&row.values).map(|(record_kib, &value)| MatrixCell {
+                file_kib: row.file_kib,
+                record_kib,
+                value,
+            }));
+            how.push((row.file_kib, placement));
+        }
+        Ok((m, how))
+    }
 }
 
 /// `Some("Writer report")` for the line `"Writer report"`.
@@ -98,9 +198,9 @@ fn quoted_u64(token: &str) -> Option<u64> {
     inner.parse().ok()
 }
 
-/// Parses the block whose title is on `lines[start]`; returns the matrix and
-/// the index of the first line after the block.
-fn parse_block(lines: &[&str], start: usize, title: &str, min_record_kib: u64) -> Result<(Matrix, usize), ParseError> {
+/// Parses the block whose title is on `lines[start]`; returns it and the
+/// index of the first line after the block.
+fn parse_block(lines: &[&str], start: usize, title: &str) -> Result<(ExcelBlock, usize), ParseError> {
     let header_idx = start + 1;
     let header_no = header_idx + 1;
     let header_line = lines.get(header_idx).ok_or_else(|| {
@@ -128,10 +228,8 @@ fn parse_block(lines: &[&str], start: usize, title: &str, min_record_kib: u64) -
             format!("expected the record-size header of \"{title}\", found an empty line"),
         ));
     }
-    let columns: Vec<u64> = header.into_iter().filter(|&r| r >= min_record_kib).collect();
 
-    let mut matrix = Matrix::new(title, EXCEL_UNIT);
-    let mut seen_files: Vec<u64> = Vec::new();
+    let mut block = ExcelBlock { title: title.to_string(), header, rows: Vec::new() };
     let mut idx = header_idx + 1;
     while let Some(line) = lines.get(idx) {
         let line_no = idx + 1;
@@ -143,31 +241,183 @@ fn parse_block(lines: &[&str], start: usize, title: &str, min_record_kib: u64) -
         let file_kib = quoted_u64(first).ok_or_else(|| {
             ParseError::new(line_no, format!("\"{title}\": expected a quoted file size like \"64\", found {first}"))
         })?;
-        if seen_files.contains(&file_kib) {
+        if block.rows.iter().any(|r| r.file_kib == file_kib) {
             return Err(ParseError::new(line_no, format!("\"{title}\": second row for file size {file_kib}")));
         }
-        seen_files.push(file_kib);
-        for (k, token) in tokens.enumerate() {
-            let value: f64 = token.parse().ok().filter(|v: &f64| v.is_finite()).ok_or_else(|| {
-                ParseError::new(
-                    line_no,
-                    format!("\"{title}\", file size {file_kib}: value {} is not a number: {token}", k + 1),
-                )
-            })?;
-            let record_kib = *columns.get(k).ok_or_else(|| {
-                ParseError::new(
-                    line_no,
-                    format!(
-                        "\"{title}\", file size {file_kib}: more values than record sizes >= {min_record_kib} KiB in the header ({})",
-                        columns.len()
-                    ),
-                )
-            })?;
-            matrix.cells.push(MatrixCell { file_kib, record_kib, value });
-        }
+        let values = tokens
+            .enumerate()
+            .map(|(k, token)| {
+                token.parse().ok().filter(|v: &f64| v.is_finite()).ok_or_else(|| {
+                    ParseError::new(
+                        line_no,
+                        format!("\"{title}\", file size {file_kib}: value {} is not a number: {token}", k + 1),
+                    )
+                })
+            })
+            .collect::<Result<Vec<f64>, _>>()?;
+        block.rows.push(ExcelRow { line: line_no, file_kib, values });
         idx += 1;
     }
-    Ok((matrix, idx))
+    Ok((block, idx))
+}
+
+/// One throughput report of IOzone's `-t` mode, with what the lines above it
+/// say.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThroughputBlock {
+    /// 1-based line number of its title.
+    pub line: usize,
+    /// Each process's file size (KiB): `Each process writes a F kByte file`.
+    pub file_kib: u64,
+    /// `Record size = R kBytes`.
+    pub record_kib: u64,
+    /// `Throughput test with N processes`.
+    pub clients: usize,
+    /// (IOzone's name of the test, e.g. "Initial write"; KB/s; line).
+    pub rows: Vec<(String, f64, usize)>,
+}
+
+/// The title of a throughput report, as IOzone prints it between quotes.
+const THROUGHPUT_TITLE_START: &str = "Throughput report Y-axis is type of test";
+
+/// Whether `line` is a throughput report's title.
+pub fn is_throughput_title(line: &str) -> bool {
+    line.trim().strip_prefix('"').is_some_and(|l| l.starts_with(THROUGHPUT_TITLE_START))
+}
+
+/// Finds every throughput report in `text` (IOzone's `-R` output of a `-t`
+/// run, or iomatrix's) and returns them in order, each with the file size
+/// and process count of the latest `Each process writes a ...` and
+/// `Throughput test with N ...` lines above it.
+pub fn parse_throughput_reports(text: &str) -> Result<Vec<ThroughputBlock>, ParseError> {
+    let lines: Vec<&str> = text.lines().map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+    let mut out = Vec::new();
+    let (mut clients, mut each): (Option<usize>, Option<(u64, Option<u64>)>) = (None, None);
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].trim();
+        if let Some(n) = throughput_clients(line) {
+            clients = Some(n);
+        } else if let Some(file) = each_writes(line) {
+            each = Some(file);
+        } else if is_throughput_title(line) {
+            let (block, next) = parse_throughput_block(&lines, i, clients, each)?;
+            out.push(block);
+            i = next;
+            continue;
+        }
+        i += 1;
+    }
+    Ok(out)
+}
+
+/// `Some(2)` for `Throughput test with 2 processes` (or threads).
+fn throughput_clients(line: &str) -> Option<usize> {
+    let rest = line.strip_prefix("Throughput test with ")?;
+    let mut words = rest.split_whitespace();
+    let n = words.next()?.parse().ok()?;
+    matches!(words.next()?, "process" | "processes" | "thread" | "threads").then_some(n)
+}
+
+/// `Some((1024, Some(4)))` for `Each process writes a 1024 kByte file in 4
+/// kByte records` (older IOzone: `Kbyte`; `None` record size for telemetry
+/// controlled records).
+fn each_writes(line: &str) -> Option<(u64, Option<u64>)> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    match words.as_slice() {
+        ["Each", _, "writes", "a", file, unit, "file", "in", rest @ ..] if unit.eq_ignore_ascii_case("kbyte") => {
+            let record = match rest {
+                [r, unit, "records"] if unit.eq_ignore_ascii_case("kbyte") => r.parse().ok(),
+                _ => None,
+            };
+            Some((file.parse().ok()?, record))
+        }
+        _ => None,
+    }
+}
+
+fn parse_throughput_block(
+    lines: &[&str],
+    start: usize,
+    clients: Option<usize>,
+    each: Option<(u64, Option<u64>)>,
+) -> Result<(ThroughputBlock, usize), ParseError> {
+    let title_no = start + 1;
+    let (Some(clients), Some((file_kib, each_record))) = (clients, each) else {
+        return Err(ParseError::new(
+            title_no,
+            "throughput report without its process count and file size: IOzone prints them above its figures \
+             (\"Throughput test with N processes\", \"Each process writes a F kByte file in R kByte records\")",
+        ));
+    };
+    let unquoted = |i: usize| lines.get(i).map(|l| l.trim().trim_matches('"').trim());
+    let record_kib = unquoted(start + 1)
+        .and_then(|l| l.strip_prefix("Record size = "))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|r| r.parse::<u64>().ok())
+        .ok_or_else(|| {
+            ParseError::new(start + 2, "expected \"Record size = R kBytes \" under the throughput report's title")
+        })?;
+    if each_record.is_some_and(|r| r != record_kib) {
+        return Err(ParseError::new(
+            start + 2,
+            format!(
+                "the throughput report's record size ({record_kib} kB) is not the one above it ({} kB)",
+                each_record.unwrap_or_default()
+            ),
+        ));
+    }
+    match unquoted(start + 2) {
+        Some(u) if u.eq_ignore_ascii_case("Output is in kBytes/sec") => {}
+        other => {
+            return Err(ParseError::new(
+                start + 3,
+                format!(
+                    "the throughput report is in {}, not kBytes/sec: iomatrix imports KB/s reports only",
+                    other.unwrap_or("no unit")
+                ),
+            ))
+        }
+    }
+    let mut block = ThroughputBlock { line: title_no, file_kib, record_kib, clients, rows: Vec::new() };
+    let mut idx = start + 3;
+    while let Some(line) = lines.get(idx) {
+        let l = line.trim();
+        if l.is_empty() {
+            idx += 1;
+            continue;
+        }
+        let Some(rest) = l.strip_prefix('"').filter(|_| !is_throughput_title(l)) else { break };
+        let line_no = idx + 1;
+        let (name, values) = rest.split_once('"').ok_or_else(|| {
+            ParseError::new(line_no, format!("throughput report: the test's name has no closing quote: {l}"))
+        })?;
+        let values: Vec<&str> = values.split_whitespace().collect();
+        let name = name.trim();
+        let value =
+            match values.as_slice() {
+                [v] => v.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| {
+                    ParseError::new(line_no, format!("throughput report, \"{name}\": not a number: {v}"))
+                })?,
+                [] => return Err(ParseError::new(line_no, format!("throughput report, \"{name}\": no figure"))),
+                several => {
+                    return Err(ParseError::new(
+                        line_no,
+                        format!(
+                            "throughput report, \"{name}\": {} figures, one per process count (IOzone's -l/-u); \
+                         iomatrix imports reports of one process count (-t N)",
+                            several.len()
+                        ),
+                    ))
+                }
+            };
+        if block.rows.iter().any(|(n, _, _)| n == name) {
+            return Err(ParseError::new(line_no, format!("throughput report: \"{name}\" appears twice")));
+        }
+        block.rows.push((name.to_string(), value, line_no));
+        idx += 1;
+    }
+    Ok((block, idx))
 }
 
 #[cfg(test)]
@@ -183,5 +433,38 @@ mod tests {
         assert_eq!(quoted_u64("\"-64\""), None);
         assert_eq!(quoted_u64("\"\""), None);
         assert_eq!(quoted_u64("\"99999999999999999999999\""), None);
+        assert!(is_throughput_title("\"Throughput report Y-axis is type of test X-axis is number of processes\""));
+        assert_eq!(throughput_clients("Throughput test with 4 processes"), Some(4));
+        assert_eq!(throughput_clients("Throughput test with 1 thread"), Some(1));
+        assert_eq!(each_writes("Each process writes a 1024 kByte file in 1 kByte records"), Some((1024, Some(1))));
+        assert_eq!(
+            each_writes("Each thread writes a 2097152 Kbyte file in 128 Kbyte records"),
+            Some((2097152, Some(128)))
+        );
+        assert_eq!(
+            each_writes("Each process writes a 64 kByte file in telemetry controlled records"),
+            Some((64, None))
+        );
+        assert_eq!(each_writes("Each process writes a lot"), None);
+    }
+
+    #[test]
+    fn rows_are_placed_by_the_header() {
+        let all = [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
+        // Auto mode: every size up to the file.
+        assert_eq!(row_records(&all, 64, 5), Ok((vec![4, 8, 16, 32, 64], Placement::Whole)));
+        // -r 4k -r 1m.
+        assert_eq!(row_records(&[4, 1024], 65536, 2), Ok((vec![4, 1024], Placement::Whole)));
+        assert_eq!(row_records(&[4, 1024], 64, 1), Ok((vec![4], Placement::Whole)));
+        // Auto mode's large files: 64k up.
+        let large = row_records(&all, 65536, 9).unwrap();
+        assert_eq!(large, (vec![64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384], Placement::LargeFile));
+        assert_eq!(row_records(&[4, 8, 16, 32, 64, 128], 65536, 2), Ok((vec![64, 128], Placement::LargeFile)));
+        // Without -a or -r: IOzone's whole list in the header, 4k ran.
+        assert_eq!(row_records(&all, 512, 1), Ok((vec![4], Placement::Smallest)));
+        assert_eq!(row_records(&all, 65536, 1), Ok((vec![4], Placement::Smallest)));
+        let e = row_records(&[4, 8], 64, 3).unwrap_err();
+        assert!(e.contains("more values (3)") && e.contains("(2: 4, 8)"), "{e}");
+        assert!(row_records(&[128], 64, 1).unwrap_err().contains("(0: none)"));
     }
 }

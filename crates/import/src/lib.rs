@@ -18,11 +18,12 @@
 //!   tool printed as unmeasured (bonnie++'s `+++++`: too fast to time) become
 //!   [`Unmeasured`] entries, never cells with a made-up figure.
 //! - [`ImportError`]: malformed input, with the line and field where known.
-//! - [`iozone_excel`]: the parser of IOzone's `-R` report,
-//!   [`iozone_excel::parse_excel_report`] /
-//!   [`iozone_excel::parse_excel_report_with_min_record`], which turn its
-//!   blocks into [`iomatrix_report::Matrix`]es or report an
-//!   [`iozone_excel::ParseError`].
+//! - [`iozone_excel`]: the parsers of IOzone's `-R` report: its matrix
+//!   blocks ([`iozone_excel::parse_excel_report`] into
+//!   [`iomatrix_report::Matrix`]es, each row's values under the record sizes
+//!   its block's header gives, [`iozone_excel::row_records`]) and `-t`
+//!   mode's throughput reports ([`iozone_excel::parse_throughput_reports`]),
+//!   or an [`iozone_excel::ParseError`] with the line.
 
 mod bonnie;
 mod fio;

@@ -1,13 +1,16 @@
-//! The `-R` parser (this crate's) and writer (iomatrix-report's) against a
-//! real IOzone 3.471 output
-//! (`iozone -a -n 64k -g 1m -i 0 -i 1 -i 2 -e -c -R -f iozone.tmp` on tmpfs),
-//! copied from /work/shared/fixtures/ into the report crate's tests/data/
-//! (where the binary's tests read it too).
+//! The `-R` parser (this crate's) and writer (iomatrix-report's) against
+//! real IOzone 3.471 output on tmpfs, kept in the report crate's tests/data/
+//! (its README.md says where they come from; the binary's tests read them
+//! too): an auto run (`iozone -a -n 64k -g 1m -i 0 -i 1 -i 2 -e -c -R -f
+//! iozone.tmp`) and a run of two record sizes (`iozone -R -s 64m -r 4k -r 1m
+//! -e -c -i 0 -i 1 -i 2 -f iozone.tmp`).
 
-use iomatrix_import::iozone_excel::{parse_excel_report, parse_excel_report_with_min_record};
-use iomatrix_report::{excel_report, Matrix};
+use iomatrix_import::iozone_excel::parse_excel_report;
+use iomatrix_import::{parse, Format, Options};
+use iomatrix_report::{excel_report, Matrix, IOZONE_RECORD_SIZES_KIB};
 
 const FIXTURE: &str = include_str!("../../report/tests/data/iozone-3.471-auto-64k-1m-tmpfs.txt");
+const TWO_RECORDS: &str = include_str!("../../report/tests/data/iozone-3.471-s64m-r4k-r1m-tmpfs.txt");
 const MARKER: &str = "Excel output is below:\n";
 
 /// The fixture's text after the "Excel output is below:" line, which begins
@@ -90,7 +93,7 @@ fn round_trip_reproduces_excel_section_byte_for_byte() {
     assert!(section.starts_with("\n\"Writer report\"\n"));
 
     let ms = parse_excel_report(FIXTURE).expect("fixture parses");
-    let written = excel_report(&ms);
+    let written = excel_report(&ms, &IOZONE_RECORD_SIZES_KIB);
     assert_eq!(written, section);
 
     // The section alone parses to the same matrices.
@@ -104,15 +107,41 @@ fn crlf_input_parses_the_same() {
 }
 
 #[test]
-fn min_record_shifts_columns() {
-    let text = "\n\"Writer report\"\n        \"4\"  \"8\"  \"16\"  \"32\"\n\"64\"   100  200 \n";
-    let ms = parse_excel_report_with_min_record(text, 16).expect("parses");
-    assert_eq!(ms[0].get(64, 16), Some(100.0));
-    assert_eq!(ms[0].get(64, 32), Some(200.0));
-    assert_eq!(ms[0].get(64, 4), None);
+fn the_header_places_the_values() {
+    let text = "\n\"Writer report\"\n        \"16\"  \"32\"  \"64\"\n\"64\"   100  200  300 \n\"32\"   1  2 \n";
     let ms = parse_excel_report(text).expect("parses");
-    assert_eq!(ms[0].get(64, 4), Some(100.0));
-    assert_eq!(ms[0].get(64, 8), Some(200.0));
+    assert_eq!(ms[0].get(64, 16), Some(100.0));
+    assert_eq!(ms[0].get(64, 64), Some(300.0));
+    assert_eq!(ms[0].get(32, 32), Some(2.0));
+    assert_eq!(ms[0].get(64, 4), None);
+}
+
+#[test]
+fn two_record_sizes_land_under_their_own_header() {
+    // The Excel section alone, without IOzone's main table: the header says 4 and 1024.
+    let section = &TWO_RECORDS[TWO_RECORDS.find(MARKER).expect("marker")..];
+    let ms = parse_excel_report(section).expect("parses");
+    assert_eq!(ms.len(), 6);
+    assert_eq!(by_title(&ms, "Writer report").get(65536, 4), Some(1029178.0));
+    assert_eq!(by_title(&ms, "Writer report").get(65536, 1024), Some(1775710.0));
+    assert_eq!(by_title(&ms, "Random write report").get(65536, 1024), Some(5639353.0));
+    assert_eq!(by_title(&ms, "Reader report").get(65536, 8), None);
+    // Written back, it is the fixture's section again.
+    assert_eq!(excel_report(&ms, &[]), section[MARKER.len()..]);
+
+    // Imported whole (main table and report) or as the section alone (no
+    // banner, so O_DIRECT is unknown): the same cells.
+    let whole = &parse(TWO_RECORDS, Format::Iozone, &Options::default()).expect("imports")[0];
+    let alone = &parse(section, Format::Iozone, &Options::default()).expect("imports")[0];
+    let key = |c: &iomatrix_import::ImportedCell| (c.test.clone(), c.file_size, c.record_size, c.kib_per_sec);
+    assert_eq!(whole.cells.iter().map(key).collect::<Vec<_>>(), alone.cells.iter().map(key).collect::<Vec<_>>());
+    let cells: Vec<(&str, Option<u64>, Option<u64>, f64)> =
+        whole.cells.iter().map(|c| (c.test.as_str(), c.file_size, c.record_size, c.kib_per_sec)).collect();
+    assert_eq!(cells.len(), 12);
+    assert_eq!(cells[0], ("write", Some(64 << 20), Some(4 << 10), 1029178.0));
+    assert_eq!(cells[1], ("write", Some(64 << 20), Some(1 << 20), 1775710.0));
+    assert!(whole.notes[0].contains("main table"), "{:?}", whole.notes);
+    assert!(alone.notes[0].contains("header"), "{:?}", alone.notes);
 }
 
 #[test]

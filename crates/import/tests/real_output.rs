@@ -8,6 +8,14 @@ use iomatrix_import::{parse, sniff, Format, Options};
 const FIO: &str = include_str!("data/fio-3.33-randrw-libaio.json");
 const BONNIE: &str = include_str!("data/bonnie-2.00a-x2.csv");
 const IOZONE: &str = include_str!("../../report/tests/data/iozone-3.471-auto-64k-1m-tmpfs.txt");
+const IOZONE_TWO_RECORDS: &str = include_str!("../../report/tests/data/iozone-3.471-s64m-r4k-r1m-tmpfs.txt");
+/// The end of a `-t` run's output with `-R`, laid out as IOzone 3.471 prints it.
+const IOZONE_THROUGHPUT: &str = "\tThroughput test with 2 processes\n\
+    \tEach process writes a 1024 kByte file in 4 kByte records\n\n\
+    \tChildren see throughput for  2 initial writers \t=  246059.19 kB/sec\n\n\n\n\
+    \"Throughput report Y-axis is type of test X-axis is number of processes\"\n\
+    \"Record size = 4 kBytes \"\n\"Output is in kBytes/sec\"\n\n\
+    \"  Initial write \"  246059.19 \n\n\"        Rewrite \"   86058.34 \n\n\n\niozone test complete.\n";
 
 #[test]
 fn real_files_are_recognised_and_read() {
@@ -34,11 +42,20 @@ fn real_files_are_recognised_and_read() {
     let iozone = &parse(IOZONE, Format::Iozone, &Options::default()).unwrap()[0];
     assert_eq!(iozone.cells.len(), 210);
     assert_eq!(iozone.tool_version.as_deref(), Some("3.471"));
+    let throughput = &parse(IOZONE_THROUGHPUT, Format::Iozone, &Options::default()).unwrap()[0];
+    assert_eq!(throughput.cells.len(), 2);
+    assert_eq!(throughput.cells[1].kib_per_sec, 86058.34);
 }
 
 #[test]
 fn no_prefix_of_a_real_file_makes_a_parser_panic() {
-    for (text, format) in [(FIO, Format::Fio), (BONNIE, Format::Bonnie), (IOZONE, Format::Iozone)] {
+    for (text, format) in [
+        (FIO, Format::Fio),
+        (BONNIE, Format::Bonnie),
+        (IOZONE, Format::Iozone),
+        (IOZONE_TWO_RECORDS, Format::Iozone),
+        (IOZONE_THROUGHPUT, Format::Iozone),
+    ] {
         let mut cut = 0;
         while cut < text.len() {
             if text.is_char_boundary(cut) {

@@ -15,6 +15,16 @@ pub struct IozoneInvocation {
     pub target: PathBuf,
     /// `-R`: print IOzone's Excel-style report after the run.
     pub excel_report: bool,
+    /// The record sizes IOzone's `-R` report (and `-b` workbook) lists in
+    /// its header for these flags: the `-r` sizes when `-r` is given (once or
+    /// more), else the powers of two from `-y` to `-q` in auto mode, else
+    /// IOzone's list, 4k to 16m (IOzone rebuilds its header from its minimum
+    /// and maximum record size, 4k and 16m unless `-y`/`-q`/`-r` say
+    /// otherwise, though without `-a` only 4k runs).
+    pub report_record_sizes: Vec<ByteSize>,
+    /// `-t`: IOzone's throughput mode, whose `-R` report is one line per
+    /// test (see `iomatrix_report::throughput_report`), not the matrices.
+    pub throughput: bool,
     /// `-b FILE`: write the report as a spreadsheet.
     pub spreadsheet: Option<PathBuf>,
     /// `-w`: keep the working folder and its files.
@@ -247,6 +257,11 @@ impl Parsed {
             plan.backend = BackendKind::Mmap;
         }
         plan.clients = self.clients.unwrap_or(1);
+        let report_record_sizes = if self.auto || !self.records.is_empty() {
+            plan.record_sizes.clone()
+        } else {
+            plan::powers_of_two(plan::AUTO_MIN_RECORD, plan::AUTO_MAX_RECORD)
+        };
         let target = match &self.file {
             Some(path) => {
                 let name = path.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
@@ -267,6 +282,8 @@ impl Parsed {
             plan,
             target,
             excel_report: self.excel,
+            report_record_sizes,
+            throughput: self.clients.is_some(),
             spreadsheet: self.spreadsheet,
             keep_files: self.keep,
             help: self.help,
@@ -354,6 +371,27 @@ mod tests {
         let inv = parse(&args("-i 0")).unwrap();
         assert_eq!(inv.plan.file_sizes, [ByteSize(512 * KIB)]);
         assert_eq!(inv.plan.record_sizes, [ByteSize(4 * KIB)]);
+    }
+
+    #[test]
+    fn the_report_header_is_iozones_record_size_list() {
+        let kib = |line: &str| -> Vec<u64> {
+            parse(&args(line)).unwrap().report_record_sizes.iter().map(|r| r.kib()).collect()
+        };
+        let all = [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
+        // The fixtures' lines.
+        assert_eq!(kib("-R -s 64m -r 4k -r 1m -e -c -i 0 -i 1 -i 2"), [4, 1024]);
+        assert_eq!(kib("-a -n 64k -g 1m -i 0 -i 1 -i 2 -e -c -R"), all);
+        // One -r, repeated -s, auto mode's bounds, -r in auto mode.
+        assert_eq!(kib("-s 16m -r 64k"), [64]);
+        assert_eq!(kib("-s 64k -s 1m -r 1m -r 4k -r 1m"), [4, 1024]);
+        assert_eq!(kib("-a -y 16k -q 256k"), [16, 32, 64, 128, 256]);
+        assert_eq!(kib("-az -r 8k"), [8]);
+        // Without -a or -r IOzone's whole list, though only 4k runs.
+        assert_eq!(kib("-s 1m -i 0"), all);
+        assert_eq!(kib("-s 64k -s 1m"), all);
+        assert!(!parse(&args("-s 1m")).unwrap().throughput);
+        assert!(parse(&args("-s 1m -t 1")).unwrap().throughput);
     }
 
     #[test]

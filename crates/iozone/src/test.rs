@@ -97,6 +97,52 @@ impl IozoneTest {
         }
     }
 
+    /// The order of IOzone's `-t` throughput report: "Initial write",
+    /// "Rewrite", "Read", "Re-read", "Reverse Read", "Stride read", "Random
+    /// read", "Mixed workload", "Random write", "Fwrite", "Fread" as IOzone
+    /// 3.471 prints them, with the three tests its throughput mode does not
+    /// run (record rewrite, frewrite, freread) after their kin.
+    pub const THROUGHPUT_ORDER: [IozoneTest; 14] = [
+        Self::Write,
+        Self::Rewrite,
+        Self::Read,
+        Self::Reread,
+        Self::BackwardRead,
+        Self::StrideRead,
+        Self::RandomRead,
+        Self::Mixed,
+        Self::RandomWrite,
+        Self::RecordRewrite,
+        Self::Fwrite,
+        Self::Frewrite,
+        Self::Fread,
+        Self::Freread,
+    ];
+
+    /// The test's name in IOzone's `-t` throughput report ("Initial write",
+    /// "Re-read", "Reverse Read"...). IOzone's throughput mode has no record
+    /// rewrite, frewrite or freread; iomatrix, which runs them with clients
+    /// too, names them as IOzone's `-R` titles do: "Record rewrite",
+    /// "Re-fwrite", "Re-fread".
+    pub fn throughput_name(self) -> &'static str {
+        match self {
+            Self::Write => "Initial write",
+            Self::Rewrite => "Rewrite",
+            Self::Read => "Read",
+            Self::Reread => "Re-read",
+            Self::RandomRead => "Random read",
+            Self::RandomWrite => "Random write",
+            Self::BackwardRead => "Reverse Read",
+            Self::RecordRewrite => "Record rewrite",
+            Self::StrideRead => "Stride read",
+            Self::Fwrite => "Fwrite",
+            Self::Frewrite => "Re-fwrite",
+            Self::Fread => "Fread",
+            Self::Freread => "Re-fread",
+            Self::Mixed => "Mixed workload",
+        }
+    }
+
     /// IOzone's `-i` number and the tests it selects.
     pub fn by_iozone_number(n: u32) -> Option<&'static [IozoneTest]> {
         Some(match n {
@@ -169,5 +215,22 @@ impl FromStr for IozoneTest {
             let names: Vec<&str> = Self::ALL.iter().map(|t| t.name()).collect();
             format!("unknown test '{s}': choose from {}", names.join(", "))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn throughput_order_holds_every_test_once_with_a_name_of_at_most_15_characters() {
+        let mut sorted = IozoneTest::THROUGHPUT_ORDER;
+        sorted.sort();
+        assert_eq!(sorted, IozoneTest::ALL);
+        for t in IozoneTest::ALL {
+            assert!(t.throughput_name().len() <= 15, "{t}");
+            let others = IozoneTest::ALL.iter().filter(|o| o.throughput_name() == t.throughput_name()).count();
+            assert_eq!(others, 1, "{t}");
+        }
     }
 }

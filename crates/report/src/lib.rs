@@ -8,9 +8,13 @@
 //!
 //! - [`terminal`]: plain-ASCII tables, [`matrix_table`] for one matrix and
 //!   [`iozone_main_table`] for IOzone's own main layout.
-//! - [`iozone_excel`]: IOzone 3.471's `-R` "Excel output" text,
-//!   [`excel_report`] (its parser is the import crate's).
-//! - [`xlsx`]: an `.xlsx` workbook, [`xlsx_workbook`], and the report's
+//! - [`iozone_excel`]: IOzone 3.471's `-R` text: the matrix blocks after
+//!   "Excel output is below:", [`excel_report`], with the header IOzone
+//!   prints for the run's flags ([`report_header`]), and `-t` mode's
+//!   throughput report, [`throughput_report`] (their parsers are the import
+//!   crate's).
+//! - [`xlsx`]: an `.xlsx` workbook of either, [`xlsx_workbook`] and
+//!   [`throughput_workbook`], and the report's
 //!   workbook, a sheet per test with native charts ([`xlsx::report_workbook`]).
 //! - [`document`]: what a report shows, [`Report`] over groups of stored
 //!   runs ([`ReportGroup`]: medians, caching flags) and their comparisons;
@@ -34,7 +38,10 @@ pub mod terminal;
 pub mod xlsx;
 
 pub use document::{Report, ReportGroup};
-pub use iozone_excel::{excel_report, IOZONE_RECORD_SIZES_KIB};
+pub use iozone_excel::{
+    excel_report, report_header, throughput_preamble, throughput_report, ThroughputReport, IOZONE_RECORD_SIZES_KIB,
+    THROUGHPUT_TITLE,
+};
 pub use matrix::{Matrix, MatrixCell};
 pub use terminal::{iozone_main_table, matrix_table};
-pub use xlsx::xlsx_workbook;
+pub use xlsx::{throughput_workbook, xlsx_workbook};

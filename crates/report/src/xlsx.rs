@@ -2,6 +2,7 @@
 
 use rust_xlsxwriter::{Chart, ChartType, ColNum, Format, RowNum, Workbook, Worksheet, XlsxError};
 
+use crate::iozone_excel::{report_header, throughput_preamble, ThroughputReport, THROUGHPUT_TITLE};
 use crate::matrix::Matrix;
 
 /// Name of the worksheet holding the result blocks.
@@ -15,74 +16,141 @@ const CHART_ROW_STEP: RowNum = 16;
 
 /// Builds a workbook and returns its bytes (a ZIP archive).
 ///
-/// Worksheet "iozone" holds one block per matrix, like IOzone's `-R` report:
-/// the title cell, a header row with the record sizes (KiB, as numbers, from
-/// column B on), then one row per file size (KiB, as a number, in column A)
-/// with each value under its own record size. Only the record sizes the
-/// matrix holds get a column. A blank row separates blocks. To the right of
-/// the blocks sits one line chart per matrix (record size on the x axis, one
-/// series per file size). Non-finite values are left blank.
+/// Worksheet "iozone" holds one block per matrix, like IOzone's `-R` report
+/// (and like IOzone's own `-b` workbook): the title cell, a header row with
+/// the record sizes (KiB, as numbers, from column B on), then one row per
+/// file size (KiB, as a number, in column A). The header is
+/// [`report_header`]`(sheet_blocks, records_kib)`, the one the text report
+/// prints, in every block; each value sits under its own record size (IOzone
+/// shifts the rows of auto mode's large files, whose small records it skips,
+/// to the first column; a sheet read by its header needs them in place). A
+/// blank row separates blocks. To the right of the blocks sits one line chart
+/// per matrix (record size on the x axis, one series per file size).
+/// Non-finite values are left blank.
 ///
 /// Worksheet "conditions" lists `conditions` as key/value rows under a
 /// "condition"/"value" header (backend, direct, clients, file size vs RAM,
 /// target, host...).
-pub fn xlsx_workbook(sheet_blocks: &[Matrix], conditions: &[(String, String)]) -> Result<Vec<u8>, XlsxError> {
+pub fn xlsx_workbook(
+    sheet_blocks: &[Matrix],
+    records_kib: &[u64],
+    conditions: &[(String, String)],
+) -> Result<Vec<u8>, XlsxError> {
     let mut workbook = Workbook::new();
     let bold = Format::new().set_bold();
 
     let results = workbook.add_worksheet();
     results.set_name(RESULTS_SHEET)?;
-    let widest = sheet_blocks.iter().map(|m| m.record_sizes().len()).max().unwrap_or(0);
-    let chart_col = to_col(widest + 2)?;
+    let header = report_header(sheet_blocks, records_kib);
+    let chart_col = to_col(header.len() + 2)?;
     let mut row: RowNum = 0;
     for (i, m) in sheet_blocks.iter().enumerate() {
-        row = write_block(results, RESULTS_SHEET, row, to_row(i)? * CHART_ROW_STEP, chart_col, m, &bold)?;
+        row = write_block(results, RESULTS_SHEET, row, (to_row(i)? * CHART_ROW_STEP, chart_col), m, &header, &bold)?;
     }
+    conditions_sheet(&mut workbook, conditions, &bold)?;
+    workbook.save_to_buffer()
+}
 
+/// The workbook of IOzone's `-t` mode, as [`crate::throughput_report`]
+/// prints it: worksheet "iozone" holds one block per report (the preamble's
+/// two lines, the title, the record size and the unit, each in column A, then
+/// a row per test: its name in column A, its KB/s in column B) with a bar
+/// chart beside it; worksheet "conditions" as in [`xlsx_workbook`].
+pub fn throughput_workbook(
+    reports: &[ThroughputReport],
+    conditions: &[(String, String)],
+) -> Result<Vec<u8>, XlsxError> {
+    let mut workbook = Workbook::new();
+    let bold = Format::new().set_bold();
+    let sheet = workbook.add_worksheet();
+    sheet.set_name(RESULTS_SHEET)?;
+    let mut row: RowNum = 0;
+    for r in reports {
+        for line in throughput_preamble(r).lines() {
+            sheet.write_string(row, 0, line.trim())?;
+            row += 1;
+        }
+        sheet.write_string_with_format(row, 0, THROUGHPUT_TITLE, &bold)?;
+        sheet.write_string(row + 1, 0, format!("Record size = {} kBytes", r.record_kib))?;
+        sheet.write_string(row + 2, 0, "Output is in kBytes/sec")?;
+        let first = row + 3;
+        for (k, (name, v)) in r.rows.iter().enumerate() {
+            let at = first + to_row(k)?;
+            sheet.write_string_with_format(at, 0, name, &bold)?;
+            if v.is_finite() {
+                sheet.write_number(at, 1, *v)?;
+            }
+        }
+        if !r.rows.is_empty() {
+            let last = first + to_row(r.rows.len() - 1)?;
+            let mut chart = Chart::new(ChartType::Bar);
+            chart.title().set_name(&format!(
+                "{} clients, {} kB file, {} kB records (kB/s)",
+                r.clients, r.file_kib, r.record_kib
+            ));
+            chart.add_series().set_name("KB/s").set_categories((RESULTS_SHEET, first, 0, last, 0)).set_values((
+                RESULTS_SHEET,
+                first,
+                1,
+                last,
+                1,
+            ));
+            sheet.insert_chart(row, 3, &chart)?;
+        }
+        // The block, one blank row, and room for the chart beside it.
+        row = (first + to_row(r.rows.len())? + 1).max(row + CHART_ROW_STEP);
+    }
+    conditions_sheet(&mut workbook, conditions, &bold)?;
+    workbook.save_to_buffer()
+}
+
+/// Worksheet "conditions": `conditions` as key/value rows under a
+/// "condition"/"value" header.
+fn conditions_sheet(workbook: &mut Workbook, conditions: &[(String, String)], bold: &Format) -> Result<(), XlsxError> {
     let sheet = workbook.add_worksheet();
     sheet.set_name(CONDITIONS_SHEET)?;
-    sheet.write_string_with_format(0, 0, "condition", &bold)?;
-    sheet.write_string_with_format(0, 1, "value", &bold)?;
+    sheet.write_string_with_format(0, 0, "condition", bold)?;
+    sheet.write_string_with_format(0, 1, "value", bold)?;
     for (k, (key, value)) in conditions.iter().enumerate() {
         let r = to_row(k + 1)?;
         sheet.write_string(r, 0, key)?;
         sheet.write_string(r, 1, value)?;
     }
-
-    workbook.save_to_buffer()
+    Ok(())
 }
 
 /// Writes `m` as a block at `row` of `sheet` (named `sheet_name`): the title,
-/// a header row of record sizes, a row per file size; and a line chart of
-/// it (a series per file size) at `chart_row`, `chart_col`. Returns the row
-/// after the block and one blank row.
+/// `header` (record sizes) as a row, a row per file size with each value
+/// under its record size; and a line chart of it (a series per file size) at
+/// (`chart_row`, `chart_col`). Returns the row after the block and one blank
+/// row.
 fn write_block(
     sheet: &mut Worksheet,
     sheet_name: &str,
     row: RowNum,
-    chart_row: RowNum,
-    chart_col: ColNum,
+    (chart_row, chart_col): (RowNum, ColNum),
     m: &Matrix,
+    header: &[u64],
     bold: &Format,
 ) -> Result<RowNum, XlsxError> {
-    let (records, files) = (m.record_sizes(), m.file_sizes());
+    let files = m.file_sizes();
     sheet.write_string_with_format(row, 0, &m.title, bold)?;
     let header_row = row + 1;
-    for (j, r) in records.iter().enumerate() {
+    for (j, r) in header.iter().enumerate() {
         sheet.write_number_with_format(header_row, to_col(j + 1)?, *r as f64, bold)?;
     }
     let first_data_row = header_row + 1;
     for (k, f) in files.iter().enumerate() {
         let r_idx = first_data_row + to_row(k)?;
         sheet.write_number_with_format(r_idx, 0, *f as f64, bold)?;
-        for (j, r) in records.iter().enumerate() {
+        for (j, r) in header.iter().enumerate() {
             if let Some(v) = m.get(*f, *r).filter(|v| v.is_finite()) {
                 sheet.write_number(r_idx, to_col(j + 1)?, v)?;
             }
         }
     }
-    if !records.is_empty() && !files.is_empty() {
-        let last_col = to_col(records.len())?;
+    if !header.is_empty() && !files.is_empty() {
+        let last_col = to_col(header.len())?;
         let mut chart = Chart::new(ChartType::Line);
         chart.title().set_name(&format!("{} ({})", m.title, m.unit));
         chart.x_axis().set_name("record size (kB)");
@@ -162,7 +230,7 @@ pub fn report_workbook(
         for (i, m) in matrices.iter().enumerate() {
             // Blocks no closer than the charts beside them, so each chart sits by its block.
             let chart_row = row.max(to_row(i)? * CHART_ROW_STEP);
-            row = write_block(sheet, &name, chart_row, chart_row, chart_col, m, &bold)?;
+            row = write_block(sheet, &name, chart_row, (chart_row, chart_col), m, &m.record_sizes(), &bold)?;
         }
     }
     if !scalars.is_empty() {

@@ -59,7 +59,7 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 fn workbook_of_an_auto_mode_run_is_a_zip_and_saves_to_a_file() {
     let ms = auto_mode_matrices();
     assert_eq!(ms.iter().map(|m| m.cells.len()).sum::<usize>(), 6 * (5 + 6 + 7 + 8 + 9));
-    let bytes = xlsx_workbook(&ms, &conditions()).expect("workbook builds");
+    let bytes = xlsx_workbook(&ms, &[], &conditions()).expect("workbook builds");
     assert!(bytes.starts_with(b"PK\x03\x04"), "ZIP local file header");
     assert!(bytes.len() > 5_000, "only {} bytes", bytes.len());
     // ZIP central directory lists member names uncompressed.
@@ -79,7 +79,7 @@ fn workbook_of_an_auto_mode_run_is_a_zip_and_saves_to_a_file() {
 #[test]
 fn workbook_handles_empty_and_odd_input() {
     // No blocks, no conditions.
-    let bytes = xlsx_workbook(&[], &[]).expect("empty workbook");
+    let bytes = xlsx_workbook(&[], &[], &[]).expect("empty workbook");
     assert!(bytes.starts_with(b"PK"));
     // A block without cells and one with a non-finite value.
     let blocks = [
@@ -93,6 +93,6 @@ fn workbook_handles_empty_and_odd_input() {
             ],
         },
     ];
-    let bytes = xlsx_workbook(&blocks, &conditions()).expect("workbook builds");
+    let bytes = xlsx_workbook(&blocks, &[], &conditions()).expect("workbook builds");
     assert!(bytes.starts_with(b"PK"));
 }

@@ -235,7 +235,7 @@ impl SmbFs {
         match nodelay::set_on_sockets_connected_to(&peers) {
             Ok(0) => Err(format!("no socket connected to {}:{port} was found", url.host)),
             Ok(n) => Ok(n),
-            Err(e) => Err(format!("listing /proc/self/fd: {e}")),
+            Err(e) => Err(format!("listing {}: {e}", nodelay::FD_FOLDER)),
         }
     }
 

@@ -15,13 +15,19 @@ use std::io;
 use std::mem::{size_of, MaybeUninit};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 
-/// Sets TCP_NODELAY on every TCP socket of this process connected to one
-/// of `peers`, and returns how many it set. Other sessions to the same
-/// server in this process (other clients' threads) get it too, which is
+/// Sets TCP_NODELAY on every TCP socket in the calling thread's file table
+/// connected to one of `peers`, and returns how many it set. Other
+/// sessions to the same server that share the table get it too, which is
 /// what they need as well.
+///
+/// The thread's table, not the process's: a client thread of the harness
+/// has a file table of its own (coord's `own_file_table`), and
+/// `/proc/self/fd` lists the main thread's, where this thread's socket is
+/// not (a socket the main thread opened to the same server would be found
+/// instead, and the client's own left with Nagle on).
 pub fn set_on_sockets_connected_to(peers: &[SocketAddr]) -> io::Result<usize> {
     let mut set = 0;
-    for entry in std::fs::read_dir("/proc/self/fd")?.flatten() {
+    for entry in std::fs::read_dir(FD_FOLDER)?.flatten() {
         let Some(fd) = entry.file_name().to_str().and_then(|n| n.parse::<libc::c_int>().ok()) else { continue };
         // Only sockets ("socket:[inode]"); anything else is skipped without a system call on it.
         if !std::fs::read_link(entry.path()).is_ok_and(|target| target.to_string_lossy().starts_with("socket:")) {
@@ -33,6 +39,9 @@ pub fn set_on_sockets_connected_to(peers: &[SocketAddr]) -> io::Result<usize> {
     }
     Ok(set)
 }
+
+/// The calling thread's descriptors (Linux 3.17 and later).
+pub const FD_FOLDER: &str = "/proc/thread-self/fd";
 
 // SAFETY (the three functions below): each passes the kernel a descriptor
 // number and pointers to local buffers of exactly the length it passes with
@@ -102,5 +111,23 @@ mod tests {
         assert_eq!(set, 1);
         assert!(to_server.nodelay().unwrap());
         assert!(!to_other.nodelay().unwrap(), "a socket to another address is left alone");
+    }
+
+    #[test]
+    fn a_thread_with_a_file_table_of_its_own_finds_its_own_socket() {
+        // As a harness client thread: its table unshared, then its session opened on it.
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let server = listener.local_addr().unwrap();
+        let (set, nodelay) = std::thread::spawn(move || {
+            // SAFETY: gives this test thread a private copy of its file table; nothing else is touched.
+            assert_eq!(unsafe { libc::unshare(libc::CLONE_FILES) }, 0);
+            let to_server = TcpStream::connect(server).unwrap();
+            let set = set_on_sockets_connected_to(&[server]).unwrap();
+            (set, to_server.nodelay().unwrap())
+        })
+        .join()
+        .unwrap();
+        assert_eq!(set, 1, "the socket in the thread's own table is found");
+        assert!(nodelay);
     }
 }

@@ -29,7 +29,11 @@ impl Suite for Access {
     }
 
     fn spec(&self, plan: &AccessPlan, target: &Target, _clients: usize) -> RunSpec {
-        let mut conditions = json!({ "limit": plan.limit, "rate_iops": plan.rate_iops });
+        let mut conditions = json!({
+            "limit": plan.limit,
+            "rate_iops": plan.rate_iops,
+            "latency_clock": iomatrix_access::latency_clock_source(),
+        });
         crate::harness::data::add_conditions(&mut conditions, &plan.content);
         if let Some(server) = target.server() {
             conditions["requests"] =

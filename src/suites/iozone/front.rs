@@ -23,7 +23,12 @@ pub fn run(args: &[String], db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode
     inv.plan.content = DataArgs { verify: inv.verify, compressible: inv.compressible }.content();
     let target = Target::parse_folder(&inv.target.to_string_lossy())?;
     super::args::check(&inv.plan, &target)?;
-    let suite = Iozone { excel_report: inv.excel_report, xlsx: inv.spreadsheet };
+    let suite = Iozone {
+        excel_report: inv.excel_report,
+        xlsx: inv.spreadsheet,
+        report_records_kib: inv.report_record_sizes.iter().map(|r| r.kib()).collect(),
+        throughput: inv.throughput,
+    };
     let run = RunOptions {
         target,
         device: None,

@@ -3,7 +3,7 @@
 
 use iomatrix_analysis::median;
 use iomatrix_iozone::IozoneTest;
-use iomatrix_report::{matrix_table, Matrix, MatrixCell};
+use iomatrix_report::{matrix_table, Matrix, MatrixCell, ThroughputReport};
 use iomatrix_store::StoredRun;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -39,6 +39,38 @@ const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::cli
 /// One KB/s matrix per test, in IOzone's order.
 pub fn throughput_matrices(run: &StoredRun) -> Vec<Matrix> {
     matrices(run, "KB/s", |t| t.report_title().to_string(), |c| c.kib_per_sec)
+}
+
+/// IOzone's `-t` reports: one per file/record pair (IOzone's throughput
+/// mode has one), a line per test in IOzone's order with the KB/s of all
+/// clients (the median of repeats, as in the matrices).
+pub fn throughput_reports(run: &StoredRun) -> Vec<ThroughputReport> {
+    let matrices = throughput_matrices(run);
+    let mut pairs: Vec<(u64, u64)> =
+        matrices.iter().flat_map(|m| m.cells.iter().map(|c| (c.file_kib, c.record_kib))).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs
+        .into_iter()
+        .map(|(file_kib, record_kib)| {
+            let rows = IozoneTest::THROUGHPUT_ORDER
+                .iter()
+                .filter_map(|t| {
+                    let m = matrices.iter().find(|m| m.title == t.report_title())?;
+                    m.get(file_kib, record_kib).map(|v| (t.throughput_name().to_string(), v))
+                })
+                .collect();
+            let clients = run
+                .cell_results
+                .iter()
+                .filter(|c| c.file_size.map(|b| b / 1024) == Some(file_kib))
+                .filter(|c| c.record_size.map(|b| b / 1024) == Some(record_kib))
+                .map(|c| c.clients)
+                .max()
+                .unwrap_or(1);
+            ThroughputReport { file_kib, record_kib, clients, rows }
+        })
+        .collect()
 }
 
 fn cpu_matrices(run: &StoredRun) -> Vec<Matrix> {

@@ -18,6 +18,12 @@ pub struct Iozone {
     pub excel_report: bool,
     /// The tables as an .xlsx workbook too (`--xlsx`, IOzone's `-b`).
     pub xlsx: Option<PathBuf>,
+    /// The record sizes (KiB) the report's and the workbook's header lists
+    /// besides those that ran: IOzone's list for the front end's flags.
+    pub report_records_kib: Vec<u64>,
+    /// IOzone's `-t` mode: the report and workbook are IOzone's throughput
+    /// report, one line per test, not the matrices.
+    pub throughput: bool,
 }
 
 impl Suite for Iozone {
@@ -31,7 +37,9 @@ impl Suite for Iozone {
 
     fn prepare(args: Self::Args, mpi_ranks: Option<usize>) -> anyhow::Result<Prepared<Self>> {
         let (plan, run) = args.validate(mpi_ranks)?;
-        Ok(Prepared { suite: Iozone { excel_report: false, xlsx: args.xlsx }, plan, run })
+        let report_records_kib = plan.record_sizes.iter().map(|r| r.kib()).collect();
+        let suite = Iozone { excel_report: false, xlsx: args.xlsx, report_records_kib, throughput: false };
+        Ok(Prepared { suite, plan, run })
     }
 
     fn spec(&self, plan: &IozonePlan, target: &Target, _clients: usize) -> RunSpec {
@@ -151,15 +159,22 @@ impl Suite for Iozone {
     }
 
     fn after_tables(&self, run: &StoredRun) -> anyhow::Result<()> {
+        let matrices = super::render::throughput_matrices(run);
         if self.excel_report {
-            crate::out::print("\nExcel output is below:\n")?;
-            crate::out::print(&iomatrix_report::excel_report(&super::render::throughput_matrices(run)))?;
+            if self.throughput {
+                crate::out::print(&iomatrix_report::throughput_report(&super::render::throughput_reports(run)))?;
+            } else {
+                crate::out::print("\nExcel output is below:\n")?;
+                crate::out::print(&iomatrix_report::excel_report(&matrices, &self.report_records_kib))?;
+            }
         }
         if let Some(path) = &self.xlsx {
-            let bytes = iomatrix_report::xlsx_workbook(
-                &super::render::throughput_matrices(run),
-                &crate::render::condition_pairs(run),
-            )
+            let conditions = crate::render::condition_pairs(run);
+            let bytes = if self.throughput {
+                iomatrix_report::throughput_workbook(&super::render::throughput_reports(run), &conditions)
+            } else {
+                iomatrix_report::xlsx_workbook(&matrices, &self.report_records_kib, &conditions)
+            }
             .context("cannot build the workbook")?;
             std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
             eprintln!("iomatrix: wrote {}", path.display());

@@ -1,0 +1,307 @@
+#!/usr/bin/env bash
+# uring-depths-vs-fio.sh: iomatrix's io_uring O_DIRECT 4 KiB random reads and writes beside
+# fio's, at queue depths 1, 8, 32 and 128, on ext4 loop-mounted from an image on tmpfs.
+#
+# Usage: bench/uring-depths-vs-fio.sh [--size 512m] [--duration 10s] [--repeats 5]
+#                                     [--depths 1,8,32,128] [--rw read,write]
+#
+# WHAT IT MEASURES
+#   4 KiB requests at uniformly random 4 KiB-aligned offsets of one file (with replacement),
+#   O_DIRECT, through io_uring with --depths requests in flight, for --duration, reads and writes
+#   (--rw), each run by iomatrix (`run access`) and by fio. The file system is ext4 on an image
+#   of twice the file size (at least 128 MiB) that lives on a tmpfs the script mounts
+#   (truncate, mkfs.ext4 -q -F, mount -o loop, which attaches a loop device with autoclear): no
+#   disk, so the figures are the cost of the path (each tool, io_uring, ext4's direct I/O, the
+#   block layer, the loop driver, tmpfs's memory copies), where each tool's own per-request
+#   work shows. For each (rw, depth) it prints the median IOPS of each tool, the ratio
+#   iomatrix/fio (the median of the per-pair ratios, and the ratio of the medians), whether
+#   iomatrix >= fio (the issue's goal, judged on the median of the per-pair ratios) and each
+#   tool's median p99 latency; every run's figures above the table; and the conditions.
+#
+# WHY THE SETTINGS MATCH
+#   iomatrix:  iomatrix run access --bs 4096 --read 100 (reads) or --read 0 (writes)
+#              --random 100 --qd D --backend io_uring --direct --file-size SIZE --duration T
+#              --json, with a throwaway --db, in a fresh folder on the ext4 mount. It lays out
+#              its own file (sequential writes, fsync: untimed, before the cell), opens it with
+#              O_DIRECT and for T keeps D requests in flight: registered buffers and a
+#              registered file; it pushes a request for every free slot, then one io_uring_enter
+#              submits them all and waits for at least one completion, and it takes every
+#              completion that is there. Its ring: COOP_TASKRUN, and SINGLE_ISSUER|DEFER_TASKRUN
+#              where the kernel takes them (binaries before issue 16's change: no such flags;
+#              what it says about its ring is printed).
+#   fio, one invocation per run (bench/lib.sh fio_args, as access-vs-fio.sh's io_uring direct
+#   case): --rw=randread or --rw=randwrite --bs=4096 --size=SIZE --ioengine=io_uring
+#              --iodepth=D --fixedbufs --registerfiles --hipri=0 --sqthread_poll=0
+#              (registered buffers and file, interrupt-driven, no SQ thread)
+#              --iodepth_batch_submit=D --iodepth_batch_complete_min=1
+#              --iodepth_batch_complete_max=D   iomatrix's batching (fio's defaults enter the
+#              kernel once per request once the queue is full)
+#              --direct=1 --time_based --runtime=T --norandommap --randrepeat=1 --thread
+#              --numjobs=1 --invalidate=0 --fadvise_hint=0 --group_reporting --lat_percentiles=1
+#              --output-format=json; writes also --scramble_buffers=0 (iomatrix writes one
+#              buffer as it is; fio would otherwise change a few bytes of it before each write).
+#              fio 3.33 sets its ring up with COOP_TASKRUN|SINGLE_ISSUER|DEFER_TASKRUN.
+#   The file. Each tool works on a fresh file of SIZE, laid out before each of its runs and
+#   untimed, fully written (not sparse: a write is an overwrite of allocated blocks, no
+#   unwritten-extent conversion): iomatrix inside its run; fio in an invocation of its own
+#   (--create_only=1, then checked to be SIZE bytes, fully allocated). Only one file exists at a
+#   time: fio's is removed after its run; iomatrix's is kept (--keep) to be checked after read
+#   runs, then removed. Both start with the whole file in the page cache of the ext4 mount, as
+#   iomatrix's layout (buffered writes, fsync) leaves it: fio's layout ends with
+#   posix_fadvise(DONTNEED), so the script reads fio's file back in (dd, untimed), and checks
+#   with fincore that all of fio's file is cached before its run and all of iomatrix's after a
+#   read run. O_DIRECT requests do not read the cache, but the kernel does work for cached
+#   pages: a direct write drops the cached page it overwrites, and a direct read first writes
+#   back any dirty page in its range (there is none, but it looks while the file has pages).
+#   Latency: iomatrix times a request from just before it queues it to when it sees the
+#   completion, fio's lat_ns (not clat_ns), hence --lat_percentiles=1; both include the wait in
+#   the submission queue until the batch goes in.
+#   IOPS: iomatrix's requests over the cell's wall time; fio's iops over its runtime (whole ms).
+#   Order: per repeat, every (rw, depth) runs both tools back to back; which goes first
+#   alternates from repeat to repeat and from one (rw, depth) to the next. Exactly
+#   repeats x |rw| x |depths| x 2 timed runs, plus the untimed layouts.
+#
+# HOW TO READ
+#   iomatrix/fio near 1.0: both tools issue the same system calls per batch, so the difference
+#   is what each does around them (picking offsets, timestamps, recording latency, reaping).
+#   Above 1.0 iomatrix did more requests. At depth 1 each request is a round trip through
+#   io_uring_enter and the loop driver; at 32 and 128 the loop driver's worker and the block
+#   layer dominate and both tools should land close. Single runs scatter by tens of percent on a
+#   busy 2-CPU machine: read the per-run lines pair by pair before trusting a ratio, and run it
+#   on a quiet machine for figures worth quoting.
+#
+# Needs root (mounts), fio, python3, util-linux (mount, losetup, findmnt), e2fsprogs and
+# coreutils. IOMATRIX_BIN=path chooses the iomatrix binary (default: target/release/iomatrix of
+# this workspace; build it with `cargo build --release`), FIO=path fio. Everything the script
+# makes (the ext4 mount and its loop device, the tmpfs under the image, a scratch folder with a
+# throwaway results database and logs) is removed on every way out, also on failure, Ctrl-C
+# (exit 130) or SIGTERM (exit 143); it then checks that no loop device still holds the image.
+
+set -euo pipefail
+
+PROG=uring-depths-vs-fio
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=bench/lib.sh
+source "$SCRIPT_DIR/lib.sh"
+IOMATRIX=${IOMATRIX_BIN:-$SCRIPT_DIR/../target/release/iomatrix}
+FIO=${FIO:-fio}
+
+usage() {
+    cat <<EOF
+Usage: $0 [--size 512m] [--duration 10s] [--repeats 5] [--depths 1,8,32,128] [--rw read,write]
+
+io_uring, O_DIRECT, 4 KiB random reads and writes at several queue depths, through iomatrix's
+access suite and through fio, on ext4 loop-mounted from an image on a tmpfs the script mounts.
+Prints per (rw, depth) the median IOPS of each tool, the ratio iomatrix/fio (goal >= 1.0) and
+each tool's median p99 latency. Needs root (mount, mount -o loop).
+
+  --size SIZE      the file each tool lays out fresh before each run, k/m/g/t = 1024-based;
+                   the ext4 image is twice this [default: 512m]
+  --duration TIME  how long each run issues requests: seconds, or with s or m [default: 10s]
+  --repeats N      pairs of runs per (rw, depth); medians are quoted; the goal wants 5 or
+                   more [default: 5]
+  --depths LIST    queue depths, comma-separated [default: 1,8,32,128]
+  --rw LIST        read, write or both, comma-separated [default: read,write]
+EOF
+}
+
+SIZE=512m
+DURATION=10s
+REPEATS=5
+DEPTHS_ARG=1,8,32,128
+RW_ARG=read,write
+
+while [[ $# -gt 0 ]]; do
+    case $1 in
+    --size) need_value "$@"; SIZE=$2; shift 2 ;;
+    --size=*) SIZE=${1#*=}; shift ;;
+    --duration) need_value "$@"; DURATION=$2; shift 2 ;;
+    --duration=*) DURATION=${1#*=}; shift ;;
+    --repeats) need_value "$@"; REPEATS=$2; shift 2 ;;
+    --repeats=*) REPEATS=${1#*=}; shift ;;
+    --depths) need_value "$@"; DEPTHS_ARG=$2; shift 2 ;;
+    --depths=*) DEPTHS_ARG=${1#*=}; shift ;;
+    --rw) need_value "$@"; RW_ARG=$2; shift 2 ;;
+    --rw=*) RW_ARG=${1#*=}; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; die "unknown argument '$1'" ;;
+    esac
+done
+
+BS=4096
+SIZE_BYTES=$(to_bytes "$SIZE" --size)
+SECS=$(to_seconds "$DURATION")
+REPEATS=$(whole_number "$REPEATS" --repeats 1)
+((SECS >= 1)) || die "--duration must be at least 1 second"
+((SIZE_BYTES >= 1 << 20)) || die "--size ($SIZE) must be at least 1m"
+((SIZE_BYTES % BS == 0)) || die "--size ($SIZE) must be a whole number of 4 KiB blocks"
+((REPEATS >= 5)) || warn "--repeats $REPEATS: the issue's goal is judged on medians of at least 5 pairs"
+DEPTHS=()
+IFS=, read -r -a depth_list <<<"$DEPTHS_ARG"
+for d in "${depth_list[@]}"; do
+    DEPTHS+=("$(whole_number "$d" "--depths entry" 1)")
+done
+((${#DEPTHS[@]} > 0)) || die "--depths is empty"
+RWS=()
+IFS=, read -r -a rw_list <<<"$RW_ARG"
+for rw in "${rw_list[@]}"; do
+    case $rw in
+    read | write) RWS+=("$rw") ;;
+    *) die "--rw entry '$rw' must be read or write" ;;
+    esac
+done
+((${#RWS[@]} > 0)) || die "--rw is empty"
+# The ext4 image: twice the file (one file at a time lives on it, plus ext4's own metadata);
+# the tmpfs holds the image, which fills up to its full size.
+IMAGE_BYTES=$((2 * SIZE_BYTES))
+((IMAGE_BYTES >= 128 << 20)) || IMAGE_BYTES=$((128 << 20))
+TMPFS_BYTES=$((IMAGE_BYTES + (16 << 20)))
+
+((EUID == 0)) || die "needs root: it mounts a tmpfs and loop-mounts an ext4 image on it"
+need_iomatrix IOMATRIX_BIN
+need_fio
+command -v python3 >/dev/null || die "python3 not found: it computes the medians and reads the JSON"
+for tool in mkfs.ext4 mount umount mountpoint losetup findmnt fincore truncate timeout stat dd; do
+    command -v "$tool" >/dev/null || die "$tool not found: install util-linux, e2fsprogs and coreutils"
+done
+# Memory: the image on tmpfs, plus the file in the page cache of the ext4 mount, plus room.
+MEM_AVAIL=$(awk '$1 == "MemAvailable:" { print $2 * 1024 }' /proc/meminfo)
+if [[ $MEM_AVAIL =~ ^[0-9]+$ ]] && ((MEM_AVAIL < TMPFS_BYTES + SIZE_BYTES + (256 << 20))); then
+    die "only $((MEM_AVAIL >> 20)) MiB of memory available: the $(human "$IMAGE_BYTES") image on tmpfs and a $SIZE file need more; choose a smaller --size"
+fi
+
+# ---- everything this script makes, and its removal -------------------------------------------
+
+SCRATCH="" # results database, logs, and the two mount points
+TMPFS=""   # the tmpfs (inside SCRATCH); the image lives in TMPFS/img
+IMAGE=""   # the ext4 image
+MNT=""     # where the image is mounted (inside SCRATCH, not on the tmpfs)
+
+remove_what_we_made() {
+    local rc=0
+    if [[ -n $IMAGE ]] && ! remove_image "$TMPFS/img" "$MNT" "$IMAGE"; then
+        return 1 # the tmpfs and SCRATCH stay: they hold the image and its mount
+    fi
+    if [[ -n $TMPFS ]] && ! unmount "$TMPFS"; then
+        return 1
+    fi
+    [[ -z $SCRATCH ]] || remove_dir "$SCRATCH" || rc=1
+    return "$rc"
+}
+
+# Each child is bounded: the run itself, plus time for a layout at 8 MiB/s, plus 5 minutes.
+LIMIT=$((SECS + 300 + SIZE_BYTES / (8 << 20)))
+
+SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/$PROG.XXXXXX")
+DB=$SCRATCH/results.sqlite
+mkdir "$SCRATCH/tmpfs" "$SCRATCH/ext4"
+TMPFS=$SCRATCH/tmpfs
+mount_tmpfs "$TMPFS" "$TMPFS_BYTES"
+mkdir "$TMPFS/img"
+MNT=$SCRATCH/ext4
+IMAGE=$TMPFS/img/ext4.img
+make_ext4 "$IMAGE" "$IMAGE_BYTES" "$MNT" "$SCRATCH/ext4.log"
+mkdir "$MNT/fio"
+FIO_FILE=$MNT/fio/testfile
+
+# ---- conditions -----------------------------------------------------------------------------
+
+LOOPDEV=$(findmnt -no SOURCE -- "$MNT" 2>/dev/null || echo "?")
+LOOP_DIO=$(losetup -n -O DIO -- "$LOOPDEV" 2>/dev/null | tr -d ' ' || true)
+CPU=$(awk -F': ' '$1 ~ /^model name/ { print $2; exit }' /proc/cpuinfo)
+NRUNS=$((REPEATS * ${#RWS[@]} * ${#DEPTHS[@]} * 2))
+CONDITIONS="ext4 on $LOOPDEV (direct-io ${LOOP_DIO:-?}) from a $(human "$IMAGE_BYTES") image on tmpfs, file $SIZE, io_uring O_DIRECT 4k random ${RWS[*]} at depths ${DEPTHS[*]}, ${SECS}s per run, $REPEATS repeats; kernel $(uname -r), ${CPU:-?} x $(nproc) CPUs; iomatrix $IOMATRIX_VERSION, $FIO_VERSION"
+echo "$PROG: $CONDITIONS"
+echo "$PROG: $NRUNS timed runs of ${SECS}s (about $(((NRUNS * (SECS + 2) + 59) / 60)) minutes with the layouts)"
+
+# ---- the runs -------------------------------------------------------------------------------
+
+RESULTS=$SCRATCH/results.tsv # repeat, case, tool, IOPS, p99 ns, mean ns, timed s
+: >"$RESULTS"
+RING_NOTED=0
+
+# Appends one run's figures ("IOPS<TAB>p99 ns<TAB>mean ns<TAB>timed s") and prints its line.
+record() {
+    local rep=$1 case=$2 tool=$3 parsed=$4
+    printf '%s\t%s\t%s\t%s\n' "$rep" "$case" "$tool" "$parsed" >>"$RESULTS"
+    printf '%s\n' "$parsed" | awk -F'\t' -v r="$rep" -v c="$case" -v t="$tool" '
+        { printf "%-7s %-16s %-9s %10d %10.1f %10.1f %8.3f\n", r, c, t, $1, $2 / 1000, $3 / 1000, $4 }'
+}
+
+run_iomatrix() {
+    local rep=$1 rw=$2 qd=$3 case=$4 name=iomatrix-$1-$2-$3 read_pct=100
+    local json=$SCRATCH/$name.json log=$SCRATCH/$name.log
+    [[ $rw == write ]] && read_pct=0
+    if ! run_child "$LIMIT" "$json" "$log" "$IOMATRIX" --db "$DB" run access --target "$MNT" --keep --bs "$BS" \
+        --read "$read_pct" --random 100 --qd "$qd" --backend io_uring --direct --file-size "$SIZE_BYTES" \
+        --duration "${SECS}s" --json; then
+        sed 's/^/  | /' "$log" >&2
+        die "iomatrix failed in '$case', repeat $rep (its messages are above)"
+    fi
+    local parsed
+    parsed=$(iomatrix_figures "$json" "$SIZE_BYTES" io_uring "$qd" 1 "$SECS" "$rw") ||
+        die "iomatrix's output in '$case', repeat $rep is not as expected"
+    # Its file, kept (--keep): after reads, still all in the page cache, as its layout left it
+    # (direct writes drop the pages they overwrite, so there is nothing to check after writes).
+    local cell_file
+    cell_file=$(find "$MNT" -mindepth 3 -maxdepth 3 -path "$MNT/iomatrix-*/client-0/*" -type f -print -quit)
+    [[ -n $cell_file ]] || die "iomatrix's file not found under $MNT after '$case', repeat $rep (--keep)"
+    # After its direct reads the kernel may have let a few pages go (seen: 1 MiB of 512): 99% will do.
+    [[ $rw == read ]] && check_cached "$cell_file" "$SIZE_BYTES" "iomatrix's file after '$case', repeat $rep" 99
+    rm -rf -- "$MNT"/iomatrix-*
+    # What iomatrix says about its ring (a flag the kernel refused), once.
+    if ((!RING_NOTED)) && grep -qi 'IORING_SETUP' "$log"; then
+        RING_NOTED=1
+        grep -i 'IORING_SETUP' "$log" | sed "s/^/$PROG: iomatrix said: /" >&2
+    fi
+    record "$rep" "$case" iomatrix "$parsed"
+}
+
+run_fio() {
+    local rep=$1 rw=$2 qd=$3 case=$4 name=fio-$1-$2-$3
+    local json=$SCRATCH/$name.json log=$SCRATCH/$name.log where="'$case', repeat $rep"
+    fio_layout "$LIMIT" "$FIO_FILE" "$SIZE_BYTES" "$BS" "$SCRATCH/$name-layout" "$where"
+    # iomatrix's layout leaves its file in the page cache; fio's drops it: read it back in.
+    run_child "$LIMIT" /dev/null "$SCRATCH/$name-readin.log" dd if="$FIO_FILE" of=/dev/null bs=1M status=none ||
+        die "could not read $FIO_FILE into the page cache in $where"
+    check_cached "$FIO_FILE" "$SIZE_BYTES" "fio's file after reading it in ($where)"
+    fio_args "$FIO_FILE" "rand$rw" "$SIZE_BYTES" "$BS" io_uring "$qd" 1 "$SECS"
+    [[ $rw == write ]] && FIO_ARGS+=(--scramble_buffers=0)
+    if ! run_child "$LIMIT" "$json" "$log" "$FIO" "${FIO_ARGS[@]}"; then
+        sed 's/^/  | /' "$log" "$json" >&2
+        die "fio failed in $where (its messages are above)"
+    fi
+    local parsed size
+    parsed=$(fio_figures "$json" "$SECS" "$rw") || die "fio's output in $where: see above"
+    size=$(stat -c %s -- "$FIO_FILE")
+    ((size == SIZE_BYTES)) || die "fio's file is $size bytes after its run in $where; expected $SIZE_BYTES"
+    rm -f -- "$FIO_FILE"
+    record "$rep" "$case" fio "$parsed"
+}
+
+echo
+echo "per run: IOPS, latency p99 and mean in us (iomatrix: queued to completion seen; fio: lat_ns),"
+echo "timed seconds"
+printf '%-7s %-16s %-9s %10s %10s %10s %8s\n' repeat case tool IOPS "p99 us" "mean us" "timed s"
+for ((rep = 1; rep <= REPEATS; rep++)); do
+    k=0
+    for rw in "${RWS[@]}"; do
+        for qd in "${DEPTHS[@]}"; do
+            case="rand$rw qd$qd"
+            if (((rep + k) % 2 == 1)); then
+                run_iomatrix "$rep" "$rw" "$qd" "$case"
+                run_fio "$rep" "$rw" "$qd" "$case"
+            else
+                run_fio "$rep" "$rw" "$qd" "$case"
+                run_iomatrix "$rep" "$rw" "$qd" "$case"
+            fi
+            k=$((k + 1))
+        done
+    done
+done
+
+# ---- medians --------------------------------------------------------------------------------
+
+echo
+echo "$PROG: $CONDITIONS"
+median_table "$RESULTS" iomatrix,fio "iomatrix/fio:1.0" iomatrix,fio
