@@ -1,8 +1,9 @@
 //! The steps every suite's run shares, in order: check the target, record
 //! the environment, check free space, warn about the page cache, open the
 //! store, the suite's last step before files (bonnie's `-u`), make the
-//! working folder, probe O_DIRECT, catch Ctrl-C, begin the run; and at the end: record how it ended, remove the working folder,
-//! print the run from the store, choose the exit code. A raw device target
+//! working folder, probe O_DIRECT, catch Ctrl-C, begin the run; and at
+//! the end: record how it ended, remove the working folder, print the run
+//! from the store, choose the exit code. A raw device target
 //! has no working folder and no free-space check: the device, claimed
 //! beforehand, is the working set. A tree target (the backup walk) is only
 //! read: no working folder, no free-space check, no RAM warning.
