@@ -89,6 +89,7 @@ FIO=${FIO:-fio}
 usage() {
     cat <<EOF
 Usage: $0 [--size 512m] [--duration 10s] [--repeats 5] [--depths 1,8,32,128] [--rw read,write]
+          [--cpu N]
 
 io_uring, O_DIRECT, 4 KiB random reads and writes at several queue depths, through iomatrix's
 access suite and through fio, on ext4 loop-mounted from an image on a tmpfs the script mounts.
@@ -102,6 +103,9 @@ each tool's median p99 latency. Needs root (mount, mount -o loop).
                    more [default: 5]
   --depths LIST    queue depths, comma-separated [default: 1,8,32,128]
   --rw LIST        read, write or both, comma-separated [default: read,write]
+  --cpu N          run both tools' timed runs on CPU N alone (taskset -c N); the loop device's
+                   worker still runs anywhere. Without it the scheduler places the waiting thread,
+                   which on a small VM moves depth-1 figures by 2x from run to run [default: off]
 EOF
 }
 
@@ -110,6 +114,8 @@ DURATION=10s
 REPEATS=5
 DEPTHS_ARG=1,8,32,128
 RW_ARG=read,write
+CPU_ARG=""
+PIN=()
 
 while [[ $# -gt 0 ]]; do
     case $1 in
@@ -123,6 +129,8 @@ while [[ $# -gt 0 ]]; do
     --depths=*) DEPTHS_ARG=${1#*=}; shift ;;
     --rw) need_value "$@"; RW_ARG=$2; shift 2 ;;
     --rw=*) RW_ARG=${1#*=}; shift ;;
+    --cpu) need_value "$@"; CPU_ARG=$2; shift 2 ;;
+    --cpu=*) CPU_ARG=${1#*=}; shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument '$1'" ;;
     esac
@@ -132,6 +140,13 @@ BS=4096
 SIZE_BYTES=$(to_bytes "$SIZE" --size)
 SECS=$(to_seconds "$DURATION")
 REPEATS=$(whole_number "$REPEATS" --repeats 1)
+if [[ -n $CPU_ARG ]]; then
+    CPU_ARG=$(whole_number "$CPU_ARG" --cpu 0)
+    ((CPU_ARG < $(nproc))) || die "--cpu $CPU_ARG: this machine has CPUs 0 to $(($(nproc) - 1))"
+    command -v taskset >/dev/null || die "--cpu needs taskset (Debian: apt-get install util-linux)"
+    PIN=(taskset -c "$CPU_ARG")
+    PINNED="both tools on CPU $CPU_ARG"
+fi
 ((SECS >= 1)) || die "--duration must be at least 1 second"
 ((SIZE_BYTES >= 1 << 20)) || die "--size ($SIZE) must be at least 1m"
 ((SIZE_BYTES % BS == 0)) || die "--size ($SIZE) must be a whole number of 4 KiB blocks"
@@ -210,7 +225,7 @@ LOOPDEV=$(findmnt -no SOURCE -- "$MNT" 2>/dev/null || echo "?")
 LOOP_DIO=$(losetup -n -O DIO -- "$LOOPDEV" 2>/dev/null | tr -d ' ' || true)
 CPU=$(awk -F': ' '$1 ~ /^model name/ { print $2; exit }' /proc/cpuinfo)
 NRUNS=$((REPEATS * ${#RWS[@]} * ${#DEPTHS[@]} * 2))
-CONDITIONS="ext4 on $LOOPDEV (direct-io ${LOOP_DIO:-?}) from a $(human "$IMAGE_BYTES") image on tmpfs, file $SIZE, io_uring O_DIRECT 4k random ${RWS[*]} at depths ${DEPTHS[*]}, ${SECS}s per run, $REPEATS repeats; kernel $(uname -r), ${CPU:-?} x $(nproc) CPUs; iomatrix $IOMATRIX_VERSION, $FIO_VERSION"
+CONDITIONS="ext4 on $LOOPDEV (direct-io ${LOOP_DIO:-?}) from a $(human "$IMAGE_BYTES") image on tmpfs, file $SIZE, io_uring O_DIRECT 4k random ${RWS[*]} at depths ${DEPTHS[*]}, ${SECS}s per run, $REPEATS repeats, ${PINNED:-unpinned}; kernel $(uname -r), ${CPU:-?} x $(nproc) CPUs; iomatrix $IOMATRIX_VERSION, $FIO_VERSION"
 echo "$PROG: $CONDITIONS"
 echo "$PROG: $NRUNS timed runs of ${SECS}s (about $(((NRUNS * (SECS + 2) + 59) / 60)) minutes with the layouts)"
 
@@ -232,7 +247,7 @@ run_iomatrix() {
     local rep=$1 rw=$2 qd=$3 case=$4 name=iomatrix-$1-$2-$3 read_pct=100
     local json=$SCRATCH/$name.json log=$SCRATCH/$name.log
     [[ $rw == write ]] && read_pct=0
-    if ! run_child "$LIMIT" "$json" "$log" "$IOMATRIX" --db "$DB" run access --target "$MNT" --keep --bs "$BS" \
+    if ! run_child "$LIMIT" "$json" "$log" "${PIN[@]}" "$IOMATRIX" --db "$DB" run access --target "$MNT" --keep --bs "$BS" \
         --read "$read_pct" --random 100 --qd "$qd" --backend io_uring --direct --file-size "$SIZE_BYTES" \
         --duration "${SECS}s" --json; then
         sed 's/^/  | /' "$log" >&2
@@ -267,7 +282,7 @@ run_fio() {
     check_cached "$FIO_FILE" "$SIZE_BYTES" "fio's file after reading it in ($where)"
     fio_args "$FIO_FILE" "rand$rw" "$SIZE_BYTES" "$BS" io_uring "$qd" 1 "$SECS"
     [[ $rw == write ]] && FIO_ARGS+=(--scramble_buffers=0)
-    if ! run_child "$LIMIT" "$json" "$log" "$FIO" "${FIO_ARGS[@]}"; then
+    if ! run_child "$LIMIT" "$json" "$log" "${PIN[@]}" "$FIO" "${FIO_ARGS[@]}"; then
         sed 's/^/  | /' "$log" "$json" >&2
         die "fio failed in $where (its messages are above)"
     fi
