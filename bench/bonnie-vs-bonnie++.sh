@@ -69,8 +69,8 @@
 #   - bonnie++ calls sync() (the whole system's) at the end of each create and delete test,
 #     inside the timing; iomatrix does not, so its create/delete figures exclude writing the
 #     inodes and the folder out (a few ms per sync() here, sometimes much more).
-#   - seeks: bonnie++ 2.00a uses 5 seeker threads (DefaultSeekProcCount; 1.03 had 3), iomatrix
-#     3; bonnie++ hands each seek out as a 4-byte read(2) from a pipe (8192 extra reads), and its
+#   - seeks: both use 5 seeker threads (bonnie++ 2.00a's DefaultSeekProcCount; 1.03 had 3, as
+#     iomatrix's run bonnie has); bonnie++ hands each seek out as a 4-byte read(2) from a pipe (8192 extra reads), and its
 #     seekers' closing fsync (of the ~820 written-back chunks) is inside the timing. A 3 s sleep
 #     before the seeks is outside bonnie++'s timing. Worse, each bonnie++ seeker unlinks the test
 #     file as soon as it is done; when one seeker is still closing its descriptor then, that

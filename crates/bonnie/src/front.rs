@@ -341,8 +341,9 @@ impl Parsed {
         plan.skip_per_char = self.fast || self.per_char_mib == Some(0);
         plan.per_char_size = self.per_char_mib.map(|n| ByteSize(n.saturating_mul(MIB)));
         plan.sync = self.sync;
-        // bonnie++ 2.00a closes every data file with fsync, inside the timing.
+        // bonnie++ 2.00a closes every data file with fsync, inside the timing, and seeks with 5 threads.
         plan.fsync_close = true;
+        plan.seekers = crate::plan::BONNIE_PLUS_SEEKERS;
         plan.direct = self.direct;
         Ok(BonnieInvocation {
             plan,
@@ -436,7 +437,7 @@ mod tests {
         let p = &inv.plan;
         assert_eq!(p.size, ByteSize(1024 * MIB));
         assert_eq!(p.chunk, ByteSize(8 * KIB));
-        assert_eq!((p.seekers, p.seeks), (3, 8192));
+        assert_eq!((p.seekers, p.seeks), (5, 8192), "bonnie++ 2.00a's seek test");
         assert_eq!(p.files, 16 * 1024, "bonnie++'s default -n 16");
         assert_eq!(p.repeats, 1);
         assert!(!p.skip_per_char && !p.direct && !p.sync && !p.allow_cache && p.ram.is_none());

@@ -59,8 +59,8 @@ pub use csv::{
 pub use error::BonnieError;
 pub use iomatrix_backend::Place;
 pub use plan::{
-    BonniePlan, PerChar, BONNIE_PLUS_PER_CHAR, DEFAULT_CHUNK, DEFAULT_FILES, DEFAULT_SEEKERS, DEFAULT_SEEKS,
-    FILES_UNIT, MAX_CHUNK, MAX_FILES, UPDATE_EVERY,
+    BonniePlan, PerChar, BONNIE_PLUS_PER_CHAR, BONNIE_PLUS_SEEKERS, DEFAULT_CHUNK, DEFAULT_FILES, DEFAULT_SEEKERS,
+    DEFAULT_SEEKS, FILES_UNIT, MAX_CHUNK, MAX_FILES, UPDATE_EVERY,
 };
 pub use remote::{per_char_buffers, MAX_PER_CHAR_BUFFER};
 pub use report::{report, report_for, MIN_TIME_NS};

@@ -5,8 +5,11 @@ use iomatrix_verify::ContentSpec;
 
 /// bonnie++'s chunk (`-s SIZE:CHUNK`) when none is given: 8 KiB.
 pub const DEFAULT_CHUNK: ByteSize = ByteSize(8 * KIB);
-/// bonnie++'s SeekProcCount: seeker threads sharing the seek test.
+/// Seeker threads sharing the seek test under `run bonnie`: the original
+/// Bonnie's and bonnie++ 1.03's SeekProcCount.
 pub const DEFAULT_SEEKERS: usize = 3;
+/// bonnie++ 2.00a's SeekProcCount, which its front end (`iomatrix bonnie`) uses.
+pub const BONNIE_PLUS_SEEKERS: usize = 5;
 /// bonnie++'s Seeks: lseek+read operations in the seek test, over all seekers.
 pub const DEFAULT_SEEKS: u64 = 8192;
 /// bonnie++'s `-n` unit: `-n 16` means 16 * 1024 files.
@@ -281,7 +284,7 @@ impl BonniePlan {
         }
         if self.seekers > 1024 {
             return Err(UsageError::new(format!(
-                "{} seekers: at most 1024 seeker threads are supported (bonnie++ uses 3)",
+                "{} seekers: at most 1024 seeker threads are supported (bonnie++ 2.00a uses 5)",
                 self.seekers
             )));
         }

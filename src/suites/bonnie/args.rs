@@ -83,7 +83,7 @@ pub struct RunBonnieArgs {
     pub seeks: Option<u64>,
 
     /// Seeker threads in the seek test, each with its own descriptor (on a server, its own
-    /// session) [default: 3, as bonnie++]
+    /// session) [default: 3, as Bonnie and bonnie++ 1.03; `iomatrix bonnie` uses bonnie++ 2.00a's 5]
     #[arg(long, value_name = "N")]
     pub seekers: Option<usize>,
 
