@@ -165,6 +165,13 @@ pub(crate) fn close_checked(file: File) -> io::Result<()> {
 /// unshare) and a few % of a chunk's, a cost bonnie++ does not pay. Where
 /// unshare is refused the test runs anyway, on the shared table.
 ///
+/// Why here as well as in coord (whose local clients each unshare their
+/// table on their own thread): an MPI rank drives its client on the
+/// process's main thread, beside MPI's and the signal handler's threads,
+/// and must not unshare there (MPI's threads open descriptors the main
+/// thread uses), so a test that wants a table of its own takes a thread.
+/// For a local client it is a thread more per test, outside the timing.
+///
 /// `open` runs on the new thread (untimed); then the caller's `ready`
 /// (the clients' barrier) gives the clock's origin, and `body` runs the
 /// timed part there. A `ready` that fails calls the test off.

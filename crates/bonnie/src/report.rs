@@ -162,23 +162,7 @@ mod tests {
     use super::*;
     use iomatrix_core::ByteSize;
 
-    fn result(test: BonnieTest, repeat: u32, per_sec: f64, wall_s: f64, cpu: f64) -> BonnieResult {
-        BonnieResult {
-            test,
-            repeat,
-            bytes: 0,
-            ops: 0,
-            writes: 0,
-            wall_ns: (wall_s * 1e9) as u64,
-            user_ns: 0,
-            sys_ns: 0,
-            per_sec,
-            unit: test.unit().to_string(),
-            cpu_percent: cpu,
-            end_ns: 0,
-            max_latency_ns: 0,
-        }
-    }
+    use crate::test::sample_result as result;
 
     #[test]
     fn classic_layout_with_both_tables() {

@@ -180,3 +180,23 @@ mod tests {
         assert_eq!(BonnieTest::PutcWrite.heading(), "Sequential Output Per Chr");
     }
 }
+
+/// A result with only what the report and CSV tests read: figure, time, CPU.
+#[cfg(test)]
+pub(crate) fn sample_result(test: BonnieTest, repeat: u32, per_sec: f64, wall_s: f64, cpu: f64) -> BonnieResult {
+    BonnieResult {
+        test,
+        repeat,
+        bytes: 0,
+        ops: 0,
+        writes: 0,
+        wall_ns: (wall_s * 1e9) as u64,
+        user_ns: 0,
+        sys_ns: 0,
+        per_sec,
+        unit: test.unit().to_string(),
+        cpu_percent: cpu,
+        end_ns: 0,
+        max_latency_ns: 0,
+    }
+}
