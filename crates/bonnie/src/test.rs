@@ -164,23 +164,6 @@ impl BonnieResult {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_round_trip_and_units_follow_the_test() {
-        for t in BonnieTest::ALL {
-            assert_eq!(t.name().parse::<BonnieTest>().unwrap(), t);
-        }
-        assert!("nope".parse::<BonnieTest>().unwrap_err().contains("seq-create"));
-        assert_eq!(BonnieTest::RandomSeeks.unit(), "seeks/s");
-        assert_eq!(BonnieTest::SeqStat.unit(), "files/s");
-        assert_eq!(BonnieTest::Rewrite.unit(), "KB/s");
-        assert_eq!(BonnieTest::PutcWrite.heading(), "Sequential Output Per Chr");
-    }
-}
-
 /// A result with only what the report and CSV tests read: figure, time, CPU.
 #[cfg(test)]
 pub(crate) fn sample_result(test: BonnieTest, repeat: u32, per_sec: f64, wall_s: f64, cpu: f64) -> BonnieResult {
@@ -198,5 +181,22 @@ pub(crate) fn sample_result(test: BonnieTest, repeat: u32, per_sec: f64, wall_s:
         cpu_percent: cpu,
         end_ns: 0,
         max_latency_ns: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_units_follow_the_test() {
+        for t in BonnieTest::ALL {
+            assert_eq!(t.name().parse::<BonnieTest>().unwrap(), t);
+        }
+        assert!("nope".parse::<BonnieTest>().unwrap_err().contains("seq-create"));
+        assert_eq!(BonnieTest::RandomSeeks.unit(), "seeks/s");
+        assert_eq!(BonnieTest::SeqStat.unit(), "files/s");
+        assert_eq!(BonnieTest::Rewrite.unit(), "KB/s");
+        assert_eq!(BonnieTest::PutcWrite.heading(), "Sequential Output Per Chr");
     }
 }
