@@ -168,8 +168,9 @@ pub(crate) fn close_checked(file: File) -> io::Result<()> {
 /// Why here as well as in coord (whose local clients each unshare their
 /// table on their own thread): an MPI rank drives its client on the
 /// process's main thread, beside MPI's and the signal handler's threads,
-/// and must not unshare there (MPI's threads open descriptors the main
-/// thread uses), so a test that wants a table of its own takes a thread.
+/// and must not unshare there (descriptors MPI's own threads open later
+/// could be ones its calls on the main thread use), so a test that wants
+/// a table of its own takes a thread.
 /// For a local client it is a thread more per test, outside the timing.
 ///
 /// `open` runs on the new thread (untimed); then the caller's `ready`
