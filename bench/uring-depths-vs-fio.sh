@@ -3,7 +3,8 @@
 # fio's, at queue depths 1, 8, 32 and 128, on ext4 loop-mounted from an image on tmpfs.
 #
 # Usage: bench/uring-depths-vs-fio.sh [--size 512m] [--duration 10s] [--repeats 5]
-#                                     [--depths 1,8,32,128] [--rw read,write]
+#                                     [--depths 1,8,32,128] [--rw read,write] [--cpu N]
+#                                     [--halt-poll-ns NS]
 #
 # WHAT IT MEASURES
 #   4 KiB requests at uniformly random 4 KiB-aligned offsets of one file (with replacement),
@@ -70,6 +71,18 @@
 #   busy 2-CPU machine: read the per-run lines pair by pair before trusting a ratio, and run it
 #   on a quiet machine for figures worth quoting.
 #
+# IDLE CPUS (why depth 1 moves by 2x, and --halt-poll-ns)
+#   At depth 1 each request wakes the loop driver's worker and then the waiting tool. On a VM
+#   whose CPUs halt when idle, each wake-up of an idle virtual CPU is a trip through the host;
+#   the guest's cpuidle-haltpoll driver avoids it by polling for guest_halt_poll_ns before
+#   halting. On this machine the driver is haltpoll with guest_halt_poll_ns=0 (no polling), so
+#   the depth-1 figure of either tool depends on whether the scheduler happens to keep the tool,
+#   the worker and the softirq on one CPU (fio often does, iomatrix rarely: both then run at
+#   20-45k IOPS); with polling on (--halt-poll-ns 200000, the driver's usual default) both run at
+#   90-100k. The conditions line names the cpuidle driver and the setting in force.
+#   --halt-poll-ns sets /sys/module/haltpoll/parameters/guest_halt_poll_ns for the timed runs and
+#   puts the old value back on every way out.
+#
 # Needs root (mounts), fio, python3, util-linux (mount, losetup, findmnt), e2fsprogs and
 # coreutils. IOMATRIX_BIN=path chooses the iomatrix binary (default: target/release/iomatrix of
 # this workspace; build it with `cargo build --release`), FIO=path fio. Everything the script
@@ -89,7 +102,7 @@ FIO=${FIO:-fio}
 usage() {
     cat <<EOF
 Usage: $0 [--size 512m] [--duration 10s] [--repeats 5] [--depths 1,8,32,128] [--rw read,write]
-          [--cpu N]
+          [--cpu N] [--halt-poll-ns NS]
 
 io_uring, O_DIRECT, 4 KiB random reads and writes at several queue depths, through iomatrix's
 access suite and through fio, on ext4 loop-mounted from an image on a tmpfs the script mounts.
@@ -106,6 +119,9 @@ each tool's median p99 latency. Needs root (mount, mount -o loop).
   --cpu N          run both tools' timed runs on CPU N alone (taskset -c N); the loop device's
                    worker still runs anywhere. Without it the scheduler places the waiting thread,
                    which on a small VM moves depth-1 figures by 2x from run to run [default: off]
+  --halt-poll-ns NS  set the guest's idle polling (cpuidle-haltpoll's guest_halt_poll_ns) to NS
+                   for the runs and restore it afterwards: with 0 every wake-up of an idle
+                   virtual CPU goes through the host (see IDLE CPUS in the script) [default: as is]
 EOF
 }
 
@@ -116,6 +132,9 @@ DEPTHS_ARG=1,8,32,128
 RW_ARG=read,write
 CPU_ARG=""
 PIN=()
+HALT_POLL_ARG=""
+HALT_POLL=/sys/module/haltpoll/parameters/guest_halt_poll_ns
+HALT_POLL_OLD="" # the value to put back, once this script has changed it
 
 while [[ $# -gt 0 ]]; do
     case $1 in
@@ -131,6 +150,8 @@ while [[ $# -gt 0 ]]; do
     --rw=*) RW_ARG=${1#*=}; shift ;;
     --cpu) need_value "$@"; CPU_ARG=$2; shift 2 ;;
     --cpu=*) CPU_ARG=${1#*=}; shift ;;
+    --halt-poll-ns) need_value "$@"; HALT_POLL_ARG=$2; shift 2 ;;
+    --halt-poll-ns=*) HALT_POLL_ARG=${1#*=}; shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument '$1'" ;;
     esac
@@ -146,6 +167,10 @@ if [[ -n $CPU_ARG ]]; then
     command -v taskset >/dev/null || die "--cpu needs taskset (Debian: apt-get install util-linux)"
     PIN=(taskset -c "$CPU_ARG")
     PINNED="both tools on CPU $CPU_ARG"
+fi
+if [[ -n $HALT_POLL_ARG ]]; then
+    HALT_POLL_ARG=$(whole_number "$HALT_POLL_ARG" --halt-poll-ns 0)
+    [[ -w $HALT_POLL ]] || die "--halt-poll-ns: $HALT_POLL is not there or not writable (needs root and the cpuidle-haltpoll driver of a KVM guest)"
 fi
 ((SECS >= 1)) || die "--duration must be at least 1 second"
 ((SIZE_BYTES >= 1 << 20)) || die "--size ($SIZE) must be at least 1m"
@@ -194,6 +219,14 @@ MNT=""     # where the image is mounted (inside SCRATCH, not on the tmpfs)
 
 remove_what_we_made() {
     local rc=0
+    if [[ -n $HALT_POLL_OLD ]]; then
+        if echo "$HALT_POLL_OLD" >"$HALT_POLL"; then
+            HALT_POLL_OLD=""
+        else
+            warn "could not put guest_halt_poll_ns back to $HALT_POLL_OLD: echo $HALT_POLL_OLD > $HALT_POLL"
+            rc=1
+        fi
+    fi
     if [[ -n $IMAGE ]] && ! remove_image "$TMPFS/img" "$MNT" "$IMAGE"; then
         return 1 # the tmpfs and SCRATCH stay: they hold the image and its mount
     fi
@@ -224,8 +257,15 @@ FIO_FILE=$MNT/fio/testfile
 LOOPDEV=$(findmnt -no SOURCE -- "$MNT" 2>/dev/null || echo "?")
 LOOP_DIO=$(losetup -n -O DIO -- "$LOOPDEV" 2>/dev/null | tr -d ' ' || true)
 CPU=$(awk -F': ' '$1 ~ /^model name/ { print $2; exit }' /proc/cpuinfo)
+if [[ -n $HALT_POLL_ARG ]]; then
+    HALT_POLL_OLD=$(cat "$HALT_POLL")
+    echo "$HALT_POLL_ARG" >"$HALT_POLL" || die "could not write $HALT_POLL_ARG to $HALT_POLL"
+fi
+IDLE_DRIVER=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)
+IDLE="cpuidle $IDLE_DRIVER"
+[[ -r $HALT_POLL ]] && IDLE+=" guest_halt_poll_ns=$(cat "$HALT_POLL")${HALT_POLL_ARG:+ (set by --halt-poll-ns)}"
 NRUNS=$((REPEATS * ${#RWS[@]} * ${#DEPTHS[@]} * 2))
-CONDITIONS="ext4 on $LOOPDEV (direct-io ${LOOP_DIO:-?}) from a $(human "$IMAGE_BYTES") image on tmpfs, file $SIZE, io_uring O_DIRECT 4k random ${RWS[*]} at depths ${DEPTHS[*]}, ${SECS}s per run, $REPEATS repeats, ${PINNED:-unpinned}; kernel $(uname -r), ${CPU:-?} x $(nproc) CPUs; iomatrix $IOMATRIX_VERSION, $FIO_VERSION"
+CONDITIONS="ext4 on $LOOPDEV (direct-io ${LOOP_DIO:-?}) from a $(human "$IMAGE_BYTES") image on tmpfs, file $SIZE, io_uring O_DIRECT 4k random ${RWS[*]} at depths ${DEPTHS[*]}, ${SECS}s per run, $REPEATS repeats, ${PINNED:-unpinned}, $IDLE; kernel $(uname -r), ${CPU:-?} x $(nproc) CPUs; iomatrix $IOMATRIX_VERSION, $FIO_VERSION"
 echo "$PROG: $CONDITIONS"
 echo "$PROG: $NRUNS timed runs of ${SECS}s (about $(((NRUNS * (SECS + 2) + 59) / 60)) minutes with the layouts)"
 
