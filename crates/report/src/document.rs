@@ -142,6 +142,8 @@ pub(crate) mod sample {
                 total_cells: cells.len(),
                 error: None,
                 iomatrix_version: "0".into(),
+                pid: 0,
+                pid_start: None,
             },
             plan: json!({}),
             environment: json!({"kernel": "6.1", "cpu_count": 2, "cpu_model": "Xeon & co", "ram_bytes": 8u64 << 30,

@@ -12,11 +12,16 @@
 //! - [`RunStatus`]: `running` until the run ends; a run whose process died
 //!   is found on the next open and marked `incomplete`.
 //!
+//! - [`StudyRecord`], [`StudyStep`]: a study file's runs, linked
+//!   (`iomatrix study`), and each step's outcome.
+//!
 //! The schema is versioned with `PRAGMA user_version`; see [`schema`].
 
 mod schema;
+mod study;
 mod time;
 
+pub use study::{StepStatus, StudyRecord, StudyStatus, StudyStep};
 pub use time::format_utc;
 
 use rusqlite::{params, Connection, OptionalExtension};
@@ -122,6 +127,19 @@ pub struct RunSummary {
     pub total_cells: usize,
     pub error: Option<String>,
     pub iomatrix_version: String,
+    /// The process that ran it (on `host`), and its start time (see [`ProcessId`]).
+    #[serde(skip)]
+    pub pid: i64,
+    #[serde(skip)]
+    pub pid_start: Option<i64>,
+}
+
+impl RunSummary {
+    /// Whether the process that stored this run is still alive on this host (a run it has
+    /// finished in the database may still be removing its working folder).
+    pub fn process_alive(&self) -> bool {
+        self.host == ProcessId::this_host() && ProcessId::is_alive(self.pid, self.pid_start)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -466,7 +484,7 @@ impl Store {
 
 const SUMMARY_SELECT: &str = "SELECT r.id, r.suite, r.status, r.started_at_ms, r.ended_at_ms, r.host, r.command_line,
         (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id), r.total_cells, r.error, r.iomatrix_version, r.pid,
-        r.plan_json, r.environment_json, r.conditions_json
+        r.plan_json, r.environment_json, r.conditions_json, r.pid_start
      FROM runs r";
 
 fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
@@ -483,6 +501,8 @@ fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
         total_cells: r.get::<_, i64>(8)? as usize,
         error: r.get(9)?,
         iomatrix_version: r.get(10)?,
+        pid: r.get(11)?,
+        pid_start: r.get(15)?,
     })
 }
 

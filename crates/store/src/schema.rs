@@ -61,6 +61,34 @@ pub const MIGRATIONS: &[&str] = &[
     );",
     // 3: what a run could not measure (failed clients, cells not stored), counted.
     "ALTER TABLE runs ADD COLUMN lost_json TEXT;",
+    // 4: studies (a study file's runs, linked), and each step of a study with its outcome.
+    "CREATE TABLE studies (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        scale TEXT NOT NULL,
+        file_path TEXT NOT NULL,
+        file_text TEXT NOT NULL,
+        status TEXT NOT NULL,
+        started_at_ms INTEGER NOT NULL,
+        ended_at_ms INTEGER,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        pid_start INTEGER
+    );
+    CREATE TABLE study_steps (
+        study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        config TEXT NOT NULL,
+        step TEXT NOT NULL,
+        suite TEXT NOT NULL,
+        key TEXT NOT NULL,
+        status TEXT NOT NULL,
+        run_id INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+        detail TEXT,
+        seconds REAL,
+        PRIMARY KEY (study_id, seq)
+    );
+    CREATE INDEX studies_by_name ON studies (name, scale);",
 ];
 
 pub enum MigrateError {
