@@ -123,6 +123,10 @@ pub struct Group {
     /// Each run's latency summaries by cell: (key, "read"/"write"/op, percentiles).
     #[serde(skip)]
     pub latency: BTreeMap<(CellKey, String), Vec<serde_json::Value>>,
+    /// Each run's extent summary by cell (the backup walk's FIEMAP counts): how the file system
+    /// laid the files out, which explains a rate (seed 003's delayed allocation).
+    #[serde(skip)]
+    pub extents: BTreeMap<CellKey, Vec<serde_json::Value>>,
 }
 
 impl Group {
@@ -130,6 +134,7 @@ impl Group {
     pub fn of(name: &str, runs: &[StoredRun]) -> Group {
         let mut samples: BTreeMap<CellKey, (Vec<f64>, &'static str)> = BTreeMap::new();
         let mut latency: BTreeMap<(CellKey, String), Vec<serde_json::Value>> = BTreeMap::new();
+        let mut extents: BTreeMap<CellKey, Vec<serde_json::Value>> = BTreeMap::new();
         for run in runs {
             for cell in &run.cell_results {
                 let key = CellKey::of(cell);
@@ -140,6 +145,9 @@ impl Group {
                 for (what, summary) in latency_summaries(cell) {
                     latency.entry((key.clone(), what)).or_default().push(summary);
                 }
+                if cell.metrics["extents"]["files"].as_u64().unwrap_or(0) > 0 {
+                    extents.entry(key.clone()).or_default().push(cell.metrics["extents"].clone());
+                }
             }
         }
         Group {
@@ -149,6 +157,7 @@ impl Group {
             cells: samples.into_iter().map(|(k, (v, unit))| (k, CellStats::of(v, unit))).collect(),
             conditions: runs.iter().map(|r| r.conditions.clone()).collect(),
             latency,
+            extents,
         }
     }
 }

@@ -139,6 +139,7 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
             });
         }
     }
+    scalars.extend(extent_rows(a, b));
     let matrices = by_test.into_iter().map(|(test, keys)| matrix(test, &keys, a, b, region)).collect();
     Comparison {
         a: a.name.clone(),
@@ -241,6 +242,34 @@ fn shown(v: &serde_json::Value) -> String {
     }
 }
 
+/// Per cell both sides mapped with FIEMAP: extents per file and fragmented files (medians over
+/// the runs), as rows beside the rates they explain.
+fn extent_rows(a: &Group, b: &Group) -> Vec<ScalarRow> {
+    let mut rows = Vec::new();
+    for (key, xa) in &a.extents {
+        let Some(xb) = b.extents.get(key) else { continue };
+        let med = |s: &[serde_json::Value], f: &dyn Fn(&serde_json::Value) -> Option<f64>| {
+            crate::median(&s.iter().filter_map(f).collect::<Vec<_>>())
+        };
+        let per_file = |v: &serde_json::Value| Some(v["total_extents"].as_f64()? / v["files"].as_f64()?);
+        let fragmented = |v: &serde_json::Value| v["fragmented_files"].as_f64();
+        for (what, unit, f) in [
+            ("extents per file", "extents", &per_file as &dyn Fn(&serde_json::Value) -> Option<f64>),
+            ("fragmented files", "files", &fragmented),
+        ] {
+            let (va, vb) = (med(xa, f), med(xb, f));
+            rows.push(ScalarRow {
+                metric: format!("{} {what}", key.describe()),
+                unit,
+                a: va,
+                b: vb,
+                change_pct: change_pct(va, vb),
+            });
+        }
+    }
+    rows
+}
+
 fn latency_rows(a: &Group, b: &Group) -> Vec<LatencyRow> {
     let mut rows = Vec::new();
     for ((key, op), summaries_a) in &a.latency {
@@ -281,6 +310,7 @@ mod tests {
                 .collect(),
             conditions: vec![serde_json::json!({"backend": "psync", "direct": false, "clients": 1})],
             latency: BTreeMap::new(),
+            extents: BTreeMap::new(),
         }
     }
 
@@ -321,6 +351,35 @@ mod tests {
         assert_eq!(c.matrices[0].ratios, [[Some(150.0 / 200.0)]]);
         assert!(c.matrices[0].region.is_none());
         assert_eq!(c.condition_differences, ["direct: A (A) false, B (B) true"]);
+    }
+
+    #[test]
+    fn extents_per_file_and_fragmented_files_are_compared_where_both_sides_mapped_them() {
+        let key = CellKey { test: "backup".into(), file_size: None, record_size: None, variant: String::new() };
+        let side = |name: &str, per_run: &[(u64, u64, u64)]| {
+            let mut g = group(name, &[]);
+            g.suite = "backup".into();
+            g.extents.insert(
+                key.clone(),
+                per_run
+                    .iter()
+                    .map(|(files, total, fragmented)| {
+                        serde_json::json!({"files": files, "total_extents": total, "fragmented_files": fragmented})
+                    })
+                    .collect(),
+            );
+            g
+        };
+        // delalloc: one extent per file; nodelalloc: 571 over 97 files, then 600 (median of 2 runs).
+        let a = side("delalloc", &[(97, 97, 0)]);
+        let b = side("nodelalloc", &[(97, 571, 96), (100, 600, 98)]);
+        let c = compare(&a, &b, Region::default());
+        let rows: Vec<(&str, f64, f64)> = c.scalars.iter().map(|r| (r.metric.as_str(), r.a, r.b)).collect();
+        let per_file = (571.0 / 97.0 + 6.0) / 2.0;
+        assert_eq!(rows, [("backup extents per file", 1.0, per_file), ("backup fragmented files", 0.0, 97.0)]);
+        assert!((c.scalars[0].change_pct - (per_file - 1.0) * 100.0).abs() < 1e-9);
+        let lone = compare(&a, &group("none", &[]), Region::default());
+        assert!(lone.scalars.is_empty(), "no row without both sides' extents");
     }
 
     #[test]

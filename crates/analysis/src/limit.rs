@@ -200,6 +200,7 @@ mod tests {
             cells,
             conditions: vec![],
             latency: BTreeMap::new(),
+            extents: BTreeMap::new(),
         };
         let flags = flag_cached(&group, &Limit::parse_rate("100Mbit").unwrap());
         let got: Vec<CellKey> = flags.flagged.iter().map(|(k, _, _)| k.clone()).collect();
