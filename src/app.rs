@@ -32,6 +32,8 @@ fn dispatch(ranks: &Ranks) -> anyhow::Result<ExitCode> {
         Command::Report(args) => commands::report::run(args, &db()?),
         Command::Import(args) => commands::import::run(args, &db()?),
         Command::Clean(args) => commands::clean::run(args),
+        Command::Study(args) => commands::study::run(args, &db()?),
+        Command::Rerun(args) => commands::rerun::run(args, &db()?),
         Command::Runs { json } => commands::runs::run(&db()?, json),
         Command::Show { run, json } => commands::show::run(&db()?, run, json),
     }

@@ -8,7 +8,9 @@ use crate::commands::compare::CompareArgs;
 use crate::commands::extents::ExtentsArgs;
 use crate::commands::import::ImportArgs;
 use crate::commands::report::ReportArgs;
+use crate::commands::rerun::RerunArgs;
 use crate::commands::scan::ScanArgs;
+use crate::commands::study::StudyArgs;
 use crate::commands::sweep::SweepArgs;
 use crate::suites::RunCommand;
 use clap::{Parser, Subcommand};
@@ -94,6 +96,12 @@ pub enum Command {
     /// that carry iomatrix's marker and whose process is gone; symlinks are not followed and no
     /// other file system is entered
     Clean(CleanArgs),
+    /// A whole comparison from one study file (TOML): configurations, the suites each runs,
+    /// comparisons, sweeps and a report; resumable (`study run`), stored (`study show`, `study list`)
+    Study(StudyArgs),
+    /// Run a stored run's command line again (the same flags, so the same plan), on its target
+    /// or another (--target), labelled rerun-of=RUN
+    Rerun(RerunArgs),
     /// Print one stored run again
     Show {
         /// The run's id (see `iomatrix runs`)

@@ -74,6 +74,9 @@ impl Job {
             warn_if_cached(spec, &env);
         }
         let store = Store::open(db)?;
+        // Before the first file: a signal from here on (SIGHUP: a killed study's step) stops the run
+        // with its folder removed, never leaving one behind.
+        let stop = signals::install()?;
         (job.before_files)()?;
         let (mut workdir, mut remote, server_tree) = match site {
             Site::Folder(folder) => (Some(make_workdir(&folder, spec, run.keep, &env)?), None, false),
@@ -81,7 +84,6 @@ impl Job {
             Site::ServerTree => (None, None, true),
             Site::Device | Site::Tree => (None, None, false),
         };
-        let stop = signals::install()?;
         let mut all = common_conditions(job.suite, spec, run.clients.count, &env);
         if let (Some(all), Some(extra)) = (all.as_object_mut(), conditions.as_object()) {
             all.extend(extra.clone());
@@ -89,7 +91,7 @@ impl Job {
         let run_id = store.begin_run(&NewRun {
             suite: job.suite.into(),
             command_line: command_line(),
-            labels: run.labels.clone(),
+            labels: super::args::with_env_labels(&run.labels)?,
             plan: job.plan,
             environment: serde_json::to_value(&env)?,
             conditions: all,
@@ -503,6 +505,7 @@ fn common_conditions(suite: &str, spec: &RunSpec, clients: usize, env: &Environm
     })
 }
 
+/// The command line as a shell would take it back (`iomatrix rerun` splits it again).
 fn command_line() -> String {
-    std::env::args().map(|a| if a.contains(' ') { format!("'{a}'") } else { a }).collect::<Vec<_>>().join(" ")
+    shell_words::join(std::env::args())
 }

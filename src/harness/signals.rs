@@ -3,8 +3,13 @@
 //! removed); a second exits at once (the database stays consistent: every
 //! cell is its own transaction). The exit code tells which signal stopped
 //! the run, as shells do: 130 for SIGINT, 143 for SIGTERM.
-
-use signal_hook::consts::{SIGINT, SIGTERM};
+//!
+//! SIGHUP (the terminal, or the study that started this run, went away:
+//! a study's steps get it as their parent-death signal) stops the run the
+//! same way, exit 129, but never quits at once: the kernel sends the
+//! parent-death signal again for every thread of the dead parent. Under
+//! `nohup` (SIGHUP ignored) it stays ignored.
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 pub static STOP: AtomicBool = AtomicBool::new(false);
@@ -19,9 +24,16 @@ pub fn install() -> anyhow::Result<&'static AtomicBool> {
         return Ok(&STOP);
     }
     // The signals are delivered to this thread, not to a handler: it may print and exit freely.
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+    let mut wanted = vec![SIGINT, SIGTERM];
+    if !ignored(SIGHUP) {
+        wanted.push(SIGHUP);
+    }
+    let mut signals = signal_hook::iterator::Signals::new(wanted)?;
     std::thread::Builder::new().name("signals".into()).spawn(move || {
         for signal in signals.forever() {
+            if signal == SIGHUP && FIRST.load(Ordering::SeqCst) != 0 {
+                continue;
+            }
             if FIRST.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
                 STOP.store(true, Ordering::SeqCst);
                 eprintln!(
@@ -46,8 +58,18 @@ pub fn exit_code() -> u8 {
     }
 }
 
+/// Whether `signal` is ignored (SIG_IGN inherited, as under `nohup`).
+fn ignored(signal: i32) -> bool {
+    // SAFETY: sigaction(2) with a null new action only reads the current one into `old`.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
 fn name(signal: i32) -> &'static str {
     match signal {
+        SIGHUP => "SIGHUP (the terminal or the study that started this run went away)",
         SIGINT => "Ctrl-C (SIGINT)",
         SIGTERM => "SIGTERM",
         _ => "signal",

@@ -1,0 +1,245 @@
+//! The study file's schema (TOML, `version = 1`) and its parsing: unknown
+//! keys are refused with their line and the nearest valid name.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use toml::Spanned;
+
+/// The one schema version this build reads.
+pub const VERSION: u32 = 1;
+
+/// A study file as written. See docs/studies.md for every key.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StudyFile {
+    pub version: Spanned<u32>,
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Configurations interleaved per step (the default) or one after another.
+    #[serde(default)]
+    pub order: Order,
+    /// Each step's `--repeat`, unless the step sets its own.
+    #[serde(default)]
+    pub repeat: Option<u32>,
+    /// Each step's `--tolerance` (percent), unless the step sets its own.
+    #[serde(default)]
+    pub tolerance: Option<f64>,
+    /// Run once before the first step that is still to run, and after the last.
+    #[serde(default)]
+    pub setup: Option<String>,
+    #[serde(default)]
+    pub teardown: Option<String>,
+    /// The longest any setup or teardown command may take: 30s, 5m [default: 5m].
+    #[serde(default)]
+    pub timeout: Option<Spanned<String>>,
+    #[serde(rename = "config")]
+    pub configs: Vec<Config>,
+    #[serde(rename = "step")]
+    pub steps: Vec<Step>,
+    #[serde(default, rename = "compare")]
+    pub compares: Vec<Compare>,
+    #[serde(default, rename = "sweep")]
+    pub sweeps: Vec<SweepSpec>,
+    /// One report of every run of the study (any format `iomatrix report` writes, by extension).
+    #[serde(default)]
+    pub report: Option<Report>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Per step, every configuration in turn: drift on a shared machine hits all alike.
+    #[default]
+    Interleaved,
+    /// Every step of one configuration, then the next.
+    Sequential,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub name: Spanned<String>,
+    /// Stored with each of its runs, beside the study's own labels.
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    /// Anything `--target` takes; `${VAR}` is expanded when the step runs.
+    #[serde(default)]
+    pub target: Option<String>,
+    /// Flags every step of this configuration gets (a step's own win).
+    #[serde(default)]
+    pub args: Params,
+    /// Environment of its runs, setup and teardown; `${VAR}` is expanded.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub setup: Option<String>,
+    #[serde(default)]
+    pub teardown: Option<String>,
+}
+
+/// A suite's flags by their long names without `--`: `file-size = "64m"`,
+/// `direct = true`, `records = ["4k", "64k"]` (`--records 4k,64k`).
+pub type Params = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// Unique within the study [default: the suite's name].
+    #[serde(default)]
+    pub name: Option<Spanned<String>>,
+    pub suite: Spanned<String>,
+    #[serde(default)]
+    pub args: Params,
+    /// Flags that replace `args`' under `--scale small`.
+    #[serde(default)]
+    pub small: Params,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Compare {
+    /// The baseline configuration.
+    pub a: Spanned<String>,
+    /// Compared against `a`: ratios are b/a.
+    pub b: Spanned<String>,
+    /// Only this step [default: every step both configurations ran].
+    #[serde(default)]
+    pub step: Option<Spanned<String>>,
+    #[serde(default)]
+    pub limit: Option<String>,
+    #[serde(default)]
+    pub files: Option<String>,
+    #[serde(default)]
+    pub records: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSpec {
+    /// record, file, qd, or a label key (e.g. one the configurations set).
+    pub by: String,
+    pub step: Spanned<String>,
+    /// The configurations swept over [default: all].
+    #[serde(default)]
+    pub configs: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Report {
+    /// Relative to the folder `study run` runs in.
+    pub file: String,
+    #[serde(default)]
+    pub limit: Option<String>,
+}
+
+/// What is wrong with a study file, with where.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileError {
+    /// 1-based; None when the error is about the whole file.
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for FileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "line {line}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl FileError {
+    pub fn at(text: &str, span: std::ops::Range<usize>, message: impl Into<String>) -> FileError {
+        FileError { line: Some(line_of(text, span.start)), message: message.into() }
+    }
+}
+
+/// The 1-based line of byte `offset`.
+pub fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+/// The closest of `valid` to `wrong`, if close enough to be a typo.
+pub fn nearest<'a>(wrong: &str, valid: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    valid
+        .into_iter()
+        .map(|v| (strsim::damerau_levenshtein(wrong, v), v))
+        .filter(|(d, v)| *d <= 2.max(v.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, v)| v)
+}
+
+/// Parses a study file's text.
+pub fn parse(text: &str) -> Result<StudyFile, FileError> {
+    let file: StudyFile = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
+    if *file.version.get_ref() != VERSION {
+        return Err(FileError::at(
+            text,
+            file.version.span(),
+            format!("version = {}: this iomatrix reads study files of version {VERSION}", file.version.get_ref()),
+        ));
+    }
+    Ok(file)
+}
+
+/// toml's error, as one line with its line number, and the nearest valid key where one is unknown.
+fn toml_error(text: &str, e: &toml::de::Error) -> FileError {
+    let line = e.span().map(|s| line_of(text, s.start));
+    let mut message = e.message().trim().to_string();
+    // serde's words: "unknown field `ordr`, expected one of `version`, `name`, ..."
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        if let Some((wrong, expected)) = rest.split_once('`') {
+            let valid: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+            let hint = match nearest(wrong, valid.iter().copied()) {
+                Some(n) => format!("; did you mean `{n}`?"),
+                None => String::new(),
+            };
+            message = format!("unknown key `{wrong}`{hint} (valid here: {})", valid.join(", "));
+        }
+    }
+    FileError { line, message }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = "version = 1\nname = \"s\"\n[[config]]\nname = \"a\"\n[[step]]\nsuite = \"iozone\"\n";
+
+    #[test]
+    fn a_minimal_file_parses_with_the_defaults() {
+        let f = parse(MINIMAL).unwrap();
+        assert_eq!(f.order, Order::Interleaved);
+        assert_eq!(f.configs.len(), 1);
+        assert!(f.steps[0].args.is_empty());
+    }
+
+    #[test]
+    fn an_unknown_key_names_its_line_and_the_nearest_valid_key() {
+        let text = MINIMAL.replace("name = \"s\"\n", "name = \"s\"\nordr = \"sequential\"\n");
+        let e = parse(&text).unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+        assert!(e.message.contains("unknown key `ordr`; did you mean `order`?"), "{e}");
+        let text = MINIMAL.replace("suite = \"iozone\"", "suite = \"iozone\"\nsmal = {}");
+        let e = parse(&text).unwrap_err();
+        assert_eq!(e.line, Some(7), "{e}");
+        assert!(e.message.contains("did you mean `small`?"), "{e}");
+    }
+
+    #[test]
+    fn another_version_is_refused() {
+        let e = parse(&MINIMAL.replace("version = 1", "version = 2")).unwrap_err();
+        assert_eq!(e.line, Some(1));
+        assert!(e.message.contains("version 1"), "{e}");
+    }
+
+    #[test]
+    fn nearest_wants_a_close_name() {
+        assert_eq!(nearest("fil-size", ["file-size", "records"]), Some("file-size"));
+        assert_eq!(nearest("zzzzzz", ["file-size", "records"]), None);
+    }
+}

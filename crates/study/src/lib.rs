@@ -1,0 +1,23 @@
+//! Study files: a whole comparison (configurations, the suites each runs,
+//! what to conclude) in one TOML file.
+//!
+//! - [`StudyFile`] ([`file`]): the schema, version 1, as written; [`parse`]
+//!   refuses unknown keys with their line and the nearest valid name.
+//! - [`Plan`] ([`plan()`]): the file checked against the suites' own command
+//!   lines ([`SuiteFlags`], answered by the binary's parser) and ordered
+//!   (configurations interleaved per step, or one after another); each
+//!   [`PlannedStep`] carries its `run SUITE` flags and a key that hashes
+//!   everything it runs with, so a resumed study knows a finished step.
+//! - [`changes`]: what differs from a stored plan; [`expand`]: `${VAR}`.
+//!
+//! Running a plan is the binary's (`iomatrix study run`); storing it, the
+//! store's (`StudyRecord`).
+
+pub mod file;
+pub mod plan;
+
+pub use file::{parse, FileError, Order, StudyFile};
+pub use plan::{changes, duration, expand, plan, Plan, PlannedStep, Scale, SuiteFlags, STUDY_FLAGS};
+
+/// Labels a study puts on each of its runs (a configuration may not set them).
+pub const STUDY_LABELS: [&str; 4] = ["study", "study-id", "config", "step"];

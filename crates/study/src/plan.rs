@@ -1,0 +1,513 @@
+//! A parsed study file checked and turned into its [`Plan`]: the
+//! (configuration, step) pairs in the order they run, each with the flags
+//! of its `run SUITE` command line and a key that hashes everything it
+//! runs with, so a resumed study knows a finished step again.
+
+use crate::file::{nearest, Config, FileError, Order, Params, Step, StudyFile};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
+use std::time::Duration;
+use toml::Spanned;
+
+/// How big a study's steps are: as written, or each step's `small` flags (CI, a first try).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    Full,
+    Small,
+}
+
+impl Scale {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scale::Full => "full",
+            Scale::Small => "small",
+        }
+    }
+}
+
+/// What the study needs to know of the suites' command lines; the binary
+/// answers it with the very parser `iomatrix run SUITE` uses.
+pub trait SuiteFlags {
+    /// The suites, by the names `run` takes.
+    fn suites(&self) -> Vec<String>;
+    /// The long flags (without `--`) of `run SUITE`.
+    fn flags(&self, suite: &str) -> Vec<String>;
+    /// Parses `run SUITE ARGS` as the command line would: Err holds the parser's message.
+    fn check(&self, suite: &str, args: &[String]) -> Result<(), String>;
+}
+
+/// Flags a study sets itself on every run it starts: a step may not.
+pub const STUDY_FLAGS: [&str; 5] = ["target", "label", "db", "json", "help"];
+
+/// One (configuration, step) pair, in the order the study runs them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedStep {
+    pub seq: usize,
+    /// Index into the file's configurations and steps.
+    pub config: usize,
+    pub step: usize,
+    pub config_name: String,
+    pub step_name: String,
+    pub suite: String,
+    /// What follows `iomatrix run SUITE` (before the study's own flags); `${VAR}` not yet expanded.
+    pub args: Vec<String>,
+    pub key: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub steps: Vec<PlannedStep>,
+    /// The longest a setup or teardown command may take.
+    pub timeout: Duration,
+}
+
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Checks `file` (read from `text`) and orders its steps.
+pub fn plan(file: &StudyFile, text: &str, scale: Scale, suites: &dyn SuiteFlags) -> Result<Plan, FileError> {
+    let at = |span: std::ops::Range<usize>, msg: String| FileError::at(text, span, msg);
+    if file.name.get_ref().trim().is_empty() {
+        return Err(at(file.name.span(), "name is empty: give the study a name".into()));
+    }
+    if file.configs.is_empty() || file.steps.is_empty() {
+        return Err(FileError { line: None, message: "a study needs at least one [[config]] and one [[step]]".into() });
+    }
+    let config_names = unique(file.configs.iter().map(|c| &c.name), "configuration", text)?;
+    for c in &file.configs {
+        if let Some(k) = c.labels.keys().find(|k| crate::STUDY_LABELS.contains(&k.as_str())) {
+            return Err(at(
+                c.name.span(),
+                format!("configuration '{}': the label '{k}' is the study's own", c.name.get_ref()),
+            ));
+        }
+    }
+    let step_names: Vec<Spanned<String>> = file.steps.iter().map(step_name).collect();
+    let step_names = unique(step_names.iter(), "step", text)?;
+    let known_suites = suites.suites();
+    let mut args_of = Vec::with_capacity(file.configs.len() * file.steps.len());
+    for step in &file.steps {
+        let suite = step.suite.get_ref();
+        if !known_suites.contains(suite) {
+            let hint = nearest(suite, known_suites.iter().map(String::as_str))
+                .map(|n| format!("; did you mean '{n}'?"))
+                .unwrap_or_default();
+            return Err(at(
+                step.suite.span(),
+                format!("unknown suite '{suite}'{hint} (suites: {})", known_suites.join(", ")),
+            ));
+        }
+        let flags = suites.flags(suite);
+        for config in &file.configs {
+            let args = step_args(file, config, step, scale, &flags, text)?;
+            // The whole command line the step will run, its target as written (expanded later).
+            let mut line = args.clone();
+            if let Some(t) = &config.target {
+                line.extend(["--target".to_string(), t.clone()]);
+            }
+            suites.check(suite, &line).map_err(|e| {
+                at(
+                    step.suite.span(),
+                    format!(
+                        "step '{}' ({suite}) in configuration '{}': {e}",
+                        step_name(step).get_ref(),
+                        config.name.get_ref()
+                    ),
+                )
+            })?;
+            args_of.push(args);
+        }
+    }
+    for c in &file.compares {
+        for side in [&c.a, &c.b] {
+            known(side, &config_names, "configuration", text)?;
+        }
+        if let Some(s) = &c.step {
+            known(s, &step_names, "step", text)?;
+        }
+    }
+    for s in &file.sweeps {
+        known(&s.step, &step_names, "step", text)?;
+        for c in &s.configs {
+            known(c, &config_names, "configuration", text)?;
+        }
+    }
+    let timeout = match &file.timeout {
+        None => DEFAULT_TIMEOUT,
+        Some(t) => duration(t.get_ref())
+            .ok_or_else(|| at(t.span(), format!("timeout = \"{}\": write 30s, 5m or 1h", t.get_ref())))?,
+    };
+    let pairs: Vec<(usize, usize)> = match file.order {
+        Order::Interleaved => {
+            (0..file.steps.len()).flat_map(|s| (0..file.configs.len()).map(move |c| (c, s))).collect()
+        }
+        Order::Sequential => (0..file.configs.len()).flat_map(|c| (0..file.steps.len()).map(move |s| (c, s))).collect(),
+    };
+    let steps = pairs
+        .into_iter()
+        .enumerate()
+        .map(|(seq, (c, s))| {
+            let args = args_of[s * file.configs.len() + c].clone();
+            let config = &file.configs[c];
+            let suite = file.steps[s].suite.get_ref().clone();
+            PlannedStep {
+                seq,
+                config: c,
+                step: s,
+                config_name: config.name.get_ref().clone(),
+                step_name: step_names[s].clone(),
+                key: key(file, config, &suite, &args),
+                suite,
+                args,
+            }
+        })
+        .collect();
+    Ok(Plan { steps, timeout })
+}
+
+/// A step's name: its own, or its suite's.
+fn step_name(step: &Step) -> Spanned<String> {
+    step.name.clone().unwrap_or_else(|| step.suite.clone())
+}
+
+fn unique<'a>(
+    names: impl Iterator<Item = &'a Spanned<String>>,
+    what: &str,
+    text: &str,
+) -> Result<Vec<String>, FileError> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for n in names {
+        let name = n.get_ref();
+        if name.trim().is_empty() || name.contains([',', '=']) {
+            return Err(FileError::at(text, n.span(), format!("{what} name '{name}': give a name without ',' or '='")));
+        }
+        if !seen.insert(name.clone()) {
+            return Err(FileError::at(text, n.span(), format!("two {what}s are named '{name}': names must differ")));
+        }
+        out.push(name.clone());
+    }
+    Ok(out)
+}
+
+fn known(name: &Spanned<String>, names: &[String], what: &str, text: &str) -> Result<(), FileError> {
+    if names.contains(name.get_ref()) {
+        return Ok(());
+    }
+    let hint = nearest(name.get_ref(), names.iter().map(String::as_str))
+        .map(|n| format!("; did you mean '{n}'?"))
+        .unwrap_or_default();
+    Err(FileError::at(
+        text,
+        name.span(),
+        format!("there is no {what} '{}'{hint} ({what}s: {})", name.get_ref(), names.join(", ")),
+    ))
+}
+
+/// The flags of `step` in `config`: the configuration's, the step's over them (its `small` ones
+/// over those at small scale), the study's repeat and tolerance where the step sets none.
+fn step_args(
+    file: &StudyFile,
+    config: &Config,
+    step: &Step,
+    scale: Scale,
+    flags: &[String],
+    text: &str,
+) -> Result<Vec<String>, FileError> {
+    let mut merged: Vec<(&Spanned<String>, &Spanned<toml::Value>)> = Vec::new();
+    let mut layers: Vec<&Params> = vec![&config.args, &step.args];
+    if scale == Scale::Small {
+        layers.push(&step.small);
+    }
+    for layer in layers {
+        for (k, v) in layer {
+            check_flag(k, flags, step.suite.get_ref(), text)?;
+            merged.retain(|(old, _)| old.get_ref() != k.get_ref());
+            merged.push((k, v));
+        }
+    }
+    merged.sort_by(|a, b| a.0.get_ref().cmp(b.0.get_ref()));
+    let mut args = Vec::new();
+    for (k, v) in &merged {
+        flag_values(k.get_ref(), v, text, &mut args)?;
+    }
+    let set = |name: &str| merged.iter().any(|(k, _)| k.get_ref() == name);
+    if let (Some(n), false) = (file.repeat, set("repeat")) {
+        args.extend(["--repeat".to_string(), n.to_string()]);
+    }
+    if let (Some(t), false) = (file.tolerance, set("tolerance")) {
+        args.extend(["--tolerance".to_string(), t.to_string()]);
+    }
+    Ok(args)
+}
+
+fn check_flag(k: &Spanned<String>, flags: &[String], suite: &str, text: &str) -> Result<(), FileError> {
+    let name = k.get_ref();
+    if STUDY_FLAGS.contains(&name.as_str()) {
+        let why = match name.as_str() {
+            "target" => "set it on the configuration (target = ...)",
+            "label" => "set the configuration's labels (labels = { key = \"value\" })",
+            _ => "the study sets it on every run",
+        };
+        return Err(FileError::at(text, k.span(), format!("parameter '{name}': {why}")));
+    }
+    if flags.iter().any(|f| f == name) {
+        return Ok(());
+    }
+    let hint =
+        nearest(name, flags.iter().map(String::as_str)).map(|n| format!("; did you mean '{n}'?")).unwrap_or_default();
+    Err(FileError::at(
+        text,
+        k.span(),
+        format!("'{name}' is not a flag of `iomatrix run {suite}`{hint} (`iomatrix run {suite} --help` lists them)"),
+    ))
+}
+
+/// `--name VALUE`: a string or number as it is, `true` the flag alone, `false` nothing, a
+/// list as iomatrix's list flags take one (`--records 4k,64k`).
+fn flag_values(name: &str, v: &Spanned<toml::Value>, text: &str, out: &mut Vec<String>) -> Result<(), FileError> {
+    let bad = || {
+        FileError::at(
+            text,
+            v.span(),
+            format!("parameter '{name}': give a string, a number, true/false or a list of strings or numbers"),
+        )
+    };
+    let one = |value: &toml::Value| -> Option<String> {
+        match value {
+            toml::Value::String(s) => Some(s.clone()),
+            toml::Value::Integer(i) => Some(i.to_string()),
+            toml::Value::Float(f) => Some(f.to_string()),
+            _ => None,
+        }
+    };
+    match v.get_ref() {
+        toml::Value::Boolean(true) => out.push(format!("--{name}")),
+        toml::Value::Boolean(false) => {}
+        toml::Value::Array(items) => {
+            let values = items.iter().map(|i| one(i).ok_or_else(bad)).collect::<Result<Vec<_>, _>>()?;
+            out.extend([format!("--{name}"), values.join(",")]);
+        }
+        other => out.extend([format!("--{name}"), one(other).ok_or_else(bad)?]),
+    }
+    Ok(())
+}
+
+/// Everything a step's run depends on, hashed: its suite and flags, its configuration's
+/// target, labels, environment, setup and teardown, and the study's own setup.
+fn key(file: &StudyFile, config: &Config, suite: &str, args: &[String]) -> String {
+    let doc = serde_json::json!({
+        "suite": suite,
+        "args": args,
+        "config": {
+            "name": config.name.get_ref(),
+            "target": config.target,
+            "labels": config.labels,
+            "env": config.env,
+            "setup": config.setup,
+            "teardown": config.teardown,
+        },
+        "study_setup": file.setup,
+    });
+    let digest = Sha256::digest(doc.to_string().as_bytes());
+    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// `30s`, `5m`, `1h` or plain seconds.
+pub fn duration(text: &str) -> Option<Duration> {
+    let t = text.trim();
+    let (num, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let n: u64 = num.parse().ok()?;
+    let secs = match unit {
+        "s" => n,
+        "m" => n.checked_mul(60)?,
+        "h" => n.checked_mul(3600)?,
+        _ => return None,
+    };
+    (secs > 0).then(|| Duration::from_secs(secs))
+}
+
+/// What differs between a study's stored steps (config, step, key) and `plan`: empty when every
+/// step would run exactly as before.
+pub fn changes(stored: &[(String, String, String)], plan: &Plan) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in &plan.steps {
+        match stored.iter().find(|(c, st, _)| *c == s.config_name && *st == s.step_name) {
+            None => out.push(format!("step '{}' of configuration '{}' is new", s.step_name, s.config_name)),
+            Some((_, _, key)) if *key != s.key => out.push(format!(
+                "step '{}' of configuration '{}' changed (its flags, or its configuration's target, labels, \
+                 environment, setup or teardown, or the study's setup)",
+                s.step_name, s.config_name
+            )),
+            Some(_) => {}
+        }
+    }
+    for (c, st, _) in stored {
+        if !plan.steps.iter().any(|s| s.config_name == *c && s.step_name == *st) {
+            out.push(format!("step '{st}' of configuration '{c}' is gone"));
+        }
+    }
+    let order_now: Vec<(&str, &str)> =
+        plan.steps.iter().map(|s| (s.config_name.as_str(), s.step_name.as_str())).collect();
+    let order_then: Vec<(&str, &str)> = stored.iter().map(|(c, s, _)| (c.as_str(), s.as_str())).collect();
+    if out.is_empty() && order_now != order_then {
+        out.push("the order of the steps changed".into());
+    }
+    out
+}
+
+/// `text` with every `${NAME}` replaced by `var(NAME)`; Err names a variable that is not set.
+pub fn expand(text: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            return Err(format!("'{text}': a '${{' without its '}}'"));
+        };
+        let name = &after[..end];
+        match var(name) {
+            Some(v) => out.push_str(&v),
+            None => {
+                return Err(format!(
+                    "'{text}': ${{{name}}} is not set (variables come from the environment, the study's \
+                     STUDY_DIR, STUDY_NAME and STUDY_SCALE, and KEY=VALUE lines a setup command prints)"
+                ))
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::file::parse;
+
+    /// Two suites with a few flags; `check` refuses a second --file-size, as clap would.
+    struct Fake;
+    impl SuiteFlags for Fake {
+        fn suites(&self) -> Vec<String> {
+            vec!["iozone".into(), "access".into()]
+        }
+        fn flags(&self, _: &str) -> Vec<String> {
+            ["file-size", "records", "direct", "repeat", "tolerance", "no-space-check"].map(String::from).to_vec()
+        }
+        fn check(&self, _: &str, args: &[String]) -> Result<(), String> {
+            if args.iter().filter(|a| *a == "--file-size").count() > 1 {
+                return Err("the argument '--file-size' cannot be used multiple times".into());
+            }
+            Ok(())
+        }
+    }
+
+    const TWO: &str = r#"version = 1
+name = "s"
+repeat = 3
+[[config]]
+name = "a"
+target = "/tmp/a"
+[[config]]
+name = "b"
+target = "/tmp/b"
+args = { no-space-check = true }
+[[step]]
+suite = "iozone"
+args = { file-size = "64m", records = ["4k", "64k"], direct = false }
+small = { file-size = "1m" }
+[[step]]
+name = "second"
+suite = "access"
+args = { repeat = 1 }
+"#;
+
+    fn plan_of(text: &str, scale: Scale) -> Result<Plan, FileError> {
+        plan(&parse(text).unwrap(), text, scale, &Fake)
+    }
+
+    #[test]
+    fn configurations_are_interleaved_per_step_by_default() {
+        let p = plan_of(TWO, Scale::Full).unwrap();
+        let order: Vec<(&str, &str)> = p.steps.iter().map(|s| (s.config_name.as_str(), s.step_name.as_str())).collect();
+        assert_eq!(order, [("a", "iozone"), ("b", "iozone"), ("a", "second"), ("b", "second")]);
+        let p = plan_of(&TWO.replace("repeat = 3", "repeat = 3\norder = \"sequential\""), Scale::Full).unwrap();
+        let order: Vec<(&str, &str)> = p.steps.iter().map(|s| (s.config_name.as_str(), s.step_name.as_str())).collect();
+        assert_eq!(order, [("a", "iozone"), ("a", "second"), ("b", "iozone"), ("b", "second")]);
+    }
+
+    #[test]
+    fn flags_come_from_the_configuration_the_step_the_scale_and_the_study() {
+        let p = plan_of(TWO, Scale::Full).unwrap();
+        assert_eq!(p.steps[0].args, ["--file-size", "64m", "--records", "4k,64k", "--repeat", "3"]);
+        assert_eq!(p.steps[1].args, ["--file-size", "64m", "--no-space-check", "--records", "4k,64k", "--repeat", "3"]);
+        // The step's own repeat wins over the study's.
+        assert_eq!(p.steps[2].args, ["--repeat", "1"]);
+        let small = plan_of(TWO, Scale::Small).unwrap();
+        assert_eq!(small.steps[0].args[..2], ["--file-size", "1m"]);
+        assert_ne!(small.steps[0].key, p.steps[0].key, "a step at another size is another step");
+    }
+
+    #[test]
+    fn keys_change_with_what_a_step_runs_with_and_only_then() {
+        let p = plan_of(TWO, Scale::Full).unwrap();
+        let same = plan_of(&TWO.replace("name = \"s\"", "name = \"s\"\ndescription = \"x\""), Scale::Full).unwrap();
+        assert_eq!(
+            p.steps.iter().map(|s| &s.key).collect::<Vec<_>>(),
+            same.steps.iter().map(|s| &s.key).collect::<Vec<_>>()
+        );
+        let moved = plan_of(&TWO.replace("/tmp/b", "/tmp/c"), Scale::Full).unwrap();
+        assert_eq!(moved.steps[0].key, p.steps[0].key);
+        assert_ne!(moved.steps[1].key, p.steps[1].key);
+        let stored: Vec<(String, String, String)> =
+            p.steps.iter().map(|s| (s.config_name.clone(), s.step_name.clone(), s.key.clone())).collect();
+        assert!(changes(&stored, &p).is_empty());
+        let said = changes(&stored, &moved);
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(said[0].contains("step 'iozone' of configuration 'b' changed"), "{said:?}");
+    }
+
+    #[test]
+    fn mistakes_name_their_line_and_the_nearest_name() {
+        let e = plan_of(&TWO.replace("file-size = \"64m\"", "fil-size = \"64m\""), Scale::Full).unwrap_err();
+        assert_eq!(e.line, Some(13), "{e}");
+        assert!(
+            e.message.contains("'fil-size' is not a flag of `iomatrix run iozone`; did you mean 'file-size'?"),
+            "{e}"
+        );
+        let e = plan_of(&TWO.replace("name = \"b\"", "name = \"a\""), Scale::Full).unwrap_err();
+        assert_eq!(e.line, Some(8));
+        assert!(e.message.contains("two configurations are named 'a'"), "{e}");
+        let e = plan_of(&TWO.replace("suite = \"access\"", "suite = \"acess\""), Scale::Full).unwrap_err();
+        assert!(e.message.contains("did you mean 'access'?"), "{e}");
+        let e = plan_of(&TWO.replace("direct = false", "target = \"/x\""), Scale::Full).unwrap_err();
+        assert!(e.message.contains("set it on the configuration"), "{e}");
+        let e = plan_of(&format!("{TWO}[[compare]]\na = \"a\"\nb = \"bb\"\n"), Scale::Full).unwrap_err();
+        assert!(e.message.contains("there is no configuration 'bb'; did you mean 'b'?"), "{e}");
+        // The parser's own verdict on the whole command line, on the step's line.
+        let e = plan_of(&TWO.replace("args = { no-space-check = true }", "args = { file-size = \"2m\" }"), Scale::Full);
+        assert!(e.is_ok(), "the step's value replaces the configuration's: one --file-size");
+    }
+
+    #[test]
+    fn variables_are_expanded_and_a_missing_one_is_named() {
+        let var = |n: &str| (n == "MNT").then(|| "/mnt/x".to_string());
+        assert_eq!(expand("${MNT}/sub", &var).unwrap(), "/mnt/x/sub");
+        assert_eq!(expand("plain $HOME", &var).unwrap(), "plain $HOME");
+        assert!(expand("${NOPE}", &var).unwrap_err().contains("${NOPE} is not set"));
+        assert!(expand("${MNT", &var).is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration("30s"), Some(Duration::from_secs(30)));
+        assert_eq!(duration("5m"), Some(Duration::from_secs(300)));
+        assert_eq!(duration("12"), Some(Duration::from_secs(12)));
+        assert_eq!(duration("0s"), None);
+        assert_eq!(duration("5 minutes"), None);
+    }
+}

@@ -1,0 +1,609 @@
+//! `iomatrix study run FILE`: the plan's steps in order, each an
+//! `iomatrix run` of its own whose outcome is recorded as soon as it ends;
+//! a study record found for the same file and scale is resumed (its done
+//! steps are not run again), a changed file is refused until `--restart`.
+
+use super::process::{self, Ended};
+use super::{conclude, folder_of, RunParser};
+use crate::harness::signals;
+use anyhow::Context;
+use iomatrix_core::UsageError;
+use iomatrix_store::{ProcessId, RunStatus, StepStatus, Store, StudyRecord, StudyStatus, StudyStep};
+use iomatrix_study::{Plan, PlannedStep, Scale, StudyFile};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// The study file (TOML, docs/studies.md)
+    file: PathBuf,
+
+    /// full: the steps as written; small: each step's `small` flags over them (seconds each:
+    /// for CI and a first try). A study's records at each scale are kept apart
+    #[arg(long, default_value = "full", value_parser = ["full", "small"])]
+    scale: String,
+
+    /// Begin the study again although its file changed since it ran: its finished runs stay
+    /// in the database, no longer part of the study
+    #[arg(long)]
+    restart: bool,
+}
+
+/// Longest wait for a step's run left behind by a killed study to finish stopping.
+const LEFTOVER_WAIT: Duration = Duration::from_secs(120);
+
+pub fn run(args: RunArgs, db: &Path) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(&args.file)
+        .map_err(|e| UsageError::new(format!("cannot read the study file {}: {e}", args.file.display())))?;
+    let shown = args.file.display().to_string();
+    let scale = if args.scale == "small" { Scale::Small } else { Scale::Full };
+    let file = iomatrix_study::parse(&text).map_err(|e| UsageError::new(format!("{shown}: {e}")))?;
+    let plan =
+        iomatrix_study::plan(&file, &text, scale, &RunParser).map_err(|e| UsageError::new(format!("{shown}: {e}")))?;
+    let store = Store::open(db)?;
+    let name = file.name.get_ref().clone();
+    let record = take_record(&store, &args, &name, scale, &text, &plan)?;
+    let stop = signals::install()?;
+    let logs = log_folder(db, &name, record.id)?;
+    let mut study = Study {
+        store: &store,
+        db,
+        file: &file,
+        path: &args.file,
+        text: &text,
+        plan: &plan,
+        scale,
+        id: record.id,
+        logs,
+        vars: BTreeMap::new(),
+        worst: 0,
+        durations: Vec::new(),
+    };
+    let outcome = study.run_steps();
+    let steps = store.study_steps(record.id)?;
+    let all_done = steps.iter().all(|s| s.status == StepStatus::Done);
+    let status = match &outcome {
+        Ok(Flow::Stopped) if stop.load(Ordering::SeqCst) => StudyStatus::Interrupted,
+        _ if all_done => StudyStatus::Complete,
+        _ => StudyStatus::Incomplete,
+    };
+    store.finish_study(record.id, status)?;
+    let flow = outcome?;
+    if let Flow::Refused(why) = flow {
+        return Err(UsageError::new(why).into());
+    }
+    let done = steps.iter().filter(|s| s.status == StepStatus::Done).count();
+    eprintln!(
+        "study '{name}' (#{}): {done} of {} steps done, {}; logs in {}",
+        record.id,
+        steps.len(),
+        status.as_str(),
+        study.logs.display()
+    );
+    if flow == Flow::Stopped {
+        if stop.load(Ordering::SeqCst) {
+            return Ok(ExitCode::from(signals::exit_code()));
+        }
+        return Ok(ExitCode::from(crate::exit::USAGE));
+    }
+    conclude::print(db, &file, record.id, &steps, true)?;
+    if !all_done {
+        eprintln!("iomatrix: study '{name}': some steps did not run (see above); `iomatrix study run {shown}` tries them again");
+    }
+    Ok(ExitCode::from(if all_done { study.worst } else { study.worst.max(crate::exit::CLIENTS_LOST) }))
+}
+
+/// The study's record: the current one resumed (unless its file changed, or `--restart`), or a new one.
+fn take_record(
+    store: &Store,
+    args: &RunArgs,
+    name: &str,
+    scale: Scale,
+    text: &str,
+    plan: &Plan,
+) -> anyhow::Result<StudyRecord> {
+    let path = std::path::absolute(&args.file).unwrap_or_else(|_| args.file.clone()).display().to_string();
+    let new_steps: Vec<StudyStep> = plan
+        .steps
+        .iter()
+        .map(|s| StudyStep {
+            seq: s.seq,
+            config: s.config_name.clone(),
+            step: s.step_name.clone(),
+            suite: s.suite.clone(),
+            key: s.key.clone(),
+            status: StepStatus::Planned,
+            run_id: None,
+            detail: None,
+            seconds: None,
+        })
+        .collect();
+    let begin = |store: &Store| -> anyhow::Result<StudyRecord> {
+        let id = store.begin_study(name, scale.as_str(), &path, text, &new_steps)?;
+        store.load_study(id)?.context("the study record just written is not there")
+    };
+    let Some(current) = store.current_study(name, scale.as_str())? else {
+        return begin(store);
+    };
+    if current.is_running_elsewhere() {
+        return Err(UsageError::new(format!(
+            "study '{name}' (#{}) is being run by process {} on this host: wait for it, or stop it first",
+            current.id, current.pid
+        ))
+        .into());
+    }
+    let stored = store.study_steps(current.id)?;
+    let done = stored.iter().filter(|s| s.status == StepStatus::Done).count();
+    if args.restart {
+        store.finish_study(current.id, StudyStatus::Superseded)?;
+        eprintln!(
+            "study '{name}': beginning again (--restart); record #{} and its {done} finished run(s) stay in the database",
+            current.id
+        );
+        return begin(store);
+    }
+    let triples: Vec<(String, String, String)> =
+        stored.iter().map(|s| (s.config.clone(), s.step.clone(), s.key.clone())).collect();
+    let changed = iomatrix_study::changes(&triples, plan);
+    if !changed.is_empty() {
+        return Err(UsageError::new(format!(
+            "{} changed since study '{name}' (#{}) ran ({done} of {} steps done):\n  - {}\nadd --restart to begin it \
+             again (the finished runs stay in the database, no longer part of the study), or undo the change to resume it",
+            args.file.display(),
+            current.id,
+            stored.len(),
+            changed.join("\n  - ")
+        ))
+        .into());
+    }
+    store.resume_study(current.id, &path, text)?;
+    if done > 0 || current.status != StudyStatus::Running {
+        eprintln!("study '{name}': resuming record #{} ({done} of {} steps done)", current.id, stored.len());
+    }
+    Ok(current)
+}
+
+/// Each study's logs: `studies/NAME-ID/` beside the results database.
+fn log_folder(db: &Path, name: &str, id: i64) -> anyhow::Result<PathBuf> {
+    let safe: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    let dir = db.parent().unwrap_or(Path::new(".")).join("studies").join(format!("{safe}-{id}"));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot make the study's log folder {}", dir.display()))?;
+    Ok(dir)
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Flow {
+    Finished,
+    /// Stopped early: a signal, or the file changed under the study.
+    Stopped,
+    /// A step's run refused its flags (exit 2): the study file needs fixing; why.
+    Refused(String),
+}
+
+struct Study<'a> {
+    store: &'a Store,
+    db: &'a Path,
+    file: &'a StudyFile,
+    path: &'a Path,
+    text: &'a str,
+    plan: &'a Plan,
+    scale: Scale,
+    id: i64,
+    logs: PathBuf,
+    /// Variables from the study's setup's output.
+    vars: BTreeMap<String, String>,
+    /// The worst outcome so far as an exit code: 0, 3 (a setup, teardown or step failed, or lost
+    /// clients), 4 (--verify found mismatches).
+    worst: u8,
+    /// How long each finished step's run took, for the time left.
+    durations: Vec<f64>,
+}
+
+impl Study<'_> {
+    fn run_steps(&mut self) -> anyhow::Result<Flow> {
+        let recorded = self.store.study_steps(self.id)?;
+        let todo: Vec<&PlannedStep> = self
+            .plan
+            .steps
+            .iter()
+            .filter(|p| recorded.get(p.seq).is_none_or(|r| r.status != StepStatus::Done))
+            .collect();
+        let total = self.plan.steps.len();
+        self.durations = recorded.iter().filter(|r| r.status == StepStatus::Done).filter_map(|r| r.seconds).collect();
+        let mut finished = total - todo.len();
+        if todo.is_empty() {
+            eprintln!("study '{}': all {total} steps are done", self.file.name.get_ref());
+            return Ok(Flow::Finished);
+        }
+        if let Some(cmd) = &self.file.setup {
+            match self.shell("study setup", cmd, &self.env(&BTreeMap::new(), None)?, "setup")? {
+                Err(why) => {
+                    for p in &todo {
+                        self.store.record_step(self.id, p.seq, StepStatus::Skipped, None, Some(&why), None)?;
+                    }
+                    eprintln!("iomatrix: study setup failed, every step skipped: {why}");
+                    self.worst = self.worst.max(crate::exit::CLIENTS_LOST);
+                    return Ok(Flow::Finished);
+                }
+                Ok(vars) => self.vars = vars,
+            }
+        }
+        let flow = self.visits(&todo, &mut finished, total);
+        self.remove_strays()?;
+        if let Some(cmd) = &self.file.teardown {
+            if let Err(why) = self.shell("study teardown", cmd, &self.env(&BTreeMap::new(), None)?, "teardown")? {
+                eprintln!("iomatrix: warning: study teardown failed: {why}");
+                self.worst = self.worst.max(crate::exit::CLIENTS_LOST);
+            }
+        }
+        flow
+    }
+
+    /// Consecutive steps of one configuration are one visit: its setup, its steps, its teardown.
+    fn visits(&mut self, todo: &[&PlannedStep], finished: &mut usize, total: usize) -> anyhow::Result<Flow> {
+        let mut setup_failed: BTreeMap<usize, String> = BTreeMap::new();
+        let mut i = 0;
+        while i < todo.len() {
+            let config_index = todo[i].config;
+            let visit: Vec<&PlannedStep> = todo[i..].iter().take_while(|p| p.config == config_index).copied().collect();
+            i += visit.len();
+            let config = &self.file.configs[config_index];
+            let cname = config.name.get_ref().clone();
+            if let Some(why) = setup_failed.get(&config_index) {
+                for p in &visit {
+                    self.store.record_step(self.id, p.seq, StepStatus::Skipped, None, Some(why), None)?;
+                }
+                continue;
+            }
+            let mut config_vars = BTreeMap::new();
+            if let Some(cmd) = &config.setup {
+                let env = self.env(&BTreeMap::new(), Some(config_index))?;
+                match self.shell(&format!("setup of '{cname}'"), cmd, &env, &format!("setup-{cname}"))? {
+                    Ok(vars) => config_vars = vars,
+                    Err(why) => {
+                        let why = format!("setup of configuration '{cname}' failed: {why}");
+                        eprintln!("iomatrix: {why}; its steps are skipped");
+                        for p in todo.iter().filter(|p| p.config == config_index) {
+                            self.store.record_step(self.id, p.seq, StepStatus::Skipped, None, Some(&why), None)?;
+                        }
+                        self.worst = self.worst.max(crate::exit::CLIENTS_LOST);
+                        setup_failed.insert(config_index, why);
+                        continue;
+                    }
+                }
+            }
+            let mut flow = Flow::Finished;
+            for p in &visit {
+                if signals::STOP.load(Ordering::SeqCst) || self.file_changed() {
+                    flow = Flow::Stopped;
+                    break;
+                }
+                *finished += 1;
+                flow = self.step(p, &config_vars, *finished, total)?;
+                if flow != Flow::Finished {
+                    break;
+                }
+            }
+            if let Some(cmd) = &config.teardown {
+                let env = self.env(&config_vars, Some(config_index))?;
+                if let Err(why) =
+                    self.shell(&format!("teardown of '{cname}'"), cmd, &env, &format!("teardown-{cname}"))?
+                {
+                    eprintln!("iomatrix: warning: teardown of configuration '{cname}' failed: {why}");
+                    self.worst = self.worst.max(crate::exit::CLIENTS_LOST);
+                }
+            }
+            if flow != Flow::Finished {
+                return Ok(flow);
+            }
+        }
+        Ok(Flow::Finished)
+    }
+
+    /// Whether the study file is no longer what the study started with (said once, when found).
+    fn file_changed(&self) -> bool {
+        let now = std::fs::read_to_string(self.path).unwrap_or_default();
+        if now == self.text {
+            return false;
+        }
+        eprintln!(
+            "iomatrix: {} changed while the study ran: stopping before the next step; run `iomatrix study run {}` \
+             again (it says what changed, and resumes if nothing its steps run with did)",
+            self.path.display(),
+            self.path.display()
+        );
+        true
+    }
+
+    /// Runs one step (unless its run is already there) and records how it went.
+    fn step(
+        &mut self,
+        p: &PlannedStep,
+        config_vars: &BTreeMap<String, String>,
+        nth: usize,
+        total: usize,
+    ) -> anyhow::Result<Flow> {
+        let what = format!("{} · {}", p.config_name, p.step_name);
+        if let Some(run) = self.leftovers(p)? {
+            self.store.record_step(
+                self.id,
+                p.seq,
+                StepStatus::Done,
+                Some(run),
+                Some("its run had finished before the study stopped"),
+                None,
+            )?;
+            eprintln!("[{nth}/{total}] {what}: run #{run}, finished before the study stopped");
+            return Ok(Flow::Finished);
+        }
+        let left = self.time_left(total + 1 - nth);
+        if !std::io::stderr().is_terminal() {
+            eprintln!("[{nth}/{total}] {what}: {} ...{left}", p.suite);
+        }
+        let config = &self.file.configs[p.config];
+        let var = |name: &str| self.var(name, config_vars);
+        let mut args = vec!["--db".to_string(), self.db.display().to_string(), "run".into(), p.suite.clone()];
+        let mut expanded = Vec::with_capacity(p.args.len());
+        for a in &p.args {
+            expanded.push(iomatrix_study::expand(a, &var).map_err(|e| UsageError::new(format!("step '{what}': {e}")))?);
+        }
+        args.extend(expanded);
+        if let Some(t) = &config.target {
+            let target = iomatrix_study::expand(t, &var)
+                .map_err(|e| UsageError::new(format!("configuration '{}': target {e}", p.config_name)))?;
+            if !target.contains("://") && !Path::new(&target).exists() {
+                let why = format!("target {target} does not exist (it did when the study was planned? a setup or teardown may have removed it)");
+                self.store.record_step(self.id, p.seq, StepStatus::Failed, None, Some(&why), None)?;
+                eprintln!("iomatrix: [{nth}/{total}] {what}: failed: {why}");
+                self.worst = self.worst.max(crate::exit::CLIENTS_LOST);
+                return Ok(Flow::Finished);
+            }
+            args.extend(["--target".into(), target]);
+        }
+        let name = self.file.name.get_ref();
+        for (k, v) in [
+            ("study", name.clone()),
+            ("study-id", self.id.to_string()),
+            ("config", p.config_name.clone()),
+            ("step", p.step_name.clone()),
+        ]
+        .into_iter()
+        .chain(config.labels.iter().map(|(k, v)| (k.as_str(), v.clone())))
+        {
+            args.extend(["--label".into(), format!("{k}={v}")]);
+        }
+        let env = self.env(config_vars, Some(p.config))?;
+        let log = self.logs.join(format!("{:03}-{}-{}.log", p.seq + 1, p.config_name, p.step_name));
+        let program = std::env::current_exe().context("cannot find iomatrix's own program file")?;
+        let started = Instant::now();
+        let spinner = indicatif::ProgressBar::new_spinner().with_message(format!("[{nth}/{total}] {what}{left}"));
+        spinner.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        spinner.enable_steady_tick(Duration::from_millis(500));
+        let ran = process::step(&program, &args, &env, &log);
+        spinner.finish_and_clear();
+        let (ended, pid) = ran.with_context(|| format!("cannot start step '{what}'"))?;
+        let seconds = started.elapsed().as_secs_f64();
+        let run = self.run_of(p, pid)?;
+        let status = match ended {
+            Ended::Stopped => {
+                // Cut short: run again from its start when the study resumes.
+                if let Some(id) = run {
+                    self.store.delete_run(id)?;
+                }
+                eprintln!("[{nth}/{total}] {what}: stopped; `iomatrix study run` again runs it from its start");
+                return Ok(Flow::Stopped);
+            }
+            Ended::TimedOut => unreachable!("a step's run has no time limit"),
+            Ended::Exited(status) => status,
+        };
+        let code = status.code().unwrap_or(crate::exit::FAILED as i32);
+        match (code, run) {
+            (0, Some(id)) => {
+                self.store.record_step(self.id, p.seq, StepStatus::Done, Some(id), None, Some(seconds))?;
+                self.durations.push(seconds);
+                eprintln!("[{nth}/{total}] {what}: run #{id} in {seconds:.1} s");
+            }
+            (3 | 4, Some(id)) => {
+                let why = if code == 3 {
+                    "some clients failed some cells (exit 3)"
+                } else {
+                    "--verify found mismatches (exit 4)"
+                };
+                self.store.record_step(self.id, p.seq, StepStatus::Done, Some(id), Some(why), Some(seconds))?;
+                self.durations.push(seconds);
+                self.worst = self.worst.max(code as u8);
+                eprintln!("[{nth}/{total}] {what}: run #{id} in {seconds:.1} s: {why} (log: {})", log.display());
+            }
+            (129 | 130 | 143, _) => {
+                if let Some(id) = run {
+                    self.store.delete_run(id)?;
+                }
+                eprintln!("[{nth}/{total}] {what}: its run was stopped by a signal; `iomatrix study run` again runs it from its start");
+                return Ok(Flow::Stopped);
+            }
+            (2, _) => {
+                let said = process::tail(&log, 1);
+                let said = said.strip_prefix("iomatrix: error: ").unwrap_or(&said);
+                self.store.record_step(self.id, p.seq, StepStatus::Failed, run, Some(said), Some(seconds))?;
+                return Ok(Flow::Refused(format!(
+                    "step '{}' of configuration '{}' ({}): {said}; fix the study file and run it again",
+                    p.step_name, p.config_name, p.suite
+                )));
+            }
+            _ => {
+                let why = format!("exit {code}: {}", process::tail(&log, 1));
+                // A failed run's cells stay in the database as that run; the study records its id.
+                self.store.record_step(self.id, p.seq, StepStatus::Failed, run, Some(&why), Some(seconds))?;
+                self.worst = self.worst.max(crate::exit::CLIENTS_LOST);
+                eprintln!(
+                    "iomatrix: [{nth}/{total}] {what}: failed ({why}); the study goes on\n{}",
+                    indent(&process::tail(&log, 8))
+                );
+            }
+        }
+        Ok(Flow::Finished)
+    }
+
+    /// The runs a killed study left for step `p`: a complete one is the step's; any other
+    /// (cut short) is removed. Waits while a process that stored one still runs (it may be
+    /// stopping, its working folder not yet removed).
+    fn leftovers(&self, p: &PlannedStep) -> anyhow::Result<Option<i64>> {
+        let deadline = Instant::now() + LEFTOVER_WAIT;
+        loop {
+            let runs = self.runs_of(p)?;
+            let alive = runs.iter().any(iomatrix_store::RunSummary::process_alive);
+            if alive && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(200));
+                // Reopening marks runs whose process has gone as incomplete.
+                let _ = Store::open(self.db)?;
+                continue;
+            }
+            let mut complete = None;
+            for r in runs {
+                if r.status == RunStatus::Complete && complete.is_none() {
+                    complete = Some(r.id);
+                } else {
+                    self.store.delete_run(r.id)?;
+                }
+            }
+            return Ok(complete);
+        }
+    }
+
+    /// This study's runs of step `p`.
+    fn runs_of(&self, p: &PlannedStep) -> anyhow::Result<Vec<iomatrix_store::RunSummary>> {
+        let id = self.id.to_string();
+        let has = |r: &iomatrix_store::RunSummary, k: &str, v: &str| r.labels.iter().any(|(rk, rv)| rk == k && rv == v);
+        Ok(self
+            .store
+            .list_runs()?
+            .into_iter()
+            .filter(|r| has(r, "study-id", &id) && has(r, "config", &p.config_name) && has(r, "step", &p.step_name))
+            .collect())
+    }
+
+    /// Removes the study's runs that no step claims: what steps cut short by a killed study
+    /// stored after the study resumed (their process may still be stopping: waited for).
+    fn remove_strays(&self) -> anyhow::Result<()> {
+        let id = self.id.to_string();
+        let deadline = Instant::now() + LEFTOVER_WAIT;
+        loop {
+            let claimed: Vec<i64> = self.store.study_steps(self.id)?.iter().filter_map(|s| s.run_id).collect();
+            let strays: Vec<iomatrix_store::RunSummary> = Store::open(self.db)?
+                .list_runs()?
+                .into_iter()
+                .filter(|r| r.labels.iter().any(|(k, v)| k == "study-id" && *v == id) && !claimed.contains(&r.id))
+                .collect();
+            if strays.iter().any(|r| r.process_alive()) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(200));
+                continue;
+            }
+            for r in strays.iter().filter(|r| !r.process_alive()) {
+                self.store.delete_run(r.id)?;
+            }
+            return Ok(());
+        }
+    }
+
+    /// The run process `pid` stored for step `p`; other runs of the step (strays of a killed
+    /// study) are removed.
+    fn run_of(&self, p: &PlannedStep, pid: u32) -> anyhow::Result<Option<i64>> {
+        let mut mine = None;
+        for r in self.runs_of(p)? {
+            if r.pid == pid as i64 && r.host == ProcessId::this_host() && mine.is_none() {
+                mine = Some(r.id);
+            } else if !r.process_alive() {
+                self.store.delete_run(r.id)?;
+            }
+        }
+        Ok(mine)
+    }
+
+    /// A setup or teardown command: Ok(its KEY=VALUE output) or Err(why it failed).
+    fn shell(
+        &self,
+        what: &str,
+        cmd: &str,
+        env: &[(String, String)],
+        log_name: &str,
+    ) -> anyhow::Result<Result<BTreeMap<String, String>, String>> {
+        let log = self.logs.join(format!("{log_name}.log"));
+        let out = self.logs.join(format!("{log_name}.out"));
+        eprintln!("{what}: {cmd}");
+        let ended = process::shell(cmd, env, &log, &out, self.plan.timeout)
+            .with_context(|| format!("cannot start the {what}"))?;
+        let stdout = std::fs::read_to_string(&out).unwrap_or_default();
+        let _ = std::fs::write(&log, format!("{}{stdout}", std::fs::read_to_string(&log).unwrap_or_default()));
+        let failed = |why: String| {
+            let tail = process::tail(&log, 6);
+            Ok(Err(if tail.is_empty() { why } else { format!("{why}\n{}", indent(&tail)) }))
+        };
+        match ended {
+            Ended::Exited(s) if s.success() => Ok(Ok(process::exports(&stdout).into_iter().collect())),
+            Ended::Exited(s) => failed(format!("`{cmd}` exited with {s}")),
+            Ended::TimedOut => {
+                failed(format!("`{cmd}` did not finish within {} s (the study's timeout)", self.plan.timeout.as_secs()))
+            }
+            Ended::Stopped => failed(format!("`{cmd}` was stopped (the study was told to stop)")),
+        }
+    }
+
+    /// What a step's run, setup and teardown see: the study's variables, the configuration's
+    /// (from its setup's output) and its `env`, expanded.
+    fn env(
+        &self,
+        config_vars: &BTreeMap<String, String>,
+        config: Option<usize>,
+    ) -> anyhow::Result<Vec<(String, String)>> {
+        let mut env: Vec<(String, String)> = vec![
+            ("STUDY_DIR".into(), folder_of(self.path).display().to_string()),
+            ("STUDY_NAME".into(), self.file.name.get_ref().clone()),
+            ("STUDY_SCALE".into(), self.scale.as_str().into()),
+            ("IOMATRIX_DB".into(), self.db.display().to_string()),
+        ];
+        env.extend(self.vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+        env.extend(config_vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+        if let Some(c) = config {
+            let var = |name: &str| self.var(name, config_vars);
+            for (k, v) in &self.file.configs[c].env {
+                let value = iomatrix_study::expand(v, &var).map_err(|e| {
+                    UsageError::new(format!("configuration '{}': env {k}: {e}", self.file.configs[c].name.get_ref()))
+                })?;
+                env.push((k.clone(), value));
+            }
+        }
+        Ok(env)
+    }
+
+    fn var(&self, name: &str, config_vars: &BTreeMap<String, String>) -> Option<String> {
+        match name {
+            "STUDY_DIR" => Some(folder_of(self.path).display().to_string()),
+            "STUDY_NAME" => Some(self.file.name.get_ref().clone()),
+            "STUDY_SCALE" => Some(self.scale.as_str().into()),
+            _ => config_vars.get(name).or_else(|| self.vars.get(name)).cloned().or_else(|| std::env::var(name).ok()),
+        }
+    }
+
+    /// "; about 2m left" from the steps finished in this process (nothing before the first).
+    fn time_left(&self, remaining: usize) -> String {
+        if self.durations.is_empty() {
+            return String::new();
+        }
+        let mean = self.durations.iter().sum::<f64>() / self.durations.len() as f64;
+        let secs = (mean * remaining as f64).round() as u64;
+        let text = if secs >= 120 { format!("{}m", secs.div_ceil(60)) } else { format!("{}s", secs.max(1)) };
+        format!(" (about {text} left, from the steps done so far)")
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  | {l}")).collect::<Vec<_>>().join("\n")
+}

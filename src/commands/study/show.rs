@@ -1,0 +1,120 @@
+//! `iomatrix study show` and `study list`: stored studies, their steps and
+//! runs, and (show) their conclusions drawn again from the stored file.
+
+use super::conclude;
+use iomatrix_core::UsageError;
+use iomatrix_store::{StepStatus, Store, StudyRecord};
+use std::fmt::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn list(db: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    let store = Store::open(db)?;
+    let studies = store.list_studies()?;
+    let mut rows = Vec::with_capacity(studies.len());
+    for s in &studies {
+        let steps = store.study_steps(s.id)?;
+        let done = steps.iter().filter(|st| st.status == StepStatus::Done).count();
+        rows.push((s, done, steps.len()));
+    }
+    if json {
+        let doc = serde_json::json!({
+            "schema": "iomatrix.studies/1",
+            "studies": rows.iter().map(|(s, done, total)| {
+                let mut v = serde_json::to_value(s).unwrap_or_default();
+                v["steps_done"] = (*done).into();
+                v["steps"] = (*total).into();
+                v
+            }).collect::<Vec<_>>(),
+        });
+        crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if studies.is_empty() {
+        crate::out::print("no studies stored (`iomatrix study run FILE` runs one)\n")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = format!(
+        "{:>4}  {:<20} {:<6} {:<11} {:>6}  {:<20}  {}\n",
+        "id", "name", "scale", "status", "steps", "started", "file"
+    );
+    for (s, done, total) in rows {
+        let _ = writeln!(
+            out,
+            "{:>4}  {:<20} {:<6} {:<11} {:>6}  {:<20}  {}",
+            s.id,
+            s.name,
+            s.scale,
+            s.status.as_str(),
+            format!("{done}/{total}"),
+            s.started_at,
+            s.file_path
+        );
+    }
+    crate::out::print(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn show(db: &Path, which: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let store = Store::open(db)?;
+    let record = find(&store, which)?;
+    let steps = store.study_steps(record.id)?;
+    if json {
+        let doc = serde_json::json!({"schema": "iomatrix.study/1", "study": record, "steps": steps});
+        crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = format!(
+        "study #{} '{}' ({} scale): {}\nfile: {}\nstarted {}{}\n\n",
+        record.id,
+        record.name,
+        record.scale,
+        record.status.as_str(),
+        record.file_path,
+        record.started_at,
+        record.ended_at.as_deref().map(|e| format!(", ended {e}")).unwrap_or_default()
+    );
+    let _ = writeln!(
+        out,
+        "{:>4}  {:<16} {:<16} {:<10} {:<8} {:>6} {:>9}  detail",
+        "step", "config", "step", "suite", "status", "run", "seconds"
+    );
+    for s in &steps {
+        let _ = writeln!(
+            out,
+            "{:>4}  {:<16} {:<16} {:<10} {:<8} {:>6} {:>9}  {}",
+            s.seq + 1,
+            s.config,
+            s.step,
+            s.suite,
+            s.status.as_str(),
+            s.run_id.map(|r| format!("#{r}")).unwrap_or_else(|| "-".into()),
+            s.seconds.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into()),
+            s.detail.as_deref().unwrap_or("").lines().next().unwrap_or("")
+        );
+    }
+    crate::out::print(&out)?;
+    // The conclusions, drawn again from the file as it was stored.
+    match iomatrix_study::parse(&record.file_text) {
+        Ok(file) => conclude::print(db, &file, record.id, &steps, false)?,
+        Err(e) => eprintln!("iomatrix: warning: the stored study file no longer parses ({e}): no conclusions"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A study by id (`3`, `#3`) or by name (its latest record at any scale).
+fn find(store: &Store, which: &str) -> anyhow::Result<StudyRecord> {
+    let studies = store.list_studies()?;
+    let id = which.trim_start_matches('#').parse::<i64>().ok();
+    let found = match id {
+        Some(id) => studies.into_iter().find(|s| s.id == id),
+        None => studies.into_iter().rev().find(|s| s.name == which),
+    };
+    found.ok_or_else(|| {
+        UsageError::new(format!("no study '{which}' in {}; `iomatrix study list` lists them", db_name(store))).into()
+    })
+}
+
+fn db_name(store: &Store) -> String {
+    store.path().display().to_string()
+}
