@@ -90,3 +90,18 @@ pub fn labels(raw: &[String]) -> Result<Vec<(String, String)>, UsageError> {
         })
         .collect()
 }
+
+/// The run's labels and those of `IOMATRIX_LABELS` (KEY=VALUE,KEY=VALUE; set by `iomatrix rerun`,
+/// and by scripts that drive the IOzone or bonnie++ front end, which have no --label): a key
+/// given on the command line wins.
+pub fn with_env_labels(given: &[(String, String)]) -> Result<Vec<(String, String)>, UsageError> {
+    let mut all = given.to_vec();
+    let Ok(raw) = std::env::var("IOMATRIX_LABELS") else { return Ok(all) };
+    let pairs: Vec<String> = raw.split(',').filter(|p| !p.trim().is_empty()).map(str::to_string).collect();
+    for (k, v) in labels(&pairs).map_err(|e| UsageError::new(format!("IOMATRIX_LABELS: {e}")))? {
+        if !all.iter().any(|(have, _)| *have == k) {
+            all.push((k, v));
+        }
+    }
+    Ok(all)
+}

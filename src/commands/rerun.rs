@@ -1,0 +1,200 @@
+//! `iomatrix rerun RUN [--target T]`: a stored run's command line run
+//! again as it was (the same flags, so the same plan), on its target or
+//! another, labelled `rerun-of=RUN`. It runs as a process of its own, so
+//! the new run stores its own command line, exactly what ran.
+
+use crate::harness::signals;
+use anyhow::Context;
+use clap::Args;
+use iomatrix_core::UsageError;
+use iomatrix_store::Store;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// `iomatrix rerun`.
+#[derive(Args, Debug)]
+pub struct RerunArgs {
+    /// The stored run (12 or #12; `iomatrix runs` lists them)
+    run: String,
+
+    /// Run it against this target instead: a folder, or a server URL as `--target` takes (for
+    /// the IOzone front end the folder of -f, for the bonnie++ front end -d)
+    #[arg(long, value_name = "DIR|URL")]
+    target: Option<String>,
+}
+
+/// Labels a study put on its runs: a rerun is not part of the study.
+const STUDY_LABELS: [&str; 4] = ["study", "study-id", "config", "step"];
+
+pub fn run(args: RerunArgs, db: &Path) -> anyhow::Result<ExitCode> {
+    let id: i64 = args.run.trim_start_matches('#').parse().map_err(|_| {
+        UsageError::new(format!("'{}': give a run id (12 or #12); `iomatrix runs` lists them", args.run))
+    })?;
+    let store = Store::open(db)?;
+    let run = store
+        .load_run(id)?
+        .ok_or_else(|| UsageError::new(format!("no run #{id} in {}; `iomatrix runs` lists them", db.display())))?;
+    let stored_target = run.conditions.get("target").and_then(|t| t.as_str()).map(PathBuf::from);
+    let plan = Rerun::of(&run.summary.command_line, id, args.target.as_deref(), stored_target)?;
+    let program = std::env::current_exe().context("cannot find iomatrix's own program file")?;
+    eprintln!("iomatrix: run #{id} again: iomatrix {}", shell_words::join(&plan.args));
+    let mut cmd = Command::new(program);
+    cmd.arg("--db").arg(db).args(&plan.args);
+    let labels = match std::env::var("IOMATRIX_LABELS") {
+        Ok(more) if !more.trim().is_empty() => format!("rerun-of={id},{more}"),
+        _ => format!("rerun-of={id}"),
+    };
+    cmd.env("IOMATRIX_LABELS", labels);
+    if let Some(dir) = &plan.cwd {
+        cmd.current_dir(dir);
+    }
+    // A Ctrl-C reaches the new run too (one process group); this process waits for it to stop.
+    signals::install()?;
+    let status = cmd.status().context("cannot start the rerun")?;
+    Ok(ExitCode::from(status.code().map_or(crate::exit::FAILED, |c| c as u8)))
+}
+
+/// What runs again: the command line (after the program, without `--db`) and where.
+#[derive(Debug, PartialEq)]
+struct Rerun {
+    args: Vec<String>,
+    /// The folder it runs in: a front end's default target is the folder it ran in.
+    cwd: Option<PathBuf>,
+}
+
+impl Rerun {
+    fn of(
+        command_line: &str,
+        id: i64,
+        target: Option<&str>,
+        stored_target: Option<PathBuf>,
+    ) -> Result<Rerun, UsageError> {
+        let words = shell_words::split(command_line).map_err(|e| {
+            UsageError::new(format!("run #{id}'s stored command line does not split ({e}): {command_line}"))
+        })?;
+        let mut args: Vec<String> = Vec::with_capacity(words.len());
+        let mut rest = words.into_iter().skip(1).peekable();
+        // Global flags before the subcommand: only --db (this rerun's database is used).
+        while let Some(w) = rest.next_if(|w| w.starts_with('-')) {
+            if w == "--db" {
+                rest.next();
+            } else if !w.starts_with("--db=") {
+                args.push(w);
+            }
+        }
+        args.extend(rest);
+        let not_a_run = || {
+            UsageError::new(format!(
+                "run #{id} was not run by `iomatrix run`, `iomatrix iozone` or `iomatrix bonnie` (its command: {command_line}); \
+                 an imported run has nothing of iomatrix's to run again"
+            ))
+        };
+        let mut cwd = None;
+        match args.first().map(String::as_str) {
+            Some("run") if args.len() >= 2 => {
+                drop_study_labels(&mut args);
+                if let Some(t) = target {
+                    replace_flag(&mut args, "--target", t);
+                }
+            }
+            Some("iozone") => match (target, flag_value(&args, "-f")) {
+                (Some(t), Some(file)) => {
+                    let name = Path::new(&file)
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or("iozone.tmp".into());
+                    replace_flag(&mut args, "-f", &format!("{}/{name}", t.trim_end_matches('/')));
+                }
+                (Some(t), None) => cwd = Some(PathBuf::from(t)),
+                (None, Some(_)) => {}
+                (None, None) => cwd = stored_target,
+            },
+            Some("bonnie") => match (target, flag_value(&args, "-d")) {
+                (Some(t), _) => replace_flag(&mut args, "-d", t),
+                (None, Some(_)) => {}
+                (None, None) => cwd = stored_target,
+            },
+            _ => return Err(not_a_run()),
+        }
+        Ok(Rerun { args, cwd })
+    }
+}
+
+/// The value after `flag` (or in `flag=VALUE`).
+fn flag_value(args: &[String], flag: &str) -> Option<String> {
+    let eq = format!("{flag}=");
+    args.iter().enumerate().find_map(|(i, a)| {
+        if a == flag {
+            args.get(i + 1).cloned()
+        } else {
+            a.strip_prefix(&eq).map(str::to_string)
+        }
+    })
+}
+
+/// Sets `flag`'s value to `value`, replacing every occurrence, or adds it.
+fn replace_flag(args: &mut Vec<String>, flag: &str, value: &str) {
+    let eq = format!("{flag}=");
+    let mut i = 0;
+    while i < args.len() {
+        if args[i] == flag {
+            args.drain(i..(i + 2).min(args.len()));
+        } else if args[i].starts_with(&eq) {
+            args.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+    args.extend([flag.to_string(), value.to_string()]);
+}
+
+/// Removes `--label KEY=...` for the labels a study sets.
+fn drop_study_labels(args: &mut Vec<String>) {
+    let study = |v: &str| STUDY_LABELS.iter().any(|k| v.split_once('=').is_some_and(|(key, _)| key == *k));
+    let mut i = 0;
+    while i < args.len() {
+        if args[i] == "--label" && args.get(i + 1).is_some_and(|v| study(v)) {
+            args.drain(i..i + 2);
+        } else if args[i].strip_prefix("--label=").is_some_and(study) {
+            args.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of(line: &str, target: Option<&str>) -> Result<Rerun, UsageError> {
+        Rerun::of(line, 7, target, Some(PathBuf::from("/was/here")))
+    }
+
+    #[test]
+    fn a_run_command_runs_again_with_its_flags_and_another_target() {
+        let line = "/usr/bin/iomatrix --db /x.sqlite run iozone --target /mnt/a --files 1m --label study=s --label study-id=3 --label config=a --label step=iozone --label disk=ssd";
+        let r = of(line, None).unwrap();
+        assert_eq!(r.args, shell_words::split("run iozone --target /mnt/a --files 1m --label disk=ssd").unwrap());
+        let r = of(line, Some("/mnt/b")).unwrap();
+        assert_eq!(r.args, shell_words::split("run iozone --files 1m --label disk=ssd --target /mnt/b").unwrap());
+        assert_eq!(r.cwd, None);
+    }
+
+    #[test]
+    fn front_ends_run_in_their_folder_or_move_their_file_or_folder() {
+        let r = of("iomatrix iozone -s 64k -r 4k -i 0", None).unwrap();
+        assert_eq!(r.cwd, Some(PathBuf::from("/was/here")));
+        let r = of("iomatrix iozone -s 64k -f /mnt/a/f.tmp -i 0", Some("/mnt/b/")).unwrap();
+        assert_eq!(r.args, shell_words::split("iozone -s 64k -i 0 -f /mnt/b/f.tmp").unwrap());
+        let r = of("iomatrix bonnie -d /mnt/a -s 512 -r 256 -u root", Some("/mnt/b")).unwrap();
+        assert_eq!(r.args, shell_words::split("bonnie -s 512 -r 256 -u root -d /mnt/b").unwrap());
+    }
+
+    #[test]
+    fn imported_runs_and_broken_lines_are_refused() {
+        let e = of("iomatrix import fio.json", None).unwrap_err();
+        assert!(e.to_string().contains("imported run"), "{e}");
+        assert!(of("iomatrix run 'iozone", None).is_err());
+    }
+}
