@@ -35,5 +35,6 @@ mod remote_smb_faults;
 mod report;
 mod scan;
 mod signals;
+mod study;
 mod suite;
 mod verify;
