@@ -15,7 +15,8 @@
 #   loopfs.sh remove DIR
 #       Releases every mount under DIR, then removes DIR.
 #
-# Needs root, util-linux (mount, losetup), fdisk (sfdisk) for partitions, and the mkfs of FSTYPE.
+# Needs root, util-linux (mount, losetup, partx), fdisk (sfdisk) for partitions, and the mkfs of
+# FSTYPE. A loop device it attached is detached again if it fails half-way.
 set -euo pipefail
 
 die() { echo "loopfs.sh: $*" >&2; exit 2; }
@@ -29,6 +30,28 @@ loop_of() {
   [[ $src =~ ^(/dev/loop[0-9]+) ]] && echo "${BASH_REMATCH[1]}"
   return 0
 }
+
+# The first partition of loop device $1, waiting for the kernel's scan; where the kernel does not
+# scan DOS tables (or no udev makes the node), `partx -a` adds it.
+first_partition() {
+  local part=${1}p1
+  for _ in $(seq 20); do [[ -b $part ]] && { echo "$part"; return 0; }; sleep 0.1; done
+  partx -a -- "$1" >/dev/null 2>&1 || true
+  for _ in $(seq 50); do [[ -b $part ]] && { echo "$part"; return 0; }; sleep 0.1; done
+  echo "loopfs.sh: partition $part never appeared" >&2
+  return 1
+}
+
+# mkfs of FSTYPE on $2, quietly and without asking.
+make_fs() {
+  case $1 in
+  xfs | btrfs) "mkfs.$1" -q -f -- "$2" >/dev/null ;;
+  *) "mkfs.$1" -q -F -- "$2" >/dev/null ;;
+  esac
+}
+
+ATTACHED="" # a loop device this run attached and has not handed to a mount yet
+trap '[[ -z $ATTACHED ]] || losetup -d "$ATTACHED" 2>/dev/null || true' EXIT
 
 release() {
   local mnt=$1 loop
@@ -60,12 +83,12 @@ ensure)
     if [[ -n $start ]]; then
       command -v sfdisk >/dev/null || die "sfdisk not found (Debian: apt-get install fdisk)"
       echo "start=$start, type=83" | sfdisk --quiet --label dos -- "$image.new" >/dev/null
-      loop=$(losetup -P -f --show -- "$image.new")
-      for _ in $(seq 50); do [[ -b ${loop}p1 ]] && break; sleep 0.1; done
-      "mkfs.$fstype" -q -F "${loop}p1" >/dev/null 2>&1 || "mkfs.$fstype" -f -q "${loop}p1" >/dev/null
-      losetup -d "$loop"
+      ATTACHED=$(losetup -P -f --show -- "$image.new")
+      make_fs "$fstype" "$(first_partition "$ATTACHED")"
+      losetup -d "$ATTACHED"
+      ATTACHED=""
     else
-      "mkfs.$fstype" -q -F -- "$image.new" >/dev/null 2>&1 || "mkfs.$fstype" -f -q -- "$image.new" >/dev/null
+      make_fs "$fstype" "$image.new"
     fi
     mv -- "$image.new" "$image"
   fi
@@ -78,9 +101,9 @@ ensure)
     release "$mnt"
   fi
   if [[ -n $start ]]; then
-    loop=$(losetup -P -f --show -- "$image")
-    for _ in $(seq 50); do [[ -b ${loop}p1 ]] && break; sleep 0.1; done
-    mount ${options:+-o "$options"} -- "${loop}p1" "$mnt" || { losetup -d "$loop"; exit 1; }
+    ATTACHED=$(losetup -P -f --show -- "$image")
+    mount ${options:+-o "$options"} -- "$(first_partition "$ATTACHED")" "$mnt"
+    ATTACHED="" # the mount holds it now; release detaches it
   else
     mount -o "loop${options:+,$options}" -- "$image" "$mnt"
   fi

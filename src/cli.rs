@@ -30,7 +30,8 @@ use std::path::PathBuf;
         mpirun in a build with `--features mpi`), with `--repeat`, `--tolerance` and `--verify`. \
         Every run is kept in the results database (`runs`, `show`, `import` of fio, IOzone and \
         bonnie++ results); `compare`, `sweep` and `report` (HTML, XLSX, CSV, Markdown, JSON) explain \
-        them; `extents`, `scan` and `clean` help around them.",
+        them; a whole comparison is one resumable study file (`study run`, docs/studies.md), and \
+        `rerun` runs a stored run's flags again; `extents`, `scan` and `clean` help around them.",
     after_help = "Exit codes: 0 done, 1 the run failed, 2 bad input, 3 every cell ran but some clients (or \
         connections) failed some (--on-client-error continue), 4 every cell ran but --verify found blocks that \
         were not what was written, 130 interrupted by Ctrl-C, 143 by SIGTERM."

@@ -108,7 +108,11 @@ fn size(bytes: u64) -> String {
 }
 
 fn signed(pct: f64) -> String {
-    format!("{pct:+.1}%")
+    if pct.is_finite() {
+        format!("{pct:+.1}%")
+    } else {
+        "-".into()
+    }
 }
 
 pub fn text(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>) -> String {
@@ -125,7 +129,8 @@ pub fn text(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>) -> String 
     );
     if c.condition_differences.is_empty() {
         out.push_str(
-            "conditions: the same on both sides (backend, direct/cached, clients, files vs RAM, file system)\n",
+            "conditions: the same on both sides (backend, direct/cached, clients, files vs RAM, file system, \
+             partition alignment)\n",
         );
     } else {
         out.push_str("NOTE: the sides were measured under different conditions:\n");

@@ -1,35 +1,118 @@
-//! The job files in examples/, run as a user would, on a small size.
+//! The four source write-ups as studies (examples/seed-00N.toml), run as a user runs them, at
+//! `--scale small`: each study's setup makes what it needs (the lab's servers, loop-mounted images)
+//! and its teardown removes it.
 
 use crate::helpers::*;
+use serde_json::Value;
 use std::path::PathBuf;
-use std::process::Command;
+
+fn example(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples").join(name).display().to_string()
+}
+
+/// `study run EXAMPLE --scale small` in the sandbox (its report lands there); must succeed.
+fn run_small(sb: &Sandbox, name: &str) -> (String, String) {
+    let out = sb.run(&["study", "run", &example(name), "--scale", "small"]);
+    assert_success(&out);
+    text(&out)
+}
+
+fn steps(sb: &Sandbox, study: &str) -> Vec<Value> {
+    let out = sb.run(&["study", "show", study, "--json"]);
+    assert_success(&out);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["study"]["status"], "complete", "{v}");
+    v["steps"].as_array().unwrap().clone()
+}
+
+/// No loop device still holds one of the study's images, and its folder is gone.
+fn nothing_left(folder: &str) {
+    let loops = std::process::Command::new("losetup").arg("-a").output().unwrap();
+    let loops = String::from_utf8_lossy(&loops.stdout);
+    assert!(!loops.contains(folder), "loop devices left: {loops}");
+    assert!(!std::path::Path::new(folder).exists(), "{folder} left behind");
+}
 
 #[test]
 fn seed_000_runs_three_ways_over_the_100_mbit_link_and_flags_the_mounted_share_cache() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     if !is_root() || !have("smbd") || !have("ganesha.nfsd") || !have("smbnetfs") {
-        return skip("examples/seed-000-smb-vs-nfs.sh needs root and the lab's packages (lab/README.md)");
+        return skip("examples/seed-000.toml needs root and the lab's packages (lab/README.md)");
     }
-    let out = tempfile::tempdir().unwrap();
-    let run = Command::new("timeout")
-        .arg("600")
-        .arg(root.join("examples/seed-000-smb-vs-nfs.sh"))
-        .arg("--small")
-        .arg(out.path())
-        .env("IOMATRIX", env!("CARGO_BIN_EXE_iomatrix"))
-        .output()
-        .unwrap();
-    let (stdout, stderr) = text(&run);
-    assert!(run.status.success(), "{stdout}\n{stderr}");
-    let mounted = std::fs::read_to_string(out.path().join("smb-mounted-vs-builtin.txt")).unwrap();
-    let protocols = std::fs::read_to_string(out.path().join("nfs-vs-smb.txt")).unwrap();
-    for table in [&mounted, &protocols] {
+    let sb = Sandbox::new();
+    let (stdout, stderr) = run_small(&sb, "seed-000.toml");
+    for title in ["smb-mounted against smb-builtin, step 'matrix'", "nfs-builtin against smb-builtin, step 'matrix'"] {
+        let at = stdout.find(title).unwrap_or_else(|| panic!("{title} missing:\n{stdout}\n{stderr}"));
+        let table = &stdout[at..];
         assert!(table.contains("read: B/A of KB/s"), "{table}");
         assert!(table.contains("record-size view"), "{table}");
         assert!(table.contains("limit (100Mbit = 12207 KB/s)"), "{table}");
     }
     // smbnetfs caches what it wrote: its small-file rereads beat the wire, and compare says where.
-    assert!(mounted.contains("B: reread: cache dominates at files <="), "{mounted}");
-    let report = std::fs::read_to_string(out.path().join("report.html")).unwrap();
+    assert!(stdout.contains("B: reread: cache dominates at files <="), "{stdout}");
+    let report = std::fs::read_to_string(sb.dir.path().join("seed-000-report.html")).unwrap();
     assert!(report.contains("<svg") && report.contains("smb-mounted"), "the report shows the three runs");
+    assert_eq!(steps(&sb, "seed-000").len(), 3);
+    assert!(stderr.contains("study teardown"), "{stderr}");
+}
+
+#[test]
+fn seed_001_sweeps_block_size_and_outstanding_io_with_rates_of_change_then_runs_many_clients() {
+    let sb = Sandbox::new();
+    let (stdout, _) = run_small(&sb, "seed-001.toml");
+    for by in ["qd", "record"] {
+        let at = stdout.find(&format!("== sweep of step 'specs' by {by}")).unwrap_or_else(|| panic!("{stdout}"));
+        assert!(stdout[at..].contains("Rate of change"), "{stdout}");
+    }
+    assert!(stdout.contains("16->64"), "{stdout}");
+    let steps = steps(&sb, "seed-001");
+    let clients = sb.show_json(steps[1]["run_id"].as_i64().unwrap());
+    assert_eq!(clients["run"]["conditions"]["clients"], 4, "small scale: 4 clients");
+    assert!(sb.dir.path().join("seed-001-report.html").exists());
+}
+
+#[test]
+fn seed_002_compares_bonnie_on_an_aligned_and_an_unaligned_partition_with_alignment_in_the_conditions() {
+    if !is_root() || !have("sfdisk") || !have("mkfs.ext4") {
+        return skip("examples/seed-002.toml needs root (loop devices), sfdisk (fdisk) and mkfs.ext4");
+    }
+    let sb = Sandbox::new();
+    let (stdout, _) = run_small(&sb, "seed-002.toml");
+    assert!(stdout.contains("== unaligned against aligned, step 'bonnie'"), "{stdout}");
+    assert!(
+        stdout.contains("partition_alignment_bytes: A (study-id=1,config=aligned,step=bonnie) 1048576, B"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("rewrite 16m/8k (KB/s)"), "{stdout}");
+    for (step, alignment) in steps(&sb, "seed-002").iter().zip([1048576, 512]) {
+        let run = sb.show_json(step["run_id"].as_i64().unwrap());
+        assert_eq!(run["run"]["conditions"]["partition_alignment_bytes"], alignment, "{step}");
+    }
+    nothing_left("/var/tmp/iomatrix-seed-002");
+}
+
+#[test]
+fn seed_003_runs_the_load_and_the_backup_walk_with_delalloc_on_and_off_interleaved() {
+    if !is_root() || !have("mkfs.ext4") {
+        return skip("examples/seed-003.toml needs root (loop-mounted ext4) and mkfs.ext4");
+    }
+    let sb = Sandbox::new();
+    let (stdout, _) = run_small(&sb, "seed-003.toml");
+    let order: Vec<(String, String)> = steps(&sb, "seed-003")
+        .iter()
+        .map(|s| (s["config"].as_str().unwrap().to_string(), s["step"].as_str().unwrap().to_string()))
+        .collect();
+    let want = [("delalloc", "load"), ("nodelalloc", "load"), ("delalloc", "backup"), ("nodelalloc", "backup")];
+    assert_eq!(order, want.map(|(c, s)| (c.to_string(), s.to_string())), "interleaved per step");
+    // % change per operation of the load, and the extents behind the backup walk's rate.
+    let load = &stdout[stdout.find("== nodelalloc against delalloc, step 'load'").expect("load compared")..];
+    for row in ["write 256k/4k (KB/s)", "read 256k/4k (KB/s)", "write 256k/4k ops.create:"] {
+        assert!(load.contains(row), "{row}:\n{load}");
+    }
+    let backup = &stdout[stdout.find("== nodelalloc against delalloc, step 'backup'").expect("backup compared")..];
+    let line = backup.lines().find(|l| l.starts_with("backup extents per file")).expect("extents compared");
+    let figures: Vec<f64> = line.split_whitespace().filter_map(|w| w.parse().ok()).collect();
+    assert_eq!(figures[0], 1.0, "delalloc: one extent per file: {line}");
+    assert!(figures[1] > 2.0, "nodelalloc: files written 8 at a time in 4k appends fragment: {line}");
+    assert!(sb.dir.path().join("seed-003-report.html").exists());
+    nothing_left("/var/tmp/iomatrix-seed-003");
 }

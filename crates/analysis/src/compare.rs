@@ -108,7 +108,8 @@ pub struct Comparison {
 }
 
 /// The conditions compared between the sides (see each run's `conditions`).
-const CONDITIONS: [&str; 7] = ["suite", "backend", "direct", "cache", "clients", "files_vs_ram", "fs_type"];
+const CONDITIONS: [&str; 8] =
+    ["suite", "backend", "direct", "cache", "clients", "files_vs_ram", "fs_type", "partition_alignment_bytes"];
 
 const PERCENTILES: [(&str, &str); 5] =
     [("p50", "p50_ns"), ("p90", "p90_ns"), ("p99", "p99_ns"), ("p99.9", "p99_9_ns"), ("max", "max_ns")];
@@ -263,7 +264,8 @@ fn extent_rows(a: &Group, b: &Group) -> Vec<ScalarRow> {
                 unit,
                 a: va,
                 b: vb,
-                change_pct: change_pct(va, vb),
+                // From none to some is no percentage (NaN: shown as "-", null in JSON).
+                change_pct: if va == 0.0 && vb != 0.0 { f64::NAN } else { change_pct(va, vb) },
             });
         }
     }
@@ -377,6 +379,7 @@ mod tests {
         let rows: Vec<(&str, f64, f64)> = c.scalars.iter().map(|r| (r.metric.as_str(), r.a, r.b)).collect();
         let per_file = (571.0 / 97.0 + 6.0) / 2.0;
         assert_eq!(rows, [("backup extents per file", 1.0, per_file), ("backup fragmented files", 0.0, 97.0)]);
+        assert!(c.scalars[1].change_pct.is_nan(), "from 0 to 97 files is no percentage");
         assert!((c.scalars[0].change_pct - (per_file - 1.0) * 100.0).abs() < 1e-9);
         let lone = compare(&a, &group("none", &[]), Region::default());
         assert!(lone.scalars.is_empty(), "no row without both sides' extents");
