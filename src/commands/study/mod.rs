@@ -105,7 +105,9 @@ mod tests {
         let flags = p.flags("iozone");
         assert!(flags.contains(&"files".to_string()) && flags.contains(&"target".to_string()), "{flags:?}");
         assert!(p.check("iozone", &["--files".into(), "64k".into()]).is_ok());
-        let e = p.check("iozone", &["--files".into(), "sixty".into()]).unwrap_err();
-        assert!(e.contains("--files"), "{e}");
+        let e = p.check("iozone", &["--nope".into()]).unwrap_err();
+        assert!(e.starts_with("unexpected argument '--nope' found"), "{e}");
+        let e = p.check("access", &["--clients".into(), "many".into()]).unwrap_err();
+        assert!(e.contains("'many'") && e.contains("--clients"), "{e}");
     }
 }

@@ -26,8 +26,8 @@ pub enum Ended {
     Stopped,
 }
 
-/// How long a step's run gets to stop by itself once the study is told to stop (a
-/// terminal's Ctrl-C reaches it too) before the study passes the signal on.
+/// How long a step's run gets to stop by itself after a Ctrl-C (a terminal's reaches it too)
+/// before the study passes the signal on.
 const GRACE: Duration = Duration::from_secs(3);
 
 /// Runs `sh -c COMMAND` in a process group of its own, output appended to `log` (standard
@@ -86,7 +86,7 @@ fn dies_with_study(cmd: &mut Command) {
 }
 
 /// Waits for `child`, within `limit` if given. On the study's stop the child gets the same
-/// signal (a group: the whole group) after [`GRACE`], and is then waited for.
+/// signal (a group: the whole group; a Ctrl-C only after [`GRACE`]), and is then waited for.
 fn wait(mut child: Child, limit: Option<Duration>, group: bool) -> std::io::Result<Ended> {
     let started = Instant::now();
     let mut stop_seen: Option<Instant> = None;
@@ -104,8 +104,11 @@ fn wait(mut child: Child, limit: Option<Duration>, group: bool) -> std::io::Resu
         }
         if signals::STOP.load(Ordering::SeqCst) {
             let since = *stop_seen.get_or_insert_with(Instant::now);
-            if !passed_on && (group || since.elapsed() >= GRACE) {
-                signal_to(if signals::exit_code() == 143 { libc::SIGTERM } else { libc::SIGINT });
+            // A SIGTERM was meant for the study alone: passed on at once. A Ctrl-C reached the
+            // whole foreground group, the step too: passed on only if the step is still running.
+            let sigterm = signals::exit_code() == 143;
+            if !passed_on && (group || sigterm || since.elapsed() >= GRACE) {
+                signal_to(if sigterm { libc::SIGTERM } else { libc::SIGINT });
                 passed_on = true;
             }
         }
