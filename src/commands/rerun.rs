@@ -37,7 +37,7 @@ pub fn run(args: RerunArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let stored_target = run.conditions.get("target").and_then(|t| t.as_str()).map(PathBuf::from);
     let plan = Rerun::of(&run.summary.command_line, id, args.target.as_deref(), stored_target)?;
     let program = std::env::current_exe().context("cannot find iomatrix's own program file")?;
-    eprintln!("iomatrix: run #{id} again: iomatrix {}", shell_words::join(&plan.args));
+    eprintln!("iomatrix: run #{id} again: iomatrix {}", crate::harness::args::command_text(&plan.args));
     let mut cmd = Command::new(program);
     cmd.arg("--db").arg(db).args(&plan.args);
     let labels = match std::env::var("IOMATRIX_LABELS") {

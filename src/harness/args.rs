@@ -105,3 +105,34 @@ pub fn with_env_labels(given: &[(String, String)]) -> Result<Vec<(String, String
     }
     Ok(all)
 }
+
+/// A command line as a shell takes it back (`iomatrix rerun` splits it with shell rules): words
+/// of plain characters as they are (`--label fs=tmp`), others in single quotes.
+pub fn command_text<S: AsRef<str>>(words: impl IntoIterator<Item = S>) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
+    words
+        .into_iter()
+        .map(|w| {
+            let w = w.as_ref();
+            if !w.is_empty() && w.chars().all(plain) {
+                w.to_string()
+            } else {
+                format!("'{}'", w.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_text_quotes_only_what_a_shell_would_change_and_splits_back() {
+        let words = ["iomatrix", "run", "iozone", "--label", "fs=tmp", "--target", "/mnt/my disk", "it's", ""];
+        let text = command_text(words);
+        assert_eq!(text, r"iomatrix run iozone --label fs=tmp --target '/mnt/my disk' 'it'\''s' ''");
+        assert_eq!(shell_words::split(&text).unwrap(), words);
+    }
+}

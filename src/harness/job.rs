@@ -509,5 +509,5 @@ fn common_conditions(suite: &str, spec: &RunSpec, clients: usize, env: &Environm
 
 /// The command line as a shell would take it back (`iomatrix rerun` splits it again).
 fn command_line() -> String {
-    shell_words::join(std::env::args())
+    super::args::command_text(std::env::args())
 }

@@ -126,7 +126,7 @@ fn say(text: &str) {
 }
 
 fn shown(argv: &[String]) -> String {
-    shell_words::join(argv)
+    crate::harness::args::command_text(argv)
 }
 
 fn said(what: &str, outcome: anyhow::Result<std::process::ExitCode>) {
