@@ -2,7 +2,7 @@
 //! binary: 0 done, 1 the run failed, 2 a usage error (bad input), 3 every
 //! cell ran but some clients (or connections) failed some, 4 every cell
 //! ran but `--verify` found data mismatches, 128 + N stopped by signal N
-//! (130 Ctrl-C, 143 SIGTERM).
+//! (129 SIGHUP, 130 Ctrl-C, 143 SIGTERM).
 
 use iomatrix_core::UsageError;
 
