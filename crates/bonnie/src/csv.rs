@@ -26,9 +26,8 @@
 //! iomatrix timed operations).
 
 use crate::plan::DEFAULT_CHUNK;
-use crate::report::MIN_TIME_NS;
+use crate::report::{size_text, MIN_TIME_NS};
 use crate::{BonniePlan, BonnieResult, BonnieTest, FILES_UNIT};
-use iomatrix_core::{GIB, KIB, MIB};
 
 /// bonnie++'s CSV format version (its CSV_VERSION), the line's first field.
 pub const CSV_FORMAT: &str = "1.98";
@@ -100,7 +99,7 @@ pub fn csv_line(source: &CsvSource<'_>, plan: &BonniePlan, repeat: u32, results:
         plan.seed.to_string(),
     ];
     if plan.size.bytes() > 0 {
-        f.push(size_field(plan.size.bytes()));
+        f.push(size_text(plan.size.bytes()));
         f.push(if plan.chunk == DEFAULT_CHUNK { String::new() } else { plan.chunk.bytes().to_string() });
         f.push(plan.seeks.to_string());
         f.push(plan.seekers.to_string());
@@ -169,20 +168,6 @@ fn latency_field(ns: u64) -> String {
     }
 }
 
-/// bonnie++'s file size: whole MiB, as `1G` when a whole number of GiB;
-/// iomatrix's sizes that bonnie++ cannot express get `K` or `B`.
-fn size_field(bytes: u64) -> String {
-    if bytes % GIB == 0 {
-        format!("{}G", bytes / GIB)
-    } else if bytes % MIB == 0 {
-        format!("{}M", bytes / MIB)
-    } else if bytes % KIB == 0 {
-        format!("{}K", bytes / KIB)
-    } else {
-        format!("{bytes}B")
-    }
-}
-
 /// bonnie++'s `-n` count in units of 1024; a count it cannot express
 /// (iomatrix's `--file-count`) as the plain count with `f` after it.
 fn files_field(files: u64) -> String {
@@ -196,7 +181,7 @@ fn files_field(files: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iomatrix_core::ByteSize;
+    use iomatrix_core::{ByteSize, GIB, MIB};
 
     use crate::test::sample_result as result;
 
@@ -262,8 +247,8 @@ mod tests {
         plan.file_min = ByteSize(0);
         let line = csv_line(&source, &plan, 1, &[]);
         assert_eq!(line.split(',').skip(21).take(5).collect::<Vec<_>>(), ["2", "65536", "", "", ""]);
-        assert_eq!(size_field(1536 * MIB), "1536M");
-        assert_eq!(size_field(1536), "1536B");
+        assert_eq!(size_text(1536 * MIB), "1536M");
+        assert_eq!(size_text(1536), "1536B");
         assert_eq!(files_field(100), "100f");
         assert_eq!(latency_field(0), "");
         assert_eq!(latency_field(99_999), "99us");

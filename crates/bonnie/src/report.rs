@@ -129,9 +129,9 @@ fn push_figure(out: &mut String, result: Option<&BonnieResult>, format: impl Fn(
     }
 }
 
-/// bonnie++'s size: `1G` for whole GiB, else `300M`; iomatrix adds `K` and
-/// bytes for sizes bonnie++ cannot express.
-fn size_text(bytes: u64) -> String {
+/// bonnie++'s size (its table and its CSV line): `1G` for whole GiB, else
+/// `300M`; iomatrix adds `K` and bytes for sizes bonnie++ cannot express.
+pub(crate) fn size_text(bytes: u64) -> String {
     if bytes % GIB == 0 {
         format!("{}G", bytes / GIB)
     } else if bytes % MIB == 0 {
