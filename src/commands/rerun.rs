@@ -23,9 +23,6 @@ pub struct RerunArgs {
     target: Option<String>,
 }
 
-/// Labels a study put on its runs: a rerun is not part of the study.
-const STUDY_LABELS: [&str; 4] = ["study", "study-id", "config", "step"];
-
 pub fn run(args: RerunArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let id: i64 = args.run.trim_start_matches('#').parse().map_err(|_| {
         UsageError::new(format!("'{}': give a run id (12 or #12); `iomatrix runs` lists them", args.run))
@@ -148,9 +145,10 @@ fn replace_flag(args: &mut Vec<String>, flag: &str, value: &str) {
     args.extend([flag.to_string(), value.to_string()]);
 }
 
-/// Removes `--label KEY=...` for the labels a study sets.
+/// Removes `--label KEY=...` for the labels a study sets: a rerun is not part of the study.
 fn drop_study_labels(args: &mut Vec<String>) {
-    let study = |v: &str| STUDY_LABELS.iter().any(|k| v.split_once('=').is_some_and(|(key, _)| key == *k));
+    let study =
+        |v: &str| iomatrix_study::STUDY_LABELS.iter().any(|k| v.split_once('=').is_some_and(|(key, _)| key == *k));
     let mut i = 0;
     while i < args.len() {
         if args[i] == "--label" && args.get(i + 1).is_some_and(|v| study(v)) {

@@ -10,19 +10,6 @@ const KILLS: usize = 50;
 /// The whole test must end well within CI's patience, even on a loaded machine.
 const TIME_LIMIT: Duration = Duration::from_secs(150);
 
-/// A small xorshift generator: the kill moments are reproducible from the
-/// seed printed at the start (set IOMATRIX_CRASH_SEED to replay one).
-struct Moments(u64);
-
-impl Moments {
-    fn next_fraction(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// 18 cells with fsync, a few tenths of a second: kills land in startup,
 /// inside cells, between them and after the end.
 const RUN: &[&str] = &[

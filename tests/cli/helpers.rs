@@ -296,3 +296,16 @@ pub fn wait_for_exit(child: &mut Running) -> std::process::ExitStatus {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Kill moments for the crash tests: a small xorshift generator, reproducible from the seed each
+/// test prints (and takes from an environment variable to replay a failure).
+pub struct Moments(pub u64);
+
+impl Moments {
+    pub fn next_fraction(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}

@@ -153,18 +153,6 @@ fn assert_each_step_stored_once(sb: &Sandbox, study: &Value) {
     }
 }
 
-/// xorshift, seeded: the kill moments are reproducible (IOMATRIX_STUDY_KILL_SEED replays them).
-struct Moments(u64);
-
-impl Moments {
-    fn next_fraction(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 #[test]
 fn twenty_sigkills_at_random_moments_then_run_again_finish_the_study_with_every_run_stored_once() {
     const KILLS: usize = 20;

@@ -44,13 +44,9 @@ pub fn print(db: &Path, file: &StudyFile, study: i64, steps: &[StudyStep], write
     let done = |config: &str, step: &str| {
         steps.iter().any(|s| s.config == config && s.step == step && s.status == StepStatus::Done)
     };
-    let step_names: Vec<&str> = {
-        let mut names: Vec<&str> = steps.iter().map(|s| s.step.as_str()).collect();
-        names.dedup();
-        names.sort();
-        names.dedup();
-        names
-    };
+    let mut step_names: Vec<&str> = steps.iter().map(|s| s.step.as_str()).collect();
+    step_names.sort();
+    step_names.dedup();
     for c in &file.compares {
         let (a, b) = (c.a.get_ref(), c.b.get_ref());
         let wanted: Vec<&str> = match &c.step {
