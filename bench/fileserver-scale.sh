@@ -145,9 +145,7 @@ if [[ -n $EXT4_MIB ]]; then
     IMAGE=$IMGDIR/fs.img
     MNT=$IMGDIR/mnt
     mkdir "$MNT"
-    truncate -s "${EXT4_MIB}M" "$IMAGE"
-    mkfs.ext4 -q -F "$IMAGE" || die "mkfs.ext4 on $IMAGE failed"
-    mount -o loop "$IMAGE" "$MNT" || die "cannot loop-mount $IMAGE"
+    make_ext4 "$IMAGE" "$((EXT4_MIB << 20))" "$MNT" "$IMGDIR/mkfs.log"
     WORK=$MNT/work
     mkdir "$WORK"
 else
