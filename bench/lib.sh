@@ -260,6 +260,14 @@ fio_layout() {
         die "fio's file in $where is $got bytes with $((blocks * 512)) allocated; expected $size, fully written"
 }
 
+# cached_at_least FILE SIZE PERCENT: whether at least PERCENT of FILE's SIZE bytes are in the
+# page cache (fincore), without a word.
+cached_at_least() {
+    local cached
+    cached=$(fincore -b -n -o RES -- "$1" | tr -d ' ')
+    [[ $cached =~ ^[0-9]+$ ]] && ((cached * 100 >= $2 * $3))
+}
+
 # check_cached FILE SIZE WHAT [MIN_PERCENT]: at least MIN_PERCENT (default 100) of FILE's SIZE
 # bytes are in the page cache (fincore).
 check_cached() {
@@ -331,11 +339,28 @@ PY
 # comma-separated. PAIRS: ratios A/B to show, comma-separated, each optionally with a goal
 # (A/B:0.9): "paired" is the median of the per-repeat ratios (A and B of the same repeat and
 # case), "of medians" the ratio of the two median IOPS; a goal is judged on the paired median.
+# Beside each paired median: how many pairs A won, and a distribution-free confidence interval
+# of the median ratio (order statistics of the sorted ratios, the binomial sign-test interval:
+# about 95%, or the widest the pairs allow, its level printed). With a goal, the verdict is
+# "yes" (paired median >= goal), "noise" (below, but the interval reaches the goal: these pairs
+# cannot tell the tools apart there) or "NO" (the whole interval is below the goal).
 # P99_TOOLS: tools whose median p99 is shown ("" for none). LAYOUT: wide (default: a row per
 # case) or long (a block of lines per case, for few cases and many columns).
 median_table() {
     python3 - "$@" <<'PY'
-import statistics, sys
+import math, statistics, sys
+
+
+def median_interval(values):
+    """The sign-test confidence interval of the median: (low, high, level), the k-th smallest and
+    k-th largest of the values for the largest k whose level is still >= 95% (k = 1 below 6 values:
+    the range, at the level it has)."""
+    v, n = sorted(values), len(values)
+    below = lambda k: sum(math.comb(n, i) for i in range(k)) / 2 ** n  # P(fewer than k of n under the median)
+    k = 1
+    while k + 1 <= n // 2 and 1 - 2 * below(k + 1) >= 0.95:
+        k += 1
+    return v[k - 1], v[n - k], 1 - 2 * below(k)
 path, tools, pairs, p99_tools = sys.argv[1], sys.argv[2].split(","), sys.argv[3].split(","), [t for t in sys.argv[4].split(",") if t]
 long = len(sys.argv) > 5 and sys.argv[5] == "long"
 iops, p99, cases = {}, {}, []
@@ -350,7 +375,7 @@ for line in open(path):
 pairs = [(p.split(":")[0].split("/"), float(p.split(":")[1]) if ":" in p else None) for p in pairs if p]
 head = ["case"] + ["%s IOPS" % t for t in tools]
 for (a, b), goal in pairs:
-    head += ["%s/%s paired" % (a, b), "of medians"]
+    head += ["%s/%s paired" % (a, b), "%s won" % a, "interval", "of medians"]
     if goal is not None:
         head.append(">= %.2f?" % goal)
 head += ["%s p99 us" % t for t in p99_tools]
@@ -369,10 +394,14 @@ for case in cases:
         if len(ratios) < 5:
             few.add(len(ratios))
         row.append("%.3f" % paired if paired is not None else "-")
+        row.append("%d/%d" % (sum(r > 1 for r in ratios), len(ratios)) if ratios else "-")
+        low, high, level = median_interval(ratios) if ratios else (None, None, None)
+        row.append("%.3f-%.3f (%.0f%%)" % (low, high, 100 * level) if ratios else "-")
         ma, mb = statistics.median(ra.values()) if ra else None, statistics.median(rb.values()) if rb else None
         row.append("%.3f" % (ma / mb) if ma and mb else "-")
         if goal is not None:
-            row.append("-" if paired is None else ("yes" if paired >= goal else "NO"))
+            verdict = "-" if paired is None else "yes" if paired >= goal else "noise" if high >= goal else "NO"
+            row.append(verdict)
     for t in p99_tools:
         v = p99.get((case, t))
         row.append(("%.2f" if v and statistics.median(v) < 10000 else "%.1f") % (statistics.median(v) / 1000) if v else "-")
@@ -386,8 +415,8 @@ if long:
             print("  %-22s %s" % ("median p99 (us)", "   ".join("%s %s" % (t, named["%s p99 us" % t]) for t in p99_tools)))
         at = 1 + len(tools)
         for (a, b), goal in pairs:
-            line = "paired %s   of medians %s" % (row[at], row[at + 1])
-            at += 2
+            line = "paired %s (%s won %s, interval %s)   of medians %s" % (row[at], a, row[at + 1], row[at + 2], row[at + 3])
+            at += 4
             if goal is not None:
                 line += "   goal >= %.2f: %s" % (goal, row[at])
                 at += 1
@@ -397,9 +426,12 @@ else:
     for r in [head] + rows:
         print("  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)))
 if pairs:
-    print("paired: the median over repeats of each repeat's ratio; of medians: the ratio of the two median IOPS.")
+    print("paired: the median over repeats of each repeat's ratio; won: pairs whose ratio is above 1; interval: the")
+    print("sign-test confidence interval of the paired median, at the level shown; of medians: the ratio of the two")
+    print("median IOPS.")
 if pairs and any(g is not None for _, g in pairs):
-    print("A goal is judged on the paired median.")
+    print("A goal is judged on the paired median: yes at or above it; noise below it, but with the goal inside the")
+    print("interval (more pairs or a quieter machine may tell); NO when the whole interval is below it.")
 if few:
     print("NOTE: %s pair(s) per ratio: quote ratios from at least 5 (--repeats 5)." % "/".join(str(n) for n in sorted(few)))
 PY
