@@ -130,7 +130,7 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
         return Err(UsageError::new("--bonnie-chunk applies to bonnie++ files only, and none of these is one").into());
     }
 
-    let store = Store::open(db)?;
+    let store = Store::open_for_writing(db)?;
     let command_line = command_line();
     let mut stored = Vec::new();
     for p in &parsed {
