@@ -300,3 +300,56 @@ fn attach_uri(path: &Path) -> String {
     }
     uri + "?mode=ro"
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database as iomatrix wrote it before runs had a `uid` (schema version 4), with `n` runs.
+    fn version_4(path: &Path, n: i64) {
+        let conn = Connection::open(path).unwrap();
+        for sql in &schema::MIGRATIONS[..4] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.execute_batch("PRAGMA user_version = 4").unwrap();
+        for id in 1..=n {
+            conn.execute(
+                "INSERT INTO runs (id, suite, status, started_at_ms, command_line, iomatrix_version, plan_json,
+                                   environment_json, conditions_json, total_cells, host, pid)
+                 VALUES (?1, 'iozone', 'complete', 1000 + ?1, 'iomatrix run iozone', '0.1.0', '{}', '{}', '{}', 1,
+                         'old-host', 4242)",
+                [id],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO cells VALUES (?1, 0, 'write', 65536, 4096, 'psync', 0, 1, 65536, 16, 1000, 1, 1, 64.0,
+                                           1.0, '{}', '[]')",
+                [id],
+            )
+            .unwrap();
+        }
+    }
+
+    /// An older database merged as it is and a copy of it migrated name every run alike, so
+    /// merging both copies each run once.
+    #[test]
+    fn an_older_database_and_its_migrated_copy_merge_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (old, copy, here) = (dir.path().join("old.db"), dir.path().join("copy.db"), dir.path().join("here.db"));
+        version_4(&old, 2);
+        std::fs::copy(&old, &copy).unwrap();
+        drop(Store::open(&copy).unwrap());
+        assert_eq!(schema_version_of(&copy).unwrap(), schema::known_version());
+        assert_eq!(schema_version_of(&old).unwrap(), 4);
+
+        let store = Store::open(&here).unwrap();
+        let first = store.merge_from(&old).unwrap();
+        assert_eq!((first.merged.len(), first.source_version), (2, 4));
+        let second = store.merge_from(&copy).unwrap();
+        assert_eq!((second.merged.len(), second.already_here), (0, 2));
+        assert_eq!(schema_version_of(&old).unwrap(), 4, "the merge wrote into the database it read");
+        let run = store.load_run(first.merged[0].1).unwrap().unwrap();
+        assert_eq!(run.uid.as_deref(), Some("legacy-old-host-4242-1001-1"));
+        assert_eq!(run.cell_results.len(), 1);
+    }
+}
