@@ -282,6 +282,13 @@ fn merging_twice_is_merging_once_and_compare_works_across() {
     assert_eq!(origin["run_id"], 1);
     assert_eq!(origin["file"], std::fs::canonicalize(&other).unwrap().display().to_string());
     assert!(origin["host"].is_string());
+    let shown = text(&a.run(&["show", "2"])).0;
+    assert!(shown.contains(&format!("merged from: {} (run #1 there)", origin["file"].as_str().unwrap())), "{shown}");
+    // sweep and report read merged runs as any run.
+    assert_success(&a.run(&["sweep", "1", "2", "--by", "machine", "--json"]));
+    let report = a.dir.path().join("r.md");
+    assert_success(&a.run(&["report", "1", "2", "-o", report.to_str().unwrap()]));
+    assert!(std::fs::metadata(&report).unwrap().len() > 0);
 
     // compare across machines: a's own run against the merged one, by id and by label.
     let out = a.run(&["compare", "1", "2"]);
