@@ -113,11 +113,11 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
                 return Err(UsageError::new("`-` (standard input) given twice").into());
             }
             let bytes = read_bounded(std::io::stdin().lock(), bound, "standard input (-)")?;
-            (text_of(bytes), "(standard input)".to_string())
+            (text_of(bytes, "standard input (-)")?, "(standard input)".to_string())
         } else {
             let bytes = read_file(file, bound)?;
             let source = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone()).display().to_string();
-            (text_of(bytes), source)
+            (text_of(bytes, &file.display().to_string())?, source)
         };
         let name = file.display();
         if text.trim().is_empty() {
@@ -264,9 +264,16 @@ fn too_big(name: &str, size: &str, bound: u64) -> UsageError {
     ))
 }
 
-/// Text as the parsers take it; only invalid UTF-8 pays for a lossy copy.
-fn text_of(bytes: Vec<u8>) -> String {
-    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+/// Text as the parsers take it; only invalid UTF-8 pays for a lossy copy. A NUL byte, which none of
+/// the three tools prints, marks binary data (an image, an archive): refused before that copy.
+fn text_of(bytes: Vec<u8>, name: &str) -> anyhow::Result<String> {
+    if let Some(at) = bytes.iter().position(|&b| b == 0) {
+        return Err(UsageError::new(format!(
+            "{name}: binary data (a NUL byte at offset {at}), not the text fio, IOzone or bonnie++ print"
+        ))
+        .into());
+    }
+    Ok(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 /// The run's conditions as native runs store them, plus what the import knows

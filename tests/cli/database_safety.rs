@@ -168,6 +168,11 @@ fn import_refuses_a_folder_and_a_fifo_plainly() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("is a FIFO") && took < Duration::from_secs(2), "{stderr}");
     assert_usage_error(&sb.run(&["import", "-", "--max-input-size", "lots"]), "--max-input-size lots");
+    // Binary data under the bound: refused as such (before a lossy copy of it), nothing stored.
+    let binary = sb.dir.path().join("image.bin");
+    std::fs::write(&binary, [b"{\"fio version\": \"fio-3.33\"".as_slice(), &[0u8; 4096]].concat()).unwrap();
+    assert_usage_error(&sb.run(&["import", binary.to_str().unwrap()]), "binary data (a NUL byte at offset 26)");
+    assert!(!sb.db().exists());
 }
 
 /// Overwrites the b-tree page header of the `runs` table's root page (not the file's header):

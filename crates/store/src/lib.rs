@@ -49,9 +49,9 @@ pub enum StoreError {
     /// SQLite found the file damaged (or not a database at all). Once seen, the store writes
     /// nothing more into the file.
     #[error(
-        "results database {path} is damaged: {detail} (while trying to {what}); iomatrix stops and writes \
-         nothing more into it. Check it with `iomatrix db check --db {path}`, and restore it from a copy \
-         (`iomatrix db backup` makes one safely, also while runs write)",
+        "results database {path} is damaged: {detail} ({what}); iomatrix stops here and writes nothing more \
+         into it. Check it with `iomatrix db check --db {path}`, and restore it from a copy (made with \
+         `iomatrix db backup`, which is safe also while runs write)",
         path = .path.display()
     )]
     Damaged { path: PathBuf, what: &'static str, detail: String },
@@ -245,12 +245,15 @@ impl Store {
         move |source| {
             if is_damage(&source) || self.damaged.load(Ordering::SeqCst) {
                 self.refuse_writes();
-                let detail = match source {
-                    rusqlite::Error::SqliteFailure(e, Some(msg)) if !self.damaged.load(Ordering::SeqCst) => {
-                        format!("{msg} ({e})")
+                let detail = if self.damaged.load(Ordering::SeqCst) {
+                    "damage found earlier".to_string()
+                } else if source.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) {
+                    "SQLite says it is not a database (the wrong file for --db, or its first page damaged)".to_string()
+                } else {
+                    match source {
+                        rusqlite::Error::SqliteFailure(_, Some(msg)) => msg,
+                        other => other.to_string(),
                     }
-                    _ if self.damaged.load(Ordering::SeqCst) => "damage found earlier".to_string(),
-                    other => other.to_string(),
                 };
                 self.damaged.store(true, Ordering::SeqCst);
                 return StoreError::Damaged { path: self.path.clone(), what, detail };
@@ -270,7 +273,7 @@ impl Store {
     }
 
     fn quick_check(&self) -> Result<()> {
-        let problems = maintain::run_check(&self.conn, "quick_check").map_err(self.err("check the file"))?;
+        let problems = maintain::run_check(&self.conn, "quick_check").map_err(self.err("checked before writing"))?;
         if let Some(first) = problems.first() {
             self.refuse_writes();
             self.damaged.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -278,7 +281,7 @@ impl Store {
                 if problems.len() > 1 { format!(" (and {} more problems)", problems.len() - 1) } else { String::new() };
             return Err(StoreError::Damaged {
                 path: self.path.clone(),
-                what: "check the file",
+                what: "checked before writing",
                 detail: format!("{first}{more}"),
             });
         }
