@@ -190,8 +190,8 @@ pub struct StoredRun {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
-    /// Set at the first sign of damage: from then on the connection is query-only.
-    damaged: std::sync::atomic::AtomicBool,
+    /// What SQLite said at the first sign of damage: from then on the connection is query-only.
+    damage: std::sync::OnceLock<String>,
 }
 
 impl Store {
@@ -218,7 +218,7 @@ impl Store {
             what: "cannot open",
             source,
         })?;
-        let store = Store { conn, path: path.to_path_buf(), damaged: false.into() };
+        let store = Store { conn, path: path.to_path_buf(), damage: std::sync::OnceLock::new() };
         store.configure()?;
         if check_first {
             store.quick_check()?;
@@ -241,58 +241,69 @@ impl Store {
     /// Maps a SQLite error to the store's; damage (now or seen before) becomes
     /// [`StoreError::Damaged`] and makes the connection query-only.
     fn err(&self, what: &'static str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
-        use std::sync::atomic::Ordering;
         move |source| {
-            if is_damage(&source) || self.damaged.load(Ordering::SeqCst) {
-                self.refuse_writes();
-                let detail = if self.damaged.load(Ordering::SeqCst) {
-                    "damage found earlier".to_string()
-                } else if source.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) {
-                    "SQLite says it is not a database (the wrong file for --db, or its first page damaged)".to_string()
-                } else {
-                    match source {
-                        rusqlite::Error::SqliteFailure(_, Some(msg)) => msg,
-                        other => other.to_string(),
-                    }
-                };
-                self.damaged.store(true, Ordering::SeqCst);
-                return StoreError::Damaged { path: self.path.clone(), what, detail };
+            if let Some(first) = self.damage.get() {
+                return StoreError::Damaged { path: self.path.clone(), what, detail: first.clone() };
             }
-            StoreError::Sqlite { path: self.path.clone(), what, source }
+            if !is_damage(&source) {
+                return StoreError::Sqlite { path: self.path.clone(), what, source };
+            }
+            let detail = if source.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) {
+                "SQLite says it is not a database (the wrong file for --db, or its first page damaged)".to_string()
+            } else {
+                match source {
+                    rusqlite::Error::SqliteFailure(_, Some(msg)) => msg,
+                    other => other.to_string(),
+                }
+            };
+            self.damaged(what, detail)
         }
     }
 
-    fn refuse_writes(&self) {
+    /// Records the first damage seen, makes the connection query-only, and names it.
+    fn damaged(&self, what: &'static str, detail: String) -> StoreError {
         // A connection flag: it reads nothing from the file, so it works however damaged it is.
         let _ = self.conn.execute_batch("PRAGMA query_only = ON");
+        let detail = self.damage.get_or_init(|| detail).clone();
+        StoreError::Damaged { path: self.path.clone(), what, detail }
     }
 
     /// Whether SQLite has reported damage on this connection.
     pub fn is_damaged(&self) -> bool {
-        self.damaged.load(std::sync::atomic::Ordering::SeqCst)
+        self.damage.get().is_some()
     }
 
     fn quick_check(&self) -> Result<()> {
         let problems = maintain::run_check(&self.conn, "quick_check").map_err(self.err("checked before writing"))?;
         if let Some(first) = problems.first() {
-            self.refuse_writes();
-            self.damaged.store(true, std::sync::atomic::Ordering::SeqCst);
             let more =
                 if problems.len() > 1 { format!(" (and {} more problems)", problems.len() - 1) } else { String::new() };
-            return Err(StoreError::Damaged {
-                path: self.path.clone(),
-                what: "checked before writing",
-                detail: format!("{first}{more}"),
-            });
+            return Err(self.damaged("checked before writing", format!("{first}{more}")));
         }
         Ok(())
     }
 
     fn configure(&self) -> Result<()> {
-        self.conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(self.err("cannot set a busy timeout"))?;
+        const BUSY: std::time::Duration = std::time::Duration::from_secs(10);
+        self.conn.busy_timeout(BUSY).map_err(self.err("cannot set a busy timeout"))?;
         // WAL: readers never block the writer; FULL: a committed cell survives power loss too.
+        // Switching a new file to WAL can answer "database is locked" at once, without the busy
+        // timeout, while another process does the same: wait for it here, as long as that timeout.
+        let deadline = std::time::Instant::now() + BUSY;
+        loop {
+            match self.conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
+                Ok(_) => break,
+                Err(e)
+                    if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(5))
+                }
+                Err(e) => return Err(self.err("cannot configure")(e)),
+            }
+        }
         self.conn
-            .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
+            .execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
             .map_err(self.err("cannot configure"))
     }
 

@@ -144,8 +144,16 @@ pub fn backup(from: &Path, to: &Path) -> Result<BackupReport> {
             return Err(e);
         }
     };
-    // Linking refuses to replace a file that appeared meanwhile; rename would not.
-    std::fs::hard_link(&partial, to).and_then(|()| std::fs::remove_file(&partial)).map_err(|e| {
+    // Linking refuses to replace a file that appeared meanwhile; rename would not, so it is only
+    // the fallback where the file system has no hard links.
+    let placed = std::fs::hard_link(&partial, to)
+        .or_else(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => Err(e),
+            _ if to.exists() => Err(std::io::Error::from(std::io::ErrorKind::AlreadyExists)),
+            _ => std::fs::rename(&partial, to),
+        })
+        .and_then(|()| if partial.exists() { std::fs::remove_file(&partial) } else { Ok(()) });
+    placed.map_err(|e| {
         let _ = std::fs::remove_file(&partial);
         StoreError::Other(format!("cannot put the copy in place: {e}"), to.to_path_buf())
     })?;

@@ -48,7 +48,7 @@ fn integrity(path: &Path) -> String {
 #[test]
 fn many_first_opens_at_once_all_store_their_run() {
     const THREADS: usize = 8;
-    for round in 0..10 {
+    for round in 0..30 {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("c.db");
         let barrier = std::sync::Barrier::new(THREADS);
@@ -178,6 +178,7 @@ fn a_damaged_database_is_named_and_not_written() {
     assert!(store.is_damaged());
     let err = store.finish_run(1, iomatrix_store::RunStatus::Failed, Some("x")).unwrap_err();
     assert!(matches!(err, StoreError::Damaged { .. }), "{err}");
+    assert!(err.to_string().contains("malformed") && err.to_string().contains("cannot finish the run"), "{err}");
     drop(store);
     assert_eq!(std::fs::read(&db).unwrap(), before, "the damaged file was written");
 
