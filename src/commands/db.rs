@@ -199,7 +199,7 @@ fn merge(db: &Path, others: &[PathBuf], as_json: bool) -> anyhow::Result<ExitCod
                     String::new()
                 }
             );
-            for (there, here) in &r.merged {
+            for iomatrix_store::MergedRun { there, here } in &r.merged {
                 out += &format!("  run #{there} there is #{here} here\n");
             }
         }

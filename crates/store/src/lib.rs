@@ -30,7 +30,7 @@ mod schema;
 mod study;
 mod time;
 
-pub use maintain::{backup, check, schema_version_of, BackupReport, CheckReport, MergeReport};
+pub use maintain::{backup, check, schema_version_of, BackupReport, CheckReport, MergeReport, MergedRun};
 pub use schema::known_version as known_schema_version;
 
 pub use study::{StepStatus, StudyRecord, StudyStatus, StudyStep};

@@ -56,7 +56,7 @@ pub fn check(path: &Path) -> Result<CheckReport> {
     let conn = open_existing(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
     let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let text = |e: rusqlite::Error| match e {
-        rusqlite::Error::SqliteFailure(f, Some(msg)) => format!("{msg} ({f})"),
+        rusqlite::Error::SqliteFailure(_, Some(msg)) => msg,
         other => other.to_string(),
     };
     let mut problems = run_check(&conn, "integrity_check").unwrap_or_else(|e| vec![text(e)]);
@@ -176,13 +176,22 @@ pub fn schema_version_of(path: &Path) -> Result<i64> {
     Ok(if has_runs { version } else { 0 })
 }
 
+/// One run copied by [`Store::merge_from`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct MergedRun {
+    /// Its id in the database merged.
+    pub there: i64,
+    /// Its id in this one.
+    pub here: i64,
+}
+
 /// What [`Store::merge_from`] did.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct MergeReport {
     pub source: PathBuf,
     pub source_version: i64,
-    /// (id there, id here) of each run copied.
-    pub merged: Vec<(i64, i64)>,
+    /// Each run copied.
+    pub merged: Vec<MergedRun>,
     /// Runs this database already holds (merged before, or the same run).
     pub already_here: usize,
     /// Runs still running there: not copied (merge again once they end).
@@ -288,7 +297,7 @@ impl Store {
                 )
                 .map_err(self.err("cannot copy a run's histograms"))?;
             }
-            report.merged.push((old_id, new_id));
+            report.merged.push(MergedRun { there: old_id, here: new_id });
         }
         tx.commit().map_err(self.err("cannot commit the merge"))?;
         Ok(report)
@@ -356,7 +365,7 @@ mod tests {
         let second = store.merge_from(&copy).unwrap();
         assert_eq!((second.merged.len(), second.already_here), (0, 2));
         assert_eq!(schema_version_of(&old).unwrap(), 4, "the merge wrote into the database it read");
-        let run = store.load_run(first.merged[0].1).unwrap().unwrap();
+        let run = store.load_run(first.merged[0].here).unwrap().unwrap();
         assert_eq!(run.uid.as_deref(), Some("legacy-old-host-4242-1001-1"));
         assert_eq!(run.cell_results.len(), 1);
     }

@@ -99,7 +99,7 @@ fn merging_twice_is_merging_once_and_keeps_the_origin() {
     assert_eq!(again.already_here, 2);
     assert_eq!(store.list_runs().unwrap().len(), 3);
 
-    let (old_id, new_id) = first.merged[1];
+    let iomatrix_store::MergedRun { there: old_id, here: new_id } = first.merged[1];
     let copied = store.load_run(new_id).unwrap().unwrap();
     let original = Store::open(&there).unwrap().load_run(old_id).unwrap().unwrap();
     assert_eq!(copied.cell_results, original.cell_results);
