@@ -229,6 +229,25 @@ fn a_damaged_database_is_named_by_runs_show_and_run_and_left_unchanged() {
     assert_eq!(std::fs::read(sb.db()).unwrap(), before, "db check wrote");
 }
 
+/// `--db` naming a file that is no database at all: said so, and the file left as it was.
+#[test]
+fn a_file_that_is_no_database_is_named_and_left_alone() {
+    let sb = Sandbox::new();
+    let notes = sb.dir.path().join("notes.txt");
+    let text_before = "these are my notes, not a database\n".repeat(200);
+    std::fs::write(&notes, &text_before).unwrap();
+    let with_db = |args: &[&str]| sb.cmd().args(args).env("IOMATRIX_DB", &notes).output().unwrap();
+    for args in [&["runs"][..], &["show", "1"], &["run", "iozone", "--target", sb.target().to_str().unwrap()]] {
+        let out = with_db(args);
+        let (_, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains("SQLite says it is not a database (the wrong file for --db"), "{stderr}");
+    }
+    let out = with_db(&["db", "check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out).1);
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), text_before);
+}
+
 #[test]
 fn a_backup_taken_while_a_run_writes_is_sound() {
     let sb = Sandbox::new();
