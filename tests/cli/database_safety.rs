@@ -286,6 +286,7 @@ fn merging_twice_is_merging_once_and_compare_works_across() {
     b.iozone_ok(&["--files", "64k", "--records", "4k", "--tests", "write", "--label", "machine=b"]);
     let other = b.db();
     let original = b.show_json(1);
+    let other_bytes = std::fs::read(&other).unwrap();
 
     let out = a.run(&["db", "merge", other.to_str().unwrap()]);
     assert_success(&out);
@@ -295,6 +296,11 @@ fn merging_twice_is_merging_once_and_compare_works_across() {
     assert_success(&out);
     assert!(text(&out).0.contains("0 run(s) merged, 2 already here"), "{}", text(&out).0);
     assert_eq!(a.runs_json(), once, "merging twice changed the database");
+    assert_eq!(std::fs::read(&other).unwrap(), other_bytes, "the merge wrote into the other database");
+    for leftover in ["-wal", "-shm"] {
+        let side = format!("{}{leftover}", other.display());
+        assert!(!Path::new(&side).exists(), "the merge left {side}");
+    }
     assert_eq!(once["runs"].as_array().unwrap().len(), 3);
 
     let merged = a.show_json(2);

@@ -164,7 +164,8 @@ pub fn backup(from: &Path, to: &Path) -> Result<BackupReport> {
 /// The schema version of the database at `path`, read without changing it; 0 for a file
 /// SQLite reads but iomatrix never wrote.
 pub fn schema_version_of(path: &Path) -> Result<i64> {
-    let conn = open_existing(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    // Read-write only so that closing removes the -wal and -shm files opening may make.
+    let conn = open_existing(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|source| {
         StoreError::Sqlite { path: path.to_path_buf(), what: "cannot read the schema version", source }
     })?;
@@ -304,7 +305,9 @@ impl Store {
     }
 }
 
-/// `file:` URI opening `path` read-only: the merge never writes into the other database.
+/// `file:` URI opening `path` as it is (`mode=rw`: never created). The merge only reads it; a
+/// read-only connection would leave the `-wal` and `-shm` files it needs beside it, where the
+/// last read-write connection to close removes them.
 fn attach_uri(path: &Path) -> String {
     let mut uri = String::from("file:");
     for c in path.display().to_string().chars() {
@@ -315,7 +318,7 @@ fn attach_uri(path: &Path) -> String {
             c => uri.push(c),
         }
     }
-    uri + "?mode=ro"
+    uri + "?mode=rw"
 }
 
 #[cfg(test)]
