@@ -112,7 +112,7 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
             if std::mem::replace(&mut stdin_used, true) {
                 return Err(UsageError::new("`-` (standard input) given twice").into());
             }
-            let bytes = read_bounded(std::io::stdin().lock(), bound, "standard input (-)")?;
+            let bytes = read_bounded(std::io::stdin().lock(), bound, 0, "standard input (-)")?;
             (text_of(bytes, "standard input (-)")?, "(standard input)".to_string())
         } else {
             let bytes = read_file(file, bound)?;
@@ -243,12 +243,20 @@ fn read_file(file: &Path, bound: u64) -> anyhow::Result<Vec<u8>> {
     }
     let f = std::fs::File::open(file).map_err(|e| UsageError::new(format!("{name}: cannot read: {e}")))?;
     // The file may grow while it is read (or be swapped for another): the bound holds for what is read.
-    read_bounded(f, bound, &name.to_string())
+    read_bounded(f, bound, meta.len() + 1, &name.to_string()).map_err(|e| {
+        if e.is::<UsageError>() {
+            e
+        } else {
+            UsageError::new(format!("{e:#}")).into()
+        }
+    })
 }
 
 /// Reads at most `bound` bytes; one more means the input is too big, and nothing more is read.
-fn read_bounded(input: impl Read, bound: u64, name: &str) -> anyhow::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
+/// `expected` (a file's size) is reserved up front, so a file takes its size in memory, not up to
+/// twice that as the buffer grows.
+fn read_bounded(input: impl Read, bound: u64, expected: u64, name: &str) -> anyhow::Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(expected.min(bound.saturating_add(1)) as usize);
     input.take(bound.saturating_add(1)).read_to_end(&mut bytes).with_context(|| format!("{name}: cannot read"))?;
     if bytes.len() as u64 > bound {
         return Err(too_big(name, "", bound).into());
