@@ -249,15 +249,18 @@ fn a_file_that_is_no_database_is_named_and_left_alone() {
 }
 
 #[test]
-fn a_backup_taken_while_a_run_writes_is_sound() {
+fn a_backup_and_a_merge_while_a_run_writes_leave_everything_sound() {
     let sb = Sandbox::new();
     sb.iozone_ok(TINY);
+    let other = Sandbox::new();
+    other.iozone_ok(TINY);
+    other.iozone_ok(TINY);
     // A run of many small cells, writing while the copies are made.
     let target = sb.target();
     let mut writer = Running(
         sb.cmd()
             .args(["run", "iozone", "--target", target.to_str().unwrap()])
-            .args(["--files", "64k..1m", "--records", "4k..64k", "--repeat", "3"])
+            .args(["--files", "64k..4m", "--records", "4k..64k", "--repeat", "3"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -273,7 +276,16 @@ fn a_backup_taken_while_a_run_writes_is_sound() {
         let out = sb.run(&["db", "check", "--db", copy.to_str().unwrap()]);
         assert_success(&out);
     }
+    let out = sb.run(&["db", "merge", other.db().to_str().unwrap()]);
+    assert_success(&out);
+    assert!(text(&out).0.contains("2 run(s) merged"), "{}", text(&out).0);
+    assert!(writer.0.try_wait().unwrap().is_none(), "the writer ended before the merge: make it longer");
     assert!(wait_for_exit(&mut writer).success());
+    let runs = sb.runs_json();
+    let runs = runs["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4);
+    assert!(runs.iter().all(|r| r["status"] == "complete" && r["cells"] == r["total_cells"]), "{runs:#?}");
+    assert_eq!(integrity(&sb.db()), "ok");
     let copy0 = sb.dir.path().join("copy0.sqlite");
     assert_usage_error(&sb.run(&["db", "backup", copy0.to_str().unwrap()]), "never overwrites");
 }

@@ -195,14 +195,15 @@ pub struct MergeReport {
     pub merged: Vec<MergedRun>,
     /// Runs this database already holds (merged before, or the same run).
     pub already_here: usize,
-    /// Runs still running there: not copied (merge again once they end).
+    /// Runs still running there (or removed there while the merge ran): not copied; merge again
+    /// once they end.
     pub still_running: usize,
 }
 
 impl Store {
     /// Copies every finished run of the database at `source` (schema version 1 up to this
     /// one's; the caller refuses newer ones) into this one, with its labels, cells, histograms,
-    /// environment and losses, in one transaction. A run whose identity (`uid`) is here already
+    /// environment and losses, each run in its own transaction. A run whose identity (`uid`) is here already
     /// is skipped, so merging twice is merging once. Each copied run keeps where it came from
     /// (`origin`: the file, the host it ran on, its id there), unless it had an origin already.
     pub fn merge_from(&self, source: &Path) -> Result<MergeReport> {
@@ -233,10 +234,9 @@ impl Store {
         let origin = if version >= 5 { "r.origin_json" } else { "NULL" };
         let lost = if version >= 3 { "r.lost_json" } else { "NULL" };
         let mut report = MergeReport { source: file.to_path_buf(), source_version: version, ..Default::default() };
-        let tx = rusqlite::Transaction::new_unchecked(&self.conn, rusqlite::TransactionBehavior::Immediate)
-            .map_err(self.err("cannot begin the merge"))?;
         let runs: Vec<(i64, String, String)> = {
-            let mut stmt = tx
+            let mut stmt = self
+                .conn
                 .prepare(&format!("SELECT r.id, {uid}, r.status FROM src.runs r ORDER BY r.id"))
                 .map_err(self.err("cannot read the runs to merge"))?;
             let rows = stmt
@@ -248,11 +248,15 @@ impl Store {
         };
         let file_text = file.display().to_string();
         let now = time::now_ms();
+        // One transaction per run: each is copied whole or not at all, and runs writing into this
+        // database meanwhile wait for one run's copy at most, never for the whole merge.
         for (old_id, run_uid, status) in runs {
             if status == "running" {
                 report.still_running += 1;
                 continue;
             }
+            let tx = rusqlite::Transaction::new_unchecked(&self.conn, rusqlite::TransactionBehavior::Immediate)
+                .map_err(self.err("cannot begin copying a run"))?;
             let here: Option<i64> = tx
                 .query_row("SELECT id FROM main.runs WHERE uid = ?1", [&run_uid], |r| r.get(0))
                 .optional()
@@ -261,8 +265,9 @@ impl Store {
                 report.already_here += 1;
                 continue;
             }
-            tx.execute(
-                &format!(
+            let copied = tx
+                .execute(
+                    &format!(
                     "INSERT INTO main.runs (suite, status, started_at_ms, ended_at_ms, command_line, iomatrix_version,
                         plan_json, environment_json, conditions_json, total_cells, error, host, pid, pid_start,
                         lost_json, uid, origin_json)
@@ -270,11 +275,16 @@ impl Store {
                         r.plan_json, r.environment_json, r.conditions_json, r.total_cells, r.error, r.host, r.pid,
                         r.pid_start, {lost}, ?2,
                         COALESCE({origin}, json_object('file', ?3, 'host', r.host, 'run_id', r.id, 'merged_at_ms', ?4))
-                     FROM src.runs r WHERE r.id = ?1"
+                     FROM src.runs r WHERE r.id = ?1 AND r.status != 'running'"
                 ),
-                params![old_id, run_uid, file_text, now],
-            )
-            .map_err(self.err("cannot copy a run"))?;
+                    params![old_id, run_uid, file_text, now],
+                )
+                .map_err(self.err("cannot copy a run"))?;
+            if copied == 0 {
+                // Started again or removed there since the list was read: left for a later merge.
+                report.still_running += 1;
+                continue;
+            }
             let new_id = tx.last_insert_rowid();
             tx.execute(
                 "INSERT INTO main.labels (run_id, key, value) SELECT ?2, key, value FROM src.labels WHERE run_id = ?1",
@@ -298,9 +308,9 @@ impl Store {
                 )
                 .map_err(self.err("cannot copy a run's histograms"))?;
             }
+            tx.commit().map_err(self.err("cannot commit a copied run"))?;
             report.merged.push(MergedRun { there: old_id, here: new_id });
         }
-        tx.commit().map_err(self.err("cannot commit the merge"))?;
         Ok(report)
     }
 }
