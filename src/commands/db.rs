@@ -75,7 +75,7 @@ fn check(db: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
         crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
         let version = match r.schema_version {
-            Some(v) if v > r.known_version => format!("{v} (newer than this iomatrix's {}", r.known_version) + ")",
+            Some(v) if v > r.known_version => format!("{v} (newer than this iomatrix's {})", r.known_version),
             Some(v) => format!("{v} (this iomatrix writes {})", r.known_version),
             None => "unreadable".into(),
         };
