@@ -48,7 +48,7 @@ fn integrity(path: &Path) -> String {
 #[test]
 fn many_first_opens_at_once_all_store_their_run() {
     const THREADS: usize = 8;
-    for round in 0..30 {
+    for round in 0..20 {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("c.db");
         let barrier = std::sync::Barrier::new(THREADS);
