@@ -5,6 +5,7 @@
 
 use crate::commands::clean::CleanArgs;
 use crate::commands::compare::CompareArgs;
+use crate::commands::db::DbArgs;
 use crate::commands::extents::ExtentsArgs;
 use crate::commands::import::ImportArgs;
 use crate::commands::report::ReportArgs;
@@ -103,6 +104,10 @@ pub enum Command {
     /// Run a stored run's command line again (the same flags, so the same plan), on its target
     /// or another (--target), labelled rerun-of=RUN
     Rerun(RerunArgs),
+    /// The results database as a file: `check` (integrity, counts, schema version), `backup FILE`
+    /// (a consistent copy, safe while runs write), `merge OTHER...` (other machines' runs, once
+    /// each); docs/database.md
+    Db(DbArgs),
     /// Print one stored run again
     Show {
         /// The run's id (see `iomatrix runs`)

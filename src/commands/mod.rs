@@ -1,10 +1,11 @@
 //! The subcommands that are not suites, one file each: they read and
 //! explain the results database (`runs`, `show`, `compare`, `sweep`,
-//! `report`, `import`), run whole studies (`study`), or help around runs
+//! `report`, `import`), look after it (`db`), run whole studies (`study`), or help around runs
 //! (`clean`, `extents`, `scan`).
 
 pub mod clean;
 pub mod compare;
+pub mod db;
 pub mod extents;
 pub mod import;
 pub mod report;

@@ -73,7 +73,7 @@ impl Job {
         if let Site::Folder(_) | Site::Device = &site {
             warn_if_cached(spec, &env);
         }
-        let store = Store::open(db)?;
+        let store = Store::open_for_writing(db)?;
         // Before the first file: a signal from here on (SIGHUP: a killed study's step) stops the run
         // with its folder removed, never leaving one behind.
         let stop = signals::install()?;

@@ -69,6 +69,14 @@ pub fn run_text(run: &StoredRun, tables: &str) -> String {
         s.host
     );
     let _ = writeln!(out, "command: {}", s.command_line);
+    if let Some(origin) = &run.origin {
+        let _ = writeln!(
+            out,
+            "merged from: {} (run #{} there)",
+            origin["file"].as_str().unwrap_or("?"),
+            origin["run_id"].as_i64().map_or("?".into(), |id| id.to_string())
+        );
+    }
     for (key, value) in condition_pairs(run) {
         let _ = writeln!(out, "{key}: {value}");
     }

@@ -13,6 +13,7 @@ mod clients;
 mod compare;
 mod crash;
 mod database;
+mod database_safety;
 mod examples;
 mod faults;
 mod fileserver;

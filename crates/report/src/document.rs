@@ -152,6 +152,8 @@ pub(crate) mod sample {
                 "files_vs_ram": "all files fit in RAM"}),
             cell_results: cells,
             lost: None,
+            uid: None,
+            origin: None,
         }
     }
 

@@ -15,11 +15,23 @@
 //! - [`StudyRecord`], [`StudyStep`]: a study file's runs, linked
 //!   (`iomatrix study`), and each step's outcome.
 //!
+//! - Sharing: many processes may write one database at once (WAL, a busy
+//!   timeout, migrations under one write lock). A damaged file is named as
+//!   such ([`StoreError::Damaged`]) and nothing more is written into it;
+//!   [`Store::open_for_writing`] checks it before a run writes anything.
+//!   [`check`] and [`backup`] (SQLite's online backup) are `iomatrix db`'s;
+//!   [`Store::merge_from`] copies another database's runs in, once each
+//!   (every run carries a stable identity, `uid`).
+//!
 //! The schema is versioned with `PRAGMA user_version`; see [`schema`].
 
+mod maintain;
 mod schema;
 mod study;
 mod time;
+
+pub use maintain::{backup, check, schema_version_of, BackupReport, CheckReport, MergeReport, MergedRun};
+pub use schema::known_version as known_schema_version;
 
 pub use study::{StepStatus, StudyRecord, StudyStatus, StudyStep};
 pub use time::format_utc;
@@ -34,6 +46,20 @@ pub enum StoreError {
     Sqlite { path: PathBuf, what: &'static str, source: rusqlite::Error },
     #[error("results database {path}: {0}", path = .1.display())]
     Other(String, PathBuf),
+    /// SQLite found the file damaged (or not a database at all). Once seen, the store writes
+    /// nothing more into the file.
+    #[error(
+        "results database {path} is damaged: {detail} ({what}); iomatrix stops here and writes nothing more \
+         into it. Check it with `iomatrix db check --db {path}`, and restore it from a copy (made with \
+         `iomatrix db backup`, which is safe also while runs write)",
+        path = .path.display()
+    )]
+    Damaged { path: PathBuf, what: &'static str, detail: String },
+}
+
+/// Whether SQLite said the file is damaged or is not a database.
+fn is_damage(e: &rusqlite::Error) -> bool {
+    matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase))
 }
 
 type Result<T> = std::result::Result<T, StoreError>;
@@ -153,17 +179,36 @@ pub struct StoredRun {
     /// What the run could not measure, counted ([`Store::record_lost`]); absent when nothing was lost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost: Option<serde_json::Value>,
+    /// The run's identity in every database it is merged into.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+    /// Where a merged run came from: `file` (the database merged), `host`, `run_id` (its id there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<serde_json::Value>,
 }
 
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// What SQLite said at the first sign of damage: from then on the connection is query-only.
+    damage: std::sync::OnceLock<String>,
 }
 
 impl Store {
     /// Opens or creates the database (and its folder), brings the schema up
     /// to date, and marks runs whose process is gone as incomplete.
     pub fn open(path: &Path) -> Result<Store> {
+        Store::open_with(path, false)
+    }
+
+    /// As [`Store::open`], for a command that will write runs: the whole file is checked first
+    /// (`PRAGMA quick_check`, a read of every page: 0.3 s for 500 MB in the page cache on a 2-core VM),
+    /// so a damaged file is refused before anything is written into it.
+    pub fn open_for_writing(path: &Path) -> Result<Store> {
+        Store::open_with(path, true)
+    }
+
+    fn open_with(path: &Path, check_first: bool) -> Result<Store> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|e| StoreError::Other(format!("cannot create its folder: {e}"), path.to_path_buf()))?;
@@ -173,8 +218,11 @@ impl Store {
             what: "cannot open",
             source,
         })?;
-        let store = Store { conn, path: path.to_path_buf() };
+        let store = Store { conn, path: path.to_path_buf(), damage: std::sync::OnceLock::new() };
         store.configure()?;
+        if check_first {
+            store.quick_check()?;
+        }
         schema::migrate(&store.conn).map_err(|e| match e {
             schema::MigrateError::Sqlite(source) => store.err("cannot bring the schema up to date")(source),
             schema::MigrateError::TooNew { found, known } => StoreError::Other(
@@ -190,15 +238,72 @@ impl Store {
         &self.path
     }
 
+    /// Maps a SQLite error to the store's; damage (now or seen before) becomes
+    /// [`StoreError::Damaged`] and makes the connection query-only.
     fn err(&self, what: &'static str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
-        move |source| StoreError::Sqlite { path: self.path.clone(), what, source }
+        move |source| {
+            if let Some(first) = self.damage.get() {
+                return StoreError::Damaged { path: self.path.clone(), what, detail: first.clone() };
+            }
+            if !is_damage(&source) {
+                return StoreError::Sqlite { path: self.path.clone(), what, source };
+            }
+            let detail = if source.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) {
+                "SQLite says it is not a database (the wrong file for --db, or its first page damaged)".to_string()
+            } else {
+                match source {
+                    rusqlite::Error::SqliteFailure(_, Some(msg)) => msg,
+                    other => other.to_string(),
+                }
+            };
+            self.damaged(what, detail)
+        }
+    }
+
+    /// Records the first damage seen, makes the connection query-only, and names it.
+    fn damaged(&self, what: &'static str, detail: String) -> StoreError {
+        // A connection flag: it reads nothing from the file, so it works however damaged it is.
+        let _ = self.conn.execute_batch("PRAGMA query_only = ON");
+        let detail = self.damage.get_or_init(|| detail).clone();
+        StoreError::Damaged { path: self.path.clone(), what, detail }
+    }
+
+    /// Whether SQLite has reported damage on this connection.
+    pub fn is_damaged(&self) -> bool {
+        self.damage.get().is_some()
+    }
+
+    fn quick_check(&self) -> Result<()> {
+        let problems = maintain::run_check(&self.conn, "quick_check").map_err(self.err("checked before writing"))?;
+        if let Some(first) = problems.first() {
+            let more =
+                if problems.len() > 1 { format!(" (and {} more problems)", problems.len() - 1) } else { String::new() };
+            return Err(self.damaged("checked before writing", format!("{first}{more}")));
+        }
+        Ok(())
     }
 
     fn configure(&self) -> Result<()> {
-        self.conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(self.err("cannot set a busy timeout"))?;
+        const BUSY: std::time::Duration = std::time::Duration::from_secs(10);
+        self.conn.busy_timeout(BUSY).map_err(self.err("cannot set a busy timeout"))?;
         // WAL: readers never block the writer; FULL: a committed cell survives power loss too.
+        // Switching a new file to WAL can answer "database is locked" at once, without the busy
+        // timeout, while another process does the same: wait for it here, as long as that timeout.
+        let deadline = std::time::Instant::now() + BUSY;
+        loop {
+            match self.conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
+                Ok(_) => break,
+                Err(e)
+                    if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(5))
+                }
+                Err(e) => return Err(self.err("cannot configure")(e)),
+            }
+        }
         self.conn
-            .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
+            .execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
             .map_err(self.err("cannot configure"))
     }
 
@@ -207,8 +312,8 @@ impl Store {
         let tx = self.conn.unchecked_transaction().map_err(self.err("cannot begin a run"))?;
         tx.execute(
             "INSERT INTO runs (suite, status, started_at_ms, command_line, iomatrix_version, plan_json,
-                               environment_json, conditions_json, total_cells, host, pid, pid_start)
-             VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                               environment_json, conditions_json, total_cells, host, pid, pid_start, uid)
+             VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, lower(hex(randomblob(16))))",
             params![
                 run.suite,
                 time::now_ms(),
@@ -290,8 +395,8 @@ impl Store {
         let tx = self.conn.unchecked_transaction().map_err(self.err("cannot begin storing a run"))?;
         tx.execute(
             "INSERT INTO runs (suite, status, started_at_ms, ended_at_ms, command_line, iomatrix_version, plan_json,
-                               environment_json, conditions_json, total_cells, host, pid, pid_start)
-             VALUES (?1, 'complete', ?2, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                               environment_json, conditions_json, total_cells, host, pid, pid_start, uid)
+             VALUES (?1, 'complete', ?2, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, lower(hex(randomblob(16))))",
             params![
                 run.suite,
                 now,
@@ -432,12 +537,15 @@ impl Store {
                 cell.blobs.push((name, data));
             }
         }
-        let lost: Option<String> = self
+        let (lost, uid, origin): (Option<String>, Option<String>, Option<String>) = self
             .conn
-            .query_row("SELECT lost_json FROM runs WHERE id = ?1", [id], |r| r.get(0))
+            .query_row("SELECT lost_json, uid, origin_json FROM runs WHERE id = ?1", [id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
             .map_err(self.err("cannot read the run's losses"))?;
         let lost = lost.and_then(|text| serde_json::from_str(&text).ok());
-        Ok(Some(StoredRun { summary, plan, environment, conditions, cell_results: cells, lost }))
+        let origin = origin.and_then(|text| serde_json::from_str(&text).ok());
+        Ok(Some(StoredRun { summary, plan, environment, conditions, cell_results: cells, lost, uid, origin }))
     }
 
     fn labels(&self, run_id: i64) -> Result<Vec<(String, String)>> {

@@ -89,7 +89,18 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (study_id, seq)
     );
     CREATE INDEX studies_by_name ON studies (name, scale);",
+    // 5: a run's stable identity across databases (`db merge` never copies a run twice), and where a
+    // merged run came from. New runs get 128 random bits; older runs one made of what already
+    // identifies them, so two copies of one older database give each run the same identity.
+    "ALTER TABLE runs ADD COLUMN uid TEXT;
+    ALTER TABLE runs ADD COLUMN origin_json TEXT;
+    UPDATE runs SET uid = printf('legacy-%s-%d-%d-%d', host, pid, started_at_ms, id) WHERE uid IS NULL;
+    CREATE UNIQUE INDEX runs_by_uid ON runs (uid);",
 ];
+
+/// The identity a run of a database older than version 5 gets (from its `runs` row as `r`): the
+/// backfill of migration 5, so `db merge` of an older database agrees with the database migrated.
+pub const LEGACY_UID: &str = "printf('legacy-%s-%d-%d-%d', r.host, r.pid, r.started_at_ms, r.id)";
 
 pub enum MigrateError {
     Sqlite(rusqlite::Error),
@@ -102,17 +113,34 @@ impl From<rusqlite::Error> for MigrateError {
     }
 }
 
+/// Brings the schema up to date. Several processes may open a new database at once: the
+/// migrations run under one write lock (`BEGIN IMMEDIATE`, waiting out the busy timeout) and the
+/// version is read again inside it, so exactly one process migrates and the others find it done.
 pub fn migrate(conn: &Connection) -> Result<(), MigrateError> {
     let known = MIGRATIONS.len() as i64;
-    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let version =
+        |conn: &Connection| -> rusqlite::Result<i64> { conn.query_row("PRAGMA user_version", [], |r| r.get(0)) };
+    let found = version(conn)?;
     if found > known {
         return Err(MigrateError::TooNew { found, known });
     }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-        let tx = conn.unchecked_transaction()?;
-        tx.execute_batch(sql)?;
-        tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))?;
-        tx.commit()?;
+    if found == known {
+        return Ok(());
     }
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+    let found = version(&tx)?;
+    if found > known {
+        return Err(MigrateError::TooNew { found, known });
+    }
+    for sql in MIGRATIONS.iter().skip(found as usize) {
+        tx.execute_batch(sql)?;
+    }
+    tx.execute_batch(&format!("PRAGMA user_version = {known}"))?;
+    tx.commit()?;
     Ok(())
+}
+
+/// The schema version this iomatrix writes.
+pub fn known_version() -> i64 {
+    MIGRATIONS.len() as i64
 }

@@ -44,7 +44,7 @@ pub fn run(args: RunArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let file = iomatrix_study::parse(&text).map_err(|e| UsageError::new(format!("{shown}: {e}")))?;
     let plan =
         iomatrix_study::plan(&file, &text, scale, &RunParser).map_err(|e| UsageError::new(format!("{shown}: {e}")))?;
-    let store = Store::open(db)?;
+    let store = Store::open_for_writing(db)?;
     let name = file.name.get_ref().clone();
     let record = take_record(&store, &args, &name, scale, &text, &plan)?;
     let stop = signals::install()?;

@@ -1,0 +1,385 @@
+//! Looking after the file itself (`iomatrix db`): [`check`] (SQLite's
+//! integrity check, counts, schema version), [`backup`] (SQLite's online
+//! backup: a consistent copy while runs write) and [`Store::merge_from`]
+//! (another database's runs copied in, once each, with their origin).
+
+use super::{schema, time, Result, Store, StoreError};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use std::path::{Path, PathBuf};
+
+/// `PRAGMA integrity_check` or `quick_check`: the problems found (none: sound).
+pub(crate) fn run_check(conn: &Connection, pragma: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare(&format!("PRAGMA {pragma}"))?;
+    let rows = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows.into_iter().filter(|r| r != "ok").collect())
+}
+
+/// An existing file, opened as it is: nothing created, nothing migrated, nothing written.
+fn open_existing(path: &Path, flags: OpenFlags) -> Result<Connection> {
+    if !path.is_file() {
+        return Err(StoreError::Other("no such file".into(), path.to_path_buf()));
+    }
+    let conn = Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(|source| StoreError::Sqlite { path: path.to_path_buf(), what: "cannot open", source })?;
+    conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(|source| StoreError::Sqlite {
+        path: path.to_path_buf(),
+        what: "cannot set a busy timeout",
+        source,
+    })?;
+    Ok(conn)
+}
+
+/// What `iomatrix db check` found.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CheckReport {
+    pub path: PathBuf,
+    /// SQLite's integrity check, line by line; empty when the file is sound.
+    pub problems: Vec<String>,
+    /// `PRAGMA user_version`, when it could be read.
+    pub schema_version: Option<i64>,
+    /// The version this iomatrix writes.
+    pub known_version: i64,
+    pub runs: Option<i64>,
+    pub cells: Option<i64>,
+    pub bytes: u64,
+}
+
+impl CheckReport {
+    pub fn sound(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// SQLite's full integrity check of the file at `path` (every page, every index against its
+/// table), the schema version, and the runs and cells it holds. Reads only.
+pub fn check(path: &Path) -> Result<CheckReport> {
+    let conn = open_existing(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+    let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let text = |e: rusqlite::Error| match e {
+        rusqlite::Error::SqliteFailure(_, Some(msg)) => msg,
+        other => other.to_string(),
+    };
+    let mut problems = run_check(&conn, "integrity_check").unwrap_or_else(|e| vec![text(e)]);
+    let schema_version = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).ok();
+    let mut count = |table: &str| match conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0)) {
+        Ok(n) => Some(n),
+        Err(e) => {
+            if problems.is_empty() && schema_version.is_some_and(|v| v > 0) {
+                problems.push(format!("cannot count {table}: {}", text(e)));
+            }
+            None
+        }
+    };
+    let runs = count("runs");
+    let cells = count("cells");
+    Ok(CheckReport {
+        path: path.to_path_buf(),
+        problems,
+        schema_version,
+        known_version: schema::known_version(),
+        runs,
+        cells,
+        bytes,
+    })
+}
+
+/// What `iomatrix db backup` wrote.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BackupReport {
+    pub from: PathBuf,
+    pub to: PathBuf,
+    pub pages: i64,
+    pub bytes: u64,
+    /// `PRAGMA quick_check` of the copy; empty when it is sound.
+    pub problems: Vec<String>,
+}
+
+/// A consistent copy of `from` at `to` (which must not exist) through SQLite's online backup:
+/// one step over every page inside one read transaction, which in WAL mode blocks no writer, so
+/// it is safe while runs write (a copy made page by page in small steps would restart at every
+/// write). The copy is written beside `to` and renamed when complete: a failed backup leaves no
+/// file that looks like one.
+pub fn backup(from: &Path, to: &Path) -> Result<BackupReport> {
+    let src = open_existing(from, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+    let partial = to.with_file_name(format!(
+        ".{}.partial-{}",
+        to.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        std::process::id()
+    ));
+    let err = |what: &'static str| move |source| StoreError::Sqlite { path: to.to_path_buf(), what, source };
+    let result = (|| {
+        let mut dst = Connection::open(&partial).map_err(err("cannot create the copy"))?;
+        let pages = {
+            let b = rusqlite::backup::Backup::new(&src, &mut dst).map_err(err("cannot start the backup"))?;
+            // Busy or locked only while another connection holds an exclusive lock: retry, bounded.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            loop {
+                match b.step(-1).map_err(|source| StoreError::Sqlite {
+                    path: from.to_path_buf(),
+                    what: "cannot copy",
+                    source,
+                })? {
+                    rusqlite::backup::StepResult::Done => break,
+                    _ if std::time::Instant::now() < deadline => {
+                        std::thread::sleep(std::time::Duration::from_millis(50))
+                    }
+                    _ => {
+                        return Err(StoreError::Other(
+                            "the database stayed locked for 60 s: try again".into(),
+                            from.to_path_buf(),
+                        ))
+                    }
+                }
+            }
+            b.progress().pagecount as i64
+        };
+        let problems = run_check(&dst, "quick_check").map_err(err("cannot check the copy"))?;
+        drop(dst);
+        Ok((pages, problems))
+    })();
+    let (pages, problems) = match result {
+        Ok(done) => done,
+        Err(e) => {
+            let _ = std::fs::remove_file(&partial);
+            return Err(e);
+        }
+    };
+    // Linking refuses to replace a file that appeared meanwhile; rename would not, so it is only
+    // the fallback where the file system has no hard links.
+    let placed = std::fs::hard_link(&partial, to)
+        .or_else(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => Err(e),
+            _ if to.exists() => Err(std::io::Error::from(std::io::ErrorKind::AlreadyExists)),
+            _ => std::fs::rename(&partial, to),
+        })
+        .and_then(|()| if partial.exists() { std::fs::remove_file(&partial) } else { Ok(()) });
+    placed.map_err(|e| {
+        let _ = std::fs::remove_file(&partial);
+        StoreError::Other(format!("cannot put the copy in place: {e}"), to.to_path_buf())
+    })?;
+    let bytes = std::fs::metadata(to).map(|m| m.len()).unwrap_or(0);
+    Ok(BackupReport { from: from.to_path_buf(), to: to.to_path_buf(), pages, bytes, problems })
+}
+
+/// The schema version of the database at `path`, read without changing it; 0 for a file
+/// SQLite reads but iomatrix never wrote.
+pub fn schema_version_of(path: &Path) -> Result<i64> {
+    // Read-write only so that closing removes the -wal and -shm files opening may make.
+    let conn = open_existing(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|source| {
+        StoreError::Sqlite { path: path.to_path_buf(), what: "cannot read the schema version", source }
+    })?;
+    let has_runs: bool = conn
+        .query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'", [], |_| Ok(()))
+        .optional()
+        .map_err(|source| StoreError::Sqlite { path: path.to_path_buf(), what: "cannot read the schema", source })?
+        .is_some();
+    Ok(if has_runs { version } else { 0 })
+}
+
+/// One run copied by [`Store::merge_from`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct MergedRun {
+    /// Its id in the database merged.
+    pub there: i64,
+    /// Its id in this one.
+    pub here: i64,
+}
+
+/// What [`Store::merge_from`] did.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct MergeReport {
+    pub source: PathBuf,
+    pub source_version: i64,
+    /// Each run copied.
+    pub merged: Vec<MergedRun>,
+    /// Runs this database already holds (merged before, or the same run).
+    pub already_here: usize,
+    /// Runs still running there (or removed there while the merge ran): not copied; merge again
+    /// once they end.
+    pub still_running: usize,
+}
+
+impl Store {
+    /// Copies every finished run of the database at `source` (schema version 1 up to this
+    /// one's; the caller refuses newer ones) into this one, with its labels, cells, histograms,
+    /// environment and losses, each run in its own transaction. A run whose identity (`uid`) is here already
+    /// is skipped, so merging twice is merging once. Each copied run keeps where it came from
+    /// (`origin`: the file, the host it ran on, its id there), unless it had an origin already.
+    pub fn merge_from(&self, source: &Path) -> Result<MergeReport> {
+        let version = schema_version_of(source)?;
+        let known = schema::known_version();
+        if version > known {
+            return Err(StoreError::Other(
+                format!(
+                    "schema version {version} is newer than this iomatrix knows ({known}): merge with a newer iomatrix"
+                ),
+                source.to_path_buf(),
+            ));
+        }
+        let file = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
+        self.conn
+            .execute("ATTACH DATABASE ?1 AS src", [attach_uri(&file)])
+            .map_err(self.err("cannot open the database to merge"))?;
+        let result = self.merge_attached(&file, version);
+        let detached =
+            self.conn.execute_batch("DETACH DATABASE src").map_err(self.err("cannot close the merged database"));
+        let report = result?;
+        detached?;
+        Ok(report)
+    }
+
+    fn merge_attached(&self, file: &Path, version: i64) -> Result<MergeReport> {
+        let uid = if version >= 5 { "r.uid" } else { schema::LEGACY_UID };
+        let origin = if version >= 5 { "r.origin_json" } else { "NULL" };
+        let lost = if version >= 3 { "r.lost_json" } else { "NULL" };
+        let mut report = MergeReport { source: file.to_path_buf(), source_version: version, ..Default::default() };
+        let runs: Vec<(i64, String, String)> = {
+            let mut stmt = self
+                .conn
+                .prepare(&format!("SELECT r.id, {uid}, r.status FROM src.runs r ORDER BY r.id"))
+                .map_err(self.err("cannot read the runs to merge"))?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .map_err(self.err("cannot read the runs to merge"))?
+                .collect::<rusqlite::Result<_>>()
+                .map_err(self.err("cannot read the runs to merge"))?;
+            rows
+        };
+        let file_text = file.display().to_string();
+        let now = time::now_ms();
+        // One transaction per run: each is copied whole or not at all, and runs writing into this
+        // database meanwhile wait for one run's copy at most, never for the whole merge.
+        for (old_id, run_uid, status) in runs {
+            if status == "running" {
+                report.still_running += 1;
+                continue;
+            }
+            let tx = rusqlite::Transaction::new_unchecked(&self.conn, rusqlite::TransactionBehavior::Immediate)
+                .map_err(self.err("cannot begin copying a run"))?;
+            let here: Option<i64> = tx
+                .query_row("SELECT id FROM main.runs WHERE uid = ?1", [&run_uid], |r| r.get(0))
+                .optional()
+                .map_err(self.err("cannot look for the run here"))?;
+            if here.is_some() {
+                report.already_here += 1;
+                continue;
+            }
+            let copied = tx
+                .execute(
+                    &format!(
+                    "INSERT INTO main.runs (suite, status, started_at_ms, ended_at_ms, command_line, iomatrix_version,
+                        plan_json, environment_json, conditions_json, total_cells, error, host, pid, pid_start,
+                        lost_json, uid, origin_json)
+                     SELECT r.suite, r.status, r.started_at_ms, r.ended_at_ms, r.command_line, r.iomatrix_version,
+                        r.plan_json, r.environment_json, r.conditions_json, r.total_cells, r.error, r.host, r.pid,
+                        r.pid_start, {lost}, ?2,
+                        COALESCE({origin}, json_object('file', ?3, 'host', r.host, 'run_id', r.id, 'merged_at_ms', ?4))
+                     FROM src.runs r WHERE r.id = ?1 AND r.status != 'running'"
+                ),
+                    params![old_id, run_uid, file_text, now],
+                )
+                .map_err(self.err("cannot copy a run"))?;
+            if copied == 0 {
+                // Started again or removed there since the list was read: left for a later merge.
+                report.still_running += 1;
+                continue;
+            }
+            let new_id = tx.last_insert_rowid();
+            tx.execute(
+                "INSERT INTO main.labels (run_id, key, value) SELECT ?2, key, value FROM src.labels WHERE run_id = ?1",
+                params![old_id, new_id],
+            )
+            .map_err(self.err("cannot copy a run's labels"))?;
+            tx.execute(
+                "INSERT INTO main.cells (run_id, seq, test, file_size, record_size, backend, direct, clients, bytes,
+                        ops, wall_ns, user_ns, sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json)
+                 SELECT ?2, seq, test, file_size, record_size, backend, direct, clients, bytes, ops, wall_ns, user_ns,
+                        sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json
+                 FROM src.cells WHERE run_id = ?1",
+                params![old_id, new_id],
+            )
+            .map_err(self.err("cannot copy a run's cells"))?;
+            if version >= 2 {
+                tx.execute(
+                    "INSERT INTO main.cell_blobs (run_id, seq, name, data)
+                     SELECT ?2, seq, name, data FROM src.cell_blobs WHERE run_id = ?1",
+                    params![old_id, new_id],
+                )
+                .map_err(self.err("cannot copy a run's histograms"))?;
+            }
+            tx.commit().map_err(self.err("cannot commit a copied run"))?;
+            report.merged.push(MergedRun { there: old_id, here: new_id });
+        }
+        Ok(report)
+    }
+}
+
+/// `file:` URI opening `path` as it is (`mode=rw`: never created). The merge only reads it; a
+/// read-only connection would leave the `-wal` and `-shm` files it needs beside it, where the
+/// last read-write connection to close removes them.
+fn attach_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for c in path.display().to_string().chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            c => uri.push(c),
+        }
+    }
+    uri + "?mode=rw"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database as iomatrix wrote it before runs had a `uid` (schema version 4), with `n` runs.
+    fn version_4(path: &Path, n: i64) {
+        let conn = Connection::open(path).unwrap();
+        for sql in &schema::MIGRATIONS[..4] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.execute_batch("PRAGMA user_version = 4").unwrap();
+        for id in 1..=n {
+            conn.execute(
+                "INSERT INTO runs (id, suite, status, started_at_ms, command_line, iomatrix_version, plan_json,
+                                   environment_json, conditions_json, total_cells, host, pid)
+                 VALUES (?1, 'iozone', 'complete', 1000 + ?1, 'iomatrix run iozone', '0.1.0', '{}', '{}', '{}', 1,
+                         'old-host', 4242)",
+                [id],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO cells VALUES (?1, 0, 'write', 65536, 4096, 'psync', 0, 1, 65536, 16, 1000, 1, 1, 64.0,
+                                           1.0, '{}', '[]')",
+                [id],
+            )
+            .unwrap();
+        }
+    }
+
+    /// An older database merged as it is and a copy of it migrated name every run alike, so
+    /// merging both copies each run once.
+    #[test]
+    fn an_older_database_and_its_migrated_copy_merge_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (old, copy, here) = (dir.path().join("old.db"), dir.path().join("copy.db"), dir.path().join("here.db"));
+        version_4(&old, 2);
+        std::fs::copy(&old, &copy).unwrap();
+        drop(Store::open(&copy).unwrap());
+        assert_eq!(schema_version_of(&copy).unwrap(), schema::known_version());
+        assert_eq!(schema_version_of(&old).unwrap(), 4);
+
+        let store = Store::open(&here).unwrap();
+        let first = store.merge_from(&old).unwrap();
+        assert_eq!((first.merged.len(), first.source_version), (2, 4));
+        let second = store.merge_from(&copy).unwrap();
+        assert_eq!((second.merged.len(), second.already_here), (0, 2));
+        assert_eq!(schema_version_of(&old).unwrap(), 4, "the merge wrote into the database it read");
+        let run = store.load_run(first.merged[0].here).unwrap().unwrap();
+        assert_eq!(run.uid.as_deref(), Some("legacy-old-host-4242-1001-1"));
+        assert_eq!(run.cell_results.len(), 1);
+    }
+}

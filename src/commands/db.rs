@@ -1,0 +1,209 @@
+//! `iomatrix db check|backup|merge`: the results database as a file. `check`
+//! runs SQLite's integrity check, `backup` makes a consistent copy while runs
+//! write, `merge` brings other machines' databases' runs into this one (once
+//! each). docs/database.md says what is safe while runs write.
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use iomatrix_core::UsageError;
+use iomatrix_store::Store;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct DbArgs {
+    #[command(subcommand)]
+    command: DbCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum DbCommand {
+    /// SQLite's full integrity check of the database (every page, every index), its schema
+    /// version, and the runs and cells it holds; exit 1 if it is damaged. Reads only
+    Check {
+        /// Machine-readable output (schema "iomatrix.db-check/1")
+        #[arg(long)]
+        json: bool,
+    },
+    /// A consistent copy of the database in FILE through SQLite's online backup: safe while runs
+    /// write (copying the file with cp while a run writes is not). FILE must not exist
+    Backup {
+        /// Where the copy goes
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// Copy the runs of other databases (from other machines) into this one, with their cells,
+    /// histograms, environment, labels and losses; each keeps its origin (file, host, id there).
+    /// A run already here (merged before) is not copied again; runs still running there are left
+    /// for a later merge; the other files are only read
+    Merge {
+        /// Databases to merge from
+        #[arg(value_name = "OTHER", required = true)]
+        others: Vec<PathBuf>,
+        /// Machine-readable output (schema "iomatrix.db-merge/1")
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(args: DbArgs, db: &Path) -> anyhow::Result<ExitCode> {
+    match args.command {
+        DbCommand::Check { json } => check(db, json),
+        DbCommand::Backup { file } => backup(db, &file),
+        DbCommand::Merge { others, json } => merge(db, &others, json),
+    }
+}
+
+fn existing(db: &Path) -> anyhow::Result<()> {
+    if !db.is_file() {
+        return Err(UsageError::new(format!(
+            "no results database at {}: give the file with --db PATH (or IOMATRIX_DB)",
+            db.display()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+fn check(db: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
+    existing(db)?;
+    let r = iomatrix_store::check(db)?;
+    let count = |n: Option<i64>| n.map_or("unreadable".to_string(), |n| n.to_string());
+    if as_json {
+        let doc = json!({ "schema": "iomatrix.db-check/1", "sound": r.sound(), "check": r });
+        crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+    } else {
+        let version = match r.schema_version {
+            Some(v) if v > r.known_version => format!("{v} (newer than this iomatrix's {})", r.known_version),
+            Some(v) => format!("{v} (this iomatrix writes {})", r.known_version),
+            None => "unreadable".into(),
+        };
+        let mut out = format!(
+            "database: {}\nsize: {} bytes\nschema version: {version}\nruns: {}\ncells: {}\n",
+            r.path.display(),
+            r.bytes,
+            count(r.runs),
+            count(r.cells)
+        );
+        if r.sound() {
+            out += "integrity: ok\n";
+        } else {
+            out += &format!("integrity: DAMAGED ({} problem(s))\n", r.problems.len());
+            for p in r.problems.iter().take(20) {
+                out += &format!("  {p}\n");
+            }
+        }
+        crate::out::print(&out)?;
+    }
+    if r.sound() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!(
+        "iomatrix: error: results database {} is damaged: restore it from a copy (`iomatrix db backup` makes \
+         one); the sqlite3 shell's `.recover` may save what is left",
+        db.display()
+    );
+    Ok(ExitCode::from(crate::exit::FAILED))
+}
+
+fn backup(db: &Path, file: &Path) -> anyhow::Result<ExitCode> {
+    existing(db)?;
+    if file.exists() {
+        return Err(UsageError::new(format!(
+            "{} exists: db backup never overwrites a file; give a new name",
+            file.display()
+        ))
+        .into());
+    }
+    if std::fs::canonicalize(file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))).is_err() {
+        return Err(UsageError::new(format!("{}: its folder does not exist", file.display())).into());
+    }
+    let r = iomatrix_store::backup(db, file)?;
+    if !r.problems.is_empty() {
+        eprintln!(
+            "iomatrix: error: the copy {} is damaged ({}): so is {}, most likely; check it with `iomatrix db check`",
+            file.display(),
+            r.problems[0],
+            db.display()
+        );
+        return Ok(ExitCode::from(crate::exit::FAILED));
+    }
+    crate::out::print(&format!(
+        "copied {} to {} ({} pages, {} bytes; checked: ok)\n",
+        db.display(),
+        file.display(),
+        r.pages,
+        r.bytes
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn merge(db: &Path, others: &[PathBuf], as_json: bool) -> anyhow::Result<ExitCode> {
+    let here = std::fs::canonicalize(db).ok();
+    // Every source is looked at before anything is copied: a wrong file merges nothing.
+    for other in others {
+        if !other.is_file() {
+            return Err(
+                UsageError::new(format!("{}: no such file (a results database to merge)", other.display())).into()
+            );
+        }
+        if here.is_some() && std::fs::canonicalize(other).ok() == here {
+            return Err(UsageError::new(format!(
+                "{} is this database (--db): give the other machines' databases",
+                other.display()
+            ))
+            .into());
+        }
+        let version = iomatrix_store::schema_version_of(other).map_err(|e| {
+            UsageError::new(format!("{}: not a results database iomatrix can read: {e}", other.display()))
+        })?;
+        let known = iomatrix_store::known_schema_version();
+        if version == 0 {
+            return Err(UsageError::new(format!(
+                "{}: not an iomatrix results database (it has no runs table)",
+                other.display()
+            ))
+            .into());
+        }
+        if version > known {
+            return Err(UsageError::new(format!(
+                "{}: schema version {version} is newer than this iomatrix knows ({known}): merge with a newer iomatrix",
+                other.display()
+            ))
+            .into());
+        }
+    }
+    let store = Store::open_for_writing(db)?;
+    let mut reports = Vec::new();
+    for other in others {
+        let r = store.merge_from(other).with_context(|| {
+            format!("cannot merge {} ({} database(s) merged before it)", other.display(), reports.len())
+        })?;
+        reports.push(r);
+    }
+    if as_json {
+        let doc = json!({ "schema": "iomatrix.db-merge/1", "db": store.path(), "merged": reports });
+        crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+    } else {
+        let mut out = String::new();
+        for r in &reports {
+            out += &format!(
+                "{}: {} run(s) merged, {} already here{}\n",
+                r.source.display(),
+                r.merged.len(),
+                r.already_here,
+                if r.still_running > 0 {
+                    format!(", {} still running there (merge again once they end)", r.still_running)
+                } else {
+                    String::new()
+                }
+            );
+            for iomatrix_store::MergedRun { there, here } in &r.merged {
+                out += &format!("  run #{there} there is #{here} here\n");
+            }
+        }
+        crate::out::print(&out)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
