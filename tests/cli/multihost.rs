@@ -226,6 +226,71 @@ fn hosts_flag_in_a_build_without_mpi_is_refused_naming_the_feature() {
     assert!(!sb.db().exists(), "nothing stored");
 }
 
+fn stored_cells_in(db: &Path) -> i64 {
+    rusqlite::Connection::open(db)
+        .and_then(|c| c.query_row("SELECT count(*) FROM cells", [], |r| r.get::<_, i64>(0)))
+        .unwrap_or(0)
+}
+
+/// A host's link cut mid-cell: the run ends within --client-timeout (rank 0 gives up waiting, or mpirun,
+/// told by the lab to probe its daemons' connections, finds the host lost first), keeps the finished cells
+/// and names the host it lost.
+#[test]
+fn a_hosts_link_cut_mid_cell_ends_the_run_within_the_timeout_naming_the_host() {
+    let Some((lab, bin)) = lab_with_hosts(3, "none", &["nfs"]) else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let (lost_name, lost_addr, lost_ns, lost_veth) = hosts(&lab).pop().unwrap();
+    let args = [
+        "run",
+        "access",
+        "--target",
+        target.to_str().unwrap(),
+        "--bs",
+        "4k,8k,16k,32k,64k,128k",
+        "--duration",
+        "2s",
+        "--file-size",
+        "4m",
+        "--client-timeout",
+        "8s",
+    ];
+    let cutter = {
+        let db = sb.db();
+        let (ns, veth) = (lost_ns.clone(), lost_veth.clone());
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(90);
+            while Instant::now() < deadline {
+                if stored_cells_in(&db) >= 2 {
+                    std::thread::sleep(Duration::from_millis(700));
+                    let cut = Command::new("ip").args(["-n", &ns, "link", "set", &veth, "down"]).status();
+                    return (cut.is_ok_and(|s| s.success()), Instant::now());
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            (false, Instant::now())
+        })
+    };
+    let mut cmd = lab_command(&lab, &sb, "mpirun");
+    cmd.args(["--hostfile", lab.var("IOMATRIX_LAB_HOSTFILE"), "-np", "3", "-x", "IOMATRIX_DB"]).arg(&bin).args(args);
+    let (out, _) = bounded(cmd, Duration::from_secs(150));
+    let (cut, cut_at) = cutter.join().unwrap();
+    let ended_after_cut = cut_at.elapsed();
+    let (stdout, stderr) = text(&out);
+    assert!(cut, "two cells were never stored: {stderr}");
+    assert!(!out.status.success(), "{stdout}{stderr}");
+    let run = sb.last_run();
+    assert_eq!(run["run"]["status"], "failed", "{stderr}");
+    let kept = cells(&run).len();
+    assert!((2..6).contains(&kept), "the finished cells are kept: {kept}");
+    let error = run["run"]["error"].as_str().unwrap_or_default().to_string();
+    let named = format!("rank 2 on {lost_name} ({lost_addr})");
+    assert!(error.contains(&named) || stderr.contains(&named), "names the lost host: {error}\n{stderr}");
+    eprintln!("the run ended {:.1} s after the cut (--client-timeout 8s)", ended_after_cut.as_secs_f64());
+    // The cell under way (up to 2 s) + the timeout + MPI's abort; not TCP's own timeouts (minutes).
+    assert!(ended_after_cut < Duration::from_secs(25), "ended {ended_after_cut:?} after the cut");
+}
+
 /// An unreachable host in the hostfile is mpirun's own error, passed through; nothing is stored.
 #[test]
 fn an_unreachable_host_in_the_hostfile_is_mpiruns_error_and_nothing_is_stored() {
