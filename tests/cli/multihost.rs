@@ -366,3 +366,61 @@ fn lab_up_refuses_bad_host_flags() {
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
 }
+
+/// A host's rank killed mid-cell: mpirun ends the job, naming the rank and its host; the finished
+/// cells are kept.
+#[test]
+fn a_hosts_rank_killed_mid_cell_ends_the_run_naming_its_host() {
+    let Some((lab, bin)) = lab_with_hosts(3, "none", &["nfs"]) else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let pids = sb.dir.path().join("pids");
+    std::fs::create_dir(&pids).unwrap();
+    let hook = format!("echo $PPID > {}/$IOMATRIX_RANK", pids.display());
+    let args = [
+        "run",
+        "access",
+        "--target",
+        target.to_str().unwrap(),
+        "--bs",
+        "4k,8k,16k,32k,64k,128k",
+        "--duration",
+        "2s",
+        "--file-size",
+        "4m",
+        "--before",
+        &hook,
+    ];
+    let killer = {
+        let (pids, db) = (pids.clone(), sb.db());
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(90);
+            while Instant::now() < deadline {
+                if stored_cells_in(&db) >= 2 {
+                    std::thread::sleep(Duration::from_millis(700));
+                    // The hosts are namespaces of this machine: the rank's PID is seen from here.
+                    let pid: i32 = std::fs::read_to_string(pids.join("1")).unwrap().trim().parse().unwrap();
+                    // SAFETY: kill(2) on the rank's PID, which its own hook wrote.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            false
+        })
+    };
+    let mut cmd = lab_command(&lab, &sb, "mpirun");
+    cmd.args(["--hostfile", lab.var("IOMATRIX_LAB_HOSTFILE"), "-np", "3", "-x", "IOMATRIX_DB"]).arg(&bin).args(args);
+    let (out, took) = bounded(cmd, Duration::from_secs(150));
+    let (stdout, stderr) = text(&out);
+    assert!(killer.join().unwrap(), "two cells were never stored: {stderr}");
+    assert!(!out.status.success(), "{stdout}{stderr}");
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+    let (_, addr, _, _) = hosts(&lab)[1].clone();
+    assert!(stderr.contains("rank 1") && stderr.contains(&addr) && stderr.contains("signal 9"), "{stderr}");
+    let run = sb.last_run();
+    assert_ne!(run["run"]["status"], "complete");
+    let kept = cells(&run).len();
+    assert!((2..6).contains(&kept), "the finished cells are kept: {kept}");
+    assert!(pids.join("1").exists());
+}
