@@ -14,6 +14,10 @@ mod suites;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // `run ... --hosts`: this process only starts mpirun, before MPI is touched.
+    if let Some(launched) = harness::launch::by_hosts() {
+        return launched.unwrap_or_else(|err| fail(&err));
+    }
     let ranks = match harness::Ranks::init() {
         Ok(ranks) => ranks,
         Err(err) => return fail(&err),

@@ -41,6 +41,12 @@ pub struct ClientArgs {
     /// with a message after this, keeping the finished cells)
     #[arg(long, default_value = "10m", value_name = "TIME", allow_hyphen_values = true)]
     pub client_timeout: String,
+
+    /// Run on these hosts: starts `mpirun --hostfile FILE` (a line per host: HOST [slots=N]) or
+    /// `mpirun --host a,b,c` (HOST[:N]) with this iomatrix as the ranks, one client per slot, and
+    /// prints the command (a build with `--features mpi`); ignored by the ranks themselves
+    #[arg(long, value_name = "FILE|HOST,...")]
+    pub hosts: Option<String>,
 }
 
 impl Default for ClientArgs {
@@ -52,6 +58,7 @@ impl Default for ClientArgs {
             between_cells: None,
             on_client_error: "abort".into(),
             client_timeout: "10m".into(),
+            hosts: None,
         }
     }
 }

@@ -34,6 +34,8 @@ pub struct JobSpec<'a> {
     pub total_cells: usize,
     /// Called once the store is open, right before the working folder is made.
     pub before_files: &'a dyn Fn() -> anyhow::Result<()>,
+    /// Under MPI: each rank's host, stored in the environment as `client_hosts`.
+    pub client_hosts: Option<&'a [super::ranks::RankHost]>,
 }
 
 /// A run under way.
@@ -93,7 +95,7 @@ impl Job {
             command_line: command_line(),
             labels: super::args::with_env_labels(&run.labels)?,
             plan: job.plan,
-            environment: serde_json::to_value(&env)?,
+            environment: with_client_hosts(serde_json::to_value(&env)?, job.client_hosts)?,
             conditions: all,
             total_cells: job.total_cells,
         })?;
@@ -505,6 +507,14 @@ fn common_conditions(suite: &str, spec: &RunSpec, clients: usize, env: &Environm
         // Where the file system's partition starts, as a power of two (seed 002: 512 B against 1 MiB).
         "partition_alignment_bytes": env.target.block_device.as_ref().and_then(|b| b.alignment_bytes),
     })
+}
+
+/// The environment record with each MPI rank's host added (a run of threads has them all here).
+fn with_client_hosts(mut env: Value, hosts: Option<&[super::ranks::RankHost]>) -> anyhow::Result<Value> {
+    if let (Some(obj), Some(hosts)) = (env.as_object_mut(), hosts) {
+        obj.insert("client_hosts".into(), serde_json::to_value(hosts)?);
+    }
+    Ok(env)
 }
 
 /// The command line as a shell would take it back (`iomatrix rerun` splits it again).

@@ -9,6 +9,7 @@ pub mod args;
 pub mod clients;
 pub mod data;
 mod job;
+pub mod launch;
 pub mod live;
 mod progress;
 pub mod ranks;

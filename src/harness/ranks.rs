@@ -55,9 +55,84 @@ fn version() -> String {
     std::env::var("IOMATRIX_PRETEND_VERSION").unwrap_or_else(|_| env!("CARGO_PKG_VERSION").to_string())
 }
 
+/// Where one rank runs: the host's name and the address it is reached at,
+/// stored with the run (`environment.client_hosts`) so figures can be read
+/// per host.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RankHost {
+    pub rank: usize,
+    pub host: String,
+    pub address: String,
+}
+
+#[cfg(feature = "mpi")]
+impl RankHost {
+    /// This process's host: its name, and its first IPv4 address that is not
+    /// loopback, on an interface or subnet MPI's TCP transport is told to use
+    /// (`OMPI_MCA_btl_tcp_if_include`: names or a.b.c.d/n) if that is set.
+    pub fn here(rank: usize) -> RankHost {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "unknown".into());
+        let wanted: Vec<String> = std::env::var("OMPI_MCA_btl_tcp_if_include")
+            .map(|v| v.split(',').map(str::to_string).collect())
+            .unwrap_or_default();
+        let all = ipv4_addresses();
+        let address = all
+            .iter()
+            .find(|(name, addr)| wanted.iter().any(|w| w == name || in_subnet(*addr, w)))
+            .or_else(|| all.first())
+            .map(|(_, a)| a.to_string())
+            .unwrap_or_default();
+        RankHost { rank, host, address }
+    }
+}
+
+/// Whether `addr` lies in `cidr` (a.b.c.d/n); false for anything else.
+#[cfg(feature = "mpi")]
+fn in_subnet(addr: std::net::Ipv4Addr, cidr: &str) -> bool {
+    let Some((net, bits)) = cidr.split_once('/') else { return false };
+    let (Ok(net), Ok(bits)) = (net.parse::<std::net::Ipv4Addr>(), bits.parse::<u32>()) else { return false };
+    let mask = if bits == 0 { 0 } else { u32::MAX.checked_shl(32 - bits.min(32)).unwrap_or(0) };
+    u32::from(addr) & mask == u32::from(net) & mask
+}
+
+/// (interface, address) of every IPv4 address that is up and not loopback, in the kernel's order.
+#[cfg(feature = "mpi")]
+fn ipv4_addresses() -> Vec<(String, std::net::Ipv4Addr)> {
+    let mut found = Vec::new();
+    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `list` with a chain we only read and then free with freeifaddrs.
+    if unsafe { libc::getifaddrs(&mut list) } != 0 {
+        return found;
+    }
+    let mut at = list;
+    while !at.is_null() {
+        // SAFETY: `at` is a node of the chain getifaddrs made, not yet freed.
+        let ifa = unsafe { &*at };
+        let up = ifa.ifa_flags & libc::IFF_UP as u32 != 0 && ifa.ifa_flags & libc::IFF_LOOPBACK as u32 == 0;
+        // SAFETY: ifa_addr, when set, points at a sockaddr whose family says its type.
+        if up && !ifa.ifa_addr.is_null() && i32::from(unsafe { (*ifa.ifa_addr).sa_family }) == libc::AF_INET {
+            // SAFETY: an AF_INET address is a sockaddr_in; ifa_name is a C string.
+            let (sin, name) =
+                unsafe { (&*(ifa.ifa_addr as *const libc::sockaddr_in), std::ffi::CStr::from_ptr(ifa.ifa_name)) };
+            found.push((
+                name.to_string_lossy().into_owned(),
+                std::net::Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)),
+            ));
+        }
+        at = ifa.ifa_next;
+    }
+    // SAFETY: the chain getifaddrs gave, freed once.
+    unsafe { libc::freeifaddrs(list) };
+    found
+}
+
 pub struct Ranks {
     /// What the other ranks said mid-cell (rank 0).
     board: LiveBoard,
+    /// Every rank's host, by rank (rank 0, under MPI).
+    hosts: Option<Vec<RankHost>>,
     #[cfg(feature = "mpi")]
     mpi: Option<iomatrix_coord::mpi::MpiGroup>,
     told: std::cell::Cell<Told>,
@@ -86,10 +161,30 @@ impl Ranks {
                 Some(group) => !check_versions(group)?,
                 None => false,
             };
-            Ok(Ranks { board: LiveBoard::default(), mpi, told: std::cell::Cell::new(Told::Nothing), turned_away })
+            let hosts = match &mpi {
+                Some(group) if !turned_away => gather_hosts(group)?,
+                _ => None,
+            };
+            Ok(Ranks {
+                board: LiveBoard::default(),
+                hosts,
+                mpi,
+                told: std::cell::Cell::new(Told::Nothing),
+                turned_away,
+            })
         }
         #[cfg(not(feature = "mpi"))]
-        Ok(Ranks { board: LiveBoard::default(), told: std::cell::Cell::new(Told::Nothing), turned_away: false })
+        Ok(Ranks {
+            board: LiveBoard::default(),
+            hosts: None,
+            told: std::cell::Cell::new(Told::Nothing),
+            turned_away: false,
+        })
+    }
+
+    /// Every rank's host, by rank: at rank 0 of an MPI job, else None (all clients are here).
+    pub fn hosts(&self) -> Option<&[RankHost]> {
+        self.hosts.as_deref()
     }
 
     /// The number of MPI ranks, when running under mpirun.
@@ -208,6 +303,26 @@ impl Ranks {
         }
         let _ = broken;
     }
+}
+
+/// Rank 0: every rank's host, by rank (the others: None).
+#[cfg(feature = "mpi")]
+fn gather_hosts(group: &iomatrix_coord::mpi::MpiGroup) -> anyhow::Result<Option<Vec<RankHost>>> {
+    let here = serde_json::to_vec(&RankHost::here(group.rank()))?;
+    let Some(all) = group.gather(here).map_err(anyhow::Error::msg)? else { return Ok(None) };
+    let hosts: Vec<RankHost> = all
+        .iter()
+        .enumerate()
+        .map(|(rank, bytes)| {
+            serde_json::from_slice::<RankHost>(bytes).unwrap_or(RankHost {
+                rank,
+                host: "unknown".into(),
+                address: String::new(),
+            })
+        })
+        .collect();
+    group.set_hosts(hosts.iter().map(|h| format!("{} ({})", h.host, h.address)).collect());
+    Ok(Some(hosts))
 }
 
 /// Ok(true) when every rank runs rank 0's version; rank 0 refuses otherwise

@@ -36,6 +36,7 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
         plan: serde_json::to_value(&plan)?,
         total_cells: cells.len(),
         before_files: &before_files,
+        client_hosts: ranks.hosts(),
     };
     let mut job = Job::start(job, &mut options, db)?;
     let quiet = suite.quiet();

@@ -25,7 +25,7 @@ impl Lab {
         let vars: HashMap<String, String> = text
             .lines()
             .filter_map(|l| l.trim().trim_start_matches("export ").split_once('='))
-            .map(|(k, v)| (k.to_string(), v.trim_matches(|c| c == '\'' || c == '"').to_string()))
+            .map(|(k, v)| (k.to_string(), unquote(v)))
             .collect();
         let lab = Lab { vars };
         if !out.status.success() {
@@ -37,6 +37,26 @@ impl Lab {
 
     pub fn var(&self, key: &str) -> &str {
         self.vars.get(key).map(String::as_str).unwrap_or_else(|| panic!("lab/up printed no {key}: {:?}", self.vars))
+    }
+}
+
+/// A value as `lab/up` prints it (`printf %q`): quotes dropped, `\ ` and `\,` as the characters.
+fn unquote(v: &str) -> String {
+    let mut out = String::new();
+    let mut chars = v.trim_matches(|c| c == '\'' || c == '"').chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.extend(chars.next()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+impl Lab {
+    /// Every variable lab/up printed, e.g. the OMPI_MCA_* lines that point mpirun at the lab's hosts.
+    pub fn vars(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 }
 

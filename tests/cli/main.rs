@@ -26,6 +26,7 @@ mod lab;
 mod lab_fixture;
 mod mounted;
 mod mpi;
+mod multihost;
 mod remote;
 mod remote_access;
 mod remote_backup;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 /// The MPI build of iomatrix, or None: a skip of the calling test, with the
 /// reason (each test that asks, not only the first).
-fn mpi_binary() -> Option<PathBuf> {
+pub fn mpi_binary() -> Option<PathBuf> {
     static BUILT: OnceLock<Result<PathBuf, &str>> = OnceLock::new();
     let built = BUILT
         .get_or_init(|| {

@@ -44,6 +44,8 @@ pub struct MpiGroup {
     _universe: mpi::environment::Universe,
     world: SimpleCommunicator,
     timeout: std::cell::Cell<Duration>,
+    /// Each rank's host, by rank, as rank 0 names it in a failure ("iomx-3 (10.0.0.3)").
+    hosts: std::cell::RefCell<Vec<String>>,
     /// Raised by a signal: waits give up at once.
     interrupt: &'static AtomicBool,
 }
@@ -67,7 +69,14 @@ impl MpiGroup {
         // Every rank duplicates (a collective call); each relays only if its MPI allows threads.
         let duplicate = LiveComm(world.duplicate());
         let live = (threading == mpi::Threading::Multiple).then_some(duplicate);
-        Ok(Some(MpiGroup { live, _universe: universe, world, timeout: std::cell::Cell::new(timeout), interrupt }))
+        Ok(Some(MpiGroup {
+            live,
+            _universe: universe,
+            world,
+            timeout: std::cell::Cell::new(timeout),
+            hosts: Default::default(),
+            interrupt,
+        }))
     }
 
     pub fn rank(&self) -> usize {
@@ -90,6 +99,16 @@ impl MpiGroup {
     /// Rank 0 knows the bound from the command line; the others learn it with the plan.
     pub fn set_timeout(&self, timeout: Duration) {
         self.timeout.set(timeout);
+    }
+
+    /// Rank 0: where each rank runs, by rank, so a lost rank's message names its host.
+    pub fn set_hosts(&self, hosts: Vec<String>) {
+        *self.hosts.borrow_mut() = hosts;
+    }
+
+    /// " on HOST" for a rank whose host is known.
+    fn on_host(&self, rank: usize) -> String {
+        self.hosts.borrow().get(rank).map(|h| format!(" on {h}")).unwrap_or_default()
     }
 
     /// True when ranks can send rank 0 live figures during a cell.
@@ -256,7 +275,10 @@ impl MpiGroup {
                         collector.add(index, cell, on_cell);
                     }
                     Err(why) => {
-                        let failures = missing.iter().map(|r| ClientFailure::error(*r, why.clone())).collect();
+                        let failures = missing
+                            .iter()
+                            .map(|r| ClientFailure::error(*r, format!("rank {r}{}: {why}", self.on_host(*r))))
+                            .collect();
                         collector.broken(index, failures);
                         return false;
                     }

@@ -1,0 +1,161 @@
+//! `iomatrix run ... --hosts FILE|a,b,c`: this process starts `mpirun` with
+//! its own binary as the ranks (one client per slot), says the exact command,
+//! and exits with mpirun's code. It runs before MPI is initialised: an MPI
+//! process that starts mpirun is a nested launch, which Open MPI refuses.
+//! The ranks get the same command line, `--hosts` included (so the stored
+//! command line reruns the same way); under mpirun they ignore it.
+
+use super::args::command_text;
+use crate::cli::Cli;
+use clap::CommandFactory;
+use iomatrix_core::UsageError;
+use std::path::Path;
+use std::process::{Command, ExitCode};
+
+/// Where the ranks go and how many: `--hostfile FILE` or `--host a,b,c`.
+#[derive(Debug, PartialEq)]
+pub struct HostList {
+    pub mpirun_args: Vec<String>,
+    pub slots: usize,
+}
+
+/// Some(outcome) when this is `run ... --hosts` outside mpirun: the launch
+/// happened (or was refused); None lets the command run as usual.
+pub fn by_hosts() -> Option<anyhow::Result<ExitCode>> {
+    if iomatrix_coord::launched_by_mpirun() {
+        return None;
+    }
+    let matches = Cli::command().try_get_matches_from(std::env::args_os()).ok()?;
+    let (_, suite) = matches.subcommand_matches("run")?.subcommand()?;
+    let hosts = suite.try_get_one::<String>("hosts").ok().flatten()?.clone();
+    let clients = suite.try_get_one::<usize>("clients").ok().flatten().copied().unwrap_or(1);
+    Some(launch(&hosts, clients))
+}
+
+fn launch(hosts: &str, clients: usize) -> anyhow::Result<ExitCode> {
+    if !cfg!(feature = "mpi") {
+        return Err(UsageError::new(
+            "--hosts starts mpirun with this iomatrix as the ranks, but it was built without MPI; rebuild with \
+             `cargo build --release --features mpi` (Debian: apt-get install libopenmpi-dev openmpi-bin clang \
+             libclang-dev)",
+        )
+        .into());
+    }
+    if clients > 1 {
+        return Err(UsageError::new(format!(
+            "--clients {clients} with --hosts: each MPI rank is one client, one per slot of a host; leave --clients \
+             out and give a host more slots (`HOST slots=N` in the hostfile, or HOST:N in the list)"
+        ))
+        .into());
+    }
+    let list = parse_hosts(hosts)?;
+    let exe = std::env::current_exe().map_err(|e| anyhow::anyhow!("cannot find this iomatrix's own path: {e}"))?;
+    let mut words: Vec<String> = vec!["mpirun".into()];
+    words.extend(list.mpirun_args);
+    words.extend(["-np".into(), list.slots.to_string()]);
+    // Remote ranks get only the environment named with -x: the database, the SMB password, labels
+    // (not the lab's own IOMATRIX_LAB_* lines, which iomatrix does not read).
+    let mut names: Vec<String> = std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .filter(|k| k.starts_with("IOMATRIX_") && !k.starts_with("IOMATRIX_LAB_"))
+        .collect();
+    names.sort();
+    for name in names {
+        words.extend(["-x".into(), name]);
+    }
+    words.push(exe.display().to_string());
+    words.extend(std::env::args().skip(1));
+    eprintln!("iomatrix: starting {} ranks: {}", list.slots, command_text(&words));
+    let status =
+        match Command::new(&words[0]).args(&words[1..]).status() {
+            Ok(status) => status,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(UsageError::new(
+                "--hosts starts mpirun, which is not on PATH: install Open MPI (Debian: apt-get install openmpi-bin)",
+            )
+            .into()),
+            Err(e) => return Err(anyhow::anyhow!("cannot start mpirun: {e}")),
+        };
+    let code = match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
+        (Some(code), _) => code.clamp(0, 255) as u8,
+        (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
+        (None, None) => crate::exit::FAILED,
+    };
+    Ok(ExitCode::from(code))
+}
+
+/// `--hosts`: a hostfile (a line per host: `HOST [slots=N]`, `#` comments)
+/// if such a file exists, else host names separated by commas (`HOST[:N]`).
+pub fn parse_hosts(hosts: &str) -> Result<HostList, UsageError> {
+    let hosts = hosts.trim();
+    let usage = |why: String| {
+        UsageError::new(format!(
+            "--hosts {hosts}: {why}; give a hostfile (a line per host: HOST [slots=N]) or host names separated by \
+             commas (HOST[:N],...)"
+        ))
+    };
+    if hosts.is_empty() {
+        return Err(usage("no host given".into()));
+    }
+    let path = Path::new(hosts);
+    if path.is_file() {
+        let text = std::fs::read_to_string(path).map_err(|e| usage(format!("cannot read it: {e}")))?;
+        let mut slots = 0;
+        for line in text.lines() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            let mut words = line.split_whitespace();
+            if words.next().is_none() {
+                continue;
+            }
+            let mut here = 1;
+            for w in words {
+                if let Some(n) = w.strip_prefix("slots=") {
+                    here = n.parse().ok().filter(|n| *n > 0).ok_or_else(|| usage(format!("'{line}': bad slots")))?;
+                }
+            }
+            slots += here;
+        }
+        if slots == 0 {
+            return Err(usage("the file names no host".into()));
+        }
+        return Ok(HostList { mpirun_args: vec!["--hostfile".into(), hosts.into()], slots });
+    }
+    if hosts.contains('/') {
+        return Err(usage("no such file".into()));
+    }
+    let mut slots = 0;
+    for entry in hosts.split(',') {
+        let (name, n) = entry.split_once(':').unwrap_or((entry, "1"));
+        let n: usize = n.parse().ok().filter(|n| *n > 0).ok_or_else(|| usage(format!("'{entry}': bad slot count")))?;
+        if name.trim().is_empty() || name.contains(char::is_whitespace) {
+            return Err(usage(format!("'{entry}' is not a host name")));
+        }
+        slots += n;
+    }
+    Ok(HostList { mpirun_args: vec!["--host".into(), hosts.into()], slots })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_gives_one_slot_per_host_unless_told() {
+        let l = parse_hosts("a,b:2,c").unwrap();
+        assert_eq!(l, HostList { mpirun_args: vec!["--host".into(), "a,b:2,c".into()], slots: 4 });
+        assert!(parse_hosts("a,,b").unwrap_err().to_string().contains("not a host name"));
+        assert!(parse_hosts("a:0").unwrap_err().to_string().contains("bad slot count"));
+        assert!(parse_hosts("/no/such/hostfile").unwrap_err().to_string().contains("no such file"));
+    }
+
+    #[test]
+    fn a_hostfile_counts_its_slots() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("hosts");
+        std::fs::write(&file, "# lab\n10.0.0.1 slots=2\n\n10.0.0.2\n").unwrap();
+        let l = parse_hosts(file.to_str().unwrap()).unwrap();
+        assert_eq!(l.slots, 3);
+        assert_eq!(l.mpirun_args[0], "--hostfile");
+        std::fs::write(&file, "# nothing\n").unwrap();
+        assert!(parse_hosts(file.to_str().unwrap()).unwrap_err().to_string().contains("names no host"));
+    }
+}

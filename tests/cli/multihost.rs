@@ -1,0 +1,426 @@
+//! MPI ranks on separate hosts: `lab/up --hosts N` makes N client hosts
+//! (network namespaces with host names and sshds of their own on a bridge
+//! beside the lab's servers), and Open MPI starts one rank on each over ssh,
+//! talking TCP over the veths. Root, mpirun and the lab's packages are
+//! needed; missing, each test is a skip.
+
+use crate::helpers::*;
+use crate::lab_fixture::Lab;
+use crate::mpi::mpi_binary;
+use serde_json::Value;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A lab with `hosts` client hosts (`--host-link` as given), and the MPI build; None is a skip.
+fn lab_with_hosts(hosts: usize, host_link: &str, parts: &[&str]) -> Option<(Lab, PathBuf)> {
+    if !is_root() {
+        skip("ranks on lab hosts need root (namespaces, veth)");
+        return None;
+    }
+    let missing: Vec<&str> =
+        ["ssh", "ssh-keygen", "/usr/sbin/sshd", "ip", "tc", "nsenter"].into_iter().filter(|t| !have(t)).collect();
+    if !missing.is_empty() {
+        skip(format!("ranks on lab hosts need {missing:?} (apt-get install openssh-server openssh-client iproute2)"));
+        return None;
+    }
+    let bin = mpi_binary()?;
+    let n = hosts.to_string();
+    let args = [&["--hosts", n.as_str(), "--host-link", host_link][..], parts].concat();
+    let lab = Lab::up(&args)?;
+    Some((lab, bin))
+}
+
+/// The lab's hosts, in hostfile order: (name, address, namespace, veth).
+fn hosts(lab: &Lab) -> Vec<(String, String, String, String)> {
+    let words = |k: &str| lab.var(k).split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    let (names, addrs, nets, veths) = (
+        words("IOMATRIX_LAB_HOST_NAMES"),
+        words("IOMATRIX_LAB_HOSTS"),
+        words("IOMATRIX_LAB_HOST_NETNS"),
+        words("IOMATRIX_LAB_HOST_VETHS"),
+    );
+    (0..names.len()).map(|i| (names[i].clone(), addrs[i].clone(), nets[i].clone(), veths[i].clone())).collect()
+}
+
+/// A command with the lab's Open MPI settings (ssh through the lab's sshds, TCP over the host veths),
+/// this sandbox's database, the SMB password file, and root allowed; in a process group of its own.
+fn lab_command(lab: &Lab, sb: &Sandbox, program: &str) -> Command {
+    let mut cmd = Command::new(program);
+    for (k, v) in lab.vars().filter(|(k, _)| k.starts_with("OMPI_MCA_")) {
+        cmd.env(k, v);
+    }
+    if let Some((_, file)) = lab.vars().find(|(k, _)| *k == "IOMATRIX_LAB_SMB_PASSWORD_FILE") {
+        cmd.env("IOMATRIX_SMB_PASSWORD_FILE", file);
+    }
+    cmd.env("IOMATRIX_DB", sb.db())
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .current_dir(sb.dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    cmd
+}
+
+/// Runs `cmd`, killing its whole process group after `limit`; calls `meanwhile` once it started.
+fn bounded(mut cmd: Command, limit: Duration) -> (Output, Duration) {
+    let begun = Instant::now();
+    let child = cmd.spawn().expect("start the command");
+    let pgid = child.id() as i32;
+    let waiter = std::thread::spawn(move || child.wait_with_output().expect("wait for it"));
+    while !waiter.is_finished() {
+        if begun.elapsed() > limit {
+            // SAFETY: kill(2) on the process group we created; no memory involved.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            let out = waiter.join().unwrap();
+            panic!("ran past {limit:?}: killed it\n{}", String::from_utf8_lossy(&out.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (waiter.join().unwrap(), begun.elapsed())
+}
+
+/// `mpirun --hostfile LAB_HOSTFILE -np N BIN ARGS`.
+fn mpirun_on_hosts(lab: &Lab, sb: &Sandbox, np: usize, bin: &Path, args: &[&str], limit: Duration) -> Output {
+    let mut cmd = lab_command(lab, sb, "mpirun");
+    cmd.args(["--hostfile", lab.var("IOMATRIX_LAB_HOSTFILE"), "-np", &np.to_string(), "-x", "IOMATRIX_DB"]);
+    if lab.vars().any(|(k, _)| k == "IOMATRIX_LAB_SMB_PASSWORD_FILE") {
+        cmd.args(["-x", "IOMATRIX_SMB_PASSWORD_FILE"]);
+    }
+    cmd.arg(bin).args(args);
+    bounded(cmd, limit).0
+}
+
+/// Bytes the host's end of its veth has sent and received.
+fn veth_bytes(netns: &str, veth: &str) -> u64 {
+    let read = |what: &str| {
+        let out = Command::new("ip")
+            .args(["netns", "exec", netns, "cat", &format!("/sys/class/net/{veth}/statistics/{what}_bytes")])
+            .output()
+            .expect("ip netns exec cat");
+        String::from_utf8_lossy(&out.stdout).trim().parse::<u64>().unwrap_or(0)
+    };
+    read("tx") + read("rx")
+}
+
+/// The stored run's ranks and their hosts: (rank, host, address).
+fn client_hosts(run: &Value) -> Vec<(u64, String, String)> {
+    run["run"]["environment"]["client_hosts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no environment.client_hosts: {}", run["run"]["environment"]))
+        .iter()
+        .map(|h| {
+            (h["rank"].as_u64().unwrap(), h["host"].as_str().unwrap().into(), h["address"].as_str().unwrap().into())
+        })
+        .collect()
+}
+
+fn assert_on_the_lab_hosts(run: &Value, lab: &Lab, what: &str) {
+    let expected: Vec<(u64, String, String)> =
+        hosts(lab).into_iter().enumerate().map(|(rank, (name, addr, _, _))| (rank as u64, name, addr)).collect();
+    assert_eq!(client_hosts(run), expected, "{what}: one rank on each lab host, in hostfile order");
+}
+
+/// The "done when": iozone and fileserver, each rank on its own lab host, against the folder the
+/// hosts share, the lab's NFS server and its SMB server; every run stored with three distinct hosts, and
+/// the ranks' traffic on the host veths.
+#[test]
+fn three_lab_hosts_run_iozone_and_fileserver_on_a_shared_folder_nfs_and_smb() {
+    let Some((lab, bin)) = lab_with_hosts(3, "none", &[]) else { return };
+    let sb = Sandbox::new();
+    let shared = sb.target();
+    let targets =
+        [shared.to_str().unwrap().to_string(), lab.var("IOMATRIX_LAB_NFS").into(), lab.var("IOMATRIX_LAB_SMB").into()];
+    let before: Vec<u64> = hosts(&lab).iter().map(|(_, _, ns, v)| veth_bytes(ns, v)).collect();
+    let mut runs = 0;
+    for target in &targets {
+        let iozone =
+            ["run", "iozone", "--target", target, "--files", "256k", "--records", "64k", "--tests", "write,read"];
+        let fileserver = [
+            "run",
+            "fileserver",
+            "--target",
+            target,
+            "--connections",
+            "2",
+            "--files-per-connection",
+            "2",
+            "--sizes",
+            "8k,16k",
+        ];
+        for (suite, args) in [("iozone", &iozone[..]), ("fileserver", &fileserver[..])] {
+            let out = mpirun_on_hosts(&lab, &sb, 3, &bin, args, Duration::from_secs(180));
+            assert_success(&out);
+            runs += 1;
+            let run = sb.last_run();
+            let what = format!("{suite} on {target}");
+            assert_eq!(run["run"]["status"], "complete", "{what}");
+            assert_eq!(run["run"]["conditions"]["clients"], 3, "{what}");
+            assert_on_the_lab_hosts(&run, &lab, &what);
+            let distinct: std::collections::BTreeSet<String> = client_hosts(&run).into_iter().map(|h| h.1).collect();
+            assert_eq!(distinct.len(), 3, "{what}: three distinct hosts");
+            for c in cells(&run) {
+                crate::clients::assert_barrier_held(&c, 3);
+                let figures = if suite == "fileserver" { &c["metrics"]["clients"] } else { &c["client_figures"] };
+                let ranks: Vec<u64> = figures.as_array().unwrap().iter().map(|f| f["rank"].as_u64().unwrap()).collect();
+                assert_eq!(ranks, [0, 1, 2], "{what}: {}", c["test"]);
+            }
+            let shown = sb.run(&["show", &run["run"]["id"].to_string()]);
+            assert_success(&shown);
+            let (text, _) = crate::helpers::text(&shown);
+            for (name, addr, _, _) in hosts(&lab) {
+                assert!(text.contains(&format!("{name} ({addr})")), "{what}: show groups by host: {text}");
+            }
+        }
+    }
+    assert_eq!(sb.runs_json()["runs"].as_array().unwrap().len(), runs);
+    for ((name, _, ns, v), was) in hosts(&lab).iter().zip(before) {
+        let moved = veth_bytes(ns, v) - was;
+        // Every rank's figures and barriers cross its veth (and the NFS/SMB data, and the shared folder's none).
+        assert!(moved > 100_000, "{name}: only {moved} bytes crossed its veth");
+    }
+    assert!(sb.leftovers().is_empty(), "{:?}", sb.leftovers());
+}
+
+/// `run ... --hosts HOSTFILE` and `--hosts a,b,c` start mpirun themselves and say the command.
+#[test]
+fn hosts_flag_starts_mpirun_on_the_lab_hosts_and_says_the_command() {
+    let Some((lab, bin)) = lab_with_hosts(3, "none", &["nfs"]) else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let addrs: Vec<String> = hosts(&lab).into_iter().map(|h| h.1).collect();
+    let list = addrs.join(",");
+    for (hosts_arg, mpirun_words) in [
+        (lab.var("IOMATRIX_LAB_HOSTFILE"), format!("--hostfile {}", lab.var("IOMATRIX_LAB_HOSTFILE"))),
+        (&list, format!("--host {list}")),
+    ] {
+        let mut cmd = lab_command(&lab, &sb, bin.to_str().unwrap());
+        cmd.args(["run", "iozone", "--target", target.to_str().unwrap(), "--files", "256k", "--records", "64k"])
+            .args(["--tests", "write,read", "--hosts", hosts_arg]);
+        let (out, _) = bounded(cmd, Duration::from_secs(120));
+        assert_success(&out);
+        let (_, stderr) = text(&out);
+        let said = stderr
+            .lines()
+            .find(|l| l.starts_with("iomatrix: starting 3 ranks: mpirun "))
+            .unwrap_or_else(|| panic!("{stderr}"));
+        assert!(said.contains(&format!("{mpirun_words} -np 3 -x IOMATRIX_DB")), "{said}");
+        assert!(said.contains(&format!("{} run iozone", bin.display())), "{said}");
+        let run = sb.last_run();
+        assert_on_the_lab_hosts(&run, &lab, hosts_arg);
+        assert!(run["run"]["command_line"].as_str().unwrap().contains("--hosts"), "rerun starts the same hosts");
+    }
+    assert!(sb.leftovers().is_empty());
+}
+
+/// Without MPI, `--hosts` is refused before anything starts (no root or lab needed).
+#[test]
+fn hosts_flag_in_a_build_without_mpi_is_refused_naming_the_feature() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let out = sb.run(&["run", "iozone", "--target", target.to_str().unwrap(), "--hosts", "a,b,c"]);
+    assert_usage_error(&out, "--features mpi");
+    assert!(!sb.db().exists(), "nothing stored");
+}
+
+fn stored_cells_in(db: &Path) -> i64 {
+    rusqlite::Connection::open(db)
+        .and_then(|c| c.query_row("SELECT count(*) FROM cells", [], |r| r.get::<_, i64>(0)))
+        .unwrap_or(0)
+}
+
+/// A host's link cut mid-cell: the run ends within --client-timeout (rank 0 gives up waiting, or mpirun,
+/// told by the lab to probe its daemons' connections, finds the host lost first), keeps the finished cells
+/// and names the host it lost.
+#[test]
+fn a_hosts_link_cut_mid_cell_ends_the_run_within_the_timeout_naming_the_host() {
+    let Some((lab, bin)) = lab_with_hosts(3, "none", &["nfs"]) else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let (lost_name, lost_addr, lost_ns, lost_veth) = hosts(&lab).pop().unwrap();
+    let args = [
+        "run",
+        "access",
+        "--target",
+        target.to_str().unwrap(),
+        "--bs",
+        "4k,8k,16k,32k,64k,128k",
+        "--duration",
+        "2s",
+        "--file-size",
+        "4m",
+        "--client-timeout",
+        "8s",
+    ];
+    let cutter = {
+        let db = sb.db();
+        let (ns, veth) = (lost_ns.clone(), lost_veth.clone());
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(90);
+            while Instant::now() < deadline {
+                if stored_cells_in(&db) >= 2 {
+                    std::thread::sleep(Duration::from_millis(700));
+                    let cut = Command::new("ip").args(["-n", &ns, "link", "set", &veth, "down"]).status();
+                    return (cut.is_ok_and(|s| s.success()), Instant::now());
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            (false, Instant::now())
+        })
+    };
+    let mut cmd = lab_command(&lab, &sb, "mpirun");
+    cmd.args(["--hostfile", lab.var("IOMATRIX_LAB_HOSTFILE"), "-np", "3", "-x", "IOMATRIX_DB"]).arg(&bin).args(args);
+    let (out, _) = bounded(cmd, Duration::from_secs(150));
+    let (cut, cut_at) = cutter.join().unwrap();
+    let ended_after_cut = cut_at.elapsed();
+    let (stdout, stderr) = text(&out);
+    assert!(cut, "two cells were never stored: {stderr}");
+    assert!(!out.status.success(), "{stdout}{stderr}");
+    let run = sb.last_run();
+    assert_eq!(run["run"]["status"], "failed", "{stderr}");
+    let kept = cells(&run).len();
+    assert!((2..6).contains(&kept), "the finished cells are kept: {kept}");
+    let error = run["run"]["error"].as_str().unwrap_or_default().to_string();
+    let named = format!("rank 2 on {lost_name} ({lost_addr})");
+    assert!(error.contains(&named) || stderr.contains(&named), "names the lost host: {error}\n{stderr}");
+    eprintln!("the run ended {:.1} s after the cut (--client-timeout 8s)", ended_after_cut.as_secs_f64());
+    // The cell under way (up to 2 s) + the timeout + MPI's abort; not TCP's own timeouts (minutes).
+    assert!(ended_after_cut < Duration::from_secs(25), "ended {ended_after_cut:?} after the cut");
+}
+
+/// An unreachable host in the hostfile is mpirun's own error, passed through; nothing is stored.
+#[test]
+fn an_unreachable_host_in_the_hostfile_is_mpiruns_error_and_nothing_is_stored() {
+    let Some((lab, bin)) = lab_with_hosts(2, "none", &["nfs"]) else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    // An address on the hosts' bridge where no host answers.
+    let first = hosts(&lab)[0].1.clone();
+    let ghost = format!("{}.99", first.rsplit_once('.').unwrap().0);
+    let hostfile = sb.dir.path().join("hosts");
+    let lines: Vec<String> = hosts(&lab).into_iter().map(|h| h.1).chain([ghost.clone()]).collect();
+    std::fs::write(&hostfile, lines.join("\n") + "\n").unwrap();
+    let mut cmd = lab_command(&lab, &sb, bin.to_str().unwrap());
+    cmd.args(["run", "iozone", "--target", target.to_str().unwrap(), "--files", "256k", "--records", "64k"])
+        .args(["--hosts", hostfile.to_str().unwrap()]);
+    let (out, took) = bounded(cmd, Duration::from_secs(90));
+    let (stdout, stderr) = text(&out);
+    assert!(!out.status.success(), "{stdout}{stderr}");
+    assert!(stderr.contains(&ghost), "mpirun names the host it could not reach: {stderr}");
+    assert!(stderr.contains("ORTE was unable to reliably start"), "mpirun's own words: {stderr}");
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+    assert!(!sb.db().exists() || sb.runs_json()["runs"].as_array().unwrap().is_empty(), "nothing stored");
+    assert!(sb.leftovers().is_empty());
+}
+
+/// One host behind a 10 Mbit/s link: its ranks finish last, the stonewalled and last-done aggregates
+/// differ, and `show` names it as the straggler host with its ratio to the median host.
+#[test]
+fn a_host_slowed_to_10mbit_is_named_the_straggler() {
+    let Some((lab, bin)) = lab_with_hosts(3, "none,none,10mbit", &["nfs"]) else { return };
+    let sb = Sandbox::new();
+    let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
+    let args = ["run", "iozone", "--target", &nfs, "--files", "2m", "--records", "64k", "--tests", "write,read"];
+    let out = mpirun_on_hosts(&lab, &sb, 3, &bin, &args, Duration::from_secs(180));
+    assert_success(&out);
+    let run = sb.last_run();
+    assert_on_the_lab_hosts(&run, &lab, "10mbit");
+    let (slow_name, slow_addr, _, _) = hosts(&lab).pop().unwrap();
+    for c in cells(&run) {
+        let m = &c["metrics"];
+        let (overall, stonewalled) =
+            (m["kib_per_sec_overall"].as_f64().unwrap(), m["kib_per_sec_stonewalled"].as_f64().unwrap());
+        assert!(stonewalled > 2.0 * overall, "{}: stonewalled {stonewalled} vs overall {overall}", c["test"]);
+        let slow = c["client_figures"][2]["moved"]["bytes"].as_f64().unwrap();
+        assert!(slow > 0.0);
+    }
+    let shown = sb.run(&["show", &run["run"]["id"].to_string()]);
+    assert_success(&shown);
+    let (text, _) = text(&shown);
+    let line =
+        text.lines().find(|l| l.starts_with("straggler host:")).unwrap_or_else(|| panic!("no straggler named: {text}"));
+    assert!(line.contains(&format!("{slow_name} ({slow_addr})")), "{line}");
+    let ratio: f64 = line.split(" at ").nth(1).and_then(|r| r.split('x').next()).unwrap().parse().unwrap();
+    // 10 Mbit/s against unshaped veths: far below half the median host.
+    assert!(ratio < 0.5, "{line}");
+    assert_eq!(text.lines().filter(|l| l.starts_with("straggler host:")).count(), 1, "{text}");
+    eprintln!("{line}");
+}
+
+/// `lab/up`'s host flags refuse bad values before anything is made (no root needed).
+#[test]
+fn lab_up_refuses_bad_host_flags() {
+    let up = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("lab/up");
+    for (args, needle) in [
+        (&["--hosts", "three"][..], "--hosts must be a number"),
+        (&["--hosts", "51"][..], "at most 50"),
+        (&["--hosts", "2", "--host-link", "5mbit"][..], "--host-link takes"),
+        (&["--host-link", "100mbit"][..], "add --hosts N"),
+    ] {
+        let out = Command::new("timeout").arg("30").arg(&up).args(args).output().unwrap();
+        let (_, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+}
+
+/// A host's rank killed mid-cell: mpirun ends the job, naming the rank and its host; the finished
+/// cells are kept.
+#[test]
+fn a_hosts_rank_killed_mid_cell_ends_the_run_naming_its_host() {
+    let Some((lab, bin)) = lab_with_hosts(3, "none", &["nfs"]) else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let pids = sb.dir.path().join("pids");
+    std::fs::create_dir(&pids).unwrap();
+    let hook = format!("echo $PPID > {}/$IOMATRIX_RANK", pids.display());
+    let args = [
+        "run",
+        "access",
+        "--target",
+        target.to_str().unwrap(),
+        "--bs",
+        "4k,8k,16k,32k,64k,128k",
+        "--duration",
+        "2s",
+        "--file-size",
+        "4m",
+        "--before",
+        &hook,
+    ];
+    let killer = {
+        let (pids, db) = (pids.clone(), sb.db());
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(90);
+            while Instant::now() < deadline {
+                if stored_cells_in(&db) >= 2 {
+                    std::thread::sleep(Duration::from_millis(700));
+                    // The hosts are namespaces of this machine: the rank's PID is seen from here.
+                    let pid: i32 = std::fs::read_to_string(pids.join("1")).unwrap().trim().parse().unwrap();
+                    // SAFETY: kill(2) on the rank's PID, which its own hook wrote.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            false
+        })
+    };
+    let mut cmd = lab_command(&lab, &sb, "mpirun");
+    cmd.args(["--hostfile", lab.var("IOMATRIX_LAB_HOSTFILE"), "-np", "3", "-x", "IOMATRIX_DB"]).arg(&bin).args(args);
+    let (out, took) = bounded(cmd, Duration::from_secs(150));
+    let (stdout, stderr) = text(&out);
+    assert!(killer.join().unwrap(), "two cells were never stored: {stderr}");
+    assert!(!out.status.success(), "{stdout}{stderr}");
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+    let (_, addr, _, _) = hosts(&lab)[1].clone();
+    assert!(stderr.contains("rank 1") && stderr.contains(&addr) && stderr.contains("signal 9"), "{stderr}");
+    let run = sb.last_run();
+    assert_ne!(run["run"]["status"], "complete");
+    let kept = cells(&run).len();
+    assert!((2..6).contains(&kept), "the finished cells are kept: {kept}");
+    assert!(pids.join("1").exists());
+}
