@@ -35,7 +35,7 @@ use std::path::PathBuf;
         `rerun` runs a stored run's flags again; `extents`, `scan` and `clean` help around them.",
     after_help = "Exit codes: 0 done, 1 the run failed, 2 bad input, 3 every cell ran but some clients (or \
         connections) failed some (--on-client-error continue), 4 every cell ran but --verify found blocks that \
-        were not what was written, 130 interrupted by Ctrl-C, 143 by SIGTERM, 129 by SIGHUP."
+        were not what was written, 5 compare --fail-if-slower found slower figures, 130 interrupted by Ctrl-C, 143 by SIGTERM, 129 by SIGHUP."
 )]
 pub struct Cli {
     /// Results database [default: $XDG_DATA_HOME/iomatrix/results.sqlite, or ~/.local/share/...]
