@@ -217,7 +217,7 @@ pub fn text(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>) -> String 
         }
     };
     both("plan parameters", &c.plan_differences, &mut out);
-    both("environment", &c.environment_differences, &mut out);
+    both("environment facts", &c.environment_differences, &mut out);
     if !c.unknown.is_empty() {
         let _ = writeln!(out, "not known on one side (not compared): {}", c.unknown.join(", "));
     }

@@ -263,7 +263,7 @@ fn compare_lists_the_plan_parameters_that_differ_and_names_a_size_mix_by_its_ran
     let (stdout, _) = text(&sb.run(&["compare", "cfg=1", "cfg=5"]));
     let diffs = stdout.split("conditions:").next().unwrap();
     assert!(diffs.contains("plan parameters that differ (A vs B):\n  interleave: 1 vs 5\n"), "{stdout}");
-    assert!(stdout.contains("environment: the same on both sides"), "{stdout}");
+    assert!(stdout.contains("environment facts: the same on both sides"), "{stdout}");
     assert!(stdout.contains("write 4k..1m (3 sizes)/4k"), "{stdout}");
     assert!(!stdout.contains("1m/4k"), "never named by one of its sizes: {stdout}");
     // Seed 003's tables: per phase, each operation's mean, p50, p99 and rate, A, B and % change.
@@ -403,5 +403,40 @@ fn fail_if_slower_exits_5_on_a_planted_slowdown_and_0_on_the_same_setup() {
     assert_usage_error(
         &sb.run(&["compare", "side=base", "side=slow", "--fail-if-slower", "5%", "--metric", "nothing-like-it"]),
         "--metric nothing-like-it",
+    );
+}
+
+/// Two real runs on tmpfs mounts that differ in one mount option (root only; skipped elsewhere).
+#[test]
+fn compare_lists_a_changed_mount_option() {
+    let Some(relatime) = Mount::virtual_fs("tmpfs", "size=32m") else { return };
+    let Some(noatime) = Mount::virtual_fs("tmpfs", "size=32m,noatime") else { return };
+    let sb = Sandbox::new();
+    for (mount, label) in [(&relatime, "atime=relatime"), (&noatime, "atime=noatime")] {
+        assert_success(&sb.run(&[
+            "run",
+            "iozone",
+            "--target",
+            mount.point.to_str().unwrap(),
+            "--files",
+            "64k",
+            "--records",
+            "4k",
+            "--tests",
+            "write,read",
+            "--label",
+            label,
+        ]));
+    }
+    let doc = json_of(&sb.run(&["compare", "atime=relatime", "atime=noatime", "--json"]));
+    let diffs = doc["comparison"]["environment_differences"].as_array().unwrap();
+    let options = diffs.iter().find(|d| d["name"] == "target.mount_options").unwrap_or_else(|| panic!("{diffs:?}"));
+    assert!(!options["a"].as_str().unwrap().contains("noatime"), "{options}");
+    assert!(options["b"].as_str().unwrap().contains("noatime"), "{options}");
+    let (stdout, _) = text(&sb.run(&["compare", "atime=relatime", "atime=noatime"]));
+    let above = stdout.split("\nread: B/A").next().unwrap();
+    assert!(
+        above.contains("environment facts that differ (A vs B):\n") && above.contains("  target.mount_options: "),
+        "{stdout}"
     );
 }
