@@ -426,7 +426,23 @@ fn operation_tables(a: &Group, b: &Group) -> Vec<OperationTable> {
             });
         }
     }
-    tables.into_iter().map(|(phase, rows)| OperationTable { phase, rows }).collect()
+    // In the order a file is used (seed 003's tables), then by name; figures as listed above.
+    const ORDER: [&str; 6] = ["create", "open", "write", "read", "fsync", "close"];
+    let rank = |op: &str| ORDER.iter().position(|o| *o == op).unwrap_or(ORDER.len());
+    let figure = |f: &str| OPERATION_FIGURES.iter().position(|x| x.0 == f).unwrap_or(0);
+    tables
+        .into_iter()
+        .map(|(phase, mut rows)| {
+            rows.sort_by(|x, y| {
+                (rank(&x.operation), &x.operation, figure(x.figure)).cmp(&(
+                    rank(&y.operation),
+                    &y.operation,
+                    figure(y.figure),
+                ))
+            });
+            OperationTable { phase, rows }
+        })
+        .collect()
 }
 
 /// Each run's JSON flattened to "path.to.key" -> shown value.
