@@ -82,8 +82,9 @@ pub enum Command {
     /// sizes, percentiles, largest files (read only, nothing stored); --save-profile keeps the
     /// classes for `run fileserver --profile`
     Scan(ScanArgs),
-    /// Compare B against A: ratio matrices with record-size and file-size views, % change
-    /// tables, latency side by side, cells only one side has, differing conditions stated
+    /// Compare B against A: every plan, environment and condition difference first; ratio
+    /// matrices with record-size and file-size views, % change tables, per-operation tables;
+    /// each change faster, slower or within noise; --fail-if-slower exits 5 for CI
     Compare(CompareArgs),
     /// Values per level of a swept setting (a label, or record/file size, queue depth) and the %
     /// change between levels; read/write ratios
