@@ -1,6 +1,6 @@
 //! Is a change beyond the run-to-run noise? A two-sided Mann-Whitney rank
 //! test of A's samples against B's at the 5% level, exact (the rank sums of
-//! every split of the pooled samples, ties given their mean rank) up to 60
+//! every split of the pooled samples, ties given their mean rank) up to 40
 //! samples in all, the normal approximation with tie correction above.
 //!
 //! A rank test rather than a bootstrap: with the 3 to 10 samples `--repeat`
@@ -14,7 +14,7 @@ use serde::Serialize;
 pub const ALPHA: f64 = 0.05;
 
 /// Up to this many samples in all, the p-value is exact.
-const EXACT_UP_TO: usize = 60;
+const EXACT_UP_TO: usize = 40;
 
 /// What the samples say about one change.
 #[derive(Debug, Clone, PartialEq, Serialize)]
