@@ -111,6 +111,14 @@ pub fn run(args: CompareArgs, db: &Path) -> anyhow::Result<ExitCode> {
         }
         crate::out::print(&out)?;
     }
+    let n = &comparison.noise;
+    if slower.is_some() && n.faster + n.slower + n.within_noise == 0 {
+        // A check that cannot fail must say so, or a pipeline passes on nothing.
+        eprintln!(
+            "iomatrix: warning: --fail-if-slower checked nothing: no figure has enough samples for a verdict; \
+             give both sides --repeat 4 (or 4 runs each)"
+        );
+    }
     match slower {
         Some((_, found)) if !found.is_empty() => Ok(ExitCode::from(crate::exit::SLOWER)),
         _ => Ok(ExitCode::SUCCESS),
