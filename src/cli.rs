@@ -35,7 +35,7 @@ use std::path::PathBuf;
         `rerun` runs a stored run's flags again; `extents`, `scan` and `clean` help around them.",
     after_help = "Exit codes: 0 done, 1 the run failed, 2 bad input, 3 every cell ran but some clients (or \
         connections) failed some (--on-client-error continue), 4 every cell ran but --verify found blocks that \
-        were not what was written, 130 interrupted by Ctrl-C, 143 by SIGTERM, 129 by SIGHUP."
+        were not what was written, 5 compare --fail-if-slower found slower figures, 130 interrupted by Ctrl-C, 143 by SIGTERM, 129 by SIGHUP."
 )]
 pub struct Cli {
     /// Results database [default: $XDG_DATA_HOME/iomatrix/results.sqlite, or ~/.local/share/...]
@@ -82,8 +82,9 @@ pub enum Command {
     /// sizes, percentiles, largest files (read only, nothing stored); --save-profile keeps the
     /// classes for `run fileserver --profile`
     Scan(ScanArgs),
-    /// Compare B against A: ratio matrices with record-size and file-size views, % change
-    /// tables, latency side by side, cells only one side has, differing conditions stated
+    /// Compare B against A: every plan, environment and condition difference first; ratio
+    /// matrices with record-size and file-size views, % change tables, per-operation tables;
+    /// each change faster, slower or within noise; --fail-if-slower exits 5 for CI
     Compare(CompareArgs),
     /// Values per level of a swept setting (a label, or record/file size, queue depth) and the %
     /// change between levels; read/write ratios

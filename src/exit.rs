@@ -1,7 +1,8 @@
 //! The exit codes of `iomatrix`, in one place that imports nothing of the
 //! binary: 0 done, 1 the run failed, 2 a usage error (bad input), 3 every
 //! cell ran but some clients (or connections) failed some, 4 every cell
-//! ran but `--verify` found data mismatches, 128 + N stopped by signal N
+//! ran but `--verify` found data mismatches, 5 `compare --fail-if-slower`
+//! found figures slower beyond its threshold, 128 + N stopped by signal N
 //! (129 SIGHUP, 130 Ctrl-C, 143 SIGTERM).
 
 use iomatrix_core::UsageError;
@@ -10,6 +11,8 @@ pub const FAILED: u8 = 1;
 pub const USAGE: u8 = 2;
 pub const CLIENTS_LOST: u8 = 3;
 pub const DATA_MISMATCHES: u8 = 4;
+/// `compare --fail-if-slower`: B is slower than A beyond the threshold and the noise.
+pub const SLOWER: u8 = 5;
 /// Interrupted, when no signal number is known.
 pub const INTERRUPTED: u8 = 130;
 

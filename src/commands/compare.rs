@@ -2,7 +2,10 @@
 //! holds several runs), as the seed authors' spreadsheets did.
 
 use clap::Args;
-use iomatrix_analysis::{compare, flag_cached, CacheFlags, Comparison, Group, Limit, MatrixComparison, Region};
+use iomatrix_analysis::{
+    compare, flag_cached, regressions, CacheFlags, Comparison, Group, Judgement, Limit, MatrixComparison, Region,
+    Regression,
+};
 use iomatrix_core::{ByteSize, UsageError};
 use iomatrix_store::Store;
 use std::fmt::Write;
@@ -34,12 +37,34 @@ pub struct CompareArgs {
     #[arg(long, value_name = "RATE|RUN")]
     pub limit: Option<String>,
 
-    /// Machine-readable output (schema "iomatrix.compare/1", docs/json.md)
+    /// Exit 5 when any figure of B is slower than A's by more than this beyond noise (5%, 0.5%;
+    /// a rank test of the samples: both sides need --repeat 4 or more), listing those figures
+    #[arg(long, value_name = "PERCENT")]
+    pub fail_if_slower: Option<String>,
+
+    /// With --fail-if-slower: only figures whose name contains this ("read", "write 64m/4k",
+    /// "open p99")
+    #[arg(long, value_name = "NAME", requires = "fail_if_slower")]
+    pub metric: Option<String>,
+
+    /// Machine-readable output (schema "iomatrix.compare/2", docs/json.md)
     #[arg(long)]
     pub json: bool,
 }
 
+/// `--fail-if-slower 5%` as a fraction (0.05).
+fn threshold(text: &str) -> Result<f64, UsageError> {
+    let number = text.trim().trim_end_matches('%').trim();
+    match number.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..100.0).contains(&v) => Ok(v / 100.0),
+        _ => {
+            Err(UsageError::new(format!("--fail-if-slower {text}: give a percentage from 0 to below 100, such as 5%")))
+        }
+    }
+}
+
 pub fn run(args: CompareArgs, db: &Path) -> anyhow::Result<ExitCode> {
+    let fail_if_slower = args.fail_if_slower.as_deref().map(threshold).transpose()?;
     let region = Region {
         files: range("--files", args.files.as_deref())?,
         records: range("--records", args.records.as_deref())?,
@@ -51,17 +76,69 @@ pub fn run(args: CompareArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let limit = args.limit.as_deref().map(|l| limit(&store, l)).transpose()?;
     let flags = limit.as_ref().map(|l| (flag_cached(&a, l), flag_cached(&b, l)));
     let comparison = compare(&a, &b, region);
+    let slower = fail_if_slower.map(|t| (t, regressions(&comparison, &a, &b, t, args.metric.as_deref())));
+    if let (Some((_, found)), Some(metric)) = (&slower, &args.metric) {
+        let named = a.cells.keys().map(|k| k.describe()).chain(
+            comparison
+                .operations
+                .iter()
+                .flat_map(|t| t.rows.iter().map(move |r| format!("{} {} {}", t.phase, r.operation, r.figure))),
+        );
+        if found.is_empty() && !named.into_iter().any(|n| n.contains(metric.as_str())) {
+            return Err(UsageError::new(format!(
+                "--metric {metric}: no compared figure has that in its name; give part of a cell's name as the \
+                 tables print it (read, write 64m/4k, open p99)"
+            ))
+            .into());
+        }
+    }
     if args.json {
         let doc = serde_json::json!({
-            "schema": "iomatrix.compare/1",
+            "schema": "iomatrix.compare/2",
             "comparison": comparison,
             "cache_flags": flags.as_ref().map(|(fa, fb)| serde_json::json!({"a": fa, "b": fb})),
+            "fail_if_slower": slower.as_ref().map(|(t, found)| serde_json::json!({
+                "threshold_pct": t * 100.0,
+                "metric": args.metric,
+                "slower": found,
+            })),
         });
         crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
-        crate::out::print(&text(&comparison, flags.as_ref()))?;
+        let mut out = text(&comparison, flags.as_ref());
+        if let Some((t, found)) = &slower {
+            out.push_str(&regression_text(*t, args.metric.as_deref(), found));
+        }
+        crate::out::print(&out)?;
     }
-    Ok(ExitCode::SUCCESS)
+    let n = &comparison.noise;
+    if slower.is_some() && n.faster + n.slower + n.within_noise == 0 {
+        // A check that cannot fail must say so, or a pipeline passes on nothing.
+        eprintln!(
+            "iomatrix: warning: --fail-if-slower checked nothing: no figure has enough samples for a verdict; \
+             give both sides --repeat 4 (or 4 runs each)"
+        );
+    }
+    match slower {
+        Some((_, found)) if !found.is_empty() => Ok(ExitCode::from(crate::exit::SLOWER)),
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}
+
+fn regression_text(threshold: f64, metric: Option<&str>, found: &[Regression]) -> String {
+    let what = metric.map(|m| format!(" (figures named \"{m}\")")).unwrap_or_default();
+    let pct = threshold * 100.0;
+    if found.is_empty() {
+        return format!("\n--fail-if-slower {pct}%{what}: nothing slower than A by more than {pct}% beyond noise\n");
+    }
+    let mut out = format!(
+        "\n--fail-if-slower {pct}%{what}: {} figure(s) slower than A by more than {pct}% beyond noise:\n",
+        found.len()
+    );
+    for r in found {
+        let _ = writeln!(out, "  {}: {:.1} -> {:.1} {} ({})", r.cell, r.a, r.b, r.unit, signed(r.change_pct));
+    }
+    out
 }
 
 /// `--limit`: a rate, or a run (`#7`, `7`) whose figures are each cell's limit.
@@ -107,6 +184,16 @@ fn size(bytes: u64) -> String {
     ByteSize(bytes).to_string()
 }
 
+/// Four significant digits for small figures (a tmpfs open takes 0.001234 ms), one decimal above 1000.
+fn figure(v: f64) -> String {
+    if v.abs() >= 1000.0 || v == 0.0 || !v.is_finite() {
+        format!("{v:.1}")
+    } else {
+        let decimals = (3 - v.abs().log10().floor() as i32).max(0) as usize;
+        format!("{v:.decimals$}")
+    }
+}
+
 fn signed(pct: f64) -> String {
     if pct.is_finite() {
         format!("{pct:+.1}%")
@@ -127,6 +214,21 @@ pub fn text(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>) -> String 
         c.b,
         runs(&c.b_runs)
     );
+    let both = |what: &str, list: &[iomatrix_analysis::Difference], out: &mut String| {
+        if list.is_empty() {
+            let _ = writeln!(out, "{what}: the same on both sides");
+        } else {
+            let _ = writeln!(out, "{what} that differ (A vs B):");
+            for d in list {
+                let _ = writeln!(out, "  {}: {} vs {}", d.name, d.a, d.b);
+            }
+        }
+    };
+    both("plan parameters", &c.plan_differences, &mut out);
+    both("environment facts", &c.environment_differences, &mut out);
+    if !c.unknown.is_empty() {
+        let _ = writeln!(out, "not known on one side (not compared): {}", c.unknown.join(", "));
+    }
     if c.condition_differences.is_empty() {
         out.push_str(
             "conditions: the same on both sides (backend, direct/cached, clients, files vs RAM, file system, \
@@ -138,28 +240,68 @@ pub fn text(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>) -> String 
             let _ = writeln!(out, "  {d}");
         }
     }
-    for m in &c.matrices {
+    for (m, verdicts) in c.matrices.iter().zip(&c.matrix_verdicts) {
         out.push_str(&matrix_text(m, c.region));
+        out.push_str(&verdict_line(verdicts.iter().flatten().flatten()));
     }
     if !c.scalars.is_empty() {
-        let _ = writeln!(out, "\n{:<48} {:>14} {:>14} {:>9}", "metric", "A", "B", "change");
+        let _ = writeln!(out, "\n{:<48} {:>14} {:>14} {:>9}  verdict", "metric", "A", "B", "change");
         for s in &c.scalars {
             let _ = writeln!(
                 out,
-                "{:<48} {:>14.1} {:>14.1} {:>9}",
+                "{:<48} {:>14.1} {:>14.1} {:>9}  {}",
                 format!("{} ({})", s.metric, s.unit),
                 s.a,
                 s.b,
-                signed(s.change_pct)
+                signed(s.change_pct),
+                s.verdict.describe()
             );
         }
     }
-    if !c.latency.is_empty() {
-        out.push_str("\nLatency, microseconds (A / B)\n");
-        for l in &c.latency {
-            let cols: Vec<String> =
-                l.percentiles.iter().map(|(p, a, b)| format!("{p} {:.1} / {:.1}", a / 1e3, b / 1e3)).collect();
-            let _ = writeln!(out, "  {} {}: {}", l.cell, l.operation, cols.join(", "));
+    for t in &c.operations {
+        let _ = writeln!(out, "\n{}: per operation, A and B (medians over the samples) and % change", t.phase);
+        let _ = writeln!(out, "{:<28} {:>12} {:>12} {:>9}  verdict", "operation", "A", "B", "change");
+        for r in &t.rows {
+            let _ = writeln!(
+                out,
+                "{:<28} {:>12} {:>12} {:>9}  {}",
+                format!("{} {} ({})", r.operation, r.figure, r.unit),
+                figure(r.a),
+                figure(r.b),
+                signed(r.change_pct),
+                r.verdict.describe()
+            );
+        }
+    }
+    let n = &c.noise;
+    let total = n.faster + n.slower + n.within_noise + n.no_verdict;
+    if total > 0 {
+        let _ = writeln!(
+            out,
+            "\nNoise (Mann-Whitney rank test of the samples, two-sided, {}% level): B faster in {}, slower in {}, \
+             within noise in {}, no verdict in {} of {total} compared figures",
+            iomatrix_analysis::ALPHA * 100.0,
+            n.faster,
+            n.slower,
+            n.within_noise,
+            n.no_verdict
+        );
+        let needed = c
+            .matrix_verdicts
+            .iter()
+            .flatten()
+            .flatten()
+            .flatten()
+            .chain(c.scalars.iter().map(|s| &s.verdict))
+            .chain(c.operations.iter().flat_map(|t| t.rows.iter().map(|r| &r.verdict)))
+            .filter_map(|j| j.repeats_needed)
+            .max();
+        if let Some(k) = needed {
+            let _ = writeln!(
+                out,
+                "  no verdict: too few samples for the test to reach its level; --repeat {k} (or {k} runs a side) on both \
+                 sides gives one"
+            );
         }
     }
     for (side, cells) in [("A", &c.only_in_a), ("B", &c.only_in_b)] {
@@ -181,6 +323,24 @@ pub fn text(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>) -> String 
             }
         }
     }
+    out
+}
+
+/// One matrix's verdicts, counted; where none is possible, what would give one.
+fn verdict_line<'a>(verdicts: impl Iterator<Item = &'a Judgement>) -> String {
+    let all: Vec<&Judgement> = verdicts.collect();
+    let count = |v: &str| all.iter().filter(|j| j.verdict == v).count();
+    let mut out = format!(
+        "verdicts: B faster in {}, slower in {}, within noise in {}",
+        count("faster"),
+        count("slower"),
+        count("within noise")
+    );
+    if let Some(j) = all.iter().find(|j| j.verdict == "no verdict") {
+        let _ =
+            write!(out, ", no verdict in {} ({})", count("no verdict"), j.describe().trim_start_matches("no verdict "));
+    }
+    out.push('\n');
     out
 }
 

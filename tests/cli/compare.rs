@@ -61,7 +61,7 @@ fn compare_gives_the_ratios_views_and_wins_of_the_stored_cells() {
     let b = iozone_run(&sb, &["server=b"], "64k,1m");
     let (fa, fb) = (figures(&sb, a), figures(&sb, b));
     let doc = json_of(&sb.run(&["compare", "server=a", &b.to_string(), "--json", "--records", "..4k"]));
-    assert_eq!(doc["schema"], "iomatrix.compare/1");
+    assert_eq!(doc["schema"], "iomatrix.compare/2");
     let c = &doc["comparison"];
     assert_eq!(c["a_runs"], serde_json::json!([a]));
     assert_eq!(c["b_runs"], serde_json::json!([b]));
@@ -235,4 +235,212 @@ fn repeats_store_every_sample_and_noisy_cells_are_measured_again() {
     assert_eq!(run["run"]["total_cells"], 6);
     let (stdout, _) = text(&sb.run(&["show", &run["run"]["id"].as_i64().unwrap().to_string()]));
     assert!(stdout.contains("Noise: 3 to 3 samples per repeated cell"), "{stdout}");
+}
+
+/// Two real file-server runs that differ in `--interleave` only, over a 4k,64k,1m mix.
+#[test]
+fn compare_lists_the_plan_parameters_that_differ_and_names_a_size_mix_by_its_range() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    for interleave in ["1", "5"] {
+        assert_success(&sb.run(&[
+            "run",
+            "fileserver",
+            "--target",
+            target.to_str().unwrap(),
+            "--connections",
+            "2",
+            "--files-per-connection",
+            "6",
+            "--sizes",
+            "4k,64k,1m",
+            "--interleave",
+            interleave,
+            "--label",
+            &format!("cfg={interleave}"),
+        ]));
+    }
+    let (stdout, _) = text(&sb.run(&["compare", "cfg=1", "cfg=5"]));
+    let diffs = stdout.split("conditions:").next().unwrap();
+    assert!(diffs.contains("plan parameters that differ (A vs B):\n  interleave: 1 vs 5\n"), "{stdout}");
+    assert!(stdout.contains("environment facts: the same on both sides"), "{stdout}");
+    assert!(stdout.contains("write 4k..1m (3 sizes)/4k"), "{stdout}");
+    assert!(!stdout.contains("1m/4k"), "never named by one of its sizes: {stdout}");
+    // Seed 003's tables: per phase, each operation's mean, p50, p99 and rate, A, B and % change.
+    let doc = json_of(&sb.run(&["compare", "cfg=1", "cfg=5", "--json"]));
+    assert_eq!(doc["schema"], "iomatrix.compare/2");
+    let c = &doc["comparison"];
+    assert_eq!(c["plan_differences"], serde_json::json!([{"name": "interleave", "a": "1", "b": "5"}]));
+    let tables = c["operations"].as_array().unwrap();
+    let phases: Vec<&str> = tables.iter().map(|t| t["phase"].as_str().unwrap()).collect();
+    assert_eq!(phases, ["read 4k..1m (3 sizes)/4k", "write 4k..1m (3 sizes)/4k"]);
+    let write = &tables[1]["rows"];
+    for op in ["create", "open", "write", "close"] {
+        for figure in ["mean", "p50", "p99", "rate"] {
+            let row = write.as_array().unwrap().iter().find(|r| r["operation"] == op && r["figure"] == figure);
+            let row = row.unwrap_or_else(|| panic!("no {op} {figure} in {write}"));
+            let (a, b) = (row["a"].as_f64().unwrap(), row["b"].as_f64().unwrap());
+            assert!(a > 0.0 && b > 0.0, "{row}");
+            assert!(close(row["change_pct"].as_f64().unwrap(), (b - a) / a * 100.0), "{row}");
+            // One sample a side: no verdict, and how many repeats would give one.
+            assert_eq!(row["verdict"]["verdict"], "no verdict");
+            assert_eq!(row["verdict"]["repeats_needed"], 4);
+        }
+    }
+    assert!(stdout.contains("create mean (ms)") && stdout.contains("write rate (ops/s)"), "{stdout}");
+    assert!(stdout.contains("--repeat 4 (or 4 runs a side) on both sides gives one"), "{stdout}");
+}
+
+/// Two real Bonnie runs: one table of the tests as operations.
+#[test]
+fn compare_gives_bonnies_tests_as_an_operation_table() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let t = target.to_str().unwrap();
+    for side in ["a", "b"] {
+        let label = format!("side={side}");
+        assert_success(
+            &sb.run(&["run", "bonnie", "--target", t, "--size", "1m", "--ram", "0", "--files", "0", "--label", &label]),
+        );
+    }
+    let doc = json_of(&sb.run(&["compare", "side=a", "side=b", "--json"]));
+    let tables = doc["comparison"]["operations"].as_array().unwrap();
+    assert_eq!(tables.len(), 1, "{tables:?}");
+    assert!(tables[0]["phase"].as_str().unwrap().starts_with("bonnie 1m/"), "{}", tables[0]["phase"]);
+    let rows = tables[0]["rows"].as_array().unwrap();
+    for test in ["write", "read", "rewrite"] {
+        let figures: Vec<&str> =
+            rows.iter().filter(|r| r["operation"] == test).map(|r| r["figure"].as_str().unwrap()).collect();
+        assert!(figures.contains(&"mean") && figures.contains(&"rate"), "{test}: {figures:?}");
+        for r in rows.iter().filter(|r| r["operation"] == test) {
+            let (a, b) = (r["a"].as_f64().unwrap(), r["b"].as_f64().unwrap());
+            assert!(close(r["change_pct"].as_f64().unwrap(), (b - a) / a * 100.0), "{r}");
+        }
+    }
+    let (stdout, _) = text(&sb.run(&["compare", "side=a", "side=b"]));
+    assert!(stdout.contains("read mean (ms)") && stdout.contains("% change"), "{stdout}");
+}
+
+/// A fio JSON document of one random-read job reading `kib_per_sec` for one second.
+fn fio_json(kib_per_sec: f64) -> String {
+    let bytes = (kib_per_sec * 1024.0) as u64;
+    let ios = bytes / 4096;
+    let side = |bytes: u64, n: u64| {
+        serde_json::json!({
+            "io_bytes": bytes, "bw_bytes": bytes, "iops": n as f64, "runtime": 1000, "total_ios": n,
+            "clat_ns": { "min": 1000, "max": 90000, "mean": 2500.0, "N": n,
+                         "percentile": {"50.000000": 2048, "99.000000": 8192} },
+        })
+    };
+    serde_json::json!({
+        "fio version": "fio-3.33", "timestamp": 1795387682,
+        "global options": { "directory": "/mnt/x" },
+        "jobs": [{ "jobname": "j", "error": 0,
+                   "job options": {"rw": "randread", "bs": "4k", "size": "8m", "ioengine": "psync"},
+                   "read": side(bytes, ios), "write": side(0, 0), "trim": side(0, 0),
+                   "job_runtime": 1000, "usr_cpu": 6.0, "sys_cpu": 34.5 }],
+    })
+    .to_string()
+}
+
+/// Imports one crafted fio result per rate, labelled `side`.
+fn import_side(sb: &Sandbox, side: &str, rates: &[f64]) {
+    let dir = sb.dir.path().join(side);
+    std::fs::create_dir_all(&dir).unwrap();
+    let files: Vec<String> = rates
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let f = dir.join(format!("{i}.json"));
+            std::fs::write(&f, fio_json(*r)).unwrap();
+            f.to_string_lossy().into_owned()
+        })
+        .collect();
+    let label = format!("side={side}");
+    let mut args = vec!["import"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend(["--label", &label]);
+    assert_success(&sb.run(&args));
+}
+
+/// Five samples a side: a baseline, the same setup again (the same spread), and a planted 20% slowdown.
+#[test]
+fn fail_if_slower_exits_5_on_a_planted_slowdown_and_0_on_the_same_setup() {
+    let sb = Sandbox::new();
+    let base = [100_000.0, 103_000.0, 98_000.0, 101_500.0, 99_000.0];
+    let again = [99_500.0, 102_000.0, 97_500.0, 100_500.0, 101_000.0];
+    let slow: Vec<f64> = base.iter().map(|v| v * 0.8).collect();
+    import_side(&sb, "base", &base);
+    import_side(&sb, "again", &again);
+    import_side(&sb, "slow", &slow);
+    let out = sb.run(&["compare", "side=base", "side=slow", "--fail-if-slower", "5%"]);
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out).0);
+    let (stdout, _) = text(&out);
+    assert!(stdout.contains("figure(s) slower than A by more than 5% beyond noise"), "{stdout}");
+    assert!(stdout.contains("  access 8m/4k qd=1 read=100% random=100%: "), "{stdout}");
+    assert!(stdout.contains("B faster in 0, slower in "), "{stdout}");
+    let out = sb.run(&["compare", "side=base", "side=again", "--fail-if-slower", "5%"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out).0);
+    assert!(text(&out).0.contains("nothing slower than A by more than 5% beyond noise"), "{}", text(&out).0);
+    // The same setup is within noise, cell and operations alike.
+    let doc = json_of(&sb.run(&["compare", "side=base", "side=again", "--json", "--fail-if-slower", "5"]));
+    let c = &doc["comparison"];
+    assert_eq!(c["scalars"][0]["verdict"]["verdict"], "within noise", "{}", c["scalars"][0]);
+    assert_eq!(c["noise"]["slower"], 0);
+    assert_eq!(doc["fail_if_slower"]["slower"], serde_json::json!([]));
+    // A 20% slowdown is not one of more than 25%; --metric picks the figures held to the threshold.
+    let out = sb.run(&["compare", "side=base", "side=slow", "--fail-if-slower", "25%"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out).0);
+    let out = sb.run(&["compare", "side=base", "side=slow", "--fail-if-slower", "5%", "--metric", "read p99"]);
+    assert_eq!(out.status.code(), Some(0), "latency percentiles did not move: {}", text(&out).0);
+    let out = sb.run(&["compare", "side=base", "side=slow", "--fail-if-slower", "5%", "--metric", "read rate"]);
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out).0);
+    // One run a side: nothing can be judged, and the check says so rather than pass silently.
+    let out = sb.run(&["compare", "1", "11", "--fail-if-slower", "5%"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out).0);
+    assert!(text(&out).1.contains("--fail-if-slower checked nothing"), "{}", text(&out).1);
+    // Bad input.
+    assert_usage_error(
+        &sb.run(&["compare", "side=base", "side=slow", "--fail-if-slower", "lots"]),
+        "--fail-if-slower lots",
+    );
+    assert_usage_error(
+        &sb.run(&["compare", "side=base", "side=slow", "--fail-if-slower", "5%", "--metric", "nothing-like-it"]),
+        "--metric nothing-like-it",
+    );
+}
+
+/// Two real runs on tmpfs mounts that differ in one mount option (root only; skipped elsewhere).
+#[test]
+fn compare_lists_a_changed_mount_option() {
+    let Some(relatime) = Mount::virtual_fs("tmpfs", "size=32m") else { return };
+    let Some(noatime) = Mount::virtual_fs("tmpfs", "size=32m,noatime") else { return };
+    let sb = Sandbox::new();
+    for (mount, label) in [(&relatime, "atime=relatime"), (&noatime, "atime=noatime")] {
+        assert_success(&sb.run(&[
+            "run",
+            "iozone",
+            "--target",
+            mount.point.to_str().unwrap(),
+            "--files",
+            "64k",
+            "--records",
+            "4k",
+            "--tests",
+            "write,read",
+            "--label",
+            label,
+        ]));
+    }
+    let doc = json_of(&sb.run(&["compare", "atime=relatime", "atime=noatime", "--json"]));
+    let diffs = doc["comparison"]["environment_differences"].as_array().unwrap();
+    let options = diffs.iter().find(|d| d["name"] == "target.mount_options").unwrap_or_else(|| panic!("{diffs:?}"));
+    assert!(!options["a"].as_str().unwrap().contains("noatime"), "{options}");
+    assert!(options["b"].as_str().unwrap().contains("noatime"), "{options}");
+    let (stdout, _) = text(&sb.run(&["compare", "atime=relatime", "atime=noatime"]));
+    let above = stdout.split("\nread: B/A").next().unwrap();
+    assert!(
+        above.contains("environment facts that differ (A vs B):\n") && above.contains("  target.mount_options: "),
+        "{stdout}"
+    );
 }

@@ -338,7 +338,7 @@ fn merging_twice_is_merging_once_and_compare_works_across() {
     let out = a.run(&["compare", "machine=a", "machine=b", "--json"]);
     assert_success(&out);
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["schema"], "iomatrix.compare/1");
+    assert_eq!(doc["schema"], "iomatrix.compare/2");
 
     // A newer database, itself, or no database at all: refused, nothing merged.
     let newer = b.dir.path().join("newer.sqlite");

@@ -185,3 +185,45 @@ fn the_html_report_loads_in_chromium_without_errors_and_shows_its_charts() {
     // Blue cells of the heatmaps are on the page.
     assert!(colours.iter().any(|c| c.len() == 3 && c[2] > 150 && c[0] < 90), "no heatmap blue");
 }
+
+/// Repeated runs: the ratio maps say which cells are within noise; a run against itself is all noise.
+#[test]
+fn ratio_maps_mark_the_cells_within_noise() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let t = target.to_str().unwrap();
+    for label in ["rep=a", "rep=b"] {
+        assert_success(&sb.run(&[
+            "run",
+            "iozone",
+            "--target",
+            t,
+            "--files",
+            "64k",
+            "--records",
+            "4k,64k",
+            "--tests",
+            "write,read",
+            "--repeat",
+            "4",
+            "--label",
+            label,
+        ]));
+    }
+    let path = |name: &str| sb.dir.path().join(name).to_str().unwrap().to_string();
+    let md = std::fs::read_to_string(report(&sb, &["rep=a", "rep=b", "-o", &path("r.md")])).unwrap();
+    let lines: Vec<&str> = md.lines().filter(|l| l.starts_with("Beyond noise (Mann-Whitney, 5%)")).collect();
+    assert_eq!(lines.len(), 2, "one per test: {md}");
+    for line in lines {
+        // "B faster in F, slower in S; within noise (~) W; no verdict (too few samples) 0."
+        let numbers: Vec<usize> =
+            line.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+        assert_eq!(numbers[1..].iter().sum::<usize>(), 2, "two cells a test, 4 samples a side: {line}");
+        assert_eq!(numbers.last(), Some(&0), "{line}");
+    }
+    // A run against itself: every cell within noise, marked in both formats.
+    let md = std::fs::read_to_string(report(&sb, &["rep=a", "rep=a", "-o", &path("same.md")])).unwrap();
+    assert!(md.contains("| 64k | 1.00~ | 1.00~ | 1.00 |"), "{md}");
+    let html = std::fs::read_to_string(report(&sb, &["rep=a", "rep=a", "-o", &path("same.html")])).unwrap();
+    assert!(html.contains("within noise (Mann-Whitney, 5%)") && html.contains(">1.00~<"), "the ratio map's mark");
+}

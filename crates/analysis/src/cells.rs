@@ -31,6 +31,8 @@ impl CellKey {
     pub fn describe(&self) -> String {
         let mut s = self.test.clone();
         match (self.file_size, self.record_size) {
+            // A size mix ("4k..1m (3 sizes)") in the variant stands where the file size would.
+            (None, Some(r)) if !self.variant.is_empty() => return format!("{s} {}/{}", self.variant, size(r)),
             (Some(f), Some(r)) => s += &format!(" {}/{}", size(f), size(r)),
             (Some(f), None) => s += &format!(" {}", size(f)),
             _ => {}
@@ -123,6 +125,12 @@ pub struct Group {
     /// Each run's latency summaries by cell: (key, "read"/"write"/op, percentiles).
     #[serde(skip)]
     pub latency: BTreeMap<(CellKey, String), Vec<serde_json::Value>>,
+    /// Each run's plan, environment (with its iomatrix version) and labels, for the
+    /// differences stated above the tables.
+    #[serde(skip)]
+    pub plans: Vec<serde_json::Value>,
+    #[serde(skip)]
+    pub environments: Vec<serde_json::Value>,
     /// Each run's extent summary by cell (the backup walk's FIEMAP counts): how the file system
     /// laid the files out, which explains a rate (seed 003's delayed allocation).
     #[serde(skip)]
@@ -136,14 +144,20 @@ impl Group {
         let mut latency: BTreeMap<(CellKey, String), Vec<serde_json::Value>> = BTreeMap::new();
         let mut extents: BTreeMap<CellKey, Vec<serde_json::Value>> = BTreeMap::new();
         for run in runs {
+            let mix = size_mix(&run.plan);
             for cell in &run.cell_results {
-                let key = CellKey::of(cell);
+                let mut key = CellKey::of(cell);
+                if let Some(mix) = &mix {
+                    // The stored file size is the mix's largest: the mix names the cell.
+                    key.file_size = None;
+                    key.variant = mix.clone();
+                }
                 if let Some(f) = Figure::of(cell) {
                     let entry = samples.entry(key.clone()).or_insert((Vec::new(), f.unit));
                     entry.0.push(f.value);
                 }
-                for (what, summary) in latency_summaries(cell) {
-                    latency.entry((key.clone(), what)).or_default().push(summary);
+                for (phase, what, summary) in latency_summaries(&run.summary.suite, &key, cell) {
+                    latency.entry((phase, what)).or_default().push(summary);
                 }
                 if cell.metrics["extents"]["files"].as_u64().unwrap_or(0) > 0 {
                     extents.entry(key.clone()).or_default().push(cell.metrics["extents"].clone());
@@ -156,19 +170,63 @@ impl Group {
             suite: runs.first().map(|r| r.summary.suite.clone()).unwrap_or_default(),
             cells: samples.into_iter().map(|(k, (v, unit))| (k, CellStats::of(v, unit))).collect(),
             conditions: runs.iter().map(|r| r.conditions.clone()).collect(),
+            plans: runs.iter().map(|r| r.plan.clone()).collect(),
+            environments: runs
+                .iter()
+                .map(|r| {
+                    let mut env = r.environment.clone();
+                    if let Some(map) = env.as_object_mut() {
+                        map.insert("iomatrix_version".into(), r.summary.iomatrix_version.clone().into());
+                    }
+                    env
+                })
+                .collect(),
             latency,
             extents,
         }
     }
 }
 
-/// A cell's latency summaries: objects in `metrics` with a `p50_ns` and a
-/// non-zero count (access's read/write, the file-server's operations).
-fn latency_summaries(cell: &CellRow) -> Vec<(String, serde_json::Value)> {
+/// A file-server plan's size list of more than one size, named by its range
+/// and count ("4k..1m (3 sizes)"), or its profile; None for one size.
+fn size_mix(plan: &serde_json::Value) -> Option<String> {
+    let sizes = &plan["sizes"];
+    if sizes.get("profile").is_some() {
+        return Some("sizes from a profile".into());
+    }
+    let list: Vec<u64> = sizes["list"].as_array()?.iter().filter_map(|v| v.as_u64()).collect();
+    let (lo, hi) = (list.iter().min()?, list.iter().max()?);
+    let distinct = list.iter().collect::<std::collections::BTreeSet<_>>().len();
+    (distinct > 1).then(|| format!("{}..{} ({distinct} sizes)", size(*lo), size(*hi)))
+}
+
+/// A cell's per-operation summaries, by (phase, operation): objects in
+/// `metrics` with a `p50_ns` and a non-zero count (access's read/write, the
+/// file-server's operations), each with the cell's wall time beside it (for
+/// the operation's rate). A Bonnie test is one operation of the phase
+/// "bonnie": its mean is wall time over operations, its slowest operation
+/// bonnie++'s latency column; it has no percentiles.
+fn latency_summaries(suite: &str, key: &CellKey, cell: &CellRow) -> Vec<(CellKey, String, serde_json::Value)> {
     let mut out = Vec::new();
+    let wall = cell.wall_ns;
+    if suite == "bonnie" {
+        if cell.ops > 0 && wall > 0 {
+            let phase = CellKey { test: "bonnie".into(), ..key.clone() };
+            let summary = serde_json::json!({
+                "count": cell.ops,
+                "mean_ns": wall as f64 / cell.ops as f64,
+                "max_ns": cell.metrics["max_latency_ns"].as_u64().filter(|v| *v > 0),
+                "cell_wall_ns": wall,
+            });
+            out.push((phase, cell.test.clone(), summary));
+        }
+        return out;
+    }
     let mut visit = |name: String, v: &serde_json::Value| {
         if v.get("p50_ns").is_some() && v["count"].as_u64().unwrap_or(0) > 0 {
-            out.push((name, v.clone()));
+            let mut v = v.clone();
+            v["cell_wall_ns"] = wall.into();
+            out.push((key.clone(), name, v));
         }
     };
     if let Some(m) = cell.metrics.as_object() {
@@ -176,7 +234,8 @@ fn latency_summaries(cell: &CellRow) -> Vec<(String, serde_json::Value)> {
             visit(k.clone(), v);
             if let Some(inner) = v.as_object() {
                 for (k2, v2) in inner {
-                    visit(format!("{k}.{k2}"), v2);
+                    // The file-server's operations sit under "ops": their names are enough.
+                    visit(if k == "ops" { k2.clone() } else { format!("{k}.{k2}") }, v2);
                 }
             }
         }
@@ -197,6 +256,21 @@ mod tests {
         assert_eq!((s.median, s.min, s.max), (100.0, 90.0, 110.0));
         assert!((s.spread_pct - 10.0).abs() < 1e-12, "110 is 10% above the median");
         assert_eq!(CellStats::of(vec![5.0], "KB/s").spread_pct, 0.0);
+    }
+
+    #[test]
+    fn a_size_mix_is_named_by_its_range_never_by_one_size() {
+        let plan = serde_json::json!({"sizes": {"list": [65536, 4096, 1048576, 4096]}});
+        assert_eq!(size_mix(&plan).as_deref(), Some("4k..1m (3 sizes)"));
+        assert_eq!(size_mix(&serde_json::json!({"sizes": {"list": [4096]}})), None);
+        assert_eq!(size_mix(&serde_json::json!({"files": [4096]})), None);
+        let key = CellKey {
+            test: "write".into(),
+            file_size: None,
+            record_size: Some(4096),
+            variant: "4k..1m (3 sizes)".into(),
+        };
+        assert_eq!(key.describe(), "write 4k..1m (3 sizes)/4k");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! "% change" tables).
 
 use crate::cells::{CellKey, Group};
+use crate::noise::{judge, slower_beyond, Judgement};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -78,6 +79,56 @@ pub struct ScalarRow {
     pub a: f64,
     pub b: f64,
     pub change_pct: f64,
+    /// Faster, slower or within noise, from each side's samples.
+    pub verdict: Judgement,
+}
+
+/// A plan parameter or environment fact that differs: "interleave: 1 vs 5".
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Difference {
+    pub name: String,
+    pub a: String,
+    pub b: String,
+}
+
+/// One figure of one operation (seed 003's rows): A and B (medians over the
+/// samples), the change, and its verdict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OperationRow {
+    pub operation: String,
+    /// "mean", "p50", "p99", "max" (times, ms) or "rate" (operations/s).
+    pub figure: &'static str,
+    pub unit: &'static str,
+    pub a: f64,
+    pub b: f64,
+    pub change_pct: f64,
+    pub verdict: Judgement,
+}
+
+/// Seed 003's response-time table for one phase (a cell: "write", "read").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OperationTable {
+    pub phase: String,
+    pub rows: Vec<OperationRow>,
+}
+
+/// Every compared figure with its verdict, counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct NoiseSummary {
+    pub faster: usize,
+    pub slower: usize,
+    pub within_noise: usize,
+    pub no_verdict: usize,
+}
+
+/// A compared figure slower than A by more than a threshold beyond noise.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Regression {
+    pub cell: String,
+    pub unit: &'static str,
+    pub a: f64,
+    pub b: f64,
+    pub change_pct: f64,
 }
 
 /// Latency percentiles of one operation side by side (medians over runs), ns.
@@ -96,11 +147,24 @@ pub struct Comparison {
     pub a_runs: Vec<i64>,
     pub b_runs: Vec<i64>,
     pub suite: String,
+    /// Plan parameters (every flag, by its plan name) that differ between the sides.
+    pub plan_differences: Vec<Difference>,
+    /// Environment facts that differ: kernel, CPU, RAM, file system, mount options,
+    /// block device and its queue, `vm.dirty_*`, iomatrix version.
+    pub environment_differences: Vec<Difference>,
+    /// Plan parameters and facts one side does not know (imported runs): not differences.
+    pub unknown: Vec<String>,
     /// Differences in the conditions that produced the figures, to state above the tables.
     pub condition_differences: Vec<String>,
     pub matrices: Vec<MatrixComparison>,
     pub scalars: Vec<ScalarRow>,
     pub latency: Vec<LatencyRow>,
+    /// Per phase, each operation's mean, p50, p99 (or slowest) and rate.
+    pub operations: Vec<OperationTable>,
+    /// Matrix cells' verdicts, as `ratios` is laid out (None where no ratio).
+    pub matrix_verdicts: Vec<Vec<Vec<Option<Judgement>>>>,
+    /// Verdicts over every compared figure (matrix cells, metrics, operations).
+    pub noise: NoiseSummary,
     /// Cells only one side has: listed, never silently dropped.
     pub only_in_a: Vec<String>,
     pub only_in_b: Vec<String>,
@@ -137,21 +201,51 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
                 a: sa.median,
                 b: sb.median,
                 change_pct: change_pct(sa.median, sb.median),
+                verdict: judge(&sa.values, &sb.values, true),
             });
         }
     }
     scalars.extend(extent_rows(a, b));
-    let matrices = by_test.into_iter().map(|(test, keys)| matrix(test, &keys, a, b, region)).collect();
+    let matrices: Vec<MatrixComparison> =
+        by_test.into_iter().map(|(test, keys)| matrix(test, &keys, a, b, region)).collect();
+    let matrix_verdicts: Vec<Vec<Vec<Option<Judgement>>>> = matrices.iter().map(|m| matrix_verdicts(m, a, b)).collect();
+    let operations = operation_tables(a, b);
+    let mut noise = NoiseSummary::default();
+    let judgements = matrix_verdicts
+        .iter()
+        .flatten()
+        .flatten()
+        .flatten()
+        .chain(scalars.iter().map(|s| &s.verdict))
+        .chain(operations.iter().flat_map(|t| t.rows.iter().map(|r| &r.verdict)));
+    for j in judgements {
+        match j.verdict {
+            "faster" => noise.faster += 1,
+            "slower" => noise.slower += 1,
+            "within noise" => noise.within_noise += 1,
+            _ => noise.no_verdict += 1,
+        }
+    }
+    let (plan_differences, mut unknown) = differences(&a.plans, &b.plans, &[], "none");
+    let (environment_differences, env_unknown) =
+        differences(&a.environments, &b.environments, &["target.free_bytes"], "unknown");
+    unknown.extend(env_unknown);
     Comparison {
         a: a.name.clone(),
         b: b.name.clone(),
         a_runs: a.run_ids.clone(),
         b_runs: b.run_ids.clone(),
         suite: a.suite.clone(),
+        plan_differences,
+        environment_differences,
+        unknown,
         condition_differences: condition_differences(a, b),
         matrices,
         scalars,
         latency: latency_rows(a, b),
+        operations,
+        matrix_verdicts,
+        noise,
         only_in_a,
         only_in_b,
         region,
@@ -214,6 +308,204 @@ fn matrix(test: &str, keys: &[&CellKey], a: &Group, b: &Group, region: Region) -
     }
 }
 
+fn matrix_verdicts(m: &MatrixComparison, a: &Group, b: &Group) -> Vec<Vec<Option<Judgement>>> {
+    m.file_sizes
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            m.record_sizes
+                .iter()
+                .enumerate()
+                .map(|(j, r)| {
+                    m.ratios[i][j]?;
+                    let key = CellKey {
+                        test: m.test.clone(),
+                        file_size: Some(*f),
+                        record_size: Some(*r),
+                        variant: String::new(),
+                    };
+                    Some(judge(&a.cells.get(&key)?.values, &b.cells.get(&key)?.values, true))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Every figure of the comparison slower in B than in A by more than
+/// `threshold` (0.05: 5%) beyond noise; with `metric`, only figures whose
+/// name contains it ("read", "write 64m/4k", "open mean").
+pub fn regressions(c: &Comparison, a: &Group, b: &Group, threshold: f64, metric: Option<&str>) -> Vec<Regression> {
+    let wanted = |name: &str| metric.is_none_or(|m| name.contains(m));
+    let mut out = Vec::new();
+    for key in a.cells.keys().filter(|k| b.cells.contains_key(*k)) {
+        let name = key.describe();
+        let (sa, sb) = (&a.cells[key], &b.cells[key]);
+        if wanted(&name) && slower_beyond(&sa.values, &sb.values, true, threshold) {
+            out.push(Regression {
+                cell: name,
+                unit: sa.unit,
+                a: sa.median,
+                b: sb.median,
+                change_pct: change_pct(sa.median, sb.median),
+            });
+        }
+    }
+    for table in &c.operations {
+        for row in &table.rows {
+            let name = format!("{} {} {}", table.phase, row.operation, row.figure);
+            let Some((va, vb)) = operation_samples(a, b, &table.phase, &row.operation, row.figure) else { continue };
+            if wanted(&name) && slower_beyond(&va, &vb, row.figure == "rate", threshold) {
+                out.push(Regression { cell: name, unit: row.unit, a: row.a, b: row.b, change_pct: row.change_pct });
+            }
+        }
+    }
+    out
+}
+
+/// The figures of each operation: field in the stored summary, unit, and
+/// whether higher is better. Times in ms as the seeds print them.
+const OPERATION_FIGURES: [(&str, &str, &str); 5] = [
+    ("mean", "mean_ns", "ms"),
+    ("p50", "p50_ns", "ms"),
+    ("p99", "p99_ns", "ms"),
+    ("max", "max_ns", "ms"),
+    ("rate", "", "ops/s"),
+];
+
+/// One sample of one figure from a stored summary: ms, or operations per second of the cell's wall time.
+fn operation_value(summary: &serde_json::Value, figure: &str) -> Option<f64> {
+    if figure == "rate" {
+        let wall = summary["cell_wall_ns"].as_f64().filter(|w| *w > 0.0)?;
+        return Some(summary["count"].as_f64()? / (wall / 1e9));
+    }
+    let field = OPERATION_FIGURES.iter().find(|f| f.0 == figure)?.1;
+    summary[field].as_f64().map(|ns| ns / 1e6)
+}
+
+fn operation_samples(a: &Group, b: &Group, phase: &str, op: &str, figure: &str) -> Option<(Vec<f64>, Vec<f64>)> {
+    let find = |g: &Group| {
+        g.latency
+            .iter()
+            .find(|((k, o), _)| k.describe() == phase && o == op)
+            .map(|(_, s)| s.iter().filter_map(|v| operation_value(v, figure)).collect::<Vec<f64>>())
+    };
+    Some((find(a)?, find(b)?))
+}
+
+/// Seed 003's tables: per phase, each operation's mean, p50, p99 (max where a suite
+/// records no percentiles, as Bonnie) and rate, A, B and % change.
+fn operation_tables(a: &Group, b: &Group) -> Vec<OperationTable> {
+    let mut tables: BTreeMap<String, Vec<OperationRow>> = BTreeMap::new();
+    for ((key, op), sa) in &a.latency {
+        let Some(sb) = b.latency.get(&(key.clone(), op.clone())) else { continue };
+        let has_percentiles = sa[0].get("p50_ns").is_some();
+        for (figure, _, unit) in OPERATION_FIGURES {
+            // Percentiles where stored; the slowest operation only where they are not.
+            let skip = match figure {
+                "max" => has_percentiles,
+                "p50" | "p99" => !has_percentiles,
+                _ => false,
+            };
+            if skip {
+                continue;
+            }
+            let va: Vec<f64> = sa.iter().filter_map(|v| operation_value(v, figure)).collect();
+            let vb: Vec<f64> = sb.iter().filter_map(|v| operation_value(v, figure)).collect();
+            if va.is_empty() || vb.is_empty() {
+                continue;
+            }
+            let (ma, mb) = (crate::median(&va), crate::median(&vb));
+            tables.entry(key.describe()).or_default().push(OperationRow {
+                operation: op.clone(),
+                figure,
+                unit,
+                a: ma,
+                b: mb,
+                change_pct: change_pct(ma, mb),
+                verdict: judge(&va, &vb, figure == "rate"),
+            });
+        }
+    }
+    // In the order a file is used (seed 003's tables), then by name; figures as listed above.
+    const ORDER: [&str; 6] = ["create", "open", "write", "read", "fsync", "close"];
+    let rank = |op: &str| ORDER.iter().position(|o| *o == op).unwrap_or(ORDER.len());
+    let figure = |f: &str| OPERATION_FIGURES.iter().position(|x| x.0 == f).unwrap_or(0);
+    tables
+        .into_iter()
+        .map(|(phase, mut rows)| {
+            rows.sort_by(|x, y| {
+                (rank(&x.operation), &x.operation, figure(x.figure)).cmp(&(
+                    rank(&y.operation),
+                    &y.operation,
+                    figure(y.figure),
+                ))
+            });
+            OperationTable { phase, rows }
+        })
+        .collect()
+}
+
+/// Each run's JSON flattened to "path.to.key" -> shown value.
+fn flatten(prefix: &str, v: &serde_json::Value, null: &str, out: &mut BTreeMap<String, String>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                let name = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                flatten(&name, v, null, out);
+            }
+        }
+        serde_json::Value::Null => {
+            out.insert(prefix.to_string(), null.to_string());
+        }
+        other => {
+            out.insert(prefix.to_string(), shown(other));
+        }
+    }
+}
+
+/// The keys whose values differ between the sides (values of several runs
+/// of a side joined with " / "), and those one side does not know: absent
+/// from its runs (an imported run's plan and environment say little) or
+/// recorded as unknown. `null` is how a JSON null reads: "none" for a plan
+/// (a flag not given), "unknown" for an environment (a fact not read).
+fn differences(
+    a: &[serde_json::Value],
+    b: &[serde_json::Value],
+    skip: &[&str],
+    null: &str,
+) -> (Vec<Difference>, Vec<String>) {
+    let flat = |runs: &[serde_json::Value]| -> Vec<BTreeMap<String, String>> {
+        runs.iter()
+            .map(|r| {
+                let mut m = BTreeMap::new();
+                flatten("", r, null, &mut m);
+                m
+            })
+            .collect()
+    };
+    let (fa, fb) = (flat(a), flat(b));
+    let keys: BTreeSet<&String> = fa.iter().chain(&fb).flat_map(|m| m.keys()).collect();
+    let (mut diffs, mut unknown) = (Vec::new(), Vec::new());
+    for key in keys.into_iter().filter(|k| !skip.contains(&k.as_str())) {
+        let values = |side: &[BTreeMap<String, String>]| -> BTreeSet<String> {
+            side.iter().map(|m| m.get(key).cloned().unwrap_or_else(|| "unknown".into())).collect()
+        };
+        let (va, vb) = (values(&fa), values(&fb));
+        if va == vb {
+            continue;
+        }
+        let join = |v: &BTreeSet<String>| v.iter().cloned().collect::<Vec<_>>().join(" / ");
+        let not_known = |v: &BTreeSet<String>| v.iter().all(|s| s == "unknown");
+        if not_known(&va) || not_known(&vb) {
+            let side = if not_known(&va) { "A" } else { "B" };
+            unknown.push(format!("{key} (unknown in {side})"));
+        } else {
+            diffs.push(Difference { name: key.clone(), a: join(&va), b: join(&vb) });
+        }
+    }
+    (diffs, unknown)
+}
+
 fn condition_differences(a: &Group, b: &Group) -> Vec<String> {
     let mut out = Vec::new();
     let values = |g: &Group, key: &str| -> BTreeSet<String> {
@@ -259,7 +551,10 @@ fn extent_rows(a: &Group, b: &Group) -> Vec<ScalarRow> {
             ("fragmented files", "files", &fragmented),
         ] {
             let (va, vb) = (med(xa, f), med(xb, f));
+            let samples = |s: &[serde_json::Value]| s.iter().filter_map(f).collect::<Vec<f64>>();
             rows.push(ScalarRow {
+                // Fewer extents, fewer fragmented files: better.
+                verdict: judge(&samples(xa), &samples(xb), false),
                 metric: format!("{} {what}", key.describe()),
                 unit,
                 a: va,
@@ -275,6 +570,9 @@ fn extent_rows(a: &Group, b: &Group) -> Vec<ScalarRow> {
 fn latency_rows(a: &Group, b: &Group) -> Vec<LatencyRow> {
     let mut rows = Vec::new();
     for ((key, op), summaries_a) in &a.latency {
+        if summaries_a[0].get("p50_ns").is_none() {
+            continue; // Bonnie's tests: in the operation tables only
+        }
         let Some(summaries_b) = b.latency.get(&(key.clone(), op.clone())) else { continue };
         let med = |s: &[serde_json::Value], field: &str| {
             crate::median(&s.iter().filter_map(|v| v[field].as_f64()).collect::<Vec<_>>())
@@ -311,6 +609,8 @@ mod tests {
                 })
                 .collect(),
             conditions: vec![serde_json::json!({"backend": "psync", "direct": false, "clients": 1})],
+            plans: vec![serde_json::json!({"interleave": null})],
+            environments: vec![serde_json::json!({"kernel": "6.18"})],
             latency: BTreeMap::new(),
             extents: BTreeMap::new(),
         }
@@ -392,5 +692,85 @@ mod tests {
         assert!(!r.contains(4 << 20, 4096));
         assert!(!r.contains(1 << 20, 2048));
         assert!(Region::default().contains(u64::MAX, 0));
+    }
+
+    #[test]
+    fn plan_and_environment_differences_are_listed_and_unknowns_kept_apart() {
+        let mut a = group("A", &[((64, 4), vec![100.0])]);
+        let mut b = group("B", &[((64, 4), vec![100.0])]);
+        a.plans = vec![serde_json::json!({"interleave": 1, "record": 4096, "then": "Read"})];
+        b.plans = vec![serde_json::json!({"interleave": 5, "record": 4096, "then": "Read"})];
+        let env = |options: &str, free: u64| {
+            serde_json::json!({"kernel": "6.18", "vm_dirty": {"dirty_ratio": "20"},
+                "target": {"mount_options": options, "free_bytes": free, "block_device": null}})
+        };
+        a.environments = vec![env("rw,relatime", 1)];
+        b.environments = vec![env("rw,noatime", 2)];
+        let c = compare(&a, &b, Region::default());
+        let d = |name: &str, a: &str, b: &str| Difference { name: name.into(), a: a.into(), b: b.into() };
+        assert_eq!(c.plan_differences, [d("interleave", "1", "5")]);
+        assert_eq!(c.environment_differences, [d("target.mount_options", "rw,relatime", "rw,noatime")]);
+        assert!(c.unknown.is_empty(), "{:?}", c.unknown);
+        // An imported run knows only its host: the rest is unknown, not a difference.
+        b.environments = vec![serde_json::json!({"kernel": "6.18", "host": "old"})];
+        let c = compare(&a, &b, Region::default());
+        assert!(c.environment_differences.is_empty(), "{:?}", c.environment_differences);
+        assert!(c.unknown.contains(&"target.mount_options (unknown in B)".to_string()), "{:?}", c.unknown);
+        assert!(c.unknown.contains(&"host (unknown in A)".to_string()), "{:?}", c.unknown);
+    }
+
+    #[test]
+    fn operation_tables_give_mean_p50_p99_rate_and_their_change() {
+        let mut a = group("A", &[]);
+        let mut b = group("B", &[]);
+        let phase = CellKey {
+            test: "write".into(),
+            file_size: None,
+            record_size: Some(4096),
+            variant: "4k..1m (3 sizes)".into(),
+        };
+        let summary = |mean: f64, count: u64| {
+            serde_json::json!({"count": count, "mean_ns": mean, "p50_ns": mean, "p99_ns": mean * 3.0,
+                "max_ns": mean * 9.0, "cell_wall_ns": 1_000_000_000u64})
+        };
+        // Five repeats a side; B's opens take half as long and there are twice as many.
+        a.latency.insert((phase.clone(), "open".into()), (0..5).map(|i| summary(2e6 + i as f64 * 1e4, 100)).collect());
+        b.latency.insert((phase.clone(), "open".into()), (0..5).map(|i| summary(1e6 + i as f64 * 1e4, 200)).collect());
+        let c = compare(&a, &b, Region::default());
+        assert_eq!(c.operations.len(), 1);
+        let t = &c.operations[0];
+        assert_eq!(t.phase, "write 4k..1m (3 sizes)/4k");
+        let figures: Vec<(&str, f64, f64, f64, &str)> =
+            t.rows.iter().map(|r| (r.figure, r.a, r.b, r.change_pct, r.verdict.verdict)).collect();
+        assert_eq!(
+            figures,
+            [
+                ("mean", 2.02, 1.02, change_pct(2.02, 1.02), "faster"),
+                ("p50", 2.02, 1.02, change_pct(2.02, 1.02), "faster"),
+                ("p99", 6.06, 3.06, change_pct(6.06, 3.06), "faster"),
+                ("rate", 100.0, 200.0, 100.0, "faster"),
+            ]
+        );
+        assert_eq!(c.noise, NoiseSummary { faster: 4, ..NoiseSummary::default() });
+        // B's opens twice as slow instead: every figure a regression beyond 5%.
+        let c = compare(&b, &a, Region::default());
+        assert_eq!(c.noise.slower, 4);
+        assert_eq!(regressions(&c, &b, &a, 0.05, None).len(), 4);
+        assert_eq!(regressions(&c, &b, &a, 0.05, Some("open p99")).len(), 1);
+    }
+
+    #[test]
+    fn repeated_cells_get_verdicts_and_single_samples_say_what_would_give_one() {
+        let a = group("A", &[((64, 4), vec![100.0, 101.0, 99.0, 100.5, 99.5]), ((64, 8), vec![100.0])]);
+        let b = group("B", &[((64, 4), vec![80.0, 81.0, 79.0, 80.5, 79.5]), ((64, 8), vec![50.0])]);
+        let c = compare(&a, &b, Region::default());
+        let v = &c.matrix_verdicts[0][0];
+        assert_eq!(v[0].as_ref().unwrap().verdict, "slower");
+        assert_eq!(v[1].as_ref().unwrap().verdict, "no verdict");
+        assert_eq!(v[1].as_ref().unwrap().repeats_needed, Some(4));
+        assert_eq!(c.noise, NoiseSummary { slower: 1, no_verdict: 1, ..NoiseSummary::default() });
+        let slow = regressions(&c, &a, &b, 0.05, None);
+        assert_eq!(slow.iter().map(|r| r.cell.as_str()).collect::<Vec<_>>(), ["read 64/4"]);
+        assert!(regressions(&c, &a, &b, 0.25, None).is_empty(), "20% slower is not 25% slower");
     }
 }

@@ -11,6 +11,9 @@
 //!   the cells each side wins, the same over a [`Region`]; for scalar suites
 //!   a metric table; latency percentiles side by side; the cells only one
 //!   side has, and the conditions that differ.
+//! - [`judge`]: whether a change is beyond noise (a Mann-Whitney rank test
+//!   of the samples, [`Judgement`]); [`regressions`]: figures slower than a
+//!   threshold beyond noise, for `--fail-if-slower`.
 //! - [`sweep`]: values per level of a swept setting and the % change
 //!   between levels ([`Sweep`]).
 //! - [`Limit`] and [`flag_cached`]: cells faster than a physical limit,
@@ -19,9 +22,14 @@
 mod cells;
 mod compare;
 mod limit;
+mod noise;
 mod sweep;
 
 pub use cells::{median, CellKey, CellStats, Figure, Group};
-pub use compare::{compare, Comparison, LatencyRow, MatrixComparison, Region, ScalarRow};
+pub use compare::{
+    compare, regressions, Comparison, Difference, LatencyRow, MatrixComparison, NoiseSummary, OperationRow,
+    OperationTable, Region, Regression, ScalarRow,
+};
 pub use limit::{flag_cached, CacheFlags, Limit};
+pub use noise::{judge, slower_beyond, Judgement, ALPHA};
 pub use sweep::{sweep, Sweep, SweepLevel, SweepRow};

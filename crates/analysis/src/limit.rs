@@ -199,6 +199,8 @@ mod tests {
             suite: "iozone".into(),
             cells,
             conditions: vec![],
+            plans: vec![],
+            environments: vec![],
             latency: BTreeMap::new(),
             extents: BTreeMap::new(),
         };

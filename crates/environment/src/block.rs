@@ -31,6 +31,18 @@ pub struct BlockDevice {
     /// `loop/backing_file` for a loop device (of the parent for a loop
     /// partition).
     pub backing_file: Option<String>,
+    /// `queue/scheduler`: the one in use (the bracketed name), e.g. "mq-deadline", "none".
+    #[serde(default)]
+    pub scheduler: Option<String>,
+    /// `queue/read_ahead_kb` of the disk.
+    #[serde(default)]
+    pub read_ahead_kb: Option<u64>,
+    /// `queue/nr_requests`: how many requests the queue holds.
+    #[serde(default)]
+    pub nr_requests: Option<u64>,
+    /// `queue/max_sectors_kb`: the largest request the kernel sends the disk.
+    #[serde(default)]
+    pub max_sectors_kb: Option<u64>,
 }
 
 const ONE_MIB: u64 = 1 << 20;
@@ -109,7 +121,20 @@ pub(crate) fn describe(major: u32, minor: u32) -> Option<BlockDevice> {
         physical_block_size: read_u64(&queue.join("physical_block_size")),
         rotational: read_u64(&queue.join("rotational")).map(|v| v != 0),
         backing_file: read_trimmed(&disk_dir.join("loop").join("backing_file")),
+        scheduler: read_trimmed(&queue.join("scheduler")).map(|s| scheduler_in_use(&s)),
+        read_ahead_kb: read_u64(&queue.join("read_ahead_kb")),
+        nr_requests: read_u64(&queue.join("nr_requests")),
+        max_sectors_kb: read_u64(&queue.join("max_sectors_kb")),
     })
+}
+
+/// sysfs lists every scheduler and brackets the one in use ("mq-deadline [none]");
+/// a single name without brackets is the one in use.
+pub(crate) fn scheduler_in_use(text: &str) -> String {
+    match (text.find('['), text.find(']')) {
+        (Some(l), Some(r)) if l < r => text[l + 1..r].to_string(),
+        _ => text.trim().to_string(),
+    }
 }
 
 fn read_trimmed(path: &Path) -> Option<String> {
@@ -125,6 +150,13 @@ fn read_u64(path: &Path) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_scheduler_in_use_is_the_bracketed_one() {
+        assert_eq!(scheduler_in_use("mq-deadline kyber [bfq] none"), "bfq");
+        assert_eq!(scheduler_in_use("[none] mq-deadline"), "none");
+        assert_eq!(scheduler_in_use("none"), "none");
+    }
 
     #[test]
     fn alignment_of_common_starts() {

@@ -22,6 +22,11 @@ pub struct Machine {
     pub cpu_count: usize,
     /// MemTotal from `/proc/meminfo` in bytes, 0 if unreadable.
     pub ram_bytes: u64,
+    /// The page cache's write-back sysctls (`/proc/sys/vm/dirty_*`) by name, e.g.
+    /// "dirty_ratio" -> "20": they decide when cached writes reach the disk. Empty where
+    /// unreadable, and in runs stored before they were recorded.
+    #[serde(default)]
+    pub vm_dirty: std::collections::BTreeMap<String, String>,
 }
 
 const UNKNOWN: &str = "unknown";
@@ -40,7 +45,26 @@ pub(crate) fn read() -> Machine {
             .unwrap_or_else(|| UNKNOWN.to_string()),
         cpu_count: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
         ram_bytes: machine_ram_bytes(),
+        vm_dirty: read_vm_dirty(),
     }
+}
+
+fn read_vm_dirty() -> std::collections::BTreeMap<String, String> {
+    let names = [
+        "dirty_background_bytes",
+        "dirty_background_ratio",
+        "dirty_bytes",
+        "dirty_expire_centisecs",
+        "dirty_ratio",
+        "dirty_writeback_centisecs",
+    ];
+    names
+        .iter()
+        .filter_map(|n| {
+            let v = std::fs::read_to_string(format!("/proc/sys/vm/{n}")).ok()?;
+            Some((n.to_string(), v.trim().to_string()))
+        })
+        .collect()
 }
 
 fn cstr_or_unknown(s: &CStr) -> String {

@@ -71,6 +71,7 @@ fn group_html(h: &mut String, g: &ReportGroup) {
                 columns: records.iter().map(|r| size(*r)).collect(),
                 values: values.clone(),
                 marked,
+                within_noise: Vec::new(),
                 scale: Scale::Sequential,
                 unit: "KB/s",
             };
@@ -301,10 +302,25 @@ fn comparison_html(h: &mut String, c: &Comparison) {
     if c.condition_differences.is_empty() {
         let _ = writeln!(h, "<p class=\"muted\">Same conditions on both sides.</p>");
     }
+    for (what, list) in [("Plan", &c.plan_differences), ("Environment", &c.environment_differences)] {
+        for d in list {
+            let _ = writeln!(
+                h,
+                "<p class=\"note\">{what} differs: {}: {} vs {}</p>",
+                escape(&d.name),
+                escape(&d.a),
+                escape(&d.b)
+            );
+        }
+    }
     for d in &c.condition_differences {
         let _ = writeln!(h, "<p class=\"note\">Conditions differ: {}</p>", escape(d));
     }
-    for m in &c.matrices {
+    for (k, m) in c.matrices.iter().enumerate() {
+        let within_noise: Vec<Vec<bool>> = c.matrix_verdicts[k]
+            .iter()
+            .map(|row| row.iter().map(|v| v.as_ref().is_some_and(|j| j.verdict == "within noise")).collect())
+            .collect();
         let heat = Heatmap {
             title: &format!("{}: {} / {}", m.test, c.b, c.a),
             row_label: "file size",
@@ -313,6 +329,7 @@ fn comparison_html(h: &mut String, c: &Comparison) {
             columns: m.record_sizes.iter().map(|r| size(*r)).collect(),
             values: m.ratios.clone(),
             marked: Vec::new(),
+            within_noise,
             scale: Scale::Diverging,
             unit: "ratio",
         };

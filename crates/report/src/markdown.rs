@@ -63,16 +63,28 @@ pub fn render(report: &Report) -> String {
     }
     for c in &report.comparisons {
         let _ = writeln!(m, "\n## {} against {} (B/A)\n", c.b, c.a);
+        for (what, list) in [("plan", &c.plan_differences), ("environment", &c.environment_differences)] {
+            for d in list {
+                let _ = writeln!(m, "- {what} differs: {}: {} vs {}", d.name, d.a, d.b);
+            }
+        }
         for d in &c.condition_differences {
             let _ = writeln!(m, "- conditions differ: {d}");
         }
-        for x in &c.matrices {
+        for (k, x) in c.matrices.iter().enumerate() {
             let head: Vec<String> = x.record_sizes.iter().map(|r| size(*r)).collect();
             let _ = writeln!(m, "\n### {}\n\n| file \\ record | {} | mean |", x.test, head.join(" | "));
             let _ = writeln!(m, "|---|{}---:|", "---:|".repeat(x.record_sizes.len()));
             for (i, f) in x.file_sizes.iter().enumerate() {
-                let cells: Vec<String> =
-                    x.ratios[i].iter().map(|r| r.map_or("-".into(), |r| format!("{r:.2}"))).collect();
+                // "~": within the run-to-run noise (the comparison's verdict).
+                let cells: Vec<String> = x.ratios[i]
+                    .iter()
+                    .zip(&c.matrix_verdicts[k][i])
+                    .map(|(r, v)| {
+                        let noise = v.as_ref().is_some_and(|j| j.verdict == "within noise");
+                        r.map_or("-".into(), |r| format!("{r:.2}{}", if noise { "~" } else { "" }))
+                    })
+                    .collect();
                 let mean = x.by_file.iter().find(|(s, _)| s == f).map_or("-".into(), |(_, v)| format!("{v:.2}"));
                 let _ = writeln!(m, "| {} | {} | {mean} |", size(*f), cells.join(" | "));
             }
@@ -86,6 +98,17 @@ pub fn render(report: &Report) -> String {
                 m,
                 "\nMean change {:+.1}% over {} cells; A faster in {}, B faster in {}.",
                 x.overall.mean_change_pct, x.overall.cells, x.overall.a_wins, x.overall.b_wins
+            );
+            let verdicts: Vec<&iomatrix_analysis::Judgement> =
+                c.matrix_verdicts[k].iter().flatten().flatten().collect();
+            let count = |v: &str| verdicts.iter().filter(|j| j.verdict == v).count();
+            let _ = writeln!(
+                m,
+                "Beyond noise (Mann-Whitney, 5%): B faster in {}, slower in {}; within noise (~) {}; no verdict (too few samples) {}.",
+                count("faster"),
+                count("slower"),
+                count("within noise"),
+                count("no verdict")
             );
         }
         if !c.scalars.is_empty() {

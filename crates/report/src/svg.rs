@@ -29,6 +29,9 @@ pub struct Heatmap<'a> {
     pub values: Vec<Vec<Option<f64>>>,
     /// Cells to outline (e.g. served by a cache), same shape as `values`.
     pub marked: Vec<Vec<bool>>,
+    /// Cells whose change is within the run-to-run noise (a ratio map's
+    /// verdicts), same shape as `values`: drawn with a dashed outline and "~".
+    pub within_noise: Vec<Vec<bool>>,
     pub scale: Scale,
     pub unit: &'a str,
 }
@@ -215,11 +218,15 @@ impl Heatmap<'_> {
                 let x = left + CELL_W * j as f64;
                 let v = self.values.get(i).and_then(|row| row.get(j)).copied().flatten();
                 let marked = self.marked.get(i).and_then(|row| row.get(j)).copied().unwrap_or(false);
+                let noise = self.within_noise.get(i).and_then(|row| row.get(j)).copied().unwrap_or(false);
                 match v.filter(|v| v.is_finite()) {
                     Some(v) => {
                         let fill = self.colour(v, lo, hi);
-                        let stroke =
-                            if marked { r##" stroke="#e08000" stroke-width="3""## } else { r##" stroke="#fff""## };
+                        let stroke = match (marked, noise) {
+                            (true, _) => r##" stroke="#e08000" stroke-width="3""##,
+                            (false, true) => r##" stroke="#555" stroke-width="2" stroke-dasharray="4 3""##,
+                            _ => r##" stroke="#fff""##,
+                        };
                         let _ = write!(
                             s,
                             r#"<rect x="{x:.1}" y="{y:.1}" width="{CELL_W}" height="{CELL_H}" fill="{fill}"{stroke}><title>{}, {}: {} {}</title></rect>"#,
@@ -239,7 +246,12 @@ impl Heatmap<'_> {
                             x + CELL_W / 2.0,
                             y + 17.0,
                             short(v),
-                            if marked { " c" } else { "" }
+                            match (marked, noise) {
+                                (true, true) => " c~",
+                                (true, false) => " c",
+                                (false, true) => "~",
+                                _ => "",
+                            }
                         );
                     }
                     None => {
@@ -266,6 +278,13 @@ impl Heatmap<'_> {
                 s,
                 r##"<text x="{left}" y="{:.1}" fill="#e08000">orange outline, "c": faster than the limit (served by a cache)</text>"##,
                 legend_y + 38.0
+            );
+        }
+        if self.within_noise.iter().flatten().any(|m| *m) {
+            let _ = write!(
+                s,
+                r##"<text x="{left}" y="{:.1}" fill="#555">dashed outline, "~": within noise (Mann-Whitney, 5%)</text>"##,
+                legend_y + if self.marked.iter().flatten().any(|m| *m) { 54.0 } else { 38.0 }
             );
         }
         s.push_str("</svg>");
@@ -522,6 +541,7 @@ mod tests {
             columns: vec!["4k".into(), "64k".into()],
             values: vec![vec![Some(100.0), Some(2_000_000.0)], vec![None, Some(50.0)]],
             marked: vec![vec![false, true], vec![false, false]],
+            within_noise: Vec::new(),
             scale: Scale::Sequential,
             unit: "KB/s",
         };
@@ -539,10 +559,14 @@ mod tests {
             scale: Scale::Diverging,
             unit: "ratio",
             values: vec![vec![Some(0.5), Some(2.0)], vec![Some(1.0), None]],
+            marked: Vec::new(),
+            within_noise: vec![vec![false, false], vec![true, false]],
             ..h
         };
         let svg = ratio.render();
         well_formed(&svg).unwrap();
+        assert!(svg.contains(">1.00~<") && svg.contains("within noise"), "the within-noise cell marked: {svg}");
+        assert_eq!(svg.matches("stroke-dasharray").count(), 1);
         assert!(
             svg.contains("#b2182b") && svg.contains("#2166ac") && svg.contains("#ffffff"),
             "full red, blue, white: {svg}"
