@@ -18,6 +18,7 @@ mod examples;
 mod faults;
 mod fileserver;
 mod harness;
+mod help;
 mod helpers;
 mod import;
 mod iozone_front;
