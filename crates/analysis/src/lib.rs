@@ -24,4 +24,4 @@ mod sweep;
 pub use cells::{median, CellKey, CellStats, Figure, Group};
 pub use compare::{compare, Comparison, LatencyRow, MatrixComparison, Region, ScalarRow};
 pub use limit::{flag_cached, CacheFlags, Limit};
-pub use sweep::{sweep, Sweep, SweepLevel, SweepRow};
+pub use sweep::{sweep, BlockRatio, Direction, DirectionSummary, Sweep, SweepLevel, SweepRow};
