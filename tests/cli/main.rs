@@ -39,4 +39,5 @@ mod scan;
 mod signals;
 mod study;
 mod suite;
+mod sweep;
 mod verify;

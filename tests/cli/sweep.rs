@@ -1,0 +1,112 @@
+//! `sweep`'s units, splits, per-direction summaries and each row's own unit, over real runs.
+use crate::helpers::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+fn iozone_run(sb: &Sandbox, labels: &[&str], files: &str) -> i64 {
+    let target = sb.target();
+    let mut args = vec![
+        "run",
+        "iozone",
+        "--target",
+        target.to_str().unwrap(),
+        "--files",
+        files,
+        "--records",
+        "4k,64k",
+        "--tests",
+        "write,read",
+    ];
+    for l in labels {
+        args.extend(["--label", l]);
+    }
+    assert_success(&sb.run(&args));
+    sb.last_run()["run"]["id"].as_i64().unwrap()
+}
+
+/// (test, file, record) -> KB/s of a stored run.
+fn figures(sb: &Sandbox, id: i64) -> BTreeMap<(String, u64, u64), f64> {
+    let out = sb.run(&["show", &id.to_string(), "--json"]);
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    cells(&run)
+        .iter()
+        .map(|c| {
+            let key = (
+                c["test"].as_str().unwrap().to_string(),
+                c["file_size"].as_u64().unwrap(),
+                c["record_size"].as_u64().unwrap(),
+            );
+            (key, c["kib_per_sec"].as_f64().unwrap())
+        })
+        .collect()
+}
+
+fn json_of(out: &std::process::Output) -> Value {
+    assert_success(out);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+#[test]
+fn sweep_units_splits_totals_per_direction_and_each_rows_own_unit() {
+    let sb = Sandbox::new();
+    let ids: Vec<i64> = ["1", "2"].iter().map(|l| iozone_run(&sb, &[&format!("cache={l}")], "64k")).collect();
+    let (f1, f2) = (figures(&sb, ids[0]), figures(&sb, ids[1]));
+    // MB/s is KB/s over 1024; the Total column is first to last.
+    let doc = json_of(&sb.run(&["sweep", "cache=1", "cache=2", "--by", "cache", "--unit", "mbs", "--json"]));
+    let s = &doc["sweep"];
+    assert_eq!(s["unit"], "MB/s");
+    for row in s["rows"].as_array().unwrap() {
+        let name = row["cell"].as_str().unwrap();
+        let key =
+            f1.keys().find(|k| name == format!("{} 64k/{}", k.0, if k.2 == 4096 { "4k" } else { "64k" })).unwrap();
+        assert!(close(row["values"][0].as_f64().unwrap(), f1[key] / 1024.0), "{name}");
+        assert!(close(row["first_to_last_pct"].as_f64().unwrap(), (f2[key] - f1[key]) / f1[key] * 100.0));
+        assert_eq!(row["direction"], if key.0 == "read" { "read" } else { "write" });
+    }
+    let reads = s["directions"].as_array().unwrap().iter().find(|d| d["direction"] == "read").unwrap();
+    let read_totals: f64 = s["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["direction"] == "read")
+        .map(|r| r["first_to_last_pct"].as_f64().unwrap())
+        .sum();
+    assert!(close(reads["total_pct"].as_f64().unwrap(), read_totals));
+    // Two record sizes: one ratio each over both levels, two samples a side.
+    let blocks = s["read_write_by_block"].as_array().unwrap();
+    assert_eq!(blocks.len(), 2);
+    assert_eq!(blocks[0]["reads"], 2);
+    // Text: one table per block size, the Total column, the summaries once.
+    let (stdout, _) = text(&sb.run(&["sweep", "cache=1", "cache=2", "--by", "cache", "--split", "bs"]));
+    assert!(stdout.contains("== block size 4k") && stdout.contains("== block size 64k"), "{stdout}");
+    assert_eq!(stdout.matches("Totals by direction").count(), 1, "{stdout}");
+    assert!(stdout.contains(" Total\n"), "{stdout}");
+    let (stdout, _) = text(&sb.run(&["sweep", "cache=1", "cache=2", "--by", "cache", "--split", "direction"]));
+    assert!(stdout.contains("== reads") && stdout.contains("== writes"), "{stdout}");
+    let out = sb.run(&["sweep", "cache=1", "cache=2", "--by", "cache", "--unit", "furlongs"]);
+    assert_eq!(out.status.code(), Some(2));
+    // A Bonnie sweep labels each row with its own unit: KB/s, seeks/s, files/s.
+    let t = sb.target();
+    for level in ["1", "2"] {
+        let label = format!("disk={level}");
+        let out = sb.run(&["bonnie", "-d", t.to_str().unwrap(), "-s", "1", "-r", "0", "-n", "1", "--label", &label]);
+        assert_success(&out);
+    }
+    let doc = json_of(&sb.run(&["sweep", "disk=1", "disk=2", "--by", "disk", "--json"]));
+    let unit_of = |test: &str| -> String {
+        let rows = doc["sweep"]["rows"].as_array().unwrap();
+        let row = rows.iter().find(|r| r["cell"].as_str().unwrap().split(' ').next() == Some(test)).unwrap();
+        row["unit"].as_str().unwrap().to_string()
+    };
+    assert_eq!(unit_of("write"), "KB/s");
+    assert_eq!(unit_of("seeks"), "seeks/s");
+    assert_eq!(unit_of("seq-create"), "files/s");
+    assert_eq!(doc["sweep"]["unit"], "unit per row");
+    let (stdout, _) = text(&sb.run(&["sweep", "disk=1", "disk=2", "--by", "disk"]));
+    let seeks = stdout.lines().find(|l| l.starts_with("seeks")).unwrap();
+    assert!(seeks.contains("seeks/s"), "{stdout}");
+}
