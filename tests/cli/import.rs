@@ -383,3 +383,33 @@ fn bad_input_stores_nothing_and_exits_2() {
     assert_usage_error(&sb.run(&["import", &dir.join("missing.json").to_string_lossy()]), "missing.json: cannot read");
     assert_eq!(sb.runs_json()["runs"], serde_json::json!([]), "nothing stored");
 }
+
+#[test]
+fn the_original_bonnies_table_imports_a_run_per_row_and_shows_as_bonnies_table() {
+    let sb = Sandbox::new();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/import/tests/data/bonnie-1.x-two-runs.txt");
+    let out = sb.run(&["import", fixture.to_str().unwrap(), "--label", "disk=rdm"]);
+    let ids = imported_ids(&out);
+    assert_eq!(ids.len(), 2, "{}", text(&out).0);
+    let run = sb.show_json(ids[0]);
+    assert_eq!(run["run"]["suite"], "bonnie");
+    let labels = run["run"]["labels"].to_string();
+    assert!(labels.contains("[\"imported\",\"bonnie\"]") && labels.contains("[\"disk\",\"rdm\"]"), "{labels}");
+    let cells = cells(&run);
+    let figure =
+        |test: &str| cells.iter().find(|c| c["test"] == test).map(|c| c["metrics"]["per_sec"].as_f64().unwrap());
+    // The fixture's row: nss-rdm 1024 31853 97.2 61435 18.3 27145 9.4 29810 93.1 78236 10.2 412.3 3.1
+    assert_eq!(figure("putc"), Some(31853.0));
+    assert_eq!(figure("read"), Some(78236.0));
+    assert_eq!(figure("seeks"), Some(412.3));
+    let (shown, _) = text(&sb.run(&["show", &ids[0].to_string()]));
+    assert!(shown.contains("------Sequential Output------"), "{shown}");
+    let row = shown.lines().find(|l| l.starts_with("nss-rdm")).unwrap_or_else(|| panic!("{shown}"));
+    assert!(row.contains("1G") && row.contains("31853") && row.contains("61435"), "{row}");
+    // A row cut short is refused with its line, and nothing is stored.
+    let bad = sb.dir.path().join("bad.txt");
+    let cut = std::fs::read_to_string(&fixture).unwrap().replace(" 412.3  3.1", "");
+    std::fs::write(&bad, cut).unwrap();
+    assert_usage_error(&sb.run(&["import", bad.to_str().unwrap()]), "line 11: a row of Bonnie's table");
+    assert_eq!(sb.runs_json()["runs"].as_array().map(Vec::len), Some(2));
+}

@@ -6,7 +6,8 @@
 //! - [`Format`]: fio's JSON output (`--output-format=json`), IOzone's `-R`
 //!   report ("Excel output"), bonnie++'s CSV line (format 1.96 to 1.98, as
 //!   bonnie++ 1.96 .. 2.00 print it at the end of a run or alone with `-q`).
-//!   [`sniff`] tells them apart by content.
+//!   The original Bonnie's text table (Tim Bray's Bonnie 1.x). [`sniff`]
+//!   tells them apart by content.
 //! - [`parse`]: one file's text into [`ImportedRun`]s (a bonnie++ file may
 //!   hold several runs; fio and IOzone files hold one). Each run carries
 //!   [`ImportedCell`]s shaped like the cells of the matching iomatrix suite:
@@ -26,6 +27,7 @@
 //!   or an [`iozone_excel::ParseError`] with the line.
 
 mod bonnie;
+mod bonnie_text;
 mod fio;
 mod iozone;
 pub mod iozone_excel;
@@ -45,10 +47,12 @@ pub enum Format {
     Iozone,
     /// bonnie++'s CSV line(s).
     Bonnie,
+    /// The original Bonnie's text table (Tim Bray's Bonnie 1.x).
+    BonnieText,
 }
 
 impl Format {
-    pub const ALL: [Format; 3] = [Format::Fio, Format::Iozone, Format::Bonnie];
+    pub const ALL: [Format; 4] = [Format::Fio, Format::Iozone, Format::Bonnie, Format::BonnieText];
 
     /// The name `--format` takes.
     pub fn name(self) -> &'static str {
@@ -56,6 +60,7 @@ impl Format {
             Format::Fio => "fio",
             Format::Iozone => "iozone",
             Format::Bonnie => "bonnie",
+            Format::BonnieText => "bonnie-text",
         }
     }
 
@@ -65,6 +70,7 @@ impl Format {
             Format::Fio => "fio",
             Format::Iozone => "iozone",
             Format::Bonnie => "bonnie++",
+            Format::BonnieText => "bonnie",
         }
     }
 
@@ -73,7 +79,7 @@ impl Format {
         match self {
             Format::Fio => "access",
             Format::Iozone => "iozone",
-            Format::Bonnie => "bonnie",
+            Format::Bonnie | Format::BonnieText => "bonnie",
         }
     }
 
@@ -83,6 +89,7 @@ impl Format {
             Format::Fio => "fio's JSON output (--output-format=json)",
             Format::Iozone => "IOzone's -R report (\"Excel output is below:\")",
             Format::Bonnie => "bonnie++'s CSV line (format 1.96, 1.97 or 1.98)",
+            Format::BonnieText => "the original Bonnie's text table (Tim Bray's Bonnie 1.x)",
         }
     }
 }
@@ -100,7 +107,8 @@ impl FromStr for Format {
             "fio" => Ok(Format::Fio),
             "iozone" => Ok(Format::Iozone),
             "bonnie" | "bonnie++" => Ok(Format::Bonnie),
-            _ => Err(format!("unknown format '{s}': choose fio, iozone or bonnie")),
+            "bonnie-text" => Ok(Format::BonnieText),
+            _ => Err(format!("unknown format '{s}': choose fio, iozone, bonnie or bonnie-text")),
         }
     }
 }
@@ -237,6 +245,9 @@ pub fn sniff(text: &str) -> Option<Format> {
     {
         return Some(Format::Iozone);
     }
+    if bonnie_text::looks_like_report(text) {
+        return Some(Format::BonnieText);
+    }
     if text.lines().any(bonnie::looks_like_record) {
         return Some(Format::Bonnie);
     }
@@ -253,6 +264,7 @@ pub fn parse(text: &str, format: Format, options: &Options) -> Result<Vec<Import
         Format::Fio => fio::parse(text).map(|r| vec![r]),
         Format::Iozone => iozone::parse(text).map(|r| vec![r]),
         Format::Bonnie => bonnie::parse(text, options),
+        Format::BonnieText => bonnie_text::parse(text),
     }
 }
 
@@ -300,7 +312,7 @@ mod tests {
     fn formats_by_name_and_content() {
         assert_eq!("bonnie++".parse::<Format>(), Ok(Format::Bonnie));
         assert_eq!("FIO".parse::<Format>(), Ok(Format::Fio));
-        assert!("csv".parse::<Format>().unwrap_err().contains("fio, iozone or bonnie"));
+        assert!("csv".parse::<Format>().unwrap_err().contains("fio, iozone, bonnie or bonnie-text"));
         assert_eq!(sniff("{\n  \"fio version\" : \"fio-3.33\",\n \"jobs\": []\n}\n"), Some(Format::Fio));
         assert_eq!(sniff("note: x\n{\n  \"fio version\" : \"fio-3.33\"}"), Some(Format::Fio));
         assert_eq!(sniff("\nExcel output is below:\n\n\"Writer report\"\n"), Some(Format::Iozone));

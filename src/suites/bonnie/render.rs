@@ -105,7 +105,7 @@ fn imported_report(run: &StoredRun) -> Option<String> {
     let machine = run.environment["host"].as_str().unwrap_or("unknown");
     let mut out = format!("\n{}", iomatrix_bonnie::report_for(machine, &plan, &results));
     if p["chunk"].is_null() && plan.size.bytes() > 0 {
-        out.push_str("(chunk size not in the CSV: the Size column cannot show it)\n");
+        out.push_str("(chunk size not in the source: the Size column cannot show it)\n");
     }
     if run.cell_results.iter().any(|c| c.clients > 1) {
         out.push_str("(bonnie++ -c: each figure above is its sum over the concurrent copies)\n");
