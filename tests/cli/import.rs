@@ -413,3 +413,33 @@ fn the_original_bonnies_table_imports_a_run_per_row_and_shows_as_bonnies_table()
     assert_usage_error(&sb.run(&["import", bad.to_str().unwrap()]), "line 11: a row of Bonnie's table");
     assert_eq!(sb.runs_json()["runs"].as_array().map(Vec::len), Some(2));
 }
+
+#[test]
+fn an_iometer_results_file_imports_an_access_cell_per_spec_and_shows() {
+    let sb = Sandbox::new();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/import/tests/data/iometer-2006.07.27-results.csv");
+    let ids = imported_ids(&sb.run(&["import", fixture.to_str().unwrap(), "--label", "cache=5"]));
+    assert_eq!(ids.len(), 1);
+    let run = sb.show_json(ids[0]);
+    assert_eq!(run["run"]["suite"], "access");
+    let cells = cells(&run);
+    assert_eq!(cells.len(), 3, "one per access spec");
+    // The fixture's ALL rows: 2K reads at 4.56 MBps, 2K writes at 0.95, 64K reads at 75.72; 16 outstanding.
+    for (c, (mbps, read, bs)) in cells.iter().zip([(4.56, 100, 2048), (0.95, 0, 2048), (75.72, 100, 65536)]) {
+        assert!(close(c["kib_per_sec"].as_f64().unwrap(), mbps * 1024.0), "{c}");
+        assert_eq!(c["metrics"]["read_percent"], read);
+        assert_eq!(c["record_size"], bs);
+        assert_eq!(c["metrics"]["queue_depth"], 16);
+    }
+    let (shown, _) = text(&sb.run(&["show", &ids[0].to_string()]));
+    assert!(shown.contains("iometer 2006.07.27 output"), "{shown}");
+    assert!(shown.contains("4.6") && shown.contains("75.7"), "{shown}");
+    // In MB/s as the seed's tables, the 2K read/write ratio is the file's 4.56 / 0.95.
+    let imported = sb.run(&["import", fixture.to_str().unwrap(), "--label", "cache=4"]);
+    assert_success(&imported);
+    let out = sb.run(&["sweep", "cache=4", "cache=5", "--by", "cache", "--unit", "mbs", "--json"]);
+    assert_success(&out);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let b = &doc["sweep"]["read_write_by_block"][0];
+    assert!(close(b["mean_ratio"].as_f64().unwrap(), 4.56 / 0.95), "{b}");
+}
