@@ -3,7 +3,9 @@
 //! totals per direction and read/write ratios per block size).
 
 use clap::{Args, ValueEnum};
-use iomatrix_analysis::{sweep, CellKey, Direction, Figure, Sweep, SweepLevel, SweepRow};
+use iomatrix_analysis::{
+    derive, sweep, CellKey, Derivation, Derived, Direction, Factor, Figure, Sweep, SweepLevel, SweepRow,
+};
 use iomatrix_core::{ByteSize, UsageError};
 use iomatrix_store::{CellRow, Store, StoredRun};
 use std::collections::BTreeMap;
@@ -34,6 +36,13 @@ pub struct SweepArgs {
     /// summaries follow once
     #[arg(long, value_enum, value_name = "bs|direction")]
     pub split: Option<Split>,
+
+    /// A derived figure, declared: NAME = read|write * FACTOR, FACTOR a number or ratio(RUNS,
+    /// SIZE) (the read/write ratio at block size SIZE over the runs RUNS select, mean over mean);
+    /// printed apart and marked derived, never stored (repeatable). Seed 001's estimate of the disk:
+    /// --derive 'disk_read = write * ratio(site=local, 64k)'
+    #[arg(long = "derive", value_name = "FORMULA")]
+    pub derive: Vec<String>,
 
     /// Machine-readable output (schema "iomatrix.sweep/1", docs/json.md)
     #[arg(long)]
@@ -72,6 +81,8 @@ fn figure(cell: &CellRow, unit: Option<Unit>) -> Option<(f64, &'static str)> {
 const PARAMS: [&str; 3] = ["record", "file", "qd"];
 
 pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
+    let derivations: Vec<Derivation> =
+        args.derive.iter().map(|d| Derivation::parse(d).map_err(UsageError::new)).collect::<Result<_, _>>()?;
     let store = Store::open(db)?;
     let groups = super::select::resolve(&store, &args.runs)?;
     super::select::one_suite(&groups)?;
@@ -107,13 +118,90 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
             row.unit = u.clone();
         }
     }
+    let mut derived = Vec::new();
+    for d in &derivations {
+        let factor = match &d.factor {
+            Factor::Number(n) => *n,
+            Factor::Ratio { runs, size } => ratio(&store, runs, size, args.unit)?,
+        };
+        derived.push(derive(d, factor, &s.rows));
+    }
     if args.json {
-        let doc = serde_json::json!({"schema": "iomatrix.sweep/1", "sweep": s});
+        let mut doc = serde_json::json!({"schema": "iomatrix.sweep/1", "sweep": s});
+        if !derived.is_empty() {
+            doc["derived"] = serde_json::to_value(&derived)?;
+        }
         crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
-        crate::out::print(&text_split(&s, args.split))?;
+        let mut out = text_split(&s, args.split);
+        derived_text(&mut out, &s, &derived);
+        crate::out::print(&out)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `ratio(RUNS, SIZE)`: read over write at block size SIZE over the runs selected, every sample
+/// pooled (mean over mean), as the sweep's per-block ratio.
+fn ratio(store: &Store, runs: &str, size: &str, unit: Option<Unit>) -> anyhow::Result<f64> {
+    let bytes =
+        iomatrix_core::parse_size_list(size, 1).ok().filter(|v| v.len() == 1).map(|v| v[0].bytes()).ok_or_else(
+            || UsageError::new(format!("--derive: ratio({runs}, {size}): '{size}' is not one block size")),
+        )?;
+    let groups = super::select::resolve(store, &[runs.to_string()])?;
+    let levels: Vec<SweepLevel> = groups
+        .iter()
+        .flat_map(|(_, runs)| runs)
+        .map(|run| {
+            let mut cells: BTreeMap<CellKey, Vec<f64>> = BTreeMap::new();
+            for cell in &run.cell_results {
+                if let Some((v, _)) = figure(cell, unit) {
+                    cells.entry(CellKey::of(cell)).or_default().push(v);
+                }
+            }
+            SweepLevel { level: run.summary.id.to_string(), cells }
+        })
+        .collect();
+    let blocks = sweep("run", "", levels).read_write_by_block;
+    let at: Vec<_> = blocks.iter().filter(|b| b.record_size == Some(bytes)).collect();
+    match at.as_slice() {
+        [one] => Ok(one.mean_ratio),
+        [] => Err(UsageError::new(format!(
+            "--derive: ratio({runs}, {size}): those runs have no read and write cells at block size {size} (they have \
+             ratios at: {})",
+            if blocks.is_empty() {
+                "none".to_string()
+            } else {
+                blocks.iter().map(|b| b.what.clone()).collect::<Vec<_>>().join(", ")
+            }
+        ))
+        .into()),
+        many => Err(UsageError::new(format!(
+            "--derive: ratio({runs}, {size}): several read/write pairs at {size} ({}); select runs with one",
+            many.iter().map(|b| b.what.clone()).collect::<Vec<_>>().join(", ")
+        ))
+        .into()),
+    }
+}
+
+/// The derived figures, apart from the measured ones and marked as such.
+fn derived_text(out: &mut String, s: &Sweep, derived: &[Derived]) {
+    for d in derived {
+        let _ =
+            writeln!(out, "\nDerived, not measured (nothing stored): {} (the factor is {:.4})", d.formula, d.factor);
+        let width = d.rows.iter().map(|r| r.cell.len()).max().unwrap_or(4).max(14);
+        let _ = write!(out, "{:<width$}", "derived");
+        for l in &s.levels {
+            let _ = write!(out, " {l:>12}");
+        }
+        out.push('\n');
+        for r in &d.rows {
+            let _ = write!(out, "{:<width$}", r.cell);
+            for v in &r.values {
+                let _ = write!(out, " {:>12}", value(*v));
+            }
+            out.push('\n');
+        }
+    }
 }
 
 /// Levels from a label: each run's value of `key`, numeric order where all are numbers.

@@ -110,3 +110,41 @@ fn sweep_units_splits_totals_per_direction_and_each_rows_own_unit() {
     let seeks = stdout.lines().find(|l| l.starts_with("seeks")).unwrap();
     assert!(seeks.contains("seeks/s"), "{stdout}");
 }
+
+#[test]
+fn a_derived_figure_is_worked_from_a_ratio_of_other_runs_and_marked_derived() {
+    let sb = Sandbox::new();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/import/tests/data/iometer-2006.07.27-results.csv");
+    for level in ["4", "5"] {
+        assert_success(&sb.run(&["import", fixture.to_str().unwrap(), "--label", &format!("cache={level}")]));
+    }
+    let base = ["sweep", "cache=4", "cache=5", "--by", "cache", "--unit", "mbs"];
+    let mut args = base.to_vec();
+    args.extend(["--derive", "disk_read = write * ratio(cache=5, 2k)", "--json"]);
+    let doc = json_of(&sb.run(&args));
+    let d = &doc["derived"][0];
+    assert_eq!(d["derived"], true);
+    assert_eq!(d["name"], "disk_read");
+    // The fixture's 2K spec: 4.56 MBps read, 0.95 write, so the factor is 4.8 and the 2K write row
+    // (the only write row) derives 0.95 * 4.8 at both levels.
+    assert!(close(d["factor"].as_f64().unwrap(), 4.56 / 0.95));
+    let rows = d["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{d}");
+    for v in rows[0]["values"].as_array().unwrap() {
+        assert!(close(v.as_f64().unwrap(), 4.56), "{d}");
+    }
+    // Measured rows are untouched and nothing derived is stored.
+    assert_eq!(doc["sweep"]["rows"].as_array().unwrap().len(), 3);
+    assert_eq!(sb.runs_json()["runs"].as_array().map(Vec::len), Some(2));
+    let mut args = base.to_vec();
+    args.extend(["--derive", "x = write * 2"]);
+    let (stdout, _) = text(&sb.run(&args));
+    assert!(stdout.contains("Derived, not measured (nothing stored): x = write * 2"), "{stdout}");
+    let mut args = base.to_vec();
+    args.extend(["--derive", "x = write * ratio(cache=5, 32k)"]);
+    assert_usage_error(&sb.run(&args), "no read and write cells at block size 32k");
+    let mut args = base.to_vec();
+    args.extend(["--derive", "x = seeks * 2"]);
+    assert_usage_error(&sb.run(&args), "NAME = read|write * FACTOR");
+}

@@ -13,15 +13,19 @@
 //!   side has, and the conditions that differ.
 //! - [`sweep`]: values per level of a swept setting and the % change
 //!   between levels ([`Sweep`]).
+//! - [`derive`]: a named figure worked from a sweep's rows by a stated
+//!   formula ([`Derivation`]), always marked derived ([`Derived`]).
 //! - [`Limit`] and [`flag_cached`]: cells faster than a physical limit,
 //!   and the boundary in words ([`CacheFlags`]).
 
 mod cells;
 mod compare;
+mod derive;
 mod limit;
 mod sweep;
 
 pub use cells::{median, CellKey, CellStats, Figure, Group};
 pub use compare::{compare, Comparison, LatencyRow, MatrixComparison, Region, ScalarRow};
+pub use derive::{derive, Derivation, Derived, DerivedRow, Factor};
 pub use limit::{flag_cached, CacheFlags, Limit};
 pub use sweep::{sweep, BlockRatio, Direction, DirectionSummary, Sweep, SweepLevel, SweepRow};
