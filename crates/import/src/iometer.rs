@@ -186,7 +186,20 @@ fn cell(
     let workers = count("# Workers")?.max(1) as usize;
     let cpu = number("% CPU Utilization")?;
     let ms = |name: &str| -> Result<Value, ImportError> { Ok(number(name)?.map(Value::from).unwrap_or(Value::Null)) };
+    // As the access table reads a side's latency (mean and max only: Iometer keeps no percentiles).
+    let side = |mean: &str, max: &str, count: u64| -> Result<Value, ImportError> {
+        let ns = |v: Option<f64>| v.filter(|v| *v > 0.0).map(|v| Value::from(v * 1e6)).unwrap_or(Value::Null);
+        Ok(if count == 0 {
+            Value::Null
+        } else {
+            json!({"mean_ns": ns(number(mean)?), "max_ns": ns(number(max)?), "count": count})
+        })
+    };
+    let read = side("Average Read Response Time", "Maximum Read Response Time", read_ios)?;
+    let write = side("Average Write Response Time", "Maximum Write Response Time", write_ios)?;
     let metrics = json!({
+        "read": read,
+        "write": write,
         "read_percent": read_percent,
         "random_percent": random_percent,
         "queue_depth": queue_depth,
@@ -253,6 +266,9 @@ mod tests {
         assert!((c.kib_per_sec - 4.56 * 1024.0).abs() < 1e-9);
         assert_eq!(c.metrics["iometer"]["access_spec"], "2K Streaming Read");
         assert_eq!(c.cpu_percent, Some(23.4));
+        let mean_ms = c.metrics["iometer"]["avg_read_response_ms"].as_f64().unwrap();
+        assert!((c.metrics["read"]["mean_ns"].as_f64().unwrap() - mean_ms * 1e6).abs() < 1e-3);
+        assert!(c.metrics["write"].is_null(), "no writes in a read spec");
         assert_eq!(run.cells[1].metrics["read_percent"], 0);
         assert_eq!(run.cells[2].record_size, Some(65536));
         assert!(run.notes[0].contains("3 DISK row(s)") && run.notes[0].contains("3 WORKER row(s)"), "{:?}", run.notes);
