@@ -101,11 +101,15 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
         .into());
     }
     if levels.iter().all(|l| l.cells.is_empty()) {
-        return Err(UsageError::new(format!(
-            "--unit {}: no cell of these runs has that figure; leave out --unit for each suite's own",
-            args.unit.and_then(|u| u.to_possible_value()).map(|v| v.get_name().to_string()).unwrap_or_default()
-        ))
-        .into());
+        let why = match args.unit.and_then(|u| u.to_possible_value()) {
+            Some(u) => format!(
+                "--unit {}: no cell of these runs has that figure; leave out --unit for each suite's own",
+                u.get_name()
+            ),
+            None => "no cell of these runs has a figure to sweep (a rate or KB/s); check the runs with `iomatrix show`"
+                .to_string(),
+        };
+        return Err(UsageError::new(why).into());
     }
     // One unit for the whole sweep where every row has it; else each row says its own.
     let mut distinct: Vec<&str> = units.values().map(String::as_str).collect();
