@@ -4,7 +4,7 @@
 
 use clap::{Args, ValueEnum};
 use iomatrix_analysis::{
-    derive, sweep, CellKey, Derivation, Derived, Direction, Factor, Figure, Sweep, SweepLevel, SweepRow,
+    derive, mean_of_rows, sweep, CellKey, Derivation, Derived, Direction, Factor, Figure, Sweep, SweepLevel, SweepRow,
 };
 use iomatrix_core::{ByteSize, UsageError};
 use iomatrix_store::{CellRow, Store, StoredRun};
@@ -36,6 +36,12 @@ pub struct SweepArgs {
     /// summaries follow once
     #[arg(long, value_enum, value_name = "bs|direction")]
     pub split: Option<Split>,
+
+    /// Several systems as rows of one table: each run's value of this label makes its own rows
+    /// (e.g. --by cache --rows cluster), and the summaries are taken over their average at each
+    /// level (mean over the systems, as seed 001's Average row)
+    #[arg(long, value_name = "LABEL")]
+    pub rows: Option<String>,
 
     /// A derived figure, declared: NAME = read|write * FACTOR, FACTOR a number or ratio(RUNS,
     /// SIZE) (the read/write ratio at block size SIZE over the runs RUNS select, mean over mean);
@@ -87,10 +93,18 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let groups = super::select::resolve(&store, &args.runs)?;
     super::select::one_suite(&groups)?;
     let runs: Vec<&StoredRun> = groups.iter().flat_map(|(_, runs)| runs).collect();
+    let rows = args.rows.as_deref();
+    if rows == Some(args.by.as_str()) {
+        return Err(UsageError::new(format!(
+            "--rows {}: the rows' label is the swept one; name another label (e.g. --by cache --rows cluster)",
+            args.by
+        ))
+        .into());
+    }
     let (levels, units) = if PARAMS.contains(&args.by.as_str()) {
-        by_param(&args.by, &runs, args.unit)?
+        by_param(&args.by, &runs, args.unit, rows)?
     } else {
-        by_label(&args.by, &runs, args.unit)?
+        by_label(&args.by, &runs, args.unit, rows)?
     };
     if levels.len() < 2 {
         return Err(UsageError::new(format!(
@@ -116,8 +130,16 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
     distinct.sort();
     distinct.dedup();
     let unit = if distinct.len() == 1 { distinct[0].to_string() } else { "unit per row".to_string() };
+    // With --rows: each system's rows apart, and the sweep proper over their average.
+    let (mut systems, levels) = match rows {
+        Some(label) => {
+            let systems = sweep(&args.by, &unit, levels.clone());
+            (Some(systems), mean_of_rows(&levels, |k| untag(k, label)))
+        }
+        None => (None, levels),
+    };
     let mut s = sweep(&args.by, &unit, levels);
-    for row in &mut s.rows {
+    for row in s.rows.iter_mut().chain(systems.iter_mut().flat_map(|s| s.rows.iter_mut())) {
         if let Some(u) = units.get(&row.cell) {
             row.unit = u.clone();
         }
@@ -132,12 +154,22 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
     }
     if args.json {
         let mut doc = serde_json::json!({"schema": "iomatrix.sweep/1", "sweep": s});
+        if let (Some(label), Some(systems)) = (rows, &systems) {
+            doc["rows_by"] = serde_json::Value::from(label);
+            doc["systems"] = serde_json::to_value(&systems.rows)?;
+        }
         if !derived.is_empty() {
             doc["derived"] = serde_json::to_value(&derived)?;
         }
         crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
-        let mut out = text_split(&s, args.split);
+        let mut out = String::new();
+        if let (Some(label), Some(systems)) = (rows, &systems) {
+            let _ = writeln!(out, "each {label} apart (medians where a level has several samples)");
+            table(&mut out, systems, &systems.rows.iter().collect::<Vec<_>>());
+            let _ = writeln!(out, "\nthe average over each {label} (the mean of their figures at each level):");
+        }
+        out += &text_split(&s, args.split);
         derived_text(&mut out, &s, &derived);
         crate::out::print(&out)?;
     }
@@ -212,7 +244,33 @@ fn derived_text(out: &mut String, s: &Sweep, derived: &[Derived]) {
 /// Each cell's unit, by the cell's name in the sweep.
 type Units = BTreeMap<String, String>;
 
-fn by_label(key: &str, runs: &[&StoredRun], want: Option<Unit>) -> Result<(Vec<SweepLevel>, Units), UsageError> {
+/// With --rows LABEL: the run's value of LABEL goes into the cell's key, so each system has its rows.
+fn tag(key: &mut CellKey, run: &StoredRun, rows: Option<&str>) -> Result<(), UsageError> {
+    let Some(label) = rows else { return Ok(()) };
+    let value = run.summary.labels.iter().find(|(k, _)| k == label).map(|(_, v)| v.as_str()).ok_or_else(|| {
+        UsageError::new(format!(
+            "--rows {label}: run #{} has no label {label}; label every run with --label {label}=VALUE",
+            run.summary.id
+        ))
+    })?;
+    let part = format!("{label}={value}");
+    key.variant = if key.variant.is_empty() { part } else { format!("{} {part}", key.variant) };
+    Ok(())
+}
+
+/// The key without --rows' part: the rows of all systems merged.
+fn untag(key: &CellKey, label: &str) -> CellKey {
+    let prefix = format!("{label}=");
+    let variant = key.variant.split(' ').filter(|p| !p.starts_with(&prefix)).collect::<Vec<_>>().join(" ");
+    CellKey { variant, ..key.clone() }
+}
+
+fn by_label(
+    key: &str,
+    runs: &[&StoredRun],
+    want: Option<Unit>,
+    rows: Option<&str>,
+) -> Result<(Vec<SweepLevel>, Units), UsageError> {
     let mut levels: BTreeMap<String, BTreeMap<CellKey, Vec<f64>>> = BTreeMap::new();
     let mut units = Units::new();
     for run in runs {
@@ -232,7 +290,9 @@ fn by_label(key: &str, runs: &[&StoredRun], want: Option<Unit>) -> Result<(Vec<S
         let cells = levels.entry(value).or_default();
         for cell in &run.cell_results {
             if let Some((value, unit)) = figure(cell, want) {
-                let key = CellKey::of(cell);
+                let mut key = CellKey::of(cell);
+                units.insert(key.describe(), unit.to_string());
+                tag(&mut key, run, rows)?;
                 units.insert(key.describe(), unit.to_string());
                 cells.entry(key).or_default().push(value);
             }
@@ -246,7 +306,12 @@ fn by_label(key: &str, runs: &[&StoredRun], want: Option<Unit>) -> Result<(Vec<S
 }
 
 /// Levels from the cells: record size, file size or queue depth, taken out of each cell's key.
-fn by_param(param: &str, runs: &[&StoredRun], want: Option<Unit>) -> Result<(Vec<SweepLevel>, Units), UsageError> {
+fn by_param(
+    param: &str,
+    runs: &[&StoredRun],
+    want: Option<Unit>,
+    rows: Option<&str>,
+) -> Result<(Vec<SweepLevel>, Units), UsageError> {
     let mut levels: BTreeMap<u64, BTreeMap<CellKey, Vec<f64>>> = BTreeMap::new();
     let mut units = Units::new();
     for run in runs {
@@ -264,6 +329,8 @@ fn by_param(param: &str, runs: &[&StoredRun], want: Option<Unit>) -> Result<(Vec
                 }
             };
             let Some(level) = level else { continue };
+            units.insert(key.describe(), unit.to_string());
+            tag(&mut key, run, rows)?;
             units.insert(key.describe(), unit.to_string());
             levels.entry(level).or_default().entry(key).or_default().push(value);
         }

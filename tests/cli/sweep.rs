@@ -148,3 +148,40 @@ fn a_derived_figure_is_worked_from_a_ratio_of_other_runs_and_marked_derived() {
     args.extend(["--derive", "x = seeks * 2"]);
     assert_usage_error(&sb.run(&args), "NAME = read|write * FACTOR");
 }
+
+#[test]
+fn several_systems_as_rows_and_the_sweep_over_their_average() {
+    let sb = Sandbox::new();
+    let mut figs = BTreeMap::new();
+    for cache in ["1", "2"] {
+        for cluster in ["a", "b"] {
+            let id = iozone_run(&sb, &[&format!("cache={cache}"), &format!("cluster={cluster}")], "64k");
+            figs.insert((cache, cluster), figures(&sb, id));
+        }
+    }
+    let doc = json_of(&sb.run(&["sweep", "cache=1", "cache=2", "--by", "cache", "--rows", "cluster", "--json"]));
+    assert_eq!(doc["rows_by"], "cluster");
+    let systems = doc["systems"].as_array().unwrap();
+    assert_eq!(systems.len(), 8, "4 cells for each of 2 clusters");
+    assert!(systems.iter().any(|r| r["cell"].as_str().unwrap().ends_with("cluster=b")));
+    let rows = doc["sweep"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "the average rows");
+    for row in rows {
+        let name = row["cell"].as_str().unwrap();
+        let key = figs[&("1", "a")]
+            .keys()
+            .find(|k| name == format!("{} 64k/{}", k.0, if k.2 == 4096 { "4k" } else { "64k" }))
+            .unwrap()
+            .clone();
+        for (i, cache) in ["1", "2"].iter().enumerate() {
+            let mean = (figs[&(*cache, "a")][&key] + figs[&(*cache, "b")][&key]) / 2.0;
+            assert!(close(row["values"][i].as_f64().unwrap(), mean), "{name} at {cache}");
+        }
+    }
+    let (stdout, _) = text(&sb.run(&["sweep", "cache=1", "cache=2", "--by", "cache", "--rows", "cluster"]));
+    assert!(stdout.starts_with("each cluster apart") && stdout.contains("the average over each cluster"), "{stdout}");
+    assert_usage_error(
+        &sb.run(&["sweep", "cache=1", "cache=2", "--by", "cache", "--rows", "site"]),
+        "has no label site",
+    );
+}

@@ -28,4 +28,4 @@ pub use cells::{median, CellKey, CellStats, Figure, Group};
 pub use compare::{compare, Comparison, LatencyRow, MatrixComparison, Region, ScalarRow};
 pub use derive::{derive, Derivation, Derived, DerivedRow, Factor};
 pub use limit::{flag_cached, CacheFlags, Limit};
-pub use sweep::{sweep, BlockRatio, Direction, DirectionSummary, Sweep, SweepLevel, SweepRow};
+pub use sweep::{mean_of_rows, sweep, BlockRatio, Direction, DirectionSummary, Sweep, SweepLevel, SweepRow};

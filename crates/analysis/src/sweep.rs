@@ -195,6 +195,24 @@ pub fn sweep(by: &str, unit: &str, levels: Vec<SweepLevel>) -> Sweep {
     }
 }
 
+/// Each level's cells merged by `base` (several systems' rows into one):
+/// the merged cell's one sample is the mean of the merged cells' medians,
+/// seed 001's "Average" row over its clusters, whose steps and Total the
+/// seed then takes.
+pub fn mean_of_rows(levels: &[SweepLevel], base: impl Fn(&CellKey) -> CellKey) -> Vec<SweepLevel> {
+    levels
+        .iter()
+        .map(|level| {
+            let mut merged: BTreeMap<CellKey, Vec<f64>> = BTreeMap::new();
+            for (key, samples) in &level.cells {
+                merged.entry(base(key)).or_default().push(median(samples));
+            }
+            let cells = merged.into_iter().map(|(k, v)| (k, vec![v.iter().sum::<f64>() / v.len() as f64])).collect();
+            SweepLevel { level: level.level.clone(), cells }
+        })
+        .collect()
+}
+
 /// The write cell a read cell pairs with: IOzone's and Bonnie's `read` with
 /// `write`, an access spec of 100% reads with the same spec at 0%.
 fn write_pair(key: &CellKey) -> Option<CellKey> {

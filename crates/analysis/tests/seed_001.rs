@@ -5,7 +5,7 @@
 //! read/write ratio per block size over Local I/O Test 1 (three clusters at
 //! five cache levels: "5.63:1" for 2K ... "1.56:1" for 256K).
 
-use iomatrix_analysis::{sweep, CellKey, Direction, SweepLevel};
+use iomatrix_analysis::{mean_of_rows, sweep, CellKey, Direction, SweepLevel};
 use std::collections::BTreeMap;
 
 const BLOCKS_KIB: [u64; 7] = [2, 4, 8, 32, 64, 128, 256];
@@ -141,4 +141,31 @@ fn read_write_ratio_per_block_size_over_all_levels_is_the_seeds() {
     }
     // 2K: the medians tell a different story than the means (5.24:1 against 5.63:1).
     assert!((s.read_write_by_block[0].median_ratio - 5.242).abs() < 0.001);
+}
+
+#[test]
+fn three_clusters_as_rows_average_to_the_seeds_average_row() {
+    // Each cluster its own row (its name in the key), then merged: the mean over the clusters.
+    let systems = ["Microsoft", "Novell", "Polyserve"];
+    let levels: Vec<SweepLevel> = levels(&["1", "2", "3", "4", "5"], &TEST1)
+        .into_iter()
+        .map(|l| {
+            let mut cells = BTreeMap::new();
+            for (key, samples) in l.cells {
+                for (system, v) in systems.iter().zip(samples) {
+                    cells.insert(CellKey { variant: format!("cluster={system}"), ..key.clone() }, vec![v]);
+                }
+            }
+            SweepLevel { level: l.level, cells }
+        })
+        .collect();
+    let per_system = sweep("cache", "MB/s", levels.clone());
+    assert_eq!(per_system.rows.len(), 14 * 3);
+    let averaged = sweep("cache", "MB/s", mean_of_rows(&levels, |k| CellKey { variant: String::new(), ..k.clone() }));
+    assert_eq!(averaged.rows.len(), 14);
+    let read_2k = averaged.rows.iter().find(|r| r.cell == "read 1g/2k").unwrap();
+    let want = (4.56 + 4.06 + 3.35) / 3.0;
+    assert!((read_2k.values[0].unwrap() - want).abs() < 1e-12);
+    // The mean of the averages over the mean of the averages is the seed's ratio again.
+    assert!((averaged.read_write_by_block[0].mean_ratio - 5.63).abs() < 0.005);
 }
