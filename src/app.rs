@@ -23,8 +23,9 @@ fn dispatch(ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let db = || crate::db_path::resolve(cli.db.as_deref());
     match cli.command {
         Command::Run { suite } => suite.run(&db()?, ranks),
-        Command::Iozone { args } => suites::iozone::front::run(&args, &db()?, ranks),
-        Command::Bonnie { args } => suites::bonnie::front::run(&args, &db()?, ranks),
+        // Their own --db, typed among the tool's flags, wins over the global one.
+        Command::Iozone { args } => suites::iozone::front::run(&args, cli.db.as_deref(), ranks),
+        Command::Bonnie { args } => suites::bonnie::front::run(&args, cli.db.as_deref(), ranks),
         Command::Extents(args) => commands::extents::run(args),
         Command::Scan(args) => commands::scan::run(args),
         Command::Compare(args) => commands::compare::run(args, &db()?),

@@ -29,8 +29,8 @@ use std::path::PathBuf;
         folders, mounted shares, and nfs:// and smb:// servers through iomatrix's own protocol client \
         (access also on raw devices), from many clients (`--clients N` threads, or MPI ranks under \
         mpirun in a build with `--features mpi`), with `--repeat`, `--tolerance` and `--verify`. \
-        Every run is kept in the results database (`runs`, `show`, `import` of fio, IOzone and \
-        bonnie++ results); `compare`, `sweep` and `report` (HTML, XLSX, CSV, Markdown, JSON) explain \
+        Every run is kept in the results database (`runs`, `show`, `import` of fio, IOzone, \
+        bonnie++, Bonnie and Iometer results); `compare`, `sweep` and `report` (HTML, XLSX, CSV, Markdown, JSON) explain \
         them; a whole comparison is one resumable study file (`study run`, docs/studies.md), and \
         `rerun` runs a stored run's flags again; `extents`, `scan` and `clean` help around them.",
     after_help = "Exit codes: 0 done, 1 the run failed, 2 bad input, 3 every cell ran but some clients (or \
@@ -86,11 +86,13 @@ pub enum Command {
     /// matrices with record-size and file-size views, % change tables, per-operation tables;
     /// each change faster, slower or within noise; --fail-if-slower exits 5 for CI
     Compare(CompareArgs),
-    /// Values per level of a swept setting (a label, or record/file size, queue depth) and the %
-    /// change between levels; read/write ratios
+    /// Values per level of a swept setting (a label, or record/file size, queue depth), the %
+    /// change between levels and the Total, averages and totals per direction, read/write ratios
+    /// per level and per block size; --unit, --split, --derive
     Sweep(SweepArgs),
     /// Read results of other tools into the database as runs: fio's JSON output, IOzone's -R
-    /// report, bonnie++'s CSV line (compare them with native runs afterwards)
+    /// report, bonnie++'s CSV line, the original Bonnie's table, Iometer's results CSV (compare
+    /// them with native runs afterwards)
     Import(ImportArgs),
     /// Write a report of stored runs: .html (one self-contained file with SVG charts), .xlsx (a
     /// sheet per test with native charts), .csv, .md or .json, chosen by the extension of -o

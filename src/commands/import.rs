@@ -18,9 +18,11 @@ use std::process::ExitCode;
 /// `iomatrix import FILE...`.
 #[derive(Args, Debug)]
 #[command(after_help = "Each file becomes a run of the matching suite, status complete, labelled \
-    imported=fio|iozone|bonnie++: fio jobs -> access cells (block size, size, queue depth, read %, \
+    imported=fio|iozone|bonnie++|bonnie|iometer: fio jobs -> access cells (block size, size, queue depth, read %, \
     random %, IOPS, MiB/s, clat percentiles), IOzone -R matrices -> iozone cells (KB/s), bonnie++ tests \
-    -> bonnie cells (K/sec, /sec, %CPU, latency). Conditions the file does not give (backend, O_DIRECT \
+    -> bonnie cells (K/sec, /sec, %CPU, latency), the original Bonnie's table (Tim Bray's Bonnie 1.x) -> a \
+    bonnie run per row, Iometer's results CSV (2006.07.27, 1.1.0) -> an access cell per access spec (its ALL \
+    row: IOPS, MB/s, response times, CPU %, outstanding I/O). Conditions the file does not give (backend, O_DIRECT \
     or cached, RAM, file system) are stored as unknown, never guessed; bonnie++'s +++++ (too fast to \
     time) is listed as unmeasured, not stored as a figure. Every file is read before anything is \
     stored: a malformed file stores nothing (exit 2); each run is stored in one transaction. An input \
@@ -33,7 +35,8 @@ pub struct ImportArgs {
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
 
-    /// fio, iozone or bonnie [default: recognised from each file's content]
+    /// fio, iozone, bonnie (bonnie++'s CSV), bonnie-text (the original Bonnie's table) or iometer
+    /// [default: recognised from each file's content]
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
 
@@ -59,7 +62,7 @@ pub struct ImportArgs {
 /// Version of `import --json`'s document; see docs/json.md.
 pub const IMPORT_SCHEMA: &str = "iomatrix.import/1";
 
-/// The label every imported run carries: `imported=fio|iozone|bonnie++`.
+/// The label every imported run carries: `imported=fio|iozone|bonnie++|bonnie|iometer`.
 pub const IMPORTED_LABEL: &str = "imported";
 
 /// One file, read and parsed.
@@ -78,7 +81,7 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let labels = crate::harness::args::labels(&args.labels)?;
     if labels.iter().any(|(k, _)| k == IMPORTED_LABEL) {
         return Err(UsageError::new(format!(
-            "--label {IMPORTED_LABEL}=...: the importer sets this label itself (to fio, iozone or bonnie++)"
+            "--label {IMPORTED_LABEL}=...: the importer sets this label itself (to fio, iozone, bonnie++, bonnie or iometer)"
         ))
         .into());
     }
@@ -129,7 +132,7 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
                 let known: Vec<String> =
                     Format::ALL.iter().map(|f| format!("{} ({})", f.describe(), f.name())).collect();
                 return Err(UsageError::new(format!(
-                    "{name}: not a format iomatrix can import; it reads {}; say which with --format fio|iozone|bonnie",
+                    "{name}: not a format iomatrix can import; it reads {}; say which with --format fio|iozone|bonnie|bonnie-text|iometer",
                     known.join(", ")
                 ))
                 .into());

@@ -1,10 +1,13 @@
 //! `iomatrix sweep RUNS... --by PARAM|LABEL`: one setting over its levels
-//! (seed 001's "Rate of Change" tables).
+//! (seed 001's "Rate of Change" tables, with its Total column, averages and
+//! totals per direction and read/write ratios per block size).
 
-use clap::Args;
-use iomatrix_analysis::{sweep, CellKey, Figure, Sweep, SweepLevel};
+use clap::{Args, ValueEnum};
+use iomatrix_analysis::{
+    derive, mean_of_rows, sweep, CellKey, Derivation, Derived, Direction, Factor, Figure, Sweep, SweepLevel, SweepRow,
+};
 use iomatrix_core::{ByteSize, UsageError};
-use iomatrix_store::{Store, StoredRun};
+use iomatrix_store::{CellRow, Store, StoredRun};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
@@ -22,21 +25,87 @@ pub struct SweepArgs {
     #[arg(long, value_name = "PARAM|LABEL")]
     pub by: String,
 
+    /// The figure swept: kbs (KB/s of 1024 bytes, as IOzone prints), mbs (MB/s of 2^20 bytes, as
+    /// Iometer's MBps tables in seed 001), iops (operations per second) [default: KB/s where a cell
+    /// moved bytes, else the suite's own rate (Bonnie's seeks/s, files/s)]; cells without the
+    /// figure asked for are left out
+    #[arg(long, value_enum, value_name = "UNIT")]
+    pub unit: Option<Unit>,
+
+    /// One table per block (record) size, or per direction (reads, writes, other); the
+    /// summaries follow once
+    #[arg(long, value_enum, value_name = "bs|direction")]
+    pub split: Option<Split>,
+
+    /// Several systems as rows of one table: each run's value of this label makes its own rows
+    /// (e.g. --by cache --rows cluster), and the summaries are taken over their average at each
+    /// level (mean over the systems, as seed 001's Average row)
+    #[arg(long, value_name = "LABEL")]
+    pub rows: Option<String>,
+
+    /// A derived figure, declared: NAME = read|write * FACTOR, FACTOR a number or ratio(RUNS,
+    /// SIZE) (the read/write ratio at block size SIZE over the runs RUNS select, mean over mean);
+    /// printed apart and marked derived, never stored (repeatable). Seed 001's estimate of the disk:
+    /// --derive 'disk_read = write * ratio(site=local, 64k)'
+    #[arg(long = "derive", value_name = "FORMULA")]
+    pub derive: Vec<String>,
+
     /// Machine-readable output (schema "iomatrix.sweep/1", docs/json.md)
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Unit {
+    Kbs,
+    Mbs,
+    Iops,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Split {
+    Bs,
+    Direction,
+}
+
+/// A cell's figure in the unit asked for, with that unit's name.
+fn figure(cell: &CellRow, unit: Option<Unit>) -> Option<(f64, &'static str)> {
+    let ok = |v: f64| (v > 0.0 && v.is_finite()).then_some(v);
+    match unit {
+        None => Figure::of(cell).map(|f| (f.value, f.unit)),
+        Some(Unit::Kbs) => ok(cell.kib_per_sec).map(|v| (v, "KB/s")),
+        Some(Unit::Mbs) => ok(cell.kib_per_sec).map(|v| (v / 1024.0, "MB/s")),
+        Some(Unit::Iops) => cell.metrics["iops"]
+            .as_f64()
+            .and_then(ok)
+            .or_else(|| (cell.wall_ns > 0).then(|| cell.ops as f64 * 1e9 / cell.wall_ns as f64).and_then(ok))
+            .map(|v| (v, "IOPS")),
+    }
 }
 
 /// The settings a cell carries itself; anything else is a label key.
 const PARAMS: [&str; 3] = ["record", "file", "qd"];
 
 pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
+    let derivations: Vec<Derivation> =
+        args.derive.iter().map(|d| Derivation::parse(d).map_err(UsageError::new)).collect::<Result<_, _>>()?;
     let store = Store::open(db)?;
     let groups = super::select::resolve(&store, &args.runs)?;
     super::select::one_suite(&groups)?;
     let runs: Vec<&StoredRun> = groups.iter().flat_map(|(_, runs)| runs).collect();
-    let (levels, unit) =
-        if PARAMS.contains(&args.by.as_str()) { by_param(&args.by, &runs)? } else { by_label(&args.by, &runs)? };
+    let rows = args.rows.as_deref();
+    if rows == Some(args.by.as_str()) {
+        return Err(UsageError::new(format!(
+            "--rows {}: the rows' label is the swept one; name another label (e.g. --by cache --rows cluster)",
+            args.by
+        ))
+        .into());
+    }
+    let (levels, units) = if PARAMS.contains(&args.by.as_str()) {
+        by_param(&args.by, &runs, args.unit, rows)?
+    } else {
+        by_label(&args.by, &runs, args.unit, rows)?
+    };
     if levels.len() < 2 {
         return Err(UsageError::new(format!(
             "--by {}: the runs have {} level(s) of it; a sweep needs at least two",
@@ -45,20 +114,165 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
-    let s = sweep(&args.by, &unit, levels);
+    if levels.iter().all(|l| l.cells.is_empty()) {
+        let why = match args.unit.and_then(|u| u.to_possible_value()) {
+            Some(u) => format!(
+                "--unit {}: no cell of these runs has that figure; leave out --unit for each suite's own",
+                u.get_name()
+            ),
+            None => "no cell of these runs has a figure to sweep (a rate or KB/s); check the runs with `iomatrix show`"
+                .to_string(),
+        };
+        return Err(UsageError::new(why).into());
+    }
+    // One unit for the whole sweep where every row has it; else each row says its own.
+    let mut distinct: Vec<&str> = units.values().map(String::as_str).collect();
+    distinct.sort();
+    distinct.dedup();
+    let unit = if distinct.len() == 1 { distinct[0].to_string() } else { "unit per row".to_string() };
+    // With --rows: each system's rows apart, and the sweep proper over their average.
+    let (mut systems, levels) = match rows {
+        Some(label) => {
+            let systems = sweep(&args.by, &unit, levels.clone());
+            (Some(systems), mean_of_rows(&levels, |k| untag(k, label)))
+        }
+        None => (None, levels),
+    };
+    let mut s = sweep(&args.by, &unit, levels);
+    for row in s.rows.iter_mut().chain(systems.iter_mut().flat_map(|s| s.rows.iter_mut())) {
+        if let Some(u) = units.get(&row.cell) {
+            row.unit = u.clone();
+        }
+    }
+    let mut derived = Vec::new();
+    for d in &derivations {
+        let factor = match &d.factor {
+            Factor::Number(n) => *n,
+            Factor::Ratio { runs, size } => ratio(&store, runs, size, args.unit)?,
+        };
+        derived.push(derive(d, factor, &s.rows));
+    }
     if args.json {
-        let doc = serde_json::json!({"schema": "iomatrix.sweep/1", "sweep": s});
+        let mut doc = serde_json::json!({"schema": "iomatrix.sweep/1", "sweep": s});
+        if let (Some(label), Some(systems)) = (rows, &systems) {
+            doc["rows_by"] = serde_json::Value::from(label);
+            doc["systems"] = serde_json::to_value(&systems.rows)?;
+        }
+        if !derived.is_empty() {
+            doc["derived"] = serde_json::to_value(&derived)?;
+        }
         crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
-        crate::out::print(&text(&s))?;
+        let mut out = String::new();
+        if let (Some(label), Some(systems)) = (rows, &systems) {
+            let _ = writeln!(out, "each {label} apart (medians where a level has several samples)");
+            table(&mut out, systems, &systems.rows.iter().collect::<Vec<_>>());
+            let _ = writeln!(out, "\nthe average over each {label} (the mean of their figures at each level):");
+        }
+        out += &text_split(&s, args.split);
+        derived_text(&mut out, &s, &derived);
+        crate::out::print(&out)?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// `ratio(RUNS, SIZE)`: read over write at block size SIZE over the runs selected, every sample
+/// pooled (mean over mean), as the sweep's per-block ratio.
+fn ratio(store: &Store, runs: &str, size: &str, unit: Option<Unit>) -> anyhow::Result<f64> {
+    let bytes =
+        iomatrix_core::parse_size_list(size, 1).ok().filter(|v| v.len() == 1).map(|v| v[0].bytes()).ok_or_else(
+            || UsageError::new(format!("--derive: ratio({runs}, {size}): '{size}' is not one block size")),
+        )?;
+    let groups = super::select::resolve(store, &[runs.to_string()])?;
+    let levels: Vec<SweepLevel> = groups
+        .iter()
+        .flat_map(|(_, runs)| runs)
+        .map(|run| {
+            let mut cells: BTreeMap<CellKey, Vec<f64>> = BTreeMap::new();
+            for cell in &run.cell_results {
+                if let Some((v, _)) = figure(cell, unit) {
+                    cells.entry(CellKey::of(cell)).or_default().push(v);
+                }
+            }
+            SweepLevel { level: run.summary.id.to_string(), cells }
+        })
+        .collect();
+    let blocks = sweep("run", "", levels).read_write_by_block;
+    let at: Vec<_> = blocks.iter().filter(|b| b.record_size == Some(bytes)).collect();
+    match at.as_slice() {
+        [one] => Ok(one.mean_ratio),
+        [] => Err(UsageError::new(format!(
+            "--derive: ratio({runs}, {size}): those runs have no read and write cells at block size {size} (they have \
+             ratios at: {})",
+            if blocks.is_empty() {
+                "none".to_string()
+            } else {
+                blocks.iter().map(|b| b.what.clone()).collect::<Vec<_>>().join(", ")
+            }
+        ))
+        .into()),
+        many => Err(UsageError::new(format!(
+            "--derive: ratio({runs}, {size}): several read/write pairs at {size} ({}); select runs with one",
+            many.iter().map(|b| b.what.clone()).collect::<Vec<_>>().join(", ")
+        ))
+        .into()),
+    }
+}
+
+/// The derived figures, apart from the measured ones and marked as such.
+fn derived_text(out: &mut String, s: &Sweep, derived: &[Derived]) {
+    for d in derived {
+        let _ =
+            writeln!(out, "\nDerived, not measured (nothing stored): {} (the factor is {:.4})", d.formula, d.factor);
+        let width = d.rows.iter().map(|r| r.cell.len()).max().unwrap_or(4).max(14);
+        let _ = write!(out, "{:<width$}", "derived");
+        for l in &s.levels {
+            let _ = write!(out, " {l:>12}");
+        }
+        out.push('\n');
+        for r in &d.rows {
+            let _ = write!(out, "{:<width$}", r.cell);
+            for v in &r.values {
+                let _ = write!(out, " {:>12}", value(*v));
+            }
+            out.push('\n');
+        }
+    }
+}
+
 /// Levels from a label: each run's value of `key`, numeric order where all are numbers.
-fn by_label(key: &str, runs: &[&StoredRun]) -> Result<(Vec<SweepLevel>, String), UsageError> {
+/// Each cell's unit, by the cell's name in the sweep.
+type Units = BTreeMap<String, String>;
+
+/// With --rows LABEL: the run's value of LABEL goes into the cell's key, so each system has its rows.
+fn tag(key: &mut CellKey, run: &StoredRun, rows: Option<&str>) -> Result<(), UsageError> {
+    let Some(label) = rows else { return Ok(()) };
+    let value = run.summary.labels.iter().find(|(k, _)| k == label).map(|(_, v)| v.as_str()).ok_or_else(|| {
+        UsageError::new(format!(
+            "--rows {label}: run #{} has no label {label}; label every run with --label {label}=VALUE",
+            run.summary.id
+        ))
+    })?;
+    let part = format!("{label}={value}");
+    key.variant = if key.variant.is_empty() { part } else { format!("{} {part}", key.variant) };
+    Ok(())
+}
+
+/// The key without --rows' part: the rows of all systems merged.
+fn untag(key: &CellKey, label: &str) -> CellKey {
+    let prefix = format!("{label}=");
+    let variant = key.variant.split(' ').filter(|p| !p.starts_with(&prefix)).collect::<Vec<_>>().join(" ");
+    CellKey { variant, ..key.clone() }
+}
+
+fn by_label(
+    key: &str,
+    runs: &[&StoredRun],
+    want: Option<Unit>,
+    rows: Option<&str>,
+) -> Result<(Vec<SweepLevel>, Units), UsageError> {
     let mut levels: BTreeMap<String, BTreeMap<CellKey, Vec<f64>>> = BTreeMap::new();
-    let mut unit = String::new();
+    let mut units = Units::new();
     for run in runs {
         let value = run.summary.labels.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()).ok_or_else(|| {
             UsageError::new(format!(
@@ -75,9 +289,12 @@ fn by_label(key: &str, runs: &[&StoredRun]) -> Result<(Vec<SweepLevel>, String),
         })?;
         let cells = levels.entry(value).or_default();
         for cell in &run.cell_results {
-            if let Some(f) = Figure::of(cell) {
-                unit = f.unit.to_string();
-                cells.entry(CellKey::of(cell)).or_default().push(f.value);
+            if let Some((value, unit)) = figure(cell, want) {
+                let mut key = CellKey::of(cell);
+                units.insert(key.describe(), unit.to_string());
+                tag(&mut key, run, rows)?;
+                units.insert(key.describe(), unit.to_string());
+                cells.entry(key).or_default().push(value);
             }
         }
     }
@@ -85,16 +302,21 @@ fn by_label(key: &str, runs: &[&StoredRun]) -> Result<(Vec<SweepLevel>, String),
     if levels.iter().all(|l| l.level.parse::<f64>().is_ok()) {
         levels.sort_by(|a, b| a.level.parse::<f64>().unwrap_or(0.0).total_cmp(&b.level.parse::<f64>().unwrap_or(0.0)));
     }
-    Ok((levels, unit))
+    Ok((levels, units))
 }
 
 /// Levels from the cells: record size, file size or queue depth, taken out of each cell's key.
-fn by_param(param: &str, runs: &[&StoredRun]) -> Result<(Vec<SweepLevel>, String), UsageError> {
+fn by_param(
+    param: &str,
+    runs: &[&StoredRun],
+    want: Option<Unit>,
+    rows: Option<&str>,
+) -> Result<(Vec<SweepLevel>, Units), UsageError> {
     let mut levels: BTreeMap<u64, BTreeMap<CellKey, Vec<f64>>> = BTreeMap::new();
-    let mut unit = String::new();
+    let mut units = Units::new();
     for run in runs {
         for cell in &run.cell_results {
-            let Some(f) = Figure::of(cell) else { continue };
+            let Some((value, unit)) = figure(cell, want) else { continue };
             let mut key = CellKey::of(cell);
             let level = match param {
                 "record" => key.record_size.take(),
@@ -107,56 +329,153 @@ fn by_param(param: &str, runs: &[&StoredRun]) -> Result<(Vec<SweepLevel>, String
                 }
             };
             let Some(level) = level else { continue };
-            unit = f.unit.to_string();
-            levels.entry(level).or_default().entry(key).or_default().push(f.value);
+            units.insert(key.describe(), unit.to_string());
+            tag(&mut key, run, rows)?;
+            units.insert(key.describe(), unit.to_string());
+            levels.entry(level).or_default().entry(key).or_default().push(value);
         }
     }
     let name = |v: u64| if param == "qd" { v.to_string() } else { ByteSize(v).to_string() };
-    Ok((levels.into_iter().map(|(v, cells)| SweepLevel { level: name(v), cells }).collect(), unit))
+    Ok((levels.into_iter().map(|(v, cells)| SweepLevel { level: name(v), cells }).collect(), units))
 }
 
 fn pct(v: Option<f64>) -> String {
     v.map(|p| format!("{p:+.1}%")).unwrap_or_else(|| "-".into())
 }
 
-pub fn text(s: &Sweep) -> String {
+/// A figure as the tables print it: whole numbers for KB/s-sized figures, two places for small
+/// ones (seed 001's MB/s).
+fn value(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v.abs() < 100.0 => format!("{v:.2}"),
+        Some(v) => format!("{v:.0}"),
+        None => "-".into(),
+    }
+}
+
+/// The sweep's text: one table per block size or direction when asked, then the summaries.
+pub fn text_split(s: &Sweep, split: Option<Split>) -> String {
     let mut out = format!("sweep by {} ({}; medians where a level has several samples)\n", s.by, s.unit);
-    let width = s.rows.iter().map(|r| r.cell.len()).max().unwrap_or(4).max(4);
+    let mut groups: Vec<(String, Vec<&SweepRow>)> = Vec::new();
+    for r in &s.rows {
+        let name = match split {
+            None => String::new(),
+            Some(Split::Bs) => {
+                r.record_size.map(|b| format!("block size {}", ByteSize(b))).unwrap_or("no block size".into())
+            }
+            Some(Split::Direction) => r.direction.name().to_string(),
+        };
+        match groups.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, rows)) => rows.push(r),
+            None => groups.push((name, vec![r])),
+        }
+    }
+    if split == Some(Split::Bs) {
+        groups.sort_by_key(|(_, rows)| rows[0].record_size);
+    }
+    if split == Some(Split::Direction) {
+        groups.sort_by_key(|(_, rows)| rows[0].direction);
+    }
+    for (name, rows) in &groups {
+        if !name.is_empty() {
+            let _ = writeln!(out, "\n== {name}");
+        }
+        table(&mut out, s, rows);
+    }
+    summaries(&mut out, s);
+    out
+}
+
+/// The values per level and the rate of change of some rows.
+fn table(out: &mut String, s: &Sweep, rows: &[&SweepRow]) {
+    let width = rows.iter().map(|r| r.cell.len()).max().unwrap_or(4).max(14);
+    let per_row_unit = rows.iter().any(|r| r.unit != s.unit);
     let _ = write!(out, "{:<width$}", "cell");
+    if per_row_unit {
+        let _ = write!(out, " {:>10}", "unit");
+    }
     for l in &s.levels {
         let _ = write!(out, " {l:>12}");
     }
     out.push('\n');
-    for r in &s.rows {
+    for r in rows {
         let _ = write!(out, "{:<width$}", r.cell);
+        if per_row_unit {
+            let _ = write!(out, " {:>10}", r.unit);
+        }
         for v in &r.values {
-            let _ = write!(out, " {:>12}", v.map(|v| format!("{v:.0}")).unwrap_or_else(|| "-".into()));
+            let _ = write!(out, " {:>12}", value(*v));
         }
         out.push('\n');
     }
-    out.push_str("\nRate of change\n");
+    out.push_str("\nRate of change (Total: first level to last, as seed 001's Total column)\n");
     let _ = write!(out, "{:<width$}", "cell");
     for w in s.levels.windows(2) {
         let _ = write!(out, " {:>12}", format!("{}->{}", w[0], w[1]));
     }
-    let _ = writeln!(out, " {:>12}", "first->last");
-    for r in &s.rows {
+    let _ = writeln!(out, " {:>12}", "Total");
+    for r in rows {
         let _ = write!(out, "{:<width$}", r.cell);
         for step in &r.steps_pct {
             let _ = write!(out, " {:>12}", pct(*step));
         }
         let _ = writeln!(out, " {:>12}", pct(r.first_to_last_pct));
     }
-    let _ = write!(out, "{:<width$}", "average");
-    for step in &s.average_steps_pct {
-        let _ = write!(out, " {:>12}", pct(*step));
+}
+
+/// Averages per direction, the directions' totals, and the read/write ratios.
+fn summaries(out: &mut String, s: &Sweep) {
+    let width = s.rows.iter().map(|r| r.cell.len()).max().unwrap_or(4).max(14);
+    let _ = writeln!(out, "\nAverages (mean of the rows' % changes)");
+    let _ = write!(out, "{:<width$}", "rows");
+    for w in s.levels.windows(2) {
+        let _ = write!(out, " {:>12}", format!("{}->{}", w[0], w[1]));
     }
-    let _ = writeln!(out, " {:>12}", pct(s.average_first_to_last_pct));
+    let _ = writeln!(out, " {:>12}", "Total");
+    for d in &s.directions {
+        let _ = write!(out, "{:<width$}", format!("{} ({})", d.direction.name(), d.rows));
+        for step in &d.average_steps_pct {
+            let _ = write!(out, " {:>12}", pct(*step));
+        }
+        let _ = writeln!(out, " {:>12}", pct(d.average_total_pct));
+    }
+    if s.directions.len() > 1 {
+        let _ = write!(out, "{:<width$}", format!("all ({})", s.rows.len()));
+        for step in &s.average_steps_pct {
+            let _ = write!(out, " {:>12}", pct(*step));
+        }
+        let _ = writeln!(out, " {:>12}", pct(s.average_first_to_last_pct));
+    }
+    let summed: Vec<String> = s
+        .directions
+        .iter()
+        .filter(|d| d.direction != Direction::Other)
+        .map(|d| format!("{} {}", d.direction.name(), pct(d.total_pct)))
+        .collect();
+    if !summed.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nTotals by direction (each row's Total summed, as seed 001's \"reads increased over 500%\"): {}",
+            summed.join(", ")
+        );
+    }
     if !s.read_write.is_empty() {
-        out.push_str("\nRead/write ratio\n");
+        out.push_str("\nRead/write ratio per level (medians)\n");
         for (level, what, ratio) in &s.read_write {
             let _ = writeln!(out, "  {} = {level}, {what}: {ratio:.2}", s.by);
         }
     }
-    out
+    if !s.read_write_by_block.is_empty() {
+        out.push_str(
+            "\nRead/write ratio per block size over all levels (mean: the mean of every read sample over the mean of \
+             every write sample, as seed 001's 5.63:1; median: the same with medians)\n",
+        );
+        for b in &s.read_write_by_block {
+            let _ = writeln!(
+                out,
+                "  {}: mean {:.2}:1, median {:.2}:1 ({} reads, {} writes)",
+                b.what, b.mean_ratio, b.median_ratio, b.reads, b.writes
+            );
+        }
+    }
 }

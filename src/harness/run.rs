@@ -155,6 +155,8 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
     job.finish(outcome, name, (stored.lost_parts, stored.lost_what), |run: &StoredRun| {
         if json {
             crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&crate::render::run_json(run))?))?;
+            // One JSON document on standard output: no front end's report or CSV line after it.
+            return Ok(());
         } else if quiet {
             eprint!("{}", crate::render::run_text(run, &S::tables(run)));
         } else {

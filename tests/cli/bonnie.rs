@@ -328,3 +328,37 @@ fn per_char_style_is_a_flag_on_both_front_ends() {
     assert_eq!(sb.last_run()["run"]["plan"]["per_char"], "bonnie");
     assert_usage_error(&sb.run(&[&base[..], &["--per-char", "fast"]].concat()), "--per-char");
 }
+
+#[test]
+fn seed_002_flags_as_typed_with_m_in_the_machine_column_and_iomatrix_flags_beside() {
+    let sb = Sandbox::new();
+    let t = sb.target();
+    let other_db = sb.dir.path().join("other.sqlite");
+    // Seed 002: `Bonnie -d [path] -s 1024 -v 3`, scaled down; -m NAME and iomatrix's --label/--db.
+    let args = ["bonnie", "-d", t.to_str().unwrap(), "-s", "1", "-r", "0", "-n", "0", "-v", "3", "-m", "NSS-RDM"];
+    let mut all = args.to_vec();
+    all.extend(["--label", "disk=rdm", "--db", other_db.to_str().unwrap()]);
+    let out = sb.run(&all);
+    assert_success(&out);
+    let (stdout, stderr) = text(&out);
+    assert!(stderr.contains("-v 3 ignored"), "{stderr}");
+    let row = stdout.lines().find(|l| l.starts_with("NSS-RDM")).unwrap_or_else(|| panic!("Machine column: {stdout}"));
+    assert!(row.contains("1M"), "{row}");
+    assert!(stdout.lines().any(|l| l.starts_with("1.98,iomatrix-") && l.contains(",NSS-RDM,")), "{stdout}");
+    // Stored in the database --db named, not the sandbox's, with both labels; show keeps the name.
+    assert!(!sb.db().exists(), "nothing goes to IOMATRIX_DB when --db is typed");
+    let show = sb.cmd().env("IOMATRIX_DB", &other_db).args(["show", "1"]).output().unwrap();
+    assert_success(&show);
+    assert!(text(&show).0.lines().any(|l| l.starts_with("NSS-RDM")), "{}", text(&show).0);
+    let json = sb.cmd().env("IOMATRIX_DB", &other_db).args(["show", "1", "--json"]).output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(doc["run"]["labels"], serde_json::json!([["disk", "rdm"], ["machine", "NSS-RDM"]]));
+    // --json: one JSON document, no CSV line after it.
+    let mut all = args.to_vec();
+    all.push("--json");
+    let out = sb.run(&all);
+    assert_success(&out);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json prints JSON alone");
+    assert_eq!(doc["run"]["suite"], "bonnie");
+    assert_usage_error(&sb.run(&["bonnie", "-d", t.to_str().unwrap(), "-s", "1", "--label", "nokey"]), "KEY=VALUE");
+}

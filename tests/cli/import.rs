@@ -383,3 +383,63 @@ fn bad_input_stores_nothing_and_exits_2() {
     assert_usage_error(&sb.run(&["import", &dir.join("missing.json").to_string_lossy()]), "missing.json: cannot read");
     assert_eq!(sb.runs_json()["runs"], serde_json::json!([]), "nothing stored");
 }
+
+#[test]
+fn the_original_bonnies_table_imports_a_run_per_row_and_shows_as_bonnies_table() {
+    let sb = Sandbox::new();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/import/tests/data/bonnie-1.x-two-runs.txt");
+    let out = sb.run(&["import", fixture.to_str().unwrap(), "--label", "disk=rdm"]);
+    let ids = imported_ids(&out);
+    assert_eq!(ids.len(), 2, "{}", text(&out).0);
+    let run = sb.show_json(ids[0]);
+    assert_eq!(run["run"]["suite"], "bonnie");
+    let labels = run["run"]["labels"].to_string();
+    assert!(labels.contains("[\"imported\",\"bonnie\"]") && labels.contains("[\"disk\",\"rdm\"]"), "{labels}");
+    let cells = cells(&run);
+    let figure =
+        |test: &str| cells.iter().find(|c| c["test"] == test).map(|c| c["metrics"]["per_sec"].as_f64().unwrap());
+    // The fixture's row: nss-rdm 1024 31853 97.2 61435 18.3 27145 9.4 29810 93.1 78236 10.2 412.3 3.1
+    assert_eq!(figure("putc"), Some(31853.0));
+    assert_eq!(figure("read"), Some(78236.0));
+    assert_eq!(figure("seeks"), Some(412.3));
+    let (shown, _) = text(&sb.run(&["show", &ids[0].to_string()]));
+    assert!(shown.contains("------Sequential Output------"), "{shown}");
+    let row = shown.lines().find(|l| l.starts_with("nss-rdm")).unwrap_or_else(|| panic!("{shown}"));
+    assert!(row.contains("1G") && row.contains("31853") && row.contains("61435"), "{row}");
+    // A row cut short is refused with its line, and nothing is stored.
+    let bad = sb.dir.path().join("bad.txt");
+    let cut = std::fs::read_to_string(&fixture).unwrap().replace(" 412.3  3.1", "");
+    std::fs::write(&bad, cut).unwrap();
+    assert_usage_error(&sb.run(&["import", bad.to_str().unwrap()]), "line 11: a row of Bonnie's table");
+    assert_eq!(sb.runs_json()["runs"].as_array().map(Vec::len), Some(2));
+}
+
+#[test]
+fn an_iometer_results_file_imports_an_access_cell_per_spec_and_shows() {
+    let sb = Sandbox::new();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/import/tests/data/iometer-2006.07.27-results.csv");
+    let ids = imported_ids(&sb.run(&["import", fixture.to_str().unwrap(), "--label", "cache=5"]));
+    assert_eq!(ids.len(), 1);
+    let run = sb.show_json(ids[0]);
+    assert_eq!(run["run"]["suite"], "access");
+    let cells = cells(&run);
+    assert_eq!(cells.len(), 3, "one per access spec");
+    // The fixture's ALL rows: 2K reads at 4.56 MBps, 2K writes at 0.95, 64K reads at 75.72; 16 outstanding.
+    for (c, (mbps, read, bs)) in cells.iter().zip([(4.56, 100, 2048), (0.95, 0, 2048), (75.72, 100, 65536)]) {
+        assert!(close(c["kib_per_sec"].as_f64().unwrap(), mbps * 1024.0), "{c}");
+        assert_eq!(c["metrics"]["read_percent"], read);
+        assert_eq!(c["record_size"], bs);
+        assert_eq!(c["metrics"]["queue_depth"], 16);
+    }
+    let (shown, _) = text(&sb.run(&["show", &ids[0].to_string()]));
+    assert!(shown.contains("iometer 2006.07.27 output"), "{shown}");
+    assert!(shown.contains("4.6") && shown.contains("75.7"), "{shown}");
+    // In MB/s as the seed's tables, the 2K read/write ratio is the file's 4.56 / 0.95.
+    let imported = sb.run(&["import", fixture.to_str().unwrap(), "--label", "cache=4"]);
+    assert_success(&imported);
+    let out = sb.run(&["sweep", "cache=4", "cache=5", "--by", "cache", "--unit", "mbs", "--json"]);
+    assert_success(&out);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let b = &doc["sweep"]["read_write_by_block"][0];
+    assert!(close(b["mean_ratio"].as_f64().unwrap(), 4.56 / 0.95), "{b}");
+}

@@ -135,3 +135,32 @@ fn help_and_unknown_flags() {
     assert_usage_error(&sb.run(&["iozone", "-i", "11"]), "test 11");
     assert_usage_error(&sb.run(&["iozone", "-s", "64q"]), "64q");
 }
+
+#[test]
+fn seed_001_plus_t_runs_and_labelled_runs_are_found_by_sweep() {
+    let sb = Sandbox::new();
+    let file = sb.target().join("iozone.tmp");
+    let f = file.to_str().unwrap();
+    // Seed 001's line as typed (+t without its dash), scaled to 1 MiB; then IOzone's -+t spelling.
+    for (level, t) in [("1", "+t"), ("2", "-+t")] {
+        let label = format!("cache={level}");
+        let out = sb.run(&[
+            "iozone", "-Rab", "out.xlsx", "-s", "1m", "-r", "64k", "-e", "-c", "-i", "0", "-i", "2", t, "-f", f,
+            "--label", &label,
+        ]);
+        assert_success(&out);
+        let (stdout, stderr) = text(&out);
+        assert!(stderr.contains(&format!("{t}: IOzone's network performance test")), "{stderr}");
+        assert!(stdout.contains("\"Writer report\""), "{stdout}");
+    }
+    let out = sb.run(&["sweep", "cache=1", "cache=2", "--by", "cache", "--json"]);
+    assert_success(&out);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["sweep"]["levels"], serde_json::json!(["1", "2"]));
+    assert_eq!(doc["sweep"]["rows"].as_array().unwrap().len(), 4, "write, rewrite, random read and write");
+    // --json alone on standard output, no -R report after it.
+    let out = sb.run(&["iozone", "-R", "-s", "64k", "-i", "0", "-f", f, "--json"]);
+    assert_success(&out);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json prints JSON alone");
+    assert_eq!(doc["run"]["suite"], "iozone");
+}

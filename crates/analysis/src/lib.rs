@@ -16,11 +16,14 @@
 //!   threshold beyond noise, for `--fail-if-slower`.
 //! - [`sweep`]: values per level of a swept setting and the % change
 //!   between levels ([`Sweep`]).
+//! - [`derive`]: a named figure worked from a sweep's rows by a stated
+//!   formula ([`Derivation`]), always marked derived ([`Derived`]).
 //! - [`Limit`] and [`flag_cached`]: cells faster than a physical limit,
 //!   and the boundary in words ([`CacheFlags`]).
 
 mod cells;
 mod compare;
+mod derive;
 mod limit;
 mod noise;
 mod sweep;
@@ -30,6 +33,7 @@ pub use compare::{
     compare, regressions, Comparison, Difference, LatencyRow, MatrixComparison, NoiseSummary, OperationRow,
     OperationTable, Region, Regression, ScalarRow,
 };
+pub use derive::{derive, Derivation, Derived, DerivedRow, Factor};
 pub use limit::{flag_cached, CacheFlags, Limit};
 pub use noise::{judge, slower_beyond, Judgement, ALPHA};
-pub use sweep::{sweep, Sweep, SweepLevel, SweepRow};
+pub use sweep::{mean_of_rows, sweep, BlockRatio, Direction, DirectionSummary, Sweep, SweepLevel, SweepRow};

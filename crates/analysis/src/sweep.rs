@@ -1,4 +1,9 @@
-//! A setting swept over levels (seed 001's "Rate of Change" tables).
+//! A setting swept over levels (seed 001's "Rate of Change" tables), with
+//! the summaries seed 001 printed beside them: the Total column (first level
+//! to last, which is what the seed's Total is: the sum of its step changes
+//! would give 128% for 2K reads where it prints 148%), averages and totals
+//! per direction (reads, writes), and read/write ratios per block size over
+//! every level.
 
 use crate::cells::{median, size, CellKey};
 use serde::Serialize;
@@ -12,16 +17,95 @@ pub struct SweepLevel {
     pub cells: BTreeMap<CellKey, Vec<f64>>,
 }
 
+/// Which way a cell moves data: reads and writes are summed and averaged
+/// apart (seed 001: "reads increased over 500%, while writes increased only
+/// 150%"); mixed workloads and metadata tests are neither.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Read,
+    Write,
+    Other,
+}
+
+impl Direction {
+    /// By the access spec's mix where it has one (100% or 0% reads), else by
+    /// the test's name (IOzone's and Bonnie's tests).
+    pub fn of(key: &CellKey) -> Direction {
+        if key.variant.contains("read=100%") {
+            return Direction::Read;
+        }
+        if key.variant.contains("read=0%") {
+            return Direction::Write;
+        }
+        if key.variant.contains("read=") {
+            return Direction::Other;
+        }
+        match key.test.as_str() {
+            "read" | "reread" | "random-read" | "backward-read" | "stride-read" | "fread" | "freread" | "getc" => {
+                Direction::Read
+            }
+            "write" | "rewrite" | "random-write" | "record-rewrite" | "fwrite" | "frewrite" | "putc" => {
+                Direction::Write
+            }
+            _ => Direction::Other,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Read => "reads",
+            Direction::Write => "writes",
+            Direction::Other => "other",
+        }
+    }
+}
+
 /// One cell across the levels.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepRow {
     pub cell: String,
+    /// The cell's record (block) size, for one table per block size.
+    pub record_size: Option<u64>,
+    pub direction: Direction,
+    /// The figure's unit: the sweep's, unless the caller set the row's own
+    /// (Bonnie's seeks/s and files/s beside its KB/s).
+    pub unit: String,
     /// The median at each level (None where the level lacks the cell).
     pub values: Vec<Option<f64>>,
     /// % change from each level to the next.
     pub steps_pct: Vec<Option<f64>>,
-    /// % change from the first level to the last that has the cell.
+    /// % change from the first level to the last that has the cell: seed
+    /// 001's Total column.
     pub first_to_last_pct: Option<f64>,
+}
+
+/// The rows of one direction together.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DirectionSummary {
+    pub direction: Direction,
+    pub rows: usize,
+    /// The mean over the direction's rows of each step's % change, and of their Totals.
+    pub average_steps_pct: Vec<Option<f64>>,
+    pub average_total_pct: Option<f64>,
+    /// The rows' Totals summed (seed 001's "reads increased over 500%": the
+    /// first-to-last changes of the block sizes added up).
+    pub total_pct: Option<f64>,
+}
+
+/// Read over write for one block size, every level's samples together
+/// (seed 001's "the 2K blocks Read/Write ratio is 5.63:1").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BlockRatio {
+    /// The block (record) size and what else keys the pair: "2k", "64k 16m", "4k qd=8 random=0%".
+    pub what: String,
+    pub record_size: Option<u64>,
+    pub reads: usize,
+    pub writes: usize,
+    /// The mean of all read samples over the mean of all write samples (the seed's figure).
+    pub mean_ratio: f64,
+    /// The median of all read samples over the median of all write samples.
+    pub median_ratio: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -35,6 +119,10 @@ pub struct Sweep {
     pub average_first_to_last_pct: Option<f64>,
     /// (level, record size, read / write) where a level has both.
     pub read_write: Vec<(String, String, f64)>,
+    /// Averages and totals per direction (reads, writes; other rows, if any, last).
+    pub directions: Vec<DirectionSummary>,
+    /// Read over write per block size over all levels.
+    pub read_write_by_block: Vec<BlockRatio>,
 }
 
 /// Builds the sweep table from levels in the order given.
@@ -58,7 +146,15 @@ pub fn sweep(by: &str, unit: &str, levels: Vec<SweepLevel>) -> Sweep {
                 (Some(a), Some(b)) if present.len() > 1 && *a > 0.0 => Some((b - a) / a * 100.0),
                 _ => None,
             };
-            SweepRow { cell: key.describe(), values, steps_pct, first_to_last_pct }
+            SweepRow {
+                cell: key.describe(),
+                record_size: key.record_size,
+                direction: Direction::of(key),
+                unit: unit.to_string(),
+                values,
+                steps_pct,
+                first_to_last_pct,
+            }
         })
         .collect();
     let mean = |v: Vec<f64>| if v.is_empty() { None } else { Some(v.iter().sum::<f64>() / v.len() as f64) };
@@ -66,6 +162,26 @@ pub fn sweep(by: &str, unit: &str, levels: Vec<SweepLevel>) -> Sweep {
     let average_steps_pct = (0..steps).map(|i| mean(rows.iter().filter_map(|r| r.steps_pct[i]).collect())).collect();
     let average_first_to_last_pct = mean(rows.iter().filter_map(|r| r.first_to_last_pct).collect());
     let read_write = read_write_ratios(&levels);
+    let directions = [Direction::Read, Direction::Write, Direction::Other]
+        .into_iter()
+        .filter_map(|d| {
+            let rows: Vec<&SweepRow> = rows.iter().filter(|r| r.direction == d).collect();
+            if rows.is_empty() {
+                return None;
+            }
+            let totals: Vec<f64> = rows.iter().filter_map(|r| r.first_to_last_pct).collect();
+            Some(DirectionSummary {
+                direction: d,
+                rows: rows.len(),
+                average_steps_pct: (0..steps)
+                    .map(|i| mean(rows.iter().filter_map(|r| r.steps_pct[i]).collect()))
+                    .collect(),
+                average_total_pct: mean(totals.clone()),
+                total_pct: if totals.is_empty() { None } else { Some(totals.iter().sum()) },
+            })
+        })
+        .collect();
+    let read_write_by_block = block_ratios(&levels);
     Sweep {
         by: by.to_string(),
         unit: unit.to_string(),
@@ -74,7 +190,82 @@ pub fn sweep(by: &str, unit: &str, levels: Vec<SweepLevel>) -> Sweep {
         average_steps_pct,
         average_first_to_last_pct,
         read_write,
+        directions,
+        read_write_by_block,
     }
+}
+
+/// Each level's cells merged by `base` (several systems' rows into one):
+/// the merged cell's one sample is the mean of the merged cells' medians,
+/// seed 001's "Average" row over its clusters, whose steps and Total the
+/// seed then takes.
+pub fn mean_of_rows(levels: &[SweepLevel], base: impl Fn(&CellKey) -> CellKey) -> Vec<SweepLevel> {
+    levels
+        .iter()
+        .map(|level| {
+            let mut merged: BTreeMap<CellKey, Vec<f64>> = BTreeMap::new();
+            for (key, samples) in &level.cells {
+                merged.entry(base(key)).or_default().push(median(samples));
+            }
+            let cells = merged.into_iter().map(|(k, v)| (k, vec![v.iter().sum::<f64>() / v.len() as f64])).collect();
+            SweepLevel { level: level.level.clone(), cells }
+        })
+        .collect()
+}
+
+/// The write cell a read cell pairs with: IOzone's and Bonnie's `read` with
+/// `write`, an access spec of 100% reads with the same spec at 0%.
+fn write_pair(key: &CellKey) -> Option<CellKey> {
+    if key.test == "read" {
+        Some(CellKey { test: "write".into(), ..key.clone() })
+    } else if key.variant.contains("read=100%") {
+        Some(CellKey { variant: key.variant.replace("read=100%", "read=0%"), ..key.clone() })
+    } else {
+        None
+    }
+}
+
+/// Read over write per block size, every level's samples pooled: the mean
+/// of all reads over the mean of all writes, and the same with medians.
+fn block_ratios(levels: &[SweepLevel]) -> Vec<BlockRatio> {
+    let mut pooled: BTreeMap<CellKey, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for level in levels {
+        for (key, reads) in &level.cells {
+            let Some(write_key) = write_pair(key) else { continue };
+            let Some(writes) = level.cells.get(&write_key) else { continue };
+            let entry = pooled.entry(key.clone()).or_default();
+            entry.0.extend(reads.iter().copied().filter(|v| v.is_finite()));
+            entry.1.extend(writes.iter().copied().filter(|v| v.is_finite()));
+        }
+    }
+    // Block size first, so that 2k..256k read down in order.
+    let mut out: Vec<BlockRatio> = pooled
+        .into_iter()
+        .filter_map(|(key, (reads, writes))| {
+            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+            if reads.is_empty() || writes.is_empty() || mean(&writes) <= 0.0 || median(&writes) <= 0.0 {
+                return None;
+            }
+            let mut what = key.record_size.map(size).unwrap_or_else(|| "-".into());
+            if let Some(f) = key.file_size {
+                what += &format!(" file {}", size(f));
+            }
+            let rest = key.variant.replace("read=100%", "").split_whitespace().collect::<Vec<_>>().join(" ");
+            if !rest.is_empty() {
+                what += &format!(" {rest}");
+            }
+            Some(BlockRatio {
+                what,
+                record_size: key.record_size,
+                reads: reads.len(),
+                writes: writes.len(),
+                mean_ratio: mean(&reads) / mean(&writes),
+                median_ratio: median(&reads) / median(&writes),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.record_size.cmp(&b.record_size).then_with(|| a.what.cmp(&b.what)));
+    out
 }
 
 /// Read over write per record size at each level: IOzone's `read` and
@@ -83,13 +274,7 @@ fn read_write_ratios(levels: &[SweepLevel]) -> Vec<(String, String, f64)> {
     let mut out = Vec::new();
     for level in levels {
         for (key, reads) in &level.cells {
-            let write_key = if key.test == "read" {
-                CellKey { test: "write".into(), ..key.clone() }
-            } else if key.variant.contains("read=100%") {
-                CellKey { variant: key.variant.replace("read=100%", "read=0%"), ..key.clone() }
-            } else {
-                continue;
-            };
+            let Some(write_key) = write_pair(key) else { continue };
             if let Some(writes) = level.cells.get(&write_key) {
                 let (r, w) = (median(reads), median(writes));
                 if w > 0.0 {

@@ -42,6 +42,15 @@ pub struct BonnieInvocation {
     /// `--per-char bonnie++|bonnie`; None leaves the choice to the caller
     /// (bonnie++'s on a local folder).
     pub per_char: Option<PerChar>,
+    /// `-v N` as typed (seed 002's `Bonnie -d [path] -s 1024 -v 3`): neither Tim Bray's Bonnie
+    /// nor bonnie++ 2.00a has it, so it is accepted and changes nothing; the caller says so.
+    pub v: Option<String>,
+    /// `--label KEY=VALUE` (iomatrix's, repeatable), unchecked: the caller parses them.
+    pub labels: Vec<String>,
+    /// `--db PATH` (iomatrix's): the results database, over the global `--db`.
+    pub db: Option<PathBuf>,
+    /// `--json` (iomatrix's): the stored run as JSON instead of tables.
+    pub json: bool,
 }
 
 /// The flags this front end understands, for `-h` and error messages.
@@ -63,7 +72,11 @@ iomatrix bonnie: runs bonnie++'s tests with bonnie++'s command line.
                   every test started together (under mpirun each rank is one client)
   -r RAM          the RAM to assume for the twice-the-RAM rule (bare numbers are MiB;
                   -r 0 turns the rule off, as in bonnie++)
-  -m NAME         machine name for the report (default: the host name)
+  -m NAME         machine name for the report's Machine column and the CSV line, kept with
+                  the run as label machine=NAME (default: the host name)
+  -v N            accepted and ignored: seed 002 types it (Bonnie -d [path] -s 1024 -v 3), but
+                  neither Tim Bray's Bonnie (-d -s -m -html) nor bonnie++ 2.00a has a -v, so
+                  there is no meaning to follow; iomatrix says so on standard error
   -f              fast: skip the per-char (putc/getc) tests
   -fN             per-char tests over the first N MiB of the file (bonnie++'s; default 3)
   -b              no write buffering: fsync after each seek-test write, and after each
@@ -90,6 +103,9 @@ iomatrix bonnie: runs bonnie++'s tests with bonnie++'s command line.
                   are inside the timed loops (verify_ns in each test's cell)
   --compressible PCT  PCT % of each written 4k block is zeros, the rest unique random data
                   [default: incompressible]
+  --label KEY=VALUE  label the run (repeatable), for sweep and compare
+  --db PATH       the results database (as iomatrix --db)
+  --json          print the stored run as JSON (schema iomatrix.run/1) instead of tables
   --per-char STYLE  bonnie++ (the default here: bonnie++ 2.00a's per-char tests, one
                   write(2)/read(2) system call per byte over the first 3 MiB, fsync
                   before close) or bonnie (the original Bonnie's putc/getc through a
@@ -132,6 +148,18 @@ pub fn parse(args: &[String]) -> Result<BonnieInvocation, UsageError> {
                 }
             },
             ShortFlag::Word(w) if w.starts_with("--per-char=") => p.per_char = Some(w["--per-char=".len()..].parse()?),
+            ShortFlag::Word(w) if w == "--json" => p.json = true,
+            ShortFlag::Word(w) if w == "--label" || w == "--db" => match flags.next() {
+                Some(ShortFlag::Operand(value)) => p.long_value(&w, value),
+                _ => {
+                    let example = if w == "--db" { "/var/tmp/results.sqlite" } else { "disk=rdm" };
+                    return Err(UsageError::new(format!("bonnie: {w} needs a value, e.g. {w} {example}")));
+                }
+            },
+            ShortFlag::Word(w) if w.starts_with("--label=") || w.starts_with("--db=") => {
+                let (flag, value) = w.split_once('=').unwrap_or_default();
+                p.long_value(flag, value.to_string())
+            }
             ShortFlag::Word(w) if w.starts_with("-f") => {
                 // bonnie++'s -fN: the per-char tests over N MiB (-f0 skips them, as -f does).
                 let n: u64 = w[2..].parse().map_err(|_| {
@@ -153,7 +181,7 @@ fn percent(value: &str) -> Result<u8, UsageError> {
 }
 
 fn takes_value(flag: char) -> bool {
-    matches!(flag, 'd' | 's' | 'n' | 'x' | 'r' | 'm' | 'u' | 'g' | 'z' | 'p' | 'y' | 'c' | 'Z' | 'l')
+    matches!(flag, 'd' | 's' | 'n' | 'x' | 'r' | 'm' | 'u' | 'g' | 'z' | 'p' | 'y' | 'c' | 'Z' | 'l' | 'v')
 }
 
 fn unknown(flag: &str) -> UsageError {
@@ -185,6 +213,10 @@ struct Parsed {
     group: Option<String>,
     per_char: Option<PerChar>,
     per_char_mib: Option<u64>,
+    v: Option<String>,
+    labels: Vec<String>,
+    db: Option<PathBuf>,
+    json: bool,
 }
 
 fn size_value(flag: char, value: &str, bare_unit: u64) -> Result<ByteSize, UsageError> {
@@ -193,6 +225,14 @@ fn size_value(flag: char, value: &str, bare_unit: u64) -> Result<ByteSize, Usage
 }
 
 impl Parsed {
+    fn long_value(&mut self, flag: &str, value: String) {
+        if flag == "--db" {
+            self.db = Some(PathBuf::from(value));
+        } else {
+            self.labels.push(value);
+        }
+    }
+
     /// `-g GROUP`, or the GROUP of `-u USER:GROUP`: once, as bonnie++ insists.
     fn set_group(&mut self, group: &str, flag: &str) -> Result<(), UsageError> {
         if self.group.is_some() {
@@ -249,6 +289,7 @@ impl Parsed {
             }
             'r' => self.ram = Some(size_value('r', value, MIB)?),
             'm' => self.machine = Some(value.to_string()),
+            'v' => self.v = Some(value.to_string()),
             'z' => {
                 let seed: u64 = value.parse().map_err(|_| {
                     UsageError::new(format!("bonnie: -z {value}: the seed is a whole number, e.g. -z 42"))
@@ -358,6 +399,10 @@ impl Parsed {
             user: self.user,
             group: self.group,
             per_char: self.per_char,
+            v: self.v,
+            labels: self.labels,
+            db: self.db,
+            json: self.json,
         })
     }
 }
@@ -445,6 +490,15 @@ mod tests {
         // 1 GiB passes the RAM rule on a machine with 512 MiB of RAM, not with 23.5 GiB.
         p.validate(512 * MIB).unwrap();
         assert!(p.validate(47 * GIB / 2).unwrap_err().to_string().contains("use -s 47g or more"));
+        // As the slides type it: -v 3, accepted; -m and iomatrix's own long flags beside them.
+        let inv =
+            parse(&args("-d /mnt/nss -s 1024 -v 3 -m VMFS-iSCSI --label disk=vmfs --db=/tmp/r.sqlite --json")).unwrap();
+        assert_eq!(inv.v.as_deref(), Some("3"));
+        assert_eq!(inv.machine.as_deref(), Some("VMFS-iSCSI"));
+        assert_eq!(inv.labels, ["disk=vmfs"]);
+        assert_eq!(inv.db, Some(PathBuf::from("/tmp/r.sqlite")));
+        assert!(inv.json);
+        assert!(err("-d x -s 1 --db").contains("--db needs a value"));
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! - [`Format`]: fio's JSON output (`--output-format=json`), IOzone's `-R`
 //!   report ("Excel output"), bonnie++'s CSV line (format 1.96 to 1.98, as
 //!   bonnie++ 1.96 .. 2.00 print it at the end of a run or alone with `-q`).
-//!   [`sniff`] tells them apart by content.
+//!   The original Bonnie's text table (Tim Bray's Bonnie 1.x); Iometer's
+//!   results CSV (2006.07.27, 1.1.0) as an `access` run. [`sniff`]
+//!   tells them apart by content.
 //! - [`parse`]: one file's text into [`ImportedRun`]s (a bonnie++ file may
 //!   hold several runs; fio and IOzone files hold one). Each run carries
 //!   [`ImportedCell`]s shaped like the cells of the matching iomatrix suite:
@@ -26,7 +28,9 @@
 //!   or an [`iozone_excel::ParseError`] with the line.
 
 mod bonnie;
+mod bonnie_text;
 mod fio;
+mod iometer;
 mod iozone;
 pub mod iozone_excel;
 
@@ -45,10 +49,14 @@ pub enum Format {
     Iozone,
     /// bonnie++'s CSV line(s).
     Bonnie,
+    /// The original Bonnie's text table (Tim Bray's Bonnie 1.x).
+    BonnieText,
+    /// Iometer's results file (2006.07.27, 1.1.0).
+    Iometer,
 }
 
 impl Format {
-    pub const ALL: [Format; 3] = [Format::Fio, Format::Iozone, Format::Bonnie];
+    pub const ALL: [Format; 5] = [Format::Fio, Format::Iozone, Format::Bonnie, Format::BonnieText, Format::Iometer];
 
     /// The name `--format` takes.
     pub fn name(self) -> &'static str {
@@ -56,6 +64,8 @@ impl Format {
             Format::Fio => "fio",
             Format::Iozone => "iozone",
             Format::Bonnie => "bonnie",
+            Format::BonnieText => "bonnie-text",
+            Format::Iometer => "iometer",
         }
     }
 
@@ -65,15 +75,17 @@ impl Format {
             Format::Fio => "fio",
             Format::Iozone => "iozone",
             Format::Bonnie => "bonnie++",
+            Format::BonnieText => "bonnie",
+            Format::Iometer => "iometer",
         }
     }
 
     /// The iomatrix suite whose cells the import makes.
     pub fn suite(self) -> &'static str {
         match self {
-            Format::Fio => "access",
+            Format::Fio | Format::Iometer => "access",
             Format::Iozone => "iozone",
-            Format::Bonnie => "bonnie",
+            Format::Bonnie | Format::BonnieText => "bonnie",
         }
     }
 
@@ -83,6 +95,8 @@ impl Format {
             Format::Fio => "fio's JSON output (--output-format=json)",
             Format::Iozone => "IOzone's -R report (\"Excel output is below:\")",
             Format::Bonnie => "bonnie++'s CSV line (format 1.96, 1.97 or 1.98)",
+            Format::BonnieText => "the original Bonnie's text table (Tim Bray's Bonnie 1.x)",
+            Format::Iometer => "Iometer's results file (2006.07.27 or 1.1.0 CSV)",
         }
     }
 }
@@ -100,7 +114,9 @@ impl FromStr for Format {
             "fio" => Ok(Format::Fio),
             "iozone" => Ok(Format::Iozone),
             "bonnie" | "bonnie++" => Ok(Format::Bonnie),
-            _ => Err(format!("unknown format '{s}': choose fio, iozone or bonnie")),
+            "bonnie-text" => Ok(Format::BonnieText),
+            "iometer" => Ok(Format::Iometer),
+            _ => Err(format!("unknown format '{s}': choose fio, iozone, bonnie, bonnie-text or iometer")),
         }
     }
 }
@@ -237,6 +253,12 @@ pub fn sniff(text: &str) -> Option<Format> {
     {
         return Some(Format::Iozone);
     }
+    if iometer::looks_like_results(text) {
+        return Some(Format::Iometer);
+    }
+    if bonnie_text::looks_like_report(text) {
+        return Some(Format::BonnieText);
+    }
     if text.lines().any(bonnie::looks_like_record) {
         return Some(Format::Bonnie);
     }
@@ -253,6 +275,8 @@ pub fn parse(text: &str, format: Format, options: &Options) -> Result<Vec<Import
         Format::Fio => fio::parse(text).map(|r| vec![r]),
         Format::Iozone => iozone::parse(text).map(|r| vec![r]),
         Format::Bonnie => bonnie::parse(text, options),
+        Format::BonnieText => bonnie_text::parse(text),
+        Format::Iometer => iometer::parse(text).map(|r| vec![r]),
     }
 }
 
@@ -300,7 +324,7 @@ mod tests {
     fn formats_by_name_and_content() {
         assert_eq!("bonnie++".parse::<Format>(), Ok(Format::Bonnie));
         assert_eq!("FIO".parse::<Format>(), Ok(Format::Fio));
-        assert!("csv".parse::<Format>().unwrap_err().contains("fio, iozone or bonnie"));
+        assert!("csv".parse::<Format>().unwrap_err().contains("fio, iozone, bonnie, bonnie-text or iometer"));
         assert_eq!(sniff("{\n  \"fio version\" : \"fio-3.33\",\n \"jobs\": []\n}\n"), Some(Format::Fio));
         assert_eq!(sniff("note: x\n{\n  \"fio version\" : \"fio-3.33\"}"), Some(Format::Fio));
         assert_eq!(sniff("\nExcel output is below:\n\n\"Writer report\"\n"), Some(Format::Iozone));

@@ -8,6 +8,9 @@ use iomatrix_import::{parse, sniff, Format, Options};
 const FIO: &str = include_str!("data/fio-3.33-randrw-libaio.json");
 const BONNIE: &str = include_str!("data/bonnie-2.00a-x2.csv");
 const IOZONE: &str = include_str!("../../report/tests/data/iozone-3.471-auto-64k-1m-tmpfs.txt");
+/// Written from Bonnie 1.x's and Iometer's output formats (no output of theirs was at hand).
+const BONNIE_TEXT: &str = include_str!("data/bonnie-1.x-two-runs.txt");
+const IOMETER: &str = include_str!("data/iometer-2006.07.27-results.csv");
 const IOZONE_TWO_RECORDS: &str = include_str!("../../report/tests/data/iozone-3.471-s64m-r4k-r1m-tmpfs.txt");
 /// The end of a `-t` run's output with `-R`, laid out as IOzone 3.471 prints it.
 const IOZONE_THROUGHPUT: &str = "\tThroughput test with 2 processes\n\
@@ -22,6 +25,8 @@ fn real_files_are_recognised_and_read() {
     assert_eq!(sniff(FIO), Some(Format::Fio));
     assert_eq!(sniff(BONNIE), Some(Format::Bonnie));
     assert_eq!(sniff(IOZONE), Some(Format::Iozone));
+    assert_eq!(sniff(BONNIE_TEXT), Some(Format::BonnieText));
+    assert_eq!(sniff(IOMETER), Some(Format::Iometer));
 
     let fio = &parse(FIO, Format::Fio, &Options::default()).unwrap()[0];
     let c = &fio.cells[0];
@@ -55,6 +60,8 @@ fn no_prefix_of_a_real_file_makes_a_parser_panic() {
         (IOZONE, Format::Iozone),
         (IOZONE_TWO_RECORDS, Format::Iozone),
         (IOZONE_THROUGHPUT, Format::Iozone),
+        (BONNIE_TEXT, Format::BonnieText),
+        (IOMETER, Format::Iometer),
     ] {
         let mut cut = 0;
         while cut < text.len() {

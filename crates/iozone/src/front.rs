@@ -35,6 +35,15 @@ pub struct IozoneInvocation {
     pub verify: bool,
     /// `--compressible PCT`: % of each written 4k block that is zeros.
     pub compressible: Option<u8>,
+    /// `-+t` or `+t` as typed (IOzone's network test): accepted, not run; the
+    /// caller says what is done instead.
+    pub network_test: Option<String>,
+    /// `--label KEY=VALUE` (iomatrix's, repeatable), unchecked: the caller parses them.
+    pub labels: Vec<String>,
+    /// `--db PATH` (iomatrix's): the results database, over the global `--db`.
+    pub db: Option<PathBuf>,
+    /// `--json` (iomatrix's): the stored run as JSON instead of tables.
+    pub json: bool,
 }
 
 /// The flags this front end understands, for `-h` and error messages.
@@ -69,6 +78,14 @@ iomatrix's own long options (not IOzone's):
                       a multiple. Stamping and checking are inside the timed pass (verify_ns)
   --compressible PCT  PCT % of each written 4k block is zeros, the rest unique random data
                       [default: incompressible]
+  --label KEY=VALUE   label the run (repeatable), for sweep and compare: sweep k=1 k=2 --by k
+  --db PATH           the results database (as iomatrix --db)
+  --json              print the stored run as JSON (schema iomatrix.run/1) instead of tables
+
+IOzone's -+t (its network performance test, which works with -+m's cluster of clients) and
+the same without its dash, +t (as seed 001 typed it; IOzone's getopt passes a bare +t over as
+an operand and it has no effect there), are accepted and change nothing: iomatrix runs the tests
+against the target as given and says so. Many clients at once are -t N here, or MPI ranks.
 
 Results go to the results database like every iomatrix run (--db and IOMATRIX_DB choose it).
 Without -a, IOzone's defaults apply: one 512k file, 4k records.
@@ -82,6 +99,17 @@ pub fn parse(args: &[String]) -> Result<IozoneInvocation, UsageError> {
     while let Some(flag) = flags.next() {
         match flag {
             ShortFlag::Word(w) if w == "-+n" => p.no_retests = true,
+            ShortFlag::Word(w) if w == "-+t" => p.network_test = Some(w),
+            ShortFlag::Operand(w) if w == "+t" => p.network_test = Some(w),
+            ShortFlag::Word(w) if w == "--json" => p.json = true,
+            ShortFlag::Word(w) if w == "--label" || w == "--db" => match flags.next() {
+                Some(ShortFlag::Operand(value)) => p.long_value(&w, value),
+                _ => return Err(UsageError::new(format!("iozone: {w} needs a value, e.g. {w} {}", example(&w)))),
+            },
+            ShortFlag::Word(w) if w.starts_with("--label=") || w.starts_with("--db=") => {
+                let (flag, value) = w.split_once('=').unwrap_or_default();
+                p.long_value(flag, value.to_string())
+            }
             ShortFlag::Word(w) if w == "--verify" => p.verify = true,
             ShortFlag::Word(w) if w == "--compressible" => match flags.next() {
                 Some(ShortFlag::Operand(value)) => p.compressible = Some(percent(&value)?),
@@ -97,6 +125,14 @@ pub fn parse(args: &[String]) -> Result<IozoneInvocation, UsageError> {
         }
     }
     p.into_invocation()
+}
+
+fn example(flag: &str) -> &'static str {
+    if flag == "--db" {
+        "/var/tmp/results.sqlite"
+    } else {
+        "cache=1"
+    }
 }
 
 fn takes_value(flag: char) -> bool {
@@ -137,6 +173,10 @@ struct Parsed {
     help: bool,
     verify: bool,
     compressible: Option<u8>,
+    network_test: Option<String>,
+    labels: Vec<String>,
+    db: Option<PathBuf>,
+    json: bool,
 }
 
 fn iozone_size(flag: char, value: &str) -> Result<ByteSize, UsageError> {
@@ -144,6 +184,14 @@ fn iozone_size(flag: char, value: &str) -> Result<ByteSize, UsageError> {
 }
 
 impl Parsed {
+    fn long_value(&mut self, flag: &str, value: String) {
+        if flag == "--db" {
+            self.db = Some(PathBuf::from(value));
+        } else {
+            self.labels.push(value);
+        }
+    }
+
     fn set_switch(&mut self, flag: char) -> Result<(), UsageError> {
         match flag {
             'a' => self.auto = true,
@@ -289,6 +337,10 @@ impl Parsed {
             help: self.help,
             verify: self.verify,
             compressible: self.compressible,
+            network_test: self.network_test,
+            labels: self.labels,
+            db: self.db,
+            json: self.json,
         })
     }
 }
@@ -319,8 +371,11 @@ mod tests {
 
     #[test]
     fn seed_001_line_parses() {
-        // Seed 001: iozone.exe -Rab %computername%-out.wks -s 512m -r 64k -e -c -i 0 -i 2 (+t aside)
-        let inv = parse(&args("-Rab out.xlsx -s 512m -r 64k -e -c -i 0 -i 2")).unwrap();
+        // Seed 001: iozone.exe -Rab %computername%-out.wks -s 512m -r 64k -e -c -i 0 -i 2 +t
+        let inv = parse(&args("-Rab out.xlsx -s 512m -r 64k -e -c -i 0 -i 2 +t")).unwrap();
+        assert_eq!(inv.network_test.as_deref(), Some("+t"));
+        assert_eq!(parse(&args("-s 1m -+t")).unwrap().network_test.as_deref(), Some("-+t"));
+        assert_eq!(parse(&args("-s 1m")).unwrap().network_test, None);
         assert!(inv.excel_report);
         assert_eq!(inv.spreadsheet, Some(PathBuf::from("out.xlsx")));
         assert_eq!(inv.plan.file_sizes, [ByteSize(512 * MIB)]);
@@ -421,5 +476,12 @@ mod tests {
         assert_eq!(inv.plan.record_sizes, [ByteSize(64 * KIB)]);
         let inv = parse(&args("--compressible=0")).unwrap();
         assert_eq!((inv.verify, inv.compressible), (false, Some(0)));
+        let inv = parse(&args("-s 1m --label cache=1 --label=site=lab --db /tmp/r.sqlite --json -i 0")).unwrap();
+        assert_eq!(inv.labels, ["cache=1", "site=lab"]);
+        assert_eq!(inv.db, Some(PathBuf::from("/tmp/r.sqlite")));
+        assert!(inv.json);
+        assert_eq!(inv.plan.tests, [IozoneTest::Write, IozoneTest::Rewrite]);
+        let e = parse(&args("-s 1m --label")).unwrap_err().to_string();
+        assert!(e.contains("--label needs a value"), "{e}");
     }
 }

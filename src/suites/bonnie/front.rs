@@ -17,11 +17,23 @@ use iomatrix_bonnie::{front, PerChar};
 use std::path::Path;
 use std::process::ExitCode;
 
-pub fn run(args: &[String], db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
+pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let mut inv = front::parse(args)?;
     if inv.help {
         crate::out::print(front::HELP)?;
         return Ok(ExitCode::SUCCESS);
+    }
+    let db = crate::db_path::resolve(inv.db.as_deref().or(global_db))?;
+    let mut labels = crate::harness::args::labels(&inv.labels)?;
+    if let Some(machine) = &inv.machine {
+        labels.retain(|(k, _)| k != "machine");
+        labels.push(("machine".to_string(), machine.clone()));
+    }
+    if let (Some(v), false) = (&inv.v, inv.quiet) {
+        eprintln!(
+            "iomatrix: bonnie: -v {v} ignored: neither Tim Bray's Bonnie nor bonnie++ 2.00a has a -v, so there is \
+             nothing to follow (the run is as without it)"
+        );
     }
     inv.plan.content = DataArgs { verify: inv.verify, compressible: inv.compressible }.content();
     let target = Target::parse_folder(&inv.dir.to_string_lossy())?;
@@ -49,14 +61,14 @@ pub fn run(args: &[String], db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode
     let run = RunOptions {
         target,
         device: None,
-        labels: inv.machine.clone().map(|m| vec![("machine".to_string(), m)]).unwrap_or_default(),
+        labels,
         keep: false,
         space_check: true,
-        json: false,
+        json: inv.json,
         clients: ClientPlan::from_args(&flags, ranks.mpi_size())?,
         // bonnie++'s -x: every test's samples.
         repeat: Repeat { count: inv.plan.repeats, tolerance_pct: None, max: inv.plan.repeats },
     };
     let suite = Bonnie::with_front_end(FrontEnd { quiet: inv.quiet, machine: inv.machine, switch });
-    crate::harness::run(Prepared { suite, plan: inv.plan, run }, db, ranks)
+    crate::harness::run(Prepared { suite, plan: inv.plan, run }, &db, ranks)
 }

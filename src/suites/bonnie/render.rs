@@ -16,11 +16,16 @@ pub fn report(run: &StoredRun) -> String {
     };
     let results: Vec<BonnieResult> =
         run.cell_results.iter().filter_map(|c| serde_json::from_value(c.metrics.clone()).ok()).collect();
-    let mut out = format!("\n{}", iomatrix_bonnie::report_for(&run.summary.host, &plan, &results));
+    let mut out = format!("\n{}", iomatrix_bonnie::report_for(machine_name(run), &plan, &results));
     if run.cell_results.iter().any(|c| c.clients > 1) {
         out.push_str("(with many clients each figure above is the sum of the clients' own rates)\n");
     }
     out + &crate::render::clients::table(run, &CLIENT_COLUMNS)
+}
+
+/// The Machine column: `-m NAME` (kept as the label machine=NAME), else the run's host, as bonnie++.
+fn machine_name(run: &StoredRun) -> &str {
+    run.summary.labels.iter().find(|(k, _)| k == "machine").map(|(_, v)| v.as_str()).unwrap_or(&run.summary.host)
 }
 
 /// bonnie++'s CSV line(s) of a stored run: its merged figures, named
@@ -34,7 +39,7 @@ pub fn csv(run: &StoredRun, machine: Option<&str>) -> String {
         run.cell_results.iter().filter_map(|c| serde_json::from_value(c.metrics.clone()).ok()).collect();
     let version = iomatrix_bonnie::csv_version(&plan);
     let clients = run.conditions["clients"].as_u64().unwrap_or(1).max(1) as usize;
-    let source = CsvSource { version: &version, name: machine.unwrap_or(&run.summary.host), concurrency: clients };
+    let source = CsvSource { version: &version, name: machine.unwrap_or(machine_name(run)), concurrency: clients };
     iomatrix_bonnie::csv_lines(&source, &plan, &results)
 }
 
@@ -100,7 +105,7 @@ fn imported_report(run: &StoredRun) -> Option<String> {
     let machine = run.environment["host"].as_str().unwrap_or("unknown");
     let mut out = format!("\n{}", iomatrix_bonnie::report_for(machine, &plan, &results));
     if p["chunk"].is_null() && plan.size.bytes() > 0 {
-        out.push_str("(chunk size not in the CSV: the Size column cannot show it)\n");
+        out.push_str("(chunk size not in the source: the Size column cannot show it)\n");
     }
     if run.cell_results.iter().any(|c| c.clients > 1) {
         out.push_str("(bonnie++ -c: each figure above is its sum over the concurrent copies)\n");

@@ -10,11 +10,19 @@ use iomatrix_iozone::front;
 use std::path::Path;
 use std::process::ExitCode;
 
-pub fn run(args: &[String], db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
+pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let mut inv = front::parse(args)?;
     if inv.help {
         crate::out::print(front::HELP)?;
         return Ok(ExitCode::SUCCESS);
+    }
+    let db = crate::db_path::resolve(inv.db.as_deref().or(global_db))?;
+    let labels = crate::harness::args::labels(&inv.labels)?;
+    if let Some(word) = &inv.network_test {
+        eprintln!(
+            "iomatrix: {word}: IOzone's network performance test (-+t, with -+m's cluster of clients) is not run; \
+             iomatrix runs the tests against the target as given (many clients: -t N, or MPI ranks)"
+        );
     }
     // IOzone's -t N gives threads; under mpirun the ranks are the clients.
     if let Some(ranks) = ranks.mpi_size() {
@@ -32,12 +40,12 @@ pub fn run(args: &[String], db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode
     let run = RunOptions {
         target,
         device: None,
-        labels: Vec::new(),
+        labels,
         keep: inv.keep_files,
         space_check: true,
-        json: false,
+        json: inv.json,
         clients: ClientPlan { count: inv.plan.clients, ..ClientPlan::single() },
         repeat: Repeat::once(),
     };
-    crate::harness::run(Prepared { suite, plan: inv.plan, run }, db, ranks)
+    crate::harness::run(Prepared { suite, plan: inv.plan, run }, &db, ranks)
 }
