@@ -61,42 +61,50 @@ fn eight_processes_on_a_new_database_store_every_run() {
     }
 }
 
-/// Runs `cmd` (stdin as given), waits at most `limit`, and returns its exit code, stderr, time
-/// taken and its own peak resident memory (wait4's rusage) in KiB.
-fn measured(mut cmd: Command, limit: Duration) -> (Option<i32>, String, Duration, i64) {
+/// Runs `cmd` with `stdin` under GNU time, waits at most `limit`, and returns its exit code,
+/// stderr, time taken and its own peak resident memory in KiB. Not wait4's rusage of our own child:
+/// the kernel keeps a process's high-water mark across exec, so a child of this test process (large
+/// while other tests run beside it) would report the test's pages, not iomatrix's. GNU time is a
+/// small process whose child starts afresh.
+fn measured(cmd: Command, stdin: Stdio, limit: Duration) -> (Option<i32>, String, Duration, i64) {
+    let peak = tempfile::NamedTempFile::new().expect("a file for GNU time's figure");
+    let mut timed = Command::new("/usr/bin/time");
+    timed.args(["-q", "-f", "%M", "-o"]).arg(peak.path()).arg(cmd.get_program()).args(cmd.get_args());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => timed.env(key, value),
+            None => timed.env_remove(key),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        timed.current_dir(dir);
+    }
     let start = Instant::now();
-    // Waited for below through wait4, which also gives the child's own rusage.
-    #[allow(clippy::zombie_processes)]
-    let child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("start iomatrix");
-    let pid = child.id() as libc::pid_t;
-    let mut stderr = child.stderr.expect("stderr");
+    let mut child = match timed.stdin(stdin).stdout(Stdio::null()).stderr(Stdio::piped()).spawn() {
+        Ok(child) => child,
+        Err(e) => panic!("cannot start /usr/bin/time (Debian: apt-get install time): {e}"),
+    };
+    let mut stderr = child.stderr.take().expect("stderr");
     let reader = std::thread::spawn(move || {
         let mut s = String::new();
         let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
         s
     });
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value for wait4 to fill in.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: pid is our child, not yet waited for; status and usage are valid for writing.
-        let got = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        if got == pid {
-            break;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for iomatrix") {
+            break status;
         }
         if start.elapsed() > limit {
-            // SAFETY: our child, not yet reaped.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-                libc::wait4(pid, &mut status, 0, &mut usage);
-            }
+            let _ = child.kill();
+            let _ = child.wait();
             panic!("iomatrix did not end within {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(5));
-    }
+    };
     let took = start.elapsed();
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    (code, reader.join().unwrap(), took, usage.ru_maxrss)
+    let figure = std::fs::read_to_string(peak.path()).unwrap_or_default();
+    let kib = figure.trim().parse::<i64>().unwrap_or_else(|_| panic!("GNU time wrote {figure:?}, not a KiB figure"));
+    (status.code(), reader.join().unwrap(), took, kib)
 }
 
 #[test]
@@ -104,7 +112,7 @@ fn import_refuses_dev_zero_at_once_in_little_memory() {
     let sb = Sandbox::new();
     let mut cmd = sb.cmd();
     cmd.args(["import", "/dev/zero"]);
-    let (code, stderr, took, rss_kib) = measured(cmd, Duration::from_secs(10));
+    let (code, stderr, took, rss_kib) = measured(cmd, Stdio::null(), Duration::from_secs(10));
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("/dev/zero is a device") && stderr.contains("`-`"), "{stderr}");
     assert!(took < Duration::from_secs(1), "took {took:?}");
@@ -119,7 +127,7 @@ fn import_refuses_a_huge_sparse_file_by_its_size() {
     std::fs::File::create(&huge).unwrap().set_len(10 << 30).unwrap();
     let mut cmd = sb.cmd();
     cmd.arg("import").arg(&huge);
-    let (code, stderr, took, rss_kib) = measured(cmd, Duration::from_secs(10));
+    let (code, stderr, took, rss_kib) = measured(cmd, Stdio::null(), Duration::from_secs(10));
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("10737418240 bytes, more than the import bound of 256m"), "{stderr}");
     assert!(stderr.contains("--max-input-size"), "{stderr}");
@@ -131,8 +139,8 @@ fn import_refuses_a_huge_sparse_file_by_its_size() {
 fn endless_pipe(sb: &Sandbox, extra: &[&str], limit: Duration) -> (Option<i32>, String, Duration, i64) {
     let mut yes = Command::new("yes").stdout(Stdio::piped()).spawn().expect("yes");
     let mut cmd = sb.cmd();
-    cmd.args(["import", "-"]).args(extra).stdin(yes.stdout.take().unwrap());
-    let result = measured(cmd, limit);
+    cmd.args(["import", "-"]).args(extra);
+    let result = measured(cmd, Stdio::from(yes.stdout.take().unwrap()), limit);
     let _ = yes.kill();
     let _ = yes.wait();
     result
@@ -164,7 +172,7 @@ fn import_refuses_a_folder_and_a_fifo_plainly() {
     let mut cmd = sb.cmd();
     cmd.arg("import").arg(&fifo);
     // Opening a FIFO with no writer would block: refused before opening, at once.
-    let (code, stderr, took, _) = measured(cmd, Duration::from_secs(10));
+    let (code, stderr, took, _) = measured(cmd, Stdio::null(), Duration::from_secs(10));
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("is a FIFO") && took < Duration::from_secs(2), "{stderr}");
     assert_usage_error(&sb.run(&["import", "-", "--max-input-size", "lots"]), "--max-input-size lots");
