@@ -4,18 +4,10 @@
 //! checked against the number in the source file.
 
 use crate::helpers::*;
+use crate::stored::{close, json_of};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
-}
-
-fn json_of(out: &std::process::Output) -> Value {
-    assert_success(out);
-    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
-}
 
 /// The ids in `imported run #N:` lines, in order.
 fn imported_ids(out: &std::process::Output) -> Vec<i64> {

@@ -38,6 +38,7 @@ mod remote_smb_faults;
 mod report;
 mod scan;
 mod signals;
+mod stored;
 mod study;
 mod suite;
 mod sweep;
