@@ -304,6 +304,26 @@ fn latency_ns(s: &str) -> Option<u64> {
     Some((number * scale).round() as u64)
 }
 
+/// A Bonnie cell's metrics as an import knows them: the figure per second and its %CPU, with the
+/// counts a native run stores listed as not in the source.
+pub(crate) fn imported_metrics(test: BonnieTest, repeat: u32, per_sec: f64, cpu: f64) -> Value {
+    json!({
+        // As a native Bonnie result serialises its test (`putc-write`); the cell's test is its name.
+        "test": serde_json::to_value(test).unwrap_or(Value::Null),
+        "repeat": repeat,
+        "bytes": 0,
+        "ops": 0,
+        "writes": 0,
+        "wall_ns": 0,
+        "user_ns": 0,
+        "sys_ns": 0,
+        "per_sec": per_sec,
+        "unit": test.unit(),
+        "cpu_percent": cpu,
+        "not_in_source": ["bytes", "ops", "writes", "wall_ns", "user_ns", "sys_ns"],
+    })
+}
+
 fn run(records: &[Record], options: &Options) -> ImportedRun {
     let first = &records[0];
     // iomatrix writes the chunk whenever it is not the default 8k.
@@ -327,21 +347,7 @@ fn run(records: &[Record], options: &Options) -> ImportedRun {
                     ),
                 }),
                 Figure::Measured { per_sec, cpu } => {
-                    let mut metrics = json!({
-                        // As a native Bonnie result serialises its test (`putc-write`); the cell's test is its name.
-                        "test": serde_json::to_value(test).unwrap_or(Value::Null),
-                        "repeat": repeat,
-                        "bytes": 0,
-                        "ops": 0,
-                        "writes": 0,
-                        "wall_ns": 0,
-                        "user_ns": 0,
-                        "sys_ns": 0,
-                        "per_sec": per_sec,
-                        "unit": test.unit(),
-                        "cpu_percent": cpu,
-                        "not_in_source": ["bytes", "ops", "writes", "wall_ns", "user_ns", "sys_ns"],
-                    });
+                    let mut metrics = imported_metrics(*test, repeat, *per_sec, *cpu);
                     if let (Some(ns), Some(m)) = (latency, metrics.as_object_mut()) {
                         // bonnie++'s latency column: the longest single operation.
                         m.insert("max_latency_ns".into(), Value::from(*ns));

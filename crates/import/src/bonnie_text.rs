@@ -98,20 +98,7 @@ fn run(line: usize, machine: &str, v: &[f64]) -> ImportedRun {
         .enumerate()
         .map(|(i, test)| {
             let (per_sec, cpu) = (v[1 + 2 * i], v[2 + 2 * i]);
-            let metrics = json!({
-                "test": serde_json::to_value(test).unwrap_or(Value::Null),
-                "repeat": 1,
-                "bytes": 0,
-                "ops": 0,
-                "writes": 0,
-                "wall_ns": 0,
-                "user_ns": 0,
-                "sys_ns": 0,
-                "per_sec": per_sec,
-                "unit": test.unit(),
-                "cpu_percent": cpu,
-                "not_in_source": ["bytes", "ops", "writes", "wall_ns", "user_ns", "sys_ns"],
-            });
+            let metrics = crate::bonnie::imported_metrics(*test, 1, per_sec, cpu);
             ImportedCell {
                 test: test.name().to_string(),
                 file_size: Some(size),
