@@ -105,7 +105,14 @@ fn seed_003_runs_the_load_and_the_backup_walk_with_delalloc_on_and_off_interleav
     assert_eq!(order, want.map(|(c, s)| (c.to_string(), s.to_string())), "interleaved per step");
     // % change per operation of the load, and the extents behind the backup walk's rate.
     let load = &stdout[stdout.find("== nodelalloc against delalloc, step 'load'").expect("load compared")..];
-    for row in ["write 256k/4k (KB/s)", "read 256k/4k (KB/s)", "write 256k/4k ops.create:"] {
+    // The load's cells are named by their size mix (16k..256k at --scale small), and each has its
+    // per-operation table (seed 003's shape).
+    for row in [
+        "write 16k..256k (3 sizes)/4k (KB/s)",
+        "read 16k..256k (3 sizes)/4k (KB/s)",
+        "write 16k..256k (3 sizes)/4k: per operation",
+        "create mean (ms)",
+    ] {
         assert!(load.contains(row), "{row}:\n{load}");
     }
     let backup = &stdout[stdout.find("== nodelalloc against delalloc, step 'backup'").expect("backup compared")..];

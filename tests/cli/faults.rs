@@ -61,8 +61,20 @@ fn remount_read_only(point: &Path) {
 }
 
 /// A run of many small cells with fsync: seconds long, each file closed between cells.
-const LONG_RUN: &[&str] =
-    &["iozone", "--files", "1m,2m,4m,8m,16m", "--records", "4k", "--tests", "write,read", "--fsync"];
+/// Half a second between cells (untimed): the test acts between two cells however fast the machine
+/// runs them (on a busy one, the whole run could end before the test saw its second cell).
+const LONG_RUN: &[&str] = &[
+    "iozone",
+    "--files",
+    "1m,2m,4m,8m,16m",
+    "--records",
+    "4k",
+    "--tests",
+    "write,read",
+    "--fsync",
+    "--between-cells",
+    "sleep 0.5",
+];
 
 /// Remounts the target read-only after two stored cells of `plan`; the run
 /// fails naming EROFS, keeps its cells, and says how to clean up later.
