@@ -213,7 +213,56 @@ fn hosts_flag_starts_mpirun_on_the_lab_hosts_and_says_the_command() {
         assert_on_the_lab_hosts(&run, &lab, hosts_arg);
         assert!(run["run"]["command_line"].as_str().unwrap().contains("--hosts"), "rerun starts the same hosts");
     }
+    report_and_compare_by_host(&sb, &lab);
     assert!(sb.leftovers().is_empty());
+}
+
+/// The last run's report names every host with its figures per cell; compare takes two hosts of it.
+fn report_and_compare_by_host(sb: &Sandbox, lab: &Lab) {
+    let id = sb.last_run()["run"]["id"].to_string();
+    let labels: Vec<String> = hosts(lab).into_iter().map(|(name, addr, _, _)| format!("{name} ({addr})")).collect();
+    for ext in ["md", "html"] {
+        let file = sb.dir.path().join(format!("r.{ext}"));
+        assert_success(&sb.run(&["report", &id, "-o", file.to_str().unwrap()]));
+        let page = std::fs::read_to_string(&file).unwrap();
+        assert!(page.contains(&format!("Hosts of run #{id}")), "{ext}: {page}");
+        for label in &labels {
+            for test in ["write 256k 64k", "read 256k 64k"] {
+                let row = if ext == "md" {
+                    format!("| {test} | {label} | 1 | ")
+                } else {
+                    format!("<tr><td class=\"l\">{test}</td><td class=\"l\">{label}</td><td>1</td><td>")
+                };
+                assert!(page.contains(&row), "{ext}: no row {row}: {page}");
+            }
+        }
+    }
+    let json = sb.dir.path().join("r.json");
+    assert_success(&sb.run(&["report", &id, "-o", json.to_str().unwrap()]));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let hosts_doc = &doc["groups"][0]["hosts"][0];
+    assert_eq!(hosts_doc["hosts"], serde_json::json!(labels));
+    for row in hosts_doc["rows"].as_array().unwrap() {
+        assert!(row["sum"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    // By host name on one side and address on the other: the sides are each host's clients alone.
+    let all = hosts(lab);
+    let (a, b) = (format!("{id}@{}", all[0].0), format!("{id}@{}", all[1].1));
+    let out = sb.run(&["compare", &a, &b, "--json"]);
+    assert_success(&out);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &doc["comparison"];
+    assert_eq!((c["a"].as_str(), c["b"].as_str()), (Some(a.as_str()), Some(b.as_str())));
+    let ratios: Vec<f64> = c["matrices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["ratios"].as_array().unwrap().iter().flat_map(|r| r.as_array().unwrap().clone()))
+        .map(|r| r.as_f64().unwrap())
+        .collect();
+    assert_eq!(ratios.len(), 2, "write and read, one cell each: {c}");
+    assert!(ratios.iter().all(|r| *r > 0.0 && r.is_finite()), "{c}");
+    assert_usage_error(&sb.run(&["compare", &format!("{id}@nosuch"), &a]), &all[2].0);
 }
 
 /// Without MPI, `--hosts` is refused before anything starts (no root or lab needed).
