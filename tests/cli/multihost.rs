@@ -473,3 +473,83 @@ fn a_hosts_rank_killed_mid_cell_ends_the_run_naming_its_host() {
     assert!((2..6).contains(&kept), "the finished cells are kept: {kept}");
     assert!(pids.join("1").exists());
 }
+
+/// The smbd processes in the lab's server namespace: smbd forks one per client session.
+fn smbd_in(netns: &str) -> usize {
+    let out = Command::new("ip").args(["netns", "pids", netns]).output().expect("ip netns pids");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "smbd"))
+        .count()
+}
+
+/// Seed 003's load (590 connections) as 4 lab hosts x 148 connections against the lab's Samba, at the
+/// study's small sizes with fewer files per connection (4, not 12: the connections are the point, and
+/// 592 sessions on 2 cores are the cost): every connection finishes, the server holds a session for
+/// each at once, and each rank's peak memory (VmHWM) is printed for docs/clients-and-mpi.md.
+#[test]
+fn seed_003_load_as_4_hosts_x_148_connections_against_the_labs_samba() {
+    let Some((lab, bin)) = lab_with_hosts(4, "none", &["smb"]) else { return };
+    let sb = Sandbox::new();
+    let hwm = sb.dir.path().join("hwm");
+    std::fs::create_dir(&hwm).unwrap();
+    // $PPID: the rank that runs the hook; its VmHWM after the last cell is its peak.
+    let after = format!("grep VmHWM /proc/$PPID/status > {}/rank-$IOMATRIX_RANK", hwm.display());
+    let target = lab.var("IOMATRIX_LAB_SMB").to_string();
+    let args = [
+        "run",
+        "fileserver",
+        "--target",
+        &target,
+        "--connections",
+        "148",
+        "--files-per-connection",
+        "4",
+        "--interleave",
+        "4",
+        "--record",
+        "4k",
+        "--sizes",
+        "16k,64k,256k",
+        "--after",
+        &after,
+    ];
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let counter = {
+        let (stop, netns) = (stop.clone(), lab.var("IOMATRIX_LAB_NETNS").to_string());
+        std::thread::spawn(move || {
+            let (mut most, deadline) = (0, Instant::now() + Duration::from_secs(660));
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < deadline {
+                most = most.max(smbd_in(&netns));
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            most
+        })
+    };
+    let begun = Instant::now();
+    let out = mpirun_on_hosts(&lab, &sb, 4, &bin, &args, Duration::from_secs(600));
+    let took = begun.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let smbd = counter.join().unwrap();
+    assert_success(&out);
+    let run = sb.last_run();
+    assert_eq!(run["run"]["status"], "complete");
+    let distinct: std::collections::BTreeSet<String> = client_hosts(&run).into_iter().map(|h| h.1).collect();
+    assert_eq!(distinct.len(), 4, "four distinct hosts");
+    for c in cells(&run) {
+        let m = &c["metrics"];
+        assert_eq!((m["connections_ok"].as_u64(), m["connections_failed"].as_u64()), (Some(592), Some(0)), "{m}");
+    }
+    // One smbd per session, plus its parent: all 592 connections were open at once.
+    assert!(smbd > 592, "at most {smbd} smbd processes in the server's namespace");
+    let peaks: Vec<String> = (0..4)
+        .map(|rank| std::fs::read_to_string(hwm.join(format!("rank-{rank}"))).unwrap().trim().to_string())
+        .collect();
+    let (stdout, _) = text(&out);
+    let phases: Vec<&str> = stdout.lines().filter(|l| l.contains("phase")).collect();
+    eprintln!(
+        "seed 003 on 4 hosts x 148 connections: {took:.1?}; smbd processes at most {smbd}; VmHWM per rank {peaks:?}\n{}",
+        phases.join("\n")
+    );
+    assert!(sb.leftovers().is_empty(), "{:?}", sb.leftovers());
+}
