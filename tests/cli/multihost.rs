@@ -397,6 +397,11 @@ fn a_host_slowed_to_10mbit_is_named_the_straggler() {
     assert!(ratio < 0.5, "{line}");
     assert_eq!(text.lines().filter(|l| l.starts_with("straggler host:")).count(), 1, "{text}");
     eprintln!("{line}");
+    // The report names the same straggler with the same ratio, from the same figures.
+    let report = sb.dir.path().join("r.md");
+    assert_success(&sb.run(&["report", &run["run"]["id"].to_string(), "-o", report.to_str().unwrap()]));
+    let page = std::fs::read_to_string(&report).unwrap();
+    assert_eq!(page.lines().filter(|l| l.starts_with("straggler host:")).collect::<Vec<_>>(), [line], "{page}");
 }
 
 /// `lab/up`'s host flags refuse bad values before anything is made (no root needed).
