@@ -152,13 +152,14 @@ pub struct SmbFs {
 /// this one, a few times, within the connect timeout and untimed (before any phase starts).
 const CONNECT_ATTEMPTS: u32 = 6;
 
-/// A reset, refused or aborted TCP connection somewhere in the error's sources.
+/// A reset or aborted TCP connection somewhere in the error's sources. Not a refused one: nothing
+/// listens there, and the user should hear so at once.
 fn turned_away(e: &(dyn std::error::Error + 'static)) -> bool {
     let mut cause = Some(e);
     while let Some(c) = cause {
         if let Some(io) = c.downcast_ref::<io::Error>() {
             use io::ErrorKind as K;
-            if matches!(io.kind(), K::ConnectionReset | K::ConnectionRefused | K::ConnectionAborted) {
+            if matches!(io.kind(), K::ConnectionReset | K::ConnectionAborted) {
                 return true;
             }
         }
@@ -556,7 +557,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_a_reset_refused_or_aborted_connection_is_tried_again() {
+    fn only_a_reset_or_aborted_connection_is_tried_again() {
         #[derive(Debug)]
         struct Wrapped(io::Error);
         impl std::fmt::Display for Wrapped {
@@ -569,11 +570,12 @@ mod tests {
                 Some(&self.0)
             }
         }
-        for kind in [io::ErrorKind::ConnectionReset, io::ErrorKind::ConnectionRefused, io::ErrorKind::ConnectionAborted]
-        {
+        for kind in [io::ErrorKind::ConnectionReset, io::ErrorKind::ConnectionAborted] {
             assert!(turned_away(&Wrapped(io::Error::from(kind))), "{kind:?}");
         }
-        assert!(!turned_away(&Wrapped(io::Error::from(io::ErrorKind::PermissionDenied))));
+        for kind in [io::ErrorKind::ConnectionRefused, io::ErrorKind::PermissionDenied] {
+            assert!(!turned_away(&Wrapped(io::Error::from(kind))), "{kind:?}");
+        }
         assert!(!turned_away(&io::Error::other("logon failure")));
     }
 
