@@ -68,7 +68,8 @@ pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
         .map(|(name, runs)| {
             let summary = Group::of(&name, &runs);
             let flags = limit.as_ref().map(|l| flag_cached(&summary, l));
-            ReportGroup { name, runs, summary, flags }
+            let hosts = runs.iter().filter_map(crate::suites::host_figures).collect();
+            ReportGroup { name, runs, summary, flags, hosts }
         })
         .collect();
     // Each later group against the first, where the suites match.

@@ -1,5 +1,8 @@
 //! RUNS arguments (`12`, `#12`, `3,4,5`, `server=netware`, `server=linux,cache=2`)
 //! turned into named groups of stored runs, for compare, sweep and report.
+//! `RUNS@HOST` keeps one host's clients of runs whose MPI ranks ran on several
+//! hosts, so `compare 12@host1 12@host2` compares the hosts of one run with
+//! compare's own tables.
 
 use iomatrix_core::UsageError;
 use iomatrix_store::{RunStatus, RunSummary, Store, StoredRun};
@@ -9,9 +12,10 @@ pub fn resolve(store: &Store, specs: &[String]) -> anyhow::Result<Vec<(String, V
     let summaries = store.list_runs()?;
     let mut groups = Vec::with_capacity(specs.len());
     for spec in specs {
-        let ids = match ids_of(spec)? {
+        let (runs_spec, host) = split_host(spec);
+        let ids = match ids_of(runs_spec)? {
             Some(ids) => ids,
-            None => by_labels(spec, &summaries)?,
+            None => by_labels(runs_spec, &summaries)?,
         };
         let mut runs = Vec::with_capacity(ids.len());
         for id in ids {
@@ -26,11 +30,32 @@ pub fn resolve(store: &Store, specs: &[String]) -> anyhow::Result<Vec<(String, V
                     run.summary.total_cells
                 );
             }
-            runs.push(run);
+            match host {
+                Some(host) => runs.push(on_host(&run, host).map_err(|e| UsageError::new(format!("'{spec}': {e}")))?),
+                None => runs.push(run),
+            }
         }
         groups.push((spec.clone(), runs));
     }
     Ok(groups)
+}
+
+/// `RUNS@HOST`: (RUNS, HOST). A label value may hold an `@` (`target=smb://u@h`): only a
+/// last part without `=`, `/` or `,` is a host.
+fn split_host(spec: &str) -> (&str, Option<&str>) {
+    match spec.rsplit_once('@') {
+        Some((runs, host)) if !runs.is_empty() && !host.contains(['=', '/', ',']) => (runs, Some(host.trim())),
+        _ => (spec, None),
+    }
+}
+
+fn on_host(run: &StoredRun, host: &str) -> Result<StoredRun, String> {
+    if host.is_empty() {
+        return Err("name a host after the @ (a host name or address that `show` lists under Hosts)".into());
+    }
+    let (view, columns) = crate::suites::client_view(run)
+        .ok_or_else(|| format!("run #{} is of a suite this iomatrix does not know", run.summary.id))?;
+    crate::render::clients::on_host(run, &view, columns, host)
 }
 
 /// `12`, `#12`, `3,4,5`: run ids; None for anything else (a label selector).
@@ -112,5 +137,15 @@ mod tests {
         assert_eq!(ids_of("server=x").unwrap(), None);
         assert!(ids_of("twelve").is_err());
         assert!(ids_of("0").is_err());
+    }
+
+    #[test]
+    fn a_host_follows_the_last_at_unless_it_is_part_of_a_label() {
+        assert_eq!(split_host("12@host1"), ("12", Some("host1")));
+        assert_eq!(split_host("3,4@10.0.0.2"), ("3,4", Some("10.0.0.2")));
+        assert_eq!(split_host("server=a@host2"), ("server=a", Some("host2")));
+        assert_eq!(split_host("target=smb://u@h/share"), ("target=smb://u@h/share", None));
+        assert_eq!(split_host("who=u@h,fs=ext4"), ("who=u@h,fs=ext4", None));
+        assert_eq!(split_host("12"), ("12", None));
     }
 }

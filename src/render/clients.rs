@@ -3,6 +3,7 @@
 //! client and the clients that failed; with MPI ranks on several hosts
 //! (`environment.client_hosts`), the same per host, and the straggler host.
 
+use iomatrix_report::document::{HostFigures, HostRow, Straggler};
 use iomatrix_store::{CellRow, StoredRun};
 use std::fmt::Write;
 
@@ -14,6 +15,9 @@ pub struct ClientColumns {
     pub aggregates: fn(&CellRow) -> (f64, f64, Option<f64>),
     /// A client's rate from its stored figures.
     pub client_rate: fn(&serde_json::Value) -> Option<f64>,
+    /// KB/s in one of `client_rate`'s units, where a cell's figure is KB/s
+    /// (a host's cell, `RUN@HOST`, is its clients' rates summed).
+    pub kib_per_unit: f64,
 }
 
 /// Empty when every cell had a single client.
@@ -77,12 +81,41 @@ fn failed(c: &CellRow) -> usize {
 /// A host lies this far below the median host, over the run's cells, to be named the straggler.
 const STRAGGLER_FACTOR: f64 = 2.0;
 
+/// The host figures as text: a row per cell and host, then the stragglers.
+/// Empty unless the clients ran on two hosts or more.
+fn by_host(run: &StoredRun, columns: &ClientColumns) -> String {
+    let Some(figures) = host_figures(run, columns) else { return String::new() };
+    let mut out = format!("\nHosts ({}): each host's clients summed, its slowest and fastest client\n", columns.unit);
+    let _ = writeln!(
+        out,
+        "{:<32} {:<32} {:>7} {:>12} {:>12} {:>12}",
+        "cell", "host", "clients", "sum", "slowest", "fastest"
+    );
+    let rate = |v: Option<f64>| v.map(|v| format!("{v:.0}")).unwrap_or_else(|| "-".into());
+    for r in &figures.rows {
+        let _ = writeln!(
+            out,
+            "{:<32} {:<32} {:>7} {:>12} {:>12} {:>12}",
+            r.cell,
+            r.host,
+            r.clients,
+            rate(r.sum),
+            rate(r.slowest),
+            rate(r.fastest)
+        );
+    }
+    for s in &figures.stragglers {
+        let _ = writeln!(out, "{}", s.sentence());
+    }
+    out
+}
+
 /// Per cell and host: the host's clients summed, its slowest and fastest
 /// client; then a host whose sums sit far below the median host's (the
-/// geometric mean of its ratios over the cells). Empty unless the clients
-/// ran on two hosts or more.
-fn by_host(run: &StoredRun, columns: &ClientColumns) -> String {
-    let Some(ranks) = run.environment["client_hosts"].as_array() else { return String::new() };
+/// geometric mean of its ratios over the cells). None unless the clients
+/// ran on two hosts or more. `show` and the report read the same figures.
+pub fn host_figures(run: &StoredRun, columns: &ClientColumns) -> Option<HostFigures> {
+    let ranks = run.environment["client_hosts"].as_array()?;
     let host_of = |rank: u64| {
         ranks
             .iter()
@@ -96,14 +129,10 @@ fn by_host(run: &StoredRun, columns: &ClientColumns) -> String {
         }
     }
     if hosts.len() < 2 {
-        return String::new();
+        return None;
     }
-    let mut out = format!("\nHosts ({}): each host's clients summed, its slowest and fastest client\n", columns.unit);
-    let _ = writeln!(
-        out,
-        "{:<32} {:<32} {:>7} {:>12} {:>12} {:>12}",
-        "cell", "host", "clients", "sum", "slowest", "fastest"
-    );
+    let labels: Vec<String> = hosts.iter().map(|(name, address)| host_label(name, address)).collect();
+    let mut rows = Vec::new();
     // Per host, its ratio to the median host in each cell where both have figures.
     let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); hosts.len()];
     for c in &run.cell_results {
@@ -115,30 +144,18 @@ fn by_host(run: &StoredRun, columns: &ClientColumns) -> String {
             }
         }
         let sums: Vec<f64> = rates.iter().map(|r| r.iter().sum()).collect();
-        for (i, (name, address)) in hosts.iter().enumerate() {
+        for (i, label) in labels.iter().enumerate() {
             let r = &rates[i];
-            if r.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "{:<32} {:<32} {:>7} {:>12}",
-                    (columns.describe)(c),
-                    host_label(name, address),
-                    0,
-                    "-"
-                );
-                continue;
-            }
             let (slow, fast) = r.iter().fold((f64::MAX, 0f64), |(s, f), x| (s.min(*x), f.max(*x)));
-            let _ = writeln!(
-                out,
-                "{:<32} {:<32} {:>7} {:>12.0} {:>12.0} {:>12.0}",
-                (columns.describe)(c),
-                host_label(name, address),
-                r.len(),
-                sums[i],
-                slow,
-                fast
-            );
+            let present = !r.is_empty();
+            rows.push(HostRow {
+                cell: (columns.describe)(c),
+                host: label.clone(),
+                clients: r.len(),
+                sum: present.then_some(sums[i]),
+                slowest: present.then_some(slow),
+                fastest: present.then_some(fast),
+            });
         }
         let mut present: Vec<f64> = sums.iter().zip(&rates).filter(|(_, r)| !r.is_empty()).map(|(s, _)| *s).collect();
         if present.len() >= 2 {
@@ -154,22 +171,18 @@ fn by_host(run: &StoredRun, columns: &ClientColumns) -> String {
             }
         }
     }
-    for (i, (name, address)) in hosts.iter().enumerate() {
+    let mut stragglers = Vec::new();
+    for (i, label) in labels.iter().enumerate() {
         if ratios[i].is_empty() {
             continue;
         }
         let ratio = (ratios[i].iter().map(|r| r.ln()).sum::<f64>() / ratios[i].len() as f64).exp();
         // Only the slow side: a host far ahead of the median (the others slowed by a shared CPU) holds no one up.
         if ratio < 1.0 / STRAGGLER_FACTOR {
-            let _ = writeln!(
-                out,
-                "straggler host: {} at {ratio:.3}x the median host (geometric mean over {} cell(s))",
-                host_label(name, address),
-                ratios[i].len()
-            );
+            stragglers.push(Straggler { host: label.clone(), ratio, cells: ratios[i].len() });
         }
     }
-    out
+    Some(HostFigures { run: run.summary.id, unit: columns.unit.to_string(), hosts: labels, rows, stragglers })
 }
 
 fn host_label(name: &str, address: &str) -> String {
@@ -178,4 +191,83 @@ fn host_label(name: &str, address: &str) -> String {
     } else {
         format!("{name} ({address})")
     }
+}
+
+/// The run as host `host` (a name or an address in `environment.client_hosts`)
+/// alone saw it, for comparing the hosts of one run (`compare 12@a 12@b`):
+/// each cell keeps only that host's clients and its figure becomes their
+/// own rates summed (the report's and `show`'s per-host "sum"). What cannot be
+/// split by host (latency histograms, the overall and stonewalled rates,
+/// extents) is left out rather than shown as the whole run's. `view` is the
+/// run as [`ClientColumns`] reads it (the same cells, in the same order).
+pub fn on_host(run: &StoredRun, view: &StoredRun, columns: &ClientColumns, host: &str) -> Result<StoredRun, String> {
+    let Some(ranks) = run.environment["client_hosts"].as_array() else {
+        return Err(format!(
+            "run #{} stored no client hosts (its clients were not MPI ranks); give the run without @HOST",
+            run.summary.id
+        ));
+    };
+    let on: Vec<u64> = ranks
+        .iter()
+        .filter(|h| h["host"].as_str() == Some(host) || h["address"].as_str() == Some(host))
+        .filter_map(|h| h["rank"].as_u64())
+        .collect();
+    if on.is_empty() {
+        let mut known: Vec<String> = ranks
+            .iter()
+            .map(|h| host_label(h["host"].as_str().unwrap_or("?"), h["address"].as_str().unwrap_or("")))
+            .collect();
+        known.dedup();
+        return Err(format!(
+            "run #{} has no client on host '{host}'; its hosts (name or address): {}",
+            run.summary.id,
+            known.join(", ")
+        ));
+    }
+    let mine = |f: &serde_json::Value| f["rank"].as_u64().is_some_and(|r| on.contains(&r));
+    let mut most = 0;
+    let cells = run
+        .cell_results
+        .iter()
+        .zip(&view.cell_results)
+        .map(|(c, v)| {
+            let rates: Vec<f64> = v
+                .client_figures
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|f| mine(f))
+                .filter_map(columns.client_rate)
+                .collect();
+            most = most.max(rates.len());
+            let sum: f64 = rates.iter().sum();
+            // Only what names the cell, and a bonnie cell's per-second figure, stay.
+            let mut metrics = serde_json::Map::new();
+            for key in ["queue_depth", "read_percent", "random_percent", "phase", "repeat", "unit"] {
+                if let Some(value) = c.metrics.get(key) {
+                    metrics.insert(key.into(), value.clone());
+                }
+            }
+            if c.metrics.get("per_sec").is_some() {
+                metrics.insert("per_sec".into(), sum.into());
+            }
+            let figures: Vec<serde_json::Value> =
+                c.client_figures.as_array().into_iter().flatten().filter(|f| mine(f)).cloned().collect();
+            CellRow {
+                clients: rates.len(),
+                kib_per_sec: if c.kib_per_sec > 0.0 { sum * columns.kib_per_unit } else { 0.0 },
+                metrics: metrics.into(),
+                client_figures: figures.into(),
+                blobs: Vec::new(),
+                ..c.clone()
+            }
+        })
+        .collect();
+    let mut conditions = run.conditions.clone();
+    if let Some(obj) = conditions.as_object_mut() {
+        obj.insert("clients".into(), most.into());
+    }
+    let mut summary = run.summary.clone();
+    summary.host = host.to_string();
+    Ok(StoredRun { summary, conditions, cell_results: cells, ..run.clone() })
 }

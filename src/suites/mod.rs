@@ -7,6 +7,7 @@
 //! rank follows rank 0's run of it.
 
 use crate::harness::{self, Ranks, Suite};
+use crate::render::clients::ClientColumns;
 use iomatrix_store::StoredRun;
 use std::path::Path;
 use std::process::ExitCode;
@@ -63,4 +64,28 @@ suite_table! {
     bonnie::Bonnie,
     backup::Backup,
     fileserver::Fileserver,
+}
+
+/// A stored run's clients as [`crate::render::clients`] reads them: the run
+/// (the file-server's per-connection figures moved to where the other suites
+/// keep theirs) and its suite's columns; None for a suite this build does not know.
+pub fn client_view(run: &StoredRun) -> Option<(std::borrow::Cow<'_, StoredRun>, &'static ClientColumns)> {
+    use std::borrow::Cow;
+    let suite = run.summary.suite.as_str();
+    Some(match suite {
+        _ if suite == <iozone::Iozone as Suite>::NAME => (Cow::Borrowed(run), &iozone::render::CLIENT_COLUMNS),
+        _ if suite == <access::Access as Suite>::NAME => (Cow::Borrowed(run), &access::render::CLIENT_COLUMNS),
+        _ if suite == <bonnie::Bonnie as Suite>::NAME => (Cow::Borrowed(run), &bonnie::render::CLIENT_COLUMNS),
+        _ if suite == <backup::Backup as Suite>::NAME => (Cow::Borrowed(run), &backup::render::CLIENT_COLUMNS),
+        _ if suite == <fileserver::Fileserver as Suite>::NAME => {
+            (Cow::Owned(fileserver::render::by_client(run)), &fileserver::render::CLIENT_COLUMNS)
+        }
+        _ => return None,
+    })
+}
+
+/// A run's clients by host, for the report; None unless they ran on two hosts or more.
+pub fn host_figures(run: &StoredRun) -> Option<iomatrix_report::document::HostFigures> {
+    let (view, columns) = client_view(run)?;
+    crate::render::clients::host_figures(&view, columns)
 }

@@ -213,10 +213,61 @@ fn hosts_flag_starts_mpirun_on_the_lab_hosts_and_says_the_command() {
         assert_on_the_lab_hosts(&run, &lab, hosts_arg);
         assert!(run["run"]["command_line"].as_str().unwrap().contains("--hosts"), "rerun starts the same hosts");
     }
+    report_and_compare_by_host(&sb, &lab);
     assert!(sb.leftovers().is_empty());
 }
 
-/// Without MPI, `--hosts` is refused before anything starts (no root or lab needed).
+/// The last run's report names every host with its figures per cell; compare takes two hosts of it.
+fn report_and_compare_by_host(sb: &Sandbox, lab: &Lab) {
+    let id = sb.last_run()["run"]["id"].to_string();
+    let labels: Vec<String> = hosts(lab).into_iter().map(|(name, addr, _, _)| format!("{name} ({addr})")).collect();
+    for ext in ["md", "html"] {
+        let file = sb.dir.path().join(format!("r.{ext}"));
+        assert_success(&sb.run(&["report", &id, "-o", file.to_str().unwrap()]));
+        let page = std::fs::read_to_string(&file).unwrap();
+        assert!(page.contains(&format!("Hosts of run #{id}")), "{ext}: {page}");
+        for label in &labels {
+            for test in ["write 256k 64k", "read 256k 64k"] {
+                let row = if ext == "md" {
+                    format!("| {test} | {label} | 1 | ")
+                } else {
+                    format!("<tr><td class=\"l\">{test}</td><td class=\"l\">{label}</td><td>1</td><td>")
+                };
+                assert!(page.contains(&row), "{ext}: no row {row}: {page}");
+            }
+        }
+    }
+    let json = sb.dir.path().join("r.json");
+    assert_success(&sb.run(&["report", &id, "-o", json.to_str().unwrap()]));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let hosts_doc = &doc["groups"][0]["hosts"][0];
+    assert_eq!(hosts_doc["hosts"], serde_json::json!(labels));
+    for row in hosts_doc["rows"].as_array().unwrap() {
+        assert!(row["sum"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    // By host name on one side and address on the other: the sides are each host's clients alone.
+    let all = hosts(lab);
+    let (a, b) = (format!("{id}@{}", all[0].0), format!("{id}@{}", all[1].1));
+    let out = sb.run(&["compare", &a, &b, "--json"]);
+    assert_success(&out);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &doc["comparison"];
+    assert_eq!((c["a"].as_str(), c["b"].as_str()), (Some(a.as_str()), Some(b.as_str())));
+    let ratios: Vec<f64> = c["matrices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["ratios"].as_array().unwrap().iter().flat_map(|r| r.as_array().unwrap().clone()))
+        .map(|r| r.as_f64().unwrap())
+        .collect();
+    assert_eq!(ratios.len(), 2, "write and read, one cell each: {c}");
+    assert!(ratios.iter().all(|r| *r > 0.0 && r.is_finite()), "{c}");
+    assert_usage_error(&sb.run(&["compare", &format!("{id}@nosuch"), &a]), &all[2].0);
+}
+
+/// Without MPI, `--hosts` is refused before anything starts (no root or lab needed). Only in a build
+/// without `mpi`: `cargo test --features mpi` has MPI, and its --hosts starts mpirun.
+#[cfg(not(feature = "mpi"))]
 #[test]
 fn hosts_flag_in_a_build_without_mpi_is_refused_naming_the_feature() {
     let sb = Sandbox::new();
@@ -348,6 +399,11 @@ fn a_host_slowed_to_10mbit_is_named_the_straggler() {
     assert!(ratio < 0.5, "{line}");
     assert_eq!(text.lines().filter(|l| l.starts_with("straggler host:")).count(), 1, "{text}");
     eprintln!("{line}");
+    // The report names the same straggler with the same ratio, from the same figures.
+    let report = sb.dir.path().join("r.md");
+    assert_success(&sb.run(&["report", &run["run"]["id"].to_string(), "-o", report.to_str().unwrap()]));
+    let page = std::fs::read_to_string(&report).unwrap();
+    assert_eq!(page.lines().filter(|l| l.starts_with("straggler host:")).collect::<Vec<_>>(), [line], "{page}");
 }
 
 /// `lab/up`'s host flags refuse bad values before anything is made (no root needed).
@@ -423,4 +479,84 @@ fn a_hosts_rank_killed_mid_cell_ends_the_run_naming_its_host() {
     let kept = cells(&run).len();
     assert!((2..6).contains(&kept), "the finished cells are kept: {kept}");
     assert!(pids.join("1").exists());
+}
+
+/// The smbd processes in the lab's server namespace: smbd forks one per client session.
+fn smbd_in(netns: &str) -> usize {
+    let out = Command::new("ip").args(["netns", "pids", netns]).output().expect("ip netns pids");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "smbd"))
+        .count()
+}
+
+/// Seed 003's load (590 connections) as 4 lab hosts x 148 connections against the lab's Samba, at the
+/// study's small sizes with fewer files per connection (4, not 12: the connections are the point, and
+/// 592 sessions on 2 cores are the cost): every connection finishes, the server holds a session for
+/// each at once, and each rank's peak memory (VmHWM) is printed for docs/clients-and-mpi.md.
+#[test]
+fn seed_003_load_as_4_hosts_x_148_connections_against_the_labs_samba() {
+    let Some((lab, bin)) = lab_with_hosts(4, "none", &["smb"]) else { return };
+    let sb = Sandbox::new();
+    let hwm = sb.dir.path().join("hwm");
+    std::fs::create_dir(&hwm).unwrap();
+    // $PPID: the rank that runs the hook; its VmHWM after the last cell is its peak.
+    let after = format!("grep VmHWM /proc/$PPID/status > {}/rank-$IOMATRIX_RANK", hwm.display());
+    let target = lab.var("IOMATRIX_LAB_SMB").to_string();
+    let args = [
+        "run",
+        "fileserver",
+        "--target",
+        &target,
+        "--connections",
+        "148",
+        "--files-per-connection",
+        "4",
+        "--interleave",
+        "4",
+        "--record",
+        "4k",
+        "--sizes",
+        "16k,64k,256k",
+        "--after",
+        &after,
+    ];
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let counter = {
+        let (stop, netns) = (stop.clone(), lab.var("IOMATRIX_LAB_NETNS").to_string());
+        std::thread::spawn(move || {
+            let (mut most, deadline) = (0, Instant::now() + Duration::from_secs(660));
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < deadline {
+                most = most.max(smbd_in(&netns));
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            most
+        })
+    };
+    let begun = Instant::now();
+    let out = mpirun_on_hosts(&lab, &sb, 4, &bin, &args, Duration::from_secs(600));
+    let took = begun.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let smbd = counter.join().unwrap();
+    assert_success(&out);
+    let run = sb.last_run();
+    assert_eq!(run["run"]["status"], "complete");
+    let distinct: std::collections::BTreeSet<String> = client_hosts(&run).into_iter().map(|h| h.1).collect();
+    assert_eq!(distinct.len(), 4, "four distinct hosts");
+    for c in cells(&run) {
+        let m = &c["metrics"];
+        assert_eq!((m["connections_ok"].as_u64(), m["connections_failed"].as_u64()), (Some(592), Some(0)), "{m}");
+    }
+    // One smbd per session, plus its parent: all 592 connections were open at once.
+    assert!(smbd > 592, "at most {smbd} smbd processes in the server's namespace");
+    let peaks: Vec<String> = (0..4)
+        .map(|rank| std::fs::read_to_string(hwm.join(format!("rank-{rank}"))).unwrap().trim().to_string())
+        .collect();
+    let (stdout, _) = text(&out);
+    let phases: Vec<&str> = stdout.lines().filter(|l| l.contains("phase")).collect();
+    eprintln!(
+        "seed 003 on 4 hosts x 148 connections: {took:.1?}; smbd processes at most {smbd}; VmHWM per rank {peaks:?}\n{}",
+        phases.join("\n")
+    );
+    assert!(sb.leftovers().is_empty(), "{:?}", sb.leftovers());
 }

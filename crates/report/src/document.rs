@@ -7,6 +7,7 @@
 use iomatrix_analysis::{CacheFlags, CellKey, Comparison, Group};
 use iomatrix_core::ByteSize;
 use iomatrix_store::StoredRun;
+use serde::Serialize;
 use std::collections::BTreeSet;
 
 /// One group of runs (a RUNS argument) with its summary and caching flags.
@@ -15,6 +16,51 @@ pub struct ReportGroup {
     pub runs: Vec<StoredRun>,
     pub summary: Group,
     pub flags: Option<CacheFlags>,
+    /// Per run whose MPI ranks ran on two hosts or more: its clients by host.
+    pub hosts: Vec<HostFigures>,
+}
+
+/// One run's clients grouped by the host they ran on (`environment.client_hosts`),
+/// as `show` gives them: per cell and host the clients' own rates summed, the
+/// slowest and the fastest; and the hosts far below the median host.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HostFigures {
+    pub run: i64,
+    /// The clients' rate unit (KB/s, MiB/s...).
+    pub unit: String,
+    /// "name (address)", in rank order.
+    pub hosts: Vec<String>,
+    pub rows: Vec<HostRow>,
+    pub stragglers: Vec<Straggler>,
+}
+
+/// One host in one cell; the figures are None where none of its clients reported one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HostRow {
+    pub cell: String,
+    pub host: String,
+    pub clients: usize,
+    pub sum: Option<f64>,
+    pub slowest: Option<f64>,
+    pub fastest: Option<f64>,
+}
+
+/// A host whose sums sit far below the median host's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Straggler {
+    pub host: String,
+    /// The geometric mean, over the cells, of its sum over the median host's.
+    pub ratio: f64,
+    pub cells: usize,
+}
+
+impl Straggler {
+    pub fn sentence(&self) -> String {
+        format!(
+            "straggler host: {} at {:.3}x the median host (geometric mean over {} cell(s))",
+            self.host, self.ratio, self.cells
+        )
+    }
 }
 
 /// What a report shows: the groups, and each later group against the first.
@@ -94,7 +140,7 @@ pub(crate) fn matrix_tests(group: &ReportGroup) -> Vec<String> {
 /// access group with latency summaries.
 #[cfg(test)]
 pub(crate) mod sample {
-    use super::{Report, ReportGroup};
+    use super::{HostFigures, HostRow, Report, ReportGroup, Straggler};
     use iomatrix_analysis::{compare, flag_cached, Group, Limit, Region};
     use iomatrix_store::{CellRow, RunStatus, RunSummary, StoredRun};
     use serde_json::json;
@@ -177,6 +223,25 @@ pub(crate) mod sample {
             "p99_99_ns": p50 * 20.0})
     }
 
+    /// Run 1's clients on two hosts, the second far behind.
+    pub fn hosts() -> HostFigures {
+        let row = |host: &str, clients, sum: Option<f64>| HostRow {
+            cell: "write 64k 4k".into(),
+            host: host.into(),
+            clients,
+            sum,
+            slowest: sum.map(|s| s / 2.0),
+            fastest: sum.map(|s| s / 2.0),
+        };
+        HostFigures {
+            run: 1,
+            unit: "KB/s".into(),
+            hosts: vec!["h1 (10.0.0.1)".into(), "h<2> (10.0.0.2)".into()],
+            rows: vec![row("h1 (10.0.0.1)", 2, Some(8000.0)), row("h<2> (10.0.0.2)", 2, Some(2000.0))],
+            stragglers: vec![Straggler { host: "h<2> (10.0.0.2)".into(), ratio: 0.4, cells: 1 }],
+        }
+    }
+
     pub fn report() -> Report {
         let a = vec![iozone(1, 1.0)];
         let b = vec![iozone(2, 2.0), iozone(3, 4.0)];
@@ -197,10 +262,11 @@ pub(crate) mod sample {
         let group = |name: &str, runs: Vec<StoredRun>, limit: Option<&Limit>| {
             let summary = Group::of(name, &runs);
             let flags = limit.map(|l| flag_cached(&summary, l));
-            ReportGroup { name: name.into(), runs, summary, flags }
+            ReportGroup { name: name.into(), runs, summary, flags, hosts: Vec::new() }
         };
-        let groups =
+        let mut groups =
             vec![group("1", a, Some(&limit)), group("2,3", b, Some(&limit)), group("access & <co>", access, None)];
+        groups[0].hosts = vec![hosts()];
         let comparisons = vec![compare(&groups[0].summary, &groups[1].summary, Region::default())];
         Report {
             made_by: "iomatrix report 1 2,3 4 -o r.html".into(),

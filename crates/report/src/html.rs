@@ -116,8 +116,44 @@ fn group_html(h: &mut String, g: &ReportGroup) {
         }
         h.push_str("</div>\n");
     }
+    hosts_html(h, g);
     latency_html(h, g);
     noise_html(h, g);
+}
+
+/// Runs whose clients ran on several hosts: each host's clients per cell, and the straggler.
+fn hosts_html(h: &mut String, g: &ReportGroup) {
+    for f in &g.hosts {
+        let _ = writeln!(
+            h,
+            "<h3>Hosts of run #{}</h3><p class=\"muted\">Per cell and host, in {}: the host's clients' own rates \
+             summed, its slowest and its fastest client.</p>",
+            f.run,
+            escape(&f.unit)
+        );
+        let _ = writeln!(
+            h,
+            "<table><tr><th class=\"l\">cell</th><th class=\"l\">host</th><th>clients</th><th>sum</th>\
+             <th>slowest</th><th>fastest</th></tr>"
+        );
+        let rate = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
+        for r in &f.rows {
+            let _ = writeln!(
+                h,
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&r.cell),
+                escape(&r.host),
+                r.clients,
+                rate(r.sum),
+                rate(r.slowest),
+                rate(r.fastest)
+            );
+        }
+        h.push_str("</table>\n");
+        for s in &f.stragglers {
+            let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(&s.sentence()));
+        }
+    }
 }
 
 fn environment_html(h: &mut String, g: &ReportGroup) {
@@ -418,6 +454,11 @@ mod tests {
             }
         }
         assert!(report.groups[0].flags.as_ref().is_some_and(|f| !f.boundaries.is_empty()));
+        // Run 1's hosts, escaped, and the straggler.
+        assert!(page.contains("<h3>Hosts of run #1</h3>"));
+        assert!(page
+            .contains("<td class=\"l\">h&lt;2&gt; (10.0.0.2)</td><td>2</td><td>2000</td><td>1000</td><td>1000</td>"));
+        assert!(page.contains("<p class=\"note\">straggler host: h&lt;2&gt; (10.0.0.2) at 0.400x the median host"));
     }
 
     #[test]

@@ -31,6 +31,7 @@ pub fn render(report: &Report) -> Value {
                 })).collect::<Vec<_>>(),
                 "cells": cells,
                 "cache_flags": g.flags,
+                "hosts": g.hosts,
             })
         })
         .collect();

@@ -60,6 +60,30 @@ pub fn render(report: &Report) -> String {
                 );
             }
         }
+        for f in &g.hosts {
+            let _ = writeln!(
+                m,
+                "\n### Hosts of run #{} ({}: each host's clients summed, its slowest and fastest client)\n",
+                f.run, f.unit
+            );
+            let _ = writeln!(m, "| cell | host | clients | sum | slowest | fastest |\n|---|---|---:|---:|---:|---:|");
+            let rate = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
+            for r in &f.rows {
+                let _ = writeln!(
+                    m,
+                    "| {} | {} | {} | {} | {} | {} |",
+                    r.cell,
+                    r.host,
+                    r.clients,
+                    rate(r.sum),
+                    rate(r.slowest),
+                    rate(r.fastest)
+                );
+            }
+            for s in &f.stragglers {
+                let _ = writeln!(m, "\n{}", s.sentence());
+            }
+        }
     }
     for c in &report.comparisons {
         let _ = writeln!(m, "\n## {} against {} (B/A)\n", c.b, c.a);
@@ -146,5 +170,16 @@ mod tests {
         assert!(md.contains("| 64k | 3.00 | 3.00 | 3.00 |"), "{md}");
         assert!(md.contains("| mean | 3.00 | 3.00 | |"), "{md}");
         assert!(md.contains("qd=10 read=100% random=100% | 10000.0 | KB/s | 1 | 0.0% |"), "{md}");
+    }
+
+    #[test]
+    fn a_runs_hosts_each_with_sum_slowest_fastest_and_the_straggler() {
+        let md = super::render(&sample::report());
+        assert!(md.contains("### Hosts of run #1 (KB/s: each host's clients summed"), "{md}");
+        assert!(md.contains("| write 64k 4k | h1 (10.0.0.1) | 2 | 8000 | 4000 | 4000 |"), "{md}");
+        assert!(md.contains("| write 64k 4k | h<2> (10.0.0.2) | 2 | 2000 | 1000 | 1000 |"), "{md}");
+        assert!(
+            md.contains("straggler host: h<2> (10.0.0.2) at 0.400x the median host (geometric mean over 1 cell(s))")
+        );
     }
 }

@@ -146,6 +146,28 @@ pub struct SmbFs {
     silent: std::sync::atomic::AtomicBool,
 }
 
+/// Tries at connecting a session that the server's kernel turned away. Samba listens with a
+/// backlog of 50 (compiled in): a burst of hundreds of sessions at once (seed 003's 590
+/// connections) overflows it and the excess are reset. Windows clients try again, and so does
+/// this one, a few times, within the connect timeout and untimed (before any phase starts).
+const CONNECT_ATTEMPTS: u32 = 6;
+
+/// A reset or aborted TCP connection somewhere in the error's sources. Not a refused one: nothing
+/// listens there, and the user should hear so at once.
+fn turned_away(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(e);
+    while let Some(c) = cause {
+        if let Some(io) = c.downcast_ref::<io::Error>() {
+            use io::ErrorKind as K;
+            if matches!(io.kind(), K::ConnectionReset | K::ConnectionAborted) {
+                return true;
+            }
+        }
+        cause = c.source();
+    }
+    false
+}
+
 fn err(url: &SmbUrl, what: &str, e: impl std::fmt::Display) -> io::Error {
     io::Error::other(format!("{url}: {what}: {e}"))
 }
@@ -184,17 +206,35 @@ impl SmbFs {
         // The crate's own timeout a little later than ours, so that a silent server is always met by ours
         // (which names the call and marks the session as silent) rather than by the crate's.
         let crate_timeout = timeout + Duration::from_secs(5);
-        let connection = smb::ConnectionConfig { port: url.port, timeout: Some(crate_timeout), ..Default::default() };
-        let client = Client::new(ClientConfig { dfs: false, connection, ..ClientConfig::default() });
         let share = url.unc("").map_err(|e| err(url, "the share's path", e))?;
-        let connected = runtime.block_on(async {
-            tokio::time::timeout(timeout, client.share_connect(&share, &url.user, url.password.clone())).await
-        });
-        match connected {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(err(url, &format!("connecting to share {} as {}", url.share, url.user), e)),
-            Err(_) => return Err(err(url, "connecting", format!("no answer within {} s", timeout.as_secs()))),
-        }
+        let deadline = std::time::Instant::now() + timeout;
+        let mut attempt = 0;
+        let client = loop {
+            let connection =
+                smb::ConnectionConfig { port: url.port, timeout: Some(crate_timeout), ..Default::default() };
+            let client = Client::new(ClientConfig { dfs: false, connection, ..ClientConfig::default() });
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let connected = runtime.block_on(async {
+                tokio::time::timeout(left, client.share_connect(&share, &url.user, url.password.clone())).await
+            });
+            match connected {
+                Ok(Ok(())) => break client,
+                Ok(Err(e)) if attempt + 1 < CONNECT_ATTEMPTS && turned_away(&e) => {
+                    attempt += 1;
+                    // Spread the retries of a burst of sessions: 100, 200, 400... ms plus up to 100 ms.
+                    let jitter = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.subsec_nanos() % 100_000_000);
+                    let pause = Duration::from_millis(100 << (attempt - 1)) + Duration::from_nanos(jitter.into());
+                    if std::time::Instant::now() + pause >= deadline {
+                        return Err(err(url, &format!("connecting to share {} as {}", url.share, url.user), e));
+                    }
+                    std::thread::sleep(pause);
+                }
+                Ok(Err(e)) => return Err(err(url, &format!("connecting to share {} as {}", url.share, url.user), e)),
+                Err(_) => return Err(err(url, "connecting", format!("no answer within {} s", timeout.as_secs()))),
+            }
+        };
         let nodelay_sockets = Self::set_nodelay(url);
         let described = runtime.block_on(async {
             let mut d = serde_json::json!({
@@ -515,6 +555,29 @@ impl RemoteFs for SmbFs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_reset_or_aborted_connection_is_tried_again() {
+        #[derive(Debug)]
+        struct Wrapped(io::Error);
+        impl std::fmt::Display for Wrapped {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "Transport error: IO Error: {}", self.0)
+            }
+        }
+        impl std::error::Error for Wrapped {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        for kind in [io::ErrorKind::ConnectionReset, io::ErrorKind::ConnectionAborted] {
+            assert!(turned_away(&Wrapped(io::Error::from(kind))), "{kind:?}");
+        }
+        for kind in [io::ErrorKind::ConnectionRefused, io::ErrorKind::PermissionDenied] {
+            assert!(!turned_away(&Wrapped(io::Error::from(kind))), "{kind:?}");
+        }
+        assert!(!turned_away(&io::Error::other("logon failure")));
+    }
 
     #[test]
     fn urls_parse_and_passwords_come_from_the_environment_when_absent() {

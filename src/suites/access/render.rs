@@ -72,7 +72,7 @@ pub fn human_ns(ns: f64) -> String {
     }
 }
 
-const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
+pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
     unit: "MiB/s",
     describe: |c| {
         let m = &c.metrics;
@@ -89,4 +89,5 @@ const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::cli
         (m["mib_per_sec_sum_of_clients"].as_f64().unwrap_or(0.0), m["mib_per_sec"].as_f64().unwrap_or(0.0), None)
     },
     client_rate: |f| f["mib_per_sec"].as_f64(),
+    kib_per_unit: 1024.0,
 };

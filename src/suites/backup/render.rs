@@ -163,7 +163,7 @@ pub fn report(run: &StoredRun) -> String {
     out
 }
 
-const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
+pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
     unit: "MiB/min",
     describe: |_| "backup walk".into(),
     aggregates: |c| {
@@ -175,6 +175,7 @@ const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::cli
         )
     },
     client_rate: |f| f["mib_per_min"].as_f64(),
+    kib_per_unit: 1024.0 / 60.0,
 };
 
 /// With more than one client (or a failed one): each client's own walk,

@@ -43,7 +43,7 @@ pub fn csv(run: &StoredRun, machine: Option<&str>) -> String {
     iomatrix_bonnie::csv_lines(&source, &plan, &results)
 }
 
-const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
+pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
     unit: "each test's unit: KB/s, seeks/s or files/s",
     describe: |c| {
         let m = &c.metrics;
@@ -54,6 +54,7 @@ const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::cli
         (m["per_sec_sum_of_clients"].as_f64().unwrap_or(0.0), m["per_sec_overall"].as_f64().unwrap_or(0.0), None)
     },
     client_rate: |f| f["per_sec"].as_f64(),
+    kib_per_unit: 1.0,
 };
 
 /// bonnie++'s table for a run imported from its CSV: measured figures as

@@ -105,7 +105,12 @@ pub fn report(run: &StoredRun) -> String {
 /// "clients"), so the table reads each client's figures from
 /// `metrics.clients` and counts the clients there.
 fn clients_table(run: &StoredRun) -> String {
-    let by_client = StoredRun {
+    crate::render::clients::table(&by_client(run), &CLIENT_COLUMNS)
+}
+
+/// The run with each cell's per-connection figures as its client figures.
+pub fn by_client(run: &StoredRun) -> StoredRun {
+    StoredRun {
         cell_results: run
             .cell_results
             .iter()
@@ -121,11 +126,10 @@ fn clients_table(run: &StoredRun) -> String {
             })
             .collect(),
         ..run.clone()
-    };
-    crate::render::clients::table(&by_client, &CLIENT_COLUMNS)
+    }
 }
 
-const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
+pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
     unit: "KB/s",
     describe: |c| format!("{} phase", c.metrics["phase"].as_str().unwrap_or(&c.test)),
     aggregates: |c| {
@@ -137,6 +141,7 @@ const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::cli
         )
     },
     client_rate: |f| f["total_kib_per_sec"].as_f64(),
+    kib_per_unit: 1.0,
 };
 
 fn capitalised(s: &str) -> String {

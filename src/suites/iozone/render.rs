@@ -20,7 +20,7 @@ pub fn tables(run: &StoredRun) -> String {
     out + &crate::render::clients::table(run, &CLIENT_COLUMNS)
 }
 
-const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
+pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
     unit: "KB/s",
     describe: |c| {
         let size = |b: Option<u64>| iomatrix_core::ByteSize(b.unwrap_or(0)).to_string();
@@ -34,6 +34,7 @@ const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::cli
         let ns = f["measured"]["end_ns"].as_u64()?.checked_sub(f["measured"]["start_ns"].as_u64()?)?;
         (ns > 0).then(|| f["moved"]["bytes"].as_f64().unwrap_or(0.0) / 1024.0 / (ns as f64 / 1e9))
     },
+    kib_per_unit: 1.0,
 };
 
 /// One KB/s matrix per test, in IOzone's order.
