@@ -4,7 +4,8 @@
 
 use clap::{Args, ValueEnum};
 use iomatrix_analysis::{
-    derive, mean_of_rows, sweep, CellKey, Derivation, Derived, Direction, Factor, Figure, Sweep, SweepLevel, SweepRow,
+    derive, mean_of_rows, size_mix, sweep, CellKey, Derivation, Derived, Direction, Factor, Figure, Sweep, SweepLevel,
+    SweepRow,
 };
 use iomatrix_core::{ByteSize, UsageError};
 use iomatrix_store::{CellRow, Store, StoredRun};
@@ -189,9 +190,10 @@ fn ratio(store: &Store, runs: &str, size: &str, unit: Option<Unit>) -> anyhow::R
         .flat_map(|(_, runs)| runs)
         .map(|run| {
             let mut cells: BTreeMap<CellKey, Vec<f64>> = BTreeMap::new();
+            let mix = size_mix(&run.plan);
             for cell in &run.cell_results {
                 if let Some((v, _)) = figure(cell, unit) {
-                    cells.entry(CellKey::of(cell)).or_default().push(v);
+                    cells.entry(CellKey::of(cell).named_by_mix(mix.as_deref())).or_default().push(v);
                 }
             }
             SweepLevel { level: run.summary.id.to_string(), cells }
@@ -288,9 +290,10 @@ fn by_label(
             ))
         })?;
         let cells = levels.entry(value).or_default();
+        let mix = size_mix(&run.plan);
         for cell in &run.cell_results {
             if let Some((value, unit)) = figure(cell, want) {
-                let mut key = CellKey::of(cell);
+                let mut key = CellKey::of(cell).named_by_mix(mix.as_deref());
                 units.insert(key.describe(), unit.to_string());
                 tag(&mut key, run, rows)?;
                 units.insert(key.describe(), unit.to_string());
@@ -315,9 +318,11 @@ fn by_param(
     let mut levels: BTreeMap<u64, BTreeMap<CellKey, Vec<f64>>> = BTreeMap::new();
     let mut units = Units::new();
     for run in runs {
+        // Swept by file size, a cell keeps its size (the level); otherwise a size mix names it.
+        let mix = if param == "file" { None } else { size_mix(&run.plan) };
         for cell in &run.cell_results {
             let Some((value, unit)) = figure(cell, want) else { continue };
-            let mut key = CellKey::of(cell);
+            let mut key = CellKey::of(cell).named_by_mix(mix.as_deref());
             let level = match param {
                 "record" => key.record_size.take(),
                 "file" => key.file_size.take(),

@@ -138,3 +138,33 @@ fn several_systems_as_rows_and_the_sweep_over_their_average() {
         "has no label site",
     );
 }
+
+/// A file-server load's cells are named by their size mix in a sweep too, never by the largest size,
+/// which is what each cell stores as its file size.
+#[test]
+fn a_size_mix_names_the_sweeps_rows() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    for interleave in ["1", "2"] {
+        assert_success(&sb.run(&[
+            "run",
+            "fileserver",
+            "--target",
+            target.to_str().unwrap(),
+            "--connections",
+            "2",
+            "--files-per-connection",
+            "4",
+            "--sizes",
+            "4k,64k,1m",
+            "--interleave",
+            interleave,
+            "--label",
+            &format!("interleave={interleave}"),
+        ]));
+    }
+    let (stdout, _) = text(&sb.run(&["sweep", "interleave=1", "interleave=2", "--by", "interleave"]));
+    assert!(stdout.contains("write 4k..1m (3 sizes)/4k"), "{stdout}");
+    assert!(stdout.contains("read 4k..1m (3 sizes)/4k"), "{stdout}");
+    assert!(!stdout.contains("1m/4k"), "never named by one of its sizes: {stdout}");
+}

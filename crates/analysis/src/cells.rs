@@ -27,6 +27,17 @@ impl CellKey {
         CellKey { test: cell.test.clone(), file_size: cell.file_size, record_size: cell.record_size, variant }
     }
 
+    /// The key named by its run's size mix ([`size_mix`] of the run's plan), if it has one: a
+    /// file-server cell stores the mix's largest size as its file size, and the mix, not that
+    /// size, says what ran.
+    pub fn named_by_mix(mut self, mix: Option<&str>) -> CellKey {
+        if let Some(mix) = mix {
+            self.file_size = None;
+            self.variant = mix.to_string();
+        }
+        self
+    }
+
     /// "write 64m/4k", "access 8m/4k qd=4 read=70% random=100%", "seeks".
     pub fn describe(&self) -> String {
         let mut s = self.test.clone();
@@ -146,12 +157,7 @@ impl Group {
         for run in runs {
             let mix = size_mix(&run.plan);
             for cell in &run.cell_results {
-                let mut key = CellKey::of(cell);
-                if let Some(mix) = &mix {
-                    // The stored file size is the mix's largest: the mix names the cell.
-                    key.file_size = None;
-                    key.variant = mix.clone();
-                }
+                let key = CellKey::of(cell).named_by_mix(mix.as_deref());
                 if let Some(f) = Figure::of(cell) {
                     let entry = samples.entry(key.clone()).or_insert((Vec::new(), f.unit));
                     entry.0.push(f.value);
@@ -189,7 +195,7 @@ impl Group {
 
 /// A file-server plan's size list of more than one size, named by its range
 /// and count ("4k..1m (3 sizes)"), or its profile; None for one size.
-fn size_mix(plan: &serde_json::Value) -> Option<String> {
+pub fn size_mix(plan: &serde_json::Value) -> Option<String> {
     let sizes = &plan["sizes"];
     if sizes.get("profile").is_some() {
         return Some("sizes from a profile".into());

@@ -28,7 +28,7 @@ mod limit;
 mod noise;
 mod sweep;
 
-pub use cells::{median, CellKey, CellStats, Figure, Group};
+pub use cells::{median, size_mix, CellKey, CellStats, Figure, Group};
 pub use compare::{
     compare, regressions, Comparison, Difference, LatencyRow, MatrixComparison, NoiseSummary, OperationRow,
     OperationTable, Region, Regression, ScalarRow,
