@@ -193,24 +193,8 @@ fn repeats_store_every_sample_and_noisy_cells_are_measured_again() {
 #[test]
 fn compare_lists_the_plan_parameters_that_differ_and_names_a_size_mix_by_its_range() {
     let sb = Sandbox::new();
-    let target = sb.target();
     for interleave in ["1", "5"] {
-        assert_success(&sb.run(&[
-            "run",
-            "fileserver",
-            "--target",
-            target.to_str().unwrap(),
-            "--connections",
-            "2",
-            "--files-per-connection",
-            "6",
-            "--sizes",
-            "4k,64k,1m",
-            "--interleave",
-            interleave,
-            "--label",
-            &format!("cfg={interleave}"),
-        ]));
+        fileserver_mix_run(&sb, interleave, &format!("cfg={interleave}"));
     }
     let (stdout, _) = text(&sb.run(&["compare", "cfg=1", "cfg=5"]));
     let diffs = stdout.split("conditions:").next().unwrap();

@@ -270,7 +270,13 @@ impl Drop for Running {
 }
 
 pub fn stored_cells(sb: &Sandbox) -> i64 {
-    let Ok(conn) = rusqlite::Connection::open_with_flags(sb.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
+    stored_cells_in(&sb.db())
+}
+
+/// The cells stored in the database `db` so far (0 while it does not exist or is busy), for threads
+/// that watch a run from beside it.
+pub fn stored_cells_in(db: &Path) -> i64 {
+    let Ok(conn) = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
         return 0;
     };
     conn.query_row("SELECT COUNT(*) FROM cells", [], |r| r.get(0)).unwrap_or(0)

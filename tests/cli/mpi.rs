@@ -152,10 +152,7 @@ fn killing_a_rank_mid_cell_ends_the_run_in_bounded_time_and_keeps_finished_cells
             // Once two cells are stored, kill rank 2 in the middle of the third.
             let deadline = Instant::now() + Duration::from_secs(60);
             while Instant::now() < deadline {
-                let stored = rusqlite::Connection::open(&db)
-                    .and_then(|c| c.query_row("SELECT count(*) FROM cells", [], |r| r.get::<_, i64>(0)))
-                    .unwrap_or(0);
-                if stored >= 2 {
+                if stored_cells_in(&db) >= 2 {
                     std::thread::sleep(Duration::from_millis(700));
                     let pid: i32 = std::fs::read_to_string(pids.join("2")).unwrap().trim().parse().unwrap();
                     // SAFETY: kill(2) on the rank's pid, which its own hook wrote.

@@ -277,12 +277,6 @@ fn hosts_flag_in_a_build_without_mpi_is_refused_naming_the_feature() {
     assert!(!sb.db().exists(), "nothing stored");
 }
 
-fn stored_cells_in(db: &Path) -> i64 {
-    rusqlite::Connection::open(db)
-        .and_then(|c| c.query_row("SELECT count(*) FROM cells", [], |r| r.get::<_, i64>(0)))
-        .unwrap_or(0)
-}
-
 /// A host's link cut mid-cell: the run ends within --client-timeout (rank 0 gives up waiting, or mpirun,
 /// told by the lab to probe its daemons' connections, finds the host lost first), keeps the finished cells
 /// and names the host it lost.

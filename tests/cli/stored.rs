@@ -52,3 +52,24 @@ pub fn json_of(out: &std::process::Output) -> Value {
 pub fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
 }
+
+/// A small real file-server load over a 4k..1m size mix at `interleave`, labelled `label`.
+pub fn fileserver_mix_run(sb: &Sandbox, interleave: &str, label: &str) {
+    let target = sb.target();
+    assert_success(&sb.run(&[
+        "run",
+        "fileserver",
+        "--target",
+        target.to_str().unwrap(),
+        "--connections",
+        "2",
+        "--files-per-connection",
+        "6",
+        "--sizes",
+        "4k,64k,1m",
+        "--interleave",
+        interleave,
+        "--label",
+        label,
+    ]));
+}

@@ -144,24 +144,8 @@ fn several_systems_as_rows_and_the_sweep_over_their_average() {
 #[test]
 fn a_size_mix_names_the_sweeps_rows() {
     let sb = Sandbox::new();
-    let target = sb.target();
     for interleave in ["1", "2"] {
-        assert_success(&sb.run(&[
-            "run",
-            "fileserver",
-            "--target",
-            target.to_str().unwrap(),
-            "--connections",
-            "2",
-            "--files-per-connection",
-            "4",
-            "--sizes",
-            "4k,64k,1m",
-            "--interleave",
-            interleave,
-            "--label",
-            &format!("interleave={interleave}"),
-        ]));
+        fileserver_mix_run(&sb, interleave, &format!("interleave={interleave}"));
     }
     let (stdout, _) = text(&sb.run(&["sweep", "interleave=1", "interleave=2", "--by", "interleave"]));
     assert!(stdout.contains("write 4k..1m (3 sizes)/4k"), "{stdout}");
