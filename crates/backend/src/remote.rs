@@ -65,6 +65,22 @@ pub trait RemoteFs: Send {
     /// Makes written data durable on the server (NFS COMMIT, SMB flush).
     fn flush(&mut self, file: u64) -> io::Result<()>;
     fn close(&mut self, file: u64) -> io::Result<()>;
+    /// Renames `from` to `to` (both paths relative to the target's folder),
+    /// replacing `to` where the protocol does (NFS RENAME; SMB SET_INFO
+    /// FileRenameInformation). `Unsupported` where this client cannot.
+    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
+        Err(unsupported(&self.target(), &format!("rename {from} to {to}")))
+    }
+    /// Takes a byte-range lock on an open file, without waiting: a range
+    /// another holder has fails (`WouldBlock`). `Unsupported` where the
+    /// protocol has no locks (NFSv3 leaves them to the separate NLM protocol).
+    fn lock(&mut self, _file: u64, offset: u64, len: u64, _exclusive: bool) -> io::Result<()> {
+        Err(unsupported(&self.target(), &format!("lock {len} bytes at {offset}")))
+    }
+    /// Releases a range [`lock`](Self::lock) took.
+    fn unlock(&mut self, _file: u64, offset: u64, len: u64) -> io::Result<()> {
+        Err(unsupported(&self.target(), &format!("unlock {len} bytes at {offset}")))
+    }
     /// Whether one session carries many requests at once (SMB: one per
     /// credit), so that [`open_queued`](Self::open_queued) works. Clients
     /// with one request in flight per connection (nfs3_client) answer false:
@@ -81,6 +97,10 @@ pub trait RemoteFs: Send {
             format!("{}: {path}: this client carries one request at a time per connection", self.target()),
         ))
     }
+}
+
+fn unsupported(target: &str, what: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::Unsupported, format!("{target}: {what}: this protocol client cannot"))
 }
 
 /// One open file of a [`RemoteFs`].
