@@ -13,3 +13,8 @@
 pub mod figures;
 
 pub use figures::{merge_ops, CellFigures, ConnectionOps, Fairness, OpFigures};
+pub mod schema;
+pub mod sizes;
+
+pub use schema::{parse, FileError, Fileset, Flow, OpKind, Personality, Phase, PhaseEnd, Pick, Scale, SizeDist, Step};
+pub mod builtin;
