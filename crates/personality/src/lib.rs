@@ -18,3 +18,7 @@ pub mod sizes;
 
 pub use schema::{parse, FileError, Fileset, Flow, OpKind, Personality, Phase, PhaseEnd, Pick, Scale, SizeDist, Step};
 pub mod builtin;
+pub mod engine;
+pub mod files;
+
+pub use engine::{execute_clients, ClientCell, Live, RunPlan};

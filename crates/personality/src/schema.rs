@@ -149,7 +149,7 @@ pub struct Personality {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Scale {
     pub connections: Option<usize>,
-    /// Files of every fileset (per connection).
+    /// Files of every fileset of more than one file (per connection).
     pub files: Option<u64>,
     /// Every timed phase's duration.
     pub duration_ns: Option<u64>,
@@ -776,7 +776,8 @@ impl Personality {
             self.connections = c;
         }
         if let Some(files) = s.files {
-            for f in &mut self.filesets {
+            // A fileset of one file (a log) stays one file.
+            for f in self.filesets.iter_mut().filter(|f| f.files > 1) {
                 let old = f.files;
                 f.files = files;
                 if f.width == old {
