@@ -311,6 +311,20 @@ impl NfsSession {
         }
     }
 
+    /// Renames `from_dir/from` to `to_dir/to`, replacing `to` where it
+    /// exists (RENAME, as rename(2)).
+    pub fn rename(&mut self, from_dir: &NfsFile, from: &str, to_dir: &NfsFile, to: &str) -> Result<(), NfsError> {
+        let args = nfs3::RENAME3args {
+            from: diropargs3 { dir: from_dir.handle.clone(), name: filename3::from(from.as_bytes()) },
+            to: diropargs3 { dir: to_dir.handle.clone(), name: filename3::from(to.as_bytes()) },
+        };
+        let what = format!("RENAME {} to {}", join(&from_dir.path, from), join(&to_dir.path, to));
+        match block(&self.runtime, self.timeout, &self.url, &what, self.connection.rename(&args))? {
+            Nfs3Result::Ok(_) => Ok(()),
+            Nfs3Result::Err((status, _)) => Err(NfsError(format!("{}: {what}: {status}", self.url))),
+        }
+    }
+
     pub fn rmdir(&mut self, dir: &NfsFile, name: &str) -> Result<(), NfsError> {
         let args =
             nfs3::RMDIR3args { object: diropargs3 { dir: dir.handle.clone(), name: filename3::from(name.as_bytes()) } };
