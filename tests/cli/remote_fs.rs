@@ -85,6 +85,10 @@ fn renames(fs: &mut dyn RemoteFs) {
     fs.mkdir(&top).unwrap();
     put(fs, &format!("{top}/a"), &[1u8; 300]);
     put(fs, &format!("{top}/b"), &[2u8; 7]);
+    // SET_FILE_INFORMATION's times, on an open file.
+    let h = fs.open(&format!("{top}/a")).unwrap();
+    fs.touch(h).unwrap();
+    fs.close(h).unwrap();
     fs.rename(&format!("{top}/a"), &format!("{top}/b")).unwrap();
     assert_eq!(fs.stat(&format!("{top}/b")).unwrap().size, 300, "b replaced by a");
     let gone = fs.stat(&format!("{top}/a")).expect_err("a was renamed away");
@@ -102,7 +106,7 @@ fn renames(fs: &mut dyn RemoteFs) {
 }
 
 #[test]
-fn rename_replaces_the_target_and_a_missing_source_is_not_found_on_both_servers() {
+fn rename_replaces_the_target_a_missing_source_is_not_found_and_touch_sets_times_on_both_servers() {
     let Some(lab) = Lab::up(&["smb", "nfs"]) else { return };
     let timeout = Duration::from_secs(30);
     let nfs = iomatrix_nfs::NfsUrl::parse(lab.var("IOMATRIX_LAB_NFS")).unwrap();

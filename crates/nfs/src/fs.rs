@@ -203,6 +203,11 @@ impl iomatrix_backend::RemoteFs for NfsFs {
         Ok(())
     }
 
+    fn touch(&mut self, file: u64) -> io::Result<()> {
+        let f = self.handle(file)?.clone();
+        self.session.touch(&f).map_err(io_err)
+    }
+
     fn lock(&mut self, _file: u64, offset: u64, len: u64, _exclusive: bool) -> io::Result<()> {
         Err(no_locks(&self.target(), &format!("lock {len} bytes at {offset}")))
     }

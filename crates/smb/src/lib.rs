@@ -622,6 +622,25 @@ impl RemoteFs for SmbFs {
         closed
     }
 
+    /// SET_INFO FileBasicInformation: the last-write and last-access times
+    /// now (by this client's clock), the others left as they are (zero).
+    fn touch(&mut self, file: u64) -> io::Result<()> {
+        let f = self.file(file)?;
+        // FILETIME: 100 ns units since 1601-01-01; 11644473600 s lie between that and 1970.
+        let since_1970 = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        let now = smb::binrw_util::file_time::FileTime::from(
+            (since_1970.as_nanos() / 100) as u64 + 11_644_473_600 * 10_000_000,
+        );
+        let info = smb::FileBasicInformation {
+            creation_time: smb::binrw_util::file_time::FileTime::from(0),
+            last_access_time: now,
+            last_write_time: now,
+            change_time: smb::binrw_util::file_time::FileTime::from(0),
+            file_attributes: FileAttributes::new(),
+        };
+        self.block("SET_INFO (times)", f.set_info(info))
+    }
+
     /// SMB2 LOCK with FAIL_IMMEDIATELY: a range held by another open
     /// fails with STATUS_LOCK_NOT_GRANTED (or FILE_LOCK_CONFLICT): `WouldBlock`.
     fn lock(&mut self, file: u64, offset: u64, length: u64, exclusive: bool) -> io::Result<()> {
