@@ -14,6 +14,7 @@ mod compare;
 mod crash;
 mod database;
 mod database_safety;
+mod dbench;
 mod examples;
 mod faults;
 mod fileserver;

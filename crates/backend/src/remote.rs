@@ -81,6 +81,12 @@ pub trait RemoteFs: Send {
     fn unlock(&mut self, _file: u64, offset: u64, len: u64) -> io::Result<()> {
         Err(unsupported(&self.target(), &format!("unlock {len} bytes at {offset}")))
     }
+    /// Sets an open file's modification (and access) time to now, as a
+    /// client's SET_FILE_INFORMATION does (NFS SETATTR to the server's
+    /// time; SMB SET_INFO FileBasicInformation). `Unsupported` where this client cannot.
+    fn touch(&mut self, _file: u64) -> io::Result<()> {
+        Err(unsupported(&self.target(), "setting a file's times"))
+    }
     /// Whether one session carries many requests at once (SMB: one per
     /// credit), so that [`open_queued`](Self::open_queued) works. Clients
     /// with one request in flight per connection (nfs3_client) answer false:

@@ -132,6 +132,13 @@ pub fn error_kind(e: &io::Error) -> String {
         K::ConnectionAborted => libc::ECONNABORTED,
         K::NotConnected => libc::ENOTCONN,
         K::BrokenPipe => libc::EPIPE,
+        K::WouldBlock => libc::EAGAIN,
+        K::Unsupported => libc::EOPNOTSUPP,
+        K::DirectoryNotEmpty => libc::ENOTEMPTY,
+        K::IsADirectory => libc::EISDIR,
+        K::NotADirectory => libc::ENOTDIR,
+        K::ResourceBusy => libc::EBUSY,
+        K::InvalidInput => libc::EINVAL,
         K::UnexpectedEof => return "unexpected end of file".to_string(),
         _ => return "other".to_string(),
     };

@@ -68,6 +68,12 @@ fn io_err(e: NfsError) -> io::Error {
         io::ErrorKind::AlreadyExists
     } else if e.0.contains("NFS3ERR_ACCES") || e.0.contains("NFS3ERR_PERM") {
         io::ErrorKind::PermissionDenied
+    } else if e.0.contains("NFS3ERR_NOTEMPTY") {
+        io::ErrorKind::DirectoryNotEmpty
+    } else if e.0.contains("NFS3ERR_ISDIR") {
+        io::ErrorKind::IsADirectory
+    } else if e.0.contains("NFS3ERR_NOTDIR") {
+        io::ErrorKind::NotADirectory
     } else if e.0.contains("NFS3ERR_NOSPC") {
         io::ErrorKind::StorageFull
     } else if e.0.contains("no answer within") {
@@ -76,6 +82,18 @@ fn io_err(e: NfsError) -> io::Error {
         io::ErrorKind::Other
     };
     io::Error::new(kind, e.0)
+}
+
+/// NFSv3 itself has no byte-range locks: they are the separate NLM
+/// protocol (rpc.statd, lockd), which this client does not speak.
+fn no_locks(target: &str, what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!(
+            "{target}: {what}: NFSv3 has no byte-range locks (they are the separate NLM protocol, which \
+             iomatrix's NFS client does not speak); lock through a mounted share (a folder target) instead"
+        ),
+    )
 }
 
 fn entry(name: String, kind: nfs3::ftype3, size: u64) -> RemoteEntry {
@@ -173,6 +191,29 @@ impl iomatrix_backend::RemoteFs for NfsFs {
     fn remove(&mut self, path: &str) -> io::Result<()> {
         let (parent, name) = self.parent(path).map_err(io_err)?;
         self.session.remove(&parent, name).map_err(io_err)
+    }
+
+    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
+        let (from_dir, from_name) = self.parent(from).map_err(io_err)?;
+        let (to_dir, to_name) = self.parent(to).map_err(io_err)?;
+        self.session.rename(&from_dir, from_name, &to_dir, to_name).map_err(io_err)?;
+        // A folder renamed: its looked-up handle (and those below it) are filed under the old path.
+        let old = from.trim_matches('/').to_string();
+        self.dirs.retain(|path, _| path != &old && !path.starts_with(&format!("{old}/")));
+        Ok(())
+    }
+
+    fn touch(&mut self, file: u64) -> io::Result<()> {
+        let f = self.handle(file)?.clone();
+        self.session.touch(&f).map_err(io_err)
+    }
+
+    fn lock(&mut self, _file: u64, offset: u64, len: u64, _exclusive: bool) -> io::Result<()> {
+        Err(no_locks(&self.target(), &format!("lock {len} bytes at {offset}")))
+    }
+
+    fn unlock(&mut self, _file: u64, offset: u64, len: u64) -> io::Result<()> {
+        Err(no_locks(&self.target(), &format!("unlock {len} bytes at {offset}")))
     }
 
     fn read_at(&mut self, file: u64, buf: &mut [u8], offset: u64) -> io::Result<()> {

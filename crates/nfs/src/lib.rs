@@ -311,6 +311,38 @@ impl NfsSession {
         }
     }
 
+    /// Sets the file's modification and access times to the server's clock (SETATTR).
+    pub fn touch(&mut self, file: &NfsFile) -> Result<(), NfsError> {
+        let args = nfs3::SETATTR3args {
+            object: file.handle.clone(),
+            new_attributes: sattr3 {
+                atime: nfs3::set_atime::SET_TO_SERVER_TIME,
+                mtime: nfs3::set_mtime::SET_TO_SERVER_TIME,
+                ..sattr3::default()
+            },
+            guard: Nfs3Option::None,
+        };
+        let what = format!("SETATTR {} (times)", file.path);
+        match block(&self.runtime, self.timeout, &self.url, &what, self.connection.setattr(&args))? {
+            Nfs3Result::Ok(_) => Ok(()),
+            Nfs3Result::Err((status, _)) => Err(NfsError(format!("{}: {what}: {status}", self.url))),
+        }
+    }
+
+    /// Renames `from_dir/from` to `to_dir/to`, replacing `to` where it
+    /// exists (RENAME, as rename(2)).
+    pub fn rename(&mut self, from_dir: &NfsFile, from: &str, to_dir: &NfsFile, to: &str) -> Result<(), NfsError> {
+        let args = nfs3::RENAME3args {
+            from: diropargs3 { dir: from_dir.handle.clone(), name: filename3::from(from.as_bytes()) },
+            to: diropargs3 { dir: to_dir.handle.clone(), name: filename3::from(to.as_bytes()) },
+        };
+        let what = format!("RENAME {} to {}", join(&from_dir.path, from), join(&to_dir.path, to));
+        match block(&self.runtime, self.timeout, &self.url, &what, self.connection.rename(&args))? {
+            Nfs3Result::Ok(_) => Ok(()),
+            Nfs3Result::Err((status, _)) => Err(NfsError(format!("{}: {what}: {status}", self.url))),
+        }
+    }
+
     pub fn rmdir(&mut self, dir: &NfsFile, name: &str) -> Result<(), NfsError> {
         let args =
             nfs3::RMDIR3args { object: diropargs3 { dir: dir.handle.clone(), name: filename3::from(name.as_bytes()) } };

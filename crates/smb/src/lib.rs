@@ -108,6 +108,13 @@ impl SmbUrl {
         Ok(SmbUrl { host: host.to_string(), port, share: share.to_string(), path: below.join("/"), user, password })
     }
 
+    /// `path` (below the URL's folder) as the share sees it: from the
+    /// share's root, parts between `\`, as SET_INFO's rename takes it.
+    fn share_relative(&self, below: &str) -> String {
+        let full: Vec<&str> = self.path.split('/').chain(below.split('/')).filter(|p| !p.is_empty()).collect();
+        full.join("\\")
+    }
+
     /// `\\host\share[\path]` for the SMB protocol.
     fn unc(&self, below: &str) -> Result<UncPath, String> {
         let unc = UncPath::from_str(&format!(r"\\{}\{}", self.host, self.share)).map_err(|e| e.to_string())?;
@@ -170,6 +177,54 @@ fn turned_away(e: &(dyn std::error::Error + 'static)) -> bool {
 
 fn err(url: &SmbUrl, what: &str, e: impl std::fmt::Display) -> io::Error {
     io::Error::other(format!("{url}: {what}: {e}"))
+}
+
+// SMB2_LOCK_ELEMENT flags (MS-SMB2 2.2.26.1). Set by value: smb-msg 0.12.1's `LockFlag` puts
+// `fail_immediately` at bit 3 (0x8), which servers refuse (STATUS_INVALID_PARAMETER); it is 0x10.
+const LOCKFLAG_SHARED: u32 = 0x1;
+const LOCKFLAG_EXCLUSIVE: u32 = 0x2;
+const LOCKFLAG_UNLOCK: u32 = 0x4;
+const LOCKFLAG_FAIL_IMMEDIATELY: u32 = 0x10;
+
+fn lock_flags(bits: u32) -> smb::LockFlag {
+    smb::LockFlag::from_bytes(bits.to_le_bytes())
+}
+
+/// The NT status the server answered with, where the error is one.
+fn status_of(e: &(dyn std::any::Any + 'static)) -> Option<u32> {
+    match e.downcast_ref::<smb::Error>()? {
+        smb::Error::ReceivedErrorMessage(status, _) | smb::Error::UnexpectedMessageStatus(status) => Some(*status),
+        _ => None,
+    }
+}
+
+/// The error kind callers count by (a file that is not there, a range
+/// another holder has locked...) for the server's NT status.
+fn status_kind(status: u32) -> io::ErrorKind {
+    use io::ErrorKind as K;
+    match status {
+        // STATUS_NO_SUCH_FILE, OBJECT_NAME_NOT_FOUND, OBJECT_PATH_NOT_FOUND
+        0xC000_000F | 0xC000_0034 | 0xC000_003A => K::NotFound,
+        // STATUS_OBJECT_NAME_COLLISION
+        0xC000_0035 => K::AlreadyExists,
+        // STATUS_ACCESS_DENIED
+        0xC000_0022 => K::PermissionDenied,
+        // STATUS_SHARING_VIOLATION
+        0xC000_0043 => K::ResourceBusy,
+        // STATUS_FILE_LOCK_CONFLICT, STATUS_LOCK_NOT_GRANTED
+        0xC000_0054 | 0xC000_0055 => K::WouldBlock,
+        // STATUS_DISK_FULL
+        0xC000_007F => K::StorageFull,
+        // STATUS_FILE_IS_A_DIRECTORY
+        0xC000_00BA => K::IsADirectory,
+        // STATUS_NOT_SUPPORTED
+        0xC000_00BB => K::Unsupported,
+        // STATUS_DIRECTORY_NOT_EMPTY
+        0xC000_0101 => K::DirectoryNotEmpty,
+        // STATUS_NOT_A_DIRECTORY
+        0xC000_0103 => K::NotADirectory,
+        _ => K::Other,
+    }
 }
 
 impl SmbFs {
@@ -279,7 +334,11 @@ impl SmbFs {
         }
     }
 
-    fn block<T, E: std::fmt::Display>(&self, what: &str, call: impl Future<Output = Result<T, E>>) -> io::Result<T> {
+    fn block<T, E: std::fmt::Display + 'static>(
+        &self,
+        what: &str,
+        call: impl Future<Output = Result<T, E>>,
+    ) -> io::Result<T> {
         use std::sync::atomic::Ordering;
         let no_answer = || format!("no answer within {} s", self.timeout.as_secs());
         if self.silent.load(Ordering::Relaxed) {
@@ -287,7 +346,10 @@ impl SmbFs {
         }
         match self.runtime.block_on(async { tokio::time::timeout(self.timeout, call).await }) {
             Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(err(&self.url, what, e)),
+            Ok(Err(e)) => {
+                let kind = status_of(&e).map_or(io::ErrorKind::Other, status_kind);
+                Err(io::Error::new(kind, format!("{}: {what}: {e}", self.url)))
+            }
             Err(_) => {
                 self.silent.store(true, Ordering::Relaxed);
                 Err(err(&self.url, what, no_answer()))
@@ -537,6 +599,65 @@ impl RemoteFs for SmbFs {
         }
     }
 
+    /// SET_INFO FileRenameInformation with ReplaceIfExists on `from`
+    /// opened for DELETE (a file or a folder), as rename(2) does.
+    fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
+        let args = FileCreateArgs::make_open_existing(FileAccessMask::new().with_delete(true));
+        let resource = self.open_with(from, &args, "opening to rename")?;
+        let info = smb::FileRenameInformation {
+            replace_if_exists: true.into(),
+            root_directory: 0,
+            file_name: self.url.share_relative(to).as_str().into(),
+        };
+        let what = format!("SET_INFO rename {from} to {to}");
+        let (renamed, closed) = match &resource {
+            Resource::File(f) => (self.block(&what, f.set_info(info)), self.block("CLOSE", f.close())),
+            Resource::Directory(d) => (self.block(&what, d.set_info(info)), self.block("CLOSE", d.close())),
+            Resource::Pipe(p) => {
+                let _ = self.block("CLOSE", p.close());
+                return Err(err(&self.url, from, "is a pipe, not a file or folder"));
+            }
+        };
+        renamed?;
+        closed
+    }
+
+    /// SET_INFO FileBasicInformation: the last-write and last-access times
+    /// now (by this client's clock), the others left as they are (zero).
+    fn touch(&mut self, file: u64) -> io::Result<()> {
+        let f = self.file(file)?;
+        // FILETIME: 100 ns units since 1601-01-01; 11644473600 s lie between that and 1970.
+        let since_1970 = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        let now = smb::binrw_util::file_time::FileTime::from(
+            (since_1970.as_nanos() / 100) as u64 + 11_644_473_600 * 10_000_000,
+        );
+        let info = smb::FileBasicInformation {
+            creation_time: smb::binrw_util::file_time::FileTime::from(0),
+            last_access_time: now,
+            last_write_time: now,
+            change_time: smb::binrw_util::file_time::FileTime::from(0),
+            file_attributes: FileAttributes::new(),
+        };
+        self.block("SET_INFO (times)", f.set_info(info))
+    }
+
+    /// SMB2 LOCK with FAIL_IMMEDIATELY: a range held by another open
+    /// fails with STATUS_LOCK_NOT_GRANTED (or FILE_LOCK_CONFLICT): `WouldBlock`.
+    fn lock(&mut self, file: u64, offset: u64, length: u64, exclusive: bool) -> io::Result<()> {
+        let f = self.file(file)?;
+        let flags =
+            lock_flags(if exclusive { LOCKFLAG_EXCLUSIVE } else { LOCKFLAG_SHARED } | LOCKFLAG_FAIL_IMMEDIATELY);
+        let what = format!("LOCK {length} bytes at {offset}");
+        self.block(&what, f.lock(vec![smb::LockElement { offset, length, flags }]))
+    }
+
+    fn unlock(&mut self, file: u64, offset: u64, length: u64) -> io::Result<()> {
+        let f = self.file(file)?;
+        let flags = lock_flags(LOCKFLAG_UNLOCK);
+        let what = format!("UNLOCK {length} bytes at {offset}");
+        self.block(&what, f.lock(vec![smb::LockElement { offset, length, flags }]))
+    }
+
     fn queues(&self) -> bool {
         true
     }
@@ -555,6 +676,25 @@ impl RemoteFs for SmbFs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lock_flags_are_the_values_ms_smb2_gives() {
+        let bytes = |bits| lock_flags(bits).into_bytes();
+        assert_eq!(bytes(LOCKFLAG_EXCLUSIVE | LOCKFLAG_FAIL_IMMEDIATELY), [0x12, 0, 0, 0]);
+        assert_eq!(bytes(LOCKFLAG_SHARED | LOCKFLAG_FAIL_IMMEDIATELY), [0x11, 0, 0, 0]);
+        assert_eq!(bytes(LOCKFLAG_UNLOCK), [0x04, 0, 0, 0]);
+    }
+
+    #[test]
+    fn nt_statuses_map_to_the_kinds_callers_count() {
+        use io::ErrorKind as K;
+        assert_eq!(status_kind(0xC000_0034), K::NotFound);
+        assert_eq!(status_kind(0xC000_003A), K::NotFound);
+        assert_eq!(status_kind(0xC000_0055), K::WouldBlock);
+        assert_eq!(status_kind(0xC000_0054), K::WouldBlock);
+        assert_eq!(status_kind(0xC000_0035), K::AlreadyExists);
+        assert_eq!(status_kind(0xC000_0001), K::Other);
+    }
 
     #[test]
     fn only_a_reset_or_aborted_connection_is_tried_again() {

@@ -69,12 +69,10 @@ fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 
 /// Operations a protocol client of this build cannot do, by protocol: a
 /// personality that needs one is refused before any I/O. NFSv3 has no
-/// locks (they are the separate NLM protocol's); rename arrives with the
-/// clients' RemoteFs::rename (branch issue20b).
+/// locks (they are the separate NLM protocol's); SMB has them all.
 pub fn lacking(protocol: &str) -> &'static [OpKind] {
     match protocol {
-        "nfs" => &[OpKind::Rename, OpKind::Lock, OpKind::Unlock],
-        "smb" => &[OpKind::Rename, OpKind::Lock, OpKind::Unlock],
+        "nfs" => &[OpKind::Lock, OpKind::Unlock],
         _ => &[],
     }
 }

@@ -1,0 +1,642 @@
+//! The load-file format dbench 4 reads (`client.txt`, NetBench's names):
+//! one operation a line, its arguments, and the status the traced server
+//! answered, optionally led by the second at which it was issued:
+//!
+//! ```text
+//! NTCreateX "\clients\client1\~dmtmp" 0x1 0x2 9937 NT_STATUS_OK
+//! 0.012 ReadX 9938 0 65536 65536 NT_STATUS_OK
+//! ```
+//!
+//! As dbench: tokens are split at blanks, `"` groups a token with blanks in
+//! it, `\` in a path is `/`, a first token that starts with a digit is the
+//! timestamp, `#` starts a comment line, a line of fewer than two tokens is
+//! skipped, `REPEAT n` repeats the next line n times, names of operations
+//! match without regard to case, numbers are decimal or `0x` hex. dbench's
+//! later additions that draw random values (`*`, `+` arguments, `LOOP`,
+//! `RANDOMSTRING`, `WRITEPATTERN`) are refused by name.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io;
+
+/// Bounds on what is read: a load file is input, not trusted.
+pub const MAX_BYTES: u64 = 1 << 30;
+pub const MAX_LINE: usize = 64 * 1024;
+pub const MAX_OPS: usize = 20_000_000;
+
+/// An index into the load file's table of paths (see [`LoadFile::paths_for`]).
+pub type PathId = u32;
+
+/// One operation of a load file and its arguments (dbench's meaning; fnum
+/// is the traced client's handle number, which later lines refer to).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    /// `options` bit 0x1 is FILE_DIRECTORY_FILE, 0x40 FILE_NON_DIRECTORY_FILE;
+    /// `disposition` 0 supersede, 1 open, 2 create, 3 open-if, 4 overwrite, 5 overwrite-if.
+    NtCreateX {
+        path: PathId,
+        options: u32,
+        disposition: u32,
+        fnum: u32,
+    },
+    Close {
+        fnum: u32,
+    },
+    ReadX {
+        fnum: u32,
+        offset: u64,
+        size: u32,
+    },
+    WriteX {
+        fnum: u32,
+        offset: u64,
+        size: u32,
+    },
+    Flush {
+        fnum: u32,
+    },
+    Unlink {
+        path: PathId,
+    },
+    Mkdir {
+        path: PathId,
+    },
+    Rmdir {
+        path: PathId,
+    },
+    Deltree {
+        path: PathId,
+    },
+    Rename {
+        from: PathId,
+        to: PathId,
+    },
+    /// A folder listing matched against a pattern (`FILLER.*`, `<.JNK`).
+    FindFirst {
+        path: PathId,
+        max: u32,
+    },
+    QueryPath {
+        path: PathId,
+    },
+    QueryFile {
+        fnum: u32,
+    },
+    QueryFs,
+    SetFile {
+        fnum: u32,
+    },
+    LockX {
+        fnum: u32,
+        offset: u64,
+        len: u64,
+    },
+    UnlockX {
+        fnum: u32,
+        offset: u64,
+        len: u64,
+    },
+    Sleep {
+        usec: u64,
+    },
+}
+
+/// The operations, by dbench's names, and how many arguments each takes
+/// (before the status).
+pub const OP_NAMES: [(&str, usize); 18] = [
+    ("NTCreateX", 4),
+    ("Close", 1),
+    ("ReadX", 4),
+    ("WriteX", 4),
+    ("Flush", 1),
+    ("Unlink", 2),
+    ("Mkdir", 1),
+    ("Rmdir", 1),
+    ("Deltree", 1),
+    ("Rename", 2),
+    ("FIND_FIRST", 4),
+    ("QUERY_PATH_INFORMATION", 2),
+    ("QUERY_FILE_INFORMATION", 2),
+    ("QUERY_FS_INFORMATION", 1),
+    ("SET_FILE_INFORMATION", 2),
+    ("LockX", 3),
+    ("UnlockX", 3),
+    ("Sleep", 1),
+];
+
+impl OpKind {
+    /// dbench's name of the operation (also the name its figures go under).
+    pub fn name(&self) -> &'static str {
+        OP_NAMES[self.index()].0
+    }
+
+    /// Its place in [`OP_NAMES`].
+    pub fn index(&self) -> usize {
+        match self {
+            OpKind::NtCreateX { .. } => 0,
+            OpKind::Close { .. } => 1,
+            OpKind::ReadX { .. } => 2,
+            OpKind::WriteX { .. } => 3,
+            OpKind::Flush { .. } => 4,
+            OpKind::Unlink { .. } => 5,
+            OpKind::Mkdir { .. } => 6,
+            OpKind::Rmdir { .. } => 7,
+            OpKind::Deltree { .. } => 8,
+            OpKind::Rename { .. } => 9,
+            OpKind::FindFirst { .. } => 10,
+            OpKind::QueryPath { .. } => 11,
+            OpKind::QueryFile { .. } => 12,
+            OpKind::QueryFs => 13,
+            OpKind::SetFile { .. } => 14,
+            OpKind::LockX { .. } => 15,
+            OpKind::UnlockX { .. } => 16,
+            OpKind::Sleep { .. } => 17,
+        }
+    }
+}
+
+/// What the load file says the operation returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// NT_STATUS_OK, SUCCESS, 0x0.
+    Ok,
+    /// A failure of this kind (NT_STATUS_OBJECT_NAME_NOT_FOUND: NotFound...).
+    Fails(io::ErrorKind),
+    /// A failure of a kind this replay does not tell apart (an NT status
+    /// it does not know, ERROR, a non-zero 0x value): any error agrees.
+    FailsAnyhow,
+    /// `*`: whatever happens.
+    Anything,
+}
+
+impl Expect {
+    /// The status word of a load file as what the operation must do.
+    pub fn of(status: &str) -> Expect {
+        use io::ErrorKind as K;
+        match status {
+            "NT_STATUS_OK" | "SUCCESS" => Expect::Ok,
+            "*" => Expect::Anything,
+            "NT_STATUS_OBJECT_NAME_NOT_FOUND" | "NT_STATUS_NO_SUCH_FILE" | "NT_STATUS_OBJECT_PATH_NOT_FOUND" => {
+                Expect::Fails(K::NotFound)
+            }
+            "NT_STATUS_OBJECT_NAME_COLLISION" => Expect::Fails(K::AlreadyExists),
+            "NT_STATUS_ACCESS_DENIED" => Expect::Fails(K::PermissionDenied),
+            "NT_STATUS_DIRECTORY_NOT_EMPTY" => Expect::Fails(K::DirectoryNotEmpty),
+            "NT_STATUS_FILE_IS_A_DIRECTORY" => Expect::Fails(K::IsADirectory),
+            "NT_STATUS_NOT_A_DIRECTORY" => Expect::Fails(K::NotADirectory),
+            "NT_STATUS_SHARING_VIOLATION" => Expect::Fails(K::ResourceBusy),
+            "NT_STATUS_LOCK_NOT_GRANTED" | "NT_STATUS_FILE_LOCK_CONFLICT" => Expect::Fails(K::WouldBlock),
+            "NT_STATUS_DISK_FULL" => Expect::Fails(K::StorageFull),
+            s if s.starts_with("0x") => match u64::from_str_radix(&s[2..], 16) {
+                Ok(0) => Expect::Ok,
+                _ => Expect::FailsAnyhow,
+            },
+            _ => Expect::FailsAnyhow,
+        }
+    }
+
+    /// Whether `got` is what was expected.
+    pub fn agrees(&self, got: &Result<(), io::ErrorKind>) -> bool {
+        match (self, got) {
+            (Expect::Anything, _) | (Expect::Ok, Ok(())) | (Expect::FailsAnyhow, Err(_)) => true,
+            (Expect::Fails(want), Err(kind)) => want == kind,
+            _ => false,
+        }
+    }
+}
+
+/// One line's operation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Op {
+    /// Its line in the load file (from 1), for messages.
+    pub line: u32,
+    /// Seconds from the start at which the traced client issued it, where the file says.
+    pub at: Option<f64>,
+    pub kind: OpKind,
+    /// The status as the file writes it: an index into [`LoadFile::status_text`].
+    pub status: u16,
+    pub expect: Expect,
+}
+
+/// A parsed load file: its operations in order (REPEAT unrolled) and the
+/// paths they name, each once.
+#[derive(Debug, Clone)]
+pub struct LoadFile {
+    pub ops: Vec<Op>,
+    /// Paths with `/` between parts, without the leading one (`clients/client1/~dmtmp`).
+    paths: Vec<String>,
+    statuses: Vec<String>,
+    /// Operations that carry a timestamp.
+    pub timed_ops: usize,
+}
+
+/// A line the parser refused: where, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    pub source: String,
+    /// From 1; 0 for the file as a whole.
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.source, self.message)
+        } else {
+            write!(f, "{} line {}: {}", self.source, self.line, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Splits a line at blanks, `"` grouping (and dropped), as dbench's next_token.
+fn tokens(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    let mut any = false;
+    for c in line.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                any = true;
+            }
+            ' ' | '\t' if !quoted => {
+                if any {
+                    out.push(std::mem::take(&mut current));
+                    any = false;
+                }
+            }
+            c => {
+                current.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        out.push(current);
+    }
+    out
+}
+
+/// dbench's operation names, nearest first to `word`.
+fn nearest_op(word: &str) -> &'static str {
+    let lower = word.to_ascii_lowercase();
+    OP_NAMES
+        .iter()
+        .map(|(n, _)| (strsim::levenshtein(&lower, &n.to_ascii_lowercase()), *n))
+        .min()
+        .map(|(_, n)| n)
+        .unwrap_or("NTCreateX")
+}
+
+struct Builder {
+    paths: Vec<String>,
+    path_ids: HashMap<String, PathId>,
+    statuses: Vec<String>,
+    source: String,
+}
+
+impl Builder {
+    fn error(&self, line: usize, message: impl Into<String>) -> ParseError {
+        ParseError { source: self.source.clone(), line, message: message.into() }
+    }
+
+    fn path(&mut self, line: usize, token: &str) -> Result<PathId, ParseError> {
+        let slashed = token.replace('\\', "/");
+        let Some(below) = slashed.strip_prefix('/') else {
+            return Err(
+                self.error(line, format!("'{token}' is not a path: paths start with \\ (\"\\clients\\client1\\...\")"))
+            );
+        };
+        let parts: Vec<&str> = below.split('/').filter(|p| !p.is_empty()).collect();
+        if parts.contains(&"..") {
+            return Err(self.error(line, format!("'{token}': '..' would leave the replay's folder")));
+        }
+        let clean = parts.join("/");
+        if let Some(id) = self.path_ids.get(&clean) {
+            return Ok(*id);
+        }
+        let id = self.paths.len() as PathId;
+        self.paths.push(clean.clone());
+        self.path_ids.insert(clean, id);
+        Ok(id)
+    }
+
+    fn status(&mut self, text: &str) -> u16 {
+        match self.statuses.iter().position(|s| s == text) {
+            Some(i) => i as u16,
+            None => {
+                self.statuses.push(text.to_string());
+                (self.statuses.len() - 1) as u16
+            }
+        }
+    }
+}
+
+/// A number as dbench reads it (strtoll base 0, without octal): decimal or `0x` hex.
+fn number(b: &Builder, line: usize, token: &str, what: &str) -> Result<u64, ParseError> {
+    if token.starts_with('*') || token.starts_with('+') {
+        return Err(b.error(
+            line,
+            format!("{what} '{token}': random and relative arguments (dbench's '*' and '+') are not supported; write the number"),
+        ));
+    }
+    let parsed = match token.strip_prefix("0x").or_else(|| token.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => token.parse::<u64>(),
+    };
+    parsed.map_err(|_| b.error(line, format!("{what} '{token}' is not a number (decimal, or hex as 0x...)")))
+}
+
+fn num32(b: &Builder, line: usize, token: &str, what: &str) -> Result<u32, ParseError> {
+    let n = number(b, line, token, what)?;
+    u32::try_from(n).map_err(|_| b.error(line, format!("{what} '{token}' is larger than 4294967295")))
+}
+
+impl LoadFile {
+    /// Reads and parses a load file, refusing one larger than [`MAX_BYTES`] or compressed.
+    pub fn read(path: &std::path::Path) -> Result<LoadFile, ParseError> {
+        let source = path.display().to_string();
+        let whole = |message: String| ParseError { source: source.clone(), line: 0, message };
+        let meta = std::fs::metadata(path).map_err(|e| whole(format!("cannot read it: {e}")))?;
+        if meta.len() > MAX_BYTES {
+            return Err(whole(format!(
+                "{} bytes: larger than a load file can be here ({MAX_BYTES} bytes); cut it into parts",
+                meta.len()
+            )));
+        }
+        let bytes = std::fs::read(path).map_err(|e| whole(format!("cannot read it: {e}")))?;
+        if bytes.starts_with(&[0x1f, 0x8b]) {
+            return Err(whole("is gzip-compressed: uncompress it first (gunzip -k FILE)".into()));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|b| **b == b'\n').count();
+            ParseError { source: source.clone(), line, message: "is not text (UTF-8)".into() }
+        })?;
+        LoadFile::parse(&text, &source)
+    }
+
+    /// Parses a load file's text; `source` names it in errors.
+    pub fn parse(text: &str, source: &str) -> Result<LoadFile, ParseError> {
+        let mut b =
+            Builder { paths: Vec::new(), path_ids: HashMap::new(), statuses: Vec::new(), source: source.into() };
+        let mut ops = Vec::new();
+        let mut timed_ops = 0;
+        let mut repeat: Option<(usize, u32)> = None;
+        for (i, raw) in text.lines().enumerate() {
+            let line = i + 1;
+            if raw.len() > MAX_LINE {
+                return Err(b.error(line, format!("{} bytes long: longer than a line can be ({MAX_LINE})", raw.len())));
+            }
+            let toks = tokens(raw.trim_end_matches('\r'));
+            if toks.len() < 2 || toks[0].starts_with('#') {
+                continue;
+            }
+            let first = toks[0].as_str();
+            if first.starts_with("SMB") {
+                return Err(b.error(line, "this is a dbench 1 load file (SMB... lines): use a dbench 3 or 4 one"));
+            }
+            if first == "REPEAT" {
+                let n = num32(&b, line, &toks[1], "REPEAT's count")?;
+                repeat = Some((line, n));
+                continue;
+            }
+            if ["LOOP", "ENDLOOP", "RANDOMSTRING", "WRITEPATTERN"].contains(&first) {
+                return Err(b.error(line, format!("{first} is not supported: write the operations out")));
+            }
+            let (at, rest) = if first.starts_with(|c: char| c.is_ascii_digit()) {
+                let t: f64 = first
+                    .parse()
+                    .map_err(|_| b.error(line, format!("'{first}' is not a timestamp (seconds, e.g. 0.012)")))?;
+                if !t.is_finite() || t < 0.0 {
+                    return Err(b.error(line, format!("'{first}' is not a timestamp (seconds, e.g. 0.012)")));
+                }
+                (Some(t), &toks[1..])
+            } else {
+                (None, &toks[..])
+            };
+            if rest.len() < 2 {
+                return Err(b.error(line, "a timestamp and nothing more: write OPERATION ARGUMENTS... STATUS after it"));
+            }
+            let name = rest[0].as_str();
+            let status = rest[rest.len() - 1].as_str();
+            if !["NT_STATUS_", "0x", "SUCCESS", "ERROR", "*"].iter().any(|p| status.starts_with(p)) {
+                return Err(b.error(
+                    line,
+                    format!(
+                        "'{status}' is not a status: a line ends with the status the operation returned \
+                         (NT_STATUS_..., 0x..., SUCCESS, ERROR or *)"
+                    ),
+                ));
+            }
+            let Some(&(canonical, want)) = OP_NAMES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) else {
+                return Err(b.error(line, format!("unknown operation '{name}': did you mean {}?", nearest_op(name))));
+            };
+            let args = &rest[1..rest.len() - 1];
+            if args.len() < want {
+                return Err(b.error(
+                    line,
+                    format!("{canonical} takes {want} argument(s) before the status, this line has {}", args.len()),
+                ));
+            }
+            let kind = Self::op(&mut b, line, canonical, args)?;
+            let status_id = b.status(status);
+            let op = Op { line: line as u32, at, kind, status: status_id, expect: Expect::of(status) };
+            let times = match repeat.take() {
+                Some((_, n)) => n as usize,
+                None => 1,
+            };
+            if ops.len() + times > MAX_OPS {
+                return Err(b.error(line, format!("more than {MAX_OPS} operations: cut the load file into parts")));
+            }
+            if at.is_some() {
+                timed_ops += times;
+            }
+            ops.extend(std::iter::repeat_n(op, times));
+        }
+        if let Some((line, _)) = repeat {
+            return Err(b.error(line, "REPEAT on the last line: it repeats the line after it"));
+        }
+        if ops.is_empty() {
+            return Err(b.error(
+                0,
+                "holds no operations (lines like: NTCreateX \"\\clients\\client1\\f\" 0x0 0x2 1 NT_STATUS_OK)",
+            ));
+        }
+        Ok(LoadFile { ops, paths: b.paths, statuses: b.statuses, timed_ops })
+    }
+
+    fn op(b: &mut Builder, line: usize, name: &str, a: &[String]) -> Result<OpKind, ParseError> {
+        let fnum = |b: &Builder| num32(b, line, &a[0], "the handle");
+        Ok(match name {
+            "NTCreateX" => OpKind::NtCreateX {
+                path: b.path(line, &a[0])?,
+                options: num32(b, line, &a[1], "the create options")?,
+                disposition: match num32(b, line, &a[2], "the disposition")? {
+                    d @ 0..=5 => d,
+                    d => return Err(b.error(line, format!("disposition {d} is not one of NTCreateX's (0..5)"))),
+                },
+                fnum: num32(b, line, &a[3], "the handle")?,
+            },
+            "Close" => OpKind::Close { fnum: fnum(b)? },
+            "ReadX" | "WriteX" => {
+                let (fnum, offset, size) =
+                    (fnum(b)?, number(b, line, &a[1], "the offset")?, num32(b, line, &a[2], "the size")?);
+                if size > 16 << 20 {
+                    return Err(b.error(line, format!("{size} bytes at once: more than dbench's 16 MiB buffer")));
+                }
+                if name == "ReadX" {
+                    OpKind::ReadX { fnum, offset, size }
+                } else {
+                    OpKind::WriteX { fnum, offset, size }
+                }
+            }
+            "Flush" => OpKind::Flush { fnum: fnum(b)? },
+            "Unlink" => OpKind::Unlink { path: b.path(line, &a[0])? },
+            "Mkdir" => OpKind::Mkdir { path: b.path(line, &a[0])? },
+            "Rmdir" => OpKind::Rmdir { path: b.path(line, &a[0])? },
+            "Deltree" => OpKind::Deltree { path: b.path(line, &a[0])? },
+            "Rename" => OpKind::Rename { from: b.path(line, &a[0])?, to: b.path(line, &a[1])? },
+            "FIND_FIRST" => {
+                OpKind::FindFirst { path: b.path(line, &a[0])?, max: num32(b, line, &a[2], "the most entries")? }
+            }
+            "QUERY_PATH_INFORMATION" => OpKind::QueryPath { path: b.path(line, &a[0])? },
+            "QUERY_FILE_INFORMATION" => OpKind::QueryFile { fnum: fnum(b)? },
+            "QUERY_FS_INFORMATION" => OpKind::QueryFs,
+            "SET_FILE_INFORMATION" => OpKind::SetFile { fnum: fnum(b)? },
+            "LockX" | "UnlockX" => {
+                let (fnum, offset, len) =
+                    (fnum(b)?, number(b, line, &a[1], "the offset")?, number(b, line, &a[2], "the length")?);
+                if name == "LockX" {
+                    OpKind::LockX { fnum, offset, len }
+                } else {
+                    OpKind::UnlockX { fnum, offset, len }
+                }
+            }
+            "Sleep" => OpKind::Sleep { usec: number(b, line, &a[0], "the microseconds")? },
+            other => unreachable!("{other} is in OP_NAMES"),
+        })
+    }
+
+    /// The paths for connection `client` (from 0), as dbench makes them:
+    /// every `client1` in a path becomes `client<N>` (so the traced
+    /// client's `\clients\client1` is connection 0's `clients/client0`).
+    pub fn paths_for(&self, client: usize) -> Vec<String> {
+        let name = format!("client{client}");
+        self.paths.iter().map(|p| p.replace("client1", &name)).collect()
+    }
+
+    /// The status word line `op` carries (`NT_STATUS_OK`...).
+    pub fn status_text(&self, op: &Op) -> &str {
+        &self.statuses[op.status as usize]
+    }
+
+    /// The seconds the file spans by its timestamps (0 without any).
+    pub fn span_s(&self) -> f64 {
+        self.ops.iter().filter_map(|o| o.at).fold(0.0, f64::max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> ParseError {
+        LoadFile::parse(text, "t.txt").expect_err("refused")
+    }
+
+    #[test]
+    fn both_formats_parse_to_the_same_operations() {
+        let plain = "Deltree \"\\clients\\client1\" NT_STATUS_OK\n\
+                     # a comment\n\
+                     \n\
+                     NTCreateX \"\\clients\\client1\\~dmtmp\" 0x1 0x2 9937 NT_STATUS_OK\n\
+                     WriteX 9937 65534 1 1 NT_STATUS_OK\n\
+                     ReadX 9937 0x10 4096 4096 NT_STATUS_OK\n\
+                     QUERY_PATH_INFORMATION \"\\clients\\client1\\x y\" 1004 NT_STATUS_OBJECT_NAME_NOT_FOUND\n\
+                     Rename \"\\clients\\client1\\a\" \"\\clients\\client1\\b\" NT_STATUS_OK\n\
+                     close 9937 NT_STATUS_OK\n";
+        let timed: String = plain
+            .lines()
+            .enumerate()
+            .map(|(i, l)| if l.is_empty() || l.starts_with('#') { format!("{l}\n") } else { format!("{}.5 {l}\n", i) })
+            .collect();
+        let a = LoadFile::parse(plain, "plain").unwrap();
+        let b = LoadFile::parse(&timed, "timed").unwrap();
+        assert_eq!(a.ops.len(), 7);
+        assert_eq!(a.timed_ops, 0);
+        assert_eq!(b.timed_ops, 7);
+        for (x, y) in a.ops.iter().zip(&b.ops) {
+            assert_eq!((x.line, x.kind, x.expect), (y.line, y.kind, y.expect));
+            assert_eq!(x.at, None);
+        }
+        assert_eq!(b.ops[0].at, Some(0.5));
+        assert_eq!(b.span_s(), 8.5);
+        assert_eq!(a.ops[3].kind, OpKind::ReadX { fnum: 9937, offset: 16, size: 4096 });
+        assert_eq!(a.ops[6].kind.name(), "Close", "names match without regard to case");
+        assert_eq!(a.ops[4].expect, Expect::Fails(io::ErrorKind::NotFound));
+        assert_eq!(a.status_text(&a.ops[4]), "NT_STATUS_OBJECT_NAME_NOT_FOUND");
+        let OpKind::QueryPath { path } = a.ops[4].kind else { panic!() };
+        assert_eq!(a.paths_for(0)[path as usize], "clients/client0/x y", "quoted blanks kept, client1 made client0");
+        assert_eq!(a.paths_for(7)[path as usize], "clients/client7/x y");
+    }
+
+    #[test]
+    fn repeat_unrolls_the_next_line() {
+        let f = LoadFile::parse("REPEAT 3\nQUERY_FS_INFORMATION 1 NT_STATUS_OK\nFlush 1 0x0\n", "t").unwrap();
+        assert_eq!(f.ops.len(), 4);
+        assert!(f.ops[..3].iter().all(|o| o.kind == OpKind::QueryFs && o.line == 2));
+        assert_eq!(f.ops[3].expect, Expect::Ok, "0x0 is success");
+        assert!(err("Flush 1 NT_STATUS_OK\nREPEAT 2\n").to_string().contains("line 2: REPEAT on the last line"));
+    }
+
+    #[test]
+    fn bad_lines_are_named_with_their_number_and_the_fix() {
+        let e = err("Close 1 NT_STATUS_OK\nNTCreatX \"\\a\" 0x0 0x2 1 NT_STATUS_OK\n");
+        assert_eq!(e.line, 2);
+        assert!(
+            e.to_string().starts_with("t.txt line 2: unknown operation 'NTCreatX': did you mean NTCreateX?"),
+            "{e}"
+        );
+        assert!(err("QUERY_FS_INFORMATIN 1 NT_STATUS_OK").message.contains("QUERY_FS_INFORMATION"));
+        assert!(err("Close 1 OK").message.contains("is not a status"));
+        assert!(err("ReadX 1 0 NT_STATUS_OK").message.contains("ReadX takes 4 argument(s)"));
+        assert!(err("ReadX one 0 1 1 NT_STATUS_OK").message.contains("the handle 'one' is not a number"));
+        assert!(err("ReadX 1 *%1024 1 1 NT_STATUS_OK").message.contains("'*' and '+'"));
+        assert!(err("Unlink clients 0x10 NT_STATUS_OK").message.contains("is not a path"));
+        assert!(err("Unlink \"\\..\\etc\\passwd\" 0x10 NT_STATUS_OK").message.contains("'..'"));
+        assert!(err("NTCreateX \"\\a\" 0x0 0x9 1 NT_STATUS_OK").message.contains("disposition 9"));
+        assert!(err("0.1x Close 1 NT_STATUS_OK").message.contains("not a timestamp"));
+        assert!(err("LOOP 3\nClose 1 NT_STATUS_OK\n").message.contains("LOOP is not supported"));
+        assert!(err("SMBopenX foo bar").message.contains("dbench 1 load file"));
+        assert!(err("# nothing\n\n").message.contains("holds no operations"));
+        let long = format!("Close {} NT_STATUS_OK", "1".repeat(MAX_LINE));
+        assert!(err(&long).message.contains("longer than a line can be"));
+    }
+
+    #[test]
+    fn statuses_mean_what_windows_returns() {
+        use io::ErrorKind as K;
+        assert!(Expect::of("NT_STATUS_OK").agrees(&Ok(())));
+        assert!(!Expect::of("NT_STATUS_OK").agrees(&Err(K::NotFound)));
+        assert!(Expect::of("NT_STATUS_NO_SUCH_FILE").agrees(&Err(K::NotFound)));
+        assert!(!Expect::of("NT_STATUS_NO_SUCH_FILE").agrees(&Ok(())));
+        assert!(!Expect::of("NT_STATUS_OBJECT_PATH_NOT_FOUND").agrees(&Err(K::PermissionDenied)));
+        assert!(Expect::of("NT_STATUS_SOMETHING_NEW").agrees(&Err(K::Other)));
+        assert!(Expect::of("0xc0000034").agrees(&Err(K::NotFound)));
+        assert!(Expect::of("*").agrees(&Ok(())) && Expect::of("*").agrees(&Err(K::Other)));
+    }
+
+    #[test]
+    fn a_compressed_or_missing_file_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let gz = dir.path().join("client.txt.gz");
+        std::fs::write(&gz, [0x1f, 0x8b, 8, 0]).unwrap();
+        assert!(LoadFile::read(&gz).unwrap_err().to_string().contains("gunzip"));
+        let e = LoadFile::read(&dir.path().join("none")).unwrap_err();
+        assert!(e.to_string().contains("none: cannot read it"), "{e}");
+    }
+}

@@ -1,0 +1,198 @@
+//! dbench load files replayed (crates/dbench): the real `client.txt` of
+//! Debian's dbench package on tmpfs and on the lab's Samba and nfs-ganesha.
+
+use crate::helpers::{skip, Mount};
+use crate::lab_fixture::Lab;
+use iomatrix_dbench::{
+    cleanup_connection, replay_connection, Live, LoadFile, LocalFs, Pacing, RemoteReplayFs, ReplayFigures,
+    ReplayOptions,
+};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Debian's dbench package ships it.
+const CLIENT_TXT: &str = "/usr/share/dbench/client.txt";
+
+/// The real load file, or its first `lines` lines; None (a skip) without dbench.
+fn client_txt(lines: Option<usize>) -> Option<LoadFile> {
+    if !Path::new(CLIENT_TXT).is_file() {
+        skip(format!("{CLIENT_TXT} is missing (Debian's dbench package)"));
+        return None;
+    }
+    Some(match lines {
+        None => LoadFile::read(Path::new(CLIENT_TXT)).unwrap(),
+        Some(n) => {
+            let text = std::fs::read_to_string(CLIENT_TXT).unwrap();
+            let head: String = text.lines().take(n).flat_map(|l| [l, "\n"]).collect();
+            LoadFile::parse(&head, CLIENT_TXT).unwrap()
+        }
+    })
+}
+
+fn once(connection: usize) -> ReplayOptions {
+    ReplayOptions { connection, pacing: Pacing::AsFastAsPossible, deadline: None, stop_on_mismatch: false }
+}
+
+fn summary(f: &ReplayFigures) -> String {
+    let ops: Vec<String> = f
+        .ops
+        .iter()
+        .map(|o| format!("{} {} (mismatches {}, errors {:?})", o.name, o.count, o.mismatches, o.errors_by_kind))
+        .collect();
+    format!("{} ops, {:.1} MB/s, {:?}; first mismatches {:#?}", f.ops_done(), f.mb_per_s(), ops, f.examples)
+}
+
+#[test]
+fn the_real_client_txt_replays_once_on_tmpfs_with_every_status_as_windows_answered() {
+    let Some(load) = client_txt(None) else { return };
+    let mnt = match Mount::try_virtual_fs("tmpfs", "size=512m") {
+        Ok(m) => m,
+        Err(why) => return skip(why),
+    };
+    let mut files = LocalFs::new(&mnt.point).unwrap();
+    let live = Live::default();
+    let f = replay_connection(&load, &mut files, &once(0), &live);
+    assert_eq!(f.passes, 1);
+    assert_eq!(f.ops_done(), load.ops.len() as u64, "{}", summary(&f));
+    assert_eq!(live.ops.load(std::sync::atomic::Ordering::Relaxed), f.ops_done());
+    assert_eq!(f.mismatches(), 0, "{}", summary(&f));
+    // The file's own mix: every operation it names was done, as often as it names it.
+    for (name, want) in [("NTCreateX", 79230), ("ReadX", 124199), ("WriteX", 39502), ("LockX", 258), ("Rename", 3355)] {
+        let op = f.op(name).unwrap_or_else(|| panic!("{name}: {}", summary(&f)));
+        assert_eq!(op.count, want, "{name}");
+        assert_eq!(op.latency.count(), want, "{name}: every operation timed");
+    }
+    let written: u64 = f.op("WriteX").unwrap().bytes;
+    assert!(written > 100 << 20, "WriteX moved {written} bytes");
+    assert!(f.examples.is_empty());
+    cleanup_connection(&mut files, 0).unwrap();
+    assert_eq!(std::fs::read_dir(&mnt.point).unwrap().count(), 0, "clients/ removed");
+}
+
+#[test]
+fn a_time_limit_loops_the_file_and_connections_keep_to_their_own_folders() {
+    let Some(load) = client_txt(Some(3000)) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let figures: Vec<ReplayFigures> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|c| {
+                let (load, root) = (&load, dir.path());
+                s.spawn(move || {
+                    let mut files = LocalFs::new(root).unwrap();
+                    let opts = ReplayOptions { deadline: Some(deadline), ..once(c) };
+                    replay_connection(load, &mut files, &opts, &Live::default())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(Instant::now() < deadline + Duration::from_secs(5), "ended near the deadline");
+    for (c, f) in figures.iter().enumerate() {
+        assert!(f.passes >= 2, "connection {c} looped: {} passes", f.passes);
+        assert_eq!(f.mismatches(), 0, "connection {c}: {}", summary(f));
+    }
+    let mut made: Vec<String> = std::fs::read_dir(dir.path().join("clients"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    made.sort();
+    assert_eq!(made, ["client0", "client1"]);
+    let mut files = LocalFs::new(dir.path()).unwrap();
+    cleanup_connection(&mut files, 0).unwrap();
+    cleanup_connection(&mut files, 1).unwrap();
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn timestamps_pace_the_replay_and_late_operations_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "0.0 Mkdir \"\\clients\" NT_STATUS_OK\n\
+                0.0 NTCreateX \"\\clients\\client1\" 0x1 0x2 1 NT_STATUS_OK\n\
+                0.0 NTCreateX \"\\clients\\client1\\f\" 0x40 0x2 2 NT_STATUS_OK\n\
+                0.3 WriteX 2 0 4096 4096 NT_STATUS_OK\n\
+                0.6 Close 2 NT_STATUS_OK\n\
+                0.6 QUERY_PATH_INFORMATION \"\\clients\\client1\\g\" 1004 NT_STATUS_OK\n\
+                0.6 Close 1 NT_STATUS_OK\n";
+    let load = LoadFile::parse(text, "paced").unwrap();
+    let mut files = LocalFs::new(dir.path()).unwrap();
+    let started = Instant::now();
+    let paced = replay_connection(
+        &load,
+        &mut files,
+        &ReplayOptions { pacing: Pacing::Timestamps, ..once(0) },
+        &Live::default(),
+    );
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(600) && took < Duration::from_secs(3), "{took:?}");
+    // The one line whose status cannot hold here: g is not there (the trace's server had it).
+    assert_eq!(paced.mismatches(), 1, "{}", summary(&paced));
+    let q = paced.op("QUERY_PATH_INFORMATION").unwrap();
+    assert_eq!((q.mismatches, q.errors_by_kind.get("ENOENT").copied()), (1, Some(1)));
+    assert_eq!(paced.examples[0].line, 6);
+    assert_eq!(paced.examples[0].expected, "NT_STATUS_OK");
+    assert!(paced.examples[0].got.starts_with("ENOENT"), "{:?}", paced.examples[0]);
+    cleanup_connection(&mut files, 0).unwrap();
+
+    let started = Instant::now();
+    let fast = replay_connection(&load, &mut files, &once(0), &Live::default());
+    assert!(started.elapsed() < Duration::from_millis(300), "as fast as possible ignores the timestamps");
+    assert_eq!(fast.ops_done(), 7);
+    cleanup_connection(&mut files, 0).unwrap();
+
+    // Stopping at the first mismatch, when asked.
+    let strict = ReplayOptions { stop_on_mismatch: true, ..once(0) };
+    let stopped = replay_connection(&load, &mut files, &strict, &Live::default());
+    assert_eq!(stopped.ops_done(), 6, "the Close after line 6 was not done");
+    let why = stopped.stopped.unwrap();
+    assert!(why.contains("line 6") && why.contains("NT_STATUS_OK"), "{why}");
+    cleanup_connection(&mut files, 0).unwrap();
+}
+
+#[test]
+fn local_byte_range_locks_conflict_between_opens() {
+    use iomatrix_dbench::{Disposition, ReplayFs, Want};
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = LocalFs::new(dir.path()).unwrap();
+    let a = files.open("f", Disposition::Create, Want::File).unwrap();
+    let b = files.open("f", Disposition::Open, Want::File).unwrap();
+    files.lock(a, 0, 10).unwrap();
+    assert_eq!(files.lock(b, 5, 1).unwrap_err().kind(), std::io::ErrorKind::WouldBlock);
+    files.unlock(a, 0, 10).unwrap();
+    files.lock(b, 5, 1).unwrap();
+    files.close(a).unwrap();
+    files.close(b).unwrap();
+}
+
+/// The first lines of client.txt on one protocol session; the figures.
+fn replay_remote(fs: &mut dyn iomatrix_backend::RemoteFs, load: &LoadFile) -> ReplayFigures {
+    let mut files = RemoteReplayFs::new(fs);
+    let f = replay_connection(load, &mut files, &once(0), &Live::default());
+    cleanup_connection(&mut files, 0).unwrap();
+    f
+}
+
+#[test]
+fn client_txt_replays_on_the_labs_samba_and_nfs_ganesha_and_what_nfs_cannot_do_is_counted() {
+    // Its first 20000 lines: every kind of operation but Deltree's second, in about a minute over both.
+    let Some(load) = client_txt(Some(20_000)) else { return };
+    let Some(lab) = Lab::up(&["smb", "nfs"]) else { return };
+    let timeout = Duration::from_secs(30);
+    let password = std::fs::read_to_string(lab.var("IOMATRIX_LAB_SMB_PASSWORD_FILE")).unwrap();
+    let smb =
+        iomatrix_smb::SmbUrl::parse(lab.var("IOMATRIX_LAB_SMB"), || Ok(Some(password.trim().to_string()))).unwrap();
+    let f = replay_remote(&mut iomatrix_smb::SmbFs::connect(&smb, timeout).unwrap(), &load);
+    assert_eq!(f.ops_done(), load.ops.len() as u64);
+    assert_eq!(f.mismatches(), 0, "Samba answers as Windows did: {}", summary(&f));
+    assert!(f.op("LockX").is_some_and(|o| o.count > 0 && o.mismatches == 0), "{}", summary(&f));
+
+    let nfs = iomatrix_nfs::NfsUrl::parse(lab.var("IOMATRIX_LAB_NFS")).unwrap();
+    let f = replay_remote(&mut iomatrix_nfs::NfsFs::connect(&nfs, timeout).unwrap(), &load);
+    assert_eq!(f.ops_done(), load.ops.len() as u64);
+    // NFSv3 has no byte-range locks: every LockX and UnlockX is a mismatch, named; nothing else is.
+    let (lock, unlock) = (f.op("LockX").unwrap(), f.op("UnlockX").unwrap());
+    assert!(lock.count > 0 && lock.mismatches == lock.count && unlock.mismatches == unlock.count, "{}", summary(&f));
+    assert_eq!(lock.errors_by_kind.get("EOPNOTSUPP"), Some(&lock.count));
+    assert_eq!(f.mismatches(), lock.count + unlock.count, "{}", summary(&f));
+    assert!(crate::lab_fixture::left_behind(Path::new(lab.var("IOMATRIX_LAB_STATE"))).is_empty());
+}
