@@ -29,6 +29,7 @@ mod lab_fixture;
 mod mounted;
 mod mpi;
 mod multihost;
+mod personality;
 mod remote;
 mod remote_access;
 mod remote_backup;

@@ -143,7 +143,7 @@ impl RunPersonalityArgs {
                 personality.ops_used().into_iter().filter(|op| lacking(protocol).contains(op)).map(OpKind::name).collect();
             if !missing.is_empty() {
                 return Err(UsageError::new(format!(
-                    "{}: its flows use {} , which iomatrix's {protocol} client cannot do{}; choose a personality \
+                    "{}: its flows use {}, which iomatrix's {protocol} client cannot do{}; choose a personality \
                      without {}, or a local folder (a mounted share) as --target",
                     personality.name,
                     missing.join(", "),
