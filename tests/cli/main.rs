@@ -36,6 +36,7 @@ mod remote_backup;
 mod remote_bonnie;
 mod remote_fileserver;
 mod remote_fs;
+mod remote_personality;
 mod remote_smb_faults;
 mod report;
 mod scan;
