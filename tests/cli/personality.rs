@@ -170,3 +170,53 @@ fn show_compare_and_report_read_personality_runs() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("personality") && page.contains("<svg"), "a report of personality runs");
 }
+
+#[test]
+fn a_full_file_system_fails_some_connections_and_their_operations_are_counted_lost() {
+    let Some(m) = Mount::virtual_fs("tmpfs", "size=8m") else { return };
+    let sb = Sandbox::new();
+    let file = sb.dir.path().join("fill.toml");
+    // 12 connections x 8 files of 128k (1 MiB each) on 8 MiB: some finish, the rest meet ENOSPC.
+    std::fs::write(
+        &file,
+        "version = 1\nname = \"fill\"\nrecord = \"4k\"\n[[fileset]]\nname = \"f\"\nfiles = 8\nprealloc = 0.0\n\
+         size = { dist = \"fixed\", size = \"128k\" }\n[[phase]]\nname = \"write\"\n[[phase.flow]]\nname = \"w\"\n\
+         pick = \"next\"\nops = [{ op = \"create\", close = true }, { op = \"open\" }, { op = \"write\" }, { op = \"close\" }]\n\
+         [[phase]]\nname = \"read\"\n[[phase.flow]]\nname = \"r\"\npick = \"next\"\n\
+         ops = [{ op = \"open\" }, { op = \"read\" }, { op = \"close\" }]\n",
+    )
+    .unwrap();
+    let out = sb.run(&[
+        "run",
+        "personality",
+        file.to_str().unwrap(),
+        "--connections",
+        "12",
+        "--target",
+        m.point.to_str().unwrap(),
+        "--no-space-check",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "some connections failed: {}", text(&out).1);
+    let run = sb.last_run();
+    assert_eq!(run["run"]["status"], "complete");
+    let stored = cells(&run);
+    assert_eq!(stored.len(), 2, "the read phase ran after the failures");
+    let w = &stored[0]["metrics"];
+    let failed = w["connections_failed"].as_u64().unwrap();
+    assert!((1..12).contains(&failed), "{w}");
+    assert_eq!(w["errors"]["ENOSPC"], failed, "{}", w["errors"]);
+    // Planned: 12 connections x 8 files x (create + open + 32 writes + close); done + lost = planned.
+    let done = stored[0]["ops"].as_u64().unwrap();
+    assert_eq!(done + w["lost_ops"].as_u64().unwrap(), 12 * 8 * 35, "{w}");
+    let enospc: u64 = w["ops"].as_object().unwrap().values().filter_map(|s| s["errors"]["ENOSPC"].as_u64()).sum();
+    assert_eq!(enospc, failed, "each failed connection's failing operation counted under it");
+    // The read phase: the failed connections sit it out, their reads counted lost; the others read all.
+    let r = &stored[1]["metrics"];
+    let ok = 12 - failed;
+    assert_eq!(r["ops"]["read"]["count"], ok * 8 * 32, "{r}");
+    assert_eq!(r["lost_ops"], failed * 8 * 34);
+    let conns = stored[1]["client_figures"].as_array().unwrap();
+    assert_eq!(conns.iter().filter(|c| c["error"].is_object()).count() as u64, failed);
+    let (shown, _) = text(&out);
+    assert!(shown.contains("Connections failed") && shown.contains("ENOSPC"), "{shown}");
+}

@@ -458,6 +458,8 @@ fn connection<F: Files>(
     let mut cursors = vec![0u64; phase.flows.len()];
     let total_weight: u64 = phase.flows.iter().map(|f| f.weight as u64).sum();
     let mut done = 0u64;
+    // Operations done before the iteration under way: a failed iteration's done part is not lost.
+    let mut iteration_start_ops = 0;
     let ended: Result<(), Halt> = loop {
         if let Some(n) = iterations {
             if done >= n {
@@ -478,6 +480,7 @@ fn connection<F: Files>(
         });
         let fi = fi.unwrap_or(0);
         let flow = &phase.flows[fi];
+        iteration_start_ops = run.totals().0;
         match run.iteration(flow, &mut cursors[fi]) {
             Ok(true) => {}
             Ok(false) => result.idle += 1,
@@ -518,7 +521,8 @@ fn connection<F: Files>(
             result.failed_kind = Some(kind.clone());
             live.failed.fetch_add(1, Ordering::Relaxed);
             if let Some(n) = iterations {
-                result.lost_ops = lost_ops(p, phase, conn, done, n);
+                let partial = ops.saturating_sub(iteration_start_ops);
+                result.lost_ops = lost_ops(p, phase, conn, done, n).saturating_sub(partial);
             }
             conn.failed = Some((kind, message));
         }
