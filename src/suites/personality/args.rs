@@ -22,8 +22,13 @@ pub struct RunPersonalityArgs {
 
     /// A built-in's name (fileserver, varmail, webserver, homefolders, netware-2008) or a
     /// personality file (TOML, docs/personalities.md)
-    #[arg(value_name = "NAME|FILE", required_unless_present = "dbench_loadfile")]
+    #[arg(value_name = "NAME|FILE", required_unless_present_any = ["dbench_loadfile", "named"])]
     pub personality: Option<String>,
+
+    /// The personality as a flag (the same as NAME|FILE; a study's step names it so:
+    /// args = { personality = "varmail" })
+    #[arg(long = "personality", id = "named", value_name = "NAME|FILE", conflicts_with = "personality")]
+    pub named: Option<String>,
 
     /// Apply the personality's [scale.NAME] overrides (the built-ins have `small`: seconds)
     #[arg(long, value_name = "NAME")]
@@ -88,7 +93,7 @@ impl RunPersonalityArgs {
             .into());
         }
         let run = self.common.options(mpi_ranks)?;
-        let given = self.personality.as_deref().unwrap_or_default();
+        let given = self.personality.as_deref().or(self.named.as_deref()).unwrap_or_default();
         let mut personality = load(given)?;
         if let Some(name) = &self.scale {
             let s = personality.scales.get(name).cloned().ok_or_else(|| {
