@@ -70,11 +70,13 @@ fn netware_2008_does_the_same_work_as_run_fileserver() {
             "12",
             "--record",
             "4k",
+            "--clients",
+            "2",
         ]);
         assert_success(&out);
         sb.last_run()
     };
-    let nw = personality(&sb, &["netware-2008", "--connections", "3", "--files", "12"]);
+    let nw = personality(&sb, &["netware-2008", "--connections", "3", "--files", "12", "--clients", "2"]);
     let (a, b) = (cells(&fs), cells(&nw));
     assert_eq!(a.len(), 2);
     assert_eq!(b.len(), 2);
@@ -87,9 +89,15 @@ fn netware_2008_does_the_same_work_as_run_fileserver() {
             assert_eq!(op(x, o)["count"], op(y, o)["count"], "{} {o}", x["test"]);
         }
     }
-    // 3 connections x 12 files cycling 4k..2m: (4092k + 4k + 8k) each.
-    assert_eq!(b[0]["bytes"], 3 * 4104 * 1024);
-    assert_eq!(op(&b[1], "read")["count"], 3 * 4104 / 4);
+    // 2 clients x 3 connections x 12 files cycling 4k..2m: (4092k + 4k + 8k) each.
+    assert_eq!(b[0]["bytes"], 6 * 4104 * 1024);
+    assert_eq!(op(&b[1], "read")["count"], 6 * 4104 / 4);
+    assert_eq!(b[0]["clients"], 6, "connections over both clients");
+    let clients = b[0]["metrics"]["clients"].as_array().unwrap();
+    assert_eq!(clients.len(), 2);
+    assert_eq!(clients.iter().map(|c| c["bytes"].as_u64().unwrap()).sum::<u64>(), 6 * 4104 * 1024);
+    let out = sb.run(&["show", &nw["run"]["id"].to_string()]);
+    assert!(text(&out).0.contains("Clients (KB/s)"), "the clients table: {}", text(&out).0);
 }
 
 #[test]
