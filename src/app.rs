@@ -28,6 +28,7 @@ fn dispatch(ranks: &Ranks) -> anyhow::Result<ExitCode> {
         Command::Bonnie { args } => suites::bonnie::front::run(&args, cli.db.as_deref(), ranks),
         Command::Extents(args) => commands::extents::run(args),
         Command::Scan(args) => commands::scan::run(args),
+        Command::Personalities(args) => commands::personalities::run(args),
         Command::Compare(args) => commands::compare::run(args, &db()?),
         Command::Sweep(args) => commands::sweep::run(args, &db()?),
         Command::Report(args) => commands::report::run(args, &db()?),

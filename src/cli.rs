@@ -8,6 +8,7 @@ use crate::commands::compare::CompareArgs;
 use crate::commands::db::DbArgs;
 use crate::commands::extents::ExtentsArgs;
 use crate::commands::import::ImportArgs;
+use crate::commands::personalities::PersonalitiesArgs;
 use crate::commands::report::ReportArgs;
 use crate::commands::rerun::RerunArgs;
 use crate::commands::scan::ScanArgs;
@@ -82,6 +83,9 @@ pub enum Command {
     /// sizes, percentiles, largest files (read only, nothing stored); --save-profile keeps the
     /// classes for `run fileserver --profile`
     Scan(ScanArgs),
+    /// The built-in workload personalities (`list`) and what one runs (`show NAME|FILE`): run
+    /// one with `iomatrix run personality NAME|FILE`
+    Personalities(PersonalitiesArgs),
     /// Compare B against A: every plan, environment and condition difference first; ratio
     /// matrices with record-size and file-size views, % change tables, per-operation tables;
     /// each change faster, slower or within noise; --fail-if-slower exits 5 for CI

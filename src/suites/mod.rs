@@ -64,6 +64,7 @@ suite_table! {
     bonnie::Bonnie,
     backup::Backup,
     fileserver::Fileserver,
+    personality::Personality,
 }
 
 /// A stored run's clients as [`crate::render::clients`] reads them: the run
@@ -77,7 +78,7 @@ pub fn client_view(run: &StoredRun) -> Option<(std::borrow::Cow<'_, StoredRun>, 
         _ if suite == <access::Access as Suite>::NAME => (Cow::Borrowed(run), &access::render::CLIENT_COLUMNS),
         _ if suite == <bonnie::Bonnie as Suite>::NAME => (Cow::Borrowed(run), &bonnie::render::CLIENT_COLUMNS),
         _ if suite == <backup::Backup as Suite>::NAME => (Cow::Borrowed(run), &backup::render::CLIENT_COLUMNS),
-        _ if suite == <fileserver::Fileserver as Suite>::NAME => {
+        _ if suite == <fileserver::Fileserver as Suite>::NAME || suite == <personality::Personality as Suite>::NAME => {
             (Cow::Owned(fileserver::render::by_client(run)), &fileserver::render::CLIENT_COLUMNS)
         }
         _ => return None,

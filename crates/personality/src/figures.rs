@@ -144,6 +144,10 @@ pub struct CellFigures {
     /// Open loop: arrivals due before the phase ended that were never issued
     /// (the connections were that far behind); counted, never dropped silently.
     pub backlog: u64,
+    /// Iterations that found no file to work on (a delete with every file
+    /// gone, a create with none left to make): counted, no operation issued.
+    #[serde(default)]
+    pub idle_iterations: u64,
     /// Connections that stopped on an error, by error kind.
     pub connections_failed: BTreeMap<String, u64>,
 }
@@ -181,6 +185,7 @@ impl CellFigures {
         self.sys_ns += other.sys_ns;
         self.lost_ops += other.lost_ops;
         self.backlog += other.backlog;
+        self.idle_iterations += other.idle_iterations;
         for (k, n) in &other.connections_failed {
             *self.connections_failed.entry(k.clone()).or_default() += n;
         }

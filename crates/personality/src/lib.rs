@@ -13,3 +13,12 @@
 pub mod figures;
 
 pub use figures::{merge_ops, CellFigures, ConnectionOps, Fairness, OpFigures};
+pub mod schema;
+pub mod sizes;
+
+pub use schema::{parse, FileError, Fileset, Flow, OpKind, Personality, Phase, PhaseEnd, Pick, Scale, SizeDist, Step};
+pub mod builtin;
+pub mod engine;
+pub mod files;
+
+pub use engine::{execute_clients, ClientCell, Live, RunPlan};

@@ -1,0 +1,1066 @@
+//! Runs a personality: every client has `connections` connections, each a
+//! thread with its own folder (and, on a server, its own session), its own
+//! files of every fileset, made untimed before the first phase. Each phase
+//! is one cell: the connections get ready (untimed), wait at the client's
+//! gate while the client waits at the barrier with the others, and are let
+//! go together.
+//!
+//! In a phase a connection loops: it picks a flow in proportion to the
+//! weights, picks a file for it, and issues the flow's operations, each
+//! timed on its own (a whole-file read or write is one timed request per
+//! record). Closed loop: the next operation follows the last one's
+//! completion, and `think` pauses after each iteration. Open loop: each
+//! operation has an intended start, the previous one's plus an exponential
+//! gap of mean 1/rate (Poisson arrivals); it is issued at that instant, or
+//! at once when the connection is behind, and its latency runs from the
+//! intended start, so a server that falls behind shows its queue instead of
+//! hiding it (coordinated omission). An operation that is late is still
+//! issued and counted (`late`); arrivals due before a timed phase ends that
+//! were never issued are counted as the cell's `backlog`.
+//!
+//! A connection whose operation fails stops there: the failure is counted
+//! under the operation (errors by kind) and the connection (its error), it
+//! sits out the rest of the run, and in a phase of a fixed number of
+//! iterations the operations it did not do are counted as lost.
+
+use crate::figures::{CellFigures, ConnectionOps, OpFigures};
+use crate::files::{Files, LocalFiles, RemoteFiles};
+use crate::schema::{Amount, Flow, OpKind, Personality, Phase, PhaseEnd, Pick};
+use crate::sizes::{Rng, Sizes};
+use iomatrix_backend::Place;
+use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Group, Setup, Start};
+use iomatrix_fileserver::{error_kind, file_random};
+use iomatrix_stats::CpuReading;
+use serde::{Deserialize, Serialize};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Stack of a connection's thread: a system call's loop needs little.
+pub const STACK_SIZE: usize = 256 * 1024;
+/// With a protocol client, whose futures are polled on this stack.
+pub const REMOTE_STACK_SIZE: usize = 2 * 1024 * 1024;
+/// Latency samples a connection holds before adding them to the shared histograms.
+const SAMPLE_BUFFER: usize = 256;
+/// An open-loop operation started later than intended by more than this is `late`.
+const LATE_NS: u64 = 1_000_000;
+
+/// What every client runs: the personality (overrides applied) and how many times.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunPlan {
+    pub personality: Personality,
+    /// Where it came from: a built-in's name or a file's path.
+    pub source: String,
+    /// The whole set of phases runs this many times, each time on fresh files.
+    pub repeats: u32,
+}
+
+impl RunPlan {
+    /// Cell `index`'s phase and repeat.
+    pub fn cell(&self, index: usize) -> (&Phase, u32) {
+        let n = self.personality.phases.len();
+        (&self.personality.phases[index % n], (index / n) as u32)
+    }
+
+    pub fn cells(&self) -> usize {
+        self.personality.phases.len() * self.repeats.max(1) as usize
+    }
+}
+
+/// Counters the connections keep current, for a live display.
+#[derive(Default)]
+pub struct Live {
+    pub phase: AtomicUsize,
+    pub started: AtomicBool,
+    pub ops: AtomicU64,
+    pub bytes: AtomicU64,
+    pub failed: AtomicUsize,
+}
+
+impl Live {
+    pub fn new() -> Live {
+        Live::default()
+    }
+}
+
+/// One client's cell.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClientCell {
+    pub rank: usize,
+    pub figures: CellFigures,
+}
+
+/// Runs `plan` on every client of `group`, client r in `setup.workdir/client-r`
+/// (on a server, `folder/client-r` there). At the leader `on_cell` gets each
+/// cell merged over the clients (clients in rank order) with each client's
+/// own; elsewhere None.
+pub fn execute_clients(
+    plan: &RunPlan,
+    group: &Group<'_>,
+    setup: &Setup<'_>,
+    place: &Place<'_>,
+    lives: &[Live],
+    mut on_cell: impl FnMut(&CellFigures, &[ClientCell], &iomatrix_coord::Gathered<ClientCell>) -> Result<(), String>,
+) -> io::Result<Option<(usize, Ending)>> {
+    let stop = setup.stop;
+    lead(
+        group,
+        setup,
+        |rank, dir| Client {
+            rank,
+            plan,
+            dir: dir.to_path_buf(),
+            place: place.of_client(rank),
+            stop,
+            live: lives.get(rank).or(lives.first()),
+            local: Vec::new(),
+            remote: Vec::new(),
+        },
+        |_, gathered| {
+            let Some((first, rest)) = gathered.figures.split_first() else {
+                return Ok(());
+            };
+            let mut merged = first.figures.clone();
+            for c in rest {
+                merged.merge(&c.figures);
+            }
+            on_cell(&merged, &gathered.figures, &gathered)
+        },
+    )
+}
+
+struct Client<'a> {
+    rank: usize,
+    plan: &'a RunPlan,
+    dir: PathBuf,
+    place: Place<'a>,
+    stop: &'a AtomicBool,
+    live: Option<&'a Live>,
+    local: Vec<Conn<LocalFiles>>,
+    remote: Vec<Conn<RemoteFiles>>,
+}
+
+impl ClientWork for Client<'_> {
+    type Figures = ClientCell;
+
+    fn cell(&mut self, index: usize, start: &mut Start<'_>) -> Result<ClientCell, ClientFailure> {
+        let quiet = Live::new();
+        let live = self.live.unwrap_or(&quiet);
+        let n = self.plan.personality.connections;
+        let figures = match &self.place {
+            Place::Local => {
+                if !self.dir.is_dir() {
+                    return Err(ClientFailure::error(self.rank, format!("{}: not a folder", self.dir.display())));
+                }
+                if self.local.is_empty() {
+                    self.local = (0..n).map(|r| Conn::new(r, self.rank * n + r)).collect();
+                }
+                let dir = &self.dir;
+                let make = |r: usize| Ok(LocalFiles::new(dir.join(conn_dir(r))));
+                run_cell(self.plan, index, &mut self.local, &make, STACK_SIZE, self.stop, live, start, self.rank)?
+            }
+            Place::Remote { connect, folder } => {
+                let connect = *connect;
+                if self.remote.is_empty() {
+                    let mut fs = connect().map_err(|e| ClientFailure::error(self.rank, format!("connecting: {e}")))?;
+                    match fs.mkdir(folder) {
+                        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => {
+                            return Err(ClientFailure::error(self.rank, format!("making {folder}: {e}")))
+                        }
+                        _ => {}
+                    }
+                    self.remote = (0..n).map(|r| Conn::new(r, self.rank * n + r)).collect();
+                }
+                let folder = folder.clone();
+                let make = move |r: usize| Ok(RemoteFiles::new(connect()?, format!("{folder}/{}", conn_dir(r))));
+                run_cell(
+                    self.plan,
+                    index,
+                    &mut self.remote,
+                    &make,
+                    REMOTE_STACK_SIZE,
+                    self.stop,
+                    live,
+                    start,
+                    self.rank,
+                )?
+            }
+        };
+        Ok(ClientCell { rank: self.rank, figures })
+    }
+}
+
+fn conn_dir(rank: usize) -> String {
+    format!("conn-{rank:04}")
+}
+
+/// A file of a fileset, as the connection knows it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    exists: bool,
+    /// Renames so far: part of its name.
+    gen: u32,
+    /// Creations so far: its size is drawn anew each time.
+    born: u32,
+    /// Bytes in it now.
+    size: u64,
+    /// The size a whole-file write gives it.
+    drawn: u64,
+}
+
+struct SetState {
+    sizes: Sizes,
+    slots: Vec<Slot>,
+}
+
+/// One connection, across the cells of the run.
+struct Conn<F> {
+    /// Within its client.
+    rank: usize,
+    /// Over the run (for its sizes and choices).
+    global: usize,
+    files: Option<F>,
+    /// Why it stopped, once it has: "KIND: message".
+    failed: Option<(String, String)>,
+    /// The repeat whose files exist.
+    repeat: Option<u32>,
+    sets: Vec<SetState>,
+}
+
+impl<F: Files> Conn<F> {
+    fn new(rank: usize, global: usize) -> Conn<F> {
+        Conn { rank, global, files: None, failed: None, repeat: None, sets: Vec::new() }
+    }
+}
+
+/// The gate the connections wait at: ready count, and the word (go, at when).
+#[derive(Default)]
+struct Gate {
+    state: Mutex<(usize, Option<Option<Instant>>)>,
+    cv: Condvar,
+}
+
+impl Gate {
+    fn ready(&self) -> Option<Instant> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.0 += 1;
+        self.cv.notify_all();
+        loop {
+            if let Some(word) = s.1 {
+                return word;
+            }
+            s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn wait_all(&self, n: usize) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while s.0 < n {
+            s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn open(&self, word: Option<Instant>) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.1 = Some(word);
+        self.cv.notify_all();
+    }
+}
+
+/// Shared by one client's connections in one cell: the per-operation figures.
+struct Shared {
+    ops: Mutex<Vec<OpFigures>>,
+}
+
+impl Shared {
+    fn new() -> Shared {
+        Shared { ops: Mutex::new(OpKind::ALL.iter().map(|k| OpFigures::new(k.name())).collect()) }
+    }
+}
+
+/// What a connection did in one cell.
+struct ConnResult {
+    ops: ConnectionOps,
+    lost_ops: u64,
+    backlog: u64,
+    idle: u64,
+    /// Newly failed in this cell: (kind).
+    failed_kind: Option<String>,
+    stopped: bool,
+    cpu: iomatrix_stats::CpuTimes,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_cell<F: Files>(
+    plan: &RunPlan,
+    index: usize,
+    conns: &mut [Conn<F>],
+    make: &(dyn Fn(usize) -> io::Result<F> + Sync),
+    stack: usize,
+    stop: &AtomicBool,
+    live: &Live,
+    start: &mut Start<'_>,
+    client: usize,
+) -> Result<CellFigures, ClientFailure> {
+    let (phase, repeat) = plan.cell(index);
+    let gate = Gate::default();
+    let shared = Shared::new();
+    live.ops.store(0, Ordering::Relaxed);
+    live.bytes.store(0, Ordering::Relaxed);
+    live.phase.store(index, Ordering::Relaxed);
+    let results: Vec<ConnResult> = std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        let mut unborn = Vec::new();
+        for conn in conns.iter_mut() {
+            let (gate, shared) = (&gate, &shared);
+            let rank = conn.rank;
+            let spawned = std::thread::Builder::new()
+                .name(format!("conn-{rank}"))
+                .stack_size(stack)
+                .spawn_scoped(scope, move || connection(plan, phase, repeat, conn, make, gate, shared, stop, live));
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => unborn.push((rank, e.to_string())),
+            }
+        }
+        gate.wait_all(handles.len());
+        let word = match start.together() {
+            Ok(origin) => Some(origin),
+            Err(f) => {
+                gate.open(None);
+                for h in handles {
+                    let _ = h.join();
+                }
+                return Err(f);
+            }
+        };
+        live.started.store(true, Ordering::Relaxed);
+        gate.open(word);
+        let mut out: Vec<ConnResult> = Vec::new();
+        for h in handles {
+            match h.join() {
+                Ok(r) => out.push(r),
+                Err(_) => return Err(ClientFailure::error(client, "a connection's thread panicked (a bug)".into())),
+            }
+        }
+        for (rank, why) in unborn {
+            out.push(ConnResult {
+                ops: ConnectionOps { rank, failed: Some(format!("thread: {why}")), ..ConnectionOps::default() },
+                lost_ops: 0,
+                backlog: 0,
+                idle: 0,
+                failed_kind: Some("thread".into()),
+                stopped: false,
+                cpu: Default::default(),
+            });
+        }
+        Ok(out)
+    })?;
+    if results.iter().any(|r| r.stopped) || stop.load(Ordering::SeqCst) {
+        return Err(ClientFailure::stopped(client));
+    }
+    let mut figures = CellFigures { phase: phase.name.clone(), ..CellFigures::default() };
+    figures.ops = shared.ops.into_inner().unwrap_or_else(|e| e.into_inner());
+    figures.ops.retain(|o| o.count > 0 || o.errors() > 0);
+    let mut results = results;
+    results.sort_by_key(|r| r.ops.rank);
+    for r in results {
+        figures.wall_ns = figures.wall_ns.max(r.ops.ns);
+        figures.user_ns += r.cpu.user_ns;
+        figures.sys_ns += r.cpu.sys_ns;
+        figures.lost_ops += r.lost_ops;
+        figures.backlog += r.backlog;
+        figures.idle_iterations += r.idle;
+        if let Some(kind) = r.failed_kind {
+            *figures.connections_failed.entry(kind).or_default() += 1;
+        }
+        figures.connections.push(r.ops);
+    }
+    Ok(figures)
+}
+
+/// Why a connection's phase ended early.
+enum Halt {
+    Stopped,
+    /// Kind, message.
+    Failed(String, String),
+}
+
+#[allow(clippy::too_many_arguments)]
+fn connection<F: Files>(
+    plan: &RunPlan,
+    phase: &Phase,
+    repeat: u32,
+    conn: &mut Conn<F>,
+    make: &(dyn Fn(usize) -> io::Result<F> + Sync),
+    gate: &Gate,
+    shared: &Shared,
+    stop: &AtomicBool,
+    live: &Live,
+) -> ConnResult {
+    let p = &plan.personality;
+    let mut result = ConnResult {
+        ops: ConnectionOps { rank: conn.rank, ..ConnectionOps::default() },
+        lost_ops: 0,
+        backlog: 0,
+        idle: 0,
+        failed_kind: None,
+        stopped: false,
+        cpu: Default::default(),
+    };
+    // Untimed: the session, the folders, the files made before the first phase.
+    if conn.failed.is_none() && conn.repeat != Some(repeat) {
+        if let Err(e) = prepare(p, repeat, conn, make) {
+            let kind = error_kind(&e);
+            conn.failed = Some((kind.clone(), format!("connection {}: setting up: {e}", conn.global)));
+            result.failed_kind = Some(kind);
+        }
+    }
+    let Some(origin) = gate.ready() else {
+        result.stopped = true;
+        return result;
+    };
+    let iterations = p.iterations(phase);
+    if let Some((_, why)) = &conn.failed {
+        result.ops.failed = Some(why.clone());
+        if let Some(n) = iterations {
+            result.lost_ops = lost_ops(p, phase, conn, 0, n);
+        }
+        live.failed.fetch_add(result.failed_kind.is_some() as usize, Ordering::Relaxed);
+        return result;
+    }
+    let cpu0 = CpuReading::now();
+    let files = conn.files.as_mut().expect("prepared connections have files");
+    let mut run = Run {
+        p,
+        rank: conn.global,
+        repeat,
+        files,
+        sets: &mut conn.sets,
+        shared,
+        stop,
+        live,
+        deadline: match phase.end {
+            PhaseEnd::Duration { ns } => Some(origin + Duration::from_nanos(ns)),
+            _ => None,
+        },
+        next_arrival: origin,
+        rng: Rng::new(file_random(p.seed ^ 0x5eed_f10e, conn.global, (repeat as u64) << 32 | 1 << 48)),
+        samples: Vec::with_capacity(SAMPLE_BUFFER),
+        counts: [(0u64, 0u64, 0u64); 13],
+        errors: Vec::new(),
+        buf: vec![0; p.record as usize],
+        data: pattern(p.record as usize, p.seed ^ conn.global as u64),
+        last_end: origin,
+    };
+    let mut cursors = vec![0u64; phase.flows.len()];
+    let total_weight: u64 = phase.flows.iter().map(|f| f.weight as u64).sum();
+    let mut done = 0u64;
+    let ended: Result<(), Halt> = loop {
+        if let Some(n) = iterations {
+            if done >= n {
+                break Ok(());
+            }
+        }
+        if run.past_deadline() {
+            break Ok(());
+        }
+        let mut w = run.rng.below(total_weight);
+        let fi = phase.flows.iter().position(|f| {
+            if w < f.weight as u64 {
+                true
+            } else {
+                w -= f.weight as u64;
+                false
+            }
+        });
+        let fi = fi.unwrap_or(0);
+        let flow = &phase.flows[fi];
+        match run.iteration(flow, &mut cursors[fi]) {
+            Ok(true) => {}
+            Ok(false) => result.idle += 1,
+            Err(h) => break Err(h),
+        }
+        done += 1;
+        if flow.rate.is_none() && flow.think_ns > 0 {
+            let mut pause = Duration::from_nanos(flow.think_ns);
+            if let Some(d) = run.deadline {
+                pause = pause.min(d.saturating_duration_since(Instant::now()));
+            }
+            std::thread::sleep(pause);
+        }
+    };
+    // Open loop: arrivals due before the end that were never issued.
+    if let Some(deadline) = run.deadline {
+        if phase.flows[0].rate.is_some() && ended.is_ok() {
+            let rate = phase.flows.iter().filter_map(|f| f.rate).sum::<f64>() / phase.flows.len() as f64;
+            let mut due = run.next_arrival;
+            while due < deadline && result.backlog < 100_000_000 {
+                result.backlog += 1;
+                due += Duration::from_secs_f64(run.rng.exp() / rate);
+            }
+        }
+    }
+    run.flush();
+    let (ops, bytes, errors) = run.totals();
+    result.ops.ops = ops;
+    result.ops.bytes = bytes;
+    result.ops.errors = errors;
+    result.ops.ns = run.last_end.saturating_duration_since(origin).as_nanos() as u64;
+    result.cpu = CpuReading::now().since(cpu0);
+    match ended {
+        Ok(()) => {}
+        Err(Halt::Stopped) => result.stopped = true,
+        Err(Halt::Failed(kind, message)) => {
+            result.ops.failed = Some(message.clone());
+            result.failed_kind = Some(kind.clone());
+            live.failed.fetch_add(1, Ordering::Relaxed);
+            if let Some(n) = iterations {
+                result.lost_ops = lost_ops(p, phase, conn, done, n);
+            }
+            conn.failed = Some((kind, message));
+        }
+    }
+    result
+}
+
+/// The operations iterations `from..to` of a phase would have issued (whole
+/// transfers counted by the sizes the files are drawn with): what a failed
+/// connection lost.
+fn lost_ops<F>(p: &Personality, phase: &Phase, conn: &Conn<F>, from: u64, to: u64) -> u64 {
+    let total_weight: u64 = phase.flows.iter().map(|f| f.weight as u64).sum();
+    let mut lost = 0;
+    for flow in &phase.flows {
+        let sizes = conn.sets.get(flow.fileset).map(|s| &s.sizes);
+        for k in from..to {
+            let size = sizes.map_or(p.record, |s| s.draw(conn.global, k % p.filesets[flow.fileset].files, 1));
+            let per: u64 = flow
+                .ops
+                .iter()
+                .map(|s| match s.amount {
+                    Amount::Whole => size.div_ceil(p.record).max(1),
+                    Amount::Bytes(n) if matches!(s.op, OpKind::Read | OpKind::Write | OpKind::Append) => {
+                        n.div_ceil(p.record).max(1)
+                    }
+                    _ => 1,
+                })
+                .sum();
+            lost += per * flow.weight as u64;
+        }
+    }
+    lost / total_weight.max(1)
+}
+
+/// Connects the connection (first time), makes its folders for `repeat`
+/// and the files made before the first phase.
+fn prepare<F: Files>(
+    p: &Personality,
+    repeat: u32,
+    conn: &mut Conn<F>,
+    make: &(dyn Fn(usize) -> io::Result<F> + Sync),
+) -> io::Result<()> {
+    if conn.files.is_none() {
+        let mut f = make(conn.rank)?;
+        f.mkdir("")?;
+        conn.files = Some(f);
+    }
+    let files = conn.files.as_mut().expect("just made");
+    files.mkdir(&format!("r{repeat}"))?;
+    conn.sets.clear();
+    let data = pattern(p.record as usize, p.seed ^ conn.global as u64);
+    for (si, set) in p.filesets.iter().enumerate() {
+        let sizes = Sizes::new(&set.size, p.seed.wrapping_add(si as u64 * 0x9e37))?;
+        let base = format!("r{repeat}/{}", set.name);
+        files.mkdir(&base)?;
+        let leaves = if set.depth == 0 { 1 } else { set.files.div_ceil(set.width) };
+        let mut made = std::collections::HashSet::new();
+        for leaf in 0..leaves {
+            let mut path = base.clone();
+            for part in tree_parts(set.depth, set.width, leaf) {
+                path = format!("{path}/d{part}");
+                if made.insert(path.clone()) {
+                    files.mkdir(&path)?;
+                }
+            }
+        }
+        let mut slots = vec![Slot::default(); set.files as usize];
+        let pre = (set.prealloc * set.files as f64).round() as u64;
+        for (i, slot) in slots.iter_mut().enumerate().take(pre as usize) {
+            slot.born = 1;
+            slot.drawn = sizes.draw(conn.global, i as u64, 1);
+            let path = slot_path(&base, set.depth, set.width, i as u64, 0);
+            let mut file = files.create(&path)?;
+            let mut at = 0;
+            while at < slot.drawn {
+                let n = (slot.drawn - at).min(data.len() as u64) as usize;
+                files.write(&mut file, &data[..n], at)?;
+                at += n as u64;
+            }
+            files.close(file)?;
+            slot.exists = true;
+            slot.size = slot.drawn;
+        }
+        conn.sets.push(SetState { sizes, slots });
+    }
+    conn.repeat = Some(repeat);
+    Ok(())
+}
+
+/// The folders of leaf folder `leaf`, top first.
+fn tree_parts(depth: u32, width: u64, leaf: u64) -> Vec<u64> {
+    (0..depth)
+        .rev()
+        .map(|k| {
+            let x = leaf / width.saturating_pow(k);
+            if k == depth - 1 {
+                x
+            } else {
+                x % width
+            }
+        })
+        .collect()
+}
+
+fn folder_of(base: &str, depth: u32, width: u64, index: u64) -> String {
+    let mut path = base.to_string();
+    if depth > 0 {
+        for part in tree_parts(depth, width, index / width) {
+            path = format!("{path}/d{part}");
+        }
+    }
+    path
+}
+
+fn slot_path(base: &str, depth: u32, width: u64, index: u64, gen: u32) -> String {
+    let folder = folder_of(base, depth, width, index);
+    if gen == 0 {
+        format!("{folder}/f{index:06}")
+    } else {
+        format!("{folder}/f{index:06}.{gen}")
+    }
+}
+
+/// Incompressible bytes to write.
+fn pattern(len: usize, seed: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len + 8);
+    let mut i = 0u64;
+    while out.len() < len {
+        out.extend_from_slice(&file_random(seed, usize::MAX, i).to_le_bytes());
+        i += 1;
+    }
+    out.truncate(len);
+    out
+}
+
+/// One connection's phase under way.
+struct Run<'a, F: Files> {
+    p: &'a Personality,
+    rank: usize,
+    repeat: u32,
+    files: &'a mut F,
+    sets: &'a mut Vec<SetState>,
+    shared: &'a Shared,
+    stop: &'a AtomicBool,
+    live: &'a Live,
+    deadline: Option<Instant>,
+    /// Open loop: the next operation's intended start.
+    next_arrival: Instant,
+    rng: Rng,
+    /// (op, latency ns, late).
+    samples: Vec<(u8, u64, bool)>,
+    /// Per op: (count, bytes, late).
+    counts: [(u64, u64, u64); 13],
+    /// (op, kind).
+    errors: Vec<(u8, String)>,
+    buf: Vec<u8>,
+    data: Vec<u8>,
+    /// The end of the last operation.
+    last_end: Instant,
+}
+
+impl<F: Files> Run<'_, F> {
+    fn past_deadline(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Runs one iteration of `flow`; false when no file fit (none to open, or none left to create).
+    fn iteration(&mut self, flow: &Flow, cursor: &mut u64) -> Result<bool, Halt> {
+        let set_index = flow.fileset;
+        let set = &self.p.filesets[set_index];
+        let wants_absent = flow.ops[0].op == OpKind::Create;
+        let Some(i) = self.pick(set_index, wants_absent, flow.pick, cursor) else {
+            return Ok(false);
+        };
+        let base = format!("r{}/{}", self.repeat, set.name);
+        let (depth, width) = (set.depth, set.width);
+        let mut open: Option<F::File> = None;
+        let rate = flow.rate;
+        for step in &flow.ops {
+            if self.stop.load(Ordering::Relaxed) {
+                self.drop_file(open.take());
+                return Err(Halt::Stopped);
+            }
+            if self.past_deadline() {
+                self.drop_file(open.take());
+                return Ok(true);
+            }
+            let slot = self.sets[set_index].slots[i as usize];
+            let path = slot_path(&base, depth, width, i, slot.gen);
+            match step.op {
+                OpKind::Create => {
+                    let close = step.close;
+                    let file = self.timed(OpKind::Create, rate, &path, |f| {
+                        let file = f.create(&path)?;
+                        if close {
+                            f.close(file)?;
+                            Ok(None)
+                        } else {
+                            Ok(Some(file))
+                        }
+                    })?;
+                    open = file;
+                    let drawn = self.sets[set_index].sizes.draw(self.rank, i, slot.born + 1);
+                    let s = &mut self.sets[set_index].slots[i as usize];
+                    s.born += 1;
+                    (s.exists, s.size, s.drawn) = (true, 0, drawn);
+                }
+                OpKind::Open => open = Some(self.timed(OpKind::Open, rate, &path, |f| f.open(&path))?),
+                OpKind::Close => {
+                    if let Some(file) = open.take() {
+                        self.timed(OpKind::Close, rate, &path, |f| f.close(file))?;
+                    }
+                }
+                OpKind::Fsync => {
+                    let file = open.as_mut().expect("checked: open");
+                    self.timed(OpKind::Fsync, rate, &path, |f| f.fsync(file))?;
+                }
+                OpKind::Read => {
+                    let (from, len) = match step.amount {
+                        Amount::Bytes(n) => {
+                            let n = n.min(slot.size);
+                            (self.aligned_offset(slot.size.saturating_sub(n)), n)
+                        }
+                        _ => (0, slot.size),
+                    };
+                    let file = open.as_mut().expect("checked: open");
+                    self.transfer(OpKind::Read, rate, &path, file, from, len)?;
+                }
+                OpKind::Write | OpKind::Append => {
+                    let (from, len) = match (step.op, step.amount) {
+                        (OpKind::Append, Amount::Bytes(n)) => (slot.size, n),
+                        (_, Amount::Bytes(n)) => (self.aligned_offset(slot.size.saturating_sub(n)), n),
+                        _ => (0, slot.drawn),
+                    };
+                    let file = open.as_mut().expect("checked: open");
+                    self.transfer(step.op, rate, &path, file, from, len)?;
+                    let s = &mut self.sets[set_index].slots[i as usize];
+                    s.size = s.size.max(from + len);
+                }
+                OpKind::Stat => {
+                    self.timed(OpKind::Stat, rate, &path, |f| f.stat(&path))?;
+                }
+                OpKind::List => {
+                    let folder = folder_of(&base, depth, width, i);
+                    self.timed(OpKind::List, rate, &folder, |f| f.list(&folder))?;
+                }
+                OpKind::Rename => {
+                    let to = slot_path(&base, depth, width, i, slot.gen + 1);
+                    self.timed(OpKind::Rename, rate, &path, |f| f.rename(&path, &to))?;
+                    self.sets[set_index].slots[i as usize].gen += 1;
+                }
+                OpKind::Delete => {
+                    self.timed(OpKind::Delete, rate, &path, |f| f.remove(&path))?;
+                    let s = &mut self.sets[set_index].slots[i as usize];
+                    (s.exists, s.size) = (false, 0);
+                }
+                OpKind::Lock | OpKind::Unlock => {
+                    let len = match step.amount {
+                        Amount::Bytes(n) if n > 0 => n,
+                        _ => self.p.record,
+                    };
+                    let file = open.as_mut().expect("checked: open");
+                    let op = step.op;
+                    self.timed(op, rate, &path, |f| {
+                        if op == OpKind::Lock {
+                            f.lock(file, len)
+                        } else {
+                            f.unlock(file, len)
+                        }
+                    })?;
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// A record-aligned offset in 0..=max.
+    fn aligned_offset(&mut self, max: u64) -> u64 {
+        let records = max / self.p.record;
+        self.rng.below(records + 1) * self.p.record
+    }
+
+    /// Reads or writes `len` bytes from `from`, one timed request per record.
+    fn transfer(
+        &mut self,
+        op: OpKind,
+        rate: Option<f64>,
+        path: &str,
+        file: &mut F::File,
+        from: u64,
+        len: u64,
+    ) -> Result<(), Halt> {
+        let record = self.p.record;
+        let mut at = 0;
+        while at < len {
+            if self.stop.load(Ordering::Relaxed) {
+                return Err(Halt::Stopped);
+            }
+            let n = (len - at).min(record) as usize;
+            let offset = from + at;
+            if op == OpKind::Read {
+                let mut buf = std::mem::take(&mut self.buf);
+                let got = self.timed(op, rate, path, |f| f.read(file, &mut buf[..n], offset));
+                self.buf = buf;
+                if got? < n {
+                    let message = format!(
+                        "connection {}: {path} ends before byte {} of the {len} read",
+                        self.rank,
+                        offset + n as u64
+                    );
+                    self.errors.push((op as u8, "size mismatch".into()));
+                    return Err(Halt::Failed("size mismatch".into(), message));
+                }
+            } else {
+                let data = std::mem::take(&mut self.data);
+                let r = self.timed(op, rate, path, |f| f.write(file, &data[..n], offset));
+                self.data = data;
+                r?;
+            }
+            self.counts[op as usize].1 += n as u64;
+            self.live.bytes.fetch_add(n as u64, Ordering::Relaxed);
+            at += n as u64;
+        }
+        Ok(())
+    }
+
+    /// Times one operation (open loop: from its intended start) and counts it or its failure.
+    fn timed<T>(
+        &mut self,
+        op: OpKind,
+        rate: Option<f64>,
+        path: &str,
+        call: impl FnOnce(&mut F) -> io::Result<T>,
+    ) -> Result<T, Halt> {
+        let intended = self.arrival(rate);
+        let start = Instant::now();
+        let r = call(self.files);
+        let end = Instant::now();
+        self.last_end = end;
+        match r {
+            Ok(v) => {
+                let from = intended.unwrap_or(start);
+                let late = intended.is_some_and(|i| start.saturating_duration_since(i).as_nanos() as u64 > LATE_NS);
+                self.record(op, end.saturating_duration_since(from).as_nanos() as u64, late);
+                Ok(v)
+            }
+            Err(e) => {
+                let kind = error_kind(&e);
+                self.errors.push((op as u8, kind.clone()));
+                Err(Halt::Failed(kind, format!("connection {}: {op} {path}: {e}", self.rank)))
+            }
+        }
+    }
+
+    /// The next operation's intended start (open loop), after waiting for it.
+    fn arrival(&mut self, rate: Option<f64>) -> Option<Instant> {
+        let rate = rate?;
+        let intended = self.next_arrival;
+        self.next_arrival += Duration::from_secs_f64(self.rng.exp() / rate);
+        let now = Instant::now();
+        if intended > now {
+            std::thread::sleep(intended - now);
+        }
+        Some(intended)
+    }
+
+    fn record(&mut self, op: OpKind, ns: u64, late: bool) {
+        let c = &mut self.counts[op as usize];
+        c.0 += 1;
+        c.2 += late as u64;
+        self.samples.push((op as u8, ns, late));
+        self.live.ops.fetch_add(1, Ordering::Relaxed);
+        if self.samples.len() >= SAMPLE_BUFFER {
+            self.flush_samples();
+        }
+    }
+
+    fn flush_samples(&mut self) {
+        let mut ops = self.shared.ops.lock().unwrap_or_else(|e| e.into_inner());
+        for &(op, ns, _) in &self.samples {
+            ops[op as usize].latency.record(ns);
+        }
+        self.samples.clear();
+    }
+
+    /// Adds this connection's counts and samples to the client's figures.
+    fn flush(&mut self) {
+        self.flush_samples();
+        let mut ops = self.shared.ops.lock().unwrap_or_else(|e| e.into_inner());
+        for (k, &(count, bytes, late)) in self.counts.iter().enumerate() {
+            ops[k].count += count;
+            ops[k].bytes += bytes;
+            ops[k].late += late;
+        }
+        for (op, kind) in &self.errors {
+            *ops[*op as usize].errors_by_kind.entry(kind.clone()).or_default() += 1;
+        }
+    }
+
+    fn totals(&self) -> (u64, u64, u64) {
+        let ops = self.counts.iter().map(|c| c.0).sum();
+        let bytes = self.counts.iter().map(|c| c.1).sum();
+        (ops, bytes, self.errors.len() as u64)
+    }
+
+    /// Closes a file left open when a phase ends mid-iteration (untimed, not counted).
+    fn drop_file(&mut self, file: Option<F::File>) {
+        if let Some(f) = file {
+            let _ = self.files.close(f);
+        }
+    }
+
+    /// A file for an iteration: one that does not exist (a create) or one that does.
+    fn pick(&mut self, set: usize, absent: bool, pick: Pick, cursor: &mut u64) -> Option<u64> {
+        let slots = &self.sets[set].slots;
+        let n = slots.len() as u64;
+        let fits = |i: u64| slots[i as usize].exists != absent;
+        match pick {
+            Pick::Next => {
+                let found = (0..n).map(|k| (*cursor + k) % n).find(|&i| fits(i))?;
+                *cursor = found + 1;
+                Some(found)
+            }
+            Pick::Random => {
+                for _ in 0..32 {
+                    let i = self.rng.below(n);
+                    if fits(i) {
+                        return Some(i);
+                    }
+                }
+                let from = self.rng.below(n);
+                (0..n).map(|k| (from + k) % n).find(|&i| fits(i))
+            }
+        }
+    }
+}
+
+/// Where a personality's connections of client 0 keep their files locally (for tests).
+pub fn client_dir(workdir: &Path, rank: usize) -> PathBuf {
+    workdir.join(format!("client-{rank}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomatrix_coord::{Hooks, OnClientError};
+
+    fn run(plan: &RunPlan, clients: usize) -> (tempfile::TempDir, Vec<(CellFigures, Vec<ClientCell>)>, Ending) {
+        let dir = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let hooks = Hooks::default();
+        let setup = Setup {
+            cells: plan.cells(),
+            workdir: Some(dir.path()),
+            hooks: &hooks,
+            on_error: OnClientError::Abort,
+            stop: &stop,
+        };
+        let lives: Vec<Live> = (0..clients).map(|_| Live::new()).collect();
+        let mut cells = Vec::new();
+        let (done, ending) = execute_clients(plan, &Group::Local(clients), &setup, &Place::Local, &lives, |m, c, _| {
+            cells.push((m.clone(), c.to_vec()));
+            Ok(())
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(done, cells.len());
+        (dir, cells, ending)
+    }
+
+    fn builtin(name: &str) -> RunPlan {
+        let mut p = crate::builtin::get(name).unwrap().unwrap();
+        let s = p.scales["small"].clone();
+        p.apply(&s);
+        RunPlan { personality: p, source: name.into(), repeats: 1 }
+    }
+
+    #[test]
+    fn netware_small_writes_then_reads_every_file_exactly() {
+        let mut plan = builtin("netware-2008");
+        plan.personality.connections = 3;
+        plan.personality.filesets[0].files = 12;
+        let (dir, cells, ending) = run(&plan, 2);
+        assert_eq!(ending, Ending::Completed);
+        assert_eq!(cells.len(), 2);
+        // 12 files cycling 4k..2m: 4k+8k+...+2m (4092k) + 4k + 8k.
+        let per_conn: u64 = (4092 + 12) * 1024;
+        let records: u64 = per_conn / 4096;
+        for (m, clients) in &cells {
+            assert_eq!(m.connections.len(), 6);
+            assert_eq!(clients.len(), 2);
+            assert_eq!(m.bytes(), 6 * per_conn);
+            let count = |name: &str| m.ops.iter().find(|o| o.name == name).map_or(0, |o| o.count);
+            assert_eq!(count("open"), 6 * 12);
+            assert_eq!(count("close"), 6 * 12);
+            if m.phase == "write" {
+                assert_eq!((count("create"), count("write")), (72, 6 * records));
+            } else {
+                assert_eq!((count("create"), count("read")), (0, 6 * records));
+            }
+            for o in &m.ops {
+                assert_eq!(o.latency.count(), o.count, "{}", o.name);
+            }
+            let f = m.fairness().unwrap();
+            assert!((f.jain - 1.0).abs() < 1e-9, "{f:?}");
+            assert_eq!((m.lost_ops, m.backlog, m.failed()), (0, 0, 0));
+        }
+        let f = dir.path().join("client-1/conn-0002/r0/volume/f000011");
+        assert_eq!(std::fs::metadata(f).unwrap().len(), 8192);
+    }
+
+    #[test]
+    fn every_builtin_runs_locally_at_small_scale() {
+        for name in crate::builtin::names() {
+            let mut plan = builtin(name);
+            for p in &mut plan.personality.phases {
+                if let PhaseEnd::Duration { ns } = &mut p.end {
+                    *ns = 300_000_000;
+                }
+            }
+            plan.personality.connections = 2;
+            let (_dir, cells, ending) = run(&plan, 1);
+            assert_eq!(ending, Ending::Completed, "{name}");
+            for (m, _) in &cells {
+                assert!(m.ops_done() > 0, "{name}: {m:?}");
+                assert_eq!(m.failed(), 0, "{name}: {:?}", m.connections);
+                assert!(m.ops.iter().all(|o| o.errors() == 0), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn open_loop_counts_from_the_intended_start_and_never_drops_arrivals() {
+        let text = "version = 1\nname = \"o\"\nconnections = 2\nrecord = \"4k\"\n[[fileset]]\nname = \"f\"\nfiles = 8\nsize = { dist = \"fixed\", size = \"4k\" }\n[[phase]]\nname = \"run\"\nduration = \"500ms\"\n[[phase.flow]]\nname = \"s\"\nrate = 200.0\nops = [{ op = \"stat\" }]\n";
+        let p = crate::schema::parse(text, Path::new(".")).unwrap();
+        let plan = RunPlan { personality: p, source: "t".into(), repeats: 1 };
+        let (_dir, cells, _) = run(&plan, 1);
+        let m = &cells[0].0;
+        let stats = m.ops.iter().find(|o| o.name == "stat").unwrap();
+        // 2 connections x 200/s x 0.5 s: about 200 arrivals (Poisson), all issued or counted as backlog.
+        let arrivals = stats.count + m.backlog;
+        assert!((120..=300).contains(&arrivals), "{arrivals}");
+        assert!(m.backlog <= 4, "a local stat keeps up: {}", m.backlog);
+    }
+}

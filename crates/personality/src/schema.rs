@@ -1,0 +1,897 @@
+//! The personality file (TOML, `version = 1`): parsed with every unknown
+//! key refused, then checked into a [`Personality`]. Every error names its
+//! line and, for a misspelt name, the nearest valid one.
+
+use iomatrix_core::ByteSize;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use toml::Spanned;
+
+/// The schema version this iomatrix reads.
+pub const VERSION: i64 = 1;
+/// Connections per client, at most.
+pub const MAX_CONNECTIONS: usize = 4096;
+
+// ---------------------------------------------------------------- raw file
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    version: Spanned<i64>,
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    seed: Option<u64>,
+    #[serde(default)]
+    connections: Option<Spanned<usize>>,
+    #[serde(default)]
+    record: Option<Spanned<String>>,
+    #[serde(default)]
+    fileset: Vec<RawFileset>,
+    #[serde(default)]
+    phase: Vec<RawPhase>,
+    #[serde(default)]
+    scale: BTreeMap<String, Spanned<RawScale>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFileset {
+    name: Spanned<String>,
+    files: Spanned<u64>,
+    #[serde(default)]
+    width: Option<Spanned<u64>>,
+    #[serde(default)]
+    depth: Option<u32>,
+    size: Spanned<RawSize>,
+    #[serde(default)]
+    prealloc: Option<Spanned<f64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSize {
+    dist: Spanned<String>,
+    #[serde(default)]
+    size: Option<String>,
+    #[serde(default)]
+    min: Option<String>,
+    #[serde(default)]
+    max: Option<String>,
+    #[serde(default)]
+    mean: Option<String>,
+    #[serde(default)]
+    median: Option<String>,
+    #[serde(default)]
+    sigma: Option<f64>,
+    #[serde(default)]
+    shape: Option<f64>,
+    #[serde(default)]
+    sizes: Option<Vec<String>>,
+    #[serde(default)]
+    profile: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPhase {
+    name: Spanned<String>,
+    #[serde(default)]
+    duration: Option<Spanned<String>>,
+    #[serde(default)]
+    iterations: Option<Spanned<u64>>,
+    #[serde(default)]
+    flow: Vec<RawFlow>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFlow {
+    name: Spanned<String>,
+    #[serde(default)]
+    weight: Option<u32>,
+    #[serde(default)]
+    fileset: Option<Spanned<String>>,
+    #[serde(default)]
+    pick: Option<Spanned<String>>,
+    #[serde(default)]
+    think: Option<Spanned<String>>,
+    #[serde(default)]
+    rate: Option<Spanned<f64>>,
+    ops: Vec<Spanned<RawOp>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOp {
+    op: Spanned<String>,
+    #[serde(default)]
+    size: Option<Spanned<String>>,
+    #[serde(default)]
+    close: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScale {
+    #[serde(default)]
+    connections: Option<usize>,
+    #[serde(default)]
+    files: Option<u64>,
+    #[serde(default)]
+    duration: Option<String>,
+}
+
+// ---------------------------------------------------------------- checked
+
+/// A checked personality: what every connection runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Personality {
+    pub name: String,
+    pub description: String,
+    pub seed: u64,
+    /// Connections per client.
+    pub connections: usize,
+    /// Bytes per read or write request: a whole-file read or write is this many requests.
+    pub record: u64,
+    pub filesets: Vec<Fileset>,
+    pub phases: Vec<Phase>,
+    /// Named sets of overrides (`--scale NAME`).
+    #[serde(default)]
+    pub scales: BTreeMap<String, Scale>,
+}
+
+/// Overrides of a `[scale.NAME]` table or of the command line.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Scale {
+    pub connections: Option<usize>,
+    /// Files of every fileset of more than one file (per connection).
+    pub files: Option<u64>,
+    /// Every timed phase's duration.
+    pub duration_ns: Option<u64>,
+}
+
+/// Files each connection has of one kind, in a folder tree of its own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fileset {
+    pub name: String,
+    /// Per connection.
+    pub files: u64,
+    /// Files per folder (and folders per folder above them).
+    pub width: u64,
+    /// Folder levels above the files' folders (0: the files' folders sit in the fileset's folder).
+    pub depth: u32,
+    pub size: SizeDist,
+    /// Share of the files made (untimed) before the first phase: 0..1.
+    pub prealloc: f64,
+}
+
+/// Where a file's size comes from: drawn from a seed per connection, file
+/// and generation, so a run repeats exactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "dist")]
+pub enum SizeDist {
+    Fixed {
+        size: u64,
+    },
+    Uniform {
+        min: u64,
+        max: u64,
+    },
+    /// exp(N(ln median, sigma)), at most `max`.
+    Lognormal {
+        median: u64,
+        sigma: f64,
+        max: u64,
+    },
+    /// Gamma(shape, mean/shape), at most `max`.
+    Gamma {
+        mean: u64,
+        shape: f64,
+        max: u64,
+    },
+    /// File i gets `sizes[i % len]` (seed 003's list).
+    Cycle {
+        sizes: Vec<u64>,
+    },
+    /// Drawn from a size profile (`iomatrix scan PATH --save-profile FILE`).
+    Scan {
+        profile: PathBuf,
+    },
+}
+
+/// A stage of the run, one cell: its flows run until it ends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Phase {
+    pub name: String,
+    pub end: PhaseEnd,
+    pub flows: Vec<Flow>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseEnd {
+    /// For this long from the common start.
+    Duration { ns: u64 },
+    /// After this many flow iterations per connection.
+    Iterations { count: u64 },
+    /// As many iterations per connection as the first flow's fileset has files.
+    EachFile,
+}
+
+/// A loop of operations on one file at a time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Flow {
+    pub name: String,
+    /// Each iteration picks a flow at random in proportion to the weights.
+    pub weight: u32,
+    /// Index into [`Personality::filesets`].
+    pub fileset: usize,
+    pub pick: Pick,
+    /// Closed loop: the pause after each iteration (untimed).
+    pub think_ns: u64,
+    /// Open loop: operations per second per connection, Poisson arrivals.
+    pub rate: Option<f64>,
+    pub ops: Vec<Step>,
+}
+
+/// How an iteration chooses its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pick {
+    /// The next file in order (after the last one this flow took).
+    Next,
+    /// A file at random.
+    Random,
+}
+
+/// One operation of a flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    pub op: OpKind,
+    pub amount: Amount,
+    /// `create` only: close it at once, timed as one (seed 003's create).
+    #[serde(default)]
+    pub close: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Amount {
+    None,
+    Whole,
+    Bytes(u64),
+}
+
+/// The operations a flow can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    Create,
+    Open,
+    Read,
+    Write,
+    Append,
+    Fsync,
+    Close,
+    Stat,
+    Rename,
+    Delete,
+    List,
+    Lock,
+    Unlock,
+}
+
+impl OpKind {
+    pub const ALL: [OpKind; 13] = [
+        OpKind::Create,
+        OpKind::Open,
+        OpKind::Read,
+        OpKind::Write,
+        OpKind::Append,
+        OpKind::Fsync,
+        OpKind::Close,
+        OpKind::Stat,
+        OpKind::Rename,
+        OpKind::Delete,
+        OpKind::List,
+        OpKind::Lock,
+        OpKind::Unlock,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Create => "create",
+            OpKind::Open => "open",
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+            OpKind::Append => "append",
+            OpKind::Fsync => "fsync",
+            OpKind::Close => "close",
+            OpKind::Stat => "stat",
+            OpKind::Rename => "rename",
+            OpKind::Delete => "delete",
+            OpKind::List => "list",
+            OpKind::Lock => "lock",
+            OpKind::Unlock => "unlock",
+        }
+    }
+
+    fn parse(name: &str) -> Option<OpKind> {
+        OpKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Needs the file open.
+    fn on_open_file(self) -> bool {
+        matches!(
+            self,
+            OpKind::Read
+                | OpKind::Write
+                | OpKind::Append
+                | OpKind::Fsync
+                | OpKind::Close
+                | OpKind::Lock
+                | OpKind::Unlock
+        )
+    }
+}
+
+impl fmt::Display for OpKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+// ---------------------------------------------------------------- errors
+
+/// What is wrong with a personality file, with where.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileError {
+    /// 1-based; None when the error is about the whole file.
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for FileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "line {line}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for FileError {}
+
+fn at(text: &str, span: std::ops::Range<usize>, message: impl Into<String>) -> FileError {
+    FileError { line: Some(line_of(text, span.start)), message: message.into() }
+}
+
+/// The 1-based line of byte `offset`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+/// The closest of `valid` to `wrong`, if close enough to be a typo.
+pub fn nearest<'a>(wrong: &str, valid: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    valid
+        .into_iter()
+        .map(|v| (strsim::damerau_levenshtein(wrong, v), v))
+        .filter(|(d, v)| *d <= 2.max(v.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, v)| v)
+}
+
+fn hint<'a>(wrong: &str, valid: impl IntoIterator<Item = &'a str> + Clone) -> String {
+    let all: Vec<&str> = valid.clone().into_iter().collect();
+    match nearest(wrong, valid) {
+        Some(n) => format!("; did you mean `{n}`? (valid: {})", all.join(", ")),
+        None => format!(" (valid: {})", all.join(", ")),
+    }
+}
+
+fn toml_error(text: &str, e: &toml::de::Error) -> FileError {
+    let line = e.span().map(|s| line_of(text, s.start));
+    let mut message = e.message().trim().to_string();
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        if let Some((wrong, expected)) = rest.split_once('`') {
+            let valid: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+            message = format!("unknown key `{wrong}`{}", hint(wrong, valid.iter().copied()));
+        }
+    }
+    FileError { line, message }
+}
+
+fn size(text: &str, span: std::ops::Range<usize>, what: &str, value: &str) -> Result<u64, FileError> {
+    let s = value
+        .parse::<ByteSize>()
+        .map_err(|e| at(text, span.clone(), format!("{what} = \"{value}\": {e}; write a size such as 4k or 2m")))?;
+    if s.bytes() == 0 {
+        return Err(at(text, span, format!("{what} = \"{value}\": a size of 0; give at least one byte")));
+    }
+    Ok(s.bytes())
+}
+
+/// `0` or a duration such as `10ms`.
+fn pause(text: &str, s: &Spanned<String>, what: &str) -> Result<u64, FileError> {
+    if s.get_ref().trim() == "0" {
+        return Ok(0);
+    }
+    iomatrix_core::parse_duration(s.get_ref())
+        .map(|d| d.as_nanos() as u64)
+        .map_err(|e| at(text, s.span(), format!("{what}: {e}")))
+}
+
+// ---------------------------------------------------------------- parse
+
+/// Parses and checks a personality file's text. `base`: the folder its
+/// relative paths (a `scan` profile) are taken from.
+pub fn parse(text: &str, base: &Path) -> Result<Personality, FileError> {
+    let raw: RawFile = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
+    if *raw.version.get_ref() != VERSION {
+        return Err(at(
+            text,
+            raw.version.span(),
+            format!(
+                "version = {}: this iomatrix reads personality files of version {VERSION}; write version = {VERSION}",
+                raw.version.get_ref()
+            ),
+        ));
+    }
+    let record = match &raw.record {
+        Some(r) => size(text, r.span(), "record", r.get_ref())?,
+        None => 64 * 1024,
+    };
+    let connections = match &raw.connections {
+        Some(c) if *c.get_ref() == 0 || *c.get_ref() > MAX_CONNECTIONS => {
+            return Err(at(text, c.span(), format!("connections = {}: give 1..{MAX_CONNECTIONS}", c.get_ref())))
+        }
+        Some(c) => *c.get_ref(),
+        None => 16,
+    };
+    if raw.fileset.is_empty() {
+        return Err(FileError {
+            line: None,
+            message: "no [[fileset]]: a personality needs at least one, e.g. [[fileset]] name = \"files\" files = 100 \
+                      size = { dist = \"fixed\", size = \"16k\" }"
+                .into(),
+        });
+    }
+    let mut filesets = Vec::new();
+    for f in &raw.fileset {
+        if filesets.iter().any(|g: &Fileset| g.name == *f.name.get_ref()) {
+            return Err(at(text, f.name.span(), format!("fileset `{}` is named twice", f.name.get_ref())));
+        }
+        if *f.files.get_ref() == 0 {
+            return Err(at(text, f.files.span(), "files = 0: a fileset needs at least one file"));
+        }
+        let width = match &f.width {
+            Some(w) if *w.get_ref() == 0 => {
+                return Err(at(text, w.span(), "width = 0: give the files per folder, 1 or more"))
+            }
+            Some(w) => *w.get_ref(),
+            None => *f.files.get_ref(),
+        };
+        let prealloc = match &f.prealloc {
+            Some(p) if !(0.0..=1.0).contains(p.get_ref()) => {
+                return Err(at(
+                    text,
+                    p.span(),
+                    format!("prealloc = {}: give a share of the files, 0.0 to 1.0", p.get_ref()),
+                ))
+            }
+            Some(p) => *p.get_ref(),
+            None => 1.0,
+        };
+        filesets.push(Fileset {
+            name: f.name.get_ref().clone(),
+            files: *f.files.get_ref(),
+            width,
+            depth: f.depth.unwrap_or(0),
+            size: size_dist(text, &f.size, base)?,
+            prealloc,
+        });
+    }
+    if raw.phase.is_empty() {
+        return Err(FileError {
+            line: None,
+            message: "no [[phase]]: a personality needs at least one, with one [[phase.flow]] or more".into(),
+        });
+    }
+    let mut phases = Vec::new();
+    for p in &raw.phase {
+        phases.push(phase(text, p, &filesets)?);
+    }
+    let mut scales = BTreeMap::new();
+    for (name, s) in &raw.scale {
+        let r = s.get_ref();
+        let duration_ns = match &r.duration {
+            Some(d) => Some(
+                iomatrix_core::parse_duration(d)
+                    .map_err(|e| at(text, s.span(), format!("scale.{name}.duration: {e}")))?
+                    .as_nanos() as u64,
+            ),
+            None => None,
+        };
+        if r.connections == Some(0) || r.files == Some(0) {
+            return Err(at(text, s.span(), format!("scale.{name}: connections and files must be 1 or more")));
+        }
+        scales.insert(name.clone(), Scale { connections: r.connections, files: r.files, duration_ns });
+    }
+    Ok(Personality {
+        name: raw.name,
+        description: raw.description,
+        seed: raw.seed.unwrap_or(1),
+        connections,
+        record,
+        filesets,
+        phases,
+        scales,
+    })
+}
+
+const DISTS: [&str; 6] = ["fixed", "uniform", "lognormal", "gamma", "cycle", "scan"];
+
+fn size_dist(text: &str, s: &Spanned<RawSize>, base: &Path) -> Result<SizeDist, FileError> {
+    let span = s.span();
+    let r = s.get_ref();
+    let need = |v: &Option<String>, key: &str, dist: &str| -> Result<u64, FileError> {
+        match v {
+            Some(v) => size(text, span.clone(), key, v),
+            None => Err(at(text, span.clone(), format!("size: dist = \"{dist}\" needs `{key}` (a size such as 16k)"))),
+        }
+    };
+    let max_of = |v: &Option<String>| -> Result<u64, FileError> {
+        v.as_ref().map_or(Ok(u64::MAX >> 8), |m| size(text, span.clone(), "max", m))
+    };
+    let positive = |v: Option<f64>, key: &str, dist: &str| -> Result<f64, FileError> {
+        match v {
+            Some(x) if x > 0.0 && x.is_finite() => Ok(x),
+            Some(x) => Err(at(text, span.clone(), format!("size: {key} = {x}: give a number above 0"))),
+            None => Err(at(text, span.clone(), format!("size: dist = \"{dist}\" needs `{key}` (a number above 0)"))),
+        }
+    };
+    let dist = r.dist.get_ref().as_str();
+    Ok(match dist {
+        "fixed" => SizeDist::Fixed { size: need(&r.size, "size", dist)? },
+        "uniform" => {
+            let (min, max) = (need(&r.min, "min", dist)?, need(&r.max, "max", dist)?);
+            if min > max {
+                return Err(at(text, span, "size: min is above max"));
+            }
+            SizeDist::Uniform { min, max }
+        }
+        "lognormal" => SizeDist::Lognormal {
+            median: need(&r.median, "median", dist)?,
+            sigma: positive(r.sigma, "sigma", dist)?,
+            max: max_of(&r.max)?,
+        },
+        "gamma" => SizeDist::Gamma {
+            mean: need(&r.mean, "mean", dist)?,
+            shape: positive(r.shape, "shape", dist)?,
+            max: max_of(&r.max)?,
+        },
+        "cycle" => {
+            let list = r.sizes.as_ref().filter(|l| !l.is_empty()).ok_or_else(|| {
+                at(text, span.clone(), "size: dist = \"cycle\" needs `sizes`, e.g. sizes = [\"4k\", \"8k\"]")
+            })?;
+            SizeDist::Cycle {
+                sizes: list.iter().map(|v| size(text, span.clone(), "sizes", v)).collect::<Result<_, _>>()?,
+            }
+        }
+        "scan" => {
+            let p = r.profile.as_ref().ok_or_else(|| {
+                at(
+                    text,
+                    span.clone(),
+                    "size: dist = \"scan\" needs `profile` (a file of `iomatrix scan PATH --save-profile FILE`)",
+                )
+            })?;
+            let path = base.join(p);
+            let profile = iomatrix_tree::Profile::load(&path)
+                .map_err(|e| at(text, span.clone(), format!("size: profile {}: {}", path.display(), e.0)))?;
+            if profile.total_files() == 0 {
+                return Err(at(
+                    text,
+                    span,
+                    format!("size: profile {} holds no files to draw sizes from", path.display()),
+                ));
+            }
+            SizeDist::Scan { profile: path }
+        }
+        other => return Err(at(text, r.dist.span(), format!("size: unknown dist `{other}`{}", hint(other, DISTS)))),
+    })
+}
+
+fn phase(text: &str, p: &RawPhase, filesets: &[Fileset]) -> Result<Phase, FileError> {
+    let name = p.name.get_ref().clone();
+    let end = match (&p.duration, &p.iterations) {
+        (Some(_), Some(i)) => {
+            return Err(at(text, i.span(), format!("phase `{name}`: give duration or iterations, not both")))
+        }
+        (Some(d), None) => PhaseEnd::Duration {
+            ns: iomatrix_core::parse_duration(d.get_ref())
+                .map_err(|e| at(text, d.span(), format!("phase `{name}`: duration: {e}")))?
+                .as_nanos() as u64,
+        },
+        (None, Some(i)) if *i.get_ref() == 0 => {
+            return Err(at(text, i.span(), format!("phase `{name}`: iterations = 0; give 1 or more")))
+        }
+        (None, Some(i)) => PhaseEnd::Iterations { count: *i.get_ref() },
+        (None, None) => PhaseEnd::EachFile,
+    };
+    if p.flow.is_empty() {
+        return Err(at(text, p.name.span(), format!("phase `{name}` has no [[phase.flow]]")));
+    }
+    let mut flows = Vec::new();
+    for f in &p.flow {
+        flows.push(flow(text, f, filesets)?);
+    }
+    let open = flows.iter().filter(|f| f.rate.is_some()).count();
+    if open != 0 && open != flows.len() {
+        return Err(at(
+            text,
+            p.name.span(),
+            format!("phase `{name}`: some flows have a rate (open loop) and some not (closed loop); give every flow a rate or none"),
+        ));
+    }
+    Ok(Phase { name, end, flows })
+}
+
+fn flow(text: &str, f: &RawFlow, filesets: &[Fileset]) -> Result<Flow, FileError> {
+    let name = f.name.get_ref().clone();
+    let fileset = match &f.fileset {
+        Some(s) => filesets.iter().position(|g| g.name == *s.get_ref()).ok_or_else(|| {
+            at(
+                text,
+                s.span(),
+                format!(
+                    "flow `{name}`: no fileset `{}`{}",
+                    s.get_ref(),
+                    hint(s.get_ref(), filesets.iter().map(|g| g.name.as_str()))
+                ),
+            )
+        })?,
+        None if filesets.len() == 1 => 0,
+        None => {
+            return Err(at(
+                text,
+                f.name.span(),
+                format!("flow `{name}`: several filesets, so name one: fileset = \"...\""),
+            ))
+        }
+    };
+    let pick = match f.pick.as_ref().map(|p| (p.get_ref().as_str(), p.span())) {
+        None | Some(("random", _)) => Pick::Random,
+        Some(("next", _)) => Pick::Next,
+        Some((other, span)) => {
+            return Err(at(
+                text,
+                span,
+                format!("flow `{name}`: unknown pick `{other}`{}", hint(other, ["next", "random"])),
+            ))
+        }
+    };
+    let think_ns = f.think.as_ref().map(|t| pause(text, t, &format!("flow `{name}`: think"))).transpose()?.unwrap_or(0);
+    let rate = match &f.rate {
+        Some(r) if !(*r.get_ref() > 0.0 && r.get_ref().is_finite()) => {
+            return Err(at(
+                text,
+                r.span(),
+                format!("flow `{name}`: rate = {}: give operations per second above 0", r.get_ref()),
+            ))
+        }
+        Some(r) if f.think.is_some() => {
+            return Err(at(
+                text,
+                r.span(),
+                format!("flow `{name}`: think time is for closed loop, rate for open loop; give one"),
+            ))
+        }
+        r => r.as_ref().map(|r| *r.get_ref()),
+    };
+    if f.ops.is_empty() {
+        return Err(at(text, f.name.span(), format!("flow `{name}` has no ops")));
+    }
+    let mut ops = Vec::new();
+    // Whether the flow's file is open, and locked, after each op.
+    let (mut open, mut locked) = (false, false);
+    for o in &f.ops {
+        let span = o.span();
+        let r = o.get_ref();
+        let word = r.op.get_ref().as_str();
+        let op = OpKind::parse(word).ok_or_else(|| {
+            at(
+                text,
+                r.op.span(),
+                format!("flow `{name}`: unknown op `{word}`{}", hint(word, OpKind::ALL.map(OpKind::name))),
+            )
+        })?;
+        let bad = |m: String| Err(at(text, span.clone(), format!("flow `{name}`: {op}: {m}")));
+        let amount = match (op, &r.size) {
+            (OpKind::Read | OpKind::Write, None) => Amount::Whole,
+            (OpKind::Read | OpKind::Write, Some(s)) if s.get_ref() == "whole" => Amount::Whole,
+            (OpKind::Read | OpKind::Write | OpKind::Append | OpKind::Lock, Some(s)) => {
+                Amount::Bytes(size(text, s.span(), "size", s.get_ref())?)
+            }
+            (OpKind::Append, None) => return bad("needs size = \"N\" (the bytes appended)".into()),
+            (OpKind::Lock, None) => Amount::Bytes(0),
+            (_, Some(_)) => return bad("takes no size".into()),
+            (_, None) => Amount::None,
+        };
+        if r.close.is_some() && op != OpKind::Create {
+            return bad("close = true is for create only".into());
+        }
+        let close = r.close.unwrap_or(false);
+        match op {
+            OpKind::Create | OpKind::Open if open => {
+                return bad("the flow's file is open already; close it first".into())
+            }
+            OpKind::Rename | OpKind::Delete if open => {
+                return bad(
+                    "the file is open; close it first (a server may refuse to rename or delete an open file)".into()
+                )
+            }
+            k if k.on_open_file() && !open => {
+                return bad("the flow's file is not open here; begin with create or open".into())
+            }
+            OpKind::Close if locked => return bad("the file is locked; unlock it before close".into()),
+            OpKind::Lock if locked => return bad("locked already; unlock first".into()),
+            OpKind::Unlock if !locked => return bad("nothing is locked; lock first".into()),
+            _ => {}
+        }
+        match op {
+            OpKind::Create => open = !close,
+            OpKind::Open => open = true,
+            OpKind::Close => open = false,
+            OpKind::Lock => locked = true,
+            OpKind::Unlock => locked = false,
+            _ => {}
+        }
+        ops.push(Step { op, amount, close });
+    }
+    if open {
+        return Err(at(text, f.name.span(), format!("flow `{name}` ends with its file open; end it with close")));
+    }
+    Ok(Flow { name, weight: f.weight.unwrap_or(1).max(1), fileset, pick, think_ns, rate, ops })
+}
+
+impl Personality {
+    /// The operations any flow names.
+    pub fn ops_used(&self) -> Vec<OpKind> {
+        let mut v: Vec<OpKind> =
+            self.phases.iter().flat_map(|p| p.flows.iter().flat_map(|f| f.ops.iter().map(|s| s.op))).collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// Applies overrides: connections, files of every fileset, duration of every timed phase.
+    pub fn apply(&mut self, s: &Scale) {
+        if let Some(c) = s.connections {
+            self.connections = c;
+        }
+        if let Some(files) = s.files {
+            // A fileset of one file (a log) stays one file.
+            for f in self.filesets.iter_mut().filter(|f| f.files > 1) {
+                let old = f.files;
+                f.files = files;
+                if f.width == old {
+                    f.width = files;
+                }
+            }
+        }
+        if let Some(ns) = s.duration_ns {
+            for p in &mut self.phases {
+                if let PhaseEnd::Duration { ns: d } = &mut p.end {
+                    *d = ns;
+                }
+            }
+        }
+    }
+
+    /// Iterations per connection of a phase that ends by count; None for a timed one.
+    pub fn iterations(&self, phase: &Phase) -> Option<u64> {
+        match phase.end {
+            PhaseEnd::Duration { .. } => None,
+            PhaseEnd::Iterations { count } => Some(count),
+            PhaseEnd::EachFile => Some(self.filesets[phase.flows[0].fileset].files),
+        }
+    }
+
+    /// Any flow in open loop.
+    pub fn open_loop(&self) -> bool {
+        self.phases.iter().any(|p| p.flows.iter().any(|f| f.rate.is_some()))
+    }
+
+    /// The largest file any fileset may hold at its first size draw (for the free-space check).
+    pub fn largest_file(&self) -> u64 {
+        self.filesets.iter().map(|f| f.size.largest()).max().unwrap_or(0)
+    }
+}
+
+impl SizeDist {
+    /// The largest size it gives (a profile's: unknown here, so 0).
+    pub fn largest(&self) -> u64 {
+        match self {
+            SizeDist::Fixed { size } => *size,
+            SizeDist::Uniform { max, .. } => *max,
+            SizeDist::Lognormal { median, sigma, max } => (*max).min((*median as f64 * (4.0 * sigma).exp()) as u64),
+            SizeDist::Gamma { mean, shape, max } => (*max).min(mean * (4.0 + 8.0 / shape.sqrt()) as u64),
+            SizeDist::Cycle { sizes } => sizes.iter().copied().max().unwrap_or(0),
+            SizeDist::Scan { .. } => 0,
+        }
+    }
+}
+
+/// Reads a duration override (`--duration`).
+pub fn duration_ns(d: Duration) -> u64 {
+    d.as_nanos() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = "version = 1\nname = \"t\"\n[[fileset]]\nname = \"f\"\nfiles = 4\nsize = { dist = \"fixed\", size = \"4k\" }\n[[phase]]\nname = \"run\"\n[[phase.flow]]\nname = \"r\"\nops = [{ op = \"open\" }, { op = \"read\" }, { op = \"close\" }]\n";
+
+    fn err(text: &str) -> FileError {
+        parse(text, Path::new(".")).unwrap_err()
+    }
+
+    #[test]
+    fn a_minimal_file_reads_with_its_defaults() {
+        let p = parse(MINIMAL, Path::new(".")).unwrap();
+        assert_eq!((p.connections, p.record, p.seed), (16, 65536, 1));
+        assert_eq!(p.phases[0].end, PhaseEnd::EachFile);
+        assert_eq!(p.iterations(&p.phases[0]), Some(4));
+        assert_eq!(p.phases[0].flows[0].ops[1].amount, Amount::Whole);
+        assert!(!p.open_loop());
+    }
+
+    #[test]
+    fn errors_name_the_line_and_the_nearest_valid_name() {
+        let e = err(&MINIMAL.replace("files = 4", "files = 4\nwidht = 2"));
+        assert_eq!(e.line, Some(6), "{e}");
+        assert!(e.message.contains("unknown key `widht`; did you mean `width`?"), "{e}");
+        let e = err(&MINIMAL.replace("op = \"read\"", "op = \"raed\""));
+        assert_eq!(e.line, Some(11), "{e}");
+        assert!(e.message.contains("unknown op `raed`; did you mean `read`?"), "{e}");
+        let e = err(&MINIMAL.replace("dist = \"fixed\"", "dist = \"gama\""));
+        assert!(e.message.contains("did you mean `gamma`?") && e.line == Some(6), "{e}");
+        let e = err(&MINIMAL.replace("name = \"r\"", "name = \"r\"\nfileset = \"g\""));
+        assert!(e.message.contains("no fileset `g`") && e.line == Some(11), "{e}");
+        let e = err(&MINIMAL.replace("version = 1", "version = 2"));
+        assert_eq!(e.line, Some(1));
+    }
+
+    #[test]
+    fn flows_are_checked_as_sequences() {
+        let e = err(&MINIMAL.replace(", { op = \"close\" }", ""));
+        assert!(e.message.contains("ends with its file open"), "{e}");
+        let e = err(&MINIMAL.replace("{ op = \"open\" }, ", ""));
+        assert!(e.message.contains("read: the flow's file is not open"), "{e}");
+        let e = err(&MINIMAL.replace("{ op = \"close\" }", "{ op = \"close\" }, { op = \"delete\", size = \"4k\" }"));
+        assert!(e.message.contains("delete: takes no size"), "{e}");
+        let two = MINIMAL.to_string() + "[[phase.flow]]\nname = \"s\"\nrate = 10.0\nops = [{ op = \"stat\" }]\n";
+        let e = err(&two);
+        assert!(e.message.contains("some flows have a rate"), "{e}");
+        let e = err(&MINIMAL.replace("name = \"r\"", "name = \"r\"\nrate = 5.0\nthink = \"1ms\""));
+        assert!(e.message.contains("give one"), "{e}");
+    }
+
+    #[test]
+    fn scales_override_connections_files_and_durations() {
+        let text = MINIMAL.replace("name = \"run\"", "name = \"run\"\nduration = \"60s\"")
+            + "[scale.small]\nconnections = 2\nfiles = 3\nduration = \"1s\"\n";
+        let mut p = parse(&text, Path::new(".")).unwrap();
+        let s = p.scales["small"].clone();
+        p.apply(&s);
+        assert_eq!((p.connections, p.filesets[0].files, p.filesets[0].width), (2, 3, 3));
+        assert_eq!(p.phases[0].end, PhaseEnd::Duration { ns: 1_000_000_000 });
+    }
+}

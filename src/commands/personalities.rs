@@ -1,0 +1,124 @@
+//! `iomatrix personalities list|show NAME`: the built-in workload
+//! personalities, and what a personality (built-in or file) runs.
+
+use crate::suites::personality::args::load;
+use clap::{Args, Subcommand};
+use iomatrix_personality::schema::{Amount, PhaseEnd};
+use iomatrix_personality::{builtin, Personality};
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct PersonalitiesArgs {
+    #[command(subcommand)]
+    command: PersonalitiesCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum PersonalitiesCommand {
+    /// The built-in personalities, one line each
+    List,
+    /// A personality's file (a built-in's TOML text), then what it runs: filesets, phases, flows
+    Show {
+        /// A built-in's name or a personality file
+        #[arg(value_name = "NAME|FILE")]
+        name: String,
+    },
+}
+
+pub fn run(args: PersonalitiesArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        PersonalitiesCommand::List => {
+            println!("{:<14} {:>11} {:<10} description", "name", "connections", "phases");
+            for (name, _) in builtin::BUILTIN {
+                let p = load(name)?;
+                println!(
+                    "{:<14} {:>11} {:<10} {}",
+                    name,
+                    p.connections,
+                    p.phases.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(","),
+                    p.description
+                );
+            }
+            println!("\nrun one: iomatrix run personality NAME --target DIR|URL [--scale small]; see it: iomatrix personalities show NAME");
+        }
+        PersonalitiesCommand::Show { name } => {
+            let p = load(&name)?;
+            if let Some(text) = builtin::text(&name) {
+                println!("{}", text.trim_end());
+                println!();
+            }
+            print!("{}", describe(&p));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What a checked personality runs, in words.
+pub fn describe(p: &Personality) -> String {
+    let mut out = format!(
+        "{}: {} connections per client, {} records, seed {}\n",
+        p.name,
+        p.connections,
+        iomatrix_core::ByteSize(p.record),
+        p.seed
+    );
+    for f in &p.filesets {
+        let _ = writeln!(
+            out,
+            "  fileset {}: {} files per connection, {} per folder, {} folder level(s), {:.0}% made before the first phase, sizes {}",
+            f.name,
+            f.files,
+            f.width,
+            f.depth,
+            f.prealloc * 100.0,
+            serde_json::to_string(&f.size).unwrap_or_default()
+        );
+    }
+    for ph in &p.phases {
+        let end = match ph.end {
+            PhaseEnd::Duration { ns } => format!("for {:.1} s", ns as f64 / 1e9),
+            PhaseEnd::Iterations { count } => format!("{count} iterations per connection"),
+            PhaseEnd::EachFile => {
+                format!("{} iterations per connection (once per file)", p.iterations(ph).unwrap_or(0))
+            }
+        };
+        let _ = writeln!(out, "  phase {}: {end}", ph.name);
+        for fl in &ph.flows {
+            let ops: Vec<String> = fl
+                .ops
+                .iter()
+                .map(|s| match (s.amount, s.close) {
+                    (_, true) => format!("{}+close", s.op),
+                    (Amount::Whole, _) => format!("{} whole", s.op),
+                    (Amount::Bytes(n), _) if n > 0 => format!("{} {}", s.op, iomatrix_core::ByteSize(n)),
+                    _ => s.op.to_string(),
+                })
+                .collect();
+            let how = match fl.rate {
+                Some(r) => format!("open loop {r} ops/s per connection"),
+                None if fl.think_ns > 0 => format!("closed loop, think {:.1} ms", fl.think_ns as f64 / 1e6),
+                None => "closed loop".into(),
+            };
+            let _ = writeln!(
+                out,
+                "    flow {} (weight {}, fileset {}, {:?} file, {how}): {}",
+                fl.name,
+                fl.weight,
+                p.filesets[fl.fileset].name,
+                fl.pick,
+                ops.join(", ")
+            );
+        }
+    }
+    for (name, s) in &p.scales {
+        let _ = writeln!(
+            out,
+            "  --scale {name}: connections {}, files {}, duration {}",
+            s.connections.map_or("-".into(), |c| c.to_string()),
+            s.files.map_or("-".into(), |c| c.to_string()),
+            s.duration_ns.map_or("-".into(), |d| format!("{:.1} s", d as f64 / 1e9))
+        );
+    }
+    out
+}

@@ -1,0 +1,180 @@
+//! `iomatrix run personality`: a built-in personality or a personality
+//! file, with the overrides of the command line, as a validated plan.
+
+use crate::harness::{CommonRunArgs, RunOptions};
+use clap::Args;
+use iomatrix_core::UsageError;
+use iomatrix_personality::schema::{nearest, OpKind, Scale};
+use iomatrix_personality::{builtin, RunPlan};
+use std::path::Path;
+
+/// A workload personality (docs/personalities.md): filesets and flows of operations (create, open,
+/// read, write, append, fsync, close, stat, rename, delete, list, lock, unlock) run by many
+/// connections at once, closed loop (think time) or open loop (--rate: Poisson arrivals, latency
+/// from the intended start). Per operation: counts, rates, HDR latency percentiles; per
+/// connection: fairness (min/max share, Jain's index). Built-ins: `iomatrix personalities list`.
+/// On an nfs:// or smb:// target each connection is a session of iomatrix's own protocol client.
+/// Not wired yet: --dbench-loadfile and --as-fast-as-possible (dbench load-file replay), --verify
+#[derive(Args, Debug)]
+pub struct RunPersonalityArgs {
+    #[command(flatten)]
+    pub common: CommonRunArgs,
+
+    /// A built-in's name (fileserver, varmail, webserver, homefolders, netware-2008) or a
+    /// personality file (TOML, docs/personalities.md)
+    #[arg(value_name = "NAME|FILE", required_unless_present = "dbench_loadfile")]
+    pub personality: Option<String>,
+
+    /// Apply the personality's [scale.NAME] overrides (the built-ins have `small`: seconds)
+    #[arg(long, value_name = "NAME")]
+    pub scale: Option<String>,
+
+    /// Connections per client (overrides the personality's `connections`)
+    #[arg(long, value_name = "N")]
+    pub connections: Option<usize>,
+
+    /// Files per connection of every fileset of more than one file
+    #[arg(long, value_name = "N")]
+    pub files: Option<u64>,
+
+    /// Length of every timed phase (phases that run once over their files keep doing so)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub duration: Option<std::time::Duration>,
+
+    /// Open loop: every flow at this many operations per second per connection (Poisson
+    /// arrivals; latency from the intended start, so a server that falls behind shows it)
+    #[arg(long, value_name = "OPS", conflicts_with = "closed_loop")]
+    pub rate: Option<f64>,
+
+    /// Closed loop for every flow: drop the personality's rates
+    #[arg(long)]
+    pub closed_loop: bool,
+
+    /// Seed of the file sizes, flow choices and arrivals (overrides the personality's)
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// NOT WIRED YET: replay a dbench load file (client.txt) instead of a personality
+    #[arg(long, value_name = "FILE")]
+    pub dbench_loadfile: Option<std::path::PathBuf>,
+
+    /// NOT WIRED YET: with --dbench-loadfile, ignore the load file's timestamps
+    #[arg(long)]
+    pub as_fast_as_possible: bool,
+}
+
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    iomatrix_core::parse_duration(text)
+}
+
+/// Operations a protocol client of this build cannot do, by protocol: a
+/// personality that needs one is refused before any I/O. NFSv3 has no
+/// locks (they are the separate NLM protocol's); SMB has them all.
+pub fn lacking(protocol: &str) -> &'static [OpKind] {
+    match protocol {
+        "nfs" => &[OpKind::Lock, OpKind::Unlock],
+        _ => &[],
+    }
+}
+
+impl RunPersonalityArgs {
+    /// The validated plan and the run's options.
+    pub fn validate(&self, mpi_ranks: Option<usize>) -> anyhow::Result<(RunPlan, RunOptions)> {
+        if self.dbench_loadfile.is_some() || self.as_fast_as_possible {
+            return Err(UsageError::new(
+                "--dbench-loadfile / --as-fast-as-possible: the dbench load-file replay is not wired into this \
+                 build yet; run a personality (iomatrix personalities list) instead",
+            )
+            .into());
+        }
+        let run = self.common.options(mpi_ranks)?;
+        let given = self.personality.as_deref().unwrap_or_default();
+        let mut personality = load(given)?;
+        if let Some(name) = &self.scale {
+            let s = personality.scales.get(name).cloned().ok_or_else(|| {
+                let names: Vec<&str> = personality.scales.keys().map(String::as_str).collect();
+                let hint = nearest(name, names.iter().copied()).map(|n| format!("; did you mean '{n}'?")).unwrap_or_default();
+                UsageError::new(format!(
+                    "--scale {name}: {} has no [scale.{name}]{hint} (it has: {})",
+                    personality.name,
+                    if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                ))
+            })?;
+            personality.apply(&s);
+        }
+        if self.connections == Some(0) || self.files == Some(0) {
+            return Err(UsageError::new("--connections and --files must be 1 or more").into());
+        }
+        personality.apply(&Scale {
+            connections: self.connections,
+            files: self.files,
+            duration_ns: self.duration.map(|d| d.as_nanos() as u64),
+        });
+        if let Some(rate) = self.rate {
+            if !(rate > 0.0 && rate.is_finite()) {
+                return Err(UsageError::new(format!("--rate {rate}: give operations per second above 0")).into());
+            }
+        }
+        for phase in &mut personality.phases {
+            for flow in &mut phase.flows {
+                if self.closed_loop {
+                    flow.rate = None;
+                }
+                if let Some(rate) = self.rate {
+                    flow.rate = Some(rate);
+                    flow.think_ns = 0;
+                }
+            }
+        }
+        if let Some(seed) = self.seed {
+            personality.seed = seed;
+        }
+        if personality.connections > iomatrix_personality::schema::MAX_CONNECTIONS {
+            return Err(UsageError::new(format!(
+                "--connections {}: at most {} per client",
+                personality.connections,
+                iomatrix_personality::schema::MAX_CONNECTIONS
+            ))
+            .into());
+        }
+        if let Some(server) = run.target.server() {
+            let protocol = server.protocol();
+            let missing: Vec<&str> =
+                personality.ops_used().into_iter().filter(|op| lacking(protocol).contains(op)).map(OpKind::name).collect();
+            if !missing.is_empty() {
+                return Err(UsageError::new(format!(
+                    "{}: its flows use {} , which iomatrix's {protocol} client cannot do{}; choose a personality \
+                     without {}, or a local folder (a mounted share) as --target",
+                    personality.name,
+                    missing.join(", "),
+                    if protocol == "nfs" && missing.iter().any(|m| m.contains("lock")) {
+                        " (NFSv3 has no locks: they are the separate NLM protocol's)"
+                    } else {
+                        ""
+                    },
+                    missing.join(" or ")
+                ))
+                .into());
+            }
+        }
+        let plan = RunPlan { personality, source: given.to_string(), repeats: run.repeat.count };
+        Ok((plan, run))
+    }
+}
+
+/// A built-in by name, or a personality file.
+pub fn load(given: &str) -> Result<iomatrix_personality::Personality, UsageError> {
+    if let Some(found) = builtin::get(given) {
+        return found.map_err(|e| UsageError::new(format!("built-in {given}: {e} (a bug)")));
+    }
+    let path = Path::new(given);
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        let hint = nearest(given, builtin::names()).map(|n| format!("; did you mean '{n}'?")).unwrap_or_default();
+        UsageError::new(format!(
+            "{given}: neither a built-in personality ({}) nor a readable file ({e}){hint}",
+            builtin::names().collect::<Vec<_>>().join(", ")
+        ))
+    })?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    iomatrix_personality::parse(&text, base).map_err(|e| UsageError::new(format!("{given}: {e}")))
+}

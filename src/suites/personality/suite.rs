@@ -1,0 +1,356 @@
+//! A personality through the harness: one cell per phase (per repeat);
+//! every client runs its own connections in its own folder, every phase
+//! started together. On an `nfs://` or `smb://` target every connection is
+//! a session of iomatrix's own protocol client.
+
+use crate::harness::clients::add_client_metrics;
+use crate::harness::live::LiveSample;
+use crate::harness::{LiveView, Prepared, RunSpec, Suite, Target, Verdict};
+use crate::render::human;
+use iomatrix_backend::Place;
+use iomatrix_coord::{ClientFailure, Ending, Group, Setup, StartTimes};
+use iomatrix_core::BackendKind;
+use iomatrix_personality::{CellFigures, ClientCell, Live, RunPlan, SizeDist};
+use iomatrix_stats::kib_per_sec;
+use iomatrix_store::{CellRow, StoredRun};
+use serde_json::{json, Map, Value};
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// What rank 0 keeps of a personality run besides its plan.
+pub struct Personality {
+    backend: &'static str,
+}
+
+/// One phase over all clients.
+pub struct PersonalityCell {
+    /// Its position in the run (phase, then repeat).
+    pub index: usize,
+    pub merged: CellFigures,
+    pub clients: Vec<ClientCell>,
+    pub failures: Vec<ClientFailure>,
+    pub starts: Vec<StartTimes>,
+}
+
+impl Suite for Personality {
+    const NAME: &'static str = "personality";
+    type Args = super::args::RunPersonalityArgs;
+    type Plan = RunPlan;
+    type Cell = PersonalityCell;
+    type Live = PersonalityLive;
+    /// Samples are compared per phase.
+    type Key = String;
+
+    fn prepare(args: Self::Args, mpi_ranks: Option<usize>) -> anyhow::Result<Prepared<Self>> {
+        let (plan, run) = args.validate(mpi_ranks)?;
+        let backend = run.target.server().map_or(BackendKind::Sync.name(), |s| s.protocol());
+        Ok(Prepared { suite: Personality { backend }, plan, run })
+    }
+
+    fn spec(&self, plan: &RunPlan, target: &Target, clients: usize) -> RunSpec {
+        let p = &plan.personality;
+        let per_connection: u64 = p.filesets.iter().map(|f| f.files.saturating_mul(mean_size(&f.size))).sum();
+        let total = per_connection.saturating_mul(p.connections as u64).saturating_mul(clients as u64);
+        RunSpec {
+            peak_bytes: total,
+            peak_detail: format!(
+                "{clients} client(s) x {} connection(s) x {} per connection (files x their mean size), {} in all",
+                p.connections,
+                human(per_connection),
+                human(total)
+            ),
+            backend: BackendKind::Sync,
+            direct: false,
+            conditions: conditions(plan, target.server().is_some()),
+            keep_cell_lines: true,
+            uncached_hint: "use more data than RAM (--files),",
+        }
+    }
+
+    fn cells(plan: &RunPlan) -> Vec<String> {
+        (0..plan.cells()).map(|i| format!("the {} phase", plan.cell(i).0.name)).collect()
+    }
+
+    fn before_clients(plan: &RunPlan, clients_here: usize, on_server: bool) -> anyhow::Result<()> {
+        let per_connection = if on_server { 4 } else { 2 };
+        let needed = (plan.personality.connections as u64 * clients_here as u64 * per_connection).saturating_add(64);
+        match iomatrix_fileserver::raise_fd_limit(needed) {
+            Ok(limit) if limit.now < needed => eprintln!(
+                "iomatrix: warning: the open-file limit is {} (hard limit {}), below the {needed} descriptors the \
+                 connections may hold: some may fail with EMFILE (counted; the others go on)",
+                limit.now, limit.hard
+            ),
+            Ok(_) => {}
+            Err(e) => eprintln!("iomatrix: warning: cannot read the open-file limit: {e}"),
+        }
+        Ok(())
+    }
+
+    fn live(plan: &RunPlan, slots: usize) -> PersonalityLive {
+        PersonalityLive {
+            lives: (0..slots).map(|_| Live::new()).collect(),
+            phases: (0..plan.cells()).map(|i| plan.cell(i).0.name.clone()).collect(),
+            shown: Mutex::new((0, 0, Instant::now())),
+            sampled: Mutex::new((0, 0, Instant::now())),
+        }
+    }
+
+    fn execute(
+        plan: &RunPlan,
+        group: &Group<'_>,
+        setup: &Setup<'_>,
+        place: &Place<'_>,
+        live: &PersonalityLive,
+        on_cell: &mut dyn FnMut(&PersonalityCell) -> Result<(), String>,
+    ) -> std::io::Result<Option<(usize, Ending)>> {
+        if place.remote_folder().is_none() && setup.workdir.is_none() {
+            return Err(std::io::Error::other("a personality needs a folder target"));
+        }
+        let mut index = 0;
+        iomatrix_personality::execute_clients(plan, group, setup, place, &live.lives, |merged, clients, gathered| {
+            let cell = PersonalityCell {
+                index,
+                merged: merged.clone(),
+                clients: clients.to_vec(),
+                failures: gathered.failures.clone(),
+                starts: gathered.starts.clone(),
+            };
+            index += 1;
+            on_cell(&cell)
+        })
+    }
+
+    fn row(&self, plan: &RunPlan, cell: &PersonalityCell) -> CellRow {
+        row(plan, cell, self.backend)
+    }
+
+    fn done_line(&self, cell: &PersonalityCell) -> String {
+        let m = &cell.merged;
+        let secs = m.wall_ns as f64 / 1e9;
+        let mut line = format!(
+            "{}: {} operations, {} in {:.2} s, {:.0} ops/s",
+            m.phase,
+            m.ops_done(),
+            human(m.bytes()),
+            secs,
+            m.ops_done() as f64 / secs.max(1e-9)
+        );
+        if let Some(f) = m.fairness() {
+            line += &format!(", Jain's index {:.3}", f.jain);
+        }
+        if m.failed() > 0 {
+            line += &format!("; {} connection(s) failed, {} operations lost", m.failed(), m.lost_ops);
+        }
+        if m.backlog > 0 {
+            line += &format!("; {} arrivals never issued (the connections fell behind)", m.backlog);
+        }
+        line
+    }
+
+    fn key(&self, cell: &PersonalityCell) -> String {
+        cell.merged.phase.clone()
+    }
+
+    fn verdict(&self, cell: &PersonalityCell) -> Verdict {
+        match cell.merged.failed() {
+            0 => Verdict::Fine,
+            count => Verdict::Lost { count, what: "connection(s)" },
+        }
+    }
+
+    /// Later phases work on the files earlier ones made: every phase runs again.
+    fn again(plan: &RunPlan, _noisy: &[String]) -> RunPlan {
+        RunPlan { repeats: 1, ..plan.clone() }
+    }
+
+    fn tables(run: &StoredRun) -> String {
+        super::render::report(run)
+    }
+}
+
+/// Mean bytes of a size distribution (for the free-space check).
+fn mean_size(d: &SizeDist) -> u64 {
+    match d {
+        SizeDist::Fixed { size } => *size,
+        SizeDist::Uniform { min, max } => (min + max) / 2,
+        SizeDist::Lognormal { median, sigma, max } => (*max).min((*median as f64 * (sigma * sigma / 2.0).exp()) as u64),
+        SizeDist::Gamma { mean, max, .. } => (*mean).min(*max),
+        SizeDist::Cycle { sizes } => sizes.iter().sum::<u64>() / sizes.len().max(1) as u64,
+        SizeDist::Scan { .. } => 0,
+    }
+}
+
+/// The live figures of this process's clients.
+pub struct PersonalityLive {
+    lives: Vec<Live>,
+    phases: Vec<String>,
+    /// (ops, bytes, when) at the last live line.
+    shown: Mutex<(u64, u64, Instant)>,
+    /// (ops, bytes, when) at the last sample sent to rank 0.
+    sampled: Mutex<(u64, u64, Instant)>,
+}
+
+impl PersonalityLive {
+    fn totals(&self) -> (usize, bool, u64, u64, usize) {
+        let started = self.lives.iter().any(|l| l.started.load(Ordering::Relaxed));
+        let phase = self.lives.iter().map(|l| l.phase.load(Ordering::Relaxed)).max().unwrap_or(0);
+        let ops = self.lives.iter().map(|l| l.ops.load(Ordering::Relaxed)).sum();
+        let bytes = self.lives.iter().map(|l| l.bytes.load(Ordering::Relaxed)).sum();
+        let failed = self.lives.iter().map(|l| l.failed.load(Ordering::Relaxed)).sum();
+        (phase, started, ops, bytes, failed)
+    }
+}
+
+fn rates(last: &Mutex<(u64, u64, Instant)>, ops: u64, bytes: u64) -> (f64, f64) {
+    let mut l = last.lock().unwrap_or_else(|e| e.into_inner());
+    let secs = l.2.elapsed().as_secs_f64().max(1e-3);
+    let r = (ops.saturating_sub(l.0) as f64 / secs, bytes.saturating_sub(l.1) as f64 / secs);
+    *l = (ops, bytes, Instant::now());
+    r
+}
+
+impl LiveView for PersonalityLive {
+    fn sample(&self) -> LiveSample {
+        let (phase, _, ops, bytes, _) = self.totals();
+        let (ops_per_sec, bytes_per_sec) = rates(&self.sampled, ops, bytes);
+        LiveSample { cell: phase, bytes_per_sec, ops_per_sec }
+    }
+
+    fn line(&self, _cell: &dyn Fn(usize) -> String) -> Option<String> {
+        let (phase, started, ops, bytes, failed) = self.totals();
+        if !started {
+            return None;
+        }
+        let (ops_per_sec, bytes_per_sec) = rates(&self.shown, ops, bytes);
+        Some(format!(
+            "{}: {ops} operations, {ops_per_sec:.0} ops/s, {:.1} MiB/s, {failed} connection(s) failed",
+            self.phases.get(phase).map_or("?", String::as_str),
+            bytes_per_sec / 1048576.0
+        ))
+    }
+
+    fn show(&self, s: &LiveSample) -> String {
+        format!("{:.0} ops/s, {:.1} MiB/s", s.ops_per_sec, s.bytes_per_sec / 1048576.0)
+    }
+}
+
+/// The run's conditions: the personality, its loop, and how it was timed.
+fn conditions(plan: &RunPlan, on_server: bool) -> Value {
+    let p = &plan.personality;
+    let rates: Vec<f64> = p.phases.iter().flat_map(|ph| ph.flows.iter().filter_map(|f| f.rate)).collect();
+    let mut c = json!({
+        "personality": p.name,
+        "source": plan.source,
+        "connections": p.connections,
+        "record_bytes": p.record,
+        "loop": if rates.is_empty() { "closed" } else { "open" },
+        "target_rate_per_connection": rates.iter().copied().fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r)))),
+        "filesets": p.filesets.iter().map(|f| json!({"name": f.name, "files_per_connection": f.files, "size": f.size})).collect::<Vec<_>>(),
+        "timing": if rates.is_empty() {
+            "closed loop: each operation timed from its start to its completion; a whole-file read or write is one timed request per record; think time untimed"
+        } else {
+            "open loop: Poisson arrivals at the target rate per connection; each operation's latency runs from its intended start (coordinated omission avoided); late operations are still issued and counted, arrivals never issued by the end are the backlog"
+        },
+    });
+    c["cache"] = json!(if on_server {
+        "no client cache: iomatrix's own protocol client sends every request to the server (whose own cache may serve it); one session (TCP connection) per connection, connected untimed before the first phase"
+    } else {
+        "page cache in use (files made before the first phase and written in earlier phases may be read from it)"
+    });
+    c
+}
+
+fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
+    let m = &cell.merged;
+    let secs = (m.wall_ns as f64 / 1e9).max(1e-9);
+    let mut ops = Map::new();
+    for o in &m.ops {
+        let mut v = serde_json::to_value(o.latency.summary()).unwrap_or_default();
+        v["count"] = json!(o.count);
+        v["bytes"] = json!(o.bytes);
+        v["per_sec"] = json!(o.count as f64 / secs);
+        v["errors"] = json!(o.errors_by_kind);
+        v["mismatches"] = json!(o.mismatches);
+        v["late"] = json!(o.late);
+        ops.insert(o.name.clone(), v);
+    }
+    let (phase, repeat) = plan.cell(cell.index);
+    let flows_rate: Option<f64> = phase.flows.iter().filter_map(|f| f.rate).reduce(f64::max);
+    let total_kib_per_sec = kib_per_sec(m.bytes(), Duration::from_nanos(m.wall_ns));
+    let clients: Vec<Value> = cell
+        .clients
+        .iter()
+        .map(|c| {
+            let f = &c.figures;
+            json!({
+                "rank": c.rank,
+                "ops": f.ops_done(),
+                "bytes": f.bytes(),
+                "completion_ns": f.wall_ns,
+                "ops_per_sec": f.ops_done() as f64 / (f.wall_ns as f64 / 1e9).max(1e-9),
+                "total_kib_per_sec": kib_per_sec(f.bytes(), Duration::from_nanos(f.wall_ns)),
+                "connections_failed": f.failed(),
+            })
+        })
+        .collect();
+    let connections: Vec<Value> = m
+        .connections
+        .iter()
+        .map(|c| {
+            let mut v = json!({
+                "rank": c.rank,
+                "ops": c.ops,
+                "bytes": c.bytes,
+                "ns": c.ns,
+                "ops_per_sec": c.ops as f64 / (c.ns as f64 / 1e9).max(1e-9),
+                "kib_per_sec": kib_per_sec(c.bytes, Duration::from_nanos(c.ns)),
+            });
+            if let Some(e) = &c.failed {
+                v["error"] = json!({ "message": e });
+            }
+            v
+        })
+        .collect();
+    let mut metrics = json!({
+        "phase": m.phase,
+        "personality": plan.personality.name,
+        "loop": if flows_rate.is_some() { "open" } else { "closed" },
+        "target_rate_per_connection": flows_rate,
+        "repeat": repeat + 1,
+        "ops": ops,
+        "per_sec": m.ops_done() as f64 / secs,
+        "unit": "ops/s",
+        "fairness": m.fairness(),
+        "lost_ops": m.lost_ops,
+        "lost_samples": m.lost_ops,
+        "backlog": m.backlog,
+        "idle_iterations": m.idle_iterations,
+        "connections_failed": m.failed(),
+        "errors": m.connections_failed,
+        "total_kib_per_sec": total_kib_per_sec,
+        "kib_per_sec_sum_of_clients": clients.iter().filter_map(|c| c["total_kib_per_sec"].as_f64()).sum::<f64>(),
+        "completion_ns": m.wall_ns,
+        "clients": clients,
+    });
+    add_client_metrics(&mut metrics, &cell.failures, &cell.starts);
+    CellRow {
+        seq: 0,
+        test: m.phase.clone(),
+        file_size: None,
+        record_size: Some(plan.personality.record),
+        backend: backend.into(),
+        direct: false,
+        clients: m.connections.len(),
+        bytes: m.bytes(),
+        ops: m.ops_done(),
+        wall_ns: m.wall_ns,
+        user_ns: m.user_ns,
+        sys_ns: m.sys_ns,
+        kib_per_sec: total_kib_per_sec,
+        cpu_percent: if m.wall_ns == 0 { 0.0 } else { (m.user_ns + m.sys_ns) as f64 * 100.0 / m.wall_ns as f64 },
+        metrics,
+        client_figures: json!(connections),
+        blobs: m.ops.iter().filter(|o| o.count > 0).map(|o| (format!("latency.{}", o.name), o.latency.to_bytes())).collect(),
+    }
+}
