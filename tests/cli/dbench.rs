@@ -8,6 +8,7 @@ use iomatrix_dbench::{
     ReplayOptions,
 };
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// Debian's dbench package ships it.
@@ -51,7 +52,7 @@ fn the_real_client_txt_replays_once_on_tmpfs_with_every_status_as_windows_answer
     };
     let mut files = LocalFs::new(&mnt.point).unwrap();
     let live = Live::default();
-    let f = replay_connection(&load, &mut files, &once(0), &live);
+    let f = replay_connection(&load, &mut files, &once(0), &live, &AtomicBool::new(false));
     assert_eq!(f.passes, 1);
     assert_eq!(f.ops_done(), load.ops.len() as u64, "{}", summary(&f));
     assert_eq!(live.ops.load(std::sync::atomic::Ordering::Relaxed), f.ops_done());
@@ -81,7 +82,7 @@ fn a_time_limit_loops_the_file_and_connections_keep_to_their_own_folders() {
                 s.spawn(move || {
                     let mut files = LocalFs::new(root).unwrap();
                     let opts = ReplayOptions { deadline: Some(deadline), ..once(c) };
-                    replay_connection(load, &mut files, &opts, &Live::default())
+                    replay_connection(load, &mut files, &opts, &Live::default(), &AtomicBool::new(false))
                 })
             })
             .collect();
@@ -122,6 +123,7 @@ fn timestamps_pace_the_replay_and_late_operations_are_counted() {
         &mut files,
         &ReplayOptions { pacing: Pacing::Timestamps, ..once(0) },
         &Live::default(),
+        &AtomicBool::new(false),
     );
     let took = started.elapsed();
     assert!(took >= Duration::from_millis(600) && took < Duration::from_secs(3), "{took:?}");
@@ -135,14 +137,14 @@ fn timestamps_pace_the_replay_and_late_operations_are_counted() {
     cleanup_connection(&mut files, 0).unwrap();
 
     let started = Instant::now();
-    let fast = replay_connection(&load, &mut files, &once(0), &Live::default());
+    let fast = replay_connection(&load, &mut files, &once(0), &Live::default(), &AtomicBool::new(false));
     assert!(started.elapsed() < Duration::from_millis(300), "as fast as possible ignores the timestamps");
     assert_eq!(fast.ops_done(), 7);
     cleanup_connection(&mut files, 0).unwrap();
 
     // Stopping at the first mismatch, when asked.
     let strict = ReplayOptions { stop_on_mismatch: true, ..once(0) };
-    let stopped = replay_connection(&load, &mut files, &strict, &Live::default());
+    let stopped = replay_connection(&load, &mut files, &strict, &Live::default(), &AtomicBool::new(false));
     assert_eq!(stopped.ops_done(), 6, "the Close after line 6 was not done");
     let why = stopped.stopped.unwrap();
     assert!(why.contains("line 6") && why.contains("NT_STATUS_OK"), "{why}");
@@ -166,8 +168,8 @@ fn local_byte_range_locks_conflict_between_opens() {
 
 /// The first lines of client.txt on one protocol session; the figures.
 fn replay_remote(fs: &mut dyn iomatrix_backend::RemoteFs, load: &LoadFile) -> ReplayFigures {
-    let mut files = RemoteReplayFs::new(fs);
-    let f = replay_connection(load, &mut files, &once(0), &Live::default());
+    let mut files = RemoteReplayFs::new(fs, "");
+    let f = replay_connection(load, &mut files, &once(0), &Live::default(), &AtomicBool::new(false));
     cleanup_connection(&mut files, 0).unwrap();
     f
 }

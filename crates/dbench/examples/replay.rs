@@ -13,6 +13,7 @@
 use iomatrix_dbench::{cleanup_connection, replay_connection, Live, LoadFile, LocalFs, Pacing, ReplayOptions};
 use iomatrix_personality::{merge_ops, OpFigures};
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 fn main() -> ExitCode {
@@ -59,7 +60,7 @@ fn main() -> ExitCode {
                 s.spawn(move || {
                     let mut files = LocalFs::new(dir).map_err(|e| e.to_string())?;
                     let opts = ReplayOptions { connection: c, pacing, deadline, stop_on_mismatch: false };
-                    let f = replay_connection(load, &mut files, &opts, &Live::default());
+                    let f = replay_connection(load, &mut files, &opts, &Live::default(), &AtomicBool::new(false));
                     cleanup_connection(&mut files, c).map_err(|e| e.to_string())?;
                     Ok(f)
                 })
