@@ -289,13 +289,25 @@ struct RemoteOpen {
 /// One session of iomatrix's NFS or SMB client.
 pub struct RemoteReplayFs<'a> {
     fs: &'a mut dyn RemoteFs,
+    /// The replay's folder below the target's ("" for the target's own).
+    root: String,
     open: HashMap<u64, RemoteOpen>,
     next: u64,
 }
 
 impl<'a> RemoteReplayFs<'a> {
-    pub fn new(fs: &'a mut dyn RemoteFs) -> RemoteReplayFs<'a> {
-        RemoteReplayFs { fs, open: HashMap::new(), next: 1 }
+    /// `root`: the replay's folder below the target's, `/` between parts ("" for the target's own).
+    pub fn new(fs: &'a mut dyn RemoteFs, root: &str) -> RemoteReplayFs<'a> {
+        RemoteReplayFs { fs, root: root.trim_matches('/').to_string(), open: HashMap::new(), next: 1 }
+    }
+
+    /// `path` below the replay's folder, as the session names it.
+    fn at(&self, path: &str) -> String {
+        match (self.root.is_empty(), path.is_empty()) {
+            (true, _) => path.to_string(),
+            (false, true) => self.root.clone(),
+            (false, false) => format!("{}/{path}", self.root),
+        }
     }
 
     fn keep(&mut self, file: Option<u64>, path: &str) -> u64 {
@@ -353,6 +365,7 @@ impl ReplayFs for RemoteReplayFs<'_> {
     }
 
     fn open(&mut self, path: &str, how: Disposition, want: Want) -> io::Result<u64> {
+        let path = &self.at(path);
         if want == Want::Folder {
             return self.folder(path, how);
         }
@@ -398,6 +411,7 @@ impl ReplayFs for RemoteReplayFs<'_> {
     }
 
     fn stat(&mut self, path: &str) -> io::Result<()> {
+        let path = &self.at(path);
         self.fs.stat(path).map(drop)
     }
 
@@ -428,26 +442,32 @@ impl ReplayFs for RemoteReplayFs<'_> {
     }
 
     fn list(&mut self, dir: &str) -> io::Result<Vec<String>> {
+        let dir = &self.at(dir);
         Ok(self.fs.read_dir(dir)?.into_iter().map(|e| e.name).collect())
     }
 
     fn unlink(&mut self, path: &str) -> io::Result<()> {
+        let path = &self.at(path);
         self.fs.remove(path)
     }
 
     fn mkdir(&mut self, path: &str) -> io::Result<()> {
+        let path = &self.at(path);
         self.fs.mkdir(path)
     }
 
     fn rmdir(&mut self, path: &str) -> io::Result<()> {
+        let path = &self.at(path);
         self.fs.rmdir(path)
     }
 
     fn rename(&mut self, from: &str, to: &str) -> io::Result<()> {
-        self.fs.rename(from, to)
+        let (from, to) = (self.at(from), self.at(to));
+        self.fs.rename(&from, &to)
     }
 
     fn deltree(&mut self, path: &str) -> io::Result<()> {
+        let path = &self.at(path);
         match self.fs.stat(path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(e),

@@ -10,7 +10,7 @@
 //!   dispositions, ReadX/WriteX, FIND_FIRST's listing, QUERY_*, locks...),
 //!   on [`LocalFs`] (a folder: std, rustix; OFD byte-range locks) or on
 //!   [`RemoteReplayFs`] (one session of [`iomatrix_backend::RemoteFs`]).
-//! - [`replay_connection`]`(load, files, opts, live) -> `[`ReplayFigures`]:
+//! - [`replay_connection`]`(load, files, opts, live, stop) -> `[`ReplayFigures`]:
 //!   one connection's replay. Its paths are the file's with `client1` made
 //!   `client<N>` (N its number from 0), below the replay's folder, as dbench
 //!   does. Pacing ([`Pacing`]): by the file's timestamps (each operation
@@ -28,17 +28,24 @@
 //!   latency), passes, wall time; [`ReplayFigures::mb_per_s`] is dbench's
 //!   throughput (bytes read and written, 10^6 per MB).
 //! - [`cleanup_connection`]: removes `clients/client<N>` afterwards, untimed.
+//! - [`execute_clients`]: the replay through the harness (`iomatrix run
+//!   personality --dbench-loadfile FILE`): every client's connections (threads;
+//!   sessions on a server) let go together, one `replay` cell per repeat as
+//!   personality phases are ([`iomatrix_personality::CellFigures`]).
 //!
 //! Where a file system cannot behave as the traced Windows server did, the
 //! replay says so by mismatches rather than hiding them: NFSv3 has no locks
 //! (LockX/UnlockX fail `Unsupported`).
 
+pub mod clients;
 pub mod fs;
 pub mod parse;
 pub mod replay;
 
+pub use clients::{execute_clients, load_for};
 pub use fs::{Disposition, LocalFs, RemoteReplayFs, ReplayFs, Want};
+pub use iomatrix_personality::Live;
 pub use parse::{Expect, LoadFile, Op, OpKind, ParseError, OP_NAMES};
 pub use replay::{
-    cleanup_connection, replay_connection, wildcard_match, Live, Mismatch, Pacing, ReplayFigures, ReplayOptions,
+    cleanup_connection, replay_connection, wildcard_match, Mismatch, Pacing, ReplayFigures, ReplayOptions,
 };

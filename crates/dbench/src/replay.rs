@@ -4,10 +4,11 @@
 
 use crate::fs::{Disposition, ReplayFs, Want};
 use crate::parse::{Expect, LoadFile, Op, OpKind, OP_NAMES};
+use iomatrix_personality::Live;
 use iomatrix_personality::OpFigures;
 use std::collections::HashMap;
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// How operations are spaced.
@@ -31,15 +32,6 @@ pub struct ReplayOptions {
     /// Stop at the first operation whose status is not the expected one
     /// (otherwise mismatches are counted and the replay goes on).
     pub stop_on_mismatch: bool,
-}
-
-/// Counters another thread may watch, and a flag that stops the replay
-/// before its next operation.
-#[derive(Debug, Default)]
-pub struct Live {
-    pub ops: AtomicU64,
-    pub bytes: AtomicU64,
-    pub stop: AtomicBool,
 }
 
 /// One operation that did not return what the load file says.
@@ -165,12 +157,15 @@ pub fn wildcard_match(pattern: &str, name: &str) -> bool {
     reach[p.len()][n.len()]
 }
 
-/// Replays `load` once through (or looped until the deadline) on `files` as connection `opts.connection`.
+/// Replays `load` once through (or looped until the deadline) on `files` as
+/// connection `opts.connection`, adding to `live`'s operations and bytes as
+/// it goes; `stop` raised ends it before its next operation.
 pub fn replay_connection(
     load: &LoadFile,
     files: &mut dyn ReplayFs,
     opts: &ReplayOptions,
     live: &Live,
+    stop: &AtomicBool,
 ) -> ReplayFigures {
     let paths = load.paths_for(opts.connection);
     let mut r = Replayer {
@@ -190,7 +185,7 @@ pub fn replay_connection(
     'passes: loop {
         let pass_start = Instant::now();
         for op in &load.ops {
-            if live.stop.load(Ordering::Relaxed) {
+            if stop.load(Ordering::Relaxed) {
                 stopped = Some("stopped".to_string());
                 break 'passes;
             }

@@ -55,6 +55,27 @@ pub struct RunPlan {
     pub source: String,
     /// The whole set of phases runs this many times, each time on fresh files.
     pub repeats: u32,
+    /// A dbench load file replayed instead of flows (`--dbench-loadfile`):
+    /// the personality is then one phase, `replay`, without flows or
+    /// filesets, and the binary runs it through crates/dbench.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<LoadFileReplay>,
+}
+
+/// What every client replays with `--dbench-loadfile`: each client reads
+/// the file from `path` itself (an MPI rank on another host needs it at the
+/// same path) and checks it holds `ops` operations, as rank 0's did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadFileReplay {
+    pub path: String,
+    /// Operations in it (REPEAT unrolled).
+    pub ops: u64,
+    /// Operations with a timestamp.
+    pub timed_ops: u64,
+    /// Ignore the timestamps (`--as-fast-as-possible`).
+    pub as_fast_as_possible: bool,
+    /// Loop the file for this long, as dbench's `-t`; None: once through.
+    pub duration_ns: Option<u64>,
 }
 
 impl RunPlan {
@@ -235,15 +256,17 @@ impl<F: Files> Conn<F> {
     }
 }
 
-/// The gate the connections wait at: ready count, and the word (go, at when).
+/// The gate the connections wait at: ready count, and the word (go, at
+/// when; None: the start was called off). Also the dbench replay's.
 #[derive(Default)]
-struct Gate {
+pub struct Gate {
     state: Mutex<(usize, Option<Option<Instant>>)>,
     cv: Condvar,
 }
 
 impl Gate {
-    fn ready(&self) -> Option<Instant> {
+    /// One more ready; waits for the word.
+    pub fn ready(&self) -> Option<Instant> {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         s.0 += 1;
         self.cv.notify_all();
@@ -255,14 +278,16 @@ impl Gate {
         }
     }
 
-    fn wait_all(&self, n: usize) {
+    /// Waits until `n` are ready.
+    pub fn wait_all(&self, n: usize) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         while s.0 < n {
             s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
         }
     }
 
-    fn open(&self, word: Option<Instant>) {
+    /// Gives the word to all.
+    pub fn open(&self, word: Option<Instant>) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         s.1 = Some(word);
         self.cv.notify_all();
@@ -997,7 +1022,7 @@ mod tests {
         let mut p = crate::builtin::get(name).unwrap().unwrap();
         let s = p.scales["small"].clone();
         p.apply(&s);
-        RunPlan { personality: p, source: name.into(), repeats: 1 }
+        RunPlan { personality: p, source: name.into(), repeats: 1, replay: None }
     }
 
     #[test]
@@ -1058,7 +1083,7 @@ mod tests {
     fn open_loop_counts_from_the_intended_start_and_never_drops_arrivals() {
         let text = "version = 1\nname = \"o\"\nconnections = 2\nrecord = \"4k\"\n[[fileset]]\nname = \"f\"\nfiles = 8\nsize = { dist = \"fixed\", size = \"4k\" }\n[[phase]]\nname = \"run\"\nduration = \"500ms\"\n[[phase.flow]]\nname = \"s\"\nrate = 200.0\nops = [{ op = \"stat\" }]\n";
         let p = crate::schema::parse(text, Path::new(".")).unwrap();
-        let plan = RunPlan { personality: p, source: "t".into(), repeats: 1 };
+        let plan = RunPlan { personality: p, source: "t".into(), repeats: 1, replay: None };
         let (_dir, cells, _) = run(&plan, 1);
         let m = &cells[0].0;
         let stats = m.ops.iter().find(|o| o.name == "stat").unwrap();

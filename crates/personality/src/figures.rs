@@ -124,6 +124,9 @@ impl Fairness {
     }
 }
 
+/// How many [`CellFigures::examples`] a cell keeps.
+pub const EXAMPLES: usize = 20;
+
 /// One cell (a phase of a personality, or a whole load-file replay) merged
 /// over every connection of every client: what `Suite::row` stores.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -150,6 +153,10 @@ pub struct CellFigures {
     pub idle_iterations: u64,
     /// Connections that stopped on an error, by error kind.
     pub connections_failed: BTreeMap<String, u64>,
+    /// What did not go as the load said, the first few (a dbench replay's
+    /// status mismatches: line, operation, path, expected and got).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<String>,
 }
 
 impl CellFigures {
@@ -189,6 +196,8 @@ impl CellFigures {
         for (k, n) in &other.connections_failed {
             *self.connections_failed.entry(k.clone()).or_default() += n;
         }
+        let room = EXAMPLES.saturating_sub(self.examples.len());
+        self.examples.extend(other.examples.iter().take(room).cloned());
     }
 }
 

@@ -21,4 +21,4 @@ pub mod builtin;
 pub mod engine;
 pub mod files;
 
-pub use engine::{execute_clients, ClientCell, Live, RunPlan};
+pub use engine::{execute_clients, ClientCell, Gate, Live, LoadFileReplay, RunPlan};

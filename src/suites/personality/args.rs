@@ -14,7 +14,10 @@ use std::path::Path;
 /// from the intended start). Per operation: counts, rates, HDR latency percentiles; per
 /// connection: fairness (min/max share, Jain's index). Built-ins: `iomatrix personalities list`.
 /// On an nfs:// or smb:// target each connection is a session of iomatrix's own protocol client.
-/// Not wired yet: --dbench-loadfile and --as-fast-as-possible (dbench load-file replay), --verify
+/// With --dbench-loadfile FILE a dbench/NetBench load file (dbench's client.txt) is replayed
+/// instead: each connection in its own clients/clientN folder, paced by the file's timestamps (or
+/// --as-fast-as-possible), looped for --duration as dbench's -t (once through without it), every
+/// line's status checked (docs/dbench.md).
 #[derive(Args, Debug)]
 pub struct RunPersonalityArgs {
     #[command(flatten)]
@@ -59,11 +62,13 @@ pub struct RunPersonalityArgs {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
-    /// NOT WIRED YET: replay a dbench load file (client.txt) instead of a personality
+    /// Replay a dbench load file (e.g. /usr/share/dbench/client.txt) instead of a personality:
+    /// --connections (default 1) connections per client, --duration loops it (default: once)
     #[arg(long, value_name = "FILE")]
     pub dbench_loadfile: Option<std::path::PathBuf>,
 
-    /// NOT WIRED YET: with --dbench-loadfile, ignore the load file's timestamps
+    /// With --dbench-loadfile: ignore the load file's timestamps, every operation right after
+    /// the one before
     #[arg(long)]
     pub as_fast_as_possible: bool,
 }
@@ -85,10 +90,13 @@ pub fn lacking(protocol: &str) -> &'static [OpKind] {
 impl RunPersonalityArgs {
     /// The validated plan and the run's options.
     pub fn validate(&self, mpi_ranks: Option<usize>) -> anyhow::Result<(RunPlan, RunOptions)> {
-        if self.dbench_loadfile.is_some() || self.as_fast_as_possible {
+        if let Some(file) = &self.dbench_loadfile {
+            return self.validate_replay(file, mpi_ranks);
+        }
+        if self.as_fast_as_possible {
             return Err(UsageError::new(
-                "--dbench-loadfile / --as-fast-as-possible: the dbench load-file replay is not wired into this \
-                 build yet; run a personality (iomatrix personalities list) instead",
+                "--as-fast-as-possible goes with --dbench-loadfile FILE (a personality's pace is its flows' think \
+                 time or --rate)",
             )
             .into());
         }
@@ -162,7 +170,86 @@ impl RunPersonalityArgs {
                 .into());
             }
         }
-        let plan = RunPlan { personality, source: given.to_string(), repeats: run.repeat.count };
+        let plan = RunPlan { personality, source: given.to_string(), repeats: run.repeat.count, replay: None };
+        Ok((plan, run))
+    }
+
+    /// `--dbench-loadfile FILE`: the load file read and checked now (a bad
+    /// line is a usage error, with its number), the plan one `replay` phase.
+    fn validate_replay(&self, file: &Path, mpi_ranks: Option<usize>) -> anyhow::Result<(RunPlan, RunOptions)> {
+        if let Some(p) = &self.personality {
+            return Err(UsageError::new(format!(
+                "{p} and --dbench-loadfile: give a personality or a load file to replay, not both"
+            ))
+            .into());
+        }
+        let meaningless = [
+            ("--scale", self.scale.is_some()),
+            ("--files", self.files.is_some()),
+            ("--rate", self.rate.is_some()),
+            ("--closed-loop", self.closed_loop),
+            ("--seed", self.seed.is_some()),
+        ];
+        if let Some((flag, _)) = meaningless.iter().find(|(_, given)| *given) {
+            return Err(UsageError::new(format!(
+                "{flag} shapes a personality's flows; a load-file replay does what its lines say (drop {flag}, or \
+                 run a personality)"
+            ))
+            .into());
+        }
+        let run = self.common.options(mpi_ranks)?;
+        let load = iomatrix_dbench::LoadFile::read(file).map_err(|e| UsageError::new(e.to_string()))?;
+        let connections = self.connections.unwrap_or(1);
+        if connections == 0 || connections > iomatrix_personality::schema::MAX_CONNECTIONS {
+            return Err(UsageError::new(format!(
+                "--connections {connections}: give 1 to {} per client",
+                iomatrix_personality::schema::MAX_CONNECTIONS
+            ))
+            .into());
+        }
+        let record = load
+            .ops
+            .iter()
+            .filter_map(|o| match o.kind {
+                iomatrix_dbench::OpKind::ReadX { size, .. } | iomatrix_dbench::OpKind::WriteX { size, .. } => {
+                    Some(u64::from(size))
+                }
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        let name = file.file_name().map_or_else(|| file.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let duration_ns = self.duration.map(|d| d.as_nanos() as u64);
+        let personality = iomatrix_personality::Personality {
+            name: format!("dbench {name}"),
+            description: format!("the dbench load file {} replayed", file.display()),
+            seed: 0,
+            connections,
+            record,
+            filesets: Vec::new(),
+            phases: vec![iomatrix_personality::Phase {
+                name: "replay".into(),
+                end: match duration_ns {
+                    Some(ns) => iomatrix_personality::PhaseEnd::Duration { ns },
+                    None => iomatrix_personality::PhaseEnd::Iterations { count: 1 },
+                },
+                flows: Vec::new(),
+            }],
+            scales: Default::default(),
+        };
+        let replay = iomatrix_personality::LoadFileReplay {
+            path: std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf()).display().to_string(),
+            ops: load.ops.len() as u64,
+            timed_ops: load.timed_ops as u64,
+            as_fast_as_possible: self.as_fast_as_possible,
+            duration_ns,
+        };
+        let plan = RunPlan {
+            personality,
+            source: file.display().to_string(),
+            repeats: run.repeat.count,
+            replay: Some(replay),
+        };
         Ok((plan, run))
     }
 }

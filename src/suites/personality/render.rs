@@ -15,6 +15,7 @@ pub fn report(run: &StoredRun) -> String {
         let m = &c.metrics;
         let looped = match (m["loop"].as_str(), m["target_rate_per_connection"].as_f64()) {
             (Some("open"), Some(rate)) => format!("open loop at {rate} ops/s per connection (latency from the intended start)"),
+            (Some("replay"), _) => "a dbench load file replayed".to_string(),
             _ => "closed loop".to_string(),
         };
         let _ = writeln!(
@@ -31,9 +32,11 @@ pub fn report(run: &StoredRun) -> String {
             crate::render::human(c.bytes),
             c.wall_ns as f64 / 1e9
         );
+        // A load file's operations have long names (QUERY_PATH_INFORMATION).
+        let w = m["ops"].as_object().into_iter().flat_map(|o| o.keys()).map(String::len).max().unwrap_or(0).max(10);
         let _ = writeln!(
             out,
-            "{:<10} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7}",
+            "{:<w$} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7}",
             "operation", "count", "ops/s", "MiB", "mean ms", "p50", "p99", "p99.9", "max", "errors", "late"
         );
         if let Some(ops) = m["ops"].as_object() {
@@ -45,7 +48,7 @@ pub fn report(run: &StoredRun) -> String {
                 let errors: u64 = s["errors"].as_object().map_or(0, |e| e.values().filter_map(Value::as_u64).sum());
                 let _ = writeln!(
                     out,
-                    "{:<10} {:>10} {:>10.1} {:>10.1} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7}",
+                    "{:<w$} {:>10} {:>10.1} {:>10.1} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7}",
                     name,
                     s["count"].as_u64().unwrap_or(0),
                     s["per_sec"].as_f64().unwrap_or(0.0),
@@ -86,11 +89,24 @@ pub fn report(run: &StoredRun) -> String {
         if m["loop"] == "open" {
             rows.push(("Backlog (arrivals never issued)".into(), m["backlog"].as_u64().unwrap_or(0).to_string()));
         }
+        if m["dbench"].is_object() {
+            let d = &m["dbench"];
+            rows.push(("Throughput as dbench counts it (MB/s)".into(), format!("{:.2}", d["mb_per_s"].as_f64().unwrap_or(0.0))));
+            rows.push((
+                "Status mismatches (the load file's status not met)".into(),
+                d["mismatches"].as_u64().unwrap_or(0).to_string(),
+            ));
+        }
         if m["idle_iterations"].as_u64().unwrap_or(0) > 0 {
             rows.push(("Iterations without a file to work on".into(), m["idle_iterations"].to_string()));
         }
         for (label, value) in rows {
             let _ = writeln!(out, "{label:<48} {value}");
+        }
+        if let Some(examples) = m["dbench"]["examples"].as_array() {
+            for e in examples.iter().filter_map(Value::as_str).take(5) {
+                let _ = writeln!(out, "  mismatch: {e}");
+            }
         }
         for e in c
             .client_figures

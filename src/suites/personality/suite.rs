@@ -52,6 +52,17 @@ impl Suite for Personality {
         let p = &plan.personality;
         let per_connection: u64 = p.filesets.iter().map(|f| f.files.saturating_mul(mean_size(&f.size))).sum();
         let total = per_connection.saturating_mul(p.connections as u64).saturating_mul(clients as u64);
+        if plan.replay.is_some() {
+            return RunSpec {
+                peak_bytes: 0,
+                peak_detail: "a dbench load file: its files are made and removed as its lines say".into(),
+                backend: BackendKind::Sync,
+                direct: false,
+                conditions: conditions(plan, target.server().is_some()),
+                keep_cell_lines: true,
+                uncached_hint: "replay on a server (nfs:// or smb://, no client cache),",
+            };
+        }
         RunSpec {
             peak_bytes: total,
             peak_detail: format!(
@@ -108,7 +119,7 @@ impl Suite for Personality {
             return Err(std::io::Error::other("a personality needs a folder target"));
         }
         let mut index = 0;
-        iomatrix_personality::execute_clients(plan, group, setup, place, &live.lives, |merged, clients, gathered| {
+        let mut each = |merged: &CellFigures, clients: &[ClientCell], gathered: &iomatrix_coord::Gathered<ClientCell>| {
             let cell = PersonalityCell {
                 index,
                 merged: merged.clone(),
@@ -118,7 +129,15 @@ impl Suite for Personality {
             };
             index += 1;
             on_cell(&cell)
-        })
+        };
+        match &plan.replay {
+            // A dbench load file: read by every client process (the same file at the same path).
+            Some(replay) => {
+                let load = iomatrix_dbench::load_for(replay).map_err(std::io::Error::other)?;
+                iomatrix_dbench::execute_clients(plan, &load, group, setup, place, &live.lives, &mut each)
+            }
+            None => iomatrix_personality::execute_clients(plan, group, setup, place, &live.lives, &mut each),
+        }
     }
 
     fn row(&self, plan: &RunPlan, cell: &PersonalityCell) -> CellRow {
@@ -145,6 +164,10 @@ impl Suite for Personality {
         if m.backlog > 0 {
             line += &format!("; {} arrivals never issued (the connections fell behind)", m.backlog);
         }
+        if m.phase == "replay" {
+            let mismatches: u64 = m.ops.iter().map(|o| o.mismatches).sum();
+            line += &format!(", {:.2} MB/s as dbench counts, {mismatches} status mismatch(es)", dbench_mb_per_s(m));
+        }
         line
     }
 
@@ -167,6 +190,11 @@ impl Suite for Personality {
     fn tables(run: &StoredRun) -> String {
         super::render::report(run)
     }
+}
+
+/// dbench's throughput: bytes read and written per second, 10^6 a MB.
+fn dbench_mb_per_s(m: &CellFigures) -> f64 {
+    m.bytes() as f64 / 1e6 / (m.wall_ns as f64 / 1e9).max(1e-9)
 }
 
 /// Mean bytes of a size distribution (for the free-space check).
@@ -239,6 +267,29 @@ impl LiveView for PersonalityLive {
 fn conditions(plan: &RunPlan, on_server: bool) -> Value {
     let p = &plan.personality;
     let rates: Vec<f64> = p.phases.iter().flat_map(|ph| ph.flows.iter().filter_map(|f| f.rate)).collect();
+    if let Some(r) = &plan.replay {
+        return json!({
+            "personality": p.name,
+            "source": plan.source,
+            "dbench_loadfile": r.path,
+            "operations_in_file": r.ops,
+            "connections": p.connections,
+            "loop": "replay",
+            "pacing": if r.as_fast_as_possible || r.timed_ops == 0 {
+                "as fast as possible: each operation right after the one before"
+            } else {
+                "the load file's timestamps: each operation waits for its second after the pass began (late ones counted)"
+            },
+            "duration_ns": r.duration_ns,
+            "timing": "each operation timed alone, from its start to its completion; connection N's paths are the file's with client1 made clientN (from 0), below the client's folder; looped until the duration as dbench's -t, or once through; clients/clientN removed after the cell, untimed",
+            "status_check": "every line's status (NT_STATUS_OK, NT_STATUS_OBJECT_NAME_NOT_FOUND...) compared with what the operation returned; departures counted per operation as mismatches, never fatal",
+            "cache": if on_server {
+                "no client cache: iomatrix's own protocol client, one session per connection"
+            } else {
+                "page cache in use"
+            },
+        });
+    }
     let mut c = json!({
         "personality": p.name,
         "source": plan.source,
@@ -333,6 +384,15 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
         "completion_ns": m.wall_ns,
         "clients": clients,
     });
+    if let Some(r) = &plan.replay {
+        metrics["loop"] = json!("replay");
+        metrics["pacing"] = json!(if r.as_fast_as_possible || r.timed_ops == 0 { "as fast as possible" } else { "timestamps" });
+        metrics["dbench"] = json!({
+            "mb_per_s": dbench_mb_per_s(m),
+            "mismatches": m.ops.iter().map(|o| o.mismatches).sum::<u64>(),
+            "examples": m.examples,
+        });
+    }
     add_client_metrics(&mut metrics, &cell.failures, &cell.starts);
     CellRow {
         seq: 0,
