@@ -125,8 +125,8 @@ fn a_bad_personality_is_refused_with_its_line_and_the_nearest_name() {
         "did you mean 'small'?",
     );
     assert_usage_error(
-        &sb.run(&["run", "personality", "--dbench-loadfile", f, "--target", t]),
-        "not wired into this build yet",
+        &sb.run(&["run", "personality", "varmail", "--personality", "webserver", "--target", t]),
+        "cannot be used with",
     );
     // Nothing ran: no run stored, no folder made.
     assert_eq!(sb.runs_json()["runs"].as_array().map_or(0, Vec::len), 0);

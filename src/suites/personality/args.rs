@@ -17,7 +17,8 @@ use std::path::Path;
 /// With --dbench-loadfile FILE a dbench/NetBench load file (dbench's client.txt) is replayed
 /// instead: each connection in its own clients/clientN folder, paced by the file's timestamps (or
 /// --as-fast-as-possible), looped for --duration as dbench's -t (once through without it), every
-/// line's status checked (docs/dbench.md).
+/// line's status checked (docs/dbench.md). Not offered yet: --verify (the writes are one
+/// incompressible pattern, not stamped blocks), filesets shared between connections.
 #[derive(Args, Debug)]
 pub struct RunPersonalityArgs {
     #[command(flatten)]
