@@ -228,3 +228,40 @@ fn a_full_file_system_fails_some_connections_and_their_operations_are_counted_lo
     let (shown, _) = text(&out);
     assert!(shown.contains("Connections failed") && shown.contains("ENOSPC"), "{shown}");
 }
+
+#[test]
+fn ctrl_c_stops_connections_waiting_for_their_next_arrival_and_keeps_the_finished_phase() {
+    let sb = Sandbox::new();
+    let file = sb.dir.path().join("slow.toml");
+    // A quick phase, then an open-loop one whose connections wait ~20 s for each arrival.
+    std::fs::write(
+        &file,
+        "version = 1\nname = \"slow\"\n[[fileset]]\nname = \"f\"\nfiles = 4\nsize = { dist = \"fixed\", size = \"4k\" }\n\
+         [[phase]]\nname = \"quick\"\n[[phase.flow]]\nname = \"s\"\nops = [{ op = \"stat\" }]\n\
+         [[phase]]\nname = \"slow\"\nduration = \"60s\"\n[[phase.flow]]\nname = \"s\"\nrate = 0.05\nops = [{ op = \"stat\" }]\n",
+    )
+    .unwrap();
+    let target = sb.target();
+    let mut child = Running(
+        sb.cmd()
+            .args(["run", "personality", file.to_str().unwrap(), "--connections", "3", "--target"])
+            .arg(&target)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for_cells(&sb, &mut child, 1);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let signalled = std::time::Instant::now();
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGINT) };
+    let status = wait_for_exit(&mut child);
+    assert_eq!(status.code(), Some(130));
+    assert!(signalled.elapsed().as_secs() < 10, "stopped within seconds, not at the next arrival");
+    let runs = sb.runs_json();
+    let run = &runs["runs"].as_array().unwrap()[0];
+    assert_eq!(run["cells"], 1, "{run}");
+    assert_ne!(run["status"], "complete", "{run}");
+    assert!(sb.leftovers().is_empty(), "{:?}", sb.leftovers());
+}
