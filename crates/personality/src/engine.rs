@@ -286,6 +286,13 @@ impl Gate {
     }
 
     /// Waits until `n` are ready.
+    /// Counts a party as ready without waiting (its thread is ending early).
+    pub fn leave(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.0 += 1;
+        self.cv.notify_all();
+    }
+
     pub fn wait_all(&self, n: usize) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         while s.0 < n {
@@ -464,6 +471,16 @@ fn connection<F: Files>(
         cpu: Default::default(),
         verify: None,
     };
+    // A thread that panicked before it was ready must not keep the client waiting for it.
+    struct Leave<'g>(&'g Gate, bool);
+    impl Drop for Leave<'_> {
+        fn drop(&mut self) {
+            if self.1 {
+                self.0.leave();
+            }
+        }
+    }
+    let mut leave = Leave(gate, true);
     // Untimed: the session, the folders, the files made before the first phase.
     if conn.failed.is_none() && conn.repeat != Some(repeat) {
         if let Err(e) = prepare(p, plan.content, repeat, conn, make) {
@@ -472,6 +489,7 @@ fn connection<F: Files>(
             result.failed_kind = Some(kind);
         }
     }
+    leave.1 = false;
     let Some(origin) = gate.ready() else {
         result.stopped = true;
         return result;

@@ -180,6 +180,20 @@ impl RunPersonalityArgs {
                 .into());
             }
         }
+        // Each connection holds two records (one to read into, one to write from).
+        let ram = iomatrix_environment::machine_ram_bytes();
+        let buffers = personality.record.saturating_mul(2 * personality.connections as u64);
+        if ram > 0 && buffers > ram / 2 {
+            return Err(UsageError::new(format!(
+                "{} connections x 2 records of {} need {} of buffers, over half this machine's RAM ({}); choose \
+                 fewer --connections or a personality with a smaller record",
+                personality.connections,
+                iomatrix_core::ByteSize(personality.record),
+                crate::render::human(buffers),
+                crate::render::human(ram)
+            ))
+            .into());
+        }
         let content = self.data.content();
         if content.stamped() {
             iomatrix_verify::check_record(personality.record).map_err(|e| {
