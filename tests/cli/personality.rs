@@ -172,6 +172,9 @@ fn show_compare_and_report_read_personality_runs() {
     // The per-operation table of the phase, and the run's differences named.
     assert!(compared.contains("fsync") && compared.contains("append") && compared.contains("p99"), "{compared}");
     assert!(compared.contains("open"), "{compared}");
+    // Closed against open loop is named as a difference of conditions, with the target rate.
+    assert!(compared.contains("loop: A (") && compared.contains("closed") && compared.contains("open"), "{compared}");
+    assert!(compared.contains("target_rate_per_connection: A ("), "{compared}");
     let html = sb.dir.path().join("r.html");
     let out = sb.run(&["report", &a.to_string(), &b.to_string(), "-o", html.to_str().unwrap()]);
     assert_success(&out);
