@@ -324,3 +324,39 @@ fn verify_checks_every_builtins_reads_and_sees_a_damaged_block() {
         "record of 4k or a multiple",
     );
 }
+
+#[test]
+fn repeats_and_tolerance_passes_work_on_fresh_files() {
+    let sb = Sandbox::new();
+    // A tolerance no run meets: every pass after the first measures again, on files of its own.
+    let out = {
+        let target = sb.target();
+        sb.run(&[
+            "run",
+            "personality",
+            "netware-2008",
+            "--connections",
+            "2",
+            "--files",
+            "4",
+            "--repeat",
+            "2",
+            "--tolerance",
+            "0.001",
+            "--max-repeats",
+            "3",
+            "--target",
+            target.to_str().unwrap(),
+        ])
+    };
+    assert_success(&out);
+    let stored = cells(&sb.last_run());
+    assert_eq!(stored.len(), 6, "write and read, three samples each");
+    for cell in &stored {
+        assert_eq!(cell["metrics"]["connections_failed"], 0, "{}", cell["metrics"]);
+        // 2 connections x (4k + 8k + 16k + 32k) in 4k records, plus create/open/close or open/close.
+        let per_file = if cell["test"] == "write" { 3 } else { 2 };
+        assert_eq!(cell["ops"], 2 * (15 + 4 * per_file), "{}", cell["test"]);
+    }
+    assert!(sb.leftovers().is_empty());
+}

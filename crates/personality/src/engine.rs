@@ -64,6 +64,10 @@ pub struct RunPlan {
     /// Stamped blocks (`--verify`, `--compressible`) instead of one shared buffer.
     #[serde(default)]
     pub content: ContentSpec,
+    /// 0 for the run's first pass; a pass that measures noisy cells again
+    /// (`--tolerance`) has its own number, so its files are fresh ones.
+    #[serde(default)]
+    pub pass: u64,
 }
 
 /// What every client replays with `--dbench-loadfile`: each client reads
@@ -83,6 +87,14 @@ pub struct LoadFileReplay {
 }
 
 impl RunPlan {
+    /// The folder (in each connection's) of repeat `repeat`'s files.
+    pub fn repeat_dir(&self, repeat: u32) -> String {
+        match self.pass {
+            0 => format!("r{repeat}"),
+            pass => format!("r{repeat}-{pass:x}"),
+        }
+    }
+
     /// Cell `index`'s phase and repeat.
     pub fn cell(&self, index: usize) -> (&Phase, u32) {
         let n = self.personality.phases.len();
@@ -483,7 +495,7 @@ fn connection<F: Files>(
     let mut leave = Leave(gate, true);
     // Untimed: the session, the folders, the files made before the first phase.
     if conn.failed.is_none() && conn.repeat != Some(repeat) {
-        if let Err(e) = prepare(p, plan.content, repeat, conn, make) {
+        if let Err(e) = prepare(p, plan.content, repeat, &plan.repeat_dir(repeat), conn, make) {
             let kind = error_kind(&e);
             conn.failed = Some((kind.clone(), format!("connection {}: setting up: {e}", conn.global)));
             result.failed_kind = Some(kind);
@@ -508,7 +520,7 @@ fn connection<F: Files>(
     let mut run = Run {
         p,
         rank: conn.global,
-        repeat,
+        dir: plan.repeat_dir(repeat),
         files,
         sets: &mut conn.sets,
         shared,
@@ -642,6 +654,7 @@ fn prepare<F: Files>(
     p: &Personality,
     spec: ContentSpec,
     repeat: u32,
+    dir: &str,
     conn: &mut Conn<F>,
     make: &(dyn Fn(usize) -> io::Result<F> + Sync),
 ) -> io::Result<()> {
@@ -651,13 +664,13 @@ fn prepare<F: Files>(
         conn.files = Some(f);
     }
     let files = conn.files.as_mut().expect("just made");
-    files.mkdir(&format!("r{repeat}"))?;
+    files.mkdir(&dir)?;
     conn.sets.clear();
     let mut data = pattern(p.record as usize, p.seed ^ conn.global as u64);
     let mut content = spec.stamped().then(|| Content::new(spec, 0));
     for (si, set) in p.filesets.iter().enumerate() {
         let sizes = Sizes::new(&set.size, p.seed.wrapping_add(si as u64 * 0x9e37))?;
-        let base = format!("r{repeat}/{}", set.name);
+        let base = format!("{dir}/{}", set.name);
         files.mkdir(&base)?;
         let leaves = if set.depth == 0 { 1 } else { set.files.div_ceil(set.width) };
         let mut made = std::collections::HashSet::new();
@@ -763,7 +776,8 @@ fn pattern(len: usize, seed: u64) -> Vec<u8> {
 struct Run<'a, F: Files> {
     p: &'a Personality,
     rank: usize,
-    repeat: u32,
+    /// The folder of this repeat's files.
+    dir: String,
     files: &'a mut F,
     sets: &'a mut Vec<SetState>,
     shared: &'a Shared,
@@ -811,7 +825,7 @@ impl<F: Files> Run<'_, F> {
     fn steps(&mut self, flow: &Flow, i: u64, open: &mut Option<F::File>) -> Result<(), Halt> {
         let set_index = flow.fileset;
         let set = &self.p.filesets[set_index];
-        let base = format!("r{}/{}", self.repeat, set.name);
+        let base = format!("{}/{}", self.dir, set.name);
         let (depth, width) = (set.depth, set.width);
         let rate = flow.rate;
         for step in &flow.ops {
@@ -1133,7 +1147,7 @@ mod tests {
         let mut p = crate::builtin::get(name).unwrap().unwrap();
         let s = p.scales["small"].clone();
         p.apply(&s);
-        RunPlan { personality: p, source: name.into(), repeats: 1, replay: None, content: Default::default() }
+        RunPlan { personality: p, source: name.into(), repeats: 1, replay: None, content: Default::default(), pass: 0 }
     }
 
     #[test]
@@ -1194,8 +1208,14 @@ mod tests {
     fn open_loop_counts_from_the_intended_start_and_never_drops_arrivals() {
         let text = "version = 1\nname = \"o\"\nconnections = 2\nrecord = \"4k\"\n[[fileset]]\nname = \"f\"\nfiles = 8\nsize = { dist = \"fixed\", size = \"4k\" }\n[[phase]]\nname = \"run\"\nduration = \"500ms\"\n[[phase.flow]]\nname = \"s\"\nrate = 200.0\nops = [{ op = \"stat\" }]\n";
         let p = crate::schema::parse(text, Path::new(".")).unwrap();
-        let plan =
-            RunPlan { personality: p, source: "t".into(), repeats: 1, replay: None, content: Default::default() };
+        let plan = RunPlan {
+            personality: p,
+            source: "t".into(),
+            repeats: 1,
+            replay: None,
+            content: Default::default(),
+            pass: 0,
+        };
         let (_dir, cells, _) = run(&plan, 1);
         let m = &cells[0].0;
         let stats = m.ops.iter().find(|o| o.name == "stat").unwrap();

@@ -204,7 +204,7 @@ impl RunPersonalityArgs {
             })?;
         }
         let plan =
-            RunPlan { personality, source: given.to_string(), repeats: run.repeat.count, replay: None, content };
+            RunPlan { personality, source: given.to_string(), repeats: run.repeat.count, replay: None, content, pass: 0 };
         Ok((plan, run))
     }
 
@@ -284,6 +284,7 @@ impl RunPersonalityArgs {
             repeats: run.repeat.count,
             replay: Some(replay),
             content: Default::default(),
+            pass: 0,
         };
         Ok((plan, run))
     }
