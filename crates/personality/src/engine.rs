@@ -664,7 +664,7 @@ fn prepare<F: Files>(
         conn.files = Some(f);
     }
     let files = conn.files.as_mut().expect("just made");
-    files.mkdir(&dir)?;
+    files.mkdir(dir)?;
     conn.sets.clear();
     let mut data = pattern(p.record as usize, p.seed ^ conn.global as u64);
     let mut content = spec.stamped().then(|| Content::new(spec, 0));
