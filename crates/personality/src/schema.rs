@@ -556,6 +556,38 @@ fn size_dist(text: &str, s: &Spanned<RawSize>, base: &Path) -> Result<SizeDist, 
         }
     };
     let dist = r.dist.get_ref().as_str();
+    let keys: [(&str, bool); 9] = [
+        ("size", r.size.is_some()),
+        ("min", r.min.is_some()),
+        ("max", r.max.is_some()),
+        ("mean", r.mean.is_some()),
+        ("median", r.median.is_some()),
+        ("sigma", r.sigma.is_some()),
+        ("shape", r.shape.is_some()),
+        ("sizes", r.sizes.is_some()),
+        ("profile", r.profile.is_some()),
+    ];
+    let allowed: &[&str] = match dist {
+        "fixed" => &["size"],
+        "uniform" => &["min", "max"],
+        "lognormal" => &["median", "sigma", "max"],
+        "gamma" => &["mean", "shape", "max"],
+        "cycle" => &["sizes"],
+        "scan" => &["profile"],
+        _ => &[],
+    };
+    if !allowed.is_empty() {
+        if let Some((key, _)) = keys.iter().find(|(k, given)| *given && !allowed.contains(k)) {
+            return Err(at(
+                text,
+                span,
+                format!(
+                    "size: dist = \"{dist}\" takes {}, not `{key}`",
+                    allowed.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+    }
     Ok(match dist {
         "fixed" => SizeDist::Fixed { size: need(&r.size, "size", dist)? },
         "uniform" => {
@@ -865,6 +897,8 @@ mod tests {
         assert!(e.message.contains("did you mean `gamma`?") && e.line == Some(6), "{e}");
         let e = err(&MINIMAL.replace("name = \"r\"", "name = \"r\"\nfileset = \"g\""));
         assert!(e.message.contains("no fileset `g`") && e.line == Some(11), "{e}");
+        let e = err(&MINIMAL.replace("size = \"4k\" }", "size = \"4k\", mean = \"8k\" }"));
+        assert!(e.message.contains("dist = \"fixed\" takes `size`, not `mean`") && e.line == Some(6), "{e}");
         let e = err(&MINIMAL.replace("version = 1", "version = 2"));
         assert_eq!(e.line, Some(1));
     }
