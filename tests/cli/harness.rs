@@ -36,6 +36,10 @@ fn writing_suites(target: &Path) -> Vec<(&'static str, Vec<String>)> {
                 "4k,16k",
             ]),
         ),
+        (
+            "personality",
+            args(&["run", "personality", "netware-2008", "--target", &t, "--connections", "2", "--files", "4"]),
+        ),
     ]
 }
 
