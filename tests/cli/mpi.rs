@@ -486,3 +486,48 @@ fn rank_0s_live_line_sums_every_rank_and_names_the_slowest() {
     // Every rank is heard with what it did, not a zero.
     assert!(!live.contains(": 0 IOPS"), "{live}");
 }
+
+#[test]
+fn three_ranks_each_run_their_connections_in_every_personality_phase() {
+    let Some(bin) = mpi_binary() else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let t = target.to_str().unwrap();
+    let args = [
+        bin.to_str().unwrap(),
+        "run",
+        "personality",
+        "netware-2008",
+        "--target",
+        t,
+        "--connections",
+        "2",
+        "--files",
+        "3",
+    ];
+    let (out, _) = mpirun(&sb, 3, &args, Duration::from_secs(120));
+    assert_success(&out);
+    let run = sb.last_run();
+    assert_eq!(run["run"]["conditions"]["clients"], 3);
+    let phases = cells(&run);
+    assert_eq!(phases.len(), 2);
+    for c in &phases {
+        assert_barrier_held(c, 3);
+        let clients = c["metrics"]["clients"].as_array().unwrap();
+        assert_eq!(clients.iter().map(|f| f["rank"].as_u64().unwrap()).collect::<Vec<_>>(), [0, 1, 2]);
+        // 3 ranks x 2 connections x (4k + 8k + 16k).
+        assert_eq!(c["bytes"], 3 * 2 * 28 * 1024);
+        assert_eq!(c["bytes"].as_u64(), Some(clients.iter().map(|f| f["bytes"].as_u64().unwrap()).sum()));
+        assert_eq!(c["clients"], 6, "every rank's connections");
+        // Every rank's histograms crossed MPI and were merged exactly.
+        let ops: u64 = c["metrics"]["ops"].as_object().unwrap().values().map(|s| s["count"].as_u64().unwrap()).sum();
+        assert_eq!(c["ops"].as_u64(), Some(ops));
+        assert_eq!(c["ops"].as_u64(), Some(clients.iter().map(|f| f["ops"].as_u64().unwrap()).sum()));
+        assert!(
+            (c["metrics"]["fairness"]["jain"].as_f64().unwrap() - 1.0).abs() < 1e-9,
+            "equal work: {}",
+            c["metrics"]
+        );
+    }
+    assert!(sb.leftovers().is_empty(), "{:?}", sb.leftovers());
+}
