@@ -42,8 +42,10 @@
 #     lists the folder and matches the pattern (DOS wildcards), as the server would.
 #   - locks: dbench's F_SETLKW locks belong to the process (never conflicting in one client); the
 #     replay's are open-file-description locks (F_OFD_SETLK), which conflict between opens as SMB's do.
-#   - Flush: Debian's dbench 4.0 times its Flush at ~0 ms (no fsync seen on tmpfs either); the
-#     replay fsyncs (cheap on tmpfs, not on ext4: compare Flush rows with that in mind).
+#   - both fsync on Flush (strace shows dbench's fsync calls; on tmpfs both time it at ~0 ms).
+#   Under strace -f -c, 3 s of dbench on tmpfs made a kill(2) per line (30,822), 26,724 newfstatat
+#   (6,116 failing: path resolution misses) and 15,890 getdents64 for ~31,000 operations: the
+#   replay's one system call per operation is most of the throughput ratio on tmpfs.
 #   - dbench prints a progress line each second from its parent process; iomatrix a live line
 #     from its main thread. iomatrix works in DIR/iomatrix-PID-N/client-0 (its run folder), so its
 #     paths are two folders deeper than dbench's DIR/clients/...
