@@ -411,6 +411,22 @@ enum Halt {
     Stopped,
     /// Kind, message.
     Failed(String, String),
+    /// Open loop: the next arrival falls after the phase's end.
+    Ended,
+}
+
+/// Sleeps until `until`, in slices, back early when `stop` is raised; false then.
+fn pause_until(until: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= until {
+            return true;
+        }
+        std::thread::sleep((until - now).min(Duration::from_millis(50)));
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -483,6 +499,8 @@ fn connection<F: Files>(
     let mut cursors = vec![0u64; phase.flows.len()];
     let total_weight: u64 = phase.flows.iter().map(|f| f.weight as u64).sum();
     let mut done = 0u64;
+    // Operations done before the iteration under way: a failed iteration's done part is not lost.
+    let mut iteration_start_ops = 0;
     let ended: Result<(), Halt> = loop {
         if let Some(n) = iterations {
             if done >= n {
@@ -503,9 +521,11 @@ fn connection<F: Files>(
         });
         let fi = fi.unwrap_or(0);
         let flow = &phase.flows[fi];
+        iteration_start_ops = run.totals().0;
         match run.iteration(flow, &mut cursors[fi]) {
             Ok(true) => {}
             Ok(false) => result.idle += 1,
+            Err(Halt::Ended) => break Ok(()),
             Err(h) => break Err(h),
         }
         done += 1;
@@ -514,7 +534,9 @@ fn connection<F: Files>(
             if let Some(d) = run.deadline {
                 pause = pause.min(d.saturating_duration_since(Instant::now()));
             }
-            std::thread::sleep(pause);
+            if !pause_until(Instant::now() + pause, stop) {
+                break Err(Halt::Stopped);
+            }
         }
     };
     // Open loop: arrivals due before the end that were never issued.
@@ -538,12 +560,14 @@ fn connection<F: Files>(
     match ended {
         Ok(()) => {}
         Err(Halt::Stopped) => result.stopped = true,
+        Err(Halt::Ended) => {}
         Err(Halt::Failed(kind, message)) => {
             result.ops.failed = Some(message.clone());
             result.failed_kind = Some(kind.clone());
             live.failed.fetch_add(1, Ordering::Relaxed);
             if let Some(n) = iterations {
-                result.lost_ops = lost_ops(p, phase, conn, done, n);
+                let partial = ops.saturating_sub(iteration_start_ops);
+                result.lost_ops = lost_ops(p, phase, conn, done, n).saturating_sub(partial);
             }
             conn.failed = Some((kind, message));
         }
@@ -713,23 +737,30 @@ impl<F: Files> Run<'_, F> {
     /// Runs one iteration of `flow`; false when no file fit (none to open, or none left to create).
     fn iteration(&mut self, flow: &Flow, cursor: &mut u64) -> Result<bool, Halt> {
         let set_index = flow.fileset;
-        let set = &self.p.filesets[set_index];
         let wants_absent = flow.ops[0].op == OpKind::Create;
         let Some(i) = self.pick(set_index, wants_absent, flow.pick, cursor) else {
             return Ok(false);
         };
+        let mut open: Option<F::File> = None;
+        let steps = self.steps(flow, i, &mut open);
+        // A file left open by an iteration cut short is closed, untimed and uncounted.
+        self.drop_file(open.take());
+        steps.map(|()| true)
+    }
+
+    /// The flow's operations on file `i`; `open` holds the file while it is open.
+    fn steps(&mut self, flow: &Flow, i: u64, open: &mut Option<F::File>) -> Result<(), Halt> {
+        let set_index = flow.fileset;
+        let set = &self.p.filesets[set_index];
         let base = format!("r{}/{}", self.repeat, set.name);
         let (depth, width) = (set.depth, set.width);
-        let mut open: Option<F::File> = None;
         let rate = flow.rate;
         for step in &flow.ops {
             if self.stop.load(Ordering::Relaxed) {
-                self.drop_file(open.take());
                 return Err(Halt::Stopped);
             }
             if self.past_deadline() {
-                self.drop_file(open.take());
-                return Ok(true);
+                return Ok(());
             }
             let slot = self.sets[set_index].slots[i as usize];
             let path = slot_path(&base, depth, width, i, slot.gen);
@@ -745,13 +776,13 @@ impl<F: Files> Run<'_, F> {
                             Ok(Some(file))
                         }
                     })?;
-                    open = file;
+                    *open = file;
                     let drawn = self.sets[set_index].sizes.draw(self.rank, i, slot.born + 1);
                     let s = &mut self.sets[set_index].slots[i as usize];
                     s.born += 1;
                     (s.exists, s.size, s.drawn) = (true, 0, drawn);
                 }
-                OpKind::Open => open = Some(self.timed(OpKind::Open, rate, &path, |f| f.open(&path))?),
+                OpKind::Open => *open = Some(self.timed(OpKind::Open, rate, &path, |f| f.open(&path))?),
                 OpKind::Close => {
                     if let Some(file) = open.take() {
                         self.timed(OpKind::Close, rate, &path, |f| f.close(file))?;
@@ -817,7 +848,7 @@ impl<F: Files> Run<'_, F> {
                 }
             }
         }
-        Ok(true)
+        Ok(())
     }
 
     /// A record-aligned offset in 0..=max.
@@ -878,7 +909,7 @@ impl<F: Files> Run<'_, F> {
         path: &str,
         call: impl FnOnce(&mut F) -> io::Result<T>,
     ) -> Result<T, Halt> {
-        let intended = self.arrival(rate);
+        let intended = self.arrival(rate)?;
         let start = Instant::now();
         let r = call(self.files);
         let end = Instant::now();
@@ -899,15 +930,17 @@ impl<F: Files> Run<'_, F> {
     }
 
     /// The next operation's intended start (open loop), after waiting for it.
-    fn arrival(&mut self, rate: Option<f64>) -> Option<Instant> {
-        let rate = rate?;
+    fn arrival(&mut self, rate: Option<f64>) -> Result<Option<Instant>, Halt> {
+        let Some(rate) = rate else { return Ok(None) };
         let intended = self.next_arrival;
-        self.next_arrival += Duration::from_secs_f64(self.rng.exp() / rate);
-        let now = Instant::now();
-        if intended > now {
-            std::thread::sleep(intended - now);
+        if self.deadline.is_some_and(|d| intended >= d) {
+            return Err(Halt::Ended);
         }
-        Some(intended)
+        self.next_arrival += Duration::from_secs_f64(self.rng.exp() / rate);
+        if !pause_until(intended, self.stop) {
+            return Err(Halt::Stopped);
+        }
+        Ok(Some(intended))
     }
 
     fn record(&mut self, op: OpKind, ns: u64, late: bool) {

@@ -715,11 +715,11 @@ fn flow(text: &str, f: &RawFlow, filesets: &[Fileset]) -> Result<Flow, FileError
         let amount = match (op, &r.size) {
             (OpKind::Read | OpKind::Write, None) => Amount::Whole,
             (OpKind::Read | OpKind::Write, Some(s)) if s.get_ref() == "whole" => Amount::Whole,
-            (OpKind::Read | OpKind::Write | OpKind::Append | OpKind::Lock, Some(s)) => {
+            (OpKind::Read | OpKind::Write | OpKind::Append | OpKind::Lock | OpKind::Unlock, Some(s)) => {
                 Amount::Bytes(size(text, s.span(), "size", s.get_ref())?)
             }
             (OpKind::Append, None) => return bad("needs size = \"N\" (the bytes appended)".into()),
-            (OpKind::Lock, None) => Amount::Bytes(0),
+            (OpKind::Lock | OpKind::Unlock, None) => Amount::Bytes(0),
             (_, Some(_)) => return bad("takes no size".into()),
             (_, None) => Amount::None,
         };

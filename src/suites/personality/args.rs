@@ -17,7 +17,8 @@ use std::path::Path;
 /// With --dbench-loadfile FILE a dbench/NetBench load file (dbench's client.txt) is replayed
 /// instead: each connection in its own clients/clientN folder, paced by the file's timestamps (or
 /// --as-fast-as-possible), looped for --duration as dbench's -t (once through without it), every
-/// line's status checked (docs/dbench.md).
+/// line's status checked (docs/dbench.md). Not offered yet: --verify (the writes are one
+/// incompressible pattern, not stamped blocks), filesets shared between connections.
 #[derive(Args, Debug)]
 pub struct RunPersonalityArgs {
     #[command(flatten)]
@@ -25,8 +26,13 @@ pub struct RunPersonalityArgs {
 
     /// A built-in's name (fileserver, varmail, webserver, homefolders, netware-2008) or a
     /// personality file (TOML, docs/personalities.md)
-    #[arg(value_name = "NAME|FILE", required_unless_present = "dbench_loadfile")]
+    #[arg(value_name = "NAME|FILE", required_unless_present_any = ["dbench_loadfile", "named"])]
     pub personality: Option<String>,
+
+    /// The personality as a flag (the same as NAME|FILE; a study's step names it so:
+    /// args = { personality = "varmail" })
+    #[arg(long = "personality", id = "named", value_name = "NAME|FILE", conflicts_with = "personality")]
+    pub named: Option<String>,
 
     /// Apply the personality's [scale.NAME] overrides (the built-ins have `small`: seconds)
     #[arg(long, value_name = "NAME")]
@@ -96,7 +102,7 @@ impl RunPersonalityArgs {
             .into());
         }
         let run = self.common.options(mpi_ranks)?;
-        let given = self.personality.as_deref().unwrap_or_default();
+        let given = self.personality.as_deref().or(self.named.as_deref()).unwrap_or_default();
         let mut personality = load(given)?;
         if let Some(name) = &self.scale {
             let s = personality.scales.get(name).cloned().ok_or_else(|| {
@@ -151,7 +157,7 @@ impl RunPersonalityArgs {
                 personality.ops_used().into_iter().filter(|op| lacking(protocol).contains(op)).map(OpKind::name).collect();
             if !missing.is_empty() {
                 return Err(UsageError::new(format!(
-                    "{}: its flows use {} , which iomatrix's {protocol} client cannot do{}; choose a personality \
+                    "{}: its flows use {}, which iomatrix's {protocol} client cannot do{}; choose a personality \
                      without {}, or a local folder (a mounted share) as --target",
                     personality.name,
                     missing.join(", "),

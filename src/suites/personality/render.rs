@@ -3,6 +3,7 @@
 //! connections' fairness, and what failed or was lost; then the clients table.
 
 use crate::suites::fileserver::render::{by_client, ms, CLIENT_COLUMNS};
+use iomatrix_personality::OpKind;
 use iomatrix_store::StoredRun;
 use serde_json::Value;
 use std::fmt::Write;
@@ -39,6 +40,10 @@ pub fn report(run: &StoredRun) -> String {
             "operation", "count", "ops/s", "MiB", "mean ms", "p50", "p99", "p99.9", "max", "errors", "late"
         );
         if let Some(ops) = m["ops"].as_object() {
+            // In the order a file is used (the personality's operations), then by name.
+            let rank = |n: &str| OpKind::ALL.iter().position(|k| k.name() == n).unwrap_or(OpKind::ALL.len());
+            let mut ops: Vec<(&String, &Value)> = ops.iter().collect();
+            ops.sort_by_key(|(n, _)| (rank(n), n.to_string()));
             for (name, s) in ops {
                 let errors: u64 = s["errors"].as_object().map_or(0, |e| e.values().filter_map(Value::as_u64).sum());
                 let _ = writeln!(

@@ -1,0 +1,267 @@
+//! `run personality` on local folders: every built-in at small scale, the
+//! same work as `run fileserver` for `netware-2008`, bad files refused with
+//! their line, `personalities list|show`, and personality runs through
+//! `show`, `compare` and `report` like any suite's.
+use crate::helpers::*;
+use serde_json::Value;
+
+const BUILTINS: [&str; 5] = ["fileserver", "varmail", "webserver", "homefolders", "netware-2008"];
+
+fn personality(sb: &Sandbox, args: &[&str]) -> Value {
+    let target = sb.target();
+    let out = sb.run(&[&["run", "personality", "--target", target.to_str().unwrap()][..], args].concat());
+    assert_success(&out);
+    sb.last_run()
+}
+
+fn op<'a>(cell: &'a Value, name: &str) -> &'a Value {
+    &cell["metrics"]["ops"][name]
+}
+
+#[test]
+fn every_builtin_personality_runs_locally_at_small_scale() {
+    let sb = Sandbox::new();
+    for name in BUILTINS {
+        let run = personality(&sb, &[name, "--scale", "small", "--connections", "3", "--duration", "1s"]);
+        let c = &run["run"]["conditions"];
+        assert_eq!(c["personality"], name, "{c}");
+        assert_eq!(c["loop"], "closed");
+        let stored = cells(&run);
+        assert_eq!(stored.len(), if name == "netware-2008" { 2 } else { 1 }, "{name}");
+        for cell in &stored {
+            let m = &cell["metrics"];
+            assert_eq!(cell["clients"], 3, "{name}: three connections");
+            assert!(cell["ops"].as_u64().unwrap() > 0, "{name}: {m}");
+            assert_eq!(m["connections_failed"], 0, "{name}: {m}");
+            assert_eq!(m["lost_ops"], 0);
+            let mut counted = 0;
+            for (o, s) in m["ops"].as_object().unwrap() {
+                assert!(s["errors"].as_object().unwrap().is_empty(), "{name} {o}: {s}");
+                assert!(s["p50_ns"].as_u64().unwrap() <= s["p99_ns"].as_u64().unwrap(), "{name} {o}: {s}");
+                counted += s["count"].as_u64().unwrap();
+            }
+            assert_eq!(counted, cell["ops"].as_u64().unwrap(), "{name}: every operation timed once");
+            let f = &m["fairness"];
+            let (lo, hi, jain) =
+                (f["min_share"].as_f64().unwrap(), f["max_share"].as_f64().unwrap(), f["jain"].as_f64().unwrap());
+            assert!(lo <= 1.0 / 3.0 + 1e-9 && hi >= 1.0 / 3.0 - 1e-9 && jain > 0.33 && jain <= 1.0 + 1e-9, "{f}");
+            let conns = cell["client_figures"].as_array().unwrap();
+            assert_eq!(conns.len(), 3);
+            assert_eq!(conns.iter().map(|c| c["ops"].as_u64().unwrap()).sum::<u64>(), cell["ops"].as_u64().unwrap());
+        }
+    }
+    // Timed phases ran for their duration; the folders went with the runs.
+    assert!(sb.leftovers().is_empty(), "{:?}", sb.leftovers());
+}
+
+#[test]
+fn netware_2008_does_the_same_work_as_run_fileserver() {
+    let sb = Sandbox::new();
+    let fs = {
+        let target = sb.target();
+        let out = sb.run(&[
+            "run",
+            "fileserver",
+            "--target",
+            target.to_str().unwrap(),
+            "--connections",
+            "3",
+            "--files-per-connection",
+            "12",
+            "--record",
+            "4k",
+            "--clients",
+            "2",
+        ]);
+        assert_success(&out);
+        sb.last_run()
+    };
+    let nw = personality(&sb, &["netware-2008", "--connections", "3", "--files", "12", "--clients", "2"]);
+    let (a, b) = (cells(&fs), cells(&nw));
+    assert_eq!(a.len(), 2);
+    assert_eq!(b.len(), 2);
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x["test"], y["test"], "write, then read");
+        assert_eq!(x["bytes"], y["bytes"], "{}: the same bytes", x["test"]);
+        assert_eq!(x["ops"], y["ops"], "{}: the same operations", x["test"]);
+        assert_eq!(x["clients"], y["clients"]);
+        for o in ["create", "open", "write", "read", "close"] {
+            assert_eq!(op(x, o)["count"], op(y, o)["count"], "{} {o}", x["test"]);
+        }
+    }
+    // 2 clients x 3 connections x 12 files cycling 4k..2m: (4092k + 4k + 8k) each.
+    assert_eq!(b[0]["bytes"], 6 * 4104 * 1024);
+    assert_eq!(op(&b[1], "read")["count"], 6 * 4104 / 4);
+    assert_eq!(b[0]["clients"], 6, "connections over both clients");
+    let clients = b[0]["metrics"]["clients"].as_array().unwrap();
+    assert_eq!(clients.len(), 2);
+    assert_eq!(clients.iter().map(|c| c["bytes"].as_u64().unwrap()).sum::<u64>(), 6 * 4104 * 1024);
+    let out = sb.run(&["show", &nw["run"]["id"].to_string()]);
+    assert!(text(&out).0.contains("Clients (KB/s)"), "the clients table: {}", text(&out).0);
+}
+
+#[test]
+fn a_bad_personality_is_refused_with_its_line_and_the_nearest_name() {
+    let sb = Sandbox::new();
+    let file = sb.dir.path().join("p.toml");
+    let good = "version = 1\nname = \"p\"\n[[fileset]]\nname = \"f\"\nfiles = 4\nsize = { dist = \"fixed\", size = \"4k\" }\n\
+                [[phase]]\nname = \"run\"\n[[phase.flow]]\nname = \"r\"\nops = [{ op = \"open\" }, { op = \"read\" }, { op = \"close\" }]\n";
+    let target = sb.target();
+    let t = target.to_str().unwrap();
+    let f = file.to_str().unwrap();
+    std::fs::write(&file, good.replace("op = \"read\"", "op = \"reed\"")).unwrap();
+    assert_usage_error(
+        &sb.run(&["run", "personality", f, "--target", t]),
+        "line 11: flow `r`: unknown op `reed`; did you mean `read`?",
+    );
+    std::fs::write(&file, good.replace("files = 4", "files = 4\nwidht = 2")).unwrap();
+    assert_usage_error(
+        &sb.run(&["run", "personality", f, "--target", t]),
+        "line 6: unknown key `widht`; did you mean `width`?",
+    );
+    assert_usage_error(&sb.run(&["run", "personality", "varmial", "--target", t]), "did you mean 'varmail'?");
+    assert_usage_error(
+        &sb.run(&["run", "personality", "varmail", "--scale", "smal", "--target", t]),
+        "did you mean 'small'?",
+    );
+    assert_usage_error(
+        &sb.run(&["run", "personality", "varmail", "--personality", "webserver", "--target", t]),
+        "cannot be used with",
+    );
+    // Nothing ran: no run stored, no folder made.
+    assert_eq!(sb.runs_json()["runs"].as_array().map_or(0, Vec::len), 0);
+    assert!(sb.leftovers().is_empty());
+    // The good file runs: each of its 4 files per connection opened, read and closed once.
+    std::fs::write(&file, good).unwrap();
+    let run = personality(&sb, &[f, "--connections", "2"]);
+    let cell = &cells(&run)[0];
+    assert_eq!((op(cell, "open")["count"].as_u64(), op(cell, "read")["count"].as_u64()), (Some(8), Some(8)));
+}
+
+#[test]
+fn personalities_list_and_show_the_builtins() {
+    let sb = Sandbox::new();
+    let out = sb.run(&["personalities", "list"]);
+    assert_success(&out);
+    let (list, _) = text(&out);
+    for name in BUILTINS {
+        assert!(list.lines().any(|l| l.starts_with(name)), "{name} in:\n{list}");
+    }
+    let out = sb.run(&["personalities", "show", "netware-2008"]);
+    assert_success(&out);
+    let (show, _) = text(&out);
+    assert!(show.contains("version = 1") && show.contains("590 connections per client"), "{show}");
+    assert!(show.contains("create+close, open, write whole, close"), "{show}");
+    assert_usage_error(&sb.run(&["personalities", "show", "webservr"]), "did you mean 'webserver'?");
+}
+
+#[test]
+fn show_compare_and_report_read_personality_runs() {
+    let sb = Sandbox::new();
+    let args = ["varmail", "--scale", "small", "--connections", "2", "--duration", "1s"];
+    let a = personality(&sb, &args)["run"]["id"].as_i64().unwrap();
+    let b = personality(&sb, &[&args[..], &["--rate", "500"]].concat())["run"]["id"].as_i64().unwrap();
+    let out = sb.run(&["show", &b.to_string()]);
+    assert_success(&out);
+    let (shown, _) = text(&out);
+    assert!(shown.contains("open loop at 500 ops/s per connection"), "{shown}");
+    assert!(shown.contains("Fairness: Jain's index") && shown.contains("fsync"), "{shown}");
+    let out = sb.run(&["compare", &a.to_string(), &b.to_string()]);
+    assert_success(&out);
+    let (compared, _) = text(&out);
+    // The per-operation table of the phase, and the run's differences named.
+    assert!(compared.contains("fsync") && compared.contains("append") && compared.contains("p99"), "{compared}");
+    assert!(compared.contains("open"), "{compared}");
+    let html = sb.dir.path().join("r.html");
+    let out = sb.run(&["report", &a.to_string(), &b.to_string(), "-o", html.to_str().unwrap()]);
+    assert_success(&out);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("personality") && page.contains("<svg"), "a report of personality runs");
+}
+
+#[test]
+fn a_full_file_system_fails_some_connections_and_their_operations_are_counted_lost() {
+    let Some(m) = Mount::virtual_fs("tmpfs", "size=8m") else { return };
+    let sb = Sandbox::new();
+    let file = sb.dir.path().join("fill.toml");
+    // 12 connections x 8 files of 128k (1 MiB each) on 8 MiB: some finish, the rest meet ENOSPC.
+    std::fs::write(
+        &file,
+        "version = 1\nname = \"fill\"\nrecord = \"4k\"\n[[fileset]]\nname = \"f\"\nfiles = 8\nprealloc = 0.0\n\
+         size = { dist = \"fixed\", size = \"128k\" }\n[[phase]]\nname = \"write\"\n[[phase.flow]]\nname = \"w\"\n\
+         pick = \"next\"\nops = [{ op = \"create\", close = true }, { op = \"open\" }, { op = \"write\" }, { op = \"close\" }]\n\
+         [[phase]]\nname = \"read\"\n[[phase.flow]]\nname = \"r\"\npick = \"next\"\n\
+         ops = [{ op = \"open\" }, { op = \"read\" }, { op = \"close\" }]\n",
+    )
+    .unwrap();
+    let out = sb.run(&[
+        "run",
+        "personality",
+        file.to_str().unwrap(),
+        "--connections",
+        "12",
+        "--target",
+        m.point.to_str().unwrap(),
+        "--no-space-check",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "some connections failed: {}", text(&out).1);
+    let run = sb.last_run();
+    assert_eq!(run["run"]["status"], "complete");
+    let stored = cells(&run);
+    assert_eq!(stored.len(), 2, "the read phase ran after the failures");
+    let w = &stored[0]["metrics"];
+    let failed = w["connections_failed"].as_u64().unwrap();
+    assert!((1..12).contains(&failed), "{w}");
+    assert_eq!(w["errors"]["ENOSPC"], failed, "{}", w["errors"]);
+    // Planned: 12 connections x 8 files x (create + open + 32 writes + close); done + lost = planned.
+    let done = stored[0]["ops"].as_u64().unwrap();
+    assert_eq!(done + w["lost_ops"].as_u64().unwrap(), 12 * 8 * 35, "{w}");
+    let enospc: u64 = w["ops"].as_object().unwrap().values().filter_map(|s| s["errors"]["ENOSPC"].as_u64()).sum();
+    assert_eq!(enospc, failed, "each failed connection's failing operation counted under it");
+    // The read phase: the failed connections sit it out, their reads counted lost; the others read all.
+    let r = &stored[1]["metrics"];
+    let ok = 12 - failed;
+    assert_eq!(r["ops"]["read"]["count"], ok * 8 * 32, "{r}");
+    assert_eq!(r["lost_ops"], failed * 8 * 34);
+    let conns = stored[1]["client_figures"].as_array().unwrap();
+    assert_eq!(conns.iter().filter(|c| c["error"].is_object()).count() as u64, failed);
+    let (shown, _) = text(&out);
+    assert!(shown.contains("Connections failed") && shown.contains("ENOSPC"), "{shown}");
+}
+
+#[test]
+fn ctrl_c_stops_connections_waiting_for_their_next_arrival_and_keeps_the_finished_phase() {
+    let sb = Sandbox::new();
+    let file = sb.dir.path().join("slow.toml");
+    // A quick phase, then an open-loop one whose connections wait ~20 s for each arrival.
+    std::fs::write(
+        &file,
+        "version = 1\nname = \"slow\"\n[[fileset]]\nname = \"f\"\nfiles = 4\nsize = { dist = \"fixed\", size = \"4k\" }\n\
+         [[phase]]\nname = \"quick\"\n[[phase.flow]]\nname = \"s\"\nops = [{ op = \"stat\" }]\n\
+         [[phase]]\nname = \"slow\"\nduration = \"60s\"\n[[phase.flow]]\nname = \"s\"\nrate = 0.05\nops = [{ op = \"stat\" }]\n",
+    )
+    .unwrap();
+    let target = sb.target();
+    let mut child = Running(
+        sb.cmd()
+            .args(["run", "personality", file.to_str().unwrap(), "--connections", "3", "--target"])
+            .arg(&target)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for_cells(&sb, &mut child, 1);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let signalled = std::time::Instant::now();
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGINT) };
+    let status = wait_for_exit(&mut child);
+    assert_eq!(status.code(), Some(130));
+    assert!(signalled.elapsed().as_secs() < 10, "stopped within seconds, not at the next arrival");
+    let runs = sb.runs_json();
+    let run = &runs["runs"].as_array().unwrap()[0];
+    assert_eq!(run["cells"], 1, "{run}");
+    assert_ne!(run["status"], "complete", "{run}");
+    assert!(sb.leftovers().is_empty(), "{:?}", sb.leftovers());
+}
