@@ -328,3 +328,24 @@ fn run_personality_replays_on_the_labs_servers_and_nfs_lock_lines_are_counted_mi
     assert!(example.contains("LockX") && example.contains("NLM"), "{example}");
     assert!(crate::lab_fixture::left_behind(Path::new(lab.var("IOMATRIX_LAB_STATE"))).is_empty());
 }
+
+#[test]
+fn a_stop_is_heard_during_a_long_gap_between_timestamps() {
+    let dir = tempfile::tempdir().unwrap();
+    let load =
+        LoadFile::parse("0.0 QUERY_FS_INFORMATION 1 NT_STATUS_OK\n30.0 QUERY_FS_INFORMATION 1 NT_STATUS_OK\n", "gap")
+            .unwrap();
+    let mut files = LocalFs::new(dir.path()).unwrap();
+    let stop = AtomicBool::new(false);
+    let started = Instant::now();
+    let f = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(200));
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        let opts = ReplayOptions { pacing: Pacing::Timestamps, ..once(0) };
+        replay_connection(&load, &mut files, &opts, &Live::default(), &stop)
+    });
+    assert!(started.elapsed() < Duration::from_secs(2), "stopped in the gap: {:?}", started.elapsed());
+    assert_eq!((f.ops_done(), f.stopped.as_deref()), (1, Some("stopped")));
+}
