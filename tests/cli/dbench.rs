@@ -349,3 +349,19 @@ fn a_stop_is_heard_during_a_long_gap_between_timestamps() {
     assert!(started.elapsed() < Duration::from_secs(2), "stopped in the gap: {:?}", started.elapsed());
     assert_eq!((f.ops_done(), f.stopped.as_deref()), (1, Some("stopped")));
 }
+
+#[test]
+fn a_replay_whose_files_cannot_fit_is_refused_before_any_io() {
+    use crate::helpers::{assert_usage_error, Sandbox};
+    if !Path::new(CLIENT_TXT).is_file() {
+        return skip(format!("{CLIENT_TXT} is missing (Debian's dbench package)"));
+    }
+    let Some(mnt) = Mount::virtual_fs("tmpfs", "size=64m") else { return };
+    let sb = Sandbox::new();
+    // client.txt writes up to 23 MiB per connection: 50 connections cannot fit in 64 MiB.
+    let target = mnt.point.to_str().unwrap();
+    let out =
+        sb.run(&["run", "personality", "--dbench-loadfile", CLIENT_TXT, "--target", target, "--connections", "50"]);
+    assert_usage_error(&out, "free, but this plan needs");
+    assert!(crate::helpers::leftovers(&mnt.point).is_empty());
+}

@@ -244,6 +244,7 @@ impl RunPersonalityArgs {
             timed_ops: load.timed_ops as u64,
             as_fast_as_possible: self.as_fast_as_possible,
             duration_ns,
+            peak_bytes_per_connection: load.peak_bytes(),
         };
         let plan = RunPlan {
             personality,
