@@ -319,6 +319,10 @@ fn run_personality_replays_on_the_labs_servers_and_nfs_lock_lines_are_counted_mi
 
     let nfs = sb.run(&["run", "personality", "--dbench-loadfile", file, "--target", lab.var("IOMATRIX_LAB_NFS")]);
     assert_success(&nfs);
+    let (_, warned) = crate::helpers::text(&nfs);
+    assert!(warned.contains("LockX/UnlockX lines will fail") && warned.contains("NLM"), "{warned}");
+    let conditions = &sb.show_json(2)["run"]["conditions"];
+    assert!(conditions["known_limits"].as_str().is_some_and(|k| k.contains("NFSv3 has no")), "{conditions}");
     let m = replay_cell(&sb, 2)["metrics"].clone();
     let locks = m["ops"]["LockX"]["count"].as_u64().unwrap() + m["ops"]["UnlockX"]["count"].as_u64().unwrap();
     assert!(locks > 0);

@@ -79,6 +79,9 @@ pub struct LoadFileReplay {
     /// The most its files of one connection hold at once (an upper bound), for the free-space check.
     #[serde(default)]
     pub peak_bytes_per_connection: u64,
+    /// Its LockX and UnlockX lines (mismatches over NFSv3, which has no locks).
+    #[serde(default)]
+    pub lock_ops: u64,
 }
 
 impl RunPlan {
