@@ -232,7 +232,7 @@ pub fn text(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>) -> String 
     if c.condition_differences.is_empty() {
         out.push_str(
             "conditions: the same on both sides (backend, direct/cached, clients, files vs RAM, file system, \
-             partition alignment)\n",
+             partition alignment, closed or open loop)\n",
         );
     } else {
         out.push_str("NOTE: the sides were measured under different conditions:\n");

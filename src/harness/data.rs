@@ -15,7 +15,8 @@ pub struct DataArgs {
     /// cell stores its cost as verify_ns). Records must be 4k or a multiple. `run iozone`,
     /// `run access` (files only; the file is laid out as generation 1; a read that
     /// overlapped a write in flight is counted unchecked), `run fileserver` (a file's
-    /// last partial 4k block is not stamped), `run bonnie` (block write stamps, rewrite
+    /// last partial 4k block is not stamped), `run personality` (file sizes and appends rounded
+    /// up to whole 4k blocks), `run bonnie` (block write stamps, rewrite
     /// checks and restamps as the next write instead of bonnie++'s one-byte change, block
     /// read checks; putc writes stamped blocks but getc and the seek test are not checked;
     /// the chunk must be 4k or a multiple), `iomatrix iozone --verify` and `iomatrix bonnie --verify`

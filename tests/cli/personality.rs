@@ -172,6 +172,9 @@ fn show_compare_and_report_read_personality_runs() {
     // The per-operation table of the phase, and the run's differences named.
     assert!(compared.contains("fsync") && compared.contains("append") && compared.contains("p99"), "{compared}");
     assert!(compared.contains("open"), "{compared}");
+    // Closed against open loop is named as a difference of conditions, with the target rate.
+    assert!(compared.contains("loop: A (") && compared.contains("closed") && compared.contains("open"), "{compared}");
+    assert!(compared.contains("target_rate_per_connection: A ("), "{compared}");
     let html = sb.dir.path().join("r.html");
     let out = sb.run(&["report", &a.to_string(), &b.to_string(), "-o", html.to_str().unwrap()]);
     assert_success(&out);
@@ -264,4 +267,60 @@ fn ctrl_c_stops_connections_waiting_for_their_next_arrival_and_keeps_the_finishe
     assert_eq!(run["cells"], 1, "{run}");
     assert_ne!(run["status"], "complete", "{run}");
     assert!(sb.leftovers().is_empty(), "{:?}", sb.leftovers());
+}
+
+#[test]
+fn verify_checks_every_builtins_reads_and_sees_a_damaged_block() {
+    let sb = Sandbox::new();
+    // Every built-in stamps what it writes and checks what it reads: no mismatch on a sound file system.
+    for name in BUILTINS {
+        let run = personality(&sb, &[name, "--scale", "small", "--connections", "2", "--duration", "1s", "--verify"]);
+        assert_eq!(run["run"]["conditions"]["verify"], true);
+        for cell in cells(&run) {
+            let v = &cell["metrics"]["verify"];
+            assert!(v.is_object(), "{name}: {}", cell["metrics"]);
+            for kind in ["wrong_data", "wrong_offset", "stale", "torn"] {
+                assert_eq!(v[kind], 0, "{name} {kind}: {v}");
+            }
+            if cell["metrics"]["ops"]["read"]["count"].as_u64().unwrap_or(0) > 0 {
+                assert!(v["checked_blocks"].as_u64().unwrap() > 0, "{name}: {v}");
+            }
+        }
+    }
+    // netware-2008's third file in name order damaged between the write and the read phase.
+    let hook = "f=$(find . -type f | sort | sed -n 3p); printf 'not what was written' | dd of=$f bs=4096 seek=1 \
+                conv=notrunc status=none";
+    let target = sb.target();
+    let out = sb.run(&[
+        "run",
+        "personality",
+        "netware-2008",
+        "--connections",
+        "2",
+        "--files",
+        "3",
+        "--verify",
+        "--between-cells",
+        hook,
+        "--target",
+        target.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out).1);
+    let read = cells(&sb.last_run()).into_iter().find(|c| c["test"] == "read").unwrap();
+    // 2 connections x (4k + 8k + 16k): 7 blocks each.
+    assert_eq!(read["metrics"]["verify"]["checked_blocks"], 14, "{}", read["metrics"]["verify"]);
+    assert_eq!(read["metrics"]["verify"]["wrong_data"], 1, "{}", read["metrics"]["verify"]);
+    // Stamped blocks need records of whole 4k blocks.
+    let file = sb.dir.path().join("odd.toml");
+    std::fs::write(
+        &file,
+        "version = 1\nname = \"odd\"\nrecord = \"6k\"\n[[fileset]]\nname = \"f\"\nfiles = 2\n\
+         size = { dist = \"fixed\", size = \"12k\" }\n[[phase]]\nname = \"run\"\n[[phase.flow]]\nname = \"r\"\n\
+         ops = [{ op = \"open\" }, { op = \"read\" }, { op = \"close\" }]\n",
+    )
+    .unwrap();
+    assert_usage_error(
+        &sb.run(&["run", "personality", file.to_str().unwrap(), "--verify", "--target", target.to_str().unwrap()]),
+        "record of 4k or a multiple",
+    );
 }

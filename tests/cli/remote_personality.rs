@@ -33,7 +33,7 @@ fn every_builtin_personality_runs_on_the_lab_nfs_and_smb_servers() {
     let sb = Sandbox::new();
     for (target, backend) in [(lab.var("IOMATRIX_LAB_NFS"), "nfs"), (lab.var("IOMATRIX_LAB_SMB"), "smb")] {
         for name in BUILTINS {
-            let args = [name, "--scale", "small", "--connections", "2", "--files", "6", "--duration", "1s"];
+            let args = [name, "--scale", "small", "--connections", "2", "--files", "6", "--duration", "1s", "--verify"];
             let out = run_on(&sb, &lab, target, &args);
             assert_success(&out);
             let run = sb.last_run();
@@ -45,6 +45,10 @@ fn every_builtin_personality_runs_on_the_lab_nfs_and_smb_servers() {
                 assert_eq!(m["connections_failed"], 0, "{name} on {backend}: {}", cell["client_figures"]);
                 for (o, s) in m["ops"].as_object().unwrap() {
                     assert!(s["errors"].as_object().unwrap().is_empty(), "{name} on {backend}: {o} {s}");
+                }
+                let v = &m["verify"];
+                for kind in ["wrong_data", "wrong_offset", "stale", "torn"] {
+                    assert_eq!(v[kind], 0, "{name} on {backend}: {v}");
                 }
                 if name == "homefolders" {
                     assert!(m["ops"]["rename"]["count"].as_u64().unwrap_or(0) > 0, "renames on {backend}: {m}");

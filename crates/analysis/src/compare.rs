@@ -172,8 +172,20 @@ pub struct Comparison {
 }
 
 /// The conditions compared between the sides (see each run's `conditions`).
-const CONDITIONS: [&str; 8] =
-    ["suite", "backend", "direct", "cache", "clients", "files_vs_ram", "fs_type", "partition_alignment_bytes"];
+/// Conditions a comparison names when they differ; `loop` and `target_rate_per_connection` are a
+/// personality's (closed or open loop), absent (so never differing) in the other suites.
+const CONDITIONS: [&str; 10] = [
+    "suite",
+    "backend",
+    "direct",
+    "cache",
+    "clients",
+    "files_vs_ram",
+    "fs_type",
+    "partition_alignment_bytes",
+    "loop",
+    "target_rate_per_connection",
+];
 
 const PERCENTILES: [(&str, &str); 5] =
     [("p50", "p50_ns"), ("p90", "p90_ns"), ("p99", "p99_ns"), ("p99.9", "p99_9_ns"), ("max", "max_ns")];

@@ -31,6 +31,7 @@ use iomatrix_backend::Place;
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Group, Setup, Start};
 use iomatrix_fileserver::{error_kind, file_random};
 use iomatrix_stats::CpuReading;
+use iomatrix_verify::{Content, ContentSpec, Tally, UNIT};
 use serde::{Deserialize, Serialize};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -60,6 +61,9 @@ pub struct RunPlan {
     /// filesets, and the binary runs it through crates/dbench.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<LoadFileReplay>,
+    /// Stamped blocks (`--verify`, `--compressible`) instead of one shared buffer.
+    #[serde(default)]
+    pub content: ContentSpec,
 }
 
 /// What every client replays with `--dbench-loadfile`: each client reads
@@ -235,6 +239,9 @@ struct Slot {
     size: u64,
     /// The size a whole-file write gives it.
     drawn: u64,
+    /// Stamped data: the generation of the last write, and of the last write of the whole file.
+    wgen: u64,
+    wbase: u64,
 }
 
 struct SetState {
@@ -285,6 +292,13 @@ impl Gate {
     }
 
     /// Waits until `n` are ready.
+    /// Counts a party as ready without waiting (its thread is ending early).
+    pub fn leave(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.0 += 1;
+        self.cv.notify_all();
+    }
+
     pub fn wait_all(&self, n: usize) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         while s.0 < n {
@@ -321,6 +335,7 @@ struct ConnResult {
     failed_kind: Option<String>,
     stopped: bool,
     cpu: iomatrix_stats::CpuTimes,
+    verify: Option<Tally>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -385,6 +400,7 @@ fn run_cell<F: Files>(
                 failed_kind: Some("thread".into()),
                 stopped: false,
                 cpu: Default::default(),
+                verify: None,
             });
         }
         Ok(out)
@@ -404,6 +420,9 @@ fn run_cell<F: Files>(
         figures.lost_ops += r.lost_ops;
         figures.backlog += r.backlog;
         figures.idle_iterations += r.idle;
+        if let Some(t) = &r.verify {
+            figures.verify.get_or_insert_with(Tally::default).add(t);
+        }
         if let Some(kind) = r.failed_kind {
             *figures.connections_failed.entry(kind).or_default() += 1;
         }
@@ -456,15 +475,27 @@ fn connection<F: Files>(
         failed_kind: None,
         stopped: false,
         cpu: Default::default(),
+        verify: None,
     };
+    // A thread that panicked before it was ready must not keep the client waiting for it.
+    struct Leave<'g>(&'g Gate, bool);
+    impl Drop for Leave<'_> {
+        fn drop(&mut self) {
+            if self.1 {
+                self.0.leave();
+            }
+        }
+    }
+    let mut leave = Leave(gate, true);
     // Untimed: the session, the folders, the files made before the first phase.
     if conn.failed.is_none() && conn.repeat != Some(repeat) {
-        if let Err(e) = prepare(p, repeat, conn, make) {
+        if let Err(e) = prepare(p, plan.content, repeat, conn, make) {
             let kind = error_kind(&e);
             conn.failed = Some((kind.clone(), format!("connection {}: setting up: {e}", conn.global)));
             result.failed_kind = Some(kind);
         }
     }
+    leave.1 = false;
     let Some(origin) = gate.ready() else {
         result.stopped = true;
         return result;
@@ -501,6 +532,8 @@ fn connection<F: Files>(
         buf: vec![0; p.record as usize],
         data: pattern(p.record as usize, p.seed ^ conn.global as u64),
         last_end: origin,
+        content: plan.content.stamped().then(|| Content::new(plan.content, 0)),
+        spec: plan.content,
     };
     let mut cursors = vec![0u64; phase.flows.len()];
     let total_weight: u64 = phase.flows.iter().map(|f| f.weight as u64).sum();
@@ -557,6 +590,7 @@ fn connection<F: Files>(
         }
     }
     run.flush();
+    result.verify = run.content.as_mut().map(Content::take_tally);
     let (ops, bytes, errors) = run.totals();
     result.ops.ops = ops;
     result.ops.bytes = bytes;
@@ -612,6 +646,7 @@ fn lost_ops<F>(p: &Personality, phase: &Phase, conn: &Conn<F>, from: u64, to: u6
 /// and the files made before the first phase.
 fn prepare<F: Files>(
     p: &Personality,
+    spec: ContentSpec,
     repeat: u32,
     conn: &mut Conn<F>,
     make: &(dyn Fn(usize) -> io::Result<F> + Sync),
@@ -624,7 +659,8 @@ fn prepare<F: Files>(
     let files = conn.files.as_mut().expect("just made");
     files.mkdir(&format!("r{repeat}"))?;
     conn.sets.clear();
-    let data = pattern(p.record as usize, p.seed ^ conn.global as u64);
+    let mut data = pattern(p.record as usize, p.seed ^ conn.global as u64);
+    let mut content = spec.stamped().then(|| Content::new(spec, 0));
     for (si, set) in p.filesets.iter().enumerate() {
         let sizes = Sizes::new(&set.size, p.seed.wrapping_add(si as u64 * 0x9e37))?;
         let base = format!("r{repeat}/{}", set.name);
@@ -644,12 +680,17 @@ fn prepare<F: Files>(
         let pre = (set.prealloc * set.files as f64).round() as u64;
         for (i, slot) in slots.iter_mut().enumerate().take(pre as usize) {
             slot.born = 1;
-            slot.drawn = sizes.draw(conn.global, i as u64, 1);
+            slot.drawn = whole_units(sizes.draw(conn.global, i as u64, 1), spec);
+            (slot.wgen, slot.wbase) = (1, 1);
             let path = slot_path(&base, set.depth, set.width, i as u64, 0);
             let mut file = files.create(&path)?;
             let mut at = 0;
             while at < slot.drawn {
                 let n = (slot.drawn - at).min(data.len() as u64) as usize;
+                if let Some(c) = content.as_mut() {
+                    (c.file, c.generation) = (file_id(conn.global, si, i as u64), 1);
+                    c.stamp(&mut data[..n], at);
+                }
                 files.write(&mut file, &data[..n], at)?;
                 at += n as u64;
             }
@@ -661,6 +702,21 @@ fn prepare<F: Files>(
     }
     conn.repeat = Some(repeat);
     Ok(())
+}
+
+/// With stamped data every size is whole verify blocks (rounded up), so
+/// every write lands on block boundaries.
+fn whole_units(bytes: u64, spec: ContentSpec) -> u64 {
+    if spec.stamped() {
+        bytes.div_ceil(UNIT as u64).max(1) * UNIT as u64
+    } else {
+        bytes
+    }
+}
+
+/// The stamp's file number of file `slot` of fileset `set` of connection `global`.
+fn file_id(global: usize, set: usize, slot: u64) -> u64 {
+    (global as u64) << 32 | (set as u64) << 24 | slot
 }
 
 /// The folders of leaf folder `leaf`, top first.
@@ -733,6 +789,9 @@ struct Run<'a, F: Files> {
     data: Vec<u8>,
     /// The end of the last operation.
     last_end: Instant,
+    /// Stamped data (`--verify`, `--compressible`): the writer and checker.
+    content: Option<Content>,
+    spec: ContentSpec,
 }
 
 impl<F: Files> Run<'_, F> {
@@ -783,10 +842,12 @@ impl<F: Files> Run<'_, F> {
                         }
                     })?;
                     *open = file;
-                    let drawn = self.sets[set_index].sizes.draw(self.rank, i, slot.born + 1);
+                    let drawn = whole_units(self.sets[set_index].sizes.draw(self.rank, i, slot.born + 1), self.spec);
                     let s = &mut self.sets[set_index].slots[i as usize];
                     s.born += 1;
                     (s.exists, s.size, s.drawn) = (true, 0, drawn);
+                    // Whatever an earlier file of this name held is stale now.
+                    s.wbase = s.wgen + 1;
                 }
                 OpKind::Open => *open = Some(self.timed(OpKind::Open, rate, &path, |f| f.open(&path))?),
                 OpKind::Close => {
@@ -806,18 +867,33 @@ impl<F: Files> Run<'_, F> {
                         }
                         _ => (0, slot.size),
                     };
+                    if let Some(c) = self.content.as_mut() {
+                        (c.file, c.generation, c.oldest) = (file_id(self.rank, set_index, i), slot.wgen, slot.wbase);
+                    }
                     let file = open.as_mut().expect("checked: open");
                     self.transfer(OpKind::Read, rate, &path, file, from, len)?;
                 }
                 OpKind::Write | OpKind::Append => {
                     let (from, len) = match (step.op, step.amount) {
-                        (OpKind::Append, Amount::Bytes(n)) => (slot.size, n),
-                        (_, Amount::Bytes(n)) => (self.aligned_offset(slot.size.saturating_sub(n)), n),
+                        (OpKind::Append, Amount::Bytes(n)) => (slot.size, whole_units(n, self.spec)),
+                        (_, Amount::Bytes(n)) => {
+                            let n = whole_units(n, self.spec);
+                            (self.aligned_offset(slot.size.saturating_sub(n)), n)
+                        }
                         _ => (0, slot.drawn),
                     };
+                    let generation = slot.wgen + 1;
+                    if let Some(c) = self.content.as_mut() {
+                        (c.file, c.generation) = (file_id(self.rank, set_index, i), generation);
+                    }
                     let file = open.as_mut().expect("checked: open");
                     self.transfer(step.op, rate, &path, file, from, len)?;
                     let s = &mut self.sets[set_index].slots[i as usize];
+                    s.wgen = generation;
+                    if from == 0 && len >= s.size {
+                        // The whole file is this write's now: older blocks would be stale.
+                        s.wbase = generation;
+                    }
                     s.size = s.size.max(from + len);
                 }
                 OpKind::Stat => {
@@ -884,6 +960,9 @@ impl<F: Files> Run<'_, F> {
             if op == OpKind::Read {
                 let mut buf = std::mem::take(&mut self.buf);
                 let got = self.timed(op, rate, path, |f| f.read(file, &mut buf[..n], offset));
+                if let (Some(c), Ok(got)) = (self.content.as_mut(), &got) {
+                    c.check(&buf[..*got], offset);
+                }
                 self.buf = buf;
                 if got? < n {
                     let message = format!(
@@ -895,7 +974,10 @@ impl<F: Files> Run<'_, F> {
                     return Err(Halt::Failed("size mismatch".into(), message));
                 }
             } else {
-                let data = std::mem::take(&mut self.data);
+                let mut data = std::mem::take(&mut self.data);
+                if let Some(c) = self.content.as_mut() {
+                    c.stamp(&mut data[..n], offset);
+                }
                 let r = self.timed(op, rate, path, |f| f.write(file, &data[..n], offset));
                 self.data = data;
                 r?;
@@ -1057,7 +1139,7 @@ mod tests {
         let mut p = crate::builtin::get(name).unwrap().unwrap();
         let s = p.scales["small"].clone();
         p.apply(&s);
-        RunPlan { personality: p, source: name.into(), repeats: 1, replay: None }
+        RunPlan { personality: p, source: name.into(), repeats: 1, replay: None, content: Default::default() }
     }
 
     #[test]
@@ -1118,7 +1200,8 @@ mod tests {
     fn open_loop_counts_from_the_intended_start_and_never_drops_arrivals() {
         let text = "version = 1\nname = \"o\"\nconnections = 2\nrecord = \"4k\"\n[[fileset]]\nname = \"f\"\nfiles = 8\nsize = { dist = \"fixed\", size = \"4k\" }\n[[phase]]\nname = \"run\"\nduration = \"500ms\"\n[[phase.flow]]\nname = \"s\"\nrate = 200.0\nops = [{ op = \"stat\" }]\n";
         let p = crate::schema::parse(text, Path::new(".")).unwrap();
-        let plan = RunPlan { personality: p, source: "t".into(), repeats: 1, replay: None };
+        let plan =
+            RunPlan { personality: p, source: "t".into(), repeats: 1, replay: None, content: Default::default() };
         let (_dir, cells, _) = run(&plan, 1);
         let m = &cells[0].0;
         let stats = m.ops.iter().find(|o| o.name == "stat").unwrap();

@@ -153,6 +153,9 @@ pub struct CellFigures {
     pub idle_iterations: u64,
     /// Connections that stopped on an error, by error kind.
     pub connections_failed: BTreeMap<String, u64>,
+    /// `--verify`: blocks checked and mismatches found, over every connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<iomatrix_verify::Tally>,
     /// What did not go as the load said, the first few (a dbench replay's
     /// status mismatches: line, operation, path, expected and got).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -193,6 +196,11 @@ impl CellFigures {
         self.lost_ops += other.lost_ops;
         self.backlog += other.backlog;
         self.idle_iterations += other.idle_iterations;
+        match (&mut self.verify, &other.verify) {
+            (Some(mine), Some(theirs)) => mine.add(theirs),
+            (None, Some(theirs)) => self.verify = Some(theirs.clone()),
+            _ => {}
+        }
         for (k, n) in &other.connections_failed {
             *self.connections_failed.entry(k.clone()).or_default() += n;
         }

@@ -17,8 +17,7 @@ use std::path::Path;
 /// With --dbench-loadfile FILE a dbench/NetBench load file (dbench's client.txt) is replayed
 /// instead: each connection in its own clients/clientN folder, paced by the file's timestamps (or
 /// --as-fast-as-possible), looped for --duration as dbench's -t (once through without it), every
-/// line's status checked (docs/dbench.md). Not offered yet: --verify (the writes are one
-/// incompressible pattern, not stamped blocks), filesets shared between connections.
+/// line's status checked (docs/dbench.md). Not offered yet: filesets shared between connections.
 #[derive(Args, Debug)]
 pub struct RunPersonalityArgs {
     #[command(flatten)]
@@ -72,6 +71,9 @@ pub struct RunPersonalityArgs {
     /// the one before
     #[arg(long)]
     pub as_fast_as_possible: bool,
+
+    #[command(flatten)]
+    pub data: crate::harness::data::DataArgs,
 }
 
 fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
@@ -92,6 +94,13 @@ impl RunPersonalityArgs {
     /// The validated plan and the run's options.
     pub fn validate(&self, mpi_ranks: Option<usize>) -> anyhow::Result<(RunPlan, RunOptions)> {
         if let Some(file) = &self.dbench_loadfile {
+            if self.data.content().stamped() {
+                return Err(UsageError::new(
+                    "--verify/--compressible are for personalities: a dbench replay writes what its load file says; \
+                     leave them out with --dbench-loadfile",
+                )
+                .into());
+            }
             return self.validate_replay(file, mpi_ranks);
         }
         if self.as_fast_as_possible {
@@ -171,7 +180,31 @@ impl RunPersonalityArgs {
                 .into());
             }
         }
-        let plan = RunPlan { personality, source: given.to_string(), repeats: run.repeat.count, replay: None };
+        // Each connection holds two records (one to read into, one to write from).
+        let ram = iomatrix_environment::machine_ram_bytes();
+        let buffers = personality.record.saturating_mul(2 * personality.connections as u64);
+        if ram > 0 && buffers > ram / 2 {
+            return Err(UsageError::new(format!(
+                "{} connections x 2 records of {} need {} of buffers, over half this machine's RAM ({}); choose \
+                 fewer --connections or a personality with a smaller record",
+                personality.connections,
+                iomatrix_core::ByteSize(personality.record),
+                crate::render::human(buffers),
+                crate::render::human(ram)
+            ))
+            .into());
+        }
+        let content = self.data.content();
+        if content.stamped() {
+            iomatrix_verify::check_record(personality.record).map_err(|e| {
+                UsageError::new(format!(
+                    "--verify/--compressible: {} has {e}; give the personality a record of 4k or a multiple",
+                    personality.name
+                ))
+            })?;
+        }
+        let plan =
+            RunPlan { personality, source: given.to_string(), repeats: run.repeat.count, replay: None, content };
         Ok((plan, run))
     }
 
@@ -264,6 +297,7 @@ impl RunPersonalityArgs {
             source: file.display().to_string(),
             repeats: run.repeat.count,
             replay: Some(replay),
+            content: Default::default(),
         };
         Ok((plan, run))
     }

@@ -324,6 +324,7 @@ fn conditions(plan: &RunPlan, on_server: bool) -> Value {
     } else {
         "page cache in use (files made before the first phase and written in earlier phases may be read from it)"
     });
+    crate::harness::data::add_conditions(&mut c, &plan.content);
     c
 }
 
@@ -409,6 +410,9 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
         });
     }
     add_client_metrics(&mut metrics, &cell.failures, &cell.starts);
+    if plan.content.stamped() {
+        metrics["verify"] = json!(m.verify);
+    }
     CellRow {
         seq: 0,
         test: m.phase.clone(),
