@@ -7,9 +7,9 @@
 #
 # WHAT IT MEASURES
 #   dbench 4:  dbench -c FILE -D DIR -t T N
-#   iomatrix:  the replay of crates/dbench (its example `replay`: FILE DIR -t T N), the same
-#              replay `iomatrix run personality --dbench-loadfile FILE` stores as a cell
-#   Each prints its throughput (MB/sec: bytes of ReadX and WriteX per second, 10^6 bytes a MB)
+#   iomatrix:  iomatrix run personality --dbench-loadfile FILE --target DIR --connections N
+#                --duration Ts   (into a throwaway results database; its stored cell is read back)
+#   Each gives its throughput (MB/sec: bytes of ReadX and WriteX per second, 10^6 bytes a MB)
 #   and per operation its count, mean and largest latency (ms). The script prints every run's
 #   MB/sec, then for each tool the median over --repeats runs (at least 5 pairs for a ratio worth
 #   quoting), the paired ratio iomatrix/dbench (the median of each pair's ratio, the two runs of a
@@ -42,14 +42,18 @@
 #     lists the folder and matches the pattern (DOS wildcards), as the server would.
 #   - locks: dbench's F_SETLKW locks belong to the process (never conflicting in one client); the
 #     replay's are open-file-description locks (F_OFD_SETLK), which conflict between opens as SMB's do.
-#   - Flush: Debian's dbench 4.0 times its Flush at ~0 ms (no fsync seen on tmpfs either); the
-#     replay fsyncs (cheap on tmpfs, not on ext4: compare Flush rows with that in mind).
-#   - dbench prints a progress line each second from its parent process; the replay prints nothing
-#     until the end.
+#   - both fsync on Flush (strace shows dbench's fsync calls; on tmpfs both time it at ~0 ms).
+#   Under strace -f -c, 3 s of dbench on tmpfs made a kill(2) per line (30,822), 26,724 newfstatat
+#   (6,116 failing: path resolution misses) and 15,890 getdents64 for ~31,000 operations: the
+#   replay's one system call per operation is most of the throughput ratio on tmpfs.
+#   - dbench prints a progress line each second from its parent process; iomatrix a live line
+#     from its main thread. iomatrix works in DIR/iomatrix-PID-N/client-0 (its run folder), so its
+#     paths are two folders deeper than dbench's DIR/clients/...
+#   - iomatrix's clock for the cell runs from the common start to the last connection's last
+#     operation; dbench's from its start to the time limit.
 #
-# Environment: REPLAY=path overrides the replayer (default target/release/examples/replay of this
-# workspace: build it with `cargo build --release -p iomatrix-dbench --example replay`),
-# DBENCH=path overrides dbench. Everything the script makes (a tmpfs or loop-mounted ext4 and its
+# Environment: IOMATRIX=path overrides the binary (default: target/release/iomatrix of this
+# workspace; build it with `cargo build --release`). DBENCH=path overrides dbench. Everything the script makes (a tmpfs or loop-mounted ext4 and its
 # folder, the logs) is removed at the end, also on failure or Ctrl-C.
 
 set -euo pipefail
@@ -58,7 +62,7 @@ PROG=dbench-replay-vs-dbench
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=bench/lib.sh
 source "$SCRIPT_DIR/lib.sh"
-REPLAY=${REPLAY:-$SCRIPT_DIR/../target/release/examples/replay}
+IOMATRIX=${IOMATRIX:-$SCRIPT_DIR/../target/release/iomatrix}
 DBENCH=${DBENCH:-dbench}
 
 TARGET="" EXT4_MIB="" LOADFILE=/usr/share/dbench/client.txt SECONDS_EACH=10 CLIENTS=1 REPEATS=5
@@ -78,7 +82,7 @@ done
 ((SECONDS_EACH >= 1)) || die "--time must be at least 1 s"
 [[ -f $LOADFILE ]] || die "no load file at $LOADFILE: install dbench (Debian: apt-get install -y dbench) or pass --loadfile"
 command -v "$DBENCH" >/dev/null || die "dbench not found: install it (Debian: apt-get install -y dbench) or set DBENCH=path"
-[[ -x $REPLAY ]] || die "no replayer at $REPLAY: build it with 'cargo build --release -p iomatrix-dbench --example replay' (or set REPLAY=path)"
+need_iomatrix IOMATRIX
 
 SCRATCH=$(mktemp -d /tmp/dbench-vs.XXXXXX)
 MNT="" IMAGE=""
@@ -125,7 +129,20 @@ run_tool() {
     sync
     case $tool in
     dbench) run_child "$LIMIT" "$out" "$err" "$DBENCH" -c "$LOADFILE" -D "$DIR" -t "$SECONDS_EACH" "$CLIENTS" || rc=$? ;;
-    iomatrix) run_child "$LIMIT" "$out" "$err" "$REPLAY" "$LOADFILE" "$DIR" -t "$SECONDS_EACH" "$CLIENTS" || rc=$? ;;
+    iomatrix)
+        run_child "$LIMIT" "$out.run" "$err" "$IOMATRIX" --db "$SCRATCH/results.sqlite" run personality \
+            --dbench-loadfile "$LOADFILE" --target "$DIR" --connections "$CLIENTS" --duration "${SECONDS_EACH}s" || rc=$?
+        if ((rc == 0)); then
+            # The stored cell, in dbench's words: the op table, Throughput and the mismatches.
+            "$IOMATRIX" --db "$SCRATCH/results.sqlite" show "$rep" --json 2>>"$err" | python3 -c '
+import json, sys
+c = json.load(sys.stdin)["run"]["cell_results"][0]["metrics"]
+for name, o in c["ops"].items():
+    print(" %s %d %.3f %.3f" % (name, o["count"], o["mean_ns"] / 1e6, o["max_ns"] / 1e6))
+print("Throughput %.2f MB/sec" % c["dbench"]["mb_per_s"])
+print("mismatches %d" % c["dbench"]["mismatches"])' >"$out" || rc=$?
+        fi
+        ;;
     esac
     if ((rc != 0)); then
         sed 's/^/  | /' "$err" "$out" | tail -20 >&2
@@ -214,4 +231,4 @@ for n in names:
 print("ops: operations in the run (both run the same time); ms: mean latency; a latency ratio below 1 is")
 print("iomatrix faster. dbench prints latencies to 0.001 ms: its 0.000 rows have no ratio.")
 PY
-echo "conditions: $(uname -r), $WHERE, dbench $(dpkg-query -W -f '${Version}' dbench 2>/dev/null || echo '?'), iomatrix replay $(git -C "$SCRIPT_DIR/.." rev-parse --short HEAD 2>/dev/null || echo '?')"
+echo "conditions: $(uname -r), $WHERE, dbench $(dpkg-query -W -f '${Version}' dbench 2>/dev/null || echo '?'), iomatrix $IOMATRIX_VERSION ($(git -C "$SCRIPT_DIR/.." rev-parse --short HEAD 2>/dev/null || echo '?'))"

@@ -319,6 +319,10 @@ fn run_personality_replays_on_the_labs_servers_and_nfs_lock_lines_are_counted_mi
 
     let nfs = sb.run(&["run", "personality", "--dbench-loadfile", file, "--target", lab.var("IOMATRIX_LAB_NFS")]);
     assert_success(&nfs);
+    let (_, warned) = crate::helpers::text(&nfs);
+    assert!(warned.contains("LockX/UnlockX lines will fail") && warned.contains("NLM"), "{warned}");
+    let conditions = &sb.show_json(2)["run"]["conditions"];
+    assert!(conditions["known_limits"].as_str().is_some_and(|k| k.contains("NFSv3 has no")), "{conditions}");
     let m = replay_cell(&sb, 2)["metrics"].clone();
     let locks = m["ops"]["LockX"]["count"].as_u64().unwrap() + m["ops"]["UnlockX"]["count"].as_u64().unwrap();
     assert!(locks > 0);
@@ -327,4 +331,41 @@ fn run_personality_replays_on_the_labs_servers_and_nfs_lock_lines_are_counted_mi
     let example = m["dbench"]["examples"][0].as_str().unwrap();
     assert!(example.contains("LockX") && example.contains("NLM"), "{example}");
     assert!(crate::lab_fixture::left_behind(Path::new(lab.var("IOMATRIX_LAB_STATE"))).is_empty());
+}
+
+#[test]
+fn a_stop_is_heard_during_a_long_gap_between_timestamps() {
+    let dir = tempfile::tempdir().unwrap();
+    let load =
+        LoadFile::parse("0.0 QUERY_FS_INFORMATION 1 NT_STATUS_OK\n30.0 QUERY_FS_INFORMATION 1 NT_STATUS_OK\n", "gap")
+            .unwrap();
+    let mut files = LocalFs::new(dir.path()).unwrap();
+    let stop = AtomicBool::new(false);
+    let started = Instant::now();
+    let f = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(200));
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        let opts = ReplayOptions { pacing: Pacing::Timestamps, ..once(0) };
+        replay_connection(&load, &mut files, &opts, &Live::default(), &stop)
+    });
+    assert!(started.elapsed() < Duration::from_secs(2), "stopped in the gap: {:?}", started.elapsed());
+    assert_eq!((f.ops_done(), f.stopped.as_deref()), (1, Some("stopped")));
+}
+
+#[test]
+fn a_replay_whose_files_cannot_fit_is_refused_before_any_io() {
+    use crate::helpers::{assert_usage_error, Sandbox};
+    if !Path::new(CLIENT_TXT).is_file() {
+        return skip(format!("{CLIENT_TXT} is missing (Debian's dbench package)"));
+    }
+    let Some(mnt) = Mount::virtual_fs("tmpfs", "size=64m") else { return };
+    let sb = Sandbox::new();
+    // client.txt writes up to 23 MiB per connection: 50 connections cannot fit in 64 MiB.
+    let target = mnt.point.to_str().unwrap();
+    let out =
+        sb.run(&["run", "personality", "--dbench-loadfile", CLIENT_TXT, "--target", target, "--connections", "50"]);
+    assert_usage_error(&out, "free, but this plan needs");
+    assert!(crate::helpers::leftovers(&mnt.point).is_empty());
 }

@@ -534,6 +534,30 @@ impl LoadFile {
         &self.statuses[op.status as usize]
     }
 
+    /// The most bytes one connection's files can hold at once: for every
+    /// path, the furthest end of a WriteX through a handle opened on it,
+    /// summed (an upper bound: deletions are not subtracted). For the
+    /// free-space check before a run.
+    pub fn peak_bytes(&self) -> u64 {
+        let mut opened: HashMap<u32, PathId> = HashMap::new();
+        let mut end: HashMap<PathId, u64> = HashMap::new();
+        for op in &self.ops {
+            match op.kind {
+                OpKind::NtCreateX { path, fnum, .. } => {
+                    opened.insert(fnum, path);
+                }
+                OpKind::WriteX { fnum, offset, size } => {
+                    if let Some(path) = opened.get(&fnum) {
+                        let e = end.entry(*path).or_default();
+                        *e = (*e).max(offset.saturating_add(u64::from(size)));
+                    }
+                }
+                _ => {}
+            }
+        }
+        end.values().sum()
+    }
+
     /// The seconds the file spans by its timestamps (0 without any).
     pub fn span_s(&self) -> f64 {
         self.ops.iter().filter_map(|o| o.at).fold(0.0, f64::max)
@@ -575,6 +599,8 @@ mod tests {
         }
         assert_eq!(b.ops[0].at, Some(0.5));
         assert_eq!(b.span_s(), 8.5);
+        // 4 bytes written up to 65535 into ~dmtmp's handle.
+        assert_eq!(a.peak_bytes(), 65535);
         assert_eq!(a.ops[3].kind, OpKind::ReadX { fnum: 9937, offset: 16, size: 4096 });
         assert_eq!(a.ops[6].kind.name(), "Close", "names match without regard to case");
         assert_eq!(a.ops[4].expect, Expect::Fails(io::ErrorKind::NotFound));

@@ -197,8 +197,15 @@ pub fn replay_connection(
                 let due = pass_start + Duration::from_secs_f64(at);
                 let now = Instant::now();
                 if due > now {
+                    // In slices, so that a stop is heard during a long gap between two lines.
                     let until = opts.deadline.map_or(due, |d| due.min(d));
-                    std::thread::sleep(until.saturating_duration_since(now));
+                    while let Some(left) = until.checked_duration_since(Instant::now()).filter(|l| !l.is_zero()) {
+                        if stop.load(Ordering::Relaxed) {
+                            stopped = Some("stopped".to_string());
+                            break 'passes;
+                        }
+                        std::thread::sleep(left.min(Duration::from_millis(100)));
+                    }
                     if opts.deadline.is_some_and(|d| Instant::now() >= d) {
                         break 'passes;
                     }

@@ -84,6 +84,12 @@ pub struct LoadFileReplay {
     pub as_fast_as_possible: bool,
     /// Loop the file for this long, as dbench's `-t`; None: once through.
     pub duration_ns: Option<u64>,
+    /// The most its files of one connection hold at once (an upper bound), for the free-space check.
+    #[serde(default)]
+    pub peak_bytes_per_connection: u64,
+    /// Its LockX and UnlockX lines (mismatches over NFSv3, which has no locks).
+    #[serde(default)]
+    pub lock_ops: u64,
 }
 
 impl RunPlan {

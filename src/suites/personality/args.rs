@@ -277,7 +277,21 @@ impl RunPersonalityArgs {
             timed_ops: load.timed_ops as u64,
             as_fast_as_possible: self.as_fast_as_possible,
             duration_ns,
+            peak_bytes_per_connection: load.peak_bytes(),
+            lock_ops: load
+                .ops
+                .iter()
+                .filter(|o| matches!(o.kind, iomatrix_dbench::OpKind::LockX { .. } | iomatrix_dbench::OpKind::UnlockX { .. }))
+                .count() as u64,
         };
+        if replay.lock_ops > 0 && run.target.server().is_some_and(|s| s.protocol() == "nfs") {
+            eprintln!(
+                "iomatrix: warning: {}: its {} LockX/UnlockX lines will fail and count as mismatches: NFSv3 has no \
+                 byte-range locks (they are the separate NLM protocol's); the other lines are replayed as written",
+                file.display(),
+                replay.lock_ops
+            );
+        }
         let plan = RunPlan {
             personality,
             source: file.display().to_string(),

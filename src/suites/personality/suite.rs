@@ -52,13 +52,28 @@ impl Suite for Personality {
         let p = &plan.personality;
         let per_connection: u64 = p.filesets.iter().map(|f| f.files.saturating_mul(mean_size(&f.size))).sum();
         let total = per_connection.saturating_mul(p.connections as u64).saturating_mul(clients as u64);
-        if plan.replay.is_some() {
+        if let Some(r) = &plan.replay {
+            let total = r.peak_bytes_per_connection.saturating_mul(p.connections as u64).saturating_mul(clients as u64);
+            let mut conditions = conditions(plan, target.server().is_some());
+            if r.lock_ops > 0 && target.server().is_some_and(|s| s.protocol() == "nfs") {
+                conditions["known_limits"] = json!(format!(
+                    "the load file's {} LockX/UnlockX lines fail over nfs:// and count as mismatches: NFSv3 has no \
+                     byte-range locks (NLM is a separate protocol)",
+                    r.lock_ops
+                ));
+            }
             return RunSpec {
-                peak_bytes: 0,
-                peak_detail: "a dbench load file: its files are made and removed as its lines say".into(),
+                peak_bytes: total,
+                peak_detail: format!(
+                    "{clients} client(s) x {} connection(s) x {} per connection (the furthest WriteX end of every \
+                     file the load file writes, summed), {} in all",
+                    p.connections,
+                    human(r.peak_bytes_per_connection),
+                    human(total)
+                ),
                 backend: BackendKind::Sync,
                 direct: false,
-                conditions: conditions(plan, target.server().is_some()),
+                conditions,
                 keep_cell_lines: true,
                 uncached_hint: "replay on a server (nfs:// or smb://, no client cache),",
             };
