@@ -66,9 +66,10 @@ pub fn describe(p: &Personality) -> String {
     for f in &p.filesets {
         let _ = writeln!(
             out,
-            "  fileset {}: {} files per connection, {} per folder, {} folder level(s), {:.0}% made before the first phase, sizes {}",
+            "  fileset {}: {} files {}, {} per folder, {} folder level(s), {:.0}% made before the first phase, sizes {}",
             f.name,
             f.files,
+            if f.shared { "per client, shared by its connections" } else { "per connection" },
             f.width,
             f.depth,
             f.prealloc * 100.0,
@@ -80,7 +81,17 @@ pub fn describe(p: &Personality) -> String {
             PhaseEnd::Duration { ns } => format!("for {:.1} s", ns as f64 / 1e9),
             PhaseEnd::Iterations { count } => format!("{count} iterations per connection"),
             PhaseEnd::EachFile => {
-                format!("{} iterations per connection (once per file)", p.iterations(ph).unwrap_or(0))
+                let shared = p.filesets[ph.flows[0].fileset].shared;
+                match (shared, p.iterations_of(ph, 0), p.iterations_of(ph, p.connections.saturating_sub(1))) {
+                    (true, Some(most), Some(fewest)) if most != fewest => format!(
+                        "{fewest} or {most} iterations per connection (once per file of the shared fileset, shared out)"
+                    ),
+                    (true, n, _) => format!(
+                        "{} iterations per connection (once per file of the shared fileset, shared out)",
+                        n.unwrap_or(0)
+                    ),
+                    _ => format!("{} iterations per connection (once per file)", p.iterations(ph).unwrap_or(0)),
+                }
             }
         };
         let _ = writeln!(out, "  phase {}: {end}", ph.name);

@@ -23,6 +23,7 @@
 //! sits out the rest of the run, and in a phase of a fixed number of
 //! iterations the operations it did not do are counted as lost.
 
+use crate::claims::ClaimTable;
 use crate::figures::{CellFigures, ConnectionOps, OpFigures};
 use crate::files::{Files, LocalFiles, RemoteFiles};
 use crate::schema::{Amount, Flow, OpKind, Personality, Phase, PhaseEnd, Pick};
@@ -160,6 +161,7 @@ pub fn execute_clients(
             live: lives.get(rank).or(lives.first()),
             local: Vec::new(),
             remote: Vec::new(),
+            tables: Tables::default(),
         },
         |_, gathered| {
             let Some((first, rest)) = gathered.figures.split_first() else {
@@ -183,6 +185,15 @@ struct Client<'a> {
     live: Option<&'a Live>,
     local: Vec<Conn<LocalFiles>>,
     remote: Vec<Conn<RemoteFiles>>,
+    tables: Tables,
+}
+
+/// A client's shared filesets (their claim tables, None for a fileset of
+/// each connection's own) and the repeat their files are of.
+#[derive(Default)]
+struct Tables {
+    repeat: Option<u32>,
+    sets: Vec<Option<ClaimTable<Slot>>>,
 }
 
 impl ClientWork for Client<'_> {
@@ -201,8 +212,19 @@ impl ClientWork for Client<'_> {
                     self.local = (0..n).map(|r| Conn::new(r, self.rank * n + r)).collect();
                 }
                 let dir = &self.dir;
-                let make = |r: usize| Ok(LocalFiles::new(dir.join(conn_dir(r))));
-                run_cell(self.plan, index, &mut self.local, &make, STACK_SIZE, self.stop, live, start, self.rank)?
+                let make = || Ok(LocalFiles::new(dir.clone()));
+                run_cell(
+                    self.plan,
+                    index,
+                    &mut self.local,
+                    &mut self.tables,
+                    &make,
+                    STACK_SIZE,
+                    self.stop,
+                    live,
+                    start,
+                    self.rank,
+                )?
             }
             Place::Remote { connect, folder } => {
                 let connect = *connect;
@@ -217,11 +239,12 @@ impl ClientWork for Client<'_> {
                     self.remote = (0..n).map(|r| Conn::new(r, self.rank * n + r)).collect();
                 }
                 let folder = folder.clone();
-                let make = move |r: usize| Ok(RemoteFiles::new(connect()?, format!("{folder}/{}", conn_dir(r))));
+                let make = move || Ok(RemoteFiles::new(connect()?, folder.clone()));
                 run_cell(
                     self.plan,
                     index,
                     &mut self.remote,
+                    &mut self.tables,
                     &make,
                     REMOTE_STACK_SIZE,
                     self.stop,
@@ -237,6 +260,15 @@ impl ClientWork for Client<'_> {
 
 fn conn_dir(rank: usize) -> String {
     format!("conn-{rank:04}")
+}
+
+/// The folder, in the client's, of its shared filesets.
+const SHARED_DIR: &str = "shared";
+
+/// The owner (in size draws and stamps) of a client's shared files: apart
+/// from every connection's number.
+fn shared_owner(client: usize) -> usize {
+    1 << 31 | client
 }
 
 /// A file of a fileset, as the connection knows it.
@@ -258,13 +290,20 @@ struct Slot {
 
 struct SetState {
     sizes: Sizes,
+    /// Each connection's own files; of a shared fileset, the records of the
+    /// files this connection has claimed (a copy, written back at release).
     slots: Vec<Slot>,
+    /// Whose files these are, in size draws and stamps: the connection's
+    /// number, or the client's shared owner.
+    owner: usize,
 }
 
 /// One connection, across the cells of the run.
 struct Conn<F> {
     /// Within its client.
     rank: usize,
+    /// Its folder, in the client's.
+    home: String,
     /// Over the run (for its sizes and choices).
     global: usize,
     files: Option<F>,
@@ -277,7 +316,7 @@ struct Conn<F> {
 
 impl<F: Files> Conn<F> {
     fn new(rank: usize, global: usize) -> Conn<F> {
-        Conn { rank, global, files: None, failed: None, repeat: None, sets: Vec::new() }
+        Conn { rank, global, home: conn_dir(rank), files: None, failed: None, repeat: None, sets: Vec::new() }
     }
 }
 
@@ -355,7 +394,8 @@ fn run_cell<F: Files>(
     plan: &RunPlan,
     index: usize,
     conns: &mut [Conn<F>],
-    make: &(dyn Fn(usize) -> io::Result<F> + Sync),
+    tables: &mut Tables,
+    make: &(dyn Fn() -> io::Result<F> + Sync),
     stack: usize,
     stop: &AtomicBool,
     live: &Live,
@@ -363,6 +403,14 @@ fn run_cell<F: Files>(
     client: usize,
 ) -> Result<CellFigures, ClientFailure> {
     let (phase, repeat) = plan.cell(index);
+    if tables.repeat != Some(repeat) && plan.personality.filesets.iter().any(|f| f.shared) {
+        // Untimed, once per client and repeat: the shared files, through a session of their own.
+        tables.sets = prepare_shared(plan, repeat, make, client).map_err(|e| {
+            ClientFailure::error(client, format!("making the shared filesets' files in {SHARED_DIR}/: {e}"))
+        })?;
+        tables.repeat = Some(repeat);
+    }
+    let tables: &[Option<ClaimTable<Slot>>] = &tables.sets;
     let gate = Gate::default();
     let shared = Shared::new();
     live.ops.store(0, Ordering::Relaxed);
@@ -377,7 +425,9 @@ fn run_cell<F: Files>(
             let spawned = std::thread::Builder::new()
                 .name(format!("conn-{rank}"))
                 .stack_size(stack)
-                .spawn_scoped(scope, move || connection(plan, phase, repeat, conn, make, gate, shared, stop, live));
+                .spawn_scoped(scope, move || {
+                    connection(plan, phase, repeat, conn, make, tables, client, gate, shared, stop, live)
+                });
             match spawned {
                 Ok(h) => handles.push(h),
                 Err(e) => unborn.push((rank, e.to_string())),
@@ -472,7 +522,9 @@ fn connection<F: Files>(
     phase: &Phase,
     repeat: u32,
     conn: &mut Conn<F>,
-    make: &(dyn Fn(usize) -> io::Result<F> + Sync),
+    make: &(dyn Fn() -> io::Result<F> + Sync),
+    tables: &[Option<ClaimTable<Slot>>],
+    client: usize,
     gate: &Gate,
     shared: &Shared,
     stop: &AtomicBool,
@@ -501,7 +553,7 @@ fn connection<F: Files>(
     let mut leave = Leave(gate, true);
     // Untimed: the session, the folders, the files made before the first phase.
     if conn.failed.is_none() && conn.repeat != Some(repeat) {
-        if let Err(e) = prepare(p, plan.content, repeat, &plan.repeat_dir(repeat), conn, make) {
+        if let Err(e) = prepare(p, plan.content, repeat, &plan.repeat_dir(repeat), conn, make, client) {
             let kind = error_kind(&e);
             conn.failed = Some((kind.clone(), format!("connection {}: setting up: {e}", conn.global)));
             result.failed_kind = Some(kind);
@@ -512,7 +564,7 @@ fn connection<F: Files>(
         result.stopped = true;
         return result;
     };
-    let iterations = p.iterations(phase);
+    let iterations = p.iterations_of(phase, conn.rank);
     if let Some((_, why)) = &conn.failed {
         result.ops.failed = Some(why.clone());
         if let Some(n) = iterations {
@@ -526,9 +578,11 @@ fn connection<F: Files>(
     let mut run = Run {
         p,
         rank: conn.global,
-        dir: plan.repeat_dir(repeat),
+        dir: format!("{}/{}", conn.home, plan.repeat_dir(repeat)),
+        shared_dir: format!("{SHARED_DIR}/{}", plan.repeat_dir(repeat)),
         files,
         sets: &mut conn.sets,
+        tables,
         shared,
         stop,
         live,
@@ -636,7 +690,8 @@ fn lost_ops<F>(p: &Personality, phase: &Phase, conn: &Conn<F>, from: u64, to: u6
     for flow in &phase.flows {
         let sizes = conn.sets.get(flow.fileset).map(|s| &s.sizes);
         for k in from..to {
-            let size = sizes.map_or(p.record, |s| s.draw(conn.global, k % p.filesets[flow.fileset].files, 1));
+            let owner = conn.sets.get(flow.fileset).map_or(conn.global, |s| s.owner);
+            let size = sizes.map_or(p.record, |s| s.draw(owner, k % p.filesets[flow.fileset].files, 1));
             let per: u64 = flow
                 .ops
                 .iter()
@@ -655,66 +710,115 @@ fn lost_ops<F>(p: &Personality, phase: &Phase, conn: &Conn<F>, from: u64, to: u6
 }
 
 /// Connects the connection (first time), makes its folders for `repeat`
-/// and the files made before the first phase.
+/// and the files of its own made before the first phase.
 fn prepare<F: Files>(
     p: &Personality,
     spec: ContentSpec,
     repeat: u32,
     dir: &str,
     conn: &mut Conn<F>,
-    make: &(dyn Fn(usize) -> io::Result<F> + Sync),
+    make: &(dyn Fn() -> io::Result<F> + Sync),
+    client: usize,
 ) -> io::Result<()> {
     if conn.files.is_none() {
-        let mut f = make(conn.rank)?;
-        f.mkdir("")?;
+        let mut f = make()?;
+        f.mkdir(&conn.home)?;
         conn.files = Some(f);
     }
     let files = conn.files.as_mut().expect("just made");
-    files.mkdir(dir)?;
+    let dir = format!("{}/{dir}", conn.home);
+    files.mkdir(&dir)?;
     conn.sets.clear();
-    let mut data = pattern(p.record as usize, p.seed ^ conn.global as u64);
-    let mut content = spec.stamped().then(|| Content::new(spec, 0));
     for (si, set) in p.filesets.iter().enumerate() {
         let sizes = Sizes::new(&set.size, p.seed.wrapping_add(si as u64 * 0x9e37))?;
-        let base = format!("{dir}/{}", set.name);
-        files.mkdir(&base)?;
-        let leaves = if set.depth == 0 { 1 } else { set.files.div_ceil(set.width) };
-        let mut made = std::collections::HashSet::new();
-        for leaf in 0..leaves {
-            let mut path = base.clone();
-            for part in tree_parts(set.depth, set.width, leaf) {
-                path = format!("{path}/d{part}");
-                if made.insert(path.clone()) {
-                    files.mkdir(&path)?;
-                }
-            }
+        if set.shared {
+            let slots = vec![Slot::default(); set.files as usize];
+            conn.sets.push(SetState { sizes, slots, owner: shared_owner(client) });
+            continue;
         }
-        let mut slots = vec![Slot::default(); set.files as usize];
-        let pre = (set.prealloc * set.files as f64).round() as u64;
-        for (i, slot) in slots.iter_mut().enumerate().take(pre as usize) {
-            slot.born = 1;
-            slot.drawn = whole_units(sizes.draw(conn.global, i as u64, 1), spec);
-            (slot.wgen, slot.wbase) = (1, 1);
-            let path = slot_path(&base, set.depth, set.width, i as u64, 0);
-            let mut file = files.create(&path)?;
-            let mut at = 0;
-            while at < slot.drawn {
-                let n = (slot.drawn - at).min(data.len() as u64) as usize;
-                if let Some(c) = content.as_mut() {
-                    (c.file, c.generation) = (file_id(conn.global, si, i as u64), 1);
-                    c.stamp(&mut data[..n], at);
-                }
-                files.write(&mut file, &data[..n], at)?;
-                at += n as u64;
-            }
-            files.close(file)?;
-            slot.exists = true;
-            slot.size = slot.drawn;
-        }
-        conn.sets.push(SetState { sizes, slots });
+        let slots = make_files(p, spec, files, &format!("{dir}/{}", set.name), si, &sizes, conn.global)?;
+        conn.sets.push(SetState { sizes, slots, owner: conn.global });
     }
     conn.repeat = Some(repeat);
     Ok(())
+}
+
+/// Makes a client's shared filesets' folders and the files made before the
+/// first phase (untimed), in `shared/` of its folder: their claim tables.
+fn prepare_shared<F: Files>(
+    plan: &RunPlan,
+    repeat: u32,
+    make: &(dyn Fn() -> io::Result<F> + Sync),
+    client: usize,
+) -> io::Result<Vec<Option<ClaimTable<Slot>>>> {
+    let p = &plan.personality;
+    let mut files = make()?;
+    let dir = format!("{SHARED_DIR}/{}", plan.repeat_dir(repeat));
+    files.mkdir(SHARED_DIR)?;
+    files.mkdir(&dir)?;
+    let mut tables = Vec::new();
+    for (si, set) in p.filesets.iter().enumerate() {
+        if !set.shared {
+            tables.push(None);
+            continue;
+        }
+        let sizes = Sizes::new(&set.size, p.seed.wrapping_add(si as u64 * 0x9e37))?;
+        let base = format!("{dir}/{}", set.name);
+        let slots = make_files(p, plan.content, &mut files, &base, si, &sizes, shared_owner(client))?;
+        tables.push(Some(ClaimTable::new(slots.into_iter().map(|s| (s.exists, s)))));
+    }
+    Ok(tables)
+}
+
+/// Makes fileset `si`'s folders under `base` and its files made before the
+/// first phase: the records of all its files. `owner`: whose files (sizes, stamps).
+fn make_files<F: Files>(
+    p: &Personality,
+    spec: ContentSpec,
+    files: &mut F,
+    base: &str,
+    si: usize,
+    sizes: &Sizes,
+    owner: usize,
+) -> io::Result<Vec<Slot>> {
+    let set = &p.filesets[si];
+    let mut data = pattern(p.record as usize, p.seed ^ owner as u64);
+    let mut content = spec.stamped().then(|| Content::new(spec, 0));
+    files.mkdir(base)?;
+    let leaves = if set.depth == 0 { 1 } else { set.files.div_ceil(set.width) };
+    let mut made = std::collections::HashSet::new();
+    for leaf in 0..leaves {
+        let mut path = base.to_string();
+        for part in tree_parts(set.depth, set.width, leaf) {
+            path = format!("{path}/d{part}");
+            if made.insert(path.clone()) {
+                files.mkdir(&path)?;
+            }
+        }
+    }
+    let mut slots = vec![Slot::default(); set.files as usize];
+    let pre = (set.prealloc * set.files as f64).round() as u64;
+    for (i, slot) in slots.iter_mut().enumerate().take(pre as usize) {
+        slot.born = 1;
+        slot.drawn = whole_units(sizes.draw(owner, i as u64, 1), spec);
+        (slot.wgen, slot.wbase) = (1, 1);
+        let path = slot_path(base, set.depth, set.width, i as u64, 0);
+        let mut file = files.create(&path)?;
+        let mut at = 0;
+        while at < slot.drawn {
+            let n = (slot.drawn - at).min(data.len() as u64) as usize;
+            if let Some(c) = content.as_mut() {
+                (c.file, c.generation) = (file_id(owner, si, i as u64), 1);
+                c.stamp(&mut data[..n], at);
+            }
+            files.write(&mut file, &data[..n], at)?;
+            at += n as u64;
+        }
+        files.close(file)?;
+        slot.exists = true;
+        slot.size = slot.drawn;
+    }
+    Ok(slots)
 }
 
 /// With stamped data every size is whole verify blocks (rounded up), so
@@ -782,10 +886,14 @@ fn pattern(len: usize, seed: u64) -> Vec<u8> {
 struct Run<'a, F: Files> {
     p: &'a Personality,
     rank: usize,
-    /// The folder of this repeat's files.
+    /// The folder of this repeat's files of the connection's own.
     dir: String,
+    /// The folder of this repeat's shared files.
+    shared_dir: String,
     files: &'a mut F,
     sets: &'a mut Vec<SetState>,
+    /// Per fileset: its claim table when shared.
+    tables: &'a [Option<ClaimTable<Slot>>],
     shared: &'a Shared,
     stop: &'a AtomicBool,
     live: &'a Live,
@@ -808,7 +916,7 @@ struct Run<'a, F: Files> {
     spec: ContentSpec,
 }
 
-impl<F: Files> Run<'_, F> {
+impl<'a, F: Files> Run<'a, F> {
     fn past_deadline(&self) -> bool {
         self.deadline.is_some_and(|d| Instant::now() >= d)
     }
@@ -824,6 +932,10 @@ impl<F: Files> Run<'_, F> {
         let steps = self.steps(flow, i, &mut open);
         // A file left open by an iteration cut short is closed, untimed and uncounted.
         self.drop_file(open.take());
+        if let Some(table) = self.table(set_index) {
+            let slot = self.sets[set_index].slots[i as usize];
+            table.release(i as usize, slot, slot.exists);
+        }
         steps.map(|()| true)
     }
 
@@ -831,7 +943,8 @@ impl<F: Files> Run<'_, F> {
     fn steps(&mut self, flow: &Flow, i: u64, open: &mut Option<F::File>) -> Result<(), Halt> {
         let set_index = flow.fileset;
         let set = &self.p.filesets[set_index];
-        let base = format!("{}/{}", self.dir, set.name);
+        let base = format!("{}/{}", if set.shared { &self.shared_dir } else { &self.dir }, set.name);
+        let owner = self.sets[set_index].owner;
         let (depth, width) = (set.depth, set.width);
         let rate = flow.rate;
         for step in &flow.ops {
@@ -856,7 +969,7 @@ impl<F: Files> Run<'_, F> {
                         }
                     })?;
                     *open = file;
-                    let drawn = whole_units(self.sets[set_index].sizes.draw(self.rank, i, slot.born + 1), self.spec);
+                    let drawn = whole_units(self.sets[set_index].sizes.draw(owner, i, slot.born + 1), self.spec);
                     let s = &mut self.sets[set_index].slots[i as usize];
                     s.born += 1;
                     (s.exists, s.size, s.drawn) = (true, 0, drawn);
@@ -882,7 +995,7 @@ impl<F: Files> Run<'_, F> {
                         _ => (0, slot.size),
                     };
                     if let Some(c) = self.content.as_mut() {
-                        (c.file, c.generation, c.oldest) = (file_id(self.rank, set_index, i), slot.wgen, slot.wbase);
+                        (c.file, c.generation, c.oldest) = (file_id(owner, set_index, i), slot.wgen, slot.wbase);
                     }
                     let file = open.as_mut().expect("checked: open");
                     self.transfer(OpKind::Read, rate, &path, file, from, len)?;
@@ -898,7 +1011,7 @@ impl<F: Files> Run<'_, F> {
                     };
                     let generation = slot.wgen + 1;
                     if let Some(c) = self.content.as_mut() {
-                        (c.file, c.generation) = (file_id(self.rank, set_index, i), generation);
+                        (c.file, c.generation) = (file_id(owner, set_index, i), generation);
                     }
                     let file = open.as_mut().expect("checked: open");
                     self.transfer(step.op, rate, &path, file, from, len)?;
@@ -1091,8 +1204,49 @@ impl<F: Files> Run<'_, F> {
         }
     }
 
+    /// Fileset `set`'s claim table, when shared.
+    fn table(&self, set: usize) -> Option<&'a ClaimTable<Slot>> {
+        let tables: &'a [Option<ClaimTable<Slot>>] = self.tables;
+        tables.get(set).and_then(Option::as_ref)
+    }
+
+    /// Claims a file of a shared fileset that is present (or absent), for
+    /// one iteration: its index and record. None when every such file is
+    /// taken by another connection or there is none.
+    fn claim(&mut self, table: &ClaimTable<Slot>, present: bool, pick: Pick, cursor: &mut u64) -> Option<(u64, Slot)> {
+        let n = table.len() as u64;
+        let take = |i: u64| {
+            if table.looks(i as usize, present) {
+                table.claim(i as usize, present).map(|r| (i, r))
+            } else {
+                None
+            }
+        };
+        match pick {
+            Pick::Next => {
+                let found = (0..n).map(|k| (*cursor + k) % n).find_map(take)?;
+                *cursor = found.0 + 1;
+                Some(found)
+            }
+            Pick::Random => {
+                for _ in 0..32 {
+                    if let Some(found) = take(self.rng.below(n)) {
+                        return Some(found);
+                    }
+                }
+                let from = self.rng.below(n);
+                (0..n).map(|k| (from + k) % n).find_map(take)
+            }
+        }
+    }
+
     /// A file for an iteration: one that does not exist (a create) or one that does.
     fn pick(&mut self, set: usize, absent: bool, pick: Pick, cursor: &mut u64) -> Option<u64> {
+        if let Some(table) = self.table(set) {
+            let (i, record) = self.claim(table, !absent, pick, cursor)?;
+            self.sets[set].slots[i as usize] = record;
+            return Some(i);
+        }
         let slots = &self.sets[set].slots;
         let n = slots.len() as u64;
         let fits = |i: u64| slots[i as usize].exists != absent;
@@ -1206,6 +1360,37 @@ mod tests {
                 assert!(m.ops_done() > 0, "{name}: {m:?}");
                 assert_eq!(m.failed(), 0, "{name}: {:?}", m.connections);
                 assert!(m.ops.iter().all(|o| o.errors() == 0), "{name}");
+            }
+        }
+    }
+
+    /// A shared spool: 6 connections create, append+fsync, read (verified),
+    /// rename and delete in one flat folder of the client's.
+    const SHARED: &str = "version = 1\nname = \"s\"\nconnections = 6\nrecord = \"4k\"\n[[fileset]]\nname = \"spool\"\nfiles = 24\nshared = true\nprealloc = 0.5\nsize = { dist = \"uniform\", min = \"4k\", max = \"16k\" }\n[[phase]]\nname = \"run\"\nduration = \"600ms\"\n[[phase.flow]]\nname = \"del\"\nops = [{ op = \"delete\" }]\n[[phase.flow]]\nname = \"new\"\nops = [{ op = \"create\" }, { op = \"append\", size = \"4k\" }, { op = \"fsync\" }, { op = \"close\" }]\n[[phase.flow]]\nname = \"read\"\nops = [{ op = \"open\" }, { op = \"read\" }, { op = \"append\", size = \"4k\" }, { op = \"lock\" }, { op = \"unlock\" }, { op = \"close\" }]\n[[phase.flow]]\nname = \"mv\"\nops = [{ op = \"rename\" }, { op = \"stat\" }]\n";
+
+    #[test]
+    fn a_shared_fileset_is_one_folder_per_client_claimed_file_by_file() {
+        let p = crate::schema::parse(SHARED, Path::new(".")).unwrap();
+        let content = ContentSpec { run: 7, verify: true, compressible: 0, unique_blocks: false };
+        let plan = RunPlan { personality: p, source: "t".into(), repeats: 1, replay: None, content, pass: 0 };
+        let (dir, cells, ending) = run(&plan, 2);
+        assert_eq!(ending, Ending::Completed);
+        let (m, clients) = &cells[0];
+        assert!(m.ops.iter().all(|o| o.errors() == 0), "{:?}", m.ops);
+        assert_eq!(m.failed(), 0, "{:?}", m.connections);
+        let t = m.verify.as_ref().unwrap();
+        assert!(t.checked_blocks > 0);
+        assert_eq!((t.wrong_data, t.wrong_offset, t.stale, t.torn), (0, 0, 0, 0), "{t:?}");
+        for c in clients {
+            let count = |name: &str| c.figures.ops.iter().find(|o| o.name == name).map_or(0, |o| o.count);
+            assert!(count("create") > 0 && count("delete") > 0 && count("rename") > 0, "{:?}", c.figures.ops);
+            let spool = dir.path().join(format!("client-{}/shared/r0/spool", c.rank));
+            let left = std::fs::read_dir(&spool).unwrap().count() as u64;
+            assert_eq!(left, 12 + count("create") - count("delete"), "client {}", c.rank);
+            assert!(left <= 24);
+            for k in 0..6 {
+                let own = dir.path().join(format!("client-{}/conn-{k:04}/r0", c.rank));
+                assert_eq!(std::fs::read_dir(&own).unwrap().count(), 0, "the connection's own folder holds nothing");
             }
         }
     }

@@ -18,6 +18,7 @@ pub mod sizes;
 
 pub use schema::{parse, FileError, Fileset, Flow, OpKind, Personality, Phase, PhaseEnd, Pick, Scale, SizeDist, Step};
 pub mod builtin;
+pub mod claims;
 pub mod engine;
 pub mod files;
 

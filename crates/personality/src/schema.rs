@@ -50,6 +50,8 @@ struct RawFileset {
     size: Spanned<RawSize>,
     #[serde(default)]
     prealloc: Option<Spanned<f64>>,
+    #[serde(default)]
+    shared: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -155,11 +157,12 @@ pub struct Scale {
     pub duration_ns: Option<u64>,
 }
 
-/// Files each connection has of one kind, in a folder tree of its own.
+/// Files of one kind: each connection's own, in a folder tree of its own,
+/// or (`shared`) one set per client that all its connections work on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Fileset {
     pub name: String,
-    /// Per connection.
+    /// Per connection; per client when `shared`.
     pub files: u64,
     /// Files per folder (and folders per folder above them).
     pub width: u64,
@@ -168,6 +171,10 @@ pub struct Fileset {
     pub size: SizeDist,
     /// Share of the files made (untimed) before the first phase: 0..1.
     pub prealloc: f64,
+    /// One set per client, used by all its connections (each iteration
+    /// claims its file so no two connections act on one file at once).
+    #[serde(default)]
+    pub shared: bool,
 }
 
 /// Where a file's size comes from: drawn from a seed per connection, file
@@ -494,6 +501,7 @@ pub fn parse(text: &str, base: &Path) -> Result<Personality, FileError> {
             depth: f.depth.unwrap_or(0),
             size: size_dist(text, &f.size, base)?,
             prealloc,
+            shared: f.shared.unwrap_or(false),
         });
     }
     if raw.phase.is_empty() {
@@ -827,11 +835,29 @@ impl Personality {
     }
 
     /// Iterations per connection of a phase that ends by count; None for a timed one.
+    /// Once per file of a shared fileset: the files shared out over the
+    /// connections, connection 0 taking the rounding (see [`Personality::iterations_of`]).
     pub fn iterations(&self, phase: &Phase) -> Option<u64> {
+        self.iterations_of(phase, 0)
+    }
+
+    /// Iterations of connection `rank` (within its client) of a phase that
+    /// ends by count: once per file of the first flow's fileset is, on a
+    /// shared fileset, `files` over all the client's connections, the
+    /// first `files % connections` taking one more.
+    pub fn iterations_of(&self, phase: &Phase, rank: usize) -> Option<u64> {
         match phase.end {
             PhaseEnd::Duration { .. } => None,
             PhaseEnd::Iterations { count } => Some(count),
-            PhaseEnd::EachFile => Some(self.filesets[phase.flows[0].fileset].files),
+            PhaseEnd::EachFile => {
+                let set = &self.filesets[phase.flows[0].fileset];
+                if set.shared {
+                    let n = self.connections.max(1) as u64;
+                    Some(set.files / n + u64::from((rank as u64) < set.files % n))
+                } else {
+                    Some(set.files)
+                }
+            }
         }
     }
 
@@ -916,6 +942,22 @@ mod tests {
         assert!(e.message.contains("some flows have a rate"), "{e}");
         let e = err(&MINIMAL.replace("name = \"r\"", "name = \"r\"\nrate = 5.0\nthink = \"1ms\""));
         assert!(e.message.contains("give one"), "{e}");
+    }
+
+    #[test]
+    fn a_shared_fileset_is_run_once_per_file_over_all_connections() {
+        let p = parse(MINIMAL, Path::new(".")).unwrap();
+        assert!(!p.filesets[0].shared, "per connection by default");
+        let text = MINIMAL
+            .replace("files = 4", "files = 35\nshared = true")
+            .replace("name = \"t\"", "name = \"t\"\nconnections = 8");
+        let p = parse(&text, Path::new(".")).unwrap();
+        assert!(p.filesets[0].shared);
+        let each: Vec<u64> = (0..8).map(|r| p.iterations_of(&p.phases[0], r).unwrap()).collect();
+        assert_eq!(each, [5, 5, 5, 4, 4, 4, 4, 4]);
+        assert_eq!(each.iter().sum::<u64>(), 35);
+        let e = err(&MINIMAL.replace("files = 4", "files = 4\nshared = 1"));
+        assert!(e.line == Some(6) && e.message.contains("boolean"), "{e}");
     }
 
     #[test]

@@ -17,7 +17,9 @@ use std::path::Path;
 /// With --dbench-loadfile FILE a dbench/NetBench load file (dbench's client.txt) is replayed
 /// instead: each connection in its own clients/clientN folder, paced by the file's timestamps (or
 /// --as-fast-as-possible), looped for --duration as dbench's -t (once through without it), every
-/// line's status checked (docs/dbench.md). Not offered yet: filesets shared between connections.
+/// line's status checked (docs/dbench.md). A fileset is each connection's own, or with `shared =
+/// true` one per client that all its connections work on, each iteration claiming its file
+/// (varmail, webserver and fileserver share theirs, as filebench does).
 #[derive(Args, Debug)]
 pub struct RunPersonalityArgs {
     #[command(flatten)]
@@ -41,7 +43,7 @@ pub struct RunPersonalityArgs {
     #[arg(long, value_name = "N")]
     pub connections: Option<usize>,
 
-    /// Files per connection of every fileset of more than one file
+    /// Files of every fileset of more than one file: per connection, or per client for a shared one
     #[arg(long, value_name = "N")]
     pub files: Option<u64>,
 

@@ -50,8 +50,14 @@ impl Suite for Personality {
 
     fn spec(&self, plan: &RunPlan, target: &Target, clients: usize) -> RunSpec {
         let p = &plan.personality;
-        let per_connection: u64 = p.filesets.iter().map(|f| f.files.saturating_mul(mean_size(&f.size))).sum();
-        let total = per_connection.saturating_mul(p.connections as u64).saturating_mul(clients as u64);
+        let set_bytes = |shared: bool| -> u64 {
+            p.filesets.iter().filter(|f| f.shared == shared).map(|f| f.files.saturating_mul(mean_size(&f.size))).sum()
+        };
+        let (per_connection, shared) = (set_bytes(false), set_bytes(true));
+        let total = per_connection
+            .saturating_mul(p.connections as u64)
+            .saturating_add(shared)
+            .saturating_mul(clients as u64);
         if let Some(r) = &plan.replay {
             let total = r.peak_bytes_per_connection.saturating_mul(p.connections as u64).saturating_mul(clients as u64);
             let mut conditions = conditions(plan, target.server().is_some());
@@ -80,12 +86,22 @@ impl Suite for Personality {
         }
         RunSpec {
             peak_bytes: total,
-            peak_detail: format!(
-                "{clients} client(s) x {} connection(s) x {} per connection (files x their mean size), {} in all",
-                p.connections,
-                human(per_connection),
-                human(total)
-            ),
+            peak_detail: match shared {
+                0 => format!(
+                    "{clients} client(s) x {} connection(s) x {} per connection (files x their mean size), {} in all",
+                    p.connections,
+                    human(per_connection),
+                    human(total)
+                ),
+                _ => format!(
+                    "{clients} client(s) x ({} connection(s) x {} per connection + {} shared by them) (files x \
+                     their mean size), {} in all",
+                    p.connections,
+                    human(per_connection),
+                    human(shared),
+                    human(total)
+                ),
+            },
             backend: BackendKind::Sync,
             direct: false,
             conditions: conditions(plan, target.server().is_some()),

@@ -1,0 +1,151 @@
+//! The claim table of a shared fileset: per file its state (absent,
+//! present, busy) and what the engine knows of it (its name's generation,
+//! size, stamps). A connection claims a file for one iteration with one
+//! compare-and-swap (absent -> busy for a create, present -> busy for
+//! anything else), works on it with no lock held, and releases it at the
+//! iteration's end with its new state (deleted: absent, created: present)
+//! and its record, so the next claimer sees the name a rename gave it.
+//! Two connections never act on one file at once (filebench's busy flag).
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Mutex;
+
+const ABSENT: u8 = 0;
+const PRESENT: u8 = 1;
+const BUSY: u8 = 2;
+
+/// One shared fileset's files: state and record `T` of each.
+pub struct ClaimTable<T> {
+    states: Vec<AtomicU8>,
+    /// Touched only by the file's claimer (so never contended): between
+    /// its claim and its release.
+    records: Vec<Mutex<T>>,
+}
+
+impl<T: Clone> ClaimTable<T> {
+    /// Files with (present, record), all unclaimed.
+    pub fn new(files: impl IntoIterator<Item = (bool, T)>) -> ClaimTable<T> {
+        let (states, records) = files
+            .into_iter()
+            .map(|(present, t)| (AtomicU8::new(if present { PRESENT } else { ABSENT }), Mutex::new(t)))
+            .unzip();
+        ClaimTable { states, records }
+    }
+
+    pub fn len(&self) -> usize {
+        self.states.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.states.is_empty()
+    }
+
+    /// Whether file `i` is unclaimed and present (or absent): worth a claim.
+    pub fn looks(&self, i: usize, present: bool) -> bool {
+        self.states[i].load(Ordering::Relaxed) == if present { PRESENT } else { ABSENT }
+    }
+
+    /// Claims file `i` if it is unclaimed and present (or absent): its record.
+    pub fn claim(&self, i: usize, present: bool) -> Option<T> {
+        let from = if present { PRESENT } else { ABSENT };
+        self.states[i].compare_exchange(from, BUSY, Ordering::Acquire, Ordering::Relaxed).ok()?;
+        Some(self.records[i].lock().unwrap_or_else(|e| e.into_inner()).clone())
+    }
+
+    /// Releases file `i`, claimed by the caller, with its new record and state.
+    pub fn release(&self, i: usize, record: T, present: bool) {
+        *self.records[i].lock().unwrap_or_else(|e| e.into_inner()) = record;
+        let was = self.states[i].swap(if present { PRESENT } else { ABSENT }, Ordering::Release);
+        debug_assert_eq!(was, BUSY, "released a file that was not claimed");
+    }
+
+    /// Files present now (unclaimed ones; for checks after a run).
+    pub fn present(&self) -> usize {
+        self.states.iter().filter(|s| s.load(Ordering::Relaxed) == PRESENT).count()
+    }
+
+    /// Files claimed now.
+    pub fn busy(&self) -> usize {
+        self.states.iter().filter(|s| s.load(Ordering::Relaxed) == BUSY).count()
+    }
+
+    /// File `i`'s record (for checks when nothing is claimed).
+    pub fn record(&self, i: usize) -> T {
+        self.records[i].lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, AtomicUsize};
+
+    #[test]
+    fn a_file_is_claimed_once_until_released() {
+        let t = ClaimTable::new([(true, 7u32), (false, 0)]);
+        assert_eq!(t.claim(0, false), None, "present: no create");
+        assert_eq!(t.claim(0, true), Some(7));
+        assert_eq!(t.claim(0, true), None, "busy");
+        assert_eq!(t.busy(), 1);
+        t.release(0, 8, false);
+        assert_eq!((t.present(), t.busy()), (0, 0));
+        assert_eq!(t.claim(0, true), None, "deleted");
+        assert_eq!(t.claim(0, false), Some(8), "the record follows the file");
+        t.release(0, 9, true);
+        assert_eq!(t.record(0), 9);
+    }
+
+    /// Threads claim files at random and create, delete or rename them; no
+    /// file is ever held by two at once, every record (a generation) is
+    /// seen as its last releaser left it, and what is present at the end
+    /// is what was there plus creates minus deletes.
+    #[test]
+    fn many_threads_never_share_a_file_and_the_counts_add_up() {
+        const FILES: usize = 16;
+        let t = ClaimTable::new((0..FILES).map(|i| (i % 2 == 0, 0u64)));
+        let holders: Vec<AtomicUsize> = (0..FILES).map(|_| AtomicUsize::new(0)).collect();
+        // The generation each file's record must hold, kept by its claimer.
+        let gens: Vec<AtomicU64> = (0..FILES).map(|_| AtomicU64::new(0)).collect();
+        let (creates, deletes, idle) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
+        std::thread::scope(|s| {
+            for th in 0..8u64 {
+                let (t, holders, gens, creates, deletes, idle) = (&t, &holders, &gens, &creates, &deletes, &idle);
+                s.spawn(move || {
+                    let mut x = th.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+                    for _ in 0..20_000 {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        let i = (x % FILES as u64) as usize;
+                        let create = x & 0x100 == 0;
+                        let Some(gen) = t.claim(i, !create) else {
+                            idle.fetch_add(1, Ordering::Relaxed);
+                            continue;
+                        };
+                        assert_eq!(holders[i].fetch_add(1, Ordering::SeqCst), 0, "file {i} held twice");
+                        assert_eq!(gen, gens[i].load(Ordering::SeqCst), "file {i}: a stale record");
+                        let present = if create {
+                            creates.fetch_add(1, Ordering::Relaxed);
+                            true
+                        } else if x & 0x200 == 0 {
+                            deletes.fetch_add(1, Ordering::Relaxed);
+                            false
+                        } else {
+                            true // a rename: the generation moves on
+                        };
+                        gens[i].store(gen + 1, Ordering::SeqCst);
+                        holders[i].fetch_sub(1, Ordering::SeqCst);
+                        t.release(i, gen + 1, present);
+                    }
+                });
+            }
+        });
+        assert_eq!(t.busy(), 0);
+        let (c, d) = (creates.load(Ordering::Relaxed), deletes.load(Ordering::Relaxed));
+        assert_eq!(t.present() as u64, FILES as u64 / 2 + c - d);
+        assert!(c > 1000 && d > 1000 && idle.load(Ordering::Relaxed) > 0, "{c} {d}");
+        for (i, g) in gens.iter().enumerate() {
+            assert_eq!(t.record(i), g.load(Ordering::SeqCst));
+        }
+    }
+}
