@@ -360,3 +360,68 @@ fn repeats_and_tolerance_passes_work_on_fresh_files() {
     }
     assert!(sb.leftovers().is_empty());
 }
+
+/// All the paths under `dir` whose last part is `name`.
+fn find_named(dir: &std::path::Path, name: &str, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.file_name().is_some_and(|n| n == name) {
+            out.push(p.clone());
+        }
+        if p.is_dir() {
+            find_named(&p, name, out);
+        }
+    }
+}
+
+#[test]
+fn a_shared_fileset_is_one_folder_per_client_that_all_its_connections_work_in() {
+    let sb = Sandbox::new();
+    let file = sb.dir.path().join("spool.toml");
+    // 6 connections deliver, read, rename and delete in one flat spool of 30 files per client.
+    std::fs::write(
+        &file,
+        "version = 1\nname = \"spool\"\nconnections = 6\nrecord = \"4k\"\n[[fileset]]\nname = \"spool\"\nfiles = 30\n\
+         shared = true\nprealloc = 0.5\nsize = { dist = \"gamma\", mean = \"8k\", shape = 1.5 }\n\
+         [[phase]]\nname = \"run\"\nduration = \"1s\"\n\
+         [[phase.flow]]\nname = \"delete\"\nops = [{ op = \"delete\" }]\n\
+         [[phase.flow]]\nname = \"deliver\"\nops = [{ op = \"create\" }, { op = \"append\", size = \"4k\" }, { op = \"fsync\" }, { op = \"close\" }]\n\
+         [[phase.flow]]\nname = \"read\"\nops = [{ op = \"open\" }, { op = \"read\" }, { op = \"append\", size = \"4k\" }, { op = \"close\" }]\n\
+         [[phase.flow]]\nname = \"move\"\nops = [{ op = \"rename\" }, { op = \"stat\" }]\n",
+    )
+    .unwrap();
+    let run = personality(&sb, &[file.to_str().unwrap(), "--clients", "2", "--keep", "--verify"]);
+    let cell = &cells(&run)[0];
+    let m = &cell["metrics"];
+    assert_eq!(m["connections_failed"], 0, "{}", cell["client_figures"]);
+    // Claims keep connections off each other's files: no NotFound or AlreadyExists from a race.
+    for (o, s) in m["ops"].as_object().unwrap() {
+        assert!(s["errors"].as_object().unwrap().is_empty(), "{o}: {s}");
+    }
+    for kind in ["wrong_data", "wrong_offset", "stale", "torn"] {
+        assert_eq!(m["verify"][kind], 0, "{}", m["verify"]);
+    }
+    assert!(m["verify"]["checked_blocks"].as_u64().unwrap() > 0);
+    let count = |op: &str| m["ops"][op]["count"].as_u64().unwrap();
+    assert!(count("create") > 0 && count("delete") > 0 && count("rename") > 0, "{m}");
+    // One spool folder per client, holding every file its connections left.
+    let mut spools = Vec::new();
+    find_named(&sb.target(), "spool", &mut spools);
+    spools.sort();
+    assert_eq!(spools.len(), 2, "{spools:?}");
+    let mut left = 0;
+    for (k, spool) in spools.iter().enumerate() {
+        assert!(spool.ends_with(format!("client-{k}/shared/r0/spool")), "{spool:?}");
+        let files: Vec<_> = std::fs::read_dir(spool).unwrap().flatten().collect();
+        assert!(files.iter().all(|f| f.path().is_file()), "flat: {files:?}");
+        left += files.len() as u64;
+    }
+    assert_eq!(left, 2 * 15 + count("create") - count("delete"), "made first + created - deleted");
+    // The connections' own folders hold none of them.
+    let mut conns = Vec::new();
+    find_named(&sb.target(), "r0", &mut conns);
+    for c in conns.iter().filter(|c| c.parent().unwrap().file_name().unwrap().to_str().unwrap().starts_with("conn-")) {
+        assert_eq!(std::fs::read_dir(c).unwrap().count(), 0, "{c:?}");
+    }
+    assert_eq!(conns.len(), 2 * 6 + 2, "6 connections' folders and the shared one, per client: {conns:?}");
+}

@@ -39,6 +39,15 @@ mod tests {
             assert!(p.scales.contains_key("small"), "{name}");
             assert!(!p.description.is_empty());
         }
+        // filebench's filesets are shared by its threads, with its sizes; home folders are each user's own.
+        let sets = |name: &str| -> Vec<(u64, bool)> {
+            get(name).unwrap().unwrap().filesets.iter().map(|f| (f.files, f.shared)).collect()
+        };
+        assert_eq!(sets("varmail"), [(1000, true)]);
+        assert_eq!(sets("webserver"), [(1000, true), (1, false)]);
+        assert_eq!(sets("fileserver"), [(10000, true)]);
+        assert_eq!(sets("homefolders"), [(200, false)]);
+        assert_eq!(sets("netware-2008"), [(1000, false)]);
         let nw = get("netware-2008").unwrap().unwrap();
         assert_eq!((nw.connections, nw.filesets[0].files, nw.record), (590, 1000, 4096));
         assert_eq!(nw.phases.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["write", "read"]);
