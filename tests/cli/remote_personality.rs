@@ -128,3 +128,76 @@ fn open_loop_shows_the_queue_that_closed_loop_hides_on_a_slowed_link() {
     let (cb, ob) = (closed["kib_per_sec"].as_f64().unwrap(), open["kib_per_sec"].as_f64().unwrap());
     assert!(cb < 14_000.0 && ob < 14_000.0, "{cb} {ob} KB/s over 100 Mbit/s");
 }
+
+/// Files named `f*` (the engine's) under `dir`, counted.
+fn engine_files(dir: &std::path::Path) -> u64 {
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            n += engine_files(&p);
+        } else if p.file_name().is_some_and(|f| f.to_string_lossy().starts_with('f')) {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// varmail's shared spool over NFS and SMB: every connection with its own
+/// session, all in the client's one flat folder on the server; and on SMB
+/// a flow that locks one of two shared files from four connections: the
+/// claims keep any two from holding one file, so no lock is refused.
+#[test]
+fn shared_filesets_run_on_the_lab_nfs_and_smb_servers_and_their_locks_never_conflict() {
+    let Some(lab) = Lab::up(&["nfs", "smb"]) else { return };
+    let state = PathBuf::from(lab.var("IOMATRIX_LAB_STATE"));
+    let sb = Sandbox::new();
+    for (target, dir) in [
+        (lab.var("IOMATRIX_LAB_NFS"), lab.var("IOMATRIX_LAB_NFS_EXPORT_DIR")),
+        (lab.var("IOMATRIX_LAB_SMB"), lab.var("IOMATRIX_LAB_SMB_SHARE_DIR")),
+    ] {
+        let args = ["varmail", "--scale", "small", "--files", "40", "--duration", "2s", "--verify", "--keep"];
+        let out = run_on(&sb, &lab, target, &args);
+        assert_success(&out);
+        let cell = &cells(&sb.last_run())[0];
+        let m = &cell["metrics"];
+        assert_eq!(m["connections_failed"], 0, "{target}: {}", cell["client_figures"]);
+        assert_eq!(cell["clients"], 4, "{target}");
+        for (o, s) in m["ops"].as_object().unwrap() {
+            assert!(s["errors"].as_object().unwrap().is_empty(), "{target}: {o} {s}");
+        }
+        for kind in ["wrong_data", "wrong_offset", "stale", "torn"] {
+            assert_eq!(m["verify"][kind], 0, "{target}: {}", m["verify"]);
+        }
+        let count = |op: &str| m["ops"][op]["count"].as_u64().unwrap_or(0);
+        assert!(count("create") > 0 && count("delete") > 0, "{target}: {m}");
+        // On the server: the one spool, with what was made first + created - deleted.
+        let kept = left_behind(std::path::Path::new(dir));
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        let spool = kept[0].join("client-0/shared/r0/spool");
+        assert_eq!(engine_files(&spool), 32 + count("create") - count("delete"), "{target}: {spool:?}");
+        assert_eq!(engine_files(&kept[0]), engine_files(&spool), "{target}: no file outside the spool");
+        std::fs::remove_dir_all(&kept[0]).unwrap();
+    }
+    let file = sb.dir.path().join("shared-locks.toml");
+    std::fs::write(
+        &file,
+        "version = 1\nname = \"shared-locks\"\nconnections = 4\nrecord = \"4k\"\n[[fileset]]\nname = \"f\"\nfiles = 2\n\
+         shared = true\nsize = { dist = \"fixed\", size = \"8k\" }\n[[phase]]\nname = \"run\"\nduration = \"1s\"\n\
+         [[phase.flow]]\nname = \"l\"\n\
+         ops = [{ op = \"open\" }, { op = \"lock\", size = \"8k\" }, { op = \"read\" }, { op = \"unlock\", size = \"8k\" }, { op = \"close\" }]\n",
+    )
+    .unwrap();
+    let out = run_on(&sb, &lab, lab.var("IOMATRIX_LAB_SMB"), &[file.to_str().unwrap()]);
+    assert_success(&out);
+    let cell = &cells(&sb.last_run())[0];
+    let m = &cell["metrics"];
+    let ops = &m["ops"];
+    assert_eq!(m["connections_failed"], 0, "{}", cell["client_figures"]);
+    assert!(ops["lock"]["errors"].as_object().unwrap().is_empty(), "{ops}");
+    let locks = ops["lock"]["count"].as_u64().unwrap();
+    assert!(locks > 4 && ops["unlock"]["count"].as_u64() == Some(locks), "{ops}");
+    // Four connections on two files: some iterations found both claimed.
+    assert!(m["idle_iterations"].as_u64().unwrap() > 0, "{m}");
+    assert!(left_behind(&state).is_empty(), "{:?}", left_behind(&state));
+}
