@@ -531,3 +531,59 @@ fn three_ranks_each_run_their_connections_in_every_personality_phase() {
     }
     assert!(sb.leftovers().is_empty(), "{:?}", sb.leftovers());
 }
+
+/// `--dbench-loadfile` under mpirun: each rank reads the load file at the
+/// same path and checks its operation count against rank 0's, replays it
+/// from its connections in its own folder, and the ranks' figures merge.
+#[test]
+fn three_ranks_replay_a_dbench_load_file_each_in_their_own_folders() {
+    let Some(bin) = mpi_binary() else { return };
+    let client_txt = std::path::Path::new("/usr/share/dbench/client.txt");
+    if !client_txt.is_file() {
+        skip("/usr/share/dbench/client.txt is missing (Debian's dbench package)".to_string());
+        return;
+    }
+    let sb = Sandbox::new();
+    let head: String =
+        std::fs::read_to_string(client_txt).unwrap().lines().take(3000).flat_map(|l| [l, "\n"]).collect();
+    let file = sb.dir.path().join("client-3000.txt");
+    std::fs::write(&file, &head).unwrap();
+    // tmpfs where this may mount one; the temporary folder otherwise (the same replay either way).
+    let mnt = Mount::try_virtual_fs("tmpfs", "size=512m").ok();
+    let target = mnt.as_ref().map_or_else(|| sb.target(), |m| m.point.clone());
+    let args = [
+        bin.to_str().unwrap(),
+        "run",
+        "personality",
+        "--dbench-loadfile",
+        file.to_str().unwrap(),
+        "--as-fast-as-possible",
+        "--connections",
+        "2",
+        "--target",
+        target.to_str().unwrap(),
+    ];
+    let (out, _) = mpirun(&sb, 3, &args, Duration::from_secs(180));
+    assert_success(&out);
+    let run = sb.last_run();
+    assert_eq!(run["run"]["conditions"]["clients"], 3);
+    let replay = cells(&run);
+    assert_eq!(replay.len(), 1, "one replay cell");
+    let c = &replay[0];
+    let m = &c["metrics"];
+    assert_barrier_held(c, 3);
+    assert_eq!(m["dbench"]["mismatches"], 0, "{m}");
+    let clients = m["clients"].as_array().unwrap();
+    assert_eq!(clients.iter().map(|f| f["rank"].as_u64().unwrap()).collect::<Vec<_>>(), [0, 1, 2]);
+    assert_eq!(c["clients"], 6, "every rank's connections");
+    // Every operation line, once per connection of every rank, merged exactly.
+    let lines: u64 = head.lines().filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#')).count() as u64;
+    let ops = m["ops"].as_object().unwrap();
+    let counted: u64 = ops.values().map(|s| s["count"].as_u64().unwrap()).sum();
+    assert_eq!(c["ops"].as_u64(), Some(counted));
+    assert_eq!(counted, 3 * 2 * lines, "{}", serde_json::to_string(ops).unwrap());
+    assert_eq!(c["ops"].as_u64(), Some(clients.iter().map(|f| f["ops"].as_u64().unwrap()).sum()));
+    let creates = head.lines().filter(|l| l.starts_with("NTCreateX")).count() as u64;
+    assert_eq!(ops["NTCreateX"]["count"].as_u64(), Some(3 * 2 * creates));
+    assert!(crate::helpers::leftovers(&target).is_empty(), "{:?}", crate::helpers::leftovers(&target));
+}
