@@ -425,3 +425,37 @@ fn a_shared_fileset_is_one_folder_per_client_that_all_its_connections_work_in() 
     }
     assert_eq!(conns.len(), 2 * 6 + 2, "6 connections' folders and the shared one, per client: {conns:?}");
 }
+
+#[test]
+fn a_phase_once_per_file_of_a_shared_fileset_shares_the_files_out_exactly() {
+    let sb = Sandbox::new();
+    let file = sb.dir.path().join("once.toml");
+    // 3 connections, 10 shared files: 4 + 3 + 3 iterations, each file written once, then read once.
+    std::fs::write(
+        &file,
+        "version = 1\nname = \"once\"\nconnections = 3\nrecord = \"4k\"\n[[fileset]]\nname = \"f\"\nfiles = 10\nshared = true\n\
+         prealloc = 0.0\nsize = { dist = \"fixed\", size = \"8k\" }\n\
+         [[phase]]\nname = \"write\"\n[[phase.flow]]\nname = \"w\"\npick = \"next\"\n\
+         ops = [{ op = \"create\" }, { op = \"write\" }, { op = \"close\" }]\n\
+         [[phase]]\nname = \"read\"\n[[phase.flow]]\nname = \"r\"\npick = \"next\"\n\
+         ops = [{ op = \"open\" }, { op = \"read\" }, { op = \"close\" }]\n",
+    )
+    .unwrap();
+    // Repeats and passes of --tolerance each on fresh shared files.
+    let f = file.to_str().unwrap();
+    let run = personality(&sb, &[f, "--clients", "2", "--repeat", "2", "--tolerance", "0.001", "--max-repeats", "3"]);
+    let stored = cells(&run);
+    assert_eq!(stored.len(), 6, "write and read, three samples each");
+    for cell in &stored {
+        let m = &cell["metrics"];
+        assert_eq!((m["connections_failed"].as_u64(), m["idle_iterations"].as_u64()), (Some(0), Some(0)), "{m}");
+        // 2 clients x 10 files x (create or open, 2 records, close).
+        assert_eq!(cell["ops"], 2 * 10 * 4, "{}", cell["test"]);
+        assert_eq!(cell["bytes"], 2 * 10 * 8192, "{}", cell["test"]);
+        let conns: Vec<u64> =
+            cell["client_figures"].as_array().unwrap().iter().map(|c| c["ops"].as_u64().unwrap() / 4).collect();
+        assert_eq!(conns.iter().sum::<u64>(), 20, "{conns:?}");
+        assert_eq!(conns.iter().filter(|&&n| n == 4).count(), 2, "the first connection of each client does one more");
+    }
+    assert!(sb.leftovers().is_empty());
+}
