@@ -472,7 +472,7 @@ fn run_cell<F: Files>(
     }
     let mut figures = CellFigures { phase: phase.name.clone(), ..CellFigures::default() };
     figures.ops = shared.ops.into_inner().unwrap_or_else(|e| e.into_inner());
-    figures.ops.retain(|o| o.count > 0 || o.errors() > 0);
+    figures.ops.retain(|o| o.count > 0 || o.errors() > 0 || o.conflicts > 0);
     let mut results = results;
     results.sort_by_key(|r| r.ops.rank);
     for r in results {
@@ -500,6 +500,8 @@ enum Halt {
     Failed(String, String),
     /// Open loop: the next arrival falls after the phase's end.
     Ended,
+    /// A `lock` refused (another holds the range): counted; the iteration ends, the connection goes on.
+    Conflict,
 }
 
 /// Sleeps until `until`, in slices, back early when `stop` is raised; false then.
@@ -595,6 +597,7 @@ fn connection<F: Files>(
         samples: Vec::with_capacity(SAMPLE_BUFFER),
         counts: [(0u64, 0u64, 0u64); 13],
         errors: Vec::new(),
+        conflicts: 0,
         buf: vec![0; p.record as usize],
         data: pattern(p.record as usize, p.seed ^ conn.global as u64),
         last_end: origin,
@@ -666,7 +669,7 @@ fn connection<F: Files>(
     match ended {
         Ok(()) => {}
         Err(Halt::Stopped) => result.stopped = true,
-        Err(Halt::Ended) => {}
+        Err(Halt::Ended | Halt::Conflict) => {}
         Err(Halt::Failed(kind, message)) => {
             result.ops.failed = Some(message.clone());
             result.failed_kind = Some(kind.clone());
@@ -870,6 +873,12 @@ fn slot_path(base: &str, depth: u32, width: u64, index: u64, gen: u32) -> String
     }
 }
 
+/// A lock refused because another holds the range: EAGAIN or EACCES
+/// (fcntl(2) gives either), or the protocol clients' WouldBlock.
+fn is_conflict(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EACCES)) || e.kind() == io::ErrorKind::WouldBlock
+}
+
 /// Incompressible bytes to write.
 fn pattern(len: usize, seed: u64) -> Vec<u8> {
     let mut out = Vec::with_capacity(len + 8);
@@ -907,6 +916,8 @@ struct Run<'a, F: Files> {
     counts: [(u64, u64, u64); 13],
     /// (op, kind).
     errors: Vec<(u8, String)>,
+    /// Locks refused: another held the range.
+    conflicts: u64,
     buf: Vec<u8>,
     data: Vec<u8>,
     /// The end of the last operation.
@@ -929,7 +940,10 @@ impl<'a, F: Files> Run<'a, F> {
             return Ok(false);
         };
         let mut open: Option<F::File> = None;
-        let steps = self.steps(flow, i, &mut open);
+        let steps = match self.steps(flow, i, &mut open) {
+            Err(Halt::Conflict) => Ok(()),
+            r => r,
+        };
         // A file left open by an iteration cut short is closed, untimed and uncounted.
         self.drop_file(open.take());
         if let Some(table) = self.table(set_index) {
@@ -1136,6 +1150,10 @@ impl<'a, F: Files> Run<'a, F> {
                 self.record(op, end.saturating_duration_since(from).as_nanos() as u64, late);
                 Ok(v)
             }
+            Err(e) if op == OpKind::Lock && is_conflict(&e) => {
+                self.conflicts += 1;
+                Err(Halt::Conflict)
+            }
             Err(e) => {
                 let kind = error_kind(&e);
                 self.errors.push((op as u8, kind.clone()));
@@ -1189,6 +1207,7 @@ impl<'a, F: Files> Run<'a, F> {
         for (op, kind) in &self.errors {
             *ops[*op as usize].errors_by_kind.entry(kind.clone()).or_default() += 1;
         }
+        ops[OpKind::Lock as usize].conflicts += self.conflicts;
     }
 
     fn totals(&self) -> (u64, u64, u64) {
@@ -1279,14 +1298,20 @@ pub fn client_dir(workdir: &Path, rank: usize) -> PathBuf {
 mod tests {
     use super::*;
     use iomatrix_coord::{Hooks, OnClientError};
+    use std::os::fd::OwnedFd;
 
     fn run(plan: &RunPlan, clients: usize) -> (tempfile::TempDir, Vec<(CellFigures, Vec<ClientCell>)>, Ending) {
         let dir = tempfile::tempdir().unwrap();
+        let (cells, ending) = run_in(plan, clients, dir.path());
+        (dir, cells, ending)
+    }
+
+    fn run_in(plan: &RunPlan, clients: usize, dir: &Path) -> (Vec<(CellFigures, Vec<ClientCell>)>, Ending) {
         let stop = AtomicBool::new(false);
         let hooks = Hooks::default();
         let setup = Setup {
             cells: plan.cells(),
-            workdir: Some(dir.path()),
+            workdir: Some(dir),
             hooks: &hooks,
             on_error: OnClientError::Abort,
             stop: &stop,
@@ -1300,7 +1325,7 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(done, cells.len());
-        (dir, cells, ending)
+        (cells, ending)
     }
 
     fn builtin(name: &str) -> RunPlan {
@@ -1393,6 +1418,60 @@ mod tests {
                 assert_eq!(std::fs::read_dir(&own).unwrap().count(), 0, "the connection's own folder holds nothing");
             }
         }
+    }
+
+    /// A lock held from outside the run on one of two shared files: the
+    /// connections' locks of it are refused, counted as conflicts (not
+    /// errors), and they go on with the other file.
+    #[test]
+    fn a_lock_held_elsewhere_is_a_conflict_counted_and_the_connection_goes_on() {
+        let text = "version = 1\nname = \"l\"\nconnections = 2\nrecord = \"4k\"\n[[fileset]]\nname = \"f\"\nfiles = 2\nshared = true\nsize = { dist = \"fixed\", size = \"8k\" }\n[[phase]]\nname = \"run\"\nduration = \"600ms\"\n[[phase.flow]]\nname = \"l\"\nops = [{ op = \"open\" }, { op = \"lock\", size = \"8k\" }, { op = \"read\" }, { op = \"unlock\", size = \"8k\" }, { op = \"close\" }]\n";
+        let p = crate::schema::parse(text, Path::new(".")).unwrap();
+        let plan = RunPlan {
+            personality: p,
+            source: "t".into(),
+            repeats: 1,
+            replay: None,
+            content: Default::default(),
+            pass: 0,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let first = dir.path().join("client-0/shared/r0/f/f000000");
+        let done = AtomicBool::new(false);
+        let held = AtomicBool::new(false);
+        let (cells, ending) = std::thread::scope(|s| {
+            s.spawn(|| {
+                // Made before the phase; locked (an OFD lock of our own) as soon as no connection holds it.
+                let until = Instant::now() + Duration::from_secs(20);
+                let mut file = None;
+                while !done.load(Ordering::SeqCst) && Instant::now() < until {
+                    if file.is_none() {
+                        file = std::fs::OpenOptions::new().read(true).write(true).open(&first).ok().map(OwnedFd::from);
+                    }
+                    if let Some(fd) = &file {
+                        if !held.load(Ordering::SeqCst)
+                            && crate::files::ofd_lock(fd, libc::F_WRLCK as libc::c_short, 8192).is_ok()
+                        {
+                            held.store(true, Ordering::SeqCst);
+                        }
+                    }
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+            });
+            let r = run_in(&plan, 1, dir.path());
+            done.store(true, Ordering::SeqCst);
+            r
+        });
+        assert_eq!(ending, Ending::Completed);
+        assert!(held.load(Ordering::SeqCst), "the outside lock was taken");
+        let m = &cells[0].0;
+        let lock = m.ops.iter().find(|o| o.name == "lock").unwrap();
+        assert!(lock.conflicts > 0, "{lock:?}");
+        assert!(lock.count > 0, "the other file is still locked and read");
+        assert_eq!((m.failed(), m.ops.iter().map(|o| o.errors()).sum::<u64>()), (0, 0), "{:?}", m.connections);
+        let unlock = m.ops.iter().find(|o| o.name == "unlock").unwrap();
+        // Every lock taken is released (but where the phase ended between the two); a refused one needs none.
+        assert!(unlock.count <= lock.count && unlock.count + 2 >= lock.count, "{lock:?} {unlock:?}");
     }
 
     #[test]

@@ -30,6 +30,12 @@ pub struct OpFigures {
     /// millisecond (the server fell behind the arrivals). 0 in closed loop.
     #[serde(default)]
     pub late: u64,
+    /// `lock` refused because another holds the range (EAGAIN/EACCES of
+    /// F_OFD_SETLK; SMB's STATUS_LOCK_NOT_GRANTED): not an error, not a
+    /// completed operation; the iteration ends there (its file closed)
+    /// and the connection goes on. 0 for every other operation.
+    #[serde(default)]
+    pub conflicts: u64,
     /// Every completed operation's latency (open loop: from its intended start).
     pub latency: Latency,
 }
@@ -43,6 +49,7 @@ impl OpFigures {
             errors_by_kind: BTreeMap::new(),
             mismatches: 0,
             late: 0,
+            conflicts: 0,
             latency: Latency::new(),
         }
     }
@@ -62,6 +69,7 @@ impl OpFigures {
         }
         self.mismatches += other.mismatches;
         self.late += other.late;
+        self.conflicts += other.conflicts;
         self.latency.merge(&other.latency);
     }
 }

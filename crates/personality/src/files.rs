@@ -44,7 +44,7 @@ impl LocalFiles {
     }
 }
 
-fn ofd_lock(fd: &OwnedFd, kind: libc::c_short, len: u64) -> io::Result<()> {
+pub(crate) fn ofd_lock(fd: &OwnedFd, kind: libc::c_short, len: u64) -> io::Result<()> {
     // SAFETY: a zeroed flock is a valid value; every field we need is set below.
     let mut fl: libc::flock = unsafe { std::mem::zeroed() };
     fl.l_type = kind;

@@ -97,6 +97,12 @@ pub fn report(run: &StoredRun) -> String {
                 d["mismatches"].as_u64().unwrap_or(0).to_string(),
             ));
         }
+        if m["lock_conflicts"].as_u64().unwrap_or(0) > 0 {
+            rows.push((
+                "Lock conflicts (range held elsewhere; iteration ended)".into(),
+                m["lock_conflicts"].to_string(),
+            ));
+        }
         if m["idle_iterations"].as_u64().unwrap_or(0) > 0 {
             rows.push(("Iterations without a file to work on".into(), m["idle_iterations"].to_string()));
         }

@@ -357,6 +357,9 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
         v["errors"] = json!(o.errors_by_kind);
         v["mismatches"] = json!(o.mismatches);
         v["late"] = json!(o.late);
+        if o.conflicts > 0 {
+            v["conflicts"] = json!(o.conflicts);
+        }
         ops.insert(o.name.clone(), v);
     }
     let (phase, repeat) = plan.cell(cell.index);
@@ -410,6 +413,7 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
         "lost_samples": m.lost_ops,
         "backlog": m.backlog,
         "idle_iterations": m.idle_iterations,
+        "lock_conflicts": m.ops.iter().map(|o| o.conflicts).sum::<u64>(),
         "connections_failed": m.failed(),
         "errors": m.connections_failed,
         "total_kib_per_sec": total_kib_per_sec,
