@@ -255,6 +255,8 @@ fn shared_filesets_run_on_the_lab_nfs_and_smb_servers_and_their_locks_never_conf
     assert!(ops["lock"]["errors"].as_object().unwrap().is_empty(), "{ops}");
     assert!(ops["lock"]["conflicts"].as_u64().unwrap_or(0) > 0, "{ops}");
     assert_eq!(m["lock_conflicts"], ops["lock"]["conflicts"]);
+    let shown = sb.run(&["show", &sb.last_run()["run"]["id"].to_string()]);
+    assert!(text(&shown).0.contains("Lock conflicts (range held elsewhere)"), "{}", text(&shown).0);
     assert!(ops["lock"]["count"].as_u64().unwrap() > 0, "the other file still locked: {ops}");
     assert!(left_behind(&state).is_empty(), "{:?}", left_behind(&state));
 }

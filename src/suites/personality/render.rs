@@ -99,7 +99,7 @@ pub fn report(run: &StoredRun) -> String {
         }
         if m["lock_conflicts"].as_u64().unwrap_or(0) > 0 {
             rows.push((
-                "Lock conflicts (range held elsewhere; iteration ended)".into(),
+                "Lock conflicts (range held elsewhere)".into(),
                 m["lock_conflicts"].to_string(),
             ));
         }
