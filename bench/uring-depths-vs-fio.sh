@@ -4,7 +4,7 @@
 #
 # Usage: bench/uring-depths-vs-fio.sh [--size 512m] [--duration 10s] [--repeats 5]
 #                                     [--depths 1,8,32,128] [--rw read,write] [--cpu N]
-#                                     [--halt-poll-ns NS]
+#                                     [--halt-poll-ns NS] [--poll US]
 #
 # WHAT IT MEASURES
 #   4 KiB requests at uniformly random 4 KiB-aligned offsets of one file (with replacement),
@@ -83,6 +83,14 @@
 #   --halt-poll-ns sets /sys/module/haltpoll/parameters/guest_halt_poll_ns for the timed runs and
 #   puts the old value back on every way out.
 #
+# POLLED COMPLETIONS (--poll US)
+#   Both tools can instead keep asking for the completion without sleeping, as a polling
+#   application does: iomatrix with --poll-completions USus (it asks, io_uring_enter(0, 0,
+#   GETEVENTS), for up to US microseconds before it sleeps), fio with
+#   --iodepth_batch_complete_min=0 (its reaping loop never sleeps). The waiting thread then never
+#   goes idle and no wake-up is in the latency; each tool's thread keeps its CPU busy (their CPU%
+#   shows it). This compares the tools' own costs with the idle CPUs' wake-ups taken out.
+#
 # Needs root (mounts), fio, python3, util-linux (mount, losetup, findmnt), e2fsprogs and
 # coreutils. IOMATRIX_BIN=path chooses the iomatrix binary (default: target/release/iomatrix of
 # this workspace; build it with `cargo build --release`), FIO=path fio. Everything the script
@@ -102,7 +110,7 @@ FIO=${FIO:-fio}
 usage() {
     cat <<EOF
 Usage: $0 [--size 512m] [--duration 10s] [--repeats 5] [--depths 1,8,32,128] [--rw read,write]
-          [--cpu N] [--halt-poll-ns NS]
+          [--cpu N] [--halt-poll-ns NS] [--poll US]
 
 io_uring, O_DIRECT, 4 KiB random reads and writes at several queue depths, through iomatrix's
 access suite and through fio, on ext4 loop-mounted from an image on a tmpfs the script mounts.
@@ -122,6 +130,8 @@ each tool's median p99 latency. Needs root (mount, mount -o loop).
   --halt-poll-ns NS  set the guest's idle polling (cpuidle-haltpoll's guest_halt_poll_ns) to NS
                    for the runs and restore it afterwards: with 0 every wake-up of an idle
                    virtual CPU goes through the host (see IDLE CPUS in the script) [default: as is]
+  --poll US        polled completions: iomatrix --poll-completions USus, fio
+                   --iodepth_batch_complete_min=0 (see POLLED COMPLETIONS) [default: off: both wait]
 EOF
 }
 
@@ -133,6 +143,10 @@ RW_ARG=read,write
 CPU_ARG=""
 PIN=()
 HALT_POLL_ARG=""
+POLL_ARG=""
+COMPLETIONS="waited for"
+IOMATRIX_POLL=()
+FIO_POLL=()
 HALT_POLL=/sys/module/haltpoll/parameters/guest_halt_poll_ns
 HALT_POLL_OLD="" # the value to put back, once this script has changed it
 
@@ -152,6 +166,8 @@ while [[ $# -gt 0 ]]; do
     --cpu=*) CPU_ARG=${1#*=}; shift ;;
     --halt-poll-ns) need_value "$@"; HALT_POLL_ARG=$2; shift 2 ;;
     --halt-poll-ns=*) HALT_POLL_ARG=${1#*=}; shift ;;
+    --poll) need_value "$@"; POLL_ARG=$2; shift 2 ;;
+    --poll=*) POLL_ARG=${1#*=}; shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument '$1'" ;;
     esac
@@ -167,6 +183,12 @@ if [[ -n $CPU_ARG ]]; then
     command -v taskset >/dev/null || die "--cpu needs taskset (Debian: apt-get install util-linux)"
     PIN=(taskset -c "$CPU_ARG")
     PINNED="both tools on CPU $CPU_ARG"
+fi
+if [[ -n $POLL_ARG ]]; then
+    POLL_ARG=$(whole_number "$POLL_ARG" --poll 1)
+    IOMATRIX_POLL=(--poll-completions "${POLL_ARG}us")
+    FIO_POLL=(--iodepth_batch_complete_min=0)
+    COMPLETIONS="polled (iomatrix up to $POLL_ARG us, fio --iodepth_batch_complete_min=0)"
 fi
 if [[ -n $HALT_POLL_ARG ]]; then
     HALT_POLL_ARG=$(whole_number "$HALT_POLL_ARG" --halt-poll-ns 0)
@@ -265,7 +287,7 @@ IDLE_DRIVER=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || 
 IDLE="cpuidle $IDLE_DRIVER"
 [[ -r $HALT_POLL ]] && IDLE+=" guest_halt_poll_ns=$(cat "$HALT_POLL")${HALT_POLL_ARG:+ (set by --halt-poll-ns)}"
 NRUNS=$((REPEATS * ${#RWS[@]} * ${#DEPTHS[@]} * 2))
-CONDITIONS="ext4 on $LOOPDEV (direct-io ${LOOP_DIO:-?}) from a $(human "$IMAGE_BYTES") image on tmpfs, file $SIZE, io_uring O_DIRECT 4k random ${RWS[*]} at depths ${DEPTHS[*]}, ${SECS}s per run, $REPEATS repeats, ${PINNED:-unpinned}, $IDLE; kernel $(uname -r), ${CPU:-?} x $(nproc) CPUs; iomatrix $IOMATRIX_VERSION, $FIO_VERSION"
+CONDITIONS="ext4 on $LOOPDEV (direct-io ${LOOP_DIO:-?}) from a $(human "$IMAGE_BYTES") image on tmpfs, file $SIZE, io_uring O_DIRECT 4k random ${RWS[*]} at depths ${DEPTHS[*]}, ${SECS}s per run, $REPEATS repeats, ${PINNED:-unpinned}, $IDLE, completions $COMPLETIONS; kernel $(uname -r), ${CPU:-?} x $(nproc) CPUs; iomatrix $IOMATRIX_VERSION, $FIO_VERSION"
 echo "$PROG: $CONDITIONS"
 echo "$PROG: $NRUNS timed runs of ${SECS}s (about $(((NRUNS * (SECS + 2) + 59) / 60)) minutes with the layouts)"
 
@@ -289,7 +311,7 @@ run_iomatrix() {
     [[ $rw == write ]] && read_pct=0
     if ! run_child "$LIMIT" "$json" "$log" "${PIN[@]}" "$IOMATRIX" --db "$DB" run access --target "$MNT" --keep --bs "$BS" \
         --read "$read_pct" --random 100 --qd "$qd" --backend io_uring --direct --file-size "$SIZE_BYTES" \
-        --duration "${SECS}s" --json; then
+        --duration "${SECS}s" "${IOMATRIX_POLL[@]}" --json; then
         sed 's/^/  | /' "$log" >&2
         die "iomatrix failed in '$case', repeat $rep (its messages are above)"
     fi
@@ -328,6 +350,8 @@ run_fio() {
     check_cached "$FIO_FILE" "$SIZE_BYTES" "fio's file after reading it in ($where)" 99
     fio_args "$FIO_FILE" "rand$rw" "$SIZE_BYTES" "$BS" io_uring "$qd" 1 "$SECS"
     [[ $rw == write ]] && FIO_ARGS+=(--scramble_buffers=0)
+    # fio takes the last of a repeated option: this replaces fio_args's --iodepth_batch_complete_min=1.
+    FIO_ARGS+=("${FIO_POLL[@]}")
     if ! run_child "$LIMIT" "$json" "$log" "${PIN[@]}" "$FIO" "${FIO_ARGS[@]}"; then
         sed 's/^/  | /' "$log" "$json" >&2
         die "fio failed in $where (its messages are above)"

@@ -170,6 +170,37 @@ fn direct_access_on_loop_mounted_ext4_and_xfs() {
     }
 }
 
+/// `--poll-completions`: how completions were taken is stored with the run (and
+/// says so when they were waited for), polled figures are as sane as waited-for
+/// ones, and only io_uring polls.
+#[test]
+fn polled_completions_are_stored_with_the_run_and_only_io_uring_polls() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let t = target.to_str().unwrap();
+    let polled = ["--backend", "io_uring", "--qd", "1,8", "--bytes", "4m", "--file-size", "8m"];
+    let run = access(&sb, t, &[&polled[..], &["--poll-completions", "50us"]].concat());
+    check_sane(&run, Some(4 << 20));
+    let how = run["run"]["conditions"]["completions"].as_str().unwrap();
+    assert!(how.starts_with("polled for up to 50 us before each wait"), "{how}");
+    assert_eq!(run["run"]["plan"]["poll_completions_us"], 50);
+    let waited = access(&sb, t, &polled);
+    check_sane(&waited, Some(4 << 20));
+    let how = waited["run"]["conditions"]["completions"].as_str().unwrap();
+    assert!(how.starts_with("waited for"), "{how}");
+    assert!(waited["run"]["plan"].get("poll_completions_us").is_none());
+
+    let refused = |args: &[&str], needle: &str| {
+        let all = [&["run", "access", "--target", t, "--file-size", "4m"][..], args].concat();
+        assert_usage_error(&sb.run(&all), needle);
+    };
+    refused(&["--backend", "psync", "--poll-completions", "50us"], "needs --backend io_uring");
+    refused(&["--backend", "io_uring", "--poll-completions", "20ms"], "give 1us to 10ms");
+    refused(&["--backend", "io_uring", "--poll-completions", "0us"], "zero");
+    refused(&["--backend", "io_uring", "--poll-completions", "fast"], "not a duration");
+    assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "only refusals after the two runs, which clean up");
+}
+
 #[test]
 fn bad_access_input_is_refused() {
     let sb = Sandbox::new();

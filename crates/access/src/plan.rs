@@ -36,6 +36,10 @@ pub struct AccessPlan {
     pub backend: BackendKind,
     /// Requests per second per client, at most.
     pub rate_iops: Option<u64>,
+    /// io_uring: ask for completions without sleeping for up to this many
+    /// microseconds before waiting (`--poll-completions`); None: wait at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poll_completions_us: Option<u64>,
     pub seed: u64,
     /// Each cell runs this many times in a row (`--repeat`).
     #[serde(default = "one")]
@@ -47,6 +51,10 @@ pub struct AccessPlan {
     #[serde(default)]
     pub content: iomatrix_verify::ContentSpec,
 }
+
+/// The longest `--poll-completions` budget: beyond it the thread would spin
+/// through most waits of any real device, which is a busy loop, not polling.
+pub const MAX_POLL_US: u64 = 10_000;
 
 fn one() -> u32 {
     1
@@ -142,6 +150,12 @@ impl AccessPlan {
     /// at most `max_depth` of them are in flight per client.
     pub fn validate_on_server(&self, max_depth: u32) -> Result<(), UsageError> {
         self.check()?;
+        if self.poll_completions_us.is_some() {
+            return Err(UsageError::new(
+                "--poll-completions: on a server iomatrix's own protocol client receives the replies; only local \
+                 io_uring polls its completions. Leave --poll-completions out",
+            ));
+        }
         if let Some(qd) = self.queue_depths.iter().find(|&&qd| qd > max_depth) {
             return Err(UsageError::new(format!(
                 "--qd {qd}: on a server through iomatrix's own client a client keeps at most {max_depth} requests \
@@ -233,6 +247,22 @@ impl AccessPlan {
                 )));
             }
         }
+        if let Some(us) = self.poll_completions_us {
+            if self.backend != BackendKind::IoUring {
+                return Err(UsageError::new(format!(
+                    "--poll-completions needs --backend io_uring: {} completes each request inside its own system call, \
+                 so there is nothing to poll",
+                    self.backend
+                )));
+            }
+            if !(1..=MAX_POLL_US).contains(&us) {
+                return Err(UsageError::new(format!(
+                    "--poll-completions {us}us: give 1us to {}ms (a budget per wait; the client thread spins that long \
+                 at most before it sleeps)",
+                    MAX_POLL_US / 1000
+                )));
+            }
+        }
         if self.rate_iops == Some(0) {
             return Err(UsageError::new("--rate 0: give a positive number of requests per second, or no --rate"));
         }
@@ -258,6 +288,7 @@ mod tests {
             direct: false,
             backend: BackendKind::IoUring,
             rate_iops: None,
+            poll_completions_us: None,
             seed: 1,
             repeats: 1,
             only: None,
@@ -312,5 +343,17 @@ mod tests {
         assert!(err(&|p| p.backend = BackendKind::Psync).contains("needs a queued backend"));
         assert!(err(&|p| p.block_sizes = vec![ByteSize(2 << 20)]).contains("larger than the file"));
         assert!(plan().validate(32768).is_ok());
+    }
+
+    #[test]
+    fn polling_is_io_uring_only_and_local_only() {
+        let polled = AccessPlan { poll_completions_us: Some(50), ..plan() };
+        assert!(polled.validate(128).is_ok());
+        let e = AccessPlan { backend: BackendKind::Psync, queue_depths: vec![1], ..polled.clone() }.validate(128);
+        assert!(e.unwrap_err().to_string().contains("needs --backend io_uring"));
+        let e = AccessPlan { poll_completions_us: Some(MAX_POLL_US + 1), ..polled.clone() }.validate(128);
+        assert!(e.unwrap_err().to_string().contains("give 1us to 10ms"));
+        let e = polled.validate_on_server(64).unwrap_err().to_string();
+        assert!(e.contains("only local io_uring polls"), "{e}");
     }
 }

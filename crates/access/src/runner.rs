@@ -430,6 +430,12 @@ impl Client<'_> {
             None => {
                 let how = OpenHow::update(self.plan.file_size.bytes(), self.plan.direct);
                 open_queued(self.plan.backend, &self.path, &how, depth, buffer_len)
+                    .and_then(|mut f| {
+                        if let Some(us) = self.plan.poll_completions_us {
+                            f.poll_completions(Duration::from_micros(us))?;
+                        }
+                        Ok(f)
+                    })
                     .map(|f| (f, place.clone()))
                     .map_err(|e| ClientFailure::error(rank, format!("opening {place} for {}: {e}", self.plan.backend)))
             }

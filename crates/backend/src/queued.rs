@@ -74,6 +74,17 @@ pub trait QueuedFile: Send {
     /// `reap(0, ..)` waits for nothing but still hands queued requests to the kernel.
     fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> io::Result<()>;
     fn in_flight(&self) -> usize;
+    /// Has `reap` ask for completions without sleeping for up to `budget`
+    /// before it waits (a polling application's view: no wake-up from sleep
+    /// in the latency, a CPU spent on asking). io_uring only; the others
+    /// answer `Unsupported`.
+    fn poll_completions(&mut self, budget: std::time::Duration) -> io::Result<()> {
+        let _ = budget;
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("{}: completions cannot be polled; only io_uring can", self.kind()),
+        ))
+    }
     /// Makes completed writes durable. Requests still in flight are waited for
     /// first (their completions stay for the next `reap`), then the file is
     /// `fsync`ed, so every write submitted before the call is covered.

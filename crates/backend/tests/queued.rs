@@ -375,3 +375,39 @@ fn probe_reports_this_machine() {
         }
     }
 }
+
+/// `poll_completions`: io_uring asks for completions without sleeping before
+/// it waits, and hands out the same completions, records and all; a budget
+/// shorter than any request (1 us) falls through to the wait. The synchronous
+/// backends have nothing to poll and say so.
+#[test]
+fn polled_io_uring_round_trips_and_the_others_refuse_polling() {
+    let dir = tempfile::tempdir().unwrap();
+    for kind in [BackendKind::Psync, BackendKind::Sync] {
+        let path = dir.path().join(format!("{kind}"));
+        let mut f = open_queued(kind, &path, &OpenHow::create(FILE_SIZE, false), 1, RECORD).unwrap();
+        let e = f.poll_completions(Duration::from_micros(50)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unsupported, "{kind}: {e}");
+        assert!(e.to_string().contains("only io_uring"), "{kind}: {e}");
+        f.close().unwrap();
+    }
+    if !uring_available() {
+        return;
+    }
+    for (depth, budget_us) in [(1, 50), (8, 50), (32, 1)] {
+        let label = format!("io_uring depth {depth}, polled up to {budget_us} us");
+        let path = dir.path().join(format!("polled-{depth}-{budget_us}"));
+        let mut f =
+            open_queued(BackendKind::IoUring, &path, &OpenHow::create(FILE_SIZE, false), depth, RECORD).unwrap();
+        f.poll_completions(Duration::from_micros(budget_us)).unwrap();
+        let (completions, bytes, deepest) = pass(f.as_mut(), true, &shuffled_offsets(depth as u64 + 3));
+        assert_eq!((completions, bytes, deepest), (RECORDS as usize, FILE_SIZE, depth), "{label}: write");
+        f.flush_to_storage().unwrap();
+        f.close().unwrap();
+        let mut f = open_queued(BackendKind::IoUring, &path, &OpenHow::read(FILE_SIZE, false), depth, RECORD).unwrap();
+        f.poll_completions(Duration::from_micros(budget_us)).unwrap();
+        let (completions, bytes, _) = pass(f.as_mut(), false, &shuffled_offsets(depth as u64 + 4));
+        assert_eq!((completions, bytes), (RECORDS as usize, FILE_SIZE), "{label}: read");
+        f.close().unwrap();
+    }
+}

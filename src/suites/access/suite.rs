@@ -32,6 +32,10 @@ impl Suite for Access {
         let mut conditions = json!({
             "limit": plan.limit,
             "rate_iops": plan.rate_iops,
+            "completions": match plan.poll_completions_us {
+                Some(us) => format!("polled for up to {us} us before each wait (the client thread spins: its CPU% counts it)"),
+                None => "waited for (the thread sleeps until the kernel wakes it)".to_string(),
+            },
             "latency_clock": iomatrix_access::latency_clock_source(),
         });
         crate::harness::data::add_conditions(&mut conditions, &plan.content);
