@@ -6,11 +6,14 @@
 //! - [`parse_duration`]: `10s`, `500ms`, `2m`.
 //! - [`short_flags`]: the one-letter-flag command lines of IOzone and bonnie++.
 //! - [`UsageError`]: the user's mistake, reported in one line and exit code 2.
+//! - [`FileError`]: a mistake in a file the user wrote, with its line and
+//!   [`nearest`] valid name.
 //!
 //! Nothing here does I/O.
 
 mod backend_kind;
 mod duration;
+mod file_error;
 mod short_flags;
 mod size;
 mod time;
@@ -18,6 +21,7 @@ mod usage;
 
 pub use backend_kind::BackendKind;
 pub use duration::parse_duration;
+pub use file_error::{did_you_mean, line_of, nearest, FileError};
 pub use short_flags::{short_flags, unexpected_operand, ShortFlag};
 pub use size::{parse_size_list, ByteSize, SizeError, GIB, KIB, MIB};
 pub use time::format_utc;

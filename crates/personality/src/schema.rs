@@ -355,62 +355,15 @@ impl fmt::Display for OpKind {
 
 // ---------------------------------------------------------------- errors
 
-/// What is wrong with a personality file, with where.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FileError {
-    /// 1-based; None when the error is about the whole file.
-    pub line: Option<usize>,
-    pub message: String,
-}
-
-impl fmt::Display for FileError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "line {line}: {}", self.message),
-            None => f.write_str(&self.message),
-        }
-    }
-}
-
-impl std::error::Error for FileError {}
+use iomatrix_core::did_you_mean as hint;
+pub use iomatrix_core::{nearest, FileError};
 
 fn at(text: &str, span: std::ops::Range<usize>, message: impl Into<String>) -> FileError {
-    FileError { line: Some(line_of(text, span.start)), message: message.into() }
-}
-
-/// The 1-based line of byte `offset`.
-fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
-}
-
-/// The closest of `valid` to `wrong`, if close enough to be a typo.
-pub fn nearest<'a>(wrong: &str, valid: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    valid
-        .into_iter()
-        .map(|v| (strsim::damerau_levenshtein(wrong, v), v))
-        .filter(|(d, v)| *d <= 2.max(v.len() / 3))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, v)| v)
-}
-
-fn hint<'a>(wrong: &str, valid: impl IntoIterator<Item = &'a str> + Clone) -> String {
-    let all: Vec<&str> = valid.clone().into_iter().collect();
-    match nearest(wrong, valid) {
-        Some(n) => format!("; did you mean `{n}`? (valid: {})", all.join(", ")),
-        None => format!(" (valid: {})", all.join(", ")),
-    }
+    FileError::at(text, span, message)
 }
 
 fn toml_error(text: &str, e: &toml::de::Error) -> FileError {
-    let line = e.span().map(|s| line_of(text, s.start));
-    let mut message = e.message().trim().to_string();
-    if let Some(rest) = message.strip_prefix("unknown field `") {
-        if let Some((wrong, expected)) = rest.split_once('`') {
-            let valid: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
-            message = format!("unknown key `{wrong}`{}", hint(wrong, valid.iter().copied()));
-        }
-    }
-    FileError { line, message }
+    FileError::parsed(text, e.span(), e.message())
 }
 
 fn size(text: &str, span: std::ops::Range<usize>, what: &str, value: &str) -> Result<u64, FileError> {

@@ -3,7 +3,6 @@
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::fmt;
 use toml::Spanned;
 
 /// The one schema version this build reads.
@@ -135,43 +134,7 @@ pub struct Report {
     pub limit: Option<String>,
 }
 
-/// What is wrong with a study file, with where.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FileError {
-    /// 1-based; None when the error is about the whole file.
-    pub line: Option<usize>,
-    pub message: String,
-}
-
-impl fmt::Display for FileError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "line {line}: {}", self.message),
-            None => f.write_str(&self.message),
-        }
-    }
-}
-
-impl FileError {
-    pub fn at(text: &str, span: std::ops::Range<usize>, message: impl Into<String>) -> FileError {
-        FileError { line: Some(line_of(text, span.start)), message: message.into() }
-    }
-}
-
-/// The 1-based line of byte `offset`.
-pub fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
-}
-
-/// The closest of `valid` to `wrong`, if close enough to be a typo.
-pub fn nearest<'a>(wrong: &str, valid: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    valid
-        .into_iter()
-        .map(|v| (strsim::damerau_levenshtein(wrong, v), v))
-        .filter(|(d, v)| *d <= 2.max(v.len() / 3))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, v)| v)
-}
+pub use iomatrix_core::{nearest, FileError};
 
 /// Parses a study file's text.
 pub fn parse(text: &str) -> Result<StudyFile, FileError> {
@@ -188,20 +151,7 @@ pub fn parse(text: &str) -> Result<StudyFile, FileError> {
 
 /// toml's error, as one line with its line number, and the nearest valid key where one is unknown.
 fn toml_error(text: &str, e: &toml::de::Error) -> FileError {
-    let line = e.span().map(|s| line_of(text, s.start));
-    let mut message = e.message().trim().to_string();
-    // serde's words: "unknown field `ordr`, expected one of `version`, `name`, ..."
-    if let Some(rest) = message.strip_prefix("unknown field `") {
-        if let Some((wrong, expected)) = rest.split_once('`') {
-            let valid: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
-            let hint = match nearest(wrong, valid.iter().copied()) {
-                Some(n) => format!("; did you mean `{n}`?"),
-                None => String::new(),
-            };
-            message = format!("unknown key `{wrong}`{hint} (valid here: {})", valid.join(", "));
-        }
-    }
-    FileError { line, message }
+    FileError::parsed(text, e.span(), e.message())
 }
 
 #[cfg(test)]
@@ -235,11 +185,5 @@ mod tests {
         let e = parse(&MINIMAL.replace("version = 1", "version = 2")).unwrap_err();
         assert_eq!(e.line, Some(1));
         assert!(e.message.contains("version 1"), "{e}");
-    }
-
-    #[test]
-    fn nearest_wants_a_close_name() {
-        assert_eq!(nearest("fil-size", ["file-size", "records"]), Some("file-size"));
-        assert_eq!(nearest("zzzzzz", ["file-size", "records"]), None);
     }
 }
