@@ -62,15 +62,9 @@ pub fn execute_clients(
             stop,
             live: lives.get(rank).or(lives.first()),
         },
-        |_, gathered| {
-            let Some((first, rest)) = gathered.figures.split_first() else {
-                return Ok(());
-            };
-            let mut merged = first.figures.clone();
-            for c in rest {
-                merged.merge(&c.figures);
-            }
-            on_cell(&merged, &gathered.figures, &gathered)
+        |_, gathered| match CellFigures::merged(gathered.figures.iter().map(|c| &c.figures)) {
+            Some(merged) => on_cell(&merged, &gathered.figures, &gathered),
+            None => Ok(()),
         },
     )
 }

@@ -94,6 +94,18 @@ pub struct LoadFileReplay {
 }
 
 impl RunPlan {
+    /// `personality` from `source`, once through, no replay, one shared buffer, the first pass.
+    pub fn new(personality: Personality, source: impl Into<String>) -> RunPlan {
+        RunPlan {
+            personality,
+            source: source.into(),
+            repeats: 1,
+            replay: None,
+            content: ContentSpec::default(),
+            pass: 0,
+        }
+    }
+
     /// The folder (in each connection's) of repeat `repeat`'s files.
     pub fn repeat_dir(&self, repeat: u32) -> String {
         match self.pass {
@@ -163,15 +175,9 @@ pub fn execute_clients(
             remote: Vec::new(),
             tables: Tables::default(),
         },
-        |_, gathered| {
-            let Some((first, rest)) = gathered.figures.split_first() else {
-                return Ok(());
-            };
-            let mut merged = first.figures.clone();
-            for c in rest {
-                merged.merge(&c.figures);
-            }
-            on_cell(&merged, &gathered.figures, &gathered)
+        |_, gathered| match CellFigures::merged(gathered.figures.iter().map(|c| &c.figures)) {
+            Some(merged) => on_cell(&merged, &gathered.figures, &gathered),
+            None => Ok(()),
         },
     )
 }
@@ -1332,7 +1338,7 @@ mod tests {
         let mut p = crate::builtin::get(name).unwrap().unwrap();
         let s = p.scales["small"].clone();
         p.apply(&s);
-        RunPlan { personality: p, source: name.into(), repeats: 1, replay: None, content: Default::default(), pass: 0 }
+        RunPlan::new(p, name)
     }
 
     #[test]
@@ -1397,7 +1403,7 @@ mod tests {
     fn a_shared_fileset_is_one_folder_per_client_claimed_file_by_file() {
         let p = crate::schema::parse(SHARED, Path::new(".")).unwrap();
         let content = ContentSpec { run: 7, verify: true, compressible: 0, unique_blocks: false };
-        let plan = RunPlan { personality: p, source: "t".into(), repeats: 1, replay: None, content, pass: 0 };
+        let plan = RunPlan { content, ..RunPlan::new(p, "t") };
         let (dir, cells, ending) = run(&plan, 2);
         assert_eq!(ending, Ending::Completed);
         let (m, clients) = &cells[0];
@@ -1427,14 +1433,7 @@ mod tests {
     fn a_lock_held_elsewhere_is_a_conflict_counted_and_the_connection_goes_on() {
         let text = "version = 1\nname = \"l\"\nconnections = 2\nrecord = \"4k\"\n[[fileset]]\nname = \"f\"\nfiles = 2\nshared = true\nsize = { dist = \"fixed\", size = \"8k\" }\n[[phase]]\nname = \"run\"\nduration = \"600ms\"\n[[phase.flow]]\nname = \"l\"\nops = [{ op = \"open\" }, { op = \"lock\", size = \"8k\" }, { op = \"read\" }, { op = \"unlock\", size = \"8k\" }, { op = \"close\" }]\n";
         let p = crate::schema::parse(text, Path::new(".")).unwrap();
-        let plan = RunPlan {
-            personality: p,
-            source: "t".into(),
-            repeats: 1,
-            replay: None,
-            content: Default::default(),
-            pass: 0,
-        };
+        let plan = RunPlan::new(p, "t");
         let dir = tempfile::tempdir().unwrap();
         let first = dir.path().join("client-0/shared/r0/f/f000000");
         let done = AtomicBool::new(false);
@@ -1478,14 +1477,7 @@ mod tests {
     fn open_loop_counts_from_the_intended_start_and_never_drops_arrivals() {
         let text = "version = 1\nname = \"o\"\nconnections = 2\nrecord = \"4k\"\n[[fileset]]\nname = \"f\"\nfiles = 8\nsize = { dist = \"fixed\", size = \"4k\" }\n[[phase]]\nname = \"run\"\nduration = \"500ms\"\n[[phase.flow]]\nname = \"s\"\nrate = 200.0\nops = [{ op = \"stat\" }]\n";
         let p = crate::schema::parse(text, Path::new(".")).unwrap();
-        let plan = RunPlan {
-            personality: p,
-            source: "t".into(),
-            repeats: 1,
-            replay: None,
-            content: Default::default(),
-            pass: 0,
-        };
+        let plan = RunPlan::new(p, "t");
         let (_dir, cells, _) = run(&plan, 1);
         let m = &cells[0].0;
         let stats = m.ops.iter().find(|o| o.name == "stat").unwrap();

@@ -189,6 +189,16 @@ impl CellFigures {
         Fairness::of(&self.connections.iter().map(|c| c.ops).collect::<Vec<_>>())
     }
 
+    /// Every client's cell merged in order ([`merge`](Self::merge)); None for none.
+    pub fn merged<'a>(cells: impl IntoIterator<Item = &'a CellFigures>) -> Option<CellFigures> {
+        let mut cells = cells.into_iter();
+        let mut all = cells.next()?.clone();
+        for c in cells {
+            all.merge(c);
+        }
+        Some(all)
+    }
+
     /// Adds another client's cell: histograms exactly, counts added, its
     /// connections renumbered after these, the completion time the longer.
     pub fn merge(&mut self, other: &CellFigures) {

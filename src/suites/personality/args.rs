@@ -206,7 +206,7 @@ impl RunPersonalityArgs {
             })?;
         }
         let plan =
-            RunPlan { personality, source: given.to_string(), repeats: run.repeat.count, replay: None, content, pass: 0 };
+            RunPlan { repeats: run.repeat.count, content, ..RunPlan::new(personality, given.to_string()) };
         Ok((plan, run))
     }
 
@@ -295,12 +295,9 @@ impl RunPersonalityArgs {
             );
         }
         let plan = RunPlan {
-            personality,
-            source: file.display().to_string(),
             repeats: run.repeat.count,
             replay: Some(replay),
-            content: Default::default(),
-            pass: 0,
+            ..RunPlan::new(personality, file.display().to_string())
         };
         Ok((plan, run))
     }
