@@ -27,30 +27,35 @@ enum PersonalitiesCommand {
 }
 
 pub fn run(args: PersonalitiesArgs) -> anyhow::Result<ExitCode> {
+    let mut out = String::new();
     match args.command {
         PersonalitiesCommand::List => {
-            println!("{:<14} {:>11} {:<10} description", "name", "connections", "phases");
+            writeln!(out, "{:<14} {:>11} {:<10} description", "name", "connections", "phases")?;
             for (name, _) in builtin::BUILTIN {
                 let p = load(name)?;
-                println!(
+                writeln!(
+                    out,
                     "{:<14} {:>11} {:<10} {}",
                     name,
                     p.connections,
                     p.phases.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(","),
                     p.description
-                );
+                )?;
             }
-            println!("\nrun one: iomatrix run personality NAME --target DIR|URL [--scale small]; see it: iomatrix personalities show NAME");
+            writeln!(
+                out,
+                "\nrun one: iomatrix run personality NAME --target DIR|URL [--scale small]; see it: iomatrix personalities show NAME"
+            )?;
         }
         PersonalitiesCommand::Show { name } => {
             let p = load(&name)?;
             if let Some(text) = builtin::text(&name) {
-                println!("{}", text.trim_end());
-                println!();
+                writeln!(out, "{}\n", text.trim_end())?;
             }
-            print!("{}", describe(&p));
+            out += &describe(&p);
         }
     }
+    crate::out::print(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
