@@ -457,13 +457,23 @@ fn operation_tables(a: &Group, b: &Group) -> Vec<OperationTable> {
         .collect()
 }
 
-/// Each run's JSON flattened to "path.to.key" -> shown value.
+/// Each run's JSON flattened to "path.to.key" -> shown value. A list of
+/// tables (a personality's phases and flows) is entered item by item
+/// ("phases[0].flows[1].rate"), with its length under "phases (entries)", so
+/// that what differs is named to the field; a list of plain values ("4k,64k")
+/// is shown whole.
 fn flatten(prefix: &str, v: &serde_json::Value, null: &str, out: &mut BTreeMap<String, String>) {
     match v {
         serde_json::Value::Object(map) => {
             for (k, v) in map {
                 let name = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
                 flatten(&name, v, null, out);
+            }
+        }
+        serde_json::Value::Array(items) if !items.is_empty() && items.iter().all(|i| i.is_object()) => {
+            out.insert(format!("{prefix} (entries)"), items.len().to_string());
+            for (i, item) in items.iter().enumerate() {
+                flatten(&format!("{prefix}[{i}]"), item, null, out);
             }
         }
         serde_json::Value::Null => {
@@ -784,5 +794,29 @@ mod tests {
         let slow = regressions(&c, &a, &b, 0.05, None);
         assert_eq!(slow.iter().map(|r| r.cell.as_str()).collect::<Vec<_>>(), ["read 64/4"]);
         assert!(regressions(&c, &a, &b, 0.25, None).is_empty(), "20% slower is not 25% slower");
+    }
+
+    #[test]
+    fn a_list_of_tables_differs_by_field_and_a_list_of_values_whole() {
+        let a = serde_json::json!({"records": [4096, 65536], "phases": [{"name": "run", "flows": [{"rate": null}, {"rate": null}]}]});
+        let b = serde_json::json!({"records": [4096], "phases": [{"name": "run", "flows": [{"rate": 300.0}, {"rate": null}]}]});
+        let (diffs, unknown) = differences(&[a], &[b], &[], "none");
+        let named: Vec<(String, String, String)> = diffs.into_iter().map(|d| (d.name, d.a, d.b)).collect();
+        assert_eq!(
+            named,
+            [
+                ("phases[0].flows[0].rate".to_string(), "none".to_string(), "300.0".to_string()),
+                ("records".to_string(), shown(&serde_json::json!([4096, 65536])), shown(&serde_json::json!([4096]))),
+            ]
+        );
+        assert!(unknown.is_empty(), "{unknown:?}");
+        let c = serde_json::json!({"phases": [{"name": "a"}, {"name": "b"}]});
+        let d = serde_json::json!({"phases": [{"name": "a"}]});
+        let (diffs, unknown) = differences(&[c], &[d], &[], "none");
+        assert_eq!(
+            diffs.iter().map(|d| (d.name.as_str(), d.a.as_str(), d.b.as_str())).collect::<Vec<_>>(),
+            [("phases (entries)", "2", "1")]
+        );
+        assert_eq!(unknown, ["phases[1].name (unknown in B)"]);
     }
 }
