@@ -201,6 +201,47 @@ fn polled_completions_are_stored_with_the_run_and_only_io_uring_polls() {
     assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "only refusals after the two runs, which clean up");
 }
 
+/// `--submit-batch`: the group size is stored with the run and each cell says
+/// how its requests went in (the default by depth: 1 at depth 8, 4 at 32);
+/// only local io_uring groups its submissions.
+#[test]
+fn submission_groups_are_stored_with_the_run_and_only_io_uring_groups() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let t = target.to_str().unwrap();
+    let grouped = ["--backend", "io_uring", "--qd", "8,32", "--bytes", "4m", "--file-size", "8m"];
+    let requests = |run: &Value| -> Vec<String> {
+        cells(run).iter().map(|c| c["metrics"]["requests"][0].as_str().unwrap().to_string()).collect()
+    };
+    let run = access(&sb, t, &grouped);
+    check_sane(&run, Some(4 << 20));
+    let said = requests(&run);
+    assert!(said[0].ends_with("submitted in groups of up to 1"), "{said:?}");
+    assert!(said[1].ends_with("submitted in groups of up to 4"), "{said:?}");
+    let how = run["run"]["conditions"]["submissions"].as_str().unwrap();
+    assert!(how.contains("groups of up to depth/8 (1 to 8)"), "{how}");
+    assert!(run["run"]["plan"].get("submit_batch").is_none());
+
+    let run = access(&sb, t, &[&grouped[..], &["--submit-batch", "2"]].concat());
+    check_sane(&run, Some(4 << 20));
+    let said = requests(&run);
+    assert!(said.iter().all(|s| s.ends_with("submitted in groups of up to 2")), "{said:?}");
+    assert!(run["run"]["conditions"]["submissions"].as_str().unwrap().contains("groups of up to 2"));
+    assert_eq!(run["run"]["plan"]["submit_batch"], 2);
+
+    let psync = access(&sb, t, &["--backend", "psync", "--qd", "1", "--bytes", "1m", "--file-size", "4m"]);
+    assert!(psync["run"]["conditions"].get("submissions").is_none(), "psync has no groups");
+
+    let refused = |args: &[&str], needle: &str| {
+        let all = [&["run", "access", "--target", t, "--file-size", "4m"][..], args].concat();
+        assert_usage_error(&sb.run(&all), needle);
+    };
+    refused(&["--backend", "psync", "--submit-batch", "4"], "needs --backend io_uring");
+    refused(&["--backend", "io_uring", "--submit-batch", "0"], "give 1 or more");
+    refused(&["--backend", "io_uring", "--submit-batch", "many"], "--submit-batch");
+    assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "only refusals after the runs, which clean up");
+}
+
 #[test]
 fn bad_access_input_is_refused() {
     let sb = Sandbox::new();

@@ -40,6 +40,12 @@ pub struct AccessPlan {
     /// microseconds before waiting (`--poll-completions`); None: wait at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub poll_completions_us: Option<u64>,
+    /// io_uring: hand requests to the kernel once this many are prepared
+    /// (`--submit-batch`); None: `iomatrix_backend::default_submit_batch` of
+    /// each cell's depth. Runs stored before the option have None and were
+    /// submitted as whole batches (their cells' `issued` line says no group).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submit_batch: Option<u32>,
     pub seed: u64,
     /// Each cell runs this many times in a row (`--repeat`).
     #[serde(default = "one")]
@@ -156,6 +162,12 @@ impl AccessPlan {
                  io_uring polls its completions. Leave --poll-completions out",
             ));
         }
+        if self.submit_batch.is_some() {
+            return Err(UsageError::new(
+                "--submit-batch: on a server iomatrix's own protocol client sends each request as it is issued; \
+                 only local io_uring submits in groups. Leave --submit-batch out",
+            ));
+        }
         if let Some(qd) = self.queue_depths.iter().find(|&&qd| qd > max_depth) {
             return Err(UsageError::new(format!(
                 "--qd {qd}: on a server through iomatrix's own client a client keeps at most {max_depth} requests \
@@ -247,6 +259,19 @@ impl AccessPlan {
                 )));
             }
         }
+        if let Some(n) = self.submit_batch {
+            if self.backend != BackendKind::IoUring {
+                return Err(UsageError::new(format!(
+                    "--submit-batch needs --backend io_uring: {} issues each request in its own system call",
+                    self.backend
+                )));
+            }
+            if n == 0 {
+                return Err(UsageError::new(
+                    "--submit-batch 0: give 1 or more (1 hands each request to the kernel as soon as it is prepared)",
+                ));
+            }
+        }
         if let Some(us) = self.poll_completions_us {
             if self.backend != BackendKind::IoUring {
                 return Err(UsageError::new(format!(
@@ -289,6 +314,7 @@ mod tests {
             backend: BackendKind::IoUring,
             rate_iops: None,
             poll_completions_us: None,
+            submit_batch: None,
             seed: 1,
             repeats: 1,
             only: None,
@@ -355,5 +381,17 @@ mod tests {
         assert!(e.unwrap_err().to_string().contains("give 1us to 10ms"));
         let e = polled.validate_on_server(64).unwrap_err().to_string();
         assert!(e.contains("only local io_uring polls"), "{e}");
+    }
+
+    #[test]
+    fn submission_groups_are_io_uring_only_local_only_and_not_empty() {
+        let grouped = AccessPlan { submit_batch: Some(4), ..plan() };
+        assert!(grouped.validate(128).is_ok());
+        let e = AccessPlan { backend: BackendKind::Psync, queue_depths: vec![1], ..grouped.clone() }.validate(128);
+        assert!(e.unwrap_err().to_string().contains("needs --backend io_uring"));
+        let e = AccessPlan { submit_batch: Some(0), ..grouped.clone() }.validate(128);
+        assert!(e.unwrap_err().to_string().contains("give 1 or more"));
+        let e = grouped.validate_on_server(64).unwrap_err().to_string();
+        assert!(e.contains("only local io_uring submits in groups"), "{e}");
     }
 }

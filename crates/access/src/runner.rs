@@ -434,6 +434,9 @@ impl Client<'_> {
                         if let Some(us) = self.plan.poll_completions_us {
                             f.poll_completions(Duration::from_micros(us))?;
                         }
+                        if let Some(n) = self.plan.submit_batch {
+                            f.submit_batch(n as usize)?;
+                        }
                         Ok(f)
                     })
                     .map(|f| (f, place.clone()))

@@ -53,7 +53,7 @@ pub trait QueuedFile: Send {
     fn kind(&self) -> BackendKind;
     fn depth(&self) -> usize;
     /// What the file runs on, for logs and reports: "io_uring depth 32,
-    /// registered buffers, registered file", "psync depth 1".
+    /// registered buffers, registered file, submitted in groups of up to 4", "psync depth 1".
     fn describe(&self) -> String;
     /// The buffer of a slot (aligned for O_DIRECT, length = the buffer size
     /// given at open). Fill it before a write; read it after a read completes.
@@ -83,6 +83,18 @@ pub trait QueuedFile: Send {
         Err(io::Error::new(
             io::ErrorKind::Unsupported,
             format!("{}: completions cannot be polled; only io_uring can", self.kind()),
+        ))
+    }
+    /// Hands prepared requests to the kernel once `requests` are queued
+    /// (fio's `iodepth_batch_submit`) instead of the default group size; the
+    /// group that fills the queue still goes in with the wait. io_uring only
+    /// (the others issue each request in its own system call and answer
+    /// `Unsupported`); 0 is `InvalidInput`.
+    fn submit_batch(&mut self, requests: usize) -> io::Result<()> {
+        let _ = requests;
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("{}: each request is its own system call; only io_uring submits in groups", self.kind()),
         ))
     }
     /// Makes completed writes durable. Requests still in flight are waited for

@@ -2,7 +2,8 @@
 //! several depths and the synchronous backends through `Immediate` write a
 //! file at random offsets with the queue kept full and read every record back.
 use iomatrix_backend::{
-    open_queued, probe_direct, probe_io_uring, Completion, OpenHow, QueuedFile, Request, Submitted, UringFile,
+    default_submit_batch, open_queued, probe_direct, probe_io_uring, Completion, OpenHow, QueuedFile, Request,
+    Submitted, UringFile,
 };
 use iomatrix_core::BackendKind;
 use iomatrix_testkit::skip;
@@ -407,6 +408,64 @@ fn polled_io_uring_round_trips_and_the_others_refuse_polling() {
         let mut f = open_queued(BackendKind::IoUring, &path, &OpenHow::read(FILE_SIZE, false), depth, RECORD).unwrap();
         f.poll_completions(Duration::from_micros(budget_us)).unwrap();
         let (completions, bytes, _) = pass(f.as_mut(), false, &shuffled_offsets(depth as u64 + 4));
+        assert_eq!((completions, bytes), (RECORDS as usize, FILE_SIZE), "{label}: read");
+        f.close().unwrap();
+    }
+}
+
+/// Submission groups: io_uring hands prepared requests to the kernel as soon
+/// as a group is full, except the group that fills the queue, which waits for
+/// `reap` to go in with the wait; every group size moves the same data, and
+/// the synchronous backends, which have no groups, say so.
+#[test]
+fn io_uring_submits_in_groups_and_keeps_the_filling_group_for_the_wait() {
+    assert_eq!([1, 8, 15, 16, 32, 63, 64, 128, 4096].map(default_submit_batch), [1, 1, 1, 2, 4, 7, 8, 8, 8]);
+    let dir = tempfile::tempdir().unwrap();
+    for kind in [BackendKind::Psync, BackendKind::Sync] {
+        let path = dir.path().join(format!("{kind}"));
+        let mut f = open_queued(kind, &path, &OpenHow::create(FILE_SIZE, false), 1, RECORD).unwrap();
+        let e = f.submit_batch(4).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unsupported, "{kind}: {e}");
+        assert!(e.to_string().contains("only io_uring submits in groups"), "{kind}: {e}");
+        f.close().unwrap();
+    }
+    if !uring_available() {
+        return;
+    }
+    let path = dir.path().join("groups");
+    let mut f = UringFile::open(&path, &OpenHow::create(FILE_SIZE, false), 8, RECORD, true).unwrap();
+    assert_eq!(f.submit_batch(0).unwrap_err().kind(), ErrorKind::InvalidInput);
+    f.submit_batch(3).unwrap();
+    assert!(f.describe().contains("submitted in groups of up to 3"), "{}", f.describe());
+    let mut waiting = Vec::new();
+    for slot in 0..8 {
+        let offset = slot as u64 * RECORD as u64;
+        fill(&mut f.buffer(slot)[..RECORD], offset);
+        assert!(matches!(f.submit(Request { slot, write: true, offset, len: RECORD }).unwrap(), Submitted::Queued));
+        waiting.push(f.unsubmitted());
+    }
+    // Every third goes in at once; the 7th and the 8th (which fills the queue) stay for the wait.
+    assert_eq!(waiting, [1, 2, 0, 1, 2, 0, 1, 2]);
+    let mut out = Vec::new();
+    f.reap(8, &mut out).unwrap();
+    assert_eq!(f.unsubmitted(), 0);
+    assert_eq!(out.len(), 8);
+    assert!(out.iter().all(|c| matches!(c.result, Ok(n) if n == RECORD)));
+    Box::new(f).close().unwrap();
+
+    for (depth, group) in [(1, 1), (8, 1), (8, 3), (32, 4), (32, 32), (32, 100)] {
+        let label = format!("io_uring depth {depth}, groups of up to {group}");
+        let path = dir.path().join(format!("grouped-{depth}-{group}"));
+        let mut f =
+            open_queued(BackendKind::IoUring, &path, &OpenHow::create(FILE_SIZE, false), depth, RECORD).unwrap();
+        f.submit_batch(group).unwrap();
+        let (completions, bytes, deepest) = pass(f.as_mut(), true, &shuffled_offsets(depth as u64 + group as u64));
+        assert_eq!((completions, bytes, deepest), (RECORDS as usize, FILE_SIZE, depth), "{label}: write");
+        f.flush_to_storage().unwrap();
+        f.close().unwrap();
+        let mut f = open_queued(BackendKind::IoUring, &path, &OpenHow::read(FILE_SIZE, false), depth, RECORD).unwrap();
+        f.submit_batch(group).unwrap();
+        let (completions, bytes, _) = pass(f.as_mut(), false, &shuffled_offsets(depth as u64 + 5));
         assert_eq!((completions, bytes), (RECORDS as usize, FILE_SIZE), "{label}: read");
         f.close().unwrap();
     }

@@ -94,6 +94,13 @@ pub struct RunAccessArgs {
     #[arg(long, value_name = "TIME")]
     pub poll_completions: Option<String>,
 
+    /// io_uring: hand requests to the kernel as soon as N are prepared (fio's iodepth_batch_submit);
+    /// the requests that fill the queue go in with the wait for the next completion, in one system call.
+    /// Stored with the run [default: depth/8, from 1 to 8: one at a time below depth 16, 4 at depth 32,
+    /// 8 from depth 64]
+    #[arg(long, value_name = "N")]
+    pub submit_batch: Option<u32>,
+
     #[command(flatten)]
     pub data: DataArgs,
 }
@@ -198,6 +205,7 @@ fn plan(
         backend,
         rate_iops: args.rate,
         poll_completions_us: args.poll_completions.as_deref().map(poll_budget_us).transpose()?,
+        submit_batch: args.submit_batch,
         seed: 0x1_2006,
         repeats: 1,
         only: None,

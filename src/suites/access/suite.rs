@@ -8,6 +8,7 @@ use crate::harness::{LiveView, Prepared, RunSpec, Server, Suite, Target};
 use iomatrix_access::{AccessPlan, AccessResult, CellSetting, Live};
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
+use iomatrix_core::BackendKind;
 use iomatrix_stats::LatencySummary;
 use iomatrix_store::{CellRow, StoredRun};
 use serde_json::json;
@@ -38,6 +39,17 @@ impl Suite for Access {
             },
             "latency_clock": iomatrix_access::latency_clock_source(),
         });
+        if plan.backend == BackendKind::IoUring && target.server().is_none() {
+            conditions["submissions"] = json!(match plan.submit_batch {
+                Some(n) => format!(
+                    "handed to the kernel in groups of up to {n} as they are prepared (--submit-batch); the group \
+                     that fills the queue goes in with the wait, in one io_uring_enter"
+                ),
+                None => "handed to the kernel in groups of up to depth/8 (1 to 8) as they are prepared; the group \
+                         that fills the queue goes in with the wait, in one io_uring_enter"
+                    .to_string(),
+            });
+        }
         crate::harness::data::add_conditions(&mut conditions, &plan.content);
         if let Some(server) = target.server() {
             conditions["requests"] =
