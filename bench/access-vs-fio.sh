@@ -24,9 +24,10 @@
 #              its own file (written sequentially and fsynced, untimed; the pages stay cached),
 #              opens it (O_DIRECT with --direct) and for D keeps Q requests in flight. Its seed is
 #              fixed, so every run reads the same sequence of offsets. With io_uring it uses
-#              registered buffers and a registered file, pushes a request for every free slot,
-#              then one io_uring_enter submits them all and waits for at least one completion,
-#              and it takes every completion that is there.
+#              registered buffers and a registered file, pushes a request for every free slot and
+#              hands them to the kernel in groups of up to Q/8 (1 to 8; 4 at depth 32) as they are
+#              prepared, the group that fills the queue in one io_uring_enter with the wait for at
+#              least one completion, and it takes every completion that is there.
 #   fio, one invocation per run, on one file in a folder of its own on the same file system:
 #     all:      --rw=randread --bs=4096 --size=SIZE --time_based --runtime=D --thread --numjobs=1
 #               --norandommap   offsets with replacement, as iomatrix draws them
@@ -37,11 +38,12 @@
 #     psync:    --ioengine=psync --iodepth=1
 #     io_uring: --ioengine=io_uring --iodepth=32 --fixedbufs --registerfiles --hipri=0
 #               --sqthread_poll=0 (registered buffers and file, interrupt-driven, no SQ thread)
-#               --iodepth_batch_submit=32 --iodepth_batch_complete_min=1
-#               --iodepth_batch_complete_max=32   iomatrix's batching: submit every free slot in
-#               one io_uring_enter, wait for at least one completion, take all that are there.
-#               (fio's defaults, submit 1 and complete_max = complete_min = 1, make fio enter the
-#               kernel once per request once the queue is full, iomatrix once per batch.)
+#               --iodepth_batch_submit=4 --iodepth_batch_complete_min=1
+#               --iodepth_batch_complete_max=32   iomatrix's batching: hand requests to the kernel
+#               as soon as 4 are prepared (bench/lib.sh submit_group), wait for at least one
+#               completion, take all that are there. (fio's defaults, submit 1 and complete_max =
+#               complete_min = 1, make fio enter the kernel once per request once the queue is
+#               full.)
 #               Ring flags: fio 3.33 sets its ring up with
 #               IORING_SETUP_COOP_TASKRUN|SINGLE_ISSUER|DEFER_TASKRUN (no fio option changes it);
 #               iomatrix with COOP_TASKRUN where the kernel has it (5.19+) and, since issue 16's

@@ -210,17 +210,34 @@ remove_dir() {
 
 # ---- fio and iomatrix, as the benches run them -------------------------------------------------
 
+# submit_group QD: how many prepared requests iomatrix's io_uring hands to the kernel at once at
+# depth QD: SUBMIT_BATCH when the calling script sets it (its --submit-batch), else iomatrix's
+# default, depth/8 from 1 to 8 (iomatrix_backend::default_submit_batch).
+submit_group() {
+    local qd=$1 group
+    if [[ -n ${SUBMIT_BATCH:-} ]]; then
+        echo "$SUBMIT_BATCH"
+        return
+    fi
+    group=$((qd / 8))
+    ((group >= 1)) || group=1
+    ((group <= 8)) || group=8
+    echo "$group"
+}
+
 # fio_engine_args BACKEND QD: fio's options for iomatrix's backend at depth QD (see
 # access-vs-fio.sh, WHY THE SETTINGS MATCH): psync; io_uring with registered buffers and file,
-# no polling, and iomatrix's batching (submit every free slot in one io_uring_enter, wait for
-# at least one completion, take all that are there).
+# no polling, and iomatrix's batching: requests handed to the kernel as soon as submit_group QD
+# of them are prepared (--iodepth_batch_submit), wait for at least one completion, take all that
+# are there.
 fio_engine_args() {
     local backend=$1 qd=$2
     case $backend in
     psync) echo "--ioengine=psync --iodepth=1" ;;
     io_uring)
         echo "--ioengine=io_uring --iodepth=$qd --fixedbufs --registerfiles --hipri=0 --sqthread_poll=0" \
-            "--iodepth_batch_submit=$qd --iodepth_batch_complete_min=1 --iodepth_batch_complete_max=$qd"
+            "--iodepth_batch_submit=$(submit_group "$qd") --iodepth_batch_complete_min=1" \
+            "--iodepth_batch_complete_max=$qd"
         ;;
     *) die "fio_engine_args: no fio engine for backend '$backend'" ;;
     esac

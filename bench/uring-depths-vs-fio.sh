@@ -4,7 +4,8 @@
 #
 # Usage: bench/uring-depths-vs-fio.sh [--size 512m] [--duration 10s] [--repeats 5]
 #                                     [--depths 1,8,32,128] [--rw read,write] [--cpu N]
-#                                     [--halt-poll-ns NS] [--poll US]
+#                                     [--halt-poll-ns NS] [--poll US] [--submit-batch N]
+#                                     [--isolate]
 #
 # WHAT IT MEASURES
 #   4 KiB requests at uniformly random 4 KiB-aligned offsets of one file (with replacement),
@@ -25,18 +26,19 @@
 #              --json, with a throwaway --db, in a fresh folder on the ext4 mount. It lays out
 #              its own file (sequential writes, fsync: untimed, before the cell), opens it with
 #              O_DIRECT and for T keeps D requests in flight: registered buffers and a
-#              registered file; it pushes a request for every free slot, then one io_uring_enter
-#              submits them all and waits for at least one completion, and it takes every
-#              completion that is there. Its ring: COOP_TASKRUN, and SINGLE_ISSUER|DEFER_TASKRUN
+#              registered file; it pushes a request for every free slot and hands them to the
+#              kernel in groups of up to G as they are prepared (G = D/8 from 1 to 8, or
+#              --submit-batch), the group that fills the queue in one io_uring_enter with the wait
+#              for at least one completion, and it takes every completion that is there. Its ring: COOP_TASKRUN, and SINGLE_ISSUER|DEFER_TASKRUN
 #              where the kernel takes them (binaries before issue 16's change: no such flags;
 #              what it says about its ring is printed).
 #   fio, one invocation per run (bench/lib.sh fio_args, as access-vs-fio.sh's io_uring direct
 #   case): --rw=randread or --rw=randwrite --bs=4096 --size=SIZE --ioengine=io_uring
 #              --iodepth=D --fixedbufs --registerfiles --hipri=0 --sqthread_poll=0
 #              (registered buffers and file, interrupt-driven, no SQ thread)
-#              --iodepth_batch_submit=D --iodepth_batch_complete_min=1
-#              --iodepth_batch_complete_max=D   iomatrix's batching (fio's defaults enter the
-#              kernel once per request once the queue is full)
+#              --iodepth_batch_submit=G --iodepth_batch_complete_min=1
+#              --iodepth_batch_complete_max=D   iomatrix's batching: requests go in as soon as G
+#              are prepared (G as for iomatrix; fio makes the wait a call of its own)
 #              --direct=1 --time_based --runtime=T --norandommap --randrepeat=1 --thread
 #              --numjobs=1 --invalidate=0 --fadvise_hint=0 --group_reporting --lat_percentiles=1
 #              --output-format=json; writes also --scramble_buffers=0 (iomatrix writes one
@@ -50,7 +52,7 @@
 #   runs, then removed. Both start with the whole file in the page cache of the ext4 mount, as
 #   iomatrix's layout (buffered writes, fsync) leaves it: fio's layout ends with
 #   posix_fadvise(DONTNEED), so the script reads fio's file back in (dd, untimed), and checks
-#   with fincore that all of fio's file is cached before its run and all of iomatrix's after a
+#   with fincore that all of fio's file is cached before its run and at least 95% of iomatrix's after a
 #   read run. O_DIRECT requests do not read the cache, but the kernel does work for cached
 #   pages: a direct write drops the cached page it overwrites, and a direct read first writes
 #   back any dirty page in its range (there is none, but it looks while the file has pages).
@@ -83,6 +85,21 @@
 #   --halt-poll-ns sets /sys/module/haltpoll/parameters/guest_halt_poll_ns for the timed runs and
 #   puts the old value back on every way out.
 #
+# SUBMISSION GROUPS (--submit-batch N)
+#   Both tools hand prepared requests to the kernel in groups of G (iomatrix --submit-batch, fio
+#   --iodepth_batch_submit). The kernel starts none of a group of more than two until it has
+#   prepared all of them, so large groups let the loop device's one worker run dry: at depth 32
+#   groups of 4 ran 1.3x (reads) to 1.6x (writes) faster than whole batches in both tools. The
+#   default G is iomatrix's own (D/8, 1 to 8); --submit-batch N sets it for both tools, e.g. N = D
+#   for the whole-batch submission that both used before.
+#
+# PLACEMENT (--cpu N, --isolate)
+#   --cpu N runs the tools on CPU N; --isolate (with --cpu) also keeps the kernel's unbound
+#   workqueues, among them the loop device's worker, off CPU N (it writes the other CPUs to
+#   /sys/devices/virtual/workqueue/cpumask and puts the old mask back on every way out). The tool
+#   then has its CPU to itself and the device its own: run to run the figures scatter by a few
+#   percent instead of tens, which is what a comparison of the tools' own costs needs.
+#
 # POLLED COMPLETIONS (--poll US)
 #   Both tools can instead keep asking for the completion without sleeping, as a polling
 #   application does: iomatrix with --poll-completions USus (it asks, io_uring_enter(0, 0,
@@ -110,7 +127,7 @@ FIO=${FIO:-fio}
 usage() {
     cat <<EOF
 Usage: $0 [--size 512m] [--duration 10s] [--repeats 5] [--depths 1,8,32,128] [--rw read,write]
-          [--cpu N] [--halt-poll-ns NS] [--poll US]
+          [--cpu N] [--isolate] [--halt-poll-ns NS] [--poll US] [--submit-batch N]
 
 io_uring, O_DIRECT, 4 KiB random reads and writes at several queue depths, through iomatrix's
 access suite and through fio, on ext4 loop-mounted from an image on a tmpfs the script mounts.
@@ -125,13 +142,18 @@ each tool's median p99 latency. Needs root (mount, mount -o loop).
   --depths LIST    queue depths, comma-separated [default: 1,8,32,128]
   --rw LIST        read, write or both, comma-separated [default: read,write]
   --cpu N          run both tools' timed runs on CPU N alone (taskset -c N); the loop device's
-                   worker still runs anywhere. Without it the scheduler places the waiting thread,
+                   worker still runs anywhere (unless --isolate). Without it the scheduler places the waiting thread,
                    which on a small VM moves depth-1 figures by 2x from run to run [default: off]
   --halt-poll-ns NS  set the guest's idle polling (cpuidle-haltpoll's guest_halt_poll_ns) to NS
                    for the runs and restore it afterwards: with 0 every wake-up of an idle
                    virtual CPU goes through the host (see IDLE CPUS in the script) [default: as is]
   --poll US        polled completions: iomatrix --poll-completions USus, fio
                    --iodepth_batch_complete_min=0 (see POLLED COMPLETIONS) [default: off: both wait]
+  --submit-batch N both tools hand requests to the kernel as soon as N are prepared (iomatrix
+                   --submit-batch, fio --iodepth_batch_submit; see SUBMISSION GROUPS)
+                   [default: iomatrix's own, depth/8 from 1 to 8]
+  --isolate        with --cpu N: keep the kernel's unbound workqueues (the loop device's worker)
+                   on the other CPUs for the runs, and put the mask back afterwards (see PLACEMENT)
 EOF
 }
 
@@ -149,6 +171,11 @@ IOMATRIX_POLL=()
 FIO_POLL=()
 HALT_POLL=/sys/module/haltpoll/parameters/guest_halt_poll_ns
 HALT_POLL_OLD="" # the value to put back, once this script has changed it
+SUBMIT_BATCH=""  # bench/lib.sh submit_group reads it: empty is iomatrix's default by depth
+IOMATRIX_GROUPS=()
+ISOLATE=0
+WQ_MASK=/sys/devices/virtual/workqueue/cpumask
+WQ_MASK_OLD="" # the mask to put back, once this script has changed it
 
 while [[ $# -gt 0 ]]; do
     case $1 in
@@ -168,6 +195,9 @@ while [[ $# -gt 0 ]]; do
     --halt-poll-ns=*) HALT_POLL_ARG=${1#*=}; shift ;;
     --poll) need_value "$@"; POLL_ARG=$2; shift 2 ;;
     --poll=*) POLL_ARG=${1#*=}; shift ;;
+    --submit-batch) need_value "$@"; SUBMIT_BATCH=$2; shift 2 ;;
+    --submit-batch=*) SUBMIT_BATCH=${1#*=}; shift ;;
+    --isolate) ISOLATE=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument '$1'" ;;
     esac
@@ -189,6 +219,15 @@ if [[ -n $POLL_ARG ]]; then
     IOMATRIX_POLL=(--poll-completions "${POLL_ARG}us")
     FIO_POLL=(--iodepth_batch_complete_min=0)
     COMPLETIONS="polled (iomatrix up to $POLL_ARG us, fio --iodepth_batch_complete_min=0)"
+fi
+if [[ -n $SUBMIT_BATCH ]]; then
+    SUBMIT_BATCH=$(whole_number "$SUBMIT_BATCH" --submit-batch 1)
+    IOMATRIX_GROUPS=(--submit-batch "$SUBMIT_BATCH")
+fi
+if ((ISOLATE)); then
+    [[ -n $CPU_ARG ]] || die "--isolate keeps the kernel's workers off the tools' CPU: give it with --cpu N"
+    (($(nproc) >= 2)) || die "--isolate needs at least 2 CPUs: one for the tools, the rest for the kernel's workers"
+    [[ -w $WQ_MASK ]] || die "--isolate: $WQ_MASK is not there or not writable (needs root)"
 fi
 if [[ -n $HALT_POLL_ARG ]]; then
     HALT_POLL_ARG=$(whole_number "$HALT_POLL_ARG" --halt-poll-ns 0)
@@ -241,6 +280,14 @@ MNT=""     # where the image is mounted (inside SCRATCH, not on the tmpfs)
 
 remove_what_we_made() {
     local rc=0
+    if [[ -n $WQ_MASK_OLD ]]; then
+        if echo "$WQ_MASK_OLD" >"$WQ_MASK"; then
+            WQ_MASK_OLD=""
+        else
+            warn "could not put the unbound workqueues' CPU mask back to $WQ_MASK_OLD: echo $WQ_MASK_OLD > $WQ_MASK"
+            rc=1
+        fi
+    fi
     if [[ -n $HALT_POLL_OLD ]]; then
         if echo "$HALT_POLL_OLD" >"$HALT_POLL"; then
             HALT_POLL_OLD=""
@@ -283,11 +330,19 @@ if [[ -n $HALT_POLL_ARG ]]; then
     HALT_POLL_OLD=$(cat "$HALT_POLL")
     echo "$HALT_POLL_ARG" >"$HALT_POLL" || die "could not write $HALT_POLL_ARG to $HALT_POLL"
 fi
+if ((ISOLATE)); then
+    WQ_MASK_OLD=$(cat "$WQ_MASK")
+    # Every CPU but the tools' one, as the hexadecimal mask the file takes (up to 64 CPUs).
+    ((CPU_ARG < 64)) || die "--isolate handles CPUs 0 to 63"
+    printf '%x\n' $(((1 << $(nproc)) - 1 - (1 << CPU_ARG))) >"$WQ_MASK" ||
+        die "could not write the unbound workqueues' CPU mask to $WQ_MASK"
+    PINNED+=", kernel workqueues on the other CPUs (mask $(cat "$WQ_MASK"))"
+fi
 IDLE_DRIVER=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)
 IDLE="cpuidle $IDLE_DRIVER"
 [[ -r $HALT_POLL ]] && IDLE+=" guest_halt_poll_ns=$(cat "$HALT_POLL")${HALT_POLL_ARG:+ (set by --halt-poll-ns)}"
 NRUNS=$((REPEATS * ${#RWS[@]} * ${#DEPTHS[@]} * 2))
-CONDITIONS="ext4 on $LOOPDEV (direct-io ${LOOP_DIO:-?}) from a $(human "$IMAGE_BYTES") image on tmpfs, file $SIZE, io_uring O_DIRECT 4k random ${RWS[*]} at depths ${DEPTHS[*]}, ${SECS}s per run, $REPEATS repeats, ${PINNED:-unpinned}, $IDLE, completions $COMPLETIONS; kernel $(uname -r), ${CPU:-?} x $(nproc) CPUs; iomatrix $IOMATRIX_VERSION, $FIO_VERSION"
+CONDITIONS="ext4 on $LOOPDEV (direct-io ${LOOP_DIO:-?}) from a $(human "$IMAGE_BYTES") image on tmpfs, file $SIZE, io_uring O_DIRECT 4k random ${RWS[*]} at depths ${DEPTHS[*]}, ${SECS}s per run, $REPEATS repeats, ${PINNED:-unpinned}, $IDLE, completions $COMPLETIONS, submitted in groups of ${SUBMIT_BATCH:-depth/8 (1 to 8)}; kernel $(uname -r), ${CPU:-?} x $(nproc) CPUs; iomatrix $IOMATRIX_VERSION, $FIO_VERSION"
 echo "$PROG: $CONDITIONS"
 echo "$PROG: $NRUNS timed runs of ${SECS}s (about $(((NRUNS * (SECS + 2) + 59) / 60)) minutes with the layouts)"
 
@@ -311,7 +366,7 @@ run_iomatrix() {
     [[ $rw == write ]] && read_pct=0
     if ! run_child "$LIMIT" "$json" "$log" "${PIN[@]}" "$IOMATRIX" --db "$DB" run access --target "$MNT" --keep --bs "$BS" \
         --read "$read_pct" --random 100 --qd "$qd" --backend io_uring --direct --file-size "$SIZE_BYTES" \
-        --duration "${SECS}s" "${IOMATRIX_POLL[@]}" --json; then
+        --duration "${SECS}s" "${IOMATRIX_POLL[@]}" "${IOMATRIX_GROUPS[@]}" --json; then
         sed 's/^/  | /' "$log" >&2
         die "iomatrix failed in '$case', repeat $rep (its messages are above)"
     fi
@@ -324,7 +379,10 @@ run_iomatrix() {
     cell_file=$(find "$MNT" -mindepth 3 -maxdepth 3 -path "$MNT/iomatrix-*/client-0/*" -type f -print -quit)
     [[ -n $cell_file ]] || die "iomatrix's file not found under $MNT after '$case', repeat $rep (--keep)"
     # After its direct reads the kernel may have let a few pages go (seen: 1 MiB of 512): 99% will do.
-    [[ $rw == read ]] && check_cached "$cell_file" "$SIZE_BYTES" "iomatrix's file after '$case', repeat $rep" 99
+    # 95, not 100: the page cache is not read by O_DIRECT requests, so during the run its pages
+    # are cold, and a machine that pages out cold memory (DAMON's pageout scheme, kdamond) takes
+    # some of them.
+    [[ $rw == read ]] && check_cached "$cell_file" "$SIZE_BYTES" "iomatrix's file after '$case', repeat $rep" 95
     rm -rf -- "$MNT"/iomatrix-*
     # What iomatrix says about its ring (a flag the kernel refused), once.
     if ((!RING_NOTED)) && grep -qi 'IORING_SETUP' "$log"; then
