@@ -278,24 +278,24 @@ TMPFS=""   # the tmpfs (inside SCRATCH); the image lives in TMPFS/img
 IMAGE=""   # the ext4 image
 MNT=""     # where the image is mounted (inside SCRATCH, not on the tmpfs)
 
+# put_back VAR FILE WHAT: writes the setting saved in VAR (if any) back to FILE and empties VAR;
+# false, with a warning that says how to do it by hand, if it cannot.
+put_back() {
+    local -n saved=$1
+    local file=$2 what=$3
+    [[ -n $saved ]] || return 0
+    if echo "$saved" >"$file"; then
+        saved=""
+    else
+        warn "could not put $what back to $saved: echo $saved > $file"
+        return 1
+    fi
+}
+
 remove_what_we_made() {
     local rc=0
-    if [[ -n $WQ_MASK_OLD ]]; then
-        if echo "$WQ_MASK_OLD" >"$WQ_MASK"; then
-            WQ_MASK_OLD=""
-        else
-            warn "could not put the unbound workqueues' CPU mask back to $WQ_MASK_OLD: echo $WQ_MASK_OLD > $WQ_MASK"
-            rc=1
-        fi
-    fi
-    if [[ -n $HALT_POLL_OLD ]]; then
-        if echo "$HALT_POLL_OLD" >"$HALT_POLL"; then
-            HALT_POLL_OLD=""
-        else
-            warn "could not put guest_halt_poll_ns back to $HALT_POLL_OLD: echo $HALT_POLL_OLD > $HALT_POLL"
-            rc=1
-        fi
-    fi
+    put_back WQ_MASK_OLD "$WQ_MASK" "the unbound workqueues' CPU mask" || rc=1
+    put_back HALT_POLL_OLD "$HALT_POLL" guest_halt_poll_ns || rc=1
     if [[ -n $IMAGE ]] && ! remove_image "$TMPFS/img" "$MNT" "$IMAGE"; then
         return 1 # the tmpfs and SCRATCH stay: they hold the image and its mount
     fi
@@ -327,10 +327,12 @@ LOOPDEV=$(findmnt -no SOURCE -- "$MNT" 2>/dev/null || echo "?")
 LOOP_DIO=$(losetup -n -O DIO -- "$LOOPDEV" 2>/dev/null | tr -d ' ' || true)
 CPU=$(awk -F': ' '$1 ~ /^model name/ { print $2; exit }' /proc/cpuinfo)
 if [[ -n $HALT_POLL_ARG ]]; then
+    # shellcheck disable=SC2034 # read back by put_back, through its nameref
     HALT_POLL_OLD=$(cat "$HALT_POLL")
     echo "$HALT_POLL_ARG" >"$HALT_POLL" || die "could not write $HALT_POLL_ARG to $HALT_POLL"
 fi
 if ((ISOLATE)); then
+    # shellcheck disable=SC2034 # read back by put_back, through its nameref
     WQ_MASK_OLD=$(cat "$WQ_MASK")
     # Every CPU but the tools' one, as the hexadecimal mask the file takes (up to 64 CPUs).
     ((CPU_ARG < 64)) || die "--isolate handles CPUs 0 to 63"
