@@ -65,22 +65,34 @@ fn lab_command(lab: &Lab, sb: &Sandbox, program: &str) -> Command {
     cmd
 }
 
-/// Runs `cmd`, killing its whole process group after `limit`; calls `meanwhile` once it started.
+/// Runs `cmd`, killing its whole process group after `limit`; returns its output and how long it ran.
+///
+/// The output goes to files, not pipes: mpirun puts the ssh that starts a remote daemon in a process
+/// group of its own, and one that outlives mpirun (its host cut off) would hold a pipe open, so
+/// reading to the pipe's end would wait for it, past any limit.
 fn bounded(mut cmd: Command, limit: Duration) -> (Output, Duration) {
+    let files = tempfile::tempdir().expect("a folder for the output");
+    let (out_path, err_path) = (files.path().join("stdout"), files.path().join("stderr"));
+    cmd.stdout(std::fs::File::create(&out_path).unwrap()).stderr(std::fs::File::create(&err_path).unwrap());
     let begun = Instant::now();
-    let child = cmd.spawn().expect("start the command");
+    let mut child = cmd.spawn().expect("start the command");
     let pgid = child.id() as i32;
-    let waiter = std::thread::spawn(move || child.wait_with_output().expect("wait for it"));
-    while !waiter.is_finished() {
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for it") {
+            break status;
+        }
         if begun.elapsed() > limit {
             // SAFETY: kill(2) on the process group we created; no memory involved.
             unsafe { libc::kill(-pgid, libc::SIGKILL) };
-            let out = waiter.join().unwrap();
-            panic!("ran past {limit:?}: killed it\n{}", String::from_utf8_lossy(&out.stderr));
+            let _ = child.wait();
+            panic!("ran past {limit:?}: killed it\n{}", std::fs::read_to_string(&err_path).unwrap_or_default());
         }
         std::thread::sleep(Duration::from_millis(50));
-    }
-    (waiter.join().unwrap(), begun.elapsed())
+    };
+    let took = begun.elapsed();
+    let output =
+        Output { status, stdout: std::fs::read(&out_path).unwrap(), stderr: std::fs::read(&err_path).unwrap() };
+    (output, took)
 }
 
 /// `mpirun --hostfile LAB_HOSTFILE -np N BIN ARGS`.
