@@ -237,6 +237,14 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
     if let Some(user) = c["io_user"].as_str() {
         pairs.push(("I/O as".into(), user.to_string()));
     }
+    if c["backend"] == "io_uring" {
+        // How the requests went in and how their completions were taken: both change the figures.
+        for key in ["submissions", "completions"] {
+            if let Some(how) = c[key].as_str() {
+                pairs.push((key.into(), how.to_string()));
+            }
+        }
+    }
     if let Some(data) = c["data"].as_str() {
         pairs.push(("data".into(), data.to_string()));
     }

@@ -228,9 +228,14 @@ fn submission_groups_are_stored_with_the_run_and_only_io_uring_groups() {
     assert!(said.iter().all(|s| s.ends_with("submitted in groups of up to 2")), "{said:?}");
     assert!(run["run"]["conditions"]["submissions"].as_str().unwrap().contains("groups of up to 2"));
     assert_eq!(run["run"]["plan"]["submit_batch"], 2);
+    let (shown, _) = text(&sb.run(&["show", &run["run"]["id"].to_string()]));
+    assert!(shown.contains("submissions: handed to the kernel in groups of up to 2"), "{shown}");
+    assert!(shown.contains("completions: waited for"), "{shown}");
 
     let psync = access(&sb, t, &["--backend", "psync", "--qd", "1", "--bytes", "1m", "--file-size", "4m"]);
     assert!(psync["run"]["conditions"].get("submissions").is_none(), "psync has no groups");
+    let (shown, _) = text(&sb.run(&["show", &psync["run"]["id"].to_string()]));
+    assert!(!shown.contains("submissions:") && !shown.contains("completions:"), "{shown}");
 
     let refused = |args: &[&str], needle: &str| {
         let all = [&["run", "access", "--target", t, "--file-size", "4m"][..], args].concat();
