@@ -177,6 +177,14 @@ impl AccessPlan {
         Ok(())
     }
 
+    /// Refuses `flag`, an io_uring-only option, for another backend, which `does` instead.
+    fn io_uring_only(&self, flag: &str, does: &str) -> Result<(), UsageError> {
+        if self.backend == BackendKind::IoUring {
+            return Ok(());
+        }
+        Err(UsageError::new(format!("{flag} needs --backend io_uring: {} {does}", self.backend)))
+    }
+
     /// What every plan must satisfy, local or on a server.
     fn check(&self) -> Result<(), UsageError> {
         let empty = [
@@ -260,12 +268,7 @@ impl AccessPlan {
             }
         }
         if let Some(n) = self.submit_batch {
-            if self.backend != BackendKind::IoUring {
-                return Err(UsageError::new(format!(
-                    "--submit-batch needs --backend io_uring: {} issues each request in its own system call",
-                    self.backend
-                )));
-            }
+            self.io_uring_only("--submit-batch", "issues each request in its own system call")?;
             if n == 0 {
                 return Err(UsageError::new(
                     "--submit-batch 0: give 1 or more (1 hands each request to the kernel as soon as it is prepared)",
@@ -273,13 +276,10 @@ impl AccessPlan {
             }
         }
         if let Some(us) = self.poll_completions_us {
-            if self.backend != BackendKind::IoUring {
-                return Err(UsageError::new(format!(
-                    "--poll-completions needs --backend io_uring: {} completes each request inside its own system call, \
-                 so there is nothing to poll",
-                    self.backend
-                )));
-            }
+            self.io_uring_only(
+                "--poll-completions",
+                "completes each request inside its own system call, so there is nothing to poll",
+            )?;
             if !(1..=MAX_POLL_US).contains(&us) {
                 return Err(UsageError::new(format!(
                     "--poll-completions {us}us: give 1us to {}ms (a budget per wait; the client thread spins that long \

@@ -358,11 +358,7 @@ impl UringFile {
     /// Submits what is queued and waits for `want` completion events. An
     /// interrupted wait (EINTR) returns Ok: callers re-check their condition.
     fn enter(&mut self, want: usize) -> io::Result<()> {
-        match self.ring.submit_and_wait(want) {
-            Ok(_) => Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
-            Err(e) => Err(e),
-        }
+        interrupted_is_done(self.ring.submit_and_wait(want))
     }
 
     /// Hands what is queued to the kernel and has it post the completions it
@@ -374,11 +370,9 @@ impl UringFile {
         // SAFETY: no argument pointer is passed (None), so the kernel reads no
         // memory of ours beyond the rings, which `self.ring` keeps mapped; the
         // SQEs it consumes were pushed by `queue` under its own contract.
-        match unsafe { self.ring.submitter().enter::<libc::sigset_t>(to_submit, 0, IORING_ENTER_GETEVENTS, None) } {
-            Ok(_) => Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
-            Err(e) => Err(e),
-        }
+        interrupted_is_done(unsafe {
+            self.ring.submitter().enter::<libc::sigset_t>(to_submit, 0, IORING_ENTER_GETEVENTS, None)
+        })
     }
 
     /// `reap`'s polling phase: asks the kernel for completions until `min`
@@ -453,6 +447,16 @@ impl UringFile {
             }
         }
         true
+    }
+}
+
+/// An `io_uring_enter` that a signal interrupted (EINTR) has still done its
+/// part: callers re-check their condition and enter again.
+fn interrupted_is_done(entered: io::Result<usize>) -> io::Result<()> {
+    match entered {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
+        Err(e) => Err(e),
     }
 }
 
