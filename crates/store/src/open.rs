@@ -84,7 +84,13 @@ pub(crate) fn read_only_query(path: &Path) -> Result<&'static str, String> {
     };
     match probe("mode=ro") {
         Ok(()) => Ok("mode=ro"),
-        Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::CannotOpen) => {
+        // CANTOPEN on a read-only mount; READONLY_DIRECTORY in a folder this user may not write.
+        Err(e)
+            if matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly)
+            ) =>
+        {
             let wal = PathBuf::from(format!("{}-wal", path.display()));
             if wal.exists() {
                 return Err(format!(
