@@ -28,9 +28,13 @@ pub(crate) fn folder_of(path: &Path) -> &Path {
 }
 
 /// Whether the database at `path` may be written: the file, if it exists, and its folder, where
-/// SQLite makes the `-wal` and `-shm` files beside it. A missing folder is not decided here
-/// (opening says so).
+/// SQLite makes the `-wal` and `-shm` files beside it, as this process's effective user (root may
+/// write a file without write permission, never on a read-only mount). A missing folder is not
+/// decided here (opening says so).
 pub(crate) fn access_of(path: &Path) -> Access {
+    let writable = |p: &Path| {
+        rustix::fs::accessat(rustix::fs::CWD, p, rustix::fs::Access::WRITE_OK, rustix::fs::AtFlags::EACCESS)
+    };
     let why = |e: Errno, what: &str| {
         if e == Errno::ROFS {
             format!("{what} is on a read-only file system")
@@ -41,12 +45,12 @@ pub(crate) fn access_of(path: &Path) -> Access {
         }
     };
     if path.exists() {
-        if let Err(e) = rustix::fs::access(path, rustix::fs::Access::WRITE_OK) {
+        if let Err(e) = writable(path) {
             return Access::ReadOnly(why(e, "the file"));
         }
     }
     let folder = folder_of(path);
-    match rustix::fs::access(folder, rustix::fs::Access::WRITE_OK) {
+    match writable(folder) {
         Err(e) if e != Errno::NOENT => Access::ReadOnly(why(
             e,
             &format!("its folder {} (where SQLite keeps its -wal and -shm files)", folder.display()),
