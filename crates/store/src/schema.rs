@@ -96,8 +96,8 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE runs ADD COLUMN origin_json TEXT;
     UPDATE runs SET uid = printf('legacy-%s-%d-%d-%d', host, pid, started_at_ms, id) WHERE uid IS NULL;
     CREATE UNIQUE INDEX runs_by_uid ON runs (uid);",
-    // (issue 30, p6: the 7th migration once the cell states' are in; independent of it.)
-    // Run ids are never given twice. SQLite gives a new row the highest id + 1, so the id of the
+    // 7 (the 6th entry until the cell states' migration, 6, is merged before it; neither depends on
+    // the other): run ids are never given twice. SQLite gives a new row the highest id + 1, so the id of the
     // newest run, once removed (a study step cut short and run again), would be given again and
     // name another run. The highest id ever given is kept here, raised by every insert, and a new
     // run takes the next one ([`NEXT_RUN_ID`]).
