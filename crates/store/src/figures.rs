@@ -74,5 +74,5 @@ pub(crate) fn blob_problem(name: &str, data: &[u8]) -> Option<String> {
     if !name.starts_with("latency.") {
         return None;
     }
-    iomatrix_stats::Latency::from_bytes(data).err().map(|e| format!("does not decode ({e})"))
+    iomatrix_stats::Latency::check_bytes(data).err().map(|e| format!("does not decode ({e})"))
 }
