@@ -34,12 +34,24 @@ fn check_given(path: &Path) -> Result<(), UsageError> {
     if path.as_os_str().is_empty() {
         return Err(UsageError::new("--db (or IOMATRIX_DB) is empty: give the results database's file"));
     }
-    if path.is_dir() {
-        return Err(UsageError::new(format!(
-            "--db {} (or IOMATRIX_DB) is a folder: give the results database's file, e.g. {}",
-            path.display(),
-            path.join("results.sqlite").display()
-        )));
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => {
+            return Err(UsageError::new(format!(
+                "--db {} (or IOMATRIX_DB) is a folder: give the results database's file, e.g. {}",
+                path.display(),
+                path.join("results.sqlite").display()
+            )))
+        }
+        // SQLite would read a device or a FIFO as a database and make its side files beside it
+        // (/dev/zero-journal).
+        Ok(m) if !m.is_file() => {
+            return Err(UsageError::new(format!(
+                "--db {} (or IOMATRIX_DB) is not a regular file (a device, a FIFO or a socket): give the results \
+                 database's file",
+                path.display()
+            )))
+        }
+        _ => {}
     }
     let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) else {
         return Ok(());

@@ -218,6 +218,55 @@ fn a_missing_folder_in_a_named_database_is_an_error_and_never_made() {
     assert!(data.join("iomatrix/results.sqlite").is_file(), "{:?}", text(&out));
 }
 
+#[test]
+fn a_device_a_fifo_or_a_huge_sparse_file_as_the_database_is_refused_and_left_alone() {
+    let sb = Sandbox::new();
+    let timed = |db: &Path, args: &[&str]| {
+        let started = Instant::now();
+        let out = with_db(&sb, db, args);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{args:?} on {} took {:?}",
+            db.display(),
+            started.elapsed()
+        );
+        out
+    };
+    // SQLite would take /dev/zero for an empty database and make /dev/zero-journal beside it.
+    let beside_zero = ["/dev/zero-journal", "/dev/zero-wal", "/dev/zero-shm"].map(PathBuf::from);
+    let there_before: Vec<bool> = beside_zero.iter().map(|p| p.exists()).collect();
+    let out = timed(Path::new("/dev/zero"), &["runs"]);
+    for (side, before) in beside_zero.iter().zip(there_before) {
+        if side.exists() && !before {
+            let _ = std::fs::remove_file(side);
+            panic!("{} was made beside /dev/zero", side.display());
+        }
+    }
+    assert_usage_error(&out, "--db /dev/zero (or IOMATRIX_DB) is not a regular file");
+    let fifo = sb.dir.path().join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert_usage_error(&timed(&fifo, &["runs"]), "is not a regular file");
+    assert_usage_error(
+        &timed(&fifo, &["run", "iozone", "--target", sb.target().to_str().unwrap()]),
+        "is not a regular file",
+    );
+
+    // A 10 GiB sparse file of zeros: named as no database at once, never written.
+    let sparse = sb.dir.path().join("sparse.sqlite");
+    std::fs::File::create(&sparse).unwrap().set_len(10 << 30).unwrap();
+    for args in [&["runs"][..], &["db", "check"]] {
+        let out = timed(&sparse, args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", text(&out).1);
+        assert!(
+            text(&out).1.contains(&format!("results database {} is damaged", sparse.display())),
+            "{}",
+            text(&out).1
+        );
+    }
+    assert_eq!(std::fs::metadata(&sparse).unwrap().len(), 10 << 30);
+    assert_eq!(names_in(sb.dir.path()), ["fifo", "sparse.sqlite", "target"]);
+}
+
 /// A run of many small cells (iozone, 64k..16m by 4k..64k, write and read, 10 times over: 900
 /// cells), its stderr in a file (a pipe could fill and stop it).
 fn long_run(sb: &Sandbox) -> (Running, PathBuf) {

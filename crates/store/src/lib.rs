@@ -257,8 +257,11 @@ impl Store {
     }
 
     fn open_with(path: &Path, for_writing: bool) -> Result<Store> {
-        if path.is_dir() {
-            return Err(StoreError::Other("a folder, not a database file".into(), path.to_path_buf()));
+        if path.exists() && !path.is_file() {
+            return Err(StoreError::Other(
+                "not a regular file (a folder, a device, a FIFO): not a database".into(),
+                path.to_path_buf(),
+            ));
         }
         let folder = open::folder_of(path);
         if !folder.is_dir() {

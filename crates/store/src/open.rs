@@ -32,9 +32,8 @@ pub(crate) fn folder_of(path: &Path) -> &Path {
 /// write a file without write permission, never on a read-only mount). A missing folder is not
 /// decided here (opening says so).
 pub(crate) fn access_of(path: &Path) -> Access {
-    let writable = |p: &Path| {
-        rustix::fs::accessat(rustix::fs::CWD, p, rustix::fs::Access::WRITE_OK, rustix::fs::AtFlags::EACCESS)
-    };
+    let writable =
+        |p: &Path| rustix::fs::accessat(rustix::fs::CWD, p, rustix::fs::Access::WRITE_OK, rustix::fs::AtFlags::EACCESS);
     let why = |e: Errno, what: &str| {
         if e == Errno::ROFS {
             format!("{what} is on a read-only file system")
