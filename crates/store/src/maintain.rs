@@ -347,7 +347,7 @@ impl Store {
 
     /// Damage met while merging, put where it is: SQLite's error does not say which of the two
     /// files it read, so the source is checked (`PRAGMA src.quick_check`), and the damage is the
-    /// source's when it has any. This database is then not taken for damaged.
+    /// source's when it has any: the error names the source, not this database.
     fn in_which(&self, e: StoreError, source: &Path) -> StoreError {
         let StoreError::Damaged { what, detail, .. } = &e else {
             return e;
@@ -363,7 +363,7 @@ impl Store {
         // This connection stays query-only (it took the first sign for its own): the merge ends here.
         StoreError::Damaged {
             path: source.to_path_buf(),
-            what: *what,
+            what,
             detail: source_problems.into_iter().next().unwrap_or_else(|| detail.clone()),
         }
     }
