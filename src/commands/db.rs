@@ -122,9 +122,9 @@ fn check(db: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
     }
     if r.problems.is_empty() {
         eprintln!(
-            "iomatrix: error: results database {} holds {} stored figure(s) that cannot be read back: the runs \
-             named above show them as missing and compare, sweep and report refuse them; restore the database from a \
-             copy (`iomatrix db backup` makes one)",
+            "iomatrix: error: results database {} holds {} stored figure(s) that cannot be read back (named \
+             above; `iomatrix show RUN` names a run's): compare, sweep and report refuse those runs; restore the \
+             database from a copy (`iomatrix db backup` makes one)",
             db.display(),
             r.unreadable_count
         );
