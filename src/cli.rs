@@ -39,7 +39,8 @@ use std::path::PathBuf;
         were not what was written, 5 compare --fail-if-slower found slower figures, 130 interrupted by Ctrl-C, 143 by SIGTERM, 129 by SIGHUP."
 )]
 pub struct Cli {
-    /// Results database [default: $XDG_DATA_HOME/iomatrix/results.sqlite, or ~/.local/share/...]
+    /// Results database; its folder must exist (only the default's is made) [default:
+    /// $XDG_DATA_HOME/iomatrix/results.sqlite, or ~/.local/share/...]
     #[arg(long, global = true, env = "IOMATRIX_DB", value_name = "PATH")]
     pub db: Option<PathBuf>,
 

@@ -19,8 +19,10 @@ pub struct DbArgs {
 
 #[derive(Subcommand, Debug)]
 enum DbCommand {
-    /// SQLite's full integrity check of the database (every page, every index), its schema
-    /// version, and the runs and cells it holds; exit 1 if it is damaged. Reads only
+    /// SQLite's full integrity check of the database (every page, every index), every stored
+    /// figure read back (JSON parsed, latency histograms decoded), its schema version, whether it
+    /// is read-only, and the runs and cells it holds; exit 1 if it is damaged or a figure cannot
+    /// be read. Reads only (also a database on a read-only mount)
     Check {
         /// Machine-readable output (schema "iomatrix.db-check/1")
         #[arg(long)]
@@ -79,14 +81,20 @@ fn check(db: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
             Some(v) => format!("{v} (this iomatrix writes {})", r.known_version),
             None => "unreadable".into(),
         };
+        let access = match &r.read_only {
+            Some(why) => {
+                format!("read-only ({why}): runs, show, compare, sweep and report read it; nothing is stored in it")
+            }
+            None => "read-write".into(),
+        };
         let mut out = format!(
-            "database: {}\nsize: {} bytes\nschema version: {version}\nruns: {}\ncells: {}\n",
+            "database: {}\nsize: {} bytes\naccess: {access}\nschema version: {version}\nruns: {}\ncells: {}\n",
             r.path.display(),
             r.bytes,
             count(r.runs),
             count(r.cells)
         );
-        if r.sound() {
+        if r.problems.is_empty() {
             out += "integrity: ok\n";
         } else {
             out += &format!("integrity: DAMAGED ({} problem(s))\n", r.problems.len());
@@ -94,16 +102,39 @@ fn check(db: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
                 out += &format!("  {p}\n");
             }
         }
+        match r.unreadable_count {
+            _ if !r.problems.is_empty() => out += "figures: not read (the file is damaged)\n",
+            0 => out += "figures: ok (every stored figure reads back)\n",
+            n => {
+                out += &format!("figures: UNREADABLE ({n} stored figure(s) cannot be read back)\n");
+                for u in r.unreadable.iter().take(20) {
+                    out += &format!("  {u}\n");
+                }
+                if n > 20 {
+                    out += &format!("  ... and {} more (--json lists {})\n", n - 20, r.unreadable.len());
+                }
+            }
+        }
         crate::out::print(&out)?;
     }
     if r.sound() {
         return Ok(ExitCode::SUCCESS);
     }
-    eprintln!(
-        "iomatrix: error: results database {} is damaged: restore it from a copy (`iomatrix db backup` makes \
-         one); the sqlite3 shell's `.recover` may save what is left",
-        db.display()
-    );
+    if r.problems.is_empty() {
+        eprintln!(
+            "iomatrix: error: results database {} holds {} stored figure(s) that cannot be read back (named \
+             above; `iomatrix show RUN` names a run's): compare, sweep and report refuse those runs; restore the \
+             database from a copy (`iomatrix db backup` makes one)",
+            db.display(),
+            r.unreadable_count
+        );
+    } else {
+        eprintln!(
+            "iomatrix: error: results database {} is damaged: restore it from a copy (`iomatrix db backup` makes \
+             one); the sqlite3 shell's `.recover` may save what is left",
+            db.display()
+        );
+    }
     Ok(ExitCode::from(crate::exit::FAILED))
 }
 
@@ -173,12 +204,27 @@ fn merge(db: &Path, others: &[PathBuf], as_json: bool) -> anyhow::Result<ExitCod
             ))
             .into());
         }
+        let problems = iomatrix_store::quick_check(other)?;
+        if let Some(first) = problems.first() {
+            anyhow::bail!(
+                "cannot merge {0}: {0} (the database to merge from) is damaged: {first}{1}; nothing was merged into \
+                 {2}, which is left as it was. Check it with `iomatrix db check --db {0}`, and merge a sound copy",
+                other.display(),
+                if problems.len() > 1 { format!(" (and {} more problems)", problems.len() - 1) } else { String::new() },
+                db.display()
+            );
+        }
     }
     let store = Store::open_for_writing(db)?;
     let mut reports = Vec::new();
     for other in others {
         let r = store.merge_from(other).with_context(|| {
-            format!("cannot merge {} ({} database(s) merged before it)", other.display(), reports.len())
+            format!(
+                "cannot merge {} into {} ({} database(s) merged before it)",
+                other.display(),
+                db.display(),
+                reports.len()
+            )
         })?;
         reports.push(r);
     }

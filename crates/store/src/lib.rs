@@ -22,15 +22,23 @@
 //!   [`check`] and [`backup`] (SQLite's online backup) are `iomatrix db`'s;
 //!   [`Store::merge_from`] copies another database's runs in, once each
 //!   (every run carries a stable identity, `uid`).
+//! - Edges: a read-only database (a read-only mount) is opened for reading
+//!   and refused for writing ([`StoreError::ReadOnly`]); a database removed
+//!   or replaced while it is written stops every later commit
+//!   ([`StoreError::Replaced`]); a figure that cannot be read back is named
+//!   ([`Unreadable`]), never read as null; run ids are never given twice.
 //!
 //! The schema is versioned with `PRAGMA user_version`; see [`schema`].
 
+mod figures;
 mod maintain;
+mod open;
 mod schema;
 mod study;
 mod time;
 
-pub use maintain::{backup, check, schema_version_of, BackupReport, CheckReport, MergeReport, MergedRun};
+pub use figures::Unreadable;
+pub use maintain::{backup, check, quick_check, schema_version_of, BackupReport, CheckReport, MergeReport, MergedRun};
 pub use schema::known_version as known_schema_version;
 
 pub use study::{StepStatus, StudyRecord, StudyStatus, StudyStep};
@@ -39,6 +47,7 @@ pub use time::format_utc;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -55,6 +64,36 @@ pub enum StoreError {
         path = .path.display()
     )]
     Damaged { path: PathBuf, what: &'static str, detail: String },
+    /// The database may not be written (a read-only mount, a file this user may not write) and
+    /// the command must write; or it cannot be read where it is. `source` says why and what to
+    /// do; it is a usage error (exit 2): another `--db` fixes it.
+    #[error("results database {path} is read-only", path = .path.display())]
+    ReadOnly { path: PathBuf, source: iomatrix_core::UsageError },
+    /// The path no longer names the file opened: removed, or replaced by another file, while
+    /// iomatrix wrote into it. Nothing more is committed.
+    #[error(
+        "results database {path} was removed or replaced while iomatrix wrote into it: {detail} ({what}); \
+         iomatrix stores nothing more. What it stored went into the file it opened, wherever that is now (its \
+         -wal file folded into it, so the file now at the path is not mixed with it). Leave the database in place \
+         while runs write into it, and run again",
+        path = .path.display()
+    )]
+    Replaced { path: PathBuf, what: &'static str, detail: String },
+    /// A run's stored figures cannot be read back (JSON that does not parse).
+    #[error(
+        "results database {path}: run #{run}'s stored figures cannot be read: {first}{more}; `iomatrix show {run} \
+         --db {path}` names each, `iomatrix db check --db {path}` checks every run. Restore the database from a copy \
+         (made with `iomatrix db backup`)",
+        path = .path.display(),
+        more = if *.more > 0 { format!(" (and {} more)", .more) } else { String::new() }
+    )]
+    Unreadable { path: PathBuf, run: i64, first: String, more: usize },
+}
+
+impl StoreError {
+    fn read_only(path: &Path, why: impl Into<String>) -> StoreError {
+        StoreError::ReadOnly { path: path.to_path_buf(), source: iomatrix_core::UsageError::new(why) }
+    }
 }
 
 /// Whether SQLite said the file is damaged or is not a database.
@@ -191,35 +230,75 @@ pub struct Store {
     conn: Connection,
     path: PathBuf,
     /// What SQLite said at the first sign of damage: from then on the connection is query-only.
-    damage: std::sync::OnceLock<String>,
+    damage: OnceLock<String>,
+    /// Why the database is only read, when it is (a read-only mount, a file this user may not write).
+    read_only: Option<String>,
+    /// Set by the commit hook when the path no longer names the file opened (removed or
+    /// replaced): from then on nothing is committed.
+    moved: Arc<OnceLock<String>>,
+    /// Done once the file is found moved: its `-wal` file folded into it ([`Store::settle_moved`]).
+    settled: std::sync::Once,
 }
 
 impl Store {
-    /// Opens or creates the database (and its folder), brings the schema up
-    /// to date, and marks runs whose process is gone as incomplete.
+    /// Opens or creates the database (its folder must exist: a folder is never made here), brings
+    /// the schema up to date, and marks runs whose process is gone as incomplete. A database that
+    /// may not be written is opened for reading only ([`Store::read_only`]).
     pub fn open(path: &Path) -> Result<Store> {
         Store::open_with(path, false)
     }
 
-    /// As [`Store::open`], for a command that will write runs: the whole file is checked first
-    /// (`PRAGMA quick_check`, a read of every page: 0.3 s for 500 MB in the page cache on a 2-core VM),
+    /// As [`Store::open`], for a command that will write runs: a database that may not be written
+    /// is refused ([`StoreError::ReadOnly`]), and the whole file is checked first (`PRAGMA
+    /// quick_check`, a read of every page: 0.3 s for 500 MB in the page cache on a 2-core VM),
     /// so a damaged file is refused before anything is written into it.
     pub fn open_for_writing(path: &Path) -> Result<Store> {
         Store::open_with(path, true)
     }
 
-    fn open_with(path: &Path, check_first: bool) -> Result<Store> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| StoreError::Other(format!("cannot create its folder: {e}"), path.to_path_buf()))?;
+    fn open_with(path: &Path, for_writing: bool) -> Result<Store> {
+        if path.exists() && !path.is_file() {
+            return Err(StoreError::Other(
+                "not a regular file (a folder, a device, a FIFO): not a database".into(),
+                path.to_path_buf(),
+            ));
         }
+        let folder = open::folder_of(path);
+        if !folder.is_dir() {
+            return Err(StoreError::Other(
+                format!("its folder {} does not exist (a database's folder is never made here)", folder.display()),
+                path.to_path_buf(),
+            ));
+        }
+        match open::access_of(path) {
+            open::Access::ReadOnly(why) if for_writing => Err(StoreError::read_only(
+                path,
+                format!("{why}: iomatrix reads it but stores nothing in it; give a writable database with --db PATH"),
+            )),
+            open::Access::ReadOnly(why) => Store::open_read_only(path, why),
+            open::Access::ReadWrite => Store::open_read_write(path, for_writing),
+        }
+    }
+
+    fn open_read_write(path: &Path, check_first: bool) -> Result<Store> {
         let conn = Connection::open(path).map_err(|source| StoreError::Sqlite {
             path: path.to_path_buf(),
             what: "cannot open",
             source,
         })?;
-        let store = Store { conn, path: path.to_path_buf(), damage: std::sync::OnceLock::new() };
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+            damage: OnceLock::new(),
+            read_only: None,
+            moved: Arc::new(OnceLock::new()),
+            settled: std::sync::Once::new(),
+        };
         store.configure()?;
+        let opened = open::FileIdentity::of(path)
+            .map_err(|e| StoreError::Other(format!("cannot look at it once opened: {e}"), path.to_path_buf()))?;
+        open::watch_identity(&mut store.conn, path, opened, store.moved.clone())
+            .map_err(|source| StoreError::Sqlite { path: path.to_path_buf(), what: "cannot watch the file", source })?;
         if check_first {
             store.quick_check()?;
         }
@@ -234,14 +313,77 @@ impl Store {
         Ok(store)
     }
 
+    /// A database iomatrix may not write, opened for reading: nothing is made, migrated or
+    /// marked. Its schema must be this iomatrix's: an older one cannot be brought up to date
+    /// where it is.
+    fn open_read_only(path: &Path, why: String) -> Result<Store> {
+        if !path.exists() {
+            return Err(StoreError::read_only(
+                path,
+                format!("{why}, and there is no database there to read: give an existing one with --db PATH"),
+            ));
+        }
+        let conn = match open::open_read_only(path) {
+            Ok(conn) => conn,
+            Err(open::ReadOnlyOpen::Unreadable(more)) => {
+                return Err(StoreError::read_only(path, format!("{why}; {more}")))
+            }
+            Err(open::ReadOnlyOpen::Sqlite(source)) => {
+                return Err(StoreError::Sqlite { path: path.to_path_buf(), what: "cannot open for reading", source })
+            }
+        };
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+            damage: OnceLock::new(),
+            read_only: Some(why.clone()),
+            moved: Arc::new(OnceLock::new()),
+            settled: std::sync::Once::new(),
+        };
+        store.conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(store.err("cannot set a busy timeout"))?;
+        store.conn.execute_batch("PRAGMA query_only = ON").map_err(store.err("cannot configure"))?;
+        let found: i64 = store
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(store.err("cannot read the schema version"))?;
+        let known = schema::known_version();
+        if found > known {
+            return Err(StoreError::Other(
+                format!("schema version {found} is newer than this iomatrix knows ({known}): use a newer iomatrix"),
+                path.to_path_buf(),
+            ));
+        }
+        if found < known {
+            return Err(StoreError::read_only(
+                path,
+                format!(
+                    "{why}, and it holds schema version {found}, older than this iomatrix's {known}: it cannot be \
+                     brought up to date where it is. Copy it (`iomatrix --db {} db backup COPY`) and read the copy",
+                    path.display()
+                ),
+            ));
+        }
+        Ok(store)
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Why this database is only read (a read-only mount, a file this user may not write); None
+    /// when it is written as well.
+    pub fn read_only(&self) -> Option<&str> {
+        self.read_only.as_deref()
     }
 
     /// Maps a SQLite error to the store's; damage (now or seen before) becomes
     /// [`StoreError::Damaged`] and makes the connection query-only.
     fn err(&self, what: &'static str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
         move |source| {
+            if let Some(detail) = self.moved.get() {
+                self.settled.call_once(|| self.settle_moved());
+                return StoreError::Replaced { path: self.path.clone(), what, detail: detail.clone() };
+            }
             if let Some(first) = self.damage.get() {
                 return StoreError::Damaged { path: self.path.clone(), what, detail: first.clone() };
             }
@@ -258,6 +400,15 @@ impl Store {
             };
             self.damaged(what, detail)
         }
+    }
+
+    /// The file opened is no longer at its path, but its `-wal` file still is, by name: whatever
+    /// file is put at the path next would read this file's pages out of it, mixed into its own.
+    /// So every page in it is written home into the file opened (wherever it is now: a file moved
+    /// away keeps every cell stored), the `-wal` file is emptied, and nothing more is written.
+    fn settle_moved(&self) {
+        let _ = self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        let _ = self.conn.execute_batch("PRAGMA query_only = ON");
     }
 
     /// Records the first damage seen, makes the connection query-only, and names it.
@@ -311,9 +462,12 @@ impl Store {
         let me = ProcessId::current();
         let tx = self.conn.unchecked_transaction().map_err(self.err("cannot begin a run"))?;
         tx.execute(
-            "INSERT INTO runs (suite, status, started_at_ms, command_line, iomatrix_version, plan_json,
-                               environment_json, conditions_json, total_cells, host, pid, pid_start, uid)
-             VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, lower(hex(randomblob(16))))",
+            &format!(
+                "INSERT INTO runs (id, suite, status, started_at_ms, command_line, iomatrix_version, plan_json,
+                                   environment_json, conditions_json, total_cells, host, pid, pid_start, uid)
+                 VALUES ({}, ?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, lower(hex(randomblob(16))))",
+                schema::NEXT_RUN_ID
+            ),
             params![
                 run.suite,
                 time::now_ms(),
@@ -394,9 +548,12 @@ impl Store {
         let now = time::now_ms();
         let tx = self.conn.unchecked_transaction().map_err(self.err("cannot begin storing a run"))?;
         tx.execute(
-            "INSERT INTO runs (suite, status, started_at_ms, ended_at_ms, command_line, iomatrix_version, plan_json,
-                               environment_json, conditions_json, total_cells, host, pid, pid_start, uid)
-             VALUES (?1, 'complete', ?2, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, lower(hex(randomblob(16))))",
+            &format!(
+                "INSERT INTO runs (id, suite, status, started_at_ms, ended_at_ms, command_line, iomatrix_version,
+                                   plan_json, environment_json, conditions_json, total_cells, host, pid, pid_start, uid)
+                 VALUES ({}, ?1, 'complete', ?2, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, lower(hex(randomblob(16))))",
+                schema::NEXT_RUN_ID
+            ),
             params![
                 run.suite,
                 now,
@@ -468,22 +625,58 @@ impl Store {
         Ok(out)
     }
 
+    /// A stored run, every figure of it read. A run with a figure that cannot be read back is an
+    /// error naming it ([`StoreError::Unreadable`]): no figure is read as null.
     pub fn load_run(&self, id: i64) -> Result<Option<StoredRun>> {
+        let Some((run, unreadable)) = self.read_run(id, false)? else {
+            return Ok(None);
+        };
+        if let Some(first) = unreadable.first() {
+            return Err(StoreError::Unreadable {
+                path: self.path.clone(),
+                run: id,
+                first: first.to_string(),
+                more: unreadable.len() - 1,
+            });
+        }
+        Ok(Some(run))
+    }
+
+    /// A stored run as far as it can be read, and each figure that cannot (a JSON column that
+    /// does not parse, a histogram that does not decode), named: its value in the run is null
+    /// (a histogram: left out). For `show`, which prints what there is and names the rest.
+    pub fn load_run_as_stored(&self, id: i64) -> Result<Option<(StoredRun, Vec<Unreadable>)>> {
+        self.read_run(id, true)
+    }
+
+    /// `decode_histograms`: whether each latency histogram is decoded to see that it reads (a
+    /// few hundred KiB of counters each: done where one run is shown, not for every run compared).
+    fn read_run(&self, id: i64, decode_histograms: bool) -> Result<Option<(StoredRun, Vec<Unreadable>)>> {
         let found = self
             .conn
             .query_row(&format!("{SUMMARY_SELECT} WHERE r.id = ?1"), [id], |row| {
                 let summary = summary_from_row(row)?;
-                let json = |i: usize| -> rusqlite::Result<serde_json::Value> {
-                    let text: String = row.get(i)?;
-                    Ok(serde_json::from_str(&text).unwrap_or(serde_json::Value::Null))
-                };
-                Ok((summary, json(12)?, json(13)?, json(14)?))
+                Ok((
+                    summary,
+                    figures::json(row.get_ref(12)?),
+                    figures::json(row.get_ref(13)?),
+                    figures::json(row.get_ref(14)?),
+                ))
             })
             .optional()
             .map_err(self.err("cannot read the run"))?;
         let Some((mut summary, plan, environment, conditions)) = found else {
             return Ok(None);
         };
+        let mut unreadable = Vec::new();
+        let mut keep = |value, cell: Option<(usize, &str)>, column: &str| {
+            figures::or_null(value, &mut unreadable, Unreadable::at(id, cell, column))
+        };
+        let (plan, environment, conditions) = (
+            keep(plan, None, "plan_json"),
+            keep(environment, None, "environment_json"),
+            keep(conditions, None, "conditions_json"),
+        );
         summary.labels = self.labels(id)?;
         let mut stmt = self
             .conn
@@ -493,13 +686,9 @@ impl Store {
                  FROM cells WHERE run_id = ?1 ORDER BY seq",
             )
             .map_err(self.err("cannot read cells"))?;
-        let cells = stmt
+        let rows = stmt
             .query_map([id], |r| {
-                let json = |i: usize| -> rusqlite::Result<serde_json::Value> {
-                    let text: String = r.get(i)?;
-                    Ok(serde_json::from_str(&text).unwrap_or(serde_json::Value::Null))
-                };
-                Ok(CellRow {
+                let cell = CellRow {
                     seq: r.get::<_, i64>(0)? as usize,
                     test: r.get(1)?,
                     file_size: r.get::<_, Option<i64>>(2)?.map(|v| v as u64),
@@ -514,15 +703,21 @@ impl Store {
                     sys_ns: r.get::<_, i64>(11)? as u64,
                     kib_per_sec: r.get(12)?,
                     cpu_percent: r.get(13)?,
-                    metrics: json(14)?,
-                    client_figures: json(15)?,
+                    metrics: serde_json::Value::Null,
+                    client_figures: serde_json::Value::Null,
                     blobs: Vec::new(),
-                })
+                };
+                Ok((cell, figures::json(r.get_ref(14)?), figures::json(r.get_ref(15)?)))
             })
             .map_err(self.err("cannot read cells"))?
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(self.err("cannot read a cell"))?;
-        let mut cells = cells;
+        let mut cells = Vec::with_capacity(rows.len());
+        for (mut cell, metrics, clients) in rows {
+            cell.metrics = keep(metrics, Some((cell.seq, &cell.test)), "metrics_json");
+            cell.client_figures = keep(clients, Some((cell.seq, &cell.test)), "clients_json");
+            cells.push(cell);
+        }
         let mut stmt = self
             .conn
             .prepare("SELECT seq, name, data FROM cell_blobs WHERE run_id = ?1 ORDER BY seq, name")
@@ -533,19 +728,24 @@ impl Store {
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(self.err("cannot read a histogram"))?;
         for (seq, name, data) in blobs {
-            if let Some(cell) = cells.iter_mut().find(|c| c.seq == seq) {
-                cell.blobs.push((name, data));
+            let Some(cell) = cells.iter_mut().find(|c| c.seq == seq) else { continue };
+            if let Some(problem) = decode_histograms.then(|| figures::blob_problem(&name, &data)).flatten() {
+                let column = format!("cell_blobs {name}");
+                keep(Err(problem), Some((seq, &cell.test)), &column);
+                continue;
             }
+            cell.blobs.push((name, data));
         }
-        let (lost, uid, origin): (Option<String>, Option<String>, Option<String>) = self
+        let (lost, uid, origin) = self
             .conn
             .query_row("SELECT lost_json, uid, origin_json FROM runs WHERE id = ?1", [id], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                Ok((figures::json(r.get_ref(0)?), r.get::<_, Option<String>>(1)?, figures::json(r.get_ref(2)?)))
             })
             .map_err(self.err("cannot read the run's losses"))?;
-        let lost = lost.and_then(|text| serde_json::from_str(&text).ok());
-        let origin = origin.and_then(|text| serde_json::from_str(&text).ok());
-        Ok(Some(StoredRun { summary, plan, environment, conditions, cell_results: cells, lost, uid, origin }))
+        let lost = Some(keep(lost, None, "lost_json")).filter(|v| !v.is_null());
+        let origin = Some(keep(origin, None, "origin_json")).filter(|v| !v.is_null());
+        let run = StoredRun { summary, plan, environment, conditions, cell_results: cells, lost, uid, origin };
+        Ok(Some((run, unreadable)))
     }
 
     fn labels(&self, run_id: i64) -> Result<Vec<(String, String)>> {

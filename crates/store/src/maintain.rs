@@ -1,9 +1,13 @@
 //! Looking after the file itself (`iomatrix db`): [`check`] (SQLite's
-//! integrity check, counts, schema version), [`backup`] (SQLite's online
-//! backup: a consistent copy while runs write) and [`Store::merge_from`]
-//! (another database's runs copied in, once each, with their origin).
+//! integrity check, every stored figure read back, counts, schema version),
+//! [`backup`] (SQLite's online backup: a consistent copy while runs write)
+//! and [`Store::merge_from`] (another database's runs copied in, once each,
+//! with their origin). Each reads a database it may not write (a read-only
+//! mount) as well.
 
-use super::{schema, time, Result, Store, StoreError};
+use super::figures::{self, Unreadable};
+use super::open::{self, Access};
+use super::{is_damage, schema, time, Result, Store, StoreError};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::{Path, PathBuf};
 
@@ -14,19 +18,51 @@ pub(crate) fn run_check(conn: &Connection, pragma: &str) -> rusqlite::Result<Vec
     Ok(rows.into_iter().filter(|r| r != "ok").collect())
 }
 
-/// An existing file, opened as it is: nothing created, nothing migrated, nothing written.
-fn open_existing(path: &Path, flags: OpenFlags) -> Result<Connection> {
+/// An existing file, opened as it is: nothing created, nothing migrated, nothing written. Read
+/// and write where it may be written (so that closing removes the `-wal` and `-shm` files opening
+/// may make); read-only where not (the reason returned).
+fn open_existing(path: &Path) -> Result<(Connection, Option<String>)> {
     if !path.is_file() {
         return Err(StoreError::Other("no such file".into(), path.to_path_buf()));
     }
-    let conn = Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .map_err(|source| StoreError::Sqlite { path: path.to_path_buf(), what: "cannot open", source })?;
+    let (conn, read_only) = match open::access_of(path) {
+        Access::ReadWrite => (
+            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+                .map_err(|source| StoreError::Sqlite { path: path.to_path_buf(), what: "cannot open", source })?,
+            None,
+        ),
+        Access::ReadOnly(why) => match open::open_read_only(path) {
+            Ok(conn) => (conn, Some(why)),
+            Err(open::ReadOnlyOpen::Unreadable(more)) => {
+                return Err(StoreError::read_only(path, format!("{why}; {more}")))
+            }
+            Err(open::ReadOnlyOpen::Sqlite(source)) => {
+                return Err(StoreError::Sqlite { path: path.to_path_buf(), what: "cannot open for reading", source })
+            }
+        },
+    };
     conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(|source| StoreError::Sqlite {
         path: path.to_path_buf(),
         what: "cannot set a busy timeout",
         source,
     })?;
-    Ok(conn)
+    Ok((conn, read_only))
+}
+
+/// `PRAGMA quick_check` of the database at `path` (every page read: 0.3 s for 500 MB in the page
+/// cache): the problems found, none when it is sound. Reads only; a file SQLite cannot read at all
+/// is one problem.
+pub fn quick_check(path: &Path) -> Result<Vec<String>> {
+    let (conn, _) = open_existing(path)?;
+    Ok(run_check(&conn, "quick_check").unwrap_or_else(|e| vec![sqlite_text(e)]))
+}
+
+/// What SQLite said, without rusqlite's wrapping.
+fn sqlite_text(e: rusqlite::Error) -> String {
+    match e {
+        rusqlite::Error::SqliteFailure(_, Some(msg)) => msg,
+        other => other.to_string(),
+    }
 }
 
 /// What `iomatrix db check` found.
@@ -35,6 +71,14 @@ pub struct CheckReport {
     pub path: PathBuf,
     /// SQLite's integrity check, line by line; empty when the file is sound.
     pub problems: Vec<String>,
+    /// Why iomatrix may only read the file (a read-only mount, a file this user may not write);
+    /// None when it may write it.
+    pub read_only: Option<String>,
+    /// Stored figures that cannot be read back (the first [`UNREADABLE_LISTED`]); only looked for
+    /// in a file SQLite finds sound.
+    pub unreadable: Vec<Unreadable>,
+    /// How many stored figures cannot be read back, listed or not.
+    pub unreadable_count: u64,
     /// `PRAGMA user_version`, when it could be read.
     pub schema_version: Option<i64>,
     /// The version this iomatrix writes.
@@ -44,21 +88,23 @@ pub struct CheckReport {
     pub bytes: u64,
 }
 
+/// How many unreadable figures a [`CheckReport`] lists (it counts them all).
+pub const UNREADABLE_LISTED: usize = 100;
+
 impl CheckReport {
+    /// The file is sound and every stored figure reads.
     pub fn sound(&self) -> bool {
-        self.problems.is_empty()
+        self.problems.is_empty() && self.unreadable_count == 0
     }
 }
 
 /// SQLite's full integrity check of the file at `path` (every page, every index against its
-/// table), the schema version, and the runs and cells it holds. Reads only.
+/// table), every stored figure read back (JSON parsed, histograms decoded), the schema version,
+/// and the runs and cells it holds. Reads only.
 pub fn check(path: &Path) -> Result<CheckReport> {
-    let conn = open_existing(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+    let (conn, read_only) = open_existing(path)?;
     let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    let text = |e: rusqlite::Error| match e {
-        rusqlite::Error::SqliteFailure(_, Some(msg)) => msg,
-        other => other.to_string(),
-    };
+    let text = sqlite_text;
     let mut problems = run_check(&conn, "integrity_check").unwrap_or_else(|e| vec![text(e)]);
     let schema_version = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).ok();
     let mut count = |table: &str| match conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0)) {
@@ -72,15 +118,86 @@ pub fn check(path: &Path) -> Result<CheckReport> {
     };
     let runs = count("runs");
     let cells = count("cells");
+    let (mut unreadable, mut unreadable_count) = (Vec::new(), 0);
+    if let (true, Some(version @ 1..)) = (problems.is_empty(), schema_version) {
+        let mut found = |u: Unreadable| {
+            unreadable_count += 1;
+            if unreadable.len() < UNREADABLE_LISTED {
+                unreadable.push(u);
+            }
+        };
+        if let Err(e) = unreadable_figures(&conn, version, &mut found) {
+            problems.push(format!("cannot read the stored figures: {}", text(e)));
+        }
+    }
     Ok(CheckReport {
         path: path.to_path_buf(),
         problems,
+        read_only,
+        unreadable,
+        unreadable_count,
         schema_version,
         known_version: schema::known_version(),
         runs,
         cells,
         bytes,
     })
+}
+
+/// Reads back every figure stored in a database of schema `version` (each run's JSON columns,
+/// each cell's, each latency histogram) and hands each that cannot be read to `found`. One row
+/// at a time: memory stays flat however large the file.
+fn unreadable_figures(conn: &Connection, version: i64, found: &mut dyn FnMut(Unreadable)) -> rusqlite::Result<()> {
+    let mut run_columns = vec!["plan_json", "environment_json", "conditions_json"];
+    if version >= 3 {
+        run_columns.push("lost_json");
+    }
+    if version >= 5 {
+        run_columns.push("origin_json");
+    }
+    let mut stmt = conn.prepare(&format!("SELECT id, {} FROM runs ORDER BY id", run_columns.join(", ")))?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let run: i64 = r.get(0)?;
+        for (i, column) in run_columns.iter().enumerate() {
+            if let Err(problem) = figures::json(r.get_ref(i + 1)?) {
+                found(Unreadable { problem, ..Unreadable::at(run, None, column) });
+            }
+        }
+    }
+    let mut stmt =
+        conn.prepare("SELECT run_id, seq, test, metrics_json, clients_json FROM cells ORDER BY run_id, seq")?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let (run, seq, test): (i64, i64, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
+        for (i, column) in [(3, "metrics_json"), (4, "clients_json")] {
+            if let Err(problem) = figures::json(r.get_ref(i)?) {
+                found(Unreadable { problem, ..Unreadable::at(run, Some((seq as usize, &test)), column) });
+            }
+        }
+    }
+    if version >= 2 {
+        let mut stmt = conn.prepare(
+            "SELECT b.run_id, b.seq, c.test, b.name, b.data FROM cell_blobs b
+             LEFT JOIN cells c ON c.run_id = b.run_id AND c.seq = b.seq ORDER BY b.run_id, b.seq, b.name",
+        )?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let (run, seq, test, name): (i64, i64, Option<String>, String) =
+                (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
+            let problem = match r.get_ref(4)? {
+                rusqlite::types::ValueRef::Blob(data) => figures::blob_problem(&name, data),
+                _ => Some("is not binary data".into()),
+            };
+            if let Some(problem) = problem {
+                let mut place = Unreadable::at(run, None, &format!("cell_blobs {name}"));
+                place.cell = Some(seq as usize);
+                place.test = test;
+                found(Unreadable { problem, ..place });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What `iomatrix db backup` wrote.
@@ -100,7 +217,7 @@ pub struct BackupReport {
 /// write). The copy is written beside `to` and renamed when complete: a failed backup leaves no
 /// file that looks like one.
 pub fn backup(from: &Path, to: &Path) -> Result<BackupReport> {
-    let src = open_existing(from, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+    let (src, _) = open_existing(from)?;
     let partial = to.with_file_name(format!(
         ".{}.partial-{}",
         to.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
@@ -164,8 +281,7 @@ pub fn backup(from: &Path, to: &Path) -> Result<BackupReport> {
 /// The schema version of the database at `path`, read without changing it; 0 for a file
 /// SQLite reads but iomatrix never wrote.
 pub fn schema_version_of(path: &Path) -> Result<i64> {
-    // Read-write only so that closing removes the -wal and -shm files opening may make.
-    let conn = open_existing(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+    let (conn, _) = open_existing(path)?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|source| {
         StoreError::Sqlite { path: path.to_path_buf(), what: "cannot read the schema version", source }
     })?;
@@ -219,14 +335,37 @@ impl Store {
         }
         let file = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
         self.conn
-            .execute("ATTACH DATABASE ?1 AS src", [attach_uri(&file)])
+            .execute("ATTACH DATABASE ?1 AS src", [attach_uri(&file)?])
             .map_err(self.err("cannot open the database to merge"))?;
-        let result = self.merge_attached(&file, version);
+        let result = self.merge_attached(&file, version).map_err(|e| self.in_which(e, source));
         let detached =
             self.conn.execute_batch("DETACH DATABASE src").map_err(self.err("cannot close the merged database"));
         let report = result?;
         detached?;
         Ok(report)
+    }
+
+    /// Damage met while merging, put where it is: SQLite's error does not say which of the two
+    /// files it read, so the source is checked (`PRAGMA src.quick_check`), and the damage is the
+    /// source's when it has any: the error names the source, not this database.
+    fn in_which(&self, e: StoreError, source: &Path) -> StoreError {
+        let StoreError::Damaged { what, detail, .. } = &e else {
+            return e;
+        };
+        let source_problems = match run_check(&self.conn, "src.quick_check") {
+            Ok(problems) => problems,
+            Err(e) if is_damage(&e) => vec![sqlite_text(e)],
+            Err(_) => Vec::new(),
+        };
+        if source_problems.is_empty() {
+            return e;
+        }
+        // This connection stays query-only (it took the first sign for its own): the merge ends here.
+        StoreError::Damaged {
+            path: source.to_path_buf(),
+            what,
+            detail: source_problems.into_iter().next().unwrap_or_else(|| detail.clone()),
+        }
     }
 
     fn merge_attached(&self, file: &Path, version: i64) -> Result<MergeReport> {
@@ -268,14 +407,15 @@ impl Store {
             let copied = tx
                 .execute(
                     &format!(
-                    "INSERT INTO main.runs (suite, status, started_at_ms, ended_at_ms, command_line, iomatrix_version,
-                        plan_json, environment_json, conditions_json, total_cells, error, host, pid, pid_start,
-                        lost_json, uid, origin_json)
-                     SELECT r.suite, r.status, r.started_at_ms, r.ended_at_ms, r.command_line, r.iomatrix_version,
+                    "INSERT INTO main.runs (id, suite, status, started_at_ms, ended_at_ms, command_line,
+                        iomatrix_version, plan_json, environment_json, conditions_json, total_cells, error, host, pid,
+                        pid_start, lost_json, uid, origin_json)
+                     SELECT {next_id}, r.suite, r.status, r.started_at_ms, r.ended_at_ms, r.command_line, r.iomatrix_version,
                         r.plan_json, r.environment_json, r.conditions_json, r.total_cells, r.error, r.host, r.pid,
                         r.pid_start, {lost}, ?2,
                         COALESCE({origin}, json_object('file', ?3, 'host', r.host, 'run_id', r.id, 'merged_at_ms', ?4))
-                     FROM src.runs r WHERE r.id = ?1 AND r.status != 'running'"
+                     FROM src.runs r WHERE r.id = ?1 AND r.status != 'running'",
+                    next_id = schema::NEXT_RUN_ID
                 ),
                     params![old_id, run_uid, file_text, now],
                 )
@@ -315,20 +455,17 @@ impl Store {
     }
 }
 
-/// `file:` URI opening `path` as it is (`mode=rw`: never created). The merge only reads it; a
-/// read-only connection would leave the `-wal` and `-shm` files it needs beside it, where the
-/// last read-write connection to close removes them.
-fn attach_uri(path: &Path) -> String {
-    let mut uri = String::from("file:");
-    for c in path.display().to_string().chars() {
-        match c {
-            '%' => uri.push_str("%25"),
-            '?' => uri.push_str("%3f"),
-            '#' => uri.push_str("%23"),
-            c => uri.push(c),
-        }
+/// `file:` URI opening `path` as it is (never created). The merge only reads it, yet opens it
+/// read-write where it may (`mode=rw`): a read-only connection would leave the `-wal` and `-shm`
+/// files it needs beside it, where the last read-write connection to close removes them. Where
+/// it may not be written (a read-only mount), it is read as [`open::open_read_only`] reads.
+fn attach_uri(path: &Path) -> Result<String> {
+    match open::access_of(path) {
+        Access::ReadWrite => Ok(open::uri(path, "mode=rw")),
+        Access::ReadOnly(why) => open::read_only_query(path)
+            .map(|query| open::uri(path, query))
+            .map_err(|more| StoreError::read_only(path, format!("{why}; {more}"))),
     }
-    uri + "?mode=rw"
 }
 
 #[cfg(test)]
@@ -381,5 +518,26 @@ mod tests {
         let run = store.load_run(first.merged[0].here).unwrap().unwrap();
         assert_eq!(run.uid.as_deref(), Some("legacy-old-host-4242-1001-1"));
         assert_eq!(run.cell_results.len(), 1);
+    }
+
+    /// Brought up to date, an older database starts its run ids above its highest, and a removed
+    /// newest run's id is not given again.
+    #[test]
+    fn an_older_database_migrated_never_gives_a_removed_runs_id_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("old.db");
+        version_4(&old, 3);
+        let store = Store::open(&old).unwrap();
+        store.delete_run(3).unwrap();
+        let next = store.begin_run(&crate::NewRun {
+            suite: "iozone".into(),
+            command_line: "iomatrix run iozone".into(),
+            labels: vec![],
+            plan: serde_json::json!({}),
+            environment: serde_json::json!({}),
+            conditions: serde_json::json!({}),
+            total_cells: 1,
+        });
+        assert_eq!(next.unwrap(), 4);
     }
 }

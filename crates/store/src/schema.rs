@@ -96,7 +96,23 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE runs ADD COLUMN origin_json TEXT;
     UPDATE runs SET uid = printf('legacy-%s-%d-%d-%d', host, pid, started_at_ms, id) WHERE uid IS NULL;
     CREATE UNIQUE INDEX runs_by_uid ON runs (uid);",
+    // 7 (the 6th entry until the cell states' migration, 6, is merged before it; neither depends on
+    // the other): run ids are never given twice. SQLite gives a new row the highest id + 1, so the id of the
+    // newest run, once removed (a study step cut short and run again), would be given again and
+    // name another run. The highest id ever given is kept here, raised by every insert, and a new
+    // run takes the next one ([`NEXT_RUN_ID`]).
+    "CREATE TABLE run_id_high_water (id INTEGER NOT NULL);
+    INSERT INTO run_id_high_water (id) SELECT COALESCE(MAX(id), 0) FROM runs;
+    CREATE TRIGGER runs_raise_id_high_water AFTER INSERT ON runs
+    BEGIN
+        UPDATE run_id_high_water SET id = NEW.id WHERE id < NEW.id;
+    END;",
 ];
+
+/// The id a new run takes: one above every id ever given (`run_id_high_water`), even when the
+/// run that had it was removed. An SQL expression, for `INSERT INTO runs (id, ...)`.
+pub(crate) const NEXT_RUN_ID: &str = "(SELECT MAX(n) + 1 FROM (SELECT id AS n FROM main.run_id_high_water
+     UNION ALL SELECT COALESCE(MAX(id), 0) FROM main.runs))";
 
 /// The identity a run of a database older than version 5 gets (from its `runs` row as `r`): the
 /// backfill of migration 5, so `db merge` of an older database agrees with the database migrated.

@@ -38,6 +38,8 @@ fn cell(seq: usize) -> CellRow {
 #[test]
 fn a_run_round_trips_with_labels_and_cells() {
     let dir = tempfile::tempdir().unwrap();
+    // The store makes no folder (the binary makes only its default one).
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
     let path = dir.path().join("sub/results.sqlite");
     let store = Store::open(&path).unwrap();
     let id = store.begin_run(&new_run(2)).unwrap();

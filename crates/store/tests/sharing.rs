@@ -34,7 +34,8 @@ fn cell(seq: usize) -> CellRow {
         cpu_percent: 3.25,
         metrics: json!({}),
         client_figures: json!([]),
-        blobs: vec![("latency.write".into(), vec![1, 2, 3])],
+        // A real histogram: `check` decodes every one.
+        blobs: vec![("latency.write".into(), iomatrix_stats::Latency::new().to_bytes())],
     }
 }
 

@@ -1,0 +1,78 @@
+//! Stored figures read back strictly: a JSON column that does not parse, or a histogram that
+//! does not decode, is an [`Unreadable`] figure, named (run, cell, column), never read as null.
+
+use rusqlite::types::ValueRef;
+use serde::Serialize;
+
+/// A stored figure that cannot be read back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unreadable {
+    pub run_id: i64,
+    /// The cell (its `seq`), for a cell's figure; None for the run's own columns.
+    pub cell: Option<usize>,
+    /// The cell's test, with `cell`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test: Option<String>,
+    /// The column (`metrics_json`, `clients_json`, `plan_json`, ...) or the histogram
+    /// (`cell_blobs latency.read`).
+    pub column: String,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+impl Unreadable {
+    /// Where a figure is, its problem still to be said.
+    pub(crate) fn at(run_id: i64, cell: Option<(usize, &str)>, column: &str) -> Unreadable {
+        Unreadable {
+            run_id,
+            cell: cell.map(|(seq, _)| seq),
+            test: cell.map(|(_, test)| test.to_string()),
+            column: column.to_string(),
+            problem: String::new(),
+        }
+    }
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.cell, &self.test) {
+            (Some(seq), Some(test)) => {
+                write!(f, "run #{} cell {seq} ({test}), {}: {}", self.run_id, self.column, self.problem)
+            }
+            (Some(seq), None) => write!(f, "run #{} cell {seq}, {}: {}", self.run_id, self.column, self.problem),
+            _ => write!(f, "run #{}, {}: {}", self.run_id, self.column, self.problem),
+        }
+    }
+}
+
+/// A JSON column's value: SQL NULL is JSON null (the nullable columns); text that does not parse,
+/// or a value that is not text at all, is the problem.
+pub(crate) fn json(value: ValueRef<'_>) -> Result<serde_json::Value, String> {
+    match value {
+        ValueRef::Null => Ok(serde_json::Value::Null),
+        ValueRef::Text(text) => serde_json::from_slice(text).map_err(|e| format!("does not parse as JSON ({e})")),
+        ValueRef::Blob(b) => Err(format!("holds {} bytes of binary data, not JSON text", b.len())),
+        ValueRef::Integer(_) | ValueRef::Real(_) => Err("holds a bare number, not JSON text".into()),
+    }
+}
+
+/// `value`, or JSON null with its problem added to `unreadable` (at `place`).
+pub(crate) fn or_null(
+    value: Result<serde_json::Value, String>,
+    unreadable: &mut Vec<Unreadable>,
+    place: Unreadable,
+) -> serde_json::Value {
+    value.unwrap_or_else(|problem| {
+        unreadable.push(Unreadable { problem, ..place });
+        serde_json::Value::Null
+    })
+}
+
+/// What is wrong with a stored histogram (`latency.*`: HDR V2, deflated), if anything. Blobs of
+/// other names are not this iomatrix's to judge.
+pub(crate) fn blob_problem(name: &str, data: &[u8]) -> Option<String> {
+    if !name.starts_with("latency.") {
+        return None;
+    }
+    iomatrix_stats::Latency::check_bytes(data).err().map(|e| format!("does not decode ({e})"))
+}
