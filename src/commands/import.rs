@@ -324,7 +324,7 @@ fn row(seq: usize, c: &iomatrix_import::ImportedCell) -> CellRow {
         user_ns: c.user_ns,
         sys_ns: c.sys_ns,
         kib_per_sec: c.kib_per_sec,
-        cpu_percent: c.cpu_percent.unwrap_or(0.0),
+        cpu_percent: c.cpu_percent,
         metrics: c.metrics.clone(),
         client_figures: json!([]),
         blobs: Vec::new(),
