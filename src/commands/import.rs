@@ -46,7 +46,8 @@ pub struct ImportArgs {
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
 
-    /// Label the runs, e.g. --label server=netware (repeatable); imported=TOOL is added
+    /// Label the runs, e.g. --label server=netware (repeatable, each key once; printable text only);
+    /// imported=TOOL is added
     #[arg(long = "label", value_name = "KEY=VALUE")]
     pub labels: Vec<String>,
 

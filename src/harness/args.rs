@@ -49,7 +49,7 @@ impl CommonRunArgs {
 /// clients and the repeats.
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Label the run, e.g. --label server=netware (repeatable)
+    /// Label the run, e.g. --label server=netware (repeatable, each key once; printable text only)
     #[arg(long = "label", value_name = "KEY=VALUE")]
     pub labels: Vec<String>,
 
