@@ -11,7 +11,7 @@
 //! | rate (IOPS, operations, files or seeks per second) | 10^12 /s | a million per second on each of a million hosts |
 //! | latency, and a cell's wall time | 1 year | no request or cell lasts a year: a larger figure is a broken clock or file |
 //! | size, count, other time (sums) | 2^63 - 1 | Linux's largest file (MAX_LFS_FILESIZE) and SQLite's largest integer |
-//! | %CPU | 100 x the CPUs | CPU seconds over wall seconds cannot pass every core busy; the CPUs are the run's (`environment.cpu_count`) when its clients ran on one host, else 8192 per host (Linux's largest CONFIG_NR_CPUS) |
+//! | %CPU | 100 x the CPUs | CPU seconds over wall seconds cannot pass every core busy; the CPUs are the run's (`environment.cpu_count`) when its clients are threads of one process, else 8192 per host (Linux's largest CONFIG_NR_CPUS: an MPI run, an import) |
 //! | a share in % (read %, random %) | 100 | |
 //! | text: machine name, test, backend | 255 characters | a DNS name is at most 253 |
 //! | text: a label's key / value | 255 / 4096 characters, no control character | |
@@ -60,18 +60,17 @@ impl Limits {
     /// No environment (an import, a published figure): the bounds that need none.
     pub const UNKNOWN: Limits = Limits { cpus: None, hosts: 1 };
 
-    /// From a run's environment: `cpu_count`, and `client_hosts` when an MPI run lists them (the
-    /// CPUs of hosts other than rank 0's are not recorded: those get [`MAX_CPUS`] each).
+    /// From a run's environment: `cpu_count` for clients that are threads of one process. An
+    /// MPI run (`client_hosts`) gets [`MAX_CPUS`] for each of its hosts: the CPUs of hosts other
+    /// than rank 0's are not recorded, and each rank's clock counts from its own release from the
+    /// barrier (ranks share no clock), so its cells' %CPU is not held to one host's cores.
     pub fn of_environment(env: &Value) -> Limits {
-        let mut hosts: Vec<&str> =
-            env["client_hosts"].as_array().into_iter().flatten().filter_map(|h| h["host"].as_str()).collect();
+        let cpus = env["cpu_count"].as_u64().filter(|n| *n > 0).map(|n| n as usize);
+        let Some(ranks) = env["client_hosts"].as_array() else { return Limits { cpus, hosts: 1 } };
+        let mut hosts: Vec<&str> = ranks.iter().filter_map(|h| h["host"].as_str()).collect();
         hosts.sort_unstable();
         hosts.dedup();
-        let cpus = env["cpu_count"].as_u64().filter(|n| *n > 0).map(|n| n as usize);
-        match hosts.len() {
-            0 | 1 => Limits { cpus, hosts: 1 },
-            n => Limits { cpus: None, hosts: n },
-        }
+        Limits { cpus: None, hosts: hosts.len().max(1) }
     }
 
     /// The largest %CPU these figures can hold, and its reason in words.
@@ -80,7 +79,10 @@ impl Limits {
             Some(n) => (100.0 * n as f64, format!("100 x the run's {n} CPUs")),
             None if self.hosts > 1 => (
                 100.0 * (MAX_CPUS * self.hosts) as f64,
-                format!("100 x {MAX_CPUS} CPUs on each of {} hosts (their CPUs are not recorded)", self.hosts),
+                format!(
+                    "100 x {MAX_CPUS} CPUs on each of {} hosts (an MPI run: their CPUs are not recorded)",
+                    self.hosts
+                ),
             ),
             None => (
                 100.0 * MAX_CPUS as f64,
@@ -442,11 +444,12 @@ mod tests {
     }
 
     #[test]
-    fn the_environment_gives_the_cpus_of_one_host_only() {
+    fn the_environment_gives_the_cpus_of_a_run_of_threads_only() {
         assert_eq!(Limits::of_environment(&json!({"cpu_count": 2})), TWO);
         assert_eq!(Limits::of_environment(&json!({})), Limits::UNKNOWN);
+        // MPI ranks, even on one host: each counts from its own release, so not one host's cores.
         let one_host = json!({"cpu_count": 2, "client_hosts": [{"rank": 0, "host": "a"}, {"rank": 1, "host": "a"}]});
-        assert_eq!(Limits::of_environment(&one_host), TWO);
+        assert_eq!(Limits::of_environment(&one_host), Limits::UNKNOWN);
         let three = json!({"cpu_count": 2, "client_hosts": [{"host": "a"}, {"host": "b"}, {"host": "c"}]});
         assert_eq!(Limits::of_environment(&three), Limits { cpus: None, hosts: 3 });
         assert_eq!(Limits::of_environment(&three).max_cpu_percent().0, 100.0 * 3.0 * MAX_CPUS as f64);
