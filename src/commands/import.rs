@@ -1,15 +1,19 @@
 //! `iomatrix import FILE...`: results of fio, IOzone and bonnie++ stored as
 //! runs of the matching suite, so `compare` and `show` treat them as any run.
 //!
-//! Every file is read and parsed (by `iomatrix-import`) before the database
-//! is opened: a malformed file stores nothing. Each run is then written in
-//! one transaction ([`Store::store_finished_run`]), complete or not at all.
+//! Every file is read and parsed (by `iomatrix-import`), and every figure
+//! passed through the store's gate ([`iomatrix_store::gate`]), before the
+//! database is opened: a malformed file, or one with a figure outside its
+//! physical bounds, stores nothing and is named with its line (exit 2).
+//! `--skip-bad-lines` stores what could be read instead, and says and stores
+//! which lines were skipped. Each run is then written in one transaction
+//! ([`Store::store_finished_run`]), complete or not at all.
 
 use anyhow::Context;
 use clap::Args;
 use iomatrix_core::{ByteSize, UsageError};
-use iomatrix_import::{Format, ImportedRun, Options};
-use iomatrix_store::{CellRow, NewRun, Store};
+use iomatrix_import::{BadLine, Format, ImportedRun, Options};
+use iomatrix_store::{gate, CellRow, NewRun, Store};
 use serde_json::{json, Value};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -24,8 +28,10 @@ use std::process::ExitCode;
     bonnie run per row, Iometer's results CSV (2006.07.27, 1.1.0) -> an access cell per access spec (its ALL \
     row: IOPS, MB/s, response times, CPU %, outstanding I/O). Conditions the file does not give (backend, O_DIRECT \
     or cached, RAM, file system) are stored as unknown, never guessed; bonnie++'s +++++ (too fast to \
-    time) is listed as unmeasured, not stored as a figure. Every file is read before anything is \
-    stored: a malformed file stores nothing (exit 2); each run is stored in one transaction. An input \
+    time) is listed as unmeasured, not stored as a figure. Every file is read, and every figure checked \
+    against its physical bounds (docs/database.md), before anything is stored: a line that cannot be read \
+    or a figure out of bounds stores nothing and is named with its file and line (exit 2), unless \
+    --skip-bad-lines. Each run is stored in one transaction. An input \
     larger than --max-input-size (default 256m, far above any real fio, IOzone or bonnie++ output) is \
     refused unread (a file) or at the bound (standard input), and so is anything but a regular file or \
     `-` (a device, a FIFO, a folder): exit 2.")]
@@ -40,7 +46,8 @@ pub struct ImportArgs {
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
 
-    /// Label the runs, e.g. --label server=netware (repeatable); imported=TOOL is added
+    /// Label the runs, e.g. --label server=netware (repeatable, each key once; printable text only);
+    /// imported=TOOL is added
     #[arg(long = "label", value_name = "KEY=VALUE")]
     pub labels: Vec<String>,
 
@@ -52,6 +59,12 @@ pub struct ImportArgs {
     /// Machine-readable summary (schema "iomatrix.import/1", docs/json.md)
     #[arg(long)]
     pub json: bool,
+
+    /// Store what can be read when a line cannot (IOzone, bonnie++, Bonnie, Iometer files): each
+    /// line skipped is printed, and stored with the run (its conditions' `imported.bad_lines`);
+    /// without it such a line stops the import, naming file and line
+    #[arg(long)]
+    pub skip_bad_lines: bool,
 
     /// Refuse an input larger than this, file or standard input: a guard against the wrong file
     /// (a disk image, /dev/zero, a pipe that never ends); no tool's results come near 256m
@@ -99,7 +112,7 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
     if bonnie_chunk.is_some() && format.is_some_and(|f| f != Format::Bonnie) {
         return Err(UsageError::new("--bonnie-chunk applies to bonnie++ files only").into());
     }
-    let options = Options { bonnie_chunk };
+    let options = Options { bonnie_chunk, skip_bad_lines: args.skip_bad_lines };
     let bound = ByteSize::parse_with_default_unit(&args.max_input_size, 1)
         .ok()
         .filter(|b| b.bytes() > 0)
@@ -138,8 +151,11 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
                 .into());
             }
         };
-        let runs = iomatrix_import::parse(&text, format, &options)
+        let mut runs = iomatrix_import::parse(&text, format, &options)
             .map_err(|e| UsageError::new(format!("{name}: {}: {e}", format.describe())))?;
+        for run in &mut runs {
+            through_the_gate(run, &name.to_string(), args.skip_bad_lines)?;
+        }
         parsed.push(Parsed { source, format, runs });
     }
     if bonnie_chunk.is_some() && !parsed.iter().any(|p| p.format == Format::Bonnie) {
@@ -162,7 +178,7 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
                 conditions: conditions(run, &p.source),
                 total_cells: run.cells.len(),
             };
-            let rows: Vec<CellRow> = run.cells.iter().enumerate().map(|(seq, c)| row(seq, c)).collect();
+            let rows = rows(run);
             let id = store.store_finished_run(&new_run, run.host.as_deref().unwrap_or("unknown"), &rows).with_context(
                 || {
                     format!(
@@ -196,6 +212,8 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
                     "measured_at": run.measured_at,
                     "unmeasured": run.unmeasured,
                     "skipped": run.skipped,
+                    "skipped_lines": run.bad_lines.len(),
+                    "bad_lines": run.bad_lines,
                     "unknown": run.unknown,
                     "notes": run.notes,
                 })
@@ -303,9 +321,66 @@ fn conditions(run: &ImportedRun, source: &str) -> Value {
             "notes": run.notes,
             "unmeasured": run.unmeasured,
             "skipped": run.skipped,
+            "skipped_lines": run.bad_lines.len(),
+            "bad_lines": run.bad_lines,
         }),
     );
     Value::Object(c)
+}
+
+/// The run's cells as rows, numbered in order.
+fn rows(run: &ImportedRun) -> Vec<CellRow> {
+    run.cells.iter().enumerate().map(|(seq, c)| row(seq, c)).collect()
+}
+
+/// Every cell of `run` through the store's gate before anything is stored, so a refused figure is
+/// named with its file and line (exit 2). Skipping bad lines, a line with a refused figure is
+/// skipped as one that cannot be read: its cells leave the run, the line is listed.
+fn through_the_gate(run: &mut ImportedRun, file: &str, skip: bool) -> anyhow::Result<()> {
+    let host = run.host.as_deref().unwrap_or("unknown");
+    let lines: Vec<usize> = run.cells.iter().filter_map(|c| c.line).collect();
+    let only_line = lines.first().filter(|l| lines.iter().all(|m| m == *l));
+    let text_run = NewRun {
+        suite: run.format.suite().to_string(),
+        command_line: String::new(),
+        labels: Vec::new(),
+        plan: run.plan.clone(),
+        environment: run.environment.clone(),
+        conditions: Value::Object(run.conditions.clone()),
+        total_cells: run.cells.len(),
+    };
+    if let Err(refused) = gate::check_run(&text_run, host) {
+        let at = only_line.map(|l| format!("line {l}: ")).unwrap_or_default();
+        return Err(UsageError::new(format!("{file}: {at}{refused}")).into());
+    }
+    let limits = gate::Limits::of_environment(&run.environment);
+    loop {
+        let refused = rows(run).iter().zip(&run.cells).find_map(|(row, cell)| {
+            gate::check_cell(row, &limits).err().map(|refused| (cell.line, cell.source.clone(), refused))
+        });
+        let Some((line, source, refused)) = refused else { return Ok(()) };
+        match line {
+            Some(line) if skip => {
+                run.cells.retain(|c| c.line != Some(line));
+                run.bad_lines.push(BadLine { line, why: refused.to_string() });
+                run.bad_lines.sort_by_key(|b| b.line);
+                if run.cells.is_empty() {
+                    return Err(UsageError::new(format!(
+                        "{file}: no figure left to store: every line was skipped ({} line(s))",
+                        run.bad_lines.len()
+                    ))
+                    .into());
+                }
+            }
+            Some(_) => {
+                return Err(UsageError::new(format!(
+                    "{file}: {source}: {refused} (fix the line, or give --skip-bad-lines to store the rest)"
+                ))
+                .into())
+            }
+            None => return Err(UsageError::new(format!("{file}: {source}: {refused}")).into()),
+        }
+    }
 }
 
 /// A cell row: what the file does not give is 0 (numbers) or "unknown" (backend).
@@ -324,7 +399,7 @@ fn row(seq: usize, c: &iomatrix_import::ImportedCell) -> CellRow {
         user_ns: c.user_ns,
         sys_ns: c.sys_ns,
         kib_per_sec: c.kib_per_sec,
-        cpu_percent: c.cpu_percent.unwrap_or(0.0),
+        cpu_percent: c.cpu_percent,
         metrics: c.metrics.clone(),
         client_figures: json!([]),
         blobs: Vec::new(),
@@ -359,6 +434,12 @@ fn summary(id: i64, p: &Parsed, run: &ImportedRun) -> String {
     }
     for s in &run.skipped {
         out += &format!("  skipped: {s}\n");
+    }
+    if !run.bad_lines.is_empty() {
+        out += &format!("  skipped {} line(s) that could not be read (--skip-bad-lines):\n", run.bad_lines.len());
+        for b in &run.bad_lines {
+            out += &format!("    line {}: {}\n", b.line, iomatrix_core::text::printable(&b.why));
+        }
     }
     if !run.unknown.is_empty() {
         out += &format!("  not in the file (stored as unknown): {}\n", run.unknown.join("; "));

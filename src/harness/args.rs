@@ -49,7 +49,7 @@ impl CommonRunArgs {
 /// clients and the repeats.
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Label the run, e.g. --label server=netware (repeatable)
+    /// Label the run, e.g. --label server=netware (repeatable, each key once; printable text only)
     #[arg(long = "label", value_name = "KEY=VALUE")]
     pub labels: Vec<String>,
 
@@ -71,7 +71,8 @@ impl RunArgs {
         Ok(RunOptions {
             target,
             device: None,
-            labels: labels(&self.labels)?,
+            // IOMATRIX_LABELS checked here too, before anything is made.
+            labels: with_env_labels(&labels(&self.labels)?)?,
             keep: false,
             space_check: false,
             json: self.json,
@@ -81,19 +82,52 @@ impl RunArgs {
     }
 }
 
-/// `--label KEY=VALUE` pairs.
+/// `--label KEY=VALUE` pairs: each key once, no control character in a key or a value (a stored
+/// newline would print as a fake row of `runs`, an escape sequence would recolour the terminal).
 pub fn labels(raw: &[String]) -> Result<Vec<(String, String)>, UsageError> {
-    raw.iter()
-        .map(|l| match l.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
-            _ => Err(UsageError::new(format!("--label '{l}': write KEY=VALUE, e.g. --label server=netware"))),
-        })
-        .collect()
+    let mut out: Vec<(String, String)> = Vec::with_capacity(raw.len());
+    for l in raw {
+        let shown = iomatrix_core::text::printable(l);
+        let (key, value) = match l.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => (k.trim(), v.trim()),
+            _ => {
+                return Err(UsageError::new(format!("--label '{shown}': write KEY=VALUE, e.g. --label server=netware")))
+            }
+        };
+        if let Some((at, c)) = iomatrix_core::text::first_control(l) {
+            return Err(UsageError::new(format!(
+                "--label '{shown}': {} at character {at}: a label holds printable text only (keys and values)",
+                iomatrix_core::text::describe_control(c)
+            )));
+        }
+        for (what, text, max) in [
+            ("key", key, iomatrix_store::gate::MAX_LABEL_KEY_CHARS),
+            ("value", value, iomatrix_store::gate::MAX_LABEL_VALUE_CHARS),
+        ] {
+            let n = text.chars().count();
+            if n > max {
+                return Err(UsageError::new(format!(
+                    "--label: a {what} of {n} characters; a label's {what} holds at most {max}"
+                )));
+            }
+        }
+        if let Some((_, first)) = out.iter().find(|(k, _)| k == key) {
+            return Err(UsageError::new(format!(
+                "--label {key}={}: the key '{key}' is given twice (first {key}={}): a run has one value per \
+                 label; give it once",
+                iomatrix_core::text::printable(value),
+                iomatrix_core::text::printable(first)
+            )));
+        }
+        out.push((key.to_string(), value.to_string()));
+    }
+    Ok(out)
 }
 
 /// The run's labels and those of `IOMATRIX_LABELS` (KEY=VALUE,KEY=VALUE; set by `iomatrix rerun`,
-/// and by scripts that drive the IOzone or bonnie++ front end, which have no --label): a key
-/// given on the command line wins.
+/// and by scripts that drive the IOzone or bonnie++ front end, which have no --label), checked as
+/// `--label` is (a key twice in `IOMATRIX_LABELS` is refused): the variable gives defaults, so a
+/// key given on the command line wins.
 pub fn with_env_labels(given: &[(String, String)]) -> Result<Vec<(String, String)>, UsageError> {
     let mut all = given.to_vec();
     let Ok(raw) = std::env::var("IOMATRIX_LABELS") else { return Ok(all) };
@@ -127,6 +161,23 @@ pub fn command_text<S: AsRef<str>>(words: impl IntoIterator<Item = S>) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_once_each_and_printable() {
+        let given = |l: &[&str]| labels(&l.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            given(&["fs=ext4", " host = a b "]).unwrap(),
+            [("fs".into(), "ext4".into()), ("host".into(), "a b".into())]
+        );
+        let e = given(&["a=1", "a=2"]).unwrap_err().to_string();
+        assert!(e.contains("the key 'a' is given twice (first a=1)"), "{e}");
+        let e = given(&["x=1\n    7  2026-01-01  iozone"]).unwrap_err().to_string();
+        assert!(e.contains("a newline (\\n) at character 4") && !e.contains('\n'), "{e}");
+        let e = given(&["\u{1b}[31mred=1"]).unwrap_err().to_string();
+        assert!(e.contains("ESC") && !e.contains('\u{1b}'), "{e}");
+        assert!(given(&["k=\t"]).is_err());
+        assert!(given(&[&format!("k={}", "v".repeat(5000))]).unwrap_err().to_string().contains("at most 4096"));
+    }
 
     #[test]
     fn command_text_quotes_only_what_a_shell_would_change_and_splits_back() {

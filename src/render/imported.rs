@@ -42,4 +42,24 @@ pub fn adjust_pairs(run: &StoredRun, pairs: &mut Vec<(String, String)>) {
     for skipped in list("skipped") {
         pairs.push(("skipped".into(), skipped));
     }
+    // Lines `import --skip-bad-lines` could not read: how many, and the first few.
+    let bad: Vec<String> = imp
+        .get("bad_lines")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|b| format!("line {}: {}", b["line"], b["why"].as_str().unwrap_or("?")))
+        .collect();
+    if !bad.is_empty() {
+        const SHOWN: usize = 5;
+        let more = if bad.len() > SHOWN {
+            format!("; and {} more (show --json lists them)", bad.len() - SHOWN)
+        } else {
+            String::new()
+        };
+        pairs.push((
+            "skipped lines".into(),
+            format!("{} (--skip-bad-lines): {}{more}", bad.len(), bad[..bad.len().min(SHOWN)].join("; ")),
+        ));
+    }
 }

@@ -9,6 +9,7 @@ pub mod extents;
 pub mod imported;
 mod verify;
 
+use iomatrix_core::text::printable;
 use iomatrix_store::{RunSummary, StoredRun};
 use serde_json::{json, Value};
 use std::fmt::Write;
@@ -37,7 +38,9 @@ pub fn runs_text(runs: &[RunSummary]) -> String {
         "run", "started (UTC)", "suite", "status", "cells", "host"
     );
     for r in runs {
-        let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        // Stored text is escaped: a label or host from an old database (or another tool) holding a
+        // newline or an escape sequence prints as one row.
+        let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{}={}", printable(k), printable(v))).collect();
         let _ = writeln!(
             out,
             "{:>5}  {:<20}  {:<7}  {:<11}  {:>11}  {:<12}  {}",
@@ -46,7 +49,7 @@ pub fn runs_text(runs: &[RunSummary]) -> String {
             r.suite,
             r.status.as_str(),
             format!("{}/{}", r.cells, r.total_cells),
-            r.host,
+            printable(&r.host),
             labels.join(" ")
         );
     }
@@ -66,9 +69,9 @@ pub fn run_text(run: &StoredRun, tables: &str) -> String {
         s.status.as_str(),
         s.started_at,
         s.ended_at.as_deref().map(|e| format!(", ended {e}")).unwrap_or_default(),
-        s.host
+        printable(&s.host)
     );
-    let _ = writeln!(out, "command: {}", s.command_line);
+    let _ = writeln!(out, "command: {}", printable(&s.command_line));
     if let Some(origin) = &run.origin {
         let _ = writeln!(
             out,
@@ -81,12 +84,12 @@ pub fn run_text(run: &StoredRun, tables: &str) -> String {
         let _ = writeln!(out, "{key}: {value}");
     }
     if !s.labels.is_empty() {
-        let labels: Vec<String> = s.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let labels: Vec<String> = s.labels.iter().map(|(k, v)| format!("{}={}", printable(k), printable(v))).collect();
         let _ = writeln!(out, "labels: {}", labels.join(" "));
     }
     let _ = writeln!(out, "cells: {} of {}", s.cells, s.total_cells);
     if let Some(error) = &s.error {
-        let _ = writeln!(out, "error: {error}");
+        let _ = writeln!(out, "error: {}", printable(error));
     }
     if let Some(lost) = &run.lost {
         let _ = writeln!(

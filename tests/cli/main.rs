@@ -46,4 +46,5 @@ mod study;
 mod suite;
 mod sweep;
 mod trust_database;
+mod trust_figures;
 mod verify;

@@ -108,7 +108,7 @@ impl AccessResult {
             cell,
             iops: rate(ops as f64),
             mib_per_sec: rate((read_bytes + write_bytes) as f64 / (1024.0 * 1024.0)),
-            cpu_percent: if wall_ns > 0 { (user_ns + sys_ns) as f64 * 100.0 / wall_ns as f64 } else { 0.0 },
+            cpu_percent: iomatrix_stats::cpu_percent(user_ns + sys_ns, wall_ns),
             clients,
             failures,
             starts,

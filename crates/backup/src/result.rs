@@ -200,8 +200,7 @@ impl BackupResult {
         for c in &mut self.classes {
             c.mib_per_sec = per_sec(c.bytes as f64 / MIB, c.read_ns);
         }
-        self.cpu_percent =
-            if self.wall_ns == 0 { 0.0 } else { (self.user_ns + self.sys_ns) as f64 * 100.0 / self.wall_ns as f64 };
+        self.cpu_percent = iomatrix_stats::cpu_percent(self.user_ns + self.sys_ns, self.wall_ns);
     }
 }
 

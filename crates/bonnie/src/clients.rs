@@ -72,7 +72,7 @@ impl BonnieCell {
                     sys_ns,
                     per_sec: clients.iter().map(|c| c.result.per_sec).sum(),
                     unit: test.unit().to_string(),
-                    cpu_percent: if wall_ns > 0 { (user_ns + sys_ns) as f64 * 100.0 / wall_ns as f64 } else { 0.0 },
+                    cpu_percent: iomatrix_stats::cpu_percent(user_ns + sys_ns, wall_ns),
                     end_ns: wall_ns,
                     max_latency_ns: clients.iter().map(|c| c.result.max_latency_ns).max().unwrap_or(0),
                 }

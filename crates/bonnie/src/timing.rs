@@ -34,7 +34,7 @@ pub(crate) fn figures(
         t if t.is_file_test() => rate(ops, secs),
         _ => kib_per_sec(bytes, Duration::from_nanos(wall_ns)),
     };
-    let cpu_percent = if wall_ns > 0 { (user_ns + sys_ns) as f64 * 100.0 / wall_ns as f64 } else { 0.0 };
+    let cpu_percent = iomatrix_stats::cpu_percent(user_ns + sys_ns, wall_ns);
     BonnieResult {
         test,
         repeat,

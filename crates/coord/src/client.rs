@@ -43,7 +43,11 @@ impl<'a> Start<'a> {
         match self.coord.barrier() {
             Ok(times) => {
                 self.times = Some(times);
-                let origin = Instant::now();
+                // The common start, not this thread's wake-up: a client that waited for a CPU
+                // starts late on the same clock, so a cell's wall time spans every client's work
+                // (with each client's own start, it spanned only the longest client's, and
+                // four clients on two CPUs showed 370% CPU).
+                let origin = self.coord.released().unwrap_or_else(Instant::now);
                 if self.stop.load(Ordering::SeqCst) {
                     Err(ClientFailure::stopped(self.rank()))
                 } else {

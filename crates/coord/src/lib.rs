@@ -72,6 +72,13 @@ pub trait Coordinator {
     /// Blocks until every client of the run has arrived. An error means the
     /// group is broken (a client stayed away past the bound): the run must end.
     fn barrier(&self) -> Result<StartTimes, String>;
+    /// The instant the last [`barrier`](Coordinator::barrier) let every client go, on this
+    /// process's clock, where the clients share one (threads of one process): the common start
+    /// of the cell, whenever each thread got a CPU to wake on. None where each client takes its
+    /// own (an MPI rank, whose clock is its host's).
+    fn released(&self) -> Option<std::time::Instant> {
+        None
+    }
 }
 
 /// Why a client has no figures for a cell.

@@ -8,6 +8,8 @@
 //! - [`UsageError`]: the user's mistake, reported in one line and exit code 2.
 //! - [`FileError`]: a mistake in a file the user wrote, with its line and
 //!   [`nearest`] valid name.
+//! - [`text`]: control characters refused where text comes in, escaped where
+//!   stored text goes out.
 //!
 //! Nothing here does I/O.
 
@@ -16,6 +18,7 @@ mod duration;
 mod file_error;
 mod short_flags;
 mod size;
+pub mod text;
 mod time;
 mod usage;
 

@@ -32,7 +32,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::thread::Scope;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// One client's phase.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -164,8 +164,8 @@ enum Said {
 
 /// The line to a client's running `execute`.
 struct Talk {
-    /// The word to go (true) or to end (false) for the phase announced.
-    go: mpsc::Sender<bool>,
+    /// The word to go at the clients' common start (Some) or to end (None) for the phase announced.
+    go: mpsc::Sender<Option<Instant>>,
     said: mpsc::Receiver<Said>,
 }
 
@@ -190,7 +190,7 @@ impl Client<'_, '_> {
     /// Starts the client's `execute` in a thread of the scope; it waits for
     /// the client's word before each phase.
     fn start(&mut self) {
-        let (go, heard) = mpsc::channel::<bool>();
+        let (go, heard) = mpsc::channel::<Option<Instant>>();
         let (say, said) = mpsc::channel::<Said>();
         let (plan, dir, stop, live) = (self.plan, self.dir.clone(), self.stop, self.live);
         let place = self.place.clone();
@@ -205,7 +205,7 @@ impl Client<'_, '_> {
                     &dir,
                     stop,
                     live,
-                    &mut |k| say.send(Said::Ready(k)).is_ok() && heard.recv().unwrap_or(false),
+                    &mut |k| if say.send(Said::Ready(k)).is_ok() { heard.recv().ok().flatten() } else { None },
                     |result| {
                         phases.send(Said::Phase(Box::new(result.clone()))).map_err(|_| "the client left".to_string())
                     },
@@ -234,7 +234,7 @@ impl Client<'_, '_> {
         Err(self.ended_early(index))
     }
 
-    fn go(&self, go: bool) {
+    fn go(&self, go: Option<Instant>) {
         if let Some(talk) = &self.talk {
             let _ = talk.go.send(go);
         }
@@ -266,11 +266,13 @@ impl ClientWork for Client<'_, '_> {
             Said::Ready(k) if k == index => {}
             _ => return Err(self.out_of_step(index)),
         }
-        if let Err(failure) = start.together() {
-            self.go(false);
-            return Err(failure);
+        match start.together() {
+            Ok(origin) => self.go(Some(origin)),
+            Err(failure) => {
+                self.go(None);
+                return Err(failure);
+            }
         }
-        self.go(true);
         match self.hear(index)? {
             Said::Phase(result) => Ok(ClientPhase { rank: self.rank, result: *result }),
             _ => Err(self.out_of_step(index)),

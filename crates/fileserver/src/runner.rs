@@ -170,11 +170,7 @@ impl PhaseResult {
     }
 
     pub fn cpu_percent(&self) -> f64 {
-        if self.wall_ns == 0 {
-            0.0
-        } else {
-            (self.user_ns + self.sys_ns) as f64 * 100.0 / self.wall_ns as f64
-        }
+        iomatrix_stats::cpu_percent(self.user_ns + self.sys_ns, self.wall_ns)
     }
 
     fn merge(
@@ -283,8 +279,9 @@ impl Live {
 /// phase, untimed.
 /// `before_phase(k)` is called when every connection is ready for phase k
 /// (and the page cache is dropped, with `drop_caches`), right before they
-/// are let go (many clients wait there for each other); false ends the run
-/// as interrupted. `on_phase` gets each phase as soon as all connections
+/// are let go (many clients wait there for each other); it answers the
+/// instant the phase's clock starts at (the clients' common start), or None,
+/// which ends the run as interrupted. `on_phase` gets each phase as soon as all connections
 /// are through it, before the next begins; an error from it ends the run. `stop` is checked before every operation: a
 /// raised stop drops the phase under way and keeps the finished ones.
 /// Returns how many phases `on_phase` accepted and how the run ended; a run
@@ -295,7 +292,7 @@ pub fn execute(
     local_dir: &Path,
     stop: &AtomicBool,
     live: &Live,
-    before_phase: &mut dyn FnMut(usize) -> bool,
+    before_phase: &mut dyn FnMut(usize) -> Option<Instant>,
     on_phase: impl FnMut(&PhaseResult) -> Result<(), String>,
 ) -> io::Result<(usize, Ending)> {
     plan.validate().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
@@ -334,7 +331,7 @@ fn run_connections<F: ConnectionFiles>(
     stack_size: usize,
     stop: &AtomicBool,
     live: &Live,
-    before_phase: &mut dyn FnMut(usize) -> bool,
+    before_phase: &mut dyn FnMut(usize) -> Option<Instant>,
     mut on_phase: impl FnMut(&PhaseResult) -> Result<(), String>,
 ) -> io::Result<(usize, Ending)> {
     let phases = plan.phases();
@@ -449,12 +446,12 @@ fn run_connections<F: ConnectionFiles>(
                 dropped = true;
             }
             live.start_phase(k, plan.planned_total(phases[k]).files);
-            if !before_phase(k) {
+            let Some(start) = before_phase(k) else {
                 ending = Ending::Interrupted;
                 shared.gate.open(k, false);
                 break;
-            }
-            start_ns = shared.epoch.elapsed().as_nanos() as u64;
+            };
+            start_ns = start.saturating_duration_since(shared.epoch).as_nanos() as u64;
             shared.gate.open(k, true);
         }
         for handle in handles {
@@ -965,7 +962,7 @@ mod tests {
         let stop = AtomicBool::new(false);
         let live = Live::new();
         let mut results = Vec::new();
-        let (n, ending) = execute(plan, &Place::Local, dir.path(), &stop, &live, &mut |_| true, |r| {
+        let (n, ending) = execute(plan, &Place::Local, dir.path(), &stop, &live, &mut |_| Some(Instant::now()), |r| {
             results.push(r.clone());
             Ok(())
         })
@@ -1031,11 +1028,12 @@ mod tests {
         let stop = AtomicBool::new(false);
         for pass in 0..2 {
             let mut results = Vec::new();
-            let (n, ending) = execute(&p, &Place::Local, dir.path(), &stop, &Live::new(), &mut |_| true, |r| {
-                results.push(r.clone());
-                Ok(())
-            })
-            .unwrap();
+            let (n, ending) =
+                execute(&p, &Place::Local, dir.path(), &stop, &Live::new(), &mut |_| Some(Instant::now()), |r| {
+                    results.push(r.clone());
+                    Ok(())
+                })
+                .unwrap();
             assert_eq!((n, ending), (2, Ending::Completed), "pass {pass}");
             assert!(results.iter().all(|r| r.connections_failed == 0 && r.errors.is_empty()), "pass {pass}");
             check_exact(&p, &results);
@@ -1050,11 +1048,12 @@ mod tests {
         let p = plan(3, 4);
         let stop = AtomicBool::new(false);
         let mut results = Vec::new();
-        let (n, ending) = execute(&p, &Place::Local, dir.path(), &stop, &Live::new(), &mut |_| true, |r| {
-            results.push(r.clone());
-            Ok(())
-        })
-        .unwrap();
+        let (n, ending) =
+            execute(&p, &Place::Local, dir.path(), &stop, &Live::new(), &mut |_| Some(Instant::now()), |r| {
+                results.push(r.clone());
+                Ok(())
+            })
+            .unwrap();
         assert_eq!((n, ending), (2, Ending::Completed));
         let (w, r) = (&results[0], &results[1]);
         assert_eq!(w.connections_ok, 2);
@@ -1082,17 +1081,25 @@ mod tests {
             &file,
             &stop,
             &Live::new(),
-            &mut |_| std::mem::replace(&mut asked, true),
+            &mut |_| {
+                asked = true;
+                Some(Instant::now())
+            },
             |_| Ok(()),
         )
         .unwrap_err();
         assert!(e.to_string().contains("client-0: not a folder"), "{e}");
         assert!(!asked);
-        let e =
-            execute(&plan(2, 3), &Place::Local, &dir.path().join("gone"), &stop, &Live::new(), &mut |_| true, |_| {
-                Ok(())
-            })
-            .unwrap_err();
+        let e = execute(
+            &plan(2, 3),
+            &Place::Local,
+            &dir.path().join("gone"),
+            &stop,
+            &Live::new(),
+            &mut |_| Some(Instant::now()),
+            |_| Ok(()),
+        )
+        .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
     }
 
@@ -1101,17 +1108,20 @@ mod tests {
         let p = plan(2, 3);
         let dir = tempfile::tempdir().unwrap();
         let stop = AtomicBool::new(false);
-        let (n, ending) = execute(&p, &Place::Local, dir.path(), &stop, &Live::new(), &mut |_| true, |_| {
-            stop.store(true, Ordering::SeqCst);
-            Ok(())
-        })
-        .unwrap();
+        let (n, ending) =
+            execute(&p, &Place::Local, dir.path(), &stop, &Live::new(), &mut |_| Some(Instant::now()), |_| {
+                stop.store(true, Ordering::SeqCst);
+                Ok(())
+            })
+            .unwrap();
         assert_eq!((n, ending), (1, Ending::Interrupted));
         let dir = tempfile::tempdir().unwrap();
         let stop = AtomicBool::new(false);
         let (n, ending) =
-            execute(&p, &Place::Local, dir.path(), &stop, &Live::new(), &mut |_| true, |_| Err("disk full".into()))
-                .unwrap();
+            execute(&p, &Place::Local, dir.path(), &stop, &Live::new(), &mut |_| Some(Instant::now()), |_| {
+                Err("disk full".into())
+            })
+            .unwrap();
         assert_eq!((n, ending), (0, Ending::SinkFailed("disk full".into())));
     }
 
@@ -1122,7 +1132,7 @@ mod tests {
         let stop = AtomicBool::new(false);
         let live = Live::new();
         let mut seen = Vec::new();
-        execute(&p, &Place::Local, dir.path(), &stop, &live, &mut |_| true, |r| {
+        execute(&p, &Place::Local, dir.path(), &stop, &live, &mut |_| Some(Instant::now()), |r| {
             seen.push((r.index, live.snapshot()));
             Ok(())
         })

@@ -22,7 +22,9 @@
 //! ending in `+per-char-bonnie` says the per-char columns are Bonnie's
 //! buffered test rather than bonnie++'s one system call per byte.
 
-use crate::{unknown_conditions, Format, ImportError, ImportedCell, ImportedRun, Options, Unmeasured};
+use crate::{
+    line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Options, Unmeasured,
+};
 use iomatrix_bonnie::{BonnieTest, PerChar, CSV_BONNIE_PER_CHAR, CSV_WRITER_PREFIX, DEFAULT_CHUNK};
 use iomatrix_core::{ByteSize, MIB};
 use serde_json::{json, Value};
@@ -148,13 +150,31 @@ enum Figure {
 
 pub fn parse(text: &str, options: &Options) -> Result<Vec<ImportedRun>, ImportError> {
     let mut records = Vec::new();
+    let mut bad = BadLines::new(options);
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim().trim_end_matches('\r');
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
         if fields.len() < 2 || !version_like(fields[0]) {
-            continue; // bonnie++'s text table, the heading line, blank lines
+            // bonnie++'s text table, the heading line, blank lines; but a line of a record's
+            // width is a record that cannot be read.
+            if fields.len() >= 20 && fields[0] != "format_version" {
+                bad.bad(
+                    ImportError::in_field(
+                        "column 1 (format_version)",
+                        format!(
+                            "'{}' is not a format version (1.96, 1.97 or 1.98): not a bonnie++ CSV record",
+                            fields[0]
+                        ),
+                    )
+                    .with_line(i + 1),
+                )?;
+            }
+            continue;
         }
-        records.push(record(i + 1, &fields)?);
+        match record(i + 1, &fields) {
+            Ok(r) => records.push(r),
+            Err(e) => bad.bad(e)?,
+        }
     }
     if records.is_empty() {
         return Err(ImportError::new(
@@ -166,7 +186,7 @@ pub fn parse(text: &str, options: &Options) -> Result<Vec<ImportedRun>, ImportEr
     let mut start = 0;
     for i in 1..=records.len() {
         if i == records.len() || records[i].key != records[start].key {
-            runs.push(run(&records[start..i], options));
+            runs.push(run(&records[start..i], options, &bad.lines));
             start = i;
         }
     }
@@ -324,7 +344,7 @@ pub(crate) fn imported_metrics(test: BonnieTest, repeat: u32, per_sec: f64, cpu:
     })
 }
 
-fn run(records: &[Record], options: &Options) -> ImportedRun {
+fn run(records: &[Record], options: &Options, bad_lines: &[crate::BadLine]) -> ImportedRun {
     let first = &records[0];
     // iomatrix writes the chunk whenever it is not the default 8k.
     let by_iomatrix = first.version.starts_with(CSV_WRITER_PREFIX);
@@ -353,6 +373,8 @@ fn run(records: &[Record], options: &Options) -> ImportedRun {
                         m.insert("max_latency_ns".into(), Value::from(*ns));
                     }
                     cells.push(ImportedCell {
+                        line: Some(r.line),
+                        source: line_source(r.line),
                         test: test.name().to_string(),
                         file_size: first.size,
                         record_size: chunk,
@@ -454,6 +476,7 @@ fn run(records: &[Record], options: &Options) -> ImportedRun {
         cells,
         unmeasured,
         skipped: Vec::new(),
+        bad_lines: bad_lines.to_vec(),
     }
 }
 
@@ -515,7 +538,7 @@ mod tests {
         let second = REAL.replace("3167,86", "3000,80");
         let other = REAL.replace(",1795365941,", ",7,");
         let text = format!("Version 2.00a  ------Sequential Output------\n{header}\n{REAL}\n{second}\n{other}\n");
-        let runs = parse(&text, &Options { bonnie_chunk: Some(8192) }).unwrap();
+        let runs = parse(&text, &Options { bonnie_chunk: Some(8192), ..Options::default() }).unwrap();
         assert_eq!(runs.len(), 2);
         assert_eq!(runs[0].plan["repeats"], 2);
         assert_eq!(runs[0].cells.len(), 4);
@@ -579,7 +602,25 @@ mod tests {
     #[test]
     fn malformed_lines_name_line_and_column() {
         let e = parse(&format!("junk\n{}", REAL.replace("4312,78", "4312,x")), &Options::default()).unwrap_err();
-        assert_eq!(e.to_string(), "line 2, column 17 (getc_cpu): 'x' is not a %CPU figure beside the measured 4312");
+        assert_eq!(
+            e.to_string(),
+            "line 2, column 17 (getc_cpu): 'x' is not a %CPU figure beside the measured 4312 (fix the line, or give \
+             --skip-bad-lines to store the rest and record the lines skipped)"
+        );
+        let runs = parse(
+            &format!("junk\n{}", REAL.replace("4312,78", "4312,x")),
+            &Options { skip_bad_lines: true, ..Options::default() },
+        );
+        assert!(runs.unwrap_err().to_string().contains("no bonnie++ CSV line found"), "its only line skipped");
+        let two = format!("{REAL}\n{}\n{}", REAL.replace("4312,78", "4312,x"), REAL.replace(",1795365941,", ",7,"));
+        let runs = parse(&two, &Options { skip_bad_lines: true, ..Options::default() }).unwrap();
+        assert_eq!(runs.len(), 2);
+        assert_eq!(runs[0].bad_lines.iter().map(|b| b.line).collect::<Vec<_>>(), [2]);
+        assert!(runs[0].bad_lines[0].why.starts_with("column 17 (getc_cpu): 'x'"), "{:?}", runs[0].bad_lines);
+        assert_eq!((runs[0].cells[0].line, runs[1].cells[0].line), (Some(1), Some(3)));
+        // A line of a record's width that is none.
+        let e = parse(&format!("{REAL}\n{}", REAL.replacen("1.98", "x.98", 1)), &Options::default()).unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
         let e = parse(&REAL[..60], &Options::default()).unwrap_err();
         assert!(e.to_string().starts_with("line 1: a bonnie++ 1.98 CSV line has at least 38 columns"), "{e}");
         let e = parse(&REAL.replacen("1.98", "1.03", 1), &Options::default()).unwrap_err();

@@ -16,7 +16,7 @@
 //! pasted together, the headings repeated. K/sec is 1024 bytes a second
 //! (Bonnie divides the file's bytes by the time and by 1024).
 
-use crate::{unknown_conditions, Format, ImportError, ImportedCell, ImportedRun};
+use crate::{line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Options};
 use iomatrix_bonnie::{BonnieTest, PerChar};
 use iomatrix_core::MIB;
 use serde_json::{json, Value};
@@ -45,8 +45,13 @@ const COLUMNS: [BonnieTest; 6] = [
     BonnieTest::RandomSeeks,
 ];
 
-pub fn parse(text: &str) -> Result<Vec<ImportedRun>, ImportError> {
-    let mut runs = Vec::new();
+/// Bonnie's %CPU of a sequential test is one process's CPU over its elapsed time: at most 100,
+/// and one clock tick more where the system charged CPU by ticks (1% of a one-second test).
+const MAX_ONE_PROCESS_CPU: f64 = 101.0;
+
+pub fn parse(text: &str, options: &Options) -> Result<Vec<ImportedRun>, ImportError> {
+    let mut bad = BadLines::new(options);
+    let mut rows = Vec::new();
     let mut in_table = false;
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
@@ -62,26 +67,12 @@ pub fn parse(text: &str) -> Result<Vec<ImportedRun>, ImportError> {
             in_table = !line.contains(HEADING) && !words.is_empty();
             continue;
         }
-        if words.len() < 13 {
-            return Err(ImportError::at_line(
-                n,
-                format!(
-                    "a row of Bonnie's table has a machine name and 13 numbers (MB, then K/sec and %CPU for putc, \
-                     block write, rewrite, getc and block read, then seeks/sec and %CPU); this one has {} words",
-                    words.len()
-                ),
-            ));
+        match row(n, &words) {
+            Ok((name, v)) => rows.push((n, name, v)),
+            Err(e) => bad.bad(e)?,
         }
-        let (name, numbers) = words.split_at(words.len() - 13);
-        let mut v = Vec::with_capacity(13);
-        for (j, w) in numbers.iter().enumerate() {
-            let x: f64 = w.parse().ok().filter(|x: &f64| x.is_finite() && *x >= 0.0).ok_or_else(|| {
-                ImportError::at_line(n, format!("column {} ('{w}') is not a figure Bonnie prints", name.len() + j + 1))
-            })?;
-            v.push(x);
-        }
-        runs.push(run(n, &name.join(" "), &v));
     }
+    let runs: Vec<ImportedRun> = rows.iter().map(|(n, name, v)| run(*n, name, v, &bad.lines)).collect();
     if runs.is_empty() {
         return Err(ImportError::new(format!(
             "no row of the original Bonnie's table found (a heading '{HEADING}', the line 'Machine    MB K/sec \
@@ -91,7 +82,49 @@ pub fn parse(text: &str) -> Result<Vec<ImportedRun>, ImportError> {
     Ok(runs)
 }
 
-fn run(line: usize, machine: &str, v: &[f64]) -> ImportedRun {
+/// One row of the table: the machine, and its 13 numbers.
+fn row(n: usize, words: &[&str]) -> Result<(String, Vec<f64>), ImportError> {
+    if words.len() < 13 {
+        return Err(ImportError::at_line(
+            n,
+            format!(
+                "a row of Bonnie's table has a machine name and 13 numbers (MB, then K/sec and %CPU for putc, \
+                 block write, rewrite, getc and block read, then seeks/sec and %CPU); this one has {} words",
+                words.len()
+            ),
+        ));
+    }
+    let (name, numbers) = words.split_at(words.len() - 13);
+    let mut v = Vec::with_capacity(13);
+    for (j, w) in numbers.iter().enumerate() {
+        let column = name.len() + j + 1;
+        let x: f64 =
+            w.parse().ok().filter(|x: &f64| x.is_finite() && *x >= 0.0).ok_or_else(|| {
+                ImportError::at_line(n, format!("column {column} ('{w}') is not a figure Bonnie prints"))
+            })?;
+        // Columns 3, 5, ... 11 are the sequential tests' %CPU (MB is column 1 of the numbers).
+        if (3..=11).contains(&(j + 1)) && j % 2 == 0 && x > MAX_ONE_PROCESS_CPU {
+            return Err(ImportError::at_line(
+                n,
+                format!(
+                    "column {column} ('{w}'): %CPU above {MAX_ONE_PROCESS_CPU}; Bonnie's sequential tests run in one \
+                     process, whose CPU cannot pass its elapsed time"
+                ),
+            ));
+        }
+        v.push(x);
+    }
+    let mb = v[0];
+    if mb.fract() != 0.0 || mb > (i64::MAX as u64 / MIB) as f64 {
+        return Err(ImportError::at_line(
+            n,
+            format!("column {} ('{}') is not a file size in MB that Bonnie prints", name.len() + 1, numbers[0]),
+        ));
+    }
+    Ok((name.join(" "), v))
+}
+
+fn run(line: usize, machine: &str, v: &[f64], bad_lines: &[crate::BadLine]) -> ImportedRun {
     let size = (v[0] as u64).saturating_mul(MIB);
     let cells = COLUMNS
         .iter()
@@ -100,6 +133,8 @@ fn run(line: usize, machine: &str, v: &[f64]) -> ImportedRun {
             let (per_sec, cpu) = (v[1 + 2 * i], v[2 + 2 * i]);
             let metrics = crate::bonnie::imported_metrics(*test, 1, per_sec, cpu);
             ImportedCell {
+                line: Some(line),
+                source: line_source(line),
                 test: test.name().to_string(),
                 file_size: Some(size),
                 record_size: None,
@@ -155,6 +190,7 @@ fn run(line: usize, machine: &str, v: &[f64]) -> ImportedRun {
         cells,
         unmeasured: Vec::new(),
         skipped: Vec::new(),
+        bad_lines: bad_lines.to_vec(),
     }
 }
 
@@ -166,7 +202,7 @@ mod tests {
     fn rows_become_runs_and_bad_rows_say_where() {
         let text = include_str!("../tests/data/bonnie-1.x-two-runs.txt");
         assert!(looks_like_report(text));
-        let runs = parse(text).unwrap();
+        let runs = parse(text, &Options::default()).unwrap();
         assert_eq!(runs.len(), 2);
         let r = &runs[0];
         assert_eq!(r.host.as_deref(), Some("nss-rdm"));
@@ -180,9 +216,24 @@ mod tests {
         assert_eq!(r.cells[5].metrics["unit"], "seeks/s");
         assert_eq!(runs[1].host, None, "Bonnie without -m prints no machine");
         let bad = text.replace("61435", "6l435");
-        let e = parse(&bad).unwrap_err().to_string();
+        let e = parse(&bad, &Options::default()).unwrap_err().to_string();
         assert!(e.starts_with("line 11: column 5 ('6l435')"), "{e}");
-        let e = parse("              -------Sequential Output-------- x\nnothing\n").unwrap_err().to_string();
+        assert!(e.ends_with("give --skip-bad-lines to store the rest and record the lines skipped)"), "{e}");
+        let skipped = parse(&bad, &Options { skip_bad_lines: true, ..Options::default() }).unwrap();
+        assert_eq!(skipped.len(), 1, "the other row is stored");
+        assert_eq!(skipped[0].bad_lines.len(), 1);
+        assert_eq!(skipped[0].bad_lines[0].line, 11);
+        assert!(skipped[0].bad_lines[0].why.contains("'6l435'"), "{:?}", skipped[0].bad_lines);
+        // %CPU above one process's, and a size no Bonnie prints.
+        let e = parse(&text.replace("61435 18.3", "61435 9999.9"), &Options::default()).unwrap_err().to_string();
+        assert!(e.starts_with("line 11: column 6 ('9999.9'): %CPU above 101"), "{e}");
+        let e = parse(&text.replace("nss-rdm  1024", "nss-rdm  99999999999999999999999"), &Options::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("line 11: column 2 ('99999999999999999999999') is not a file size"), "{e}");
+        let e = parse("              -------Sequential Output-------- x\nnothing\n", &Options::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no row of the original Bonnie's table"), "{e}");
     }
 }

@@ -144,6 +144,7 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
         cells,
         unmeasured: Vec::new(),
         skipped,
+        bad_lines: Vec::new(),
     })
 }
 
@@ -281,8 +282,11 @@ fn job_cell(
 
     let read = side(job, path, "read")?;
     let write = side(job, path, "write")?;
-    let runtime_ms = match job.get("job_runtime").and_then(Value::as_f64) {
-        Some(ms) => ms,
+    let runtime_ms = match job.get("job_runtime") {
+        Some(v) => v
+            .as_f64()
+            .filter(|ms| ms.is_finite() && *ms >= 0.0)
+            .ok_or_else(|| ImportError::in_field(format!("{path}.job_runtime"), "not a time in milliseconds"))?,
         None => read.runtime_ms.max(write.runtime_ms),
     };
     let wall_ns = (runtime_ms * 1e6) as u64;
@@ -322,8 +326,13 @@ fn job_cell(
         if record_size.is_none() {
             m.insert("bs".into(), Value::from(opt(opts, &["bs", "blocksize", "bsrange", "bssplit"]).unwrap_or("")));
         }
+        if usr.is_none() || sys.is_none() {
+            m.insert("not_in_source".into(), json!(["cpu"]));
+        }
     }
     Ok(Ok(ImportedCell {
+        line: None,
+        source: format!("{path} (job '{}')", iomatrix_core::text::printable(name)),
         test: "access".into(),
         file_size,
         record_size,

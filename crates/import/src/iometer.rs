@@ -15,11 +15,18 @@
 //! (and later `MiBps (Binary)`) both read. Iometer's MBps of 2006 and its
 //! Binary column count 2^20 bytes; Decimal 10^6.
 
-use crate::{unknown_conditions, Format, ImportError, ImportedCell, ImportedRun};
+use crate::{line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Options};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 const RESULTS_COLUMNS: &str = "'Target Type,Target Name,Access Specification Name";
+
+/// The rows of a results section, by their first field: `ALL` is the spec's whole test, the others
+/// its parts.
+const ROW_KINDS: [&str; 5] = ["ALL", "MANAGER", "PROCESSOR", "WORKER", "DISK"];
+
+/// Iometer's `% CPU Utilization` is the share of all the machine's CPUs: at most 100.
+const MAX_CPU_UTILIZATION: f64 = 100.0;
 
 /// Whether `text` is an Iometer results file.
 pub fn looks_like_results(text: &str) -> bool {
@@ -34,8 +41,10 @@ struct Part {
     random: u64,
 }
 
-pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
+pub fn parse(text: &str, options: &Options) -> Result<ImportedRun, ImportError> {
     let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
+    let mut bad = BadLines::new(options);
+    let mut skipped = Vec::new();
     let mut version = None;
     let mut started = None;
     let mut specs: BTreeMap<String, Vec<Part>> = BTreeMap::new();
@@ -61,11 +70,21 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
                                 ImportError::at_line(j + 1, format!("access spec '{name}': {what} is not a number"))
                             })
                         };
-                        parts.push(Part {
-                            size: num(0, "size")?,
-                            reads: num(2, "% reads")?,
-                            random: num(3, "% random")?,
-                        });
+                        let part = (|| {
+                            let part =
+                                Part { size: num(0, "size")?, reads: num(2, "% reads")?, random: num(3, "% random")? };
+                            if part.reads > 100 || part.random > 100 {
+                                return Err(ImportError::at_line(
+                                    j + 1,
+                                    format!("access spec '{name}': % reads and % random are shares from 0 to 100"),
+                                ));
+                            }
+                            Ok(part)
+                        })();
+                        match part {
+                            Ok(part) => parts.push(part),
+                            Err(e) => bad.bad(e)?,
+                        }
                         j += 1;
                     }
                 }
@@ -75,16 +94,63 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
             }
             _ if line.starts_with(RESULTS_COLUMNS) => {
                 let columns: Vec<&str> = line.trim_start_matches('\'').split(',').map(str::trim).collect();
+                let spec_column = columns.iter().position(|c| *c == "Access Specification Name");
                 let mut j = i + 1;
+                // The section's ALL row (line), and the spec its other rows name.
+                let (mut all, mut named): (Option<usize>, Option<String>) = (None, None);
                 while let Some(row) = lines.get(j).filter(|l| !l.starts_with('\'') && !l.trim().is_empty()) {
                     let fields: Vec<&str> = row.split(',').map(str::trim).collect();
                     let kind = fields.first().copied().unwrap_or("");
+                    if named.is_none() {
+                        named =
+                            spec_column.and_then(|k| fields.get(k)).filter(|s| !s.is_empty()).map(|s| s.to_string());
+                    }
                     if kind == "ALL" {
-                        cells.push(cell(j + 1, &columns, &fields, &specs)?);
-                    } else {
+                        if let Some(first) = all {
+                            return Err(ImportError::at_line(
+                                j + 1,
+                                format!(
+                                    "a second ALL row in the 'Results section of line {} (the first: line {first})",
+                                    i + 1
+                                ),
+                            ));
+                        }
+                        all = Some(j + 1);
+                        match cell(j + 1, &columns, &fields, &specs) {
+                            Ok(c) => cells.push(c),
+                            Err(e) => {
+                                bad.bad(e)?;
+                                skipped.push(format!(
+                                    "access spec '{}': its ALL row (line {}) could not be read",
+                                    named.as_deref().unwrap_or("?"),
+                                    j + 1
+                                ));
+                            }
+                        }
+                    } else if ROW_KINDS.contains(&kind) {
                         *others.entry(kind.to_string()).or_default() += 1;
+                    } else {
+                        let shown: String = kind.chars().take(40).collect();
+                        bad.bad(ImportError::at_line(
+                            j + 1,
+                            format!(
+                                "'{}' is not a row of Iometer's results (ALL, MANAGER, PROCESSOR, WORKER or DISK)",
+                                iomatrix_core::text::printable(&shown)
+                            ),
+                        ))?;
                     }
                     j += 1;
+                }
+                if all.is_none() {
+                    return Err(ImportError::at_line(
+                        i + 1,
+                        format!(
+                            "the results of access spec '{}' (this 'Results section) have no ALL row: Iometer writes \
+                             one per spec, the whole test's figures, and iomatrix stores a spec from it (its parts' rows \
+                             are not summed in its place)",
+                            iomatrix_core::text::printable(named.as_deref().unwrap_or("(unnamed)"))
+                        ),
+                    ));
                 }
                 i = j;
                 continue;
@@ -133,7 +199,8 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
         notes,
         cells,
         unmeasured: Vec::new(),
-        skipped: Vec::new(),
+        skipped,
+        bad_lines: bad.lines,
     })
 }
 
@@ -180,11 +247,29 @@ fn cell(
         (if parts.len() == 1 { Some(parts[0].size) } else { None }, one(|p| p.reads), one(|p| p.random));
     // Iometer prints -1 where the workers' queue depths differ.
     let queue_depth = number("Queue Depth")?.filter(|q| *q >= 1.0).map(|q| q as u64);
-    let count = |name: &str| -> Result<u64, ImportError> { Ok(number(name)?.unwrap_or(0.0).max(0.0) as u64) };
+    // A count the row leaves empty is 0; a negative one is no count.
+    let count = |name: &str| -> Result<u64, ImportError> {
+        match number(name)? {
+            Some(v) if v < 0.0 => Err(ImportError {
+                line: Some(line),
+                field: Some(format!("column '{name}'")),
+                message: format!("{v} is negative: not a count"),
+            }),
+            v => Ok(v.unwrap_or(0.0) as u64),
+        }
+    };
     let (bytes_read, bytes_written) = (count("Bytes Read")?, count("Bytes Written")?);
     let (read_ios, write_ios) = (count("Read I/Os")?, count("Write I/Os")?);
     let workers = count("# Workers")?.max(1) as usize;
+    // An empty field is unknown (null), never 0.
     let cpu = number("% CPU Utilization")?;
+    if let Some(c) = cpu.filter(|c| *c > MAX_CPU_UTILIZATION) {
+        return Err(ImportError {
+            line: Some(line),
+            field: Some("column '% CPU Utilization'".into()),
+            message: format!("{c} is above {MAX_CPU_UTILIZATION}: Iometer's CPU utilization is a share of the machine"),
+        });
+    }
     let ms = |name: &str| -> Result<Value, ImportError> { Ok(number(name)?.map(Value::from).unwrap_or(Value::Null)) };
     // As the access table reads a side's latency (mean and max only: Iometer keeps no percentiles).
     let side = |mean: &str, max: &str, count: u64| -> Result<Value, ImportError> {
@@ -224,9 +309,15 @@ fn cell(
             "max_read_response_ms": ms("Maximum Read Response Time")?,
             "max_write_response_ms": ms("Maximum Write Response Time")?,
         },
-        "not_in_source": ["wall_ns", "user_ns", "sys_ns", "file_size"],
+        "not_in_source": if cpu.is_some() {
+            json!(["wall_ns", "user_ns", "sys_ns", "file_size"])
+        } else {
+            json!(["wall_ns", "user_ns", "sys_ns", "file_size", "cpu"])
+        },
     });
     Ok(ImportedCell {
+        line: Some(line),
+        source: line_source(line),
         test: "access".into(),
         file_size: None,
         record_size,
@@ -253,7 +344,7 @@ mod tests {
     #[test]
     fn each_specs_all_row_is_a_cell_with_the_specs_block_size_and_mix() {
         assert!(looks_like_results(FIXTURE));
-        let run = parse(FIXTURE).unwrap();
+        let run = parse(FIXTURE, &Options::default()).unwrap();
         assert_eq!(run.tool_version.as_deref(), Some("2006.07.27"));
         assert_eq!(run.measured_at.as_deref(), Some("2006-12-11 09:12:44:375"));
         assert_eq!(run.cells.len(), 3);
@@ -281,12 +372,51 @@ mod tests {
             "IOps,Read IOps,Write IOps,MBps,Read MBps,Write MBps,",
             "IOps,Read IOps,Write IOps,MBps (Binary),Read MBps (Binary),Write MBps (Binary),",
         );
-        assert_eq!(parse(&v11).unwrap().cells[0].metrics["mib_per_sec"], 4.56);
+        assert_eq!(parse(&v11, &Options::default()).unwrap().cells[0].metrics["mib_per_sec"], 4.56);
         let line = FIXTURE.lines().position(|l| l.starts_with("ALL,")).unwrap() + 1;
         let bad = FIXTURE.replacen("ALL,All,2K Streaming Read,1,1,1,", "ALL,All,2K Streaming Read,1,1,1,x", 1);
-        let e = parse(&bad).unwrap_err().to_string();
+        let e = parse(&bad, &Options::default()).unwrap_err().to_string();
         assert!(e.starts_with(&format!("line {line}, column 'IOps'")), "{e}");
-        let e = parse("'Results\nnothing\n").unwrap_err().to_string();
+        let e = parse("'Results\nnothing\n", &Options::default()).unwrap_err().to_string();
         assert!(e.contains("no 'Results section with an ALL row"), "{e}");
+    }
+
+    #[test]
+    fn a_spec_without_its_all_row_is_an_error_naming_it() {
+        let second = FIXTURE.lines().find(|l| l.starts_with("ALL,All,2K Streaming Write")).unwrap();
+        let at = FIXTURE.find(second).unwrap();
+        let end = at + FIXTURE[at..].find('\n').unwrap() + 1;
+        let without = format!("{}{}", &FIXTURE[..at], &FIXTURE[end..]);
+        let e = parse(&without, &Options::default()).unwrap_err();
+        assert!(e.message.contains("access spec '2K Streaming Write'") && e.message.contains("no ALL row"), "{e}");
+        // Skipping bad lines does not make a missing row a figure.
+        assert!(parse(&without, &Options { skip_bad_lines: true, ..Options::default() }).is_err());
+    }
+
+    #[test]
+    fn an_empty_cpu_field_is_unknown_and_bad_rows_name_their_line() {
+        let all = FIXTURE.lines().find(|l| l.starts_with("ALL,All,2K Streaming Read")).unwrap();
+        let columns = FIXTURE.lines().find(|l| l.starts_with(RESULTS_COLUMNS)).unwrap();
+        let k = columns.split(',').position(|c| c == "% CPU Utilization").unwrap();
+        let mut fields: Vec<&str> = all.split(',').collect();
+        fields[k] = "";
+        let run = parse(&FIXTURE.replacen(all, &fields.join(","), 1), &Options::default()).unwrap();
+        assert_eq!(run.cells[0].cpu_percent, None);
+        assert!(run.cells[0].metrics["not_in_source"].as_array().unwrap().iter().any(|v| v == "cpu"));
+        assert!(run.cells[1].cpu_percent.is_some());
+        fields[k] = "150";
+        let e = parse(&FIXTURE.replacen(all, &fields.join(","), 1), &Options::default()).unwrap_err();
+        assert!(
+            e.to_string().contains("column '% CPU Utilization'") && e.message.contains("share of the machine"),
+            "{e}"
+        );
+        let line = FIXTURE.lines().position(|l| l == all).unwrap() + 2;
+        let junk = FIXTURE.replacen(all, &format!("{all}\nGARBAGE,x,y"), 1);
+        let e = parse(&junk, &Options::default()).unwrap_err();
+        assert_eq!(e.line, Some(line), "{e}");
+        assert!(e.message.contains("'GARBAGE' is not a row"), "{e}");
+        let run = parse(&junk, &Options { skip_bad_lines: true, ..Options::default() }).unwrap();
+        assert_eq!(run.cells.len(), 3);
+        assert_eq!(run.bad_lines.iter().map(|b| b.line).collect::<Vec<_>>(), [line]);
     }
 }

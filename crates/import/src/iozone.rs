@@ -15,8 +15,10 @@
 //! (O_DIRECT) by the lines IOzone prints for them. IOzone prints no host,
 //! RAM or file system, and its report no CPU figures.
 
-use crate::iozone_excel::{parse_excel_blocks, parse_throughput_reports, row_records, ParseError, Placement};
-use crate::{cache_words, unknown_conditions, Format, ImportError, ImportedCell, ImportedRun};
+use crate::iozone_excel::{parse_excel_blocks_with, parse_throughput_reports_with, row_records, ParseError, Placement};
+use crate::{
+    cache_words, line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Options,
+};
 use iomatrix_iozone::IozoneTest;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -112,7 +114,7 @@ fn kb_list(files: &[u64]) -> String {
     files.iter().map(u64::to_string).collect::<Vec<_>>().join(", ") + " kB"
 }
 
-pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
+pub fn parse(text: &str, options: &Options) -> Result<ImportedRun, ImportError> {
     let b = banner(text);
     if b.ops_per_sec {
         return Err(ImportError::new(
@@ -120,8 +122,13 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
         ));
     }
     let table = main_table(text);
-    let blocks = parse_excel_blocks(text).map_err(report_error)?;
-    let throughput = parse_throughput_reports(text).map_err(report_error)?;
+    let mut bad = BadLines::new(options);
+    let mut skip = |e: ParseError| {
+        let line = e.line;
+        bad.bad(ImportError::at_line(line, e.message)).map_err(|e| ParseError { line, message: e.message })
+    };
+    let blocks = parse_excel_blocks_with(text, &mut skip).map_err(report_error)?;
+    let throughput = parse_throughput_reports_with(text, &mut skip).map_err(report_error)?;
     if blocks.is_empty() && throughput.is_empty() {
         return Err(ImportError::new(
             "no IOzone -R report in the file (blocks such as \"Writer report\" after \"Excel output is below:\", \
@@ -131,8 +138,8 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
     let direct = b.present.then_some(b.direct);
     let mut skipped = Vec::new();
     let mut notes = Vec::new();
-    // (test, file KiB, record KiB) -> (KB/s, clients)
-    let mut values: BTreeMap<(IozoneTest, u64, u64), (f64, usize)> = BTreeMap::new();
+    // (test, file KiB, record KiB) -> (KB/s, clients, line)
+    let mut values: BTreeMap<(IozoneTest, u64, u64), (f64, usize, usize)> = BTreeMap::new();
     let mut from_table = false;
     let mut from_header = false;
     let mut placed: BTreeMap<Placement, Vec<u64>> = BTreeMap::new();
@@ -147,13 +154,15 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
         }
         seen_titles.push(&block.title);
         for row in &block.rows {
+            // A row of one value among rows of several is cut short, not IOzone's one-record run.
+            let several = block.rows.iter().any(|r| r.values.len() > 1);
             let records = match table.get(&row.file_kib) {
                 Some(records) if records.len() == row.values.len() => {
                     from_table = true;
                     records.clone()
                 }
                 Some(records) => {
-                    return Err(ImportError::at_line(
+                    bad.bad(ImportError::at_line(
                         row.line,
                         format!(
                             "IOzone -R report: \"{}\" has {} values for file size {} kB, but IOzone's main table \
@@ -163,22 +172,37 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
                             row.file_kib,
                             records.len()
                         ),
-                    ))
+                    ))?;
+                    continue;
                 }
-                None => {
-                    let (records, how) = row_records(&block.header, row.file_kib, row.values.len()).map_err(|e| {
-                        ImportError::at_line(
+                None => match row_records(&block.header, row.file_kib, row.values.len()) {
+                    Ok((_, Placement::Smallest)) if several => {
+                        bad.bad(ImportError::at_line(
+                            row.line,
+                            format!(
+                                "IOzone -R report: \"{}\", file size {}: one value where the block's other rows \
+                                 have several: a row cut short?",
+                                block.title, row.file_kib
+                            ),
+                        ))?;
+                        continue;
+                    }
+                    Ok((records, how)) => {
+                        from_header = true;
+                        placed.entry(how).or_default().push(row.file_kib);
+                        records
+                    }
+                    Err(e) => {
+                        bad.bad(ImportError::at_line(
                             row.line,
                             format!("IOzone -R report: \"{}\", file size {}: {e}", block.title, row.file_kib),
-                        )
-                    })?;
-                    from_header = true;
-                    placed.entry(how).or_default().push(row.file_kib);
-                    records
-                }
+                        ))?;
+                        continue;
+                    }
+                },
             };
             for (record_kib, &value) in records.into_iter().zip(&row.values) {
-                values.insert((test, row.file_kib, record_kib), (value, 1));
+                values.insert((test, row.file_kib, record_kib), (value, 1, row.line));
             }
         }
     }
@@ -192,7 +216,7 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
                 continue;
             };
             let key = (test, report.file_kib, report.record_kib);
-            if values.insert(key, (*value, report.clients)).is_some() {
+            if values.insert(key, (*value, report.clients, *line)).is_some() {
                 return Err(ImportError::at_line(
                     *line,
                     format!(
@@ -220,8 +244,8 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
                 kb_list(files)
             )),
             Placement::Smallest => notes.push(format!(
-                "file size {}: fewer values than the header's record sizes up to the file size, taken as the \
-                 smallest, where IOzone prints them (without -a or -r IOzone's header is 4 to 16384, and 4 KiB runs)",
+                "file size {}: one value, taken as the header's smallest record size, where IOzone prints it \
+                 (without -a or -r IOzone's header is 4 to 16384, and 4 KiB runs)",
                 kb_list(files)
             )),
         }
@@ -233,12 +257,14 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
         ));
     }
     let mut cells = Vec::new();
-    for ((test, file_kib, record_kib), (value, clients)) in &values {
+    for ((test, file_kib, record_kib), (value, clients, line)) in &values {
         let bytes = |kib: u64| {
             kib.checked_mul(1024)
                 .ok_or_else(|| ImportError::new(format!("IOzone -R report: {test}: size {kib} kB is too large")))
         };
         cells.push(ImportedCell {
+            line: Some(*line),
+            source: line_source(*line),
             test: test.name().to_string(),
             file_size: Some(bytes(*file_kib)?),
             record_size: Some(bytes(*record_kib)?),
@@ -313,6 +339,7 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
         cells,
         unmeasured: Vec::new(),
         skipped,
+        bad_lines: bad.lines,
     })
 }
 
@@ -331,23 +358,73 @@ mod tests {
         )
     }
 
+    fn parse_with(text: &str) -> Result<ImportedRun, ImportError> {
+        parse(text, &Options::default())
+    }
+
     #[test]
     fn a_report_alone_places_rows_by_its_header_and_says_so() {
-        let run = parse(&report_only()).unwrap();
-        assert_eq!(run.cells.len(), 10);
-        let c = &run.cells[4];
+        // Without -a or -r: IOzone's whole header, one value (4 KiB) per file size.
+        let one = format!(
+            "Excel output is below:\n\n\"Writer report\"\n{HEADER}\n\"64\"   100 \n\"128\"   300 \n\n\
+             \"Reader report\"\n{HEADER}\n\"64\"   1000 \n\"128\"   3000 \n\n\
+             \"Pwrite report\"\n{HEADER}\n\"64\"   7 \n"
+        );
+        let run = parse(&one, &Options::default()).unwrap();
+        assert_eq!(run.cells.len(), 4);
+        let c = &run.cells[1];
         assert_eq!(
             (c.test.as_str(), c.file_size, c.record_size, c.kib_per_sec),
-            ("write", Some(128 << 10), Some(16 << 10), 500.0)
+            ("write", Some(128 << 10), Some(4 << 10), 300.0)
         );
-        assert_eq!(run.cells[5].test, "read");
+        assert_eq!((c.line, c.source.as_str()), (Some(6), "line 6"));
+        assert_eq!(run.cells[2].test, "read");
         assert!(run.notes[0].contains("each block's header"), "{:?}", run.notes);
-        assert!(run.notes[1].starts_with("file size 64, 128 kB: fewer values"), "{:?}", run.notes);
+        assert!(run.notes[1].starts_with("file size 64, 128 kB: one value"), "{:?}", run.notes);
         assert_eq!(run.skipped, ["\"Pwrite report\": iomatrix has no IOzone test of that name"]);
         assert!(run.conditions["direct"].is_null());
         assert!(run.conditions["fsync_timed"].is_null());
         assert_eq!(run.conditions["clients"], 1);
         assert_eq!(c.cpu_percent, None);
+    }
+
+    #[test]
+    fn a_row_cut_short_or_a_damaged_line_is_an_error_naming_its_line_or_skipped_and_listed() {
+        // Several values, fewer than the header's sizes up to the file: no placing them is right.
+        let e = parse(&report_only(), &Options::default()).unwrap_err();
+        assert_eq!(e.line, Some(5), "{e}");
+        assert!(
+            e.message.contains("2 values, fewer than the record sizes") && e.message.contains("--skip-bad-lines"),
+            "{e}"
+        );
+        // A whole -a block (header 4 .. 64) with its last row cut by one value.
+        let whole = "\"Writer report\"\n        \"4\"  \"8\"  \"16\"  \"32\"  \"64\"\n\"16\"   1  2  3 \n\"32\"   4  5  6  7 \n\
+                     \"64\"   8  9  10  11  12 \n";
+        assert_eq!(parse(whole, &Options::default()).unwrap().cells.len(), 12);
+        let cut = whole.replace("11  12 ", "11 ");
+        let e = parse(&cut, &Options::default()).unwrap_err();
+        assert_eq!(e.line, Some(5), "{e}");
+        // ... cut to one value among rows of several.
+        let cut1 = whole.replace("8  9  10  11  12 ", "8 ");
+        let e = parse(&cut1, &Options::default()).unwrap_err();
+        assert!(e.message.contains("one value where the block's other rows have several"), "{e}");
+        // A damaged line inside a block, rows after it.
+        let garbage = whole.replace("\"32\"   4", "#!garbage\n\"32\"   4");
+        let e = parse(&garbage, &Options::default()).unwrap_err();
+        assert_eq!(e.line, Some(4), "{e}");
+        assert!(e.message.contains("'#!garbage' is not a row"), "{e}");
+        // A row outside any block.
+        let orphan = format!("{whole}\n\"128\"   1  2  3  4  5 \n");
+        assert_eq!(parse(&orphan, &Options::default()).unwrap_err().line, Some(7));
+        // Skipping: the rest stored, each skipped line listed with its reason.
+        let skip = Options { skip_bad_lines: true, ..Options::default() };
+        let run = parse(&garbage, &skip).unwrap();
+        assert_eq!(run.cells.len(), 12);
+        assert_eq!(run.bad_lines.len(), 1);
+        assert_eq!(run.bad_lines[0].line, 4);
+        let run = parse(&cut, &skip).unwrap();
+        assert_eq!((run.cells.len(), run.bad_lines[0].line), (7, 5));
+        assert!(run.bad_lines[0].why.contains("4 values, fewer"), "{:?}", run.bad_lines);
     }
 
     #[test]
@@ -359,7 +436,7 @@ mod tests {
              \tInclude fsync in write timing\n\tCommand line used: iozone -a -y 64k -n 64k -g 128k -R -I -e\n\
              Excel output is below:\n\n\"Writer report\"\n{header}\n\"64\"   100 \n\"128\"   300  400 \n"
         );
-        let run = parse(&text).unwrap();
+        let run = parse(&text, &Options::default()).unwrap();
         assert_eq!(run.tool_version.as_deref(), Some("3.471"));
         let placed: Vec<(Option<u64>, Option<u64>, f64)> =
             run.cells.iter().map(|c| (c.file_size, c.record_size, c.kib_per_sec)).collect();
@@ -378,7 +455,7 @@ mod tests {
         // -r 4k -r 1m (the fixture's header) and auto mode's large files.
         let text = "\"Reader report\"\n        \"4\"  \"1024\"\n\"65536\"   1  2 \n\n\
                     \"Writer report\"\n        \"4\"  \"8\"  \"16\"  \"32\"  \"64\"  \"128\"\n\"65536\"   3  4 \n";
-        let run = parse(text).unwrap();
+        let run = parse(text, &Options::default()).unwrap();
         let placed: Vec<(&str, Option<u64>)> = run.cells.iter().map(|c| (c.test.as_str(), c.record_size)).collect();
         assert_eq!(
             placed,
@@ -386,7 +463,7 @@ mod tests {
         );
         assert!(run.notes[1].contains("from 64 KiB up"), "{:?}", run.notes);
         // A row longer than the header's sizes up to its file is an error, not a guess.
-        let e = parse("\"Writer report\"\n        \"4\"  \"1024\"\n\"64\"   1  2 \n").unwrap_err();
+        let e = parse("\"Writer report\"\n        \"4\"  \"1024\"\n\"64\"   1  2 \n", &Options::default()).unwrap_err();
         assert_eq!(e.line, Some(3), "{e}");
         assert!(e.message.contains("more values (2)"), "{e}");
     }
@@ -400,7 +477,7 @@ mod tests {
                     \"  Initial write \"  246059.19 \n\n\"        Re-read \" 2055142.27 \n\n\
                     \"         Pwrite \"  243020.93 \n\n\n\niozone test complete.\n";
         assert!(has_report_block(text));
-        let run = parse(text).unwrap();
+        let run = parse(text, &Options::default()).unwrap();
         let cell = |c: &ImportedCell| (c.test.clone(), c.file_size, c.record_size, c.clients, c.kib_per_sec);
         let (file, record) = (Some(256 << 10), Some(16 << 10));
         assert_eq!(
@@ -412,13 +489,16 @@ mod tests {
         assert!(run.notes.iter().any(|n| n.contains("children see")), "{:?}", run.notes);
         // Without the lines above it, the file size is unknown: an error.
         let alone = &text[text.find("\"Throughput").unwrap()..];
-        assert!(parse(alone).unwrap_err().message.contains("without its process count and file size"));
+        assert!(parse(alone, &Options::default())
+            .unwrap_err()
+            .message
+            .contains("without its process count and file size"));
         // Several process counts (-l/-u), another unit, a record size that disagrees.
-        let e = parse(&text.replace("246059.19 ", "1.00  2.00 ")).unwrap_err();
+        let e = parse_with(&text.replace("246059.19 ", "1.00  2.00 ")).unwrap_err();
         assert!(e.message.contains("2 figures, one per process count"), "{e}");
-        let e = parse(&text.replace("Output is in kBytes/sec", "Output is in ops/sec")).unwrap_err();
+        let e = parse_with(&text.replace("Output is in kBytes/sec", "Output is in ops/sec")).unwrap_err();
         assert!(e.message.contains("ops/sec, not kBytes/sec"), "{e}");
-        let e = parse(&text.replace("Record size = 16", "Record size = 64")).unwrap_err();
+        let e = parse_with(&text.replace("Record size = 16", "Record size = 64")).unwrap_err();
         assert!(e.message.contains("(64 kB) is not the one above it (16 kB)"), "{e}");
     }
 
@@ -433,7 +513,7 @@ mod tests {
              \x20            128      64      500      1     5000\n\niozone test complete.\n{}",
             report_only()
         );
-        let run = parse(&text).unwrap();
+        let run = parse(&text, &Options::default()).unwrap();
         let write: Vec<(Option<u64>, Option<u64>)> =
             run.cells.iter().filter(|c| c.test == "write").map(|c| (c.file_size, c.record_size)).collect();
         assert_eq!(
@@ -449,18 +529,22 @@ mod tests {
         assert!(run.notes[0].contains("main table"));
         // A row whose length disagrees with the main table is an error, not a guess.
         let bad = text.replacen("\"64\"   100  200 ", "\"64\"   100  200  300 ", 1);
-        assert!(parse(&bad).unwrap_err().to_string().contains("main table lists 2"));
+        assert!(parse(&bad, &Options::default()).unwrap_err().to_string().contains("main table lists 2"));
     }
 
     #[test]
     fn malformed_or_missing_reports_are_errors() {
         let bad = report_only().replace("300  400  500", "300  x  500");
-        let e = parse(&bad).unwrap_err();
+        let e = parse(&bad, &Options::default()).unwrap_err();
         assert_eq!(e.line, Some(6), "{e}");
         assert!(e.message.contains("not a number"), "{e}");
-        let e = parse("\tIozone: Performance Test of File I/O\n\tThroughput test with 2 processes\n").unwrap_err();
+        let e =
+            parse("\tIozone: Performance Test of File I/O\n\tThroughput test with 2 processes\n", &Options::default())
+                .unwrap_err();
         assert!(e.message.contains("no IOzone -R report"), "{e}");
-        let e = parse(&format!("\tOPS Mode. Output is in operations per second.\n{}", report_only())).unwrap_err();
+        let e =
+            parse(&format!("\tOPS Mode. Output is in operations per second.\n{}", report_only()), &Options::default())
+                .unwrap_err();
         assert!(e.message.contains("operations per second"), "{e}");
     }
 

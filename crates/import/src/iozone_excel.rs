@@ -20,8 +20,9 @@
 //! record size only if it fits the file, so a row normally holds exactly the
 //! header's sizes up to its file size; auto mode (without `-z`) skips records
 //! below 64 KiB for files above 32 MiB, whose rows then hold the sizes from
-//! 64 KiB up; any other shorter row holds the smallest ones (without `-a` and
-//! `-r` IOzone's header is its whole list, but only 4 KiB runs).
+//! 64 KiB up; a row of one value holds the smallest (without `-a` and `-r`
+//! IOzone's header is its whole list, but only 4 KiB runs). Any other
+//! shorter row is cut short, an error: its values cannot be placed.
 //!
 //! **Throughput reports.** With `-t N` IOzone prints instead, after the
 //! lines `Throughput test with N processes` and `Each process writes a F
@@ -98,8 +99,9 @@ pub enum Placement {
     /// A file above 32 MiB with one value per header size from 64 KiB up to
     /// the file size: auto mode's large-file rule.
     LargeFile,
-    /// Fewer values than header sizes up to the file size (and not the
-    /// large-file rule): the smallest ones, where IOzone prints them.
+    /// One value where the header has more sizes up to the file size (and
+    /// not the large-file rule): the smallest, the one IOzone ran without
+    /// `-a` and `-r`.
     Smallest,
 }
 
@@ -122,7 +124,16 @@ pub fn row_records(header: &[u64], file_kib: u64, count: usize) -> Result<(Vec<u
     if file_kib > AUTO_LARGE_FILE_KIB && large.len() == count {
         return Ok((large, Placement::LargeFile));
     }
-    Ok((fitting[..count].to_vec(), Placement::Smallest))
+    if count == 1 {
+        return Ok((fitting[..1].to_vec(), Placement::Smallest));
+    }
+    Err(format!(
+        "{count} values, fewer than the record sizes in the header up to the file size ({}: {}){}: a row cut \
+         short? IOzone prints a shorter row only when just its smallest record size ran (one value, without -a or -r)",
+        fitting.len(),
+        list(&fitting),
+        if file_kib > AUTO_LARGE_FILE_KIB { format!(", or from 64 KiB up ({})", large.len()) } else { String::new() }
+    ))
 }
 
 fn list(sizes: &[u64]) -> String {
@@ -134,22 +145,48 @@ fn list(sizes: &[u64]) -> String {
 
 /// Finds every `"<title> report"` block in `text` (a whole IOzone output or
 /// just its `-R` section; everything else is ignored) and returns them as
-/// printed, in order.
+/// printed, in order. A line that cannot be read where a row is due (a
+/// damaged line with rows after it, a row that is not numbers, a row outside
+/// any block) is an error naming it.
 pub fn parse_excel_blocks(text: &str) -> Result<Vec<ExcelBlock>, ParseError> {
+    parse_excel_blocks_with(text, &mut Err)
+}
+
+/// [`parse_excel_blocks`], with `bad` deciding about each unreadable row line:
+/// Ok skips it (the caller lists it), Err stops there.
+pub fn parse_excel_blocks_with(
+    text: &str,
+    bad: &mut dyn FnMut(ParseError) -> Result<(), ParseError>,
+) -> Result<Vec<ExcelBlock>, ParseError> {
     let lines: Vec<&str> = text.lines().map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
     let mut out = Vec::new();
     let mut i = 0;
     while i < lines.len() {
         match report_title(lines[i]) {
             Some(title) => {
-                let (block, next) = parse_block(&lines, i, title)?;
+                let (block, next) = parse_block(&lines, i, title, bad)?;
                 out.push(block);
                 i = next;
             }
-            None => i += 1,
+            None => {
+                if looks_like_row(lines[i]) {
+                    bad(ParseError::new(
+                        i + 1,
+                        "a row of figures outside any report block: the block's title or record-size header above \
+                         it is missing or damaged",
+                    ))?;
+                }
+                i += 1;
+            }
         }
     }
     Ok(out)
+}
+
+/// A line shaped like a block's row: a quoted file size, then something.
+fn looks_like_row(line: &str) -> bool {
+    let mut tokens = line.split_whitespace();
+    tokens.next().and_then(quoted_u64).is_some() && tokens.next().is_some()
 }
 
 /// The blocks of `text` as one [`Matrix`] each (unit "KB/s"), every row's
@@ -200,7 +237,12 @@ fn quoted_u64(token: &str) -> Option<u64> {
 
 /// Parses the block whose title is on `lines[start]`; returns it and the
 /// index of the first line after the block.
-fn parse_block(lines: &[&str], start: usize, title: &str) -> Result<(ExcelBlock, usize), ParseError> {
+fn parse_block(
+    lines: &[&str],
+    start: usize,
+    title: &str,
+    bad: &mut dyn FnMut(ParseError) -> Result<(), ParseError>,
+) -> Result<(ExcelBlock, usize), ParseError> {
     let header_idx = start + 1;
     let header_no = header_idx + 1;
     let header_line = lines.get(header_idx).ok_or_else(|| {
@@ -233,32 +275,58 @@ fn parse_block(lines: &[&str], start: usize, title: &str) -> Result<(ExcelBlock,
     let mut idx = header_idx + 1;
     while let Some(line) = lines.get(idx) {
         let line_no = idx + 1;
-        let mut tokens = line.split_whitespace();
-        let Some(first) = tokens.next() else { break };
-        if !first.starts_with('"') || report_title(line).is_some() {
+        let Some(first) = line.split_whitespace().next() else { break };
+        if report_title(line).is_some() {
             break;
         }
-        let file_kib = quoted_u64(first).ok_or_else(|| {
-            ParseError::new(line_no, format!("\"{title}\": expected a quoted file size like \"64\", found {first}"))
-        })?;
-        if block.rows.iter().any(|r| r.file_kib == file_kib) {
-            return Err(ParseError::new(line_no, format!("\"{title}\": second row for file size {file_kib}")));
+        if !first.starts_with('"') {
+            // Plain text ends a block, but not with rows after it: then it is a damaged row.
+            if !lines.get(idx + 1).is_some_and(|next| looks_like_row(next)) {
+                break;
+            }
+            let shown: String = line.trim().chars().take(60).collect();
+            bad(ParseError::new(
+                line_no,
+                format!(
+                    "\"{title}\": '{shown}' is not a row (a quoted file size, then its figures), and rows follow it"
+                ),
+            ))?;
+        } else {
+            match parse_row(line, line_no, title, &block.rows) {
+                Ok(row) => block.rows.push(row),
+                Err(e) => bad(e)?,
+            }
         }
-        let values = tokens
-            .enumerate()
-            .map(|(k, token)| {
-                token.parse().ok().filter(|v: &f64| v.is_finite()).ok_or_else(|| {
-                    ParseError::new(
-                        line_no,
-                        format!("\"{title}\", file size {file_kib}: value {} is not a number: {token}", k + 1),
-                    )
-                })
-            })
-            .collect::<Result<Vec<f64>, _>>()?;
-        block.rows.push(ExcelRow { line: line_no, file_kib, values });
         idx += 1;
     }
     Ok((block, idx))
+}
+
+/// One row of a block: `"64"   100  200 `.
+fn parse_row(line: &str, line_no: usize, title: &str, before: &[ExcelRow]) -> Result<ExcelRow, ParseError> {
+    let mut tokens = line.split_whitespace();
+    let first = tokens.next().unwrap_or("");
+    let file_kib = quoted_u64(first).ok_or_else(|| {
+        ParseError::new(line_no, format!("\"{title}\": expected a quoted file size like \"64\", found {first}"))
+    })?;
+    if before.iter().any(|r| r.file_kib == file_kib) {
+        return Err(ParseError::new(line_no, format!("\"{title}\": second row for file size {file_kib}")));
+    }
+    let values = tokens
+        .enumerate()
+        .map(|(k, token)| {
+            token.parse().ok().filter(|v: &f64| v.is_finite()).ok_or_else(|| {
+                ParseError::new(
+                    line_no,
+                    format!("\"{title}\", file size {file_kib}: value {} is not a number: {token}", k + 1),
+                )
+            })
+        })
+        .collect::<Result<Vec<f64>, _>>()?;
+    if values.is_empty() {
+        return Err(ParseError::new(line_no, format!("\"{title}\", file size {file_kib}: a row without figures")));
+    }
+    Ok(ExcelRow { line: line_no, file_kib, values })
 }
 
 /// One throughput report of IOzone's `-t` mode, with what the lines above it
@@ -290,6 +358,15 @@ pub fn is_throughput_title(line: &str) -> bool {
 /// and process count of the latest `Each process writes a ...` and
 /// `Throughput test with N ...` lines above it.
 pub fn parse_throughput_reports(text: &str) -> Result<Vec<ThroughputBlock>, ParseError> {
+    parse_throughput_reports_with(text, &mut Err)
+}
+
+/// [`parse_throughput_reports`], with `bad` deciding about each unreadable figure line: Ok skips
+/// it (the caller lists it), Err stops there.
+pub fn parse_throughput_reports_with(
+    text: &str,
+    bad: &mut dyn FnMut(ParseError) -> Result<(), ParseError>,
+) -> Result<Vec<ThroughputBlock>, ParseError> {
     let lines: Vec<&str> = text.lines().map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
     let mut out = Vec::new();
     let (mut clients, mut each): (Option<usize>, Option<(u64, Option<u64>)>) = (None, None);
@@ -301,7 +378,7 @@ pub fn parse_throughput_reports(text: &str) -> Result<Vec<ThroughputBlock>, Pars
         } else if let Some(file) = each_writes(line) {
             each = Some(file);
         } else if is_throughput_title(line) {
-            let (block, next) = parse_throughput_block(&lines, i, clients, each)?;
+            let (block, next) = parse_throughput_block(&lines, i, clients, each, bad)?;
             out.push(block);
             i = next;
             continue;
@@ -341,6 +418,7 @@ fn parse_throughput_block(
     start: usize,
     clients: Option<usize>,
     each: Option<(u64, Option<u64>)>,
+    bad: &mut dyn FnMut(ParseError) -> Result<(), ParseError>,
 ) -> Result<(ThroughputBlock, usize), ParseError> {
     let title_no = start + 1;
     let (Some(clients), Some((file_kib, each_record))) = (clients, each) else {
@@ -389,35 +467,49 @@ fn parse_throughput_block(
         }
         let Some(rest) = l.strip_prefix('"').filter(|_| !is_throughput_title(l)) else { break };
         let line_no = idx + 1;
-        let (name, values) = rest.split_once('"').ok_or_else(|| {
-            ParseError::new(line_no, format!("throughput report: the test's name has no closing quote: {l}"))
-        })?;
-        let values: Vec<&str> = values.split_whitespace().collect();
-        let name = name.trim();
-        let value =
-            match values.as_slice() {
-                [v] => v.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| {
-                    ParseError::new(line_no, format!("throughput report, \"{name}\": not a number: {v}"))
-                })?,
-                [] => return Err(ParseError::new(line_no, format!("throughput report, \"{name}\": no figure"))),
-                several => {
-                    return Err(ParseError::new(
-                        line_no,
-                        format!(
-                            "throughput report, \"{name}\": {} figures, one per process count (IOzone's -l/-u); \
-                         iomatrix imports reports of one process count (-t N)",
-                            several.len()
-                        ),
-                    ))
-                }
-            };
-        if block.rows.iter().any(|(n, _, _)| n == name) {
-            return Err(ParseError::new(line_no, format!("throughput report: \"{name}\" appears twice")));
+        match throughput_row(rest, l, line_no, &block.rows) {
+            Ok(row) => block.rows.push(row),
+            Err(e) => bad(e)?,
         }
-        block.rows.push((name.to_string(), value, line_no));
         idx += 1;
     }
     Ok((block, idx))
+}
+
+/// One figure line of a throughput report: `"  Initial write "  246059.19`.
+fn throughput_row(
+    rest: &str,
+    l: &str,
+    line_no: usize,
+    before: &[(String, f64, usize)],
+) -> Result<(String, f64, usize), ParseError> {
+    let (name, values) = rest.split_once('"').ok_or_else(|| {
+        ParseError::new(line_no, format!("throughput report: the test's name has no closing quote: {l}"))
+    })?;
+    let values: Vec<&str> = values.split_whitespace().collect();
+    let name = name.trim();
+    let value = match values.as_slice() {
+        [v] => v
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| ParseError::new(line_no, format!("throughput report, \"{name}\": not a number: {v}")))?,
+        [] => return Err(ParseError::new(line_no, format!("throughput report, \"{name}\": no figure"))),
+        several => {
+            return Err(ParseError::new(
+                line_no,
+                format!(
+                    "throughput report, \"{name}\": {} figures, one per process count (IOzone's -l/-u); \
+                     iomatrix imports reports of one process count (-t N)",
+                    several.len()
+                ),
+            ))
+        }
+    };
+    if before.iter().any(|(n, _, _)| n == name) {
+        return Err(ParseError::new(line_no, format!("throughput report: \"{name}\" appears twice")));
+    }
+    Ok((name.to_string(), value, line_no))
 }
 
 #[cfg(test)]

@@ -20,6 +20,12 @@
 //!   tool printed as unmeasured (bonnie++'s `+++++`: too fast to time) become
 //!   [`Unmeasured`] entries, never cells with a made-up figure.
 //! - [`ImportError`]: malformed input, with the line and field where known.
+//!   A line a parser cannot read is an error naming it, never skipped in
+//!   silence; with [`Options::skip_bad_lines`] the line formats (IOzone,
+//!   bonnie++, Bonnie, Iometer) skip it instead and list it in
+//!   [`ImportedRun::bad_lines`]. Each cell names where it came from
+//!   ([`ImportedCell::line`], [`ImportedCell::source`]), so a figure the
+//!   database refuses is named by its line too.
 //! - [`iozone_excel`]: the parsers of IOzone's `-R` report: its matrix
 //!   blocks ([`iozone_excel::parse_excel_report`] into
 //!   [`iomatrix_report::Matrix`]es, each row's values under the record sizes
@@ -127,6 +133,54 @@ pub struct Options {
     /// bonnie++'s chunk size in bytes: bonnie++ 2.00's CSV leaves that field
     /// empty. Given, the cells carry it as their record size.
     pub bonnie_chunk: Option<u64>,
+    /// Skip a line that cannot be read (and store what could be), listing it in
+    /// [`ImportedRun::bad_lines`], instead of failing on it. fio's JSON has no lines to skip.
+    pub skip_bad_lines: bool,
+}
+
+/// A line skipped under [`Options::skip_bad_lines`]: where, and why it could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BadLine {
+    pub line: usize,
+    pub why: String,
+}
+
+/// Lines a parser could not read: an error at the first, or (skipping) the list.
+#[derive(Debug, Default)]
+pub(crate) struct BadLines {
+    skip: bool,
+    pub(crate) lines: Vec<BadLine>,
+}
+
+impl BadLines {
+    pub(crate) fn new(options: &Options) -> BadLines {
+        BadLines { skip: options.skip_bad_lines, lines: Vec::new() }
+    }
+
+    /// The line `e` names could not be read: Ok (skipped, listed) when skipping, else the error.
+    pub(crate) fn bad(&mut self, e: ImportError) -> Result<(), ImportError> {
+        match e.line {
+            Some(line) if self.skip => {
+                if !self.lines.iter().any(|b| b.line == line) {
+                    let why = match &e.field {
+                        Some(field) => format!("{field}: {}", e.message),
+                        None => e.message,
+                    };
+                    self.lines.push(BadLine { line, why });
+                }
+                Ok(())
+            }
+            _ => Err(with_skip_hint(e)),
+        }
+    }
+}
+
+/// An unreadable line's error, with the way past it.
+fn with_skip_hint(mut e: ImportError) -> ImportError {
+    if e.line.is_some() && !e.message.contains("--skip-bad-lines") {
+        e.message.push_str(" (fix the line, or give --skip-bad-lines to store the rest and record the lines skipped)");
+    }
+    e
 }
 
 /// One run read from a file: what the database will hold, before it does.
@@ -161,6 +215,8 @@ pub struct ImportedRun {
     /// Parts of the file not imported, and why (a fio job that failed, an
     /// IOzone report iomatrix has no test for).
     pub skipped: Vec<String>,
+    /// Lines that could not be read, skipped under [`Options::skip_bad_lines`].
+    pub bad_lines: Vec<BadLine>,
 }
 
 /// One cell, shaped like a native cell of the run's suite. Numbers the file
@@ -168,6 +224,10 @@ pub struct ImportedRun {
 /// `metrics.not_in_source` where a suite's readers might look for them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ImportedCell {
+    /// The line its figure was read from (1-based), where the format has lines.
+    pub line: Option<usize>,
+    /// Where in the file it came from, for messages: `line 12`, `jobs[0] (job 'randrw')`.
+    pub source: String,
     pub test: String,
     pub file_size: Option<u64>,
     pub record_size: Option<u64>,
@@ -182,7 +242,8 @@ pub struct ImportedCell {
     pub sys_ns: u64,
     /// KiB/s; 0 for figures in other units (seeks/s, files/s: `metrics.per_sec`).
     pub kib_per_sec: f64,
-    /// None where the file has no CPU figure (IOzone's report).
+    /// None where the file has no CPU figure (IOzone's report, an empty Iometer
+    /// field); `metrics.not_in_source` then lists "cpu".
     pub cpu_percent: Option<f64>,
     pub metrics: Value,
 }
@@ -273,11 +334,16 @@ pub fn parse(text: &str, format: Format, options: &Options) -> Result<Vec<Import
     }
     match format {
         Format::Fio => fio::parse(text).map(|r| vec![r]),
-        Format::Iozone => iozone::parse(text).map(|r| vec![r]),
+        Format::Iozone => iozone::parse(text, options).map(|r| vec![r]),
         Format::Bonnie => bonnie::parse(text, options),
-        Format::BonnieText => bonnie_text::parse(text),
-        Format::Iometer => iometer::parse(text).map(|r| vec![r]),
+        Format::BonnieText => bonnie_text::parse(text, options),
+        Format::Iometer => iometer::parse(text, options).map(|r| vec![r]),
     }
+}
+
+/// `line 12`, as cells name their source.
+fn line_source(line: usize) -> String {
+    format!("line {line}")
 }
 
 /// The conditions every suite records, all unknown; parsers fill in what

@@ -104,7 +104,7 @@ impl CellResult {
         } else {
             iomatrix_stats::kib_per_sec(stonewalled, Duration::from_nanos(first_finish_ns.saturating_sub(start)))
         };
-        let cpu_percent = if wall_ns > 0 { (user_ns + sys_ns) as f64 * 100.0 / wall_ns as f64 } else { 0.0 };
+        let cpu_percent = iomatrix_stats::cpu_percent(user_ns + sys_ns, wall_ns);
         let verify = Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref()));
         for c in &mut clients {
             c.marks = Marks::default();

@@ -166,7 +166,7 @@ pub(crate) mod sample {
             user_ns: 0,
             sys_ns: 0,
             kib_per_sec,
-            cpu_percent: 0.0,
+            cpu_percent: Some(0.0),
             metrics,
             client_figures: json!(null),
             blobs: Vec::new(),

@@ -11,6 +11,8 @@
 //! - [`Measured`]: start and end on the run's clock (nanoseconds since the
 //!   run's epoch), CPU used; plain numbers, so they cross threads and,
 //!   later, MPI ranks unchanged.
+//! - [`cpu_percent`]: the one definition of %CPU every suite, `show`, JSON,
+//!   report and bonnie's front end use (docs/measuring.md).
 //!
 //! - [`Latency`]: an HDR histogram of request latencies, merged exactly and
 //!   stored as a blob; [`LatencySummary`] its percentiles.
@@ -87,17 +89,18 @@ impl Span {
     /// `epoch` is the run's common zero, shared by all clients of a host.
     pub fn start(epoch: Instant) -> Span {
         // Order matters for tiny cells: the slow getrusage call stays outside
-        // the CPU interval, and the CPU interval encloses the wall interval by
-        // no more than one thread-clock read.
+        // both intervals, and the CPU interval lies inside the wall interval
+        // (wall clock read first, thread clock last), so a thread's CPU can
+        // never pass its wall time, and a cell's never every core's.
         let usage = rusage_of_this_thread();
-        let total_ns = thread_clock_ns();
         let start = Instant::now();
+        let total_ns = thread_clock_ns();
         Span { epoch, start, cpu: CpuReading { total_ns, user_ns: usage.0, sys_ns: usage.1 } }
     }
 
     pub fn finish(self) -> Measured {
-        let end = Instant::now();
         let total_ns = thread_clock_ns();
+        let end = Instant::now();
         let usage = rusage_of_this_thread();
         let cpu = CpuReading { total_ns, user_ns: usage.0, sys_ns: usage.1 }.since(self.cpu);
         let since_epoch = |t: Instant| t.saturating_duration_since(self.epoch).as_nanos() as u64;
@@ -116,6 +119,22 @@ pub struct Measured {
 impl Measured {
     pub fn wall(&self) -> Duration {
         Duration::from_nanos(self.end_ns.saturating_sub(self.start_ns))
+    }
+}
+
+/// %CPU, defined once: CPU seconds (user + system, of every thread that did
+/// the work) over wall seconds, in percent of one core, as bonnie++, IOzone
+/// and `time` state it (100 = one core busy for the whole time). For one
+/// client: its threads' CPU over its own wall time. For a cell: every
+/// client's CPU over the cell's wall time, from the clients' common start to
+/// the last one's end; on one host it cannot pass 100 x the host's CPUs,
+/// since every thread's CPU interval lies inside that time ([`Span`]). Zero
+/// wall time gives 0, never infinity.
+pub fn cpu_percent(cpu_ns: u64, wall_ns: u64) -> f64 {
+    if wall_ns == 0 {
+        0.0
+    } else {
+        cpu_ns as f64 * 100.0 / wall_ns as f64
     }
 }
 
@@ -157,6 +176,25 @@ mod tests {
         std::thread::sleep(Duration::from_millis(20));
         let m = span.finish();
         assert!(m.cpu.user_ns + m.cpu.sys_ns < 5_000_000, "{:?}", m.cpu);
+    }
+
+    #[test]
+    fn cpu_interval_lies_inside_the_wall_interval() {
+        // A thread busy from its first clock read to its last: CPU never above wall, over many
+        // tiny spans (where the order of the reads decides).
+        let epoch = Instant::now();
+        for _ in 0..2000 {
+            let m = Span::start(epoch).finish();
+            let cpu = m.cpu.user_ns + m.cpu.sys_ns;
+            assert!(cpu <= m.end_ns - m.start_ns + 1_000, "cpu {cpu} ns over wall {} ns", m.end_ns - m.start_ns);
+        }
+    }
+
+    #[test]
+    fn cpu_percent_is_cpu_over_wall_of_one_core() {
+        assert_eq!(cpu_percent(50, 100), 50.0);
+        assert_eq!(cpu_percent(300, 100), 300.0);
+        assert_eq!(cpu_percent(5, 0), 0.0);
     }
 
     #[test]

@@ -28,9 +28,14 @@
 //!   ([`StoreError::Replaced`]); a figure that cannot be read back is named
 //!   ([`Unreadable`]), never read as null; run ids are never given twice.
 //!
+//! - [`gate`]: every figure passes one gate on its way in (finite, not
+//!   negative, inside the physical bounds it states); a refused cell is
+//!   [`StoreError::Refused`] and nothing of it is written.
+//!
 //! The schema is versioned with `PRAGMA user_version`; see [`schema`].
 
 mod figures;
+pub mod gate;
 mod maintain;
 mod open;
 mod schema;
@@ -88,6 +93,9 @@ pub enum StoreError {
         more = if *.more > 0 { format!(" (and {} more)", .more) } else { String::new() }
     )]
     Unreadable { path: PathBuf, run: i64, first: String, more: usize },
+    /// The gate refused a figure ([`gate`]): nothing of the cell (or run) was written.
+    #[error("results database {path}: {refused}", path = .path.display())]
+    Refused { path: PathBuf, refused: gate::Refused },
 }
 
 impl StoreError {
@@ -169,7 +177,9 @@ pub struct CellRow {
     pub user_ns: u64,
     pub sys_ns: u64,
     pub kib_per_sec: f64,
-    pub cpu_percent: f64,
+    /// CPU seconds over wall seconds, in % of one core (`iomatrix_stats::cpu_percent`); None
+    /// where the source has no CPU figure (an import: `metrics.not_in_source` lists "cpu").
+    pub cpu_percent: Option<f64>,
     pub metrics: serde_json::Value,
     pub client_figures: serde_json::Value,
     /// Binary figures by name (e.g. `latency.read`: an HDR histogram, V2 deflate).
@@ -460,6 +470,7 @@ impl Store {
 
     pub fn begin_run(&self, run: &NewRun) -> Result<i64> {
         let me = ProcessId::current();
+        gate::check_run(run, &me.host).map_err(|refused| self.refused(refused))?;
         let tx = self.conn.unchecked_transaction().map_err(self.err("cannot begin a run"))?;
         tx.execute(
             &format!(
@@ -495,11 +506,25 @@ impl Store {
         Ok(id)
     }
 
-    /// Writes one cell (and its blobs) in its own transaction.
+    /// Writes one cell (and its blobs) in its own transaction, once the gate let it pass
+    /// against the bounds of the run's environment ([`gate::check_cell`]).
     pub fn add_cell(&self, run_id: i64, c: &CellRow) -> Result<()> {
+        let environment: Option<String> = self
+            .conn
+            .query_row("SELECT environment_json FROM runs WHERE id = ?1", [run_id], |r| r.get(0))
+            .optional()
+            .map_err(self.err("cannot read the run's environment"))?;
+        let limits = environment
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .map_or(gate::Limits::UNKNOWN, |env: serde_json::Value| gate::Limits::of_environment(&env));
+        gate::check_cell(c, &limits).map_err(|refused| self.refused(refused))?;
         let tx = self.conn.unchecked_transaction().map_err(self.err("cannot begin storing a cell"))?;
         self.insert_cell(&tx, run_id, c)?;
         tx.commit().map_err(self.err("cannot commit a cell"))
+    }
+
+    fn refused(&self, refused: gate::Refused) -> StoreError {
+        StoreError::Refused { path: self.path.clone(), refused }
     }
 
     /// One cell and its blobs, inside the caller's transaction.
@@ -523,7 +548,9 @@ impl Store {
                 c.user_ns as i64,
                 c.sys_ns as i64,
                 c.kib_per_sec,
-                c.cpu_percent,
+                // The column holds a number (schema 1); an unknown figure is said by the cell's
+                // `metrics.not_in_source` ("cpu"), which reading turns back into None.
+                c.cpu_percent.unwrap_or(0.0),
                 c.metrics.to_string(),
                 c.client_figures.to_string(),
             ],
@@ -544,6 +571,11 @@ impl Store {
     /// nothing. It is `complete` at once; `host` is where the figures were
     /// measured as far as the source says ("unknown" if it does not).
     pub fn store_finished_run(&self, run: &NewRun, host: &str, cells: &[CellRow]) -> Result<i64> {
+        gate::check_run(run, host).map_err(|refused| self.refused(refused))?;
+        let limits = gate::Limits::of_environment(&run.environment);
+        for c in cells {
+            gate::check_cell(c, &limits).map_err(|refused| self.refused(refused))?;
+        }
         let me = ProcessId::current();
         let now = time::now_ms();
         let tx = self.conn.unchecked_transaction().map_err(self.err("cannot begin storing a run"))?;
@@ -702,7 +734,7 @@ impl Store {
                     user_ns: r.get::<_, i64>(10)? as u64,
                     sys_ns: r.get::<_, i64>(11)? as u64,
                     kib_per_sec: r.get(12)?,
-                    cpu_percent: r.get(13)?,
+                    cpu_percent: Some(r.get(13)?),
                     metrics: serde_json::Value::Null,
                     client_figures: serde_json::Value::Null,
                     blobs: Vec::new(),
@@ -716,6 +748,9 @@ impl Store {
         for (mut cell, metrics, clients) in rows {
             cell.metrics = keep(metrics, Some((cell.seq, &cell.test)), "metrics_json");
             cell.client_figures = keep(clients, Some((cell.seq, &cell.test)), "clients_json");
+            if cpu_not_in_source(&cell.metrics) {
+                cell.cpu_percent = None;
+            }
             cells.push(cell);
         }
         let mut stmt = self
@@ -788,6 +823,12 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// Whether a cell's source gave no CPU figure: its `metrics.not_in_source` lists "cpu" (or
+/// "cpu_percent"), as imports of files without one write it.
+fn cpu_not_in_source(metrics: &serde_json::Value) -> bool {
+    metrics["not_in_source"].as_array().is_some_and(|a| a.iter().any(|v| v == "cpu" || v == "cpu_percent"))
 }
 
 const SUMMARY_SELECT: &str = "SELECT r.id, r.suite, r.status, r.started_at_ms, r.ended_at_ms, r.host, r.command_line,

@@ -32,7 +32,7 @@ fn cell(seq: usize) -> CellRow {
         user_ns: 10,
         sys_ns: 20,
         kib_per_sec: 64000.5,
-        cpu_percent: 3.25,
+        cpu_percent: Some(3.25),
         metrics: json!({"repeat": 1}),
         client_figures: json!([]),
         blobs: vec![("latency.write".into(), iomatrix_stats::Latency::new().to_bytes())],

@@ -28,7 +28,7 @@ fn cell(seq: usize) -> CellRow {
         user_ns: 10,
         sys_ns: 20,
         kib_per_sec: 64000.5,
-        cpu_percent: 3.25,
+        cpu_percent: Some(3.25),
         metrics: json!({"kib_per_sec_overall": 64000.5}),
         client_figures: json!([{"rank": 0}]),
         blobs: vec![("latency.read".into(), vec![seq as u8, 1, 2, 3])],

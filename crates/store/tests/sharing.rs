@@ -31,7 +31,7 @@ fn cell(seq: usize) -> CellRow {
         user_ns: 10,
         sys_ns: 20,
         kib_per_sec: 64000.5,
-        cpu_percent: 3.25,
+        cpu_percent: Some(3.25),
         metrics: json!({}),
         client_figures: json!([]),
         // A real histogram: `check` decodes every one.

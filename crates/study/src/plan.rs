@@ -80,6 +80,29 @@ pub fn plan(file: &StudyFile, text: &str, scale: Scale, suites: &dyn SuiteFlags)
                 format!("configuration '{}': the label '{k}' is the study's own", c.name.get_ref()),
             ));
         }
+        // As `--label` takes them: a key without '=', nothing unprintable (a stored newline would
+        // print as a fake row of `runs`).
+        for (k, v) in &c.labels {
+            let bad = if k.trim().is_empty() || k.contains('=') {
+                Some("a label's key is a word without '='".to_string())
+            } else {
+                iomatrix_core::text::first_control(k).or_else(|| iomatrix_core::text::first_control(v)).map(
+                    |(_, ch)| {
+                        format!("{}: a label holds printable text only", iomatrix_core::text::describe_control(ch))
+                    },
+                )
+            };
+            if let Some(why) = bad {
+                return Err(at(
+                    c.name.span(),
+                    format!(
+                        "configuration '{}': label '{}': {why}",
+                        c.name.get_ref(),
+                        iomatrix_core::text::printable(k)
+                    ),
+                ));
+            }
+        }
     }
     let step_names: Vec<Spanned<String>> = file.steps.iter().map(step_name).collect();
     let step_names = unique(step_names.iter(), "step", text)?;

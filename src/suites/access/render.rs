@@ -30,7 +30,7 @@ pub fn table(run: &StoredRun) -> String {
         let lat = |side: &str, key: &str| latency(&m[side][key]);
         let _ = writeln!(
             out,
-            "{:>6} {:>4}% {:>4}% {:>4} {:>10.0} {:>9.1} | {:>9} {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} | {:>5.0}",
+            "{:>6} {:>4}% {:>4}% {:>4} {:>10.0} {:>9.1} | {:>9} {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} | {:>5}",
             iomatrix_core::ByteSize(c.record_size.unwrap_or(0)).to_string(),
             m["read_percent"].as_u64().unwrap_or(0),
             m["random_percent"].as_u64().unwrap_or(0),
@@ -44,7 +44,7 @@ pub fn table(run: &StoredRun) -> String {
             lat("read", "max_ns"),
             lat("write", "p50_ns"),
             lat("write", "p99_ns"),
-            c.cpu_percent
+            c.cpu_percent.map_or("-".into(), |p| format!("{p:.0}"))
         );
     }
     out + &crate::render::clients::table(run, &CLIENT_COLUMNS)

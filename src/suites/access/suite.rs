@@ -118,7 +118,7 @@ impl Suite for Access {
             user_ns: r.user_ns,
             sys_ns: r.sys_ns,
             kib_per_sec: r.mib_per_sec * 1024.0,
-            cpu_percent: r.cpu_percent,
+            cpu_percent: Some(r.cpu_percent),
             metrics: json!({
                 "read_percent": r.cell.read_percent,
                 "random_percent": r.cell.random_percent,

@@ -132,7 +132,7 @@ impl Suite for Backup {
                 .iter()
                 .map(|c| iomatrix_stats::kib_per_sec(c.result.bytes, Duration::from_nanos(c.result.read_ns)))
                 .sum(),
-            cpu_percent: r.cpu_percent,
+            cpu_percent: Some(r.cpu_percent),
             metrics,
             client_figures: json!(client_figures),
             blobs: Vec::new(),

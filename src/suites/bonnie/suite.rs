@@ -165,7 +165,7 @@ impl Suite for Bonnie {
             user_ns: r.user_ns,
             sys_ns: r.sys_ns,
             kib_per_sec: if r.unit == "KB/s" { r.per_sec } else { 0.0 },
-            cpu_percent: r.cpu_percent,
+            cpu_percent: Some(r.cpu_percent),
             metrics,
             client_figures: json!(client_figures),
             blobs: Vec::new(),

@@ -72,7 +72,7 @@ pub fn report(run: &StoredRun) -> String {
             ),
             (format!("Total {} throughput (KB/sec)", what.to_lowercase()), format!("{:.2}", c.kib_per_sec)),
             ("Time taken for test completion (s)".into(), format!("{:.3}", c.wall_ns as f64 / 1e9)),
-            ("CPU (% of one core)".into(), format!("{:.0}", c.cpu_percent)),
+            ("CPU (% of one core)".into(), c.cpu_percent.map_or("-".into(), |p| format!("{p:.0}"))),
             ("Connections".into(), connections(m)),
             ("Errors (connections failed, by kind)".into(), errors(&m["errors"])),
             ("Lost samples (operations not done)".into(), lost(&m["lost"])),

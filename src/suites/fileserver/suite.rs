@@ -409,7 +409,7 @@ fn row(plan: &FileserverPlan, cell: &FileserverCell, backend: &str) -> CellRow {
         user_ns: r.user_ns,
         sys_ns: r.sys_ns,
         kib_per_sec: r.total_kib_per_sec,
-        cpu_percent: r.cpu_percent(),
+        cpu_percent: Some(r.cpu_percent()),
         metrics,
         client_figures: json!(clients),
         blobs: ops

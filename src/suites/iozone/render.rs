@@ -10,11 +10,13 @@ use std::fmt::Write;
 
 pub fn tables(run: &StoredRun) -> String {
     let mut out = String::new();
-    for (throughput, cpu) in throughput_matrices(run).iter().zip(cpu_matrices(run)) {
-        let _ = write!(out, "\n{}\n", matrix_table(throughput, 0));
-        // An imported IOzone report has no CPU figures.
-        if crate::render::imported::source(run).is_none() {
-            let _ = write!(out, "{}", matrix_table(&cpu, 0));
+    let cpu = cpu_matrices(run);
+    for throughput in throughput_matrices(run) {
+        let _ = write!(out, "\n{}\n", matrix_table(&throughput, 0));
+        // Cells without a CPU figure (an imported IOzone report has none) have no CPU matrix.
+        let title = throughput.title.replace(" report", " CPU");
+        if let Some(cpu) = cpu.iter().find(|m| m.title == title) {
+            let _ = write!(out, "{}", matrix_table(cpu, 0));
         }
     }
     out + &crate::render::clients::table(run, &CLIENT_COLUMNS)
@@ -39,7 +41,7 @@ pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render:
 
 /// One KB/s matrix per test, in IOzone's order.
 pub fn throughput_matrices(run: &StoredRun) -> Vec<Matrix> {
-    matrices(run, "KB/s", |t| t.report_title().to_string(), |c| c.kib_per_sec)
+    matrices(run, "KB/s", |t| t.report_title().to_string(), |c| Some(c.kib_per_sec))
 }
 
 /// IOzone's `-t` reports: one per file/record pair (IOzone's throughput
@@ -82,7 +84,7 @@ fn matrices(
     run: &StoredRun,
     unit: &str,
     title: impl Fn(IozoneTest) -> String,
-    value: impl Fn(&iomatrix_store::CellRow) -> f64,
+    value: impl Fn(&iomatrix_store::CellRow) -> Option<f64>,
 ) -> Vec<Matrix> {
     IozoneTest::ALL
         .iter()
@@ -90,8 +92,8 @@ fn matrices(
             // Repeated cells (--repeat) show their median.
             let mut samples: BTreeMap<(u64, u64), Vec<f64>> = BTreeMap::new();
             for c in run.cell_results.iter().filter(|c| c.test == test.name()) {
-                if let (Some(f), Some(r)) = (c.file_size, c.record_size) {
-                    samples.entry((f / 1024, r / 1024)).or_default().push(value(c));
+                if let (Some(f), Some(r), Some(v)) = (c.file_size, c.record_size, value(c)) {
+                    samples.entry((f / 1024, r / 1024)).or_default().push(v);
                 }
             }
             let cells: Vec<MatrixCell> = samples

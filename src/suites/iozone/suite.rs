@@ -104,7 +104,7 @@ impl Suite for Iozone {
             user_ns: cell.user_ns,
             sys_ns: cell.sys_ns,
             kib_per_sec: cell.kib_per_sec,
-            cpu_percent: cell.cpu_percent,
+            cpu_percent: Some(cell.cpu_percent),
             metrics: json!({
                 "kib_per_sec_overall": cell.kib_per_sec_overall,
                 "kib_per_sec_stonewalled": cell.kib_per_sec_stonewalled,

@@ -448,7 +448,7 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
         user_ns: m.user_ns,
         sys_ns: m.sys_ns,
         kib_per_sec: total_kib_per_sec,
-        cpu_percent: if m.wall_ns == 0 { 0.0 } else { (m.user_ns + m.sys_ns) as f64 * 100.0 / m.wall_ns as f64 },
+        cpu_percent: Some(iomatrix_stats::cpu_percent(m.user_ns + m.sys_ns, m.wall_ns)),
         metrics,
         client_figures: json!(connections),
         blobs: m.ops.iter().filter(|o| o.count > 0).map(|o| (format!("latency.{}", o.name), o.latency.to_bytes())).collect(),
