@@ -521,6 +521,29 @@ impl LoadFile {
         })
     }
 
+    /// The memory a replay of this file holds, in bytes: once per process
+    /// (the parsed operations, the paths and statuses), and per connection
+    /// (its own copy of the paths, named for its client number, in
+    /// `String`s; the buffer of the largest ReadX or WriteX; a latency
+    /// histogram per operation kind, [`OP_NAMES`]).
+    pub fn footprint(&self) -> (u64, u64) {
+        let string = std::mem::size_of::<String>() as u64;
+        let path_bytes: u64 = self.paths.iter().map(|p| p.len() as u64 + string + 8).sum();
+        let status_bytes: u64 = self.statuses.iter().map(|s| s.len() as u64 + string).sum();
+        let once = (self.ops.len() * std::mem::size_of::<Op>()) as u64 + 2 * path_bytes + status_bytes;
+        let largest = self
+            .ops
+            .iter()
+            .filter_map(|o| match o.kind {
+                OpKind::ReadX { size, .. } | OpKind::WriteX { size, .. } => Some(u64::from(size)),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        let histograms = OP_NAMES.len() as u64 * iomatrix_stats::Latency::footprint();
+        (once, path_bytes + largest + histograms)
+    }
+
     /// The paths for connection `client` (from 0), as dbench makes them:
     /// every `client1` in a path becomes `client<N>` (so the traced
     /// client's `\clients\client1` is connection 0's `clients/client0`).

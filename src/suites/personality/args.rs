@@ -93,8 +93,9 @@ pub fn lacking(protocol: &str) -> &'static [OpKind] {
 }
 
 impl RunPersonalityArgs {
-    /// The validated plan and the run's options.
-    pub fn validate(&self, mpi_ranks: Option<usize>) -> anyhow::Result<(RunPlan, RunOptions)> {
+    /// The validated plan and the run's options, and with a load file what
+    /// its replay holds in memory ([`iomatrix_dbench::LoadFile::footprint`]).
+    pub fn validate(&self, mpi_ranks: Option<usize>) -> anyhow::Result<(RunPlan, RunOptions, Option<(u64, u64)>)> {
         if let Some(file) = &self.dbench_loadfile {
             if self.data.content().stamped() {
                 return Err(UsageError::new(
@@ -207,12 +208,16 @@ impl RunPersonalityArgs {
         }
         let plan =
             RunPlan { repeats: run.repeat.count, content, ..RunPlan::new(personality, given.to_string()) };
-        Ok((plan, run))
+        Ok((plan, run, None))
     }
 
     /// `--dbench-loadfile FILE`: the load file read and checked now (a bad
     /// line is a usage error, with its number), the plan one `replay` phase.
-    fn validate_replay(&self, file: &Path, mpi_ranks: Option<usize>) -> anyhow::Result<(RunPlan, RunOptions)> {
+    fn validate_replay(
+        &self,
+        file: &Path,
+        mpi_ranks: Option<usize>,
+    ) -> anyhow::Result<(RunPlan, RunOptions, Option<(u64, u64)>)> {
         if let Some(p) = &self.personality {
             return Err(UsageError::new(format!(
                 "{p} and --dbench-loadfile: give a personality or a load file to replay, not both"
@@ -299,7 +304,7 @@ impl RunPersonalityArgs {
             replay: Some(replay),
             ..RunPlan::new(personality, file.display().to_string())
         };
-        Ok((plan, run))
+        Ok((plan, run, Some(load.footprint())))
     }
 }
 
