@@ -47,7 +47,8 @@ pub struct RunPersonalityArgs {
     #[arg(long, value_name = "N")]
     pub files: Option<u64>,
 
-    /// Length of every timed phase (phases that run once over their files keep doing so)
+    /// Length of every timed phase, at most 720h (30 days) (phases that run once over their files
+    /// keep doing so)
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub duration: Option<std::time::Duration>,
 
@@ -136,10 +137,11 @@ impl RunPersonalityArgs {
             files: self.files,
             duration_ns: self.duration.map(|d| d.as_nanos() as u64),
         });
-        if let Some(rate) = self.rate {
-            if !(rate > 0.0 && rate.is_finite()) {
-                return Err(UsageError::new(format!("--rate {rate}: give operations per second above 0")).into());
-            }
+        if let Some(problem) = self.rate.and_then(iomatrix_personality::schema::rate_problem) {
+            return Err(UsageError::new(format!("--rate {}: {problem}", self.rate.unwrap_or_default())).into());
+        }
+        if let Some(problem) = personality.flow_without_files() {
+            return Err(UsageError::new(format!("{} (with the overrides given): {problem}", personality.name)).into());
         }
         for phase in &mut personality.phases {
             for flow in &mut phase.flows {
