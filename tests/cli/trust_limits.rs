@@ -313,3 +313,21 @@ fn a_client_thread_refused_at_run_time_ends_the_run_failed_with_its_folder_remov
     let error = run["run"]["error"].as_str().unwrap_or_default();
     assert!(error.contains("no thread could be started for client") && error.contains("of 8"), "{run}");
 }
+
+#[test]
+fn repeats_past_any_use_are_refused_not_allocated() {
+    // Every sample is a stored cell and a name in the plan: --repeat 4000000000 overflowed (a panic), and
+    // bonnie's -x 4000000000 began to build four billion runs.
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let t = target.to_str().unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (&["run", "iozone", "--target", t, "--files", "64k", "--records", "64k", "--repeat", "4000000000"], "--repeat"),
+        (&["run", "iozone", "--target", t, "--files", "64k", "--records", "64k", "--tolerance", "20%", "--max-repeats", "4000000000"], "--max-repeats"),
+        (&["bonnie", "-d", t, "-s", "4m", "-r", "0", "-n", "0", "-f", "-x", "4000000000"], "-x 4000000000"),
+    ];
+    for (args, flag) in cases {
+        let out = bounded(with_rlimit(&sb, args, libc::RLIMIT_AS, 8 << 30), Duration::from_secs(30));
+        refused_before_anything(&sb, &out, &[flag, "at most 1000"]);
+    }
+}

@@ -383,13 +383,20 @@ impl FileserverPlan {
 
     /// Memory one connection holds at its peak: the record it reads into,
     /// with stamped data the record it stamps, its latency samples before
-    /// they reach the shared histograms (16 bytes each), and with
-    /// `--interleave` the files it writes at once ([`GROWING_BYTES`] each).
+    /// they reach the shared histograms (16 bytes each), with
+    /// `--interleave` the files it writes at once ([`GROWING_BYTES`] each),
+    /// and with `--mix` the order it visits its files in (4 bytes a file).
     pub fn memory_per_connection(&self) -> u64 {
         let record = self.record.bytes();
         let stamped = if self.content.stamped() { record } else { 0 };
         let samples = (crate::SAMPLE_BUFFER * 16) as u64;
-        record + stamped + samples + self.fds_per_connection().saturating_mul(GROWING_BYTES)
+        let order = match self.then {
+            Then::Mix { .. } => self.files_per_connection.saturating_mul(4),
+            _ => 0,
+        };
+        (record + stamped + samples)
+            .saturating_add(self.fds_per_connection().saturating_mul(GROWING_BYTES))
+            .saturating_add(order)
     }
 
     /// File descriptors one connection holds at once.

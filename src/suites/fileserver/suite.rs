@@ -89,6 +89,13 @@ impl Suite for Fileserver {
             ),
         )
         .knob("--connections", plan.connections as u64, connection.times(clients_here as u64))
+        .knob(
+            "--files-per-connection",
+            plan.files_per_connection,
+            // What one more file adds: its place in the mixed phase's order (4 bytes), in every connection.
+            Cost::memory(if matches!(plan.then, iomatrix_fileserver::Then::Mix { .. }) { 4 } else { 0 })
+                .times(plan.connections as u64 * clients_here as u64),
+        )
     }
 
     fn cells(plan: &FileserverPlan) -> Vec<String> {
