@@ -223,7 +223,9 @@ fn limits(l: &SystemLimits) -> Vec<Limit> {
         l.pid_max,
         "kernel.pid_max",
         PIDS_KEPT_BACK,
-        &|u| format!("{} PIDs, one per thread, {} threads running now and 300 kept back by the kernel", u.limit, u.used),
+        &|u| {
+            format!("{} PIDs, one per thread, {} threads running now and 300 kept back by the kernel", u.limit, u.used)
+        },
         "raise it (sysctl kernel.pid_max)",
         Measure::Threads,
     );
@@ -253,7 +255,9 @@ fn limits(l: &SystemLimits) -> Vec<Limit> {
         l.mem_available.map(|u| Used { limit: u.limit, used: u.limit / 8 }),
         "MemAvailable",
         0,
-        &|u| format!("{} in /proc/meminfo, of which an eighth is kept for the page cache and the kernel", human(u.limit)),
+        &|u| {
+            format!("{} in /proc/meminfo, of which an eighth is kept for the page cache and the kernel", human(u.limit))
+        },
         "free memory, or run where there is more",
         Measure::Memory,
     );
@@ -304,7 +308,8 @@ pub fn check(demand: &Demand, system: &SystemLimits) -> Result<(), UsageError> {
                     return None;
                 }
                 let rest = need.saturating_sub(each.saturating_mul(k.value));
-                let most = if rest >= limit.left { 0 } else { ((limit.left - rest) / each).min(k.value.saturating_sub(1)) };
+                let most =
+                    if rest >= limit.left { 0 } else { ((limit.left - rest) / each).min(k.value.saturating_sub(1)) };
                 Some(match most {
                     0 if k.bytes => format!("no {} fits", k.flag),
                     0 => format!("not even {} 1 fits", k.flag),

@@ -25,8 +25,8 @@ pub mod target;
 pub mod workdir;
 
 pub use args::CommonRunArgs;
+pub use limits::{Cost, Demand};
 pub use ranks::Ranks;
 pub use run::{follow, run};
-pub use limits::{Cost, Demand};
 pub use suite::{LiveView, NoLive, Prepared, RunOptions, RunSpec, Suite, Verdict};
 pub use target::{Server, Target};

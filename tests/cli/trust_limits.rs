@@ -83,7 +83,8 @@ fn clients_beyond_the_threads_this_machine_allows_are_refused_before_the_run() {
     // 4 maps a thread), then hung. A count past every thread limit of this machine, whatever they are.
     // /proc/loadavg's 4th field: running/all threads of the machine.
     let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap();
-    let threads_now: u64 = loadavg.split_whitespace().nth(3).and_then(|f| f.split_once('/')).unwrap().1.parse().unwrap();
+    let threads_now: u64 =
+        loadavg.split_whitespace().nth(3).and_then(|f| f.split_once('/')).unwrap().1.parse().unwrap();
     let fits = [
         sysctl("vm/max_map_count") / 4,
         sysctl("kernel/threads-max").saturating_sub(threads_now),
@@ -175,8 +176,14 @@ fn clients_beyond_the_cgroups_pids_max_are_refused_naming_it_and_the_largest_cou
     let sb = Sandbox::new();
     let target = sb.target();
     let mut cmd = sb.cmd();
-    cmd.args(["run", "iozone", "--target", target.to_str().unwrap(), "--clients", "1000"])
-        .args(["--files", "64k", "--records", "64k", "--tests", "write"]);
+    cmd.args(["run", "iozone", "--target", target.to_str().unwrap(), "--clients", "1000"]).args([
+        "--files",
+        "64k",
+        "--records",
+        "64k",
+        "--tests",
+        "write",
+    ]);
     cgroup.hold(&mut cmd);
     let out = bounded(cmd, Duration::from_secs(60));
     refused_before_anything(&sb, &out, &["the cgroup's pids.max", "300 tasks", "at most --clients"]);
@@ -281,7 +288,11 @@ fn a_personality_whose_flows_all_weigh_nothing_is_refused_naming_them() {
     let mut cmd = sb.cmd();
     cmd.args(["run", "personality", file.to_str().unwrap(), "--target", target.to_str().unwrap()]);
     let out = bounded(cmd, Duration::from_secs(30));
-    refused_before_anything(&sb, &out, &["weightless.toml", "line 13", "every flow has weight = 0 (`idle`, `also-idle`)"]);
+    refused_before_anything(
+        &sb,
+        &out,
+        &["weightless.toml", "line 13", "every flow has weight = 0 (`idle`, `also-idle`)"],
+    );
 }
 
 #[test]
@@ -298,7 +309,8 @@ fn a_client_thread_refused_at_run_time_ends_the_run_failed_with_its_folder_remov
     std::fs::set_permissions(sb.dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     std::fs::set_permissions(sb.target(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
     let target = sb.target();
-    let args = ["bonnie", "-d", target.to_str().unwrap(), "-s", "4m", "-r", "0", "-n", "0", "-f", "-c", "8", "-u", "nobody"];
+    let args =
+        ["bonnie", "-d", target.to_str().unwrap(), "-s", "4m", "-r", "0", "-n", "0", "-f", "-c", "8", "-u", "nobody"];
     let cmd = with_rlimit(&sb, &args, libc::RLIMIT_NPROC, 4);
     let begun = Instant::now();
     let out = bounded(cmd, Duration::from_secs(60));
@@ -323,7 +335,23 @@ fn repeats_past_any_use_are_refused_not_allocated() {
     let t = target.to_str().unwrap();
     let cases: [(&[&str], &str); 3] = [
         (&["run", "iozone", "--target", t, "--files", "64k", "--records", "64k", "--repeat", "4000000000"], "--repeat"),
-        (&["run", "iozone", "--target", t, "--files", "64k", "--records", "64k", "--tolerance", "20%", "--max-repeats", "4000000000"], "--max-repeats"),
+        (
+            &[
+                "run",
+                "iozone",
+                "--target",
+                t,
+                "--files",
+                "64k",
+                "--records",
+                "64k",
+                "--tolerance",
+                "20%",
+                "--max-repeats",
+                "4000000000",
+            ],
+            "--max-repeats",
+        ),
         (&["bonnie", "-d", t, "-s", "4m", "-r", "0", "-n", "0", "-f", "-x", "4000000000"], "-x 4000000000"),
     ];
     for (args, flag) in cases {

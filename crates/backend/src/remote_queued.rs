@@ -146,7 +146,10 @@ impl SessionPool {
         };
         let mut buffers = iomatrix_core::alloc::try_with_capacity(depth, "the session pool's buffers")?;
         for _ in 0..depth {
-            buffers.push(Some(AlignedBuf::try_new(buffer_len, &format!("{depth} request buffers of {buffer_len} bytes"))?));
+            buffers.push(Some(AlignedBuf::try_new(
+                buffer_len,
+                &format!("{depth} request buffers of {buffer_len} bytes"),
+            )?));
         }
         let (jobs, queue) = mpsc::channel::<Job>();
         let queue = Arc::new(Mutex::new(queue));
@@ -162,14 +165,19 @@ impl SessionPool {
             described,
         };
         for (i, fs) in sessions.into_iter().enumerate() {
-            let (queue, answer, spare, path) = (Arc::clone(&queue), answer.clone(), Arc::clone(spare), path.to_string());
-            let spawned =
-                std::thread::Builder::new().name(format!("session-{i}")).spawn(move || serve(fs, &path, &queue, &answer, &spare));
+            let (queue, answer, spare, path) =
+                (Arc::clone(&queue), answer.clone(), Arc::clone(spare), path.to_string());
+            let spawned = std::thread::Builder::new()
+                .name(format!("session-{i}"))
+                .spawn(move || serve(fs, &path, &queue, &answer, &spare));
             match spawned {
                 Ok(worker) => pool.workers.push(worker),
                 // Dropping the pool ends and joins the workers already started.
                 Err(e) => {
-                    return Err(io::Error::new(e.kind(), format!("cannot start the thread of session {i} of {depth}: {e}")))
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("cannot start the thread of session {i} of {depth}: {e}"),
+                    ))
                 }
             }
         }

@@ -361,7 +361,10 @@ pub(crate) fn walk<S: TreeSource>(
     let mut buf = Vec::new();
     // A read size the user chose: memory the machine lacks is the client's error, not an abort.
     buf.try_reserve_exact(plan.read_size as usize).map_err(|_| {
-        BackupError(format!("cannot allocate the read buffer of {} bytes: not that much memory is free", plan.read_size))
+        BackupError(format!(
+            "cannot allocate the read buffer of {} bytes: not that much memory is free",
+            plan.read_size
+        ))
     })?;
     buf.resize(plan.read_size as usize, 0);
     let mut extents = ExtentTally::new();

@@ -156,7 +156,9 @@ impl MpiGroup {
             });
             if let Err(e) = relay {
                 // Only the live figures are lost: the run itself goes on.
-                eprintln!("iomatrix: warning: no thread for the MPI ranks' live figures ({e}): the run goes on without them");
+                eprintln!(
+                    "iomatrix: warning: no thread for the MPI ranks' live figures ({e}): the run goes on without them"
+                );
             }
             let result = body();
             done.store(true, Ordering::Relaxed);

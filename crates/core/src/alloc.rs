@@ -15,7 +15,12 @@ pub struct AllocError {
 
 impl fmt::Display for AllocError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot allocate {} for {}: this machine has not that much memory free", binary(self.bytes), self.what)
+        write!(
+            f,
+            "cannot allocate {} for {}: this machine has not that much memory free",
+            binary(self.bytes),
+            self.what
+        )
     }
 }
 

@@ -684,8 +684,11 @@ mod tests {
         assert_eq!(e.line, 3);
         assert!(e.message.contains("earlier than line 1's 0.5"), "{e}");
         let most = iomatrix_core::MAX_DURATION.as_secs();
-        let f = LoadFile::parse(&format!("0 Close 1 NT_STATUS_OK\n0 Close 1 NT_STATUS_OK\n{most} Close 1 NT_STATUS_OK\n"), "t")
-            .expect("equal timestamps and the longest one are fine");
+        let f = LoadFile::parse(
+            &format!("0 Close 1 NT_STATUS_OK\n0 Close 1 NT_STATUS_OK\n{most} Close 1 NT_STATUS_OK\n"),
+            "t",
+        )
+        .expect("equal timestamps and the longest one are fine");
         assert_eq!(f.ops[2].at, Some(most as f64));
     }
 

@@ -172,12 +172,7 @@ impl CgroupPaths {
     /// the process's cgroup up to the mount: `max` files hold the cap ("max"
     /// is none), `current` files what is counted, `reclaimable` what of that
     /// can be given back.
-    fn tightest(
-        &self,
-        max: &[&str],
-        current: &[&str],
-        reclaimable: impl Fn(&Path) -> Option<u64>,
-    ) -> Option<Used> {
+    fn tightest(&self, max: &[&str], current: &[&str], reclaimable: impl Fn(&Path) -> Option<u64>) -> Option<Used> {
         let mut best: Option<Used> = None;
         for (mount, own) in &self.hierarchies {
             let mut dir = own.clone();
@@ -273,7 +268,8 @@ mod tests {
         assert_eq!(parse_loadavg_threads("garbage"), None);
         let meminfo = "MemTotal:       24684084 kB\nMemAvailable:   23931940 kB\n";
         assert_eq!(parse_meminfo(meminfo, "MemAvailable:"), Some(23931940 * 1024));
-        let status = "Name:\tx\nUid:\t1000\t1000\t1000\t1000\nThreads:\t7\nCapEff:\t0000000001000000\nVmSize:\t  2048 kB\n";
+        let status =
+            "Name:\tx\nUid:\t1000\t1000\t1000\t1000\nThreads:\t7\nCapEff:\t0000000001000000\nVmSize:\t  2048 kB\n";
         assert_eq!(parse_status_uid(status), Some(1000));
         assert_eq!(parse_status_caps(status), Some(1 << 24));
         assert_eq!(status_number(status, "Threads:"), Some(7));

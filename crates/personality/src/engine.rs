@@ -880,7 +880,11 @@ fn make_files<F: Files>(
 /// machine lacks is an error of the connection, never an abort.
 fn fileset_table(set: &crate::schema::Fileset) -> io::Result<Vec<Slot>> {
     let files = usize::try_from(set.files).unwrap_or(usize::MAX);
-    Ok(iomatrix_core::alloc::try_filled(files, Slot::default(), &format!("fileset `{}`'s table of {} files", set.name, set.files))?)
+    Ok(iomatrix_core::alloc::try_filled(
+        files,
+        Slot::default(),
+        &format!("fileset `{}`'s table of {} files", set.name, set.files),
+    )?)
 }
 
 /// With stamped data every size is whole verify blocks (rounded up), so

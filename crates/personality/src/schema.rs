@@ -998,7 +998,10 @@ mod tests {
             "ops = [{ op = \"create\", close = true }, { op = \"open\" }, { op = \"close\" }]",
         );
         parse(&created, Path::new(".")).expect("a flow that creates its files first");
-        let huge = MINIMAL.replace("size = { dist = \"fixed\", size = \"4k\" }", "size = { dist = \"gamma\", mean = \"1t\", shape = 1e-300 }");
+        let huge = MINIMAL.replace(
+            "size = { dist = \"fixed\", size = \"4k\" }",
+            "size = { dist = \"gamma\", mean = \"1t\", shape = 1e-300 }",
+        );
         let p = parse(&huge, Path::new(".")).unwrap();
         assert_eq!(p.largest_file(), u64::MAX >> 8, "the largest size saturates, no overflow");
     }

@@ -46,9 +46,7 @@ impl Latency {
     /// whatever it records, for the plan-time memory check.
     pub fn footprint() -> u64 {
         static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-        *BYTES.get_or_init(|| {
-            Latency::new().hist.distinct_values() as u64 * std::mem::size_of::<u64>() as u64
-        })
+        *BYTES.get_or_init(|| Latency::new().hist.distinct_values() as u64 * std::mem::size_of::<u64>() as u64)
     }
 
     /// Records one latency; values beyond an hour are clamped to an hour.

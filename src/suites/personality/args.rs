@@ -96,7 +96,7 @@ pub fn lacking(protocol: &str) -> &'static [OpKind] {
 impl RunPersonalityArgs {
     /// The validated plan and the run's options, and with a load file what
     /// its replay holds in memory ([`iomatrix_dbench::LoadFile::footprint`]).
-    pub fn validate(&self, mpi_ranks: Option<usize>) -> anyhow::Result<(RunPlan, RunOptions, Option<(u64, u64)>)> {
+    pub fn validate(&self, mpi_ranks: Option<usize>) -> anyhow::Result<Validated> {
         if let Some(file) = &self.dbench_loadfile {
             if self.data.content().stamped() {
                 return Err(UsageError::new(
@@ -219,7 +219,7 @@ impl RunPersonalityArgs {
         &self,
         file: &Path,
         mpi_ranks: Option<usize>,
-    ) -> anyhow::Result<(RunPlan, RunOptions, Option<(u64, u64)>)> {
+    ) -> anyhow::Result<Validated> {
         if let Some(p) = &self.personality {
             return Err(UsageError::new(format!(
                 "{p} and --dbench-loadfile: give a personality or a load file to replay, not both"
@@ -309,6 +309,10 @@ impl RunPersonalityArgs {
         Ok((plan, run, Some(load.footprint())))
     }
 }
+
+/// The plan, the run's options, and with a load file what its replay
+/// holds in memory: once per process, and per connection.
+pub type Validated = (RunPlan, RunOptions, Option<(u64, u64)>);
 
 /// A built-in by name, or a personality file.
 pub fn load(given: &str) -> Result<iomatrix_personality::Personality, UsageError> {
