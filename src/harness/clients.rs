@@ -12,7 +12,8 @@ use std::time::Duration;
 #[command(next_help_heading = "Clients")]
 pub struct ClientArgs {
     /// Clients on this host (threads), each in its own folder `client-N` of the working folder,
-    /// all starting every cell together. Under mpirun each rank is one client: leave this at 1
+    /// all starting every cell together; the threads and memory they need are checked against this
+    /// machine's limits before the run starts. Under mpirun each rank is one client: leave this at 1
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub clients: usize,
 
@@ -38,7 +39,7 @@ pub struct ClientArgs {
     pub on_client_error: String,
 
     /// Under mpirun: the longest any rank waits for another (a hung or dead rank ends the run
-    /// with a message after this, keeping the finished cells)
+    /// with a message after this, keeping the finished cells); at most 720h (30 days)
     #[arg(long, default_value = "10m", value_name = "TIME", allow_hyphen_values = true)]
     pub client_timeout: String,
 

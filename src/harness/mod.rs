@@ -2,14 +2,16 @@
 //! and [`run`] (the one harness function), the [`Target`] parsed from the
 //! command line, the working folder here or on a server, the environment
 //! record, clients as threads or MPI ranks ([`Ranks`]), repeats and
-//! `--tolerance`, progress and the live line, signals, and the flags every
-//! `run` takes ([`CommonRunArgs`]).
+//! `--tolerance`, progress and the live line, signals, the plan-time check
+//! of threads and memory ([`limits`]), and the flags every `run` takes
+//! ([`CommonRunArgs`]).
 
 pub mod args;
 pub mod clients;
 pub mod data;
 mod job;
 pub mod launch;
+pub mod limits;
 pub mod live;
 mod progress;
 pub mod ranks;
@@ -23,6 +25,7 @@ pub mod target;
 pub mod workdir;
 
 pub use args::CommonRunArgs;
+pub use limits::{Cost, Demand};
 pub use ranks::Ranks;
 pub use run::{follow, run};
 pub use suite::{LiveView, NoLive, Prepared, RunOptions, RunSpec, Suite, Verdict};

@@ -4,13 +4,18 @@
 use clap::Args;
 use iomatrix_core::UsageError;
 
+/// The most samples of one cell a run takes (`--repeat`, `--max-repeats`):
+/// every sample is a stored cell and a name in the plan, so a count past
+/// any use (`--repeat 4000000000`) is refused, not allocated.
+pub const MAX_REPEAT: u32 = 1000;
+
 /// Noise: each cell measured several times, noisy cells measured again.
 #[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Noise")]
 pub struct RepeatArgs {
     /// Measure each cell N times (all samples stored; reports show the median and spread).
     /// Every suite (`run bonnie` takes it as --repeats; the file-server load repeats its phases
-    /// on fresh files)
+    /// on fresh files); at most 1000
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub repeat: u32,
 
@@ -21,7 +26,8 @@ pub struct RepeatArgs {
     #[arg(long, value_name = "PCT")]
     pub tolerance: Option<String>,
 
-    /// With --tolerance: at most this many samples of a cell [default: 2 x --repeat, at least 3]
+    /// With --tolerance: at most this many samples of a cell (1000 at most) [default: 2 x --repeat,
+    /// at least 3]
     #[arg(long, value_name = "N")]
     pub max_repeats: Option<u32>,
 }
@@ -45,6 +51,13 @@ impl Repeat {
         if args.repeat == 0 {
             return Err(UsageError::new("--repeat 0: measure each cell at least once (the default is 1)"));
         }
+        for (flag, n) in [("--repeat", Some(args.repeat)), ("--max-repeats", args.max_repeats)] {
+            if let Some(n) = n.filter(|n| *n > MAX_REPEAT) {
+                return Err(UsageError::new(format!(
+                    "{flag} {n}: at most {MAX_REPEAT} samples of a cell (each is a stored cell); give a smaller count"
+                )));
+            }
+        }
         let tolerance_pct = args
             .tolerance
             .as_deref()
@@ -57,7 +70,7 @@ impl Repeat {
                     .ok_or_else(|| UsageError::new(format!("--tolerance {t}: give a percentage above 0, e.g. 20%")))
             })
             .transpose()?;
-        let max = args.max_repeats.unwrap_or((2 * args.repeat).max(3));
+        let max = args.max_repeats.unwrap_or(args.repeat.saturating_mul(2).clamp(3, MAX_REPEAT.max(args.repeat)));
         if tolerance_pct.is_none() && args.max_repeats.is_some() {
             return Err(UsageError::new("--max-repeats needs --tolerance: it bounds the re-measuring of noisy cells"));
         }
@@ -99,6 +112,10 @@ mod tests {
         assert!(Repeat::from_args(&args(3, Some("lots"), None)).is_err());
         assert!(Repeat::from_args(&args(3, Some("20"), Some(2))).is_err());
         assert!(Repeat::from_args(&args(3, None, Some(5))).is_err());
+        let e = Repeat::from_args(&args(4_000_000_000, None, None)).unwrap_err();
+        assert!(e.0.contains("at most 1000"), "{e}");
+        assert!(Repeat::from_args(&args(3, Some("20"), Some(u32::MAX))).unwrap_err().0.contains("--max-repeats"));
+        assert_eq!(Repeat::from_args(&args(1000, Some("20"), None)).unwrap().max, 1000);
     }
 
     #[test]

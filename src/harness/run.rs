@@ -26,6 +26,9 @@ use std::time::Duration;
 pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let Prepared { mut suite, plan, run: mut options } = prepared;
     let clients_here = if ranks.mpi_size().is_some() { 1 } else { options.clients.count };
+    // Before the run is stored or its folder made: threads, memory and address space it needs.
+    let demand = suite.demand(&plan, &options.target, clients_here);
+    super::limits::check(&demand, &iomatrix_environment::SystemLimits::read())?;
     S::before_clients(&plan, clients_here, options.target.server().is_some())?;
     let spec = suite.spec(&plan, &options.target, options.clients.count);
     let cells = S::cells(&plan);

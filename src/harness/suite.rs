@@ -10,6 +10,7 @@
 //! every suite, by [`crate::harness::run`].
 
 use super::clients::ClientPlan;
+use super::limits::Demand;
 use super::live::LiveSample;
 use super::raw_device::RawDevice;
 use super::repeat::Repeat;
@@ -46,6 +47,14 @@ pub trait Suite: Sized {
     /// How the harness sets the run up: free space, conditions, the cache
     /// warning. `clients`: the run's clients in all (threads, or MPI ranks).
     fn spec(&self, plan: &Self::Plan, target: &Target, clients: usize) -> RunSpec;
+
+    /// What `plan` starts and holds in this process at its peak: threads
+    /// (with their stacks) and memory that grow with the user's counts and
+    /// sizes, each counted as the suite's code really starts and allocates
+    /// it. Checked against the machine's limits before anything is stored
+    /// or made ([`super::limits::check`]). `clients_here`: this process's
+    /// clients (threads, or 1 under MPI).
+    fn demand(&self, plan: &Self::Plan, target: &Target, clients_here: usize) -> Demand;
 
     /// The cells `plan` runs, named, in order: index i is the i-th cell
     /// [`Suite::execute`] hands on.

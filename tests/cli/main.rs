@@ -47,4 +47,5 @@ mod suite;
 mod sweep;
 mod trust_database;
 mod trust_figures;
+mod trust_limits;
 mod verify;

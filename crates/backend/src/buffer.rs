@@ -12,17 +12,24 @@ pub struct AlignedBuf {
 unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
-    /// A buffer of `len` bytes (at least one). Panics only if the allocator
-    /// fails, as `Vec` does.
+    /// A buffer of `len` bytes (at least one), for sizes the code fixes.
+    /// Panics only if the allocator fails, as `Vec` does; a size the user
+    /// chose goes through [`AlignedBuf::try_new`].
     pub fn new(len: usize) -> Self {
-        let layout =
-            Layout::from_size_align(len.max(1), crate::DIRECT_ALIGN).expect("buffer length overflows a Layout");
+        AlignedBuf::try_new(len, "a buffer").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A buffer of `len` bytes (at least one), or an error naming `what`
+    /// when the memory cannot be had: never an abort.
+    pub fn try_new(len: usize, what: &str) -> Result<Self, iomatrix_core::alloc::AllocError> {
+        let refused = || iomatrix_core::alloc::AllocError { what: what.to_string(), bytes: len as u64 };
+        let layout = Layout::from_size_align(len.max(1), crate::DIRECT_ALIGN).map_err(|_| refused())?;
         // SAFETY: layout has non-zero size.
         let raw = unsafe { alloc_zeroed(layout) };
-        let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        let ptr = NonNull::new(raw).ok_or_else(refused)?;
         let mut buf = AlignedBuf { ptr, layout };
         fill_incompressible(buf.as_mut_slice(), len as u64 ^ 0x9e37_79b9_7f4a_7c15);
-        buf
+        Ok(buf)
     }
     pub fn len(&self) -> usize {
         self.layout.size()
@@ -62,6 +69,13 @@ fn fill_incompressible(buf: &mut [u8], seed: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_buffer_larger_than_memory_is_an_error() {
+        let e = AlignedBuf::try_new(1 << 50, "the record buffer").err().expect("1 PiB is not to be had");
+        assert!(e.to_string().contains("the record buffer"), "{e}");
+        assert!(AlignedBuf::try_new(usize::MAX, "an impossible layout").is_err());
+    }
 
     #[test]
     fn aligned_and_not_constant() {

@@ -158,7 +158,7 @@ impl<F: FileIo> Immediate<F> {
     /// Wraps a file that is already open.
     pub fn new(file: F, buffer_len: usize) -> io::Result<Self> {
         check_buffer_len(buffer_len)?;
-        Ok(Immediate { file, buf: AlignedBuf::new(buffer_len), done: None })
+        Ok(Immediate { file, buf: AlignedBuf::try_new(buffer_len, "the request buffer")?, done: None })
     }
 }
 

@@ -34,8 +34,9 @@ impl<'a> OneAtATime<'a> {
         described: String,
     ) -> io::Result<OneAtATime<'a>> {
         check_buffer_len(buffer_len)?;
+        let buf = AlignedBuf::try_new(buffer_len, "the request buffer")?;
         let file = RemoteFile::open(fs, path)?;
-        Ok(OneAtATime { file: Some(file), buf: AlignedBuf::new(buffer_len), done: None, described })
+        Ok(OneAtATime { file: Some(file), buf, done: None, described })
     }
 }
 
@@ -143,27 +144,43 @@ impl SessionPool {
             let keep = spare.len() - depth;
             spare.drain(keep..).collect()
         };
+        let mut buffers = iomatrix_core::alloc::try_with_capacity(depth, "the session pool's buffers")?;
+        for _ in 0..depth {
+            buffers.push(Some(AlignedBuf::try_new(
+                buffer_len,
+                &format!("{depth} request buffers of {buffer_len} bytes"),
+            )?));
+        }
         let (jobs, queue) = mpsc::channel::<Job>();
         let queue = Arc::new(Mutex::new(queue));
         let (answer, answers) = mpsc::channel::<FromWorker>();
-        let workers = sessions
-            .into_iter()
-            .map(|fs| {
-                let (queue, answer, spare, path) =
-                    (Arc::clone(&queue), answer.clone(), Arc::clone(spare), path.to_string());
-                std::thread::spawn(move || serve(fs, &path, &queue, &answer, &spare))
-            })
-            .collect();
-        let pool = SessionPool {
+        let mut pool = SessionPool {
             depth,
-            buffers: (0..depth).map(|_| Some(AlignedBuf::new(buffer_len))).collect(),
+            buffers,
             jobs: Some(jobs),
             answers,
-            workers,
+            workers: Vec::with_capacity(depth),
             in_flight: 0,
             ready: Vec::new(),
             described,
         };
+        for (i, fs) in sessions.into_iter().enumerate() {
+            let (queue, answer, spare, path) =
+                (Arc::clone(&queue), answer.clone(), Arc::clone(spare), path.to_string());
+            let spawned = std::thread::Builder::new()
+                .name(format!("session-{i}"))
+                .spawn(move || serve(fs, &path, &queue, &answer, &spare));
+            match spawned {
+                Ok(worker) => pool.workers.push(worker),
+                // Dropping the pool ends and joins the workers already started.
+                Err(e) => {
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("cannot start the thread of session {i} of {depth}: {e}"),
+                    ))
+                }
+            }
+        }
         for _ in 0..depth {
             match pool.answers.recv() {
                 Ok(FromWorker::Opened(Ok(()))) => {}

@@ -250,13 +250,17 @@ impl UringFile {
         if u32::try_from(buffer_len).is_err() {
             return Err(invalid(format!("io_uring buffer size {buffer_len} exceeds one request's limit (4 GiB)")));
         }
+        let mut bufs = iomatrix_core::alloc::try_with_capacity(depth, "the queue's buffers")?;
+        for _ in 0..depth {
+            bufs.push(AlignedBuf::try_new(buffer_len, &format!("{depth} request buffers of {buffer_len} bytes"))?);
+        }
         let file = open_file(path, how)?;
         let (ring, task_run) = build_ring(depth as u32)?;
         let mut this = UringFile {
             ring,
             fd: file.as_raw_fd(),
             file: Some(file),
-            bufs: (0..depth).map(|_| AlignedBuf::new(buffer_len)).collect(),
+            bufs,
             slots: vec![Slot::Free; depth],
             buffer_len,
             in_kernel: 0,

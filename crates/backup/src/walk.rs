@@ -358,7 +358,15 @@ pub(crate) fn walk<S: TreeSource>(
         evict_failures: prepared.evict_failures,
         ..BackupResult::default()
     };
-    let mut buf = vec![0u8; plan.read_size as usize];
+    let mut buf = Vec::new();
+    // A read size the user chose: memory the machine lacks is the client's error, not an abort.
+    buf.try_reserve_exact(plan.read_size as usize).map_err(|_| {
+        BackupError(format!(
+            "cannot allocate the read buffer of {} bytes: not that much memory is free",
+            plan.read_size
+        ))
+    })?;
+    buf.resize(plan.read_size as usize, 0);
     let mut extents = ExtentTally::new();
     let mut extent_counts = BTreeMap::new();
     // Files where no extent map exists (over a protocol), and why.

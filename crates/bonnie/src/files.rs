@@ -70,16 +70,17 @@ impl<'a> FileTests<'a> {
         self.stop.load(Ordering::Relaxed)
     }
 
-    fn make_names(&self, repeat: u32, random: bool) -> Vec<String> {
+    fn make_names(&self, repeat: u32, random: bool) -> Result<Vec<String>, BonnieError> {
         let mut rng = Rng::new(derive_seed(self.plan.seed, repeat, if random { 10 } else { 7 }));
-        let mut names = Vec::with_capacity(self.plan.files as usize);
+        let mut names = iomatrix_core::alloc::try_with_capacity(self.plan.files as usize, "the file tests' names")
+            .map_err(|e| BonnieError(e.to_string()))?;
         for i in 0..self.plan.files {
             let len = rng.below(RAND_EXTRA_LEN + 1);
             let extra: String =
                 (0..len).map(|_| NAME_CHARS[rng.below(NAME_CHARS.len() as u64) as usize] as char).collect();
             names.push(if random { format!("{extra}{i:07}") } else { format!("{i:07}{extra}") });
         }
-        names
+        Ok(names)
     }
 
     fn shuffle(&mut self, repeat: u32, purpose: u64) {
@@ -98,7 +99,7 @@ impl<'a> FileTests<'a> {
         random: bool,
         ready: &mut Ready<'_>,
     ) -> Result<Option<BonnieResult>, BonnieError> {
-        self.names = self.make_names(repeat, random);
+        self.names = self.make_names(repeat, random)?;
         self.folder.make()?;
         self.folder.open()?;
         let (min, max) = (self.plan.file_min.bytes(), self.plan.file_max.bytes());

@@ -546,6 +546,8 @@ mod tests {
         // -x 0 parses, and the plan says why it cannot run.
         let p = parse(&args("-d x -s 1 -x 0")).unwrap().plan;
         assert!(p.validate(0).unwrap_err().to_string().contains("-x 0"));
+        let p = parse(&args("-d x -s 1 -x 4000000000")).unwrap().plan;
+        assert!(p.validate(0).unwrap_err().to_string().contains("at most 1000"));
     }
 
     #[test]

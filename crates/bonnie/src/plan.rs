@@ -21,6 +21,8 @@ pub const UPDATE_EVERY: u64 = 10;
 /// The largest chunk accepted. bonnie++ stops at 1 MiB; iomatrix allows more,
 /// but every seeker holds a chunk in memory, so there is a limit.
 pub const MAX_CHUNK: ByteSize = ByteSize(64 * MIB);
+/// Runs of the whole set (`-x`), at most: as `--repeat` of every suite.
+pub const MAX_REPEATS: u32 = 1000;
 /// The most files a file test may create: every name is kept in memory,
 /// as bonnie++ does (it refuses more than 1 GiB of names).
 pub const MAX_FILES: u64 = 16 * 1024 * FILES_UNIT;
@@ -228,6 +230,12 @@ impl BonniePlan {
     pub fn validate(&self, machine_ram_bytes: u64) -> Result<(), UsageError> {
         if self.repeats == 0 {
             return Err(UsageError::new("-x 0: the tests must run at least once; use -x 1 or more"));
+        }
+        if self.repeats > MAX_REPEATS {
+            return Err(UsageError::new(format!(
+                "-x {} (--repeats): at most {MAX_REPEATS} runs of the set (each test of each is a stored cell)",
+                self.repeats
+            )));
         }
         if self.size.bytes() == 0 && self.files == 0 {
             return Err(UsageError::new(

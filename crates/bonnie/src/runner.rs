@@ -241,7 +241,7 @@ impl Runner<'_> {
         let capacity = file.stdio_buffer(true);
         let chunk = self.chunk();
         let total = self.plan.per_char_bytes();
-        let mut pattern = AlignedBuf::new(chunk);
+        let mut pattern = AlignedBuf::try_new(chunk, "a chunk").map_err(|e| BonnieError(e.to_string()))?;
         let mut writer = PutcWriter::new(file, capacity);
         new_file(&mut content);
         let span = Span::start(ready()?);
@@ -284,7 +284,7 @@ impl Runner<'_> {
         let total = self.plan.per_char_bytes();
         let open = || self.open("putc", Access::Create, false);
         let measured = on_own_file_table(ready, open, |mut file, origin| {
-            let mut pattern = AlignedBuf::new(chunk);
+            let mut pattern = AlignedBuf::try_new(chunk, "a chunk").map_err(|e| BonnieError(e.to_string()))?;
             for (j, b) in pattern.as_mut_slice().iter_mut().enumerate() {
                 *b = (j & 0x7f) as u8;
             }
@@ -329,7 +329,7 @@ impl Runner<'_> {
         new_file(&mut content);
         let open = || self.open("block write", Access::Create, self.plan.direct);
         let done = on_own_file_table(ready, open, |mut file, origin| {
-            let mut buf = AlignedBuf::new(chunk);
+            let mut buf = AlignedBuf::try_new(chunk, "a chunk").map_err(|e| BonnieError(e.to_string()))?;
             let span = Span::start(origin);
             let (mut calls, mut slowest) = (0u64, Slowest::default());
             for i in 0..self.plan.chunks() {
@@ -372,7 +372,7 @@ impl Runner<'_> {
         let back = SeekFrom::Current(-(chunk as i64));
         let open = || self.open("rewrite", Access::ReadWrite, self.plan.direct);
         let done = on_own_file_table(ready, open, |mut file, origin| {
-            let mut buf = AlignedBuf::new(chunk);
+            let mut buf = AlignedBuf::try_new(chunk, "a chunk").map_err(|e| BonnieError(e.to_string()))?;
             let span = Span::start(origin);
             let (mut chunks, mut slowest) = (0u64, Slowest::default());
             for i in 0..self.plan.chunks() {
@@ -512,7 +512,7 @@ impl Runner<'_> {
         let chunk = self.chunk();
         let open = || self.open("block read", Access::Read, self.plan.direct);
         let done = on_own_file_table(ready, open, |mut file, origin| {
-            let mut buf = AlignedBuf::new(chunk);
+            let mut buf = AlignedBuf::try_new(chunk, "a chunk").map_err(|e| BonnieError(e.to_string()))?;
             let span = Span::start(origin);
             let (mut calls, mut slowest) = (0u64, Slowest::default());
             for i in 0..self.plan.chunks() {
@@ -631,7 +631,7 @@ impl Seeker<'_, '_> {
         let path = &runner.here();
         let chunk = runner.chunk() as u64;
         let chunks = runner.plan.chunks();
-        let mut buf = AlignedBuf::new(chunk as usize);
+        let mut buf = AlignedBuf::try_new(chunk as usize, "a chunk").map_err(|e| BonnieError(e.to_string()))?;
         if !self.gate.wait() {
             let measured = Span::start(self.origin).finish();
             return Ok(SeekerFigures { measured, seeks: 0, writes: 0, slowest: Slowest::default() });

@@ -68,20 +68,36 @@ where
     // leader's database writes never overlap the next cell's timed work.
     let (tx, rx) = mpsc::channel::<(usize, ClientCell<R>, mpsc::Sender<()>)>();
     let mut collector = Collector::new(clients, setup.cells, setup.on_error, setup.stop);
+    let gate = StartGate::default();
     std::thread::scope(|scope| {
         for coord in local_group(clients) {
             let tx = tx.clone();
-            let (make, dir) = (&make, &dirs[crate::Coordinator::rank(&coord)]);
+            let rank = crate::Coordinator::rank(&coord);
+            let (make, dir, gate) = (&make, &dirs[rank], &gate);
             let how = Drive { cells: setup.cells, dir, hooks: setup.hooks, on_error: setup.on_error, stop: setup.stop };
-            scope.spawn(move || {
+            let spawned = std::thread::Builder::new().name(format!("client-{rank}")).spawn_scoped(scope, move || {
+                // Nobody starts before every client has its thread: a client that could not
+                // have one would leave the others waiting at the first barrier for ever.
+                if !gate.wait() {
+                    return;
+                }
                 own_file_table();
-                let mut work = make(crate::Coordinator::rank(&coord), dir);
+                let mut work = make(rank, dir);
                 drive(&coord, &how, &mut work, &mut |index, cell| {
                     let (handled, wait) = mpsc::channel();
                     tx.send((index, cell, handled)).is_ok() && wait.recv().is_ok()
                 });
             });
+            if let Err(e) = spawned {
+                // The clients started so far return at the gate; the scope joins them.
+                gate.open(false);
+                return Err(std::io::Error::new(
+                    e.kind(),
+                    format!("no thread could be started for client {rank} of {clients} (the {rank} started were stopped): {e}"),
+                ));
+            }
         }
+        gate.open(true);
         drop(tx);
         let mut waiting: Vec<(usize, mpsc::Sender<()>)> = Vec::with_capacity(clients);
         for (index, cell, handled) in rx {
@@ -96,8 +112,34 @@ where
                 !done
             });
         }
-    });
+        Ok(())
+    })?;
     Ok(collector.finish())
+}
+
+/// Holds the client threads until all have started (true) or one could not (false).
+#[derive(Default)]
+pub(crate) struct StartGate {
+    word: std::sync::Mutex<Option<bool>>,
+    said: std::sync::Condvar,
+}
+
+impl StartGate {
+    /// Waits for the word: true to go on, false to return at once.
+    pub(crate) fn wait(&self) -> bool {
+        let mut word = self.word.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(go) = *word {
+                return go;
+            }
+            word = self.said.wait(word).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    pub(crate) fn open(&self, go: bool) {
+        *self.word.lock().unwrap_or_else(|e| e.into_inner()) = Some(go);
+        self.said.notify_all();
+    }
 }
 
 /// Gives the calling client thread a file table of its own, as a client

@@ -133,7 +133,7 @@ impl MpiGroup {
         let leader = self.is_leader();
         std::thread::scope(|scope| {
             let done = &done;
-            scope.spawn(move || {
+            let relay = std::thread::Builder::new().name("live-relay".into()).spawn_scoped(scope, move || {
                 let comm = &live.0;
                 while !done.load(Ordering::Relaxed) {
                     if leader {
@@ -154,6 +154,12 @@ impl MpiGroup {
                     }
                 }
             });
+            if let Err(e) = relay {
+                // Only the live figures are lost: the run itself goes on.
+                eprintln!(
+                    "iomatrix: warning: no thread for the MPI ranks' live figures ({e}): the run goes on without them"
+                );
+            }
             let result = body();
             done.store(true, Ordering::Relaxed);
             result

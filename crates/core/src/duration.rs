@@ -1,7 +1,17 @@
 use std::time::Duration;
 
+/// The longest duration iomatrix takes anywhere (a cell, a phase, a think
+/// time, a timeout, a load file's timestamp): 30 days. A benchmark that
+/// runs longer is a typing mistake (`18446744073709551615s`), and every
+/// deadline computed from a duration stays far from `Instant`'s overflow.
+pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// [`MAX_DURATION`] as the user reads it in messages and `--help`.
+pub const MAX_DURATION_TEXT: &str = "30 days (720h)";
+
 /// Parses `10s`, `500ms`, `2m`, `1h`, `250us` (a bare number is seconds).
-/// Zero and negative durations are refused: a cell must run for some time.
+/// Zero and negative durations are refused: a cell must run for some time;
+/// so is anything longer than [`MAX_DURATION`].
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     let bad =
@@ -13,19 +23,26 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     if digits_end == 0 {
         return Err(bad());
     }
-    let n: u64 = t[..digits_end].parse().map_err(|_| bad())?;
-    let d = match &t[digits_end..] {
-        "" | "s" | "sec" => Duration::from_secs(n),
-        "ms" => Duration::from_millis(n),
-        "us" => Duration::from_micros(n),
-        "m" | "min" => Duration::from_secs(n.saturating_mul(60)),
-        "h" => Duration::from_secs(n.saturating_mul(3600)),
+    let unit_ns: u128 = match &t[digits_end..] {
+        "" | "s" | "sec" => 1_000_000_000,
+        "ms" => 1_000_000,
+        "us" => 1_000,
+        "m" | "min" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
         _ => return Err(bad()),
     };
-    if d.is_zero() {
+    let too_long = || format!("'{text}' is longer than iomatrix takes: at most {MAX_DURATION_TEXT}");
+    // Digits beyond u64 are a number all the same: too long, not malformed.
+    let n: u64 = t[..digits_end].parse().map_err(|_| too_long())?;
+    let ns = u128::from(n) * unit_ns;
+    if ns > MAX_DURATION.as_nanos() {
+        return Err(too_long());
+    }
+    if ns == 0 {
         return Err(format!("'{text}' is zero: a duration must be positive"));
     }
-    Ok(d)
+    // At most MAX_DURATION, so it fits in u64 nanoseconds.
+    Ok(Duration::from_nanos(ns as u64))
 }
 
 #[cfg(test)]
@@ -42,5 +59,15 @@ mod tests {
         assert!(parse_duration("-1s").unwrap_err().contains("negative"));
         assert!(parse_duration("5 parsecs").unwrap_err().contains("not a duration"));
         assert!(parse_duration("s").is_err());
+    }
+
+    #[test]
+    fn durations_stop_at_thirty_days() {
+        assert_eq!(parse_duration("720h").unwrap(), MAX_DURATION);
+        assert_eq!(parse_duration("2592000s").unwrap(), MAX_DURATION);
+        for text in ["721h", "2592001s", "18446744073709551615s", "18446744073709551616", "99999999999999999999999h"] {
+            let e = parse_duration(text).unwrap_err();
+            assert!(e.contains("at most 30 days"), "{text}: {e}");
+        }
     }
 }

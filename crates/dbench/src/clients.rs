@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// A connection's thread: the protocol clients poll their futures on it.
-const STACK_SIZE: usize = 2 * 1024 * 1024;
+pub const STACK_SIZE: usize = 2 * 1024 * 1024;
 
 /// The load file a plan names, read and checked against what rank 0 read.
 pub fn load_for(replay: &LoadFileReplay) -> Result<LoadFile, String> {

@@ -351,6 +351,35 @@ fn number(b: &Builder, line: usize, token: &str, what: &str) -> Result<u64, Pars
     parsed.map_err(|_| b.error(line, format!("{what} '{token}' is not a number (decimal, or hex as 0x...)")))
 }
 
+/// A first word that is meant as a timestamp but does not start with a
+/// digit (`-1`, `.5`, `nan`, `inf`): refused as a timestamp, not taken for
+/// an operation's name.
+fn looks_like_a_time(token: &str) -> bool {
+    let bare = token.trim_start_matches(['-', '+', '.']);
+    (bare.len() < token.len() && bare.starts_with(|c: char| c.is_ascii_digit()))
+        || ["nan", "inf", "infinity", "-inf", "+inf", "-nan"].contains(&token.to_ascii_lowercase().as_str())
+}
+
+/// The seconds a line's timestamp says: finite, from 0 up to
+/// `iomatrix_core::MAX_DURATION` (30 days), as every duration of iomatrix.
+fn timestamp(b: &Builder, line: usize, token: &str) -> Result<f64, ParseError> {
+    let most = iomatrix_core::MAX_DURATION.as_secs_f64();
+    match token.parse::<f64>() {
+        Ok(t) if (0.0..=most).contains(&t) => Ok(t),
+        Ok(t) if t.is_finite() && t > most => Err(b.error(
+            line,
+            format!(
+                "timestamp '{token}' is beyond {}: a load file's timestamps are seconds from its start, at most {most}",
+                iomatrix_core::MAX_DURATION_TEXT
+            ),
+        )),
+        _ => Err(b.error(
+            line,
+            format!("'{token}' is not a timestamp: seconds from the file's start, 0 to {most} (e.g. 0.012)"),
+        )),
+    }
+}
+
 fn num32(b: &Builder, line: usize, token: &str, what: &str) -> Result<u32, ParseError> {
     let n = number(b, line, token, what)?;
     u32::try_from(n).map_err(|_| b.error(line, format!("{what} '{token}' is larger than 4294967295")))
@@ -386,6 +415,8 @@ impl LoadFile {
         let mut ops = Vec::new();
         let mut timed_ops = 0;
         let mut repeat: Option<(usize, u32)> = None;
+        // The last timestamp and its line: timestamps never go back.
+        let mut last_time: Option<(usize, f64)> = None;
         for (i, raw) in text.lines().enumerate() {
             let line = i + 1;
             if raw.len() > MAX_LINE {
@@ -407,13 +438,18 @@ impl LoadFile {
             if ["LOOP", "ENDLOOP", "RANDOMSTRING", "WRITEPATTERN"].contains(&first) {
                 return Err(b.error(line, format!("{first} is not supported: write the operations out")));
             }
-            let (at, rest) = if first.starts_with(|c: char| c.is_ascii_digit()) {
-                let t: f64 = first
-                    .parse()
-                    .map_err(|_| b.error(line, format!("'{first}' is not a timestamp (seconds, e.g. 0.012)")))?;
-                if !t.is_finite() || t < 0.0 {
-                    return Err(b.error(line, format!("'{first}' is not a timestamp (seconds, e.g. 0.012)")));
+            let (at, rest) = if first.starts_with(|c: char| c.is_ascii_digit()) || looks_like_a_time(first) {
+                let t = timestamp(&b, line, first)?;
+                if let Some((earlier_line, earlier)) = last_time.filter(|(_, earlier)| t < *earlier) {
+                    return Err(b.error(
+                        line,
+                        format!(
+                            "timestamp {first} is earlier than line {earlier_line}'s {earlier}: a replay paced by the \
+                             timestamps would issue it late and count it late; put the lines in time order"
+                        ),
+                    ));
                 }
+                last_time = Some((line, t));
                 (Some(t), &toks[1..])
             } else {
                 (None, &toks[..])
@@ -455,6 +491,8 @@ impl LoadFile {
             if at.is_some() {
                 timed_ops += times;
             }
+            iomatrix_core::alloc::try_grow(&mut ops, times, "the load file's operations")
+                .map_err(|e| b.error(line, e.to_string()))?;
             ops.extend(std::iter::repeat_n(op, times));
         }
         if let Some((line, _)) = repeat {
@@ -519,6 +557,29 @@ impl LoadFile {
             "Sleep" => OpKind::Sleep { usec: number(b, line, &a[0], "the microseconds")? },
             other => unreachable!("{other} is in OP_NAMES"),
         })
+    }
+
+    /// The memory a replay of this file holds, in bytes: once per process
+    /// (the parsed operations, the paths and statuses), and per connection
+    /// (its own copy of the paths, named for its client number, in
+    /// `String`s; the buffer of the largest ReadX or WriteX; a latency
+    /// histogram per operation kind, [`OP_NAMES`]).
+    pub fn footprint(&self) -> (u64, u64) {
+        let string = std::mem::size_of::<String>() as u64;
+        let path_bytes: u64 = self.paths.iter().map(|p| p.len() as u64 + string + 8).sum();
+        let status_bytes: u64 = self.statuses.iter().map(|s| s.len() as u64 + string).sum();
+        let once = (self.ops.len() * std::mem::size_of::<Op>()) as u64 + 2 * path_bytes + status_bytes;
+        let largest = self
+            .ops
+            .iter()
+            .filter_map(|o| match o.kind {
+                OpKind::ReadX { size, .. } | OpKind::WriteX { size, .. } => Some(u64::from(size)),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        let histograms = OP_NAMES.len() as u64 * iomatrix_stats::Latency::footprint();
+        (once, path_bytes + largest + histograms)
     }
 
     /// The paths for connection `client` (from 0), as dbench makes them:
@@ -608,6 +669,27 @@ mod tests {
         let OpKind::QueryPath { path } = a.ops[4].kind else { panic!() };
         assert_eq!(a.paths_for(0)[path as usize], "clients/client0/x y", "quoted blanks kept, client1 made client0");
         assert_eq!(a.paths_for(7)[path as usize], "clients/client7/x y");
+    }
+
+    #[test]
+    fn absurd_timestamps_are_refused_with_their_line() {
+        let e = err("Close 1 NT_STATUS_OK\n1e308 Close 1 NT_STATUS_OK\n");
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("beyond 30 days"), "{e}");
+        for bad in ["nan", "NaN", "inf", "-1", "-0.5", ".5x", "1e999"] {
+            let e = err(&format!("{bad} Close 1 NT_STATUS_OK\n"));
+            assert!(e.line == 1 && e.message.contains("not a timestamp"), "{bad}: {e}");
+        }
+        let e = err("0.5 Close 1 NT_STATUS_OK\n# a comment\n0.25 Close 1 NT_STATUS_OK\n");
+        assert_eq!(e.line, 3);
+        assert!(e.message.contains("earlier than line 1's 0.5"), "{e}");
+        let most = iomatrix_core::MAX_DURATION.as_secs();
+        let f = LoadFile::parse(
+            &format!("0 Close 1 NT_STATUS_OK\n0 Close 1 NT_STATUS_OK\n{most} Close 1 NT_STATUS_OK\n"),
+            "t",
+        )
+        .expect("equal timestamps and the longest one are fine");
+        assert_eq!(f.ops[2].at, Some(most as f64));
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //! target), [`TargetInfo`] (the target directory's mount, file system and
 //! space), [`BlockDevice`] (the device under that mount, from sysfs) and
 //! [`Space`]. Entry points: [`capture`], [`space`], [`machine_ram_bytes`]
-//! [`capture_device`] (a raw block device as target) and [`partition_alignment`].
+//! [`capture_device`] (a raw block device as target) and [`partition_alignment`];
+//! [`SystemLimits`]: the threads, memory and address space this process may
+//! still take, read before a run starts any.
 //!
 //! Linux only: facts come from `uname(2)`, `/proc`, `/etc/os-release`,
 //! `statvfs(3)` and `/sys/dev/block`. A fact that cannot be read becomes
@@ -13,6 +15,7 @@
 //! statted is an error.
 
 mod block;
+mod limits;
 mod machine;
 mod mount;
 mod space;
@@ -22,6 +25,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 pub use block::{partition_alignment, BlockDevice};
+pub use limits::{SystemLimits, Used};
 pub use machine::{machine_ram_bytes, Machine};
 pub use space::{space, Space};
 

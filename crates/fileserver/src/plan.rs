@@ -11,6 +11,9 @@ use std::sync::Arc;
 pub const MAX_CONNECTIONS: usize = 65_536;
 /// Each connection holds one record in memory; larger records are refused.
 pub const MAX_RECORD: u64 = 64 * MIB;
+/// A file being written, as a connection keeps it: its name (a `String`
+/// with its heap block), handle, index and sizes.
+pub const GROWING_BYTES: u64 = 160;
 
 /// The operation types timed apart, in report order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
@@ -376,6 +379,24 @@ impl FileserverPlan {
     /// fsyncs while writing `records` records: after every N and after the last.
     pub fn fsyncs(&self, records: u64) -> u64 {
         self.fsync_every.map_or(0, |n| records.div_ceil(n.max(1)))
+    }
+
+    /// Memory one connection holds at its peak: the record it reads into,
+    /// with stamped data the record it stamps, its latency samples before
+    /// they reach the shared histograms (16 bytes each), with
+    /// `--interleave` the files it writes at once ([`GROWING_BYTES`] each),
+    /// and with `--mix` the order it visits its files in (4 bytes a file).
+    pub fn memory_per_connection(&self) -> u64 {
+        let record = self.record.bytes();
+        let stamped = if self.content.stamped() { record } else { 0 };
+        let samples = (crate::SAMPLE_BUFFER * 16) as u64;
+        let order = match self.then {
+            Then::Mix { .. } => self.files_per_connection.saturating_mul(4),
+            _ => 0,
+        };
+        (record + stamped + samples)
+            .saturating_add(self.fds_per_connection().saturating_mul(GROWING_BYTES))
+            .saturating_add(order)
     }
 
     /// File descriptors one connection holds at once.

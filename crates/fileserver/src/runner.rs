@@ -714,7 +714,17 @@ impl<'a, F: ConnectionFiles> Connection<'a, F> {
         let mut first = 0;
         while first < files {
             let last = (first + n).min(files);
-            let mut group = Vec::with_capacity((last - first) as usize);
+            let mut group = iomatrix_core::alloc::try_with_capacity(
+                (last - first) as usize,
+                "the files written at once (--interleave)",
+            )
+            .map_err(|e| {
+                Halt::Failed(ConnectionError {
+                    kind: "memory".into(),
+                    op: None,
+                    message: format!("connection {}: {e}", self.rank),
+                })
+            })?;
             for i in first..last {
                 group.push(self.create_and_open(i)?);
             }

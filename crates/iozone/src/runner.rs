@@ -184,7 +184,9 @@ struct Client<'a> {
     cells: &'a [CellSpec],
     path: PathBuf,
     stop: &'a AtomicBool,
+    /// The largest record's bytes, allocated at the first cell (a placeholder until then).
     buf: AlignedBuf,
+    largest_record: usize,
     /// Record progress marks (only worth it with more than one client).
     marked: bool,
     /// The size the client's file has, if it exists and is complete.
@@ -202,6 +204,11 @@ impl ClientWork for Client<'_> {
 
     fn cell(&mut self, index: usize, start: &mut Start<'_>) -> Result<ClientFigures, ClientFailure> {
         let cell = &self.cells[index];
+        if self.buf.len() < self.largest_record {
+            // A record the user chose: memory the machine lacks fails the client, it does not abort the run.
+            self.buf = AlignedBuf::try_new(self.largest_record, "the client's record buffer")
+                .map_err(|e| self.failure(e.to_string()))?;
+        }
         if self.place.is_remote() {
             return self.remote_cell(cell, start);
         }
@@ -244,7 +251,8 @@ impl<'a> Client<'a> {
             cells,
             path: dir.join(&plan.file_name),
             stop,
-            buf: AlignedBuf::new(largest_record as usize),
+            buf: AlignedBuf::new(1),
+            largest_record: largest_record as usize,
             marked,
             file_ready: None,
             place,

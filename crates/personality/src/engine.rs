@@ -123,7 +123,53 @@ impl RunPlan {
     pub fn cells(&self) -> usize {
         self.personality.phases.len() * self.repeats.max(1) as usize
     }
+
+    /// The memory the plan's flows hold at their peak, as this engine
+    /// allocates it (a load-file replay's is crates/dbench's, not this):
+    /// - each connection: the record it reads into and the record it writes
+    ///   from, a `Slot` per file of every fileset (of a shared one too: its
+    ///   claimed records), its latency samples, and while its files are made
+    ///   the name of every folder of its own filesets ([`FOLDER_BYTES`]);
+    /// - each client: a shared fileset's claim table (a state byte and a
+    ///   locked `Slot` per file) and folder names, and a latency histogram
+    ///   per operation kind, twice (its own, and the copy handed to the leader).
+    pub fn footprint(&self) -> Footprint {
+        let p = &self.personality;
+        let folders = |f: &crate::schema::Fileset| if f.depth == 0 { 0 } else { f.files.div_ceil(f.width) };
+        let all_files: u64 = p.filesets.iter().map(|f| f.files).fold(0, u64::saturating_add);
+        let own_folders: u64 = p.filesets.iter().filter(|f| !f.shared).map(folders).fold(0, u64::saturating_add);
+        let per_connection = p
+            .record
+            .saturating_mul(2)
+            .saturating_add(all_files.saturating_mul(SLOT_BYTES))
+            .saturating_add(own_folders.saturating_mul(FOLDER_BYTES))
+            .saturating_add((SAMPLE_BUFFER * std::mem::size_of::<(u8, u64, bool)>()) as u64);
+        let claim = SLOT_BYTES + std::mem::size_of::<Mutex<Slot>>() as u64 + 1;
+        let shared: u64 = p
+            .filesets
+            .iter()
+            .filter(|f| f.shared)
+            .map(|f| f.files.saturating_mul(claim).saturating_add(folders(f).saturating_mul(FOLDER_BYTES)))
+            .fold(0, u64::saturating_add);
+        let histograms = 2 * OpKind::ALL.len() as u64 * iomatrix_stats::Latency::footprint();
+        Footprint { per_connection, per_client: shared.saturating_add(histograms), per_file: SLOT_BYTES }
+    }
 }
+
+/// What a personality's plan holds in memory, in bytes ([`RunPlan::footprint`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Footprint {
+    pub per_connection: u64,
+    pub per_client: u64,
+    /// What one more file of a fileset adds to each connection.
+    pub per_file: u64,
+}
+
+/// A file's record (`Slot`), as a connection keeps it.
+pub const SLOT_BYTES: u64 = std::mem::size_of::<Slot>() as u64;
+/// A folder's name while a fileset's files are made: its path (some 40
+/// bytes in a `String`) and its place in a hash set, counted generously.
+pub const FOLDER_BYTES: u64 = 128;
 
 /// Counters the connections keep current, for a live display.
 #[derive(Default)]
@@ -741,7 +787,7 @@ fn prepare<F: Files>(
     for (si, set) in p.filesets.iter().enumerate() {
         let sizes = Sizes::new(&set.size, p.seed.wrapping_add(si as u64 * 0x9e37))?;
         if set.shared {
-            let slots = vec![Slot::default(); set.files as usize];
+            let slots = fileset_table(set)?;
             conn.sets.push(SetState { sizes, slots, owner: shared_owner(client) });
             continue;
         }
@@ -805,7 +851,7 @@ fn make_files<F: Files>(
             }
         }
     }
-    let mut slots = vec![Slot::default(); set.files as usize];
+    let mut slots = fileset_table(set)?;
     let pre = (set.prealloc * set.files as f64).round() as u64;
     for (i, slot) in slots.iter_mut().enumerate().take(pre as usize) {
         slot.born = 1;
@@ -828,6 +874,17 @@ fn make_files<F: Files>(
         slot.size = slot.drawn;
     }
     Ok(slots)
+}
+
+/// A record per file of `set`: a count the user chose, so memory the
+/// machine lacks is an error of the connection, never an abort.
+fn fileset_table(set: &crate::schema::Fileset) -> io::Result<Vec<Slot>> {
+    let files = usize::try_from(set.files).unwrap_or(usize::MAX);
+    Ok(iomatrix_core::alloc::try_filled(
+        files,
+        Slot::default(),
+        &format!("fileset `{}`'s table of {} files", set.name, set.files),
+    )?)
 }
 
 /// With stamped data every size is whole verify blocks (rounded up), so

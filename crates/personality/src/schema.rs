@@ -14,6 +14,27 @@ use toml::Spanned;
 pub const VERSION: i64 = 1;
 /// Connections per client, at most.
 pub const MAX_CONNECTIONS: usize = 4096;
+/// Folder levels of a fileset, at most: each is at least 3 bytes of a path
+/// (`/d0`), and a path must stay under PATH_MAX (4096).
+pub const MAX_DEPTH: u32 = 512;
+/// The lowest open-loop rate: one operation per 30 days (the longest
+/// duration iomatrix takes), so that every gap between two arrivals is a
+/// time the clock can hold.
+pub const MIN_RATE: f64 = 1.0 / (30.0 * 24.0 * 3600.0);
+
+/// Why `rate` (operations per second) cannot be an open loop's, if it cannot.
+pub fn rate_problem(rate: f64) -> Option<String> {
+    if !(rate.is_finite() && rate > 0.0) {
+        Some("give operations per second above 0".into())
+    } else if rate < MIN_RATE {
+        Some(format!(
+            "below one operation per {} ({MIN_RATE:.2e} per second), the lowest rate iomatrix takes",
+            iomatrix_core::MAX_DURATION_TEXT
+        ))
+    } else {
+        None
+    }
+}
 
 // ---------------------------------------------------------------- raw file
 
@@ -95,7 +116,7 @@ struct RawPhase {
 struct RawFlow {
     name: Spanned<String>,
     #[serde(default)]
-    weight: Option<u32>,
+    weight: Option<Spanned<u32>>,
     #[serde(default)]
     fileset: Option<Spanned<String>>,
     #[serde(default)]
@@ -436,6 +457,17 @@ pub fn parse(text: &str, base: &Path) -> Result<Personality, FileError> {
             Some(w) => *w.get_ref(),
             None => *f.files.get_ref(),
         };
+        if let Some(depth) = f.depth.filter(|d| *d > MAX_DEPTH) {
+            return Err(at(
+                text,
+                f.name.span(),
+                format!(
+                    "fileset `{}`: depth = {depth}: at most {MAX_DEPTH} folder levels (a file's path must stay under \
+                     PATH_MAX, 4096 bytes)",
+                    f.name.get_ref()
+                ),
+            ));
+        }
         let prealloc = match &f.prealloc {
             Some(p) if !(0.0..=1.0).contains(p.get_ref()) => {
                 return Err(at(
@@ -483,7 +515,7 @@ pub fn parse(text: &str, base: &Path) -> Result<Personality, FileError> {
         }
         scales.insert(name.clone(), Scale { connections: r.connections, files: r.files, duration_ns });
     }
-    Ok(Personality {
+    let personality = Personality {
         name: raw.name,
         description: raw.description,
         seed: raw.seed.unwrap_or(1),
@@ -492,7 +524,11 @@ pub fn parse(text: &str, base: &Path) -> Result<Personality, FileError> {
         filesets,
         phases,
         scales,
-    })
+    };
+    if let Some(message) = personality.flow_without_files() {
+        return Err(FileError { line: None, message });
+    }
+    Ok(personality)
 }
 
 const DISTS: [&str; 6] = ["fixed", "uniform", "lognormal", "gamma", "cycle", "scan"];
@@ -624,6 +660,19 @@ fn phase(text: &str, p: &RawPhase, filesets: &[Fileset]) -> Result<Phase, FileEr
     for f in &p.flow {
         flows.push(flow(text, f, filesets)?);
     }
+    if flows.iter().all(|f| f.weight == 0) {
+        let names: Vec<String> = flows.iter().map(|f| format!("`{}`", f.name)).collect();
+        let span = p.flow.iter().find_map(|f| f.weight.as_ref().map(|w| w.span())).unwrap_or_else(|| p.name.span());
+        return Err(at(
+            text,
+            span,
+            format!(
+                "phase `{name}`: every flow has weight = 0 ({}), so no iteration could pick one; give at least one \
+                 flow a weight of 1 or more",
+                names.join(", ")
+            ),
+        ));
+    }
     let open = flows.iter().filter(|f| f.rate.is_some()).count();
     if open != 0 && open != flows.len() {
         return Err(at(
@@ -671,11 +720,11 @@ fn flow(text: &str, f: &RawFlow, filesets: &[Fileset]) -> Result<Flow, FileError
     };
     let think_ns = f.think.as_ref().map(|t| pause(text, t, &format!("flow `{name}`: think"))).transpose()?.unwrap_or(0);
     let rate = match &f.rate {
-        Some(r) if !(*r.get_ref() > 0.0 && r.get_ref().is_finite()) => {
+        Some(r) if rate_problem(*r.get_ref()).is_some() => {
             return Err(at(
                 text,
                 r.span(),
-                format!("flow `{name}`: rate = {}: give operations per second above 0", r.get_ref()),
+                format!("flow `{name}`: rate = {}: {}", r.get_ref(), rate_problem(*r.get_ref()).unwrap_or_default()),
             ))
         }
         Some(r) if f.think.is_some() => {
@@ -750,7 +799,8 @@ fn flow(text: &str, f: &RawFlow, filesets: &[Fileset]) -> Result<Flow, FileError
     if open {
         return Err(at(text, f.name.span(), format!("flow `{name}` ends with its file open; end it with close")));
     }
-    Ok(Flow { name, weight: f.weight.unwrap_or(1).max(1), fileset, pick, think_ns, rate, ops })
+    // A weight of 0 is a flow no iteration picks; that every flow of a phase has one is refused there.
+    Ok(Flow { name, weight: f.weight.as_ref().map_or(1, |w| *w.get_ref()), fileset, pick, think_ns, rate, ops })
 }
 
 impl Personality {
@@ -814,6 +864,34 @@ impl Personality {
         }
     }
 
+    /// A flow that could never find a file to work on: its fileset has no
+    /// file made before the first phase (its `prealloc` share of its files
+    /// rounds to none) and no flow of any phase creates one, yet the flow
+    /// opens, stats, renames or deletes one. Each of its iterations would
+    /// find nothing and count as idle: a run of no operations.
+    pub fn flow_without_files(&self) -> Option<String> {
+        for (si, set) in self.filesets.iter().enumerate() {
+            if (set.prealloc * set.files as f64).round() >= 1.0 {
+                continue;
+            }
+            let flows = || self.phases.iter().flat_map(|p| p.flows.iter()).filter(|f| f.fileset == si);
+            if flows().any(|f| f.ops.iter().any(|s| s.op == OpKind::Create)) {
+                continue;
+            }
+            let needs = |op: OpKind| matches!(op, OpKind::Open | OpKind::Stat | OpKind::Rename | OpKind::Delete);
+            if let Some(f) = flows().find(|f| f.ops.iter().any(|s| needs(s.op))) {
+                let op = f.ops.iter().find(|s| needs(s.op)).map_or("open", |s| s.op.name());
+                return Some(format!(
+                    "flow `{}` {op}s files of fileset `{}`, but none is ever made: prealloc = {} of {} file(s) makes \
+                     none before the first phase, and no flow creates one; give prealloc a share that makes at least \
+                     one file, or add a flow with create",
+                    f.name, set.name, set.prealloc, set.files
+                ));
+            }
+        }
+        None
+    }
+
     /// Any flow in open loop.
     pub fn open_loop(&self) -> bool {
         self.phases.iter().any(|p| p.flows.iter().any(|f| f.rate.is_some()))
@@ -832,7 +910,7 @@ impl SizeDist {
             SizeDist::Fixed { size } => *size,
             SizeDist::Uniform { max, .. } => *max,
             SizeDist::Lognormal { median, sigma, max } => (*max).min((*median as f64 * (4.0 * sigma).exp()) as u64),
-            SizeDist::Gamma { mean, shape, max } => (*max).min(mean * (4.0 + 8.0 / shape.sqrt()) as u64),
+            SizeDist::Gamma { mean, shape, max } => (*max).min(mean.saturating_mul((4.0 + 8.0 / shape.sqrt()) as u64)),
             SizeDist::Cycle { sizes } => sizes.iter().copied().max().unwrap_or(0),
             SizeDist::Scan { .. } => 0,
         }
@@ -895,6 +973,37 @@ mod tests {
         assert!(e.message.contains("some flows have a rate"), "{e}");
         let e = err(&MINIMAL.replace("name = \"r\"", "name = \"r\"\nrate = 5.0\nthink = \"1ms\""));
         assert!(e.message.contains("give one"), "{e}");
+    }
+
+    #[test]
+    fn degenerate_values_are_refused() {
+        let e = err(&MINIMAL.replace("name = \"r\"", "name = \"r\"\nweight = 0"));
+        assert_eq!(e.line, Some(11), "{e}");
+        assert!(e.message.contains("phase `run`: every flow has weight = 0 (`r`)"), "{e}");
+        let two = MINIMAL.replace("name = \"r\"", "name = \"r\"\nweight = 0")
+            + "[[phase.flow]]\nname = \"s\"\nweight = 0\nops = [{ op = \"stat\" }]\n";
+        assert!(err(&two).message.contains("(`r`, `s`)"));
+        let some = MINIMAL.replace("name = \"r\"", "name = \"r\"\nweight = 0")
+            + "[[phase.flow]]\nname = \"s\"\nops = [{ op = \"stat\" }]\n";
+        let p = parse(&some, Path::new(".")).expect("a flow of weight 0 beside another is never picked");
+        assert_eq!(p.phases[0].flows.iter().map(|f| f.weight).collect::<Vec<_>>(), [0, 1]);
+        let e = err(&MINIMAL.replace("name = \"r\"", "name = \"r\"\nrate = 1e-9"));
+        assert!(e.message.contains("the lowest rate"), "{e}");
+        let e = err(&MINIMAL.replace("files = 4", "files = 4\ndepth = 100000"));
+        assert!(e.message.contains("at most 512 folder levels"), "{e}");
+        let e = err(&MINIMAL.replace("files = 4", "files = 4\nprealloc = 0.1"));
+        assert!(e.message.contains("flow `r` opens files of fileset `f`, but none is ever made"), "{e}");
+        let created = MINIMAL.replace("files = 4", "files = 4\nprealloc = 0.0").replace(
+            "ops = [{ op = \"open\" }, { op = \"read\" }, { op = \"close\" }]",
+            "ops = [{ op = \"create\", close = true }, { op = \"open\" }, { op = \"close\" }]",
+        );
+        parse(&created, Path::new(".")).expect("a flow that creates its files first");
+        let huge = MINIMAL.replace(
+            "size = { dist = \"fixed\", size = \"4k\" }",
+            "size = { dist = \"gamma\", mean = \"1t\", shape = 1e-300 }",
+        );
+        let p = parse(&huge, Path::new(".")).unwrap();
+        assert_eq!(p.largest_file(), u64::MAX >> 8, "the largest size saturates, no overflow");
     }
 
     #[test]

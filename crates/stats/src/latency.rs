@@ -42,6 +42,13 @@ impl Latency {
         Latency { hist }
     }
 
+    /// The memory one histogram holds (its counts: some 33,000 of 8 bytes),
+    /// whatever it records, for the plan-time memory check.
+    pub fn footprint() -> u64 {
+        static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        *BYTES.get_or_init(|| Latency::new().hist.distinct_values() as u64 * std::mem::size_of::<u64>() as u64)
+    }
+
     /// Records one latency; values beyond an hour are clamped to an hour.
     pub fn record(&mut self, ns: u64) {
         self.hist.saturating_record(ns.max(1));

@@ -157,7 +157,7 @@ pub fn plan(file: &StudyFile, text: &str, scale: Scale, suites: &dyn SuiteFlags)
     let timeout = match &file.timeout {
         None => DEFAULT_TIMEOUT,
         Some(t) => duration(t.get_ref())
-            .ok_or_else(|| at(t.span(), format!("timeout = \"{}\": write 30s, 5m or 1h", t.get_ref())))?,
+            .map_err(|e| at(t.span(), format!("timeout = \"{}\": {e}; write 30s, 5m or 1h", t.get_ref())))?,
     };
     let pairs: Vec<(usize, usize)> = match file.order {
         Order::Interleaved => {
@@ -335,21 +335,10 @@ fn key(file: &StudyFile, config: &Config, suite: &str, args: &[String]) -> Strin
     digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
-/// `30s`, `5m`, `1h` or plain seconds.
-pub fn duration(text: &str) -> Option<Duration> {
-    let t = text.trim();
-    let (num, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
-        Some(i) => t.split_at(i),
-        None => (t, "s"),
-    };
-    let n: u64 = num.parse().ok()?;
-    let secs = match unit {
-        "s" => n,
-        "m" => n.checked_mul(60)?,
-        "h" => n.checked_mul(3600)?,
-        _ => return None,
-    };
-    (secs > 0).then(|| Duration::from_secs(secs))
+/// `30s`, `5m`, `1h` or plain seconds, as every duration of iomatrix
+/// (`iomatrix_core::parse_duration`: at most 30 days).
+pub fn duration(text: &str) -> Result<Duration, String> {
+    iomatrix_core::parse_duration(text)
 }
 
 /// What differs between a study's stored steps (config, step, key) and `plan`: empty when every
@@ -527,10 +516,11 @@ args = { repeat = 1 }
 
     #[test]
     fn durations() {
-        assert_eq!(duration("30s"), Some(Duration::from_secs(30)));
-        assert_eq!(duration("5m"), Some(Duration::from_secs(300)));
-        assert_eq!(duration("12"), Some(Duration::from_secs(12)));
-        assert_eq!(duration("0s"), None);
-        assert_eq!(duration("5 minutes"), None);
+        assert_eq!(duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(duration("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(duration("12"), Ok(Duration::from_secs(12)));
+        assert!(duration("0s").is_err());
+        assert!(duration("5 minutes").is_err());
+        assert!(duration("18446744073709551615s").unwrap_err().contains("at most 30 days"));
     }
 }

@@ -62,7 +62,7 @@ pub struct RunAccessArgs {
     #[arg(long, value_name = "DEVICE", requires = "device")]
     pub destroy_data_on: Option<PathBuf>,
 
-    /// How long each cell issues requests [default: 10s unless --bytes]
+    /// How long each cell issues requests, at most 720h (30 days) [default: 10s unless --bytes]
     #[arg(long, value_name = "TIME", conflicts_with = "bytes", allow_hyphen_values = true)]
     pub duration: Option<String>,
 

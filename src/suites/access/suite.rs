@@ -4,7 +4,9 @@
 
 use super::render::human_ns;
 use crate::harness::live::LiveSample;
-use crate::harness::{LiveView, Prepared, RunSpec, Server, Suite, Target};
+use crate::harness::limits::default_stack;
+use crate::harness::{Cost, Demand, LiveView, Prepared, RunSpec, Server, Suite, Target};
+use crate::render::human;
 use iomatrix_access::{AccessPlan, AccessResult, CellSetting, Live};
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
@@ -65,6 +67,48 @@ impl Suite for Access {
             keep_cell_lines: true,
             uncached_hint: "use --direct, or files larger than RAM,",
         }
+    }
+
+    /// Each client is one thread (the std's default stack) holding the
+    /// request buffers of its deepest cell (queue depth x block size with
+    /// io_uring or on a server, one block otherwise), the 1 MiB chunk that
+    /// lays its file out, three latency histograms (reads, writes, the
+    /// second under way) and a count per second of a timed cell. On an NFS
+    /// server each request in flight beyond the first is a session driven
+    /// by a thread of its own (the std's default stack). With mmap the file
+    /// is mapped: address space. The cell's figures are small: not counted.
+    fn demand(&self, plan: &AccessPlan, target: &Target, clients_here: usize) -> Demand {
+        let queued = plan.backend.is_queued() || target.server().is_some();
+        let cells = plan.cells();
+        let buffers = cells
+            .iter()
+            .map(|c| c.block_size.bytes().saturating_mul(if queued { u64::from(c.queue_depth) } else { 1 }))
+            .max()
+            .unwrap_or(0);
+        let depth = cells.iter().map(|c| u64::from(c.queue_depth)).max().unwrap_or(1);
+        let helpers = match target.server() {
+            Some(Server::Nfs(_)) if depth > 1 => depth,
+            _ => 0,
+        };
+        let seconds = match plan.limit {
+            iomatrix_access::Limit::DurationMs(ms) => ms.div_ceil(1000),
+            iomatrix_access::Limit::Bytes(_) => 0,
+        };
+        let series = seconds.saturating_mul(std::mem::size_of::<iomatrix_access::Second>() as u64);
+        let mapped = if plan.backend == BackendKind::Mmap { plan.file_size.bytes() } else { 0 };
+        let client = Cost::threads(1 + helpers, default_stack())
+            .plus(Cost::memory(buffers + (1 << 20) + 3 * iomatrix_stats::Latency::footprint() + series))
+            .plus(Cost::mapped(mapped));
+        Demand::of_clients(
+            clients_here,
+            client,
+            format!(
+                "{clients_here} client(s), each {} thread(s) with {} of request buffers and its histograms",
+                1 + helpers,
+                human(buffers)
+            ),
+        )
+        .knob("--qd", depth, Cost::memory(buffers / depth.max(1)).plus(Cost::threads(u64::from(helpers > 0), default_stack())).times(clients_here as u64))
     }
 
     fn cells(plan: &AccessPlan) -> Vec<String> {

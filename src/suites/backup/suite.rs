@@ -7,7 +7,8 @@
 use super::args::BackupWalks;
 use crate::harness::clients::{add_client_metrics, figures_with_rank};
 use crate::harness::live::LiveSample;
-use crate::harness::{LiveView, Prepared, RunSpec, Suite, Target, Verdict};
+use crate::harness::limits::default_stack;
+use crate::harness::{Cost, Demand, LiveView, Prepared, RunSpec, Suite, Target, Verdict};
 use crate::render::human;
 use iomatrix_backend::Place;
 use iomatrix_backup::{BackupCell, LiveClients};
@@ -39,6 +40,19 @@ impl Suite for Backup {
         let (plan, run) = args.validate(mpi_ranks)?;
         let backend = run.target.server().map_or(BackendKind::Sync.name(), |s| s.protocol());
         Ok(Prepared { suite: Backup { backend }, plan, run })
+    }
+
+    /// Each client is one thread (the std's default stack) with one read
+    /// buffer of `--read-size`. What the walk keeps of the tree's folders
+    /// grows with the tree, not with a count of the plan: not counted.
+    fn demand(&self, plan: &BackupWalks, _target: &Target, clients_here: usize) -> Demand {
+        let client = Cost::threads(1, default_stack()).plus(Cost::memory(plan.walk.read_size));
+        Demand::of_clients(
+            clients_here,
+            client,
+            format!("{clients_here} client thread(s), each with a read buffer of {}", human(plan.walk.read_size)),
+        )
+        .knob_bytes("--read-size", plan.walk.read_size, Cost::memory(clients_here as u64))
     }
 
     fn spec(&self, plan: &BackupWalks, target: &Target, clients: usize) -> RunSpec {

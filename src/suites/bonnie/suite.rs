@@ -4,7 +4,9 @@
 //! iomatrix's own protocol client, each client with its own session.
 
 use crate::harness::clients::{add_client_metrics, figures_with_rank};
-use crate::harness::{NoLive, Prepared, RunSpec, Suite, Target};
+use crate::harness::limits::default_stack;
+use crate::harness::{Cost, Demand, NoLive, Prepared, RunSpec, Suite, Target};
+use crate::render::human;
 use iomatrix_backend::Place;
 use iomatrix_bonnie::{planned_tests, BonnieCell, BonniePlan, BonnieTest};
 use iomatrix_coord::{Ending, Group, Setup};
@@ -50,6 +52,34 @@ impl Suite for Bonnie {
     fn prepare(args: Self::Args, mpi_ranks: Option<usize>) -> anyhow::Result<Prepared<Self>> {
         let (plan, run) = args.validate(mpi_ranks)?;
         Ok(Prepared { suite: Bonnie::default(), plan, run })
+    }
+
+    /// Each client is one thread (the std's default stack); during the
+    /// seek test it starts a seeker thread per `--seekers`, and during the
+    /// per-char tests one helper thread, each of the std's default stack.
+    /// It holds two chunks at once (the data and its pattern), and the file
+    /// tests keep the name of every file (a `String` of at most 35 bytes:
+    /// 64 bytes counted with its heap block). The per-char buffer is the
+    /// file's st_blksize: small, not counted.
+    fn demand(&self, plan: &BonniePlan, _target: &Target, clients_here: usize) -> Demand {
+        const NAME_BYTES: u64 = 64;
+        let threads = 1 + plan.seekers as u64 + 1;
+        let chunks = plan.chunk.bytes().saturating_mul(2);
+        let names = plan.files.saturating_mul(NAME_BYTES);
+        let client = Cost::threads(threads, default_stack()).plus(Cost::memory(chunks.saturating_add(names)));
+        let n = clients_here as u64;
+        Demand::of_clients(
+            clients_here,
+            client,
+            format!(
+                "{clients_here} client(s), each {threads} thread(s) (itself, {} seeker(s), a per-char helper) with                  two chunks of {} and the names of {} files",
+                plan.seekers,
+                human(plan.chunk.bytes()),
+                plan.files
+            ),
+        )
+        .knob("--seekers", plan.seekers as u64, Cost::threads(n, default_stack()))
+        .knob("--file-count", plan.files, Cost::memory(NAME_BYTES * n))
     }
 
     fn spec(&self, plan: &BonniePlan, target: &Target, clients: usize) -> RunSpec {

@@ -23,7 +23,8 @@ pub struct RunFileserverArgs {
 
     /// Connections (threads), each in its own folder with its own files, started together; on
     /// an nfs:// or smb:// target each also has its own session (TCP connection) to the server,
-    /// connected before the write phase (untimed)
+    /// connected before the write phase (untimed). Their threads and memory are checked against
+    /// this machine's limits before the run starts
     #[arg(long, default_value_t = 16, value_name = "N")]
     pub connections: usize,
 

@@ -8,7 +8,8 @@
 
 use crate::harness::clients::add_client_metrics;
 use crate::harness::live::LiveSample;
-use crate::harness::{LiveView, Prepared, RunSpec, Suite, Target, Verdict};
+use crate::harness::limits::default_stack;
+use crate::harness::{Cost, Demand, LiveView, Prepared, RunSpec, Suite, Target, Verdict};
 use crate::render::human;
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
@@ -62,6 +63,39 @@ impl Suite for Fileserver {
             keep_cell_lines: true,
             uncached_hint: "use --drop-caches (reads then come from storage), or more data than RAM,",
         }
+    }
+
+    /// Each client is two threads of the std's default stack (the
+    /// coordinator's client thread, and the one that runs its connections)
+    /// and a thread per connection (128 KiB stacks, 2 MiB through a
+    /// protocol client, crates/fileserver's runner). A connection holds
+    /// [`FileserverPlan::memory_per_connection`]; a client holds the record
+    /// every write sends and a latency histogram per operation and phase.
+    fn demand(&self, plan: &FileserverPlan, target: &Target, clients_here: usize) -> Demand {
+        let stack = if target.server().is_some() { iomatrix_fileserver::REMOTE_STACK_SIZE } else { iomatrix_fileserver::STACK_SIZE };
+        let connection = Cost::threads(1, stack as u64).plus(Cost::memory(plan.memory_per_connection()));
+        let hists = (plan.phases().len() * iomatrix_fileserver::Op::ALL.len()) as u64 * iomatrix_stats::Latency::footprint();
+        let client = Cost::threads(2, default_stack())
+            .plus(Cost::memory(plan.record.bytes() + hists))
+            .plus(connection.times(plan.connections as u64));
+        Demand::of_clients(
+            clients_here,
+            client,
+            format!(
+                "{clients_here} client(s) x (2 threads + {} connection thread(s) of {} stack, each holding {})",
+                plan.connections,
+                human(stack as u64),
+                human(plan.memory_per_connection())
+            ),
+        )
+        .knob("--connections", plan.connections as u64, connection.times(clients_here as u64))
+        .knob(
+            "--files-per-connection",
+            plan.files_per_connection,
+            // What one more file adds: its place in the mixed phase's order (4 bytes), in every connection.
+            Cost::memory(if matches!(plan.then, iomatrix_fileserver::Then::Mix { .. }) { 4 } else { 0 })
+                .times(plan.connections as u64 * clients_here as u64),
+        )
     }
 
     fn cells(plan: &FileserverPlan) -> Vec<String> {

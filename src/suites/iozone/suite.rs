@@ -2,11 +2,13 @@
 //! record pair; noisy pairs measured again.
 
 use crate::harness::data;
-use crate::harness::{NoLive, Prepared, RunSpec, Suite, Target};
+use crate::harness::limits::default_stack;
+use crate::harness::{Cost, Demand, NoLive, Prepared, RunSpec, Suite, Target};
+use crate::render::human;
 use anyhow::Context;
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
-use iomatrix_core::ByteSize;
+use iomatrix_core::{BackendKind, ByteSize};
 use iomatrix_iozone::{CellResult, CellSink, CellSpec, IozonePlan, IozoneTest};
 use iomatrix_store::{CellRow, StoredRun};
 use serde_json::json;
@@ -64,6 +66,26 @@ impl Suite for Iozone {
             keep_cell_lines: false,
             uncached_hint: "use --direct, or files larger than RAM,",
         }
+    }
+
+    /// Each client is one thread (the std's default stack) holding one
+    /// aligned buffer of the largest record (crates/iozone's runner); with
+    /// `--backend mmap` it maps its whole file: address space, not memory.
+    /// A cell's figures and the stdio backend's 4 KiB buffer do not grow
+    /// with the sizes: not counted.
+    fn demand(&self, plan: &IozonePlan, _target: &Target, clients_here: usize) -> Demand {
+        let record = plan.record_sizes.iter().map(|r| r.bytes()).max().unwrap_or(0);
+        let mapped = match plan.backend {
+            BackendKind::Mmap => plan.pairs().iter().map(|(f, _)| f.bytes()).max().unwrap_or(0),
+            _ => 0,
+        };
+        let client = Cost::threads(1, default_stack()).plus(Cost::memory(record)).plus(Cost::mapped(mapped));
+        Demand::of_clients(
+            clients_here,
+            client,
+            format!("{clients_here} client thread(s), each with a buffer of the largest record, {}", human(record)),
+        )
+        .knob_bytes("--records", record, Cost::memory(clients_here as u64))
     }
 
     fn cells(plan: &IozonePlan) -> Vec<String> {

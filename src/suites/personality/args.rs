@@ -47,7 +47,8 @@ pub struct RunPersonalityArgs {
     #[arg(long, value_name = "N")]
     pub files: Option<u64>,
 
-    /// Length of every timed phase (phases that run once over their files keep doing so)
+    /// Length of every timed phase, at most 720h (30 days) (phases that run once over their files
+    /// keep doing so)
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub duration: Option<std::time::Duration>,
 
@@ -93,8 +94,9 @@ pub fn lacking(protocol: &str) -> &'static [OpKind] {
 }
 
 impl RunPersonalityArgs {
-    /// The validated plan and the run's options.
-    pub fn validate(&self, mpi_ranks: Option<usize>) -> anyhow::Result<(RunPlan, RunOptions)> {
+    /// The validated plan and the run's options, and with a load file what
+    /// its replay holds in memory ([`iomatrix_dbench::LoadFile::footprint`]).
+    pub fn validate(&self, mpi_ranks: Option<usize>) -> anyhow::Result<Validated> {
         if let Some(file) = &self.dbench_loadfile {
             if self.data.content().stamped() {
                 return Err(UsageError::new(
@@ -135,10 +137,11 @@ impl RunPersonalityArgs {
             files: self.files,
             duration_ns: self.duration.map(|d| d.as_nanos() as u64),
         });
-        if let Some(rate) = self.rate {
-            if !(rate > 0.0 && rate.is_finite()) {
-                return Err(UsageError::new(format!("--rate {rate}: give operations per second above 0")).into());
-            }
+        if let Some(problem) = self.rate.and_then(iomatrix_personality::schema::rate_problem) {
+            return Err(UsageError::new(format!("--rate {}: {problem}", self.rate.unwrap_or_default())).into());
+        }
+        if let Some(problem) = personality.flow_without_files() {
+            return Err(UsageError::new(format!("{} (with the overrides given): {problem}", personality.name)).into());
         }
         for phase in &mut personality.phases {
             for flow in &mut phase.flows {
@@ -207,12 +210,16 @@ impl RunPersonalityArgs {
         }
         let plan =
             RunPlan { repeats: run.repeat.count, content, ..RunPlan::new(personality, given.to_string()) };
-        Ok((plan, run))
+        Ok((plan, run, None))
     }
 
     /// `--dbench-loadfile FILE`: the load file read and checked now (a bad
     /// line is a usage error, with its number), the plan one `replay` phase.
-    fn validate_replay(&self, file: &Path, mpi_ranks: Option<usize>) -> anyhow::Result<(RunPlan, RunOptions)> {
+    fn validate_replay(
+        &self,
+        file: &Path,
+        mpi_ranks: Option<usize>,
+    ) -> anyhow::Result<Validated> {
         if let Some(p) = &self.personality {
             return Err(UsageError::new(format!(
                 "{p} and --dbench-loadfile: give a personality or a load file to replay, not both"
@@ -299,9 +306,13 @@ impl RunPersonalityArgs {
             replay: Some(replay),
             ..RunPlan::new(personality, file.display().to_string())
         };
-        Ok((plan, run))
+        Ok((plan, run, Some(load.footprint())))
     }
 }
+
+/// The plan, the run's options, and with a load file what its replay
+/// holds in memory: once per process, and per connection.
+pub type Validated = (RunPlan, RunOptions, Option<(u64, u64)>);
 
 /// A built-in by name, or a personality file.
 pub fn load(given: &str) -> Result<iomatrix_personality::Personality, UsageError> {

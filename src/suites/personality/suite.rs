@@ -5,7 +5,8 @@
 
 use crate::harness::clients::add_client_metrics;
 use crate::harness::live::LiveSample;
-use crate::harness::{LiveView, Prepared, RunSpec, Suite, Target, Verdict};
+use crate::harness::limits::default_stack;
+use crate::harness::{Cost, Demand, LiveView, Prepared, RunSpec, Suite, Target, Verdict};
 use crate::render::human;
 use iomatrix_backend::Place;
 use iomatrix_coord::{ClientFailure, Ending, Group, Setup, StartTimes};
@@ -21,6 +22,8 @@ use std::time::{Duration, Instant};
 /// What rank 0 keeps of a personality run besides its plan.
 pub struct Personality {
     backend: &'static str,
+    /// A load-file replay's memory: once per process, and per connection.
+    replay_footprint: Option<(u64, u64)>,
 }
 
 /// One phase over all clients.
@@ -43,9 +46,55 @@ impl Suite for Personality {
     type Key = String;
 
     fn prepare(args: Self::Args, mpi_ranks: Option<usize>) -> anyhow::Result<Prepared<Self>> {
-        let (plan, run) = args.validate(mpi_ranks)?;
+        let (plan, run, replay_footprint) = args.validate(mpi_ranks)?;
         let backend = run.target.server().map_or(BackendKind::Sync.name(), |s| s.protocol());
-        Ok(Prepared { suite: Personality { backend }, plan, run })
+        Ok(Prepared { suite: Personality { backend, replay_footprint }, plan, run })
+    }
+
+    /// Each client is one thread of the std's default stack and a thread
+    /// per connection, started for every phase and joined at its end
+    /// (256 KiB stacks, 2 MiB through a protocol client or in a load-file
+    /// replay). The memory of the flows is [`RunPlan::footprint`]'s, of a
+    /// replay [`iomatrix_dbench::LoadFile::footprint`]'s (the parsed file once).
+    fn demand(&self, plan: &RunPlan, target: &Target, clients_here: usize) -> Demand {
+        let p = &plan.personality;
+        let n = clients_here as u64;
+        let conns = p.connections as u64;
+        if let Some((once, per_connection)) = self.replay_footprint {
+            let connection = Cost::threads(1, iomatrix_dbench::clients::STACK_SIZE as u64).plus(Cost::memory(per_connection));
+            let client = Cost::threads(1, default_stack()).plus(connection.times(conns));
+            return Demand::of_clients(
+                clients_here,
+                client,
+                format!("{clients_here} client(s) x {conns} connection thread(s), each holding {}", human(per_connection)),
+            )
+            .knob("--connections", conns, connection.times(n))
+            .and(Cost::memory(once), &format!("the load file's operations ({}), once", human(once)));
+        }
+        let stack = match target.server() {
+            Some(_) => iomatrix_personality::engine::REMOTE_STACK_SIZE,
+            None => iomatrix_personality::engine::STACK_SIZE,
+        } as u64;
+        let f = plan.footprint();
+        let connection = Cost::threads(1, stack).plus(Cost::memory(f.per_connection));
+        let client = Cost::threads(1, default_stack()).plus(Cost::memory(f.per_client)).plus(connection.times(conns));
+        // `--files` sets every fileset of more than one file: each such file is a record in every connection.
+        let scaled = p.filesets.iter().filter(|s| s.files > 1).count() as u64;
+        let per_file = f.per_file.saturating_mul(scaled).saturating_mul(conns).saturating_mul(n);
+        let files = p.filesets.iter().filter(|s| s.files > 1).map(|s| s.files).max().unwrap_or(1);
+        Demand::of_clients(
+            clients_here,
+            client,
+            format!(
+                "{clients_here} client(s) x {conns} connection(s), each a thread holding {} (its records and a \
+                 {}-byte record per file of {} file(s) in all)",
+                human(f.per_connection),
+                f.per_file,
+                p.filesets.iter().map(|s| s.files).fold(0u64, u64::saturating_add)
+            ),
+        )
+        .knob("--connections", conns, connection.times(n))
+        .knob("--files", files, Cost::memory(per_file))
     }
 
     fn spec(&self, plan: &RunPlan, target: &Target, clients: usize) -> RunSpec {
