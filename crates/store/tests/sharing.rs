@@ -34,6 +34,7 @@ fn cell(seq: usize) -> CellRow {
         cpu_percent: 3.25,
         metrics: json!({}),
         client_figures: json!([]),
+        state: Default::default(),
         blobs: vec![("latency.write".into(), vec![1, 2, 3])],
     }
 }
