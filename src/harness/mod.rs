@@ -11,6 +11,7 @@ pub mod data;
 mod job;
 pub mod launch;
 pub mod live;
+pub mod outcome;
 mod progress;
 pub mod ranks;
 pub mod raw_device;

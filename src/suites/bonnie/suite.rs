@@ -168,6 +168,7 @@ impl Suite for Bonnie {
             cpu_percent: r.cpu_percent,
             metrics,
             client_figures: json!(client_figures),
+            state: Default::default(),
             blobs: Vec::new(),
         }
     }
