@@ -123,6 +123,13 @@ const TARGET: [&str; 2] = ["target", "fs_type"];
 /// share their plan and their target; otherwise the command refuses, naming what differs.
 pub fn repeats(name: &str, runs: &[StoredRun]) -> Result<(), UsageError> {
     let Some(first) = runs.first() else { return Ok(()) };
+    let mut seen = std::collections::BTreeSet::new();
+    if let Some(twice) = runs.iter().find(|r| !seen.insert(r.summary.id)) {
+        return Err(UsageError::new(format!(
+            "'{name}' names run #{} twice: a run is one sample, not two; name each run once",
+            twice.summary.id
+        )));
+    }
     for other in &runs[1..] {
         let differs = setup_differences(first, other);
         if !differs.is_empty() {

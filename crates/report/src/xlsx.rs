@@ -283,20 +283,6 @@ pub fn report_workbook(
             }
         }
     }
-    if not_complete.iter().any(|(_, lines)| !lines.is_empty()) {
-        let sheet = workbook.add_worksheet();
-        sheet.set_name(NOT_COMPLETE_SHEET)?;
-        sheet.write_string_with_format(0, 0, "group", &bold)?;
-        sheet.write_string_with_format(0, 1, "cells where clients or connections failed", &bold)?;
-        let mut r: RowNum = 1;
-        for (group, lines) in not_complete {
-            for line in lines {
-                sheet.write_string(r, 0, group)?;
-                sheet.write_string(r, 1, line)?;
-                r += 1;
-            }
-        }
-    }
     let sheet = workbook.add_worksheet();
     sheet.set_name(CONDITIONS_SHEET)?;
     let mut r: RowNum = 0;
