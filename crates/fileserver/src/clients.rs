@@ -207,8 +207,7 @@ impl Client<'_, '_> {
                     plan,
                     &place,
                     &dir,
-                    stop,
-                    on_error,
+                    (stop, on_error),
                     live,
                     &mut |k| say.send(Said::Ready(k)).is_ok() && heard.recv().unwrap_or(false),
                     |result| {

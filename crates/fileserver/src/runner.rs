@@ -289,14 +289,16 @@ impl Live {
 /// as interrupted. `on_phase` gets each phase as soon as all connections
 /// are through it, before the next begins; an error from it ends the run. `stop` is checked before every operation: a
 /// raised stop drops the phase under way and keeps the finished ones.
-/// Returns how many phases `on_phase` accepted and how the run ended; a run
-/// whose connections failed still completes (their errors are in the results).
+/// Under `on_error` abort the first connection that fails raises `stop`:
+/// its phase is not handed on and the run ends as `ClientFailed` with its
+/// error; under continue it sits out the rest, and the run completes with
+/// its error in the results. Returns how many phases `on_phase` accepted
+/// and how the run ended.
 pub fn execute(
     plan: &FileserverPlan,
     place: &Place<'_>,
     local_dir: &Path,
-    stop: &AtomicBool,
-    on_error: OnClientError,
+    (stop, on_error): (&AtomicBool, OnClientError),
     live: &Live,
     before_phase: &mut dyn FnMut(usize) -> bool,
     on_phase: impl FnMut(&PhaseResult) -> Result<(), String>,
@@ -990,7 +992,7 @@ mod tests {
         let live = Live::new();
         let mut results = Vec::new();
         let (n, ending) =
-            execute(plan, &Place::Local, dir.path(), &stop, OnClientError::Continue, &live, &mut |_| true, |r| {
+            execute(plan, &Place::Local, dir.path(), (&stop, OnClientError::Continue), &live, &mut |_| true, |r| {
                 results.push(r.clone());
                 Ok(())
             })
@@ -1060,8 +1062,7 @@ mod tests {
                 &p,
                 &Place::Local,
                 dir.path(),
-                &stop,
-                OnClientError::Continue,
+                (&stop, OnClientError::Continue),
                 &Live::new(),
                 &mut |_| true,
                 |r| {
@@ -1084,12 +1085,19 @@ mod tests {
         let p = plan(3, 4);
         let stop = AtomicBool::new(false);
         let mut results = Vec::new();
-        let (n, ending) =
-            execute(&p, &Place::Local, dir.path(), &stop, OnClientError::Continue, &Live::new(), &mut |_| true, |r| {
+        let (n, ending) = execute(
+            &p,
+            &Place::Local,
+            dir.path(),
+            (&stop, OnClientError::Continue),
+            &Live::new(),
+            &mut |_| true,
+            |r| {
                 results.push(r.clone());
                 Ok(())
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         assert_eq!((n, ending), (2, Ending::Completed));
         let (w, r) = (&results[0], &results[1]);
         assert_eq!(w.connections_ok, 2);
@@ -1112,7 +1120,7 @@ mod tests {
         let stop = AtomicBool::new(false);
         let mut results = Vec::new();
         let (n, ending) =
-            execute(&p, &Place::Local, dir.path(), &stop, OnClientError::Abort, &Live::new(), &mut |_| true, |r| {
+            execute(&p, &Place::Local, dir.path(), (&stop, OnClientError::Abort), &Live::new(), &mut |_| true, |r| {
                 results.push(r.clone());
                 Ok(())
             })
@@ -1140,8 +1148,7 @@ mod tests {
             &plan(2, 3),
             &Place::Local,
             &file,
-            &stop,
-            OnClientError::Continue,
+            (&stop, OnClientError::Continue),
             &Live::new(),
             &mut |_| std::mem::replace(&mut asked, true),
             |_| Ok(()),
@@ -1153,8 +1160,7 @@ mod tests {
             &plan(2, 3),
             &Place::Local,
             &dir.path().join("gone"),
-            &stop,
-            OnClientError::Continue,
+            (&stop, OnClientError::Continue),
             &Live::new(),
             &mut |_| true,
             |_| Ok(()),
@@ -1168,20 +1174,32 @@ mod tests {
         let p = plan(2, 3);
         let dir = tempfile::tempdir().unwrap();
         let stop = AtomicBool::new(false);
-        let (n, ending) =
-            execute(&p, &Place::Local, dir.path(), &stop, OnClientError::Continue, &Live::new(), &mut |_| true, |_| {
+        let (n, ending) = execute(
+            &p,
+            &Place::Local,
+            dir.path(),
+            (&stop, OnClientError::Continue),
+            &Live::new(),
+            &mut |_| true,
+            |_| {
                 stop.store(true, Ordering::SeqCst);
                 Ok(())
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         assert_eq!((n, ending), (1, Ending::Interrupted));
         let dir = tempfile::tempdir().unwrap();
         let stop = AtomicBool::new(false);
-        let (n, ending) =
-            execute(&p, &Place::Local, dir.path(), &stop, OnClientError::Continue, &Live::new(), &mut |_| true, |_| {
-                Err("disk full".into())
-            })
-            .unwrap();
+        let (n, ending) = execute(
+            &p,
+            &Place::Local,
+            dir.path(),
+            (&stop, OnClientError::Continue),
+            &Live::new(),
+            &mut |_| true,
+            |_| Err("disk full".into()),
+        )
+        .unwrap();
         assert_eq!((n, ending), (0, Ending::SinkFailed("disk full".into())));
     }
 
@@ -1192,7 +1210,7 @@ mod tests {
         let stop = AtomicBool::new(false);
         let live = Live::new();
         let mut seen = Vec::new();
-        execute(&p, &Place::Local, dir.path(), &stop, OnClientError::Continue, &live, &mut |_| true, |r| {
+        execute(&p, &Place::Local, dir.path(), (&stop, OnClientError::Continue), &live, &mut |_| true, |r| {
             seen.push((r.index, live.snapshot()));
             Ok(())
         })
