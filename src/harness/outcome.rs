@@ -1,20 +1,25 @@
 //! How a run ended, decided in one place from how its clients ended and the
 //! states of the cells it stored: a run is `complete` only when every
 //! planned cell is stored whole; `partial` when every cell ran but clients or
-//! connections failed in some (those cells are stored partial or failed);
-//! `failed` or `interrupted` when it stopped. The exit code follows from the
-//! status and the stored cells, whatever suite ran and whatever launched it.
+//! connections failed in some (those cells are stored partial or failed),
+//! and some part of some cell finished; `failed` when nothing finished
+//! anywhere, or it stopped on a failure; `interrupted` when it was stopped.
+//! The exit code follows from the status and the stored cells, whatever
+//! suite ran and whatever launched it.
 
 use iomatrix_coord::Ending;
 use iomatrix_store::{CellRow, RunStatus};
 
 /// The run's status: `ending` is how its clients ended, `cells` what it stored.
 pub fn status(ending: &Ending, cells: &[CellRow]) -> RunStatus {
+    let something_finished = cells.iter().any(|c| c.state.kind != iomatrix_store::CellStateKind::Failed);
     match ending {
         Ending::Completed if cells.iter().all(|c| c.state.is_complete()) => RunStatus::Complete,
         // Under `--on-client-error continue`: clients failed, the cells they failed in are
         // partial, or not stored at all where every client failed.
-        Ending::Completed | Ending::ClientsLost(_) => RunStatus::Partial,
+        Ending::Completed | Ending::ClientsLost(_) if something_finished => RunStatus::Partial,
+        // Every cell ran, and in every one every part failed: nothing was measured.
+        Ending::Completed | Ending::ClientsLost(_) => RunStatus::Failed,
         Ending::Interrupted => RunStatus::Interrupted,
         Ending::ClientFailed { .. } | Ending::SinkFailed(_) => RunStatus::Failed,
     }
@@ -78,8 +83,12 @@ mod tests {
         assert_eq!(exit_code(RunStatus::Partial, &some), Some(crate::exit::CLIENTS_LOST));
         assert_eq!(not_complete(&some), (1, 0));
         let none = [cell(CellState::counted(0, 4, "connections"))];
-        assert_eq!(status(&Ending::Completed, &none), RunStatus::Partial);
+        assert_eq!(status(&Ending::Completed, &none), RunStatus::Failed, "nothing finished anywhere");
         assert_eq!(not_complete(&none), (0, 1));
+        let one_failed = [cell(CellState::counted(0, 4, "connections")), cell(CellState::counted(1, 4, "connections"))];
+        assert_eq!(status(&Ending::Completed, &one_failed), RunStatus::Partial);
+        let lost_all = Ending::ClientsLost(vec![(0, ClientFailure::error(0, "gone".into()))]);
+        assert_eq!(status(&lost_all, &[]), RunStatus::Failed, "no cell stored at all");
         let lost = Ending::ClientsLost(vec![(0, ClientFailure::error(1, "gone".into()))]);
         assert_eq!(status(&lost, &whole), RunStatus::Partial, "a cell every client failed is not stored");
         let failed = Ending::ClientFailed { cell: 1, failures: vec![ClientFailure::error(0, "ENOSPC".into())] };

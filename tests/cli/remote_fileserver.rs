@@ -145,12 +145,16 @@ fn server_killed_mid_phase(sb: &Sandbox, mut cmd: Command, server_pid: i32, serv
     let out = child.wait_with_output().unwrap();
     let (stdout, stderr) = text(&out);
     assert!(begun.elapsed() < Duration::from_secs(90), "bounded by the 30 s call timeout");
-    // Under --on-client-error continue every phase ran (the read phase with no connection left):
-    // the run is partial, exit 3. (Under abort the first failed connection ends it.)
-    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    // Under --on-client-error continue every phase ran (the read phase with no connection left),
+    // each stored with every connection failed: nothing was measured whole, the run failed (exit 1).
+    // (Under abort the first failed connection ends it.)
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("3 connection(s) failed"), "{stderr}");
     let run = sb.last_run();
-    assert_eq!(run["run"]["status"], "partial");
+    assert_eq!(run["run"]["status"], "failed");
+    for c in cells(&run) {
+        assert_eq!(c["state"], serde_json::json!({"kind": "failed", "ok": 0, "of": 3, "parts": "connections"}));
+    }
     let stored = cells(&run);
     assert_eq!(stored.len(), 2);
     let w = &stored[0]["metrics"];
