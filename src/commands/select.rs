@@ -122,6 +122,12 @@ const TARGET: [&str; 2] = ["target", "fs_type"];
 /// Runs pooled as repeats of one setup (`3,4,5`, a label selector, one level of a sweep) must
 /// share their plan and their target; otherwise the command refuses, naming what differs.
 pub fn repeats(name: &str, runs: &[StoredRun]) -> Result<(), UsageError> {
+    repeats_but(name, runs, &[])
+}
+
+/// As [`repeats`], the plan keys `but` (a sweep's swept setting: `record_sizes`, `queue_depths`)
+/// aside.
+pub fn repeats_but(name: &str, runs: &[StoredRun], but: &[&str]) -> Result<(), UsageError> {
     let Some(first) = runs.first() else { return Ok(()) };
     let mut seen = std::collections::BTreeSet::new();
     if let Some(twice) = runs.iter().find(|r| !seen.insert(r.summary.id)) {
@@ -131,7 +137,7 @@ pub fn repeats(name: &str, runs: &[StoredRun]) -> Result<(), UsageError> {
         )));
     }
     for other in &runs[1..] {
-        let differs = setup_differences(first, other);
+        let differs = setup_differences(first, other, but);
         if !differs.is_empty() {
             return Err(UsageError::new(format!(
                 "'{name}' pools runs #{} and #{} as repeats of one setup, but they differ in {}; repeats must share \
@@ -145,9 +151,9 @@ pub fn repeats(name: &str, runs: &[StoredRun]) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// What differs between two runs' setups: plan parameters (but the number of repeats) and
-/// the target, each as "fsync: false (#3) vs true (#5)".
-pub fn setup_differences(a: &StoredRun, b: &StoredRun) -> Vec<String> {
+/// What differs between two runs' setups: plan parameters (but the number of repeats and the
+/// keys `but`) and the target, each as "fsync: false (#3) vs true (#5)".
+pub fn setup_differences(a: &StoredRun, b: &StoredRun, but: &[&str]) -> Vec<String> {
     let (ids, mut out) = ((a.summary.id, b.summary.id), Vec::new());
     let mut differ = |what: &str, va: Option<&String>, vb: Option<&String>| {
         if va != vb {
@@ -159,7 +165,7 @@ pub fn setup_differences(a: &StoredRun, b: &StoredRun) -> Vec<String> {
     let keys: std::collections::BTreeSet<&String> = pa.keys().chain(pb.keys()).collect();
     for key in keys {
         let top = key.split(['.', '[', ' ']).next().unwrap_or_default();
-        if !NOT_THE_SETUP.contains(&top) {
+        if !NOT_THE_SETUP.contains(&top) && !but.contains(&top) {
             differ(&format!("plan {key}"), pa.get(key), pb.get(key));
         }
     }

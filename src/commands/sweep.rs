@@ -389,6 +389,8 @@ fn by_param(
 ) -> Result<(Vec<SweepLevel>, Units), UsageError> {
     let mut levels: BTreeMap<u64, BTreeMap<CellKey, Vec<f64>>> = BTreeMap::new();
     let mut units = Units::new();
+    // The runs whose samples meet in one cell of one level: they are pooled as its repeats.
+    let mut pooled: BTreeMap<(u64, CellKey), Vec<&StoredRun>> = BTreeMap::new();
     for run in runs {
         // Swept by file size, a cell keeps its size (the level); otherwise a size mix names it.
         let mix = if param == "file" { None } else { size_mix(&run.plan) };
@@ -415,10 +417,25 @@ fn by_param(
             if !cell.state.is_complete() {
                 whole.partial_rows.insert(key.describe());
             }
+            let at = pooled.entry((level, key.clone())).or_default();
+            if !at.iter().any(|r| r.summary.id == run.summary.id) {
+                at.push(run);
+            }
             levels.entry(level).or_default().entry(key).or_default().push(value);
         }
     }
     let name = |v: u64| if param == "qd" { v.to_string() } else { ByteSize(v).to_string() };
+    // Runs may differ in the swept setting's list (one run at 4k, another at 4k and 64k); in
+    // nothing else where their samples meet.
+    let swept: &[&str] = match param {
+        "record" => &["record_sizes", "block_sizes", "record", "chunk"],
+        "file" => &["file_sizes", "file_size", "sizes", "size"],
+        _ => &["queue_depths"],
+    };
+    for ((level, key), runs) in pooled.into_iter().filter(|(_, runs)| runs.len() > 1) {
+        let runs: Vec<StoredRun> = runs.into_iter().cloned().collect();
+        super::select::repeats_but(&format!("--by {param}: {} at {}", key.describe(), name(level)), &runs, swept)?;
+    }
     Ok((levels.into_iter().map(|(v, cells)| SweepLevel { level: name(v), cells }).collect(), units))
 }
 

@@ -272,9 +272,18 @@ fn runs_of_different_plans_or_targets_are_never_pooled_as_repeats() {
     assert_usage_error(&sb.run(&["compare", "1,3", "5"]), "plan close: false (#1) vs true (#3)");
     assert_usage_error(&sb.run(&["compare", "s=x", "5"]), "'s=x' pools runs #1 and #2");
     assert_usage_error(&sb.run(&["sweep", "1,2", "3", "--by", "record"]), "plan backend");
+    // A sweep pools the runs whose cells meet at one level: they too must be repeats.
+    assert_usage_error(&sb.run(&["sweep", "1", "2", "--by", "record"]), "plan backend: psync (#1) vs sync (#2)");
+    assert_usage_error(&sb.run(&["sweep", "s=x", "--by", "record"]), "plan backend");
     assert_usage_error(&sb.run(&["compare", "1,1", "5"]), "names run #1 twice");
     // Repeats of one setup still pool.
     assert_success(&report("1,5"));
+    // Runs that differ only in the swept setting's list meet at a level as repeats.
+    let t = target.to_str().unwrap();
+    let args = ["run", "iozone", "--target", t, "--files", "256k,1m", "--records", "64k", "--tests", "write,read"];
+    assert_success(&sb.run(&args)); // 6
+    let doc = json_of(&sb.run(&["sweep", "5", "6", "--by", "file", "--json"]));
+    assert_eq!(doc["sweep"]["levels"], serde_json::json!(["256k", "1m"]), "{doc}");
     let doc = json_of(&sb.run(&["compare", "1,5", "5", "--json"]));
     assert_eq!(doc["comparison"]["a_runs"], serde_json::json!([1, 5]));
 }
