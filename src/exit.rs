@@ -2,8 +2,9 @@
 //! binary: 0 done, 1 the run failed, 2 a usage error (bad input), 3 every
 //! cell ran but some clients (or connections) failed some, 4 every cell
 //! ran but `--verify` found data mismatches, 5 `compare --fail-if-slower`
-//! found figures slower beyond its threshold, 128 + N stopped by signal N
-//! (129 SIGHUP, 130 Ctrl-C, 143 SIGTERM).
+//! found figures slower beyond its threshold, 6 `compare --fail-if-slower`
+//! could not check every figure it was asked about (none slower), 128 + N
+//! stopped by signal N (129 SIGHUP, 130 Ctrl-C, 143 SIGTERM).
 
 use iomatrix_core::UsageError;
 
@@ -13,6 +14,9 @@ pub const CLIENTS_LOST: u8 = 3;
 pub const DATA_MISMATCHES: u8 = 4;
 /// `compare --fail-if-slower`: B is slower than A beyond the threshold and the noise.
 pub const SLOWER: u8 = 5;
+/// `compare --fail-if-slower`: none slower, but figures asked about could not be checked (not in
+/// B, left out as not whole, too few samples): a gate never passes on what it did not check.
+pub const NOT_CHECKED: u8 = 6;
 /// Interrupted, when no signal number is known.
 pub const INTERRUPTED: u8 = 130;
 

@@ -3,8 +3,8 @@
 
 use clap::Args;
 use iomatrix_analysis::{
-    compare, flag_cached, regressions, CacheFlags, Comparison, Group, Judgement, Limit, MatrixComparison, Region,
-    Regression,
+    compare, flag_cached, regressions, CacheFlags, Comparison, Gate, Group, Judgement, Limit, MatrixComparison,
+    Partial, Region,
 };
 use iomatrix_core::{ByteSize, UsageError};
 use iomatrix_store::Store;
@@ -38,7 +38,9 @@ pub struct CompareArgs {
     pub limit: Option<String>,
 
     /// Exit 5 when any figure of B is slower than A's by more than this beyond noise (5%, 0.5%;
-    /// a rank test of the samples: both sides need --repeat 4 or more), listing those figures
+    /// a rank test of the samples: both sides need --repeat 4 or more), listing those figures;
+    /// exit 6 (not checked) when a figure of A could not be held to it (not in B, left out as
+    /// partial or failed, too few samples), naming each: never a pass on what was not checked
     #[arg(long, value_name = "PERCENT")]
     pub fail_if_slower: Option<String>,
 
@@ -47,9 +49,23 @@ pub struct CompareArgs {
     #[arg(long, value_name = "NAME", requires = "fail_if_slower")]
     pub metric: Option<String>,
 
+    /// Take cells where some clients or connections failed (partial) into the medians and
+    /// verdicts, marked; by default they are left out and listed. Failed cells never enter
+    #[arg(long)]
+    pub include_partial: bool,
+
     /// Machine-readable output (schema "iomatrix.compare/2", docs/json.md)
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--include-partial` as the analysis takes it.
+pub fn partial(include: bool) -> Partial {
+    if include {
+        Partial::Included
+    } else {
+        Partial::LeftOut
+    }
 }
 
 /// `--fail-if-slower 5%` as a fraction (0.05).
@@ -72,7 +88,11 @@ pub fn run(args: CompareArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let store = Store::open(db)?;
     let groups = super::select::resolve(&store, &[args.a.clone(), args.b.clone()])?;
     super::select::one_suite(&groups)?;
-    let (a, b) = (Group::of(&groups[0].0, &groups[0].1), Group::of(&groups[1].0, &groups[1].1));
+    for (name, runs) in &groups {
+        super::select::repeats(name, runs)?;
+    }
+    let pooled = partial(args.include_partial);
+    let (a, b) = (Group::with(&groups[0].0, &groups[0].1, pooled), Group::with(&groups[1].0, &groups[1].1, pooled));
     let limit = args.limit.as_deref().map(|l| limit(&store, l)).transpose()?;
     let flags = limit.as_ref().map(|l| (flag_cached(&a, l), flag_cached(&b, l)));
     let comparison = compare(&a, &b, region);
@@ -84,7 +104,7 @@ pub fn run(args: CompareArgs, db: &Path) -> anyhow::Result<ExitCode> {
                 .iter()
                 .flat_map(|t| t.rows.iter().map(move |r| format!("{} {} {}", t.phase, r.operation, r.figure))),
         );
-        if found.is_empty() && !named.into_iter().any(|n| n.contains(metric.as_str())) {
+        if found.slower.is_empty() && !named.into_iter().any(|n| n.contains(metric.as_str())) {
             return Err(UsageError::new(format!(
                 "--metric {metric}: no compared figure has that in its name; give part of a cell's name as the \
                  tables print it (read, write 64m/4k, open p99)"
@@ -97,10 +117,13 @@ pub fn run(args: CompareArgs, db: &Path) -> anyhow::Result<ExitCode> {
             "schema": "iomatrix.compare/2",
             "comparison": comparison,
             "cache_flags": flags.as_ref().map(|(fa, fb)| serde_json::json!({"a": fa, "b": fb})),
-            "fail_if_slower": slower.as_ref().map(|(t, found)| serde_json::json!({
+            "fail_if_slower": slower.as_ref().map(|(t, gate)| serde_json::json!({
                 "threshold_pct": t * 100.0,
                 "metric": args.metric,
-                "slower": found,
+                "outcome": gate_outcome(gate),
+                "slower": gate.slower,
+                "checked": gate.checked,
+                "not_checked": gate.not_checked,
             })),
         });
         crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
@@ -111,32 +134,72 @@ pub fn run(args: CompareArgs, db: &Path) -> anyhow::Result<ExitCode> {
         }
         crate::out::print(&out)?;
     }
-    let n = &comparison.noise;
-    if slower.is_some() && n.faster + n.slower + n.within_noise == 0 {
-        // A check that cannot fail must say so, or a pipeline passes on nothing.
-        eprintln!(
-            "iomatrix: warning: --fail-if-slower checked nothing: no figure has enough samples for a verdict; \
-             give both sides --repeat 4 (or 4 runs each)"
-        );
-    }
-    match slower {
-        Some((_, found)) if !found.is_empty() => Ok(ExitCode::from(crate::exit::SLOWER)),
+    match slower.as_ref().map(|(t, gate)| (t, gate, gate_outcome(gate))) {
+        Some((_, _, "slower")) => Ok(ExitCode::from(crate::exit::SLOWER)),
+        Some((t, gate, "not checked")) => {
+            // A gate that cannot fail must not pass: the pipeline hears it checked nothing (or not all).
+            eprintln!(
+                "iomatrix: --fail-if-slower {}%: not checked: {} of the {} figure(s) asked about could not be held to \
+                 it ({}){}",
+                t * 100.0,
+                gate.not_checked.len(),
+                gate.checked + gate.not_checked.len(),
+                match gate.not_checked.len() {
+                    n if n > 3 => format!("{} and {} more", gate.not_checked[..3].join("; "), n - 3),
+                    _ => gate.not_checked.join("; "),
+                },
+                if gate.not_checked.iter().any(|n| n.contains("too few samples")) {
+                    "; give both sides --repeat 4 (or 4 runs each)"
+                } else {
+                    ""
+                }
+            );
+            Ok(ExitCode::from(crate::exit::NOT_CHECKED))
+        }
         _ => Ok(ExitCode::SUCCESS),
     }
 }
 
-fn regression_text(threshold: f64, metric: Option<&str>, found: &[Regression]) -> String {
+/// "slower" (a figure beyond the threshold), "not checked" (none slower, but a figure asked
+/// about could not be held to it), or "passed" (every figure asked about checked, none slower).
+fn gate_outcome(gate: &Gate) -> &'static str {
+    if !gate.slower.is_empty() {
+        "slower"
+    } else if !gate.not_checked.is_empty() || gate.checked == 0 {
+        "not checked"
+    } else {
+        "passed"
+    }
+}
+
+fn regression_text(threshold: f64, metric: Option<&str>, gate: &Gate) -> String {
     let what = metric.map(|m| format!(" (figures named \"{m}\")")).unwrap_or_default();
     let pct = threshold * 100.0;
-    if found.is_empty() {
-        return format!("\n--fail-if-slower {pct}%{what}: nothing slower than A by more than {pct}% beyond noise\n");
-    }
-    let mut out = format!(
-        "\n--fail-if-slower {pct}%{what}: {} figure(s) slower than A by more than {pct}% beyond noise:\n",
-        found.len()
-    );
-    for r in found {
-        let _ = writeln!(out, "  {}: {:.1} -> {:.1} {} ({})", r.cell, r.a, r.b, r.unit, signed(r.change_pct));
+    let mut out = match gate_outcome(gate) {
+        "slower" => {
+            let mut out = format!(
+                "\n--fail-if-slower {pct}%{what}: {} figure(s) slower than A by more than {pct}% beyond noise:\n",
+                gate.slower.len()
+            );
+            for r in &gate.slower {
+                let _ = writeln!(out, "  {}: {:.1} -> {:.1} {} ({})", r.cell, r.a, r.b, r.unit, signed(r.change_pct));
+            }
+            out
+        }
+        "not checked" => format!(
+            "\n--fail-if-slower {pct}%{what}: NOT CHECKED: {} figure(s) checked, none slower; {} could not be \
+             checked:\n",
+            gate.checked,
+            gate.not_checked.len()
+        ),
+        _ => format!(
+            "\n--fail-if-slower {pct}%{what}: nothing slower than A by more than {pct}% beyond noise ({} figure(s) \
+             checked)\n",
+            gate.checked
+        ),
+    };
+    for name in &gate.not_checked {
+        let _ = writeln!(out, "  not checked: {name}");
     }
     out
 }
@@ -229,17 +292,25 @@ pub fn text(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>) -> String 
     if !c.unknown.is_empty() {
         let _ = writeln!(out, "not known on one side (not compared): {}", c.unknown.join(", "));
     }
-    if c.condition_differences.is_empty() {
-        out.push_str(
-            "conditions: the same on both sides (backend, direct/cached, clients, files vs RAM, file system, \
-             partition alignment, closed or open loop)\n",
-        );
-    } else {
-        out.push_str("NOTE: the sides were measured under different conditions:\n");
-        for d in &c.condition_differences {
-            let _ = writeln!(out, "  {d}");
+    // "The same" only when it is: the plans alike too, not only the conditions named here.
+    match (c.condition_differences.is_empty(), c.plan_differences.is_empty()) {
+        (true, true) => out.push_str(
+            "conditions: the same on both sides (plan, backend, direct/cached, clients, files vs RAM, file system, \
+             partition alignment, closed or open loop, fsync/close timed, io_uring submissions, data)\n",
+        ),
+        (true, false) => out.push_str(
+            "NOTE: the sides were measured under different plans (the parameters above): the changes below are \
+             not the same work measured twice\n",
+        ),
+        (false, _) => {
+            out.push_str("NOTE: the sides were measured under different conditions:\n");
+            for d in &c.condition_differences {
+                let _ = writeln!(out, "  {d}");
+            }
         }
     }
+    out.push_str(&left_out_text(c));
+    let partial_mark = |partial: bool| if partial { " *" } else { "" };
     for (m, verdicts) in c.matrices.iter().zip(&c.matrix_verdicts) {
         out.push_str(&matrix_text(m, c.region));
         out.push_str(&verdict_line(verdicts.iter().flatten().flatten()));
@@ -250,7 +321,7 @@ pub fn text(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>) -> String 
             let _ = writeln!(
                 out,
                 "{:<48} {:>14.1} {:>14.1} {:>9}  {}",
-                format!("{} ({})", s.metric, s.unit),
+                format!("{} ({}){}", s.metric, s.unit, partial_mark(s.partial)),
                 s.a,
                 s.b,
                 signed(s.change_pct),
@@ -265,7 +336,7 @@ pub fn text(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>) -> String 
             let _ = writeln!(
                 out,
                 "{:<28} {:>12} {:>12} {:>9}  {}",
-                format!("{} {} ({})", r.operation, r.figure, r.unit),
+                format!("{} {} ({}){}", r.operation, r.figure, r.unit, partial_mark(r.partial)),
                 figure(r.a),
                 figure(r.b),
                 signed(r.change_pct),
@@ -326,6 +397,37 @@ pub fn text(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>) -> String 
     out
 }
 
+/// The cells each side stored but left out of its medians (not whole), and with
+/// `--include-partial` what the marks mean.
+fn left_out_text(c: &Comparison) -> String {
+    let mut out = String::new();
+    if !c.left_out_a.is_empty() || !c.left_out_b.is_empty() {
+        let what = match c.partial {
+            Partial::LeftOut => {
+                "partial and failed cells are left out of the medians and verdicts \
+                                 (--include-partial takes partial ones in, marked)"
+            }
+            Partial::Included => "failed cells are left out of the medians and verdicts",
+        };
+        let _ = writeln!(out, "NOT COMPLETE: clients or connections failed in some cells; {what}:");
+        for (side, cells) in [("A", &c.left_out_a), ("B", &c.left_out_b)] {
+            for l in cells {
+                let _ = writeln!(out, "  {side}: {}", l.describe());
+            }
+        }
+    }
+    let marked = c.scalars.iter().any(|s| s.partial)
+        || c.operations.iter().flat_map(|t| &t.rows).any(|r| r.partial)
+        || c.matrices.iter().flat_map(|m| m.partial.iter().flatten()).any(|p| *p);
+    if marked {
+        out.push_str(
+            "PARTIAL CELLS TAKEN IN (--include-partial): figures marked * include samples of cells where some \
+             clients or connections failed\n",
+        );
+    }
+    out
+}
+
 /// One matrix's verdicts, counted; where none is possible, what would give one.
 fn verdict_line<'a>(verdicts: impl Iterator<Item = &'a Judgement>) -> String {
     let all: Vec<&Judgement> = verdicts.collect();
@@ -353,8 +455,11 @@ fn matrix_text(m: &MatrixComparison, region: Region) -> String {
     let _ = writeln!(out, " | {:>7}", "mean");
     for (i, f) in m.file_sizes.iter().enumerate() {
         let _ = write!(out, "{:>8}", size(*f));
-        for ratio in &m.ratios[i] {
+        for (ratio, partial) in m.ratios[i].iter().zip(&m.partial[i]) {
             match ratio {
+                Some(r) if *partial => {
+                    let _ = write!(out, " {r:>6.2}*");
+                }
                 Some(r) => {
                     let _ = write!(out, " {r:>7.2}");
                 }

@@ -40,6 +40,11 @@ pub struct ReportArgs {
     /// In the comparisons, also summarise this region of record sizes, e.g. ..32k
     #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
     pub records: Option<String>,
+
+    /// Take cells where some clients or connections failed (partial) into the medians and
+    /// comparisons, marked; by default they are left out and listed. Failed cells never enter
+    #[arg(long)]
+    pub include_partial: bool,
 }
 
 const FORMATS: &str = ".html, .xlsx, .csv, .md or .json";
@@ -61,12 +66,14 @@ pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let resolved = super::select::resolve(&store, &args.runs)?;
     for (name, runs) in &resolved {
         one_suite(name, runs)?;
+        super::select::repeats(name, runs)?;
     }
+    let pooled = super::compare::partial(args.include_partial);
     let limit = args.limit.as_deref().map(|l| super::compare::limit(&store, l)).transpose()?;
     let groups: Vec<ReportGroup> = resolved
         .into_iter()
         .map(|(name, runs)| {
-            let summary = Group::of(&name, &runs);
+            let summary = Group::with(&name, &runs, pooled);
             let flags = limit.as_ref().map(|l| flag_cached(&summary, l));
             let hosts = runs.iter().filter_map(crate::suites::host_figures).collect();
             ReportGroup { name, runs, summary, flags, hosts }
@@ -181,7 +188,10 @@ fn workbook(report: &Report) -> anyhow::Result<Vec<u8>> {
     let scalars: Vec<ScalarRow> = scalar_keys
         .into_iter()
         .map(|k| ScalarRow {
-            metric: k.describe(),
+            metric: match report.groups.iter().any(|g| g.summary.cells.get(k).is_some_and(|s| s.partial_samples > 0)) {
+                true => format!("{}{}", k.describe(), iomatrix_report::document::PARTIAL_MARK),
+                false => k.describe(),
+            },
             unit: report.groups.iter().find_map(|g| g.summary.cells.get(k)).map_or("", |s| s.unit).to_string(),
             values: report.groups.iter().map(|g| g.summary.cells.get(k).map(|s| s.median)).collect(),
         })
@@ -190,10 +200,14 @@ fn workbook(report: &Report) -> anyhow::Result<Vec<u8>> {
         .groups
         .iter()
         .flat_map(|g| {
-            g.runs
-                .iter()
-                .map(move |r| (format!("{}: run #{}", g.name, r.summary.id), crate::render::condition_pairs(r)))
+            g.runs.iter().map(move |r| {
+                let mut pairs = vec![("status".to_string(), r.summary.status.as_str().to_string())];
+                pairs.extend(crate::render::condition_pairs(r));
+                (format!("{}: run #{}", g.name, r.summary.id), pairs)
+            })
         })
         .collect();
-    report_workbook(&sheets, &names, &scalars, &conditions).map_err(|e| anyhow::anyhow!("{e}"))
+    let not_complete: Vec<(String, Vec<String>)> =
+        report.groups.iter().map(|g| (g.name.clone(), iomatrix_report::document::not_complete(g))).collect();
+    report_workbook(&sheets, &names, &scalars, &not_complete, &conditions).map_err(|e| anyhow::anyhow!("{e}"))
 }

@@ -22,13 +22,18 @@ pub fn resolve(store: &Store, specs: &[String]) -> anyhow::Result<Vec<(String, V
             let run = store.load_run(id)?.ok_or_else(|| {
                 UsageError::new(format!("{spec}: there is no run #{id}; `iomatrix runs` lists the stored runs"))
             })?;
-            if run.summary.status != RunStatus::Complete {
-                eprintln!(
+            match run.summary.status {
+                RunStatus::Complete => {}
+                RunStatus::Partial => eprintln!(
+                    "iomatrix: warning: run #{id} is partial (clients or connections failed in some of its cells): \
+                     those cells are left out of the medians unless --include-partial, and named"
+                ),
+                status => eprintln!(
                     "iomatrix: warning: run #{id} is {} ({} of {} cells): only its finished cells are used",
-                    run.summary.status.as_str(),
+                    status.as_str(),
                     run.summary.cells,
                     run.summary.total_cells
-                );
+                ),
             }
             match host {
                 Some(host) => runs.push(on_host(&run, host).map_err(|e| UsageError::new(format!("'{spec}': {e}")))?),
@@ -77,7 +82,8 @@ fn ids_of(spec: &str) -> Result<Option<Vec<i64>>, UsageError> {
         .map(Some)
 }
 
-/// Every complete run carrying all the labels of `spec`.
+/// Every complete or partial run (every cell ran; a partial one's cells say which are whole)
+/// carrying all the labels of `spec`.
 fn by_labels(spec: &str, runs: &[RunSummary]) -> Result<Vec<i64>, UsageError> {
     let wanted: Vec<(&str, &str)> = spec
         .split(',')
@@ -89,7 +95,7 @@ fn by_labels(spec: &str, runs: &[RunSummary]) -> Result<Vec<i64>, UsageError> {
         .collect::<Result<_, _>>()?;
     let ids: Vec<i64> = runs
         .iter()
-        .filter(|r| r.status == RunStatus::Complete)
+        .filter(|r| matches!(r.status, RunStatus::Complete | RunStatus::Partial))
         .filter(|r| wanted.iter().all(|(k, v)| r.labels.iter().any(|(rk, rv)| rk == k && rv == v)))
         .map(|r| r.id)
         .collect();
@@ -99,11 +105,78 @@ fn by_labels(spec: &str, runs: &[RunSummary]) -> Result<Vec<i64>, UsageError> {
         known.sort();
         known.dedup();
         return Err(UsageError::new(format!(
-            "'{spec}' matches no complete run; labels stored: {}",
+            "'{spec}' matches no complete run (nor a partial one); labels stored: {}",
             if known.is_empty() { "none (label runs with --label KEY=VALUE)".to_string() } else { known.join(", ") }
         )));
     }
     Ok(ids)
+}
+
+/// Plan keys that do not make two runs different setups: how many samples a run took
+/// (`repeats`), which cells a `--tolerance` pass measured again (`only`, `pass`).
+const NOT_THE_SETUP: [&str; 3] = ["repeats", "only", "pass"];
+
+/// The conditions that say where a run measured: the target, and the file system there.
+const TARGET: [&str; 2] = ["target", "fs_type"];
+
+/// Runs pooled as repeats of one setup (`3,4,5`, a label selector, one level of a sweep) must
+/// share their plan and their target; otherwise the command refuses, naming what differs.
+pub fn repeats(name: &str, runs: &[StoredRun]) -> Result<(), UsageError> {
+    repeats_but(name, runs, &[])
+}
+
+/// As [`repeats`], the plan keys `but` (a sweep's swept setting: `record_sizes`, `queue_depths`)
+/// aside.
+pub fn repeats_but(name: &str, runs: &[StoredRun], but: &[&str]) -> Result<(), UsageError> {
+    let Some(first) = runs.first() else { return Ok(()) };
+    let mut seen = std::collections::BTreeSet::new();
+    if let Some(twice) = runs.iter().find(|r| !seen.insert(r.summary.id)) {
+        return Err(UsageError::new(format!(
+            "'{name}' names run #{} twice: a run is one sample, not two; name each run once",
+            twice.summary.id
+        )));
+    }
+    for other in &runs[1..] {
+        let differs = setup_differences(first, other, but);
+        if !differs.is_empty() {
+            return Err(UsageError::new(format!(
+                "'{name}' pools runs #{} and #{} as repeats of one setup, but they differ in {}; repeats must share \
+                 their plan and target: give them as separate arguments (or label them apart)",
+                first.summary.id,
+                other.summary.id,
+                differs.join("; ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What differs between two runs' setups: plan parameters (but the number of repeats and the
+/// keys `but`) and the target, each as "fsync: false (#3) vs true (#5)".
+pub fn setup_differences(a: &StoredRun, b: &StoredRun, but: &[&str]) -> Vec<String> {
+    let (ids, mut out) = ((a.summary.id, b.summary.id), Vec::new());
+    let mut differ = |what: &str, va: Option<&String>, vb: Option<&String>| {
+        if va != vb {
+            let shown = |v: Option<&String>| v.cloned().unwrap_or_else(|| "absent".into());
+            out.push(format!("{what}: {} (#{}) vs {} (#{})", shown(va), ids.0, shown(vb), ids.1));
+        }
+    };
+    let (pa, pb) = (iomatrix_analysis::flattened(&a.plan), iomatrix_analysis::flattened(&b.plan));
+    let keys: std::collections::BTreeSet<&String> = pa.keys().chain(pb.keys()).collect();
+    for key in keys {
+        let top = key.split(['.', '[', ' ']).next().unwrap_or_default();
+        if !NOT_THE_SETUP.contains(&top) && !but.contains(&top) {
+            differ(&format!("plan {key}"), pa.get(key), pb.get(key));
+        }
+    }
+    let shown = |run: &StoredRun, key: &str| -> Option<String> {
+        let v = &run.conditions[key];
+        (!v.is_null()).then(|| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+    };
+    for key in TARGET {
+        differ(key, shown(a, key).as_ref(), shown(b, key).as_ref());
+    }
+    out
 }
 
 /// The runs' suite, which must be one: comparing a Bonnie run with an IOzone run compares nothing.

@@ -4,8 +4,8 @@
 
 use clap::{Args, ValueEnum};
 use iomatrix_analysis::{
-    derive, mean_of_rows, size_mix, sweep, CellKey, Derivation, Derived, Direction, Factor, Figure, Sweep, SweepLevel,
-    SweepRow,
+    derive, mean_of_rows, size_mix, sweep, CellKey, Derivation, Derived, Direction, Factor, Figure, Partial, Sweep,
+    SweepLevel, SweepRow,
 };
 use iomatrix_core::{ByteSize, UsageError};
 use iomatrix_store::{CellRow, Store, StoredRun};
@@ -51,9 +51,34 @@ pub struct SweepArgs {
     #[arg(long = "derive", value_name = "FORMULA")]
     pub derive: Vec<String>,
 
+    /// Take cells where some clients or connections failed (partial) into the levels' medians,
+    /// marked; by default they are left out and listed. Failed cells never enter
+    #[arg(long)]
+    pub include_partial: bool,
+
     /// Machine-readable output (schema "iomatrix.sweep/1", docs/json.md)
     #[arg(long)]
     pub json: bool,
+}
+
+/// What the sweep took in that is not whole: cells left out (named), and the rows whose
+/// medians took in samples of partial cells (`--include-partial`).
+#[derive(Default)]
+struct NotWhole {
+    partial: Partial,
+    left_out: Vec<String>,
+    partial_rows: std::collections::BTreeSet<String>,
+}
+
+impl NotWhole {
+    /// Whether `cell` of `run` gives a sample; a cell that does not is named.
+    fn admits(&mut self, run: &StoredRun, cell: &CellRow, key: &CellKey) -> bool {
+        if self.partial.admits(&cell.state) {
+            return true;
+        }
+        self.left_out.push(format!("{} in run #{} ({})", key.describe(), run.summary.id, cell.state.describe()));
+        false
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -93,7 +118,11 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let store = Store::open(db)?;
     let groups = super::select::resolve(&store, &args.runs)?;
     super::select::one_suite(&groups)?;
+    for (name, runs) in &groups {
+        super::select::repeats(name, runs)?;
+    }
     let runs: Vec<&StoredRun> = groups.iter().flat_map(|(_, runs)| runs).collect();
+    let mut whole = NotWhole { partial: super::compare::partial(args.include_partial), ..NotWhole::default() };
     let rows = args.rows.as_deref();
     if rows == Some(args.by.as_str()) {
         return Err(UsageError::new(format!(
@@ -103,9 +132,9 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
         .into());
     }
     let (levels, units) = if PARAMS.contains(&args.by.as_str()) {
-        by_param(&args.by, &runs, args.unit, rows)?
+        by_param(&args.by, &runs, args.unit, rows, &mut whole)?
     } else {
-        by_label(&args.by, &runs, args.unit, rows)?
+        by_label(&args.by, &runs, args.unit, rows, &mut whole)?
     };
     if levels.len() < 2 {
         return Err(UsageError::new(format!(
@@ -155,6 +184,9 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
     }
     if args.json {
         let mut doc = serde_json::json!({"schema": "iomatrix.sweep/1", "sweep": s});
+        doc["partial"] = serde_json::to_value(whole.partial)?;
+        doc["left_out"] = serde_json::to_value(&whole.left_out)?;
+        doc["partial_rows"] = serde_json::to_value(&whole.partial_rows)?;
         if let (Some(label), Some(systems)) = (rows, &systems) {
             doc["rows_by"] = serde_json::Value::from(label);
             doc["systems"] = serde_json::to_value(&systems.rows)?;
@@ -171,6 +203,7 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
             let _ = writeln!(out, "\nthe average over each {label} (the mean of their figures at each level):");
         }
         out += &text_split(&s, args.split);
+        not_whole_text(&mut out, &whole);
         derived_text(&mut out, &s, &derived);
         crate::out::print(&out)?;
     }
@@ -191,7 +224,8 @@ fn ratio(store: &Store, runs: &str, size: &str, unit: Option<Unit>) -> anyhow::R
         .map(|run| {
             let mut cells: BTreeMap<CellKey, Vec<f64>> = BTreeMap::new();
             let mix = size_mix(&run.plan);
-            for cell in &run.cell_results {
+            // A factor is worked from whole cells only: a partial one measured less than its plan.
+            for cell in run.cell_results.iter().filter(|c| c.state.is_complete()) {
                 if let Some((v, _)) = figure(cell, unit) {
                     cells.entry(CellKey::of(cell).named_by_mix(mix.as_deref())).or_default().push(v);
                 }
@@ -218,6 +252,28 @@ fn ratio(store: &Store, runs: &str, size: &str, unit: Option<Unit>) -> anyhow::R
             many.iter().map(|b| b.what.clone()).collect::<Vec<_>>().join(", ")
         ))
         .into()),
+    }
+}
+
+/// The cells left out of the levels (not whole) and the rows that took in partial ones.
+fn not_whole_text(out: &mut String, whole: &NotWhole) {
+    if !whole.left_out.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNOT COMPLETE: clients or connections failed in these cells; left out of the levels' medians{}:",
+            if whole.partial == Partial::LeftOut { " (--include-partial takes partial ones in, marked)" } else { "" }
+        );
+        for l in &whole.left_out {
+            let _ = writeln!(out, "  {l}");
+        }
+    }
+    if !whole.partial_rows.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nPARTIAL CELLS TAKEN IN (--include-partial): these rows' medians include samples of cells where some \
+             clients or connections failed: {}",
+            whole.partial_rows.iter().cloned().collect::<Vec<_>>().join(", ")
+        );
     }
 }
 
@@ -272,7 +328,9 @@ fn by_label(
     runs: &[&StoredRun],
     want: Option<Unit>,
     rows: Option<&str>,
+    whole: &mut NotWhole,
 ) -> Result<(Vec<SweepLevel>, Units), UsageError> {
+    let mut pooled: BTreeMap<(String, Option<String>), Vec<&StoredRun>> = BTreeMap::new();
     let mut levels: BTreeMap<String, BTreeMap<CellKey, Vec<f64>>> = BTreeMap::new();
     let mut units = Units::new();
     for run in runs {
@@ -289,17 +347,30 @@ fn by_label(
                 PARAMS.join(", ")
             ))
         })?;
+        let row = rows.and_then(|label| run.summary.labels.iter().find(|(k, _)| k == label).map(|(_, v)| v.clone()));
+        pooled.entry((value.clone(), row)).or_default().push(run);
         let cells = levels.entry(value).or_default();
         let mix = size_mix(&run.plan);
         for cell in &run.cell_results {
+            let mut key = CellKey::of(cell).named_by_mix(mix.as_deref());
+            if !whole.admits(run, cell, &key) {
+                continue;
+            }
             if let Some((value, unit)) = figure(cell, want) {
-                let mut key = CellKey::of(cell).named_by_mix(mix.as_deref());
                 units.insert(key.describe(), unit.to_string());
                 tag(&mut key, run, rows)?;
                 units.insert(key.describe(), unit.to_string());
+                if !cell.state.is_complete() {
+                    whole.partial_rows.insert(key.describe());
+                }
                 cells.entry(key).or_default().push(value);
             }
         }
+    }
+    // The runs of one level (and row) are pooled as its repeats: they must be of one setup.
+    for ((level, _), runs) in pooled {
+        let runs: Vec<StoredRun> = runs.into_iter().cloned().collect();
+        super::select::repeats(&format!("--by {key}: level {level}"), &runs)?;
     }
     let mut levels: Vec<SweepLevel> = levels.into_iter().map(|(level, cells)| SweepLevel { level, cells }).collect();
     if levels.iter().all(|l| l.level.parse::<f64>().is_ok()) {
@@ -314,13 +385,19 @@ fn by_param(
     runs: &[&StoredRun],
     want: Option<Unit>,
     rows: Option<&str>,
+    whole: &mut NotWhole,
 ) -> Result<(Vec<SweepLevel>, Units), UsageError> {
     let mut levels: BTreeMap<u64, BTreeMap<CellKey, Vec<f64>>> = BTreeMap::new();
     let mut units = Units::new();
+    // The runs whose samples meet in one cell of one level: they are pooled as its repeats.
+    let mut pooled: BTreeMap<(u64, CellKey), Vec<&StoredRun>> = BTreeMap::new();
     for run in runs {
         // Swept by file size, a cell keeps its size (the level); otherwise a size mix names it.
         let mix = if param == "file" { None } else { size_mix(&run.plan) };
         for cell in &run.cell_results {
+            if !whole.admits(run, cell, &CellKey::of(cell).named_by_mix(mix.as_deref())) {
+                continue;
+            }
             let Some((value, unit)) = figure(cell, want) else { continue };
             let mut key = CellKey::of(cell).named_by_mix(mix.as_deref());
             let level = match param {
@@ -337,10 +414,28 @@ fn by_param(
             units.insert(key.describe(), unit.to_string());
             tag(&mut key, run, rows)?;
             units.insert(key.describe(), unit.to_string());
+            if !cell.state.is_complete() {
+                whole.partial_rows.insert(key.describe());
+            }
+            let at = pooled.entry((level, key.clone())).or_default();
+            if !at.iter().any(|r| r.summary.id == run.summary.id) {
+                at.push(run);
+            }
             levels.entry(level).or_default().entry(key).or_default().push(value);
         }
     }
     let name = |v: u64| if param == "qd" { v.to_string() } else { ByteSize(v).to_string() };
+    // Runs may differ in the swept setting's list (one run at 4k, another at 4k and 64k); in
+    // nothing else where their samples meet.
+    let swept: &[&str] = match param {
+        "record" => &["record_sizes", "block_sizes", "record", "chunk"],
+        "file" => &["file_sizes", "file_size", "sizes", "size"],
+        _ => &["queue_depths"],
+    };
+    for ((level, key), runs) in pooled.into_iter().filter(|(_, runs)| runs.len() > 1) {
+        let runs: Vec<StoredRun> = runs.into_iter().cloned().collect();
+        super::select::repeats_but(&format!("--by {param}: {} at {}", key.describe(), name(level)), &runs, swept)?;
+    }
     Ok((levels.into_iter().map(|(v, cells)| SweepLevel { level: name(v), cells }).collect(), units))
 }
 

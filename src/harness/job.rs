@@ -165,17 +165,15 @@ impl Job {
         Ok(())
     }
 
-    /// Records how the run ended, removes the working folder and prints the
-    /// run as `show` would. `describe` names a cell by its index.
     /// Records how the run ended, removes the working folder, prints the
     /// run from the store with `print` and chooses the exit code. `describe`
-    /// names a cell by its index; `lost_parts` counts parts of clients
-    /// (connections) that failed in cells the run kept.
+    /// names a cell by its index. The status and the exit code follow from
+    /// how the clients ended and the states of the stored cells
+    /// ([`super::outcome`]).
     pub fn finish(
         self,
         outcome: std::io::Result<(usize, Ending)>,
         describe: impl Fn(usize) -> String,
-        lost_parts: (usize, &str),
         print: impl FnOnce(&StoredRun) -> anyhow::Result<()>,
     ) -> anyhow::Result<ExitCode> {
         self.progress.finish();
@@ -207,10 +205,13 @@ impl Job {
             )),
             Ending::SinkFailed(e) => Some(e.clone()),
         };
-        let status = match ending {
-            Ending::Completed | Ending::ClientsLost(_) => RunStatus::Complete,
-            Ending::Interrupted => RunStatus::Interrupted,
-            _ => RunStatus::Failed,
+        let cells = store.load_run(run_id)?.map(|r| r.cell_results).unwrap_or_default();
+        let status = super::outcome::status(&ending, &cells);
+        let (partial, failed) = super::outcome::not_complete(&cells);
+        let failure = match (failure, partial + failed) {
+            (None, 0) => None,
+            (None, _) => Some(cells_not_complete(&cells)),
+            (Some(f), _) => Some(f),
         };
         store.finish_run(run_id, status, failure.as_deref())?;
         if let Some(lost) = lost_samples(&ending, done, total_cells, &describe) {
@@ -227,31 +228,31 @@ impl Job {
         drop(remote);
         let stored = store.load_run(run_id)?.context("the run just written is missing from the database")?;
         print(&stored)?;
-        match status {
-            RunStatus::Complete if failure.is_some() => {
-                eprintln!("iomatrix: run #{run_id} completed, but {}", failure.unwrap_or_default());
-                Ok(ExitCode::from(crate::exit::CLIENTS_LOST))
-            }
-            RunStatus::Complete if lost_parts.0 > 0 => {
-                // Seed 003's connections: some failed, every cell ran.
+        match (status, super::outcome::exit_code(status, &stored.cell_results)) {
+            (RunStatus::Partial, Some(code)) => {
                 eprintln!(
-                    "iomatrix: run #{run_id} completed, but {} {} failed (their errors and lost samples are stored \
-                     with the cells)",
-                    lost_parts.0, lost_parts.1
+                    "iomatrix: run #{run_id} is partial: every cell ran, but {}{}",
+                    failure.unwrap_or_default(),
+                    match partial + failed {
+                        0 => String::new(),
+                        n => format!(
+                            " ({n} cell(s) stored as not complete: compare, sweep and report leave them out unless \
+                             --include-partial)"
+                        ),
+                    }
                 );
-                Ok(ExitCode::from(crate::exit::CLIENTS_LOST))
+                Ok(ExitCode::from(code))
             }
-            RunStatus::Complete => match super::data::mismatches(&stored.cell_results) {
-                0 => Ok(ExitCode::SUCCESS),
-                found => {
-                    eprintln!(
-                        "iomatrix: run #{run_id} completed, but {found} block(s) read back were not what was written \
-                         (see verify in each cell)"
-                    );
-                    Ok(ExitCode::from(crate::exit::DATA_MISMATCHES))
-                }
-            },
-            RunStatus::Interrupted => {
+            (RunStatus::Complete, Some(crate::exit::DATA_MISMATCHES)) => {
+                eprintln!(
+                    "iomatrix: run #{run_id} completed, but {} block(s) read back were not what was written (see \
+                     verify in each cell)",
+                    super::data::mismatches(&stored.cell_results)
+                );
+                Ok(ExitCode::from(crate::exit::DATA_MISMATCHES))
+            }
+            (_, Some(code)) => Ok(ExitCode::from(code)),
+            (RunStatus::Interrupted, None) => {
                 eprintln!("iomatrix: interrupted: {done} of {total_cells} cells kept in run #{run_id}");
                 Ok(ExitCode::from(signals::exit_code()))
             }
@@ -261,6 +262,25 @@ impl Job {
             )),
         }
     }
+}
+
+/// The run's error when every cell ran but some were not whole: which, and why.
+fn cells_not_complete(cells: &[CellRow]) -> String {
+    let named: Vec<String> = cells
+        .iter()
+        .filter(|c| !c.state.is_complete())
+        .map(|c| {
+            let errors = c.metrics["errors"]
+                .as_object()
+                .filter(|e| !e.is_empty())
+                .map(|e| {
+                    format!(" ({})", e.iter().map(|(kind, n)| format!("{kind} {n}")).collect::<Vec<_>>().join(", "))
+                })
+                .unwrap_or_default();
+            format!("cell {} ({}): {}{errors}", c.seq, c.test, c.state.describe())
+        })
+        .collect();
+    format!("{} cell(s) not complete: {}", named.len(), named.join("; "))
 }
 
 /// A target checked and its environment recorded, before anything is written.

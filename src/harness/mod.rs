@@ -13,6 +13,7 @@ mod job;
 pub mod launch;
 pub mod limits;
 pub mod live;
+pub mod outcome;
 mod progress;
 pub mod ranks;
 pub mod raw_device;

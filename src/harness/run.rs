@@ -104,7 +104,7 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
                 let before = stored.sample_count();
                 stored.in_pass = 0;
                 let outcome = S::execute(&pass, &group, &setup, &place, &live, &mut |cell| {
-                    stored.keep(&suite, &pass, cell, &mut job, options.repeat.count)
+                    stored.keep(&suite, &pass, cell, &mut job, (options.repeat.count, group.size()))
                 });
                 // Seed 001's rule: cells with a sample too far from their median are measured again.
                 let (Ok(Some((_, Ending::Completed))) | Ok(None), Some(tolerance)) =
@@ -155,7 +155,7 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
     });
     let outcome = outcome.map(|ending| (stored.cells, stored.verdict(ending)));
     let json = options.json;
-    job.finish(outcome, name, (stored.lost_parts, stored.lost_what), |run: &StoredRun| {
+    job.finish(outcome, name, |run: &StoredRun| {
         if json {
             crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&crate::render::run_json(run))?))?;
             // One JSON document on standard output: no front end's report or CSV line after it.
@@ -182,8 +182,6 @@ struct Stored<K> {
     /// Clients that lost their server in a cell that was kept: the run fails.
     failed: Option<(usize, Vec<ClientFailure>)>,
     interrupted: bool,
-    lost_parts: usize,
-    lost_what: &'static str,
 }
 
 impl<K> Default for Stored<K> {
@@ -195,8 +193,6 @@ impl<K> Default for Stored<K> {
             measured: BTreeMap::new(),
             failed: None,
             interrupted: false,
-            lost_parts: 0,
-            lost_what: "",
         }
     }
 }
@@ -207,17 +203,19 @@ impl<K: Ord + Clone> Stored<K> {
         self.samples.values().map(Vec::len).sum()
     }
 
-    /// Stores one finished cell and moves the progress display on.
+    /// Stores one finished cell, with its state, and moves the progress display on. `repeats`
+    /// and `clients`: the plan's samples per cell and the run's clients in all.
     fn keep<S: Suite<Key = K>>(
         &mut self,
         suite: &S,
         plan: &S::Plan,
         cell: &S::Cell,
         job: &mut Job,
-        repeats: u32,
+        (repeats, clients): (u32, usize),
     ) -> Result<(), String> {
         let mut row = suite.row(plan, cell);
         row.seq = self.cells;
+        row.state = suite.parts(plan, cell, clients).unwrap_or_else(|| clients_state(&row, clients));
         let key = suite.key(cell);
         let sample = self.measured.entry(key.clone()).or_default();
         *sample += 1;
@@ -229,9 +227,13 @@ impl<K: Ord + Clone> Stored<K> {
         if repeats > 1 || *sample > 1 {
             line += &format!(" (sample {sample})");
         }
+        if !row.state.is_complete() {
+            line += &format!(" [{}]", row.state.describe());
+        }
         job.store_cell(&row, &line)?;
         let samples = self.samples.entry(key).or_default();
-        if let Some(figure) = iomatrix_analysis::Figure::of(&row) {
+        // A cell that is not whole is no sample of the noise rule: measuring it again says nothing.
+        if let Some(figure) = iomatrix_analysis::Figure::of(&row).filter(|_| row.state.is_complete()) {
             samples.push(figure.value);
         }
         match suite.verdict(cell) {
@@ -239,10 +241,6 @@ impl<K: Ord + Clone> Stored<K> {
             Verdict::Interrupted => self.interrupted = true,
             Verdict::Failed(failures) => {
                 self.failed.get_or_insert((self.in_pass, Vec::new())).1.extend(failures);
-            }
-            Verdict::Lost { count, what } => {
-                self.lost_parts += count;
-                self.lost_what = what;
             }
         }
         self.cells += 1;
@@ -261,6 +259,13 @@ impl<K: Ord + Clone> Stored<K> {
             other => other,
         }
     }
+}
+
+/// A cell's state counted in clients: the run's `clients` less those the row records as
+/// failed (`failed_clients`, which every suite stores).
+fn clients_state(row: &iomatrix_store::CellRow, clients: usize) -> iomatrix_store::CellState {
+    let failed = row.metrics["failed_clients"].as_array().map_or(0, Vec::len);
+    iomatrix_store::CellState::counted(clients.saturating_sub(failed) as u64, clients as u64, "clients")
 }
 
 /// The live line: this process's clients, and under MPI every rank's sum.

@@ -18,7 +18,7 @@ use super::target::Target;
 use iomatrix_backend::Place;
 use iomatrix_coord::{ClientFailure, Ending, Group, Setup};
 use iomatrix_core::BackendKind;
-use iomatrix_store::{CellRow, StoredRun};
+use iomatrix_store::{CellRow, CellState, StoredRun};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -105,9 +105,16 @@ pub trait Suite: Sized {
     /// load reads what it wrote) run their whole set again.
     fn again(plan: &Self::Plan, noisy: &[Self::Key]) -> Self::Plan;
 
-    /// What a finished cell says about the run beyond its figures.
+    /// What a finished cell says about the run beyond its figures and its state.
     fn verdict(&self, _cell: &Self::Cell) -> Verdict {
         Verdict::Fine
+    }
+
+    /// The cell's state counted in the parts a client runs several of (the file-server load's
+    /// and a personality's connections), out of `clients` clients in all; None: counted in
+    /// clients, from the failed clients the row records (`failed_clients`).
+    fn parts(&self, _plan: &Self::Plan, _cell: &Self::Cell, _clients: usize) -> Option<CellState> {
+        None
     }
 
     /// A stored run of this suite as tables (the same at the end of `run`
@@ -174,19 +181,15 @@ pub struct RunSpec {
     pub uncached_hint: &'static str,
 }
 
-/// What a finished cell says about the run beyond its figures.
+/// What a finished cell says about the run beyond its figures and its state (a cell where
+/// clients or connections failed is stored partial or failed, and the run is then never
+/// complete: see `harness::outcome`).
 pub enum Verdict {
     Fine,
     /// The cell was cut short by a stop: the run ends as interrupted.
     Interrupted,
-    /// Clients lost their server mid-cell: the cell is kept, the run fails.
+    /// Clients lost their server mid-cell: the cell is kept (partial), the run fails.
     Failed(Vec<ClientFailure>),
-    /// Parts of the clients (`what`: "connection(s)") failed and are counted
-    /// in the cell: the run completes, and exits 3.
-    Lost {
-        count: usize,
-        what: &'static str,
-    },
 }
 
 /// A suite's live figures, shown while a cell runs (on the progress bar,

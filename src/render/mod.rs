@@ -88,6 +88,7 @@ pub fn run_text(run: &StoredRun, tables: &str) -> String {
         let _ = writeln!(out, "labels: {}", labels.join(" "));
     }
     let _ = writeln!(out, "cells: {} of {}", s.cells, s.total_cells);
+    out.push_str(&cell_states(run));
     if let Some(error) = &s.error {
         let _ = writeln!(out, "error: {}", printable(error));
     }
@@ -109,6 +110,25 @@ pub fn run_text(run: &StoredRun, tables: &str) -> String {
     out.push_str(tables);
     out.push_str(&verify::report(run));
     out.push_str(&noise(run));
+    out
+}
+
+/// The cells that are not whole, each with its state: their figures measured less than their
+/// plan (partial) or nothing of it (failed), so they stand apart from the others.
+fn cell_states(run: &StoredRun) -> String {
+    let not_whole: Vec<&iomatrix_store::CellRow> = run.cell_results.iter().filter(|c| !c.state.is_complete()).collect();
+    if not_whole.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "NOT COMPLETE: {} cell(s) where clients or connections failed; their figures are not whole, and compare, \
+         sweep and report leave them out unless --include-partial (failed ones always):\n",
+        not_whole.len()
+    );
+    for c in not_whole {
+        let key = iomatrix_analysis::CellKey::of(c).named_by_mix(iomatrix_analysis::size_mix(&run.plan).as_deref());
+        let _ = writeln!(out, "  cell {} {}: {}", c.seq, key.describe(), c.state.describe());
+    }
     out
 }
 

@@ -331,10 +331,10 @@ fn fail_if_slower_exits_5_on_a_planted_slowdown_and_0_on_the_same_setup() {
     assert_eq!(out.status.code(), Some(0), "latency percentiles did not move: {}", text(&out).0);
     let out = sb.run(&["compare", "side=base", "side=slow", "--fail-if-slower", "5%", "--metric", "read rate"]);
     assert_eq!(out.status.code(), Some(5), "{}", text(&out).0);
-    // One run a side: nothing can be judged, and the check says so rather than pass silently.
+    // One run a side: nothing can be judged, and the check says so with its own code, never a pass.
     let out = sb.run(&["compare", "1", "11", "--fail-if-slower", "5%"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out).0);
-    assert!(text(&out).1.contains("--fail-if-slower checked nothing"), "{}", text(&out).1);
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out).0);
+    assert!(text(&out).1.contains("--fail-if-slower 5%: not checked"), "{}", text(&out).1);
     // Bad input.
     assert_usage_error(
         &sb.run(&["compare", "side=base", "side=slow", "--fail-if-slower", "lots"]),

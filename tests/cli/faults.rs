@@ -155,15 +155,17 @@ fn every_writing_suite_refuses_a_plan_that_does_not_fit_with_the_numbers() {
 fn fileserver_and_bonnie_on_a_disk_that_fills_name_it_and_remove_their_folders() {
     let Some(mount) = Mount::ext4(48) else { return };
     let sb = Sandbox::new();
-    // The file-server load: connections that hit ENOSPC are failed connections, counted by kind, and the
-    // run ends with exit 3 (every phase ran, some connections failed), as for any failing connection.
+    // The file-server load: the first connection that hits ENOSPC ends the run (the default
+    // --on-client-error abort), naming the file and ENOSPC; the phase it cut short is not kept.
     let plan = ["fileserver", "--connections", "4", "--files-per-connection", "8", "--sizes", "4m"];
     let (mut child, log) = start(&sb, &mount.point, &plan);
     let status = wait_for_exit(&mut child);
     let stderr = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert_eq!(status.code(), Some(1), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(stderr.contains("connection(s) failed (ENOSPC"), "{stderr}");
+    let error = stderr.lines().find(|l| l.starts_with("iomatrix: error:")).unwrap_or_default();
+    assert!(error.contains("No space left on device") && error.contains("connection"), "{stderr}");
+    assert_eq!(sb.last_run()["run"]["status"], "failed");
     let run = sb.last_run();
     let text = serde_json::to_string(&run).unwrap();
     assert!(text.contains("No space left on device") && text.contains(mount.point.to_str().unwrap()), "{text}");

@@ -46,6 +46,7 @@ mod study;
 mod suite;
 mod sweep;
 mod trust_database;
+mod trust_failures;
 mod trust_figures;
 mod trust_limits;
 mod verify;

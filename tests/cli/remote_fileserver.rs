@@ -145,11 +145,16 @@ fn server_killed_mid_phase(sb: &Sandbox, mut cmd: Command, server_pid: i32, serv
     let out = child.wait_with_output().unwrap();
     let (stdout, stderr) = text(&out);
     assert!(begun.elapsed() < Duration::from_secs(90), "bounded by the 30 s call timeout");
-    // Every phase ran (the read phase with no connection left), so the run completes: exit 3.
-    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    // Under --on-client-error continue every phase ran (the read phase with no connection left),
+    // each stored with every connection failed: nothing was measured whole, the run failed (exit 1).
+    // (Under abort the first failed connection ends it.)
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("3 connection(s) failed"), "{stderr}");
     let run = sb.last_run();
-    assert_eq!(run["run"]["status"], "complete");
+    assert_eq!(run["run"]["status"], "failed");
+    for c in cells(&run) {
+        assert_eq!(c["state"], serde_json::json!({"kind": "failed", "ok": 0, "of": 3, "parts": "connections"}));
+    }
     let stored = cells(&run);
     assert_eq!(stored.len(), 2);
     let w = &stored[0]["metrics"];
@@ -182,7 +187,7 @@ fn stopping_smbd_mid_run_is_reported_as_lost_samples() {
     let mut cmd = sb.cmd();
     // 3 x 40 files of 1m over 100 Mbit/s: about 10 s of writing, far more than the time before the kill.
     cmd.args(["run", "fileserver", "--target", &smb, "--connections", "3", "--files-per-connection", "40"])
-        .args(["--sizes", "1m", "--record", "64k"])
+        .args(["--sizes", "1m", "--record", "64k", "--on-client-error", "continue"])
         .env("IOMATRIX_SMB_PASSWORD_FILE", lab.var("IOMATRIX_LAB_SMB_PASSWORD_FILE"));
     server_killed_mid_phase(&sb, cmd, pid, lab.var("IOMATRIX_LAB_SERVER"));
 }
@@ -195,7 +200,13 @@ fn stopping_the_nfs_server_mid_run_is_reported_as_lost_samples() {
     let sb = Sandbox::new();
     let mut cmd = sb.cmd();
     // 3 x 200 files of 1m in 4k records: tens of seconds of writing, far more than the 3.5 s before the kill.
-    cmd.args(["run", "fileserver", "--target", &nfs, "--connections", "3", "--files-per-connection", "200"])
-        .args(["--sizes", "1m", "--record", "4k"]);
+    cmd.args(["run", "fileserver", "--target", &nfs, "--connections", "3", "--files-per-connection", "200"]).args([
+        "--sizes",
+        "1m",
+        "--record",
+        "4k",
+        "--on-client-error",
+        "continue",
+    ]);
     server_killed_mid_phase(&sb, cmd, pid, lab.var("IOMATRIX_LAB_SERVER"));
 }

@@ -69,7 +69,9 @@ fn every_format_holds_the_stored_cells() {
     let text = std::fs::read_to_string(csv).unwrap();
     let stored: usize = [a, b, access].iter().map(|id| cells(&sb.show_json(*id)).len()).sum();
     assert_eq!(text.lines().count(), 1 + stored, "{text}");
-    assert!(text.starts_with("run,group,suite,test,file_size,record_size,variant,figure,unit,cached,labels\n"));
+    assert!(text.starts_with(
+        "run,group,suite,test,file_size,record_size,variant,figure,unit,cached,state,in_medians,labels\n"
+    ));
     // JSON: the schema, the groups, the medians.
     let json = report(&sb, &[&a_s, &b_s, "-o", &path("r.json"), "--limit", "100Mbit"]);
     let doc: Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();

@@ -1,7 +1,7 @@
 //! Cells as the analysis sees them: a key, a compared figure, and a group
 //! of runs summarised cell by cell.
 
-use iomatrix_store::{CellRow, StoredRun};
+use iomatrix_store::{CellRow, CellState, CellStateKind, StoredRun};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -95,6 +95,9 @@ pub struct CellStats {
     /// median (seed 001's "+/- 20%"): 0 for one sample.
     pub spread_pct: f64,
     pub unit: &'static str,
+    /// Samples from partial cells (some clients or connections failed), taken in only when
+    /// asked ([`Partial::Included`]): a figure with any is marked wherever it is shown.
+    pub partial_samples: usize,
 }
 
 impl CellStats {
@@ -103,7 +106,47 @@ impl CellStats {
         let min = values.iter().copied().fold(f64::INFINITY, f64::min);
         let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let spread_pct = if median > 0.0 { (max - median).max(median - min) / median * 100.0 } else { 0.0 };
-        CellStats { values, median, min, max, spread_pct, unit }
+        CellStats { values, median, min, max, spread_pct, unit, partial_samples: 0 }
+    }
+}
+
+/// Whether cells that are not whole enter medians and verdicts: a partial cell (some of its
+/// clients or connections failed) measured less work than its plan, so by default it is left
+/// out; `--include-partial` takes it in, marked. A failed cell (none finished) never enters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Partial {
+    #[default]
+    LeftOut,
+    Included,
+}
+
+impl Partial {
+    /// Whether a cell in `state` gives samples.
+    pub fn admits(self, state: &CellState) -> bool {
+        match state.kind {
+            CellStateKind::Complete => true,
+            CellStateKind::Partial => self == Partial::Included,
+            CellStateKind::Failed => false,
+        }
+    }
+}
+
+/// A stored cell kept out of a group's medians and verdicts, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LeftOut {
+    pub key: CellKey,
+    /// The key as the tables name it ("write 64m/4k").
+    pub cell: String,
+    pub run: i64,
+    pub seq: usize,
+    pub state: CellState,
+}
+
+impl LeftOut {
+    /// "write 1m/4k in run #2 (partial: 3 of 4 connections)".
+    pub fn describe(&self) -> String {
+        format!("{} in run #{} ({})", self.cell, self.run, self.state.describe())
     }
 }
 
@@ -131,6 +174,10 @@ pub struct Group {
     pub run_ids: Vec<i64>,
     pub suite: String,
     pub cells: BTreeMap<CellKey, CellStats>,
+    /// Whether partial cells gave samples.
+    pub partial: Partial,
+    /// Stored cells that gave no sample because they are not whole: listed, never dropped silently.
+    pub left_out: Vec<LeftOut>,
     /// Each run's stored conditions (backend, direct, clients, files vs RAM...).
     pub conditions: Vec<serde_json::Value>,
     /// Each run's latency summaries by cell: (key, "read"/"write"/op, percentiles).
@@ -149,20 +196,42 @@ pub struct Group {
 }
 
 impl Group {
-    /// Summarises `runs` (which the caller checked are of one suite).
+    /// Summarises `runs` (which the caller checked are of one suite) from their complete cells;
+    /// the others are listed in `left_out`.
     pub fn of(name: &str, runs: &[StoredRun]) -> Group {
-        let mut samples: BTreeMap<CellKey, (Vec<f64>, &'static str)> = BTreeMap::new();
+        Group::with(name, runs, Partial::LeftOut)
+    }
+
+    /// As [`Group::of`], with partial cells left out or taken in as `partial` says.
+    pub fn with(name: &str, runs: &[StoredRun], partial: Partial) -> Group {
+        let mut samples: BTreeMap<CellKey, (Vec<f64>, &'static str, usize)> = BTreeMap::new();
         let mut latency: BTreeMap<(CellKey, String), Vec<serde_json::Value>> = BTreeMap::new();
         let mut extents: BTreeMap<CellKey, Vec<serde_json::Value>> = BTreeMap::new();
+        let mut left_out = Vec::new();
         for run in runs {
             let mix = size_mix(&run.plan);
             for cell in &run.cell_results {
                 let key = CellKey::of(cell).named_by_mix(mix.as_deref());
-                if let Some(f) = Figure::of(cell) {
-                    let entry = samples.entry(key.clone()).or_insert((Vec::new(), f.unit));
-                    entry.0.push(f.value);
+                if !partial.admits(&cell.state) {
+                    left_out.push(LeftOut {
+                        cell: key.describe(),
+                        key,
+                        run: run.summary.id,
+                        seq: cell.seq,
+                        state: cell.state.clone(),
+                    });
+                    continue;
                 }
-                for (phase, what, summary) in latency_summaries(&run.summary.suite, &key, cell) {
+                let is_partial = !cell.state.is_complete();
+                if let Some(f) = Figure::of(cell) {
+                    let entry = samples.entry(key.clone()).or_insert((Vec::new(), f.unit, 0));
+                    entry.0.push(f.value);
+                    entry.2 += is_partial as usize;
+                }
+                for (phase, what, mut summary) in latency_summaries(&run.summary.suite, &key, cell) {
+                    if is_partial {
+                        summary["partial"] = true.into();
+                    }
                     latency.entry((phase, what)).or_default().push(summary);
                 }
                 if cell.metrics["extents"]["files"].as_u64().unwrap_or(0) > 0 {
@@ -174,7 +243,12 @@ impl Group {
             name: name.to_string(),
             run_ids: runs.iter().map(|r| r.summary.id).collect(),
             suite: runs.first().map(|r| r.summary.suite.clone()).unwrap_or_default(),
-            cells: samples.into_iter().map(|(k, (v, unit))| (k, CellStats::of(v, unit))).collect(),
+            cells: samples
+                .into_iter()
+                .map(|(k, (v, unit, partial))| (k, CellStats { partial_samples: partial, ..CellStats::of(v, unit) }))
+                .collect(),
+            partial,
+            left_out,
             conditions: runs.iter().map(|r| r.conditions.clone()).collect(),
             plans: runs.iter().map(|r| r.plan.clone()).collect(),
             environments: runs

@@ -1,7 +1,7 @@
 //! B against A, cell by cell (seed 000's ratio matrices, seed 003's
 //! "% change" tables).
 
-use crate::cells::{CellKey, Group};
+use crate::cells::{CellKey, Group, LeftOut, Partial};
 use crate::noise::{judge, slower_beyond, Judgement};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -69,6 +69,8 @@ pub struct MatrixComparison {
     pub overall: Tally,
     /// The same over the region asked for, if any.
     pub region: Option<Tally>,
+    /// `partial[file][record]`: a side's median there took in samples of partial cells.
+    pub partial: Vec<Vec<bool>>,
 }
 
 /// One figure of a scalar suite: A, B and the change.
@@ -81,6 +83,8 @@ pub struct ScalarRow {
     pub change_pct: f64,
     /// Faster, slower or within noise, from each side's samples.
     pub verdict: Judgement,
+    /// A side's median took in samples of partial cells (`--include-partial`).
+    pub partial: bool,
 }
 
 /// A plan parameter or environment fact that differs: "interleave: 1 vs 5".
@@ -103,6 +107,8 @@ pub struct OperationRow {
     pub b: f64,
     pub change_pct: f64,
     pub verdict: Judgement,
+    /// A side's samples include partial cells' (`--include-partial`).
+    pub partial: bool,
 }
 
 /// Seed 003's response-time table for one phase (a cell: "write", "read").
@@ -168,13 +174,22 @@ pub struct Comparison {
     /// Cells only one side has: listed, never silently dropped.
     pub only_in_a: Vec<String>,
     pub only_in_b: Vec<String>,
+    /// Stored cells of each side kept out of its medians and verdicts because they are not
+    /// whole (some or all of their clients or connections failed).
+    pub left_out_a: Vec<LeftOut>,
+    pub left_out_b: Vec<LeftOut>,
+    /// Whether partial cells entered the medians (`--include-partial`; failed cells never do).
+    pub partial: Partial,
     pub region: Region,
 }
 
 /// The conditions compared between the sides (see each run's `conditions`).
 /// Conditions a comparison names when they differ; `loop` and `target_rate_per_connection` are a
 /// personality's (closed or open loop), absent (so never differing) in the other suites.
-const CONDITIONS: [&str; 10] = [
+/// `fsync_timed` and `close_timed` are IOzone's `-e` and `-c`; `submissions` and `completions`
+/// io_uring's; `drop_caches`, `connections` the file-server load's; `data` and `verify` what the
+/// written blocks hold and whether reads check them.
+pub const CONDITIONS: [&str; 18] = [
     "suite",
     "backend",
     "direct",
@@ -185,6 +200,14 @@ const CONDITIONS: [&str; 10] = [
     "partition_alignment_bytes",
     "loop",
     "target_rate_per_connection",
+    "fsync_timed",
+    "close_timed",
+    "submissions",
+    "completions",
+    "drop_caches",
+    "connections",
+    "data",
+    "verify",
 ];
 
 const PERCENTILES: [(&str, &str); 5] =
@@ -195,8 +218,10 @@ const PERCENTILES: [(&str, &str); 5] =
 pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
     let keys_a: BTreeSet<&CellKey> = a.cells.keys().collect();
     let keys_b: BTreeSet<&CellKey> = b.cells.keys().collect();
-    let only_in_a = keys_a.difference(&keys_b).map(|k| k.describe()).collect();
-    let only_in_b = keys_b.difference(&keys_a).map(|k| k.describe()).collect();
+    // A cell the other side stored but left out is named with the left-out cells, not as one side's alone.
+    let left_out = |g: &Group, key: &CellKey| g.left_out.iter().any(|l| &l.key == key);
+    let only_in_a = keys_a.difference(&keys_b).filter(|k| !left_out(b, k)).map(|k| k.describe()).collect();
+    let only_in_b = keys_b.difference(&keys_a).filter(|k| !left_out(a, k)).map(|k| k.describe()).collect();
     let both: Vec<&CellKey> = keys_a.intersection(&keys_b).copied().collect();
 
     let mut by_test: BTreeMap<&str, Vec<&CellKey>> = BTreeMap::new();
@@ -214,6 +239,7 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
                 b: sb.median,
                 change_pct: change_pct(sa.median, sb.median),
                 verdict: judge(&sa.values, &sb.values, true),
+                partial: sa.partial_samples + sb.partial_samples > 0,
             });
         }
     }
@@ -260,6 +286,13 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
         noise,
         only_in_a,
         only_in_b,
+        left_out_a: a.left_out.clone(),
+        left_out_b: b.left_out.clone(),
+        partial: if a.partial == Partial::Included || b.partial == Partial::Included {
+            Partial::Included
+        } else {
+            Partial::LeftOut
+        },
         region,
     }
 }
@@ -278,6 +311,7 @@ fn matrix(test: &str, keys: &[&CellKey], a: &Group, b: &Group, region: Region) -
     let record_sizes: Vec<u64> =
         keys.iter().filter_map(|k| k.record_size).collect::<BTreeSet<_>>().into_iter().collect();
     let mut ratios = vec![vec![None; record_sizes.len()]; file_sizes.len()];
+    let mut partial = vec![vec![false; record_sizes.len()]; file_sizes.len()];
     let mut all = Vec::new();
     let mut in_region = Vec::new();
     let mut unit = "KB/s";
@@ -291,6 +325,7 @@ fn matrix(test: &str, keys: &[&CellKey], a: &Group, b: &Group, region: Region) -
         let ratio = sb.median / sa.median;
         let (i, j) = (file_sizes.binary_search(&f).unwrap_or(0), record_sizes.binary_search(&r).unwrap_or(0));
         ratios[i][j] = Some(ratio);
+        partial[i][j] = sa.partial_samples + sb.partial_samples > 0;
         all.push(ratio);
         if region.contains(f, r) {
             in_region.push(ratio);
@@ -317,6 +352,7 @@ fn matrix(test: &str, keys: &[&CellKey], a: &Group, b: &Group, region: Region) -
         by_file,
         overall: Tally::of(&all),
         region: (!region.is_everything()).then(|| Tally::of(&in_region)),
+        partial,
     }
 }
 
@@ -343,35 +379,72 @@ fn matrix_verdicts(m: &MatrixComparison, a: &Group, b: &Group) -> Vec<Vec<Option
         .collect()
 }
 
-/// Every figure of the comparison slower in B than in A by more than
-/// `threshold` (0.05: 5%) beyond noise; with `metric`, only figures whose
-/// name contains it ("read", "write 64m/4k", "open mean").
-pub fn regressions(c: &Comparison, a: &Group, b: &Group, threshold: f64, metric: Option<&str>) -> Vec<Regression> {
+/// What `--fail-if-slower` found: the figures of B slower than A's beyond the threshold and the
+/// noise, how many figures it could hold to the threshold, and those it was asked about but could
+/// not (not in B, left out as not whole, too few samples for a verdict). A gate that checked
+/// nothing, or not all it was asked, must say so: it never passes on what it did not check.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Gate {
+    pub slower: Vec<Regression>,
+    pub checked: usize,
+    pub not_checked: Vec<String>,
+}
+
+/// Every figure of A, with `metric` only those whose name contains it ("read", "write 64m/4k",
+/// "open mean"), held against B: slower by more than `threshold` (0.05: 5%) beyond noise, or not
+/// checked, and why.
+pub fn regressions(c: &Comparison, a: &Group, b: &Group, threshold: f64, metric: Option<&str>) -> Gate {
     let wanted = |name: &str| metric.is_none_or(|m| name.contains(m));
-    let mut out = Vec::new();
-    for key in a.cells.keys().filter(|k| b.cells.contains_key(*k)) {
-        let name = key.describe();
-        let (sa, sb) = (&a.cells[key], &b.cells[key]);
-        if wanted(&name) && slower_beyond(&sa.values, &sb.values, true, threshold) {
-            out.push(Regression {
-                cell: name,
-                unit: sa.unit,
-                a: sa.median,
-                b: sb.median,
-                change_pct: change_pct(sa.median, sb.median),
-            });
+    let mut gate = Gate { slower: Vec::new(), checked: 0, not_checked: Vec::new() };
+    let check = |gate: &mut Gate, name: String, unit, va: &[f64], vb: &[f64], higher_is_better: bool| {
+        let j = judge(va, vb, higher_is_better);
+        if j.verdict == "no verdict" {
+            gate.not_checked.push(format!("{name} (too few samples: {} vs {})", j.a_samples, j.b_samples));
+            return;
         }
+        gate.checked += 1;
+        if slower_beyond(va, vb, higher_is_better, threshold) {
+            let (ma, mb) = (crate::median(va), crate::median(vb));
+            gate.slower.push(Regression { cell: name, unit, a: ma, b: mb, change_pct: change_pct(ma, mb) });
+        }
+    };
+    for (key, sa) in &a.cells {
+        let name = key.describe();
+        if !wanted(&name) {
+            continue;
+        }
+        match b.cells.get(key) {
+            Some(sb) => check(&mut gate, name, sa.unit, &sa.values, &sb.values, true),
+            None => gate.not_checked.push(format!("{name} ({})", missing_in_b(b, key))),
+        }
+    }
+    for l in a.left_out.iter().filter(|l| wanted(&l.cell) && !a.cells.contains_key(&l.key)) {
+        gate.not_checked.push(format!("{} (A's cell left out: {})", l.cell, l.state.describe()));
     }
     for table in &c.operations {
         for row in &table.rows {
             let name = format!("{} {} {}", table.phase, row.operation, row.figure);
             let Some((va, vb)) = operation_samples(a, b, &table.phase, &row.operation, row.figure) else { continue };
-            if wanted(&name) && slower_beyond(&va, &vb, row.figure == "rate", threshold) {
-                out.push(Regression { cell: name, unit: row.unit, a: row.a, b: row.b, change_pct: row.change_pct });
+            if wanted(&name) {
+                check(&mut gate, name, row.unit, &va, &vb, row.figure == "rate");
             }
         }
     }
-    out
+    for (key, op) in a.latency.keys().filter(|k| !b.latency.contains_key(*k)) {
+        let name = format!("{} {op}", key.describe());
+        if wanted(&name) {
+            gate.not_checked.push(format!("{name} ({})", missing_in_b(b, key)));
+        }
+    }
+    gate
+}
+
+/// Why B has no figure of a cell A has.
+fn missing_in_b(b: &Group, key: &CellKey) -> String {
+    match b.left_out.iter().find(|l| &l.key == key) {
+        Some(l) => format!("B's cell left out: {} in run #{}", l.state.describe(), l.run),
+        None => "not in B".to_string(),
+    }
 }
 
 /// The figures of each operation: field in the stored summary, unit, and
@@ -435,6 +508,7 @@ fn operation_tables(a: &Group, b: &Group) -> Vec<OperationTable> {
                 b: mb,
                 change_pct: change_pct(ma, mb),
                 verdict: judge(&va, &vb, figure == "rate"),
+                partial: sa.iter().chain(sb).any(|v| v["partial"] == true),
             });
         }
     }
@@ -483,6 +557,14 @@ fn flatten(prefix: &str, v: &serde_json::Value, null: &str, out: &mut BTreeMap<S
             out.insert(prefix.to_string(), shown(other));
         }
     }
+}
+
+/// A plan (or any stored JSON) flattened to "path.to.key" -> the value as shown: what
+/// `compare` lists as differences, and what tells repeats of one setup from different setups.
+pub fn flattened(v: &serde_json::Value) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    flatten("", v, "none", &mut out);
+    out
 }
 
 /// The keys whose values differ between the sides (values of several runs
@@ -583,6 +665,7 @@ fn extent_rows(a: &Group, b: &Group) -> Vec<ScalarRow> {
                 b: vb,
                 // From none to some is no percentage (NaN: shown as "-", null in JSON).
                 change_pct: if va == 0.0 && vb != 0.0 { f64::NAN } else { change_pct(va, vb) },
+                partial: false,
             });
         }
     }
@@ -630,6 +713,8 @@ mod tests {
                     (key, CellStats::of(v.clone(), "KB/s"))
                 })
                 .collect(),
+            partial: Partial::LeftOut,
+            left_out: Vec::new(),
             conditions: vec![serde_json::json!({"backend": "psync", "direct": false, "clients": 1})],
             plans: vec![serde_json::json!({"interleave": null})],
             environments: vec![serde_json::json!({"kernel": "6.18"})],
@@ -777,8 +862,8 @@ mod tests {
         // B's opens twice as slow instead: every figure a regression beyond 5%.
         let c = compare(&b, &a, Region::default());
         assert_eq!(c.noise.slower, 4);
-        assert_eq!(regressions(&c, &b, &a, 0.05, None).len(), 4);
-        assert_eq!(regressions(&c, &b, &a, 0.05, Some("open p99")).len(), 1);
+        assert_eq!(regressions(&c, &b, &a, 0.05, None).slower.len(), 4);
+        assert_eq!(regressions(&c, &b, &a, 0.05, Some("open p99")).slower.len(), 1);
     }
 
     #[test]
@@ -791,9 +876,11 @@ mod tests {
         assert_eq!(v[1].as_ref().unwrap().verdict, "no verdict");
         assert_eq!(v[1].as_ref().unwrap().repeats_needed, Some(4));
         assert_eq!(c.noise, NoiseSummary { slower: 1, no_verdict: 1, ..NoiseSummary::default() });
-        let slow = regressions(&c, &a, &b, 0.05, None);
-        assert_eq!(slow.iter().map(|r| r.cell.as_str()).collect::<Vec<_>>(), ["read 64/4"]);
-        assert!(regressions(&c, &a, &b, 0.25, None).is_empty(), "20% slower is not 25% slower");
+        let gate = regressions(&c, &a, &b, 0.05, None);
+        assert_eq!(gate.slower.iter().map(|r| r.cell.as_str()).collect::<Vec<_>>(), ["read 64/4"]);
+        assert_eq!(gate.checked, 1);
+        assert_eq!(gate.not_checked, ["read 64/8 (too few samples: 1 vs 1)"]);
+        assert!(regressions(&c, &a, &b, 0.25, None).slower.is_empty(), "20% slower is not 25% slower");
     }
 
     #[test]
@@ -818,5 +905,111 @@ mod tests {
             [("phases (entries)", "2", "1")]
         );
         assert_eq!(unknown, ["phases[1].name (unknown in B)"]);
+    }
+
+    /// A stored IOzone run of one cell per value, every cell in `state`.
+    fn stored(id: i64, values: &[f64], state: iomatrix_store::CellState) -> iomatrix_store::StoredRun {
+        let cells = values
+            .iter()
+            .enumerate()
+            .map(|(seq, v)| iomatrix_store::CellRow {
+                seq,
+                test: "read".into(),
+                file_size: Some(64),
+                record_size: Some(4),
+                backend: "psync".into(),
+                direct: false,
+                clients: 4,
+                bytes: 1,
+                ops: 1,
+                wall_ns: 1,
+                user_ns: 0,
+                sys_ns: 0,
+                kib_per_sec: *v,
+                cpu_percent: Some(0.0),
+                metrics: serde_json::json!({"repeat": seq + 1}),
+                client_figures: serde_json::json!([]),
+                state: state.clone(),
+                blobs: Vec::new(),
+            })
+            .collect();
+        iomatrix_store::StoredRun {
+            summary: iomatrix_store::RunSummary {
+                id,
+                suite: "iozone".into(),
+                status: iomatrix_store::RunStatus::Complete,
+                started_at: String::new(),
+                ended_at: None,
+                host: "h".into(),
+                command_line: String::new(),
+                labels: Vec::new(),
+                cells: values.len(),
+                total_cells: values.len(),
+                error: None,
+                iomatrix_version: "0".into(),
+                pid: 0,
+                pid_start: None,
+            },
+            plan: serde_json::json!({}),
+            environment: serde_json::json!({}),
+            conditions: serde_json::json!({}),
+            cell_results: cells,
+            lost: None,
+            uid: None,
+            origin: None,
+        }
+    }
+
+    #[test]
+    fn a_partial_cell_is_left_out_and_named_unless_taken_in_and_then_marked() {
+        use iomatrix_store::CellState;
+        let a = vec![stored(1, &[100.0, 101.0, 99.0, 100.0], CellState::complete(4))];
+        let b =
+            vec![stored(2, &[100.0], CellState::complete(4)), stored(3, &[30.0], CellState::counted(3, 4, "clients"))];
+        let (ga, gb) = (Group::of("A", &a), Group::of("B", &b));
+        let key = gb.cells.keys().next().unwrap().clone();
+        assert_eq!(gb.cells[&key].values, [100.0], "the partial sample is no sample");
+        assert_eq!(gb.left_out.len(), 1);
+        assert_eq!(gb.left_out[0].describe(), "read 64/4 in run #3 (partial: 3 of 4 clients)");
+        let c = compare(&ga, &gb, Region::default());
+        assert_eq!(c.matrices[0].ratios, [[Some(1.0)]]);
+        assert_eq!(c.matrices[0].partial, [[false]]);
+        assert_eq!(c.left_out_b.len(), 1);
+        let gb = Group::with("B", &b, Partial::Included);
+        assert_eq!(gb.cells[&key].values, [100.0, 30.0]);
+        assert_eq!(gb.cells[&key].partial_samples, 1);
+        assert!(gb.left_out.is_empty());
+        let c = compare(&ga, &gb, Region::default());
+        assert_eq!(c.matrices[0].ratios, [[Some(65.0 / 100.0)]]);
+        assert_eq!(c.matrices[0].partial, [[true]], "a ratio with a partial sample is marked");
+        assert_eq!(c.partial, Partial::Included);
+        // A failed cell (none of its clients finished) never enters, even when partial ones do.
+        let failed = vec![stored(4, &[900.0], CellState::counted(0, 4, "clients"))];
+        let gf = Group::with("F", &failed, Partial::Included);
+        assert!(gf.cells.is_empty());
+        assert_eq!(gf.left_out[0].state.describe(), "failed: 0 of 4 clients");
+        let c = compare(&ga, &gf, Region::default());
+        assert!(c.only_in_a.is_empty(), "B stored the cell: it is named as left out, not missing");
+    }
+
+    #[test]
+    fn the_gate_names_every_figure_it_could_not_check_and_never_counts_them_as_passed() {
+        use iomatrix_store::CellState;
+        let a = vec![stored(1, &[100.0, 101.0, 99.0, 100.0], CellState::complete(4))];
+        let b = vec![stored(2, &[10.0, 11.0, 9.0, 10.0], CellState::counted(1, 4, "clients"))];
+        let (ga, gb) = (Group::of("A", &a), Group::of("B", &b));
+        let c = compare(&ga, &gb, Region::default());
+        let gate = regressions(&c, &ga, &gb, 0.05, None);
+        assert_eq!((gate.checked, gate.slower.len()), (0, 0));
+        assert_eq!(gate.not_checked, ["read 64/4 (B's cell left out: partial: 1 of 4 clients in run #2)"]);
+        // Taken in, the partial samples are judged: 90% slower.
+        let gb = Group::with("B", &b, Partial::Included);
+        let c = compare(&ga, &gb, Region::default());
+        let gate = regressions(&c, &ga, &gb, 0.05, None);
+        assert_eq!((gate.checked, gate.slower.len()), (1, 1));
+        assert!(gate.not_checked.is_empty());
+        // A metric B has no figure of is not checked either.
+        let gate = regressions(&c, &ga, &gb, 0.05, Some("write"));
+        assert_eq!((gate.checked, gate.slower.len(), gate.not_checked.len()), (0, 0, 0));
     }
 }

@@ -5,7 +5,8 @@
 //!   file size, record size, and for access specs queue depth and mix) and
 //!   which figure of a cell is compared (KB/s, or the suite's own rate).
 //! - [`Group`]: one side of a comparison, one run or several repeats, each
-//!   cell summarised by its median and spread ([`CellStats`]).
+//!   cell summarised by its median and spread ([`CellStats`]); cells that
+//!   are not whole are left out ([`LeftOut`]) unless [`Partial::Included`].
 //! - [`compare`]: B against A ([`Comparison`]): per matrix test the ratio
 //!   matrix B/A with its record-size and file-size views, the mean change,
 //!   the cells each side wins, the same over a [`Region`]; for scalar suites
@@ -28,10 +29,10 @@ mod limit;
 mod noise;
 mod sweep;
 
-pub use cells::{median, size_mix, CellKey, CellStats, Figure, Group};
+pub use cells::{median, size_mix, CellKey, CellStats, Figure, Group, LeftOut, Partial};
 pub use compare::{
-    compare, regressions, Comparison, Difference, LatencyRow, MatrixComparison, NoiseSummary, OperationRow,
-    OperationTable, Region, Regression, ScalarRow,
+    compare, flattened, regressions, Comparison, Difference, Gate, LatencyRow, MatrixComparison, NoiseSummary,
+    OperationRow, OperationTable, Region, Regression, ScalarRow,
 };
 pub use derive::{derive, Derivation, Derived, DerivedRow, Factor};
 pub use limit::{flag_cached, CacheFlags, Limit};

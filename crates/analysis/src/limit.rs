@@ -198,6 +198,8 @@ mod tests {
             run_ids: vec![1],
             suite: "iozone".into(),
             cells,
+            partial: Default::default(),
+            left_out: Vec::new(),
             conditions: vec![],
             plans: vec![],
             environments: vec![],

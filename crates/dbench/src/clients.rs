@@ -60,6 +60,7 @@ pub fn execute_clients(
             dir: dir.to_path_buf(),
             place: place.of_client(rank),
             stop,
+            abort: setup.on_error == iomatrix_coord::OnClientError::Abort,
             live: lives.get(rank).or(lives.first()),
         },
         |_, gathered| match CellFigures::merged(gathered.figures.iter().map(|c| &c.figures)) {
@@ -77,6 +78,8 @@ struct Client<'a> {
     dir: PathBuf,
     place: Place<'a>,
     stop: &'a AtomicBool,
+    /// `--on-client-error abort`: a connection that could not replay fails the client.
+    abort: bool,
     live: Option<&'a Live>,
 }
 
@@ -193,6 +196,12 @@ impl ClientWork for Client<'_> {
             Ok(out)
         });
         let done = done?;
+        // Under abort a connection that could not replay fails its client, and so the run.
+        if let Some((c, e)) =
+            done.iter().find_map(|d| d.figures.as_ref().err().map(|e| (d.connection, e))).filter(|_| self.abort)
+        {
+            return Err(ClientFailure::error(self.rank, format!("connection {c}: {e}")));
+        }
         if self.stop.load(Ordering::SeqCst) {
             return Err(ClientFailure::stopped(self.rank));
         }

@@ -25,7 +25,9 @@
 use crate::plan::FileserverPlan;
 use crate::runner::{execute, Live, PhaseResult};
 use iomatrix_backend::Place;
-use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
+use iomatrix_coord::{
+    lead, ClientFailure, ClientWork, Ending, Gathered, Group, OnClientError, Setup, Start, StartTimes,
+};
 use iomatrix_stats::kib_per_sec;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -129,7 +131,7 @@ pub fn execute_clients(
     lives: &[Live],
     mut on_cell: impl FnMut(&FileserverCell) -> Result<(), String>,
 ) -> std::io::Result<Option<(usize, Ending)>> {
-    let stop = setup.stop;
+    let (stop, on_error) = (setup.stop, setup.on_error);
     std::thread::scope(|scope| {
         lead(
             group,
@@ -141,6 +143,7 @@ pub fn execute_clients(
                 dir: dir.to_path_buf(),
                 place: place.of_client(rank),
                 stop,
+                on_error,
                 live: lives.get(rank).or(lives.first()),
                 talk: None,
                 ended: None,
@@ -177,6 +180,7 @@ struct Client<'scope, 'env> {
     /// The client's own place: on a server, its folder there (`dir` is then unused).
     place: Place<'env>,
     stop: &'env AtomicBool,
+    on_error: OnClientError,
     live: Option<&'env Live>,
     /// The client's `execute`, started at its first phase: after the
     /// `--before` hook, which may prepare (or spoil) the client's folder
@@ -192,7 +196,7 @@ impl Client<'_, '_> {
     fn start(&mut self) {
         let (go, heard) = mpsc::channel::<Option<Instant>>();
         let (say, said) = mpsc::channel::<Said>();
-        let (plan, dir, stop, live) = (self.plan, self.dir.clone(), self.stop, self.live);
+        let (plan, dir, stop, live, on_error) = (self.plan, self.dir.clone(), self.stop, self.live, self.on_error);
         let place = self.place.clone();
         let spawned =
             std::thread::Builder::new().name(format!("client-{}", self.rank)).spawn_scoped(self.scope, move || {
@@ -203,7 +207,7 @@ impl Client<'_, '_> {
                     plan,
                     &place,
                     &dir,
-                    stop,
+                    (stop, on_error),
                     live,
                     &mut |k| if say.send(Said::Ready(k)).is_ok() { heard.recv().ok().flatten() } else { None },
                     |result| {
@@ -245,6 +249,11 @@ impl Client<'_, '_> {
         match &self.ended {
             Some(Ok(Ending::Interrupted)) => ClientFailure::stopped(self.rank),
             Some(Ok(Ending::SinkFailed(why))) => ClientFailure::error(self.rank, why.clone()),
+            // Under abort: a connection failed, and stopped the others.
+            Some(Ok(Ending::ClientFailed { failures, .. })) => ClientFailure::error(
+                self.rank,
+                failures.iter().map(|f| f.message.as_str()).collect::<Vec<_>>().join("; "),
+            ),
             Some(Ok(other)) => ClientFailure::error(self.rank, format!("phase {index} did not run ({other:?})")),
             Some(Err(why)) => ClientFailure::error(self.rank, format!("the file-server load could not run: {why}")),
             None => ClientFailure::error(self.rank, format!("phase {index} did not run")),
@@ -284,7 +293,7 @@ impl ClientWork for Client<'_, '_> {
 mod tests {
     use super::*;
     use crate::plan::{FileSizes, Op, Then};
-    use iomatrix_coord::{Hooks, OnClientError};
+    use iomatrix_coord::Hooks;
     use iomatrix_core::ByteSize;
 
     fn plan() -> FileserverPlan {

@@ -6,13 +6,15 @@
 //! counters and a small buffer of latency samples, which it adds to the
 //! phase's shared histograms (one per operation type) whenever it fills.
 //! A connection that fails (EMFILE, ENOSPC, EIO, ...) stops where it is,
-//! keeps its error, and sits out the rest of the run; the others go on.
+//! keeps its error, and sits out the rest of the run; under
+//! `--on-client-error continue` the others go on, under `abort` (the
+//! default) they stop at once and the run ends on that failure.
 
 use crate::files::{make_remote_folder, ConnectionFiles, LocalFiles, OpenFor, RemoteFiles};
 use crate::plan::{FileserverPlan, MixVisits, Op, Phase, Planned};
 use crate::sys::{drop_caches, error_kind};
 use iomatrix_backend::Place;
-use iomatrix_coord::Ending;
+use iomatrix_coord::{ClientFailure, Ending, OnClientError};
 use iomatrix_stats::{kib_per_sec, Latency, Measured, Span};
 use iomatrix_verify::Content;
 use std::collections::BTreeMap;
@@ -284,13 +286,16 @@ impl Live {
 /// which ends the run as interrupted. `on_phase` gets each phase as soon as all connections
 /// are through it, before the next begins; an error from it ends the run. `stop` is checked before every operation: a
 /// raised stop drops the phase under way and keeps the finished ones.
-/// Returns how many phases `on_phase` accepted and how the run ended; a run
-/// whose connections failed still completes (their errors are in the results).
+/// Under `on_error` abort the first connection that fails raises `stop`:
+/// its phase is not handed on and the run ends as `ClientFailed` with its
+/// error; under continue it sits out the rest, and the run completes with
+/// its error in the results. Returns how many phases `on_phase` accepted
+/// and how the run ended.
 pub fn execute(
     plan: &FileserverPlan,
     place: &Place<'_>,
     local_dir: &Path,
-    stop: &AtomicBool,
+    (stop, on_error): (&AtomicBool, OnClientError),
     live: &Live,
     before_phase: &mut dyn FnMut(usize) -> Option<Instant>,
     on_phase: impl FnMut(&PhaseResult) -> Result<(), String>,
@@ -312,13 +317,13 @@ pub fn execute(
                 Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", workdir.display()))),
             }
             let files = |rank| Ok(LocalFiles::new(workdir.join(conn_dir(rank))));
-            run_connections(plan, &files, STACK_SIZE, stop, live, before_phase, on_phase)
+            run_connections(plan, &files, STACK_SIZE, (stop, on_error), live, before_phase, on_phase)
         }
         Place::Remote { connect, folder } => {
             let connect = *connect;
             make_remote_folder(connect, folder)?;
             let files = |rank| Ok(RemoteFiles::new(connect()?, format!("{folder}/{}", conn_dir(rank))));
-            run_connections(plan, &files, REMOTE_STACK_SIZE, stop, live, before_phase, on_phase)
+            run_connections(plan, &files, REMOTE_STACK_SIZE, (stop, on_error), live, before_phase, on_phase)
         }
     }
 }
@@ -329,7 +334,7 @@ fn run_connections<F: ConnectionFiles>(
     plan: &FileserverPlan,
     files: &(dyn Fn(usize) -> io::Result<F> + Sync),
     stack_size: usize,
-    stop: &AtomicBool,
+    (stop, on_error): (&AtomicBool, OnClientError),
     live: &Live,
     before_phase: &mut dyn FnMut(usize) -> Option<Instant>,
     mut on_phase: impl FnMut(&PhaseResult) -> Result<(), String>,
@@ -341,6 +346,7 @@ fn run_connections<F: ConnectionFiles>(
         hists: phases.iter().map(|_| Mutex::new(Op::ALL.iter().map(|_| Latency::new()).collect())).collect(),
         data: incompressible(plan.record.bytes() as usize, plan.seed),
         stop,
+        abort: on_error == OnClientError::Abort,
         live,
         epoch: Instant::now(),
     };
@@ -404,6 +410,21 @@ fn run_connections<F: ConnectionFiles>(
                         });
                     }
                     figures.push(f);
+                }
+                // Under abort the first failed connection stopped the others (they read as
+                // stopped): the phase is not kept, and the run ends on that failure.
+                if let Some(failed) = figures.iter().find(|f| f.error.is_some() && !f.skipped).filter(|_| shared.abort)
+                {
+                    let failed_in_all = figures.iter().filter(|f| f.error.is_some() && !f.skipped).count();
+                    let message = match (&failed.error, failed_in_all) {
+                        (Some(e), 1) => e.message.clone(),
+                        (Some(e), n) => format!("{} (and {} more connection(s) failed)", e.message, n - 1),
+                        (None, _) => String::new(),
+                    };
+                    stop.store(true, Ordering::SeqCst);
+                    ending = Ending::ClientFailed { cell: k - 1, failures: vec![ClientFailure::error(0, message)] };
+                    shared.gate.open(k, false);
+                    break;
                 }
                 if figures.iter().any(|f| f.stopped) {
                     ending = Ending::Interrupted;
@@ -470,6 +491,8 @@ struct Shared<'a> {
     /// The record every write sends.
     data: Vec<u8>,
     stop: &'a AtomicBool,
+    /// `--on-client-error abort`: a connection that fails stops every other (the run's stop).
+    abort: bool,
     live: &'a Live,
     epoch: Instant,
 }
@@ -639,6 +662,9 @@ impl<'a, F: ConnectionFiles> Connection<'a, F> {
                 // Out for the rest of the run: its session (and open files) end now, not at the run's end.
                 conn = None;
                 shared.live.failed.fetch_add(1, Ordering::Relaxed);
+                if shared.abort {
+                    shared.stop.store(true, Ordering::SeqCst);
+                }
             }
             if tx.send((k, figures)).is_err() {
                 break;
@@ -972,11 +998,12 @@ mod tests {
         let stop = AtomicBool::new(false);
         let live = Live::new();
         let mut results = Vec::new();
-        let (n, ending) = execute(plan, &Place::Local, dir.path(), &stop, &live, &mut |_| Some(Instant::now()), |r| {
-            results.push(r.clone());
-            Ok(())
-        })
-        .unwrap();
+        let (n, ending) =
+            execute(plan, &Place::Local, dir.path(), (&stop, OnClientError::Continue), &live, &mut |_| Some(Instant::now()), |r| {
+                results.push(r.clone());
+                Ok(())
+            })
+            .unwrap();
         assert_eq!(n, results.len());
         (results, ending)
     }
@@ -1038,12 +1065,19 @@ mod tests {
         let stop = AtomicBool::new(false);
         for pass in 0..2 {
             let mut results = Vec::new();
-            let (n, ending) =
-                execute(&p, &Place::Local, dir.path(), &stop, &Live::new(), &mut |_| Some(Instant::now()), |r| {
+            let (n, ending) = execute(
+                &p,
+                &Place::Local,
+                dir.path(),
+                (&stop, OnClientError::Continue),
+                &Live::new(),
+                &mut |_| Some(Instant::now()),
+                |r| {
                     results.push(r.clone());
                     Ok(())
-                })
-                .unwrap();
+                },
+            )
+            .unwrap();
             assert_eq!((n, ending), (2, Ending::Completed), "pass {pass}");
             assert!(results.iter().all(|r| r.connections_failed == 0 && r.errors.is_empty()), "pass {pass}");
             check_exact(&p, &results);
@@ -1058,12 +1092,19 @@ mod tests {
         let p = plan(3, 4);
         let stop = AtomicBool::new(false);
         let mut results = Vec::new();
-        let (n, ending) =
-            execute(&p, &Place::Local, dir.path(), &stop, &Live::new(), &mut |_| Some(Instant::now()), |r| {
+        let (n, ending) = execute(
+            &p,
+            &Place::Local,
+            dir.path(),
+            (&stop, OnClientError::Continue),
+            &Live::new(),
+            &mut |_| Some(Instant::now()),
+            |r| {
                 results.push(r.clone());
                 Ok(())
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         assert_eq!((n, ending), (2, Ending::Completed));
         let (w, r) = (&results[0], &results[1]);
         assert_eq!(w.connections_ok, 2);
@@ -1079,6 +1120,31 @@ mod tests {
     }
 
     #[test]
+    fn under_abort_the_first_failed_connection_ends_the_run_and_its_phase_is_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("conn-0001"), b"in the way").unwrap();
+        let p = plan(3, 4);
+        let stop = AtomicBool::new(false);
+        let mut results = Vec::new();
+        let (n, ending) =
+            execute(&p, &Place::Local, dir.path(), (&stop, OnClientError::Abort), &Live::new(), &mut |_| Some(Instant::now()), |r| {
+                results.push(r.clone());
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(n, 0, "the write phase, where connection 1 failed, is not kept");
+        assert!(results.is_empty());
+        match ending {
+            Ending::ClientFailed { cell: 0, failures } => {
+                assert!(failures[0].message.contains("connection 1"), "{failures:?}");
+                assert!(failures[0].message.contains("Not a directory"), "{failures:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(stop.load(Ordering::SeqCst), "every other client is told to stop");
+    }
+
+    #[test]
     fn a_folder_that_is_not_one_is_refused_before_any_connection_starts() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("client-0");
@@ -1089,7 +1155,7 @@ mod tests {
             &plan(2, 3),
             &Place::Local,
             &file,
-            &stop,
+            (&stop, OnClientError::Continue),
             &Live::new(),
             &mut |_| {
                 asked = true;
@@ -1104,7 +1170,7 @@ mod tests {
             &plan(2, 3),
             &Place::Local,
             &dir.path().join("gone"),
-            &stop,
+            (&stop, OnClientError::Continue),
             &Live::new(),
             &mut |_| Some(Instant::now()),
             |_| Ok(()),
@@ -1118,20 +1184,32 @@ mod tests {
         let p = plan(2, 3);
         let dir = tempfile::tempdir().unwrap();
         let stop = AtomicBool::new(false);
-        let (n, ending) =
-            execute(&p, &Place::Local, dir.path(), &stop, &Live::new(), &mut |_| Some(Instant::now()), |_| {
+        let (n, ending) = execute(
+            &p,
+            &Place::Local,
+            dir.path(),
+            (&stop, OnClientError::Continue),
+            &Live::new(),
+            &mut |_| Some(Instant::now()),
+            |_| {
                 stop.store(true, Ordering::SeqCst);
                 Ok(())
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         assert_eq!((n, ending), (1, Ending::Interrupted));
         let dir = tempfile::tempdir().unwrap();
         let stop = AtomicBool::new(false);
-        let (n, ending) =
-            execute(&p, &Place::Local, dir.path(), &stop, &Live::new(), &mut |_| Some(Instant::now()), |_| {
-                Err("disk full".into())
-            })
-            .unwrap();
+        let (n, ending) = execute(
+            &p,
+            &Place::Local,
+            dir.path(),
+            (&stop, OnClientError::Continue),
+            &Live::new(),
+            &mut |_| Some(Instant::now()),
+            |_| Err("disk full".into()),
+        )
+        .unwrap();
         assert_eq!((n, ending), (0, Ending::SinkFailed("disk full".into())));
     }
 
@@ -1142,7 +1220,7 @@ mod tests {
         let stop = AtomicBool::new(false);
         let live = Live::new();
         let mut seen = Vec::new();
-        execute(&p, &Place::Local, dir.path(), &stop, &live, &mut |_| Some(Instant::now()), |r| {
+        execute(&p, &Place::Local, dir.path(), (&stop, OnClientError::Continue), &live, &mut |_| Some(Instant::now()), |r| {
             seen.push((r.index, live.snapshot()));
             Ok(())
         })

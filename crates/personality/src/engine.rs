@@ -207,6 +207,7 @@ pub fn execute_clients(
     mut on_cell: impl FnMut(&CellFigures, &[ClientCell], &iomatrix_coord::Gathered<ClientCell>) -> Result<(), String>,
 ) -> io::Result<Option<(usize, Ending)>> {
     let stop = setup.stop;
+    let abort = setup.on_error == iomatrix_coord::OnClientError::Abort;
     lead(
         group,
         setup,
@@ -216,6 +217,7 @@ pub fn execute_clients(
             dir: dir.to_path_buf(),
             place: place.of_client(rank),
             stop,
+            abort,
             live: lives.get(rank).or(lives.first()),
             local: Vec::new(),
             remote: Vec::new(),
@@ -234,6 +236,8 @@ struct Client<'a> {
     dir: PathBuf,
     place: Place<'a>,
     stop: &'a AtomicBool,
+    /// `--on-client-error abort`: the first connection that fails stops every other.
+    abort: bool,
     live: Option<&'a Live>,
     local: Vec<Conn<LocalFiles>>,
     remote: Vec<Conn<RemoteFiles>>,
@@ -272,7 +276,7 @@ impl ClientWork for Client<'_> {
                     &mut self.tables,
                     &make,
                     STACK_SIZE,
-                    self.stop,
+                    (self.stop, self.abort),
                     live,
                     start,
                     self.rank,
@@ -299,7 +303,7 @@ impl ClientWork for Client<'_> {
                     &mut self.tables,
                     &make,
                     REMOTE_STACK_SIZE,
-                    self.stop,
+                    (self.stop, self.abort),
                     live,
                     start,
                     self.rank,
@@ -449,7 +453,7 @@ fn run_cell<F: Files>(
     tables: &mut Tables,
     make: &(dyn Fn() -> io::Result<F> + Sync),
     stack: usize,
-    stop: &AtomicBool,
+    (stop, abort): (&AtomicBool, bool),
     live: &Live,
     start: &mut Start<'_>,
     client: usize,
@@ -478,7 +482,7 @@ fn run_cell<F: Files>(
                 .name(format!("conn-{rank}"))
                 .stack_size(stack)
                 .spawn_scoped(scope, move || {
-                    connection(plan, phase, repeat, conn, make, tables, client, gate, shared, stop, live)
+                    connection(plan, phase, repeat, conn, make, tables, client, gate, shared, (stop, abort), live)
                 });
             match spawned {
                 Ok(h) => handles.push(h),
@@ -519,6 +523,19 @@ fn run_cell<F: Files>(
         }
         Ok(out)
     })?;
+    // Under abort a connection that failed stopped the others (they read as stopped): the cell is
+    // not kept, and the run ends on that failure.
+    if abort {
+        let failed: Vec<&str> =
+            results.iter().filter(|r| r.failed_kind.is_some()).filter_map(|r| r.ops.failed.as_deref()).collect();
+        if let Some(first) = failed.first() {
+            let more = match failed.len() {
+                1 => String::new(),
+                n => format!(" (and {} more connection(s) failed)", n - 1),
+            };
+            return Err(ClientFailure::error(client, format!("{first}{more}")));
+        }
+    }
     if results.iter().any(|r| r.stopped) || stop.load(Ordering::SeqCst) {
         return Err(ClientFailure::stopped(client));
     }
@@ -581,7 +598,7 @@ fn connection<F: Files>(
     client: usize,
     gate: &Gate,
     shared: &Shared,
-    stop: &AtomicBool,
+    (stop, abort): (&AtomicBool, bool),
     live: &Live,
 ) -> ConnResult {
     let p = &plan.personality;
@@ -611,6 +628,9 @@ fn connection<F: Files>(
             let kind = error_kind(&e);
             conn.failed = Some((kind.clone(), format!("connection {}: setting up: {e}", conn.global)));
             result.failed_kind = Some(kind);
+            if abort {
+                stop.store(true, Ordering::SeqCst);
+            }
         }
     }
     leave.1 = false;
@@ -731,6 +751,9 @@ fn connection<F: Files>(
                 result.lost_ops = lost_ops(p, phase, conn, done, n).saturating_sub(partial);
             }
             conn.failed = Some((kind, message));
+            if abort {
+                stop.store(true, Ordering::SeqCst);
+            }
         }
     }
     result

@@ -12,19 +12,28 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// One row per stored cell of every run: every sample, not medians.
+/// One row per stored cell of every run: every sample, not medians. `state` says whether the
+/// cell is whole ("complete", "partial: 3 of 4 connections", "failed: 0 of 2 clients"), and
+/// `in_medians` whether its sample entered the report's medians (a partial one only with
+/// `--include-partial`, a failed one never); a cell without a figure (failed) has none.
 pub fn render(report: &Report) -> String {
-    let mut out = String::from("run,group,suite,test,file_size,record_size,variant,figure,unit,cached,labels\n");
+    let mut out =
+        String::from("run,group,suite,test,file_size,record_size,variant,figure,unit,cached,state,in_medians,labels\n");
     for g in &report.groups {
         for r in &g.runs {
             let labels: Vec<String> = r.summary.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
             for cell in &r.cell_results {
-                let Some(f) = Figure::of(cell) else { continue };
+                let figure = Figure::of(cell);
+                if figure.is_none() && cell.state.is_complete() {
+                    continue;
+                }
+                let (value, unit) = figure.map_or((String::new(), ""), |f| (f.value.to_string(), f.unit));
                 let key = CellKey::of(cell);
                 let cached = g.flags.as_ref().map_or(String::new(), |fl| fl.is_flagged(&key).to_string());
+                let in_medians = figure.is_some() && g.summary.partial.admits(&cell.state);
                 let _ = writeln!(
                     out,
-                    "{},{},{},{},{},{},{},{},{},{},{}",
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{}",
                     r.summary.id,
                     csv_field(&g.name),
                     csv_field(&r.summary.suite),
@@ -32,9 +41,11 @@ pub fn render(report: &Report) -> String {
                     cell.file_size.map(|v| v.to_string()).unwrap_or_default(),
                     cell.record_size.map(|v| v.to_string()).unwrap_or_default(),
                     csv_field(&key.variant),
-                    f.value,
-                    f.unit,
+                    value,
+                    unit,
                     cached,
+                    csv_field(&cell.state.describe()),
+                    in_medians,
                     csv_field(&labels.join(" "))
                 );
             }
@@ -69,11 +80,16 @@ mod tests {
     fn a_row_per_stored_cell_with_every_column() {
         let text = super::render(&sample::report());
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "run,group,suite,test,file_size,record_size,variant,figure,unit,cached,labels");
+        assert_eq!(
+            lines[0],
+            "run,group,suite,test,file_size,record_size,variant,figure,unit,cached,state,in_medians,labels"
+        );
         assert_eq!(lines.len(), 1 + 8 + 2 * 8 + 10, "every sample, not medians");
-        assert!(lines.iter().all(|l| fields(l).len() == 11), "{text}");
-        assert!(lines.contains(&"1,1,iozone,write,65536,4096,,10000,KB/s,false,server=a"), "{text}");
-        assert!(lines.contains(&"3,\"2,3\",iozone,write,65536,4096,,40000,KB/s,true,server=a"), "{text}");
-        assert!(lines.contains(&"4,access & <co>,access,access,1048576,4096,qd=1 read=100% random=100%,1000,KB/s,,"));
+        assert!(lines.iter().all(|l| fields(l).len() == 13), "{text}");
+        assert!(lines.contains(&"1,1,iozone,write,65536,4096,,10000,KB/s,false,complete,true,server=a"), "{text}");
+        assert!(lines.contains(&"3,\"2,3\",iozone,write,65536,4096,,40000,KB/s,true,complete,true,server=a"), "{text}");
+        assert!(lines.contains(
+            &"4,access & <co>,access,access,1048576,4096,qd=1 read=100% random=100%,1000,KB/s,,complete,true,"
+        ));
     }
 }

@@ -99,8 +99,9 @@ pub(crate) fn test_order(tests: impl Iterator<Item = String>) -> Vec<String> {
     out
 }
 
-/// A matrix test's cells in one group: (file sizes, record sizes, medians, cached marks).
-pub(crate) type Grid = (Vec<u64>, Vec<u64>, Vec<Vec<Option<f64>>>, Vec<Vec<bool>>);
+/// A matrix test's cells in one group: (file sizes, record sizes, medians, cached marks,
+/// medians that took in samples of partial cells).
+pub(crate) type Grid = (Vec<u64>, Vec<u64>, Vec<Vec<Option<f64>>>, Vec<Vec<bool>>, Vec<Vec<bool>>);
 
 pub(crate) fn grid(group: &ReportGroup, test: &str) -> Grid {
     let keys: Vec<&CellKey> = group
@@ -113,6 +114,7 @@ pub(crate) fn grid(group: &ReportGroup, test: &str) -> Grid {
     let records: Vec<u64> = keys.iter().filter_map(|k| k.record_size).collect::<BTreeSet<_>>().into_iter().collect();
     let mut values = vec![vec![None; records.len()]; files.len()];
     let mut marked = vec![vec![false; records.len()]; files.len()];
+    let mut partial = vec![vec![false; records.len()]; files.len()];
     for k in keys {
         let (Ok(i), Ok(j)) =
             (files.binary_search(&k.file_size.unwrap_or(0)), records.binary_search(&k.record_size.unwrap_or(0)))
@@ -121,8 +123,28 @@ pub(crate) fn grid(group: &ReportGroup, test: &str) -> Grid {
         };
         values[i][j] = group.summary.cells.get(k).map(|s| s.median);
         marked[i][j] = group.flags.as_ref().is_some_and(|f| f.is_flagged(k));
+        partial[i][j] = group.summary.cells.get(k).is_some_and(|s| s.partial_samples > 0);
     }
-    (files, records, values, marked)
+    (files, records, values, marked, partial)
+}
+
+/// The mark of a median that took in samples of partial cells (`--include-partial`).
+pub const PARTIAL_MARK: &str = "\u{2020}";
+
+/// What in a group is not whole, as sentences: each stored cell left out of its medians
+/// (partial or failed: some or all of its clients or connections failed), and each median that
+/// took in samples of partial cells (`--include-partial`, marked with [`PARTIAL_MARK`]).
+pub fn not_complete(group: &ReportGroup) -> Vec<String> {
+    let mut out: Vec<String> =
+        group.summary.left_out.iter().map(|l| format!("left out of the medians: {}", l.describe())).collect();
+    for (k, s) in group.summary.cells.iter().filter(|(_, s)| s.partial_samples > 0) {
+        out.push(format!(
+            "{}{PARTIAL_MARK}: the median takes in {} sample(s) of partial cells (--include-partial)",
+            k.describe(),
+            s.partial_samples
+        ));
+    }
+    out
 }
 
 pub(crate) fn is_matrix_suite(group: &ReportGroup) -> bool {
@@ -169,6 +191,7 @@ pub(crate) mod sample {
             cpu_percent: Some(0.0),
             metrics,
             client_figures: json!(null),
+            state: Default::default(),
             blobs: Vec::new(),
         }
     }

@@ -1,7 +1,7 @@
 //! The report as one self-contained HTML page: inline CSS and SVG charts,
 //! no script, nothing fetched (it opens offline and from a file).
 
-use crate::document::{grid, is_matrix_suite, matrix_tests, size, Report, ReportGroup};
+use crate::document::{grid, is_matrix_suite, matrix_tests, not_complete, size, Report, ReportGroup, PARTIAL_MARK};
 use crate::svg::{bar_chart, escape, short, Heatmap, LineChart, Scale, Series, MAX_SERIES};
 use iomatrix_analysis::{CellKey, Comparison};
 use serde_json::Value;
@@ -44,6 +44,14 @@ fn group_html(h: &mut String, g: &ReportGroup) {
     let ids: Vec<String> = g.runs.iter().map(|r| format!("#{}", r.summary.id)).collect();
     let _ = writeln!(h, "<h2>{}: {} suite, run(s) {}</h2>", escape(&g.name), escape(&g.summary.suite), ids.join(", "));
     environment_html(h, g);
+    let lines = not_complete(g);
+    if !lines.is_empty() {
+        let _ =
+            writeln!(h, "<h3>Not complete</h3><p class=\"muted\">Clients or connections failed in these cells.</p>");
+        for line in lines {
+            let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(&line));
+        }
+    }
     if let Some(flags) = &g.flags {
         let _ = writeln!(h, "<h3>Caching</h3><p>Limit: {}.</p>", escape(&flags.limit));
         if flags.boundaries.is_empty() {
@@ -62,7 +70,7 @@ fn group_html(h: &mut String, g: &ReportGroup) {
     }
     if is_matrix_suite(g) {
         for test in matrix_tests(g) {
-            let (files, records, values, marked) = grid(g, &test);
+            let (files, records, values, marked, partial) = grid(g, &test);
             let heat = Heatmap {
                 title: &format!("{test}: KB/s"),
                 row_label: "file size",
@@ -72,6 +80,7 @@ fn group_html(h: &mut String, g: &ReportGroup) {
                 values: values.clone(),
                 marked,
                 within_noise: Vec::new(),
+                partial,
                 scale: Scale::Sequential,
                 unit: "KB/s",
             };
@@ -108,7 +117,8 @@ fn group_html(h: &mut String, g: &ReportGroup) {
     } else {
         let mut by_unit: BTreeMap<&str, Vec<(String, f64)>> = BTreeMap::new();
         for (k, s) in &g.summary.cells {
-            by_unit.entry(s.unit).or_default().push((k.describe(), s.median));
+            let mark = if s.partial_samples > 0 { PARTIAL_MARK } else { "" };
+            by_unit.entry(s.unit).or_default().push((format!("{}{mark}", k.describe()), s.median));
         }
         let _ = writeln!(h, "<h3>Figures</h3><div class=\"charts\">");
         for (unit, bars) in by_unit {
@@ -178,10 +188,14 @@ fn environment_html(h: &mut String, g: &ReportGroup) {
             .unwrap_or("unknown".into());
         let _ = writeln!(
             h,
-            "<tr><td class=\"l\">#{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{} x {}</td><td>{}</td>\
+            "<tr><td class=\"l\">#{}{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{} x {}</td><td>{}</td>\
              <td class=\"l\">{} ({})</td><td class=\"l\">{}</td><td class=\"l\">{}{}</td><td class=\"l\">{}</td><td>{}</td>\
              <td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
             r.summary.id,
+            match r.summary.status {
+                iomatrix_store::RunStatus::Complete => String::new(),
+                status => format!(" ({})", status.as_str()),
+            },
             escape(&r.summary.host),
             escape(&text(&e["kernel"])),
             escape(&text(&e["cpu_count"])),
@@ -335,8 +349,13 @@ fn configuration_bars(h: &mut String, report: &Report) {
 
 fn comparison_html(h: &mut String, c: &Comparison) {
     let _ = writeln!(h, "<h2>{} against {} (ratios B/A)</h2>", escape(&c.b), escape(&c.a));
-    if c.condition_differences.is_empty() {
+    if c.condition_differences.is_empty() && c.plan_differences.is_empty() {
         let _ = writeln!(h, "<p class=\"muted\">Same conditions on both sides.</p>");
+    }
+    for (side, cells) in [("A", &c.left_out_a), ("B", &c.left_out_b)] {
+        for l in cells {
+            let _ = writeln!(h, "<p class=\"note\">Not complete, left out of {side}: {}</p>", escape(&l.describe()));
+        }
     }
     for (what, list) in [("Plan", &c.plan_differences), ("Environment", &c.environment_differences)] {
         for d in list {
@@ -366,6 +385,7 @@ fn comparison_html(h: &mut String, c: &Comparison) {
             values: m.ratios.clone(),
             marked: Vec::new(),
             within_noise,
+            partial: m.partial.clone(),
             scale: Scale::Diverging,
             unit: "ratio",
         };
@@ -397,8 +417,9 @@ fn comparison_html(h: &mut String, c: &Comparison) {
         for s in &c.scalars {
             let _ = writeln!(
                 h,
-                "<tr><td class=\"l\">{} ({})</td><td>{}</td><td>{}</td><td>{:+.1}%</td></tr>",
+                "<tr><td class=\"l\">{}{} ({})</td><td>{}</td><td>{}</td><td>{:+.1}%</td></tr>",
                 escape(&s.metric),
+                if s.partial { PARTIAL_MARK } else { "" },
                 escape(s.unit),
                 short(s.a),
                 short(s.b),

@@ -18,6 +18,7 @@ pub fn render(report: &Report) -> Value {
                         "test": k.test, "file_size": k.file_size, "record_size": k.record_size, "variant": k.variant,
                         "median": s.median, "min": s.min, "max": s.max, "spread_pct": s.spread_pct,
                         "samples": s.values, "unit": s.unit,
+                        "partial_samples": s.partial_samples,
                         "cached": g.flags.as_ref().map(|f| f.is_flagged(k)),
                     })
                 })
@@ -26,10 +27,13 @@ pub fn render(report: &Report) -> Value {
                 "name": g.name,
                 "suite": g.summary.suite,
                 "runs": g.runs.iter().map(|r| json!({
-                    "id": r.summary.id, "host": r.summary.host, "labels": r.summary.labels,
+                    "id": r.summary.id, "status": r.summary.status, "host": r.summary.host,
+                    "labels": r.summary.labels,
                     "started_at": r.summary.started_at, "conditions": r.conditions, "environment": r.environment,
                 })).collect::<Vec<_>>(),
                 "cells": cells,
+                "partial": g.summary.partial,
+                "left_out": g.summary.left_out,
                 "cache_flags": g.flags,
                 "hosts": g.hosts,
             })

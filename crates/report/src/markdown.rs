@@ -1,7 +1,7 @@
 //! The report's tables in Markdown: a matrix per test, the scalar figures,
 //! the caching boundaries and the comparisons.
 
-use crate::document::{grid, is_matrix_suite, matrix_tests, size, Report};
+use crate::document::{grid, is_matrix_suite, matrix_tests, not_complete, size, Report, PARTIAL_MARK};
 use std::fmt::Write;
 
 /// The report's tables in Markdown.
@@ -15,9 +15,22 @@ pub fn render(report: &Report) -> String {
             let c = &r.conditions;
             let _ = writeln!(
                 m,
-                "- run #{} on {}: backend {}, direct {}, clients {}, files vs RAM: {}",
-                r.summary.id, r.summary.host, c["backend"], c["direct"], c["clients"], c["files_vs_ram"]
+                "- run #{} ({}) on {}: backend {}, direct {}, clients {}, files vs RAM: {}",
+                r.summary.id,
+                r.summary.status.as_str(),
+                r.summary.host,
+                c["backend"],
+                c["direct"],
+                c["clients"],
+                c["files_vs_ram"]
             );
+        }
+        let lines = not_complete(g);
+        if !lines.is_empty() {
+            let _ = writeln!(m, "\n**Not complete** (clients or connections failed in these cells):\n");
+            for line in lines {
+                let _ = writeln!(m, "- {line}");
+            }
         }
         if let Some(f) = &g.flags {
             let _ = writeln!(m, "\nCaching limit {}:", f.limit);
@@ -27,7 +40,7 @@ pub fn render(report: &Report) -> String {
         }
         if is_matrix_suite(g) {
             for test in matrix_tests(g) {
-                let (files, records, values, marked) = grid(g, &test);
+                let (files, records, values, marked, partial) = grid(g, &test);
                 let _ = writeln!(
                     m,
                     "\n### {test} (KB/s{})\n",
@@ -39,7 +52,11 @@ pub fn render(report: &Report) -> String {
                 for (i, f) in files.iter().enumerate() {
                     let cells: Vec<String> = (0..records.len())
                         .map(|j| match values[i][j] {
-                            Some(v) => format!("{v:.0}{}", if marked[i][j] { "*" } else { "" }),
+                            Some(v) => format!(
+                                "{v:.0}{}{}",
+                                if marked[i][j] { "*" } else { "" },
+                                if partial[i][j] { PARTIAL_MARK } else { "" }
+                            ),
                             None => "-".into(),
                         })
                         .collect();
@@ -51,8 +68,9 @@ pub fn render(report: &Report) -> String {
             for (k, s) in &g.summary.cells {
                 let _ = writeln!(
                     m,
-                    "| {} | {:.1} | {} | {} | {:.1}% |",
+                    "| {}{} | {:.1} | {} | {} | {:.1}% |",
                     k.describe(),
+                    if s.partial_samples > 0 { PARTIAL_MARK } else { "" },
                     s.median,
                     s.unit,
                     s.values.len(),
@@ -94,6 +112,11 @@ pub fn render(report: &Report) -> String {
         }
         for d in &c.condition_differences {
             let _ = writeln!(m, "- conditions differ: {d}");
+        }
+        for (side, cells) in [("A", &c.left_out_a), ("B", &c.left_out_b)] {
+            for l in cells {
+                let _ = writeln!(m, "- not complete, left out of {side}: {}", l.describe());
+            }
         }
         for (k, x) in c.matrices.iter().enumerate() {
             let head: Vec<String> = x.record_sizes.iter().map(|r| size(*r)).collect();
@@ -138,7 +161,12 @@ pub fn render(report: &Report) -> String {
         if !c.scalars.is_empty() {
             let _ = writeln!(m, "\n| metric | A | B | change |\n|---|---:|---:|---:|");
             for s in &c.scalars {
-                let _ = writeln!(m, "| {} ({}) | {:.1} | {:.1} | {:+.1}% |", s.metric, s.unit, s.a, s.b, s.change_pct);
+                let mark = if s.partial { PARTIAL_MARK } else { "" };
+                let _ = writeln!(
+                    m,
+                    "| {}{mark} ({}) | {:.1} | {:.1} | {:+.1}% |",
+                    s.metric, s.unit, s.a, s.b, s.change_pct
+                );
             }
         }
         for (side, cells) in [("A", &c.only_in_a), ("B", &c.only_in_b)] {

@@ -32,6 +32,9 @@ pub struct Heatmap<'a> {
     /// Cells whose change is within the run-to-run noise (a ratio map's
     /// verdicts), same shape as `values`: drawn with a dashed outline and "~".
     pub within_noise: Vec<Vec<bool>>,
+    /// Cells whose figure takes in samples of partial cells (some clients or connections
+    /// failed; `--include-partial`), same shape as `values`: marked with a dagger.
+    pub partial: Vec<Vec<bool>>,
     pub scale: Scale,
     pub unit: &'a str,
 }
@@ -219,6 +222,7 @@ impl Heatmap<'_> {
                 let v = self.values.get(i).and_then(|row| row.get(j)).copied().flatten();
                 let marked = self.marked.get(i).and_then(|row| row.get(j)).copied().unwrap_or(false);
                 let noise = self.within_noise.get(i).and_then(|row| row.get(j)).copied().unwrap_or(false);
+                let partial = self.partial.get(i).and_then(|row| row.get(j)).copied().unwrap_or(false);
                 match v.filter(|v| v.is_finite()) {
                     Some(v) => {
                         let fill = self.colour(v, lo, hi);
@@ -242,7 +246,7 @@ impl Heatmap<'_> {
                         let ink = if dark { "#fff" } else { "#111" };
                         let _ = write!(
                             s,
-                            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" fill="{ink}">{}{}</text>"#,
+                            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" fill="{ink}">{}{}{}</text>"#,
                             x + CELL_W / 2.0,
                             y + 17.0,
                             short(v),
@@ -251,7 +255,8 @@ impl Heatmap<'_> {
                                 (true, false) => " c",
                                 (false, true) => "~",
                                 _ => "",
-                            }
+                            },
+                            if partial { crate::document::PARTIAL_MARK } else { "" }
                         );
                     }
                     None => {
@@ -280,11 +285,19 @@ impl Heatmap<'_> {
                 legend_y + 38.0
             );
         }
+        let mut next_y = legend_y + if self.marked.iter().flatten().any(|m| *m) { 54.0 } else { 38.0 };
         if self.within_noise.iter().flatten().any(|m| *m) {
             let _ = write!(
                 s,
-                r##"<text x="{left}" y="{:.1}" fill="#555">dashed outline, "~": within noise (Mann-Whitney, 5%)</text>"##,
-                legend_y + if self.marked.iter().flatten().any(|m| *m) { 54.0 } else { 38.0 }
+                r##"<text x="{left}" y="{next_y:.1}" fill="#555">dashed outline, "~": within noise (Mann-Whitney, 5%)</text>"##,
+            );
+            next_y += 16.0;
+        }
+        if self.partial.iter().flatten().any(|m| *m) {
+            let _ = write!(
+                s,
+                r##"<text x="{left}" y="{next_y:.1}" fill="#a00">{}: takes in samples of partial cells (clients or connections failed; --include-partial)</text>"##,
+                crate::document::PARTIAL_MARK
             );
         }
         s.push_str("</svg>");
@@ -541,6 +554,7 @@ mod tests {
             columns: vec!["4k".into(), "64k".into()],
             values: vec![vec![Some(100.0), Some(2_000_000.0)], vec![None, Some(50.0)]],
             marked: vec![vec![false, true], vec![false, false]],
+            partial: Vec::new(),
             within_noise: Vec::new(),
             scale: Scale::Sequential,
             unit: "KB/s",
@@ -560,6 +574,7 @@ mod tests {
             unit: "ratio",
             values: vec![vec![Some(0.5), Some(2.0)], vec![Some(1.0), None]],
             marked: Vec::new(),
+            partial: Vec::new(),
             within_noise: vec![vec![false, false], vec![true, false]],
             ..h
         };

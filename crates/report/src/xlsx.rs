@@ -9,6 +9,8 @@ use crate::matrix::Matrix;
 pub const RESULTS_SHEET: &str = "iozone";
 /// Name of the worksheet holding the run conditions.
 pub const CONDITIONS_SHEET: &str = "conditions";
+/// Name of the report's worksheet of cells left out of its medians or taken in partial.
+pub const NOT_COMPLETE_SHEET: &str = "not complete";
 
 /// Rows between the tops of two stacked charts (a default chart is about 15
 /// rows tall).
@@ -207,19 +209,22 @@ pub struct ScalarRow {
 /// The report's workbook: a sheet per matrix test, each with one block per
 /// group (as [`xlsx_workbook`] lays them out) and a native line chart beside
 /// each block; a "figures" sheet for scalar suites (a row per figure, a
-/// column per group) with a bar chart; a "conditions" sheet per run.
-/// `tests` holds (test name, one matrix per group); sheet names are
-/// shortened to Excel's 31 characters.
+/// column per group) with a bar chart; a "not complete" sheet where cells
+/// were left out of the medians or taken in partial (`not_complete`: per
+/// group, its sentences); a "conditions" sheet per run. `tests` holds (test
+/// name, one matrix per group); sheet names are shortened to Excel's 31
+/// characters.
 pub fn report_workbook(
     tests: &[(String, Vec<Matrix>)],
     groups: &[String],
     scalars: &[ScalarRow],
+    not_complete: &[(String, Vec<String>)],
     conditions: &[(String, Vec<(String, String)>)],
 ) -> Result<Vec<u8>, XlsxError> {
     let mut workbook = Workbook::new();
     let bold = Format::new().set_bold();
-    // "figures" and "conditions" come later; Excel compares sheet names without case.
-    let mut used: Vec<String> = vec!["figures".into(), CONDITIONS_SHEET.into()];
+    // "figures", "not complete" and "conditions" come later; Excel compares sheet names without case.
+    let mut used: Vec<String> = vec!["figures".into(), NOT_COMPLETE_SHEET.into(), CONDITIONS_SHEET.into()];
     for (test, matrices) in tests {
         let name = sheet_name(test, &mut used);
         let sheet = workbook.add_worksheet();
@@ -264,6 +269,20 @@ pub fn report_workbook(
         }
         sheet.insert_chart(0, to_col(groups.len() + 3)?, &chart)?;
     }
+    if not_complete.iter().any(|(_, lines)| !lines.is_empty()) {
+        let sheet = workbook.add_worksheet();
+        sheet.set_name(NOT_COMPLETE_SHEET)?;
+        sheet.write_string_with_format(0, 0, "group", &bold)?;
+        sheet.write_string_with_format(0, 1, "cells where clients or connections failed", &bold)?;
+        let mut r: RowNum = 1;
+        for (group, lines) in not_complete {
+            for line in lines {
+                sheet.write_string(r, 0, group)?;
+                sheet.write_string(r, 1, line)?;
+                r += 1;
+            }
+        }
+    }
     let sheet = workbook.add_worksheet();
     sheet.set_name(CONDITIONS_SHEET)?;
     let mut r: RowNum = 0;
@@ -286,7 +305,7 @@ mod tests {
 
     #[test]
     fn sheet_names_are_ones_excel_takes() {
-        let mut used = vec!["figures".to_string(), CONDITIONS_SHEET.to_string()];
+        let mut used = vec!["figures".to_string(), NOT_COMPLETE_SHEET.to_string(), CONDITIONS_SHEET.to_string()];
         assert_eq!(sheet_name("write", &mut used), "write");
         assert_eq!(sheet_name("Write", &mut used), "Write (2)");
         assert_eq!(sheet_name("figures", &mut used), "figures (2)");
@@ -300,6 +319,7 @@ mod tests {
         let tests: Vec<(String, Vec<Matrix>)> =
             ["read", "READ", "conditions", ""].iter().map(|t| (t.to_string(), vec![m(t)])).collect();
         let scalars = [ScalarRow { metric: "seeks".into(), unit: "seeks/s".into(), values: vec![Some(1.0)] }];
-        assert!(report_workbook(&tests, &["a".into()], &scalars, &[]).is_ok());
+        let not_complete = [("a".to_string(), vec!["left out of the medians: seeks in run #2".to_string()])];
+        assert!(report_workbook(&tests, &["a".into()], &scalars, &not_complete, &[]).is_ok());
     }
 }

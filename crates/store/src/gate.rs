@@ -371,6 +371,7 @@ mod tests {
             metrics: json!({"read": {"mean_ns": 2500.5, "p99_9_ns": 16384}, "iops": 1280.0, "read_percent": 100,
                             "mib_per_sec": 1280.0, "start_barrier": [{"arrived_unix_ns": 1795731527108675608u64}]}),
             client_figures: json!([{"rank": 0, "measured": {"cpu": {"user_ns": 5}}}]),
+            state: Default::default(),
             blobs: Vec::new(),
         }
     }

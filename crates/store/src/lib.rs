@@ -10,7 +10,10 @@
 //!   what is read back. Suite-specific figures travel as JSON beside the
 //!   columns every suite shares.
 //! - [`RunStatus`]: `running` until the run ends; a run whose process died
-//!   is found on the next open and marked `incomplete`.
+//!   is found on the next open and marked `incomplete`; `partial` when every
+//!   cell ran but some clients or connections failed some.
+//! - [`CellState`]: whether every client (or connection) of a cell finished
+//!   it: complete, partial (k of n) or failed, stored with the cell.
 //!
 //! - [`StudyRecord`], [`StudyStep`]: a study file's runs, linked
 //!   (`iomatrix study`), and each step's outcome.
@@ -123,6 +126,9 @@ pub enum RunStatus {
     Interrupted,
     /// A client or the store failed; finished cells are kept.
     Failed,
+    /// Every cell ran, but clients or connections failed in some: those cells are stored
+    /// with their [`CellState`] (partial or failed), never as whole figures.
+    Partial,
 }
 
 impl RunStatus {
@@ -133,6 +139,7 @@ impl RunStatus {
             Self::Incomplete => "incomplete",
             Self::Interrupted => "interrupted",
             Self::Failed => "failed",
+            Self::Partial => "partial",
         }
     }
     fn parse(s: &str) -> RunStatus {
@@ -141,6 +148,7 @@ impl RunStatus {
             "complete" => Self::Complete,
             "interrupted" => Self::Interrupted,
             "failed" => Self::Failed,
+            "partial" => Self::Partial,
             _ => Self::Incomplete,
         }
     }
@@ -182,10 +190,91 @@ pub struct CellRow {
     pub cpu_percent: Option<f64>,
     pub metrics: serde_json::Value,
     pub client_figures: serde_json::Value,
+    /// Whether every client (or connection) finished the cell. Analysis leaves a cell that is
+    /// not complete out of medians and verdicts unless asked to take partial ones in.
+    pub state: CellState,
     /// Binary figures by name (e.g. `latency.read`: an HDR histogram, V2 deflate).
     /// Not part of the JSON output: `metrics` carries their summaries.
     #[serde(skip)]
     pub blobs: Vec<(String, Vec<u8>)>,
+}
+
+/// How much of a cell was measured: every part (client, or connection where a client runs
+/// several) finished it, some did, or none did. A part that failed took its figures with it, so a
+/// partial cell's figure measures less work than its plan, and a failed cell's none of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CellStateKind {
+    Complete,
+    Partial,
+    Failed,
+}
+
+impl CellStateKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Complete => "complete",
+            Self::Partial => "partial",
+            Self::Failed => "failed",
+        }
+    }
+
+    fn parse(s: &str) -> CellStateKind {
+        match s {
+            "complete" => Self::Complete,
+            "partial" => Self::Partial,
+            // Anything else was written by a newer iomatrix: not taken for a whole figure.
+            _ => Self::Failed,
+        }
+    }
+}
+
+/// A cell's state with its counts: `ok` of `of` parts finished it; `parts` names them
+/// ("clients", "connections").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CellState {
+    pub kind: CellStateKind,
+    pub ok: u64,
+    pub of: u64,
+    pub parts: String,
+}
+
+impl CellState {
+    /// `ok` of `of` parts finished: complete when all did, failed when none did.
+    pub fn counted(ok: u64, of: u64, parts: &str) -> CellState {
+        let kind = if ok >= of {
+            CellStateKind::Complete
+        } else if ok == 0 {
+            CellStateKind::Failed
+        } else {
+            CellStateKind::Partial
+        };
+        CellState { kind, ok: ok.min(of), of, parts: parts.to_string() }
+    }
+
+    /// Every one of `n` clients finished the cell.
+    pub fn complete(n: u64) -> CellState {
+        CellState::counted(n, n, "clients")
+    }
+
+    pub fn is_complete(&self) -> bool {
+        self.kind == CellStateKind::Complete
+    }
+
+    /// "complete", "partial: 3 of 4 connections", "failed: 0 of 2 clients".
+    pub fn describe(&self) -> String {
+        match self.kind {
+            CellStateKind::Complete => "complete".to_string(),
+            kind => format!("{}: {} of {} {}", kind.as_str(), self.ok, self.of, self.parts),
+        }
+    }
+}
+
+impl Default for CellState {
+    /// One client, which finished.
+    fn default() -> CellState {
+        CellState::complete(1)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -531,8 +620,10 @@ impl Store {
     fn insert_cell(&self, tx: &rusqlite::Transaction<'_>, run_id: i64, c: &CellRow) -> Result<()> {
         tx.execute(
             "INSERT INTO cells (run_id, seq, test, file_size, record_size, backend, direct, clients, bytes, ops,
-                                    wall_ns, user_ns, sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                                    wall_ns, user_ns, sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json,
+                                    state, parts_ok, parts_of, parts)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
+                         ?21)",
             params![
                 run_id,
                 c.seq as i64,
@@ -553,6 +644,10 @@ impl Store {
                 c.cpu_percent.unwrap_or(0.0),
                 c.metrics.to_string(),
                 c.client_figures.to_string(),
+                c.state.kind.as_str(),
+                c.state.ok as i64,
+                c.state.of as i64,
+                c.state.parts,
             ],
         )
         .map_err(self.err("cannot store a cell"))?;
@@ -714,7 +809,7 @@ impl Store {
             .conn
             .prepare(
                 "SELECT seq, test, file_size, record_size, backend, direct, clients, bytes, ops, wall_ns, user_ns,
-                        sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json
+                        sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json, state, parts_ok, parts_of, parts
                  FROM cells WHERE run_id = ?1 ORDER BY seq",
             )
             .map_err(self.err("cannot read cells"))?;
@@ -737,6 +832,7 @@ impl Store {
                     cpu_percent: Some(r.get(13)?),
                     metrics: serde_json::Value::Null,
                     client_figures: serde_json::Value::Null,
+                    state: state_from_row(r, 6)?,
                     blobs: Vec::new(),
                 };
                 Ok((cell, figures::json(r.get_ref(14)?), figures::json(r.get_ref(15)?)))
@@ -829,6 +925,17 @@ impl Store {
 /// "cpu_percent"), as imports of files without one write it.
 fn cpu_not_in_source(metrics: &serde_json::Value) -> bool {
     metrics["not_in_source"].as_array().is_some_and(|a| a.iter().any(|v| v == "cpu" || v == "cpu_percent"))
+}
+
+/// The cell's state from its columns 16-19 (`state`, `parts_ok`, `parts_of`, `parts`); a cell
+/// whose counts were never recorded (complete before schema 6) counts its `clients` column.
+fn state_from_row(r: &rusqlite::Row<'_>, clients_column: usize) -> rusqlite::Result<CellState> {
+    let clients = r.get::<_, i64>(clients_column)?.max(0) as u64;
+    let kind = CellStateKind::parse(&r.get::<_, String>(16)?);
+    let ok = r.get::<_, Option<i64>>(17)?.map_or(clients, |v| v.max(0) as u64);
+    let of = r.get::<_, Option<i64>>(18)?.map_or(clients, |v| v.max(0) as u64);
+    let parts = r.get::<_, Option<String>>(19)?.unwrap_or_else(|| "clients".into());
+    Ok(CellState { kind, ok, of, parts })
 }
 
 const SUMMARY_SELECT: &str = "SELECT r.id, r.suite, r.status, r.started_at_ms, r.ended_at_ms, r.host, r.command_line,

@@ -431,15 +431,24 @@ impl Store {
                 params![old_id, new_id],
             )
             .map_err(self.err("cannot copy a run's labels"))?;
+            // Cell states since version 6; an older database's cells get them as migration 6 gives them.
+            let states = if version >= 6 { ", state, parts_ok, parts_of, parts" } else { "" };
             tx.execute(
-                "INSERT INTO main.cells (run_id, seq, test, file_size, record_size, backend, direct, clients, bytes,
-                        ops, wall_ns, user_ns, sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json)
+                &format!(
+                    "INSERT INTO main.cells (run_id, seq, test, file_size, record_size, backend, direct, clients, bytes,
+                        ops, wall_ns, user_ns, sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json{states})
                  SELECT ?2, seq, test, file_size, record_size, backend, direct, clients, bytes, ops, wall_ns, user_ns,
-                        sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json
-                 FROM src.cells WHERE run_id = ?1",
+                        sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json{states}
+                 FROM src.cells WHERE run_id = ?1"
+                ),
                 params![old_id, new_id],
             )
             .map_err(self.err("cannot copy a run's cells"))?;
+            if version < 6 {
+                for statement in schema::CELL_STATE_BACKFILL_OF_RUN.split(';').filter(|s| !s.trim().is_empty()) {
+                    tx.execute(statement, [new_id]).map_err(self.err("cannot give the copied cells their states"))?;
+                }
+            }
             if version >= 2 {
                 tx.execute(
                     "INSERT INTO main.cell_blobs (run_id, seq, name, data)

@@ -4,6 +4,34 @@
 
 use rusqlite::Connection;
 
+/// Gives the cells matching `$which` (a condition on a `cells` row) that were stored before
+/// schema 6 the state their figures recorded: failed clients (`failed_clients`, every suite),
+/// failed or sat-out connections (the file-server load's counts, a personality's connections with
+/// an error). A macro so that migration 6 holds it as text, whatever its number becomes.
+macro_rules! cell_state_backfill {
+    ($which:literal) => {
+        concat!(
+            "
+    UPDATE cells SET parts = 'clients', parts_ok = clients,
+        parts_of = clients + json_array_length(metrics_json, '$.failed_clients')
+    WHERE ", $which, " AND json_valid(metrics_json) AND json_array_length(metrics_json, '$.failed_clients') > 0;
+    UPDATE cells SET parts = 'connections', parts_ok = json_extract(metrics_json, '$.connections_ok'),
+        parts_of = json_extract(metrics_json, '$.connections_ok') + json_extract(metrics_json, '$.connections_failed')
+            + json_extract(metrics_json, '$.connections_skipped')
+    WHERE ", $which, " AND json_valid(metrics_json) AND json_type(metrics_json, '$.connections_ok') = 'integer'
+        AND json_extract(metrics_json, '$.connections_failed') + json_extract(metrics_json, '$.connections_skipped') > 0;
+    UPDATE cells SET parts = 'connections',
+        parts_ok = (SELECT COUNT(*) FROM json_each(cells.clients_json) WHERE json_extract(value, '$.error') IS NULL),
+        parts_of = json_array_length(clients_json)
+    WHERE ", $which, " AND json_valid(clients_json) AND json_valid(metrics_json)
+        AND json_type(metrics_json, '$.personality') = 'text'
+        AND (SELECT COUNT(*) FROM json_each(cells.clients_json) WHERE json_extract(value, '$.error') IS NOT NULL) > 0;
+    UPDATE cells SET state = CASE WHEN parts_ok = 0 THEN 'failed' ELSE 'partial' END
+    WHERE ", $which, " AND parts_of > parts_ok;"
+        )
+    };
+}
+
 pub const MIGRATIONS: &[&str] = &[
     // 1: runs, labels, cells.
     "CREATE TABLE runs (
@@ -96,8 +124,16 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE runs ADD COLUMN origin_json TEXT;
     UPDATE runs SET uid = printf('legacy-%s-%d-%d-%d', host, pid, started_at_ms, id) WHERE uid IS NULL;
     CREATE UNIQUE INDEX runs_by_uid ON runs (uid);",
-    // 7 (the 6th entry until the cell states' migration, 6, is merged before it; neither depends on
-    // the other): run ids are never given twice. SQLite gives a new row the highest id + 1, so the id of the
+    // 6: each cell's state (complete, partial, failed) and its counts: how many of its parts (clients,
+    // or connections) finished it. Cells stored before get theirs from what their figures recorded.
+    concat!(
+        "ALTER TABLE cells ADD COLUMN state TEXT NOT NULL DEFAULT 'complete';
+        ALTER TABLE cells ADD COLUMN parts_ok INTEGER;
+        ALTER TABLE cells ADD COLUMN parts_of INTEGER;
+        ALTER TABLE cells ADD COLUMN parts TEXT;",
+        cell_state_backfill!("1")
+    ),
+    // 7: run ids are never given twice. SQLite gives a new row the highest id + 1, so the id of the
     // newest run, once removed (a study step cut short and run again), would be given again and
     // name another run. The highest id ever given is kept here, raised by every insert, and a new
     // run takes the next one ([`NEXT_RUN_ID`]).
@@ -108,6 +144,10 @@ pub const MIGRATIONS: &[&str] = &[
         UPDATE run_id_high_water SET id = NEW.id WHERE id < NEW.id;
     END;",
 ];
+
+/// The backfill of migration 6 for the cells of one run (`?1`: its id), for `db merge` from a
+/// database older than version 6: statements separated by `;`.
+pub const CELL_STATE_BACKFILL_OF_RUN: &str = cell_state_backfill!("run_id = ?1");
 
 /// The id a new run takes: one above every id ever given (`run_id_high_water`), even when the
 /// run that had it was removed. An SQL expression, for `INSERT INTO runs (id, ...)`.
@@ -159,4 +199,82 @@ pub fn migrate(conn: &Connection) -> Result<(), MigrateError> {
 /// The schema version this iomatrix writes.
 pub fn known_version() -> i64 {
     MIGRATIONS.len() as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CellStateKind, Store};
+
+    /// A database as iomatrix wrote it before cells had states (schema version 5): an IOzone run
+    /// whose second client failed a cell (`--on-client-error continue`), a file-server run whose
+    /// write phase lost every connection to ENOSPC, a personality phase with one connection of two
+    /// failed, and a cell that was whole.
+    fn version_5(path: &std::path::Path) {
+        let conn = Connection::open(path).unwrap();
+        for sql in &MIGRATIONS[..5] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.execute_batch("PRAGMA user_version = 5").unwrap();
+        for (id, suite) in [(1, "iozone"), (2, "fileserver"), (3, "personality")] {
+            conn.execute(
+                "INSERT INTO runs (id, suite, status, started_at_ms, command_line, iomatrix_version, plan_json,
+                                   environment_json, conditions_json, total_cells, host, pid, uid)
+                 VALUES (?1, ?2, 'complete', 1000, 'iomatrix run', '0.1.0', '{}', '{}', '{}', 2, 'old', 1, ?1)",
+                rusqlite::params![id, suite],
+            )
+            .unwrap();
+        }
+        let cell = |run: i64, seq: i64, clients: i64, metrics: &str, figures: &str| {
+            conn.execute(
+                "INSERT INTO cells VALUES (?1, ?2, 'write', 65536, 4096, 'psync', 0, ?3, 65536, 16, 1000, 1, 1, 64.0,
+                                           1.0, ?4, ?5)",
+                rusqlite::params![run, seq, clients, metrics, figures],
+            )
+            .unwrap();
+        };
+        cell(1, 0, 1, r#"{"failed_clients": [{"rank": 1, "message": "EISDIR", "stopped": false}]}"#, "[]");
+        cell(1, 1, 2, r#"{"failed_clients": []}"#, "[]");
+        cell(2, 0, 4, r#"{"connections_ok": 0, "connections_failed": 4, "connections_skipped": 0}"#, "[]");
+        cell(2, 1, 4, r#"{"connections_ok": 0, "connections_failed": 0, "connections_skipped": 4}"#, "[]");
+        cell(
+            3,
+            0,
+            2,
+            r#"{"personality": "p", "connections_failed": 1}"#,
+            r#"[{"rank": 0}, {"rank": 1, "error": {"message": "ENOSPC"}}]"#,
+        );
+    }
+
+    fn states(store: &Store, run: i64) -> Vec<(CellStateKind, u64, u64, String)> {
+        let run = store.load_run(run).unwrap().unwrap();
+        run.cell_results.iter().map(|c| (c.state.kind, c.state.ok, c.state.of, c.state.parts.clone())).collect()
+    }
+
+    #[test]
+    fn cells_stored_before_states_get_the_state_their_figures_recorded_migrated_or_merged() {
+        use CellStateKind::*;
+        let dir = tempfile::tempdir().unwrap();
+        let (old, migrated, here) = (dir.path().join("old.db"), dir.path().join("m.db"), dir.path().join("here.db"));
+        version_5(&old);
+        std::fs::copy(&old, &migrated).unwrap();
+        let expect = |store: &Store, ids: [i64; 3]| {
+            assert_eq!(
+                states(store, ids[0]),
+                [(Partial, 1, 2, "clients".to_string()), (Complete, 2, 2, "clients".to_string())]
+            );
+            assert_eq!(
+                states(store, ids[1]),
+                [(Failed, 0, 4, "connections".to_string()), (Failed, 0, 4, "connections".to_string())]
+            );
+            assert_eq!(states(store, ids[2]), [(Partial, 1, 2, "connections".to_string())]);
+        };
+        let store = Store::open(&migrated).unwrap();
+        expect(&store, [1, 2, 3]);
+        drop(store);
+        let store = Store::open(&here).unwrap();
+        let report = store.merge_from(&old).unwrap();
+        let ids: Vec<i64> = report.merged.iter().map(|m| m.here).collect();
+        expect(&store, [ids[0], ids[1], ids[2]]);
+    }
 }

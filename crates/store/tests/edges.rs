@@ -35,6 +35,7 @@ fn cell(seq: usize) -> CellRow {
         cpu_percent: Some(3.25),
         metrics: json!({"repeat": 1}),
         client_figures: json!([]),
+        state: Default::default(),
         blobs: vec![("latency.write".into(), iomatrix_stats::Latency::new().to_bytes())],
     }
 }

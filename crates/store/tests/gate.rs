@@ -34,6 +34,7 @@ fn cell(seq: usize, cpu_percent: f64) -> CellRow {
         cpu_percent: Some(cpu_percent),
         metrics: json!({"kib_per_sec_overall": 16_000_000.0}),
         client_figures: json!([]),
+        state: Default::default(),
         blobs: Vec::new(),
     }
 }

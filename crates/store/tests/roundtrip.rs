@@ -31,6 +31,7 @@ fn cell(seq: usize) -> CellRow {
         cpu_percent: Some(3.25),
         metrics: json!({"kib_per_sec_overall": 64000.5}),
         client_figures: json!([{"rank": 0}]),
+        state: Default::default(),
         blobs: vec![("latency.read".into(), vec![seq as u8, 1, 2, 3])],
     }
 }
@@ -112,4 +113,25 @@ fn a_finished_run_is_stored_whole_or_not_at_all() {
     let err = store.store_finished_run(&new_run(2), "lab-7", &[cell(0), cell(0)]).unwrap_err();
     assert!(err.to_string().contains("cannot store a cell"), "{err}");
     assert_eq!(store.list_runs().unwrap().len(), 1);
+}
+
+#[test]
+fn a_cell_state_and_its_counts_round_trip() {
+    use iomatrix_store::{CellState, CellStateKind};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("r.sqlite")).unwrap();
+    let id = store.begin_run(&new_run(3)).unwrap();
+    let states = [CellState::counted(3, 4, "connections"), CellState::counted(0, 2, "clients"), CellState::complete(2)];
+    for (seq, state) in states.iter().enumerate() {
+        store.add_cell(id, &CellRow { state: state.clone(), ..cell(seq) }).unwrap();
+    }
+    let run = store.load_run(id).unwrap().unwrap();
+    let kinds: Vec<CellStateKind> = run.cell_results.iter().map(|c| c.state.kind).collect();
+    assert_eq!(kinds, [CellStateKind::Partial, CellStateKind::Failed, CellStateKind::Complete]);
+    let read: Vec<CellState> = run.cell_results.iter().map(|c| c.state.clone()).collect();
+    assert_eq!(read, states);
+    assert_eq!(read[0].describe(), "partial: 3 of 4 connections");
+    assert_eq!(read[1].describe(), "failed: 0 of 2 clients");
+    let json = serde_json::to_value(&run.cell_results[0]).unwrap();
+    assert_eq!(json["state"], json!({"kind": "partial", "ok": 3, "of": 4, "parts": "connections"}));
 }

@@ -34,6 +34,7 @@ fn cell(seq: usize) -> CellRow {
         cpu_percent: Some(3.25),
         metrics: json!({}),
         client_figures: json!([]),
+        state: Default::default(),
         // A real histogram: `check` decodes every one.
         blobs: vec![("latency.write".into(), iomatrix_stats::Latency::new().to_bytes())],
     }

@@ -182,6 +182,7 @@ impl Suite for Access {
                 "verify": r.verify,
             }),
             client_figures: json!(clients),
+            state: Default::default(),
             blobs: vec![("latency.read".into(), r.reads.to_bytes()), ("latency.write".into(), r.writes.to_bytes())],
         }
     }

@@ -14,7 +14,7 @@ use iomatrix_backend::Place;
 use iomatrix_backup::{BackupCell, LiveClients};
 use iomatrix_coord::{ClientFailure, Ending, Group, Setup};
 use iomatrix_core::BackendKind;
-use iomatrix_store::{CellRow, StoredRun};
+use iomatrix_store::{CellRow, CellState, StoredRun};
 use serde_json::json;
 use std::time::Duration;
 
@@ -149,6 +149,7 @@ impl Suite for Backup {
             cpu_percent: Some(r.cpu_percent),
             metrics,
             client_figures: json!(client_figures),
+            state: Default::default(),
             blobs: Vec::new(),
         }
     }
@@ -189,6 +190,12 @@ impl Suite for Backup {
         } else {
             Verdict::Fine
         }
+    }
+
+    /// Counted in clients: a client whose server stopped answering read only part of its tree.
+    fn parts(&self, _plan: &BackupWalks, cell: &BackupCell, clients: usize) -> Option<CellState> {
+        let ok = cell.clients.iter().filter(|c| c.result.server_lost.is_none()).count() as u64;
+        Some(CellState::counted(ok, clients as u64, "clients"))
     }
 
     fn key(&self, _cell: &BackupCell) {}

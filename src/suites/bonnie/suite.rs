@@ -198,6 +198,7 @@ impl Suite for Bonnie {
             cpu_percent: Some(r.cpu_percent),
             metrics,
             client_figures: json!(client_figures),
+            state: Default::default(),
             blobs: Vec::new(),
         }
     }

@@ -22,6 +22,11 @@ pub fn report(run: &StoredRun) -> String {
             }
             other => format!("{other} test"),
         };
+        // A phase some connections did not finish is marked where its figures are.
+        let title = match c.state.is_complete() {
+            true => title,
+            false => format!("{title} [NOT COMPLETE: {}]", c.state.describe()),
+        };
         let mut how = String::new();
         if let (Some(n), "write") = (plan["interleave"].as_u64(), phase) {
             how.push_str(&format!(", {n} files written at once"));

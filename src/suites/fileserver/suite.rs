@@ -9,13 +9,13 @@
 use crate::harness::clients::add_client_metrics;
 use crate::harness::live::LiveSample;
 use crate::harness::limits::default_stack;
-use crate::harness::{Cost, Demand, LiveView, Prepared, RunSpec, Suite, Target, Verdict};
+use crate::harness::{Cost, Demand, LiveView, Prepared, RunSpec, Suite, Target};
 use crate::render::human;
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::BackendKind;
 use iomatrix_fileserver::{FileserverCell, FileserverPlan, Live, LiveSnapshot, Phase, PhaseResult, Planned};
-use iomatrix_store::{CellRow, StoredRun};
+use iomatrix_store::{CellRow, CellState, StoredRun};
 use serde_json::{json, Map, Value};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -161,13 +161,12 @@ impl Suite for Fileserver {
         summary_line(cell)
     }
 
-    /// Connections that failed (a full disk, a server gone): the run
-    /// completes, and says so in its exit code.
-    fn verdict(&self, cell: &FileserverCell) -> Verdict {
-        match cell.merged.connections_failed {
-            0 => Verdict::Fine,
-            count => Verdict::Lost { count, what: "connection(s)" },
-        }
+    /// Counted in connections: those that finished the phase, of every
+    /// client's (a failed client's connections are lost with it); one that
+    /// failed in this phase or sat it out after an earlier failure did not.
+    fn parts(&self, plan: &FileserverPlan, cell: &FileserverCell, clients: usize) -> Option<CellState> {
+        let planned = plan.connections as u64 * clients as u64;
+        Some(CellState::counted(cell.merged.connections_ok as u64, planned, "connections"))
     }
 
     fn key(&self, cell: &FileserverCell) -> &'static str {
@@ -446,6 +445,7 @@ fn row(plan: &FileserverPlan, cell: &FileserverCell, backend: &str) -> CellRow {
         cpu_percent: Some(r.cpu_percent()),
         metrics,
         client_figures: json!(clients),
+        state: Default::default(),
         blobs: ops
             .iter()
             .filter(|&&op| r.latency(op).count() > 0)

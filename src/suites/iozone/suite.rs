@@ -137,6 +137,7 @@ impl Suite for Iozone {
                 "repeat": spec.repeat,
             }),
             client_figures: serde_json::to_value(&cell.clients).unwrap_or_default(),
+            state: Default::default(),
             blobs: Vec::new(),
         };
         if let (Some(m), Some(tally)) = (row.metrics.as_object_mut(), &cell.verify) {

@@ -20,9 +20,13 @@ pub fn report(run: &StoredRun) -> String {
         };
         let _ = writeln!(
             out,
-            "\n{} phase of {}: {} connections, {}, {} records, backend {}{}; {} operations, {} in {:.3} s",
+            "\n{} phase of {}{}: {} connections, {}, {} records, backend {}{}; {} operations, {} in {:.3} s",
             m["phase"].as_str().unwrap_or(&c.test),
             m["personality"].as_str().unwrap_or("?"),
+            match c.state.is_complete() {
+                true => String::new(),
+                false => format!(" [NOT COMPLETE: {}]", c.state.describe()),
+            },
             c.clients,
             looped,
             iomatrix_core::ByteSize(c.record_size.unwrap_or(0)),

@@ -6,14 +6,14 @@
 use crate::harness::clients::add_client_metrics;
 use crate::harness::live::LiveSample;
 use crate::harness::limits::default_stack;
-use crate::harness::{Cost, Demand, LiveView, Prepared, RunSpec, Suite, Target, Verdict};
+use crate::harness::{Cost, Demand, LiveView, Prepared, RunSpec, Suite, Target};
 use crate::render::human;
 use iomatrix_backend::Place;
 use iomatrix_coord::{ClientFailure, Ending, Group, Setup, StartTimes};
 use iomatrix_core::BackendKind;
 use iomatrix_personality::{CellFigures, ClientCell, Live, RunPlan, SizeDist};
 use iomatrix_stats::kib_per_sec;
-use iomatrix_store::{CellRow, StoredRun};
+use iomatrix_store::{CellRow, CellState, StoredRun};
 use serde_json::{json, Map, Value};
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
@@ -255,11 +255,11 @@ impl Suite for Personality {
         cell.merged.phase.clone()
     }
 
-    fn verdict(&self, cell: &PersonalityCell) -> Verdict {
-        match cell.merged.failed() {
-            0 => Verdict::Fine,
-            count => Verdict::Lost { count, what: "connection(s)" },
-        }
+    /// Counted in connections: those that finished the phase without an
+    /// error, of every client's (a failed client's connections are lost with it).
+    fn parts(&self, plan: &RunPlan, cell: &PersonalityCell, clients: usize) -> Option<CellState> {
+        let ok = cell.merged.connections.iter().filter(|c| c.failed.is_none()).count() as u64;
+        Some(CellState::counted(ok, plan.personality.connections as u64 * clients as u64, "connections"))
     }
 
     /// Later phases work on the files earlier ones made: every phase runs again.
@@ -500,6 +500,7 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
         cpu_percent: Some(iomatrix_stats::cpu_percent(m.user_ns + m.sys_ns, m.wall_ns)),
         metrics,
         client_figures: json!(connections),
+        state: Default::default(),
         blobs: m.ops.iter().filter(|o| o.count > 0).map(|o| (format!("latency.{}", o.name), o.latency.to_bytes())).collect(),
     }
 }
