@@ -332,8 +332,11 @@ fn resolve(path: &Path) -> Result<(PathBuf, OsString), String> {
         _ => return Err("names a folder, not a file: give a file name".into()),
     };
     let parent = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let folder = std::fs::canonicalize(parent).map_err(|e| {
-        format!("its folder {} cannot be used ({e}): give a file in an existing folder", parent.display())
+    let folder = std::fs::canonicalize(parent).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            format!("its folder {} does not exist: create it or give another path", parent.display())
+        }
+        _ => format!("its folder {} cannot be used ({e}): give a file in a folder you can write to", parent.display()),
     })?;
     if !folder.is_dir() {
         return Err(format!("{} is not a folder", parent.display()));
@@ -495,7 +498,7 @@ mod tests {
             (fifo, "is a FIFO"),
             (PathBuf::from("/dev/null"), "is a device"),
             (dangling, "a symlink that leads to no file"),
-            (dir.path().join("no/such/folder/r.txt"), "cannot be used"),
+            (dir.path().join("no/such/folder/r.txt"), "such/folder does not exist"),
         ] {
             let e = refusal(output(&path, &db, true).check().unwrap_err());
             assert!(e.contains(needle), "{path:?}: {e}");

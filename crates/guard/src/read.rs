@@ -35,30 +35,69 @@ pub struct Input {
     pub max_bytes: u64,
     /// Longest line accepted, in bytes (None: only `max_bytes` bounds it).
     pub max_line: Option<u64>,
+    /// The size bound's name in messages: "the import bound" (`... more than the import bound of 256m`).
+    pub bound: &'static str,
     /// How the user raises the bound, where a flag does ("raise --max-input-size").
     pub raise: Option<&'static str>,
+    /// What to do instead with a stream (a FIFO, a character device), where there is a way.
+    pub stream: Option<&'static str>,
 }
 
 impl Input {
     /// A study file (TOML): a few hundred lines at most.
-    pub const STUDY: Input = Input { what: "study file", max_bytes: MIB, max_line: Some(64 * KIB), raise: None };
+    pub const STUDY: Input = Input {
+        what: "study file",
+        max_bytes: MIB,
+        max_line: Some(64 * KIB),
+        bound: "bound of a study file",
+        raise: None,
+        stream: None,
+    };
     /// A personality file (TOML): smaller still than a study.
-    pub const PERSONALITY: Input =
-        Input { what: "personality file", max_bytes: MIB, max_line: Some(64 * KIB), raise: None };
+    pub const PERSONALITY: Input = Input {
+        what: "personality file",
+        max_bytes: MIB,
+        max_line: Some(64 * KIB),
+        bound: "bound of a personality file",
+        raise: None,
+        stream: None,
+    };
     /// A dbench load file: dbench's client.txt is 26 MB; traces run longer, lines stay short.
-    pub const DBENCH_LOAD_FILE: Input =
-        Input { what: "dbench load file", max_bytes: GIB, max_line: Some(64 * KIB), raise: None };
+    pub const DBENCH_LOAD_FILE: Input = Input {
+        what: "dbench load file",
+        max_bytes: GIB,
+        max_line: Some(64 * KIB),
+        bound: "bound of a load file",
+        raise: None,
+        stream: None,
+    };
     /// A size profile (`scan --save-profile`): one line per power-of-two class, some 70 lines.
-    pub const PROFILE: Input = Input { what: "size profile", max_bytes: 16 * MIB, max_line: Some(MIB), raise: None };
+    pub const PROFILE: Input = Input {
+        what: "size profile",
+        max_bytes: 16 * MIB,
+        max_line: Some(MIB),
+        bound: "bound of a size profile",
+        raise: None,
+        stream: None,
+    };
     /// An MPI hostfile (`--hosts FILE`): a line per host.
-    pub const HOSTFILE: Input = Input { what: "hostfile", max_bytes: MIB, max_line: Some(64 * KIB), raise: None };
+    pub const HOSTFILE: Input = Input {
+        what: "hostfile",
+        max_bytes: MIB,
+        max_line: Some(64 * KIB),
+        bound: "bound of a hostfile",
+        raise: None,
+        stream: None,
+    };
     /// Another tool's results (`import`): its size bound is the command's `--max-input-size`;
     /// fio, IOzone, bonnie++ and Iometer print short lines (fio's JSON is indented).
     pub const IMPORT: Input = Input {
         what: "results file",
         max_bytes: 256 * MIB,
         max_line: Some(16 * MIB),
+        bound: "import bound",
         raise: Some("raise --max-input-size"),
+        stream: Some("give `-` and feed it on standard input (read up to --max-input-size)"),
     };
 }
 
@@ -96,9 +135,9 @@ pub fn file_type_words(t: std::fs::FileType) -> &'static str {
     if t.is_dir() {
         "a folder"
     } else if t.is_char_device() {
-        "a character device"
+        "a device (character)"
     } else if t.is_block_device() {
-        "a block device"
+        "a device (block)"
     } else if t.is_fifo() {
         "a FIFO (named pipe)"
     } else if t.is_socket() {
@@ -115,10 +154,15 @@ pub fn read(path: &Path, input: &Input) -> Result<Vec<u8>, ReadError> {
     let shown = path.display();
     let what = input.what;
     let refused_type = |t: std::fs::FileType| {
+        let endless = t.is_fifo() || t.is_char_device() || t.is_socket();
         ReadError::new(format!(
             "{shown} is {}, not a {what}: give the path of a regular file{}",
             file_type_words(t),
-            if t.is_fifo() || t.is_char_device() { " (a stream is not read: it could be endless)" } else { "" }
+            match (endless, input.stream) {
+                (true, Some(instead)) => format!(" (a stream could be endless: for a stream, {instead})"),
+                (true, None) => " (a stream could be endless, and is not read)".to_string(),
+                _ => String::new(),
+            }
         ))
     };
     // Looked at before opening: opening a FIFO would wait for a writer.
@@ -166,8 +210,10 @@ pub fn read_stream(mut from: impl Read, shown: &str, input: &Input, expected: u6
             bytes.extend_from_slice(part);
             return Err(ReadError {
                 message: format!(
-                    "{shown} holds binary data ({}a NUL byte at offset {offset}), not a {what}: is it the right file?",
-                    looks_like(&bytes).map(|k| format!("{k}: ")).unwrap_or_default()
+                    "{shown} holds binary data (a NUL byte at offset {offset}), not a {what}{}",
+                    looks_like(&bytes)
+                        .map(|k| format!(": it looks like {k}"))
+                        .unwrap_or_else(|| ": is it the right file?".into())
                 ),
                 binary_at: Some(offset),
             });
@@ -206,9 +252,9 @@ pub fn read_text(path: &Path, input: &Input) -> Result<String, ReadError> {
 fn too_big(shown: &str, size: Option<u64>, input: &Input) -> ReadError {
     let size = size.map(|s| format!("{s} bytes, ")).unwrap_or_default();
     ReadError::new(format!(
-        "{shown}: {size}more than a {} can be ({} bytes): is it the right file?{}",
-        input.what,
-        input.max_bytes,
+        "{shown}: {size}more than the {} of {}: is it the right file?{}",
+        input.bound,
+        iomatrix_core::ByteSize(input.max_bytes),
         input.raise.map(|r| format!(" If it is, {r}")).unwrap_or_default()
     ))
 }
@@ -257,7 +303,14 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    const SMALL: Input = Input { what: "test file", max_bytes: 1000, max_line: Some(10), raise: Some("raise --max") };
+    const SMALL: Input = Input {
+        what: "test file",
+        max_bytes: 1000,
+        max_line: Some(10),
+        bound: "test bound",
+        raise: Some("raise --max"),
+        stream: None,
+    };
 
     fn file(bytes: &[u8]) -> tempfile::NamedTempFile {
         let mut f = tempfile::NamedTempFile::new().unwrap();
@@ -274,7 +327,8 @@ mod tests {
     #[test]
     fn devices_fifos_and_folders_are_refused_unopened() {
         let e = read(Path::new("/dev/zero"), &SMALL).unwrap_err().message;
-        assert!(e.contains("/dev/zero is a character device, not a test file"), "{e}");
+        assert!(e.contains("/dev/zero is a device (character), not a test file"), "{e}");
+        assert!(e.contains("a stream could be endless"), "{e}");
         let dir = tempfile::tempdir().unwrap();
         let e = read(dir.path(), &SMALL).unwrap_err().message;
         assert!(e.contains("is a folder"), "{e}");
@@ -292,12 +346,12 @@ mod tests {
         let f = tempfile::NamedTempFile::new().unwrap();
         f.as_file().set_len(10 << 30).unwrap();
         let e = read(f.path(), &SMALL).unwrap_err().message;
-        assert!(e.contains("10737418240 bytes, more than a test file can be (1000 bytes)"), "{e}");
+        assert!(e.contains("10737418240 bytes, more than the test bound of 1000"), "{e}");
         assert!(e.ends_with("If it is, raise --max"), "{e}");
         let e = read_stream(&[b'a'; 1001][..], "standard input", &Input { max_line: None, ..SMALL }, 0)
             .unwrap_err()
             .message;
-        assert!(e.contains("standard input: more than a test file can be (1000 bytes)"), "{e}");
+        assert!(e.contains("standard input: more than the test bound of 1000"), "{e}");
     }
 
     #[test]
@@ -306,7 +360,7 @@ mod tests {
         assert_eq!(e.binary_at, Some(5));
         assert!(e.message.contains("binary data (a NUL byte at offset 5)"), "{}", e.message);
         let e = read(file(&[0x1f, 0x8b, 8, 0, 1]).path(), &SMALL).unwrap_err().message;
-        assert!(e.contains("gzip-compressed: uncompress it first"), "{e}");
+        assert!(e.contains("it looks like gzip-compressed: uncompress it first"), "{e}");
         let e = read(file(b"SQLite format 3\0...").path(), &SMALL).unwrap_err().message;
         assert!(e.contains("an SQLite database"), "{e}");
     }

@@ -37,8 +37,7 @@ pub struct RunArgs {
 const LEFTOVER_WAIT: Duration = Duration::from_secs(120);
 
 pub fn run(args: RunArgs, db: &Path) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.file)
-        .map_err(|e| UsageError::new(format!("cannot read the study file {}: {e}", args.file.display())))?;
+    let text = iomatrix_guard::read_text(&args.file, &iomatrix_guard::Input::STUDY).map_err(UsageError::from)?;
     let shown = args.file.display().to_string();
     let scale = if args.scale == "small" { Scale::Small } else { Scale::Full };
     let file = iomatrix_study::parse(&text).map_err(|e| UsageError::new(format!("{shown}: {e}")))?;
@@ -307,7 +306,7 @@ impl Study<'_> {
 
     /// Whether the study file is no longer what the study started with (said once, when found).
     fn file_changed(&self) -> bool {
-        let now = std::fs::read_to_string(self.path).unwrap_or_default();
+        let now = iomatrix_guard::read_text(self.path, &iomatrix_guard::Input::STUDY).unwrap_or_default();
         if now == self.text {
             return false;
         }
