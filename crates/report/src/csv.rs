@@ -13,8 +13,12 @@ fn csv_field(s: &str) -> String {
 }
 
 /// One row per stored cell of every run: every sample, not medians.
+/// The first columns of the header line, which every CSV report begins with: how a later
+/// write tells a previous iomatrix report (columns added after them keep it one).
+pub const HEADER_START: &str = "run,group,suite,test,";
+
 pub fn render(report: &Report) -> String {
-    let mut out = String::from("run,group,suite,test,file_size,record_size,variant,figure,unit,cached,labels\n");
+    let mut out = format!("{HEADER_START}file_size,record_size,variant,figure,unit,cached,labels\n");
     for g in &report.groups {
         for r in &g.runs {
             let labels: Vec<String> = r.summary.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
