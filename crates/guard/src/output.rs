@@ -92,6 +92,8 @@ pub struct Checked {
     existing: Option<Identity>,
     /// Its permission bits, kept by the new file.
     mode: Option<u32>,
+    /// It holds something not of the kind, and `--force` lets it go.
+    foreign: bool,
     database: Option<Protected>,
 }
 
@@ -118,8 +120,16 @@ impl Output<'_> {
             Err(e) => return Err(refuse(format!("cannot look at it: {e}"))),
             Ok(st) => Some(st),
         };
-        let mut checked =
-            Checked { shown: shown.clone(), path: path.clone(), dir, name, existing: None, mode: None, database };
+        let mut checked = Checked {
+            shown: shown.clone(),
+            path: path.clone(),
+            dir,
+            name,
+            existing: None,
+            mode: None,
+            foreign: false,
+            database,
+        };
         let Some(st) = existing else { return Ok(checked) };
         let identity = (st.st_dev, st.st_ino);
         if let Some(db) = &checked.database {
@@ -143,7 +153,7 @@ impl Output<'_> {
         }
         checked.existing = Some(identity);
         checked.mode = Some(st.st_mode & 0o7777);
-        if st.st_size == 0 || self.force {
+        if st.st_size == 0 {
             return Ok(checked);
         }
         let fd = rustix::fs::openat(
@@ -152,11 +162,21 @@ impl Output<'_> {
             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
             Mode::empty(),
         )
-        .map_err(|e| {
-            refuse(format!("exists and cannot be read to tell what it is ({e}); add --force to replace it"))
-        })?;
+        .map_err(|e| refuse(format!("exists and cannot be read to tell what it is ({e}); add --force to replace it")));
+        let fd = match fd {
+            Ok(fd) => fd,
+            Err(_) if self.force => {
+                checked.foreign = true;
+                return Ok(checked);
+            }
+            Err(e) => return Err(e),
+        };
         let mut file = File::from(fd);
         if !self.kind.recognises(&mut file) {
+            if self.force {
+                checked.foreign = true;
+                return Ok(checked);
+            }
             return Err(refuse(format!(
                 "{} exists and is not {} ({} bytes that would be lost): give another file name, or add --force to \
                  replace it",
@@ -178,6 +198,30 @@ impl Checked {
     /// Whether a file was there when judged (and will be replaced).
     pub fn replaces(&self) -> bool {
         self.existing.is_some()
+    }
+
+    /// Opens the file for appending in place (a log, which grows: no temporary file), made if
+    /// missing; one of another kind that `--force` let go is emptied first. The caller writes
+    /// the kind's mark first when the file is empty.
+    pub fn append(&self) -> anyhow::Result<File> {
+        let mut flags = OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        if self.foreign {
+            flags |= OFlags::TRUNC;
+        }
+        let fd = rustix::fs::openat(&self.dir, self.name.as_os_str(), flags, Mode::from_raw_mode(0o666))
+            .map_err(|e| self.failed(e.into()))?;
+        let st = rustix::fs::fstat(&fd).map_err(|e| self.failed(e.into()))?;
+        let opened = (st.st_dev, st.st_ino);
+        let protected = self.database.as_ref().and_then(|db| db.same_file(opened));
+        if self.existing.is_some_and(|judged| judged != opened) || protected.is_some() {
+            return Err(UsageError::new(format!(
+                "{}: {} changed after it was looked at (another program wrote there): not written; run it again",
+                self.shown,
+                self.path.display()
+            ))
+            .into());
+        }
+        Ok(File::from(fd))
     }
 
     /// Writes `bytes` to a temporary file beside the path, syncs it and renames it into place.
@@ -515,6 +559,25 @@ mod tests {
         assert!(e.contains("changed while iomatrix made the new file"), "{e}");
         assert_eq!(std::fs::read(&out).unwrap(), b"someone else's");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "the temporary file is removed");
+    }
+
+    #[test]
+    fn a_log_is_appended_to_and_a_foreign_file_emptied_only_with_force() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, log) = (dir.path().join("results.sqlite"), dir.path().join("step.log"));
+        output(&log, &db, false).check().unwrap().append().unwrap().write_all(b"REPORT\none\n").unwrap();
+        output(&log, &db, false).check().unwrap().append().unwrap().write_all(b"two\n").unwrap();
+        assert_eq!(std::fs::read(&log).unwrap(), b"REPORT\none\ntwo\n");
+        std::fs::write(&log, b"someone's notes").unwrap();
+        assert!(output(&log, &db, false).check().is_err());
+        output(&log, &db, true).check().unwrap().append().unwrap().write_all(b"REPORT\n").unwrap();
+        assert_eq!(std::fs::read(&log).unwrap(), b"REPORT\n");
+        std::fs::write(&db, b"SQLite format 3\0").unwrap();
+        std::fs::remove_file(&log).unwrap();
+        std::fs::hard_link(&db, &log).unwrap();
+        let e = refusal(output(&log, &db, true).check().unwrap_err());
+        assert!(e.contains("under another name"), "{e}");
+        assert_eq!(std::fs::read(&db).unwrap(), b"SQLite format 3\0");
     }
 
     #[test]
