@@ -125,10 +125,10 @@ pub fn remove_tree(parent: &Path, name: &OsStr, last: Option<&OsStr>) -> std::io
     let mount = MountOf::of(&stat_fd(&parent_fd)?);
     let st = stat_at(&parent_fd, name)?;
     if !is_dir(&st) {
-        return Err(std::io::Error::other(format!(
-            "{} is not a folder (nor followed, if a symlink)",
-            root_path.display()
-        )));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            format!("{} is not a folder (nor followed, if a symlink)", root_path.display()),
+        ));
     }
     if let Some(why) = mount.crossed_by(&st) {
         removal.leave(root_path, why);
