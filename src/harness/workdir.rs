@@ -276,6 +276,8 @@ pub struct WorkDir {
     marker: Marker,
     /// The marker, open and locked for the run's whole life (where the file system gives locks).
     lock: Option<File>,
+    /// Whether a lock was tried (none is tried again where the first could not be placed).
+    lock_tried: bool,
 }
 
 impl WorkDir {
@@ -288,7 +290,7 @@ impl WorkDir {
                 target.display()
             ))
         })?;
-        let mut dir = WorkDir { path, keep, marker: Marker::for_this_process(keep), lock: None };
+        let mut dir = WorkDir { path, keep, marker: Marker::for_this_process(keep), lock: None, lock_tried: false };
         dir.write_marker().map_err(|e| {
             UsageError::new(format!("cannot write in {}: {e}; choose a target you can write to", target.display()))
         })?;
@@ -302,10 +304,24 @@ impl WorkDir {
     }
 
     fn write_marker(&mut self) -> std::io::Result<()> {
-        // Written aside and renamed over: a kill at any moment leaves the old
-        // marker or the new one, never an empty or half-written one. The new
-        // one is locked before it is put in place, and the old one's lock
-        // held until then: the marker in place is always locked.
+        // A lock is tried the first time, and again while one is held; where none could be
+        // had, the marker is written without.
+        let lockable = !self.lock_tried || self.lock.is_some();
+        self.lock_tried = true;
+        // Some file systems (SMB through FUSE) refuse to rename a file that is open: there the
+        // marker goes in place closed, without a lock (its pid, boot and namespace decide).
+        if lockable && self.place_marker(true).is_ok() {
+            return Ok(());
+        }
+        self.lock = None;
+        self.place_marker(false)
+    }
+
+    /// Writes the marker aside and renames it over the old one: a kill at any moment leaves
+    /// the old marker or the new one, never an empty or half-written one. With `lock`, the
+    /// new one is locked before it is put in place, and the old one's lock held until then:
+    /// the marker in place is always locked.
+    fn place_marker(&mut self, lock: bool) -> std::io::Result<()> {
         let aside = self.path.join(format!("{MARKER}.new"));
         match std::fs::remove_file(&aside) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
@@ -317,10 +333,22 @@ impl WorkDir {
             .create_new(true)
             .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
             .open(&aside)?;
-        self.marker.locked = iomatrix_guard::live::lock_exclusive(&file).unwrap_or(false);
+        self.marker.locked = lock && iomatrix_guard::live::lock_exclusive(&file).unwrap_or(false);
         file.write_all(self.marker.to_text().as_bytes())?;
-        std::fs::rename(aside, self.path.join(MARKER))?;
-        self.lock = Some(file);
+        let held = if self.marker.locked {
+            Some(file)
+        } else {
+            drop(file);
+            None
+        };
+        if let Err(e) = std::fs::rename(&aside, self.path.join(MARKER)) {
+            drop(held);
+            let _ = std::fs::remove_file(&aside);
+            return Err(e);
+        }
+        if held.is_some() {
+            self.lock = held;
+        }
         Ok(())
     }
 

@@ -166,7 +166,8 @@ pub fn read(path: &Path, input: &Input) -> Result<Vec<u8>, ReadError> {
         ))
     };
     // Looked at before opening: opening a FIFO would wait for a writer.
-    let meta = std::fs::metadata(path).map_err(|e| ReadError::new(format!("cannot read the {what} {shown}: {e}")))?;
+    let meta =
+        std::fs::metadata(path).map_err(|e| ReadError::new(format!("{shown}: cannot read it (the {what}): {e}")))?;
     if !meta.is_file() {
         return Err(refused_type(meta.file_type()));
     }
@@ -177,9 +178,9 @@ pub fn read(path: &Path, input: &Input) -> Result<Vec<u8>, ReadError> {
         .read(true)
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32 | rustix::fs::OFlags::NOCTTY.bits() as i32)
         .open(path)
-        .map_err(|e| ReadError::new(format!("cannot read the {what} {shown}: {e}")))?;
+        .map_err(|e| ReadError::new(format!("{shown}: cannot read it (the {what}): {e}")))?;
     // The name may have been pointed elsewhere since it was looked at.
-    let opened = file.metadata().map_err(|e| ReadError::new(format!("cannot read the {what} {shown}: {e}")))?;
+    let opened = file.metadata().map_err(|e| ReadError::new(format!("{shown}: cannot read it (the {what}): {e}")))?;
     if !opened.is_file() {
         return Err(refused_type(opened.file_type()));
     }
@@ -202,7 +203,7 @@ pub fn read_stream(mut from: impl Read, shown: &str, input: &Input, expected: u6
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(ReadError::new(format!("cannot read the {what} {shown}: {e}"))),
+            Err(e) => return Err(ReadError::new(format!("{shown}: cannot read it (the {what}): {e}"))),
         };
         let part = &chunk[..n];
         if let Some(at) = part.iter().position(|&b| b == 0) {
@@ -338,7 +339,7 @@ mod tests {
         let e = read(&fifo, &SMALL).unwrap_err().message;
         assert!(e.contains("is a FIFO (named pipe)"), "{e}");
         let e = read(&dir.path().join("missing"), &SMALL).unwrap_err().message;
-        assert!(e.starts_with("cannot read the test file") && e.contains("No such file"), "{e}");
+        assert!(e.ends_with("missing: cannot read it (the test file): No such file or directory (os error 2)"), "{e}");
     }
 
     #[test]
