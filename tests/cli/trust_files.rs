@@ -232,6 +232,11 @@ fn db_backup_never_writes_the_database_or_its_logs() {
     assert!(!Path::new(&format!("{}-wal", db.display())).exists());
 }
 
+/// A writer under test: given a path and --force, the command's output.
+type Writer<'a> = Box<dyn Fn(&Path, bool) -> Output + 'a>;
+/// Something put where a log goes.
+type Plant<'a> = Box<dyn Fn() + 'a>;
+
 /// A file of the user's, not a report: its bytes.
 const NOTES: &[u8] = b"my notes about the server\n";
 
@@ -242,7 +247,7 @@ fn each_writer_replaces_another_kind_of_file_only_with_force() {
     let dir = sb.dir.path();
     let target = sb.target();
     let file = target.join("iozone.tmp");
-    let writers: Vec<(&str, Box<dyn Fn(&Path, bool) -> Output + '_>)> = vec![
+    let writers: Vec<(&str, Writer)> = vec![
         ("notes.html", Box::new(|p: &Path, f: bool| forced(&sb, &db, &["report", "1", "-o", p.to_str().unwrap()], f))),
         ("notes.md", Box::new(|p: &Path, f: bool| forced(&sb, &db, &["report", "1", "-o", p.to_str().unwrap()], f))),
         ("notes.csv", Box::new(|p: &Path, f: bool| forced(&sb, &db, &["report", "1", "-o", p.to_str().unwrap()], f))),
@@ -384,7 +389,7 @@ fn study_logs_never_write_into_the_database_nor_over_a_foreign_file() {
         let text = String::from_utf8_lossy(&bytes);
         !text.contains("iomatrix study log") && !text.contains("setup-42") && stored_runs(&db) == 1
     };
-    let plant: Vec<(&str, Box<dyn Fn() + '_>)> = vec![
+    let plant: Vec<(&str, Plant)> = vec![
         ("a symlink to the database", Box::new(|| std::os::unix::fs::symlink(&db, &log).unwrap())),
         ("a hard link to the database", Box::new(|| std::fs::hard_link(&db, &log).unwrap())),
     ];
