@@ -320,28 +320,31 @@ impl WorkDir {
     /// Writes the marker aside and renames it over the old one: a kill at any moment leaves
     /// the old marker or the new one, never an empty or half-written one. With `lock`, the
     /// new one is locked before it is put in place, and the old one's lock held until then:
-    /// the marker in place is always locked.
+    /// the marker in place is always locked. The lock is held through a read-only descriptor
+    /// where the file system allows (a file open for writing would keep the target from being
+    /// remounted read-only), else through the writable one (NFS, whose locks need it).
     fn place_marker(&mut self, lock: bool) -> std::io::Result<()> {
         let aside = self.path.join(format!("{MARKER}.new"));
         match std::fs::remove_file(&aside) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
             _ => {}
         }
-        let mut file = File::options()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(&aside)?;
-        self.marker.locked = lock && iomatrix_guard::live::lock_exclusive(&file).unwrap_or(false);
-        file.write_all(self.marker.to_text().as_bytes())?;
-        let held = if self.marker.locked {
-            Some(file)
-        } else {
-            drop(file);
-            None
-        };
-        if let Err(e) = std::fs::rename(&aside, self.path.join(MARKER)) {
+        let nofollow = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
+        let mut file = File::options().read(true).write(true).create_new(true).custom_flags(nofollow).open(&aside)?;
+        let mut held = None;
+        if lock {
+            let reader = File::options().read(true).custom_flags(nofollow).open(&aside)?;
+            if iomatrix_guard::live::lock_exclusive(&reader).unwrap_or(false) {
+                held = Some(reader);
+            } else if iomatrix_guard::live::lock_exclusive(&file).unwrap_or(false) {
+                held = Some(file.try_clone()?);
+            }
+        }
+        self.marker.locked = held.is_some();
+        let written = file.write_all(self.marker.to_text().as_bytes());
+        drop(file);
+        let placed = written.and_then(|()| std::fs::rename(&aside, self.path.join(MARKER)));
+        if let Err(e) = placed {
             drop(held);
             let _ = std::fs::remove_file(&aside);
             return Err(e);
@@ -386,8 +389,9 @@ impl Drop for WorkDir {
             match iomatrix_guard::remove_tree(target, name, Some(std::ffi::OsStr::new(MARKER))) {
                 Ok(removal) if removal.complete() => {}
                 Ok(removal) => eprintln!(
-                    "iomatrix: warning: left the working folder {} in place, with its marker: {}; once that is dealt \
-                     with (unmounted), `iomatrix clean {}` removes the rest",
+                    "iomatrix: warning: could not remove the working folder {} (left in place, with its marker): {}; \
+                     once that is dealt with (a mount point unmounted, the target writable again), `iomatrix clean \
+                     {}` removes the rest",
                     self.path.display(),
                     removal.describe_left(),
                     target.display()
