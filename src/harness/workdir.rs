@@ -162,9 +162,15 @@ impl Marker {
     /// "pid 123 on host, run #4, made 2026-…" for listings.
     pub fn describe(&self) -> String {
         let run = self.run_id.map(|id| format!(", run #{id}")).unwrap_or_default();
+        let here = self.host == ProcessId::this_host();
+        let elsewhere = here && self.pid_namespace.is_some() && self.pid_namespace != iomatrix_guard::pid_namespace();
         format!(
-            "pid {} on {}{run}, made {} by iomatrix {}",
-            self.pid, self.host, self.created_at, self.iomatrix_version
+            "pid {}{} on {}{run}, made {} by iomatrix {}",
+            self.pid,
+            if elsewhere { " of another PID namespace" } else { "" },
+            self.host,
+            self.created_at,
+            self.iomatrix_version
         )
     }
 }

@@ -538,7 +538,7 @@ fn clean_leaves_a_live_run_in_another_pid_namespace() {
     let out = sb.run(&["clean", sb.target().to_str().unwrap()]);
     assert_success(&out);
     let (stdout, _) = text(&out);
-    assert!(stdout.contains("in use by a running iomatrix"), "{stdout}");
+    assert!(stdout.contains("in use by a running iomatrix (pid 1 of another PID namespace on"), "{stdout}");
     // --force never removes a folder whose lock is held.
     let out = sb.run(&["clean", "--force", sb.target().to_str().unwrap()]);
     assert_success(&out);
