@@ -211,6 +211,19 @@ fn iozone_b_never_replaces_the_results_database() {
 }
 
 #[test]
+fn scan_save_profile_never_replaces_the_results_database() {
+    let (sb, db) = with_a_run("results.sqlite");
+    let tree = sb.dir.path().to_path_buf();
+    refuses_every_path_to_the_database(&sb, &db, "json", true, &|path, force| {
+        let mut args = vec!["scan", tree.to_str().unwrap(), "--save-profile", path.to_str().unwrap()];
+        if force {
+            args.push("--force");
+        }
+        run_with(&sb, &db, &args)
+    });
+}
+
+#[test]
 fn db_backup_never_writes_the_database_or_its_logs() {
     let (sb, db) = with_a_run("results.sqlite");
     refuses_every_path_to_the_database(&sb, &db, "sqlite", true, &|path, force| {
@@ -272,6 +285,12 @@ fn each_writer_replaces_another_kind_of_file_only_with_force() {
             }),
         ),
         ("backup.txt", Box::new(|p: &Path, f: bool| forced(&sb, &db, &["db", "backup", p.to_str().unwrap()], f))),
+        (
+            "profile.txt",
+            Box::new(|p: &Path, f: bool| {
+                forced(&sb, &db, &["scan", dir.to_str().unwrap(), "--save-profile", p.to_str().unwrap()], f)
+            }),
+        ),
     ];
     for (name, write) in &writers {
         let path = dir.join(name);
@@ -329,7 +348,24 @@ fn a_full_disk_fails_plainly_and_leaves_the_old_file_intact() {
     assert_success(&run_with(&sb, &db, &args.iter().map(String::as_str).collect::<Vec<_>>()));
     let copy = at("b.sqlite");
     assert_success(&run_with(&sb, &db, &["db", "backup", copy.to_str().unwrap()]));
-    let before: Vec<Vec<u8>> = [&report, &book, &copy].iter().map(|p| std::fs::read(p).unwrap()).collect();
+    let front = at("b.xlsx");
+    let iozone_file = target.join("iozone.tmp");
+    let b_args = [
+        "iozone",
+        "-i",
+        "0",
+        "-s",
+        "64k",
+        "-r",
+        "4k",
+        "-f",
+        iozone_file.to_str().unwrap(),
+        "-b",
+        front.to_str().unwrap(),
+    ];
+    assert_success(&run_with(&sb, &db, &b_args));
+    let files = [&report, &book, &copy, &front];
+    let before: Vec<Vec<u8>> = files.iter().map(|p| std::fs::read(p).unwrap()).collect();
     // The rest of the file system filled.
     {
         use std::io::Write;
@@ -342,8 +378,9 @@ fn a_full_disk_fails_plainly_and_leaves_the_old_file_intact() {
         run_with(&sb, &db, &["report", "1", "-o", report.to_str().unwrap()]),
         run_with(&sb, &db, &args.iter().map(String::as_str).collect::<Vec<_>>()),
         run_with(&sb, &db, &["db", "backup", "--force", copy.to_str().unwrap()]),
+        run_with(&sb, &db, &b_args),
     ];
-    for (out, path) in outs.iter().zip([&report, &book, &copy]) {
+    for (out, path) in outs.iter().zip(files) {
         let (_, stderr) = text(out);
         assert_eq!(out.status.code(), Some(1), "{}: {stderr}", path.display());
         assert!(!stderr.contains("panicked"), "{stderr}");
@@ -351,16 +388,16 @@ fn a_full_disk_fails_plainly_and_leaves_the_old_file_intact() {
         assert!(stderr.contains("No space left on device") || stderr.contains("disk is full"), "{stderr}");
         assert!(stderr.contains(&format!("{} is left as it was", path.display())), "{stderr}");
     }
-    let after: Vec<Vec<u8>> = [&report, &book, &copy].iter().map(|p| std::fs::read(p).unwrap()).collect();
+    let after: Vec<Vec<u8>> = files.iter().map(|p| std::fs::read(p).unwrap()).collect();
     assert!(before == after, "an old file changed on the full disk");
-    // The run itself was measured and stored; only its workbook could not be written.
-    assert_eq!(stored_runs(&db), runs_before + 1);
+    // The runs themselves were measured and stored; only their workbooks could not be written.
+    assert_eq!(stored_runs(&db), runs_before + 2);
     let mut names: Vec<String> = std::fs::read_dir(&tmpfs.point)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["b.sqlite", "filler", "r.html", "w.xlsx"], "temporary files left behind");
+    assert_eq!(names, ["b.sqlite", "b.xlsx", "filler", "r.html", "w.xlsx"], "temporary files left behind");
 }
 
 #[test]
