@@ -27,7 +27,7 @@ fn dispatch(ranks: &Ranks) -> anyhow::Result<ExitCode> {
         Command::Iozone { args } => suites::iozone::front::run(&args, cli.db.as_deref(), ranks),
         Command::Bonnie { args } => suites::bonnie::front::run(&args, cli.db.as_deref(), ranks),
         Command::Extents(args) => commands::extents::run(args),
-        Command::Scan(args) => commands::scan::run(args),
+        Command::Scan(args) => commands::scan::run(args, db().ok().as_deref()),
         Command::Personalities(args) => commands::personalities::run(args),
         Command::Compare(args) => commands::compare::run(args, &db()?),
         Command::Sweep(args) => commands::sweep::run(args, &db()?),

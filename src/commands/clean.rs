@@ -1,9 +1,13 @@
 //! `iomatrix clean TARGET`: removes the working folders crashed runs left
-//! directly under TARGET. Only a folder with a valid marker whose process is
-//! gone (same host, pid and start time) is removed; one still in use, one
-//! made on another host, one kept with `--keep` (unless `--kept`), and
-//! anything without a marker are listed and left.
-//! Locally no symlink is followed and no other file system entered.
+//! directly under TARGET. Only a folder with a valid marker whose maker is
+//! proven gone is removed: the lock its run held on the marker is free, or
+//! the pid is dead in the same boot and PID namespace
+//! (`workdir::Marker::maker`). One still in use, one whose maker cannot be
+//! proven gone (made on another host, or in another PID namespace without a
+//! lock: `--force` removes those), one kept with `--keep` (unless `--kept`),
+//! and anything without a marker are listed and left.
+//! Locally it goes through the one remover: no symlink is followed and no
+//! mount point crossed (a bind mount of the same file system included).
 //!
 //! Exit codes: 0 nothing left to do (or `--dry-run`), 1 a leftover could not
 //! be removed (the others were), 2 the target cannot be read.
@@ -13,7 +17,7 @@ use crate::harness::workdir::{Found, Maker, MARKER};
 use crate::harness::{Server, Target};
 use clap::Args;
 use iomatrix_core::UsageError;
-use std::os::unix::fs::MetadataExt;
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -32,6 +36,12 @@ pub struct CleanArgs {
     /// Also remove the folders of finished runs that were made with --keep
     #[arg(long)]
     pub kept: bool,
+
+    /// Also remove folders whose maker cannot be proven gone (made on another host, or in
+    /// another PID namespace without a lock): only when you know that run has ended. A folder
+    /// whose lock is held (its run is alive) is never removed
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn run(args: CleanArgs) -> anyhow::Result<ExitCode> {
@@ -54,7 +64,7 @@ pub fn run(args: CleanArgs) -> anyhow::Result<ExitCode> {
     let found = crate::harness::workdir::survey(target)
         .map_err(|e| UsageError::new(format!("clean {}: cannot list it: {e}", target.display())))?;
     let shown = target.display().to_string();
-    clean(&shown, found, &args, |name| remove_local(&target.join(name), meta.dev()))
+    clean(&shown, found, &args, |name| remove_local(target, name))
 }
 
 fn clean_remote(server: &Server, args: &CleanArgs) -> anyhow::Result<ExitCode> {
@@ -76,7 +86,12 @@ fn clean(
     let mut out = String::new();
     let dry_run = args.dry_run;
     for entry in &found {
-        let gone = |maker: &Maker| *maker == Maker::Gone || (*maker == Maker::Kept && args.kept);
+        let gone = |maker: &Maker| match maker {
+            Maker::Gone => true,
+            Maker::Kept => args.kept,
+            Maker::OtherHost | Maker::Unproven => args.force,
+            Maker::Running => false,
+        };
         match entry {
             Found::Marked { name, marker, maker } if gone(maker) && dry_run => {
                 out += &format!("would remove {name}: {}\n", marker.describe());
@@ -103,11 +118,20 @@ fn clean(
                 );
                 left += 1;
             }
+            Found::Marked { name, marker, maker: Maker::Unproven } => {
+                out += &format!(
+                    "kept {name}: whether its run still goes cannot be proven: {} ({}); add --force to remove it if \
+                     you know that run ended\n",
+                    marker.unproven_why(),
+                    marker.describe()
+                );
+                left += 1;
+            }
             // Made on another host (a gone maker's folder was removed above).
             Found::Marked { name, marker, .. } => {
                 out += &format!(
                     "kept {name}: made on another host ({}); whether it still runs cannot be told from here: run \
-                     `iomatrix clean` on {}\n",
+                     `iomatrix clean` on {} (or add --force if you know that run ended)\n",
                     marker.describe(),
                     marker.host
                 );
@@ -130,38 +154,15 @@ fn clean(
     Ok(if failed > 0 { ExitCode::from(crate::exit::FAILED) } else { ExitCode::SUCCESS })
 }
 
-/// Removes a working folder and what is below it, never following a symlink
-/// (it is removed as a name) and never entering another file system (a
-/// folder mounted inside is left, and so the folders above it). The marker
-/// goes last: a folder only partly removed is still recognised next time.
-fn remove_local(folder: &Path, device: u64) -> std::io::Result<()> {
-    remove_below(folder, device, Some(MARKER))?;
-    std::fs::remove_file(folder.join(MARKER))?;
-    std::fs::remove_dir(folder)
-}
-
-/// Empties `folder` (all but `spare`) and, unless something was spared, removes it.
-fn remove_below(folder: &Path, device: u64, spare: Option<&str>) -> std::io::Result<()> {
-    if std::fs::symlink_metadata(folder)?.dev() != device {
-        return Err(std::io::Error::other(format!(
-            "{} is another file system mounted there; left as it is",
-            folder.display()
-        )));
+/// Removes the working folder `name` in `target` through the one remover: never following a
+/// symlink (it is removed as a name), never crossing a mount point (one inside is left, with
+/// the folders above it, and named). The marker goes last: a folder only partly removed is
+/// still recognised next time.
+fn remove_local(target: &Path, name: &str) -> std::io::Result<()> {
+    let removal = iomatrix_guard::remove_tree(target, OsStr::new(name), Some(OsStr::new(MARKER)))?;
+    if removal.complete() {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(format!("left in place with its marker: {}", removal.describe_left())))
     }
-    for entry in std::fs::read_dir(folder)? {
-        let entry = entry?;
-        if spare.is_some_and(|name| entry.file_name() == name) {
-            continue;
-        }
-        let below = entry.path();
-        if std::fs::symlink_metadata(&below)?.is_dir() {
-            remove_below(&below, device, None)?;
-        } else {
-            std::fs::remove_file(&below)?;
-        }
-    }
-    if spare.is_none() {
-        std::fs::remove_dir(folder)?;
-    }
-    Ok(())
 }

@@ -29,11 +29,15 @@ enum DbCommand {
         json: bool,
     },
     /// A consistent copy of the database in FILE through SQLite's online backup: safe while runs
-    /// write (copying the file with cp while a run writes is not). FILE must not exist
+    /// write (copying the file with cp while a run writes is not). FILE must not exist (unless
+    /// --force); it is never the database itself or its -wal or -shm, by any name
     Backup {
         /// Where the copy goes
         #[arg(value_name = "FILE")]
         file: PathBuf,
+        /// Replace FILE if it exists (the copy is made beside it and renamed over it once checked)
+        #[arg(long)]
+        force: bool,
     },
     /// Copy the runs of other databases (from other machines) into this one, with their cells,
     /// histograms, environment, labels and losses; each keeps its origin (file, host, id there).
@@ -52,7 +56,7 @@ enum DbCommand {
 pub fn run(args: DbArgs, db: &Path) -> anyhow::Result<ExitCode> {
     match args.command {
         DbCommand::Check { json } => check(db, json),
-        DbCommand::Backup { file } => backup(db, &file),
+        DbCommand::Backup { file, force } => backup(db, &file, force),
         DbCommand::Merge { others, json } => merge(db, &others, json),
     }
 }
@@ -138,28 +142,28 @@ fn check(db: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(crate::exit::FAILED))
 }
 
-fn backup(db: &Path, file: &Path) -> anyhow::Result<ExitCode> {
+fn backup(db: &Path, file: &Path, force: bool) -> anyhow::Result<ExitCode> {
     existing(db)?;
-    if file.exists() {
-        return Err(UsageError::new(format!(
-            "{} exists: db backup never overwrites a file; give a new name",
-            file.display()
-        ))
-        .into());
-    }
-    if std::fs::canonicalize(file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))).is_err() {
-        return Err(UsageError::new(format!("{}: its folder does not exist", file.display())).into());
-    }
-    let r = iomatrix_store::backup(db, file)?;
+    // An existing database is never "a previous copy" to replace unasked: it may be another machine's.
+    let kind = iomatrix_guard::Never("a file db backup may replace: it never overwrites a file without --force");
+    let out =
+        iomatrix_guard::Output { path: file, flag: "db backup", kind: &kind, force, database: Some(db) }.check()?;
+    let temp = out.temp_path();
+    let kept =
+        if out.replaces() { format!("{} is left as it was", file.display()) } else { "nothing was written".into() };
+    let r = iomatrix_store::backup(db, &temp)
+        .with_context(|| format!("db backup {}: the copy could not be made; {kept}", file.display()))?;
     if !r.problems.is_empty() {
+        let _ = std::fs::remove_file(&temp);
         eprintln!(
-            "iomatrix: error: the copy {} is damaged ({}): so is {}, most likely; check it with `iomatrix db check`",
-            file.display(),
+            "iomatrix: error: the copy of {} is damaged ({}): so is the database, most likely; check it with \
+             `iomatrix db check`; {kept}",
+            db.display(),
             r.problems[0],
-            db.display()
         );
         return Ok(ExitCode::from(crate::exit::FAILED));
     }
+    out.place_file(&temp)?;
     crate::out::print(&format!(
         "copied {} to {} ({} pages, {} bytes; checked: ok)\n",
         db.display(),

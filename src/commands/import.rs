@@ -12,10 +12,10 @@
 use anyhow::Context;
 use clap::Args;
 use iomatrix_core::{ByteSize, UsageError};
+use iomatrix_guard::Input;
 use iomatrix_import::{BadLine, Format, ImportedRun, Options};
 use iomatrix_store::{gate, CellRow, NewRun, Store};
 use serde_json::{json, Value};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -34,7 +34,7 @@ use std::process::ExitCode;
     --skip-bad-lines. Each run is stored in one transaction. An input \
     larger than --max-input-size (default 256m, far above any real fio, IOzone or bonnie++ output) is \
     refused unread (a file) or at the bound (standard input), and so is anything but a regular file or \
-    `-` (a device, a FIFO, a folder): exit 2.")]
+    `-` (a device, a FIFO, a folder), binary data (a NUL byte) and a line longer than 16m: exit 2.")]
 pub struct ImportArgs {
     /// Files to import (`-` reads standard input); a bonnie++ file with several setups gives one
     /// run per setup, its -x repeats staying together
@@ -124,17 +124,20 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let mut parsed = Vec::new();
     let mut stdin_used = false;
     for file in &args.files {
-        let (text, source) = if file.as_os_str() == "-" {
+        let input = Input { max_bytes: bound, ..Input::IMPORT };
+        let (bytes, source) = if file.as_os_str() == "-" {
             if std::mem::replace(&mut stdin_used, true) {
                 return Err(UsageError::new("`-` (standard input) given twice").into());
             }
-            let bytes = read_bounded(std::io::stdin().lock(), bound, 0, "standard input (-)")?;
-            (text_of(bytes, "standard input (-)")?, "(standard input)".to_string())
+            let bytes = iomatrix_guard::read_stream(std::io::stdin().lock(), "standard input (-)", &input, 0)
+                .map_err(UsageError::from)?;
+            (bytes, "(standard input)".to_string())
         } else {
-            let bytes = read_file(file, bound)?;
-            let source = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone()).display().to_string();
-            (text_of(bytes, &file.display().to_string())?, source)
+            let bytes = iomatrix_guard::read(file, &input).map_err(UsageError::from)?;
+            (bytes, std::fs::canonicalize(file).unwrap_or_else(|_| file.clone()).display().to_string())
         };
+        // Only invalid UTF-8 pays for a lossy copy (binary data, a NUL byte, was refused above).
+        let text = String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
         let name = file.display();
         if text.trim().is_empty() {
             return Err(UsageError::new(format!("{name}: the file is empty: nothing to import")).into());
@@ -230,79 +233,6 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
         eprintln!("iomatrix: {} run(s) imported into {}", stored.len(), store.path().display());
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A regular file of at most `bound` bytes, read whole; anything else refused before reading.
-fn read_file(file: &Path, bound: u64) -> anyhow::Result<Vec<u8>> {
-    let name = file.display();
-    // Looked at before opening: opening a FIFO would wait for a writer.
-    let meta = std::fs::metadata(file).map_err(|e| UsageError::new(format!("{name}: cannot read: {e}")))?;
-    if !meta.is_file() {
-        let what = {
-            use std::os::unix::fs::FileTypeExt;
-            let t = meta.file_type();
-            if t.is_dir() {
-                "a folder"
-            } else if t.is_char_device() || t.is_block_device() {
-                "a device"
-            } else if t.is_fifo() {
-                "a FIFO"
-            } else if t.is_socket() {
-                "a socket"
-            } else {
-                "not a regular file"
-            }
-        };
-        return Err(UsageError::new(format!(
-            "{name} is {what}: import reads regular files (the output fio, IOzone or bonnie++ wrote); for a \
-             stream, give `-` and feed it on standard input (read up to --max-input-size)"
-        ))
-        .into());
-    }
-    if meta.len() > bound {
-        return Err(too_big(&name.to_string(), &format!("{} bytes, ", meta.len()), bound).into());
-    }
-    let f = std::fs::File::open(file).map_err(|e| UsageError::new(format!("{name}: cannot read: {e}")))?;
-    // The file may grow while it is read (or be swapped for another): the bound holds for what is read.
-    read_bounded(f, bound, meta.len() + 1, &name.to_string()).map_err(|e| {
-        if e.is::<UsageError>() {
-            e
-        } else {
-            UsageError::new(format!("{e:#}")).into()
-        }
-    })
-}
-
-/// Reads at most `bound` bytes; one more means the input is too big, and nothing more is read.
-/// `expected` (a file's size) is reserved up front, so a file takes its size in memory, not up to
-/// twice that as the buffer grows.
-fn read_bounded(input: impl Read, bound: u64, expected: u64, name: &str) -> anyhow::Result<Vec<u8>> {
-    let mut bytes = Vec::with_capacity(expected.min(bound.saturating_add(1)) as usize);
-    input.take(bound.saturating_add(1)).read_to_end(&mut bytes).with_context(|| format!("{name}: cannot read"))?;
-    if bytes.len() as u64 > bound {
-        return Err(too_big(name, "", bound).into());
-    }
-    Ok(bytes)
-}
-
-fn too_big(name: &str, size: &str, bound: u64) -> UsageError {
-    UsageError::new(format!(
-        "{name}: {size}more than the import bound of {} (--max-input-size; no fio, IOzone or bonnie++ output \
-         comes near it): is it the right file? If it is, raise --max-input-size",
-        ByteSize(bound)
-    ))
-}
-
-/// Text as the parsers take it; only invalid UTF-8 pays for a lossy copy. A NUL byte, which none of
-/// the three tools prints, marks binary data (an image, an archive): refused before that copy.
-fn text_of(bytes: Vec<u8>, name: &str) -> anyhow::Result<String> {
-    if let Some(at) = bytes.iter().position(|&b| b == 0) {
-        return Err(UsageError::new(format!(
-            "{name}: binary data (a NUL byte at offset {at}), not the text fio, IOzone or bonnie++ print"
-        ))
-        .into());
-    }
-    Ok(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 /// The run's conditions as native runs store them, plus what the import knows

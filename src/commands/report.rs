@@ -6,12 +6,12 @@ use clap::Args;
 use iomatrix_analysis::{compare, flag_cached, CellKey, Group, Region};
 use iomatrix_core::UsageError;
 use iomatrix_report::document::{Report, ReportGroup};
+use iomatrix_report::kind::ReportKind;
 use iomatrix_report::xlsx::{report_workbook, ScalarRow};
 use iomatrix_report::{csv, html, json, markdown};
 use iomatrix_report::{Matrix, MatrixCell};
 use iomatrix_store::Store;
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -24,9 +24,15 @@ pub struct ReportArgs {
     #[arg(value_name = "RUNS", required = true)]
     pub runs: Vec<String>,
 
-    /// The report file; its extension chooses the format: .html, .xlsx, .csv, .md, .json
+    /// The report file; its extension chooses the format: .html, .xlsx, .csv, .md, .json. A
+    /// previous iomatrix report of that format there is replaced; any other file only with
+    /// --force; the results database (and its -wal, -shm) never, by any name
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
+
+    /// Replace FILE although it is not an iomatrix report of that format
+    #[arg(long)]
+    pub force: bool,
 
     /// Flag cells faster than this as served by a cache: 100Mbit, 1Gbit, 110MB/s, or a run id
     /// whose figures are each cell's limit
@@ -51,13 +57,17 @@ const FORMATS: &str = ".html, .xlsx, .csv, .md or .json";
 
 pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let format = args.output.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
-    if !["html", "htm", "xlsx", "csv", "md", "json"].contains(&format.as_str()) {
+    let Some(kind) = ReportKind::of_extension(&format) else {
         return Err(UsageError::new(format!(
             "-o {}: the format comes from the extension; end the name with {FORMATS}",
             args.output.display()
         ))
         .into());
-    }
+    };
+    // Judged before the report is made, and again as it is put in place.
+    let output =
+        iomatrix_guard::Output { path: &args.output, flag: "-o", kind: &kind, force: args.force, database: Some(db) }
+            .check()?;
     let region = Region {
         files: super::compare::range("--files", args.files.as_deref())?,
         records: super::compare::range("--records", args.records.as_deref())?,
@@ -101,14 +111,14 @@ pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
         groups,
         comparisons,
     };
-    let bytes = match format.as_str() {
-        "html" | "htm" => html::render(&report).into_bytes(),
-        "md" => markdown::render(&report).into_bytes(),
-        "csv" => csv::render(&report).into_bytes(),
-        "json" => serde_json::to_vec_pretty(&json::render(&report))?,
-        _ => workbook(&report).context("cannot build the workbook")?,
+    let bytes = match kind {
+        ReportKind::Html => html::render(&report).into_bytes(),
+        ReportKind::Markdown => markdown::render(&report).into_bytes(),
+        ReportKind::Csv => csv::render(&report).into_bytes(),
+        ReportKind::Json => serde_json::to_vec_pretty(&json::render(&report))?,
+        ReportKind::Xlsx => workbook(&report).context("cannot build the workbook")?,
     };
-    write_whole(&args.output, &bytes)?;
+    output.write(&bytes)?;
     eprintln!(
         "iomatrix: wrote {} ({} group(s), {} run(s))",
         args.output.display(),
@@ -130,25 +140,6 @@ fn one_suite(name: &str, runs: &[iomatrix_store::StoredRun]) -> Result<(), Usage
         ))),
         None => Ok(()),
     }
-}
-
-/// Writes beside the target, then renames: a reader never sees half a report.
-fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".iomatrix-{}.tmp", std::process::id()));
-    let tmp = path.with_file_name(name);
-    let written = std::fs::File::create(&tmp)
-        .map_err(|e| UsageError::new(format!("-o {}: cannot write there: {e}", path.display())).into())
-        .and_then(|mut f| {
-            f.write_all(bytes).and_then(|()| f.sync_all()).with_context(|| format!("writing {}", tmp.display()))
-        })
-        .and_then(|()| {
-            std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
-        });
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
 }
 
 fn workbook(report: &Report) -> anyhow::Result<Vec<u8>> {

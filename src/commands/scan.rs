@@ -33,21 +33,39 @@ pub struct ScanArgs {
     pub cross_mounts: bool,
 
     /// Save the size classes as a file-size profile (schema "iomatrix.profile/1") for
-    /// `run fileserver --profile FILE`
+    /// `run fileserver --profile FILE`. A previous profile there is replaced; another file only
+    /// with --force; the results database never
     #[arg(long, value_name = "FILE")]
     pub save_profile: Option<PathBuf>,
+
+    /// Let --save-profile replace an existing file that is not a size profile
+    #[arg(long, requires = "save_profile")]
+    pub force: bool,
 
     /// Machine-readable output (schema: docs/json.md, "iomatrix.scan/1")
     #[arg(long)]
     pub json: bool,
 }
 
-pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
+/// `database`: the results database (if it has a place), which the profile never replaces.
+pub fn run(args: ScanArgs, database: Option<&Path>) -> anyhow::Result<ExitCode> {
     let thresholds: Vec<u64> =
         parse_size_list(&args.at, 1).map_err(|e| UsageError::new(format!("--at: {e}")))?.iter().map(|s| s.0).collect();
-    if let Some(path) = &args.save_profile {
-        check_profile_place(path)?;
-    }
+    // Judged before a long scan, and again when written.
+    let profile_out = args
+        .save_profile
+        .as_deref()
+        .map(|path| {
+            iomatrix_guard::Output {
+                path,
+                flag: "--save-profile",
+                kind: &iomatrix_tree::ProfileKind,
+                force: args.force,
+                database,
+            }
+            .check()
+        })
+        .transpose()?;
     let opts = ScanOptions { cross_mounts: args.cross_mounts, top: args.top, thresholds };
     let started_at = iomatrix_store::format_utc(
         SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0),
@@ -84,9 +102,10 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
                 args.path.display()
             )));
         } else {
-            inventory.profile(started_at.clone()).save(path).map_err(|e| {
-                anyhow::anyhow!("cannot write the profile to {}: {e}; give a writable path", path.display())
-            })?;
+            let text = inventory.profile(started_at.clone()).to_json()?;
+            if let Some(out) = &profile_out {
+                out.write(text.as_bytes())?;
+            }
         }
     }
     let saved = args.save_profile.as_ref().filter(|_| refused.is_none()).map(|p| p.display().to_string());
@@ -114,27 +133,6 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         Some(err) => Err(err.into()),
         None => Ok(ExitCode::SUCCESS),
     }
-}
-
-/// Refuses, before a long scan, a profile path that cannot be written: a folder,
-/// or a file in a folder that does not exist.
-fn check_profile_place(path: &Path) -> Result<(), UsageError> {
-    if path.is_dir() {
-        return Err(UsageError::new(format!(
-            "--save-profile {}: is a folder; give a file name, e.g. {}",
-            path.display(),
-            path.join("profile.json").display()
-        )));
-    }
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    if !parent.is_dir() {
-        return Err(UsageError::new(format!(
-            "--save-profile {}: folder {} does not exist; create it or give another path",
-            path.display(),
-            parent.display()
-        )));
-    }
-    Ok(())
 }
 
 /// The human report: totals, the class table, shares, percentiles, largest files,

@@ -82,7 +82,7 @@ impl Job {
         (job.before_files)()?;
         let (mut workdir, mut remote, server_tree) = match site {
             Site::Folder(folder) => (Some(make_workdir(&folder, spec, run.keep, &env)?), None, false),
-            Site::Server(dir) => (None, Some(dir), false),
+            Site::Server(dir) => (None, Some(*dir), false),
             Site::ServerTree => (None, None, true),
             Site::Device | Site::Tree => (None, None, false),
         };
@@ -300,7 +300,7 @@ enum Site {
     /// A local tree, only read.
     Tree,
     /// The run's working folder on a server, made there.
-    Server(RemoteWorkDir),
+    Server(Box<RemoteWorkDir>),
     /// A tree on a server, only read: the clients work in its own folder.
     ServerTree,
 }
@@ -354,7 +354,7 @@ fn reach_server(server: &Server, spec: &RunSpec, run: &RunOptions) -> anyhow::Re
     let dir = RemoteWorkDir::create(fs, run.keep)?;
     let described = dir.describe();
     let env = remote_environment(&dir.target(), &described);
-    Ok(Reached { env, site: Site::Server(dir), described: Some(described) })
+    Ok(Reached { env, site: Site::Server(Box::new(dir)), described: Some(described) })
 }
 
 /// A tree on a server that is only read.

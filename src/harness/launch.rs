@@ -33,6 +33,8 @@ pub fn by_hosts() -> Option<anyhow::Result<ExitCode>> {
 }
 
 fn launch(hosts: &str, clients: usize) -> anyhow::Result<ExitCode> {
+    // The hostfile is read (bounded) first: a wrong file is named whatever the build.
+    let list = parse_hosts(hosts)?;
     if !cfg!(feature = "mpi") {
         return Err(UsageError::new(
             "--hosts starts mpirun with this iomatrix as the ranks, but it was built without MPI; rebuild with \
@@ -48,7 +50,6 @@ fn launch(hosts: &str, clients: usize) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
-    let list = parse_hosts(hosts)?;
     let exe = std::env::current_exe().map_err(|e| anyhow::anyhow!("cannot find this iomatrix's own path: {e}"))?;
     let mut words: Vec<String> = vec!["mpirun".into()];
     words.extend(list.mpirun_args);
@@ -97,8 +98,11 @@ pub fn parse_hosts(hosts: &str) -> Result<HostList, UsageError> {
         return Err(usage("no host given".into()));
     }
     let path = Path::new(hosts);
-    if path.is_file() {
-        let text = std::fs::read_to_string(path).map_err(|e| usage(format!("cannot read it: {e}")))?;
+    // Anything by that name but a folder (a host's name may be a folder's too) is the hostfile,
+    // read by the one bounded reader: a device, FIFO or huge file is refused, not read.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_dir()) {
+        let text = iomatrix_guard::read_text(path, &iomatrix_guard::Input::HOSTFILE)
+            .map_err(|e| usage(format!("cannot be read: {e}")))?;
         let mut slots = 0;
         for line in text.lines() {
             let line = line.split('#').next().unwrap_or("").trim();
@@ -157,5 +161,9 @@ mod tests {
         assert_eq!(l.mpirun_args[0], "--hostfile");
         std::fs::write(&file, "# nothing\n").unwrap();
         assert!(parse_hosts(file.to_str().unwrap()).unwrap_err().to_string().contains("names no host"));
+        // The one bounded reader: what is not a hostfile is refused, not read.
+        assert!(parse_hosts("/dev/zero").unwrap_err().to_string().contains("/dev/zero is a device"));
+        std::fs::write(&file, b"node1\0\0").unwrap();
+        assert!(parse_hosts(file.to_str().unwrap()).unwrap_err().to_string().contains("binary data"));
     }
 }

@@ -92,7 +92,9 @@ pub fn survey(fs: &mut dyn RemoteFs) -> std::io::Result<Vec<Found>> {
         } else {
             Err(std::io::Error::from(std::io::ErrorKind::NotFound))
         };
-        found.push(Found::judge(&entry.name, is_folder, marker));
+        // iomatrix's own protocol clients take no locks: the marker's boot, PID namespace and pid decide.
+        let no_lock = iomatrix_guard::LockState::Unknown("a folder on a server, reached without locks".into());
+        found.push(Found::judge(&entry.name, is_folder, marker, &no_lock));
     }
     Ok(found)
 }

@@ -13,6 +13,14 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 pub static STOP: AtomicBool = AtomicBool::new(false);
+/// A process group (a study's setup or teardown) that a second signal, which quits at once,
+/// ends first (SIGKILL): it would otherwise run on, orphaned. 0: none.
+static GROUP_TO_END: AtomicI32 = AtomicI32::new(0);
+
+/// Names the process group a quit at once must end first (0: none any more).
+pub fn end_group_on_quit(pgid: i32) {
+    GROUP_TO_END.store(pgid, Ordering::SeqCst);
+}
 /// The first signal received, 0 before any.
 static FIRST: AtomicI32 = AtomicI32::new(0);
 
@@ -42,6 +50,14 @@ pub fn install() -> anyhow::Result<&'static AtomicBool> {
                     name(signal)
                 );
             } else {
+                let group = GROUP_TO_END.load(Ordering::SeqCst);
+                if group > 0 {
+                    // SAFETY: kill(2) of a process group whose leader is this process's child,
+                    // not yet reaped (the study clears it before reaping).
+                    unsafe {
+                        libc::kill(-group, libc::SIGKILL);
+                    }
+                }
                 std::process::exit(128 + signal);
             }
         }

@@ -121,6 +121,13 @@ pub trait Suite: Sized {
     /// and in `show`, today or next year).
     fn tables(run: &StoredRun) -> String;
 
+    /// The files the suite writes at the user's word (IOzone's `--xlsx` and `-b`), judged by
+    /// the guarded writer (`iomatrix-guard`) against the results database `db` before anything
+    /// runs: a refusal ends the run before its first cell, not after its last.
+    fn check_outputs(&mut self, _db: &std::path::Path) -> anyhow::Result<()> {
+        Ok(())
+    }
+
     /// Output after the tables, at the end of a run (IOzone's `-R` and `-b`).
     fn after_tables(&self, _run: &StoredRun) -> anyhow::Result<()> {
         Ok(())

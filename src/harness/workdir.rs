@@ -3,13 +3,25 @@
 //! at the end (also after a failure or Ctrl-C) unless the user keeps it.
 //!
 //! The marker (`.iomatrix-workdir`, JSON) names the process that made the
-//! folder (host, pid, start time): a later run or `iomatrix clean` tells a
-//! crashed run's leftover from a folder a live run still works in. A folder
-//! without a valid marker is never removed, whatever its name.
+//! folder (host, pid, start time, boot, PID namespace), and the run holds a
+//! lock (flock) on it for its whole life: a later run or `iomatrix clean`
+//! tells a crashed run's leftover from a folder a live run still works in,
+//! also when that run is in another PID namespace (where its pid means
+//! another process here). A folder is a leftover only when its maker is
+//! proven gone ([`Marker::maker`]). A folder without a valid marker is never
+//! removed, whatever its name.
+//!
+//! Removal goes through the one remover (`iomatrix_guard::remove_tree`):
+//! relative to directory handles, never across a mount point (a bind mount
+//! inside the folder is left, with what is above it, and named).
 
 use iomatrix_core::UsageError;
+use iomatrix_guard::LockState;
 use iomatrix_store::ProcessId;
 use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Name of the marker file inside every working folder.
@@ -33,6 +45,18 @@ pub struct Marker {
     /// Made with --keep: the user wants it, so it is no crash's leftover.
     #[serde(default)]
     pub keep: bool,
+    /// The maker's boot (the kernel's boot_id): a process of another boot has ended. None in
+    /// markers of iomatrix before it was recorded.
+    #[serde(default)]
+    pub boot_id: Option<String>,
+    /// The maker's PID namespace (the inode of its /proc/self/ns/pid): its pid names that
+    /// process only within the same namespace. None in markers of iomatrix before it was recorded.
+    #[serde(default)]
+    pub pid_namespace: Option<u64>,
+    /// The maker holds a lock (flock) on this marker for its whole life: a free lock means it
+    /// ended. False where the file system gives no locks (or in older markers).
+    #[serde(default)]
+    pub locked: bool,
 }
 
 const MARKER_SCHEMA: &str = "iomatrix.workdir/1";
@@ -50,6 +74,9 @@ impl Marker {
             run_id: None,
             created_at: iomatrix_core::format_utc(now_ms()),
             keep,
+            boot_id: iomatrix_guard::boot_id(),
+            pid_namespace: iomatrix_guard::pid_namespace(),
+            locked: false,
         }
     }
 
@@ -77,6 +104,9 @@ impl Marker {
                 run_id: None,
                 created_at: "?".into(),
                 keep: false,
+                boot_id: None,
+                pid_namespace: None,
+                locked: false,
             });
         }
         let marker: Marker = serde_json::from_str(text).map_err(|e| format!("not an iomatrix marker ({e})"))?;
@@ -86,25 +116,61 @@ impl Marker {
         Ok(marker)
     }
 
-    /// Whether the process that made the folder may still work in it.
-    pub fn maker(&self) -> Maker {
+    /// Whether the process that made the folder may still work in it, from its marker and
+    /// `lock`, the state of the lock on it (as [`iomatrix_guard::live::probe`] finds it).
+    ///
+    /// Running: the lock is held (whatever the host or namespace), or the pid is alive in this
+    /// boot and PID namespace. Gone, only when proven: the marker is of an earlier boot, or its
+    /// maker held the lock and it is free, or (no lock) the pid is dead in this boot and PID
+    /// namespace. Anything else cannot be told from here: made on another host (whose locks may
+    /// not reach here), or with no lock in another (or an unrecorded) PID namespace.
+    pub fn maker(&self, lock: &LockState) -> Maker {
+        if *lock == LockState::Held {
+            return Maker::Running;
+        }
         if self.host != ProcessId::this_host() {
-            Maker::OtherHost
-        } else if ProcessId::is_alive(self.pid, self.pid_start) {
-            Maker::Running
-        } else if self.keep {
+            return Maker::OtherHost;
+        }
+        let earlier_boot =
+            matches!((&self.boot_id, iomatrix_guard::boot_id()), (Some(then), Some(now)) if *then != now);
+        if !earlier_boot {
+            let same_namespace = self.pid_namespace.is_some() && self.pid_namespace == iomatrix_guard::pid_namespace();
+            let alive = same_namespace.then(|| ProcessId::is_alive(self.pid, self.pid_start));
+            let lock_released = self.locked && *lock == LockState::Free;
+            match (alive, lock_released) {
+                (Some(true), _) => return Maker::Running,
+                (_, true) | (Some(false), false) => {}
+                (None, false) => return Maker::Unproven,
+            }
+        }
+        if self.keep {
             Maker::Kept
         } else {
             Maker::Gone
         }
     }
 
+    /// Why [`Marker::maker`] could not tell whether the maker still runs.
+    pub fn unproven_why(&self) -> &'static str {
+        if self.pid_namespace.is_none() {
+            "made by an iomatrix that recorded neither its PID namespace nor a lock"
+        } else {
+            "made in another PID namespace (where pid numbers name other processes) without a lock on its marker"
+        }
+    }
+
     /// "pid 123 on host, run #4, made 2026-…" for listings.
     pub fn describe(&self) -> String {
         let run = self.run_id.map(|id| format!(", run #{id}")).unwrap_or_default();
+        let here = self.host == ProcessId::this_host();
+        let elsewhere = here && self.pid_namespace.is_some() && self.pid_namespace != iomatrix_guard::pid_namespace();
         format!(
-            "pid {} on {}{run}, made {} by iomatrix {}",
-            self.pid, self.host, self.created_at, self.iomatrix_version
+            "pid {}{} on {}{run}, made {} by iomatrix {}",
+            self.pid,
+            if elsewhere { " of another PID namespace" } else { "" },
+            self.host,
+            self.created_at,
+            self.iomatrix_version
         )
     }
 }
@@ -120,6 +186,9 @@ pub enum Maker {
     Kept,
     /// Made on another host (a shared file system): whether it runs cannot be told from here.
     OtherHost,
+    /// Made here, but neither its lock nor its pid can prove whether it still runs
+    /// ([`Marker::unproven_why`]).
+    Unproven,
 }
 
 /// One `iomatrix-*` entry directly under a target, as a survey finds it.
@@ -133,8 +202,8 @@ pub enum Found {
 
 impl Found {
     /// Judges one entry from what could be read of it: whether it is a
-    /// folder (not a symlink), and its marker's text.
-    pub fn judge(name: &str, is_folder: bool, marker_text: std::io::Result<String>) -> Found {
+    /// folder (not a symlink), its marker's text, and the lock on its marker.
+    pub fn judge(name: &str, is_folder: bool, marker_text: std::io::Result<String>, lock: &LockState) -> Found {
         let unmarked = |why: String| Found::Unmarked { name: name.to_string(), why };
         if !is_folder {
             return unmarked("not a folder (a symlink or a file); not followed".into());
@@ -143,7 +212,7 @@ impl Found {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => unmarked(format!("no {MARKER} marker")),
             Err(e) => unmarked(format!("its marker cannot be read: {e}")),
             Ok(text) => match Marker::parse(&text) {
-                Ok(marker) => Found::Marked { name: name.to_string(), maker: marker.maker(), marker },
+                Ok(marker) => Found::Marked { name: name.to_string(), maker: marker.maker(lock), marker },
                 Err(why) => unmarked(format!("its {MARKER} is {why}")),
             },
         }
@@ -166,7 +235,8 @@ pub fn survey(target: &Path) -> std::io::Result<Vec<Found>> {
             continue;
         }
         let is_folder = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-        found.push(Found::judge(&name, is_folder, read_marker(&entry.path())));
+        let lock = iomatrix_guard::live::probe(&entry.path().join(MARKER));
+        found.push(Found::judge(&name, is_folder, read_marker(&entry.path()), &lock));
     }
     found.sort_by(|a, b| found_name(a).cmp(found_name(b)));
     Ok(found)
@@ -210,6 +280,10 @@ pub struct WorkDir {
     path: PathBuf,
     keep: bool,
     marker: Marker,
+    /// The marker, open and locked for the run's whole life (where the file system gives locks).
+    lock: Option<File>,
+    /// Whether a lock was tried (none is tried again where the first could not be placed).
+    lock_tried: bool,
 }
 
 impl WorkDir {
@@ -222,7 +296,7 @@ impl WorkDir {
                 target.display()
             ))
         })?;
-        let dir = WorkDir { path, keep, marker: Marker::for_this_process(keep) };
+        let mut dir = WorkDir { path, keep, marker: Marker::for_this_process(keep), lock: None, lock_tried: false };
         dir.write_marker().map_err(|e| {
             UsageError::new(format!("cannot write in {}: {e}; choose a target you can write to", target.display()))
         })?;
@@ -235,12 +309,56 @@ impl WorkDir {
         self.write_marker()
     }
 
-    fn write_marker(&self) -> std::io::Result<()> {
-        // Written aside and renamed over: a kill at any moment leaves the old
-        // marker or the new one, never an empty or half-written one.
+    fn write_marker(&mut self) -> std::io::Result<()> {
+        // A lock is tried the first time, and again while one is held; where none could be
+        // had, the marker is written without.
+        let lockable = !self.lock_tried || self.lock.is_some();
+        self.lock_tried = true;
+        // Some file systems (SMB through FUSE) refuse to rename a file that is open: there the
+        // marker goes in place closed, without a lock (its pid, boot and namespace decide).
+        if lockable && self.place_marker(true).is_ok() {
+            return Ok(());
+        }
+        self.lock = None;
+        self.place_marker(false)
+    }
+
+    /// Writes the marker aside and renames it over the old one: a kill at any moment leaves
+    /// the old marker or the new one, never an empty or half-written one. With `lock`, the
+    /// new one is locked before it is put in place, and the old one's lock held until then:
+    /// the marker in place is always locked. The lock is held through a read-only descriptor
+    /// where the file system allows (a file open for writing would keep the target from being
+    /// remounted read-only), else through the writable one (NFS, whose locks need it).
+    fn place_marker(&mut self, lock: bool) -> std::io::Result<()> {
         let aside = self.path.join(format!("{MARKER}.new"));
-        std::fs::write(&aside, self.marker.to_text())?;
-        std::fs::rename(aside, self.path.join(MARKER))
+        match std::fs::remove_file(&aside) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        let nofollow = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
+        let mut file = File::options().read(true).write(true).create_new(true).custom_flags(nofollow).open(&aside)?;
+        let mut held = None;
+        if lock {
+            let reader = File::options().read(true).custom_flags(nofollow).open(&aside)?;
+            if iomatrix_guard::live::lock_exclusive(&reader).unwrap_or(false) {
+                held = Some(reader);
+            } else if iomatrix_guard::live::lock_exclusive(&file).unwrap_or(false) {
+                held = Some(file.try_clone()?);
+            }
+        }
+        self.marker.locked = held.is_some();
+        let written = file.write_all(self.marker.to_text().as_bytes());
+        drop(file);
+        let placed = written.and_then(|()| std::fs::rename(&aside, self.path.join(MARKER)));
+        if let Err(e) = placed {
+            drop(held);
+            let _ = std::fs::remove_file(&aside);
+            return Err(e);
+        }
+        if held.is_some() {
+            self.lock = held;
+        }
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {
@@ -250,24 +368,6 @@ impl WorkDir {
     pub fn kept(&self) -> bool {
         self.keep
     }
-}
-
-/// Removes a marked folder with its marker last, so a process killed on the
-/// way leaves a folder `clean` still knows as a working folder.
-fn remove_marked(path: &Path) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(path)? {
-        let entry = entry?;
-        if entry.file_name() == MARKER {
-            continue;
-        }
-        if entry.file_type()?.is_dir() {
-            std::fs::remove_dir_all(entry.path())?;
-        } else {
-            std::fs::remove_file(entry.path())?;
-        }
-    }
-    std::fs::remove_file(path.join(MARKER))?;
-    std::fs::remove_dir(path)
 }
 
 impl Drop for WorkDir {
@@ -289,13 +389,25 @@ impl Drop for WorkDir {
                 self.path.display()
             );
         } else {
-            if let Err(e) = remove_marked(&self.path) {
-                eprintln!(
+            let target = self.path.parent().unwrap_or(Path::new("."));
+            let name = self.path.file_name().unwrap_or_default();
+            // The marker goes last: a folder only partly removed is still known as a working folder.
+            match iomatrix_guard::remove_tree(target, name, Some(std::ffi::OsStr::new(MARKER))) {
+                Ok(removal) if removal.complete() => {}
+                Ok(removal) => eprintln!(
+                    "iomatrix: warning: could not remove the working folder {} (left in place, with its marker): {}; \
+                     once that is dealt with (a mount point unmounted, the target writable again), `iomatrix clean \
+                     {}` removes the rest",
+                    self.path.display(),
+                    removal.describe_left(),
+                    target.display()
+                ),
+                Err(e) => eprintln!(
                     "iomatrix: warning: could not remove the working folder {}: {e}; once the target is writable \
                      again, `iomatrix clean {}` removes it",
                     self.path.display(),
-                    self.path.parent().unwrap_or(Path::new(".")).display()
-                );
+                    target.display()
+                ),
             }
         }
     }
@@ -310,10 +422,40 @@ mod tests {
         let marker = Marker::for_this_process(false);
         let back = Marker::parse(&marker.to_text()).unwrap();
         assert_eq!((back.pid, back.pid_start, back.host.clone()), (marker.pid, marker.pid_start, marker.host));
-        assert_eq!(back.maker(), Maker::Running, "this very process made it");
+        assert_eq!(back.maker(&LockState::Free), Maker::Running, "this very process made it");
+        assert_eq!((back.boot_id.clone(), back.pid_namespace), (marker.boot_id, marker.pid_namespace));
         let old = Marker::parse("made by iomatrix 0.1.0 (pid 4194304)\n").unwrap();
         assert_eq!(old.pid, 4194304);
         assert!(Marker::parse("{\"schema\":\"other\"}").is_err());
         assert!(Marker::parse("hello").is_err());
+    }
+
+    #[test]
+    fn a_maker_is_gone_only_when_proven() {
+        let mut m = Marker::for_this_process(false);
+        m.pid = 4194304; // above Linux's largest pid: no process has it
+        m.locked = true;
+        assert_eq!(m.maker(&LockState::Held), Maker::Running, "a held lock is proof of life anywhere");
+        assert_eq!(m.maker(&LockState::Free), Maker::Gone);
+        // The pid of another PID namespace says nothing here; the lock decides.
+        m.pid = std::process::id() as i64;
+        m.pid_start = None;
+        m.pid_namespace = Some(1);
+        assert_eq!(m.maker(&LockState::Free), Maker::Gone, "released lock");
+        assert_eq!(m.maker(&LockState::Held), Maker::Running);
+        m.locked = false;
+        assert_eq!(m.maker(&LockState::Free), Maker::Unproven, "no lock, a pid of another namespace");
+        // An earlier boot: whatever the pid, its maker has ended.
+        m.boot_id = Some("an-earlier-boot".into());
+        assert_eq!(m.maker(&LockState::Free), Maker::Gone);
+        m.keep = true;
+        assert_eq!(m.maker(&LockState::Free), Maker::Kept);
+        // An old marker (no namespace, no boot, no lock): not provable.
+        let old = Marker::parse("made by iomatrix 0.1.0 (pid 4194304)\n").unwrap();
+        assert_eq!(old.maker(&LockState::Free), Maker::Unproven);
+        let mut elsewhere = Marker::for_this_process(false);
+        elsewhere.host = "another-host".into();
+        assert_eq!(elsewhere.maker(&LockState::Free), Maker::OtherHost);
+        assert_eq!(elsewhere.maker(&LockState::Held), Maker::Running);
     }
 }

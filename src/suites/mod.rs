@@ -29,7 +29,9 @@ macro_rules! suite_table {
             pub fn run(self, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
                 match self {
                     $(RunCommand::$variant(args) => {
-                        harness::run(<$folder::$variant as Suite>::prepare(args, ranks.mpi_size())?, db, ranks)
+                        let mut prepared = <$folder::$variant as Suite>::prepare(args, ranks.mpi_size())?;
+                        prepared.suite.check_outputs(db)?;
+                        harness::run(prepared, db, ranks)
                     })*
                 }
             }

@@ -264,9 +264,19 @@ impl ReplayFs for LocalFs {
     }
 
     fn deltree(&mut self, path: &str) -> io::Result<()> {
-        match std::fs::remove_dir_all(self.at(path)) {
+        // The one remover: never follows a symlink, never crosses a mount point in the client's folder.
+        let full = self.at(path);
+        let (Some(parent), Some(name)) = (full.parent(), full.file_name()) else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{}: not a folder's path", full.display()),
+            ));
+        };
+        match iomatrix_guard::remove_tree(parent, name, None) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            r => r,
+            Err(e) => Err(e),
+            Ok(removal) if removal.complete() => Ok(()),
+            Ok(removal) => Err(io::Error::new(io::ErrorKind::ResourceBusy, removal.describe_left())),
         }
     }
 

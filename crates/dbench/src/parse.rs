@@ -20,7 +20,7 @@ use std::fmt;
 use std::io;
 
 /// Bounds on what is read: a load file is input, not trusted.
-pub const MAX_BYTES: u64 = 1 << 30;
+pub const MAX_BYTES: u64 = iomatrix_guard::Input::DBENCH_LOAD_FILE.max_bytes;
 pub const MAX_LINE: usize = 64 * 1024;
 pub const MAX_OPS: usize = 20_000_000;
 
@@ -241,7 +241,10 @@ pub struct ParseError {
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
+        if self.line == 0 && self.message.contains(&self.source) {
+            // The reader's messages name the file themselves.
+            f.write_str(&self.message)
+        } else if self.line == 0 {
             write!(f, "{}: {}", self.source, self.message)
         } else {
             write!(f, "{} line {}: {}", self.source, self.line, self.message)
@@ -386,25 +389,13 @@ fn num32(b: &Builder, line: usize, token: &str, what: &str) -> Result<u32, Parse
 }
 
 impl LoadFile {
-    /// Reads and parses a load file, refusing one larger than [`MAX_BYTES`] or compressed.
+    /// Reads and parses a load file through iomatrix's one bounded reader: at most
+    /// [`MAX_BYTES`], lines of at most [`MAX_LINE`], text (a compressed file is named as such),
+    /// a regular file (a device or FIFO is refused unopened).
     pub fn read(path: &std::path::Path) -> Result<LoadFile, ParseError> {
         let source = path.display().to_string();
-        let whole = |message: String| ParseError { source: source.clone(), line: 0, message };
-        let meta = std::fs::metadata(path).map_err(|e| whole(format!("cannot read it: {e}")))?;
-        if meta.len() > MAX_BYTES {
-            return Err(whole(format!(
-                "{} bytes: larger than a load file can be here ({MAX_BYTES} bytes); cut it into parts",
-                meta.len()
-            )));
-        }
-        let bytes = std::fs::read(path).map_err(|e| whole(format!("cannot read it: {e}")))?;
-        if bytes.starts_with(&[0x1f, 0x8b]) {
-            return Err(whole("is gzip-compressed: uncompress it first (gunzip -k FILE)".into()));
-        }
-        let text = String::from_utf8(bytes).map_err(|e| {
-            let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|b| **b == b'\n').count();
-            ParseError { source: source.clone(), line, message: "is not text (UTF-8)".into() }
-        })?;
+        let text = iomatrix_guard::read_text(path, &iomatrix_guard::Input::DBENCH_LOAD_FILE)
+            .map_err(|e| ParseError { source: source.clone(), line: 0, message: e.message })?;
         LoadFile::parse(&text, &source)
     }
 
@@ -745,6 +736,8 @@ mod tests {
         std::fs::write(&gz, [0x1f, 0x8b, 8, 0]).unwrap();
         assert!(LoadFile::read(&gz).unwrap_err().to_string().contains("gunzip"));
         let e = LoadFile::read(&dir.path().join("none")).unwrap_err();
-        assert!(e.to_string().contains("none: cannot read it"), "{e}");
+        assert!(e.to_string().contains("none: cannot read it (the dbench load file)"), "{e}");
+        let e = LoadFile::read(std::path::Path::new("/dev/zero")).unwrap_err();
+        assert!(e.to_string().contains("/dev/zero is a device"), "{e}");
     }
 }

@@ -44,6 +44,8 @@ pub struct IozoneInvocation {
     pub db: Option<PathBuf>,
     /// `--json` (iomatrix's): the stored run as JSON instead of tables.
     pub json: bool,
+    /// `--force` (iomatrix's): `-b` may replace a file that is not an iomatrix workbook.
+    pub force: bool,
 }
 
 /// The flags this front end understands, for `-h` and error messages.
@@ -81,6 +83,8 @@ iomatrix's own long options (not IOzone's):
   --label KEY=VALUE   label the run (repeatable), for sweep and compare: sweep k=1 k=2 --by k
   --db PATH           the results database (as iomatrix --db)
   --json              print the stored run as JSON (schema iomatrix.run/1) instead of tables
+  --force             let -b replace an existing file that is not an iomatrix workbook (a previous
+                      iomatrix workbook is replaced without it; the results database never)
 
 IOzone's -+t (its network performance test, which works with -+m's cluster of clients) and
 the same without its dash, +t (as seed 001 typed it; IOzone's getopt passes a bare +t over as
@@ -102,6 +106,7 @@ pub fn parse(args: &[String]) -> Result<IozoneInvocation, UsageError> {
             ShortFlag::Word(w) if w == "-+t" => p.network_test = Some(w),
             ShortFlag::Operand(w) if w == "+t" => p.network_test = Some(w),
             ShortFlag::Word(w) if w == "--json" => p.json = true,
+            ShortFlag::Word(w) if w == "--force" => p.force = true,
             ShortFlag::Word(w) if w == "--label" || w == "--db" => match flags.next() {
                 Some(ShortFlag::Operand(value)) => p.long_value(&w, value),
                 _ => return Err(UsageError::new(format!("iozone: {w} needs a value, e.g. {w} {}", example(&w)))),
@@ -177,6 +182,7 @@ struct Parsed {
     labels: Vec<String>,
     db: Option<PathBuf>,
     json: bool,
+    force: bool,
 }
 
 fn iozone_size(flag: char, value: &str) -> Result<ByteSize, UsageError> {
@@ -341,6 +347,7 @@ impl Parsed {
             labels: self.labels,
             db: self.db,
             json: self.json,
+            force: self.force,
         })
     }
 }

@@ -12,13 +12,16 @@ fn csv_field(s: &str) -> String {
     }
 }
 
+/// The first columns of the header line, which every CSV report begins with: how a later
+/// write tells a previous iomatrix report (columns added after them keep it one).
+pub const HEADER_START: &str = "run,group,suite,test,";
+
 /// One row per stored cell of every run: every sample, not medians. `state` says whether the
 /// cell is whole ("complete", "partial: 3 of 4 connections", "failed: 0 of 2 clients"), and
 /// `in_medians` whether its sample entered the report's medians (a partial one only with
 /// `--include-partial`, a failed one never); a cell without a figure (failed) has none.
 pub fn render(report: &Report) -> String {
-    let mut out =
-        String::from("run,group,suite,test,file_size,record_size,variant,figure,unit,cached,state,in_medians,labels\n");
+    let mut out = format!("{HEADER_START}file_size,record_size,variant,figure,unit,cached,state,in_medians,labels\n");
     for g in &report.groups {
         for r in &g.runs {
             let labels: Vec<String> = r.summary.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();

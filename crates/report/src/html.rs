@@ -15,12 +15,15 @@ td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}th{background:#f3f3
 .note{color:#8a4b00}.charts{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}\
 .muted{color:#666;font-size:12px}";
 
+/// The page's `<meta name="generator">`: how a later write tells a previous iomatrix report.
+pub const GENERATOR: &str = "iomatrix report";
+
 /// The whole report as one HTML page.
 pub fn render(report: &Report) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>iomatrix report</title><style>{STYLE}</style></head><body>\n"
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><meta name=\"generator\" content=\"{GENERATOR}\"/><title>iomatrix report</title><style>{STYLE}</style></head><body>\n"
     );
     let _ = writeln!(h, "<h1>iomatrix report</h1>");
     let _ = writeln!(

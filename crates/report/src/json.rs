@@ -3,6 +3,9 @@
 use crate::document::Report;
 use serde_json::{json, Value};
 
+/// The report's schema (docs/json.md); a later write tells a previous report by it.
+pub const SCHEMA: &str = "iomatrix.report/1";
+
 /// The report as JSON, schema "iomatrix.report/1" (docs/json.md).
 pub fn render(report: &Report) -> Value {
     let groups: Vec<Value> = report
@@ -40,7 +43,7 @@ pub fn render(report: &Report) -> Value {
         })
         .collect();
     json!({
-        "schema": "iomatrix.report/1",
+        "schema": SCHEMA,
         "made_by": report.made_by,
         "made_at": report.made_at,
         "groups": groups,

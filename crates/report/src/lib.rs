@@ -21,6 +21,8 @@
 //!   written by [`html`] (one self-contained page: inline CSS and SVG, no
 //!   script), [`markdown`], [`csv`] (a row per stored cell) and [`json`]
 //!   (schema "iomatrix.report/1"), each a `render(&Report)`.
+//! - [`kind`]: how the guarded writer tells a report iomatrix made (which a
+//!   new one may replace) from any other file: each format's mark.
 //! - [`svg`]: the charts as inline SVG, drawn by hand: [`svg::Heatmap`]
 //!   (sequential, or diverging around a ratio of 1, with a colour scale),
 //!   [`svg::LineChart`] (log2 x axis of sizes, optional log y) and
@@ -31,6 +33,7 @@ pub mod document;
 pub mod html;
 pub mod iozone_excel;
 pub mod json;
+pub mod kind;
 pub mod markdown;
 pub mod matrix;
 pub mod svg;

@@ -5,9 +5,11 @@ use crate::document::{grid, is_matrix_suite, matrix_tests, not_complete, size, R
 use std::fmt::Write;
 
 /// The report's tables in Markdown.
+/// The first line of every markdown report: how a later write tells a previous one.
+pub const TITLE: &str = "# iomatrix report";
+
 pub fn render(report: &Report) -> String {
-    let mut m =
-        format!("# iomatrix report\n\nMade by `{}` at {} UTC; figures are medians.\n", report.made_by, report.made_at);
+    let mut m = format!("{TITLE}\n\nMade by `{}` at {} UTC; figures are medians.\n", report.made_by, report.made_at);
     for g in &report.groups {
         let ids: Vec<String> = g.runs.iter().map(|r| format!("#{}", r.summary.id)).collect();
         let _ = writeln!(m, "\n## {}: {} suite, run(s) {}\n", g.name, g.summary.suite, ids.join(", "));

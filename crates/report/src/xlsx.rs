@@ -1,6 +1,6 @@
 //! An `.xlsx` workbook with the `-R` report's blocks and the run conditions.
 
-use rust_xlsxwriter::{Chart, ChartType, ColNum, Format, RowNum, Workbook, Worksheet, XlsxError};
+use rust_xlsxwriter::{Chart, ChartType, ColNum, DocProperties, Format, RowNum, Workbook, Worksheet, XlsxError};
 
 use crate::iozone_excel::{report_header, throughput_preamble, ThroughputReport, THROUGHPUT_TITLE};
 use crate::matrix::Matrix;
@@ -11,6 +11,18 @@ pub const RESULTS_SHEET: &str = "iozone";
 pub const CONDITIONS_SHEET: &str = "conditions";
 /// Name of the report's worksheet of cells left out of its medians or taken in partial.
 pub const NOT_COMPLETE_SHEET: &str = "not complete";
+
+/// The keywords of every workbook iomatrix makes (its document properties): how a later
+/// write tells a previous iomatrix workbook, which it may replace, from any other
+/// ([`crate::kind::ReportKind`]).
+pub const WORKBOOK_MARK: &str = "iomatrix workbook";
+
+/// A new workbook, its document properties naming iomatrix as its author.
+fn marked_workbook() -> Workbook {
+    let mut workbook = Workbook::new();
+    workbook.set_properties(&DocProperties::new().set_author("iomatrix").set_keywords(WORKBOOK_MARK));
+    workbook
+}
 
 /// Rows between the tops of two stacked charts (a default chart is about 15
 /// rows tall).
@@ -38,7 +50,7 @@ pub fn xlsx_workbook(
     records_kib: &[u64],
     conditions: &[(String, String)],
 ) -> Result<Vec<u8>, XlsxError> {
-    let mut workbook = Workbook::new();
+    let mut workbook = marked_workbook();
     let bold = Format::new().set_bold();
 
     let results = workbook.add_worksheet();
@@ -62,7 +74,7 @@ pub fn throughput_workbook(
     reports: &[ThroughputReport],
     conditions: &[(String, String)],
 ) -> Result<Vec<u8>, XlsxError> {
-    let mut workbook = Workbook::new();
+    let mut workbook = marked_workbook();
     let bold = Format::new().set_bold();
     let sheet = workbook.add_worksheet();
     sheet.set_name(RESULTS_SHEET)?;
@@ -221,7 +233,7 @@ pub fn report_workbook(
     not_complete: &[(String, Vec<String>)],
     conditions: &[(String, Vec<(String, String)>)],
 ) -> Result<Vec<u8>, XlsxError> {
-    let mut workbook = Workbook::new();
+    let mut workbook = marked_workbook();
     let bold = Format::new().set_bold();
     // "figures", "not complete" and "conditions" come later; Excel compares sheet names without case.
     let mut used: Vec<String> = vec!["figures".into(), NOT_COMPLETE_SHEET.into(), CONDITIONS_SHEET.into()];

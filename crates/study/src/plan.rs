@@ -187,6 +187,31 @@ pub fn plan(file: &StudyFile, text: &str, scale: Scale, suites: &dyn SuiteFlags)
     Ok(Plan { steps, timeout })
 }
 
+/// The longest configuration or step name.
+pub const MAX_NAME: usize = 64;
+
+/// Whether a configuration's or step's name is safe where the study puts it: in labels
+/// (`config=NAME`, where ',' and '=' separate), in selectors, and in its logs' file names
+/// (`001-CONFIG-STEP.log`, where '/' or '..' would reach outside the log folder). Err: why not,
+/// and what is allowed.
+pub fn safe_name(name: &str) -> Result<(), String> {
+    const ALLOWED: &str = "give 1 to 64 of the letters a-z and A-Z, the digits 0-9, '.', '_' and '-', beginning with \
+                           a letter or digit";
+    let first_ok = name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
+    let all_ok = name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if name.is_empty() || name.len() > MAX_NAME || !first_ok || !all_ok {
+        let bad = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')));
+        let what = match bad {
+            Some(c) => format!("{c:?} is not allowed in a name"),
+            None if name.is_empty() => "empty".into(),
+            None if name.len() > MAX_NAME => format!("{} characters long", name.len()),
+            None => "must begin with a letter or digit".into(),
+        };
+        return Err(format!("{what}: {ALLOWED}"));
+    }
+    Ok(())
+}
+
 /// A step's name: its own, or its suite's.
 fn step_name(step: &Step) -> Spanned<String> {
     step.name.clone().unwrap_or_else(|| step.suite.clone())
@@ -201,8 +226,8 @@ fn unique<'a>(
     let mut out = Vec::new();
     for n in names {
         let name = n.get_ref();
-        if name.trim().is_empty() || name.contains([',', '=']) {
-            return Err(FileError::at(text, n.span(), format!("{what} name '{name}': give a name without ',' or '='")));
+        if let Err(why) = safe_name(name) {
+            return Err(FileError::at(text, n.span(), format!("{what} name {name:?}: {why}")));
         }
         if !seen.insert(name.clone()) {
             return Err(FileError::at(text, n.span(), format!("two {what}s are named '{name}': names must differ")));
@@ -440,6 +465,25 @@ args = { repeat = 1 }
 
     fn plan_of(text: &str, scale: Scale) -> Result<Plan, FileError> {
         plan(&parse(text).unwrap(), text, scale, &Fake)
+    }
+
+    #[test]
+    fn names_that_would_leave_the_log_folder_or_break_a_label_are_refused() {
+        let quoted = |name: &str| format!("\"{}\"", name.replace('\t', "\\t").replace('\u{1b}', "\\u001B"));
+        for bad in ["../../x", "a/b", "..", ".hidden", "-dash", "a b", "a,b", "a=b", "", "tab\t", "\u{1b}[31mred"] {
+            let text = TWO.replace("name = \"a\"", &format!("name = {}", quoted(bad)));
+            let e = plan_of(&text, Scale::Full).unwrap_err();
+            assert_eq!(e.line, Some(5), "{bad:?}: {e}");
+            assert!(e.message.starts_with("configuration name"), "{bad:?}: {e}");
+            assert!(e.message.contains("give 1 to 64 of the letters"), "{bad:?}: {e}");
+            let text = TWO.replace("name = \"second\"", &format!("name = {}", quoted(bad)));
+            assert!(plan_of(&text, Scale::Full).unwrap_err().message.starts_with("step name"), "{bad:?}");
+        }
+        let e = safe_name(&"x".repeat(65)).unwrap_err();
+        assert!(e.starts_with("65 characters long"), "{e}");
+        for good in ["a", "ext4-delalloc", "xfs_4k.v2", "0", &"x".repeat(64)] {
+            assert_eq!(safe_name(good), Ok(()), "{good}");
+        }
     }
 
     #[test]

@@ -21,7 +21,7 @@ mod profile;
 mod scan;
 
 pub use classes::{class_label, class_max, class_min, class_of, CLASSES};
-pub use profile::{Profile, ProfileError, SizeClass, PROFILE_SCHEMA};
+pub use profile::{Profile, ProfileError, ProfileKind, SizeClass, PROFILE_SCHEMA};
 pub use scan::{
     scan, ClassTally, Inventory, LargeFile, Percentiles, Problem, ScanError, ScanOptions, Share, Tally,
     DEFAULT_THRESHOLDS,

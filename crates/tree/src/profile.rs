@@ -53,6 +53,26 @@ impl From<ProfileError> for iomatrix_core::UsageError {
     }
 }
 
+/// A size profile as the guarded writer knows one: a JSON file whose `"schema"` is
+/// [`PROFILE_SCHEMA`] (a previous profile may be replaced; any other file only with `--force`).
+pub struct ProfileKind;
+
+impl iomatrix_guard::Kind for ProfileKind {
+    fn describe(&self) -> String {
+        format!("an iomatrix size profile (schema {PROFILE_SCHEMA})")
+    }
+
+    fn recognises(&self, existing: &mut std::fs::File) -> bool {
+        #[derive(Deserialize)]
+        struct Head {
+            schema: String,
+        }
+        let bound = iomatrix_guard::Input::PROFILE.max_bytes;
+        let reader = std::io::BufReader::new(std::io::Read::take(existing, bound));
+        serde_json::from_reader::<_, Head>(reader).is_ok_and(|h| h.schema == PROFILE_SCHEMA)
+    }
+}
+
 /// The file as written: the profile plus its schema and totals (checked on load
 /// when present, for hand-edited files).
 #[derive(Serialize, Deserialize)]
@@ -72,9 +92,9 @@ impl Profile {
     /// Reads and checks a profile file written by [`Profile::save`].
     pub fn load(path: &Path) -> Result<Profile, ProfileError> {
         let shown = path.display();
-        let text = std::fs::read(path).map_err(|e| {
-            ProfileError(format!("cannot read profile {shown}: {e}; give the path of a profile file ({HOW_TO_MAKE})"))
-        })?;
+        // The one bounded reader: a device, FIFO, huge or binary file is refused before it costs.
+        let text = iomatrix_guard::read(path, &iomatrix_guard::Input::PROFILE)
+            .map_err(|e| ProfileError(format!("{}; give the path of a profile file ({HOW_TO_MAKE})", e.message)))?;
         Profile::from_json(&text, &shown.to_string())
     }
 
@@ -166,8 +186,9 @@ impl Profile {
         self.classes.iter().fold((0, 0), |(f, b), c| (f + u128::from(c.files), b + u128::from(c.bytes)))
     }
 
-    /// Writes the profile as `iomatrix.profile/1` JSON, one class a line.
-    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+    /// The profile as `iomatrix.profile/1` JSON, one class a line (written by the binary's
+    /// guarded writer, which [`ProfileKind`] tells a previous profile to).
+    pub fn to_json(&self) -> std::io::Result<String> {
         let (files, bytes) = self.totals();
         let mut out = String::from("{\n");
         out += &format!("  \"schema\": {},\n", json(PROFILE_SCHEMA)?);
@@ -181,7 +202,7 @@ impl Profile {
             out += &json(c)?;
         }
         out += if self.classes.is_empty() { "]\n}\n" } else { "\n  ]\n}\n" };
-        std::fs::write(path, out)
+        Ok(out)
     }
 
     /// Files in all classes.
@@ -292,7 +313,7 @@ mod tests {
         let p = profile(vec![class(0, 3, 0), class(1, 0, 0), class(2, 2, 5), class(13, 10, 50_000)]);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.json");
-        p.save(&path).unwrap();
+        std::fs::write(&path, p.to_json().unwrap()).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains(r#""schema": "iomatrix.profile/1""#), "{text}");
         assert!(text.contains(r#""files": 15,"#) && text.contains(r#""bytes": 50005,"#), "{text}");

@@ -1,6 +1,18 @@
 //! The processes a study starts: setup and teardown shell commands (with a
 //! time limit, their `KEY=VALUE` output kept as variables) and each step's
-//! `iomatrix run`. Both end with the study (SIGHUP as PR_SET_PDEATHSIG): a
+//! `iomatrix run`, and the logs they write (through the guarded writer:
+//! never the results database, never a file that is not a study log).
+//!
+//! A setup or teardown runs in a process group of its own. When it runs out
+//! of time, or the study is told to stop (SIGTERM, Ctrl-C), the whole group
+//! ends: the signal goes to the group, and once the shell has ended (or
+//! after a grace) what is left of the group (a background job, which a
+//! non-interactive shell starts with SIGINT ignored) gets SIGTERM and then
+//! SIGKILL. The shell is reaped only after that, so its process group id
+//! cannot be taken by another process meanwhile. A setup that ends by
+//! itself may leave daemons running (that is what a setup is for).
+//!
+//! Both end with the study (SIGHUP as PR_SET_PDEATHSIG): a
 //! study killed outright leaves no step running on behind it, and the
 //! step's run stops as on Ctrl-C (its finished cells kept, its folder
 //! removed), to be run again from its start when the study resumes. SIGHUP
@@ -9,12 +21,48 @@
 //! number of SIGHUPs as one.
 
 use crate::harness::signals;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
+use std::io::{Read, Seek, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+
+/// The first line of every study log: how a resumed study tells its own logs, which it
+/// appends to, from a file it must not touch.
+pub const LOG_MARK: &str = "# iomatrix study log";
+
+/// A study log, as the guarded writer judges an existing file.
+pub struct StudyLog;
+
+impl iomatrix_guard::Kind for StudyLog {
+    fn describe(&self) -> String {
+        "an iomatrix study log".into()
+    }
+
+    fn recognises(&self, existing: &mut File) -> bool {
+        iomatrix_guard::output::head(existing, LOG_MARK.len()) == LOG_MARK.as_bytes()
+    }
+}
+
+/// A log of the study at `path`, open for appending, through the guarded writer: never the
+/// results database `db` by any name, never a file that is not a study log (unless `force`).
+/// A new log begins with [`LOG_MARK`] and what it logs.
+pub fn open_log(path: &Path, db: &Path, force: bool, what: &str) -> anyhow::Result<File> {
+    let out = iomatrix_guard::Output { path, flag: "study log", kind: &StudyLog, force, database: Some(db) }.check()?;
+    let mut file = out.append()?;
+    if file.metadata()?.len() == 0 {
+        writeln!(file, "{LOG_MARK}: {what}")?;
+    }
+    Ok(file)
+}
+
+/// The most of a setup's standard output read for its `KEY=VALUE` lines (all of it goes to the log).
+pub const MAX_EXPORTS: u64 = 1 << 20;
+
+/// How long what is left of a setup's process group gets to end after SIGTERM before SIGKILL.
+const GROUP_GRACE: Duration = Duration::from_secs(2);
 
 /// How a process the study started ended.
 pub enum Ended {
@@ -30,29 +78,44 @@ pub enum Ended {
 /// before the study passes the signal on.
 const GRACE: Duration = Duration::from_secs(3);
 
-/// Runs `sh -c COMMAND` in a process group of its own, output appended to `log` (standard
-/// output also to `stdout`, for its `KEY=VALUE` lines), killed (the whole group) after `limit`.
+/// Runs `sh -c COMMAND` in a process group of its own, its standard error appended to `log`
+/// as it comes, its standard output kept aside (an unnamed file in `scratch`, the log's
+/// folder) and appended to the log after it; killed (the whole group) after `limit`.
+/// Returns how it ended and the first [`MAX_EXPORTS`] bytes of its standard output, for its
+/// `KEY=VALUE` lines.
 pub fn shell(
     command: &str,
     env: &[(String, String)],
-    log: &Path,
-    stdout: &Path,
+    log: &File,
+    scratch: &Path,
     limit: Duration,
-) -> std::io::Result<Ended> {
-    let err = append(log)?;
-    let out = File::create(stdout)?;
+) -> std::io::Result<(Ended, String)> {
+    let mut out = tempfile::tempfile_in(scratch)?;
     let mut cmd = Command::new("sh");
-    cmd.arg("-c").arg(command).envs(env.iter().map(|(k, v)| (k, v))).stdin(Stdio::null()).stdout(out).stderr(err);
+    cmd.arg("-c")
+        .arg(command)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(log.try_clone()?);
     cmd.process_group(0);
     dies_with_study(&mut cmd);
     let child = cmd.spawn()?;
-    wait(child, Some(limit), true)
+    signals::end_group_on_quit(child.id() as i32);
+    let ended = wait(child, Some(limit), true)?;
+    // The output as the log keeps it, streamed: a setup that printed gigabytes costs no memory.
+    out.rewind()?;
+    std::io::copy(&mut out, &mut log.try_clone()?)?;
+    out.rewind()?;
+    let mut head = Vec::new();
+    out.take(MAX_EXPORTS).read_to_end(&mut head)?;
+    Ok((ended, String::from_utf8_lossy(&head).into_owned()))
 }
 
 /// Runs `program ARGS` (a step's `iomatrix run`) with output to `log`, in the study's process
 /// group, so a terminal's Ctrl-C reaches it as it would reach a run started by hand.
-pub fn step(program: &Path, args: &[String], env: &[(String, String)], log: &Path) -> std::io::Result<(Ended, u32)> {
-    let out = append(log)?;
+pub fn step(program: &Path, args: &[String], env: &[(String, String)], log: &File) -> std::io::Result<(Ended, u32)> {
+    let out = log.try_clone()?;
     let err = out.try_clone()?;
     let mut cmd = Command::new(program);
     cmd.args(args).envs(env.iter().map(|(k, v)| (k, v))).stdin(Stdio::null()).stdout(out).stderr(err);
@@ -60,10 +123,6 @@ pub fn step(program: &Path, args: &[String], env: &[(String, String)], log: &Pat
     let child = cmd.spawn()?;
     let pid = child.id();
     Ok((wait(child, None, false)?, pid))
-}
-
-fn append(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new().create(true).append(true).open(path)
 }
 
 /// The child gets SIGHUP when the study dies (once per thread of the study);
@@ -87,19 +146,32 @@ fn dies_with_study(cmd: &mut Command) {
 
 /// Waits for `child`, within `limit` if given. On the study's stop the child gets the same
 /// signal (a group: the whole group; a Ctrl-C only after [`GRACE`]), and is then waited for.
+/// A group that was stopped or ran out of time is ended whole before the child is reaped.
 fn wait(mut child: Child, limit: Option<Duration>, group: bool) -> std::io::Result<Ended> {
     let started = Instant::now();
     let mut stop_seen: Option<Instant> = None;
     let mut passed_on = false;
     let pid = child.id() as i32;
     let signal_to = |sig: i32| {
-        // SAFETY: kill(2) with a pid (or process group) of our own child.
+        // SAFETY: kill(2) with a pid (or process group) of our own child, not yet reaped: neither
+        // can belong to another process.
         unsafe {
             libc::kill(if group { -pid } else { pid }, sig);
         }
     };
+    // A group's id stays named for a quit at once only while its leader is unreaped.
+    let reap = |child: &mut Child| {
+        if group {
+            signals::end_group_on_quit(0);
+        }
+        child.wait()
+    };
     loop {
-        if let Some(status) = child.try_wait()? {
+        if ended_unreaped(pid)? {
+            if group && stop_seen.is_some() {
+                end_group(pid);
+            }
+            let status = reap(&mut child)?;
             return Ok(if stop_seen.is_some() { Ended::Stopped } else { Ended::Exited(status) });
         }
         if signals::STOP.load(Ordering::SeqCst) {
@@ -111,22 +183,70 @@ fn wait(mut child: Child, limit: Option<Duration>, group: bool) -> std::io::Resu
                 signal_to(if sigterm { libc::SIGTERM } else { libc::SIGINT });
                 passed_on = true;
             }
+            // A shell that will not end: its group is ended for it.
+            if group && since.elapsed() >= GRACE + GROUP_GRACE {
+                end_group(pid);
+            }
         }
         if limit.is_some_and(|l| started.elapsed() >= l) {
             signal_to(libc::SIGTERM);
             let deadline = Instant::now() + Duration::from_secs(5);
-            while child.try_wait()?.is_none() {
-                if Instant::now() >= deadline {
-                    signal_to(libc::SIGKILL);
-                    child.wait()?;
-                    break;
-                }
+            while !ended_unreaped(pid)? && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(50));
             }
+            if group {
+                end_group(pid);
+            } else {
+                signal_to(libc::SIGKILL);
+            }
+            reap(&mut child)?;
             return Ok(Ended::TimedOut);
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Whether the child `pid` has ended, without reaping it: while it is unreaped its pid, and
+/// so its process group's id, cannot be given to another process.
+fn ended_unreaped(pid: i32) -> std::io::Result<bool> {
+    let Some(pid) = rustix::process::Pid::from_raw(pid) else { return Ok(true) };
+    use rustix::process::{WaitId, WaitIdOptions};
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+    Ok(rustix::process::waitid(WaitId::Pid(pid), options)?.is_some())
+}
+
+/// Ends what is left of the process group `pgid` (whose leader, our child, is not yet reaped):
+/// SIGTERM, up to [`GROUP_GRACE`] for it to go, then SIGKILL.
+fn end_group(pgid: i32) {
+    let signal = |sig: i32| {
+        // SAFETY: kill(2) of a process group whose leader is our unreaped child: the id is ours.
+        unsafe { libc::kill(-pgid, sig) }
+    };
+    signal(libc::SIGCONT);
+    signal(libc::SIGTERM);
+    let deadline = Instant::now() + GROUP_GRACE;
+    while live_members(pgid) > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if live_members(pgid) > 0 {
+        signal(libc::SIGKILL);
+    }
+}
+
+/// Processes of group `pgid` that have not ended (zombies not counted), from /proc.
+fn live_members(pgid: i32) -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter(|stat| {
+            // After the command's name (which may hold anything): state, ppid, pgrp.
+            let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+            fields.first().is_some_and(|state| *state != "Z" && *state != "X")
+                && fields.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid)
+        })
+        .count()
 }
 
 /// `KEY=VALUE` lines of a setup command's output (shell quoting undone, as `eval` would).
@@ -148,10 +268,18 @@ pub fn exports(stdout: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The last `n` lines of a log, for a failure message.
+/// The last `n` lines of a log, for a failure message (read from its last 64 KiB: a log may be
+/// large).
 pub fn tail(log: &Path, n: usize) -> String {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty() && !l.contains('\r')).collect();
+    let mut end = Vec::new();
+    if let Ok(mut f) = File::open(log) {
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        let _ = f.seek(std::io::SeekFrom::Start(len.saturating_sub(64 * 1024)));
+        let _ = f.take(64 * 1024).read_to_end(&mut end);
+    }
+    let text = String::from_utf8_lossy(&end);
+    let lines: Vec<&str> =
+        text.lines().filter(|l| !l.trim().is_empty() && !l.contains('\r') && !l.starts_with(LOG_MARK)).collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
@@ -175,15 +303,38 @@ mod tests {
     #[test]
     fn a_shell_command_that_runs_too_long_is_killed_with_its_children() {
         let dir = tempfile::tempdir().unwrap();
-        let (log, out) = (dir.path().join("log"), dir.path().join("out"));
+        let path = dir.path().join("log");
+        let db = dir.path().join("results.sqlite");
+        let log = open_log(&path, &db, false, "test").unwrap();
         let started = Instant::now();
-        let ended = shell("sleep 30 & sleep 30; echo late", &[], &log, &out, Duration::from_millis(300)).unwrap();
+        // The background job ignores SIGTERM: the group's SIGKILL ends it.
+        let bg_file = dir.path().join("bg");
+        let (ended, _) = shell(
+            &format!("trap '' TERM; sleep 30 & echo $! > {}; sleep 30; echo late", bg_file.display()),
+            &[],
+            &log,
+            dir.path(),
+            Duration::from_millis(300),
+        )
+        .unwrap();
         assert!(matches!(ended, Ended::TimedOut));
-        assert!(started.elapsed() < Duration::from_secs(10));
-        let ended = shell("echo K=v; echo oops >&2; exit 3", &[], &log, &out, Duration::from_secs(10)).unwrap();
+        assert!(started.elapsed() < Duration::from_secs(15));
+        let bg: i32 = std::fs::read_to_string(&bg_file).ok().and_then(|t| t.trim().parse().ok()).unwrap_or(0);
+        assert!(bg > 0, "the background job's pid was not written");
+        {
+            // SAFETY: kill(2) with signal 0 only asks whether the process exists.
+            let alive = unsafe { libc::kill(bg, 0) } == 0
+                && !std::fs::read_to_string(format!("/proc/{bg}/stat")).unwrap_or_default().contains(") Z ");
+            assert!(!alive, "the background job {bg} outlived its group");
+        }
+        let (ended, out) =
+            shell("echo K=v; echo oops >&2; exit 3", &[], &log, dir.path(), Duration::from_secs(10)).unwrap();
         let Ended::Exited(status) = ended else { panic!("not exited") };
         assert_eq!(status.code(), Some(3));
-        assert_eq!(exports(&std::fs::read_to_string(&out).unwrap()), [("K".to_string(), "v".to_string())]);
-        assert_eq!(tail(&log, 1), "oops");
+        assert_eq!(exports(&out), [("K".to_string(), "v".to_string())]);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("# iomatrix study log: test\n") && text.contains("oops\nK=v\n"), "{text}");
+        assert_eq!(tail(&path, 1), "K=v");
+        assert_eq!(tail(&path, 2), "oops\nK=v");
     }
 }

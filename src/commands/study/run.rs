@@ -31,14 +31,18 @@ pub struct RunArgs {
     /// in the database, no longer part of the study
     #[arg(long)]
     restart: bool,
+
+    /// Let the study's logs replace files at their paths that are not study logs (the logs
+    /// never replace the results database, whatever the flag)
+    #[arg(long)]
+    force: bool,
 }
 
 /// Longest wait for a step's run left behind by a killed study to finish stopping.
 const LEFTOVER_WAIT: Duration = Duration::from_secs(120);
 
 pub fn run(args: RunArgs, db: &Path) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.file)
-        .map_err(|e| UsageError::new(format!("cannot read the study file {}: {e}", args.file.display())))?;
+    let text = iomatrix_guard::read_text(&args.file, &iomatrix_guard::Input::STUDY).map_err(UsageError::from)?;
     let shown = args.file.display().to_string();
     let scale = if args.scale == "small" { Scale::Small } else { Scale::Full };
     let file = iomatrix_study::parse(&text).map_err(|e| UsageError::new(format!("{shown}: {e}")))?;
@@ -59,6 +63,7 @@ pub fn run(args: RunArgs, db: &Path) -> anyhow::Result<ExitCode> {
         scale,
         id: record.id,
         logs,
+        force: args.force,
         vars: BTreeMap::new(),
         worst: 0,
         durations: Vec::new(),
@@ -176,6 +181,27 @@ fn log_folder(db: &Path, name: &str, id: i64) -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
+/// How a setup or teardown command went.
+enum Shell {
+    /// Its `KEY=VALUE` output.
+    Done(BTreeMap<String, String>),
+    /// Why it failed.
+    Failed(String),
+    /// The study was told to stop; it ended, with its process group.
+    Stopped,
+}
+
+impl Shell {
+    /// Why a teardown did not finish, if it did not.
+    fn failure(self) -> Option<String> {
+        match self {
+            Shell::Done(_) => None,
+            Shell::Failed(why) => Some(why),
+            Shell::Stopped => Some("stopped (the study was told to stop)".into()),
+        }
+    }
+}
+
 #[derive(Debug, PartialEq, Eq)]
 enum Flow {
     Finished,
@@ -195,6 +221,8 @@ struct Study<'a> {
     scale: Scale,
     id: i64,
     logs: PathBuf,
+    /// `--force`: logs may replace files that are not study logs.
+    force: bool,
     /// Variables from the study's setup's output.
     vars: BTreeMap<String, String>,
     /// The worst outcome so far as an exit code: 0, 3 (a setup, teardown or step failed, or lost
@@ -222,7 +250,7 @@ impl Study<'_> {
         }
         if let Some(cmd) = &self.file.setup {
             match self.shell("study setup", cmd, &self.env(&BTreeMap::new(), None)?, "setup")? {
-                Err(why) => {
+                Shell::Failed(why) => {
                     for p in &todo {
                         self.store.record_step(self.id, p.seq, StepStatus::Skipped, None, Some(&why), None)?;
                     }
@@ -230,13 +258,17 @@ impl Study<'_> {
                     self.worst = self.worst.max(crate::exit::CLIENTS_LOST);
                     return Ok(Flow::Finished);
                 }
-                Ok(vars) => self.vars = vars,
+                // Told to stop during the setup: its steps stay planned, for the study run again.
+                Shell::Stopped => return Ok(Flow::Stopped),
+                Shell::Done(vars) => self.vars = vars,
             }
         }
         let flow = self.visits(&todo, &mut finished, total);
         self.remove_strays()?;
         if let Some(cmd) = &self.file.teardown {
-            if let Err(why) = self.shell("study teardown", cmd, &self.env(&BTreeMap::new(), None)?, "teardown")? {
+            if let Some(why) =
+                self.shell("study teardown", cmd, &self.env(&BTreeMap::new(), None)?, "teardown")?.failure()
+            {
                 eprintln!("iomatrix: warning: study teardown failed: {why}");
                 self.worst = self.worst.max(crate::exit::CLIENTS_LOST);
             }
@@ -264,8 +296,9 @@ impl Study<'_> {
             if let Some(cmd) = &config.setup {
                 let env = self.env(&BTreeMap::new(), Some(config_index))?;
                 match self.shell(&format!("setup of '{cname}'"), cmd, &env, &format!("setup-{cname}"))? {
-                    Ok(vars) => config_vars = vars,
-                    Err(why) => {
+                    Shell::Done(vars) => config_vars = vars,
+                    Shell::Stopped => return Ok(Flow::Stopped),
+                    Shell::Failed(why) => {
                         let why = format!("setup of configuration '{cname}' failed: {why}");
                         eprintln!("iomatrix: {why}; its steps are skipped");
                         for p in todo.iter().filter(|p| p.config == config_index) {
@@ -291,8 +324,8 @@ impl Study<'_> {
             }
             if let Some(cmd) = &config.teardown {
                 let env = self.env(&config_vars, Some(config_index))?;
-                if let Err(why) =
-                    self.shell(&format!("teardown of '{cname}'"), cmd, &env, &format!("teardown-{cname}"))?
+                if let Some(why) =
+                    self.shell(&format!("teardown of '{cname}'"), cmd, &env, &format!("teardown-{cname}"))?.failure()
                 {
                     eprintln!("iomatrix: warning: teardown of configuration '{cname}' failed: {why}");
                     self.worst = self.worst.max(crate::exit::CLIENTS_LOST);
@@ -307,7 +340,7 @@ impl Study<'_> {
 
     /// Whether the study file is no longer what the study started with (said once, when found).
     fn file_changed(&self) -> bool {
-        let now = std::fs::read_to_string(self.path).unwrap_or_default();
+        let now = iomatrix_guard::read_text(self.path, &iomatrix_guard::Input::STUDY).unwrap_or_default();
         if now == self.text {
             return false;
         }
@@ -379,6 +412,7 @@ impl Study<'_> {
         }
         let env = self.env(config_vars, Some(p.config))?;
         let log = self.logs.join(format!("{:03}-{}-{}.log", p.seq + 1, p.config_name, p.step_name));
+        let log_file = process::open_log(&log, self.db, self.force, &format!("step '{what}'"))?;
         let program = std::env::current_exe().context("cannot find iomatrix's own program file")?;
         let started = Instant::now();
         let spinner = indicatif::ProgressBar::new_spinner().with_message(format!("[{nth}/{total}] {what}{left}"));
@@ -387,7 +421,7 @@ impl Study<'_> {
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
         );
         spinner.enable_steady_tick(Duration::from_millis(500));
-        let ran = process::step(&program, &args, &env, &log);
+        let ran = process::step(&program, &args, &env, &log_file);
         spinner.finish_and_clear();
         let (ended, pid) = ran.with_context(|| format!("cannot start step '{what}'"))?;
         let seconds = started.elapsed().as_secs_f64();
@@ -527,32 +561,27 @@ impl Study<'_> {
         Ok(mine)
     }
 
-    /// A setup or teardown command: Ok(its KEY=VALUE output) or Err(why it failed).
-    fn shell(
-        &self,
-        what: &str,
-        cmd: &str,
-        env: &[(String, String)],
-        log_name: &str,
-    ) -> anyhow::Result<Result<BTreeMap<String, String>, String>> {
+    /// A setup or teardown command: its KEY=VALUE output, why it failed, or stopped.
+    fn shell(&self, what: &str, cmd: &str, env: &[(String, String)], log_name: &str) -> anyhow::Result<Shell> {
         let log = self.logs.join(format!("{log_name}.log"));
-        let out = self.logs.join(format!("{log_name}.out"));
+        let log_file = process::open_log(&log, self.db, self.force, what)?;
         eprintln!("{what}: {cmd}");
-        let ended = process::shell(cmd, env, &log, &out, self.plan.timeout)
+        let (ended, stdout) = process::shell(cmd, env, &log_file, &self.logs, self.plan.timeout)
             .with_context(|| format!("cannot start the {what}"))?;
-        let stdout = std::fs::read_to_string(&out).unwrap_or_default();
-        let _ = std::fs::write(&log, format!("{}{stdout}", std::fs::read_to_string(&log).unwrap_or_default()));
         let failed = |why: String| {
             let tail = process::tail(&log, 6);
-            Ok(Err(if tail.is_empty() { why } else { format!("{why}\n{}", indent(&tail)) }))
+            Ok(Shell::Failed(if tail.is_empty() { why } else { format!("{why}\n{}", indent(&tail)) }))
         };
         match ended {
-            Ended::Exited(s) if s.success() => Ok(Ok(process::exports(&stdout).into_iter().collect())),
+            Ended::Exited(s) if s.success() => Ok(Shell::Done(process::exports(&stdout).into_iter().collect())),
             Ended::Exited(s) => failed(format!("`{cmd}` exited with {s}")),
             Ended::TimedOut => {
                 failed(format!("`{cmd}` did not finish within {} s (the study's timeout)", self.plan.timeout.as_secs()))
             }
-            Ended::Stopped => failed(format!("`{cmd}` was stopped (the study was told to stop)")),
+            Ended::Stopped => {
+                eprintln!("{what}: stopped, with every process it started (the study was told to stop)");
+                Ok(Shell::Stopped)
+            }
         }
     }
 

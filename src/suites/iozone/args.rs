@@ -56,9 +56,14 @@ pub struct RunIozoneArgs {
     #[arg(long, default_value = "psync", value_name = "BACKEND")]
     pub backend: String,
 
-    /// Also write the tables as an .xlsx workbook
+    /// Also write the tables as an .xlsx workbook (checked before the run: a previous iomatrix
+    /// workbook there is replaced, another file only with --force, the results database never)
     #[arg(long, value_name = "FILE")]
     pub xlsx: Option<PathBuf>,
+
+    /// Let --xlsx replace an existing file that is not an iomatrix workbook
+    #[arg(long, requires = "xlsx")]
+    pub force: bool,
 
     #[command(flatten)]
     pub data: DataArgs,

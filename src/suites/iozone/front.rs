@@ -1,11 +1,11 @@
 //! `iomatrix iozone <IOzone's flags>`: IOzone's command line, run by iomatrix
 //! through the same harness as `run iozone`.
 
-use super::suite::Iozone;
+use super::suite::{Iozone, Workbook};
 use crate::harness::clients::ClientPlan;
 use crate::harness::data::DataArgs;
 use crate::harness::repeat::Repeat;
-use crate::harness::{Prepared, Ranks, RunOptions, Target};
+use crate::harness::{Prepared, Ranks, RunOptions, Suite, Target};
 use iomatrix_iozone::front;
 use std::path::Path;
 use std::process::ExitCode;
@@ -31,12 +31,13 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
     inv.plan.content = DataArgs { verify: inv.verify, compressible: inv.compressible }.content();
     let target = Target::parse_folder(&inv.target.to_string_lossy())?;
     super::args::check(&inv.plan, &target)?;
-    let suite = Iozone {
+    let mut suite = Iozone {
         excel_report: inv.excel_report,
-        xlsx: inv.spreadsheet,
+        xlsx: inv.spreadsheet.map(|path| Workbook::new(path, "-b", inv.force)),
         report_records_kib: inv.report_record_sizes.iter().map(|r| r.kib()).collect(),
         throughput: inv.throughput,
     };
+    suite.check_outputs(&db)?;
     let run = RunOptions {
         target,
         device: None,

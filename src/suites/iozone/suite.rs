@@ -12,14 +12,30 @@ use iomatrix_core::{BackendKind, ByteSize};
 use iomatrix_iozone::{CellResult, CellSink, CellSpec, IozonePlan, IozoneTest};
 use iomatrix_store::{CellRow, StoredRun};
 use serde_json::json;
-use std::path::PathBuf;
+use iomatrix_report::kind::ReportKind;
+use std::path::{Path, PathBuf};
+
+/// The workbook `--xlsx FILE` (or IOzone's `-b FILE`) asks for, and where it goes once the
+/// guarded writer judged FILE ([`Suite::check_outputs`]).
+pub struct Workbook {
+    path: PathBuf,
+    flag: &'static str,
+    force: bool,
+    checked: Option<iomatrix_guard::Checked>,
+}
+
+impl Workbook {
+    pub fn new(path: PathBuf, flag: &'static str, force: bool) -> Workbook {
+        Workbook { path, flag, force, checked: None }
+    }
+}
 
 /// What rank 0 keeps of an IOzone run besides its plan: the front ends' extra output.
 pub struct Iozone {
     /// IOzone's `-R` report after the tables.
     pub excel_report: bool,
     /// The tables as an .xlsx workbook too (`--xlsx`, IOzone's `-b`).
-    pub xlsx: Option<PathBuf>,
+    pub xlsx: Option<Workbook>,
     /// The record sizes (KiB) the report's and the workbook's header lists
     /// besides those that ran: IOzone's list for the front end's flags.
     pub report_records_kib: Vec<u64>,
@@ -40,7 +56,8 @@ impl Suite for Iozone {
     fn prepare(args: Self::Args, mpi_ranks: Option<usize>) -> anyhow::Result<Prepared<Self>> {
         let (plan, run) = args.validate(mpi_ranks)?;
         let report_records_kib = plan.record_sizes.iter().map(|r| r.kib()).collect();
-        let suite = Iozone { excel_report: false, xlsx: args.xlsx, report_records_kib, throughput: false };
+        let xlsx = args.xlsx.clone().map(|path| Workbook::new(path, "--xlsx", args.force));
+        let suite = Iozone { excel_report: false, xlsx, report_records_kib, throughput: false };
         Ok(Prepared { suite, plan, run })
     }
 
@@ -181,6 +198,20 @@ impl Suite for Iozone {
         super::render::tables(run)
     }
 
+    fn check_outputs(&mut self, db: &Path) -> anyhow::Result<()> {
+        if let Some(book) = &mut self.xlsx {
+            let output = iomatrix_guard::Output {
+                path: &book.path,
+                flag: book.flag,
+                kind: &ReportKind::Xlsx,
+                force: book.force,
+                database: Some(db),
+            };
+            book.checked = Some(output.check()?);
+        }
+        Ok(())
+    }
+
     fn after_tables(&self, run: &StoredRun) -> anyhow::Result<()> {
         let matrices = super::render::throughput_matrices(run);
         if self.excel_report {
@@ -191,7 +222,8 @@ impl Suite for Iozone {
                 crate::out::print(&iomatrix_report::excel_report(&matrices, &self.report_records_kib))?;
             }
         }
-        if let Some(path) = &self.xlsx {
+        if let Some(book) = &self.xlsx {
+            let checked = book.checked.as_ref().context("the workbook's path was not checked before the run (a bug)")?;
             let conditions = crate::render::condition_pairs(run);
             let bytes = if self.throughput {
                 iomatrix_report::throughput_workbook(&super::render::throughput_reports(run), &conditions)
@@ -199,8 +231,8 @@ impl Suite for Iozone {
                 iomatrix_report::xlsx_workbook(&matrices, &self.report_records_kib, &conditions)
             }
             .context("cannot build the workbook")?;
-            std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
-            eprintln!("iomatrix: wrote {}", path.display());
+            checked.write(&bytes)?;
+            eprintln!("iomatrix: wrote {}", checked.path().display());
         }
         Ok(())
     }

@@ -320,13 +320,14 @@ pub fn load(given: &str) -> Result<iomatrix_personality::Personality, UsageError
         return found.map_err(|e| UsageError::new(format!("built-in {given}: {e} (a bug)")));
     }
     let path = Path::new(given);
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    if std::fs::symlink_metadata(path).is_err() {
         let hint = nearest(given, builtin::names()).map(|n| format!("; did you mean '{n}'?")).unwrap_or_default();
-        UsageError::new(format!(
-            "{given}: neither a built-in personality ({}) nor a readable file ({e}){hint}",
+        return Err(UsageError::new(format!(
+            "{given}: neither a built-in personality ({}) nor a file{hint}",
             builtin::names().collect::<Vec<_>>().join(", ")
-        ))
-    })?;
+        )));
+    }
+    let text = iomatrix_guard::read_text(path, &iomatrix_guard::Input::PERSONALITY)?;
     let base = path.parent().unwrap_or(Path::new("."));
     iomatrix_personality::parse(&text, base).map_err(|e| UsageError::new(format!("{given}: {e}")))
 }
