@@ -2,7 +2,7 @@
 //! Threads cannot die apart from the process, and a failing client still
 //! attends every barrier ([`crate::lead`] sees to it), so the wait needs no bound.
 
-use crate::{unix_ns, Coordinator, StartTimes};
+use crate::{unix_ns, Coordinator, GaveUp, StartTimes};
 use std::sync::{Arc, Barrier};
 
 pub struct LocalCoordinator {
@@ -24,7 +24,7 @@ impl Coordinator for LocalCoordinator {
     fn size(&self) -> usize {
         self.size
     }
-    fn barrier(&self) -> Result<StartTimes, String> {
+    fn barrier(&self) -> Result<StartTimes, GaveUp> {
         let arrived_unix_ns = unix_ns();
         self.barrier.wait();
         Ok(StartTimes { arrived_unix_ns, left_unix_ns: unix_ns() })
