@@ -45,4 +45,5 @@ mod stored;
 mod study;
 mod suite;
 mod sweep;
+mod trust_mpi;
 mod verify;
