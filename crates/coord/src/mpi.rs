@@ -264,9 +264,10 @@ impl MpiGroup {
         if self.is_leader() && self.interrupt.load(Ordering::SeqCst) {
             return Err(GaveUp::Signalled(format!("did not wait for {what}: stopped by a signal")));
         }
-        let buffer: &'static mut [u8] = Box::leak(bytes.into_boxed_slice());
-        let pointer: *mut [u8] = buffer;
-        let mut request = Some(self.world.process_at_rank(to).immediate_send_with_tag(StaticScope, &*buffer, tag));
+        let pointer = Box::into_raw(bytes.into_boxed_slice());
+        // SAFETY: the box behind `pointer` is freed only below, once MPI is done with it, or never.
+        let buffer: &'static [u8] = unsafe { &*pointer };
+        let mut request = Some(self.world.process_at_rank(to).immediate_send_with_tag(StaticScope, buffer, tag));
         let sent = self.wait(what, || match request.take()?.test() {
             Ok(_) => Some(()),
             Err(pending) => {
@@ -275,8 +276,8 @@ impl MpiGroup {
             }
         });
         match request {
-            // SAFETY: the send completed (test said so), so MPI no longer reads the buffer,
-            // and `pointer` is the only other handle to the leaked box.
+            // SAFETY: the send completed (test said so), so MPI no longer reads the buffer, and
+            // `buffer` is not used again: `pointer` is the box's one owner.
             None => drop(unsafe { Box::from_raw(pointer) }),
             // A send given up on may still read the buffer: it stays leaked, and the request
             // is forgotten (rsmpi aborts on dropping an unfinished one). Only on a failing run.
@@ -582,14 +583,26 @@ impl Farewell {
 
     /// Before MPI is finalised: a rank that got a signal lets its word go out
     /// first, then the communicator is freed. A word stuck in MPI (rank 0
-    /// gone) keeps the communicator: the launcher is ending this process.
+    /// gone) keeps it: the launcher is ending this process anyway.
     fn shut(&self, signalled: bool) {
         let begun = Instant::now();
         while signalled && self.0.rank != 0 && !self.0.said.load(Ordering::SeqCst) && begun.elapsed() < FAREWELL_WAIT {
             std::thread::sleep(Duration::from_millis(5));
         }
-        if let Ok(mut comm) = self.0.comm.try_lock() {
-            comm.take();
+        // Rank 0's listening holds the communicator for at most FAREWELL_WAIT; a word stuck in MPI
+        // may hold it for ever.
+        let begun = Instant::now();
+        while begun.elapsed() < FAREWELL_WAIT * 2 {
+            let held = match self.0.comm.try_lock() {
+                Ok(comm) => Some(comm),
+                Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => None,
+            };
+            if let Some(mut comm) = held {
+                comm.take();
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
 }
@@ -598,15 +611,16 @@ impl Farewell {
 /// finish; one given up on is forgotten, its buffer leaked (a few bytes,
 /// only when a rank is gone).
 fn send_briefly(comm: &SimpleCommunicator, to: Rank, bytes: Vec<u8>, tag: i32, patience: Duration) {
-    let buffer: &'static mut [u8] = Box::leak(bytes.into_boxed_slice());
-    let pointer: *mut [u8] = buffer;
-    let mut request = comm.process_at_rank(to).immediate_send_with_tag(StaticScope, &*buffer, tag);
+    let pointer = Box::into_raw(bytes.into_boxed_slice());
+    // SAFETY: the box behind `pointer` is freed only below, once MPI is done with it, or never.
+    let buffer: &'static [u8] = unsafe { &*pointer };
+    let mut request = comm.process_at_rank(to).immediate_send_with_tag(StaticScope, buffer, tag);
     let begun = Instant::now();
     loop {
         match request.test() {
             Ok(_) => {
-                // SAFETY: the send completed, so MPI no longer reads the buffer; `pointer` is the
-                // only other handle to the leaked box.
+                // SAFETY: the send completed, so MPI no longer reads the buffer, and `buffer` is
+                // not used again: `pointer` is the box's one owner.
                 drop(unsafe { Box::from_raw(pointer) });
                 return;
             }
