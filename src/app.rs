@@ -35,7 +35,7 @@ fn dispatch(ranks: &Ranks) -> anyhow::Result<ExitCode> {
         Command::Import(args) => commands::import::run(args, &db()?),
         Command::Clean(args) => commands::clean::run(args),
         Command::Db(args) => commands::db::run(args, &db()?),
-        Command::Study(_) | Command::Rerun(_) if ranks.mpi_size().is_some() => Err(iomatrix_core::UsageError::new(
+        Command::Study(_) | Command::Rerun(_) if ranks.launched_many() => Err(iomatrix_core::UsageError::new(
             "study and rerun start iomatrix runs of their own on this host: run them without mpirun",
         )
         .into()),

@@ -14,11 +14,16 @@ mod suites;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    // `run ... --hosts`: this process only starts mpirun, before MPI is touched.
-    if let Some(launched) = harness::launch::by_hosts() {
-        return launched.unwrap_or_else(|err| fail(&err));
-    }
-    let ranks = match harness::Ranks::init() {
+    // Decided from the command line before MPI is touched: only a run joins an MPI job.
+    let ranks = match harness::launch::start() {
+        // `run ... --hosts`: this process only starts mpirun.
+        harness::launch::Start::Launched(launched) => return launched.unwrap_or_else(|err| fail(&err)),
+        harness::launch::Start::Run => harness::Ranks::init(),
+        // Under mpirun, `show` and the like are done once, by the first task.
+        harness::launch::Start::Other { quiet: true } => return ExitCode::SUCCESS,
+        harness::launch::Start::Other { quiet: false } => Ok(harness::Ranks::alone()),
+    };
+    let ranks = match ranks {
         Ok(ranks) => ranks,
         Err(err) => return fail(&err),
     };
@@ -26,8 +31,8 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             let code = fail(&err);
-            // A failed MPI run ends every rank, so none waits on for a partner that is gone.
-            ranks.end(exit::code_for(&err) == exit::FAILED);
+            // A run that lost an MPI rank ends every rank, so none waits on for a partner that is gone.
+            ranks.end();
             code
         }
     }

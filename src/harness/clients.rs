@@ -38,8 +38,9 @@ pub struct ClientArgs {
     #[arg(long, default_value = "abort", value_name = "WHAT")]
     pub on_client_error: String,
 
-    /// Under mpirun: the longest any rank waits for another (a hung or dead rank ends the run
-    /// with a message after this, keeping the finished cells); at most 720h (30 days)
+    /// Under mpirun: the longest rank 0 waits for another rank (the others wait twice as long for
+    /// rank 0, so it stores the run first); a hung or dead rank ends the run with a message after
+    /// this, naming it and keeping the finished cells; at most 720h (30 days)
     #[arg(long, default_value = "10m", value_name = "TIME", allow_hyphen_values = true)]
     pub client_timeout: String,
 

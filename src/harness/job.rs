@@ -77,8 +77,9 @@ impl Job {
         }
         let store = Store::open_for_writing(db)?;
         // Before the first file: a signal from here on (SIGHUP: a killed study's step) stops the run
-        // with its folder removed, never leaving one behind.
-        let stop = signals::install()?;
+        // with its folder removed, never leaving one behind. The run's own flag: a failed client
+        // raises it too, and is never taken for a signal.
+        let stop = signals::run_flag()?;
         (job.before_files)()?;
         let (mut workdir, mut remote, server_tree) = match site {
             Site::Folder(folder) => (Some(make_workdir(&folder, spec, run.keep, &env)?), None, false),

@@ -19,20 +19,43 @@ pub struct HostList {
     pub slots: usize,
 }
 
-/// Some(outcome) when this is `run ... --hosts` outside mpirun: the launch
-/// happened (or was refused); None lets the command run as usual.
-pub fn by_hosts() -> Option<anyhow::Result<ExitCode>> {
-    if iomatrix_coord::launched_by_mpirun() {
-        return None;
-    }
-    let matches = Cli::command().try_get_matches_from(std::env::args_os()).ok()?;
-    let (_, suite) = matches.subcommand_matches("run")?.subcommand()?;
-    let hosts = suite.try_get_one::<String>("hosts").ok().flatten()?.clone();
-    let clients = suite.try_get_one::<usize>("clients").ok().flatten().copied().unwrap_or(1);
-    Some(launch(&hosts, clients))
+/// What this process is, decided from its command line before MPI is touched.
+pub enum Start {
+    /// `run ... --hosts` outside mpirun: mpirun was started (or refused) here.
+    Launched(anyhow::Result<ExitCode>),
+    /// A run (`run`, or the `iozone` and `bonnie` front ends): under a
+    /// launcher it joins the MPI job.
+    Run,
+    /// Any other command (`show`, `report`, `runs`, `compare`, ...), or a
+    /// command line clap will refuse: it never initialises MPI. Under a
+    /// launcher of many tasks only the first does it (`quiet` for the others).
+    Other { quiet: bool },
 }
 
-fn launch(hosts: &str, clients: usize) -> anyhow::Result<ExitCode> {
+/// Reads the command line once to say what this process is.
+pub fn start() -> Start {
+    let launch = iomatrix_coord::Launch::from_env();
+    let Ok(matches) = Cli::command().try_get_matches_from(std::env::args_os()) else {
+        return Start::Other { quiet: launch.is_some_and(|l| !l.is_first()) };
+    };
+    match matches.subcommand() {
+        Some(("run", run)) => {
+            if launch.is_none() {
+                if let Some((_, suite)) = run.subcommand() {
+                    if let Some(hosts) = suite.try_get_one::<String>("hosts").ok().flatten() {
+                        let clients = suite.try_get_one::<usize>("clients").ok().flatten().copied().unwrap_or(1);
+                        return Start::Launched(launch_mpirun(hosts, clients));
+                    }
+                }
+            }
+            Start::Run
+        }
+        Some(("iozone" | "bonnie", _)) => Start::Run,
+        _ => Start::Other { quiet: launch.is_some_and(|l| !l.is_first()) },
+    }
+}
+
+fn launch_mpirun(hosts: &str, clients: usize) -> anyhow::Result<ExitCode> {
     // The hostfile is read (bounded) first: a wrong file is named whatever the build.
     let list = parse_hosts(hosts)?;
     if !cfg!(feature = "mpi") {

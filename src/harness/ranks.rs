@@ -8,9 +8,11 @@
 use super::clients::ClientPlan;
 use super::live::{LiveBoard, LiveSample};
 use super::target::Server;
-use iomatrix_coord::Group;
+use iomatrix_coord::{Group, Launch};
 use iomatrix_core::UsageError;
 use std::path::PathBuf;
+#[cfg(feature = "mpi")]
+use std::sync::atomic::Ordering;
 
 /// What rank 0 tells the other ranks, in order: one `Job` (or `Off`), then
 /// a `Pass` per pass of cells (the plan; noisy cells measured again are a
@@ -135,28 +137,84 @@ pub struct Ranks {
     hosts: Option<Vec<RankHost>>,
     #[cfg(feature = "mpi")]
     mpi: Option<iomatrix_coord::mpi::MpiGroup>,
+    /// Rank 0 under MPI: the run whose end it must store if mpirun ends the job first.
+    #[cfg(feature = "mpi")]
+    last_word: std::sync::Arc<LastWord>,
     told: std::cell::Cell<Told>,
     /// A follower that was turned away (versions differ): rank 0 says why.
     turned_away: bool,
 }
 
+/// How to rebuild iomatrix with MPI, as every refusal says it.
+const MPI_BUILD: &str = "`cargo build --release --features mpi` (Debian: apt-get install libopenmpi-dev openmpi-bin \
+                         clang libclang-dev)";
+
+/// The refusal of a launch whose tasks would each run alone: a build
+/// without MPI under any launcher of many tasks, or an MPI build whose MPI
+/// world is this one process though the launcher started more.
+fn lone_task_refusal(launch: &Launch, mpi_build: bool) -> UsageError {
+    let tasks = launch.tasks.map_or_else(|| "several".to_string(), |n| n.to_string());
+    let why = if !mpi_build {
+        format!(
+            "this iomatrix was built without MPI but runs under {} ({tasks} tasks): every rank would run alone",
+            launch.by
+        )
+    } else if launch.by == "srun" && !launch.wires_mpi {
+        format!(
+            "srun started {tasks} tasks without a PMI plugin (no PMI_* or PMIX_* variable): MPI in each task sees \
+             only itself, and every task would run alone"
+        )
+    } else {
+        format!(
+            "{} started {tasks} tasks, but MPI sees this one alone: this iomatrix was built against another MPI \
+             than the launcher's (Open MPI vs MPICH), or the launcher gave MPI no way to find the others",
+            launch.by
+        )
+    };
+    UsageError::new(format!(
+        "{why}; under Slurm start it with `srun --mpi=pmix` (`srun --mpi=list` names what this Slurm has), \
+         elsewhere with the mpirun of the MPI it was built with, and an iomatrix built with MPI: {MPI_BUILD}"
+    ))
+}
+
 impl Ranks {
-    /// Joins the MPI job if this process is part of one.
+    /// This process alone, without MPI: every command that is not a run
+    /// (show, report, runs, compare...) never initialises MPI.
+    pub fn alone() -> Ranks {
+        Ranks {
+            board: LiveBoard::default(),
+            hosts: None,
+            #[cfg(feature = "mpi")]
+            mpi: None,
+            #[cfg(feature = "mpi")]
+            last_word: Default::default(),
+            told: std::cell::Cell::new(Told::Done),
+            turned_away: false,
+        }
+    }
+
+    /// Joins the MPI job if this process is part of one (a run). A launch
+    /// whose tasks would each run alone is refused: a build without MPI
+    /// under a launcher of many tasks, srun without a PMI plugin, or an MPI
+    /// world of one process where the launcher started more.
     pub fn init() -> anyhow::Result<Ranks> {
+        let launch = Launch::from_env();
         #[cfg(not(feature = "mpi"))]
-        if iomatrix_coord::launched_by_mpirun() {
-            return Err(UsageError::new(
-                "this iomatrix was built without MPI but runs under mpirun: every rank would run alone; rebuild \
-                 with `cargo build --release --features mpi` (Debian: apt-get install libopenmpi-dev openmpi-bin \
-                 clang libclang-dev)",
-            )
-            .into());
+        if let Some(launch) = launch.filter(|l| l.tasks != Some(1)) {
+            return Err(lone_task_refusal(&launch, false).into());
         }
         #[cfg(feature = "mpi")]
         {
-            let stop = super::signals::install()?;
-            let mpi =
-                iomatrix_coord::mpi::MpiGroup::init(super::clients::DEFAULT_TIMEOUT, stop).map_err(UsageError::new)?;
+            // Before MPI_Init: Open MPI started by srun without PMI prints its own advice and aborts.
+            if let Some(launch) = launch.as_ref().filter(|l| l.many() && !l.wires_mpi) {
+                return Err(lone_task_refusal(launch, true).into());
+            }
+            let signalled = super::signals::install()?;
+            let mpi = iomatrix_coord::mpi::MpiGroup::init(super::clients::DEFAULT_TIMEOUT, signalled)
+                .map_err(UsageError::new)?;
+            if let (None, Some(launch)) = (&mpi, launch.as_ref().filter(|l| l.many())) {
+                return Err(lone_task_refusal(launch, true).into());
+            }
             let turned_away = match &mpi {
                 Some(group) => !check_versions(group)?,
                 None => false,
@@ -165,10 +223,22 @@ impl Ranks {
                 Some(group) if !turned_away => gather_hosts(group)?,
                 _ => None,
             };
+            let last_word = std::sync::Arc::new(LastWord::default());
+            if let Some(farewell) = mpi.as_ref().and_then(|g| g.farewell()) {
+                let said = farewell.clone();
+                super::signals::on_first_signal(move |_| said.on_signal());
+            }
+            if let Some(group) = mpi.as_ref().filter(|g| g.is_leader()) {
+                let (last_word, farewell) = (last_word.clone(), group.farewell());
+                let names: Vec<String> =
+                    hosts.iter().flatten().map(|h| format!("{} ({})", h.host, h.address)).collect();
+                super::signals::on_first_signal(move |_| last_word.on_signal(farewell, &names));
+            }
             Ok(Ranks {
                 board: LiveBoard::default(),
                 hosts,
                 mpi,
+                last_word,
                 told: std::cell::Cell::new(Told::Nothing),
                 turned_away,
             })
@@ -180,6 +250,35 @@ impl Ranks {
             told: std::cell::Cell::new(Told::Nothing),
             turned_away: false,
         })
+    }
+
+    /// True when a launcher (mpirun, srun, a PMI launcher) started this
+    /// process as one of several tasks, MPI initialised or not.
+    pub fn launched_many(&self) -> bool {
+        self.mpi_size().is_some() || Launch::from_env().is_some_and(|l| l.many())
+    }
+
+    /// Rank 0 under MPI: from now on, a signal that ends the job before the
+    /// run's own thread has stored its end gets it stored by rank 0 all the
+    /// same (mpirun kills every rank one second after its SIGTERM).
+    pub fn watch_run(&self, db: &std::path::Path, run_id: i64) {
+        #[cfg(feature = "mpi")]
+        if self.mpi.is_some() {
+            *lock(&self.last_word.run) = Some((db.to_path_buf(), run_id));
+        }
+        let _ = (db, run_id);
+    }
+
+    /// Rank 0: the run's own thread stores its end now; held while it does,
+    /// so the signal's last word never overwrites it.
+    pub fn run_ending(&self) -> Option<std::sync::MutexGuard<'_, bool>> {
+        #[cfg(feature = "mpi")]
+        if self.mpi.is_some() {
+            let mut ending = lock(&self.last_word.ending);
+            *ending = true;
+            return Some(ending);
+        }
+        None
     }
 
     /// Every rank's host, by rank: at rank 0 of an MPI job, else None (all clients are here).
@@ -251,8 +350,26 @@ impl Ranks {
         Ok(())
     }
 
+    /// A follower: bounds its waits for the others by rank 0's `--client-timeout`, which came with the job.
+    pub fn bound_waits(&self, clients: &ClientPlan) {
+        #[cfg(feature = "mpi")]
+        if let Some(g) = &self.mpi {
+            g.set_timeout(clients.timeout);
+        }
+        let _ = clients;
+    }
+
     /// Rank 0: a pass of cells for every rank to run (`Shared::Pass`), or the end (`Shared::Done`).
+    /// The end is not sent after a signal (every rank is stopping) nor to a
+    /// group that lost a rank (it is ended by [`Ranks::end`]).
     pub fn share_pass(&self, pass: &Shared) -> anyhow::Result<()> {
+        #[cfg(feature = "mpi")]
+        if matches!(pass, Shared::Done)
+            && self.mpi.as_ref().is_some_and(|g| g.is_broken() || super::signals::STOP.load(Ordering::SeqCst))
+        {
+            self.told.set(Told::Done);
+            return Ok(());
+        }
         self.send(pass)?;
         if matches!(pass, Shared::Done) {
             self.told.set(Told::Done);
@@ -294,15 +411,98 @@ impl Ranks {
         anyhow::bail!("only MPI ranks other than 0 follow")
     }
 
-    /// Rank 0, after the run: a run that ended on a hung or lost rank ends the
-    /// whole job, so no rank waits on.
-    pub fn end(&self, broken: bool) {
+    /// After a failed run: a run that ended on a hung or lost rank ends the
+    /// whole job, so no rank waits on for a partner that is gone. Not after
+    /// a signal (the launcher is ending the job already), nor after a
+    /// failure every rank heard of (they end in order).
+    pub fn end(&self) {
         #[cfg(feature = "mpi")]
-        if let (Some(g), true) = (&self.mpi, broken) {
+        if let Some(g) = self.mpi.as_ref().filter(|g| g.is_broken()) {
             g.abort(crate::exit::FAILED.into());
         }
-        let _ = broken;
     }
+
+    /// A follower that stopped for a signal (the launcher ending the job):
+    /// its exit code, with a line saying so; None when no signal came.
+    pub fn stopped_by_signal(&self) -> Option<std::process::ExitCode> {
+        let signal = super::signals::first()?;
+        #[cfg(feature = "mpi")]
+        if let Some(g) = &self.mpi {
+            eprintln!("iomatrix: rank {}: stopped by {signal}", g.rank());
+        }
+        let _ = signal;
+        Some(std::process::ExitCode::from(super::signals::exit_code()))
+    }
+}
+
+/// Rank 0 under MPI: the run it must store if a signal ends the job before
+/// the run's own thread stores its end (its client busy in a long request
+/// when mpirun's SIGTERM comes: SIGKILL follows one second later).
+#[cfg(feature = "mpi")]
+#[derive(Default)]
+struct LastWord {
+    /// The database and the run's id, once the run began.
+    run: std::sync::Mutex<Option<(PathBuf, i64)>>,
+    /// Raised (and held) by the run's own thread while it stores the end.
+    ending: std::sync::Mutex<bool>,
+}
+
+#[cfg(feature = "mpi")]
+impl LastWord {
+    /// How long the run's own thread is given to store the end itself: well
+    /// before mpirun's SIGKILL, one second after its SIGTERM.
+    const GRACE: std::time::Duration = std::time::Duration::from_millis(700);
+
+    /// On the first signal (a thread of its own): if the run's own thread
+    /// has not begun to store the end within [`Self::GRACE`], stores it:
+    /// failed, naming the ranks that said nothing after the signal, or
+    /// interrupted when every rank spoke. No MPI call: one may hang when a
+    /// rank is gone.
+    fn on_signal(&self, farewell: Option<iomatrix_coord::mpi::Farewell>, hosts: &[String]) {
+        let begun = std::time::Instant::now();
+        let silent = farewell.and_then(|f| f.silent(Self::GRACE));
+        while begun.elapsed() < Self::GRACE && !*lock(&self.ending) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let ending = lock(&self.ending);
+        let Some((db, run_id)) = lock(&self.run).clone().filter(|_| !*ending) else { return };
+        let name = super::signals::first().unwrap_or("a signal");
+        let on = |r: usize| hosts.get(r).map(|h| format!(" on {h}")).unwrap_or_default();
+        let (status, message) = match silent {
+            Some(silent) if !silent.is_empty() => (
+                iomatrix_store::RunStatus::Failed,
+                format!(
+                    "{}: gone: said nothing to rank 0 when the job was ended by {name} (mpirun signals every \
+                     rank when one dies or a host is lost): dead, or its host cut off; rank 0 stored this while its \
+                     own client was still busy",
+                    silent.iter().map(|r| format!("rank {r}{}", on(*r))).collect::<Vec<_>>().join(", ")
+                ),
+            ),
+            Some(_) => {
+                (iomatrix_store::RunStatus::Interrupted, format!("interrupted by {name}: every rank said so to rank 0"))
+            }
+            None => (
+                iomatrix_store::RunStatus::Interrupted,
+                format!(
+                    "interrupted by {name} (from a user, or from mpirun when a rank died or a host was lost: the \
+                     other ranks' word did not reach rank 0 in time, or this MPI lacks MPI_THREAD_MULTIPLE)"
+                ),
+            ),
+        };
+        let stored =
+            iomatrix_store::Store::open(&db).and_then(|store| store.finish_run(run_id, status, Some(&message)));
+        match stored {
+            Ok(()) => eprintln!("iomatrix: rank 0: stored run #{run_id} as {}: {message}", status.as_str()),
+            Err(e) => eprintln!("iomatrix: rank 0: could not store how run #{run_id} ended: {e}"),
+        }
+        // The run's own thread, if it gets there first after all, stores its own account after this one.
+        drop(ending);
+    }
+}
+
+#[cfg(feature = "mpi")]
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Rank 0: every rank's host, by rank (the others: None).

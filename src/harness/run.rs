@@ -42,6 +42,8 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
         client_hosts: ranks.hosts(),
     };
     let mut job = Job::start(job, &mut options, db)?;
+    // Under MPI, rank 0 stores the run's end even if mpirun ends the job first.
+    ranks.watch_run(db, job.run_id);
     let quiet = suite.quiet();
     if quiet {
         job.progress.silence();
@@ -155,6 +157,8 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
     });
     let outcome = outcome.map(|ending| (stored.cells, stored.verdict(ending)));
     let json = options.json;
+    // Under MPI, from here rank 0's signal thread leaves storing the run's end to this one.
+    let _ending = ranks.run_ending();
     job.finish(outcome, name, |run: &StoredRun| {
         if json {
             crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&crate::render::run_json(run))?))?;
@@ -300,16 +304,24 @@ fn place<'a>(connect: &'a iomatrix_backend::Connect<'a>, server_folder: Option<S
 /// client, until the run is over. It writes no database and prints no tables.
 pub fn follow<S: Suite>(job: SharedJob, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let SharedJob { workdir, server, clients, .. } = job;
-    let stop = super::signals::install()?;
+    ranks.bound_waits(&clients);
+    // The run's own flag: this rank's failed cell raises it, and still waits for rank 0's word.
+    let stop = super::signals::run_flag()?;
     let (server, folder) = server.unzip();
     let connect = connector(server.as_ref());
     let place = place(&connect, folder);
     let slots = ranks.mpi_size().unwrap_or(1);
-    let mut prepared = false;
-    while let Some(Shared::Pass(plan)) = ranks.receive()? {
+    let (mut prepared, mut unready) = (false, None);
+    loop {
+        let plan = match ranks.receive() {
+            Ok(Some(Shared::Pass(plan))) => plan,
+            Ok(_) => break,
+            // The launcher ending the job (or a user's Ctrl-C): rank 0 tells what happened.
+            Err(e) => return ranks.stopped_by_signal().map(Ok).unwrap_or(Err(e)),
+        };
         let plan: S::Plan = serde_json::from_value(plan)?;
         if !std::mem::replace(&mut prepared, true) {
-            S::before_clients(&plan, 1, server.is_some())?;
+            unready = S::before_clients(&plan, 1, server.is_some()).err().map(|e| format!("{e:#}"));
         }
         let setup = Setup {
             cells: S::cells(&plan).len(),
@@ -318,6 +330,11 @@ pub fn follow<S: Suite>(job: SharedJob, ranks: &Ranks) -> anyhow::Result<ExitCod
             on_error: clients.on_error,
             stop,
         };
+        // This rank cannot run its client: each cell reports why, so rank 0 stores the cause.
+        if let Some(why) = &unready {
+            iomatrix_coord::fail_every_cell(&ranks.group(1), &setup, why)?;
+            continue;
+        }
         // Clients publish under their rank: room for every rank, only this one's used.
         let live = S::live(&plan, slots);
         ranks.relay_live(&|| live.sample(), || {

@@ -9,9 +9,17 @@
 //! same way, exit 129, but never quits at once: the kernel sends the
 //! parent-death signal again for every thread of the dead parent. Under
 //! `nohup` (SIGHUP ignored) it stays ignored.
+//!
+//! [`STOP`] is raised by a signal only. A run stops its clients with a flag
+//! of its own ([`run_flag`]), which a signal also raises: a client that
+//! fails raises that one, and is never taken for a signal (an MPI rank
+//! waiting for rank 0 gives up at once on a signal, and would not hear
+//! rank 0's word).
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Mutex;
 
+/// Raised by the first signal, and by nothing else.
 pub static STOP: AtomicBool = AtomicBool::new(false);
 /// A process group (a study's setup or teardown) that a second signal, which quits at once,
 /// ends first (SIGKILL): it would otherwise run on, orphaned. 0: none.
@@ -23,6 +31,38 @@ pub fn end_group_on_quit(pgid: i32) {
 }
 /// The first signal received, 0 before any.
 static FIRST: AtomicI32 = AtomicI32::new(0);
+/// Flags the first signal raises besides [`STOP`] (each run's own).
+static RAISE: Mutex<Vec<&'static AtomicBool>> = Mutex::new(Vec::new());
+/// What runs, each on a thread of its own, when the first signal comes.
+type Hook = Box<dyn FnOnce(i32) + Send>;
+static HOOKS: Mutex<Vec<Hook>> = Mutex::new(Vec::new());
+
+/// A run's own stop flag: raised by the first signal (installed here if
+/// need be) and by whatever else stops the run (a failed client). One per
+/// run, which lives as long as the process.
+pub fn run_flag() -> anyhow::Result<&'static AtomicBool> {
+    install()?;
+    let flag: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
+    lock(&RAISE).push(flag);
+    // A signal that came before the flag was made stops the run all the same.
+    if STOP.load(Ordering::SeqCst) {
+        flag.store(true, Ordering::SeqCst);
+    }
+    Ok(flag)
+}
+
+/// Runs `hook` with the signal's number, on a thread of its own, when the
+/// first signal comes (never if one came already).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub fn on_first_signal(hook: impl FnOnce(i32) + Send + 'static) {
+    if FIRST.load(Ordering::SeqCst) == 0 {
+        lock(&HOOKS).push(Box::new(hook));
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Installs the handler once; later calls return the same flag.
 pub fn install() -> anyhow::Result<&'static AtomicBool> {
@@ -44,6 +84,12 @@ pub fn install() -> anyhow::Result<&'static AtomicBool> {
             }
             if FIRST.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
                 STOP.store(true, Ordering::SeqCst);
+                for flag in lock(&RAISE).iter() {
+                    flag.store(true, Ordering::SeqCst);
+                }
+                for hook in lock(&HOOKS).drain(..) {
+                    let _ = std::thread::Builder::new().name("on-signal".into()).spawn(move || hook(signal));
+                }
                 eprintln!(
                     "\niomatrix: {}: stopping after the current requests (finished cells are kept); send it again \
                      to quit at once",
@@ -80,6 +126,17 @@ fn ignored(signal: i32) -> bool {
     unsafe {
         let mut old: libc::sigaction = std::mem::zeroed();
         libc::sigaction(signal, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
+/// The first signal's name (SIGTERM, SIGINT, SIGHUP), or None before any.
+pub fn first() -> Option<&'static str> {
+    match FIRST.load(Ordering::SeqCst) {
+        SIGHUP => Some("SIGHUP"),
+        SIGINT => Some("SIGINT"),
+        SIGTERM => Some("SIGTERM"),
+        0 => None,
+        _ => Some("a signal"),
     }
 }
 

@@ -51,4 +51,5 @@ mod trust_failures;
 mod trust_figures;
 mod trust_files;
 mod trust_limits;
+mod trust_mpi;
 mod verify;

@@ -36,7 +36,7 @@ pub fn mpi_binary() -> Option<PathBuf> {
 }
 
 /// `mpirun -np N --oversubscribe ARGS`, killed with its ranks after `limit`.
-fn mpirun(sb: &Sandbox, np: usize, args: &[&str], limit: Duration) -> (Output, Duration) {
+pub(crate) fn mpirun(sb: &Sandbox, np: usize, args: &[&str], limit: Duration) -> (Output, Duration) {
     let mut cmd = Command::new("mpirun");
     cmd.args(["--oversubscribe", "-np", &np.to_string()])
         .args(args)

@@ -14,7 +14,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// A lab with `hosts` client hosts (`--host-link` as given), and the MPI build; None is a skip.
-fn lab_with_hosts(hosts: usize, host_link: &str, parts: &[&str]) -> Option<(Lab, PathBuf)> {
+pub(crate) fn lab_with_hosts(hosts: usize, host_link: &str, parts: &[&str]) -> Option<(Lab, PathBuf)> {
     if !is_root() {
         skip("ranks on lab hosts need root (namespaces, veth)");
         return None;
@@ -33,7 +33,7 @@ fn lab_with_hosts(hosts: usize, host_link: &str, parts: &[&str]) -> Option<(Lab,
 }
 
 /// The lab's hosts, in hostfile order: (name, address, namespace, veth).
-fn hosts(lab: &Lab) -> Vec<(String, String, String, String)> {
+pub(crate) fn hosts(lab: &Lab) -> Vec<(String, String, String, String)> {
     let words = |k: &str| lab.var(k).split_whitespace().map(str::to_string).collect::<Vec<_>>();
     let (names, addrs, nets, veths) = (
         words("IOMATRIX_LAB_HOST_NAMES"),
@@ -46,7 +46,7 @@ fn hosts(lab: &Lab) -> Vec<(String, String, String, String)> {
 
 /// A command with the lab's Open MPI settings (ssh through the lab's sshds, TCP over the host veths),
 /// this sandbox's database, the SMB password file, and root allowed; in a process group of its own.
-fn lab_command(lab: &Lab, sb: &Sandbox, program: &str) -> Command {
+pub(crate) fn lab_command(lab: &Lab, sb: &Sandbox, program: &str) -> Command {
     let mut cmd = Command::new(program);
     for (k, v) in lab.vars().filter(|(k, _)| k.starts_with("OMPI_MCA_")) {
         cmd.env(k, v);
@@ -70,7 +70,7 @@ fn lab_command(lab: &Lab, sb: &Sandbox, program: &str) -> Command {
 /// The output goes to files, not pipes: mpirun puts the ssh that starts a remote daemon in a process
 /// group of its own, and one that outlives mpirun (its host cut off) would hold a pipe open, so
 /// reading to the pipe's end would wait for it, past any limit.
-fn bounded(mut cmd: Command, limit: Duration) -> (Output, Duration) {
+pub(crate) fn bounded(mut cmd: Command, limit: Duration) -> (Output, Duration) {
     let files = tempfile::tempdir().expect("a folder for the output");
     let (out_path, err_path) = (files.path().join("stdout"), files.path().join("stderr"));
     cmd.stdout(std::fs::File::create(&out_path).unwrap()).stderr(std::fs::File::create(&err_path).unwrap());
@@ -96,7 +96,14 @@ fn bounded(mut cmd: Command, limit: Duration) -> (Output, Duration) {
 }
 
 /// `mpirun --hostfile LAB_HOSTFILE -np N BIN ARGS`.
-fn mpirun_on_hosts(lab: &Lab, sb: &Sandbox, np: usize, bin: &Path, args: &[&str], limit: Duration) -> Output {
+pub(crate) fn mpirun_on_hosts(
+    lab: &Lab,
+    sb: &Sandbox,
+    np: usize,
+    bin: &Path,
+    args: &[&str],
+    limit: Duration,
+) -> Output {
     let mut cmd = lab_command(lab, sb, "mpirun");
     cmd.args(["--hostfile", lab.var("IOMATRIX_LAB_HOSTFILE"), "-np", &np.to_string(), "-x", "IOMATRIX_DB"]);
     if lab.vars().any(|(k, _)| k == "IOMATRIX_LAB_SMB_PASSWORD_FILE") {

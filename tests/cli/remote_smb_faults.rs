@@ -23,14 +23,14 @@ fn iozone_over_smb(sb: &Sandbox, lab: &Lab, extra: &[&str]) -> Command {
 /// `pid` and every process below it (smbd forks one process per connection).
 /// Kills the lab's smbd and the processes it forked (one per connection): never by name, which would
 /// reach every smbd on the machine (a network namespace does not separate processes).
-fn kill_process_tree(root: u32) {
+pub(crate) fn kill_process_tree(root: u32) {
     for pid in process_tree(root) {
         // SAFETY: kill(2) on a process of the lab's smbd tree; no memory involved.
         unsafe { libc::kill(pid as i32, libc::SIGKILL) };
     }
 }
 
-fn process_tree(pid: u32) -> Vec<u32> {
+pub(crate) fn process_tree(pid: u32) -> Vec<u32> {
     let mut found = vec![pid];
     let mut i = 0;
     while i < found.len() {

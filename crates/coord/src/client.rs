@@ -2,7 +2,7 @@
 //! (a barrier before each, also after a failure, so nobody waits for a
 //! client that left), then the `--after` hook.
 
-use crate::{ClientFailure, Coordinator, Hooks, OnClientError, StartTimes};
+use crate::{ClientFailure, Coordinator, GaveUp, Hooks, OnClientError, StartTimes};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -54,7 +54,12 @@ impl<'a> Start<'a> {
                     Ok(origin)
                 }
             }
-            Err(why) => {
+            // A signal stops the client; it is not the client's failure.
+            Err(GaveUp::Signalled(why)) => {
+                self.broken = Some(why);
+                Err(ClientFailure::stopped(self.rank()))
+            }
+            Err(GaveUp::Broken(why)) => {
                 self.broken = Some(why.clone());
                 Err(ClientFailure::error(self.rank(), why))
             }
@@ -78,7 +83,11 @@ pub struct Setup<'a> {
     pub workdir: Option<&'a Path>,
     pub hooks: &'a Hooks,
     pub on_error: OnClientError,
-    /// Raised to stop every client after its current request.
+    /// Raised to stop every client after its current request: by a client
+    /// that failed under `--on-client-error abort`, by the leader, or by a
+    /// signal. It must be the run's own flag, never the flag a signal
+    /// handler alone raises: waits for other MPI ranks give up at once on a
+    /// signal, but a failed client must still hear the leader's word.
     pub stop: &'a AtomicBool,
 }
 

@@ -64,6 +64,15 @@ impl<'a, R> Collector<'a, R> {
         }
     }
 
+    /// A signal stopped the run while every rank was still there: it was interrupted, not failed.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn interrupted(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if self.going() {
+            self.ending = Ending::Interrupted;
+        }
+    }
+
     pub(crate) fn add(
         &mut self,
         index: usize,
@@ -93,6 +102,8 @@ impl<'a, R> Collector<'a, R> {
                 self.stop.store(true, Ordering::SeqCst);
                 self.ending = Ending::ClientFailed { cell: index, failures: errors };
             } else if stopped {
+                // A client stopped by a signal of its own (one MPI rank signalled) stops the others too.
+                self.stop.store(true, Ordering::SeqCst);
                 self.ending = Ending::Interrupted;
             } else if figures.is_empty() {
                 self.lost.extend(errors.into_iter().map(|f| (index, f)));

@@ -53,6 +53,20 @@ where
     }
 }
 
+/// A client that cannot work (its setup failed): it fails every cell with
+/// `why`, and still meets the others at each cell's start and reports, so
+/// the leader stores the cause instead of waiting for a client that left.
+pub fn fail_every_cell(group: &Group<'_>, setup: &Setup<'_>, why: &str) -> std::io::Result<()> {
+    struct Unready<'a>(&'a str);
+    impl ClientWork for Unready<'_> {
+        type Figures = ();
+        fn cell(&mut self, _: usize, start: &mut crate::Start<'_>) -> Result<(), crate::ClientFailure> {
+            Err(crate::ClientFailure::error(start.rank(), self.0.to_string()))
+        }
+    }
+    lead(group, setup, |_, _| Unready(why), |_, _: Gathered<()>| Ok(())).map(|_| ())
+}
+
 fn lead_local<W, R>(
     clients: usize,
     setup: &Setup<'_>,

@@ -26,7 +26,7 @@ pub mod mpi;
 pub use client::ClientCell;
 pub use client::{ClientWork, Setup, Start};
 pub use collect::Gathered;
-pub use group::{lead, Group};
+pub use group::{fail_every_cell, lead, Group};
 pub use hooks::Hooks;
 pub use local::{local_group, LocalCoordinator};
 use std::path::{Path, PathBuf};
@@ -46,10 +46,95 @@ pub fn make_client_dirs(workdir: &Path, clients: usize) -> std::io::Result<Vec<P
     Ok(dirs)
 }
 
+/// How this process was started as one task of a parallel job, as its
+/// environment tells: by Open MPI's `mpirun`, by a PMI or PMIx launcher
+/// (MPICH's Hydra, `prterun`, `srun --mpi=...`), or by Slurm's `srun`
+/// (a job step's task, with or without a PMI plugin). Read before MPI is
+/// initialised: it decides whether to initialise it, and what to say when
+/// the MPI world then has one process though the launcher started more.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    /// Who started it, in the words an error message uses ("mpirun", "srun", ...).
+    pub by: &'static str,
+    /// How many tasks the launcher started, where it says (a PMIx launcher
+    /// alone does not: only this task's rank).
+    pub tasks: Option<usize>,
+    /// This task's place among them, where the launcher says.
+    pub rank: Option<usize>,
+    /// True when the launcher hands MPI a way to find the other tasks (Open
+    /// MPI's own variables, PMI or PMIx); false for an `srun` step without a
+    /// PMI plugin, whose tasks' MPI worlds would each be one process.
+    pub wires_mpi: bool,
+}
+
+impl Launch {
+    /// The launch this process's environment describes, or None when it was
+    /// started as an ordinary process (or alone in a Slurm batch script).
+    pub fn from_env() -> Option<Launch> {
+        Launch::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// As [`Launch::from_env`], over any source of variables (for tests).
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Option<Launch> {
+        let number = |name: &str| var(name).and_then(|v| v.trim().parse::<usize>().ok());
+        let pmi = ["PMI_SIZE", "PMI_RANK", "PMI_FD", "PMIX_RANK", "PMIX_NAMESPACE"].iter().any(|v| var(v).is_some());
+        if var("OMPI_COMM_WORLD_SIZE").is_some() {
+            return Some(Launch {
+                by: "mpirun",
+                tasks: number("OMPI_COMM_WORLD_SIZE"),
+                rank: number("OMPI_COMM_WORLD_RANK"),
+                wires_mpi: true,
+            });
+        }
+        // A task of an srun step (not the batch script, whose step id is Slurm's reserved
+        // 0xfffffffe, nor an interactive or extern step): Slurm says how many tasks the step has.
+        let step = var("SLURM_STEP_ID").or_else(|| var("SLURM_STEPID"));
+        let srun_step = step.is_some_and(|id| id.trim().parse::<u64>().is_ok_and(|id| id < 0xffff_fff0));
+        if srun_step {
+            let tasks =
+                number("SLURM_STEP_NUM_TASKS").or_else(|| number("SLURM_NTASKS")).or_else(|| number("SLURM_NPROCS"));
+            return Some(Launch { by: "srun", tasks, rank: number("SLURM_PROCID"), wires_mpi: pmi });
+        }
+        if var("PMI_SIZE").is_some() || var("PMI_RANK").is_some() {
+            return Some(Launch {
+                by: "a PMI launcher (PMI_SIZE)",
+                tasks: number("PMI_SIZE"),
+                rank: number("PMI_RANK"),
+                wires_mpi: true,
+            });
+        }
+        if var("PMIX_RANK").is_some() {
+            let rank = number("PMIX_RANK");
+            // Only the rank is told; a rank above 0 says there are more.
+            let tasks = rank.filter(|r| *r > 0).map(|r| r + 1);
+            return Some(Launch { by: "a PMIx launcher (PMIX_RANK)", tasks, rank, wires_mpi: true });
+        }
+        if let Some(n) = number("MPI_LOCALNRANKS") {
+            return Some(Launch {
+                by: "an MPI launcher (MPI_LOCALNRANKS)",
+                tasks: Some(n),
+                rank: None,
+                wires_mpi: true,
+            });
+        }
+        None
+    }
+
+    /// True when the launcher says it started more than this one task.
+    pub fn many(&self) -> bool {
+        self.tasks.is_some_and(|n| n > 1)
+    }
+
+    /// This task is the first (rank 0), or the launcher does not say.
+    pub fn is_first(&self) -> bool {
+        self.rank.is_none_or(|r| r == 0)
+    }
+}
+
 /// True when this process was started by an MPI launcher (Open MPI, MPICH,
 /// Slurm's PMI), whether or not this build can speak MPI.
 pub fn launched_by_mpirun() -> bool {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"].iter().any(|v| std::env::var_os(v).is_some())
+    Launch::from_env().is_some()
 }
 
 /// Wall-clock time in nanoseconds since the Unix epoch: comparable between
@@ -70,14 +155,34 @@ pub trait Coordinator {
     fn rank(&self) -> usize;
     fn size(&self) -> usize;
     /// Blocks until every client of the run has arrived. An error means the
-    /// group is broken (a client stayed away past the bound): the run must end.
-    fn barrier(&self) -> Result<StartTimes, String>;
+    /// wait was given up: a signal came, or the group is broken (a client
+    /// stayed away past the bound): the run must end.
+    fn barrier(&self) -> Result<StartTimes, GaveUp>;
     /// The instant the last [`barrier`](Coordinator::barrier) let every client go, on this
     /// process's clock, where the clients share one (threads of one process): the common start
     /// of the cell, whenever each thread got a CPU to wake on. None where each client takes its
     /// own (an MPI rank, whose clock is its host's).
     fn released(&self) -> Option<std::time::Instant> {
         None
+    }
+}
+
+/// Why a wait for the other clients was given up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GaveUp {
+    /// A signal reached this process (Ctrl-C, or the launcher's SIGTERM):
+    /// the client stops; this is not the client's failure.
+    Signalled(String),
+    /// The others stayed away past the bound, or could not be reached: the
+    /// group is broken.
+    Broken(String),
+}
+
+impl std::fmt::Display for GaveUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GaveUp::Signalled(why) | GaveUp::Broken(why) => f.write_str(why),
+        }
     }
 }
 
@@ -139,4 +244,38 @@ pub enum Ending {
     ClientsLost(Vec<(usize, ClientFailure)>),
     /// The caller refused a cell (the database could not be written).
     SinkFailed(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Launch;
+
+    fn launch(vars: &[(&str, &str)]) -> Option<Launch> {
+        Launch::from_vars(|name| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string()))
+    }
+
+    #[test]
+    fn a_launch_is_read_from_each_launchers_variables() {
+        assert_eq!(launch(&[]), None);
+        let ompi = launch(&[("OMPI_COMM_WORLD_SIZE", "4"), ("OMPI_COMM_WORLD_RANK", "2")]).unwrap();
+        assert_eq!((ompi.by, ompi.tasks, ompi.rank, ompi.wires_mpi), ("mpirun", Some(4), Some(2), true));
+        assert!(ompi.many() && !ompi.is_first());
+        let one = launch(&[("OMPI_COMM_WORLD_SIZE", "1"), ("OMPI_COMM_WORLD_RANK", "0")]).unwrap();
+        assert!(!one.many() && one.is_first());
+        // srun's step without a PMI plugin, and with one.
+        let bare = launch(&[("SLURM_STEP_ID", "0"), ("SLURM_STEP_NUM_TASKS", "3"), ("SLURM_PROCID", "1")]).unwrap();
+        assert_eq!((bare.by, bare.tasks, bare.rank, bare.wires_mpi), ("srun", Some(3), Some(1), false));
+        let pmix = launch(&[("SLURM_STEP_ID", "5"), ("SLURM_NTASKS", "2"), ("PMIX_RANK", "0")]).unwrap();
+        assert_eq!((pmix.by, pmix.tasks, pmix.wires_mpi), ("srun", Some(2), true));
+        let old = launch(&[("SLURM_STEPID", "0"), ("SLURM_NPROCS", "8")]).unwrap();
+        assert_eq!(old.tasks, Some(8));
+        // A batch script (no step, or Slurm's batch step id) is no launch.
+        assert_eq!(launch(&[("SLURM_NTASKS", "24"), ("SLURM_PROCID", "0")]), None);
+        assert_eq!(launch(&[("SLURM_STEP_ID", "4294967294"), ("SLURM_NTASKS", "24")]), None);
+        let pmi = launch(&[("PMI_SIZE", "2"), ("PMI_RANK", "1")]).unwrap();
+        assert_eq!((pmi.tasks, pmi.rank), (Some(2), Some(1)));
+        // PMIx alone says the rank only; a rank above 0 says there are more.
+        assert!(!launch(&[("PMIX_RANK", "0")]).unwrap().many());
+        assert!(launch(&[("PMIX_RANK", "3")]).unwrap().many());
+    }
 }

@@ -4,7 +4,7 @@
 //! The barrier lets everyone go when the last thread arrives: that instant is
 //! the clients' common start ([`Coordinator::released`]).
 
-use crate::{unix_ns, Coordinator, StartTimes};
+use crate::{unix_ns, Coordinator, GaveUp, StartTimes};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex, PoisonError};
 use std::time::Instant;
@@ -46,7 +46,7 @@ impl Coordinator for LocalCoordinator {
     fn size(&self) -> usize {
         self.size
     }
-    fn barrier(&self) -> Result<StartTimes, String> {
+    fn barrier(&self) -> Result<StartTimes, GaveUp> {
         let slot = &self.arrivals[(self.crossed.fetch_add(1, Ordering::Relaxed) % 2) as usize];
         let arrived_unix_ns = unix_ns();
         {
