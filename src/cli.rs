@@ -34,8 +34,9 @@ use std::path::PathBuf;
         bonnie++, Bonnie and Iometer results); `compare`, `sweep` and `report` (HTML, XLSX, CSV, Markdown, JSON) explain \
         them; a whole comparison is one resumable study file (`study run`, docs/studies.md), and \
         `rerun` runs a stored run's flags again; `extents`, `scan` and `clean` help around them.",
-    after_help = "Exit codes: 0 done, 1 the run failed, 2 bad input, 3 every cell ran but some clients (or \
-        connections) failed some (--on-client-error continue; the run is stored partial), 4 every cell ran but \
+    after_help = "Exit codes: 0 done, 1 failed for a cause of iomatrix's own (its database, its working folder), \
+        2 bad input, 3 clients (threads, MPI ranks or connections) failed: the run is stored partial (every \
+        cell ran, --on-client-error continue) or failed (stopped at the first, under abort), 4 every cell ran but \
         --verify found blocks that were not what was written, 5 compare --fail-if-slower found slower figures, 6 \
         compare --fail-if-slower could not check every figure it was asked about (not checked), 130 interrupted by \
         Ctrl-C, 143 by SIGTERM, 129 by SIGHUP."

@@ -1,6 +1,9 @@
 //! The exit codes of `iomatrix`, in one place that imports nothing of the
-//! binary: 0 done, 1 the run failed, 2 a usage error (bad input), 3 every
-//! cell ran but some clients (or connections) failed some, 4 every cell
+//! binary: 0 done, 1 the run failed for a cause other than its clients (the
+//! database, the working folder, iomatrix itself), 2 a usage error (bad
+//! input), 3 clients (threads, MPI ranks, or a suite's connections) failed:
+//! the run is `partial` (every cell ran, under `--on-client-error continue`)
+//! or `failed` (it stopped at the first failure, under abort), 4 every cell
 //! ran but `--verify` found data mismatches, 5 `compare --fail-if-slower`
 //! found figures slower beyond its threshold, 6 `compare --fail-if-slower`
 //! could not check every figure it was asked about (none slower), 128 + N
@@ -20,10 +23,27 @@ pub const NOT_CHECKED: u8 = 6;
 /// Interrupted, when no signal number is known.
 pub const INTERRUPTED: u8 = 130;
 
-/// A usage error anywhere in the chain means the user can fix the input: exit 2.
+/// A run that ended because its clients failed (a server that stopped answering, a full disk,
+/// a rank that died): the target's or the clients' fault, told apart from iomatrix's own (exit 1)
+/// by exit 3, whatever `--on-client-error` said and whatever launched the run.
+#[derive(Debug)]
+pub struct ClientsFailed(pub String);
+
+impl std::fmt::Display for ClientsFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ClientsFailed {}
+
+/// A usage error anywhere in the chain means the user can fix the input: exit 2; a run whose
+/// clients failed: exit 3; anything else: exit 1.
 pub fn code_for(err: &anyhow::Error) -> u8 {
     if err.chain().any(|e| e.downcast_ref::<UsageError>().is_some()) {
         USAGE
+    } else if err.chain().any(|e| e.downcast_ref::<ClientsFailed>().is_some()) {
+        CLIENTS_LOST
     } else {
         FAILED
     }

@@ -30,9 +30,9 @@ fn main() -> ExitCode {
     match app::run(&ranks) {
         Ok(code) => code,
         Err(err) => {
-            let code = fail(&err);
             // A run that lost an MPI rank ends every rank, so none waits on for a partner that is gone.
-            ranks.end();
+            let code = fail(&err);
+            ranks.end(exit::code_for(&err));
             code
         }
     }

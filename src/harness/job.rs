@@ -55,6 +55,43 @@ pub struct Job {
     pub stop: &'static AtomicBool,
     pub progress: Progress,
     total_cells: usize,
+    /// Stores the run failed if the job ends without [`Job::finish`] (an error on the way).
+    unfinished: Unfinished,
+}
+
+/// A run begun and not yet ended in the database. Dropped armed (an error, or a panic, between
+/// the run's start and its end), it stores the run `failed`, so no run is left `running` by a
+/// process that has gone on; a stored end is never overwritten.
+struct Unfinished {
+    db: PathBuf,
+    /// The database's device and inode when the run began: a file removed or replaced since is
+    /// not this run's, and is never opened (nor made) here.
+    identity: Option<(u64, u64)>,
+    run_id: i64,
+    armed: bool,
+}
+
+impl Unfinished {
+    fn new(db: &Path, run_id: i64) -> Unfinished {
+        Unfinished { db: db.to_path_buf(), identity: identity_of(db), run_id, armed: true }
+    }
+}
+
+fn identity_of(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if !self.armed || self.identity.is_none() || identity_of(&self.db) != self.identity {
+            return;
+        }
+        let why = "iomatrix stopped before it stored how the run ended (an error on the way: see its output)";
+        if let Err(e) = Store::open(&self.db).and_then(|store| store.fail_if_running(self.run_id, why)) {
+            eprintln!("iomatrix: could not store run #{} as failed: {e}", self.run_id);
+        }
+    }
 }
 
 impl Job {
@@ -100,6 +137,7 @@ impl Job {
             conditions: all,
             total_cells: job.total_cells,
         })?;
+        let unfinished = Unfinished::new(store.path(), run_id);
         // The marker names the run, so `clean` can say which run a leftover belonged to.
         let marked = match (&mut workdir, &mut remote) {
             (Some(w), _) => w.record_run(run_id),
@@ -132,6 +170,7 @@ impl Job {
             stop,
             progress: if spec.keep_cell_lines { progress.keep_lines() } else { progress },
             total_cells: job.total_cells,
+            unfinished,
         })
     }
 
@@ -178,13 +217,14 @@ impl Job {
         print: impl FnOnce(&StoredRun) -> anyhow::Result<()>,
     ) -> anyhow::Result<ExitCode> {
         self.progress.finish();
-        let Job { store, run_id, workdir, device, remote, total_cells, .. } = self;
+        let Job { store, run_id, workdir, device, remote, total_cells, mut unfinished, .. } = self;
         let (done, ending) = match outcome {
             Ok(v) => v,
             Err(e) => {
                 let place = workdir.as_ref().map(|w| w.path()).or(device.as_ref().map(|d| d.path()));
                 let msg = format!("cannot prepare the clients in {}: {e}", place.unwrap_or(Path::new("?")).display());
                 store.finish_run(run_id, RunStatus::Failed, Some(&msg))?;
+                unfinished.armed = false;
                 anyhow::bail!(msg);
             }
         };
@@ -215,6 +255,7 @@ impl Job {
             (Some(f), _) => Some(f),
         };
         store.finish_run(run_id, status, failure.as_deref())?;
+        unfinished.armed = false;
         if let Some(lost) = lost_samples(&ending, done, total_cells, &describe) {
             store.record_lost(run_id, &lost)?;
         }
@@ -257,10 +298,20 @@ impl Job {
                 eprintln!("iomatrix: interrupted: {done} of {total_cells} cells kept in run #{run_id}");
                 Ok(ExitCode::from(signals::exit_code()))
             }
-            _ => Err(anyhow::anyhow!(
-                "run #{run_id} failed after {done} of {total_cells} cells (kept): {}",
-                failure.unwrap_or_default()
-            )),
+            _ => {
+                let msg = format!(
+                    "run #{run_id} failed after {done} of {total_cells} cells (kept): {}",
+                    failure.unwrap_or_default()
+                );
+                // Clients failed (the target's or the clients' fault, not iomatrix's): exit 3.
+                let clients_failed = matches!(ending, Ending::ClientFailed { .. } | Ending::ClientsLost(_))
+                    || (!matches!(ending, Ending::SinkFailed(_)) && partial + failed > 0);
+                Err(if clients_failed {
+                    anyhow::Error::new(crate::exit::ClientsFailed(msg))
+                } else {
+                    anyhow::anyhow!(msg)
+                })
+            }
         }
     }
 }
@@ -530,10 +581,15 @@ fn common_conditions(suite: &str, spec: &RunSpec, clients: usize, env: &Environm
     })
 }
 
-/// The environment record with each MPI rank's host added (a run of threads has them all here).
+/// The environment record with each MPI rank's host added (a run of threads has them all here),
+/// and the launch that started it (`--hosts`: [`super::launch::LAUNCH_ID`]), by which the
+/// launcher finds the run once mpirun has ended.
 fn with_client_hosts(mut env: Value, hosts: Option<&[super::ranks::RankHost]>) -> anyhow::Result<Value> {
     if let (Some(obj), Some(hosts)) = (env.as_object_mut(), hosts) {
         obj.insert("client_hosts".into(), serde_json::to_value(hosts)?);
+    }
+    if let (Some(obj), Some(launch)) = (env.as_object_mut(), super::launch::launch_id()) {
+        obj.insert("launch_id".into(), launch.into());
     }
     Ok(env)
 }

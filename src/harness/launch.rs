@@ -1,6 +1,8 @@
 //! `iomatrix run ... --hosts FILE|a,b,c`: this process starts `mpirun` with
 //! its own binary as the ranks (one client per slot), says the exact command,
-//! and exits with mpirun's code. It runs before MPI is initialised: an MPI
+//! and exits with mpirun's code, or 3 where mpirun ended abnormally (a rank
+//! killed, a host cut off) and the run it started is stored failed: clients
+//! failed, whatever launched them. It runs before MPI is initialised: an MPI
 //! process that starts mpirun is a nested launch, which Open MPI refuses.
 //! The ranks get the same command line, `--hosts` included (so the stored
 //! command line reruns the same way); under mpirun they ignore it.
@@ -87,11 +89,18 @@ fn launch_mpirun(hosts: &str, clients: usize) -> anyhow::Result<ExitCode> {
     for name in names {
         words.extend(["-x".into(), name]);
     }
+    // Rank 0 records this launch in its run's environment: how the run is found afterwards.
+    let launch = format!(
+        "{:x}-{:x}",
+        std::process::id(),
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
+    );
+    words.extend(["-x".into(), LAUNCH_ID.into()]);
     words.push(exe.display().to_string());
     words.extend(std::env::args().skip(1));
     eprintln!("iomatrix: starting {} ranks: {}", list.slots, command_text(&words));
     let status =
-        match Command::new(&words[0]).args(&words[1..]).status() {
+        match Command::new(&words[0]).args(&words[1..]).env(LAUNCH_ID, &launch).status() {
             Ok(status) => status,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(UsageError::new(
                 "--hosts starts mpirun, which is not on PATH: install Open MPI (Debian: apt-get install openmpi-bin)",
@@ -104,7 +113,61 @@ fn launch_mpirun(hosts: &str, clients: usize) -> anyhow::Result<ExitCode> {
         (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
         (None, None) => crate::exit::FAILED,
     };
-    Ok(ExitCode::from(code))
+    Ok(ExitCode::from(after_mpirun(code, &launch)))
+}
+
+/// The variable that carries a `--hosts` launch's id to the ranks.
+pub const LAUNCH_ID: &str = "IOMATRIX_LAUNCH_ID";
+
+/// This process's launch id, where `--hosts` started it (a short word of hex digits and '-').
+pub fn launch_id() -> Option<String> {
+    std::env::var(LAUNCH_ID)
+        .ok()
+        .filter(|id| !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-'))
+}
+
+/// The launcher's exit code once mpirun has ended with `code`. Codes iomatrix itself gives (0 to 6)
+/// and signals' are passed on: rank 0 chose them. Any other code is mpirun's own word that a
+/// process of the job died or a host was lost (137 a rank killed, 255 a daemon cut off): where
+/// the run this launch started is stored failed, those were its clients, so exit 3, as a run on
+/// one host whose clients failed; where it is not stored as ended (rank 0 itself was killed),
+/// mpirun's code stands, with a line saying what is known.
+fn after_mpirun(code: u8, launch: &str) -> u8 {
+    if code <= crate::exit::NOT_CHECKED || matches!(code, 129 | 130 | 143) {
+        return code;
+    }
+    let Some(run) = launched_run(launch) else {
+        eprintln!("iomatrix: mpirun ended with {code}, and no run of this launch is in the results database");
+        return code;
+    };
+    match run.status {
+        iomatrix_store::RunStatus::Failed => {
+            eprintln!(
+                "iomatrix: mpirun ended with {code} (a rank died or a host was cut off); run #{} is stored failed: {}",
+                run.id,
+                run.error.as_deref().unwrap_or("no reason stored")
+            );
+            crate::exit::CLIENTS_LOST
+        }
+        status => {
+            eprintln!(
+                "iomatrix: mpirun ended with {code}; run #{} is stored {} (rank 0 itself ended before it could \
+                 store the run's end: `iomatrix runs` on its host marks it incomplete)",
+                run.id,
+                status.as_str()
+            );
+            code
+        }
+    }
+}
+
+/// The run rank 0 stored for `launch`, read from the database the command line names.
+fn launched_run(launch: &str) -> Option<iomatrix_store::RunSummary> {
+    use clap::Parser;
+    let cli = Cli::try_parse().ok()?;
+    let db = crate::db_path::resolve(cli.db.as_deref()).ok()?;
+    let store = iomatrix_store::Store::open(&db).ok()?;
+    store.find_run_by_environment("launch_id", launch).ok().flatten()
 }
 
 /// `--hosts`: a hostfile (a line per host: `HOST [slots=N]`, `#` comments)

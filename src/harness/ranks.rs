@@ -415,11 +415,14 @@ impl Ranks {
     /// whole job, so no rank waits on for a partner that is gone. Not after
     /// a signal (the launcher is ending the job already), nor after a
     /// failure every rank heard of (they end in order).
-    pub fn end(&self) {
+    /// `code`: the run's exit code, which mpirun passes on.
+    pub fn end(&self, code: u8) {
         #[cfg(feature = "mpi")]
         if let Some(g) = self.mpi.as_ref().filter(|g| g.is_broken()) {
-            g.abort(crate::exit::FAILED.into());
+            g.abort(code.into());
         }
+        #[cfg(not(feature = "mpi"))]
+        let _ = code;
     }
 
     /// A follower that stopped for a signal (the launcher ending the job):
@@ -460,6 +463,21 @@ impl LastWord {
     /// rank is gone.
     fn on_signal(&self, farewell: Option<iomatrix_coord::mpi::Farewell>, hosts: &[String]) {
         let begun = std::time::Instant::now();
+        // First a provisional end, stored at once: on a loaded machine mpirun's SIGKILL may come
+        // before the ranks' word does, and a run must never be left `running`. What follows
+        // replaces it with the cause, or the run's own thread with its own account.
+        if let Some((db, run_id)) = lock(&self.run).clone().filter(|_| !*lock(&self.ending)) {
+            let name = super::signals::first().unwrap_or("a signal");
+            let provisional = format!(
+                "ended by {name} from the launcher before rank 0 learned why (mpirun signals every rank when \
+                 one dies, a host is lost, or it is told to stop); see mpirun's own message"
+            );
+            if let Err(e) =
+                iomatrix_store::Store::open(&db).and_then(|store| store.fail_if_running(run_id, &provisional))
+            {
+                eprintln!("iomatrix: rank 0: could not store run #{run_id}'s end: {e}");
+            }
+        }
         let silent = farewell.and_then(|f| f.silent(Self::GRACE));
         while begun.elapsed() < Self::GRACE && !*lock(&self.ending) {
             std::thread::sleep(std::time::Duration::from_millis(20));

@@ -171,7 +171,7 @@ fn a_failing_bonnie_client_is_counted_and_the_others_go_on() {
     }
     // Abort (the default) ends the run at the first failure.
     let out = sb.run(&[&args[..], &["--before", hook]].concat());
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out).1);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out).1);
     assert!(sb.leftovers().is_empty());
 }
 

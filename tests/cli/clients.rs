@@ -119,7 +119,7 @@ fn a_failing_client_ends_the_run_under_abort() {
     let target = sb.target();
     let out = sb.run(&small_iozone(target.to_str().unwrap(), &["--clients", "3", "--before", BREAK_CLIENT_1]));
     let (_, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("client 1:") && stderr.contains("Is a directory"), "{stderr}");
     let run = sb.last_run();
     assert_eq!(run["run"]["status"], "failed");

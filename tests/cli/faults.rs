@@ -19,13 +19,13 @@ fn start(sb: &Sandbox, target: &Path, suite_args: &[&str]) -> (Running, PathBuf)
     (Running(child), log)
 }
 
-/// What every failure must look like: exit 1, one error line naming the
+/// What every failure must look like: exit 3 (its clients failed), one error line naming the
 /// target and `problem`, no panic, the run stored as failed with its
 /// finished cells.
 fn assert_failed_clearly(sb: &Sandbox, status: std::process::ExitStatus, log: &Path, target: &Path, problem: &str) {
     let stderr = std::fs::read_to_string(log).unwrap();
     eprintln!("{stderr}");
-    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert_eq!(status.code(), Some(3), "{stderr}");
     assert!(!stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"), "{stderr}");
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("iomatrix: error:")).collect();
     assert_eq!(errors.len(), 1, "{stderr}");
@@ -161,7 +161,7 @@ fn fileserver_and_bonnie_on_a_disk_that_fills_name_it_and_remove_their_folders()
     let (mut child, log) = start(&sb, &mount.point, &plan);
     let status = wait_for_exit(&mut child);
     let stderr = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert_eq!(status.code(), Some(3), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     let error = stderr.lines().find(|l| l.starts_with("iomatrix: error:")).unwrap_or_default();
     assert!(error.contains("No space left on device") && error.contains("connection"), "{stderr}");
@@ -175,7 +175,7 @@ fn fileserver_and_bonnie_on_a_disk_that_fills_name_it_and_remove_their_folders()
     let (mut child, log) = start(&sb, &mount.point, &["bonnie", "--size", "64m", "--allow-cache"]);
     let status = wait_for_exit(&mut child);
     let stderr = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert_eq!(status.code(), Some(3), "{stderr}");
     let error = stderr.lines().find(|l| l.starts_with("iomatrix: error:")).unwrap_or_default();
     assert!(error.contains("No space left on device") && error.contains(mount.point.to_str().unwrap()), "{stderr}");
     assert_eq!(sb.runs_json()["runs"][1]["status"], "failed");

@@ -100,7 +100,7 @@ fn a_full_disk_mid_run_fails_cleanly_and_keeps_finished_cells() {
         "--no-space-check",
     ]);
     let (_, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("No space left on device"), "{stderr}");
     assert!(stderr.contains("write file 64m record 64k failed"), "{stderr}");
     assert!(!stderr.contains("panicked"));

@@ -54,7 +54,7 @@ fn iozone_runs_through_the_built_in_nfs_client_and_faults_are_named() {
     unsafe { libc::kill(pid, libc::SIGKILL) };
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(begun.elapsed() < Duration::from_secs(90), "bounded by the 30 s call timeout");
     assert!(
         stderr.contains("write file 1g record 4k failed") && stderr.contains(&nfs[..nfs.rfind('/').unwrap()]),
@@ -178,7 +178,7 @@ fn a_cut_link_ends_the_cell_within_the_timeout_and_keeps_the_finished_ones() {
     assert!(Command::new("ip").args(["link", "set", &veth, "down"]).status().unwrap().success());
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(begun.elapsed() < Duration::from_secs(90), "bounded by the 30 s call timeout");
     assert!(
         stderr.contains("no answer within 30 s") && stderr.contains("write file 256m record 1m failed"),

@@ -28,7 +28,7 @@ fn kill_in_second_cell(mut cmd: std::process::Command, kill: impl FnOnce()) -> S
         stderr.push('\n');
     }
     assert!(kill.is_none(), "the first cell never finished: {stderr}");
-    assert_eq!(child.wait().unwrap().code(), Some(1), "{stderr}");
+    assert_eq!(child.wait().unwrap().code(), Some(3), "{stderr}");
     assert!(begun.elapsed() < Duration::from_secs(90), "bounded by the 30 s call timeout");
     stderr
 }

@@ -138,7 +138,7 @@ fn a_server_killed_mid_walk_ends_the_run_within_the_timeout_keeping_what_was_rea
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(begun.elapsed() < Duration::from_secs(70), "bounded by the 30 s call timeout: {:?}", begun.elapsed());
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
     let server = &nfs[..nfs.rfind('/').unwrap()];
     assert!(stderr.contains("stopped answering") && stderr.contains(server), "{stderr}");
     let run = sb.last_run();

@@ -160,7 +160,7 @@ fn bonnie_runs_through_the_built_in_smb_client_and_a_stopped_smbd_keeps_the_fini
     }
     stderr.read_to_string(&mut seen).unwrap();
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(1), "{seen}");
+    assert_eq!(status.code(), Some(3), "{seen}");
     assert!(begun.elapsed() < Duration::from_secs(90), "bounded by the 30 s call timeout");
     let server = &smb[..smb.rfind('/').unwrap()];
     assert!(seen.contains("Random Seeks (repeat 1) failed") && seen.contains(server), "{seen}");

@@ -146,9 +146,9 @@ fn server_killed_mid_phase(sb: &Sandbox, mut cmd: Command, server_pid: i32, serv
     let (stdout, stderr) = text(&out);
     assert!(begun.elapsed() < Duration::from_secs(90), "bounded by the 30 s call timeout");
     // Under --on-client-error continue every phase ran (the read phase with no connection left),
-    // each stored with every connection failed: nothing was measured whole, the run failed (exit 1).
+    // each stored with every connection failed: nothing was measured whole, the run failed (exit 3: its connections failed).
     // (Under abort the first failed connection ends it.)
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("3 connection(s) failed"), "{stderr}");
     let run = sb.last_run();
     assert_eq!(run["run"]["status"], "failed");

@@ -92,7 +92,7 @@ fn smbd_killed_in_the_middle_of_a_cell_fails_the_run_naming_the_server_and_keeps
     let kill_smbd = || kill_process_tree(smbd);
     let (out, took) = fault_during_the_second_cell(&sb, &lab, &[], kill_smbd);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(took < Duration::from_secs(40), "a closed connection fails at once, not after the 30 s timeout: {took:?}");
     assert!(stderr.contains("write file 256m record 1m failed") && stderr.contains(&server_of(&lab)), "{stderr}");
     let run = sb.last_run();
@@ -143,7 +143,7 @@ fn a_cut_link_ends_the_smb_cell_within_the_timeout_and_cleanup_waits_one_timeout
     let (out, took) = fault_during_the_second_cell(&sb, &lab, &[], cut);
     let _ = Command::new("ip").args(["link", "set", &veth, "up"]).status();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
     // 4 s in, 30 s for the unanswered WRITE, at most 30 s more for removing the working folder (one call, after
     // which the session gives up): about 64 s. Each further call waiting out its own timeout would pass 90 s.
     assert!(took < Duration::from_secs(80), "bounded by the 30 s call timeout: {took:?}");

@@ -51,7 +51,7 @@ fn a_full_file_system_ends_a_fileserver_run_under_abort_before_its_read_phase() 
     let (_, stderr) = text(&out);
     // As every suite under the default `--on-client-error abort`: the run fails at the first
     // failed connection, naming it; nothing of the cut-short write phase is stored as a figure.
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("No space left on device") && stderr.contains("connection"), "{stderr}");
     let run = sb.last_run();
     assert_eq!(run["run"]["status"], "failed");
@@ -62,7 +62,7 @@ fn a_full_file_system_ends_a_fileserver_run_under_abort_before_its_read_phase() 
 }
 
 /// The run's status follows its cells: `partial` (exit 3) when some connection finished some
-/// phase, `failed` (exit 1) when none did; never `complete`. Each cell counts its connections.
+/// phase, `failed` (exit 3: its connections failed) when none did; never `complete`. Each cell counts its connections.
 fn assert_never_complete(out: &Output, run: &Value, connections: u64) {
     let got = states(run);
     assert!(!got.is_empty());
@@ -85,7 +85,7 @@ fn assert_never_complete(out: &Output, run: &Value, connections: u64) {
         );
     }
     let some_finished = got.iter().any(|(kind, ..)| kind != "failed");
-    let (status, code) = if some_finished { ("partial", 3) } else { ("failed", 1) };
+    let (status, code) = if some_finished { ("partial", 3) } else { ("failed", 3) };
     assert_eq!(run["run"]["status"], status, "never complete with a cell that is not");
     assert_eq!(out.status.code(), Some(code), "{}", text(out).1);
 }
@@ -144,7 +144,7 @@ fn a_personality_on_a_full_file_system_stops_at_the_first_failed_connection_unde
     let base = ["run", "personality", file.to_str().unwrap(), "--connections", "12", "--target", target];
     let out = sb.run(&[&base[..], &["--no-space-check"]].concat());
     let (_, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("No space left on device"), "{stderr}");
     let run = sb.last_run();
     assert_eq!(run["run"]["status"], "failed");
@@ -165,7 +165,7 @@ fn compare_leaves_a_failed_cell_out_names_it_and_its_gate_does_not_pass() {
     assert_success(&fileserver(&sb, &roomy.point, &FILL));
     let out = fileserver(&sb, &full.point, &[&FILL[..], &["--on-client-error", "continue"]].concat());
     // Every phase ran, and in each every connection failed: nothing was measured, the run failed.
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out).1);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out).1);
     assert_eq!(sb.show_json(2)["run"]["status"], "failed");
     let (stdout, _) = text(&sb.run(&["compare", "1", "2"]));
     // No ratio or % change of a write phase whose every connection failed.

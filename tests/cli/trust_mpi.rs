@@ -149,6 +149,39 @@ fn a_killed_rank_is_stored_failed_by_rank_0_naming_it() {
     }
     ctrl_c_on_mpirun_is_stored_interrupted(&lab, &bin);
     rank_0_killed_outright_is_marked_incomplete_on_its_host(&lab, &bin);
+    a_killed_rank_under_hosts_exits_3(&lab, &bin);
+}
+
+/// The same killed rank, launched by iomatrix itself (`--hosts`): mpirun's own code for a killed
+/// process (137) is not iomatrix's word; the launcher finds the run it started stored failed, and
+/// exits 3 (clients failed), as a run of threads whose client failed would.
+fn a_killed_rank_under_hosts_exits_3(lab: &Lab, bin: &Path) {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let pids = sb.dir.path().join("pids");
+    std::fs::create_dir(&pids).unwrap();
+    let hook = format!("echo $PPID > {}/$IOMATRIX_RANK", pids.display());
+    let hostfile = lab.var("IOMATRIX_LAB_HOSTFILE").to_string();
+    let args = six_cells(target.to_str().unwrap(), &["--before", &hook, "--hosts", &hostfile]);
+    let killer = {
+        let pid_file = pids.join("1");
+        after_cells(sb.db(), 2, move || {
+            let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+            // SAFETY: kill(2) on the rank's PID, which its own hook wrote.
+            unsafe { libc::kill(pid, libc::SIGKILL) == 0 }
+        })
+    };
+    let mut cmd = lab_command(lab, &sb, bin.to_str().unwrap());
+    cmd.args(&args);
+    let (out, took) = bounded(cmd, Duration::from_secs(120));
+    let (_, stderr) = text(&out);
+    assert!(killer.join().unwrap(), "--hosts: two cells were never stored: {stderr}");
+    assert!(took < Duration::from_secs(60), "--hosts: took {took:?}");
+    let (status, error, _) = status_and_error(&sb);
+    assert_eq!(status, "failed", "--hosts: {error}\n{stderr}");
+    assert_eq!(out.status.code(), Some(3), "--hosts: a killed rank is a failed client: {stderr}");
+    assert!(stderr.contains("is stored failed"), "--hosts: says why: {stderr}");
+    nothing_left_running(lab, Duration::from_secs(20));
 }
 
 /// Ctrl-C on mpirun (SIGINT: mpirun sends every rank SIGTERM): every rank is there to say so, and the
@@ -300,7 +333,7 @@ fn assert_each_cause_named(lab: &Lab, error: &str, words: &[&str], what: &str) {
 }
 
 /// smbd killed mid-run under the default abort: every rank's failed cell reaches rank 0 with the SMB
-/// client's words, and rank 0 stores the run `failed` (exit 1) naming each rank's host and cause,
+/// client's words, and rank 0 stores the run `failed` (exit 3: its clients failed) naming each rank's host and cause,
 /// before anyone stops; nothing left running.
 #[test]
 fn a_killed_smb_server_under_abort_is_stored_failed_with_each_ranks_cause() {
@@ -313,7 +346,7 @@ fn a_killed_smb_server_under_abort_is_stored_failed_with_each_ranks_cause() {
         on_three_hosts(&lab, &sb, &bin, &cells_on(&smb, "64k,128k,256k,512k", "abort"), Duration::from_secs(240));
     let (_, stderr) = text(&out);
     assert!(killer.join().unwrap(), "the first cell was never stored: {stderr}");
-    assert_eq!(out.status.code(), Some(1), "the run failed: {stderr}");
+    assert_eq!(out.status.code(), Some(3), "the run failed: {stderr}");
     let (status, error, _) = status_and_error(&sb);
     assert_eq!(status, "failed", "{error}\n{stderr}");
     assert_each_cause_named(&lab, &error, &["connection", "Connection", "stopped", "reset"], "smbd killed");
@@ -345,13 +378,13 @@ fn a_killed_nfs_server_under_continue_exits_3_with_each_ranks_cause() {
 
 /// A server stopped (SIGSTOP: it holds its connections and answers nothing) mid-run: each rank's
 /// call gives up after the call timeout (30 s), names it, and the run is stored: under abort
-/// `failed` (exit 1, ganesha stopped), under continue kept with its failed clients (exit 3, smbd
+/// `failed` (exit 3, ganesha stopped), under continue kept with its failed clients (exit 3, smbd
 /// stopped). The server is let go (SIGCONT) after each run.
 #[test]
 fn a_stopped_server_is_stored_with_each_ranks_cause_under_abort_and_continue() {
     let Some((lab, bin)) = lab_with_hosts(3, "none", &["smb", "nfs"]) else { return };
     for (on_error, target, pid_var, code) in [
-        ("abort", "IOMATRIX_LAB_NFS", "IOMATRIX_LAB_GANESHA_PID", 1),
+        ("abort", "IOMATRIX_LAB_NFS", "IOMATRIX_LAB_GANESHA_PID", 3),
         ("continue", "IOMATRIX_LAB_SMB", "IOMATRIX_LAB_SMBD_PID", 3),
     ] {
         let sb = Sandbox::new();
@@ -386,7 +419,7 @@ fn a_stopped_server_is_stored_with_each_ranks_cause_under_abort_and_continue() {
 
 /// A rank whose cell fails under the default abort (here: its data file is a folder) is not taken
 /// for a signal: its failure reaches rank 0 with the cause, rank 0 stores the run `failed` naming
-/// the rank and its host, and every rank ends in order (exit 1, no MPI_Abort).
+/// the rank and its host, and every rank ends in order (exit 3: its client failed; no MPI_Abort).
 #[test]
 fn a_ranks_failed_cell_reaches_rank_0_with_its_cause_before_anyone_stops() {
     let Some(bin) = mpi_binary() else { return };
@@ -396,7 +429,7 @@ fn a_ranks_failed_cell_reaches_rank_0_with_its_cause_before_anyone_stops() {
         [&[bin.to_str().unwrap()][..], &small_iozone(target.to_str().unwrap(), &["--before", BREAK_RANK_2])].concat();
     let (out, took) = mpirun(&sb, 3, &args, Duration::from_secs(120));
     let (_, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(1), "the run failed: {stderr}");
+    assert_eq!(out.status.code(), Some(3), "the run failed: {stderr}");
     assert!(took < Duration::from_secs(60), "took {took:?}");
     assert!(!stderr.contains("MPI_ABORT"), "ended in order: {stderr}");
     let (status, error, _) = status_and_error(&sb);

@@ -998,12 +998,19 @@ mod tests {
         let stop = AtomicBool::new(false);
         let live = Live::new();
         let mut results = Vec::new();
-        let (n, ending) =
-            execute(plan, &Place::Local, dir.path(), (&stop, OnClientError::Continue), &live, &mut |_| Some(Instant::now()), |r| {
+        let (n, ending) = execute(
+            plan,
+            &Place::Local,
+            dir.path(),
+            (&stop, OnClientError::Continue),
+            &live,
+            &mut |_| Some(Instant::now()),
+            |r| {
                 results.push(r.clone());
                 Ok(())
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         assert_eq!(n, results.len());
         (results, ending)
     }
@@ -1126,12 +1133,19 @@ mod tests {
         let p = plan(3, 4);
         let stop = AtomicBool::new(false);
         let mut results = Vec::new();
-        let (n, ending) =
-            execute(&p, &Place::Local, dir.path(), (&stop, OnClientError::Abort), &Live::new(), &mut |_| Some(Instant::now()), |r| {
+        let (n, ending) = execute(
+            &p,
+            &Place::Local,
+            dir.path(),
+            (&stop, OnClientError::Abort),
+            &Live::new(),
+            &mut |_| Some(Instant::now()),
+            |r| {
                 results.push(r.clone());
                 Ok(())
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         assert_eq!(n, 0, "the write phase, where connection 1 failed, is not kept");
         assert!(results.is_empty());
         match ending {
@@ -1220,10 +1234,18 @@ mod tests {
         let stop = AtomicBool::new(false);
         let live = Live::new();
         let mut seen = Vec::new();
-        execute(&p, &Place::Local, dir.path(), (&stop, OnClientError::Continue), &live, &mut |_| Some(Instant::now()), |r| {
-            seen.push((r.index, live.snapshot()));
-            Ok(())
-        })
+        execute(
+            &p,
+            &Place::Local,
+            dir.path(),
+            (&stop, OnClientError::Continue),
+            &live,
+            &mut |_| Some(Instant::now()),
+            |r| {
+                seen.push((r.index, live.snapshot()));
+                Ok(())
+            },
+        )
         .unwrap();
         for (index, s) in seen {
             assert!(s.started);

@@ -442,6 +442,8 @@ struct ConnResult {
     failed_kind: Option<String>,
     stopped: bool,
     cpu: iomatrix_stats::CpuTimes,
+    /// From the common start to this connection's last CPU reading.
+    cpu_span_ns: u64,
     verify: Option<Tally>,
 }
 
@@ -518,6 +520,7 @@ fn run_cell<F: Files>(
                 failed_kind: Some("thread".into()),
                 stopped: false,
                 cpu: Default::default(),
+                cpu_span_ns: 0,
                 verify: None,
             });
         }
@@ -546,6 +549,7 @@ fn run_cell<F: Files>(
     results.sort_by_key(|r| r.ops.rank);
     for r in results {
         figures.wall_ns = figures.wall_ns.max(r.ops.ns);
+        figures.cpu_span_ns = figures.cpu_span_ns.max(r.cpu_span_ns);
         figures.user_ns += r.cpu.user_ns;
         figures.sys_ns += r.cpu.sys_ns;
         figures.lost_ops += r.lost_ops;
@@ -610,6 +614,7 @@ fn connection<F: Files>(
         failed_kind: None,
         stopped: false,
         cpu: Default::default(),
+        cpu_span_ns: 0,
         verify: None,
     };
     // A thread that panicked before it was ready must not keep the client waiting for it.
@@ -738,6 +743,7 @@ fn connection<F: Files>(
     result.ops.errors = errors;
     result.ops.ns = run.last_end.saturating_duration_since(origin).as_nanos() as u64;
     result.cpu = CpuReading::now().since(cpu0);
+    result.cpu_span_ns = Instant::now().saturating_duration_since(origin).as_nanos() as u64;
     match ended {
         Ok(()) => {}
         Err(Halt::Stopped) => result.stopped = true,

@@ -149,6 +149,11 @@ pub struct CellFigures {
     pub wall_ns: u64,
     pub user_ns: u64,
     pub sys_ns: u64,
+    /// The common start to the last connection's last CPU reading, which follows its last
+    /// operation (closing its files): the time the CPU figures were taken over, so %CPU is
+    /// CPU over this (never over less, which would let it pass the cores).
+    #[serde(default)]
+    pub cpu_span_ns: u64,
     /// Operations planned for connections that failed and not done (a phase
     /// of a fixed number of iterations); a timed phase counts none here.
     pub lost_ops: u64,
@@ -171,6 +176,11 @@ pub struct CellFigures {
 }
 
 impl CellFigures {
+    /// %CPU of the cell: its connections' CPU over the time it was taken in (at least the wall).
+    pub fn cpu_percent(&self) -> f64 {
+        iomatrix_stats::cpu_percent(self.user_ns + self.sys_ns, self.wall_ns.max(self.cpu_span_ns))
+    }
+
     /// Operations completed, over every kind.
     pub fn ops_done(&self) -> u64 {
         self.ops.iter().map(|o| o.count).sum()
@@ -209,6 +219,7 @@ impl CellFigures {
             c
         }));
         self.wall_ns = self.wall_ns.max(other.wall_ns);
+        self.cpu_span_ns = self.cpu_span_ns.max(other.cpu_span_ns);
         self.user_ns += other.user_ns;
         self.sys_ns += other.sys_ns;
         self.lost_ops += other.lost_ops;

@@ -729,6 +729,20 @@ impl Store {
         Ok(())
     }
 
+    /// Stores the run as failed with `error` unless its end is stored already: for a process that
+    /// must leave before it could store the end in its own words (an error on the way, a signal
+    /// from a launcher that kills soon after). True when it was still running.
+    pub fn fail_if_running(&self, run_id: i64, error: &str) -> Result<bool> {
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE runs SET status = 'failed', ended_at_ms = ?2, error = ?3 WHERE id = ?1 AND status = 'running'",
+                params![run_id, time::now_ms(), error],
+            )
+            .map_err(self.err("cannot finish the run"))?;
+        Ok(changed > 0)
+    }
+
     /// Records what the run could not measure: failed clients by cell, cells
     /// planned but not stored (see the `lost` object in docs/json.md).
     pub fn record_lost(&self, run_id: i64, lost: &serde_json::Value) -> Result<()> {
@@ -750,6 +764,25 @@ impl Store {
             out.push(s);
         }
         Ok(out)
+    }
+
+    /// The newest run whose environment record says `key` = `value` (a text), e.g. the run a
+    /// `--hosts` launch started (`launch_id`), found after its processes have ended.
+    pub fn find_run_by_environment(&self, key: &str, value: &str) -> Result<Option<RunSummary>> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "{SUMMARY_SELECT} WHERE json_valid(r.environment_json) AND json_extract(r.environment_json, ?1) = ?2 \
+                 ORDER BY r.id DESC LIMIT 1"
+            ))
+            .map_err(self.err("cannot look a run up"))?;
+        let found = stmt
+            .query_row(params![format!("$.{key}"), value], summary_from_row)
+            .optional()
+            .map_err(self.err("cannot look a run up"))?;
+        let Some(mut summary) = found else { return Ok(None) };
+        summary.labels = self.labels(summary.id)?;
+        Ok(Some(summary))
     }
 
     /// A stored run, every figure of it read. A run with a figure that cannot be read back is an

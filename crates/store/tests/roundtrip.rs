@@ -135,3 +135,30 @@ fn a_cell_state_and_its_counts_round_trip() {
     let json = serde_json::to_value(&run.cell_results[0]).unwrap();
     assert_eq!(json["state"], json!({"kind": "partial", "ok": 3, "of": 4, "parts": "connections"}));
 }
+
+#[test]
+fn a_provisional_failure_never_overwrites_a_stored_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("results.sqlite")).unwrap();
+    let running = store.begin_run(&new_run(1)).unwrap();
+    assert!(store.fail_if_running(running, "ended by SIGTERM").unwrap(), "a running run is failed");
+    let ended = store.begin_run(&new_run(1)).unwrap();
+    store.finish_run(ended, RunStatus::Interrupted, Some("interrupted by SIGINT")).unwrap();
+    assert!(!store.fail_if_running(ended, "ended by SIGTERM").unwrap(), "a stored end stands");
+    let runs = store.list_runs().unwrap();
+    assert_eq!((runs[0].status, runs[0].error.as_deref()), (RunStatus::Failed, Some("ended by SIGTERM")));
+    assert_eq!((runs[1].status, runs[1].error.as_deref()), (RunStatus::Interrupted, Some("interrupted by SIGINT")));
+}
+
+#[test]
+fn a_run_is_found_by_a_word_of_its_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("results.sqlite")).unwrap();
+    let launched = |id: &str| NewRun { environment: json!({"host": "h", "launch_id": id}), ..new_run(1) };
+    let first = store.begin_run(&launched("1f-2a")).unwrap();
+    store.begin_run(&new_run(1)).unwrap();
+    let other = store.begin_run(&launched("3c-4d")).unwrap();
+    assert_eq!(store.find_run_by_environment("launch_id", "1f-2a").unwrap().map(|r| r.id), Some(first));
+    assert_eq!(store.find_run_by_environment("launch_id", "3c-4d").unwrap().map(|r| r.id), Some(other));
+    assert!(store.find_run_by_environment("launch_id", "5e").unwrap().is_none());
+}

@@ -439,7 +439,24 @@ impl Study<'_> {
             Ended::Exited(status) => status,
         };
         let code = status.code().unwrap_or(crate::exit::FAILED as i32);
+        // Exit 3 is a partial run (every cell ran, some clients failed some: the step is done, with a
+        // note) or a run stopped at its first failed client (failed): the stored status tells.
+        let stopped_by_clients = code == i32::from(crate::exit::CLIENTS_LOST)
+            && run
+                .map(|id| self.store.load_run(id))
+                .transpose()?
+                .flatten()
+                .is_some_and(|r| r.summary.status == iomatrix_store::RunStatus::Failed);
         match (code, run) {
+            (3, _) if stopped_by_clients => {
+                let why = format!("its clients failed (exit 3): {}", process::tail(&log, 1));
+                self.store.record_step(self.id, p.seq, StepStatus::Failed, run, Some(&why), Some(seconds))?;
+                self.worst = self.worst.max(crate::exit::CLIENTS_LOST);
+                eprintln!(
+                    "iomatrix: [{nth}/{total}] {what}: failed ({why}); the study goes on\n{}",
+                    indent(&process::tail(&log, 8))
+                );
+            }
             (0, Some(id)) => {
                 self.store.record_step(self.id, p.seq, StepStatus::Done, Some(id), None, Some(seconds))?;
                 self.durations.push(seconds);

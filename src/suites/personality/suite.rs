@@ -497,7 +497,7 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
         user_ns: m.user_ns,
         sys_ns: m.sys_ns,
         kib_per_sec: total_kib_per_sec,
-        cpu_percent: Some(iomatrix_stats::cpu_percent(m.user_ns + m.sys_ns, m.wall_ns)),
+        cpu_percent: Some(m.cpu_percent()),
         metrics,
         client_figures: json!(connections),
         state: Default::default(),
