@@ -223,7 +223,14 @@ impl<K: Ord + Clone> Stored<K> {
         if let Some(repeat) = row.metrics.get_mut("repeat") {
             *repeat = serde_json::json!(*sample);
         }
-        let mut line = suite.done_line(cell);
+        // A cell that no client or connection finished is stored, in its place, with no figure.
+        let failed = row.state.kind == iomatrix_store::CellStateKind::Failed;
+        let mut line = if failed {
+            strip_figures(&mut row);
+            format!("{}: nothing measured", iomatrix_analysis::CellKey::of(&row).describe())
+        } else {
+            suite.done_line(cell)
+        };
         if repeats > 1 || *sample > 1 {
             line += &format!(" (sample {sample})");
         }
@@ -258,6 +265,18 @@ impl<K: Ord + Clone> Stored<K> {
             Ending::Completed if self.interrupted => Ending::Interrupted,
             other => other,
         }
+    }
+}
+
+/// Clears what would read as a measurement from a failed cell's row: its throughput and its
+/// rate (`metrics.per_sec`) become 0, its CPU% unknown. What its clients or connections did before they
+/// failed (bytes, operations, errors) stays, as counts; the store's gate refuses a failed cell
+/// that carries a figure.
+fn strip_figures(row: &mut iomatrix_store::CellRow) {
+    row.kib_per_sec = 0.0;
+    row.cpu_percent = None;
+    if let Some(per_sec) = row.metrics.get_mut("per_sec") {
+        *per_sec = serde_json::json!(0.0);
     }
 }
 

@@ -175,6 +175,30 @@ impl PhaseResult {
         iomatrix_stats::cpu_percent(self.user_ns + self.sys_ns, self.wall_ns)
     }
 
+    /// Phase `index` of a run where no client finished it: nothing done, all of `planned` lost,
+    /// no connection's figures (they were lost with their clients).
+    pub fn not_done(index: usize, phase: Phase, planned: Planned) -> PhaseResult {
+        PhaseResult {
+            index,
+            phase,
+            latency: Op::ALL.iter().map(|_| Latency::new()).collect(),
+            connections: Vec::new(),
+            planned,
+            done: Planned::default(),
+            lost: planned,
+            wall_ns: 0,
+            user_ns: 0,
+            sys_ns: 0,
+            avg_connection_kib_per_sec: 0.0,
+            total_kib_per_sec: 0.0,
+            connections_ok: 0,
+            connections_failed: 0,
+            connections_skipped: 0,
+            errors: BTreeMap::new(),
+            caches_dropped: false,
+        }
+    }
+
     fn merge(
         index: usize,
         phase: Phase,
@@ -998,12 +1022,19 @@ mod tests {
         let stop = AtomicBool::new(false);
         let live = Live::new();
         let mut results = Vec::new();
-        let (n, ending) =
-            execute(plan, &Place::Local, dir.path(), (&stop, OnClientError::Continue), &live, &mut |_| Some(Instant::now()), |r| {
+        let (n, ending) = execute(
+            plan,
+            &Place::Local,
+            dir.path(),
+            (&stop, OnClientError::Continue),
+            &live,
+            &mut |_| Some(Instant::now()),
+            |r| {
                 results.push(r.clone());
                 Ok(())
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         assert_eq!(n, results.len());
         (results, ending)
     }
@@ -1126,12 +1157,19 @@ mod tests {
         let p = plan(3, 4);
         let stop = AtomicBool::new(false);
         let mut results = Vec::new();
-        let (n, ending) =
-            execute(&p, &Place::Local, dir.path(), (&stop, OnClientError::Abort), &Live::new(), &mut |_| Some(Instant::now()), |r| {
+        let (n, ending) = execute(
+            &p,
+            &Place::Local,
+            dir.path(),
+            (&stop, OnClientError::Abort),
+            &Live::new(),
+            &mut |_| Some(Instant::now()),
+            |r| {
                 results.push(r.clone());
                 Ok(())
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         assert_eq!(n, 0, "the write phase, where connection 1 failed, is not kept");
         assert!(results.is_empty());
         match ending {
@@ -1220,10 +1258,18 @@ mod tests {
         let stop = AtomicBool::new(false);
         let live = Live::new();
         let mut seen = Vec::new();
-        execute(&p, &Place::Local, dir.path(), (&stop, OnClientError::Continue), &live, &mut |_| Some(Instant::now()), |r| {
-            seen.push((r.index, live.snapshot()));
-            Ok(())
-        })
+        execute(
+            &p,
+            &Place::Local,
+            dir.path(),
+            (&stop, OnClientError::Continue),
+            &live,
+            &mut |_| Some(Instant::now()),
+            |r| {
+                seen.push((r.index, live.snapshot()));
+                Ok(())
+            },
+        )
         .unwrap();
         for (index, s) in seen {
             assert!(s.started);

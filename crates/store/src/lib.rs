@@ -640,7 +640,8 @@ impl Store {
                 c.sys_ns as i64,
                 c.kib_per_sec,
                 // The column holds a number (schema 1); an unknown figure is said by the cell's
-                // `metrics.not_in_source` ("cpu"), which reading turns back into None.
+                // `metrics.not_in_source` ("cpu") or its failed state, which reading turns back
+                // into None.
                 c.cpu_percent.unwrap_or(0.0),
                 c.metrics.to_string(),
                 c.client_figures.to_string(),
@@ -844,7 +845,8 @@ impl Store {
         for (mut cell, metrics, clients) in rows {
             cell.metrics = keep(metrics, Some((cell.seq, &cell.test)), "metrics_json");
             cell.client_figures = keep(clients, Some((cell.seq, &cell.test)), "clients_json");
-            if cpu_not_in_source(&cell.metrics) {
+            // A failed cell has no CPU figure either: nothing was measured.
+            if cpu_not_in_source(&cell.metrics) || cell.state.kind == CellStateKind::Failed {
                 cell.cpu_percent = None;
             }
             cells.push(cell);
