@@ -270,8 +270,9 @@ impl<K: Ord + Clone> Stored<K> {
 
 /// Clears what would read as a measurement from a failed cell's row: its throughput and its
 /// rate (`metrics.per_sec`) become 0, its CPU% unknown. What its clients or connections did before they
-/// failed (bytes, operations, errors) stays, as counts; the store's gate refuses a failed cell
-/// that carries a figure.
+/// failed (bytes, operations, errors) stays, as counts. (The store's gate does not refuse a failed
+/// cell's figure: cells of databases older than the states, which migration 6 and `db merge`
+/// mark failed, have one; every consumer reads a failed cell's state, not its figure.)
 fn strip_figures(row: &mut iomatrix_store::CellRow) {
     row.kib_per_sec = 0.0;
     row.cpu_percent = None;

@@ -16,7 +16,6 @@
 //! | text: machine name, test, backend | 255 characters | a DNS name is at most 253 |
 //! | text: a label's key / value | 255 / 4096 characters, no control character | |
 //! | any other text in a stored document | 65536 characters | no tool prints a longer field |
-//! | a failed cell's throughput and rate (`kib_per_sec`, `metrics.per_sec`) | none (0 or null) | no client or connection finished it: nothing was measured |
 //!
 //! %CPU is allowed 0.1% over its bound: the thread CPU clock runs on the scheduler's clock, which
 //! NTP does not slew, and wall time on CLOCK_MONOTONIC, which it slews by up to 0.05%.
@@ -322,28 +321,8 @@ pub fn check_cell(c: &CellRow, limits: &Limits) -> Result<(), Refused> {
     }
     document(place, &mut "metrics".to_string(), "metrics", &c.metrics, limits)?;
     document(place, &mut "clients".to_string(), "clients", &c.client_figures, limits)?;
-    if c.state.kind == crate::CellStateKind::Failed {
-        no_figure(place, c)?;
-    }
     for (name, _) in &c.blobs {
         text(place, "a histogram's name", name, MAX_NAME_CHARS, true)?;
-    }
-    Ok(())
-}
-
-/// A failed cell (no client or connection finished it) holds no figure that could be read as a
-/// measurement: neither a throughput nor a rate (what compare, sweep and report take as its figure).
-fn no_figure(place: &str, c: &CellRow) -> Result<(), Refused> {
-    let per_sec = c.metrics.get("per_sec").and_then(Value::as_f64).unwrap_or(0.0);
-    for (figure, value) in [("kib_per_sec", c.kib_per_sec), ("metrics.per_sec", per_sec)] {
-        if value != 0.0 {
-            return Err(Refused {
-                place: place.to_string(),
-                figure: figure.into(),
-                value: shown(value),
-                bound: format!("none in a cell stored {} (nothing was measured)", c.state.describe()),
-            });
-        }
     }
     Ok(())
 }
@@ -449,22 +428,6 @@ mod tests {
         assert!(e.value.contains("65537 characters"), "{e}");
         let e = check_cell(&CellRow { client_figures: json!([{"iops": 1e13}]), ..cell() }, &TWO).unwrap_err();
         assert_eq!(e.figure, "clients[0].iops");
-    }
-
-    #[test]
-    fn a_failed_cell_holds_no_figure() {
-        let failed = crate::CellState::counted(0, 2, "clients");
-        let e = check_cell(&CellRow { state: failed.clone(), ..cell() }, &TWO).unwrap_err();
-        assert_eq!((e.figure.as_str(), e.value.as_str()), ("kib_per_sec", "1310720"));
-        assert!(e.bound.contains("failed: 0 of 2 clients"), "{e}");
-        let rate = CellRow { state: failed.clone(), kib_per_sec: 0.0, metrics: json!({"per_sec": 350.5}), ..cell() };
-        assert_eq!(check_cell(&rate, &TWO).unwrap_err().figure, "metrics.per_sec");
-        // Its counts (what the clients did before they failed), and a rate of 0 or none, pass.
-        let bare = CellRow { state: failed, kib_per_sec: 0.0, metrics: json!({"per_sec": null}), ..cell() };
-        assert_eq!(check_cell(&bare, &TWO), Ok(()));
-        // A partial cell keeps its figure (marked wherever it is shown).
-        let partial = CellRow { state: crate::CellState::counted(1, 2, "clients"), ..cell() };
-        assert_eq!(check_cell(&partial, &TWO), Ok(()));
     }
 
     #[test]

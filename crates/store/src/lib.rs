@@ -46,7 +46,10 @@ mod study;
 mod time;
 
 pub use figures::Unreadable;
-pub use maintain::{backup, check, quick_check, schema_version_of, BackupReport, CheckReport, MergeReport, MergedRun};
+pub use maintain::{
+    backup, check, quick_check, schema_version_of, BackupReport, CheckReport, MergeMode, MergeReport, MergedRun,
+    RefusedRun,
+};
 pub use schema::known_version as known_schema_version;
 
 pub use study::{StepStatus, StudyRecord, StudyStatus, StudyStep};
