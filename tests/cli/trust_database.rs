@@ -544,7 +544,9 @@ fn db_merge_passes_every_run_through_the_gate_and_merges_nothing_it_refuses() {
     assert_usage_error(&out, "4 run(s) to merge hold figures the store's gate refuses");
     let bad = bad_db.display().to_string();
     for needle in [
-        format!("{bad}: run #2 there: cell 0 (write, file 65536 bytes, record 4096 bytes): kib_per_sec = 1e23 is refused"),
+        format!(
+            "{bad}: run #2 there: cell 0 (write, file 65536 bytes, record 4096 bytes): kib_per_sec = 1e23 is refused"
+        ),
         "at most 1125899906842624 KiB/s (1 EiB/s)".to_string(),
         format!("{bad}: run #3 there: cell 0 (write, file 65536 bytes, record 4096 bytes): cpu_percent = 9999.9"),
         "CPUs".to_string(),
