@@ -22,8 +22,8 @@ fn push_line(out: &mut String, line: &str) {
 ///
 /// The first line is `"{title} ({unit})"`. Values are printed with
 /// `decimals` digits after the point, right-aligned; a missing cell is left
-/// blank; a partial cell's value carries [`crate::document::PARTIAL_MARK`] and a failed cell
-/// shows `failed`, with the legend under the table ([`marked`]). Every column is as wide as its widest entry, and columns are
+/// blank; a partial cell's value carries `*` and a failed cell shows `failed`, with the legend
+/// under the table ([`marked`]). Every column is as wide as its widest entry, and columns are
 /// separated by two spaces. Each line ends with `'\n'`.
 pub fn matrix_table(m: &Matrix, decimals: usize) -> String {
     const FILE_LABEL: &str = "file kB";

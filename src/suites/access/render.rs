@@ -30,7 +30,9 @@ pub fn table(run: &StoredRun) -> String {
         let m = &c.metrics;
         let lat = |side: &str, key: &str| latency(&m[side][key]);
         // A partial cell's figures are of the clients that finished (marked); a failed one has none.
-        let figure = |key: &str, decimals: usize| marked(c.state.kind, || format!("{:.decimals$}", m[key].as_f64().unwrap_or(0.0)));
+        let figure = |key: &str, decimals: usize| {
+            marked(c.state.kind, || format!("{:.decimals$}", m[key].as_f64().unwrap_or(0.0)))
+        };
         let _ = writeln!(
             out,
             "{:>6} {:>4}% {:>4}% {:>4} {:>10} {:>9} | {:>9} {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} | {:>5}",
