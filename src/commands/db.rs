@@ -6,7 +6,7 @@
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use iomatrix_core::UsageError;
-use iomatrix_store::Store;
+use iomatrix_store::{MergeMode, Store};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -42,11 +42,16 @@ enum DbCommand {
     /// Copy the runs of other databases (from other machines) into this one, with their cells,
     /// histograms, environment, labels and losses; each keeps its origin (file, host, id there).
     /// A run already here (merged before) is not copied again; runs still running there are left
-    /// for a later merge; the other files are only read
+    /// for a later merge; the other files are only read. Every run passes the gate every figure
+    /// entering the database passes: if one holds a figure out of its bounds, nothing is merged
+    /// (unless --skip-refused)
     Merge {
         /// Databases to merge from
         #[arg(value_name = "OTHER", required = true)]
         others: Vec<PathBuf>,
+        /// Merge the runs the gate lets pass and leave out those it refuses, naming each
+        #[arg(long)]
+        skip_refused: bool,
         /// Machine-readable output (schema "iomatrix.db-merge/1")
         #[arg(long)]
         json: bool,
@@ -57,7 +62,7 @@ pub fn run(args: DbArgs, db: &Path) -> anyhow::Result<ExitCode> {
     match args.command {
         DbCommand::Check { json } => check(db, json),
         DbCommand::Backup { file, force } => backup(db, &file, force),
-        DbCommand::Merge { others, json } => merge(db, &others, json),
+        DbCommand::Merge { others, skip_refused, json } => merge(db, &others, skip_refused, json),
     }
 }
 
@@ -174,7 +179,7 @@ fn backup(db: &Path, file: &Path, force: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn merge(db: &Path, others: &[PathBuf], as_json: bool) -> anyhow::Result<ExitCode> {
+fn merge(db: &Path, others: &[PathBuf], skip_refused: bool, as_json: bool) -> anyhow::Result<ExitCode> {
     let here = std::fs::canonicalize(db).ok();
     // Every source is looked at before anything is copied: a wrong file merges nothing.
     for other in others {
@@ -220,9 +225,30 @@ fn merge(db: &Path, others: &[PathBuf], as_json: bool) -> anyhow::Result<ExitCod
         }
     }
     let store = Store::open_for_writing(db)?;
+    // The gate, before anything is copied: a run with a figure out of its bounds merges nothing.
+    if !skip_refused {
+        let mut refused = Vec::new();
+        for other in others {
+            let r = store.merge_from(other, MergeMode::CheckOnly).with_context(|| {
+                format!("cannot check the runs of {} before merging them into {}", other.display(), db.display())
+            })?;
+            refused.extend(r.refused.into_iter().map(|run| format!("  {}: {run}", other.display())));
+        }
+        if !refused.is_empty() {
+            return Err(UsageError::new(format!(
+                "{} run(s) to merge hold figures the store's gate refuses (outside their physical bounds, or \
+                 unreadable):\n{}\nnothing was merged into {}, which is left as it was; --skip-refused merges the \
+                 other runs and leaves these out",
+                refused.len(),
+                refused.join("\n"),
+                db.display()
+            ))
+            .into());
+        }
+    }
     let mut reports = Vec::new();
     for other in others {
-        let r = store.merge_from(other).with_context(|| {
+        let r = store.merge_from(other, MergeMode::Copy).with_context(|| {
             format!(
                 "cannot merge {} into {} ({} database(s) merged before it)",
                 other.display(),
@@ -255,5 +281,23 @@ fn merge(db: &Path, others: &[PathBuf], as_json: bool) -> anyhow::Result<ExitCod
         }
         crate::out::print(&out)?;
     }
-    Ok(ExitCode::SUCCESS)
+    let refused: Vec<String> = reports
+        .iter()
+        .flat_map(|r| r.refused.iter().map(move |run| format!("  {}: {run}", r.source.display())))
+        .collect();
+    if refused.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    if skip_refused {
+        eprintln!("iomatrix: {} run(s) refused and left out (--skip-refused):\n{}", refused.len(), refused.join("\n"));
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Checked before the copy, yet refused in it: a run that finished there meanwhile.
+    Err(UsageError::new(format!(
+        "{} run(s) that finished in the databases merged while they were checked hold figures the store's gate \
+         refuses; they were left out, the other runs merged:\n{}",
+        refused.len(),
+        refused.join("\n")
+    ))
+    .into())
 }

@@ -10,7 +10,7 @@ use iomatrix_report::kind::ReportKind;
 use iomatrix_report::xlsx::{report_workbook, ScalarRow};
 use iomatrix_report::{csv, html, json, markdown};
 use iomatrix_report::{Matrix, MatrixCell};
-use iomatrix_store::Store;
+use iomatrix_store::{CellStateKind, Store};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -167,6 +167,8 @@ fn workbook(report: &Report) -> anyhow::Result<Vec<u8>> {
                             file_kib: k.file_size.unwrap_or(0) / 1024,
                             record_kib: k.record_size.unwrap_or(0) / 1024,
                             value: s.median,
+                            // A median that took in partial cells (--include-partial) is marked.
+                            state: if s.partial_samples > 0 { CellStateKind::Partial } else { CellStateKind::Complete },
                         })
                         .collect(),
                 })

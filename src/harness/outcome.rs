@@ -15,8 +15,8 @@ pub fn status(ending: &Ending, cells: &[CellRow]) -> RunStatus {
     let something_finished = cells.iter().any(|c| c.state.kind != iomatrix_store::CellStateKind::Failed);
     match ending {
         Ending::Completed if cells.iter().all(|c| c.state.is_complete()) => RunStatus::Complete,
-        // Under `--on-client-error continue`: clients failed, the cells they failed in are
-        // partial, or not stored at all where every client failed.
+        // Under `--on-client-error continue`: clients failed, and the cells they failed in are
+        // stored partial, or failed where every client failed.
         Ending::Completed | Ending::ClientsLost(_) if something_finished => RunStatus::Partial,
         // Every cell ran, and in every one every part failed: nothing was measured.
         Ending::Completed | Ending::ClientsLost(_) => RunStatus::Failed,
@@ -89,8 +89,9 @@ mod tests {
         assert_eq!(status(&Ending::Completed, &one_failed), RunStatus::Partial);
         let lost_all = Ending::ClientsLost(vec![(0, ClientFailure::error(0, "gone".into()))]);
         assert_eq!(status(&lost_all, &[]), RunStatus::Failed, "no cell stored at all");
-        let lost = Ending::ClientsLost(vec![(0, ClientFailure::error(1, "gone".into()))]);
-        assert_eq!(status(&lost, &whole), RunStatus::Partial, "a cell every client failed is not stored");
+        let lost = Ending::ClientsLost(vec![(1, ClientFailure::error(0, "gone".into()))]);
+        let one_cell_failed = [cell(CellState::complete(1)), cell(CellState::counted(0, 1, "clients"))];
+        assert_eq!(status(&lost, &one_cell_failed), RunStatus::Partial, "a cell every client failed is stored failed");
         let failed = Ending::ClientFailed { cell: 1, failures: vec![ClientFailure::error(0, "ENOSPC".into())] };
         assert_eq!(status(&failed, &whole), RunStatus::Failed);
         assert_eq!(exit_code(RunStatus::Failed, &whole), None);

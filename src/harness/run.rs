@@ -227,7 +227,14 @@ impl<K: Ord + Clone> Stored<K> {
         if let Some(repeat) = row.metrics.get_mut("repeat") {
             *repeat = serde_json::json!(*sample);
         }
-        let mut line = suite.done_line(cell);
+        // A cell that no client or connection finished is stored, in its place, with no figure.
+        let failed = row.state.kind == iomatrix_store::CellStateKind::Failed;
+        let mut line = if failed {
+            strip_figures(&mut row);
+            format!("{}: nothing measured ({})", iomatrix_analysis::CellKey::of(&row).describe(), failures_of(&row))
+        } else {
+            suite.done_line(cell)
+        };
         if repeats > 1 || *sample > 1 {
             line += &format!(" (sample {sample})");
         }
@@ -262,6 +269,48 @@ impl<K: Ord + Clone> Stored<K> {
             Ending::Completed if self.interrupted => Ending::Interrupted,
             other => other,
         }
+    }
+}
+
+/// Clears what would read as a measurement from a failed cell's row: its throughput and its rate
+/// (`metrics.per_sec`) become 0, its CPU% unknown. What its clients or connections did before
+/// they failed (bytes, operations, errors) stays, as counts. (The store's gate does not refuse a
+/// failed cell's figure: cells of databases older than the states, which migration 6 and
+/// `db merge` mark failed, have one; every consumer reads a failed cell's state, not its figure.)
+fn strip_figures(row: &mut iomatrix_store::CellRow) {
+    row.kib_per_sec = 0.0;
+    row.cpu_percent = None;
+    if let Some(per_sec) = row.metrics.get_mut("per_sec") {
+        *per_sec = serde_json::json!(0.0);
+    }
+}
+
+/// What failed in a cell, as its row records it: "3 connection(s) failed (ENOSPC 3)", "2 client(s)
+/// failed".
+fn failures_of(row: &iomatrix_store::CellRow) -> String {
+    let m = &row.metrics;
+    let mut said = Vec::new();
+    if let Some(n) = m["connections_failed"].as_u64().filter(|n| *n > 0) {
+        let kinds: Vec<String> = m["errors"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(kind, n)| Some(format!("{kind} {}", n.as_u64()?)))
+            .collect();
+        let kinds = if kinds.is_empty() { String::new() } else { format!(" ({})", kinds.join(", ")) };
+        said.push(format!("{n} connection(s) failed{kinds}"));
+    }
+    if let Some(n) = m["connections_skipped"].as_u64().filter(|n| *n > 0) {
+        said.push(format!("{n} out since an earlier phase"));
+    }
+    match m["failed_clients"].as_array().map_or(0, Vec::len) {
+        0 => {}
+        n => said.push(format!("{n} client(s) failed")),
+    }
+    if said.is_empty() {
+        "no part finished".into()
+    } else {
+        said.join(", ")
     }
 }
 

@@ -64,11 +64,17 @@ fn write_file(fs: &mut dyn RemoteFs, path: &str, bytes: &[u8]) -> std::io::Resul
     file.close()
 }
 
-/// Reads a small file whole (a marker), refusing one too large to be it.
+/// Reads a small file whole (a marker), refusing one too large to be it: the buffer is sized by
+/// what the server says, so only after the bound the local reader keeps.
 fn read_small_file(fs: &mut dyn RemoteFs, path: &str) -> std::io::Result<String> {
     let entry = fs.stat(path)?;
-    if entry.kind != RemoteKind::File || entry.size > 64 * 1024 {
-        return Err(std::io::Error::other("it is not a small regular file"));
+    if entry.kind != RemoteKind::File || entry.size > super::workdir::MARKER_MAX_BYTES {
+        return Err(std::io::Error::other(format!(
+            "it is not a small regular file (the server says: {:?} of {} bytes; a marker is at most {})",
+            entry.kind,
+            entry.size,
+            super::workdir::MARKER_MAX_BYTES
+        )));
     }
     let mut buf = vec![0; entry.size as usize];
     let mut file = RemoteFile::open(fs, path)?;
@@ -137,5 +143,78 @@ impl Drop for RemoteWorkDir {
         if let Err(e) = remove_working_folder(self.fs.as_mut(), &self.name) {
             eprintln!("iomatrix: warning: could not remove the working folder {}: {e}", self.target());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomatrix_backend::RemoteEntry;
+    use std::io;
+
+    /// A server whose only file is a marker of whatever size it claims; reads fill with `x`.
+    struct Claims {
+        size: u64,
+        read: Vec<usize>,
+    }
+
+    impl RemoteFs for Claims {
+        fn target(&self) -> String {
+            "nfs://hostile:111/export".into()
+        }
+        fn describe(&self) -> serde_json::Value {
+            serde_json::Value::Null
+        }
+        fn mkdir(&mut self, _: &str) -> io::Result<()> {
+            unreachable!()
+        }
+        fn rmdir(&mut self, _: &str) -> io::Result<()> {
+            unreachable!()
+        }
+        fn create(&mut self, _: &str) -> io::Result<u64> {
+            unreachable!()
+        }
+        fn create_new(&mut self, _: &str) -> io::Result<u64> {
+            unreachable!()
+        }
+        fn stat(&mut self, path: &str) -> io::Result<RemoteEntry> {
+            Ok(RemoteEntry { name: path.into(), kind: RemoteKind::File, size: self.size })
+        }
+        fn read_dir(&mut self, _: &str) -> io::Result<Vec<RemoteEntry>> {
+            unreachable!()
+        }
+        fn open(&mut self, _: &str) -> io::Result<u64> {
+            Ok(1)
+        }
+        fn remove(&mut self, _: &str) -> io::Result<()> {
+            unreachable!()
+        }
+        fn read_at(&mut self, _: u64, buf: &mut [u8], _: u64) -> io::Result<()> {
+            self.read.push(buf.len());
+            buf.fill(b'x');
+            Ok(())
+        }
+        fn write_at(&mut self, _: u64, _: &[u8], _: u64) -> io::Result<()> {
+            unreachable!()
+        }
+        fn flush(&mut self, _: u64) -> io::Result<()> {
+            Ok(())
+        }
+        fn close(&mut self, _: u64) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_marker_the_server_says_is_huge_is_refused_before_any_buffer_is_sized_by_it() {
+        let mut fs = Claims { size: 1 << 40, read: Vec::new() };
+        let e = read_small_file(&mut fs, "iomatrix-1-2/.iomatrix-run").unwrap_err();
+        assert!(e.to_string().contains("1099511627776 bytes; a marker is at most 65536"), "{e}");
+        assert!(fs.read.is_empty(), "nothing was read, no buffer made");
+        let mut fs = Claims { size: super::super::workdir::MARKER_MAX_BYTES + 1, read: Vec::new() };
+        assert!(read_small_file(&mut fs, "m").is_err());
+        let mut fs = Claims { size: 300, read: Vec::new() };
+        assert_eq!(read_small_file(&mut fs, "m").unwrap(), "x".repeat(300));
+        assert_eq!(fs.read, [300]);
     }
 }

@@ -248,6 +248,9 @@ fn found_name(found: &Found) -> &str {
     }
 }
 
+/// The largest file read as a marker, here or on a server: a marker is a few hundred bytes.
+pub const MARKER_MAX_BYTES: u64 = 64 * 1024;
+
 fn read_marker(folder: &Path) -> std::io::Result<String> {
     let path = folder.join(MARKER);
     let meta = std::fs::symlink_metadata(&path)?;
@@ -255,7 +258,7 @@ fn read_marker(folder: &Path) -> std::io::Result<String> {
         return Err(std::io::Error::other("it is not a regular file"));
     }
     // A marker is a few hundred bytes; a large file of that name is not one.
-    if meta.len() > 64 * 1024 {
+    if meta.len() > MARKER_MAX_BYTES {
         return Err(std::io::Error::other("it is too large to be a marker"));
     }
     std::fs::read_to_string(path)

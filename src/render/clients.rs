@@ -3,7 +3,7 @@
 //! client and the clients that failed; with MPI ranks on several hosts
 //! (`environment.client_hosts`), the same per host, and the straggler host.
 
-use iomatrix_report::document::{HostFigures, HostRow, Straggler};
+use iomatrix_report::document::{marked, HostFigures, HostRow, Straggler, MARKS_LEGEND};
 use iomatrix_store::{CellRow, StoredRun};
 use std::fmt::Write;
 
@@ -47,17 +47,22 @@ pub fn table(run: &StoredRun, columns: &ClientColumns) -> String {
             .min_by(|a, b| a.1.total_cmp(&b.1))
             .map(|(rank, rate)| format!("#{rank} at {rate:.0}"))
             .unwrap_or_else(|| "-".into());
+        // A partial cell's aggregates are of the clients that finished (marked); a failed one has none.
+        let figure = |v: f64| marked(c.state.kind, || format!("{v:.0}"));
         let _ = writeln!(
             out,
-            "{:<32} {:>7} {:>12.0} {:>12.0} {:>12}  {:<22} {:>6}",
+            "{:<32} {:>7} {:>12} {:>12} {:>12}  {:<22} {:>6}",
             (columns.describe)(c),
             c.clients,
-            sum,
-            overall,
-            stonewalled.map(|s| format!("{s:.0}")).unwrap_or_else(|| "-".into()),
+            figure(sum),
+            figure(overall),
+            stonewalled.map(figure).unwrap_or_else(|| "-".into()),
             slowest,
             failed(c)
         );
+    }
+    if run.cell_results.iter().any(|c| !c.state.is_complete()) {
+        let _ = writeln!(out, "{MARKS_LEGEND}");
     }
     out.push_str(&by_host(run, columns));
     for c in &run.cell_results {

@@ -116,20 +116,32 @@ pub fn run_text(run: &StoredRun, tables: &str) -> String {
 /// The cells that are not whole, each with its state: their figures measured less than their
 /// plan (partial) or nothing of it (failed), so they stand apart from the others.
 fn cell_states(run: &StoredRun) -> String {
-    let not_whole: Vec<&iomatrix_store::CellRow> = run.cell_results.iter().filter(|c| !c.state.is_complete()).collect();
-    if not_whole.is_empty() {
+    let lines = not_complete_lines(run);
+    if lines.is_empty() {
         return String::new();
     }
     let mut out = format!(
         "NOT COMPLETE: {} cell(s) where clients or connections failed; their figures are not whole, and compare, \
          sweep and report leave them out unless --include-partial (failed ones always):\n",
-        not_whole.len()
+        lines.len()
     );
-    for c in not_whole {
-        let key = iomatrix_analysis::CellKey::of(c).named_by_mix(iomatrix_analysis::size_mix(&run.plan).as_deref());
-        let _ = writeln!(out, "  cell {} {}: {}", c.seq, key.describe(), c.state.describe());
+    for line in lines {
+        let _ = writeln!(out, "  {line}");
     }
     out
+}
+
+/// Each cell that is not whole, with its state: "cell 1 read 256k/64k: partial: 1 of 2 clients".
+pub fn not_complete_lines(run: &StoredRun) -> Vec<String> {
+    let mix = iomatrix_analysis::size_mix(&run.plan);
+    run.cell_results
+        .iter()
+        .filter(|c| !c.state.is_complete())
+        .map(|c| {
+            let key = iomatrix_analysis::CellKey::of(c).named_by_mix(mix.as_deref());
+            format!("cell {} {}: {}", c.seq, key.describe(), c.state.describe())
+        })
+        .collect()
 }
 
 /// With several samples of a cell (`--repeat`, `--tolerance`, Bonnie's

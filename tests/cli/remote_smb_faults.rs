@@ -123,15 +123,19 @@ fn smbd_killed_with_on_client_error_continue_counts_the_lost_cell_and_exits_3() 
             && error.contains(&server_of(&lab)),
         "{error}"
     );
-    assert_eq!((&run["run"]["cells"], &run["run"]["total_cells"]), (&1.into(), &2.into()), "{}", run["run"]);
-    assert_eq!(cells(&run).len(), 1, "the 4m cell is kept; the 256m cell has no client's figures to keep");
+    assert_eq!((&run["run"]["cells"], &run["run"]["total_cells"]), (&2.into(), &2.into()), "{}", run["run"]);
+    // The 4m cell is kept whole; the 256m cell, whose one client failed, is stored failed with no figure.
+    let kept = cells(&run);
+    assert_eq!(kept[1]["state"], serde_json::json!({"kind": "failed", "ok": 0, "of": 1, "parts": "clients"}));
+    assert_eq!(kept[1]["kib_per_sec"], 0.0);
     // The loss counted with the run, and shown.
     let lost = &run["run"]["lost"];
-    assert_eq!((lost["cells_not_stored"].as_u64(), lost["client_cells_failed"].as_u64()), (Some(1), Some(1)), "{lost}");
+    assert_eq!((lost["cells_not_stored"].as_u64(), lost["client_cells_failed"].as_u64()), (Some(0), Some(1)), "{lost}");
     assert_eq!(lost["failed"][0]["cell"], "write file 256m record 1m", "{lost}");
     let shown = sb.run(&["show", &run["run"]["id"].to_string()]);
     let shown = String::from_utf8_lossy(&shown.stdout);
-    assert!(shown.contains("lost: 1 of 2 cells not stored; 1 client figure(s) lost"), "{shown}");
+    assert!(shown.contains("lost: 0 of 2 cells not stored; 1 client figure(s) lost"), "{shown}");
+    assert!(shown.contains("cell 1 write 256m/1m: failed: 0 of 1 clients"), "{shown}");
 }
 
 #[test]

@@ -518,3 +518,70 @@ fn a_removed_runs_id_is_never_given_again() {
     let after = run_ids(&sb, &sb.db());
     assert!(after[1] > ids[0] && !after.contains(&removed), "{after:?}");
 }
+
+#[test]
+fn db_merge_passes_every_run_through_the_gate_and_merges_nothing_it_refuses() {
+    let (here, there) = (Sandbox::new(), Sandbox::new());
+    here.iozone_ok(TINY);
+    for _ in 0..5 {
+        there.iozone_ok(TINY);
+    }
+    let good = Sandbox::new();
+    good.iozone_ok(TINY);
+    // Figures no run of iomatrix could store, written behind its back: each a bound of the gate.
+    sql(
+        &there.db(),
+        "UPDATE cells SET kib_per_sec = 1e23 WHERE run_id = 2;
+         UPDATE cells SET cpu_percent = 9999.9 WHERE run_id = 3;
+         UPDATE labels SET value = 'x' || char(10) || '    7  fake row' WHERE run_id = 4;
+         INSERT INTO labels (run_id, key, value) VALUES (4, 'k', 'x' || char(10) || '    7  fake row');
+         UPDATE cells SET metrics_json = '{broken' WHERE run_id = 5;",
+    );
+    let before = here.runs_json();
+    let (good_db, bad_db) = (good.db(), there.db());
+    let out = here.run(&["db", "merge", good_db.to_str().unwrap(), bad_db.to_str().unwrap()]);
+    let (_, stderr) = text(&out);
+    assert_usage_error(&out, "4 run(s) to merge hold figures the store's gate refuses");
+    let bad = bad_db.display().to_string();
+    for needle in [
+        format!(
+            "{bad}: run #2 there: cell 0 (write, file 65536 bytes, record 4096 bytes): kib_per_sec = 1e23 is refused"
+        ),
+        "at most 1125899906842624 KiB/s (1 EiB/s)".to_string(),
+        format!("{bad}: run #3 there: cell 0 (write, file 65536 bytes, record 4096 bytes): cpu_percent = 9999.9"),
+        "CPUs".to_string(),
+        format!("{bad}: run #4 there: label 'k': value"),
+        "no control character (it holds a newline".to_string(),
+        format!("{bad}: run #5 there: its stored figures cannot be read, so not checked"),
+        "nothing was merged".to_string(),
+        "--skip-refused".to_string(),
+    ] {
+        assert!(stderr.contains(&needle), "the refusal should say '{needle}':\n{stderr}");
+    }
+    assert!(!stderr.contains('\u{1b}') && !stderr.contains("\n    7  fake row"), "the text is escaped: {stderr}");
+    assert_eq!(here.runs_json(), before, "nothing of either database was merged");
+
+    // --skip-refused: the runs the gate lets pass are merged, each refused one named.
+    let out = here.run(&["db", "merge", "--skip-refused", good_db.to_str().unwrap(), bad_db.to_str().unwrap()]);
+    let (stdout, stderr) = text(&out);
+    assert_success(&out);
+    assert!(stdout.contains(&format!("{bad}: 1 run(s) merged")), "{stdout}");
+    assert!(stderr.contains("4 run(s) refused and left out (--skip-refused)"), "{stderr}");
+    assert!(stderr.contains(&format!("{bad}: run #2 there: cell 0")), "{stderr}");
+    let runs = here.runs_json();
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 3, "here's run, the good one, and run #1 there: {runs}");
+    // Every run here reads back whole, and none carries a refused figure.
+    let check = here.run(&["db", "check"]);
+    assert_success(&check);
+    for id in run_ids(&here, &here.db()) {
+        let run = here.show_json(id);
+        assert!(cells(&run).iter().all(|c| c["kib_per_sec"].as_f64().unwrap() < 1e15), "{run}");
+    }
+    let doc: serde_json::Value = serde_json::from_slice(
+        &here.run(&["db", "merge", "--skip-refused", "--json", bad_db.to_str().unwrap()]).stdout,
+    )
+    .unwrap();
+    assert_eq!(doc["merged"][0]["already_here"], 1, "{doc}");
+    assert_eq!(doc["merged"][0]["refused"].as_array().unwrap().len(), 4, "{doc}");
+    assert_eq!(doc["merged"][0]["refused"][0]["there"], 2, "{doc}");
+}

@@ -372,3 +372,238 @@ fn fail_if_slower_never_passes_on_what_it_did_not_check() {
     assert_eq!(code, Some(0), "{stdout}");
     assert!(stdout.contains("nothing slower than A by more than 99% beyond noise (2 figure(s) checked)"), "{stdout}");
 }
+
+/// A personality of one phase that writes and reads small files.
+const SMALL_PERSONALITY: &str = "version = 1\nname = \"small\"\nrecord = \"4k\"\n[[fileset]]\nname = \"f\"\nfiles = 2\n\
+     prealloc = 1.0\nsize = { dist = \"fixed\", size = \"8k\" }\n[[phase]]\nname = \"rw\"\niterations = 4\n\
+     [[phase.flow]]\nname = \"r\"\npick = \"random\"\nops = [{ op = \"open\" }, { op = \"read\" }, { op = \"close\" }]\n";
+
+/// A dbench load file of a few operations.
+const SMALL_LOAD: &str = "0.0 Mkdir \"\\clients\" NT_STATUS_OK\n\
+     0.0 NTCreateX \"\\clients\\client1\" 0x1 0x2 1 NT_STATUS_OK\n\
+     0.0 NTCreateX \"\\clients\\client1\\f\" 0x40 0x2 2 NT_STATUS_OK\n\
+     0.0 WriteX 2 0 4096 4096 NT_STATUS_OK\n\
+     0.0 Close 2 NT_STATUS_OK\n\
+     0.0 Close 1 NT_STATUS_OK\n";
+
+/// Each suite's small run in `sb` (backup walks `tree`, a folder per client), and the parts its
+/// cells count with 2 clients: (name, arguments, parts, parts per cell).
+fn every_suite(sb: &Sandbox, tree: &Path) -> Vec<(&'static str, Vec<String>, &'static str, u64)> {
+    let target = sb.target().to_str().unwrap().to_string();
+    let personality = sb.dir.path().join("small.toml");
+    std::fs::write(&personality, SMALL_PERSONALITY).unwrap();
+    let load = sb.dir.path().join("small-load.txt");
+    std::fs::write(&load, SMALL_LOAD).unwrap();
+    let owned = |args: &[&str]| args.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    let t = target.as_str();
+    vec![
+        ("iozone", owned(&["run", "iozone", "--target", t, "--files", "256k", "--records", "64k"]), "clients", 2),
+        (
+            "access",
+            owned(&["run", "access", "--target", t, "--file-size", "1m", "--bs", "4k", "--bytes", "64k"]),
+            "clients",
+            2,
+        ),
+        (
+            "bonnie",
+            owned(&["run", "bonnie", "--target", t, "--size", "1m", "--files", "1", "--allow-cache"]),
+            "clients",
+            2,
+        ),
+        (
+            "fileserver",
+            owned(&[
+                "run",
+                "fileserver",
+                "--target",
+                t,
+                "--connections",
+                "2",
+                "--files-per-connection",
+                "2",
+                "--sizes",
+                "4k",
+            ]),
+            "connections",
+            4,
+        ),
+        ("backup", owned(&["run", "backup", "--target", tree.to_str().unwrap()]), "clients", 2),
+        (
+            "personality",
+            owned(&["run", "personality", personality.to_str().unwrap(), "--target", t, "--connections", "2"]),
+            "connections",
+            4,
+        ),
+        (
+            "dbench replay",
+            owned(&[
+                "run",
+                "personality",
+                "--dbench-loadfile",
+                load.to_str().unwrap(),
+                "--target",
+                t,
+                "--connections",
+                "2",
+            ]),
+            "connections",
+            4,
+        ),
+    ]
+}
+
+/// A tree for two backup clients: `client-0` and `client-1`, a file each.
+fn backup_tree(sb: &Sandbox) -> std::path::PathBuf {
+    let tree = sb.dir.path().join("tree");
+    for r in 0..2 {
+        std::fs::create_dir_all(tree.join(format!("client-{r}"))).unwrap();
+        std::fs::write(tree.join(format!("client-{r}/file")), vec![7u8; 10_000]).unwrap();
+    }
+    tree
+}
+
+#[test]
+fn a_cell_every_client_failed_is_stored_failed_with_no_figure_in_every_suite() {
+    let sb = Sandbox::new();
+    let tree = backup_tree(&sb);
+    for (suite, args, parts, of) in every_suite(&sb, &tree) {
+        let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+        args.extend(["--clients", "2", "--before", "exit 3", "--on-client-error", "continue"]);
+        let out = sb.run(&args);
+        let (stdout, stderr) = text(&out);
+        assert!(!stderr.contains("panicked"), "{suite}: {stderr}");
+        // Every cell ran and nothing was measured: the run failed, every cell stored. (Its exit code
+        // is 1 before issue 30's exit code 3 for failed clients whatever the run's status, 3 with it.)
+        assert!(matches!(out.status.code(), Some(1 | 3)), "{suite}: {stderr}");
+        let run = sb.last_run();
+        assert_eq!(run["run"]["status"], "failed", "{suite}");
+        let stored = cells(&run);
+        assert!(!stored.is_empty(), "{suite}: a cell every client failed is stored, not only counted as lost");
+        assert_eq!(stored.len() as u64, run["run"]["total_cells"].as_u64().unwrap(), "{suite}: every planned cell");
+        for c in &stored {
+            assert_eq!(
+                (c["state"]["kind"].as_str(), c["state"]["ok"].as_u64(), c["state"]["of"].as_u64()),
+                (Some("failed"), Some(0), Some(of)),
+                "{suite}: {}",
+                c["state"]
+            );
+            assert_eq!(c["state"]["parts"], parts, "{suite}");
+            // No figure that could pass as a measurement.
+            assert_eq!(c["kib_per_sec"].as_f64(), Some(0.0), "{suite}: {c}");
+            assert!(c["cpu_percent"].is_null(), "{suite}: no CPU figure of nothing measured: {}", c["cpu_percent"]);
+            assert!(c["metrics"]["per_sec"].as_f64().unwrap_or(0.0) == 0.0, "{suite}: {}", c["metrics"]["per_sec"]);
+        }
+        assert!(
+            stdout.contains("NOT COMPLETE") && stdout.contains(&format!("failed: 0 of {of} {parts}")),
+            "{suite}: {stdout}"
+        );
+        let line = stderr.lines().find(|l| l.contains("nothing measured")).unwrap_or_default();
+        assert!(line.contains("client(s) failed) [failed: 0 of"), "{suite}: the cell's progress line: {stderr}");
+        assert!(sb.leftovers().is_empty(), "{suite}: {:?}", sb.leftovers());
+    }
+}
+
+#[test]
+fn a_cell_every_client_failed_stands_in_its_place_and_every_consumer_names_it() {
+    let sb = Sandbox::new();
+    let (out, healthy) = iozone(&sb, &["--label", "lvl=1"]);
+    assert_success(&out);
+    assert_success(&iozone(&sb, &["--label", "lvl=2"]).0);
+    // Both clients fail the second cell (the read) only: the write is whole.
+    let (out, b) = iozone(&sb, &["--label", "lvl=2", "--between-cells", "exit 3", "--on-client-error", "continue"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out).1);
+    let doc = sb.show_json(b);
+    assert_eq!(doc["run"]["status"], "partial", "the write was measured, the read was not");
+    assert_eq!(
+        states(&doc),
+        vec![
+            ("complete".to_string(), 2, 2, "clients".to_string()),
+            ("failed".to_string(), 0, 2, "clients".to_string())
+        ]
+    );
+    assert_eq!(cells(&doc)[1]["test"], "read", "stored in its place, after the write");
+    let (a, b) = (healthy.to_string(), b.to_string());
+    // show: the matrix says failed where the figure would be.
+    let (shown, _) = text(&sb.run(&["show", &b]));
+    let reader = shown.split("Reader report (KB/s)").nth(1).unwrap_or_default();
+    assert!(reader.lines().nth(3).is_some_and(|l| l.trim() == "256  failed"), "{shown}");
+    // compare: the read is left out and named, the write compared.
+    let (stdout, _) = text(&sb.run(&["compare", &a, &b]));
+    assert!(stdout.contains(&format!("B: read 256k/64k in run #{b} (failed: 0 of 2 clients)")), "{stdout}");
+    assert!(!stdout.contains("only in A"), "B stored the read: left out, not missing: {stdout}");
+    let doc = json_of(&sb.run(&["compare", &a, &b, "--json", "--include-partial"]));
+    assert_eq!(doc["comparison"]["left_out_b"][0]["state"]["kind"], "failed", "{doc}");
+    // report and sweep list it.
+    let md = sb.dir.path().join("r.md");
+    assert_success(&sb.run(&["report", &a, &b, "-o", md.to_str().unwrap()]));
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(
+        md.contains(&format!("left out of the medians: read 256k/64k in run #{b} (failed: 0 of 2 clients)")),
+        "{md}"
+    );
+    let doc = json_of(&sb.run(&["sweep", "lvl=1", "lvl=2", "--by", "lvl", "--json"]));
+    let left = doc["left_out"].to_string();
+    assert!(left.contains(&format!("run #{b} (failed: 0 of 2 clients)")), "{doc}");
+}
+
+#[test]
+fn every_table_of_a_run_marks_a_cell_that_is_not_whole() {
+    let sb = Sandbox::new();
+    let tree = backup_tree(&sb);
+    let book = sb.dir.path().join("partial.xlsx");
+    // Client 1 fails every cell of every suite; client 0 finishes them.
+    let fail_1 = "if [ \"$IOMATRIX_RANK\" = 1 ]; then exit 3; fi";
+    let mut shown = std::collections::BTreeMap::new();
+    for (suite, args, ..) in
+        every_suite(&sb, &tree).into_iter().filter(|(s, ..)| ["iozone", "access", "bonnie", "backup"].contains(s))
+    {
+        let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+        args.extend(["--clients", "2", "--before", fail_1, "--on-client-error", "continue"]);
+        if suite == "iozone" {
+            args.extend(["--xlsx", book.to_str().unwrap()]);
+        }
+        let out = sb.run(&args);
+        assert_eq!(out.status.code(), Some(3), "{suite}: {}", text(&out).1);
+        let id = sb.last_run()["run"]["id"].as_i64().unwrap().to_string();
+        let (stdout, _) = text(&sb.run(&["show", &id]));
+        assert!(
+            stdout.contains("* partial: some clients or connections failed the cell"),
+            "{suite}: the legend: {stdout}"
+        );
+        shown.insert(suite, stdout);
+    }
+    let line_of = |suite: &str, starts: &str| -> String {
+        shown[suite].lines().find(|l| l.trim_start().starts_with(starts)).unwrap_or_default().to_string()
+    };
+    // IOzone: the KB/s and CPU matrices, and the clients table.
+    for title in ["Writer report (KB/s)", "Writer CPU (%)", "Reader report (KB/s)"] {
+        let table = shown["iozone"].split(title).nth(1).unwrap_or_default();
+        let row = table.lines().nth(3).unwrap_or_default();
+        assert!(row.trim_start().starts_with("256 ") && row.ends_with('*'), "{title}: {row:?}");
+    }
+    assert!(line_of("iozone", "write 256k 64k").contains('*'), "{}", shown["iozone"]);
+    // Access: IOPS and MiB/s.
+    let row = line_of("access", "4k ");
+    assert_eq!(row.matches('*').count(), 2, "{row:?}");
+    // Bonnie: '*' between each figure and its %CP, where bonnie++ has a space.
+    let row = line_of("bonnie", "vm").to_string() + &line_of("bonnie", &hostname());
+    assert!(row.contains('*'), "{}", shown["bonnie"]);
+    // Backup: the walk's rates.
+    assert!(shown["backup"].contains("NOT COMPLETE: partial: 1 of 2 clients"), "{}", shown["backup"]);
+    assert!(line_of("backup", "rate:").contains("* MiB/min"), "{}", shown["backup"]);
+    // --xlsx: the partial figures carry the mark in their number format; a sheet names the cells.
+    let strings = xlsx_sheet_text(book.to_str().unwrap(), "not complete");
+    assert!(strings.contains("write 256k/64k: partial: 1 of 2 clients"), "{strings}");
+    let styles = {
+        use std::io::Read;
+        let mut zip = zip::ZipArchive::new(std::fs::File::open(&book).unwrap()).unwrap();
+        let mut s = String::new();
+        zip.by_name("xl/styles.xml").unwrap().read_to_string(&mut s).unwrap();
+        s
+    };
+    assert!(styles.contains("General&quot;*&quot;"), "{styles}");
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().chars().take(10).collect()
+}

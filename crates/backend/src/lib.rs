@@ -50,7 +50,7 @@ pub use psync::PsyncFile;
 pub use queued::{
     check_buffer_len, check_reap, check_request, open_queued, Completion, Immediate, QueuedFile, Request, Submitted,
 };
-pub use remote::{RemoteEntry, RemoteFile, RemoteFs, RemoteKind};
+pub use remote::{listing_too_long, RemoteEntry, RemoteFile, RemoteFs, RemoteKind, MAX_LISTED};
 pub use remote_queued::{OneAtATime, SessionPool};
 pub use stdio::StdioFile;
 pub use sync::SyncFile;

@@ -16,6 +16,19 @@ pub enum RemoteKind {
     Other,
 }
 
+/// The most entries of one folder's listing a protocol client holds (NFS READDIRPLUS, SMB
+/// QUERY_DIRECTORY): the listing is held in memory, and a server whose listing never ends would
+/// grow it without end. 4 Mi names, a few hundred MiB at most.
+pub const MAX_LISTED: usize = 1 << 22;
+
+/// The refusal of a listing that passed [`MAX_LISTED`]; `what` names it (the server and the call).
+pub fn listing_too_long(what: &str) -> String {
+    format!(
+        "{what}: the server listed more than {MAX_LISTED} entries in one folder; refused (iomatrix holds a \
+         folder's listing in memory, and stops one that does not end)"
+    )
+}
+
 /// One name in a folder on the server, with what the listing said of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemoteEntry {

@@ -20,6 +20,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// The longest path below the target a walk on a server enters (Linux's PATH_MAX): a server
+/// whose folders never end (a folder that lists itself) would otherwise have the walk go down,
+/// and hold each level's listing, without end.
+pub const MAX_PATH_BYTES: usize = 4096;
+
 /// Why a tree on a server has no extent counts, as stored and shown.
 pub const NO_EXTENT_MAP: &str = "no FIEMAP over nfs:// or smb:// (the protocol has no extent map)";
 
@@ -106,6 +111,15 @@ impl TreeSource for RemoteTree {
             };
             let below = join(dir, &entry.name);
             match entry.kind {
+                RemoteKind::Folder if below.len() > MAX_PATH_BYTES => {
+                    counts.directories += 1;
+                    let path = shown(self.fs.as_ref(), &below);
+                    let e = io::Error::other(format!(
+                        "a path longer than {MAX_PATH_BYTES} bytes (Linux's PATH_MAX): not entered (folders on the \
+                         server that never end?)"
+                    ));
+                    counts.errors.add_with_detail("walk: path too long".into(), &path, e.to_string());
+                }
                 RemoteKind::Folder => {
                     counts.directories += 1;
                     match self.fs.read_dir(&below) {
@@ -215,6 +229,8 @@ mod tests {
         open: BTreeMap<u64, String>,
         /// Every file opened, in order (shared: the walk owns the fake).
         opened: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+        /// A folder whose listing names itself and a file, at every depth.
+        endless: Option<String>,
     }
 
     fn entry(name: &str, kind: RemoteKind, size: u64) -> RemoteEntry {
@@ -258,6 +274,9 @@ mod tests {
         }
         fn read_dir(&mut self, path: &str) -> io::Result<Vec<RemoteEntry>> {
             self.answer()?;
+            if let Some(name) = self.endless.as_ref().filter(|name| path.ends_with(name.as_str())) {
+                return Ok(vec![entry(name, RemoteKind::Folder, 0), entry("f", RemoteKind::File, 1)]);
+            }
             Ok(self.folders[path].clone())
         }
         fn open(&mut self, _: &str) -> io::Result<u64> {
@@ -349,6 +368,19 @@ mod tests {
         let lost = r.server_lost.unwrap();
         assert!(lost.contains("nfs://fake:111/export stopped answering") && lost.contains("sub/b"), "{lost}");
         assert!(!r.interrupted);
+    }
+
+    #[test]
+    fn folders_on_a_server_that_never_end_are_entered_to_path_max_and_no_further() {
+        let mut fake = server();
+        fake.endless = Some("sub".into());
+        let (r, opened) = walk_fake(fake);
+        // sub, sub/sub, ...: each level 4 bytes, entered while its path fits in PATH_MAX.
+        let levels = MAX_PATH_BYTES / 4;
+        assert_eq!(r.directories as usize, levels + 1, "the levels entered, and the one refused");
+        assert_eq!(opened.iter().filter(|p| p.ends_with("/f") || *p == "sub/f").count(), levels);
+        assert_eq!(r.errors.by_kind.get("walk: path too long"), Some(&1), "{:?}", r.errors);
+        assert!(r.errors.examples.iter().any(|e| e.error.contains("PATH_MAX")), "{:?}", r.errors.examples);
     }
 
     #[test]

@@ -63,7 +63,7 @@ pub use plan::{
     DEFAULT_SEEKS, FILES_UNIT, MAX_CHUNK, MAX_FILES, UPDATE_EVERY,
 };
 pub use remote::{per_char_buffers, MAX_PER_CHAR_BUFFER};
-pub use report::{report, report_for, MIN_TIME_NS};
+pub use report::{report, report_for, report_marked, NotWhole, MIN_TIME_NS};
 pub use runner::{DATA_FILE, FILES_DIR};
 pub use test::{BonnieResult, BonnieTest};
 

@@ -40,6 +40,26 @@ pub fn report(plan: &BonniePlan, results: &[BonnieResult]) -> String {
 
 /// Bonnie-style report with `machine` in the Machine column (`-m NAME`).
 pub fn report_for(machine: &str, plan: &BonniePlan, results: &[BonnieResult]) -> String {
+    report_marked(machine, plan, results, &|_, _| None)
+}
+
+/// A test's figure that is not whole, as the table marks it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotWhole {
+    /// Some clients failed the test: its figure is of those that finished, `*` between it and
+    /// its %CP (where bonnie++ has a space, so the columns stay in place).
+    Partial,
+    /// Every client failed it: `failed` in place of the figure and its %CP.
+    Failed,
+}
+
+/// [`report_for`], each test's figure marked as `not_whole(repeat, test)` says.
+pub fn report_marked(
+    machine: &str,
+    plan: &BonniePlan,
+    results: &[BonnieResult],
+    not_whole: &dyn Fn(u32, BonnieTest) -> Option<NotWhole>,
+) -> String {
     let mut out = String::new();
     let find = |repeat: u32, test: BonnieTest| results.iter().find(|r| r.repeat == repeat && r.test == test);
     let repeats = plan.repeats.max(1);
@@ -66,7 +86,7 @@ pub fn report_for(machine: &str, plan: &BonniePlan, results: &[BonnieResult]) ->
             let label: String = format!("{name}{suffix}").chars().take(room).collect();
             let _ = write!(out, "{label:<room$} {size}");
             for test in BonnieTest::DATA {
-                let figure = find(repeat, test);
+                let figure = find(repeat, test).map(|r| (r, not_whole(repeat, test)));
                 if test == BonnieTest::RandomSeeks {
                     push_figure(&mut out, figure, |v| format!(" {v:5.1}"));
                 } else {
@@ -108,7 +128,8 @@ pub fn report_for(machine: &str, plan: &BonniePlan, results: &[BonnieResult]) ->
                 let _ = write!(out, "{files:>19}");
             }
             for test in BonnieTest::FILES {
-                push_figure(&mut out, find(repeat, test), |v| format!(" {:5}", v as u64));
+                let figure = find(repeat, test).map(|r| (r, not_whole(repeat, test)));
+                push_figure(&mut out, figure, |v| format!(" {:5}", v as u64));
             }
             out.push('\n');
         }
@@ -116,15 +137,19 @@ pub fn report_for(machine: &str, plan: &BonniePlan, results: &[BonnieResult]) ->
     out
 }
 
-/// One figure and its %CP, bonnie++'s way.
-fn push_figure(out: &mut String, result: Option<&BonnieResult>, format: impl Fn(f64) -> String) {
+/// One figure and its %CP, bonnie++'s way, in its 10 columns; marked where it is not whole.
+fn push_figure(out: &mut String, result: Option<(&BonnieResult, Option<NotWhole>)>, format: impl Fn(f64) -> String) {
+    let gap = |mark: Option<NotWhole>| if mark == Some(NotWhole::Partial) { '*' } else { ' ' };
     match result {
         None => out.push_str("          "),
-        Some(r) if r.wall_ns == 0 => out.push_str("          "),
-        Some(r) if r.wall_ns < MIN_TIME_NS => out.push_str(" +++++ +++"),
-        Some(r) => {
+        Some((_, Some(NotWhole::Failed))) => out.push_str(" failed   "),
+        Some((r, _)) if r.wall_ns == 0 => out.push_str("          "),
+        Some((r, mark)) if r.wall_ns < MIN_TIME_NS => {
+            let _ = write!(out, " +++++{}+++", gap(mark));
+        }
+        Some((r, mark)) => {
             out.push_str(&format(r.per_sec));
-            let _ = write!(out, " {:3}", r.cpu_percent.max(0.0) as u64);
+            let _ = write!(out, "{}{:3}", gap(mark), r.cpu_percent.max(0.0) as u64);
         }
     }
 }
@@ -189,6 +214,29 @@ mod tests {
             "                 16 24500  96 +++++ +++                                        ",
         ];
         assert_eq!(lines, expected);
+    }
+
+    #[test]
+    fn figures_that_are_not_whole_are_marked_in_their_columns() {
+        let plan = BonniePlan::new(ByteSize(4 * GIB));
+        let results = [
+            result(BonnieTest::BlockWrite, 1, 312837.0, 10.0, 21.2),
+            result(BonnieTest::Rewrite, 1, 194487.0, 10.0, 21.2),
+            result(BonnieTest::BlockRead, 1, 0.0, 0.0, 0.0),
+            result(BonnieTest::RandomSeeks, 1, 1141.54, 0.1, 21.2),
+        ];
+        let not_whole = |_: u32, test: BonnieTest| match test {
+            BonnieTest::Rewrite | BonnieTest::RandomSeeks => Some(NotWhole::Partial),
+            BonnieTest::BlockRead => Some(NotWhole::Failed),
+            _ => None,
+        };
+        let text = report_marked("vim3", &plan, &results, &not_whole);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[3], "vim3             4G           312837  21 194487* 21           failed    +++++*+++",
+            "{text}"
+        );
+        assert_eq!(lines[3].len(), lines[2].len() + 2, "the columns stay where bonnie++ has them");
     }
 
     #[test]

@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// One cell from all clients.
 #[derive(Debug, Clone)]
 pub struct Gathered<R> {
-    /// The figures of the clients that finished the cell, by rank.
+    /// The figures of the clients that finished the cell, by rank: empty when every client
+    /// failed it (`--on-client-error continue`), and then `failures` names them all.
     pub figures: Vec<R>,
     /// The clients that failed it (only with `--on-client-error continue`).
     pub failures: Vec<ClientFailure>,
@@ -105,9 +106,9 @@ impl<'a, R> Collector<'a, R> {
                 // A client stopped by a signal of its own (one MPI rank signalled) stops the others too.
                 self.stop.store(true, Ordering::SeqCst);
                 self.ending = Ending::Interrupted;
-            } else if figures.is_empty() {
-                self.lost.extend(errors.into_iter().map(|f| (index, f)));
             } else {
+                // Under `continue` a cell every client failed is handed on too, with no figures:
+                // the leader stores it failed (0 of n) in its place, so it is never missing.
                 self.lost.extend(errors.iter().cloned().map(|f| (index, f)));
                 match on_cell(index, Gathered { figures, failures: errors, starts }) {
                     Ok(()) => self.done += 1,

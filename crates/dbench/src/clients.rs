@@ -63,9 +63,11 @@ pub fn execute_clients(
             abort: setup.on_error == iomatrix_coord::OnClientError::Abort,
             live: lives.get(rank).or(lives.first()),
         },
-        |_, gathered| match CellFigures::merged(gathered.figures.iter().map(|c| &c.figures)) {
-            Some(merged) => on_cell(&merged, &gathered.figures, &gathered),
-            None => Ok(()),
+        |_, gathered| {
+            // Where every client failed the replay it is handed on empty, to be stored failed.
+            let merged = CellFigures::merged(gathered.figures.iter().map(|c| &c.figures))
+                .unwrap_or_else(|| CellFigures::none("replay"));
+            on_cell(&merged, &gathered.figures, &gathered)
         },
     )
 }

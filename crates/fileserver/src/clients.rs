@@ -22,7 +22,7 @@
 //! its own cache, which rank 0 alone could not do; local clients drop one
 //! after another, the repeats costing only untimed time.
 
-use crate::plan::FileserverPlan;
+use crate::plan::{FileserverPlan, Phase, Planned};
 use crate::runner::{execute, Live, PhaseResult};
 use iomatrix_backend::Place;
 use iomatrix_coord::{
@@ -63,11 +63,19 @@ pub struct FileserverCell {
 }
 
 impl FileserverCell {
-    pub fn merge(gathered: Gathered<ClientPhase>) -> Option<FileserverCell> {
+    /// Phase `index` of `plan` over the clients that finished it; where none did (every client
+    /// failed it, `--on-client-error continue`), the phase with nothing done and every client's
+    /// plan lost, so it is stored failed in its place rather than missing.
+    pub fn merge(plan: &FileserverPlan, index: usize, gathered: Gathered<ClientPhase>) -> FileserverCell {
         let Gathered { figures: clients, failures, starts } = gathered;
-        let merged = combine(&clients)?;
+        let merged = combine(&clients).unwrap_or_else(|| {
+            let phase = plan.phases().get(index).copied().unwrap_or(Phase::Write);
+            let one = plan.planned_total(phase);
+            let all = (0..failures.len().max(1)).fold(Planned::default(), |sum, _| sum.plus(&one));
+            PhaseResult::not_done(index, phase, all)
+        });
         let kib_per_sec_sum = clients.iter().map(|c| c.result.total_kib_per_sec).sum();
-        Some(FileserverCell { clients, failures, starts, merged, kib_per_sec_sum })
+        FileserverCell { clients, failures, starts, merged, kib_per_sec_sum }
     }
 
     /// The client with the lowest total, if more than one finished.
@@ -148,10 +156,7 @@ pub fn execute_clients(
                 talk: None,
                 ended: None,
             },
-            |_, gathered| match FileserverCell::merge(gathered) {
-                Some(cell) => on_cell(&cell),
-                None => Ok(()),
-            },
+            |index, gathered| on_cell(&FileserverCell::merge(plan, index, gathered)),
         )
     })
 }
@@ -381,6 +386,24 @@ mod tests {
         let (_dir, cells, ending) = run(3, &hooks, OnClientError::Abort);
         assert!(cells.is_empty());
         assert!(matches!(ending, Ending::ClientFailed { cell: 0, .. }), "{ending:?}");
+    }
+
+    #[test]
+    fn a_phase_every_client_failed_is_handed_on_with_nothing_done_and_everything_lost() {
+        let hooks = Hooks { before: Some("exit 3".into()), ..Hooks::default() };
+        let (_dir, cells, ending) = run(2, &hooks, OnClientError::Continue);
+        assert_eq!(cells.len(), 2, "write and read, each in its place");
+        for (k, cell) in cells.iter().enumerate() {
+            assert!(cell.clients.is_empty());
+            assert_eq!(cell.failures.len(), 2);
+            let m = &cell.merged;
+            assert_eq!((m.index, m.phase), (k, plan().phases()[k]));
+            assert_eq!((m.connections_ok, m.done), (0, Planned::default()));
+            let one = plan().planned_total(m.phase);
+            assert_eq!(m.lost, one.plus(&one), "both clients' connections' work lost");
+            assert_eq!(m.total_kib_per_sec, 0.0);
+        }
+        assert!(matches!(ending, Ending::ClientsLost(ref lost) if lost.len() == 4), "{ending:?}");
     }
 
     #[test]

@@ -175,6 +175,30 @@ impl PhaseResult {
         iomatrix_stats::cpu_percent(self.user_ns + self.sys_ns, self.wall_ns)
     }
 
+    /// Phase `index` of a run where no client finished it: nothing done, all of `planned` lost,
+    /// no connection's figures (they were lost with their clients).
+    pub fn not_done(index: usize, phase: Phase, planned: Planned) -> PhaseResult {
+        PhaseResult {
+            index,
+            phase,
+            latency: Op::ALL.iter().map(|_| Latency::new()).collect(),
+            connections: Vec::new(),
+            planned,
+            done: Planned::default(),
+            lost: planned,
+            wall_ns: 0,
+            user_ns: 0,
+            sys_ns: 0,
+            avg_connection_kib_per_sec: 0.0,
+            total_kib_per_sec: 0.0,
+            connections_ok: 0,
+            connections_failed: 0,
+            connections_skipped: 0,
+            errors: BTreeMap::new(),
+            caches_dropped: false,
+        }
+    }
+
     fn merge(
         index: usize,
         phase: Phase,

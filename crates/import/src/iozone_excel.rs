@@ -205,11 +205,12 @@ impl ExcelBlock {
             let (records, placement) = row_records(&self.header, row.file_kib, row.values.len()).map_err(|e| {
                 ParseError::new(row.line, format!("\"{}\", file size {}: {e}", self.title, row.file_kib))
             })?;
-            m.cells.extend(records.into_iter().zip(&row.values).map(|(record_kib, &value)| MatrixCell {
-                file_kib: row.file_kib,
-                record_kib,
-                value,
-            }));
+            m.cells.extend(
+                records
+                    .into_iter()
+                    .zip(&row.values)
+                    .map(|(record_kib, &value)| MatrixCell::new(row.file_kib, record_kib, value)),
+            );
             how.push((row.file_kib, placement));
         }
         Ok((m, how))
@@ -316,9 +317,16 @@ fn parse_row(line: &str, line_no: usize, title: &str, before: &[ExcelRow]) -> Re
         .enumerate()
         .map(|(k, token)| {
             token.parse().ok().filter(|v: &f64| v.is_finite()).ok_or_else(|| {
+                // iomatrix's own -R text marks a cell that is not whole: never taken for a figure.
+                let why = if token == "failed" || token.strip_suffix('*').is_some_and(|v| v.parse::<f64>().is_ok()) {
+                    " (iomatrix marks a cell where some clients failed with '*' and one where all failed with \
+                     'failed': it is no whole figure; db merge copies such a run with its cells' states)"
+                } else {
+                    ""
+                };
                 ParseError::new(
                     line_no,
-                    format!("\"{title}\", file size {file_kib}: value {} is not a number: {token}", k + 1),
+                    format!("\"{title}\", file size {file_kib}: value {} is not a number: {token}{why}", k + 1),
                 )
             })
         })
@@ -538,6 +546,18 @@ mod tests {
             Some((64, None))
         );
         assert_eq!(each_writes("Each process writes a lot"), None);
+    }
+
+    #[test]
+    fn a_cell_iomatrix_marked_not_whole_is_refused_and_said_so() {
+        for marked in ["1638743*", "failed"] {
+            let text = format!("\"Writer report\"\n        \"4\"  \"8\"\n\"64\"   524487  {marked} \n");
+            let e = parse_excel_report(&text).unwrap_err();
+            assert_eq!(e.line, 3);
+            assert!(e.message.contains(&format!("value 2 is not a number: {marked} (iomatrix marks")), "{e}");
+        }
+        let e = parse_excel_report("\"Writer report\"\n        \"4\"\n\"64\"   x \n").unwrap_err();
+        assert!(!e.message.contains("iomatrix marks"), "{e}");
     }
 
     #[test]

@@ -22,16 +22,20 @@ use nfs3_client::nfs3_types::nfs3::{
 };
 use nfs3_client::nfs3_types::rpc::{auth_unix, opaque_auth};
 use nfs3_client::nfs3_types::xdr_codec::Opaque;
-use nfs3_client::tokio::TokioConnector;
 use nfs3_client::Nfs3ConnectionBuilder;
 use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
+mod bounded;
 mod fs;
+pub use bounded::{MAX_REPLY, MAX_TRANSFER};
 pub use fs::NfsFs;
 
-type Connection = nfs3_client::Nfs3Connection<<TokioConnector as nfs3_client::net::Connector>::Connection>;
+use bounded::BoundedConnector;
+use iomatrix_backend::MAX_LISTED;
+
+type Connection = nfs3_client::Nfs3Connection<<BoundedConnector as nfs3_client::net::Connector>::Connection>;
 
 /// `nfs://host[:port]/export[/path]`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -142,7 +146,7 @@ impl NfsSession {
             .build()
             .map_err(|e| NfsError(format!("{url}: cannot start the NFS client's runtime: {e}")))?;
         let auth = auth_unix { stamp: 0, machinename: Opaque::borrowed(b"iomatrix"), uid: 0, gid: 0, gids: vec![] };
-        let builder = Nfs3ConnectionBuilder::new(TokioConnector, url.host.clone(), url.export.clone())
+        let builder = Nfs3ConnectionBuilder::new(BoundedConnector, url.host.clone(), url.export.clone())
             .portmapper_port(url.portmapper_port)
             .credential(opaque_auth::auth_unix(&auth));
         let mount = runtime.block_on(async { tokio::time::timeout(timeout, builder.mount()).await });
@@ -278,6 +282,7 @@ impl NfsSession {
                 Nfs3Result::Err((status, _)) => return Err(NfsError(format!("{}: {what}: {status}", self.url))),
             };
             cookieverf = ok.cookieverf;
+            let before = cookie;
             for entry in &ok.reply.entries.0 {
                 cookie = entry.cookie;
                 let name = String::from_utf8_lossy(entry.name.as_ref()).into_owned();
@@ -293,9 +298,18 @@ impl NfsSession {
                     }
                 };
                 entries.push((name, kind, size));
+                if entries.len() > MAX_LISTED {
+                    return Err(NfsError(iomatrix_backend::listing_too_long(&format!("{}: {what}", self.url))));
+                }
             }
             if ok.reply.eof || ok.reply.entries.0.is_empty() {
                 return Ok(entries);
+            }
+            if cookie == before {
+                return Err(NfsError(format!(
+                    "{}: {what}: the server's listing does not go on (it gave cookie {cookie} again)",
+                    self.url
+                )));
             }
         }
     }
@@ -356,7 +370,7 @@ impl NfsSession {
     /// Writes all of `data` at `offset`, in pieces of the server's largest
     /// WRITE, UNSTABLE (the server may cache until [`commit`](Self::commit)).
     pub fn write_at(&mut self, file: &NfsFile, data: &[u8], offset: u64) -> Result<(), NfsError> {
-        let piece = self.info.write_max.max(4096) as usize;
+        let piece = self.info.write_max.clamp(4096, MAX_TRANSFER) as usize;
         let mut done = 0;
         while done < data.len() {
             let chunk = &data[done..(done + piece).min(data.len())];
@@ -370,6 +384,14 @@ impl NfsSession {
             };
             let what = format!("WRITE {} at byte {at}", file.path);
             match block(&self.runtime, self.timeout, &self.url, &what, self.connection.write(&args))? {
+                Nfs3Result::Ok(ok) if ok.count as usize > chunk.len() => {
+                    return Err(NfsError(format!(
+                        "{}: {what}: the server says it wrote {} bytes of the {} sent",
+                        self.url,
+                        ok.count,
+                        chunk.len()
+                    )))
+                }
                 Nfs3Result::Ok(ok) if ok.count > 0 => done += ok.count as usize,
                 Nfs3Result::Ok(_) => return Err(NfsError(format!("{}: {what}: the server wrote nothing", self.url))),
                 Nfs3Result::Err((status, _)) => return Err(NfsError(format!("{}: {what}: {status}", self.url))),
@@ -380,7 +402,7 @@ impl NfsSession {
 
     /// Fills `buf` from `offset`; a file that ends first is an error.
     pub fn read_at(&mut self, file: &NfsFile, buf: &mut [u8], offset: u64) -> Result<(), NfsError> {
-        let piece = self.info.read_max.max(4096) as usize;
+        let piece = self.info.read_max.clamp(4096, MAX_TRANSFER) as usize;
         let mut done = 0;
         while done < buf.len() {
             let want = piece.min(buf.len() - done);
@@ -481,5 +503,29 @@ mod tests {
         let err = NfsSession::connect(&url, Duration::from_secs(5)).err().expect("no server");
         assert!(err.0.starts_with("nfs://127.0.0.1:1/export: "), "{err}");
         assert!(started.elapsed() < Duration::from_secs(6));
+    }
+
+    /// A "server" that answers the first call (the portmapper's GETPORT) with a record header
+    /// announcing a 2 GiB reply, then keeps the connection open: the client refuses the reply at
+    /// its header, at once, instead of sizing a 2 GiB buffer by it and waiting out the timeout.
+    #[test]
+    fn a_reply_announced_larger_than_any_request_is_refused_at_its_header() {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut call = [0u8; 4];
+            conn.read_exact(&mut call).unwrap();
+            conn.write_all(&0xffff_ffffu32.to_be_bytes()).unwrap();
+            // Held open until the client has gone: it must not wait for the 2 GiB.
+            let _ = conn.read(&mut [0u8; 65536]);
+        });
+        let url = NfsUrl::parse(&format!("nfs://127.0.0.1:{port}/export")).unwrap();
+        let started = std::time::Instant::now();
+        let err = NfsSession::connect(&url, Duration::from_secs(10)).err().expect("refused");
+        assert!(started.elapsed() < Duration::from_secs(5), "{err}");
+        assert!(err.0.contains("2147483647 bytes") && err.0.contains("refused, not read"), "{err}");
+        server.join().unwrap();
     }
 }

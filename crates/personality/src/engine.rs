@@ -223,9 +223,11 @@ pub fn execute_clients(
             remote: Vec::new(),
             tables: Tables::default(),
         },
-        |_, gathered| match CellFigures::merged(gathered.figures.iter().map(|c| &c.figures)) {
-            Some(merged) => on_cell(&merged, &gathered.figures, &gathered),
-            None => Ok(()),
+        |index, gathered| {
+            // Where every client failed the phase it is handed on empty, to be stored failed.
+            let merged = CellFigures::merged(gathered.figures.iter().map(|c| &c.figures))
+                .unwrap_or_else(|| CellFigures::none(&plan.cell(index).0.name));
+            on_cell(&merged, &gathered.figures, &gathered)
         },
     )
 }

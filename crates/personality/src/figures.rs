@@ -200,6 +200,11 @@ impl CellFigures {
     }
 
     /// Every client's cell merged in order ([`merge`](Self::merge)); None for none.
+    /// Phase `phase` where no client finished: no operation, no connection's figures.
+    pub fn none(phase: &str) -> CellFigures {
+        CellFigures { phase: phase.to_string(), ..CellFigures::default() }
+    }
+
     pub fn merged<'a>(cells: impl IntoIterator<Item = &'a CellFigures>) -> Option<CellFigures> {
         let mut cells = cells.into_iter();
         let mut all = cells.next()?.clone();

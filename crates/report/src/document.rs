@@ -131,6 +131,28 @@ pub(crate) fn grid(group: &ReportGroup, test: &str) -> Grid {
 /// The mark of a median that took in samples of partial cells (`--include-partial`).
 pub const PARTIAL_MARK: &str = "\u{2020}";
 
+/// The mark of a partial cell's figure in plain-ASCII text (a run's tables, IOzone's `-R` text
+/// and its workbook), as compare's terminal output marks a median that took one in.
+pub const PARTIAL_MARK_ASCII: &str = "*";
+
+/// What a table shows in place of a failed cell's figure: it has none.
+pub const FAILED_MARK: &str = "failed";
+
+/// The line under a table that holds [`marked`] figures.
+pub const MARKS_LEGEND: &str = "* partial: some clients or connections failed the cell, the figure is of those that \
+                                finished; failed: none finished, no figure";
+
+/// A cell's figure as every plain-text table shows it: `text()` for a complete cell, with
+/// [`PARTIAL_MARK_ASCII`] after it for a partial one, [`FAILED_MARK`] (and no figure) for a
+/// failed one.
+pub fn marked(state: iomatrix_store::CellStateKind, text: impl FnOnce() -> String) -> String {
+    match state {
+        iomatrix_store::CellStateKind::Complete => text(),
+        iomatrix_store::CellStateKind::Partial => text() + PARTIAL_MARK_ASCII,
+        iomatrix_store::CellStateKind::Failed => FAILED_MARK.to_string(),
+    }
+}
+
 /// What in a group is not whole, as sentences: each stored cell left out of its medians
 /// (partial or failed: some or all of its clients or connections failed), and each median that
 /// took in samples of partial cells (`--include-partial`, marked with [`PARTIAL_MARK`]).

@@ -37,7 +37,9 @@
 //! "        Rewrite "   86058.34
 //! ```
 
+use crate::document::{marked, MARKS_LEGEND};
 use crate::matrix::Matrix;
+use iomatrix_store::CellStateKind;
 
 /// IOzone's record sizes (KiB) from 4 to 16384: the list of its auto mode,
 /// and the header of a `-R` report when neither `-r` nor `-y`/`-q` is given.
@@ -63,7 +65,9 @@ pub fn report_header(matrices: &[Matrix], records_kib: &[u64]) -> Vec<u64> {
 /// record-size list for the run's flags as `records_kib`, or `&[]` for the
 /// record sizes that ran. A row lists the values of its file size in
 /// ascending record size from the first column on, as IOzone does; values are
-/// rounded to integers.
+/// rounded to integers. A partial cell's value carries `*` and a failed cell is `failed`
+/// ([`marked`]), with the legend after the last block: a spreadsheet shows them as text, and
+/// IOzone's importer refuses them, naming the line, rather than take them for whole figures.
 pub fn excel_report(matrices: &[Matrix], records_kib: &[u64]) -> String {
     let header = report_header(matrices, records_kib);
     let mut out = String::new();
@@ -77,11 +81,16 @@ pub fn excel_report(matrices: &[Matrix], records_kib: &[u64]) -> String {
         out.push('\n');
         for f in m.file_sizes() {
             out.push_str(&format!("\"{f}\"  "));
-            for (_, v) in m.row(f) {
-                out.push_str(&format!(" {v:.0} "));
+            for r in m.record_sizes() {
+                if let Some(c) = m.cell(f, r) {
+                    out.push_str(&format!(" {} ", marked(c.state, || format!("{:.0}", c.value))));
+                }
             }
             out.push('\n');
         }
+    }
+    if matrices.iter().any(Matrix::any_not_complete) {
+        out.push_str(&format!("\n{MARKS_LEGEND}\n"));
     }
     out
 }
@@ -97,8 +106,9 @@ pub struct ThroughputReport {
     /// How many clients ran each test at once.
     pub clients: usize,
     /// (IOzone's name of the test in this report, e.g. "Initial write",
-    /// KB/s of all clients: the sum of their own rates), in IOzone's order.
-    pub rows: Vec<(String, f64)>,
+    /// KB/s of all clients: the sum of their own rates, whether every client finished it), in
+    /// IOzone's order.
+    pub rows: Vec<(String, f64, CellStateKind)>,
 }
 
 /// The lines IOzone prints before its throughput tests, which say the
@@ -131,9 +141,12 @@ pub fn throughput_report(reports: &[ThroughputReport]) -> String {
             "\n\n\n\"{THROUGHPUT_TITLE}\"\n\"Record size = {} kBytes \"\n\"Output is in kBytes/sec\"\n\n",
             r.record_kib
         ));
-        for (name, v) in &r.rows {
-            out.push_str(&format!("\"{name:>15} \" {v:10.2} \n\n"));
+        for (name, v, state) in &r.rows {
+            out.push_str(&format!("\"{name:>15} \" {:>10} \n\n", marked(*state, || format!("{v:.2}"))));
         }
+    }
+    if reports.iter().flat_map(|r| &r.rows).any(|(_, _, state)| *state != CellStateKind::Complete) {
+        out.push_str(&format!("{MARKS_LEGEND}\n"));
     }
     out
 }
@@ -144,7 +157,7 @@ mod tests {
     use crate::matrix::MatrixCell;
 
     fn cell(file_kib: u64, record_kib: u64, value: f64) -> MatrixCell {
-        MatrixCell { file_kib, record_kib, value }
+        MatrixCell::new(file_kib, record_kib, value)
     }
 
     #[test]
@@ -180,7 +193,10 @@ mod tests {
             file_kib: 1024,
             record_kib: 4,
             clients: 2,
-            rows: vec![("Initial write".into(), 246059.19), ("Read".into(), 2089045.094)],
+            rows: vec![
+                ("Initial write".into(), 246059.19, CellStateKind::Complete),
+                ("Read".into(), 2089045.094, CellStateKind::Complete),
+            ],
         };
         let text = throughput_report(&[r]);
         assert_eq!(
@@ -192,5 +208,34 @@ mod tests {
         );
         let one = ThroughputReport { file_kib: 64, record_kib: 64, clients: 1, rows: Vec::new() };
         assert!(throughput_preamble(&one).starts_with("\tThroughput test with 1 process\n"));
+    }
+
+    #[test]
+    fn cells_that_are_not_whole_are_marked_in_their_place() {
+        let m = Matrix {
+            title: "Writer report".into(),
+            unit: "KB/s".into(),
+            cells: vec![
+                cell(64, 4, 524486.6),
+                MatrixCell { state: CellStateKind::Partial, ..cell(64, 8, 1638743.4) },
+                MatrixCell { state: CellStateKind::Failed, ..cell(64, 16, 0.0) },
+            ],
+        };
+        let text = excel_report(&[m], &[4, 8, 16]);
+        assert!(text.contains("\"64\"   524487  1638743*  failed \n"), "{text}");
+        assert!(text.ends_with(&format!("\n{MARKS_LEGEND}\n")), "{text}");
+        let r = ThroughputReport {
+            file_kib: 1024,
+            record_kib: 4,
+            clients: 2,
+            rows: vec![
+                ("Initial write".into(), 246059.19, CellStateKind::Partial),
+                ("Read".into(), 0.0, CellStateKind::Failed),
+            ],
+        };
+        let text = throughput_report(&[r]);
+        assert!(text.contains("\"  Initial write \" 246059.19* \n"), "{text}");
+        assert!(text.contains("\"           Read \"     failed \n"), "{text}");
+        assert!(text.ends_with(&format!("{MARKS_LEGEND}\n")), "{text}");
     }
 }

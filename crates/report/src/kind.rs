@@ -147,7 +147,7 @@ mod tests {
     fn every_iomatrix_workbook_is_known_and_a_foreign_one_is_not() {
         let m = crate::Matrix { title: "write".into(), unit: "KB/s".into(), cells: Vec::new() };
         let books = [
-            crate::xlsx_workbook(std::slice::from_ref(&m), &[4], &[]).unwrap(),
+            crate::xlsx_workbook(std::slice::from_ref(&m), &[4], &[], &[]).unwrap(),
             crate::xlsx::report_workbook(&[], &[], &[], &[], &[]).unwrap(),
         ];
         for book in &books {

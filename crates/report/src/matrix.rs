@@ -1,5 +1,6 @@
 //! The input type shared by every exporter.
 
+use iomatrix_store::CellStateKind;
 use serde::{Deserialize, Serialize};
 
 /// One test's results as IOzone shows them: file sizes down, record sizes
@@ -27,6 +28,26 @@ pub struct MatrixCell {
     pub record_kib: u64,
     /// The value, in the matrix's unit.
     pub value: f64,
+    /// Whether the value is whole: every table marks a partial one (some clients or
+    /// connections failed the cell: the value is of those that finished) and shows a failed one
+    /// (none finished) as no value ([`crate::document::marked`]).
+    #[serde(default = "complete", skip_serializing_if = "is_complete")]
+    pub state: CellStateKind,
+}
+
+fn complete() -> CellStateKind {
+    CellStateKind::Complete
+}
+
+fn is_complete(state: &CellStateKind) -> bool {
+    *state == CellStateKind::Complete
+}
+
+impl MatrixCell {
+    /// A whole value.
+    pub fn new(file_kib: u64, record_kib: u64, value: f64) -> MatrixCell {
+        MatrixCell { file_kib, record_kib, value, state: CellStateKind::Complete }
+    }
 }
 
 impl Matrix {
@@ -57,6 +78,16 @@ impl Matrix {
         self.cells.iter().find(|c| c.file_kib == file_kib && c.record_kib == record_kib).map(|c| c.value)
     }
 
+    /// The cell at (file size, record size); the first such cell if there are several.
+    pub fn cell(&self, file_kib: u64, record_kib: u64) -> Option<&MatrixCell> {
+        self.cells.iter().find(|c| c.file_kib == file_kib && c.record_kib == record_kib)
+    }
+
+    /// Whether any value is not whole.
+    pub fn any_not_complete(&self) -> bool {
+        self.cells.iter().any(|c| c.state != CellStateKind::Complete)
+    }
+
     /// The record sizes present for one file size, ascending, with values.
     pub fn row(&self, file_kib: u64) -> Vec<(u64, f64)> {
         self.record_sizes().into_iter().filter_map(|r| self.get(file_kib, r).map(|v| (r, v))).collect()
@@ -68,7 +99,7 @@ mod tests {
     use super::*;
 
     fn cell(f: u64, r: u64, v: f64) -> MatrixCell {
-        MatrixCell { file_kib: f, record_kib: r, value: v }
+        MatrixCell::new(f, r, v)
     }
 
     #[test]
@@ -89,6 +120,8 @@ mod tests {
     fn serde_round_trip() {
         let mut m = Matrix::new("Reader report", "KB/s");
         m.cells.push(cell(64, 4, 6271021.0));
+        m.cells.push(MatrixCell { state: CellStateKind::Partial, ..cell(64, 8, 1.0) });
+        assert!(m.any_not_complete());
         let json = serde_json::to_string(&m).expect("serialize");
         let back: Matrix = serde_json::from_str(&json).expect("deserialize");
         assert_eq!(back, m);

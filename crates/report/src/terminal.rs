@@ -1,6 +1,7 @@
 //! Plain-ASCII tables for a terminal: no colour, no trailing spaces, column
 //! widths computed from the content.
 
+use crate::document::{marked, MARKS_LEGEND};
 use crate::matrix::Matrix;
 
 /// Appends `line` to `out` without trailing spaces, followed by a newline.
@@ -21,7 +22,8 @@ fn push_line(out: &mut String, line: &str) {
 ///
 /// The first line is `"{title} ({unit})"`. Values are printed with
 /// `decimals` digits after the point, right-aligned; a missing cell is left
-/// blank. Every column is as wide as its widest entry, and columns are
+/// blank; a partial cell's value carries `*` and a failed cell shows `failed`, with the legend
+/// under the table ([`marked`]). Every column is as wide as its widest entry, and columns are
 /// separated by two spaces. Each line ends with `'\n'`.
 pub fn matrix_table(m: &Matrix, decimals: usize) -> String {
     const FILE_LABEL: &str = "file kB";
@@ -42,8 +44,8 @@ pub fn matrix_table(m: &Matrix, decimals: usize) -> String {
         .map(|&f| {
             records
                 .iter()
-                .map(|&r| match m.get(f, r) {
-                    Some(v) => format!("{v:.decimals$}"),
+                .map(|&r| match m.cell(f, r) {
+                    Some(c) => marked(c.state, || format!("{:.decimals$}", c.value)),
                     None => String::new(),
                 })
                 .collect()
@@ -73,6 +75,9 @@ pub fn matrix_table(m: &Matrix, decimals: usize) -> String {
             line.push_str(&format!("  {text:>w$}"));
         }
         push_line(&mut out, &line);
+    }
+    if m.any_not_complete() {
+        push_line(&mut out, MARKS_LEGEND);
     }
     out
 }
@@ -106,8 +111,8 @@ pub fn iozone_main_table(columns: &[(&str, &Matrix)]) -> String {
         .map(|&(f, r)| {
             columns
                 .iter()
-                .map(|(_, m)| match m.get(f, r) {
-                    Some(v) => format!("{v:.0}"),
+                .map(|(_, m)| match m.cell(f, r) {
+                    Some(c) => marked(c.state, || format!("{:.0}", c.value)),
                     None => String::new(),
                 })
                 .collect()
@@ -144,6 +149,9 @@ pub fn iozone_main_table(columns: &[(&str, &Matrix)]) -> String {
         }
         push_line(&mut out, &line);
     }
+    if columns.iter().any(|(_, m)| m.any_not_complete()) {
+        push_line(&mut out, MARKS_LEGEND);
+    }
     out
 }
 
@@ -158,7 +166,7 @@ mod tests {
             unit: "KB/s".into(),
             cells: cells
                 .iter()
-                .map(|&(file_kib, record_kib, value)| MatrixCell { file_kib, record_kib, value })
+                .map(|&(file_kib, record_kib, value)| MatrixCell::new(file_kib, record_kib, value))
                 .collect(),
         }
     }
@@ -195,6 +203,24 @@ file kB        4        8      128
         assert_eq!(lines[2], "file kB             4");
         assert_eq!(lines[3], "   1024  123456789.25");
         assert_eq!(lines[4], "1048576          1.50");
+    }
+
+    #[test]
+    fn a_cell_that_is_not_whole_is_marked_in_the_table() {
+        use iomatrix_store::CellStateKind;
+        let mut m = matrix("Writer report", &[(64, 4, 524487.0), (64, 8, 1638743.0), (128, 4, 0.0)]);
+        m.cells[1].state = CellStateKind::Partial;
+        m.cells[2].state = CellStateKind::Failed;
+        let t = matrix_table(&m, 0);
+        assert_no_trailing_spaces(&t);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[3], "     64  524487  1638743*");
+        assert_eq!(lines[4], "    128  failed");
+        assert_eq!(lines[5], MARKS_LEGEND);
+        let main = iozone_main_table(&[("write", &m)]);
+        assert!(main.contains("1638743*") && main.contains("failed") && main.ends_with(&format!("{MARKS_LEGEND}\n")));
+        // A whole matrix carries no legend.
+        assert!(!matrix_table(&matrix("Writer report", &[(64, 4, 1.0)]), 0).contains("partial"));
     }
 
     #[test]

@@ -2,8 +2,10 @@
 
 use rust_xlsxwriter::{Chart, ChartType, ColNum, DocProperties, Format, RowNum, Workbook, Worksheet, XlsxError};
 
+use crate::document::{FAILED_MARK, MARKS_LEGEND, PARTIAL_MARK, PARTIAL_MARK_ASCII};
 use crate::iozone_excel::{report_header, throughput_preamble, ThroughputReport, THROUGHPUT_TITLE};
 use crate::matrix::Matrix;
+use iomatrix_store::CellStateKind;
 
 /// Name of the worksheet holding the result blocks.
 pub const RESULTS_SHEET: &str = "iozone";
@@ -40,15 +42,19 @@ const CHART_ROW_STEP: RowNum = 16;
 /// to the first column; a sheet read by its header needs them in place). A
 /// blank row separates blocks. To the right of the blocks sits one line chart
 /// per matrix (record size on the x axis, one series per file size).
-/// Non-finite values are left blank.
+/// Non-finite values are left blank. A partial cell's value stays a number, shown with `*`
+/// after it (its number format), a failed cell is the text `failed`, and the legend follows
+/// the blocks.
 ///
 /// Worksheet "conditions" lists `conditions` as key/value rows under a
 /// "condition"/"value" header (backend, direct, clients, file size vs RAM,
-/// target, host...).
+/// target, host...). Worksheet "not complete", where `not_complete` has lines, lists the
+/// cells where clients or connections failed, with their counts.
 pub fn xlsx_workbook(
     sheet_blocks: &[Matrix],
     records_kib: &[u64],
     conditions: &[(String, String)],
+    not_complete: &[String],
 ) -> Result<Vec<u8>, XlsxError> {
     let mut workbook = marked_workbook();
     let bold = Format::new().set_bold();
@@ -59,10 +65,59 @@ pub fn xlsx_workbook(
     let chart_col = to_col(header.len() + 2)?;
     let mut row: RowNum = 0;
     for (i, m) in sheet_blocks.iter().enumerate() {
-        row = write_block(results, RESULTS_SHEET, row, (to_row(i)? * CHART_ROW_STEP, chart_col), m, &header, &bold)?;
+        let at = (to_row(i)? * CHART_ROW_STEP, chart_col);
+        row = write_block(results, RESULTS_SHEET, row, at, m, &header, (&bold, PARTIAL_MARK_ASCII))?;
     }
+    if sheet_blocks.iter().any(Matrix::any_not_complete) {
+        results.write_string(row, 0, MARKS_LEGEND)?;
+    }
+    not_complete_sheet(&mut workbook, not_complete, &bold)?;
     conditions_sheet(&mut workbook, conditions, &bold)?;
     workbook.save_to_buffer()
+}
+
+/// Worksheet "not complete" of IOzone's workbooks: a line per cell where clients or
+/// connections failed; none when every cell is whole.
+fn not_complete_sheet(workbook: &mut Workbook, lines: &[String], bold: &Format) -> Result<(), XlsxError> {
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let sheet = workbook.add_worksheet();
+    sheet.set_name(NOT_COMPLETE_SHEET)?;
+    sheet.write_string_with_format(0, 0, "cells where clients or connections failed", bold)?;
+    for (k, line) in lines.iter().enumerate() {
+        sheet.write_string(to_row(k + 1)?, 0, line)?;
+    }
+    Ok(())
+}
+
+/// A cell's value as a workbook holds it: a number (with `mark` after it, by its number
+/// format, where the cell is partial), or the text `failed`.
+fn write_value(
+    sheet: &mut Worksheet,
+    (row, col): (RowNum, ColNum),
+    value: f64,
+    state: CellStateKind,
+    mark: &str,
+) -> Result<(), XlsxError> {
+    match state {
+        CellStateKind::Failed => {
+            sheet.write_string(row, col, FAILED_MARK)?;
+        }
+        _ if !value.is_finite() => {}
+        CellStateKind::Partial => {
+            sheet.write_number_with_format(
+                row,
+                col,
+                value,
+                &Format::new().set_num_format(format!("General\"{mark}\"")),
+            )?;
+        }
+        CellStateKind::Complete => {
+            sheet.write_number(row, col, value)?;
+        }
+    }
+    Ok(())
 }
 
 /// The workbook of IOzone's `-t` mode, as [`crate::throughput_report`]
@@ -73,6 +128,7 @@ pub fn xlsx_workbook(
 pub fn throughput_workbook(
     reports: &[ThroughputReport],
     conditions: &[(String, String)],
+    not_complete: &[String],
 ) -> Result<Vec<u8>, XlsxError> {
     let mut workbook = marked_workbook();
     let bold = Format::new().set_bold();
@@ -88,12 +144,10 @@ pub fn throughput_workbook(
         sheet.write_string(row + 1, 0, format!("Record size = {} kBytes", r.record_kib))?;
         sheet.write_string(row + 2, 0, "Output is in kBytes/sec")?;
         let first = row + 3;
-        for (k, (name, v)) in r.rows.iter().enumerate() {
+        for (k, (name, v, state)) in r.rows.iter().enumerate() {
             let at = first + to_row(k)?;
             sheet.write_string_with_format(at, 0, name, &bold)?;
-            if v.is_finite() {
-                sheet.write_number(at, 1, *v)?;
-            }
+            write_value(sheet, (at, 1), *v, *state, PARTIAL_MARK_ASCII)?;
         }
         if !r.rows.is_empty() {
             let last = first + to_row(r.rows.len() - 1)?;
@@ -114,6 +168,10 @@ pub fn throughput_workbook(
         // The block, one blank row, and room for the chart beside it.
         row = (first + to_row(r.rows.len())? + 1).max(row + CHART_ROW_STEP);
     }
+    if reports.iter().flat_map(|r| &r.rows).any(|(_, _, state)| *state != CellStateKind::Complete) {
+        sheet.write_string(row, 0, MARKS_LEGEND)?;
+    }
+    not_complete_sheet(&mut workbook, not_complete, &bold)?;
     conditions_sheet(&mut workbook, conditions, &bold)?;
     workbook.save_to_buffer()
 }
@@ -135,9 +193,9 @@ fn conditions_sheet(workbook: &mut Workbook, conditions: &[(String, String)], bo
 
 /// Writes `m` as a block at `row` of `sheet` (named `sheet_name`): the title,
 /// `header` (record sizes) as a row, a row per file size with each value
-/// under its record size; and a line chart of it (a series per file size) at
-/// (`chart_row`, `chart_col`). Returns the row after the block and one blank
-/// row.
+/// under its record size (a partial one marked with `partial_mark`, a failed one `failed`); and
+/// a line chart of it (a series per file size) at (`chart_row`, `chart_col`). Returns the row
+/// after the block and one blank row.
 fn write_block(
     sheet: &mut Worksheet,
     sheet_name: &str,
@@ -145,7 +203,7 @@ fn write_block(
     (chart_row, chart_col): (RowNum, ColNum),
     m: &Matrix,
     header: &[u64],
-    bold: &Format,
+    (bold, partial_mark): (&Format, &str),
 ) -> Result<RowNum, XlsxError> {
     let files = m.file_sizes();
     sheet.write_string_with_format(row, 0, &m.title, bold)?;
@@ -158,8 +216,8 @@ fn write_block(
         let r_idx = first_data_row + to_row(k)?;
         sheet.write_number_with_format(r_idx, 0, *f as f64, bold)?;
         for (j, r) in header.iter().enumerate() {
-            if let Some(v) = m.get(*f, *r).filter(|v| v.is_finite()) {
-                sheet.write_number(r_idx, to_col(j + 1)?, v)?;
+            if let Some(c) = m.cell(*f, *r) {
+                write_value(sheet, (r_idx, to_col(j + 1)?), c.value, c.state, partial_mark)?;
             }
         }
     }
@@ -247,7 +305,8 @@ pub fn report_workbook(
         for (i, m) in matrices.iter().enumerate() {
             // Blocks no closer than the charts beside them, so each chart sits by its block.
             let chart_row = row.max(to_row(i)? * CHART_ROW_STEP);
-            row = write_block(sheet, &name, chart_row, (chart_row, chart_col), m, &m.record_sizes(), &bold)?;
+            let at = (chart_row, chart_col);
+            row = write_block(sheet, &name, chart_row, at, m, &m.record_sizes(), (&bold, PARTIAL_MARK))?;
         }
     }
     if !scalars.is_empty() {

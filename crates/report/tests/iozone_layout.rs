@@ -39,7 +39,7 @@ fn main_table_matrices(output: &str) -> Vec<Matrix> {
             continue;
         }
         for (m, v) in ms.iter_mut().zip(&numbers[2..]) {
-            m.cells.push(MatrixCell { file_kib: numbers[0], record_kib: numbers[1], value: *v as f64 });
+            m.cells.push(MatrixCell::new(numbers[0], numbers[1], *v as f64));
         }
     }
     ms
@@ -123,7 +123,7 @@ fn block(cells: &BTreeMap<(u32, u32), String>, top: u32) -> (String, Vec<String>
 fn the_workbook_has_the_reports_header_and_a_row_per_file_size() {
     // -r 4k -r 1m: header "4", "1024"; one row, each value under its record size.
     let ms = main_table_matrices(TWO_RECORDS);
-    let bytes = xlsx_workbook(&ms, &[4, 1024], &[]).expect("workbook");
+    let bytes = xlsx_workbook(&ms, &[4, 1024], &[], &[]).expect("workbook");
     let cells = sheet_cells(&bytes, 1);
     let (title, header, rows) = block(&cells, 0);
     assert_eq!((title.as_str(), header), ("Writer report", vec!["4".to_string(), "1024".into()]));
@@ -135,7 +135,7 @@ fn the_workbook_has_the_reports_header_and_a_row_per_file_size() {
 
     // Auto mode: IOzone's 13 record sizes, rows of 5 to 9 values from the left.
     let ms = main_table_matrices(AUTO);
-    let bytes = xlsx_workbook(&ms, &IOZONE_RECORD_SIZES_KIB, &[]).expect("workbook");
+    let bytes = xlsx_workbook(&ms, &IOZONE_RECORD_SIZES_KIB, &[], &[]).expect("workbook");
     let cells = sheet_cells(&bytes, 1);
     let (title, header, rows) = block(&cells, 0);
     assert_eq!(title, "Writer report");
@@ -154,9 +154,12 @@ fn the_throughput_workbook_has_a_line_per_test() {
         file_kib: 256,
         record_kib: 16,
         clients: 2,
-        rows: vec![("Initial write".into(), 246059.19), ("Rewrite".into(), 86058.34)],
+        rows: vec![
+            ("Initial write".into(), 246059.19, iomatrix_store::CellStateKind::Complete),
+            ("Rewrite".into(), 86058.34, iomatrix_store::CellStateKind::Complete),
+        ],
     };
-    let cells = sheet_cells(&throughput_workbook(&[report], &[]).expect("workbook"), 1);
+    let cells = sheet_cells(&throughput_workbook(&[report], &[], &[]).expect("workbook"), 1);
     let column = |c: u32| -> Vec<&str> { (0..7).map(|r| cells.get(&(r, c)).map_or("", String::as_str)).collect() };
     assert_eq!(
         column(0),
@@ -171,4 +174,30 @@ fn the_throughput_workbook_has_a_line_per_test() {
         ]
     );
     assert_eq!(column(1)[5..], ["246059.19", "86058.34"]);
+}
+
+#[test]
+fn the_workbook_marks_cells_that_are_not_whole_and_lists_them() {
+    use iomatrix_store::CellStateKind;
+    let mut m = Matrix::new("Writer report", "KB/s");
+    m.cells.push(MatrixCell::new(64, 4, 1000.0));
+    m.cells.push(MatrixCell { state: CellStateKind::Partial, ..MatrixCell::new(64, 8, 2000.0) });
+    m.cells.push(MatrixCell { state: CellStateKind::Failed, ..MatrixCell::new(64, 16, 0.0) });
+    let lines = ["cell 1 write 64k/8k: partial: 1 of 2 clients".to_string()];
+    let bytes = xlsx_workbook(&[m], &[4, 8, 16], &[], &lines).expect("workbook");
+    let cells = sheet_cells(&bytes, 1);
+    // The partial value stays a number (its mark is its number format); the failed one is text.
+    assert_eq!(cells.get(&(2, 2)).map(String::as_str), Some("2000"));
+    assert_eq!(cells.get(&(2, 3)).map(String::as_str), Some("failed"));
+    assert_eq!(cells.get(&(4, 0)).map(String::as_str), Some(iomatrix_report::document::MARKS_LEGEND));
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(&bytes[..])).expect("zip");
+    let mut styles = String::new();
+    zip.by_name("xl/styles.xml").expect("styles").read_to_string(&mut styles).expect("utf-8");
+    assert!(styles.contains("formatCode=\"General&quot;*&quot;\""), "{styles}");
+    let not_complete = sheet_cells(&bytes, 2);
+    assert_eq!(not_complete.get(&(1, 0)).map(String::as_str), Some(lines[0].as_str()));
+    // A whole run's workbook has no such sheet: its second sheet is the conditions.
+    let whole = Matrix { cells: vec![MatrixCell::new(64, 4, 1.0)], ..Matrix::new("Writer report", "KB/s") };
+    let bytes = xlsx_workbook(&[whole], &[4], &[("backend".into(), "psync".into())], &[]).expect("workbook");
+    assert_eq!(sheet_cells(&bytes, 2).get(&(0, 0)).map(String::as_str), Some("condition"));
 }

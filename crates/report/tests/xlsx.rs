@@ -24,11 +24,7 @@ fn auto_mode_matrices() -> Vec<Matrix> {
                 .flat_map(|file_kib| {
                     (2..=file_kib.ilog2()).map(move |b| {
                         let record_kib = 1u64 << b;
-                        MatrixCell {
-                            file_kib,
-                            record_kib,
-                            value: (t * 1_000_000 + file_kib * 1000 + record_kib) as f64,
-                        }
+                        MatrixCell::new(file_kib, record_kib, (t * 1_000_000 + file_kib * 1000 + record_kib) as f64)
                     })
                 })
                 .collect(),
@@ -59,7 +55,7 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 fn workbook_of_an_auto_mode_run_is_a_zip_and_saves_to_a_file() {
     let ms = auto_mode_matrices();
     assert_eq!(ms.iter().map(|m| m.cells.len()).sum::<usize>(), 6 * (5 + 6 + 7 + 8 + 9));
-    let bytes = xlsx_workbook(&ms, &[], &conditions()).expect("workbook builds");
+    let bytes = xlsx_workbook(&ms, &[], &conditions(), &[]).expect("workbook builds");
     assert!(bytes.starts_with(b"PK\x03\x04"), "ZIP local file header");
     assert!(bytes.len() > 5_000, "only {} bytes", bytes.len());
     // ZIP central directory lists member names uncompressed.
@@ -79,7 +75,7 @@ fn workbook_of_an_auto_mode_run_is_a_zip_and_saves_to_a_file() {
 #[test]
 fn workbook_handles_empty_and_odd_input() {
     // No blocks, no conditions.
-    let bytes = xlsx_workbook(&[], &[], &[]).expect("empty workbook");
+    let bytes = xlsx_workbook(&[], &[], &[], &[]).expect("empty workbook");
     assert!(bytes.starts_with(b"PK"));
     // A block without cells and one with a non-finite value.
     let blocks = [
@@ -87,12 +83,9 @@ fn workbook_handles_empty_and_odd_input() {
         Matrix {
             title: "Reader report".into(),
             unit: "KB/s".into(),
-            cells: vec![
-                MatrixCell { file_kib: 64, record_kib: 4, value: f64::NAN },
-                MatrixCell { file_kib: 64, record_kib: 8, value: 1.5 },
-            ],
+            cells: vec![MatrixCell::new(64, 4, f64::NAN), MatrixCell::new(64, 8, 1.5)],
         },
     ];
-    let bytes = xlsx_workbook(&blocks, &[], &conditions()).expect("workbook builds");
+    let bytes = xlsx_workbook(&blocks, &[], &conditions(), &[]).expect("workbook builds");
     assert!(bytes.starts_with(b"PK"));
 }

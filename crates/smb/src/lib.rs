@@ -10,7 +10,7 @@
 //!   negotiated dialect and transfer sizes, folders, files by number.
 
 use futures_util::StreamExt;
-use iomatrix_backend::{RemoteEntry, RemoteFs, RemoteKind};
+use iomatrix_backend::{listing_too_long, RemoteEntry, RemoteFs, RemoteKind, MAX_LISTED};
 use smb::{
     Client, ClientConfig, CreateOptions, Directory, FileAccessMask, FileAttributes, FileCreateArgs,
     FileDirectoryInformation, FileStandardInformation, ReadAt, Resource, UncPath, WriteAt,
@@ -509,17 +509,22 @@ impl RemoteFs for SmbFs {
         };
         let dir = Arc::new(dir);
         let what = format!("QUERY_DIRECTORY {path}");
+        let too_long = listing_too_long(&format!("{}: {what}", self.url));
         let listed = self.block(&what, async {
             let mut stream = Directory::query::<FileDirectoryInformation>(&dir, "*").await?;
             let mut found = Vec::new();
             while let Some(item) = stream.next().await {
+                if found.len() == MAX_LISTED {
+                    return Ok(Err(too_long));
+                }
                 found.push(item?);
             }
-            Ok::<_, smb::Error>(found)
+            Ok::<_, smb::Error>(Ok(found))
         });
         let closed = self.block("CLOSE", dir.close());
-        let listed = listed?;
+        let listed = listed?.map_err(io::Error::other);
         closed?;
+        let listed = listed?;
         Ok(listed
             .into_iter()
             .filter_map(|e| {

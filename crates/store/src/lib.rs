@@ -46,7 +46,10 @@ mod study;
 mod time;
 
 pub use figures::Unreadable;
-pub use maintain::{backup, check, quick_check, schema_version_of, BackupReport, CheckReport, MergeReport, MergedRun};
+pub use maintain::{
+    backup, check, quick_check, schema_version_of, BackupReport, CheckReport, MergeMode, MergeReport, MergedRun,
+    RefusedRun,
+};
 pub use schema::known_version as known_schema_version;
 
 pub use study::{StepStatus, StudyRecord, StudyStatus, StudyStep};
@@ -640,7 +643,8 @@ impl Store {
                 c.sys_ns as i64,
                 c.kib_per_sec,
                 // The column holds a number (schema 1); an unknown figure is said by the cell's
-                // `metrics.not_in_source` ("cpu"), which reading turns back into None.
+                // `metrics.not_in_source` ("cpu") or its failed state, which reading turns back
+                // into None.
                 c.cpu_percent.unwrap_or(0.0),
                 c.metrics.to_string(),
                 c.client_figures.to_string(),
@@ -877,7 +881,8 @@ impl Store {
         for (mut cell, metrics, clients) in rows {
             cell.metrics = keep(metrics, Some((cell.seq, &cell.test)), "metrics_json");
             cell.client_figures = keep(clients, Some((cell.seq, &cell.test)), "clients_json");
-            if cpu_not_in_source(&cell.metrics) {
+            // A failed cell has no CPU figure either: nothing was measured.
+            if cpu_not_in_source(&cell.metrics) || cell.state.kind == CellStateKind::Failed {
                 cell.cpu_percent = None;
             }
             cells.push(cell);

@@ -7,7 +7,7 @@
 
 use super::figures::{self, Unreadable};
 use super::open::{self, Access};
-use super::{is_damage, schema, time, Result, Store, StoreError};
+use super::{gate, is_damage, schema, time, NewRun, Result, Store, StoreError};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::{Path, PathBuf};
 
@@ -302,6 +302,32 @@ pub struct MergedRun {
     pub here: i64,
 }
 
+/// A run of the database merged that the gate refused ([`crate::gate`]): none of it is copied.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RefusedRun {
+    /// Its id in the database merged.
+    pub there: i64,
+    /// Which figure broke which bound (the cell, the figure, its value, the bound), or why its
+    /// figures could not be checked (they cannot be read back).
+    pub why: String,
+}
+
+impl std::fmt::Display for RefusedRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "run #{} there: {}", self.there, self.why)
+    }
+}
+
+/// Whether [`Store::merge_from`] copies the runs the gate lets pass, or only finds those it
+/// refuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeMode {
+    /// Copy every run the gate lets pass, each in its own transaction.
+    Copy,
+    /// Copy nothing: each run is copied and checked inside a transaction that is then rolled back.
+    CheckOnly,
+}
+
 /// What [`Store::merge_from`] did.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct MergeReport {
@@ -309,6 +335,8 @@ pub struct MergeReport {
     pub source_version: i64,
     /// Each run copied.
     pub merged: Vec<MergedRun>,
+    /// Each run the gate refused, not copied.
+    pub refused: Vec<RefusedRun>,
     /// Runs this database already holds (merged before, or the same run).
     pub already_here: usize,
     /// Runs still running there (or removed there while the merge ran): not copied; merge again
@@ -322,7 +350,13 @@ impl Store {
     /// environment and losses, each run in its own transaction. A run whose identity (`uid`) is here already
     /// is skipped, so merging twice is merging once. Each copied run keeps where it came from
     /// (`origin`: the file, the host it ran on, its id there), unless it had an origin already.
-    pub fn merge_from(&self, source: &Path) -> Result<MergeReport> {
+    ///
+    /// Every run passes the one gate every figure entering the database passes ([`crate::gate`]),
+    /// as this database reads it once copied (older schemas' cells with the states their
+    /// migration gives them): a run with a figure outside its bounds, or with figures that cannot
+    /// be read back, is rolled back whole and listed in [`MergeReport::refused`]. With
+    /// [`MergeMode::CheckOnly`] nothing is kept: the report says what a merge would copy and refuse.
+    pub fn merge_from(&self, source: &Path, mode: MergeMode) -> Result<MergeReport> {
         let version = schema_version_of(source)?;
         let known = schema::known_version();
         if version > known {
@@ -337,7 +371,7 @@ impl Store {
         self.conn
             .execute("ATTACH DATABASE ?1 AS src", [attach_uri(&file)?])
             .map_err(self.err("cannot open the database to merge"))?;
-        let result = self.merge_attached(&file, version).map_err(|e| self.in_which(e, source));
+        let result = self.merge_attached(&file, version, mode).map_err(|e| self.in_which(e, source));
         let detached =
             self.conn.execute_batch("DETACH DATABASE src").map_err(self.err("cannot close the merged database"));
         let report = result?;
@@ -368,7 +402,7 @@ impl Store {
         }
     }
 
-    fn merge_attached(&self, file: &Path, version: i64) -> Result<MergeReport> {
+    fn merge_attached(&self, file: &Path, version: i64, mode: MergeMode) -> Result<MergeReport> {
         let uid = if version >= 5 { "r.uid" } else { schema::LEGACY_UID };
         let origin = if version >= 5 { "r.origin_json" } else { "NULL" };
         let lost = if version >= 3 { "r.lost_json" } else { "NULL" };
@@ -457,10 +491,49 @@ impl Store {
                 )
                 .map_err(self.err("cannot copy a run's histograms"))?;
             }
+            // The gate, on the run as this database holds it now; a refused run is rolled back whole.
+            if let Some(why) = self.refusal_of(new_id)? {
+                report.refused.push(RefusedRun { there: old_id, why });
+                continue;
+            }
+            if mode == MergeMode::CheckOnly {
+                // Rolled back when dropped: reported as it would be merged.
+                report.merged.push(MergedRun { there: old_id, here: new_id });
+                continue;
+            }
             tx.commit().map_err(self.err("cannot commit a copied run"))?;
             report.merged.push(MergedRun { there: old_id, here: new_id });
         }
         Ok(report)
+    }
+
+    /// Why the gate refuses run `id` as stored here (inside the caller's transaction), if it does:
+    /// its own text ([`gate::check_run`]) and every cell against its environment's bounds
+    /// ([`gate::check_cell`]), or figures that cannot be read back to be checked.
+    fn refusal_of(&self, id: i64) -> Result<Option<String>> {
+        let run = match self.load_run(id) {
+            Ok(Some(run)) => run,
+            Ok(None) => return Ok(Some("it vanished while it was copied".into())),
+            Err(StoreError::Unreadable { first, more, .. }) => {
+                let more = if more > 0 { format!(" (and {more} more)") } else { String::new() };
+                return Ok(Some(format!("its stored figures cannot be read, so not checked: {first}{more}")));
+            }
+            Err(e) => return Err(e),
+        };
+        let new = NewRun {
+            suite: run.summary.suite.clone(),
+            command_line: run.summary.command_line.clone(),
+            labels: run.summary.labels.clone(),
+            plan: run.plan.clone(),
+            environment: run.environment.clone(),
+            conditions: run.conditions.clone(),
+            total_cells: run.summary.total_cells,
+        };
+        if let Err(refused) = gate::check_run(&new, &run.summary.host) {
+            return Ok(Some(refused.to_string()));
+        }
+        let limits = gate::Limits::of_environment(&run.environment);
+        Ok(run.cell_results.iter().find_map(|c| gate::check_cell(c, &limits).err()).map(|r| r.to_string()))
     }
 }
 
@@ -519,9 +592,9 @@ mod tests {
         assert_eq!(schema_version_of(&old).unwrap(), 4);
 
         let store = Store::open(&here).unwrap();
-        let first = store.merge_from(&old).unwrap();
+        let first = store.merge_from(&old, crate::MergeMode::Copy).unwrap();
         assert_eq!((first.merged.len(), first.source_version), (2, 4));
-        let second = store.merge_from(&copy).unwrap();
+        let second = store.merge_from(&copy, crate::MergeMode::Copy).unwrap();
         assert_eq!((second.merged.len(), second.already_here), (0, 2));
         assert_eq!(schema_version_of(&old).unwrap(), 4, "the merge wrote into the database it read");
         let run = store.load_run(first.merged[0].here).unwrap().unwrap();

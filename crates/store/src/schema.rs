@@ -273,7 +273,7 @@ mod tests {
         expect(&store, [1, 2, 3]);
         drop(store);
         let store = Store::open(&here).unwrap();
-        let report = store.merge_from(&old).unwrap();
+        let report = store.merge_from(&old, crate::MergeMode::Copy).unwrap();
         let ids: Vec<i64> = report.merged.iter().map(|m| m.here).collect();
         expect(&store, [ids[0], ids[1], ids[2]]);
     }

@@ -67,7 +67,7 @@ fn a_removed_runs_id_is_never_given_again() {
     drop(there);
     let store = Store::open(&db).unwrap();
     store.delete_run(imported).unwrap();
-    let merged = store.merge_from(&other).unwrap();
+    let merged = store.merge_from(&other, iomatrix_store::MergeMode::Copy).unwrap();
     assert!(merged.merged[0].here > imported, "{:?}", merged.merged);
     let ids: Vec<i64> = store.list_runs().unwrap().iter().map(|r| r.id).collect();
     assert_eq!(ids, vec![first, merged.merged[0].here]);
@@ -181,7 +181,7 @@ fn a_damaged_database_merged_from_is_named_not_this_one() {
     assert!(!iomatrix_store::quick_check(&there).unwrap().is_empty());
 
     let store = Store::open_for_writing(&here).unwrap();
-    match store.merge_from(&there) {
+    match store.merge_from(&there, iomatrix_store::MergeMode::Copy) {
         Err(StoreError::Damaged { path, .. }) => assert_eq!(path, there),
         Err(e) => panic!("not named as the source's damage: {e}"),
         Ok(r) => panic!("a damaged database merged: {r:?}"),
@@ -200,4 +200,34 @@ fn a_missing_folder_is_never_made() {
         assert!(err.to_string().contains("does not exist"), "{err}");
     }
     assert!(!dir.path().join("no").exists());
+}
+
+#[test]
+fn a_merged_run_passes_the_gate_whole_or_is_refused_whole() {
+    use iomatrix_store::MergeMode;
+    let dir = tempfile::tempdir().unwrap();
+    let (there, here) = (dir.path().join("there.db"), dir.path().join("here.db"));
+    {
+        let store = Store::open(&there).unwrap();
+        for _ in 0..3 {
+            store.store_finished_run(&new_run(), "h", &[cell(0), cell(1)]).unwrap();
+        }
+    }
+    // Run 2's second cell: a throughput past every machine's, written behind the store's back.
+    sql(&there, "UPDATE cells SET kib_per_sec = 1e23 WHERE run_id = 2 AND seq = 1");
+    let store = Store::open(&here).unwrap();
+    let checked = store.merge_from(&there, MergeMode::CheckOnly).unwrap();
+    assert_eq!(checked.merged.iter().map(|m| m.there).collect::<Vec<_>>(), [1, 3]);
+    assert_eq!(checked.refused.len(), 1);
+    assert_eq!(checked.refused[0].there, 2);
+    assert!(checked.refused[0].why.contains("cell 1 (write, file 65536 bytes, record 4096 bytes): kib_per_sec = 1e23"));
+    assert!(store.list_runs().unwrap().is_empty(), "a check copies nothing");
+    let merged = store.merge_from(&there, MergeMode::Copy).unwrap();
+    assert_eq!(merged.merged.len(), 2);
+    assert_eq!(merged.refused, checked.refused);
+    let runs = store.list_runs().unwrap();
+    assert_eq!(runs.len(), 2, "the refused run left nothing behind, not even its first cell");
+    for run in runs {
+        assert_eq!(store.load_run(run.id).unwrap().unwrap().cell_results.len(), 2);
+    }
 }

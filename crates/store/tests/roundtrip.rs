@@ -123,7 +123,9 @@ fn a_cell_state_and_its_counts_round_trip() {
     let id = store.begin_run(&new_run(3)).unwrap();
     let states = [CellState::counted(3, 4, "connections"), CellState::counted(0, 2, "clients"), CellState::complete(2)];
     for (seq, state) in states.iter().enumerate() {
-        store.add_cell(id, &CellRow { state: state.clone(), ..cell(seq) }).unwrap();
+        // A failed cell carries no figure (the gate refuses one that does), nor a CPU figure.
+        let figure = if state.kind == CellStateKind::Failed { 0.0 } else { cell(seq).kib_per_sec };
+        store.add_cell(id, &CellRow { state: state.clone(), kib_per_sec: figure, ..cell(seq) }).unwrap();
     }
     let run = store.load_run(id).unwrap().unwrap();
     let kinds: Vec<CellStateKind> = run.cell_results.iter().map(|c| c.state.kind).collect();
@@ -132,6 +134,7 @@ fn a_cell_state_and_its_counts_round_trip() {
     assert_eq!(read, states);
     assert_eq!(read[0].describe(), "partial: 3 of 4 connections");
     assert_eq!(read[1].describe(), "failed: 0 of 2 clients");
+    assert_eq!(run.cell_results[1].cpu_percent, None, "a failed cell reads back with no CPU figure");
     let json = serde_json::to_value(&run.cell_results[0]).unwrap();
     assert_eq!(json["state"], json!({"kind": "partial", "ok": 3, "of": 4, "parts": "connections"}));
 }

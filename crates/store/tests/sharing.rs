@@ -93,10 +93,10 @@ fn merging_twice_is_merging_once_and_keeps_the_origin() {
     db_with_runs(&here, 1);
     db_with_runs(&there, 2);
     let store = Store::open(&here).unwrap();
-    let first = store.merge_from(&there).unwrap();
+    let first = store.merge_from(&there, iomatrix_store::MergeMode::Copy).unwrap();
     assert_eq!(first.merged.len(), 2);
     assert_eq!(first.already_here, 0);
-    let again = store.merge_from(&there).unwrap();
+    let again = store.merge_from(&there, iomatrix_store::MergeMode::Copy).unwrap();
     assert!(again.merged.is_empty());
     assert_eq!(again.already_here, 2);
     assert_eq!(store.list_runs().unwrap().len(), 3);
@@ -121,8 +121,8 @@ fn merging_twice_is_merging_once_and_keeps_the_origin() {
     // A database merged on from a third: the runs keep their first origin, and stay single.
     let third = dir.path().join("third.db");
     let store3 = Store::open(&third).unwrap();
-    assert_eq!(store3.merge_from(&here).unwrap().merged.len(), 3);
-    assert_eq!(store3.merge_from(&there).unwrap().already_here, 2);
+    assert_eq!(store3.merge_from(&here, iomatrix_store::MergeMode::Copy).unwrap().merged.len(), 3);
+    assert_eq!(store3.merge_from(&there, iomatrix_store::MergeMode::Copy).unwrap().already_here, 2);
     let run = store3.load_run(store3.list_runs().unwrap()[2].id).unwrap().unwrap();
     assert_eq!(run.origin.unwrap()["file"], std::fs::canonicalize(&there).unwrap().display().to_string());
 }
@@ -134,7 +134,7 @@ fn a_newer_schema_is_not_merged() {
     db_with_runs(&there, 1);
     rusqlite::Connection::open(&there).unwrap().execute_batch("PRAGMA user_version = 999").unwrap();
     let store = Store::open(&here).unwrap();
-    let err = store.merge_from(&there).unwrap_err().to_string();
+    let err = store.merge_from(&there, iomatrix_store::MergeMode::Copy).unwrap_err().to_string();
     assert!(err.contains("schema version 999 is newer"), "{err}");
     assert!(store.list_runs().unwrap().is_empty());
 }

@@ -1,6 +1,7 @@
 //! Access-spec runs: one line per cell with IOPS, MiB/s, latency
 //! percentiles for reads and writes, and CPU.
 
+use iomatrix_report::document::{marked, MARKS_LEGEND};
 use iomatrix_store::StoredRun;
 use serde_json::Value;
 use std::fmt::Write;
@@ -28,15 +29,19 @@ pub fn table(run: &StoredRun) -> String {
     for c in &run.cell_results {
         let m = &c.metrics;
         let lat = |side: &str, key: &str| latency(&m[side][key]);
+        // A partial cell's figures are of the clients that finished (marked); a failed one has none.
+        let figure = |key: &str, decimals: usize| {
+            marked(c.state.kind, || format!("{:.decimals$}", m[key].as_f64().unwrap_or(0.0)))
+        };
         let _ = writeln!(
             out,
-            "{:>6} {:>4}% {:>4}% {:>4} {:>10.0} {:>9.1} | {:>9} {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} | {:>5}",
+            "{:>6} {:>4}% {:>4}% {:>4} {:>10} {:>9} | {:>9} {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} | {:>5}",
             iomatrix_core::ByteSize(c.record_size.unwrap_or(0)).to_string(),
             m["read_percent"].as_u64().unwrap_or(0),
             m["random_percent"].as_u64().unwrap_or(0),
             m["queue_depth"].as_u64().unwrap_or(0),
-            m["iops"].as_f64().unwrap_or(0.0),
-            m["mib_per_sec"].as_f64().unwrap_or(0.0),
+            figure("iops", 0),
+            figure("mib_per_sec", 1),
             lat("read", "mean_ns"),
             lat("read", "p50_ns"),
             lat("read", "p99_ns"),
@@ -46,6 +51,9 @@ pub fn table(run: &StoredRun) -> String {
             lat("write", "p99_ns"),
             c.cpu_percent.map_or("-".into(), |p| format!("{p:.0}"))
         );
+    }
+    if run.cell_results.iter().any(|c| !c.state.is_complete()) {
+        let _ = writeln!(out, "{MARKS_LEGEND}");
     }
     out + &crate::render::clients::table(run, &CLIENT_COLUMNS)
 }

@@ -4,7 +4,8 @@
 use crate::render::human;
 use iomatrix_backup::BackupResult;
 use iomatrix_core::ByteSize;
-use iomatrix_store::{CellRow, StoredRun};
+use iomatrix_report::document::marked;
+use iomatrix_store::{CellRow, CellStateKind, StoredRun};
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -55,17 +56,36 @@ pub fn report(run: &StoredRun) -> String {
     } else {
         "readdir, stat, FIEMAP included"
     };
-    if clients > 1 {
+    // A partial walk's figures are of the clients that finished (marked); a failed one has none.
+    let state = cell.state.kind;
+    let figure = |v: f64, decimals: usize| marked(state, || format!("{v:.decimals$}"));
+    if state != CellStateKind::Complete {
         let _ = writeln!(
             out,
-            "rate: {:.1} MiB/min ({:.2} MiB/s, {:.1} files/s), the sum of the {clients} clients' own rates (each its \
+            "NOT COMPLETE: {}: {}",
+            cell.state.describe(),
+            if state == CellStateKind::Failed {
+                "no client finished the walk, it has no figure"
+            } else {
+                "the figures marked * are of the clients that finished"
+            }
+        );
+    }
+    if state == CellStateKind::Failed {
+        let _ = writeln!(out, "rate: failed");
+    } else if clients > 1 {
+        let _ = writeln!(
+            out,
+            "rate: {} MiB/min ({} MiB/s, {} files/s), the sum of the {clients} clients' own rates (each its \
              bytes over its open + read + close time)",
-            r.mib_per_min, r.mib_per_sec, r.files_per_sec
+            figure(r.mib_per_min, 1),
+            figure(r.mib_per_sec, 2),
+            figure(r.files_per_sec, 1)
         );
         let _ = writeln!(
             out,
-            "overall: {:.1} MiB/min, all bytes over the {:.3} s from the common start to the last client's end",
-            cell.metrics["mib_per_min_overall"].as_f64().unwrap_or(0.0),
+            "overall: {} MiB/min, all bytes over the {:.3} s from the common start to the last client's end",
+            figure(cell.metrics["mib_per_min_overall"].as_f64().unwrap_or(0.0), 1),
             secs(r.wall_ns)
         );
         let _ = writeln!(
@@ -78,10 +98,10 @@ pub fn report(run: &StoredRun) -> String {
     } else {
         let _ = writeln!(
             out,
-            "rate: {:.1} MiB/min ({:.2} MiB/s, {:.1} files/s) over {:.3} s of open + read + close",
-            r.mib_per_min,
-            r.mib_per_sec,
-            r.files_per_sec,
+            "rate: {} MiB/min ({} MiB/s, {} files/s) over {:.3} s of open + read + close",
+            figure(r.mib_per_min, 1),
+            figure(r.mib_per_sec, 2),
+            figure(r.files_per_sec, 1),
             secs(r.read_ns)
         );
         let _ = writeln!(
@@ -149,12 +169,12 @@ pub fn report(run: &StoredRun) -> String {
         let share = if r.read_ns == 0 { 0.0 } else { c.read_ns as f64 * 100.0 / r.read_ns as f64 };
         let _ = writeln!(
             out,
-            "{size:>22} {:>9} {:>11} {:>10.3} {:>6.1}% {:>10.2} {:>9}",
+            "{size:>22} {:>9} {:>11} {:>10.3} {:>6.1}% {:>10} {:>9}",
             c.files,
             human(c.bytes),
             secs(c.read_ns),
             share,
-            c.mib_per_sec,
+            figure(c.mib_per_sec, 2),
             c.extents
         );
     }

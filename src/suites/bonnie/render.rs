@@ -2,9 +2,11 @@
 //! many clients, bonnie++'s figures are the sums of the clients' own rates,
 //! and the clients table follows.
 
-use iomatrix_bonnie::{BonniePlan, BonnieResult, BonnieTest, CsvSource, PerChar, DEFAULT_CHUNK, MIN_TIME_NS};
+use iomatrix_bonnie::{
+    BonniePlan, BonnieResult, BonnieTest, CsvSource, NotWhole, PerChar, DEFAULT_CHUNK, MIN_TIME_NS,
+};
 use iomatrix_core::ByteSize;
-use iomatrix_store::StoredRun;
+use iomatrix_store::{CellStateKind, StoredRun};
 use serde_json::Value;
 
 pub fn report(run: &StoredRun) -> String {
@@ -16,7 +18,22 @@ pub fn report(run: &StoredRun) -> String {
     };
     let results: Vec<BonnieResult> =
         run.cell_results.iter().filter_map(|c| serde_json::from_value(c.metrics.clone()).ok()).collect();
-    let mut out = format!("\n{}", iomatrix_bonnie::report_for(machine_name(run), &plan, &results));
+    // A test whose clients failed, some (its figure of those that finished) or all (no figure).
+    let not_whole = |repeat: u32, test: BonnieTest| {
+        let cell = run.cell_results.iter().find(|c| {
+            c.test == test.name() && c.metrics["repeat"].as_u64() == Some(u64::from(repeat))
+        })?;
+        match cell.state.kind {
+            CellStateKind::Complete => None,
+            CellStateKind::Partial => Some(NotWhole::Partial),
+            CellStateKind::Failed => Some(NotWhole::Failed),
+        }
+    };
+    let mut out = format!("\n{}", iomatrix_bonnie::report_marked(machine_name(run), &plan, &results, &not_whole));
+    if run.cell_results.iter().any(|c| !c.state.is_complete()) {
+        out.push_str(iomatrix_report::document::MARKS_LEGEND);
+        out.push('\n');
+    }
     if run.cell_results.iter().any(|c| c.clients > 1) {
         out.push_str("(with many clients each figure above is the sum of the clients' own rates)\n");
     }

@@ -41,7 +41,8 @@ pub fn report(run: &StoredRun) -> String {
         let _ = writeln!(
             out,
             "\n{title}: {} connections{from} x {} files, {} records{how}; {} files, {}{}",
-            c.clients,
+            // A phase every client failed has no connection's figures: its plan's connections.
+            if c.clients == 0 { c.state.of as usize } else { c.clients },
             plan["files_per_connection"].as_u64().unwrap_or(0),
             iomatrix_core::ByteSize(c.record_size.unwrap_or(0)),
             m["done"]["files"].as_u64().unwrap_or(0),

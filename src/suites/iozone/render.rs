@@ -4,7 +4,7 @@
 use iomatrix_analysis::median;
 use iomatrix_iozone::IozoneTest;
 use iomatrix_report::{matrix_table, Matrix, MatrixCell, ThroughputReport};
-use iomatrix_store::StoredRun;
+use iomatrix_store::{CellStateKind, StoredRun};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -60,7 +60,7 @@ pub fn throughput_reports(run: &StoredRun) -> Vec<ThroughputReport> {
                 .iter()
                 .filter_map(|t| {
                     let m = matrices.iter().find(|m| m.title == t.report_title())?;
-                    m.get(file_kib, record_kib).map(|v| (t.throughput_name().to_string(), v))
+                    m.cell(file_kib, record_kib).map(|c| (t.throughput_name().to_string(), c.value, c.state))
                 })
                 .collect();
             let clients = run
@@ -89,18 +89,36 @@ fn matrices(
     IozoneTest::ALL
         .iter()
         .filter_map(|&test| {
-            // Repeated cells (--repeat) show their median.
-            let mut samples: BTreeMap<(u64, u64), Vec<f64>> = BTreeMap::new();
+            // Each cell's samples by state: repeated cells (--repeat) show their median.
+            let mut samples: BTreeMap<(u64, u64), BTreeMap<CellStateKind, Vec<f64>>> = BTreeMap::new();
             for c in run.cell_results.iter().filter(|c| c.test == test.name()) {
-                if let (Some(f), Some(r), Some(v)) = (c.file_size, c.record_size, value(c)) {
-                    samples.entry((f / 1024, r / 1024)).or_default().push(v);
+                let (Some(f), Some(r)) = (c.file_size, c.record_size) else { continue };
+                let by_state = samples.entry((f / 1024, r / 1024)).or_default().entry(c.state.kind).or_default();
+                if let Some(v) = value(c).filter(|_| c.state.kind != CellStateKind::Failed) {
+                    by_state.push(v);
                 }
             }
             let cells: Vec<MatrixCell> = samples
                 .into_iter()
-                .map(|((file_kib, record_kib), v)| MatrixCell { file_kib, record_kib, value: median(&v) })
+                .filter_map(|((file_kib, record_kib), by_state)| {
+                    let (state, values) = shown_samples(&by_state)?;
+                    Some(MatrixCell { file_kib, record_kib, value: values.map_or(0.0, median), state })
+                })
                 .collect();
             (!cells.is_empty()).then(|| Matrix { title: title(test), unit: unit.to_string(), cells })
         })
         .collect()
+}
+
+/// What a matrix shows of one cell's samples, as compare and report would: the median of its
+/// whole samples; where none is whole, of its partial ones, marked; where none has a figure,
+/// failed (no value). None where no sample has this figure at all (no CPU in an import).
+fn shown_samples(by_state: &BTreeMap<CellStateKind, Vec<f64>>) -> Option<(CellStateKind, Option<&[f64]>)> {
+    let with_figures = |kind| by_state.get(&kind).filter(|v| !v.is_empty()).map(Vec::as_slice);
+    match (with_figures(CellStateKind::Complete), with_figures(CellStateKind::Partial)) {
+        (Some(whole), _) => Some((CellStateKind::Complete, Some(whole))),
+        (None, Some(partial)) => Some((CellStateKind::Partial, Some(partial))),
+        (None, None) if by_state.contains_key(&CellStateKind::Failed) => Some((CellStateKind::Failed, None)),
+        (None, None) => None,
+    }
 }

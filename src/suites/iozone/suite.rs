@@ -225,10 +225,11 @@ impl Suite for Iozone {
         if let Some(book) = &self.xlsx {
             let checked = book.checked.as_ref().context("the workbook's path was not checked before the run (a bug)")?;
             let conditions = crate::render::condition_pairs(run);
+            let not_complete = crate::render::not_complete_lines(run);
             let bytes = if self.throughput {
-                iomatrix_report::throughput_workbook(&super::render::throughput_reports(run), &conditions)
+                iomatrix_report::throughput_workbook(&super::render::throughput_reports(run), &conditions, &not_complete)
             } else {
-                iomatrix_report::xlsx_workbook(&matrices, &self.report_records_kib, &conditions)
+                iomatrix_report::xlsx_workbook(&matrices, &self.report_records_kib, &conditions, &not_complete)
             }
             .context("cannot build the workbook")?;
             checked.write(&bytes)?;
