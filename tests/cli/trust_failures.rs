@@ -472,9 +472,9 @@ fn a_cell_every_client_failed_is_stored_failed_with_no_figure_in_every_suite() {
         let out = sb.run(&args);
         let (stdout, stderr) = text(&out);
         assert!(!stderr.contains("panicked"), "{suite}: {stderr}");
-        // Every cell ran and nothing was measured: the run failed, every cell stored. (Its exit code
-        // is 1 before issue 30's exit code 3 for failed clients whatever the run's status, 3 with it.)
-        assert!(matches!(out.status.code(), Some(1 | 3)), "{suite}: {stderr}");
+        // Every cell ran and nothing was measured: the run failed, every cell stored; exit 3, its
+        // clients failed.
+        assert_eq!(out.status.code(), Some(3), "{suite}: {stderr}");
         let run = sb.last_run();
         assert_eq!(run["run"]["status"], "failed", "{suite}");
         let stored = cells(&run);
