@@ -582,13 +582,13 @@ fn common_conditions(suite: &str, spec: &RunSpec, clients: usize, env: &Environm
 }
 
 /// The environment record with each MPI rank's host added (a run of threads has them all here),
-/// and the launch that started it (`--hosts`: [`super::launch::LAUNCH_ID`]), by which the
+/// and the launch that started it (`--hosts`: [`iomatrix_coord::LAUNCH_ID`]), by which the
 /// launcher finds the run once mpirun has ended.
 fn with_client_hosts(mut env: Value, hosts: Option<&[super::ranks::RankHost]>) -> anyhow::Result<Value> {
     if let (Some(obj), Some(hosts)) = (env.as_object_mut(), hosts) {
         obj.insert("client_hosts".into(), serde_json::to_value(hosts)?);
     }
-    if let (Some(obj), Some(launch)) = (env.as_object_mut(), super::launch::launch_id()) {
+    if let (Some(obj), Some(launch)) = (env.as_object_mut(), iomatrix_coord::launch_id()) {
         obj.insert("launch_id".into(), launch.into());
     }
     Ok(env)

@@ -95,12 +95,12 @@ fn launch_mpirun(hosts: &str, clients: usize) -> anyhow::Result<ExitCode> {
         std::process::id(),
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
     );
-    words.extend(["-x".into(), LAUNCH_ID.into()]);
+    words.extend(["-x".into(), iomatrix_coord::LAUNCH_ID.into()]);
     words.push(exe.display().to_string());
     words.extend(std::env::args().skip(1));
     eprintln!("iomatrix: starting {} ranks: {}", list.slots, command_text(&words));
     let status =
-        match Command::new(&words[0]).args(&words[1..]).env(LAUNCH_ID, &launch).status() {
+        match Command::new(&words[0]).args(&words[1..]).env(iomatrix_coord::LAUNCH_ID, &launch).status() {
             Ok(status) => status,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(UsageError::new(
                 "--hosts starts mpirun, which is not on PATH: install Open MPI (Debian: apt-get install openmpi-bin)",
@@ -114,16 +114,6 @@ fn launch_mpirun(hosts: &str, clients: usize) -> anyhow::Result<ExitCode> {
         (None, None) => crate::exit::FAILED,
     };
     Ok(ExitCode::from(after_mpirun(code, &launch)))
-}
-
-/// The variable that carries a `--hosts` launch's id to the ranks.
-pub const LAUNCH_ID: &str = "IOMATRIX_LAUNCH_ID";
-
-/// This process's launch id, where `--hosts` started it (a short word of hex digits and '-').
-pub fn launch_id() -> Option<String> {
-    std::env::var(LAUNCH_ID)
-        .ok()
-        .filter(|id| !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-'))
 }
 
 /// The launcher's exit code once mpirun has ended with `code`. Codes iomatrix itself gives (0 to 6)

@@ -46,6 +46,17 @@ pub fn make_client_dirs(workdir: &Path, clients: usize) -> std::io::Result<Vec<P
     Ok(dirs)
 }
 
+/// The variable that carries a `--hosts` launch's id (iomatrix starting mpirun itself) to the
+/// ranks: rank 0 records it with its run, by which the launcher finds the run once mpirun ended.
+pub const LAUNCH_ID: &str = "IOMATRIX_LAUNCH_ID";
+
+/// This process's `--hosts` launch id, where it has one (a short word of hex digits and '-').
+pub fn launch_id() -> Option<String> {
+    std::env::var(LAUNCH_ID)
+        .ok()
+        .filter(|id| !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-'))
+}
+
 /// How this process was started as one task of a parallel job, as its
 /// environment tells: by Open MPI's `mpirun`, by a PMI or PMIx launcher
 /// (MPICH's Hydra, `prterun`, `srun --mpi=...`), or by Slurm's `srun`
