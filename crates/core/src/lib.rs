@@ -11,6 +11,8 @@
 //! - [`text`]: control characters refused where text comes in, escaped where
 //!   stored text goes out.
 //!
+//! - [`human`]: numbers for people, in one place: byte counts, durations,
+//!   significant digits, signed percentages, compact chart figures.
 //! - [`alloc`]: allocations of a user's size that fail with an error, not an abort.
 //!
 //! Nothing here does I/O.
@@ -19,6 +21,7 @@ pub mod alloc;
 mod backend_kind;
 mod duration;
 mod file_error;
+pub mod human;
 mod short_flags;
 mod size;
 pub mod text;
