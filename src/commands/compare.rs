@@ -6,7 +6,7 @@ use iomatrix_analysis::{
     compare, flag_cached, regressions, CacheFlags, Comparison, Gate, Group, Judgement, Limit, MatrixComparison,
     Partial, Region,
 };
-use iomatrix_core::{ByteSize, UsageError};
+use iomatrix_core::{human, ByteSize, UsageError};
 use iomatrix_store::Store;
 use std::fmt::Write;
 use std::path::Path;
@@ -182,7 +182,15 @@ fn regression_text(threshold: f64, metric: Option<&str>, gate: &Gate) -> String 
                 gate.slower.len()
             );
             for r in &gate.slower {
-                let _ = writeln!(out, "  {}: {:.1} -> {:.1} {} ({})", r.cell, r.a, r.b, r.unit, signed(r.change_pct));
+                let _ = writeln!(
+                    out,
+                    "  {}: {:.1} -> {:.1} {} ({})",
+                    r.cell,
+                    r.a,
+                    r.b,
+                    r.unit,
+                    human::signed_percent(r.change_pct)
+                );
             }
             out
         }
@@ -247,24 +255,6 @@ fn size(bytes: u64) -> String {
     ByteSize(bytes).to_string()
 }
 
-/// Four significant digits for small figures (a tmpfs open takes 0.001234 ms), one decimal above 1000.
-fn figure(v: f64) -> String {
-    if v.abs() >= 1000.0 || v == 0.0 || !v.is_finite() {
-        format!("{v:.1}")
-    } else {
-        let decimals = (3 - v.abs().log10().floor() as i32).max(0) as usize;
-        format!("{v:.decimals$}")
-    }
-}
-
-fn signed(pct: f64) -> String {
-    if pct.is_finite() {
-        format!("{pct:+.1}%")
-    } else {
-        "-".into()
-    }
-}
-
 pub fn text(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>) -> String {
     let mut out = String::new();
     let runs = |ids: &[i64]| ids.iter().map(|i| format!("#{i}")).collect::<Vec<_>>().join(",");
@@ -324,7 +314,7 @@ pub fn text(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>) -> String 
                 format!("{} ({}){}", s.metric, s.unit, partial_mark(s.partial)),
                 s.a,
                 s.b,
-                signed(s.change_pct),
+                human::signed_percent(s.change_pct),
                 s.verdict.describe()
             );
         }
@@ -337,9 +327,9 @@ pub fn text(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>) -> String 
                 out,
                 "{:<28} {:>12} {:>12} {:>9}  {}",
                 format!("{} {} ({}){}", r.operation, r.figure, r.unit, partial_mark(r.partial)),
-                figure(r.a),
-                figure(r.b),
-                signed(r.change_pct),
+                human::significant(r.a),
+                human::significant(r.b),
+                human::signed_percent(r.change_pct),
                 r.verdict.describe()
             );
         }
@@ -479,7 +469,7 @@ fn matrix_text(m: &MatrixComparison, region: Region) -> String {
     let _ = writeln!(
         out,
         "overall: mean change {} over {} cells; A faster in {}, B faster in {}, equal in {}",
-        signed(t.mean_change_pct),
+        human::signed_percent(t.mean_change_pct),
         t.cells,
         t.a_wins,
         t.b_wins,
@@ -495,7 +485,7 @@ fn matrix_text(m: &MatrixComparison, region: Region) -> String {
             "region files {} records {}: mean change {} over {} cells; A faster in {}, B faster in {}",
             bound(region.files),
             bound(region.records),
-            signed(t.mean_change_pct),
+            human::signed_percent(t.mean_change_pct),
             t.cells,
             t.a_wins,
             t.b_wins

@@ -3,7 +3,7 @@
 //! for `run fileserver --profile`.
 
 use clap::Args;
-use iomatrix_core::{parse_size_list, UsageError};
+use iomatrix_core::{human, parse_size_list, UsageError};
 use iomatrix_tree::{class_label, scan, Inventory, ScanError, ScanOptions, Tally};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -80,7 +80,7 @@ pub fn run(args: ScanArgs, database: Option<&Path>) -> anyhow::Result<ExitCode> 
     });
     let mut show = |t: &Tally| {
         if let Some(bar) = &bar {
-            bar.set_message(format!("{} files, {} dirs, {}", t.files, t.dirs, human_bytes(t.bytes)));
+            bar.set_message(format!("{} files, {} dirs, {}", t.files, t.dirs, human::bytes(t.bytes)));
         }
     };
     let result = scan(&args.path, &opts, &mut show);
@@ -145,9 +145,9 @@ fn report(inv: &Inventory, elapsed: f64) -> String {
         "{}: {} files, {} ({} bytes), {} allocated",
         inv.root,
         t.files,
-        human_bytes(t.bytes),
+        human::bytes(t.bytes),
         t.bytes,
-        human_bytes(t.allocated_bytes)
+        human::bytes(t.allocated_bytes)
     );
     let _ = writeln!(
         s,
@@ -183,7 +183,7 @@ fn report(inv: &Inventory, elapsed: f64) -> String {
                 c.files,
                 pct(c.files, t.files),
                 pct(cum_files, t.files),
-                human_bytes(c.bytes),
+                human::bytes(c.bytes),
                 pct(c.bytes, t.bytes),
                 pct(cum_bytes, t.bytes)
             );
@@ -201,7 +201,7 @@ fn report(inv: &Inventory, elapsed: f64) -> String {
                     iomatrix_core::ByteSize(sh.at_bytes).to_string(),
                     sh.files,
                     sh.share_of_files * 100.0,
-                    human_bytes(sh.bytes),
+                    human::bytes(sh.bytes),
                     sh.share_of_bytes * 100.0
                 );
             }
@@ -210,20 +210,20 @@ fn report(inv: &Inventory, elapsed: f64) -> String {
             let _ = writeln!(
                 s,
                 "\nfile size: min {}, p50 {}, p90 {}, p99 {}, p99.9 {}, max {}, mean {}",
-                human_bytes(p.min_bytes),
-                human_bytes(p.p50_bytes),
-                human_bytes(p.p90_bytes),
-                human_bytes(p.p99_bytes),
-                human_bytes(p.p99_9_bytes),
-                human_bytes(p.max_bytes),
-                human_bytes(p.mean_bytes.round() as u64)
+                human::bytes(p.min_bytes),
+                human::bytes(p.p50_bytes),
+                human::bytes(p.p90_bytes),
+                human::bytes(p.p99_bytes),
+                human::bytes(p.p99_9_bytes),
+                human::bytes(p.max_bytes),
+                human::bytes(p.mean_bytes.round() as u64)
             );
-            let _ = writeln!(s, "half of all bytes are in files of {} or smaller", human_bytes(p.byte_median_bytes));
+            let _ = writeln!(s, "half of all bytes are in files of {} or smaller", human::bytes(p.byte_median_bytes));
         }
         if !inv.largest.is_empty() {
             let _ = writeln!(s, "\nlargest files:");
             for f in &inv.largest {
-                let _ = writeln!(s, "{:>11}  {}", human_bytes(f.bytes), f.path);
+                let _ = writeln!(s, "{:>11}  {}", human::bytes(f.bytes), f.path);
             }
         }
     }
@@ -234,33 +234,4 @@ fn report(inv: &Inventory, elapsed: f64) -> String {
         }
     }
     s
-}
-
-/// `512 B`, `1.5 KiB`, `12.0 MiB`, `3.2 GiB`.
-fn human_bytes(b: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if b < 1024 {
-        return format!("{b} B");
-    }
-    let mut v = b as f64 / 1024.0;
-    let mut unit = 0;
-    // 1023.96 KiB would print as "1024.0 KiB": move up a unit first.
-    while v >= 1023.95 && unit + 1 < UNITS.len() {
-        v /= 1024.0;
-        unit += 1;
-    }
-    format!("{v:.1} {}", UNITS[unit])
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn human_bytes_rounds_into_the_next_unit() {
-        assert_eq!(super::human_bytes(0), "0 B");
-        assert_eq!(super::human_bytes(1023), "1023 B");
-        assert_eq!(super::human_bytes(1536), "1.5 KiB");
-        assert_eq!(super::human_bytes(1_048_575), "1.0 MiB");
-        assert_eq!(super::human_bytes(100 << 20), "100.0 MiB");
-        assert_eq!(super::human_bytes(u64::MAX), "16.0 EiB");
-    }
 }

@@ -7,7 +7,7 @@ use iomatrix_analysis::{
     derive, mean_of_rows, size_mix, sweep, CellKey, Derivation, Derived, Direction, Factor, Figure, Partial, Sweep,
     SweepLevel, SweepRow,
 };
-use iomatrix_core::{ByteSize, UsageError};
+use iomatrix_core::{human, ByteSize, UsageError};
 use iomatrix_store::{CellRow, Store, StoredRun};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -440,7 +440,7 @@ fn by_param(
 }
 
 fn pct(v: Option<f64>) -> String {
-    v.map(|p| format!("{p:+.1}%")).unwrap_or_else(|| "-".into())
+    v.map_or_else(|| "-".into(), human::signed_percent)
 }
 
 /// A figure as the tables print it: whole numbers for KB/s-sized figures, two places for small

@@ -3,11 +3,14 @@
 //! [`RunOptions`] the harness runs with.
 
 use super::clients::{ClientArgs, ClientPlan};
+use super::data::DataArgs;
 use super::repeat::{Repeat, RepeatArgs};
 use super::suite::RunOptions;
 use super::target::Target;
 use clap::Args;
-use iomatrix_core::UsageError;
+use iomatrix_core::{OwnFlags, UsageError};
+use iomatrix_verify::ContentSpec;
+use std::path::{Path, PathBuf};
 
 /// Flags of every suite that writes in a working folder of its own: where,
 /// whether to keep it and check free space first, and [`RunArgs`].
@@ -78,6 +81,28 @@ impl RunArgs {
             json: self.json,
             clients: ClientPlan::from_args(&self.client, mpi_ranks)?,
             repeat: Repeat::from_args(&self.repeat)?,
+        })
+    }
+}
+
+/// What iomatrix's own flags on a tool's command line (`iomatrix iozone`, `iomatrix bonnie`,
+/// read by [`OwnFlags`]) give its run.
+pub struct OwnRun {
+    /// The results database: `--db`, else the global `--db`, else the default.
+    pub db: PathBuf,
+    pub labels: Vec<(String, String)>,
+    pub json: bool,
+    /// `--verify` and `--compressible`, with a fresh run stamp.
+    pub content: ContentSpec,
+}
+
+impl OwnRun {
+    pub fn of(own: &OwnFlags, global_db: Option<&Path>) -> anyhow::Result<OwnRun> {
+        Ok(OwnRun {
+            db: crate::db_path::resolve(own.db.as_deref().or(global_db))?,
+            labels: labels(&own.labels)?,
+            json: own.json,
+            content: DataArgs { verify: own.verify, compressible: own.compressible }.content(),
         })
     }
 }

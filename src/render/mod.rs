@@ -292,18 +292,5 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
     pairs
 }
 
-/// A byte count for people: "512 B", "1.5 GiB".
-pub fn human(bytes: u64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < units.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", units[i])
-    }
-}
+/// A byte count for people: "512 B", "1.5 GiB" (the one formatter, in core).
+pub use iomatrix_core::human::bytes as human;

@@ -23,6 +23,7 @@ mod harness;
 mod help;
 mod helpers;
 mod hostile_inputs;
+mod human_numbers;
 mod import;
 mod iozone_front;
 mod iozone_report;

@@ -487,6 +487,8 @@ struct Work<'a> {
 }
 
 impl Work<'_> {
+    /// One cell's request loop: keep the queue full (as the pace allows), reap completions,
+    /// time and check each, publish the live line once a second.
     fn drive(
         &self,
         file: &mut dyn QueuedFile,
@@ -495,98 +497,48 @@ impl Work<'_> {
         origin: Instant,
         mut content: Option<&mut Content>,
     ) -> Result<AccessFigures, ClientFailure> {
-        let rank = self.rank;
         let bs = cell.block_size.bytes();
-        let align = self.plan.alignment_of(cell.block_size);
-        let file_size = self.plan.file_size.bytes();
-        let positions = (file_size - bs) / align + 1;
         let depth = cell.queue_depth as usize;
-        let mut rng = Rng::new(self.plan.seed ^ ((rank as u64) << 32) ^ cell.index as u64);
-        let mut free: Vec<usize> = (0..depth).rev().collect();
+        let mut requests = Requests::new(self.plan, cell, self.rank);
         let clock = latency_clock();
-        // Each slot's request: when it was issued, in the clock's raw ticks.
-        let mut issued_at = vec![0u64; depth];
-        let mut writing = vec![false; depth];
-        // With stamped data: each slot's offset, whether it is in flight, and whether a read in it
-        // overlapped a write in flight (so it is not checked).
-        let (mut offsets, mut busy, mut overlapped) = (vec![0u64; depth], vec![false; depth], vec![false; depth]);
+        let mut slots = Slots::new(depth);
         if let Some(c) = content.as_deref_mut() {
             // The lay-out is generation 1.
             c.generation = cell.index as u64 + 2;
         }
         let mut completions: Vec<Completion> = Vec::with_capacity(depth);
-        let (mut reads, mut writes, mut interval) = (Latency::new(), Latency::new(), Latency::new());
-        let (mut read_bytes, mut write_bytes) = (0u64, 0u64);
-        let mut series: Vec<Second> = Vec::new();
-        let mut this_second = Second::default();
-        let (mut issued_ops, mut issued_bytes, mut seq_next) = (0u64, 0u64, 0u64);
+        let mut done = Completed::default();
+        let mut pace = Pace::of(self.plan);
 
         let span = Span::start(origin);
         let start = clock.raw();
         // Times in the loop are nanoseconds since `start`.
         let since_start = |raw: u64| clock.delta_as_nanos(start, raw);
-        // The deadline by both clocks: the counter's says when to look, CLOCK_MONOTONIC's (the
-        // clock of the cell's wall time) has the last word, so a cell never ends short of it.
-        let deadline = match self.plan.limit {
-            Limit::DurationMs(ms) => Some((ms.saturating_mul(1_000_000), Instant::now() + Duration::from_millis(ms))),
-            Limit::Bytes(_) => None,
-        };
-        let before_deadline = |now_ns: u64| deadline.is_none_or(|(ns, at)| now_ns < ns || Instant::now() < at);
-        let budget = match self.plan.limit {
-            Limit::Bytes(b) => Some(b),
-            Limit::DurationMs(_) => None,
-        };
-        let due = |ops: u64| self.plan.rate_iops.map(|r| (ops as f64 / r as f64 * 1e9) as u64);
-        let mut next_tick = SECOND_NS;
         // Two clock reads per request: when it is issued and when its completion is seen. The
         // loop's own checks use the last completion's time (or, after waiting, a fresh one).
         let mut now_ns = 0u64;
-        // Coin flips only where the cell mixes: 100% or 0% needs no draw.
-        let always = |pct: u8| match pct {
-            0 => Some(false),
-            100 => Some(true),
-            _ => None,
-        };
-        let (reads_only, random_only) = (always(cell.read_percent), always(cell.random_percent));
         loop {
-            let issuing = !self.stop.load(Ordering::Relaxed)
-                && before_deadline(now_ns)
-                && budget.is_none_or(|b| issued_bytes < b);
+            let issuing = !self.stop.load(Ordering::Relaxed) && pace.issuing(now_ns);
             if issuing {
-                while let Some(&slot) = free.last() {
-                    if budget.is_some_and(|b| issued_bytes >= b)
-                        || due(issued_ops).is_some_and(|d| since_start(clock.raw()) < d)
-                    {
+                while let Some(&slot) = slots.free.last() {
+                    if !pace.may_issue(|| since_start(clock.raw())) {
                         break;
                     }
-                    let write = match reads_only {
-                        Some(read) => !read,
-                        None => rng.percent() >= cell.read_percent,
-                    };
-                    let random = random_only.unwrap_or_else(|| rng.percent() < cell.random_percent);
-                    let offset = if random {
-                        rng.below(positions) * align
-                    } else {
-                        let offset = seq_next;
-                        seq_next = if offset + 2 * bs > file_size { 0 } else { offset + bs };
-                        offset
-                    };
+                    let (write, offset) = requests.next();
                     if let (true, Some(c)) = (write, content.as_deref_mut()) {
                         c.stamp(file.buffer(slot), offset);
                     }
-                    issued_at[slot] = clock.raw();
-                    writing[slot] = write;
+                    slots.issued_at[slot] = clock.raw();
+                    slots.writing[slot] = write;
                     let req = Request { slot, write, offset, len: bs as usize };
                     match file.submit(req).map_err(|e| self.failure(format!("submitting to {}: {e}", place)))? {
                         Submitted::Busy => break,
                         Submitted::Done | Submitted::Queued => {
                             if content.is_some() {
-                                mark_overlaps(slot, offset, bs, write, &offsets, &busy, &writing, &mut overlapped);
-                                (offsets[slot], busy[slot]) = (offset, true);
+                                slots.mark_in_flight(slot, offset, bs, write);
                             }
-                            free.pop();
-                            issued_ops += 1;
-                            issued_bytes += bs;
+                            slots.free.pop();
+                            pace.issued(bs);
                         }
                     }
                 }
@@ -595,11 +547,7 @@ impl Work<'_> {
                 if !issuing {
                     break;
                 }
-                if let Some(d) = due(issued_ops) {
-                    // Rate-limited with nothing in flight: wait for the next slot (or the deadline).
-                    let until = deadline.map_or(d, |(dl, _)| d.min(dl));
-                    std::thread::sleep(Duration::from_nanos(until.saturating_sub(since_start(clock.raw()))));
-                }
+                pace.wait_for_next(|| since_start(clock.raw()));
                 now_ns = since_start(clock.raw());
                 continue;
             }
@@ -608,61 +556,250 @@ impl Work<'_> {
             now_ns = since_start(now);
             let second = (now_ns / SECOND_NS) as usize;
             for c in completions.drain(..) {
+                let write = slots.writing[c.slot];
                 let moved = c.result.map_err(|e| {
-                    self.failure(format!(
-                        "{} of {bs} bytes in {}: {e}",
-                        if writing[c.slot] { "write" } else { "read" },
-                        place
-                    ))
+                    self.failure(format!("{} of {bs} bytes in {}: {e}", if write { "write" } else { "read" }, place))
                 })?;
                 if moved as u64 != bs {
                     return Err(self.failure(format!(
                         "short {}: {moved} of {bs} bytes in {}",
-                        if writing[c.slot] { "write" } else { "read" },
+                        if write { "write" } else { "read" },
                         place
                     )));
                 }
                 if let Some(content) = content.as_deref_mut() {
-                    busy[c.slot] = false;
-                    if !writing[c.slot] && std::mem::take(&mut overlapped[c.slot]) {
-                        content.tally.unchecked_blocks += bs / iomatrix_verify::UNIT as u64;
-                    } else if !writing[c.slot] {
-                        content.check(file.buffer(c.slot), offsets[c.slot]);
-                    }
+                    slots.check_completed(c.slot, bs, file.buffer(c.slot), content);
                 }
-                let ns = clock.delta_as_nanos(issued_at[c.slot], now);
-                if writing[c.slot] {
-                    writes.record(ns);
-                    write_bytes += bs;
-                } else {
-                    reads.record(ns);
-                    read_bytes += bs;
-                }
-                interval.record(ns);
-                if series.len() <= second {
-                    series.resize(second + 1, Second::default());
-                }
-                series[second].ops += 1;
-                series[second].bytes += bs;
-                this_second.ops += 1;
-                this_second.bytes += bs;
-                free.push(c.slot);
+                done.record(write, clock.delta_as_nanos(slots.issued_at[c.slot], now), bs, second);
+                slots.free.push(c.slot);
             }
-            if now_ns >= next_tick {
-                self.live.publish(rank, this_second.ops, this_second.bytes, interval.quantile_ns(0.99));
-                interval.reset();
-                this_second = Second::default();
-                next_tick += SECOND_NS;
-            }
+            done.publish_each_second(now_ns, self.live, self.rank);
         }
         let measured = span.finish();
         let issued = file.describe();
         let verify = content.map(Content::take_tally);
-        Ok(AccessFigures { rank, reads, writes, read_bytes, write_bytes, measured, series, issued, verify })
+        let Completed { reads, writes, read_bytes, write_bytes, series, .. } = done;
+        Ok(AccessFigures { rank: self.rank, reads, writes, read_bytes, write_bytes, measured, series, issued, verify })
     }
 
     fn failure(&self, message: String) -> ClientFailure {
         ClientFailure::error(self.rank, message)
+    }
+}
+
+/// Where a cell's next request goes and whether it writes: the cell's mix of reads and
+/// writes, random and sequential offsets, drawn from the client's own seeded generator.
+struct Requests {
+    rng: Rng,
+    read_percent: u8,
+    random_percent: u8,
+    /// Coin flips only where the cell mixes: 100% or 0% needs no draw.
+    reads_only: Option<bool>,
+    random_only: Option<bool>,
+    /// Random offsets: `positions` aligned places a block fits at.
+    positions: u64,
+    align: u64,
+    bs: u64,
+    file_size: u64,
+    seq_next: u64,
+}
+
+impl Requests {
+    fn new(plan: &AccessPlan, cell: &AccessCell, rank: usize) -> Requests {
+        let bs = cell.block_size.bytes();
+        let align = plan.alignment_of(cell.block_size);
+        let file_size = plan.file_size.bytes();
+        let always = |pct: u8| match pct {
+            0 => Some(false),
+            100 => Some(true),
+            _ => None,
+        };
+        Requests {
+            rng: Rng::new(plan.seed ^ ((rank as u64) << 32) ^ cell.index as u64),
+            read_percent: cell.read_percent,
+            random_percent: cell.random_percent,
+            reads_only: always(cell.read_percent),
+            random_only: always(cell.random_percent),
+            positions: (file_size - bs) / align + 1,
+            align,
+            bs,
+            file_size,
+            seq_next: 0,
+        }
+    }
+
+    /// The next request: (whether it writes, its offset).
+    #[inline]
+    fn next(&mut self) -> (bool, u64) {
+        let write = match self.reads_only {
+            Some(read) => !read,
+            None => self.rng.percent() >= self.read_percent,
+        };
+        let random = self.random_only.unwrap_or_else(|| self.rng.percent() < self.random_percent);
+        let offset = if random {
+            self.rng.below(self.positions) * self.align
+        } else {
+            let offset = self.seq_next;
+            self.seq_next = if offset + 2 * self.bs > self.file_size { 0 } else { offset + self.bs };
+            offset
+        };
+        (write, offset)
+    }
+}
+
+/// The queue's slots: which are free, and each request's issue time and direction. With
+/// stamped data also each slot's offset, whether it is in flight, and whether a read in it
+/// overlapped a write in flight (so it is not checked).
+struct Slots {
+    free: Vec<usize>,
+    /// When each slot's request was issued, in the latency clock's raw ticks.
+    issued_at: Vec<u64>,
+    writing: Vec<bool>,
+    offsets: Vec<u64>,
+    busy: Vec<bool>,
+    overlapped: Vec<bool>,
+}
+
+impl Slots {
+    fn new(depth: usize) -> Slots {
+        Slots {
+            free: (0..depth).rev().collect(),
+            issued_at: vec![0; depth],
+            writing: vec![false; depth],
+            offsets: vec![0; depth],
+            busy: vec![false; depth],
+            overlapped: vec![false; depth],
+        }
+    }
+
+    /// Stamped data: `slot`'s request is in flight at `offset`.
+    fn mark_in_flight(&mut self, slot: usize, offset: u64, bs: u64, write: bool) {
+        mark_overlaps(slot, offset, bs, write, &self.offsets, &self.busy, &self.writing, &mut self.overlapped);
+        (self.offsets[slot], self.busy[slot]) = (offset, true);
+    }
+
+    /// Stamped data: `slot`'s request completed with `buffer`; a read is checked unless it
+    /// overlapped a write.
+    fn check_completed(&mut self, slot: usize, bs: u64, buffer: &[u8], content: &mut Content) {
+        self.busy[slot] = false;
+        if !self.writing[slot] && std::mem::take(&mut self.overlapped[slot]) {
+            content.tally.unchecked_blocks += bs / iomatrix_verify::UNIT as u64;
+        } else if !self.writing[slot] {
+            content.check(buffer, self.offsets[slot]);
+        }
+    }
+}
+
+/// When a cell issues: before its deadline, within its byte budget, at its rate.
+struct Pace {
+    /// The deadline by both clocks: the counter's says when to look, CLOCK_MONOTONIC's (the
+    /// clock of the cell's wall time) has the last word, so a cell never ends short of it.
+    deadline: Option<(u64, Instant)>,
+    budget: Option<u64>,
+    rate_iops: Option<u64>,
+    issued_ops: u64,
+    issued_bytes: u64,
+}
+
+impl Pace {
+    fn of(plan: &AccessPlan) -> Pace {
+        let (deadline, budget) = match plan.limit {
+            Limit::DurationMs(ms) => {
+                (Some((ms.saturating_mul(1_000_000), Instant::now() + Duration::from_millis(ms))), None)
+            }
+            Limit::Bytes(b) => (None, Some(b)),
+        };
+        Pace { deadline, budget, rate_iops: plan.rate_iops, issued_ops: 0, issued_bytes: 0 }
+    }
+
+    /// Whether the cell still issues at `now_ns`: before the deadline, bytes left.
+    fn issuing(&self, now_ns: u64) -> bool {
+        self.deadline.is_none_or(|(ns, at)| now_ns < ns || Instant::now() < at)
+            && self.budget.is_none_or(|b| self.issued_bytes < b)
+    }
+
+    /// Whether one more request may go now: bytes left and, at a rate, its time come.
+    #[inline]
+    fn may_issue(&self, now_ns: impl FnOnce() -> u64) -> bool {
+        self.budget.is_none_or(|b| self.issued_bytes < b) && self.due().is_none_or(|d| now_ns() >= d)
+    }
+
+    #[inline]
+    fn issued(&mut self, bs: u64) {
+        self.issued_ops += 1;
+        self.issued_bytes += bs;
+    }
+
+    /// At a rate: when the next request is due, in nanoseconds since the start.
+    fn due(&self) -> Option<u64> {
+        self.rate_iops.map(|r| (self.issued_ops as f64 / r as f64 * 1e9) as u64)
+    }
+
+    /// Rate-limited with nothing in flight: waits for the next request's time (or the deadline).
+    fn wait_for_next(&self, now_ns: impl FnOnce() -> u64) {
+        if let Some(d) = self.due() {
+            let until = self.deadline.map_or(d, |(dl, _)| d.min(dl));
+            std::thread::sleep(Duration::from_nanos(until.saturating_sub(now_ns())));
+        }
+    }
+}
+
+/// What a cell's completions add up to: latencies by direction, bytes, the per-second series,
+/// and the last second's for the live line.
+struct Completed {
+    reads: Latency,
+    writes: Latency,
+    read_bytes: u64,
+    write_bytes: u64,
+    series: Vec<Second>,
+    interval: Latency,
+    this_second: Second,
+    next_tick: u64,
+}
+
+impl Default for Completed {
+    fn default() -> Completed {
+        Completed {
+            reads: Latency::new(),
+            writes: Latency::new(),
+            read_bytes: 0,
+            write_bytes: 0,
+            series: Vec::new(),
+            interval: Latency::new(),
+            this_second: Second::default(),
+            next_tick: SECOND_NS,
+        }
+    }
+}
+
+impl Completed {
+    #[inline]
+    fn record(&mut self, write: bool, ns: u64, bs: u64, second: usize) {
+        if write {
+            self.writes.record(ns);
+            self.write_bytes += bs;
+        } else {
+            self.reads.record(ns);
+            self.read_bytes += bs;
+        }
+        self.interval.record(ns);
+        if self.series.len() <= second {
+            self.series.resize(second + 1, Second::default());
+        }
+        self.series[second].ops += 1;
+        self.series[second].bytes += bs;
+        self.this_second.ops += 1;
+        self.this_second.bytes += bs;
+    }
+
+    /// Once a second: the last second's requests, bytes and p99 to the live line.
+    fn publish_each_second(&mut self, now_ns: u64, live: &Live, rank: usize) {
+        if now_ns >= self.next_tick {
+            live.publish(rank, self.this_second.ops, self.this_second.bytes, self.interval.quantile_ns(0.99));
+            self.interval.reset();
+            self.this_second = Second::default();
+            self.next_tick += SECOND_NS;
+        }
     }
 }
 

@@ -11,7 +11,7 @@
 //! file chunk are not supported.
 
 use crate::plan::{BonniePlan, PerChar, FILES_UNIT};
-use iomatrix_core::{short_flags, unexpected_operand, ByteSize, ShortFlag, UsageError, MIB};
+use iomatrix_core::{short_flags, unexpected_operand, ByteSize, FrontEnd, OwnFlags, ShortFlag, UsageError, MIB};
 use std::path::PathBuf;
 
 /// What a `bonnie ...` / `bonnie++ ...` command line asks for.
@@ -31,10 +31,6 @@ pub struct BonnieInvocation {
     /// `-c N`: N copies of the tests at once, as N clients each in its own
     /// folder, started together before every test (default 1).
     pub concurrency: usize,
-    /// `--verify`: stamped blocks, rewrite and block read checked (iomatrix's, not bonnie++'s).
-    pub verify: bool,
-    /// `--compressible PCT`: % of each written 4k block that is zeros.
-    pub compressible: Option<u8>,
     /// `-u USER[:GROUP]`: the user (a name or a number) to do the I/O as.
     pub user: Option<String>,
     /// `-g GROUP` or the GROUP of `-u USER:GROUP`: the group, a name or a number.
@@ -45,12 +41,9 @@ pub struct BonnieInvocation {
     /// `-v N` as typed (seed 002's `Bonnie -d [path] -s 1024 -v 3`): neither Tim Bray's Bonnie
     /// nor bonnie++ 2.00a has it, so it is accepted and changes nothing; the caller says so.
     pub v: Option<String>,
-    /// `--label KEY=VALUE` (iomatrix's, repeatable), unchecked: the caller parses them.
-    pub labels: Vec<String>,
-    /// `--db PATH` (iomatrix's): the results database, over the global `--db`.
-    pub db: Option<PathBuf>,
-    /// `--json` (iomatrix's): the stored run as JSON instead of tables.
-    pub json: bool,
+    /// iomatrix's own `--label`, `--db`, `--json`, `--verify` (stamped blocks, rewrite and
+    /// block read checked) and `--compressible`.
+    pub own: OwnFlags,
 }
 
 /// The flags this front end understands, for `-h` and error messages.
@@ -122,6 +115,8 @@ create/stat/delete of the files.
 Results go to the results database like every iomatrix run (--db and IOMATRIX_DB choose it).
 ";
 
+const FRONT_END: FrontEnd = FrontEnd { tool: "bonnie", label_example: "disk=rdm" };
+
 /// Parses bonnie/bonnie++ arguments (without the program name).
 pub fn parse(args: &[String]) -> Result<BonnieInvocation, UsageError> {
     let mut p = Parsed::default();
@@ -133,14 +128,6 @@ pub fn parse(args: &[String]) -> Result<BonnieInvocation, UsageError> {
     while let Some(flag) = flags.next() {
         match flag {
             ShortFlag::Word(w) if w == "--allow-cache" => p.allow_cache = true,
-            ShortFlag::Word(w) if w == "--verify" => p.verify = true,
-            ShortFlag::Word(w) if w == "--compressible" => match flags.next() {
-                Some(ShortFlag::Operand(value)) => p.compressible = Some(percent(&value)?),
-                _ => return Err(UsageError::new("bonnie: --compressible needs a percentage, e.g. --compressible 50")),
-            },
-            ShortFlag::Word(w) if w.starts_with("--compressible=") => {
-                p.compressible = Some(percent(&w["--compressible=".len()..])?)
-            }
             ShortFlag::Word(w) if w == "--per-char" => match flags.next() {
                 Some(ShortFlag::Operand(value)) => p.per_char = Some(value.parse()?),
                 _ => {
@@ -148,18 +135,7 @@ pub fn parse(args: &[String]) -> Result<BonnieInvocation, UsageError> {
                 }
             },
             ShortFlag::Word(w) if w.starts_with("--per-char=") => p.per_char = Some(w["--per-char=".len()..].parse()?),
-            ShortFlag::Word(w) if w == "--json" => p.json = true,
-            ShortFlag::Word(w) if w == "--label" || w == "--db" => match flags.next() {
-                Some(ShortFlag::Operand(value)) => p.long_value(&w, value),
-                _ => {
-                    let example = if w == "--db" { "/var/tmp/results.sqlite" } else { "disk=rdm" };
-                    return Err(UsageError::new(format!("bonnie: {w} needs a value, e.g. {w} {example}")));
-                }
-            },
-            ShortFlag::Word(w) if w.starts_with("--label=") || w.starts_with("--db=") => {
-                let (flag, value) = w.split_once('=').unwrap_or_default();
-                p.long_value(flag, value.to_string())
-            }
+            ShortFlag::Word(w) if p.own.take(FRONT_END, &w, &mut flags)? => {}
             ShortFlag::Word(w) if w.starts_with("-f") => {
                 // bonnie++'s -fN: the per-char tests over N MiB (-f0 skips them, as -f does).
                 let n: u64 = w[2..].parse().map_err(|_| {
@@ -174,10 +150,6 @@ pub fn parse(args: &[String]) -> Result<BonnieInvocation, UsageError> {
         }
     }
     p.into_invocation()
-}
-
-fn percent(value: &str) -> Result<u8, UsageError> {
-    iomatrix_verify::parse_compressible(value).map_err(|e| UsageError::new(format!("bonnie: {e}")))
 }
 
 fn takes_value(flag: char) -> bool {
@@ -206,17 +178,13 @@ struct Parsed {
     quiet: bool,
     help: bool,
     allow_cache: bool,
-    verify: bool,
-    compressible: Option<u8>,
     concurrency: Option<usize>,
     user: Option<String>,
     group: Option<String>,
     per_char: Option<PerChar>,
     per_char_mib: Option<u64>,
     v: Option<String>,
-    labels: Vec<String>,
-    db: Option<PathBuf>,
-    json: bool,
+    own: OwnFlags,
 }
 
 fn size_value(flag: char, value: &str, bare_unit: u64) -> Result<ByteSize, UsageError> {
@@ -225,14 +193,6 @@ fn size_value(flag: char, value: &str, bare_unit: u64) -> Result<ByteSize, Usage
 }
 
 impl Parsed {
-    fn long_value(&mut self, flag: &str, value: String) {
-        if flag == "--db" {
-            self.db = Some(PathBuf::from(value));
-        } else {
-            self.labels.push(value);
-        }
-    }
-
     /// `-g GROUP`, or the GROUP of `-u USER:GROUP`: once, as bonnie++ insists.
     fn set_group(&mut self, group: &str, flag: &str) -> Result<(), UsageError> {
         if self.group.is_some() {
@@ -394,15 +354,11 @@ impl Parsed {
             quiet: self.quiet,
             help,
             concurrency: self.concurrency.unwrap_or(1),
-            verify: self.verify,
-            compressible: self.compressible,
             user: self.user,
             group: self.group,
             per_char: self.per_char,
             v: self.v,
-            labels: self.labels,
-            db: self.db,
-            json: self.json,
+            own: self.own,
         })
     }
 }
@@ -495,9 +451,9 @@ mod tests {
             parse(&args("-d /mnt/nss -s 1024 -v 3 -m VMFS-iSCSI --label disk=vmfs --db=/tmp/r.sqlite --json")).unwrap();
         assert_eq!(inv.v.as_deref(), Some("3"));
         assert_eq!(inv.machine.as_deref(), Some("VMFS-iSCSI"));
-        assert_eq!(inv.labels, ["disk=vmfs"]);
-        assert_eq!(inv.db, Some(PathBuf::from("/tmp/r.sqlite")));
-        assert!(inv.json);
+        assert_eq!(inv.own.labels, ["disk=vmfs"]);
+        assert_eq!(inv.own.db, Some(PathBuf::from("/tmp/r.sqlite")));
+        assert!(inv.own.json);
         assert!(err("-d x -s 1 --db").contains("--db needs a value"));
     }
 
@@ -538,7 +494,7 @@ mod tests {
         assert!(inv.fast && p.skip_per_char && inv.quiet && p.sync && p.direct && p.allow_cache);
         assert_eq!(p.seed, 42);
         let inv = parse(&args("-d x -s 1 --verify --compressible 30")).unwrap();
-        assert_eq!((inv.verify, inv.compressible), (true, Some(30)));
+        assert_eq!((inv.own.verify, inv.own.compressible), (true, Some(30)));
         assert!(err("-d x -s 1 --compressible 200").contains("from 0 (incompressible) to 100"));
         assert!(err("-d x -s 1 --compressible").contains("needs a percentage"));
         assert_eq!(parse(&args("-d x -s 1 -r 2g")).unwrap().plan.ram, Some(ByteSize(2 * GIB)));

@@ -1,5 +1,6 @@
 use crate::BonnieTest;
 use iomatrix_backend::DIRECT_ALIGN;
+use iomatrix_core::human::bytes_prose;
 use iomatrix_core::{ByteSize, UsageError, GIB, KIB, MIB};
 use iomatrix_verify::ContentSpec;
 
@@ -66,12 +67,12 @@ impl PerChar {
             PerChar::Bonnie => format!(
                 "bonnie: putc/getc one byte per call through a stdio-like buffer of st_blksize (one write(2)/read(2) \
                  per buffer), {} per test, fsync only with -b",
-                human(bytes)
+                bytes_prose(bytes)
             ),
             PerChar::BonniePlus => format!(
                 "bonnie++: one write(2)/read(2) system call per byte, {} per test (bonnie++ 2.00a's 3 MiB unless -fN), \
                  fsync before close inside the timing",
-                human(bytes)
+                bytes_prose(bytes)
             ),
         }
     }
@@ -316,8 +317,8 @@ impl BonniePlan {
                 "file size {} is less than twice the RAM ({} {whose}): the page cache would serve the reads and \
                  the figures would measure memory, not storage; use -s {} or more, or -r RAM_MB to state a \
                  smaller RAM, or --allow-cache",
-                human(size.bytes()),
-                human(ram),
+                bytes_prose(size.bytes()),
+                bytes_prose(ram),
                 size_suggestion(twice)
             )));
         }
@@ -341,22 +342,6 @@ impl BonniePlan {
         }
         Ok(())
     }
-}
-
-/// `1 GiB`, `23.5 GiB`, `512 MiB`, `100 bytes`: for messages.
-pub(crate) fn human(bytes: u64) -> String {
-    const TIB: u64 = 1024 * GIB;
-    for (unit, name) in [(TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")] {
-        if bytes >= unit {
-            let tenths = (bytes as u128 * 10 + unit as u128 / 2) / unit as u128;
-            return if tenths % 10 == 0 {
-                format!("{} {name}", tenths / 10)
-            } else {
-                format!("{}.{} {name}", tenths / 10, tenths % 10)
-            };
-        }
-    }
-    format!("{bytes} bytes")
 }
 
 /// The smallest `-s` value (whole GiB, or whole MiB below 1 GiB) of at least `bytes`.
@@ -473,11 +458,7 @@ mod tests {
     }
 
     #[test]
-    fn human_sizes() {
-        assert_eq!(human(GIB), "1 GiB");
-        assert_eq!(human(47 * GIB / 2), "23.5 GiB");
-        assert_eq!(human(1536 * KIB), "1.5 MiB");
-        assert_eq!(human(100), "100 bytes");
+    fn size_suggestions() {
         assert_eq!(size_suggestion(47 * GIB), "47g");
         assert_eq!(size_suggestion(47 * GIB + 1), "48g");
         assert_eq!(size_suggestion(200 * MIB), "200m");

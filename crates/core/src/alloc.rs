@@ -18,24 +18,9 @@ impl fmt::Display for AllocError {
         write!(
             f,
             "cannot allocate {} for {}: this machine has not that much memory free",
-            binary(self.bytes),
+            crate::human::bytes(self.bytes),
             self.what
         )
-    }
-}
-
-/// `48.0 GiB`, `512 B`.
-fn binary(bytes: u64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let (mut v, mut i) = (bytes as f64, 0);
-    while v >= 1024.0 && i + 1 < units.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", units[i])
     }
 }
 

@@ -4,7 +4,9 @@
 
 use crate::plan::{self, IozonePlan};
 use crate::IozoneTest;
-use iomatrix_core::{short_flags, unexpected_operand, BackendKind, ByteSize, ShortFlag, UsageError, KIB};
+use iomatrix_core::{
+    short_flags, unexpected_operand, BackendKind, ByteSize, FrontEnd, OwnFlags, ShortFlag, UsageError, KIB,
+};
 use std::path::PathBuf;
 
 /// What an `iozone ...` command line asks for.
@@ -31,19 +33,12 @@ pub struct IozoneInvocation {
     pub keep_files: bool,
     /// `-h`: print help and run nothing.
     pub help: bool,
-    /// `--verify`: stamped blocks, every read checked (iomatrix's, not IOzone's).
-    pub verify: bool,
-    /// `--compressible PCT`: % of each written 4k block that is zeros.
-    pub compressible: Option<u8>,
     /// `-+t` or `+t` as typed (IOzone's network test): accepted, not run; the
     /// caller says what is done instead.
     pub network_test: Option<String>,
-    /// `--label KEY=VALUE` (iomatrix's, repeatable), unchecked: the caller parses them.
-    pub labels: Vec<String>,
-    /// `--db PATH` (iomatrix's): the results database, over the global `--db`.
-    pub db: Option<PathBuf>,
-    /// `--json` (iomatrix's): the stored run as JSON instead of tables.
-    pub json: bool,
+    /// iomatrix's own `--label`, `--db`, `--json`, `--verify` (stamped blocks, every read
+    /// checked) and `--compressible`.
+    pub own: OwnFlags,
     /// `--force` (iomatrix's): `-b` may replace a file that is not an iomatrix workbook.
     pub force: bool,
 }
@@ -95,6 +90,8 @@ Results go to the results database like every iomatrix run (--db and IOMATRIX_DB
 Without -a, IOzone's defaults apply: one 512k file, 4k records.
 ";
 
+const FRONT_END: FrontEnd = FrontEnd { tool: "iozone", label_example: "cache=1" };
+
 /// Parses IOzone's arguments (without the program name).
 pub fn parse(args: &[String]) -> Result<IozoneInvocation, UsageError> {
     let mut p = Parsed::default();
@@ -105,24 +102,8 @@ pub fn parse(args: &[String]) -> Result<IozoneInvocation, UsageError> {
             ShortFlag::Word(w) if w == "-+n" => p.no_retests = true,
             ShortFlag::Word(w) if w == "-+t" => p.network_test = Some(w),
             ShortFlag::Operand(w) if w == "+t" => p.network_test = Some(w),
-            ShortFlag::Word(w) if w == "--json" => p.json = true,
             ShortFlag::Word(w) if w == "--force" => p.force = true,
-            ShortFlag::Word(w) if w == "--label" || w == "--db" => match flags.next() {
-                Some(ShortFlag::Operand(value)) => p.long_value(&w, value),
-                _ => return Err(UsageError::new(format!("iozone: {w} needs a value, e.g. {w} {}", example(&w)))),
-            },
-            ShortFlag::Word(w) if w.starts_with("--label=") || w.starts_with("--db=") => {
-                let (flag, value) = w.split_once('=').unwrap_or_default();
-                p.long_value(flag, value.to_string())
-            }
-            ShortFlag::Word(w) if w == "--verify" => p.verify = true,
-            ShortFlag::Word(w) if w == "--compressible" => match flags.next() {
-                Some(ShortFlag::Operand(value)) => p.compressible = Some(percent(&value)?),
-                _ => return Err(UsageError::new("iozone: --compressible needs a percentage, e.g. --compressible 50")),
-            },
-            ShortFlag::Word(w) if w.starts_with("--compressible=") => {
-                p.compressible = Some(percent(&w["--compressible=".len()..])?)
-            }
+            ShortFlag::Word(w) if p.own.take(FRONT_END, &w, &mut flags)? => {}
             ShortFlag::Word(w) => return Err(unknown(&w)),
             ShortFlag::Operand(a) => return Err(unexpected_operand("iozone", &a)),
             ShortFlag::Switch(c) => p.set_switch(c)?,
@@ -132,20 +113,8 @@ pub fn parse(args: &[String]) -> Result<IozoneInvocation, UsageError> {
     p.into_invocation()
 }
 
-fn example(flag: &str) -> &'static str {
-    if flag == "--db" {
-        "/var/tmp/results.sqlite"
-    } else {
-        "cache=1"
-    }
-}
-
 fn takes_value(flag: char) -> bool {
     matches!(flag, 's' | 'r' | 'n' | 'g' | 'y' | 'q' | 'i' | 't' | 'f' | 'b')
-}
-
-fn percent(value: &str) -> Result<u8, UsageError> {
-    iomatrix_verify::parse_compressible(value).map_err(|e| UsageError::new(format!("iozone: {e}")))
 }
 
 fn unknown(flag: &str) -> UsageError {
@@ -176,12 +145,8 @@ struct Parsed {
     excel: bool,
     spreadsheet: Option<PathBuf>,
     help: bool,
-    verify: bool,
-    compressible: Option<u8>,
     network_test: Option<String>,
-    labels: Vec<String>,
-    db: Option<PathBuf>,
-    json: bool,
+    own: OwnFlags,
     force: bool,
 }
 
@@ -190,14 +155,6 @@ fn iozone_size(flag: char, value: &str) -> Result<ByteSize, UsageError> {
 }
 
 impl Parsed {
-    fn long_value(&mut self, flag: &str, value: String) {
-        if flag == "--db" {
-            self.db = Some(PathBuf::from(value));
-        } else {
-            self.labels.push(value);
-        }
-    }
-
     fn set_switch(&mut self, flag: char) -> Result<(), UsageError> {
         match flag {
             'a' => self.auto = true,
@@ -341,12 +298,8 @@ impl Parsed {
             spreadsheet: self.spreadsheet,
             keep_files: self.keep,
             help: self.help,
-            verify: self.verify,
-            compressible: self.compressible,
             network_test: self.network_test,
-            labels: self.labels,
-            db: self.db,
-            json: self.json,
+            own: self.own,
             force: self.force,
         })
     }
@@ -478,15 +431,15 @@ mod tests {
     #[test]
     fn iomatrix_long_options_sit_beside_iozone_flags() {
         let inv = parse(&args("-s 1m -r 64k --verify -i 0 --compressible 50 -i 1")).unwrap();
-        assert!(inv.verify);
-        assert_eq!(inv.compressible, Some(50));
+        assert!(inv.own.verify);
+        assert_eq!(inv.own.compressible, Some(50));
         assert_eq!(inv.plan.record_sizes, [ByteSize(64 * KIB)]);
         let inv = parse(&args("--compressible=0")).unwrap();
-        assert_eq!((inv.verify, inv.compressible), (false, Some(0)));
+        assert_eq!((inv.own.verify, inv.own.compressible), (false, Some(0)));
         let inv = parse(&args("-s 1m --label cache=1 --label=site=lab --db /tmp/r.sqlite --json -i 0")).unwrap();
-        assert_eq!(inv.labels, ["cache=1", "site=lab"]);
-        assert_eq!(inv.db, Some(PathBuf::from("/tmp/r.sqlite")));
-        assert!(inv.json);
+        assert_eq!(inv.own.labels, ["cache=1", "site=lab"]);
+        assert_eq!(inv.own.db, Some(PathBuf::from("/tmp/r.sqlite")));
+        assert!(inv.own.json);
         assert_eq!(inv.plan.tests, [IozoneTest::Write, IozoneTest::Rewrite]);
         let e = parse(&args("-s 1m --label")).unwrap_err().to_string();
         assert!(e.contains("--label needs a value"), "{e}");

@@ -435,6 +435,7 @@ impl Shared {
 }
 
 /// What a connection did in one cell.
+#[derive(Default)]
 struct ConnResult {
     ops: ConnectionOps,
     lost_ops: u64,
@@ -516,14 +517,8 @@ fn run_cell<F: Files>(
         for (rank, why) in unborn {
             out.push(ConnResult {
                 ops: ConnectionOps { rank, failed: Some(format!("thread: {why}")), ..ConnectionOps::default() },
-                lost_ops: 0,
-                backlog: 0,
-                idle: 0,
                 failed_kind: Some("thread".into()),
-                stopped: false,
-                cpu: Default::default(),
-                cpu_span_ns: 0,
-                verify: None,
+                ..ConnResult::default()
             });
         }
         Ok(out)
@@ -610,37 +605,9 @@ fn connection<F: Files>(
     let p = &plan.personality;
     let mut result = ConnResult {
         ops: ConnectionOps { rank: conn.rank, ..ConnectionOps::default() },
-        lost_ops: 0,
-        backlog: 0,
-        idle: 0,
-        failed_kind: None,
-        stopped: false,
-        cpu: Default::default(),
-        cpu_span_ns: 0,
-        verify: None,
+        failed_kind: set_up(plan, repeat, conn, make, client, gate, (stop, abort)),
+        ..ConnResult::default()
     };
-    // A thread that panicked before it was ready must not keep the client waiting for it.
-    struct Leave<'g>(&'g Gate, bool);
-    impl Drop for Leave<'_> {
-        fn drop(&mut self) {
-            if self.1 {
-                self.0.leave();
-            }
-        }
-    }
-    let mut leave = Leave(gate, true);
-    // Untimed: the session, the folders, the files made before the first phase.
-    if conn.failed.is_none() && conn.repeat != Some(repeat) {
-        if let Err(e) = prepare(p, plan.content, repeat, &plan.repeat_dir(repeat), conn, make, client) {
-            let kind = error_kind(&e);
-            conn.failed = Some((kind.clone(), format!("connection {}: setting up: {e}", conn.global)));
-            result.failed_kind = Some(kind);
-            if abort {
-                stop.store(true, Ordering::SeqCst);
-            }
-        }
-    }
-    leave.1 = false;
     let Some(origin) = gate.ready() else {
         result.stopped = true;
         return result;
@@ -683,59 +650,9 @@ fn connection<F: Files>(
         content: plan.content.stamped().then(|| Content::new(plan.content, 0)),
         spec: plan.content,
     };
-    let mut cursors = vec![0u64; phase.flows.len()];
-    let total_weight: u64 = phase.flows.iter().map(|f| f.weight as u64).sum();
-    let mut done = 0u64;
-    // Operations done before the iteration under way: a failed iteration's done part is not lost.
-    let mut iteration_start_ops = 0;
-    let ended: Result<(), Halt> = loop {
-        if let Some(n) = iterations {
-            if done >= n {
-                break Ok(());
-            }
-        }
-        if run.past_deadline() {
-            break Ok(());
-        }
-        let mut w = run.rng.below(total_weight);
-        let fi = phase.flows.iter().position(|f| {
-            if w < f.weight as u64 {
-                true
-            } else {
-                w -= f.weight as u64;
-                false
-            }
-        });
-        let fi = fi.unwrap_or(0);
-        let flow = &phase.flows[fi];
-        iteration_start_ops = run.totals().0;
-        match run.iteration(flow, &mut cursors[fi]) {
-            Ok(true) => {}
-            Ok(false) => result.idle += 1,
-            Err(Halt::Ended) => break Ok(()),
-            Err(h) => break Err(h),
-        }
-        done += 1;
-        if flow.rate.is_none() && flow.think_ns > 0 {
-            let mut pause = Duration::from_nanos(flow.think_ns);
-            if let Some(d) = run.deadline {
-                pause = pause.min(d.saturating_duration_since(Instant::now()));
-            }
-            if !pause_until(Instant::now() + pause, stop) {
-                break Err(Halt::Stopped);
-            }
-        }
-    };
-    // Open loop: arrivals due before the end that were never issued.
-    if let Some(deadline) = run.deadline {
-        if phase.flows[0].rate.is_some() && ended.is_ok() {
-            let rate = phase.flows.iter().filter_map(|f| f.rate).sum::<f64>() / phase.flows.len() as f64;
-            let mut due = run.next_arrival;
-            while due < deadline && result.backlog < 100_000_000 {
-                result.backlog += 1;
-                due += Duration::from_secs_f64(run.rng.exp() / rate);
-            }
-        }
+    let iterated = run.iterations(phase, iterations, &mut result.idle);
+    if iterated.ended.is_ok() {
+        result.backlog = run.backlog(phase);
     }
     run.flush();
     result.verify = run.content.as_mut().map(Content::take_tally);
@@ -746,7 +663,7 @@ fn connection<F: Files>(
     result.ops.ns = run.last_end.saturating_duration_since(origin).as_nanos() as u64;
     result.cpu = CpuReading::now().since(cpu0);
     result.cpu_span_ns = Instant::now().saturating_duration_since(origin).as_nanos() as u64;
-    match ended {
+    match iterated.ended {
         Ok(()) => {}
         Err(Halt::Stopped) => result.stopped = true,
         Err(Halt::Ended | Halt::Conflict) => {}
@@ -755,8 +672,8 @@ fn connection<F: Files>(
             result.failed_kind = Some(kind.clone());
             live.failed.fetch_add(1, Ordering::Relaxed);
             if let Some(n) = iterations {
-                let partial = ops.saturating_sub(iteration_start_ops);
-                result.lost_ops = lost_ops(p, phase, conn, done, n).saturating_sub(partial);
+                let partial = ops.saturating_sub(iterated.before_last);
+                result.lost_ops = lost_ops(p, phase, conn, iterated.done, n).saturating_sub(partial);
             }
             conn.failed = Some((kind, message));
             if abort {
@@ -765,6 +682,52 @@ fn connection<F: Files>(
         }
     }
     result
+}
+
+/// Untimed, before the gate: the session, the folders, the files made before the first
+/// phase, once per repeat. A failure is the connection's for the rest of the run; it gives
+/// the kind of error, newly failed (and stops the run with `abort`).
+fn set_up<F: Files>(
+    plan: &RunPlan,
+    repeat: u32,
+    conn: &mut Conn<F>,
+    make: &(dyn Fn() -> io::Result<F> + Sync),
+    client: usize,
+    gate: &Gate,
+    (stop, abort): (&AtomicBool, bool),
+) -> Option<String> {
+    // A thread that panicked before it was ready must not keep the client waiting for it.
+    struct Leave<'g>(&'g Gate, bool);
+    impl Drop for Leave<'_> {
+        fn drop(&mut self) {
+            if self.1 {
+                self.0.leave();
+            }
+        }
+    }
+    let mut leave = Leave(gate, true);
+    let mut failed_kind = None;
+    if conn.failed.is_none() && conn.repeat != Some(repeat) {
+        if let Err(e) = prepare(&plan.personality, plan.content, repeat, &plan.repeat_dir(repeat), conn, make, client) {
+            let kind = error_kind(&e);
+            conn.failed = Some((kind.clone(), format!("connection {}: setting up: {e}", conn.global)));
+            failed_kind = Some(kind);
+            if abort {
+                stop.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+    leave.1 = false;
+    failed_kind
+}
+
+/// How a connection's iterations of a phase ended.
+struct Iterated {
+    ended: Result<(), Halt>,
+    /// Iterations done.
+    done: u64,
+    /// Operations done before the last iteration began: a failed iteration's done part is not lost.
+    before_last: u64,
 }
 
 /// The operations iterations `from..to` of a phase would have issued (whole
@@ -1024,6 +987,70 @@ struct Run<'a, F: Files> {
 impl<'a, F: Files> Run<'a, F> {
     fn past_deadline(&self) -> bool {
         self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// The phase's iterations until its count, its deadline, or a halt: each a flow drawn by
+    /// weight, then the flow's think time (closed loop). Iterations where no file fit count as `idle`.
+    fn iterations(&mut self, phase: &Phase, iterations: Option<u64>, idle: &mut u64) -> Iterated {
+        let mut cursors = vec![0u64; phase.flows.len()];
+        let total_weight: u64 = phase.flows.iter().map(|f| f.weight as u64).sum();
+        let mut done = 0u64;
+        let mut before_last = 0;
+        let ended: Result<(), Halt> = loop {
+            if let Some(n) = iterations {
+                if done >= n {
+                    break Ok(());
+                }
+            }
+            if self.past_deadline() {
+                break Ok(());
+            }
+            let mut w = self.rng.below(total_weight);
+            let fi = phase.flows.iter().position(|f| {
+                if w < f.weight as u64 {
+                    true
+                } else {
+                    w -= f.weight as u64;
+                    false
+                }
+            });
+            let fi = fi.unwrap_or(0);
+            let flow = &phase.flows[fi];
+            before_last = self.totals().0;
+            match self.iteration(flow, &mut cursors[fi]) {
+                Ok(true) => {}
+                Ok(false) => *idle += 1,
+                Err(Halt::Ended) => break Ok(()),
+                Err(h) => break Err(h),
+            }
+            done += 1;
+            if flow.rate.is_none() && flow.think_ns > 0 {
+                let mut pause = Duration::from_nanos(flow.think_ns);
+                if let Some(d) = self.deadline {
+                    pause = pause.min(d.saturating_duration_since(Instant::now()));
+                }
+                if !pause_until(Instant::now() + pause, self.stop) {
+                    break Err(Halt::Stopped);
+                }
+            }
+        };
+        Iterated { ended, done, before_last }
+    }
+
+    /// Open loop: the arrivals due before the phase's end that were never issued.
+    fn backlog(&mut self, phase: &Phase) -> u64 {
+        let mut backlog = 0;
+        if let Some(deadline) = self.deadline {
+            if phase.flows[0].rate.is_some() {
+                let rate = phase.flows.iter().filter_map(|f| f.rate).sum::<f64>() / phase.flows.len() as f64;
+                let mut due = self.next_arrival;
+                while due < deadline && backlog < 100_000_000 {
+                    backlog += 1;
+                    due += Duration::from_secs_f64(self.rng.exp() / rate);
+                }
+            }
+        }
+        backlog
     }
 
     /// Runs one iteration of `flow`; false when no file fit (none to open, or none left to create).

@@ -48,25 +48,12 @@ fn blend(a: (f64, f64, f64), b: (f64, f64, f64), t: f64) -> String {
     format!("#{:02x}{:02x}{:02x}", c(a.0, b.0), c(a.1, b.1), c(a.2, b.2))
 }
 
+/// Compact numbers for cells: 1234567 -> 1.23M, 0.873 -> 0.87.
+pub use iomatrix_core::human::compact as short;
+
 const WHITE: (f64, f64, f64) = (255.0, 255.0, 255.0);
 const BLUE: (f64, f64, f64) = (33.0, 102.0, 172.0);
 const RED: (f64, f64, f64) = (178.0, 24.0, 43.0);
-
-/// Compact numbers for cells: 1234567 -> 1.23M, 0.873 -> 0.87.
-pub fn short(v: f64) -> String {
-    let a = v.abs();
-    if a >= 1e9 {
-        format!("{:.2}G", v / 1e9)
-    } else if a >= 1e6 {
-        format!("{:.2}M", v / 1e6)
-    } else if a >= 1e4 {
-        format!("{:.0}k", v / 1e3)
-    } else if a >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    }
-}
 
 /// A power of ten as a tick label: 0.01, 0.1, 1, 10, 100, 1000, 10k, 1M.
 fn decade(v: f64) -> String {

@@ -337,14 +337,6 @@ impl Content {
     }
 }
 
-/// `--compressible PCT` as the front ends read it: a whole percentage, 0..=100.
-pub fn parse_compressible(text: &str) -> Result<u8, String> {
-    text.parse::<u8>()
-        .ok()
-        .filter(|&pct| pct <= 100)
-        .ok_or_else(|| format!("--compressible {text}: give a percentage from 0 (incompressible) to 100"))
-}
-
 /// Why a record size cannot carry stamped blocks, if it cannot.
 pub fn check_record(record: u64) -> Result<(), String> {
     if record == 0 || record % UNIT as u64 != 0 {
@@ -431,8 +423,6 @@ mod tests {
         all.add(&t);
         assert_eq!((all.checked_blocks, all.wrong_data, all.examples.len()), (8, 2, 2));
         assert!(check_record(6144).is_err() && check_record(8192).is_ok());
-        assert_eq!(parse_compressible("50"), Ok(50));
-        assert!(parse_compressible("101").is_err() && parse_compressible("-1").is_err());
     }
 
     #[test]

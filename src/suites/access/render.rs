@@ -58,6 +58,9 @@ pub fn table(run: &StoredRun) -> String {
     out + &crate::render::clients::table(run, &CLIENT_COLUMNS)
 }
 
+/// `830 ns`, `12.4 us`, `3.10 ms`, `1.25 s` (the one formatter, in core).
+pub use iomatrix_core::human::nanos as human_ns;
+
 /// `830 ns`, `12.4 us`, `3.10 ms`, `1.25 s`; `-` where there were no requests.
 pub fn latency(v: &Value) -> String {
     let ns = v.as_f64().unwrap_or(0.0);
@@ -65,18 +68,6 @@ pub fn latency(v: &Value) -> String {
         "-".into()
     } else {
         human_ns(ns)
-    }
-}
-
-pub fn human_ns(ns: f64) -> String {
-    if ns < 1e3 {
-        format!("{ns:.0} ns")
-    } else if ns < 1e6 {
-        format!("{:.1} us", ns / 1e3)
-    } else if ns < 1e9 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.2} s", ns / 1e9)
     }
 }
 

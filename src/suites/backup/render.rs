@@ -22,7 +22,6 @@ pub fn report(run: &StoredRun) -> String {
     if walks > 1 {
         out += &format!("{walks} walks of the tree (--repeat); the first is shown, every walk is in --json\n");
     }
-    let secs = |ns: u64| ns as f64 / 1e9;
     if r.interrupted {
         let _ = writeln!(out, "interrupted: the figures cover the {} files finished before Ctrl-C", r.files);
     }
@@ -39,6 +38,34 @@ pub fn report(run: &StoredRun) -> String {
         ByteSize(cell.record_size.unwrap_or(0))
     );
     let clients = cell.client_figures.as_array().map_or(0, Vec::len);
+    out.push_str(&rates_text(run, cell, &r, clients));
+    out.push_str(&notes_text(run, &r, &fs_type));
+    out.push_str(&crate::render::extents::errors_text(&r.errors));
+    if r.failed_bytes > 0 {
+        let _ = writeln!(out, "  ({} read from files that then failed, not counted)", human(r.failed_bytes));
+    }
+
+    out.push_str(&clients_text(run, cell));
+    out.push_str(&classes_text(cell, &r, clients));
+    let _ = writeln!(out, "\nExtents (FIEMAP, counted as filefrag counts them; mapped outside the timing)");
+    out.push_str(&crate::render::extents::summary_text(&fs_type, &r.extents));
+    out
+}
+
+fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// A figure to `decimals` places, marked where the walk is not complete (a partial walk's
+/// figures are of the clients that finished).
+fn figure(cell: &CellRow, v: f64, decimals: usize) -> String {
+    marked(cell.state.kind, || format!("{v:.decimals$}"))
+}
+
+/// The walk's state, its rates and its time: one client's own, or the sum of several and the
+/// whole walk's.
+fn rates_text(run: &StoredRun, cell: &CellRow, r: &BackupResult, clients: usize) -> String {
+    let mut out = String::new();
     // A cold walk's preparation, untimed. Runs stored before it moved ahead of the walk have no
     // evict_ns: their walk dropped each file's pages as it went.
     let evicted_within = r.cold && r.evict_ns == 0;
@@ -56,9 +83,8 @@ pub fn report(run: &StoredRun) -> String {
     } else {
         "readdir, stat, FIEMAP included"
     };
-    // A partial walk's figures are of the clients that finished (marked); a failed one has none.
     let state = cell.state.kind;
-    let figure = |v: f64, decimals: usize| marked(state, || format!("{v:.decimals$}"));
+    let figure = |v: f64, decimals: usize| figure(cell, v, decimals);
     if state != CellStateKind::Complete {
         let _ = writeln!(
             out,
@@ -111,7 +137,13 @@ pub fn report(run: &StoredRun) -> String {
             r.cpu_percent
         );
     }
-    if r.cold && matches!(fs_type.as_str(), "tmpfs" | "ramfs") {
+    out
+}
+
+/// What the reader should know about how the walk went, and what it passed by.
+fn notes_text(run: &StoredRun, r: &BackupResult, fs_type: &str) -> String {
+    let mut out = String::new();
+    if r.cold && matches!(fs_type, "tmpfs" | "ramfs") {
         let _ = writeln!(out, "note: on {fs_type} the page cache is the storage: cold reads are memory reads");
     }
     if r.cold && r.evict_failures > 0 {
@@ -144,12 +176,12 @@ pub fn report(run: &StoredRun) -> String {
     if !other.is_empty() {
         let _ = writeln!(out, "also: {}", other.join(", "));
     }
-    out.push_str(&crate::render::extents::errors_text(&r.errors));
-    if r.failed_bytes > 0 {
-        let _ = writeln!(out, "  ({} read from files that then failed, not counted)", human(r.failed_bytes));
-    }
+    out
+}
 
-    out.push_str(&clients_text(run, cell));
+/// Time by file size class: files, bytes, time and its share, rate, extents.
+fn classes_text(cell: &CellRow, r: &BackupResult, clients: usize) -> String {
+    let mut out = String::new();
     let _ = writeln!(
         out,
         "\nTime by file size (bytes; [a, b) holds sizes from a to b - 1){}",
@@ -174,12 +206,10 @@ pub fn report(run: &StoredRun) -> String {
             human(c.bytes),
             secs(c.read_ns),
             share,
-            figure(c.mib_per_sec, 2),
+            figure(cell, c.mib_per_sec, 2),
             c.extents
         );
     }
-    let _ = writeln!(out, "\nExtents (FIEMAP, counted as filefrag counts them; mapped outside the timing)");
-    out.push_str(&crate::render::extents::summary_text(&fs_type, &r.extents));
     out
 }
 

@@ -10,7 +10,7 @@
 
 use super::suite::{Bonnie, FrontEnd};
 use crate::harness::clients::{ClientArgs, ClientPlan};
-use crate::harness::data::DataArgs;
+use crate::harness::args::OwnRun;
 use crate::harness::repeat::Repeat;
 use crate::harness::{Prepared, Ranks, RunOptions, Target};
 use iomatrix_bonnie::{front, PerChar};
@@ -23,8 +23,7 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
         crate::out::print(front::HELP)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let db = crate::db_path::resolve(inv.db.as_deref().or(global_db))?;
-    let mut labels = crate::harness::args::labels(&inv.labels)?;
+    let OwnRun { db, mut labels, json, content } = OwnRun::of(&inv.own, global_db)?;
     if let Some(machine) = &inv.machine {
         labels.retain(|(k, _)| k != "machine");
         labels.push(("machine".to_string(), machine.clone()));
@@ -35,7 +34,7 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
              nothing to follow (the run is as without it)"
         );
     }
-    inv.plan.content = DataArgs { verify: inv.verify, compressible: inv.compressible }.content();
+    inv.plan.content = content;
     let target = Target::parse_folder(&inv.dir.to_string_lossy())?;
     let on_server = target.server().is_some();
     // bonnie++'s per-char tests, except on a server, where iomatrix's own client has no cache for
@@ -64,7 +63,7 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
         labels,
         keep: false,
         space_check: true,
-        json: inv.json,
+        json,
         clients: ClientPlan::from_args(&flags, ranks.mpi_size())?,
         // bonnie++'s -x: every test's samples.
         repeat: Repeat { count: inv.plan.repeats, tolerance_pct: None, max: inv.plan.repeats },

@@ -3,7 +3,7 @@
 
 use super::suite::{Iozone, Workbook};
 use crate::harness::clients::ClientPlan;
-use crate::harness::data::DataArgs;
+use crate::harness::args::OwnRun;
 use crate::harness::repeat::Repeat;
 use crate::harness::{Prepared, Ranks, RunOptions, Suite, Target};
 use iomatrix_iozone::front;
@@ -16,8 +16,7 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
         crate::out::print(front::HELP)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let db = crate::db_path::resolve(inv.db.as_deref().or(global_db))?;
-    let labels = crate::harness::args::labels(&inv.labels)?;
+    let own = OwnRun::of(&inv.own, global_db)?;
     if let Some(word) = &inv.network_test {
         eprintln!(
             "iomatrix: {word}: IOzone's network performance test (-+t, with -+m's cluster of clients) is not run; \
@@ -28,7 +27,7 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
     if let Some(ranks) = ranks.mpi_size() {
         inv.plan.clients = ranks;
     }
-    inv.plan.content = DataArgs { verify: inv.verify, compressible: inv.compressible }.content();
+    inv.plan.content = own.content;
     let target = Target::parse_folder(&inv.target.to_string_lossy())?;
     super::args::check(&inv.plan, &target)?;
     let mut suite = Iozone {
@@ -37,16 +36,16 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
         report_records_kib: inv.report_record_sizes.iter().map(|r| r.kib()).collect(),
         throughput: inv.throughput,
     };
-    suite.check_outputs(&db)?;
+    suite.check_outputs(&own.db)?;
     let run = RunOptions {
         target,
         device: None,
-        labels,
+        labels: own.labels,
         keep: inv.keep_files,
         space_check: true,
-        json: inv.json,
+        json: own.json,
         clients: ClientPlan { count: inv.plan.clients, ..ClientPlan::single() },
         repeat: Repeat::once(),
     };
-    crate::harness::run(Prepared { suite, plan: inv.plan, run }, &db, ranks)
+    crate::harness::run(Prepared { suite, plan: inv.plan, run }, &own.db, ranks)
 }

@@ -1,0 +1,159 @@
+//! Numbers for people, written in one place: byte counts, durations,
+//! figures to a few significant digits, signed percentages and compact
+//! chart figures. Every table,
+//! line and message that shows one of these goes through here, so the same
+//! count reads the same everywhere.
+
+/// The binary units a byte count is shown in, from KiB up.
+const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+
+/// `bytes` scaled to the largest binary unit that leaves at least 1.0 once
+/// rounded to one decimal, or None below 1 KiB.
+///
+/// 1023.96 KiB rounds to "1024.0 KiB": such a count moves up a unit first
+/// and reads "1.0 MiB".
+fn scaled(bytes: u64) -> Option<(f64, &'static str)> {
+    if bytes < 1024 {
+        return None;
+    }
+    let mut v = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while v >= 1023.95 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    Some((v, UNITS[unit]))
+}
+
+/// A byte count for tables and lines: `512 B`, `1.5 KiB`, `12.0 MiB`,
+/// `3.2 GiB`; always one decimal from KiB up, so a column of them lines up.
+pub fn bytes(n: u64) -> String {
+    match scaled(n) {
+        None => format!("{n} B"),
+        Some((v, unit)) => format!("{v:.1} {unit}"),
+    }
+}
+
+/// A byte count for prose and messages: `1 GiB`, `23.5 GiB`, `512 MiB`,
+/// `100 bytes`; the decimal only where it says something.
+pub fn bytes_prose(n: u64) -> String {
+    match scaled(n) {
+        None => format!("{n} bytes"),
+        Some((v, unit)) => {
+            let text = format!("{v:.1}");
+            format!("{} {unit}", text.strip_suffix(".0").unwrap_or(&text))
+        }
+    }
+}
+
+/// A duration given in nanoseconds: `830 ns`, `12.4 us`, `3.10 ms`, `1.25 s`.
+pub fn nanos(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{:.1} us", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+/// A figure to four significant digits below 1000 (a tmpfs open takes
+/// 0.001234 ms), one decimal from 1000 up, and zero, infinities and NaN
+/// with one decimal.
+pub fn significant(v: f64) -> String {
+    if v.abs() >= 1000.0 || v == 0.0 || !v.is_finite() {
+        format!("{v:.1}")
+    } else {
+        let decimals = (3 - v.abs().log10().floor() as i32).max(0) as usize;
+        format!("{v:.decimals$}")
+    }
+}
+
+/// A change in percent with its sign, `+12.5%`, `-3.0%`; `-` where there is
+/// none to give (a figure that was zero before).
+pub fn signed_percent(pct: f64) -> String {
+    if pct.is_finite() {
+        format!("{pct:+.1}%")
+    } else {
+        "-".into()
+    }
+}
+
+/// A figure squeezed into a chart's cell or label: `1.23G`, `1.23M`, `12k`,
+/// `873`, `0.87`.
+pub fn compact(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e9 {
+        format!("{:.2}G", v / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.0}k", v / 1e3)
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{GIB, KIB, MIB};
+
+    #[test]
+    fn bytes_keep_one_decimal_and_never_print_1024_of_a_unit() {
+        assert_eq!(bytes(0), "0 B");
+        assert_eq!(bytes(1023), "1023 B");
+        assert_eq!(bytes(1024), "1.0 KiB");
+        assert_eq!(bytes(1536), "1.5 KiB");
+        // 1023.999 KiB: one decimal would say 1024.0 KiB.
+        assert_eq!(bytes(MIB - 1), "1.0 MiB");
+        assert_eq!(bytes(GIB - 1), "1.0 GiB");
+        assert_eq!(bytes(1023 * KIB), "1023.0 KiB");
+        assert_eq!(bytes(100 * MIB), "100.0 MiB");
+        assert_eq!(bytes(u64::MAX), "16.0 EiB");
+    }
+
+    #[test]
+    fn prose_drops_a_decimal_that_says_nothing() {
+        assert_eq!(bytes_prose(GIB), "1 GiB");
+        assert_eq!(bytes_prose(47 * GIB / 2), "23.5 GiB");
+        assert_eq!(bytes_prose(1536 * KIB), "1.5 MiB");
+        assert_eq!(bytes_prose(3 * MIB), "3 MiB");
+        assert_eq!(bytes_prose(100), "100 bytes");
+        assert_eq!(bytes_prose(MIB - 1), "1 MiB");
+    }
+
+    #[test]
+    fn durations_pick_their_unit() {
+        assert_eq!(nanos(830.0), "830 ns");
+        assert_eq!(nanos(12_400.0), "12.4 us");
+        assert_eq!(nanos(3_100_000.0), "3.10 ms");
+        assert_eq!(nanos(1_250_000_000.0), "1.25 s");
+    }
+
+    #[test]
+    fn figures_keep_four_significant_digits_below_a_thousand() {
+        assert_eq!(significant(0.001234), "0.001234");
+        assert_eq!(significant(12.3456), "12.35");
+        assert_eq!(significant(999.94), "999.9");
+        assert_eq!(significant(123456.0), "123456.0");
+        assert_eq!(significant(0.0), "0.0");
+        assert_eq!(significant(f64::NAN), "NaN");
+        assert_eq!(signed_percent(12.5), "+12.5%");
+        assert_eq!(signed_percent(-3.0), "-3.0%");
+        assert_eq!(signed_percent(f64::INFINITY), "-");
+    }
+
+    #[test]
+    fn compact_figures_fit_a_chart_cell() {
+        assert_eq!(compact(1_234_567_890.0), "1.23G");
+        assert_eq!(compact(1_234_567.0), "1.23M");
+        assert_eq!(compact(12_345.0), "12k");
+        assert_eq!(compact(873.4), "873");
+        assert_eq!(compact(0.873), "0.87");
+    }
+}
