@@ -15,6 +15,8 @@ use super::live::LiveSample;
 use super::raw_device::RawDevice;
 use super::repeat::Repeat;
 use super::target::Target;
+use crate::render::clients::ClientColumns;
+use iomatrix_analysis::SuiteShape;
 use iomatrix_backend::Place;
 use iomatrix_coord::{ClientFailure, Ending, Group, Setup};
 use iomatrix_core::BackendKind;
@@ -22,12 +24,19 @@ use iomatrix_store::{CellRow, CellState, StoredRun};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
+use std::path::PathBuf;
 
 /// A family of workloads: IOzone's matrix, access specs, Bonnie's tests,
 /// the file-server load, the backup walk.
 pub trait Suite: Sized {
     /// `iomatrix run NAME`, and the suite of its runs in the database.
     const NAME: &'static str;
+    /// How analysis and the reports take its stored cells: as matrices (IOzone's file size by
+    /// record size) or scalar rows, and how their latencies are summarised.
+    const SHAPE: SuiteShape = SuiteShape::PLAIN;
+    /// The columns of its clients table (in `show`, `compare RUNS@HOST`, the report's hosts).
+    const CLIENT_COLUMNS: &'static ClientColumns;
     /// The command line of `run NAME`.
     type Args: clap::Args;
     /// The validated plan: stored with the run, sent to every MPI rank.
@@ -121,6 +130,13 @@ pub trait Suite: Sized {
     /// and in `show`, today or next year).
     fn tables(run: &StoredRun) -> String;
 
+    /// A stored run of this suite as its clients table reads it ([`Suite::CLIENT_COLUMNS`]):
+    /// the run itself, unless the suite keeps its per-client figures elsewhere (the file-server
+    /// load's per connection).
+    fn clients_of(run: &StoredRun) -> Cow<'_, StoredRun> {
+        Cow::Borrowed(run)
+    }
+
     /// The files the suite writes at the user's word (IOzone's `--xlsx` and `-b`), judged by
     /// the guarded writer (`iomatrix-guard`) against the results database `db` before anything
     /// runs: a refusal ends the run before its first cell, not after its last.
@@ -139,6 +155,18 @@ pub trait Suite: Sized {
     /// it is stored.
     fn before_files(&self) -> anyhow::Result<()> {
         Ok(())
+    }
+
+    /// The subcommand of its legacy front end, which takes the tool's own flags (`iomatrix
+    /// iozone` with IOzone's, `iomatrix bonnie` with bonnie++'s); None without one.
+    const FRONT_END: Option<&'static str> = None;
+
+    /// `rerun` of a run its front end made: `args`, the stored command line from the front
+    /// end's name on (`--db` taken out), moved to `target` where one is given. Returns the folder
+    /// to run it in: none when the flags name their folder, else `target` or the folder it ran
+    /// in (`stored_target`), a front end's default target.
+    fn rerun_front(_args: &mut Vec<String>, target: Option<&str>, stored_target: Option<PathBuf>) -> Option<PathBuf> {
+        target.map(PathBuf::from).or(stored_target)
     }
 
     /// Standard output is the suite's own (bonnie++'s `-q`: its CSV line

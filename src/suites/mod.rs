@@ -3,12 +3,16 @@
 //! tables, its legacy front end where it has one) over its own crate; the
 //! harness runs them all alike. A line of the table, `folder::Type`,
 //! declares the folder's module and gives `iomatrix run NAME` (the type's
-//! name as a subcommand), how a stored run of it is shown, and how an MPI
-//! rank follows rank 0's run of it.
+//! name as a subcommand), how a stored run of it is shown, its clients
+//! table and per-host figures, the shape analysis and the reports take its
+//! cells in, and how an MPI rank follows rank 0's run of it. The rest of
+//! the binary knows a suite only through these functions: it never names one.
 
 use crate::harness::{self, Ranks, Suite};
 use crate::render::clients::ClientColumns;
+use iomatrix_analysis::SuiteShape;
 use iomatrix_store::StoredRun;
+use std::borrow::Cow;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -57,6 +61,50 @@ macro_rules! suite_table {
             })*
             anyhow::bail!("rank 0 runs the suite '{}', which this iomatrix does not have", job.suite)
         }
+
+        /// The subcommands of the suites' legacy front ends (`iomatrix iozone`, with IOzone's flags).
+        pub fn front_ends() -> Vec<&'static str> {
+            [$(<$folder::$variant as Suite>::FRONT_END),*].into_iter().flatten().collect()
+        }
+
+        /// `rerun` of a run made by the front end `front` (the first word of `args`): its flags
+        /// moved to `target`, and the folder to run in ([`Suite::rerun_front`]). None: `front`
+        /// is no suite's front end.
+        pub fn rerun_front(
+            front: &str,
+            args: &mut Vec<String>,
+            target: Option<&str>,
+            stored_target: Option<std::path::PathBuf>,
+        ) -> Option<Option<std::path::PathBuf>> {
+            $(if <$folder::$variant as Suite>::FRONT_END == Some(front) {
+                return Some(<$folder::$variant as Suite>::rerun_front(args, target, stored_target));
+            })*
+            None
+        }
+
+        /// How analysis and the reports take the cells of the suite named `suite`: matrices or
+        /// scalar rows, how latencies are summarised ([`SuiteShape::PLAIN`] for a suite this
+        /// build does not know).
+        pub fn shape(suite: &str) -> SuiteShape {
+            $(if suite == <$folder::$variant as Suite>::NAME {
+                return <$folder::$variant as Suite>::SHAPE;
+            })*
+            SuiteShape::PLAIN
+        }
+
+        /// A stored run's clients as [`crate::render::clients`] reads them: the run as its
+        /// suite hands it ([`Suite::clients_of`]) and its suite's columns; None for a suite
+        /// this build does not know.
+        pub fn client_view(run: &StoredRun) -> Option<(Cow<'_, StoredRun>, &'static ClientColumns)> {
+            let suite = run.summary.suite.as_str();
+            $(if suite == <$folder::$variant as Suite>::NAME {
+                return Some((
+                    <$folder::$variant as Suite>::clients_of(run),
+                    <$folder::$variant as Suite>::CLIENT_COLUMNS,
+                ));
+            })*
+            None
+        }
     };
 }
 
@@ -69,26 +117,36 @@ suite_table! {
     personality::Personality,
 }
 
-/// A stored run's clients as [`crate::render::clients`] reads them: the run
-/// (the file-server's per-connection figures moved to where the other suites
-/// keep theirs) and its suite's columns; None for a suite this build does not know.
-pub fn client_view(run: &StoredRun) -> Option<(std::borrow::Cow<'_, StoredRun>, &'static ClientColumns)> {
-    use std::borrow::Cow;
-    let suite = run.summary.suite.as_str();
-    Some(match suite {
-        _ if suite == <iozone::Iozone as Suite>::NAME => (Cow::Borrowed(run), &iozone::render::CLIENT_COLUMNS),
-        _ if suite == <access::Access as Suite>::NAME => (Cow::Borrowed(run), &access::render::CLIENT_COLUMNS),
-        _ if suite == <bonnie::Bonnie as Suite>::NAME => (Cow::Borrowed(run), &bonnie::render::CLIENT_COLUMNS),
-        _ if suite == <backup::Backup as Suite>::NAME => (Cow::Borrowed(run), &backup::render::CLIENT_COLUMNS),
-        _ if suite == <fileserver::Fileserver as Suite>::NAME || suite == <personality::Personality as Suite>::NAME => {
-            (Cow::Owned(fileserver::render::by_client(run)), &fileserver::render::CLIENT_COLUMNS)
-        }
-        _ => return None,
-    })
+/// The shape of runs of one suite (the first's: the callers checked that the others match).
+pub fn shape_of(runs: &[StoredRun]) -> SuiteShape {
+    runs.first().map_or(SuiteShape::PLAIN, |r| shape(&r.summary.suite))
 }
 
 /// A run's clients by host, for the report; None unless they ran on two hosts or more.
 pub fn host_figures(run: &StoredRun) -> Option<iomatrix_report::document::HostFigures> {
     let (view, columns) = client_view(run)?;
     crate::render::clients::host_figures(&view, columns)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_front_end_is_a_subcommand_that_runs() {
+        let cli = crate::cli::Cli::command();
+        assert!(!super::front_ends().is_empty());
+        for front in super::front_ends() {
+            assert!(cli.find_subcommand(front).is_some(), "`iomatrix {front}`");
+            let mut args = vec![front.to_string()];
+            assert!(super::rerun_front(front, &mut args, None, None).is_some(), "{front}");
+        }
+        assert!(super::rerun_front("show", &mut vec!["show".into()], None, None).is_none());
+    }
+
+    #[test]
+    fn shapes_come_from_the_suites_and_an_unknown_suite_is_plain() {
+        assert!(super::shape(<super::iozone::Iozone as crate::harness::Suite>::NAME).matrix);
+        assert_eq!(super::shape("no such suite"), iomatrix_analysis::SuiteShape::PLAIN);
+    }
 }

@@ -1,10 +1,13 @@
 //! The IOzone suite through the harness: one cell per test of each file /
 //! record pair; noisy pairs measured again.
 
+use crate::harness::args::{flag_value, replace_flag};
 use crate::harness::data;
 use crate::harness::limits::default_stack;
 use crate::harness::{Cost, Demand, NoLive, Prepared, RunSpec, Suite, Target};
 use crate::render::human;
+use crate::render::clients::ClientColumns;
+use iomatrix_analysis::SuiteShape;
 use anyhow::Context;
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
@@ -46,6 +49,8 @@ pub struct Iozone {
 
 impl Suite for Iozone {
     const NAME: &'static str = "iozone";
+    const SHAPE: SuiteShape = SuiteShape { matrix: true, whole_cell_latency: None };
+    const CLIENT_COLUMNS: &'static ClientColumns = &super::render::CLIENT_COLUMNS;
     type Args = super::args::RunIozoneArgs;
     type Plan = IozonePlan;
     type Cell = CellResult;
@@ -192,6 +197,24 @@ impl Suite for Iozone {
         let mut pairs: Vec<(ByteSize, ByteSize)> = noisy.iter().map(|(f, r, _)| (*f, *r)).collect();
         pairs.dedup();
         IozonePlan { only_pairs: Some(pairs), repeats: 1, ..plan.clone() }
+    }
+
+    const FRONT_END: Option<&'static str> = Some("iozone");
+
+    // IOzone's -f names the file: it moves to the new folder under its name; without -f the file
+    // is made in the folder the front end runs in.
+    fn rerun_front(args: &mut Vec<String>, target: Option<&str>, stored_target: Option<PathBuf>) -> Option<PathBuf> {
+        match (target, flag_value(args, "-f")) {
+            (Some(t), Some(file)) => {
+                let name =
+                    Path::new(&file).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or("iozone.tmp".into());
+                replace_flag(args, "-f", &format!("{}/{name}", t.trim_end_matches('/')));
+                None
+            }
+            (Some(t), None) => Some(PathBuf::from(t)),
+            (None, Some(_)) => None,
+            (None, None) => stored_target,
+        }
     }
 
     fn tables(run: &StoredRun) -> String {
