@@ -12,6 +12,7 @@
 use super::clients::ClientPlan;
 use super::limits::Demand;
 use super::live::LiveSample;
+use super::ranks::Ranks;
 use super::raw_device::RawDevice;
 use super::repeat::Repeat;
 use super::target::Target;
@@ -25,7 +26,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 /// A family of workloads: IOzone's matrix, access specs, Bonnie's tests,
 /// the file-server load, the backup walk.
@@ -157,18 +159,6 @@ pub trait Suite: Sized {
         Ok(())
     }
 
-    /// The subcommand of its legacy front end, which takes the tool's own flags (`iomatrix
-    /// iozone` with IOzone's, `iomatrix bonnie` with bonnie++'s); None without one.
-    const FRONT_END: Option<&'static str> = None;
-
-    /// `rerun` of a run its front end made: `args`, the stored command line from the front
-    /// end's name on (`--db` taken out), moved to `target` where one is given. Returns the folder
-    /// to run it in: none when the flags name their folder, else `target` or the folder it ran
-    /// in (`stored_target`), a front end's default target.
-    fn rerun_front(_args: &mut Vec<String>, target: Option<&str>, stored_target: Option<PathBuf>) -> Option<PathBuf> {
-        target.map(PathBuf::from).or(stored_target)
-    }
-
     /// Standard output is the suite's own (bonnie++'s `-q`: its CSV line
     /// alone, from [`Suite::after_tables`]): no progress lines, and the
     /// tables go to standard error.
@@ -176,6 +166,32 @@ pub trait Suite: Sized {
         false
     }
 }
+
+/// A suite's legacy front end: `iomatrix NAME` followed by the tool's own command line, run
+/// through the same harness as `iomatrix run NAME`. The suite's folder declares it in its `front`
+/// module (`FRONT_END`), and the suite's line in the suite table says it has one (`+ front`).
+#[derive(Clone, Copy)]
+pub struct FrontEnd {
+    /// The subcommand, `iozone`.
+    pub name: &'static str,
+    /// Its line in `iomatrix --help`.
+    pub about: &'static str,
+    /// What `iomatrix help NAME` calls the tool's flags ("IOZONE FLAGS"), and says of them.
+    pub flags: &'static str,
+    pub flags_help: &'static str,
+    /// Runs the tool's flags; `global_db` is the `--db` given before them (one typed among the
+    /// tool's flags wins).
+    pub run: fn(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::Result<ExitCode>,
+    /// `rerun` of a run the front end made: `args`, the stored command line from the front end's
+    /// name on (`--db` taken out), moved to `target` where one is given. Returns the folder to
+    /// run it in: none when the flags name their own, else `target` or the folder it ran in
+    /// (`stored_target`), a front end's default target.
+    pub rerun: MoveFlags,
+}
+
+/// How `rerun` moves a front end's stored flags to another target ([`FrontEnd::rerun`]).
+pub type MoveFlags =
+    fn(args: &mut Vec<String>, target: Option<&str>, stored_target: Option<PathBuf>) -> Option<PathBuf>;
 
 /// A run ready to start: the suite (what rank 0 alone keeps), the plan (what
 /// every client runs) and the options every suite shares.

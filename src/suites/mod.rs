@@ -3,12 +3,13 @@
 //! tables, its legacy front end where it has one) over its own crate; the
 //! harness runs them all alike. A line of the table, `folder::Type`,
 //! declares the folder's module and gives `iomatrix run NAME` (the type's
-//! name as a subcommand), how a stored run of it is shown, its clients
+//! name as a subcommand; `+ front` adds its legacy front end, `iomatrix NAME`
+//! with the tool's own flags), how a stored run of it is shown, its clients
 //! table and per-host figures, the shape analysis and the reports take its
 //! cells in, and how an MPI rank follows rank 0's run of it. The rest of
 //! the binary knows a suite only through these functions: it never names one.
 
-use crate::harness::{self, Ranks, Suite};
+use crate::harness::{self, FrontEnd, Ranks, Suite};
 use crate::render::clients::ClientColumns;
 use iomatrix_analysis::SuiteShape;
 use iomatrix_store::StoredRun;
@@ -17,7 +18,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 macro_rules! suite_table {
-    ($($folder:ident :: $variant:ident),* $(,)?) => {
+    ($($folder:ident :: $variant:ident $(+ $front:ident)?),* $(,)?) => {
         $(pub mod $folder;)*
 
         /// `iomatrix run SUITE`: one subcommand per suite.
@@ -62,24 +63,9 @@ macro_rules! suite_table {
             anyhow::bail!("rank 0 runs the suite '{}', which this iomatrix does not have", job.suite)
         }
 
-        /// The subcommands of the suites' legacy front ends (`iomatrix iozone`, with IOzone's flags).
-        pub fn front_ends() -> Vec<&'static str> {
-            [$(<$folder::$variant as Suite>::FRONT_END),*].into_iter().flatten().collect()
-        }
-
-        /// `rerun` of a run made by the front end `front` (the first word of `args`): its flags
-        /// moved to `target`, and the folder to run in ([`Suite::rerun_front`]). None: `front`
-        /// is no suite's front end.
-        pub fn rerun_front(
-            front: &str,
-            args: &mut Vec<String>,
-            target: Option<&str>,
-            stored_target: Option<std::path::PathBuf>,
-        ) -> Option<Option<std::path::PathBuf>> {
-            $(if <$folder::$variant as Suite>::FRONT_END == Some(front) {
-                return Some(<$folder::$variant as Suite>::rerun_front(args, target, stored_target));
-            })*
-            None
+        /// The suites' legacy front ends (`iomatrix iozone`, with IOzone's flags), in table order.
+        fn fronts() -> Vec<FrontEnd> {
+            vec![$($($folder::$front::FRONT_END,)?)*]
         }
 
         /// How analysis and the reports take the cells of the suite named `suite`: matrices or
@@ -108,13 +94,86 @@ macro_rules! suite_table {
     };
 }
 
+// `+ front`: the folder's `front` module is the suite's legacy front end (its `FRONT_END`).
 suite_table! {
-    iozone::Iozone,
+    iozone::Iozone + front,
     access::Access,
-    bonnie::Bonnie,
+    bonnie::Bonnie + front,
     backup::Backup,
     fileserver::Fileserver,
     personality::Personality,
+}
+
+/// The subcommands of the suites' legacy front ends (`iozone`, `bonnie`).
+pub fn front_ends() -> Vec<&'static str> {
+    fronts().into_iter().map(|f| f.name).collect()
+}
+
+/// `rerun` of a run made by the front end `front` (the first word of `args`): its flags moved to
+/// `target`, and the folder to run in ([`FrontEnd::rerun`]). None: `front` is no suite's front end.
+pub fn rerun_front(
+    front: &str,
+    args: &mut Vec<String>,
+    target: Option<&str>,
+    stored_target: Option<std::path::PathBuf>,
+) -> Option<Option<std::path::PathBuf>> {
+    let front = fronts().into_iter().find(|f| f.name == front)?;
+    Some((front.rerun)(args, target, stored_target))
+}
+
+/// `iomatrix NAME <the tool's own flags>`: a suite's legacy front end, as a subcommand of
+/// iomatrix's command line (flattened into it: `iomatrix iozone`, not `iomatrix front iozone`).
+pub struct FrontCommand {
+    front: FrontEnd,
+    args: Vec<String>,
+}
+
+impl FrontCommand {
+    /// Runs the tool's flags through the harness; `global_db` is the `--db` given before them.
+    pub fn run(self, global_db: Option<&Path>, ranks: &Ranks) -> anyhow::Result<ExitCode> {
+        (self.front.run)(&self.args, global_db, ranks)
+    }
+
+    fn command(front: &FrontEnd) -> clap::Command {
+        clap::Command::new(front.name).about(front.about).disable_help_flag(true).arg(
+            clap::Arg::new("args")
+                .help(front.flags_help)
+                .value_name(front.flags)
+                .trailing_var_arg(true)
+                .allow_hyphen_values(true)
+                .action(clap::ArgAction::Append)
+                .value_parser(clap::value_parser!(String)),
+        )
+    }
+}
+
+impl clap::FromArgMatches for FrontCommand {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let unknown = || clap::Error::raw(clap::error::ErrorKind::InvalidSubcommand, "no such front end\n");
+        let (name, sub) = matches.subcommand().ok_or_else(unknown)?;
+        let front = fronts().into_iter().find(|f| f.name == name).ok_or_else(unknown)?;
+        let args = sub.get_many::<String>("args").map(|a| a.cloned().collect()).unwrap_or_default();
+        Ok(FrontCommand { front, args })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = FrontCommand::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl clap::Subcommand for FrontCommand {
+    fn augment_subcommands(cmd: clap::Command) -> clap::Command {
+        fronts().iter().fold(cmd, |cmd, front| cmd.subcommand(FrontCommand::command(front)))
+    }
+
+    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+        FrontCommand::augment_subcommands(cmd)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        fronts().iter().any(|f| f.name == name)
+    }
 }
 
 /// The shape of runs of one suite (the first's: the callers checked that the others match).

@@ -18,6 +18,20 @@ const NOT_A_SUITE: &[(&str, &str, &str)] = &[(
     "the worksheet name of IOzone's own -b workbook, which the report's workbooks copy: a format's name",
 )];
 
+/// Shared files that still reach into one suite's folder or crate, each with why. The list may
+/// only shrink: a new file here is a suite named outside its own folder.
+const REACHES_INTO_A_SUITE: &[(&str, &str)] = &[
+    (
+        "src/commands/personalities.rs",
+        "`iomatrix personalities` lists and checks the personality suite's files: that suite's own subcommand",
+    ),
+    (
+        "src/commands/extents.rs",
+        "`iomatrix extents` walks a tree with the backup walk's FIEMAP pass (iomatrix_backup::extents_of_tree)",
+    ),
+    ("src/render/extents.rs", "the text of that walk (iomatrix_backup's ErrorTally and NO_EXTENT_MAP)"),
+];
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -61,6 +75,26 @@ fn suite_literals<'a>(source: &'a str, suites: &[String]) -> Vec<(usize, &'a str
         .collect()
 }
 
+/// The lines of `source`'s product code that name one of `suites`' folders (`suites::NAME`) or
+/// crates (`iomatrix_NAME`; dbench is the personality suite's second crate).
+fn suite_paths<'a>(source: &'a str, suites: &[String]) -> Vec<(usize, &'a str)> {
+    let crates: Vec<String> =
+        suites.iter().map(String::as_str).chain(["dbench"]).map(|s| format!("iomatrix_{s}")).collect();
+    let folders: Vec<String> = suites.iter().map(|s| format!("suites::{s}")).collect();
+    let names = |line: &str, path: &str| {
+        line.match_indices(path)
+            .any(|(i, _)| !line[i + path.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+    };
+    source
+        .lines()
+        .enumerate()
+        .take_while(|(_, line)| line.trim() != "#[cfg(test)]")
+        .filter(|(_, line)| !line.trim_start().starts_with("//"))
+        .filter(|(_, line)| crates.iter().chain(&folders).any(|p| names(line, p)))
+        .map(|(i, line)| (i + 1, line))
+        .collect()
+}
+
 #[test]
 fn the_check_finds_a_branch_on_a_suite_name() {
     let suites = vec!["bonnie".to_string(), "iozone".to_string()];
@@ -68,6 +102,8 @@ fn the_check_finds_a_branch_on_a_suite_name() {
     assert_eq!(suite_literals(planted, &suites), [(3, "    suite == \"iozone\"")]);
     let in_tests = "fn f() {}\n#[cfg(test)]\nmod tests {\n    const S: &str = \"bonnie\";\n}\n";
     assert!(suite_literals(in_tests, &suites).is_empty(), "tests may name the suites they build runs of");
+    let reaching = "use crate::suites::iozone::render;\nuse iomatrix_bonnie_extra::X;\nlet c = iomatrix_dbench::f();\n";
+    assert_eq!(suite_paths(reaching, &suites).iter().map(|(n, _)| *n).collect::<Vec<_>>(), [1, 3]);
 }
 
 #[test]
@@ -100,6 +136,36 @@ fn shared_code_never_names_a_suite() {
     for ((file, line, why), seen) in NOT_A_SUITE.iter().zip(exempt_seen) {
         assert!(seen, "the exemption for {file} ({why}) no longer matches `{line}`: remove it");
     }
+}
+
+#[test]
+fn shared_code_reaches_into_no_suite_but_the_listed_files() {
+    let suites = suites();
+    let mut files = Vec::new();
+    for dir in SHARED {
+        rust_files(&root().join(dir), &mut files);
+    }
+    let mut found = Vec::new();
+    let mut reaching = Vec::new();
+    for file in &files {
+        let relative = file.strip_prefix(root()).expect("under the root").to_string_lossy().into_owned();
+        let source = std::fs::read_to_string(file).expect("source");
+        let lines = suite_paths(&source, &suites);
+        match REACHES_INTO_A_SUITE.iter().any(|(f, _)| *f == relative) {
+            true => reaching.push(relative.clone()),
+            false => found.extend(lines.iter().map(|(n, line)| format!("{relative}:{n}: {}", line.trim()))),
+        }
+        if lines.is_empty() && REACHES_INTO_A_SUITE.iter().any(|(f, _)| *f == relative) {
+            panic!("{relative} no longer reaches into a suite: take it off REACHES_INTO_A_SUITE");
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "shared code uses a suite's folder or crate; move the helper below the suites (core, backend, or a \
+         crate of its own) or make it an item of the suite:\n{}",
+        found.join("\n")
+    );
+    assert_eq!(reaching.len(), REACHES_INTO_A_SUITE.len(), "every listed file exists: {reaching:?}");
 }
 
 /// Adding a suite is its crate, its folder, one table line and the workspace's member glob:

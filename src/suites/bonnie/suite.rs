@@ -3,7 +3,6 @@
 //! own folder: on this machine, or on a server (`nfs://`, `smb://`) through
 //! iomatrix's own protocol client, each client with its own session.
 
-use crate::harness::args::{flag_value, replace_flag};
 use crate::harness::clients::{add_client_metrics, figures_with_rank};
 use crate::harness::limits::default_stack;
 use crate::harness::{Cost, Demand, NoLive, Prepared, RunSpec, Suite, Target};
@@ -16,7 +15,6 @@ use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::BackendKind;
 use iomatrix_store::{CellRow, RunStatus, StoredRun};
 use serde_json::{json, Value};
-use std::path::PathBuf;
 
 /// What rank 0 keeps of a Bonnie run besides its plan.
 #[derive(Default)]
@@ -240,20 +238,6 @@ impl Suite for Bonnie {
     /// whole set runs again.
     fn again(plan: &BonniePlan, _noisy: &[&'static str]) -> BonniePlan {
         BonniePlan { repeats: 1, ..plan.clone() }
-    }
-
-    const FRONT_END: Option<&'static str> = Some("bonnie");
-
-    // bonnie++'s -d names the folder; without it the front end works in the folder it runs in.
-    fn rerun_front(args: &mut Vec<String>, target: Option<&str>, stored_target: Option<PathBuf>) -> Option<PathBuf> {
-        match (target, flag_value(args, "-d")) {
-            (Some(t), _) => {
-                replace_flag(args, "-d", t);
-                None
-            }
-            (None, Some(_)) => None,
-            (None, None) => stored_target,
-        }
     }
 
     fn tables(run: &StoredRun) -> String {

@@ -1,7 +1,6 @@
 //! The IOzone suite through the harness: one cell per test of each file /
 //! record pair; noisy pairs measured again.
 
-use crate::harness::args::{flag_value, replace_flag};
 use crate::harness::data;
 use crate::harness::limits::default_stack;
 use crate::harness::{Cost, Demand, NoLive, Prepared, RunSpec, Suite, Target};
@@ -197,24 +196,6 @@ impl Suite for Iozone {
         let mut pairs: Vec<(ByteSize, ByteSize)> = noisy.iter().map(|(f, r, _)| (*f, *r)).collect();
         pairs.dedup();
         IozonePlan { only_pairs: Some(pairs), repeats: 1, ..plan.clone() }
-    }
-
-    const FRONT_END: Option<&'static str> = Some("iozone");
-
-    // IOzone's -f names the file: it moves to the new folder under its name; without -f the file
-    // is made in the folder the front end runs in.
-    fn rerun_front(args: &mut Vec<String>, target: Option<&str>, stored_target: Option<PathBuf>) -> Option<PathBuf> {
-        match (target, flag_value(args, "-f")) {
-            (Some(t), Some(file)) => {
-                let name =
-                    Path::new(&file).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or("iozone.tmp".into());
-                replace_flag(args, "-f", &format!("{}/{name}", t.trim_end_matches('/')));
-                None
-            }
-            (Some(t), None) => Some(PathBuf::from(t)),
-            (None, Some(_)) => None,
-            (None, None) => stored_target,
-        }
     }
 
     fn tables(run: &StoredRun) -> String {
