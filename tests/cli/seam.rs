@@ -5,6 +5,7 @@
 //! read the source tree, so a branch on a suite's name in shared code fails here, not in a
 //! user's `compare` of a suite added next year.
 
+use crate::helpers::*;
 use std::path::{Path, PathBuf};
 
 /// Where the shared code lives: every folder and top-level file of the binary but `src/suites/`,
@@ -191,4 +192,29 @@ fn every_suite_is_its_crate_its_folder_and_one_table_line() {
             assert!(root().join("src/suites").join(&suite).join(file).is_file(), "src/suites/{suite}/{file}");
         }
     }
+}
+
+/// The front ends come from the suite table: `rerun --target` of a run of each moves the tool's
+/// own flags (IOzone's -f file, bonnie++'s -d folder) to the new target, and the new run stores
+/// the moved command line.
+#[test]
+fn rerun_of_a_front_end_run_moves_its_own_flags_to_the_new_target() {
+    let sb = Sandbox::new();
+    let other = sb.dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let file = sb.target().join("f.tmp");
+    assert_success(&sb.run(&["iozone", "-s", "64k", "-r", "4k", "-i", "0", "-f", file.to_str().unwrap()]));
+    assert_success(&sb.run(&["bonnie", "-d", sb.target().to_str().unwrap(), "-s", "1", "-r", "0", "-n", "0", "-f"]));
+    for (id, suite, moved) in
+        [(1, "iozone", format!("-f {}/f.tmp", other.display())), (2, "bonnie", format!("-d {}", other.display()))]
+    {
+        let out = sb.run(&["rerun", &id.to_string(), "--target", other.to_str().unwrap()]);
+        assert_success(&out);
+        let run = sb.last_run();
+        assert_eq!(run["run"]["suite"], suite, "{run}");
+        let line = run["run"]["command_line"].as_str().unwrap();
+        assert!(line.contains(&moved), "#{id} moved to {moved}: {line}");
+        assert_eq!(run["run"]["labels"], serde_json::json!([["rerun-of", id.to_string()]]), "{run}");
+    }
+    assert!(sb.leftovers().is_empty() && leftovers(&other).is_empty(), "working folders removed");
 }
