@@ -2,8 +2,12 @@
 //!
 //! A [`Suite`] says what is particular to it: its command line and plan,
 //! its cells, how its clients execute them at a [`Place`], the row each
-//! cell stores, its progress line and live figures, its conditions, and
-//! how a stored run of it reads. Everything else (the target and working
+//! cell stores, its progress line and live figures, its conditions, how a
+//! stored run of it reads (its tables, its clients table, the [`SuiteShape`]
+//! that compare, sweep and the reports take its cells in), and where it has
+//! one its legacy front end ([`FrontEnd`]). The rest of iomatrix knows a
+//! suite only through these items, which the suite table hands on: shared
+//! code never names a suite. Everything else (the target and working
 //! folder, the environment record, clients as threads or MPI ranks, the
 //! barrier per cell, repeats and `--tolerance`, `--on-client-error`,
 //! progress, signals, storing each cell, the exit code) is done once, for
