@@ -24,8 +24,7 @@ fn dispatch(ranks: &Ranks) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run { suite } => suite.run(&db()?, ranks),
         // Their own --db, typed among the tool's flags, wins over the global one.
-        Command::Iozone { args } => suites::iozone::front::run(&args, cli.db.as_deref(), ranks),
-        Command::Bonnie { args } => suites::bonnie::front::run(&args, cli.db.as_deref(), ranks),
+        Command::Front(front) => front.run(cli.db.as_deref(), ranks),
         Command::Extents(args) => commands::extents::run(args),
         Command::Scan(args) => commands::scan::run(args, db().ok().as_deref()),
         Command::Personalities(args) => commands::personalities::run(args),

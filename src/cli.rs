@@ -14,7 +14,7 @@ use crate::commands::rerun::RerunArgs;
 use crate::commands::scan::ScanArgs;
 use crate::commands::study::StudyArgs;
 use crate::commands::sweep::SweepArgs;
-use crate::suites::RunCommand;
+use crate::suites::{FrontCommand, RunCommand};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -60,20 +60,9 @@ pub enum Command {
         #[command(subcommand)]
         suite: RunCommand,
     },
-    /// Run the IOzone suite with IOzone's own command line (`iomatrix iozone -h` lists the flags)
-    #[command(disable_help_flag = true)]
-    Iozone {
-        /// IOzone's flags, e.g. -Rab out.xlsx -s 512m -r 64k -e -c -i 0 -i 2
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "IOZONE FLAGS")]
-        args: Vec<String>,
-    },
-    /// Run the Bonnie suite with bonnie++'s own command line (`iomatrix bonnie -h` lists the flags)
-    #[command(disable_help_flag = true)]
-    Bonnie {
-        /// bonnie++'s flags, e.g. -d /mnt/x -s 1024
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "BONNIE FLAGS")]
-        args: Vec<String>,
-    },
+    // The suites' legacy front ends (`iomatrix iozone` with IOzone's own flags), from the suite table.
+    #[command(flatten)]
+    Front(FrontCommand),
     /// List the stored runs
     Runs {
         /// Machine-readable output (schema: docs/json.md, "iomatrix.runs/1")

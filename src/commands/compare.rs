@@ -7,7 +7,7 @@ use iomatrix_analysis::{
     Partial, Region,
 };
 use iomatrix_core::{human, ByteSize, UsageError};
-use iomatrix_store::Store;
+use iomatrix_store::{Store, StoredRun};
 use std::fmt::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -92,7 +92,9 @@ pub fn run(args: CompareArgs, db: &Path) -> anyhow::Result<ExitCode> {
         super::select::repeats(name, runs)?;
     }
     let pooled = partial(args.include_partial);
-    let (a, b) = (Group::with(&groups[0].0, &groups[0].1, pooled), Group::with(&groups[1].0, &groups[1].1, pooled));
+    let group =
+        |(name, runs): &(String, Vec<StoredRun>)| Group::with(name, runs, crate::suites::shape_of(runs), pooled);
+    let (a, b) = (group(&groups[0]), group(&groups[1]));
     let limit = args.limit.as_deref().map(|l| limit(&store, l)).transpose()?;
     let flags = limit.as_ref().map(|l| (flag_cached(&a, l), flag_cached(&b, l)));
     let comparison = compare(&a, &b, region);
@@ -218,7 +220,7 @@ pub fn limit(store: &Store, text: &str) -> anyhow::Result<Limit> {
     if is_run {
         let groups = super::select::resolve(store, &[text.to_string()])?;
         let name = format!("run #{}", text.trim_start_matches('#'));
-        return Ok(Limit::from_group(&Group::of(&name, &groups[0].1)));
+        return Ok(Limit::from_group(&Group::of(&name, &groups[0].1, crate::suites::shape_of(&groups[0].1))));
     }
     Ok(Limit::parse_rate(text).map_err(UsageError::new)?)
 }

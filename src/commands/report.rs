@@ -83,7 +83,7 @@ pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let groups: Vec<ReportGroup> = resolved
         .into_iter()
         .map(|(name, runs)| {
-            let summary = Group::with(&name, &runs, pooled);
+            let summary = Group::with(&name, &runs, crate::suites::shape_of(&runs), pooled);
             let flags = limit.as_ref().map(|l| flag_cached(&summary, l));
             let hosts = runs.iter().filter_map(crate::suites::host_figures).collect();
             ReportGroup { name, runs, summary, flags, hosts }
@@ -145,7 +145,7 @@ fn one_suite(name: &str, runs: &[iomatrix_store::StoredRun]) -> Result<(), Usage
 fn workbook(report: &Report) -> anyhow::Result<Vec<u8>> {
     let names: Vec<String> = report.groups.iter().map(|g| g.name.clone()).collect();
     let is_matrix = |k: &CellKey| k.variant.is_empty() && k.file_size.is_some() && k.record_size.is_some();
-    let matrix_groups: Vec<&ReportGroup> = report.groups.iter().filter(|g| g.summary.suite == "iozone").collect();
+    let matrix_groups: Vec<&ReportGroup> = report.groups.iter().filter(|g| g.summary.shape.matrix).collect();
     let tests: BTreeSet<String> = matrix_groups
         .iter()
         .flat_map(|g| g.summary.cells.keys().filter(|k| is_matrix(k)).map(|k| k.test.clone()))
@@ -177,7 +177,7 @@ fn workbook(report: &Report) -> anyhow::Result<Vec<u8>> {
         })
         .collect();
     let scalar_keys: BTreeSet<&CellKey> =
-        report.groups.iter().filter(|g| g.summary.suite != "iozone").flat_map(|g| g.summary.cells.keys()).collect();
+        report.groups.iter().filter(|g| !g.summary.shape.matrix).flat_map(|g| g.summary.cells.keys()).collect();
     let scalars: Vec<ScalarRow> = scalar_keys
         .into_iter()
         .map(|k| ScalarRow {

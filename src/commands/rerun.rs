@@ -3,6 +3,7 @@
 //! another, labelled `rerun-of=RUN`. It runs as a process of its own, so
 //! the new run stores its own command line, exactly what ran.
 
+use crate::harness::args::replace_flag;
 use crate::harness::signals;
 use anyhow::Context;
 use clap::Args;
@@ -87,67 +88,40 @@ impl Rerun {
         }
         let not_a_run = || {
             UsageError::new(format!(
-                "run #{id} was not run by `iomatrix run`, `iomatrix iozone` or `iomatrix bonnie` (its command: {command_line}); \
-                 an imported run has nothing of iomatrix's to run again"
+                "run #{id} was not run by {} (its command: {command_line}); an imported run has nothing of \
+                 iomatrix's to run again",
+                runners()
             ))
         };
         let mut cwd = None;
-        match args.first().map(String::as_str) {
+        let subcommand = args.first().cloned();
+        match subcommand.as_deref() {
             Some("run") if args.len() >= 2 => {
                 drop_study_labels(&mut args);
                 if let Some(t) = target {
                     replace_flag(&mut args, "--target", t);
                 }
             }
-            Some("iozone") => match (target, flag_value(&args, "-f")) {
-                (Some(t), Some(file)) => {
-                    let name = Path::new(&file)
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or("iozone.tmp".into());
-                    replace_flag(&mut args, "-f", &format!("{}/{name}", t.trim_end_matches('/')));
-                }
-                (Some(t), None) => cwd = Some(PathBuf::from(t)),
-                (None, Some(_)) => {}
-                (None, None) => cwd = stored_target,
+            // A suite's legacy front end moves its own flags (IOzone's -f, bonnie++'s -d).
+            Some(front) => match crate::suites::rerun_front(front, &mut args, target, stored_target) {
+                Some(folder) => cwd = folder,
+                None => return Err(not_a_run()),
             },
-            Some("bonnie") => match (target, flag_value(&args, "-d")) {
-                (Some(t), _) => replace_flag(&mut args, "-d", t),
-                (None, Some(_)) => {}
-                (None, None) => cwd = stored_target,
-            },
-            _ => return Err(not_a_run()),
+            None => return Err(not_a_run()),
         }
         Ok(Rerun { args, cwd })
     }
 }
 
-/// The value after `flag` (or in `flag=VALUE`).
-fn flag_value(args: &[String], flag: &str) -> Option<String> {
-    let eq = format!("{flag}=");
-    args.iter().enumerate().find_map(|(i, a)| {
-        if a == flag {
-            args.get(i + 1).cloned()
-        } else {
-            a.strip_prefix(&eq).map(str::to_string)
-        }
-    })
-}
-
-/// Sets `flag`'s value to `value`, replacing every occurrence, or adds it.
-fn replace_flag(args: &mut Vec<String>, flag: &str, value: &str) {
-    let eq = format!("{flag}=");
-    let mut i = 0;
-    while i < args.len() {
-        if args[i] == flag {
-            args.drain(i..(i + 2).min(args.len()));
-        } else if args[i].starts_with(&eq) {
-            args.remove(i);
-        } else {
-            i += 1;
-        }
+/// "`iomatrix run`, `iomatrix iozone` or `iomatrix bonnie`": what makes a run that can run again.
+fn runners() -> String {
+    let mut names: Vec<String> =
+        std::iter::once("run").chain(crate::suites::front_ends()).map(|c| format!("`iomatrix {c}`")).collect();
+    let last = names.pop().unwrap_or_default();
+    match names.is_empty() {
+        true => last,
+        false => format!("{} or {last}", names.join(", ")),
     }
-    args.extend([flag.to_string(), value.to_string()]);
 }
 
 /// Removes `--label KEY=...` for the labels a study sets: a rerun is not part of the study.
@@ -213,6 +187,9 @@ mod tests {
     fn imported_runs_and_broken_lines_are_refused() {
         let e = of("iomatrix import fio.json", None).unwrap_err();
         assert!(e.to_string().contains("imported run"), "{e}");
+        // The front ends come from the suite table, in its order.
+        let runners = "run #7 was not run by `iomatrix run`, `iomatrix iozone` or `iomatrix bonnie` (its command:";
+        assert!(e.to_string().starts_with(runners), "{e}");
         assert!(of("iomatrix run 'iozone", None).is_err());
     }
 }

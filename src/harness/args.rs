@@ -165,6 +165,34 @@ pub fn with_env_labels(given: &[(String, String)]) -> Result<Vec<(String, String
     Ok(all)
 }
 
+/// The value after `flag` (or in `flag=VALUE`).
+pub fn flag_value(args: &[String], flag: &str) -> Option<String> {
+    let eq = format!("{flag}=");
+    args.iter().enumerate().find_map(|(i, a)| {
+        if a == flag {
+            args.get(i + 1).cloned()
+        } else {
+            a.strip_prefix(&eq).map(str::to_string)
+        }
+    })
+}
+
+/// Sets `flag`'s value to `value`, replacing every occurrence, or adds it.
+pub fn replace_flag(args: &mut Vec<String>, flag: &str, value: &str) {
+    let eq = format!("{flag}=");
+    let mut i = 0;
+    while i < args.len() {
+        if args[i] == flag {
+            args.drain(i..(i + 2).min(args.len()));
+        } else if args[i].starts_with(&eq) {
+            args.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+    args.extend([flag.to_string(), value.to_string()]);
+}
+
 /// A command line as a shell takes it back (`iomatrix rerun` splits it with shell rules): words
 /// of plain characters as they are (`--label fs=tmp`), others in single quotes.
 pub fn command_text<S: AsRef<str>>(words: impl IntoIterator<Item = S>) -> String {

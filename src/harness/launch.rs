@@ -52,7 +52,8 @@ pub fn start() -> Start {
             }
             Start::Run
         }
-        Some(("iozone" | "bonnie", _)) => Start::Run,
+        // A suite's legacy front end (`iomatrix iozone`) runs as `run` does.
+        Some((front, _)) if crate::suites::front_ends().contains(&front) => Start::Run,
         _ => Start::Other { quiet: launch.is_some_and(|l| !l.is_first()) },
     }
 }

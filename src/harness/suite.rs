@@ -2,8 +2,12 @@
 //!
 //! A [`Suite`] says what is particular to it: its command line and plan,
 //! its cells, how its clients execute them at a [`Place`], the row each
-//! cell stores, its progress line and live figures, its conditions, and
-//! how a stored run of it reads. Everything else (the target and working
+//! cell stores, its progress line and live figures, its conditions, how a
+//! stored run of it reads (its tables, its clients table, the [`SuiteShape`]
+//! that compare, sweep and the reports take its cells in), and where it has
+//! one its legacy front end ([`FrontEnd`]). The rest of iomatrix knows a
+//! suite only through these items, which the suite table hands on: shared
+//! code never names a suite. Everything else (the target and working
 //! folder, the environment record, clients as threads or MPI ranks, the
 //! barrier per cell, repeats and `--tolerance`, `--on-client-error`,
 //! progress, signals, storing each cell, the exit code) is done once, for
@@ -12,9 +16,12 @@
 use super::clients::ClientPlan;
 use super::limits::Demand;
 use super::live::LiveSample;
+use super::ranks::Ranks;
 use super::raw_device::RawDevice;
 use super::repeat::Repeat;
 use super::target::Target;
+use crate::render::clients::ClientColumns;
+use iomatrix_analysis::SuiteShape;
 use iomatrix_backend::Place;
 use iomatrix_coord::{ClientFailure, Ending, Group, Setup};
 use iomatrix_core::BackendKind;
@@ -22,12 +29,20 @@ use iomatrix_store::{CellRow, CellState, StoredRun};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 /// A family of workloads: IOzone's matrix, access specs, Bonnie's tests,
 /// the file-server load, the backup walk.
 pub trait Suite: Sized {
     /// `iomatrix run NAME`, and the suite of its runs in the database.
     const NAME: &'static str;
+    /// How analysis and the reports take its stored cells: as matrices (IOzone's file size by
+    /// record size) or scalar rows, and how their latencies are summarised.
+    const SHAPE: SuiteShape = SuiteShape::PLAIN;
+    /// The columns of its clients table (in `show`, `compare RUNS@HOST`, the report's hosts).
+    const CLIENT_COLUMNS: &'static ClientColumns;
     /// The command line of `run NAME`.
     type Args: clap::Args;
     /// The validated plan: stored with the run, sent to every MPI rank.
@@ -121,6 +136,13 @@ pub trait Suite: Sized {
     /// and in `show`, today or next year).
     fn tables(run: &StoredRun) -> String;
 
+    /// A stored run of this suite as its clients table reads it ([`Suite::CLIENT_COLUMNS`]):
+    /// the run itself, unless the suite keeps its per-client figures elsewhere (the file-server
+    /// load's per connection).
+    fn clients_of(run: &StoredRun) -> Cow<'_, StoredRun> {
+        Cow::Borrowed(run)
+    }
+
     /// The files the suite writes at the user's word (IOzone's `--xlsx` and `-b`), judged by
     /// the guarded writer (`iomatrix-guard`) against the results database `db` before anything
     /// runs: a refusal ends the run before its first cell, not after its last.
@@ -148,6 +170,32 @@ pub trait Suite: Sized {
         false
     }
 }
+
+/// A suite's legacy front end: `iomatrix NAME` followed by the tool's own command line, run
+/// through the same harness as `iomatrix run NAME`. The suite's folder declares it in its `front`
+/// module (`FRONT_END`), and the suite's line in the suite table says it has one (`+ front`).
+#[derive(Clone, Copy)]
+pub struct FrontEnd {
+    /// The subcommand, `iozone`.
+    pub name: &'static str,
+    /// Its line in `iomatrix --help`.
+    pub about: &'static str,
+    /// What `iomatrix help NAME` calls the tool's flags ("IOZONE FLAGS"), and says of them.
+    pub flags: &'static str,
+    pub flags_help: &'static str,
+    /// Runs the tool's flags; `global_db` is the `--db` given before them (one typed among the
+    /// tool's flags wins).
+    pub run: fn(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::Result<ExitCode>,
+    /// `rerun` of a run the front end made: `args`, the stored command line from the front end's
+    /// name on (`--db` taken out), moved to `target` where one is given. Returns the folder to
+    /// run it in: none when the flags name their own, else `target` or the folder it ran in
+    /// (`stored_target`), a front end's default target.
+    pub rerun: MoveFlags,
+}
+
+/// How `rerun` moves a front end's stored flags to another target ([`FrontEnd::rerun`]).
+pub type MoveFlags =
+    fn(args: &mut Vec<String>, target: Option<&str>, stored_target: Option<PathBuf>) -> Option<PathBuf>;
 
 /// A run ready to start: the suite (what rank 0 alone keeps), the plan (what
 /// every client runs) and the options every suite shares.

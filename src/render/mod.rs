@@ -148,7 +148,9 @@ pub fn not_complete_lines(run: &StoredRun) -> Vec<String> {
 /// repeats): how far they spread, noisiest first. Tables, compare and
 /// reports use each cell's median.
 fn noise(run: &StoredRun) -> String {
-    let group = iomatrix_analysis::Group::of("", std::slice::from_ref(run));
+    // Only the cells' samples are read here, which no suite's shape changes (it lays cells out as
+    // matrices and summarises latencies).
+    let group = iomatrix_analysis::Group::of("", std::slice::from_ref(run), iomatrix_analysis::SuiteShape::PLAIN);
     let mut stats: Vec<_> = group.cells.iter().filter(|(_, s)| s.values.len() > 1).collect();
     if stats.is_empty() {
         return String::new();

@@ -3,17 +3,22 @@
 //! tables, its legacy front end where it has one) over its own crate; the
 //! harness runs them all alike. A line of the table, `folder::Type`,
 //! declares the folder's module and gives `iomatrix run NAME` (the type's
-//! name as a subcommand), how a stored run of it is shown, and how an MPI
-//! rank follows rank 0's run of it.
+//! name as a subcommand; `+ front` adds its legacy front end, `iomatrix NAME`
+//! with the tool's own flags), how a stored run of it is shown, its clients
+//! table and per-host figures, the shape analysis and the reports take its
+//! cells in, and how an MPI rank follows rank 0's run of it. The rest of
+//! the binary knows a suite only through these functions: it never names one.
 
-use crate::harness::{self, Ranks, Suite};
+use crate::harness::{self, FrontEnd, Ranks, Suite};
 use crate::render::clients::ClientColumns;
+use iomatrix_analysis::SuiteShape;
 use iomatrix_store::StoredRun;
+use std::borrow::Cow;
 use std::path::Path;
 use std::process::ExitCode;
 
 macro_rules! suite_table {
-    ($($folder:ident :: $variant:ident),* $(,)?) => {
+    ($($folder:ident :: $variant:ident $(+ $front:ident)?),* $(,)?) => {
         $(pub mod $folder;)*
 
         /// `iomatrix run SUITE`: one subcommand per suite.
@@ -57,38 +62,150 @@ macro_rules! suite_table {
             })*
             anyhow::bail!("rank 0 runs the suite '{}', which this iomatrix does not have", job.suite)
         }
+
+        /// The suites' legacy front ends (`iomatrix iozone`, with IOzone's flags), in table order.
+        fn fronts() -> Vec<FrontEnd> {
+            vec![$($($folder::$front::FRONT_END,)?)*]
+        }
+
+        /// How analysis and the reports take the cells of the suite named `suite`: matrices or
+        /// scalar rows, how latencies are summarised ([`SuiteShape::PLAIN`] for a suite this
+        /// build does not know).
+        pub fn shape(suite: &str) -> SuiteShape {
+            $(if suite == <$folder::$variant as Suite>::NAME {
+                return <$folder::$variant as Suite>::SHAPE;
+            })*
+            SuiteShape::PLAIN
+        }
+
+        /// A stored run's clients as [`crate::render::clients`] reads them: the run as its
+        /// suite hands it ([`Suite::clients_of`]) and its suite's columns; None for a suite
+        /// this build does not know.
+        pub fn client_view(run: &StoredRun) -> Option<(Cow<'_, StoredRun>, &'static ClientColumns)> {
+            let suite = run.summary.suite.as_str();
+            $(if suite == <$folder::$variant as Suite>::NAME {
+                return Some((
+                    <$folder::$variant as Suite>::clients_of(run),
+                    <$folder::$variant as Suite>::CLIENT_COLUMNS,
+                ));
+            })*
+            None
+        }
     };
 }
 
+// `+ front`: the folder's `front` module is the suite's legacy front end (its `FRONT_END`).
 suite_table! {
-    iozone::Iozone,
+    iozone::Iozone + front,
     access::Access,
-    bonnie::Bonnie,
+    bonnie::Bonnie + front,
     backup::Backup,
     fileserver::Fileserver,
     personality::Personality,
 }
 
-/// A stored run's clients as [`crate::render::clients`] reads them: the run
-/// (the file-server's per-connection figures moved to where the other suites
-/// keep theirs) and its suite's columns; None for a suite this build does not know.
-pub fn client_view(run: &StoredRun) -> Option<(std::borrow::Cow<'_, StoredRun>, &'static ClientColumns)> {
-    use std::borrow::Cow;
-    let suite = run.summary.suite.as_str();
-    Some(match suite {
-        _ if suite == <iozone::Iozone as Suite>::NAME => (Cow::Borrowed(run), &iozone::render::CLIENT_COLUMNS),
-        _ if suite == <access::Access as Suite>::NAME => (Cow::Borrowed(run), &access::render::CLIENT_COLUMNS),
-        _ if suite == <bonnie::Bonnie as Suite>::NAME => (Cow::Borrowed(run), &bonnie::render::CLIENT_COLUMNS),
-        _ if suite == <backup::Backup as Suite>::NAME => (Cow::Borrowed(run), &backup::render::CLIENT_COLUMNS),
-        _ if suite == <fileserver::Fileserver as Suite>::NAME || suite == <personality::Personality as Suite>::NAME => {
-            (Cow::Owned(fileserver::render::by_client(run)), &fileserver::render::CLIENT_COLUMNS)
-        }
-        _ => return None,
-    })
+/// The subcommands of the suites' legacy front ends (`iozone`, `bonnie`).
+pub fn front_ends() -> Vec<&'static str> {
+    fronts().into_iter().map(|f| f.name).collect()
+}
+
+/// `rerun` of a run made by the front end `front` (the first word of `args`): its flags moved to
+/// `target`, and the folder to run in ([`FrontEnd::rerun`]). None: `front` is no suite's front end.
+pub fn rerun_front(
+    front: &str,
+    args: &mut Vec<String>,
+    target: Option<&str>,
+    stored_target: Option<std::path::PathBuf>,
+) -> Option<Option<std::path::PathBuf>> {
+    let front = fronts().into_iter().find(|f| f.name == front)?;
+    Some((front.rerun)(args, target, stored_target))
+}
+
+/// `iomatrix NAME <the tool's own flags>`: a suite's legacy front end, as a subcommand of
+/// iomatrix's command line (flattened into it: `iomatrix iozone`, not `iomatrix front iozone`).
+pub struct FrontCommand {
+    front: FrontEnd,
+    args: Vec<String>,
+}
+
+impl FrontCommand {
+    /// Runs the tool's flags through the harness; `global_db` is the `--db` given before them.
+    pub fn run(self, global_db: Option<&Path>, ranks: &Ranks) -> anyhow::Result<ExitCode> {
+        (self.front.run)(&self.args, global_db, ranks)
+    }
+
+    fn command(front: &FrontEnd) -> clap::Command {
+        clap::Command::new(front.name).about(front.about).disable_help_flag(true).arg(
+            clap::Arg::new("args")
+                .help(front.flags_help)
+                .value_name(front.flags)
+                .trailing_var_arg(true)
+                .allow_hyphen_values(true)
+                .action(clap::ArgAction::Append)
+                .value_parser(clap::value_parser!(String)),
+        )
+    }
+}
+
+impl clap::FromArgMatches for FrontCommand {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let unknown = || clap::Error::raw(clap::error::ErrorKind::InvalidSubcommand, "no such front end\n");
+        let (name, sub) = matches.subcommand().ok_or_else(unknown)?;
+        let front = fronts().into_iter().find(|f| f.name == name).ok_or_else(unknown)?;
+        let args = sub.get_many::<String>("args").map(|a| a.cloned().collect()).unwrap_or_default();
+        Ok(FrontCommand { front, args })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = FrontCommand::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl clap::Subcommand for FrontCommand {
+    fn augment_subcommands(cmd: clap::Command) -> clap::Command {
+        fronts().iter().fold(cmd, |cmd, front| cmd.subcommand(FrontCommand::command(front)))
+    }
+
+    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+        FrontCommand::augment_subcommands(cmd)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        fronts().iter().any(|f| f.name == name)
+    }
+}
+
+/// The shape of runs of one suite (the first's: the callers checked that the others match).
+pub fn shape_of(runs: &[StoredRun]) -> SuiteShape {
+    runs.first().map_or(SuiteShape::PLAIN, |r| shape(&r.summary.suite))
 }
 
 /// A run's clients by host, for the report; None unless they ran on two hosts or more.
 pub fn host_figures(run: &StoredRun) -> Option<iomatrix_report::document::HostFigures> {
     let (view, columns) = client_view(run)?;
     crate::render::clients::host_figures(&view, columns)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_front_end_is_a_subcommand_that_runs() {
+        let cli = crate::cli::Cli::command();
+        assert!(!super::front_ends().is_empty());
+        for front in super::front_ends() {
+            assert!(cli.find_subcommand(front).is_some(), "`iomatrix {front}`");
+            let mut args = vec![front.to_string()];
+            assert!(super::rerun_front(front, &mut args, None, None).is_some(), "{front}");
+        }
+        assert!(super::rerun_front("show", &mut vec!["show".into()], None, None).is_none());
+    }
+
+    #[test]
+    fn shapes_come_from_the_suites_and_an_unknown_suite_is_plain() {
+        assert!(super::shape(<super::iozone::Iozone as crate::harness::Suite>::NAME).matrix);
+        assert_eq!(super::shape("no such suite"), iomatrix_analysis::SuiteShape::PLAIN);
+    }
 }

@@ -43,6 +43,7 @@ mod remote_personality;
 mod remote_smb_faults;
 mod report;
 mod scan;
+mod seam;
 mod signals;
 mod stored;
 mod study;

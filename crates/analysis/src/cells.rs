@@ -1,6 +1,7 @@
 //! Cells as the analysis sees them: a key, a compared figure, and a group
 //! of runs summarised cell by cell.
 
+use crate::SuiteShape;
 use iomatrix_store::{CellRow, CellState, CellStateKind, StoredRun};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -173,6 +174,9 @@ pub struct Group {
     pub name: String,
     pub run_ids: Vec<i64>,
     pub suite: String,
+    /// What the suite says of its cells: matrices or scalar rows, how latencies are summarised.
+    #[serde(skip)]
+    pub shape: SuiteShape,
     pub cells: BTreeMap<CellKey, CellStats>,
     /// Whether partial cells gave samples.
     pub partial: Partial,
@@ -196,14 +200,14 @@ pub struct Group {
 }
 
 impl Group {
-    /// Summarises `runs` (which the caller checked are of one suite) from their complete cells;
-    /// the others are listed in `left_out`.
-    pub fn of(name: &str, runs: &[StoredRun]) -> Group {
-        Group::with(name, runs, Partial::LeftOut)
+    /// Summarises `runs` (which the caller checked are of one suite, shaped as `shape` says)
+    /// from their complete cells; the others are listed in `left_out`.
+    pub fn of(name: &str, runs: &[StoredRun], shape: SuiteShape) -> Group {
+        Group::with(name, runs, shape, Partial::LeftOut)
     }
 
     /// As [`Group::of`], with partial cells left out or taken in as `partial` says.
-    pub fn with(name: &str, runs: &[StoredRun], partial: Partial) -> Group {
+    pub fn with(name: &str, runs: &[StoredRun], shape: SuiteShape, partial: Partial) -> Group {
         let mut samples: BTreeMap<CellKey, (Vec<f64>, &'static str, usize)> = BTreeMap::new();
         let mut latency: BTreeMap<(CellKey, String), Vec<serde_json::Value>> = BTreeMap::new();
         let mut extents: BTreeMap<CellKey, Vec<serde_json::Value>> = BTreeMap::new();
@@ -228,7 +232,7 @@ impl Group {
                     entry.0.push(f.value);
                     entry.2 += is_partial as usize;
                 }
-                for (phase, what, mut summary) in latency_summaries(&run.summary.suite, &key, cell) {
+                for (phase, what, mut summary) in latency_summaries(shape, &key, cell) {
                     if is_partial {
                         summary["partial"] = true.into();
                     }
@@ -243,6 +247,7 @@ impl Group {
             name: name.to_string(),
             run_ids: runs.iter().map(|r| r.summary.id).collect(),
             suite: runs.first().map(|r| r.summary.suite.clone()).unwrap_or_default(),
+            shape,
             cells: samples
                 .into_iter()
                 .map(|(k, (v, unit, partial))| (k, CellStats { partial_samples: partial, ..CellStats::of(v, unit) }))
@@ -283,15 +288,16 @@ pub fn size_mix(plan: &serde_json::Value) -> Option<String> {
 /// A cell's per-operation summaries, by (phase, operation): objects in
 /// `metrics` with a `p50_ns` and a non-zero count (access's read/write, the
 /// file-server's operations), each with the cell's wall time beside it (for
-/// the operation's rate). A Bonnie test is one operation of the phase
-/// "bonnie": its mean is wall time over operations, its slowest operation
-/// bonnie++'s latency column; it has no percentiles.
-fn latency_summaries(suite: &str, key: &CellKey, cell: &CellRow) -> Vec<(CellKey, String, serde_json::Value)> {
+/// the operation's rate). A cell of a suite whose cells are timed whole
+/// (Bonnie's tests, [`SuiteShape::whole_cell_latency`]) is one operation of
+/// the suite's phase: its mean is wall time over operations, its slowest
+/// operation bonnie++'s latency column; it has no percentiles.
+fn latency_summaries(shape: SuiteShape, key: &CellKey, cell: &CellRow) -> Vec<(CellKey, String, serde_json::Value)> {
     let mut out = Vec::new();
     let wall = cell.wall_ns;
-    if suite == "bonnie" {
+    if let Some(phase) = shape.whole_cell_latency {
         if cell.ops > 0 && wall > 0 {
-            let phase = CellKey { test: "bonnie".into(), ..key.clone() };
+            let phase = CellKey { test: phase.into(), ..key.clone() };
             let summary = serde_json::json!({
                 "count": cell.ops,
                 "mean_ns": wall as f64 / cell.ops as f64,

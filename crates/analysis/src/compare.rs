@@ -228,7 +228,7 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
     let mut scalars = Vec::new();
     for key in &both {
         let is_matrix = key.file_size.is_some() && key.record_size.is_some() && key.variant.is_empty();
-        if is_matrix && a.suite == "iozone" {
+        if is_matrix && a.shape.matrix {
             by_test.entry(key.test.as_str()).or_default().push(key);
         } else {
             let (sa, sb) = (&a.cells[*key], &b.cells[*key]);
@@ -695,12 +695,16 @@ fn latency_rows(a: &Group, b: &Group) -> Vec<LatencyRow> {
 mod tests {
     use super::*;
     use crate::cells::CellStats;
+    use crate::SuiteShape;
+
+    const MATRIX: SuiteShape = SuiteShape { matrix: true, whole_cell_latency: None };
 
     fn group(name: &str, cells: &[((u64, u64), Vec<f64>)]) -> Group {
         Group {
             name: name.into(),
             run_ids: vec![1],
             suite: "iozone".into(),
+            shape: MATRIX,
             cells: cells
                 .iter()
                 .map(|((f, r), v)| {
@@ -768,6 +772,7 @@ mod tests {
         let side = |name: &str, per_run: &[(u64, u64, u64)]| {
             let mut g = group(name, &[]);
             g.suite = "backup".into();
+            g.shape = SuiteShape::PLAIN;
             g.extents.insert(
                 key.clone(),
                 per_run
@@ -966,7 +971,7 @@ mod tests {
         let a = vec![stored(1, &[100.0, 101.0, 99.0, 100.0], CellState::complete(4))];
         let b =
             vec![stored(2, &[100.0], CellState::complete(4)), stored(3, &[30.0], CellState::counted(3, 4, "clients"))];
-        let (ga, gb) = (Group::of("A", &a), Group::of("B", &b));
+        let (ga, gb) = (Group::of("A", &a, MATRIX), Group::of("B", &b, MATRIX));
         let key = gb.cells.keys().next().unwrap().clone();
         assert_eq!(gb.cells[&key].values, [100.0], "the partial sample is no sample");
         assert_eq!(gb.left_out.len(), 1);
@@ -975,7 +980,7 @@ mod tests {
         assert_eq!(c.matrices[0].ratios, [[Some(1.0)]]);
         assert_eq!(c.matrices[0].partial, [[false]]);
         assert_eq!(c.left_out_b.len(), 1);
-        let gb = Group::with("B", &b, Partial::Included);
+        let gb = Group::with("B", &b, MATRIX, Partial::Included);
         assert_eq!(gb.cells[&key].values, [100.0, 30.0]);
         assert_eq!(gb.cells[&key].partial_samples, 1);
         assert!(gb.left_out.is_empty());
@@ -985,7 +990,7 @@ mod tests {
         assert_eq!(c.partial, Partial::Included);
         // A failed cell (none of its clients finished) never enters, even when partial ones do.
         let failed = vec![stored(4, &[900.0], CellState::counted(0, 4, "clients"))];
-        let gf = Group::with("F", &failed, Partial::Included);
+        let gf = Group::with("F", &failed, MATRIX, Partial::Included);
         assert!(gf.cells.is_empty());
         assert_eq!(gf.left_out[0].state.describe(), "failed: 0 of 4 clients");
         let c = compare(&ga, &gf, Region::default());
@@ -997,13 +1002,13 @@ mod tests {
         use iomatrix_store::CellState;
         let a = vec![stored(1, &[100.0, 101.0, 99.0, 100.0], CellState::complete(4))];
         let b = vec![stored(2, &[10.0, 11.0, 9.0, 10.0], CellState::counted(1, 4, "clients"))];
-        let (ga, gb) = (Group::of("A", &a), Group::of("B", &b));
+        let (ga, gb) = (Group::of("A", &a, MATRIX), Group::of("B", &b, MATRIX));
         let c = compare(&ga, &gb, Region::default());
         let gate = regressions(&c, &ga, &gb, 0.05, None);
         assert_eq!((gate.checked, gate.slower.len()), (0, 0));
         assert_eq!(gate.not_checked, ["read 64/4 (B's cell left out: partial: 1 of 4 clients in run #2)"]);
         // Taken in, the partial samples are judged: 90% slower.
-        let gb = Group::with("B", &b, Partial::Included);
+        let gb = Group::with("B", &b, MATRIX, Partial::Included);
         let c = compare(&ga, &gb, Region::default());
         let gate = regressions(&c, &ga, &gb, 0.05, None);
         assert_eq!((gate.checked, gate.slower.len()), (1, 1));

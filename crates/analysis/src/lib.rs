@@ -7,6 +7,8 @@
 //! - [`Group`]: one side of a comparison, one run or several repeats, each
 //!   cell summarised by its median and spread ([`CellStats`]); cells that
 //!   are not whole are left out ([`LeftOut`]) unless [`Partial::Included`].
+//!   Its suite's [`SuiteShape`], which the caller gives, says whether its
+//!   cells form matrices and how its latencies are summarised.
 //! - [`compare`]: B against A ([`Comparison`]): per matrix test the ratio
 //!   matrix B/A with its record-size and file-size views, the mean change,
 //!   the cells each side wins, the same over a [`Region`]; for scalar suites
@@ -27,6 +29,7 @@ mod compare;
 mod derive;
 mod limit;
 mod noise;
+mod shape;
 mod sweep;
 
 pub use cells::{median, size_mix, CellKey, CellStats, Figure, Group, LeftOut, Partial};
@@ -37,4 +40,5 @@ pub use compare::{
 pub use derive::{derive, Derivation, Derived, DerivedRow, Factor};
 pub use limit::{flag_cached, CacheFlags, Limit};
 pub use noise::{judge, slower_beyond, Judgement, ALPHA};
+pub use shape::SuiteShape;
 pub use sweep::{mean_of_rows, sweep, BlockRatio, Direction, DirectionSummary, Sweep, SweepLevel, SweepRow};

@@ -197,6 +197,7 @@ mod tests {
             name: "#1".into(),
             run_ids: vec![1],
             suite: "iozone".into(),
+            shape: crate::SuiteShape { matrix: true, whole_cell_latency: None },
             cells,
             partial: Default::default(),
             left_out: Vec::new(),

@@ -31,6 +31,7 @@
 //! backends do not fit a synchronous call and do not pretend to.
 
 mod buffer;
+mod error_kind;
 mod mmap;
 mod open;
 mod place;
@@ -43,6 +44,7 @@ mod sync;
 mod uring;
 
 pub use buffer::AlignedBuf;
+pub use error_kind::{errno_name, error_kind};
 pub use mmap::MmapFile;
 pub use open::{probe_direct, OpenHow, DIRECT_ALIGN};
 pub use place::{below, client_folder, Connect, Place};

@@ -20,10 +20,12 @@
 
 pub mod alloc;
 mod backend_kind;
+mod cell_state;
 mod duration;
 mod file_error;
 pub mod human;
 mod own_flags;
+mod matrix;
 mod short_flags;
 mod size;
 pub mod text;
@@ -31,9 +33,11 @@ mod time;
 mod usage;
 
 pub use backend_kind::BackendKind;
+pub use cell_state::CellStateKind;
 pub use duration::{parse_duration, MAX_DURATION, MAX_DURATION_TEXT};
 pub use file_error::{did_you_mean, line_of, nearest, FileError};
 pub use own_flags::{parse_compressible, FrontEnd, OwnFlags};
+pub use matrix::{Matrix, MatrixCell};
 pub use short_flags::{short_flags, unexpected_operand, ShortFlag};
 pub use size::{parse_size_list, ByteSize, SizeError, GIB, KIB, MIB};
 pub use time::format_utc;

@@ -101,7 +101,7 @@ struct Held {
 
 /// The kind name a failure is counted under (`ENOENT`, `EAGAIN`...).
 fn kind_name(e: &io::Error) -> String {
-    iomatrix_fileserver::error_kind(e)
+    iomatrix_backend::error_kind(e)
 }
 
 /// DOS/Windows wildcard matching as FIND_FIRST does, without regard to

@@ -50,4 +50,4 @@ pub use runner::{
     execute, ConnectionError, ConnectionFigures, Live, LiveSnapshot, PhaseResult, REMOTE_STACK_SIZE, SAMPLE_BUFFER,
     STACK_SIZE,
 };
-pub use sys::{can_drop_caches, drop_caches, errno_name, error_kind, raise_fd_limit, FdLimit, DROP_CACHES};
+pub use sys::{can_drop_caches, drop_caches, raise_fd_limit, FdLimit, DROP_CACHES};

@@ -12,7 +12,8 @@
 
 use crate::files::{make_remote_folder, ConnectionFiles, LocalFiles, OpenFor, RemoteFiles};
 use crate::plan::{FileserverPlan, MixVisits, Op, Phase, Planned};
-use crate::sys::{drop_caches, error_kind};
+use crate::sys::drop_caches;
+use iomatrix_backend::error_kind;
 use iomatrix_backend::Place;
 use iomatrix_coord::{ClientFailure, Ending, OnClientError};
 use iomatrix_stats::{kib_per_sec, Latency, Measured, Span};

@@ -1,6 +1,6 @@
 //! IOzone 3.471's `-R` report: the parsers the IOzone importer reads it
-//! with. The writers are [`iomatrix_report::excel_report`] and
-//! [`iomatrix_report::throughput_report`].
+//! with. The writers are `iomatrix_report::excel_report` and
+//! `iomatrix_report::throughput_report`.
 //!
 //! **Matrix blocks.** After the line `Excel output is below:` IOzone prints
 //! one block per test:
@@ -38,7 +38,7 @@
 //!
 //! read by [`parse_throughput_reports`].
 
-use iomatrix_report::{Matrix, MatrixCell};
+use iomatrix_core::{Matrix, MatrixCell};
 use std::fmt;
 
 /// Unit given to every parsed matrix.

@@ -28,7 +28,7 @@
 //!   database refuses is named by its line too.
 //! - [`iozone_excel`]: the parsers of IOzone's `-R` report: its matrix
 //!   blocks ([`iozone_excel::parse_excel_report`] into
-//!   [`iomatrix_report::Matrix`]es, each row's values under the record sizes
+//!   [`iomatrix_core::Matrix`]es, each row's values under the record sizes
 //!   its block's header gives, [`iozone_excel::row_records`]) and `-t`
 //!   mode's throughput reports ([`iozone_excel::parse_throughput_reports`]),
 //!   or an [`iozone_excel::ParseError`] with the line.

@@ -170,7 +170,7 @@ pub fn not_complete(group: &ReportGroup) -> Vec<String> {
 }
 
 pub(crate) fn is_matrix_suite(group: &ReportGroup) -> bool {
-    group.summary.suite == "iozone"
+    group.summary.shape.matrix
 }
 
 pub(crate) fn matrix_tests(group: &ReportGroup) -> Vec<String> {
@@ -185,7 +185,7 @@ pub(crate) fn matrix_tests(group: &ReportGroup) -> Vec<String> {
 #[cfg(test)]
 pub(crate) mod sample {
     use super::{HostFigures, HostRow, Report, ReportGroup, Straggler};
-    use iomatrix_analysis::{compare, flag_cached, Group, Limit, Region};
+    use iomatrix_analysis::{compare, flag_cached, Group, Limit, Region, SuiteShape};
     use iomatrix_store::{CellRow, RunStatus, RunSummary, StoredRun};
     use serde_json::json;
 
@@ -304,13 +304,17 @@ pub(crate) mod sample {
         let access = vec![run(4, "access", &[], access_cells)];
         // 100 Mbit/s is 12207 KB/s: some cells above, some below.
         let limit = Limit::parse_rate("100Mbit").unwrap();
-        let group = |name: &str, runs: Vec<StoredRun>, limit: Option<&Limit>| {
-            let summary = Group::of(name, &runs);
+        let group = |name: &str, runs: Vec<StoredRun>, limit: Option<&Limit>, shape: SuiteShape| {
+            let summary = Group::of(name, &runs, shape);
             let flags = limit.map(|l| flag_cached(&summary, l));
             ReportGroup { name: name.into(), runs, summary, flags, hosts: Vec::new() }
         };
-        let mut groups =
-            vec![group("1", a, Some(&limit)), group("2,3", b, Some(&limit)), group("access & <co>", access, None)];
+        let matrix = SuiteShape { matrix: true, whole_cell_latency: None };
+        let mut groups = vec![
+            group("1", a, Some(&limit), matrix),
+            group("2,3", b, Some(&limit), matrix),
+            group("access & <co>", access, None, SuiteShape::PLAIN),
+        ];
         groups[0].hosts = vec![hosts()];
         let comparisons = vec![compare(&groups[0].summary, &groups[1].summary, Region::default())];
         Report {

@@ -327,7 +327,10 @@ fn configuration_bars(h: &mut String, report: &Report) {
         let _ = writeln!(h, "<h3>{} suite</h3><div class=\"charts\">", escape(suite));
         let mut figures: BTreeMap<String, (String, Vec<&CellKey>)> = BTreeMap::new();
         for k in &common {
-            let matrix = *suite == "iozone" && k.variant.is_empty() && k.file_size.is_some() && k.record_size.is_some();
+            let matrix = groups[0].summary.shape.matrix
+                && k.variant.is_empty()
+                && k.file_size.is_some()
+                && k.record_size.is_some();
             let (name, unit) = if matrix {
                 let n = common.iter().filter(|c| c.test == k.test).count();
                 (format!("{}: mean over {n} common cells", k.test), "KB/s".to_string())
@@ -494,7 +497,7 @@ mod tests {
                 r.environment = serde_json::json!(null);
                 r.conditions = serde_json::json!("odd");
             });
-            g.summary = iomatrix_analysis::Group::of(&g.name, &g.runs);
+            g.summary = iomatrix_analysis::Group::of(&g.name, &g.runs, g.summary.shape);
         }
         report.comparisons.clear();
         let page = render(&report);

@@ -38,7 +38,7 @@
 //! ```
 
 use crate::document::{marked, MARKS_LEGEND};
-use crate::matrix::Matrix;
+use iomatrix_core::Matrix;
 use iomatrix_store::CellStateKind;
 
 /// IOzone's record sizes (KiB) from 4 to 16384: the list of its auto mode,
@@ -154,7 +154,7 @@ pub fn throughput_report(reports: &[ThroughputReport]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::matrix::MatrixCell;
+    use iomatrix_core::MatrixCell;
 
     fn cell(file_kib: u64, record_kib: u64, value: f64) -> MatrixCell {
         MatrixCell::new(file_kib, record_kib, value)

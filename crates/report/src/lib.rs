@@ -35,16 +35,15 @@ pub mod iozone_excel;
 pub mod json;
 pub mod kind;
 pub mod markdown;
-pub mod matrix;
 pub mod svg;
 pub mod terminal;
 pub mod xlsx;
 
 pub use document::{Report, ReportGroup};
+pub use iomatrix_core::{Matrix, MatrixCell};
 pub use iozone_excel::{
     excel_report, report_header, throughput_preamble, throughput_report, ThroughputReport, IOZONE_RECORD_SIZES_KIB,
     THROUGHPUT_TITLE,
 };
-pub use matrix::{Matrix, MatrixCell};
 pub use terminal::{iozone_main_table, matrix_table};
 pub use xlsx::{throughput_workbook, xlsx_workbook};

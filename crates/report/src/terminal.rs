@@ -2,7 +2,7 @@
 //! widths computed from the content.
 
 use crate::document::{marked, MARKS_LEGEND};
-use crate::matrix::Matrix;
+use iomatrix_core::Matrix;
 
 /// Appends `line` to `out` without trailing spaces, followed by a newline.
 fn push_line(out: &mut String, line: &str) {
@@ -158,7 +158,7 @@ pub fn iozone_main_table(columns: &[(&str, &Matrix)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::matrix::MatrixCell;
+    use iomatrix_core::MatrixCell;
 
     fn matrix(title: &str, cells: &[(u64, u64, f64)]) -> Matrix {
         Matrix {

@@ -4,7 +4,7 @@ use rust_xlsxwriter::{Chart, ChartType, ColNum, DocProperties, Format, RowNum, W
 
 use crate::document::{FAILED_MARK, MARKS_LEGEND, PARTIAL_MARK, PARTIAL_MARK_ASCII};
 use crate::iozone_excel::{report_header, throughput_preamble, ThroughputReport, THROUGHPUT_TITLE};
-use crate::matrix::Matrix;
+use iomatrix_core::Matrix;
 use iomatrix_store::CellStateKind;
 
 /// Name of the worksheet holding the result blocks.

@@ -202,35 +202,8 @@ pub struct CellRow {
     pub blobs: Vec<(String, Vec<u8>)>,
 }
 
-/// How much of a cell was measured: every part (client, or connection where a client runs
-/// several) finished it, some did, or none did. A part that failed took its figures with it, so a
-/// partial cell's figure measures less work than its plan, and a failed cell's none of it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CellStateKind {
-    Complete,
-    Partial,
-    Failed,
-}
-
-impl CellStateKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Complete => "complete",
-            Self::Partial => "partial",
-            Self::Failed => "failed",
-        }
-    }
-
-    fn parse(s: &str) -> CellStateKind {
-        match s {
-            "complete" => Self::Complete,
-            "partial" => Self::Partial,
-            // Anything else was written by a newer iomatrix: not taken for a whole figure.
-            _ => Self::Failed,
-        }
-    }
-}
+// Below the store, in core: the matrices the reports and importers share carry it too.
+pub use iomatrix_core::CellStateKind;
 
 /// A cell's state with its counts: `ok` of `of` parts finished it; `parts` names them
 /// ("clients", "connections").

@@ -7,6 +7,7 @@ use crate::harness::live::LiveSample;
 use crate::harness::limits::default_stack;
 use crate::harness::{Cost, Demand, LiveView, Prepared, RunSpec, Server, Suite, Target};
 use crate::render::human;
+use crate::render::clients::ClientColumns;
 use iomatrix_access::{AccessPlan, AccessResult, CellSetting, Live};
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
@@ -20,6 +21,7 @@ pub struct Access;
 
 impl Suite for Access {
     const NAME: &'static str = "access";
+    const CLIENT_COLUMNS: &'static ClientColumns = &super::render::CLIENT_COLUMNS;
     type Args = super::args::RunAccessArgs;
     type Plan = AccessPlan;
     type Cell = AccessResult;

@@ -10,6 +10,7 @@ use crate::harness::live::LiveSample;
 use crate::harness::limits::default_stack;
 use crate::harness::{Cost, Demand, LiveView, Prepared, RunSpec, Suite, Target, Verdict};
 use crate::render::human;
+use crate::render::clients::ClientColumns;
 use iomatrix_backend::Place;
 use iomatrix_backup::{BackupCell, LiveClients};
 use iomatrix_coord::{ClientFailure, Ending, Group, Setup};
@@ -29,6 +30,7 @@ pub struct Backup {
 
 impl Suite for Backup {
     const NAME: &'static str = TEST;
+    const CLIENT_COLUMNS: &'static ClientColumns = &super::render::CLIENT_COLUMNS;
     type Args = super::args::RunBackupArgs;
     type Plan = BackupWalks;
     type Cell = BackupCell;

@@ -10,12 +10,22 @@
 
 use super::suite::{Bonnie, FrontEnd};
 use crate::harness::clients::{ClientArgs, ClientPlan};
-use crate::harness::args::OwnRun;
+use crate::harness::args::{flag_value, replace_flag, OwnRun};
 use crate::harness::repeat::Repeat;
 use crate::harness::{Prepared, Ranks, RunOptions, Target};
 use iomatrix_bonnie::{front, PerChar};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// `iomatrix bonnie`: bonnie++'s own command line.
+pub const FRONT_END: crate::harness::FrontEnd = crate::harness::FrontEnd {
+    name: "bonnie",
+    about: "Run the Bonnie suite with bonnie++'s own command line (`iomatrix bonnie -h` lists the flags)",
+    flags: "BONNIE FLAGS",
+    flags_help: "bonnie++'s flags, e.g. -d /mnt/x -s 1024",
+    run,
+    rerun,
+};
 
 pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let mut inv = front::parse(args)?;
@@ -70,4 +80,17 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
     };
     let suite = Bonnie::with_front_end(FrontEnd { quiet: inv.quiet, machine: inv.machine, switch });
     crate::harness::run(Prepared { suite, plan: inv.plan, run }, &db, ranks)
+}
+
+/// `rerun` of a run of this front end ([`crate::harness::FrontEnd::rerun`]): bonnie++'s -d names
+/// the folder; without it the front end works in the folder it runs in.
+pub fn rerun(args: &mut Vec<String>, target: Option<&str>, stored_target: Option<PathBuf>) -> Option<PathBuf> {
+    match (target, flag_value(args, "-d")) {
+        (Some(t), _) => {
+            replace_flag(args, "-d", t);
+            None
+        }
+        (None, Some(_)) => None,
+        (None, None) => stored_target,
+    }
 }

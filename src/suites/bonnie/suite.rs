@@ -7,6 +7,8 @@ use crate::harness::clients::{add_client_metrics, figures_with_rank};
 use crate::harness::limits::default_stack;
 use crate::harness::{Cost, Demand, NoLive, Prepared, RunSpec, Suite, Target};
 use crate::render::human;
+use crate::render::clients::ClientColumns;
+use iomatrix_analysis::SuiteShape;
 use iomatrix_backend::Place;
 use iomatrix_bonnie::{planned_tests, BonnieCell, BonniePlan, BonnieTest};
 use iomatrix_coord::{Ending, Group, Setup};
@@ -42,6 +44,9 @@ impl Bonnie {
 
 impl Suite for Bonnie {
     const NAME: &'static str = "bonnie";
+    // Each Bonnie test is one operation timed whole: bonnie++ keeps no percentiles.
+    const SHAPE: SuiteShape = SuiteShape { matrix: false, whole_cell_latency: Some(Self::NAME) };
+    const CLIENT_COLUMNS: &'static ClientColumns = &super::render::CLIENT_COLUMNS;
     type Args = super::args::RunBonnieArgs;
     type Plan = BonniePlan;
     type Cell = BonnieCell;

@@ -11,6 +11,7 @@ use crate::harness::live::LiveSample;
 use crate::harness::limits::default_stack;
 use crate::harness::{Cost, Demand, LiveView, Prepared, RunSpec, Suite, Target};
 use crate::render::human;
+use crate::render::clients::ClientColumns;
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::BackendKind;
@@ -32,6 +33,7 @@ pub struct Fileserver {
 
 impl Suite for Fileserver {
     const NAME: &'static str = "fileserver";
+    const CLIENT_COLUMNS: &'static ClientColumns = &super::render::CLIENT_COLUMNS;
     type Args = super::args::RunFileserverArgs;
     type Plan = FileserverPlan;
     type Cell = FileserverCell;
@@ -180,6 +182,11 @@ impl Suite for Fileserver {
 
     fn tables(run: &StoredRun) -> String {
         super::render::report(run)
+    }
+
+    // The file-server load keeps its figures per connection: its clients table sums them per client.
+    fn clients_of(run: &StoredRun) -> std::borrow::Cow<'_, StoredRun> {
+        std::borrow::Cow::Owned(super::render::by_client(run))
     }
 }
 

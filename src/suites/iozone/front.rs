@@ -2,13 +2,24 @@
 //! through the same harness as `run iozone`.
 
 use super::suite::{Iozone, Workbook};
+use crate::harness::args::{flag_value, replace_flag};
 use crate::harness::clients::ClientPlan;
 use crate::harness::args::OwnRun;
 use crate::harness::repeat::Repeat;
 use crate::harness::{Prepared, Ranks, RunOptions, Suite, Target};
 use iomatrix_iozone::front;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// `iomatrix iozone`: IOzone's own command line.
+pub const FRONT_END: crate::harness::FrontEnd = crate::harness::FrontEnd {
+    name: "iozone",
+    about: "Run the IOzone suite with IOzone's own command line (`iomatrix iozone -h` lists the flags)",
+    flags: "IOZONE FLAGS",
+    flags_help: "IOzone's flags, e.g. -Rab out.xlsx -s 512m -r 64k -e -c -i 0 -i 2",
+    run,
+    rerun,
+};
 
 pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let mut inv = front::parse(args)?;
@@ -48,4 +59,21 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
         repeat: Repeat::once(),
     };
     crate::harness::run(Prepared { suite, plan: inv.plan, run }, &own.db, ranks)
+}
+
+/// `rerun` of a run of this front end ([`crate::harness::FrontEnd::rerun`]): IOzone's -f names
+/// the file, which moves to the new folder under its name; without -f the file is made in the
+/// folder the front end runs in.
+pub fn rerun(args: &mut Vec<String>, target: Option<&str>, stored_target: Option<PathBuf>) -> Option<PathBuf> {
+    match (target, flag_value(args, "-f")) {
+        (Some(t), Some(file)) => {
+            let name =
+                Path::new(&file).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or("iozone.tmp".into());
+            replace_flag(args, "-f", &format!("{}/{name}", t.trim_end_matches('/')));
+            None
+        }
+        (Some(t), None) => Some(PathBuf::from(t)),
+        (None, Some(_)) => None,
+        (None, None) => stored_target,
+    }
 }

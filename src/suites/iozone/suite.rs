@@ -5,6 +5,8 @@ use crate::harness::data;
 use crate::harness::limits::default_stack;
 use crate::harness::{Cost, Demand, NoLive, Prepared, RunSpec, Suite, Target};
 use crate::render::human;
+use crate::render::clients::ClientColumns;
+use iomatrix_analysis::SuiteShape;
 use anyhow::Context;
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
@@ -46,6 +48,8 @@ pub struct Iozone {
 
 impl Suite for Iozone {
     const NAME: &'static str = "iozone";
+    const SHAPE: SuiteShape = SuiteShape { matrix: true, whole_cell_latency: None };
+    const CLIENT_COLUMNS: &'static ClientColumns = &super::render::CLIENT_COLUMNS;
     type Args = super::args::RunIozoneArgs;
     type Plan = IozonePlan;
     type Cell = CellResult;

@@ -8,6 +8,7 @@ use crate::harness::live::LiveSample;
 use crate::harness::limits::default_stack;
 use crate::harness::{Cost, Demand, LiveView, Prepared, RunSpec, Suite, Target};
 use crate::render::human;
+use crate::render::clients::ClientColumns;
 use iomatrix_backend::Place;
 use iomatrix_coord::{ClientFailure, Ending, Group, Setup, StartTimes};
 use iomatrix_core::BackendKind;
@@ -38,6 +39,7 @@ pub struct PersonalityCell {
 
 impl Suite for Personality {
     const NAME: &'static str = "personality";
+    const CLIENT_COLUMNS: &'static ClientColumns = &crate::suites::fileserver::render::CLIENT_COLUMNS;
     type Args = super::args::RunPersonalityArgs;
     type Plan = RunPlan;
     type Cell = PersonalityCell;
@@ -270,6 +272,11 @@ impl Suite for Personality {
 
     fn tables(run: &StoredRun) -> String {
         super::render::report(run)
+    }
+
+    // The file-server load keeps its figures per connection: its clients table sums them per client.
+    fn clients_of(run: &StoredRun) -> std::borrow::Cow<'_, StoredRun> {
+        std::borrow::Cow::Owned(crate::suites::fileserver::render::by_client(run))
     }
 }
 

@@ -1,6 +1,7 @@
-//! The input type shared by every exporter.
+//! A test's figures by file size and record size, as IOzone shows them: what the reports'
+//! writers take and what the importer of IOzone's `-R` report reads back.
 
-use iomatrix_store::CellStateKind;
+use crate::CellStateKind;
 use serde::{Deserialize, Serialize};
 
 /// One test's results as IOzone shows them: file sizes down, record sizes
@@ -30,7 +31,7 @@ pub struct MatrixCell {
     pub value: f64,
     /// Whether the value is whole: every table marks a partial one (some clients or
     /// connections failed the cell: the value is of those that finished) and shows a failed one
-    /// (none finished) as no value ([`crate::document::marked`]).
+    /// (none finished) as no value (`iomatrix_report::document::marked`).
     #[serde(default = "complete", skip_serializing_if = "is_complete")]
     pub state: CellStateKind,
 }

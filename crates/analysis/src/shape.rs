@@ -1,0 +1,21 @@
+//! What analysis and the reports need to know of a suite beyond its cells, said by the suite
+//! itself: shared code never names a suite.
+
+/// How a suite's cells are laid out and summarised. Each suite declares its own (the binary's
+/// suite table hands it down with the runs); a suite this build does not know is [`SuiteShape::PLAIN`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SuiteShape {
+    /// Its cells with a file size, a record size and no variant form matrices, one per test
+    /// (IOzone's: file sizes down, record sizes across); the cells of a suite without one are
+    /// scalar rows, whatever sizes they carry.
+    pub matrix: bool,
+    /// Its cells are each one operation timed whole and keep no percentiles (Bonnie's tests): a
+    /// cell's latency summary is its mean (wall time over operations) and its slowest operation,
+    /// under this phase name. None: a cell's summaries are the percentile objects in its metrics.
+    pub whole_cell_latency: Option<&'static str>,
+}
+
+impl SuiteShape {
+    /// Scalar rows and percentile summaries.
+    pub const PLAIN: SuiteShape = SuiteShape { matrix: false, whole_cell_latency: None };
+}
