@@ -1,6 +1,7 @@
 //! Cells as the analysis sees them: a key, a compared figure, and a group
 //! of runs summarised cell by cell.
 
+use iomatrix_core::Figures;
 use iomatrix_store::{CellRow, CellState, CellStateKind, StoredRun};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -19,11 +20,7 @@ pub struct CellKey {
 
 impl CellKey {
     pub fn of(cell: &CellRow) -> CellKey {
-        let m = &cell.metrics;
-        let variant = match (m["queue_depth"].as_u64(), m["read_percent"].as_u64(), m["random_percent"].as_u64()) {
-            (Some(qd), Some(read), Some(random)) => format!("qd={qd} read={read}% random={random}%"),
-            _ => String::new(),
-        };
+        let variant = cell.figures().mix().map(|mix| mix.key_name()).unwrap_or_default();
         CellKey { test: cell.test.clone(), file_size: cell.file_size, record_size: cell.record_size, variant }
     }
 
@@ -73,13 +70,8 @@ impl Figure {
         if cell.kib_per_sec > 0.0 && cell.kib_per_sec.is_finite() {
             return Some(Figure { value: cell.kib_per_sec, unit: "KB/s" });
         }
-        let per_sec = cell.metrics["per_sec"].as_f64().filter(|v| *v > 0.0 && v.is_finite())?;
-        let unit = match cell.metrics["unit"].as_str() {
-            Some("seeks/s") => "seeks/s",
-            Some("files/s") => "files/s",
-            _ => "per second",
-        };
-        Some(Figure { value: per_sec, unit })
+        let per_sec = cell.figures().per_sec.filter(|v| *v > 0.0 && v.is_finite())?;
+        Some(Figure { value: per_sec, unit: cell.unit() })
     }
 }
 
@@ -234,8 +226,8 @@ impl Group {
                     }
                     latency.entry((phase, what)).or_default().push(summary);
                 }
-                if cell.metrics["extents"]["files"].as_u64().unwrap_or(0) > 0 {
-                    extents.entry(key.clone()).or_default().push(cell.metrics["extents"].clone());
+                if let Some(counted) = cell.figures().extents.filter(|e| e.files > 0) {
+                    extents.entry(key.clone()).or_default().push(counted.summary);
                 }
             }
         }
@@ -295,7 +287,7 @@ fn latency_summaries(suite: &str, key: &CellKey, cell: &CellRow) -> Vec<(CellKey
             let summary = serde_json::json!({
                 "count": cell.ops,
                 "mean_ns": wall as f64 / cell.ops as f64,
-                "max_ns": cell.metrics["max_latency_ns"].as_u64().filter(|v| *v > 0),
+                "max_ns": cell.figures().max_latency_ns.filter(|v| *v > 0),
                 "cell_wall_ns": wall,
             });
             out.push((phase, cell.test.clone(), summary));

@@ -12,12 +12,15 @@
 //!   stored text goes out.
 //!
 //! - [`alloc`]: allocations of a user's size that fail with an error, not an abort.
+//! - [`figures`]: a metric declared once (id, unit, better direction, precision), the
+//!   [`Figures`] trait shared code reads a cell through, and the access cell's [`IoMix`].
 //!
 //! Nothing here does I/O.
 
 pub mod alloc;
 mod backend_kind;
 mod duration;
+pub mod figures;
 mod file_error;
 mod short_flags;
 mod size;
@@ -27,6 +30,7 @@ mod usage;
 
 pub use backend_kind::BackendKind;
 pub use duration::{parse_duration, MAX_DURATION, MAX_DURATION_TEXT};
+pub use figures::{Direction, Figures, IoMix, Metric, MetricId};
 pub use file_error::{did_you_mean, line_of, nearest, FileError};
 pub use short_flags::{short_flags, unexpected_operand, ShortFlag};
 pub use size::{parse_size_list, ByteSize, SizeError, GIB, KIB, MIB};

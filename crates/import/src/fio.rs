@@ -294,10 +294,9 @@ fn job_cell(
     let sys = job.get("sys_cpu").and_then(Value::as_f64);
     let kib_per_sec = read.kib_per_sec + write.kib_per_sec;
     let iops = read.iops + write.iops;
+    // The same mix an access cell of iomatrix's stores, so both compare cell by cell.
+    let mix = iomatrix_core::IoMix { read_percent, random_percent, queue_depth };
     let mut metrics = json!({
-        "read_percent": read_percent,
-        "random_percent": random_percent,
-        "queue_depth": queue_depth,
         "iodepth": iodepth,
         "iops": iops,
         "mib_per_sec": kib_per_sec / 1024.0,
@@ -314,7 +313,8 @@ fn job_cell(
         "clients": clients,
         "defaults": defaults,
     });
-    if let Some(m) = metrics.as_object_mut() {
+    if let (Some(m), Value::Object(named)) = (metrics.as_object_mut(), json!(mix)) {
+        m.extend(named);
         // Keys the run's conditions are drawn from: present only when the options say.
         if let Some(e) = &ioengine {
             m.insert("ioengine".into(), Value::from(e.clone()));
