@@ -14,8 +14,12 @@
 //! `iodepth`, but 1 for its synchronous engines (psync, sync, ...), which fio
 //! caps at 1; the option as given stays in `iodepth`.
 
-use crate::{cache_words, rfc3339_utc, unknown_conditions, Format, ImportError, ImportedCell, ImportedRun};
+use crate::{
+    cache_words, imported_row, rfc3339_utc, unknown_conditions, Format, ImportError, ImportedCell, ImportedRun,
+    UNKNOWN_BACKEND,
+};
 use iomatrix_core::{ByteSize, IoMix};
+use iomatrix_store::CellRow;
 use serde_json::{json, Map, Value};
 
 pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
@@ -84,7 +88,7 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
     let mut unknown = Vec::new();
     if backend.is_null() {
         unknown.push(
-            if cells.iter().any(|c| c.backend.is_some()) {
+            if cells.iter().any(|c| c.backend != UNKNOWN_BACKEND) {
                 "backend (ioengine differs between jobs: see each cell)"
             } else {
                 "backend (no ioengine option: fio's default depends on its version and platform)"
@@ -243,23 +247,26 @@ fn job_cell(
     Ok(Ok(ImportedCell {
         line: None,
         source: format!("{path} (job '{}')", iomatrix_core::text::printable(name)),
-        test: "access".into(),
-        file_size: o.file_size,
-        record_size: o.record_size,
-        backend: o.ioengine,
-        direct: Some(o.direct),
-        clients: o.clients,
-        bytes: read.bytes + write.bytes,
-        ops: read.ops + write.ops,
-        wall_ns,
-        user_ns: f.usr.map(|u| (u / 100.0 * wall_ns as f64) as u64).unwrap_or(0),
-        sys_ns: f.sys.map(|s| (s / 100.0 * wall_ns as f64) as u64).unwrap_or(0),
-        kib_per_sec,
-        cpu_percent: match (f.usr, f.sys) {
-            (Some(u), Some(s)) => Some(u + s),
-            _ => None,
+        row: CellRow {
+            test: "access".into(),
+            file_size: o.file_size,
+            record_size: o.record_size,
+            backend: o.ioengine.unwrap_or_else(|| UNKNOWN_BACKEND.into()),
+            direct: o.direct,
+            clients: o.clients,
+            bytes: read.bytes + write.bytes,
+            ops: read.ops + write.ops,
+            wall_ns,
+            user_ns: f.usr.map(|u| (u / 100.0 * wall_ns as f64) as u64).unwrap_or(0),
+            sys_ns: f.sys.map(|s| (s / 100.0 * wall_ns as f64) as u64).unwrap_or(0),
+            kib_per_sec,
+            cpu_percent: match (f.usr, f.sys) {
+                (Some(u), Some(s)) => Some(u + s),
+                _ => None,
+            },
+            metrics,
+            ..imported_row()
         },
-        metrics,
     }))
 }
 
@@ -562,8 +569,8 @@ mod tests {
         assert_eq!(run.cells.len(), 1);
         let c = &run.cells[0];
         assert_eq!((c.test.as_str(), c.file_size, c.record_size), ("access", Some(8 << 20), Some(8192)));
-        assert_eq!(c.backend.as_deref(), Some("libaio"));
-        assert_eq!(c.direct, Some(true));
+        assert_eq!(c.backend, "libaio");
+        assert!(c.direct);
         assert_eq!(c.metrics["read_percent"], 70);
         assert_eq!(c.metrics["random_percent"], 100);
         assert_eq!(c.metrics["queue_depth"], 8);
@@ -602,7 +609,7 @@ mod tests {
         assert_eq!(c.metrics["defaults"], json!(["rw=read", "bs=4k", "iodepth=1", "direct=0"]));
         assert_eq!(c.metrics["write"]["count"], 0);
         assert_eq!(c.metrics["write"]["p50_ns"], 0);
-        assert_eq!(c.direct, Some(false));
+        assert!(!c.direct);
         assert_eq!(run.conditions["direct"], false);
         assert_eq!(run.conditions["cache"], "page cache in use");
         assert!(run.conditions["backend"].is_null());

@@ -15,8 +15,11 @@
 //! (and later `MiBps (Binary)`) both read. Iometer's MBps of 2006 and its
 //! Binary column count 2^20 bytes; Decimal 10^6.
 
-use crate::{line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Options};
+use crate::{
+    imported_row, line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Options,
+};
 use iomatrix_core::figures::{IoMix, QUEUE_DEPTH, RANDOM_PERCENT, READ_PERCENT};
+use iomatrix_store::CellRow;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -319,20 +322,18 @@ fn cell(
     Ok(ImportedCell {
         line: Some(line),
         source: line_source(line),
-        test: "access".into(),
-        file_size: None,
-        record_size,
-        backend: None,
-        direct: None,
-        clients: workers,
-        bytes: bytes_read + bytes_written,
-        ops: read_ios + write_ios,
-        wall_ns: 0,
-        user_ns: 0,
-        sys_ns: 0,
-        kib_per_sec: mib_per_sec * 1024.0,
-        cpu_percent: cpu,
-        metrics,
+        row: CellRow {
+            test: "access".into(),
+            file_size: None,
+            record_size,
+            clients: workers,
+            bytes: bytes_read + bytes_written,
+            ops: read_ios + write_ios,
+            kib_per_sec: mib_per_sec * 1024.0,
+            cpu_percent: cpu,
+            metrics,
+            ..imported_row()
+        },
     })
 }
 

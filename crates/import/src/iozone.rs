@@ -20,9 +20,11 @@ use crate::iozone_excel::{
     ThroughputBlock,
 };
 use crate::{
-    cache_words, line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Options,
+    cache_words, imported_row, line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell,
+    ImportedRun, Options,
 };
 use iomatrix_iozone::IozoneTest;
+use iomatrix_store::CellRow;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -321,20 +323,17 @@ fn cells_of(values: &Values, direct: Option<bool>) -> Result<Vec<ImportedCell>, 
         cells.push(ImportedCell {
             line: Some(*line),
             source: line_source(*line),
-            test: test.name().to_string(),
-            file_size: Some(bytes(*file_kib)?),
-            record_size: Some(bytes(*record_kib)?),
-            backend: None,
-            direct,
-            clients: *clients,
-            bytes: 0,
-            ops: 0,
-            wall_ns: 0,
-            user_ns: 0,
-            sys_ns: 0,
-            kib_per_sec: *value,
-            cpu_percent: None,
-            metrics: json!({ "not_in_source": ["bytes", "ops", "wall_ns", "cpu"] }),
+            row: CellRow {
+                test: test.name().to_string(),
+                file_size: Some(bytes(*file_kib)?),
+                record_size: Some(bytes(*record_kib)?),
+                direct: direct.unwrap_or(false),
+                clients: *clients,
+                kib_per_sec: *value,
+                cpu_percent: None,
+                metrics: json!({ "not_in_source": ["bytes", "ops", "wall_ns", "cpu"] }),
+                ..imported_row()
+            },
         });
     }
     Ok(cells)
