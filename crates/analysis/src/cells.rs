@@ -294,23 +294,9 @@ fn latency_summaries(suite: &str, key: &CellKey, cell: &CellRow) -> Vec<(CellKey
         }
         return out;
     }
-    let mut visit = |name: String, v: &serde_json::Value| {
-        if v.get("p50_ns").is_some() && v["count"].as_u64().unwrap_or(0) > 0 {
-            let mut v = v.clone();
-            v["cell_wall_ns"] = wall.into();
-            out.push((key.clone(), name, v));
-        }
-    };
-    if let Some(m) = cell.metrics.as_object() {
-        for (k, v) in m {
-            visit(k.clone(), v);
-            if let Some(inner) = v.as_object() {
-                for (k2, v2) in inner {
-                    // The file-server's operations sit under "ops": their names are enough.
-                    visit(if k == "ops" { k2.clone() } else { format!("{k}.{k2}") }, v2);
-                }
-            }
-        }
+    for (name, mut v) in cell.latency_summaries() {
+        v["cell_wall_ns"] = wall.into();
+        out.push((key.clone(), name, v));
     }
     out
 }

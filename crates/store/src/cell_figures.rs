@@ -151,6 +151,32 @@ impl CellRow {
         CellFigures::of(&self.metrics)
     }
 
+    /// The cell's per-operation latency summaries by name: every object of its figures, or
+    /// of an object in them, with a `p50_ns` and a non-zero count (access's `read` and `write`,
+    /// the file-server's operations under `ops`, named by the operation alone), as stored.
+    pub fn latency_summaries(&self) -> Vec<(String, Value)> {
+        #[derive(Deserialize)]
+        struct Summary {
+            #[allow(dead_code)]
+            p50_ns: serde::de::IgnoredAny,
+            #[serde(default, deserialize_with = "lenient")]
+            count: u64,
+        }
+        let is_summary = |v: &Value| Summary::deserialize(v).is_ok_and(|s| s.count > 0);
+        let mut out = Vec::new();
+        for (k, v) in self.metrics.as_object().into_iter().flatten() {
+            if is_summary(v) {
+                out.push((k.clone(), v.clone()));
+            }
+            for (k2, v2) in v.as_object().into_iter().flatten() {
+                if is_summary(v2) {
+                    out.push((if k == "ops" { k2.clone() } else { format!("{k}.{k2}") }, v2.clone()));
+                }
+            }
+        }
+        out
+    }
+
     /// Sets the cell's repeat number where its suite stores one.
     pub fn set_repeat(&mut self, sample: usize) {
         if let Some(repeat) = self.metrics.get_mut("repeat") {
@@ -243,5 +269,38 @@ mod tests {
             f.naming(2.5),
             json!({"queue_depth": 4, "read_percent": 70, "random_percent": 0, "per_sec": 2.5, "unit": "files/s"})
         );
+    }
+
+    #[test]
+    fn latency_summaries_are_the_objects_with_a_median_and_a_count() {
+        let row = |metrics: Value| CellRow {
+            seq: 0,
+            test: "t".into(),
+            file_size: None,
+            record_size: None,
+            backend: "psync".into(),
+            direct: false,
+            clients: 1,
+            bytes: 0,
+            ops: 0,
+            wall_ns: 0,
+            user_ns: 0,
+            sys_ns: 0,
+            kib_per_sec: 0.0,
+            cpu_percent: None,
+            metrics,
+            client_figures: json!([]),
+            state: crate::CellState::complete(1),
+            blobs: Vec::new(),
+        };
+        let cell = row(json!({
+            "read": {"p50_ns": 10, "count": 3},
+            "write": {"p50_ns": 10, "count": 0},
+            "ops": {"create": {"p50_ns": null, "count": 2}, "stat": {"count": 5}},
+            "phase": {"inner": {"p50_ns": 1, "count": 1}},
+        }));
+        let names: Vec<String> = cell.latency_summaries().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["create", "phase.inner", "read"]);
+        assert!(row(json!(null)).latency_summaries().is_empty());
     }
 }
