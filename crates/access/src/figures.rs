@@ -3,10 +3,12 @@
 
 use crate::runner::Second;
 use iomatrix_coord::{ClientFailure, StartTimes};
-use iomatrix_core::figures::{Direction, Figures, IoMix, Metric, MetricId, QUEUE_DEPTH, RANDOM_PERCENT, READ_PERCENT};
+use iomatrix_core::figures::{
+    or_default, Direction, Figures, IoMix, Metric, MetricId, QUEUE_DEPTH, RANDOM_PERCENT, READ_PERCENT,
+};
 use iomatrix_stats::LatencySummary;
 use iomatrix_verify::Tally;
-use serde::de::{DeserializeOwned, Deserializer};
+use serde::de::Deserializer;
 use serde::{Deserialize, Serialize};
 
 pub const IOPS: Metric = Metric::new("iops", "IOPS", Direction::HigherIsBetter, 0);
@@ -34,42 +36,36 @@ const METRICS: &[Metric] = &[
 #[serde(default)]
 pub struct AccessCellFigures {
     /// Bytes per request; None in runs stored before it had its own field.
-    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub block_size: Option<u64>,
     #[serde(flatten)]
     pub mix: IoMix,
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "or_default")]
     pub repeat: u32,
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "or_default")]
     pub iops: f64,
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "or_default")]
     pub mib_per_sec: f64,
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "or_default")]
     pub mib_per_sec_sum_of_clients: f64,
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "or_default")]
     pub failed_clients: Vec<ClientFailure>,
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "or_default")]
     pub start_barrier: Vec<StartTimes>,
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "or_default")]
     pub read_bytes: u64,
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "or_default")]
     pub write_bytes: u64,
     #[serde(deserialize_with = "lenient_latency")]
     pub read: LatencySummary,
     #[serde(deserialize_with = "lenient_latency")]
     pub write: LatencySummary,
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "or_default")]
     pub per_second: Vec<Second>,
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "or_default")]
     pub requests: Vec<String>,
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "or_default")]
     pub verify: Option<Tally>,
-}
-
-/// A field of another type than its declaration reads as its default, as the tables read a
-/// stored run's figure before it was typed.
-fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned + Default>(d: D) -> Result<T, D::Error> {
-    Ok(serde_json::from_value(serde_json::Value::deserialize(d)?).unwrap_or_default())
 }
 
 /// A side's latency as stored: the suite's summary, or an import's partial one (Iometer keeps
@@ -82,23 +78,23 @@ fn lenient_latency<'de, D: Deserializer<'de>>(d: D) -> Result<LatencySummary, D:
     #[derive(Deserialize, Default)]
     #[serde(default)]
     struct Partial {
-        #[serde(deserialize_with = "lenient")]
+        #[serde(deserialize_with = "or_default")]
         count: Option<f64>,
-        #[serde(deserialize_with = "lenient")]
+        #[serde(deserialize_with = "or_default")]
         mean_ns: Option<f64>,
-        #[serde(deserialize_with = "lenient")]
+        #[serde(deserialize_with = "or_default")]
         min_ns: Option<f64>,
-        #[serde(deserialize_with = "lenient")]
+        #[serde(deserialize_with = "or_default")]
         p50_ns: Option<f64>,
-        #[serde(deserialize_with = "lenient")]
+        #[serde(deserialize_with = "or_default")]
         p90_ns: Option<f64>,
-        #[serde(deserialize_with = "lenient")]
+        #[serde(deserialize_with = "or_default")]
         p99_ns: Option<f64>,
-        #[serde(deserialize_with = "lenient")]
+        #[serde(deserialize_with = "or_default")]
         p99_9_ns: Option<f64>,
-        #[serde(deserialize_with = "lenient")]
+        #[serde(deserialize_with = "or_default")]
         p99_99_ns: Option<f64>,
-        #[serde(deserialize_with = "lenient")]
+        #[serde(deserialize_with = "or_default")]
         max_ns: Option<f64>,
     }
     let p: Partial = serde_json::from_value(stored).unwrap_or_default();

@@ -67,16 +67,27 @@ pub struct IoMix {
 }
 
 /// A whole number, or 0 for anything else a stored cell holds there (null, text).
-pub fn count_or_zero<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+fn count_or_zero<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    or_default(d)
+}
+
+/// A stored figure of its declared type, or the type's default (absent, 0) where the cell
+/// holds something else there: a stored run of any age reads, as its string-keyed reads did
+/// before the figures were typed (`as_f64().unwrap_or(0.0)`). For `deserialize_with`.
+pub fn or_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
     #[derive(Deserialize)]
     #[serde(untagged)]
-    enum Stored {
-        Count(u64),
+    enum Stored<T> {
+        Declared(T),
         Other(serde::de::IgnoredAny),
     }
-    Ok(match Stored::deserialize(d)? {
-        Stored::Count(n) => n,
-        Stored::Other(_) => 0,
+    Ok(match Stored::<T>::deserialize(d)? {
+        Stored::Declared(v) => v,
+        Stored::Other(_) => T::default(),
     })
 }
 
@@ -114,5 +125,18 @@ mod tests {
         let partial: IoMix =
             serde_json::from_value(serde_json::json!({"read_percent": 70, "queue_depth": null})).unwrap();
         assert_eq!(partial, IoMix { read_percent: 70, random_percent: 0, queue_depth: 0 });
+        #[derive(Deserialize, Debug, PartialEq)]
+        struct Rates {
+            #[serde(deserialize_with = "or_default")]
+            rate: f64,
+            #[serde(deserialize_with = "or_default")]
+            stonewalled: Option<f64>,
+        }
+        let read = |v| serde_json::from_value::<Rates>(v).unwrap();
+        assert_eq!(
+            read(serde_json::json!({"rate": 3, "stonewalled": 2.5})),
+            Rates { rate: 3.0, stonewalled: Some(2.5) }
+        );
+        assert_eq!(read(serde_json::json!({"rate": "x", "stonewalled": null})), Rates { rate: 0.0, stonewalled: None });
     }
 }

@@ -8,8 +8,8 @@
 //! as the string-keyed reads it replaces did.
 
 use crate::CellRow;
-use iomatrix_core::figures::{Direction, Figures, IoMix, Metric, MetricId};
-use serde::de::{DeserializeOwned, Deserializer};
+use iomatrix_core::figures::{or_default, Direction, Figures, IoMix, Metric, MetricId};
+use serde::de::Deserializer;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -31,43 +31,43 @@ const SHARED_METRICS: &[Metric] = &[
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct CellFigures {
-    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub read_percent: Option<u64>,
-    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub random_percent: Option<u64>,
-    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub queue_depth: Option<u64>,
     /// A suite's or an importer's own phase name and repeat number, kept as stored.
-    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub phase: Option<Value>,
-    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub repeat: Option<Value>,
     /// The unit of `per_sec` ("seeks/s", "files/s", ...), for cells whose figure is no byte rate.
-    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
-    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub per_sec: Option<f64>,
-    #[serde(deserialize_with = "lenient", skip_serializing)]
+    #[serde(deserialize_with = "or_default", skip_serializing)]
     pub iops: Option<f64>,
-    #[serde(deserialize_with = "lenient", skip_serializing)]
+    #[serde(deserialize_with = "or_default", skip_serializing)]
     pub max_latency_ns: Option<u64>,
-    #[serde(deserialize_with = "lenient", skip_serializing)]
+    #[serde(deserialize_with = "or_default", skip_serializing)]
     pub failed_clients: Vec<FailedClient>,
     /// Errors by kind ("ENOSPC": 3), in the order of their kinds.
-    #[serde(deserialize_with = "lenient", skip_serializing)]
+    #[serde(deserialize_with = "or_default", skip_serializing)]
     pub errors: Map<String, Value>,
-    #[serde(deserialize_with = "lenient", skip_serializing)]
+    #[serde(deserialize_with = "or_default", skip_serializing)]
     pub connections_failed: Option<u64>,
-    #[serde(deserialize_with = "lenient", skip_serializing)]
+    #[serde(deserialize_with = "or_default", skip_serializing)]
     pub connections_skipped: Option<u64>,
     /// `--verify`'s tally of the cell.
-    #[serde(deserialize_with = "lenient", skip_serializing)]
+    #[serde(deserialize_with = "or_default", skip_serializing)]
     pub verify: Option<iomatrix_verify::Tally>,
     /// The cell's extent summary (`--extents`), as stored.
-    #[serde(deserialize_with = "lenient", skip_serializing)]
+    #[serde(deserialize_with = "or_default", skip_serializing)]
     pub extents: Option<ExtentFigures>,
     /// What the imported source did not give ("cpu", ...).
-    #[serde(deserialize_with = "lenient", skip_serializing)]
+    #[serde(deserialize_with = "or_default", skip_serializing)]
     pub not_in_source: Vec<Value>,
 }
 
@@ -76,7 +76,7 @@ pub struct CellFigures {
 #[serde(default)]
 pub struct FailedClient {
     pub rank: Value,
-    #[serde(deserialize_with = "lenient")]
+    #[serde(deserialize_with = "or_default")]
     pub message: Option<String>,
 }
 
@@ -92,19 +92,13 @@ impl<'de> Deserialize<'de> for ExtentFigures {
         #[derive(Deserialize, Default)]
         #[serde(default)]
         struct Counted {
-            #[serde(deserialize_with = "lenient")]
+            #[serde(deserialize_with = "or_default")]
             files: u64,
         }
         let summary = Value::deserialize(d)?;
         let files = Counted::deserialize(&summary).unwrap_or_default().files;
         Ok(ExtentFigures { files, summary })
     }
-}
-
-/// A field of another type than its declaration reads as its default (absent), as a stored
-/// run's figure did before it was typed.
-fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned + Default>(d: D) -> Result<T, D::Error> {
-    Ok(serde_json::from_value(Value::deserialize(d)?).unwrap_or_default())
 }
 
 impl CellFigures {
@@ -159,7 +153,7 @@ impl CellRow {
         struct Summary {
             #[allow(dead_code)]
             p50_ns: serde::de::IgnoredAny,
-            #[serde(default, deserialize_with = "lenient")]
+            #[serde(default, deserialize_with = "or_default")]
             count: u64,
         }
         let is_summary = |v: &Value| Summary::deserialize(v).is_ok_and(|s| s.count > 0);
