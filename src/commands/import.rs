@@ -313,28 +313,13 @@ fn through_the_gate(run: &mut ImportedRun, file: &str, skip: bool) -> anyhow::Re
     }
 }
 
-/// A cell row: what the file does not give is 0 (numbers) or "unknown" (backend).
+/// The cell's row in its place in the run.
 fn row(seq: usize, c: &iomatrix_import::ImportedCell) -> CellRow {
     CellRow {
         seq,
-        test: c.test.clone(),
-        file_size: c.file_size,
-        record_size: c.record_size,
-        backend: c.backend.clone().unwrap_or_else(|| "unknown".into()),
-        direct: c.direct.unwrap_or(false),
-        clients: c.clients,
-        bytes: c.bytes,
-        ops: c.ops,
-        wall_ns: c.wall_ns,
-        user_ns: c.user_ns,
-        sys_ns: c.sys_ns,
-        kib_per_sec: c.kib_per_sec,
-        cpu_percent: c.cpu_percent,
-        metrics: c.metrics.clone(),
-        client_figures: json!([]),
         // The tools imported record no failed clients: what they printed is taken as whole.
         state: iomatrix_store::CellState::complete(c.clients.max(1) as u64),
-        blobs: Vec::new(),
+        ..c.row.clone()
     }
 }
 

@@ -7,8 +7,8 @@ use iomatrix_analysis::{
     derive, mean_of_rows, size_mix, sweep, CellKey, Derivation, Derived, Direction, Factor, Figure, Partial, Sweep,
     SweepLevel, SweepRow,
 };
-use iomatrix_core::{human, ByteSize, UsageError};
-use iomatrix_store::{CellRow, Store, StoredRun};
+use iomatrix_core::{human, ByteSize, Figures, IoMix, UsageError};
+use iomatrix_store::{CellRow, Store, StoredRun, IOPS};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
@@ -101,8 +101,8 @@ fn figure(cell: &CellRow, unit: Option<Unit>) -> Option<(f64, &'static str)> {
         None => Figure::of(cell).map(|f| (f.value, f.unit)),
         Some(Unit::Kbs) => ok(cell.kib_per_sec).map(|v| (v, "KB/s")),
         Some(Unit::Mbs) => ok(cell.kib_per_sec).map(|v| (v / 1024.0, "MB/s")),
-        Some(Unit::Iops) => cell.metrics["iops"]
-            .as_f64()
+        Some(Unit::Iops) => cell
+            .value(IOPS.id)
             .and_then(ok)
             .or_else(|| (cell.wall_ns > 0).then(|| cell.ops as f64 * 1e9 / cell.wall_ns as f64).and_then(ok))
             .map(|v| (v, "IOPS")),
@@ -404,9 +404,9 @@ fn by_param(
                 "record" => key.record_size.take(),
                 "file" => key.file_size.take(),
                 _ => {
-                    let qd = cell.metrics["queue_depth"].as_u64();
+                    let qd = cell.figures().queue_depth;
                     key.variant =
-                        key.variant.split(' ').filter(|p| !p.starts_with("qd=")).collect::<Vec<_>>().join(" ");
+                        key.variant.split(' ').filter(|p| !p.starts_with(IoMix::QD_KEY)).collect::<Vec<_>>().join(" ");
                     qd
                 }
             };

@@ -2,7 +2,7 @@
 //! conditions that say so, and the exit code when blocks came back wrong.
 
 use clap::Args;
-use iomatrix_verify::{new_run_stamp, ContentSpec, Tally, UNIT};
+use iomatrix_verify::{new_run_stamp, ContentSpec, UNIT};
 use serde_json::{json, Value};
 
 /// What written data holds (`--verify`, `--compressible`).
@@ -70,12 +70,7 @@ pub fn conditions(content: &ContentSpec) -> Value {
 
 /// Mismatches over a run's stored cells (their `metrics.verify`).
 pub fn mismatches(cells: &[iomatrix_store::CellRow]) -> u64 {
-    cells
-        .iter()
-        .filter_map(|c| c.metrics.get("verify"))
-        .filter_map(|v| serde_json::from_value::<Tally>(v.clone()).ok())
-        .map(|t| t.mismatches())
-        .sum()
+    cells.iter().filter_map(|c| c.figures().verify).map(|t| t.mismatches()).sum()
 }
 
 /// Adds `conditions(content)` to a suite's conditions (an object).

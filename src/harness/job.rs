@@ -322,8 +322,7 @@ fn cells_not_complete(cells: &[CellRow]) -> String {
         .iter()
         .filter(|c| !c.state.is_complete())
         .map(|c| {
-            let errors = c.metrics["errors"]
-                .as_object()
+            let errors = Some(c.figures().errors)
                 .filter(|e| !e.is_empty())
                 .map(|e| {
                     format!(" ({})", e.iter().map(|(kind, n)| format!("{kind} {n}")).collect::<Vec<_>>().join(", "))

@@ -224,9 +224,7 @@ impl<K: Ord + Clone> Stored<K> {
         let sample = self.measured.entry(key.clone()).or_default();
         *sample += 1;
         // The cell's sample number over every pass (a pass of noisy cells starts its plan's repeats at 1).
-        if let Some(repeat) = row.metrics.get_mut("repeat") {
-            *repeat = serde_json::json!(*sample);
-        }
+        row.set_repeat(*sample);
         // A cell that no client or connection finished is stored, in its place, with no figure.
         let failed = row.state.kind == iomatrix_store::CellStateKind::Failed;
         let mut line = if failed {
@@ -278,32 +276,24 @@ impl<K: Ord + Clone> Stored<K> {
 /// failed cell's figure: cells of databases older than the states, which migration 6 and
 /// `db merge` mark failed, have one; every consumer reads a failed cell's state, not its figure.)
 fn strip_figures(row: &mut iomatrix_store::CellRow) {
-    row.kib_per_sec = 0.0;
-    row.cpu_percent = None;
-    if let Some(per_sec) = row.metrics.get_mut("per_sec") {
-        *per_sec = serde_json::json!(0.0);
-    }
+    row.strip_rates();
 }
 
 /// What failed in a cell, as its row records it: "3 connection(s) failed (ENOSPC 3)", "2 client(s)
 /// failed".
 fn failures_of(row: &iomatrix_store::CellRow) -> String {
-    let m = &row.metrics;
+    let m = row.figures();
     let mut said = Vec::new();
-    if let Some(n) = m["connections_failed"].as_u64().filter(|n| *n > 0) {
-        let kinds: Vec<String> = m["errors"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .filter_map(|(kind, n)| Some(format!("{kind} {}", n.as_u64()?)))
-            .collect();
+    if let Some(n) = m.connections_failed.filter(|n| *n > 0) {
+        let kinds: Vec<String> =
+            m.errors.iter().filter_map(|(kind, n)| Some(format!("{kind} {}", n.as_u64()?))).collect();
         let kinds = if kinds.is_empty() { String::new() } else { format!(" ({})", kinds.join(", ")) };
         said.push(format!("{n} connection(s) failed{kinds}"));
     }
-    if let Some(n) = m["connections_skipped"].as_u64().filter(|n| *n > 0) {
+    if let Some(n) = m.connections_skipped.filter(|n| *n > 0) {
         said.push(format!("{n} out since an earlier phase"));
     }
-    match m["failed_clients"].as_array().map_or(0, Vec::len) {
+    match m.failed_clients.len() {
         0 => {}
         n => said.push(format!("{n} client(s) failed")),
     }
@@ -317,7 +307,7 @@ fn failures_of(row: &iomatrix_store::CellRow) -> String {
 /// A cell's state counted in clients: the run's `clients` less those the row records as
 /// failed (`failed_clients`, which every suite stores).
 fn clients_state(row: &iomatrix_store::CellRow, clients: usize) -> iomatrix_store::CellState {
-    let failed = row.metrics["failed_clients"].as_array().map_or(0, Vec::len);
+    let failed = row.figures().failed_clients.len();
     iomatrix_store::CellState::counted(clients.saturating_sub(failed) as u64, clients as u64, "clients")
 }
 

@@ -66,13 +66,13 @@ pub fn table(run: &StoredRun, columns: &ClientColumns) -> String {
     }
     out.push_str(&by_host(run, columns));
     for c in &run.cell_results {
-        for f in c.metrics["failed_clients"].as_array().into_iter().flatten() {
+        for f in c.figures().failed_clients {
             let _ = writeln!(
                 out,
                 "{}: client {} failed: {}",
                 (columns.describe)(c),
-                f["rank"],
-                f["message"].as_str().unwrap_or("?")
+                f.rank,
+                f.message.as_deref().unwrap_or("?")
             );
         }
     }
@@ -80,7 +80,7 @@ pub fn table(run: &StoredRun, columns: &ClientColumns) -> String {
 }
 
 fn failed(c: &CellRow) -> usize {
-    c.metrics["failed_clients"].as_array().map_or(0, Vec::len)
+    c.figures().failed_clients.len()
 }
 
 /// A host lies this far below the median host, over the run's cells, to be named the straggler.
@@ -247,21 +247,13 @@ pub fn on_host(run: &StoredRun, view: &StoredRun, columns: &ClientColumns, host:
             most = most.max(rates.len());
             let sum: f64 = rates.iter().sum();
             // Only what names the cell, and a bonnie cell's per-second figure, stay.
-            let mut metrics = serde_json::Map::new();
-            for key in ["queue_depth", "read_percent", "random_percent", "phase", "repeat", "unit"] {
-                if let Some(value) = c.metrics.get(key) {
-                    metrics.insert(key.into(), value.clone());
-                }
-            }
-            if c.metrics.get("per_sec").is_some() {
-                metrics.insert("per_sec".into(), sum.into());
-            }
+            let metrics = c.figures().naming(sum);
             let figures: Vec<serde_json::Value> =
                 c.client_figures.as_array().into_iter().flatten().filter(|f| mine(f)).cloned().collect();
             CellRow {
                 clients: rates.len(),
                 kib_per_sec: if c.kib_per_sec > 0.0 { sum * columns.kib_per_unit } else { 0.0 },
-                metrics: metrics.into(),
+                metrics,
                 client_figures: figures.into(),
                 blobs: Vec::new(),
                 ..c.clone()

@@ -1,6 +1,6 @@
 //! The verification table of a run made with `--verify`.
 
-use iomatrix_verify::Tally;
+use iomatrix_core::Figures;
 
 /// The cells' verification tallies as a table, and the first examples of
 /// mismatches; empty for a run that did not verify.
@@ -19,8 +19,8 @@ pub fn report(run: &iomatrix_store::StoredRun) -> String {
     );
     let mut examples = Vec::new();
     for c in &run.cell_results {
-        let Ok(t) = serde_json::from_value::<Tally>(c.metrics["verify"].clone()) else { continue };
-        let cell = describe(c);
+        let Some(t) = c.figures().verify else { continue };
+        let cell = c.cell_name();
         let _ = writeln!(
             out,
             "{cell:<44} {:>10} {:>10} {:>12} {:>8} {:>8} {:>10} {:>10.1}",
@@ -39,16 +39,4 @@ pub fn report(run: &iomatrix_store::StoredRun) -> String {
         let _ = writeln!(out, "{cell}: {} at offset {} of file {}{found}", e.kind.name(), e.offset, e.file);
     }
     out
-}
-
-fn describe(c: &iomatrix_store::CellRow) -> String {
-    let size = |v: Option<u64>| v.map(|b| format!(" {}", iomatrix_core::ByteSize(b))).unwrap_or_default();
-    let mut cell = format!("{}{}{}", c.test, size(c.file_size), size(c.record_size));
-    // An access spec is named by its mix too.
-    if let (Some(read), Some(random), Some(qd)) =
-        (c.metrics["read_percent"].as_u64(), c.metrics["random_percent"].as_u64(), c.metrics["queue_depth"].as_u64())
-    {
-        cell += &format!(" read {read}% random {random}% qd {qd}");
-    }
-    cell
 }

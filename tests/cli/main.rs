@@ -17,6 +17,7 @@ mod database_safety;
 mod dbench;
 mod examples;
 mod faults;
+mod figures;
 mod fileserver;
 mod golden;
 mod harness;

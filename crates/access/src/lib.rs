@@ -11,9 +11,11 @@
 //!   iomatrix's own protocol client, each client with its own session(s).
 //! - [`Live`]: counters the clients refresh every second, for a live display.
 
+pub mod figures;
 mod plan;
 mod runner;
 
+pub use figures::AccessCellFigures;
 pub use iomatrix_backend::Place;
 pub use plan::{AccessCell, AccessPlan, CellSetting, Limit};
 pub use runner::{execute, execute_at, latency_clock, latency_clock_source, AccessFigures, AccessResult, Live, Second};

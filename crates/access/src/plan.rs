@@ -88,10 +88,15 @@ impl AccessCell {
 
     /// `4k read 100% random 100% qd 32`
     pub fn describe(&self) -> String {
-        format!(
-            "{} read {}% random {}% qd {}",
-            self.block_size, self.read_percent, self.random_percent, self.queue_depth
-        )
+        crate::AccessCellFigures::name(self.block_size.bytes(), &self.mix())
+    }
+
+    pub fn mix(&self) -> iomatrix_core::IoMix {
+        iomatrix_core::IoMix {
+            read_percent: self.read_percent.into(),
+            random_percent: self.random_percent.into(),
+            queue_depth: self.queue_depth.into(),
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! of runs summarised cell by cell.
 
 use crate::SuiteShape;
+use iomatrix_core::Figures;
 use iomatrix_store::{CellRow, CellState, CellStateKind, StoredRun};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -20,11 +21,7 @@ pub struct CellKey {
 
 impl CellKey {
     pub fn of(cell: &CellRow) -> CellKey {
-        let m = &cell.metrics;
-        let variant = match (m["queue_depth"].as_u64(), m["read_percent"].as_u64(), m["random_percent"].as_u64()) {
-            (Some(qd), Some(read), Some(random)) => format!("qd={qd} read={read}% random={random}%"),
-            _ => String::new(),
-        };
+        let variant = cell.figures().mix().map(|mix| mix.key_name()).unwrap_or_default();
         CellKey { test: cell.test.clone(), file_size: cell.file_size, record_size: cell.record_size, variant }
     }
 
@@ -74,13 +71,8 @@ impl Figure {
         if cell.kib_per_sec > 0.0 && cell.kib_per_sec.is_finite() {
             return Some(Figure { value: cell.kib_per_sec, unit: "KB/s" });
         }
-        let per_sec = cell.metrics["per_sec"].as_f64().filter(|v| *v > 0.0 && v.is_finite())?;
-        let unit = match cell.metrics["unit"].as_str() {
-            Some("seeks/s") => "seeks/s",
-            Some("files/s") => "files/s",
-            _ => "per second",
-        };
-        Some(Figure { value: per_sec, unit })
+        let per_sec = cell.figures().per_sec.filter(|v| *v > 0.0 && v.is_finite())?;
+        Some(Figure { value: per_sec, unit: cell.unit() })
     }
 }
 
@@ -238,8 +230,8 @@ impl Group {
                     }
                     latency.entry((phase, what)).or_default().push(summary);
                 }
-                if cell.metrics["extents"]["files"].as_u64().unwrap_or(0) > 0 {
-                    extents.entry(key.clone()).or_default().push(cell.metrics["extents"].clone());
+                if let Some(counted) = cell.figures().extents.filter(|e| e.files > 0) {
+                    extents.entry(key.clone()).or_default().push(counted.summary);
                 }
             }
         }
@@ -301,30 +293,16 @@ fn latency_summaries(shape: SuiteShape, key: &CellKey, cell: &CellRow) -> Vec<(C
             let summary = serde_json::json!({
                 "count": cell.ops,
                 "mean_ns": wall as f64 / cell.ops as f64,
-                "max_ns": cell.metrics["max_latency_ns"].as_u64().filter(|v| *v > 0),
+                "max_ns": cell.figures().max_latency_ns.filter(|v| *v > 0),
                 "cell_wall_ns": wall,
             });
             out.push((phase, cell.test.clone(), summary));
         }
         return out;
     }
-    let mut visit = |name: String, v: &serde_json::Value| {
-        if v.get("p50_ns").is_some() && v["count"].as_u64().unwrap_or(0) > 0 {
-            let mut v = v.clone();
-            v["cell_wall_ns"] = wall.into();
-            out.push((key.clone(), name, v));
-        }
-    };
-    if let Some(m) = cell.metrics.as_object() {
-        for (k, v) in m {
-            visit(k.clone(), v);
-            if let Some(inner) = v.as_object() {
-                for (k2, v2) in inner {
-                    // The file-server's operations sit under "ops": their names are enough.
-                    visit(if k == "ops" { k2.clone() } else { format!("{k}.{k2}") }, v2);
-                }
-            }
-        }
+    for (name, mut v) in cell.latency_summaries() {
+        v["cell_wall_ns"] = wall.into();
+        out.push((key.clone(), name, v));
     }
     out
 }

@@ -37,12 +37,14 @@
 //! start, everything included, is reported beside them.
 
 mod clients;
+pub mod figures;
 mod plan;
 mod remote;
 mod result;
 mod walk;
 
 pub use clients::{client_root, execute_clients, missing_client_trees, BackupCell, ClientWalk, LiveClients};
+pub use figures::BackupCellFigures;
 pub use iomatrix_backend::Place;
 pub use plan::{BackupPlan, MAX_READ_SIZE};
 pub use remote::NO_EXTENT_MAP;

@@ -40,6 +40,7 @@
 mod clients;
 mod csv;
 mod error;
+pub mod figures;
 mod files;
 pub mod front;
 mod io;
@@ -57,6 +58,7 @@ pub use csv::{
     csv_line, csv_lines, csv_version, CsvSource, CSV_BONNIE_PER_CHAR, CSV_FORMAT, CSV_HEADER, CSV_WRITER_PREFIX,
 };
 pub use error::BonnieError;
+pub use figures::BonnieCellFigures;
 pub use iomatrix_backend::Place;
 pub use plan::{
     BonniePlan, PerChar, BONNIE_PLUS_PER_CHAR, BONNIE_PLUS_SEEKERS, DEFAULT_CHUNK, DEFAULT_FILES, DEFAULT_SEEKERS,

@@ -15,6 +15,8 @@
 //! - [`human`]: numbers for people, in one place: byte counts, durations,
 //!   significant digits, signed percentages, compact chart figures.
 //! - [`alloc`]: allocations of a user's size that fail with an error, not an abort.
+//! - [`figures`]: a metric declared once (id, unit, better direction, precision), the
+//!   [`Figures`] trait shared code reads a cell through, and the access cell's [`IoMix`].
 //!
 //! Nothing here does I/O.
 
@@ -22,6 +24,7 @@ pub mod alloc;
 mod backend_kind;
 mod cell_state;
 mod duration;
+pub mod figures;
 mod file_error;
 pub mod human;
 mod own_flags;
@@ -35,6 +38,7 @@ mod usage;
 pub use backend_kind::BackendKind;
 pub use cell_state::CellStateKind;
 pub use duration::{parse_duration, MAX_DURATION, MAX_DURATION_TEXT};
+pub use figures::{Direction, Figures, IoMix, Metric, MetricId};
 pub use file_error::{did_you_mean, line_of, nearest, FileError};
 pub use own_flags::{parse_compressible, FrontEnd, OwnFlags};
 pub use matrix::{Matrix, MatrixCell};

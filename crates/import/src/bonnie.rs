@@ -23,10 +23,12 @@
 //! buffered test rather than bonnie++'s one system call per byte.
 
 use crate::{
-    line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Options, Unmeasured,
+    imported_row, line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Options,
+    Unmeasured,
 };
 use iomatrix_bonnie::{BonnieTest, PerChar, CSV_BONNIE_PER_CHAR, CSV_WRITER_PREFIX, DEFAULT_CHUNK};
 use iomatrix_core::{ByteSize, MIB};
+use iomatrix_store::CellRow;
 use serde_json::{json, Value};
 
 /// Column positions of one CSV layout (0-based).
@@ -375,20 +377,16 @@ fn run(records: &[Record], options: &Options, bad_lines: &[crate::BadLine]) -> I
                     cells.push(ImportedCell {
                         line: Some(r.line),
                         source: line_source(r.line),
-                        test: test.name().to_string(),
-                        file_size: first.size,
-                        record_size: chunk,
-                        backend: None,
-                        direct: None,
-                        clients: first.concurrency,
-                        bytes: 0,
-                        ops: 0,
-                        wall_ns: 0,
-                        user_ns: 0,
-                        sys_ns: 0,
-                        kib_per_sec: if test.unit() == "KB/s" { *per_sec } else { 0.0 },
-                        cpu_percent: Some(*cpu),
-                        metrics,
+                        row: CellRow {
+                            test: test.name().to_string(),
+                            file_size: first.size,
+                            record_size: chunk,
+                            clients: first.concurrency,
+                            kib_per_sec: if test.unit() == "KB/s" { *per_sec } else { 0.0 },
+                            cpu_percent: Some(*cpu),
+                            metrics,
+                            ..imported_row()
+                        },
                     });
                 }
             }

@@ -16,9 +16,12 @@
 //! pasted together, the headings repeated. K/sec is 1024 bytes a second
 //! (Bonnie divides the file's bytes by the time and by 1024).
 
-use crate::{line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Options};
+use crate::{
+    imported_row, line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Options,
+};
 use iomatrix_bonnie::{BonnieTest, PerChar};
 use iomatrix_core::MIB;
+use iomatrix_store::CellRow;
 use serde_json::{json, Value};
 
 /// The first heading line: seven dashes before "Sequential Output" (bonnie++'s table has six).
@@ -135,20 +138,16 @@ fn run(line: usize, machine: &str, v: &[f64], bad_lines: &[crate::BadLine]) -> I
             ImportedCell {
                 line: Some(line),
                 source: line_source(line),
-                test: test.name().to_string(),
-                file_size: Some(size),
-                record_size: None,
-                backend: None,
-                direct: None,
-                clients: 1,
-                bytes: 0,
-                ops: 0,
-                wall_ns: 0,
-                user_ns: 0,
-                sys_ns: 0,
-                kib_per_sec: if test.unit() == "KB/s" { per_sec } else { 0.0 },
-                cpu_percent: Some(cpu),
-                metrics,
+                row: CellRow {
+                    test: test.name().to_string(),
+                    file_size: Some(size),
+                    record_size: None,
+                    clients: 1,
+                    kib_per_sec: if test.unit() == "KB/s" { per_sec } else { 0.0 },
+                    cpu_percent: Some(cpu),
+                    metrics,
+                    ..imported_row()
+                },
             }
         })
         .collect();

@@ -14,8 +14,12 @@
 //! `iodepth`, but 1 for its synchronous engines (psync, sync, ...), which fio
 //! caps at 1; the option as given stays in `iodepth`.
 
-use crate::{cache_words, rfc3339_utc, unknown_conditions, Format, ImportError, ImportedCell, ImportedRun};
-use iomatrix_core::ByteSize;
+use crate::{
+    cache_words, imported_row, rfc3339_utc, unknown_conditions, Format, ImportError, ImportedCell, ImportedRun,
+    UNKNOWN_BACKEND,
+};
+use iomatrix_core::{ByteSize, IoMix};
+use iomatrix_store::CellRow;
 use serde_json::{json, Map, Value};
 
 pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
@@ -84,7 +88,7 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
     let mut unknown = Vec::new();
     if backend.is_null() {
         unknown.push(
-            if cells.iter().any(|c| c.backend.is_some()) {
+            if cells.iter().any(|c| c.backend != UNKNOWN_BACKEND) {
                 "backend (ioengine differs between jobs: see each cell)"
             } else {
                 "backend (no ioengine option: fio's default depends on its version and platform)"
@@ -198,47 +202,106 @@ fn job_cell(
     path: &str,
     name: &str,
 ) -> Result<Result<ImportedCell, String>, ImportError> {
-    let mut defaults = Vec::new();
-    let bad = |option: &str, why: String| ImportError::in_field(format!("{path}.job options.{option}"), why);
+    let o = match job_options(opts, path)? {
+        Ok(o) => o,
+        Err(none) => return Ok(Err(none)),
+    };
+    let f = job_figures(job, path)?;
+    let (read, write, wall_ns) = (&f.read, &f.write, f.wall_ns);
+    let kib_per_sec = read.kib_per_sec + write.kib_per_sec;
+    let mut metrics = json!({
+        "iodepth": o.iodepth,
+        "iops": read.iops + write.iops,
+        "mib_per_sec": kib_per_sec / 1024.0,
+        "read_bytes": read.bytes,
+        "write_bytes": write.bytes,
+        "read": read.latency,
+        "write": write.latency,
+        "read_iops": read.iops,
+        "write_iops": write.iops,
+        "read_kib_per_sec": read.kib_per_sec,
+        "write_kib_per_sec": write.kib_per_sec,
+        "fio_job": name,
+        "rw": o.rw_text,
+        "clients": o.clients,
+        "defaults": o.defaults,
+    });
+    // The same mix an access cell of iomatrix's stores, so both compare cell by cell.
+    if let (Some(m), Value::Object(named)) = (metrics.as_object_mut(), json!(o.mix)) {
+        m.extend(named);
+        // Keys the run's conditions are drawn from: present only when the options say.
+        if let Some(e) = &o.ioengine {
+            m.insert("ioengine".into(), Value::from(e.clone()));
+        }
+        m.insert("direct".into(), Value::from(o.direct));
+        if let Some(t) = &o.target {
+            m.insert("filename".into(), Value::from(t.clone()));
+        }
+        if o.record_size.is_none() {
+            m.insert("bs".into(), Value::from(opt(opts, &["bs", "blocksize", "bsrange", "bssplit"]).unwrap_or("")));
+        }
+        if f.usr.is_none() || f.sys.is_none() {
+            m.insert("not_in_source".into(), json!(["cpu"]));
+        }
+    }
+    Ok(Ok(ImportedCell {
+        line: None,
+        source: format!("{path} (job '{}')", iomatrix_core::text::printable(name)),
+        row: CellRow {
+            test: "access".into(),
+            file_size: o.file_size,
+            record_size: o.record_size,
+            backend: o.ioengine.unwrap_or_else(|| UNKNOWN_BACKEND.into()),
+            direct: o.direct,
+            clients: o.clients,
+            bytes: read.bytes + write.bytes,
+            ops: read.ops + write.ops,
+            wall_ns,
+            user_ns: f.usr.map(|u| (u / 100.0 * wall_ns as f64) as u64).unwrap_or(0),
+            sys_ns: f.sys.map(|s| (s / 100.0 * wall_ns as f64) as u64).unwrap_or(0),
+            kib_per_sec,
+            cpu_percent: match (f.usr, f.sys) {
+                (Some(u), Some(s)) => Some(u + s),
+                _ => None,
+            },
+            metrics,
+            ..imported_row()
+        },
+    }))
+}
 
+/// What a job's options say it ran, with the defaults fio took for what they leave out.
+struct JobOptions<'a> {
+    rw_text: &'a str,
+    mix: IoMix,
+    /// The option as given; `mix.queue_depth` is what fio ran at.
+    iodepth: u64,
+    record_size: Option<u64>,
+    file_size: Option<u64>,
+    direct: bool,
+    ioengine: Option<String>,
+    clients: usize,
+    target: Option<String>,
+    /// Options fio defaulted ("bs=4k"), for the reader to know what was not given.
+    defaults: Vec<&'static str>,
+}
+
+fn bad_option(path: &str, option: &str, why: String) -> ImportError {
+    ImportError::in_field(format!("{path}.job options.{option}"), why)
+}
+
+/// A job's options read, or why the job has no cell (Ok(Err)): a trim workload.
+fn job_options<'a>(opts: &'a Map<String, Value>, path: &str) -> Result<Result<JobOptions<'a>, String>, ImportError> {
+    let mut defaults = Vec::new();
+    let bad = |option: &str, why: String| bad_option(path, option, why);
     let rw_text = opt(opts, &["rw", "readwrite"]).unwrap_or_else(|| {
         defaults.push("rw=read");
         "read"
     });
-    let rw = rw_text.split(':').next().unwrap_or("").trim();
-    let percent = |option: &str, text: &str| -> Result<u64, ImportError> {
-        let first = text.split(',').next().unwrap_or("").trim();
-        first
-            .parse::<u64>()
-            .ok()
-            .filter(|v| *v <= 100)
-            .ok_or_else(|| bad(option, format!("'{text}' is not a percentage from 0 to 100")))
+    let (read_percent, random_percent) = match rw_mix(opts, rw_text, path, &mut defaults)? {
+        Ok(mix) => mix,
+        Err(none) => return Ok(Err(none)),
     };
-    let mix = match (opt(opts, &["rwmixread"]), opt(opts, &["rwmixwrite"])) {
-        (Some(r), _) => percent("rwmixread", r)?,
-        (None, Some(w)) => 100 - percent("rwmixwrite", w)?,
-        (None, None) => 50,
-    };
-    let (read_percent, mut random_percent, mixed) = match rw {
-        "read" => (100, 0, false),
-        "write" => (0, 0, false),
-        "randread" => (100, 100, false),
-        "randwrite" => (0, 100, false),
-        "rw" | "readwrite" => (mix, 0, true),
-        "randrw" => (mix, 100, true),
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Ok(Err(format!("rw={rw}: trims have no iomatrix access-spec equivalent")))
-        }
-        other => return Err(bad("rw", format!("unknown fio rw mode '{other}'"))),
-    };
-    if mixed && opt(opts, &["rwmixread", "rwmixwrite"]).is_none() {
-        defaults.push("rwmixread=50");
-    }
-    if random_percent == 100 {
-        if let Some(p) = opt(opts, &["percentage_random"]) {
-            random_percent = percent("percentage_random", p)?;
-        }
-    }
     let record_size = if opt(opts, &["bsrange", "blocksize_range", "bssplit"]).is_some() {
         None
     } else {
@@ -277,9 +340,76 @@ fn job_cell(
     let queue_depth = if synchronous { 1 } else { iodepth };
     let numjobs = opt(opts, &["numjobs"]).and_then(|n| n.parse::<usize>().ok()).unwrap_or(1).max(1);
     let grouped = opts.contains_key("group_reporting");
-    let clients = if grouped { numjobs } else { 1 };
-    let target = opt(opts, &["filename", "directory"]).map(str::to_string);
+    Ok(Ok(JobOptions {
+        rw_text,
+        mix: IoMix { read_percent, random_percent, queue_depth },
+        iodepth,
+        record_size,
+        file_size,
+        direct,
+        ioengine,
+        clients: if grouped { numjobs } else { 1 },
+        target: opt(opts, &["filename", "directory"]).map(str::to_string),
+        defaults,
+    }))
+}
 
+/// The read and random shares of `rw` (and `rwmixread`, `percentage_random`), or why it has
+/// no access-spec equivalent (Ok(Err)): a trim workload.
+fn rw_mix(
+    opts: &Map<String, Value>,
+    rw_text: &str,
+    path: &str,
+    defaults: &mut Vec<&'static str>,
+) -> Result<Result<(u64, u64), String>, ImportError> {
+    let rw = rw_text.split(':').next().unwrap_or("").trim();
+    let percent = |option: &str, text: &str| -> Result<u64, ImportError> {
+        let first = text.split(',').next().unwrap_or("").trim();
+        first
+            .parse::<u64>()
+            .ok()
+            .filter(|v| *v <= 100)
+            .ok_or_else(|| bad_option(path, option, format!("'{text}' is not a percentage from 0 to 100")))
+    };
+    let mix = match (opt(opts, &["rwmixread"]), opt(opts, &["rwmixwrite"])) {
+        (Some(r), _) => percent("rwmixread", r)?,
+        (None, Some(w)) => 100 - percent("rwmixwrite", w)?,
+        (None, None) => 50,
+    };
+    let (read_percent, mut random_percent, mixed) = match rw {
+        "read" => (100, 0, false),
+        "write" => (0, 0, false),
+        "randread" => (100, 100, false),
+        "randwrite" => (0, 100, false),
+        "rw" | "readwrite" => (mix, 0, true),
+        "randrw" => (mix, 100, true),
+        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+            return Ok(Err(format!("rw={rw}: trims have no iomatrix access-spec equivalent")))
+        }
+        other => return Err(bad_option(path, "rw", format!("unknown fio rw mode '{other}'"))),
+    };
+    if mixed && opt(opts, &["rwmixread", "rwmixwrite"]).is_none() {
+        defaults.push("rwmixread=50");
+    }
+    if random_percent == 100 {
+        if let Some(p) = opt(opts, &["percentage_random"]) {
+            random_percent = percent("percentage_random", p)?;
+        }
+    }
+    Ok(Ok((read_percent, random_percent)))
+}
+
+/// What a job measured: each side's figures, its wall time, its CPU shares (None where fio
+/// gave none).
+struct JobFigures {
+    read: Side,
+    write: Side,
+    wall_ns: u64,
+    usr: Option<f64>,
+    sys: Option<f64>,
+}
+
+fn job_figures(job: &Map<String, Value>, path: &str) -> Result<JobFigures, ImportError> {
     let read = side(job, path, "read")?;
     let write = side(job, path, "write")?;
     let runtime_ms = match job.get("job_runtime") {
@@ -289,68 +419,13 @@ fn job_cell(
             .ok_or_else(|| ImportError::in_field(format!("{path}.job_runtime"), "not a time in milliseconds"))?,
         None => read.runtime_ms.max(write.runtime_ms),
     };
-    let wall_ns = (runtime_ms * 1e6) as u64;
-    let usr = job.get("usr_cpu").and_then(Value::as_f64);
-    let sys = job.get("sys_cpu").and_then(Value::as_f64);
-    let kib_per_sec = read.kib_per_sec + write.kib_per_sec;
-    let iops = read.iops + write.iops;
-    let mut metrics = json!({
-        "read_percent": read_percent,
-        "random_percent": random_percent,
-        "queue_depth": queue_depth,
-        "iodepth": iodepth,
-        "iops": iops,
-        "mib_per_sec": kib_per_sec / 1024.0,
-        "read_bytes": read.bytes,
-        "write_bytes": write.bytes,
-        "read": read.latency,
-        "write": write.latency,
-        "read_iops": read.iops,
-        "write_iops": write.iops,
-        "read_kib_per_sec": read.kib_per_sec,
-        "write_kib_per_sec": write.kib_per_sec,
-        "fio_job": name,
-        "rw": rw_text,
-        "clients": clients,
-        "defaults": defaults,
-    });
-    if let Some(m) = metrics.as_object_mut() {
-        // Keys the run's conditions are drawn from: present only when the options say.
-        if let Some(e) = &ioengine {
-            m.insert("ioengine".into(), Value::from(e.clone()));
-        }
-        m.insert("direct".into(), Value::from(direct));
-        if let Some(t) = &target {
-            m.insert("filename".into(), Value::from(t.clone()));
-        }
-        if record_size.is_none() {
-            m.insert("bs".into(), Value::from(opt(opts, &["bs", "blocksize", "bsrange", "bssplit"]).unwrap_or("")));
-        }
-        if usr.is_none() || sys.is_none() {
-            m.insert("not_in_source".into(), json!(["cpu"]));
-        }
-    }
-    Ok(Ok(ImportedCell {
-        line: None,
-        source: format!("{path} (job '{}')", iomatrix_core::text::printable(name)),
-        test: "access".into(),
-        file_size,
-        record_size,
-        backend: ioengine,
-        direct: Some(direct),
-        clients,
-        bytes: read.bytes + write.bytes,
-        ops: read.ops + write.ops,
-        wall_ns,
-        user_ns: usr.map(|u| (u / 100.0 * wall_ns as f64) as u64).unwrap_or(0),
-        sys_ns: sys.map(|s| (s / 100.0 * wall_ns as f64) as u64).unwrap_or(0),
-        kib_per_sec,
-        cpu_percent: match (usr, sys) {
-            (Some(u), Some(s)) => Some(u + s),
-            _ => None,
-        },
-        metrics,
-    }))
+    Ok(JobFigures {
+        wall_ns: (runtime_ms * 1e6) as u64,
+        usr: job.get("usr_cpu").and_then(Value::as_f64),
+        sys: job.get("sys_cpu").and_then(Value::as_f64),
+        read,
+        write,
+    })
 }
 
 /// fio's `bs`: one size, or `read,write[,trim]` sizes. Two different sizes
@@ -494,8 +569,8 @@ mod tests {
         assert_eq!(run.cells.len(), 1);
         let c = &run.cells[0];
         assert_eq!((c.test.as_str(), c.file_size, c.record_size), ("access", Some(8 << 20), Some(8192)));
-        assert_eq!(c.backend.as_deref(), Some("libaio"));
-        assert_eq!(c.direct, Some(true));
+        assert_eq!(c.backend, "libaio");
+        assert!(c.direct);
         assert_eq!(c.metrics["read_percent"], 70);
         assert_eq!(c.metrics["random_percent"], 100);
         assert_eq!(c.metrics["queue_depth"], 8);
@@ -534,7 +609,7 @@ mod tests {
         assert_eq!(c.metrics["defaults"], json!(["rw=read", "bs=4k", "iodepth=1", "direct=0"]));
         assert_eq!(c.metrics["write"]["count"], 0);
         assert_eq!(c.metrics["write"]["p50_ns"], 0);
-        assert_eq!(c.direct, Some(false));
+        assert!(!c.direct);
         assert_eq!(run.conditions["direct"], false);
         assert_eq!(run.conditions["cache"], "page cache in use");
         assert!(run.conditions["backend"].is_null());

@@ -15,8 +15,12 @@
 //! (and later `MiBps (Binary)`) both read. Iometer's MBps of 2006 and its
 //! Binary column count 2^20 bytes; Decimal 10^6.
 
-use crate::{line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Options};
-use serde_json::{json, Value};
+use crate::{
+    imported_row, line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Options,
+};
+use iomatrix_core::figures::{IoMix, QUEUE_DEPTH, RANDOM_PERCENT, READ_PERCENT};
+use iomatrix_store::CellRow;
+use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
 const RESULTS_COLUMNS: &str = "'Target Type,Target Name,Access Specification Name";
@@ -282,12 +286,9 @@ fn cell(
     };
     let read = side("Average Read Response Time", "Maximum Read Response Time", read_ios)?;
     let write = side("Average Write Response Time", "Maximum Write Response Time", write_ios)?;
-    let metrics = json!({
+    let mut metrics = json!({
         "read": read,
         "write": write,
-        "read_percent": read_percent,
-        "random_percent": random_percent,
-        "queue_depth": queue_depth,
         "iops": iops,
         "mib_per_sec": mib_per_sec,
         "read_iops": number("Read IOps")?,
@@ -315,28 +316,56 @@ fn cell(
             json!(["wall_ns", "user_ns", "sys_ns", "file_size", "cpu"])
         },
     });
+    if let Some(m) = metrics.as_object_mut() {
+        m.extend(mix_parts(read_percent, random_percent, queue_depth));
+    }
     Ok(ImportedCell {
         line: Some(line),
         source: line_source(line),
-        test: "access".into(),
-        file_size: None,
-        record_size,
-        backend: None,
-        direct: None,
-        clients: workers,
-        bytes: bytes_read + bytes_written,
-        ops: read_ios + write_ios,
-        wall_ns: 0,
-        user_ns: 0,
-        sys_ns: 0,
-        kib_per_sec: mib_per_sec * 1024.0,
-        cpu_percent: cpu,
-        metrics,
+        row: CellRow {
+            test: "access".into(),
+            file_size: None,
+            record_size,
+            clients: workers,
+            bytes: bytes_read + bytes_written,
+            ops: read_ios + write_ios,
+            kib_per_sec: mib_per_sec * 1024.0,
+            cpu_percent: cpu,
+            metrics,
+            ..imported_row()
+        },
     })
+}
+
+/// The access mix as iomatrix's access cells store it ([`IoMix`]), each part Iometer's row
+/// leaves unknown (workers at different depths, a spec of parts that differ) stored as null.
+fn mix_parts(read_percent: Option<u64>, random_percent: Option<u64>, queue_depth: Option<u64>) -> Map<String, Value> {
+    let whole = IoMix {
+        read_percent: read_percent.unwrap_or(0),
+        random_percent: random_percent.unwrap_or(0),
+        queue_depth: queue_depth.unwrap_or(0),
+    };
+    let Value::Object(mut parts) = json!(whole) else { return Map::new() };
+    for (known, metric) in [(read_percent, READ_PERCENT), (random_percent, RANDOM_PERCENT), (queue_depth, QUEUE_DEPTH)]
+    {
+        if known.is_none() {
+            parts.insert(metric.id.key().into(), Value::Null);
+        }
+    }
+    parts
 }
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_part_of_the_mix_the_row_leaves_unknown_is_stored_null() {
+        let parts = mix_parts(Some(70), None, None);
+        assert_eq!(Value::Object(parts), json!({"read_percent": 70, "random_percent": null, "queue_depth": null}));
+        let whole = mix_parts(Some(0), Some(100), Some(8));
+        assert_eq!(Value::Object(whole), json!({"read_percent": 0, "random_percent": 100, "queue_depth": 8}));
+    }
+
     use super::*;
 
     const FIXTURE: &str = include_str!("../tests/data/iometer-2006.07.27-results.csv");

@@ -15,11 +15,16 @@
 //! (O_DIRECT) by the lines IOzone prints for them. IOzone prints no host,
 //! RAM or file system, and its report no CPU figures.
 
-use crate::iozone_excel::{parse_excel_blocks_with, parse_throughput_reports_with, row_records, ParseError, Placement};
+use crate::iozone_excel::{
+    parse_excel_blocks_with, parse_throughput_reports_with, row_records, ExcelBlock, ParseError, Placement,
+    ThroughputBlock,
+};
 use crate::{
-    cache_words, line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Options,
+    cache_words, imported_row, line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell,
+    ImportedRun, Options,
 };
 use iomatrix_iozone::IozoneTest;
+use iomatrix_store::CellRow;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -137,14 +142,43 @@ pub fn parse(text: &str, options: &Options) -> Result<ImportedRun, ImportError> 
     }
     let direct = b.present.then_some(b.direct);
     let mut skipped = Vec::new();
-    let mut notes = Vec::new();
-    // (test, file KiB, record KiB) -> (KB/s, clients, line)
-    let mut values: BTreeMap<(IozoneTest, u64, u64), (f64, usize, usize)> = BTreeMap::new();
-    let mut from_table = false;
-    let mut from_header = false;
-    let mut placed: BTreeMap<Placement, Vec<u64>> = BTreeMap::new();
+    let mut values = Values::new();
+    let placing = place_blocks(&blocks, &table, &mut bad, &mut values, &mut skipped)?;
+    add_throughput(&throughput, &mut values, &mut skipped)?;
+    let notes = placing.notes(&throughput);
+    let cells = cells_of(&values, direct)?;
+    if cells.is_empty() {
+        return Err(ImportError::new(format!(
+            "IOzone -R report without a test iomatrix knows: {}",
+            skipped.join("; ")
+        )));
+    }
+    Ok(run_of(&b, &values, cells, Parsed { direct, notes, skipped, bad_lines: bad.lines }))
+}
+
+/// (test, file KiB, record KiB) -> (KB/s, clients, line)
+type Values = BTreeMap<(IozoneTest, u64, u64), (f64, usize, usize)>;
+
+/// Where the record sizes of the blocks' rows came from, for the run's notes.
+#[derive(Default)]
+struct Placing {
+    from_table: bool,
+    from_header: bool,
+    placed: BTreeMap<Placement, Vec<u64>>,
+}
+
+/// The matrix blocks' values into `values`, each row's record sizes from IOzone's main table
+/// or the block's header; a row that fits neither is a bad line.
+fn place_blocks(
+    blocks: &[ExcelBlock],
+    table: &BTreeMap<u64, Vec<u64>>,
+    bad: &mut BadLines,
+    values: &mut Values,
+    skipped: &mut Vec<String>,
+) -> Result<Placing, ImportError> {
+    let Placing { mut from_table, mut from_header, mut placed } = Placing::default();
     let mut seen_titles: Vec<&str> = Vec::new();
-    for block in &blocks {
+    for block in blocks {
         let Some(test) = IozoneTest::ALL.into_iter().find(|t| t.report_title() == block.title) else {
             skipped.push(format!("\"{}\": iomatrix has no IOzone test of that name", block.title));
             continue;
@@ -206,7 +240,16 @@ pub fn parse(text: &str, options: &Options) -> Result<ImportedRun, ImportError> 
             }
         }
     }
-    for report in &throughput {
+    Ok(Placing { from_table, from_header, placed })
+}
+
+/// The `-t` throughput reports' values into `values`; a figure given twice is an error.
+fn add_throughput(
+    throughput: &[ThroughputBlock],
+    values: &mut Values,
+    skipped: &mut Vec<String>,
+) -> Result<(), ImportError> {
+    for report in throughput {
         for (name, value, line) in &report.rows {
             let Some(test) = IozoneTest::ALL.into_iter().find(|t| t.throughput_name() == name) else {
                 let why = format!("\"{name}\" (throughput report): iomatrix has no IOzone test of that name");
@@ -227,37 +270,52 @@ pub fn parse(text: &str, options: &Options) -> Result<ImportedRun, ImportError> 
             }
         }
     }
-    if from_table {
-        notes.push("record sizes of each file size taken from IOzone's main table".to_string());
-    }
-    if from_header {
-        notes.push("record sizes taken from each block's header (IOzone's record sizes for the run's flags)".into());
-    }
-    for (how, files) in &mut placed {
-        files.sort_unstable();
-        files.dedup();
-        match how {
-            Placement::Whole => {}
-            Placement::LargeFile => notes.push(format!(
-                "file size {}: values from 64 KiB up (IOzone's auto mode skips smaller records for files above \
-                 32 MiB)",
-                kb_list(files)
-            )),
-            Placement::Smallest => notes.push(format!(
-                "file size {}: one value, taken as the header's smallest record size, where IOzone prints it \
-                 (without -a or -r IOzone's header is 4 to 16384, and 4 KiB runs)",
-                kb_list(files)
-            )),
+    Ok(())
+}
+
+impl Placing {
+    /// What the run's notes say of where its record sizes and clients came from.
+    fn notes(self, throughput: &[ThroughputBlock]) -> Vec<String> {
+        let Placing { from_table, from_header, mut placed } = self;
+        let mut notes = Vec::new();
+        if from_table {
+            notes.push("record sizes of each file size taken from IOzone's main table".to_string());
         }
+        if from_header {
+            notes
+                .push("record sizes taken from each block's header (IOzone's record sizes for the run's flags)".into());
+        }
+        for (how, files) in &mut placed {
+            files.sort_unstable();
+            files.dedup();
+            match how {
+                Placement::Whole => {}
+                Placement::LargeFile => notes.push(format!(
+                    "file size {}: values from 64 KiB up (IOzone's auto mode skips smaller records for files above \
+                     32 MiB)",
+                    kb_list(files)
+                )),
+                Placement::Smallest => notes.push(format!(
+                    "file size {}: one value, taken as the header's smallest record size, where IOzone prints it \
+                     (without -a or -r IOzone's header is 4 to 16384, and 4 KiB runs)",
+                    kb_list(files)
+                )),
+            }
+        }
+        if let Some(clients) = throughput.iter().map(|r| r.clients).max() {
+            notes.push(format!(
+                "IOzone's -t throughput report: {clients} client(s) at once; KB/s is IOzone's \"children see\" figure, \
+                 the sum of the clients' own rates"
+            ));
+        }
+        notes
     }
-    if let Some(clients) = throughput.iter().map(|r| r.clients).max() {
-        notes.push(format!(
-            "IOzone's -t throughput report: {clients} client(s) at once; KB/s is IOzone's \"children see\" figure, \
-             the sum of the clients' own rates"
-        ));
-    }
+}
+
+/// One cell per placed value: KB/s as IOzone printed it, nothing else measured.
+fn cells_of(values: &Values, direct: Option<bool>) -> Result<Vec<ImportedCell>, ImportError> {
     let mut cells = Vec::new();
-    for ((test, file_kib, record_kib), (value, clients, line)) in &values {
+    for ((test, file_kib, record_kib), (value, clients, line)) in values {
         let bytes = |kib: u64| {
             kib.checked_mul(1024)
                 .ok_or_else(|| ImportError::new(format!("IOzone -R report: {test}: size {kib} kB is too large")))
@@ -265,28 +323,33 @@ pub fn parse(text: &str, options: &Options) -> Result<ImportedRun, ImportError> 
         cells.push(ImportedCell {
             line: Some(*line),
             source: line_source(*line),
-            test: test.name().to_string(),
-            file_size: Some(bytes(*file_kib)?),
-            record_size: Some(bytes(*record_kib)?),
-            backend: None,
-            direct,
-            clients: *clients,
-            bytes: 0,
-            ops: 0,
-            wall_ns: 0,
-            user_ns: 0,
-            sys_ns: 0,
-            kib_per_sec: *value,
-            cpu_percent: None,
-            metrics: json!({ "not_in_source": ["bytes", "ops", "wall_ns", "cpu"] }),
+            row: CellRow {
+                test: test.name().to_string(),
+                file_size: Some(bytes(*file_kib)?),
+                record_size: Some(bytes(*record_kib)?),
+                direct: direct.unwrap_or(false),
+                clients: *clients,
+                kib_per_sec: *value,
+                cpu_percent: None,
+                metrics: json!({ "not_in_source": ["bytes", "ops", "wall_ns", "cpu"] }),
+                ..imported_row()
+            },
         });
     }
-    if cells.is_empty() {
-        return Err(ImportError::new(format!(
-            "IOzone -R report without a test iomatrix knows: {}",
-            skipped.join("; ")
-        )));
-    }
+    Ok(cells)
+}
+
+/// What the run's conditions and notes take beside its cells.
+struct Parsed {
+    direct: Option<bool>,
+    notes: Vec<String>,
+    skipped: Vec<String>,
+    bad_lines: Vec<crate::BadLine>,
+}
+
+/// The run: its plan and conditions from the banner and the cells, what is unknown of it.
+fn run_of(b: &Banner, values: &Values, cells: Vec<ImportedCell>, parsed: Parsed) -> ImportedRun {
+    let Parsed { direct, notes, skipped, bad_lines } = parsed;
     let sizes = |f: fn(&ImportedCell) -> Option<u64>| {
         let mut v: Vec<u64> = cells.iter().filter_map(f).collect();
         v.sort_unstable();
@@ -316,7 +379,7 @@ pub fn parse(text: &str, options: &Options) -> Result<ImportedRun, ImportError> 
     if let Some(build) = &b.build {
         environment.insert("iozone_build".into(), Value::from(build.clone()));
     }
-    Ok(ImportedRun {
+    ImportedRun {
         format: Format::Iozone,
         tool_version: b.version.clone(),
         host: None,
@@ -339,8 +402,8 @@ pub fn parse(text: &str, options: &Options) -> Result<ImportedRun, ImportError> 
         cells,
         unmeasured: Vec::new(),
         skipped,
-        bad_lines: bad.lines,
-    })
+        bad_lines,
+    }
 }
 
 #[cfg(test)]

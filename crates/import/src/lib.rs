@@ -40,6 +40,7 @@ mod iometer;
 mod iozone;
 pub mod iozone_excel;
 
+use iomatrix_store::CellRow;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::fmt;
@@ -219,33 +220,59 @@ pub struct ImportedRun {
     pub bad_lines: Vec<BadLine>,
 }
 
-/// One cell, shaped like a native cell of the run's suite. Numbers the file
-/// does not give are 0 (`bytes`, `ops`, `wall_ns`, CPU times), and say so in
-/// `metrics.not_in_source` where a suite's readers might look for them.
+/// One cell, the row a native cell of the run's suite stores ([`CellRow`], declared once), with
+/// where in the file it came from. Numbers the file does not give are 0 (`bytes`, `ops`,
+/// `wall_ns`, CPU times), and say so in `metrics.not_in_source` where a suite's readers might
+/// look for them; `cpu_percent` is None where the file has no CPU figure (IOzone's report, an
+/// empty Iometer field), `backend` [`UNKNOWN_BACKEND`] where the file names no I/O method (only
+/// fio's ioengine does), `direct` false where it does not say (the run's conditions say
+/// unknown), `kib_per_sec` 0 for figures in other units (seeks/s, files/s: `metrics.per_sec`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ImportedCell {
     /// The line its figure was read from (1-based), where the format has lines.
     pub line: Option<usize>,
     /// Where in the file it came from, for messages: `line 12`, `jobs[0] (job 'randrw')`.
     pub source: String,
-    pub test: String,
-    pub file_size: Option<u64>,
-    pub record_size: Option<u64>,
-    /// The tool's I/O method where the file names it (fio's ioengine).
-    pub backend: Option<String>,
-    pub direct: Option<bool>,
-    pub clients: usize,
-    pub bytes: u64,
-    pub ops: u64,
-    pub wall_ns: u64,
-    pub user_ns: u64,
-    pub sys_ns: u64,
-    /// KiB/s; 0 for figures in other units (seeks/s, files/s: `metrics.per_sec`).
-    pub kib_per_sec: f64,
-    /// None where the file has no CPU figure (IOzone's report, an empty Iometer
-    /// field); `metrics.not_in_source` then lists "cpu".
-    pub cpu_percent: Option<f64>,
-    pub metrics: Value,
+    /// The cell as it is stored; its place in the run (`seq`) and its state are set when it is.
+    #[serde(flatten)]
+    pub row: CellRow,
+}
+
+/// An imported cell's backend where the file names none.
+pub const UNKNOWN_BACKEND: &str = "unknown";
+
+/// An imported cell is its row: `cell.metrics`, `cell.kib_per_sec`, ...
+impl std::ops::Deref for ImportedCell {
+    type Target = CellRow;
+    fn deref(&self) -> &CellRow {
+        &self.row
+    }
+}
+
+/// What a row holds that no imported file gives: its place in the run and state (set when
+/// stored), its clients' own figures, measured times and counts (0), its backend (unknown),
+/// latency histograms.
+pub(crate) fn imported_row() -> CellRow {
+    CellRow {
+        seq: 0,
+        test: String::new(),
+        file_size: None,
+        record_size: None,
+        backend: UNKNOWN_BACKEND.into(),
+        direct: false,
+        clients: 1,
+        bytes: 0,
+        ops: 0,
+        wall_ns: 0,
+        user_ns: 0,
+        sys_ns: 0,
+        kib_per_sec: 0.0,
+        cpu_percent: None,
+        metrics: Value::Null,
+        client_figures: Value::Array(Vec::new()),
+        state: iomatrix_store::CellState::complete(1),
+        blobs: Vec::new(),
+    }
 }
 
 /// A figure the tool printed as unmeasured.

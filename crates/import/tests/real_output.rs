@@ -35,7 +35,7 @@ fn real_files_are_recognised_and_read() {
     assert_eq!(c.metrics["iops"].as_f64(), Some(35608.391608 + 15224.775225));
     assert_eq!(c.kib_per_sec, (291703944.0 + 124721358.0) / 1024.0);
     assert_eq!(c.metrics["write"]["p99_99_ns"], 5865472);
-    assert_eq!(c.backend.as_deref(), Some("libaio"));
+    assert_eq!(c.backend, "libaio");
 
     let bonnie = parse(BONNIE, Format::Bonnie, &Options::default()).unwrap();
     assert_eq!(bonnie.len(), 1, "-x 2: one run with two repeats");

@@ -26,6 +26,7 @@
 //! mixed reads or writes each record of a random order by a fair coin.
 //! A test that needs a file finds one laid out (untimed) beforehand.
 
+pub mod figures;
 pub mod front;
 pub mod order;
 pub mod pass;
@@ -33,6 +34,7 @@ mod plan;
 mod runner;
 mod test;
 
+pub use figures::IozoneCellFigures;
 pub use iomatrix_backend::Place;
 pub use plan::{powers_of_two, CellSpec, IozonePlan, AUTO_MAX_FILE, AUTO_MAX_RECORD, AUTO_MIN_FILE, AUTO_MIN_RECORD};
 pub use runner::{execute, execute_at, CellResult, CellSink, ClientFigures, STRIDE_RECORDS};

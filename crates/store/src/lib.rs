@@ -37,6 +37,7 @@
 //!
 //! The schema is versioned with `PRAGMA user_version`; see [`schema`].
 
+mod cell_figures;
 mod figures;
 pub mod gate;
 mod maintain;
@@ -45,6 +46,7 @@ mod schema;
 mod study;
 mod time;
 
+pub use cell_figures::{CellFigures, ExtentFigures, FailedClient, IOPS, MAX_LATENCY_NS, PER_SEC};
 pub use figures::Unreadable;
 pub use maintain::{
     backup, check, quick_check, schema_version_of, BackupReport, CheckReport, MergeMode, MergeReport, MergedRun,
@@ -855,7 +857,7 @@ impl Store {
             cell.metrics = keep(metrics, Some((cell.seq, &cell.test)), "metrics_json");
             cell.client_figures = keep(clients, Some((cell.seq, &cell.test)), "clients_json");
             // A failed cell has no CPU figure either: nothing was measured.
-            if cpu_not_in_source(&cell.metrics) || cell.state.kind == CellStateKind::Failed {
+            if cell.figures().cpu_not_in_source() || cell.state.kind == CellStateKind::Failed {
                 cell.cpu_percent = None;
             }
             cells.push(cell);
@@ -930,12 +932,6 @@ impl Store {
         }
         Ok(())
     }
-}
-
-/// Whether a cell's source gave no CPU figure: its `metrics.not_in_source` lists "cpu" (or
-/// "cpu_percent"), as imports of files without one write it.
-fn cpu_not_in_source(metrics: &serde_json::Value) -> bool {
-    metrics["not_in_source"].as_array().is_some_and(|a| a.iter().any(|v| v == "cpu" || v == "cpu_percent"))
 }
 
 /// The cell's state from its columns 16-19 (`state`, `parts_ok`, `parts_of`, `parts`); a cell

@@ -2,8 +2,10 @@
 //! percentiles for reads and writes, and CPU.
 
 use iomatrix_report::document::{marked, MARKS_LEGEND};
-use iomatrix_store::StoredRun;
-use serde_json::Value;
+use iomatrix_access::figures::{IOPS, MIB_PER_SEC};
+use iomatrix_access::AccessCellFigures;
+use iomatrix_core::{Figures, Metric};
+use iomatrix_store::{CellRow, StoredRun};
 use std::fmt::Write;
 
 pub fn table(run: &StoredRun) -> String {
@@ -27,28 +29,29 @@ pub fn table(run: &StoredRun) -> String {
         "CPU%"
     );
     for c in &run.cell_results {
-        let m = &c.metrics;
-        let lat = |side: &str, key: &str| latency(&m[side][key]);
+        let f = figures(c);
+        let lat = |ns: u64| latency(ns as f64);
         // A partial cell's figures are of the clients that finished (marked); a failed one has none.
-        let figure = |key: &str, decimals: usize| {
-            marked(c.state.kind, || format!("{:.decimals$}", m[key].as_f64().unwrap_or(0.0)))
+        let figure = |metric: Metric| {
+            let decimals = metric.precision;
+            marked(c.state.kind, || format!("{:.decimals$}", f.value(metric.id).unwrap_or(0.0)))
         };
         let _ = writeln!(
             out,
             "{:>6} {:>4}% {:>4}% {:>4} {:>10} {:>9} | {:>9} {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} | {:>5}",
-            iomatrix_core::ByteSize(c.record_size.unwrap_or(0)).to_string(),
-            m["read_percent"].as_u64().unwrap_or(0),
-            m["random_percent"].as_u64().unwrap_or(0),
-            m["queue_depth"].as_u64().unwrap_or(0),
-            figure("iops", 0),
-            figure("mib_per_sec", 1),
-            lat("read", "mean_ns"),
-            lat("read", "p50_ns"),
-            lat("read", "p99_ns"),
-            lat("read", "p99_9_ns"),
-            lat("read", "max_ns"),
-            lat("write", "p50_ns"),
-            lat("write", "p99_ns"),
+            iomatrix_core::ByteSize(f.block_size.unwrap_or(0)).to_string(),
+            f.mix.read_percent,
+            f.mix.random_percent,
+            f.mix.queue_depth,
+            figure(IOPS),
+            figure(MIB_PER_SEC),
+            latency(f.read.mean_ns),
+            lat(f.read.p50_ns),
+            lat(f.read.p99_ns),
+            lat(f.read.p99_9_ns),
+            lat(f.read.max_ns),
+            lat(f.write.p50_ns),
+            lat(f.write.p99_ns),
             c.cpu_percent.map_or("-".into(), |p| format!("{p:.0}"))
         );
     }
@@ -61,9 +64,14 @@ pub fn table(run: &StoredRun) -> String {
 /// `830 ns`, `12.4 us`, `3.10 ms`, `1.25 s` (the one formatter, in core).
 pub use iomatrix_core::human::nanos as human_ns;
 
+/// An access cell's stored figures; a row that does not hold them shows zeros.
+fn figures(c: &CellRow) -> AccessCellFigures {
+    AccessCellFigures::read(&c.metrics, c.record_size)
+        .unwrap_or_else(|| AccessCellFigures { block_size: c.record_size, ..Default::default() })
+}
+
 /// `830 ns`, `12.4 us`, `3.10 ms`, `1.25 s`; `-` where there were no requests.
-pub fn latency(v: &Value) -> String {
-    let ns = v.as_f64().unwrap_or(0.0);
+pub fn latency(ns: f64) -> String {
     if ns <= 0.0 {
         "-".into()
     } else {
@@ -73,19 +81,10 @@ pub fn latency(v: &Value) -> String {
 
 pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
     unit: "MiB/s",
-    describe: |c| {
-        let m = &c.metrics;
-        format!(
-            "{} read {}% random {}% qd {}",
-            iomatrix_core::ByteSize(c.record_size.unwrap_or(0)),
-            m["read_percent"],
-            m["random_percent"],
-            m["queue_depth"]
-        )
-    },
+    describe: |c| figures(c).cell_name(),
     aggregates: |c| {
-        let m = &c.metrics;
-        (m["mib_per_sec_sum_of_clients"].as_f64().unwrap_or(0.0), m["mib_per_sec"].as_f64().unwrap_or(0.0), None)
+        let f = figures(c);
+        (f.mib_per_sec_sum_of_clients, f.mib_per_sec, None)
     },
     client_rate: |f| f["mib_per_sec"].as_f64(),
     kib_per_unit: 1024.0,

@@ -8,7 +8,7 @@ use crate::harness::limits::default_stack;
 use crate::harness::{Cost, Demand, LiveView, Prepared, RunSpec, Server, Suite, Target};
 use crate::render::human;
 use crate::render::clients::ClientColumns;
-use iomatrix_access::{AccessPlan, AccessResult, CellSetting, Live};
+use iomatrix_access::{AccessCellFigures, AccessPlan, AccessResult, CellSetting, Live};
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::BackendKind;
@@ -165,23 +165,22 @@ impl Suite for Access {
             sys_ns: r.sys_ns,
             kib_per_sec: r.mib_per_sec * 1024.0,
             cpu_percent: Some(r.cpu_percent),
-            metrics: json!({
-                "read_percent": r.cell.read_percent,
-                "random_percent": r.cell.random_percent,
-                "queue_depth": r.cell.queue_depth,
-                "repeat": r.cell.repeat,
-                "iops": r.iops,
-                "mib_per_sec": r.mib_per_sec,
-                "mib_per_sec_sum_of_clients": r.mib_per_sec_sum(),
-                "failed_clients": r.failures,
-                "start_barrier": r.starts,
-                "read_bytes": r.read_bytes,
-                "write_bytes": r.write_bytes,
-                "read": r.reads.summary(),
-                "write": r.writes.summary(),
-                "per_second": r.series,
-                "requests": issued(r),
-                "verify": r.verify,
+            metrics: json!(AccessCellFigures {
+                block_size: Some(r.cell.block_size.bytes()),
+                mix: r.cell.mix(),
+                repeat: r.cell.repeat,
+                iops: r.iops,
+                mib_per_sec: r.mib_per_sec,
+                mib_per_sec_sum_of_clients: r.mib_per_sec_sum(),
+                failed_clients: r.failures.clone(),
+                start_barrier: r.starts.clone(),
+                read_bytes: r.read_bytes,
+                write_bytes: r.write_bytes,
+                read: r.reads.summary(),
+                write: r.writes.summary(),
+                per_second: r.series.clone(),
+                requests: issued(r),
+                verify: r.verify.clone(),
             }),
             client_figures: json!(clients),
             state: Default::default(),
@@ -282,8 +281,8 @@ fn p99(s: &LatencySummary) -> String {
 }
 
 /// How the clients issued their requests, each account once.
-fn issued(r: &AccessResult) -> Vec<&str> {
-    let mut said: Vec<&str> = r.clients.iter().map(|c| c.issued.as_str()).collect();
+fn issued(r: &AccessResult) -> Vec<String> {
+    let mut said: Vec<String> = r.clients.iter().map(|c| c.issued.clone()).collect();
     said.sort_unstable();
     said.dedup();
     said

@@ -2,10 +2,11 @@
 //! from the stored cell.
 
 use crate::render::human;
-use iomatrix_backup::BackupResult;
+use iomatrix_backup::{BackupCellFigures, BackupResult};
 use iomatrix_core::ByteSize;
 use iomatrix_report::document::marked;
 use iomatrix_store::{CellRow, CellStateKind, StoredRun};
+use serde::Deserialize;
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -111,7 +112,7 @@ fn rates_text(run: &StoredRun, cell: &CellRow, r: &BackupResult, clients: usize)
         let _ = writeln!(
             out,
             "overall: {} MiB/min, all bytes over the {:.3} s from the common start to the last client's end",
-            figure(cell.metrics["mib_per_min_overall"].as_f64().unwrap_or(0.0), 1),
+            figure(figures(cell).map_or(0.0, |f| f.mib_per_min_overall), 1),
             secs(r.wall_ns)
         );
         let _ = writeln!(
@@ -216,23 +217,21 @@ fn classes_text(cell: &CellRow, r: &BackupResult, clients: usize) -> String {
 pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
     unit: "MiB/min",
     describe: |_| "backup walk".into(),
-    aggregates: |c| {
-        let m = &c.metrics;
-        (
-            m["mib_per_min_sum_of_clients"].as_f64().unwrap_or(0.0),
-            m["mib_per_min_overall"].as_f64().unwrap_or(0.0),
-            None,
-        )
-    },
+    aggregates: |c| figures(c).map_or((0.0, 0.0, None), |f| (f.mib_per_min_sum_of_clients, f.mib_per_min_overall, None)),
     client_rate: |f| f["mib_per_min"].as_f64(),
     kib_per_unit: 1024.0 / 60.0,
 };
+
+/// A stored backup walk's figures; None for a row that does not hold them.
+fn figures(c: &CellRow) -> Option<BackupCellFigures> {
+    BackupCellFigures::deserialize(&c.metrics).ok()
+}
 
 /// With more than one client (or a failed one): each client's own walk,
 /// then the aggregates side by side and the failures.
 fn clients_text(run: &StoredRun, cell: &CellRow) -> String {
     let figures = cell.client_figures.as_array().map(Vec::as_slice).unwrap_or_default();
-    let failed = cell.metrics["failed_clients"].as_array().map_or(0, Vec::len);
+    let failed = cell.figures().failed_clients.len();
     if figures.len() < 2 && failed == 0 {
         return String::new();
     }

@@ -114,12 +114,12 @@ impl Suite for Backup {
     /// client's open + read + close time (with one client, exactly its walk's figures).
     fn row(&self, plan: &BackupWalks, cell: &BackupCell) -> CellRow {
         let r = &cell.total;
-        let mut metrics = serde_json::to_value(r).unwrap_or_default();
-        if let Some(m) = metrics.as_object_mut() {
-            m.insert("mib_per_min_sum_of_clients".into(), json!(r.mib_per_min));
-            m.insert("mib_per_min_overall".into(), json!(cell.mib_per_min_overall));
-            m.insert("overall_ns".into(), json!(r.wall_ns));
-        }
+        let mut metrics = json!(iomatrix_backup::BackupCellFigures {
+            walk: r.clone(),
+            mib_per_min_sum_of_clients: r.mib_per_min,
+            mib_per_min_overall: cell.mib_per_min_overall,
+            overall_ns: r.wall_ns,
+        });
         add_client_metrics(&mut metrics, &cell.failures, &cell.starts);
         let client_figures: Vec<serde_json::Value> = cell
             .clients

@@ -3,9 +3,10 @@
 //! and the clients table follows.
 
 use iomatrix_bonnie::{
-    BonniePlan, BonnieResult, BonnieTest, CsvSource, NotWhole, PerChar, DEFAULT_CHUNK, MIN_TIME_NS,
+    BonnieCellFigures, BonniePlan, BonnieResult, BonnieTest, CsvSource, NotWhole, PerChar, DEFAULT_CHUNK, MIN_TIME_NS,
 };
-use iomatrix_core::ByteSize;
+use iomatrix_core::{ByteSize, Figures};
+use serde::Deserialize;
 use iomatrix_store::{CellStateKind, StoredRun};
 use serde_json::Value;
 
@@ -20,9 +21,10 @@ pub fn report(run: &StoredRun) -> String {
         run.cell_results.iter().filter_map(|c| serde_json::from_value(c.metrics.clone()).ok()).collect();
     // A test whose clients failed, some (its figure of those that finished) or all (no figure).
     let not_whole = |repeat: u32, test: BonnieTest| {
-        let cell = run.cell_results.iter().find(|c| {
-            c.test == test.name() && c.metrics["repeat"].as_u64() == Some(u64::from(repeat))
-        })?;
+        let cell = run
+            .cell_results
+            .iter()
+            .find(|c| c.test == test.name() && figures(c).is_some_and(|f| f.result.repeat == repeat))?;
         match cell.state.kind {
             CellStateKind::Complete => None,
             CellStateKind::Partial => Some(NotWhole::Partial),
@@ -62,17 +64,16 @@ pub fn csv(run: &StoredRun, machine: Option<&str>) -> String {
 
 pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
     unit: "each test's unit: KB/s, seeks/s or files/s",
-    describe: |c| {
-        let m = &c.metrics;
-        format!("{} #{} ({})", c.test, m["repeat"], m["unit"].as_str().unwrap_or("?"))
-    },
-    aggregates: |c| {
-        let m = &c.metrics;
-        (m["per_sec_sum_of_clients"].as_f64().unwrap_or(0.0), m["per_sec_overall"].as_f64().unwrap_or(0.0), None)
-    },
+    describe: |c| figures(c).map_or_else(|| format!("{} (?)", c.test), |f| f.cell_name()),
+    aggregates: |c| figures(c).map_or((0.0, 0.0, None), |f| (f.per_sec_sum_of_clients, f.per_sec_overall, None)),
     client_rate: |f| f["per_sec"].as_f64(),
     kib_per_unit: 1.0,
 };
+
+/// A stored Bonnie cell's figures; None for a row that does not hold them.
+fn figures(c: &iomatrix_store::CellRow) -> Option<BonnieCellFigures> {
+    BonnieCellFigures::deserialize(&c.metrics).ok()
+}
 
 /// bonnie++'s table for a run imported from its CSV: measured figures as
 /// bonnie++ printed them, `+++++ +++` where it printed that, blank where a

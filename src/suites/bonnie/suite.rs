@@ -10,7 +10,7 @@ use crate::render::human;
 use crate::render::clients::ClientColumns;
 use iomatrix_analysis::SuiteShape;
 use iomatrix_backend::Place;
-use iomatrix_bonnie::{planned_tests, BonnieCell, BonniePlan, BonnieTest};
+use iomatrix_bonnie::{planned_tests, BonnieCell, BonnieCellFigures, BonniePlan, BonnieTest};
 use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::BackendKind;
 use iomatrix_store::{CellRow, RunStatus, StoredRun};
@@ -169,21 +169,17 @@ impl Suite for Bonnie {
     /// `client_figures`. `kib_per_sec` is the sum of the clients' rates.
     fn row(&self, plan: &BonniePlan, cell: &BonnieCell) -> CellRow {
         let r = &cell.total;
-        let mut metrics = serde_json::to_value(r).unwrap_or_default();
-        if let Some(m) = metrics.as_object_mut() {
-            m.insert("per_sec_sum_of_clients".into(), json!(r.per_sec));
-            m.insert("per_sec_overall".into(), json!(cell.per_sec_overall));
-            if let Some(tally) = &cell.verify {
-                m.insert("verify".into(), json!(tally));
-            }
-            if let Some((putc, getc)) = self.per_char_buffers {
-                match cell.test {
-                    BonnieTest::PutcWrite => m.insert("per_char_buffer_bytes".into(), json!(putc)),
-                    BonnieTest::GetcRead => m.insert("per_char_buffer_bytes".into(), json!(getc)),
-                    _ => None,
-                };
-            }
-        }
+        let mut metrics = json!(BonnieCellFigures {
+            result: r.clone(),
+            per_sec_sum_of_clients: r.per_sec,
+            per_sec_overall: cell.per_sec_overall,
+            verify: cell.verify.clone(),
+            per_char_buffer_bytes: self.per_char_buffers.and_then(|(putc, getc)| match cell.test {
+                BonnieTest::PutcWrite => Some(putc),
+                BonnieTest::GetcRead => Some(getc),
+                _ => None,
+            }),
+        });
         add_client_metrics(&mut metrics, &cell.failures, &cell.starts);
         let client_figures: Vec<Value> = cell.clients.iter().map(|c| figures_with_rank(c.rank, &c.result)).collect();
         CellRow {

@@ -2,7 +2,10 @@
 //! down, record sizes across) and the CPU % matrix under it.
 
 use iomatrix_analysis::median;
-use iomatrix_iozone::IozoneTest;
+use iomatrix_core::Figures;
+use iomatrix_iozone::figures::IozoneFigures;
+use iomatrix_iozone::{IozoneCellFigures, IozoneTest};
+use serde::Deserialize;
 use iomatrix_report::{matrix_table, Matrix, MatrixCell, ThroughputReport};
 use iomatrix_store::{CellStateKind, StoredRun};
 use std::collections::BTreeMap;
@@ -24,13 +27,10 @@ pub fn tables(run: &StoredRun) -> String {
 
 pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
     unit: "KB/s",
-    describe: |c| {
-        let size = |b: Option<u64>| iomatrix_core::ByteSize(b.unwrap_or(0)).to_string();
-        format!("{} {} {}", c.test, size(c.file_size), size(c.record_size))
-    },
+    describe: |c| figures(c).cell_name(),
     aggregates: |c| {
-        let m = &c.metrics;
-        (c.kib_per_sec, m["kib_per_sec_overall"].as_f64().unwrap_or(0.0), m["kib_per_sec_stonewalled"].as_f64())
+        let f = figures(c);
+        (f.kib_per_sec, f.own.kib_per_sec_overall, f.own.kib_per_sec_stonewalled)
     },
     client_rate: |f| {
         let ns = f["measured"]["end_ns"].as_u64()?.checked_sub(f["measured"]["start_ns"].as_u64()?)?;
@@ -38,6 +38,17 @@ pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render:
     },
     kib_per_unit: 1.0,
 };
+
+/// A stored IOzone cell's figures; a row that does not hold them has none of its own.
+fn figures(c: &iomatrix_store::CellRow) -> IozoneFigures<'_> {
+    IozoneFigures {
+        kib_per_sec: c.kib_per_sec,
+        test: &c.test,
+        file_size: c.file_size.unwrap_or(0),
+        record_size: c.record_size.unwrap_or(0),
+        own: IozoneCellFigures::deserialize(&c.metrics).unwrap_or_default(),
+    }
+}
 
 /// One KB/s matrix per test, in IOzone's order.
 pub fn throughput_matrices(run: &StoredRun) -> Vec<Matrix> {

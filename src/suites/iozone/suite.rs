@@ -11,7 +11,7 @@ use anyhow::Context;
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::{BackendKind, ByteSize};
-use iomatrix_iozone::{CellResult, CellSink, CellSpec, IozonePlan, IozoneTest};
+use iomatrix_iozone::{CellResult, CellSink, CellSpec, IozoneCellFigures, IozonePlan, IozoneTest};
 use iomatrix_store::{CellRow, StoredRun};
 use serde_json::json;
 use iomatrix_report::kind::ReportKind;
@@ -133,7 +133,7 @@ impl Suite for Iozone {
 
     fn row(&self, _plan: &IozonePlan, cell: &CellResult) -> CellRow {
         let spec = &cell.spec;
-        let mut row = CellRow {
+        CellRow {
             seq: 0,
             test: spec.test.name().to_string(),
             file_size: Some(spec.file_size.bytes()),
@@ -148,23 +148,20 @@ impl Suite for Iozone {
             sys_ns: cell.sys_ns,
             kib_per_sec: cell.kib_per_sec,
             cpu_percent: Some(cell.cpu_percent),
-            metrics: json!({
-                "kib_per_sec_overall": cell.kib_per_sec_overall,
-                "kib_per_sec_stonewalled": cell.kib_per_sec_stonewalled,
-                "first_finish_ns": cell.first_finish_ns,
-                "failed_clients": cell.failures,
-                "lost_bytes": cell.failures.len() as u64 * spec.file_size.bytes(),
-                "start_barrier": cell.starts,
-                "repeat": spec.repeat,
+            metrics: json!(IozoneCellFigures {
+                kib_per_sec_overall: cell.kib_per_sec_overall,
+                kib_per_sec_stonewalled: Some(cell.kib_per_sec_stonewalled),
+                first_finish_ns: cell.first_finish_ns,
+                failed_clients: cell.failures.clone(),
+                lost_bytes: cell.failures.len() as u64 * spec.file_size.bytes(),
+                start_barrier: cell.starts.clone(),
+                repeat: spec.repeat,
+                verify: cell.verify.clone(),
             }),
             client_figures: serde_json::to_value(&cell.clients).unwrap_or_default(),
             state: Default::default(),
             blobs: Vec::new(),
-        };
-        if let (Some(m), Some(tally)) = (row.metrics.as_object_mut(), &cell.verify) {
-            m.insert("verify".into(), json!(tally));
         }
-        row
     }
 
     fn done_line(&self, cell: &CellResult) -> String {

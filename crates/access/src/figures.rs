@@ -1,0 +1,158 @@
+//! What an access cell stores, declared once: the suite writes it, its tables read it, and the
+//! fio and Iometer importers name their cells with the same [`IoMix`].
+
+use crate::runner::Second;
+use iomatrix_coord::{ClientFailure, StartTimes};
+use iomatrix_core::figures::{
+    or_default, Direction, Figures, IoMix, Metric, MetricId, QUEUE_DEPTH, RANDOM_PERCENT, READ_PERCENT,
+};
+use iomatrix_stats::LatencySummary;
+use iomatrix_verify::Tally;
+use serde::de::Deserializer;
+use serde::{Deserialize, Serialize};
+
+pub const IOPS: Metric = Metric::new("iops", "IOPS", Direction::HigherIsBetter, 0);
+pub const MIB_PER_SEC: Metric = Metric::new("mib_per_sec", "MiB/s", Direction::HigherIsBetter, 1);
+pub const MIB_PER_SEC_SUM_OF_CLIENTS: Metric =
+    Metric::new("mib_per_sec_sum_of_clients", "MiB/s", Direction::HigherIsBetter, 1);
+pub const READ_P99_NS: Metric = Metric::new("read.p99_ns", "ns", Direction::LowerIsBetter, 0);
+pub const WRITE_P99_NS: Metric = Metric::new("write.p99_ns", "ns", Direction::LowerIsBetter, 0);
+pub const BLOCK_SIZE: Metric = Metric::new("block_size", "bytes", Direction::HigherIsBetter, 0);
+const METRICS: &[Metric] = &[
+    BLOCK_SIZE,
+    READ_PERCENT,
+    RANDOM_PERCENT,
+    QUEUE_DEPTH,
+    IOPS,
+    MIB_PER_SEC,
+    MIB_PER_SEC_SUM_OF_CLIENTS,
+    READ_P99_NS,
+    WRITE_P99_NS,
+];
+
+/// One access cell's figures, as stored in its row's `metrics`. Stored runs from before the
+/// block size had its own field read it from the row's record size ([`AccessCellFigures::read`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AccessCellFigures {
+    /// Bytes per request; None in runs stored before it had its own field.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub block_size: Option<u64>,
+    #[serde(flatten)]
+    pub mix: IoMix,
+    #[serde(deserialize_with = "or_default")]
+    pub repeat: u32,
+    #[serde(deserialize_with = "or_default")]
+    pub iops: f64,
+    #[serde(deserialize_with = "or_default")]
+    pub mib_per_sec: f64,
+    #[serde(deserialize_with = "or_default")]
+    pub mib_per_sec_sum_of_clients: f64,
+    #[serde(deserialize_with = "or_default")]
+    pub failed_clients: Vec<ClientFailure>,
+    #[serde(deserialize_with = "or_default")]
+    pub start_barrier: Vec<StartTimes>,
+    #[serde(deserialize_with = "or_default")]
+    pub read_bytes: u64,
+    #[serde(deserialize_with = "or_default")]
+    pub write_bytes: u64,
+    #[serde(deserialize_with = "lenient_latency")]
+    pub read: LatencySummary,
+    #[serde(deserialize_with = "lenient_latency")]
+    pub write: LatencySummary,
+    #[serde(deserialize_with = "or_default")]
+    pub per_second: Vec<Second>,
+    #[serde(deserialize_with = "or_default")]
+    pub requests: Vec<String>,
+    #[serde(deserialize_with = "or_default")]
+    pub verify: Option<Tally>,
+}
+
+/// A side's latency as stored: the suite's summary, or an import's partial one (Iometer keeps
+/// a mean and a maximum, in fractional nanoseconds); what is absent reads as 0.
+fn lenient_latency<'de, D: Deserializer<'de>>(d: D) -> Result<LatencySummary, D::Error> {
+    let stored = serde_json::Value::deserialize(d)?;
+    if let Ok(whole) = serde_json::from_value(stored.clone()) {
+        return Ok(whole);
+    }
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    struct Partial {
+        #[serde(deserialize_with = "or_default")]
+        count: Option<f64>,
+        #[serde(deserialize_with = "or_default")]
+        mean_ns: Option<f64>,
+        #[serde(deserialize_with = "or_default")]
+        min_ns: Option<f64>,
+        #[serde(deserialize_with = "or_default")]
+        p50_ns: Option<f64>,
+        #[serde(deserialize_with = "or_default")]
+        p90_ns: Option<f64>,
+        #[serde(deserialize_with = "or_default")]
+        p99_ns: Option<f64>,
+        #[serde(deserialize_with = "or_default")]
+        p99_9_ns: Option<f64>,
+        #[serde(deserialize_with = "or_default")]
+        p99_99_ns: Option<f64>,
+        #[serde(deserialize_with = "or_default")]
+        max_ns: Option<f64>,
+    }
+    let p: Partial = serde_json::from_value(stored).unwrap_or_default();
+    let ns = |v: Option<f64>| v.filter(|v| v.is_finite() && *v > 0.0).unwrap_or(0.0).round() as u64;
+    Ok(LatencySummary {
+        count: ns(p.count),
+        mean_ns: p.mean_ns.unwrap_or(0.0),
+        min_ns: ns(p.min_ns),
+        p50_ns: ns(p.p50_ns),
+        p90_ns: ns(p.p90_ns),
+        p99_ns: ns(p.p99_ns),
+        p99_9_ns: ns(p.p99_9_ns),
+        p99_99_ns: ns(p.p99_99_ns),
+        max_ns: ns(p.max_ns),
+    })
+}
+
+impl AccessCellFigures {
+    /// A stored cell's figures, its block size from `record_size` where the cell is older than
+    /// the field; None where `metrics` is not an access cell's.
+    pub fn read(metrics: &serde_json::Value, record_size: Option<u64>) -> Option<AccessCellFigures> {
+        let mut figures = AccessCellFigures::deserialize(metrics).ok()?;
+        figures.block_size = figures.block_size.or(record_size);
+        Some(figures)
+    }
+
+    /// "4k read 70% random 100% qd 4".
+    pub fn name(block_size: u64, mix: &IoMix) -> String {
+        format!("{} {}", iomatrix_core::ByteSize(block_size), mix.name())
+    }
+}
+
+impl Figures for AccessCellFigures {
+    fn metrics(&self) -> &'static [Metric] {
+        METRICS
+    }
+
+    fn value(&self, id: MetricId) -> Option<f64> {
+        let v = match id {
+            _ if id == BLOCK_SIZE.id => self.block_size? as f64,
+            _ if id == READ_PERCENT.id => self.mix.read_percent as f64,
+            _ if id == RANDOM_PERCENT.id => self.mix.random_percent as f64,
+            _ if id == QUEUE_DEPTH.id => self.mix.queue_depth as f64,
+            _ if id == IOPS.id => self.iops,
+            _ if id == MIB_PER_SEC.id => self.mib_per_sec,
+            _ if id == MIB_PER_SEC_SUM_OF_CLIENTS.id => self.mib_per_sec_sum_of_clients,
+            _ if id == READ_P99_NS.id => self.read.p99_ns as f64,
+            _ if id == WRITE_P99_NS.id => self.write.p99_ns as f64,
+            _ => return None,
+        };
+        Some(v)
+    }
+
+    fn unit(&self) -> &'static str {
+        MIB_PER_SEC.unit
+    }
+
+    fn cell_name(&self) -> String {
+        AccessCellFigures::name(self.block_size.unwrap_or(0), &self.mix)
+    }
+}

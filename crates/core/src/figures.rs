@@ -1,0 +1,142 @@
+//! A cell's figures as types: each metric declared once, with the key it is stored under, its
+//! unit, the direction that is better and the decimals it is shown with; the [`Figures`] trait
+//! through which code outside a suite reads a cell's figures; and [`IoMix`], the request mix that
+//! names an access cell, which the access suite and the fio and Iometer importers all store.
+
+use serde::{Deserialize, Serialize};
+
+/// A metric's identity: the key its value is stored under in a cell's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MetricId(pub &'static str);
+
+impl MetricId {
+    pub fn key(self) -> &'static str {
+        self.0
+    }
+}
+
+/// Which way a metric improves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    HigherIsBetter,
+    LowerIsBetter,
+}
+
+/// One metric as a suite declares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Metric {
+    pub id: MetricId,
+    pub unit: &'static str,
+    pub direction: Direction,
+    /// Decimals it is shown with.
+    pub precision: usize,
+}
+
+impl Metric {
+    pub const fn new(key: &'static str, unit: &'static str, direction: Direction, precision: usize) -> Metric {
+        Metric { id: MetricId(key), unit, direction, precision }
+    }
+}
+
+/// A cell's figures, read by their ids: what compare, sweep, report and show know of a cell
+/// beyond its columns.
+pub trait Figures {
+    /// Every metric this kind of cell stores, each once.
+    fn metrics(&self) -> &'static [Metric];
+    /// The value of one metric; None where the cell has none (or the id is not one of
+    /// [`Figures::metrics`]).
+    fn value(&self, id: MetricId) -> Option<f64>;
+    /// The unit of the cell's headline figure.
+    fn unit(&self) -> &'static str;
+    /// The cell's one name, as its tables show it.
+    fn cell_name(&self) -> String;
+}
+
+/// The request mix of an access cell: reads in % of requests, random requests in %, requests
+/// kept in flight. fio's jobs and Iometer's access specifications import into the same mix.
+/// A part a stored cell lacks (an Iometer row without a queue depth) reads as 0, as tables show it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IoMix {
+    #[serde(deserialize_with = "count_or_zero")]
+    pub read_percent: u64,
+    #[serde(deserialize_with = "count_or_zero")]
+    pub random_percent: u64,
+    #[serde(deserialize_with = "count_or_zero")]
+    pub queue_depth: u64,
+}
+
+/// A whole number, or 0 for anything else a stored cell holds there (null, text).
+fn count_or_zero<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    or_default(d)
+}
+
+/// A stored figure of its declared type, or the type's default (absent, 0) where the cell
+/// holds something else there: a stored run of any age reads, as its string-keyed reads did
+/// before the figures were typed (`as_f64().unwrap_or(0.0)`). For `deserialize_with`.
+pub fn or_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Stored<T> {
+        Declared(T),
+        Other(serde::de::IgnoredAny),
+    }
+    Ok(match Stored::<T>::deserialize(d)? {
+        Stored::Declared(v) => v,
+        Stored::Other(_) => T::default(),
+    })
+}
+
+pub const READ_PERCENT: Metric = Metric::new("read_percent", "%", Direction::HigherIsBetter, 0);
+pub const RANDOM_PERCENT: Metric = Metric::new("random_percent", "%", Direction::HigherIsBetter, 0);
+pub const QUEUE_DEPTH: Metric = Metric::new("queue_depth", "requests", Direction::HigherIsBetter, 0);
+
+impl IoMix {
+    /// "read 70% random 100% qd 4": the mix as a cell's name shows it, after its block size.
+    pub fn name(&self) -> String {
+        format!("read {}% random {}% qd {}", self.read_percent, self.random_percent, self.queue_depth)
+    }
+
+    /// "qd=4 read=70% random=100%": the mix as compare and sweep key a cell by it (their JSON's
+    /// `variant`); [`IoMix::QD_KEY`] starts its queue-depth part, which a sweep over `qd` drops.
+    pub fn key_name(&self) -> String {
+        format!("{}{} read={}% random={}%", Self::QD_KEY, self.queue_depth, self.read_percent, self.random_percent)
+    }
+
+    pub const QD_KEY: &'static str = "qd=";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mix_has_one_name_and_one_key() {
+        let mix = IoMix { read_percent: 70, random_percent: 100, queue_depth: 4 };
+        assert_eq!(mix.name(), "read 70% random 100% qd 4");
+        assert_eq!(mix.key_name(), "qd=4 read=70% random=100%");
+        let stored = serde_json::to_value(mix).unwrap();
+        assert_eq!(stored, serde_json::json!({"read_percent": 70, "random_percent": 100, "queue_depth": 4}));
+        assert_eq!(serde_json::from_value::<IoMix>(stored).unwrap(), mix);
+        let partial: IoMix =
+            serde_json::from_value(serde_json::json!({"read_percent": 70, "queue_depth": null})).unwrap();
+        assert_eq!(partial, IoMix { read_percent: 70, random_percent: 0, queue_depth: 0 });
+        #[derive(Deserialize, Debug, PartialEq)]
+        struct Rates {
+            #[serde(deserialize_with = "or_default")]
+            rate: f64,
+            #[serde(deserialize_with = "or_default")]
+            stonewalled: Option<f64>,
+        }
+        let read = |v| serde_json::from_value::<Rates>(v).unwrap();
+        assert_eq!(
+            read(serde_json::json!({"rate": 3, "stonewalled": 2.5})),
+            Rates { rate: 3.0, stonewalled: Some(2.5) }
+        );
+        assert_eq!(read(serde_json::json!({"rate": "x", "stonewalled": null})), Rates { rate: 0.0, stonewalled: None });
+    }
+}

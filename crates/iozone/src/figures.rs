@@ -1,0 +1,76 @@
+//! What an IOzone cell stores beside its row's columns, declared once: the suite writes it, its
+//! tables read it.
+
+use iomatrix_coord::{ClientFailure, StartTimes};
+use iomatrix_core::figures::{or_default, Direction, Figures, Metric, MetricId};
+use iomatrix_verify::Tally;
+use serde::{Deserialize, Serialize};
+
+/// IOzone's "children see": the sum of the clients' own rates (the row's `kib_per_sec`).
+pub const KIB_PER_SEC: Metric = Metric::new("kib_per_sec", "KB/s", Direction::HigherIsBetter, 0);
+/// IOzone's "parent sees": all bytes over the time from the common start to the last finish.
+pub const KIB_PER_SEC_OVERALL: Metric = Metric::new("kib_per_sec_overall", "KB/s", Direction::HigherIsBetter, 0);
+/// The bytes every client had completed when the first finished, over that time.
+pub const KIB_PER_SEC_STONEWALLED: Metric =
+    Metric::new("kib_per_sec_stonewalled", "KB/s", Direction::HigherIsBetter, 0);
+const METRICS: &[Metric] = &[KIB_PER_SEC, KIB_PER_SEC_OVERALL, KIB_PER_SEC_STONEWALLED];
+
+/// One IOzone cell's own figures, as stored in its row's `metrics`. A field a stored cell lacks
+/// or holds in another type (an imported `-R` report has none of them) reads as absent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IozoneCellFigures {
+    #[serde(deserialize_with = "or_default")]
+    pub kib_per_sec_overall: f64,
+    /// None where the source has no stonewalled figure.
+    #[serde(deserialize_with = "or_default")]
+    pub kib_per_sec_stonewalled: Option<f64>,
+    #[serde(deserialize_with = "or_default")]
+    pub first_finish_ns: u64,
+    #[serde(deserialize_with = "or_default")]
+    pub failed_clients: Vec<ClientFailure>,
+    /// The bytes the failed clients' files would have moved.
+    #[serde(deserialize_with = "or_default")]
+    pub lost_bytes: u64,
+    #[serde(deserialize_with = "or_default")]
+    pub start_barrier: Vec<StartTimes>,
+    #[serde(deserialize_with = "or_default")]
+    pub repeat: u32,
+    /// All clients' verification tallies, when the plan stamps its data.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub verify: Option<Tally>,
+}
+
+/// A cell's figures with its row's headline rate, read through [`Figures`].
+pub struct IozoneFigures<'a> {
+    pub kib_per_sec: f64,
+    pub test: &'a str,
+    pub file_size: u64,
+    pub record_size: u64,
+    pub own: IozoneCellFigures,
+}
+
+impl Figures for IozoneFigures<'_> {
+    fn metrics(&self) -> &'static [Metric] {
+        METRICS
+    }
+
+    fn value(&self, id: MetricId) -> Option<f64> {
+        match id {
+            _ if id == KIB_PER_SEC.id => Some(self.kib_per_sec),
+            _ if id == KIB_PER_SEC_OVERALL.id => Some(self.own.kib_per_sec_overall),
+            _ if id == KIB_PER_SEC_STONEWALLED.id => self.own.kib_per_sec_stonewalled,
+            _ => None,
+        }
+    }
+
+    fn unit(&self) -> &'static str {
+        KIB_PER_SEC.unit
+    }
+
+    /// "write 64m 4k".
+    fn cell_name(&self) -> String {
+        let size = |b: u64| iomatrix_core::ByteSize(b).to_string();
+        format!("{} {} {}", self.test, size(self.file_size), size(self.record_size))
+    }
+}

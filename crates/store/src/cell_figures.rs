@@ -1,0 +1,300 @@
+//! The figures of a stored cell that code outside its suite reads, as one type: the harness's
+//! own (failed clients, errors, verification, extents, the repeat number), the access mix that
+//! names a cell ([`IoMix`]), and the rates compare and sweep fall back on. Shared code reads a
+//! cell through [`CellRow::figures`] and the [`Figures`] trait, never by a key into its JSON;
+//! the keys are written here once, as serde's field names and [`MetricId`]s.
+//!
+//! Stored runs of every age read: a field that is missing or of another type reads as absent,
+//! as the string-keyed reads it replaces did.
+
+use crate::CellRow;
+use iomatrix_core::figures::{or_default, Direction, Figures, IoMix, Metric, MetricId};
+use serde::de::Deserializer;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub const IOPS: Metric = Metric::new("iops", "IOPS", Direction::HigherIsBetter, 0);
+pub const PER_SEC: Metric = Metric::new("per_sec", "per second", Direction::HigherIsBetter, 0);
+pub const MAX_LATENCY_NS: Metric = Metric::new("max_latency_ns", "ns", Direction::LowerIsBetter, 0);
+pub const KIB_PER_SEC: Metric = Metric::new("kib_per_sec", "KB/s", Direction::HigherIsBetter, 0);
+const SHARED_METRICS: &[Metric] = &[
+    KIB_PER_SEC,
+    IOPS,
+    PER_SEC,
+    MAX_LATENCY_NS,
+    iomatrix_core::figures::READ_PERCENT,
+    iomatrix_core::figures::RANDOM_PERCENT,
+    iomatrix_core::figures::QUEUE_DEPTH,
+];
+
+/// What a stored cell's `metrics` holds that code outside its suite reads.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct CellFigures {
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub read_percent: Option<u64>,
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub random_percent: Option<u64>,
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub queue_depth: Option<u64>,
+    /// A suite's or an importer's own phase name and repeat number, kept as stored.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Value>,
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<Value>,
+    /// The unit of `per_sec` ("seeks/s", "files/s", ...), for cells whose figure is no byte rate.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub per_sec: Option<f64>,
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub iops: Option<f64>,
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub max_latency_ns: Option<u64>,
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub failed_clients: Vec<FailedClient>,
+    /// Errors by kind ("ENOSPC": 3), in the order of their kinds.
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub errors: Map<String, Value>,
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub connections_failed: Option<u64>,
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub connections_skipped: Option<u64>,
+    /// `--verify`'s tally of the cell.
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub verify: Option<iomatrix_verify::Tally>,
+    /// The cell's extent summary (`--extents`), as stored.
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub extents: Option<ExtentFigures>,
+    /// What the imported source did not give ("cpu", ...).
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub not_in_source: Vec<Value>,
+}
+
+/// A client that failed in a cell: its rank and what it said.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct FailedClient {
+    pub rank: Value,
+    #[serde(deserialize_with = "or_default")]
+    pub message: Option<String>,
+}
+
+/// An extent summary: how many files it counted, and the summary as stored.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExtentFigures {
+    pub files: u64,
+    pub summary: Value,
+}
+
+impl<'de> Deserialize<'de> for ExtentFigures {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize, Default)]
+        #[serde(default)]
+        struct Counted {
+            #[serde(deserialize_with = "or_default")]
+            files: u64,
+        }
+        let summary = Value::deserialize(d)?;
+        let files = Counted::deserialize(&summary).unwrap_or_default().files;
+        Ok(ExtentFigures { files, summary })
+    }
+}
+
+impl CellFigures {
+    /// A cell's figures from its stored `metrics`; a `metrics` that is not an object has none.
+    pub fn of(metrics: &Value) -> CellFigures {
+        CellFigures::deserialize(metrics).unwrap_or_default()
+    }
+
+    /// The access mix, where the cell stores all of it.
+    pub fn mix(&self) -> Option<IoMix> {
+        Some(IoMix {
+            read_percent: self.read_percent?,
+            random_percent: self.random_percent?,
+            queue_depth: self.queue_depth?,
+        })
+    }
+
+    /// Whether the source had no CPU figure (an import of a file without one).
+    pub fn cpu_not_in_source(&self) -> bool {
+        self.not_in_source.iter().any(|v| v == "cpu" || v == "cpu_percent")
+    }
+
+    /// Only what names the cell (its mix, phase, repeat and unit), with `per_sec` in place of
+    /// the stored one where the cell has one: the figures of a cell viewed from a part of its
+    /// clients.
+    pub fn naming(&self, per_sec: f64) -> Value {
+        let named = CellFigures {
+            read_percent: self.read_percent,
+            random_percent: self.random_percent,
+            queue_depth: self.queue_depth,
+            phase: self.phase.clone(),
+            repeat: self.repeat.clone(),
+            unit: self.unit.clone(),
+            per_sec: self.per_sec.map(|_| per_sec),
+            ..CellFigures::default()
+        };
+        serde_json::to_value(named).unwrap_or_default()
+    }
+}
+
+impl CellRow {
+    /// The cell's figures that shared code reads, typed.
+    pub fn figures(&self) -> CellFigures {
+        CellFigures::of(&self.metrics)
+    }
+
+    /// The cell's per-operation latency summaries by name: every object of its figures, or
+    /// of an object in them, with a `p50_ns` and a non-zero count (access's `read` and `write`,
+    /// the file-server's operations under `ops`, named by the operation alone), as stored.
+    pub fn latency_summaries(&self) -> Vec<(String, Value)> {
+        #[derive(Deserialize)]
+        struct Summary {
+            #[allow(dead_code)]
+            p50_ns: serde::de::IgnoredAny,
+            #[serde(default, deserialize_with = "or_default")]
+            count: u64,
+        }
+        let is_summary = |v: &Value| Summary::deserialize(v).is_ok_and(|s| s.count > 0);
+        let mut out = Vec::new();
+        for (k, v) in self.metrics.as_object().into_iter().flatten() {
+            if is_summary(v) {
+                out.push((k.clone(), v.clone()));
+            }
+            for (k2, v2) in v.as_object().into_iter().flatten() {
+                if is_summary(v2) {
+                    out.push((if k == "ops" { k2.clone() } else { format!("{k}.{k2}") }, v2.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// Sets the cell's repeat number where its suite stores one.
+    pub fn set_repeat(&mut self, sample: usize) {
+        if let Some(repeat) = self.metrics.get_mut("repeat") {
+            *repeat = sample.into();
+        }
+    }
+
+    /// Takes the cell's figures away (a failed cell is stored with none): its rates are 0.
+    pub fn strip_rates(&mut self) {
+        self.kib_per_sec = 0.0;
+        self.cpu_percent = None;
+        if let Some(per_sec) = self.metrics.get_mut(PER_SEC.id.key()) {
+            *per_sec = 0.0.into();
+        }
+    }
+}
+
+impl Figures for CellRow {
+    fn metrics(&self) -> &'static [Metric] {
+        SHARED_METRICS
+    }
+
+    fn value(&self, id: MetricId) -> Option<f64> {
+        let f = self.figures();
+        let whole = |v: Option<u64>| v.map(|v| v as f64);
+        match id {
+            _ if id == KIB_PER_SEC.id => Some(self.kib_per_sec),
+            _ if id == IOPS.id => f.iops,
+            _ if id == PER_SEC.id => f.per_sec,
+            _ if id == MAX_LATENCY_NS.id => whole(f.max_latency_ns),
+            _ if id == iomatrix_core::figures::READ_PERCENT.id => whole(f.read_percent),
+            _ if id == iomatrix_core::figures::RANDOM_PERCENT.id => whole(f.random_percent),
+            _ if id == iomatrix_core::figures::QUEUE_DEPTH.id => whole(f.queue_depth),
+            _ => None,
+        }
+    }
+
+    /// KB/s where the cell moved bytes at a rate, else the unit of its own rate (Bonnie's
+    /// seeks/s and files/s).
+    fn unit(&self) -> &'static str {
+        if self.kib_per_sec > 0.0 && self.kib_per_sec.is_finite() {
+            return KIB_PER_SEC.unit;
+        }
+        match self.figures().unit.as_deref() {
+            Some("seeks/s") => "seeks/s",
+            Some("files/s") => "files/s",
+            _ => PER_SEC.unit,
+        }
+    }
+
+    /// "read 4k 8m read 70% random 100% qd 4": test, sizes, and an access cell's mix.
+    fn cell_name(&self) -> String {
+        let size = |v: Option<u64>| v.map(|b| format!(" {}", iomatrix_core::ByteSize(b))).unwrap_or_default();
+        let mut name = format!("{}{}{}", self.test, size(self.file_size), size(self.record_size));
+        if let Some(mix) = self.figures().mix() {
+            name += " ";
+            name += &mix.name();
+        }
+        name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn figures_of_another_type_read_as_absent_and_the_rest_still_read() {
+        let f = CellFigures::of(&json!({
+            "queue_depth": "four", "read_percent": 70, "random_percent": 100, "iops": 1200.5,
+            "failed_clients": [{"rank": 1, "message": 7}], "errors": {"ENOSPC": 3}, "extents": {"files": 2},
+        }));
+        assert_eq!(f.queue_depth, None);
+        assert_eq!(f.mix(), None);
+        assert_eq!(f.read_percent, Some(70));
+        assert_eq!(f.iops, Some(1200.5));
+        assert_eq!(f.failed_clients, vec![FailedClient { rank: json!(1), message: None }]);
+        assert_eq!(f.errors["ENOSPC"], json!(3));
+        assert_eq!(f.extents.map(|e| e.files), Some(2));
+        assert_eq!(CellFigures::of(&Value::Null), CellFigures::default());
+    }
+
+    #[test]
+    fn a_part_of_the_clients_keeps_only_what_names_the_cell() {
+        let f = CellFigures::of(
+            &json!({"queue_depth": 4, "read_percent": 70, "random_percent": 0, "iops": 9.0, "per_sec": 5.0, "unit": "files/s"}),
+        );
+        assert_eq!(
+            f.naming(2.5),
+            json!({"queue_depth": 4, "read_percent": 70, "random_percent": 0, "per_sec": 2.5, "unit": "files/s"})
+        );
+    }
+
+    #[test]
+    fn latency_summaries_are_the_objects_with_a_median_and_a_count() {
+        let row = |metrics: Value| CellRow {
+            seq: 0,
+            test: "t".into(),
+            file_size: None,
+            record_size: None,
+            backend: "psync".into(),
+            direct: false,
+            clients: 1,
+            bytes: 0,
+            ops: 0,
+            wall_ns: 0,
+            user_ns: 0,
+            sys_ns: 0,
+            kib_per_sec: 0.0,
+            cpu_percent: None,
+            metrics,
+            client_figures: json!([]),
+            state: crate::CellState::complete(1),
+            blobs: Vec::new(),
+        };
+        let cell = row(json!({
+            "read": {"p50_ns": 10, "count": 3},
+            "write": {"p50_ns": 10, "count": 0},
+            "ops": {"create": {"p50_ns": null, "count": 2}, "stat": {"count": 5}},
+            "phase": {"inner": {"p50_ns": 1, "count": 1}},
+        }));
+        let names: Vec<String> = cell.latency_summaries().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["create", "phase.inner", "read"]);
+        assert!(row(json!(null)).latency_summaries().is_empty());
+    }
+}
