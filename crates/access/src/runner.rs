@@ -8,6 +8,7 @@ use iomatrix_backend::{
     SessionPool, Submitted,
 };
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
+use iomatrix_random::Generator;
 use iomatrix_stats::{Latency, Measured, Span};
 use iomatrix_verify::{Content, Tally};
 use std::path::PathBuf;
@@ -501,7 +502,7 @@ impl Work<'_> {
         let file_size = self.plan.file_size.bytes();
         let positions = (file_size - bs) / align + 1;
         let depth = cell.queue_depth as usize;
-        let mut rng = Rng::new(self.plan.seed ^ ((rank as u64) << 32) ^ cell.index as u64);
+        let mut rng = Generator::seeded(self.plan.seed ^ ((rank as u64) << 32) ^ cell.index as u64);
         let mut free: Vec<usize> = (0..depth).rev().collect();
         let clock = latency_clock();
         // Each slot's request: when it was issued, in the clock's raw ticks.
@@ -561,9 +562,9 @@ impl Work<'_> {
                     }
                     let write = match reads_only {
                         Some(read) => !read,
-                        None => rng.percent() >= cell.read_percent,
+                        None => rng.below(100) >= u64::from(cell.read_percent),
                     };
-                    let random = random_only.unwrap_or_else(|| rng.percent() < cell.random_percent);
+                    let random = random_only.unwrap_or_else(|| rng.below(100) < u64::from(cell.random_percent));
                     let offset = if random {
                         rng.below(positions) * align
                     } else {
@@ -741,26 +742,4 @@ fn counter_in_use() -> bool {
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 fn counter_in_use() -> bool {
     false
-}
-
-/// xorshift64*: fast, seeded, good enough to pick offsets and coin flips.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    /// Uniform in 0..n (n > 0), by multiply-shift (no modulo bias worth the name for n << 2^64).
-    fn below(&mut self, n: u64) -> u64 {
-        ((self.next() as u128 * n as u128) >> 64) as u64
-    }
-    fn percent(&mut self) -> u8 {
-        self.below(100) as u8
-    }
 }
