@@ -18,6 +18,7 @@ mod dbench;
 mod examples;
 mod faults;
 mod fileserver;
+mod generator;
 mod golden;
 mod harness;
 mod help;
