@@ -86,7 +86,7 @@ impl Iterator for StrideWalk {
 /// Whether the mixed workload writes (rather than reads) its `i`-th request:
 /// a fair, seeded coin per request, the same on every run with the same seed.
 pub fn mixed_is_write(seed: u64, i: u64) -> bool {
-    // Position i of a splitmix64 counter that starts at the seed scrambled.
+    // Counter-based: request i's coin is found by its number, with no stream to run.
     scramble(scramble(seed).wrapping_add(i)) & 1 == 1
 }
 
