@@ -26,8 +26,9 @@
 #   >= 1.2 x fio, judged on the median of the per-repeat ratios (at least 5 repeats).
 #
 # WHY THE SETTINGS MATCH
-#   The offsets. iomatrix's access suite draws each request's offset with an xorshift64*
-#   generator (struct Rng at the end of crates/access/src/runner.rs), seeded per cell with
+#   The offsets. iomatrix's access suite draws each request's offset with iomatrix's one
+#   generator (xoshiro256++ seeded by splitmix64, crates/random; the xorshift64* of the access
+#   runner in binaries whose runs name no generator, which bare_pread -x draws), seeded per cell with
 #   plan.seed ^ (rank << 32) ^ cell index: here rank 0 and cell 0, so the plan's seed (0x12006,
 #   read from iomatrix's JSON). offset = below(positions) * 4096, positions =
 #   (size - 4096) / 4096 + 1, one draw per request (iomatrix no longer draws its read-or-write
@@ -221,10 +222,12 @@ PY
 }
 
 # Runs iomatrix for CHECK_N requests under strace, untimed, and compares its offsets with the
-# bare loop's. Sets SEED (the cell's seed, from iomatrix's plan) for the timed runs.
+# bare loop's. Sets SEED (the cell's seed, from iomatrix's plan) and GENERATOR (the bare loop's
+# -x for a binary whose runs name no generator: its old xorshift64*) for the timed runs.
 SEED=""
+GENERATOR=()
 check_offsets() {
-    local json=$SCRATCH/check.json log=$SCRATCH/check.log flips=() observed expected other
+    local json=$SCRATCH/check.json log=$SCRATCH/check.log flips=() observed expected other named
     ((COIN_FLIPS)) && flips=(-c)
     if ! run_child "$LIMIT" "$json" "$log" strace -f -ff -qq -s 0 -e trace=openat,close,pread64 \
         -e signal=none -o "$SCRATCH/strace/t" "$IOMATRIX" --db "$DB" run access --target "$TMPFS" \
@@ -236,6 +239,15 @@ check_offsets() {
     # Rank 0, cell 0: the cell's seed is the plan's.
     SEED=$(python3 -c 'import json, sys; print("%#x" % json.load(open(sys.argv[1]))["run"]["plan"]["seed"])' "$json") ||
         die "no plan seed in iomatrix's JSON ($json)"
+    # What the seed drew from: the run's conditions name it (none before they did).
+    named=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["run"]["conditions"].get("generator") or "")' "$json") ||
+        die "no conditions in iomatrix's JSON ($json)"
+    case $named in
+        "") GENERATOR=(-x) ;;
+        "xoshiro256++ (rand_xoshiro 0.8)") GENERATOR=() ;;
+        *) die "iomatrix draws from a generator the bare loop does not carry: $named (bench/bare_pread.c)" ;;
+    esac
+    flips+=("${GENERATOR[@]}")
     observed=$(offsets_from_strace "$SCRATCH/strace") || die "could not read iomatrix's offsets from strace's output"
     expected=$("$BARE" "${flips[@]}" -s "$SEED" -n "$CHECK_N" "$SIZE_BYTES" | tr '\n' ' ')
     expected=${expected% }
@@ -244,15 +256,15 @@ check_offsets() {
         echo "  iomatrix, its first $CHECK_N 4 KiB preads on its file (strace): $observed" >&2
         echo "  the bare loop's first $CHECK_N (bare_pread ${flips[*]:+${flips[*]} }-s $SEED -n $CHECK_N $SIZE_BYTES): $expected" >&2
         if ((COIN_FLIPS)); then
-            other=$("$BARE" -s "$SEED" -n "$CHECK_N" "$SIZE_BYTES" | tr '\n' ' ')
+            other=$("$BARE" "${GENERATOR[@]}" -s "$SEED" -n "$CHECK_N" "$SIZE_BYTES" | tr '\n' ' ')
             [[ $observed == "${other% }" ]] &&
                 die "iomatrix no longer draws the coin flips: run without --coin-flips"
         else
-            other=$("$BARE" -c -s "$SEED" -n "$CHECK_N" "$SIZE_BYTES" | tr '\n' ' ')
+            other=$("$BARE" -c "${GENERATOR[@]}" -s "$SEED" -n "$CHECK_N" "$SIZE_BYTES" | tr '\n' ' ')
             [[ $observed == "${other% }" ]] &&
                 die "iomatrix still draws two coin flips per request before each offset (a binary from before issue 16's change): rebuild it, or run with --coin-flips to match it"
         fi
-        die "iomatrix's offsets are neither the bare loop's nor those of the loop with coin flips: has its generator, seed or offset formula changed? (crates/access/src/runner.rs, struct Rng)"
+        die "iomatrix's offsets are neither the bare loop's nor those of the loop with coin flips: has its generator, seed or offset formula changed? (crates/access/src/runner.rs, crates/random)"
     fi
     local first8
     first8=$(cut -d' ' -f1-8 <<<"$observed")
@@ -315,6 +327,7 @@ run_fio() {
 run_bare() {
     local rep=$1 name=bare-$1 flips=() out requests ns
     ((COIN_FLIPS)) && flips=(-c)
+    flips+=("${GENERATOR[@]}")
     run_child "$LIMIT" "$BARE_FILE" "$SCRATCH/$name-layout.log" head -c "$SIZE_BYTES" /dev/urandom ||
         die "could not write the bare loop's file in repeat $rep"
     check_cached "$BARE_FILE" "$SIZE_BYTES" "the bare loop's file (repeat $rep)"

@@ -8,6 +8,7 @@ use crate::harness::signals;
 use anyhow::Context;
 use clap::Args;
 use iomatrix_core::UsageError;
+use iomatrix_random::GENERATOR;
 use iomatrix_store::Store;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -38,6 +39,9 @@ pub fn run(args: RerunArgs, db: &Path) -> anyhow::Result<ExitCode> {
     }
     let stored_target = run.conditions.get("target").and_then(|t| t.as_str()).map(PathBuf::from);
     let plan = Rerun::of(&run.summary.command_line, id, args.target.as_deref(), stored_target)?;
+    if let Some(warning) = other_generator(id, &run.conditions) {
+        eprintln!("{warning}");
+    }
     let program = std::env::current_exe().context("cannot find iomatrix's own program file")?;
     eprintln!("iomatrix: run #{id} again: iomatrix {}", crate::harness::args::command_text(&plan.args));
     let mut cmd = Command::new(program);
@@ -113,6 +117,21 @@ impl Rerun {
     }
 }
 
+/// The warning a rerun gives when the run drew from another generator than this binary's: the
+/// same seed then draws other offsets, sizes, orders and data, so the rerun does not repeat the
+/// original's work byte for byte (its plan is the same).
+fn other_generator(id: i64, conditions: &serde_json::Value) -> Option<String> {
+    let was = match conditions.get("generator").and_then(serde_json::Value::as_str) {
+        Some(GENERATOR) => return None,
+        Some(other) => format!("drew from the generator {other}"),
+        None => "was stored before runs named their generator (it drew from iomatrix's own, since replaced)".into(),
+    };
+    Some(format!(
+        "iomatrix: warning: run #{id} {was}; this rerun draws from {GENERATOR}, so its random offsets, file \
+         sizes, orders and written data will differ from the original's (the same seeds, other draws)"
+    ))
+}
+
 /// "`iomatrix run`, `iomatrix iozone` or `iomatrix bonnie`": what makes a run that can run again.
 fn runners() -> String {
     let mut names: Vec<String> =
@@ -181,6 +200,16 @@ mod tests {
         assert_eq!(r.args, shell_words::split("iozone -s 64k -i 0 -f /mnt/a/f").unwrap());
         let r = of("iomatrix bonnie -d /mnt/a --db=/y1.sqlite -s 512", None).unwrap();
         assert_eq!(r.args, shell_words::split("bonnie -d /mnt/a -s 512").unwrap());
+    }
+
+    #[test]
+    fn a_run_of_another_generator_or_none_is_warned_about() {
+        assert_eq!(other_generator(3, &serde_json::json!({ "generator": GENERATOR })), None);
+        let old = other_generator(3, &serde_json::json!({ "backend": "psync" })).unwrap();
+        assert!(old.contains("run #3 was stored before runs named their generator"), "{old}");
+        assert!(old.contains("will differ from the original's"), "{old}");
+        let other = other_generator(4, &serde_json::json!({ "generator": "pcg64" })).unwrap();
+        assert!(other.contains("run #4 drew from the generator pcg64; this rerun draws from xoshiro256++"), "{other}");
     }
 
     #[test]

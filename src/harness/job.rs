@@ -577,6 +577,8 @@ fn common_conditions(suite: &str, spec: &RunSpec, clients: usize, env: &Environm
         "mount_source": env.target.mount_source,
         // Where the file system's partition starts, as a power of two (seed 002: 512 B against 1 MiB).
         "partition_alignment_bytes": env.target.block_device.as_ref().and_then(|b| b.alignment_bytes),
+        // What the seeds drew from: another generator draws other offsets, sizes and data.
+        "generator": iomatrix_random::GENERATOR,
     })
 }
 

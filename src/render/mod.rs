@@ -290,6 +290,10 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
         let checked = c["verify_scope"].as_str().unwrap_or("every block read is checked");
         pairs.push(("verify".into(), format!("{checked}; {}", text(&c["verify_timing"]))));
     }
+    // Runs stored before the generator was named show no line (it was iomatrix's own then).
+    if let Some(generator) = c["generator"].as_str() {
+        pairs.push(("random generator".into(), generator.to_string()));
+    }
     imported::adjust_pairs(run, &mut pairs);
     pairs
 }

@@ -13,17 +13,11 @@ use std::process::Command;
 
 const CHUNK: usize = 64 * 1024;
 
-/// Data nobody's allocator or compressor treats specially: a cheap xorshift stream.
+/// Data nobody's allocator or compressor treats specially.
 fn data(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+    let mut out = vec![0; len];
+    iomatrix_random::Generator::seeded(seed).fill(&mut out);
+    out
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) {

@@ -94,7 +94,7 @@ fn fifty_sigkills_at_random_moments_lose_nothing_finished_and_clean_removes_the_
     let began = Instant::now();
     let seed = std::env::var("IOMATRIX_CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x1a2b_3c4d_5e6f_7081);
     eprintln!("kill moments from seed {seed} (IOMATRIX_CRASH_SEED replays it)");
-    let mut moments = Moments(seed);
+    let mut moments = Moments::new(seed);
     let sb = Sandbox::new();
 
     // Earlier, whole runs: what must survive every kill unchanged. The

@@ -303,15 +303,16 @@ pub fn wait_for_exit(child: &mut Running) -> std::process::ExitStatus {
     }
 }
 
-/// Kill moments for the crash tests: a small xorshift generator, reproducible from the seed each
-/// test prints (and takes from an environment variable to replay a failure).
-pub struct Moments(pub u64);
+/// Kill moments for the crash tests, reproducible from the seed each test prints (and takes from
+/// an environment variable to replay a failure).
+pub struct Moments(iomatrix_random::Generator);
 
 impl Moments {
+    pub fn new(seed: u64) -> Moments {
+        Moments(iomatrix_random::Generator::seeded(seed))
+    }
+    /// In (0, 1].
     pub fn next_fraction(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+        self.0.unit()
     }
 }

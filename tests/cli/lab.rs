@@ -54,17 +54,11 @@ impl Drop for LabGuard {
     }
 }
 
-/// Deterministic, incompressible-enough bytes (no rand crate needed).
+/// Deterministic, incompressible bytes.
 fn pattern(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+    let mut out = vec![0; len];
+    iomatrix_random::Generator::seeded(seed).fill(&mut out);
+    out
 }
 
 fn start_time(pid: &str) -> Option<String> {

@@ -19,6 +19,7 @@ mod examples;
 mod faults;
 mod figures;
 mod fileserver;
+mod generator;
 mod golden;
 mod harness;
 mod help;

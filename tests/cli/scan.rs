@@ -8,18 +8,6 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// A deterministic generator (splitmix64).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
 /// A file of `size` bytes: written for small sizes, sparse (set_len) above 8 KiB,
 /// so a few thousand files of up to 100 MiB cost little space.
 fn make_file(path: &Path, size: u64) {
@@ -34,24 +22,24 @@ fn make_file(path: &Path, size: u64) {
 /// around every threshold), hard links, symlinks to a folder inside and to
 /// places outside, a fifo.
 fn generate_tree(root: &Path) {
-    let mut rng = Rng(7);
+    let mut rng = iomatrix_random::Generator::seeded(7);
     let mut dirs = vec![root.to_path_buf()];
     for i in 0..60 {
-        let parent = dirs[(rng.next() % dirs.len() as u64) as usize].clone();
+        let parent = dirs[(rng.next_u64() % dirs.len() as u64) as usize].clone();
         let d = parent.join(format!("d{i}"));
         std::fs::create_dir(&d).unwrap();
         dirs.push(d);
     }
     for i in 0..3000u64 {
-        let dir = &dirs[(rng.next() % dirs.len() as u64) as usize];
+        let dir = &dirs[(rng.next_u64() % dirs.len() as u64) as usize];
         // Mostly small files, as real trees hold.
-        let k = match rng.next() % 100 {
+        let k = match rng.next_u64() % 100 {
             0..=4 => 0,
-            5..=69 => 1 + rng.next() % 14,
-            70..=94 => 15 + rng.next() % 6,
-            _ => 21 + rng.next() % 6,
+            5..=69 => 1 + rng.next_u64() % 14,
+            70..=94 => 15 + rng.next_u64() % 6,
+            _ => 21 + rng.next_u64() % 6,
         };
-        let size = if k == 0 { 0 } else { (1u64 << (k - 1)) + rng.next() % (1u64 << (k - 1)) };
+        let size = if k == 0 { 0 } else { (1u64 << (k - 1)) + rng.next_u64() % (1u64 << (k - 1)) };
         make_file(&dir.join(format!("f{i}")), size);
     }
     // Exactly at and one past each threshold, and a 100 MiB file.

@@ -159,7 +159,7 @@ fn twenty_sigkills_at_random_moments_then_run_again_finish_the_study_with_every_
     let began = Instant::now();
     let seed = std::env::var("IOMATRIX_STUDY_KILL_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed_0017_cafe);
     eprintln!("kill moments from seed {seed} (IOMATRIX_STUDY_KILL_SEED replays it)");
-    let mut moments = Moments(seed);
+    let mut moments = Moments::new(seed);
     // Six steps of one second each (access specs): a kill lands in a study's start, inside a
     // step (its run is cut and must run again), or between steps; each life is up to 2 steps
     // long, so the study advances by a step now and then and finishes only after the kills.

@@ -8,6 +8,7 @@ use iomatrix_backend::{
     SessionPool, Submitted,
 };
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
+use iomatrix_random::Generator;
 use iomatrix_stats::{Latency, Measured, Span};
 use iomatrix_verify::{Content, Tally};
 use std::path::PathBuf;
@@ -590,7 +591,7 @@ impl Work<'_> {
 /// Where a cell's next request goes and whether it writes: the cell's mix of reads and
 /// writes, random and sequential offsets, drawn from the client's own seeded generator.
 struct Requests {
-    rng: Rng,
+    rng: Generator,
     read_percent: u8,
     random_percent: u8,
     /// Coin flips only where the cell mixes: 100% or 0% needs no draw.
@@ -615,7 +616,7 @@ impl Requests {
             _ => None,
         };
         Requests {
-            rng: Rng::new(plan.seed ^ ((rank as u64) << 32) ^ cell.index as u64),
+            rng: Generator::seeded(plan.seed ^ ((rank as u64) << 32) ^ cell.index as u64),
             read_percent: cell.read_percent,
             random_percent: cell.random_percent,
             reads_only: always(cell.read_percent),
@@ -633,9 +634,9 @@ impl Requests {
     fn next(&mut self) -> (bool, u64) {
         let write = match self.reads_only {
             Some(read) => !read,
-            None => self.rng.percent() >= self.read_percent,
+            None => self.rng.below(100) >= u64::from(self.read_percent),
         };
-        let random = self.random_only.unwrap_or_else(|| self.rng.percent() < self.random_percent);
+        let random = self.random_only.unwrap_or_else(|| self.rng.below(100) < u64::from(self.random_percent));
         let offset = if random {
             self.rng.below(self.positions) * self.align
         } else {
@@ -878,26 +879,4 @@ fn counter_in_use() -> bool {
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 fn counter_in_use() -> bool {
     false
-}
-
-/// xorshift64*: fast, seeded, good enough to pick offsets and coin flips.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    /// Uniform in 0..n (n > 0), by multiply-shift (no modulo bias worth the name for n << 2^64).
-    fn below(&mut self, n: u64) -> u64 {
-        ((self.next() as u128 * n as u128) >> 64) as u64
-    }
-    fn percent(&mut self) -> u8 {
-        self.below(100) as u8
-    }
 }

@@ -188,8 +188,9 @@ pub struct Comparison {
 /// personality's (closed or open loop), absent (so never differing) in the other suites.
 /// `fsync_timed` and `close_timed` are IOzone's `-e` and `-c`; `submissions` and `completions`
 /// io_uring's; `drop_caches`, `connections` the file-server load's; `data` and `verify` what the
-/// written blocks hold and whether reads check them.
-pub const CONDITIONS: [&str; 18] = [
+/// written blocks hold and whether reads check them; `generator` what the seeds drew offsets,
+/// sizes and data from (unknown in runs stored before it was named).
+pub const CONDITIONS: [&str; 19] = [
     "suite",
     "backend",
     "direct",
@@ -208,6 +209,7 @@ pub const CONDITIONS: [&str; 18] = [
     "connections",
     "data",
     "verify",
+    "generator",
 ];
 
 const PERCENTILES: [(&str, &str); 5] =

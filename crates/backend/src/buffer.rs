@@ -1,3 +1,4 @@
+use iomatrix_random::Generator;
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ptr::NonNull;
 
@@ -28,7 +29,8 @@ impl AlignedBuf {
         let raw = unsafe { alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).ok_or_else(refused)?;
         let mut buf = AlignedBuf { ptr, layout };
-        fill_incompressible(buf.as_mut_slice(), len as u64 ^ 0x9e37_79b9_7f4a_7c15);
+        // Incompressible, and the same bytes for the same length on every run.
+        Generator::seeded(len as u64).fill(buf.as_mut_slice());
         Ok(buf)
     }
     pub fn len(&self) -> usize {
@@ -51,18 +53,6 @@ impl Drop for AlignedBuf {
     fn drop(&mut self) {
         // SAFETY: allocated in `new` with this very layout.
         unsafe { dealloc(self.ptr.as_ptr(), self.layout) }
-    }
-}
-
-/// xorshift64* output: fast, and no compressor finds structure in it.
-fn fill_incompressible(buf: &mut [u8], seed: u64) {
-    let mut state = seed | 1;
-    for chunk in buf.chunks_mut(8) {
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        let word = state.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes();
-        chunk.copy_from_slice(&word[..chunk.len()]);
     }
 }
 

@@ -28,16 +28,10 @@ fn holds(buf: &[u8], offset: u64) -> bool {
     buf.chunks_exact(8).enumerate().all(|(i, word)| word == (offset + i as u64).to_le_bytes())
 }
 
-/// Distinct record offsets in a shuffled order (xorshift Fisher-Yates).
+/// Distinct record offsets in a shuffled order.
 fn shuffled_offsets(seed: u64) -> Vec<u64> {
     let mut offsets: Vec<u64> = (0..RECORDS).map(|i| i * RECORD as u64).collect();
-    let mut state = seed | 1;
-    for i in (1..offsets.len()).rev() {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        offsets.swap(i, (state % (i as u64 + 1)) as usize);
-    }
+    iomatrix_random::Generator::seeded(seed).shuffle(&mut offsets);
     offsets
 }
 

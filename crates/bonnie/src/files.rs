@@ -18,12 +18,13 @@
 //! descriptor of it (openat, fstatat, unlinkat, as bonnie++ works inside the
 //! folder after a chdir), or a folder on a server.
 
-use crate::io::{derive_seed, Rng};
+use crate::io::derive_seed;
 use crate::place::FilesPlace;
 use crate::plan::BonniePlan;
 use crate::timing::{figures, Ready, Slowest};
 use crate::{BonnieError, BonnieResult, BonnieTest};
 use iomatrix_backend::AlignedBuf;
+use iomatrix_random::Generator;
 use iomatrix_stats::Span;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -71,7 +72,7 @@ impl<'a> FileTests<'a> {
     }
 
     fn make_names(&self, repeat: u32, random: bool) -> Result<Vec<String>, BonnieError> {
-        let mut rng = Rng::new(derive_seed(self.plan.seed, repeat, if random { 10 } else { 7 }));
+        let mut rng = Generator::seeded(derive_seed(self.plan.seed, repeat, if random { 10 } else { 7 }));
         let mut names = iomatrix_core::alloc::try_with_capacity(self.plan.files as usize, "the file tests' names")
             .map_err(|e| BonnieError(e.to_string()))?;
         for i in 0..self.plan.files {
@@ -84,11 +85,7 @@ impl<'a> FileTests<'a> {
     }
 
     fn shuffle(&mut self, repeat: u32, purpose: u64) {
-        let mut rng = Rng::new(derive_seed(self.plan.seed, repeat, purpose));
-        for i in (1..self.names.len()).rev() {
-            let j = rng.below(i as u64 + 1) as usize;
-            self.names.swap(i, j);
-        }
+        Generator::seeded(derive_seed(self.plan.seed, repeat, purpose)).shuffle(&mut self.names);
     }
 
     /// Creates `files` files (`creat`, data if sized, close) in name order.
@@ -103,7 +100,7 @@ impl<'a> FileTests<'a> {
         self.folder.make()?;
         self.folder.open()?;
         let (min, max) = (self.plan.file_min.bytes(), self.plan.file_max.bytes());
-        let mut sizes = Rng::new(derive_seed(self.plan.seed, repeat, if random { 11 } else { 8 }));
+        let mut sizes = Generator::seeded(derive_seed(self.plan.seed, repeat, if random { 11 } else { 8 }));
         let sync = self.plan.sync;
         let names = std::mem::take(&mut self.names);
         let span = Span::start(ready()?);

@@ -7,7 +7,7 @@
 
 use crate::error::io_error;
 use crate::files::FileTests;
-use crate::io::{derive_seed, mix, on_own_file_table, Gate, GetcReader, PutcWriter};
+use crate::io::{derive_seed, on_own_file_table, Gate, GetcReader, PutcWriter};
 use crate::local::{LocalData, LocalFiles};
 use crate::place::{Access, DataFile, DataPlace};
 use crate::plan::{BonniePlan, PerChar, UPDATE_EVERY};
@@ -16,6 +16,7 @@ use crate::timing::{figures, Ready, Slowest};
 use crate::{planned_tests, BonnieError, BonnieResult, BonnieTest};
 use iomatrix_backend::AlignedBuf;
 use iomatrix_backend::Place;
+use iomatrix_random::scramble;
 use iomatrix_stats::{Measured, Span};
 use iomatrix_verify::{Content, Tally};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -647,7 +648,7 @@ impl Seeker<'_, '_> {
                 break;
             }
             let t = Instant::now();
-            let hash = mix(self.seed ^ ticket);
+            let hash = scramble(self.seed ^ ticket);
             let at = (hash % chunks) * chunk;
             let file = &mut self.file;
             file.seek(SeekFrom::Start(at)).map_err(|e| io_error("seek test lseek", path, Some(at), &e))?;
@@ -655,7 +656,7 @@ impl Seeker<'_, '_> {
             seeks += 1;
             if ticket % UPDATE_EVERY == 0 {
                 let data = buf.as_mut_slice();
-                if let Some(b) = data.get_mut((mix(hash) % chunk) as usize) {
+                if let Some(b) = data.get_mut((scramble(hash) % chunk) as usize) {
                     *b = b.wrapping_sub(1);
                 }
                 file.seek(SeekFrom::Start(at)).map_err(|e| io_error("seek test lseek", path, Some(at), &e))?;

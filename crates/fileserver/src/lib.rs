@@ -43,8 +43,7 @@ pub use clients::{execute_clients, ClientPhase, FileserverCell};
 pub use files::{ConnectionFiles, LocalFiles, OpenFor, RemoteFiles};
 pub use iomatrix_backend::{Connect, Place};
 pub use plan::{
-    file_random, FileSizes, FileserverPlan, MixVisits, Op, OpCounts, Phase, Planned, SizeDraw, Then, MAX_CONNECTIONS,
-    MAX_RECORD,
+    FileSizes, FileserverPlan, MixVisits, Op, OpCounts, Phase, Planned, SizeDraw, Then, MAX_CONNECTIONS, MAX_RECORD,
 };
 pub use runner::{
     execute, ConnectionError, ConnectionFigures, Live, LiveSnapshot, PhaseResult, REMOTE_STACK_SIZE, SAMPLE_BUFFER,

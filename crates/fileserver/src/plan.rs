@@ -3,6 +3,7 @@
 //! and a failed connection's unfinished work counted as lost).
 
 use iomatrix_core::{ByteSize, UsageError, MIB};
+use iomatrix_random::{draw_at, Generator};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -366,7 +367,7 @@ impl FileserverPlan {
         match &self.sizes {
             FileSizes::List(list) if !list.is_empty() => list[(index % list.len() as u64) as usize].bytes(),
             FileSizes::List(_) => 0,
-            FileSizes::Profile { draw: Some(draw), .. } => (draw.0)(file_random(self.seed, rank, index)),
+            FileSizes::Profile { draw: Some(draw), .. } => (draw.0)(draw_at(self.seed, rank as u64, index)),
             FileSizes::Profile { draw: None, .. } => 0,
         }
     }
@@ -510,19 +511,16 @@ impl FileserverPlan {
 pub struct MixVisits {
     order: Vec<u32>,
     pos: usize,
-    rng: Rng,
+    rng: Generator,
     read_percent: u8,
 }
 
 impl MixVisits {
     pub fn new(plan: &FileserverPlan, rank: usize, read_percent: u8) -> MixVisits {
-        let mut rng = Rng::new(plan.seed ^ 0x6d69_7800 ^ ((rank as u64) << 32));
+        let mut rng = Generator::seeded(plan.seed ^ 0x6d69_7800 ^ ((rank as u64) << 32));
         let n = plan.files_per_connection.min(u32::MAX as u64) as u32;
         let mut order: Vec<u32> = (0..n).collect();
-        for i in (1..order.len()).rev() {
-            let j = rng.below(i as u64 + 1) as usize;
-            order.swap(i, j);
-        }
+        rng.shuffle(&mut order);
         MixVisits { order, pos: 0, rng, read_percent }
     }
 }
@@ -533,37 +531,6 @@ impl Iterator for MixVisits {
         let file = *self.order.get(self.pos)?;
         self.pos += 1;
         Some((file as u64, self.rng.below(100) < self.read_percent as u64))
-    }
-}
-
-/// A uniformly random u64 for file `index` of connection `rank`: the seeded
-/// generator of that connection, taken at position `index` (splitmix64 is a
-/// counter-based generator, so no file's size depends on another's).
-pub fn file_random(seed: u64, rank: usize, index: u64) -> u64 {
-    splitmix64(splitmix64(seed ^ (rank as u64).wrapping_mul(0xa076_1d64_78bd_642f)).wrapping_add(index))
-}
-
-fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// splitmix64 as a stream: seeded, fast, good enough for orders and coin flips.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        splitmix64(self.0)
-    }
-    /// Uniform in 0..n (n > 0), by multiply-shift.
-    fn below(&mut self, n: u64) -> u64 {
-        ((self.next() as u128 * n as u128) >> 64) as u64
     }
 }
 

@@ -986,13 +986,8 @@ fn file_id(rank: usize, index: u64) -> u64 {
 
 /// Bytes no compressor or deduplicator can shrink, from a seed.
 fn incompressible(len: usize, seed: u64) -> Vec<u8> {
-    let mut out = Vec::with_capacity(len + 8);
-    let mut i = 0u64;
-    while out.len() < len {
-        out.extend_from_slice(&crate::plan::file_random(seed, usize::MAX, i).to_le_bytes());
-        i += 1;
-    }
-    out.truncate(len);
+    let mut out = vec![0; len];
+    iomatrix_random::Generator::seeded(seed).fill(&mut out);
     out
 }
 

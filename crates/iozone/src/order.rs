@@ -12,6 +12,8 @@
 
 mod permutation;
 
+use iomatrix_random::scramble;
+
 pub use permutation::RandomPermutation;
 
 /// An access order over the records `0..n` of a file.
@@ -84,7 +86,8 @@ impl Iterator for StrideWalk {
 /// Whether the mixed workload writes (rather than reads) its `i`-th request:
 /// a fair, seeded coin per request, the same on every run with the same seed.
 pub fn mixed_is_write(seed: u64, i: u64) -> bool {
-    permutation::splitmix64(seed ^ i.wrapping_mul(0x9e37_79b9_7f4a_7c15)) & 1 == 1
+    // Counter-based: request i's coin is found by its number, with no stream to run.
+    scramble(scramble(seed).wrapping_add(i)) & 1 == 1
 }
 
 #[cfg(test)]

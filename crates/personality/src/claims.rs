@@ -111,11 +111,9 @@ mod tests {
             for th in 0..8u64 {
                 let (t, holders, gens, creates, deletes, idle) = (&t, &holders, &gens, &creates, &deletes, &idle);
                 s.spawn(move || {
-                    let mut x = th.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+                    let mut rng = iomatrix_random::Generator::seeded(th);
                     for _ in 0..20_000 {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
+                        let x = rng.next_u64();
                         let i = (x % FILES as u64) as usize;
                         let create = x & 0x100 == 0;
                         let Some(gen) = t.claim(i, !create) else {

@@ -31,7 +31,7 @@ use crate::sizes::{Rng, Sizes};
 use iomatrix_backend::error_kind;
 use iomatrix_backend::Place;
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Group, Setup, Start};
-use iomatrix_fileserver::file_random;
+use iomatrix_random::{draw_at, Generator};
 use iomatrix_stats::CpuReading;
 use iomatrix_verify::{Content, ContentSpec, Tally, UNIT};
 use serde::{Deserialize, Serialize};
@@ -640,7 +640,7 @@ fn connection<F: Files>(
             _ => None,
         },
         next_arrival: origin,
-        rng: Rng::new(file_random(p.seed ^ 0x5eed_f10e, conn.global, (repeat as u64) << 32 | 1 << 48)),
+        rng: Rng::new(draw_at(p.seed ^ 0x5eed_f10e, conn.global as u64, (repeat as u64) << 32 | 1 << 48)),
         samples: Vec::with_capacity(SAMPLE_BUFFER),
         counts: [(0u64, 0u64, 0u64); 13],
         errors: Vec::new(),
@@ -939,13 +939,8 @@ fn is_conflict(e: &io::Error) -> bool {
 
 /// Incompressible bytes to write.
 fn pattern(len: usize, seed: u64) -> Vec<u8> {
-    let mut out = Vec::with_capacity(len + 8);
-    let mut i = 0u64;
-    while out.len() < len {
-        out.extend_from_slice(&file_random(seed, usize::MAX, i).to_le_bytes());
-        i += 1;
-    }
-    out.truncate(len);
+    let mut out = vec![0; len];
+    Generator::seeded(seed).fill(&mut out);
     out
 }
 

@@ -3,34 +3,27 @@
 //! after a delete draws anew); and the seeded generator the engine uses.
 
 use crate::schema::SizeDist;
-use iomatrix_fileserver::file_random;
+use iomatrix_random::{draw_at, Generator};
 use std::sync::Arc;
 
-/// splitmix64 as a stream: seeded, fast, good for sizes, picks and arrivals.
+/// The engine's draws: iomatrix's one generator, with the distributions that
+/// sizes, picks and arrivals take.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub struct Rng(Generator);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        Rng(Generator::seeded(seed))
     }
 
     /// Uniform in 0..n (n > 0).
     pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+        self.0.below(n)
     }
 
     /// Uniform in (0, 1].
     pub fn unit(&mut self) -> f64 {
-        ((self.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
+        self.0.unit()
     }
 
     /// Standard normal (Box-Muller).
@@ -88,7 +81,7 @@ impl Sizes {
 
     /// The size of file `index` (generation `gen`) of connection `rank`; at least one byte.
     pub fn draw(&self, rank: usize, index: u64, gen: u32) -> u64 {
-        let u = file_random(self.seed, rank, index ^ ((gen as u64) << 40));
+        let u = draw_at(self.seed, rank as u64, index ^ ((gen as u64) << 40));
         let mut rng = Rng::new(u);
         let size = match &self.dist {
             SizeDist::Fixed { size } => *size,

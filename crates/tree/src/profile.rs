@@ -3,6 +3,7 @@
 //! docs/json.md) that loads draw file sizes from.
 
 use crate::classes::{class_max, class_min, class_of, CLASSES};
+use iomatrix_random::scramble;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -212,8 +213,9 @@ impl Profile {
 
     /// A file size drawn with probability proportional to each class's file count; within a class, uniform in [min_bytes, max_bytes]. `u` is a uniformly random u64 (the caller's seeded generator); the draw must use it deterministically.
     ///
-    /// The high bits of `u` pick the file (so the class), a mix of `u` the size
-    /// within the class. A profile without files draws 0.
+    /// The high bits of `u` pick the file (so the class), `u` scrambled (a
+    /// bijection, so bits the class choice does not fix) the size within the
+    /// class. A profile without files draws 0.
     pub fn draw(&self, u: u64) -> u64 {
         let total = self.total_files();
         if total == 0 {
@@ -226,7 +228,7 @@ impl Profile {
             if pick < seen {
                 let (lo, hi) = (c.min_bytes.min(c.max_bytes), c.max_bytes.max(c.min_bytes));
                 let width = u128::from(hi - lo) + 1;
-                return lo + ((u128::from(mix64(u)) * width) >> 64) as u64;
+                return lo + ((u128::from(scramble(u)) * width) >> 64) as u64;
             }
         }
         // Not reached: pick < total = the last `seen`.
@@ -267,15 +269,6 @@ impl Profile {
         }
         out
     }
-}
-
-/// splitmix64's finaliser: a bijective mix, so the within-class draw uses bits of
-/// `u` that the class choice (its high bits) does not fix.
-fn mix64(u: u64) -> u64 {
-    let mut z = u.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 fn json<T: Serialize + ?Sized>(value: &T) -> std::io::Result<String> {
@@ -379,16 +372,10 @@ mod tests {
         assert!(load_err(&file_with(&big)).contains("more than a 64-bit count"));
     }
 
-    /// splitmix64: the seeded generator a caller would use.
+    /// The seeded generator a caller would use.
     fn generator(seed: u64) -> impl FnMut() -> u64 {
-        let mut state = seed;
-        move || {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
+        let mut g = iomatrix_random::Generator::seeded(seed);
+        move || g.next_u64()
     }
 
     #[test]

@@ -25,6 +25,7 @@
 //! reader expects, is **stale**. [`Tally`] counts them, with the first
 //! [`MAX_EXAMPLES`] examples.
 
+use iomatrix_random::{scramble, Generator};
 use std::time::Instant;
 
 /// The verify unit: blocks are this long, and records must be a multiple.
@@ -94,9 +95,10 @@ pub fn fill_block(block: &mut [u8], stamp: Stamp, compressible: u8) {
         half[16..24].copy_from_slice(&stamp.file.to_le_bytes());
         half[24..32].copy_from_slice(&stamp.offset.to_le_bytes());
         half[32..40].copy_from_slice(&stamp.generation.to_le_bytes());
-        let seed = mix(stamp.run ^ mix(stamp.file ^ mix(stamp.offset ^ mix(stamp.generation ^ i as u64))));
+        let seed =
+            scramble(stamp.run ^ scramble(stamp.file ^ scramble(stamp.offset ^ scramble(stamp.generation ^ i as u64))));
         let (random, zero) = half[STAMP_LEN..].split_at_mut(payload - zeros);
-        fill_random(random, seed);
+        Generator::seeded(seed).fill(random);
         zero.fill(0);
         let crc = crc32fast::hash(&half[8..]);
         half[4..8].copy_from_slice(&crc.to_le_bytes());
@@ -129,37 +131,6 @@ fn intact_stamp(half: &[u8]) -> Option<Stamp> {
     }
     let word = |at: usize| u64::from_le_bytes(half[at..at + 8].try_into().expect("8 bytes"));
     Some(Stamp { run: word(8), file: word(16), offset: word(24), generation: word(32) })
-}
-
-/// splitmix64's finaliser: a seed per block from its stamp.
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
-/// Four interleaved xorshift64* streams (independent, so the CPU runs them
-/// side by side): fast, and no compressor finds structure in them.
-fn fill_random(buf: &mut [u8], seed: u64) {
-    let mut state = [mix(seed) | 1, mix(seed ^ 1) | 1, mix(seed ^ 2) | 1, mix(seed ^ 3) | 1];
-    let mut next = |lane: usize| {
-        let s = &mut state[lane];
-        *s ^= *s >> 12;
-        *s ^= *s << 25;
-        *s ^= *s >> 27;
-        s.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes()
-    };
-    let mut chunks = buf.chunks_exact_mut(32);
-    for chunk in &mut chunks {
-        for (lane, word) in chunk.chunks_exact_mut(8).enumerate() {
-            word.copy_from_slice(&next(lane));
-        }
-    }
-    for (i, word) in chunks.into_remainder().chunks_mut(8).enumerate() {
-        let bytes = next(i);
-        word.copy_from_slice(&bytes[..word.len()]);
-    }
 }
 
 /// One mismatch, as a cell reports it.

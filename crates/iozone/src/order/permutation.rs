@@ -1,7 +1,10 @@
+use iomatrix_random::{scramble, Generator};
+
 /// A seeded random permutation of `0..n` without a table: a four-round
 /// Feistel network over the smallest even-bit domain `2^(2h) >= n`, with
 /// cycle-walking to stay below `n`. The domain is under `4n`, so each step
-/// costs a few hash rounds on average, nothing next to a system call.
+/// costs a few hash rounds on average, nothing next to a system call. The
+/// round keys are the seed's first draws; the round function is [`scramble`].
 pub struct RandomPermutation {
     n: u64,
     half_bits: u32,
@@ -13,11 +16,8 @@ impl RandomPermutation {
     pub fn new(n: u64, seed: u64) -> Self {
         let bits = 64 - n.saturating_sub(1).leading_zeros();
         let half_bits = bits.div_ceil(2).max(1);
-        let mut k = seed;
-        let keys = [(); 4].map(|_| {
-            k = splitmix64(k);
-            k
-        });
+        let mut draws = Generator::seeded(seed);
+        let keys = [(); 4].map(|_| draws.next_u64());
         RandomPermutation { n, half_bits, keys, i: 0 }
     }
 
@@ -25,7 +25,7 @@ impl RandomPermutation {
         let mask = (1u64 << self.half_bits) - 1;
         let (mut left, mut right) = (x >> self.half_bits, x & mask);
         for key in self.keys {
-            let f = splitmix64(right ^ key) & mask;
+            let f = scramble(right ^ key) & mask;
             (left, right) = (right, left ^ f);
         }
         (left << self.half_bits) | right
@@ -53,11 +53,4 @@ impl Iterator for RandomPermutation {
         let left = (self.n - self.i) as usize;
         (left, Some(left))
     }
-}
-
-pub(super) fn splitmix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
