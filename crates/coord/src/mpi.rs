@@ -398,11 +398,11 @@ impl MpiGroup {
         }
     }
 
-    pub(crate) fn lead<W, R>(
+    pub(crate) fn lead<W, R, E: std::fmt::Display>(
         &self,
         setup: &Setup<'_>,
         make: impl Fn(usize, &Path) -> W,
-        on_cell: &mut dyn FnMut(usize, Gathered<R>) -> Result<(), String>,
+        on_cell: &mut dyn FnMut(usize, Gathered<R>) -> Result<(), E>,
     ) -> std::io::Result<Option<(usize, Ending)>>
     where
         W: ClientWork<Figures = R>,

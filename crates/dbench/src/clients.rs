@@ -38,14 +38,14 @@ pub fn load_for(replay: &LoadFileReplay) -> Result<LoadFile, String> {
 /// Runs the replay `plan.replay` names on every client of `group`; at the
 /// leader `on_cell` gets each cell merged over the clients with each
 /// client's own. `load` is the file, read by this process.
-pub fn execute_clients(
+pub fn execute_clients<E: std::fmt::Display>(
     plan: &RunPlan,
     load: &LoadFile,
     group: &Group<'_>,
     setup: &Setup<'_>,
     place: &Place<'_>,
     lives: &[Live],
-    mut on_cell: impl FnMut(&CellFigures, &[ClientCell], &Gathered<ClientCell>) -> Result<(), String>,
+    mut on_cell: impl FnMut(&CellFigures, &[ClientCell], &Gathered<ClientCell>) -> Result<(), E>,
 ) -> io::Result<Option<(usize, Ending)>> {
     let replay = plan.replay.as_ref().ok_or_else(|| io::Error::other("no load file in the plan (a bug)"))?;
     let stop = setup.stop;

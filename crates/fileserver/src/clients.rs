@@ -131,13 +131,13 @@ fn combine(clients: &[ClientPhase]) -> Option<PhaseResult> {
 /// the server), in `folder/client-r` on the server instead, made there by
 /// the client. At the leader, `on_cell` gets each merged phase, and the
 /// result says how many it accepted and how the run ended; elsewhere None.
-pub fn execute_clients(
+pub fn execute_clients<E: std::fmt::Display>(
     plan: &FileserverPlan,
     group: &Group<'_>,
     setup: &Setup<'_>,
     place: &Place<'_>,
     lives: &[Live],
-    mut on_cell: impl FnMut(&FileserverCell) -> Result<(), String>,
+    mut on_cell: impl FnMut(&FileserverCell) -> Result<(), E>,
 ) -> std::io::Result<Option<(usize, Ending)>> {
     let (stop, on_error) = (setup.stop, setup.on_error);
     std::thread::scope(|scope| {
@@ -325,7 +325,7 @@ mod tests {
         let mut cells = Vec::new();
         let (done, ending) = execute_clients(&plan(), &Group::Local(clients), &setup, &Place::Local, &lives, |cell| {
             cells.push(cell.clone());
-            Ok(())
+            Ok::<(), std::convert::Infallible>(())
         })
         .unwrap()
         .unwrap();
