@@ -3,25 +3,13 @@
 //! does not have is an error naming what wanted it, never an abort
 //! (exit 134) in the allocator.
 
-use std::fmt;
-
 /// Memory that could not be had.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot allocate {} for {what}: this machine has not that much memory free", binary(*.bytes))]
 pub struct AllocError {
     /// What it was for: "the record buffer", "the fileset's table of 1000000000 files".
     pub what: String,
     pub bytes: u64,
-}
-
-impl fmt::Display for AllocError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "cannot allocate {} for {}: this machine has not that much memory free",
-            binary(self.bytes),
-            self.what
-        )
-    }
 }
 
 /// `48.0 GiB`, `512 B`.
@@ -38,8 +26,6 @@ fn binary(bytes: u64) -> String {
         format!("{v:.1} {}", units[i])
     }
 }
-
-impl std::error::Error for AllocError {}
 
 impl From<AllocError> for std::io::Error {
     fn from(e: AllocError) -> std::io::Error {

@@ -258,7 +258,8 @@ pub struct Unmeasured {
 }
 
 /// Malformed input: where and what.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{message}", place(.line, .field))]
 pub struct ImportError {
     /// 1-based line in the file.
     pub line: Option<usize>,
@@ -283,18 +284,15 @@ impl ImportError {
     }
 }
 
-impl fmt::Display for ImportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.line, &self.field) {
-            (Some(l), Some(field)) => write!(f, "line {l}, {field}: {}", self.message),
-            (Some(l), None) => write!(f, "line {l}: {}", self.message),
-            (None, Some(field)) => write!(f, "{field}: {}", self.message),
-            (None, None) => f.write_str(&self.message),
-        }
+/// "line 3, " , "line 3: ", "bw: ", "": where an [`ImportError`] is, before its message.
+fn place(line: &Option<usize>, field: &Option<String>) -> String {
+    match (line, field) {
+        (Some(l), Some(field)) => format!("line {l}, {field}: "),
+        (Some(l), None) => format!("line {l}: "),
+        (None, Some(field)) => format!("{field}: "),
+        (None, None) => String::new(),
     }
 }
-
-impl std::error::Error for ImportError {}
 
 /// Which format `text` is, by its content: a JSON document with `"fio
 /// version"`; IOzone's banner or a `"... report"` block of its `-R` output;

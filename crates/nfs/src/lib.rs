@@ -97,16 +97,9 @@ impl fmt::Display for NfsUrl {
 }
 
 /// What went wrong, where, on which server.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct NfsError(pub String);
-
-impl fmt::Display for NfsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for NfsError {}
 
 /// What the server said about itself at mount time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -4,7 +4,6 @@
 
 use crate::classes::{class_max, class_min, class_of, CLASSES};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 use std::path::Path;
 
 /// The `"schema"` of a profile file.
@@ -35,16 +34,9 @@ pub struct Profile {
 }
 
 /// Why a profile file cannot be used: names the file, the problem and the fix.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct ProfileError(pub String);
-
-impl fmt::Display for ProfileError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ProfileError {}
 
 /// A profile the user named is the user's to fix: exit code 2.
 impl From<ProfileError> for iomatrix_core::UsageError {
