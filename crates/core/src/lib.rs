@@ -26,7 +26,7 @@ mod time;
 mod usage;
 
 pub use backend_kind::BackendKind;
-pub use duration::{parse_duration, MAX_DURATION, MAX_DURATION_TEXT};
+pub use duration::{parse_duration, DurationError, MAX_DURATION, MAX_DURATION_TEXT};
 pub use file_error::{did_you_mean, line_of, nearest, FileError};
 pub use short_flags::{short_flags, unexpected_operand, ShortFlag};
 pub use size::{parse_size_list, ByteSize, SizeError, GIB, KIB, MIB};

@@ -362,7 +362,7 @@ fn key(file: &StudyFile, config: &Config, suite: &str, args: &[String]) -> Strin
 
 /// `30s`, `5m`, `1h` or plain seconds, as every duration of iomatrix
 /// (`iomatrix_core::parse_duration`: at most 30 days).
-pub fn duration(text: &str) -> Result<Duration, String> {
+pub fn duration(text: &str) -> Result<Duration, iomatrix_core::DurationError> {
     iomatrix_core::parse_duration(text)
 }
 
@@ -565,6 +565,6 @@ args = { repeat = 1 }
         assert_eq!(duration("12"), Ok(Duration::from_secs(12)));
         assert!(duration("0s").is_err());
         assert!(duration("5 minutes").is_err());
-        assert!(duration("18446744073709551615s").unwrap_err().contains("at most 30 days"));
+        assert!(duration("18446744073709551615s").unwrap_err().to_string().contains("at most 30 days"));
     }
 }
