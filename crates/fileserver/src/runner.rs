@@ -315,14 +315,14 @@ impl Live {
 /// error; under continue it sits out the rest, and the run completes with
 /// its error in the results. Returns how many phases `on_phase` accepted
 /// and how the run ended.
-pub fn execute(
+pub fn execute<E: std::fmt::Display>(
     plan: &FileserverPlan,
     place: &Place<'_>,
     local_dir: &Path,
     (stop, on_error): (&AtomicBool, OnClientError),
     live: &Live,
     before_phase: &mut dyn FnMut(usize) -> Option<Instant>,
-    on_phase: impl FnMut(&PhaseResult) -> Result<(), String>,
+    on_phase: impl FnMut(&PhaseResult) -> Result<(), E>,
 ) -> io::Result<(usize, Ending)> {
     plan.validate().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     let conn_dir = |rank: usize| format!("conn-{rank:04}");
@@ -354,14 +354,14 @@ pub fn execute(
 
 /// [`execute`] with connection N's files from `files(N)`, called in the
 /// connection's own thread before the first phase.
-fn run_connections<F: ConnectionFiles>(
+fn run_connections<F: ConnectionFiles, E: std::fmt::Display>(
     plan: &FileserverPlan,
     files: &(dyn Fn(usize) -> io::Result<F> + Sync),
     stack_size: usize,
     (stop, on_error): (&AtomicBool, OnClientError),
     live: &Live,
     before_phase: &mut dyn FnMut(usize) -> Option<Instant>,
-    mut on_phase: impl FnMut(&PhaseResult) -> Result<(), String>,
+    mut on_phase: impl FnMut(&PhaseResult) -> Result<(), E>,
 ) -> io::Result<(usize, Ending)> {
     let phases = plan.phases();
     let shared = Shared {
@@ -459,7 +459,7 @@ fn run_connections<F: ConnectionFiles>(
                 let result = PhaseResult::merge(k - 1, phase, figures, latency, start_ns, dropped);
                 if let Err(e) = on_phase(&result) {
                     stop.store(true, Ordering::SeqCst);
-                    ending = Ending::SinkFailed(e);
+                    ending = Ending::SinkFailed(e.to_string());
                     shared.gate.open(k, false);
                     break;
                 }
@@ -1031,7 +1031,7 @@ mod tests {
             &mut |_| Some(Instant::now()),
             |r| {
                 results.push(r.clone());
-                Ok(())
+                Ok::<(), std::convert::Infallible>(())
             },
         )
         .unwrap();
@@ -1105,7 +1105,7 @@ mod tests {
                 &mut |_| Some(Instant::now()),
                 |r| {
                     results.push(r.clone());
-                    Ok(())
+                    Ok::<(), std::convert::Infallible>(())
                 },
             )
             .unwrap();
@@ -1132,7 +1132,7 @@ mod tests {
             &mut |_| Some(Instant::now()),
             |r| {
                 results.push(r.clone());
-                Ok(())
+                Ok::<(), std::convert::Infallible>(())
             },
         )
         .unwrap();
@@ -1166,7 +1166,7 @@ mod tests {
             &mut |_| Some(Instant::now()),
             |r| {
                 results.push(r.clone());
-                Ok(())
+                Ok::<(), std::convert::Infallible>(())
             },
         )
         .unwrap();
@@ -1199,7 +1199,7 @@ mod tests {
                 asked = true;
                 Some(Instant::now())
             },
-            |_| Ok(()),
+            |_| Ok::<(), std::convert::Infallible>(()),
         )
         .unwrap_err();
         assert!(e.to_string().contains("client-0: not a folder"), "{e}");
@@ -1211,7 +1211,7 @@ mod tests {
             (&stop, OnClientError::Continue),
             &Live::new(),
             &mut |_| Some(Instant::now()),
-            |_| Ok(()),
+            |_| Ok::<(), std::convert::Infallible>(()),
         )
         .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
@@ -1231,7 +1231,7 @@ mod tests {
             &mut |_| Some(Instant::now()),
             |_| {
                 stop.store(true, Ordering::SeqCst);
-                Ok(())
+                Ok::<(), std::convert::Infallible>(())
             },
         )
         .unwrap();
@@ -1245,7 +1245,7 @@ mod tests {
             (&stop, OnClientError::Continue),
             &Live::new(),
             &mut |_| Some(Instant::now()),
-            |_| Err("disk full".into()),
+            |_| Err("disk full"),
         )
         .unwrap();
         assert_eq!((n, ending), (0, Ending::SinkFailed("disk full".into())));
@@ -1267,7 +1267,7 @@ mod tests {
             &mut |_| Some(Instant::now()),
             |r| {
                 seen.push((r.index, live.snapshot()));
-                Ok(())
+                Ok::<(), std::convert::Infallible>(())
             },
         )
         .unwrap();
