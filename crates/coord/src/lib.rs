@@ -222,13 +222,18 @@ pub enum OnClientError {
     Continue,
 }
 
+/// `--on-client-error` given neither word (the text as given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is neither 'continue' nor 'abort'")]
+pub struct NotOnClientError(pub String);
+
 impl std::str::FromStr for OnClientError {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = NotOnClientError;
+    fn from_str(s: &str) -> Result<Self, NotOnClientError> {
         match s {
             "abort" => Ok(OnClientError::Abort),
             "continue" => Ok(OnClientError::Continue),
-            other => Err(format!("'{other}' is neither 'continue' nor 'abort'")),
+            other => Err(NotOnClientError(other.to_string())),
         }
     }
 }
