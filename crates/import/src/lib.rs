@@ -113,16 +113,21 @@ impl fmt::Display for Format {
     }
 }
 
+/// `--format` naming no format iomatrix reads (the text as given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown format '{0}': choose fio, iozone, bonnie, bonnie-text or iometer")]
+pub struct UnknownFormat(pub String);
+
 impl FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Format, String> {
+    type Err = UnknownFormat;
+    fn from_str(s: &str) -> Result<Format, UnknownFormat> {
         match s.trim().to_ascii_lowercase().as_str() {
             "fio" => Ok(Format::Fio),
             "iozone" => Ok(Format::Iozone),
             "bonnie" | "bonnie++" => Ok(Format::Bonnie),
             "bonnie-text" => Ok(Format::BonnieText),
             "iometer" => Ok(Format::Iometer),
-            _ => Err(format!("unknown format '{s}': choose fio, iozone, bonnie, bonnie-text or iometer")),
+            _ => Err(UnknownFormat(s.to_string())),
         }
     }
 }
@@ -388,7 +393,11 @@ mod tests {
     fn formats_by_name_and_content() {
         assert_eq!("bonnie++".parse::<Format>(), Ok(Format::Bonnie));
         assert_eq!("FIO".parse::<Format>(), Ok(Format::Fio));
-        assert!("csv".parse::<Format>().unwrap_err().contains("fio, iozone, bonnie, bonnie-text or iometer"));
+        assert!("csv"
+            .parse::<Format>()
+            .unwrap_err()
+            .to_string()
+            .contains("fio, iozone, bonnie, bonnie-text or iometer"));
         assert_eq!(sniff("{\n  \"fio version\" : \"fio-3.33\",\n \"jobs\": []\n}\n"), Some(Format::Fio));
         assert_eq!(sniff("note: x\n{\n  \"fio version\" : \"fio-3.33\"}"), Some(Format::Fio));
         assert_eq!(sniff("\nExcel output is below:\n\n\"Writer report\"\n"), Some(Format::Iozone));
