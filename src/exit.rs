@@ -47,3 +47,28 @@ pub fn code_for(err: &anyhow::Error) -> u8 {
 fn is_usage(e: &(dyn std::error::Error + 'static)) -> bool {
     e.is::<UsageError>() || e.downcast_ref::<iomatrix_guard::OutputError>().is_some_and(|o| o.usage().is_some())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+    use iomatrix_guard::OutputError;
+
+    #[test]
+    fn a_usage_error_inside_a_crate_error_still_exits_2() {
+        let refused =
+            anyhow::Error::from(OutputError::Refused(UsageError::new("-o r.html: that is the results database")));
+        assert_eq!(code_for(&refused), USAGE);
+        assert_eq!(
+            refused.to_string(),
+            "-o r.html: that is the results database",
+            "the message stays the usage error's"
+        );
+        let wrapped =
+            Err::<(), _>(OutputError::Refused(UsageError::new("bad"))).context("writing the report").unwrap_err();
+        assert_eq!(code_for(&wrapped), USAGE);
+        let failed = anyhow::Error::from(OutputError::Failed("-o r.html: cannot write r.html: disk full".into()));
+        assert_eq!(code_for(&failed), FAILED);
+        assert_eq!(code_for(&anyhow::Error::from(ClientsFailed("client 1 failed".into()))), CLIENTS_LOST);
+    }
+}
