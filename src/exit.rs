@@ -26,25 +26,49 @@ pub const INTERRUPTED: u8 = 130;
 /// A run that ended because its clients failed (a server that stopped answering, a full disk,
 /// a rank that died): the target's or the clients' fault, told apart from iomatrix's own (exit 1)
 /// by exit 3, whatever `--on-client-error` said and whatever launched the run.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct ClientsFailed(pub String);
-
-impl std::fmt::Display for ClientsFailed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ClientsFailed {}
 
 /// A usage error anywhere in the chain means the user can fix the input: exit 2; a run whose
 /// clients failed: exit 3; anything else: exit 1.
 pub fn code_for(err: &anyhow::Error) -> u8 {
-    if err.chain().any(|e| e.downcast_ref::<UsageError>().is_some()) {
+    if err.chain().any(is_usage) {
         USAGE
     } else if err.chain().any(|e| e.downcast_ref::<ClientsFailed>().is_some()) {
         CLIENTS_LOST
     } else {
         FAILED
+    }
+}
+
+/// Whether `e` is a usage error, itself or as a crate's error that is one and says it in its own
+/// words (a transparent variant, whose chain does not hold the usage error).
+fn is_usage(e: &(dyn std::error::Error + 'static)) -> bool {
+    e.is::<UsageError>() || e.downcast_ref::<iomatrix_guard::OutputError>().is_some_and(|o| o.usage().is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+    use iomatrix_guard::OutputError;
+
+    #[test]
+    fn a_usage_error_inside_a_crate_error_still_exits_2() {
+        let refused =
+            anyhow::Error::from(OutputError::Refused(UsageError::new("-o r.html: that is the results database")));
+        assert_eq!(code_for(&refused), USAGE);
+        assert_eq!(
+            refused.to_string(),
+            "-o r.html: that is the results database",
+            "the message stays the usage error's"
+        );
+        let wrapped =
+            Err::<(), _>(OutputError::Refused(UsageError::new("bad"))).context("writing the report").unwrap_err();
+        assert_eq!(code_for(&wrapped), USAGE);
+        let failed = anyhow::Error::from(OutputError::Failed("-o r.html: cannot write r.html: disk full".into()));
+        assert_eq!(code_for(&failed), FAILED);
+        assert_eq!(code_for(&anyhow::Error::from(ClientsFailed("client 1 failed".into()))), CLIENTS_LOST);
     }
 }

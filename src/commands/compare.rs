@@ -222,7 +222,7 @@ pub fn limit(store: &Store, text: &str) -> anyhow::Result<Limit> {
         let name = format!("run #{}", text.trim_start_matches('#'));
         return Ok(Limit::from_group(&Group::of(&name, &groups[0].1, crate::suites::shape_of(&groups[0].1))));
     }
-    Ok(Limit::parse_rate(text).map_err(UsageError::new)?)
+    Ok(Limit::parse_rate(text).map_err(UsageError::from)?)
 }
 
 /// `..2m`, `64k..`, `64k..2m`, `1m` (exactly): inclusive bounds.

@@ -114,7 +114,7 @@ const PARAMS: [&str; 3] = ["record", "file", "qd"];
 
 pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let derivations: Vec<Derivation> =
-        args.derive.iter().map(|d| Derivation::parse(d).map_err(UsageError::new)).collect::<Result<_, _>>()?;
+        args.derive.iter().map(|d| Derivation::parse(d).map_err(UsageError::from)).collect::<Result<_, _>>()?;
     let store = Store::open(db)?;
     let groups = super::select::resolve(&store, &args.runs)?;
     super::select::one_suite(&groups)?;

@@ -20,7 +20,7 @@ use anyhow::Context;
 use iomatrix_coord::Ending;
 use iomatrix_core::{UsageError, MIB};
 use iomatrix_environment::Environment;
-use iomatrix_store::{CellRow, NewRun, RunStatus, Store, StoredRun};
+use iomatrix_store::{CellRow, NewRun, RunStatus, Store, StoreError, StoredRun};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -190,8 +190,8 @@ impl Job {
     }
 
     /// Stores one finished cell and moves the progress display on.
-    pub fn store_cell(&mut self, row: &CellRow, progress_line: &str) -> Result<(), String> {
-        self.store.add_cell(self.run_id, row).map_err(|e| e.to_string())?;
+    pub fn store_cell(&mut self, row: &CellRow, progress_line: &str) -> Result<(), StoreError> {
+        self.store.add_cell(self.run_id, row)?;
         self.progress.cell_done(progress_line);
         Ok(())
     }

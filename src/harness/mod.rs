@@ -29,5 +29,5 @@ pub use args::CommonRunArgs;
 pub use limits::{Cost, Demand};
 pub use ranks::Ranks;
 pub use run::{follow, run};
-pub use suite::{FrontEnd, LiveView, NoLive, Prepared, RunOptions, RunSpec, Suite, Verdict};
+pub use suite::{FrontEnd, LiveView, NoLive, NotStored, Prepared, RunOptions, RunSpec, Suite, Verdict};
 pub use target::{Server, Target};

@@ -211,7 +211,7 @@ impl Ranks {
             }
             let signalled = super::signals::install()?;
             let mpi = iomatrix_coord::mpi::MpiGroup::init(super::clients::DEFAULT_TIMEOUT, signalled)
-                .map_err(UsageError::new)?;
+                .map_err(|e| UsageError::new(e.to_string()))?;
             if let (None, Some(launch)) = (&mpi, launch.as_ref().filter(|l| l.many())) {
                 return Err(lone_task_refusal(launch, true).into());
             }

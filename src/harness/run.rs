@@ -216,7 +216,7 @@ impl<K: Ord + Clone> Stored<K> {
         cell: &S::Cell,
         job: &mut Job,
         (repeats, clients): (u32, usize),
-    ) -> Result<(), String> {
+    ) -> Result<(), iomatrix_store::StoreError> {
         let mut row = suite.row(plan, cell);
         row.seq = self.cells;
         row.state = suite.parts(plan, cell, clients).unwrap_or_else(|| clients_state(&row, clients));

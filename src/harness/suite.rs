@@ -25,7 +25,7 @@ use iomatrix_analysis::SuiteShape;
 use iomatrix_backend::Place;
 use iomatrix_coord::{ClientFailure, Ending, Group, Setup};
 use iomatrix_core::BackendKind;
-use iomatrix_store::{CellRow, CellState, StoredRun};
+use iomatrix_store::{CellRow, CellState, StoreError, StoredRun};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -99,7 +99,7 @@ pub trait Suite: Sized {
         setup: &Setup<'_>,
         place: &Place<'_>,
         live: &Self::Live,
-        on_cell: &mut dyn FnMut(&Self::Cell) -> Result<(), String>,
+        on_cell: &mut dyn FnMut(&Self::Cell) -> Result<(), StoreError>,
     ) -> std::io::Result<Option<(usize, Ending)>>;
 
     /// At rank 0 once the run has begun: what the session to a server
@@ -280,4 +280,14 @@ impl LiveView for NoLive {
     fn shows_anything(&self) -> bool {
         false
     }
+}
+
+/// A finished cell the results database did not keep, with the cell named (a suite whose
+/// crate does not name its cells says which one): the run ends, and its failure says this.
+#[derive(Debug, thiserror::Error)]
+#[error("{cell}: {refused}")]
+pub struct NotStored {
+    /// "storing the backup walk", "storing the Write(c) result of repeat 2".
+    pub cell: String,
+    pub refused: Box<StoreError>,
 }

@@ -61,6 +61,17 @@ pub struct Marker {
 
 const MARKER_SCHEMA: &str = "iomatrix.workdir/1";
 
+/// Why a working folder's marker is not one iomatrix can read: said after "its marker is".
+#[derive(Debug, thiserror::Error)]
+pub enum NotAMarker {
+    #[error("an old-style marker without a pid")]
+    OldWithoutPid,
+    #[error("not an iomatrix marker ({0})")]
+    Unreadable(serde_json::Error),
+    #[error("a marker of unknown schema {0:?}")]
+    UnknownSchema(String),
+}
+
 impl Marker {
     /// A marker for a folder this process makes now.
     pub fn for_this_process(keep: bool) -> Marker {
@@ -87,14 +98,14 @@ impl Marker {
     /// The marker's text, or why it is not one. Markers of iomatrix before
     /// this format ("made by iomatrix V (pid N)") count too: they name no host
     /// or start time, so any process with that pid keeps them.
-    pub fn parse(text: &str) -> Result<Marker, String> {
+    pub fn parse(text: &str) -> Result<Marker, NotAMarker> {
         if let Some(rest) = text.strip_prefix("made by iomatrix ") {
             let pid = rest
                 .split("(pid ")
                 .nth(1)
                 .and_then(|p| p.trim_end().strip_suffix(')'))
                 .and_then(|p| p.parse().ok())
-                .ok_or("an old-style marker without a pid")?;
+                .ok_or(NotAMarker::OldWithoutPid)?;
             return Ok(Marker {
                 schema: MARKER_SCHEMA.into(),
                 iomatrix_version: rest.split(' ').next().unwrap_or("?").into(),
@@ -109,9 +120,9 @@ impl Marker {
                 locked: false,
             });
         }
-        let marker: Marker = serde_json::from_str(text).map_err(|e| format!("not an iomatrix marker ({e})"))?;
+        let marker: Marker = serde_json::from_str(text).map_err(NotAMarker::Unreadable)?;
         if marker.schema != MARKER_SCHEMA {
-            return Err(format!("a marker of unknown schema {:?}", marker.schema));
+            return Err(NotAMarker::UnknownSchema(marker.schema));
         }
         Ok(marker)
     }

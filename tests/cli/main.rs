@@ -15,6 +15,7 @@ mod crash;
 mod database;
 mod database_safety;
 mod dbench;
+mod error_types;
 mod examples;
 mod faults;
 mod figures;

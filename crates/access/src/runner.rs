@@ -216,24 +216,24 @@ impl Live {
 /// `client-N/access.dat` in the working folder of `setup`, or every client
 /// works on the plan's raw device (`setup.workdir` is then None). Returns, at
 /// the leader, how many cells `on_cell` accepted and how the run ended.
-pub fn execute(
+pub fn execute<E: std::fmt::Display>(
     plan: &AccessPlan,
     group: &Group<'_>,
     setup: &Setup<'_>,
     live: &Live,
-    on_cell: impl FnMut(&AccessResult) -> Result<(), String>,
+    on_cell: impl FnMut(&AccessResult) -> Result<(), E>,
 ) -> std::io::Result<Option<(usize, Ending)>> {
     execute_at(plan, group, setup, &Place::Local, live, on_cell)
 }
 
 /// [`execute`] with the clients' files at `place`.
-pub fn execute_at(
+pub fn execute_at<E: std::fmt::Display>(
     plan: &AccessPlan,
     group: &Group<'_>,
     setup: &Setup<'_>,
     place: &Place<'_>,
     live: &Live,
-    mut on_cell: impl FnMut(&AccessResult) -> Result<(), String>,
+    mut on_cell: impl FnMut(&AccessResult) -> Result<(), E>,
 ) -> std::io::Result<Option<(usize, Ending)>> {
     // Calibrated now, untimed, rather than inside the first cell.
     latency_clock();

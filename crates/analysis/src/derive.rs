@@ -10,6 +10,7 @@
 //! number; [`derive`] applies it to the rows of the direction named.
 
 use crate::sweep::{Direction, SweepRow};
+use crate::BadFlag;
 use serde::Serialize;
 
 /// What multiplies the rows.
@@ -37,29 +38,31 @@ const SHAPE: &str = "write NAME = read|write * FACTOR, FACTOR a number or ratio(
                      --derive 'disk_read = write * ratio(site=local, 64k)'";
 
 impl Derivation {
-    pub fn parse(text: &str) -> Result<Derivation, String> {
-        let (name, expr) = text.split_once('=').ok_or_else(|| format!("--derive '{text}': no '='; {SHAPE}"))?;
+    pub fn parse(text: &str) -> Result<Derivation, BadFlag> {
+        let (name, expr) =
+            text.split_once('=').ok_or_else(|| BadFlag(format!("--derive '{text}': no '='; {SHAPE}")))?;
         let name = name.trim();
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-            return Err(format!(
+            return Err(BadFlag(format!(
                 "--derive '{text}': the name '{name}' is not a word (letters, digits, _ and -); {SHAPE}"
-            ));
+            )));
         }
-        let (rows, factor) = expr.split_once('*').ok_or_else(|| format!("--derive '{text}': no '*'; {SHAPE}"))?;
+        let (rows, factor) =
+            expr.split_once('*').ok_or_else(|| BadFlag(format!("--derive '{text}': no '*'; {SHAPE}")))?;
         let direction = match rows.trim() {
             "read" | "reads" => Direction::Read,
             "write" | "writes" => Direction::Write,
-            other => return Err(format!("--derive '{text}': '{other}' is not read or write; {SHAPE}")),
+            other => return Err(BadFlag(format!("--derive '{text}': '{other}' is not read or write; {SHAPE}"))),
         };
         let factor = factor.trim();
         let factor = if let Some(args) = factor.strip_prefix("ratio(").and_then(|r| r.strip_suffix(')')) {
             let (runs, size) = args
                 .rsplit_once(',')
-                .ok_or_else(|| format!("--derive '{text}': ratio() takes RUNS and a block size; {SHAPE}"))?;
+                .ok_or_else(|| BadFlag(format!("--derive '{text}': ratio() takes RUNS and a block size; {SHAPE}")))?;
             Factor::Ratio { runs: runs.trim().to_string(), size: size.trim().to_string() }
         } else {
             let n: f64 = factor.parse().ok().filter(|n: &f64| n.is_finite()).ok_or_else(|| {
-                format!("--derive '{text}': '{factor}' is neither a number nor ratio(RUNS, SIZE); {SHAPE}")
+                BadFlag(format!("--derive '{text}': '{factor}' is neither a number nor ratio(RUNS, SIZE); {SHAPE}"))
             })?;
             Factor::Number(n)
         };
@@ -118,7 +121,7 @@ mod tests {
         assert_eq!(Derivation::parse("x=read*2.46").unwrap().factor, Factor::Number(2.46));
         for bad in ["x", "= write * 2", "x = seeks * 2", "x = write + 2", "x = write * two", "x = write * ratio(64k)"] {
             let e = Derivation::parse(bad).unwrap_err();
-            assert!(e.contains("NAME = read|write * FACTOR"), "{bad}: {e}");
+            assert!(e.0.contains("NAME = read|write * FACTOR"), "{bad}: {e}");
         }
     }
 

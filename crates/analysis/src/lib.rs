@@ -41,4 +41,16 @@ pub use derive::{derive, Derivation, Derived, DerivedRow, Factor};
 pub use limit::{flag_cached, CacheFlags, Limit};
 pub use noise::{judge, slower_beyond, Judgement, ALPHA};
 pub use shape::SuiteShape;
+/// A flag's value analysis cannot use (`--limit`, `--derive`): the message names the flag, the
+/// value and the fix. Always the user's to fix (exit 2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadFlag(pub String);
+
+impl From<BadFlag> for iomatrix_core::UsageError {
+    fn from(e: BadFlag) -> Self {
+        iomatrix_core::UsageError(e.0)
+    }
+}
+
 pub use sweep::{mean_of_rows, sweep, BlockRatio, Direction, DirectionSummary, Sweep, SweepLevel, SweepRow};

@@ -2,6 +2,7 @@
 //! the 100 Mb ethernet max have to be caching", as a rule.
 
 use crate::cells::{size, CellKey, Group};
+use crate::BadFlag;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,15 +23,13 @@ pub enum Limit {
 
 impl Limit {
     /// "100Mbit", "1Gbit", "10gbit/s", "110MB/s" (10^6 bytes), "105MiB/s", "120000KB/s" (KiB, as IOzone).
-    pub fn parse_rate(text: &str) -> Result<Limit, String> {
+    pub fn parse_rate(text: &str) -> Result<Limit, BadFlag> {
         let t = text.trim().to_ascii_lowercase().replace(' ', "");
         let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
         let (number, unit) = t.split_at(split);
-        let n: f64 = number
-            .parse()
-            .ok()
-            .filter(|n: &f64| *n > 0.0 && n.is_finite())
-            .ok_or_else(|| format!("--limit {text}: no rate; write e.g. 100Mbit, 1Gbit, 110MB/s or a run id"))?;
+        let n: f64 = number.parse().ok().filter(|n: &f64| *n > 0.0 && n.is_finite()).ok_or_else(|| {
+            BadFlag(format!("--limit {text}: no rate; write e.g. 100Mbit, 1Gbit, 110MB/s or a run id"))
+        })?;
         let bytes_per_sec = match unit.trim_end_matches("/s").trim_end_matches("ps") {
             "kbit" => n * 1e3 / 8.0,
             "mbit" => n * 1e6 / 8.0,
@@ -42,10 +41,10 @@ impl Limit {
             "mib" => n * 1048576.0,
             "gib" => n * 1073741824.0,
             _ => {
-                return Err(format!(
+                return Err(BadFlag(format!(
                     "--limit {text}: unknown unit '{unit}'; use Mbit, Gbit, MB/s (10^6 bytes), MiB/s, KB/s (KiB, as \
                      IOzone), or a run id"
-                ))
+                )))
             }
         };
         Ok(Limit::Rate { kib_per_sec: bytes_per_sec / 1024.0, text: text.to_string() })
@@ -172,8 +171,8 @@ mod tests {
         assert_eq!(kib("110MB/s"), 110e6 / 1024.0);
         assert_eq!(kib("100MiB/s"), 100.0 * 1024.0);
         assert_eq!(kib("12000KB/s"), 12000.0);
-        assert!(Limit::parse_rate("fast").unwrap_err().contains("write e.g."));
-        assert!(Limit::parse_rate("100furlongs").unwrap_err().contains("unknown unit"));
+        assert!(Limit::parse_rate("fast").unwrap_err().0.contains("write e.g."));
+        assert!(Limit::parse_rate("100furlongs").unwrap_err().0.contains("unknown unit"));
     }
 
     #[test]

@@ -56,7 +56,7 @@ pub use remote::{listing_too_long, RemoteEntry, RemoteFile, RemoteFs, RemoteKind
 pub use remote_queued::{OneAtATime, SessionPool};
 pub use stdio::StdioFile;
 pub use sync::SyncFile;
-pub use uring::{default_submit_batch, probe_io_uring, UringFile, UringSupport, IORING_MAX_ENTRIES};
+pub use uring::{default_submit_batch, probe_io_uring, UringFile, UringSupport, UringUnavailable, IORING_MAX_ENTRIES};
 
 use iomatrix_core::BackendKind;
 use std::io;

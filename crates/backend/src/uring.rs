@@ -49,17 +49,28 @@ pub struct UringSupport {
 /// What io_uring offers on this machine, probed at run time (never panics):
 /// `Ok(details)`, or `Err(reason)` such as "io_uring_setup failed: Operation
 /// not permitted (kernel.io_uring_disabled=2)". Probed once per process.
-pub fn probe_io_uring() -> Result<UringSupport, String> {
-    static PROBED: OnceLock<Result<UringSupport, String>> = OnceLock::new();
+pub fn probe_io_uring() -> Result<UringSupport, UringUnavailable> {
+    static PROBED: OnceLock<Result<UringSupport, UringUnavailable>> = OnceLock::new();
     PROBED.get_or_init(probe_uncached).clone()
 }
 
-fn probe_uncached() -> Result<UringSupport, String> {
+/// Why io_uring cannot be used here (kept once per process, so the system's error is kept as text).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UringUnavailable {
+    /// `hint`: the likely cause, " (kernel.io_uring_disabled=2)", or empty.
+    #[error("io_uring_setup failed: {error}{hint}")]
+    Setup { error: String, hint: String },
+    #[error("io_uring cannot list its operations (IORING_REGISTER_PROBE: {0}); kernel older than 5.6?")]
+    NoProbe(String),
+    /// The operation's name, `IORING_OP_READ_FIXED`.
+    #[error("io_uring on this kernel lacks {0}")]
+    Lacks(&'static str),
+}
+
+fn probe_uncached() -> Result<UringSupport, UringUnavailable> {
     let ring = Ring::builder().build(1).map_err(|e| setup_error(&e))?;
     let mut probe = io_uring::Probe::new();
-    ring.submitter().register_probe(&mut probe).map_err(|e| {
-        format!("io_uring cannot list its operations (IORING_REGISTER_PROBE: {e}); kernel older than 5.6?")
-    })?;
+    ring.submitter().register_probe(&mut probe).map_err(|e| UringUnavailable::NoProbe(e.to_string()))?;
     for (code, name) in [
         (opcode::Read::CODE, "IORING_OP_READ"),
         (opcode::Write::CODE, "IORING_OP_WRITE"),
@@ -67,7 +78,7 @@ fn probe_uncached() -> Result<UringSupport, String> {
         (opcode::WriteFixed::CODE, "IORING_OP_WRITE_FIXED"),
     ] {
         if !probe.is_supported(code) {
-            return Err(format!("io_uring on this kernel lacks {name}"));
+            return Err(UringUnavailable::Lacks(name));
         }
     }
     drop(ring);
@@ -146,7 +157,7 @@ fn build_ring(entries: u32) -> io::Result<(Ring, TaskRun)> {
 
 /// Explains a failing io_uring_setup(2): disabled by sysctl, blocked by
 /// seccomp, or missing from the kernel.
-fn setup_error(e: &io::Error) -> String {
+fn setup_error(e: &io::Error) -> UringUnavailable {
     let sysctl = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled").ok();
     let hint = match (sysctl.as_deref().map(str::trim), e.raw_os_error()) {
         (Some(v), _) if v != "0" => format!(" (kernel.io_uring_disabled={v})"),
@@ -155,7 +166,7 @@ fn setup_error(e: &io::Error) -> String {
         (_, Some(libc::ENOMEM)) => " (RLIMIT_MEMLOCK too low for the ring?)".to_string(),
         _ => String::new(),
     };
-    format!("io_uring_setup failed: {e}{hint}")
+    UringUnavailable::Setup { error: e.to_string(), hint }
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -365,7 +365,7 @@ fn probe_reports_this_machine() {
             }
         }
         Err(reason) => {
-            assert!(reason.contains("io_uring"), "{reason}");
+            assert!(reason.to_string().contains("io_uring"), "{reason}");
             eprintln!("io_uring unusable: {reason}");
         }
     }

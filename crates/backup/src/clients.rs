@@ -262,13 +262,13 @@ impl LiveClients {
 /// merged cell, and the result says how many it accepted and how the run
 /// ended; elsewhere it is None. A walk cut short by `setup.stop` still
 /// reports its figures (see [`BackupCell::interrupted`]).
-pub fn execute_clients(
+pub fn execute_clients<E: std::fmt::Display>(
     plan: &BackupPlan,
     group: &Group<'_>,
     setup: &Setup<'_>,
     place: &Place<'_>,
     live: &LiveClients,
-    mut on_cell: impl FnMut(&BackupCell) -> Result<(), String>,
+    mut on_cell: impl FnMut(&BackupCell) -> Result<(), E>,
 ) -> std::io::Result<Option<(usize, Ending)>> {
     let clients = group.size();
     let stop = setup.stop;
@@ -367,7 +367,7 @@ mod tests {
         let mut cells = Vec::new();
         let (done, ending) = execute_clients(&plan, &Group::Local(clients), &setup, &Place::Local, &live, |cell| {
             cells.push(cell.clone());
-            Ok(())
+            Ok::<(), std::convert::Infallible>(())
         })
         .unwrap()
         .unwrap();

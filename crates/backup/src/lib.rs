@@ -54,13 +54,6 @@ pub use result::{
 pub use walk::{execute, extents_of_tree, read_whole, ExtentsWalk, Stage};
 
 /// What ended a walk before it began (the root cannot be walked or synced).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct BackupError(pub String);
-
-impl std::fmt::Display for BackupError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BackupError {}

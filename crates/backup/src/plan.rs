@@ -22,12 +22,12 @@ impl BackupPlan {
         BackupPlan { root, read_size: 1 << 20, cold: true }
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), crate::BackupError> {
         if self.read_size == 0 {
-            return Err("the read size must be at least 1 byte".into());
+            return Err(crate::BackupError("the read size must be at least 1 byte".into()));
         }
         if self.read_size > MAX_READ_SIZE {
-            return Err(format!("the read size {} is above the largest, 1 GiB", self.read_size));
+            return Err(crate::BackupError(format!("the read size {} is above the largest, 1 GiB", self.read_size)));
         }
         Ok(())
     }
@@ -51,7 +51,7 @@ mod tests {
         let mut p = BackupPlan::new("/x".into());
         assert!(p.validate().is_ok());
         p.read_size = 0;
-        assert!(p.validate().unwrap_err().contains("at least 1 byte"));
+        assert!(p.validate().unwrap_err().0.contains("at least 1 byte"));
         p.read_size = MAX_READ_SIZE + 1;
         assert!(p.validate().is_err());
         p.read_size = 1;

@@ -110,11 +110,11 @@ fn overall_rate(test: BonnieTest, total: &BonnieResult, ns: u64) -> f64 {
 /// leader, `on_cell` gets each merged cell as soon as all clients reported
 /// it, and the result says how many it accepted and how the run ended;
 /// elsewhere it is None. A test cut short by `setup.stop` is dropped.
-pub fn execute(
+pub fn execute<E: std::fmt::Display>(
     plan: &BonniePlan,
     group: &Group<'_>,
     setup: &Setup<'_>,
-    on_cell: impl FnMut(&BonnieCell) -> Result<(), String>,
+    on_cell: impl FnMut(&BonnieCell) -> Result<(), E>,
 ) -> std::io::Result<Option<(usize, Ending)>> {
     execute_at(plan, group, setup, &Place::Local, on_cell)
 }
@@ -122,12 +122,12 @@ pub fn execute(
 /// [`execute`] with the clients' folders at `place`: on a server, each
 /// client connects its own session (at its first test, untimed) and works
 /// in `folder/client-r` there.
-pub fn execute_at(
+pub fn execute_at<E: std::fmt::Display>(
     plan: &BonniePlan,
     group: &Group<'_>,
     setup: &Setup<'_>,
     place: &Place<'_>,
-    mut on_cell: impl FnMut(&BonnieCell) -> Result<(), String>,
+    mut on_cell: impl FnMut(&BonnieCell) -> Result<(), E>,
 ) -> std::io::Result<Option<(usize, Ending)>> {
     let planned = planned_tests(plan);
     let stop = setup.stop;
@@ -208,7 +208,7 @@ mod tests {
         let mut cells = Vec::new();
         let (done, ending) = execute(&plan, &Group::Local(clients), &setup, |cell| {
             cells.push(cell.clone());
-            Ok(())
+            Ok::<(), std::convert::Infallible>(())
         })
         .unwrap()
         .unwrap();
@@ -275,7 +275,7 @@ mod tests {
             let mut cells = Vec::new();
             let (done, ending) = execute(&plan, &Group::Local(2), &setup, |cell| {
                 cells.push(cell.clone());
-                Ok(())
+                Ok::<(), std::convert::Infallible>(())
             })
             .unwrap()
             .unwrap();

@@ -1,21 +1,13 @@
 //! What went wrong, and where: [`BonnieError`], and [`io_error`], which names
 //! the operation, the file and the byte an I/O failure happened at.
 
-use std::fmt;
 use std::io;
 
 /// An I/O failure with what and where, e.g. "putc write of /x/bonnie.dat at
 /// byte 1048576: No space left on device (os error 28)".
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct BonnieError(pub String);
-
-impl fmt::Display for BonnieError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BonnieError {}
 
 /// "putc write of /x/bonnie.dat at byte 1048576: No space left on device (os error 28)";
 /// `place` is a path, or a URL on a server.

@@ -132,7 +132,7 @@ pub(crate) fn drive<W: ClientWork>(
             _ => None,
         };
         let outcome = match hook_failure.as_ref().or(between.as_ref()) {
-            Some(why) => Err(ClientFailure::error(rank, why.clone())),
+            Some(why) => Err(ClientFailure::error(rank, why.to_string())),
             None if how.stop.load(Ordering::SeqCst) => Err(ClientFailure::stopped(rank)),
             None => work.cell(index, &mut start),
         };

@@ -74,11 +74,11 @@ impl<'a, R> Collector<'a, R> {
         }
     }
 
-    pub(crate) fn add(
+    pub(crate) fn add<E: std::fmt::Display>(
         &mut self,
         index: usize,
         cell: ClientCell<R>,
-        on_cell: &mut dyn FnMut(usize, Gathered<R>) -> Result<(), String>,
+        on_cell: &mut dyn FnMut(usize, Gathered<R>) -> Result<(), E>,
     ) {
         self.pending.entry(index).or_default().push(cell);
         while self.pending.get(&self.next).is_some_and(|v| v.len() == self.clients) {
@@ -114,7 +114,7 @@ impl<'a, R> Collector<'a, R> {
                     Ok(()) => self.done += 1,
                     Err(e) => {
                         self.stop.store(true, Ordering::SeqCst);
-                        self.ending = Ending::SinkFailed(e);
+                        self.ending = Ending::SinkFailed(e.to_string());
                     }
                 }
             }

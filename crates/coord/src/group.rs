@@ -35,11 +35,11 @@ impl Group<'_> {
 /// reported it, and the result is how many cells were accepted and how the
 /// run ended; at the other MPI ranks the result is `None` (they never touch
 /// the database).
-pub fn lead<W, R>(
+pub fn lead<W, R, E: std::fmt::Display>(
     group: &Group<'_>,
     setup: &Setup<'_>,
     make: impl Fn(usize, &Path) -> W + Sync,
-    mut on_cell: impl FnMut(usize, Gathered<R>) -> Result<(), String>,
+    mut on_cell: impl FnMut(usize, Gathered<R>) -> Result<(), E>,
 ) -> std::io::Result<Option<(usize, Ending)>>
 where
     W: ClientWork<Figures = R>,
@@ -64,14 +64,14 @@ pub fn fail_every_cell(group: &Group<'_>, setup: &Setup<'_>, why: &str) -> std::
             Err(crate::ClientFailure::error(start.rank(), self.0.to_string()))
         }
     }
-    lead(group, setup, |_, _| Unready(why), |_, _: Gathered<()>| Ok(())).map(|_| ())
+    lead(group, setup, |_, _| Unready(why), |_, _: Gathered<()>| Ok::<(), std::convert::Infallible>(())).map(|_| ())
 }
 
-fn lead_local<W, R>(
+fn lead_local<W, R, E: std::fmt::Display>(
     clients: usize,
     setup: &Setup<'_>,
     make: impl Fn(usize, &Path) -> W + Sync,
-    on_cell: &mut dyn FnMut(usize, Gathered<R>) -> Result<(), String>,
+    on_cell: &mut dyn FnMut(usize, Gathered<R>) -> Result<(), E>,
 ) -> std::io::Result<(usize, Ending)>
 where
     W: ClientWork<Figures = R>,
@@ -212,7 +212,7 @@ mod tests {
                 let last_arrival = g.starts.iter().map(|s| s.arrived_unix_ns).max().unwrap();
                 assert!(g.starts.iter().all(|s| s.left_unix_ns >= last_arrival));
                 seen.push((cell, g.figures.len(), g.failures.len()));
-                Ok(())
+                Ok::<(), std::convert::Infallible>(())
             },
         )
         .unwrap()

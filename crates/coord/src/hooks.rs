@@ -17,16 +17,16 @@ pub struct Hooks {
 
 impl Hooks {
     /// Runs `--before` for client `rank`; the error names the hook and says why it failed.
-    pub fn before(&self, rank: usize, size: usize, dir: &Path) -> Result<(), String> {
+    pub fn before(&self, rank: usize, size: usize, dir: &Path) -> Result<(), HookError> {
         self.before.as_deref().map_or(Ok(()), |cmd| run("--before", cmd, rank, size, dir, None))
     }
 
     /// Runs `--between-cells` for client `rank` before cell `next` (not before the first).
-    pub fn between_cells(&self, rank: usize, size: usize, dir: &Path, next: usize) -> Result<(), String> {
+    pub fn between_cells(&self, rank: usize, size: usize, dir: &Path, next: usize) -> Result<(), HookError> {
         self.between_cells.as_deref().map_or(Ok(()), |cmd| run("--between-cells", cmd, rank, size, dir, Some(next)))
     }
 
-    pub fn after(&self, rank: usize, size: usize, dir: &Path) -> Result<(), String> {
+    pub fn after(&self, rank: usize, size: usize, dir: &Path) -> Result<(), HookError> {
         self.after.as_deref().map_or(Ok(()), |cmd| run("--after", cmd, rank, size, dir, None))
     }
 }
@@ -34,7 +34,25 @@ impl Hooks {
 /// `sh -c CMD` in the client's folder with IOMATRIX_RANK, IOMATRIX_CLIENTS
 /// and IOMATRIX_CLIENT_DIR set; its output goes to ours, a failure names the
 /// exit status and the last line of its standard error.
-fn run(flag: &str, cmd: &str, rank: usize, size: usize, dir: &Path, cell: Option<usize>) -> Result<(), String> {
+/// Why a client's hook (`--before`, `--between-cells`, `--after`) failed; the client fails its
+/// cells with this as the cause.
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    #[error("{flag} '{cmd}' could not start: {cause}")]
+    NotStarted { flag: &'static str, cmd: String, cause: std::io::Error },
+    /// `last`: the last line of its standard error ("no message" when it wrote none).
+    #[error("{flag} '{cmd}' failed ({status}): {last}")]
+    Failed { flag: &'static str, cmd: String, status: std::process::ExitStatus, last: String },
+}
+
+fn run(
+    flag: &'static str,
+    cmd: &str,
+    rank: usize,
+    size: usize,
+    dir: &Path,
+    cell: Option<usize>,
+) -> Result<(), HookError> {
     let mut command = Command::new("sh");
     if let Some(cell) = cell {
         command.env("IOMATRIX_CELL", cell.to_string());
@@ -50,14 +68,14 @@ fn run(flag: &str, cmd: &str, rank: usize, size: usize, dir: &Path, cell: Option
         .stdout(Stdio::inherit())
         .stderr(Stdio::piped())
         .output()
-        .map_err(|e| format!("{flag} '{cmd}' could not start: {e}"))?;
+        .map_err(|cause| HookError::NotStarted { flag, cmd: cmd.to_string(), cause })?;
     let stderr = String::from_utf8_lossy(&output.stderr);
     eprint!("{stderr}");
     if output.status.success() {
         return Ok(());
     }
     let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no message");
-    Err(format!("{flag} '{cmd}' failed ({}): {last}", output.status))
+    Err(HookError::Failed { flag, cmd: cmd.to_string(), status: output.status, last: last.to_string() })
 }
 
 #[cfg(test)]
@@ -77,7 +95,7 @@ mod tests {
         hooks.before(2, 4, dir.path()).unwrap();
         let seen = std::fs::read_to_string(dir.path().join("seen")).unwrap();
         assert_eq!(seen.trim(), format!("2/4 {}", dir.path().display()));
-        let err = hooks.after(2, 4, dir.path()).unwrap_err();
+        let err = hooks.after(2, 4, dir.path()).unwrap_err().to_string();
         assert!(err.contains("--after") && err.contains("exit status: 3") && err.ends_with("refused"), "{err}");
     }
 }

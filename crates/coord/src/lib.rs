@@ -27,7 +27,7 @@ pub use client::ClientCell;
 pub use client::{ClientWork, Setup, Start};
 pub use collect::Gathered;
 pub use group::{fail_every_cell, lead, Group};
-pub use hooks::Hooks;
+pub use hooks::{HookError, Hooks};
 pub use local::{local_group, LocalCoordinator};
 use std::path::{Path, PathBuf};
 
@@ -179,22 +179,16 @@ pub trait Coordinator {
 }
 
 /// Why a wait for the other clients was given up.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GaveUp {
     /// A signal reached this process (Ctrl-C, or the launcher's SIGTERM):
     /// the client stops; this is not the client's failure.
+    #[error("{0}")]
     Signalled(String),
     /// The others stayed away past the bound, or could not be reached: the
     /// group is broken.
+    #[error("{0}")]
     Broken(String),
-}
-
-impl std::fmt::Display for GaveUp {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            GaveUp::Signalled(why) | GaveUp::Broken(why) => f.write_str(why),
-        }
-    }
 }
 
 /// Why a client has no figures for a cell.
@@ -228,13 +222,18 @@ pub enum OnClientError {
     Continue,
 }
 
+/// `--on-client-error` given neither word (the text as given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is neither 'continue' nor 'abort'")]
+pub struct NotOnClientError(pub String);
+
 impl std::str::FromStr for OnClientError {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = NotOnClientError;
+    fn from_str(s: &str) -> Result<Self, NotOnClientError> {
         match s {
             "abort" => Ok(OnClientError::Abort),
             "continue" => Ok(OnClientError::Continue),
-            other => Err(format!("'{other}' is neither 'continue' nor 'abort'")),
+            other => Err(NotOnClientError(other.to_string())),
         }
     }
 }
@@ -253,7 +252,8 @@ pub enum Ending {
     /// Every cell ran, but with `--on-client-error continue` some clients
     /// failed some cells: (cell, failure) pairs. Their figures are lost.
     ClientsLost(Vec<(usize, ClientFailure)>),
-    /// The caller refused a cell (the database could not be written).
+    /// The caller refused a cell (the database could not be written): its error, as the run's
+    /// failure says it.
     SinkFailed(String),
 }
 

@@ -95,13 +95,18 @@ impl Drop for MpiGroup {
     }
 }
 
+/// MPI can be initialised once per process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("MPI was already initialised")]
+pub struct AlreadyInitialised;
+
 impl MpiGroup {
     /// Initialises MPI. `None` when this process is the only rank (started
     /// without mpirun, or with `-np 1`): it then runs as an ordinary process.
     /// `interrupt` must be raised by signals only.
-    pub fn init(timeout: Duration, interrupt: &'static AtomicBool) -> Result<Option<MpiGroup>, String> {
+    pub fn init(timeout: Duration, interrupt: &'static AtomicBool) -> Result<Option<MpiGroup>, AlreadyInitialised> {
         let (universe, threading) =
-            mpi::initialize_with_threading(mpi::Threading::Multiple).ok_or("MPI was already initialised")?;
+            mpi::initialize_with_threading(mpi::Threading::Multiple).ok_or(AlreadyInitialised)?;
         let world = universe.world();
         if world.size() == 1 {
             return Ok(None);
@@ -398,11 +403,11 @@ impl MpiGroup {
         }
     }
 
-    pub(crate) fn lead<W, R>(
+    pub(crate) fn lead<W, R, E: std::fmt::Display>(
         &self,
         setup: &Setup<'_>,
         make: impl Fn(usize, &Path) -> W,
-        on_cell: &mut dyn FnMut(usize, Gathered<R>) -> Result<(), String>,
+        on_cell: &mut dyn FnMut(usize, Gathered<R>) -> Result<(), E>,
     ) -> std::io::Result<Option<(usize, Ending)>>
     where
         W: ClientWork<Figures = R>,

@@ -3,28 +3,14 @@
 //! does not have is an error naming what wanted it, never an abort
 //! (exit 134) in the allocator.
 
-use std::fmt;
-
 /// Memory that could not be had.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot allocate {} for {what}: this machine has not that much memory free", crate::human::bytes(*.bytes))]
 pub struct AllocError {
     /// What it was for: "the record buffer", "the fileset's table of 1000000000 files".
     pub what: String,
     pub bytes: u64,
 }
-
-impl fmt::Display for AllocError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "cannot allocate {} for {}: this machine has not that much memory free",
-            crate::human::bytes(self.bytes),
-            self.what
-        )
-    }
-}
-
-impl std::error::Error for AllocError {}
 
 impl From<AllocError> for std::io::Error {
     fn from(e: AllocError) -> std::io::Error {

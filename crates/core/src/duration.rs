@@ -9,15 +9,27 @@ pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
 /// [`MAX_DURATION`] as the user reads it in messages and `--help`.
 pub const MAX_DURATION_TEXT: &str = "30 days (720h)";
 
+/// Why a text is not a duration iomatrix takes (each names the text as given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    #[error("'{0}' is not a duration: write a whole number with a unit s, ms, us, m or h (e.g. 10s, 500ms)")]
+    Malformed(String),
+    #[error("'{0}' is negative: durations must be positive")]
+    Negative(String),
+    #[error("'{0}' is zero: a duration must be positive")]
+    Zero(String),
+    #[error("'{0}' is longer than iomatrix takes: at most {MAX_DURATION_TEXT}")]
+    TooLong(String),
+}
+
 /// Parses `10s`, `500ms`, `2m`, `1h`, `250us` (a bare number is seconds).
 /// Zero and negative durations are refused: a cell must run for some time;
 /// so is anything longer than [`MAX_DURATION`].
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let t = text.trim();
-    let bad =
-        || format!("'{text}' is not a duration: write a whole number with a unit s, ms, us, m or h (e.g. 10s, 500ms)");
+    let bad = || DurationError::Malformed(text.to_string());
     if t.starts_with('-') {
-        return Err(format!("'{text}' is negative: durations must be positive"));
+        return Err(DurationError::Negative(text.to_string()));
     }
     let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     if digits_end == 0 {
@@ -31,7 +43,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "h" => 3_600_000_000_000,
         _ => return Err(bad()),
     };
-    let too_long = || format!("'{text}' is longer than iomatrix takes: at most {MAX_DURATION_TEXT}");
+    let too_long = || DurationError::TooLong(text.to_string());
     // Digits beyond u64 are a number all the same: too long, not malformed.
     let n: u64 = t[..digits_end].parse().map_err(|_| too_long())?;
     let ns = u128::from(n) * unit_ns;
@@ -39,7 +51,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         return Err(too_long());
     }
     if ns == 0 {
-        return Err(format!("'{text}' is zero: a duration must be positive"));
+        return Err(DurationError::Zero(text.to_string()));
     }
     // At most MAX_DURATION, so it fits in u64 nanoseconds.
     Ok(Duration::from_nanos(ns as u64))
@@ -55,9 +67,9 @@ mod tests {
         assert_eq!(parse_duration("10").unwrap(), Duration::from_secs(10));
         assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
-        assert!(parse_duration("0s").unwrap_err().contains("zero"));
-        assert!(parse_duration("-1s").unwrap_err().contains("negative"));
-        assert!(parse_duration("5 parsecs").unwrap_err().contains("not a duration"));
+        assert!(parse_duration("0s").unwrap_err().to_string().contains("zero"));
+        assert!(parse_duration("-1s").unwrap_err().to_string().contains("negative"));
+        assert!(parse_duration("5 parsecs").unwrap_err().to_string().contains("not a duration"));
         assert!(parse_duration("s").is_err());
     }
 
@@ -67,7 +79,7 @@ mod tests {
         assert_eq!(parse_duration("2592000s").unwrap(), MAX_DURATION);
         for text in ["721h", "2592001s", "18446744073709551615s", "18446744073709551616", "99999999999999999999999h"] {
             let e = parse_duration(text).unwrap_err();
-            assert!(e.contains("at most 30 days"), "{text}: {e}");
+            assert!(e.to_string().contains("at most 30 days"), "{text}: {e}");
         }
     }
 }

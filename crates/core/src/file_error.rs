@@ -1,27 +1,16 @@
 //! Errors in a file the user wrote (study files, personality files): the line,
 //! and for a misspelt name the nearest valid one.
 
-use std::fmt;
 use std::ops::Range;
 
 /// What is wrong with a file, with where.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}{message}", .line.map(|line| format!("line {line}: ")).unwrap_or_default())]
 pub struct FileError {
     /// 1-based; None when the error is about the whole file.
     pub line: Option<usize>,
     pub message: String,
 }
-
-impl fmt::Display for FileError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "line {line}: {}", self.message),
-            None => f.write_str(&self.message),
-        }
-    }
-}
-
-impl std::error::Error for FileError {}
 
 impl FileError {
     /// An error at byte range `span` of `text`.

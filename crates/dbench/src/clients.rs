@@ -22,30 +22,38 @@ use std::time::Duration;
 pub const STACK_SIZE: usize = 2 * 1024 * 1024;
 
 /// The load file a plan names, read and checked against what rank 0 read.
-pub fn load_for(replay: &LoadFileReplay) -> Result<LoadFile, String> {
-    let load = LoadFile::read(Path::new(&replay.path)).map_err(|e| e.to_string())?;
+pub fn load_for(replay: &LoadFileReplay) -> Result<LoadFile, LoadError> {
+    let load = LoadFile::read(Path::new(&replay.path))?;
     if load.ops.len() as u64 != replay.ops {
-        return Err(format!(
-            "{}: {} operations here, {} where the run began: the same file must be at the same path on every host",
-            replay.path,
-            load.ops.len(),
-            replay.ops
-        ));
+        return Err(LoadError::Differs { path: replay.path.clone(), here: load.ops.len(), there: replay.ops });
     }
     Ok(load)
+}
+
+/// Why a process cannot replay the load file its plan names.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Unreadable(#[from] crate::ParseError),
+    /// Another file at the path than rank 0 read (`here` and `there`: their operations).
+    #[error(
+        "{path}: {here} operations here, {there} where the run began: the same file must be at the same path on \
+         every host"
+    )]
+    Differs { path: String, here: usize, there: u64 },
 }
 
 /// Runs the replay `plan.replay` names on every client of `group`; at the
 /// leader `on_cell` gets each cell merged over the clients with each
 /// client's own. `load` is the file, read by this process.
-pub fn execute_clients(
+pub fn execute_clients<E: std::fmt::Display>(
     plan: &RunPlan,
     load: &LoadFile,
     group: &Group<'_>,
     setup: &Setup<'_>,
     place: &Place<'_>,
     lives: &[Live],
-    mut on_cell: impl FnMut(&CellFigures, &[ClientCell], &Gathered<ClientCell>) -> Result<(), String>,
+    mut on_cell: impl FnMut(&CellFigures, &[ClientCell], &Gathered<ClientCell>) -> Result<(), E>,
 ) -> io::Result<Option<(usize, Ending)>> {
     let replay = plan.replay.as_ref().ok_or_else(|| io::Error::other("no load file in the plan (a bug)"))?;
     let stop = setup.stop;

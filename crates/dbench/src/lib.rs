@@ -42,7 +42,7 @@ pub mod fs;
 pub mod parse;
 pub mod replay;
 
-pub use clients::{execute_clients, load_for};
+pub use clients::{execute_clients, load_for, LoadError};
 pub use fs::{Disposition, LocalFs, RemoteReplayFs, ReplayFs, Want};
 pub use iomatrix_personality::Live;
 pub use parse::{Expect, LoadFile, Op, OpKind, ParseError, OP_NAMES};

@@ -16,7 +16,6 @@
 //! `RANDOMSTRING`, `WRITEPATTERN`) are refused by name.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::io;
 
 /// Bounds on what is read: a load file is input, not trusted.
@@ -231,28 +230,27 @@ pub struct LoadFile {
 }
 
 /// A line the parser refused: where, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", said(.file, *.line, .message))]
 pub struct ParseError {
-    pub source: String,
+    /// The load file, as named.
+    pub file: String,
     /// From 1; 0 for the file as a whole.
     pub line: usize,
     pub message: String,
 }
 
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 && self.message.contains(&self.source) {
-            // The reader's messages name the file themselves.
-            f.write_str(&self.message)
-        } else if self.line == 0 {
-            write!(f, "{}: {}", self.source, self.message)
-        } else {
-            write!(f, "{} line {}: {}", self.source, self.line, self.message)
-        }
+/// A [`ParseError`] in words: the file, the line, the message.
+fn said(file: &str, line: usize, message: &str) -> String {
+    if line == 0 && message.contains(file) {
+        // The reader's messages name the file themselves.
+        message.to_string()
+    } else if line == 0 {
+        format!("{file}: {message}")
+    } else {
+        format!("{file} line {line}: {message}")
     }
 }
-
-impl std::error::Error for ParseError {}
 
 /// Splits a line at blanks, `"` grouping (and dropped), as dbench's next_token.
 fn tokens(line: &str) -> Vec<String> {
@@ -304,7 +302,7 @@ struct Builder {
 
 impl Builder {
     fn error(&self, line: usize, message: impl Into<String>) -> ParseError {
-        ParseError { source: self.source.clone(), line, message: message.into() }
+        ParseError { file: self.source.clone(), line, message: message.into() }
     }
 
     fn path(&mut self, line: usize, token: &str) -> Result<PathId, ParseError> {
@@ -395,7 +393,7 @@ impl LoadFile {
     pub fn read(path: &std::path::Path) -> Result<LoadFile, ParseError> {
         let source = path.display().to_string();
         let text = iomatrix_guard::read_text(path, &iomatrix_guard::Input::DBENCH_LOAD_FILE)
-            .map_err(|e| ParseError { source: source.clone(), line: 0, message: e.message })?;
+            .map_err(|e| ParseError { file: source.clone(), line: 0, message: e.message })?;
         LoadFile::parse(&text, &source)
     }
 

@@ -55,11 +55,13 @@ pub const FS_IOC_FIEMAP: u32 =
 const _: () = assert!(FS_IOC_FIEMAP == 0xC020_660B);
 
 /// Why a file could not be mapped.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum FiemapError {
     /// The file system has no FIEMAP (the raw errno: EOPNOTSUPP, ENOTTY, EINVAL or ENOSYS).
+    #[error("the file system has no FIEMAP ({})", self.errno_name())]
     NotSupported(i32),
     /// FIEMAP exists but failed, or the file could not be opened.
+    #[error("FIEMAP failed: {0}")]
     Failed(io::Error),
 }
 
@@ -86,17 +88,6 @@ impl FiemapError {
         }
     }
 }
-
-impl std::fmt::Display for FiemapError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FiemapError::NotSupported(_) => write!(f, "the file system has no FIEMAP ({})", self.errno_name()),
-            FiemapError::Failed(e) => write!(f, "FIEMAP failed: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for FiemapError {}
 
 /// A reusable FIEMAP request (16 KiB, on the heap).
 pub struct Fiemap {

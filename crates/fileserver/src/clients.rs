@@ -131,13 +131,13 @@ fn combine(clients: &[ClientPhase]) -> Option<PhaseResult> {
 /// the server), in `folder/client-r` on the server instead, made there by
 /// the client. At the leader, `on_cell` gets each merged phase, and the
 /// result says how many it accepted and how the run ended; elsewhere None.
-pub fn execute_clients(
+pub fn execute_clients<E: std::fmt::Display>(
     plan: &FileserverPlan,
     group: &Group<'_>,
     setup: &Setup<'_>,
     place: &Place<'_>,
     lives: &[Live],
-    mut on_cell: impl FnMut(&FileserverCell) -> Result<(), String>,
+    mut on_cell: impl FnMut(&FileserverCell) -> Result<(), E>,
 ) -> std::io::Result<Option<(usize, Ending)>> {
     let (stop, on_error) = (setup.stop, setup.on_error);
     std::thread::scope(|scope| {
@@ -167,7 +167,21 @@ enum Said {
     Ready(usize),
     Phase(Box<PhaseResult>),
     /// `execute` returned: how, or why it could not run.
-    Ended(Result<Ending, String>),
+    Ended(Result<Ending, NotRun>),
+}
+
+/// Why a client's `execute` ended before its phases did (or, for its phases' sink, why a phase
+/// could not be handed on).
+#[derive(Debug, thiserror::Error)]
+enum NotRun {
+    #[error("{0}")]
+    Failed(std::io::Error),
+    #[error("no thread could be started for it: {0}")]
+    NoThread(std::io::Error),
+    #[error("its connections ended without a word")]
+    Silent,
+    #[error("the client left")]
+    ClientLeft,
 }
 
 /// The line to a client's running `execute`.
@@ -192,7 +206,7 @@ struct Client<'scope, 'env> {
     /// before any connection touches it.
     talk: Option<Talk>,
     /// How `execute` ended, once it has: every later phase fails alike.
-    ended: Option<Result<Ending, String>>,
+    ended: Option<Result<Ending, NotRun>>,
 }
 
 impl Client<'_, '_> {
@@ -215,15 +229,13 @@ impl Client<'_, '_> {
                     (stop, on_error),
                     live,
                     &mut |k| if say.send(Said::Ready(k)).is_ok() { heard.recv().ok().flatten() } else { None },
-                    |result| {
-                        phases.send(Said::Phase(Box::new(result.clone()))).map_err(|_| "the client left".to_string())
-                    },
+                    |result| phases.send(Said::Phase(Box::new(result.clone()))).map_err(|_| NotRun::ClientLeft),
                 );
-                let _ = say.send(Said::Ended(ended.map(|(_, ending)| ending).map_err(|e| e.to_string())));
+                let _ = say.send(Said::Ended(ended.map(|(_, ending)| ending).map_err(NotRun::Failed)));
             });
         match spawned {
             Ok(_) => self.talk = Some(Talk { go, said }),
-            Err(e) => self.ended = Some(Err(format!("no thread could be started for it: {e}"))),
+            Err(e) => self.ended = Some(Err(NotRun::NoThread(e))),
         }
     }
 
@@ -236,7 +248,7 @@ impl Client<'_, '_> {
         match self.talk.as_ref().map(|t| t.said.recv()) {
             Some(Ok(Said::Ended(how))) => self.ended = Some(how),
             Some(Ok(said)) => return Ok(said),
-            Some(Err(_)) => self.ended = Some(Err("its connections ended without a word".into())),
+            Some(Err(_)) => self.ended = Some(Err(NotRun::Silent)),
             None => {}
         }
         self.talk = None;
@@ -325,7 +337,7 @@ mod tests {
         let mut cells = Vec::new();
         let (done, ending) = execute_clients(&plan(), &Group::Local(clients), &setup, &Place::Local, &lives, |cell| {
             cells.push(cell.clone());
-            Ok(())
+            Ok::<(), std::convert::Infallible>(())
         })
         .unwrap()
         .unwrap();

@@ -316,14 +316,14 @@ impl Live {
 /// error; under continue it sits out the rest, and the run completes with
 /// its error in the results. Returns how many phases `on_phase` accepted
 /// and how the run ended.
-pub fn execute(
+pub fn execute<E: std::fmt::Display>(
     plan: &FileserverPlan,
     place: &Place<'_>,
     local_dir: &Path,
     (stop, on_error): (&AtomicBool, OnClientError),
     live: &Live,
     before_phase: &mut dyn FnMut(usize) -> Option<Instant>,
-    on_phase: impl FnMut(&PhaseResult) -> Result<(), String>,
+    on_phase: impl FnMut(&PhaseResult) -> Result<(), E>,
 ) -> io::Result<(usize, Ending)> {
     plan.validate().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     let conn_dir = |rank: usize| format!("conn-{rank:04}");
@@ -355,14 +355,14 @@ pub fn execute(
 
 /// [`execute`] with connection N's files from `files(N)`, called in the
 /// connection's own thread before the first phase.
-fn run_connections<F: ConnectionFiles>(
+fn run_connections<F: ConnectionFiles, E: std::fmt::Display>(
     plan: &FileserverPlan,
     files: &(dyn Fn(usize) -> io::Result<F> + Sync),
     stack_size: usize,
     (stop, on_error): (&AtomicBool, OnClientError),
     live: &Live,
     before_phase: &mut dyn FnMut(usize) -> Option<Instant>,
-    mut on_phase: impl FnMut(&PhaseResult) -> Result<(), String>,
+    mut on_phase: impl FnMut(&PhaseResult) -> Result<(), E>,
 ) -> io::Result<(usize, Ending)> {
     let phases = plan.phases();
     let shared = Shared {
@@ -460,7 +460,7 @@ fn run_connections<F: ConnectionFiles>(
                 let result = PhaseResult::merge(k - 1, phase, figures, latency, start_ns, dropped);
                 if let Err(e) = on_phase(&result) {
                     stop.store(true, Ordering::SeqCst);
-                    ending = Ending::SinkFailed(e);
+                    ending = Ending::SinkFailed(e.to_string());
                     shared.gate.open(k, false);
                     break;
                 }
@@ -1027,7 +1027,7 @@ mod tests {
             &mut |_| Some(Instant::now()),
             |r| {
                 results.push(r.clone());
-                Ok(())
+                Ok::<(), std::convert::Infallible>(())
             },
         )
         .unwrap();
@@ -1101,7 +1101,7 @@ mod tests {
                 &mut |_| Some(Instant::now()),
                 |r| {
                     results.push(r.clone());
-                    Ok(())
+                    Ok::<(), std::convert::Infallible>(())
                 },
             )
             .unwrap();
@@ -1128,7 +1128,7 @@ mod tests {
             &mut |_| Some(Instant::now()),
             |r| {
                 results.push(r.clone());
-                Ok(())
+                Ok::<(), std::convert::Infallible>(())
             },
         )
         .unwrap();
@@ -1162,7 +1162,7 @@ mod tests {
             &mut |_| Some(Instant::now()),
             |r| {
                 results.push(r.clone());
-                Ok(())
+                Ok::<(), std::convert::Infallible>(())
             },
         )
         .unwrap();
@@ -1195,7 +1195,7 @@ mod tests {
                 asked = true;
                 Some(Instant::now())
             },
-            |_| Ok(()),
+            |_| Ok::<(), std::convert::Infallible>(()),
         )
         .unwrap_err();
         assert!(e.to_string().contains("client-0: not a folder"), "{e}");
@@ -1207,7 +1207,7 @@ mod tests {
             (&stop, OnClientError::Continue),
             &Live::new(),
             &mut |_| Some(Instant::now()),
-            |_| Ok(()),
+            |_| Ok::<(), std::convert::Infallible>(()),
         )
         .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
@@ -1227,7 +1227,7 @@ mod tests {
             &mut |_| Some(Instant::now()),
             |_| {
                 stop.store(true, Ordering::SeqCst);
-                Ok(())
+                Ok::<(), std::convert::Infallible>(())
             },
         )
         .unwrap();
@@ -1241,7 +1241,7 @@ mod tests {
             (&stop, OnClientError::Continue),
             &Live::new(),
             &mut |_| Some(Instant::now()),
-            |_| Err("disk full".into()),
+            |_| Err("disk full"),
         )
         .unwrap();
         assert_eq!((n, ending), (0, Ending::SinkFailed("disk full".into())));
@@ -1263,7 +1263,7 @@ mod tests {
             &mut |_| Some(Instant::now()),
             |r| {
                 seen.push((r.index, live.snapshot()));
-                Ok(())
+                Ok::<(), std::convert::Infallible>(())
             },
         )
         .unwrap();

@@ -34,6 +34,30 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// Why a file was not written at the user's word.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// The path is not fit to write (the results database, a folder, a file of another kind
+    /// without `--force`), or it changed while iomatrix wrote: the user's to fix (a usage
+    /// error, exit 2).
+    #[error(transparent)]
+    Refused(#[from] UsageError),
+    /// The write itself failed (a full disk, an I/O error): the message says that the old file
+    /// is left as it was, or that nothing was written.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl OutputError {
+    /// The usage error this is, if the user can fix it (exit 2).
+    pub fn usage(&self) -> Option<&UsageError> {
+        match self {
+            OutputError::Refused(e) => Some(e),
+            OutputError::Failed(_) => None,
+        }
+    }
+}
+
 /// A kind of file iomatrix writes, and how to tell one it made.
 pub trait Kind {
     /// What such a file is, after "not ": "an iomatrix HTML report".
@@ -99,9 +123,9 @@ pub struct Checked {
 
 impl Output<'_> {
     /// Judges the path: Err(UsageError) naming the problem and the fix, or what to write to.
-    pub fn check(&self) -> anyhow::Result<Checked> {
+    pub fn check(&self) -> Result<Checked, OutputError> {
         let shown = format!("{} {}", self.flag, self.path.display());
-        let refuse = |why: String| -> anyhow::Error { UsageError::new(format!("{shown}: {why}")).into() };
+        let refuse = |why: String| -> OutputError { UsageError::new(format!("{shown}: {why}")).into() };
         if self.path.as_os_str().is_empty() || self.path.as_os_str().as_bytes().ends_with(b"/") {
             return Err(refuse("names a folder, not a file: give a file name".into()));
         }
@@ -203,7 +227,7 @@ impl Checked {
     /// Opens the file for appending in place (a log, which grows: no temporary file), made if
     /// missing; one of another kind that `--force` let go is emptied first. The caller writes
     /// the kind's mark first when the file is empty.
-    pub fn append(&self) -> anyhow::Result<File> {
+    pub fn append(&self) -> Result<File, OutputError> {
         let mut flags = OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         if self.foreign {
             flags |= OFlags::TRUNC;
@@ -225,7 +249,7 @@ impl Checked {
     }
 
     /// Writes `bytes` to a temporary file beside the path, syncs it and renames it into place.
-    pub fn write(&self, bytes: &[u8]) -> anyhow::Result<()> {
+    pub fn write(&self, bytes: &[u8]) -> Result<(), OutputError> {
         let (temp, fd) = self.create_temp()?;
         let mut file = File::from(fd);
         let written = file.write_all(bytes).and_then(|()| file.sync_all());
@@ -245,7 +269,7 @@ impl Checked {
 
     /// Puts a finished file made at [`Checked::temp_path`] into place (the path is looked at
     /// again first); the temporary file is removed if it cannot be.
-    pub fn place_file(&self, temp: &Path) -> anyhow::Result<()> {
+    pub fn place_file(&self, temp: &Path) -> Result<(), OutputError> {
         let name = temp.file_name().unwrap_or_default().to_os_string();
         let synced = rustix::fs::openat(
             &self.dir,
@@ -269,7 +293,7 @@ impl Checked {
         temp
     }
 
-    fn create_temp(&self) -> anyhow::Result<(OsString, OwnedFd)> {
+    fn create_temp(&self) -> Result<(OsString, OwnedFd), OutputError> {
         let temp = self.temp_name();
         let fd = rustix::fs::openat(
             &self.dir,
@@ -294,7 +318,7 @@ impl Checked {
     }
 
     /// Renames the temporary file `temp` over the path, if the path is still what was judged.
-    fn place(&self, temp: &OsStr) -> anyhow::Result<()> {
+    fn place(&self, temp: &OsStr) -> Result<(), OutputError> {
         let discard = || {
             let _ = rustix::fs::unlinkat(&self.dir, temp, AtFlags::empty());
         };
@@ -352,7 +376,7 @@ impl Checked {
     }
 
     /// A write that failed: the old file is intact, and the message says so.
-    fn failed(&self, e: std::io::Error) -> anyhow::Error {
+    fn failed(&self, e: std::io::Error) -> OutputError {
         let full = matches!(Errno::from_io_error(&e), Some(Errno::NOSPC | Errno::DQUOT));
         let cause = if full { format!("the file system is full ({e})") } else { e.to_string() };
         let kept = if self.existing.is_some() {
@@ -360,7 +384,7 @@ impl Checked {
         } else {
             "nothing was written".to_string()
         };
-        anyhow::anyhow!("{}: cannot write {}: {cause}; {kept}", self.shown, self.path.display())
+        OutputError::Failed(format!("{}: cannot write {}: {cause}; {kept}", self.shown, self.path.display()))
     }
 }
 
@@ -461,8 +485,8 @@ mod tests {
         Output { path, flag: "-o", kind: &Report, force, database: Some(db) }
     }
 
-    fn refusal(e: anyhow::Error) -> String {
-        assert!(e.downcast_ref::<UsageError>().is_some(), "not a usage error: {e}");
+    fn refusal(e: OutputError) -> String {
+        assert!(e.usage().is_some(), "not a usage error: {e}");
         e.to_string()
     }
 

@@ -17,7 +17,6 @@
 //!
 //! The bounds of each kind are [`Input`] constants here, in one place.
 
-use std::fmt;
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
@@ -103,7 +102,8 @@ impl Input {
 
 /// Why an input file was not read: names the file, the problem and the fix.
 /// Always the user's to fix (a usage error, exit 2).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct ReadError {
     pub message: String,
     /// A NUL byte at this offset: binary data.
@@ -115,14 +115,6 @@ impl ReadError {
         ReadError { message, binary_at: None }
     }
 }
-
-impl fmt::Display for ReadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for ReadError {}
 
 impl From<ReadError> for iomatrix_core::UsageError {
     fn from(e: ReadError) -> Self {

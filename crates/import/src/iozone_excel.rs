@@ -39,7 +39,6 @@
 //! read by [`parse_throughput_reports`].
 
 use iomatrix_core::{Matrix, MatrixCell};
-use std::fmt;
 
 /// Unit given to every parsed matrix.
 pub const EXCEL_UNIT: &str = "KB/s";
@@ -51,7 +50,8 @@ pub const AUTO_LARGE_FILE_KIB: u64 = 32 * 1024;
 pub const AUTO_SMALL_RECORD_KIB: u64 = 64;
 
 /// A malformed `-R` report: where and what.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
 pub struct ParseError {
     /// 1-based line number in the parsed text.
     pub line: usize,
@@ -64,14 +64,6 @@ impl ParseError {
         ParseError { line, message: message.into() }
     }
 }
-
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.message)
-    }
-}
-
-impl std::error::Error for ParseError {}
 
 /// One `"... report"` block as printed: its title, header and rows.
 #[derive(Debug, Clone, PartialEq)]

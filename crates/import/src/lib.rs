@@ -114,16 +114,21 @@ impl fmt::Display for Format {
     }
 }
 
+/// `--format` naming no format iomatrix reads (the text as given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown format '{0}': choose fio, iozone, bonnie, bonnie-text or iometer")]
+pub struct UnknownFormat(pub String);
+
 impl FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Format, String> {
+    type Err = UnknownFormat;
+    fn from_str(s: &str) -> Result<Format, UnknownFormat> {
         match s.trim().to_ascii_lowercase().as_str() {
             "fio" => Ok(Format::Fio),
             "iozone" => Ok(Format::Iozone),
             "bonnie" | "bonnie++" => Ok(Format::Bonnie),
             "bonnie-text" => Ok(Format::BonnieText),
             "iometer" => Ok(Format::Iometer),
-            _ => Err(format!("unknown format '{s}': choose fio, iozone, bonnie, bonnie-text or iometer")),
+            _ => Err(UnknownFormat(s.to_string())),
         }
     }
 }
@@ -285,7 +290,8 @@ pub struct Unmeasured {
 }
 
 /// Malformed input: where and what.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{message}", place(.line, .field))]
 pub struct ImportError {
     /// 1-based line in the file.
     pub line: Option<usize>,
@@ -310,18 +316,15 @@ impl ImportError {
     }
 }
 
-impl fmt::Display for ImportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.line, &self.field) {
-            (Some(l), Some(field)) => write!(f, "line {l}, {field}: {}", self.message),
-            (Some(l), None) => write!(f, "line {l}: {}", self.message),
-            (None, Some(field)) => write!(f, "{field}: {}", self.message),
-            (None, None) => f.write_str(&self.message),
-        }
+/// "line 3, " , "line 3: ", "bw: ", "": where an [`ImportError`] is, before its message.
+fn place(line: &Option<usize>, field: &Option<String>) -> String {
+    match (line, field) {
+        (Some(l), Some(field)) => format!("line {l}, {field}: "),
+        (Some(l), None) => format!("line {l}: "),
+        (None, Some(field)) => format!("{field}: "),
+        (None, None) => String::new(),
     }
 }
-
-impl std::error::Error for ImportError {}
 
 /// Which format `text` is, by its content: a JSON document with `"fio
 /// version"`; IOzone's banner or a `"... report"` block of its `-R` output;
@@ -417,7 +420,11 @@ mod tests {
     fn formats_by_name_and_content() {
         assert_eq!("bonnie++".parse::<Format>(), Ok(Format::Bonnie));
         assert_eq!("FIO".parse::<Format>(), Ok(Format::Fio));
-        assert!("csv".parse::<Format>().unwrap_err().contains("fio, iozone, bonnie, bonnie-text or iometer"));
+        assert!("csv"
+            .parse::<Format>()
+            .unwrap_err()
+            .to_string()
+            .contains("fio, iozone, bonnie, bonnie-text or iometer"));
         assert_eq!(sniff("{\n  \"fio version\" : \"fio-3.33\",\n \"jobs\": []\n}\n"), Some(Format::Fio));
         assert_eq!(sniff("note: x\n{\n  \"fio version\" : \"fio-3.33\"}"), Some(Format::Fio));
         assert_eq!(sniff("\nExcel output is below:\n\n\"Writer report\"\n"), Some(Format::Iozone));

@@ -140,31 +140,33 @@ impl CellResult {
 /// Where finished cells go. An error stops the run: results that cannot be
 /// kept are not worth measuring.
 pub trait CellSink {
+    /// Why a cell could not be kept; the run's ending says it.
+    type Error: std::fmt::Display;
     /// Called once before the first cell finishes, with every cell that will run.
     fn started(&mut self, _cells: &[CellSpec]) {}
-    fn cell_done(&mut self, cell: &CellResult) -> Result<(), String>;
+    fn cell_done(&mut self, cell: &CellResult) -> Result<(), Self::Error>;
 }
 
 /// Runs `plan` on every client of `group`, each in `client-N` of the
 /// working folder in `setup`. Raise `setup.stop` to end the run after the
 /// current requests. Returns, at the leader, how many cells were handed to
 /// the sink and how the run ended; `None` at the other MPI ranks.
-pub fn execute(
+pub fn execute<E: std::fmt::Display>(
     plan: &IozonePlan,
     group: &Group<'_>,
     setup: &Setup<'_>,
-    sink: &mut dyn CellSink,
+    sink: &mut dyn CellSink<Error = E>,
 ) -> std::io::Result<Option<(usize, Ending)>> {
     execute_at(plan, group, setup, &Place::Local, sink)
 }
 
 /// [`execute`] with the clients' files at `place`.
-pub fn execute_at(
+pub fn execute_at<E: std::fmt::Display>(
     plan: &IozonePlan,
     group: &Group<'_>,
     setup: &Setup<'_>,
     place: &Place<'_>,
-    sink: &mut dyn CellSink,
+    sink: &mut dyn CellSink<Error = E>,
 ) -> std::io::Result<Option<(usize, Ending)>> {
     let cells = plan.cells();
     sink.started(&cells);

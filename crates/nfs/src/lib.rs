@@ -51,12 +51,14 @@ pub struct NfsUrl {
 
 impl NfsUrl {
     /// The first path component is the export; the rest is a path below it.
-    pub fn parse(text: &str) -> Result<NfsUrl, String> {
+    pub fn parse(text: &str) -> Result<NfsUrl, NfsError> {
         let rest = text
             .strip_prefix("nfs://")
-            .ok_or_else(|| format!("'{text}' is not an NFS target: write nfs://host[:port]/export[/path]"))?;
+            .ok_or_else(|| NfsError(format!("'{text}' is not an NFS target: write nfs://host[:port]/export[/path]")))?;
         let (authority, path) = rest.split_once('/').ok_or_else(|| {
-            format!("'{text}' names no export: write nfs://host[:port]/export[/path], e.g. nfs://10.0.0.2/export")
+            NfsError(format!(
+                "'{text}' names no export: write nfs://host[:port]/export[/path], e.g. nfs://10.0.0.2/export"
+            ))
         })?;
         let (host, port) = match authority.rsplit_once(':') {
             Some((h, p)) => (
@@ -64,18 +66,19 @@ impl NfsUrl {
                 p.parse::<u16>()
                     .ok()
                     .filter(|p| *p > 0)
-                    .ok_or_else(|| format!("'{text}': port '{p}' is not a port number (1..65535)"))?,
+                    .ok_or_else(|| NfsError(format!("'{text}': port '{p}' is not a port number (1..65535)")))?,
             ),
             None => (authority, nfs3_client::nfs3_types::portmap::PMAP_PORT),
         };
         if host.is_empty() {
-            return Err(format!("'{text}' names no host: write nfs://host[:port]/export[/path]"));
+            return Err(NfsError(format!("'{text}' names no host: write nfs://host[:port]/export[/path]")));
         }
         let mut parts = path.split('/').filter(|p| !p.is_empty());
-        let export = parts.next().ok_or_else(|| format!("'{text}' names no export: write nfs://host/export"))?;
+        let export =
+            parts.next().ok_or_else(|| NfsError(format!("'{text}' names no export: write nfs://host/export")))?;
         let below: Vec<&str> = parts.collect();
         if below.contains(&"..") {
-            return Err(format!("'{text}': '..' is not allowed in the path"));
+            return Err(NfsError(format!("'{text}': '..' is not allowed in the path")));
         }
         Ok(NfsUrl {
             host: host.to_string(),
@@ -97,16 +100,9 @@ impl fmt::Display for NfsUrl {
 }
 
 /// What went wrong, where, on which server.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct NfsError(pub String);
-
-impl fmt::Display for NfsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for NfsError {}
 
 /// What the server said about itself at mount time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -488,11 +484,11 @@ mod tests {
         let u = NfsUrl::parse("nfs://srv:1111/export/a/b/").unwrap();
         assert_eq!((u.portmapper_port, u.export.as_str(), u.path.as_str()), (1111, "/export", "/a/b"));
         assert_eq!(u.to_string(), "nfs://srv:1111/export/a/b");
-        assert!(NfsUrl::parse("smb://x/share").unwrap_err().contains("not an NFS target"));
-        assert!(NfsUrl::parse("nfs://host").unwrap_err().contains("names no export"));
-        assert!(NfsUrl::parse("nfs:///export").unwrap_err().contains("names no host"));
-        assert!(NfsUrl::parse("nfs://h:0/e").unwrap_err().contains("not a port number"));
-        assert!(NfsUrl::parse("nfs://h/e/../x").unwrap_err().contains("'..'"));
+        assert!(NfsUrl::parse("smb://x/share").unwrap_err().0.contains("not an NFS target"));
+        assert!(NfsUrl::parse("nfs://host").unwrap_err().0.contains("names no export"));
+        assert!(NfsUrl::parse("nfs:///export").unwrap_err().0.contains("names no host"));
+        assert!(NfsUrl::parse("nfs://h:0/e").unwrap_err().0.contains("not a port number"));
+        assert!(NfsUrl::parse("nfs://h/e/../x").unwrap_err().0.contains("'..'"));
     }
 
     #[test]

@@ -199,13 +199,13 @@ pub struct ClientCell {
 /// (on a server, `folder/client-r` there). At the leader `on_cell` gets each
 /// cell merged over the clients (clients in rank order) with each client's
 /// own; elsewhere None.
-pub fn execute_clients(
+pub fn execute_clients<E: std::fmt::Display>(
     plan: &RunPlan,
     group: &Group<'_>,
     setup: &Setup<'_>,
     place: &Place<'_>,
     lives: &[Live],
-    mut on_cell: impl FnMut(&CellFigures, &[ClientCell], &iomatrix_coord::Gathered<ClientCell>) -> Result<(), String>,
+    mut on_cell: impl FnMut(&CellFigures, &[ClientCell], &iomatrix_coord::Gathered<ClientCell>) -> Result<(), E>,
 ) -> io::Result<Option<(usize, Ending)>> {
     let stop = setup.stop;
     let abort = setup.on_error == iomatrix_coord::OnClientError::Abort;
@@ -1437,7 +1437,7 @@ mod tests {
         let mut cells = Vec::new();
         let (done, ending) = execute_clients(plan, &Group::Local(clients), &setup, &Place::Local, &lives, |m, c, _| {
             cells.push((m.clone(), c.to_vec()));
-            Ok(())
+            Ok::<(), std::convert::Infallible>(())
         })
         .unwrap()
         .unwrap();

@@ -59,16 +59,25 @@ impl std::fmt::Display for SmbUrl {
     }
 }
 
+/// Why an `smb://` target cannot be used as written (no share, a bad port, `..` in its path), or
+/// its password cannot be read; or why the session's socket could not be tuned.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SmbError(pub String);
+
 impl SmbUrl {
     /// `password_from` supplies the environment's password (variable or
     /// file) when the URL has none.
-    pub fn parse(text: &str, password_from: impl FnOnce() -> Result<Option<String>, String>) -> Result<SmbUrl, String> {
-        let rest = text
-            .strip_prefix("smb://")
-            .ok_or_else(|| format!("'{text}' is not an SMB target: write smb://[user@]host[:port]/share[/path]"))?;
+    pub fn parse(
+        text: &str,
+        password_from: impl FnOnce() -> Result<Option<String>, SmbError>,
+    ) -> Result<SmbUrl, SmbError> {
+        let rest = text.strip_prefix("smb://").ok_or_else(|| {
+            SmbError(format!("'{text}' is not an SMB target: write smb://[user@]host[:port]/share[/path]"))
+        })?;
         let (authority, path) = rest
             .split_once('/')
-            .ok_or_else(|| format!("'{text}' names no share: write smb://[user@]host[:port]/share[/path]"))?;
+            .ok_or_else(|| SmbError(format!("'{text}' names no share: write smb://[user@]host[:port]/share[/path]")))?;
         let (credentials, hostport) = match authority.rsplit_once('@') {
             Some((c, h)) => (Some(c), h),
             None => (None, authority),
@@ -80,13 +89,13 @@ impl SmbUrl {
                     p.parse::<u16>()
                         .ok()
                         .filter(|p| *p > 0)
-                        .ok_or_else(|| format!("'{text}': port '{p}' is not a port number (1..65535)"))?,
+                        .ok_or_else(|| SmbError(format!("'{text}': port '{p}' is not a port number (1..65535)")))?,
                 ),
             ),
             None => (hostport, None),
         };
         if host.is_empty() {
-            return Err(format!("'{text}' names no host: write smb://[user@]host[:port]/share[/path]"));
+            return Err(SmbError(format!("'{text}' names no host: write smb://[user@]host[:port]/share[/path]")));
         }
         let (user, url_password) = match credentials {
             Some(c) => match c.split_once(':') {
@@ -96,10 +105,10 @@ impl SmbUrl {
             None => ("guest".to_string(), None),
         };
         let mut parts = path.split('/').filter(|p| !p.is_empty());
-        let share = parts.next().ok_or_else(|| format!("'{text}' names no share: write smb://host/share"))?;
+        let share = parts.next().ok_or_else(|| SmbError(format!("'{text}' names no share: write smb://host/share")))?;
         let below: Vec<&str> = parts.collect();
         if below.contains(&"..") {
-            return Err(format!("'{text}': '..' is not allowed in the path"));
+            return Err(SmbError(format!("'{text}': '..' is not allowed in the path")));
         }
         let password = match url_password {
             Some(p) => p,
@@ -116,8 +125,9 @@ impl SmbUrl {
     }
 
     /// `\\host\share[\path]` for the SMB protocol.
-    fn unc(&self, below: &str) -> Result<UncPath, String> {
-        let unc = UncPath::from_str(&format!(r"\\{}\{}", self.host, self.share)).map_err(|e| e.to_string())?;
+    fn unc(&self, below: &str) -> Result<UncPath, SmbError> {
+        let unc =
+            UncPath::from_str(&format!(r"\\{}\{}", self.host, self.share)).map_err(|e| SmbError(e.to_string()))?;
         let full: Vec<&str> = self.path.split('/').chain(below.split('/')).filter(|p| !p.is_empty()).collect();
         Ok(if full.is_empty() { unc } else { unc.with_path(&full.join("\\")) })
     }
@@ -125,14 +135,14 @@ impl SmbUrl {
 
 /// The password from `IOMATRIX_SMB_PASSWORD`, else from the file named by
 /// `IOMATRIX_SMB_PASSWORD_FILE` (its first line).
-pub fn password_from_environment() -> Result<Option<String>, String> {
+pub fn password_from_environment() -> Result<Option<String>, SmbError> {
     if let Ok(p) = std::env::var("IOMATRIX_SMB_PASSWORD") {
         return Ok(Some(p));
     }
     match std::env::var("IOMATRIX_SMB_PASSWORD_FILE") {
         Ok(file) => std::fs::read_to_string(&file)
             .map(|t| Some(t.lines().next().unwrap_or("").to_string()))
-            .map_err(|e| format!("IOMATRIX_SMB_PASSWORD_FILE {file}: {e}")),
+            .map_err(|e| SmbError(format!("IOMATRIX_SMB_PASSWORD_FILE {file}: {e}"))),
         Err(_) => Ok(None),
     }
 }
@@ -323,14 +333,14 @@ impl SmbFs {
 
     /// TCP_NODELAY on the session's socket (see [`nodelay`]): the sockets
     /// connected to the server's address and port (at least one, or it failed).
-    fn set_nodelay(url: &SmbUrl) -> Result<usize, String> {
+    fn set_nodelay(url: &SmbUrl) -> Result<usize, SmbError> {
         use std::net::ToSocketAddrs;
         let port = url.port.unwrap_or(smb::transport::TcpTransport::DEFAULT_PORT);
-        let peers: Vec<_> = (url.host.as_str(), port).to_socket_addrs().map_err(|e| e.to_string())?.collect();
+        let peers: Vec<_> = (url.host.as_str(), port).to_socket_addrs().map_err(|e| SmbError(e.to_string()))?.collect();
         match nodelay::set_on_sockets_connected_to(&peers) {
-            Ok(0) => Err(format!("no socket connected to {}:{port} was found", url.host)),
+            Ok(0) => Err(SmbError(format!("no socket connected to {}:{port} was found", url.host))),
             Ok(n) => Ok(n),
-            Err(e) => Err(format!("listing {}: {e}", nodelay::FD_FOLDER)),
+            Err(e) => Err(SmbError(format!("listing {}: {e}", nodelay::FD_FOLDER))),
         }
     }
 
@@ -703,18 +713,9 @@ mod tests {
 
     #[test]
     fn only_a_reset_or_aborted_connection_is_tried_again() {
-        #[derive(Debug)]
-        struct Wrapped(io::Error);
-        impl std::fmt::Display for Wrapped {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                write!(f, "Transport error: IO Error: {}", self.0)
-            }
-        }
-        impl std::error::Error for Wrapped {
-            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-                Some(&self.0)
-            }
-        }
+        #[derive(Debug, thiserror::Error)]
+        #[error("Transport error: IO Error: {0}")]
+        struct Wrapped(#[source] io::Error);
         for kind in [io::ErrorKind::ConnectionReset, io::ErrorKind::ConnectionAborted] {
             assert!(turned_away(&Wrapped(io::Error::from(kind))), "{kind:?}");
         }
@@ -738,8 +739,8 @@ mod tests {
         assert!(!format!("{u} {u:?}").contains("pw"), "the password is never printed");
         let u = SmbUrl::parse("smb://u@h/s", || Ok(Some("from-env".into()))).unwrap();
         assert_eq!(u.password, "from-env");
-        assert!(SmbUrl::parse("smb://h", none).unwrap_err().contains("names no share"));
-        assert!(SmbUrl::parse("smb://h:x/s", none).unwrap_err().contains("not a port number"));
-        assert!(SmbUrl::parse("nfs://h/s", none).unwrap_err().contains("not an SMB target"));
+        assert!(SmbUrl::parse("smb://h", none).unwrap_err().0.contains("names no share"));
+        assert!(SmbUrl::parse("smb://h:x/s", none).unwrap_err().0.contains("not a port number"));
+        assert!(SmbUrl::parse("nfs://h/s", none).unwrap_err().0.contains("not an SMB target"));
     }
 }

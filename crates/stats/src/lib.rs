@@ -21,7 +21,7 @@
 
 mod latency;
 
-pub use latency::{Latency, LatencySummary, SIGNIFICANT_DIGITS};
+pub use latency::{HistogramError, Latency, LatencySummary, SIGNIFICANT_DIGITS};
 use std::time::{Duration, Instant};
 
 /// CPU time of the calling thread: `user_ns + sys_ns` is the exact total;

@@ -5,7 +5,8 @@ use rusqlite::types::ValueRef;
 use serde::Serialize;
 
 /// A stored figure that cannot be read back.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[error("run #{run_id}{}, {column}: {problem}", in_run(.cell, .test))]
 pub struct Unreadable {
     pub run_id: i64,
     /// The cell (its `seq`), for a cell's figure; None for the run's own columns.
@@ -33,46 +34,59 @@ impl Unreadable {
     }
 }
 
-impl std::fmt::Display for Unreadable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match (self.cell, &self.test) {
-            (Some(seq), Some(test)) => {
-                write!(f, "run #{} cell {seq} ({test}), {}: {}", self.run_id, self.column, self.problem)
-            }
-            (Some(seq), None) => write!(f, "run #{} cell {seq}, {}: {}", self.run_id, self.column, self.problem),
-            _ => write!(f, "run #{}, {}: {}", self.run_id, self.column, self.problem),
-        }
+/// Where in a run a figure is: ` cell 3 (write)`, ` cell 3`, or nothing for the run's own.
+fn in_run(cell: &Option<usize>, test: &Option<String>) -> String {
+    match (cell, test) {
+        (Some(seq), Some(test)) => format!(" cell {seq} ({test})"),
+        (Some(seq), None) => format!(" cell {seq}"),
+        _ => String::new(),
     }
+}
+
+/// What is wrong with a stored figure: a JSON column's value that is not JSON, a histogram that
+/// does not decode.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Problem {
+    #[error("does not parse as JSON ({0})")]
+    Unparsed(serde_json::Error),
+    #[error("holds {0} bytes of binary data, not JSON text")]
+    Binary(usize),
+    #[error("holds a bare number, not JSON text")]
+    Number,
+    #[error("is not binary data")]
+    NotBinary,
+    #[error("does not decode ({0})")]
+    Undecodable(iomatrix_stats::HistogramError),
 }
 
 /// A JSON column's value: SQL NULL is JSON null (the nullable columns); text that does not parse,
 /// or a value that is not text at all, is the problem.
-pub(crate) fn json(value: ValueRef<'_>) -> Result<serde_json::Value, String> {
+pub(crate) fn json(value: ValueRef<'_>) -> Result<serde_json::Value, Problem> {
     match value {
         ValueRef::Null => Ok(serde_json::Value::Null),
-        ValueRef::Text(text) => serde_json::from_slice(text).map_err(|e| format!("does not parse as JSON ({e})")),
-        ValueRef::Blob(b) => Err(format!("holds {} bytes of binary data, not JSON text", b.len())),
-        ValueRef::Integer(_) | ValueRef::Real(_) => Err("holds a bare number, not JSON text".into()),
+        ValueRef::Text(text) => serde_json::from_slice(text).map_err(Problem::Unparsed),
+        ValueRef::Blob(b) => Err(Problem::Binary(b.len())),
+        ValueRef::Integer(_) | ValueRef::Real(_) => Err(Problem::Number),
     }
 }
 
 /// `value`, or JSON null with its problem added to `unreadable` (at `place`).
 pub(crate) fn or_null(
-    value: Result<serde_json::Value, String>,
+    value: Result<serde_json::Value, Problem>,
     unreadable: &mut Vec<Unreadable>,
     place: Unreadable,
 ) -> serde_json::Value {
     value.unwrap_or_else(|problem| {
-        unreadable.push(Unreadable { problem, ..place });
+        unreadable.push(Unreadable { problem: problem.to_string(), ..place });
         serde_json::Value::Null
     })
 }
 
 /// What is wrong with a stored histogram (`latency.*`: HDR V2, deflated), if anything. Blobs of
 /// other names are not this iomatrix's to judge.
-pub(crate) fn blob_problem(name: &str, data: &[u8]) -> Option<String> {
+pub(crate) fn blob_problem(name: &str, data: &[u8]) -> Option<Problem> {
     if !name.starts_with("latency.") {
         return None;
     }
-    iomatrix_stats::Latency::check_bytes(data).err().map(|e| format!("does not decode ({e})"))
+    iomatrix_stats::Latency::check_bytes(data).err().map(Problem::Undecodable)
 }

@@ -24,7 +24,6 @@
 
 use crate::{CellRow, NewRun};
 use serde_json::Value;
-use std::fmt;
 
 /// 1 EiB/s in KiB/s.
 pub const MAX_KIB_PER_SEC: f64 = (1u64 << 50) as f64;
@@ -93,7 +92,11 @@ impl Limits {
 }
 
 /// A figure the gate refused: where, what, how much, and the bound it broke.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "{place}: {figure} = {value} is refused: {bound} (iomatrix stores no figure outside its physical bounds; \
+     docs/database.md)"
+)]
 pub struct Refused {
     /// The cell (`cell 3 (write, file 65536, record 1024)`), or the run's part (`label 'fs'`).
     pub place: String,
@@ -103,18 +106,6 @@ pub struct Refused {
     /// The bound broken, in words (`at most 1125899906842624 KiB/s (1 EiB/s: ...)`).
     pub bound: String,
 }
-
-impl fmt::Display for Refused {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: {} = {} is refused: {} (iomatrix stores no figure outside its physical bounds; docs/database.md)",
-            self.place, self.figure, self.value, self.bound
-        )
-    }
-}
-
-impl std::error::Error for Refused {}
 
 /// What kind of figure a number is, by its name.
 #[derive(Debug, Clone, Copy, PartialEq)]

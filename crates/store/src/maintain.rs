@@ -161,7 +161,7 @@ fn unreadable_figures(conn: &Connection, version: i64, found: &mut dyn FnMut(Unr
         let run: i64 = r.get(0)?;
         for (i, column) in run_columns.iter().enumerate() {
             if let Err(problem) = figures::json(r.get_ref(i + 1)?) {
-                found(Unreadable { problem, ..Unreadable::at(run, None, column) });
+                found(Unreadable { problem: problem.to_string(), ..Unreadable::at(run, None, column) });
             }
         }
     }
@@ -172,7 +172,10 @@ fn unreadable_figures(conn: &Connection, version: i64, found: &mut dyn FnMut(Unr
         let (run, seq, test): (i64, i64, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
         for (i, column) in [(3, "metrics_json"), (4, "clients_json")] {
             if let Err(problem) = figures::json(r.get_ref(i)?) {
-                found(Unreadable { problem, ..Unreadable::at(run, Some((seq as usize, &test)), column) });
+                found(Unreadable {
+                    problem: problem.to_string(),
+                    ..Unreadable::at(run, Some((seq as usize, &test)), column)
+                });
             }
         }
     }
@@ -187,13 +190,13 @@ fn unreadable_figures(conn: &Connection, version: i64, found: &mut dyn FnMut(Unr
                 (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
             let problem = match r.get_ref(4)? {
                 rusqlite::types::ValueRef::Blob(data) => figures::blob_problem(&name, data),
-                _ => Some("is not binary data".into()),
+                _ => Some(figures::Problem::NotBinary),
             };
             if let Some(problem) = problem {
                 let mut place = Unreadable::at(run, None, &format!("cell_blobs {name}"));
                 place.cell = Some(seq as usize);
                 place.test = test;
-                found(Unreadable { problem, ..place });
+                found(Unreadable { problem: problem.to_string(), ..place });
             }
         }
     }

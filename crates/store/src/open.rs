@@ -77,7 +77,7 @@ pub(crate) fn uri(path: &Path, query: &str) -> String {
 /// last writer closed (and removed both side files), only as immutable. That is safe only while
 /// no `-wal` file holds changes not yet in the file: with one there and no way to read it, the
 /// file is refused rather than read without its newest cells.
-pub(crate) fn read_only_query(path: &Path) -> Result<&'static str, String> {
+pub(crate) fn read_only_query(path: &Path) -> Result<&'static str, WalUnreadable> {
     let probe = |query: &str| -> rusqlite::Result<()> {
         let conn = Connection::open_with_flags(
             uri(path, query),
@@ -96,12 +96,7 @@ pub(crate) fn read_only_query(path: &Path) -> Result<&'static str, String> {
         {
             let wal = PathBuf::from(format!("{}-wal", path.display()));
             if wal.exists() {
-                return Err(format!(
-                    "its -wal file {} holds changes not yet in it, which SQLite cannot read where it may not write \
-                     (it needs its -shm file beside them): copy the database and its -wal file to a writable folder \
-                     and read the copy",
-                    wal.display()
-                ));
+                return Err(WalUnreadable { wal });
             }
             Ok("mode=ro&immutable=1")
         }
@@ -121,9 +116,21 @@ pub(crate) fn open_read_only(path: &Path) -> Result<Connection, ReadOnlyOpen> {
     .map_err(ReadOnlyOpen::Sqlite)
 }
 
+/// A read-only database whose `-wal` file holds changes SQLite cannot read where it may not
+/// write: it is refused rather than read without its newest cells.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "its -wal file {wal} holds changes not yet in it, which SQLite cannot read where it may not write (it needs \
+     its -shm file beside them): copy the database and its -wal file to a writable folder and read the copy",
+    wal = .wal.display()
+)]
+pub(crate) struct WalUnreadable {
+    wal: PathBuf,
+}
+
 pub(crate) enum ReadOnlyOpen {
     /// Why it cannot be read where it is.
-    Unreadable(String),
+    Unreadable(WalUnreadable),
     Sqlite(rusqlite::Error),
 }
 

@@ -33,7 +33,29 @@ pub trait SuiteFlags {
     /// The long flags (without `--`) of `run SUITE`.
     fn flags(&self, suite: &str) -> Vec<String>;
     /// Parses `run SUITE ARGS` as the command line would: Err holds the parser's message.
-    fn check(&self, suite: &str, args: &[String]) -> Result<(), String>;
+    fn check(&self, suite: &str, args: &[String]) -> Result<(), StudyError>;
+}
+
+/// What a study's plan refuses in the file's own words, before the file's line is added.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StudyError {
+    /// A configuration's or step's name that is not safe ([`safe_name`]): what is wrong with it.
+    #[error(
+        "{0}: give 1 to 64 of the letters a-z and A-Z, the digits 0-9, '.', '_' and '-', beginning with a letter or \
+         digit"
+    )]
+    UnsafeName(String),
+    /// A step's `run SUITE ARGS`, refused by the suite's own parser: its message.
+    #[error("{0}")]
+    Flags(String),
+    /// `${` with no `}` in the text.
+    #[error("'{0}': a '${{' without its '}}'")]
+    Unclosed(String),
+    #[error(
+        "'{text}': ${{{name}}} is not set (variables come from the environment, the study's STUDY_DIR, STUDY_NAME \
+         and STUDY_SCALE, and KEY=VALUE lines a setup command prints)"
+    )]
+    NotSet { text: String, name: String },
 }
 
 /// Flags a study sets itself on every run it starts: a step may not.
@@ -194,9 +216,7 @@ pub const MAX_NAME: usize = 64;
 /// (`config=NAME`, where ',' and '=' separate), in selectors, and in its logs' file names
 /// (`001-CONFIG-STEP.log`, where '/' or '..' would reach outside the log folder). Err: why not,
 /// and what is allowed.
-pub fn safe_name(name: &str) -> Result<(), String> {
-    const ALLOWED: &str = "give 1 to 64 of the letters a-z and A-Z, the digits 0-9, '.', '_' and '-', beginning with \
-                           a letter or digit";
+pub fn safe_name(name: &str) -> Result<(), StudyError> {
     let first_ok = name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
     let all_ok = name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
     if name.is_empty() || name.len() > MAX_NAME || !first_ok || !all_ok {
@@ -207,7 +227,7 @@ pub fn safe_name(name: &str) -> Result<(), String> {
             None if name.len() > MAX_NAME => format!("{} characters long", name.len()),
             None => "must begin with a letter or digit".into(),
         };
-        return Err(format!("{what}: {ALLOWED}"));
+        return Err(StudyError::UnsafeName(what));
     }
     Ok(())
 }
@@ -362,7 +382,7 @@ fn key(file: &StudyFile, config: &Config, suite: &str, args: &[String]) -> Strin
 
 /// `30s`, `5m`, `1h` or plain seconds, as every duration of iomatrix
 /// (`iomatrix_core::parse_duration`: at most 30 days).
-pub fn duration(text: &str) -> Result<Duration, String> {
+pub fn duration(text: &str) -> Result<Duration, iomatrix_core::DurationError> {
     iomatrix_core::parse_duration(text)
 }
 
@@ -396,24 +416,19 @@ pub fn changes(stored: &[(String, String, String)], plan: &Plan) -> Vec<String> 
 }
 
 /// `text` with every `${NAME}` replaced by `var(NAME)`; Err names a variable that is not set.
-pub fn expand(text: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+pub fn expand(text: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<String, StudyError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
-            return Err(format!("'{text}': a '${{' without its '}}'"));
+            return Err(StudyError::Unclosed(text.to_string()));
         };
         let name = &after[..end];
         match var(name) {
             Some(v) => out.push_str(&v),
-            None => {
-                return Err(format!(
-                    "'{text}': ${{{name}}} is not set (variables come from the environment, the study's \
-                     STUDY_DIR, STUDY_NAME and STUDY_SCALE, and KEY=VALUE lines a setup command prints)"
-                ))
-            }
+            None => return Err(StudyError::NotSet { text: text.to_string(), name: name.to_string() }),
         }
         rest = &after[end + 1..];
     }
@@ -435,9 +450,9 @@ mod tests {
         fn flags(&self, _: &str) -> Vec<String> {
             ["file-size", "records", "direct", "repeat", "tolerance", "no-space-check"].map(String::from).to_vec()
         }
-        fn check(&self, _: &str, args: &[String]) -> Result<(), String> {
+        fn check(&self, _: &str, args: &[String]) -> Result<(), StudyError> {
             if args.iter().filter(|a| *a == "--file-size").count() > 1 {
-                return Err("the argument '--file-size' cannot be used multiple times".into());
+                return Err(StudyError::Flags("the argument '--file-size' cannot be used multiple times".into()));
             }
             Ok(())
         }
@@ -479,7 +494,7 @@ args = { repeat = 1 }
             let text = TWO.replace("name = \"second\"", &format!("name = {}", quoted(bad)));
             assert!(plan_of(&text, Scale::Full).unwrap_err().message.starts_with("step name"), "{bad:?}");
         }
-        let e = safe_name(&"x".repeat(65)).unwrap_err();
+        let e = safe_name(&"x".repeat(65)).unwrap_err().to_string();
         assert!(e.starts_with("65 characters long"), "{e}");
         for good in ["a", "ext4-delalloc", "xfs_4k.v2", "0", &"x".repeat(64)] {
             assert_eq!(safe_name(good), Ok(()), "{good}");
@@ -554,7 +569,7 @@ args = { repeat = 1 }
         let var = |n: &str| (n == "MNT").then(|| "/mnt/x".to_string());
         assert_eq!(expand("${MNT}/sub", &var).unwrap(), "/mnt/x/sub");
         assert_eq!(expand("plain $HOME", &var).unwrap(), "plain $HOME");
-        assert!(expand("${NOPE}", &var).unwrap_err().contains("${NOPE} is not set"));
+        assert!(expand("${NOPE}", &var).unwrap_err().to_string().contains("${NOPE} is not set"));
         assert!(expand("${MNT", &var).is_err());
     }
 
@@ -565,6 +580,6 @@ args = { repeat = 1 }
         assert_eq!(duration("12"), Ok(Duration::from_secs(12)));
         assert!(duration("0s").is_err());
         assert!(duration("5 minutes").is_err());
-        assert!(duration("18446744073709551615s").unwrap_err().contains("at most 30 days"));
+        assert!(duration("18446744073709551615s").unwrap_err().to_string().contains("at most 30 days"));
     }
 }

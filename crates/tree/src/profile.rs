@@ -5,7 +5,6 @@
 use crate::classes::{class_max, class_min, class_of, CLASSES};
 use iomatrix_random::scramble;
 use serde::{Deserialize, Serialize};
-use std::fmt;
 use std::path::Path;
 
 /// The `"schema"` of a profile file.
@@ -36,16 +35,9 @@ pub struct Profile {
 }
 
 /// Why a profile file cannot be used: names the file, the problem and the fix.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct ProfileError(pub String);
-
-impl fmt::Display for ProfileError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ProfileError {}
 
 /// A profile the user named is the user's to fix: exit code 2.
 impl From<ProfileError> for iomatrix_core::UsageError {
@@ -140,44 +132,48 @@ impl Profile {
     }
 
     /// The classes' layout and counts, as [`Profile::load`] requires them.
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), ProfileError> {
         if self.classes.is_empty() {
-            return Err("\"classes\" is empty: a profile needs at least one size class with files".to_string());
+            return Err(ProfileError(
+                "\"classes\" is empty: a profile needs at least one size class with files".to_string(),
+            ));
         }
         let mut previous: Option<usize> = None;
         for (i, c) in self.classes.iter().enumerate() {
             let k = class_of(c.min_bytes);
             if c.min_bytes != class_min(k) || c.max_bytes != class_max(k) {
-                return Err(format!(
+                return Err(ProfileError(format!(
                     "class #{i} ({}..={}) is not a power-of-two size class: class 0 is 0..=0, class k >= 1 is \
                      2^(k-1)..=2^k-1 (e.g. 1024..=2047)",
                     c.min_bytes, c.max_bytes
-                ));
+                )));
             }
             if previous.is_some_and(|p| p >= k) {
-                return Err(format!(
+                return Err(ProfileError(format!(
                     "class #{i} ({}..={}) is out of order or repeated: list classes once each, smallest first",
                     c.min_bytes, c.max_bytes
-                ));
+                )));
             }
             previous = Some(k);
             let (lo, hi) =
                 (u128::from(c.files) * u128::from(c.min_bytes), u128::from(c.files) * u128::from(c.max_bytes));
             let bytes = u128::from(c.bytes);
             if bytes < lo || bytes > hi {
-                return Err(format!(
+                return Err(ProfileError(format!(
                     "class #{i} ({}..={}) holds {} files but {} bytes: its bytes must lie between files x {} and \
                      files x {} ({lo}..={hi})",
                     c.min_bytes, c.max_bytes, c.files, c.bytes, c.min_bytes, c.max_bytes
-                ));
+                )));
             }
         }
         let (files, _) = self.totals();
         if files == 0 {
-            return Err("every class holds 0 files: a profile needs at least one file to draw sizes from".to_string());
+            return Err(ProfileError(
+                "every class holds 0 files: a profile needs at least one file to draw sizes from".to_string(),
+            ));
         }
         if files > u128::from(u64::MAX) {
-            return Err(format!("the classes hold {files} files in all, more than a 64-bit count"));
+            return Err(ProfileError(format!("the classes hold {files} files in all, more than a 64-bit count")));
         }
         Ok(())
     }

@@ -308,13 +308,24 @@ impl Content {
     }
 }
 
+/// What `--verify` and `--compressible` cannot take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VerifyError {
+    /// `--compressible` not a whole percentage, 0..=100 (the text as given).
+    #[error("--compressible {0}: give a percentage from 0 (incompressible) to 100")]
+    Compressible(String),
+    /// A record (in bytes) that is no whole number of stamped blocks.
+    #[error(
+        "record {0} bytes is not a multiple of the {UNIT}-byte verify block; --verify and --compressible need \
+         records of {UNIT} bytes or a multiple"
+    )]
+    Record(u64),
+}
+
 /// Why a record size cannot carry stamped blocks, if it cannot.
-pub fn check_record(record: u64) -> Result<(), String> {
+pub fn check_record(record: u64) -> Result<(), VerifyError> {
     if record == 0 || record % UNIT as u64 != 0 {
-        return Err(format!(
-            "record {record} bytes is not a multiple of the {UNIT}-byte verify block; --verify and --compressible \
-             need records of {UNIT} bytes or a multiple"
-        ));
+        return Err(VerifyError::Record(record));
     }
     Ok(())
 }

@@ -74,13 +74,13 @@ impl SuiteFlags for RunParser {
         sub.get_arguments().filter_map(|a| a.get_long().map(str::to_string)).collect()
     }
 
-    fn check(&self, suite: &str, args: &[String]) -> Result<(), String> {
+    fn check(&self, suite: &str, args: &[String]) -> Result<(), iomatrix_study::StudyError> {
         let argv = ["run", suite].into_iter().map(String::from).chain(args.iter().cloned());
         RunLine::try_parse_from(argv).map(|_| ()).map_err(|e| {
             // clap's first paragraph, without its "error: " and usage lines.
             let text = e.render().to_string();
             let first = text.split("\n\n").next().unwrap_or(&text).trim();
-            first.strip_prefix("error: ").unwrap_or(first).replace('\n', " ")
+            iomatrix_study::StudyError::Flags(first.strip_prefix("error: ").unwrap_or(first).replace('\n', " "))
         })
     }
 }
@@ -105,9 +105,9 @@ mod tests {
         let flags = p.flags("iozone");
         assert!(flags.contains(&"files".to_string()) && flags.contains(&"target".to_string()), "{flags:?}");
         assert!(p.check("iozone", &["--files".into(), "64k".into()]).is_ok());
-        let e = p.check("iozone", &["--nope".into()]).unwrap_err();
+        let e = p.check("iozone", &["--nope".into()]).unwrap_err().to_string();
         assert!(e.starts_with("unexpected argument '--nope' found"), "{e}");
-        let e = p.check("access", &["--clients".into(), "many".into()]).unwrap_err();
+        let e = p.check("access", &["--clients".into(), "many".into()]).unwrap_err().to_string();
         assert!(e.contains("'many'") && e.contains("--clients"), "{e}");
     }
 }

@@ -127,7 +127,7 @@ impl Suite for Access {
         setup: &Setup<'_>,
         place: &Place<'_>,
         live: &AccessLive,
-        on_cell: &mut dyn FnMut(&AccessResult) -> Result<(), String>,
+        on_cell: &mut dyn FnMut(&AccessResult) -> Result<(), iomatrix_store::StoreError>,
     ) -> std::io::Result<Option<(usize, Ending)>> {
         iomatrix_access::execute_at(plan, group, setup, place, &live.0, on_cell)
     }

@@ -8,7 +8,7 @@ use super::args::BackupWalks;
 use crate::harness::clients::{add_client_metrics, figures_with_rank};
 use crate::harness::live::LiveSample;
 use crate::harness::limits::default_stack;
-use crate::harness::{Cost, Demand, LiveView, Prepared, RunSpec, Suite, Target, Verdict};
+use crate::harness::{Cost, Demand, LiveView, NotStored, Prepared, RunSpec, Suite, Target, Verdict};
 use crate::render::human;
 use crate::render::clients::ClientColumns;
 use iomatrix_backend::Place;
@@ -100,10 +100,10 @@ impl Suite for Backup {
         setup: &Setup<'_>,
         place: &Place<'_>,
         live: &BackupLive,
-        on_cell: &mut dyn FnMut(&BackupCell) -> Result<(), String>,
+        on_cell: &mut dyn FnMut(&BackupCell) -> Result<(), iomatrix_store::StoreError>,
     ) -> std::io::Result<Option<(usize, Ending)>> {
         iomatrix_backup::execute_clients(&plan.walk, group, setup, place, &live.0, |cell| {
-            on_cell(cell).map_err(|e| format!("storing the backup walk: {e}"))
+            on_cell(cell).map_err(|e| NotStored { cell: "storing the backup walk".into(), refused: Box::new(e) })
         })
     }
 

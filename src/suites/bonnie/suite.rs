@@ -5,7 +5,7 @@
 
 use crate::harness::clients::{add_client_metrics, figures_with_rank};
 use crate::harness::limits::default_stack;
-use crate::harness::{Cost, Demand, NoLive, Prepared, RunSpec, Suite, Target};
+use crate::harness::{Cost, Demand, NoLive, NotStored, Prepared, RunSpec, Suite, Target};
 use crate::render::human;
 use crate::render::clients::ClientColumns;
 use iomatrix_analysis::SuiteShape;
@@ -150,13 +150,16 @@ impl Suite for Bonnie {
         setup: &Setup<'_>,
         place: &Place<'_>,
         _live: &NoLive,
-        on_cell: &mut dyn FnMut(&BonnieCell) -> Result<(), String>,
+        on_cell: &mut dyn FnMut(&BonnieCell) -> Result<(), iomatrix_store::StoreError>,
     ) -> std::io::Result<Option<(usize, Ending)>> {
         if place.remote_folder().is_none() && setup.workdir.is_none() {
             return Err(std::io::Error::other("the Bonnie suite needs a folder target"));
         }
         iomatrix_bonnie::execute_at(plan, group, setup, place, |cell| {
-            on_cell(cell).map_err(|e| format!("storing the {} result of repeat {}: {e}", cell.test, cell.repeat))
+            on_cell(cell).map_err(|e| NotStored {
+                cell: format!("storing the {} result of repeat {}", cell.test, cell.repeat),
+                refused: Box::new(e),
+            })
         })
     }
 

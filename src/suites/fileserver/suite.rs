@@ -147,7 +147,7 @@ impl Suite for Fileserver {
         setup: &Setup<'_>,
         place: &Place<'_>,
         live: &FileserverLive,
-        on_cell: &mut dyn FnMut(&FileserverCell) -> Result<(), String>,
+        on_cell: &mut dyn FnMut(&FileserverCell) -> Result<(), iomatrix_store::StoreError>,
     ) -> std::io::Result<Option<(usize, Ending)>> {
         if place.remote_folder().is_none() && setup.workdir.is_none() {
             return Err(std::io::Error::other("the file-server load needs a folder target"));

@@ -123,7 +123,7 @@ impl Suite for Iozone {
         setup: &Setup<'_>,
         place: &Place<'_>,
         _live: &NoLive,
-        on_cell: &mut dyn FnMut(&CellResult) -> Result<(), String>,
+        on_cell: &mut dyn FnMut(&CellResult) -> Result<(), iomatrix_store::StoreError>,
     ) -> std::io::Result<Option<(usize, Ending)>> {
         if place.remote_folder().is_none() && setup.workdir.is_none() {
             return Err(std::io::Error::other("the IOzone suite needs a folder target"));
@@ -241,10 +241,11 @@ impl Suite for Iozone {
 }
 
 /// The crate's sink, handing each cell on.
-struct Handed<'a>(&'a mut dyn FnMut(&CellResult) -> Result<(), String>);
+struct Handed<'a>(&'a mut dyn FnMut(&CellResult) -> Result<(), iomatrix_store::StoreError>);
 
 impl CellSink for Handed<'_> {
-    fn cell_done(&mut self, cell: &CellResult) -> Result<(), String> {
+    type Error = iomatrix_store::StoreError;
+    fn cell_done(&mut self, cell: &CellResult) -> Result<(), iomatrix_store::StoreError> {
         (self.0)(cell)
     }
 }

@@ -79,7 +79,7 @@ pub struct RunPersonalityArgs {
     pub data: crate::harness::data::DataArgs,
 }
 
-fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+fn parse_duration(text: &str) -> Result<std::time::Duration, iomatrix_core::DurationError> {
     iomatrix_core::parse_duration(text)
 }
 

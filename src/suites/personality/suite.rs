@@ -195,7 +195,7 @@ impl Suite for Personality {
         setup: &Setup<'_>,
         place: &Place<'_>,
         live: &PersonalityLive,
-        on_cell: &mut dyn FnMut(&PersonalityCell) -> Result<(), String>,
+        on_cell: &mut dyn FnMut(&PersonalityCell) -> Result<(), iomatrix_store::StoreError>,
     ) -> std::io::Result<Option<(usize, Ending)>> {
         if place.remote_folder().is_none() && setup.workdir.is_none() {
             return Err(std::io::Error::other("a personality needs a folder target"));

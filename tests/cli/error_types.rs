@@ -1,0 +1,118 @@
+//! Errors typed at the seams (issue 31, "Errors"): the source itself is checked, since a string
+//! error or an anyhow in a library crate works until someone needs to tell one failure from
+//! another, and then only a grep finds where it came from.
+//!
+//! - No `Result<_, String>` in the harness, the store, or a suite's `Suite` impl (its `execute`'s
+//!   `on_cell` callback is the seam every cell crosses).
+//! - anyhow only in the binary: no library crate depends on it.
+//! - No hand-written `std::error::Error` impl in a library crate: each derives thiserror's.
+
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every `.rs` file below `dir`, in a stable order (bounded: the tree is the repository's).
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap_or_else(|e| panic!("{}: {e}", folder.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// `file:line: text` for each line of `files` that `hit` picks.
+fn lines_where(files: &[PathBuf], hit: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut hits = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if hit(line) {
+                let shown = file.strip_prefix(root()).unwrap_or(file).display().to_string();
+                hits.push(format!("{shown}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    hits
+}
+
+/// A `Result` whose error is a bare `String`: `Result<T, String>`, `Result<(), String>`.
+fn string_result(line: &str) -> bool {
+    line.match_indices("Result<").any(|(at, _)| {
+        let rest = &line[at + "Result<".len()..];
+        let mut depth = 0usize;
+        for (i, c) in rest.char_indices() {
+            match c {
+                '<' | '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                '>' if depth == 0 => return false,
+                '>' => depth -= 1,
+                ',' if depth == 0 => return rest[i + 1..].trim_start().starts_with("String>"),
+                _ => {}
+            }
+        }
+        false
+    })
+}
+
+#[test]
+fn the_string_result_finder_finds_what_it_looks_for() {
+    assert!(string_result("fn f() -> Result<(), String> {"));
+    assert!(string_result("on_cell: &mut dyn FnMut(&Cell) -> Result<(), String>,"));
+    assert!(string_result("fn g() -> Result<Vec<(u8, u16)>, String>"));
+    assert!(!string_result("fn h() -> Result<(), StoreError>"));
+    assert!(!string_result("fn i() -> Result<String, StoreError>"));
+    assert!(!string_result("fn j() -> anyhow::Result<String>"));
+}
+
+#[test]
+fn the_harness_the_store_and_the_suite_seam_return_no_string_errors() {
+    let mut files = rust_files(&root().join("src/harness"));
+    files.extend(rust_files(&root().join("crates/store/src")));
+    let suites = root().join("src/suites");
+    for entry in std::fs::read_dir(&suites).unwrap() {
+        let suite = entry.unwrap().path().join("suite.rs");
+        if suite.is_file() {
+            files.push(suite);
+        }
+    }
+    assert!(files.len() > 20, "too few files found: {files:?}");
+    let hits = lines_where(&files, string_result);
+    assert!(hits.is_empty(), "string errors at the seams:\n{}", hits.join("\n"));
+}
+
+#[test]
+fn anyhow_is_a_dependency_of_the_binary_only() {
+    let mut manifests: Vec<PathBuf> = std::fs::read_dir(root().join("crates"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("Cargo.toml"))
+        .filter(|p| p.is_file())
+        .collect();
+    manifests.sort();
+    assert!(manifests.len() > 20, "too few crates found: {manifests:?}");
+    let hits = lines_where(&manifests, |line| line.trim_start().starts_with("anyhow"));
+    assert!(hits.is_empty(), "library crates depending on anyhow:\n{}", hits.join("\n"));
+    let sources = rust_files(&root().join("crates"));
+    let uses = lines_where(&sources, |line| line.contains("anyhow::"));
+    assert!(uses.is_empty(), "anyhow in library crates:\n{}", uses.join("\n"));
+}
+
+#[test]
+fn library_crates_derive_their_errors_with_thiserror() {
+    let sources = rust_files(&root().join("crates"));
+    let hits = lines_where(&sources, |line| {
+        let line = line.trim_start();
+        line.starts_with("impl") && (line.contains("std::error::Error for") || line.contains(" Error for "))
+    });
+    assert!(hits.is_empty(), "hand-written Error impls (derive thiserror::Error instead):\n{}", hits.join("\n"));
+}
