@@ -308,12 +308,10 @@ impl Content {
     }
 }
 
-/// What `--verify` and `--compressible` cannot take.
+/// What `--verify` and `--compressible` cannot take (the percentage itself is read by core's
+/// `parse_compressible`, beside the front ends' other flags).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VerifyError {
-    /// `--compressible` not a whole percentage, 0..=100 (the text as given).
-    #[error("--compressible {0}: give a percentage from 0 (incompressible) to 100")]
-    Compressible(String),
     /// A record (in bytes) that is no whole number of stamped blocks.
     #[error(
         "record {0} bytes is not a multiple of the {UNIT}-byte verify block; --verify and --compressible need \
