@@ -258,26 +258,7 @@ impl std::ops::Deref for ImportedCell {
 /// stored), its clients' own figures, measured times and counts (0), its backend (unknown),
 /// latency histograms.
 pub(crate) fn imported_row() -> CellRow {
-    CellRow {
-        seq: 0,
-        test: String::new(),
-        file_size: None,
-        record_size: None,
-        backend: UNKNOWN_BACKEND.into(),
-        direct: false,
-        clients: 1,
-        bytes: 0,
-        ops: 0,
-        wall_ns: 0,
-        user_ns: 0,
-        sys_ns: 0,
-        kib_per_sec: 0.0,
-        cpu_percent: None,
-        metrics: Value::Null,
-        client_figures: Value::Array(Vec::new()),
-        state: iomatrix_store::CellState::complete(1),
-        blobs: Vec::new(),
-    }
+    CellRow::blank("", UNKNOWN_BACKEND)
 }
 
 /// A figure the tool printed as unmeasured.

@@ -197,24 +197,14 @@ pub(crate) mod sample {
         metrics: serde_json::Value,
     ) -> CellRow {
         CellRow {
-            seq: 0,
-            test: test.into(),
             file_size: file,
             record_size: record,
-            backend: "psync".into(),
-            direct: false,
-            clients: 1,
-            bytes: 0,
-            ops: 0,
-            wall_ns: 0,
-            user_ns: 0,
-            sys_ns: 0,
             kib_per_sec,
             cpu_percent: Some(0.0),
             metrics,
             client_figures: json!(null),
             state: Default::default(),
-            blobs: Vec::new(),
+            ..CellRow::blank(test, "psync")
         }
     }
 

@@ -267,26 +267,7 @@ mod tests {
 
     #[test]
     fn latency_summaries_are_the_objects_with_a_median_and_a_count() {
-        let row = |metrics: Value| CellRow {
-            seq: 0,
-            test: "t".into(),
-            file_size: None,
-            record_size: None,
-            backend: "psync".into(),
-            direct: false,
-            clients: 1,
-            bytes: 0,
-            ops: 0,
-            wall_ns: 0,
-            user_ns: 0,
-            sys_ns: 0,
-            kib_per_sec: 0.0,
-            cpu_percent: None,
-            metrics,
-            client_figures: json!([]),
-            state: crate::CellState::complete(1),
-            blobs: Vec::new(),
-        };
+        let row = |metrics: Value| CellRow { metrics, ..CellRow::blank("t", "psync") };
         let cell = row(json!({
             "read": {"p50_ns": 10, "count": 3},
             "write": {"p50_ns": 10, "count": 0},

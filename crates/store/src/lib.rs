@@ -204,6 +204,34 @@ pub struct CellRow {
     pub blobs: Vec<(String, Vec<u8>)>,
 }
 
+impl CellRow {
+    /// A row of `test` on `backend` with nothing in it yet: every figure zero, no metrics, one
+    /// client that finished. What builds a row sets what it has over it (`..CellRow::blank(..)`),
+    /// so a new column gets its empty value here, once.
+    pub fn blank(test: &str, backend: &str) -> CellRow {
+        CellRow {
+            seq: 0,
+            test: test.into(),
+            file_size: None,
+            record_size: None,
+            backend: backend.into(),
+            direct: false,
+            clients: 1,
+            bytes: 0,
+            ops: 0,
+            wall_ns: 0,
+            user_ns: 0,
+            sys_ns: 0,
+            kib_per_sec: 0.0,
+            cpu_percent: None,
+            metrics: serde_json::Value::Null,
+            client_figures: serde_json::Value::Array(Vec::new()),
+            state: CellState::complete(1),
+            blobs: Vec::new(),
+        }
+    }
+}
+
 // Below the store, in core: the matrices the reports and importers share carry it too.
 pub use iomatrix_core::CellStateKind;
 
