@@ -1015,24 +1015,23 @@ mod tests {
 
     fn run(plan: &FileserverPlan) -> (Vec<PhaseResult>, Ending) {
         let dir = tempfile::tempdir().unwrap();
-        let stop = AtomicBool::new(false);
-        let live = Live::new();
-        let mut results = Vec::new();
-        let (n, ending) = execute(
-            plan,
-            &Place::Local,
-            dir.path(),
-            (&stop, OnClientError::Continue),
-            &live,
-            &mut |_| Some(Instant::now()),
-            |r| {
-                results.push(r.clone());
-                Ok::<(), std::convert::Infallible>(())
-            },
-        )
-        .unwrap();
+        let (n, ending, results) = run_in(plan, dir.path(), OnClientError::Continue);
         assert_eq!(n, results.len());
         (results, ending)
+    }
+
+    /// `plan` run in `dir` (locally, never stopped): the phases kept, how it ended, and every
+    /// phase handed on.
+    fn run_in(plan: &FileserverPlan, dir: &Path, on_error: OnClientError) -> (usize, Ending, Vec<PhaseResult>) {
+        let stop = AtomicBool::new(false);
+        let mut results = Vec::new();
+        let (n, ending) =
+            execute(plan, &Place::Local, dir, (&stop, on_error), &Live::new(), &mut |_| Some(Instant::now()), |r| {
+                results.push(r.clone());
+                Ok::<(), std::convert::Infallible>(())
+            })
+            .unwrap();
+        (n, ending, results)
     }
 
     fn check_exact(plan: &FileserverPlan, results: &[PhaseResult]) {
@@ -1089,22 +1088,8 @@ mod tests {
         // `--tolerance` runs the phases again in the clients' folders of the first pass.
         let dir = tempfile::tempdir().unwrap();
         let p = plan(3, 4);
-        let stop = AtomicBool::new(false);
         for pass in 0..2 {
-            let mut results = Vec::new();
-            let (n, ending) = execute(
-                &p,
-                &Place::Local,
-                dir.path(),
-                (&stop, OnClientError::Continue),
-                &Live::new(),
-                &mut |_| Some(Instant::now()),
-                |r| {
-                    results.push(r.clone());
-                    Ok::<(), std::convert::Infallible>(())
-                },
-            )
-            .unwrap();
+            let (n, ending, results) = run_in(&p, dir.path(), OnClientError::Continue);
             assert_eq!((n, ending), (2, Ending::Completed), "pass {pass}");
             assert!(results.iter().all(|r| r.connections_failed == 0 && r.errors.is_empty()), "pass {pass}");
             check_exact(&p, &results);
@@ -1117,21 +1102,7 @@ mod tests {
         // Connection 1's folder is a file: its first create fails with ENOTDIR.
         std::fs::write(dir.path().join("conn-0001"), b"in the way").unwrap();
         let p = plan(3, 4);
-        let stop = AtomicBool::new(false);
-        let mut results = Vec::new();
-        let (n, ending) = execute(
-            &p,
-            &Place::Local,
-            dir.path(),
-            (&stop, OnClientError::Continue),
-            &Live::new(),
-            &mut |_| Some(Instant::now()),
-            |r| {
-                results.push(r.clone());
-                Ok::<(), std::convert::Infallible>(())
-            },
-        )
-        .unwrap();
+        let (n, ending, results) = run_in(&p, dir.path(), OnClientError::Continue);
         assert_eq!((n, ending), (2, Ending::Completed));
         let (w, r) = (&results[0], &results[1]);
         assert_eq!(w.connections_ok, 2);
