@@ -215,65 +215,55 @@ fn text(place: &str, figure: &str, value: &str, max: usize, no_control: bool) ->
 
 /// Every number in `doc` against the bound its key gives, every text against [`MAX_TEXT_CHARS`].
 fn document(place: &str, path: &mut String, key: &str, doc: &Value, limits: &Limits) -> Result<(), Refused> {
-    match doc {
+    leaves(path, key, doc, &mut |path, key, leaf| match leaf {
         Value::Number(n) => match n.as_f64() {
             Some(v) => number(place, path, Kind::of(key), v, limits),
             None => Err(Refused {
                 place: place.into(),
-                figure: path.clone(),
+                figure: path.to_string(),
                 value: n.to_string(),
                 bound: "a figure is a number".into(),
             }),
         },
         Value::String(s) => text(place, path, s, MAX_TEXT_CHARS, false),
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                let len = path.len();
-                path.push_str(&format!("[{i}]"));
-                document(place, path, key, item, limits)?;
-                path.truncate(len);
-            }
-            Ok(())
-        }
-        Value::Object(map) => {
-            for (k, v) in map {
-                let len = path.len();
-                path.push('.');
-                path.push_str(k);
-                document(place, path, k, v, limits)?;
-                path.truncate(len);
-            }
-            Ok(())
-        }
-        Value::Null | Value::Bool(_) => Ok(()),
-    }
+        _ => Ok(()),
+    })
 }
 
 /// The texts only of a stored document (a run's plan, environment, conditions).
 fn texts(place: &str, path: &mut String, doc: &Value) -> Result<(), Refused> {
-    match doc {
+    leaves(path, "", doc, &mut |path, _, leaf| match leaf {
         Value::String(s) => text(place, path, s, MAX_TEXT_CHARS, false),
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                let len = path.len();
-                path.push_str(&format!("[{i}]"));
-                texts(place, path, item)?;
-                path.truncate(len);
-            }
-            Ok(())
-        }
-        Value::Object(map) => {
-            for (k, v) in map {
-                let len = path.len();
-                path.push('.');
-                path.push_str(k);
-                texts(place, path, v)?;
-                path.truncate(len);
-            }
-            Ok(())
-        }
         _ => Ok(()),
-    }
+    })
+}
+
+/// Calls `check` with every value of `doc` that is neither array nor object, its path
+/// (`metrics.read[2].p50_ns`, grown from `path`) and the key it is under (an array's items are
+/// under their array's key); the first refusal ends the walk.
+fn leaves(
+    path: &mut String,
+    key: &str,
+    doc: &Value,
+    check: &mut dyn FnMut(&str, &str, &Value) -> Result<(), Refused>,
+) -> Result<(), Refused> {
+    let len = path.len();
+    let walked = match doc {
+        Value::Array(items) => items.iter().enumerate().try_for_each(|(i, item)| {
+            path.truncate(len);
+            path.push_str(&format!("[{i}]"));
+            leaves(path, key, item, check)
+        }),
+        Value::Object(map) => map.iter().try_for_each(|(k, v)| {
+            path.truncate(len);
+            path.push('.');
+            path.push_str(k);
+            leaves(path, k, v, check)
+        }),
+        leaf => check(path, key, leaf),
+    };
+    path.truncate(len);
+    walked
 }
 
 /// How a refusal names a cell: `cell 3 (write, file 67108864 bytes, record 1048576 bytes)`.
