@@ -59,6 +59,11 @@ pub fn nanos(ns: f64) -> String {
     }
 }
 
+/// A figure with a fixed number of decimals: `fixed(2.345, 1)` is `2.3` (`{:.1}`).
+pub fn fixed(v: f64, decimals: usize) -> String {
+    format!("{v:.decimals$}")
+}
+
 /// A figure to four significant digits below 1000 (a tmpfs open takes
 /// 0.001234 ms), one decimal from 1000 up, and zero, infinities and NaN
 /// with one decimal.

@@ -6,6 +6,8 @@
 //! report`. Every exporter returns bytes or a `String`; writing files is
 //! left to the caller.
 //!
+//! - [`table`]: the one table layout every text table is written through (columns with a
+//!   header, alignment, width and gap; rows of text made by `iomatrix_core::human`).
 //! - [`terminal`]: plain-ASCII tables, [`matrix_table`] for one matrix and
 //!   [`iozone_main_table`] for IOzone's own main layout.
 //! - [`iozone_excel`]: IOzone 3.471's `-R` text: the matrix blocks after
@@ -36,6 +38,7 @@ pub mod json;
 pub mod kind;
 pub mod markdown;
 pub mod svg;
+pub mod table;
 pub mod terminal;
 pub mod xlsx;
 
@@ -45,5 +48,6 @@ pub use iozone_excel::{
     excel_report, report_header, throughput_preamble, throughput_report, ThroughputReport, IOZONE_RECORD_SIZES_KIB,
     THROUGHPUT_TITLE,
 };
+pub use table::{Column, Table};
 pub use terminal::{iozone_main_table, matrix_table};
 pub use xlsx::{throughput_workbook, xlsx_workbook};

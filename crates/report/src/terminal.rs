@@ -2,7 +2,8 @@
 //! widths computed from the content.
 
 use crate::document::{marked, MARKS_LEGEND};
-use iomatrix_core::Matrix;
+use crate::table::{Column, Table};
+use iomatrix_core::{human, Matrix};
 
 /// Appends `line` to `out` without trailing spaces, followed by a newline.
 fn push_line(out: &mut String, line: &str) {
@@ -31,51 +32,27 @@ pub fn matrix_table(m: &Matrix, decimals: usize) -> String {
     let files = m.file_sizes();
     let records = m.record_sizes();
 
-    let file_w = files
-        .iter()
-        .map(|f| f.to_string().len())
-        .chain(std::iter::once(FILE_LABEL.len()))
-        .max()
-        .unwrap_or(FILE_LABEL.len());
-
-    // body[i][j] is the text for file i, record j ("" when missing).
-    let body: Vec<Vec<String>> = files
-        .iter()
-        .map(|&f| {
-            records
-                .iter()
-                .map(|&r| match m.cell(f, r) {
-                    Some(c) => marked(c.state, || format!("{:.decimals$}", c.value)),
-                    None => String::new(),
-                })
-                .collect()
-        })
-        .collect();
-    let widths: Vec<usize> = records
-        .iter()
-        .enumerate()
-        .map(|(j, r)| {
-            body.iter().map(|row| row[j].len()).chain(std::iter::once(r.to_string().len())).max().unwrap_or(0)
-        })
-        .collect();
+    let mut table = Table::new(
+        std::iter::once(Column::fit_right(FILE_LABEL))
+            .chain(records.iter().map(|r| Column::fit_right(r.to_string()).gap("  ")))
+            .collect(),
+    )
+    .trimmed();
+    for &f in &files {
+        table.row(std::iter::once(f.to_string()).chain(records.iter().map(|&r| match m.cell(f, r) {
+            Some(c) => marked(c.state, || human::fixed(c.value, decimals)),
+            None => String::new(),
+        })));
+    }
+    let body = table.render();
+    let file_w = body.lines().next().map_or(0, |header| header.find(FILE_LABEL).unwrap_or(0) + FILE_LABEL.len());
 
     let mut out = String::new();
     push_line(&mut out, &format!("{} ({})", m.title, m.unit));
     if !records.is_empty() {
         push_line(&mut out, &format!("{}{RECORD_LABEL}", " ".repeat(file_w + 2)));
     }
-    let mut header = format!("{FILE_LABEL:>file_w$}");
-    for (r, w) in records.iter().zip(&widths) {
-        header.push_str(&format!("  {:>w$}", r.to_string()));
-    }
-    push_line(&mut out, &header);
-    for (f, row) in files.iter().zip(&body) {
-        let mut line = format!("{:>file_w$}", f.to_string());
-        for (text, w) in row.iter().zip(&widths) {
-            line.push_str(&format!("  {text:>w$}"));
-        }
-        push_line(&mut out, &line);
-    }
+    out.push_str(&body);
     if m.any_not_complete() {
         push_line(&mut out, MARKS_LEGEND);
     }
