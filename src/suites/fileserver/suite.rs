@@ -110,7 +110,7 @@ impl Suite for Fileserver {
         // The connections' files (or sessions), plus the database, the terminal and some slack.
         let per_connection = if on_server { REMOTE_FDS_PER_CONNECTION } else { plan.fds_per_connection() };
         let needed = (plan.connections as u64 * clients_here as u64).saturating_mul(per_connection).saturating_add(64);
-        match iomatrix_fileserver::raise_fd_limit(needed) {
+        match iomatrix_backend::raise_fd_limit(needed) {
             Ok(limit) => {
                 if limit.raised() {
                     eprintln!(

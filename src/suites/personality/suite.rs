@@ -168,7 +168,7 @@ impl Suite for Personality {
     fn before_clients(plan: &RunPlan, clients_here: usize, on_server: bool) -> anyhow::Result<()> {
         let per_connection = if on_server { 4 } else { 2 };
         let needed = (plan.personality.connections as u64 * clients_here as u64 * per_connection).saturating_add(64);
-        match iomatrix_fileserver::raise_fd_limit(needed) {
+        match iomatrix_backend::raise_fd_limit(needed) {
             Ok(limit) if limit.now < needed => eprintln!(
                 "iomatrix: warning: the open-file limit is {} (hard limit {}), below the {needed} descriptors the \
                  connections may hold: some may fail with EMFILE (counted; the others go on)",
