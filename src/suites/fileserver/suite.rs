@@ -186,7 +186,7 @@ impl Suite for Fileserver {
 
     // The file-server load keeps its figures per connection: its clients table sums them per client.
     fn clients_of(run: &StoredRun) -> std::borrow::Cow<'_, StoredRun> {
-        std::borrow::Cow::Owned(super::render::by_client(run))
+        std::borrow::Cow::Owned(iomatrix_report::text::connections::connections_as_clients(run))
     }
 }
 

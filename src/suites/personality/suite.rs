@@ -39,7 +39,7 @@ pub struct PersonalityCell {
 
 impl Suite for Personality {
     const NAME: &'static str = "personality";
-    const CLIENT_COLUMNS: &'static ClientColumns = &crate::suites::fileserver::render::CLIENT_COLUMNS;
+    const CLIENT_COLUMNS: &'static ClientColumns = &super::render::CLIENT_COLUMNS;
     type Args = super::args::RunPersonalityArgs;
     type Plan = RunPlan;
     type Cell = PersonalityCell;
@@ -274,9 +274,9 @@ impl Suite for Personality {
         super::render::report(run)
     }
 
-    // The file-server load keeps its figures per connection: its clients table sums them per client.
+    // A phase keeps its figures per connection: its clients table sums them per client.
     fn clients_of(run: &StoredRun) -> std::borrow::Cow<'_, StoredRun> {
-        std::borrow::Cow::Owned(crate::suites::fileserver::render::by_client(run))
+        std::borrow::Cow::Owned(iomatrix_report::text::connections::connections_as_clients(run))
     }
 }
 
