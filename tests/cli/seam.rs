@@ -169,6 +169,37 @@ fn shared_code_reaches_into_no_suite_but_the_listed_files() {
     assert_eq!(reaching.len(), REACHES_INTO_A_SUITE.len(), "every listed file exists: {reaching:?}");
 }
 
+/// A suite's folder names no other suite's folder or crate: what two suites share lives below
+/// both (core, backend, the report crate's text layer), so a suite removed or changed breaks no
+/// other suite's build or tables.
+#[test]
+fn a_suite_never_names_another_suite() {
+    let suites = suites();
+    let mut found = Vec::new();
+    for suite in &suites {
+        let mut files = Vec::new();
+        rust_files(&root().join("src/suites").join(suite), &mut files);
+        assert!(!files.is_empty(), "src/suites/{suite} has Rust files");
+        let others: Vec<String> = suites.iter().filter(|s| *s != suite).cloned().collect();
+        for file in &files {
+            let relative = file.strip_prefix(root()).expect("under the root").to_string_lossy().into_owned();
+            let source = std::fs::read_to_string(file).expect("source");
+            let mut lines = suite_paths(&source, &others);
+            if suite == "personality" {
+                // dbench, which suite_paths counts among the suites' crates, is this suite's second crate.
+                lines.retain(|(_, line)| !suite_paths(&line.replace("iomatrix_dbench", ""), &others).is_empty());
+            }
+            found.extend(lines.iter().map(|(n, line)| format!("{relative}:{n}: {}", line.trim())));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a suite names another suite; move what both use below them (core, backend, or the report crate's \
+         text layer):\n{}",
+        found.join("\n")
+    );
+}
+
 /// Adding a suite is its crate, its folder, one table line and the workspace's member glob:
 /// every folder has the others, and the table names no folder that is missing.
 #[test]

@@ -32,6 +32,7 @@
 
 mod buffer;
 mod error_kind;
+mod fd_limit;
 mod mmap;
 mod open;
 mod place;
@@ -45,6 +46,7 @@ mod uring;
 
 pub use buffer::AlignedBuf;
 pub use error_kind::{errno_name, error_kind};
+pub use fd_limit::{raise_fd_limit, FdLimit};
 pub use mmap::MmapFile;
 pub use open::{probe_direct, OpenHow, DIRECT_ALIGN};
 pub use place::{below, client_folder, Connect, Place};

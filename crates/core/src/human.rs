@@ -59,6 +59,23 @@ pub fn nanos(ns: f64) -> String {
     }
 }
 
+/// A duration given in nanoseconds, in milliseconds with enough digits to tell fast operations
+/// apart: `250.5`, `12.34`, `0.123`, `0.0012`; `-` for none (zero or less: no such operation).
+pub fn millis(ns: f64) -> String {
+    let ms = ns / 1e6;
+    if ms.is_nan() || ms <= 0.0 {
+        "-".into()
+    } else if ms >= 100.0 {
+        format!("{ms:.1}")
+    } else if ms >= 1.0 {
+        format!("{ms:.2}")
+    } else if ms >= 0.01 {
+        format!("{ms:.3}")
+    } else {
+        format!("{ms:.4}")
+    }
+}
+
 /// A figure with a fixed number of decimals: `fixed(2.345, 1)` is `2.3` (`{:.1}`).
 pub fn fixed(v: f64, decimals: usize) -> String {
     format!("{v:.decimals$}")
@@ -130,6 +147,17 @@ mod tests {
         assert_eq!(bytes_prose(3 * MIB), "3 MiB");
         assert_eq!(bytes_prose(100), "100 bytes");
         assert_eq!(bytes_prose(MIB - 1), "1 MiB");
+    }
+
+    #[test]
+    fn milliseconds_keep_the_digits_that_tell_fast_operations_apart() {
+        assert_eq!(millis(250_500_000.0), "250.5");
+        assert_eq!(millis(12_346_000.0), "12.35");
+        assert_eq!(millis(123_456.0), "0.123");
+        assert_eq!(millis(1_234.0), "0.0012");
+        assert_eq!(millis(0.0), "-");
+        assert_eq!(millis(-5.0), "-");
+        assert_eq!(millis(f64::NAN), "-");
     }
 
     #[test]

@@ -31,7 +31,7 @@
 //! [`ClientFailure`]: iomatrix_coord::ClientFailure
 //! [`RemoteFs`]: iomatrix_backend::RemoteFs
 //! - [`Live`]: counters for a live display (files done, bytes, failures).
-//! - [`raise_fd_limit`], [`drop_caches`]: what the run needs of the system.
+//! - [`drop_caches`]: what the run needs of the system.
 
 mod clients;
 mod files;
@@ -49,4 +49,4 @@ pub use runner::{
     execute, ConnectionError, ConnectionFigures, Live, LiveSnapshot, PhaseResult, REMOTE_STACK_SIZE, SAMPLE_BUFFER,
     STACK_SIZE,
 };
-pub use sys::{can_drop_caches, drop_caches, raise_fd_limit, FdLimit, DROP_CACHES};
+pub use sys::{can_drop_caches, drop_caches, DROP_CACHES};

@@ -40,6 +40,7 @@ pub mod markdown;
 pub mod svg;
 pub mod table;
 pub mod terminal;
+pub mod text;
 pub mod xlsx;
 
 pub use document::{Report, ReportGroup};

@@ -4,45 +4,37 @@
 use iomatrix_report::document::{marked, MARKS_LEGEND};
 use iomatrix_access::figures::{IOPS, MIB_PER_SEC};
 use iomatrix_access::AccessCellFigures;
-use iomatrix_core::{Figures, Metric};
+use iomatrix_core::{human, Figures, Metric};
+use iomatrix_report::table::{Column, Table};
 use iomatrix_store::{CellRow, StoredRun};
-use std::fmt::Write;
 
 pub fn table(run: &StoredRun) -> String {
-    let mut out = String::from("\n");
-    let _ = writeln!(
-        out,
-        "{:>6} {:>5} {:>5} {:>4} {:>10} {:>9} | {:>9} {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} | {:>5}",
-        "bs",
-        "read",
-        "rand",
-        "qd",
-        "IOPS",
-        "MiB/s",
-        "rd mean",
-        "rd p50",
-        "rd p99",
-        "rd p99.9",
-        "rd max",
-        "wr p50",
-        "wr p99",
-        "CPU%"
-    );
+    let mut table = Table::new(vec![
+        Column::right("bs", 6),
+        Column::right("read", 5),
+        Column::right("rand", 5),
+        Column::right("qd", 4),
+        Column::right("IOPS", 10),
+        Column::right("MiB/s", 9),
+        Column::right("rd mean", 9).gap(" | "),
+        Column::right("rd p50", 9),
+        Column::right("rd p99", 9),
+        Column::right("rd p99.9", 9),
+        Column::right("rd max", 9),
+        Column::right("wr p50", 9).gap(" | "),
+        Column::right("wr p99", 9),
+        Column::right("CPU%", 5).gap(" | "),
+    ]);
     for c in &run.cell_results {
         let f = figures(c);
         let lat = |ns: u64| latency(ns as f64);
         // A partial cell's figures are of the clients that finished (marked); a failed one has none.
-        let figure = |metric: Metric| {
-            let decimals = metric.precision;
-            marked(c.state.kind, || format!("{:.decimals$}", f.value(metric.id).unwrap_or(0.0)))
-        };
-        let _ = writeln!(
-            out,
-            "{:>6} {:>4}% {:>4}% {:>4} {:>10} {:>9} | {:>9} {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} | {:>5}",
+        let figure = |metric: Metric| marked(c.state.kind, || human::fixed(f.value(metric.id).unwrap_or(0.0), metric.precision));
+        table.row([
             iomatrix_core::ByteSize(f.block_size.unwrap_or(0)).to_string(),
-            f.mix.read_percent,
-            f.mix.random_percent,
-            f.mix.queue_depth,
+            format!("{}%", f.mix.read_percent),
+            format!("{}%", f.mix.random_percent),
+            f.mix.queue_depth.to_string(),
             figure(IOPS),
             figure(MIB_PER_SEC),
             latency(f.read.mean_ns),
@@ -52,17 +44,19 @@ pub fn table(run: &StoredRun) -> String {
             lat(f.read.max_ns),
             lat(f.write.p50_ns),
             lat(f.write.p99_ns),
-            c.cpu_percent.map_or("-".into(), |p| format!("{p:.0}"))
-        );
+            c.cpu_percent.map_or("-".into(), |p| human::fixed(p, 0)),
+        ]);
     }
+    let mut out = format!("\n{}", table.render());
     if run.cell_results.iter().any(|c| !c.state.is_complete()) {
-        let _ = writeln!(out, "{MARKS_LEGEND}");
+        out.push_str(MARKS_LEGEND);
+        out.push('\n');
     }
     out + &crate::render::clients::table(run, &CLIENT_COLUMNS)
 }
 
 /// `830 ns`, `12.4 us`, `3.10 ms`, `1.25 s` (the one formatter, in core).
-pub use iomatrix_core::human::nanos as human_ns;
+pub use human::nanos as human_ns;
 
 /// An access cell's stored figures; a row that does not hold them shows zeros.
 fn figures(c: &CellRow) -> AccessCellFigures {

@@ -1,10 +1,10 @@
 //! Backup walks: totals, time by file size class, extents, errors, rebuilt
 //! from the stored cell.
 
-use crate::render::human;
 use iomatrix_backup::{BackupCellFigures, BackupResult};
-use iomatrix_core::ByteSize;
+use iomatrix_core::{human, ByteSize};
 use iomatrix_report::document::marked;
+use iomatrix_report::table::{Column, Table};
 use iomatrix_store::{CellRow, CellStateKind, StoredRun};
 use serde::Deserialize;
 use serde_json::Value;
@@ -33,7 +33,7 @@ pub fn report(run: &StoredRun) -> String {
         out,
         "read: {} files, {} ({} bytes) in {} reads of {}",
         r.files,
-        human(r.bytes),
+        human::bytes(r.bytes),
         r.bytes,
         r.reads,
         ByteSize(cell.record_size.unwrap_or(0))
@@ -43,7 +43,7 @@ pub fn report(run: &StoredRun) -> String {
     out.push_str(&notes_text(run, &r, &fs_type));
     out.push_str(&crate::render::extents::errors_text(&r.errors));
     if r.failed_bytes > 0 {
-        let _ = writeln!(out, "  ({} read from files that then failed, not counted)", human(r.failed_bytes));
+        let _ = writeln!(out, "  ({} read from files that then failed, not counted)", human::bytes(r.failed_bytes));
     }
 
     out.push_str(&clients_text(run, cell));
@@ -53,14 +53,15 @@ pub fn report(run: &StoredRun) -> String {
     out
 }
 
-fn secs(ns: u64) -> f64 {
-    ns as f64 / 1e9
+/// Nanoseconds as seconds to the millisecond: `1.250`.
+fn secs(ns: u64) -> String {
+    human::fixed(ns as f64 / 1e9, 3)
 }
 
 /// A figure to `decimals` places, marked where the walk is not complete (a partial walk's
 /// figures are of the clients that finished).
 fn figure(cell: &CellRow, v: f64, decimals: usize) -> String {
-    marked(cell.state.kind, || format!("{v:.decimals$}"))
+    marked(cell.state.kind, || human::fixed(v, decimals))
 }
 
 /// The walk's state, its rates and its time: one client's own, or the sum of several and the
@@ -73,9 +74,9 @@ fn rates_text(run: &StoredRun, cell: &CellRow, r: &BackupResult, clients: usize)
     let before = if !r.cold {
         String::new()
     } else if evicted_within {
-        format!("; syncfs before it {:.3} s", secs(r.sync_ns))
+        format!("; syncfs before it {} s", secs(r.sync_ns))
     } else {
-        format!("; before it, syncfs {:.3} s and cached pages dropped {:.3} s", secs(r.sync_ns), secs(r.evict_ns))
+        format!("; before it, syncfs {} s and cached pages dropped {} s", secs(r.sync_ns), secs(r.evict_ns))
     };
     let included = if run.conditions["remote"].is_object() {
         "the server's folder listings included"
@@ -111,21 +112,21 @@ fn rates_text(run: &StoredRun, cell: &CellRow, r: &BackupResult, clients: usize)
         );
         let _ = writeln!(
             out,
-            "overall: {} MiB/min, all bytes over the {:.3} s from the common start to the last client's end",
+            "overall: {} MiB/min, all bytes over the {} s from the common start to the last client's end",
             figure(figures(cell).map_or(0.0, |f| f.mib_per_min_overall), 1),
             secs(r.wall_ns)
         );
         let _ = writeln!(
             out,
-            "walk: {:.3} s from the common start to the last client's end ({included}){before}, CPU {:.0}% (all \
+            "walk: {} s from the common start to the last client's end ({included}){before}, CPU {}% (all \
              clients)",
             secs(r.wall_ns),
-            r.cpu_percent
+            human::fixed(r.cpu_percent, 0)
         );
     } else {
         let _ = writeln!(
             out,
-            "rate: {} MiB/min ({} MiB/s, {} files/s) over {:.3} s of open + read + close",
+            "rate: {} MiB/min ({} MiB/s, {} files/s) over {} s of open + read + close",
             figure(r.mib_per_min, 1),
             figure(r.mib_per_sec, 2),
             figure(r.files_per_sec, 1),
@@ -133,9 +134,9 @@ fn rates_text(run: &StoredRun, cell: &CellRow, r: &BackupResult, clients: usize)
         );
         let _ = writeln!(
             out,
-            "walk: {:.3} s elapsed in all ({included}){before}, CPU {:.0}%",
+            "walk: {} s elapsed in all ({included}){before}, CPU {}%",
             secs(r.wall_ns),
-            r.cpu_percent
+            human::fixed(r.cpu_percent, 0)
         );
     }
     out
@@ -188,11 +189,15 @@ fn classes_text(cell: &CellRow, r: &BackupResult, clients: usize) -> String {
         "\nTime by file size (bytes; [a, b) holds sizes from a to b - 1){}",
         if clients > 1 { "; all clients' files, times summed" } else { "" }
     );
-    let _ = writeln!(
-        out,
-        "{:>22} {:>9} {:>11} {:>10} {:>7} {:>10} {:>9}",
-        "size", "files", "bytes", "time s", "time %", "MiB/s", "extents"
-    );
+    let mut table = Table::new(vec![
+        Column::right("size", 22),
+        Column::right("files", 9),
+        Column::right("bytes", 11),
+        Column::right("time s", 10),
+        Column::right("time %", 7),
+        Column::right("MiB/s", 10),
+        Column::right("extents", 9),
+    ]);
     for c in &r.classes {
         let size = if c.class == 0 {
             "0".to_string()
@@ -200,18 +205,17 @@ fn classes_text(cell: &CellRow, r: &BackupResult, clients: usize) -> String {
             format!("[{}, {})", ByteSize(c.min), ByteSize(c.max.saturating_add(1)))
         };
         let share = if r.read_ns == 0 { 0.0 } else { c.read_ns as f64 * 100.0 / r.read_ns as f64 };
-        let _ = writeln!(
-            out,
-            "{size:>22} {:>9} {:>11} {:>10.3} {:>6.1}% {:>10} {:>9}",
-            c.files,
-            human(c.bytes),
+        table.row([
+            size,
+            c.files.to_string(),
+            human::bytes(c.bytes),
             secs(c.read_ns),
-            share,
+            format!("{}%", human::fixed(share, 1)),
             figure(cell, c.mib_per_sec, 2),
-            c.extents
-        );
+            c.extents.to_string(),
+        ]);
     }
-    out
+    out + &table.render()
 }
 
 pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
@@ -238,11 +242,17 @@ fn clients_text(run: &StoredRun, cell: &CellRow) -> String {
     let mut out = String::from(
         "\nEach client's walk (MiB/min: its bytes over its own open + read + close time; walk: from the common start)\n",
     );
-    let _ = writeln!(
-        out,
-        "{:>6} {:>9} {:>11} {:>10} {:>10} {:>12} {:>8} {:>9}  tree",
-        "client", "files", "bytes", "read s", "walk s", "MiB/min", "errors", "extents"
-    );
+    let mut table = Table::new(vec![
+        Column::right("client", 6),
+        Column::right("files", 9),
+        Column::right("bytes", 11),
+        Column::right("read s", 10),
+        Column::right("walk s", 10),
+        Column::right("MiB/min", 12),
+        Column::right("errors", 8),
+        Column::right("extents", 9),
+        Column::free("tree").gap("  "),
+    ]);
     let n = |f: &Value, key: &str| f[key].as_u64().unwrap_or(0);
     for f in figures {
         let extents = &f["extents"];
@@ -251,20 +261,19 @@ fn clients_text(run: &StoredRun, cell: &CellRow) -> String {
         } else {
             n(extents, "total_extents").to_string()
         };
-        let _ = writeln!(
-            out,
-            "{:>6} {:>9} {:>11} {:>10.3} {:>10.3} {:>12.1} {:>8} {:>9}  {}",
-            n(f, "rank"),
-            n(f, "files"),
-            human(n(f, "bytes")),
-            n(f, "read_ns") as f64 / 1e9,
-            n(f, "wall_ns") as f64 / 1e9,
-            f["mib_per_min"].as_f64().unwrap_or(0.0),
-            n(&f["errors"], "total"),
+        table.row([
+            n(f, "rank").to_string(),
+            n(f, "files").to_string(),
+            human::bytes(n(f, "bytes")),
+            secs(n(f, "read_ns")),
+            secs(n(f, "wall_ns")),
+            human::fixed(f["mib_per_min"].as_f64().unwrap_or(0.0), 1),
+            n(&f["errors"], "total").to_string(),
             mapped,
-            f["root"].as_str().unwrap_or("?")
-        );
+            f["root"].as_str().unwrap_or("?").to_string(),
+        ]);
     }
+    out.push_str(&table.render());
     out.push_str(&crate::render::clients::table(run, &CLIENT_COLUMNS));
     out
 }

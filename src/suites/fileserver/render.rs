@@ -3,10 +3,16 @@
 //! the average throughput a connection saw, the total throughput, the
 //! completion time, and what failed.
 
+use iomatrix_core::human;
 use iomatrix_fileserver::Op;
-use iomatrix_store::{CellRow, StoredRun};
+use iomatrix_report::table::{Column, Table};
+use iomatrix_report::text::connections;
+use iomatrix_store::StoredRun;
 use serde_json::Value;
 use std::fmt::Write;
+
+/// The width of the label column the phase's tables share.
+const LABEL_WIDTH: usize = 46;
 
 pub fn report(run: &StoredRun) -> String {
     let mut out = String::new();
@@ -46,54 +52,57 @@ pub fn report(run: &StoredRun) -> String {
             plan["files_per_connection"].as_u64().unwrap_or(0),
             iomatrix_core::ByteSize(c.record_size.unwrap_or(0)),
             m["done"]["files"].as_u64().unwrap_or(0),
-            crate::render::human(c.bytes),
+            human::bytes(c.bytes),
             if m["caches_dropped"] == true { "; page cache dropped before it" } else { "" }
         );
-        let _ = writeln!(out, "{:<46} {:>10} {:>10} {:>10} {:>10} {:>10}", "", "ops", "avg", "p50", "p99", "max");
+        let mut ops = Table::new(vec![
+            Column::left("", LABEL_WIDTH),
+            Column::right("ops", 10),
+            Column::right("avg", 10),
+            Column::right("p50", 10),
+            Column::right("p99", 10),
+            Column::right("max", 10),
+        ]);
         for op in Op::ALL {
             let s = &m["ops"][op.name()];
             if s.is_null() {
                 continue;
             }
-            let label = format!("Avg {} response time (ms)", capitalised(op.name()));
-            let _ = writeln!(
-                out,
-                "{label:<46} {:>10} {:>10} {:>10} {:>10} {:>10}",
-                s["count"].as_u64().unwrap_or(0),
+            ops.row([
+                format!("Avg {} response time (ms)", capitalised(op.name())),
+                s["count"].as_u64().unwrap_or(0).to_string(),
                 ms(&s["mean_ns"]),
                 ms(&s["p50_ns"]),
                 ms(&s["p99_ns"]),
-                ms(&s["max_ns"])
-            );
+                ms(&s["max_ns"]),
+            ]);
         }
+        out.push_str(&ops.render());
         let what = match phase {
             "write" => "Write",
             "read" => "Read",
             _ => "Read/rewrite",
         };
-        let mut rows = vec![
-            (
-                format!("Avg {what} throughput per connection (KB/sec)"),
-                format!("{:.2}", m["avg_connection_kib_per_sec"].as_f64().unwrap_or(0.0)),
-            ),
-            (format!("Total {} throughput (KB/sec)", what.to_lowercase()), format!("{:.2}", c.kib_per_sec)),
-            ("Time taken for test completion (s)".into(), format!("{:.3}", c.wall_ns as f64 / 1e9)),
-            ("CPU (% of one core)".into(), c.cpu_percent.map_or("-".into(), |p| format!("{p:.0}"))),
-            ("Connections".into(), connections(m)),
-            ("Errors (connections failed, by kind)".into(), errors(&m["errors"])),
-            ("Lost samples (operations not done)".into(), lost(&m["lost"])),
-        ];
+        let mut figures = Table::new(vec![Column::left("", LABEL_WIDTH), Column::free("")]).without_header();
+        figures.row([
+            format!("Avg {what} throughput per connection (KB/sec)"),
+            human::fixed(m["avg_connection_kib_per_sec"].as_f64().unwrap_or(0.0), 2),
+        ]);
+        figures.row([format!("Total {} throughput (KB/sec)", what.to_lowercase()), human::fixed(c.kib_per_sec, 2)]);
+        figures.row(["Time taken for test completion (s)".into(), human::fixed(c.wall_ns as f64 / 1e9, 3)]);
+        figures.row(["CPU (% of one core)".into(), c.cpu_percent.map_or("-".into(), |p| human::fixed(p, 0))]);
+        figures.row(["Connections".into(), connections(m)]);
+        figures.row(["Errors (connections failed, by kind)".into(), errors(&m["errors"])]);
+        figures.row(["Lost samples (operations not done)".into(), lost(&m["lost"])]);
         if run.conditions["remote"].is_object() && m["setup"].is_object() {
             // On a server: each connection's own session, connected before the first phase.
             let setup = &m["setup"];
-            rows.push((
+            figures.row([
                 "Sessions connected, untimed (ms avg, max)".into(),
                 format!("{}, {}", ms(&setup["mean_ns"]), ms(&setup["max_ns"])),
-            ));
+            ]);
         }
-        for (label, value) in rows {
-            let _ = writeln!(out, "{label:<46} {value}");
-        }
+        out.push_str(&figures.render());
         let failures: Vec<&str> = c
             .client_figures
             .as_array()
@@ -106,48 +115,18 @@ pub fn report(run: &StoredRun) -> String {
     out + &clients_table(run)
 }
 
-/// The clients table every suite shows (more than one client, or a failed
-/// one). A cell's `client_figures` are per connection (seed 003's
-/// "clients"), so the table reads each client's figures from
-/// `metrics.clients` and counts the clients there.
+/// The clients table every suite shows (more than one client, or a failed one), a row per
+/// connection: a phase stores its connections' figures, as seed 003's "clients".
 fn clients_table(run: &StoredRun) -> String {
-    crate::render::clients::table(&by_client(run), &CLIENT_COLUMNS)
-}
-
-/// The run with each cell's per-connection figures as its client figures.
-pub fn by_client(run: &StoredRun) -> StoredRun {
-    StoredRun {
-        cell_results: run
-            .cell_results
-            .iter()
-            .map(|c| {
-                let figures = c.metrics["clients"].clone();
-                CellRow {
-                    clients: figures.as_array().map_or(0, Vec::len),
-                    client_figures: figures,
-                    metrics: c.metrics.clone(),
-                    blobs: Vec::new(),
-                    ..c.clone()
-                }
-            })
-            .collect(),
-        ..run.clone()
-    }
+    crate::render::clients::table(&connections::connections_as_clients(run), &CLIENT_COLUMNS)
 }
 
 pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
-    unit: "KB/s",
-    describe: |c| format!("{} phase", c.metrics["phase"].as_str().unwrap_or(&c.test)),
-    aggregates: |c| {
-        let m = &c.metrics;
-        (
-            m["kib_per_sec_sum_of_clients"].as_f64().unwrap_or(0.0),
-            m["total_kib_per_sec"].as_f64().unwrap_or(c.kib_per_sec),
-            None,
-        )
-    },
-    client_rate: |f| f["total_kib_per_sec"].as_f64(),
-    kib_per_unit: 1.0,
+    unit: connections::UNIT,
+    describe: connections::describe,
+    aggregates: connections::aggregates,
+    client_rate: connections::client_rate,
+    kib_per_unit: connections::KIB_PER_UNIT,
 };
 
 fn capitalised(s: &str) -> String {
@@ -156,19 +135,8 @@ fn capitalised(s: &str) -> String {
 }
 
 /// Milliseconds with enough digits to tell fast operations apart; `-` where there were none.
-pub fn ms(v: &Value) -> String {
-    let ms = v.as_f64().unwrap_or(0.0) / 1e6;
-    if ms <= 0.0 {
-        "-".into()
-    } else if ms >= 100.0 {
-        format!("{ms:.1}")
-    } else if ms >= 1.0 {
-        format!("{ms:.2}")
-    } else if ms >= 0.01 {
-        format!("{ms:.3}")
-    } else {
-        format!("{ms:.4}")
-    }
+fn ms(ns: &Value) -> String {
+    human::millis(ns.as_f64().unwrap_or(0.0))
 }
 
 fn connections(m: &Value) -> String {
@@ -203,6 +171,6 @@ fn lost(l: &Value) -> String {
         "{total} ({}); {} files, {}",
         parts.join(", "),
         l["files"].as_u64().unwrap_or(0),
-        crate::render::human(l["bytes"].as_u64().unwrap_or(0))
+        human::bytes(l["bytes"].as_u64().unwrap_or(0))
     )
 }

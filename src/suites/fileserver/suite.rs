@@ -110,7 +110,7 @@ impl Suite for Fileserver {
         // The connections' files (or sessions), plus the database, the terminal and some slack.
         let per_connection = if on_server { REMOTE_FDS_PER_CONNECTION } else { plan.fds_per_connection() };
         let needed = (plan.connections as u64 * clients_here as u64).saturating_mul(per_connection).saturating_add(64);
-        match iomatrix_fileserver::raise_fd_limit(needed) {
+        match iomatrix_backend::raise_fd_limit(needed) {
             Ok(limit) => {
                 if limit.raised() {
                     eprintln!(
@@ -186,7 +186,7 @@ impl Suite for Fileserver {
 
     // The file-server load keeps its figures per connection: its clients table sums them per client.
     fn clients_of(run: &StoredRun) -> std::borrow::Cow<'_, StoredRun> {
-        std::borrow::Cow::Owned(super::render::by_client(run))
+        std::borrow::Cow::Owned(iomatrix_report::text::connections::connections_as_clients(run))
     }
 }
 

@@ -2,8 +2,10 @@
 //! bytes and latency percentiles (open loop: from the intended start), the
 //! connections' fairness, and what failed or was lost; then the clients table.
 
-use crate::suites::fileserver::render::{by_client, ms, CLIENT_COLUMNS};
+use iomatrix_core::human;
 use iomatrix_personality::OpKind;
+use iomatrix_report::table::{Column, Table};
+use iomatrix_report::text::connections;
 use iomatrix_store::StoredRun;
 use serde_json::Value;
 use std::fmt::Write;
@@ -20,7 +22,7 @@ pub fn report(run: &StoredRun) -> String {
         };
         let _ = writeln!(
             out,
-            "\n{} phase of {}{}: {} connections, {}, {} records, backend {}{}; {} operations, {} in {:.3} s",
+            "\n{} phase of {}{}: {} connections, {}, {} records, backend {}{}; {} operations, {} in {} s",
             m["phase"].as_str().unwrap_or(&c.test),
             m["personality"].as_str().unwrap_or("?"),
             match c.state.is_complete() {
@@ -33,16 +35,23 @@ pub fn report(run: &StoredRun) -> String {
             c.backend,
             if c0["remote"].is_object() { " (server)" } else { "" },
             c.ops,
-            crate::render::human(c.bytes),
-            c.wall_ns as f64 / 1e9
+            human::bytes(c.bytes),
+            human::fixed(c.wall_ns as f64 / 1e9, 3)
         );
-        // A load file's operations have long names (QUERY_PATH_INFORMATION).
-        let w = m["ops"].as_object().into_iter().flat_map(|o| o.keys()).map(String::len).max().unwrap_or(0).max(10);
-        let _ = writeln!(
-            out,
-            "{:<w$} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7}",
-            "operation", "count", "ops/s", "MiB", "mean ms", "p50", "p99", "p99.9", "max", "errors", "late"
-        );
+        // A load file's operations have long names (QUERY_PATH_INFORMATION): the column fits them.
+        let mut table = Table::new(vec![
+            Column::fit_left("operation").min(10),
+            Column::right("count", 10),
+            Column::right("ops/s", 10),
+            Column::right("MiB", 10),
+            Column::right("mean ms", 9),
+            Column::right("p50", 9),
+            Column::right("p99", 9),
+            Column::right("p99.9", 9),
+            Column::right("max", 9),
+            Column::right("errors", 7),
+            Column::right("late", 7),
+        ]);
         if let Some(ops) = m["ops"].as_object() {
             // In the order a file is used (the personality's operations), then by name.
             let rank = |n: &str| OpKind::ALL.iter().position(|k| k.name() == n).unwrap_or(OpKind::ALL.len());
@@ -50,41 +59,40 @@ pub fn report(run: &StoredRun) -> String {
             ops.sort_by_key(|(n, _)| (rank(n), n.to_string()));
             for (name, s) in ops {
                 let errors: u64 = s["errors"].as_object().map_or(0, |e| e.values().filter_map(Value::as_u64).sum());
-                let _ = writeln!(
-                    out,
-                    "{:<w$} {:>10} {:>10.1} {:>10.1} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7}",
-                    name,
-                    s["count"].as_u64().unwrap_or(0),
-                    s["per_sec"].as_f64().unwrap_or(0.0),
-                    s["bytes"].as_u64().unwrap_or(0) as f64 / 1048576.0,
+                table.row([
+                    name.clone(),
+                    s["count"].as_u64().unwrap_or(0).to_string(),
+                    human::fixed(s["per_sec"].as_f64().unwrap_or(0.0), 1),
+                    human::fixed(s["bytes"].as_u64().unwrap_or(0) as f64 / 1048576.0, 1),
                     ms(&s["mean_ns"]),
                     ms(&s["p50_ns"]),
                     ms(&s["p99_ns"]),
                     ms(&s["p99_9_ns"]),
                     ms(&s["max_ns"]),
-                    errors,
-                    s["late"].as_u64().unwrap_or(0)
-                );
+                    errors.to_string(),
+                    s["late"].as_u64().unwrap_or(0).to_string(),
+                ]);
             }
         }
+        out.push_str(&table.render());
         let f = &m["fairness"];
         let mut rows: Vec<(String, String)> = vec![
-            ("Operations per second (all connections)".into(), format!("{:.1}", m["per_sec"].as_f64().unwrap_or(0.0))),
-            ("Throughput (KB/s)".into(), format!("{:.1}", c.kib_per_sec)),
+            ("Operations per second (all connections)".into(), human::fixed(m["per_sec"].as_f64().unwrap_or(0.0), 1)),
+            ("Throughput (KB/s)".into(), human::fixed(c.kib_per_sec, 1)),
         ];
         if f.is_object() {
             let n = f["connections"].as_f64().unwrap_or(1.0).max(1.0);
             rows.push((
                 "Fairness: Jain's index (1 = even)".into(),
-                format!("{:.3}", f["jain"].as_f64().unwrap_or(0.0)),
+                human::fixed(f["jain"].as_f64().unwrap_or(0.0), 3),
             ));
             rows.push((
                 "Fairness: slowest, fastest connection's share".into(),
                 format!(
-                    "{:.2}%, {:.2}% (even: {:.2}%)",
-                    f["min_share"].as_f64().unwrap_or(0.0) * 100.0,
-                    f["max_share"].as_f64().unwrap_or(0.0) * 100.0,
-                    100.0 / n
+                    "{}%, {}% (even: {}%)",
+                    human::fixed(f["min_share"].as_f64().unwrap_or(0.0) * 100.0, 2),
+                    human::fixed(f["max_share"].as_f64().unwrap_or(0.0) * 100.0, 2),
+                    human::fixed(100.0 / n, 2)
                 ),
             ));
         }
@@ -95,7 +103,7 @@ pub fn report(run: &StoredRun) -> String {
         }
         if m["dbench"].is_object() {
             let d = &m["dbench"];
-            rows.push(("Throughput as dbench counts it (MB/s)".into(), format!("{:.2}", d["mb_per_s"].as_f64().unwrap_or(0.0))));
+            rows.push(("Throughput as dbench counts it (MB/s)".into(), human::fixed(d["mb_per_s"].as_f64().unwrap_or(0.0), 2)));
             rows.push((
                 "Status mismatches (the load file's status not met)".into(),
                 d["mismatches"].as_u64().unwrap_or(0).to_string(),
@@ -110,9 +118,11 @@ pub fn report(run: &StoredRun) -> String {
         if m["idle_iterations"].as_u64().unwrap_or(0) > 0 {
             rows.push(("Iterations without a file to work on".into(), m["idle_iterations"].to_string()));
         }
+        let mut figures = Table::new(vec![Column::left("", 48), Column::free("")]).without_header();
         for (label, value) in rows {
-            let _ = writeln!(out, "{label:<48} {value}");
+            figures.row([label, value]);
         }
+        out.push_str(&figures.render());
         if let Some(examples) = m["dbench"]["examples"].as_array() {
             for e in examples.iter().filter_map(Value::as_str).take(5) {
                 let _ = writeln!(out, "  mismatch: {e}");
@@ -129,7 +139,20 @@ pub fn report(run: &StoredRun) -> String {
             let _ = writeln!(out, "  e.g. {e}");
         }
     }
-    out + &crate::render::clients::table(&by_client(run), &CLIENT_COLUMNS)
+    out + &crate::render::clients::table(&connections::connections_as_clients(run), &CLIENT_COLUMNS)
+}
+
+pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
+    unit: connections::UNIT,
+    describe: connections::describe,
+    aggregates: connections::aggregates,
+    client_rate: connections::client_rate,
+    kib_per_unit: connections::KIB_PER_UNIT,
+};
+
+/// Milliseconds with enough digits to tell fast operations apart; `-` where there were none.
+fn ms(ns: &Value) -> String {
+    human::millis(ns.as_f64().unwrap_or(0.0))
 }
 
 fn failed(m: &Value) -> String {

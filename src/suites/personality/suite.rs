@@ -39,7 +39,7 @@ pub struct PersonalityCell {
 
 impl Suite for Personality {
     const NAME: &'static str = "personality";
-    const CLIENT_COLUMNS: &'static ClientColumns = &crate::suites::fileserver::render::CLIENT_COLUMNS;
+    const CLIENT_COLUMNS: &'static ClientColumns = &super::render::CLIENT_COLUMNS;
     type Args = super::args::RunPersonalityArgs;
     type Plan = RunPlan;
     type Cell = PersonalityCell;
@@ -168,7 +168,7 @@ impl Suite for Personality {
     fn before_clients(plan: &RunPlan, clients_here: usize, on_server: bool) -> anyhow::Result<()> {
         let per_connection = if on_server { 4 } else { 2 };
         let needed = (plan.personality.connections as u64 * clients_here as u64 * per_connection).saturating_add(64);
-        match iomatrix_fileserver::raise_fd_limit(needed) {
+        match iomatrix_backend::raise_fd_limit(needed) {
             Ok(limit) if limit.now < needed => eprintln!(
                 "iomatrix: warning: the open-file limit is {} (hard limit {}), below the {needed} descriptors the \
                  connections may hold: some may fail with EMFILE (counted; the others go on)",
@@ -274,9 +274,9 @@ impl Suite for Personality {
         super::render::report(run)
     }
 
-    // The file-server load keeps its figures per connection: its clients table sums them per client.
+    // A phase keeps its figures per connection: its clients table sums them per client.
     fn clients_of(run: &StoredRun) -> std::borrow::Cow<'_, StoredRun> {
-        std::borrow::Cow::Owned(crate::suites::fileserver::render::by_client(run))
+        std::borrow::Cow::Owned(iomatrix_report::text::connections::connections_as_clients(run))
     }
 }
 
