@@ -11,7 +11,7 @@ use anyhow::Context;
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::{BackendKind, ByteSize};
-use iomatrix_iozone::{CellResult, CellSink, CellSpec, IozoneCellFigures, IozonePlan, IozoneTest};
+use iomatrix_iozone::{CellResult, CellSink, CellSpec, IozonePlan, IozoneTest};
 use iomatrix_store::{CellRow, StoredRun};
 use serde_json::json;
 use iomatrix_report::kind::ReportKind;
@@ -134,38 +134,26 @@ impl Suite for Iozone {
     fn row(&self, _plan: &IozonePlan, cell: &CellResult) -> CellRow {
         let spec = &cell.spec;
         CellRow {
-            seq: 0,
-            test: spec.test.name().to_string(),
             file_size: Some(spec.file_size.bytes()),
             record_size: Some(spec.record_size.bytes()),
-            backend: spec.backend.name().to_string(),
             direct: spec.direct,
             clients: cell.clients.len(),
-            bytes: cell.bytes,
-            ops: cell.ops,
-            wall_ns: cell.wall_ns,
-            user_ns: cell.user_ns,
-            sys_ns: cell.sys_ns,
-            kib_per_sec: cell.kib_per_sec,
-            cpu_percent: Some(cell.cpu_percent),
-            metrics: json!(IozoneCellFigures {
-                kib_per_sec_overall: cell.kib_per_sec_overall,
-                kib_per_sec_stonewalled: Some(cell.kib_per_sec_stonewalled),
-                first_finish_ns: cell.first_finish_ns,
-                failed_clients: cell.failures.clone(),
-                lost_bytes: cell.failures.len() as u64 * spec.file_size.bytes(),
-                start_barrier: cell.starts.clone(),
-                repeat: spec.repeat,
-                verify: cell.verify.clone(),
-            }),
+            bytes: cell.bytes(),
+            ops: cell.ops(),
+            wall_ns: cell.wall_ns(),
+            user_ns: cell.user_ns(),
+            sys_ns: cell.sys_ns(),
+            kib_per_sec: cell.kib_per_sec(),
+            cpu_percent: Some(cell.cpu_percent()),
+            metrics: json!(cell.figures),
             client_figures: serde_json::to_value(&cell.clients).unwrap_or_default(),
-            state: Default::default(),
-            blobs: Vec::new(),
+            ..CellRow::blank(spec.test.name(), spec.backend.name())
         }
     }
 
     fn done_line(&self, cell: &CellResult) -> String {
-        let mut line = format!("{}: {:.0} KB/s, CPU {:.0}%", describe(&cell.spec), cell.kib_per_sec, cell.cpu_percent);
+        let mut line =
+            format!("{}: {:.0} KB/s, CPU {:.0}%", describe(&cell.spec), cell.kib_per_sec(), cell.cpu_percent());
         if let Some(slowest) = cell.slowest() {
             line += &format!(
                 " ({} clients; slowest: client {} at {:.0} KB/s)",
@@ -174,10 +162,11 @@ impl Suite for Iozone {
                 slowest.kib_per_sec()
             );
         }
-        if !cell.failures.is_empty() {
-            line += &format!(", {} client(s) failed", cell.failures.len());
+        let failed = cell.figures.failed_clients.len();
+        if failed > 0 {
+            line += &format!(", {failed} client(s) failed");
         }
-        if let Some(found) = cell.verify.as_ref().filter(|t| t.mismatches() > 0) {
+        if let Some(found) = cell.figures.verify.as_ref().filter(|t| t.mismatches() > 0) {
             line += &format!(", {} DATA MISMATCH(ES)", found.mismatches());
         }
         line
