@@ -3,9 +3,9 @@
 //! and hands the cell to a sink (the store) before the next one finishes,
 //! so a crash loses at most one cell.
 
+use crate::figures::IozoneCellFigures;
 use crate::order::Order;
 use crate::pass::{run_pass, run_pass_content, run_pass_marked, Direction, Marker, Marks, Moved, Pass, PassError};
-use crate::figures::IozoneCellFigures;
 use crate::plan::{CellSpec, IozonePlan};
 use crate::IozoneTest;
 use iomatrix_backend::{
@@ -556,22 +556,27 @@ mod tests {
         }
     }
 
+    fn spec(test: IozoneTest, file_size: u64, repeat: u32) -> CellSpec {
+        CellSpec {
+            index: 0,
+            test,
+            file_size: ByteSize(file_size),
+            record_size: ByteSize(4096),
+            backend: BackendKind::Sync,
+            direct: false,
+            last_for_pair: false,
+            repeat,
+        }
+    }
+
     /// Two clients (handed over out of rank order), one failed: the cell's row columns and its
     /// stored figures are computed once, here, from the clients.
     #[test]
     fn a_merged_cell_builds_the_figures_its_row_stores() {
-        let spec = CellSpec {
-            index: 0,
-            test: IozoneTest::Write,
-            file_size: ByteSize(4 * MIB),
-            record_size: ByteSize(4096),
-            backend: BackendKind::Sync,
-            direct: false,
-            last_for_pair: true,
-            repeat: 3,
-        };
+        let spec = spec(IozoneTest::Write, 4 * MIB, 3);
         let fast = client(0, SEC, &[(SEC, 2 * MIB)], (100_000_000, 50_000_000));
-        let slow = client(1, 2 * SEC, &[(SEC / 2, MIB / 2), (SEC, MIB), (2 * SEC, 2 * MIB)], (200_000_000, 150_000_000));
+        let slow =
+            client(1, 2 * SEC, &[(SEC / 2, MIB / 2), (SEC, MIB), (2 * SEC, 2 * MIB)], (200_000_000, 150_000_000));
         let lost = ClientFailure::error(2, "client 2: write: ENOSPC".into());
         let starts = vec![StartTimes { arrived_unix_ns: 1, left_unix_ns: 2 }; 3];
         let gathered = Gathered { figures: vec![slow, fast], failures: vec![lost.clone()], starts: starts.clone() };
@@ -603,16 +608,7 @@ mod tests {
 
     #[test]
     fn one_client_is_stonewalled_at_its_own_rate() {
-        let spec = CellSpec {
-            index: 1,
-            test: IozoneTest::Read,
-            file_size: ByteSize(2 * MIB),
-            record_size: ByteSize(4096),
-            backend: BackendKind::Sync,
-            direct: false,
-            last_for_pair: false,
-            repeat: 1,
-        };
+        let spec = spec(IozoneTest::Read, 2 * MIB, 1);
         let only = client(0, 4 * SEC, &[], (0, 0));
         let cell = CellResult::merge(spec, Gathered { figures: vec![only], failures: Vec::new(), starts: Vec::new() });
         assert_eq!(cell.figures.kib_per_sec_overall, 512.0);
