@@ -18,7 +18,7 @@ use iomatrix_report::kind::ReportKind;
 use std::path::{Path, PathBuf};
 
 /// The workbook `--xlsx FILE` (or IOzone's `-b FILE`) asks for, and where it goes once the
-/// guarded writer judged FILE ([`Suite::check_outputs`]).
+/// guarded writer judged FILE ([`Iozone::check_outputs`]).
 pub struct Workbook {
     path: PathBuf,
     flag: &'static str,
@@ -46,6 +46,25 @@ pub struct Iozone {
     pub throughput: bool,
 }
 
+impl Iozone {
+    /// Judges the workbook's path (`--xlsx`, IOzone's `-b`) by the guarded writer
+    /// (`iomatrix-guard`) against the results database `db` before anything runs: a refusal
+    /// ends the run before its first cell, not after its last.
+    pub fn check_outputs(&mut self, db: &Path) -> anyhow::Result<()> {
+        if let Some(book) = &mut self.xlsx {
+            let output = iomatrix_guard::Output {
+                path: &book.path,
+                flag: book.flag,
+                kind: &ReportKind::Xlsx,
+                force: book.force,
+                database: Some(db),
+            };
+            book.checked = Some(output.check()?);
+        }
+        Ok(())
+    }
+}
+
 impl Suite for Iozone {
     const NAME: &'static str = "iozone";
     const SHAPE: SuiteShape = SuiteShape { matrix: true, whole_cell_latency: None };
@@ -57,11 +76,12 @@ impl Suite for Iozone {
     /// Samples are compared per test of a file/record pair.
     type Key = (ByteSize, ByteSize, IozoneTest);
 
-    fn prepare(args: Self::Args, mpi_ranks: Option<usize>) -> anyhow::Result<Prepared<Self>> {
+    fn prepare(args: Self::Args, mpi_ranks: Option<usize>, db: &Path) -> anyhow::Result<Prepared<Self>> {
         let (plan, run) = args.validate(mpi_ranks)?;
         let report_records_kib = plan.record_sizes.iter().map(|r| r.kib()).collect();
         let xlsx = args.xlsx.clone().map(|path| Workbook::new(path, "--xlsx", args.force));
-        let suite = Iozone { excel_report: false, xlsx, report_records_kib, throughput: false };
+        let mut suite = Iozone { excel_report: false, xlsx, report_records_kib, throughput: false };
+        suite.check_outputs(db)?;
         Ok(Prepared { suite, plan, run })
     }
 
@@ -85,6 +105,7 @@ impl Suite for Iozone {
             direct: plan.direct,
             conditions,
             keep_cell_lines: false,
+            quiet: false,
             uncached_hint: "use --direct, or files larger than RAM,",
         }
     }
@@ -186,20 +207,6 @@ impl Suite for Iozone {
 
     fn tables(run: &StoredRun) -> String {
         super::render::tables(run)
-    }
-
-    fn check_outputs(&mut self, db: &Path) -> anyhow::Result<()> {
-        if let Some(book) = &mut self.xlsx {
-            let output = iomatrix_guard::Output {
-                path: &book.path,
-                flag: book.flag,
-                kind: &ReportKind::Xlsx,
-                force: book.force,
-                database: Some(db),
-            };
-            book.checked = Some(output.check()?);
-        }
-        Ok(())
     }
 
     fn after_tables(&self, run: &StoredRun) -> anyhow::Result<()> {
