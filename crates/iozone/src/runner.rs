@@ -11,7 +11,7 @@ use crate::IozoneTest;
 use iomatrix_backend::{
     AlignedBuf, FileIo, MmapFile, OpenHow, Place, PsyncFile, RecordIo, RemoteFile, RemoteFs, StdioFile, SyncFile,
 };
-use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
+use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start};
 use iomatrix_core::BackendKind;
 use iomatrix_stats::{kib_per_sec, Measured, Span};
 use iomatrix_verify::{Content, Tally};
@@ -540,6 +540,7 @@ fn writes_whole_file(test: IozoneTest) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iomatrix_coord::StartTimes;
     use iomatrix_core::ByteSize;
     use iomatrix_stats::CpuTimes;
 
