@@ -44,7 +44,7 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
     let mut job = Job::start(job, &mut options, db)?;
     // Under MPI, rank 0 stores the run's end even if mpirun ends the job first.
     ranks.watch_run(db, job.run_id);
-    let quiet = suite.quiet();
+    let quiet = spec.quiet;
     if quiet {
         job.progress.silence();
     }

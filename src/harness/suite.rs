@@ -56,8 +56,12 @@ pub trait Suite: Sized {
     type Key: Ord + Clone;
 
     /// Raw arguments to a validated run: nothing is written before this
-    /// returns. `mpi_ranks` is the number of ranks under mpirun.
-    fn prepare(args: Self::Args, mpi_ranks: Option<usize>) -> anyhow::Result<Prepared<Self>>;
+    /// returns. `mpi_ranks` is the number of ranks under mpirun. The files
+    /// the suite writes at the user's word (IOzone's `--xlsx`) are judged
+    /// here by the guarded writer (`iomatrix-guard`) against the results
+    /// database `db`: a refusal ends the run before its first cell, not
+    /// after its last.
+    fn prepare(args: Self::Args, mpi_ranks: Option<usize>, db: &Path) -> anyhow::Result<Prepared<Self>>;
 
     /// How the harness sets the run up: free space, conditions, the cache
     /// warning. `clients`: the run's clients in all (threads, or MPI ranks).
@@ -143,13 +147,6 @@ pub trait Suite: Sized {
         Cow::Borrowed(run)
     }
 
-    /// The files the suite writes at the user's word (IOzone's `--xlsx` and `-b`), judged by
-    /// the guarded writer (`iomatrix-guard`) against the results database `db` before anything
-    /// runs: a refusal ends the run before its first cell, not after its last.
-    fn check_outputs(&mut self, _db: &std::path::Path) -> anyhow::Result<()> {
-        Ok(())
-    }
-
     /// Output after the tables, at the end of a run (IOzone's `-R` and `-b`).
     fn after_tables(&self, _run: &StoredRun) -> anyhow::Result<()> {
         Ok(())
@@ -161,13 +158,6 @@ pub trait Suite: Sized {
     /// it is stored.
     fn before_files(&self) -> anyhow::Result<()> {
         Ok(())
-    }
-
-    /// Standard output is the suite's own (bonnie++'s `-q`: its CSV line
-    /// alone, from [`Suite::after_tables`]): no progress lines, and the
-    /// tables go to standard error.
-    fn quiet(&self) -> bool {
-        false
     }
 }
 
@@ -232,6 +222,9 @@ pub struct RunSpec {
     pub conditions: Value,
     /// Few long cells: keep a line per finished cell on the terminal.
     pub keep_cell_lines: bool,
+    /// Standard output is the suite's own (bonnie++'s `-q`: its CSV line alone, from
+    /// [`Suite::after_tables`]): no progress lines, and the tables go to standard error.
+    pub quiet: bool,
     /// How this suite gets past the page cache, for the warning when all files fit in RAM.
     pub uncached_hint: &'static str,
 }

@@ -34,8 +34,7 @@ macro_rules! suite_table {
             pub fn run(self, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
                 match self {
                     $(RunCommand::$variant(args) => {
-                        let mut prepared = <$folder::$variant as Suite>::prepare(args, ranks.mpi_size())?;
-                        prepared.suite.check_outputs(db)?;
+                        let prepared = <$folder::$variant as Suite>::prepare(args, ranks.mpi_size(), db)?;
                         harness::run(prepared, db, ranks)
                     })*
                 }

@@ -135,3 +135,37 @@ fn the_access_mix_is_declared_once() {
     assert!(files.iter().any(|(path, text)| *path == declared && text.contains("\"queue_depth\"")));
     assert!(named.is_empty(), "\"queue_depth\" is IoMix's (crates/core/src/figures.rs), named elsewhere in {named:?}");
 }
+
+/// The fields `struct NAME` declares in `file` (relative to the repository).
+fn struct_fields(file: &str, name: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(repo().join(file)).unwrap();
+    let start = text.find(&format!("pub struct {name} {{")).unwrap_or_else(|| panic!("{name} in {file}"));
+    let body = &text[start..];
+    let body = &body[..body.find("\n}").unwrap()];
+    body.lines()
+        .skip(1)
+        .map(str::trim)
+        .filter(|line| !line.starts_with("//") && !line.starts_with("#["))
+        .filter_map(|line| line.trim_start_matches("pub ").split_once(':').map(|(field, _)| field.trim().to_string()))
+        .collect()
+}
+
+#[test]
+fn an_iozone_cells_figures_are_declared_once() {
+    let result = struct_fields("crates/iozone/src/runner.rs", "CellResult");
+    let own = struct_fields("crates/iozone/src/figures.rs", "IozoneCellFigures");
+    let row = struct_fields("crates/store/src/lib.rs", "CellRow");
+    assert!(own.len() >= 8 && row.len() >= 15, "the declarations were read: {own:?} {row:?}");
+    let source = std::fs::read_to_string(repo().join("crates/iozone/src/runner.rs")).unwrap();
+    assert!(
+        source.contains("pub figures: IozoneCellFigures,"),
+        "the runner's cell holds the figures its row stores, as the row stores them"
+    );
+    // The row's `clients` column counts the list the runner's cell keeps under that name.
+    let twice: Vec<&String> =
+        result.iter().filter(|f| own.contains(f) || (row.contains(f) && f.as_str() != "clients")).collect();
+    assert!(
+        twice.is_empty(),
+        "CellResult declares again figures IozoneCellFigures or CellRow declare: {twice:?} (of {result:?})"
+    );
+}

@@ -1,5 +1,5 @@
-//! What an IOzone cell stores beside its row's columns, declared once: the suite writes it, its
-//! tables read it.
+//! What an IOzone cell stores beside its row's columns, declared once: the runner builds it when
+//! it merges a cell ([`crate::CellResult`]), the suite writes it into the row, its tables read it.
 
 use iomatrix_coord::{ClientFailure, StartTimes};
 use iomatrix_core::figures::{or_default, Direction, Figures, Metric, MetricId};

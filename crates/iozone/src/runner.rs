@@ -3,6 +3,7 @@
 //! and hands the cell to a sink (the store) before the next one finishes,
 //! so a crash loses at most one cell.
 
+use crate::figures::IozoneCellFigures;
 use crate::order::Order;
 use crate::pass::{run_pass, run_pass_content, run_pass_marked, Direction, Marker, Marks, Moved, Pass, PassError};
 use crate::plan::{CellSpec, IozonePlan};
@@ -10,7 +11,7 @@ use crate::IozoneTest;
 use iomatrix_backend::{
     AlignedBuf, FileIo, MmapFile, OpenHow, Place, PsyncFile, RecordIo, RemoteFile, RemoteFs, StdioFile, SyncFile,
 };
-use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
+use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start};
 use iomatrix_core::BackendKind;
 use iomatrix_stats::{kib_per_sec, Measured, Span};
 use iomatrix_verify::{Content, Tally};
@@ -43,51 +44,24 @@ impl ClientFigures {
     }
 }
 
-/// A finished cell, merged over all clients.
+/// A finished cell, merged over all clients: its clients' own figures, and the figures its row
+/// stores beside its columns, built here as the row stores them ([`IozoneCellFigures`]). The
+/// row's columns (bytes, operations, times, rates) are read off the clients, not kept a second time.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CellResult {
     pub spec: CellSpec,
+    /// The clients that finished, by rank.
     pub clients: Vec<ClientFigures>,
-    /// Clients that failed this cell (`--on-client-error continue`): their figures are lost.
-    pub failures: Vec<ClientFailure>,
-    /// Every client's arrival at and release from the start barrier, by rank.
-    pub starts: Vec<StartTimes>,
-    pub bytes: u64,
-    pub ops: u64,
-    /// From the common start to the last client's end.
-    pub wall_ns: u64,
-    pub user_ns: u64,
-    pub sys_ns: u64,
-    /// IOzone's figure: the sum of the clients' own rates (its "children see").
-    pub kib_per_sec: f64,
-    /// All bytes over the time from the common start to the last finish (IOzone's "parent sees").
-    pub kib_per_sec_overall: f64,
-    /// Stonewalled: the bytes every client had completed when the first one
-    /// finished, over the time from the common start to that finish. With one
-    /// client it equals `kib_per_sec_overall`.
-    pub kib_per_sec_stonewalled: f64,
-    /// When the first client finished, from the common start.
-    pub first_finish_ns: u64,
-    /// CPU (user + sys, all clients) as % of the common wall time.
-    pub cpu_percent: f64,
-    /// All clients' verification tallies, when the plan stamps its data.
-    pub verify: Option<Tally>,
+    pub figures: IozoneCellFigures,
 }
 
 impl CellResult {
     pub fn merge(spec: CellSpec, gathered: Gathered<ClientFigures>) -> CellResult {
         let Gathered { figures: mut clients, failures, starts } = gathered;
         clients.sort_by_key(|c| c.rank);
-        let start = clients.iter().map(|c| c.measured.start_ns).min().unwrap_or(0);
-        let end = clients.iter().map(|c| c.measured.end_ns).max().unwrap_or(0);
+        let (start, wall_ns) = span(&clients);
         let first_finish_ns = clients.iter().map(|c| c.measured.end_ns).min().unwrap_or(0);
-        let wall_ns = end.saturating_sub(start);
-        let bytes = clients.iter().map(|c| c.moved.bytes).sum();
-        let ops = clients.iter().map(|c| c.moved.ops()).sum();
-        let user_ns = clients.iter().map(|c| c.measured.cpu.user_ns).sum();
-        let sys_ns: u64 = clients.iter().map(|c| c.measured.cpu.sys_ns).sum();
-        let kib_per_sec = clients.iter().map(ClientFigures::kib_per_sec).sum();
-        let kib_per_sec_overall = iomatrix_stats::kib_per_sec(bytes, Duration::from_nanos(wall_ns));
+        let kib_per_sec_overall = kib_per_sec(bytes(&clients), Duration::from_nanos(wall_ns));
         let stonewalled: u64 =
             clients
                 .iter()
@@ -102,30 +76,56 @@ impl CellResult {
         let kib_per_sec_stonewalled = if clients.len() == 1 {
             kib_per_sec_overall
         } else {
-            iomatrix_stats::kib_per_sec(stonewalled, Duration::from_nanos(first_finish_ns.saturating_sub(start)))
+            kib_per_sec(stonewalled, Duration::from_nanos(first_finish_ns.saturating_sub(start)))
         };
-        let cpu_percent = iomatrix_stats::cpu_percent(user_ns + sys_ns, wall_ns);
         let verify = Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref()));
         for c in &mut clients {
             c.marks = Marks::default();
         }
-        CellResult {
-            spec,
-            clients,
-            failures,
-            starts,
-            bytes,
-            ops,
-            wall_ns,
-            user_ns,
-            sys_ns,
-            kib_per_sec,
+        let figures = IozoneCellFigures {
             kib_per_sec_overall,
-            kib_per_sec_stonewalled,
+            kib_per_sec_stonewalled: Some(kib_per_sec_stonewalled),
             first_finish_ns,
-            cpu_percent,
+            lost_bytes: failures.len() as u64 * spec.file_size.bytes(),
+            failed_clients: failures,
+            start_barrier: starts,
+            repeat: spec.repeat,
             verify,
-        }
+        };
+        CellResult { spec, clients, figures }
+    }
+
+    /// Bytes moved, over all clients.
+    pub fn bytes(&self) -> u64 {
+        bytes(&self.clients)
+    }
+
+    /// Operations, over all clients.
+    pub fn ops(&self) -> u64 {
+        self.clients.iter().map(|c| c.moved.ops()).sum()
+    }
+
+    /// From the common start to the last client's end.
+    pub fn wall_ns(&self) -> u64 {
+        span(&self.clients).1
+    }
+
+    pub fn user_ns(&self) -> u64 {
+        self.clients.iter().map(|c| c.measured.cpu.user_ns).sum()
+    }
+
+    pub fn sys_ns(&self) -> u64 {
+        self.clients.iter().map(|c| c.measured.cpu.sys_ns).sum()
+    }
+
+    /// IOzone's figure: the sum of the clients' own rates (its "children see").
+    pub fn kib_per_sec(&self) -> f64 {
+        self.clients.iter().map(ClientFigures::kib_per_sec).sum()
+    }
+
+    /// CPU (user + sys, all clients) as % of the common wall time.
+    pub fn cpu_percent(&self) -> f64 {
+        iomatrix_stats::cpu_percent(self.user_ns() + self.sys_ns(), self.wall_ns())
     }
 
     /// The client with the lowest rate, if more than one finished.
@@ -135,6 +135,17 @@ impl CellResult {
         }
         self.clients.iter().min_by(|a, b| a.kib_per_sec().total_cmp(&b.kib_per_sec()))
     }
+}
+
+fn bytes(clients: &[ClientFigures]) -> u64 {
+    clients.iter().map(|c| c.moved.bytes).sum()
+}
+
+/// The clients' common start and the time from it to the last client's end.
+fn span(clients: &[ClientFigures]) -> (u64, u64) {
+    let start = clients.iter().map(|c| c.measured.start_ns).min().unwrap_or(0);
+    let end = clients.iter().map(|c| c.measured.end_ns).max().unwrap_or(0);
+    (start, end.saturating_sub(start))
 }
 
 /// Where finished cells go. An error stops the run: results that cannot be
@@ -524,4 +535,86 @@ fn writes_whole_file(test: IozoneTest) -> bool {
         test,
         IozoneTest::Write | IozoneTest::Rewrite | IozoneTest::RandomWrite | IozoneTest::Fwrite | IozoneTest::Frewrite
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomatrix_coord::StartTimes;
+    use iomatrix_core::ByteSize;
+    use iomatrix_stats::CpuTimes;
+
+    const MIB: u64 = 1 << 20;
+    const SEC: u64 = 1_000_000_000;
+
+    fn client(rank: usize, end_ns: u64, marks: &[(u64, u64)], (user_ns, sys_ns): (u64, u64)) -> ClientFigures {
+        ClientFigures {
+            rank,
+            moved: Moved { bytes: 2 * MIB, reads: 0, writes: 512 },
+            measured: Measured { start_ns: 0, end_ns, cpu: CpuTimes { user_ns, sys_ns } },
+            marks: Marks { points: marks.to_vec() },
+            verify: None,
+        }
+    }
+
+    fn spec(test: IozoneTest, file_size: u64, repeat: u32) -> CellSpec {
+        CellSpec {
+            index: 0,
+            test,
+            file_size: ByteSize(file_size),
+            record_size: ByteSize(4096),
+            backend: BackendKind::Sync,
+            direct: false,
+            last_for_pair: false,
+            repeat,
+        }
+    }
+
+    /// Two clients (handed over out of rank order), one failed: the cell's row columns and its
+    /// stored figures are computed once, here, from the clients.
+    #[test]
+    fn a_merged_cell_builds_the_figures_its_row_stores() {
+        let spec = spec(IozoneTest::Write, 4 * MIB, 3);
+        let fast = client(0, SEC, &[(SEC, 2 * MIB)], (100_000_000, 50_000_000));
+        let slow =
+            client(1, 2 * SEC, &[(SEC / 2, MIB / 2), (SEC, MIB), (2 * SEC, 2 * MIB)], (200_000_000, 150_000_000));
+        let lost = ClientFailure::error(2, "client 2: write: ENOSPC".into());
+        let starts = vec![StartTimes { arrived_unix_ns: 1, left_unix_ns: 2 }; 3];
+        let gathered = Gathered { figures: vec![slow, fast], failures: vec![lost.clone()], starts: starts.clone() };
+        let cell = CellResult::merge(spec, gathered);
+
+        assert_eq!(cell.clients.iter().map(|c| c.rank).collect::<Vec<_>>(), [0, 1]);
+        assert!(cell.clients.iter().all(|c| c.marks.is_empty()), "marks are not stored");
+        assert_eq!(cell.bytes(), 4 * MIB);
+        assert_eq!(cell.ops(), 1024);
+        assert_eq!(cell.wall_ns(), 2 * SEC);
+        assert_eq!((cell.user_ns(), cell.sys_ns()), (300_000_000, 200_000_000));
+        assert_eq!(cell.cpu_percent(), 25.0);
+        // Children see: 2 MiB in 1 s plus 2 MiB in 2 s.
+        assert_eq!(cell.kib_per_sec(), 3072.0);
+        assert_eq!(cell.slowest().map(|c| c.rank), Some(1));
+
+        let f = &cell.figures;
+        // Parent sees: 4 MiB over the 2 s from the common start to the last finish.
+        assert_eq!(f.kib_per_sec_overall, 2048.0);
+        // When the first client finished (1 s): its 2 MiB and the other's 1 MiB.
+        assert_eq!(f.kib_per_sec_stonewalled, Some(3072.0));
+        assert_eq!(f.first_finish_ns, SEC);
+        assert_eq!(f.failed_clients, [lost]);
+        assert_eq!(f.lost_bytes, 4 * MIB, "the failed client's file");
+        assert_eq!(f.start_barrier, starts);
+        assert_eq!(f.repeat, 3);
+        assert_eq!(f.verify, None);
+    }
+
+    #[test]
+    fn one_client_is_stonewalled_at_its_own_rate() {
+        let spec = spec(IozoneTest::Read, 2 * MIB, 1);
+        let only = client(0, 4 * SEC, &[], (0, 0));
+        let cell = CellResult::merge(spec, Gathered { figures: vec![only], failures: Vec::new(), starts: Vec::new() });
+        assert_eq!(cell.figures.kib_per_sec_overall, 512.0);
+        assert_eq!(cell.figures.kib_per_sec_stonewalled, Some(512.0));
+        assert_eq!(cell.slowest(), None);
+        assert_eq!(cell.figures.lost_bytes, 0);
+    }
 }

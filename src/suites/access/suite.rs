@@ -28,7 +28,7 @@ impl Suite for Access {
     type Live = AccessLive;
     type Key = CellSetting;
 
-    fn prepare(args: Self::Args, mpi_ranks: Option<usize>) -> anyhow::Result<Prepared<Self>> {
+    fn prepare(args: Self::Args, mpi_ranks: Option<usize>, _db: &std::path::Path) -> anyhow::Result<Prepared<Self>> {
         let (plan, run) = args.validate(mpi_ranks)?;
         Ok(Prepared { suite: Access, plan, run })
     }
@@ -67,6 +67,7 @@ impl Suite for Access {
             direct: plan.direct,
             conditions,
             keep_cell_lines: true,
+            quiet: false,
             uncached_hint: "use --direct, or files larger than RAM,",
         }
     }

@@ -38,7 +38,7 @@ impl Suite for Backup {
     /// One cell: every walk is a sample of it.
     type Key = ();
 
-    fn prepare(args: Self::Args, mpi_ranks: Option<usize>) -> anyhow::Result<Prepared<Self>> {
+    fn prepare(args: Self::Args, mpi_ranks: Option<usize>, _db: &std::path::Path) -> anyhow::Result<Prepared<Self>> {
         let (plan, run) = args.validate(mpi_ranks)?;
         let backend = run.target.server().map_or(BackendKind::Sync.name(), |s| s.protocol());
         Ok(Prepared { suite: Backup { backend }, plan, run })
@@ -82,6 +82,7 @@ impl Suite for Backup {
             direct: false,
             conditions,
             keep_cell_lines: true,
+            quiet: false,
             uncached_hint: "read cold (the default), or a tree larger than RAM,",
         }
     }

@@ -54,7 +54,7 @@ impl Suite for Bonnie {
     /// Samples are compared per test.
     type Key = &'static str;
 
-    fn prepare(args: Self::Args, mpi_ranks: Option<usize>) -> anyhow::Result<Prepared<Self>> {
+    fn prepare(args: Self::Args, mpi_ranks: Option<usize>, _db: &std::path::Path) -> anyhow::Result<Prepared<Self>> {
         let (plan, run) = args.validate(mpi_ranks)?;
         Ok(Prepared { suite: Bonnie::default(), plan, run })
     }
@@ -132,6 +132,7 @@ impl Suite for Bonnie {
             direct: plan.direct,
             conditions,
             keep_cell_lines: true,
+            quiet: self.front.as_ref().is_some_and(|f| f.quiet),
             uncached_hint: "use --direct, or a file of at least twice the RAM,",
         }
     }
@@ -249,10 +250,6 @@ impl Suite for Bonnie {
             Some(switch) => switch.apply(),
             None => Ok(()),
         }
-    }
-
-    fn quiet(&self) -> bool {
-        self.front.as_ref().is_some_and(|f| f.quiet)
     }
 
     /// Under bonnie++'s command line: bonnie++'s CSV line(s) after the

@@ -41,7 +41,7 @@ impl Suite for Fileserver {
     /// Samples are compared per phase (write, read, mix).
     type Key = &'static str;
 
-    fn prepare(args: Self::Args, mpi_ranks: Option<usize>) -> anyhow::Result<Prepared<Self>> {
+    fn prepare(args: Self::Args, mpi_ranks: Option<usize>, _db: &std::path::Path) -> anyhow::Result<Prepared<Self>> {
         let (plan, run) = args.validate(mpi_ranks)?;
         let backend = run.target.server().map_or(BackendKind::Sync.name(), |s| s.protocol());
         Ok(Prepared { suite: Fileserver { backend }, plan, run })
@@ -63,6 +63,7 @@ impl Suite for Fileserver {
             direct: false,
             conditions,
             keep_cell_lines: true,
+            quiet: false,
             uncached_hint: "use --drop-caches (reads then come from storage), or more data than RAM,",
         }
     }

@@ -6,7 +6,7 @@ use crate::harness::args::{flag_value, replace_flag};
 use crate::harness::clients::ClientPlan;
 use crate::harness::args::OwnRun;
 use crate::harness::repeat::Repeat;
-use crate::harness::{Prepared, Ranks, RunOptions, Suite, Target};
+use crate::harness::{Prepared, Ranks, RunOptions, Target};
 use iomatrix_iozone::front;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -11,14 +11,14 @@ use anyhow::Context;
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::{BackendKind, ByteSize};
-use iomatrix_iozone::{CellResult, CellSink, CellSpec, IozoneCellFigures, IozonePlan, IozoneTest};
+use iomatrix_iozone::{CellResult, CellSink, CellSpec, IozonePlan, IozoneTest};
 use iomatrix_store::{CellRow, StoredRun};
 use serde_json::json;
 use iomatrix_report::kind::ReportKind;
 use std::path::{Path, PathBuf};
 
 /// The workbook `--xlsx FILE` (or IOzone's `-b FILE`) asks for, and where it goes once the
-/// guarded writer judged FILE ([`Suite::check_outputs`]).
+/// guarded writer judged FILE ([`Iozone::check_outputs`]).
 pub struct Workbook {
     path: PathBuf,
     flag: &'static str,
@@ -46,6 +46,25 @@ pub struct Iozone {
     pub throughput: bool,
 }
 
+impl Iozone {
+    /// Judges the workbook's path (`--xlsx`, IOzone's `-b`) by the guarded writer
+    /// (`iomatrix-guard`) against the results database `db` before anything runs: a refusal
+    /// ends the run before its first cell, not after its last.
+    pub fn check_outputs(&mut self, db: &Path) -> anyhow::Result<()> {
+        if let Some(book) = &mut self.xlsx {
+            let output = iomatrix_guard::Output {
+                path: &book.path,
+                flag: book.flag,
+                kind: &ReportKind::Xlsx,
+                force: book.force,
+                database: Some(db),
+            };
+            book.checked = Some(output.check()?);
+        }
+        Ok(())
+    }
+}
+
 impl Suite for Iozone {
     const NAME: &'static str = "iozone";
     const SHAPE: SuiteShape = SuiteShape { matrix: true, whole_cell_latency: None };
@@ -57,11 +76,12 @@ impl Suite for Iozone {
     /// Samples are compared per test of a file/record pair.
     type Key = (ByteSize, ByteSize, IozoneTest);
 
-    fn prepare(args: Self::Args, mpi_ranks: Option<usize>) -> anyhow::Result<Prepared<Self>> {
+    fn prepare(args: Self::Args, mpi_ranks: Option<usize>, db: &Path) -> anyhow::Result<Prepared<Self>> {
         let (plan, run) = args.validate(mpi_ranks)?;
         let report_records_kib = plan.record_sizes.iter().map(|r| r.kib()).collect();
         let xlsx = args.xlsx.clone().map(|path| Workbook::new(path, "--xlsx", args.force));
-        let suite = Iozone { excel_report: false, xlsx, report_records_kib, throughput: false };
+        let mut suite = Iozone { excel_report: false, xlsx, report_records_kib, throughput: false };
+        suite.check_outputs(db)?;
         Ok(Prepared { suite, plan, run })
     }
 
@@ -85,6 +105,7 @@ impl Suite for Iozone {
             direct: plan.direct,
             conditions,
             keep_cell_lines: false,
+            quiet: false,
             uncached_hint: "use --direct, or files larger than RAM,",
         }
     }
@@ -134,38 +155,26 @@ impl Suite for Iozone {
     fn row(&self, _plan: &IozonePlan, cell: &CellResult) -> CellRow {
         let spec = &cell.spec;
         CellRow {
-            seq: 0,
-            test: spec.test.name().to_string(),
             file_size: Some(spec.file_size.bytes()),
             record_size: Some(spec.record_size.bytes()),
-            backend: spec.backend.name().to_string(),
             direct: spec.direct,
             clients: cell.clients.len(),
-            bytes: cell.bytes,
-            ops: cell.ops,
-            wall_ns: cell.wall_ns,
-            user_ns: cell.user_ns,
-            sys_ns: cell.sys_ns,
-            kib_per_sec: cell.kib_per_sec,
-            cpu_percent: Some(cell.cpu_percent),
-            metrics: json!(IozoneCellFigures {
-                kib_per_sec_overall: cell.kib_per_sec_overall,
-                kib_per_sec_stonewalled: Some(cell.kib_per_sec_stonewalled),
-                first_finish_ns: cell.first_finish_ns,
-                failed_clients: cell.failures.clone(),
-                lost_bytes: cell.failures.len() as u64 * spec.file_size.bytes(),
-                start_barrier: cell.starts.clone(),
-                repeat: spec.repeat,
-                verify: cell.verify.clone(),
-            }),
+            bytes: cell.bytes(),
+            ops: cell.ops(),
+            wall_ns: cell.wall_ns(),
+            user_ns: cell.user_ns(),
+            sys_ns: cell.sys_ns(),
+            kib_per_sec: cell.kib_per_sec(),
+            cpu_percent: Some(cell.cpu_percent()),
+            metrics: json!(cell.figures),
             client_figures: serde_json::to_value(&cell.clients).unwrap_or_default(),
-            state: Default::default(),
-            blobs: Vec::new(),
+            ..CellRow::blank(spec.test.name(), spec.backend.name())
         }
     }
 
     fn done_line(&self, cell: &CellResult) -> String {
-        let mut line = format!("{}: {:.0} KB/s, CPU {:.0}%", describe(&cell.spec), cell.kib_per_sec, cell.cpu_percent);
+        let mut line =
+            format!("{}: {:.0} KB/s, CPU {:.0}%", describe(&cell.spec), cell.kib_per_sec(), cell.cpu_percent());
         if let Some(slowest) = cell.slowest() {
             line += &format!(
                 " ({} clients; slowest: client {} at {:.0} KB/s)",
@@ -174,10 +183,11 @@ impl Suite for Iozone {
                 slowest.kib_per_sec()
             );
         }
-        if !cell.failures.is_empty() {
-            line += &format!(", {} client(s) failed", cell.failures.len());
+        let failed = cell.figures.failed_clients.len();
+        if failed > 0 {
+            line += &format!(", {failed} client(s) failed");
         }
-        if let Some(found) = cell.verify.as_ref().filter(|t| t.mismatches() > 0) {
+        if let Some(found) = cell.figures.verify.as_ref().filter(|t| t.mismatches() > 0) {
             line += &format!(", {} DATA MISMATCH(ES)", found.mismatches());
         }
         line
@@ -197,20 +207,6 @@ impl Suite for Iozone {
 
     fn tables(run: &StoredRun) -> String {
         super::render::tables(run)
-    }
-
-    fn check_outputs(&mut self, db: &Path) -> anyhow::Result<()> {
-        if let Some(book) = &mut self.xlsx {
-            let output = iomatrix_guard::Output {
-                path: &book.path,
-                flag: book.flag,
-                kind: &ReportKind::Xlsx,
-                force: book.force,
-                database: Some(db),
-            };
-            book.checked = Some(output.check()?);
-        }
-        Ok(())
     }
 
     fn after_tables(&self, run: &StoredRun) -> anyhow::Result<()> {

@@ -47,7 +47,7 @@ impl Suite for Personality {
     /// Samples are compared per phase.
     type Key = String;
 
-    fn prepare(args: Self::Args, mpi_ranks: Option<usize>) -> anyhow::Result<Prepared<Self>> {
+    fn prepare(args: Self::Args, mpi_ranks: Option<usize>, _db: &std::path::Path) -> anyhow::Result<Prepared<Self>> {
         let (plan, run, replay_footprint) = args.validate(mpi_ranks)?;
         let backend = run.target.server().map_or(BackendKind::Sync.name(), |s| s.protocol());
         Ok(Prepared { suite: Personality { backend, replay_footprint }, plan, run })
@@ -132,6 +132,7 @@ impl Suite for Personality {
                 direct: false,
                 conditions,
                 keep_cell_lines: true,
+                quiet: false,
                 uncached_hint: "replay on a server (nfs:// or smb://, no client cache),",
             };
         }
@@ -157,6 +158,7 @@ impl Suite for Personality {
             direct: false,
             conditions: conditions(plan, target.server().is_some()),
             keep_cell_lines: true,
+            quiet: false,
             uncached_hint: "use more data than RAM (--files),",
         }
     }
