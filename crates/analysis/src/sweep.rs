@@ -302,6 +302,26 @@ mod tests {
     }
 
     #[test]
+    fn an_access_cell_is_read_or_written_by_its_mix_name() {
+        let access = |read_percent| CellKey {
+            test: "access".into(),
+            variant: IoMix { read_percent, random_percent: 100, queue_depth: 4 }.name(),
+            ..key("access", 4096)
+        };
+        assert_eq!(Direction::of(&access(100)), Direction::Read);
+        assert_eq!(Direction::of(&access(0)), Direction::Write);
+        assert_eq!(Direction::of(&access(70)), Direction::Other);
+        assert_eq!(write_pair(&access(100)), Some(access(0)));
+        assert_eq!(write_pair(&access(70)), None);
+        let level = SweepLevel {
+            level: "1".into(),
+            cells: BTreeMap::from([(access(100), vec![300.0]), (access(0), vec![100.0])]),
+        };
+        assert_eq!(read_write_ratios(std::slice::from_ref(&level)), [("1".into(), "4k qd=4 random=100%".into(), 3.0)]);
+        assert_eq!(block_ratios(&[level])[0].what, "4k file 1m qd=4 random=100%");
+    }
+
+    #[test]
     fn steps_first_to_last_and_averages() {
         let level = |name: &str, read: f64, write: f64| SweepLevel {
             level: name.into(),
