@@ -8,6 +8,7 @@ mod access;
 mod backup;
 mod bad_input;
 mod bonnie;
+mod cell_names;
 mod clean;
 mod clients;
 mod compare;

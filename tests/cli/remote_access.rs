@@ -105,7 +105,7 @@ fn access_specs_run_through_the_built_in_nfs_client_and_a_killed_server_is_named
         unsafe { libc::kill(pid, libc::SIGKILL) };
     });
     let server = &nfs[..nfs.rfind('/').unwrap()];
-    assert!(stderr.contains("read 100% random 100% qd 2 failed") && stderr.contains(server), "{stderr}");
+    assert!(stderr.contains("qd=2 read=100% random=100% failed") && stderr.contains(server), "{stderr}");
     let failed = sb.last_run();
     assert_eq!(failed["run"]["status"], "failed");
     assert_eq!(cells(&failed).len(), 1, "the finished qd 1 cell is kept");
@@ -163,7 +163,7 @@ fn access_specs_keep_many_requests_in_flight_on_one_smb_session() {
         }
     });
     let server = &smb[..smb.rfind('/').unwrap()];
-    assert!(stderr.contains("64k read 0% random 100% qd 4 failed") && stderr.contains(server), "{stderr}");
+    assert!(stderr.contains("64k qd=4 read=0% random=100% failed") && stderr.contains(server), "{stderr}");
     let failed = sb.last_run();
     assert_eq!(failed["run"]["status"], "failed");
     assert_eq!(cells(&failed).len(), 1, "the finished qd 1 cell is kept");

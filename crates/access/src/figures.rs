@@ -121,7 +121,8 @@ impl AccessCellFigures {
         Some(figures)
     }
 
-    /// "4k read 70% random 100% qd 4".
+    /// "4k qd=4 read=70% random=100%": the cell's name within its run (block size and
+    /// [`IoMix::name`]), the end of its name across runs ("access 8m/4k qd=4 read=70% random=100%").
     pub fn name(block_size: u64, mix: &IoMix) -> String {
         format!("{} {}", iomatrix_core::ByteSize(block_size), mix.name())
     }

@@ -86,7 +86,7 @@ impl AccessCell {
         (self.block_size, self.read_percent, self.random_percent, self.queue_depth)
     }
 
-    /// `4k read 100% random 100% qd 32`
+    /// `4k qd=32 read=100% random=100%`
     pub fn describe(&self) -> String {
         crate::AccessCellFigures::name(self.block_size.bytes(), &self.mix())
     }
@@ -336,7 +336,7 @@ mod tests {
         assert_eq!(cells[2].read_percent, 0);
         assert_eq!(cells[4].block_size, ByteSize(64 * KIB));
         assert_eq!(cells[7].index, 7);
-        assert_eq!(cells[0].describe(), "4k read 100% random 100% qd 1");
+        assert_eq!(cells[0].describe(), "4k qd=1 read=100% random=100%");
     }
 
     #[test]
@@ -352,7 +352,7 @@ mod tests {
         p.only = Some(vec![(ByteSize(64 * KIB), 0, 100, 32)]);
         let cells = p.cells();
         assert_eq!(cells.len(), 1);
-        assert_eq!(cells[0].describe(), "64k read 0% random 100% qd 32");
+        assert_eq!(cells[0].describe(), "64k qd=32 read=0% random=100%");
     }
 
     #[test]

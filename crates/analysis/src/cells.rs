@@ -15,13 +15,14 @@ pub struct CellKey {
     pub test: String,
     pub file_size: Option<u64>,
     pub record_size: Option<u64>,
-    /// "qd=4 read=70% random=100%" for access specs; empty elsewhere.
+    /// An access cell's mix ([`iomatrix_core::IoMix::name`]: "qd=4 read=70% random=100%"), or a
+    /// size mix; empty elsewhere.
     pub variant: String,
 }
 
 impl CellKey {
     pub fn of(cell: &CellRow) -> CellKey {
-        let variant = cell.figures().mix().map(|mix| mix.key_name()).unwrap_or_default();
+        let variant = cell.figures().mix().map(|mix| mix.name()).unwrap_or_default();
         CellKey { test: cell.test.clone(), file_size: cell.file_size, record_size: cell.record_size, variant }
     }
 

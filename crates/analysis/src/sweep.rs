@@ -6,6 +6,7 @@
 //! every level.
 
 use crate::cells::{median, size, CellKey};
+use iomatrix_core::IoMix;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -32,13 +33,13 @@ impl Direction {
     /// By the access spec's mix where it has one (100% or 0% reads), else by
     /// the test's name (IOzone's and Bonnie's tests).
     pub fn of(key: &CellKey) -> Direction {
-        if key.variant.contains("read=100%") {
+        if key.variant.contains(&IoMix::read_part(100)) {
             return Direction::Read;
         }
-        if key.variant.contains("read=0%") {
+        if key.variant.contains(&IoMix::read_part(0)) {
             return Direction::Write;
         }
-        if key.variant.contains("read=") {
+        if key.variant.contains(IoMix::READ_KEY) {
             return Direction::Other;
         }
         match key.test.as_str() {
@@ -218,8 +219,8 @@ pub fn mean_of_rows(levels: &[SweepLevel], base: impl Fn(&CellKey) -> CellKey) -
 fn write_pair(key: &CellKey) -> Option<CellKey> {
     if key.test == "read" {
         Some(CellKey { test: "write".into(), ..key.clone() })
-    } else if key.variant.contains("read=100%") {
-        Some(CellKey { variant: key.variant.replace("read=100%", "read=0%"), ..key.clone() })
+    } else if key.variant.contains(&IoMix::read_part(100)) {
+        Some(CellKey { variant: key.variant.replace(&IoMix::read_part(100), &IoMix::read_part(0)), ..key.clone() })
     } else {
         None
     }
@@ -250,7 +251,7 @@ fn block_ratios(levels: &[SweepLevel]) -> Vec<BlockRatio> {
             if let Some(f) = key.file_size {
                 what += &format!(" file {}", size(f));
             }
-            let rest = key.variant.replace("read=100%", "").split_whitespace().collect::<Vec<_>>().join(" ");
+            let rest = key.variant.replace(&IoMix::read_part(100), "").split_whitespace().collect::<Vec<_>>().join(" ");
             if !rest.is_empty() {
                 what += &format!(" {rest}");
             }
@@ -282,7 +283,7 @@ fn read_write_ratios(levels: &[SweepLevel]) -> Vec<(String, String, f64)> {
                     let what = if key.variant.is_empty() {
                         record
                     } else {
-                        format!("{record} {}", key.variant.replace("read=100% ", ""))
+                        format!("{record} {}", key.variant.replace(&format!("{} ", IoMix::read_part(100)), ""))
                     };
                     out.push((level.level.clone(), what, r / w));
                 }
@@ -298,6 +299,26 @@ mod tests {
 
     fn key(test: &str, r: u64) -> CellKey {
         CellKey { test: test.into(), file_size: Some(1 << 20), record_size: Some(r), variant: String::new() }
+    }
+
+    #[test]
+    fn an_access_cell_is_read_or_written_by_its_mix_name() {
+        let access = |read_percent| CellKey {
+            test: "access".into(),
+            variant: IoMix { read_percent, random_percent: 100, queue_depth: 4 }.name(),
+            ..key("access", 4096)
+        };
+        assert_eq!(Direction::of(&access(100)), Direction::Read);
+        assert_eq!(Direction::of(&access(0)), Direction::Write);
+        assert_eq!(Direction::of(&access(70)), Direction::Other);
+        assert_eq!(write_pair(&access(100)), Some(access(0)));
+        assert_eq!(write_pair(&access(70)), None);
+        let level = SweepLevel {
+            level: "1".into(),
+            cells: BTreeMap::from([(access(100), vec![300.0]), (access(0), vec![100.0])]),
+        };
+        assert_eq!(read_write_ratios(std::slice::from_ref(&level)), [("1".into(), "4k qd=4 random=100%".into(), 3.0)]);
+        assert_eq!(block_ratios(&[level])[0].what, "4k file 1m qd=4 random=100%");
     }
 
     #[test]

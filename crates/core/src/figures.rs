@@ -96,18 +96,35 @@ pub const RANDOM_PERCENT: Metric = Metric::new("random_percent", "%", Direction:
 pub const QUEUE_DEPTH: Metric = Metric::new("queue_depth", "requests", Direction::HigherIsBetter, 0);
 
 impl IoMix {
-    /// "read 70% random 100% qd 4": the mix as a cell's name shows it, after its block size.
+    /// "qd=4 read=70% random=100%": the mix's one spelling, wherever an access cell is named
+    /// (the plan, the live line, show's tables, compare, sweep, report and their JSON), after its
+    /// block size ("4k qd=4 ...") or, across runs, after the test and sizes ("access 8m/4k qd=4
+    /// ..."). One token per part, so `compare --metric read=100%` picks cells by their mix and
+    /// never by a figure's operation ("read rate"); queue depth first, as compare and sweep have
+    /// always keyed cells, so stored comparisons keep their order and names.
     pub fn name(&self) -> String {
-        format!("read {}% random {}% qd {}", self.read_percent, self.random_percent, self.queue_depth)
+        format!(
+            "{}{} {} {}{}%",
+            Self::QD_KEY,
+            self.queue_depth,
+            Self::read_part(self.read_percent),
+            Self::RANDOM_KEY,
+            self.random_percent
+        )
     }
 
-    /// "qd=4 read=70% random=100%": the mix as compare and sweep key a cell by it (their JSON's
-    /// `variant`); [`IoMix::QD_KEY`] starts its queue-depth part, which a sweep over `qd` drops.
-    pub fn key_name(&self) -> String {
-        format!("{}{} read={}% random={}%", Self::QD_KEY, self.queue_depth, self.read_percent, self.random_percent)
+    /// "read=100%": the part of [`IoMix::name`] that says which share of the requests read
+    /// (100% pairs with 0% as a read/write ratio).
+    pub fn read_part(percent: u64) -> String {
+        format!("{}{percent}%", Self::READ_KEY)
     }
 
+    /// Starts the queue-depth part of [`IoMix::name`], which a sweep over `qd` drops.
     pub const QD_KEY: &'static str = "qd=";
+    /// Starts the read-share part of [`IoMix::name`].
+    pub const READ_KEY: &'static str = "read=";
+    /// Starts the random-share part of [`IoMix::name`].
+    pub const RANDOM_KEY: &'static str = "random=";
 }
 
 #[cfg(test)]
@@ -115,10 +132,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_mix_has_one_name_and_one_key() {
+    fn a_mix_has_one_name() {
         let mix = IoMix { read_percent: 70, random_percent: 100, queue_depth: 4 };
-        assert_eq!(mix.name(), "read 70% random 100% qd 4");
-        assert_eq!(mix.key_name(), "qd=4 read=70% random=100%");
+        assert_eq!(mix.name(), "qd=4 read=70% random=100%");
+        assert!(mix.name().starts_with(IoMix::QD_KEY) && mix.name().contains(&IoMix::read_part(70)));
         let stored = serde_json::to_value(mix).unwrap();
         assert_eq!(stored, serde_json::json!({"read_percent": 70, "random_percent": 100, "queue_depth": 4}));
         assert_eq!(serde_json::from_value::<IoMix>(stored).unwrap(), mix);

@@ -221,7 +221,7 @@ impl Figures for CellRow {
         }
     }
 
-    /// "read 4k 8m read 70% random 100% qd 4": test, sizes, and an access cell's mix.
+    /// "access 8m 4k qd=4 read=70% random=100%": test, sizes, and an access cell's mix.
     fn cell_name(&self) -> String {
         let size = |v: Option<u64>| v.map(|b| format!(" {}", iomatrix_core::ByteSize(b))).unwrap_or_default();
         let mut name = format!("{}{}{}", self.test, size(self.file_size), size(self.record_size));
