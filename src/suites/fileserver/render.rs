@@ -46,7 +46,7 @@ pub fn report(run: &StoredRun) -> String {
             plan["files_per_connection"].as_u64().unwrap_or(0),
             iomatrix_core::ByteSize(c.record_size.unwrap_or(0)),
             m["done"]["files"].as_u64().unwrap_or(0),
-            crate::render::human(c.bytes),
+            iomatrix_core::human::bytes(c.bytes),
             if m["caches_dropped"] == true { "; page cache dropped before it" } else { "" }
         );
         let _ = writeln!(out, "{:<46} {:>10} {:>10} {:>10} {:>10} {:>10}", "", "ops", "avg", "p50", "p99", "max");
@@ -111,7 +111,7 @@ pub fn report(run: &StoredRun) -> String {
 /// "clients"), so the table reads each client's figures from
 /// `metrics.clients` and counts the clients there.
 fn clients_table(run: &StoredRun) -> String {
-    crate::render::clients::table(&by_client(run), &CLIENT_COLUMNS)
+    iomatrix_report::text::clients::table(&by_client(run), &CLIENT_COLUMNS)
 }
 
 /// The run with each cell's per-connection figures as its client figures.
@@ -135,7 +135,7 @@ pub fn by_client(run: &StoredRun) -> StoredRun {
     }
 }
 
-pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
+pub const CLIENT_COLUMNS: iomatrix_report::text::clients::ClientColumns = iomatrix_report::text::clients::ClientColumns {
     unit: "KB/s",
     describe: |c| format!("{} phase", c.metrics["phase"].as_str().unwrap_or(&c.test)),
     aggregates: |c| {
@@ -203,6 +203,6 @@ fn lost(l: &Value) -> String {
         "{total} ({}); {} files, {}",
         parts.join(", "),
         l["files"].as_u64().unwrap_or(0),
-        crate::render::human(l["bytes"].as_u64().unwrap_or(0))
+        iomatrix_core::human::bytes(l["bytes"].as_u64().unwrap_or(0))
     )
 }

@@ -33,7 +33,7 @@ pub fn report(run: &StoredRun) -> String {
             c.backend,
             if c0["remote"].is_object() { " (server)" } else { "" },
             c.ops,
-            crate::render::human(c.bytes),
+            iomatrix_core::human::bytes(c.bytes),
             c.wall_ns as f64 / 1e9
         );
         // A load file's operations have long names (QUERY_PATH_INFORMATION).
@@ -129,7 +129,7 @@ pub fn report(run: &StoredRun) -> String {
             let _ = writeln!(out, "  e.g. {e}");
         }
     }
-    out + &crate::render::clients::table(&by_client(run), &CLIENT_COLUMNS)
+    out + &iomatrix_report::text::clients::table(&by_client(run), &CLIENT_COLUMNS)
 }
 
 fn failed(m: &Value) -> String {
