@@ -8,7 +8,6 @@ mod db_path;
 mod exit;
 mod harness;
 mod out;
-mod render;
 mod suites;
 
 use std::process::ExitCode;

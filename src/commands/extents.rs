@@ -3,11 +3,11 @@
 
 use crate::harness::target::existing_tree;
 use crate::harness::Target;
-use crate::render::extents::{errors_text, summary_text};
 use clap::Args;
 use iomatrix_backup::ExtentsWalk;
 use iomatrix_core::UsageError;
 use iomatrix_extents::{flag_names, FiemapError, FileExtents};
+use iomatrix_report::text::extents::{errors_text, summary_text};
 use serde_json::{json, Value};
 use std::fmt::Write;
 use std::process::ExitCode;

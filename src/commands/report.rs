@@ -195,7 +195,7 @@ fn workbook(report: &Report) -> anyhow::Result<Vec<u8>> {
         .flat_map(|g| {
             g.runs.iter().map(move |r| {
                 let mut pairs = vec![("status".to_string(), r.summary.status.as_str().to_string())];
-                pairs.extend(crate::render::condition_pairs(r));
+                pairs.extend(iomatrix_report::text::run::condition_pairs(r));
                 (format!("{}: run #{}", g.name, r.summary.id), pairs)
             })
         })

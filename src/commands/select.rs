@@ -60,7 +60,7 @@ fn on_host(run: &StoredRun, host: &str) -> Result<StoredRun, String> {
     }
     let (view, columns) = crate::suites::client_view(run)
         .ok_or_else(|| format!("run #{} is of a suite this iomatrix does not know", run.summary.id))?;
-    crate::render::clients::on_host(run, &view, columns, host)
+    iomatrix_report::text::clients::on_host(run, &view, columns, host)
 }
 
 /// `12`, `#12`, `3,4,5`: run ids; None for anything else (a label selector).

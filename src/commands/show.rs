@@ -13,7 +13,7 @@ pub fn run(db: &Path, id: i64, json: bool) -> anyhow::Result<ExitCode> {
         UsageError::new(format!("no run #{id} in {}; `iomatrix runs` lists the stored runs", db.display()))
     })?;
     if json {
-        let mut doc = crate::render::run_json(&run);
+        let mut doc = iomatrix_report::text::run::run_json(&run);
         if !unreadable.is_empty() {
             doc["unreadable"] = serde_json::to_value(&unreadable)?;
         }
@@ -22,7 +22,7 @@ pub fn run(db: &Path, id: i64, json: bool) -> anyhow::Result<ExitCode> {
         // A cell whose figures cannot be read is left out of the tables: a table would show it as 0.
         let mut shown = run.clone();
         shown.cell_results.retain(|c| !unreadable.iter().any(|u| u.cell == Some(c.seq) && u.column == "metrics_json"));
-        crate::out::print(&crate::render::run_text(&shown, &crate::suites::tables(&shown)))?;
+        crate::out::print(&iomatrix_report::text::run::run_text(&shown, &crate::suites::tables(&shown)))?;
     }
     if unreadable.is_empty() {
         return Ok(ExitCode::SUCCESS);

@@ -21,7 +21,7 @@
 //!   are memory: [`RESIDENT_PER_THREAD`] stands for those, the kernel's own
 //!   stack of the thread and its task structures.
 
-use crate::render::human;
+use iomatrix_core::human::bytes as human;
 use iomatrix_core::UsageError;
 use iomatrix_environment::{SystemLimits, Used};
 

@@ -161,13 +161,16 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
     let _ending = ranks.run_ending();
     job.finish(outcome, name, |run: &StoredRun| {
         if json {
-            crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&crate::render::run_json(run))?))?;
+            crate::out::print(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&iomatrix_report::text::run::run_json(run))?
+            ))?;
             // One JSON document on standard output: no front end's report or CSV line after it.
             return Ok(());
         } else if quiet {
-            eprint!("{}", crate::render::run_text(run, &S::tables(run)));
+            eprint!("{}", iomatrix_report::text::run::run_text(run, &S::tables(run)));
         } else {
-            crate::out::print(&crate::render::run_text(run, &S::tables(run)))?;
+            crate::out::print(&iomatrix_report::text::run::run_text(run, &S::tables(run)))?;
         }
         suite.after_tables(run)
     })

@@ -10,8 +10,8 @@
 //! the binary knows a suite only through these functions: it never names one.
 
 use crate::harness::{self, FrontEnd, Ranks, Suite};
-use crate::render::clients::ClientColumns;
 use iomatrix_analysis::SuiteShape;
+use iomatrix_report::text::clients::ClientColumns;
 use iomatrix_store::StoredRun;
 use std::borrow::Cow;
 use std::path::Path;
@@ -77,7 +77,7 @@ macro_rules! suite_table {
             SuiteShape::PLAIN
         }
 
-        /// A stored run's clients as [`crate::render::clients`] reads them: the run as its
+        /// A stored run's clients as [`iomatrix_report::text::clients`] reads them: the run as its
         /// suite hands it ([`Suite::clients_of`]) and its suite's columns; None for a suite
         /// this build does not know.
         pub fn client_view(run: &StoredRun) -> Option<(Cow<'_, StoredRun>, &'static ClientColumns)> {
@@ -183,7 +183,7 @@ pub fn shape_of(runs: &[StoredRun]) -> SuiteShape {
 /// A run's clients by host, for the report; None unless they ran on two hosts or more.
 pub fn host_figures(run: &StoredRun) -> Option<iomatrix_report::document::HostFigures> {
     let (view, columns) = client_view(run)?;
-    crate::render::clients::host_figures(&view, columns)
+    iomatrix_report::text::clients::host_figures(&view, columns)
 }
 
 #[cfg(test)]

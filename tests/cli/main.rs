@@ -53,6 +53,7 @@ mod stored;
 mod study;
 mod suite;
 mod sweep;
+mod text_layer;
 mod trust_database;
 mod trust_failures;
 mod trust_figures;

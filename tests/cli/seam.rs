@@ -30,7 +30,6 @@ const REACHES_INTO_A_SUITE: &[(&str, &str)] = &[
         "src/commands/extents.rs",
         "`iomatrix extents` walks a tree with the backup walk's FIEMAP pass (iomatrix_backup::extents_of_tree)",
     ),
-    ("src/render/extents.rs", "the text of that walk (iomatrix_backup's ErrorTally and NO_EXTENT_MAP)"),
 ];
 
 fn root() -> PathBuf {

@@ -25,8 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// and hold each level's listing, without end.
 pub const MAX_PATH_BYTES: usize = 4096;
 
-/// Why a tree on a server has no extent counts, as stored and shown.
-pub const NO_EXTENT_MAP: &str = "no FIEMAP over nfs:// or smb:// (the protocol has no extent map)";
+pub use iomatrix_extents::NO_EXTENT_MAP;
 
 /// One client's session to the server and the tree it walks there.
 pub(crate) struct RemoteTree {

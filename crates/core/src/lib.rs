@@ -18,6 +18,8 @@
 //! - [`figures`]: a metric declared once (id, unit, better direction, precision), the
 //!   [`Figures`] trait shared code reads a cell through, and the access cell's [`IoMix`].
 //!
+//! - [`walk_errors`]: the errors a walk over a tree met, counted by kind ([`walk_errors::ErrorTally`]).
+//!
 //! Nothing here does I/O.
 
 pub mod alloc;
@@ -34,6 +36,7 @@ mod size;
 pub mod text;
 mod time;
 mod usage;
+pub mod walk_errors;
 
 pub use backend_kind::BackendKind;
 pub use cell_state::CellStateKind;

@@ -33,6 +33,10 @@ mod extent;
 mod fiemap;
 mod summary;
 
+/// Why a tree on a server has no extent counts, as stored and shown (the backup walk over
+/// `nfs://` or `smb://` stores it as the summary's `no_fiemap_errno`).
+pub const NO_EXTENT_MAP: &str = "no FIEMAP over nfs:// or smb:// (the protocol has no extent map)";
+
 pub use count::{FileExtents, FilefragCounter};
 pub use extent::{
     flag_names, Extent, FIEMAP_EXTENT_DATA_INLINE, FIEMAP_EXTENT_DATA_TAIL, FIEMAP_EXTENT_DELALLOC,

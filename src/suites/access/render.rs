@@ -52,7 +52,7 @@ pub fn table(run: &StoredRun) -> String {
         out.push_str(MARKS_LEGEND);
         out.push('\n');
     }
-    out + &crate::render::clients::table(run, &CLIENT_COLUMNS)
+    out + &iomatrix_report::text::clients::table(run, &CLIENT_COLUMNS)
 }
 
 /// `830 ns`, `12.4 us`, `3.10 ms`, `1.25 s` (the one formatter, in core).
@@ -73,7 +73,7 @@ pub fn latency(ns: f64) -> String {
     }
 }
 
-pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
+pub const CLIENT_COLUMNS: iomatrix_report::text::clients::ClientColumns = iomatrix_report::text::clients::ClientColumns {
     unit: "MiB/s",
     describe: |c| figures(c).cell_name(),
     aggregates: |c| {

@@ -41,7 +41,7 @@ pub fn report(run: &StoredRun) -> String {
     let clients = cell.client_figures.as_array().map_or(0, Vec::len);
     out.push_str(&rates_text(run, cell, &r, clients));
     out.push_str(&notes_text(run, &r, &fs_type));
-    out.push_str(&crate::render::extents::errors_text(&r.errors));
+    out.push_str(&iomatrix_report::text::extents::errors_text(&r.errors));
     if r.failed_bytes > 0 {
         let _ = writeln!(out, "  ({} read from files that then failed, not counted)", human::bytes(r.failed_bytes));
     }
@@ -49,7 +49,7 @@ pub fn report(run: &StoredRun) -> String {
     out.push_str(&clients_text(run, cell));
     out.push_str(&classes_text(cell, &r, clients));
     let _ = writeln!(out, "\nExtents (FIEMAP, counted as filefrag counts them; mapped outside the timing)");
-    out.push_str(&crate::render::extents::summary_text(&fs_type, &r.extents));
+    out.push_str(&iomatrix_report::text::extents::summary_text(&fs_type, &r.extents));
     out
 }
 
@@ -218,7 +218,7 @@ fn classes_text(cell: &CellRow, r: &BackupResult, clients: usize) -> String {
     out + &table.render()
 }
 
-pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
+pub const CLIENT_COLUMNS: iomatrix_report::text::clients::ClientColumns = iomatrix_report::text::clients::ClientColumns {
     unit: "MiB/min",
     describe: |_| "backup walk".into(),
     aggregates: |c| figures(c).map_or((0.0, 0.0, None), |f| (f.mib_per_min_sum_of_clients, f.mib_per_min_overall, None)),
@@ -274,6 +274,6 @@ fn clients_text(run: &StoredRun, cell: &CellRow) -> String {
         ]);
     }
     out.push_str(&table.render());
-    out.push_str(&crate::render::clients::table(run, &CLIENT_COLUMNS));
+    out.push_str(&iomatrix_report::text::clients::table(run, &CLIENT_COLUMNS));
     out
 }

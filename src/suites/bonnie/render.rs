@@ -39,7 +39,7 @@ pub fn report(run: &StoredRun) -> String {
     if run.cell_results.iter().any(|c| c.clients > 1) {
         out.push_str("(with many clients each figure above is the sum of the clients' own rates)\n");
     }
-    out + &crate::render::clients::table(run, &CLIENT_COLUMNS)
+    out + &iomatrix_report::text::clients::table(run, &CLIENT_COLUMNS)
 }
 
 /// The Machine column: `-m NAME` (kept as the label machine=NAME), else the run's host, as bonnie++.
@@ -62,7 +62,7 @@ pub fn csv(run: &StoredRun, machine: Option<&str>) -> String {
     iomatrix_bonnie::csv_lines(&source, &plan, &results)
 }
 
-pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
+pub const CLIENT_COLUMNS: iomatrix_report::text::clients::ClientColumns = iomatrix_report::text::clients::ClientColumns {
     unit: "each test's unit: KB/s, seeks/s or files/s",
     describe: |c| figures(c).map_or_else(|| format!("{} (?)", c.test), |f| f.cell_name()),
     aggregates: |c| figures(c).map_or((0.0, 0.0, None), |f| (f.per_sec_sum_of_clients, f.per_sec_overall, None)),
@@ -79,7 +79,7 @@ fn figures(c: &iomatrix_store::CellRow) -> Option<BonnieCellFigures> {
 /// bonnie++ printed them, `+++++ +++` where it printed that, blank where a
 /// test did not run.
 fn imported_report(run: &StoredRun) -> Option<String> {
-    let imp = crate::render::imported::source(run)?;
+    let imp = iomatrix_report::text::imported::source(run)?;
     let p = &run.plan;
     let num = |key: &str| p[key].as_u64();
     let mut plan = BonniePlan::new(ByteSize(num("size").unwrap_or(0)));

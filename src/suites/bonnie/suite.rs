@@ -6,8 +6,8 @@
 use crate::harness::clients::{add_client_metrics, figures_with_rank};
 use crate::harness::limits::default_stack;
 use crate::harness::{Cost, Demand, NoLive, NotStored, Prepared, RunSpec, Suite, Target};
-use crate::render::human;
-use crate::render::clients::ClientColumns;
+use iomatrix_core::human::bytes as human;
+use iomatrix_report::text::clients::ClientColumns;
 use iomatrix_analysis::SuiteShape;
 use iomatrix_backend::Place;
 use iomatrix_bonnie::{planned_tests, BonnieCell, BonnieCellFigures, BonniePlan, BonnieTest};

@@ -3,7 +3,7 @@
 
 use crate::harness::data::DataArgs;
 use crate::harness::{CommonRunArgs, RunOptions};
-use crate::render::human;
+use iomatrix_core::human::bytes as human;
 use clap::Args;
 use iomatrix_core::{parse_size_list, ByteSize, UsageError};
 use iomatrix_fileserver::{FileSizes, FileserverPlan, Then};

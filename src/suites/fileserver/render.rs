@@ -118,16 +118,9 @@ pub fn report(run: &StoredRun) -> String {
 /// The clients table every suite shows (more than one client, or a failed one), a row per
 /// connection: a phase stores its connections' figures, as seed 003's "clients".
 fn clients_table(run: &StoredRun) -> String {
-    crate::render::clients::table(&connections::connections_as_clients(run), &CLIENT_COLUMNS)
+    iomatrix_report::text::clients::table(&connections::connections_as_clients(run), &connections::CLIENT_COLUMNS)
 }
 
-pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
-    unit: connections::UNIT,
-    describe: connections::describe,
-    aggregates: connections::aggregates,
-    client_rate: connections::client_rate,
-    kib_per_unit: connections::KIB_PER_UNIT,
-};
 
 fn capitalised(s: &str) -> String {
     let mut c = s.chars();

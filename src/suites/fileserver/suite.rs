@@ -10,8 +10,8 @@ use crate::harness::clients::add_client_metrics;
 use crate::harness::live::LiveSample;
 use crate::harness::limits::default_stack;
 use crate::harness::{Cost, Demand, LiveView, Prepared, RunSpec, Suite, Target};
-use crate::render::human;
-use crate::render::clients::ClientColumns;
+use iomatrix_core::human::bytes as human;
+use iomatrix_report::text::clients::ClientColumns;
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::BackendKind;
@@ -33,7 +33,7 @@ pub struct Fileserver {
 
 impl Suite for Fileserver {
     const NAME: &'static str = "fileserver";
-    const CLIENT_COLUMNS: &'static ClientColumns = &super::render::CLIENT_COLUMNS;
+    const CLIENT_COLUMNS: &'static ClientColumns = &iomatrix_report::text::connections::CLIENT_COLUMNS;
     type Args = super::args::RunFileserverArgs;
     type Plan = FileserverPlan;
     type Cell = FileserverCell;

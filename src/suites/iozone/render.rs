@@ -22,10 +22,10 @@ pub fn tables(run: &StoredRun) -> String {
             let _ = write!(out, "{}", matrix_table(cpu, 0));
         }
     }
-    out + &crate::render::clients::table(run, &CLIENT_COLUMNS)
+    out + &iomatrix_report::text::clients::table(run, &CLIENT_COLUMNS)
 }
 
-pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
+pub const CLIENT_COLUMNS: iomatrix_report::text::clients::ClientColumns = iomatrix_report::text::clients::ClientColumns {
     unit: "KB/s",
     describe: |c| figures(c).cell_name(),
     aggregates: |c| {

@@ -4,8 +4,8 @@
 use crate::harness::data;
 use crate::harness::limits::default_stack;
 use crate::harness::{Cost, Demand, NoLive, Prepared, RunSpec, Suite, Target};
-use crate::render::human;
-use crate::render::clients::ClientColumns;
+use iomatrix_core::human::bytes as human;
+use iomatrix_report::text::clients::ClientColumns;
 use iomatrix_analysis::SuiteShape;
 use anyhow::Context;
 use iomatrix_backend::Place;
@@ -221,8 +221,8 @@ impl Suite for Iozone {
         }
         if let Some(book) = &self.xlsx {
             let checked = book.checked.as_ref().context("the workbook's path was not checked before the run (a bug)")?;
-            let conditions = crate::render::condition_pairs(run);
-            let not_complete = crate::render::not_complete_lines(run);
+            let conditions = iomatrix_report::text::run::condition_pairs(run);
+            let not_complete = iomatrix_report::text::run::not_complete_lines(run);
             let bytes = if self.throughput {
                 iomatrix_report::throughput_workbook(&super::render::throughput_reports(run), &conditions, &not_complete)
             } else {

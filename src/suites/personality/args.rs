@@ -194,8 +194,8 @@ impl RunPersonalityArgs {
                  fewer --connections or a personality with a smaller record",
                 personality.connections,
                 iomatrix_core::ByteSize(personality.record),
-                crate::render::human(buffers),
-                crate::render::human(ram)
+                iomatrix_core::human::bytes(buffers),
+                iomatrix_core::human::bytes(ram)
             ))
             .into());
         }

@@ -139,16 +139,9 @@ pub fn report(run: &StoredRun) -> String {
             let _ = writeln!(out, "  e.g. {e}");
         }
     }
-    out + &crate::render::clients::table(&connections::connections_as_clients(run), &CLIENT_COLUMNS)
+    out + &iomatrix_report::text::clients::table(&connections::connections_as_clients(run), &connections::CLIENT_COLUMNS)
 }
 
-pub const CLIENT_COLUMNS: crate::render::clients::ClientColumns = crate::render::clients::ClientColumns {
-    unit: connections::UNIT,
-    describe: connections::describe,
-    aggregates: connections::aggregates,
-    client_rate: connections::client_rate,
-    kib_per_unit: connections::KIB_PER_UNIT,
-};
 
 /// Milliseconds with enough digits to tell fast operations apart; `-` where there were none.
 fn ms(ns: &Value) -> String {

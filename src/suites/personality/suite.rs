@@ -7,8 +7,8 @@ use crate::harness::clients::add_client_metrics;
 use crate::harness::live::LiveSample;
 use crate::harness::limits::default_stack;
 use crate::harness::{Cost, Demand, LiveView, Prepared, RunSpec, Suite, Target};
-use crate::render::human;
-use crate::render::clients::ClientColumns;
+use iomatrix_core::human::bytes as human;
+use iomatrix_report::text::clients::ClientColumns;
 use iomatrix_backend::Place;
 use iomatrix_coord::{ClientFailure, Ending, Group, Setup, StartTimes};
 use iomatrix_core::BackendKind;
@@ -39,7 +39,7 @@ pub struct PersonalityCell {
 
 impl Suite for Personality {
     const NAME: &'static str = "personality";
-    const CLIENT_COLUMNS: &'static ClientColumns = &super::render::CLIENT_COLUMNS;
+    const CLIENT_COLUMNS: &'static ClientColumns = &iomatrix_report::text::connections::CLIENT_COLUMNS;
     type Args = super::args::RunPersonalityArgs;
     type Plan = RunPlan;
     type Cell = PersonalityCell;

@@ -118,3 +118,7 @@ mod tests {
         assert_eq!(connections_as_clients(&stored).cell_results[0].clients, 0);
     }
 }
+
+/// The clients table of a load of connections: each connection a client, its rate in KB/s.
+pub const CLIENT_COLUMNS: crate::text::clients::ClientColumns =
+    crate::text::clients::ClientColumns { unit: UNIT, describe, aggregates, client_rate, kib_per_unit: KIB_PER_UNIT };

@@ -1,4 +1,24 @@
-//! The one layer that writes what `show`, `compare`, `sweep` and `report` print: the binary
-//! chooses what to print, these modules write it.
+//! The one layer that writes the text `show`, `runs`, `compare`, `sweep` and `report` print:
+//! the binary chooses what to print and prints what this layer returns. Every table is laid
+//! out by [`crate::table::Table`] and every number written by [`iomatrix_core::human`].
+//!
+//! Stored runs, the parts every suite shares (a suite's own tables come from its folder in
+//! the binary, through the same `Table`):
+//! - [`run`]: a stored run's header, conditions, cell states and noise table, and its JSON
+//!   document (`iomatrix.run/1`); [`runs`]: the list of stored runs and its JSON.
+//! - [`clients`]: the clients table and the per-host figures, read through a suite's
+//!   [`clients::ClientColumns`]; [`clients::on_host`] cuts a run down to one host's clients;
+//!   [`connections`]: a load of connections (file server, personality) seen as clients.
+//! - [`verify`]: `--verify`'s tallies; [`imported`]: where an imported run came from;
+//!   [`extents`]: FIEMAP summaries and a walk's errors.
+//!
+//! Everything printed comes from the store, so `run` and `show` print the same thing, today or
+//! next year.
 
+pub mod clients;
 pub mod connections;
+pub mod extents;
+pub mod imported;
+pub mod run;
+pub mod runs;
+pub mod verify;

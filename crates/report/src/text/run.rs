@@ -1,59 +1,20 @@
-//! Stored runs as text and JSON, the parts every suite shares: the run's
-//! header and conditions, the verification and noise tables, the clients
-//! table ([`clients`]). A suite's own tables come from its folder in
-//! `crate::suites`. Everything printed comes from the store, so `run` and
-//! `show` print the same thing, today or next year.
+//! A stored run as text (the header, its conditions, the cells that are not whole, then the
+//! suite's tables, verification and noise) and as JSON: what `show` prints and a run prints at
+//! its end.
 
-pub mod clients;
-pub mod extents;
-pub mod imported;
-mod verify;
-
+use super::{imported, verify};
+use crate::table::{Column, Table};
+use iomatrix_core::human;
 use iomatrix_core::text::printable;
-use iomatrix_store::{RunSummary, StoredRun};
+use iomatrix_store::StoredRun;
 use serde_json::{json, Value};
 use std::fmt::Write;
 
-/// Version of the JSON documents below; see docs/json.md.
+/// Version of the run document; see docs/json.md.
 pub const RUN_SCHEMA: &str = "iomatrix.run/1";
-pub const RUNS_SCHEMA: &str = "iomatrix.runs/1";
 
 pub fn run_json(run: &StoredRun) -> Value {
     json!({ "schema": RUN_SCHEMA, "run": run })
-}
-
-pub fn runs_json(runs: &[RunSummary]) -> Value {
-    json!({ "schema": RUNS_SCHEMA, "runs": runs })
-}
-
-pub fn runs_text(runs: &[RunSummary]) -> String {
-    let mut out = String::new();
-    if runs.is_empty() {
-        out.push_str("no runs stored yet\n");
-        return out;
-    }
-    let _ = writeln!(
-        out,
-        "{:>5}  {:<20}  {:<7}  {:<11}  {:>11}  {:<12}  labels",
-        "run", "started (UTC)", "suite", "status", "cells", "host"
-    );
-    for r in runs {
-        // Stored text is escaped: a label or host from an old database (or another tool) holding a
-        // newline or an escape sequence prints as one row.
-        let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{}={}", printable(k), printable(v))).collect();
-        let _ = writeln!(
-            out,
-            "{:>5}  {:<20}  {:<7}  {:<11}  {:>11}  {:<12}  {}",
-            r.id,
-            r.started_at,
-            r.suite,
-            r.status.as_str(),
-            format!("{}/{}", r.cells, r.total_cells),
-            printable(&r.host),
-            labels.join(" ")
-        );
-    }
-    out
 }
 
 /// A stored run as text: its header, the suite's `tables`, then what every
@@ -163,20 +124,25 @@ fn noise(run: &StoredRun) -> String {
         counts.iter().min().unwrap_or(&0),
         counts.iter().max().unwrap_or(&0)
     );
-    let _ =
-        writeln!(out, "{:<44} {:>8} {:>14} {:>14} {:>14} {:>8}", "cell", "samples", "median", "min", "max", "spread");
+    let mut table = Table::new(vec![
+        Column::left("cell", 44),
+        Column::right("samples", 8),
+        Column::right("median", 14),
+        Column::right("min", 14),
+        Column::right("max", 14),
+        Column::right("spread", 8),
+    ]);
     for (key, s) in stats.iter().take(10) {
-        let _ = writeln!(
-            out,
-            "{:<44} {:>8} {:>14.0} {:>14.0} {:>14.0} {:>7.1}%",
+        table.row([
             format!("{} ({})", key.describe(), s.unit),
-            s.values.len(),
-            s.median,
-            s.min,
-            s.max,
-            s.spread_pct
-        );
+            s.values.len().to_string(),
+            human::fixed(s.median, 0),
+            human::fixed(s.min, 0),
+            human::fixed(s.max, 0),
+            format!("{}%", human::fixed(s.spread_pct, 1)),
+        ]);
     }
+    out.push_str(&table.render());
     out
 }
 
@@ -199,7 +165,7 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
         if let Some(share) = remote["share"].as_str() {
             how += &format!(", share {share} as {}", text(&remote["user"]));
         }
-        let size = |key: &str| human(remote[key].as_u64().unwrap_or(0));
+        let size = |key: &str| human::bytes(remote[key].as_u64().unwrap_or(0));
         how += &format!("; reads up to {}, writes up to {}", size("read_max_bytes"), size("write_max_bytes"));
         if let Some(stability) = remote["write_stability"].as_str() {
             how += &format!("; {stability}");
@@ -212,7 +178,7 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
         format!(
             "{} (raw block device, {})",
             text(&c["target"]),
-            human(e["target"]["total_bytes"].as_u64().unwrap_or(0))
+            human::bytes(e["target"]["total_bytes"].as_u64().unwrap_or(0))
         )
     } else {
         format!(
@@ -233,8 +199,8 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
             format!(
                 "{} (largest file {}, RAM {})",
                 text(&c["files_vs_ram"]),
-                human(c["largest_file_bytes"].as_u64().unwrap_or(0)),
-                human(c["ram_bytes"].as_u64().unwrap_or(0))
+                human::bytes(c["largest_file_bytes"].as_u64().unwrap_or(0)),
+                human::bytes(c["ram_bytes"].as_u64().unwrap_or(0))
             ),
         ),
         (
@@ -264,7 +230,7 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
             format!(
                 "{}{}",
                 dev.get("name").map(text).unwrap_or_default(),
-                align.map(|a| format!(", partition aligned to {}", human(a))).unwrap_or_default()
+                align.map(|a| format!(", partition aligned to {}", human::bytes(a))).unwrap_or_default()
             ),
         ));
     }
@@ -297,6 +263,3 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
     imported::adjust_pairs(run, &mut pairs);
     pairs
 }
-
-/// A byte count for people: "512 B", "1.5 GiB" (the one formatter, in core).
-pub use iomatrix_core::human::bytes as human;

@@ -1,13 +1,16 @@
 //! FIEMAP extent summaries as text: the `extents` command and the backup
 //! walk's tables print them alike.
 
-use iomatrix_extents::ExtentSummary;
+use crate::table::{Column, Table};
+use iomatrix_core::human;
+use iomatrix_core::walk_errors::ErrorTally;
+use iomatrix_extents::{ExtentSummary, NO_EXTENT_MAP};
 use std::fmt::Write;
 
 /// Extent figures, the histogram, and a plain sentence where there is no FIEMAP.
 pub fn summary_text(fs_type: &str, s: &ExtentSummary) -> String {
     let mut out = String::new();
-    if s.no_fiemap_at_all() && s.no_fiemap_errno == iomatrix_backup::NO_EXTENT_MAP {
+    if s.no_fiemap_at_all() && s.no_fiemap_errno == NO_EXTENT_MAP {
         let _ = writeln!(out, "{}: no extent counts for its {} files", s.no_fiemap_errno, s.files_without_fiemap);
         return out;
     }
@@ -21,8 +24,12 @@ pub fn summary_text(fs_type: &str, s: &ExtentSummary) -> String {
     }
     let _ = writeln!(
         out,
-        "files mapped: {}, extents: {}, per file: mean {:.2}, p99 {}, max {}",
-        s.files, s.total_extents, s.mean, s.p99, s.max
+        "files mapped: {}, extents: {}, per file: mean {}, p99 {}, max {}",
+        s.files,
+        s.total_extents,
+        human::fixed(s.mean, 2),
+        s.p99,
+        s.max
     );
     let _ = writeln!(
         out,
@@ -37,15 +44,16 @@ pub fn summary_text(fs_type: &str, s: &ExtentSummary) -> String {
         let _ = writeln!(out, "FIEMAP failed for {} files: not counted above", s.files_failed);
     }
     if !s.histogram.is_empty() {
-        let _ = writeln!(out, "{:>12} {:>10}", "extents", "files");
+        let mut table = Table::new(vec![Column::right("extents", 12), Column::right("files", 10)]);
         for b in &s.histogram {
-            let _ = writeln!(out, "{:>12} {:>10}", b.label(), b.files);
+            table.row([b.label(), b.files.to_string()]);
         }
+        out.push_str(&table.render());
     }
     out
 }
 
-pub fn errors_text(errors: &iomatrix_backup::ErrorTally) -> String {
+pub fn errors_text(errors: &ErrorTally) -> String {
     let mut out = String::new();
     if errors.total == 0 {
         return out;

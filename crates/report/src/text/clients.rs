@@ -3,7 +3,9 @@
 //! client and the clients that failed; with MPI ranks on several hosts
 //! (`environment.client_hosts`), the same per host, and the straggler host.
 
-use iomatrix_report::document::{marked, HostFigures, HostRow, Straggler, MARKS_LEGEND};
+use crate::document::{marked, HostFigures, HostRow, Straggler, MARKS_LEGEND};
+use crate::table::{Column, Table};
+use iomatrix_core::human;
 use iomatrix_store::{CellRow, StoredRun};
 use std::fmt::Write;
 
@@ -31,11 +33,15 @@ pub fn table(run: &StoredRun, columns: &ClientColumns) -> String {
          first client finished, over that time\n",
         columns.unit
     );
-    let _ = writeln!(
-        out,
-        "{:<32} {:>7} {:>12} {:>12} {:>12}  {:<22} {:>6}",
-        "cell", "clients", "sum", "overall", "stonewalled", "slowest client", "failed"
-    );
+    let mut table = Table::new(vec![
+        Column::left("cell", 32),
+        Column::right("clients", 7),
+        Column::right("sum", 12),
+        Column::right("overall", 12),
+        Column::right("stonewalled", 12),
+        Column::left("slowest client", 22).gap("  "),
+        Column::right("failed", 6),
+    ]);
     for c in &run.cell_results {
         let (sum, overall, stonewalled) = (columns.aggregates)(c);
         let slowest = c
@@ -45,22 +51,21 @@ pub fn table(run: &StoredRun, columns: &ClientColumns) -> String {
             .flatten()
             .filter_map(|f| Some((f["rank"].as_u64()?, (columns.client_rate)(f)?)))
             .min_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(rank, rate)| format!("#{rank} at {rate:.0}"))
+            .map(|(rank, rate)| format!("#{rank} at {}", human::fixed(rate, 0)))
             .unwrap_or_else(|| "-".into());
         // A partial cell's aggregates are of the clients that finished (marked); a failed one has none.
-        let figure = |v: f64| marked(c.state.kind, || format!("{v:.0}"));
-        let _ = writeln!(
-            out,
-            "{:<32} {:>7} {:>12} {:>12} {:>12}  {:<22} {:>6}",
+        let figure = |v: f64| marked(c.state.kind, || human::fixed(v, 0));
+        table.row([
             (columns.describe)(c),
-            c.clients,
+            c.clients.to_string(),
             figure(sum),
             figure(overall),
             stonewalled.map(figure).unwrap_or_else(|| "-".into()),
             slowest,
-            failed(c)
-        );
+            failed(c).to_string(),
+        ]);
     }
+    out.push_str(&table.render());
     if run.cell_results.iter().any(|c| !c.state.is_complete()) {
         let _ = writeln!(out, "{MARKS_LEGEND}");
     }
@@ -91,24 +96,26 @@ const STRAGGLER_FACTOR: f64 = 2.0;
 fn by_host(run: &StoredRun, columns: &ClientColumns) -> String {
     let Some(figures) = host_figures(run, columns) else { return String::new() };
     let mut out = format!("\nHosts ({}): each host's clients summed, its slowest and fastest client\n", columns.unit);
-    let _ = writeln!(
-        out,
-        "{:<32} {:<32} {:>7} {:>12} {:>12} {:>12}",
-        "cell", "host", "clients", "sum", "slowest", "fastest"
-    );
-    let rate = |v: Option<f64>| v.map(|v| format!("{v:.0}")).unwrap_or_else(|| "-".into());
+    let mut table = Table::new(vec![
+        Column::left("cell", 32),
+        Column::left("host", 32),
+        Column::right("clients", 7),
+        Column::right("sum", 12),
+        Column::right("slowest", 12),
+        Column::right("fastest", 12),
+    ]);
+    let rate = |v: Option<f64>| v.map(|v| human::fixed(v, 0)).unwrap_or_else(|| "-".into());
     for r in &figures.rows {
-        let _ = writeln!(
-            out,
-            "{:<32} {:<32} {:>7} {:>12} {:>12} {:>12}",
-            r.cell,
-            r.host,
-            r.clients,
+        table.row([
+            r.cell.clone(),
+            r.host.clone(),
+            r.clients.to_string(),
             rate(r.sum),
             rate(r.slowest),
-            rate(r.fastest)
-        );
+            rate(r.fastest),
+        ]);
     }
+    out.push_str(&table.render());
     for s in &figures.stragglers {
         let _ = writeln!(out, "{}", s.sentence());
     }

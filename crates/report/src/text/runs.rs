@@ -1,0 +1,43 @@
+//! `iomatrix runs`: the stored runs, one line each, and the same list as JSON.
+
+use crate::table::{Column, Table};
+use iomatrix_core::text::printable;
+use iomatrix_store::RunSummary;
+use serde_json::{json, Value};
+
+/// Version of the runs document; see docs/json.md.
+pub const RUNS_SCHEMA: &str = "iomatrix.runs/1";
+
+pub fn runs_json(runs: &[RunSummary]) -> Value {
+    json!({ "schema": RUNS_SCHEMA, "runs": runs })
+}
+
+pub fn runs_text(runs: &[RunSummary]) -> String {
+    if runs.is_empty() {
+        return "no runs stored yet\n".to_string();
+    }
+    let mut table = Table::new(vec![
+        Column::right("run", 5),
+        Column::left("started (UTC)", 20).gap("  "),
+        Column::left("suite", 7).gap("  "),
+        Column::left("status", 11).gap("  "),
+        Column::right("cells", 11).gap("  "),
+        Column::left("host", 12).gap("  "),
+        Column::free("labels").gap("  "),
+    ]);
+    for r in runs {
+        // Stored text is escaped: a label or host from an old database (or another tool) holding a
+        // newline or an escape sequence prints as one row.
+        let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{}={}", printable(k), printable(v))).collect();
+        table.row([
+            r.id.to_string(),
+            r.started_at.clone(),
+            r.suite.clone(),
+            r.status.as_str().to_string(),
+            format!("{}/{}", r.cells, r.total_cells),
+            printable(&r.host).to_string(),
+            labels.join(" "),
+        ]);
+    }
+    table.render()
+}
