@@ -8,6 +8,8 @@
 //!
 //! - [`table`]: the one table layout every text table is written through (columns with a
 //!   header, alignment, width and gap; rows of text made by `iomatrix_core::human`).
+//! - [`text`]: the one layer that writes what `show`, `compare`, `sweep` and `report` print
+//!   (a file per subject); the binary chooses what to print and prints it.
 //! - [`terminal`]: plain-ASCII tables, [`matrix_table`] for one matrix and
 //!   [`iozone_main_table`] for IOzone's own main layout.
 //! - [`iozone_excel`]: IOzone 3.471's `-R` text: the matrix blocks after
@@ -40,6 +42,7 @@ pub mod markdown;
 pub mod svg;
 pub mod table;
 pub mod terminal;
+pub mod text;
 pub mod xlsx;
 
 pub use document::{Report, ReportGroup};
