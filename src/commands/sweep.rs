@@ -4,13 +4,12 @@
 
 use clap::{Args, ValueEnum};
 use iomatrix_analysis::{
-    derive, mean_of_rows, size_mix, sweep, CellKey, Derivation, Derived, Direction, Factor, Figure, Partial, Sweep,
-    SweepLevel, SweepRow,
+    derive, mean_of_rows, size_mix, sweep, CellKey, Derivation, Factor, Figure, Partial, SweepLevel,
 };
-use iomatrix_core::{human, ByteSize, Figures, IoMix, UsageError};
+use iomatrix_core::{ByteSize, Figures, IoMix, UsageError};
+use iomatrix_report::text::{self, sweep::SweepText};
 use iomatrix_store::{CellRow, Store, StoredRun, IOPS};
 use std::collections::BTreeMap;
-use std::fmt::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -196,15 +195,19 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
         }
         crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
-        let mut out = String::new();
-        if let (Some(label), Some(systems)) = (rows, &systems) {
-            let _ = writeln!(out, "each {label} apart (medians where a level has several samples)");
-            table(&mut out, systems, &systems.rows.iter().collect::<Vec<_>>());
-            let _ = writeln!(out, "\nthe average over each {label} (the mean of their figures at each level):");
+        let out = SweepText {
+            sweep: &s,
+            split: args.split.map(|split| match split {
+                Split::Bs => text::sweep::Split::BlockSize,
+                Split::Direction => text::sweep::Split::Direction,
+            }),
+            systems: rows.zip(systems.as_ref()),
+            partial: whole.partial,
+            left_out: &whole.left_out,
+            partial_rows: &whole.partial_rows,
+            derived: &derived,
         }
-        out += &text_split(&s, args.split);
-        not_whole_text(&mut out, &whole);
-        derived_text(&mut out, &s, &derived);
+        .render();
         crate::out::print(&out)?;
     }
     Ok(ExitCode::SUCCESS)
@@ -252,49 +255,6 @@ fn ratio(store: &Store, runs: &str, size: &str, unit: Option<Unit>) -> anyhow::R
             many.iter().map(|b| b.what.clone()).collect::<Vec<_>>().join(", ")
         ))
         .into()),
-    }
-}
-
-/// The cells left out of the levels (not whole) and the rows that took in partial ones.
-fn not_whole_text(out: &mut String, whole: &NotWhole) {
-    if !whole.left_out.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nNOT COMPLETE: clients or connections failed in these cells; left out of the levels' medians{}:",
-            if whole.partial == Partial::LeftOut { " (--include-partial takes partial ones in, marked)" } else { "" }
-        );
-        for l in &whole.left_out {
-            let _ = writeln!(out, "  {l}");
-        }
-    }
-    if !whole.partial_rows.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nPARTIAL CELLS TAKEN IN (--include-partial): these rows' medians include samples of cells where some \
-             clients or connections failed: {}",
-            whole.partial_rows.iter().cloned().collect::<Vec<_>>().join(", ")
-        );
-    }
-}
-
-/// The derived figures, apart from the measured ones and marked as such.
-fn derived_text(out: &mut String, s: &Sweep, derived: &[Derived]) {
-    for d in derived {
-        let _ =
-            writeln!(out, "\nDerived, not measured (nothing stored): {} (the factor is {:.4})", d.formula, d.factor);
-        let width = d.rows.iter().map(|r| r.cell.len()).max().unwrap_or(4).max(14);
-        let _ = write!(out, "{:<width$}", "derived");
-        for l in &s.levels {
-            let _ = write!(out, " {l:>12}");
-        }
-        out.push('\n');
-        for r in &d.rows {
-            let _ = write!(out, "{:<width$}", r.cell);
-            for v in &r.values {
-                let _ = write!(out, " {:>12}", value(*v));
-            }
-            out.push('\n');
-        }
     }
 }
 
@@ -437,145 +397,4 @@ fn by_param(
         super::select::repeats_but(&format!("--by {param}: {} at {}", key.describe(), name(level)), &runs, swept)?;
     }
     Ok((levels.into_iter().map(|(v, cells)| SweepLevel { level: name(v), cells }).collect(), units))
-}
-
-fn pct(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), human::signed_percent)
-}
-
-/// A figure as the tables print it: whole numbers for KB/s-sized figures, two places for small
-/// ones (seed 001's MB/s).
-fn value(v: Option<f64>) -> String {
-    match v {
-        Some(v) if v.abs() < 100.0 => format!("{v:.2}"),
-        Some(v) => format!("{v:.0}"),
-        None => "-".into(),
-    }
-}
-
-/// The sweep's text: one table per block size or direction when asked, then the summaries.
-pub fn text_split(s: &Sweep, split: Option<Split>) -> String {
-    let mut out = format!("sweep by {} ({}; medians where a level has several samples)\n", s.by, s.unit);
-    let mut groups: Vec<(String, Vec<&SweepRow>)> = Vec::new();
-    for r in &s.rows {
-        let name = match split {
-            None => String::new(),
-            Some(Split::Bs) => {
-                r.record_size.map(|b| format!("block size {}", ByteSize(b))).unwrap_or("no block size".into())
-            }
-            Some(Split::Direction) => r.direction.name().to_string(),
-        };
-        match groups.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, rows)) => rows.push(r),
-            None => groups.push((name, vec![r])),
-        }
-    }
-    if split == Some(Split::Bs) {
-        groups.sort_by_key(|(_, rows)| rows[0].record_size);
-    }
-    if split == Some(Split::Direction) {
-        groups.sort_by_key(|(_, rows)| rows[0].direction);
-    }
-    for (name, rows) in &groups {
-        if !name.is_empty() {
-            let _ = writeln!(out, "\n== {name}");
-        }
-        table(&mut out, s, rows);
-    }
-    summaries(&mut out, s);
-    out
-}
-
-/// The values per level and the rate of change of some rows.
-fn table(out: &mut String, s: &Sweep, rows: &[&SweepRow]) {
-    let width = rows.iter().map(|r| r.cell.len()).max().unwrap_or(4).max(14);
-    let per_row_unit = rows.iter().any(|r| r.unit != s.unit);
-    let _ = write!(out, "{:<width$}", "cell");
-    if per_row_unit {
-        let _ = write!(out, " {:>10}", "unit");
-    }
-    for l in &s.levels {
-        let _ = write!(out, " {l:>12}");
-    }
-    out.push('\n');
-    for r in rows {
-        let _ = write!(out, "{:<width$}", r.cell);
-        if per_row_unit {
-            let _ = write!(out, " {:>10}", r.unit);
-        }
-        for v in &r.values {
-            let _ = write!(out, " {:>12}", value(*v));
-        }
-        out.push('\n');
-    }
-    out.push_str("\nRate of change (Total: first level to last, as seed 001's Total column)\n");
-    let _ = write!(out, "{:<width$}", "cell");
-    for w in s.levels.windows(2) {
-        let _ = write!(out, " {:>12}", format!("{}->{}", w[0], w[1]));
-    }
-    let _ = writeln!(out, " {:>12}", "Total");
-    for r in rows {
-        let _ = write!(out, "{:<width$}", r.cell);
-        for step in &r.steps_pct {
-            let _ = write!(out, " {:>12}", pct(*step));
-        }
-        let _ = writeln!(out, " {:>12}", pct(r.first_to_last_pct));
-    }
-}
-
-/// Averages per direction, the directions' totals, and the read/write ratios.
-fn summaries(out: &mut String, s: &Sweep) {
-    let width = s.rows.iter().map(|r| r.cell.len()).max().unwrap_or(4).max(14);
-    let _ = writeln!(out, "\nAverages (mean of the rows' % changes)");
-    let _ = write!(out, "{:<width$}", "rows");
-    for w in s.levels.windows(2) {
-        let _ = write!(out, " {:>12}", format!("{}->{}", w[0], w[1]));
-    }
-    let _ = writeln!(out, " {:>12}", "Total");
-    for d in &s.directions {
-        let _ = write!(out, "{:<width$}", format!("{} ({})", d.direction.name(), d.rows));
-        for step in &d.average_steps_pct {
-            let _ = write!(out, " {:>12}", pct(*step));
-        }
-        let _ = writeln!(out, " {:>12}", pct(d.average_total_pct));
-    }
-    if s.directions.len() > 1 {
-        let _ = write!(out, "{:<width$}", format!("all ({})", s.rows.len()));
-        for step in &s.average_steps_pct {
-            let _ = write!(out, " {:>12}", pct(*step));
-        }
-        let _ = writeln!(out, " {:>12}", pct(s.average_first_to_last_pct));
-    }
-    let summed: Vec<String> = s
-        .directions
-        .iter()
-        .filter(|d| d.direction != Direction::Other)
-        .map(|d| format!("{} {}", d.direction.name(), pct(d.total_pct)))
-        .collect();
-    if !summed.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nTotals by direction (each row's Total summed, as seed 001's \"reads increased over 500%\"): {}",
-            summed.join(", ")
-        );
-    }
-    if !s.read_write.is_empty() {
-        out.push_str("\nRead/write ratio per level (medians)\n");
-        for (level, what, ratio) in &s.read_write {
-            let _ = writeln!(out, "  {} = {level}, {what}: {ratio:.2}", s.by);
-        }
-    }
-    if !s.read_write_by_block.is_empty() {
-        out.push_str(
-            "\nRead/write ratio per block size over all levels (mean: the mean of every read sample over the mean of \
-             every write sample, as seed 001's 5.63:1; median: the same with medians)\n",
-        );
-        for b in &s.read_write_by_block {
-            let _ = writeln!(
-                out,
-                "  {}: mean {:.2}:1, median {:.2}:1 ({} reads, {} writes)",
-                b.what, b.mean_ratio, b.median_ratio, b.reads, b.writes
-            );
-        }
-    }
 }

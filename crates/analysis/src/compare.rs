@@ -392,6 +392,21 @@ pub struct Gate {
     pub not_checked: Vec<String>,
 }
 
+impl Gate {
+    /// "slower" (a figure beyond the threshold), "not checked" (none slower, but a figure asked
+    /// about could not be held to it, or none was), or "passed" (every figure asked about
+    /// checked, none slower): the JSON's outcome, the exit code's and the text's.
+    pub fn outcome(&self) -> &'static str {
+        if !self.slower.is_empty() {
+            "slower"
+        } else if !self.not_checked.is_empty() || self.checked == 0 {
+            "not checked"
+        } else {
+            "passed"
+        }
+    }
+}
+
 /// Every figure of A, with `metric` only those whose name contains it ("read", "write 64m/4k",
 /// "open mean"), held against B: slower by more than `threshold` (0.05: 5%) beyond noise, or not
 /// checked, and why.

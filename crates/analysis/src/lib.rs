@@ -35,7 +35,7 @@ mod sweep;
 pub use cells::{median, size_mix, CellKey, CellStats, Figure, Group, LeftOut, Partial};
 pub use compare::{
     compare, flattened, regressions, Comparison, Difference, Gate, LatencyRow, MatrixComparison, NoiseSummary,
-    OperationRow, OperationTable, Region, Regression, ScalarRow,
+    OperationRow, OperationTable, Region, Regression, ScalarRow, Tally,
 };
 pub use derive::{derive, Derivation, Derived, DerivedRow, Factor};
 pub use limit::{flag_cached, CacheFlags, Limit};

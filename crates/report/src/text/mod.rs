@@ -12,13 +12,21 @@
 //! - [`verify`]: `--verify`'s tallies; [`imported`]: where an imported run came from;
 //!   [`extents`]: FIEMAP summaries and a walk's errors.
 //!
+//! Comparisons:
+//! - [`compare`]: `compare`'s text: the conditions, the B/A matrices and their verdicts, the
+//!   scalar and per-operation tables, noise, caching, and `--fail-if-slower`'s findings.
+//! - [`sweep`]: `sweep`'s text: the levels' tables and rates of change, the summaries, the
+//!   read/write ratios, the cells left out and the derived figures.
+//!
 //! Everything printed comes from the store, so `run` and `show` print the same thing, today or
 //! next year.
 
 pub mod clients;
+pub mod compare;
 pub mod connections;
 pub mod extents;
 pub mod imported;
 pub mod run;
 pub mod runs;
+pub mod sweep;
 pub mod verify;

@@ -1,0 +1,402 @@
+//! `iomatrix compare`'s text: B against A as the seed authors' spreadsheets showed it, and what
+//! `--fail-if-slower` found.
+
+use crate::table::{Column, Table};
+use iomatrix_analysis::{CacheFlags, Comparison, Difference, Gate, Judgement, MatrixComparison, Partial, Region};
+use iomatrix_core::{human, ByteSize};
+use std::fmt::Write;
+
+/// The comparison: what differs between the sides, each matrix of B/A ratios with its verdicts,
+/// the scalar and per-operation tables, the noise test's counts, the cells only one side has, and
+/// with `--limit` which cells a cache served.
+pub fn comparison(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>) -> String {
+    let mut out = String::new();
+    let runs = |ids: &[i64]| ids.iter().map(|i| format!("#{i}")).collect::<Vec<_>>().join(",");
+    let _ = writeln!(
+        out,
+        "compare ({} suite): A = {} (runs {}), B = {} (runs {}); figures are medians over each side's runs",
+        c.suite,
+        c.a,
+        runs(&c.a_runs),
+        c.b,
+        runs(&c.b_runs)
+    );
+    differences(&mut out, "plan parameters", &c.plan_differences);
+    differences(&mut out, "environment facts", &c.environment_differences);
+    if !c.unknown.is_empty() {
+        let _ = writeln!(out, "not known on one side (not compared): {}", c.unknown.join(", "));
+    }
+    // "The same" only when it is: the plans alike too, not only the conditions named here.
+    match (c.condition_differences.is_empty(), c.plan_differences.is_empty()) {
+        (true, true) => out.push_str(
+            "conditions: the same on both sides (plan, backend, direct/cached, clients, files vs RAM, file system, \
+             partition alignment, closed or open loop, fsync/close timed, io_uring submissions, data)\n",
+        ),
+        (true, false) => out.push_str(
+            "NOTE: the sides were measured under different plans (the parameters above): the changes below are \
+             not the same work measured twice\n",
+        ),
+        (false, _) => {
+            out.push_str("NOTE: the sides were measured under different conditions:\n");
+            for d in &c.condition_differences {
+                let _ = writeln!(out, "  {d}");
+            }
+        }
+    }
+    out.push_str(&left_out(c));
+    for (m, verdicts) in c.matrices.iter().zip(&c.matrix_verdicts) {
+        out.push_str(&matrix(m, c.region));
+        out.push_str(&verdict_line(verdicts.iter().flatten().flatten()));
+    }
+    out.push_str(&scalars(c));
+    out.push_str(&operations(c));
+    out.push_str(&noise(c));
+    for (side, cells) in [("A", &c.only_in_a), ("B", &c.only_in_b)] {
+        if !cells.is_empty() {
+            let _ = writeln!(out, "\nonly in {side} ({} cells, not compared): {}", cells.len(), cells.join(", "));
+        }
+    }
+    if let Some(flags) = flags {
+        out.push_str(&caching(flags));
+    }
+    out
+}
+
+/// `--fail-if-slower`'s findings, after the comparison: the figures slower than A's, or that
+/// nothing was, or that not everything asked about could be checked (each named).
+pub fn gate(threshold: f64, metric: Option<&str>, gate: &Gate) -> String {
+    let what = metric.map(|m| format!(" (figures named \"{m}\")")).unwrap_or_default();
+    let pct = threshold * 100.0;
+    let mut out = match gate.outcome() {
+        "slower" => {
+            let mut out = format!(
+                "\n--fail-if-slower {pct}%{what}: {} figure(s) slower than A by more than {pct}% beyond noise:\n",
+                gate.slower.len()
+            );
+            for r in &gate.slower {
+                let _ = writeln!(
+                    out,
+                    "  {}: {} -> {} {} ({})",
+                    r.cell,
+                    human::fixed(r.a, 1),
+                    human::fixed(r.b, 1),
+                    r.unit,
+                    human::signed_percent(r.change_pct)
+                );
+            }
+            out
+        }
+        "not checked" => format!(
+            "\n--fail-if-slower {pct}%{what}: NOT CHECKED: {} figure(s) checked, none slower; {} could not be \
+             checked:\n",
+            gate.checked,
+            gate.not_checked.len()
+        ),
+        _ => format!(
+            "\n--fail-if-slower {pct}%{what}: nothing slower than A by more than {pct}% beyond noise ({} figure(s) \
+             checked)\n",
+            gate.checked
+        ),
+    };
+    for name in &gate.not_checked {
+        let _ = writeln!(out, "  not checked: {name}");
+    }
+    out
+}
+
+/// The one line a gate that checked nothing, or not all it was asked, gives on stderr (without
+/// the program's name): how many figures could not be held to the threshold, the first three,
+/// and what would let them be.
+pub fn not_checked(threshold: f64, gate: &Gate) -> String {
+    let names = match gate.not_checked.len() {
+        n if n > 3 => format!("{} and {} more", gate.not_checked[..3].join("; "), n - 3),
+        _ => gate.not_checked.join("; "),
+    };
+    let fix = if gate.not_checked.iter().any(|n| n.contains("too few samples")) {
+        "; give both sides --repeat 4 (or 4 runs each)"
+    } else {
+        ""
+    };
+    format!(
+        "--fail-if-slower {}%: not checked: {} of the {} figure(s) asked about could not be held to it ({names}){fix}",
+        threshold * 100.0,
+        gate.not_checked.len(),
+        gate.checked + gate.not_checked.len(),
+    )
+}
+
+/// Plan parameters or environment facts: the same, or each that differs.
+fn differences(out: &mut String, what: &str, list: &[Difference]) {
+    if list.is_empty() {
+        let _ = writeln!(out, "{what}: the same on both sides");
+    } else {
+        let _ = writeln!(out, "{what} that differ (A vs B):");
+        for d in list {
+            let _ = writeln!(out, "  {}: {} vs {}", d.name, d.a, d.b);
+        }
+    }
+}
+
+/// The cells each side stored but left out of its medians (not whole), and with
+/// `--include-partial` what the marks mean.
+fn left_out(c: &Comparison) -> String {
+    let mut out = String::new();
+    if !c.left_out_a.is_empty() || !c.left_out_b.is_empty() {
+        let what = match c.partial {
+            Partial::LeftOut => {
+                "partial and failed cells are left out of the medians and verdicts \
+                                 (--include-partial takes partial ones in, marked)"
+            }
+            Partial::Included => "failed cells are left out of the medians and verdicts",
+        };
+        let _ = writeln!(out, "NOT COMPLETE: clients or connections failed in some cells; {what}:");
+        for (side, cells) in [("A", &c.left_out_a), ("B", &c.left_out_b)] {
+            for l in cells {
+                let _ = writeln!(out, "  {side}: {}", l.describe());
+            }
+        }
+    }
+    let marked = c.scalars.iter().any(|s| s.partial)
+        || c.operations.iter().flat_map(|t| &t.rows).any(|r| r.partial)
+        || c.matrices.iter().flat_map(|m| m.partial.iter().flatten()).any(|p| *p);
+    if marked {
+        out.push_str(
+            "PARTIAL CELLS TAKEN IN (--include-partial): figures marked * include samples of cells where some \
+             clients or connections failed\n",
+        );
+    }
+    out
+}
+
+/// The mark of a figure that took in samples of partial cells.
+fn partial_mark(partial: bool) -> &'static str {
+    if partial {
+        " *"
+    } else {
+        ""
+    }
+}
+
+/// One matrix's verdicts, counted; where none is possible, what would give one.
+fn verdict_line<'a>(verdicts: impl Iterator<Item = &'a Judgement>) -> String {
+    let all: Vec<&Judgement> = verdicts.collect();
+    let count = |v: &str| all.iter().filter(|j| j.verdict == v).count();
+    let mut out = format!(
+        "verdicts: B faster in {}, slower in {}, within noise in {}",
+        count("faster"),
+        count("slower"),
+        count("within noise")
+    );
+    if let Some(j) = all.iter().find(|j| j.verdict == "no verdict") {
+        let _ =
+            write!(out, ", no verdict in {} ({})", count("no verdict"), j.describe().trim_start_matches("no verdict "));
+    }
+    out.push('\n');
+    out
+}
+
+fn size(bytes: u64) -> String {
+    ByteSize(bytes).to_string()
+}
+
+/// A mean of ratios as the matrix prints it, `-` where there is none.
+fn mean_at(means: &[(u64, f64)], at: u64) -> String {
+    means.iter().find(|(size, _)| *size == at).map_or_else(|| "-".into(), |(_, m)| human::fixed(*m, 2))
+}
+
+/// One matrix of B/A ratios (file sizes down, record sizes across) with the mean of each row and
+/// column, its overall change and, with `--files`/`--records`, the region's.
+fn matrix(m: &MatrixComparison, region: Region) -> String {
+    let mut out = format!("\n{}: B/A of {} (rows: file size, columns: record size)\n", m.test, m.unit);
+    let columns = |last: Column| {
+        std::iter::once(Column::right("", 8))
+            .chain(m.record_sizes.iter().map(|r| Column::right(size(*r), 7)))
+            .chain([last])
+            .collect::<Vec<_>>()
+    };
+    let mut table = Table::new(columns(Column::right("mean", 7).gap(" | ")));
+    for (i, f) in m.file_sizes.iter().enumerate() {
+        let ratios = m.ratios[i].iter().zip(&m.partial[i]).map(|(ratio, partial)| match ratio {
+            Some(r) if *partial => format!("{}*", human::fixed(*r, 2)),
+            Some(r) => human::fixed(*r, 2),
+            None => "-".into(),
+        });
+        table.row(std::iter::once(size(*f)).chain(ratios).chain([mean_at(&m.by_file, *f)]));
+    }
+    out.push_str(&table.render());
+    // The means of the columns close the table; their last entry says how to read the means.
+    let mut means = Table::new(columns(Column::free("").gap("   "))).without_header();
+    means.row(
+        std::iter::once("mean".to_string())
+            .chain(m.record_sizes.iter().map(|r| mean_at(&m.by_record, *r)))
+            .chain(["(record-size view: mean per column; file-size view: mean per row)".to_string()]),
+    );
+    out.push_str(&means.render());
+    let t = &m.overall;
+    let _ = writeln!(
+        out,
+        "overall: mean change {} over {} cells; A faster in {}, B faster in {}, equal in {}",
+        human::signed_percent(t.mean_change_pct),
+        t.cells,
+        t.a_wins,
+        t.b_wins,
+        t.ties
+    );
+    if let Some(t) = &m.region {
+        let bound = |(lo, hi): (Option<u64>, Option<u64>)| match (lo, hi) {
+            (None, None) => "all".to_string(),
+            (lo, hi) => format!("{}..{}", lo.map(size).unwrap_or_default(), hi.map(size).unwrap_or_default()),
+        };
+        let _ = writeln!(
+            out,
+            "region files {} records {}: mean change {} over {} cells; A faster in {}, B faster in {}",
+            bound(region.files),
+            bound(region.records),
+            human::signed_percent(t.mean_change_pct),
+            t.cells,
+            t.a_wins,
+            t.b_wins
+        );
+    }
+    out
+}
+
+/// The figures outside any matrix (a rate, a latency): A, B, the change and its verdict.
+fn scalars(c: &Comparison) -> String {
+    if c.scalars.is_empty() {
+        return String::new();
+    }
+    let mut table = Table::new(vec![
+        Column::left("metric", 48),
+        Column::right("A", 14),
+        Column::right("B", 14),
+        Column::right("change", 9),
+        Column::free("verdict").gap("  "),
+    ]);
+    for s in &c.scalars {
+        table.row([
+            format!("{} ({}){}", s.metric, s.unit, partial_mark(s.partial)),
+            human::fixed(s.a, 1),
+            human::fixed(s.b, 1),
+            human::signed_percent(s.change_pct),
+            s.verdict.describe(),
+        ]);
+    }
+    format!("\n{}", table.render())
+}
+
+/// Each phase's per-operation table: A, B, the change and its verdict.
+fn operations(c: &Comparison) -> String {
+    let mut out = String::new();
+    for t in &c.operations {
+        let _ = writeln!(out, "\n{}: per operation, A and B (medians over the samples) and % change", t.phase);
+        let mut table = Table::new(vec![
+            Column::left("operation", 28),
+            Column::right("A", 12),
+            Column::right("B", 12),
+            Column::right("change", 9),
+            Column::free("verdict").gap("  "),
+        ]);
+        for r in &t.rows {
+            table.row([
+                format!("{} {} ({}){}", r.operation, r.figure, r.unit, partial_mark(r.partial)),
+                human::significant(r.a),
+                human::significant(r.b),
+                human::signed_percent(r.change_pct),
+                r.verdict.describe(),
+            ]);
+        }
+        out.push_str(&table.render());
+    }
+    out
+}
+
+/// The rank test's verdicts counted over every compared figure, and the repeats that would give
+/// a verdict where the samples were too few.
+fn noise(c: &Comparison) -> String {
+    let mut out = String::new();
+    let n = &c.noise;
+    let total = n.faster + n.slower + n.within_noise + n.no_verdict;
+    if total == 0 {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\nNoise (Mann-Whitney rank test of the samples, two-sided, {}% level): B faster in {}, slower in {}, \
+         within noise in {}, no verdict in {} of {total} compared figures",
+        iomatrix_analysis::ALPHA * 100.0,
+        n.faster,
+        n.slower,
+        n.within_noise,
+        n.no_verdict
+    );
+    let needed = c
+        .matrix_verdicts
+        .iter()
+        .flatten()
+        .flatten()
+        .flatten()
+        .chain(c.scalars.iter().map(|s| &s.verdict))
+        .chain(c.operations.iter().flat_map(|t| t.rows.iter().map(|r| &r.verdict)))
+        .filter_map(|j| j.repeats_needed)
+        .max();
+    if let Some(k) = needed {
+        let _ = writeln!(
+            out,
+            "  no verdict: too few samples for the test to reach its level; --repeat {k} (or {k} runs a side) on both \
+             sides gives one"
+        );
+    }
+    out
+}
+
+/// `--limit`: the cells each side had faster than the limit, served by a cache.
+fn caching((fa, fb): &(CacheFlags, CacheFlags)) -> String {
+    let mut out = format!("\nCaching: cells faster than the limit ({}) were served by a cache\n", fa.limit);
+    for (side, f) in [("A", fa), ("B", fb)] {
+        if f.flagged.is_empty() {
+            let _ = writeln!(out, "  {side}: no cell above the limit");
+        }
+        for b in &f.boundaries {
+            let _ = writeln!(out, "  {side}: {b}");
+        }
+        if f.unchecked > 0 {
+            let _ = writeln!(out, "  {side}: {} cells had no limit to hold them to", f.unchecked);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomatrix_analysis::Tally;
+
+    /// The matrix as compare wrote it by hand before the one table layout: a partial ratio
+    /// marked `*` in the same seven places, a missing one `-`, a long one widening its row only.
+    #[test]
+    fn a_matrix_lines_up_as_the_hand_written_layout_did_with_marks_and_gaps() {
+        let m = MatrixComparison {
+            test: "read".into(),
+            unit: "KB/s",
+            file_sizes: vec![65536, 1 << 20],
+            record_sizes: vec![4096, 65536],
+            ratios: vec![vec![Some(1.5), Some(0.25)], vec![None, Some(123456.789)]],
+            by_record: vec![(4096, 1.5), (65536, 61728.52)],
+            by_file: vec![(65536, 0.875)],
+            overall: Tally { cells: 3, mean_change_pct: 12.5, a_wins: 1, b_wins: 2, ties: 0 },
+            region: None,
+            partial: vec![vec![false, true], vec![false, false]],
+        };
+        let expected = format!(
+            "\nread: B/A of KB/s (rows: file size, columns: record size)\n\
+             {:>8} {:>7} {:>7} | {:>7}\n\
+             {:>8} {:>7.2} {:>6.2}* | {:>7}\n\
+             {:>8}       - {:>7.2} | {:>7}\n\
+             {:>8} {:>7} {:>7}   (record-size view: mean per column; file-size view: mean per row)\n\
+             overall: mean change +12.5% over 3 cells; A faster in 1, B faster in 2, equal in 0\n",
+            "", "4k", "64k", "mean", "64k", 1.5, 0.25, "0.88", "1m", 123456.789, "-", "mean", "1.50", "61728.52"
+        );
+        assert_eq!(matrix(&m, Region::default()), expected);
+    }
+}
