@@ -7,6 +7,7 @@ use clap::Args;
 use iomatrix_backup::ExtentsWalk;
 use iomatrix_core::UsageError;
 use iomatrix_extents::{flag_names, FiemapError, FileExtents};
+use iomatrix_report::table::{Column, Table};
 use iomatrix_report::text::extents::{errors_text, summary_text};
 use serde_json::{json, Value};
 use std::fmt::Write;
@@ -78,14 +79,16 @@ pub fn run(args: ExtentsArgs) -> anyhow::Result<ExitCode> {
     } else {
         let mut out = String::new();
         if args.per_file {
+            let mut table = Table::new(vec![Column::right("", 8), Column::free("").gap("  ")]).without_header();
             for f in &files {
                 let count = match f["extents"].as_u64() {
                     Some(n) => n.to_string(),
                     None if f["no_fiemap"] == true => "-".into(),
                     None => "error".into(),
                 };
-                let _ = writeln!(out, "{count:>8}  {}", f["path"].as_str().unwrap_or(""));
+                table.row([count, f["path"].as_str().unwrap_or("").to_string()]);
             }
+            out.push_str(&table.render());
             out.push('\n');
         }
         out.push_str(&text(&root.display().to_string(), &fs_type, args.sync, &walk));

@@ -5,6 +5,7 @@ use crate::suites::personality::args::load;
 use clap::{Args, Subcommand};
 use iomatrix_personality::schema::{Amount, PhaseEnd};
 use iomatrix_personality::{builtin, Personality};
+use iomatrix_report::table::{Column, Table};
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
@@ -30,18 +31,22 @@ pub fn run(args: PersonalitiesArgs) -> anyhow::Result<ExitCode> {
     let mut out = String::new();
     match args.command {
         PersonalitiesCommand::List => {
-            writeln!(out, "{:<14} {:>11} {:<10} description", "name", "connections", "phases")?;
+            let mut table = Table::new(vec![
+                Column::left("name", 14),
+                Column::right("connections", 11),
+                Column::left("phases", 10),
+                Column::free("description"),
+            ]);
             for (name, _) in builtin::BUILTIN {
                 let p = load(name)?;
-                writeln!(
-                    out,
-                    "{:<14} {:>11} {:<10} {}",
-                    name,
-                    p.connections,
+                table.row([
+                    name.to_string(),
+                    p.connections.to_string(),
                     p.phases.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(","),
-                    p.description
-                )?;
+                    p.description.clone(),
+                ]);
             }
+            out.push_str(&table.render());
             writeln!(
                 out,
                 "\nrun one: iomatrix run personality NAME --target DIR|URL [--scale small]; see it: iomatrix personalities show NAME"

@@ -4,6 +4,7 @@
 
 use clap::Args;
 use iomatrix_core::{human, parse_size_list, UsageError};
+use iomatrix_report::table::{Column, Table};
 use iomatrix_tree::{class_label, scan, Inventory, ScanError, ScanOptions, Tally};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -166,45 +167,54 @@ fn report(inv: &Inventory, elapsed: f64) -> String {
         let _ = writeln!(s, "\nno regular files");
     } else {
         let pct = |part: u64, whole: u64| if whole == 0 { 0.0 } else { part as f64 * 100.0 / whole as f64 };
-        let _ = writeln!(
-            s,
-            "\n{:>6} {:>6} {:>12} {:>8} {:>8} {:>11} {:>8} {:>8}",
-            "from", "below", "files", "% files", "cum %", "bytes", "% bytes", "cum %"
-        );
+        let mut classes = Table::new(vec![
+            Column::right("from", 6),
+            Column::right("below", 6),
+            Column::right("files", 12),
+            Column::right("% files", 8),
+            Column::right("cum %", 8),
+            Column::right("bytes", 11),
+            Column::right("% bytes", 8),
+            Column::right("cum %", 8),
+        ]);
         let (mut cum_files, mut cum_bytes) = (0u64, 0u64);
         // Empty classes below the smallest file say nothing; those between files stay.
         for c in inv.classes.iter().skip_while(|c| c.files == 0) {
             cum_files += c.files;
             cum_bytes = cum_bytes.saturating_add(c.bytes);
             let (from, below) = class_label(c.class);
-            let _ = writeln!(
-                s,
-                "{from:>6} {below:>6} {:>12} {:>8.2} {:>8.2} {:>11} {:>8.2} {:>8.2}",
-                c.files,
-                pct(c.files, t.files),
-                pct(cum_files, t.files),
+            classes.row([
+                from,
+                below,
+                c.files.to_string(),
+                human::fixed(pct(c.files, t.files), 2),
+                human::fixed(pct(cum_files, t.files), 2),
                 human::bytes(c.bytes),
-                pct(c.bytes, t.bytes),
-                pct(cum_bytes, t.bytes)
-            );
+                human::fixed(pct(c.bytes, t.bytes), 2),
+                human::fixed(pct(cum_bytes, t.bytes), 2),
+            ]);
         }
+        s.push('\n');
+        s.push_str(&classes.render());
         if !inv.shares.is_empty() {
-            let _ = writeln!(
-                s,
-                "\n{:>12} {:>12} {:>8} {:>11} {:>8}",
-                "at or below", "files", "% files", "bytes", "% bytes"
-            );
+            let mut shares = Table::new(vec![
+                Column::right("at or below", 12),
+                Column::right("files", 12),
+                Column::right("% files", 8),
+                Column::right("bytes", 11),
+                Column::right("% bytes", 8),
+            ]);
             for sh in &inv.shares {
-                let _ = writeln!(
-                    s,
-                    "{:>12} {:>12} {:>8.2} {:>11} {:>8.2}",
+                shares.row([
                     iomatrix_core::ByteSize(sh.at_bytes).to_string(),
-                    sh.files,
-                    sh.share_of_files * 100.0,
+                    sh.files.to_string(),
+                    human::fixed(sh.share_of_files * 100.0, 2),
                     human::bytes(sh.bytes),
-                    sh.share_of_bytes * 100.0
-                );
+                    human::fixed(sh.share_of_bytes * 100.0, 2),
+                ]);
             }
+            s.push('\n');
+            s.push_str(&shares.render());
         }
         if let Some(p) = &inv.percentiles {
             let _ = writeln!(
@@ -222,9 +232,11 @@ fn report(inv: &Inventory, elapsed: f64) -> String {
         }
         if !inv.largest.is_empty() {
             let _ = writeln!(s, "\nlargest files:");
+            let mut largest = Table::new(vec![Column::right("", 11), Column::free("").gap("  ")]).without_header();
             for f in &inv.largest {
-                let _ = writeln!(s, "{:>11}  {}", human::bytes(f.bytes), f.path);
+                largest.row([human::bytes(f.bytes), f.path.clone()]);
             }
+            s.push_str(&largest.render());
         }
     }
     if !inv.problems.is_empty() {

@@ -2,9 +2,10 @@
 //! runs, and (show) their conclusions drawn again from the stored file.
 
 use super::conclude;
+use iomatrix_core::human;
 use iomatrix_core::UsageError;
+use iomatrix_report::table::{Column, Table};
 use iomatrix_store::{StepStatus, Store, StudyRecord};
-use std::fmt::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -34,24 +35,27 @@ pub fn list(db: &Path, json: bool) -> anyhow::Result<ExitCode> {
         crate::out::print("no studies stored (`iomatrix study run FILE` runs one)\n")?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut out = format!(
-        "{:>4}  {:<20} {:<6} {:<11} {:>6}  {:<20}  {}\n",
-        "id", "name", "scale", "status", "steps", "started", "file"
-    );
+    let mut table = Table::new(vec![
+        Column::right("id", 4),
+        Column::left("name", 20).gap("  "),
+        Column::left("scale", 6),
+        Column::left("status", 11),
+        Column::right("steps", 6),
+        Column::left("started", 20).gap("  "),
+        Column::free("file").gap("  "),
+    ]);
     for (s, done, total) in rows {
-        let _ = writeln!(
-            out,
-            "{:>4}  {:<20} {:<6} {:<11} {:>6}  {:<20}  {}",
-            s.id,
-            s.name,
-            s.scale,
-            s.status.as_str(),
+        table.row([
+            s.id.to_string(),
+            s.name.clone(),
+            s.scale.clone(),
+            s.status.as_str().to_string(),
             format!("{done}/{total}"),
-            s.started_at,
-            s.file_path
-        );
+            s.started_at.clone(),
+            s.file_path.clone(),
+        ]);
     }
-    crate::out::print(&out)?;
+    crate::out::print(&table.render())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -74,25 +78,29 @@ pub fn show(db: &Path, which: &str, json: bool) -> anyhow::Result<ExitCode> {
         record.started_at,
         record.ended_at.as_deref().map(|e| format!(", ended {e}")).unwrap_or_default()
     );
-    let _ = writeln!(
-        out,
-        "{:>4}  {:<16} {:<16} {:<10} {:<8} {:>6} {:>9}  detail",
-        "step", "config", "step", "suite", "status", "run", "seconds"
-    );
+    let mut table = Table::new(vec![
+        Column::right("step", 4),
+        Column::left("config", 16).gap("  "),
+        Column::left("step", 16),
+        Column::left("suite", 10),
+        Column::left("status", 8),
+        Column::right("run", 6),
+        Column::right("seconds", 9),
+        Column::free("detail").gap("  "),
+    ]);
     for s in &steps {
-        let _ = writeln!(
-            out,
-            "{:>4}  {:<16} {:<16} {:<10} {:<8} {:>6} {:>9}  {}",
-            s.seq + 1,
-            s.config,
-            s.step,
-            s.suite,
-            s.status.as_str(),
+        table.row([
+            (s.seq + 1).to_string(),
+            s.config.clone(),
+            s.step.clone(),
+            s.suite.clone(),
+            s.status.as_str().to_string(),
             s.run_id.map(|r| format!("#{r}")).unwrap_or_else(|| "-".into()),
-            s.seconds.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into()),
-            s.detail.as_deref().unwrap_or("").lines().next().unwrap_or("")
-        );
+            s.seconds.map(|x| human::fixed(x, 1)).unwrap_or_else(|| "-".into()),
+            s.detail.as_deref().unwrap_or("").lines().next().unwrap_or("").to_string(),
+        ]);
     }
+    out.push_str(&table.render());
     crate::out::print(&out)?;
     // The conclusions, drawn again from the file as it was stored.
     match iomatrix_study::parse(&record.file_text) {
