@@ -200,7 +200,8 @@ fn a_suite_never_names_another_suite() {
 }
 
 /// Adding a suite is its crate, its folder, one table line and the workspace's member glob:
-/// every folder has the others, and the table names no folder that is missing.
+/// every folder has the others, its crate holds its tables (render.rs), and the table names no
+/// folder that is missing.
 #[test]
 fn every_suite_is_its_crate_its_folder_and_one_table_line() {
     let table = std::fs::read_to_string(root().join("src/suites/mod.rs")).expect("suite table");
@@ -218,9 +219,12 @@ fn every_suite_is_its_crate_its_folder_and_one_table_line() {
     assert!(manifest.contains(r#"members = ["crates/*"]"#), "the workspace takes every crate as a member");
     for suite in suites() {
         assert!(root().join("crates").join(&suite).join("Cargo.toml").is_file(), "crates/{suite}");
-        for file in ["mod.rs", "args.rs", "suite.rs", "render.rs"] {
+        for file in ["mod.rs", "args.rs", "suite.rs"] {
             assert!(root().join("src/suites").join(&suite).join(file).is_file(), "src/suites/{suite}/{file}");
         }
+        // A suite's tables read its stored rows in its crate: src/ only prints them.
+        assert!(root().join("crates").join(&suite).join("src/render.rs").is_file(), "crates/{suite}/src/render.rs");
+        assert!(!root().join("src/suites").join(&suite).join("render.rs").exists(), "src/suites/{suite}/render.rs");
     }
 }
 
