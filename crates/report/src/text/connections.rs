@@ -81,6 +81,10 @@ pub fn client_rate(connection: &Value) -> Option<f64> {
     ConnectionRate::deserialize(connection).ok()?.total_kib_per_sec
 }
 
+/// The clients table of a load of connections: each connection a client, its rate in KB/s.
+pub const CLIENT_COLUMNS: crate::text::clients::ClientColumns =
+    crate::text::clients::ClientColumns { unit: UNIT, describe, aggregates, client_rate, kib_per_unit: KIB_PER_UNIT };
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,7 +122,3 @@ mod tests {
         assert_eq!(connections_as_clients(&stored).cell_results[0].clients, 0);
     }
 }
-
-/// The clients table of a load of connections: each connection a client, its rate in KB/s.
-pub const CLIENT_COLUMNS: crate::text::clients::ClientColumns =
-    crate::text::clients::ClientColumns { unit: UNIT, describe, aggregates, client_rate, kib_per_unit: KIB_PER_UNIT };
