@@ -57,15 +57,20 @@ fn the_check_finds_a_hand_padded_column_and_a_rounded_number() {
 }
 
 /// Every suite's tables are laid out by the one table layout (`iomatrix_report::table::Table`)
-/// and their numbers written by `core::human`: no suite's render.rs pads a column or rounds a
+/// and their numbers written by `core::human`: no suite's crates/NAME/src/render.rs pads a column or rounds a
 /// figure by hand, so one suite's table cannot drift from another's.
 #[test]
 fn the_suites_tables_pad_and_round_nothing_by_hand() {
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/suites");
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut found = Vec::new();
     let mut read = 0;
-    for entry in std::fs::read_dir(&root).expect("src/suites") {
-        let render = entry.expect("entry").path().join("render.rs");
+    for entry in std::fs::read_dir(root.join("src/suites")).expect("src/suites") {
+        let entry = entry.expect("entry");
+        if !entry.path().is_dir() {
+            continue;
+        }
+        // A suite's tables live in its crate (crates/NAME/src/render.rs).
+        let render = root.join("crates").join(entry.file_name()).join("src/render.rs");
         let Ok(source) = std::fs::read_to_string(&render) else { continue };
         read += 1;
         for (n, spec) in hand_formats(&source) {

@@ -200,7 +200,8 @@ fn a_suite_never_names_another_suite() {
 }
 
 /// Adding a suite is its crate, its folder, one table line and the workspace's member glob:
-/// every folder has the others, and the table names no folder that is missing.
+/// every folder has the others, its crate holds its tables (render.rs), and the table names no
+/// folder that is missing.
 #[test]
 fn every_suite_is_its_crate_its_folder_and_one_table_line() {
     let table = std::fs::read_to_string(root().join("src/suites/mod.rs")).expect("suite table");
@@ -218,9 +219,12 @@ fn every_suite_is_its_crate_its_folder_and_one_table_line() {
     assert!(manifest.contains(r#"members = ["crates/*"]"#), "the workspace takes every crate as a member");
     for suite in suites() {
         assert!(root().join("crates").join(&suite).join("Cargo.toml").is_file(), "crates/{suite}");
-        for file in ["mod.rs", "args.rs", "suite.rs", "render.rs"] {
+        for file in ["mod.rs", "args.rs", "suite.rs"] {
             assert!(root().join("src/suites").join(&suite).join(file).is_file(), "src/suites/{suite}/{file}");
         }
+        // A suite's tables read its stored rows in its crate: src/ only prints them.
+        assert!(root().join("crates").join(&suite).join("src/render.rs").is_file(), "crates/{suite}/src/render.rs");
+        assert!(!root().join("src/suites").join(&suite).join("render.rs").exists(), "src/suites/{suite}/render.rs");
     }
 }
 
@@ -247,4 +251,58 @@ fn rerun_of_a_front_end_run_moves_its_own_flags_to_the_new_target() {
         assert_eq!(run["run"]["labels"], serde_json::json!([["rerun-of", id.to_string()]]), "{run}");
     }
     assert!(sb.leftovers().is_empty() && leftovers(&other).is_empty(), "working folders removed");
+}
+
+/// The lines of `source` that read a record size or a queue depth off a plan or a cell
+/// (`.record_size`, `.record_sizes`, `.queue_depth`, `.queue_depths`), as (line number, line).
+fn size_or_depth_reads(source: &str) -> Vec<(usize, &str)> {
+    source
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim_start().starts_with("//"))
+        .filter(|(_, line)| {
+            [".record_size", ".queue_depth"].iter().any(|field| {
+                line.match_indices(field).any(|(at, _)| {
+                    let rest = &line[at + field.len()..];
+                    // The field itself, or its plural; not a longer name (`record_sizes_kib()`).
+                    let word_ends = |s: &str| !s.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+                    word_ends(rest) || rest.strip_prefix('s').is_some_and(word_ends)
+                })
+            })
+        })
+        .map(|(n, line)| (n + 1, line))
+        .collect()
+}
+
+/// `--records` (iozone) and `--qd` (access) are read in src/ only where their flags are parsed
+/// (args.rs; a front end's own flags in front.rs): what the harness asks of them (the largest
+/// record, the deepest queue, the requests on a server) and the row a cell stores come from the
+/// suite's crate, so following either flag to the printed table leaves src/ once and comes back
+/// only to print.
+#[test]
+fn src_reads_record_sizes_and_queue_depths_only_where_the_flags_are_parsed() {
+    let planted = "let r = plan.record_sizes.iter().max();\nlet q = cell.queue_depth;\nrecord_size: Some(1),\n\
+                   let k = plan.record_sizes_kib();";
+    assert_eq!(size_or_depth_reads(planted).iter().map(|(n, _)| *n).collect::<Vec<_>>(), [1, 2]);
+    let mut files = Vec::new();
+    rust_files(&root().join("src/harness"), &mut files);
+    for suite in ["iozone", "access"] {
+        rust_files(&root().join("src/suites").join(suite), &mut files);
+    }
+    assert!(
+        files.iter().any(|f| f.ends_with("iozone/suite.rs")) && files.iter().any(|f| f.ends_with("access/suite.rs"))
+    );
+    let mut found = Vec::new();
+    for file in files.iter().filter(|f| !f.ends_with("args.rs") && !f.ends_with("front.rs")) {
+        let source = std::fs::read_to_string(file).expect("source");
+        for (n, line) in size_or_depth_reads(&source) {
+            found.push(format!("{}:{n}: {}", file.strip_prefix(root()).unwrap().display(), line.trim()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "src/ reads a record size or queue depth outside the flags' parsing; make it a method of the \
+         suite's plan or cell in its crate:\n{}",
+        found.join("\n")
+    );
 }

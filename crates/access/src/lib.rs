@@ -13,9 +13,11 @@
 
 pub mod figures;
 mod plan;
+pub mod render;
+mod row;
 mod runner;
 
 pub use figures::AccessCellFigures;
 pub use iomatrix_backend::Place;
-pub use plan::{AccessCell, AccessPlan, CellSetting, Limit};
+pub use plan::{AccessCell, AccessPlan, CellSetting, Limit, Protocol, RequestNeeds};
 pub use runner::{execute, execute_at, latency_clock, latency_clock_source, AccessFigures, AccessResult, Live, Second};

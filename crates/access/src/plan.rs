@@ -100,6 +100,27 @@ impl AccessCell {
     }
 }
 
+/// What a client holds for its requests in flight ([`AccessPlan::request_needs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestNeeds {
+    /// The deepest queue of any cell (what `--qd` asks at most).
+    pub deepest: u64,
+    /// The request buffers of the cell that needs most, in bytes.
+    pub buffers: u64,
+    /// What one request more in flight adds to them, in bytes.
+    pub buffers_per_request: u64,
+    /// Threads driving requests beside the client's own (0 where it drives them all).
+    pub helper_threads: u64,
+}
+
+/// The file-server protocol a remote run's requests travel on, as far as how the requests in
+/// flight reach the server differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    Nfs,
+    Smb,
+}
+
 impl AccessPlan {
     /// Cells in sweep order: block size outermost, then read %, random %,
     /// queue depth; each repeated `repeats` times in a row.
@@ -128,6 +149,58 @@ impl AccessPlan {
             }
         }
         cells
+    }
+
+    /// What each client holds for its requests in flight, at the plan's deepest cell:
+    /// `queued` where requests are queued (io_uring, a server), `thread_per_request` where each
+    /// request beyond the first needs a thread of its own (an NFS server: one request per
+    /// connection).
+    pub fn request_needs(&self, queued: bool, thread_per_request: bool) -> RequestNeeds {
+        let deepest = self.deepest_queue();
+        let buffers = self.request_buffers(queued);
+        RequestNeeds {
+            deepest,
+            buffers,
+            buffers_per_request: buffers / deepest.max(1),
+            helper_threads: if thread_per_request && deepest > 1 { deepest } else { 0 },
+        }
+    }
+
+    /// The deepest queue of any cell (1 for an empty plan).
+    fn deepest_queue(&self) -> u64 {
+        self.cells().iter().map(|c| u64::from(c.queue_depth)).max().unwrap_or(1)
+    }
+
+    /// The request buffers of the cell that needs most, in bytes: queue depth x block size
+    /// where the requests are `queued` (io_uring, a server), one block otherwise.
+    fn request_buffers(&self, queued: bool) -> u64 {
+        self.cells()
+            .iter()
+            .map(|c| c.block_size.bytes().saturating_mul(if queued { u64::from(c.queue_depth) } else { 1 }))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// How each client's requests reach a server at each queue depth, for the run's
+    /// conditions. It states what the runner does (`execute_at` at a remote place): SMB keeps
+    /// the requests in flight on the client's one session; nfs3_client carries one request per
+    /// connection, so depth N takes N connections.
+    pub fn requests_on(&self, protocol: Protocol) -> Vec<String> {
+        self.queue_depths
+            .iter()
+            .map(|&qd| {
+                let how = match (protocol, qd) {
+                    (Protocol::Smb, 1) => "one request at a time on one SMB session".to_string(),
+                    (Protocol::Smb, _) => format!("up to {qd} requests in flight at once on one SMB session"),
+                    (Protocol::Nfs, 1) => "one request at a time on one NFS connection".to_string(),
+                    (Protocol::Nfs, _) => format!(
+                        "{qd} NFS connections, one request in flight on each (nfs3_client carries one request per \
+                         connection), each driven by a thread of its own whose CPU time the cell's CPU% leaves out"
+                    ),
+                };
+                format!("queue depth {qd}: {how}; for each client")
+            })
+            .collect()
     }
 
     pub fn alignment_of(&self, block_size: ByteSize) -> u64 {
@@ -326,6 +399,38 @@ mod tests {
             device: None,
             content: Default::default(),
         }
+    }
+
+    #[test]
+    fn request_needs_come_from_the_deepest_and_widest_cell() {
+        // 64 KiB x qd 32 is the most any cell keeps in flight; a server over NFS drives each
+        // request of it on a thread of its own.
+        let needs = plan().request_needs(true, true);
+        assert_eq!(
+            needs,
+            RequestNeeds { deepest: 32, buffers: 32 * 64 * KIB, buffers_per_request: 64 * KIB, helper_threads: 32 }
+        );
+        let one_at_a_time = plan().request_needs(false, false);
+        assert_eq!((one_at_a_time.buffers, one_at_a_time.helper_threads), (64 * KIB, 0));
+        let mut shallow = plan();
+        shallow.queue_depths = vec![1];
+        assert_eq!(shallow.request_needs(true, true).helper_threads, 0);
+    }
+
+    #[test]
+    fn requests_on_a_server_are_said_per_queue_depth() {
+        let said = plan().requests_on(Protocol::Nfs);
+        assert_eq!(said.len(), 2);
+        assert_eq!(said[0], "queue depth 1: one request at a time on one NFS connection; for each client");
+        assert!(
+            said[1].starts_with("queue depth 32: 32 NFS connections, one request in flight on each"),
+            "{}",
+            said[1]
+        );
+        assert_eq!(
+            plan().requests_on(Protocol::Smb)[1],
+            "queue depth 32: up to 32 requests in flight at once on one SMB session; for each client"
+        );
     }
 
     #[test]

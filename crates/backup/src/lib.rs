@@ -40,6 +40,7 @@ mod clients;
 pub mod figures;
 mod plan;
 mod remote;
+pub mod render;
 mod result;
 mod walk;
 

@@ -48,6 +48,7 @@ mod local;
 mod place;
 mod plan;
 mod remote;
+pub mod render;
 mod report;
 mod runner;
 mod test;

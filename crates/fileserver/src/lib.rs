@@ -36,6 +36,7 @@
 mod clients;
 mod files;
 mod plan;
+pub mod render;
 mod runner;
 mod sys;
 

@@ -31,6 +31,8 @@ pub mod front;
 pub mod order;
 pub mod pass;
 mod plan;
+pub mod render;
+mod row;
 mod runner;
 mod test;
 

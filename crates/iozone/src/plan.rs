@@ -73,6 +73,18 @@ pub struct CellSpec {
     pub repeat: u32,
 }
 
+impl CellSpec {
+    /// The cell's name in the run's lines: its test, file size and record size.
+    pub fn describe(&self) -> String {
+        format!("{} file {} record {}", self.test, self.file_size, self.record_size)
+    }
+
+    /// What tells the cell's samples apart from other cells' (its repeats share it).
+    pub fn key(&self) -> (ByteSize, ByteSize, IozoneTest) {
+        (self.file_size, self.record_size, self.test)
+    }
+}
+
 impl IozonePlan {
     /// A plan with IOzone's defaults for everything but the sizes.
     pub fn new(file_sizes: Vec<ByteSize>, record_sizes: Vec<ByteSize>) -> Self {
@@ -155,6 +167,31 @@ impl IozonePlan {
     pub fn peak_bytes(&self) -> u64 {
         let largest = self.pairs().iter().map(|(f, _)| f.bytes()).max().unwrap_or(0);
         largest.saturating_mul(self.clients as u64)
+    }
+
+    /// The largest record that runs, in bytes (0 for an empty plan): each client's one buffer
+    /// is this size.
+    pub fn largest_record(&self) -> u64 {
+        self.record_sizes.iter().map(|r| r.bytes()).max().unwrap_or(0)
+    }
+
+    /// The largest file that runs (zero for an empty plan): what `--backend mmap` maps per client.
+    pub fn largest_file(&self) -> ByteSize {
+        self.pairs().iter().map(|(f, _)| *f).max().unwrap_or_default()
+    }
+
+    /// The record sizes in KiB, as IOzone's report and workbook list them in their header.
+    pub fn record_sizes_kib(&self) -> Vec<u64> {
+        self.record_sizes.iter().map(|r| r.kib()).collect()
+    }
+
+    /// The plan again for the file/record pairs of the noisy `(file, record, test)` cells, every
+    /// test of each (IOzone's tests of a pair share one file: a read needs the write before it),
+    /// once.
+    pub fn again(&self, noisy: &[(ByteSize, ByteSize, IozoneTest)]) -> IozonePlan {
+        let mut pairs: Vec<(ByteSize, ByteSize)> = noisy.iter().map(|(f, r, _)| (*f, *r)).collect();
+        pairs.dedup();
+        IozonePlan { only_pairs: Some(pairs), repeats: 1, ..self.clone() }
     }
 
     /// Checks that the plan can run, before anything runs.
@@ -268,6 +305,21 @@ mod tests {
 
     fn k(n: u64) -> ByteSize {
         ByteSize(n * KIB)
+    }
+
+    #[test]
+    fn the_plan_names_its_largest_record_and_file_and_its_noisy_pairs() {
+        let plan = IozonePlan::new(vec![k(64), k(1024)], vec![k(4), k(256), k(16)]);
+        assert_eq!((plan.largest_record(), plan.largest_file()), (256 * KIB, k(1024)));
+        assert_eq!(plan.record_sizes_kib(), [4, 256, 16]);
+        let empty = IozonePlan::new(vec![], vec![]);
+        assert_eq!((empty.largest_record(), empty.largest_file()), (0, ByteSize(0)));
+        let noisy = [(k(64), k(4), IozoneTest::Write), (k(64), k(4), IozoneTest::Read)];
+        let again = plan.again(&noisy);
+        assert_eq!((again.pairs(), again.repeats), (vec![(k(64), k(4))], 1));
+        let cell = &again.cells()[0];
+        assert_eq!(cell.key(), (k(64), k(4), cell.test));
+        assert_eq!(cell.describe(), format!("{} file 64k record 4k", cell.test));
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //!   and [`CellFigures`] (one cell merged over connections and clients).
 
 pub mod figures;
+pub mod render;
 
 pub use figures::{merge_ops, CellFigures, ConnectionOps, Fairness, OpFigures};
 pub mod schema;

@@ -1,10 +1,9 @@
 //! The access suite: `iomatrix run access` ([`args`]: Iometer/fio-style
 //! access specs with outstanding I/O), the [`Access`] suite the harness
-//! runs, and its table ([`render`]: a line per setting with IOPS, MiB/s and
+//! runs, and its table ([`render`](iomatrix_access::render): a line per setting with IOPS, MiB/s and
 //! latency percentiles).
 
 pub mod args;
-pub mod render;
 mod suite;
 
 pub use suite::Access;

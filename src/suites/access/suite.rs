@@ -2,13 +2,13 @@
 //! sweep (block size x read % x random % x queue depth); noisy settings
 //! measured again.
 
-use super::render::human_ns;
+use iomatrix_access::render::human_ns;
 use crate::harness::live::LiveSample;
 use crate::harness::limits::default_stack;
 use crate::harness::{Cost, Demand, LiveView, Prepared, RunSpec, Server, Suite, Target};
 use iomatrix_core::human::bytes as human;
 use iomatrix_report::text::clients::ClientColumns;
-use iomatrix_access::{AccessCellFigures, AccessPlan, AccessResult, CellSetting, Live};
+use iomatrix_access::{AccessPlan, AccessResult, CellSetting, Live, Protocol};
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::BackendKind;
@@ -21,7 +21,7 @@ pub struct Access;
 
 impl Suite for Access {
     const NAME: &'static str = "access";
-    const CLIENT_COLUMNS: &'static ClientColumns = &super::render::CLIENT_COLUMNS;
+    const CLIENT_COLUMNS: &'static ClientColumns = &iomatrix_access::render::CLIENT_COLUMNS;
     type Args = super::args::RunAccessArgs;
     type Plan = AccessPlan;
     type Cell = AccessResult;
@@ -56,8 +56,11 @@ impl Suite for Access {
         }
         crate::harness::data::add_conditions(&mut conditions, &plan.content);
         if let Some(server) = target.server() {
-            conditions["requests"] =
-                json!(plan.queue_depths.iter().map(|&qd| requests_on(server, qd)).collect::<Vec<_>>());
+            let protocol = match server {
+                Server::Nfs(_) => Protocol::Nfs,
+                Server::Smb(_) => Protocol::Smb,
+            };
+            conditions["requests"] = json!(plan.requests_on(protocol));
         }
         RunSpec {
             // Clients share a device's working set; files are one per client.
@@ -82,17 +85,8 @@ impl Suite for Access {
     /// is mapped: address space. The cell's figures are small: not counted.
     fn demand(&self, plan: &AccessPlan, target: &Target, clients_here: usize) -> Demand {
         let queued = plan.backend.is_queued() || target.server().is_some();
-        let cells = plan.cells();
-        let buffers = cells
-            .iter()
-            .map(|c| c.block_size.bytes().saturating_mul(if queued { u64::from(c.queue_depth) } else { 1 }))
-            .max()
-            .unwrap_or(0);
-        let depth = cells.iter().map(|c| u64::from(c.queue_depth)).max().unwrap_or(1);
-        let helpers = match target.server() {
-            Some(Server::Nfs(_)) if depth > 1 => depth,
-            _ => 0,
-        };
+        let needs = plan.request_needs(queued, matches!(target.server(), Some(Server::Nfs(_))));
+        let helpers = needs.helper_threads;
         let seconds = match plan.limit {
             iomatrix_access::Limit::DurationMs(ms) => ms.div_ceil(1000),
             iomatrix_access::Limit::Bytes(_) => 0,
@@ -100,7 +94,7 @@ impl Suite for Access {
         let series = seconds.saturating_mul(std::mem::size_of::<iomatrix_access::Second>() as u64);
         let mapped = if plan.backend == BackendKind::Mmap { plan.file_size.bytes() } else { 0 };
         let client = Cost::threads(1 + helpers, default_stack())
-            .plus(Cost::memory(buffers + (1 << 20) + 3 * iomatrix_stats::Latency::footprint() + series))
+            .plus(Cost::memory(needs.buffers + (1 << 20) + 3 * iomatrix_stats::Latency::footprint() + series))
             .plus(Cost::mapped(mapped));
         Demand::of_clients(
             clients_here,
@@ -108,10 +102,10 @@ impl Suite for Access {
             format!(
                 "{clients_here} client(s), each {} thread(s) with {} of request buffers and its histograms",
                 1 + helpers,
-                human(buffers)
+                human(needs.buffers)
             ),
         )
-        .knob("--qd", depth, Cost::memory(buffers / depth.max(1)).plus(Cost::threads(u64::from(helpers > 0), default_stack())).times(clients_here as u64))
+        .knob("--qd", needs.deepest, Cost::memory(needs.buffers_per_request).plus(Cost::threads(u64::from(helpers > 0), default_stack())).times(clients_here as u64))
     }
 
     fn cells(plan: &AccessPlan) -> Vec<String> {
@@ -134,59 +128,7 @@ impl Suite for Access {
     }
 
     fn row(&self, plan: &AccessPlan, r: &AccessResult) -> CellRow {
-        let clients: Vec<_> = r
-            .clients
-            .iter()
-            .map(|c| {
-                json!({
-                    "rank": c.rank,
-                    "read_bytes": c.read_bytes,
-                    "write_bytes": c.write_bytes,
-                    "ops": c.ops(),
-                    "iops": c.iops(),
-                    "mib_per_sec": c.mib_per_sec(),
-                    "measured": c.measured,
-                    "read": c.reads.summary(),
-                    "write": c.writes.summary(),
-                })
-            })
-            .collect();
-        CellRow {
-            seq: 0,
-            test: "access".into(),
-            file_size: Some(plan.file_size.bytes()),
-            record_size: Some(r.cell.block_size.bytes()),
-            backend: plan.backend.name().into(),
-            direct: plan.direct,
-            clients: r.clients.len(),
-            bytes: r.read_bytes + r.write_bytes,
-            ops: r.ops(),
-            wall_ns: r.wall_ns,
-            user_ns: r.user_ns,
-            sys_ns: r.sys_ns,
-            kib_per_sec: r.mib_per_sec * 1024.0,
-            cpu_percent: Some(r.cpu_percent),
-            metrics: json!(AccessCellFigures {
-                block_size: Some(r.cell.block_size.bytes()),
-                mix: r.cell.mix(),
-                repeat: r.cell.repeat,
-                iops: r.iops,
-                mib_per_sec: r.mib_per_sec,
-                mib_per_sec_sum_of_clients: r.mib_per_sec_sum(),
-                failed_clients: r.failures.clone(),
-                start_barrier: r.starts.clone(),
-                read_bytes: r.read_bytes,
-                write_bytes: r.write_bytes,
-                read: r.reads.summary(),
-                write: r.writes.summary(),
-                per_second: r.series.clone(),
-                requests: issued(r),
-                verify: r.verify.clone(),
-            }),
-            client_figures: json!(clients),
-            state: Default::default(),
-            blobs: vec![("latency.read".into(), r.reads.to_bytes()), ("latency.write".into(), r.writes.to_bytes())],
-        }
+        r.row(plan)
     }
 
     fn done_line(&self, result: &AccessResult) -> String {
@@ -222,7 +164,7 @@ impl Suite for Access {
     }
 
     fn tables(run: &StoredRun) -> String {
-        super::render::table(run)
+        iomatrix_access::render::table(run)
     }
 }
 
@@ -255,36 +197,10 @@ impl LiveView for AccessLive {
     }
 }
 
-/// How each client's requests reach a server at queue depth `qd`, for the
-/// run's conditions. It states what the runner does (iomatrix_access::execute_at
-/// at a remote place): SMB keeps the requests in flight on the client's one
-/// session; nfs3_client carries one request per connection, so depth N takes
-/// N connections.
-fn requests_on(server: &Server, qd: u32) -> String {
-    let how = match (server, qd) {
-        (Server::Smb(_), 1) => "one request at a time on one SMB session".to_string(),
-        (Server::Smb(_), _) => format!("up to {qd} requests in flight at once on one SMB session"),
-        (Server::Nfs(_), 1) => "one request at a time on one NFS connection".to_string(),
-        (Server::Nfs(_), _) => format!(
-            "{qd} NFS connections, one request in flight on each (nfs3_client carries one request per \
-             connection), each driven by a thread of its own whose CPU time the cell's CPU% leaves out"
-        ),
-    };
-    format!("queue depth {qd}: {how}; for each client")
-}
-
 fn p99(s: &LatencySummary) -> String {
     if s.count == 0 {
         "-".into()
     } else {
         human_ns(s.p99_ns as f64)
     }
-}
-
-/// How the clients issued their requests, each account once.
-fn issued(r: &AccessResult) -> Vec<String> {
-    let mut said: Vec<String> = r.clients.iter().map(|c| c.issued.clone()).collect();
-    said.sort_unstable();
-    said.dedup();
-    said
 }

@@ -30,7 +30,7 @@ pub struct Backup {
 
 impl Suite for Backup {
     const NAME: &'static str = TEST;
-    const CLIENT_COLUMNS: &'static ClientColumns = &super::render::CLIENT_COLUMNS;
+    const CLIENT_COLUMNS: &'static ClientColumns = &iomatrix_backup::render::CLIENT_COLUMNS;
     type Args = super::args::RunBackupArgs;
     type Plan = BackupWalks;
     type Cell = BackupCell;
@@ -208,7 +208,7 @@ impl Suite for Backup {
     }
 
     fn tables(run: &StoredRun) -> String {
-        super::render::report(run)
+        iomatrix_backup::render::report(run)
     }
 }
 

@@ -46,7 +46,7 @@ impl Suite for Bonnie {
     const NAME: &'static str = "bonnie";
     // Each Bonnie test is one operation timed whole: bonnie++ keeps no percentiles.
     const SHAPE: SuiteShape = SuiteShape { matrix: false, whole_cell_latency: Some(Self::NAME) };
-    const CLIENT_COLUMNS: &'static ClientColumns = &super::render::CLIENT_COLUMNS;
+    const CLIENT_COLUMNS: &'static ClientColumns = &iomatrix_bonnie::render::CLIENT_COLUMNS;
     type Args = super::args::RunBonnieArgs;
     type Plan = BonniePlan;
     type Cell = BonnieCell;
@@ -241,7 +241,7 @@ impl Suite for Bonnie {
     }
 
     fn tables(run: &StoredRun) -> String {
-        super::render::report(run)
+        iomatrix_bonnie::render::report(run)
     }
 
     /// bonnie++'s `-u`/`-g`: the switch, before the working folder is made.
@@ -261,7 +261,7 @@ impl Suite for Bonnie {
         if run.summary.status != RunStatus::Complete {
             return Ok(());
         }
-        crate::out::print(&super::render::csv(run, front.machine.as_deref()))
+        crate::out::print(&iomatrix_bonnie::render::csv(run, front.machine.as_deref()))
     }
 }
 

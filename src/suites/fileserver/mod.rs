@@ -1,9 +1,8 @@
 //! The file-server load (seed 003): `iomatrix run fileserver` ([`args`]),
-//! the [`Fileserver`] suite the harness runs, and its tables ([`render`]:
+//! the [`Fileserver`] suite the harness runs, and its tables ([`render`](iomatrix_fileserver::render):
 //! per-operation response times and throughput per phase).
 
 pub mod args;
-pub mod render;
 mod suite;
 
 pub use suite::Fileserver;

@@ -182,7 +182,7 @@ impl Suite for Fileserver {
     }
 
     fn tables(run: &StoredRun) -> String {
-        super::render::report(run)
+        iomatrix_fileserver::render::report(run)
     }
 
     // The file-server load keeps its figures per connection: its clients table sums them per client.

@@ -68,7 +68,7 @@ impl Iozone {
 impl Suite for Iozone {
     const NAME: &'static str = "iozone";
     const SHAPE: SuiteShape = SuiteShape { matrix: true, whole_cell_latency: None };
-    const CLIENT_COLUMNS: &'static ClientColumns = &super::render::CLIENT_COLUMNS;
+    const CLIENT_COLUMNS: &'static ClientColumns = &iomatrix_iozone::render::CLIENT_COLUMNS;
     type Args = super::args::RunIozoneArgs;
     type Plan = IozonePlan;
     type Cell = CellResult;
@@ -78,7 +78,7 @@ impl Suite for Iozone {
 
     fn prepare(args: Self::Args, mpi_ranks: Option<usize>, db: &Path) -> anyhow::Result<Prepared<Self>> {
         let (plan, run) = args.validate(mpi_ranks)?;
-        let report_records_kib = plan.record_sizes.iter().map(|r| r.kib()).collect();
+        let report_records_kib = plan.record_sizes_kib();
         let xlsx = args.xlsx.clone().map(|path| Workbook::new(path, "--xlsx", args.force));
         let mut suite = Iozone { excel_report: false, xlsx, report_records_kib, throughput: false };
         suite.check_outputs(db)?;
@@ -86,7 +86,7 @@ impl Suite for Iozone {
     }
 
     fn spec(&self, plan: &IozonePlan, target: &Target, _clients: usize) -> RunSpec {
-        let largest = plan.pairs().iter().map(|(f, _)| *f).max().unwrap_or_default();
+        let largest = plan.largest_file();
         let mut conditions = json!({
             "cache": if plan.direct { "bypassed (O_DIRECT; fwrite/fread tests buffered)" } else { "page cache in use" },
             "fsync_timed": plan.fsync,
@@ -116,9 +116,9 @@ impl Suite for Iozone {
     /// A cell's figures and the stdio backend's 4 KiB buffer do not grow
     /// with the sizes: not counted.
     fn demand(&self, plan: &IozonePlan, _target: &Target, clients_here: usize) -> Demand {
-        let record = plan.record_sizes.iter().map(|r| r.bytes()).max().unwrap_or(0);
+        let record = plan.largest_record();
         let mapped = match plan.backend {
-            BackendKind::Mmap => plan.pairs().iter().map(|(f, _)| f.bytes()).max().unwrap_or(0),
+            BackendKind::Mmap => plan.largest_file().bytes(),
             _ => 0,
         };
         let client = Cost::threads(1, default_stack()).plus(Cost::memory(record)).plus(Cost::mapped(mapped));
@@ -131,7 +131,7 @@ impl Suite for Iozone {
     }
 
     fn cells(plan: &IozonePlan) -> Vec<String> {
-        plan.cells().iter().map(describe).collect()
+        plan.cells().iter().map(CellSpec::describe).collect()
     }
 
     fn live(_plan: &IozonePlan, _slots: usize) -> NoLive {
@@ -153,28 +153,12 @@ impl Suite for Iozone {
     }
 
     fn row(&self, _plan: &IozonePlan, cell: &CellResult) -> CellRow {
-        let spec = &cell.spec;
-        CellRow {
-            file_size: Some(spec.file_size.bytes()),
-            record_size: Some(spec.record_size.bytes()),
-            direct: spec.direct,
-            clients: cell.clients.len(),
-            bytes: cell.bytes(),
-            ops: cell.ops(),
-            wall_ns: cell.wall_ns(),
-            user_ns: cell.user_ns(),
-            sys_ns: cell.sys_ns(),
-            kib_per_sec: cell.kib_per_sec(),
-            cpu_percent: Some(cell.cpu_percent()),
-            metrics: json!(cell.figures),
-            client_figures: serde_json::to_value(&cell.clients).unwrap_or_default(),
-            ..CellRow::blank(spec.test.name(), spec.backend.name())
-        }
+        cell.row()
     }
 
     fn done_line(&self, cell: &CellResult) -> String {
         let mut line =
-            format!("{}: {:.0} KB/s, CPU {:.0}%", describe(&cell.spec), cell.kib_per_sec(), cell.cpu_percent());
+            format!("{}: {:.0} KB/s, CPU {:.0}%", cell.spec.describe(), cell.kib_per_sec(), cell.cpu_percent());
         if let Some(slowest) = cell.slowest() {
             line += &format!(
                 " ({} clients; slowest: client {} at {:.0} KB/s)",
@@ -194,26 +178,22 @@ impl Suite for Iozone {
     }
 
     fn key(&self, cell: &CellResult) -> Self::Key {
-        (cell.spec.file_size, cell.spec.record_size, cell.spec.test)
+        cell.spec.key()
     }
 
-    /// The noisy pairs again, every test of each (IOzone's tests of a pair
-    /// share one file: a read needs the write before it).
     fn again(plan: &IozonePlan, noisy: &[Self::Key]) -> IozonePlan {
-        let mut pairs: Vec<(ByteSize, ByteSize)> = noisy.iter().map(|(f, r, _)| (*f, *r)).collect();
-        pairs.dedup();
-        IozonePlan { only_pairs: Some(pairs), repeats: 1, ..plan.clone() }
+        plan.again(noisy)
     }
 
     fn tables(run: &StoredRun) -> String {
-        super::render::tables(run)
+        iomatrix_iozone::render::tables(run)
     }
 
     fn after_tables(&self, run: &StoredRun) -> anyhow::Result<()> {
-        let matrices = super::render::throughput_matrices(run);
+        let matrices = iomatrix_iozone::render::throughput_matrices(run);
         if self.excel_report {
             if self.throughput {
-                crate::out::print(&iomatrix_report::throughput_report(&super::render::throughput_reports(run)))?;
+                crate::out::print(&iomatrix_report::throughput_report(&iomatrix_iozone::render::throughput_reports(run)))?;
             } else {
                 crate::out::print("\nExcel output is below:\n")?;
                 crate::out::print(&iomatrix_report::excel_report(&matrices, &self.report_records_kib))?;
@@ -224,7 +204,7 @@ impl Suite for Iozone {
             let conditions = iomatrix_report::text::run::condition_pairs(run);
             let not_complete = iomatrix_report::text::run::not_complete_lines(run);
             let bytes = if self.throughput {
-                iomatrix_report::throughput_workbook(&super::render::throughput_reports(run), &conditions, &not_complete)
+                iomatrix_report::throughput_workbook(&iomatrix_iozone::render::throughput_reports(run), &conditions, &not_complete)
             } else {
                 iomatrix_report::xlsx_workbook(&matrices, &self.report_records_kib, &conditions, &not_complete)
             }
@@ -244,8 +224,4 @@ impl CellSink for Handed<'_> {
     fn cell_done(&mut self, cell: &CellResult) -> Result<(), iomatrix_store::StoreError> {
         (self.0)(cell)
     }
-}
-
-fn describe(cell: &CellSpec) -> String {
-    format!("{} file {} record {}", cell.test, cell.file_size, cell.record_size)
 }

@@ -273,7 +273,7 @@ impl Suite for Personality {
     }
 
     fn tables(run: &StoredRun) -> String {
-        super::render::report(run)
+        iomatrix_personality::render::report(run)
     }
 
     // A phase keeps its figures per connection: its clients table sums them per client.

@@ -2,12 +2,12 @@
 //! many clients, bonnie++'s figures are the sums of the clients' own rates,
 //! and the clients table follows.
 
-use iomatrix_bonnie::{
+use crate::{
     BonnieCellFigures, BonniePlan, BonnieResult, BonnieTest, CsvSource, NotWhole, PerChar, DEFAULT_CHUNK, MIN_TIME_NS,
 };
 use iomatrix_core::{ByteSize, Figures};
-use serde::Deserialize;
 use iomatrix_store::{CellStateKind, StoredRun};
+use serde::Deserialize;
 use serde_json::Value;
 
 pub fn report(run: &StoredRun) -> String {
@@ -31,7 +31,7 @@ pub fn report(run: &StoredRun) -> String {
             CellStateKind::Failed => Some(NotWhole::Failed),
         }
     };
-    let mut out = format!("\n{}", iomatrix_bonnie::report_marked(machine_name(run), &plan, &results, &not_whole));
+    let mut out = format!("\n{}", crate::report_marked(machine_name(run), &plan, &results, &not_whole));
     if run.cell_results.iter().any(|c| !c.state.is_complete()) {
         out.push_str(iomatrix_report::document::MARKS_LEGEND);
         out.push('\n');
@@ -56,19 +56,20 @@ pub fn csv(run: &StoredRun, machine: Option<&str>) -> String {
     };
     let results: Vec<BonnieResult> =
         run.cell_results.iter().filter_map(|c| serde_json::from_value(c.metrics.clone()).ok()).collect();
-    let version = iomatrix_bonnie::csv_version(&plan);
+    let version = crate::csv_version(&plan);
     let clients = run.conditions["clients"].as_u64().unwrap_or(1).max(1) as usize;
     let source = CsvSource { version: &version, name: machine.unwrap_or(machine_name(run)), concurrency: clients };
-    iomatrix_bonnie::csv_lines(&source, &plan, &results)
+    crate::csv_lines(&source, &plan, &results)
 }
 
-pub const CLIENT_COLUMNS: iomatrix_report::text::clients::ClientColumns = iomatrix_report::text::clients::ClientColumns {
-    unit: "each test's unit: KB/s, seeks/s or files/s",
-    describe: |c| figures(c).map_or_else(|| format!("{} (?)", c.test), |f| f.cell_name()),
-    aggregates: |c| figures(c).map_or((0.0, 0.0, None), |f| (f.per_sec_sum_of_clients, f.per_sec_overall, None)),
-    client_rate: |f| f["per_sec"].as_f64(),
-    kib_per_unit: 1.0,
-};
+pub const CLIENT_COLUMNS: iomatrix_report::text::clients::ClientColumns =
+    iomatrix_report::text::clients::ClientColumns {
+        unit: "each test's unit: KB/s, seeks/s or files/s",
+        describe: |c| figures(c).map_or_else(|| format!("{} (?)", c.test), |f| f.cell_name()),
+        aggregates: |c| figures(c).map_or((0.0, 0.0, None), |f| (f.per_sec_sum_of_clients, f.per_sec_overall, None)),
+        client_rate: |f| f["per_sec"].as_f64(),
+        kib_per_unit: 1.0,
+    };
 
 /// A stored Bonnie cell's figures; None for a row that does not hold them.
 fn figures(c: &iomatrix_store::CellRow) -> Option<BonnieCellFigures> {
@@ -122,7 +123,7 @@ fn imported_report(run: &StoredRun) -> Option<String> {
         });
     }
     let machine = run.environment["host"].as_str().unwrap_or("unknown");
-    let mut out = format!("\n{}", iomatrix_bonnie::report_for(machine, &plan, &results));
+    let mut out = format!("\n{}", crate::report_for(machine, &plan, &results));
     if p["chunk"].is_null() && plan.size.bytes() > 0 {
         out.push_str("(chunk size not in the source: the Size column cannot show it)\n");
     }

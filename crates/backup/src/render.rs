@@ -1,7 +1,7 @@
 //! Backup walks: totals, time by file size class, extents, errors, rebuilt
 //! from the stored cell.
 
-use iomatrix_backup::{BackupCellFigures, BackupResult};
+use crate::{BackupCellFigures, BackupResult};
 use iomatrix_core::{human, ByteSize};
 use iomatrix_report::document::marked;
 use iomatrix_report::table::{Column, Table};
@@ -218,13 +218,16 @@ fn classes_text(cell: &CellRow, r: &BackupResult, clients: usize) -> String {
     out + &table.render()
 }
 
-pub const CLIENT_COLUMNS: iomatrix_report::text::clients::ClientColumns = iomatrix_report::text::clients::ClientColumns {
-    unit: "MiB/min",
-    describe: |_| "backup walk".into(),
-    aggregates: |c| figures(c).map_or((0.0, 0.0, None), |f| (f.mib_per_min_sum_of_clients, f.mib_per_min_overall, None)),
-    client_rate: |f| f["mib_per_min"].as_f64(),
-    kib_per_unit: 1024.0 / 60.0,
-};
+pub const CLIENT_COLUMNS: iomatrix_report::text::clients::ClientColumns =
+    iomatrix_report::text::clients::ClientColumns {
+        unit: "MiB/min",
+        describe: |_| "backup walk".into(),
+        aggregates: |c| {
+            figures(c).map_or((0.0, 0.0, None), |f| (f.mib_per_min_sum_of_clients, f.mib_per_min_overall, None))
+        },
+        client_rate: |f| f["mib_per_min"].as_f64(),
+        kib_per_unit: 1024.0 / 60.0,
+    };
 
 /// A stored backup walk's figures; None for a row that does not hold them.
 fn figures(c: &CellRow) -> Option<BackupCellFigures> {

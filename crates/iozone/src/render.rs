@@ -1,13 +1,13 @@
 //! IOzone runs as IOzone shows them: one KB/s matrix per test (file sizes
 //! down, record sizes across) and the CPU % matrix under it.
 
+use crate::figures::IozoneFigures;
+use crate::{IozoneCellFigures, IozoneTest};
 use iomatrix_analysis::median;
 use iomatrix_core::Figures;
-use iomatrix_iozone::figures::IozoneFigures;
-use iomatrix_iozone::{IozoneCellFigures, IozoneTest};
-use serde::Deserialize;
 use iomatrix_report::{matrix_table, Matrix, MatrixCell, ThroughputReport};
 use iomatrix_store::{CellStateKind, StoredRun};
+use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -25,19 +25,20 @@ pub fn tables(run: &StoredRun) -> String {
     out + &iomatrix_report::text::clients::table(run, &CLIENT_COLUMNS)
 }
 
-pub const CLIENT_COLUMNS: iomatrix_report::text::clients::ClientColumns = iomatrix_report::text::clients::ClientColumns {
-    unit: "KB/s",
-    describe: |c| figures(c).cell_name(),
-    aggregates: |c| {
-        let f = figures(c);
-        (f.kib_per_sec, f.own.kib_per_sec_overall, f.own.kib_per_sec_stonewalled)
-    },
-    client_rate: |f| {
-        let ns = f["measured"]["end_ns"].as_u64()?.checked_sub(f["measured"]["start_ns"].as_u64()?)?;
-        (ns > 0).then(|| f["moved"]["bytes"].as_f64().unwrap_or(0.0) / 1024.0 / (ns as f64 / 1e9))
-    },
-    kib_per_unit: 1.0,
-};
+pub const CLIENT_COLUMNS: iomatrix_report::text::clients::ClientColumns =
+    iomatrix_report::text::clients::ClientColumns {
+        unit: "KB/s",
+        describe: |c| figures(c).cell_name(),
+        aggregates: |c| {
+            let f = figures(c);
+            (f.kib_per_sec, f.own.kib_per_sec_overall, f.own.kib_per_sec_stonewalled)
+        },
+        client_rate: |f| {
+            let ns = f["measured"]["end_ns"].as_u64()?.checked_sub(f["measured"]["start_ns"].as_u64()?)?;
+            (ns > 0).then(|| f["moved"]["bytes"].as_f64().unwrap_or(0.0) / 1024.0 / (ns as f64 / 1e9))
+        },
+        kib_per_unit: 1.0,
+    };
 
 /// A stored IOzone cell's figures; a row that does not hold them has none of its own.
 fn figures(c: &iomatrix_store::CellRow) -> IozoneFigures<'_> {

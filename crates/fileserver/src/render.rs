@@ -3,8 +3,8 @@
 //! the average throughput a connection saw, the total throughput, the
 //! completion time, and what failed.
 
+use crate::Op;
 use iomatrix_core::human;
-use iomatrix_fileserver::Op;
 use iomatrix_report::table::{Column, Table};
 use iomatrix_report::text::connections;
 use iomatrix_store::StoredRun;
@@ -120,7 +120,6 @@ pub fn report(run: &StoredRun) -> String {
 fn clients_table(run: &StoredRun) -> String {
     iomatrix_report::text::clients::table(&connections::connections_as_clients(run), &connections::CLIENT_COLUMNS)
 }
-
 
 fn capitalised(s: &str) -> String {
     let mut c = s.chars();

@@ -2,8 +2,8 @@
 //! bytes and latency percentiles (open loop: from the intended start), the
 //! connections' fairness, and what failed or was lost; then the clients table.
 
+use crate::OpKind;
 use iomatrix_core::human;
-use iomatrix_personality::OpKind;
 use iomatrix_report::table::{Column, Table};
 use iomatrix_report::text::connections;
 use iomatrix_store::StoredRun;
@@ -16,7 +16,9 @@ pub fn report(run: &StoredRun) -> String {
     for c in &run.cell_results {
         let m = &c.metrics;
         let looped = match (m["loop"].as_str(), m["target_rate_per_connection"].as_f64()) {
-            (Some("open"), Some(rate)) => format!("open loop at {rate} ops/s per connection (latency from the intended start)"),
+            (Some("open"), Some(rate)) => {
+                format!("open loop at {rate} ops/s per connection (latency from the intended start)")
+            }
             (Some("replay"), _) => "a dbench load file replayed".to_string(),
             _ => "closed loop".to_string(),
         };
@@ -82,10 +84,7 @@ pub fn report(run: &StoredRun) -> String {
         ];
         if f.is_object() {
             let n = f["connections"].as_f64().unwrap_or(1.0).max(1.0);
-            rows.push((
-                "Fairness: Jain's index (1 = even)".into(),
-                human::fixed(f["jain"].as_f64().unwrap_or(0.0), 3),
-            ));
+            rows.push(("Fairness: Jain's index (1 = even)".into(), human::fixed(f["jain"].as_f64().unwrap_or(0.0), 3)));
             rows.push((
                 "Fairness: slowest, fastest connection's share".into(),
                 format!(
@@ -103,17 +102,17 @@ pub fn report(run: &StoredRun) -> String {
         }
         if m["dbench"].is_object() {
             let d = &m["dbench"];
-            rows.push(("Throughput as dbench counts it (MB/s)".into(), human::fixed(d["mb_per_s"].as_f64().unwrap_or(0.0), 2)));
+            rows.push((
+                "Throughput as dbench counts it (MB/s)".into(),
+                human::fixed(d["mb_per_s"].as_f64().unwrap_or(0.0), 2),
+            ));
             rows.push((
                 "Status mismatches (the load file's status not met)".into(),
                 d["mismatches"].as_u64().unwrap_or(0).to_string(),
             ));
         }
         if m["lock_conflicts"].as_u64().unwrap_or(0) > 0 {
-            rows.push((
-                "Lock conflicts (range held elsewhere)".into(),
-                m["lock_conflicts"].to_string(),
-            ));
+            rows.push(("Lock conflicts (range held elsewhere)".into(), m["lock_conflicts"].to_string()));
         }
         if m["idle_iterations"].as_u64().unwrap_or(0) > 0 {
             rows.push(("Iterations without a file to work on".into(), m["idle_iterations"].to_string()));
@@ -128,20 +127,17 @@ pub fn report(run: &StoredRun) -> String {
                 let _ = writeln!(out, "  mismatch: {e}");
             }
         }
-        for e in c
-            .client_figures
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|f| f["error"]["message"].as_str())
-            .take(3)
+        for e in
+            c.client_figures.as_array().into_iter().flatten().filter_map(|f| f["error"]["message"].as_str()).take(3)
         {
             let _ = writeln!(out, "  e.g. {e}");
         }
     }
-    out + &iomatrix_report::text::clients::table(&connections::connections_as_clients(run), &connections::CLIENT_COLUMNS)
+    out + &iomatrix_report::text::clients::table(
+        &connections::connections_as_clients(run),
+        &connections::CLIENT_COLUMNS,
+    )
 }
-
 
 /// Milliseconds with enough digits to tell fast operations apart; `-` where there were none.
 fn ms(ns: &Value) -> String {

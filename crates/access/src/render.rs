@@ -1,10 +1,10 @@
 //! Access-spec runs: one line per cell with IOPS, MiB/s, latency
 //! percentiles for reads and writes, and CPU.
 
-use iomatrix_report::document::{marked, MARKS_LEGEND};
-use iomatrix_access::figures::{IOPS, MIB_PER_SEC};
-use iomatrix_access::AccessCellFigures;
+use crate::figures::{IOPS, MIB_PER_SEC};
+use crate::AccessCellFigures;
 use iomatrix_core::{human, Figures, Metric};
+use iomatrix_report::document::{marked, MARKS_LEGEND};
 use iomatrix_report::table::{Column, Table};
 use iomatrix_store::{CellRow, StoredRun};
 
@@ -29,7 +29,8 @@ pub fn table(run: &StoredRun) -> String {
         let f = figures(c);
         let lat = |ns: u64| latency(ns as f64);
         // A partial cell's figures are of the clients that finished (marked); a failed one has none.
-        let figure = |metric: Metric| marked(c.state.kind, || human::fixed(f.value(metric.id).unwrap_or(0.0), metric.precision));
+        let figure =
+            |metric: Metric| marked(c.state.kind, || human::fixed(f.value(metric.id).unwrap_or(0.0), metric.precision));
         table.row([
             iomatrix_core::ByteSize(f.block_size.unwrap_or(0)).to_string(),
             format!("{}%", f.mix.read_percent),
@@ -73,13 +74,14 @@ pub fn latency(ns: f64) -> String {
     }
 }
 
-pub const CLIENT_COLUMNS: iomatrix_report::text::clients::ClientColumns = iomatrix_report::text::clients::ClientColumns {
-    unit: "MiB/s",
-    describe: |c| figures(c).cell_name(),
-    aggregates: |c| {
-        let f = figures(c);
-        (f.mib_per_sec_sum_of_clients, f.mib_per_sec, None)
-    },
-    client_rate: |f| f["mib_per_sec"].as_f64(),
-    kib_per_unit: 1024.0,
-};
+pub const CLIENT_COLUMNS: iomatrix_report::text::clients::ClientColumns =
+    iomatrix_report::text::clients::ClientColumns {
+        unit: "MiB/s",
+        describe: |c| figures(c).cell_name(),
+        aggregates: |c| {
+            let f = figures(c);
+            (f.mib_per_sec_sum_of_clients, f.mib_per_sec, None)
+        },
+        client_rate: |f| f["mib_per_sec"].as_f64(),
+        kib_per_unit: 1024.0,
+    };
