@@ -30,7 +30,7 @@ fn a_bonnie_size_a_chunk_under_a_gibibyte_reads_one_gibibyte() {
 /// The format specs in `source` that pad, align or round (`{:>14}`, `{v:<w$}`, `{:.1}`): a
 /// table laid out by hand, or a number formatted outside `core::human`. `{}`, `{name}` and
 /// `{:?}` are not; a `{ … }` with a space in it is code, not a format spec.
-fn hand_formats(source: &str) -> Vec<(usize, String)> {
+pub(crate) fn hand_formats(source: &str) -> Vec<(usize, String)> {
     let mut found = Vec::new();
     for (n, line) in source.lines().enumerate().take_while(|(_, l)| l.trim() != "#[cfg(test)]") {
         let mut rest = line;

@@ -9,49 +9,62 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The files of the text layer that hold a stored run's shared text.
-const SHARED_RUN_TEXT: &[&str] = &["run.rs", "runs.rs", "clients.rs", "verify.rs", "imported.rs", "extents.rs"];
-
-/// A format spec that pads to a width (`{:>14}`, `{cell:<44}`, `{:>10.1}`): a column laid out by
-/// hand instead of by `Table`.
+/// A format spec that aligns to a width (`{:>14}`, `{cell:<44}`, `{:>10.1}`): a column laid out by
+/// hand instead of by `Table`. (A zero-padded number, `{:03}`, is no column.)
 fn padded_specs(source: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for (n, line) in source.lines().enumerate().take_while(|(_, l)| l.trim() != "#[cfg(test)]") {
-        let mut rest = line;
-        while let Some(open) = rest.find('{') {
-            let after = &rest[open + 1..];
-            let Some(close) = after.find('}') else { break };
-            let spec = &after[..close];
-            if let Some((_, format)) = spec.split_once(':') {
-                let width = format.trim_start_matches(['<', '>', '^']);
-                if format.len() > width.len() && width.starts_with(|c: char| c.is_ascii_digit()) {
-                    found.push(format!("{}: {}", n + 1, line.trim()));
-                }
-            }
-            rest = &after[close..];
+    crate::human_numbers::hand_formats(source)
+        .into_iter()
+        .filter(|(_, spec)| spec.split_once(':').is_some_and(|(_, f)| f.starts_with(['<', '>', '^'])))
+        .map(|(n, spec)| format!("{n}: {spec}"))
+        .collect()
+}
+
+/// Every Rust file under `dir`, recursively.
+fn sources(dir: &std::path::Path, found: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            sources(&path, found);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            found.push(path);
         }
     }
-    found
+}
+
+/// No table of the binary, of the text layer or of a suite's tables is laid out by hand: every
+/// column goes through `iomatrix_report::table::Table`, the one table layout.
+#[test]
+fn every_table_is_laid_out_by_the_one_table_layout() {
+    let mut files = Vec::new();
+    sources(&repo().join("src"), &mut files);
+    sources(&repo().join("crates/report/src/text"), &mut files);
+    for entry in std::fs::read_dir(repo().join("crates")).expect("crates") {
+        let render = entry.expect("entry").path().join("src/render.rs");
+        if render.exists() {
+            files.push(render);
+        }
+    }
+    assert!(files.len() > 60, "the binary, the text layer and the suites' tables were read: {}", files.len());
+    let mut hand_laid = Vec::new();
+    for path in &files {
+        let source = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let name = path.strip_prefix(repo()).unwrap().display().to_string();
+        hand_laid.extend(padded_specs(&source).into_iter().map(|l| format!("{name}:{l}")));
+    }
+    assert!(
+        hand_laid.is_empty(),
+        "columns laid out by hand, not through iomatrix_report::table::Table:\n{}",
+        hand_laid.join("\n")
+    );
 }
 
 #[test]
-fn shows_shared_text_is_written_by_the_report_crates_text_layer() {
+fn shows_shared_text_is_written_by_the_report_crates_text_layer_and_the_check_finds_a_hand_laid_column() {
     assert!(
         !repo().join("src/render").exists(),
         "src/render is gone: the binary chooses what to print and crates/report/src/text writes it"
     );
     assert_eq!(padded_specs(r#"let _ = writeln!(out, "{:<44} {:>8} {x:>7.1}% {{}} {:?}", a);"#).len(), 3);
-    let mut hand_laid = Vec::new();
-    for file in SHARED_RUN_TEXT {
-        let path = repo().join("crates/report/src/text").join(file);
-        let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        hand_laid.extend(padded_specs(&source).into_iter().map(|l| format!("{file}:{l}")));
-    }
-    assert!(
-        hand_laid.is_empty(),
-        "columns laid out by hand, not through report::table::Table:\n{}",
-        hand_laid.join("\n")
-    );
 }
 
 #[test]
