@@ -30,10 +30,14 @@
 //!
 //! [`ClientFailure`]: iomatrix_coord::ClientFailure
 //! [`RemoteFs`]: iomatrix_backend::RemoteFs
+//! - [`FileserverCellFigures`]: what a phase stores (its row's `metrics`), and
+//!   [`ConnectionRecord`]: what it stores per connection (`client_figures`), declared once
+//!   for the suite that writes them and the tables ([`render`]) that read them.
 //! - [`Live`]: counters for a live display (files done, bytes, failures).
 //! - [`drop_caches`]: what the run needs of the system.
 
 mod clients;
+pub mod figures;
 mod files;
 mod plan;
 pub mod render;
@@ -41,6 +45,7 @@ mod runner;
 mod sys;
 
 pub use clients::{execute_clients, ClientPhase, FileserverCell};
+pub use figures::{ClientPhaseFigures, ConnectionRecord, FileserverCellFigures, OpTimes, SetupFigures};
 pub use files::{ConnectionFiles, LocalFiles, OpenFor, RemoteFiles};
 pub use iomatrix_backend::{Connect, Place};
 pub use plan::{

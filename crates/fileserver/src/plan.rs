@@ -2,6 +2,7 @@
 //! connection, operation by operation (so a run can be checked against it
 //! and a failed connection's unfinished work counted as lost).
 
+use iomatrix_core::figures::or_default;
 use iomatrix_core::{ByteSize, UsageError, MIB};
 use iomatrix_random::{draw_at, Generator};
 use std::fmt;
@@ -59,13 +60,21 @@ impl fmt::Display for Op {
 }
 
 /// A count per operation type.
+/// Stored in a phase's figures: a count it lacks reads as 0.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct OpCounts {
+    #[serde(deserialize_with = "or_default")]
     pub create: u64,
+    #[serde(deserialize_with = "or_default")]
     pub open: u64,
+    #[serde(deserialize_with = "or_default")]
     pub write: u64,
+    #[serde(deserialize_with = "or_default")]
     pub read: u64,
+    #[serde(deserialize_with = "or_default")]
     pub fsync: u64,
+    #[serde(deserialize_with = "or_default")]
     pub close: u64,
 }
 
@@ -252,11 +261,16 @@ fn one() -> u32 {
     1
 }
 
-/// The work one connection (or a whole phase) is asked to do.
+/// The work one connection (or a whole phase) is asked to do. Stored in a phase's figures:
+/// what it lacks reads as 0.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Planned {
+    #[serde(deserialize_with = "or_default")]
     pub files: u64,
+    #[serde(deserialize_with = "or_default")]
     pub bytes: u64,
+    #[serde(deserialize_with = "or_default")]
     pub ops: OpCounts,
 }
 

@@ -16,6 +16,7 @@ use crate::sys::drop_caches;
 use iomatrix_backend::error_kind;
 use iomatrix_backend::Place;
 use iomatrix_coord::{ClientFailure, Ending, OnClientError};
+use iomatrix_core::figures::or_default;
 use iomatrix_stats::{kib_per_sec, Latency, Measured, Span};
 use iomatrix_verify::Content;
 use std::collections::BTreeMap;
@@ -37,15 +38,20 @@ pub const SAMPLE_BUFFER: usize = 256;
 const NS_BITS: u32 = 58;
 const NS_MASK: u64 = (1 << NS_BITS) - 1;
 
-/// Why a connection stopped short.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// Why a connection stopped short. Stored with its connection's figures: what a stored one
+/// lacks reads as empty.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ConnectionError {
     /// What it is counted under: the errno name (`ENOSPC`, `EMFILE`, `EIO`), or
     /// `size mismatch` (a file read back is not the size written), `thread` (no thread could be started).
+    #[serde(deserialize_with = "or_default")]
     pub kind: String,
     /// The operation that failed; none for the connection's setup.
+    #[serde(deserialize_with = "or_default")]
     pub op: Option<Op>,
     /// One line: what failed, where, and the system's word for it.
+    #[serde(deserialize_with = "or_default")]
     pub message: String,
 }
 

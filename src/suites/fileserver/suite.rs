@@ -6,7 +6,6 @@
 //! connection is a session of iomatrix's own protocol client, its own TCP
 //! connection to the server.
 
-use crate::harness::clients::add_client_metrics;
 use crate::harness::live::LiveSample;
 use crate::harness::limits::default_stack;
 use crate::harness::{Cost, Demand, LiveView, Prepared, RunSpec, Suite, Target};
@@ -15,9 +14,12 @@ use iomatrix_report::text::clients::ClientColumns;
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::BackendKind;
-use iomatrix_fileserver::{FileserverCell, FileserverPlan, Live, LiveSnapshot, Phase, PhaseResult, Planned};
+use iomatrix_fileserver::{
+    ClientPhaseFigures, ConnectionRecord, FileserverCell, FileserverCellFigures, FileserverPlan, Live, LiveSnapshot, OpTimes,
+    Phase, SetupFigures,
+};
 use iomatrix_store::{CellRow, CellState, StoredRun};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -354,88 +356,73 @@ fn summary_line(cell: &FileserverCell) -> String {
     line
 }
 
-fn planned_json(p: &Planned) -> Value {
-    json!({ "files": p.files, "bytes": p.bytes, "ops": p.ops })
-}
-
 fn row(plan: &FileserverPlan, cell: &FileserverCell, backend: &str) -> CellRow {
     let r = &cell.merged;
     let ops = r.phase.ops(plan.fsync_every.is_some());
-    let mut latency = Map::new();
-    for &op in &ops {
-        latency.insert(op.name().into(), serde_json::to_value(r.latency(op).summary()).unwrap_or_default());
-    }
-    let clients: Vec<Value> = r
+    let connections: Vec<ConnectionRecord> = r
         .connections
         .iter()
-        .map(|c| {
-            let mut v = json!({
-                "rank": c.rank,
-                "files": c.done.files,
-                "bytes": c.done.bytes,
-                "ns": c.ns(),
-                "start_delay_ns": c.start_delay_ns(),
-                "kib_per_sec": (c.kib_per_sec() * 10.0).round() / 10.0,
-            });
-            if let Some(e) = &c.error {
-                v["error"] = json!({ "kind": e.kind, "op": e.op, "message": e.message });
-            }
-            if c.skipped {
-                v["skipped"] = json!(true);
-            }
-            if c.setup_ns > 0 {
-                v["setup_ns"] = json!(c.setup_ns);
-            }
-            v
+        .map(|c| ConnectionRecord {
+            rank: c.rank,
+            files: c.done.files,
+            bytes: c.done.bytes,
+            ns: c.ns(),
+            start_delay_ns: c.start_delay_ns(),
+            kib_per_sec: (c.kib_per_sec() * 10.0).round() / 10.0,
+            error: c.error.clone(),
+            skipped: c.skipped,
+            setup_ns: c.setup_ns,
         })
         .collect();
-    // Each client's operations per type: over the clients they add up to the merged histograms' counts.
-    let op_counts = |r: &PhaseResult| -> Map<String, Value> {
-        ops.iter().map(|&op| (op.name().to_string(), json!(r.latency(op).count()))).collect()
-    };
-    let mut metrics = json!({
-        "phase": r.phase.name(),
-        "ops": latency,
-        "planned": planned_json(&r.planned),
-        "done": planned_json(&r.done),
-        "lost": planned_json(&r.lost),
-        "lost_samples": r.lost.ops.total(),
-        "avg_connection_kib_per_sec": r.avg_connection_kib_per_sec,
-        "total_kib_per_sec": r.total_kib_per_sec,
-        "completion_ns": r.wall_ns,
-        "connections_ok": r.connections_ok,
-        "connections_failed": r.connections_failed,
-        "connections_skipped": r.connections_skipped,
-        "errors": r.errors,
-        "caches_dropped": r.caches_dropped,
-        "repeat": r.index / 2 + 1,
-        "kib_per_sec_sum_of_clients": cell.kib_per_sec_sum,
-        "clients": cell.clients.iter().map(|c| json!({
-            "rank": c.rank,
-            "files": c.result.done.files,
-            "bytes": c.result.done.bytes,
-            "ops": op_counts(&c.result),
-            "completion_ns": c.result.wall_ns,
-            "total_kib_per_sec": c.result.total_kib_per_sec,
-            "connections_failed": c.result.connections_failed,
-        })).collect::<Vec<_>>(),
-    });
-    add_client_metrics(&mut metrics, &cell.failures, &cell.starts);
     // The untimed setup before the first phase: sessions connected, folders made.
     let setups: Vec<u64> = r.connections.iter().map(|c| c.setup_ns).filter(|&ns| ns > 0).collect();
-    if !setups.is_empty() {
-        metrics["setup"] = json!({
-            "connections": setups.len(),
-            "mean_ns": setups.iter().sum::<u64>() / setups.len() as u64,
-            "max_ns": setups.iter().max(),
-        });
-    }
-    if plan.content.stamped() {
-        metrics["verify"] = json!(iomatrix_verify::Tally::sum(r.connections.iter().filter_map(|c| c.verify.as_ref())));
-    }
-    if let Phase::Mix { read_percent } = r.phase {
-        metrics["read_percent"] = json!(read_percent);
-    }
+    let metrics = FileserverCellFigures {
+        phase: Some(r.phase.name().into()),
+        read_percent: match r.phase {
+            Phase::Mix { read_percent } => Some(read_percent.into()),
+            _ => None,
+        },
+        ops: ops.iter().map(|&op| (op, OpTimes::from(r.latency(op).summary()))).collect(),
+        planned: r.planned,
+        done: r.done,
+        lost: r.lost,
+        lost_samples: r.lost.ops.total(),
+        avg_connection_kib_per_sec: r.avg_connection_kib_per_sec,
+        total_kib_per_sec: r.total_kib_per_sec,
+        completion_ns: r.wall_ns,
+        connections_ok: r.connections_ok as u64,
+        connections_failed: r.connections_failed as u64,
+        connections_skipped: r.connections_skipped as u64,
+        errors: r.errors.clone(),
+        caches_dropped: r.caches_dropped,
+        repeat: (r.index / 2 + 1) as u64,
+        kib_per_sec_sum_of_clients: cell.kib_per_sec_sum,
+        // Each client's operations per type: over the clients they add up to the merged histograms' counts.
+        clients: cell
+            .clients
+            .iter()
+            .map(|c| ClientPhaseFigures {
+                rank: c.rank,
+                files: c.result.done.files,
+                bytes: c.result.done.bytes,
+                ops: ops.iter().map(|&op| (op, c.result.latency(op).count())).collect(),
+                completion_ns: c.result.wall_ns,
+                total_kib_per_sec: c.result.total_kib_per_sec,
+                connections_failed: c.result.connections_failed,
+            })
+            .collect(),
+        failed_clients: cell.failures.clone(),
+        start_barrier: cell.starts.clone(),
+        setup: (!setups.is_empty()).then(|| SetupFigures {
+            connections: setups.len() as u64,
+            mean_ns: setups.iter().sum::<u64>() / setups.len() as u64,
+            max_ns: setups.iter().copied().max().unwrap_or(0),
+        }),
+        verify: plan
+            .content
+            .stamped()
+            .then(|| iomatrix_verify::Tally::sum(r.connections.iter().filter_map(|c| c.verify.as_ref()))),
+    };
     CellRow {
         seq: 0,
         test: r.phase.name().into(),
@@ -451,8 +438,8 @@ fn row(plan: &FileserverPlan, cell: &FileserverCell, backend: &str) -> CellRow {
         sys_ns: r.sys_ns,
         kib_per_sec: r.total_kib_per_sec,
         cpu_percent: Some(r.cpu_percent()),
-        metrics,
-        client_figures: json!(clients),
+        metrics: metrics.to_json(),
+        client_figures: json!(connections),
         state: Default::default(),
         blobs: ops
             .iter()
