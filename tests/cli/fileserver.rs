@@ -638,3 +638,124 @@ fn repeat_runs_the_phases_again_on_fresh_files() {
     assert!(stdout.contains("Noise: 2 to 2 samples per repeated cell"), "{stdout}");
     assert!(sb.leftovers().is_empty());
 }
+
+/// The product code of one source file (its test module left out).
+fn product_code(file: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.split("#[cfg(test)]").next().unwrap_or_default().to_string()
+}
+
+#[test]
+fn fileservers_tables_read_no_figure_by_a_string_key() {
+    let source = product_code("crates/fileserver/src/render.rs");
+    assert!(source.contains("pub fn report("), "the tables were read");
+    // `m["phase"]`, `s["count"]`, `plan["interleave"]`: an index by a string key (not an array literal).
+    let indexed = |code: &str| {
+        code.match_indices("[\"").any(|(at, _)| {
+            code[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | ']' | ')'))
+        })
+    };
+    let reads: Vec<String> = source
+        .lines()
+        .enumerate()
+        .map(|(n, line)| (n + 1, line.split("//").next().unwrap_or_default()))
+        .filter(|(_, code)| {
+            indexed(code)
+                || [".as_u64()", ".as_f64()", ".as_str()", ".as_array()", ".is_object()"]
+                    .iter()
+                    .any(|r| code.contains(r))
+        })
+        .map(|(n, code)| format!("{n}: {}", code.trim()))
+        .collect();
+    assert!(
+        reads.is_empty(),
+        "render.rs reads a phase's figures through FileserverCellFigures, not by key:\n{}",
+        reads.join("\n")
+    );
+    assert!(
+        indexed(r#"let phase = m["phase"].as_str();"#) && !indexed(r#"row(["Connections".into()])"#),
+        "the check finds a read"
+    );
+}
+
+#[test]
+fn fileservers_figures_are_named_only_where_they_are_declared() {
+    let declared = product_code("crates/fileserver/src/figures.rs");
+    let figures = [
+        "\"total_kib_per_sec\"",
+        "\"avg_connection_kib_per_sec\"",
+        "\"lost_samples\"",
+        "\"kib_per_sec_sum_of_clients\"",
+        "\"completion_ns\"",
+    ];
+    assert!(figures.iter().all(|f| declared.contains(f)), "figures.rs names its metrics");
+    for file in ["crates/fileserver/src/render.rs", "crates/fileserver/src/runner.rs", "src/suites/fileserver/suite.rs"]
+    {
+        let code = product_code(file);
+        let named: Vec<&&str> = figures.iter().filter(|f| code.contains(**f)).collect();
+        assert!(named.is_empty(), "{file} names {named:?}: the suite writes and its tables read FileserverCellFigures");
+    }
+}
+
+#[test]
+fn a_fileserver_phase_stored_with_figures_missing_or_mistyped_still_shows() {
+    let sb = Sandbox::new();
+    let run = fileserver(
+        &sb,
+        &sb.target(),
+        &["--connections", "2", "--files-per-connection", "3", "--mix", "50", "--verify"],
+    );
+    let id = run["run"]["id"].as_i64().unwrap();
+    // What a phase stores, key for key, as main's writer stored it before the figures were typed.
+    let mut keys: Vec<String> = cells(&run)[0]["metrics"].as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    let mut want = vec![
+        "avg_connection_kib_per_sec",
+        "caches_dropped",
+        "clients",
+        "completion_ns",
+        "connections_failed",
+        "connections_ok",
+        "connections_skipped",
+        "done",
+        "errors",
+        "failed_clients",
+        "kib_per_sec_sum_of_clients",
+        "lost",
+        "lost_samples",
+        "ops",
+        "phase",
+        "planned",
+        "repeat",
+        "setup",
+        "start_barrier",
+        "total_kib_per_sec",
+        "verify",
+    ];
+    want.sort();
+    assert_eq!(keys, want, "the write phase's stored figures");
+    assert_eq!(cells(&run)[1]["metrics"]["read_percent"], 50, "the mixed phase stores its share of reads");
+    let db = rusqlite::Connection::open(sb.db()).unwrap();
+    let changed = db
+        .execute(
+            "UPDATE cells SET metrics_json = json_set(json_remove(metrics_json, '$.lost', '$.errors', '$.clients', \
+             '$.phase'), '$.ops.open', json('null'), '$.caches_dropped', 'yes', '$.connections_ok', 'six', \
+             '$.ops.write.p99_ns', 'slow') WHERE run_id = ?1",
+            [id],
+        )
+        .unwrap();
+    assert_eq!(changed, 2);
+    drop(db);
+    let out = sb.run(&["show", &id.to_string()]);
+    assert_success(&out);
+    let (stdout, _) = text(&out);
+    assert!(stdout.contains("Write test: 2 connections x 3 files"), "the phase's name comes from its row: {stdout}");
+    assert!(stdout.contains("Mixed test (50% of visits read"), "{stdout}");
+    assert!(!stdout.contains("Avg Open response time"), "a null operation is left out: {stdout}");
+    assert!(stdout.contains("Avg Write response time"), "{stdout}");
+    assert!(stdout.contains("Connections                                    0 ok, 0 failed"), "{stdout}");
+    assert!(stdout.contains("Errors (connections failed, by kind)           none"), "{stdout}");
+    assert!(stdout.contains("Lost samples (operations not done)             0\n"), "{stdout}");
+    assert!(!stdout.contains("page cache dropped"), "{stdout}");
+}
