@@ -2,20 +2,20 @@
 //! bytes and latency percentiles (open loop: from the intended start), the
 //! connections' fairness, and what failed or was lost; then the clients table.
 
+use crate::figures::{StoredCellFigures, StoredConnection, StoredOpFigures};
 use crate::OpKind;
 use iomatrix_core::human;
 use iomatrix_report::table::{Column, Table};
 use iomatrix_report::text::connections;
 use iomatrix_store::StoredRun;
-use serde_json::Value;
 use std::fmt::Write;
 
 pub fn report(run: &StoredRun) -> String {
     let mut out = String::new();
     let c0 = &run.conditions;
     for c in &run.cell_results {
-        let m = &c.metrics;
-        let looped = match (m["loop"].as_str(), m["target_rate_per_connection"].as_f64()) {
+        let m = StoredCellFigures::read(&c.metrics);
+        let looped = match (m.looped.as_deref(), m.target_rate_per_connection) {
             (Some("open"), Some(rate)) => {
                 format!("open loop at {rate} ops/s per connection (latency from the intended start)")
             }
@@ -25,8 +25,8 @@ pub fn report(run: &StoredRun) -> String {
         let _ = writeln!(
             out,
             "\n{} phase of {}{}: {} connections, {}, {} records, backend {}{}; {} operations, {} in {} s",
-            m["phase"].as_str().unwrap_or(&c.test),
-            m["personality"].as_str().unwrap_or("?"),
+            m.phase.as_deref().unwrap_or(&c.test),
+            m.personality.as_deref().unwrap_or("?"),
             match c.state.is_complete() {
                 true => String::new(),
                 false => format!(" [NOT COMPLETE: {}]", c.state.describe()),
@@ -54,81 +54,72 @@ pub fn report(run: &StoredRun) -> String {
             Column::right("errors", 7),
             Column::right("late", 7),
         ]);
-        if let Some(ops) = m["ops"].as_object() {
+        if let Some(ops) = &m.ops {
             // In the order a file is used (the personality's operations), then by name.
             let rank = |n: &str| OpKind::ALL.iter().position(|k| k.name() == n).unwrap_or(OpKind::ALL.len());
-            let mut ops: Vec<(&String, &Value)> = ops.iter().collect();
+            let mut ops: Vec<(&String, &StoredOpFigures)> = ops.iter().collect();
             ops.sort_by_key(|(n, _)| (rank(n), n.to_string()));
             for (name, s) in ops {
-                let errors: u64 = s["errors"].as_object().map_or(0, |e| e.values().filter_map(Value::as_u64).sum());
                 table.row([
                     name.clone(),
-                    s["count"].as_u64().unwrap_or(0).to_string(),
-                    human::fixed(s["per_sec"].as_f64().unwrap_or(0.0), 1),
-                    human::fixed(s["bytes"].as_u64().unwrap_or(0) as f64 / 1048576.0, 1),
-                    ms(&s["mean_ns"]),
-                    ms(&s["p50_ns"]),
-                    ms(&s["p99_ns"]),
-                    ms(&s["p99_9_ns"]),
-                    ms(&s["max_ns"]),
-                    errors.to_string(),
-                    s["late"].as_u64().unwrap_or(0).to_string(),
+                    s.count.to_string(),
+                    human::fixed(s.per_sec, 1),
+                    human::fixed(s.bytes as f64 / 1048576.0, 1),
+                    human::millis(s.mean_ns),
+                    human::millis(s.p50_ns),
+                    human::millis(s.p99_ns),
+                    human::millis(s.p99_9_ns),
+                    human::millis(s.max_ns),
+                    s.errors().to_string(),
+                    s.late.to_string(),
                 ]);
             }
         }
         out.push_str(&table.render());
-        let f = &m["fairness"];
         let mut rows: Vec<(String, String)> = vec![
-            ("Operations per second (all connections)".into(), human::fixed(m["per_sec"].as_f64().unwrap_or(0.0), 1)),
+            ("Operations per second (all connections)".into(), human::fixed(m.per_sec, 1)),
             ("Throughput (KB/s)".into(), human::fixed(c.kib_per_sec, 1)),
         ];
-        if f.is_object() {
-            let n = f["connections"].as_f64().unwrap_or(1.0).max(1.0);
-            rows.push(("Fairness: Jain's index (1 = even)".into(), human::fixed(f["jain"].as_f64().unwrap_or(0.0), 3)));
+        if let Some(f) = m.fairness {
+            let n = (f.connections as f64).max(1.0);
+            rows.push(("Fairness: Jain's index (1 = even)".into(), human::fixed(f.jain, 3)));
             rows.push((
                 "Fairness: slowest, fastest connection's share".into(),
                 format!(
                     "{}%, {}% (even: {}%)",
-                    human::fixed(f["min_share"].as_f64().unwrap_or(0.0) * 100.0, 2),
-                    human::fixed(f["max_share"].as_f64().unwrap_or(0.0) * 100.0, 2),
+                    human::fixed(f.min_share * 100.0, 2),
+                    human::fixed(f.max_share * 100.0, 2),
                     human::fixed(100.0 / n, 2)
                 ),
             ));
         }
-        rows.push(("Connections failed".into(), failed(m)));
-        rows.push(("Lost operations (failed connections)".into(), m["lost_ops"].as_u64().unwrap_or(0).to_string()));
-        if m["loop"] == "open" {
-            rows.push(("Backlog (arrivals never issued)".into(), m["backlog"].as_u64().unwrap_or(0).to_string()));
+        rows.push(("Connections failed".into(), failed(&m)));
+        rows.push(("Lost operations (failed connections)".into(), m.lost_ops.to_string()));
+        if m.looped.as_deref() == Some("open") {
+            rows.push(("Backlog (arrivals never issued)".into(), m.backlog.to_string()));
         }
-        if m["dbench"].is_object() {
-            let d = &m["dbench"];
-            rows.push((
-                "Throughput as dbench counts it (MB/s)".into(),
-                human::fixed(d["mb_per_s"].as_f64().unwrap_or(0.0), 2),
-            ));
-            rows.push((
-                "Status mismatches (the load file's status not met)".into(),
-                d["mismatches"].as_u64().unwrap_or(0).to_string(),
-            ));
+        if let Some(d) = &m.dbench {
+            rows.push(("Throughput as dbench counts it (MB/s)".into(), human::fixed(d.mb_per_s, 2)));
+            rows.push(("Status mismatches (the load file's status not met)".into(), d.mismatches.to_string()));
         }
-        if m["lock_conflicts"].as_u64().unwrap_or(0) > 0 {
-            rows.push(("Lock conflicts (range held elsewhere)".into(), m["lock_conflicts"].to_string()));
+        if m.lock_conflicts > 0 {
+            rows.push(("Lock conflicts (range held elsewhere)".into(), m.lock_conflicts.to_string()));
         }
-        if m["idle_iterations"].as_u64().unwrap_or(0) > 0 {
-            rows.push(("Iterations without a file to work on".into(), m["idle_iterations"].to_string()));
+        if m.idle_iterations > 0 {
+            rows.push(("Iterations without a file to work on".into(), m.idle_iterations.to_string()));
         }
         let mut figures = Table::new(vec![Column::left("", 48), Column::free("")]).without_header();
         for (label, value) in rows {
             figures.row([label, value]);
         }
         out.push_str(&figures.render());
-        if let Some(examples) = m["dbench"]["examples"].as_array() {
-            for e in examples.iter().filter_map(Value::as_str).take(5) {
-                let _ = writeln!(out, "  mismatch: {e}");
-            }
+        for e in m.dbench.iter().flat_map(|d| &d.examples).take(5) {
+            let _ = writeln!(out, "  mismatch: {e}");
         }
-        for e in
-            c.client_figures.as_array().into_iter().flatten().filter_map(|f| f["error"]["message"].as_str()).take(3)
+        for e in StoredConnection::read_all(&c.client_figures)
+            .into_iter()
+            .filter_map(|f| f.error.and_then(|e| e.message))
+            .take(3)
         {
             let _ = writeln!(out, "  e.g. {e}");
         }
@@ -139,18 +130,13 @@ pub fn report(run: &StoredRun) -> String {
     )
 }
 
-/// Milliseconds with enough digits to tell fast operations apart; `-` where there were none.
-fn ms(ns: &Value) -> String {
-    human::millis(ns.as_f64().unwrap_or(0.0))
-}
-
-fn failed(m: &Value) -> String {
-    let n = m["connections_failed"].as_u64().unwrap_or(0);
-    match m["errors"].as_object() {
-        Some(e) if n > 0 => format!(
-            "{n} ({})",
-            e.iter().map(|(k, v)| format!("{k} {}", v.as_u64().unwrap_or(0))).collect::<Vec<_>>().join(", ")
-        ),
+/// "2 (ENOENT 1, ETIMEDOUT 1)": the connections that stopped, by what stopped them.
+fn failed(m: &StoredCellFigures) -> String {
+    let n = m.connections_failed;
+    match &m.errors {
+        Some(e) if n > 0 => {
+            format!("{n} ({})", e.iter().map(|(k, v)| format!("{k} {}", v.0)).collect::<Vec<_>>().join(", "))
+        }
         _ => n.to_string(),
     }
 }
