@@ -140,3 +140,123 @@ fn failed(m: &StoredCellFigures) -> String {
         _ => n.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomatrix_store::{CellRow, RunStatus, RunSummary};
+    use serde_json::json;
+
+    /// Every branch of the phase text: an open loop with a backlog, lock conflicts, idle
+    /// iterations and failed connections (with their errors), and a dbench replay with its
+    /// mismatches; the expected text is what the string-keyed reader printed for the same run.
+    fn every_branch() -> StoredRun {
+        let open = CellRow {
+            record_size: Some(8192),
+            clients: 2,
+            bytes: 3 << 20,
+            ops: 7,
+            wall_ns: 2_500_000_000,
+            kib_per_sec: 1228.8,
+            metrics: json!({
+                "phase": "run", "personality": "oltp", "loop": "open", "target_rate_per_connection": 50.0,
+                "ops": {
+                    "zz_custom": {"count": 1, "bytes": 0, "per_sec": 0.4, "errors": {}, "late": 0, "mean_ns": 0},
+                    "read": {"count": 4, "bytes": 2097152, "per_sec": 1.6, "errors": {"EIO": 1, "ENOENT": 2},
+                             "late": 3, "mean_ns": 1500000.5, "p50_ns": 1000000, "p99_ns": 3000000,
+                             "p99_9_ns": 3000000, "max_ns": 4000000},
+                    "create": {"count": 2, "bytes": 1048576, "per_sec": 0.8, "errors": {}, "late": 0,
+                               "mean_ns": 25000, "p50_ns": 20000, "p99_ns": 40000, "p99_9_ns": 40000, "max_ns": 41000}
+                },
+                "per_sec": 2.8, "fairness": {"connections": 2, "min_share": 0.25, "max_share": 0.75, "jain": 0.8},
+                "lost_ops": 5, "backlog": 9, "idle_iterations": 4, "lock_conflicts": 6,
+                "connections_failed": 2, "errors": {"EIO": 1, "ENOSPC": 1},
+            }),
+            client_figures: json!([
+                {"rank": 0, "error": {"message": "ENOSPC writing oltp/f1"}},
+                {"rank": 1},
+                {"rank": 2, "error": {"message": "EIO reading oltp/f2"}}
+            ]),
+            ..CellRow::blank("run", "psync")
+        };
+        let replay = CellRow {
+            seq: 1,
+            record_size: Some(65536),
+            ops: 3,
+            wall_ns: 1_000_000_000,
+            metrics: json!({
+                "phase": "replay", "personality": "dbench client.txt", "loop": "replay",
+                "ops": {"QUERY_PATH_INFORMATION": {"count": 3, "per_sec": 3.0, "mean_ns": 70000}},
+                "per_sec": 3.0, "lost_ops": 0, "connections_failed": 0,
+                "dbench": {"mb_per_s": 0.5, "mismatches": 7,
+                           "examples": ["line 1 Close expected NT_STATUS_OK got ENOENT", 3, "a", "b", "c", "d", "e"]},
+            }),
+            ..CellRow::blank("replay", "psync")
+        };
+        StoredRun {
+            summary: RunSummary {
+                id: 1,
+                suite: "personality".into(),
+                status: RunStatus::Complete,
+                started_at: String::new(),
+                ended_at: None,
+                host: "h".into(),
+                command_line: String::new(),
+                labels: Vec::new(),
+                cells: 2,
+                total_cells: 2,
+                error: None,
+                iomatrix_version: String::new(),
+                pid: 0,
+                pid_start: None,
+            },
+            plan: json!({}),
+            environment: json!({}),
+            conditions: json!({"remote": {"host": "s"}}),
+            cell_results: vec![open, replay],
+            lost: None,
+            uid: None,
+            origin: None,
+        }
+    }
+
+    #[test]
+    fn every_branch_of_the_phase_text_reads_through_the_typed_figures() {
+        let shown = report(&every_branch());
+        assert_eq!(shown, EXPECTED, "{shown}");
+    }
+
+    const EXPECTED: &str = r#"
+run phase of oltp: 2 connections, open loop at 50 ops/s per connection (latency from the intended start), 8k records, backend psync (server); 7 operations, 3.0 MiB in 2.500 s
+operation       count      ops/s        MiB   mean ms       p50       p99     p99.9       max  errors    late
+create              2        0.8        1.0     0.025     0.020     0.040     0.040     0.041       0       0
+read                4        1.6        2.0      1.50      1.00      3.00      3.00      4.00       3       3
+zz_custom           1        0.4        0.0         -         -         -         -         -       0       0
+Operations per second (all connections)          2.8
+Throughput (KB/s)                                1228.8
+Fairness: Jain's index (1 = even)                0.800
+Fairness: slowest, fastest connection's share    25.00%, 75.00% (even: 50.00%)
+Connections failed                               2 (EIO 1, ENOSPC 1)
+Lost operations (failed connections)             5
+Backlog (arrivals never issued)                  9
+Lock conflicts (range held elsewhere)            6
+Iterations without a file to work on             4
+  e.g. ENOSPC writing oltp/f1
+  e.g. EIO reading oltp/f2
+
+replay phase of dbench client.txt: 1 connections, a dbench load file replayed, 64k records, backend psync (server); 3 operations, 0 B in 1.000 s
+operation                   count      ops/s        MiB   mean ms       p50       p99     p99.9       max  errors    late
+QUERY_PATH_INFORMATION          3        3.0        0.0     0.070         -         -         -         -       0       0
+Operations per second (all connections)          3.0
+Throughput (KB/s)                                0.0
+Connections failed                               0
+Lost operations (failed connections)             0
+Throughput as dbench counts it (MB/s)            0.50
+Status mismatches (the load file's status not met) 7
+  mismatch: line 1 Close expected NT_STATUS_OK got ENOENT
+  mismatch: a
+  mismatch: b
+  mismatch: c
+  mismatch: d
+"#;
+}
