@@ -2,8 +2,9 @@
 //! operation and per connection: [`OpFigures`], [`ConnectionOps`],
 //! [`Fairness`], merged exactly over connections and clients.
 
+use iomatrix_core::figures::{or_default, Direction, Figures, Metric, MetricId};
 use iomatrix_stats::Latency;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
 
 /// One kind of operation over a cell: how many were done, the bytes they
@@ -106,11 +107,17 @@ pub struct ConnectionOps {
 /// connection's share of all operations (1/N each when perfectly fair) and
 /// Jain's index (sum x)^2 / (N sum x^2): 1 when fair, 1/N when one
 /// connection did everything.
+/// Stored in a cell's row; read back leniently (a field of another type reads as 0).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Fairness {
+    #[serde(deserialize_with = "or_default")]
     pub connections: usize,
+    #[serde(deserialize_with = "or_default")]
     pub min_share: f64,
+    #[serde(deserialize_with = "or_default")]
     pub max_share: f64,
+    #[serde(deserialize_with = "or_default")]
     pub jain: f64,
 }
 
@@ -243,6 +250,183 @@ impl CellFigures {
     }
 }
 
+/// Operations per second over the cell's wall time, every kind and connection.
+pub const OPS_PER_SEC: Metric = Metric::new("per_sec", "ops/s", Direction::HigherIsBetter, 1);
+/// Bytes over the cell's wall time.
+pub const TOTAL_KIB_PER_SEC: Metric = Metric::new("total_kib_per_sec", "KiB/s", Direction::HigherIsBetter, 1);
+/// Jain's index over the connections' operations: 1 when even.
+pub const FAIRNESS_JAIN: Metric = Metric::new("fairness.jain", "index", Direction::HigherIsBetter, 3);
+pub const LOST_OPS: Metric = Metric::new("lost_ops", "operations", Direction::LowerIsBetter, 0);
+pub const BACKLOG: Metric = Metric::new("backlog", "operations", Direction::LowerIsBetter, 0);
+pub const CONNECTIONS_FAILED: Metric = Metric::new("connections_failed", "connections", Direction::LowerIsBetter, 0);
+/// A replay's throughput as dbench itself counts it.
+pub const DBENCH_MB_PER_S: Metric = Metric::new("dbench.mb_per_s", "MB/s", Direction::HigherIsBetter, 2);
+const METRICS: &[Metric] =
+    &[OPS_PER_SEC, TOTAL_KIB_PER_SEC, FAIRNESS_JAIN, LOST_OPS, BACKLOG, CONNECTIONS_FAILED, DBENCH_MB_PER_S];
+
+/// A count as stored, 0 where the cell holds something else there.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize)]
+pub struct Count(#[serde(deserialize_with = "or_default")] pub u64);
+
+/// One operation of a cell as its row stores it: the latency summary's figures beside the counts.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct StoredOpFigures {
+    #[serde(deserialize_with = "or_default")]
+    pub count: u64,
+    #[serde(deserialize_with = "or_default")]
+    pub bytes: u64,
+    /// Over the cell's wall time.
+    #[serde(deserialize_with = "or_default")]
+    pub per_sec: f64,
+    /// Failed operations by error kind.
+    #[serde(deserialize_with = "or_default")]
+    pub errors: BTreeMap<String, Count>,
+    #[serde(deserialize_with = "or_default")]
+    pub mismatches: u64,
+    #[serde(deserialize_with = "or_default")]
+    pub late: u64,
+    #[serde(deserialize_with = "or_default")]
+    pub conflicts: u64,
+    #[serde(deserialize_with = "or_default")]
+    pub mean_ns: f64,
+    #[serde(deserialize_with = "or_default")]
+    pub p50_ns: f64,
+    #[serde(deserialize_with = "or_default")]
+    pub p99_ns: f64,
+    #[serde(deserialize_with = "or_default")]
+    pub p99_9_ns: f64,
+    #[serde(deserialize_with = "or_default")]
+    pub max_ns: f64,
+}
+
+impl StoredOpFigures {
+    /// Failed operations of every kind.
+    pub fn errors(&self) -> u64 {
+        self.errors.values().map(|c| c.0).sum()
+    }
+}
+
+/// What a dbench load-file replay adds to its cell.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct DbenchFigures {
+    #[serde(deserialize_with = "or_default")]
+    pub mb_per_s: f64,
+    /// Operations whose status was not the load file's.
+    #[serde(deserialize_with = "or_default")]
+    pub mismatches: u64,
+    #[serde(deserialize_with = "texts")]
+    pub examples: Vec<String>,
+}
+
+/// One connection as the row's `client_figures` stores it: what stopped it, if anything did.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct StoredConnection {
+    #[serde(deserialize_with = "or_default")]
+    pub error: Option<StoredError>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct StoredError {
+    #[serde(deserialize_with = "or_default")]
+    pub message: Option<String>,
+}
+
+impl StoredConnection {
+    /// A row's connections; a stored value that is not a list of them reads as none, an entry
+    /// that is not one as a connection without an error.
+    pub fn read_all(client_figures: &serde_json::Value) -> Vec<StoredConnection> {
+        let entries: Vec<serde_json::Value> = Vec::deserialize(client_figures).unwrap_or_default();
+        entries.iter().map(|e| StoredConnection::deserialize(e).unwrap_or_default()).collect()
+    }
+}
+
+/// The texts of a stored list; entries of another type are skipped, a value that is not a list is none.
+fn texts<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let entries: Vec<serde_json::Value> = or_default(d)?;
+    Ok(entries.into_iter().filter_map(|e| e.as_str().map(str::to_owned)).collect())
+}
+
+/// One personality (or dbench replay) cell's figures as its row's `metrics` stores them
+/// (src/suites/personality/suite.rs `row`). Every field reads leniently ([`or_default`]) so
+/// runs of any age read; `Option`s are None where the stored value is absent or of another type.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct StoredCellFigures {
+    #[serde(deserialize_with = "or_default")]
+    pub phase: Option<String>,
+    #[serde(deserialize_with = "or_default")]
+    pub personality: Option<String>,
+    /// `closed`, `open` or `replay`.
+    #[serde(rename = "loop", deserialize_with = "or_default")]
+    pub looped: Option<String>,
+    #[serde(deserialize_with = "or_default")]
+    pub target_rate_per_connection: Option<f64>,
+    /// By operation name.
+    #[serde(deserialize_with = "or_default")]
+    pub ops: Option<BTreeMap<String, StoredOpFigures>>,
+    #[serde(deserialize_with = "or_default")]
+    pub per_sec: f64,
+    #[serde(deserialize_with = "or_default")]
+    pub total_kib_per_sec: f64,
+    #[serde(deserialize_with = "or_default")]
+    pub fairness: Option<Fairness>,
+    #[serde(deserialize_with = "or_default")]
+    pub lost_ops: u64,
+    #[serde(deserialize_with = "or_default")]
+    pub backlog: u64,
+    #[serde(deserialize_with = "or_default")]
+    pub idle_iterations: u64,
+    #[serde(deserialize_with = "or_default")]
+    pub lock_conflicts: u64,
+    #[serde(deserialize_with = "or_default")]
+    pub connections_failed: u64,
+    /// Connections that stopped on an error, by error kind.
+    #[serde(deserialize_with = "or_default")]
+    pub errors: Option<BTreeMap<String, Count>>,
+    #[serde(deserialize_with = "or_default")]
+    pub dbench: Option<DbenchFigures>,
+}
+
+impl StoredCellFigures {
+    /// A row's `metrics`; a value that is not an object reads as no figures.
+    pub fn read(metrics: &serde_json::Value) -> StoredCellFigures {
+        StoredCellFigures::deserialize(metrics).unwrap_or_default()
+    }
+}
+
+impl Figures for StoredCellFigures {
+    fn metrics(&self) -> &'static [Metric] {
+        METRICS
+    }
+
+    fn value(&self, id: MetricId) -> Option<f64> {
+        let v = match id {
+            _ if id == OPS_PER_SEC.id => self.per_sec,
+            _ if id == TOTAL_KIB_PER_SEC.id => self.total_kib_per_sec,
+            _ if id == FAIRNESS_JAIN.id => self.fairness?.jain,
+            _ if id == LOST_OPS.id => self.lost_ops as f64,
+            _ if id == BACKLOG.id => self.backlog as f64,
+            _ if id == CONNECTIONS_FAILED.id => self.connections_failed as f64,
+            _ if id == DBENCH_MB_PER_S.id => self.dbench.as_ref()?.mb_per_s,
+            _ => return None,
+        };
+        Some(v)
+    }
+
+    fn unit(&self) -> &'static str {
+        OPS_PER_SEC.unit
+    }
+
+    /// "run of fileserver": the phase, and the personality it belongs to.
+    fn cell_name(&self) -> String {
+        format!("{} of {}", self.phase.as_deref().unwrap_or("?"), self.personality.as_deref().unwrap_or("?"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,5 +458,52 @@ mod tests {
         assert_eq!((all[0].count, all[0].bytes, all[0].errors(), all[0].latency.count()), (3, 8192, 3, 3));
         let back: OpFigures = serde_json::from_value(serde_json::to_value(&all[0]).unwrap()).unwrap();
         assert_eq!(back.latency.count(), 3);
+    }
+
+    #[test]
+    fn a_stored_cell_reads_through_its_types_and_odd_fields_read_as_absent() {
+        let stored = serde_json::json!({
+            "phase": "run", "personality": "fileserver", "loop": "open", "target_rate_per_connection": 50,
+            "ops": {"read": {"count": 4, "bytes": 8192, "per_sec": 2.5, "errors": {"EIO": 1, "ENOENT": "x"},
+                             "late": 1, "mean_ns": 1500.5, "p99_ns": 3000, "max_ns": 4000}},
+            "per_sec": 2.5, "fairness": {"connections": 2, "jain": 0.9},
+            "lost_ops": "many", "errors": {"EIO": 2}, "connections_failed": 2,
+            "dbench": {"mb_per_s": 1.25, "examples": ["line 3", 7, "line 9"]},
+        });
+        let m = StoredCellFigures::read(&stored);
+        assert_eq!(
+            (m.phase.as_deref(), m.looped.as_deref(), m.target_rate_per_connection),
+            (Some("run"), Some("open"), Some(50.0))
+        );
+        let read = &m.ops.as_ref().unwrap()["read"];
+        assert_eq!(
+            (read.count, read.bytes, read.errors(), read.late, read.p99_ns, read.p50_ns),
+            (4, 8192, 1, 1, 3000.0, 0.0)
+        );
+        let f = m.fairness.unwrap();
+        assert_eq!((f.connections, f.jain, f.min_share), (2, 0.9, 0.0));
+        assert_eq!((m.lost_ops, m.connections_failed, m.errors.as_ref().unwrap()["EIO"].0), (0, 2, 2));
+        let d = m.dbench.as_ref().unwrap();
+        assert_eq!(
+            (d.mb_per_s, d.mismatches, d.examples.clone()),
+            (1.25, 0, vec!["line 3".to_string(), "line 9".to_string()])
+        );
+        assert_eq!(m.value(FAIRNESS_JAIN.id), Some(0.9));
+        assert_eq!(m.value(DBENCH_MB_PER_S.id), Some(1.25));
+        assert_eq!(m.cell_name(), "run of fileserver");
+
+        let odd = StoredCellFigures::read(&serde_json::json!({"ops": 3, "fairness": null, "dbench": "no", "phase": 1}));
+        assert!(odd.ops.is_none() && odd.fairness.is_none() && odd.dbench.is_none() && odd.phase.is_none());
+        assert_eq!(odd.value(FAIRNESS_JAIN.id), None);
+        assert_eq!(StoredCellFigures::read(&serde_json::json!(null)), StoredCellFigures::default());
+    }
+
+    #[test]
+    fn stored_connections_read_their_errors_and_skip_what_is_not_one() {
+        let stored = serde_json::json!([{"rank": 0, "error": {"message": "EIO on a/b"}}, 5, {"rank": 2, "error": "text"}, {"rank": 3}]);
+        let messages: Vec<Option<String>> =
+            StoredConnection::read_all(&stored).into_iter().map(|c| c.error.and_then(|e| e.message)).collect();
+        assert_eq!(messages, vec![Some("EIO on a/b".to_string()), None, None, None]);
+        assert!(StoredConnection::read_all(&serde_json::json!({"not": "a list"})).is_empty());
     }
 }

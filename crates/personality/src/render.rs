@@ -2,20 +2,20 @@
 //! bytes and latency percentiles (open loop: from the intended start), the
 //! connections' fairness, and what failed or was lost; then the clients table.
 
+use crate::figures::{StoredCellFigures, StoredConnection, StoredOpFigures};
 use crate::OpKind;
 use iomatrix_core::human;
 use iomatrix_report::table::{Column, Table};
 use iomatrix_report::text::connections;
 use iomatrix_store::StoredRun;
-use serde_json::Value;
 use std::fmt::Write;
 
 pub fn report(run: &StoredRun) -> String {
     let mut out = String::new();
     let c0 = &run.conditions;
     for c in &run.cell_results {
-        let m = &c.metrics;
-        let looped = match (m["loop"].as_str(), m["target_rate_per_connection"].as_f64()) {
+        let m = StoredCellFigures::read(&c.metrics);
+        let looped = match (m.looped.as_deref(), m.target_rate_per_connection) {
             (Some("open"), Some(rate)) => {
                 format!("open loop at {rate} ops/s per connection (latency from the intended start)")
             }
@@ -25,8 +25,8 @@ pub fn report(run: &StoredRun) -> String {
         let _ = writeln!(
             out,
             "\n{} phase of {}{}: {} connections, {}, {} records, backend {}{}; {} operations, {} in {} s",
-            m["phase"].as_str().unwrap_or(&c.test),
-            m["personality"].as_str().unwrap_or("?"),
+            m.phase.as_deref().unwrap_or(&c.test),
+            m.personality.as_deref().unwrap_or("?"),
             match c.state.is_complete() {
                 true => String::new(),
                 false => format!(" [NOT COMPLETE: {}]", c.state.describe()),
@@ -54,81 +54,72 @@ pub fn report(run: &StoredRun) -> String {
             Column::right("errors", 7),
             Column::right("late", 7),
         ]);
-        if let Some(ops) = m["ops"].as_object() {
+        if let Some(ops) = &m.ops {
             // In the order a file is used (the personality's operations), then by name.
             let rank = |n: &str| OpKind::ALL.iter().position(|k| k.name() == n).unwrap_or(OpKind::ALL.len());
-            let mut ops: Vec<(&String, &Value)> = ops.iter().collect();
+            let mut ops: Vec<(&String, &StoredOpFigures)> = ops.iter().collect();
             ops.sort_by_key(|(n, _)| (rank(n), n.to_string()));
             for (name, s) in ops {
-                let errors: u64 = s["errors"].as_object().map_or(0, |e| e.values().filter_map(Value::as_u64).sum());
                 table.row([
                     name.clone(),
-                    s["count"].as_u64().unwrap_or(0).to_string(),
-                    human::fixed(s["per_sec"].as_f64().unwrap_or(0.0), 1),
-                    human::fixed(s["bytes"].as_u64().unwrap_or(0) as f64 / 1048576.0, 1),
-                    ms(&s["mean_ns"]),
-                    ms(&s["p50_ns"]),
-                    ms(&s["p99_ns"]),
-                    ms(&s["p99_9_ns"]),
-                    ms(&s["max_ns"]),
-                    errors.to_string(),
-                    s["late"].as_u64().unwrap_or(0).to_string(),
+                    s.count.to_string(),
+                    human::fixed(s.per_sec, 1),
+                    human::fixed(s.bytes as f64 / 1048576.0, 1),
+                    human::millis(s.mean_ns),
+                    human::millis(s.p50_ns),
+                    human::millis(s.p99_ns),
+                    human::millis(s.p99_9_ns),
+                    human::millis(s.max_ns),
+                    s.errors().to_string(),
+                    s.late.to_string(),
                 ]);
             }
         }
         out.push_str(&table.render());
-        let f = &m["fairness"];
         let mut rows: Vec<(String, String)> = vec![
-            ("Operations per second (all connections)".into(), human::fixed(m["per_sec"].as_f64().unwrap_or(0.0), 1)),
+            ("Operations per second (all connections)".into(), human::fixed(m.per_sec, 1)),
             ("Throughput (KB/s)".into(), human::fixed(c.kib_per_sec, 1)),
         ];
-        if f.is_object() {
-            let n = f["connections"].as_f64().unwrap_or(1.0).max(1.0);
-            rows.push(("Fairness: Jain's index (1 = even)".into(), human::fixed(f["jain"].as_f64().unwrap_or(0.0), 3)));
+        if let Some(f) = m.fairness {
+            let n = (f.connections as f64).max(1.0);
+            rows.push(("Fairness: Jain's index (1 = even)".into(), human::fixed(f.jain, 3)));
             rows.push((
                 "Fairness: slowest, fastest connection's share".into(),
                 format!(
                     "{}%, {}% (even: {}%)",
-                    human::fixed(f["min_share"].as_f64().unwrap_or(0.0) * 100.0, 2),
-                    human::fixed(f["max_share"].as_f64().unwrap_or(0.0) * 100.0, 2),
+                    human::fixed(f.min_share * 100.0, 2),
+                    human::fixed(f.max_share * 100.0, 2),
                     human::fixed(100.0 / n, 2)
                 ),
             ));
         }
-        rows.push(("Connections failed".into(), failed(m)));
-        rows.push(("Lost operations (failed connections)".into(), m["lost_ops"].as_u64().unwrap_or(0).to_string()));
-        if m["loop"] == "open" {
-            rows.push(("Backlog (arrivals never issued)".into(), m["backlog"].as_u64().unwrap_or(0).to_string()));
+        rows.push(("Connections failed".into(), failed(&m)));
+        rows.push(("Lost operations (failed connections)".into(), m.lost_ops.to_string()));
+        if m.looped.as_deref() == Some("open") {
+            rows.push(("Backlog (arrivals never issued)".into(), m.backlog.to_string()));
         }
-        if m["dbench"].is_object() {
-            let d = &m["dbench"];
-            rows.push((
-                "Throughput as dbench counts it (MB/s)".into(),
-                human::fixed(d["mb_per_s"].as_f64().unwrap_or(0.0), 2),
-            ));
-            rows.push((
-                "Status mismatches (the load file's status not met)".into(),
-                d["mismatches"].as_u64().unwrap_or(0).to_string(),
-            ));
+        if let Some(d) = &m.dbench {
+            rows.push(("Throughput as dbench counts it (MB/s)".into(), human::fixed(d.mb_per_s, 2)));
+            rows.push(("Status mismatches (the load file's status not met)".into(), d.mismatches.to_string()));
         }
-        if m["lock_conflicts"].as_u64().unwrap_or(0) > 0 {
-            rows.push(("Lock conflicts (range held elsewhere)".into(), m["lock_conflicts"].to_string()));
+        if m.lock_conflicts > 0 {
+            rows.push(("Lock conflicts (range held elsewhere)".into(), m.lock_conflicts.to_string()));
         }
-        if m["idle_iterations"].as_u64().unwrap_or(0) > 0 {
-            rows.push(("Iterations without a file to work on".into(), m["idle_iterations"].to_string()));
+        if m.idle_iterations > 0 {
+            rows.push(("Iterations without a file to work on".into(), m.idle_iterations.to_string()));
         }
         let mut figures = Table::new(vec![Column::left("", 48), Column::free("")]).without_header();
         for (label, value) in rows {
             figures.row([label, value]);
         }
         out.push_str(&figures.render());
-        if let Some(examples) = m["dbench"]["examples"].as_array() {
-            for e in examples.iter().filter_map(Value::as_str).take(5) {
-                let _ = writeln!(out, "  mismatch: {e}");
-            }
+        for e in m.dbench.iter().flat_map(|d| &d.examples).take(5) {
+            let _ = writeln!(out, "  mismatch: {e}");
         }
-        for e in
-            c.client_figures.as_array().into_iter().flatten().filter_map(|f| f["error"]["message"].as_str()).take(3)
+        for e in StoredConnection::read_all(&c.client_figures)
+            .into_iter()
+            .filter_map(|f| f.error.and_then(|e| e.message))
+            .take(3)
         {
             let _ = writeln!(out, "  e.g. {e}");
         }
@@ -139,18 +130,133 @@ pub fn report(run: &StoredRun) -> String {
     )
 }
 
-/// Milliseconds with enough digits to tell fast operations apart; `-` where there were none.
-fn ms(ns: &Value) -> String {
-    human::millis(ns.as_f64().unwrap_or(0.0))
-}
-
-fn failed(m: &Value) -> String {
-    let n = m["connections_failed"].as_u64().unwrap_or(0);
-    match m["errors"].as_object() {
-        Some(e) if n > 0 => format!(
-            "{n} ({})",
-            e.iter().map(|(k, v)| format!("{k} {}", v.as_u64().unwrap_or(0))).collect::<Vec<_>>().join(", ")
-        ),
+/// "2 (ENOENT 1, ETIMEDOUT 1)": the connections that stopped, by what stopped them.
+fn failed(m: &StoredCellFigures) -> String {
+    let n = m.connections_failed;
+    match &m.errors {
+        Some(e) if n > 0 => {
+            format!("{n} ({})", e.iter().map(|(k, v)| format!("{k} {}", v.0)).collect::<Vec<_>>().join(", "))
+        }
         _ => n.to_string(),
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomatrix_store::{CellRow, RunStatus, RunSummary};
+    use serde_json::json;
+
+    /// Every branch of the phase text: an open loop with a backlog, lock conflicts, idle
+    /// iterations and failed connections (with their errors), and a dbench replay with its
+    /// mismatches; the expected text is what the string-keyed reader printed for the same run.
+    fn every_branch() -> StoredRun {
+        let open = CellRow {
+            record_size: Some(8192),
+            clients: 2,
+            bytes: 3 << 20,
+            ops: 7,
+            wall_ns: 2_500_000_000,
+            kib_per_sec: 1228.8,
+            metrics: json!({
+                "phase": "run", "personality": "oltp", "loop": "open", "target_rate_per_connection": 50.0,
+                "ops": {
+                    "zz_custom": {"count": 1, "bytes": 0, "per_sec": 0.4, "errors": {}, "late": 0, "mean_ns": 0},
+                    "read": {"count": 4, "bytes": 2097152, "per_sec": 1.6, "errors": {"EIO": 1, "ENOENT": 2},
+                             "late": 3, "mean_ns": 1500000.5, "p50_ns": 1000000, "p99_ns": 3000000,
+                             "p99_9_ns": 3000000, "max_ns": 4000000},
+                    "create": {"count": 2, "bytes": 1048576, "per_sec": 0.8, "errors": {}, "late": 0,
+                               "mean_ns": 25000, "p50_ns": 20000, "p99_ns": 40000, "p99_9_ns": 40000, "max_ns": 41000}
+                },
+                "per_sec": 2.8, "fairness": {"connections": 2, "min_share": 0.25, "max_share": 0.75, "jain": 0.8},
+                "lost_ops": 5, "backlog": 9, "idle_iterations": 4, "lock_conflicts": 6,
+                "connections_failed": 2, "errors": {"EIO": 1, "ENOSPC": 1},
+            }),
+            client_figures: json!([
+                {"rank": 0, "error": {"message": "ENOSPC writing oltp/f1"}},
+                {"rank": 1},
+                {"rank": 2, "error": {"message": "EIO reading oltp/f2"}}
+            ]),
+            ..CellRow::blank("run", "psync")
+        };
+        let replay = CellRow {
+            seq: 1,
+            record_size: Some(65536),
+            ops: 3,
+            wall_ns: 1_000_000_000,
+            metrics: json!({
+                "phase": "replay", "personality": "dbench client.txt", "loop": "replay",
+                "ops": {"QUERY_PATH_INFORMATION": {"count": 3, "per_sec": 3.0, "mean_ns": 70000}},
+                "per_sec": 3.0, "lost_ops": 0, "connections_failed": 0,
+                "dbench": {"mb_per_s": 0.5, "mismatches": 7,
+                           "examples": ["line 1 Close expected NT_STATUS_OK got ENOENT", 3, "a", "b", "c", "d", "e"]},
+            }),
+            ..CellRow::blank("replay", "psync")
+        };
+        StoredRun {
+            summary: RunSummary {
+                id: 1,
+                suite: "personality".into(),
+                status: RunStatus::Complete,
+                started_at: String::new(),
+                ended_at: None,
+                host: "h".into(),
+                command_line: String::new(),
+                labels: Vec::new(),
+                cells: 2,
+                total_cells: 2,
+                error: None,
+                iomatrix_version: String::new(),
+                pid: 0,
+                pid_start: None,
+            },
+            plan: json!({}),
+            environment: json!({}),
+            conditions: json!({"remote": {"host": "s"}}),
+            cell_results: vec![open, replay],
+            lost: None,
+            uid: None,
+            origin: None,
+        }
+    }
+
+    #[test]
+    fn every_branch_of_the_phase_text_reads_through_the_typed_figures() {
+        let shown = report(&every_branch());
+        assert_eq!(shown, EXPECTED, "{shown}");
+    }
+
+    const EXPECTED: &str = r#"
+run phase of oltp: 2 connections, open loop at 50 ops/s per connection (latency from the intended start), 8k records, backend psync (server); 7 operations, 3.0 MiB in 2.500 s
+operation       count      ops/s        MiB   mean ms       p50       p99     p99.9       max  errors    late
+create              2        0.8        1.0     0.025     0.020     0.040     0.040     0.041       0       0
+read                4        1.6        2.0      1.50      1.00      3.00      3.00      4.00       3       3
+zz_custom           1        0.4        0.0         -         -         -         -         -       0       0
+Operations per second (all connections)          2.8
+Throughput (KB/s)                                1228.8
+Fairness: Jain's index (1 = even)                0.800
+Fairness: slowest, fastest connection's share    25.00%, 75.00% (even: 50.00%)
+Connections failed                               2 (EIO 1, ENOSPC 1)
+Lost operations (failed connections)             5
+Backlog (arrivals never issued)                  9
+Lock conflicts (range held elsewhere)            6
+Iterations without a file to work on             4
+  e.g. ENOSPC writing oltp/f1
+  e.g. EIO reading oltp/f2
+
+replay phase of dbench client.txt: 1 connections, a dbench load file replayed, 64k records, backend psync (server); 3 operations, 0 B in 1.000 s
+operation                   count      ops/s        MiB   mean ms       p50       p99     p99.9       max  errors    late
+QUERY_PATH_INFORMATION          3        3.0        0.0     0.070         -         -         -         -       0       0
+Operations per second (all connections)          3.0
+Throughput (KB/s)                                0.0
+Connections failed                               0
+Lost operations (failed connections)             0
+Throughput as dbench counts it (MB/s)            0.50
+Status mismatches (the load file's status not met) 7
+  mismatch: line 1 Close expected NT_STATUS_OK got ENOENT
+  mismatch: a
+  mismatch: b
+  mismatch: c
+  mismatch: d
+"#;
 }
