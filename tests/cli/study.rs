@@ -160,14 +160,16 @@ fn twenty_sigkills_at_random_moments_then_run_again_finish_the_study_with_every_
     let seed = std::env::var("IOMATRIX_STUDY_KILL_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed_0017_cafe);
     eprintln!("kill moments from seed {seed} (IOMATRIX_STUDY_KILL_SEED replays it)");
     let mut moments = Moments::new(seed);
-    // Six steps of one second each (access specs): a kill lands in a study's start, inside a
-    // step (its run is cut and must run again), or between steps; each life is up to 2 steps
-    // long, so the study advances by a step now and then and finishes only after the kills.
+    // Six steps of two seconds each (access specs): a kill lands in a study's start, inside a
+    // step (its run is cut and must run again), or between steps. A life is up to 2.5 s, so a
+    // life finishes a step only when it outlasts the study's start and the whole step: the study
+    // advances by a step now and then and finishes only after the kills, however fast the machine
+    // (with one-second steps a quiet machine finished the study within the twenty lives).
     let sb = Sandbox::new();
     let file = two_folder_study(&sb, 3);
     let timed = std::fs::read_to_string(&file).unwrap().replace(
         "suite = \"iozone\"\nargs = { files = \"256k\", records = [\"64k\", \"128k\"], tests = \"write,read\" }",
-        "suite = \"access\"\nargs = { file-size = \"1m\", bs = \"4k\", duration = \"1s\" }",
+        "suite = \"access\"\nargs = { file-size = \"1m\", bs = \"4k\", duration = \"2s\" }",
     );
     assert!(timed.contains("suite = \"access\""), "{timed}");
     let timed = timed.replace("[[compare]]\na = \"a\"\nb = \"b\"\nstep = \"m0\"\n", "");
