@@ -28,7 +28,7 @@ fn dispatch(ranks: &Ranks) -> anyhow::Result<ExitCode> {
         Command::Extents(args) => commands::extents::run(args),
         Command::Scan(args) => commands::scan::run(args, db().ok().as_deref()),
         Command::Personalities(args) => commands::personalities::run(args),
-        Command::Compare(args) => commands::compare::run(args, &db()?),
+        Command::Compare(args) => commands::compare::run(args, &db()?, cli.db.is_some()),
         Command::Sweep(args) => commands::sweep::run(args, &db()?),
         Command::Report(args) => commands::report::run(args, &db()?),
         Command::Import(args) => commands::import::run(args, &db()?),

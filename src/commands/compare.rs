@@ -51,6 +51,11 @@ pub struct CompareArgs {
     #[arg(long)]
     pub include_partial: bool,
 
+    /// List every plan field and environment fact one side does not know (an imported run's
+    /// tool options, a native run's facts), where the text otherwise counts them in one line
+    #[arg(long)]
+    pub all: bool,
+
     /// Machine-readable output (schema "iomatrix.compare/2", docs/json.md)
     #[arg(long)]
     pub json: bool,
@@ -76,7 +81,8 @@ fn threshold(text: &str) -> Result<f64, UsageError> {
     }
 }
 
-pub fn run(args: CompareArgs, db: &Path) -> anyhow::Result<ExitCode> {
+/// `db_given`: the database was named (`--db`, IOMATRIX_DB), so the sweep compare suggests names it too.
+pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitCode> {
     let fail_if_slower = args.fail_if_slower.as_deref().map(threshold).transpose()?;
     let region = Region {
         files: range("--files", args.files.as_deref())?,
@@ -94,7 +100,10 @@ pub fn run(args: CompareArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let (a, b) = (group(&groups[0]), group(&groups[1]));
     let limit = args.limit.as_deref().map(|l| limit(&store, l)).transpose()?;
     let flags = limit.as_ref().map(|l| (flag_cached(&a, l), flag_cached(&b, l)));
-    let comparison = compare(&a, &b, region);
+    let mut comparison = compare(&a, &b, region);
+    if let Some(hint) = comparison.sweep_hint.as_mut().filter(|_| db_given) {
+        hint.command += &format!(" --db {}", shell_words::quote(&db.to_string_lossy()));
+    }
     let slower = fail_if_slower.map(|t| (t, regressions(&comparison, &a, &b, t, args.metric.as_deref())));
     if let (Some((_, found)), Some(metric)) = (&slower, &args.metric) {
         let named = a.cells.keys().map(|k| k.describe()).chain(
@@ -127,7 +136,7 @@ pub fn run(args: CompareArgs, db: &Path) -> anyhow::Result<ExitCode> {
         });
         crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
-        let mut out = text::compare::comparison(&comparison, flags.as_ref());
+        let mut out = text::compare::comparison(&comparison, flags.as_ref(), args.all);
         if let Some((t, found)) = &slower {
             out.push_str(&text::compare::gate(*t, args.metric.as_deref(), found));
         }

@@ -51,8 +51,8 @@ pub struct ImportArgs {
     #[arg(long = "label", value_name = "KEY=VALUE")]
     pub labels: Vec<String>,
 
-    /// bonnie++'s chunk size, which bonnie++ 2.00's CSV leaves empty (its default is 8k): the
-    /// bonnie cells then carry it as their record size, as native bonnie runs do
+    /// bonnie++'s chunk size, which bonnie++ 2.00's CSV leaves empty: the bonnie cells carry it as
+    /// their record size, as native bonnie runs do [default: the CSV's, else bonnie++'s 8k]
     #[arg(long, value_name = "SIZE")]
     pub bonnie_chunk: Option<String>,
 
@@ -360,6 +360,9 @@ fn summary(id: i64, p: &Parsed, run: &ImportedRun) -> String {
     }
     if !run.unknown.is_empty() {
         out += &format!("  not in the file (stored as unknown): {}\n", run.unknown.join("; "));
+    }
+    for n in &run.notes {
+        out += &format!("  note: {n}\n");
     }
     out
 }

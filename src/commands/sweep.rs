@@ -4,9 +4,10 @@
 
 use clap::{Args, ValueEnum};
 use iomatrix_analysis::{
-    derive, mean_of_rows, size_mix, sweep, CellKey, Derivation, Factor, Figure, Partial, SweepLevel,
+    derive, mean_of_rows, size_mix, sweep, CellKey, Derivation, Factor, Figure, Partial, SweepLevel, SweptParameter,
+    SWEPT_PARAMETERS,
 };
-use iomatrix_core::{ByteSize, Figures, IoMix, UsageError};
+use iomatrix_core::{Figures, UsageError};
 use iomatrix_report::text::{self, sweep::SweepText};
 use iomatrix_store::{CellRow, Store, StoredRun, IOPS};
 use std::collections::BTreeMap;
@@ -21,7 +22,8 @@ pub struct SweepArgs {
     #[arg(value_name = "RUNS", required = true)]
     pub runs: Vec<String>,
 
-    /// What is swept: record, file, qd (queue depth of access specs), or a label key (e.g. cache)
+    /// What is swept: record, file, qd (queue depth of access specs), read or random (their read
+    /// and random shares), or a label key (e.g. cache)
     #[arg(long, value_name = "PARAM|LABEL")]
     pub by: String,
 
@@ -108,8 +110,6 @@ fn figure(cell: &CellRow, unit: Option<Unit>) -> Option<(f64, &'static str)> {
     }
 }
 
-/// The settings a cell carries itself; anything else is a label key.
-const PARAMS: [&str; 3] = ["record", "file", "qd"];
 
 pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let derivations: Vec<Derivation> =
@@ -130,8 +130,9 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
-    let (levels, units) = if PARAMS.contains(&args.by.as_str()) {
-        by_param(&args.by, &runs, args.unit, rows, &mut whole)?
+    // The settings a cell carries itself; anything else is a label key.
+    let (levels, units) = if let Some(param) = SweptParameter::named(&args.by) {
+        by_param(param, &runs, args.unit, rows, &mut whole)?
     } else {
         by_label(&args.by, &runs, args.unit, rows, &mut whole)?
     };
@@ -304,7 +305,7 @@ fn by_label(
                 } else {
                     run.summary.labels.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")
                 },
-                PARAMS.join(", ")
+                SWEPT_PARAMETERS.map(|p| p.by).join(", ")
             ))
         })?;
         let row = rows.and_then(|label| run.summary.labels.iter().find(|(k, _)| k == label).map(|(_, v)| v.clone()));
@@ -339,9 +340,10 @@ fn by_label(
     Ok((levels, units))
 }
 
-/// Levels from the cells: record size, file size or queue depth, taken out of each cell's key.
+/// Levels from the cells: record size, file size, queue depth, read or random share, taken out of
+/// each cell's key.
 fn by_param(
-    param: &str,
+    param: SweptParameter,
     runs: &[&StoredRun],
     want: Option<Unit>,
     rows: Option<&str>,
@@ -353,24 +355,13 @@ fn by_param(
     let mut pooled: BTreeMap<(u64, CellKey), Vec<&StoredRun>> = BTreeMap::new();
     for run in runs {
         // Swept by file size, a cell keeps its size (the level); otherwise a size mix names it.
-        let mix = if param == "file" { None } else { size_mix(&run.plan) };
+        let mix = if param.by == "file" { None } else { size_mix(&run.plan) };
         for cell in &run.cell_results {
             if !whole.admits(run, cell, &CellKey::of(cell).named_by_mix(mix.as_deref())) {
                 continue;
             }
             let Some((value, unit)) = figure(cell, want) else { continue };
-            let mut key = CellKey::of(cell).named_by_mix(mix.as_deref());
-            let level = match param {
-                "record" => key.record_size.take(),
-                "file" => key.file_size.take(),
-                _ => {
-                    let qd = cell.figures().queue_depth;
-                    key.variant =
-                        key.variant.split(' ').filter(|p| !p.starts_with(IoMix::QD_KEY)).collect::<Vec<_>>().join(" ");
-                    qd
-                }
-            };
-            let Some(level) = level else { continue };
+            let Some((level, mut key)) = param.split(&CellKey::of(cell).named_by_mix(mix.as_deref())) else { continue };
             units.insert(key.describe(), unit.to_string());
             tag(&mut key, run, rows)?;
             units.insert(key.describe(), unit.to_string());
@@ -384,17 +375,12 @@ fn by_param(
             levels.entry(level).or_default().entry(key).or_default().push(value);
         }
     }
-    let name = |v: u64| if param == "qd" { v.to_string() } else { ByteSize(v).to_string() };
     // Runs may differ in the swept setting's list (one run at 4k, another at 4k and 64k); in
     // nothing else where their samples meet.
-    let swept: &[&str] = match param {
-        "record" => &["record_sizes", "block_sizes", "record", "chunk"],
-        "file" => &["file_sizes", "file_size", "sizes", "size"],
-        _ => &["queue_depths"],
-    };
     for ((level, key), runs) in pooled.into_iter().filter(|(_, runs)| runs.len() > 1) {
         let runs: Vec<StoredRun> = runs.into_iter().cloned().collect();
-        super::select::repeats_but(&format!("--by {param}: {} at {}", key.describe(), name(level)), &runs, swept)?;
+        let what = format!("--by {}: {} at {}", param.by, key.describe(), param.level_name(level));
+        super::select::repeats_but(&what, &runs, param.plan_fields)?;
     }
-    Ok((levels.into_iter().map(|(v, cells)| SweepLevel { level: name(v), cells }).collect(), units))
+    Ok((levels.into_iter().map(|(v, cells)| SweepLevel { level: param.level_name(v), cells }).collect(), units))
 }

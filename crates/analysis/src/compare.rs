@@ -2,6 +2,7 @@
 //! "% change" tables).
 
 use crate::cells::{CellKey, Group, LeftOut, Partial};
+use crate::hint::{sweep_hint, SweepHint};
 use crate::noise::{judge, slower_beyond, Judgement};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,6 +23,22 @@ impl Region {
         let within =
             |v: u64, (lo, hi): (Option<u64>, Option<u64>)| lo.is_none_or(|l| v >= l) && hi.is_none_or(|h| v <= h);
         within(file, self.files) && within(record, self.records)
+    }
+}
+
+/// A plan parameter or environment fact one side does not know: "jobs[0].options.bs", unknown
+/// in "A".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NotKnown {
+    pub name: String,
+    /// The side that does not know it: "A" or "B".
+    pub unknown_in: &'static str,
+}
+
+impl NotKnown {
+    /// "jobs[0].options.bs (unknown in A)".
+    pub fn describe(&self) -> String {
+        format!("{} (unknown in {})", self.name, self.unknown_in)
     }
 }
 
@@ -160,6 +177,16 @@ pub struct Comparison {
     pub environment_differences: Vec<Difference>,
     /// Plan parameters and facts one side does not know (imported runs): not differences.
     pub unknown: Vec<String>,
+    /// `unknown`'s plan parameters and environment facts apart, for the text to count each kind.
+    #[serde(skip)]
+    pub unknown_plan: Vec<NotKnown>,
+    #[serde(skip)]
+    pub unknown_environment: Vec<NotKnown>,
+    /// How many plan parameters and environment facts both sides know: those compared.
+    #[serde(skip)]
+    pub plan_compared: usize,
+    #[serde(skip)]
+    pub environment_compared: usize,
     /// Differences in the conditions that produced the figures, to state above the tables.
     pub condition_differences: Vec<String>,
     pub matrices: Vec<MatrixComparison>,
@@ -174,6 +201,9 @@ pub struct Comparison {
     /// Cells only one side has: listed, never silently dropped.
     pub only_in_a: Vec<String>,
     pub only_in_b: Vec<String>,
+    /// Where the sides' cells differ in one swept parameter only (QD 1 against QD 32): the
+    /// sweep that compares them level by level.
+    pub sweep_hint: Option<SweepHint>,
     /// Stored cells of each side kept out of its medians and verdicts because they are not
     /// whole (some or all of their clients or connections failed).
     pub left_out_a: Vec<LeftOut>,
@@ -266,10 +296,15 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
             _ => noise.no_verdict += 1,
         }
     }
-    let (plan_differences, mut unknown) = differences(&a.plans, &b.plans, &[], "none");
-    let (environment_differences, env_unknown) =
+    let (plan_differences, unknown_plan, plan_compared) = differences(&a.plans, &b.plans, &[], "none");
+    let (environment_differences, unknown_environment, environment_compared) =
         differences(&a.environments, &b.environments, &["target.free_bytes"], "unknown");
-    unknown.extend(env_unknown);
+    let unknown = unknown_plan.iter().chain(&unknown_environment).map(NotKnown::describe).collect();
+    fn stored(g: &Group) -> Vec<&CellKey> {
+        g.cells.keys().chain(g.left_out.iter().map(|l| &l.key)).collect()
+    }
+    let differing: Vec<String> = plan_differences.iter().map(|d| d.name.clone()).collect();
+    let sweep_hint = sweep_hint(stored(a), stored(b), (&a.run_ids, &b.run_ids), &differing);
     Comparison {
         a: a.name.clone(),
         b: b.name.clone(),
@@ -279,6 +314,10 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
         plan_differences,
         environment_differences,
         unknown,
+        unknown_plan,
+        unknown_environment,
+        plan_compared,
+        environment_compared,
         condition_differences: condition_differences(a, b),
         matrices,
         scalars,
@@ -288,6 +327,7 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
         noise,
         only_in_a,
         only_in_b,
+        sweep_hint,
         left_out_a: a.left_out.clone(),
         left_out_b: b.left_out.clone(),
         partial: if a.partial == Partial::Included || b.partial == Partial::Included {
@@ -587,14 +627,14 @@ pub fn flattened(v: &serde_json::Value) -> BTreeMap<String, String> {
 /// The keys whose values differ between the sides (values of several runs
 /// of a side joined with " / "), and those one side does not know: absent
 /// from its runs (an imported run's plan and environment say little) or
-/// recorded as unknown. `null` is how a JSON null reads: "none" for a plan
-/// (a flag not given), "unknown" for an environment (a fact not read).
+/// recorded as unknown; and how many keys both sides know (compared). `null` is how a JSON null
+/// reads: "none" for a plan (a flag not given), "unknown" for an environment (a fact not read).
 fn differences(
     a: &[serde_json::Value],
     b: &[serde_json::Value],
     skip: &[&str],
     null: &str,
-) -> (Vec<Difference>, Vec<String>) {
+) -> (Vec<Difference>, Vec<NotKnown>, usize) {
     let flat = |runs: &[serde_json::Value]| -> Vec<BTreeMap<String, String>> {
         runs.iter()
             .map(|r| {
@@ -606,25 +646,26 @@ fn differences(
     };
     let (fa, fb) = (flat(a), flat(b));
     let keys: BTreeSet<&String> = fa.iter().chain(&fb).flat_map(|m| m.keys()).collect();
-    let (mut diffs, mut unknown) = (Vec::new(), Vec::new());
+    let (mut diffs, mut unknown, mut known) = (Vec::new(), Vec::new(), 0);
     for key in keys.into_iter().filter(|k| !skip.contains(&k.as_str())) {
         let values = |side: &[BTreeMap<String, String>]| -> BTreeSet<String> {
             side.iter().map(|m| m.get(key).cloned().unwrap_or_else(|| "unknown".into())).collect()
         };
         let (va, vb) = (values(&fa), values(&fb));
+        let not_known = |v: &BTreeSet<String>| v.iter().all(|s| s == "unknown");
+        known += usize::from(!not_known(&va) && !not_known(&vb));
         if va == vb {
             continue;
         }
         let join = |v: &BTreeSet<String>| v.iter().cloned().collect::<Vec<_>>().join(" / ");
-        let not_known = |v: &BTreeSet<String>| v.iter().all(|s| s == "unknown");
         if not_known(&va) || not_known(&vb) {
             let side = if not_known(&va) { "A" } else { "B" };
-            unknown.push(format!("{key} (unknown in {side})"));
+            unknown.push(NotKnown { name: key.clone(), unknown_in: side });
         } else {
             diffs.push(Difference { name: key.clone(), a: join(&va), b: join(&vb) });
         }
     }
-    (diffs, unknown)
+    (diffs, unknown, known)
 }
 
 fn condition_differences(a: &Group, b: &Group) -> Vec<String> {
@@ -909,7 +950,7 @@ mod tests {
     fn a_list_of_tables_differs_by_field_and_a_list_of_values_whole() {
         let a = serde_json::json!({"records": [4096, 65536], "phases": [{"name": "run", "flows": [{"rate": null}, {"rate": null}]}]});
         let b = serde_json::json!({"records": [4096], "phases": [{"name": "run", "flows": [{"rate": 300.0}, {"rate": null}]}]});
-        let (diffs, unknown) = differences(&[a], &[b], &[], "none");
+        let (diffs, unknown, _) = differences(&[a], &[b], &[], "none");
         let named: Vec<(String, String, String)> = diffs.into_iter().map(|d| (d.name, d.a, d.b)).collect();
         assert_eq!(
             named,
@@ -921,12 +962,12 @@ mod tests {
         assert!(unknown.is_empty(), "{unknown:?}");
         let c = serde_json::json!({"phases": [{"name": "a"}, {"name": "b"}]});
         let d = serde_json::json!({"phases": [{"name": "a"}]});
-        let (diffs, unknown) = differences(&[c], &[d], &[], "none");
+        let (diffs, unknown, _) = differences(&[c], &[d], &[], "none");
         assert_eq!(
             diffs.iter().map(|d| (d.name.as_str(), d.a.as_str(), d.b.as_str())).collect::<Vec<_>>(),
             [("phases (entries)", "2", "1")]
         );
-        assert_eq!(unknown, ["phases[1].name (unknown in B)"]);
+        assert_eq!(unknown.iter().map(NotKnown::describe).collect::<Vec<_>>(), ["phases[1].name (unknown in B)"]);
     }
 
     /// A stored IOzone run of one cell per value, every cell in `state`.

@@ -13,7 +13,8 @@
 //!   matrix B/A with its record-size and file-size views, the mean change,
 //!   the cells each side wins, the same over a [`Region`]; for scalar suites
 //!   a metric table; latency percentiles side by side; the cells only one
-//!   side has, and the conditions that differ.
+//!   side has, and the conditions that differ; where the cells differ in one
+//!   swept parameter only, the sweep that compares them ([`SweepHint`]).
 //! - [`judge`]: whether a change is beyond noise (a Mann-Whitney rank test
 //!   of the samples, [`Judgement`]); [`regressions`]: figures slower than a
 //!   threshold beyond noise, for `--fail-if-slower`.
@@ -27,6 +28,7 @@
 mod cells;
 mod compare;
 mod derive;
+mod hint;
 mod limit;
 mod noise;
 mod shape;
@@ -35,8 +37,9 @@ mod sweep;
 pub use cells::{median, size_mix, CellKey, CellStats, Figure, Group, LeftOut, Partial};
 pub use compare::{
     compare, flattened, regressions, Comparison, Difference, Gate, LatencyRow, MatrixComparison, NoiseSummary,
-    OperationRow, OperationTable, Region, Regression, ScalarRow, Tally,
+    NotKnown, OperationRow, OperationTable, Region, Regression, ScalarRow, Tally,
 };
+pub use hint::{sweep_hint, SweepHint, SweptParameter, SWEPT_PARAMETERS};
 pub use derive::{derive, Derivation, Derived, DerivedRow, Factor};
 pub use limit::{flag_cached, CacheFlags, Limit};
 pub use noise::{judge, slower_beyond, Judgement, ALPHA};

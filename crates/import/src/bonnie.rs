@@ -13,7 +13,7 @@
 //! fast to time: such a test becomes an [`Unmeasured`] entry, never a cell. An
 //! empty figure is a test that did not run (`-f`, `-s 0`, `-n 0`). bonnie++
 //! 2.00 leaves `chunk_size` empty whatever the chunk; [`Options::bonnie_chunk`]
-//! supplies it. The CSV has no O_DIRECT (`-D`), write-buffering (`-b`) or RAM
+//! supplies it, else bonnie++'s default 8k is taken, and the run's notes say so. The CSV has no O_DIRECT (`-D`), write-buffering (`-b`) or RAM
 //! (`-r`) column: those stay unknown.
 //!
 //! Lines written by iomatrix's own bonnie++ front end (`iomatrix bonnie ...`,
@@ -348,10 +348,10 @@ pub(crate) fn imported_metrics(test: BonnieTest, repeat: u32, per_sec: f64, cpu:
 
 fn run(records: &[Record], options: &Options, bad_lines: &[crate::BadLine]) -> ImportedRun {
     let first = &records[0];
-    // iomatrix writes the chunk whenever it is not the default 8k.
+    // iomatrix writes the chunk whenever it is not the default 8k; bonnie++ 2.00 never writes it,
+    // and most runs keep its default 8k: so is the chunk taken, and said where it came from.
     let by_iomatrix = first.version.starts_with(CSV_WRITER_PREFIX);
-    let chunk =
-        first.chunk.or(options.bonnie_chunk).or((by_iomatrix && first.size.is_some()).then_some(DEFAULT_CHUNK.bytes()));
+    let chunk = first.chunk.or(options.bonnie_chunk).or(first.size.is_some().then_some(DEFAULT_CHUNK.bytes()));
     let per_char =
         if by_iomatrix && first.version.ends_with(CSV_BONNIE_PER_CHAR) { PerChar::Bonnie } else { PerChar::BonniePlus };
     let mut cells = Vec::new();
@@ -409,7 +409,7 @@ fn run(records: &[Record], options: &Options, bad_lines: &[crate::BadLine]) -> I
         );
     }
     conditions.insert("largest_file_bytes".into(), first.size.map(Value::from).unwrap_or(Value::Null));
-    let mut unknown = vec![
+    let unknown = vec![
         "backend".to_string(),
         "direct/cached (bonnie++'s -D is not in its CSV)".into(),
         "write buffering (bonnie++'s -b is not in its CSV)".into(),
@@ -430,10 +430,12 @@ fn run(records: &[Record], options: &Options, bad_lines: &[crate::BadLine]) -> I
         (None, Some(c)) => {
             notes.push(format!("chunk size {} as given with --bonnie-chunk (the CSV leaves it empty)", ByteSize(c)))
         }
-        (None, None) => unknown.push(
-            "chunk size (bonnie++ 2.00 leaves it empty; give it with --bonnie-chunk, e.g. 8k, bonnie++'s default)"
-                .into(),
-        ),
+        (None, None) if chunk.is_some() => notes.push(format!(
+            "chunk size {}: bonnie++'s default, taken because the CSV leaves it empty (bonnie++ 2.00 does whatever \
+             -s SIZE:CHUNK gave); if the run used another, import again with --bonnie-chunk SIZE",
+            DEFAULT_CHUNK
+        )),
+        (None, None) => {}
     }
     let number = |s: &str| s.parse::<u64>().ok();
     ImportedRun {
@@ -449,13 +451,17 @@ fn run(records: &[Record], options: &Options, bad_lines: &[crate::BadLine]) -> I
             "chunk_from": match (first.chunk, options.bonnie_chunk) {
                 (Some(_), _) => Some("the CSV"),
                 (None, Some(_)) => Some("--bonnie-chunk"),
-                (None, None) if chunk.is_some() => Some("iomatrix's CSV (empty: the default 8k)"),
+                (None, None) if by_iomatrix && chunk.is_some() => Some("iomatrix's CSV (empty: the default 8k)"),
+                (None, None) if chunk.is_some() => Some("bonnie++'s default 8k (the CSV leaves it empty)"),
                 (None, None) => None,
             },
             "per_char": per_char,
             "files": first.files,
-            "file_max": number(&first.file_max),
-            "file_min": number(&first.file_min),
+            // bonnie++ leaves -n's sizes empty at its default, 0 (empty files), as a native plan's 0.
+            "file_max": if first.file_max.is_empty() { Some(0) } else { number(&first.file_max) },
+            "file_min": if first.file_min.is_empty() { Some(0) } else { number(&first.file_min) },
+            // -f leaves the per-char columns empty (neither a figure nor +++++).
+            "skip_per_char": first.size.map(|_| !per_char_ran),
             "file_max_text": first.file_max,
             "file_min_text": first.file_min,
             "num_dirs": first.num_dirs,
@@ -522,7 +528,12 @@ mod tests {
                 "random-delete"
             ]
         );
-        assert!(run.unknown.iter().any(|u| u.starts_with("chunk size")));
+        // bonnie++ 2.00 leaves the chunk empty: its default 8k is taken, and said to be.
+        assert!(!run.unknown.iter().any(|u| u.starts_with("chunk size")), "{:?}", run.unknown);
+        assert_eq!(run.cells[0].record_size, Some(8192));
+        assert_eq!(run.plan["chunk"], 8192);
+        assert_eq!(run.plan["chunk_from"], "bonnie++'s default 8k (the CSV leaves it empty)");
+        assert!(run.notes.iter().any(|n| n.contains("bonnie++'s default") && n.contains("--bonnie-chunk")));
         assert_eq!(run.plan["files"], 1024);
         assert_eq!(run.plan["seeks"], 8192);
         assert_eq!(run.plan["seekers"], 5);

@@ -40,6 +40,8 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
     let mut cells = Vec::new();
     let mut skipped = Vec::new();
     let mut plan_jobs = Vec::new();
+    // The options of each job that gave a cell, in the cells' order.
+    let mut ran = Vec::new();
     let mut hosts = Vec::new();
     for (i, job) in jobs.iter().enumerate() {
         let path = format!("{jobs_key}[{i}]");
@@ -64,7 +66,10 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
             continue;
         }
         match job_cell(obj, &opts, &path, &name)? {
-            Ok(cell) => cells.push(cell),
+            Ok(cell) => {
+                ran.push(opts.clone());
+                cells.push(cell)
+            }
             Err(why) => skipped.push(format!("fio job '{name}' ({path}): {why}")),
         }
     }
@@ -140,7 +145,13 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
         tool_version: version,
         host: (hosts.len() == 1).then(|| hosts[0].clone()),
         measured_at,
-        plan: json!({ "tool": "fio", "global_options": global, "jobs": plan_jobs }),
+        plan: {
+            let mut plan = native_plan(&ran, &cells);
+            plan.insert("tool".into(), Value::from("fio"));
+            plan.insert("global_options".into(), Value::Object(global));
+            plan.insert("jobs".into(), Value::Array(plan_jobs));
+            Value::Object(plan)
+        },
         environment: Value::Object(environment),
         conditions,
         unknown,
@@ -150,6 +161,88 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
         skipped,
         bad_lines: Vec::new(),
     })
+}
+
+/// The jobs' options under the names a native access run's plan gives them, as the cells already
+/// are (`bs`, `iodepth`, `rw`, `rwmixread` become block sizes, queue depths, read and random
+/// shares), so that compare holds an imported plan against a native one field by field. A list
+/// holds each job's value once, in the jobs' order; a single value (file size, clients, direct,
+/// engine, how long) is given only where every job has the same, and left out (unknown) where
+/// they differ or fio's options do not say.
+fn native_plan(ran: &[Map<String, Value>], cells: &[ImportedCell]) -> Map<String, Value> {
+    let mut plan = Map::new();
+    let distinct = |values: Vec<Option<u64>>| -> Option<Value> {
+        let mut out: Vec<u64> = Vec::new();
+        for v in values {
+            let v = v?;
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        Some(json!(out))
+    };
+    let rows: Vec<&CellRow> = cells.iter().map(|c| &c.row).collect();
+    let mixes: Vec<Option<IoMix>> = rows.iter().map(|c| c.figures().mix()).collect();
+    let lists = [
+        ("block_sizes", rows.iter().map(|c| c.record_size).collect::<Vec<_>>()),
+        ("read_percents", mixes.iter().map(|m| m.map(|m| m.read_percent)).collect()),
+        ("random_percents", mixes.iter().map(|m| m.map(|m| m.random_percent)).collect()),
+        ("queue_depths", mixes.iter().map(|m| m.map(|m| m.queue_depth)).collect()),
+    ];
+    for (name, values) in lists {
+        if let Some(list) = distinct(values) {
+            plan.insert(name.into(), list);
+        }
+    }
+    let common = |values: Vec<Value>| -> Option<Value> {
+        let first = values.first()?.clone();
+        values.iter().all(|v| *v == first).then_some(first)
+    };
+    let singles = [
+        ("file_size", rows.iter().map(|c| json!(c.file_size)).collect::<Vec<_>>()),
+        ("clients", rows.iter().map(|c| json!(c.clients)).collect()),
+        ("direct", rows.iter().map(|c| json!(c.direct)).collect()),
+        ("backend", rows.iter().map(|c| c.metrics.get("ioengine").cloned().unwrap_or(Value::Null)).collect()),
+        ("limit", ran.iter().map(limit).collect()),
+        // No rate_iops option: fio ran unthrottled, as a native plan's none says.
+        ("rate_iops", ran.iter().map(|o| json!(opt(o, &["rate_iops"]).and_then(|r| r.parse::<u64>().ok()))).collect()),
+    ];
+    for (name, values) in singles {
+        // Null is unknown, but for rate_iops, where it is no option given: no throttle.
+        if let Some(v) = common(values).filter(|v| !v.is_null() || name == "rate_iops") {
+            plan.insert(name.into(), v);
+        }
+    }
+    plan
+}
+
+/// How long a job ran, as a native plan's `limit`: `{"duration_ms"}` for `time_based` with a
+/// `runtime`, `{"bytes"}` for a job without `runtime` (it does `io_size`, else `size`, once);
+/// null (unknown) for a runtime without `time_based`, which ends at whichever comes first.
+fn limit(opts: &Map<String, Value>) -> Value {
+    let bytes = || opt(opts, &["io_size", "io_limit", "size"]).and_then(|s| s.parse::<ByteSize>().ok());
+    match (opt(opts, &["runtime", "timeout"]), opts.contains_key("time_based")) {
+        (Some(runtime), true) => fio_time_ms(runtime).map_or(Value::Null, |ms| json!({ "duration_ms": ms })),
+        (None, false) => bytes().map_or(Value::Null, |b| json!({ "bytes": b.bytes() })),
+        _ => Value::Null,
+    }
+}
+
+/// fio's time option in milliseconds: seconds without a unit, else us, ms, s, m, h or d.
+fn fio_time_ms(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let number: u64 = text[..digits].parse().ok()?;
+    let ms = match text[digits..].trim().to_ascii_lowercase().as_str() {
+        "" | "s" | "sec" => number.checked_mul(1000)?,
+        "us" | "usec" => number / 1000,
+        "ms" | "msec" => number,
+        "m" | "min" => number.checked_mul(60_000)?,
+        "h" => number.checked_mul(3_600_000)?,
+        "d" => number.checked_mul(86_400_000)?,
+        _ => return None,
+    };
+    Some(ms)
 }
 
 /// The first JSON object in `text`: fio may print notes before it.

@@ -137,7 +137,8 @@ impl FromStr for Format {
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     /// bonnie++'s chunk size in bytes: bonnie++ 2.00's CSV leaves that field
-    /// empty. Given, the cells carry it as their record size.
+    /// empty. The cells carry it as their record size; not given, bonnie++'s default 8k
+    /// (named in the run's notes and its plan's `chunk_from`).
     pub bonnie_chunk: Option<u64>,
     /// Skip a line that cannot be read (and store what could be), listing it in
     /// [`ImportedRun::bad_lines`], instead of failing on it. fio's JSON has no lines to skip.

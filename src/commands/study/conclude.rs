@@ -68,7 +68,7 @@ pub fn print(db: &Path, file: &StudyFile, study: i64, steps: &[StudyStep], write
             say(&format!("\n== {title} (iomatrix {})\n", shown(&argv)));
             let outcome = CompareLine::try_parse_from(&argv)
                 .map_err(anyhow::Error::from)
-                .and_then(|line| compare::run(line.args, db));
+                .and_then(|line| compare::run(line.args, db, true));
             said(&title, outcome);
         }
     }

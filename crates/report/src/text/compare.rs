@@ -2,14 +2,17 @@
 //! `--fail-if-slower` found.
 
 use crate::table::{Column, Table};
-use iomatrix_analysis::{CacheFlags, Comparison, Difference, Gate, Judgement, MatrixComparison, Partial, Region};
+use iomatrix_analysis::{
+    CacheFlags, Comparison, Difference, Gate, Judgement, MatrixComparison, Partial, Region, SweepHint,
+};
 use iomatrix_core::{human, ByteSize};
 use std::fmt::Write;
 
 /// The comparison: what differs between the sides, each matrix of B/A ratios with its verdicts,
 /// the scalar and per-operation tables, the noise test's counts, the cells only one side has, and
-/// with `--limit` which cells a cache served.
-pub fn comparison(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>) -> String {
+/// with `--limit` which cells a cache served. What one side does not know is counted in one line,
+/// or with `all` listed.
+pub fn comparison(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>, all: bool) -> String {
     let mut out = String::new();
     let runs = |ids: &[i64]| ids.iter().map(|i| format!("#{i}")).collect::<Vec<_>>().join(",");
     let _ = writeln!(
@@ -21,10 +24,19 @@ pub fn comparison(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>) -> S
         c.b,
         runs(&c.b_runs)
     );
-    differences(&mut out, "plan parameters", &c.plan_differences);
-    differences(&mut out, "environment facts", &c.environment_differences);
+    differences(&mut out, "plan parameters", &c.plan_differences, (c.plan_compared, c.unknown_plan.len()));
+    differences(
+        &mut out,
+        "environment facts",
+        &c.environment_differences,
+        (c.environment_compared, c.unknown_environment.len()),
+    );
     if !c.unknown.is_empty() {
-        let _ = writeln!(out, "not known on one side (not compared): {}", c.unknown.join(", "));
+        if all {
+            let _ = writeln!(out, "not known on one side (not compared): {}", c.unknown.join(", "));
+        } else {
+            out.push_str(&not_known_counted(c));
+        }
     }
     // "The same" only when it is: the plans alike too, not only the conditions named here.
     match (c.condition_differences.is_empty(), c.plan_differences.is_empty()) {
@@ -56,10 +68,61 @@ pub fn comparison(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>) -> S
             let _ = writeln!(out, "\nonly in {side} ({} cells, not compared): {}", cells.len(), cells.join(", "));
         }
     }
+    if let Some(h) = &c.sweep_hint {
+        out.push_str(&sweep_hint(h, c.only_in_a.len() + c.only_in_b.len()));
+    }
     if let Some(flags) = flags {
         out.push_str(&caching(flags));
     }
     out
+}
+
+/// What one side does not know, counted: plan fields and environment facts, by the side that
+/// does not know them, each with the names they fall under ("jobs", "target").
+fn not_known_counted(c: &Comparison) -> String {
+    let mut parts = Vec::new();
+    for (kind, noun, list) in [("plan", "fields", &c.unknown_plan), ("environment", "facts", &c.unknown_environment)] {
+        let mut first = true;
+        for side in ["A", "B"] {
+            let names: Vec<&str> = list.iter().filter(|u| u.unknown_in == side).map(|u| u.name.as_str()).collect();
+            if names.is_empty() {
+                continue;
+            }
+            let mut heads: Vec<&str> = Vec::new();
+            for name in &names {
+                let head = name.split(['.', '[', ' ']).next().unwrap_or(name);
+                if !heads.contains(&head) {
+                    heads.push(head);
+                }
+            }
+            let shown = match heads.len() {
+                n if n > 4 => format!("{} and {} more", heads[..4].join(", "), n - 4),
+                _ => heads.join(", "),
+            };
+            let what = if first { format!("{kind} {noun} ") } else { String::new() };
+            first = false;
+            parts.push(format!("{} {what}unknown in {side} ({shown})", names.len()));
+        }
+    }
+    format!("not known on one side (not compared): {}; --all lists them\n", parts.join(", "))
+}
+
+/// The sides' cells differ in one swept parameter only: which, its levels, and the sweep that
+/// puts them side by side.
+fn sweep_hint(h: &SweepHint, one_sided: usize) -> String {
+    let also = if h.also_differ.is_empty() {
+        String::new()
+    } else {
+        format!("; the plans also differ in {}, which the levels carry too", h.also_differ.join(", "))
+    };
+    format!(
+        "\nthe sides' cells differ in {what} only (A: {}; B: {}): compare pairs cells of equal {what}, so {one_sided} \
+         cells have no twin here{also}. A sweep puts the levels side by side:\n  {}\n",
+        what = h.what,
+        h.a_levels.join(", "),
+        h.b_levels.join(", "),
+        h.command
+    )
 }
 
 /// `--fail-if-slower`'s findings, after the comparison: the figures slower than A's, or that
@@ -125,10 +188,21 @@ pub fn not_checked(threshold: f64, gate: &Gate) -> String {
     )
 }
 
-/// Plan parameters or environment facts: the same, or each that differs.
-fn differences(out: &mut String, what: &str, list: &[Difference]) {
+/// Plan parameters or environment facts: the same, or each that differs. "The same" says how
+/// many were compared where one side does not know some (`(compared, unknown)`).
+fn differences(out: &mut String, what: &str, list: &[Difference], (compared, unknown): (usize, usize)) {
     if list.is_empty() {
-        let _ = writeln!(out, "{what}: the same on both sides");
+        match (compared, unknown) {
+            (_, 0) => {
+                let _ = writeln!(out, "{what}: the same on both sides");
+            }
+            (0, _) => {
+                let _ = writeln!(out, "{what}: none known to both sides, so none compared");
+            }
+            (n, _) => {
+                let _ = writeln!(out, "{what}: the same where both sides know them ({n} compared)");
+            }
+        }
     } else {
         let _ = writeln!(out, "{what} that differ (A vs B):");
         for d in list {
