@@ -12,6 +12,7 @@ mod cell_names;
 mod clean;
 mod clients;
 mod compare;
+mod compare_hints;
 mod crash;
 mod database;
 mod database_safety;

@@ -504,7 +504,7 @@ mod tests {
         assert_eq!(putc.kib_per_sec, 3167.0);
         assert_eq!(putc.cpu_percent, Some(86.0));
         assert_eq!(putc.file_size, Some(16 << 20));
-        assert_eq!(putc.record_size, None);
+        assert_eq!(putc.record_size, Some(8192), "bonnie++'s default chunk: the CSV leaves it empty");
         assert_eq!(putc.metrics["per_sec"], 3167.0);
         assert_eq!(putc.metrics["unit"], "KB/s");
         assert_eq!(putc.metrics["max_latency_ns"], 10_890_000);

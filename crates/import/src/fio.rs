@@ -203,7 +203,7 @@ fn native_plan(ran: &[Map<String, Value>], cells: &[ImportedCell]) -> Map<String
         ("clients", rows.iter().map(|c| json!(c.clients)).collect()),
         ("direct", rows.iter().map(|c| json!(c.direct)).collect()),
         ("backend", rows.iter().map(|c| c.metrics.get("ioengine").cloned().unwrap_or(Value::Null)).collect()),
-        ("limit", ran.iter().map(limit).collect()),
+        ("limit", ran.iter().zip(&rows).map(|(o, c)| limit(o, c.wall_ns)).collect()),
         // No rate_iops option: fio ran unthrottled, as a native plan's none says.
         ("rate_iops", ran.iter().map(|o| json!(opt(o, &["rate_iops"]).and_then(|r| r.parse::<u64>().ok()))).collect()),
     ];
@@ -216,15 +216,19 @@ fn native_plan(ran: &[Map<String, Value>], cells: &[ImportedCell]) -> Map<String
     plan
 }
 
-/// How long a job ran, as a native plan's `limit`: `{"duration_ms"}` for `time_based` with a
-/// `runtime`, `{"bytes"}` for a job without `runtime` (it does `io_size`, else `size`, once);
-/// null (unknown) for a runtime without `time_based`, which ends at whichever comes first.
-fn limit(opts: &Map<String, Value>) -> Value {
+/// What ended a job, as a native plan's `limit`: `{"duration_ms"}` where it ran its `runtime`
+/// (`time_based`, or a size not done by then), `{"bytes"}` where it did `io_size` (else `size`)
+/// before any runtime. fio's JSON leaves `time_based` out of the options, so the job's own
+/// runtime (`wall_ns`, fio's `job_runtime`) tells which; null (unknown) where neither can be read.
+fn limit(opts: &Map<String, Value>, wall_ns: u64) -> Value {
     let bytes = || opt(opts, &["io_size", "io_limit", "size"]).and_then(|s| s.parse::<ByteSize>().ok());
-    match (opt(opts, &["runtime", "timeout"]), opts.contains_key("time_based")) {
-        (Some(runtime), true) => fio_time_ms(runtime).map_or(Value::Null, |ms| json!({ "duration_ms": ms })),
-        (None, false) => bytes().map_or(Value::Null, |b| json!({ "bytes": b.bytes() })),
-        _ => Value::Null,
+    let runtime_ms = opt(opts, &["runtime", "timeout"]).map(fio_time_ms);
+    match runtime_ms {
+        Some(None) => Value::Null,
+        // fio stops issuing at the runtime; a job that ran less finished its bytes first.
+        // (Within 1%: fio rounds its runtime to the millisecond.)
+        Some(Some(ms)) if wall_ns / 1_000_000 + ms / 100 >= ms => json!({ "duration_ms": ms }),
+        _ => bytes().map_or(Value::Null, |b| json!({ "bytes": b.bytes() })),
     }
 }
 
@@ -683,6 +687,59 @@ mod tests {
         assert!(run.conditions["ram_bytes"].is_null());
         assert_eq!(run.environment["block_devices"], json!(["vda"]));
         assert!(run.unknown.iter().any(|u| u.starts_with("RAM")));
+    }
+
+    #[test]
+    fn the_plan_holds_a_native_access_plans_fields_beside_fios_options() {
+        let text = doc(
+            json!({"name": "j", "rw": "randrw", "rwmixread": "70", "bs": "8k", "size": "8m", "iodepth": "8",
+                   "ioengine": "libaio", "direct": "1", "runtime": "1"}),
+            side_json(70 * 8192, 7 * 8192 * 10, 70.0, 70),
+            side_json(30 * 8192, 3 * 8192 * 10, 30.0, 30),
+        );
+        let plan = parse(&text).unwrap().plan;
+        assert_eq!(plan["block_sizes"], json!([8192]));
+        assert_eq!(plan["queue_depths"], json!([8]));
+        assert_eq!(plan["read_percents"], json!([70]));
+        assert_eq!(plan["random_percents"], json!([100]));
+        assert_eq!(plan["file_size"], 8 << 20);
+        assert_eq!(plan["clients"], 1);
+        assert_eq!(plan["direct"], true);
+        assert_eq!(plan["backend"], "libaio");
+        // The job ran its whole second: the runtime ended it.
+        assert_eq!(plan["limit"], json!({"duration_ms": 1000}));
+        assert_eq!(plan["rate_iops"], Value::Null);
+        assert_eq!(plan["jobs"][0]["options"]["bs"], "8k", "fio's own options stay");
+
+        // Two jobs, one after the other: lists hold each value once; what they disagree on is left out.
+        let mut two: Value = serde_json::from_str(&text).unwrap();
+        let mut second = two["jobs"][0].clone();
+        second["job options"] = json!({"name": "k", "rw": "read", "bs": "64k", "size": "1g", "iodepth": "8",
+                                       "ioengine": "libaio", "direct": "1", "runtime": "1m"});
+        two["jobs"].as_array_mut().unwrap().push(second);
+        let plan = parse(&two.to_string()).unwrap().plan;
+        assert_eq!(plan["block_sizes"], json!([8192, 65536]));
+        assert_eq!(plan["read_percents"], json!([70, 100]));
+        assert_eq!(plan["random_percents"], json!([100, 0]));
+        assert_eq!(plan["queue_depths"], json!([8]));
+        assert!(plan.get("file_size").is_none(), "8m and 1g: no one file size");
+        // The second job had a minute but ran one second: it did its bytes first.
+        assert!(plan.get("limit").is_none(), "a runtime and a size: not one limit");
+        assert_eq!(plan["backend"], "libaio");
+        // A bs range has no one block size: the list is left out, not guessed.
+        let ranged = doc(json!({"bsrange": "4k-64k"}), side_json(4096, 4096, 1.0, 1), side_json(0, 0, 0.0, 0));
+        let plan = parse(&ranged).unwrap().plan;
+        assert!(plan.get("block_sizes").is_none(), "{plan}");
+        assert_eq!(plan["limit"], Value::Null, "no size, no runtime: unknown");
+    }
+
+    #[test]
+    fn fio_times_read_in_its_units() {
+        assert_eq!(fio_time_ms("30"), Some(30_000));
+        assert_eq!(fio_time_ms("500ms"), Some(500));
+        assert_eq!(fio_time_ms("2m"), Some(120_000));
+        assert_eq!(fio_time_ms("1h"), Some(3_600_000));
+        assert_eq!(fio_time_ms("soon"), None);
     }
 
     #[test]

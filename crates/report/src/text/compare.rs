@@ -115,12 +115,10 @@ fn sweep_hint(h: &SweepHint, one_sided: usize) -> String {
     } else {
         format!("; the plans also differ in {}, which the levels carry too", h.also_differ.join(", "))
     };
+    let (what, a, b) = (h.what, h.a_levels.join(", "), h.b_levels.join(", "));
     format!(
-        "\nthe sides' cells differ in {what} only (A: {}; B: {}): compare pairs cells of equal {what}, so {one_sided} \
-         cells have no twin here{also}. A sweep puts the levels side by side:\n  {}\n",
-        what = h.what,
-        h.a_levels.join(", "),
-        h.b_levels.join(", "),
+        "\nthe sides' cells differ in {what} only (A: {a}; B: {b}): compare pairs cells of equal {what}, so \
+         {one_sided} cells have no twin here{also}. A sweep puts the levels side by side:\n  {}\n",
         h.command
     )
 }
