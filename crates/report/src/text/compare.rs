@@ -88,12 +88,21 @@ fn not_known_counted(c: &Comparison) -> String {
             if names.is_empty() {
                 continue;
             }
-            let mut heads: Vec<&str> = Vec::new();
-            for name in &names {
-                let head = name.split(['.', '[', ' ']).next().unwrap_or(name);
-                if !heads.contains(&head) {
-                    heads.push(head);
+            // Named by their first part ("jobs", "target"), or by two where one part names them all
+            // ("personality.filesets", "personality.phases").
+            let heads_at = |depth: usize| {
+                let mut heads: Vec<&str> = Vec::new();
+                for name in &names {
+                    let end = name.match_indices(['.', '[', ' ']).nth(depth - 1).map_or(name.len(), |(i, _)| i);
+                    if !heads.contains(&&name[..end]) {
+                        heads.push(&name[..end]);
+                    }
                 }
+                heads
+            };
+            let mut heads = heads_at(1);
+            if heads.len() == 1 && names.len() > 1 {
+                heads = heads_at(2);
             }
             let shown = match heads.len() {
                 n if n > 4 => format!("{} and {} more", heads[..4].join(", "), n - 4),
