@@ -110,7 +110,6 @@ fn figure(cell: &CellRow, unit: Option<Unit>) -> Option<(f64, &'static str)> {
     }
 }
 
-
 pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let derivations: Vec<Derivation> =
         args.derive.iter().map(|d| Derivation::parse(d).map_err(UsageError::from)).collect::<Result<_, _>>()?;

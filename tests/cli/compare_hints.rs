@@ -56,7 +56,10 @@ fn compare_of_qd1_against_qd32_names_the_sweep_by_qd_and_that_sweep_runs() {
     let c = compare_json(&sb, qd1, qd32);
     let hint = &c["sweep_hint"];
     assert_eq!(hint["by"], "qd", "{c}");
-    assert_eq!((hint["a_levels"].clone(), hint["b_levels"].clone()), (serde_json::json!(["1"]), serde_json::json!(["32"])));
+    assert_eq!(
+        (hint["a_levels"].clone(), hint["b_levels"].clone()),
+        (serde_json::json!(["1"]), serde_json::json!(["32"]))
+    );
     assert_eq!(hint["also_differ"], serde_json::json!([]), "nothing but the depth differs: {c}");
     let command = hint["command"].as_str().unwrap();
     assert!(command.starts_with(&format!("iomatrix sweep {qd1} {qd32} --by qd")), "{command}");
@@ -71,13 +74,28 @@ fn compare_of_qd1_against_qd32_names_the_sweep_by_qd_and_that_sweep_runs() {
     assert!(swept.starts_with("sweep by qd") && swept.contains("access 8m/4k read=100% random=100%"), "{swept}");
 
     // A second parameter: block size 4k against 64k at one depth is a sweep by record.
-    let bs64 = access(&sb, &target, &["--bs", "64k", "--read", "100", "--random", "100", "--duration", "200ms", "--qd", "1"]);
+    let bs64 =
+        access(&sb, &target, &["--bs", "64k", "--read", "100", "--random", "100", "--duration", "200ms", "--qd", "1"]);
     let c = compare_json(&sb, qd1, bs64);
     assert_eq!(c["sweep_hint"]["by"], "record", "{c}");
     assert_eq!(c["sweep_hint"]["b_levels"], serde_json::json!(["64k"]));
     let sweep = run_hint(&sb, c["sweep_hint"]["command"].as_str().unwrap());
     assert_success(&sweep);
     assert!(text(&sweep).0.starts_with("sweep by record"));
+
+    // A third: reads against writes at one depth and block size is a sweep by read share.
+    let writes =
+        access(&sb, &target, &["--bs", "4k", "--read", "0", "--random", "100", "--duration", "200ms", "--qd", "1"]);
+    let c = compare_json(&sb, qd1, writes);
+    assert_eq!(c["sweep_hint"]["by"], "read", "{c}");
+    assert_eq!(
+        (c["sweep_hint"]["a_levels"].clone(), c["sweep_hint"]["b_levels"].clone()),
+        (serde_json::json!(["100%"]), serde_json::json!(["0%"]))
+    );
+    let sweep = run_hint(&sb, c["sweep_hint"]["command"].as_str().unwrap());
+    assert_success(&sweep);
+    let (swept, _) = text(&sweep);
+    assert!(swept.starts_with("sweep by read") && swept.contains("access 8m/4k qd=1 random=100%"), "{swept}");
 }
 
 #[test]
@@ -101,7 +119,8 @@ fn a_sweep_hint_only_where_one_parameter_differs_also_with_several_levels_a_side
 
     // No cell in common and three parameters apart (block size, depth, read share): no hint,
     // in the JSON or the text.
-    let other = access(&sb, &target, &["--bs", "16k", "--read", "0", "--random", "100", "--qd", "8", "--duration", "100ms"]);
+    let other =
+        access(&sb, &target, &["--bs", "16k", "--read", "0", "--random", "100", "--qd", "8", "--duration", "100ms"]);
     let c = compare_json(&sb, shallow, other);
     assert!(c["sweep_hint"].is_null(), "{c}");
     assert_eq!(c["only_in_b"].as_array().unwrap().len(), 1);
@@ -187,7 +206,10 @@ fn an_imported_fio_run_compares_cell_for_cell_and_field_by_field_with_the_native
     let line = stdout.lines().find(|l| l.starts_with("not known on one side")).expect(&stdout);
     assert!(line.ends_with("; --all lists them") && line.contains("plan fields unknown in"), "{line}");
     assert!(!stdout.contains("jobs[0].options.bs"), "{stdout}");
-    assert!(stdout.contains("plan parameters that differ (A vs B):\n  limit.duration_ms: 1000 vs 500\nenvironment"), "{stdout}");
+    assert!(
+        stdout.contains("plan parameters that differ (A vs B):\n  limit.duration_ms: 1000 vs 500\nenvironment"),
+        "{stdout}"
+    );
     let all = compare_text(&sb, &[&a, &b, "--all"]);
     let listed = all.lines().find(|l| l.starts_with("not known on one side")).expect(&all);
     for u in &unknown {
@@ -222,13 +244,18 @@ fn a_bonnie_csv_without_its_chunk_compares_with_a_native_bonnie_run_without_bonn
     let import = sb.run(&["import", csv.to_str().unwrap()]);
     let imported = imported_id(&import);
     let (said, _) = text(&import);
-    assert!(said.contains("note: chunk size 8k: bonnie++'s default"), "the import says where the chunk came from: {said}");
+    assert!(
+        said.contains("note: chunk size 8k: bonnie++'s default"),
+        "the import says where the chunk came from: {said}"
+    );
     let plan = &sb.show_json(imported)["run"]["plan"];
     assert_eq!(plan["chunk"], 8192);
     assert_eq!(plan["chunk_from"], "bonnie++'s default 8k (the CSV leaves it empty)");
 
     std::fs::remove_dir_all(&work).unwrap();
-    assert_success(&sb.run(&["run", "bonnie", "--target", &target, "--size", "1g", "--ram", "512m", "--files", "0", "--fast"]));
+    assert_success(
+        &sb.run(&["run", "bonnie", "--target", &target, "--size", "1g", "--ram", "512m", "--files", "0", "--fast"]),
+    );
     let native = sb.last_run()["run"]["id"].as_i64().unwrap();
     let c = compare_json(&sb, imported, native);
     // Every figure bonnie++ measured (not +++++) meets its native twin.

@@ -194,7 +194,8 @@ mod tests {
         let b = [access(1 << 20, 4096, 32, 100), access(1 << 20, 65536, 1, 100)];
         assert_eq!(hint(&a, &b), None);
         // A test only one side ran is not a level.
-        let write = CellKey { test: "write".into(), file_size: Some(1 << 20), record_size: None, variant: String::new() };
+        let write =
+            CellKey { test: "write".into(), file_size: Some(1 << 20), record_size: None, variant: String::new() };
         let read = CellKey { test: "read".into(), ..write.clone() };
         assert_eq!(hint(&[write], &[read]), None);
         assert_eq!(hint(&[], &[]), None);

@@ -39,8 +39,8 @@ pub use compare::{
     compare, flattened, regressions, Comparison, Difference, Gate, LatencyRow, MatrixComparison, NoiseSummary,
     NotKnown, OperationRow, OperationTable, Region, Regression, ScalarRow, Tally,
 };
-pub use hint::{sweep_hint, SweepHint, SweptParameter, SWEPT_PARAMETERS};
 pub use derive::{derive, Derivation, Derived, DerivedRow, Factor};
+pub use hint::{sweep_hint, SweepHint, SweptParameter, SWEPT_PARAMETERS};
 pub use limit::{flag_cached, CacheFlags, Limit};
 pub use noise::{judge, slower_beyond, Judgement, ALPHA};
 pub use shape::SuiteShape;
