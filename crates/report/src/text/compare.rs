@@ -3,7 +3,7 @@
 
 use crate::table::{Column, Table};
 use iomatrix_analysis::{
-    CacheFlags, Comparison, Difference, Gate, Judgement, MatrixComparison, Partial, Region, SweepHint,
+    CacheFlags, Comparison, Difference, Gate, Judgement, MatrixComparison, NotKnown, Partial, Region, SweepHint,
 };
 use iomatrix_core::{human, ByteSize};
 use std::fmt::Write;
@@ -35,7 +35,7 @@ pub fn comparison(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>, all:
         if all {
             let _ = writeln!(out, "not known on one side (not compared): {}", c.unknown.join(", "));
         } else {
-            out.push_str(&not_known_counted(c));
+            out.push_str(&not_known_counted(&c.unknown_plan, &c.unknown_environment));
         }
     }
     // "The same" only when it is: the plans alike too, not only the conditions named here.
@@ -79,9 +79,9 @@ pub fn comparison(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>, all:
 
 /// What one side does not know, counted: plan fields and environment facts, by the side that
 /// does not know them, each with the names they fall under ("jobs", "target").
-fn not_known_counted(c: &Comparison) -> String {
+fn not_known_counted(plan: &[NotKnown], environment: &[NotKnown]) -> String {
     let mut parts = Vec::new();
-    for (kind, noun, list) in [("plan", "fields", &c.unknown_plan), ("environment", "facts", &c.unknown_environment)] {
+    for (kind, noun, list) in [("plan", "field", plan), ("environment", "fact", environment)] {
         let mut first = true;
         for side in ["A", "B"] {
             let names: Vec<&str> = list.iter().filter(|u| u.unknown_in == side).map(|u| u.name.as_str()).collect();
@@ -108,7 +108,8 @@ fn not_known_counted(c: &Comparison) -> String {
                 n if n > 4 => format!("{} and {} more", heads[..4].join(", "), n - 4),
                 _ => heads.join(", "),
             };
-            let what = if first { format!("{kind} {noun} ") } else { String::new() };
+            let plural = if names.len() == 1 { "" } else { "s" };
+            let what = if first { format!("{kind} {noun}{plural} ") } else { String::new() };
             first = false;
             parts.push(format!("{} {what}unknown in {side} ({shown})", names.len()));
         }
@@ -452,6 +453,27 @@ fn caching((fa, fb): &(CacheFlags, CacheFlags)) -> String {
 mod tests {
     use super::*;
     use iomatrix_analysis::Tally;
+
+    /// What one side does not know, counted by kind and side and named by what it falls under;
+    /// one part naming them all is named by two.
+    #[test]
+    fn unknowns_are_counted_in_one_line_by_kind_and_side() {
+        let not_known = |name: &str, side: &'static str| NotKnown { name: name.into(), unknown_in: side };
+        let plan = [
+            not_known("block_sizes", "A"),
+            not_known("jobs (entries)", "B"),
+            not_known("jobs[0].options.bs", "B"),
+            not_known("tool", "B"),
+        ];
+        let environment = [not_known("target.fs_type", "A"), not_known("target.mount_options", "A")];
+        assert_eq!(
+            not_known_counted(&plan, &environment),
+            "not known on one side (not compared): 1 plan field unknown in A (block_sizes), 3 unknown in B (jobs, \
+             tool), 2 environment facts unknown in A (target.fs_type, target.mount_options); --all lists them\n"
+        );
+        let many: Vec<NotKnown> = ["a", "b", "c", "d", "e", "f"].iter().map(|n| not_known(n, "A")).collect();
+        assert!(not_known_counted(&many, &[]).contains("6 plan fields unknown in A (a, b, c, d and 2 more)"));
+    }
 
     /// The matrix as compare wrote it by hand before the one table layout: a partial ratio
     /// marked `*` in the same seven places, a missing one `-`, a long one widening its row only.
