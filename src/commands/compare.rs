@@ -89,7 +89,16 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
         records: range("--records", args.records.as_deref())?,
     };
     let store = Store::open(db)?;
-    let groups = super::select::resolve(&store, &[args.a.clone(), args.b.clone()])?;
+    let mut groups = super::select::resolve(&store, &[args.a.clone(), args.b.clone()])?;
+    // A fio run imported before its plan carried the native fields gets them here, as an import
+    // today gives them: its plan is held against a native one field by field either way.
+    for run in groups.iter_mut().flat_map(|(_, runs)| runs.iter_mut()) {
+        if let (Some(fields), Some(plan)) =
+            (iomatrix_import::stored_native_fields(&run.plan, &run.cell_results), run.plan.as_object_mut())
+        {
+            plan.extend(fields);
+        }
+    }
     super::select::one_suite(&groups)?;
     for (name, runs) in &groups {
         super::select::repeats(name, runs)?;

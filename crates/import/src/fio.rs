@@ -170,6 +170,27 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
 /// engine, how long) is given only where every job has the same, and left out (unknown) where
 /// they differ or fio's options do not say.
 fn native_plan(ran: &[Map<String, Value>], cells: &[ImportedCell]) -> Map<String, Value> {
+    native_fields(ran, &cells.iter().map(|c| &c.row).collect::<Vec<_>>())
+}
+
+/// The native plan fields of a fio run stored before its import gave them (its plan has fio's
+/// options only), worked the same way from its stored jobs' options and cells (each cell names
+/// its job); None for any other plan, or where a cell's job is not in the plan.
+pub fn stored_native_fields(plan: &Value, cells: &[CellRow]) -> Option<Map<String, Value>> {
+    if plan.get("tool")? != "fio" || plan.get("block_sizes").is_some() || plan.get("queue_depths").is_some() {
+        return None;
+    }
+    let jobs = plan.get("jobs")?.as_array()?;
+    let mut ran = Vec::new();
+    for cell in cells {
+        let name = cell.metrics.get("fio_job")?.as_str()?;
+        let job = jobs.iter().find(|j| j.get("name").and_then(Value::as_str) == Some(name))?;
+        ran.push(job.get("options")?.as_object()?.clone());
+    }
+    (!cells.is_empty()).then(|| native_fields(&ran, &cells.iter().collect::<Vec<_>>()))
+}
+
+fn native_fields(ran: &[Map<String, Value>], rows: &[&CellRow]) -> Map<String, Value> {
     let mut plan = Map::new();
     let distinct = |values: Vec<Option<u64>>| -> Option<Value> {
         let mut out: Vec<u64> = Vec::new();
@@ -181,7 +202,6 @@ fn native_plan(ran: &[Map<String, Value>], cells: &[ImportedCell]) -> Map<String
         }
         Some(json!(out))
     };
-    let rows: Vec<&CellRow> = cells.iter().map(|c| &c.row).collect();
     let mixes: Vec<Option<IoMix>> = rows.iter().map(|c| c.figures().mix()).collect();
     let lists = [
         ("block_sizes", rows.iter().map(|c| c.record_size).collect::<Vec<_>>()),
@@ -203,7 +223,7 @@ fn native_plan(ran: &[Map<String, Value>], cells: &[ImportedCell]) -> Map<String
         ("clients", rows.iter().map(|c| json!(c.clients)).collect()),
         ("direct", rows.iter().map(|c| json!(c.direct)).collect()),
         ("backend", rows.iter().map(|c| c.metrics.get("ioengine").cloned().unwrap_or(Value::Null)).collect()),
-        ("limit", ran.iter().zip(&rows).map(|(o, c)| limit(o, c.wall_ns)).collect()),
+        ("limit", ran.iter().zip(rows).map(|(o, c)| limit(o, c.wall_ns)).collect()),
         // No rate_iops option: fio ran unthrottled, as a native plan's none says.
         ("rate_iops", ran.iter().map(|o| json!(opt(o, &["rate_iops"]).and_then(|r| r.parse::<u64>().ok()))).collect()),
     ];
@@ -731,6 +751,33 @@ mod tests {
         let plan = parse(&ranged).unwrap().plan;
         assert!(plan.get("block_sizes").is_none(), "{plan}");
         assert_eq!(plan["limit"], Value::Null, "no size, no runtime: unknown");
+    }
+
+    #[test]
+    fn a_fio_run_stored_before_the_native_fields_gets_the_same_fields_back() {
+        let text = doc(
+            json!({"name": "j", "rw": "randrw", "rwmixread": "70", "bs": "8k", "size": "8m", "iodepth": "8",
+                   "ioengine": "libaio", "runtime": "1"}),
+            side_json(70 * 8192, 7 * 8192 * 10, 70.0, 70),
+            side_json(30 * 8192, 3 * 8192 * 10, 30.0, 30),
+        );
+        let run = parse(&text).unwrap();
+        let fio_only: Map<String, Value> = run
+            .plan
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| ["tool", "global_options", "jobs"].contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let rows: Vec<CellRow> = run.cells.iter().map(|c| c.row.clone()).collect();
+        let fields = stored_native_fields(&Value::Object(fio_only.clone()), &rows).unwrap();
+        let mut upgraded = fio_only;
+        upgraded.extend(fields);
+        assert_eq!(Value::Object(upgraded), run.plan);
+        // A plan that has them, or is not fio's, is left alone.
+        assert_eq!(stored_native_fields(&run.plan, &rows), None);
+        assert_eq!(stored_native_fields(&json!({"block_sizes": [4096]}), &rows), None);
     }
 
     #[test]

@@ -40,6 +40,8 @@ mod iometer;
 mod iozone;
 pub mod iozone_excel;
 
+pub use fio::stored_native_fields;
+
 use iomatrix_store::CellRow;
 use serde::Serialize;
 use serde_json::{Map, Value};
