@@ -1,4 +1,5 @@
 use iomatrix_core::{BackendKind, ByteSize, UsageError};
+use iomatrix_random::Distribution;
 
 /// How long each cell runs, per client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -30,6 +31,15 @@ pub struct AccessPlan {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<std::path::PathBuf>,
     pub limit: Limit,
+    /// An untimed warm-up at the start of each cell, in milliseconds (`--ramp`, fio's ramp_time):
+    /// requests issued as in the cell, counted in no figure. Always a time, also with
+    /// [`Limit::Bytes`]. Runs stored before the option have 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ramp_ms: u64,
+    /// Where random requests go (`--distribution`, fio's random_distribution); uniform by default
+    /// and in runs stored before the option.
+    #[serde(default, skip_serializing_if = "Distribution::is_uniform")]
+    pub distribution: Distribution,
     /// Offsets are multiples of this (default: the block size).
     pub alignment: Option<ByteSize>,
     pub direct: bool,
@@ -64,6 +74,10 @@ pub const MAX_POLL_US: u64 = 10_000;
 
 fn one() -> u32 {
     1
+}
+
+fn is_zero(ms: &u64) -> bool {
+    *ms == 0
 }
 
 /// What a cell sets: block size, read %, random %, queue depth.
@@ -366,6 +380,13 @@ impl AccessPlan {
                 )));
             }
         }
+        if u128::from(self.ramp_ms) > iomatrix_core::MAX_DURATION.as_millis() {
+            return Err(UsageError::new(format!(
+                "--ramp {}ms: a warm-up lasts at most {}, as --duration does; give a shorter one",
+                self.ramp_ms,
+                iomatrix_core::MAX_DURATION_TEXT
+            )));
+        }
         if self.rate_iops == Some(0) {
             return Err(UsageError::new("--rate 0: give a positive number of requests per second, or no --rate"));
         }
@@ -387,6 +408,8 @@ mod tests {
             clients: 1,
             file_size: ByteSize(1 << 20),
             limit: Limit::DurationMs(100),
+            ramp_ms: 0,
+            distribution: Distribution::Uniform,
             alignment: None,
             direct: false,
             backend: BackendKind::IoUring,

@@ -1,0 +1,143 @@
+//! `run access` understands fio's option names: the ones that mean the same are accepted (and
+//! give the same plan as iomatrix's own flags), the others are answered with the iomatrix flag to
+//! use, exit 2. None meets a bare "unexpected argument". And `--ramp`, fio's ramp_time.
+use crate::helpers::*;
+use serde_json::Value;
+
+fn plan_of(sb: &Sandbox, args: &[&str]) -> Value {
+    let target = sb.target();
+    let mut all = vec!["run", "access", "--target", target.to_str().unwrap(), "--file-size", "4m", "--bytes", "256k"];
+    all.extend_from_slice(args);
+    let out = sb.run(&all);
+    assert_success(&out);
+    sb.last_run()["run"]["plan"].clone()
+}
+
+#[test]
+fn fios_names_that_mean_the_same_give_the_same_plan() {
+    let sb = Sandbox::new();
+    // Each pair: fio's spelling, iomatrix's; the stored plans must be equal.
+    let pairs: [(&[&str], &[&str]); 9] = [
+        (&["--iodepth", "4"], &["--qd", "4"]),
+        (&["--iodepth=4"], &["--qd", "4"]),
+        (&["--blocksize", "8k"], &["--bs", "8k"]),
+        (&["--rw", "randread"], &["--read", "100", "--random", "100"]),
+        (&["--readwrite", "write"], &["--read", "0", "--random", "0"]),
+        (&["--rw", "randrw", "--rwmixread", "70"], &["--read", "70", "--random", "100"]),
+        (&["--rw=rw", "--rwmixwrite=30"], &["--read", "70", "--random", "0"]),
+        (&["--ioengine", "sync"], &["--backend", "sync"]),
+        (&["--rate_iops", "5000"], &["--rate", "5000"]),
+    ];
+    for (fio, ours) in pairs {
+        let (a, b) = (plan_of(&sb, fio), plan_of(&sb, ours));
+        assert_eq!(a, b, "{fio:?} against {ours:?}");
+    }
+    let runtime = plan_of(&sb, &[]);
+    assert_eq!(runtime["limit"], serde_json::json!({"bytes": 262144}));
+    // --runtime (fio's, seconds) is --duration; --size is --file-size; --numjobs is --clients.
+    let target = sb.target();
+    let out = sb.run(&[
+        "run", "access", "--target", target.to_str().unwrap(), "--size", "2m", "--runtime", "1", "--numjobs", "2",
+        "--ramp_time", "1ms", "--direct=1", "--random_distribution", "pareto:0.9",
+    ]);
+    assert_success(&out);
+    let plan = &sb.last_run()["run"]["plan"];
+    assert_eq!(plan["file_size"], 2 << 20, "{plan}");
+    assert_eq!(plan["limit"], serde_json::json!({"duration_ms": 1000}), "{plan}");
+    assert_eq!(plan["clients"], 2, "{plan}");
+    assert_eq!(plan["ramp_ms"], 1, "{plan}");
+    assert_eq!(plan["direct"], true, "{plan}");
+    assert_eq!(plan["distribution"], "pareto:0.9", "{plan}");
+    let plain = plan_of(&sb, &["--direct=0"]);
+    assert_eq!(plain["direct"], false);
+}
+
+#[test]
+fn fios_other_names_are_answered_with_the_flag_to_use() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let cases: [(&[&str], &str); 16] = [
+        (&["--time_based"], "--duration"),
+        (&["--time_based=1"], "--duration"),
+        (&["--name", "job1"], "--label name="),
+        (&["--filename", "/dev/sdb"], "--device"),
+        (&["--directory", "/mnt"], "--target DIR"),
+        (&["--group_reporting"], "all its clients together"),
+        (&["--output-format=json"], "--json"),
+        (&["--bsrange", "4k-64k"], "--bs 4k,16k,64k"),
+        (&["--bssplit", "4k/50:64k/50"], "--bs 4k,16k,64k"),
+        (&["--norandommap"], "without a random map"),
+        (&["--loops", "3"], "--repeat N"),
+        (&["--io_size", "1g"], "--bytes SIZE"),
+        (&["--ioengine", "libaio"], "--backend io_uring"),
+        (&["--rw", "trim"], "no trims"),
+        (&["--rw", "randomread"], "not one of fio's names"),
+        (&["--rwmixread", "70"], "--rw"),
+    ];
+    for (args, needle) in cases {
+        let mut all = vec!["run", "access", "--target", target.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let out = sb.run(&all);
+        let stderr = text(&out).1;
+        assert!(!stderr.contains("unexpected argument"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?} should be answered with '{needle}': {stderr}");
+    }
+    // --rw with iomatrix's own mix flags is one mix too many.
+    let out = sb.run(&["run", "access", "--target", target.to_str().unwrap(), "--rw", "randread", "--read", "50"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).1.contains("--read"), "{}", text(&out).1);
+    // --blocksize is --bs now, not a suggestion of --file-size.
+    let help = text(&sb.run(&["run", "access", "--help"])).0;
+    for alias in ["--iodepth", "--blocksize", "--readwrite", "--runtime", "--numjobs", "--ioengine", "--ramp_time"] {
+        assert!(help.contains(alias), "run access --help names fio's {alias}");
+    }
+    assert!(sb.leftovers().is_empty());
+}
+
+#[test]
+fn a_ramp_is_untimed_stored_and_said() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    // The warm-up (1.5 s) is longer than the timed part (1 s): allowed, and not in the figures.
+    let started = std::time::Instant::now();
+    let out = sb.run(&[
+        "run", "access", "--target", target.to_str().unwrap(), "--file-size", "4m", "--qd", "1", "--rate", "200",
+        "--duration", "1s", "--ramp", "1500ms",
+    ]);
+    assert_success(&out);
+    assert!(started.elapsed().as_millis() >= 2500, "the warm-up ran: {:?}", started.elapsed());
+    let run = sb.last_run();
+    assert_eq!(run["run"]["plan"]["ramp_ms"], 1500);
+    assert!(run["run"]["conditions"]["ramp"].as_str().unwrap_or_default().contains("1.50 s"), "{}", run["run"]["conditions"]);
+    let cell = &cells(&run)[0];
+    // At 200 requests/s the timed second holds about 200 requests, not the 500 that 2.5 s would.
+    let ops = cell["ops"].as_u64().unwrap();
+    assert!((150..=215).contains(&ops), "{ops} requests counted: {cell}");
+    let wall = cell["wall_ns"].as_u64().unwrap();
+    assert!((1_000_000_000..1_400_000_000).contains(&wall), "the cell's time leaves the warm-up out: {wall} ns");
+
+    // With --bytes the warm-up is still a time, and the byte count is the timed part's.
+    let out = sb.run(&[
+        "run", "access", "--target", target.to_str().unwrap(), "--file-size", "4m", "--bytes", "1m", "--ramp", "200ms",
+    ]);
+    assert_success(&out);
+    let cell = &cells(&sb.last_run())[0];
+    assert_eq!(cell["bytes"].as_u64(), Some(1 << 20), "{cell}");
+    // A run without a ramp stores none (plans stored before the option read the same).
+    let plan = plan_of(&sb, &[]);
+    assert!(plan.get("ramp_ms").is_none(), "{plan}");
+    let plan = plan_of(&sb, &["--ramp", "0"]);
+    assert!(plan.get("ramp_ms").is_none(), "{plan}");
+}
+
+#[test]
+fn bad_ramps_are_refused() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    for (ramp, needle) in [("721h", "at most 30 days"), ("-1s", "negative"), ("soon", "not a duration"), ("500us", "1ms or more")] {
+        let out = sb.run(&["run", "access", "--target", target.to_str().unwrap(), &format!("--ramp={ramp}")]);
+        assert_usage_error(&out, needle);
+        assert!(text(&out).1.contains("--ramp"), "{}", text(&out).1);
+    }
+}
