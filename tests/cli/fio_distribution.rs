@@ -12,9 +12,10 @@ const BLOCK: u64 = 4096;
 const BLOCKS: u64 = 4096;
 const REQUESTS: u64 = 40_000;
 /// The largest gap allowed between fio's and iomatrix's cumulative hit shares, at any number of
-/// hottest blocks (a Kolmogorov-Smirnov distance on the blocks sorted by hits). Two runs of fio
-/// itself with other seeds differ by about 0.01 here; a wrong model differs by 0.2 and more.
-const TOLERANCE: f64 = 0.04;
+/// hottest blocks (a Kolmogorov-Smirnov distance on the blocks sorted by hits). Measured here (fio
+/// 3.33): 0.003 to 0.005 for every model; scattering the ranks with collisions instead of a
+/// permutation gave 0.10 for zipf:0.8, and uniform offsets against fio's zipf:1.2 give about 0.7.
+const TOLERANCE: f64 = 0.02;
 
 /// Hits per block, hottest first.
 fn sorted_hits(offsets: &[u64]) -> Vec<u64> {
@@ -47,6 +48,8 @@ fn hottest(hits: &[u64], fraction: f64) -> f64 {
 /// The offsets real fio reads with `random_distribution=dist` (its I/O log, format 3).
 fn fio_offsets(dir: &Path, dist: &str) -> Vec<u64> {
     let log = dir.join("fio.log");
+    // fio appends to an I/O log that exists.
+    let _ = std::fs::remove_file(&log);
     let out = Command::new("fio")
         .current_dir(dir)
         .args([
@@ -58,6 +61,7 @@ fn fio_offsets(dir: &Path, dist: &str) -> Vec<u64> {
             "--ioengine=psync",
             "--norandommap",
             &format!("--random_distribution={dist}"),
+            &format!("--io_size={}", REQUESTS * BLOCK),
             &format!("--number_ios={REQUESTS}"),
             &format!("--write_iolog={}", log.display()),
         ])

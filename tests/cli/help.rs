@@ -32,6 +32,8 @@ fn run_suites(sb: &Sandbox) -> Vec<String> {
         .lines()
         .skip(1)
         .take_while(|l| l.starts_with("  "))
+        // A name starts at the third column; deeper lines continue the text before them.
+        .filter(|l| !l.starts_with("   "))
         .filter_map(|l| l.split_whitespace().next())
         .filter(|name| *name != "help")
         .map(str::to_string)
@@ -46,7 +48,7 @@ fn sections(help: &str) -> Vec<(String, Vec<String>)> {
             out.push((heading.to_string(), Vec::new()));
         } else if let (Some(flag), Some(last)) = (line.trim_start().strip_prefix("--"), out.last_mut()) {
             if line.starts_with("  ") && !line.starts_with("          ") {
-                let name = flag.split(|c: char| c == ' ' || c == '=' || c == '<').next().unwrap_or_default();
+                let name = flag.split([' ', '=', '<', '[']).next().unwrap_or_default();
                 last.1.push(format!("--{name}"));
             }
         } else if let (Some(flag), Some(last)) = (line.trim_start().strip_prefix('-'), out.last_mut()) {
