@@ -145,8 +145,16 @@ fn the_distribution_is_stored_in_the_plan_and_said_in_the_conditions() {
     let sb = Sandbox::new();
     let target = sb.target();
     let out = sb.run(&[
-        "run", "access", "--target", target.to_str().unwrap(), "--file-size", "4m", "--bytes", "1m",
-        "--random_distribution", "zipf:1.2",
+        "run",
+        "access",
+        "--target",
+        target.to_str().unwrap(),
+        "--file-size",
+        "4m",
+        "--bytes",
+        "1m",
+        "--random_distribution",
+        "zipf:1.2",
     ]);
     assert_success(&out);
     let run = sb.last_run();
@@ -190,8 +198,18 @@ fn a_distribution_on_a_one_block_file_reads_that_block() {
     let target = sb.target();
     for dist in ["zipf:1.2", "pareto:0.9", "normal:0", "normal:50"] {
         let out = sb.run(&[
-            "run", "access", "--target", target.to_str().unwrap(), "--bs", "4k", "--file-size", "4k",
-            "--bytes", "400k", "--distribution", dist,
+            "run",
+            "access",
+            "--target",
+            target.to_str().unwrap(),
+            "--bs",
+            "4k",
+            "--file-size",
+            "4k",
+            "--bytes",
+            "400k",
+            "--distribution",
+            dist,
         ]);
         assert_success(&out);
         let cell = &cells(&sb.last_run())[0];

@@ -37,8 +37,21 @@ fn fios_names_that_mean_the_same_give_the_same_plan() {
     // --runtime (fio's, seconds) is --duration; --size is --file-size; --numjobs is --clients.
     let target = sb.target();
     let out = sb.run(&[
-        "run", "access", "--target", target.to_str().unwrap(), "--size", "2m", "--runtime", "1", "--numjobs", "2",
-        "--ramp_time", "1ms", "--direct=1", "--random_distribution", "pareto:0.9",
+        "run",
+        "access",
+        "--target",
+        target.to_str().unwrap(),
+        "--size",
+        "2m",
+        "--runtime",
+        "1",
+        "--numjobs",
+        "2",
+        "--ramp_time",
+        "1ms",
+        "--direct=1",
+        "--random_distribution",
+        "pareto:0.9",
     ]);
     assert_success(&out);
     let plan = &sb.last_run()["run"]["plan"];
@@ -102,14 +115,30 @@ fn a_ramp_is_untimed_stored_and_said() {
     // The warm-up (1.5 s) is longer than the timed part (1 s): allowed, and not in the figures.
     let started = std::time::Instant::now();
     let out = sb.run(&[
-        "run", "access", "--target", target.to_str().unwrap(), "--file-size", "4m", "--qd", "1", "--rate", "200",
-        "--duration", "1s", "--ramp", "1500ms",
+        "run",
+        "access",
+        "--target",
+        target.to_str().unwrap(),
+        "--file-size",
+        "4m",
+        "--qd",
+        "1",
+        "--rate",
+        "200",
+        "--duration",
+        "1s",
+        "--ramp",
+        "1500ms",
     ]);
     assert_success(&out);
     assert!(started.elapsed().as_millis() >= 2500, "the warm-up ran: {:?}", started.elapsed());
     let run = sb.last_run();
     assert_eq!(run["run"]["plan"]["ramp_ms"], 1500);
-    assert!(run["run"]["conditions"]["ramp"].as_str().unwrap_or_default().contains("1.50 s"), "{}", run["run"]["conditions"]);
+    assert!(
+        run["run"]["conditions"]["ramp"].as_str().unwrap_or_default().contains("1.50 s"),
+        "{}",
+        run["run"]["conditions"]
+    );
     let cell = &cells(&run)[0];
     // At 200 requests/s the timed second holds about 200 requests, not the 500 that 2.5 s would.
     let ops = cell["ops"].as_u64().unwrap();
@@ -119,7 +148,16 @@ fn a_ramp_is_untimed_stored_and_said() {
 
     // With --bytes the warm-up is still a time, and the byte count is the timed part's.
     let out = sb.run(&[
-        "run", "access", "--target", target.to_str().unwrap(), "--file-size", "4m", "--bytes", "1m", "--ramp", "200ms",
+        "run",
+        "access",
+        "--target",
+        target.to_str().unwrap(),
+        "--file-size",
+        "4m",
+        "--bytes",
+        "1m",
+        "--ramp",
+        "200ms",
     ]);
     assert_success(&out);
     let cell = &cells(&sb.last_run())[0];
@@ -135,7 +173,9 @@ fn a_ramp_is_untimed_stored_and_said() {
 fn bad_ramps_are_refused() {
     let sb = Sandbox::new();
     let target = sb.target();
-    for (ramp, needle) in [("721h", "at most 30 days"), ("-1s", "negative"), ("soon", "not a duration"), ("500us", "1ms or more")] {
+    for (ramp, needle) in
+        [("721h", "at most 30 days"), ("-1s", "negative"), ("soon", "not a duration"), ("500us", "1ms or more")]
+    {
         let out = sb.run(&["run", "access", "--target", target.to_str().unwrap(), &format!("--ramp={ramp}")]);
         assert_usage_error(&out, needle);
         assert!(text(&out).1.contains("--ramp"), "{}", text(&out).1);

@@ -100,7 +100,11 @@ fn every_suites_own_flags_come_first_under_its_name() {
         assert!(clients.contains(&"--clients".to_string()), "run {suite} --help: --clients under Clients:\n{help}");
         if let Some((_, flags)) = own.iter().find(|(name, _)| name == suite) {
             for flag in *flags {
-                assert!(first.1.contains(&flag.to_string()), "run {suite} --help: {flag} is not under '{}':\n{help}", first.0);
+                assert!(
+                    first.1.contains(&flag.to_string()),
+                    "run {suite} --help: {flag} is not under '{}':\n{help}",
+                    first.0
+                );
             }
         }
     }

@@ -43,9 +43,9 @@ pub fn rw_mix(name: &str, rwmixread: Option<u8>) -> Result<(u8, u8), UsageError>
 
 /// fio's `rwmixwrite` as the read share `rwmixread` (100 minus it).
 pub fn rwmixread_of_rwmixwrite(rwmixwrite: u8) -> Result<u8, UsageError> {
-    100u8.checked_sub(rwmixwrite).ok_or_else(|| {
-        UsageError::new(format!("rwmixwrite {rwmixwrite}: a percentage from 0 to 100"))
-    })
+    100u8
+        .checked_sub(rwmixwrite)
+        .ok_or_else(|| UsageError::new(format!("rwmixwrite {rwmixwrite}: a percentage from 0 to 100")))
 }
 
 #[cfg(test)]

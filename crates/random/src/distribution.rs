@@ -85,7 +85,10 @@ impl Distribution {
         let fail = |why: String| Err(DistributionError(why));
         let parameter = |what: &str| -> Result<f64, DistributionError> {
             let Some(value) = value.filter(|v| !v.is_empty()) else {
-                return Err(DistributionError(format!("{name} needs its {what}: write {name}:VALUE, e.g. {}", example(&name))));
+                return Err(DistributionError(format!(
+                    "{name} needs its {what}: write {name}:VALUE, e.g. {}",
+                    example(&name)
+                )));
             };
             if value.contains(':') {
                 return Err(DistributionError(format!(
@@ -354,7 +357,8 @@ mod tests {
 
     #[test]
     fn every_draw_lands_inside_even_for_one_place() {
-        for d in [Distribution::Zipf(1.2), Distribution::Pareto(0.9), Distribution::Normal(50.0), Distribution::Normal(0.0)]
+        for d in
+            [Distribution::Zipf(1.2), Distribution::Pareto(0.9), Distribution::Normal(50.0), Distribution::Normal(0.0)]
         {
             for n in [1, 2, 3, 1000] {
                 let places = d.over(n, 5);
