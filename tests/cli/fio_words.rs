@@ -181,3 +181,25 @@ fn bad_ramps_are_refused() {
         assert!(text(&out).1.contains("--ramp"), "{}", text(&out).1);
     }
 }
+
+/// The warm-up and a skewed distribution on a server (the lab's nfs-ganesha), with two clients:
+/// the same runner path as local files, so the same figures leave the warm-up out.
+#[test]
+fn a_ramp_and_a_distribution_run_on_a_server_with_many_clients() {
+    let Some(lab) = crate::lab_fixture::Lab::up(&["nfs"]) else { return };
+    let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
+    let sb = Sandbox::new();
+    let out = sb.run(&[
+        "run", "access", "--target", &nfs, "--file-size", "4m", "--bs", "4k", "--numjobs", "2", "--iodepth", "2",
+        "--rate", "100", "--runtime", "1", "--ramp_time", "1s", "--random_distribution", "zipf:1.2",
+    ]);
+    assert_success(&out);
+    let run = sb.last_run();
+    assert_eq!(run["run"]["plan"]["ramp_ms"], 1000);
+    assert_eq!(run["run"]["plan"]["distribution"], "zipf:1.2");
+    let cell = &cells(&run)[0];
+    assert_eq!(cell["clients"].as_u64(), Some(2), "{cell}");
+    // Two clients at 100 requests/s for the timed second: about 200, not the 400 of two seconds.
+    let ops = cell["ops"].as_u64().unwrap();
+    assert!((150..=215).contains(&ops), "{ops} requests counted: {cell}");
+}
