@@ -188,6 +188,10 @@ fn bad_distributions_are_refused_with_the_rule() {
         assert_usage_error(&out, needle);
         assert!(text(&out).1.contains("--distribution"), "the error names the flag: {}", text(&out).1);
     }
+    // Sequential requests follow no distribution: said, not ignored.
+    let out =
+        sb.run(&["run", "access", "--target", target.to_str().unwrap(), "--distribution", "zipf:1.2", "--rw", "read"]);
+    assert_usage_error(&out, "--random 0 makes every request sequential");
     assert!(sb.leftovers().is_empty());
 }
 

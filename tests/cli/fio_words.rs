@@ -190,8 +190,26 @@ fn a_ramp_and_a_distribution_run_on_a_server_with_many_clients() {
     let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
     let sb = Sandbox::new();
     let out = sb.run(&[
-        "run", "access", "--target", &nfs, "--file-size", "4m", "--bs", "4k", "--numjobs", "2", "--iodepth", "2",
-        "--rate", "100", "--runtime", "1", "--ramp_time", "1s", "--random_distribution", "zipf:1.2",
+        "run",
+        "access",
+        "--target",
+        &nfs,
+        "--file-size",
+        "4m",
+        "--bs",
+        "4k",
+        "--numjobs",
+        "2",
+        "--iodepth",
+        "2",
+        "--rate",
+        "100",
+        "--runtime",
+        "1",
+        "--ramp_time",
+        "1s",
+        "--random_distribution",
+        "zipf:1.2",
     ]);
     assert_success(&out);
     let run = sb.last_run();

@@ -380,6 +380,13 @@ impl AccessPlan {
                 )));
             }
         }
+        if !self.distribution.is_uniform() && self.random_percents.iter().all(|&p| p == 0) {
+            return Err(UsageError::new(format!(
+                "--distribution {}: only random requests follow a distribution, and --random 0 makes every \
+                 request sequential; give --random above 0 (e.g. --random 100), or leave --distribution out",
+                self.distribution
+            )));
+        }
         if u128::from(self.ramp_ms) > iomatrix_core::MAX_DURATION.as_millis() {
             return Err(UsageError::new(format!(
                 "--ramp {}ms: a warm-up lasts at most {}, as --duration does; give a shorter one",
@@ -501,6 +508,12 @@ mod tests {
         assert!(err(&|p| p.limit = Limit::Bytes(0)).contains("zero"));
         assert!(err(&|p| p.backend = BackendKind::Psync).contains("needs a queued backend"));
         assert!(err(&|p| p.block_sizes = vec![ByteSize(2 << 20)]).contains("larger than the file"));
+        assert!(err(&|p| {
+            p.distribution = Distribution::Zipf(1.2);
+            p.random_percents = vec![0];
+        })
+        .contains("only random requests follow a distribution"));
+        assert!(err(&|p| p.ramp_ms = 721 * 3600 * 1000).contains("at most 30 days"));
         assert!(plan().validate(32768).is_ok());
     }
 

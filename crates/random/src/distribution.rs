@@ -245,8 +245,9 @@ impl Places {
             }
             Model::Pareto { power } => ((n - 1) as f64 * g.unit().powf(power)) as u64,
             Model::Normal { stddev } => {
-                let sum: u64 = (0..GAUSS_ITERS).map(|_| g.below(n + 1)).sum();
-                let mean = sum.div_ceil(GAUSS_ITERS);
+                // Summed wide: twelve places of a file past 2^60 blocks would overflow a u64.
+                let sum: u128 = (0..GAUSS_ITERS).map(|_| u128::from(g.below(n.saturating_add(1)))).sum();
+                let mean = sum.div_ceil(u128::from(GAUSS_ITERS)) as u64;
                 if stddev == 0 {
                     mean
                 } else {
