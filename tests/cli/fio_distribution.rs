@@ -161,6 +161,8 @@ fn the_distribution_is_stored_in_the_plan_and_said_in_the_conditions() {
     assert_eq!(run["run"]["plan"]["distribution"], "zipf:1.2", "{}", run["run"]["plan"]);
     let said = run["run"]["conditions"]["distribution"].as_str().unwrap_or_default().to_string();
     assert!(said.contains("zipf:1.2"), "{}", run["run"]["conditions"]);
+    let (shown, _) = text(&sb.run(&["show", &run["run"]["id"].to_string()]));
+    assert!(shown.contains("\ndistribution: random offsets drawn by fio's zipf:1.2"), "{shown}");
     // A uniform run stores no distribution: plans stored before the option read the same.
     let out = sb.run(&["run", "access", "--target", target.to_str().unwrap(), "--file-size", "4m", "--bytes", "1m"]);
     assert_success(&out);

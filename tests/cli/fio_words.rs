@@ -135,10 +135,12 @@ fn a_ramp_is_untimed_stored_and_said() {
     let run = sb.last_run();
     assert_eq!(run["run"]["plan"]["ramp_ms"], 1500);
     assert!(
-        run["run"]["conditions"]["ramp"].as_str().unwrap_or_default().contains("1.50 s"),
+        run["run"]["conditions"]["ramp"].as_str().unwrap_or_default().contains("1500ms"),
         "{}",
         run["run"]["conditions"]
     );
+    let (shown, _) = text(&sb.run(&["show", &run["run"]["id"].to_string()]));
+    assert!(shown.contains("\nramp: each cell first warms up for 1500ms"), "{shown}");
     let cell = &cells(&run)[0];
     // At 200 requests/s the timed second holds about 200 requests, not the 500 that 2.5 s would.
     let ops = cell["ops"].as_u64().unwrap();

@@ -58,7 +58,10 @@ impl Suite for Access {
             conditions["ramp"] = json!(format!(
                 "each cell first warms up for {} (its own requests, counted in no figure; those in flight complete \
                  before the timed part)",
-                iomatrix_core::human::nanos(plan.ramp_ms as f64 * 1e6)
+                match plan.ramp_ms {
+                    ms if ms % 1000 == 0 => format!("{}s", ms / 1000),
+                    ms => format!("{ms}ms"),
+                }
             ));
         }
         if !plan.distribution.is_uniform() {
