@@ -518,6 +518,24 @@ mod tests {
     }
 
     #[test]
+    fn a_warm_up_and_a_distribution_travel_in_the_plan_and_older_plans_read_without_them() {
+        let skewed = AccessPlan { ramp_ms: 2500, distribution: Distribution::Pareto(0.9), ..plan() };
+        let json = serde_json::to_value(&skewed).unwrap();
+        assert_eq!(json["ramp_ms"], 2500);
+        assert_eq!(json["distribution"], "pareto:0.9");
+        assert_eq!(serde_json::from_value::<AccessPlan>(json).unwrap(), skewed, "what MPI ranks and the store read back");
+        // A plan stored before the options: no field, read as no warm-up and uniform offsets.
+        let mut old = serde_json::to_value(plan()).unwrap();
+        assert!(old.get("ramp_ms").is_none() && old.get("distribution").is_none(), "{old}");
+        old.as_object_mut().unwrap().remove("ramp_ms");
+        let read: AccessPlan = serde_json::from_value(old).unwrap();
+        assert_eq!((read.ramp_ms, read.distribution), (0, Distribution::Uniform));
+        let mut bad = serde_json::to_value(&skewed).unwrap();
+        bad["distribution"] = "zipf:1".into();
+        assert!(serde_json::from_value::<AccessPlan>(bad).is_err(), "a stored distribution is checked as typed");
+    }
+
+    #[test]
     fn polling_is_io_uring_only_and_local_only() {
         let polled = AccessPlan { poll_completions_us: Some(50), ..plan() };
         assert!(polled.validate(128).is_ok());
