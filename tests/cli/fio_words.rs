@@ -223,3 +223,43 @@ fn a_ramp_and_a_distribution_run_on_a_server_with_many_clients() {
     let ops = cell["ops"].as_u64().unwrap();
     assert!((150..=215).contains(&ops), "{ops} requests counted: {cell}");
 }
+
+/// SIGTERM in the middle of a long warm-up: the run stops at once (the warm-up watches the same stop
+/// flag as the cell), stores no cell of the warm-up's figures and leaves nothing behind.
+#[test]
+fn a_signal_during_the_warm_up_stops_the_run_without_a_cell() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let child = sb
+        .cmd()
+        .args(["run", "access", "--target", target.to_str().unwrap(), "--file-size", "4m"])
+        .args(["--ramp", "60s", "--duration", "1s"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut child = Running(child);
+    // The run is stored when it starts; the warm-up begins after the 4m lay-out.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while stored_runs(&sb) == 0 {
+        assert!(std::time::Instant::now() < deadline, "the run never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let sent = std::time::Instant::now();
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGTERM) };
+    assert_eq!(wait_for_exit(&mut child).code(), Some(143));
+    assert!(sent.elapsed() < std::time::Duration::from_secs(5), "stopped within the warm-up: {:?}", sent.elapsed());
+    assert_eq!(stored_cells(&sb), 0, "no cell from a warm-up");
+    assert_eq!(sb.runs_json()["runs"][0]["status"], "interrupted");
+    assert!(sb.leftovers().is_empty(), "{:?}", sb.leftovers());
+}
+
+/// Runs stored so far (0 while the database does not exist yet or is busy).
+fn stored_runs(sb: &Sandbox) -> i64 {
+    let Ok(conn) = rusqlite::Connection::open_with_flags(sb.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
+        return 0;
+    };
+    conn.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0)).unwrap_or(0)
+}

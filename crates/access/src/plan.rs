@@ -523,7 +523,11 @@ mod tests {
         let json = serde_json::to_value(&skewed).unwrap();
         assert_eq!(json["ramp_ms"], 2500);
         assert_eq!(json["distribution"], "pareto:0.9");
-        assert_eq!(serde_json::from_value::<AccessPlan>(json).unwrap(), skewed, "what MPI ranks and the store read back");
+        assert_eq!(
+            serde_json::from_value::<AccessPlan>(json).unwrap(),
+            skewed,
+            "what MPI ranks and the store read back"
+        );
         // A plan stored before the options: no field, read as no warm-up and uniform offsets.
         let mut old = serde_json::to_value(plan()).unwrap();
         assert!(old.get("ramp_ms").is_none() && old.get("distribution").is_none(), "{old}");
