@@ -69,7 +69,7 @@ fn fios_names_that_mean_the_same_give_the_same_plan() {
 fn fios_other_names_are_answered_with_the_flag_to_use() {
     let sb = Sandbox::new();
     let target = sb.target();
-    let cases: [(&[&str], &str); 16] = [
+    let cases: [(&[&str], &str); 22] = [
         (&["--time_based"], "--duration"),
         (&["--time_based=1"], "--duration"),
         (&["--name", "job1"], "--label name="),
@@ -86,6 +86,12 @@ fn fios_other_names_are_answered_with_the_flag_to_use() {
         (&["--rw", "trim"], "no trims"),
         (&["--rw", "randomread"], "not one of fio's names"),
         (&["--rwmixread", "70"], "--rw"),
+        (&["--fsync=1"], "--fsync-every"),
+        (&["--invalidate=1"], "--direct"),
+        (&["--thinktime", "100"], "--rate IOPS"),
+        (&["--zero_buffers"], "--compressible 100"),
+        (&["--refill_buffers"], "--compressible 0"),
+        (&["--number_ios=1000"], "--bytes SIZE"),
     ];
     for (args, needle) in cases {
         let mut all = vec!["run", "access", "--target", target.to_str().unwrap()];

@@ -38,6 +38,26 @@ pub struct FioAnswers {
     buffered: Option<Option<String>>,
     #[arg(long = "thread", hide = true, num_args = 0..=1, value_name = "X")]
     thread: Option<Option<String>>,
+    #[arg(long = "fsync", hide = true, num_args = 0..=1, value_name = "X")]
+    fsync: Option<Option<String>>,
+    #[arg(long = "end_fsync", alias = "end-fsync", hide = true, num_args = 0..=1, value_name = "X")]
+    end_fsync: Option<Option<String>>,
+    #[arg(long = "invalidate", hide = true, num_args = 0..=1, value_name = "X")]
+    invalidate: Option<Option<String>>,
+    #[arg(long = "thinktime", hide = true, num_args = 0..=1, value_name = "X")]
+    thinktime: Option<Option<String>>,
+    #[arg(long = "startdelay", hide = true, num_args = 0..=1, value_name = "X")]
+    startdelay: Option<Option<String>>,
+    #[arg(long = "zero_buffers", alias = "zero-buffers", hide = true, num_args = 0..=1, value_name = "X")]
+    zero_buffers: Option<Option<String>>,
+    #[arg(long = "refill_buffers", alias = "refill-buffers", hide = true, num_args = 0..=1, value_name = "X")]
+    refill_buffers: Option<Option<String>>,
+    #[arg(long = "buffer_compress_percentage", alias = "buffer-compress-percentage", hide = true, num_args = 0..=1, value_name = "X")]
+    buffer_compress_percentage: Option<Option<String>>,
+    #[arg(long = "offset", hide = true, num_args = 0..=1, value_name = "X")]
+    offset: Option<Option<String>>,
+    #[arg(long = "number_ios", alias = "number-ios", hide = true, num_args = 0..=1, value_name = "X")]
+    number_ios: Option<Option<String>>,
 }
 
 impl FioAnswers {
@@ -58,6 +78,16 @@ impl FioAnswers {
             (&self.io_size, "io_size", "use --bytes SIZE: the bytes each client moves per cell"),
             (&self.buffered, "buffered", "requests go through the page cache unless --direct is given; leave --buffered out (--buffered=0 is --direct)"),
             (&self.thread, "thread", "clients are threads already (--clients N, or MPI ranks under mpirun); leave --thread out"),
+            (&self.fsync, "fsync", "run access issues no fsync between requests; fsync timing is measured by run iozone --fsync and run fileserver --fsync-every N"),
+            (&self.end_fsync, "end_fsync", "run access issues no fsync; run iozone --fsync times one at the end of each write"),
+            (&self.invalidate, "invalidate", "nothing is dropped from the page cache before a cell; use --direct, or a --file-size above RAM, to measure the storage"),
+            (&self.thinktime, "thinktime", "pace requests with --rate IOPS (per client)"),
+            (&self.startdelay, "startdelay", "every client starts each cell together; to wait first, use --before 'sleep N'"),
+            (&self.zero_buffers, "zero_buffers", "use --compressible 100 (every written block zeros)"),
+            (&self.refill_buffers, "refill_buffers", "use --compressible 0: every written block unique random data (without it one random buffer is reused)"),
+            (&self.buffer_compress_percentage, "buffer_compress_percentage", "use --compressible PCT"),
+            (&self.offset, "offset", "each client's requests cover its whole file (--file-size) or the first --file-size of a --device; --align sets the offsets' granularity"),
+            (&self.number_ios, "number_ios", "use --bytes SIZE (requests x block size per client)"),
         ];
         match given.iter().find(|(value, _, _)| value.is_some()) {
             Some((_, flag, answer)) => Err(UsageError::new(format!("--{flag} is fio's option: in iomatrix {answer}"))),
