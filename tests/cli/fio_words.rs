@@ -63,6 +63,10 @@ fn fios_names_that_mean_the_same_give_the_same_plan() {
     assert_eq!(plan["distribution"], "pareto:0.9", "{plan}");
     let plain = plan_of(&sb, &["--direct=0"]);
     assert_eq!(plain["direct"], false);
+    // fio's command line also takes the value as the next word; the bare flag still ends before the next one.
+    assert_eq!(plan_of(&sb, &["--direct", "1", "--bs", "4k"])["direct"], true);
+    assert_eq!(plan_of(&sb, &["--direct", "--bs", "4k"])["direct"], true);
+    assert_eq!(plan_of(&sb, &["--bs", "4k", "--direct"])["direct"], true);
 }
 
 #[test]

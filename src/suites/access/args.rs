@@ -106,7 +106,7 @@ pub struct RunAccessArgs {
     pub align: Option<String>,
 
     /// Bypass the page cache with O_DIRECT (local files and devices only); fio's --direct=1 also works
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL",
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL",
           value_parser = clap::builder::BoolishValueParser::new(), default_value = "false",
           hide_default_value = true, hide_possible_values = true)]
     pub direct: bool,
