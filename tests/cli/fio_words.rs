@@ -273,3 +273,38 @@ fn stored_runs(sb: &Sandbox) -> i64 {
     };
     conn.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0)).unwrap_or(0)
 }
+
+/// Under mpirun every rank reads the warm-up and the distribution from rank 0's plan: two ranks at
+/// 100 requests/s count about 200 requests in the timed second, none of the warm-up's.
+#[test]
+fn mpi_ranks_warm_up_and_skew_as_rank_0_planned() {
+    let Some(bin) = crate::mpi::mpi_binary() else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let args = [
+        bin.to_str().unwrap(),
+        "run",
+        "access",
+        "--target",
+        target.to_str().unwrap(),
+        "--file-size",
+        "4m",
+        "--rate",
+        "100",
+        "--duration",
+        "1s",
+        "--ramp",
+        "1s",
+        "--distribution",
+        "zipf:1.2",
+    ];
+    let (out, took) = crate::mpi::mpirun(&sb, 2, &args, std::time::Duration::from_secs(120));
+    assert_success(&out);
+    assert!(took >= std::time::Duration::from_secs(2), "every rank warmed up first: {took:?}");
+    let run = sb.last_run();
+    assert_eq!(run["run"]["conditions"]["clients"], 2);
+    assert_eq!(run["run"]["plan"]["distribution"], "zipf:1.2");
+    let cell = &cells(&run)[0];
+    let ops = cell["ops"].as_u64().unwrap();
+    assert!((150..=215).contains(&ops), "{ops} requests counted: {cell}");
+}

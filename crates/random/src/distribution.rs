@@ -369,6 +369,30 @@ mod tests {
         }
     }
 
+    /// Parameters at the edges of what parse accepts draw inside the file too (no NaN turned into a
+    /// place, no overflow), on small and on huge place counts.
+    #[test]
+    fn extreme_parameters_still_land_inside() {
+        let extremes = [
+            "zipf:1e308",
+            "zipf:1e-300",
+            "zipf:0.999999",
+            "zipf:1.000001",
+            "pareto:1e-300",
+            "pareto:0.9999999",
+            "normal:99.9999",
+            "normal:0.000001",
+        ];
+        for text in extremes {
+            let d = Distribution::parse(text).unwrap();
+            for n in [1, 2, 4096, 1 << 40, u64::MAX / 4096] {
+                let places = d.over(n, 3);
+                let mut g = Generator::seeded(8);
+                assert!((0..2000).all(|_| places.next(&mut g) < n), "{text} over {n}");
+            }
+        }
+    }
+
     /// Zipf's shares have a closed form: the k hottest of n places take H(k, theta) / H(n, theta).
     /// The hash may merge a few ranks into one place, which only raises the hottest shares a little.
     #[test]
