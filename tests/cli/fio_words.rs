@@ -73,7 +73,7 @@ fn fios_names_that_mean_the_same_give_the_same_plan() {
 fn fios_other_names_are_answered_with_the_flag_to_use() {
     let sb = Sandbox::new();
     let target = sb.target();
-    let cases: [(&[&str], &str); 22] = [
+    let cases: [(&[&str], &str); 23] = [
         (&["--time_based"], "--duration"),
         (&["--time_based=1"], "--duration"),
         (&["--name", "job1"], "--label name="),
@@ -96,6 +96,7 @@ fn fios_other_names_are_answered_with_the_flag_to_use() {
         (&["--zero_buffers"], "--compressible 100"),
         (&["--refill_buffers"], "--compressible 0"),
         (&["--number_ios=1000"], "--bytes SIZE"),
+        (&["--rw", "randread", "--rwmixread", "70"], "does not mix"),
     ];
     for (args, needle) in cases {
         let mut all = vec!["run", "access", "--target", target.to_str().unwrap()];

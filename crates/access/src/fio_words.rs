@@ -41,6 +41,12 @@ pub fn rw_mix(name: &str, rwmixread: Option<u8>) -> Result<(u8, u8), UsageError>
     }
 }
 
+/// Whether fio's `rw` name mixes reads and writes (`rw`, `readwrite`, `randrw`), so that
+/// `rwmixread` applies to it.
+pub fn is_mixed(name: &str) -> bool {
+    matches!(name.trim().to_ascii_lowercase().as_str(), "rw" | "readwrite" | "randrw")
+}
+
 /// fio's `rwmixwrite` as the read share `rwmixread` (100 minus it).
 pub fn rwmixread_of_rwmixwrite(rwmixwrite: u8) -> Result<u8, UsageError> {
     100u8
@@ -70,6 +76,7 @@ mod tests {
         assert_eq!(rw_mix("randrw", Some(70)).unwrap(), (70, 100));
         assert_eq!(rw_mix("randread", Some(70)).unwrap(), (100, 100), "a pure name ignores the mix, as fio does");
         assert_eq!(rwmixread_of_rwmixwrite(30).unwrap(), 70);
+        assert!(is_mixed("randrw") && is_mixed("ReadWrite") && !is_mixed("randread"));
     }
 
     #[test]

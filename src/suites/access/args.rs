@@ -246,6 +246,13 @@ fn plan(
                 (None, None) => None,
             };
             let (read, random) = fio_words::rw_mix(name, rwmixread).map_err(|e| UsageError::new(format!("--{e}")))?;
+            // fio ignores a mix given with a pure name; on one command line it is a mistake worth saying.
+            if rwmixread.is_some() && !fio_words::is_mixed(name) {
+                return Err(UsageError::new(format!(
+                    "--rwmixread/--rwmixwrite set the mix of --rw rw, readwrite or randrw; --rw {name} does not mix: \
+                     leave the mix out, or use --rw randrw"
+                )));
+            }
             (vec![read], vec![random])
         }
         None => (percents("read", &args.read)?, percents("random", &args.random)?),
