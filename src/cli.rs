@@ -25,8 +25,9 @@ use std::path::PathBuf;
     about = "Benchmark file systems and file servers; keep every run; compare them.",
     long_about = "Benchmark file systems and file servers; keep every run; compare them.\n\n\
         Suites: the IOzone matrix (`run iozone`, and `iozone` with IOzone's own flags), access specs \
-        with outstanding I/O (`run access`), Bonnie (`run bonnie`, and `bonnie` with bonnie++'s flags), \
-        the file-server load (`run fileserver`) and the backup walk (`run backup`); every suite on local \
+        with outstanding I/O (`run access`, which also takes fio's option names), Bonnie (`run bonnie`, and \
+        `bonnie` with bonnie++'s flags), the file-server load (`run fileserver`), workload personalities \
+        (`run personality`; `personalities list`) and the backup walk (`run backup`); every suite on local \
         folders, mounted shares, and nfs:// and smb:// servers through iomatrix's own protocol client \
         (access also on raw devices), from many clients (`--clients N` threads, or MPI ranks under \
         mpirun in a build with `--features mpi`), with `--repeat`, `--tolerance` and `--verify`. \
@@ -44,7 +45,7 @@ use std::path::PathBuf;
 pub struct Cli {
     /// Results database; its folder must exist (only the default's is made) [default:
     /// $XDG_DATA_HOME/iomatrix/results.sqlite, or ~/.local/share/...]
-    #[arg(long, global = true, env = "IOMATRIX_DB", value_name = "PATH")]
+    #[arg(long, global = true, env = "IOMATRIX_DB", value_name = "PATH", help_heading = "Results")]
     pub db: Option<PathBuf>,
 
     #[command(subcommand)]

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 /// Flags of every suite that writes in a working folder of its own: where,
 /// whether to keep it and check free space first, and [`RunArgs`].
 #[derive(Args, Debug)]
+#[command(next_help_heading = "Target")]
 pub struct CommonRunArgs {
     /// Folder to test in; iomatrix works in a fresh subfolder and removes it at the end
     /// [default: the system's temporary folder]. A server: nfs://host[:port]/export[/path]
@@ -51,6 +52,7 @@ impl CommonRunArgs {
 /// Flags every `run` takes, whatever its target: labels, JSON output, the
 /// clients and the repeats.
 #[derive(Args, Debug)]
+#[command(next_help_heading = "Output")]
 pub struct RunArgs {
     /// Label the run, e.g. --label server=netware (repeatable, each key once; printable text only)
     #[arg(long = "label", value_name = "KEY=VALUE")]

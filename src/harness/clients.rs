@@ -14,7 +14,7 @@ pub struct ClientArgs {
     /// Clients on this host (threads), each in its own folder `client-N` of the working folder,
     /// all starting every cell together; the threads and memory they need are checked against this
     /// machine's limits before the run starts. Under mpirun each rank is one client: leave this at 1
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, visible_alias = "numjobs", default_value_t = 1, value_name = "N")]
     pub clients: usize,
 
     /// Shell command each client runs before its first cell (e.g. to log in to the server),

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 /// What written data holds (`--verify`, `--compressible`).
 #[derive(Args, Debug, Default)]
+#[command(next_help_heading = "Data")]
 pub struct DataArgs {
     /// Write 4k blocks stamped with this run, the file, the offset, the write and a
     /// CRC-32, and check every block read back: mismatches are counted per cell as wrong

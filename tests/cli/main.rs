@@ -22,6 +22,8 @@ mod examples;
 mod faults;
 mod figures;
 mod fileserver;
+mod fio_distribution;
+mod fio_words;
 mod generator;
 mod golden;
 mod harness;

@@ -12,6 +12,7 @@
 //! - [`Live`]: counters the clients refresh every second, for a live display.
 
 pub mod figures;
+pub mod fio_words;
 mod plan;
 pub mod render;
 mod row;

@@ -1,4 +1,5 @@
 use iomatrix_core::{BackendKind, ByteSize, UsageError};
+use iomatrix_random::Distribution;
 
 /// How long each cell runs, per client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -30,6 +31,15 @@ pub struct AccessPlan {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<std::path::PathBuf>,
     pub limit: Limit,
+    /// An untimed warm-up at the start of each cell, in milliseconds (`--ramp`, fio's ramp_time):
+    /// requests issued as in the cell, counted in no figure. Always a time, also with
+    /// [`Limit::Bytes`]. Runs stored before the option have 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ramp_ms: u64,
+    /// Where random requests go (`--distribution`, fio's random_distribution); uniform by default
+    /// and in runs stored before the option.
+    #[serde(default, skip_serializing_if = "Distribution::is_uniform")]
+    pub distribution: Distribution,
     /// Offsets are multiples of this (default: the block size).
     pub alignment: Option<ByteSize>,
     pub direct: bool,
@@ -64,6 +74,10 @@ pub const MAX_POLL_US: u64 = 10_000;
 
 fn one() -> u32 {
     1
+}
+
+fn is_zero(ms: &u64) -> bool {
+    *ms == 0
 }
 
 /// What a cell sets: block size, read %, random %, queue depth.
@@ -366,6 +380,20 @@ impl AccessPlan {
                 )));
             }
         }
+        if !self.distribution.is_uniform() && self.random_percents.iter().all(|&p| p == 0) {
+            return Err(UsageError::new(format!(
+                "--distribution {}: only random requests follow a distribution, and --random 0 makes every \
+                 request sequential; give --random above 0 (e.g. --random 100), or leave --distribution out",
+                self.distribution
+            )));
+        }
+        if u128::from(self.ramp_ms) > iomatrix_core::MAX_DURATION.as_millis() {
+            return Err(UsageError::new(format!(
+                "--ramp {}ms: a warm-up lasts at most {}, as --duration does; give a shorter one",
+                self.ramp_ms,
+                iomatrix_core::MAX_DURATION_TEXT
+            )));
+        }
         if self.rate_iops == Some(0) {
             return Err(UsageError::new("--rate 0: give a positive number of requests per second, or no --rate"));
         }
@@ -387,6 +415,8 @@ mod tests {
             clients: 1,
             file_size: ByteSize(1 << 20),
             limit: Limit::DurationMs(100),
+            ramp_ms: 0,
+            distribution: Distribution::Uniform,
             alignment: None,
             direct: false,
             backend: BackendKind::IoUring,
@@ -478,7 +508,35 @@ mod tests {
         assert!(err(&|p| p.limit = Limit::Bytes(0)).contains("zero"));
         assert!(err(&|p| p.backend = BackendKind::Psync).contains("needs a queued backend"));
         assert!(err(&|p| p.block_sizes = vec![ByteSize(2 << 20)]).contains("larger than the file"));
+        assert!(err(&|p| {
+            p.distribution = Distribution::Zipf(1.2);
+            p.random_percents = vec![0];
+        })
+        .contains("only random requests follow a distribution"));
+        assert!(err(&|p| p.ramp_ms = 721 * 3600 * 1000).contains("at most 30 days"));
         assert!(plan().validate(32768).is_ok());
+    }
+
+    #[test]
+    fn a_warm_up_and_a_distribution_travel_in_the_plan_and_older_plans_read_without_them() {
+        let skewed = AccessPlan { ramp_ms: 2500, distribution: Distribution::Pareto(0.9), ..plan() };
+        let json = serde_json::to_value(&skewed).unwrap();
+        assert_eq!(json["ramp_ms"], 2500);
+        assert_eq!(json["distribution"], "pareto:0.9");
+        assert_eq!(
+            serde_json::from_value::<AccessPlan>(json).unwrap(),
+            skewed,
+            "what MPI ranks and the store read back"
+        );
+        // A plan stored before the options: no field, read as no warm-up and uniform offsets.
+        let mut old = serde_json::to_value(plan()).unwrap();
+        assert!(old.get("ramp_ms").is_none() && old.get("distribution").is_none(), "{old}");
+        old.as_object_mut().unwrap().remove("ramp_ms");
+        let read: AccessPlan = serde_json::from_value(old).unwrap();
+        assert_eq!((read.ramp_ms, read.distribution), (0, Distribution::Uniform));
+        let mut bad = serde_json::to_value(&skewed).unwrap();
+        bad["distribution"] = "zipf:1".into();
+        assert!(serde_json::from_value::<AccessPlan>(bad).is_err(), "a stored distribution is checked as typed");
     }
 
     #[test]

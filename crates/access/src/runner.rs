@@ -8,7 +8,7 @@ use iomatrix_backend::{
     SessionPool, Submitted,
 };
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
-use iomatrix_random::Generator;
+use iomatrix_random::{Generator, Places};
 use iomatrix_stats::{Latency, Measured, Span};
 use iomatrix_verify::{Content, Tally};
 use std::path::PathBuf;
@@ -447,8 +447,10 @@ impl Client<'_> {
     }
 
     fn run_cell(&mut self, cell: &AccessCell, start: &mut Start<'_>) -> Result<AccessFigures, ClientFailure> {
-        let (rank, live) = (self.rank, self.live);
-        let work = Work { rank, plan: self.plan, stop: self.stop, live };
+        let (rank, live, plan) = (self.rank, self.live, self.plan);
+        let work = Work { rank, plan, stop: self.stop, live };
+        // Drawn before the barrier: a skewed distribution's table costs time no cell should hold.
+        let mut requests = Requests::new(plan, cell, rank);
         // The open file borrows the client: its content is lent to the loop apart.
         let mut content = self.content.take();
         let prepared =
@@ -464,7 +466,17 @@ impl Client<'_> {
                     return Err(f);
                 }
             };
-            let result = work.drive(file.as_mut(), &place, cell, origin, content.as_mut());
+            // The warm-up issues the cell's own requests, continuing into the timed part's stream;
+            // its figures are dropped. Its requests in flight complete before the timed part starts.
+            let ramped = match plan.ramp_ms {
+                0 => Ok(()),
+                ms => work
+                    .drive(file.as_mut(), &place, cell, origin, content.as_mut(), &mut requests, Phase::Ramp(ms))
+                    .map(drop),
+            };
+            let result = ramped.and_then(|()| {
+                work.drive(file.as_mut(), &place, cell, origin, content.as_mut(), &mut requests, Phase::Timed)
+            });
             let closed = file.close().map_err(|e| work.failure(format!("closing {place}: {e}")));
             let figures = result?;
             closed?;
@@ -489,7 +501,8 @@ struct Work<'a> {
 
 impl Work<'_> {
     /// One cell's request loop: keep the queue full (as the pace allows), reap completions,
-    /// time and check each, publish the live line once a second.
+    /// time and check each, publish the live line once a second (not while warming up).
+    #[allow(clippy::too_many_arguments)]
     fn drive(
         &self,
         file: &mut dyn QueuedFile,
@@ -497,10 +510,11 @@ impl Work<'_> {
         cell: &AccessCell,
         origin: Instant,
         mut content: Option<&mut Content>,
+        requests: &mut Requests,
+        phase: Phase,
     ) -> Result<AccessFigures, ClientFailure> {
         let bs = cell.block_size.bytes();
         let depth = cell.queue_depth as usize;
-        let mut requests = Requests::new(self.plan, cell, self.rank);
         let clock = latency_clock();
         let mut slots = Slots::new(depth);
         if let Some(c) = content.as_deref_mut() {
@@ -509,7 +523,10 @@ impl Work<'_> {
         }
         let mut completions: Vec<Completion> = Vec::with_capacity(depth);
         let mut done = Completed::default();
-        let mut pace = Pace::of(self.plan);
+        let mut pace = match phase {
+            Phase::Timed => Pace::new(self.plan.limit, self.plan.rate_iops),
+            Phase::Ramp(ms) => Pace::new(Limit::DurationMs(ms), self.plan.rate_iops),
+        };
 
         let span = Span::start(origin);
         let start = clock.raw();
@@ -574,7 +591,9 @@ impl Work<'_> {
                 done.record(write, clock.delta_as_nanos(slots.issued_at[c.slot], now), bs, second);
                 slots.free.push(c.slot);
             }
-            done.publish_each_second(now_ns, self.live, self.rank);
+            if phase == Phase::Timed {
+                done.publish_each_second(now_ns, self.live, self.rank);
+            }
         }
         let measured = span.finish();
         let issued = file.describe();
@@ -588,6 +607,14 @@ impl Work<'_> {
     }
 }
 
+/// Which part of a cell a request loop runs: the untimed warm-up (`--ramp`, for so many
+/// milliseconds whatever the cell's limit) or the timed part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Ramp(u64),
+    Timed,
+}
+
 /// Where a cell's next request goes and whether it writes: the cell's mix of reads and
 /// writes, random and sequential offsets, drawn from the client's own seeded generator.
 struct Requests {
@@ -597,8 +624,8 @@ struct Requests {
     /// Coin flips only where the cell mixes: 100% or 0% needs no draw.
     reads_only: Option<bool>,
     random_only: Option<bool>,
-    /// Random offsets: `positions` aligned places a block fits at.
-    positions: u64,
+    /// Random offsets: the aligned places a block fits at, drawn by the plan's distribution.
+    places: Places,
     align: u64,
     bs: u64,
     file_size: u64,
@@ -621,7 +648,9 @@ impl Requests {
             random_percent: cell.random_percent,
             reads_only: always(cell.read_percent),
             random_only: always(cell.random_percent),
-            positions: (file_size - bs) / align + 1,
+            // The hot places stay where they are from cell to cell (as in fio, per file): seeded by
+            // the client, not the cell.
+            places: plan.distribution.over((file_size - bs) / align + 1, plan.seed ^ ((rank as u64) << 32)),
             align,
             bs,
             file_size,
@@ -638,7 +667,7 @@ impl Requests {
         };
         let random = self.random_only.unwrap_or_else(|| self.rng.below(100) < u64::from(self.random_percent));
         let offset = if random {
-            self.rng.below(self.positions) * self.align
+            self.places.next(&mut self.rng) * self.align
         } else {
             let offset = self.seq_next;
             self.seq_next = if offset + 2 * self.bs > self.file_size { 0 } else { offset + self.bs };
@@ -703,14 +732,14 @@ struct Pace {
 }
 
 impl Pace {
-    fn of(plan: &AccessPlan) -> Pace {
-        let (deadline, budget) = match plan.limit {
+    fn new(limit: Limit, rate_iops: Option<u64>) -> Pace {
+        let (deadline, budget) = match limit {
             Limit::DurationMs(ms) => {
                 (Some((ms.saturating_mul(1_000_000), Instant::now() + Duration::from_millis(ms))), None)
             }
             Limit::Bytes(b) => (None, Some(b)),
         };
-        Pace { deadline, budget, rate_iops: plan.rate_iops, issued_ops: 0, issued_bytes: 0 }
+        Pace { deadline, budget, rate_iops, issued_ops: 0, issued_bytes: 0 }
     }
 
     /// Whether the cell still issues at `now_ns`: before the deadline, bytes left.

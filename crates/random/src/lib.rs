@@ -17,6 +17,9 @@
 //! split a seed into streams, another `below`) must change [`GENERATOR`]:
 //! the tests below pin the first draws, so such a change cannot pass unnoticed.
 
+mod distribution;
+
+pub use distribution::{Distribution, DistributionError, Places};
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::{SplitMix64, Xoshiro256PlusPlus};
 

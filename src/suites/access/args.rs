@@ -5,7 +5,8 @@ use crate::harness::data::DataArgs;
 use crate::harness::raw_device::RawDevice;
 use crate::harness::{CommonRunArgs, RunOptions, Target};
 use clap::Args;
-use iomatrix_access::{AccessPlan, Limit};
+use iomatrix_access::{fio_words, AccessPlan, Limit};
+use iomatrix_random::Distribution;
 use iomatrix_core::{parse_duration, parse_size_list, BackendKind, ByteSize, UsageError};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -27,13 +28,15 @@ const MAX_DEPTH_ON_SERVER: u32 = 64;
 /// --direct and --backend are refused (there is no client cache to bypass, and the protocol
 /// client issues the requests); --device does not combine with --target; --align sets the
 /// offsets' granularity as it does on local files.
+///
+/// fio's option names work where they mean the same (--iodepth, --blocksize, --rw/--readwrite
+/// with --rwmixread, --runtime, --size, --numjobs, --ioengine, --ramp_time, --random_distribution,
+/// --rate_iops, --direct=1); its other common options are answered with the flag to use.
 #[derive(Args, Debug)]
+#[command(next_help_heading = "Access specs")]
 pub struct RunAccessArgs {
-    #[command(flatten)]
-    pub common: CommonRunArgs,
-
     /// Block sizes, e.g. 2k,4k,8k,32k,64k,128k,256k or 4k..256k
-    #[arg(long, default_value = "4k", value_name = "SIZES", allow_hyphen_values = true)]
+    #[arg(long, visible_alias = "blocksize", default_value = "4k", value_name = "SIZES", allow_hyphen_values = true)]
     pub bs: String,
 
     /// Percent of requests that read (the rest write), a list: 100,0
@@ -44,13 +47,34 @@ pub struct RunAccessArgs {
     #[arg(long, default_value = "100", value_name = "PCTS", allow_hyphen_values = true)]
     pub random: String,
 
+    /// fio's name for the mix instead of --read and --random: read, write, randread, randwrite,
+    /// rw (readwrite) or randrw, the mixed ones reading --rwmixread percent (fio's default 50)
+    #[arg(long, visible_alias = "readwrite", value_name = "NAME", conflicts_with_all = ["read", "random"])]
+    pub rw: Option<String>,
+
+    /// With --rw rw or randrw: percent of requests that read (fio's rwmixread)
+    #[arg(long, value_name = "PCT", requires = "rw", conflicts_with = "rwmixwrite")]
+    pub rwmixread: Option<u8>,
+
+    /// With --rw rw or randrw: percent of requests that write (fio's rwmixwrite)
+    #[arg(long, value_name = "PCT", requires = "rw")]
+    pub rwmixwrite: Option<u8>,
+
     /// Outstanding requests per client (queue depth), a list: 16,32,64,128,255
-    #[arg(long, default_value = "1", value_name = "DEPTHS", allow_hyphen_values = true)]
+    #[arg(long, visible_alias = "iodepth", default_value = "1", value_name = "DEPTHS", allow_hyphen_values = true)]
     pub qd: String,
+
+    /// Where random requests go, as fio's random_distribution: random (uniform), zipf:THETA
+    /// (theta above 0, not 1; zipf:1.2 is strongly skewed), pareto:H (0 < H < 1; pareto:0.9 puts
+    /// 90% of requests on 10% of the blocks) or normal:SIGMA (fio's bell over the file, widened by
+    /// SIGMA percent of it, 0 to below 100). Hot blocks are scattered over the file as fio
+    /// scatters them and stay the same in every cell [default: random]
+    #[arg(long, visible_alias = "random_distribution", value_name = "DIST", allow_hyphen_values = true)]
+    pub distribution: Option<String>,
 
     /// Each client's file (its working set), laid out before the first cell [default: 256m;
     /// with --device, the whole device]
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    #[arg(long, visible_alias = "size", value_name = "SIZE", allow_hyphen_values = true)]
     pub file_size: Option<String>,
 
     /// Run on this raw block device instead of files in --target: every client reads and
@@ -63,8 +87,15 @@ pub struct RunAccessArgs {
     pub destroy_data_on: Option<PathBuf>,
 
     /// How long each cell issues requests, at most 720h (30 days) [default: 10s unless --bytes]
-    #[arg(long, value_name = "TIME", conflicts_with = "bytes", allow_hyphen_values = true)]
+    #[arg(long, visible_alias = "runtime", value_name = "TIME", conflicts_with = "bytes", allow_hyphen_values = true)]
     pub duration: Option<String>,
+
+    /// An untimed warm-up at the start of every cell, as fio's ramp_time: the cell's own requests,
+    /// counted in no figure and no latency; the requests it leaves in flight complete before the
+    /// timed part starts. Always a time, also with --bytes; it may be longer than --duration; at
+    /// most 720h; stored with the run [default: none]
+    #[arg(long, visible_alias = "ramp_time", value_name = "TIME", allow_hyphen_values = true)]
+    pub ramp: Option<String>,
 
     /// Bytes each client moves per cell, instead of a duration
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
@@ -74,17 +105,19 @@ pub struct RunAccessArgs {
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub align: Option<String>,
 
-    /// Bypass the page cache with O_DIRECT (local files and devices only)
-    #[arg(long)]
+    /// Bypass the page cache with O_DIRECT (local files and devices only); fio's --direct=1 also works
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL",
+          value_parser = clap::builder::BoolishValueParser::new(), default_value = "false",
+          hide_default_value = true, hide_possible_values = true)]
     pub direct: bool,
 
     /// io_uring, psync, sync or mmap [default: io_uring when any --qd is above 1, else psync]
     /// (local files and devices only: on nfs:// and smb:// the protocol client issues the requests)
-    #[arg(long, value_name = "BACKEND")]
+    #[arg(long, visible_alias = "ioengine", value_name = "BACKEND")]
     pub backend: Option<String>,
 
     /// At most this many requests per second per client
-    #[arg(long, value_name = "IOPS")]
+    #[arg(long, visible_alias = "rate_iops", value_name = "IOPS")]
     pub rate: Option<u64>,
 
     /// io_uring: before sleeping for a completion, ask the kernel for it without sleeping for up to
@@ -98,16 +131,23 @@ pub struct RunAccessArgs {
     /// the requests that fill the queue go in with the wait for the next completion, in one system call.
     /// Stored with the run [default: depth/8, from 1 to 8: one at a time below depth 16, 4 at depth 32,
     /// 8 from depth 64]
-    #[arg(long, value_name = "N")]
+    #[arg(long, visible_alias = "iodepth_batch_submit", value_name = "N")]
     pub submit_batch: Option<u32>,
 
     #[command(flatten)]
+    pub fio: super::fio_words::FioAnswers,
+
+    #[command(flatten)]
     pub data: DataArgs,
+
+    #[command(flatten)]
+    pub common: CommonRunArgs,
 }
 
 impl RunAccessArgs {
     /// The validated plan and the run's options; `mpi_ranks` is the number of ranks under mpirun.
     pub fn validate(self, mpi_ranks: Option<usize>) -> anyhow::Result<(AccessPlan, RunOptions)> {
+        self.fio.refuse()?;
         let mut run = self.common.options(mpi_ranks)?;
         let on_server = run.target.server().is_some();
         if on_server {
@@ -185,6 +225,12 @@ fn plan(
     };
     let wants_queue = queue_depths.iter().any(|&q| q > 1);
     let requested = match &args.backend {
+        Some(b) if b.eq_ignore_ascii_case("libaio") => {
+            return Err(UsageError::new(
+                "--backend libaio (fio's --ioengine libaio): iomatrix's kernel queue is io_uring; use --backend \
+                 io_uring (or --ioengine io_uring)",
+            ))
+        }
         Some(b) => b.parse::<BackendKind>().map_err(|e| UsageError::new(format!("--backend: {e}")))?,
         None if wants_queue && !on_server => BackendKind::IoUring,
         None => BackendKind::Psync,
@@ -192,14 +238,40 @@ fn plan(
     // On a server the protocol client issues the requests: psync is what such runs record, as iozone's do.
     let (backend, max_depth) =
         if on_server { (requested, MAX_DEPTH_ON_SERVER) } else { choose_backend(requested, wants_queue)? };
+    let (read_percents, random_percents) = match &args.rw {
+        Some(name) => {
+            let rwmixread = match (args.rwmixread, args.rwmixwrite) {
+                (Some(read), _) => Some(read),
+                (None, Some(write)) => Some(fio_words::rwmixread_of_rwmixwrite(write)?),
+                (None, None) => None,
+            };
+            let (read, random) = fio_words::rw_mix(name, rwmixread).map_err(|e| UsageError::new(format!("--{e}")))?;
+            // fio ignores a mix given with a pure name; on one command line it is a mistake worth saying.
+            if rwmixread.is_some() && !fio_words::is_mixed(name) {
+                return Err(UsageError::new(format!(
+                    "--rwmixread/--rwmixwrite set the mix of --rw rw, readwrite or randrw; --rw {name} does not mix: \
+                     leave the mix out, or use --rw randrw"
+                )));
+            }
+            (vec![read], vec![random])
+        }
+        None => (percents("read", &args.read)?, percents("random", &args.random)?),
+    };
     let plan = AccessPlan {
         block_sizes: sizes("bs", &args.bs)?,
-        read_percents: percents("read", &args.read)?,
-        random_percents: percents("random", &args.random)?,
+        read_percents,
+        random_percents,
         queue_depths,
         clients,
         file_size: working_set(args.file_size.as_deref(), device)?,
         limit,
+        ramp_ms: args.ramp.as_deref().map(ramp_ms).transpose()?.unwrap_or(0),
+        distribution: args
+            .distribution
+            .as_deref()
+            .map(|d| d.parse::<Distribution>().map_err(|e| UsageError::new(format!("--distribution {d}: {e}"))))
+            .transpose()?
+            .unwrap_or_default(),
         alignment: args.align.as_deref().map(|a| one_size("align", a)).transpose()?,
         direct: args.direct,
         backend,
@@ -218,6 +290,19 @@ fn plan(
         plan.validate(max_depth)?;
     }
     Ok(plan)
+}
+
+/// `--ramp TIME` in milliseconds; `0` (fio's ramp_time=0) is no warm-up.
+fn ramp_ms(text: &str) -> Result<u64, UsageError> {
+    if text.trim().trim_end_matches(|c: char| c.is_ascii_alphabetic()) == "0" {
+        return Ok(0);
+    }
+    let d = parse_duration(text).map_err(|e| UsageError::new(format!("--ramp {text}: {e}")))?;
+    match u64::try_from(d.as_millis()) {
+        Ok(0) => Err(UsageError::new(format!("--ramp {text}: a warm-up is counted in milliseconds; give 1ms or more"))),
+        Ok(ms) => Ok(ms),
+        Err(_) => Err(UsageError::new(format!("--ramp {text}: too long"))),
+    }
 }
 
 /// `--poll-completions TIME` in microseconds (durations are whole units, the finest `us`).

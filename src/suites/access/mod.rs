@@ -4,6 +4,7 @@
 //! latency percentiles).
 
 pub mod args;
+mod fio_words;
 mod suite;
 
 pub use suite::Access;

@@ -54,6 +54,23 @@ impl Suite for Access {
                     .to_string(),
             });
         }
+        if plan.ramp_ms > 0 {
+            conditions["ramp"] = json!(format!(
+                "each cell first warms up for {} (its own requests, counted in no figure; those in flight complete \
+                 before the timed part)",
+                match plan.ramp_ms {
+                    ms if ms % 1000 == 0 => format!("{}s", ms / 1000),
+                    ms => format!("{ms}ms"),
+                }
+            ));
+        }
+        if !plan.distribution.is_uniform() {
+            conditions["distribution"] = json!(format!(
+                "random offsets drawn by fio's {} (random_distribution), hot blocks scattered over each client's file \
+                 and the same in every cell",
+                plan.distribution
+            ));
+        }
         crate::harness::data::add_conditions(&mut conditions, &plan.content);
         if let Some(server) = target.server() {
             let protocol = match server {

@@ -22,6 +22,7 @@ pub struct BackupWalks {
 /// Backup walk: every file of a tree read start to end in walk order, as a backup agent does
 /// (read only: nothing is written to the tree)
 #[derive(Args, Debug)]
+#[command(next_help_heading = "Backup walk")]
 pub struct RunBackupArgs {
     /// The tree to walk and read (read only: no working folder, nothing written there). With
     /// --clients N > 1 (or N MPI ranks), client r walks DIR/client-r instead, the layout a kept

@@ -18,10 +18,8 @@ use iomatrix_core::{ByteSize, UsageError};
 /// twice-the-RAM rule applies only to a RAM stated with --ram (the server's); --direct is
 /// refused (no client cache to bypass). The same goes for `iomatrix bonnie -d URL`.
 #[derive(Args, Debug)]
+#[command(next_help_heading = "Bonnie")]
 pub struct RunBonnieArgs {
-    #[command(flatten)]
-    pub common: CommonRunArgs,
-
     /// Test file size; at least twice the RAM unless --ram or --allow-cache
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub size: String,
@@ -89,6 +87,9 @@ pub struct RunBonnieArgs {
 
     #[command(flatten)]
     pub data: DataArgs,
+
+    #[command(flatten)]
+    pub common: CommonRunArgs,
 }
 
 impl RunBonnieArgs {

@@ -17,10 +17,8 @@ pub const DEFAULT_SIZES: &str = "4k,8k,16k,32k,64k,128k,256k,512k,1m,2m";
 /// nfs:// or smb:// target each connection is a session of iomatrix's own protocol client
 /// (its own TCP connection, no client cache); --drop-caches is refused there
 #[derive(Args, Debug)]
+#[command(next_help_heading = "File-server load")]
 pub struct RunFileserverArgs {
-    #[command(flatten)]
-    pub common: CommonRunArgs,
-
     /// Connections (threads), each in its own folder with its own files, started together; on
     /// an nfs:// or smb:// target each also has its own session (TCP connection) to the server,
     /// connected before the write phase (untimed). Their threads and memory are checked against
@@ -75,6 +73,9 @@ pub struct RunFileserverArgs {
 
     #[command(flatten)]
     pub data: DataArgs,
+
+    #[command(flatten)]
+    pub common: CommonRunArgs,
 }
 
 impl RunFileserverArgs {

@@ -12,11 +12,8 @@ const DEFAULT_FILES: &str = "64k..16m";
 
 /// `iomatrix run iozone`: IOzone's matrix with iomatrix's own flags.
 #[derive(Args, Debug)]
-#[command(about = "IOzone's matrix: file size x record size x tests")]
+#[command(about = "IOzone's matrix: file size x record size x tests", next_help_heading = "IOzone matrix")]
 pub struct RunIozoneArgs {
-    #[command(flatten)]
-    pub common: CommonRunArgs,
-
     /// File sizes: a list and/or power-of-two ranges, e.g. 64k,1m,512m or 64k..512m
     /// [default: 64k..16m, or 64k..512m with --auto]
     #[arg(long, value_name = "SIZES", allow_hyphen_values = true)]
@@ -67,6 +64,9 @@ pub struct RunIozoneArgs {
 
     #[command(flatten)]
     pub data: DataArgs,
+
+    #[command(flatten)]
+    pub common: CommonRunArgs,
 }
 
 impl RunIozoneArgs {

@@ -21,10 +21,8 @@ use std::path::Path;
 /// true` one per client that all its connections work on, each iteration claiming its file
 /// (varmail, webserver and fileserver share theirs, as filebench does).
 #[derive(Args, Debug)]
+#[command(next_help_heading = "Personality")]
 pub struct RunPersonalityArgs {
-    #[command(flatten)]
-    pub common: CommonRunArgs,
-
     /// A built-in's name (fileserver, varmail, webserver, homefolders, netware-2008) or a
     /// personality file (TOML, docs/personalities.md)
     #[arg(value_name = "NAME|FILE", required_unless_present_any = ["dbench_loadfile", "named"])]
@@ -77,6 +75,9 @@ pub struct RunPersonalityArgs {
 
     #[command(flatten)]
     pub data: crate::harness::data::DataArgs,
+
+    #[command(flatten)]
+    pub common: CommonRunArgs,
 }
 
 fn parse_duration(text: &str) -> Result<std::time::Duration, iomatrix_core::DurationError> {

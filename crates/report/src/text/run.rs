@@ -248,6 +248,12 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
             }
         }
     }
+    // Access specs' warm-up and skewed offsets (`--ramp`, `--distribution`): absent when not asked for.
+    for key in ["ramp", "distribution"] {
+        if let Some(how) = c[key].as_str() {
+            pairs.push((key.into(), how.to_string()));
+        }
+    }
     if let Some(data) = c["data"].as_str() {
         pairs.push(("data".into(), data.to_string()));
     }
