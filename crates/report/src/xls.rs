@@ -287,8 +287,9 @@ mod tests {
     fn cells(bytes: &[u8]) -> Vec<(u16, u16, String)> {
         records(bytes)
             .into_iter()
+            .filter(|(number, _)| [NUMBER, LABEL].contains(number))
             .filter_map(|(number, body)| {
-                let row = u16::from_le_bytes([body.first().copied()?, body[1]]);
+                let row = u16::from_le_bytes([body[0], body[1]]);
                 let column = u16::from_le_bytes([body[2], body[3]]);
                 match number {
                     NUMBER => Some((row, column, f64::from_le_bytes(body[7..15].try_into().unwrap()).to_string())),
