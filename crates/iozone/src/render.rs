@@ -135,67 +135,8 @@ fn shown_samples(by_state: &BTreeMap<CellStateKind, Vec<f64>>) -> Option<(CellSt
     }
 }
 
-/// The first line of IOzone's classic table's header: the upper words of its two-word
-/// columns, as IOzone 3.471 prints it (trailing spaces included).
-const CLASSIC_HEADER_TOP: &str = "                                                              random    random     bkwd    record    stride                                    ";
-/// The second line: every column, including those of tests that did not run.
-const CLASSIC_HEADER: &str = "              kB  reclen    write  rewrite    read    reread    read     write     read   rewrite      read   fwrite frewrite    fread  freread";
-
-/// IOzone's classic table's test columns in order, each with the width of a figure and the
-/// width of the blank IOzone leaves where the test did not run (its figures right-aligned;
-/// the blanks of the last seven columns come to 64 characters, one fewer than their figures,
-/// as IOzone 3.471's rows are 142 characters wide when those tests did not run).
-const CLASSIC_COLUMNS: [(IozoneTest, usize, usize); 13] = [
-    (IozoneTest::Write, 9, 9),
-    (IozoneTest::Rewrite, 9, 9),
-    (IozoneTest::Read, 9, 9),
-    (IozoneTest::Reread, 9, 9),
-    (IozoneTest::RandomRead, 9, 9),
-    (IozoneTest::RandomWrite, 9, 9),
-    (IozoneTest::BackwardRead, 9, 9),
-    (IozoneTest::RecordRewrite, 10, 10),
-    (IozoneTest::StrideRead, 10, 9),
-    (IozoneTest::Fwrite, 9, 9),
-    (IozoneTest::Frewrite, 9, 9),
-    (IozoneTest::Fread, 9, 9),
-    (IozoneTest::Freread, 9, 9),
-];
-
-/// IOzone's classic table, which IOzone prints by default (and people paste into mail): its
-/// two header lines, then a line per file and record size with the KB/s of each test in
-/// IOzone's column, blank where the test did not run, as IOzone 3.471 lays it out
-/// (`kB` right-aligned in 16 characters, `reclen` in 8, the tests in 9 or 10, trailing
-/// spaces kept). A figure is the matrices' (the median of repeats), rounded to whole KB/s;
-/// a cell not complete carries its mark, with the legend under the table. The mixed workload
-/// (-i 8) has no column in IOzone's table: its matrix is in [`tables`].
+/// IOzone's classic table of the run ([`iomatrix_report::iozone_classic_table`]): a line per
+/// file and record size, a column per test, as IOzone prints it by default.
 pub fn classic_table(run: &StoredRun) -> String {
-    let matrices = throughput_matrices(run);
-    let column = |test: IozoneTest| matrices.iter().find(|m| m.title == test.report_title());
-    let mut pairs: Vec<(u64, u64)> = CLASSIC_COLUMNS
-        .iter()
-        .filter_map(|(test, _, _)| column(*test))
-        .flat_map(|m| m.cells.iter().map(|c| (c.file_kib, c.record_kib)))
-        .collect();
-    pairs.sort_unstable();
-    pairs.dedup();
-    let mut out = format!("{CLASSIC_HEADER_TOP}\n{CLASSIC_HEADER}\n");
-    let mut any_marked = false;
-    for (file_kib, record_kib) in pairs {
-        let _ = write!(out, "{file_kib:>16}{record_kib:>8}");
-        for (test, figure_width, blank_width) in CLASSIC_COLUMNS {
-            match column(test).and_then(|m| m.cell(file_kib, record_kib)) {
-                Some(c) => {
-                    any_marked |= c.state != CellStateKind::Complete;
-                    let text = iomatrix_report::document::marked(c.state, || format!("{:.0}", c.value));
-                    let _ = write!(out, "{text:>figure_width$}");
-                }
-                None => out.push_str(&" ".repeat(blank_width)),
-            }
-        }
-        out.push('\n');
-    }
-    if any_marked {
-        let _ = writeln!(out, "{}", iomatrix_report::document::MARKS_LEGEND);
-    }
-    out
+    iomatrix_report::iozone_classic_table(&throughput_matrices(run))
 }

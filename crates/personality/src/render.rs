@@ -63,7 +63,7 @@ pub fn report(run: &StoredRun) -> String {
                 table.row([
                     name.clone(),
                     s.count.to_string(),
-                    human::fixed(s.per_sec, 1),
+                    human::significant(s.per_sec),
                     human::fixed(s.bytes as f64 / 1048576.0, 1),
                     human::millis(s.mean_ns),
                     human::millis(s.p50_ns),

@@ -55,6 +55,6 @@ pub use iozone_excel::{
     THROUGHPUT_TITLE,
 };
 pub use table::{Column, Table};
-pub use terminal::{iozone_main_table, matrix_table};
+pub use terminal::{iozone_classic_table, iozone_main_table, matrix_table};
 pub use xls::{xls_throughput_workbook, xls_workbook, XlsError, XlsKind};
 pub use xlsx::{throughput_workbook, xlsx_workbook};
