@@ -188,7 +188,7 @@ mod tests {
         assert_eq!(significant(974.8), "975");
         assert_eq!(significant(999.94), "1000");
         assert_eq!(significant(145109.6), "145110");
-        assert_eq!(significant(-3.14159), "-3.14");
+        assert_eq!(significant(-4.5678), "-4.57");
         // Rounding that carries into a new digit keeps three: not 0.001000, not 10.0.
         assert_eq!(significant(0.0009996), "0.00100");
         assert_eq!(significant(9.996), "10.0");
