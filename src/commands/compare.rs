@@ -29,8 +29,8 @@ pub struct CompareArgs {
     #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
     pub records: Option<String>,
 
-    /// Flag cells faster than this as served by a cache: 100Mbit, 1Gbit, 110MB/s, or a run id
-    /// (#N) whose figures (uncached) are each cell's limit
+    /// Flag cells faster than this as served by a cache: 100Mbit, 1Gbit, 110MB/s, or a run (#N or
+    /// run:N, never a bare number) whose figures (uncached) are each cell's limit
     #[arg(long, value_name = "RATE|RUN")]
     pub limit: Option<String>,
 
@@ -162,12 +162,22 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
     }
 }
 
-/// `--limit`: a rate, or a run (`#7`, `7`) whose figures are each cell's limit.
+/// `--limit`: a rate with its unit (`100Mbit`, `110MB/s`), or a run (`#7`, `run:7`) whose figures
+/// are each cell's limit. A bare number is refused: `--limit 1` read as "run #1" by some and as
+/// a rate of 1 by others, so it must say which.
 pub fn limit(store: &Store, text: &str) -> anyhow::Result<Limit> {
-    let is_run = text.trim_start_matches('#').chars().all(|c| c.is_ascii_digit()) && !text.is_empty();
-    if is_run {
-        let groups = super::select::resolve(store, &[text.to_string()])?;
-        let name = format!("run #{}", text.trim_start_matches('#'));
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    if digits(text.trim()) {
+        return Err(UsageError::new(format!(
+            "--limit {text}: a run or a rate? give --limit #{n} for run #{n}'s figures as each cell's limit, \
+             or a rate with its unit, e.g. --limit 100Mbit or --limit 110MB/s",
+            n = text.trim()
+        ))
+        .into());
+    }
+    if let Some(id) = text.strip_prefix('#').or_else(|| text.strip_prefix("run:")).filter(|id| digits(id)) {
+        let groups = super::select::resolve(store, &[id.to_string()])?;
+        let name = format!("run #{id}");
         return Ok(Limit::from_group(&Group::of(&name, &groups[0].1, crate::suites::shape_of(&groups[0].1))));
     }
     Ok(Limit::parse_rate(text).map_err(UsageError::from)?)

@@ -34,8 +34,8 @@ pub struct ReportArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// Flag cells faster than this as served by a cache: 100Mbit, 1Gbit, 110MB/s, or a run id
-    /// whose figures are each cell's limit
+    /// Flag cells faster than this as served by a cache: 100Mbit, 1Gbit, 110MB/s, or a run (#N or
+    /// run:N, never a bare number) whose figures are each cell's limit
     #[arg(long, value_name = "RATE|RUN")]
     pub limit: Option<String>,
 

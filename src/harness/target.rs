@@ -37,6 +37,21 @@ impl Target {
         })
     }
 
+    /// A front end's folder, judged before the run so that a refusal names the flag the user
+    /// typed (bonnie++'s `-d`, IOzone's `-f`), not `--target`, which they never gave. `given`
+    /// is the flag with its value as typed, `fix` what to give instead. A server's folder is
+    /// judged when the run connects.
+    pub fn check_front_end_folder(&self, given: &str, fix: &str) -> Result<(), UsageError> {
+        let Target::Folder(dir) = self else { return Ok(()) };
+        match std::fs::metadata(dir) {
+            Err(e) => Err(UsageError::new(format!("{given}: folder {}: {e}; {fix}", dir.display()))),
+            Ok(meta) if !meta.is_dir() => {
+                Err(UsageError::new(format!("{given}: {} is not a folder; {fix}", dir.display())))
+            }
+            Ok(_) => Ok(()),
+        }
+    }
+
     /// `--target` of a suite that only reads: a tree here, or one on a server.
     pub fn parse_tree(text: &str) -> Result<Target, UsageError> {
         Ok(match Server::parse(text)? {

@@ -362,3 +362,19 @@ fn seed_002_flags_as_typed_with_m_in_the_machine_column_and_iomatrix_flags_besid
     assert_eq!(doc["run"]["suite"], "bonnie");
     assert_usage_error(&sb.run(&["bonnie", "-d", t.to_str().unwrap(), "-s", "1", "--label", "nokey"]), "KEY=VALUE");
 }
+
+#[test]
+fn bonnie_d_missing_names_dash_d_not_target() {
+    let sb = Sandbox::new();
+    let missing = sb.target().join("missing");
+    let out = sb.run(&["bonnie", "-d", missing.to_str().unwrap(), "-s", "32", "-n", "0"]);
+    assert_usage_error(&out, "-d ");
+    let (_, stderr) = text(&out);
+    assert!(!stderr.contains("--target"), "the user typed -d, not --target: {stderr}");
+    assert!(stderr.contains("give -d an existing folder"), "{stderr}");
+    // A file where the folder should be: the same flag named.
+    let file = sb.target().join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    let out = sb.run(&["bonnie", "-d", file.to_str().unwrap(), "-s", "32", "-n", "0"]);
+    assert_usage_error(&out, "is not a folder; give -d");
+}

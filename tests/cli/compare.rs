@@ -380,3 +380,28 @@ fn compare_lists_a_changed_mount_option() {
         "{stdout}"
     );
 }
+
+/// `--limit 1` read as "run #1" misled a new user: a bare number is refused with both ways to
+/// say it, and `run:N` or `#N` names a run, a rate carries its unit.
+#[test]
+fn limit_with_a_bare_number_is_refused_as_ambiguous() {
+    let sb = Sandbox::new();
+    let a = iozone_run(&sb, &[], "64k").to_string();
+    let b = iozone_run(&sb, &[], "64k").to_string();
+    for args in [["compare", &a, &b, "--limit", "1"], ["report", &a, &b, "--limit", "1"]] {
+        let mut args = args.to_vec();
+        let page = sb.dir.path().join("r.html");
+        if args[0] == "report" {
+            args.extend(["-o", page.to_str().unwrap()]);
+        }
+        let out = sb.run(&args);
+        assert_usage_error(&out, "--limit 1: a run or a rate? give --limit #1");
+        assert!(text(&out).1.contains("100Mbit"), "{}", text(&out).1);
+        assert!(!page.exists());
+    }
+    for run in ["run:1", "#1"] {
+        let doc = json_of(&sb.run(&["compare", &a, &b, "--json", "--limit", run]));
+        assert!(doc["cache_flags"]["a"]["limit"].as_str().is_some_and(|l| l.contains("run #1")), "{run}: {doc}");
+    }
+    assert_usage_error(&sb.run(&["compare", &a, &b, "--limit", "run:99"]), "no run #99");
+}

@@ -85,3 +85,53 @@ fn the_suites_tables_pad_and_round_nothing_by_hand() {
         found.join("\n")
     );
 }
+
+/// Whether `text` is a figure by the one rule of `core::human::significant`: three significant
+/// digits below 1000, the whole number from 1000 up.
+fn follows_the_digits_rule(text: &str) -> bool {
+    let Ok(v) = text.parse::<f64>() else { return false };
+    if v.abs() >= 1000.0 {
+        return !text.contains('.');
+    }
+    let digits: String = text.trim_start_matches('-').chars().filter(char::is_ascii_digit).collect();
+    digits.trim_start_matches('0').len() == 3 || (v.abs() >= 100.0 && !text.contains('.'))
+}
+
+/// Issue 32: per-operation tables printed `0.0007366`, `0.0009020` and `28773.8` in one column.
+/// Every latency and rate figure of show's and compare's per-operation tables (personality,
+/// dbench replay, file-server load, bonnie's files) keeps three significant digits, thousands
+/// whole.
+#[test]
+fn per_operation_tables_keep_one_rule_for_significant_digits() {
+    let sb = Sandbox::new();
+    std::fs::copy(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/results.sqlite"), sb.db())
+        .unwrap();
+    let mut checked = 0;
+    let mut check = |args: &[&str], is_figure_row: &dyn Fn(&str) -> bool, figures: &dyn Fn(&str) -> Vec<String>| {
+        let out = sb.run(args);
+        assert_success(&out);
+        for line in text(&out).0.lines().filter(|l| is_figure_row(l)) {
+            for figure in figures(line) {
+                assert!(follows_the_digits_rule(&figure), "{args:?}: {figure} in\n{line}");
+                checked += 1;
+            }
+        }
+    };
+    // compare's per-operation rows: "<operation> <figure> (<unit>)   A   B   change  verdict".
+    for pair in [["5", "10"], ["4", "9"], ["3", "8"]] {
+        check(&["compare", pair[0], pair[1]], &|l| l.contains(" (ms) ") || l.contains(" (ops/s) "), &|l| {
+            let after = l.split_once(") ").unwrap().1;
+            after.split_whitespace().take(2).map(str::to_string).collect()
+        });
+    }
+    // show's per-operation table of a personality run: ops/s and the five latency columns.
+    check(
+        &["show", "10"],
+        &|l| ["create ", "open ", "read ", "append ", "fsync ", "close ", "delete "].iter().any(|p| l.starts_with(p)),
+        &|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            [&words[2..3], &words[4..9]].concat().into_iter().map(str::to_string).collect()
+        },
+    );
+    assert!(checked > 100, "the tables were found: {checked} figures checked");
+}

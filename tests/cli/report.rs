@@ -229,3 +229,64 @@ fn ratio_maps_mark_the_cells_within_noise() {
     let html = std::fs::read_to_string(report(&sb, &["rep=a", "rep=a", "-o", &path("same.html")])).unwrap();
     assert!(html.contains("within noise (Mann-Whitney, 5%)") && html.contains(">1.00~<"), "the ratio map's mark");
 }
+
+/// The SVG elements of `class` in a page, each as its text.
+fn charts<'a>(page: &'a str, class: &str) -> Vec<&'a str> {
+    let open = format!("class=\"chart {class}\"");
+    page.match_indices(&open).map(|(at, _)| &page[at..at + page[at..].find("</svg>").unwrap()]).collect()
+}
+
+/// A number as `iomatrix_core::human::compact` writes it, its suffix read back.
+fn compact_value(text: &str) -> Option<f64> {
+    let (number, factor) = match text.chars().last()? {
+        'k' => (&text[..text.len() - 1], 1e3),
+        'M' => (&text[..text.len() - 1], 1e6),
+        'G' => (&text[..text.len() - 1], 1e9),
+        _ => (text, 1.0),
+    };
+    number.parse::<f64>().ok().map(|v| v * factor)
+}
+
+/// Issue 32: a heatmap of GB/s said "2.24M" in KB/s, and the faster side's bars were red.
+#[test]
+fn the_html_charts_speak_in_the_unit_they_name_and_the_faster_side_is_green() {
+    let sb = Sandbox::new();
+    let (a, b, _) = runs(&sb);
+    let page = sb.dir.path().join("units.html");
+    report(&sb, &[&a.to_string(), &b.to_string(), "-o", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let heatmaps: Vec<&str> = charts(&html, "heatmap").into_iter().filter(|h| !h.contains(" / ")).collect();
+    assert!(!heatmaps.is_empty());
+    for map in heatmaps {
+        let title = map.split("font-weight=\"bold\">").nth(1).unwrap().split('<').next().unwrap();
+        let unit =
+            ["KB/s", "MB/s", "GB/s"].into_iter().find(|u| title.ends_with(u)).unwrap_or_else(|| panic!("{title}"));
+        // The scale's top end, "<figure> <unit>": a figure below 1024 in that unit, no k or M.
+        let top = map.rsplit(&format!(" {unit}</text>")).nth(1).unwrap().rsplit('>').next().unwrap();
+        let value = compact_value(top).unwrap_or_else(|| panic!("{top}"));
+        assert!(!top.ends_with(['k', 'M', 'G']) && value < 1024.0, "{title}: scale ends at {top} {unit}");
+        assert!(unit == "KB/s" || value >= 1.0, "{title}: {top} {unit} should be in the unit below");
+    }
+    // Side by side: the larger KB/s is the faster side: its bar green, the other red.
+    let sides: Vec<&str> = charts(&html, "bars").into_iter().filter(|c| c.contains("common cells")).collect();
+    assert_eq!(sides.len(), 2, "write and read of the two runs");
+    for chart in sides {
+        let bars: Vec<(f64, String)> = chart
+            .split("<rect ")
+            .skip(1)
+            .map(|r| {
+                let attr =
+                    |name: &str| r.split(&format!("{name}=\"")).nth(1).unwrap().split('"').next().unwrap().to_string();
+                (attr("width").parse().unwrap(), attr("fill"))
+            })
+            .collect();
+        assert_eq!(bars.len(), 2, "{chart}");
+        let (faster, slower) = if bars[0].0 >= bars[1].0 { (&bars[0], &bars[1]) } else { (&bars[1], &bars[0]) };
+        if faster.0 == slower.0 {
+            assert_eq!(faster.1, slower.1, "equal bars, one colour");
+        } else {
+            assert_eq!(faster.1, "#1a9850", "the faster side is green: {chart}");
+            assert_eq!(slower.1, "#d73027", "the slower side is red: {chart}");
+        }
+    }
+}

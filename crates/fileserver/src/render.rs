@@ -125,7 +125,7 @@ fn capitalised(s: &str) -> String {
     c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
 }
 
-/// Milliseconds with enough digits to tell fast operations apart; `-` where there were none.
+/// Milliseconds by the one rule of `human::significant`; `-` where there were none.
 fn ms(ns: u64) -> String {
     human::millis(ns as f64)
 }

@@ -66,7 +66,8 @@ iomatrix iozone: runs IOzone's tests with IOzone's command line.
   -f PATH       temporary file: its folder is the target, its name the file name
   -w            keep the working folder and its files at the end
   -R            print IOzone's Excel-style report
-  -b FILE       write the report as an .xlsx workbook
+  -b FILE       write the report as a workbook: FILE.xlsx an .xlsx workbook, any other
+                name the Excel 2.1 .xls worksheet IOzone writes (Excel, LibreOffice open it)
   -h            this help
 
 iomatrix's own long options (not IOzone's):

@@ -134,3 +134,9 @@ fn shown_samples(by_state: &BTreeMap<CellStateKind, Vec<f64>>) -> Option<(CellSt
         (None, None) => None,
     }
 }
+
+/// IOzone's classic table of the run ([`iomatrix_report::iozone_classic_table`]): a line per
+/// file and record size, a column per test, as IOzone prints it by default.
+pub fn classic_table(run: &StoredRun) -> String {
+    iomatrix_report::iozone_classic_table(&throughput_matrices(run))
+}

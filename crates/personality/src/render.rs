@@ -63,7 +63,7 @@ pub fn report(run: &StoredRun) -> String {
                 table.row([
                     name.clone(),
                     s.count.to_string(),
-                    human::fixed(s.per_sec, 1),
+                    human::significant(s.per_sec),
                     human::fixed(s.bytes as f64 / 1048576.0, 1),
                     human::millis(s.mean_ns),
                     human::millis(s.p50_ns),
@@ -149,7 +149,8 @@ mod tests {
 
     /// Every branch of the phase text: an open loop with a backlog, lock conflicts, idle
     /// iterations and failed connections (with their errors), and a dbench replay with its
-    /// mismatches; the expected text is what the string-keyed reader printed for the same run.
+    /// mismatches; the expected text is what the string-keyed reader printed for the same run, its
+    /// figures since written by the one digits rule (`human::significant`: 0.0250, 1.60).
     fn every_branch() -> StoredRun {
         let open = CellRow {
             record_size: Some(8192),
@@ -229,9 +230,9 @@ mod tests {
     const EXPECTED: &str = r#"
 run phase of oltp: 2 connections, open loop at 50 ops/s per connection (latency from the intended start), 8k records, backend psync (server); 7 operations, 3.0 MiB in 2.500 s
 operation       count      ops/s        MiB   mean ms       p50       p99     p99.9       max  errors    late
-create              2        0.8        1.0     0.025     0.020     0.040     0.040     0.041       0       0
-read                4        1.6        2.0      1.50      1.00      3.00      3.00      4.00       3       3
-zz_custom           1        0.4        0.0         -         -         -         -         -       0       0
+create              2      0.800        1.0    0.0250    0.0200    0.0400    0.0400    0.0410       0       0
+read                4       1.60        2.0      1.50      1.00      3.00      3.00      4.00       3       3
+zz_custom           1      0.400        0.0         -         -         -         -         -       0       0
 Operations per second (all connections)          2.8
 Throughput (KB/s)                                1228.8
 Fairness: Jain's index (1 = even)                0.800
@@ -246,7 +247,7 @@ Iterations without a file to work on             4
 
 replay phase of dbench client.txt: 1 connections, a dbench load file replayed, 64k records, backend psync (server); 3 operations, 0 B in 1.000 s
 operation                   count      ops/s        MiB   mean ms       p50       p99     p99.9       max  errors    late
-QUERY_PATH_INFORMATION          3        3.0        0.0     0.070         -         -         -         -       0       0
+QUERY_PATH_INFORMATION          3       3.00        0.0    0.0700         -         -         -         -       0       0
 Operations per second (all connections)          3.0
 Throughput (KB/s)                                0.0
 Connections failed                               0

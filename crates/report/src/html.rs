@@ -2,7 +2,9 @@
 //! no script, nothing fetched (it opens offline and from a file).
 
 use crate::document::{grid, is_matrix_suite, matrix_tests, not_complete, size, Report, ReportGroup, PARTIAL_MARK};
-use crate::svg::{bar_chart, escape, short, Heatmap, LineChart, Scale, Series, MAX_SERIES};
+use crate::svg::{
+    bar_chart, escape, is_time_unit, kib_rate_unit, short, Bars, Heatmap, LineChart, Scale, Series, MAX_SERIES,
+};
 use iomatrix_analysis::{CellKey, Comparison};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -74,18 +76,23 @@ fn group_html(h: &mut String, g: &ReportGroup) {
     if is_matrix_suite(g) {
         for test in matrix_tests(g) {
             let (files, records, values, marked, partial) = grid(g, &test);
+            // The scale's figures in the unit it names: 2.24 GB/s, never "2.24M KB/s".
+            let largest = values.iter().flatten().flatten().copied().fold(0.0, f64::max);
+            let (divisor, rate_unit) = kib_rate_unit(largest);
+            let shown: Vec<Vec<Option<f64>>> =
+                values.iter().map(|row| row.iter().map(|v| v.map(|v| v / divisor)).collect()).collect();
             let heat = Heatmap {
-                title: &format!("{test}: KB/s"),
+                title: &format!("{test}: {rate_unit}"),
                 row_label: "file size",
                 column_label: "record size",
                 rows: files.iter().map(|f| size(*f)).collect(),
                 columns: records.iter().map(|r| size(*r)).collect(),
-                values: values.clone(),
+                values: shown,
                 marked,
                 within_noise: Vec::new(),
                 partial,
                 scale: Scale::Sequential,
-                unit: "KB/s",
+                unit: rate_unit,
             };
             let series = records
                 .iter()
@@ -95,16 +102,16 @@ fn group_html(h: &mut String, g: &ReportGroup) {
                     points: files
                         .iter()
                         .enumerate()
-                        .filter_map(|(i, f)| values[i][j].map(|v| (*f as f64, v)))
+                        .filter_map(|(i, f)| values[i][j].map(|v| (*f as f64, v / divisor)))
                         .collect(),
                 })
                 .filter(|s| !s.points.is_empty())
                 .collect();
             let sizes = |x: f64| size(x as u64);
             let lines = LineChart {
-                title: &format!("{test}: KB/s by file size, a line per record size"),
+                title: &format!("{test}: {rate_unit} by file size, a line per record size"),
                 x_label: "file size",
-                y_label: "KB/s",
+                y_label: rate_unit,
                 x_text: &sizes,
                 series,
                 log_y: false,
@@ -125,7 +132,7 @@ fn group_html(h: &mut String, g: &ReportGroup) {
         }
         let _ = writeln!(h, "<h3>Figures</h3><div class=\"charts\">");
         for (unit, bars) in by_unit {
-            h.push_str(&bar_chart(&format!("{}: median of each cell", g.name), unit, &bars));
+            h.push_str(&bar_chart(&format!("{}: median of each cell", g.name), unit, &bars, Bars::Distinct));
         }
         h.push_str("</div>\n");
     }
@@ -347,7 +354,8 @@ fn configuration_bars(h: &mut String, report: &Report) {
                     (g.name.clone(), sum / keys.len() as f64)
                 })
                 .collect();
-            h.push_str(&bar_chart(&name, &unit, &bars));
+            let colours = Bars::Ranked { lower_is_better: is_time_unit(&unit) };
+            h.push_str(&bar_chart(&name, &unit, &bars, colours));
         }
         h.push_str("</div>\n");
     }
@@ -463,9 +471,13 @@ mod tests {
         // Access's figures, and the two IOzone groups side by side (write and read means).
         assert_eq!(count("bars"), 1 + 2);
         assert!(page.contains("write: mean over 4 common cells"));
-        // The medians in the cells; those above 100 Mbit/s marked.
-        assert!(page.contains(">10k<") && page.contains(">50k c<"), "group 1");
-        assert!(page.contains(">150k c<"), "group 2,3: medians of 2x and 4x (3 x 50k)");
+        // The medians in the cells, in the unit the map names (MB/s for figures of 10k to
+        // 150k KB/s, never "150k KB/s"); those above 100 Mbit/s marked.
+        let mb = |kib: f64| short(kib / 1024.0);
+        assert!(page.contains(">write: MB/s<") && page.contains(">write: MB/s by file size"), "the charts' unit");
+        assert!(!page.contains("write: KB/s"), "the charts' unit");
+        assert!(page.contains(&format!(">{}<", mb(10e3))) && page.contains(&format!(">{} c<", mb(50e3))), "group 1");
+        assert!(page.contains(&format!(">{} c<", mb(150e3))), "group 2,3: medians of 2x and 4x (3 x 50k)");
         // Ratios of 3 on the diverging maps.
         assert!(page.contains(">3.00<"));
         // Environment and conditions of every run, escaped.

@@ -20,6 +20,8 @@
 //! - [`xlsx`]: an `.xlsx` workbook of either, [`xlsx_workbook`] and
 //!   [`throughput_workbook`], and the report's
 //!   workbook, a sheet per test with native charts ([`xlsx::report_workbook`]).
+//! - [`xls`]: the same as IOzone's own `-b NAME.xls`, an Excel 2.1 (BIFF2) worksheet written
+//!   by hand, [`xls_workbook`] and [`xls_throughput_workbook`].
 //! - [`document`]: what a report shows, [`Report`] over groups of stored
 //!   runs ([`ReportGroup`]: medians, caching flags) and their comparisons;
 //!   written by [`html`] (one self-contained page: inline CSS and SVG, no
@@ -43,6 +45,7 @@ pub mod svg;
 pub mod table;
 pub mod terminal;
 pub mod text;
+pub mod xls;
 pub mod xlsx;
 
 pub use document::{Report, ReportGroup};
@@ -52,5 +55,6 @@ pub use iozone_excel::{
     THROUGHPUT_TITLE,
 };
 pub use table::{Column, Table};
-pub use terminal::{iozone_main_table, matrix_table};
+pub use terminal::{iozone_classic_table, iozone_main_table, matrix_table};
+pub use xls::{xls_throughput_workbook, xls_workbook, XlsError, XlsKind};
 pub use xlsx::{throughput_workbook, xlsx_workbook};

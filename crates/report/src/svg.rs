@@ -443,16 +443,56 @@ impl LineChart<'_> {
     }
 }
 
+/// How a bar chart colours its bars.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bars {
+    /// Bars of different things (a group's cells): a colour each from the palette.
+    Distinct,
+    /// The same figure on each side: the best bar green, the worst red, the rest grey;
+    /// `lower_is_better` for times (a latency's lower bar is the faster side).
+    Ranked { lower_is_better: bool },
+}
+
+/// The best side's bar.
+pub const BETTER_BAR: &str = "#1a9850";
+/// The worst side's bar.
+pub const WORSE_BAR: &str = "#d73027";
+/// A side between them, or every side when all are equal.
+pub const EVEN_BAR: &str = "#8c8c8c";
+
+/// Whether a figure in `unit` is a time, where lower is faster (`ms`, `us`, `s`...).
+pub fn is_time_unit(unit: &str) -> bool {
+    matches!(unit, "ns" | "us" | "\u{b5}s" | "ms" | "s")
+}
+
+/// The unit a chart of KB/s figures (KiB per second) is shown in, by its largest figure, and
+/// what each figure is divided by for it: KB/s below 1024 KB/s, MB/s below 1024 MB/s, else
+/// GB/s. A chart's figures are then in the unit it names ("3.43 GB/s", never "3.59M KB/s").
+pub fn kib_rate_unit(largest: f64) -> (f64, &'static str) {
+    if largest >= 1024.0 * 1024.0 {
+        (1024.0 * 1024.0, "GB/s")
+    } else if largest >= 1024.0 {
+        (1024.0, "MB/s")
+    } else {
+        (1.0, "KB/s")
+    }
+}
+
 /// Bars, one per label, with the value printed. The left margin fits the
 /// labels (long ones are cut, the full text kept as a tooltip).
-pub fn bar_chart(title: &str, unit: &str, bars: &[(String, f64)]) -> String {
+pub fn bar_chart(title: &str, unit: &str, bars: &[(String, f64)], colours: Bars) -> String {
     const LABEL_CHARS: usize = 64;
     let row = 24.0;
     let longest = bars.iter().map(|b| text_width(&clip(&b.0, LABEL_CHARS))).fold(0.0, f64::max);
     let left = (longest + 12.0).max(80.0);
     let w = left + 420.0;
     let h = 36.0 + row * bars.len() as f64 + 10.0;
-    let max = bars.iter().map(|b| b.1).filter(|v| v.is_finite()).fold(0.0, f64::max).max(1e-12);
+    let mut max = bars.iter().map(|b| b.1).filter(|v| v.is_finite()).fold(0.0, f64::max).max(1e-12);
+    // KB/s in the unit the figures need ([`kib_rate_unit`]); other units as they come.
+    let (divisor, unit) = if unit == "KB/s" { kib_rate_unit(max) } else { (1.0, unit) };
+    max /= divisor;
+    let scaled: Vec<(String, f64)> = bars.iter().map(|(name, v)| (name.clone(), v / divisor)).collect();
+    let bars = scaled.as_slice();
     let mut s = String::new();
     let _ = write!(
         s,
@@ -468,7 +508,23 @@ pub fn bar_chart(title: &str, unit: &str, bars: &[(String, f64)]) -> String {
         let y = 28.0 + row * i as f64;
         let v = if v.is_finite() { v.max(0.0) } else { 0.0 };
         let len = (w - left - 90.0) * v / max;
-        let colour = PALETTE[i % PALETTE.len()];
+        let colour = match colours {
+            Bars::Distinct => PALETTE[i % PALETTE.len()],
+            Bars::Ranked { lower_is_better } => {
+                let finite = || bars.iter().map(|b| b.1).filter(|v| v.is_finite());
+                let (lo, hi) = (finite().fold(f64::INFINITY, f64::min), finite().fold(f64::NEG_INFINITY, f64::max));
+                let (best, worst) = if lower_is_better { (lo, hi) } else { (hi, lo) };
+                if lo == hi || !bars[i].1.is_finite() {
+                    EVEN_BAR
+                } else if bars[i].1 == best {
+                    BETTER_BAR
+                } else if bars[i].1 == worst {
+                    WORSE_BAR
+                } else {
+                    EVEN_BAR
+                }
+            }
+        };
         s.push_str(&label(
             name,
             LABEL_CHARS,
@@ -603,7 +659,7 @@ mod tests {
         let svg = chart.render();
         well_formed(&svg).unwrap();
         assert_eq!(svg.matches("<circle").count(), 2);
-        let bars = bar_chart("seeks", "seeks/s", &[("#1".into(), 10.0), ("#2 & co".into(), 20.0)]);
+        let bars = bar_chart("seeks", "seeks/s", &[("#1".into(), 10.0), ("#2 & co".into(), 20.0)], Bars::Distinct);
         well_formed(&bars).unwrap();
         assert!(bars.contains("#2 &amp; co"));
     }
@@ -611,8 +667,8 @@ mod tests {
     #[test]
     fn long_labels_widen_the_chart_or_are_cut_with_a_tooltip() {
         let name = "access 1m/64k qd=2 read=100% random=100% read".to_string();
-        let narrow = bar_chart("x", "KB/s", &[("a".into(), 1.0)]);
-        let wide = bar_chart("x", "KB/s", &[(name.clone(), 1.0), ("b".into(), f64::NAN)]);
+        let narrow = bar_chart("x", "KB/s", &[("a".into(), 1.0)], Bars::Distinct);
+        let wide = bar_chart("x", "KB/s", &[(name.clone(), 1.0), ("b".into(), f64::NAN)], Bars::Distinct);
         let width = |svg: &str| -> f64 {
             let at = svg.find("width=\"").unwrap() + 7;
             svg[at..at + svg[at..].find('"').unwrap()].parse().unwrap()
@@ -621,7 +677,7 @@ mod tests {
         assert!(wide.contains(&format!(">{}<", escape(&name))), "shown whole: {wide}");
         well_formed(&wide).unwrap();
         let huge = "x".repeat(200);
-        let cut = bar_chart("x", "KB/s", &[(huge.clone(), 1.0)]);
+        let cut = bar_chart("x", "KB/s", &[(huge.clone(), 1.0)], Bars::Distinct);
         well_formed(&cut).unwrap();
         assert!(cut.contains(&format!("<title>{huge}</title>")) && cut.contains('\u{2026}'), "{cut}");
         let size = |x: f64| format!("{x}");
@@ -637,5 +693,34 @@ mod tests {
         well_formed(&svg).unwrap();
         assert!(svg.contains(&format!(">{}<", escape(&name))), "legend whole: {svg}");
         assert!(width(&svg) >= 490.0 + text_width(&name));
+    }
+}
+
+#[cfg(test)]
+mod bar_colours {
+    use super::*;
+
+    #[test]
+    fn kb_per_second_is_shown_in_the_unit_its_figures_need() {
+        assert_eq!(kib_rate_unit(1000.0), (1.0, "KB/s"));
+        assert_eq!(kib_rate_unit(2048.0), (1024.0, "MB/s"));
+        assert_eq!(kib_rate_unit(2.24 * 1024.0 * 1024.0), (1024.0 * 1024.0, "GB/s"));
+        let bars = bar_chart("read", "KB/s", &[("A".into(), 3.0 * 1024.0 * 1024.0)], Bars::Distinct);
+        assert!(bars.contains("read (GB/s)") && bars.contains(">3.00<"), "{bars}");
+        let ops = bar_chart("seeks", "seeks/s", &[("A".into(), 30000.0)], Bars::Distinct);
+        assert!(ops.contains("seeks (seeks/s)"), "{ops}");
+    }
+
+    #[test]
+    fn the_faster_side_is_green_and_the_slower_red_for_rates_and_for_times() {
+        let sides = [("A".to_string(), 100.0), ("B".to_string(), 300.0)];
+        let rate = bar_chart("read", "KB/s", &sides, Bars::Ranked { lower_is_better: false });
+        let colour = |svg: &str, k: usize| svg.split("<rect").nth(k + 1).unwrap().to_string();
+        assert!(colour(&rate, 0).contains(WORSE_BAR) && colour(&rate, 1).contains(BETTER_BAR), "{rate}");
+        let time = bar_chart("open mean", "ms", &sides, Bars::Ranked { lower_is_better: is_time_unit("ms") });
+        assert!(colour(&time, 0).contains(BETTER_BAR) && colour(&time, 1).contains(WORSE_BAR), "{time}");
+        let even =
+            bar_chart("read", "KB/s", &[("A".into(), 1.0), ("B".into(), 1.0)], Bars::Ranked { lower_is_better: false });
+        assert!(!even.contains(BETTER_BAR) && !even.contains(WORSE_BAR), "{even}");
     }
 }

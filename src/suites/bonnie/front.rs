@@ -46,6 +46,10 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
     }
     inv.plan.content = content;
     let target = Target::parse_folder(&inv.dir.to_string_lossy())?;
+    target.check_front_end_folder(
+        &format!("bonnie: -d {}", inv.dir.display()),
+        "give -d an existing folder to test in (bonnie++ makes its files there)",
+    )?;
     let on_server = target.server().is_some();
     // bonnie++'s per-char tests, except on a server, where iomatrix's own client has no cache for
     // one-byte requests to land in: each would be a round trip (asked for by name, it is done).

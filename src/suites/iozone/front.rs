@@ -16,7 +16,7 @@ pub const FRONT_END: crate::harness::FrontEnd = crate::harness::FrontEnd {
     name: "iozone",
     about: "Run the IOzone suite with IOzone's own command line (`iomatrix iozone -h` lists the flags)",
     flags: "IOZONE FLAGS",
-    flags_help: "IOzone's flags, e.g. -Rab out.xlsx -s 512m -r 64k -e -c -i 0 -i 2",
+    flags_help: "IOzone's flags, e.g. -Rab out.xls -s 512m -r 64k -e -c -i 0 -i 2",
     run,
     rerun,
 };
@@ -40,10 +40,17 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
     }
     inv.plan.content = own.content;
     let target = Target::parse_folder(&inv.target.to_string_lossy())?;
+    target.check_front_end_folder(
+        &format!("iozone: -f {}", inv.target.join(&inv.plan.file_name).display()),
+        "give -f a file name in an existing folder, e.g. -f /mnt/x/iozone.tmp",
+    )?;
     super::args::check(&inv.plan, &target)?;
     let mut suite = Iozone {
+        // IOzone prints its classic table in every run but its throughput mode (-t), whose
+        // figures are per test, not per file and record size.
+        classic_table: !inv.throughput,
         excel_report: inv.excel_report,
-        xlsx: inv.spreadsheet.map(|path| Workbook::new(path, "-b", inv.force)),
+        xlsx: inv.spreadsheet.map(|path| Workbook::iozone(path, "-b", inv.force)),
         report_records_kib: inv.report_record_sizes.iter().map(|r| r.kib()).collect(),
         throughput: inv.throughput,
     };

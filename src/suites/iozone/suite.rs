@@ -23,17 +23,30 @@ pub struct Workbook {
     path: PathBuf,
     flag: &'static str,
     force: bool,
+    /// An Excel 2.1 (BIFF2) .xls worksheet, as IOzone's `-b` writes, rather than .xlsx.
+    xls: bool,
     checked: Option<iomatrix_guard::Checked>,
 }
 
 impl Workbook {
-    pub fn new(path: PathBuf, flag: &'static str, force: bool) -> Workbook {
-        Workbook { path, flag, force, checked: None }
+    /// `--xlsx FILE`: an .xlsx workbook whatever FILE's name.
+    pub fn xlsx(path: PathBuf, flag: &'static str, force: bool) -> Workbook {
+        Workbook { path, flag, force, xls: false, checked: None }
+    }
+
+    /// IOzone's `-b FILE`: an .xlsx workbook when FILE ends in .xlsx, else the .xls
+    /// worksheet IOzone writes whatever the name.
+    pub fn iozone(path: PathBuf, flag: &'static str, force: bool) -> Workbook {
+        let xlsx = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("xlsx"));
+        Workbook { path, flag, force, xls: !xlsx, checked: None }
     }
 }
 
 /// What rank 0 keeps of an IOzone run besides its plan: the front ends' extra output.
 pub struct Iozone {
+    /// IOzone's classic table (a line per file and record size) after the tables, as IOzone
+    /// prints by default: the front end's.
+    pub classic_table: bool,
     /// IOzone's `-R` report after the tables.
     pub excel_report: bool,
     /// The tables as an .xlsx workbook too (`--xlsx`, IOzone's `-b`).
@@ -55,7 +68,7 @@ impl Iozone {
             let output = iomatrix_guard::Output {
                 path: &book.path,
                 flag: book.flag,
-                kind: &ReportKind::Xlsx,
+                kind: if book.xls { &iomatrix_report::XlsKind } else { &ReportKind::Xlsx },
                 force: book.force,
                 database: Some(db),
             };
@@ -79,8 +92,8 @@ impl Suite for Iozone {
     fn prepare(args: Self::Args, mpi_ranks: Option<usize>, db: &Path) -> anyhow::Result<Prepared<Self>> {
         let (plan, run) = args.validate(mpi_ranks)?;
         let report_records_kib = plan.record_sizes_kib();
-        let xlsx = args.xlsx.clone().map(|path| Workbook::new(path, "--xlsx", args.force));
-        let mut suite = Iozone { excel_report: false, xlsx, report_records_kib, throughput: false };
+        let xlsx = args.xlsx.clone().map(|path| Workbook::xlsx(path, "--xlsx", args.force));
+        let mut suite = Iozone { classic_table: false, excel_report: false, xlsx, report_records_kib, throughput: false };
         suite.check_outputs(db)?;
         Ok(Prepared { suite, plan, run })
     }
@@ -191,6 +204,10 @@ impl Suite for Iozone {
 
     fn after_tables(&self, run: &StoredRun) -> anyhow::Result<()> {
         let matrices = iomatrix_iozone::render::throughput_matrices(run);
+        if self.classic_table {
+            crate::out::print("\n")?;
+            crate::out::print(&iomatrix_iozone::render::classic_table(run))?;
+        }
         if self.excel_report {
             if self.throughput {
                 crate::out::print(&iomatrix_report::throughput_report(&iomatrix_iozone::render::throughput_reports(run)))?;
@@ -203,10 +220,21 @@ impl Suite for Iozone {
             let checked = book.checked.as_ref().context("the workbook's path was not checked before the run (a bug)")?;
             let conditions = iomatrix_report::text::run::condition_pairs(run);
             let not_complete = iomatrix_report::text::run::not_complete_lines(run);
-            let bytes = if self.throughput {
-                iomatrix_report::throughput_workbook(&iomatrix_iozone::render::throughput_reports(run), &conditions, &not_complete)
-            } else {
-                iomatrix_report::xlsx_workbook(&matrices, &self.report_records_kib, &conditions, &not_complete)
+            let records = &self.report_records_kib;
+            let bytes = match (book.xls, self.throughput) {
+                (false, true) => {
+                    let reports = iomatrix_iozone::render::throughput_reports(run);
+                    iomatrix_report::throughput_workbook(&reports, &conditions, &not_complete).map_err(anyhow::Error::from)
+                }
+                (false, false) => iomatrix_report::xlsx_workbook(&matrices, records, &conditions, &not_complete)
+                    .map_err(anyhow::Error::from),
+                (true, true) => {
+                    let reports = iomatrix_iozone::render::throughput_reports(run);
+                    iomatrix_report::xls_throughput_workbook(&reports, &conditions, &not_complete)
+                        .map_err(anyhow::Error::from)
+                }
+                (true, false) => iomatrix_report::xls_workbook(&matrices, records, &conditions, &not_complete)
+                    .map_err(anyhow::Error::from),
             }
             .context("cannot build the workbook")?;
             checked.write(&bytes)?;
