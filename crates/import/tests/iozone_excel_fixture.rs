@@ -64,7 +64,7 @@ fn exact_values() {
 }
 
 #[test]
-fn values_agree_with_iozone_main_table() {
+fn values_agree_with_iozones_classic_table() {
     // The main table above the Excel section lists the same numbers as
     // "kB reclen write rewrite read reread random-read random-write".
     let ms = parse_excel_report(FIXTURE).expect("fixture parses");

@@ -11,7 +11,7 @@
 //! - [`text`]: the one layer that writes what `show`, `runs`, `compare`, `sweep` and `report`
 //!   print (a stored run's shared text: header, conditions, clients, verification, noise).
 //! - [`terminal`]: plain-ASCII tables, [`matrix_table`] for one matrix and
-//!   [`iozone_main_table`] for IOzone's own main layout.
+//!   [`iozone_classic_table`] for IOzone's classic per-line table.
 //! - [`iozone_excel`]: IOzone 3.471's `-R` text: the matrix blocks after
 //!   "Excel output is below:", [`excel_report`], with the header IOzone
 //!   prints for the run's flags ([`report_header`]), and `-t` mode's
@@ -55,6 +55,6 @@ pub use iozone_excel::{
     THROUGHPUT_TITLE,
 };
 pub use table::{Column, Table};
-pub use terminal::{iozone_classic_table, iozone_main_table, matrix_table};
+pub use terminal::{iozone_classic_table, matrix_table};
 pub use xls::{xls_throughput_workbook, xls_workbook, XlsError, XlsKind};
 pub use xlsx::{throughput_workbook, xlsx_workbook};

@@ -59,79 +59,6 @@ pub fn matrix_table(m: &Matrix, decimals: usize) -> String {
     out
 }
 
-/// IOzone's own main table: one row per (file size, record size) pair present
-/// in any of the matrices, columns `kB  reclen  <test columns...>`.
-///
-/// ```text
-///                                       random    random
-///               kB  reclen    write    read     write
-///               64       4   524487  5283570  4207076
-/// ```
-///
-/// `columns` gives each test column's name and matrix. A name containing a
-/// space (e.g. "random read") is split on its first space over the two header
-/// lines; other names sit on the second line. The first header line is left
-/// out when no name contains a space. Values are rounded to integers; a pair
-/// missing from a matrix leaves that cell blank. Column widths follow IOzone
-/// (16 for `kB`, 8 for `reclen`, 9 for tests) and grow to fit wider names or
-/// values, always keeping at least one space between columns. Lines carry no
-/// trailing spaces and each ends with `'\n'`.
-pub fn iozone_main_table(columns: &[(&str, &Matrix)]) -> String {
-    let mut pairs: Vec<(u64, u64)> =
-        columns.iter().flat_map(|(_, m)| m.cells.iter().map(|c| (c.file_kib, c.record_kib))).collect();
-    pairs.sort_unstable();
-    pairs.dedup();
-
-    let heads: Vec<(&str, &str)> = columns.iter().map(|(name, _)| name.split_once(' ').unwrap_or(("", name))).collect();
-    let cells: Vec<Vec<String>> = pairs
-        .iter()
-        .map(|&(f, r)| {
-            columns
-                .iter()
-                .map(|(_, m)| match m.cell(f, r) {
-                    Some(c) => marked(c.state, || format!("{:.0}", c.value)),
-                    None => String::new(),
-                })
-                .collect()
-        })
-        .collect();
-
-    let kb_w = pairs.iter().map(|(f, _)| f.to_string().len() + 2).chain([16]).max().unwrap_or(16);
-    let rec_w = pairs.iter().map(|(_, r)| r.to_string().len() + 2).chain([8, "reclen".len() + 2]).max().unwrap_or(8);
-    let test_w: Vec<usize> = heads
-        .iter()
-        .enumerate()
-        .map(|(j, (top, bottom))| {
-            cells.iter().map(|row| row[j].len()).chain([top.len(), bottom.len(), 8]).max().unwrap_or(8) + 1
-        })
-        .collect();
-
-    let mut out = String::new();
-    if heads.iter().any(|(top, _)| !top.is_empty()) {
-        let mut line = " ".repeat(kb_w + rec_w);
-        for ((top, _), w) in heads.iter().zip(&test_w) {
-            line.push_str(&format!("{top:>w$}"));
-        }
-        push_line(&mut out, &line);
-    }
-    let mut line = format!("{:>kb_w$}{:>rec_w$}", "kB", "reclen");
-    for ((_, bottom), w) in heads.iter().zip(&test_w) {
-        line.push_str(&format!("{bottom:>w$}"));
-    }
-    push_line(&mut out, &line);
-    for ((f, r), row) in pairs.iter().zip(&cells) {
-        let mut line = format!("{:>kb_w$}{:>rec_w$}", f.to_string(), r.to_string());
-        for (text, w) in row.iter().zip(&test_w) {
-            line.push_str(&format!("{text:>w$}"));
-        }
-        push_line(&mut out, &line);
-    }
-    if columns.iter().any(|(_, m)| m.any_not_complete()) {
-        push_line(&mut out, MARKS_LEGEND);
-    }
-    out
-}
-
 /// The first line of IOzone's classic table's header: the upper words of its two-word
 /// columns, as IOzone 3.471 prints it (trailing spaces included).
 const CLASSIC_HEADER_TOP: &str = "                                                              random    random     bkwd    record    stride                                    ";
@@ -260,8 +187,6 @@ file kB        4        8      128
         assert_eq!(lines[3], "     64  524487  1638743*");
         assert_eq!(lines[4], "    128  failed");
         assert_eq!(lines[5], MARKS_LEGEND);
-        let main = iozone_main_table(&[("write", &m)]);
-        assert!(main.contains("1638743*") && main.contains("failed") && main.ends_with(&format!("{MARKS_LEGEND}\n")));
         // A whole matrix carries no legend.
         assert!(!matrix_table(&matrix("Writer report", &[(64, 4, 1.0)]), 0).contains("partial"));
     }
@@ -270,32 +195,6 @@ file kB        4        8      128
     fn matrix_table_empty_matrix() {
         let m = matrix("Writer report", &[]);
         assert_eq!(matrix_table(&m, 0), "Writer report (KB/s)\nfile kB\n");
-    }
-
-    #[test]
-    fn main_table_matches_iozone_shape() {
-        let w = matrix("Writer report", &[(64, 4, 524487.0), (64, 8, 1638743.4)]);
-        let rw = matrix("Re-writer report", &[(64, 4, 4564786.0)]);
-        let rr = matrix("Random read report", &[(64, 4, 5283570.0)]);
-        let t = iozone_main_table(&[("write", &w), ("rewrite", &rw), ("random read", &rr)]);
-        let expected = concat!(
-            "                                             random\n",
-            "              kB  reclen    write  rewrite     read\n",
-            "              64       4   524487  4564786  5283570\n",
-            "              64       8  1638743\n",
-        );
-        assert_eq!(t, expected);
-    }
-
-    #[test]
-    fn main_table_grows_for_wide_values_and_skips_empty_top_line() {
-        let w = matrix("Writer report", &[(64, 4, 12345678901.0)]);
-        let t = iozone_main_table(&[("write", &w)]);
-        assert_no_trailing_spaces(&t);
-        let lines: Vec<&str> = t.lines().collect();
-        assert_eq!(lines.len(), 2);
-        assert_eq!(lines[0], "              kB  reclen       write");
-        assert_eq!(lines[1], "              64       4 12345678901");
     }
 
     #[test]
