@@ -34,11 +34,12 @@ pub struct AccessPlan {
     /// An untimed warm-up at the start of each cell, in milliseconds (`--ramp`, fio's ramp_time):
     /// requests issued as in the cell, counted in no figure. Always a time, also with
     /// [`Limit::Bytes`]. Runs stored before the option have 0.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    // Written even when 0, so compare sets a warm-up against none rather than against "unknown".
+    #[serde(default)]
     pub ramp_ms: u64,
     /// Where random requests go (`--distribution`, fio's random_distribution); uniform by default
     /// and in runs stored before the option.
-    #[serde(default, skip_serializing_if = "Distribution::is_uniform")]
+    #[serde(default)]
     pub distribution: Distribution,
     /// Offsets are multiples of this (default: the block size).
     pub alignment: Option<ByteSize>,
@@ -74,10 +75,6 @@ pub const MAX_POLL_US: u64 = 10_000;
 
 fn one() -> u32 {
     1
-}
-
-fn is_zero(ms: &u64) -> bool {
-    *ms == 0
 }
 
 /// What a cell sets: block size, read %, random %, queue depth.
@@ -530,8 +527,9 @@ mod tests {
         );
         // A plan stored before the options: no field, read as no warm-up and uniform offsets.
         let mut old = serde_json::to_value(plan()).unwrap();
-        assert!(old.get("ramp_ms").is_none() && old.get("distribution").is_none(), "{old}");
+        assert_eq!((&old["ramp_ms"], &old["distribution"]), (&0.into(), &"random".into()), "written when default too");
         old.as_object_mut().unwrap().remove("ramp_ms");
+        old.as_object_mut().unwrap().remove("distribution");
         let read: AccessPlan = serde_json::from_value(old).unwrap();
         assert_eq!((read.ramp_ms, read.distribution), (0, Distribution::Uniform));
         let mut bad = serde_json::to_value(&skewed).unwrap();
