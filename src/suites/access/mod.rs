@@ -4,6 +4,7 @@
 //! latency percentiles).
 
 pub mod args;
+pub mod front;
 mod suite;
 
 pub use suite::Access;
