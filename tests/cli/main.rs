@@ -21,6 +21,7 @@ mod examples;
 mod faults;
 mod figures;
 mod fileserver;
+mod fio_command;
 mod generator;
 mod golden;
 mod harness;

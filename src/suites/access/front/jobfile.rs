@@ -4,7 +4,7 @@
 //! read through the guarded reader: a regular file of bounded size, never /dev/zero or a
 //! 10 GiB sparse file.
 
-use super::options::{refused, FioJob};
+use super::options::{self, refused, FioJob};
 use iomatrix_core::UsageError;
 use iomatrix_guard::read::{read_text, Input};
 use std::path::{Path, PathBuf};
@@ -94,10 +94,16 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             "db" => inv.db = Some(PathBuf::from(value_or_next("PATH")?)),
             "label" => inv.labels.push(value_or_next("KEY=VALUE")?),
             "name" => {
-                let name = value.clone().ok_or_else(|| UsageError::new("--name needs a value: --name=JOB"))?;
+                let name = value_or_next("JOB")?;
                 jobs.push((name.clone(), vec![("name".into(), Some(name), "the command line".into())]))
             }
             _ => {
+                // As fio's getopt reads them: an option that takes a value takes the next word
+                // too (`--bs 4k`); a boolean's value is only ever attached (`--direct=1`).
+                let value = match value {
+                    None if !options::BOOLEANS.contains(&key.as_str()) => words.next().cloned(),
+                    v => v,
+                };
                 let given = (key, value, "the command line".to_string());
                 match jobs.last_mut() {
                     Some((_, options)) => options.push(given),

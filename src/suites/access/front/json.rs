@@ -74,9 +74,13 @@ fn side(s: &Side, wall_ns: u64, iops_stddev: Option<f64>) -> Value {
         "clat_ns": latency(s),
         "lat_ns": latency(s),
     });
-    if let Some(sd) = iops_stddev {
-        v["iops_stddev"] = Value::from(sd);
-    }
+    // fio-plot reads iops_stddev of every job: null where it was not measured (a mixed job's
+    // seconds count both directions; under two whole seconds there is no spread).
+    v["iops_stddev"] = match (s.ios, iops_stddev) {
+        (0, _) => Value::from(0.0),
+        (_, Some(sd)) => Value::from(sd),
+        (_, None) => Value::Null,
+    };
     v
 }
 

@@ -61,7 +61,7 @@ impl JobFigures {
     /// The job's figures from its stored run (its one cell); None when no cell was stored.
     pub fn of(job: &FioJob, group: usize, run: &StoredRun) -> Option<JobFigures> {
         let cell = run.cell_results.first()?;
-        let figures = AccessCellFigures::read(&cell.metrics, cell.record_size).unwrap_or_default();
+        let figures = AccessCellFigures::read(&cell.metrics, None).unwrap_or_default();
         let blob = |name: &str| cell.blobs.iter().find(|(n, _)| n == name).map(|(_, b)| b.as_slice());
         Some(JobFigures {
             job: job.clone(),

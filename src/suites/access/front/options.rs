@@ -33,6 +33,9 @@ pub const ACCEPTED: &[&str] = &[
     "output-format (command line)",
 ];
 
+/// The options that are booleans: given bare, they are true (`--time_based`).
+pub const BOOLEANS: &[&str] = &["time_based", "group_reporting", "stonewall", "wait_for_previous", "direct", "buffered"];
+
 /// fio's I/O engines that iomatrix's own backends run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
