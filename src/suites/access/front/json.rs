@@ -69,8 +69,6 @@ fn side(s: &Side, wall_ns: u64, iops_stddev: Option<f64>) -> Value {
         "iops": s.iops(wall_ns),
         "runtime": if s.ios > 0 { wall_ns / 1_000_000 } else { 0 },
         "total_ios": s.ios,
-        "short_ios": 0,
-        "drop_ios": 0,
         "clat_ns": latency(s),
         "lat_ns": latency(s),
     });
