@@ -4,7 +4,7 @@
 //! iomatrix does not measure is left out (slat_ns, ctx, majf, minf, the per-sample bw/iops
 //! minima and maxima), never filled in. docs/fio.md lists which.
 
-use super::measured::{JobFigures, Side, PERCENTILES};
+use super::measured::{latency_shares, JobFigures, LatencyUnit, Side, PERCENTILES};
 use serde_json::{json, Map, Value};
 
 /// The whole document for `jobs`, one entry per job (a numjobs group as one, as group_reporting
@@ -40,9 +40,9 @@ fn job(f: &JobFigures) -> Value {
         "job_runtime": f.wall_ns / 1_000_000,
         "usr_cpu": usr,
         "sys_cpu": sys,
-        "latency_ns": buckets(&all, 1, &["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"]),
-        "latency_us": buckets(&all, 1_000, &["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"]),
-        "latency_ms": buckets(&all, 1_000_000, &["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000"]),
+        "latency_ns": buckets(&all, LatencyUnit::Nsec),
+        "latency_us": buckets(&all, LatencyUnit::Usec),
+        "latency_ms": buckets(&all, LatencyUnit::Msec),
         "iomatrix": {
             "run": f.run_id,
             "clients": f.clients,
@@ -100,28 +100,7 @@ fn latency(s: &Side) -> Value {
     })
 }
 
-/// fio's latency buckets: the percent of requests whose latency lies above the previous bound
-/// and at most this one, bounds in `unit` nanoseconds (">=2000" takes the rest).
-fn buckets(all: &iomatrix_stats::Latency, unit: u64, bounds: &[&str]) -> Value {
-    let total = all.count();
-    let mut out = Map::new();
-    // The nanosecond buckets start at 0; the microsecond and millisecond ones where the finer ones end.
-    let mut low = if unit == 1 { 0 } else { unit };
-    for bound in bounds {
-        let share = match bound.strip_prefix(">=") {
-            Some(at) => {
-                let from = at.parse::<u64>().unwrap_or(0) * unit + 1;
-                all.count_between_ns(from, u64::MAX)
-            }
-            None => {
-                let high = bound.parse::<u64>().unwrap_or(0) * unit;
-                let n = all.count_between_ns(low + 1, high);
-                low = high;
-                n
-            }
-        };
-        let pct = if total == 0 { 0.0 } else { share as f64 * 100.0 / total as f64 };
-        out.insert(bound.to_string(), Value::from(pct));
-    }
-    Value::Object(out)
+/// fio's latency buckets of one unit: the percent of all requests in each.
+fn buckets(all: &iomatrix_stats::Latency, unit: LatencyUnit) -> Value {
+    Value::Object(latency_shares(all, unit).into_iter().map(|(bound, pct)| (bound.to_string(), Value::from(pct))).collect())
 }

@@ -110,3 +110,61 @@ impl JobFigures {
 /// fio's completion-latency percentiles, in fio's order.
 pub const PERCENTILES: &[f64] =
     &[1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
+
+/// The units of fio's latency buckets (`latency_ns`, `latency_us`, `latency_ms`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LatencyUnit {
+    Nsec,
+    Usec,
+    Msec,
+}
+
+impl LatencyUnit {
+    pub fn name(self) -> &'static str {
+        match self {
+            LatencyUnit::Nsec => "nsec",
+            LatencyUnit::Usec => "usec",
+            LatencyUnit::Msec => "msec",
+        }
+    }
+
+    fn ns(self) -> u64 {
+        match self {
+            LatencyUnit::Nsec => 1,
+            LatencyUnit::Usec => 1_000,
+            LatencyUnit::Msec => 1_000_000,
+        }
+    }
+
+    fn bounds(self) -> &'static [&'static str] {
+        match self {
+            LatencyUnit::Nsec | LatencyUnit::Usec => &["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"],
+            LatencyUnit::Msec => &["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000"],
+        }
+    }
+}
+
+/// fio's latency buckets of `unit`: for each bound, the percent of all requests whose latency
+/// lies above the previous bound and at most this one (">=2000" takes the rest), from the
+/// histogram (bucket edges at its 3 significant digits).
+pub fn latency_shares(all: &Latency, unit: LatencyUnit) -> Vec<(&'static str, f64)> {
+    let total = all.count();
+    let scale = unit.ns();
+    // The nanosecond buckets start at 0; the micro- and millisecond ones where the finer ones end.
+    let mut low = if unit == LatencyUnit::Nsec { 0 } else { scale };
+    unit.bounds()
+        .iter()
+        .map(|&bound| {
+            let n = match bound.strip_prefix(">=") {
+                Some(at) => all.count_between_ns(at.parse::<u64>().unwrap_or(0) * scale + 1, u64::MAX),
+                None => {
+                    let high = bound.parse::<u64>().unwrap_or(0) * scale;
+                    let n = all.count_between_ns(low + 1, high);
+                    low = high;
+                    n
+                }
+            };
+            (bound, if total == 0 { 0.0 } else { n as f64 * 100.0 / total as f64 })
+        })
+        .collect()
+}

@@ -4,7 +4,7 @@
 //! does not measure (submission latency, the per-sample bandwidth spread, context switches,
 //! IO depth shares) is left out rather than printed as zeros.
 
-use super::measured::{JobFigures, Side, PERCENTILES};
+use super::measured::{latency_shares, JobFigures, LatencyUnit, Side, PERCENTILES};
 use super::options::FioJob;
 use std::fmt::Write;
 
@@ -68,9 +68,21 @@ fn job_block(f: &JobFigures) -> String {
         }
         out += &side_block(word, side, f.wall_ns);
     }
+    // fio's share lines: the buckets that hold 0.01% or more, five to a line.
+    let all = f.all_latency();
+    for unit in [LatencyUnit::Nsec, LatencyUnit::Usec, LatencyUnit::Msec] {
+        let shares: Vec<String> = latency_shares(&all, unit)
+            .into_iter()
+            .filter(|(_, pct)| *pct >= 0.01)
+            .map(|(bound, pct)| format!("{bound}={pct:.2}%"))
+            .collect();
+        for line in shares.chunks(5) {
+            let _ = writeln!(out, "  lat ({})   : {}", unit.name(), line.join(", "));
+        }
+    }
     let (usr, sys) = f.cpu_percent();
     let _ = writeln!(out, "  cpu          : usr={usr:.2}%, sys={sys:.2}%");
-    let _ = writeln!(out, "     issued rwts: total={},{},0,0 short=0,0,0,0 dropped=0,0,0,0", f.read.ios, f.write.ios);
+    let _ = writeln!(out, "     issued rwts: total={},{},0,0", f.read.ios, f.write.ios);
     out
 }
 
@@ -91,8 +103,8 @@ fn side_block(word: &str, s: &Side, wall_ns: u64) -> String {
     let line = |name: &str| {
         format!(
             "{name} ({unit}): min={}, max={}, avg={:.2}, stdev={:.2}\n",
-            scaled(summary.min_ns as f64, scale),
-            scaled(summary.max_ns as f64, scale),
+            extreme(summary.min_ns as f64 / scale),
+            extreme(summary.max_ns as f64 / scale),
             summary.mean_ns / scale,
             s.latency.stddev_ns() / scale
         )
@@ -105,8 +117,8 @@ fn side_block(word: &str, s: &Side, wall_ns: u64) -> String {
     let width = values.iter().map(String::len).max().unwrap_or(1);
     let cells: Vec<String> =
         PERCENTILES.iter().zip(&values).map(|(p, v)| format!("{p:>5.2}th=[{v:>width$}]")).collect();
-    let rows = cells.len().div_ceil(4);
-    for (i, row) in cells.chunks(4).enumerate() {
+    let rows = cells.len().div_ceil(3);
+    for (i, row) in cells.chunks(3).enumerate() {
         let _ = writeln!(out, "     | {}{}", row.join(", "), if i + 1 < rows { "," } else { "" });
     }
     out
@@ -120,6 +132,15 @@ fn latency_unit(mean_ns: f64) -> (&'static str, f64) {
         ("usec", 1_000.0)
     } else {
         ("msec", 1_000_000.0)
+    }
+}
+
+/// A minimum or maximum as fio prints it: whole, with k or M once it has more than 6 digits.
+fn extreme(v: f64) -> String {
+    match v {
+        v if v >= 1e9 => format!("{:.0}M", v / 1e6),
+        v if v >= 1e6 => format!("{:.0}k", v / 1e3),
+        v => format!("{v:.0}"),
     }
 }
 
