@@ -127,6 +127,12 @@ fn fio_command_line_job_is_stored_and_its_json_is_read_by_the_importer_and_a_fio
     assert!(read["clat_ns"]["percentile"]["99.000000"].as_u64().unwrap() >= read["clat_ns"]["min"].as_u64().unwrap());
     assert_eq!(job["write"]["total_ios"], 0);
     assert!(read.get("slat_ns").is_none(), "slat is not measured, so not written");
+    // fio's latency buckets share out every request once.
+    let shares: f64 = ["latency_ns", "latency_us", "latency_ms"]
+        .iter()
+        .flat_map(|k| job[*k].as_object().unwrap().values().map(|v| v.as_f64().unwrap()).collect::<Vec<_>>())
+        .sum();
+    assert!((shares - 100.0).abs() < 0.01, "the latency buckets hold {shares}% of the requests");
 
     // The stored run holds the figures the JSON prints.
     let run = sb.show_json(1)["run"].clone();
@@ -390,4 +396,38 @@ fn rerun_of_an_iomatrix_fio_run_moves_its_directory_to_the_new_target() {
     let line = run["run"]["command_line"].as_str().unwrap();
     assert!(line.contains(&format!("--directory {}", other.display())), "{line}");
     assert!(sb.leftovers().is_empty() && leftovers(&other).is_empty(), "working folders removed");
+}
+
+/// SIGTERM in the second of two jobs: exit 143, the first job's run complete and printed as
+/// fio prints it, the second stored as interrupted (never printed as a finished job), no
+/// working folder left.
+#[test]
+fn iomatrix_fio_stopped_in_its_second_job_keeps_the_first_and_says_the_second_was_cut() {
+    let sb = Sandbox::new();
+    let jobfile = sb.dir.path().join("two.fio");
+    std::fs::write(
+        &jobfile,
+        format!(
+            "[global]\ndirectory={}\nsize=4m\nbs=64k\ntime_based\n[first]\nruntime=1\n[second]\nstonewall\nruntime=60\n",
+            sb.target().display()
+        ),
+    )
+    .unwrap();
+    let child = sb.cmd().args(["fio", jobfile.to_str().unwrap()]).stdout(std::process::Stdio::piped()).spawn();
+    let mut child = Running(child.expect("iomatrix fio starts"));
+    wait_for_cells(&sb, &mut child, 1);
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGTERM) };
+    let status = wait_for_exit(&mut child);
+    assert_eq!(status.code(), Some(143));
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(child.0.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    assert!(stdout.contains("first: (groupid=0, jobs=1): err= 0"), "{stdout}");
+    assert!(!stdout.contains("second: (groupid=1, jobs=1): err= 0"), "the cut job is not shown as finished: {stdout}");
+    let runs = stored_runs(&sb);
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["status"], "complete");
+    assert_eq!(runs[1]["status"], "interrupted");
+    assert!(sb.leftovers().is_empty(), "{:?}", sb.leftovers());
 }

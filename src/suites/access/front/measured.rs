@@ -150,17 +150,20 @@ impl LatencyUnit {
 pub fn latency_shares(all: &Latency, unit: LatencyUnit) -> Vec<(&'static str, f64)> {
     let total = all.count();
     let scale = unit.ns();
+    // Shares are differences of counts at or below each bound, so a histogram bucket that
+    // straddles a bound is counted once, under the first bound that takes it whole.
+    let at_most = |ns: u64| if ns == 0 { 0 } else { all.count_between_ns(1, ns) };
     // The nanosecond buckets start at 0; the micro- and millisecond ones where the finer ones end.
-    let mut low = if unit == LatencyUnit::Nsec { 0 } else { scale };
+    let mut below = at_most(if unit == LatencyUnit::Nsec { 0 } else { scale });
     unit.bounds()
         .iter()
         .map(|&bound| {
             let n = match bound.strip_prefix(">=") {
-                Some(at) => all.count_between_ns(at.parse::<u64>().unwrap_or(0) * scale + 1, u64::MAX),
+                Some(_) => total - below,
                 None => {
-                    let high = bound.parse::<u64>().unwrap_or(0) * scale;
-                    let n = all.count_between_ns(low + 1, high);
-                    low = high;
+                    let upto = at_most(bound.parse::<u64>().unwrap_or(0) * scale);
+                    let n = upto - below;
+                    below = upto;
                     n
                 }
             };
