@@ -226,6 +226,9 @@ fn every_option_iomatrix_fio_does_not_run_is_refused_by_name_and_nothing_runs() 
         (&["--size=50%"], "a size as a share"),
         (&["--output-format=json+"], "json+"),
         (&["-x"], "fio option -x"),
+        (&["--ioengine=io_uring", "--iodepth=10000000"], "above what io_uring accepts"),
+        (&["--bs=2m"], "larger than the file"),
+        (&["--numjobs=10000000"], "--clients"),
     ];
     for (extra, needle) in cases {
         let mut args = vec!["fio"];

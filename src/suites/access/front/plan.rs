@@ -18,6 +18,10 @@ struct AccessFlags {
     args: super::super::args::RunAccessArgs,
 }
 
+/// The access suite's flags its messages name, in fio's words.
+const FLAG_NAMES: &str = "(in fio's words: --bs is bs, --qd iodepth, --file-size size, --clients numjobs, --duration \
+                          runtime, --bytes size moved, --backend ioengine, --direct direct)";
+
 /// A job ready to run: the access plan, the run's options, and what its output says of it.
 pub struct JobRun {
     pub job: FioJob,
@@ -37,7 +41,7 @@ pub fn plan(job: &FioJob, db: &Path, labels: &[String], mpi_ranks: Option<usize>
     })?;
     let (plan, run) = parsed.args.validate(mpi_ranks).map_err(|e| {
         // The access suite's words name its own flags: say which fio job they came from.
-        anyhow::Error::from(UsageError::new(format!("fio job {}: {e:#}", job.name)))
+        anyhow::Error::from(UsageError::new(format!("fio job {}: {e:#} {FLAG_NAMES}", job.name)))
     })?;
     Ok(JobRun { job: job.clone(), plan, run, flags })
 }
