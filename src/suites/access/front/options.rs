@@ -164,7 +164,7 @@ impl FioJob {
     pub fn set(&mut self, key: &str, value: Option<&str>, at: &str) -> Result<(), UsageError> {
         let key = key.trim();
         let bad = |why: String| UsageError::new(format!("fio option {key} ({at}): {why}"));
-        let text = || value.map(str::trim).filter(|v| !v.is_empty()).ok_or_else(|| bad("give a value: {key}=...".replace("{key}", key)));
+        let text = || value.map(str::trim).filter(|v| !v.is_empty()).ok_or_else(|| bad(format!("give a value: {key}=...")));
         match key {
             "name" => self.name = text()?.to_string(),
             "rw" | "readwrite" => self.mix = mix(text()?).map_err(bad)?,

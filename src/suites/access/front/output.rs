@@ -6,7 +6,14 @@
 
 use super::measured::{latency_shares, JobFigures, LatencyUnit, Side, PERCENTILES};
 use super::options::FioJob;
+use iomatrix_report::table::{Column, Table};
 use std::fmt::Write;
+
+/// fio's names of [`PERCENTILES`], as its percentile block prints them.
+const PERCENTILE_LABELS: [&str; 17] = [
+    " 1.00", " 5.00", "10.00", "20.00", "30.00", "40.00", "50.00", "60.00", "70.00", "80.00", "90.00", "95.00", "99.00",
+    "99.50", "99.90", "99.95", "99.99",
+];
 
 /// The lines fio prints before it starts: one per job, then the version and the process count.
 pub fn preamble(jobs: &[FioJob]) -> String {
@@ -39,7 +46,7 @@ pub fn report(jobs: &[JobFigures]) -> String {
     }
     for f in jobs {
         let _ = writeln!(out, "\nRun status group {} (all jobs):", f.group);
-        for (word, side) in [("READ", &f.read), ("WRITE", &f.write)] {
+        for (word, side) in [("   READ", &f.read), ("  WRITE", &f.write)] {
             if side.ios == 0 {
                 continue;
             }
@@ -47,7 +54,7 @@ pub fn report(jobs: &[JobFigures]) -> String {
             let ms = f.wall_ns / 1_000_000;
             let _ = writeln!(
                 out,
-                "{word:>7}: bw={}/s ({}/s), {0}/s-{0}/s ({1}/s-{1}/s), io={} ({}), run={ms}-{ms}msec",
+                "{word}: bw={}/s ({}/s), {0}/s-{0}/s ({1}/s-{1}/s), io={} ({}), run={ms}-{ms}msec",
                 binary(bw),
                 decimal(bw),
                 binary(side.bytes as f64),
@@ -60,8 +67,8 @@ pub fn report(jobs: &[JobFigures]) -> String {
 
 fn job_block(f: &JobFigures) -> String {
     let mut out = String::new();
-    let err = if f.complete { 0 } else { 1 };
-    let _ = writeln!(out, "{}: (groupid={}, jobs={}): err={err:>2}: iomatrix run #{}", f.job.name, f.group, f.clients, f.run_id);
+    let err = if f.complete { " 0" } else { " 1" };
+    let _ = writeln!(out, "{}: (groupid={}, jobs={}): err={err}: iomatrix run #{}", f.job.name, f.group, f.clients, f.run_id);
     for (word, side) in [("read", &f.read), ("write", &f.write)] {
         if side.ios == 0 {
             continue;
@@ -112,11 +119,14 @@ fn side_block(word: &str, s: &Side, wall_ns: u64) -> String {
     out += &format!("    {}", line("clat"));
     out += &format!("     {}", line("lat"));
     let _ = writeln!(out, "    clat percentiles ({unit}):");
-    let values: Vec<String> =
-        PERCENTILES.iter().map(|p| scaled(s.latency.quantile_ns(p / 100.0) as f64, scale)).collect();
-    let width = values.iter().map(String::len).max().unwrap_or(1);
+    // The values share one width, as fio's do: a column of the one table layout.
+    let mut values = Table::new(vec![Column::fit_right("")]).without_header();
+    for p in PERCENTILES {
+        values.row([scaled(s.latency.quantile_ns(p / 100.0) as f64, scale)]);
+    }
+    let values = values.render();
     let cells: Vec<String> =
-        PERCENTILES.iter().zip(&values).map(|(p, v)| format!("{p:>5.2}th=[{v:>width$}]")).collect();
+        PERCENTILE_LABELS.iter().zip(values.lines()).map(|(p, v)| format!("{p}th=[{v}]")).collect();
     let rows = cells.len().div_ceil(3);
     for (i, row) in cells.chunks(3).enumerate() {
         let _ = writeln!(out, "     | {}{}", row.join(", "), if i + 1 < rows { "," } else { "" });

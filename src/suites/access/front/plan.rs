@@ -27,8 +27,7 @@ pub struct JobRun {
     pub job: FioJob,
     pub plan: AccessPlan,
     pub run: RunOptions,
-    /// The `run access` flags the job was said in (stored in the run's labels' neighbour, the
-    /// command line, and printed on standard error).
+    /// The `run access` flags the job was said in (printed on standard error before it runs).
     pub flags: Vec<String>,
 }
 
