@@ -25,7 +25,7 @@ pub struct HostList {
 pub enum Start {
     /// `run ... --hosts` outside mpirun: mpirun was started (or refused) here.
     Launched(anyhow::Result<ExitCode>),
-    /// A run (`run`, or the `iozone` and `bonnie` front ends): under a
+    /// A run (`run`, or the `iozone`, `bonnie` and `fio` front ends): under a
     /// launcher it joins the MPI job.
     Run,
     /// Any other command (`show`, `report`, `runs`, `compare`, ...), or a

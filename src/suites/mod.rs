@@ -96,7 +96,7 @@ macro_rules! suite_table {
 // `+ front`: the folder's `front` module is the suite's legacy front end (its `FRONT_END`).
 suite_table! {
     iozone::Iozone + front,
-    access::Access,
+    access::Access + front,
     bonnie::Bonnie + front,
     backup::Backup,
     fileserver::Fileserver,

@@ -22,6 +22,7 @@ mod examples;
 mod faults;
 mod figures;
 mod fileserver;
+mod fio_command;
 mod fio_distribution;
 mod fio_words;
 mod generator;

@@ -75,6 +75,26 @@ impl Latency {
         }
     }
 
+    /// The standard deviation of the recorded values (0 when none), from the histogram: exact
+    /// to its 3 significant digits.
+    pub fn stddev_ns(&self) -> f64 {
+        if self.hist.is_empty() {
+            0.0
+        } else {
+            self.hist.stdev()
+        }
+    }
+
+    /// How many recorded values lie in `low..=high` nanoseconds (bucket edges at the histogram's
+    /// 3 significant digits).
+    pub fn count_between_ns(&self, low: u64, high: u64) -> u64 {
+        if self.hist.is_empty() || high < low {
+            0
+        } else {
+            self.hist.count_between(low.max(1), high.min(HIGHEST_NS))
+        }
+    }
+
     pub fn summary(&self) -> LatencySummary {
         if self.hist.is_empty() {
             return LatencySummary::default();

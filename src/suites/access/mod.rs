@@ -5,6 +5,7 @@
 
 pub mod args;
 mod fio_words;
+pub mod front;
 mod suite;
 
 pub use suite::Access;

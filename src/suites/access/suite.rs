@@ -16,8 +16,12 @@ use iomatrix_stats::LatencySummary;
 use iomatrix_store::{CellRow, StoredRun};
 use serde_json::json;
 
-/// The access suite: everything it runs is in its plan.
-pub struct Access;
+/// The access suite: everything it runs is in its plan. Run by `iomatrix fio`, it keeps each
+/// stored run for fio's outputs, which own standard output.
+#[derive(Default)]
+pub struct Access {
+    pub(super) fio: Option<super::front::Kept>,
+}
 
 impl Suite for Access {
     const NAME: &'static str = "access";
@@ -30,7 +34,7 @@ impl Suite for Access {
 
     fn prepare(args: Self::Args, mpi_ranks: Option<usize>, _db: &std::path::Path) -> anyhow::Result<Prepared<Self>> {
         let (plan, run) = args.validate(mpi_ranks)?;
-        Ok(Prepared { suite: Access, plan, run })
+        Ok(Prepared { suite: Access::default(), plan, run })
     }
 
     fn spec(&self, plan: &AccessPlan, target: &Target, _clients: usize) -> RunSpec {
@@ -87,7 +91,7 @@ impl Suite for Access {
             direct: plan.direct,
             conditions,
             keep_cell_lines: true,
-            quiet: false,
+            quiet: self.fio.is_some(),
             uncached_hint: "use --direct, or files larger than RAM,",
         }
     }
@@ -182,6 +186,13 @@ impl Suite for Access {
 
     fn tables(run: &StoredRun) -> String {
         iomatrix_access::render::table(run)
+    }
+
+    fn after_tables(&self, run: &StoredRun) -> anyhow::Result<()> {
+        if let Some(kept) = &self.fio {
+            kept.keep(run);
+        }
+        Ok(())
     }
 }
 

@@ -1,0 +1,190 @@
+//! `iomatrix fio <fio's options> [JOBFILE...]`: fio's command line and job files, run by the
+//! access suite's plan and runner through the same harness as `run access`, and stored as
+//! access runs (labelled `fio-job=NAME`), so `show`, `compare` and `report` read them. Standard
+//! output is fio's: its normal output or, with `--output-format=json`, its JSON layout, both
+//! written from the stored runs. iomatrix's own lines (where each job is stored) go to
+//! standard error.
+//!
+//! [`options`] is fio's option table, [`jobfile`] its command line and job files, [`plan`] a
+//! job as the access plan, [`output`] and [`json`] the two layouts, [`measured`] what they read
+//! of a stored run.
+
+pub mod jobfile;
+mod json;
+mod measured;
+pub mod options;
+mod plan;
+mod output;
+
+use super::suite::Access;
+use crate::harness::args::{flag_value, replace_flag, OwnRun};
+use crate::harness::{Prepared, Ranks};
+use iomatrix_core::{OwnFlags, UsageError};
+use iomatrix_store::StoredRun;
+use jobfile::Format;
+use measured::JobFigures;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+/// `iomatrix fio`: fio's own command line and job files.
+pub const FRONT_END: crate::harness::FrontEnd = crate::harness::FrontEnd {
+    name: "fio",
+    about: "Run fio's command line and job files on iomatrix's engine, stored as access runs (`iomatrix fio \
+            --help` lists the options)",
+    flags: "FIO OPTIONS AND JOB FILES",
+    flags_help: "fio's options and job files, e.g. --name=t --rw=randread --bs=4k --size=256m --runtime=10 \
+                 --time_based, or job.fio",
+    run,
+    rerun,
+};
+
+const HELP: &str = "\
+iomatrix fio: fio's command line and job files, run by iomatrix's engine (the access suite) and
+stored as access runs (iomatrix show, compare, report read them).
+
+Usage: iomatrix fio [--output-format=normal|json] --name=JOB [--OPTION=VALUE ...] [--name=JOB2 ...]
+       iomatrix fio [--output-format=normal|json] JOBFILE...
+
+Options, as fio means them (sizes: k = 1024; times: seconds unless us, ms, s, m, h, d):
+  name, rw|readwrite (read, write, randread, randwrite, rw|readwrite, randrw), rwmixread,
+  rwmixwrite, bs|blocksize, bsrange and bssplit (one size only), size, filename, directory,
+  iodepth, ioengine (psync, sync, io_uring; libaio runs as io_uring and the output says so),
+  numjobs (one client each; reported as one group), runtime with time_based (without
+  time_based a job moves size bytes), direct|buffered, group_reporting, stonewall.
+  ramp_time and random_distribution are read and checked; a value other than fio's default is
+  refused until this build runs them.
+  Any other option is refused by its name (exit 2): nothing is ignored.
+
+Job files: [global] sections, then a section per job; options inherit from the [global]
+sections above. Jobs run one after another: every job after the first needs stonewall (fio
+would run jobs without it at the same time, which iomatrix fio does not).
+
+filename=F: iomatrix lays out its own file in a working folder beside F (removed at the end);
+F itself is never opened. directory=D runs in D; without either, in the current folder.
+
+iomatrix's own flags: --db PATH (the results database), --label KEY=VALUE.
+Output: fio's normal output, or its JSON layout (--output-format=json); which JSON fields are
+filled and which are left out: docs/fio.md.
+";
+
+/// The stored runs of a fio invocation, kept by the access suite as each job ends.
+#[derive(Clone, Default)]
+pub struct Kept(Arc<Mutex<Vec<StoredRun>>>);
+
+impl Kept {
+    pub fn keep(&self, run: &StoredRun) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(run.clone());
+    }
+
+    fn last(&self) -> Option<StoredRun> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).last().cloned()
+    }
+}
+
+pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::Result<ExitCode> {
+    let inv = jobfile::parse(args)?;
+    if inv.help {
+        crate::out::print(HELP)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let own = OwnFlags { db: inv.db.clone(), ..OwnFlags::default() };
+    let db = OwnRun::of(&own, global_db)?.db;
+    check_stonewalls(&inv.jobs)?;
+    if ranks.mpi_size().is_some() && inv.jobs.len() > 1 {
+        return Err(UsageError::new(
+            "under mpirun iomatrix fio runs one job (the ranks are its clients); give one job per mpirun",
+        )
+        .into());
+    }
+    // Every job is planned before the first runs: a refused option in the last job costs no run.
+    let planned = inv
+        .jobs
+        .iter()
+        .map(|job| plan::plan(job, &db, &inv.labels, ranks.mpi_size()))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let normal = inv.format == Format::Normal;
+    if normal {
+        crate::out::print(&output::preamble(&inv.jobs))?;
+    }
+    let mut done = Vec::new();
+    let mut exit = ExitCode::SUCCESS;
+    for (group, job) in planned.into_iter().enumerate() {
+        say_what_differs(&job.job, &job.flags);
+        let kept = Kept::default();
+        let suite = Access { fio: Some(kept.clone()) };
+        exit = crate::harness::run(Prepared { suite, plan: job.plan, run: job.run }, &db, ranks)?;
+        let Some(stored) = kept.last() else { break };
+        eprintln!(
+            "iomatrix: fio job {} stored as run #{} ({}): iomatrix show {1}; iomatrix compare {1} OTHER",
+            job.job.name,
+            stored.summary.id,
+            stored.summary.status.as_str()
+        );
+        done.extend(JobFigures::of(&job.job, group, &stored));
+        if exit != ExitCode::SUCCESS {
+            break;
+        }
+    }
+    if normal {
+        crate::out::print(&output::report(&done))?;
+    } else {
+        crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&json::document(&done))?))?;
+    }
+    Ok(exit)
+}
+
+/// fio runs jobs without stonewall at the same time; iomatrix runs one job at a time, so a job
+/// after the first without stonewall is refused with the fix.
+fn check_stonewalls(jobs: &[options::FioJob]) -> Result<(), UsageError> {
+    if let Some(job) = jobs.iter().skip(1).find(|j| !j.stonewall) {
+        return Err(UsageError::new(format!(
+            "job {}: fio would run it at the same time as the job before it (no stonewall between them); iomatrix \
+             fio runs one job after another. Add stonewall to job {0} (or to [global]) to run them in turn",
+            job.name
+        )));
+    }
+    Ok(())
+}
+
+/// What the run does otherwise than fio would, said on standard error before it starts.
+fn say_what_differs(job: &options::FioJob, flags: &[String]) {
+    eprintln!("iomatrix: fio job {}: run as iomatrix run access {}", job.name, crate::harness::args::command_text(flags));
+    if let Some(engine) = job.ioengine.filter(|e| e.fio_name() != e.backend()) {
+        eprintln!(
+            "iomatrix: fio job {}: ioengine={} runs on iomatrix's {} backend (the figures are {2}'s)",
+            job.name,
+            engine.fio_name(),
+            engine.backend()
+        );
+    }
+    if let Some(file) = &job.filename {
+        eprintln!(
+            "iomatrix: fio job {}: filename={}: iomatrix lays out its own file in a working folder beside it; that \
+             file itself is not opened",
+            job.name,
+            file.display()
+        );
+    }
+    if job.numjobs > 1 && !job.group_reporting {
+        eprintln!(
+            "iomatrix: fio job {}: numjobs={} is reported as one group (as group_reporting does); each client's \
+             figures: iomatrix show",
+            job.name, job.numjobs
+        );
+    }
+}
+
+/// `rerun` of a run of this front end ([`crate::harness::FrontEnd::rerun`]): the folder is
+/// `--directory`; a job file's own folder options stay as the file says.
+pub fn rerun(args: &mut Vec<String>, target: Option<&str>, stored_target: Option<PathBuf>) -> Option<PathBuf> {
+    match (target, flag_value(args, "--directory")) {
+        (Some(t), Some(_)) => {
+            replace_flag(args, "--directory", t);
+            None
+        }
+        (None, Some(_)) => None,
+        (Some(t), None) => Some(PathBuf::from(t)),
+        (None, None) => stored_target,
+    }
+}
