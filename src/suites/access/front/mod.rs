@@ -52,8 +52,8 @@ Options, as fio means them (sizes: k = 1024; times: seconds unless us, ms, s, m,
   iodepth, ioengine (psync, sync, io_uring; libaio runs as io_uring and the output says so),
   numjobs (one client each; reported as one group), runtime with time_based (without
   time_based a job moves size bytes), direct|buffered, group_reporting, stonewall.
-  ramp_time and random_distribution are read and checked; a value other than fio's default is
-  refused until this build runs them.
+  ramp_time (an untimed warm-up, as --ramp) and random_distribution (zipf:THETA, pareto:H,
+  normal:SIGMA or random, as --distribution) run as fio means them.
   Any other option is refused by its name (exit 2): nothing is ignored.
 
 Job files: [global] sections, then a section per job; options inherit from the [global]

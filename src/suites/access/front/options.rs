@@ -3,6 +3,7 @@
 //! options makes. Every other option is refused by its name: nothing is ignored.
 
 use iomatrix_core::{ByteSize, UsageError};
+use iomatrix_random::Distribution;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -70,26 +71,6 @@ impl Engine {
     }
 }
 
-/// fio's `random_distribution`, as fio writes it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Distribution {
-    Random,
-    Zipf(f64),
-    Pareto(f64),
-    Normal(f64),
-}
-
-impl Distribution {
-    pub fn text(self) -> String {
-        match self {
-            Distribution::Random => "random".into(),
-            Distribution::Zipf(t) => format!("zipf:{t}"),
-            Distribution::Pareto(h) => format!("pareto:{h}"),
-            Distribution::Normal(s) => format!("normal:{s}"),
-        }
-    }
-}
-
 /// What fio's `rw` asks for: the share of reads and of random offsets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mix {
@@ -143,7 +124,7 @@ impl FioJob {
             time_based: false,
             ramp_time: None,
             direct: false,
-            distribution: Distribution::Random,
+            distribution: Distribution::Uniform,
             group_reporting: false,
             stonewall: false,
             given: Vec::new(),
@@ -207,7 +188,9 @@ impl FioJob {
             "ramp_time" => self.ramp_time = Some(time(text()?).map_err(bad)?),
             "direct" => self.direct = boolean(value).map_err(bad)?,
             "buffered" => self.direct = !boolean(value).map_err(bad)?,
-            "random_distribution" => self.distribution = distribution(text()?).map_err(bad)?,
+            "random_distribution" => {
+                self.distribution = Distribution::parse(text()?).map_err(|e| bad(e.to_string()))?
+            }
             "group_reporting" => self.group_reporting = boolean(value).map_err(bad)?,
             "stonewall" | "wait_for_previous" => self.stonewall = boolean(value).map_err(bad)?,
             _ => return Err(refused(key, at)),
@@ -368,31 +351,6 @@ fn engine(text: &str) -> Result<Engine, String> {
     })
 }
 
-/// fio's random_distribution: random, zipf:THETA, pareto:H, normal:SIGMA (a `:center` part,
-/// fio's fourth field, is refused).
-pub fn distribution(text: &str) -> Result<Distribution, String> {
-    if text == "random" {
-        return Ok(Distribution::Random);
-    }
-    let (kind, rest) = text.split_once(':').ok_or_else(|| {
-        format!("'{text}': give random, zipf:THETA, pareto:H or normal:SIGMA (e.g. zipf:1.2)")
-    })?;
-    if rest.contains(':') || rest.contains(',') {
-        return Err(format!("'{text}': one parameter only (no centre, no split of zones)"));
-    }
-    let value: f64 =
-        rest.parse().ok().filter(|v: &f64| v.is_finite()).ok_or_else(|| format!("'{rest}' is not a number"))?;
-    match kind {
-        "zipf" if value > 0.0 && value != 1.0 => Ok(Distribution::Zipf(value)),
-        "zipf" => Err(format!("zipf:{rest}: theta must be above 0 and not 1 (fio's own rule)")),
-        "pareto" if value > 0.0 && value < 1.0 => Ok(Distribution::Pareto(value)),
-        "pareto" => Err(format!("pareto:{rest}: h must lie between 0 and 1 (fio's own rule)")),
-        "normal" if value > 0.0 && value <= 100.0 => Ok(Distribution::Normal(value)),
-        "normal" => Err(format!("normal:{rest}: sigma is a percentage of the file, above 0 and at most 100")),
-        _ => Err(format!("'{kind}' is not one of random, zipf, pareto, normal (gauss is not run)")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -441,13 +399,12 @@ mod tests {
     }
 
     #[test]
-    fn distributions_follow_fios_rules() {
-        assert_eq!(distribution("zipf:1.2").unwrap(), Distribution::Zipf(1.2));
-        assert_eq!(distribution("pareto:0.3").unwrap(), Distribution::Pareto(0.3));
-        assert_eq!(distribution("normal:5").unwrap(), Distribution::Normal(5.0));
-        assert!(distribution("zipf:1").is_err());
-        assert!(distribution("pareto:2").is_err());
-        assert!(distribution("gauss:5").is_err());
+    fn random_distribution_is_read_by_the_access_plans_own_parser() {
+        let mut job = FioJob::new("t");
+        job.set("random_distribution", Some("zipf:1.2"), "t").unwrap();
+        assert_eq!(job.distribution, Distribution::Zipf(1.2));
+        assert!(job.set("random_distribution", Some("zipf:1"), "t").is_err());
+        assert!(job.set("random_distribution", Some("zoned:50/5:50/95"), "t").is_err());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! kernel accepts, O_DIRECT's alignment), with what fio means that iomatrix does otherwise
 //! refused by name before anything runs.
 
-use super::options::{Distribution, FioJob};
+use super::options::FioJob;
 use crate::harness::RunOptions;
 use clap::Parser;
 use iomatrix_access::AccessPlan;
@@ -48,7 +48,6 @@ pub fn plan(job: &FioJob, db: &Path, labels: &[String], mpi_ranks: Option<usize>
 /// The `run access` flags that say `job`.
 fn flags_of(job: &FioJob, db: &Path, labels: &[String], under_mpi: bool) -> Result<Vec<String>, UsageError> {
     let named = |why: String| UsageError::new(format!("fio job {}: {why}", job.name));
-    not_run_yet(job).map_err(named)?;
     let size = job.size.ok_or_else(|| {
         named("size is not given; give the file's size, e.g. size=1g (fio takes an existing file's size: iomatrix lays \
                out a file of its own)".into())
@@ -103,6 +102,7 @@ fn flags_of(job: &FioJob, db: &Path, labels: &[String], under_mpi: bool) -> Resu
         engine.to_string(),
     ];
     flags.extend(limit);
+    flags.extend(warm_up_and_distribution_flags(job));
     if job.direct {
         flags.push("--direct".into());
     }
@@ -117,25 +117,17 @@ fn flags_of(job: &FioJob, db: &Path, labels: &[String], under_mpi: bool) -> Resu
     Ok(flags)
 }
 
-/// fio's ramp_time and random_distribution, which the access plan does not carry yet: a value
-/// other than fio's default is refused by name. When the access plan takes `--ramp` and
-/// `--distribution`, this one function is where they are said as those flags instead.
-fn not_run_yet(job: &FioJob) -> Result<(), String> {
+/// fio's ramp_time and random_distribution as the access plan's `--ramp` and `--distribution`
+/// (nothing when they are fio's defaults, so the plan says what fio's job said).
+fn warm_up_and_distribution_flags(job: &FioJob) -> Vec<String> {
+    let mut flags = Vec::new();
     if let Some(ramp) = job.ramp_time.filter(|r| !r.is_zero()) {
-        return Err(format!(
-            "ramp_time={}ms is not run yet by this build (its untimed warm-up is not in the access plan); leave \
-             ramp_time out",
-            ramp.as_millis()
-        ));
+        flags.extend(["--ramp".to_string(), format!("{}ms", ramp.as_millis())]);
     }
-    if job.distribution != Distribution::Random {
-        return Err(format!(
-            "random_distribution={} is not run yet by this build (offsets are drawn uniformly); leave \
-             random_distribution out or give random",
-            job.distribution.text()
-        ));
+    if !job.distribution.is_uniform() {
+        flags.extend(["--distribution".to_string(), job.distribution.to_string()]);
     }
-    Ok(())
+    flags
 }
 
 /// The folder the job runs in: `directory`, else `filename`'s folder (iomatrix lays out its own
