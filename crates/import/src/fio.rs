@@ -226,6 +226,8 @@ fn native_fields(ran: &[Map<String, Value>], rows: &[&CellRow]) -> Map<String, V
         ("limit", ran.iter().zip(rows).map(|(o, c)| limit(o, c.wall_ns)).collect()),
         // No rate_iops option: fio ran unthrottled, as a native plan's none says.
         ("rate_iops", ran.iter().map(|o| json!(opt(o, &["rate_iops"]).and_then(|r| r.parse::<u64>().ok()))).collect()),
+        ("ramp_ms", ran.iter().map(ramp_ms).collect()),
+        ("distribution", ran.iter().map(distribution).collect()),
     ];
     for (name, values) in singles {
         // Null is unknown, but for rate_iops, where it is no option given: no throttle.
@@ -234,6 +236,21 @@ fn native_fields(ran: &[Map<String, Value>], rows: &[&CellRow]) -> Map<String, V
         }
     }
     plan
+}
+
+/// fio's ramp_time as a native plan's `ramp_ms` (no option: no warm-up); null where unreadable.
+fn ramp_ms(opts: &Map<String, Value>) -> Value {
+    match opt(opts, &["ramp_time"]) {
+        None => json!(0),
+        Some(text) => fio_time_ms(text).map_or(Value::Null, |ms| json!(ms)),
+    }
+}
+
+/// fio's random_distribution as a native plan's `distribution`, in the access plan's spelling
+/// (no option: fio's uniform `random`); null where it is one iomatrix does not model (zoned).
+fn distribution(opts: &Map<String, Value>) -> Value {
+    let text = opt(opts, &["random_distribution"]).unwrap_or("random");
+    text.parse::<iomatrix_random::Distribution>().map_or(Value::Null, |d| json!(d.to_string()))
 }
 
 /// What ended a job, as a native plan's `limit`: `{"duration_ms"}` where it ran its `runtime`
