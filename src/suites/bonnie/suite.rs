@@ -134,6 +134,8 @@ impl Suite for Bonnie {
             keep_cell_lines: true,
             quiet: self.front.as_ref().is_some_and(|f| f.quiet),
             uncached_hint: "use --direct, or a file of at least twice the RAM,",
+            uncached_flags: |twice_ram| format!("--direct, or --size {twice_ram}"),
+            cache_dropped: false,
         }
     }
 

@@ -107,6 +107,8 @@ impl Suite for Iozone {
             keep_cell_lines: false,
             quiet: false,
             uncached_hint: "use --direct, or files larger than RAM,",
+            uncached_flags: |twice_ram| format!("--direct, or --files {twice_ram}"),
+            cache_dropped: false,
         }
     }
 
@@ -132,6 +134,11 @@ impl Suite for Iozone {
 
     fn cells(plan: &IozonePlan) -> Vec<String> {
         plan.cells().iter().map(CellSpec::describe).collect()
+    }
+
+    /// Each cell moves its file once.
+    fn work(plan: &IozonePlan) -> Vec<crate::harness::progress::CellWork> {
+        plan.cells().iter().map(|c| crate::harness::progress::CellWork::Bytes(c.file_size.0)).collect()
     }
 
     fn live(_plan: &IozonePlan, _slots: usize) -> NoLive {
