@@ -427,7 +427,13 @@ fn reach_server_tree(server: &Server) -> anyhow::Result<Reached> {
 /// Whether the run's figures will measure the storage or the page cache: the one verdict the
 /// warning, the stored condition and the summary follow.
 fn cache_verdict(spec: &RunSpec, env: &Environment, on_server: bool) -> iomatrix_analysis::CacheVerdict {
-    let verdict = iomatrix_analysis::CacheVerdict::of(spec.direct, spec.peak_bytes, env.machine.ram_bytes, on_server);
+    let verdict = iomatrix_analysis::CacheVerdict::on(
+        spec.direct,
+        spec.peak_bytes,
+        env.machine.ram_bytes,
+        on_server,
+        &env.target.fs_type,
+    );
     match verdict {
         iomatrix_analysis::CacheVerdict::Cached { .. } | iomatrix_analysis::CacheVerdict::Partly { .. }
             if spec.cache_dropped =>

@@ -19,15 +19,29 @@ pub enum CacheVerdict {
     /// Through iomatrix's own protocol client, which keeps no cache: the server's cache, which a
     /// client cannot see, may serve what it asks.
     Server,
+    /// The target's file system lives in RAM (tmpfs, ramfs): whatever the flags, the figures
+    /// measure memory.
+    InMemory { fs_type: &'static str },
     /// The machine's RAM is not known.
     Unknown,
 }
+
+/// File systems whose files live in RAM, by the name /proc/mounts gives them.
+const IN_MEMORY: [&str; 2] = ["tmpfs", "ramfs"];
 
 impl CacheVerdict {
     /// The verdict for a run whose files take `peak_bytes` at most, on a machine of `ram_bytes`
     /// (0: not known); `direct`: O_DIRECT; `on_server`: through a protocol client.
     pub fn of(direct: bool, peak_bytes: u64, ram_bytes: u64, on_server: bool) -> CacheVerdict {
-        if on_server {
+        CacheVerdict::on(direct, peak_bytes, ram_bytes, on_server, "")
+    }
+
+    /// [`CacheVerdict::of`] on a file system of `fs_type` (`/proc/mounts`' name): one in RAM
+    /// measures memory whatever else holds.
+    pub fn on(direct: bool, peak_bytes: u64, ram_bytes: u64, on_server: bool, fs_type: &str) -> CacheVerdict {
+        if let Some(fs_type) = IN_MEMORY.iter().find(|t| **t == fs_type).filter(|_| !on_server) {
+            CacheVerdict::InMemory { fs_type }
+        } else if on_server {
             CacheVerdict::Server
         } else if direct {
             CacheVerdict::Bypassed
@@ -45,7 +59,7 @@ impl CacheVerdict {
     /// The figures come from the cache, wholly or in part: the warning and the summary say how
     /// to measure the storage instead.
     pub fn cached(self) -> bool {
-        matches!(self, CacheVerdict::Cached { .. } | CacheVerdict::Partly { .. })
+        matches!(self, CacheVerdict::Cached { .. } | CacheVerdict::Partly { .. } | CacheVerdict::InMemory { .. })
     }
 
     /// The `files_vs_ram` condition a run stores, by the files' size alone (O_DIRECT or not; its
@@ -57,6 +71,7 @@ impl CacheVerdict {
             CacheVerdict::Cached { .. } => "all files fit in RAM",
             CacheVerdict::Bypassed
             | CacheVerdict::Dropped
+            | CacheVerdict::InMemory { .. }
             | CacheVerdict::Partly { .. }
             | CacheVerdict::FilesExceedTwiceRam { .. } => "files exceed RAM",
         }
@@ -89,6 +104,8 @@ mod tests {
         assert_eq!(CacheVerdict::of(true, GIB, 16 * GIB, true), CacheVerdict::Server);
         assert!(CacheVerdict::of(false, 20 * GIB, 16 * GIB, false).cached());
         assert!(!CacheVerdict::of(true, GIB, 16 * GIB, false).cached());
+        assert_eq!(CacheVerdict::on(true, GIB, 16 * GIB, false, "tmpfs"), CacheVerdict::InMemory { fs_type: "tmpfs" });
+        assert_eq!(CacheVerdict::on(true, GIB, 16 * GIB, false, "ext4"), CacheVerdict::Bypassed);
         assert_eq!(CacheVerdict::files_vs_ram(GIB, 16 * GIB, false), "all files fit in RAM", "O_DIRECT or not");
     }
 

@@ -134,7 +134,11 @@ impl Suite for Bonnie {
             keep_cell_lines: true,
             quiet: self.front.as_ref().is_some_and(|f| f.quiet),
             uncached_hint: "use --direct, or a file of at least twice the RAM,",
-            uncached_flags: |twice_ram| format!("--direct, or --size {twice_ram}"),
+            uncached_flags: if self.front.is_some() {
+                |twice_ram| format!("-D (O_DIRECT), or -s {twice_ram}")
+            } else {
+                |twice_ram| format!("--direct, or --size {twice_ram}")
+            },
             cache_dropped: false,
         }
     }

@@ -44,6 +44,8 @@ pub struct Iozone {
     /// IOzone's `-t` mode: the report and workbook are IOzone's throughput
     /// report, one line per test, not the matrices.
     pub throughput: bool,
+    /// Run from IOzone's command line (`iomatrix iozone`): the summary's flags are IOzone's.
+    pub front_end: bool,
 }
 
 impl Iozone {
@@ -80,7 +82,7 @@ impl Suite for Iozone {
         let (plan, run) = args.validate(mpi_ranks)?;
         let report_records_kib = plan.record_sizes_kib();
         let xlsx = args.xlsx.clone().map(|path| Workbook::new(path, "--xlsx", args.force));
-        let mut suite = Iozone { excel_report: false, xlsx, report_records_kib, throughput: false };
+        let mut suite = Iozone { excel_report: false, xlsx, report_records_kib, throughput: false, front_end: false };
         suite.check_outputs(db)?;
         Ok(Prepared { suite, plan, run })
     }
@@ -107,7 +109,11 @@ impl Suite for Iozone {
             keep_cell_lines: false,
             quiet: false,
             uncached_hint: "use --direct, or files larger than RAM,",
-            uncached_flags: |twice_ram| format!("--direct, or --files {twice_ram}"),
+            uncached_flags: if self.front_end {
+                |twice_ram| format!("-I (O_DIRECT), or -s {twice_ram}")
+            } else {
+                |twice_ram| format!("--direct, or --files {twice_ram}")
+            },
             cache_dropped: false,
         }
     }

@@ -131,6 +131,10 @@ pub fn cache_sentence(verdict: CacheVerdict, uncached_flags: &str) -> String {
         CacheVerdict::Server => "through iomatrix's own protocol client, which keeps no cache: these figures \
                                  measure the server, whose own cache may serve what it is asked."
             .into(),
+        CacheVerdict::InMemory { fs_type } => format!(
+            "the target is {fs_type}, a file system in RAM: these figures measure memory, not storage, whatever \
+             the flags; to measure storage, run again with --target on a disk's file system"
+        ),
         CacheVerdict::Unknown => {
             format!("this machine's RAM is not known, so neither is the page cache's part; {uncached_flags} measures the storage")
         }
