@@ -200,10 +200,7 @@ fn summary(
     let twice_ram = iomatrix_analysis::CacheVerdict::twice_ram_flag(ram).unwrap_or_else(|| "SIZE".into());
     // The latest earlier run of the same suite that measured something: the comparison to paste.
     let previous = iomatrix_store::Store::open(db).and_then(|store| store.list_runs()).ok().and_then(|runs| {
-        runs.iter()
-            .filter(|r| r.id < run.summary.id && r.suite == run.summary.suite && r.cells > 0)
-            .map(|r| r.id)
-            .max()
+        runs.iter().filter(|r| r.id < run.summary.id && r.suite == run.summary.suite && r.cells > 0).map(|r| r.id).max()
     });
     let db_flag = crate::db_path::flag_to_find(db).map(|f| format!(" {f}")).unwrap_or_default();
     iomatrix_report::text::summary::summary(

@@ -86,7 +86,10 @@ fn a_run_on_tmpfs_says_it_measured_memory_even_with_direct_io() {
         }
         assert_success(&out);
         let cache = item(&summary_of(&stdout), "cache").unwrap().to_string();
-        assert!(cache.starts_with("the target is tmpfs, a file system in RAM: these figures measure memory"), "{cache}");
+        assert!(
+            cache.starts_with("the target is tmpfs, a file system in RAM: these figures measure memory"),
+            "{cache}"
+        );
     }
 }
 
@@ -169,9 +172,18 @@ fn every_run(sb: &Sandbox, tree: &Path) -> Vec<(&'static str, Vec<String>)> {
             owned(&["run", "fileserver", "--target", t, "--connections", "2", "--files-per-connection", "2"]),
         ),
         ("backup", owned(&["run", "backup", "--target", tree.to_str().unwrap()])),
-        ("personality", owned(&["run", "personality", "varmail", "--scale", "small", "--duration", "1s", "--target", t])),
-        ("iozone front end", owned(&["iozone", "-s", "256k", "-r", "64k", "-i", "0", "-i", "1", "-f", &format!("{t}/f")])),
-        ("iozone front end -R", owned(&["iozone", "-s", "256k", "-r", "64k", "-i", "0", "-R", "-f", &format!("{t}/f")])),
+        (
+            "personality",
+            owned(&["run", "personality", "varmail", "--scale", "small", "--duration", "1s", "--target", t]),
+        ),
+        (
+            "iozone front end",
+            owned(&["iozone", "-s", "256k", "-r", "64k", "-i", "0", "-i", "1", "-f", &format!("{t}/f")]),
+        ),
+        (
+            "iozone front end -R",
+            owned(&["iozone", "-s", "256k", "-r", "64k", "-i", "0", "-R", "-f", &format!("{t}/f")]),
+        ),
         ("bonnie front end", owned(&["bonnie", "-d", t, "-s", "8", "-r", "4", "-n", "1"])),
     ]
 }
@@ -274,15 +286,8 @@ fn the_eta_of_a_mixed_plan_goes_by_its_work_and_never_grows() {
     )
     .unwrap();
     let target = sb.target();
-    let out = sb.run(&[
-        "run",
-        "personality",
-        file.to_str().unwrap(),
-        "--target",
-        target.to_str().unwrap(),
-        "--repeat",
-        "3",
-    ]);
+    let out =
+        sb.run(&["run", "personality", file.to_str().unwrap(), "--target", target.to_str().unwrap(), "--repeat", "3"]);
     assert_success(&out);
     let (_, stderr) = text(&out);
     let etas = etas(&stderr);

@@ -50,7 +50,11 @@ pub fn summary(run: &StoredRun, context: &SummaryContext<'_>) -> String {
             let _ = writeln!(out, "          iomatrix compare {before} {}{flag}", s.id);
         }
         None => {
-            let _ = writeln!(out, "          iomatrix compare RUN {}{flag}    (RUN: another run, from iomatrix runs)", s.id);
+            let _ = writeln!(
+                out,
+                "          iomatrix compare RUN {}{flag}    (RUN: another run, from iomatrix runs)",
+                s.id
+            );
         }
     }
     let _ = writeln!(out, "          iomatrix report {} -o report.html{flag}", s.id);
