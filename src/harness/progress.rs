@@ -154,7 +154,7 @@ fn eta_text(estimator: &Mutex<Estimator>) -> String {
     let estimator = estimator.lock().unwrap_or_else(|e| e.into_inner());
     match estimator.remaining(Instant::now()) {
         Some(left) => short(left),
-        None => "? (after the first cell of its kind)".into(),
+        None => "not known yet".into(),
     }
 }
 

@@ -147,6 +147,19 @@ impl Suite for Bonnie {
         planned_tests(plan).iter().map(|(r, t)| format!("{} (repeat {r})", t.heading())).collect()
     }
 
+    /// The block tests move the file once; the per-character, seek and file tests go by the
+    /// time such tests have taken.
+    fn work(plan: &BonniePlan) -> Vec<crate::harness::progress::CellWork> {
+        use crate::harness::progress::CellWork;
+        planned_tests(plan)
+            .iter()
+            .map(|(_, test)| match test {
+                BonnieTest::BlockWrite | BonnieTest::Rewrite | BonnieTest::BlockRead => CellWork::Bytes(plan.size.0),
+                _ => CellWork::Unknown,
+            })
+            .collect()
+    }
+
     fn live(_plan: &BonniePlan, _slots: usize) -> NoLive {
         NoLive
     }
