@@ -303,3 +303,42 @@ fn the_eta_of_a_mixed_plan_goes_by_its_work_and_never_grows() {
     }
     assert_eq!(known.last(), Some(&0), "{stderr}");
 }
+
+#[test]
+fn an_interrupted_run_ends_with_its_summary_of_the_cells_it_kept() {
+    use std::io::Read;
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let args = [
+        "run",
+        "access",
+        "--target",
+        target.to_str().unwrap(),
+        "--file-size",
+        "1m",
+        "--qd",
+        "1,2,4,8",
+        "--duration",
+        "2s",
+    ];
+    let mut child = Running(
+        sb.cmd()
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for_cells(&sb, &mut child, 1);
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGINT) };
+    let status = wait_for_exit(&mut child);
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    let mut stdout = String::new();
+    child.0.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    let summary = summary_of(&stdout);
+    assert!(summary.starts_with("summary of run #1 (access, interrupted):"), "{summary}");
+    let cells = item(&summary, "cells").unwrap();
+    assert!(cells.ends_with("not run") && cells.contains("of 4 planned, 0 failed"), "{summary}");
+    assert!(item(&summary, "failed").unwrap().contains("interrupted"), "{summary}");
+}
