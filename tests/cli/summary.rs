@@ -322,12 +322,7 @@ fn an_interrupted_run_ends_with_its_summary_of_the_cells_it_kept() {
         "2s",
     ];
     let mut child = Running(
-        sb.cmd()
-            .args(args)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
+        sb.cmd().args(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::null()).spawn().unwrap(),
     );
     wait_for_cells(&sb, &mut child, 1);
     // SAFETY: kill(2) on our own child's pid.
