@@ -115,7 +115,7 @@ impl Job {
         }
         let cache = cache_verdict(spec, &env, matches!(site, Site::Server(_) | Site::ServerTree));
         if let Site::Folder(_) | Site::Device = &site {
-            warn_if_cached(spec, &env);
+            warn_if_cached(spec, cache, &env);
         }
         let store = Store::open_for_writing(db)?;
         // Before the first file: a signal from here on (SIGHUP: a killed study's step) stops the run
@@ -444,9 +444,16 @@ fn cache_verdict(spec: &RunSpec, env: &Environment, on_server: bool) -> iomatrix
     }
 }
 
-/// All files fit in RAM and the page cache is in use: the figures measure the cache.
-fn warn_if_cached(spec: &RunSpec, env: &Environment) {
+/// All files fit in RAM and the page cache is in use, or the target lives in RAM: the figures
+/// measure memory. Said before the first cell; the summary says it again at the end.
+fn warn_if_cached(spec: &RunSpec, cache: iomatrix_analysis::CacheVerdict, env: &Environment) {
     let ram = env.machine.ram_bytes;
+    if let iomatrix_analysis::CacheVerdict::InMemory { fs_type } = cache {
+        eprintln!(
+            "iomatrix: warning: the target is {fs_type}, a file system in RAM: its figures measure memory, not \
+             storage, whatever the flags; give a --target on a disk's file system to measure storage"
+        );
+    }
     // Before any cache is dropped: the suite's own drop (a cold walk) comes with its own note.
     if let iomatrix_analysis::CacheVerdict::Cached { .. } =
         iomatrix_analysis::CacheVerdict::of(spec.direct, spec.peak_bytes, ram, false)
