@@ -72,6 +72,7 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
     let name = |i: usize| names.lock().ok().and_then(|n| n.get(i).cloned()).unwrap_or_default();
     let mut stored = Stored::default();
     let running = AtomicBool::new(true);
+    job.progress.begin_cells();
     let outcome = ranks.relay_live(&|| live.sample(), || {
         std::thread::scope(|scope| {
             if let (Some(line), true) = (job.progress.live_line(), live.shows_anything()) {
