@@ -65,17 +65,20 @@ pub fn summary(run: &StoredRun, context: &SummaryContext<'_>) -> String {
 /// (KB/s and ops/s are not set against each other). Nothing where no whole cell has a figure.
 fn best_and_worst(run: &StoredRun) -> String {
     let mix = iomatrix_analysis::size_mix(&run.plan);
-    let mut by_unit: Vec<(&'static str, Vec<(f64, String)>)> = Vec::new();
+    // Each whole cell's figure, and its name with what else says its speed (an access cell's IOPS).
+    let mut by_unit: Vec<(&'static str, Vec<(f64, String, String)>)> = Vec::new();
     for cell in run.cell_results.iter().filter(|c| c.state.is_complete()) {
         let Some(figure) = Figure::of(cell) else { continue };
-        let mut name = format!("{} (cell {})", CellKey::of(cell).named_by_mix(mix.as_deref()).describe(), cell.seq);
+        let name = format!("{} (cell {})", CellKey::of(cell).named_by_mix(mix.as_deref()).describe(), cell.seq);
         // A cell of requests in a mix (an access spec) is read in requests per second too.
-        if cell.figures().mix().is_some() && cell.ops > 0 && cell.wall_ns > 0 {
-            name = format!("{}, {name}", per_second(cell.ops as f64 * 1e9 / cell.wall_ns as f64, "IOPS"));
-        }
+        let also = if cell.figures().mix().is_some() && cell.ops > 0 && cell.wall_ns > 0 {
+            format!(", {}", per_second(cell.ops as f64 * 1e9 / cell.wall_ns as f64, "IOPS"))
+        } else {
+            String::new()
+        };
         match by_unit.iter_mut().find(|(unit, _)| *unit == figure.unit) {
-            Some((_, figures)) => figures.push((figure.value, name)),
-            None => by_unit.push((figure.unit, vec![(figure.value, name)])),
+            Some((_, figures)) => figures.push((figure.value, also, name)),
+            None => by_unit.push((figure.unit, vec![(figure.value, also, name)])),
         }
     }
     if by_unit.is_empty() {
@@ -83,13 +86,13 @@ fn best_and_worst(run: &StoredRun) -> String {
     }
     let mut out = String::new();
     for (unit, figures) in by_unit {
-        let by_value = |a: &&(f64, String), b: &&(f64, String)| a.0.total_cmp(&b.0);
+        let by_value = |a: &&(f64, String, String), b: &&(f64, String, String)| a.0.total_cmp(&b.0);
         let (Some(best), Some(worst)) = (figures.iter().max_by(by_value), figures.iter().min_by(by_value)) else {
             continue;
         };
-        let _ = writeln!(out, "  best:   {} {}", figure(best.0, unit), best.1);
+        let _ = writeln!(out, "  best:   {}{} in {}", figure(best.0, unit), best.1, best.2);
         if figures.len() > 1 {
-            let _ = writeln!(out, "  worst:  {} {}", figure(worst.0, unit), worst.1);
+            let _ = writeln!(out, "  worst:  {}{} in {}", figure(worst.0, unit), worst.1, worst.2);
         }
     }
     out
