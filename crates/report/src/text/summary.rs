@@ -61,12 +61,15 @@ pub fn summary(run: &StoredRun, context: &SummaryContext<'_>) -> String {
     out
 }
 
+/// A cell's figure, what else says its speed (", 812 IOPS" or nothing), and its name.
+type Ranked = (f64, String, String);
+
 /// The best and the worst figure of the run's whole cells, with their cells: one pair per unit
 /// (KB/s and ops/s are not set against each other). Nothing where no whole cell has a figure.
 fn best_and_worst(run: &StoredRun) -> String {
     let mix = iomatrix_analysis::size_mix(&run.plan);
     // Each whole cell's figure, and its name with what else says its speed (an access cell's IOPS).
-    let mut by_unit: Vec<(&'static str, Vec<(f64, String, String)>)> = Vec::new();
+    let mut by_unit: Vec<(&'static str, Vec<Ranked>)> = Vec::new();
     for cell in run.cell_results.iter().filter(|c| c.state.is_complete()) {
         let Some(figure) = Figure::of(cell) else { continue };
         let name = format!("{} (cell {})", CellKey::of(cell).named_by_mix(mix.as_deref()).describe(), cell.seq);
@@ -86,7 +89,7 @@ fn best_and_worst(run: &StoredRun) -> String {
     }
     let mut out = String::new();
     for (unit, figures) in by_unit {
-        let by_value = |a: &&(f64, String, String), b: &&(f64, String, String)| a.0.total_cmp(&b.0);
+        let by_value = |a: &&Ranked, b: &&Ranked| a.0.total_cmp(&b.0);
         let (Some(best), Some(worst)) = (figures.iter().max_by(by_value), figures.iter().min_by(by_value)) else {
             continue;
         };
