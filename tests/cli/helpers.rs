@@ -92,7 +92,8 @@ pub fn text(out: &Output) -> (String, String) {
 /// A run's standard output without the summary every run ends with (a front end's own output,
 /// IOzone's `-R` report or bonnie++'s CSV lines, comes right before it).
 pub fn before_summary(stdout: &str) -> &str {
-    stdout.rfind("\nsummary of run #").map_or(stdout, |end| &stdout[..end + 1])
+    // The blank line that sets the summary apart is the summary's too.
+    stdout.rfind("\nsummary of run #").map_or(stdout, |end| stdout[..end].trim_end_matches('\n'))
 }
 
 pub fn assert_success(out: &Output) {
