@@ -10,11 +10,7 @@ pub fn resolve(given: Option<&Path>) -> anyhow::Result<PathBuf> {
         check_given(path)?;
         return Ok(path.to_path_buf());
     }
-    let data_home = std::env::var_os("XDG_DATA_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".local/share")));
-    let Some(dir) = data_home.map(|d| d.join("iomatrix")) else {
+    let Some(dir) = default_folder() else {
         return Err(UsageError::new(
             "no place for the results database: neither XDG_DATA_HOME nor HOME is set; give --db PATH",
         )
@@ -27,6 +23,27 @@ pub fn resolve(given: Option<&Path>) -> anyhow::Result<PathBuf> {
         ))
     })?;
     Ok(dir.join("results.sqlite"))
+}
+
+/// The default database's folder, from XDG_DATA_HOME or HOME; not made here.
+fn default_folder() -> Option<PathBuf> {
+    std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".local/share")))
+        .map(|d| d.join("iomatrix"))
+}
+
+/// The `--db` a command typed after a run needs to find `db`: none where a command without
+/// `--db` finds it anyway (the default database, or the one IOMATRIX_DB names).
+pub fn flag_to_find(db: &Path) -> Option<String> {
+    let default = default_folder().map(|d| d.join("results.sqlite"));
+    let from_env = std::env::var_os("IOMATRIX_DB").filter(|v| !v.is_empty()).map(PathBuf::from);
+    let found = match from_env {
+        Some(env) => env == db,
+        None => default.as_deref() == Some(db),
+    };
+    (!found).then(|| format!("--db {}", crate::harness::args::command_text([db.display().to_string()])))
 }
 
 /// A database path the user named: its folder exists and it is not itself a folder.

@@ -32,6 +32,8 @@ pub struct JobSpec<'a> {
     pub spec: &'a RunSpec,
     pub plan: Value,
     pub total_cells: usize,
+    /// Each cell's work, for the ETA.
+    pub work: Vec<super::progress::CellWork>,
     /// Called once the store is open, right before the working folder is made.
     pub before_files: &'a dyn Fn() -> anyhow::Result<()>,
     /// Under MPI: each rank's host, stored in the environment as `client_hosts`.
@@ -54,6 +56,8 @@ pub struct Job {
     server_tree: bool,
     pub stop: &'static AtomicBool,
     pub progress: Progress,
+    /// Whether the figures measure the storage or the page cache, for the run's summary.
+    pub cache: iomatrix_analysis::CacheVerdict,
     total_cells: usize,
     /// Stores the run failed if the job ends without [`Job::finish`] (an error on the way).
     unfinished: Unfinished,
@@ -109,8 +113,9 @@ impl Job {
         if let Some(described) = &described {
             add_remote_conditions(described, &mut conditions);
         }
+        let cache = cache_verdict(spec, &env, matches!(site, Site::Server(_) | Site::ServerTree));
         if let Site::Folder(_) | Site::Device = &site {
-            warn_if_cached(spec, &env);
+            warn_if_cached(spec, cache, &env);
         }
         let store = Store::open_for_writing(db)?;
         // Before the first file: a signal from here on (SIGHUP: a killed study's step) stops the run
@@ -158,7 +163,7 @@ impl Job {
             job.total_cells,
             store.path().display()
         );
-        let progress = Progress::new(job.total_cells);
+        let progress = Progress::new(job.work);
         Ok(Job {
             store,
             run_id,
@@ -168,6 +173,7 @@ impl Job {
             server_described: described,
             server_tree,
             stop,
+            cache,
             progress: if spec.keep_cell_lines { progress.keep_lines() } else { progress },
             total_cells: job.total_cells,
             unfinished,
@@ -198,9 +204,9 @@ impl Job {
 
     /// Plans `more` cells beyond those the run started with (noisy cells
     /// measured again): in the database and on the progress display.
-    pub fn add_cells(&mut self, more: usize) -> anyhow::Result<()> {
-        self.store.add_planned_cells(self.run_id, more)?;
-        self.total_cells += more;
+    pub fn add_cells(&mut self, more: Vec<super::progress::CellWork>) -> anyhow::Result<()> {
+        self.store.add_planned_cells(self.run_id, more.len())?;
+        self.total_cells += more.len();
         self.progress.add(more);
         Ok(())
     }
@@ -418,10 +424,40 @@ fn reach_server_tree(server: &Server) -> anyhow::Result<Reached> {
     Ok(Reached { env, site: Site::ServerTree, described: Some(described) })
 }
 
-/// All files fit in RAM and the page cache is in use: the figures measure the cache.
-fn warn_if_cached(spec: &RunSpec, env: &Environment) {
+/// Whether the run's figures will measure the storage or the page cache: the one verdict the
+/// warning, the stored condition and the summary follow.
+fn cache_verdict(spec: &RunSpec, env: &Environment, on_server: bool) -> iomatrix_analysis::CacheVerdict {
+    let verdict = iomatrix_analysis::CacheVerdict::on(
+        spec.direct,
+        spec.peak_bytes,
+        env.machine.ram_bytes,
+        on_server,
+        &env.target.fs_type,
+    );
+    match verdict {
+        iomatrix_analysis::CacheVerdict::Cached { .. } | iomatrix_analysis::CacheVerdict::Partly { .. }
+            if spec.cache_dropped =>
+        {
+            iomatrix_analysis::CacheVerdict::Dropped
+        }
+        v => v,
+    }
+}
+
+/// All files fit in RAM and the page cache is in use, or the target lives in RAM: the figures
+/// measure memory. Said before the first cell; the summary says it again at the end.
+fn warn_if_cached(spec: &RunSpec, cache: iomatrix_analysis::CacheVerdict, env: &Environment) {
     let ram = env.machine.ram_bytes;
-    if !spec.direct && ram > 0 && spec.peak_bytes < ram {
+    if let iomatrix_analysis::CacheVerdict::InMemory { fs_type } = cache {
+        eprintln!(
+            "iomatrix: warning: the target is {fs_type}, a file system in RAM: its figures measure memory, not \
+             storage, whatever the flags; give a --target on a disk's file system to measure storage"
+        );
+    }
+    // Before any cache is dropped: the suite's own drop (a cold walk) comes with its own note.
+    if let iomatrix_analysis::CacheVerdict::Cached { .. } =
+        iomatrix_analysis::CacheVerdict::of(spec.direct, spec.peak_bytes, ram, false)
+    {
         eprintln!(
             "iomatrix: warning: all files ({} at most) fit in this machine's RAM ({}): cached results measure the \
              page cache, not the storage; {} to measure the storage",
@@ -549,15 +585,11 @@ fn check_free(spec: &RunSpec, free: u64, target: &str) -> Result<(), UsageError>
 /// What a reader must know to trust a figure, stored with the run and printed above every table.
 fn common_conditions(suite: &str, spec: &RunSpec, clients: usize, env: &Environment) -> Value {
     let ram = env.machine.ram_bytes;
-    let files_vs_ram = if env.target.fs_type.ends_with("(iomatrix client)") {
-        "unknown: the server's RAM (its cache) is what counts, and a client cannot see it"
-    } else if ram == 0 {
-        "unknown"
-    } else if spec.peak_bytes < ram {
-        "all files fit in RAM"
-    } else {
-        "files exceed RAM"
-    };
+    let files_vs_ram = iomatrix_analysis::CacheVerdict::files_vs_ram(
+        spec.peak_bytes,
+        ram,
+        env.target.fs_type.ends_with("(iomatrix client)"),
+    );
     json!({
         "suite": suite,
         "backend": spec.backend.name(),

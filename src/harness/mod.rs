@@ -14,7 +14,7 @@ pub mod launch;
 pub mod limits;
 pub mod live;
 pub mod outcome;
-mod progress;
+pub mod progress;
 pub mod ranks;
 pub mod raw_device;
 pub mod repeat;

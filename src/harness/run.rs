@@ -38,6 +38,7 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
         spec: &spec,
         plan: serde_json::to_value(&plan)?,
         total_cells: cells.len(),
+        work: S::work(&plan),
         before_files: &before_files,
         client_hosts: ranks.hosts(),
     };
@@ -71,6 +72,7 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
     let name = |i: usize| names.lock().ok().and_then(|n| n.get(i).cloned()).unwrap_or_default();
     let mut stored = Stored::default();
     let running = AtomicBool::new(true);
+    job.progress.begin_cells();
     let outcome = ranks.relay_live(&|| live.sample(), || {
         std::thread::scope(|scope| {
             if let (Some(line), true) = (job.progress.live_line(), live.shows_anything()) {
@@ -141,7 +143,7 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
                     noisy.len(),
                     again.len()
                 );
-                if let Err(e) = job.add_cells(again.len()) {
+                if let Err(e) = job.add_cells(S::work(&pass)) {
                     break Ok(Some((0, Ending::SinkFailed(format!("cannot plan the cells measured again: {e}")))));
                 }
                 if let Ok(mut n) = names.lock() {
@@ -157,23 +159,61 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
     });
     let outcome = outcome.map(|ending| (stored.cells, stored.verdict(ending)));
     let json = options.json;
+    let (cache, uncached_flags) = (job.cache, spec.uncached_flags);
     // Under MPI, from here rank 0's signal thread leaves storing the run's end to this one.
     let _ending = ranks.run_ending();
     job.finish(outcome, name, |run: &StoredRun| {
+        let summary = summary(run, db, cache, uncached_flags);
         if json {
             crate::out::print(&format!(
                 "{}\n",
                 serde_json::to_string_pretty(&iomatrix_report::text::run::run_json(run))?
             ))?;
-            // One JSON document on standard output: no front end's report or CSV line after it.
+            // One JSON document on standard output: no front end's report or CSV line after it,
+            // and the summary on standard error.
+            eprint!("{summary}");
             return Ok(());
         } else if quiet {
             eprint!("{}", iomatrix_report::text::run::run_text(run, &S::tables(run)));
         } else {
             crate::out::print(&iomatrix_report::text::run::run_text(run, &S::tables(run)))?;
         }
-        suite.after_tables(run)
+        suite.after_tables(run)?;
+        // The run's last lines: on standard error where standard output is the suite's own (-q).
+        if quiet {
+            eprint!("{summary}");
+            Ok(())
+        } else {
+            crate::out::print(&summary)
+        }
     })
+}
+
+/// The lines the run ends with ([`iomatrix_report::text::summary`]), from the stored run, with
+/// the cache verdict the run started with and the commands that go on from it.
+fn summary(
+    run: &StoredRun,
+    db: &Path,
+    cache: iomatrix_analysis::CacheVerdict,
+    uncached_flags: fn(&str) -> String,
+) -> String {
+    let ram = run.environment["ram_bytes"].as_u64().unwrap_or(0);
+    let twice_ram = iomatrix_analysis::CacheVerdict::twice_ram_flag(ram).unwrap_or_else(|| "SIZE".into());
+    // The latest earlier run of the same suite that measured something: the comparison to paste.
+    let previous = iomatrix_store::Store::open(db).and_then(|store| store.list_runs()).ok().and_then(|runs| {
+        runs.iter().filter(|r| r.id < run.summary.id && r.suite == run.summary.suite && r.cells > 0).map(|r| r.id).max()
+    });
+    let db_flag = crate::db_path::flag_to_find(db).map(|f| format!(" {f}")).unwrap_or_default();
+    iomatrix_report::text::summary::summary(
+        run,
+        &iomatrix_report::text::summary::SummaryContext {
+            cache,
+            uncached_flags: &uncached_flags(&twice_ram),
+            db: &db.display().to_string(),
+            db_flag: &db_flag,
+            previous,
+        },
+    )
 }
 
 /// What the harness keeps of the stored cells across passes.

@@ -79,6 +79,13 @@ pub trait Suite: Sized {
     /// [`Suite::execute`] hands on.
     fn cells(plan: &Self::Plan) -> Vec<String>;
 
+    /// The work each of `plan`'s cells does, in the order of [`Suite::cells`]: what the ETA
+    /// goes by. A suite whose plan does not say leaves each cell's work unknown (then a cell is
+    /// expected to take as long as the run's cells took on average).
+    fn work(plan: &Self::Plan) -> Vec<super::progress::CellWork> {
+        vec![super::progress::CellWork::Unknown; Self::cells(plan).len()]
+    }
+
     /// Live figures with room for `slots` clients, published under their
     /// rank: every thread of this process, or under MPI room up to this
     /// rank's own (rank 0 shows only its own client; the others' samples
@@ -227,6 +234,11 @@ pub struct RunSpec {
     pub quiet: bool,
     /// How this suite gets past the page cache, for the warning when all files fit in RAM.
     pub uncached_hint: &'static str,
+    /// The flags that take this suite's run past the page cache, as the user pastes them, for the
+    /// run's summary; given twice this machine's RAM as a size (`34g`).
+    pub uncached_flags: fn(twice_ram: &str) -> String,
+    /// The suite drops the page cache before it reads (a cold walk, `--drop-caches`).
+    pub cache_dropped: bool,
 }
 
 /// What a finished cell says about the run beyond its figures and its state (a cell where

@@ -18,7 +18,7 @@ fn bonnie_flags_run_every_test_and_print_bonnies_report() {
     assert!(stdout.contains("vmfs") || stdout.contains("Machine"), "{stdout}");
     assert!(stdout.contains("per-char: bonnie++"), "bonnie++'s per-char tests under its flags: {stdout}");
     // As bonnie++ -x 2: its CSV heading and one line per run after the tables.
-    let lines: Vec<&str> = stdout.lines().collect();
+    let lines: Vec<&str> = before_summary(&stdout).lines().collect();
     assert!(lines[lines.len() - 3].starts_with("format_version,bonnie_version,name,"), "{stdout}");
     for line in &lines[lines.len() - 2..] {
         assert!(line.starts_with("1.98,iomatrix-") && line.contains(",vmfs,1,"), "{line}");
@@ -272,7 +272,7 @@ fn bonnie_u_switches_user_before_the_first_file() {
     assert_success(&out);
     let (stdout, stderr) = text(&out);
     assert!(stderr.contains("doing the I/O as user nobody (uid 65534, gid 65534)"), "{stderr}");
-    assert!(stdout.lines().last().unwrap().starts_with("1.98,iomatrix-"), "{stdout}");
+    assert!(before_summary(&stdout).lines().last().unwrap().starts_with("1.98,iomatrix-"), "{stdout}");
     let run = sb.last_run();
     assert_eq!(run["run"]["status"], "complete");
     assert_eq!(run["run"]["conditions"]["io_user"], "uid 65534, gid 65534 (-u/-g: switched before the first file)");

@@ -41,9 +41,10 @@ fn a_run_round_trips_through_the_database() {
     assert_eq!(run["run"]["conditions"]["direct"], false);
     assert_eq!(cells(&run).len(), 8);
 
-    // `show` prints what `run` printed.
+    // `show` prints what `run` printed before its summary.
     let shown = text(&sb.run(&["show", &id.to_string()])).0;
-    assert_eq!(shown, printed);
+    assert_eq!(shown.trim_end_matches('\n'), before_summary(&printed));
+    assert!(printed[shown.len()..].starts_with("\nsummary of run #1 (iozone, complete):"), "{printed}");
     let listed = text(&sb.run(&["runs"])).0;
     assert!(listed.contains("complete") && listed.contains("fs=tmp try=1"), "{listed}");
     // A second run adds to the database; the first is untouched.

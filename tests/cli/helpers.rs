@@ -89,6 +89,13 @@ pub fn text(out: &Output) -> (String, String) {
     (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
+/// A run's standard output without the summary every run ends with (a front end's own output,
+/// IOzone's `-R` report or bonnie++'s CSV lines, comes right before it).
+pub fn before_summary(stdout: &str) -> &str {
+    // The blank line that sets the summary apart is the summary's too.
+    stdout.rfind("\nsummary of run #").map_or(stdout, |end| stdout[..end].trim_end_matches('\n'))
+}
+
 pub fn assert_success(out: &Output) {
     let (stdout, stderr) = text(out);
     assert!(out.status.success(), "iomatrix failed ({:?})\nstdout:\n{stdout}\nstderr:\n{stderr}", out.status);

@@ -75,7 +75,7 @@ fn fixture_line_gives_iozones_matrix_and_report_layout() {
     ]);
     assert_success(&out);
     let (stdout, _) = text(&out);
-    let ours = stdout.split("Excel output is below:\n").nth(1).expect("-R report");
+    let ours = before_summary(&stdout).split("Excel output is below:\n").nth(1).expect("-R report");
     let theirs = FIXTURE.split("Excel output is below:\n").nth(1).unwrap();
     // Same blocks, same header, same rows (file sizes) with the same number of values.
     let shape = |s: &str| -> Vec<String> {

@@ -277,7 +277,7 @@ fn i_subsets_print_their_blocks_in_iozones_order() {
 #[test]
 fn t_prints_iozones_throughput_report() {
     let rt = round_trip(&["-t", "2", "-s", "256k", "-r", "16k", "-i", "0", "-i", "1"], 0.005);
-    let s = &rt.stdout;
+    let s = before_summary(&rt.stdout);
     assert!(!s.contains("Excel output is below:"), "IOzone's -t prints no matrix blocks:\n{s}");
     let report = s.split("\tThroughput test with 2 processes\n").nth(1).expect("the preamble");
     let lines: Vec<&str> = report.lines().collect();

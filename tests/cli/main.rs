@@ -56,6 +56,7 @@ mod signals;
 mod stored;
 mod study;
 mod suite;
+mod summary;
 mod sweep;
 mod text_layer;
 mod trust_database;

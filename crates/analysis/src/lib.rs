@@ -24,7 +24,10 @@
 //!   formula ([`Derivation`]), always marked derived ([`Derived`]).
 //! - [`Limit`] and [`flag_cached`]: cells faster than a physical limit,
 //!   and the boundary in words ([`CacheFlags`]).
+//! - [`CacheVerdict`]: whether a run's figures measure the storage or the page cache, decided
+//!   once from O_DIRECT, the files' size and the RAM.
 
+mod cache;
 mod cells;
 mod compare;
 mod derive;
@@ -34,6 +37,7 @@ mod noise;
 mod shape;
 mod sweep;
 
+pub use cache::CacheVerdict;
 pub use cells::{median, size_mix, CellKey, CellStats, Figure, Group, LeftOut, Partial};
 pub use compare::{
     compare, flattened, regressions, Comparison, Difference, Gate, LatencyRow, MatrixComparison, NoiseSummary,

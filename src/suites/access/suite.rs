@@ -93,6 +93,8 @@ impl Suite for Access {
             keep_cell_lines: true,
             quiet: self.fio.is_some(),
             uncached_hint: "use --direct, or files larger than RAM,",
+            uncached_flags: |twice_ram| format!("--direct, or --file-size {twice_ram}"),
+            cache_dropped: false,
         }
     }
 
@@ -131,6 +133,16 @@ impl Suite for Access {
 
     fn cells(plan: &AccessPlan) -> Vec<String> {
         plan.cells().iter().map(|c| c.describe()).collect()
+    }
+
+    /// Each cell lasts `--duration`, or moves `--bytes` per client.
+    fn work(plan: &AccessPlan) -> Vec<crate::harness::progress::CellWork> {
+        use crate::harness::progress::CellWork;
+        let work = match plan.limit {
+            iomatrix_access::Limit::DurationMs(ms) => CellWork::Timed(std::time::Duration::from_millis(ms)),
+            iomatrix_access::Limit::Bytes(bytes) => CellWork::Bytes(bytes),
+        };
+        vec![work; plan.cells().len()]
     }
 
     fn live(_plan: &AccessPlan, slots: usize) -> AccessLive {

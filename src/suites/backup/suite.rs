@@ -84,6 +84,8 @@ impl Suite for Backup {
             keep_cell_lines: true,
             quiet: false,
             uncached_hint: "read cold (the default), or a tree larger than RAM,",
+            uncached_flags: |_| "no --warm (a cold walk drops the tree's cached pages first)".into(),
+            cache_dropped: plan.walk.cold,
         }
     }
 

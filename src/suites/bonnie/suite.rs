@@ -134,11 +134,30 @@ impl Suite for Bonnie {
             keep_cell_lines: true,
             quiet: self.front.as_ref().is_some_and(|f| f.quiet),
             uncached_hint: "use --direct, or a file of at least twice the RAM,",
+            uncached_flags: if self.front.is_some() {
+                |twice_ram| format!("-D (O_DIRECT), or -s {twice_ram}")
+            } else {
+                |twice_ram| format!("--direct, or --size {twice_ram}")
+            },
+            cache_dropped: false,
         }
     }
 
     fn cells(plan: &BonniePlan) -> Vec<String> {
         planned_tests(plan).iter().map(|(r, t)| format!("{} (repeat {r})", t.heading())).collect()
+    }
+
+    /// The block tests move the file once; the per-character, seek and file tests go by the
+    /// time such tests have taken.
+    fn work(plan: &BonniePlan) -> Vec<crate::harness::progress::CellWork> {
+        use crate::harness::progress::CellWork;
+        planned_tests(plan)
+            .iter()
+            .map(|(_, test)| match test {
+                BonnieTest::BlockWrite | BonnieTest::Rewrite | BonnieTest::BlockRead => CellWork::Bytes(plan.size.0),
+                _ => CellWork::Unknown,
+            })
+            .collect()
     }
 
     fn live(_plan: &BonniePlan, _slots: usize) -> NoLive {

@@ -67,6 +67,8 @@ impl Suite for Fileserver {
             keep_cell_lines: true,
             quiet: false,
             uncached_hint: "use --drop-caches (reads then come from storage), or more data than RAM,",
+            uncached_flags: |_| "--drop-caches".into(),
+            cache_dropped: plan.drop_caches,
         }
     }
 
@@ -105,6 +107,11 @@ impl Suite for Fileserver {
 
     fn cells(plan: &FileserverPlan) -> Vec<String> {
         plan.phases().iter().map(|p| format!("the {} phase", p.name())).collect()
+    }
+
+    /// Each phase writes, reads or mixes the connections' files once.
+    fn work(plan: &FileserverPlan) -> Vec<crate::harness::progress::CellWork> {
+        vec![crate::harness::progress::CellWork::Bytes(plan.total_bytes()); plan.phases().len()]
     }
 
     /// Raises the open-file limit where the connections need more, and says

@@ -53,6 +53,7 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
         xlsx: inv.spreadsheet.map(|path| Workbook::iozone(path, "-b", inv.force)),
         report_records_kib: inv.report_record_sizes.iter().map(|r| r.kib()).collect(),
         throughput: inv.throughput,
+        front_end: true,
     };
     suite.check_outputs(&own.db)?;
     let run = RunOptions {

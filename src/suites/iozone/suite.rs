@@ -57,6 +57,8 @@ pub struct Iozone {
     /// IOzone's `-t` mode: the report and workbook are IOzone's throughput
     /// report, one line per test, not the matrices.
     pub throughput: bool,
+    /// Run from IOzone's command line (`iomatrix iozone`): the summary's flags are IOzone's.
+    pub front_end: bool,
 }
 
 impl Iozone {
@@ -93,7 +95,14 @@ impl Suite for Iozone {
         let (plan, run) = args.validate(mpi_ranks)?;
         let report_records_kib = plan.record_sizes_kib();
         let xlsx = args.xlsx.clone().map(|path| Workbook::xlsx(path, "--xlsx", args.force));
-        let mut suite = Iozone { classic_table: false, excel_report: false, xlsx, report_records_kib, throughput: false };
+        let mut suite = Iozone {
+            classic_table: false,
+            excel_report: false,
+            xlsx,
+            report_records_kib,
+            throughput: false,
+            front_end: false,
+        };
         suite.check_outputs(db)?;
         Ok(Prepared { suite, plan, run })
     }
@@ -120,6 +129,12 @@ impl Suite for Iozone {
             keep_cell_lines: false,
             quiet: false,
             uncached_hint: "use --direct, or files larger than RAM,",
+            uncached_flags: if self.front_end {
+                |twice_ram| format!("-I (O_DIRECT), or -s {twice_ram}")
+            } else {
+                |twice_ram| format!("--direct, or --files {twice_ram}")
+            },
+            cache_dropped: false,
         }
     }
 
@@ -145,6 +160,11 @@ impl Suite for Iozone {
 
     fn cells(plan: &IozonePlan) -> Vec<String> {
         plan.cells().iter().map(CellSpec::describe).collect()
+    }
+
+    /// Each cell moves its file once.
+    fn work(plan: &IozonePlan) -> Vec<crate::harness::progress::CellWork> {
+        plan.cells().iter().map(|c| crate::harness::progress::CellWork::Bytes(c.file_size.0)).collect()
     }
 
     fn live(_plan: &IozonePlan, _slots: usize) -> NoLive {

@@ -134,6 +134,8 @@ impl Suite for Personality {
                 keep_cell_lines: true,
                 quiet: false,
                 uncached_hint: "replay on a server (nfs:// or smb://, no client cache),",
+                uncached_flags: |_| "--target nfs://SERVER/EXPORT or --target smb://SERVER/SHARE".into(),
+                cache_dropped: false,
             };
         }
         RunSpec {
@@ -160,11 +162,25 @@ impl Suite for Personality {
             keep_cell_lines: true,
             quiet: false,
             uncached_hint: "use more data than RAM (--files),",
+            uncached_flags: |_| "--files N, with N x the mean file size above twice the RAM".into(),
+            cache_dropped: false,
         }
     }
 
     fn cells(plan: &RunPlan) -> Vec<String> {
         (0..plan.cells()).map(|i| format!("the {} phase", plan.cell(i).0.name)).collect()
+    }
+
+    /// A phase that ends after a duration lasts it; one that ends after iterations is of
+    /// unknown length until the run shows one.
+    fn work(plan: &RunPlan) -> Vec<crate::harness::progress::CellWork> {
+        use crate::harness::progress::CellWork;
+        (0..plan.cells())
+            .map(|i| match plan.cell(i).0.end {
+                iomatrix_personality::PhaseEnd::Duration { ns } => CellWork::Timed(Duration::from_nanos(ns)),
+                _ => CellWork::Unknown,
+            })
+            .collect()
     }
 
     fn before_clients(plan: &RunPlan, clients_here: usize, on_server: bool) -> anyhow::Result<()> {

@@ -12,6 +12,9 @@
 //! - [`verify`]: `--verify`'s tallies; [`imported`]: where an imported run came from;
 //!   [`extents`]: FIEMAP summaries and a walk's errors.
 //!
+//! - [`summary`]: the lines every run ends with (cells, best and worst, the cache verdict, where
+//!   it is stored, the next commands), and what a CPU % means.
+//!
 //! Comparisons:
 //! - [`compare`]: `compare`'s text: the conditions, the B/A matrices and their verdicts, the
 //!   scalar and per-operation tables, noise, caching, and `--fail-if-slower`'s findings.
@@ -28,5 +31,6 @@ pub mod extents;
 pub mod imported;
 pub mod run;
 pub mod runs;
+pub mod summary;
 pub mod sweep;
 pub mod verify;

@@ -69,6 +69,14 @@ pub fn run_text(run: &StoredRun, tables: &str) -> String {
         );
     }
     out.push_str(tables);
+    // Said under every table of CPU figures: what 100% is, and the ceiling on this machine.
+    if tables.contains("CPU") || tables.contains("%CP") {
+        out.push('\n');
+        out.push_str(&match imported::source(run) {
+            Some(from) => super::summary::imported_cpu_meaning(from.get("tool").and_then(Value::as_str).unwrap_or("?")),
+            None => super::summary::cpu_meaning(run.environment["cpu_count"].as_u64()),
+        });
+    }
     out.push_str(&verify::report(run));
     out.push_str(&noise(run));
     out

@@ -1,0 +1,118 @@
+//! Whether a run's figures measure the storage or the page cache: decided here once, for the
+//! warning a run starts with, the `files_vs_ram` condition it stores, and the summary it ends
+//! with.
+
+/// What a run's figures measure, as far as the page cache goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheVerdict {
+    /// O_DIRECT: every request went to the storage.
+    Bypassed,
+    /// The files are at least twice the RAM: most requests miss the cache.
+    FilesExceedTwiceRam { ram_bytes: u64 },
+    /// The files exceed the RAM, but not twice over: part of what was read came from the cache.
+    Partly { ram_bytes: u64 },
+    /// The suite drops the page cache before it reads (a cold walk, `--drop-caches`): reads come
+    /// from the storage.
+    Dropped,
+    /// Every file fits in the RAM: the figures measure the page cache.
+    Cached { ram_bytes: u64 },
+    /// Through iomatrix's own protocol client, which keeps no cache: the server's cache, which a
+    /// client cannot see, may serve what it asks.
+    Server,
+    /// The target's file system lives in RAM (tmpfs, ramfs): whatever the flags, the figures
+    /// measure memory.
+    InMemory { fs_type: &'static str },
+    /// The machine's RAM is not known.
+    Unknown,
+}
+
+/// File systems whose files live in RAM, by the name /proc/mounts gives them.
+const IN_MEMORY: [&str; 2] = ["tmpfs", "ramfs"];
+
+impl CacheVerdict {
+    /// The verdict for a run whose files take `peak_bytes` at most, on a machine of `ram_bytes`
+    /// (0: not known); `direct`: O_DIRECT; `on_server`: through a protocol client.
+    pub fn of(direct: bool, peak_bytes: u64, ram_bytes: u64, on_server: bool) -> CacheVerdict {
+        CacheVerdict::on(direct, peak_bytes, ram_bytes, on_server, "")
+    }
+
+    /// [`CacheVerdict::of`] on a file system of `fs_type` (`/proc/mounts`' name): one in RAM
+    /// measures memory whatever else holds.
+    pub fn on(direct: bool, peak_bytes: u64, ram_bytes: u64, on_server: bool, fs_type: &str) -> CacheVerdict {
+        if let Some(fs_type) = IN_MEMORY.iter().find(|t| **t == fs_type).filter(|_| !on_server) {
+            CacheVerdict::InMemory { fs_type }
+        } else if on_server {
+            CacheVerdict::Server
+        } else if direct {
+            CacheVerdict::Bypassed
+        } else if ram_bytes == 0 {
+            CacheVerdict::Unknown
+        } else if peak_bytes < ram_bytes {
+            CacheVerdict::Cached { ram_bytes }
+        } else if peak_bytes < ram_bytes.saturating_mul(2) {
+            CacheVerdict::Partly { ram_bytes }
+        } else {
+            CacheVerdict::FilesExceedTwiceRam { ram_bytes }
+        }
+    }
+
+    /// The figures come from the cache, wholly or in part: the warning and the summary say how
+    /// to measure the storage instead.
+    pub fn cached(self) -> bool {
+        matches!(self, CacheVerdict::Cached { .. } | CacheVerdict::Partly { .. } | CacheVerdict::InMemory { .. })
+    }
+
+    /// The `files_vs_ram` condition a run stores, by the files' size alone (O_DIRECT or not; its
+    /// words kept from before this type, so stored runs and new ones read alike).
+    pub fn files_vs_ram(peak_bytes: u64, ram_bytes: u64, on_server: bool) -> &'static str {
+        match CacheVerdict::of(false, peak_bytes, ram_bytes, on_server) {
+            CacheVerdict::Server => "unknown: the server's RAM (its cache) is what counts, and a client cannot see it",
+            CacheVerdict::Unknown => "unknown",
+            CacheVerdict::Cached { .. } => "all files fit in RAM",
+            CacheVerdict::Bypassed
+            | CacheVerdict::Dropped
+            | CacheVerdict::InMemory { .. }
+            | CacheVerdict::Partly { .. }
+            | CacheVerdict::FilesExceedTwiceRam { .. } => "files exceed RAM",
+        }
+    }
+
+    /// A size for `--file-size` and its kin that no cache of this machine holds: twice the RAM,
+    /// rounded up to a whole GiB, as the size flags take it (`34g`). None where the RAM is not known.
+    pub fn twice_ram_flag(ram_bytes: u64) -> Option<String> {
+        const GIB: u64 = 1 << 30;
+        (ram_bytes > 0).then(|| format!("{}g", ram_bytes.saturating_mul(2).div_ceil(GIB)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIB: u64 = 1 << 30;
+
+    #[test]
+    fn the_verdict_follows_direct_io_the_files_and_the_ram() {
+        assert_eq!(CacheVerdict::of(true, GIB, 16 * GIB, false), CacheVerdict::Bypassed);
+        assert_eq!(CacheVerdict::of(false, GIB, 16 * GIB, false), CacheVerdict::Cached { ram_bytes: 16 * GIB });
+        assert_eq!(CacheVerdict::of(false, 20 * GIB, 16 * GIB, false), CacheVerdict::Partly { ram_bytes: 16 * GIB });
+        assert_eq!(
+            CacheVerdict::of(false, 32 * GIB, 16 * GIB, false),
+            CacheVerdict::FilesExceedTwiceRam { ram_bytes: 16 * GIB }
+        );
+        assert_eq!(CacheVerdict::of(false, GIB, 0, false), CacheVerdict::Unknown);
+        assert_eq!(CacheVerdict::of(true, GIB, 16 * GIB, true), CacheVerdict::Server);
+        assert!(CacheVerdict::of(false, 20 * GIB, 16 * GIB, false).cached());
+        assert!(!CacheVerdict::of(true, GIB, 16 * GIB, false).cached());
+        assert_eq!(CacheVerdict::on(true, GIB, 16 * GIB, false, "tmpfs"), CacheVerdict::InMemory { fs_type: "tmpfs" });
+        assert_eq!(CacheVerdict::on(true, GIB, 16 * GIB, false, "ext4"), CacheVerdict::Bypassed);
+        assert_eq!(CacheVerdict::files_vs_ram(GIB, 16 * GIB, false), "all files fit in RAM", "O_DIRECT or not");
+    }
+
+    #[test]
+    fn twice_the_ram_is_rounded_up_to_a_whole_gib() {
+        assert_eq!(CacheVerdict::twice_ram_flag(16 * GIB).as_deref(), Some("32g"));
+        assert_eq!(CacheVerdict::twice_ram_flag(7 * GIB + 1).as_deref(), Some("15g"));
+        assert_eq!(CacheVerdict::twice_ram_flag(0), None);
+    }
+}

@@ -1,0 +1,197 @@
+//! The lines every run ends with: what ran and what failed, its best and worst figure with their
+//! cells, whether the figures measure the storage or the page cache (and the flags that measure
+//! the storage where they do not), where the run is stored and the commands that go on from it.
+//! Written from the stored run, so it says what the database holds.
+
+use iomatrix_analysis::{CacheVerdict, CellKey, Figure};
+use iomatrix_core::human;
+use iomatrix_store::{CellStateKind, StoredRun};
+use std::fmt::Write;
+
+/// What the summary needs besides the stored run.
+pub struct SummaryContext<'a> {
+    /// Whether the figures measure the storage or the page cache (the harness decides once).
+    pub cache: CacheVerdict,
+    /// The suite's flags that take a run past the page cache, as the user pastes them.
+    pub uncached_flags: &'a str,
+    /// The results database, as the user would name it.
+    pub db: &'a str,
+    /// ` --db PATH` where the commands need it to find the database, else empty.
+    pub db_flag: &'a str,
+    /// An earlier run of the same suite to compare with, if the database holds one.
+    pub previous: Option<i64>,
+}
+
+/// The summary, a heading and one line per item, ending in the commands that go on from here.
+pub fn summary(run: &StoredRun, context: &SummaryContext<'_>) -> String {
+    let s = &run.summary;
+    let mut out = format!("\nsummary of run #{} ({}, {}):\n", s.id, s.suite, s.status.as_str());
+    let cells = &run.cell_results;
+    let count = |kind| cells.iter().filter(|c| c.state.kind == kind).count();
+    let (partial, failed) = (count(CellStateKind::Partial), count(CellStateKind::Failed));
+    let mut line = format!("  cells:  {} run of {} planned, {failed} failed", cells.len(), s.total_cells);
+    if partial > 0 {
+        let _ = write!(line, ", {partial} partial");
+    }
+    if cells.len() < s.total_cells {
+        let _ = write!(line, ", {} not run", s.total_cells - cells.len());
+    }
+    let _ = writeln!(out, "{line}");
+    if let Some(error) = &s.error {
+        let _ = writeln!(out, "  failed: {}", iomatrix_core::text::printable(error));
+    }
+    out.push_str(&best_and_worst(run));
+    let _ = writeln!(out, "  cache:  {}", cache_sentence(context.cache, context.uncached_flags));
+    let _ = writeln!(out, "  stored: run #{} in {}", s.id, context.db);
+    let flag = context.db_flag;
+    let _ = writeln!(out, "  next:   iomatrix show {}{flag}", s.id);
+    match context.previous {
+        Some(before) => {
+            let _ = writeln!(out, "          iomatrix compare {before} {}{flag}", s.id);
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "          iomatrix compare RUN {}{flag}    (RUN: another run, from iomatrix runs)",
+                s.id
+            );
+        }
+    }
+    let _ = writeln!(out, "          iomatrix report {} -o report.html{flag}", s.id);
+    out
+}
+
+/// A cell's figure, what else says its speed (", 812 IOPS" or nothing), and its name.
+type Ranked = (f64, String, String);
+
+/// The best and the worst figure of the run's whole cells, with their cells: one pair per unit
+/// (KB/s and ops/s are not set against each other). Nothing where no whole cell has a figure.
+fn best_and_worst(run: &StoredRun) -> String {
+    let mix = iomatrix_analysis::size_mix(&run.plan);
+    // Each whole cell's figure, and its name with what else says its speed (an access cell's IOPS).
+    let mut by_unit: Vec<(&'static str, Vec<Ranked>)> = Vec::new();
+    for cell in run.cell_results.iter().filter(|c| c.state.is_complete()) {
+        let Some(figure) = Figure::of(cell) else { continue };
+        let name = format!("{} (cell {})", CellKey::of(cell).named_by_mix(mix.as_deref()).describe(), cell.seq);
+        // A cell of requests in a mix (an access spec) is read in requests per second too.
+        let also = if cell.figures().mix().is_some() && cell.ops > 0 && cell.wall_ns > 0 {
+            format!(", {}", per_second(cell.ops as f64 * 1e9 / cell.wall_ns as f64, "IOPS"))
+        } else {
+            String::new()
+        };
+        match by_unit.iter_mut().find(|(unit, _)| *unit == figure.unit) {
+            Some((_, figures)) => figures.push((figure.value, also, name)),
+            None => by_unit.push((figure.unit, vec![(figure.value, also, name)])),
+        }
+    }
+    if by_unit.is_empty() {
+        return "  best:   no whole cell has a figure\n".into();
+    }
+    let mut out = String::new();
+    for (unit, figures) in by_unit {
+        let by_value = |a: &&Ranked, b: &&Ranked| a.0.total_cmp(&b.0);
+        let (Some(best), Some(worst)) = (figures.iter().max_by(by_value), figures.iter().min_by(by_value)) else {
+            continue;
+        };
+        let _ = writeln!(out, "  best:   {}{} in {}", figure(best.0, unit), best.1, best.2);
+        if figures.len() > 1 {
+            let _ = writeln!(out, "  worst:  {}{} in {}", figure(worst.0, unit), worst.1, worst.2);
+        }
+    }
+    out
+}
+
+/// A figure in its unit, with KB/s also in bytes per second as a person reads it.
+fn figure(value: f64, unit: &str) -> String {
+    if unit == "KB/s" {
+        format!("{} ({}/s)", per_second(value, unit), human::bytes_prose((value * 1024.0) as u64))
+    } else {
+        per_second(value, unit)
+    }
+}
+
+/// A rate: whole from 1000 up, four significant digits below.
+fn per_second(value: f64, unit: &str) -> String {
+    let digits = if value >= 1000.0 { human::fixed(value, 0) } else { human::significant(value) };
+    format!("{digits} {unit}")
+}
+
+/// The cache verdict in one sentence, with the flags that measure the storage where the figures
+/// do not.
+pub fn cache_sentence(verdict: CacheVerdict, uncached_flags: &str) -> String {
+    match verdict {
+        CacheVerdict::Bypassed => "O_DIRECT bypassed the page cache: these figures measure the storage.".into(),
+        CacheVerdict::Dropped => {
+            "the page cache was dropped before the reads: the read figures measure the storage.".into()
+        }
+        CacheVerdict::FilesExceedTwiceRam { ram_bytes } => format!(
+            "the files are at least twice this machine's RAM ({}): these figures measure the storage.",
+            human::bytes_prose(ram_bytes)
+        ),
+        CacheVerdict::Partly { ram_bytes } => format!(
+            "the files exceed this machine's RAM ({}) but not twice over: part of these figures is the page \
+             cache; to measure the storage, run again with {uncached_flags}",
+            human::bytes_prose(ram_bytes)
+        ),
+        CacheVerdict::Cached { ram_bytes } => format!(
+            "every file fits in this machine's RAM ({}): these figures measure the page cache, not the storage; \
+             to measure the storage, run again with {uncached_flags}",
+            human::bytes_prose(ram_bytes)
+        ),
+        CacheVerdict::Server => "through iomatrix's own protocol client, which keeps no cache: these figures \
+                                 measure the server, whose own cache may serve what it is asked."
+            .into(),
+        CacheVerdict::InMemory { fs_type } => format!(
+            "the target is {fs_type}, a file system in RAM: these figures measure memory, not storage, whatever \
+             the flags; to measure storage, run again with --target on a disk's file system"
+        ),
+        CacheVerdict::Unknown => {
+            format!("this machine's RAM is not known, so neither is the page cache's part; {uncached_flags} measures the storage")
+        }
+    }
+}
+
+/// What a CPU % iomatrix took means, said under every table that shows one. `cpus`: the
+/// CPUs of the machine the run ran on.
+pub fn cpu_meaning(cpus: Option<u64>) -> String {
+    let most = match cpus {
+        Some(n) if n > 1 => format!(", at most {}% with the {n} CPUs of the machine it ran on", n * 100),
+        _ => String::new(),
+    };
+    format!(
+        "CPU %: CPU time (user + system) of the client threads that issued the cell's I/O, over the cell's wall \
+         time (kernel threads working for them, such as io_uring's, not counted); 100% = one core busy for the \
+         whole cell{most}.\n"
+    )
+}
+
+/// What the CPU % of an imported run means: the tool's own figure, not one iomatrix took.
+pub fn imported_cpu_meaning(tool: &str) -> String {
+    format!("CPU %: as {tool} measured and reported it (its own definition; not measured by iomatrix).\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cached_run_says_so_and_gives_the_flags_to_paste() {
+        let s = cache_sentence(CacheVerdict::Cached { ram_bytes: 8 << 30 }, "--direct, or --file-size 16g");
+        assert!(s.contains("page cache, not the storage"), "{s}");
+        assert!(s.ends_with("run again with --direct, or --file-size 16g"), "{s}");
+        let s = cache_sentence(CacheVerdict::Bypassed, "--direct");
+        assert!(s.contains("measure the storage") && !s.contains("--direct"), "{s}");
+    }
+
+    #[test]
+    fn kib_per_second_is_also_shown_as_bytes_per_second() {
+        assert_eq!(figure(14339327.0, "KB/s"), "14339327 KB/s (13.7 GiB/s)");
+        assert_eq!(figure(812.4, "IOPS"), "812.4 IOPS");
+    }
+
+    #[test]
+    fn cpu_meaning_names_the_ceiling_on_this_machine() {
+        assert!(cpu_meaning(Some(4)).contains("at most 400% with the 4 CPUs of the machine it ran on"));
+        assert!(!cpu_meaning(None).contains("at most"));
+    }
+}
