@@ -186,7 +186,7 @@ mod tests {
     #[test]
     fn kib_per_second_is_also_shown_as_bytes_per_second() {
         assert_eq!(figure(14339327.0, "KB/s"), "14339327 KB/s (13.7 GiB/s)");
-        assert_eq!(figure(812.4, "IOPS"), "812.4 IOPS");
+        assert_eq!(figure(812.4, "IOPS"), "812 IOPS", "three significant digits, the one rule");
     }
 
     #[test]
