@@ -237,8 +237,8 @@ fn every_option_iomatrix_fio_does_not_run_is_refused_by_name_and_nothing_runs() 
     let base = ["--name=j", dir.as_str(), "--size=1m", "--runtime=1", "--time_based"];
     let cases: &[(&[&str], &str)] = &[
         (&["--verify=md5"], "fio option verify (the command line) is not run by iomatrix fio"),
-        (&["--rw=trim"], "trims are not issued"),
-        (&["--rw=randread:8"], "':N' suffix"),
+        (&["--rw=trim"], "no trims (discards)"),
+        (&["--rw=randread:8"], "holes between sequential requests (:N) are not supported"),
         (&["--bsrange=4k-64k"], "a range of block sizes is not run"),
         (&["--bssplit=4k/50:64k/50"], "a mix of block sizes is not run"),
         (&["--bs=4k,64k"], "different block sizes"),

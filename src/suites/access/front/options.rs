@@ -3,6 +3,7 @@
 //! options makes. Every other option is refused by its name: nothing is ignored.
 
 use iomatrix_core::{ByteSize, UsageError};
+use iomatrix_access::fio_words;
 use iomatrix_random::Distribution;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -210,25 +211,12 @@ pub fn refused(key: &str, at: &str) -> UsageError {
     ))
 }
 
+/// fio's `rw` word, through the access suite's one reading of fio's names (which refuses
+/// trims and `:N` holes with what to use instead).
 fn mix(text: &str) -> Result<Mix, String> {
-    if let Some((word, _)) = text.split_once(':') {
-        return Err(format!(
-            "'{text}': the ':N' suffix (skip N blocks after each request) is not run; give rw={word}"
-        ));
-    }
-    let (random, pure_read) = match text {
-        "read" => (false, Some(true)),
-        "write" => (false, Some(false)),
-        "randread" => (true, Some(true)),
-        "randwrite" => (true, Some(false)),
-        "rw" | "readwrite" => (false, None),
-        "randrw" => (true, None),
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err(format!("'{text}': trims are not issued by iomatrix's engine; give read, write, randread, randwrite, rw or randrw"))
-        }
-        _ => return Err(format!("'{text}' is not one of read, write, randread, randwrite, rw, readwrite, randrw")),
-    };
-    Ok(Mix { word: text.to_string(), random, pure_read })
+    let (read, random) = fio_words::rw_mix(text, None).map_err(|e| e.to_string())?;
+    let pure_read = (!fio_words::is_mixed(text)).then_some(read == 100);
+    Ok(Mix { word: text.to_string(), random: random == 100, pure_read })
 }
 
 fn percent(text: &str) -> Result<u8, String> {
