@@ -34,16 +34,16 @@ fn default_folder() -> Option<PathBuf> {
         .map(|d| d.join("iomatrix"))
 }
 
-/// The `--db` a command typed after a run needs to find `db`: none where a command without
-/// `--db` finds it anyway (the default database, or the one IOMATRIX_DB names).
-pub fn flag_to_find(db: &Path) -> Option<String> {
+/// Whether a command typed after a run needs `--db` to find `db`: not where a command without
+/// it finds it anyway (the default database, or the one IOMATRIX_DB names).
+pub fn needs_flag_to_find(db: &Path) -> bool {
     let default = default_folder().map(|d| d.join("results.sqlite"));
     let from_env = std::env::var_os("IOMATRIX_DB").filter(|v| !v.is_empty()).map(PathBuf::from);
     let found = match from_env {
         Some(env) => env == db,
         None => default.as_deref() == Some(db),
     };
-    (!found).then(|| format!("--db {}", crate::harness::args::command_text([db.display().to_string()])))
+    !found
 }
 
 /// A database path the user named: its folder exists and it is not itself a folder.

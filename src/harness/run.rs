@@ -203,7 +203,11 @@ fn summary(
     let previous = iomatrix_store::Store::open(db).and_then(|store| store.list_runs()).ok().and_then(|runs| {
         runs.iter().filter(|r| r.id < run.summary.id && r.suite == run.summary.suite && r.cells > 0).map(|r| r.id).max()
     });
-    let db_flag = crate::db_path::flag_to_find(db).map(|f| format!(" {f}")).unwrap_or_default();
+    let db_flag = if crate::db_path::needs_flag_to_find(db) {
+        format!(" --db {}", super::args::command_text([db.display().to_string()]))
+    } else {
+        String::new()
+    };
     iomatrix_report::text::summary::summary(
         run,
         &iomatrix_report::text::summary::SummaryContext {

@@ -4,6 +4,7 @@
 //! `run access --rw` and for anything else that reads fio's options.
 
 use iomatrix_core::UsageError;
+use std::time::Duration;
 
 /// fio's default `rwmixread` for the mixed names (`rw`, `readwrite`, `randrw`).
 pub const DEFAULT_RWMIXREAD: u8 = 50;
@@ -52,6 +53,27 @@ pub fn rwmixread_of_rwmixwrite(rwmixwrite: u8) -> Result<u8, UsageError> {
     100u8
         .checked_sub(rwmixwrite)
         .ok_or_else(|| UsageError::new(format!("rwmixwrite {rwmixwrite}: a percentage from 0 to 100")))
+}
+
+/// fio's time option (runtime, ramp_time, timeout) as fio reads it: a whole number in
+/// seconds unless a unit follows (us, ms, s, m, h, d).
+pub fn time(text: &str) -> Result<Duration, String> {
+    let t = text.trim().to_ascii_lowercase();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    if digits == 0 {
+        return Err(format!("'{text}' is not a time; give e.g. 30 (seconds), 500ms, 2m"));
+    }
+    let n: u64 = t[..digits].parse().map_err(|_| format!("'{text}' is too large"))?;
+    let d = match t[digits..].trim() {
+        "us" | "usec" => Duration::from_micros(n),
+        "ms" | "msec" => Duration::from_millis(n),
+        "" | "s" | "sec" => Duration::from_secs(n),
+        "m" | "min" => Duration::from_secs(n.saturating_mul(60)),
+        "h" => Duration::from_secs(n.saturating_mul(3600)),
+        "d" => Duration::from_secs(n.saturating_mul(86400)),
+        unit => return Err(format!("'{text}': unknown unit '{unit}'; give us, ms, s, m, h or d")),
+    };
+    Ok(d)
 }
 
 #[cfg(test)]

@@ -271,19 +271,7 @@ fn limit(opts: &Map<String, Value>, wall_ns: u64) -> Value {
 
 /// fio's time option in milliseconds: seconds without a unit, else us, ms, s, m, h or d.
 fn fio_time_ms(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let number: u64 = text[..digits].parse().ok()?;
-    let ms = match text[digits..].trim().to_ascii_lowercase().as_str() {
-        "" | "s" | "sec" => number.checked_mul(1000)?,
-        "us" | "usec" => number / 1000,
-        "ms" | "msec" => number,
-        "m" | "min" => number.checked_mul(60_000)?,
-        "h" => number.checked_mul(3_600_000)?,
-        "d" => number.checked_mul(86_400_000)?,
-        _ => return None,
-    };
-    Some(ms)
+    iomatrix_access::fio_words::time(text).ok().and_then(|d| u64::try_from(d.as_millis()).ok())
 }
 
 /// The first JSON object in `text`: fio may print notes before it.

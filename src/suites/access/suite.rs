@@ -14,13 +14,14 @@ use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::BackendKind;
 use iomatrix_stats::LatencySummary;
 use iomatrix_store::{CellRow, StoredRun};
+use std::sync::{Arc, Mutex};
 use serde_json::json;
 
 /// The access suite: everything it runs is in its plan. Run by `iomatrix fio`, it keeps each
 /// stored run for fio's outputs, which own standard output.
 #[derive(Default)]
 pub struct Access {
-    pub(super) fio: Option<super::front::Kept>,
+    pub(super) fio: Option<Kept>,
 }
 
 impl Suite for Access {
@@ -242,5 +243,19 @@ fn p99(s: &LatencySummary) -> String {
         "-".into()
     } else {
         human_ns(s.p99_ns as f64)
+    }
+}
+
+/// The stored runs of a fio invocation, kept by the access suite as each job ends.
+#[derive(Clone, Default)]
+pub struct Kept(Arc<Mutex<Vec<StoredRun>>>);
+
+impl Kept {
+    pub fn keep(&self, run: &StoredRun) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(run.clone());
+    }
+
+    pub(super) fn last(&self) -> Option<StoredRun> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).last().cloned()
     }
 }

@@ -16,16 +16,14 @@ pub mod options;
 mod plan;
 mod output;
 
-use super::suite::Access;
+use super::suite::{Access, Kept};
 use crate::harness::args::{flag_value, replace_flag, OwnRun};
 use crate::harness::{Prepared, Ranks};
 use iomatrix_core::{OwnFlags, UsageError};
-use iomatrix_store::StoredRun;
 use jobfile::Format;
 use measured::JobFigures;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
 
 /// `iomatrix fio`: fio's own command line and job files.
 pub const FRONT_END: crate::harness::FrontEnd = crate::harness::FrontEnd {
@@ -67,20 +65,6 @@ iomatrix's own flags: --db PATH (the results database), --label KEY=VALUE.
 Output: fio's normal output, or its JSON layout (--output-format=json); which JSON fields are
 filled and which are left out: docs/fio.md.
 ";
-
-/// The stored runs of a fio invocation, kept by the access suite as each job ends.
-#[derive(Clone, Default)]
-pub struct Kept(Arc<Mutex<Vec<StoredRun>>>);
-
-impl Kept {
-    pub fn keep(&self, run: &StoredRun) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(run.clone());
-    }
-
-    fn last(&self) -> Option<StoredRun> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).last().cloned()
-    }
-}
 
 pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let inv = jobfile::parse(args)?;

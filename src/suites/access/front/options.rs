@@ -184,9 +184,9 @@ impl FioJob {
                     .and_then(|n| usize::try_from(n).ok().filter(|&n| n >= 1).ok_or_else(|| "give 1 or more".into()))
                     .map_err(bad)?
             }
-            "runtime" | "timeout" => self.runtime = Some(time(text()?).map_err(bad)?),
+            "runtime" | "timeout" => self.runtime = Some(fio_words::time(text()?).map_err(bad)?),
             "time_based" => self.time_based = boolean(value).map_err(bad)?,
-            "ramp_time" => self.ramp_time = Some(time(text()?).map_err(bad)?),
+            "ramp_time" => self.ramp_time = Some(fio_words::time(text()?).map_err(bad)?),
             "direct" => self.direct = boolean(value).map_err(bad)?,
             "buffered" => self.direct = !boolean(value).map_err(bad)?,
             "random_distribution" => {
@@ -296,26 +296,6 @@ fn one_split(text: &str) -> Result<ByteSize, String> {
     }
 }
 
-/// A time as fio reads it: seconds by default; suffixes us, ms, s, m, h, d.
-pub fn time(text: &str) -> Result<Duration, String> {
-    let t = text.trim().to_ascii_lowercase();
-    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    if digits == 0 {
-        return Err(format!("'{text}' is not a time; give e.g. 30 (seconds), 500ms, 2m"));
-    }
-    let n: u64 = t[..digits].parse().map_err(|_| format!("'{text}' is too large"))?;
-    let d = match &t[digits..] {
-        "us" | "usec" => Duration::from_micros(n),
-        "ms" | "msec" => Duration::from_millis(n),
-        "" | "s" | "sec" => Duration::from_secs(n),
-        "m" | "min" => Duration::from_secs(n.saturating_mul(60)),
-        "h" => Duration::from_secs(n.saturating_mul(3600)),
-        "d" => Duration::from_secs(n.saturating_mul(86400)),
-        unit => return Err(format!("'{text}': unknown unit '{unit}'; give us, ms, s, m, h or d")),
-    };
-    Ok(d)
-}
-
 /// fio's booleans: a bare word is true; 1/0, true/false, yes/no.
 fn boolean(value: Option<&str>) -> Result<bool, String> {
     match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
@@ -356,10 +336,10 @@ mod tests {
 
     #[test]
     fn times_are_seconds_unless_a_unit_says() {
-        assert_eq!(time("30").unwrap(), Duration::from_secs(30));
-        assert_eq!(time("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(time("2m").unwrap(), Duration::from_secs(120));
-        assert!(time("soon").is_err());
+        assert_eq!(fio_words::time("30").unwrap(), Duration::from_secs(30));
+        assert_eq!(fio_words::time("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(fio_words::time("2m").unwrap(), Duration::from_secs(120));
+        assert!(fio_words::time("soon").is_err());
     }
 
     #[test]
