@@ -8,6 +8,8 @@
 //! - [`AlignedBuf`]: the I/O buffer, aligned for O_DIRECT and filled with
 //!   incompressible bytes so that compressing storage cannot flatter a result.
 //! - [`probe_direct`]: asks a file system whether it accepts O_DIRECT.
+//! - [`residency`], [`drop_cached`]: how much of a file the page cache holds
+//!   (mincore), and dropping it (fdatasync + `posix_fadvise(DONTNEED)`).
 //! - [`QueuedFile`]: the submit/reap seam on fio's model, for backends that
 //!   keep requests in flight. [`QueuedFile::submit`] takes a [`Request`] (a
 //!   slot naming one of the backend's own buffers, direction, offset, length)
@@ -35,6 +37,7 @@ mod error_kind;
 mod fd_limit;
 mod mmap;
 mod open;
+mod page_cache;
 mod place;
 mod psync;
 mod queued;
@@ -49,6 +52,7 @@ pub use error_kind::{errno_name, error_kind};
 pub use fd_limit::{raise_fd_limit, FdLimit};
 pub use mmap::MmapFile;
 pub use open::{probe_direct, OpenHow, DIRECT_ALIGN};
+pub use page_cache::{drop_cached, residency, Residency};
 pub use place::{below, client_folder, Connect, Place};
 pub use psync::PsyncFile;
 pub use queued::{
