@@ -91,6 +91,33 @@ where
     })
 }
 
+/// How much of a cell's files the page cache held when the cell began: mincore over every
+/// client's file just before the start barrier, summed. Absent where nobody could look (a
+/// server's files through iomatrix's own clients, runs stored before it was recorded).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CachedAtStart {
+    #[serde(deserialize_with = "or_default")]
+    pub cached_bytes: u64,
+    #[serde(deserialize_with = "or_default")]
+    pub file_bytes: u64,
+}
+
+impl CachedAtStart {
+    /// The cached share in %, 0 to 100 (100 for no bytes: nothing was missing).
+    pub fn percent(&self) -> f64 {
+        if self.file_bytes == 0 {
+            return 100.0;
+        }
+        (self.cached_bytes as f64 / self.file_bytes as f64 * 100.0).min(100.0)
+    }
+
+    /// "37% of 256 MiB": the one spelling in tables and conditions.
+    pub fn describe(&self) -> String {
+        format!("{:.0}% of {}", self.percent(), crate::human::bytes_prose(self.file_bytes))
+    }
+}
+
 pub const READ_PERCENT: Metric = Metric::new("read_percent", "%", Direction::HigherIsBetter, 0);
 pub const RANDOM_PERCENT: Metric = Metric::new("random_percent", "%", Direction::HigherIsBetter, 0);
 pub const QUEUE_DEPTH: Metric = Metric::new("queue_depth", "requests", Direction::HigherIsBetter, 0);
@@ -129,6 +156,13 @@ impl IoMix {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn cached_at_start_says_its_share_and_size() {
+        let c = super::CachedAtStart { cached_bytes: 96 << 20, file_bytes: 256 << 20 };
+        assert_eq!(c.describe(), format!("38% of {}", crate::human::bytes_prose(256 << 20)));
+        assert_eq!(super::CachedAtStart::default().percent(), 100.0);
+    }
+
     use super::*;
 
     #[test]
