@@ -54,7 +54,7 @@ pub fn table(run: &StoredRun) -> String {
             c.cpu_percent.map_or("-".into(), |p| human::fixed(p, 0)),
         ];
         if looked {
-            row.push(f.cached_at_start.map_or("-".into(), |held| format!("{:.0}%", held.percent())));
+            row.push(f.cached_at_start.map_or("-".into(), |held| human::fixed(held.percent(), 0) + "%"));
         }
         table.row(row);
     }

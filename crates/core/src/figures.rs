@@ -114,7 +114,7 @@ impl CachedAtStart {
 
     /// "37% of 256 MiB": the one spelling in tables and conditions.
     pub fn describe(&self) -> String {
-        format!("{:.0}% of {}", self.percent(), crate::human::bytes_prose(self.file_bytes))
+        format!("{}% of {}", crate::human::fixed(self.percent(), 0), crate::human::bytes_prose(self.file_bytes))
     }
 }
 
