@@ -332,7 +332,7 @@ if [[ " ${FILESYSTEMS[*]} " == *" xfs "* ]]; then
     command -v mkfs.xfs >/dev/null || die "mkfs.xfs not found: install xfsprogs, or leave xfs out (--fs ext4)"
 fi
 # Memory: the images on tmpfs, plus a file in the page cache, plus room.
-MEM_AVAIL=$(awk '$1 == "MemAvailable:" { print $2 * 1024 }' /proc/meminfo)
+MEM_AVAIL=$(mem_available || true)
 if [[ $MEM_AVAIL =~ ^[0-9]+$ ]] && ((MEM_AVAIL < TMPFS_BYTES + 2 * SIZE_BYTES + (256 << 20))); then
     die "only $((MEM_AVAIL >> 20)) MiB of memory available: ${#FILESYSTEMS[@]} image(s) of $(human "$IMAGE_BYTES") on tmpfs and a $SIZE file need $(((TMPFS_BYTES + 2 * SIZE_BYTES + (256 << 20)) >> 20)) MiB; choose a smaller --size or fewer --fs"
 fi

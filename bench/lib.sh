@@ -178,9 +178,23 @@ on_signal() {
 }
 
 
-# mount_tmpfs MNT BYTES: mounts a fresh tmpfs of BYTES at MNT (an empty folder).
+# mem_available: the memory available for new work, in bytes (MemAvailable), or nothing when
+# /proc/meminfo does not say. (awk would print the product in bytes as 2.3e+10: the
+# multiplication is bash's.)
+mem_available() {
+    local kib
+    kib=$(awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo 2>/dev/null)
+    [[ $kib =~ ^[0-9]+$ ]] && echo $((kib * 1024))
+}
+
+# mount_tmpfs MNT BYTES: mounts a fresh tmpfs of BYTES at MNT (an empty folder). Refused when
+# BYTES is more than the memory available less 512 MiB: a tmpfs larger than that can fill the
+# memory (there may be no swap), and the kernel then kills other processes to make room.
 mount_tmpfs() {
-    local mnt=$1 bytes=$2
+    local mnt=$1 bytes=$2 avail
+    avail=$(mem_available) || die "cannot tell the available memory (MemAvailable in /proc/meminfo): not mounting a $((bytes >> 20)) MiB tmpfs"
+    ((bytes + (512 << 20) <= avail)) ||
+        die "a $((bytes >> 20)) MiB tmpfs does not fit in the $((avail >> 20)) MiB of memory available (with 512 MiB to spare): choose a smaller --size"
     mount -t tmpfs -o "size=$bytes,mode=0700" tmpfs "$mnt" || die "could not mount a tmpfs at $mnt"
 }
 

@@ -141,7 +141,7 @@ command -v strace >/dev/null || die "strace not found: install it (Debian: apt-g
 for tool in mount umount mountpoint findmnt fincore timeout head stat; do
     command -v "$tool" >/dev/null || die "$tool not found: install util-linux and coreutils"
 done
-MEM_AVAIL=$(awk '$1 == "MemAvailable:" { print $2 * 1024 }' /proc/meminfo)
+MEM_AVAIL=$(mem_available || true)
 if [[ $MEM_AVAIL =~ ^[0-9]+$ ]] && ((MEM_AVAIL < 2 * SIZE_BYTES + (256 << 20))); then
     die "only $((MEM_AVAIL >> 20)) MiB of memory available: a $SIZE file on tmpfs needs more; choose a smaller --size"
 fi

@@ -266,7 +266,7 @@ for tool in mkfs.ext4 mount umount mountpoint losetup findmnt fincore truncate t
     command -v "$tool" >/dev/null || die "$tool not found: install util-linux, e2fsprogs and coreutils"
 done
 # Memory: the image on tmpfs, plus the file in the page cache of the ext4 mount, plus room.
-MEM_AVAIL=$(awk '$1 == "MemAvailable:" { print $2 * 1024 }' /proc/meminfo)
+MEM_AVAIL=$(mem_available || true)
 if [[ $MEM_AVAIL =~ ^[0-9]+$ ]] && ((MEM_AVAIL < TMPFS_BYTES + SIZE_BYTES + (256 << 20))); then
     die "only $((MEM_AVAIL >> 20)) MiB of memory available: the $(human "$IMAGE_BYTES") image on tmpfs and a $SIZE file need more; choose a smaller --size"
 fi
