@@ -395,7 +395,7 @@ PY
 # reaches the goal.
 median_table() {
     python3 - "$@" <<'PY'
-import math, os, statistics, sys
+import math, os, statistics, sys, textwrap
 
 
 def median_interval(values):
@@ -485,10 +485,11 @@ else:
     for r in [head] + rows:
         print("  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)))
 if pairs:
-    print("paired: the median over repeats of each repeat's ratio; won: pairs whose ratio is above 1;%s interval: the"
-          % (" range: the lowest and highest of them;" if with_range else ""))
-    print("sign-test confidence interval of the paired median, at the level shown; of medians: the ratio of the two")
-    print("median %s." % figure)
+    print(textwrap.fill("paired: the median over repeats of each repeat's ratio; won: pairs whose ratio is above 1;%s"
+                        " interval: the sign-test confidence interval of the paired median, at the level shown; of"
+                        " medians: the ratio of the two median %s."
+                        % (" range: the lowest and highest of them;" if with_range else "", figure), 110,
+                        break_on_hyphens=False))
 if pairs and strict and any(g is not None for _, g in pairs):
     print("A goal is judged on the paired median: yes at or above it, NO below it; \"NO (noise)\" when the interval")
     print("still reaches the goal (more pairs or a quieter machine may tell).")
