@@ -104,6 +104,18 @@ need_iomatrix() {
     IOMATRIX_VERSION=${IOMATRIX_VERSION#iomatrix }
 }
 
+# iomatrix_keep_cached: sets IOMATRIX_CACHED to the arguments that make `$IOMATRIX run access`
+# keep its file in the page cache after the layout: `--prepare cached` where the binary has the
+# flag (since issue 33 its default drops the file before every cell, as fio's invalidate=1
+# does), nothing for binaries from before, which kept it cached anyway.
+# shellcheck disable=SC2034 # IOMATRIX_CACHED is for the scripts that source this
+iomatrix_keep_cached() {
+    IOMATRIX_CACHED=()
+    if "$IOMATRIX" run access --help 2>/dev/null | grep -q -- '--prepare'; then
+        IOMATRIX_CACHED=(--prepare cached)
+    fi
+}
+
 # run_child LIMIT OUT ERR CMD...: runs CMD with stdout to OUT and stderr to ERR, for at most
 # LIMIT seconds (0: no limit), in the background so that a signal reaches the trap at once (the
 # trap then stops the child). Returns the child's status (124 when it ran out of time).
