@@ -104,6 +104,18 @@ need_iomatrix() {
     IOMATRIX_VERSION=${IOMATRIX_VERSION#iomatrix }
 }
 
+# iomatrix_keep_cached: sets IOMATRIX_CACHED to the arguments that make `$IOMATRIX run access`
+# keep its file in the page cache after the layout: `--prepare cached` where the binary has the
+# flag (since issue 33 its default drops the file before every cell, as fio's invalidate=1
+# does), nothing for binaries from before, which kept it cached anyway.
+# shellcheck disable=SC2034 # IOMATRIX_CACHED is for the scripts that source this
+iomatrix_keep_cached() {
+    IOMATRIX_CACHED=()
+    if "$IOMATRIX" run access --help 2>/dev/null | grep -q -- '--prepare'; then
+        IOMATRIX_CACHED=(--prepare cached)
+    fi
+}
+
 # run_child LIMIT OUT ERR CMD...: runs CMD with stdout to OUT and stderr to ERR, for at most
 # LIMIT seconds (0: no limit), in the background so that a signal reaches the trap at once (the
 # trap then stops the child). Returns the child's status (124 when it ran out of time).
@@ -178,19 +190,44 @@ on_signal() {
 }
 
 
-# mount_tmpfs MNT BYTES: mounts a fresh tmpfs of BYTES at MNT (an empty folder).
+# mem_available: the memory available for new work, in bytes (MemAvailable), or nothing when
+# /proc/meminfo does not say. (awk would print the product in bytes as 2.3e+10: the
+# multiplication is bash's.)
+mem_available() {
+    local kib
+    kib=$(awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo 2>/dev/null)
+    [[ $kib =~ ^[0-9]+$ ]] && echo $((kib * 1024))
+}
+
+# mount_tmpfs MNT BYTES: mounts a fresh tmpfs of BYTES at MNT (an empty folder). Refused when
+# BYTES is more than the memory available less 512 MiB: a tmpfs larger than that can fill the
+# memory (there may be no swap), and the kernel then kills other processes to make room.
 mount_tmpfs() {
-    local mnt=$1 bytes=$2
+    local mnt=$1 bytes=$2 avail
+    avail=$(mem_available) || die "cannot tell the available memory (MemAvailable in /proc/meminfo): not mounting a $((bytes >> 20)) MiB tmpfs"
+    ((bytes + (512 << 20) <= avail)) ||
+        die "a $((bytes >> 20)) MiB tmpfs does not fit in the $((avail >> 20)) MiB of memory available (with 512 MiB to spare): choose a smaller --size"
     mount -t tmpfs -o "size=$bytes,mode=0700" tmpfs "$mnt" || die "could not mount a tmpfs at $mnt"
 }
 
-# make_ext4 IMAGE BYTES MNT LOG: makes an ext4 image of BYTES (truncate, mkfs.ext4 -q -F) and
-# mounts it at MNT with mount -o loop, which attaches a loop device with autoclear. LOG keeps
-# the tools' messages, shown on failure.
+# make_ext4 IMAGE BYTES MNT LOG: make_loop_fs ext4 IMAGE BYTES MNT LOG.
 make_ext4() {
-    local image=$1 bytes=$2 mnt=$3 log=$4
+    make_loop_fs ext4 "$@"
+}
+
+# make_loop_fs FSTYPE IMAGE BYTES MNT LOG: makes an FSTYPE (ext4 or xfs) image of BYTES
+# (truncate, mkfs.ext4 -q -F or mkfs.xfs -q -f, each with its defaults) and mounts it at MNT with
+# mount -o loop, which attaches a loop device with autoclear. LOG keeps the tools' messages,
+# shown on failure. xfs wants at least 300 MiB.
+make_loop_fs() {
+    local fstype=$1 image=$2 bytes=$3 mnt=$4 log=$5 mkfs
+    case $fstype in
+    ext4) mkfs=(mkfs.ext4 -q -F) ;;
+    xfs) mkfs=(mkfs.xfs -q -f) ;;
+    *) die "make_loop_fs: no mkfs for '$fstype' (ext4 or xfs)" ;;
+    esac
     truncate -s "$bytes" -- "$image" || die "could not make $image"
-    mkfs.ext4 -q -F -- "$image" >"$log" 2>&1 || { sed 's/^/  | /' "$log" >&2; die "mkfs.ext4 failed on $image"; }
+    "${mkfs[@]}" -- "$image" >"$log" 2>&1 || { sed 's/^/  | /' "$log" >&2; die "${mkfs[0]} failed on $image"; }
     mount -o loop -- "$image" "$mnt" 2>"$log" ||
         { sed 's/^/  | /' "$log" >&2; die "mount -o loop $image failed (loop devices available? /dev/loop-control)"; }
 }
@@ -243,20 +280,21 @@ fio_engine_args() {
     esac
 }
 
-# fio_args FILE RW SIZE BS BACKEND QD DIRECT SECS: sets FIO_ARGS to the timed fio job the
-# benches run beside `iomatrix run access`: RW (randread, randwrite) at uniformly random
-# BS-aligned offsets of FILE (SIZE bytes, laid out beforehand by fio_layout), with replacement
-# (--norandommap) from a fixed seed (--randrepeat=1), for SECS, through fio_engine_args's
-# engine, O_DIRECT when DIRECT is 1; no page-cache drop at open (--invalidate=0), no
+# fio_args FILE RW SIZE BS BACKEND QD DIRECT SECS [INVALIDATE]: sets FIO_ARGS to the timed fio
+# job the benches run beside `iomatrix run access`: RW (randread, randwrite, randrw, read,
+# write) at BS-aligned offsets of FILE (SIZE bytes, laid out beforehand by fio_layout), random
+# ones uniformly with replacement (--norandommap) from a fixed seed (--randrepeat=1), for SECS,
+# through fio_engine_args's engine, O_DIRECT when DIRECT is 1; the page cache dropped at open
+# when INVALIDATE is 1 (fio's default), else not (--invalidate=0, the default here); no
 # posix_fadvise hint (--fadvise_hint=0), one thread; JSON with total-latency percentiles
 # (--lat_percentiles=1: lat_ns, iomatrix's latency).
 # shellcheck disable=SC2034 # FIO_ARGS is for the scripts that source this
 fio_args() {
-    local file=$1 rw=$2 size=$3 bs=$4 backend=$5 qd=$6 direct=$7 secs=$8 engine
+    local file=$1 rw=$2 size=$3 bs=$4 backend=$5 qd=$6 direct=$7 secs=$8 invalidate=${9:-0} engine
     read -r -a engine <<<"$(fio_engine_args "$backend" "$qd")"
     FIO_ARGS=(--name=access --filename="$file" --rw="$rw" --bs="$bs" --size="$size" "${engine[@]}"
         --direct="$direct" --time_based --runtime="$secs" --norandommap --randrepeat=1 --thread
-        --numjobs=1 --invalidate=0 --fadvise_hint=0 --group_reporting --lat_percentiles=1
+        --numjobs=1 --invalidate="$invalidate" --fadvise_hint=0 --group_reporting --lat_percentiles=1
         --output-format=json)
 }
 
@@ -363,9 +401,13 @@ PY
 # cannot tell the tools apart there) or "NO" (the whole interval is below the goal).
 # P99_TOOLS: tools whose median p99 is shown ("" for none). LAYOUT: wide (default: a row per
 # case) or long (a block of lines per case, for few cases and many columns).
+# From the environment: TABLE_FIGURE names the figure (default IOPS; e.g. MiB/s); TABLE_RANGE=1
+# adds each ratio's range (lowest-highest of the pairs); TABLE_STRICT=1 judges a goal on the
+# paired median alone: "NO" whenever it is below the goal, "NO (noise)" when the interval still
+# reaches the goal.
 median_table() {
     python3 - "$@" <<'PY'
-import math, statistics, sys
+import math, os, statistics, sys, textwrap
 
 
 def median_interval(values):
@@ -390,9 +432,12 @@ for line in open(path):
     if f[4] != "-":
         p99.setdefault((case, tool), []).append(float(f[4]))
 pairs = [(p.split(":")[0].split("/"), float(p.split(":")[1]) if ":" in p else None) for p in pairs if p]
-head = ["case"] + ["%s IOPS" % t for t in tools]
+figure = os.environ.get("TABLE_FIGURE") or "IOPS"
+with_range = os.environ.get("TABLE_RANGE") == "1"
+strict = os.environ.get("TABLE_STRICT") == "1"
+head = ["case"] + ["%s %s" % (t, figure) for t in tools]
 for (a, b), goal in pairs:
-    head += ["%s/%s paired" % (a, b), "%s won" % a, "interval", "of medians"]
+    head += ["%s/%s paired" % (a, b), "%s won" % a] + (["range"] if with_range else []) + ["interval", "of medians"]
     if goal is not None:
         head.append(">= %.2f?" % goal)
 head += ["%s p99 us" % t for t in p99_tools]
@@ -412,12 +457,17 @@ for case in cases:
             few.add(len(ratios))
         row.append("%.3f" % paired if paired is not None else "-")
         row.append("%d/%d" % (sum(r > 1 for r in ratios), len(ratios)) if ratios else "-")
+        if with_range:
+            row.append("%.3f-%.3f" % (min(ratios), max(ratios)) if ratios else "-")
         low, high, level = median_interval(ratios) if ratios else (None, None, None)
         row.append("%.3f-%.3f (%.0f%%)" % (low, high, 100 * level) if ratios else "-")
         ma, mb = statistics.median(ra.values()) if ra else None, statistics.median(rb.values()) if rb else None
         row.append("%.3f" % (ma / mb) if ma and mb else "-")
         if goal is not None:
-            verdict = "-" if paired is None else "yes" if paired >= goal else "noise" if high >= goal else "NO"
+            if strict:
+                verdict = "-" if paired is None else "yes" if paired >= goal else "NO (noise)" if high >= goal else "NO"
+            else:
+                verdict = "-" if paired is None else "yes" if paired >= goal else "noise" if high >= goal else "NO"
             row.append(verdict)
     for t in p99_tools:
         v = p99.get((case, t))
@@ -427,13 +477,17 @@ if long:
     for row in rows:
         print(row[0])
         named = dict(zip(head, row))
-        print("  %-22s %s" % ("median IOPS", "   ".join("%s %s" % (t, named["%s IOPS" % t]) for t in tools)))
+        print("  %-22s %s" % ("median " + figure, "   ".join("%s %s" % (t, named["%s %s" % (t, figure)]) for t in tools)))
         if p99_tools:
             print("  %-22s %s" % ("median p99 (us)", "   ".join("%s %s" % (t, named["%s p99 us" % t]) for t in p99_tools)))
         at = 1 + len(tools)
         for (a, b), goal in pairs:
-            line = "paired %s (%s won %s, interval %s)   of medians %s" % (row[at], a, row[at + 1], row[at + 2], row[at + 3])
-            at += 4
+            if with_range:
+                line = "paired %s (%s won %s, range %s, interval %s)   of medians %s" % (row[at], a, row[at + 1], row[at + 2], row[at + 3], row[at + 4])
+                at += 5
+            else:
+                line = "paired %s (%s won %s, interval %s)   of medians %s" % (row[at], a, row[at + 1], row[at + 2], row[at + 3])
+                at += 4
             if goal is not None:
                 line += "   goal >= %.2f: %s" % (goal, row[at])
                 at += 1
@@ -443,10 +497,15 @@ else:
     for r in [head] + rows:
         print("  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)))
 if pairs:
-    print("paired: the median over repeats of each repeat's ratio; won: pairs whose ratio is above 1; interval: the")
-    print("sign-test confidence interval of the paired median, at the level shown; of medians: the ratio of the two")
-    print("median IOPS.")
-if pairs and any(g is not None for _, g in pairs):
+    print(textwrap.fill("paired: the median over repeats of each repeat's ratio; won: pairs whose ratio is above 1;%s"
+                        " interval: the sign-test confidence interval of the paired median, at the level shown; of"
+                        " medians: the ratio of the two median %s."
+                        % (" range: the lowest and highest of them;" if with_range else "", figure), 110,
+                        break_on_hyphens=False))
+if pairs and strict and any(g is not None for _, g in pairs):
+    print("A goal is judged on the paired median: yes at or above it, NO below it; \"NO (noise)\" when the interval")
+    print("still reaches the goal (more pairs or a quieter machine may tell).")
+elif pairs and any(g is not None for _, g in pairs):
     print("A goal is judged on the paired median: yes at or above it; noise below it, but with the goal inside the")
     print("interval (more pairs or a quieter machine may tell); NO when the whole interval is below it.")
 if few:

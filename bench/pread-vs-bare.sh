@@ -9,7 +9,8 @@
 #   1), for --duration, the file in memory: on a tmpfs the script mounts for the purpose. Three
 #   programs do it, each on a file of its own of --size bytes:
 #     iomatrix  iomatrix run access --bs 4096 --read 100 --random 100 --qd 1 --backend psync
-#               --file-size SIZE --duration D --json: it times every request (a clock read at
+#               --file-size SIZE --duration D --prepare cached --json (no --prepare with binaries
+#               from before issue 33; on tmpfs the file stays in memory either way): it times every request (a clock read at
 #               issue and at completion) and records its latency in HDR histograms, counts
 #               per-second figures, checks for a stop signal and the deadline.
 #     bare      bench/bare_pread.c, compiled here with gcc -O2: the same offsets in the same
@@ -134,6 +135,7 @@ TMPFS_BYTES=$((2 * SIZE_BYTES))
 
 ((EUID == 0)) || die "needs root: it mounts a tmpfs for the files"
 need_iomatrix IOMATRIX_BIN
+iomatrix_keep_cached
 need_fio
 command -v python3 >/dev/null || die "python3 not found: it computes the medians and reads the JSON"
 command -v "$CC" >/dev/null || die "$CC not found: install gcc (Debian: apt-get install -y gcc) or set CC=path"
@@ -141,7 +143,7 @@ command -v strace >/dev/null || die "strace not found: install it (Debian: apt-g
 for tool in mount umount mountpoint findmnt fincore timeout head stat; do
     command -v "$tool" >/dev/null || die "$tool not found: install util-linux and coreutils"
 done
-MEM_AVAIL=$(awk '$1 == "MemAvailable:" { print $2 * 1024 }' /proc/meminfo)
+MEM_AVAIL=$(mem_available || true)
 if [[ $MEM_AVAIL =~ ^[0-9]+$ ]] && ((MEM_AVAIL < 2 * SIZE_BYTES + (256 << 20))); then
     die "only $((MEM_AVAIL >> 20)) MiB of memory available: a $SIZE file on tmpfs needs more; choose a smaller --size"
 fi
@@ -293,7 +295,7 @@ run_iomatrix() {
     local json=$SCRATCH/$name.json log=$SCRATCH/$name.log
     if ! run_child "$LIMIT" "$json" "$log" "$IOMATRIX" --db "$DB" run access --target "$TMPFS" --keep \
         --bs "$BS" --read 100 --random 100 --qd 1 --backend psync --file-size "$SIZE_BYTES" \
-        --duration "${SECS}s" --json; then
+        --duration "${SECS}s" "${IOMATRIX_CACHED[@]}" --json; then
         sed 's/^/  | /' "$log" >&2
         die "iomatrix failed in repeat $rep (its messages are above)"
     fi

@@ -22,10 +22,11 @@
 #
 # WHY THE SETTINGS MATCH
 #   iomatrix:  iomatrix run access --bs 4096 --read 100 (reads) or --read 0 (writes)
-#              --random 100 --qd D --backend io_uring --direct --prepare cached --file-size SIZE
-#              --duration T --json, with a throwaway --db, in a fresh folder on the ext4 mount. It
-#              lays out its own file (sequential writes, fsync: untimed, before the cell; kept in
-#              the page cache as fio's --invalidate=0 keeps fio's), opens it with
+#              --random 100 --qd D --backend io_uring --direct --file-size SIZE --duration T
+#              --prepare cached --json (no --prepare with binaries from before issue 33, which
+#              kept the file cached without it), with a throwaway --db, in a fresh folder on the
+#              ext4 mount. It lays out its own file (sequential writes, fsync: untimed, before the
+#              cell) and keeps it in the page cache (see The file, below), opens it with
 #              O_DIRECT and for T keeps D requests in flight: registered buffers and a
 #              registered file; it pushes a request for every free slot and hands them to the
 #              kernel in groups of up to G as they are prepared (G = D/8 from 1 to 8, or
@@ -261,13 +262,14 @@ TMPFS_BYTES=$((IMAGE_BYTES + (16 << 20)))
 
 ((EUID == 0)) || die "needs root: it mounts a tmpfs and loop-mounts an ext4 image on it"
 need_iomatrix IOMATRIX_BIN
+iomatrix_keep_cached
 need_fio
 command -v python3 >/dev/null || die "python3 not found: it computes the medians and reads the JSON"
 for tool in mkfs.ext4 mount umount mountpoint losetup findmnt fincore truncate timeout stat dd; do
     command -v "$tool" >/dev/null || die "$tool not found: install util-linux, e2fsprogs and coreutils"
 done
 # Memory: the image on tmpfs, plus the file in the page cache of the ext4 mount, plus room.
-MEM_AVAIL=$(awk '$1 == "MemAvailable:" { print $2 * 1024 }' /proc/meminfo)
+MEM_AVAIL=$(mem_available || true)
 if [[ $MEM_AVAIL =~ ^[0-9]+$ ]] && ((MEM_AVAIL < TMPFS_BYTES + SIZE_BYTES + (256 << 20))); then
     die "only $((MEM_AVAIL >> 20)) MiB of memory available: the $(human "$IMAGE_BYTES") image on tmpfs and a $SIZE file need more; choose a smaller --size"
 fi
@@ -368,8 +370,8 @@ run_iomatrix() {
     local json=$SCRATCH/$name.json log=$SCRATCH/$name.log
     [[ $rw == write ]] && read_pct=0
     if ! run_child "$LIMIT" "$json" "$log" "${PIN[@]}" "$IOMATRIX" --db "$DB" run access --target "$MNT" --keep --bs "$BS" \
-        --read "$read_pct" --random 100 --qd "$qd" --backend io_uring --direct --prepare cached \
-        --file-size "$SIZE_BYTES" --duration "${SECS}s" "${IOMATRIX_POLL[@]}" "${IOMATRIX_GROUPS[@]}" --json; then
+        --read "$read_pct" --random 100 --qd "$qd" --backend io_uring --direct --file-size "$SIZE_BYTES" \
+        --duration "${SECS}s" "${IOMATRIX_POLL[@]}" "${IOMATRIX_GROUPS[@]}" "${IOMATRIX_CACHED[@]}" --json; then
         sed 's/^/  | /' "$log" >&2
         die "iomatrix failed in '$case', repeat $rep (its messages are above)"
     fi
