@@ -4,7 +4,9 @@
 use crate::figures::IozoneFigures;
 use crate::{IozoneCellFigures, IozoneTest};
 use iomatrix_analysis::median;
-use iomatrix_core::Figures;
+use iomatrix_core::figures::CachedAtStart;
+use iomatrix_core::{ByteSize, Figures};
+use iomatrix_report::table::{Column, Table};
 use iomatrix_report::{matrix_table, Matrix, MatrixCell, ThroughputReport};
 use iomatrix_store::{CellStateKind, StoredRun};
 use serde::Deserialize;
@@ -22,7 +24,67 @@ pub fn tables(run: &StoredRun) -> String {
             let _ = write!(out, "{}", matrix_table(cpu, 0));
         }
     }
-    out + &iomatrix_report::text::clients::table(run, &CLIENT_COLUMNS)
+    out + &cached_at_start(run) + &iomatrix_report::text::clients::table(run, &CLIENT_COLUMNS)
+}
+
+/// How much of each cell's files the page cache held when the cell began, a line per test: the
+/// range over its cells (a column per matrix would double every table) and the cell with the
+/// least. Nothing for runs that did not record it (a server's files, runs stored before it).
+fn cached_at_start(run: &StoredRun) -> String {
+    let mut table = Table::new(vec![
+        Column::fit_left("test"),
+        Column::fit_right("cells"),
+        Column::free("cached at start").gap("  "),
+    ])
+    .trimmed();
+    for test in IozoneTest::ALL {
+        let cells: Vec<(&iomatrix_store::CellRow, CachedAtStart)> = run
+            .cell_results
+            .iter()
+            .filter(|c| c.test == test.name())
+            .filter_map(|c| Some((c, figures(c).own.cached_at_start?)))
+            .collect();
+        if cells.is_empty() {
+            continue;
+        }
+        let empty = cells.iter().filter(|(_, held)| held.file_bytes == 0).count();
+        let sized: Vec<_> = cells.iter().filter(|(_, held)| held.file_bytes > 0).collect();
+        let percent = |held: &CachedAtStart| format!("{:.0}%", held.percent());
+        let mut said = match (
+            sized.iter().min_by(|a, b| a.1.percent().total_cmp(&b.1.percent())),
+            sized.iter().max_by(|a, b| a.1.percent().total_cmp(&b.1.percent())),
+        ) {
+            (Some((least_cell, least)), Some((_, most))) if percent(least) != percent(most) => {
+                let size = |b: Option<u64>| ByteSize(b.unwrap_or(0)).to_string();
+                format!(
+                    "{}..{} of the file (least: file {} record {})",
+                    percent(least),
+                    percent(most),
+                    size(least_cell.file_size),
+                    size(least_cell.record_size)
+                )
+            }
+            (Some((_, least)), _) => format!("{} of the file", percent(least)),
+            _ => String::new(),
+        };
+        if empty > 0 {
+            let created = if sized.is_empty() {
+                "empty: the test created its file".to_string()
+            } else {
+                format!("{empty} cell(s) empty")
+            };
+            said = if said.is_empty() { created } else { format!("{said}; {created}") };
+        }
+        table.row([test.name().to_string(), cells.len().to_string(), said]);
+    }
+    if table.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nCached at start (the page cache's share of each cell's files just before it began, by mincore; all \
+         clients' files)\n{}",
+        table.render()
+    )
 }
 
 pub const CLIENT_COLUMNS: iomatrix_report::text::clients::ClientColumns =
