@@ -153,3 +153,35 @@ fn on_a_server_no_cell_claims_a_cache_state_and_the_conditions_say_why() {
         assert!(!shown.contains("Cached at start"), "{shown}");
     }
 }
+
+#[test]
+fn iozone_f_naming_a_device_or_folder_is_refused_and_naming_the_database_leaves_it_whole() {
+    let sb = Sandbox::new();
+    let before_dev = leftovers(std::path::Path::new("/dev"));
+    for (file, kind) in [("/dev/zero", "a character device"), ("/dev/null", "a character device")] {
+        let out = sb.run(&["iozone", "-s", "64k", "-i", "0", "-i", "1", "-f", file]);
+        assert_usage_error(&out, &format!("-f {file}: {kind}, not a file"));
+    }
+    let folder = sb.target();
+    assert_usage_error(
+        &sb.run(&["iozone", "-s", "64k", "-i", "0", "-f", folder.to_str().unwrap()]),
+        "a folder, not a file",
+    );
+    assert_eq!(leftovers(std::path::Path::new("/dev")), before_dev, "nothing was made in /dev");
+    assert!(!sb.db().exists(), "a refused run opened the results database");
+
+    // -f naming the results database: the test file is made under that name in a working folder,
+    // so the database keeps its runs, and the cells state the test file's cache, not the database's.
+    let file = sb.target().join("iozone.tmp");
+    assert_success(&sb.run(&["iozone", "-s", "64k", "-i", "0", "-f", file.to_str().unwrap()]));
+    let first = sb.show_json(1);
+    let db = sb.db();
+    let out = sb.run(&["iozone", "-s", "64k", "-r", "4k", "-i", "0", "-i", "1", "-f", db.to_str().unwrap()]);
+    assert_success(&out);
+    assert_eq!(sb.runs_json()["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(sb.show_json(1), first, "the first run reads back as it was stored");
+    let second = sb.show_json(2);
+    let read = crate::helpers::cells(&second).into_iter().find(|c| c["test"] == "read").unwrap();
+    assert_eq!(cached(&read).1, 64 * 1024, "the test file's size, not the database's");
+    assert!(leftovers(sb.dir.path()).is_empty());
+}

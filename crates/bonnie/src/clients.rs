@@ -258,6 +258,13 @@ mod tests {
                 "{test}: end before its own span"
             );
             assert!(cell.per_sec_overall > 0.0 && cell.per_sec_overall <= t.per_sec * 1.000001, "{test}");
+            // Each data test looked at every client's file as its clock started; the file tests have none.
+            let held = cell.cached_at_start.map(|c| c.file_bytes);
+            match test {
+                t if t.is_file_test() => assert_eq!(held, None, "{test}"),
+                BonnieTest::PutcWrite | BonnieTest::BlockWrite => assert_eq!(held, Some(0), "{test}: created anew"),
+                _ => assert_eq!(held, Some(3 * plan.size.bytes()), "{test}: the three clients' files"),
+            }
         }
         // Each client had its own folder; the data file and the files' folder are gone after their last test.
         for rank in 0..3 {

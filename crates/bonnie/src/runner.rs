@@ -125,14 +125,7 @@ impl<'a> ClientTests<'a> {
             let path = self.workdir.join(DATA_FILE);
             let held = &mut self.cached_at_start;
             let mut looked_then_ready = || {
-                let now = iomatrix_backend::residency(&path).map_err(|e| {
-                    BonnieError(format!("looking at {} in the page cache (mincore): {e}", path.display()))
-                })?;
-                // mincore counts whole pages: the last one may pass the end of the file.
-                *held = Some(CachedAtStart {
-                    cached_bytes: now.cached_bytes.min(now.file_bytes),
-                    file_bytes: now.file_bytes,
-                });
+                *held = cached_now(&path)?;
                 ready()
             };
             runner.run(test, repeat, &mut looked_then_ready, content)?
@@ -161,6 +154,20 @@ impl<'a> ClientTests<'a> {
     /// test on a local file system, None for the file tests and on a server.
     pub(crate) fn take_cached_at_start(&mut self) -> Option<CachedAtStart> {
         self.cached_at_start.take()
+    }
+}
+
+/// How much of the data file at `path` the page cache holds now (mincore; nothing is read). None
+/// where there is no regular file to look at (something else under its name): the test's own
+/// I/O then names that, not the look.
+fn cached_now(path: &Path) -> Result<Option<CachedAtStart>, BonnieError> {
+    match iomatrix_backend::residency(path) {
+        // mincore counts whole pages: the last one may pass the end of the file.
+        Ok(now) => {
+            Ok(Some(CachedAtStart { cached_bytes: now.cached_bytes.min(now.file_bytes), file_bytes: now.file_bytes }))
+        }
+        Err(_) if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) => Ok(None),
+        Err(e) => Err(BonnieError(format!("looking at {} in the page cache (mincore): {e}", path.display()))),
     }
 }
 

@@ -202,3 +202,78 @@ fn shown_samples(by_state: &BTreeMap<CellStateKind, Vec<f64>>) -> Option<(CellSt
 pub fn classic_table(run: &StoredRun) -> String {
     iomatrix_report::iozone_classic_table(&throughput_matrices(run))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomatrix_store::{CellRow, RunStatus, RunSummary};
+
+    fn cell(test: &str, file: u64, held: Option<(u64, u64)>) -> CellRow {
+        let own = IozoneCellFigures {
+            cached_at_start: held.map(|(cached_bytes, file_bytes)| CachedAtStart { cached_bytes, file_bytes }),
+            ..IozoneCellFigures::default()
+        };
+        CellRow {
+            file_size: Some(file),
+            record_size: Some(4096),
+            metrics: serde_json::json!(own),
+            ..CellRow::blank(test, "psync")
+        }
+    }
+
+    fn run(cells: Vec<CellRow>) -> StoredRun {
+        StoredRun {
+            summary: RunSummary {
+                id: 1,
+                suite: "iozone".into(),
+                status: RunStatus::Complete,
+                started_at: String::new(),
+                ended_at: None,
+                host: String::new(),
+                command_line: String::new(),
+                labels: Vec::new(),
+                cells: cells.len(),
+                total_cells: cells.len(),
+                error: None,
+                iomatrix_version: String::new(),
+                pid: 0,
+                pid_start: None,
+            },
+            plan: serde_json::Value::Null,
+            environment: serde_json::Value::Null,
+            conditions: serde_json::Value::Null,
+            cell_results: cells,
+            lost: None,
+            uid: None,
+            origin: None,
+        }
+    }
+
+    #[test]
+    fn cached_at_start_is_a_line_per_test_with_its_range_and_least_cell() {
+        const MIB: u64 = 1 << 20;
+        let shown = cached_at_start(&run(vec![
+            cell("write", MIB, Some((0, 0))),
+            cell("write", 64 * MIB, Some((0, 0))),
+            cell("read", MIB, Some((MIB, MIB))),
+            cell("read", 64 * MIB, Some((16 * MIB, 64 * MIB))),
+            cell("reread", MIB, Some((MIB, MIB))),
+            cell("reread", 64 * MIB, Some((64 * MIB, 64 * MIB))),
+            // A cell stored without the figure (a run from before it) is left out, not counted as 0%.
+            cell("random-read", MIB, None),
+        ]));
+        let lines: Vec<&str> = shown.lines().collect();
+        assert!(lines[1].starts_with("Cached at start ("), "{shown}");
+        assert_eq!(
+            &lines[2..],
+            [
+                "test   cells  cached at start",
+                "write      2  empty: the test created its file",
+                "read       2  25%..100% of the file (least: file 64m record 4k)",
+                "reread     2  100% of the file",
+            ]
+        );
+        // A run that recorded none (a server's, or one stored before it) shows nothing.
+        assert_eq!(cached_at_start(&run(vec![cell("read", MIB, None)])), "");
+    }
+}

@@ -370,17 +370,23 @@ impl<'a> Client<'a> {
         if matches!(cell.test, IozoneTest::Write | IozoneTest::Fwrite) {
             self.file_ready = Some(cell.file_size.bytes());
         }
-        Ok(ClientFigures { rank: self.rank, moved, measured, marks, verify, cached_at_start: Some(cached_at_start) })
+        Ok(ClientFigures { rank: self.rank, moved, measured, marks, verify, cached_at_start })
     }
 
     /// Untimed, after the open: how much of the client's file the page cache holds as the pass
     /// will meet it (mincore; nothing is read).
-    fn cached_now(&self) -> Result<CachedAtStart, ClientFailure> {
-        let held = iomatrix_backend::residency(&self.path).map_err(|e| {
-            self.failure(format!("looking at {} in the page cache (mincore): {e}", self.path.display()))
-        })?;
-        // mincore counts whole pages: the last one may pass the end of the file.
-        Ok(CachedAtStart { cached_bytes: held.cached_bytes.min(held.file_bytes), file_bytes: held.file_bytes })
+    /// None where there is no regular file to look at (something else under its name): the pass
+    /// then names that, not the look.
+    fn cached_now(&self) -> Result<Option<CachedAtStart>, ClientFailure> {
+        match iomatrix_backend::residency(&self.path) {
+            // mincore counts whole pages: the last one may pass the end of the file.
+            Ok(held) => Ok(Some(CachedAtStart {
+                cached_bytes: held.cached_bytes.min(held.file_bytes),
+                file_bytes: held.file_bytes,
+            })),
+            Err(_) if !std::fs::metadata(&self.path).is_ok_and(|m| m.is_file()) => Ok(None),
+            Err(e) => Err(self.failure(format!("looking at {} in the page cache (mincore): {e}", self.path.display()))),
+        }
     }
 
     /// Untimed: lays the file out if the test needs one, and opens it.
