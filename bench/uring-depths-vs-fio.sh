@@ -22,9 +22,10 @@
 #
 # WHY THE SETTINGS MATCH
 #   iomatrix:  iomatrix run access --bs 4096 --read 100 (reads) or --read 0 (writes)
-#              --random 100 --qd D --backend io_uring --direct --file-size SIZE --duration T
-#              --json, with a throwaway --db, in a fresh folder on the ext4 mount. It lays out
-#              its own file (sequential writes, fsync: untimed, before the cell), opens it with
+#              --random 100 --qd D --backend io_uring --direct --prepare cached --file-size SIZE
+#              --duration T --json, with a throwaway --db, in a fresh folder on the ext4 mount. It
+#              lays out its own file (sequential writes, fsync: untimed, before the cell; kept in
+#              the page cache as fio's --invalidate=0 keeps fio's), opens it with
 #              O_DIRECT and for T keeps D requests in flight: registered buffers and a
 #              registered file; it pushes a request for every free slot and hands them to the
 #              kernel in groups of up to G as they are prepared (G = D/8 from 1 to 8, or
@@ -367,8 +368,8 @@ run_iomatrix() {
     local json=$SCRATCH/$name.json log=$SCRATCH/$name.log
     [[ $rw == write ]] && read_pct=0
     if ! run_child "$LIMIT" "$json" "$log" "${PIN[@]}" "$IOMATRIX" --db "$DB" run access --target "$MNT" --keep --bs "$BS" \
-        --read "$read_pct" --random 100 --qd "$qd" --backend io_uring --direct --file-size "$SIZE_BYTES" \
-        --duration "${SECS}s" "${IOMATRIX_POLL[@]}" "${IOMATRIX_GROUPS[@]}" --json; then
+        --read "$read_pct" --random 100 --qd "$qd" --backend io_uring --direct --prepare cached \
+        --file-size "$SIZE_BYTES" --duration "${SECS}s" "${IOMATRIX_POLL[@]}" "${IOMATRIX_GROUPS[@]}" --json; then
         sed 's/^/  | /' "$log" >&2
         die "iomatrix failed in '$case', repeat $rep (its messages are above)"
     fi

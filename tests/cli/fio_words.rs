@@ -91,7 +91,7 @@ fn fios_other_names_are_answered_with_the_flag_to_use() {
         (&["--rw", "randomread"], "not one of fio's names"),
         (&["--rwmixread", "70"], "--rw"),
         (&["--fsync=1"], "--fsync-every"),
-        (&["--invalidate=1"], "--direct"),
+        (&["--invalidate=1"], "--prepare dropped"),
         (&["--thinktime", "100"], "--rate IOPS"),
         (&["--zero_buffers"], "--compressible 100"),
         (&["--refill_buffers"], "--compressible 0"),

@@ -4,7 +4,7 @@
 use crate::runner::Second;
 use iomatrix_coord::{ClientFailure, StartTimes};
 use iomatrix_core::figures::{
-    or_default, Direction, Figures, IoMix, Metric, MetricId, QUEUE_DEPTH, RANDOM_PERCENT, READ_PERCENT,
+    or_default, CachedAtStart, Direction, Figures, IoMix, Metric, MetricId, QUEUE_DEPTH, RANDOM_PERCENT, READ_PERCENT,
 };
 use iomatrix_stats::LatencySummary;
 use iomatrix_verify::Tally;
@@ -66,6 +66,10 @@ pub struct AccessCellFigures {
     pub requests: Vec<String>,
     #[serde(deserialize_with = "or_default")]
     pub verify: Option<Tally>,
+    /// The clients' files in the page cache when the cell began; None where nobody could look
+    /// (a server's files) and in runs stored before it was recorded.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub cached_at_start: Option<CachedAtStart>,
 }
 
 /// A side's latency as stored: the suite's summary, or an import's partial one (Iometer keeps

@@ -67,7 +67,89 @@ pub struct AccessPlan {
     /// Stamped blocks (`--verify`, `--compressible`) instead of one reused buffer.
     #[serde(default)]
     pub content: iomatrix_verify::ContentSpec,
+    /// Each client's file at a cell's start (`--prepare`). Runs stored before the option laid
+    /// their files out and kept them cached.
+    #[serde(default = "Prepare::before_the_option")]
+    pub prepare: Prepare,
 }
+
+/// How each client's file is prepared, and so what the page cache holds of it, when a cell
+/// begins. It changes a buffered write's cost several times over: a file written in 1 MiB
+/// pieces and kept cached sits in large folios, and every small write into a large folio
+/// walks its buffers (docs/measuring.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Prepare {
+    /// Laid out in 1 MiB writes and fsynced; before every cell its dirty pages are written
+    /// and it is dropped from the page cache (fdatasync, posix_fadvise DONTNEED), as fio does
+    /// at every job's open (invalidate=1, its default).
+    #[default]
+    Dropped,
+    /// Laid out in 1 MiB writes, fsynced and kept cached: a cell starts with what the lay-out
+    /// and the cells before it left.
+    Cached,
+    /// Laid out in the cell's own block size, fsynced and kept cached; laid out again for a
+    /// cell whose block size differs from the last lay-out's.
+    Block,
+}
+
+impl Prepare {
+    pub const NAMES: &'static str = "dropped, cached or block";
+
+    fn before_the_option() -> Prepare {
+        Prepare::Cached
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Prepare::Dropped => "dropped",
+            Prepare::Cached => "cached",
+            Prepare::Block => "block",
+        }
+    }
+
+    /// The run condition's sentence.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Prepare::Dropped => {
+                "dropped: each client's file laid out in 1 MiB writes and fsynced; before every cell its dirty pages \
+                 written and the file dropped from the page cache (fdatasync, posix_fadvise DONTNEED), as fio's \
+                 invalidate=1 does at every job's open"
+            }
+            Prepare::Cached => {
+                "cached: each client's file laid out in 1 MiB writes, fsynced and kept in the page cache; a cell \
+                 starts with what the lay-out and the cells before it left"
+            }
+            Prepare::Block => {
+                "block: each client's file laid out in the cell's own block size, fsynced and kept in the page \
+                 cache; laid out again for a cell whose block size differs"
+            }
+        }
+    }
+
+    /// The size of the writes that lay the file out for a cell of `block_size` bytes.
+    pub fn lay_out_piece(self, block_size: u64) -> u64 {
+        match self {
+            Prepare::Block => block_size,
+            Prepare::Dropped | Prepare::Cached => LAY_OUT_PIECE,
+        }
+    }
+}
+
+impl std::str::FromStr for Prepare {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Prepare, String> {
+        match s.trim() {
+            "dropped" => Ok(Prepare::Dropped),
+            "cached" => Ok(Prepare::Cached),
+            "block" => Ok(Prepare::Block),
+            other => Err(format!("'{other}' is not a way to prepare the file; give {}", Prepare::NAMES)),
+        }
+    }
+}
+
+/// The writes that lay a file out, but with `--prepare block`.
+pub const LAY_OUT_PIECE: u64 = 1 << 20;
 
 /// The longest `--poll-completions` budget: beyond it the thread would spin
 /// through most waits of any real device, which is a busy loop, not polling.
@@ -425,6 +507,7 @@ mod tests {
             only: None,
             device: None,
             content: Default::default(),
+            prepare: Prepare::Dropped,
         }
     }
 
@@ -535,6 +618,23 @@ mod tests {
         let mut bad = serde_json::to_value(&skewed).unwrap();
         bad["distribution"] = "zipf:1".into();
         assert!(serde_json::from_value::<AccessPlan>(bad).is_err(), "a stored distribution is checked as typed");
+    }
+
+    #[test]
+    fn prepare_travels_in_the_plan_and_older_plans_read_as_cached() {
+        let kept = AccessPlan { prepare: Prepare::Block, ..plan() };
+        let json = serde_json::to_value(&kept).unwrap();
+        assert_eq!(json["prepare"], "block");
+        assert_eq!(serde_json::from_value::<AccessPlan>(json).unwrap(), kept);
+        // Before the option every file was laid out in 1 MiB writes and kept cached.
+        let mut old = serde_json::to_value(plan()).unwrap();
+        assert_eq!(old["prepare"], "dropped", "written when default too");
+        old.as_object_mut().unwrap().remove("prepare");
+        assert_eq!(serde_json::from_value::<AccessPlan>(old).unwrap().prepare, Prepare::Cached);
+        assert_eq!("block".parse::<Prepare>(), Ok(Prepare::Block));
+        assert!("warm".parse::<Prepare>().unwrap_err().contains("give dropped, cached or block"));
+        assert_eq!(Prepare::Block.lay_out_piece(16384), 16384);
+        assert_eq!(Prepare::Dropped.lay_out_piece(16384), LAY_OUT_PIECE);
     }
 
     #[test]

@@ -9,7 +9,9 @@ use iomatrix_report::table::{Column, Table};
 use iomatrix_store::{CellRow, StoredRun};
 
 pub fn table(run: &StoredRun) -> String {
-    let mut table = Table::new(vec![
+    // Runs that looked at the page cache say what it held; older runs and servers' keep their table.
+    let looked = run.cell_results.iter().any(|c| figures(c).cached_at_start.is_some());
+    let mut columns = vec![
         Column::right("bs", 6),
         Column::right("read", 5),
         Column::right("rand", 5),
@@ -24,14 +26,18 @@ pub fn table(run: &StoredRun) -> String {
         Column::right("wr p50", 9).gap(" | "),
         Column::right("wr p99", 9),
         Column::right("CPU%", 5).gap(" | "),
-    ]);
+    ];
+    if looked {
+        columns.push(Column::right("cached", 6).gap(" | "));
+    }
+    let mut table = Table::new(columns);
     for c in &run.cell_results {
         let f = figures(c);
         let lat = |ns: u64| latency(ns as f64);
         // A partial cell's figures are of the clients that finished (marked); a failed one has none.
         let figure =
             |metric: Metric| marked(c.state.kind, || human::fixed(f.value(metric.id).unwrap_or(0.0), metric.precision));
-        table.row([
+        let mut row = vec![
             iomatrix_core::ByteSize(f.block_size.unwrap_or(0)).to_string(),
             format!("{}%", f.mix.read_percent),
             format!("{}%", f.mix.random_percent),
@@ -46,15 +52,27 @@ pub fn table(run: &StoredRun) -> String {
             lat(f.write.p50_ns),
             lat(f.write.p99_ns),
             c.cpu_percent.map_or("-".into(), |p| human::fixed(p, 0)),
-        ]);
+        ];
+        if looked {
+            row.push(f.cached_at_start.map_or("-".into(), |held| format!("{:.0}%", held.percent())));
+        }
+        table.row(row);
     }
     let mut out = format!("\n{}", table.render());
+    if looked {
+        out.push_str(CACHED_LEGEND);
+    }
     if run.cell_results.iter().any(|c| !c.state.is_complete()) {
         out.push_str(MARKS_LEGEND);
         out.push('\n');
     }
     out + &iomatrix_report::text::clients::table(run, &CLIENT_COLUMNS)
 }
+
+/// Under a table with the page cache's column: what it is, where the run's `prepare` condition says how.
+const CACHED_LEGEND: &str =
+    "cached: share of the clients' files in the page cache when the cell began (mincore); how they were prepared: \
+     the prepared line above\n";
 
 /// `830 ns`, `12.4 us`, `3.10 ms`, `1.25 s` (the one formatter, in core).
 pub use human::nanos as human_ns;

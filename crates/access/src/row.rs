@@ -13,7 +13,7 @@ impl AccessResult {
             .clients
             .iter()
             .map(|c| {
-                json!({
+                let mut figures = json!({
                     "rank": c.rank,
                     "read_bytes": c.read_bytes,
                     "write_bytes": c.write_bytes,
@@ -23,7 +23,11 @@ impl AccessResult {
                     "measured": c.measured,
                     "read": c.reads.summary(),
                     "write": c.writes.summary(),
-                })
+                });
+                if let Some(held) = c.cached_at_start {
+                    figures["cached_at_start"] = json!(held);
+                }
+                figures
             })
             .collect();
         CellRow {
@@ -57,6 +61,7 @@ impl AccessResult {
                 per_second: self.series.clone(),
                 requests: self.issued(),
                 verify: self.verify.clone(),
+                cached_at_start: self.cached_at_start,
             }),
             client_figures: json!(clients),
             state: Default::default(),

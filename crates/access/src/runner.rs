@@ -2,12 +2,13 @@
 //! in flight, timestamps each at submission and completion, and records the
 //! latency in HDR histograms (reads and writes apart) and a per-second series.
 
-use crate::plan::{AccessCell, AccessPlan, Limit};
+use crate::plan::{AccessCell, AccessPlan, Limit, Prepare, LAY_OUT_PIECE};
 use iomatrix_backend::{
     open_queued, Completion, Connect, OneAtATime, OpenHow, Place, QueuedFile, RemoteFile, RemoteFs, Request,
     SessionPool, Submitted,
 };
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
+use iomatrix_core::figures::CachedAtStart;
 use iomatrix_random::{Generator, Places};
 use iomatrix_stats::{Latency, Measured, Span};
 use iomatrix_verify::{Content, Tally};
@@ -41,6 +42,11 @@ pub struct AccessFigures {
     /// stamping and checking took inside the timed loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<Tally>,
+    /// How much of this client's file the page cache held when the cell began (after
+    /// `--prepare`'s drop); None where the client could not look (a server's file) or shares
+    /// a device that rank 0 looks at for everyone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_at_start: Option<CachedAtStart>,
 }
 
 impl AccessFigures {
@@ -75,6 +81,8 @@ pub struct AccessResult {
     pub series: Vec<Second>,
     /// All clients' verification tallies, when the plan stamps its data.
     pub verify: Option<Tally>,
+    /// The clients' files in the page cache when the cell began, summed over those that looked.
+    pub cached_at_start: Option<CachedAtStart>,
 }
 
 impl AccessResult {
@@ -104,8 +112,14 @@ impl AccessResult {
         let user_ns: u64 = clients.iter().map(|c| c.measured.cpu.user_ns).sum();
         let sys_ns: u64 = clients.iter().map(|c| c.measured.cpu.sys_ns).sum();
         let rate = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
+        let looked: Vec<CachedAtStart> = clients.iter().filter_map(|c| c.cached_at_start).collect();
+        let cached_at_start = (!looked.is_empty()).then(|| CachedAtStart {
+            cached_bytes: looked.iter().map(|c| c.cached_bytes).sum(),
+            file_bytes: looked.iter().map(|c| c.file_bytes).sum(),
+        });
         AccessResult {
             verify: Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref())),
+            cached_at_start,
             cell,
             iops: rate(ops as f64),
             mib_per_sec: rate((read_bytes + write_bytes) as f64 / (1024.0 * 1024.0)),
@@ -271,8 +285,9 @@ struct Client<'a> {
     server: Option<Server<'a>>,
     stop: &'a AtomicBool,
     live: &'a Live,
-    /// Laid out before the first cell; a failure fails every cell.
-    laid_out: Option<Result<(), ClientFailure>>,
+    /// The size of the writes the file was last laid out in (before the first cell, and again
+    /// under `--prepare block` when a cell's block size differs); a failure fails every cell.
+    laid_out: Option<Result<u64, ClientFailure>>,
     /// Stamps and checks the client's file, when the plan asks for stamped data.
     content: Option<Content>,
 }
@@ -342,21 +357,49 @@ impl ClientWork for Client<'_> {
     fn cell(&mut self, index: usize, start: &mut Start<'_>) -> Result<AccessFigures, ClientFailure> {
         // The file stays: the working folder goes at the end with it, or
         // stays with it under --keep.
+        let cell = self.cells[index];
+        let piece = self.plan.prepare.lay_out_piece(cell.block_size.bytes());
         let laid_out = match self.laid_out.take() {
-            Some(done) => done,
-            None => self.lay_out(),
+            Some(Ok(done)) if done == piece => Ok(done),
+            Some(Err(failed)) => Err(failed),
+            Some(Ok(_)) | None => self.lay_out(piece).map(|()| piece),
         };
         self.laid_out = Some(laid_out.clone());
         laid_out?;
-        let cell = self.cells[index];
-        self.run_cell(&cell, start)
+        let cached_at_start = self.set_cache_state()?;
+        let mut figures = self.run_cell(&cell, start)?;
+        figures.cached_at_start = cached_at_start;
+        Ok(figures)
     }
 }
 
 impl Client<'_> {
-    /// Writes the whole working set once, untimed, so reads read real data
-    /// (a raw device's data is already there).
-    fn lay_out(&mut self) -> Result<(), ClientFailure> {
+    /// The file's state in the page cache at the cell's start, as `--prepare` asks (untimed,
+    /// before the start barrier): dropped, or left as it is; then how much of it is cached.
+    /// Through a protocol client there is no cache here to drop or look at.
+    fn set_cache_state(&self) -> Result<Option<CachedAtStart>, ClientFailure> {
+        if self.server.is_some() {
+            return Ok(None);
+        }
+        let fail = |what: &str, e: std::io::Error| {
+            ClientFailure::error(self.rank, format!("{what} {}: {e}", self.path.display()))
+        };
+        if self.plan.prepare == Prepare::Dropped {
+            let file = std::fs::File::open(&self.path).map_err(|e| fail("opening", e))?;
+            iomatrix_backend::drop_cached(&file).map_err(|e| fail("dropping from the page cache", e))?;
+        }
+        // Clients share a device: rank 0 looks for all of them.
+        if self.plan.device.is_some() && self.rank != 0 {
+            return Ok(None);
+        }
+        let held = iomatrix_backend::residency_within(&self.path, self.plan.file_size.bytes())
+            .map_err(|e| fail("looking at the page cache's pages of", e))?;
+        Ok(Some(CachedAtStart { cached_bytes: held.cached_bytes.min(held.file_bytes), file_bytes: held.file_bytes }))
+    }
+
+    /// Writes the whole working set, untimed, in writes of `piece` bytes, so reads read real
+    /// data (a raw device's data is already there).
+    fn lay_out(&mut self, piece: u64) -> Result<(), ClientFailure> {
         use std::io::Write;
         if self.server.is_some() {
             return self.lay_out_on_server();
@@ -367,7 +410,7 @@ impl Client<'_> {
         let fail =
             |e: std::io::Error| ClientFailure::error(self.rank, format!("laying out {}: {e}", self.path.display()));
         let mut file = std::fs::File::create(&self.path).map_err(fail)?;
-        let mut chunk = iomatrix_backend::AlignedBuf::new(1 << 20);
+        let mut chunk = iomatrix_backend::AlignedBuf::new(piece as usize);
         let size = self.plan.file_size.bytes();
         let mut at = 0;
         while at < size {
@@ -392,7 +435,7 @@ impl Client<'_> {
         let fail = |e: std::io::Error| ClientFailure::error(rank, format!("laying out {path}: {e}"));
         let fs = server.session().map_err(fail)?;
         let mut file = RemoteFile::create(fs.as_mut(), &path).map_err(fail)?;
-        let mut chunk = iomatrix_backend::AlignedBuf::new(1 << 20);
+        let mut chunk = iomatrix_backend::AlignedBuf::new(LAY_OUT_PIECE as usize);
         let mut at = 0;
         while at < size {
             if stop.load(Ordering::Relaxed) {
@@ -599,7 +642,18 @@ impl Work<'_> {
         let issued = file.describe();
         let verify = content.map(Content::take_tally);
         let Completed { reads, writes, read_bytes, write_bytes, series, .. } = done;
-        Ok(AccessFigures { rank: self.rank, reads, writes, read_bytes, write_bytes, measured, series, issued, verify })
+        Ok(AccessFigures {
+            rank: self.rank,
+            reads,
+            writes,
+            read_bytes,
+            write_bytes,
+            measured,
+            series,
+            issued,
+            verify,
+            cached_at_start: None,
+        })
     }
 
     fn failure(&self, message: String) -> ClientFailure {

@@ -44,8 +44,14 @@ const WINDOW: u64 = 1 << 30;
 /// file pages only to a process that could write the file (its owner, or
 /// with write permission), which is every file iomatrix lays out.
 pub fn residency(path: &Path) -> io::Result<Residency> {
+    let file_bytes = std::fs::metadata(path)?.len();
+    residency_within(path, file_bytes)
+}
+
+/// [`residency`] of the first `file_bytes` bytes of `path`: a block device's working set
+/// (its metadata says 0 bytes).
+pub fn residency_within(path: &Path, file_bytes: u64) -> io::Result<Residency> {
     let file = &File::open(path)?;
-    let file_bytes = file.metadata()?.len();
     let page = rustix::param::page_size() as u64;
     let mut cached_pages = 0u64;
     let mut at = 0u64;

@@ -5,7 +5,7 @@ use crate::harness::data::DataArgs;
 use crate::harness::raw_device::RawDevice;
 use crate::harness::{CommonRunArgs, RunOptions, Target};
 use clap::Args;
-use iomatrix_access::{fio_words, AccessPlan, Limit};
+use iomatrix_access::{fio_words, AccessPlan, Limit, Prepare};
 use iomatrix_random::Distribution;
 use iomatrix_core::{parse_duration, parse_size_list, BackendKind, ByteSize, UsageError};
 use std::path::PathBuf;
@@ -111,6 +111,14 @@ pub struct RunAccessArgs {
           hide_default_value = true, hide_possible_values = true)]
     pub direct: bool,
 
+    /// The page cache's state at each cell's start: dropped (each client's file laid out in 1 MiB
+    /// writes, fsynced, and dropped from the cache before every cell, as fio's default
+    /// invalidate=1), cached (laid out the same and kept cached), or block (laid out in the cell's
+    /// own block size and kept cached). How much was cached is stored with every cell
+    /// [default: dropped]
+    #[arg(long, value_name = "STATE")]
+    pub prepare: Option<String>,
+
     /// io_uring, psync, sync or mmap [default: io_uring when any --qd is above 1, else psync]
     /// (local files and devices only: on nfs:// and smb:// the protocol client issues the requests)
     #[arg(long, visible_alias = "ioengine", value_name = "BACKEND")]
@@ -172,6 +180,12 @@ fn refuse_on_server(args: &RunAccessArgs) -> Result<(), UsageError> {
             "--direct: iomatrix's own protocol client keeps no cache, so every request already goes to the server; \
              leave --direct out",
         ));
+    }
+    if let Some(prepare) = &args.prepare {
+        return Err(UsageError::new(format!(
+            "--prepare {prepare}: the file lives on the server, whose page cache iomatrix cannot see or drop from \
+             here (its own client keeps no cache); leave --prepare out"
+        )));
     }
     if let Some(backend) = &args.backend {
         return Err(UsageError::new(format!(
@@ -283,6 +297,7 @@ fn plan(
         only: None,
         device: device.map(|d| d.path().to_path_buf()),
         content: args.data.content(),
+        prepare: prepare(args.prepare.as_deref(), device.is_some(), on_server)?,
     };
     if on_server {
         plan.validate_on_server(max_depth)?;
@@ -290,6 +305,24 @@ fn plan(
         plan.validate(max_depth)?;
     }
     Ok(plan)
+}
+
+/// `--prepare STATE`: dropped by default. On a server nothing is dropped (the file is laid out
+/// through iomatrix's client and left as the server keeps it); on a raw device nothing is laid
+/// out, so there is no block size to lay it out in.
+fn prepare(text: Option<&str>, device: bool, on_server: bool) -> Result<Prepare, UsageError> {
+    let chosen = match text {
+        Some(t) => t.parse::<Prepare>().map_err(|e| UsageError::new(format!("--prepare {t}: {e}")))?,
+        None if on_server => Prepare::Cached,
+        None => Prepare::Dropped,
+    };
+    if device && chosen == Prepare::Block {
+        return Err(UsageError::new(
+            "--prepare block: a --device is not laid out (its data is read and written where it is); give \
+             --prepare dropped or cached",
+        ));
+    }
+    Ok(chosen)
 }
 
 /// `--ramp TIME` in milliseconds; `0` (fio's ramp_time=0) is no warm-up.

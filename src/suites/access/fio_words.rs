@@ -80,7 +80,7 @@ impl FioAnswers {
             (&self.thread, "thread", "clients are threads already (--clients N, or MPI ranks under mpirun); leave --thread out"),
             (&self.fsync, "fsync", "run access issues no fsync between requests; fsync timing is measured by run iozone --fsync and run fileserver --fsync-every N"),
             (&self.end_fsync, "end_fsync", "run access issues no fsync; run iozone --fsync times one at the end of each write"),
-            (&self.invalidate, "invalidate", "nothing is dropped from the page cache before a cell; use --direct, or a --file-size above RAM, to measure the storage"),
+            (&self.invalidate, "invalidate", "use --prepare dropped (fio's invalidate=1, the default: the file is dropped from the page cache before every cell) or --prepare cached (invalidate=0)"),
             (&self.thinktime, "thinktime", "pace requests with --rate IOPS (per client)"),
             (&self.startdelay, "startdelay", "every client starts each cell together; to wait first, use --before 'sleep N'"),
             (&self.zero_buffers, "zero_buffers", "use --compressible 100 (every written block zeros)"),

@@ -77,6 +77,20 @@ impl Suite for Access {
             ));
         }
         crate::harness::data::add_conditions(&mut conditions, &plan.content);
+        conditions["prepare"] = json!(if target.server().is_some() {
+            "on the server: each client's file laid out through iomatrix's own client in 1 MiB writes and made \
+             durable (NFS COMMIT, SMB FLUSH); the server's page cache is neither seen nor dropped from here"
+        } else if plan.device.is_some() {
+            match plan.prepare {
+                iomatrix_access::Prepare::Dropped => {
+                    "dropped: nothing laid out (the device's data is used where it is); before every cell the \
+                     device's cached pages are written and dropped (fdatasync, posix_fadvise DONTNEED)"
+                }
+                _ => "cached: nothing laid out (the device's data is used where it is); its cached pages are kept",
+            }
+        } else {
+            plan.prepare.describe()
+        });
         if let Some(server) = target.server() {
             let protocol = match server {
                 Server::Nfs(_) => Protocol::Nfs,

@@ -218,6 +218,11 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
     ];
     // A suite that cannot know its file sizes beforehand (backup) stores files_vs_ram as null.
     pairs.retain(|(key, _)| key != "file size vs RAM" || !c["files_vs_ram"].is_null());
+    // How the files were prepared, so what the page cache held of them at each cell's start
+    // (runs stored before it was said have no line).
+    if let Some(prepared) = c["prepare"].as_str() {
+        pairs.insert(3, ("prepared".into(), prepared.to_string()));
+    }
     if let Some(timing) = c["timing"].as_str() {
         pairs.push(("timing".into(), timing.to_string()));
     }

@@ -29,6 +29,7 @@ pub const ACCEPTED: &[&str] = &[
     "ramp_time",
     "direct",
     "buffered",
+    "invalidate",
     "random_distribution",
     "group_reporting",
     "stonewall (wait_for_previous)",
@@ -36,7 +37,8 @@ pub const ACCEPTED: &[&str] = &[
 ];
 
 /// The options that are booleans: given bare, they are true (`--time_based`).
-pub const BOOLEANS: &[&str] = &["time_based", "group_reporting", "stonewall", "wait_for_previous", "direct", "buffered"];
+pub const BOOLEANS: &[&str] =
+    &["time_based", "group_reporting", "stonewall", "wait_for_previous", "direct", "buffered", "invalidate"];
 
 /// fio's I/O engines that iomatrix's own backends run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +102,9 @@ pub struct FioJob {
     pub time_based: bool,
     pub ramp_time: Option<Duration>,
     pub direct: bool,
+    /// fio's invalidate (true by default): the file dropped from the page cache at the job's
+    /// open, as `--prepare dropped`; false keeps it cached, as `--prepare cached`.
+    pub invalidate: bool,
     pub distribution: Distribution,
     pub group_reporting: bool,
     pub stonewall: bool,
@@ -125,6 +130,7 @@ impl FioJob {
             time_based: false,
             ramp_time: None,
             direct: false,
+            invalidate: true,
             distribution: Distribution::Uniform,
             group_reporting: false,
             stonewall: false,
@@ -189,6 +195,7 @@ impl FioJob {
             "ramp_time" => self.ramp_time = Some(fio_words::time(text()?).map_err(bad)?),
             "direct" => self.direct = boolean(value).map_err(bad)?,
             "buffered" => self.direct = !boolean(value).map_err(bad)?,
+            "invalidate" => self.invalidate = boolean(value).map_err(bad)?,
             "random_distribution" => {
                 self.distribution = Distribution::parse(text()?).map_err(|e| bad(e.to_string()))?
             }

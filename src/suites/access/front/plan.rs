@@ -106,6 +106,7 @@ fn flags_of(job: &FioJob, db: &Path, labels: &[String], under_mpi: bool) -> Resu
     if job.direct {
         flags.push("--direct".into());
     }
+    flags.extend(["--prepare".to_string(), if job.invalidate { "dropped" } else { "cached" }.to_string()]);
     if !under_mpi {
         flags.extend(["--clients".to_string(), job.numjobs.to_string()]);
     }
