@@ -51,7 +51,7 @@ fn iozone_read_after_its_write_on_ext4_states_the_file_cached_and_the_write_star
     // show says it, a line per test, under the matrices; the conditions carry the prepare line.
     let id = run["run"]["id"].as_i64().unwrap();
     let (shown, _) = text(&sb.run(&["show", &id.to_string()]));
-    assert!(shown.contains("\nprepare: written by the tests themselves"), "{shown}");
+    assert!(shown.contains("\nprepared: written by the tests themselves"), "{shown}");
     let section = shown.split("Cached at start").nth(1).unwrap_or_else(|| panic!("no cached-at-start lines:\n{shown}"));
     let line = |test: &str| {
         section.lines().find(|l| l.split_whitespace().next() == Some(test)).unwrap_or_else(|| panic!("{section}"))
@@ -109,7 +109,7 @@ fn bonnie_data_tests_on_ext4_state_the_file_cached_after_the_write() {
     }
     let id = run["run"]["id"].as_i64().unwrap();
     let (shown, _) = text(&sb.run(&["show", &id.to_string()]));
-    assert!(shown.contains("\nprepare: written by the tests themselves, as bonnie++ does"), "{shown}");
+    assert!(shown.contains("\nprepared: written by the tests themselves, as bonnie++ does"), "{shown}");
     assert!(shown.contains("Cached at start"), "{shown}");
     let read = shown.lines().find(|l| l.starts_with("read ")).unwrap_or_else(|| panic!("{shown}"));
     assert!(read.ends_with(&format!("of {}", iomatrix_core::human::bytes_prose(16 * MIB))), "{read}");

@@ -236,10 +236,6 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
             ),
         ));
     }
-    // How the files were prepared before each cell, so what the page cache held then (absent before it was recorded).
-    if let Some(prepare) = c["prepare"].as_str() {
-        pairs.push(("prepare".into(), prepare.to_string()));
-    }
     if let Some(dev) = e["target"]["block_device"].as_object() {
         let align = dev.get("alignment_bytes").and_then(Value::as_u64);
         pairs.push((
