@@ -47,6 +47,12 @@ fn iozone_read_after_its_write_on_ext4_states_the_file_cached_and_the_write_star
         let (held, size) = cached(of_test(&cells, test)[0]);
         assert_eq!(size, 2 * 8 * MIB, "{test}: both clients' files, summed");
         assert!(held as f64 >= 0.9 * size as f64, "{test}: {held} of {size} cached after the write");
+        // Each client's own look is stored too, and the cell's is their sum.
+        let clients = of_test(&cells, test)[0]["client_figures"].as_array().unwrap().clone();
+        let own: Vec<(u64, u64)> = clients.iter().map(|c| cached(&serde_json::json!({"metrics": c}))).collect();
+        assert_eq!(own.len(), 2);
+        assert_eq!(own.iter().map(|o| o.1).sum::<u64>(), size, "{test}");
+        assert_eq!(own.iter().map(|o| o.0).sum::<u64>(), held, "{test}");
     }
     // show says it, a line per test, under the matrices; the conditions carry the prepare line.
     let id = run["run"]["id"].as_i64().unwrap();
@@ -94,9 +100,12 @@ fn bonnie_data_tests_on_ext4_state_the_file_cached_after_the_write() {
         assert_eq!(cached(of_test(&cells, test)[0]), (0, 0), "{test} creates its file anew");
     }
     for test in ["rewrite", "getc", "read", "seeks"] {
-        let (held, size) = cached(of_test(&cells, test)[0]);
+        let cell = of_test(&cells, test)[0];
+        let (held, size) = cached(cell);
         assert_eq!(size, 16 * MIB, "{test}");
         assert!(held as f64 >= 0.9 * size as f64, "{test}: {held} of {size} cached after the writes");
+        // One client: its own figure is the cell's.
+        assert_eq!(cell["client_figures"][0]["cached_at_start"], cell["metrics"]["cached_at_start"], "{test}");
     }
     // The file tests make their own small files: no one file to state.
     let file_tests: Vec<&Value> = cells

@@ -206,7 +206,17 @@ impl Suite for Bonnie {
             cached_at_start: cell.cached_at_start,
         });
         add_client_metrics(&mut metrics, &cell.failures, &cell.starts);
-        let client_figures: Vec<Value> = cell.clients.iter().map(|c| figures_with_rank(c.rank, &c.result)).collect();
+        let client_figures: Vec<Value> = cell
+            .clients
+            .iter()
+            .map(|c| {
+                let mut own = figures_with_rank(c.rank, &c.result);
+                if let Some(held) = c.cached_at_start {
+                    own["cached_at_start"] = json!(held);
+                }
+                own
+            })
+            .collect();
         CellRow {
             seq: 0,
             test: r.test.name().to_string(),
