@@ -5,7 +5,7 @@ use crate::figures::IozoneFigures;
 use crate::{IozoneCellFigures, IozoneTest};
 use iomatrix_analysis::median;
 use iomatrix_core::figures::CachedAtStart;
-use iomatrix_core::{ByteSize, Figures};
+use iomatrix_core::{human, ByteSize, Figures};
 use iomatrix_report::table::{Column, Table};
 use iomatrix_report::{matrix_table, Matrix, MatrixCell, ThroughputReport};
 use iomatrix_store::{CellStateKind, StoredRun};
@@ -49,7 +49,7 @@ fn cached_at_start(run: &StoredRun) -> String {
         }
         let empty = cells.iter().filter(|(_, held)| held.file_bytes == 0).count();
         let sized: Vec<_> = cells.iter().filter(|(_, held)| held.file_bytes > 0).collect();
-        let percent = |held: &CachedAtStart| format!("{:.0}%", held.percent());
+        let percent = |held: &CachedAtStart| format!("{}%", human::fixed(held.percent(), 0));
         let mut said = match (
             sized.iter().min_by(|a, b| a.1.percent().total_cmp(&b.1.percent())),
             sized.iter().max_by(|a, b| a.1.percent().total_cmp(&b.1.percent())),
