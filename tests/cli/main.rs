@@ -8,6 +8,7 @@ mod access;
 mod backup;
 mod bad_input;
 mod bonnie;
+mod cache_state_classic;
 mod cell_names;
 mod clean;
 mod clients;

@@ -26,8 +26,9 @@ pub enum CacheVerdict {
     Unknown,
 }
 
-/// File systems whose files live in RAM, by the name /proc/mounts gives them.
-const IN_MEMORY: [&str; 2] = ["tmpfs", "ramfs"];
+/// File systems whose files live in RAM, by the name /proc/mounts gives them (devtmpfs is /dev's
+/// tmpfs).
+const IN_MEMORY: [&str; 3] = ["tmpfs", "ramfs", "devtmpfs"];
 
 impl CacheVerdict {
     /// The verdict for a run whose files take `peak_bytes` at most, on a machine of `ram_bytes`
@@ -105,6 +106,10 @@ mod tests {
         assert!(CacheVerdict::of(false, 20 * GIB, 16 * GIB, false).cached());
         assert!(!CacheVerdict::of(true, GIB, 16 * GIB, false).cached());
         assert_eq!(CacheVerdict::on(true, GIB, 16 * GIB, false, "tmpfs"), CacheVerdict::InMemory { fs_type: "tmpfs" });
+        assert_eq!(
+            CacheVerdict::on(true, GIB, 16 * GIB, false, "devtmpfs"),
+            CacheVerdict::InMemory { fs_type: "devtmpfs" }
+        );
         assert_eq!(CacheVerdict::on(true, GIB, 16 * GIB, false, "ext4"), CacheVerdict::Bypassed);
         assert_eq!(CacheVerdict::files_vs_ram(GIB, 16 * GIB, false), "all files fit in RAM", "O_DIRECT or not");
     }

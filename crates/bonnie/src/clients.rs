@@ -12,6 +12,7 @@ use crate::runner::ClientTests;
 use crate::{planned_tests, BonnieError, BonniePlan, BonnieResult, BonnieTest};
 use iomatrix_backend::Place;
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
+use iomatrix_core::figures::CachedAtStart;
 use iomatrix_verify::Tally;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -27,6 +28,10 @@ pub struct ClientBonnie {
     /// block write, rewrite and block read only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<Tally>,
+    /// The client's data file in the page cache as the test's clock started; None for the file
+    /// tests and on a server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_at_start: Option<CachedAtStart>,
 }
 
 /// One planned (repeat, test) over all clients.
@@ -50,6 +55,10 @@ pub struct BonnieCell {
     /// The clients' verification tallies added up, when the test carries stamped blocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<Tally>,
+    /// The clients' data files in the page cache as the test began, summed over the clients that
+    /// looked; None where none could (the file tests, a server's files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_at_start: Option<CachedAtStart>,
 }
 
 impl BonnieCell {
@@ -81,7 +90,12 @@ impl BonnieCell {
         let overall_ns = clients.iter().map(|c| c.result.end_ns).max().unwrap_or(0);
         let per_sec_overall = overall_rate(test, &total, overall_ns);
         let verify = Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref()));
-        BonnieCell { test, repeat, clients, failures, starts, total, per_sec_overall, verify }
+        let looked: Vec<CachedAtStart> = clients.iter().filter_map(|c| c.cached_at_start).collect();
+        let cached_at_start = (!looked.is_empty()).then(|| CachedAtStart {
+            cached_bytes: looked.iter().map(|c| c.cached_bytes).sum(),
+            file_bytes: looked.iter().map(|c| c.file_bytes).sum(),
+        });
+        BonnieCell { test, repeat, clients, failures, starts, total, per_sec_overall, verify, cached_at_start }
     }
 
     /// The client with the lowest own rate, if more than one finished.
@@ -165,7 +179,12 @@ impl ClientWork for Client<'_> {
             return Err(failure);
         }
         match outcome {
-            Ok(Some(result)) => Ok(ClientBonnie { rank, result, verify: self.tests.take_verify() }),
+            Ok(Some(result)) => Ok(ClientBonnie {
+                rank,
+                result,
+                verify: self.tests.take_verify(),
+                cached_at_start: self.tests.take_cached_at_start(),
+            }),
             Ok(None) => Err(ClientFailure::stopped(rank)),
             Err(e) => Err(ClientFailure::error(rank, e.0)),
         }
@@ -239,6 +258,13 @@ mod tests {
                 "{test}: end before its own span"
             );
             assert!(cell.per_sec_overall > 0.0 && cell.per_sec_overall <= t.per_sec * 1.000001, "{test}");
+            // Each data test looked at every client's file as its clock started; the file tests have none.
+            let held = cell.cached_at_start.map(|c| c.file_bytes);
+            match test {
+                t if t.is_file_test() => assert_eq!(held, None, "{test}"),
+                BonnieTest::PutcWrite | BonnieTest::BlockWrite => assert_eq!(held, Some(0), "{test}: created anew"),
+                _ => assert_eq!(held, Some(3 * plan.size.bytes()), "{test}: the three clients' files"),
+            }
         }
         // Each client had its own folder; the data file and the files' folder are gone after their last test.
         for rank in 0..3 {

@@ -2,7 +2,7 @@
 //! which the bonnie++ and Bonnie importers build too) and the many-client figures beside them.
 
 use crate::BonnieResult;
-use iomatrix_core::figures::{Direction, Figures, Metric, MetricId};
+use iomatrix_core::figures::{or_default, CachedAtStart, Direction, Figures, Metric, MetricId};
 use iomatrix_verify::Tally;
 use serde::{Deserialize, Serialize};
 
@@ -29,6 +29,10 @@ pub struct BonnieCellFigures {
     /// On a server: the putc or getc test's buffer, one negotiated request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_char_buffer_bytes: Option<usize>,
+    /// The clients' data files in the page cache as the test began, summed; None where nobody
+    /// could look (the file tests, a server's files) and in runs stored before it was recorded.
+    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub cached_at_start: Option<CachedAtStart>,
 }
 
 impl Figures for BonnieCellFigures {

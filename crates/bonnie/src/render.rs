@@ -6,6 +6,7 @@ use crate::{
     BonnieCellFigures, BonniePlan, BonnieResult, BonnieTest, CsvSource, NotWhole, PerChar, DEFAULT_CHUNK, MIN_TIME_NS,
 };
 use iomatrix_core::{ByteSize, Figures};
+use iomatrix_report::table::{Column, Table};
 use iomatrix_store::{CellStateKind, StoredRun};
 use serde::Deserialize;
 use serde_json::Value;
@@ -39,7 +40,32 @@ pub fn report(run: &StoredRun) -> String {
     if run.cell_results.iter().any(|c| c.clients > 1) {
         out.push_str("(with many clients each figure above is the sum of the clients' own rates)\n");
     }
-    out + &iomatrix_report::text::clients::table(run, &CLIENT_COLUMNS)
+    out + &cached_at_start(run) + &iomatrix_report::text::clients::table(run, &CLIENT_COLUMNS)
+}
+
+/// How much of the data file the page cache held as each data test began, a line per test and
+/// repeat. Nothing for runs that did not record it (a server's files, runs stored before it).
+fn cached_at_start(run: &StoredRun) -> String {
+    let mut table = Table::new(vec![
+        Column::fit_left("test"),
+        Column::fit_right("repeat"),
+        Column::free("cached at start").gap("  "),
+    ])
+    .trimmed();
+    for c in &run.cell_results {
+        let Some(f) = figures(c) else { continue };
+        let Some(held) = f.cached_at_start else { continue };
+        let said = if held.file_bytes == 0 { "empty: the test created its file".to_string() } else { held.describe() };
+        table.row([f.result.test.name().to_string(), f.result.repeat.to_string(), said]);
+    }
+    if table.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nCached at start (the page cache's share of the data file as each test began, by mincore; all clients' \
+         files; the file tests make their own)\n{}",
+        table.render()
+    )
 }
 
 /// The Machine column: `-m NAME` (kept as the label machine=NAME), else the run's host, as bonnie++.

@@ -16,6 +16,7 @@ use crate::timing::{figures, Ready, Slowest};
 use crate::{planned_tests, BonnieError, BonnieResult, BonnieTest};
 use iomatrix_backend::AlignedBuf;
 use iomatrix_backend::Place;
+use iomatrix_core::figures::CachedAtStart;
 use iomatrix_random::scramble;
 use iomatrix_stats::{Measured, Span};
 use iomatrix_verify::{Content, Tally};
@@ -45,6 +46,8 @@ pub(crate) struct ClientTests<'a> {
     content: Option<Content>,
     /// What the last test stamped and checked, for its cell.
     verify: Option<Tally>,
+    /// How much of the data file the page cache held as the last test's clock started.
+    cached_at_start: Option<CachedAtStart>,
 }
 
 impl<'a> ClientTests<'a> {
@@ -66,6 +69,7 @@ impl<'a> ClientTests<'a> {
             tests: None,
             content: plan.content.stamped().then(|| Content::new(plan.content, rank as u64)),
             verify: None,
+            cached_at_start: None,
         }
     }
 
@@ -111,9 +115,22 @@ impl<'a> ClientTests<'a> {
             return Err(BonnieError("the client's tests are not prepared (a bug)".into()));
         };
         let content = self.content.as_mut();
+        self.cached_at_start = None;
         let result = if test.is_file_test() {
+            // Many small files made and removed by the test itself: no one file's state to state.
             files.run(test, repeat, ready)?
+        } else if let Place::Local = self.place {
+            // The data file as the test's clock meets it: after its untimed open (a write test's
+            // open has just created it anew), before the other clients are waited for.
+            let path = self.workdir.join(DATA_FILE);
+            let held = &mut self.cached_at_start;
+            let mut looked_then_ready = || {
+                *held = cached_now(&path)?;
+                ready()
+            };
+            runner.run(test, repeat, &mut looked_then_ready, content)?
         } else {
+            // A server's cache is not visible from its client.
             runner.run(test, repeat, ready, content)?
         };
         self.verify = match self.content.as_mut() {
@@ -131,6 +148,26 @@ impl<'a> ClientTests<'a> {
     /// rewrite and block read when the plan stamps its data.
     pub(crate) fn take_verify(&mut self) -> Option<Tally> {
         self.verify.take()
+    }
+
+    /// How much of the data file the page cache held as the last test began: Some for a data
+    /// test on a local file system, None for the file tests and on a server.
+    pub(crate) fn take_cached_at_start(&mut self) -> Option<CachedAtStart> {
+        self.cached_at_start.take()
+    }
+}
+
+/// How much of the data file at `path` the page cache holds now (mincore; nothing is read). None
+/// where there is no regular file to look at (something else under its name): the test's own
+/// I/O then names that, not the look.
+fn cached_now(path: &Path) -> Result<Option<CachedAtStart>, BonnieError> {
+    match iomatrix_backend::residency(path) {
+        // mincore counts whole pages: the last one may pass the end of the file.
+        Ok(now) => {
+            Ok(Some(CachedAtStart { cached_bytes: now.cached_bytes.min(now.file_bytes), file_bytes: now.file_bytes }))
+        }
+        Err(_) if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) => Ok(None),
+        Err(e) => Err(BonnieError(format!("looking at {} in the page cache (mincore): {e}", path.display()))),
     }
 }
 

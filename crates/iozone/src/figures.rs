@@ -2,7 +2,7 @@
 //! it merges a cell ([`crate::CellResult`]), the suite writes it into the row, its tables read it.
 
 use iomatrix_coord::{ClientFailure, StartTimes};
-use iomatrix_core::figures::{or_default, Direction, Figures, Metric, MetricId};
+use iomatrix_core::figures::{or_default, CachedAtStart, Direction, Figures, Metric, MetricId};
 use iomatrix_verify::Tally;
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +39,10 @@ pub struct IozoneCellFigures {
     /// All clients' verification tallies, when the plan stamps its data.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub verify: Option<Tally>,
+    /// The clients' files in the page cache just before the cell's start barrier, summed; None
+    /// where nobody could look (a server's files) and in runs stored before it was recorded.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub cached_at_start: Option<CachedAtStart>,
 }
 
 /// A cell's figures with its row's headline rate, read through [`Figures`].

@@ -63,7 +63,8 @@ iomatrix iozone: runs IOzone's tests with IOzone's command line.
   -I            O_DIRECT (fwrite/fread tests stay buffered; they are library I/O)
   -B            use mmap for the file I/O
   -t N          N clients (threads), each with its own folder and file
-  -f PATH       temporary file: its folder is the target, its name the file name
+  -f PATH       temporary file: its folder is the target, its name the file name (in a
+                working folder there); a device, FIFO or folder at PATH is refused
   -w            keep the working folder and its files at the end
   -R            print IOzone's Excel-style report
   -b FILE       write the report as a workbook: FILE.xlsx an .xlsx workbook, any other

@@ -4,7 +4,9 @@
 use crate::figures::IozoneFigures;
 use crate::{IozoneCellFigures, IozoneTest};
 use iomatrix_analysis::median;
-use iomatrix_core::Figures;
+use iomatrix_core::figures::CachedAtStart;
+use iomatrix_core::{human, ByteSize, Figures};
+use iomatrix_report::table::{Column, Table};
 use iomatrix_report::{matrix_table, Matrix, MatrixCell, ThroughputReport};
 use iomatrix_store::{CellStateKind, StoredRun};
 use serde::Deserialize;
@@ -22,7 +24,67 @@ pub fn tables(run: &StoredRun) -> String {
             let _ = write!(out, "{}", matrix_table(cpu, 0));
         }
     }
-    out + &iomatrix_report::text::clients::table(run, &CLIENT_COLUMNS)
+    out + &cached_at_start(run) + &iomatrix_report::text::clients::table(run, &CLIENT_COLUMNS)
+}
+
+/// How much of each cell's files the page cache held when the cell began, a line per test: the
+/// range over its cells (a column per matrix would double every table) and the cell with the
+/// least. Nothing for runs that did not record it (a server's files, runs stored before it).
+fn cached_at_start(run: &StoredRun) -> String {
+    let mut table = Table::new(vec![
+        Column::fit_left("test"),
+        Column::fit_right("cells"),
+        Column::free("cached at start").gap("  "),
+    ])
+    .trimmed();
+    for test in IozoneTest::ALL {
+        let cells: Vec<(&iomatrix_store::CellRow, CachedAtStart)> = run
+            .cell_results
+            .iter()
+            .filter(|c| c.test == test.name())
+            .filter_map(|c| Some((c, figures(c).own.cached_at_start?)))
+            .collect();
+        if cells.is_empty() {
+            continue;
+        }
+        let empty = cells.iter().filter(|(_, held)| held.file_bytes == 0).count();
+        let sized: Vec<_> = cells.iter().filter(|(_, held)| held.file_bytes > 0).collect();
+        let percent = |held: &CachedAtStart| format!("{}%", human::fixed(held.percent(), 0));
+        let mut said = match (
+            sized.iter().min_by(|a, b| a.1.percent().total_cmp(&b.1.percent())),
+            sized.iter().max_by(|a, b| a.1.percent().total_cmp(&b.1.percent())),
+        ) {
+            (Some((least_cell, least)), Some((_, most))) if percent(least) != percent(most) => {
+                let size = |b: Option<u64>| ByteSize(b.unwrap_or(0)).to_string();
+                format!(
+                    "{}..{} of the file (least: file {} record {})",
+                    percent(least),
+                    percent(most),
+                    size(least_cell.file_size),
+                    size(least_cell.record_size)
+                )
+            }
+            (Some((_, least)), _) => format!("{} of the file", percent(least)),
+            _ => String::new(),
+        };
+        if empty > 0 {
+            let created = if sized.is_empty() {
+                "empty: the test created its file".to_string()
+            } else {
+                format!("{empty} cell(s) empty")
+            };
+            said = if said.is_empty() { created } else { format!("{said}; {created}") };
+        }
+        table.row([test.name().to_string(), cells.len().to_string(), said]);
+    }
+    if table.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nCached at start (the page cache's share of each cell's files just before it began, by mincore; all \
+         clients' files)\n{}",
+        table.render()
+    )
 }
 
 pub const CLIENT_COLUMNS: iomatrix_report::text::clients::ClientColumns =
@@ -139,4 +201,79 @@ fn shown_samples(by_state: &BTreeMap<CellStateKind, Vec<f64>>) -> Option<(CellSt
 /// file and record size, a column per test, as IOzone prints it by default.
 pub fn classic_table(run: &StoredRun) -> String {
     iomatrix_report::iozone_classic_table(&throughput_matrices(run))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomatrix_store::{CellRow, RunStatus, RunSummary};
+
+    fn cell(test: &str, file: u64, held: Option<(u64, u64)>) -> CellRow {
+        let own = IozoneCellFigures {
+            cached_at_start: held.map(|(cached_bytes, file_bytes)| CachedAtStart { cached_bytes, file_bytes }),
+            ..IozoneCellFigures::default()
+        };
+        CellRow {
+            file_size: Some(file),
+            record_size: Some(4096),
+            metrics: serde_json::json!(own),
+            ..CellRow::blank(test, "psync")
+        }
+    }
+
+    fn run(cells: Vec<CellRow>) -> StoredRun {
+        StoredRun {
+            summary: RunSummary {
+                id: 1,
+                suite: "iozone".into(),
+                status: RunStatus::Complete,
+                started_at: String::new(),
+                ended_at: None,
+                host: String::new(),
+                command_line: String::new(),
+                labels: Vec::new(),
+                cells: cells.len(),
+                total_cells: cells.len(),
+                error: None,
+                iomatrix_version: String::new(),
+                pid: 0,
+                pid_start: None,
+            },
+            plan: serde_json::Value::Null,
+            environment: serde_json::Value::Null,
+            conditions: serde_json::Value::Null,
+            cell_results: cells,
+            lost: None,
+            uid: None,
+            origin: None,
+        }
+    }
+
+    #[test]
+    fn cached_at_start_is_a_line_per_test_with_its_range_and_least_cell() {
+        const MIB: u64 = 1 << 20;
+        let shown = cached_at_start(&run(vec![
+            cell("write", MIB, Some((0, 0))),
+            cell("write", 64 * MIB, Some((0, 0))),
+            cell("read", MIB, Some((MIB, MIB))),
+            cell("read", 64 * MIB, Some((16 * MIB, 64 * MIB))),
+            cell("reread", MIB, Some((MIB, MIB))),
+            cell("reread", 64 * MIB, Some((64 * MIB, 64 * MIB))),
+            // A cell stored without the figure (a run from before it) is left out, not counted as 0%.
+            cell("random-read", MIB, None),
+        ]));
+        let lines: Vec<&str> = shown.lines().collect();
+        assert!(lines[1].starts_with("Cached at start ("), "{shown}");
+        assert_eq!(
+            &lines[2..],
+            [
+                "test   cells  cached at start",
+                "write      2  empty: the test created its file",
+                "read       2  25%..100% of the file (least: file 64m record 4k)",
+                "reread     2  100% of the file",
+            ]
+        );
+        // A run that recorded none (a server's, or one stored before it) shows nothing.
+        assert_eq!(cached_at_start(&run(vec![cell("read", MIB, None)])), "");
+    }
 }

@@ -12,6 +12,7 @@ use iomatrix_backend::{
     AlignedBuf, FileIo, MmapFile, OpenHow, Place, PsyncFile, RecordIo, RemoteFile, RemoteFs, StdioFile, SyncFile,
 };
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start};
+use iomatrix_core::figures::CachedAtStart;
 use iomatrix_core::BackendKind;
 use iomatrix_stats::{kib_per_sec, Measured, Span};
 use iomatrix_verify::{Content, Tally};
@@ -36,6 +37,10 @@ pub struct ClientFigures {
     /// stamping and checking took inside the timed pass.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<Tally>,
+    /// The client's file in the page cache just before the start barrier, as the timed pass met
+    /// it (a write test's file is the one its open just created: empty); None on a server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_at_start: Option<CachedAtStart>,
 }
 
 impl ClientFigures {
@@ -79,6 +84,7 @@ impl CellResult {
             kib_per_sec(stonewalled, Duration::from_nanos(first_finish_ns.saturating_sub(start)))
         };
         let verify = Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref()));
+        let cached_at_start = cached_at_start(&clients);
         for c in &mut clients {
             c.marks = Marks::default();
         }
@@ -91,6 +97,7 @@ impl CellResult {
             start_barrier: starts,
             repeat: spec.repeat,
             verify,
+            cached_at_start,
         };
         CellResult { spec, clients, figures }
     }
@@ -135,6 +142,15 @@ impl CellResult {
         }
         self.clients.iter().min_by(|a, b| a.kib_per_sec().total_cmp(&b.kib_per_sec()))
     }
+}
+
+/// The clients' files summed: of the clients that looked, None when none could (a server's files).
+fn cached_at_start(clients: &[ClientFigures]) -> Option<CachedAtStart> {
+    let looked: Vec<CachedAtStart> = clients.iter().filter_map(|c| c.cached_at_start).collect();
+    (!looked.is_empty()).then(|| CachedAtStart {
+        cached_bytes: looked.iter().map(|c| c.cached_bytes).sum(),
+        file_bytes: looked.iter().map(|c| c.file_bytes).sum(),
+    })
 }
 
 fn bytes(clients: &[ClientFigures]) -> u64 {
@@ -307,6 +323,13 @@ impl<'a> Client<'a> {
 
     fn cell<F: FileIo>(&mut self, cell: &CellSpec, start: &mut Start<'_>) -> Result<ClientFigures, ClientFailure> {
         let mut file = self.prepare::<F>(cell)?;
+        let cached_at_start = match self.cached_now() {
+            Ok(held) => held,
+            Err(f) => {
+                let _ = file.close();
+                return Err(f);
+            }
+        };
         let origin = match start.together() {
             Ok(origin) => origin,
             Err(f) => {
@@ -347,7 +370,23 @@ impl<'a> Client<'a> {
         if matches!(cell.test, IozoneTest::Write | IozoneTest::Fwrite) {
             self.file_ready = Some(cell.file_size.bytes());
         }
-        Ok(ClientFigures { rank: self.rank, moved, measured, marks, verify })
+        Ok(ClientFigures { rank: self.rank, moved, measured, marks, verify, cached_at_start })
+    }
+
+    /// Untimed, after the open: how much of the client's file the page cache holds as the pass
+    /// will meet it (mincore; nothing is read).
+    /// None where there is no regular file to look at (something else under its name): the pass
+    /// then names that, not the look.
+    fn cached_now(&self) -> Result<Option<CachedAtStart>, ClientFailure> {
+        match iomatrix_backend::residency(&self.path) {
+            // mincore counts whole pages: the last one may pass the end of the file.
+            Ok(held) => Ok(Some(CachedAtStart {
+                cached_bytes: held.cached_bytes.min(held.file_bytes),
+                file_bytes: held.file_bytes,
+            })),
+            Err(_) if !std::fs::metadata(&self.path).is_ok_and(|m| m.is_file()) => Ok(None),
+            Err(e) => Err(self.failure(format!("looking at {} in the page cache (mincore): {e}", self.path.display()))),
+        }
     }
 
     /// Untimed: lays the file out if the test needs one, and opens it.
@@ -467,7 +506,7 @@ impl<'a> Client<'a> {
             // Closing is local bookkeeping for a protocol client: -c times nothing more.
             let measured = span.finish();
             file.close().map_err(|e| fail(format!("close of {path} on {target}: {e}")))?;
-            Ok(ClientFigures { rank, moved, measured, marks, verify })
+            Ok(ClientFigures { rank, moved, measured, marks, verify, cached_at_start: None })
         });
         self.remote = Some(fs);
         let figures = outcome?;
@@ -554,6 +593,7 @@ mod tests {
             measured: Measured { start_ns: 0, end_ns, cpu: CpuTimes { user_ns, sys_ns } },
             marks: Marks { points: marks.to_vec() },
             verify: None,
+            cached_at_start: None,
         }
     }
 
@@ -575,9 +615,14 @@ mod tests {
     #[test]
     fn a_merged_cell_builds_the_figures_its_row_stores() {
         let spec = spec(IozoneTest::Write, 4 * MIB, 3);
-        let fast = client(0, SEC, &[(SEC, 2 * MIB)], (100_000_000, 50_000_000));
-        let slow =
-            client(1, 2 * SEC, &[(SEC / 2, MIB / 2), (SEC, MIB), (2 * SEC, 2 * MIB)], (200_000_000, 150_000_000));
+        let fast = ClientFigures {
+            cached_at_start: Some(CachedAtStart { cached_bytes: MIB, file_bytes: 4 * MIB }),
+            ..client(0, SEC, &[(SEC, 2 * MIB)], (100_000_000, 50_000_000))
+        };
+        let slow = ClientFigures {
+            cached_at_start: Some(CachedAtStart { cached_bytes: 4 * MIB, file_bytes: 4 * MIB }),
+            ..client(1, 2 * SEC, &[(SEC / 2, MIB / 2), (SEC, MIB), (2 * SEC, 2 * MIB)], (200_000_000, 150_000_000))
+        };
         let lost = ClientFailure::error(2, "client 2: write: ENOSPC".into());
         let starts = vec![StartTimes { arrived_unix_ns: 1, left_unix_ns: 2 }; 3];
         let gathered = Gathered { figures: vec![slow, fast], failures: vec![lost.clone()], starts: starts.clone() };
@@ -605,6 +650,7 @@ mod tests {
         assert_eq!(f.start_barrier, starts);
         assert_eq!(f.repeat, 3);
         assert_eq!(f.verify, None);
+        assert_eq!(f.cached_at_start, Some(CachedAtStart { cached_bytes: 5 * MIB, file_bytes: 8 * MIB }));
     }
 
     #[test]
@@ -616,5 +662,6 @@ mod tests {
         assert_eq!(cell.figures.kib_per_sec_stonewalled, Some(512.0));
         assert_eq!(cell.slowest(), None);
         assert_eq!(cell.figures.lost_bytes, 0);
+        assert_eq!(cell.figures.cached_at_start, None, "a client that could not look (on a server) claims nothing");
     }
 }

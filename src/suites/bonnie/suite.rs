@@ -96,6 +96,7 @@ impl Suite for Bonnie {
             },
             "fsync_timed": plan.sync || plan.fsync_close,
             "close_timed": true,
+            "prepare": prepare(plan, target.server().is_some()),
         });
         if plan.tests().iter().any(|t| t.is_per_char()) {
             conditions["per_char"] = json!(plan.per_char.describe(plan.per_char_bytes()));
@@ -202,9 +203,20 @@ impl Suite for Bonnie {
                 BonnieTest::GetcRead => Some(getc),
                 _ => None,
             }),
+            cached_at_start: cell.cached_at_start,
         });
         add_client_metrics(&mut metrics, &cell.failures, &cell.starts);
-        let client_figures: Vec<Value> = cell.clients.iter().map(|c| figures_with_rank(c.rank, &c.result)).collect();
+        let client_figures: Vec<Value> = cell
+            .clients
+            .iter()
+            .map(|c| {
+                let mut own = figures_with_rank(c.rank, &c.result);
+                if let Some(held) = c.cached_at_start {
+                    own["cached_at_start"] = json!(held);
+                }
+                own
+            })
+            .collect();
         CellRow {
             seq: 0,
             test: r.test.name().to_string(),
@@ -282,6 +294,36 @@ impl Suite for Bonnie {
         }
         crate::out::print(&iomatrix_bonnie::render::csv(run, front.machine.as_deref()))
     }
+}
+
+/// How the data file came to be as each test found it, in plain words (the run condition
+/// `prepare`): bonnie++'s way, which the suite follows, and what each cell's `cached_at_start` says.
+fn prepare(plan: &BonniePlan, on_server: bool) -> String {
+    let writers = if plan.tests().iter().any(|t| t.is_per_char()) {
+        "putc and block write each create"
+    } else {
+        "block write creates"
+    };
+    let mut said = format!(
+        "written by the tests themselves, as bonnie++ does: {writers} the data file (empty at their start); rewrite, \
+         getc, block read and seeks find it as the earlier tests and the kernel left it; nothing drops it from the \
+         page cache (bonnie++ counts on a file of twice the RAM instead)"
+    );
+    if plan.sync || plan.fsync_close {
+        said += "; each test fsyncs before its close, inside the timing: durable, still cached";
+    }
+    if plan.direct {
+        said += "; O_DIRECT (-D/--direct) for block write, rewrite, block read and seeks: they bypass the cache, and \
+                 an O_DIRECT write evicts what it overwrites; putc and getc stay buffered";
+    }
+    said += "; removed after the seek test. The file tests make, stat and delete their own small files. ";
+    said += if on_server {
+        "Cached at each test's start: not recorded (a server's cache: not visible from the client)"
+    } else {
+        "Cached at each data test's start: mincore of every client's data file after the test's untimed open, just \
+         before the start barrier, summed (cached_at_start)"
+    };
+    said
 }
 
 /// Which of Bonnie's tests write and check stamped blocks, and what differs from bonnie++ then.

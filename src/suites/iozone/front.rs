@@ -7,6 +7,7 @@ use crate::harness::clients::ClientPlan;
 use crate::harness::args::OwnRun;
 use crate::harness::repeat::Repeat;
 use crate::harness::{Prepared, Ranks, RunOptions, Target};
+use iomatrix_core::UsageError;
 use iomatrix_iozone::front;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -40,6 +41,7 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
     }
     inv.plan.content = own.content;
     let target = Target::parse_folder(&inv.target.to_string_lossy())?;
+    refuse_a_file_that_is_not_one(&inv.target.join(&inv.plan.file_name))?;
     target.check_front_end_folder(
         &format!("iozone: -f {}", inv.target.join(&inv.plan.file_name).display()),
         "give -f a file name in an existing folder, e.g. -f /mnt/x/iozone.tmp",
@@ -67,6 +69,31 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
         repeat: Repeat::once(),
     };
     crate::harness::run(Prepared { suite, plan: inv.plan, run }, &own.db, ranks)
+}
+
+/// IOzone's -f names its test file; iomatrix makes the file under that name in a working folder
+/// beside it. A device, FIFO, socket or folder there would have the run measure the folder it sits
+/// in (`-f /dev/zero`: /dev, a file system in RAM) while the user meant that thing: refused.
+fn refuse_a_file_that_is_not_one(file: &Path) -> Result<(), UsageError> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(meta) = std::fs::metadata(file) else { return Ok(()) };
+    let kind = meta.file_type();
+    let what = match () {
+        _ if kind.is_file() => return Ok(()),
+        _ if kind.is_dir() => "a folder",
+        _ if kind.is_char_device() => "a character device",
+        _ if kind.is_block_device() => "a block device",
+        _ if kind.is_fifo() => "a FIFO",
+        _ if kind.is_socket() => "a socket",
+        _ => "not a regular file",
+    };
+    Err(UsageError::new(format!(
+        "iozone: -f {}: {what}, not a file: iomatrix makes its test file under -f's name in a working folder beside \
+         it, so the run would measure {} instead; give -f a file path in a folder on the file system to test, e.g. \
+         -f /mnt/x/iozone.tmp",
+        file.display(),
+        file.parent().map_or_else(|| ".".into(), |p| p.display().to_string())
+    )))
 }
 
 /// `rerun` of a run of this front end ([`crate::harness::FrontEnd::rerun`]): IOzone's -f names

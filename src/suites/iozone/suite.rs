@@ -113,6 +113,7 @@ impl Suite for Iozone {
             "cache": if plan.direct { "bypassed (O_DIRECT; fwrite/fread tests buffered)" } else { "page cache in use" },
             "fsync_timed": plan.fsync,
             "close_timed": plan.close,
+            "prepare": prepare(plan, target.server().is_some()),
         });
         data::add_conditions(&mut conditions, &plan.content);
         if target.server().is_some() {
@@ -262,6 +263,31 @@ impl Suite for Iozone {
         }
         Ok(())
     }
+}
+
+/// How each cell's file came to be as its test found it, in plain words (the run condition
+/// `prepare`): IOzone's way, which the suite follows, and what each cell's `cached_at_start` says.
+fn prepare(plan: &IozonePlan, on_server: bool) -> String {
+    let mut said = String::from(
+        "written by the tests themselves, as IOzone does: each file/record pair's write test creates the file (empty \
+         at its start); the pair's later tests find it as the earlier ones and the kernel left it (a pair without \
+         write or fwrite: laid out untimed in its record size, fsynced); nothing drops it from the page cache",
+    );
+    if plan.fsync {
+        said += " (-e/--fsync makes the writes durable inside the timing; their pages stay cached)";
+    }
+    if plan.direct {
+        said += "; O_DIRECT (-I/--direct): the tests' own reads and writes bypass the cache, fwrite and fread \
+                 excepted, and an O_DIRECT write evicts what it overwrites";
+    }
+    said += "; removed after the pair's last test. ";
+    said += if on_server {
+        "Cached at each cell's start: not recorded (a server's cache: not visible from the client)"
+    } else {
+        "Cached at each cell's start: mincore of every client's file just before the start barrier, summed \
+         (cached_at_start)"
+    };
+    said
 }
 
 /// The crate's sink, handing each cell on.
