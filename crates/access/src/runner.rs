@@ -112,11 +112,7 @@ impl AccessResult {
         let user_ns: u64 = clients.iter().map(|c| c.measured.cpu.user_ns).sum();
         let sys_ns: u64 = clients.iter().map(|c| c.measured.cpu.sys_ns).sum();
         let rate = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
-        let looked: Vec<CachedAtStart> = clients.iter().filter_map(|c| c.cached_at_start).collect();
-        let cached_at_start = (!looked.is_empty()).then(|| CachedAtStart {
-            cached_bytes: looked.iter().map(|c| c.cached_bytes).sum(),
-            file_bytes: looked.iter().map(|c| c.file_bytes).sum(),
-        });
+        let cached_at_start = CachedAtStart::sum(clients.iter().filter_map(|c| c.cached_at_start));
         AccessResult {
             verify: Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref())),
             cached_at_start,
@@ -392,9 +388,9 @@ impl Client<'_> {
         if self.plan.device.is_some() && self.rank != 0 {
             return Ok(None);
         }
-        let held = iomatrix_backend::residency_within(&self.path, self.plan.file_size.bytes())
-            .map_err(|e| fail("looking at the page cache's pages of", e))?;
-        Ok(Some(CachedAtStart { cached_bytes: held.cached_bytes.min(held.file_bytes), file_bytes: held.file_bytes }))
+        iomatrix_backend::residency_within(&self.path, self.plan.file_size.bytes())
+            .map(Some)
+            .map_err(|e| fail("looking at the page cache's pages of", e))
     }
 
     /// Writes the whole working set, untimed, in writes of `piece` bytes, so reads read real

@@ -2,36 +2,10 @@
 //! and dropping it from the cache ([`drop_cached`]), the two facts and the one
 //! action that make a cell's starting state chosen and stated.
 
+use iomatrix_core::figures::CachedAtStart;
 use std::fs::File;
 use std::io;
 use std::path::Path;
-
-/// How much of a file the page cache held when it was looked at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Residency {
-    /// Bytes of the file in cached pages (whole pages, so the last may pass the end).
-    pub cached_bytes: u64,
-    /// The file's size.
-    pub file_bytes: u64,
-}
-
-impl Residency {
-    /// The cached share of the file, 0.0 to 1.0 (1.0 for an empty file: nothing is missing).
-    pub fn fraction(&self) -> f64 {
-        if self.file_bytes == 0 {
-            return 1.0;
-        }
-        (self.cached_bytes as f64 / self.file_bytes as f64).min(1.0)
-    }
-
-    /// Several files (one per client) as one.
-    pub fn sum(all: impl IntoIterator<Item = Residency>) -> Residency {
-        all.into_iter().fold(Residency::default(), |a, r| Residency {
-            cached_bytes: a.cached_bytes + r.cached_bytes,
-            file_bytes: a.file_bytes + r.file_bytes,
-        })
-    }
-}
 
 /// Pages looked at per mapping: a 10 GiB file is looked at in 1 GiB windows,
 /// so the answer vector stays at 256 KiB whatever the file's size.
@@ -43,14 +17,14 @@ const WINDOW: u64 = 1 << 30;
 /// asking about its pages does not fault them in. The kernel answers for
 /// file pages only to a process that could write the file (its owner, or
 /// with write permission), which is every file iomatrix lays out.
-pub fn residency(path: &Path) -> io::Result<Residency> {
+pub fn residency(path: &Path) -> io::Result<CachedAtStart> {
     let file_bytes = std::fs::metadata(path)?.len();
     residency_within(path, file_bytes)
 }
 
 /// [`residency`] of the first `file_bytes` bytes of `path`: a block device's working set
 /// (its metadata says 0 bytes).
-pub fn residency_within(path: &Path, file_bytes: u64) -> io::Result<Residency> {
+pub fn residency_within(path: &Path, file_bytes: u64) -> io::Result<CachedAtStart> {
     let file = &File::open(path)?;
     let page = rustix::param::page_size() as u64;
     let mut cached_pages = 0u64;
@@ -85,7 +59,8 @@ pub fn residency_within(path: &Path, file_bytes: u64) -> io::Result<Residency> {
         cached_pages += answer.iter().filter(|b| **b & 1 == 1).count() as u64;
         at += len;
     }
-    Ok(Residency { cached_bytes: cached_pages * page, file_bytes })
+    // mincore counts whole pages: the last one may pass the end of the file.
+    Ok(CachedAtStart { cached_bytes: (cached_pages * page).min(file_bytes), file_bytes })
 }
 
 /// Drops `file` from the page cache as fio does before a job: its dirty
@@ -112,27 +87,16 @@ mod tests {
         f.write_all(&vec![7u8; 8 << 20]).unwrap();
         let written = residency(&path).unwrap();
         assert_eq!(written.file_bytes, 8 << 20);
-        assert!(written.fraction() > 0.99, "a file just written is cached: {written:?}");
+        assert!(written.percent() > 99.0, "a file just written is cached: {written:?}");
         drop_cached(&f).unwrap();
         // /var/tmp is on a disk file system here (tmpfs would keep its pages whatever the advice).
         let dropped = residency(&path).unwrap();
-        assert!(dropped.fraction() < 0.01, "dropped: {dropped:?}");
+        assert!(dropped.percent() < 1.0, "dropped: {dropped:?}");
     }
 
     #[test]
-    fn an_empty_file_counts_as_whole() {
+    fn an_empty_file_has_nothing_cached() {
         let f = tempfile::NamedTempFile::new().unwrap();
-        assert_eq!(residency(f.path()).unwrap(), Residency { cached_bytes: 0, file_bytes: 0 });
-        assert_eq!(Residency::default().fraction(), 1.0);
-    }
-
-    #[test]
-    fn clients_files_sum() {
-        let r = Residency::sum([
-            Residency { cached_bytes: 4096, file_bytes: 8192 },
-            Residency { cached_bytes: 0, file_bytes: 8192 },
-        ]);
-        assert_eq!(r, Residency { cached_bytes: 4096, file_bytes: 16384 });
-        assert_eq!(r.fraction(), 0.25);
+        assert_eq!(residency(f.path()).unwrap(), CachedAtStart { cached_bytes: 0, file_bytes: 0 });
     }
 }

@@ -90,11 +90,7 @@ impl BonnieCell {
         let overall_ns = clients.iter().map(|c| c.result.end_ns).max().unwrap_or(0);
         let per_sec_overall = overall_rate(test, &total, overall_ns);
         let verify = Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref()));
-        let looked: Vec<CachedAtStart> = clients.iter().filter_map(|c| c.cached_at_start).collect();
-        let cached_at_start = (!looked.is_empty()).then(|| CachedAtStart {
-            cached_bytes: looked.iter().map(|c| c.cached_bytes).sum(),
-            file_bytes: looked.iter().map(|c| c.file_bytes).sum(),
-        });
+        let cached_at_start = CachedAtStart::sum(clients.iter().filter_map(|c| c.cached_at_start));
         BonnieCell { test, repeat, clients, failures, starts, total, per_sec_overall, verify, cached_at_start }
     }
 

@@ -55,7 +55,7 @@ fn cached_at_start(run: &StoredRun) -> String {
     for c in &run.cell_results {
         let Some(f) = figures(c) else { continue };
         let Some(held) = f.cached_at_start else { continue };
-        let said = if held.file_bytes == 0 { "empty: the test created its file".to_string() } else { held.describe() };
+        let said = held.describe_at_start();
         table.row([f.result.test.name().to_string(), f.result.repeat.to_string(), said]);
     }
     if table.is_empty() {

@@ -162,10 +162,7 @@ impl<'a> ClientTests<'a> {
 /// I/O then names that, not the look.
 fn cached_now(path: &Path) -> Result<Option<CachedAtStart>, BonnieError> {
     match iomatrix_backend::residency(path) {
-        // mincore counts whole pages: the last one may pass the end of the file.
-        Ok(now) => {
-            Ok(Some(CachedAtStart { cached_bytes: now.cached_bytes.min(now.file_bytes), file_bytes: now.file_bytes }))
-        }
+        Ok(now) => Ok(Some(now)),
         Err(_) if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) => Ok(None),
         Err(e) => Err(BonnieError(format!("looking at {} in the page cache (mincore): {e}", path.display()))),
     }

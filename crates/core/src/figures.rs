@@ -112,6 +112,28 @@ impl CachedAtStart {
         (self.cached_bytes as f64 / self.file_bytes as f64 * 100.0).min(100.0)
     }
 
+    /// Several clients' files as one: the sum over those that looked; None where none could.
+    pub fn sum(looked: impl IntoIterator<Item = CachedAtStart>) -> Option<CachedAtStart> {
+        looked.into_iter().fold(None, |total, c| {
+            let t = total.unwrap_or_default();
+            Some(CachedAtStart {
+                cached_bytes: t.cached_bytes + c.cached_bytes,
+                file_bytes: t.file_bytes + c.file_bytes,
+            })
+        })
+    }
+
+    /// What a test that creates its own file finds at its start.
+    pub const CREATED_EMPTY: &'static str = "empty: the test created its file";
+
+    /// [`CachedAtStart::describe`], or [`CachedAtStart::CREATED_EMPTY`] for no bytes.
+    pub fn describe_at_start(&self) -> String {
+        if self.file_bytes == 0 {
+            return Self::CREATED_EMPTY.to_string();
+        }
+        self.describe()
+    }
+
     /// "37% of 256 MiB": the one spelling in tables and conditions.
     pub fn describe(&self) -> String {
         format!("{}% of {}", crate::human::fixed(self.percent(), 0), crate::human::bytes_prose(self.file_bytes))
@@ -161,6 +183,10 @@ mod tests {
         let c = super::CachedAtStart { cached_bytes: 96 << 20, file_bytes: 256 << 20 };
         assert_eq!(c.describe(), format!("38% of {}", crate::human::bytes_prose(256 << 20)));
         assert_eq!(super::CachedAtStart::default().percent(), 100.0);
+        let sum = super::CachedAtStart::sum([c, super::CachedAtStart { cached_bytes: 0, file_bytes: 256 << 20 }]);
+        assert_eq!(sum, Some(super::CachedAtStart { cached_bytes: 96 << 20, file_bytes: 512 << 20 }));
+        assert_eq!(super::CachedAtStart::sum([]), None);
+        assert_eq!(super::CachedAtStart::default().describe_at_start(), super::CachedAtStart::CREATED_EMPTY);
     }
 
     use super::*;

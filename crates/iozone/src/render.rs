@@ -69,7 +69,7 @@ fn cached_at_start(run: &StoredRun) -> String {
         };
         if empty > 0 {
             let created = if sized.is_empty() {
-                "empty: the test created its file".to_string()
+                CachedAtStart::CREATED_EMPTY.to_string()
             } else {
                 format!("{empty} cell(s) empty")
             };

@@ -146,11 +146,7 @@ impl CellResult {
 
 /// The clients' files summed: of the clients that looked, None when none could (a server's files).
 fn cached_at_start(clients: &[ClientFigures]) -> Option<CachedAtStart> {
-    let looked: Vec<CachedAtStart> = clients.iter().filter_map(|c| c.cached_at_start).collect();
-    (!looked.is_empty()).then(|| CachedAtStart {
-        cached_bytes: looked.iter().map(|c| c.cached_bytes).sum(),
-        file_bytes: looked.iter().map(|c| c.file_bytes).sum(),
-    })
+    CachedAtStart::sum(clients.iter().filter_map(|c| c.cached_at_start))
 }
 
 fn bytes(clients: &[ClientFigures]) -> u64 {
@@ -379,11 +375,7 @@ impl<'a> Client<'a> {
     /// then names that, not the look.
     fn cached_now(&self) -> Result<Option<CachedAtStart>, ClientFailure> {
         match iomatrix_backend::residency(&self.path) {
-            // mincore counts whole pages: the last one may pass the end of the file.
-            Ok(held) => Ok(Some(CachedAtStart {
-                cached_bytes: held.cached_bytes.min(held.file_bytes),
-                file_bytes: held.file_bytes,
-            })),
+            Ok(held) => Ok(Some(held)),
             Err(_) if !std::fs::metadata(&self.path).is_ok_and(|m| m.is_file()) => Ok(None),
             Err(e) => Err(self.failure(format!("looking at {} in the page cache (mincore): {e}", self.path.display()))),
         }
