@@ -20,5 +20,5 @@ mod runner;
 
 pub use figures::AccessCellFigures;
 pub use iomatrix_backend::Place;
-pub use plan::{AccessCell, AccessPlan, CellSetting, Limit, Prepare, Protocol, RequestNeeds, LAY_OUT_PIECE};
+pub use plan::{AccessCell, AccessPlan, CellSetting, Limit, Pin, Prepare, Protocol, RequestNeeds, LAY_OUT_PIECE};
 pub use runner::{execute, execute_at, latency_clock, latency_clock_source, AccessFigures, AccessResult, Live, Second};

@@ -71,6 +71,62 @@ pub struct AccessPlan {
     /// their files out and kept them cached.
     #[serde(default = "Prepare::before_the_option")]
     pub prepare: Prepare,
+    /// Where each client's thread runs (`--pin`). Runs stored before the option left it to the
+    /// kernel.
+    #[serde(default = "Pin::before_the_option")]
+    pub pin: Pin,
+}
+
+/// Where each client's thread runs. A thread that waits for every request is woken by the
+/// device's completion, and the kernel's choice of CPU at each wake-up settles, run by run, into
+/// patterns that measure up to a fifth apart (docs/measuring.md); kept on one CPU, the same work
+/// measures the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pin {
+    /// Client i kept on the (i mod N)-th of the N CPUs its process may use (fio's
+    /// cpus_allowed_policy=split over all of them).
+    #[default]
+    Spread,
+    /// The kernel places each client's thread and moves it at will (fio's default).
+    Off,
+}
+
+impl Pin {
+    pub const NAMES: &'static str = "spread or off";
+
+    fn before_the_option() -> Pin {
+        Pin::Off
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Pin::Spread => "spread",
+            Pin::Off => "off",
+        }
+    }
+
+    /// The run condition's sentence.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Pin::Spread => {
+                "spread: each client's thread kept on one CPU, client i on the (i mod N)-th of the N CPUs its \
+                 process may use (each client's CPU is stored with its figures)"
+            }
+            Pin::Off => "off: the kernel placed each client's thread and moved it at will",
+        }
+    }
+}
+
+impl std::str::FromStr for Pin {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Pin, String> {
+        match s.trim() {
+            "spread" => Ok(Pin::Spread),
+            "off" | "none" => Ok(Pin::Off),
+            other => Err(format!("'{other}' is not a placement of the clients' threads; give {}", Pin::NAMES)),
+        }
+    }
 }
 
 /// How each client's file is prepared, and so what the page cache holds of it, when a cell
@@ -508,6 +564,7 @@ mod tests {
             device: None,
             content: Default::default(),
             prepare: Prepare::Dropped,
+            pin: Pin::Spread,
         }
     }
 
@@ -618,6 +675,17 @@ mod tests {
         let mut bad = serde_json::to_value(&skewed).unwrap();
         bad["distribution"] = "zipf:1".into();
         assert!(serde_json::from_value::<AccessPlan>(bad).is_err(), "a stored distribution is checked as typed");
+    }
+
+    #[test]
+    fn pin_travels_in_the_plan_and_older_plans_read_as_placed_by_the_kernel() {
+        let json = serde_json::to_value(plan()).unwrap();
+        assert_eq!(json["pin"], "spread", "written when default too");
+        let mut old = json.clone();
+        old.as_object_mut().unwrap().remove("pin");
+        assert_eq!(serde_json::from_value::<AccessPlan>(old).unwrap().pin, Pin::Off);
+        assert_eq!("off".parse::<Pin>(), Ok(Pin::Off));
+        assert!("everywhere".parse::<Pin>().unwrap_err().contains("spread or off"));
     }
 
     #[test]

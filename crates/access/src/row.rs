@@ -27,6 +27,9 @@ impl AccessResult {
                 if let Some(held) = c.cached_at_start {
                     figures["cached_at_start"] = json!(held);
                 }
+                if let Some(cpu) = c.cpu {
+                    figures["cpu"] = json!(cpu);
+                }
                 figures
             })
             .collect();

@@ -2,7 +2,7 @@
 //! in flight, timestamps each at submission and completion, and records the
 //! latency in HDR histograms (reads and writes apart) and a per-second series.
 
-use crate::plan::{AccessCell, AccessPlan, Limit, Prepare, LAY_OUT_PIECE};
+use crate::plan::{AccessCell, AccessPlan, Limit, Pin, Prepare, LAY_OUT_PIECE};
 use iomatrix_backend::{
     open_queued, Completion, Connect, OneAtATime, OpenHow, Place, QueuedFile, RemoteFile, RemoteFs, Request,
     SessionPool, Submitted,
@@ -47,6 +47,9 @@ pub struct AccessFigures {
     /// a device that rank 0 looks at for everyone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_at_start: Option<CachedAtStart>,
+    /// The CPU this client's thread was kept on (`--pin spread`); None where the kernel placed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<usize>,
 }
 
 impl AccessFigures {
@@ -266,7 +269,18 @@ pub fn execute_at<E: std::fmt::Display>(
                 }
             };
             let content = plan.content.stamped().then(|| Content::new(plan.content, rank as u64));
-            Client { rank, plan, cells: &cells, path, server, stop: setup.stop, live, laid_out: None, content }
+            Client {
+                rank,
+                plan,
+                cells: &cells,
+                path,
+                server,
+                stop: setup.stop,
+                live,
+                laid_out: None,
+                content,
+                kept_on: None,
+            }
         },
         |index, gathered| on_cell(&AccessResult::merge(cells[index], gathered)),
     )
@@ -286,6 +300,8 @@ struct Client<'a> {
     laid_out: Option<Result<u64, ClientFailure>>,
     /// Stamps and checks the client's file, when the plan asks for stamped data.
     content: Option<Content>,
+    /// The CPU the client's thread was kept on at its first cell (`--pin spread`).
+    kept_on: Option<usize>,
 }
 
 /// One client's way to the server.
@@ -354,6 +370,9 @@ impl ClientWork for Client<'_> {
         // The file stays: the working folder goes at the end with it, or
         // stays with it under --keep.
         let cell = self.cells[index];
+        if self.plan.pin == Pin::Spread && self.kept_on.is_none() {
+            self.kept_on = Some(self.keep_on_its_cpu()?);
+        }
         let piece = self.plan.prepare.lay_out_piece(cell.block_size.bytes());
         let laid_out = match self.laid_out.take() {
             Some(Ok(done)) if done == piece => Ok(done),
@@ -365,11 +384,28 @@ impl ClientWork for Client<'_> {
         let cached_at_start = self.set_cache_state()?;
         let mut figures = self.run_cell(&cell, start)?;
         figures.cached_at_start = cached_at_start;
+        figures.cpu = self.kept_on;
         Ok(figures)
     }
 }
 
 impl Client<'_> {
+    /// Keeps this client's thread (the one that runs its cells) on its CPU under `--pin spread`,
+    /// before its file is laid out, so that the lay-out's pages and every cell start from there.
+    fn keep_on_its_cpu(&self) -> Result<usize, ClientFailure> {
+        let fail = |e: std::io::Error| {
+            ClientFailure::error(
+                self.rank,
+                format!("keeping client {} on one CPU (--pin spread): {e}; run with --pin off", self.rank),
+            )
+        };
+        let allowed = iomatrix_backend::allowed_cpus().map_err(fail)?;
+        let cpu = iomatrix_backend::spread_pick(&allowed, self.rank)
+            .ok_or_else(|| fail(std::io::Error::other("this thread may run on no CPU")))?;
+        iomatrix_backend::keep_on(cpu).map_err(fail)?;
+        Ok(cpu)
+    }
+
     /// The file's state in the page cache at the cell's start, as `--prepare` asks (untimed,
     /// before the start barrier): dropped, or left as it is; then how much of it is cached.
     /// Through a protocol client there is no cache here to drop or look at.
@@ -649,6 +685,7 @@ impl Work<'_> {
             issued,
             verify,
             cached_at_start: None,
+            cpu: None,
         })
     }
 

@@ -8,6 +8,7 @@
 //! - [`AlignedBuf`]: the I/O buffer, aligned for O_DIRECT and filled with
 //!   incompressible bytes so that compressing storage cannot flatter a result.
 //! - [`probe_direct`]: asks a file system whether it accepts O_DIRECT.
+//! - [`keep_on`], [`spread_pick`]: a client's thread kept on one CPU (`--pin spread`).
 //! - [`residency`], [`drop_cached`]: how much of a file the page cache holds
 //!   (mincore), and dropping it (fdatasync + `posix_fadvise(DONTNEED)`).
 //! - [`QueuedFile`]: the submit/reap seam on fio's model, for backends that
@@ -33,6 +34,7 @@
 //! backends do not fit a synchronous call and do not pretend to.
 
 mod buffer;
+mod cpu;
 mod error_kind;
 mod fd_limit;
 mod mmap;
@@ -48,6 +50,7 @@ mod sync;
 mod uring;
 
 pub use buffer::AlignedBuf;
+pub use cpu::{allowed_cpus, current_cpu, keep_on, spread_pick};
 pub use error_kind::{errno_name, error_kind};
 pub use fd_limit::{raise_fd_limit, FdLimit};
 pub use mmap::MmapFile;

@@ -5,7 +5,7 @@ use crate::harness::data::DataArgs;
 use crate::harness::raw_device::RawDevice;
 use crate::harness::{CommonRunArgs, RunOptions, Target};
 use clap::Args;
-use iomatrix_access::{fio_words, AccessPlan, Limit, Prepare};
+use iomatrix_access::{fio_words, AccessPlan, Limit, Pin, Prepare};
 use iomatrix_random::Distribution;
 use iomatrix_core::{parse_duration, parse_size_list, BackendKind, ByteSize, UsageError};
 use std::path::PathBuf;
@@ -118,6 +118,12 @@ pub struct RunAccessArgs {
     /// [default: dropped]
     #[arg(long, value_name = "STATE")]
     pub prepare: Option<String>,
+
+    /// Where each client's thread runs: spread (client i kept on the i-th CPU the run may use,
+    /// round robin, so the same work measures the same run after run) or off (the kernel places
+    /// and moves it, as fio does by default) [default: spread]
+    #[arg(long, value_name = "PLACEMENT")]
+    pub pin: Option<String>,
 
     /// io_uring, psync, sync or mmap [default: io_uring when any --qd is above 1, else psync]
     /// (local files and devices only: on nfs:// and smb:// the protocol client issues the requests)
@@ -298,6 +304,12 @@ fn plan(
         device: device.map(|d| d.path().to_path_buf()),
         content: args.data.content(),
         prepare: prepare(args.prepare.as_deref(), device.is_some(), on_server)?,
+        pin: args
+            .pin
+            .as_deref()
+            .map(|p| p.parse::<Pin>().map_err(|e| UsageError::new(format!("--pin {p}: {e}"))))
+            .transpose()?
+            .unwrap_or_default(),
     };
     if on_server {
         plan.validate_on_server(max_depth)?;

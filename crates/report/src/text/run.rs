@@ -223,6 +223,11 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
     if let Some(prepared) = c["prepare"].as_str() {
         pairs.insert(3, ("prepared".into(), prepared.to_string()));
     }
+    // Where the clients' threads ran (runs stored before it was said have no line).
+    if let Some(pin) = c["pin"].as_str() {
+        let after_clients = pairs.iter().position(|(key, _)| key == "clients").map_or(pairs.len(), |i| i + 1);
+        pairs.insert(after_clients, ("placement".into(), pin.to_string()));
+    }
     if let Some(timing) = c["timing"].as_str() {
         pairs.push(("timing".into(), timing.to_string()));
     }

@@ -107,6 +107,9 @@ fn flags_of(job: &FioJob, db: &Path, labels: &[String], under_mpi: bool) -> Resu
         flags.push("--direct".into());
     }
     flags.extend(["--prepare".to_string(), if job.invalidate { "dropped" } else { "cached" }.to_string()]);
+    // fio leaves a job's threads to the kernel unless cpus_allowed says (which iomatrix fio does
+    // not run): so does its job here.
+    flags.extend(["--pin".to_string(), "off".to_string()]);
     if !under_mpi {
         flags.extend(["--clients".to_string(), job.numjobs.to_string()]);
     }

@@ -1,0 +1,151 @@
+//! `run access --pin`: where each client's thread runs is chosen and stated. The threads'
+//! affinity is read from /proc while the run is going (what the kernel enforces, not what
+//! iomatrix says), and compared with what the run stored and `show` prints.
+
+use crate::helpers::*;
+use serde_json::Value;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// `0-1,4` as the CPUs it names.
+fn cpu_list(text: &str) -> Vec<usize> {
+    let mut cpus = Vec::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => cpus.extend(a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap()),
+            None => cpus.push(part.parse().unwrap()),
+        }
+    }
+    cpus
+}
+
+/// The CPUs a task may run on, from its /proc status.
+fn allowed_of(status: &str) -> Option<Vec<usize>> {
+    status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).map(cpu_list)
+}
+
+/// Each `client-N` thread of `pid` with its allowed CPUs, once all `clients` are there and have
+/// started their first cell (a kept thread is narrowed at its first cell, before the lay-out;
+/// the run's cells are long enough to be seen). At most 30 s.
+fn client_threads(pid: u32, clients: usize, narrowed: bool) -> Vec<(usize, Vec<usize>)> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let mut found = Vec::new();
+        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+            for task in tasks.flatten() {
+                let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+                let Some(n) = comm.trim().strip_prefix("client-").and_then(|n| n.parse::<usize>().ok()) else {
+                    continue;
+                };
+                if let Some(cpus) =
+                    std::fs::read_to_string(task.path().join("status")).ok().as_deref().and_then(allowed_of)
+                {
+                    found.push((n, cpus));
+                }
+            }
+        }
+        found.sort();
+        if found.len() == clients && (!narrowed || found.iter().all(|(_, cpus)| cpus.len() == 1)) {
+            return found;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no {clients} client threads{} within 30 s: {found:?}",
+            if narrowed { " kept on one CPU each" } else { "" }
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Runs `run access` with two clients for one 3 s cell under `prefix` (e.g. taskset), watches
+/// its client threads, and returns them with the stored run.
+fn watch(sb: &Sandbox, prefix: &[&str], extra: &[&str], narrowed: bool) -> (Vec<(usize, Vec<usize>)>, Value) {
+    let bin = env!("CARGO_BIN_EXE_iomatrix");
+    let mut cmd = if let Some((first, rest)) = prefix.split_first() {
+        let mut c = Command::new(first);
+        c.args(rest).arg(bin);
+        c
+    } else {
+        Command::new(bin)
+    };
+    let target = sb.target();
+    std::fs::create_dir_all(&target).unwrap();
+    cmd.args(["run", "access", "--target"])
+        .arg(&target)
+        .arg("--db")
+        .arg(sb.db())
+        .args(["--clients", "2", "--file-size", "4m", "--bs", "4k", "--qd", "1", "--duration", "3s"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = Running(cmd.spawn().expect("iomatrix starts"));
+    let threads = client_threads(child.0.id(), 2, narrowed);
+    let status = wait_for_exit(&mut child);
+    assert!(status.success(), "the run failed: {status}");
+    (threads, sb.last_run())
+}
+
+fn stored_cpus(run: &Value) -> Vec<Option<u64>> {
+    let cell = cells(run).pop().expect("one cell");
+    cell["client_figures"].as_array().unwrap().iter().map(|c| c["cpu"].as_u64()).collect()
+}
+
+fn this_process_may_use() -> Vec<usize> {
+    allowed_of(&std::fs::read_to_string("/proc/self/status").unwrap()).unwrap()
+}
+
+#[test]
+fn spread_keeps_client_i_on_the_ith_cpu_and_stores_where() {
+    let sb = Sandbox::new();
+    let (threads, run) = watch(&sb, &[], &[], true);
+    let allowed = this_process_may_use();
+    for (client, cpus) in &threads {
+        assert_eq!(cpus, &[allowed[client % allowed.len()]], "client {client} kept on the {client}-th allowed CPU");
+    }
+    let stored = stored_cpus(&run);
+    assert_eq!(stored, threads.iter().map(|(_, cpus)| Some(cpus[0] as u64)).collect::<Vec<_>>());
+    assert_eq!(run["run"]["plan"]["pin"], "spread");
+    let shown = sb.run(&["show", &run["run"]["id"].to_string()]);
+    let (stdout, _) = text(&shown);
+    assert!(stdout.contains("placement: spread: each client's thread kept on one CPU"), "{stdout}");
+}
+
+#[test]
+fn spread_stays_inside_the_cpus_the_process_was_given() {
+    if !have("taskset") {
+        skip("taskset (util-linux) is needed to narrow the run's CPUs");
+        return;
+    }
+    let last = *this_process_may_use().last().unwrap();
+    let only = last.to_string();
+    let sb = Sandbox::new();
+    let (threads, run) = watch(&sb, &["taskset", "-c", &only], &[], true);
+    assert!(threads.iter().all(|(_, cpus)| cpus == &[last]), "both clients on CPU {last}: {threads:?}");
+    assert_eq!(stored_cpus(&run), [Some(last as u64), Some(last as u64)]);
+}
+
+#[test]
+fn pin_off_leaves_the_threads_where_the_kernel_may_put_them() {
+    let sb = Sandbox::new();
+    let (threads, run) = watch(&sb, &[], &["--pin", "off"], false);
+    let allowed = this_process_may_use();
+    assert!(threads.iter().all(|(_, cpus)| cpus == &allowed), "every client may run anywhere: {threads:?}");
+    assert_eq!(stored_cpus(&run), [None, None], "no CPU stored where none was kept");
+    assert_eq!(run["run"]["plan"]["pin"], "off");
+    let (stdout, _) = text(&sb.run(&["show", &run["run"]["id"].to_string()]));
+    assert!(stdout.contains("placement: off: the kernel placed each client's thread"), "{stdout}");
+}
+
+#[test]
+fn an_unknown_placement_is_refused_before_anything_runs() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    std::fs::create_dir_all(&target).unwrap();
+    let out =
+        sb.run(&["run", "access", "--target", target.to_str().unwrap(), "--pin", "everywhere", "--duration", "1s"]);
+    assert_usage_error(
+        &out,
+        "--pin everywhere: 'everywhere' is not a placement of the clients' threads; give spread or off",
+    );
+    assert_eq!(stored_cells(&sb), 0);
+}
