@@ -577,6 +577,20 @@ run_iomatrix() {
     record "$rep" "$place" "$name" iomatrix "${parsed%$'\t'*}" $((after - before)) "$cached"
 }
 
+# Waits (at most 10 s) until the file system under $1 reports room for a file of $2 bytes plus
+# iomatrix's margin (5% + 4 MiB). xfs frees a removed file's blocks in the background (inodegc),
+# and statfs may report them as used for a while after the sync: iomatrix's space check, which
+# reads statfs, would then refuse the next run.
+wait_for_free() {
+    local dir=$1 need=$(($2 + $2 / 20 + (4 << 20))) tries=0 free
+    while :; do
+        free=$(($(stat -f -c '%a * %S' -- "$dir")))
+        ((free >= need)) && return 0
+        ((++tries > 100)) && return 0
+        sleep 0.1
+    done
+}
+
 run_fio() {
     local rep=$1 place=$2 name=$3 tag=fio-$1-$2-$3
     local file=${PLACES[place]}/work/fio/testfile
@@ -626,6 +640,7 @@ run_fio() {
     rm -f -- "$file"
     # Untimed: the freed blocks committed, so the next tool's layout may reuse them.
     sync -f -- "${PLACES[place]}"
+    wait_for_free "${PLACES[place]}" "$SIZE_BYTES"
     record "$rep" "$place" "$name" fio "$parsed" $((after - before)) "$cached"
 }
 
