@@ -488,6 +488,37 @@ fn rank_0s_live_line_sums_every_rank_and_names_the_slowest() {
 }
 
 #[test]
+fn the_live_line_hears_every_rank_in_every_cell_not_only_the_first() {
+    // Before: only rank 0's client told its process a cell had begun, so the other ranks went on
+    // sending the first cell's index and, from the second cell on, the line summed 1 of 3 ranks.
+    let Some(bin) = mpi_binary() else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let args = [
+        bin.to_str().unwrap(),
+        "run",
+        "access",
+        "--target",
+        target.to_str().unwrap(),
+        "--bs",
+        "64k,128k",
+        "--file-size",
+        "4m",
+        "--duration",
+        "7s",
+    ];
+    let (out, _) = mpirun(&sb, 3, &args, Duration::from_secs(120));
+    assert_success(&out);
+    let (_, stderr) = text(&out);
+    // Without a terminal the live line goes out every five seconds: at least one in each cell.
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("live:")).collect();
+    assert!(lines.iter().any(|l| l.contains("128k")), "no live line in the second cell: {stderr}");
+    for line in &lines {
+        assert!(line.contains("summed over 3 of 3 ranks"), "{line}\n{stderr}");
+    }
+}
+
+#[test]
 fn three_ranks_each_run_their_connections_in_every_personality_phase() {
     let Some(bin) = mpi_binary() else { return };
     let sb = Sandbox::new();

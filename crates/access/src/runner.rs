@@ -215,9 +215,13 @@ impl Live {
             c.p99_ns.store(p99_ns, Ordering::Relaxed);
         }
     }
-    fn start_cell(&self, index: usize) {
+    /// Client `rank` begins cell `index`: this process's cell is that one, and the client's last
+    /// second is cleared. Every client calls it: under MPI each rank's process has a `Live` of its
+    /// own, whose one client is not rank 0 (when only rank 0 set the cell, the other ranks went on
+    /// sending cell 0's index, and rank 0's live line summed 1 of N ranks after the first cell).
+    fn start_cell(&self, rank: usize, index: usize) {
         self.cell.store(index, Ordering::Relaxed);
-        for c in &self.clients {
+        if let Some(c) = self.clients.get(rank) {
             c.ops.store(0, Ordering::Relaxed);
             c.bytes.store(0, Ordering::Relaxed);
             c.p99_ns.store(0, Ordering::Relaxed);
@@ -530,9 +534,7 @@ impl Client<'_> {
         let mut content = self.content.take();
         let prepared =
             if self.stop.load(Ordering::SeqCst) { Err(ClientFailure::stopped(rank)) } else { self.open_for(cell) };
-        if rank == 0 {
-            live.start_cell(cell.index);
-        }
+        live.start_cell(rank, cell.index);
         let outcome = prepared.and_then(|(mut file, place)| {
             let origin = match start.together() {
                 Ok(origin) => origin,
@@ -995,4 +997,30 @@ fn counter_in_use() -> bool {
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 fn counter_in_use() -> bool {
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Live;
+
+    #[test]
+    fn a_process_whose_only_client_is_not_rank_0_follows_the_cells() {
+        // An MPI rank's process: slots for every rank, one client of its own (rank 2).
+        let live = Live::new(3);
+        live.start_cell(2, 1);
+        live.publish(2, 10, 4096, 7);
+        assert_eq!(live.snapshot(), (1, 10, 4096, 7));
+        live.start_cell(2, 2);
+        assert_eq!(live.snapshot(), (2, 0, 0, 0), "the new cell starts from nothing");
+    }
+
+    #[test]
+    fn a_client_starting_a_cell_clears_only_its_own_second() {
+        let live = Live::new(2);
+        live.start_cell(0, 3);
+        live.start_cell(1, 3);
+        live.publish(0, 5, 50, 1);
+        live.start_cell(1, 3);
+        assert_eq!(live.snapshot(), (3, 5, 50, 1));
+    }
 }
