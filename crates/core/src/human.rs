@@ -60,7 +60,7 @@ pub fn nanos(ns: f64) -> String {
 }
 
 /// A duration given in nanoseconds, in milliseconds by the one rule of [`significant`]:
-/// `250`, `12.3`, `0.123`, `0.00123`; `-` for none (zero or less: no such operation).
+/// `250.50`, `12.35`, `0.123`, `0.00123`; `-` for none (zero or less: no such operation).
 pub fn millis(ns: f64) -> String {
     let ms = ns / 1e6;
     if ms.is_nan() || ms <= 0.0 {
@@ -75,37 +75,72 @@ pub fn fixed(v: f64, decimals: usize) -> String {
     format!("{v:.decimals$}")
 }
 
-/// How many significant digits a table's figure keeps ([`significant`]).
+/// How many significant digits a figure keeps at least ([`significant`]).
 pub const SIGNIFICANT_DIGITS: i32 = 3;
 
-/// The one rule for a figure in a table (per-operation latencies and rates, compare's figures):
-/// [`SIGNIFICANT_DIGITS`] significant digits, and from 1000 up the whole number, never a
-/// fraction of it and never an exponent: `0.000737`, `0.0902`, `1.46`, `12.3`, `975`, `28774`,
-/// `145110`. Run-to-run noise on storage is rarely below 0.1%, so a fourth digit would be noise;
-/// the whole number keeps a large figure exact to the unit rather than rounding it to
-/// `28800`. Zero is `0`; infinities and NaN are `-`.
+/// How many decimals a figure keeps at least ([`significant`]): seed 001's MB/s tables print
+/// 130.92 and 2964.92, and a table that printed 131 would have cut what the seed measured.
+pub const FIGURE_DECIMALS: usize = 2;
+
+/// How many decimals a change in percent keeps by default ([`signed_percent`]).
+pub const PERCENT_DECIMALS: usize = 1;
+
+thread_local! {
+    /// `--precision N` of the command being rendered: the decimals of every figure and change.
+    static PRECISION: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Renders `f` with every figure ([`significant`]) and change ([`signed_percent`]) written
+/// with `decimals` decimals: a command's `--precision N` (seed 003 prints its % change to 3).
+/// None keeps the one rule. The setting is this thread's, and ends with `f`.
+pub fn with_precision<T>(decimals: Option<usize>, f: impl FnOnce() -> T) -> T {
+    let before = PRECISION.with(|p| p.replace(decimals));
+    let out = f();
+    PRECISION.with(|p| p.set(before));
+    out
+}
+
+/// The decimals `--precision` asked for, if it did.
+pub fn precision() -> Option<usize> {
+    PRECISION.with(|p| p.get())
+}
+
+/// The one rule for a figure in a table (per-operation latencies and rates, compare's figures,
+/// sweep's levels): at least [`FIGURE_DECIMALS`] decimals, and more below 0.1 so that
+/// [`SIGNIFICANT_DIGITS`] significant digits show; never an exponent: `0.000737`, `0.0902`,
+/// `1.46`, `12.35`, `130.92`, `974.80`, `28773.80`. Nothing measured is cut to fewer digits
+/// than the seeds print (issue 34: 130.92 printed 131); a column of them lines up on its
+/// decimals. Under [`with_precision`] every figure has exactly that many decimals. Zero is `0`;
+/// infinities and NaN are `-`.
 pub fn significant(v: f64) -> String {
     if !v.is_finite() {
         return "-".into();
+    }
+    if let Some(decimals) = precision() {
+        return format!("{v:.decimals$}");
     }
     if v == 0.0 {
         return "0".into();
     }
     let magnitude = v.abs().log10().floor() as i32;
-    let decimals = (SIGNIFICANT_DIGITS - 1 - magnitude).max(0) as usize;
+    let decimals = ((SIGNIFICANT_DIGITS - 1 - magnitude).max(0) as usize).max(FIGURE_DECIMALS);
     let text = format!("{v:.decimals$}");
     // 0.0009996 rounds up to 0.001000: a digit more than the rule; written again one place up.
     match text.trim_start_matches('-').trim_start_matches(['0', '.']).chars().filter(char::is_ascii_digit).count() {
-        n if decimals > 0 && n > SIGNIFICANT_DIGITS as usize => format!("{v:.prec$}", prec = decimals - 1),
+        n if decimals > FIGURE_DECIMALS && n > SIGNIFICANT_DIGITS as usize => {
+            format!("{v:.prec$}", prec = decimals - 1)
+        }
         _ => text,
     }
 }
 
-/// A change in percent with its sign, `+12.5%`, `-3.0%`; `-` where there is
-/// none to give (a figure that was zero before).
+/// A change in percent with its sign, `+12.5%`, `-3.0%` ([`PERCENT_DECIMALS`] decimals, or
+/// [`with_precision`]'s: `-75.851%`); `-` where there is none to give (a figure that was zero
+/// before).
 pub fn signed_percent(pct: f64) -> String {
     if pct.is_finite() {
-        format!("{pct:+.1}%")
+        let decimals = precision().unwrap_or(PERCENT_DECIMALS);
+        format!("{pct:+.decimals$}%")
     } else {
         "-".into()
     }
@@ -159,11 +194,11 @@ mod tests {
 
     #[test]
     fn milliseconds_follow_the_one_rule() {
-        assert_eq!(millis(250_500_000.0), "250");
-        assert_eq!(millis(12_346_000.0), "12.3");
+        assert_eq!(millis(250_500_000.0), "250.50");
+        assert_eq!(millis(12_346_000.0), "12.35");
         assert_eq!(millis(123_456.0), "0.123");
         assert_eq!(millis(1_234.0), "0.00123");
-        assert_eq!(millis(2_500_000_000.0), "2500");
+        assert_eq!(millis(2_500_000_000.0), "2500.00");
         assert_eq!(millis(0.0), "-");
         assert_eq!(millis(-5.0), "-");
         assert_eq!(millis(f64::NAN), "-");
@@ -178,21 +213,23 @@ mod tests {
     }
 
     #[test]
-    fn figures_keep_three_significant_digits_and_thousands_whole() {
+    fn figures_keep_two_decimals_and_three_significant_digits() {
         // The issue's uneven column: 0.0007366, 0.0009020, 28773.8.
         assert_eq!(significant(0.0007366), "0.000737");
         assert_eq!(significant(0.0009020), "0.000902");
-        assert_eq!(significant(28773.8), "28774");
-        assert_eq!(significant(12.3456), "12.3");
+        assert_eq!(significant(28773.8), "28773.80");
+        assert_eq!(significant(12.3456), "12.35");
         assert_eq!(significant(1.457), "1.46");
-        assert_eq!(significant(974.8), "975");
-        assert_eq!(significant(999.94), "1000");
-        assert_eq!(significant(145109.6), "145110");
+        assert_eq!(significant(974.8), "974.80");
+        // Issue 34: seed 001's 130.92 and 351.43 printed 131 and 351.
+        assert_eq!(significant(130.92), "130.92");
+        assert_eq!(significant(351.43), "351.43");
+        assert_eq!(significant(145109.6), "145109.60");
         assert_eq!(significant(-4.5678), "-4.57");
-        // Rounding that carries into a new digit keeps three: not 0.001000, not 10.0.
+        // Rounding that carries into a new digit keeps three: not 0.001000.
         assert_eq!(significant(0.0009996), "0.00100");
-        assert_eq!(significant(9.996), "10.0");
-        assert_eq!(significant(99.96), "100");
+        assert_eq!(significant(0.09996), "0.100");
+        assert_eq!(significant(9.996), "10.00");
         assert_eq!(significant(0.0), "0");
         assert_eq!(significant(f64::NAN), "-");
         assert_eq!(significant(f64::INFINITY), "-");
@@ -200,6 +237,19 @@ mod tests {
         assert_eq!(signed_percent(12.5), "+12.5%");
         assert_eq!(signed_percent(-3.0), "-3.0%");
         assert_eq!(signed_percent(f64::INFINITY), "-");
+    }
+
+    #[test]
+    fn precision_sets_the_decimals_of_figures_and_changes_while_asked() {
+        // Seed 003's % change column, to 3 decimals.
+        let (a, b, c) =
+            with_precision(Some(3), || (signed_percent(-75.8510), signed_percent(168.3621), significant(130.92)));
+        assert_eq!((a.as_str(), b.as_str(), c.as_str()), ("-75.851%", "+168.362%", "130.920"));
+        assert_eq!(with_precision(Some(0), || significant(0.000737)), "0");
+        assert_eq!(with_precision(Some(1), || signed_percent(f64::NAN)), "-");
+        // Only while asked.
+        assert_eq!(signed_percent(-75.851), "-75.9%");
+        assert_eq!(precision(), None);
     }
 
     #[test]
