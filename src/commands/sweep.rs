@@ -221,6 +221,15 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
             }
             _ => derive(d, factor, &s.rows),
         };
+        if worked.rows.is_empty() {
+            return Err(UsageError::new(format!(
+                "--derive '{}': no row of this sweep is taken by it (rows: {}); name read, write or part of a row's \
+                 name",
+                d.formula,
+                s.rows.iter().map(|r| r.cell.as_str()).collect::<Vec<_>>().join(", ")
+            ))
+            .into());
+        }
         derived.push(worked);
     }
     if args.json {
