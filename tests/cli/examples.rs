@@ -72,7 +72,7 @@ fn seed_001_sweeps_block_size_and_outstanding_io_with_rates_of_change_then_runs_
         assert!(by_qd.lines().filter(|l| l.starts_with(row)).count() >= 2, "{row}: values and rate of change\n{by_qd}");
     }
     assert!(by_qd.contains("reads (") && by_qd.contains("writes ("), "averages of both directions:\n{by_qd}");
-    assert!(by_qd.contains("Totals by direction") && by_qd.contains("writes +") || by_qd.contains("writes -"));
+    assert!(by_qd.contains("Totals by direction") && (by_qd.contains("writes +") || by_qd.contains("writes -")));
     for block in ["4k", "64k"] {
         assert!(
             by_qd.contains(&format!("  {block} file 16m random=0%: mean ")),

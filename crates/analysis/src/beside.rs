@@ -16,7 +16,7 @@ fn row(key: &CellKey, a: &Group, b: &Group) -> Vec<ScalarRow> {
         let (Some(sa), Some(sb)) = (ma.get(&m.id), mb.get(&m.id)) else { continue };
         rows.push(ScalarRow {
             metric: format!("{} {}", key.describe(), m.unit),
-            unit: "% of a core",
+            unit: "%",
             a: sa.median,
             b: sb.median,
             change_pct: change_pct(sa.median, sb.median),

@@ -101,10 +101,13 @@ impl Derivation {
         Ok(Derivation { name: name.to_string(), rows, operation, factor, formula: text.trim().to_string() })
     }
 
-    /// Whether a row named `cell`, of `direction`, is one this derivation is worked from.
-    fn takes(&self, cell: &str, direction: Direction) -> bool {
+    /// Whether a row named `cell`, of `direction`, is one this derivation is worked from. A
+    /// name takes the row of exactly that name where `names` (every row's) has one ("backup",
+    /// not "backup extents per file"), else every row containing it.
+    fn takes<'a>(&self, cell: &str, direction: Direction, mut names: impl Iterator<Item = &'a str>) -> bool {
         match &self.rows {
             Rows::Direction(d) => *d == direction,
+            Rows::Named(part) if names.any(|n| n == part) => cell == part,
             Rows::Named(part) => cell.contains(part.as_str()),
         }
     }
@@ -147,7 +150,7 @@ pub fn derive(d: &Derivation, factor: f64, rows: &[SweepRow]) -> Derived {
         derived: true,
         rows: rows
             .iter()
-            .filter(|r| d.takes(&r.cell, r.direction))
+            .filter(|r| d.takes(&r.cell, r.direction, rows.iter().map(|r| r.cell.as_str())))
             .map(|r| DerivedRow {
                 cell: format!("{} (from {})", d.name, r.cell),
                 values: r.values.iter().map(|v| v.and_then(|v| d.apply(factor, v))).collect(),
@@ -161,6 +164,7 @@ pub fn derive(d: &Derivation, factor: f64, rows: &[SweepRow]) -> Derived {
 /// each derived row holds A's and B's figure worked out.
 pub fn derive_compare(d: &Derivation, factor: f64, c: &Comparison, a: &Group) -> Derived {
     let direction = |metric: &str| a.cells.keys().find(|k| k.describe() == metric).map(Direction::of);
+    let names = || c.scalars.iter().map(|s| s.metric.as_str());
     Derived {
         name: d.name.clone(),
         formula: d.formula.clone(),
@@ -170,8 +174,8 @@ pub fn derive_compare(d: &Derivation, factor: f64, c: &Comparison, a: &Group) ->
             .scalars
             .iter()
             .filter(|s| match &d.rows {
-                Rows::Direction(_) => direction(&s.metric).is_some_and(|dir| d.takes(&s.metric, dir)),
-                Rows::Named(_) => d.takes(&s.metric, Direction::Other),
+                Rows::Direction(_) => direction(&s.metric).is_some_and(|dir| d.takes(&s.metric, dir, names())),
+                Rows::Named(_) => d.takes(&s.metric, Direction::Other, names()),
             })
             .map(|s| DerivedRow {
                 cell: format!("{} (from {} ({}))", d.name, s.metric, s.unit),

@@ -106,7 +106,7 @@ pub fn precision() -> Option<usize> {
 }
 
 /// The one rule for a figure in a table (per-operation latencies and rates, compare's figures,
-/// sweep's levels): at least [`FIGURE_DECIMALS`] decimals, and more below 0.1 so that
+/// sweep's levels): at least [`FIGURE_DECIMALS`] decimals, and more below 1 so that
 /// [`SIGNIFICANT_DIGITS`] significant digits show; never an exponent: `0.000737`, `0.0902`,
 /// `1.46`, `12.35`, `130.92`, `974.80`, `28773.80`. Nothing measured is cut to fewer digits
 /// than the seeds print (issue 34: 130.92 printed 131); a column of them lines up on its
