@@ -160,6 +160,10 @@ pub fn median(values: &[f64]) -> f64 {
     }
 }
 
+/// A cell's samples of one figure as they are gathered: the values, their unit, and how many
+/// came from partial cells.
+type Samples = (Vec<f64>, &'static str, usize);
+
 /// One side of a comparison: a run, or repeats of one setup, every cell
 /// summarised over the runs (and over repeats within a run).
 #[derive(Debug, Clone, Serialize)]
@@ -209,7 +213,7 @@ impl Group {
         let mut samples: BTreeMap<CellKey, (Vec<f64>, &'static str, usize)> = BTreeMap::new();
         let mut latency: BTreeMap<(CellKey, String), Vec<serde_json::Value>> = BTreeMap::new();
         let mut extents: BTreeMap<CellKey, Vec<serde_json::Value>> = BTreeMap::new();
-        let mut beside: BTreeMap<CellKey, BTreeMap<MetricId, (Vec<f64>, &'static str, usize)>> = BTreeMap::new();
+        let mut beside: BTreeMap<CellKey, BTreeMap<MetricId, Samples>> = BTreeMap::new();
         let mut left_out = Vec::new();
         for run in runs {
             let mix = size_mix(&run.plan);
