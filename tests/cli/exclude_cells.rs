@@ -47,6 +47,8 @@ fn compare_exclude_leaves_a_cell_out_of_the_views_overall_and_region_and_names_i
     let mut args = base.to_vec();
     args.extend(["--exclude", "read 1g/4k"]);
     assert_usage_error(&sb.run(&args), "--exclude read 1g/4k: no cell of the compared matrices");
+    // Bonnie's figures are rows, not a matrix: nothing has means a cell could be left out of.
+    assert_usage_error(&sb.run(&["compare", "3", "8", "--exclude", "write 2m/8k"]), "has no matrix");
 }
 
 #[test]
