@@ -17,6 +17,12 @@ pub struct NumberArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=12))]
     pub precision: Option<u8>,
 
+    /// How the last decimal shown is reached: nearest, or toward-zero (the digits after it cut
+    /// off, as seed 003 wrote its % change column: -75.8517 as -75.851) to print a published table
+    /// as it was printed
+    #[arg(long, value_enum, value_name = "nearest|toward-zero", default_value = "nearest")]
+    pub rounding: Rounding,
+
     /// Leave this cell out of the means, as the tables name it (--exclude 'backward-read
     /// 512k/64k'): compare's record-size and file-size views, overall change and --files/--records
     /// region; sweep's averages, totals by direction and read/write ratios. Its figures are still
@@ -25,10 +31,23 @@ pub struct NumberArgs {
     pub exclude: Vec<String>,
 }
 
+/// `--rounding`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Rounding {
+    #[default]
+    Nearest,
+    TowardZero,
+}
+
 impl NumberArgs {
-    /// `render` with the figures and changes at `--precision`'s decimals, if given.
+    /// `render` with the figures and changes at `--precision`'s decimals, if given, rounded as
+    /// `--rounding` says.
     pub fn render<T>(&self, render: impl FnOnce() -> T) -> T {
-        human::with_precision(self.precision.map(usize::from), render)
+        let rounding = match self.rounding {
+            Rounding::Nearest => human::Rounding::Nearest,
+            Rounding::TowardZero => human::Rounding::TowardZero,
+        };
+        human::with_precision(self.precision.map(usize::from), rounding, render)
     }
 }
 

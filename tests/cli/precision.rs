@@ -50,6 +50,15 @@ fn compare_precision_3_prints_every_change_and_figure_to_3_decimals_as_seed_003(
         assert!(line.contains(&format!(" {va:.2} ")) && line.contains(&format!(" {change:+.1}% ")), "{line}");
     }
     assert_usage_error(&sb.run(&["compare", "3", "8", "--precision", "99"]), "--precision");
+    // Seed 003 cut its column toward zero (-75.8517 printed -75.851): asked for, the same.
+    let (cut, _) = text(&sb.run(&["compare", "3", "8", "--precision", "3", "--rounding", "toward-zero"]));
+    for r in scalars(&sb, "3", "8") {
+        let line = cut.lines().find(|l| l.starts_with(&format!("{} (", r["metric"].as_str().unwrap()))).unwrap();
+        let long = format!("{:+.12}", r["change_pct"].as_f64().unwrap());
+        let want = format!(" {}% ", &long[..long.len() - 9]);
+        assert!(line.contains(&want), "{want:?} in {line}");
+    }
+    assert_usage_error(&sb.run(&["compare", "3", "8", "--rounding", "up"]), "--rounding");
 }
 
 #[test]

@@ -85,24 +85,53 @@ pub const FIGURE_DECIMALS: usize = 2;
 /// How many decimals a change in percent keeps by default ([`signed_percent`]).
 pub const PERCENT_DECIMALS: usize = 1;
 
+/// How the last decimal shown is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Rounding {
+    /// To the nearest (Rust's `{:.N}`): what a reader assumes.
+    #[default]
+    Nearest,
+    /// Toward zero, the digits after the last shown cut off: how seed 003's % change column was
+    /// written (its -75.851 is -75.8517..., its 168.362 is 168.3625...), so a table typed in from
+    /// it can be printed as it was. Only when asked (`--rounding toward-zero`), never silently.
+    TowardZero,
+}
+
 thread_local! {
-    /// `--precision N` of the command being rendered: the decimals of every figure and change.
-    static PRECISION: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    /// `--precision N` and `--rounding` of the command being rendered.
+    static PRECISION: std::cell::Cell<(Option<usize>, Rounding)> =
+        const { std::cell::Cell::new((None, Rounding::Nearest)) };
 }
 
 /// Renders `f` with every figure ([`significant`]) and change ([`signed_percent`]) written
-/// with `decimals` decimals: a command's `--precision N` (seed 003 prints its % change to 3).
-/// None keeps the one rule. The setting is this thread's, and ends with `f`.
-pub fn with_precision<T>(decimals: Option<usize>, f: impl FnOnce() -> T) -> T {
-    let before = PRECISION.with(|p| p.replace(decimals));
+/// with `decimals` decimals (a command's `--precision N`; seed 003 prints its % change to 3;
+/// None keeps the one rule), their last decimal reached by `rounding`. The setting is this
+/// thread's, and ends with `f`.
+pub fn with_precision<T>(decimals: Option<usize>, rounding: Rounding, f: impl FnOnce() -> T) -> T {
+    let before = PRECISION.with(|p| p.replace((decimals, rounding)));
     let out = f();
     PRECISION.with(|p| p.set(before));
     out
 }
 
+/// `v` with `decimals` decimals, rounded as [`with_precision`] says (to the nearest unless asked).
+fn decimal(v: f64, decimals: usize) -> String {
+    if PRECISION.with(|p| p.get().1) == Rounding::Nearest {
+        return format!("{v:.decimals$}");
+    }
+    // Cut from a longer writing, not from v * 10^N: 0.29 * 100 is 28.999999999999996.
+    let long = format!("{v:.prec$}", prec = decimals + 9);
+    let cut = &long[..long.len() - if decimals == 0 { 10 } else { 9 }];
+    match cut.strip_prefix('-') {
+        // -0.0001 cut to three decimals is 0.000, without a sign.
+        Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
+        _ => cut.to_string(),
+    }
+}
+
 /// The decimals `--precision` asked for, if it did.
 pub fn precision() -> Option<usize> {
-    PRECISION.with(|p| p.get())
+    PRECISION.with(|p| p.get().0)
 }
 
 /// The one rule for a figure in a table (per-operation latencies and rates, compare's figures,
@@ -117,19 +146,17 @@ pub fn significant(v: f64) -> String {
         return "-".into();
     }
     if let Some(decimals) = precision() {
-        return format!("{v:.decimals$}");
+        return decimal(v, decimals);
     }
     if v == 0.0 {
         return "0".into();
     }
     let magnitude = v.abs().log10().floor() as i32;
     let decimals = ((SIGNIFICANT_DIGITS - 1 - magnitude).max(0) as usize).max(FIGURE_DECIMALS);
-    let text = format!("{v:.decimals$}");
+    let text = decimal(v, decimals);
     // 0.0009996 rounds up to 0.001000: a digit more than the rule; written again one place up.
     match text.trim_start_matches('-').trim_start_matches(['0', '.']).chars().filter(char::is_ascii_digit).count() {
-        n if decimals > FIGURE_DECIMALS && n > SIGNIFICANT_DIGITS as usize => {
-            format!("{v:.prec$}", prec = decimals - 1)
-        }
+        n if decimals > FIGURE_DECIMALS && n > SIGNIFICANT_DIGITS as usize => decimal(v, decimals - 1),
         _ => text,
     }
 }
@@ -139,8 +166,12 @@ pub fn significant(v: f64) -> String {
 /// before).
 pub fn signed_percent(pct: f64) -> String {
     if pct.is_finite() {
-        let decimals = precision().unwrap_or(PERCENT_DECIMALS);
-        format!("{pct:+.decimals$}%")
+        let text = decimal(pct, precision().unwrap_or(PERCENT_DECIMALS));
+        if text.starts_with('-') {
+            format!("{text}%")
+        } else {
+            format!("+{text}%")
+        }
     } else {
         "-".into()
     }
@@ -241,12 +272,21 @@ mod tests {
 
     #[test]
     fn precision_sets_the_decimals_of_figures_and_changes_while_asked() {
-        // Seed 003's % change column, to 3 decimals.
-        let (a, b, c) =
-            with_precision(Some(3), || (signed_percent(-75.8510), signed_percent(168.3621), significant(130.92)));
-        assert_eq!((a.as_str(), b.as_str(), c.as_str()), ("-75.851%", "+168.362%", "130.920"));
-        assert_eq!(with_precision(Some(0), || significant(0.000737)), "0");
-        assert_eq!(with_precision(Some(1), || signed_percent(f64::NAN)), "-");
+        let three = |f: fn(f64) -> String, v| with_precision(Some(3), Rounding::Nearest, || f(v));
+        assert_eq!(three(signed_percent, -61.16700), "-61.167%");
+        assert_eq!(three(signed_percent, 168.36254), "+168.363%", "to the nearest");
+        assert_eq!(three(significant, 130.92), "130.920");
+        assert_eq!(with_precision(Some(0), Rounding::Nearest, || significant(0.000737)), "0");
+        assert_eq!(with_precision(Some(1), Rounding::Nearest, || signed_percent(f64::NAN)), "-");
+        // Seed 003's % change column, cut toward zero as it was written: (8.86 - 36.69) / 36.69
+        // is -75.8517%, printed -75.851; (142.42 - 53.07) / 53.07 is +168.3625%, printed 168.362.
+        let cut = |v| with_precision(Some(3), Rounding::TowardZero, || signed_percent(v));
+        assert_eq!(cut((8.86 - 36.69) / 36.69 * 100.0), "-75.851%");
+        assert_eq!(cut((142.42 - 53.07) / 53.07 * 100.0), "+168.362%");
+        assert_eq!(cut((58.17 - 66.31) / 66.31 * 100.0), "-12.275%");
+        assert_eq!(cut(-0.0001), "+0.000%");
+        assert_eq!(with_precision(Some(2), Rounding::TowardZero, || significant(0.29)), "0.29");
+        assert_eq!(with_precision(Some(0), Rounding::TowardZero, || significant(-7.9)), "-7");
         // Only while asked.
         assert_eq!(signed_percent(-75.851), "-75.9%");
         assert_eq!(precision(), None);
