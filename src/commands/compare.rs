@@ -59,7 +59,8 @@ pub struct CompareArgs {
     /// A derived figure, declared: NAME = ROWS * FACTOR or NAME = FACTOR / ROWS, ROWS read, write
     /// or part of a metric row's name, FACTOR a number or ratio(RUNS, SIZE); worked from A's and
     /// B's figures, printed apart and marked derived, never stored (repeatable). Seed 003's backup
-    /// window, 200 GB over MB/min in hours: --derive 'window_hours = 3413.33 / backup'
+    /// window, 200 GB (209715200 KB) over the backup's KB/s, in hours (/3600): --derive
+    /// 'window_hours = 58254.2 / backup'
     #[arg(long = "derive", value_name = "FORMULA")]
     pub derive: Vec<String>,
 

@@ -11,7 +11,8 @@ use iomatrix_store::Store;
 #[derive(Args, Debug, Default, Clone)]
 pub struct NumberArgs {
     /// Decimals of every % change and every figure the text prints (seed 003 prints its % change
-    /// to 3: --precision 3 gives -75.851%). Without it, the one rule: a change to 1 decimal, a
+    /// to 3: --precision 3 gives -75.852% for -75.8517%, -75.851% with --rounding toward-zero as
+    /// the seed wrote it). Without it, the one rule: a change to 1 decimal, a
     /// figure to 2 decimals at least and 3 significant digits (docs/compare.md). JSON always
     /// holds every digit
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=12))]
