@@ -56,6 +56,17 @@ pub struct CompareArgs {
     #[arg(long)]
     pub all: bool,
 
+    /// A derived figure, declared: NAME = ROWS * FACTOR or NAME = FACTOR / ROWS, ROWS read, write
+    /// or part of a metric row's name, FACTOR a number or ratio(RUNS, SIZE); worked from A's and
+    /// B's figures, printed apart and marked derived, never stored (repeatable). Seed 003's backup
+    /// window, 200 GB (209715200 KB) over the backup's KB/s, in hours (/3600): --derive
+    /// 'window_hours = 58254.2 / backup'
+    #[arg(long = "derive", value_name = "FORMULA")]
+    pub derive: Vec<String>,
+
+    #[command(flatten)]
+    pub numbers: super::numbers::NumberArgs,
+
     /// Machine-readable output (schema "iomatrix.compare/2", docs/json.md)
     #[arg(long)]
     pub json: bool,
@@ -110,6 +121,8 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
     let limit = args.limit.as_deref().map(|l| limit(&store, l)).transpose()?;
     let flags = limit.as_ref().map(|l| (flag_cached(&a, l), flag_cached(&b, l)));
     let mut comparison = compare(&a, &b, region);
+    super::numbers::exclude(&mut comparison, &args.numbers.exclude)?;
+    let derived = super::numbers::derive(&store, &args.derive, &comparison, &a)?;
     if let Some(hint) = comparison.sweep_hint.as_mut().filter(|_| db_given) {
         hint.command += &format!(" --db {}", shell_words::quote(&db.to_string_lossy()));
     }
@@ -130,7 +143,7 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
         }
     }
     if args.json {
-        let doc = serde_json::json!({
+        let mut doc = serde_json::json!({
             "schema": "iomatrix.compare/2",
             "comparison": comparison,
             "cache_flags": flags.as_ref().map(|(fa, fb)| serde_json::json!({"a": fa, "b": fb})),
@@ -143,12 +156,19 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
                 "not_checked": gate.not_checked,
             })),
         });
+        if !derived.is_empty() {
+            doc["derived"] = serde_json::to_value(&derived)?;
+        }
         crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
-        let mut out = text::compare::comparison(&comparison, flags.as_ref(), args.all);
-        if let Some((t, found)) = &slower {
-            out.push_str(&text::compare::gate(*t, args.metric.as_deref(), found));
-        }
+        let out = args.numbers.render(|| {
+            let mut out = text::compare::comparison(&comparison, flags.as_ref(), args.all);
+            out.push_str(&text::derived::compared(&derived));
+            if let Some((t, found)) = &slower {
+                out.push_str(&text::compare::gate(*t, args.metric.as_deref(), found));
+            }
+            out
+        });
         crate::out::print(&out)?;
     }
     match slower.as_ref().map(|(t, gate)| (t, gate, gate.outcome())) {

@@ -8,6 +8,7 @@ pub mod compare;
 pub mod db;
 pub mod extents;
 pub mod import;
+mod numbers;
 pub mod personalities;
 pub mod report;
 pub mod rerun;

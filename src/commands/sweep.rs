@@ -45,12 +45,16 @@ pub struct SweepArgs {
     #[arg(long, value_name = "LABEL")]
     pub rows: Option<String>,
 
-    /// A derived figure, declared: NAME = read|write * FACTOR, FACTOR a number or ratio(RUNS,
-    /// SIZE) (the read/write ratio at block size SIZE over the runs RUNS select, mean over mean);
-    /// printed apart and marked derived, never stored (repeatable). Seed 001's estimate of the disk:
-    /// --derive 'disk_read = write * ratio(site=local, 64k)'
+    /// A derived figure, declared: NAME = ROWS * FACTOR or NAME = FACTOR / ROWS, ROWS read, write
+    /// or part of a row's name, FACTOR a number or ratio(RUNS, SIZE) (the read/write ratio at
+    /// block size SIZE over the runs RUNS select, mean over mean); printed apart and marked
+    /// derived, never stored (repeatable); with --rows, for each system's rows and for their
+    /// average. Seed 001's estimate of the disk: --derive 'disk_read = write * ratio(site=local, 64k)'
     #[arg(long = "derive", value_name = "FORMULA")]
     pub derive: Vec<String>,
+
+    #[command(flatten)]
+    pub numbers: super::numbers::NumberArgs,
 
     /// Take cells where some clients or connections failed (partial) into the levels' medians,
     /// marked; by default they are left out and listed. Failed cells never enter
@@ -130,11 +134,25 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
         .into());
     }
     // The settings a cell carries itself; anything else is a label key.
-    let (levels, units) = if let Some(param) = SweptParameter::named(&args.by) {
-        by_param(param, &runs, args.unit, rows, &mut whole)?
-    } else {
-        by_label(&args.by, &runs, args.unit, rows, &mut whole)?
-    };
+    let rate = |cell: &CellRow| figure(cell, args.unit);
+    let (levels, units) = levels_of(&args.by, &runs, &rate, rows, &mut whole)?;
+    // What the suite measures beside each figure (its %CPU): a table of its own per level.
+    let shape = crate::suites::shape_of(&groups[0].1);
+    let beside: Vec<_> = shape
+        .beside
+        .iter()
+        .filter_map(|m| {
+            let pick = |cell: &CellRow| cell.value(m.id).map(|v| (v, m.unit));
+            let mut quiet = NotWhole { partial: whole.partial, ..NotWhole::default() };
+            match levels_of(&args.by, &runs, &pick, rows, &mut quiet) {
+                Ok((levels, _)) if levels.iter().any(|l| !l.cells.is_empty()) => {
+                    Some(Ok(sweep(&args.by, m.unit, levels)))
+                }
+                Ok(_) => None,
+                Err(e) => Some(Err(e)),
+            }
+        })
+        .collect::<Result<_, _>>()?;
     if levels.len() < 2 {
         return Err(UsageError::new(format!(
             "--by {}: the runs have {} level(s) of it; a sweep needs at least two",
@@ -167,7 +185,18 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
         }
         None => (None, levels),
     };
-    let mut s = sweep(&args.by, &unit, levels);
+    let mut s = sweep(&args.by, &unit, levels.clone());
+    let unknown: Vec<&String> = args.numbers.exclude.iter().filter(|e| !s.rows.iter().any(|r| &r.cell == *e)).collect();
+    if let Some(name) = unknown.first() {
+        return Err(UsageError::new(format!(
+            "--exclude {name}: no row of this sweep is named so; name a row as the tables do (e.g. --exclude '{}')",
+            s.rows.first().map(|r| r.cell.as_str()).unwrap_or("read 1m/4k")
+        ))
+        .into());
+    }
+    if !args.numbers.exclude.is_empty() {
+        s = iomatrix_analysis::sweep_excluding(&args.by, &unit, levels, &args.numbers.exclude);
+    }
     for row in s.rows.iter_mut().chain(systems.iter_mut().flat_map(|s| s.rows.iter_mut())) {
         if let Some(u) = units.get(&row.cell) {
             row.unit = u.clone();
@@ -179,7 +208,29 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
             Factor::Number(n) => *n,
             Factor::Ratio { runs, size } => ratio(&store, runs, size, args.unit)?,
         };
-        derived.push(derive(d, factor, &s.rows));
+        // With --rows: each system's figures worked out, then their average's.
+        let worked = match (&systems, rows) {
+            (Some(systems), Some(label)) => {
+                let mut each = derive(d, factor, &systems.rows);
+                let average = derive(d, factor, &s.rows);
+                each.rows.extend(average.rows.into_iter().map(|mut r| {
+                    r.cell = format!("{} (the mean over each {label})", r.cell);
+                    r
+                }));
+                each
+            }
+            _ => derive(d, factor, &s.rows),
+        };
+        if worked.rows.is_empty() {
+            return Err(UsageError::new(format!(
+                "--derive '{}': no row of this sweep is taken by it (rows: {}); name read, write or part of a row's \
+                 name",
+                d.formula,
+                s.rows.iter().map(|r| r.cell.as_str()).collect::<Vec<_>>().join(", ")
+            ))
+            .into());
+        }
+        derived.push(worked);
     }
     if args.json {
         let mut doc = serde_json::json!({"schema": "iomatrix.sweep/1", "sweep": s});
@@ -193,21 +244,27 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
         if !derived.is_empty() {
             doc["derived"] = serde_json::to_value(&derived)?;
         }
+        for b in &beside {
+            doc["beside"][&b.unit] = serde_json::to_value(&b.rows)?;
+        }
         crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
-        let out = SweepText {
-            sweep: &s,
-            split: args.split.map(|split| match split {
-                Split::Bs => text::sweep::Split::BlockSize,
-                Split::Direction => text::sweep::Split::Direction,
-            }),
-            systems: rows.zip(systems.as_ref()),
-            partial: whole.partial,
-            left_out: &whole.left_out,
-            partial_rows: &whole.partial_rows,
-            derived: &derived,
-        }
-        .render();
+        let out = args.numbers.render(|| {
+            SweepText {
+                sweep: &s,
+                split: args.split.map(|split| match split {
+                    Split::Bs => text::sweep::Split::BlockSize,
+                    Split::Direction => text::sweep::Split::Direction,
+                }),
+                systems: rows.zip(systems.as_ref()),
+                partial: whole.partial,
+                left_out: &whole.left_out,
+                partial_rows: &whole.partial_rows,
+                derived: &derived,
+                beside: &beside,
+            }
+            .render()
+        });
         crate::out::print(&out)?;
     }
     Ok(ExitCode::SUCCESS)
@@ -215,7 +272,7 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
 
 /// `ratio(RUNS, SIZE)`: read over write at block size SIZE over the runs selected, every sample
 /// pooled (mean over mean), as the sweep's per-block ratio.
-fn ratio(store: &Store, runs: &str, size: &str, unit: Option<Unit>) -> anyhow::Result<f64> {
+pub(super) fn ratio(store: &Store, runs: &str, size: &str, unit: Option<Unit>) -> anyhow::Result<f64> {
     let bytes =
         iomatrix_core::parse_size_list(size, 1).ok().filter(|v| v.len() == 1).map(|v| v[0].bytes()).ok_or_else(
             || UsageError::new(format!("--derive: ratio({runs}, {size}): '{size}' is not one block size")),
@@ -258,6 +315,23 @@ fn ratio(store: &Store, runs: &str, size: &str, unit: Option<Unit>) -> anyhow::R
     }
 }
 
+/// A cell's figure for the sweep, with its unit: its rate (`--unit`) or what is measured beside it.
+type Pick<'a> = dyn Fn(&CellRow) -> Option<(f64, &'static str)> + 'a;
+
+/// The levels of `by` (a swept parameter or a label) over the runs, each cell's figure `pick`ed.
+fn levels_of(
+    by: &str,
+    runs: &[&StoredRun],
+    pick: &Pick,
+    rows: Option<&str>,
+    whole: &mut NotWhole,
+) -> Result<(Vec<SweepLevel>, Units), UsageError> {
+    match SweptParameter::named(by) {
+        Some(param) => by_param(param, runs, pick, rows, whole),
+        None => by_label(by, runs, pick, rows, whole),
+    }
+}
+
 /// Levels from a label: each run's value of `key`, numeric order where all are numbers.
 /// Each cell's unit, by the cell's name in the sweep.
 type Units = BTreeMap<String, String>;
@@ -286,7 +360,7 @@ fn untag(key: &CellKey, label: &str) -> CellKey {
 fn by_label(
     key: &str,
     runs: &[&StoredRun],
-    want: Option<Unit>,
+    pick: &Pick,
     rows: Option<&str>,
     whole: &mut NotWhole,
 ) -> Result<(Vec<SweepLevel>, Units), UsageError> {
@@ -316,7 +390,7 @@ fn by_label(
             if !whole.admits(run, cell, &key) {
                 continue;
             }
-            if let Some((value, unit)) = figure(cell, want) {
+            if let Some((value, unit)) = pick(cell) {
                 units.insert(key.describe(), unit.to_string());
                 tag(&mut key, run, rows)?;
                 units.insert(key.describe(), unit.to_string());
@@ -344,7 +418,7 @@ fn by_label(
 fn by_param(
     param: SweptParameter,
     runs: &[&StoredRun],
-    want: Option<Unit>,
+    pick: &Pick,
     rows: Option<&str>,
     whole: &mut NotWhole,
 ) -> Result<(Vec<SweepLevel>, Units), UsageError> {
@@ -359,7 +433,7 @@ fn by_param(
             if !whole.admits(run, cell, &CellKey::of(cell).named_by_mix(mix.as_deref())) {
                 continue;
             }
-            let Some((value, unit)) = figure(cell, want) else { continue };
+            let Some((value, unit)) = pick(cell) else { continue };
             let Some((level, mut key)) = param.split(&CellKey::of(cell).named_by_mix(mix.as_deref())) else { continue };
             units.insert(key.describe(), unit.to_string());
             tag(&mut key, run, rows)?;

@@ -64,6 +64,21 @@ fn seed_001_sweeps_block_size_and_outstanding_io_with_rates_of_change_then_runs_
         assert!(stdout[at..].contains("Rate of change"), "{stdout}");
     }
     assert!(stdout.contains("16->64"), "{stdout}");
+    // Issue 34: the seed's streaming reads and writes, measured here: both directions' Rate of
+    // Change and the read/write ratio per block size, from native runs.
+    let by_qd = &stdout[stdout.find("== sweep of step 'specs' by qd").unwrap()..];
+    let by_qd = &by_qd[..by_qd.find("== sweep of step 'specs' by record").unwrap_or(by_qd.len())];
+    for row in ["access 16m/4k read=100% random=0%", "access 16m/4k read=0% random=0%"] {
+        assert!(by_qd.lines().filter(|l| l.starts_with(row)).count() >= 2, "{row}: values and rate of change\n{by_qd}");
+    }
+    assert!(by_qd.contains("reads (") && by_qd.contains("writes ("), "averages of both directions:\n{by_qd}");
+    assert!(by_qd.contains("Totals by direction") && (by_qd.contains("writes +") || by_qd.contains("writes -")));
+    for block in ["4k", "64k"] {
+        assert!(
+            by_qd.contains(&format!("  {block} file 16m random=0%: mean ")),
+            "the read/write ratio at {block}:\n{by_qd}"
+        );
+    }
     let steps = steps(&sb, "seed-001");
     let clients = sb.show_json(steps[1]["run_id"].as_i64().unwrap());
     assert_eq!(clients["run"]["conditions"]["clients"], 4, "small scale: 4 clients");

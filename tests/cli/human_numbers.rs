@@ -86,21 +86,25 @@ fn the_suites_tables_pad_and_round_nothing_by_hand() {
     );
 }
 
-/// Whether `text` is a figure by the one rule of `core::human::significant`: three significant
-/// digits below 1000, the whole number from 1000 up.
+/// Whether `text` is a figure by the one rule of `core::human::significant`: two decimals from
+/// 1 up (issue 34: 130.92, never 131), and below it as many as three significant digits need.
 fn follows_the_digits_rule(text: &str) -> bool {
     let Ok(v) = text.parse::<f64>() else { return false };
-    if v.abs() >= 1000.0 {
-        return !text.contains('.');
+    if v == 0.0 {
+        return text == "0";
+    }
+    let decimals = text.split_once('.').map_or(0, |(_, d)| d.len());
+    if v.abs() >= 1.0 {
+        return decimals == 2;
     }
     let digits: String = text.trim_start_matches('-').chars().filter(char::is_ascii_digit).collect();
-    digits.trim_start_matches('0').len() == 3 || (v.abs() >= 100.0 && !text.contains('.'))
+    digits.trim_start_matches('0').len() == 3
 }
 
 /// Issue 32: per-operation tables printed `0.0007366`, `0.0009020` and `28773.8` in one column.
 /// Every latency and rate figure of show's and compare's per-operation tables (personality,
-/// dbench replay, file-server load, bonnie's files) keeps three significant digits, thousands
-/// whole.
+/// dbench replay, file-server load, bonnie's files) follows one rule: two decimals, three
+/// significant digits below 1.
 #[test]
 fn per_operation_tables_keep_one_rule_for_significant_digits() {
     let sb = Sandbox::new();

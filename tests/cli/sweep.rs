@@ -99,7 +99,10 @@ fn a_derived_figure_is_worked_from_a_ratio_of_other_runs_and_marked_derived() {
     assert_usage_error(&sb.run(&args), "no read and write cells at block size 32k");
     let mut args = base.to_vec();
     args.extend(["--derive", "x = seeks * 2"]);
-    assert_usage_error(&sb.run(&args), "NAME = read|write * FACTOR");
+    assert_usage_error(&sb.run(&args), "--derive 'x = seeks * 2': no row of this sweep is taken by it");
+    let mut args = base.to_vec();
+    args.extend(["--derive", "x = write + 2"]);
+    assert_usage_error(&sb.run(&args), "NAME = ROWS * FACTOR");
 }
 
 #[test]

@@ -29,6 +29,10 @@ const METRICS: &[Metric] = &[
     READ_P99_NS,
     WRITE_P99_NS,
 ];
+/// What the suite measures beside each cell's figure, compared and swept as rows of their own
+/// (`SuiteShape::beside`): the %CPU of the clients, stored in the row's `cpu_percent` and read
+/// through the stored row's figures.
+pub const BESIDE: &[Metric] = &[iomatrix_core::figures::CPU_PERCENT];
 
 /// One access cell's figures, as stored in its row's `metrics`. Stored runs from before the
 /// block size had its own field read it from the row's record size ([`AccessCellFigures::read`]).

@@ -2,6 +2,7 @@
 //! of runs summarised cell by cell.
 
 use crate::SuiteShape;
+use iomatrix_core::figures::MetricId;
 use iomatrix_core::Figures;
 use iomatrix_store::{CellRow, CellState, CellStateKind, StoredRun};
 use serde::Serialize;
@@ -159,6 +160,10 @@ pub fn median(values: &[f64]) -> f64 {
     }
 }
 
+/// A cell's samples of one figure as they are gathered: the values, their unit, and how many
+/// came from partial cells.
+type Samples = (Vec<f64>, &'static str, usize);
+
 /// One side of a comparison: a run, or repeats of one setup, every cell
 /// summarised over the runs (and over repeats within a run).
 #[derive(Debug, Clone, Serialize)]
@@ -190,6 +195,10 @@ pub struct Group {
     /// laid the files out, which explains a rate (seed 003's delayed allocation).
     #[serde(skip)]
     pub extents: BTreeMap<CellKey, Vec<serde_json::Value>>,
+    /// What the suite measures beside each cell's figure ([`SuiteShape::beside`]: its %CPU),
+    /// by cell and metric, over the same samples as `cells`.
+    #[serde(skip)]
+    pub beside: BTreeMap<CellKey, BTreeMap<MetricId, CellStats>>,
 }
 
 impl Group {
@@ -204,6 +213,7 @@ impl Group {
         let mut samples: BTreeMap<CellKey, (Vec<f64>, &'static str, usize)> = BTreeMap::new();
         let mut latency: BTreeMap<(CellKey, String), Vec<serde_json::Value>> = BTreeMap::new();
         let mut extents: BTreeMap<CellKey, Vec<serde_json::Value>> = BTreeMap::new();
+        let mut beside: BTreeMap<CellKey, BTreeMap<MetricId, Samples>> = BTreeMap::new();
         let mut left_out = Vec::new();
         for run in runs {
             let mix = size_mix(&run.plan);
@@ -224,6 +234,14 @@ impl Group {
                     let entry = samples.entry(key.clone()).or_insert((Vec::new(), f.unit, 0));
                     entry.0.push(f.value);
                     entry.2 += is_partial as usize;
+                    for m in shape.beside {
+                        if let Some(v) = cell.value(m.id) {
+                            let at =
+                                beside.entry(key.clone()).or_default().entry(m.id).or_insert((Vec::new(), m.unit, 0));
+                            at.0.push(v);
+                            at.2 += is_partial as usize;
+                        }
+                    }
                 }
                 for (phase, what, mut summary) in latency_summaries(shape, &key, cell) {
                     if is_partial {
@@ -261,6 +279,18 @@ impl Group {
                 .collect(),
             latency,
             extents,
+            beside: beside
+                .into_iter()
+                .map(|(k, by_metric)| {
+                    let stats = by_metric
+                        .into_iter()
+                        .map(|(m, (v, unit, partial))| {
+                            (m, CellStats { partial_samples: partial, ..CellStats::of(v, unit) })
+                        })
+                        .collect();
+                    (k, stats)
+                })
+                .collect(),
         }
     }
 }

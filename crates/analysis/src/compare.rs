@@ -54,7 +54,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    fn of(ratios: &[f64]) -> Tally {
+    pub(crate) fn of(ratios: &[f64]) -> Tally {
         if ratios.is_empty() {
             return Tally::default();
         }
@@ -88,6 +88,10 @@ pub struct MatrixComparison {
     pub region: Option<Tally>,
     /// `partial[file][record]`: a side's median there took in samples of partial cells.
     pub partial: Vec<Vec<bool>>,
+    /// Cells left out of every mean above at the user's word (`--exclude`), as "write 64k/4k":
+    /// their ratios still stand in the matrix.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub excluded: Vec<String>,
 }
 
 /// One figure of a scalar suite: A, B and the change.
@@ -275,6 +279,7 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
             });
         }
     }
+    let mut scalars = crate::beside::interleave(scalars, a, b);
     scalars.extend(extent_rows(a, b));
     let matrices: Vec<MatrixComparison> =
         by_test.into_iter().map(|(test, keys)| matrix(test, &keys, a, b, region)).collect();
@@ -395,6 +400,7 @@ fn matrix(test: &str, keys: &[&CellKey], a: &Group, b: &Group, region: Region) -
         overall: Tally::of(&all),
         region: (!region.is_everything()).then(|| Tally::of(&in_region)),
         partial,
+        excluded: Vec::new(),
     }
 }
 
@@ -755,7 +761,7 @@ mod tests {
     use crate::cells::CellStats;
     use crate::SuiteShape;
 
-    const MATRIX: SuiteShape = SuiteShape { matrix: true, whole_cell_latency: None };
+    const MATRIX: SuiteShape = SuiteShape { matrix: true, whole_cell_latency: None, ..SuiteShape::PLAIN };
 
     fn group(name: &str, cells: &[((u64, u64), Vec<f64>)]) -> Group {
         Group {
@@ -782,6 +788,7 @@ mod tests {
             environments: vec![serde_json::json!({"kernel": "6.18"})],
             latency: BTreeMap::new(),
             extents: BTreeMap::new(),
+            beside: BTreeMap::new(),
         }
     }
 

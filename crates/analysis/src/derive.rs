@@ -1,14 +1,20 @@
 //! Derived figures, declared: a named figure worked from measured ones by a
 //! stated formula (seed 001 estimates the disk's read rate as the network
-//! write rate times the local 64K read/write ratio, 2.46). Always printed
-//! as derived beside the formula, never stored as a measurement.
+//! write rate times the local 64K read/write ratio, 2.46; seed 003 the backup
+//! window as the week's data over the backup's throughput, 12 h to 2 h). Always
+//! printed as derived beside the formula, never stored as a measurement.
 //!
-//! The formula is deliberately small: `NAME = read|write * FACTOR`, where
-//! FACTOR is a number or `ratio(RUNS, SIZE)`, the read/write ratio at block
-//! size SIZE over the runs RUNS select (mean of reads over mean of writes,
-//! as the sweep's per-block ratio). The caller resolves `ratio(...)` to a
-//! number; [`derive`] applies it to the rows of the direction named.
+//! The formula is deliberately small: `NAME = ROWS * FACTOR` or
+//! `NAME = FACTOR / ROWS`. ROWS is `read` or `write` (the rows of that
+//! direction) or any other text, which takes the rows whose name contains it
+//! (`backup`, `write 64k`). FACTOR is a number or `ratio(RUNS, SIZE)`, the
+//! read/write ratio at block size SIZE over the runs RUNS select (mean of reads
+//! over mean of writes, as the sweep's per-block ratio). The caller resolves
+//! `ratio(...)` to a number; [`derive`] applies it to a sweep's rows,
+//! [`derive_compare`] to compare's rows.
 
+use crate::cells::Group;
+use crate::compare::Comparison;
 use crate::sweep::{Direction, SweepRow};
 use crate::BadFlag;
 use serde::Serialize;
@@ -24,18 +30,38 @@ pub enum Factor {
     },
 }
 
+/// The rows a derivation is worked from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rows {
+    /// `read` or `write`: every row of that direction.
+    Direction(Direction),
+    /// Any other text: the rows whose name contains it.
+    Named(String),
+}
+
+/// How the factor meets a row's figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    /// `ROWS * FACTOR`: seed 001's disk estimate.
+    Times,
+    /// `FACTOR / ROWS`: an amount over a rate, a time (seed 003's backup window).
+    Into,
+}
+
 /// A parsed `--derive`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Derivation {
     pub name: String,
-    pub direction: Direction,
+    pub rows: Rows,
+    pub operation: Operation,
     pub factor: Factor,
     /// As typed, for the output.
     pub formula: String,
 }
 
-const SHAPE: &str = "write NAME = read|write * FACTOR, FACTOR a number or ratio(RUNS, SIZE), e.g. \
-                     --derive 'disk_read = write * ratio(site=local, 64k)'";
+const SHAPE: &str = "write NAME = ROWS * FACTOR or NAME = FACTOR / ROWS, ROWS read, write or part of a row's name, \
+                     FACTOR a number or ratio(RUNS, SIZE), e.g. --derive 'disk_read = write * ratio(site=local, 64k)' \
+                     or --derive 'window_hours = 58254.2 / backup'";
 
 impl Derivation {
     pub fn parse(text: &str) -> Result<Derivation, BadFlag> {
@@ -47,12 +73,18 @@ impl Derivation {
                 "--derive '{text}': the name '{name}' is not a word (letters, digits, _ and -); {SHAPE}"
             )));
         }
-        let (rows, factor) =
-            expr.split_once('*').ok_or_else(|| BadFlag(format!("--derive '{text}': no '*'; {SHAPE}")))?;
-        let direction = match rows.trim() {
-            "read" | "reads" => Direction::Read,
-            "write" | "writes" => Direction::Write,
-            other => return Err(BadFlag(format!("--derive '{text}': '{other}' is not read or write; {SHAPE}"))),
+        let (rows, factor, operation) = if let Some((rows, factor)) = expr.split_once('*') {
+            (rows, factor, Operation::Times)
+        } else if let Some((factor, rows)) = expr.rsplit_once('/') {
+            (rows, factor, Operation::Into)
+        } else {
+            return Err(BadFlag(format!("--derive '{text}': no '*' or '/'; {SHAPE}")));
+        };
+        let rows = match rows.trim().trim_matches(['\'', '"']) {
+            "read" | "reads" => Rows::Direction(Direction::Read),
+            "write" | "writes" => Rows::Direction(Direction::Write),
+            "" => return Err(BadFlag(format!("--derive '{text}': no rows named; {SHAPE}"))),
+            other => Rows::Named(other.to_string()),
         };
         let factor = factor.trim();
         let factor = if let Some(args) = factor.strip_prefix("ratio(").and_then(|r| r.strip_suffix(')')) {
@@ -66,7 +98,26 @@ impl Derivation {
             })?;
             Factor::Number(n)
         };
-        Ok(Derivation { name: name.to_string(), direction, factor, formula: text.trim().to_string() })
+        Ok(Derivation { name: name.to_string(), rows, operation, factor, formula: text.trim().to_string() })
+    }
+
+    /// Whether a row named `cell`, of `direction`, is one this derivation is worked from. A
+    /// name takes the row of exactly that name where `names` (every row's) has one ("backup",
+    /// not "backup extents per file"), else every row containing it.
+    fn takes<'a>(&self, cell: &str, direction: Direction, mut names: impl Iterator<Item = &'a str>) -> bool {
+        match &self.rows {
+            Rows::Direction(d) => *d == direction,
+            Rows::Named(part) if names.any(|n| n == part) => cell == part,
+            Rows::Named(part) => cell.contains(part.as_str()),
+        }
+    }
+
+    /// One figure worked out: None where there is none to work from (a rate of 0 to divide by).
+    fn apply(&self, factor: f64, v: f64) -> Option<f64> {
+        match self.operation {
+            Operation::Times => Some(v * factor),
+            Operation::Into => (v > 0.0).then(|| factor / v),
+        }
     }
 }
 
@@ -90,7 +141,7 @@ pub struct Derived {
     pub rows: Vec<DerivedRow>,
 }
 
-/// Applies `factor` to the rows of the derivation's direction.
+/// Applies the derivation with `factor` to the sweep's rows it names.
 pub fn derive(d: &Derivation, factor: f64, rows: &[SweepRow]) -> Derived {
     Derived {
         name: d.name.clone(),
@@ -99,10 +150,36 @@ pub fn derive(d: &Derivation, factor: f64, rows: &[SweepRow]) -> Derived {
         derived: true,
         rows: rows
             .iter()
-            .filter(|r| r.direction == d.direction)
+            .filter(|r| d.takes(&r.cell, r.direction, rows.iter().map(|r| r.cell.as_str())))
             .map(|r| DerivedRow {
                 cell: format!("{} (from {})", d.name, r.cell),
-                values: r.values.iter().map(|v| v.map(|v| v * factor)).collect(),
+                values: r.values.iter().map(|v| v.and_then(|v| d.apply(factor, v))).collect(),
+            })
+            .collect(),
+    }
+}
+
+/// Applies the derivation with `factor` to compare's rows outside the matrices (each a cell's
+/// figure; `read` and `write` take the cells of that direction, a name any row containing it):
+/// each derived row holds A's and B's figure worked out.
+pub fn derive_compare(d: &Derivation, factor: f64, c: &Comparison, a: &Group) -> Derived {
+    let direction = |metric: &str| a.cells.keys().find(|k| k.describe() == metric).map(Direction::of);
+    let names = || c.scalars.iter().map(|s| s.metric.as_str());
+    Derived {
+        name: d.name.clone(),
+        formula: d.formula.clone(),
+        factor,
+        derived: true,
+        rows: c
+            .scalars
+            .iter()
+            .filter(|s| match &d.rows {
+                Rows::Direction(_) => direction(&s.metric).is_some_and(|dir| d.takes(&s.metric, dir, names())),
+                Rows::Named(_) => d.takes(&s.metric, Direction::Other, names()),
+            })
+            .map(|s| DerivedRow {
+                cell: format!("{} (from {} ({}))", d.name, s.metric, s.unit),
+                values: vec![d.apply(factor, s.a), d.apply(factor, s.b)],
             })
             .collect(),
     }
@@ -116,12 +193,16 @@ mod tests {
     fn formulas_parse_or_say_the_shape() {
         let d = Derivation::parse("disk_read = write * ratio(site=local, 64k)").unwrap();
         assert_eq!(d.name, "disk_read");
-        assert_eq!(d.direction, Direction::Write);
+        assert_eq!(d.rows, Rows::Direction(Direction::Write));
+        assert_eq!(d.operation, Operation::Times);
         assert_eq!(d.factor, Factor::Ratio { runs: "site=local".into(), size: "64k".into() });
         assert_eq!(Derivation::parse("x=read*2.46").unwrap().factor, Factor::Number(2.46));
-        for bad in ["x", "= write * 2", "x = seeks * 2", "x = write + 2", "x = write * two", "x = write * ratio(64k)"] {
+        let window = Derivation::parse("window_hours = 58254.2 / backup").unwrap();
+        assert_eq!((window.rows, window.operation), (Rows::Named("backup".into()), Operation::Into));
+        assert_eq!(Derivation::parse("x = seeks * 2").unwrap().rows, Rows::Named("seeks".into()));
+        for bad in ["x", "= write * 2", "x = write + 2", "x = write * two", "x = write * ratio(64k)", "x = * 2"] {
             let e = Derivation::parse(bad).unwrap_err();
-            assert!(e.0.contains("NAME = read|write * FACTOR"), "{bad}: {e}");
+            assert!(e.0.contains("NAME = ROWS * FACTOR"), "{bad}: {e}");
         }
     }
 
@@ -137,11 +218,34 @@ mod tests {
             values: [32.73, 42.99, 35.86, 37.24, 37.38].into_iter().map(Some).collect(),
             steps_pct: vec![None; 4],
             first_to_last_pct: None,
+            mean_over_levels: None,
+            excluded: false,
         };
         let d = Derivation::parse("disk_read = write * 2.46").unwrap();
         let out = derive(&d, 2.46, &[row]);
         assert!(out.derived);
         let got: Vec<f64> = out.rows[0].values.iter().map(|v| v.unwrap().round()).collect();
         assert_eq!(got, [81.0, 106.0, 88.0, 92.0, 92.0], "the seed prints 89 for 35.86 * 2.46 = 88.2");
+    }
+
+    #[test]
+    fn seed_003s_backup_window_is_the_weeks_data_over_the_throughput() {
+        // Seed 003: 200 GB a week at 272.45 MB/min (without DBA) and 1572.13 MB/min (with):
+        // "around 12 hours ... might take around 2 hours". 200 GB in MB over 60 min: 3413.33.
+        let row = SweepRow {
+            cell: "backup".into(),
+            record_size: None,
+            direction: Direction::Other,
+            unit: "MB/min".into(),
+            values: vec![Some(272.45), Some(1572.13)],
+            steps_pct: vec![None],
+            first_to_last_pct: None,
+            mean_over_levels: None,
+            excluded: false,
+        };
+        let d = Derivation::parse("window_hours = 3413.33 / backup").unwrap();
+        let out = derive(&d, 3413.33, &[row]);
+        let got: Vec<String> = out.rows[0].values.iter().map(|v| format!("{:.1}", v.unwrap())).collect();
+        assert_eq!(got, ["12.5", "2.2"]);
     }
 }

@@ -27,10 +27,12 @@
 //! - [`CacheVerdict`]: whether a run's figures measure the storage or the page cache, decided
 //!   once from O_DIRECT, the files' size and the RAM.
 
+mod beside;
 mod cache;
 mod cells;
 mod compare;
 mod derive;
+mod exclude;
 mod hint;
 mod limit;
 mod noise;
@@ -43,7 +45,8 @@ pub use compare::{
     compare, flattened, regressions, Comparison, Difference, Gate, LatencyRow, MatrixComparison, NoiseSummary,
     NotKnown, OperationRow, OperationTable, Region, Regression, ScalarRow, Tally,
 };
-pub use derive::{derive, Derivation, Derived, DerivedRow, Factor};
+pub use derive::{derive, derive_compare, Derivation, Derived, DerivedRow, Factor, Operation, Rows};
+pub use exclude::exclude_from_means;
 pub use hint::{sweep_hint, SweepHint, SweptParameter, SWEPT_PARAMETERS};
 pub use limit::{flag_cached, CacheFlags, Limit};
 pub use noise::{judge, slower_beyond, Judgement, ALPHA};
@@ -60,4 +63,6 @@ impl From<BadFlag> for iomatrix_core::UsageError {
     }
 }
 
-pub use sweep::{mean_of_rows, sweep, BlockRatio, Direction, DirectionSummary, Sweep, SweepLevel, SweepRow};
+pub use sweep::{
+    mean_of_rows, sweep, sweep_excluding, BlockRatio, Direction, DirectionSummary, Sweep, SweepLevel, SweepRow,
+};

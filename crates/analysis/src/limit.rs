@@ -196,7 +196,7 @@ mod tests {
             name: "#1".into(),
             run_ids: vec![1],
             suite: "iozone".into(),
-            shape: crate::SuiteShape { matrix: true, whole_cell_latency: None },
+            shape: crate::SuiteShape { matrix: true, whole_cell_latency: None, ..crate::SuiteShape::PLAIN },
             cells,
             partial: Default::default(),
             left_out: Vec::new(),
@@ -205,6 +205,7 @@ mod tests {
             environments: vec![],
             latency: BTreeMap::new(),
             extents: BTreeMap::new(),
+            beside: BTreeMap::new(),
         };
         let flags = flag_cached(&group, &Limit::parse_rate("100Mbit").unwrap());
         let got: Vec<CellKey> = flags.flagged.iter().map(|(k, _, _)| k.clone()).collect();

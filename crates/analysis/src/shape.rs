@@ -1,6 +1,8 @@
 //! What analysis and the reports need to know of a suite beyond its cells, said by the suite
 //! itself: shared code never names a suite.
 
+use iomatrix_core::figures::Metric;
+
 /// How a suite's cells are laid out and summarised. Each suite declares its own (the binary's
 /// suite table hands it down with the runs); a suite this build does not know is [`SuiteShape::PLAIN`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -13,9 +15,15 @@ pub struct SuiteShape {
     /// cell's latency summary is its mean (wall time over operations) and its slowest operation,
     /// under this phase name. None: a cell's summaries are the percentile objects in its metrics.
     pub whole_cell_latency: Option<&'static str>,
+    /// The figures the suite measures beside each cell's rate (its `%CPU`: [`CPU_PERCENT`]),
+    /// declared in its crate's `figures.rs`: compare gives each its own row after the cell's
+    /// figure, with % change and its own direction, and sweep a table of them per level.
+    ///
+    /// [`CPU_PERCENT`]: iomatrix_core::figures::CPU_PERCENT
+    pub beside: &'static [Metric],
 }
 
 impl SuiteShape {
-    /// Scalar rows and percentile summaries.
-    pub const PLAIN: SuiteShape = SuiteShape { matrix: false, whole_cell_latency: None };
+    /// Scalar rows and percentile summaries, nothing measured beside the rates.
+    pub const PLAIN: SuiteShape = SuiteShape { matrix: false, whole_cell_latency: None, beside: &[] };
 }

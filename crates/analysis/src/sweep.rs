@@ -79,6 +79,12 @@ pub struct SweepRow {
     /// % change from the first level to the last that has the cell: seed
     /// 001's Total column.
     pub first_to_last_pct: Option<f64>,
+    /// The mean of the values over the levels that have the cell: the Total of seed 001's
+    /// Average row (2K reads: 6.85, 7.38, 8.31, 8.05, 16.97, Total 9.51).
+    pub mean_over_levels: Option<f64>,
+    /// Left out of the summaries at the user's word (`--exclude`): still shown, never averaged.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub excluded: bool,
 }
 
 /// The rows of one direction together.
@@ -124,10 +130,20 @@ pub struct Sweep {
     pub directions: Vec<DirectionSummary>,
     /// Read over write per block size over all levels.
     pub read_write_by_block: Vec<BlockRatio>,
+    /// The cells left out of every summary at the user's word (`--exclude`), as the rows name them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub excluded: Vec<String>,
 }
 
 /// Builds the sweep table from levels in the order given.
 pub fn sweep(by: &str, unit: &str, levels: Vec<SweepLevel>) -> Sweep {
+    sweep_excluding(by, unit, levels, &[])
+}
+
+/// [`sweep`], with the cells named in `excluded` (as the rows name them: "read 1m/4k") shown but
+/// left out of the averages, the totals by direction and the read/write ratios: seed 000's
+/// outlier "excluded from the averaging". The caller checks that each name is a row.
+pub fn sweep_excluding(by: &str, unit: &str, levels: Vec<SweepLevel>, excluded: &[String]) -> Sweep {
     let mut keys: Vec<&CellKey> = levels.iter().flat_map(|l| l.cells.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -147,15 +163,29 @@ pub fn sweep(by: &str, unit: &str, levels: Vec<SweepLevel>) -> Sweep {
                 (Some(a), Some(b)) if present.len() > 1 && *a > 0.0 => Some((b - a) / a * 100.0),
                 _ => None,
             };
+            let mean_over_levels = (!present.is_empty()).then(|| present.iter().sum::<f64>() / present.len() as f64);
+            let cell = key.describe();
             SweepRow {
-                cell: key.describe(),
+                excluded: excluded.contains(&cell),
+                cell,
                 record_size: key.record_size,
                 direction: Direction::of(key),
                 unit: unit.to_string(),
                 values,
                 steps_pct,
                 first_to_last_pct,
+                mean_over_levels,
             }
+        })
+        .collect();
+    let all_rows = rows;
+    let rows: Vec<SweepRow> = all_rows.iter().filter(|r| !r.excluded).cloned().collect();
+    // The read/write ratios are worked from the levels' cells: the excluded ones taken out.
+    let levels: Vec<SweepLevel> = levels
+        .into_iter()
+        .map(|l| SweepLevel {
+            cells: l.cells.into_iter().filter(|(k, _)| !excluded.contains(&k.describe())).collect(),
+            ..l
         })
         .collect();
     let mean = |v: Vec<f64>| if v.is_empty() { None } else { Some(v.iter().sum::<f64>() / v.len() as f64) };
@@ -187,12 +217,13 @@ pub fn sweep(by: &str, unit: &str, levels: Vec<SweepLevel>) -> Sweep {
         by: by.to_string(),
         unit: unit.to_string(),
         levels: levels.iter().map(|l| l.level.clone()).collect(),
-        rows,
+        rows: all_rows,
         average_steps_pct,
         average_first_to_last_pct,
         read_write,
         directions,
         read_write_by_block,
+        excluded: excluded.to_vec(),
     }
 }
 
@@ -358,5 +389,36 @@ mod tests {
         assert_eq!(s.rows[0].values, [Some(10.0), None, Some(30.0)]);
         assert_eq!(s.rows[0].steps_pct, [None, None]);
         assert_eq!(s.rows[0].first_to_last_pct, Some(200.0));
+        assert_eq!(s.rows[0].mean_over_levels, Some(20.0), "the mean over the levels that have it");
+    }
+
+    /// Seed 001, Rate of Change, 2K reads: the Average row 6.85, 7.38, 8.31, 8.05, 16.97 has
+    /// Total 9.51 (the mean over the levels).
+    #[test]
+    fn the_average_rows_total_is_the_mean_over_levels() {
+        let levels = [("16", 6.85), ("32", 7.38), ("64", 8.31), ("128", 8.05), ("255", 16.97)]
+            .map(|(l, v)| SweepLevel { level: l.into(), cells: BTreeMap::from([(key("read", 2048), vec![v])]) });
+        let s = sweep("qd", "MB/s", levels.to_vec());
+        assert_eq!(format!("{:.2}", s.rows[0].mean_over_levels.unwrap()), "9.51");
+    }
+
+    /// Seed 000 left one cell "out of the averaging": an excluded row is shown and out of every
+    /// summary.
+    #[test]
+    fn an_excluded_cell_is_shown_but_not_averaged() {
+        let level = |name: &str, read: f64, write: f64| SweepLevel {
+            level: name.into(),
+            cells: BTreeMap::from([(key("read", 4096), vec![read]), (key("write", 4096), vec![write])]),
+        };
+        let levels = vec![level("1", 100.0, 50.0), level("2", 150.0, 500.0)];
+        let all = sweep("cache", "KB/s", levels.clone());
+        let s = sweep_excluding("cache", "KB/s", levels, &["write 1m/4k".to_string()]);
+        assert_eq!(s.rows.len(), 2, "still shown");
+        assert!(s.rows.iter().any(|r| r.excluded && r.cell == "write 1m/4k"));
+        assert_eq!(all.average_first_to_last_pct, Some((50.0 + 900.0) / 2.0));
+        assert_eq!(s.average_first_to_last_pct, Some(50.0), "the reads alone");
+        assert!(s.directions.iter().all(|d| d.direction != Direction::Write));
+        assert!(s.read_write_by_block.is_empty() && s.read_write.is_empty(), "no write to pair with");
+        assert_eq!(s.excluded, ["write 1m/4k"]);
     }
 }

@@ -13,6 +13,10 @@ pub const PER_SEC_SUM_OF_CLIENTS: Metric =
 /// All the work over the time from the common start to the last client's end.
 pub const PER_SEC_OVERALL: Metric = Metric::new("per_sec_overall", "per second", Direction::HigherIsBetter, 0);
 const METRICS: &[Metric] = &[PER_SEC_SUM_OF_CLIENTS, PER_SEC_OVERALL];
+/// What the suite measures beside each cell's figure, compared and swept as rows of their own
+/// (`SuiteShape::beside`): the %CPU of the clients, stored in the row's `cpu_percent` and read
+/// through the stored row's figures.
+pub const BESIDE: &[Metric] = &[iomatrix_core::figures::CPU_PERCENT];
 
 /// One Bonnie cell's figures, as stored in its row's `metrics`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

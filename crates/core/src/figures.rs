@@ -140,6 +140,11 @@ impl CachedAtStart {
     }
 }
 
+/// CPU time (user + system) of the clients that issued a cell's I/O over its wall time, in % of
+/// one core (bonnie++'s %CP, IOzone's CPU utilisation): stored beside every figure of a suite
+/// that measures it. Less CPU for the same work is better.
+pub const CPU_PERCENT: Metric = Metric::new("cpu_percent", "%CPU", Direction::LowerIsBetter, 1);
+
 pub const READ_PERCENT: Metric = Metric::new("read_percent", "%", Direction::HigherIsBetter, 0);
 pub const RANDOM_PERCENT: Metric = Metric::new("random_percent", "%", Direction::HigherIsBetter, 0);
 pub const QUEUE_DEPTH: Metric = Metric::new("queue_depth", "requests", Direction::HigherIsBetter, 0);

@@ -31,6 +31,10 @@ const METRICS: &[Metric] = &[
     CONNECTIONS_FAILED,
     READ_PERCENT,
 ];
+/// What the suite measures beside each cell's figure, compared and swept as rows of their own
+/// (`SuiteShape::beside`): the %CPU of the clients, stored in the row's `cpu_percent` and read
+/// through the stored row's figures.
+pub const BESIDE: &[Metric] = &[iomatrix_core::figures::CPU_PERCENT];
 
 /// One phase's figures over every client, as stored in its row's `metrics`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -14,6 +14,10 @@ pub const KIB_PER_SEC_OVERALL: Metric = Metric::new("kib_per_sec_overall", "KB/s
 pub const KIB_PER_SEC_STONEWALLED: Metric =
     Metric::new("kib_per_sec_stonewalled", "KB/s", Direction::HigherIsBetter, 0);
 const METRICS: &[Metric] = &[KIB_PER_SEC, KIB_PER_SEC_OVERALL, KIB_PER_SEC_STONEWALLED];
+/// What the suite measures beside each cell's figure, compared and swept as rows of their own
+/// (`SuiteShape::beside`): the %CPU of the clients, stored in the row's `cpu_percent` and read
+/// through the stored row's figures.
+pub const BESIDE: &[Metric] = &[iomatrix_core::figures::CPU_PERCENT];
 
 /// One IOzone cell's own figures, as stored in its row's `metrics`. A field a stored cell lacks
 /// or holds in another type (an imported `-R` report has none of them) reads as absent.

@@ -299,7 +299,7 @@ pub(crate) mod sample {
             let flags = limit.map(|l| flag_cached(&summary, l));
             ReportGroup { name: name.into(), runs, summary, flags, hosts: Vec::new() }
         };
-        let matrix = SuiteShape { matrix: true, whole_cell_latency: None };
+        let matrix = SuiteShape { matrix: true, whole_cell_latency: None, ..SuiteShape::PLAIN };
         let mut groups = vec![
             group("1", a, Some(&limit), matrix),
             group("2,3", b, Some(&limit), matrix),

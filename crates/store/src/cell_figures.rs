@@ -19,6 +19,7 @@ pub const MAX_LATENCY_NS: Metric = Metric::new("max_latency_ns", "ns", Direction
 pub const KIB_PER_SEC: Metric = Metric::new("kib_per_sec", "KB/s", Direction::HigherIsBetter, 0);
 const SHARED_METRICS: &[Metric] = &[
     KIB_PER_SEC,
+    iomatrix_core::figures::CPU_PERCENT,
     IOPS,
     PER_SEC,
     MAX_LATENCY_NS,
@@ -198,6 +199,10 @@ impl Figures for CellRow {
         let whole = |v: Option<u64>| v.map(|v| v as f64);
         match id {
             _ if id == KIB_PER_SEC.id => Some(self.kib_per_sec),
+            // A source without a CPU figure (an import that says so) has none, whatever is stored.
+            _ if id == iomatrix_core::figures::CPU_PERCENT.id => {
+                self.cpu_percent.filter(|p| p.is_finite() && !f.cpu_not_in_source())
+            }
             _ if id == IOPS.id => f.iops,
             _ if id == PER_SEC.id => f.per_sec,
             _ if id == MAX_LATENCY_NS.id => whole(f.max_latency_ns),

@@ -2,6 +2,7 @@
 //! sweep (block size x read % x random % x queue depth); noisy settings
 //! measured again.
 
+use iomatrix_analysis::SuiteShape;
 use iomatrix_access::render::human_ns;
 use crate::harness::live::LiveSample;
 use crate::harness::limits::default_stack;
@@ -26,6 +27,7 @@ pub struct Access {
 
 impl Suite for Access {
     const NAME: &'static str = "access";
+    const SHAPE: SuiteShape = SuiteShape { beside: iomatrix_access::figures::BESIDE, ..SuiteShape::PLAIN };
     const CLIENT_COLUMNS: &'static ClientColumns = &iomatrix_access::render::CLIENT_COLUMNS;
     type Args = super::args::RunAccessArgs;
     type Plan = AccessPlan;

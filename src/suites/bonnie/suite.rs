@@ -45,7 +45,7 @@ impl Bonnie {
 impl Suite for Bonnie {
     const NAME: &'static str = "bonnie";
     // Each Bonnie test is one operation timed whole: bonnie++ keeps no percentiles.
-    const SHAPE: SuiteShape = SuiteShape { matrix: false, whole_cell_latency: Some(Self::NAME) };
+    const SHAPE: SuiteShape = SuiteShape { matrix: false, whole_cell_latency: Some(Self::NAME), beside: iomatrix_bonnie::figures::BESIDE };
     const CLIENT_COLUMNS: &'static ClientColumns = &iomatrix_bonnie::render::CLIENT_COLUMNS;
     type Args = super::args::RunBonnieArgs;
     type Plan = BonniePlan;

@@ -6,6 +6,7 @@
 //! connection is a session of iomatrix's own protocol client, its own TCP
 //! connection to the server.
 
+use iomatrix_analysis::SuiteShape;
 use crate::harness::live::LiveSample;
 use crate::harness::limits::default_stack;
 use crate::harness::{Cost, Demand, LiveView, Prepared, RunSpec, Suite, Target};
@@ -35,6 +36,7 @@ pub struct Fileserver {
 
 impl Suite for Fileserver {
     const NAME: &'static str = "fileserver";
+    const SHAPE: SuiteShape = SuiteShape { beside: iomatrix_fileserver::figures::BESIDE, ..SuiteShape::PLAIN };
     const CLIENT_COLUMNS: &'static ClientColumns = &iomatrix_report::text::connections::CLIENT_COLUMNS;
     type Args = super::args::RunFileserverArgs;
     type Plan = FileserverPlan;

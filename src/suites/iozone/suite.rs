@@ -82,7 +82,7 @@ impl Iozone {
 
 impl Suite for Iozone {
     const NAME: &'static str = "iozone";
-    const SHAPE: SuiteShape = SuiteShape { matrix: true, whole_cell_latency: None };
+    const SHAPE: SuiteShape = SuiteShape { matrix: true, whole_cell_latency: None, beside: iomatrix_iozone::figures::BESIDE };
     const CLIENT_COLUMNS: &'static ClientColumns = &iomatrix_iozone::render::CLIENT_COLUMNS;
     type Args = super::args::RunIozoneArgs;
     type Plan = IozonePlan;

@@ -149,8 +149,8 @@ pub fn gate(threshold: f64, metric: Option<&str>, gate: &Gate) -> String {
                     out,
                     "  {}: {} -> {} {} ({})",
                     r.cell,
-                    human::fixed(r.a, 1),
-                    human::fixed(r.b, 1),
+                    human::significant(r.a),
+                    human::significant(r.b),
                     r.unit,
                     human::signed_percent(r.change_pct)
                 );
@@ -324,6 +324,13 @@ fn matrix(m: &MatrixComparison, region: Region) -> String {
         t.b_wins,
         t.ties
     );
+    if !m.excluded.is_empty() {
+        let _ = writeln!(
+            out,
+            "left out of every mean here (--exclude; their ratios stand above): {}",
+            m.excluded.join(", ")
+        );
+    }
     if let Some(t) = &m.region {
         let bound = |(lo, hi): (Option<u64>, Option<u64>)| match (lo, hi) {
             (None, None) => "all".to_string(),
@@ -358,8 +365,8 @@ fn scalars(c: &Comparison) -> String {
     for s in &c.scalars {
         table.row([
             format!("{} ({}){}", s.metric, s.unit, partial_mark(s.partial)),
-            human::fixed(s.a, 1),
-            human::fixed(s.b, 1),
+            human::significant(s.a),
+            human::significant(s.b),
             human::signed_percent(s.change_pct),
             s.verdict.describe(),
         ]);
@@ -490,6 +497,7 @@ mod tests {
             overall: Tally { cells: 3, mean_change_pct: 12.5, a_wins: 1, b_wins: 2, ties: 0 },
             region: None,
             partial: vec![vec![false, true], vec![false, false]],
+            excluded: Vec::new(),
         };
         let expected = format!(
             "\nread: B/A of KB/s (rows: file size, columns: record size)\n\

@@ -20,6 +20,7 @@
 //!   scalar and per-operation tables, noise, caching, and `--fail-if-slower`'s findings.
 //! - [`sweep`]: `sweep`'s text: the levels' tables and rates of change, the summaries, the
 //!   read/write ratios, the cells left out and the derived figures.
+//! - [`derived`]: `compare --derive`'s figures, worked from A's and B's and marked derived.
 //!
 //! Everything printed comes from the store, so `run` and `show` print the same thing, today or
 //! next year.
@@ -27,6 +28,7 @@
 pub mod clients;
 pub mod compare;
 pub mod connections;
+pub mod derived;
 pub mod extents;
 pub mod imported;
 pub mod run;

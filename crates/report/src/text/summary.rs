@@ -110,7 +110,7 @@ fn figure(value: f64, unit: &str) -> String {
     }
 }
 
-/// A rate: whole from 1000 up, four significant digits below.
+/// A rate: whole from 1000 up (a live line's KB/s), the one rule of `human::significant` below.
 fn per_second(value: f64, unit: &str) -> String {
     let digits = if value >= 1000.0 { human::fixed(value, 0) } else { human::significant(value) };
     format!("{digits} {unit}")
@@ -186,7 +186,7 @@ mod tests {
     #[test]
     fn kib_per_second_is_also_shown_as_bytes_per_second() {
         assert_eq!(figure(14339327.0, "KB/s"), "14339327 KB/s (13.7 GiB/s)");
-        assert_eq!(figure(812.4, "IOPS"), "812 IOPS", "three significant digits, the one rule");
+        assert_eq!(figure(812.4, "IOPS"), "812.40 IOPS", "two decimals, the one rule");
     }
 
     #[test]

@@ -31,6 +31,9 @@ pub struct SweepText<'a> {
     /// The rows whose medians took in samples of partial cells.
     pub partial_rows: &'a BTreeSet<String>,
     pub derived: &'a [Derived],
+    /// What the suite measures beside each figure (its %CPU), swept over the same levels: a
+    /// table each, after the figures', outside the summaries.
+    pub beside: &'a [Sweep],
 }
 
 impl SweepText<'_> {
@@ -38,10 +41,17 @@ impl SweepText<'_> {
         let mut out = String::new();
         if let Some((label, systems)) = self.systems {
             let _ = writeln!(out, "each {label} apart (medians where a level has several samples)");
-            out.push_str(&rows_tables(systems, &systems.rows.iter().collect::<Vec<_>>()));
-            let _ = writeln!(out, "\nthe average over each {label} (the mean of their figures at each level):");
+            out.push_str(&rows_tables(systems, &systems.rows.iter().collect::<Vec<_>>(), false));
+            let _ = writeln!(
+                out,
+                "\nthe average over each {label} (the mean of their figures at each level; mean: over the levels, \
+                 the Total of seed 001's Average row):"
+            );
         }
-        out.push_str(&split_tables(self.sweep, self.split));
+        out.push_str(&split_tables(self.sweep, self.split, self.systems.is_some()));
+        for b in self.beside {
+            out.push_str(&beside(b));
+        }
         out.push_str(&summaries(self.sweep));
         out.push_str(&self.not_whole());
         out.push_str(&derived(self.sweep, self.derived));
@@ -81,14 +91,10 @@ fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), human::signed_percent)
 }
 
-/// A figure as the tables print it: whole numbers for KB/s-sized figures, two places for small
-/// ones (seed 001's MB/s).
+/// A figure as the tables print it: by the one rule of `human::significant` (two decimals at
+/// least, as seed 001's MB/s: 130.92, never 131), or `--precision`'s decimals.
 fn value(v: Option<f64>) -> String {
-    match v {
-        Some(v) if v.abs() < 100.0 => human::fixed(v, 2),
-        Some(v) => human::fixed(v, 0),
-        None => "-".into(),
-    }
+    v.map_or_else(|| "-".into(), human::significant)
 }
 
 /// The first column of a sweep's tables: the rows' names, at least 14 wide.
@@ -102,7 +108,7 @@ fn step_columns(s: &Sweep) -> impl Iterator<Item = Column> + '_ {
 }
 
 /// The sweep's tables: one per block size or direction when asked, else one.
-fn split_tables(s: &Sweep, split: Option<Split>) -> String {
+fn split_tables(s: &Sweep, split: Option<Split>, with_mean: bool) -> String {
     let mut out = format!("sweep by {} ({}; medians where a level has several samples)\n", s.by, s.unit);
     let mut groups: Vec<(String, Vec<&SweepRow>)> = Vec::new();
     for r in &s.rows {
@@ -127,25 +133,45 @@ fn split_tables(s: &Sweep, split: Option<Split>) -> String {
         if !name.is_empty() {
             let _ = writeln!(out, "\n== {name}");
         }
-        out.push_str(&rows_tables(s, rows));
+        out.push_str(&rows_tables(s, rows, with_mean));
     }
     out
 }
 
-/// The values per level of some rows, then their rate of change.
-fn rows_tables(s: &Sweep, rows: &[&SweepRow]) -> String {
+/// A figure measured beside the rates (the clients' %CPU) at each level: its own table, lower is
+/// better, outside the summaries, which are the rates'.
+fn beside(s: &Sweep) -> String {
+    let mut table = Table::new(
+        std::iter::once(name_column("cell")).chain(s.levels.iter().map(|l| Column::right(l.as_str(), 12))).collect(),
+    );
+    for r in &s.rows {
+        table.row(std::iter::once(r.cell.clone()).chain(r.values.iter().map(|v| value(*v))));
+    }
+    format!(
+        "\n{} per level (of the clients, % of a core, beside each figure above; lower is better for the same work; \
+         not in the summaries)\n{}",
+        s.unit,
+        table.render()
+    )
+}
+
+/// The values per level of some rows (with `with_mean`, and the mean over the levels: the Total
+/// of seed 001's Average row), then their rate of change.
+fn rows_tables(s: &Sweep, rows: &[&SweepRow], with_mean: bool) -> String {
     let per_row_unit = rows.iter().any(|r| r.unit != s.unit);
     let mut values = Table::new(
         std::iter::once(name_column("cell"))
             .chain(per_row_unit.then(|| Column::right("unit", 10)))
             .chain(s.levels.iter().map(|l| Column::right(l.as_str(), 12)))
+            .chain(with_mean.then(|| Column::right("mean", 12)))
             .collect(),
     );
     for r in rows {
         values.row(
             std::iter::once(r.cell.clone())
                 .chain(per_row_unit.then(|| r.unit.clone()))
-                .chain(r.values.iter().map(|v| value(*v))),
+                .chain(r.values.iter().map(|v| value(*v)))
+                .chain(with_mean.then(|| value(r.mean_over_levels))),
         );
     }
     let mut changes = Table::new(std::iter::once(name_column("cell")).chain(step_columns(s)).collect());
@@ -165,7 +191,15 @@ fn rows_tables(s: &Sweep, rows: &[&SweepRow]) -> String {
 
 /// Averages per direction, the directions' totals, and the read/write ratios.
 fn summaries(s: &Sweep) -> String {
-    let mut out = String::from("\nAverages (mean of the rows' % changes)\n");
+    let mut out = String::new();
+    if !s.excluded.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nLeft out of every summary below at the user's word (--exclude; their rows stand above): {}",
+            s.excluded.join(", ")
+        );
+    }
+    out.push_str("\nAverages (mean of the rows' % changes)\n");
     // As wide as the rows' names above, so the averages line up under their tables.
     let width = s.rows.iter().map(|r| r.cell.chars().count()).max().unwrap_or(4).max(14);
     let mut averages = Table::new(std::iter::once(Column::left("rows", width)).chain(step_columns(s)).collect());
@@ -178,7 +212,7 @@ fn summaries(s: &Sweep) -> String {
     }
     if s.directions.len() > 1 {
         averages.row(
-            std::iter::once(format!("all ({})", s.rows.len()))
+            std::iter::once(format!("all ({})", s.rows.iter().filter(|r| !r.excluded).count()))
                 .chain(s.average_steps_pct.iter().map(|p| pct(*p)))
                 .chain([pct(s.average_first_to_last_pct)]),
         );
@@ -289,9 +323,9 @@ mod tests {
             expected += &format!("{:<width$} {:>12} {:>12}\n", r.cell, pct(r.steps_pct[0]), pct(r.first_to_last_pct));
         }
         assert!(width > 14, "a name wider than the first column's least width");
-        assert_eq!(rows_tables(&s, &rows), expected);
+        assert_eq!(rows_tables(&s, &rows, false), expected);
         assert!(
-            expected.contains(" 50.00 ") && expected.contains(" 55.50\n") && expected.contains(" 2000\n"),
+            expected.contains(" 50.00 ") && expected.contains(" 55.50\n") && expected.contains(" 2000.00\n"),
             "{expected}"
         );
     }
@@ -327,7 +361,7 @@ mod tests {
             ],
         );
         let rows: Vec<&SweepRow> = s.rows.iter().collect();
-        let text = rows_tables(&s, &rows);
+        let text = rows_tables(&s, &rows, false);
         let widths: BTreeSet<usize> = text.lines().take(3).map(|l| l.chars().count()).collect();
         assert_eq!(widths.len(), 1, "every line of the values table is as wide:\n{text}");
         // The widest name reads 19 characters; the other is stored in 20 bytes: the column is as
