@@ -60,6 +60,7 @@ mod report;
 mod scan;
 mod seam;
 mod signals;
+mod slurm;
 mod stored;
 mod study;
 mod suite;
