@@ -26,6 +26,7 @@
 
 pub mod clients;
 pub mod compare;
+pub mod compare_many;
 pub mod connections;
 pub mod extents;
 pub mod imported;
