@@ -133,10 +133,12 @@ fn table(m: &ManyComparison) -> String {
     let base = &m.sides[m.baseline].letter;
     let name_width = m.rows.iter().map(|r| r.metric.len() + r.unit.len() + 5).max().unwrap_or(6).clamp(6, 60);
     let mut columns = vec![Column::left("metric", name_width), Column::right(base.as_str(), 12)];
-    for side in m.sides.iter().filter(|s| s.letter != *base) {
+    let others = m.sides.len() - 1;
+    for (k, side) in m.sides.iter().filter(|s| s.letter != *base).enumerate() {
         columns.push(Column::right(side.letter.as_str(), 12).gap(" | "));
         columns.push(Column::right(format!("vs {base}"), 9));
-        columns.push(Column::left("verdict", 12));
+        // The last column unpadded: no line ends in blanks.
+        columns.push(if k + 1 == others { Column::free("verdict") } else { Column::left("verdict", 12) });
     }
     let mut t = Table::new(columns);
     for row in &m.rows {
@@ -145,8 +147,7 @@ fn table(m: &ManyComparison) -> String {
             format!("{} ({}){}", row.metric, row.unit, partial_mark(base_cell.is_some_and(|c| c.partial))),
             base_cell.map_or_else(|| "-".to_string(), |c| human::fixed(c.value, 1)),
         ];
-        for (i, cell) in row.cells.iter().enumerate().filter(|(i, _)| *i != m.baseline) {
-            let _ = i;
+        for (_, cell) in row.cells.iter().enumerate().filter(|(i, _)| *i != m.baseline) {
             match cell {
                 Some(c) => line.extend([
                     format!("{}{}", human::fixed(c.value, 1), partial_mark(c.partial)),
