@@ -126,8 +126,11 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
     let group =
         |(name, runs): &(String, Vec<StoredRun>)| Group::with(name, runs, crate::suites::shape_of(runs), pooled);
     if groups.len() > 2 {
+        let labels: Vec<Vec<&[(String, String)]>> =
+            groups.iter().map(|(_, runs)| runs.iter().map(|r| &r.summary.labels[..]).collect()).collect();
+        let labels = iomatrix_analysis::distinguishing_labels(&labels);
         let groups: Vec<Group> = groups.iter().map(group).collect();
-        return super::compare_many::run(&args, &store, &groups, baseline, region, fail_if_slower);
+        return super::compare_many::run(&args, &store, &groups, &labels, baseline, region, fail_if_slower);
     }
     // Two sides: the baseline is A.
     let (a, b) = match baseline {

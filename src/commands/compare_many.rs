@@ -13,13 +13,17 @@ pub(super) fn run(
     args: &CompareArgs,
     store: &Store,
     groups: &[Group],
+    labels: &[Vec<String>],
     baseline: usize,
     region: Region,
     fail_if_slower: Option<f64>,
 ) -> anyhow::Result<ExitCode> {
     let limit = args.limit.as_deref().map(|l| super::compare::limit(store, l)).transpose()?;
     let flags: Option<Vec<_>> = limit.as_ref().map(|l| groups.iter().map(|g| flag_cached(g, l)).collect());
-    let many = compare_many(groups, baseline, region);
+    let mut many = compare_many(groups, baseline, region);
+    for (side, labels) in many.sides.iter_mut().zip(labels) {
+        side.labels = labels.clone();
+    }
     let gates: Option<Vec<Gate>> = fail_if_slower.map(|t| {
         many.pairs
             .iter()

@@ -106,7 +106,14 @@ pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
         super::compare::one_run_one_side(&specs, &runs)?;
         let summaries: Vec<Group> = same_suite.iter().map(|i| groups[*i].summary.clone()).collect();
         let at = same_suite.iter().position(|i| *i == baseline).unwrap_or(0);
-        let many = compare_many(&summaries, at, region);
+        let mut many = compare_many(&summaries, at, region);
+        let labels: Vec<Vec<&[(String, String)]>> = same_suite
+            .iter()
+            .map(|i| groups[*i].runs.iter().map(|r| &r.summary.labels[..]).collect())
+            .collect();
+        for (side, labels) in many.sides.iter_mut().zip(iomatrix_analysis::distinguishing_labels(&labels)) {
+            side.labels = labels;
+        }
         (many.pairs.clone(), Some(many))
     } else {
         let pairs = same_suite.iter().filter(|i| **i != baseline);

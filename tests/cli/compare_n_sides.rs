@@ -307,3 +307,54 @@ fn sixteen_sides_in_seed_002s_shape_compare_in_one_table_and_report_in_every_cha
     }
     assert!(begun.elapsed() < Duration::from_secs(300), "{:?}: the test is meant to be quick", begun.elapsed());
 }
+
+/// `sweep --rows cluster` names its systems `cluster=x`; compare and report name the same runs'
+/// sides by the same words where the sides are given as run ids.
+#[test]
+fn sweep_rows_and_compare_name_the_systems_alike() {
+    let sb = Sandbox::new();
+    let mut level_1 = Vec::new();
+    for cluster in ["x", "y", "z"] {
+        for level in ["1", "2"] {
+            let id = iozone_run(&sb, &[&format!("cluster={cluster}"), &format!("level={level}")], "64k");
+            if level == "1" {
+                level_1.push(id.to_string());
+            }
+        }
+    }
+    let sweep = json_of(&sb.run(&["sweep", "1", "2", "3", "4", "5", "6", "--by", "level", "--rows", "cluster", "--json"]));
+    let swept: std::collections::BTreeSet<String> = sweep["systems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["cell"].as_str().unwrap().split(' ').find(|w| w.starts_with("cluster=")).map(str::to_string))
+        .collect();
+    assert_eq!(swept.iter().map(String::as_str).collect::<Vec<_>>(), ["cluster=x", "cluster=y", "cluster=z"]);
+    let ids: Vec<&str> = level_1.iter().map(String::as_str).collect();
+    let doc = json_of(&sb.run(&[&["compare"], ids.as_slice(), &["--json"]].concat()));
+    let named: std::collections::BTreeSet<String> = doc["sides"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let labels = s["labels"].as_array().unwrap();
+            assert_eq!(labels.len(), 1, "level=1 is every side's: not a name: {s}");
+            labels[0].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(named, swept);
+    let (stdout, _) = text(&sb.run(&[&["compare"], ids.as_slice()].concat()));
+    assert!(stdout.contains(&format!("  A = {} (runs #{}), the baseline: cluster=x\n", ids[0], ids[0])), "{stdout}");
+    assert!(stdout.contains(&format!("  C = {} (runs #{}): cluster=z\n", ids[2], ids[2])), "{stdout}");
+    // Given by those labels, a side is named by them alone.
+    let (stdout, _) = text(&sb.run(&["compare", "cluster=x,level=1", "cluster=y,level=1", "cluster=z,level=1"]));
+    assert!(stdout.contains("  B = cluster=y,level=1 (runs #3)\n"), "{stdout}");
+    // The report's table of every side names them alike.
+    let md = sb.dir.path().join("sides.md");
+    assert_success(&sb.run(&[&["report"], ids.as_slice(), &["-o", md.to_str().unwrap()]].concat()));
+    let md = std::fs::read_to_string(&md).unwrap();
+    let header = md.lines().find(|l| l.starts_with("| metric |")).expect("the table of every side");
+    for (letter, (id, cluster)) in ["A", "B", "C"].iter().zip(ids.iter().zip(["x", "y", "z"])) {
+        assert!(header.contains(&format!("{letter} = {id} (cluster={cluster})")), "{header}");
+    }
+}

@@ -16,6 +16,29 @@ pub struct Side {
     pub letter: String,
     pub name: String,
     pub runs: Vec<i64>,
+    /// The labels that tell this side from the others (`storage=xfs`): those every run of the
+    /// side has, less those every side has alike. `sweep --rows storage` names its systems so.
+    pub labels: Vec<String>,
+}
+
+/// Each side's distinguishing labels ([`Side::labels`]), from each side's runs' labels.
+pub fn distinguishing_labels(sides: &[Vec<&[(String, String)]>]) -> Vec<Vec<String>> {
+    let shared: Vec<Vec<&(String, String)>> = sides
+        .iter()
+        .map(|runs| match runs.split_first() {
+            Some((first, rest)) => first.iter().filter(|l| rest.iter().all(|r| r.contains(l))).collect(),
+            None => Vec::new(),
+        })
+        .collect();
+    shared
+        .iter()
+        .map(|mine| {
+            mine.iter()
+                .filter(|l| !shared.iter().all(|other| other.contains(l)))
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect()
+        })
+        .collect()
 }
 
 /// One side's figure in a row: its median, and against the baseline its % change and verdict
@@ -74,7 +97,7 @@ pub fn compare_many(groups: &[Group], baseline: usize, region: Region) -> ManyCo
     let sides: Vec<Side> = groups
         .iter()
         .enumerate()
-        .map(|(i, g)| Side { letter: side_letter(i), name: g.name.clone(), runs: g.run_ids.clone() })
+        .map(|(i, g)| Side { letter: side_letter(i), name: g.name.clone(), runs: g.run_ids.clone(), labels: Vec::new() })
         .collect();
     let others: Vec<usize> = (0..groups.len()).filter(|i| *i != baseline).collect();
     let base = &groups[baseline];
@@ -141,6 +164,18 @@ mod tests {
             g.cells.insert(key, CellStats::of(values.clone(), "KB/s"));
         }
         g
+    }
+
+    #[test]
+    fn a_side_is_told_by_the_labels_all_its_runs_share_and_not_every_side_has() {
+        let l = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>();
+        let (x1, x2) = (l(&[("cluster", "x"), ("level", "1")]), l(&[("cluster", "x"), ("level", "2")]));
+        let y = l(&[("cluster", "y"), ("level", "1")]);
+        let z = l(&[("cluster", "z"), ("level", "1"), ("site", "lab")]);
+        let named = distinguishing_labels(&[vec![&x1[..], &x2[..]], vec![&y[..]], vec![&z[..]]]);
+        assert_eq!(named, [vec!["cluster=x"], vec!["cluster=y", "level=1"], vec!["cluster=z", "level=1", "site=lab"]]);
+        let same = distinguishing_labels(&[vec![&y[..]], vec![&y[..]]]);
+        assert_eq!(same, [Vec::<String>::new(), Vec::new()]);
     }
 
     #[test]

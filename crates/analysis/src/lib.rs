@@ -44,7 +44,7 @@ pub use compare::{
     compare, flattened, regressions, Comparison, Difference, Gate, LatencyRow, MatrixComparison, NoiseSummary,
     NotKnown, OperationRow, OperationTable, Region, Regression, ScalarRow, Tally,
 };
-pub use compare_many::{compare_many, side_letter, ManyComparison, ManyRow, Side, SideCell};
+pub use compare_many::{compare_many, distinguishing_labels, side_letter, ManyComparison, ManyRow, Side, SideCell};
 pub use derive::{derive, Derivation, Derived, DerivedRow, Factor};
 pub use hint::{sweep_hint, SweepHint, SweptParameter, SWEPT_PARAMETERS};
 pub use limit::{flag_cached, CacheFlags, Limit};

@@ -81,9 +81,18 @@ pub struct Report {
 /// baseline and the verdict) and a row per compared figure ("-" where a side has none).
 pub(crate) fn sides_table(m: &ManyComparison) -> (Vec<String>, Vec<Vec<String>>) {
     let base = &m.sides[m.baseline];
-    let mut header = vec!["metric".to_string(), format!("{} = {} (baseline)", base.letter, base.name)];
+    // A side given by run ids is also named by its labels, as `sweep --rows` names its systems.
+    let named = |s: &iomatrix_analysis::Side| {
+        let labels: Vec<&str> =
+            s.labels.iter().map(String::as_str).filter(|l| !s.name.split(',').any(|part| part == *l)).collect();
+        match labels.is_empty() {
+            true => format!("{} = {}", s.letter, s.name),
+            false => format!("{} = {} ({})", s.letter, s.name, labels.join(" ")),
+        }
+    };
+    let mut header = vec!["metric".to_string(), format!("{} (baseline)", named(base))];
     for side in m.sides.iter().filter(|s| s.letter != base.letter) {
-        header.extend([format!("{} = {}", side.letter, side.name), format!("vs {}", base.letter), "verdict".into()]);
+        header.extend([named(side), format!("vs {}", base.letter), "verdict".into()]);
     }
     let rows = m
         .rows

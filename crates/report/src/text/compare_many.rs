@@ -24,7 +24,11 @@ pub fn comparison(m: &ManyComparison, flags: Option<&[CacheFlags]>, all: bool) -
     );
     for (i, side) in m.sides.iter().enumerate() {
         let role = if i == m.baseline { ", the baseline" } else { "" };
-        let _ = writeln!(out, "  {} = {} (runs {}){role}", side.letter, side.name, runs(&side.runs));
+        // Named as sweep --rows names its systems, where the side was not given by those labels.
+        let labels: Vec<&str> =
+            side.labels.iter().map(String::as_str).filter(|l| !side.name.split(',').any(|part| part == *l)).collect();
+        let labels = if labels.is_empty() { String::new() } else { format!(": {}", labels.join(" ")) };
+        let _ = writeln!(out, "  {} = {} (runs {}){role}{labels}", side.letter, side.name, runs(&side.runs));
     }
     for (pair, other) in m.pairs.iter().zip(&m.others) {
         let letters = (base.letter.as_str(), m.sides[*other].letter.as_str());
