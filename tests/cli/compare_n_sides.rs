@@ -277,6 +277,38 @@ fn sixteen_sides_in_seed_002s_shape_compare_in_one_table_and_report_in_every_cha
     }
     assert_eq!(stdout.lines().filter(|l| l.starts_with("metric")).count(), 1, "one table of every side");
 
+    // The report's other formats take the same 16 groups: the table of every side in Markdown
+    // and JSON, and in the workbook a chart per figure with a bar per side.
+    let path = |name: &str| sb.dir.path().join(name).to_str().unwrap().to_string();
+    let made = |file: &str| {
+        assert_success(&sb.run(&[&["report"], given.as_slice(), &["-o", &path(file)]].concat()));
+        path(file)
+    };
+    let md = std::fs::read_to_string(made("sixteen.md")).unwrap();
+    let header = md.lines().find(|l| l.starts_with("| metric |")).expect("the table of every side");
+    assert_eq!(header.matches(" | vs A | verdict").count(), 15, "{header}");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(made("sixteen.json")).unwrap()).unwrap();
+    assert_eq!(json["sides"]["rows"], doc["rows"], "the report's table is compare's");
+    assert_eq!(json["comparisons"].as_array().unwrap().len(), 15);
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(made("sixteen.xlsx")).unwrap()).unwrap();
+    let charts: Vec<String> = (0..zip.len())
+        .filter_map(|i| {
+            let mut entry = zip.by_index(i).unwrap();
+            let name = entry.name().unwrap().to_string();
+            name.starts_with("xl/charts/chart").then(|| {
+                let mut xml = String::new();
+                std::io::Read::read_to_string(&mut entry, &mut xml).unwrap();
+                xml
+            })
+        })
+        .collect();
+    assert_eq!(charts.len(), rows.len(), "one chart per figure");
+    for xml in &charts {
+        // Categories: the 16 group names of the figures sheet's header (C1:R1).
+        assert!(xml.contains("<c:f>figures!$C$1:$R$1</c:f>"), "{xml}");
+        assert_eq!(xml.matches("<c:ser>").count(), 1, "one series, a bar per side");
+    }
+
     // The HTML report of the same 16 sides: every system's name in every side-by-side chart,
     // as Chromium renders the page.
     if !have("chromium") {
