@@ -196,9 +196,7 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
 /// first. A name that is also another side's position is refused as ambiguous.
 pub fn baseline(sides: &[String], given: Option<&str>) -> Result<usize, UsageError> {
     let Some(given) = given else { return Ok(0) };
-    let listed = || {
-        sides.iter().enumerate().map(|(i, s)| format!("{} ({s})", i + 1)).collect::<Vec<_>>().join(", ")
-    };
+    let listed = || sides.iter().enumerate().map(|(i, s)| format!("{} ({s})", i + 1)).collect::<Vec<_>>().join(", ");
     let by_name = sides.iter().position(|s| s == given);
     let by_position = given.parse::<usize>().ok().filter(|p| (1..=sides.len()).contains(p)).map(|p| p - 1);
     match (by_name, by_position) {

@@ -34,7 +34,9 @@ pub(super) fn run(
     if let (Some(gates), Some(metric)) = (&gates, &args.metric) {
         let base = &groups[baseline];
         let named = base.cells.keys().map(|k| k.describe()).chain(many.pairs.iter().flat_map(|p| {
-            p.operations.iter().flat_map(|t| t.rows.iter().map(move |r| format!("{} {} {}", t.phase, r.operation, r.figure)))
+            p.operations
+                .iter()
+                .flat_map(|t| t.rows.iter().map(move |r| format!("{} {} {}", t.phase, r.operation, r.figure)))
         }));
         if gates.iter().all(|g| g.slower.is_empty()) && !named.into_iter().any(|n| n.contains(metric.as_str())) {
             return Err(UsageError::new(format!(

@@ -107,10 +107,8 @@ pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
         let summaries: Vec<Group> = same_suite.iter().map(|i| groups[*i].summary.clone()).collect();
         let at = same_suite.iter().position(|i| *i == baseline).unwrap_or(0);
         let mut many = compare_many(&summaries, at, region);
-        let labels: Vec<Vec<&[(String, String)]>> = same_suite
-            .iter()
-            .map(|i| groups[*i].runs.iter().map(|r| &r.summary.labels[..]).collect())
-            .collect();
+        let labels: Vec<Vec<&[(String, String)]>> =
+            same_suite.iter().map(|i| groups[*i].runs.iter().map(|r| &r.summary.labels[..]).collect()).collect();
         for (side, labels) in many.sides.iter_mut().zip(iomatrix_analysis::distinguishing_labels(&labels)) {
             side.labels = labels;
         }

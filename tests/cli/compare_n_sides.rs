@@ -212,9 +212,23 @@ fn sixteen_sides_in_seed_002s_shape_compare_in_one_table_and_report_in_every_cha
             assert!(remount.status.success(), "{storage} {options}: {}", String::from_utf8_lossy(&remount.stderr));
             let label = format!("storage={storage},variant={variant}");
             let out = sb.run(&[
-                "run", "bonnie", "--target", &point, "--size", "4m", "--ram", "2m", "--files", "1", "--fast", "--repeat", "4",
+                "run",
+                "bonnie",
+                "--target",
+                &point,
+                "--size",
+                "4m",
+                "--ram",
+                "2m",
+                "--files",
+                "1",
+                "--fast",
+                "--repeat",
+                "4",
                 "--label",
-                &format!("storage={storage}"), "--label", &format!("variant={variant}"),
+                &format!("storage={storage}"),
+                "--label",
+                &format!("variant={variant}"),
             ]);
             assert_success(&out);
             sides.push(label);
@@ -253,12 +267,8 @@ fn sixteen_sides_in_seed_002s_shape_compare_in_one_table_and_report_in_every_cha
     // --fail-if-slower: every side against the baseline; the outcome is the worst pair's.
     let gate = sb.run(&[args.as_slice(), &["--fail-if-slower", "5%", "--json"]].concat());
     let gated: Value = serde_json::from_slice(&gate.stdout).unwrap();
-    let outcomes: Vec<&str> = gated["pairs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["fail_if_slower"]["outcome"].as_str().unwrap())
-        .collect();
+    let outcomes: Vec<&str> =
+        gated["pairs"].as_array().unwrap().iter().map(|p| p["fail_if_slower"]["outcome"].as_str().unwrap()).collect();
     assert_eq!(outcomes.len(), 15);
     let (worst, code) = match () {
         _ if outcomes.contains(&"slower") => ("slower", 5),
@@ -354,7 +364,8 @@ fn sweep_rows_and_compare_name_the_systems_alike() {
             }
         }
     }
-    let sweep = json_of(&sb.run(&["sweep", "1", "2", "3", "4", "5", "6", "--by", "level", "--rows", "cluster", "--json"]));
+    let sweep =
+        json_of(&sb.run(&["sweep", "1", "2", "3", "4", "5", "6", "--by", "level", "--rows", "cluster", "--json"]));
     let swept: std::collections::BTreeSet<String> = sweep["systems"]
         .as_array()
         .unwrap()

@@ -97,7 +97,12 @@ pub fn compare_many(groups: &[Group], baseline: usize, region: Region) -> ManyCo
     let sides: Vec<Side> = groups
         .iter()
         .enumerate()
-        .map(|(i, g)| Side { letter: side_letter(i), name: g.name.clone(), runs: g.run_ids.clone(), labels: Vec::new() })
+        .map(|(i, g)| Side {
+            letter: side_letter(i),
+            name: g.name.clone(),
+            runs: g.run_ids.clone(),
+            labels: Vec::new(),
+        })
         .collect();
     let others: Vec<usize> = (0..groups.len()).filter(|i| *i != baseline).collect();
     let base = &groups[baseline];
@@ -141,8 +146,12 @@ pub fn compare_many(groups: &[Group], baseline: usize, region: Region) -> ManyCo
             // The pair marks a row partial when either side took partial samples in; the
             // baseline's own mark is not kept apart there, so both cells carry the pair's.
             let base_cell = SideCell { value: s.a, change_pct: None, verdict: None, partial: s.partial };
-            let cell =
-                SideCell { value: s.b, change_pct: Some(s.change_pct), verdict: Some(s.verdict.clone()), partial: s.partial };
+            let cell = SideCell {
+                value: s.b,
+                change_pct: Some(s.change_pct),
+                verdict: Some(s.verdict.clone()),
+                partial: s.partial,
+            };
             put(s.metric.clone(), s.unit, base_cell, *side, cell);
         }
     }

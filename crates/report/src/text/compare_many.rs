@@ -3,8 +3,8 @@
 //! baseline what differs, its ratio matrices and per-operation tables.
 
 use super::compare::{
-    caching_of, differences, gate_against, matrices, noise, not_complete_heading, not_known_counted, only_in, operations,
-    partial_mark, partial_taken_in, sweep_hint, Letters,
+    caching_of, differences, gate_against, matrices, noise, not_complete_heading, not_known_counted, only_in,
+    operations, partial_mark, partial_taken_in, sweep_hint, Letters,
 };
 use crate::table::{Column, Table};
 use iomatrix_analysis::{CacheFlags, Comparison, Gate, ManyComparison, Side};
