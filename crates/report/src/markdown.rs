@@ -115,7 +115,8 @@ pub fn render(report: &Report) -> String {
              figure.\n"
         );
         let _ = writeln!(m, "| {} |", header.join(" | "));
-        let _ = writeln!(m, "|---|{}", "---:|".repeat(header.len() - 1));
+        let align: String = header[1..].iter().map(|h| if h == "verdict" { "---|" } else { "---:|" }).collect();
+        let _ = writeln!(m, "|---|{align}");
         for row in rows {
             let _ = writeln!(m, "| {} |", row.join(" | "));
         }
