@@ -142,6 +142,29 @@ fn compare_with_three_sides_gives_one_table_of_every_side_against_the_baseline()
     let (stdout, stderr) = text(&out);
     assert!(stderr.contains("B against A: --fail-if-slower 5%: not checked") && stderr.contains("C against A:"));
     assert!(stdout.contains("\nC against A:\n--fail-if-slower 5%: NOT CHECKED"), "{stdout}");
+    // The report with --baseline: every other group against it, and its table of every side.
+    let page = sb.dir.path().join("based.json");
+    assert_success(&sb.run(&[
+        "report",
+        "sys=a",
+        "sys=b",
+        "sys=c",
+        "--baseline",
+        "sys=c",
+        "-o",
+        page.to_str().unwrap(),
+    ]));
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&page).unwrap()).unwrap();
+    let pairs: Vec<(&str, &str)> = report["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["a"].as_str().unwrap(), c["b"].as_str().unwrap()))
+        .collect();
+    assert_eq!(pairs, [("sys=c", "sys=a"), ("sys=c", "sys=b")]);
+    assert_eq!(report["sides"]["baseline"], "C");
+    let doc = json_of(&sb.run(&["compare", "sys=a", "sys=b", "sys=c", "--baseline", "3", "--json"]));
+    assert_eq!(report["sides"]["rows"], doc["rows"]);
     // Two sides with --baseline 2 print exactly what the sides given the other way round print.
     let swapped = sb.run(&["compare", "sys=a", "sys=b", "--baseline", "sys=b"]);
     assert_success(&swapped);
@@ -158,7 +181,15 @@ fn compare_refuses_an_unknown_baseline_a_run_on_two_sides_and_a_side_alone() {
     assert_usage_error(&out, "--baseline sys=d: no side is given as 'sys=d'");
     let (_, stderr) = text(&out);
     assert!(stderr.contains("1 (sys=a), 2 (sys=b), 3 (sys=c)"), "the message names the sides: {stderr}");
-    assert_usage_error(&sb.run(&["compare", "sys=a", "sys=b", "sys=c", "--baseline", "4"]), "no side is given as '4'");
+    for nothing in ["4", "0", "", "99999999999999999999999"] {
+        let out = sb.run(&["compare", "sys=a", "sys=b", "sys=c", "--baseline", nothing]);
+        assert_usage_error(&out, &format!("--baseline {nothing}: no side is given as '{nothing}'"));
+    }
+    // The report takes --baseline alike, and refuses alike.
+    let page = sb.dir.path().join("r.md");
+    let out = sb.run(&["report", "sys=a", "sys=b", "-o", page.to_str().unwrap(), "--baseline", "sys=d"]);
+    assert_usage_error(&out, "--baseline sys=d: no side is given as 'sys=d'");
+    assert!(!page.exists());
     // "3" is both the run given as 3 and the side at position 3: ambiguous.
     assert_usage_error(&sb.run(&["compare", "3", "sys=a", "sys=b", "--baseline", "3"]), "both the side given as '3'");
     // Run #1 is sys=a and on a side of its own.
