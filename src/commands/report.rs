@@ -200,16 +200,44 @@ fn workbook(report: &Report) -> anyhow::Result<Vec<u8>> {
         .collect();
     let scalar_keys: BTreeSet<&CellKey> =
         report.groups.iter().filter(|g| !g.summary.shape.matrix).flat_map(|g| g.summary.cells.keys()).collect();
-    let scalars: Vec<ScalarRow> = scalar_keys
+    // Per matrix test, every matrix group's mean over the cells they all have (the HTML's bars
+    // side by side): a row of the figures sheet, so the test gets a chart with every group in it.
+    let side_by_side: Vec<ScalarRow> = match matrix_groups.len() {
+        0 | 1 => Vec::new(),
+        _ => sheets
+            .iter()
+            .filter_map(|(test, _)| {
+                let common: Vec<&CellKey> = matrix_groups[0]
+                    .summary
+                    .cells
+                    .keys()
+                    .filter(|k| &k.test == test && is_matrix(k))
+                    .filter(|k| matrix_groups.iter().all(|g| g.summary.cells.contains_key(*k)))
+                    .collect();
+                let mean = |g: &ReportGroup| {
+                    (g.summary.shape.matrix && !common.is_empty()).then(|| {
+                        common.iter().filter_map(|k| g.summary.cells.get(*k)).map(|s| s.median).sum::<f64>()
+                            / common.len() as f64
+                    })
+                };
+                (!common.is_empty()).then(|| ScalarRow {
+                    metric: format!("{test}: mean over {} common cells", common.len()),
+                    unit: "KB/s".into(),
+                    values: report.groups.iter().map(mean).collect(),
+                })
+            })
+            .collect(),
+    };
+    let scalars: Vec<ScalarRow> = side_by_side
         .into_iter()
-        .map(|k| ScalarRow {
+        .chain(scalar_keys.into_iter().map(|k| ScalarRow {
             metric: match report.groups.iter().any(|g| g.summary.cells.get(k).is_some_and(|s| s.partial_samples > 0)) {
                 true => format!("{}{}", k.describe(), iomatrix_report::document::PARTIAL_MARK),
                 false => k.describe(),
             },
             unit: report.groups.iter().find_map(|g| g.summary.cells.get(k)).map_or("", |s| s.unit).to_string(),
             values: report.groups.iter().map(|g| g.summary.cells.get(k).map(|s| s.median)).collect(),
-        })
+        }))
         .collect();
     let conditions: Vec<(String, Vec<(String, String)>)> = report
         .groups
