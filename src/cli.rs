@@ -80,9 +80,10 @@ pub enum Command {
     /// The built-in workload personalities (`list`) and what one runs (`show NAME|FILE`): run
     /// one with `iomatrix run personality NAME|FILE`
     Personalities(PersonalitiesArgs),
-    /// Compare B against A: every plan, environment and condition difference first; ratio
-    /// matrices with record-size and file-size views, % change tables, per-operation tables;
-    /// each change faster, slower or within noise; --fail-if-slower exits 5 for CI
+    /// Compare B against A (or N sides against a baseline, in one table with the sides as
+    /// columns): every plan, environment and condition difference first; ratio matrices with
+    /// record-size and file-size views, % change tables, per-operation tables; each change
+    /// faster, slower or within noise; --fail-if-slower exits 5 for CI
     Compare(CompareArgs),
     /// Values per level of a swept setting (a label, or record/file size, queue depth), the %
     /// change between levels and the Total, averages and totals per direction, read/write ratios

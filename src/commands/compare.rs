@@ -1,5 +1,6 @@
-//! `iomatrix compare A B`: B against A, cell by cell (medians where a side
-//! holds several runs), as the seed authors' spreadsheets did.
+//! `iomatrix compare A B [C ...]`: B against A, cell by cell (medians where a side
+//! holds several runs), as the seed authors' spreadsheets did; with more sides, each against the
+//! baseline (`--baseline`), in one table with the sides as columns.
 
 use clap::Args;
 use iomatrix_analysis::{compare, flag_cached, regressions, Group, Limit, Partial, Region};
@@ -9,17 +10,20 @@ use iomatrix_store::{Store, StoredRun};
 use std::path::Path;
 use std::process::ExitCode;
 
-/// `iomatrix compare A B`.
+/// `iomatrix compare A B [C ...]`.
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// The baseline: a run id (12 or #12), repeats of one setup (3,4,5: medians), or labels
-    /// (server=netware)
-    #[arg(value_name = "A")]
-    pub a: String,
+    /// The sides, two or more: each a run id (12 or #12), repeats of one setup (3,4,5: medians),
+    /// or labels (server=netware). With two, B against A (ratios B/A); with more, every side
+    /// against the baseline in one table, the sides as columns, and ratio matrices and
+    /// per-operation tables per pair
+    #[arg(value_name = "SIDE", required = true)]
+    pub sides: Vec<String>,
 
-    /// Compared against A, in the same forms; ratios are B/A
-    #[arg(value_name = "B")]
-    pub b: String,
+    /// The side the others are compared with: as given on the command line (server=netware, 12)
+    /// or by its position (1 for the first); default the first
+    #[arg(long, value_name = "SIDE")]
+    pub baseline: Option<String>,
 
     /// Also summarise this region of file sizes, e.g. ..2m, 64k..2m, 1m.. (bounds included)
     #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
@@ -37,7 +41,9 @@ pub struct CompareArgs {
     /// Exit 5 when any figure of B is slower than A's by more than this beyond noise (5%, 0.5%;
     /// a rank test of the samples: both sides need --repeat 4 or more), listing those figures;
     /// exit 6 (not checked) when a figure of A could not be held to it (not in B, left out as
-    /// partial or failed, too few samples), naming each: never a pass on what was not checked
+    /// partial or failed, too few samples), naming each: never a pass on what was not checked.
+    /// With more than two sides, every side is held against the baseline: exit 5 when any side
+    /// has a figure slower, else 6 when any figure of any side could not be checked
     #[arg(long, value_name = "PERCENT")]
     pub fail_if_slower: Option<String>,
 
@@ -67,7 +73,8 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub numbers: super::numbers::NumberArgs,
 
-    /// Machine-readable output (schema "iomatrix.compare/2", docs/json.md)
+    /// Machine-readable output (schema "iomatrix.compare/2"; with more than two sides
+    /// "iomatrix.compare/3", docs/json.md)
     #[arg(long)]
     pub json: bool,
 }
@@ -100,7 +107,16 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
         records: range("--records", args.records.as_deref())?,
     };
     let store = Store::open(db)?;
-    let mut groups = super::select::resolve(&store, &[args.a.clone(), args.b.clone()])?;
+    if args.sides.len() < 2 {
+        return Err(UsageError::new(format!(
+            "compare needs two sides or more, got {}: give the baseline and what to hold against it, e.g. \
+             iomatrix compare 12 13, or server=netware server=linux",
+            args.sides.len()
+        ))
+        .into());
+    }
+    let baseline = baseline(&args.sides, args.baseline.as_deref())?;
+    let mut groups = super::select::resolve(&store, &args.sides)?;
     // A fio run imported before its plan carried the native fields gets them here, as an import
     // today gives them: its plan is held against a native one field by field either way.
     for run in groups.iter_mut().flat_map(|(_, runs)| runs.iter_mut()) {
@@ -114,10 +130,24 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
     for (name, runs) in &groups {
         super::select::repeats(name, runs)?;
     }
+    if groups.len() > 2 {
+        one_run_one_side(&args.sides, &groups)?;
+    }
     let pooled = partial(args.include_partial);
     let group =
         |(name, runs): &(String, Vec<StoredRun>)| Group::with(name, runs, crate::suites::shape_of(runs), pooled);
-    let (a, b) = (group(&groups[0]), group(&groups[1]));
+    if groups.len() > 2 {
+        let labels: Vec<Vec<&[(String, String)]>> =
+            groups.iter().map(|(_, runs)| runs.iter().map(|r| &r.summary.labels[..]).collect()).collect();
+        let labels = iomatrix_analysis::distinguishing_labels(&labels);
+        let groups: Vec<Group> = groups.iter().map(group).collect();
+        return super::compare_many::run(&args, &store, &groups, &labels, baseline, region, fail_if_slower);
+    }
+    // Two sides: the baseline is A.
+    let (a, b) = match baseline {
+        0 => (group(&groups[0]), group(&groups[1])),
+        _ => (group(&groups[1]), group(&groups[0])),
+    };
     let limit = args.limit.as_deref().map(|l| limit(&store, l)).transpose()?;
     let flags = limit.as_ref().map(|l| (flag_cached(&a, l), flag_cached(&b, l)));
     let mut comparison = compare(&a, &b, region);
@@ -180,6 +210,51 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
         }
         _ => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// `--baseline`: the index of the side it names, as given or by position (1..N); without it the
+/// first. A name that is also another side's position is refused as ambiguous.
+pub fn baseline(sides: &[String], given: Option<&str>) -> Result<usize, UsageError> {
+    let Some(given) = given else { return Ok(0) };
+    let listed = || sides.iter().enumerate().map(|(i, s)| format!("{} ({s})", i + 1)).collect::<Vec<_>>().join(", ");
+    let by_name = sides.iter().position(|s| s == given);
+    let by_position = given.parse::<usize>().ok().filter(|p| (1..=sides.len()).contains(p)).map(|p| p - 1);
+    match (by_name, by_position) {
+        (Some(n), Some(p)) if n != p => Err(UsageError::new(format!(
+            "--baseline {given}: both the side given as '{given}' (position {}) and the side at position {given} \
+             ('{}'); give the run as #{given} on the command line, or the baseline by its other position",
+            n + 1,
+            sides[p]
+        ))),
+        (Some(i), _) | (None, Some(i)) => Ok(i),
+        (None, None) => Err(UsageError::new(format!(
+            "--baseline {given}: no side is given as '{given}'; name one of the sides as given, or its position: \
+             {}",
+            listed()
+        ))),
+    }
+}
+
+/// With more than two sides, a run (of one host, with `RUNS@HOST`) is on one side only: on two
+/// it would be one sample in two columns.
+pub fn one_run_one_side(specs: &[String], groups: &[(String, Vec<StoredRun>)]) -> Result<(), UsageError> {
+    let mut seen: std::collections::HashMap<(i64, Option<&str>), usize> = std::collections::HashMap::new();
+    for (side, (spec, (_, runs))) in specs.iter().zip(groups).enumerate() {
+        let host = super::select::host_of(spec);
+        for run in runs {
+            if let Some(first) = seen.insert((run.summary.id, host), side).filter(|f| *f != side) {
+                return Err(UsageError::new(format!(
+                    "run #{} is on two sides, {} ('{}') and {} ('{spec}'): a run is a sample of one side; give each \
+                     run to one side (narrow the labels, or list the runs: 3,4,5)",
+                    run.summary.id,
+                    first + 1,
+                    specs[first],
+                    side + 1
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `--limit`: a rate with its unit (`100Mbit`, `110MB/s`), or a run (`#7`, `run:7`) whose figures

@@ -5,6 +5,7 @@
 
 pub mod clean;
 pub mod compare;
+mod compare_many;
 pub mod db;
 pub mod extents;
 pub mod import;

@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 use clap::Args;
-use iomatrix_analysis::{compare, flag_cached, CellKey, Group, Region};
+use iomatrix_analysis::{compare, compare_many, flag_cached, CellKey, Group, Region};
 use iomatrix_core::UsageError;
 use iomatrix_report::document::{Report, ReportGroup};
 use iomatrix_report::kind::ReportKind;
@@ -19,10 +19,15 @@ use std::process::ExitCode;
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// The runs, a group per argument: run ids (12, #12), repeats of one setup (3,4,5: medians)
-    /// or labels (server=netware); every later group of the first group's suite is compared with
-    /// the first
+    /// or labels (server=netware); every other group of the baseline's suite is compared with the
+    /// baseline, and with three or more such groups all of them stand in one table
     #[arg(value_name = "RUNS", required = true)]
     pub runs: Vec<String>,
+
+    /// The group the others are compared with: as given (server=netware, 12) or by its position
+    /// (1 for the first); default the first
+    #[arg(long, value_name = "RUNS")]
+    pub baseline: Option<String>,
 
     /// The report file; its extension chooses the format: .html, .xlsx, .csv, .md, .json. A
     /// previous iomatrix report of that format there is replaced; any other file only with
@@ -72,6 +77,7 @@ pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
         files: super::compare::range("--files", args.files.as_deref())?,
         records: super::compare::range("--records", args.records.as_deref())?,
     };
+    let baseline = super::compare::baseline(&args.runs, args.baseline.as_deref())?;
     let store = Store::open(db)?;
     let resolved = super::select::resolve(&store, &args.runs)?;
     for (name, runs) in &resolved {
@@ -89,17 +95,32 @@ pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
             ReportGroup { name, runs, summary, flags, hosts }
         })
         .collect();
-    // Each later group against the first, where the suites match.
-    let comparisons = groups
-        .iter()
-        .skip(1)
-        .filter(|g| g.summary.suite == groups[0].summary.suite)
-        .map(|g| compare(&groups[0].summary, &g.summary, region))
-        .collect();
-    for g in groups.iter().skip(1).filter(|g| g.summary.suite != groups[0].summary.suite) {
+    // Each other group against the baseline, where the suites match; three sides or more also
+    // in one table.
+    let base = &groups[baseline];
+    let same_suite: Vec<usize> = (0..groups.len()).filter(|i| groups[*i].summary.suite == base.summary.suite).collect();
+    let (comparisons, sides) = if same_suite.len() > 2 {
+        let specs: Vec<String> = same_suite.iter().map(|i| args.runs[*i].clone()).collect();
+        let runs: Vec<(String, Vec<iomatrix_store::StoredRun>)> =
+            same_suite.iter().map(|i| (groups[*i].name.clone(), groups[*i].runs.clone())).collect();
+        super::compare::one_run_one_side(&specs, &runs)?;
+        let summaries: Vec<Group> = same_suite.iter().map(|i| groups[*i].summary.clone()).collect();
+        let at = same_suite.iter().position(|i| *i == baseline).unwrap_or(0);
+        let mut many = compare_many(&summaries, at, region);
+        let labels: Vec<Vec<&[(String, String)]>> =
+            same_suite.iter().map(|i| groups[*i].runs.iter().map(|r| &r.summary.labels[..]).collect()).collect();
+        for (side, labels) in many.sides.iter_mut().zip(iomatrix_analysis::distinguishing_labels(&labels)) {
+            side.labels = labels;
+        }
+        (many.pairs.clone(), Some(many))
+    } else {
+        let pairs = same_suite.iter().filter(|i| **i != baseline);
+        (pairs.map(|i| compare(&base.summary, &groups[*i].summary, region)).collect(), None)
+    };
+    for g in groups.iter().filter(|g| g.summary.suite != base.summary.suite) {
         eprintln!(
             "iomatrix: {} ({}) and {} ({}) are different suites: shown, not compared",
-            g.name, g.summary.suite, groups[0].name, groups[0].summary.suite
+            g.name, g.summary.suite, base.name, base.summary.suite
         );
     }
     let report = Report {
@@ -110,6 +131,7 @@ pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
         ),
         groups,
         comparisons,
+        sides,
     };
     let bytes = match kind {
         ReportKind::Html => html::render(&report).into_bytes(),
@@ -178,16 +200,44 @@ fn workbook(report: &Report) -> anyhow::Result<Vec<u8>> {
         .collect();
     let scalar_keys: BTreeSet<&CellKey> =
         report.groups.iter().filter(|g| !g.summary.shape.matrix).flat_map(|g| g.summary.cells.keys()).collect();
-    let scalars: Vec<ScalarRow> = scalar_keys
+    // Per matrix test, every matrix group's mean over the cells they all have (the HTML's bars
+    // side by side): a row of the figures sheet, so the test gets a chart with every group in it.
+    let side_by_side: Vec<ScalarRow> = match matrix_groups.len() {
+        0 | 1 => Vec::new(),
+        _ => sheets
+            .iter()
+            .filter_map(|(test, _)| {
+                let common: Vec<&CellKey> = matrix_groups[0]
+                    .summary
+                    .cells
+                    .keys()
+                    .filter(|k| &k.test == test && is_matrix(k))
+                    .filter(|k| matrix_groups.iter().all(|g| g.summary.cells.contains_key(*k)))
+                    .collect();
+                let mean = |g: &ReportGroup| {
+                    (g.summary.shape.matrix && !common.is_empty()).then(|| {
+                        common.iter().filter_map(|k| g.summary.cells.get(*k)).map(|s| s.median).sum::<f64>()
+                            / common.len() as f64
+                    })
+                };
+                (!common.is_empty()).then(|| ScalarRow {
+                    metric: format!("{test}: mean over {} common cells", common.len()),
+                    unit: "KB/s".into(),
+                    values: report.groups.iter().map(mean).collect(),
+                })
+            })
+            .collect(),
+    };
+    let scalars: Vec<ScalarRow> = side_by_side
         .into_iter()
-        .map(|k| ScalarRow {
+        .chain(scalar_keys.into_iter().map(|k| ScalarRow {
             metric: match report.groups.iter().any(|g| g.summary.cells.get(k).is_some_and(|s| s.partial_samples > 0)) {
                 true => format!("{}{}", k.describe(), iomatrix_report::document::PARTIAL_MARK),
                 false => k.describe(),
             },
             unit: report.groups.iter().find_map(|g| g.summary.cells.get(k)).map_or("", |s| s.unit).to_string(),
             values: report.groups.iter().map(|g| g.summary.cells.get(k).map(|s| s.median)).collect(),
-        })
+        }))
         .collect();
     let conditions: Vec<(String, Vec<(String, String)>)> = report
         .groups

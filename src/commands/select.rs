@@ -45,6 +45,11 @@ pub fn resolve(store: &Store, specs: &[String]) -> anyhow::Result<Vec<(String, V
     Ok(groups)
 }
 
+/// The host a `RUNS@HOST` side keeps, if any.
+pub fn host_of(spec: &str) -> Option<&str> {
+    split_host(spec).1
+}
+
 /// `RUNS@HOST`: (RUNS, HOST). A label value may hold an `@` (`target=smb://u@h`): only a
 /// last part without `=`, `/` or `,` is a host.
 fn split_host(spec: &str) -> (&str, Option<&str>) {

@@ -180,7 +180,7 @@ impl Mount {
         let point = holder.path().join("mnt");
         std::fs::create_dir(&point).unwrap();
         std::fs::File::create(&image).unwrap().set_len(mib << 20).unwrap();
-        let force = if fstype == "ext4" { "-F" } else { "-f" };
+        let force = if fstype.starts_with("ext") { "-F" } else { "-f" };
         if let Err(e) = sh(&mkfs, &["-q", force, image.to_str().unwrap()]) {
             skip(format!("cannot make a {fstype} file system: {e}"));
             return None;

@@ -14,6 +14,7 @@ mod clean;
 mod clients;
 mod compare;
 mod compare_hints;
+mod compare_n_sides;
 mod cpu_rows;
 mod crash;
 mod database;

@@ -31,6 +31,7 @@ mod beside;
 mod cache;
 mod cells;
 mod compare;
+mod compare_many;
 mod derive;
 mod exclude;
 mod hint;
@@ -45,6 +46,7 @@ pub use compare::{
     compare, flattened, regressions, Comparison, Difference, Gate, LatencyRow, MatrixComparison, NoiseSummary,
     NotKnown, OperationRow, OperationTable, Region, Regression, ScalarRow, Tally,
 };
+pub use compare_many::{compare_many, distinguishing_labels, side_letter, ManyComparison, ManyRow, Side, SideCell};
 pub use derive::{derive, derive_compare, Derivation, Derived, DerivedRow, Factor, Operation, Rows};
 pub use exclude::exclude_from_means;
 pub use hint::{sweep_hint, SweepHint, SweptParameter, SWEPT_PARAMETERS};

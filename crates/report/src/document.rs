@@ -4,8 +4,8 @@
 //! test order). The formats: [`crate::html`], [`crate::markdown`],
 //! [`crate::csv`], [`crate::json`], and the workbook in [`crate::xlsx`].
 
-use iomatrix_analysis::{CacheFlags, CellKey, Comparison, Group};
-use iomatrix_core::ByteSize;
+use iomatrix_analysis::{CacheFlags, CellKey, Comparison, Group, ManyComparison};
+use iomatrix_core::{human, ByteSize};
 use iomatrix_store::StoredRun;
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -63,13 +63,61 @@ impl Straggler {
     }
 }
 
-/// What a report shows: the groups, and each later group against the first.
+/// What a report shows: the groups, and every other group of the baseline's suite against the
+/// baseline (the first unless `--baseline` names another).
 pub struct Report {
     /// The command that made it, and when (UTC).
     pub made_by: String,
     pub made_at: String,
     pub groups: Vec<ReportGroup>,
     pub comparisons: Vec<Comparison>,
+    /// With three sides or more of the baseline's suite: every side against the baseline in one
+    /// table (the sides are those groups, in their order; `comparisons` are its pairs).
+    pub sides: Option<ManyComparison>,
+}
+
+/// Every side against the baseline as one table, for the HTML and Markdown reports: the
+/// header (the metric, the baseline, then per other side its median, its % change against the
+/// baseline and the verdict) and a row per compared figure ("-" where a side has none).
+pub(crate) fn sides_table(m: &ManyComparison) -> (Vec<String>, Vec<Vec<String>>) {
+    let base = &m.sides[m.baseline];
+    // A side given by run ids is also named by its labels, as `sweep --rows` names its systems.
+    let named = |s: &iomatrix_analysis::Side| {
+        let labels: Vec<&str> =
+            s.labels.iter().map(String::as_str).filter(|l| !s.name.split(',').any(|part| part == *l)).collect();
+        match labels.is_empty() {
+            true => format!("{} = {}", s.letter, s.name),
+            false => format!("{} = {} ({})", s.letter, s.name, labels.join(" ")),
+        }
+    };
+    let mut header = vec!["metric".to_string(), format!("{} (baseline)", named(base))];
+    for side in m.sides.iter().filter(|s| s.letter != base.letter) {
+        header.extend([named(side), format!("vs {}", base.letter), "verdict".into()]);
+    }
+    let rows = m
+        .rows
+        .iter()
+        .map(|row| {
+            let mark = |partial: bool| if partial { PARTIAL_MARK } else { "" };
+            let base_cell = row.cells[m.baseline].as_ref();
+            let mut line = vec![
+                format!("{} ({})", row.metric, row.unit),
+                base_cell.map_or_else(|| "-".into(), |c| format!("{}{}", human::fixed(c.value, 1), mark(c.partial))),
+            ];
+            for (_, cell) in row.cells.iter().enumerate().filter(|(i, _)| *i != m.baseline) {
+                match cell {
+                    Some(c) => line.extend([
+                        format!("{}{}", human::fixed(c.value, 1), mark(c.partial)),
+                        c.change_pct.map_or_else(|| "-".into(), human::signed_percent),
+                        c.verdict.as_ref().map_or("-", |v| v.verdict).to_string(),
+                    ]),
+                    None => line.extend(["-".to_string(), "-".to_string(), "-".to_string()]),
+                }
+            }
+            line
+        })
+        .collect();
+    (header, rows)
 }
 
 pub(crate) fn size(bytes: u64) -> String {
@@ -312,6 +360,7 @@ pub(crate) mod sample {
             made_at: "2026-11-23T00:00:00Z".into(),
             groups,
             comparisons,
+            sides: None,
         }
     }
 }

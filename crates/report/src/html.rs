@@ -1,11 +1,13 @@
 //! The report as one self-contained HTML page: inline CSS and SVG charts,
 //! no script, nothing fetched (it opens offline and from a file).
 
-use crate::document::{grid, is_matrix_suite, matrix_tests, not_complete, size, Report, ReportGroup, PARTIAL_MARK};
+use crate::document::{
+    grid, is_matrix_suite, matrix_tests, not_complete, sides_table, size, Report, ReportGroup, PARTIAL_MARK,
+};
 use crate::svg::{
     bar_chart, escape, is_time_unit, kib_rate_unit, short, Bars, Heatmap, LineChart, Scale, Series, MAX_SERIES,
 };
-use iomatrix_analysis::{CellKey, Comparison};
+use iomatrix_analysis::{CellKey, Comparison, ManyComparison};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -38,6 +40,9 @@ pub fn render(report: &Report) -> String {
         group_html(&mut h, g);
     }
     configuration_bars(&mut h, report);
+    if let Some(many) = &report.sides {
+        sides_html(&mut h, many);
+    }
     for c in &report.comparisons {
         comparison_html(&mut h, c);
     }
@@ -359,6 +364,32 @@ fn configuration_bars(h: &mut String, report: &Report) {
         }
         h.push_str("</div>\n");
     }
+}
+
+/// Every side against the baseline in one table (three sides or more).
+fn sides_html(h: &mut String, many: &ManyComparison) {
+    let (header, rows) = sides_table(many);
+    let base = &many.sides[many.baseline].letter;
+    let _ = writeln!(
+        h,
+        "<h2>Every side against the baseline {base}</h2><p class=\"muted\">Each side's median, its % change from \
+         {base}'s and the verdict of the rank test of the samples (Mann-Whitney, two-sided, 5% level); - where a \
+         side has no such figure. The ratio maps of each pair follow.</p><table><tr>"
+    );
+    for (i, title) in header.iter().enumerate() {
+        let class = if i == 0 { " class=\"l\"" } else { "" };
+        let _ = write!(h, "<th{class}>{}</th>", escape(title));
+    }
+    h.push_str("</tr>\n");
+    for row in rows {
+        h.push_str("<tr>");
+        for (i, cell) in row.iter().enumerate() {
+            let class = if i == 0 { " class=\"l\"" } else { "" };
+            let _ = write!(h, "<td{class}>{}</td>", escape(cell));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table>\n");
 }
 
 fn comparison_html(h: &mut String, c: &Comparison) {

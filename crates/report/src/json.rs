@@ -42,13 +42,22 @@ pub fn render(report: &Report) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut doc = json!({
         "schema": SCHEMA,
         "made_by": report.made_by,
         "made_at": report.made_at,
         "groups": groups,
         "comparisons": report.comparisons,
-    })
+    });
+    // Additive: only with three sides or more, so a report of two reads as before.
+    if let Some(many) = &report.sides {
+        doc["sides"] = json!({
+            "baseline": many.sides[many.baseline].letter,
+            "sides": many.sides,
+            "rows": many.rows,
+        });
+    }
+    doc
 }
 
 #[cfg(test)]

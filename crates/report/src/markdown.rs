@@ -1,7 +1,7 @@
 //! The report's tables in Markdown: a matrix per test, the scalar figures,
 //! the caching boundaries and the comparisons.
 
-use crate::document::{grid, is_matrix_suite, matrix_tests, not_complete, size, Report, PARTIAL_MARK};
+use crate::document::{grid, is_matrix_suite, matrix_tests, not_complete, sides_table, size, Report, PARTIAL_MARK};
 use std::fmt::Write;
 
 /// The report's tables in Markdown.
@@ -103,6 +103,22 @@ pub fn render(report: &Report) -> String {
             for s in &f.stragglers {
                 let _ = writeln!(m, "\n{}", s.sentence());
             }
+        }
+    }
+    if let Some(many) = &report.sides {
+        let (header, rows) = sides_table(many);
+        let base = &many.sides[many.baseline].letter;
+        let _ = writeln!(
+            m,
+            "\n## Every side against the baseline {base}\n\nEach side's median, its % change from {base}'s and the \
+             verdict of the rank test of the samples (Mann-Whitney, two-sided, 5% level); - where a side has no such \
+             figure.\n"
+        );
+        let _ = writeln!(m, "| {} |", header.join(" | "));
+        let align: String = header[1..].iter().map(|h| if h == "verdict" { "---|" } else { "---:|" }).collect();
+        let _ = writeln!(m, "|---|{align}");
+        for row in rows {
+            let _ = writeln!(m, "| {} |", row.join(" | "));
         }
     }
     for c in &report.comparisons {

@@ -279,7 +279,7 @@ pub struct ScalarRow {
 /// The report's workbook: a sheet per matrix test, each with one block per
 /// group (as [`xlsx_workbook`] lays them out) and a native line chart beside
 /// each block; a "figures" sheet for scalar suites (a row per figure, a
-/// column per group) with a bar chart; a "not complete" sheet where cells
+/// column per group) with a bar chart per figure, every group in it; a "not complete" sheet where cells
 /// were left out of the medians or taken in partial (`not_complete`: per
 /// group, its sentences); a "conditions" sheet per run. `tests` holds (test
 /// name, one matrix per group); sheet names are shortened to Excel's 31
@@ -327,18 +327,21 @@ pub fn report_workbook(
                 }
             }
         }
-        let mut chart = Chart::new(ChartType::Bar);
-        chart.title().set_name("figures by group");
-        let last = to_row(scalars.len())?;
-        for (j, g) in groups.iter().enumerate() {
-            let col = to_col(j + 2)?;
+        // One chart per figure, every group a bar in it: figures of different units never share
+        // an axis, and N systems stand side by side.
+        let (first, last) = (to_col(2)?, to_col(groups.len() + 1)?);
+        for (i, s) in scalars.iter().enumerate() {
+            let r = to_row(i + 1)?;
+            let mut chart = Chart::new(ChartType::Bar);
+            chart.title().set_name(&format!("{} ({})", s.metric, s.unit));
+            chart.legend().set_hidden();
             chart
                 .add_series()
-                .set_name(g.as_str())
-                .set_categories(("figures", 1, 0, last, 0))
-                .set_values(("figures", 1, col, last, col));
+                .set_name(s.metric.as_str())
+                .set_categories(("figures", 0, first, 0, last))
+                .set_values(("figures", r, first, r, last));
+            sheet.insert_chart(to_row(i)? * CHART_ROW_STEP, to_col(groups.len() + 3)?, &chart)?;
         }
-        sheet.insert_chart(0, to_col(groups.len() + 3)?, &chart)?;
     }
     if not_complete.iter().any(|(_, lines)| !lines.is_empty()) {
         let sheet = workbook.add_worksheet();

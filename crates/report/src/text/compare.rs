@@ -24,18 +24,19 @@ pub fn comparison(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>, all:
         c.b,
         runs(&c.b_runs)
     );
-    differences(&mut out, "plan parameters", &c.plan_differences, (c.plan_compared, c.unknown_plan.len()));
+    differences(&mut out, "plan parameters", &c.plan_differences, (c.plan_compared, c.unknown_plan.len()), AB);
     differences(
         &mut out,
         "environment facts",
         &c.environment_differences,
         (c.environment_compared, c.unknown_environment.len()),
+        AB,
     );
     if !c.unknown.is_empty() {
         if all {
             let _ = writeln!(out, "not known on one side (not compared): {}", c.unknown.join(", "));
         } else {
-            out.push_str(&not_known_counted(&c.unknown_plan, &c.unknown_environment));
+            out.push_str(&not_known_counted(&c.unknown_plan, &c.unknown_environment, AB));
         }
     }
     // "The same" only when it is: the plans alike too, not only the conditions named here.
@@ -55,21 +56,15 @@ pub fn comparison(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>, all:
             }
         }
     }
-    out.push_str(&left_out(c));
-    for (m, verdicts) in c.matrices.iter().zip(&c.matrix_verdicts) {
-        out.push_str(&matrix(m, c.region));
-        out.push_str(&verdict_line(verdicts.iter().flatten().flatten()));
-    }
+    out.push_str(&left_out(c, AB));
+    out.push_str(&partial_taken_in(c));
+    out.push_str(&matrices(c, AB));
     out.push_str(&scalars(c));
-    out.push_str(&operations(c));
-    out.push_str(&noise(c));
-    for (side, cells) in [("A", &c.only_in_a), ("B", &c.only_in_b)] {
-        if !cells.is_empty() {
-            let _ = writeln!(out, "\nonly in {side} ({} cells, not compared): {}", cells.len(), cells.join(", "));
-        }
-    }
+    out.push_str(&operations(c, AB));
+    out.push_str(&noise(c, AB));
+    out.push_str(&only_in(c, AB));
     if let Some(h) = &c.sweep_hint {
-        out.push_str(&sweep_hint(h, c.only_in_a.len() + c.only_in_b.len()));
+        out.push_str(&sweep_hint(h, c.only_in_a.len() + c.only_in_b.len(), AB));
     }
     if let Some(flags) = flags {
         out.push_str(&caching(flags));
@@ -77,9 +72,38 @@ pub fn comparison(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>, all:
     out
 }
 
+/// The letters of a pair's sides in the text: two sides are A and B; with N sides, the baseline's
+/// and the other side's letters ("A", "C").
+pub(super) type Letters<'a> = (&'a str, &'a str);
+
+/// The two sides of a two-sided compare.
+const AB: Letters<'static> = ("A", "B");
+
+/// Each matrix of the pair's ratios with its verdicts counted.
+pub(super) fn matrices(c: &Comparison, letters: Letters) -> String {
+    let mut out = String::new();
+    for (m, verdicts) in c.matrices.iter().zip(&c.matrix_verdicts) {
+        out.push_str(&matrix(m, c.region, letters));
+        out.push_str(&verdict_line(verdicts.iter().flatten().flatten(), letters));
+    }
+    out
+}
+
+/// The cells only one side of the pair has.
+pub(super) fn only_in(c: &Comparison, (a, b): Letters) -> String {
+    let mut out = String::new();
+    for (side, cells) in [(a, &c.only_in_a), (b, &c.only_in_b)] {
+        if !cells.is_empty() {
+            let _ = writeln!(out, "\nonly in {side} ({} cells, not compared): {}", cells.len(), cells.join(", "));
+        }
+    }
+    out
+}
+
 /// What one side does not know, counted: plan fields and environment facts, by the side that
-/// does not know them, each with the names they fall under ("jobs", "target").
-fn not_known_counted(plan: &[NotKnown], environment: &[NotKnown]) -> String {
+/// does not know them, each with the names they fall under ("jobs", "target"). The analysis
+/// names the sides "A" and "B"; the text calls them by `letters`.
+pub(super) fn not_known_counted(plan: &[NotKnown], environment: &[NotKnown], letters: Letters) -> String {
     let mut parts = Vec::new();
     for (kind, noun, list) in [("plan", "field", plan), ("environment", "fact", environment)] {
         let mut first = true;
@@ -111,6 +135,7 @@ fn not_known_counted(plan: &[NotKnown], environment: &[NotKnown]) -> String {
             let plural = if names.len() == 1 { "" } else { "s" };
             let what = if first { format!("{kind} {noun}{plural} ") } else { String::new() };
             first = false;
+            let side = if side == "A" { letters.0 } else { letters.1 };
             parts.push(format!("{} {what}unknown in {side} ({shown})", names.len()));
         }
     }
@@ -119,7 +144,7 @@ fn not_known_counted(plan: &[NotKnown], environment: &[NotKnown]) -> String {
 
 /// The sides' cells differ in one swept parameter only: which, its levels, and the sweep that
 /// puts them side by side.
-fn sweep_hint(h: &SweepHint, one_sided: usize) -> String {
+pub(super) fn sweep_hint(h: &SweepHint, one_sided: usize, (la, lb): Letters) -> String {
     let also = if h.also_differ.is_empty() {
         String::new()
     } else {
@@ -127,7 +152,7 @@ fn sweep_hint(h: &SweepHint, one_sided: usize) -> String {
     };
     let (what, a, b) = (h.what, h.a_levels.join(", "), h.b_levels.join(", "));
     format!(
-        "\nthe sides' cells differ in {what} only (A: {a}; B: {b}): compare pairs cells of equal {what}, so \
+        "\nthe sides' cells differ in {what} only ({la}: {a}; {lb}: {b}): compare pairs cells of equal {what}, so \
          {one_sided} cells have no twin here{also}. A sweep puts the levels side by side:\n  {}\n",
         h.command
     )
@@ -136,12 +161,17 @@ fn sweep_hint(h: &SweepHint, one_sided: usize) -> String {
 /// `--fail-if-slower`'s findings, after the comparison: the figures slower than A's, or that
 /// nothing was, or that not everything asked about could be checked (each named).
 pub fn gate(threshold: f64, metric: Option<&str>, gate: &Gate) -> String {
+    gate_against(threshold, metric, gate, "A")
+}
+
+/// [`gate`] against the baseline called `baseline` (its letter).
+pub fn gate_against(threshold: f64, metric: Option<&str>, gate: &Gate, baseline: &str) -> String {
     let what = metric.map(|m| format!(" (figures named \"{m}\")")).unwrap_or_default();
     let pct = threshold * 100.0;
     let mut out = match gate.outcome() {
         "slower" => {
             let mut out = format!(
-                "\n--fail-if-slower {pct}%{what}: {} figure(s) slower than A by more than {pct}% beyond noise:\n",
+                "\n--fail-if-slower {pct}%{what}: {} figure(s) slower than {baseline} by more than {pct}% beyond noise:\n",
                 gate.slower.len()
             );
             for r in &gate.slower {
@@ -164,7 +194,7 @@ pub fn gate(threshold: f64, metric: Option<&str>, gate: &Gate) -> String {
             gate.not_checked.len()
         ),
         _ => format!(
-            "\n--fail-if-slower {pct}%{what}: nothing slower than A by more than {pct}% beyond noise ({} figure(s) \
+            "\n--fail-if-slower {pct}%{what}: nothing slower than {baseline} by more than {pct}% beyond noise ({} figure(s) \
              checked)\n",
             gate.checked
         ),
@@ -198,7 +228,13 @@ pub fn not_checked(threshold: f64, gate: &Gate) -> String {
 
 /// Plan parameters or environment facts: the same, or each that differs. "The same" says how
 /// many were compared where one side does not know some (`(compared, unknown)`).
-fn differences(out: &mut String, what: &str, list: &[Difference], (compared, unknown): (usize, usize)) {
+pub(super) fn differences(
+    out: &mut String,
+    what: &str,
+    list: &[Difference],
+    (compared, unknown): (usize, usize),
+    (a, b): Letters,
+) {
     if list.is_empty() {
         match (compared, unknown) {
             (_, 0) => {
@@ -212,7 +248,7 @@ fn differences(out: &mut String, what: &str, list: &[Difference], (compared, unk
             }
         }
     } else {
-        let _ = writeln!(out, "{what} that differ (A vs B):");
+        let _ = writeln!(out, "{what} that differ ({a} vs {b}):");
         for d in list {
             let _ = writeln!(out, "  {}: {} vs {}", d.name, d.a, d.b);
         }
@@ -221,23 +257,34 @@ fn differences(out: &mut String, what: &str, list: &[Difference], (compared, unk
 
 /// The cells each side stored but left out of its medians (not whole), and with
 /// `--include-partial` what the marks mean.
-fn left_out(c: &Comparison) -> String {
+pub(super) fn left_out(c: &Comparison, (a, b): Letters) -> String {
     let mut out = String::new();
     if !c.left_out_a.is_empty() || !c.left_out_b.is_empty() {
-        let what = match c.partial {
-            Partial::LeftOut => {
-                "partial and failed cells are left out of the medians and verdicts \
-                                 (--include-partial takes partial ones in, marked)"
-            }
-            Partial::Included => "failed cells are left out of the medians and verdicts",
-        };
-        let _ = writeln!(out, "NOT COMPLETE: clients or connections failed in some cells; {what}:");
-        for (side, cells) in [("A", &c.left_out_a), ("B", &c.left_out_b)] {
+        out.push_str(&not_complete_heading(c.partial));
+        for (side, cells) in [(a, &c.left_out_a), (b, &c.left_out_b)] {
             for l in cells {
                 let _ = writeln!(out, "  {side}: {}", l.describe());
             }
         }
     }
+    out
+}
+
+/// The line above the cells left out of the medians.
+pub(super) fn not_complete_heading(partial: Partial) -> String {
+    let what = match partial {
+        Partial::LeftOut => {
+            "partial and failed cells are left out of the medians and verdicts \
+                             (--include-partial takes partial ones in, marked)"
+        }
+        Partial::Included => "failed cells are left out of the medians and verdicts",
+    };
+    format!("NOT COMPLETE: clients or connections failed in some cells; {what}:\n")
+}
+
+/// With `--include-partial`, what the marks mean, where a figure took partial samples in.
+pub(super) fn partial_taken_in(c: &Comparison) -> String {
+    let mut out = String::new();
     let marked = c.scalars.iter().any(|s| s.partial)
         || c.operations.iter().flat_map(|t| &t.rows).any(|r| r.partial)
         || c.matrices.iter().flat_map(|m| m.partial.iter().flatten()).any(|p| *p);
@@ -251,7 +298,7 @@ fn left_out(c: &Comparison) -> String {
 }
 
 /// The mark of a figure that took in samples of partial cells.
-fn partial_mark(partial: bool) -> &'static str {
+pub(super) fn partial_mark(partial: bool) -> &'static str {
     if partial {
         " *"
     } else {
@@ -260,11 +307,11 @@ fn partial_mark(partial: bool) -> &'static str {
 }
 
 /// One matrix's verdicts, counted; where none is possible, what would give one.
-fn verdict_line<'a>(verdicts: impl Iterator<Item = &'a Judgement>) -> String {
+fn verdict_line<'a>(verdicts: impl Iterator<Item = &'a Judgement>, (_, b): Letters) -> String {
     let all: Vec<&Judgement> = verdicts.collect();
     let count = |v: &str| all.iter().filter(|j| j.verdict == v).count();
     let mut out = format!(
-        "verdicts: B faster in {}, slower in {}, within noise in {}",
+        "verdicts: {b} faster in {}, slower in {}, within noise in {}",
         count("faster"),
         count("slower"),
         count("within noise")
@@ -288,8 +335,8 @@ fn mean_at(means: &[(u64, f64)], at: u64) -> String {
 
 /// One matrix of B/A ratios (file sizes down, record sizes across) with the mean of each row and
 /// column, its overall change and, with `--files`/`--records`, the region's.
-fn matrix(m: &MatrixComparison, region: Region) -> String {
-    let mut out = format!("\n{}: B/A of {} (rows: file size, columns: record size)\n", m.test, m.unit);
+fn matrix(m: &MatrixComparison, region: Region, (a, b): Letters) -> String {
+    let mut out = format!("\n{}: {b}/{a} of {} (rows: file size, columns: record size)\n", m.test, m.unit);
     let columns = |last: Column| {
         std::iter::once(Column::right("", 8))
             .chain(m.record_sizes.iter().map(|r| Column::right(size(*r), 7)))
@@ -317,7 +364,7 @@ fn matrix(m: &MatrixComparison, region: Region) -> String {
     let t = &m.overall;
     let _ = writeln!(
         out,
-        "overall: mean change {} over {} cells; A faster in {}, B faster in {}, equal in {}",
+        "overall: mean change {} over {} cells; {a} faster in {}, {b} faster in {}, equal in {}",
         human::signed_percent(t.mean_change_pct),
         t.cells,
         t.a_wins,
@@ -338,7 +385,7 @@ fn matrix(m: &MatrixComparison, region: Region) -> String {
         };
         let _ = writeln!(
             out,
-            "region files {} records {}: mean change {} over {} cells; A faster in {}, B faster in {}",
+            "region files {} records {}: mean change {} over {} cells; {a} faster in {}, {b} faster in {}",
             bound(region.files),
             bound(region.records),
             human::signed_percent(t.mean_change_pct),
@@ -375,14 +422,14 @@ fn scalars(c: &Comparison) -> String {
 }
 
 /// Each phase's per-operation table: A, B, the change and its verdict.
-fn operations(c: &Comparison) -> String {
+pub(super) fn operations(c: &Comparison, (a, b): Letters) -> String {
     let mut out = String::new();
     for t in &c.operations {
-        let _ = writeln!(out, "\n{}: per operation, A and B (medians over the samples) and % change", t.phase);
+        let _ = writeln!(out, "\n{}: per operation, {a} and {b} (medians over the samples) and % change", t.phase);
         let mut table = Table::new(vec![
             Column::left("operation", 28),
-            Column::right("A", 12),
-            Column::right("B", 12),
+            Column::right(a, 12),
+            Column::right(b, 12),
             Column::right("change", 9),
             Column::free("verdict").gap("  "),
         ]);
@@ -402,7 +449,7 @@ fn operations(c: &Comparison) -> String {
 
 /// The rank test's verdicts counted over every compared figure, and the repeats that would give
 /// a verdict where the samples were too few.
-fn noise(c: &Comparison) -> String {
+pub(super) fn noise(c: &Comparison, (_, b): Letters) -> String {
     let mut out = String::new();
     let n = &c.noise;
     let total = n.faster + n.slower + n.within_noise + n.no_verdict;
@@ -411,7 +458,7 @@ fn noise(c: &Comparison) -> String {
     }
     let _ = writeln!(
         out,
-        "\nNoise (Mann-Whitney rank test of the samples, two-sided, {}% level): B faster in {}, slower in {}, \
+        "\nNoise (Mann-Whitney rank test of the samples, two-sided, {}% level): {b} faster in {}, slower in {}, \
          within noise in {}, no verdict in {} of {total} compared figures",
         iomatrix_analysis::ALPHA * 100.0,
         n.faster,
@@ -441,8 +488,14 @@ fn noise(c: &Comparison) -> String {
 
 /// `--limit`: the cells each side had faster than the limit, served by a cache.
 fn caching((fa, fb): &(CacheFlags, CacheFlags)) -> String {
-    let mut out = format!("\nCaching: cells faster than the limit ({}) were served by a cache\n", fa.limit);
-    for (side, f) in [("A", fa), ("B", fb)] {
+    caching_of(&[("A", fa), ("B", fb)])
+}
+
+/// `--limit`'s findings for each side, by its letter.
+pub(super) fn caching_of(sides: &[(&str, &CacheFlags)]) -> String {
+    let Some((_, first)) = sides.first() else { return String::new() };
+    let mut out = format!("\nCaching: cells faster than the limit ({}) were served by a cache\n", first.limit);
+    for (side, f) in sides {
         if f.flagged.is_empty() {
             let _ = writeln!(out, "  {side}: no cell above the limit");
         }
@@ -474,12 +527,12 @@ mod tests {
         ];
         let environment = [not_known("target.fs_type", "A"), not_known("target.mount_options", "A")];
         assert_eq!(
-            not_known_counted(&plan, &environment),
+            not_known_counted(&plan, &environment, AB),
             "not known on one side (not compared): 1 plan field unknown in A (block_sizes), 3 unknown in B (jobs, \
              tool), 2 environment facts unknown in A (target.fs_type, target.mount_options); --all lists them\n"
         );
         let many: Vec<NotKnown> = ["a", "b", "c", "d", "e", "f"].iter().map(|n| not_known(n, "A")).collect();
-        assert!(not_known_counted(&many, &[]).contains("6 plan fields unknown in A (a, b, c, d and 2 more)"));
+        assert!(not_known_counted(&many, &[], AB).contains("6 plan fields unknown in A (a, b, c, d and 2 more)"));
     }
 
     /// The matrix as compare wrote it by hand before the one table layout: a partial ratio
@@ -508,6 +561,6 @@ mod tests {
              overall: mean change +12.5% over 3 cells; A faster in 1, B faster in 2, equal in 0\n",
             "", "4k", "64k", "mean", "64k", 1.5, 0.25, "0.88", "1m", 123456.789, "-", "mean", "1.50", "61728.52"
         );
-        assert_eq!(matrix(&m, Region::default()), expected);
+        assert_eq!(matrix(&m, Region::default(), AB), expected);
     }
 }

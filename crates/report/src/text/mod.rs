@@ -27,6 +27,7 @@
 
 pub mod clients;
 pub mod compare;
+pub mod compare_many;
 pub mod connections;
 pub mod derived;
 pub mod extents;

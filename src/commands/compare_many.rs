@@ -1,0 +1,128 @@
+//! `iomatrix compare A B C ...`: every side against the baseline through the pairwise compare,
+//! one table with the sides as columns, the JSON document (`iomatrix.compare/3`) and the exit
+//! code of `--fail-if-slower` over every side.
+
+use super::compare::CompareArgs;
+use iomatrix_analysis::{compare_many, flag_cached, regressions, Gate, Group, Region};
+use iomatrix_core::UsageError;
+use iomatrix_report::text;
+use iomatrix_store::Store;
+use std::process::ExitCode;
+
+pub(super) fn run(
+    args: &CompareArgs,
+    store: &Store,
+    groups: &[Group],
+    labels: &[Vec<String>],
+    baseline: usize,
+    region: Region,
+    fail_if_slower: Option<f64>,
+) -> anyhow::Result<ExitCode> {
+    let limit = args.limit.as_deref().map(|l| super::compare::limit(store, l)).transpose()?;
+    let flags: Option<Vec<_>> = limit.as_ref().map(|l| groups.iter().map(|g| flag_cached(g, l)).collect());
+    if !args.derive.is_empty() {
+        return Err(UsageError::new(
+            "--derive works on two sides (A's and B's figures); with more sides compare the baseline with one \
+             side at a time, e.g. compare A C --derive ...",
+        )
+        .into());
+    }
+    let mut many = compare_many(groups, baseline, region);
+    // --exclude: each pair's matrices leave the cell out of their means, as two sides do.
+    for pair in &mut many.pairs {
+        super::numbers::exclude(pair, &args.numbers.exclude)?;
+    }
+    for (side, labels) in many.sides.iter_mut().zip(labels) {
+        side.labels = labels.clone();
+    }
+    let gates: Option<Vec<Gate>> = fail_if_slower.map(|t| {
+        many.pairs
+            .iter()
+            .zip(&many.others)
+            .map(|(pair, other)| regressions(pair, &groups[baseline], &groups[*other], t, args.metric.as_deref()))
+            .collect()
+    });
+    if let (Some(gates), Some(metric)) = (&gates, &args.metric) {
+        let base = &groups[baseline];
+        let named = base.cells.keys().map(|k| k.describe()).chain(many.pairs.iter().flat_map(|p| {
+            p.operations
+                .iter()
+                .flat_map(|t| t.rows.iter().map(move |r| format!("{} {} {}", t.phase, r.operation, r.figure)))
+        }));
+        if gates.iter().all(|g| g.slower.is_empty()) && !named.into_iter().any(|n| n.contains(metric.as_str())) {
+            return Err(UsageError::new(format!(
+                "--metric {metric}: no compared figure has that in its name; give part of a cell's name as the \
+                 tables print it (read, write 64m/4k, open p99)"
+            ))
+            .into());
+        }
+    }
+    // The outcome over every side: slower anywhere, else not checked anywhere, else passed.
+    let outcome = gates.as_ref().map(|gates| {
+        let outcomes: Vec<&str> = gates.iter().map(Gate::outcome).collect();
+        ["slower", "not checked"].into_iter().find(|o| outcomes.contains(o)).unwrap_or("passed")
+    });
+    if args.json {
+        let letter = |i: usize| many.sides[i].letter.clone();
+        let pairs: Vec<serde_json::Value> = many
+            .pairs
+            .iter()
+            .zip(&many.others)
+            .enumerate()
+            .map(|(k, (pair, other))| {
+                serde_json::json!({
+                    "side": letter(*other),
+                    "comparison": pair,
+                    "fail_if_slower": gates.as_ref().map(|g| serde_json::json!({
+                        "outcome": g[k].outcome(),
+                        "slower": g[k].slower,
+                        "checked": g[k].checked,
+                        "not_checked": g[k].not_checked,
+                    })),
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "schema": "iomatrix.compare/3",
+            "suite": many.suite,
+            "baseline": letter(baseline),
+            "sides": many.sides,
+            "rows": many.rows,
+            "pairs": pairs,
+            "cache_flags": flags.as_ref().map(|f| {
+                many.sides.iter().zip(f).map(|(s, f)| (s.letter.clone(), serde_json::to_value(f).unwrap_or_default()))
+                    .collect::<serde_json::Map<_, _>>()
+            }),
+            "fail_if_slower": fail_if_slower.map(|t| serde_json::json!({
+                "threshold_pct": t * 100.0,
+                "metric": args.metric,
+                "outcome": outcome,
+            })),
+        });
+        crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+    } else {
+        let out = args.numbers.render(|| {
+            let mut out = text::compare_many::comparison(&many, flags.as_deref(), args.all);
+            if let (Some(t), Some(gates)) = (fail_if_slower, &gates) {
+                out.push_str(&text::compare_many::gates(t, args.metric.as_deref(), &many, gates));
+            }
+            out
+        });
+        crate::out::print(&out)?;
+    }
+    match (outcome, fail_if_slower, &gates) {
+        (Some("slower"), _, _) => Ok(ExitCode::from(crate::exit::SLOWER)),
+        (Some("not checked"), Some(t), Some(gates)) => {
+            for (gate, other) in gates.iter().zip(&many.others).filter(|(g, _)| g.outcome() == "not checked") {
+                eprintln!(
+                    "iomatrix: {} against {}: {}",
+                    many.sides[*other].letter,
+                    many.sides[baseline].letter,
+                    text::compare::not_checked(t, gate)
+                );
+            }
+            Ok(ExitCode::from(crate::exit::NOT_CHECKED))
+        }
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}
