@@ -135,7 +135,8 @@ impl Job {
         };
         let mut all = common_conditions(job.suite, spec, run.clients.count, &env);
         if on_server && server_ram > 0 {
-            all["files_vs_ram"] = iomatrix_analysis::CacheVerdict::files_vs_server_ram(spec.peak_bytes, server_ram).into();
+            all["files_vs_ram"] =
+                iomatrix_analysis::CacheVerdict::files_vs_server_ram(spec.peak_bytes, server_ram).into();
         }
         if let (Some(all), Some(extra)) = (all.as_object_mut(), conditions.as_object()) {
             all.extend(extra.clone());

@@ -276,9 +276,7 @@ impl Ranks {
                 mount_source: s.host().to_string(),
             });
             // Toward the server where there is one; else the interface MPI's traffic takes.
-            let toward = server
-                .and_then(Server::address)
-                .or_else(|| RankHost::here(g.rank()).address.parse().ok());
+            let toward = server.and_then(Server::address).or_else(|| RankHost::here(g.rank()).address.parse().ok());
             let here = iomatrix_environment::capture_host(folder, remote, toward);
             let Some(all) = g.gather(serde_json::to_vec(&here)?).map_err(anyhow::Error::msg)? else {
                 return Ok(None);

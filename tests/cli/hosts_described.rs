@@ -153,16 +153,8 @@ fn a_server_described_by_file_is_stored_and_shown_and_bad_files_are_refused() {
     std::fs::File::create(&sparse).unwrap().set_len(10 << 30).unwrap();
     refused(&format!("server={}", sparse.display()), "bound of a server description");
     refused(&format!("server={}", sb.db().display()), "server description");
-    let out = sb.run(&[
-        "run",
-        "iozone",
-        "--target",
-        sb.target().to_str().unwrap(),
-        "--describe",
-        &flag,
-        "--describe",
-        &flag,
-    ]);
+    let out =
+        sb.run(&["run", "iozone", "--target", sb.target().to_str().unwrap(), "--describe", &flag, "--describe", &flag]);
     assert_usage_error(&out, "given twice");
     assert_eq!(sb.runs_json()["runs"].as_array().unwrap().len(), runs_before, "a refusal stores no run");
     assert!(sb.leftovers().is_empty(), "{:?}", sb.leftovers());

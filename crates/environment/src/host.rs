@@ -311,7 +311,10 @@ mod tests {
         assert_eq!(tbf_rate(tbf).as_deref(), Some("100Mbit"));
         assert_eq!(tbf_rate(r#"[{"kind":"tbf","options":{"rate":1250000}}]"#).as_deref(), Some("10Mbit"));
         assert_eq!(tbf_rate(r#"[{"kind":"tbf","options":{"rate":125000000}}]"#).as_deref(), Some("1Gbit"));
-        assert_eq!(tbf_rate(r#"[{"kind":"noqueue","handle":"0:","root":true,"refcnt":2,"options":{}}]"#).as_deref(), Some(NOT_SHAPED));
+        assert_eq!(
+            tbf_rate(r#"[{"kind":"noqueue","handle":"0:","root":true,"refcnt":2,"options":{}}]"#).as_deref(),
+            Some(NOT_SHAPED)
+        );
         assert_eq!(tbf_rate("[]").as_deref(), Some(NOT_SHAPED));
         assert_eq!(tbf_rate("qdisc noqueue 0: root"), None);
         assert_eq!(bit_rate(1_500_000), "1500Kbit");

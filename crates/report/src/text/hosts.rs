@@ -62,7 +62,13 @@ pub fn host_line(env: &Value) -> String {
     );
     let folder = &env["folder"];
     if folder.is_object() {
-        let _ = write!(line, "; folder {} ({} on {})", text(&folder["path"]), text(&folder["fs_type"]), text(&folder["mount_source"]));
+        let _ = write!(
+            line,
+            "; folder {} ({} on {})",
+            text(&folder["path"]),
+            text(&folder["fs_type"]),
+            text(&folder["mount_source"])
+        );
     }
     let nic = &env["nic"];
     if nic.is_object() {
