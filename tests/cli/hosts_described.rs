@@ -48,10 +48,12 @@ fn a_3_host_lab_run_stores_each_hosts_environment_and_compare_names_a_changed_li
     let envs = host_environments(&first);
     assert_eq!(envs.len(), 3, "one entry per rank");
     let machine_ram = first["run"]["environment"]["ram_bytes"].as_u64().unwrap();
+    let getconf = std::process::Command::new("getconf").arg("_NPROCESSORS_ONLN").output().expect("getconf");
+    let online_cpus: u64 = String::from_utf8_lossy(&getconf.stdout).trim().parse().expect("a CPU count");
     for (i, (env, (name, _, _, veth))) in envs.iter().zip(&lab_hosts).enumerate() {
         let what = format!("rank {i} on {name}: {env}");
         assert!(env["kernel"].as_str().is_some_and(|k| !k.is_empty()), "{what}");
-        assert!(env["cpu_count"].as_u64().unwrap() >= 1, "{what}");
+        assert_eq!(env["cpu_count"].as_u64(), Some(online_cpus), "the host's CPUs, not the rank's binding: {what}");
         assert_eq!(env["ram_bytes"].as_u64(), Some(machine_ram), "the lab's hosts share this machine's RAM: {what}");
         assert_eq!(env["folder"]["fs_type"], "nfs (iomatrix client)", "{what}");
         assert_eq!(env["folder"]["mount_source"], server.as_str(), "{what}");

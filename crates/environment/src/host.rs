@@ -18,7 +18,8 @@ pub struct HostEnvironment {
     pub kernel: String,
     /// The first "model name" in `/proc/cpuinfo`, or "unknown".
     pub cpu_model: String,
-    /// CPUs this process may use, 0 if unknown.
+    /// The host's online CPUs (`sysconf(_SC_NPROCESSORS_ONLN)`), not the ones mpirun bound this
+    /// rank to; 0 if unknown.
     pub cpu_count: usize,
     /// MemTotal in bytes, 0 if unreadable.
     pub ram_bytes: u64,
@@ -75,7 +76,8 @@ pub fn capture_host(folder: Option<&Path>, remote: Option<FolderFacts>, toward: 
     HostEnvironment {
         kernel: machine.kernel,
         cpu_model: machine.cpu_model,
-        cpu_count: machine.cpu_count,
+        // SAFETY: sysconf reads a system value; no memory is involved.
+        cpu_count: usize::try_from(unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }).unwrap_or(0),
         ram_bytes: machine.ram_bytes,
         folder,
         nic: toward.and_then(nic_toward),
