@@ -62,6 +62,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Describe the file server behind the target where iomatrix cannot look into it: a file of
+    /// key=value lines (ram_bytes=64g, cpu_model=..., export_options=..., `#` comments), stored
+    /// with the run; its ram_bytes lets the cache verdict weigh the server's RAM. The lab's
+    /// server is described without it (lab/up publishes its facts)
+    #[arg(long = "describe", value_name = "server=FILE")]
+    pub describe: Vec<String>,
+
     #[command(flatten)]
     pub client: ClientArgs,
 
@@ -83,6 +90,7 @@ impl RunArgs {
             json: self.json,
             clients: ClientPlan::from_args(&self.client, mpi_ranks)?,
             repeat: Repeat::from_args(&self.repeat)?,
+            server_description: super::server_facts::from_flags(&self.describe)?,
         })
     }
 }

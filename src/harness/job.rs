@@ -113,7 +113,11 @@ impl Job {
         if let Some(described) = &described {
             add_remote_conditions(described, &mut conditions);
         }
-        let cache = cache_verdict(spec, &env, matches!(site, Site::Server(_) | Site::ServerTree));
+        // The user's own description first: it is what they saw of the server.
+        let server = run.server_description.clone().or_else(|| super::server_facts::of_lab(&run.target));
+        let server_ram = server.as_ref().and_then(|s| s.ram_bytes()).unwrap_or(0);
+        let on_server = matches!(site, Site::Server(_) | Site::ServerTree);
+        let cache = cache_verdict(spec, &env, on_server, server_ram);
         if let Site::Folder(_) | Site::Device = &site {
             warn_if_cached(spec, cache, &env);
         }
@@ -130,6 +134,10 @@ impl Job {
             Site::Device | Site::Tree => (None, None, false),
         };
         let mut all = common_conditions(job.suite, spec, run.clients.count, &env);
+        if on_server && server_ram > 0 {
+            all["files_vs_ram"] =
+                iomatrix_analysis::CacheVerdict::files_vs_server_ram(spec.peak_bytes, server_ram).into();
+        }
         if let (Some(all), Some(extra)) = (all.as_object_mut(), conditions.as_object()) {
             all.extend(extra.clone());
         }
@@ -138,7 +146,7 @@ impl Job {
             command_line: command_line(),
             labels: super::args::with_env_labels(&run.labels)?,
             plan: job.plan,
-            environment: with_client_hosts(serde_json::to_value(&env)?, job.client_hosts)?,
+            environment: with_server(with_client_hosts(serde_json::to_value(&env)?, job.client_hosts)?, server)?,
             conditions: all,
             total_cells: job.total_cells,
         })?;
@@ -426,7 +434,15 @@ fn reach_server_tree(server: &Server) -> anyhow::Result<Reached> {
 
 /// Whether the run's figures will measure the storage or the page cache: the one verdict the
 /// warning, the stored condition and the summary follow.
-fn cache_verdict(spec: &RunSpec, env: &Environment, on_server: bool) -> iomatrix_analysis::CacheVerdict {
+fn cache_verdict(
+    spec: &RunSpec,
+    env: &Environment,
+    on_server: bool,
+    server_ram: u64,
+) -> iomatrix_analysis::CacheVerdict {
+    if on_server && server_ram > 0 {
+        return iomatrix_analysis::CacheVerdict::on_server(spec.peak_bytes, server_ram);
+    }
     let verdict = iomatrix_analysis::CacheVerdict::on(
         spec.direct,
         spec.peak_bytes,
@@ -623,6 +639,15 @@ fn with_client_hosts(mut env: Value, hosts: Option<&[super::ranks::RankHost]>) -
     }
     if let (Some(obj), Some(launch)) = (env.as_object_mut(), iomatrix_coord::launch_id()) {
         obj.insert("launch_id".into(), launch.into());
+    }
+    Ok(env)
+}
+
+/// The environment record with the server's description (`server`: the lab's facts or
+/// `--describe server=FILE`), where there is one.
+fn with_server(mut env: Value, server: Option<iomatrix_environment::ServerDescription>) -> anyhow::Result<Value> {
+    if let (Some(obj), Some(server)) = (env.as_object_mut(), server) {
+        obj.insert("server".into(), serde_json::to_value(server)?);
     }
     Ok(env)
 }

@@ -19,6 +19,7 @@ pub mod ranks;
 pub mod raw_device;
 pub mod repeat;
 mod run;
+pub mod server_facts;
 pub mod server_workdir;
 pub mod signals;
 pub mod suite;

@@ -59,12 +59,16 @@ fn version() -> String {
 
 /// Where one rank runs: the host's name and the address it is reached at,
 /// stored with the run (`environment.client_hosts`) so figures can be read
-/// per host.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// per host, and what that host is ([`Ranks::describe_hosts`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RankHost {
     pub rank: usize,
     pub host: String,
     pub address: String,
+    /// The host's CPU, RAM, kernel, folder and interface; absent in runs stored before they
+    /// were recorded, and for a rank whose word did not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<iomatrix_environment::HostEnvironment>,
 }
 
 #[cfg(feature = "mpi")]
@@ -79,14 +83,14 @@ impl RankHost {
         let wanted: Vec<String> = std::env::var("OMPI_MCA_btl_tcp_if_include")
             .map(|v| v.split(',').map(str::to_string).collect())
             .unwrap_or_default();
-        let all = ipv4_addresses();
+        let all = iomatrix_environment::ipv4_addresses();
         let address = all
             .iter()
             .find(|(name, addr)| wanted.iter().any(|w| w == name || in_subnet(*addr, w)))
             .or_else(|| all.first())
             .map(|(_, a)| a.to_string())
             .unwrap_or_default();
-        RankHost { rank, host, address }
+        RankHost { rank, host, address, environment: None }
     }
 }
 
@@ -97,37 +101,6 @@ fn in_subnet(addr: std::net::Ipv4Addr, cidr: &str) -> bool {
     let (Ok(net), Ok(bits)) = (net.parse::<std::net::Ipv4Addr>(), bits.parse::<u32>()) else { return false };
     let mask = if bits == 0 { 0 } else { u32::MAX.checked_shl(32 - bits.min(32)).unwrap_or(0) };
     u32::from(addr) & mask == u32::from(net) & mask
-}
-
-/// (interface, address) of every IPv4 address that is up and not loopback, in the kernel's order.
-#[cfg(feature = "mpi")]
-fn ipv4_addresses() -> Vec<(String, std::net::Ipv4Addr)> {
-    let mut found = Vec::new();
-    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs fills `list` with a chain we only read and then free with freeifaddrs.
-    if unsafe { libc::getifaddrs(&mut list) } != 0 {
-        return found;
-    }
-    let mut at = list;
-    while !at.is_null() {
-        // SAFETY: `at` is a node of the chain getifaddrs made, not yet freed.
-        let ifa = unsafe { &*at };
-        let up = ifa.ifa_flags & libc::IFF_UP as u32 != 0 && ifa.ifa_flags & libc::IFF_LOOPBACK as u32 == 0;
-        // SAFETY: ifa_addr, when set, points at a sockaddr whose family says its type.
-        if up && !ifa.ifa_addr.is_null() && i32::from(unsafe { (*ifa.ifa_addr).sa_family }) == libc::AF_INET {
-            // SAFETY: an AF_INET address is a sockaddr_in; ifa_name is a C string.
-            let (sin, name) =
-                unsafe { (&*(ifa.ifa_addr as *const libc::sockaddr_in), std::ffi::CStr::from_ptr(ifa.ifa_name)) };
-            found.push((
-                name.to_string_lossy().into_owned(),
-                std::net::Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)),
-            ));
-        }
-        at = ifa.ifa_next;
-    }
-    // SAFETY: the chain getifaddrs gave, freed once.
-    unsafe { libc::freeifaddrs(list) };
-    found
 }
 
 pub struct Ranks {
@@ -284,6 +257,38 @@ impl Ranks {
     /// Every rank's host, by rank: at rank 0 of an MPI job, else None (all clients are here).
     pub fn hosts(&self) -> Option<&[RankHost]> {
         self.hosts.as_deref()
+    }
+
+    /// Every rank describes its host once the job is known (`folder`: the run's working folder
+    /// here; `server`: the run's server): rank 0 gets each rank's host with its environment, by
+    /// rank; the others, and a run without MPI, None. Rank 0 and every follower call it once,
+    /// right after the job is shared.
+    pub fn describe_hosts(
+        &self,
+        folder: Option<&std::path::Path>,
+        server: Option<&Server>,
+    ) -> anyhow::Result<Option<Vec<RankHost>>> {
+        #[cfg(feature = "mpi")]
+        if let Some(g) = &self.mpi {
+            let remote = server.map(|s| iomatrix_environment::FolderFacts {
+                path: s.url(),
+                fs_type: format!("{} (iomatrix client)", s.protocol()),
+                mount_source: s.host().to_string(),
+            });
+            // Toward the server where there is one; else the interface MPI's traffic takes.
+            let toward = server.and_then(Server::address).or_else(|| RankHost::here(g.rank()).address.parse().ok());
+            let here = iomatrix_environment::capture_host(folder, remote, toward);
+            let Some(all) = g.gather(serde_json::to_vec(&here)?).map_err(anyhow::Error::msg)? else {
+                return Ok(None);
+            };
+            let mut hosts = self.hosts.clone().unwrap_or_default();
+            for (host, bytes) in hosts.iter_mut().zip(&all) {
+                host.environment = serde_json::from_slice(bytes).ok();
+            }
+            return Ok(Some(hosts));
+        }
+        let _ = (folder, server);
+        Ok(None)
     }
 
     /// The number of MPI ranks, when running under mpirun.
@@ -536,6 +541,7 @@ fn gather_hosts(group: &iomatrix_coord::mpi::MpiGroup) -> anyhow::Result<Option<
                 rank,
                 host: "unknown".into(),
                 address: String::new(),
+                environment: None,
             })
         })
         .collect();

@@ -62,6 +62,16 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
         })),
         &options.clients,
     )?;
+    // Under MPI each rank describes its host, now that the folder is made and the server known.
+    match ranks.describe_hosts(workdir.as_deref(), server.as_ref()) {
+        Ok(Some(hosts)) => {
+            if let Err(e) = job.store.set_client_hosts(job.run_id, &serde_json::to_value(&hosts)?) {
+                eprintln!("iomatrix: warning: the ranks' hosts are not stored with the run: {e}");
+            }
+        }
+        Ok(None) => {}
+        Err(e) => eprintln!("iomatrix: warning: the ranks did not describe their hosts: {e}"),
+    }
     let connect = connector(server.as_ref());
     let place = place(&connect, server_folder);
     // Under MPI rank 0's one client is rank 0: one slot; the others' figures reach the board.
@@ -197,7 +207,8 @@ fn summary(
     cache: iomatrix_analysis::CacheVerdict,
     uncached_flags: fn(&str) -> String,
 ) -> String {
-    let ram = run.environment["ram_bytes"].as_u64().unwrap_or(0);
+    // Past a server's cache where its RAM is known; past this machine's otherwise.
+    let ram = cache.server_ram_bytes().unwrap_or_else(|| run.environment["ram_bytes"].as_u64().unwrap_or(0));
     let twice_ram = iomatrix_analysis::CacheVerdict::twice_ram_flag(ram).unwrap_or_else(|| "SIZE".into());
     // The latest earlier run of the same suite that measured something: the comparison to paste.
     let previous = iomatrix_store::Store::open(db).and_then(|store| store.list_runs()).ok().and_then(|runs| {
@@ -391,6 +402,10 @@ fn place<'a>(connect: &'a iomatrix_backend::Connect<'a>, server_folder: Option<S
 pub fn follow<S: Suite>(job: SharedJob, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let SharedJob { workdir, server, clients, .. } = job;
     ranks.bound_waits(&clients);
+    // Rank 0 waits for this word before the first pass (a failure shows there, as a lost rank).
+    if let Err(e) = ranks.describe_hosts(workdir.as_deref(), server.as_ref().map(|(s, _)| s)) {
+        eprintln!("iomatrix: warning: this rank's host was not described to rank 0: {e}");
+    }
     // The run's own flag: this rank's failed cell raises it, and still waits for rank 0's word.
     let stop = super::signals::run_flag()?;
     let (server, folder) = server.unzip();

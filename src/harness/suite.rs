@@ -215,6 +215,8 @@ pub struct RunOptions {
     pub json: bool,
     pub clients: ClientPlan,
     pub repeat: Repeat,
+    /// `--describe server=FILE`: the server as the user describes it, stored with the run.
+    pub server_description: Option<iomatrix_environment::ServerDescription>,
 }
 
 /// How the harness sets a run up, as the suite describes it.

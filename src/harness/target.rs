@@ -114,6 +114,25 @@ impl Server {
         }
     }
 
+    /// The server's host as the URL names it.
+    pub fn host(&self) -> &str {
+        match self {
+            Server::Nfs(url) => &url.host,
+            Server::Smb(url) => &url.host,
+        }
+    }
+
+    /// The server's IPv4 address (its name resolved), whose route a client's interface is
+    /// chosen by; None where it does not resolve to one.
+    pub fn address(&self) -> Option<std::net::Ipv4Addr> {
+        use std::net::ToSocketAddrs;
+        let host = self.host().trim_start_matches('[').trim_end_matches(']');
+        (host, 0).to_socket_addrs().ok()?.find_map(|a| match a.ip() {
+            std::net::IpAddr::V4(v4) => Some(v4),
+            std::net::IpAddr::V6(_) => None,
+        })
+    }
+
     /// What stored cells name as their backend.
     pub fn protocol(&self) -> &'static str {
         match self {

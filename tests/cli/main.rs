@@ -36,6 +36,7 @@ mod harness;
 mod help;
 mod helpers;
 mod hostile_inputs;
+mod hosts_described;
 mod human_numbers;
 mod import;
 mod iozone_front;

@@ -19,6 +19,15 @@ pub enum CacheVerdict {
     /// Through iomatrix's own protocol client, which keeps no cache: the server's cache, which a
     /// client cannot see, may serve what it asks.
     Server,
+    /// Through a protocol client to a server whose RAM is known (the lab's published facts, or
+    /// `--describe server=FILE`): every file fits in it, so the server's page cache may serve
+    /// every read.
+    ServerCached { ram_bytes: u64 },
+    /// The files exceed the server's RAM, but not twice over: part of the reads may come from
+    /// the server's cache.
+    ServerPartly { ram_bytes: u64 },
+    /// The files are at least twice the server's RAM: most reads miss the server's cache.
+    ServerExceedsTwiceRam { ram_bytes: u64 },
     /// The target's file system lives in RAM (tmpfs, ramfs): whatever the flags, the figures
     /// measure memory.
     InMemory { fs_type: &'static str },
@@ -57,10 +66,54 @@ impl CacheVerdict {
         }
     }
 
-    /// The figures come from the cache, wholly or in part: the warning and the summary say how
-    /// to measure the storage instead.
+    /// Through a protocol client to a server of `server_ram_bytes` (0: not known, the plain
+    /// [`CacheVerdict::Server`]): the server's RAM decides, as the machine's does for a local
+    /// target; O_DIRECT at the client does not bypass the server's cache.
+    pub fn on_server(peak_bytes: u64, server_ram_bytes: u64) -> CacheVerdict {
+        let ram_bytes = server_ram_bytes;
+        if ram_bytes == 0 {
+            CacheVerdict::Server
+        } else if peak_bytes < ram_bytes {
+            CacheVerdict::ServerCached { ram_bytes }
+        } else if peak_bytes < ram_bytes.saturating_mul(2) {
+            CacheVerdict::ServerPartly { ram_bytes }
+        } else {
+            CacheVerdict::ServerExceedsTwiceRam { ram_bytes }
+        }
+    }
+
+    /// The figures come from a cache, wholly or in part (this machine's, or a server's whose RAM
+    /// is known): the warning and the summary say how to measure the storage instead.
     pub fn cached(self) -> bool {
-        matches!(self, CacheVerdict::Cached { .. } | CacheVerdict::Partly { .. } | CacheVerdict::InMemory { .. })
+        matches!(
+            self,
+            CacheVerdict::Cached { .. }
+                | CacheVerdict::Partly { .. }
+                | CacheVerdict::InMemory { .. }
+                | CacheVerdict::ServerCached { .. }
+                | CacheVerdict::ServerPartly { .. }
+        )
+    }
+
+    /// The server's RAM the verdict weighed, where it weighed one.
+    pub fn server_ram_bytes(self) -> Option<u64> {
+        match self {
+            CacheVerdict::ServerCached { ram_bytes }
+            | CacheVerdict::ServerPartly { ram_bytes }
+            | CacheVerdict::ServerExceedsTwiceRam { ram_bytes } => Some(ram_bytes),
+            _ => None,
+        }
+    }
+
+    /// The `files_vs_ram` condition of a run through a protocol client to a server of known RAM.
+    pub fn files_vs_server_ram(peak_bytes: u64, server_ram_bytes: u64) -> &'static str {
+        match CacheVerdict::on_server(peak_bytes, server_ram_bytes) {
+            CacheVerdict::ServerCached { .. } => "all files fit in the server's RAM",
+            CacheVerdict::ServerPartly { .. } | CacheVerdict::ServerExceedsTwiceRam { .. } => {
+                "files exceed the server's RAM"
+            }
+            _ => CacheVerdict::files_vs_ram(peak_bytes, 0, true),
+        }
     }
 
     /// The `files_vs_ram` condition a run stores, by the files' size alone (O_DIRECT or not; its
@@ -70,6 +123,10 @@ impl CacheVerdict {
             CacheVerdict::Server => "unknown: the server's RAM (its cache) is what counts, and a client cannot see it",
             CacheVerdict::Unknown => "unknown",
             CacheVerdict::Cached { .. } => "all files fit in RAM",
+            CacheVerdict::ServerCached { .. } => "all files fit in the server's RAM",
+            CacheVerdict::ServerPartly { .. } | CacheVerdict::ServerExceedsTwiceRam { .. } => {
+                "files exceed the server's RAM"
+            }
             CacheVerdict::Bypassed
             | CacheVerdict::Dropped
             | CacheVerdict::InMemory { .. }
@@ -112,6 +169,23 @@ mod tests {
         );
         assert_eq!(CacheVerdict::on(true, GIB, 16 * GIB, false, "ext4"), CacheVerdict::Bypassed);
         assert_eq!(CacheVerdict::files_vs_ram(GIB, 16 * GIB, false), "all files fit in RAM", "O_DIRECT or not");
+    }
+
+    #[test]
+    fn a_servers_known_ram_decides_the_verdict_as_the_machines_does() {
+        assert_eq!(CacheVerdict::on_server(GIB, 0), CacheVerdict::Server, "unknown RAM: the plain server verdict");
+        assert_eq!(CacheVerdict::on_server(GIB, 16 * GIB), CacheVerdict::ServerCached { ram_bytes: 16 * GIB });
+        assert_eq!(CacheVerdict::on_server(20 * GIB, 16 * GIB), CacheVerdict::ServerPartly { ram_bytes: 16 * GIB });
+        assert_eq!(
+            CacheVerdict::on_server(32 * GIB, 16 * GIB),
+            CacheVerdict::ServerExceedsTwiceRam { ram_bytes: 16 * GIB }
+        );
+        assert!(CacheVerdict::on_server(GIB, 16 * GIB).cached());
+        assert!(!CacheVerdict::on_server(32 * GIB, 16 * GIB).cached());
+        assert_eq!(CacheVerdict::on_server(GIB, 16 * GIB).server_ram_bytes(), Some(16 * GIB));
+        assert_eq!(CacheVerdict::files_vs_server_ram(GIB, 16 * GIB), "all files fit in the server's RAM");
+        assert_eq!(CacheVerdict::files_vs_server_ram(32 * GIB, 16 * GIB), "files exceed the server's RAM");
+        assert!(CacheVerdict::files_vs_server_ram(GIB, 0).starts_with("unknown: the server's RAM"));
     }
 
     #[test]

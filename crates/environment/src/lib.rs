@@ -6,6 +6,8 @@
 //! space), [`BlockDevice`] (the device under that mount, from sysfs) and
 //! [`Space`]. Entry points: [`capture`], [`space`], [`machine_ram_bytes`]
 //! [`capture_device`] (a raw block device as target) and [`partition_alignment`];
+//! [`HostEnvironment`] ([`capture_host`]): one MPI rank's host, with the interface its traffic
+//! takes; [`ServerDescription`]: a file server described in `key=value` lines;
 //! [`SystemLimits`]: the threads, memory and address space this process may
 //! still take, read before a run starts any.
 //!
@@ -14,19 +16,25 @@
 //! "unknown", 0 or `None`; only a target that cannot be resolved or
 //! statted is an error.
 
+mod addresses;
 mod block;
+mod host;
 mod limits;
 mod machine;
 mod mount;
+mod server;
 mod space;
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use addresses::ipv4_addresses;
 pub use block::{partition_alignment, BlockDevice};
+pub use host::{capture_host, nic_toward, FolderFacts, HostEnvironment, Nic, NOT_SHAPED};
 pub use limits::{SystemLimits, Used};
 pub use machine::{machine_ram_bytes, Machine};
+pub use server::{parse_description, DescriptionError, ServerDescription, RAM_KEY};
 pub use space::{space, Space};
 
 /// The machine a benchmark ran on and the target it ran against.
@@ -118,7 +126,7 @@ pub fn capture_remote(url: &str, fs_type: &str, server: &str) -> Environment {
 /// [`TargetInfo::fs_type`] of a raw block device target.
 pub const RAW_DEVICE: &str = "raw block device";
 
-fn target_info(target: &Path) -> std::io::Result<TargetInfo> {
+pub(crate) fn target_info(target: &Path) -> std::io::Result<TargetInfo> {
     let path = std::fs::canonicalize(target)?;
     let space = space::space(&path)?;
     let entries = mount::read_mountinfo().unwrap_or_default();

@@ -750,6 +750,19 @@ impl Store {
         Ok(changed > 0)
     }
 
+    /// Replaces a run's `environment.client_hosts` (its MPI ranks' hosts) with `hosts`: each rank
+    /// describes its host once the run's folder is made, after the run began.
+    pub fn set_client_hosts(&self, run_id: i64, hosts: &serde_json::Value) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE runs SET environment_json = json_set(environment_json, '$.client_hosts', json(?2)) \
+                 WHERE id = ?1 AND json_valid(environment_json)",
+                params![run_id, hosts.to_string()],
+            )
+            .map_err(self.err("cannot record the ranks' hosts"))?;
+        Ok(())
+    }
+
     /// Records what the run could not measure: failed clients by cell, cells
     /// planned but not stored (see the `lost` object in docs/json.md).
     pub fn record_lost(&self, run_id: i64, lost: &serde_json::Value) -> Result<()> {

@@ -81,6 +81,7 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
         clients: ClientPlan::from_args(&flags, ranks.mpi_size())?,
         // bonnie++'s -x: every test's samples.
         repeat: Repeat { count: inv.plan.repeats, tolerance_pct: None, max: inv.plan.repeats },
+        server_description: None,
     };
     let suite = Bonnie::with_front_end(FrontEnd { quiet: inv.quiet, machine: inv.machine, switch });
     crate::harness::run(Prepared { suite, plan: inv.plan, run }, &db, ranks)

@@ -67,6 +67,7 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
         json: own.json,
         clients: ClientPlan { count: inv.plan.clients, ..ClientPlan::single() },
         repeat: Repeat::once(),
+        server_description: None,
     };
     crate::harness::run(Prepared { suite, plan: inv.plan, run }, &own.db, ranks)
 }

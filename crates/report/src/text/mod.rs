@@ -31,6 +31,7 @@ pub mod compare_many;
 pub mod connections;
 pub mod derived;
 pub mod extents;
+pub mod hosts;
 pub mod imported;
 pub mod run;
 pub mod runs;

@@ -44,6 +44,7 @@ pub fn run_text(run: &StoredRun, tables: &str) -> String {
     for (key, value) in condition_pairs(run) {
         let _ = writeln!(out, "{key}: {value}");
     }
+    out.push_str(&super::hosts::hosts_text(&run.environment));
     if !s.labels.is_empty() {
         let labels: Vec<String> = s.labels.iter().map(|(k, v)| format!("{}={}", printable(k), printable(v))).collect();
         let _ = writeln!(out, "labels: {}", labels.join(" "));

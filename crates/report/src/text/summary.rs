@@ -141,6 +141,20 @@ pub fn cache_sentence(verdict: CacheVerdict, uncached_flags: &str) -> String {
         CacheVerdict::Server => "through iomatrix's own protocol client, which keeps no cache: these figures \
                                  measure the server, whose own cache may serve what it is asked."
             .into(),
+        CacheVerdict::ServerCached { ram_bytes } => format!(
+            "every file fits in the server's RAM ({}): the server's page cache may serve these figures rather than \
+             its storage; to measure its storage, run again with {uncached_flags}",
+            human::bytes_prose(ram_bytes)
+        ),
+        CacheVerdict::ServerPartly { ram_bytes } => format!(
+            "the files exceed the server's RAM ({}) but not twice over: part of these figures may be the \
+             server's page cache; to measure its storage, run again with {uncached_flags}",
+            human::bytes_prose(ram_bytes)
+        ),
+        CacheVerdict::ServerExceedsTwiceRam { ram_bytes } => format!(
+            "the files are at least twice the server's RAM ({}): these figures measure the server's storage.",
+            human::bytes_prose(ram_bytes)
+        ),
         CacheVerdict::InMemory { fs_type } => format!(
             "the target is {fs_type}, a file system in RAM: these figures measure memory, not storage, whatever \
              the flags; to measure storage, run again with --target on a disk's file system"
