@@ -102,12 +102,12 @@ pub(crate) fn sides_table(m: &ManyComparison) -> (Vec<String>, Vec<Vec<String>>)
             let base_cell = row.cells[m.baseline].as_ref();
             let mut line = vec![
                 format!("{} ({})", row.metric, row.unit),
-                base_cell.map_or_else(|| "-".into(), |c| format!("{}{}", human::fixed(c.value, 1), mark(c.partial))),
+                base_cell.map_or_else(|| "-".into(), |c| format!("{}{}", human::significant(c.value), mark(c.partial))),
             ];
             for (_, cell) in row.cells.iter().enumerate().filter(|(i, _)| *i != m.baseline) {
                 match cell {
                     Some(c) => line.extend([
-                        format!("{}{}", human::fixed(c.value, 1), mark(c.partial)),
+                        format!("{}{}", human::significant(c.value), mark(c.partial)),
                         c.change_pct.map_or_else(|| "-".into(), human::signed_percent),
                         c.verdict.as_ref().map_or("-", |v| v.verdict).to_string(),
                     ]),

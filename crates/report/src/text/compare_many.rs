@@ -149,12 +149,12 @@ fn table(m: &ManyComparison) -> String {
         let base_cell = row.cells[m.baseline].as_ref();
         let mut line = vec![
             format!("{} ({}){}", row.metric, row.unit, partial_mark(base_cell.is_some_and(|c| c.partial))),
-            base_cell.map_or_else(|| "-".to_string(), |c| human::fixed(c.value, 1)),
+            base_cell.map_or_else(|| "-".to_string(), |c| human::significant(c.value)),
         ];
         for (_, cell) in row.cells.iter().enumerate().filter(|(i, _)| *i != m.baseline) {
             match cell {
                 Some(c) => line.extend([
-                    format!("{}{}", human::fixed(c.value, 1), partial_mark(c.partial)),
+                    format!("{}{}", human::significant(c.value), partial_mark(c.partial)),
                     c.change_pct.map_or_else(|| "-".to_string(), human::signed_percent),
                     c.verdict.as_ref().map_or("-", |v| v.verdict).to_string(),
                 ]),
