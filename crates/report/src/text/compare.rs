@@ -415,10 +415,25 @@ fn scalars(c: &Comparison) -> String {
             human::significant(s.a),
             human::significant(s.b),
             human::signed_percent(s.change_pct),
-            s.verdict.describe(),
+            verdict_words(&s.metric, &s.verdict.describe()),
         ]);
     }
     format!("\n{}", table.render())
+}
+
+/// A row's verdict as it reads: a %CPU row whose rank test found B lower is B spending less CPU on
+/// the same work, not B being faster (the noise summary still counts it with the better figures).
+pub(crate) fn verdict_words(metric: &str, verdict: &str) -> String {
+    if !metric.ends_with(iomatrix_core::figures::CPU_PERCENT.unit) {
+        return verdict.to_string();
+    }
+    if let Some(rest) = verdict.strip_prefix("faster") {
+        format!("less CPU{rest}")
+    } else if let Some(rest) = verdict.strip_prefix("slower") {
+        format!("more CPU{rest}")
+    } else {
+        verdict.to_string()
+    }
 }
 
 /// Each phase's per-operation table: A, B, the change and its verdict.

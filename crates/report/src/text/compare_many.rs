@@ -4,7 +4,7 @@
 
 use super::compare::{
     caching_of, differences, gate_against, matrices, noise, not_complete_heading, not_known_counted, only_in,
-    operations, partial_mark, partial_taken_in, sweep_hint, Letters,
+    operations, partial_mark, partial_taken_in, sweep_hint, verdict_words, Letters,
 };
 use crate::table::{Column, Table};
 use iomatrix_analysis::{CacheFlags, Comparison, Gate, ManyComparison, Side};
@@ -156,7 +156,7 @@ fn table(m: &ManyComparison) -> String {
                 Some(c) => line.extend([
                     format!("{}{}", human::significant(c.value), partial_mark(c.partial)),
                     c.change_pct.map_or_else(|| "-".to_string(), human::signed_percent),
-                    c.verdict.as_ref().map_or("-", |v| v.verdict).to_string(),
+                    c.verdict.as_ref().map_or_else(|| "-".to_string(), |v| verdict_words(&row.metric, v.verdict)),
                 ]),
                 None => line.extend(["-".to_string(), "-".to_string(), "-".to_string()]),
             }
