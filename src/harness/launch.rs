@@ -84,18 +84,22 @@ fn launch_mpirun(hosts: &str, clients: usize) -> anyhow::Result<ExitCode> {
     // (not the lab's own IOMATRIX_LAB_* lines, which iomatrix does not read).
     let mut names: Vec<String> = std::env::vars_os()
         .filter_map(|(k, _)| k.into_string().ok())
-        .filter(|k| k.starts_with("IOMATRIX_") && !k.starts_with("IOMATRIX_LAB_"))
+        .filter(|k| k.starts_with("IOMATRIX_") && !k.starts_with("IOMATRIX_LAB_") && k != iomatrix_coord::LAUNCH_ID)
         .collect();
     names.sort();
     for name in names {
         words.extend(["-x".into(), name]);
     }
-    // Rank 0 records this launch in its run's environment: how the run is found afterwards.
-    let launch = format!(
-        "{:x}-{:x}",
-        std::process::id(),
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
-    );
+    // Rank 0 records this launch in its run's environment: how the run is found afterwards. A
+    // launch id given to this process (a study's step) is kept, so whoever started it finds the run.
+    let launch =
+        std::env::var(iomatrix_coord::LAUNCH_ID).ok().filter(|id| !id.trim().is_empty()).unwrap_or_else(|| {
+            format!(
+                "{:x}-{:x}",
+                std::process::id(),
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
+            )
+        });
     words.extend(["-x".into(), iomatrix_coord::LAUNCH_ID.into()]);
     words.push(exe.display().to_string());
     words.extend(std::env::args().skip(1));

@@ -76,6 +76,22 @@ pub struct Config {
     pub setup: Option<String>,
     #[serde(default)]
     pub teardown: Option<String>,
+    /// Its steps run across these hosts under mpirun (`iomatrix run --hosts`): a hostfile or
+    /// `a,b,c`; `${VAR}` is expanded when a step runs, and empty means this host.
+    #[serde(default)]
+    pub hosts: Option<Spanned<String>>,
+    /// Its steps run on Slurm's nodes under `srun --mpi=pmix`.
+    #[serde(default)]
+    pub slurm: Option<Spanned<Slurm>>,
+}
+
+/// `slurm = { nodes = N, tasks_per_node = M }`: every step one run of N x M MPI ranks (clients),
+/// launched with `srun --mpi=pmix -N N --ntasks-per-node M`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Slurm {
+    pub nodes: u32,
+    pub tasks_per_node: u32,
 }
 
 /// A suite's flags by their long names without `--`: `file-size = "64m"`,
@@ -94,6 +110,12 @@ pub struct Step {
     /// Flags that replace `args`' under `--scale small`.
     #[serde(default)]
     pub small: Params,
+    /// This step runs across these hosts, whatever its configuration says (see [`Config::hosts`]).
+    #[serde(default)]
+    pub hosts: Option<Spanned<String>>,
+    /// This step runs on Slurm's nodes, whatever its configuration says.
+    #[serde(default)]
+    pub slurm: Option<Spanned<Slurm>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -16,8 +16,10 @@
 pub mod file;
 pub mod plan;
 
-pub use file::{parse, FileError, Order, StudyFile};
-pub use plan::{changes, duration, expand, plan, Plan, PlannedStep, Scale, StudyError, SuiteFlags, STUDY_FLAGS};
+pub use file::{parse, FileError, Order, Slurm, StudyFile};
+pub use plan::{
+    changes, duration, expand, plan, Across, Plan, PlannedStep, Scale, StudyError, SuiteFlags, STUDY_FLAGS,
+};
 
 /// Labels a study puts on each of its runs (a configuration may not set them).
 pub const STUDY_LABELS: [&str; 4] = ["study", "study-id", "config", "step"];

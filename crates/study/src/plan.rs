@@ -73,7 +73,22 @@ pub struct PlannedStep {
     pub suite: String,
     /// What follows `iomatrix run SUITE` (before the study's own flags); `${VAR}` not yet expanded.
     pub args: Vec<String>,
+    /// Where its run goes: this host, or many under mpirun or srun.
+    pub across: Across,
     pub key: String,
+}
+
+/// Where a step's run goes: the step's own `hosts` or `slurm`, else its configuration's.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Across {
+    /// This host, clients as threads.
+    Here,
+    /// `iomatrix run ... --hosts HOSTS` (which starts mpirun); `${VAR}` not yet expanded, and
+    /// empty once expanded means this host.
+    Hosts(String),
+    /// `srun --mpi=pmix -N nodes --ntasks-per-node tasks_per_node iomatrix run ...`.
+    Slurm { nodes: u32, tasks_per_node: u32 },
 }
 
 #[derive(Debug, Clone)]
@@ -130,6 +145,7 @@ pub fn plan(file: &StudyFile, text: &str, scale: Scale, suites: &dyn SuiteFlags)
     let step_names = unique(step_names.iter(), "step", text)?;
     let known_suites = suites.suites();
     let mut args_of = Vec::with_capacity(file.configs.len() * file.steps.len());
+    let mut across_of = Vec::with_capacity(file.configs.len() * file.steps.len());
     for step in &file.steps {
         let suite = step.suite.get_ref();
         if !known_suites.contains(suite) {
@@ -160,6 +176,7 @@ pub fn plan(file: &StudyFile, text: &str, scale: Scale, suites: &dyn SuiteFlags)
                 )
             })?;
             args_of.push(args);
+            across_of.push(across(config, step, text)?);
         }
     }
     for c in &file.compares {
@@ -194,15 +211,17 @@ pub fn plan(file: &StudyFile, text: &str, scale: Scale, suites: &dyn SuiteFlags)
             let args = args_of[s * file.configs.len() + c].clone();
             let config = &file.configs[c];
             let suite = file.steps[s].suite.get_ref().clone();
+            let across = across_of[s * file.configs.len() + c].clone();
             PlannedStep {
                 seq,
                 config: c,
                 step: s,
                 config_name: config.name.get_ref().clone(),
                 step_name: step_names[s].clone(),
-                key: key(file, config, &suite, &args),
+                key: key(file, config, &suite, &args, &across),
                 suite,
                 args,
+                across,
             }
         })
         .collect();
@@ -362,8 +381,44 @@ fn flag_values(name: &str, v: &Spanned<toml::Value>, text: &str, out: &mut Vec<S
 
 /// Everything a step's run depends on, hashed: its suite and flags, its configuration's
 /// target, labels, environment, setup and teardown, and the study's own setup.
-fn key(file: &StudyFile, config: &Config, suite: &str, args: &[String]) -> String {
-    let doc = serde_json::json!({
+/// Where a step's run goes: the step's `hosts` or `slurm`, else its configuration's; one of
+/// the two at most, and a Slurm shape of at least one node and one task.
+fn across(config: &Config, step: &Step, text: &str) -> Result<Across, FileError> {
+    let at = |span: std::ops::Range<usize>, msg: String| FileError::at(text, span, msg);
+    let pick = |hosts: &Option<toml::Spanned<String>>,
+                slurm: &Option<toml::Spanned<crate::file::Slurm>>,
+                whose: &str| {
+        match (hosts, slurm) {
+            (Some(h), Some(_)) => Err(at(
+                h.span(),
+                format!(
+                    "{whose} names both hosts and slurm: give one (hosts: mpirun over a hostfile or list; slurm: srun)"
+                ),
+            )),
+            (Some(h), None) => Ok(Some(Across::Hosts(h.get_ref().clone()))),
+            (None, Some(s)) => {
+                let shape = *s.get_ref();
+                if shape.nodes == 0 || shape.tasks_per_node == 0 {
+                    return Err(at(
+                        s.span(),
+                        format!(
+                            "{whose}: slurm = {{ nodes = {}, tasks_per_node = {} }}: give at least one node and one task per node",
+                            shape.nodes, shape.tasks_per_node
+                        ),
+                    ));
+                }
+                Ok(Some(Across::Slurm { nodes: shape.nodes, tasks_per_node: shape.tasks_per_node }))
+            }
+            (None, None) => Ok(None),
+        }
+    };
+    let step_says = pick(&step.hosts, &step.slurm, &format!("step '{}'", step_name(step).get_ref()))?;
+    let config_says = pick(&config.hosts, &config.slurm, &format!("configuration '{}'", config.name.get_ref()))?;
+    Ok(step_says.or(config_says).unwrap_or(Across::Here))
+}
+
+fn key(file: &StudyFile, config: &Config, suite: &str, args: &[String], across: &Across) -> String {
+    let mut doc = serde_json::json!({
         "suite": suite,
         "args": args,
         "config": {
@@ -376,6 +431,10 @@ fn key(file: &StudyFile, config: &Config, suite: &str, args: &[String]) -> Strin
         },
         "study_setup": file.setup,
     });
+    // Written only where a step leaves this host: keys of studies from before stay as they were.
+    if *across != Across::Here {
+        doc["across"] = serde_json::to_value(across).unwrap_or_default();
+    }
     let digest = Sha256::digest(doc.to_string().as_bytes());
     digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
@@ -425,10 +484,15 @@ pub fn expand(text: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<String
         let Some(end) = after.find('}') else {
             return Err(StudyError::Unclosed(text.to_string()));
         };
-        let name = &after[..end];
-        match var(name) {
-            Some(v) => out.push_str(&v),
-            None => return Err(StudyError::NotSet { text: text.to_string(), name: name.to_string() }),
+        // `${NAME:-DEFAULT}`, as the shell writes it: DEFAULT where NAME is unset or empty.
+        let (name, default) = match after[..end].split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (&after[..end], None),
+        };
+        match (var(name).filter(|v| default.is_none() || !v.is_empty()), default) {
+            (Some(v), _) => out.push_str(&v),
+            (None, Some(default)) => out.push_str(default),
+            (None, None) => return Err(StudyError::NotSet { text: text.to_string(), name: name.to_string() }),
         }
         rest = &after[end + 1..];
     }
@@ -571,6 +635,57 @@ args = { repeat = 1 }
         assert_eq!(expand("plain $HOME", &var).unwrap(), "plain $HOME");
         assert!(expand("${NOPE}", &var).unwrap_err().to_string().contains("${NOPE} is not set"));
         assert!(expand("${MNT", &var).is_err());
+    }
+
+    #[test]
+    fn a_default_stands_in_for_a_variable_unset_or_empty() {
+        let var = |n: &str| match n {
+            "SET" => Some("h1,h2".to_string()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        };
+        assert_eq!(expand("${SET:-}", &var).unwrap(), "h1,h2");
+        assert_eq!(expand("${EMPTY:-here}", &var).unwrap(), "here");
+        assert_eq!(expand("${UNSET:-}", &var).unwrap(), "");
+        assert_eq!(expand("${EMPTY}", &var).unwrap(), "", "no default: empty is a value");
+    }
+
+    #[test]
+    fn a_step_runs_across_its_own_hosts_else_its_configurations_and_the_key_says_so() {
+        let hosts = TWO
+            .replace("target = \"/tmp/a\"", "target = \"/tmp/a\"\nhosts = \"h1,h2\"")
+            .replace("name = \"second\"", "name = \"second\"\nslurm = { nodes = 2, tasks_per_node = 3 }");
+        let p = plan_of(&hosts, Scale::Full).unwrap();
+        let across: Vec<(&str, &str, &Across)> =
+            p.steps.iter().map(|s| (s.config_name.as_str(), s.step_name.as_str(), &s.across)).collect();
+        assert_eq!(
+            across,
+            [
+                ("a", "iozone", &Across::Hosts("h1,h2".into())),
+                ("b", "iozone", &Across::Here),
+                ("a", "second", &Across::Slurm { nodes: 2, tasks_per_node: 3 }),
+                ("b", "second", &Across::Slurm { nodes: 2, tasks_per_node: 3 }),
+            ]
+        );
+        let here = plan_of(TWO, Scale::Full).unwrap();
+        assert_ne!(p.steps[0].key, here.steps[0].key, "the hosts are part of what a step runs with");
+        assert_eq!(p.steps[1].key, here.steps[1].key, "a step on this host keeps its key");
+    }
+
+    #[test]
+    fn hosts_and_slurm_together_or_an_empty_slurm_are_refused_at_their_line() {
+        let both = TWO.replace(
+            "target = \"/tmp/a\"",
+            "target = \"/tmp/a\"\nhosts = \"h1\"\nslurm = { nodes = 1, tasks_per_node = 1 }",
+        );
+        let e = plan_of(&both, Scale::Full).unwrap_err();
+        assert!(e.to_string().contains("configuration 'a' names both hosts and slurm"), "{e}");
+        assert_eq!(e.line, Some(7));
+        let none = TWO.replace("name = \"second\"", "name = \"second\"\nslurm = { nodes = 0, tasks_per_node = 1 }");
+        let e = plan_of(&none, Scale::Full).unwrap_err();
+        assert!(e.to_string().contains("give at least one node and one task per node"), "{e}");
+        let unknown = TWO.replace("name = \"second\"", "name = \"second\"\nslurm = { nodes = 1, tasks = 1 }");
+        assert!(parse(&unknown).is_err(), "slurm's keys are nodes and tasks_per_node");
     }
 
     #[test]

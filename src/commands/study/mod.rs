@@ -26,7 +26,8 @@ pub struct StudyArgs {
 enum StudyCommand {
     /// Run a study file (docs/studies.md): every step of every configuration, then its
     /// comparisons, sweeps and report. Run it again after a stop: finished steps are kept. Steps
-    /// run on this host (not under mpirun) and have no time limit of their own
+    /// run on this host unless their configuration or step names hosts (mpirun) or slurm
+    /// (srun), and have no time limit of their own
     Run(run::RunArgs),
     /// Print a stored study: its steps, their runs, its conclusions
     Show {

@@ -9,7 +9,7 @@ use crate::harness::signals;
 use anyhow::Context;
 use iomatrix_core::UsageError;
 use iomatrix_store::{ProcessId, RunStatus, StepStatus, Store, StudyRecord, StudyStatus, StudyStep};
-use iomatrix_study::{Plan, PlannedStep, Scale, StudyFile};
+use iomatrix_study::{Across, Plan, PlannedStep, Scale, StudyFile};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -36,6 +36,12 @@ pub struct RunArgs {
     /// never replace the results database, whatever the flag)
     #[arg(long)]
     force: bool,
+
+    /// The hosts for the steps that name `hosts = "${HOSTS:-}"` (a hostfile, a line per host:
+    /// HOST [slots=N], or a,b,c): the study's ${HOSTS}. Those steps run under mpirun, one client per
+    /// slot; without it they run on this host
+    #[arg(long, value_name = "FILE|LIST")]
+    hosts: Option<String>,
 }
 
 /// Longest wait for a step's run left behind by a killed study to finish stopping.
@@ -64,7 +70,7 @@ pub fn run(args: RunArgs, db: &Path) -> anyhow::Result<ExitCode> {
         id: record.id,
         logs,
         force: args.force,
-        vars: BTreeMap::new(),
+        vars: args.hosts.iter().map(|h| ("HOSTS".to_string(), h.clone())).collect(),
         worst: 0,
         durations: Vec::new(),
     };
@@ -260,7 +266,7 @@ impl Study<'_> {
                 }
                 // Told to stop during the setup: its steps stay planned, for the study run again.
                 Shell::Stopped => return Ok(Flow::Stopped),
-                Shell::Done(vars) => self.vars = vars,
+                Shell::Done(vars) => self.vars.extend(vars),
             }
         }
         let flow = self.visits(&todo, &mut finished, total);
@@ -410,10 +416,45 @@ impl Study<'_> {
         {
             args.extend(["--label".into(), format!("{k}={v}")]);
         }
-        let env = self.env(config_vars, Some(p.config))?;
+        let mut env = self.env(config_vars, Some(p.config))?;
         let log = self.logs.join(format!("{:03}-{}-{}.log", p.seq + 1, p.config_name, p.step_name));
         let log_file = process::open_log(&log, self.db, self.force, &format!("step '{what}'"))?;
-        let program = std::env::current_exe().context("cannot find iomatrix's own program file")?;
+        let own = std::env::current_exe().context("cannot find iomatrix's own program file")?;
+        // Across hosts the run's rank 0 is on another host: the step finds its run by the launch
+        // id rank 0 records (IOMATRIX_LAUNCH_ID, passed on by mpirun's launcher and by srun).
+        let launch = match &p.across {
+            Across::Here => None,
+            Across::Hosts(h) => {
+                let hosts = iomatrix_study::expand(h, &var)
+                    .map_err(|e| UsageError::new(format!("step '{what}': hosts {e}")))?;
+                (!hosts.trim().is_empty()).then_some(hosts)
+            }
+            Across::Slurm { .. } => Some(String::new()),
+        }
+        .map(|hosts| {
+            let id = format!("study-{}-{}-{:x}", self.id, p.seq, std::process::id());
+            env.push((iomatrix_coord::LAUNCH_ID.to_string(), id.clone()));
+            (hosts, id)
+        });
+        let program = match (&p.across, &launch) {
+            (Across::Slurm { nodes, tasks_per_node }, Some(_)) => {
+                // Each task one client: the step's own --clients would be refused under MPI.
+                let mut srun: Vec<String> =
+                    ["--mpi=pmix", "-N", &nodes.to_string(), "--ntasks-per-node", &tasks_per_node.to_string()]
+                        .map(String::from)
+                        .to_vec();
+                srun.push(own.display().to_string());
+                srun.extend(without_clients(&args, &what));
+                args = srun;
+                PathBuf::from("srun")
+            }
+            (Across::Hosts(_), Some((hosts, _))) => {
+                args = without_clients(&args, &what);
+                args.extend(["--hosts".to_string(), hosts.clone()]);
+                own
+            }
+            _ => own,
+        };
         let started = Instant::now();
         let spinner = indicatif::ProgressBar::new_spinner().with_message(format!("[{nth}/{total}] {what}{left}"));
         spinner.set_style(
@@ -425,7 +466,7 @@ impl Study<'_> {
         spinner.finish_and_clear();
         let (ended, pid) = ran.with_context(|| format!("cannot start step '{what}'"))?;
         let seconds = started.elapsed().as_secs_f64();
-        let run = self.run_of(p, pid)?;
+        let run = self.run_of(p, pid, launch.as_ref().map(|(_, id)| id.as_str()))?;
         let status = match ended {
             Ended::Stopped => {
                 // Cut short: run again from its start when the study resumes.
@@ -566,10 +607,18 @@ impl Study<'_> {
 
     /// The run process `pid` stored for step `p`; other runs of the step (strays of a killed
     /// study) are removed.
-    fn run_of(&self, p: &PlannedStep, pid: u32) -> anyhow::Result<Option<i64>> {
+    fn run_of(&self, p: &PlannedStep, pid: u32, launch: Option<&str>) -> anyhow::Result<Option<i64>> {
         let mut mine = None;
+        let launched = match launch {
+            Some(id) => self.store.find_run_by_environment("launch_id", id)?.map(|r| r.id),
+            None => None,
+        };
         for r in self.runs_of(p)? {
-            if r.pid == pid as i64 && r.host == ProcessId::this_host() && mine.is_none() {
+            let this_one = match launch {
+                Some(_) => launched == Some(r.id),
+                None => r.pid == pid as i64 && r.host == ProcessId::this_host(),
+            };
+            if this_one && mine.is_none() {
                 mine = Some(r.id);
             } else if !r.process_alive() {
                 self.store.delete_run(r.id)?;
@@ -652,4 +701,27 @@ impl Study<'_> {
 
 fn indent(text: &str) -> String {
     text.lines().map(|l| format!("  | {l}")).collect::<Vec<_>>().join("\n")
+}
+
+/// A step's arguments without `--clients N`: across hosts each MPI rank is one client (a slot of a
+/// host, or a Slurm task), and the run refuses `--clients` there. Said in the step's progress.
+fn without_clients(args: &[String], what: &str) -> Vec<String> {
+    let mut kept = Vec::with_capacity(args.len());
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--clients" {
+            if let Some(n) = it.next() {
+                eprintln!(
+                    "iomatrix: step '{what}': across hosts each MPI rank is one client: its --clients {n} is left out"
+                );
+            }
+        } else if let Some(n) = a.strip_prefix("--clients=") {
+            eprintln!(
+                "iomatrix: step '{what}': across hosts each MPI rank is one client: its --clients {n} is left out"
+            );
+        } else {
+            kept.push(a.clone());
+        }
+    }
+    kept
 }
