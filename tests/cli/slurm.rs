@@ -45,7 +45,7 @@ fn the_one_run(sb: &Sandbox) -> Value {
     sb.last_run()
 }
 
-fn small_access<'a>(target: &'a Path) -> Vec<&'a str> {
+fn small_access(target: &Path) -> Vec<&str> {
     vec![
         "run",
         "access",
