@@ -3,7 +3,7 @@
 
 use crate::SuiteShape;
 use iomatrix_core::Figures;
-use iomatrix_store::{CellRow, CellState, CellStateKind, StoredRun};
+use iomatrix_store::{CellFigures, CellRow, CellState, CellStateKind, StoredRun};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -190,6 +190,9 @@ pub struct Group {
     /// laid the files out, which explains a rate (seed 003's delayed allocation).
     #[serde(skip)]
     pub extents: BTreeMap<CellKey, Vec<serde_json::Value>>,
+    /// Each run's typed figures by cell, for seed 003's headline rows ([`crate::headline`]).
+    #[serde(skip)]
+    pub figures: BTreeMap<CellKey, Vec<CellFigures>>,
 }
 
 impl Group {
@@ -204,6 +207,7 @@ impl Group {
         let mut samples: BTreeMap<CellKey, (Vec<f64>, &'static str, usize)> = BTreeMap::new();
         let mut latency: BTreeMap<(CellKey, String), Vec<serde_json::Value>> = BTreeMap::new();
         let mut extents: BTreeMap<CellKey, Vec<serde_json::Value>> = BTreeMap::new();
+        let mut figures: BTreeMap<CellKey, Vec<CellFigures>> = BTreeMap::new();
         let mut left_out = Vec::new();
         for run in runs {
             let mix = size_mix(&run.plan);
@@ -231,9 +235,11 @@ impl Group {
                     }
                     latency.entry((phase, what)).or_default().push(summary);
                 }
-                if let Some(counted) = cell.figures().extents.filter(|e| e.files > 0) {
+                let typed = cell.figures();
+                if let Some(counted) = typed.extents.clone().filter(|e| e.files > 0) {
                     extents.entry(key.clone()).or_default().push(counted.summary);
                 }
+                figures.entry(key.clone()).or_default().push(typed);
             }
         }
         Group {
@@ -261,6 +267,7 @@ impl Group {
                 .collect(),
             latency,
             extents,
+            figures,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! "% change" tables).
 
 use crate::cells::{CellKey, Group, LeftOut, Partial};
+use crate::headline::{headline_tables, published_sides, HeadlineTable, PublishedSide};
 use crate::hint::{sweep_hint, SweepHint};
 use crate::noise::{judge, slower_beyond, Judgement};
 use serde::Serialize;
@@ -194,6 +195,10 @@ pub struct Comparison {
     pub latency: Vec<LatencyRow>,
     /// Per phase, each operation's mean, p50, p99 (or slowest) and rate.
     pub operations: Vec<OperationTable>,
+    /// Seed 003's headline rows per phase of connections and per backup walk ([`headline_tables`]).
+    pub headline: Vec<HeadlineTable>,
+    /// The sides that are published tables, not measured runs.
+    pub published: Vec<PublishedSide>,
     /// Matrix cells' verdicts, as `ratios` is laid out (None where no ratio).
     pub matrix_verdicts: Vec<Vec<Vec<Option<Judgement>>>>,
     /// Verdicts over every compared figure (matrix cells, metrics, operations).
@@ -323,6 +328,8 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
         scalars,
         latency: latency_rows(a, b),
         operations,
+        headline: headline_tables(a, b),
+        published: published_sides(a, b),
         matrix_verdicts,
         noise,
         only_in_a,
@@ -782,6 +789,7 @@ mod tests {
             environments: vec![serde_json::json!({"kernel": "6.18"})],
             latency: BTreeMap::new(),
             extents: BTreeMap::new(),
+            figures: BTreeMap::new(),
         }
     }
 

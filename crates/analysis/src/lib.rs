@@ -31,6 +31,7 @@ mod cache;
 mod cells;
 mod compare;
 mod derive;
+mod headline;
 mod hint;
 mod limit;
 mod noise;
@@ -44,6 +45,7 @@ pub use compare::{
     NotKnown, OperationRow, OperationTable, Region, Regression, ScalarRow, Tally,
 };
 pub use derive::{derive, Derivation, Derived, DerivedRow, Factor};
+pub use headline::{headline_tables, published_sides, HeadlineRow, HeadlineTable, PublishedSide};
 pub use hint::{sweep_hint, SweepHint, SweptParameter, SWEPT_PARAMETERS};
 pub use limit::{flag_cached, CacheFlags, Limit};
 pub use noise::{judge, slower_beyond, Judgement, ALPHA};

@@ -24,6 +24,7 @@ pub fn comparison(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>, all:
         c.b,
         runs(&c.b_runs)
     );
+    out.push_str(&super::headline::published(c));
     differences(&mut out, "plan parameters", &c.plan_differences, (c.plan_compared, c.unknown_plan.len()));
     differences(
         &mut out,
@@ -62,6 +63,7 @@ pub fn comparison(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>, all:
     }
     out.push_str(&scalars(c));
     out.push_str(&operations(c));
+    out.push_str(&super::headline::tables(c));
     out.push_str(&noise(c));
     for (side, cells) in [("A", &c.only_in_a), ("B", &c.only_in_b)] {
         if !cells.is_empty() {

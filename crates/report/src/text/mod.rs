@@ -28,6 +28,7 @@ pub mod clients;
 pub mod compare;
 pub mod connections;
 pub mod extents;
+pub mod headline;
 pub mod imported;
 pub mod run;
 pub mod runs;
