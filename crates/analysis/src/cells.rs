@@ -190,9 +190,10 @@ pub struct Group {
     /// laid the files out, which explains a rate (seed 003's delayed allocation).
     #[serde(skip)]
     pub extents: BTreeMap<CellKey, Vec<serde_json::Value>>,
-    /// Each run's typed figures by cell, for seed 003's headline rows ([`crate::headline`]).
+    /// Each run's typed figures by cell, in the order the cells were first stored (a load's
+    /// write phase before its read), for seed 003's headline rows ([`crate::headline`]).
     #[serde(skip)]
-    pub figures: BTreeMap<CellKey, Vec<CellFigures>>,
+    pub figures: Vec<(CellKey, Vec<CellFigures>)>,
 }
 
 impl Group {
@@ -207,7 +208,7 @@ impl Group {
         let mut samples: BTreeMap<CellKey, (Vec<f64>, &'static str, usize)> = BTreeMap::new();
         let mut latency: BTreeMap<(CellKey, String), Vec<serde_json::Value>> = BTreeMap::new();
         let mut extents: BTreeMap<CellKey, Vec<serde_json::Value>> = BTreeMap::new();
-        let mut figures: BTreeMap<CellKey, Vec<CellFigures>> = BTreeMap::new();
+        let mut figures: Vec<(CellKey, Vec<CellFigures>)> = Vec::new();
         let mut left_out = Vec::new();
         for run in runs {
             let mix = size_mix(&run.plan);
@@ -239,7 +240,10 @@ impl Group {
                 if let Some(counted) = typed.extents.clone().filter(|e| e.files > 0) {
                     extents.entry(key.clone()).or_default().push(counted.summary);
                 }
-                figures.entry(key.clone()).or_default().push(typed);
+                match figures.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, runs)) => runs.push(typed),
+                    None => figures.push((key.clone(), vec![typed])),
+                }
             }
         }
         Group {

@@ -789,7 +789,7 @@ mod tests {
             environments: vec![serde_json::json!({"kernel": "6.18"})],
             latency: BTreeMap::new(),
             extents: BTreeMap::new(),
-            figures: BTreeMap::new(),
+            figures: Vec::new(),
         }
     }
 

@@ -50,7 +50,7 @@ const SEED_ORDER: [&str; 5] = ["open", "close", "create", "write", "read"];
 pub fn headline_tables(a: &Group, b: &Group) -> Vec<HeadlineTable> {
     let mut tables = Vec::new();
     for (key, fa) in &a.figures {
-        let Some(fb) = b.figures.get(key) else { continue };
+        let Some((_, fb)) = b.figures.iter().find(|(k, _)| k == key) else { continue };
         let rows = if is_walk(fa) || is_walk(fb) {
             walk_rows(fa, fb)
         } else if is_phase(fa) || is_phase(fb) {

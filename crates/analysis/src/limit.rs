@@ -205,7 +205,7 @@ mod tests {
             environments: vec![],
             latency: BTreeMap::new(),
             extents: BTreeMap::new(),
-            figures: BTreeMap::new(),
+            figures: Vec::new(),
         };
         let flags = flag_cached(&group, &Limit::parse_rate("100Mbit").unwrap());
         let got: Vec<CellKey> = flags.flagged.iter().map(|(k, _, _)| k.clone()).collect();
