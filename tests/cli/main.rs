@@ -42,6 +42,7 @@ mod mounted;
 mod mpi;
 mod multihost;
 mod personality;
+mod published;
 mod prepare;
 mod remote;
 mod remote_access;
