@@ -195,9 +195,12 @@ pub struct Comparison {
     pub latency: Vec<LatencyRow>,
     /// Per phase, each operation's mean, p50, p99 (or slowest) and rate.
     pub operations: Vec<OperationTable>,
-    /// Seed 003's headline rows per phase of connections and per backup walk ([`headline_tables`]).
+    /// Seed 003's headline rows per phase of connections and per backup walk ([`headline_tables`]);
+    /// left out of the JSON where there are none (other suites).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub headline: Vec<HeadlineTable>,
-    /// The sides that are published tables, not measured runs.
+    /// The sides that are published tables, not measured runs; left out of the JSON where none is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub published: Vec<PublishedSide>,
     /// Matrix cells' verdicts, as `ratios` is laid out (None where no ratio).
     pub matrix_verdicts: Vec<Vec<Vec<Option<Judgement>>>>,
