@@ -145,6 +145,9 @@ fn seed_003s_published_tables_give_back_its_percent_change_column() {
     assert_eq!(row("total files"), (29451.0, 29101.0));
     assert_eq!(row("total extents"), (7482988.0, 67425.0));
     assert_eq!(row("extents per file"), (7482988.0 / 29451.0, 67425.0 / 29101.0));
+    // The table gives no fragmented files: no row says 0 of them.
+    let scalars: Vec<&str> = backup["scalars"].as_array().unwrap().iter().map(|r| r["metric"].as_str().unwrap()).collect();
+    assert!(!scalars.iter().any(|m| m.contains("fragmented")), "{scalars:?}");
     // The rows in the seed's order: open, close, create, write, then the completion time and
     // the throughput per connection beside the total.
     let figures: Vec<&str> = fileserver["headline"][0]["rows"]

@@ -724,6 +724,11 @@ fn extent_rows(a: &Group, b: &Group) -> Vec<ScalarRow> {
         ] {
             let (va, vb) = (med(xa, f), med(xb, f));
             let samples = |s: &[serde_json::Value]| s.iter().filter_map(f).collect::<Vec<f64>>();
+            // A side that does not know the figure (a published table gives no fragmented files)
+            // has no row: its median of nothing would read 0.
+            if samples(xa).is_empty() || samples(xb).is_empty() {
+                continue;
+            }
             rows.push(ScalarRow {
                 // Fewer extents, fewer fragmented files: better.
                 verdict: judge(&samples(xa), &samples(xb), false),
