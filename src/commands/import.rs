@@ -162,7 +162,9 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
             .map_err(|e| UsageError::new(format!("{name}: {}: {e}", format.describe())))?;
         for run in &mut runs {
             through_the_gate(run, &name.to_string(), args.skip_bad_lines)?;
-            if let Some((key, _)) = run.labels.iter().find(|(k, _)| k == IMPORTED_LABEL || labels.iter().any(|(l, _)| l == k)) {
+            if let Some((key, _)) =
+                run.labels.iter().find(|(k, _)| k == IMPORTED_LABEL || labels.iter().any(|(l, _)| l == k))
+            {
                 return Err(UsageError::new(format!(
                     "{name}: the table's column label:{key} and --label {key}=... (or the importer's own \
                      {IMPORTED_LABEL}=) both label the run: each key once; drop one"

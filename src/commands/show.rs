@@ -23,8 +23,8 @@ pub fn run(db: &Path, id: i64, json: bool) -> anyhow::Result<ExitCode> {
         let mut shown = run.clone();
         shown.cell_results.retain(|c| !unreadable.iter().any(|u| u.cell == Some(c.seq) && u.column == "metrics_json"));
         // A published table has no measured run behind it: its figures as typed, not the suite's tables.
-        let tables = iomatrix_report::text::imported::published_table(&shown)
-            .unwrap_or_else(|| crate::suites::tables(&shown));
+        let tables =
+            iomatrix_report::text::imported::published_table(&shown).unwrap_or_else(|| crate::suites::tables(&shown));
         crate::out::print(&iomatrix_report::text::run::run_text(&shown, &tables))?;
     }
     if unreadable.is_empty() {

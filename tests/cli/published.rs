@@ -146,16 +146,13 @@ fn seed_003s_published_tables_give_back_its_percent_change_column() {
     assert_eq!(row("total extents"), (7482988.0, 67425.0));
     assert_eq!(row("extents per file"), (7482988.0 / 29451.0, 67425.0 / 29101.0));
     // The table gives no fragmented files: no row says 0 of them.
-    let scalars: Vec<&str> = backup["scalars"].as_array().unwrap().iter().map(|r| r["metric"].as_str().unwrap()).collect();
+    let scalars: Vec<&str> =
+        backup["scalars"].as_array().unwrap().iter().map(|r| r["metric"].as_str().unwrap()).collect();
     assert!(!scalars.iter().any(|m| m.contains("fragmented")), "{scalars:?}");
     // The rows in the seed's order: open, close, create, write, then the completion time and
     // the throughput per connection beside the total.
-    let figures: Vec<&str> = fileserver["headline"][0]["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["figure"].as_str().unwrap())
-        .collect();
+    let figures: Vec<&str> =
+        fileserver["headline"][0]["rows"].as_array().unwrap().iter().map(|r| r["figure"].as_str().unwrap()).collect();
     assert_eq!(
         figures,
         [
@@ -268,8 +265,19 @@ fn a_personality_phase_stores_its_throughput_per_connection_and_compare_gives_it
     let target = sb.target();
     let t = target.to_str().unwrap();
     let run = |label: &str| {
-        let args =
-            ["run", "personality", "fileserver", "--target", t, "--scale", "small", "--connections", "2", "--duration", "1s"];
+        let args = [
+            "run",
+            "personality",
+            "fileserver",
+            "--target",
+            t,
+            "--scale",
+            "small",
+            "--connections",
+            "2",
+            "--duration",
+            "1s",
+        ];
         assert_success(&sb.run(&[&args[..], &["--label", label]].concat()));
         sb.last_run()["run"]["id"].as_i64().unwrap()
     };
@@ -316,7 +324,8 @@ fn a_published_table_from_dev_zero_or_a_sparse_10_gib_file_is_refused() {
     let sb = Sandbox::new();
     let sparse = sb.dir.path().join("sparse-10g.csv");
     std::fs::File::create(&sparse).unwrap().set_len(10 << 30).unwrap();
-    for (input, needle) in [(Path::new("/dev/zero"), "/dev/zero is a device"), (&sparse, "more than the import bound")] {
+    for (input, needle) in [(Path::new("/dev/zero"), "/dev/zero is a device"), (&sparse, "more than the import bound")]
+    {
         let started = std::time::Instant::now();
         let out = sb.run(&["import", "--format", "published", input.to_str().unwrap()]);
         assert_usage_error(&out, needle);

@@ -221,28 +221,33 @@ pub fn parse(text: &str, options: &Options) -> Result<Vec<ImportedRun>, ImportEr
         return Err(ImportError::at_line(header_n, "the column line is followed by no figure"));
     }
     // Runs by their labels and suite, in the order first seen; cells by test and sizes.
-    type RunKey = (Vec<(String, String)>, String);
-    type CellKey = (String, Option<u64>, Option<u64>);
-    let mut runs: Vec<(RunKey, Vec<u64>, usize, BTreeMap<CellKey, Cell>)> = Vec::new();
+    let mut runs: Vec<PendingRun> = Vec::new();
     for l in read {
-        let key: RunKey = (l.labels.clone(), l.suite.clone());
-        let i = match runs.iter().position(|(k, ..)| *k == key) {
+        let key = (l.labels.clone(), l.suite.clone());
+        let i = match runs.iter().position(|r| r.key == key) {
             Some(i) => i,
             None => {
-                runs.push((key, l.file_sizes.clone(), l.n, BTreeMap::new()));
+                runs.push(PendingRun { key, mix: l.file_sizes.clone(), mix_line: l.n, cells: BTreeMap::new() });
                 runs.len() - 1
             }
         };
-        let (_, mix, mix_line, cells) = &mut runs[i];
-        if let Err(e) = add(l, mix, *mix_line, cells) {
+        let r = &mut runs[i];
+        if let Err(e) = add(l, &r.mix, r.mix_line, &mut r.cells) {
             bad.bad(e)?;
         }
     }
-    let mut out = Vec::new();
-    for ((labels, suite), mix, _, cells) in runs {
-        out.push(run(&labels, &suite, &mix, cells, &bad.lines));
-    }
-    Ok(out)
+    Ok(runs.into_iter().map(|r| run(&r.key.0, &r.key.1, &r.mix, r.cells, &bad.lines)).collect())
+}
+
+/// A cell's place in its run: test, file size, record size, as native cells are keyed.
+type CellPlace = (String, Option<u64>, Option<u64>);
+
+/// A run being read: its labels and suite, its size mix (and the line that set it), its cells.
+struct PendingRun {
+    key: (Vec<(String, String)>, String),
+    mix: Vec<u64>,
+    mix_line: usize,
+    cells: BTreeMap<CellPlace, Cell>,
 }
 
 /// The column line: each name's place; a required one missing or an unknown one is an error.
@@ -306,7 +311,10 @@ fn read_line(n: usize, line: &str, columns: &BTreeMap<String, usize>) -> Result<
     let get = |name: &str| columns.get(name).map(|i| f[*i].trim()).unwrap_or("");
     let printable = |what: &str, v: &str| -> Result<String, ImportError> {
         if v.chars().any(char::is_control) || v.len() > 200 {
-            return Err(ImportError::at_line(n, format!("{what} '{}': printable text up to 200 bytes", v.escape_debug())));
+            return Err(ImportError::at_line(
+                n,
+                format!("{what} '{}': printable text up to 200 bytes", v.escape_debug()),
+            ));
         }
         Ok(v.to_string())
     };
@@ -350,7 +358,10 @@ fn read_line(n: usize, line: &str, columns: &BTreeMap<String, usize>) -> Result<
     let operation = printable("operation", &get("operation").to_ascii_lowercase())?;
     match (*metric == Metric::ResponseTime, operation.is_empty()) {
         (true, true) => {
-            return Err(ImportError::at_line(n, "a response time names its operation (open, close, create, write, read)"))
+            return Err(ImportError::at_line(
+                n,
+                "a response time names its operation (open, close, create, write, read)",
+            ))
         }
         (false, false) => {
             return Err(ImportError::at_line(
@@ -384,7 +395,10 @@ fn read_line(n: usize, line: &str, columns: &BTreeMap<String, usize>) -> Result<
     if stored > bound(*metric) {
         return Err(ImportError::at_line(
             n,
-            format!("value '{typed} {unit}' is past any {metric_name} a machine measures (at most {:e} in iomatrix's unit)", bound(*metric)),
+            format!(
+                "value '{typed} {unit}' is past any {metric_name} a machine measures (at most {:e} in iomatrix's unit)",
+                bound(*metric)
+            ),
         ));
     }
     Ok(Line {
@@ -405,25 +419,22 @@ fn read_line(n: usize, line: &str, columns: &BTreeMap<String, usize>) -> Result<
 
 /// Puts a line's figure into its cell; the same figure twice, or a size mix unlike the run's, is
 /// an error.
-fn add(
-    l: Line,
-    mix: &[u64],
-    mix_line: usize,
-    cells: &mut BTreeMap<(String, Option<u64>, Option<u64>), Cell>,
-) -> Result<(), ImportError> {
+fn add(l: Line, mix: &[u64], mix_line: usize, cells: &mut BTreeMap<CellPlace, Cell>) -> Result<(), ImportError> {
     if l.file_sizes.len() > 1 && l.file_sizes != mix {
         return Err(ImportError::at_line(
             l.n,
-            format!("its size mix differs from line {mix_line}'s: a run has one size mix (one set of labels, one suite)"),
+            format!(
+                "its size mix differs from line {mix_line}'s: a run has one size mix (one set of labels, one suite)"
+            ),
         ));
     }
     let file_size = l.file_sizes.iter().max().copied();
-    let cell = cells.entry((l.test.clone(), file_size, l.record_size)).or_insert_with(|| Cell {
-        first_line: l.n,
-        ..Cell::default()
-    });
+    let cell = cells
+        .entry((l.test.clone(), file_size, l.record_size))
+        .or_insert_with(|| Cell { first_line: l.n, ..Cell::default() });
     if let Some(first) = cell.given.insert((l.metric_name.clone(), l.operation.clone()), l.n) {
-        let what = if l.operation.is_empty() { l.metric_name.clone() } else { format!("{} {}", l.operation, l.metric_name) };
+        let what =
+            if l.operation.is_empty() { l.metric_name.clone() } else { format!("{} {}", l.operation, l.metric_name) };
         return Err(ImportError::at_line(l.n, format!("{what} of this cell is given twice (also on line {first})")));
     }
     let mut name = l.test.clone();
@@ -467,7 +478,7 @@ fn run(
     labels: &[(String, String)],
     suite: &str,
     mix: &[u64],
-    cells: BTreeMap<(String, Option<u64>, Option<u64>), Cell>,
+    cells: BTreeMap<CellPlace, Cell>,
     bad_lines: &[crate::BadLine],
 ) -> ImportedRun {
     let mut conditions: Map<String, Value> = unknown_conditions(suite);
@@ -605,7 +616,9 @@ mod tests {
         assert!(err("a,fileserver,write,,4k,,throughput,KB/s,1e300\n").contains("past any throughput"));
         assert!(err("a,backup,backup,,,,files,files,2.5\n").contains("a count of files is a whole number"));
         assert!(err("a,fileserver,write,,4k,,throughput,KB/s,\"29,451\"\n").contains("no thousands separators"));
-        assert!(err("a,fileserver,write,,4k,,throughput,KB/s\n").contains("line 3: 8 fields where the column line names 9"));
+        assert!(
+            err("a,fileserver,write,,4k,,throughput,KB/s\n").contains("line 3: 8 fields where the column line names 9")
+        );
         assert!(err("a,fileserver,write,,4k,open,throughput,KB/s,1\n").contains("only a response time has one"));
         assert!(err("a,fileserver,write,,4k,,response time,ms,1\n").contains("names its operation"));
         assert!(err("a,nosuch,write,,4k,,throughput,KB/s,1\n").contains("suite 'nosuch'"));
@@ -624,6 +637,10 @@ mod tests {
         assert!(fields(r#"a,"open"#).is_err());
         assert!(looks_like_table("# x\nsuite,test,metric,unit,value\n"));
         assert!(!looks_like_table("1.98,2.00a,vm\n"));
-        assert_eq!(TYPED_KEY, iomatrix_report::text::imported::PUBLISHED_TABLE, "show reads the table where it is kept");
+        assert_eq!(
+            TYPED_KEY,
+            iomatrix_report::text::imported::PUBLISHED_TABLE,
+            "show reads the table where it is kept"
+        );
     }
 }
