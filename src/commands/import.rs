@@ -22,11 +22,14 @@ use std::process::ExitCode;
 /// `iomatrix import FILE...`.
 #[derive(Args, Debug)]
 #[command(after_help = "Each file becomes a run of the matching suite, status complete, labelled \
-    imported=fio|iozone|bonnie++|bonnie|iometer: fio jobs -> access cells (block size, size, queue depth, read %, \
+    imported=fio|iozone|bonnie++|bonnie|iometer|published: fio jobs -> access cells (block size, size, queue depth, read %, \
     random %, IOPS, MiB/s, clat percentiles), IOzone -R matrices -> iozone cells (KB/s), bonnie++ tests \
     -> bonnie cells (K/sec, /sec, %CPU, latency), the original Bonnie's table (Tim Bray's Bonnie 1.x) -> a \
     bonnie run per row, Iometer's results CSV (2006.07.27, 1.1.0) -> an access cell per access spec (its ALL \
-    row: IOPS, MB/s, response times, CPU %, outstanding I/O). Conditions the file does not give (backend, O_DIRECT \
+    row: IOPS, MB/s, response times, CPU %, outstanding I/O), a published table (a write-up's or a \
+    spreadsheet's figures typed into the CSV layout of docs/import.md: label:KEY columns, suite, test, \
+    file_size, record_size, operation, metric, unit, value) -> a run per set of labels and suite, marked \
+    published (no environment, no samples). Conditions the file does not give (backend, O_DIRECT \
     or cached, RAM, file system) are stored as unknown, never guessed; bonnie++'s +++++ (too fast to \
     time) is listed as unmeasured, not stored as a figure. Every file is read, and every figure checked \
     against its physical bounds (docs/database.md), before anything is stored: a line that cannot be read \
@@ -41,8 +44,9 @@ pub struct ImportArgs {
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
 
-    /// fio, iozone, bonnie (bonnie++'s CSV), bonnie-text (the original Bonnie's table) or iometer
-    /// [default: recognised from each file's content]
+    /// fio, iozone, bonnie (bonnie++'s CSV), bonnie-text (the original Bonnie's table), iometer or
+    /// published (a published table typed into iomatrix's CSV layout, docs/import.md) [default:
+    /// recognised from each file's content]
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
 
@@ -75,7 +79,7 @@ pub struct ImportArgs {
 /// Version of `import --json`'s document; see docs/json.md.
 pub const IMPORT_SCHEMA: &str = "iomatrix.import/1";
 
-/// The label every imported run carries: `imported=fio|iozone|bonnie++|bonnie|iometer`.
+/// The label every imported run carries: `imported=fio|iozone|bonnie++|bonnie|iometer|published`.
 pub const IMPORTED_LABEL: &str = "imported";
 
 /// One file, read and parsed.
@@ -94,7 +98,7 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let labels = crate::harness::args::labels(&args.labels)?;
     if labels.iter().any(|(k, _)| k == IMPORTED_LABEL) {
         return Err(UsageError::new(format!(
-            "--label {IMPORTED_LABEL}=...: the importer sets this label itself (to fio, iozone, bonnie++, bonnie or iometer)"
+            "--label {IMPORTED_LABEL}=...: the importer sets this label itself (to fio, iozone, bonnie++, bonnie, iometer or published)"
         ))
         .into());
     }
@@ -148,7 +152,7 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
                 let known: Vec<String> =
                     Format::ALL.iter().map(|f| format!("{} ({})", f.describe(), f.name())).collect();
                 return Err(UsageError::new(format!(
-                    "{name}: not a format iomatrix can import; it reads {}; say which with --format fio|iozone|bonnie|bonnie-text|iometer",
+                    "{name}: not a format iomatrix can import; it reads {}; say which with --format fio|iozone|bonnie|bonnie-text|iometer|published",
                     known.join(", ")
                 ))
                 .into());
@@ -158,6 +162,15 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
             .map_err(|e| UsageError::new(format!("{name}: {}: {e}", format.describe())))?;
         for run in &mut runs {
             through_the_gate(run, &name.to_string(), args.skip_bad_lines)?;
+            if let Some((key, _)) =
+                run.labels.iter().find(|(k, _)| k == IMPORTED_LABEL || labels.iter().any(|(l, _)| l == k))
+            {
+                return Err(UsageError::new(format!(
+                    "{name}: the table's column label:{key} and --label {key}=... (or the importer's own \
+                     {IMPORTED_LABEL}=) both label the run: each key once; drop one"
+                ))
+                .into());
+            }
         }
         parsed.push(Parsed { source, format, runs });
     }
@@ -172,8 +185,9 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
         for run in &p.runs {
             let mut run_labels = labels.clone();
             run_labels.push((IMPORTED_LABEL.to_string(), p.format.tool().to_string()));
+            run_labels.extend(run.labels.iter().cloned());
             let new_run = NewRun {
-                suite: p.format.suite().to_string(),
+                suite: run.suite().to_string(),
                 command_line: command_line.clone(),
                 labels: run_labels,
                 plan: run.plan.clone(),
@@ -209,7 +223,7 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
                     "format": p.format,
                     "tool": p.format.tool(),
                     "tool_version": run.tool_version,
-                    "suite": p.format.suite(),
+                    "suite": run.suite(),
                     "cells": run.cells.len(),
                     "host": run.host,
                     "measured_at": run.measured_at,
@@ -255,6 +269,10 @@ fn conditions(run: &ImportedRun, source: &str) -> Value {
             "bad_lines": run.bad_lines,
         }),
     );
+    if run.format == Format::Published {
+        // No environment and no samples: compare and show say so (`imported.published`).
+        c["imported"]["published"] = true.into();
+    }
     Value::Object(c)
 }
 
@@ -271,7 +289,7 @@ fn through_the_gate(run: &mut ImportedRun, file: &str, skip: bool) -> anyhow::Re
     let lines: Vec<usize> = run.cells.iter().filter_map(|c| c.line).collect();
     let only_line = lines.first().filter(|l| lines.iter().all(|m| m == *l));
     let text_run = NewRun {
-        suite: run.format.suite().to_string(),
+        suite: run.suite().to_string(),
         command_line: String::new(),
         labels: Vec::new(),
         plan: run.plan.clone(),
@@ -327,11 +345,11 @@ fn row(seq: usize, c: &iomatrix_import::ImportedCell) -> CellRow {
 fn summary(id: i64, p: &Parsed, run: &ImportedRun) -> String {
     let version = run.tool_version.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
     let host = run.host.as_deref().map(|h| format!(" on {h}")).unwrap_or_default();
+    let what = if p.format == Format::Published { "published table" } else { p.format.tool() };
     let mut out = format!(
-        "imported run #{id}: {}{version}{host} from {}, suite {}, {} cells\n",
-        p.format.tool(),
+        "imported run #{id}: {what}{version}{host} from {}, suite {}, {} cells\n",
         p.source,
-        p.format.suite(),
+        run.suite(),
         run.cells.len()
     );
     if !run.unmeasured.is_empty() {

@@ -22,7 +22,10 @@ pub fn run(db: &Path, id: i64, json: bool) -> anyhow::Result<ExitCode> {
         // A cell whose figures cannot be read is left out of the tables: a table would show it as 0.
         let mut shown = run.clone();
         shown.cell_results.retain(|c| !unreadable.iter().any(|u| u.cell == Some(c.seq) && u.column == "metrics_json"));
-        crate::out::print(&iomatrix_report::text::run::run_text(&shown, &crate::suites::tables(&shown)))?;
+        // A published table has no measured run behind it: its figures as typed, not the suite's tables.
+        let tables =
+            iomatrix_report::text::imported::published_table(&shown).unwrap_or_else(|| crate::suites::tables(&shown));
+        crate::out::print(&iomatrix_report::text::run::run_text(&shown, &tables))?;
     }
     if unreadable.is_empty() {
         return Ok(ExitCode::SUCCESS);

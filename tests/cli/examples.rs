@@ -116,10 +116,11 @@ fn seed_003_runs_the_load_and_the_backup_walk_with_delalloc_on_and_off_interleav
         .iter()
         .map(|s| (s["config"].as_str().unwrap().to_string(), s["step"].as_str().unwrap().to_string()))
         .collect();
-    let want = [("delalloc", "load"), ("nodelalloc", "load"), ("delalloc", "backup"), ("nodelalloc", "backup")];
+    // The seed's baseline (without delayed allocation) first, and on side A of each comparison.
+    let want = [("nodelalloc", "load"), ("delalloc", "load"), ("nodelalloc", "backup"), ("delalloc", "backup")];
     assert_eq!(order, want.map(|(c, s)| (c.to_string(), s.to_string())), "interleaved per step");
     // % change per operation of the load, and the extents behind the backup walk's rate.
-    let load = &stdout[stdout.find("== nodelalloc against delalloc, step 'load'").expect("load compared")..];
+    let load = &stdout[stdout.find("== delalloc against nodelalloc, step 'load'").expect("load compared")..];
     // The load's cells are named by their size mix (16k..256k at --scale small), and each has its
     // per-operation table (seed 003's shape).
     for row in [
@@ -127,14 +128,29 @@ fn seed_003_runs_the_load_and_the_backup_walk_with_delalloc_on_and_off_interleav
         "read 16k..256k (3 sizes)/4k (KB/s)",
         "write 16k..256k (3 sizes)/4k: per operation",
         "create mean (ms)",
+        // Seed 003's own rows, in its order: response times, completion, throughput per connection.
+        "write 16k..256k (3 sizes)/4k: seed 003's rows",
+        "open mean response time (ms)",
+        "time taken for test completion (s)",
+        "throughput per connection (KB/s)",
     ] {
         assert!(load.contains(row), "{row}:\n{load}");
     }
-    let backup = &stdout[stdout.find("== nodelalloc against delalloc, step 'backup'").expect("backup compared")..];
+    let backup = &stdout[stdout.find("== delalloc against nodelalloc, step 'backup'").expect("backup compared")..];
     let line = backup.lines().find(|l| l.starts_with("backup extents per file")).expect("extents compared");
     let figures: Vec<f64> = line.split_whitespace().filter_map(|w| w.parse().ok()).collect();
-    assert_eq!(figures[0], 1.0, "delalloc: one extent per file: {line}");
-    assert!(figures[1] > 2.0, "nodelalloc: files written 8 at a time in 4k appends fragment: {line}");
+    assert!(figures[0] > 2.0, "nodelalloc (A): files written 8 at a time in 4k appends fragment: {line}");
+    assert_eq!(figures[1], 1.0, "delalloc (B): one extent per file: {line}");
+    // The backup table of seed 003: files, extents, extents per file, MiB/min, elapsed.
+    for row in [
+        "total files (files)",
+        "total extents (extents)",
+        "extents per file (extents)",
+        "backup throughput (MiB/min)",
+        "time taken for test completion (s)",
+    ] {
+        assert!(backup.contains(row), "{row}:\n{backup}");
+    }
     assert!(sb.dir.path().join("seed-003-report.html").exists());
     nothing_left("/var/tmp/iomatrix-seed-003");
 }

@@ -140,6 +140,7 @@ fn every_reader_refuses_hostile_inputs_at_once_in_little_memory() {
             Box::new(|p| s(&["run", "personality", "--dbench-loadfile", &f(p), "--target", &t])),
         ),
         ("import", Box::new(|p| s(&["import", &f(p)]))),
+        ("import --format published", Box::new(|p| s(&["import", "--format", "published", &f(p)]))),
         ("run fileserver --profile", Box::new(|p| s(&["run", "fileserver", "--profile", &f(p), "--target", &t]))),
         ("a personality's scan profile", Box::new(|p| s(&["personalities", "show", &f(&with_profile(p))]))),
         ("run --hosts (the hostfile)", Box::new(|p| s(&["run", "iozone", "--target", &t, "--hosts", &f(p)]))),

@@ -50,6 +50,7 @@ mod personality;
 mod pin;
 mod precision;
 mod prepare;
+mod published;
 mod remote;
 mod remote_access;
 mod remote_backup;

@@ -4,7 +4,7 @@
 use crate::SuiteShape;
 use iomatrix_core::figures::MetricId;
 use iomatrix_core::Figures;
-use iomatrix_store::{CellRow, CellState, CellStateKind, StoredRun};
+use iomatrix_store::{CellFigures, CellRow, CellState, CellStateKind, StoredRun};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -199,6 +199,10 @@ pub struct Group {
     /// by cell and metric, over the same samples as `cells`.
     #[serde(skip)]
     pub beside: BTreeMap<CellKey, BTreeMap<MetricId, CellStats>>,
+    /// Each run's typed figures by cell, in the order the cells were first stored (a load's
+    /// write phase before its read), for seed 003's headline rows ([`crate::headline`]).
+    #[serde(skip)]
+    pub figures: Vec<(CellKey, Vec<CellFigures>)>,
 }
 
 impl Group {
@@ -214,6 +218,7 @@ impl Group {
         let mut latency: BTreeMap<(CellKey, String), Vec<serde_json::Value>> = BTreeMap::new();
         let mut extents: BTreeMap<CellKey, Vec<serde_json::Value>> = BTreeMap::new();
         let mut beside: BTreeMap<CellKey, BTreeMap<MetricId, Samples>> = BTreeMap::new();
+        let mut figures: Vec<(CellKey, Vec<CellFigures>)> = Vec::new();
         let mut left_out = Vec::new();
         for run in runs {
             let mix = size_mix(&run.plan);
@@ -249,8 +254,13 @@ impl Group {
                     }
                     latency.entry((phase, what)).or_default().push(summary);
                 }
-                if let Some(counted) = cell.figures().extents.filter(|e| e.files > 0) {
+                let typed = cell.figures();
+                if let Some(counted) = typed.extents.clone().filter(|e| e.files > 0) {
                     extents.entry(key.clone()).or_default().push(counted.summary);
+                }
+                match figures.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, runs)) => runs.push(typed),
+                    None => figures.push((key.clone(), vec![typed])),
                 }
             }
         }
@@ -291,6 +301,7 @@ impl Group {
                     (k, stats)
                 })
                 .collect(),
+            figures,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! "% change" tables).
 
 use crate::cells::{CellKey, Group, LeftOut, Partial};
+use crate::headline::{headline_tables, published_sides, HeadlineTable, PublishedSide};
 use crate::hint::{sweep_hint, SweepHint};
 use crate::noise::{judge, slower_beyond, Judgement};
 use serde::Serialize;
@@ -198,6 +199,13 @@ pub struct Comparison {
     pub latency: Vec<LatencyRow>,
     /// Per phase, each operation's mean, p50, p99 (or slowest) and rate.
     pub operations: Vec<OperationTable>,
+    /// Seed 003's headline rows per phase of connections and per backup walk ([`headline_tables`]);
+    /// left out of the JSON where there are none (other suites).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub headline: Vec<HeadlineTable>,
+    /// The sides that are published tables, not measured runs; left out of the JSON where none is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub published: Vec<PublishedSide>,
     /// Matrix cells' verdicts, as `ratios` is laid out (None where no ratio).
     pub matrix_verdicts: Vec<Vec<Vec<Option<Judgement>>>>,
     /// Verdicts over every compared figure (matrix cells, metrics, operations).
@@ -328,6 +336,8 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
         scalars,
         latency: latency_rows(a, b),
         operations,
+        headline: headline_tables(a, b),
+        published: published_sides(a, b),
         matrix_verdicts,
         noise,
         only_in_a,
@@ -720,6 +730,11 @@ fn extent_rows(a: &Group, b: &Group) -> Vec<ScalarRow> {
         ] {
             let (va, vb) = (med(xa, f), med(xb, f));
             let samples = |s: &[serde_json::Value]| s.iter().filter_map(f).collect::<Vec<f64>>();
+            // A side that does not know the figure (a published table gives no fragmented files)
+            // has no row: its median of nothing would read 0.
+            if samples(xa).is_empty() || samples(xb).is_empty() {
+                continue;
+            }
             rows.push(ScalarRow {
                 // Fewer extents, fewer fragmented files: better.
                 verdict: judge(&samples(xa), &samples(xb), false),
@@ -789,6 +804,7 @@ mod tests {
             latency: BTreeMap::new(),
             extents: BTreeMap::new(),
             beside: BTreeMap::new(),
+            figures: Vec::new(),
         }
     }
 

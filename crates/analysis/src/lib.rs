@@ -34,6 +34,7 @@ mod compare;
 mod compare_many;
 mod derive;
 mod exclude;
+mod headline;
 mod hint;
 mod limit;
 mod noise;
@@ -49,6 +50,7 @@ pub use compare::{
 pub use compare_many::{compare_many, distinguishing_labels, side_letter, ManyComparison, ManyRow, Side, SideCell};
 pub use derive::{derive, derive_compare, Derivation, Derived, DerivedRow, Factor, Operation, Rows};
 pub use exclude::exclude_from_means;
+pub use headline::{headline_tables, published_sides, HeadlineRow, HeadlineTable, PublishedSide};
 pub use hint::{sweep_hint, SweepHint, SweptParameter, SWEPT_PARAMETERS};
 pub use limit::{flag_cached, CacheFlags, Limit};
 pub use noise::{judge, slower_beyond, Judgement, ALPHA};

@@ -206,6 +206,7 @@ mod tests {
             latency: BTreeMap::new(),
             extents: BTreeMap::new(),
             beside: BTreeMap::new(),
+            figures: Vec::new(),
         };
         let flags = flag_cached(&group, &Limit::parse_rate("100Mbit").unwrap());
         let got: Vec<CellKey> = flags.flagged.iter().map(|(k, _, _)| k.clone()).collect();

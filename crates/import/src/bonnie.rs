@@ -439,6 +439,7 @@ fn run(records: &[Record], options: &Options, bad_lines: &[crate::BadLine]) -> I
     }
     let number = |s: &str| s.parse::<u64>().ok();
     ImportedRun {
+        labels: Vec::new(),
         format: Format::Bonnie,
         tool_version: (!first.version.is_empty()).then(|| first.version.clone()),
         host: (!first.name.is_empty()).then(|| first.name.clone()),

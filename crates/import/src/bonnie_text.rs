@@ -159,6 +159,7 @@ fn run(line: usize, machine: &str, v: &[f64], bad_lines: &[crate::BadLine]) -> I
         Value::from("bonnie: the original Bonnie's putc/getc through stdio, over the whole file"),
     );
     ImportedRun {
+        labels: Vec::new(),
         format: Format::BonnieText,
         tool_version: None,
         host: (!machine.is_empty()).then(|| machine.to_string()),

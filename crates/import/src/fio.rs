@@ -141,6 +141,7 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
         .map(rfc3339_utc)
         .or_else(|| root.get("time").and_then(Value::as_str).map(str::to_string));
     Ok(ImportedRun {
+        labels: Vec::new(),
         format: Format::Fio,
         tool_version: version,
         host: (hosts.len() == 1).then(|| hosts[0].clone()),

@@ -182,6 +182,7 @@ pub fn parse(text: &str, options: &Options) -> Result<ImportedRun, ImportError> 
     )];
     notes.push("response times are Iometer's averages and maxima (no percentiles in its results file)".into());
     Ok(ImportedRun {
+        labels: Vec::new(),
         format: Format::Iometer,
         tool_version: version.filter(|v| !v.is_empty()),
         host: None,

@@ -380,6 +380,7 @@ fn run_of(b: &Banner, values: &Values, cells: Vec<ImportedCell>, parsed: Parsed)
         environment.insert("iozone_build".into(), Value::from(build.clone()));
     }
     ImportedRun {
+        labels: Vec::new(),
         format: Format::Iozone,
         tool_version: b.version.clone(),
         host: None,

@@ -39,8 +39,10 @@ mod fio;
 mod iometer;
 mod iozone;
 pub mod iozone_excel;
+mod published;
 
 pub use fio::stored_native_fields;
+pub use published::TYPED_KEY as PUBLISHED_TABLE_KEY;
 
 use iomatrix_store::CellRow;
 use serde::Serialize;
@@ -62,10 +64,13 @@ pub enum Format {
     BonnieText,
     /// Iometer's results file (2006.07.27, 1.1.0).
     Iometer,
+    /// A published table typed into iomatrix's CSV layout (docs/import.md): any suite's figures.
+    Published,
 }
 
 impl Format {
-    pub const ALL: [Format; 5] = [Format::Fio, Format::Iozone, Format::Bonnie, Format::BonnieText, Format::Iometer];
+    pub const ALL: [Format; 6] =
+        [Format::Fio, Format::Iozone, Format::Bonnie, Format::BonnieText, Format::Iometer, Format::Published];
 
     /// The name `--format` takes.
     pub fn name(self) -> &'static str {
@@ -75,6 +80,7 @@ impl Format {
             Format::Bonnie => "bonnie",
             Format::BonnieText => "bonnie-text",
             Format::Iometer => "iometer",
+            Format::Published => "published",
         }
     }
 
@@ -86,15 +92,18 @@ impl Format {
             Format::Bonnie => "bonnie++",
             Format::BonnieText => "bonnie",
             Format::Iometer => "iometer",
+            Format::Published => "published",
         }
     }
 
-    /// The iomatrix suite whose cells the import makes.
+    /// The iomatrix suite whose cells the import makes; a published table's runs each name
+    /// theirs ([`ImportedRun::suite`]).
     pub fn suite(self) -> &'static str {
         match self {
             Format::Fio | Format::Iometer => "access",
             Format::Iozone => "iozone",
             Format::Bonnie | Format::BonnieText => "bonnie",
+            Format::Published => "published",
         }
     }
 
@@ -106,6 +115,7 @@ impl Format {
             Format::Bonnie => "bonnie++'s CSV line (format 1.96, 1.97 or 1.98)",
             Format::BonnieText => "the original Bonnie's text table (Tim Bray's Bonnie 1.x)",
             Format::Iometer => "Iometer's results file (2006.07.27 or 1.1.0 CSV)",
+            Format::Published => "a published table (iomatrix's CSV layout: suite, test, metric, unit, value)",
         }
     }
 }
@@ -118,7 +128,7 @@ impl fmt::Display for Format {
 
 /// `--format` naming no format iomatrix reads (the text as given).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown format '{0}': choose fio, iozone, bonnie, bonnie-text or iometer")]
+#[error("unknown format '{0}': choose fio, iozone, bonnie, bonnie-text, iometer or published")]
 pub struct UnknownFormat(pub String);
 
 impl FromStr for Format {
@@ -130,6 +140,7 @@ impl FromStr for Format {
             "bonnie" | "bonnie++" => Ok(Format::Bonnie),
             "bonnie-text" => Ok(Format::BonnieText),
             "iometer" => Ok(Format::Iometer),
+            "published" => Ok(Format::Published),
             _ => Err(UnknownFormat(s.to_string())),
         }
     }
@@ -226,6 +237,18 @@ pub struct ImportedRun {
     pub skipped: Vec<String>,
     /// Lines that could not be read, skipped under [`Options::skip_bad_lines`].
     pub bad_lines: Vec<BadLine>,
+    /// Labels the file gives the run (a published table's `label:KEY` columns).
+    pub labels: Vec<(String, String)>,
+}
+
+impl ImportedRun {
+    /// The suite whose cells the run holds: the format's, or a published table's own.
+    pub fn suite(&self) -> &str {
+        match self.format {
+            Format::Published => self.conditions.get("suite").and_then(Value::as_str).unwrap_or("published"),
+            f => f.suite(),
+        }
+    }
 }
 
 /// One cell, the row a native cell of the run's suite stores ([`CellRow`], declared once), with
@@ -328,6 +351,9 @@ pub fn sniff(text: &str) -> Option<Format> {
     {
         return Some(Format::Iozone);
     }
+    if published::looks_like_table(text) {
+        return Some(Format::Published);
+    }
     if iometer::looks_like_results(text) {
         return Some(Format::Iometer);
     }
@@ -352,6 +378,7 @@ pub fn parse(text: &str, format: Format, options: &Options) -> Result<Vec<Import
         Format::Bonnie => bonnie::parse(text, options),
         Format::BonnieText => bonnie_text::parse(text, options),
         Format::Iometer => iometer::parse(text, options).map(|r| vec![r]),
+        Format::Published => published::parse(text, options),
     }
 }
 
@@ -408,7 +435,7 @@ mod tests {
             .parse::<Format>()
             .unwrap_err()
             .to_string()
-            .contains("fio, iozone, bonnie, bonnie-text or iometer"));
+            .contains("fio, iozone, bonnie, bonnie-text, iometer or published"));
         assert_eq!(sniff("{\n  \"fio version\" : \"fio-3.33\",\n \"jobs\": []\n}\n"), Some(Format::Fio));
         assert_eq!(sniff("note: x\n{\n  \"fio version\" : \"fio-3.33\"}"), Some(Format::Fio));
         assert_eq!(sniff("\nExcel output is below:\n\n\"Writer report\"\n"), Some(Format::Iozone));

@@ -12,6 +12,7 @@ use iomatrix_core::figures::{or_default, Direction, Figures, IoMix, Metric, Metr
 use serde::de::Deserializer;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
 pub const IOPS: Metric = Metric::new("iops", "IOPS", Direction::HigherIsBetter, 0);
 pub const PER_SEC: Metric = Metric::new("per_sec", "per second", Direction::HigherIsBetter, 0);
@@ -70,6 +71,41 @@ pub struct CellFigures {
     /// What the imported source did not give ("cpu", ...).
     #[serde(deserialize_with = "or_default", skip_serializing)]
     pub not_in_source: Vec<Value>,
+    /// Seed 003's headline figures of a phase of connections (the file-server load, a
+    /// personality): the common start to the last connection's end, and the mean of the
+    /// connections' own KB/s. Absent in runs stored before a suite kept them: unknown, never 0.
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub completion_ns: Option<u64>,
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub avg_connection_kib_per_sec: Option<f64>,
+    /// Each operation's timing summary by name (the file-server's and a personality's `ops`).
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub ops: BTreeMap<String, OpMean>,
+    /// A backup walk's files read, MiB/min and elapsed time (its `BackupResult`).
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub files: Option<u64>,
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub mib_per_min: Option<f64>,
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub wall_ns: Option<u64>,
+}
+
+/// An operation's count and mean time, as its summary stores them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct OpMean {
+    #[serde(deserialize_with = "or_default")]
+    pub count: u64,
+    #[serde(deserialize_with = "or_default")]
+    pub mean_ns: Option<f64>,
+}
+
+impl OpMean {
+    /// The mean time in ns where the operation was timed: done at least once, or (a published
+    /// table's figure) given without a count.
+    pub fn timed_mean_ns(&self) -> Option<f64> {
+        self.mean_ns.filter(|m| m.is_finite() && *m >= 0.0 && (self.count > 0 || *m > 0.0))
+    }
 }
 
 /// A client that failed in a cell: its rank and what it said.
@@ -85,6 +121,8 @@ pub struct FailedClient {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExtentFigures {
     pub files: u64,
+    /// Extents over those files; None where the summary does not say.
+    pub total_extents: Option<u64>,
     pub summary: Value,
 }
 
@@ -95,10 +133,12 @@ impl<'de> Deserialize<'de> for ExtentFigures {
         struct Counted {
             #[serde(deserialize_with = "or_default")]
             files: u64,
+            #[serde(deserialize_with = "or_default")]
+            total_extents: Option<u64>,
         }
         let summary = Value::deserialize(d)?;
-        let files = Counted::deserialize(&summary).unwrap_or_default().files;
-        Ok(ExtentFigures { files, summary })
+        let counted = Counted::deserialize(&summary).unwrap_or_default();
+        Ok(ExtentFigures { files: counted.files, total_extents: counted.total_extents, summary })
     }
 }
 

@@ -46,7 +46,7 @@ mod schema;
 mod study;
 mod time;
 
-pub use cell_figures::{CellFigures, ExtentFigures, FailedClient, IOPS, MAX_LATENCY_NS, PER_SEC};
+pub use cell_figures::{CellFigures, ExtentFigures, FailedClient, OpMean, IOPS, MAX_LATENCY_NS, PER_SEC};
 pub use figures::Unreadable;
 pub use maintain::{
     backup, check, quick_check, schema_version_of, BackupReport, CheckReport, MergeMode, MergeReport, MergedRun,

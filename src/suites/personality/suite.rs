@@ -298,6 +298,16 @@ impl Suite for Personality {
     }
 }
 
+/// The mean of the finished connections' own KB/s; None without one.
+fn avg_connection_kib_per_sec(connections: &[iomatrix_personality::ConnectionOps]) -> Option<f64> {
+    let rates: Vec<f64> = connections
+        .iter()
+        .filter(|c| c.failed.is_none() && c.ns > 0)
+        .map(|c| kib_per_sec(c.bytes, Duration::from_nanos(c.ns)))
+        .collect();
+    (!rates.is_empty()).then(|| rates.iter().sum::<f64>() / rates.len() as f64)
+}
+
 /// dbench's throughput: bytes read and written per second, 10^6 a MB.
 fn dbench_mb_per_s(m: &CellFigures) -> f64 {
     m.bytes() as f64 / 1e6 / (m.wall_ns as f64 / 1e9).max(1e-9)
@@ -493,6 +503,9 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
         "total_kib_per_sec": total_kib_per_sec,
         "kib_per_sec_sum_of_clients": clients.iter().filter_map(|c| c["total_kib_per_sec"].as_f64()).sum::<f64>(),
         "completion_ns": m.wall_ns,
+        // Seed 003's "throughput per connection": the mean of the connections' own KB/s, of those
+        // that finished (the file-server load's figure, kept the same way).
+        "avg_connection_kib_per_sec": avg_connection_kib_per_sec(&m.connections),
         "clients": clients,
     });
     if let Some(r) = &plan.replay {

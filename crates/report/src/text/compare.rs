@@ -24,6 +24,7 @@ pub fn comparison(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>, all:
         c.b,
         runs(&c.b_runs)
     );
+    out.push_str(&super::headline::published(c));
     differences(&mut out, "plan parameters", &c.plan_differences, (c.plan_compared, c.unknown_plan.len()), AB);
     differences(
         &mut out,
@@ -61,6 +62,7 @@ pub fn comparison(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>, all:
     out.push_str(&matrices(c, AB));
     out.push_str(&scalars(c));
     out.push_str(&operations(c, AB));
+    out.push_str(&super::headline::tables(c));
     out.push_str(&noise(c, AB));
     out.push_str(&only_in(c, AB));
     if let Some(h) = &c.sweep_hint {

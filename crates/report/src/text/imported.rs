@@ -24,11 +24,24 @@ pub fn adjust_pairs(run: &StoredRun, pairs: &mut Vec<(String, String)>) {
     if let Some(v) = imp.get("version").and_then(text) {
         from += &format!(" {v}");
     }
-    from += &format!(" output, {}", imp.get("source").and_then(text).unwrap_or_default());
+    let published = is_published(run);
+    from += if published { " table, " } else { " output, " };
+    from += &imp.get("source").and_then(text).unwrap_or_default();
     if let Some(at) = imp.get("measured_at").and_then(text) {
         from += &format!(", measured {at}");
     }
     pairs.insert(0, ("imported".into(), from));
+    if published {
+        pairs.insert(
+            1,
+            (
+                "published".into(),
+                "figures typed in from a published table: no environment and no samples behind them (each \
+                 figure one value as printed)"
+                    .into(),
+            ),
+        );
+    }
     let list = |key: &str| -> Vec<String> {
         imp.get(key).and_then(Value::as_array).into_iter().flatten().filter_map(text).collect()
     };
@@ -63,3 +76,43 @@ pub fn adjust_pairs(run: &StoredRun, pairs: &mut Vec<(String, String)>) {
         ));
     }
 }
+
+/// Whether the run is a published table (`iomatrix import --format published`).
+pub fn is_published(run: &StoredRun) -> bool {
+    source(run).and_then(|imp| imp.get("published")).and_then(Value::as_bool) == Some(true)
+}
+
+/// A published run's table as it was typed: one line per figure, in the file's order; None for
+/// any other run.
+pub fn published_table(run: &StoredRun) -> Option<String> {
+    if !is_published(run) {
+        return None;
+    }
+    let mut table = crate::table::Table::new(vec![
+        crate::table::Column::right("line", 5),
+        crate::table::Column::left("cell", 40),
+        crate::table::Column::left("operation", 10),
+        crate::table::Column::left("metric", 26),
+        crate::table::Column::right("value", 14),
+        crate::table::Column::free("unit").gap(" "),
+    ]);
+    let typed = run.conditions.get(PUBLISHED_TABLE).and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut rows: Vec<&Value> = typed.iter().collect();
+    rows.sort_by_key(|r| r["line"].as_u64().unwrap_or(0));
+    let text = |v: &Value| iomatrix_core::text::printable(v.as_str().unwrap_or("")).to_string();
+    for r in rows {
+        table.row([
+            r["line"].to_string(),
+            text(&r["cell"]),
+            text(&r["operation"]),
+            text(&r["metric"]),
+            text(&r["value"]),
+            text(&r["unit"]),
+        ]);
+    }
+    Some(format!("\npublished table, as typed ({} figures):\n{}", typed.len(), table.render()))
+}
+
+/// Where an import of a published table keeps its lines as typed in its conditions (the
+/// importer's `TYPED_KEY`, which its tests hold to this: the report crate sits below the importer).
+pub const PUBLISHED_TABLE: &str = "published_table";

@@ -18,6 +18,8 @@
 //! Comparisons:
 //! - [`compare`]: `compare`'s text: the conditions, the B/A matrices and their verdicts, the
 //!   scalar and per-operation tables, noise, caching, and `--fail-if-slower`'s findings.
+//! - [`headline`]: seed 003's rows in `compare` (per phase of connections, per backup walk) and
+//!   which side is a published table.
 //! - [`sweep`]: `sweep`'s text: the levels' tables and rates of change, the summaries, the
 //!   read/write ratios, the cells left out and the derived figures.
 //! - [`derived`]: `compare --derive`'s figures, worked from A's and B's and marked derived.
@@ -31,6 +33,7 @@ pub mod compare_many;
 pub mod connections;
 pub mod derived;
 pub mod extents;
+pub mod headline;
 pub mod hosts;
 pub mod imported;
 pub mod run;
