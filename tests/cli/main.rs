@@ -66,6 +66,7 @@ mod signals;
 mod slurm;
 mod stored;
 mod study;
+mod study_hosts;
 mod suite;
 mod summary;
 mod sweep;

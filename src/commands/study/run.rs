@@ -432,7 +432,9 @@ impl Study<'_> {
             Across::Slurm { .. } => Some(String::new()),
         }
         .map(|hosts| {
-            let id = format!("study-{}-{}-{:x}", self.id, p.seq, std::process::id());
+            // Hex digits and '-', as a launch id is (iomatrix_coord::launch_id).
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+            let id = format!("{:x}-{:x}-{:x}-{now:x}", self.id, p.seq, std::process::id());
             env.push((iomatrix_coord::LAUNCH_ID.to_string(), id.clone()));
             (hosts, id)
         });
