@@ -3,7 +3,9 @@
 //! baseline (`--baseline`), in one table with the sides as columns.
 
 use clap::Args;
-use iomatrix_analysis::{compare, flag_cached, regressions, Group, Limit, Partial, Region};
+use iomatrix_analysis::{
+    compare, derive_compare, flag_cached, regressions, Comparison, Derivation, Derived, Factor, Group, Limit, Region,
+};
 use iomatrix_core::{ByteSize, UsageError};
 use iomatrix_report::text;
 use iomatrix_store::{Store, StoredRun};
@@ -79,15 +81,6 @@ pub struct CompareArgs {
     pub json: bool,
 }
 
-/// `--include-partial` as the analysis takes it.
-pub fn partial(include: bool) -> Partial {
-    if include {
-        Partial::Included
-    } else {
-        Partial::LeftOut
-    }
-}
-
 /// `--fail-if-slower 5%` as a fraction (0.05).
 fn threshold(text: &str) -> Result<f64, UsageError> {
     let number = text.trim().trim_end_matches('%').trim();
@@ -133,7 +126,7 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
     if groups.len() > 2 {
         one_run_one_side(&args.sides, &groups)?;
     }
-    let pooled = partial(args.include_partial);
+    let pooled = super::numbers::partial(args.include_partial);
     let group =
         |(name, runs): &(String, Vec<StoredRun>)| Group::with(name, runs, crate::suites::shape_of(runs), pooled);
     if groups.len() > 2 {
@@ -141,7 +134,15 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
             groups.iter().map(|(_, runs)| runs.iter().map(|r| &r.summary.labels[..]).collect()).collect();
         let labels = iomatrix_analysis::distinguishing_labels(&labels);
         let groups: Vec<Group> = groups.iter().map(group).collect();
-        return super::compare_many::run(&args, &store, &groups, &labels, baseline, region, fail_if_slower);
+        let many = super::compare_many::ManyArgs {
+            json: args.json,
+            all: args.all,
+            metric: args.metric.as_deref(),
+            numbers: &args.numbers,
+            derive: !args.derive.is_empty(),
+            limit: args.limit.as_deref().map(|l| limit(&store, l)).transpose()?,
+        };
+        return super::compare_many::run(&many, &groups, &labels, baseline, region, fail_if_slower);
     }
     // Two sides: the baseline is A.
     let (a, b) = match baseline {
@@ -152,7 +153,7 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
     let flags = limit.as_ref().map(|l| (flag_cached(&a, l), flag_cached(&b, l)));
     let mut comparison = compare(&a, &b, region);
     super::numbers::exclude(&mut comparison, &args.numbers.exclude)?;
-    let derived = super::numbers::derive(&store, &args.derive, &comparison, &a)?;
+    let derived = derive(&store, &args.derive, &comparison, &a)?;
     if let Some(hint) = comparison.sweep_hint.as_mut().filter(|_| db_given) {
         hint.command += &format!(" --db {}", shell_words::quote(&db.to_string_lossy()));
     }
@@ -304,4 +305,29 @@ pub fn range(flag: &str, text: Option<&str>) -> Result<(Option<u64>, Option<u64>
         }
         bounds => Ok(bounds),
     }
+}
+
+/// `compare --derive`: each formula worked from A's and B's rows; a formula that takes no row is
+/// refused, naming the rows there are.
+pub fn derive(store: &Store, formulas: &[String], c: &Comparison, a: &Group) -> anyhow::Result<Vec<Derived>> {
+    let mut out = Vec::new();
+    for text in formulas {
+        let d = Derivation::parse(text).map_err(UsageError::from)?;
+        let factor = match &d.factor {
+            Factor::Number(n) => *n,
+            Factor::Ratio { runs, size } => super::sweep::ratio(store, runs, size, None)?,
+        };
+        let derived = derive_compare(&d, factor, c, a);
+        if derived.rows.is_empty() {
+            let rows: Vec<&str> = c.scalars.iter().map(|s| s.metric.as_str()).collect();
+            return Err(UsageError::new(format!(
+                "--derive '{text}': no compared row is named so; compare derives from its metric rows ({}), not from \
+                 the matrices' cells",
+                if rows.is_empty() { "this comparison has none".to_string() } else { rows.join(", ") }
+            ))
+            .into());
+        }
+        out.push(derived);
+    }
+    Ok(out)
 }

@@ -2,25 +2,34 @@
 //! one table with the sides as columns, the JSON document (`iomatrix.compare/3`) and the exit
 //! code of `--fail-if-slower` over every side.
 
-use super::compare::CompareArgs;
-use iomatrix_analysis::{compare_many, flag_cached, regressions, Gate, Group, Region};
+use super::numbers::NumberArgs;
+use iomatrix_analysis::{compare_many, flag_cached, regressions, Gate, Group, Limit, Region};
 use iomatrix_core::UsageError;
 use iomatrix_report::text;
-use iomatrix_store::Store;
 use std::process::ExitCode;
 
+/// What `compare`'s flags ask of more than two sides, as `compare` read them.
+pub(super) struct ManyArgs<'a> {
+    pub json: bool,
+    pub all: bool,
+    pub metric: Option<&'a str>,
+    pub numbers: &'a NumberArgs,
+    /// `--derive` was given (it takes two sides).
+    pub derive: bool,
+    /// `--limit`, read.
+    pub limit: Option<Limit>,
+}
+
 pub(super) fn run(
-    args: &CompareArgs,
-    store: &Store,
+    args: &ManyArgs<'_>,
     groups: &[Group],
     labels: &[Vec<String>],
     baseline: usize,
     region: Region,
     fail_if_slower: Option<f64>,
 ) -> anyhow::Result<ExitCode> {
-    let limit = args.limit.as_deref().map(|l| super::compare::limit(store, l)).transpose()?;
-    let flags: Option<Vec<_>> = limit.as_ref().map(|l| groups.iter().map(|g| flag_cached(g, l)).collect());
-    if !args.derive.is_empty() {
+    let flags: Option<Vec<_>> = args.limit.as_ref().map(|l| groups.iter().map(|g| flag_cached(g, l)).collect());
+    if args.derive {
         return Err(UsageError::new(
             "--derive works on two sides (A's and B's figures); with more sides compare the baseline with one \
              side at a time, e.g. compare A C --derive ...",
@@ -39,17 +48,17 @@ pub(super) fn run(
         many.pairs
             .iter()
             .zip(&many.others)
-            .map(|(pair, other)| regressions(pair, &groups[baseline], &groups[*other], t, args.metric.as_deref()))
+            .map(|(pair, other)| regressions(pair, &groups[baseline], &groups[*other], t, args.metric))
             .collect()
     });
-    if let (Some(gates), Some(metric)) = (&gates, &args.metric) {
+    if let (Some(gates), Some(metric)) = (&gates, args.metric) {
         let base = &groups[baseline];
         let named = base.cells.keys().map(|k| k.describe()).chain(many.pairs.iter().flat_map(|p| {
             p.operations
                 .iter()
                 .flat_map(|t| t.rows.iter().map(move |r| format!("{} {} {}", t.phase, r.operation, r.figure)))
         }));
-        if gates.iter().all(|g| g.slower.is_empty()) && !named.into_iter().any(|n| n.contains(metric.as_str())) {
+        if gates.iter().all(|g| g.slower.is_empty()) && !named.into_iter().any(|n| n.contains(metric)) {
             return Err(UsageError::new(format!(
                 "--metric {metric}: no compared figure has that in its name; give part of a cell's name as the \
                  tables print it (read, write 64m/4k, open p99)"
@@ -104,7 +113,7 @@ pub(super) fn run(
         let out = args.numbers.render(|| {
             let mut out = text::compare_many::comparison(&many, flags.as_deref(), args.all);
             if let (Some(t), Some(gates)) = (fail_if_slower, &gates) {
-                out.push_str(&text::compare_many::gates(t, args.metric.as_deref(), &many, gates));
+                out.push_str(&text::compare_many::gates(t, args.metric, &many, gates));
             }
             out
         });

@@ -3,9 +3,8 @@
 //! and said so), and compare's `--derive`.
 
 use clap::Args;
-use iomatrix_analysis::{derive_compare, exclude_from_means, Comparison, Derivation, Derived, Factor, Group};
+use iomatrix_analysis::{exclude_from_means, Comparison, Partial};
 use iomatrix_core::{human, UsageError};
-use iomatrix_store::Store;
 
 /// `--precision` and `--exclude`.
 #[derive(Args, Debug, Default, Clone)]
@@ -57,27 +56,11 @@ pub fn exclude(c: &mut Comparison, cells: &[String]) -> Result<(), UsageError> {
     exclude_from_means(c, cells).map_err(UsageError::from)
 }
 
-/// `compare --derive`: each formula worked from A's and B's rows; a formula that takes no row is
-/// refused, naming the rows there are.
-pub fn derive(store: &Store, formulas: &[String], c: &Comparison, a: &Group) -> anyhow::Result<Vec<Derived>> {
-    let mut out = Vec::new();
-    for text in formulas {
-        let d = Derivation::parse(text).map_err(UsageError::from)?;
-        let factor = match &d.factor {
-            Factor::Number(n) => *n,
-            Factor::Ratio { runs, size } => super::sweep::ratio(store, runs, size, None)?,
-        };
-        let derived = derive_compare(&d, factor, c, a);
-        if derived.rows.is_empty() {
-            let rows: Vec<&str> = c.scalars.iter().map(|s| s.metric.as_str()).collect();
-            return Err(UsageError::new(format!(
-                "--derive '{text}': no compared row is named so; compare derives from its metric rows ({}), not from \
-                 the matrices' cells",
-                if rows.is_empty() { "this comparison has none".to_string() } else { rows.join(", ") }
-            ))
-            .into());
-        }
-        out.push(derived);
+/// `--include-partial` (compare, sweep, report) as the analysis takes it.
+pub fn partial(include: bool) -> Partial {
+    if include {
+        Partial::Included
+    } else {
+        Partial::LeftOut
     }
-    Ok(out)
 }

@@ -84,7 +84,7 @@ pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
         one_suite(name, runs)?;
         super::select::repeats(name, runs)?;
     }
-    let pooled = super::compare::partial(args.include_partial);
+    let pooled = super::numbers::partial(args.include_partial);
     let limit = args.limit.as_deref().map(|l| super::compare::limit(&store, l)).transpose()?;
     let groups: Vec<ReportGroup> = resolved
         .into_iter()

@@ -124,7 +124,7 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
         super::select::repeats(name, runs)?;
     }
     let runs: Vec<&StoredRun> = groups.iter().flat_map(|(_, runs)| runs).collect();
-    let mut whole = NotWhole { partial: super::compare::partial(args.include_partial), ..NotWhole::default() };
+    let mut whole = NotWhole { partial: super::numbers::partial(args.include_partial), ..NotWhole::default() };
     let rows = args.rows.as_deref();
     if rows == Some(args.by.as_str()) {
         return Err(UsageError::new(format!(

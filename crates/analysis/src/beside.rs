@@ -4,8 +4,8 @@
 //! the same work is better).
 
 use crate::cells::{CellKey, Group};
-use crate::compare::{change_pct, ScalarRow};
 use crate::noise::judge;
+use crate::row::{change_pct, ScalarRow};
 use iomatrix_core::figures::Direction;
 
 /// The row of one cell's figure measured beside its rate: "write 2m/8k %CPU".

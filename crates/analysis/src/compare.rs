@@ -5,6 +5,7 @@ use crate::cells::{CellKey, Group, LeftOut, Partial};
 use crate::headline::{headline_tables, published_sides, HeadlineTable, PublishedSide};
 use crate::hint::{sweep_hint, SweepHint};
 use crate::noise::{judge, slower_beyond, Judgement};
+pub use crate::row::{change_pct, ScalarRow};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -93,20 +94,6 @@ pub struct MatrixComparison {
     /// their ratios still stand in the matrix.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub excluded: Vec<String>,
-}
-
-/// One figure of a scalar suite: A, B and the change.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ScalarRow {
-    pub metric: String,
-    pub unit: &'static str,
-    pub a: f64,
-    pub b: f64,
-    pub change_pct: f64,
-    /// Faster, slower or within noise, from each side's samples.
-    pub verdict: Judgement,
-    /// A side's median took in samples of partial cells (`--include-partial`).
-    pub partial: bool,
 }
 
 /// A plan parameter or environment fact that differs: "interleave: 1 vs 5".
@@ -351,15 +338,6 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
             Partial::LeftOut
         },
         region,
-    }
-}
-
-/// (b - a) / a in %, 0 when a is 0.
-pub fn change_pct(a: f64, b: f64) -> f64 {
-    if a == 0.0 {
-        0.0
-    } else {
-        (b - a) / a * 100.0
     }
 }
 

@@ -6,8 +6,8 @@
 //! it) is unknown there, never 0.
 
 use crate::cells::{median, CellKey, Group};
-use crate::compare::change_pct;
 use crate::noise::{judge, Judgement};
+use crate::row::change_pct;
 use iomatrix_store::CellFigures;
 use serde::Serialize;
 

@@ -38,6 +38,7 @@ mod headline;
 mod hint;
 mod limit;
 mod noise;
+mod row;
 mod shape;
 mod sweep;
 

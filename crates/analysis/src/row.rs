@@ -1,0 +1,29 @@
+//! One compared figure outside any matrix, and its change: what compare's scalar rows, the
+//! figures measured beside them (`beside`) and seed 003's headline rows (`headline`) share, below
+//! all three.
+
+use crate::noise::Judgement;
+use serde::Serialize;
+
+/// One figure of a scalar suite: A, B and the change.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScalarRow {
+    pub metric: String,
+    pub unit: &'static str,
+    pub a: f64,
+    pub b: f64,
+    pub change_pct: f64,
+    /// Faster, slower or within noise, from each side's samples.
+    pub verdict: Judgement,
+    /// A side's median took in samples of partial cells (`--include-partial`).
+    pub partial: bool,
+}
+
+/// (b - a) / a in %, 0 when a is 0.
+pub fn change_pct(a: f64, b: f64) -> f64 {
+    if a == 0.0 {
+        0.0
+    } else {
+        (b - a) / a * 100.0
+    }
+}
