@@ -80,11 +80,16 @@ fn launch_mpirun(hosts: &str, clients: usize) -> anyhow::Result<ExitCode> {
     let mut words: Vec<String> = vec!["mpirun".into()];
     words.extend(list.mpirun_args);
     words.extend(["-np".into(), list.slots.to_string()]);
-    // Remote ranks get only the environment named with -x: the database, the SMB password, labels
-    // (not the lab's own IOMATRIX_LAB_* lines, which iomatrix does not read).
+    // Remote ranks get only the environment named with -x: the database, the SMB password, labels,
+    // and of the lab's own IOMATRIX_LAB_* lines its state folder (where the lab's server facts and
+    // each host's link are read).
     let mut names: Vec<String> = std::env::vars_os()
         .filter_map(|(k, _)| k.into_string().ok())
-        .filter(|k| k.starts_with("IOMATRIX_") && !k.starts_with("IOMATRIX_LAB_") && k != iomatrix_coord::LAUNCH_ID)
+        .filter(|k| {
+            k.starts_with("IOMATRIX_")
+                && (!k.starts_with("IOMATRIX_LAB_") || k == "IOMATRIX_LAB_STATE")
+                && k != iomatrix_coord::LAUNCH_ID
+        })
         .collect();
     names.sort();
     for name in names {

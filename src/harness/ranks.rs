@@ -277,7 +277,10 @@ impl Ranks {
             });
             // Toward the server where there is one; else the interface MPI's traffic takes.
             let toward = server.and_then(Server::address).or_else(|| RankHost::here(g.rank()).address.parse().ok());
-            let here = iomatrix_environment::capture_host(folder, remote, toward);
+            let mut here = iomatrix_environment::capture_host(folder, remote, toward);
+            if let (Some(nic), Some(rate)) = (here.nic.as_mut(), super::server_facts::lab_receive_rate()) {
+                nic.receive_rate = Some(rate);
+            }
             let Some(all) = g.gather(serde_json::to_vec(&here)?).map_err(anyhow::Error::msg)? else {
                 return Ok(None);
             };

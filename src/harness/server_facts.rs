@@ -86,3 +86,36 @@ pub fn of_lab(target: &Target) -> Option<ServerDescription> {
     };
     on_lab.then_some(described)
 }
+
+/// What `lab/up` writes of each client host's link: a line per host, `NAME<TAB>RATE`, the rate
+/// the host receives at (the bridge's end of its veth; "not shaped" where none).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub const LAB_HOST_LINKS: &str = "host-links";
+
+/// The rate this host receives at, as the lab that made it says (`$IOMATRIX_LAB_STATE/host-links`,
+/// by this host's name); None outside the lab's hosts.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub fn lab_receive_rate() -> Option<String> {
+    let state = PathBuf::from(std::env::var_os("IOMATRIX_LAB_STATE")?);
+    let text = std::fs::read_to_string(state.join(LAB_HOST_LINKS)).ok()?;
+    let name = rustix::system::uname().nodename().to_string_lossy().into_owned();
+    receive_rate_of(&text, &name)
+}
+
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+fn receive_rate_of(text: &str, host: &str) -> Option<String> {
+    text.lines()
+        .filter_map(|l| l.split_once('\t'))
+        .find(|(name, _)| *name == host)
+        .map(|(_, rate)| rate.trim().to_string())
+}
+
+#[cfg(test)]
+mod host_links {
+    #[test]
+    fn a_host_finds_its_own_line_and_no_other() {
+        let text = "iomx-7-host1\tnot shaped\niomx-7-host3\t10Mbit\n";
+        assert_eq!(super::receive_rate_of(text, "iomx-7-host3").as_deref(), Some("10Mbit"));
+        assert_eq!(super::receive_rate_of(text, "iomx-7-host2"), None);
+    }
+}

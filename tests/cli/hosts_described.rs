@@ -64,6 +64,9 @@ fn a_3_host_lab_run_stores_each_hosts_environment_and_compare_names_a_changed_li
         assert!(nic["mtu"].as_u64().is_some_and(|m| m >= 576), "{what}");
         let shaped = if i == 2 { "10Mbit" } else { "not shaped" };
         assert_eq!(nic["link_rate"], shaped, "--host-link none,none,10mbit: {what}");
+        // Both directions: the host's own end shapes what it sends, the lab's bridge end (which
+        // the rank cannot see) what it receives; the lab says the latter.
+        assert_eq!(nic["receive_rate"], shaped, "--host-link shapes what the host receives too: {what}");
     }
     // The lab's server, from the facts lab/up published in its state folder.
     let described = &first["run"]["environment"]["server"];
@@ -78,7 +81,7 @@ fn a_3_host_lab_run_stores_each_hosts_environment_and_compare_names_a_changed_li
     assert!(shown.contains("hosts: 3 rank(s)"), "{shown}");
     let third = &lab_hosts[2];
     assert!(shown.contains(&format!("NIC {} toward {server} (veth,", third.3)), "{shown}");
-    assert!(shown.contains(", link 10Mbit"), "{shown}");
+    assert!(shown.contains(", link 10Mbit out, 10Mbit in"), "{shown}");
     assert!(shown.contains("server: described by lab ("), "{shown}");
 
     // Host 3 unshaped (both ends of its veth, as lab/up shaped them), and the same run again.

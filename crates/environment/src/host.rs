@@ -56,8 +56,13 @@ pub struct Nic {
     /// ETHTOOL_GDRVINFO's driver (e.g. "virtio_net", "veth"), or "unknown".
     pub driver: String,
     /// The rate of a tbf qdisc on the interface (`tc qdisc show`), e.g. "100Mbit"; "not shaped"
-    /// where none; "unknown (...)" where `tc` could not be asked.
+    /// where none; "unknown (...)" where `tc` could not be asked. A qdisc shapes what leaves an
+    /// interface: this is the rate the host sends at.
     pub link_rate: String,
+    /// The rate the host receives at, where whoever shaped the link said (the lab: its bridge's
+    /// end of the host's veth, which no rank sees from its own namespace); None where nobody did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive_rate: Option<String>,
 }
 
 /// [`Nic::link_rate`] of an interface without a token bucket.
@@ -97,6 +102,7 @@ pub fn nic_toward(to: Ipv4Addr) -> Option<Nic> {
         mtu: ethtool::mtu(&name),
         driver: ethtool::driver(&name).unwrap_or_else(|| "unknown".into()),
         link_rate: link_rate(&name),
+        receive_rate: None,
         toward: to.to_string(),
         name,
     })

@@ -80,7 +80,10 @@ pub fn host_line(env: &Value) -> String {
             text(&nic["name"]),
             text(&nic["toward"]),
             text(&nic["driver"]),
-            text(&nic["link_rate"])
+            match nic["receive_rate"].as_str() {
+                Some(receive) => format!("{} out, {receive} in", text(&nic["link_rate"])),
+                None => text(&nic["link_rate"]),
+            }
         );
     } else {
         line += "; NIC not recorded";
