@@ -25,19 +25,41 @@ pub fn comparison(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>, all:
         runs(&c.b_runs)
     );
     out.push_str(&super::headline::published(c));
-    differences(&mut out, "plan parameters", &c.plan_differences, (c.plan_compared, c.unknown_plan.len()), AB);
+    out.push_str(&what_differs(c, AB, all));
+    out.push_str(&left_out(c, AB));
+    out.push_str(&partial_taken_in(c));
+    out.push_str(&matrices(c, AB));
+    out.push_str(&scalars(c));
+    out.push_str(&operations(c, AB));
+    out.push_str(&super::headline::tables(c));
+    out.push_str(&noise(c, AB));
+    out.push_str(&only_in(c, AB));
+    if let Some(h) = &c.sweep_hint {
+        out.push_str(&sweep_hint(h, c.only_in_a.len() + c.only_in_b.len(), AB));
+    }
+    if let Some(flags) = flags {
+        out.push_str(&caching(flags));
+    }
+    out
+}
+
+/// A pair's plan, environment and condition differences, and what one side does not know: the
+/// two-sided compare's head, and each pair's under the N-sided one.
+pub(super) fn what_differs(c: &Comparison, letters: Letters, all: bool) -> String {
+    let mut out = String::new();
+    differences(&mut out, "plan parameters", &c.plan_differences, (c.plan_compared, c.unknown_plan.len()), letters);
     differences(
         &mut out,
         "environment facts",
         &c.environment_differences,
         (c.environment_compared, c.unknown_environment.len()),
-        AB,
+        letters,
     );
     if !c.unknown.is_empty() {
         if all {
             let _ = writeln!(out, "not known on one side (not compared): {}", c.unknown.join(", "));
         } else {
-            out.push_str(&not_known_counted(&c.unknown_plan, &c.unknown_environment, AB));
+            out.push_str(&not_known_counted(&c.unknown_plan, &c.unknown_environment, letters));
         }
     }
     // "The same" only when it is: the plans alike too, not only the conditions named here.
@@ -53,23 +75,15 @@ pub fn comparison(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>, all:
         (false, _) => {
             out.push_str("NOTE: the sides were measured under different conditions:\n");
             for d in &c.condition_differences {
+                // The analysis calls a pair's sides A and B.
+                let d = d.replacen(" A (", &format!(" {} (", letters.0), 1).replacen(
+                    ", B (",
+                    &format!(", {} (", letters.1),
+                    1,
+                );
                 let _ = writeln!(out, "  {d}");
             }
         }
-    }
-    out.push_str(&left_out(c, AB));
-    out.push_str(&partial_taken_in(c));
-    out.push_str(&matrices(c, AB));
-    out.push_str(&scalars(c));
-    out.push_str(&operations(c, AB));
-    out.push_str(&super::headline::tables(c));
-    out.push_str(&noise(c, AB));
-    out.push_str(&only_in(c, AB));
-    if let Some(h) = &c.sweep_hint {
-        out.push_str(&sweep_hint(h, c.only_in_a.len() + c.only_in_b.len(), AB));
-    }
-    if let Some(flags) = flags {
-        out.push_str(&caching(flags));
     }
     out
 }

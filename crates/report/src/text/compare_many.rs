@@ -3,8 +3,8 @@
 //! baseline what differs, its ratio matrices and per-operation tables.
 
 use super::compare::{
-    caching_of, differences, gate_against, matrices, noise, not_complete_heading, not_known_counted, only_in,
-    operations, partial_mark, partial_taken_in, sweep_hint, verdict_words, Letters,
+    caching_of, gate_against, matrices, noise, not_complete_heading, only_in, operations, partial_mark,
+    partial_taken_in, sweep_hint, verdict_words, what_differs, Letters,
 };
 use crate::table::{Column, Table};
 use iomatrix_analysis::{CacheFlags, Comparison, Gate, ManyComparison, Side};
@@ -86,46 +86,6 @@ fn runs(ids: &[i64]) -> String {
 
 fn indented(text: &str) -> String {
     text.lines().map(|l| format!("  {l}\n")).collect()
-}
-
-/// A pair's plan, environment and condition differences, as the two-sided compare states them.
-fn what_differs(c: &Comparison, letters: Letters, all: bool) -> String {
-    let mut out = String::new();
-    differences(&mut out, "plan parameters", &c.plan_differences, (c.plan_compared, c.unknown_plan.len()), letters);
-    differences(
-        &mut out,
-        "environment facts",
-        &c.environment_differences,
-        (c.environment_compared, c.unknown_environment.len()),
-        letters,
-    );
-    if !c.unknown.is_empty() {
-        if all {
-            let _ = writeln!(out, "not known on one side (not compared): {}", c.unknown.join(", "));
-        } else {
-            out.push_str(&not_known_counted(&c.unknown_plan, &c.unknown_environment, letters));
-        }
-    }
-    match (c.condition_differences.is_empty(), c.plan_differences.is_empty()) {
-        (true, true) => out.push_str("conditions: the same on both sides\n"),
-        (true, false) => out.push_str(
-            "NOTE: measured under different plans (the parameters above): the changes are not the same work \
-             measured twice\n",
-        ),
-        (false, _) => {
-            out.push_str("NOTE: measured under different conditions:\n");
-            for d in &c.condition_differences {
-                // The analysis calls the pair's sides A and B.
-                let d = d.replacen(" A (", &format!(" {} (", letters.0), 1).replacen(
-                    ", B (",
-                    &format!(", {} (", letters.1),
-                    1,
-                );
-                let _ = writeln!(out, "  {d}");
-            }
-        }
-    }
-    out
 }
 
 /// The one table: a row per compared figure, the baseline's median, then per other side its

@@ -4,19 +4,13 @@
 use crate::table::{Column, Table};
 use iomatrix_analysis::Derived;
 use iomatrix_core::human;
-use std::fmt::Write;
 
 /// The derived figures of a comparison: per formula, a row per measured row it was worked
 /// from, A, B and the change.
 pub fn compared(derived: &[Derived]) -> String {
     let mut out = String::new();
     for d in derived {
-        let _ = writeln!(
-            out,
-            "\nDerived, not measured (nothing stored): {} (the factor is {})",
-            d.formula,
-            human::fixed(d.factor, 4)
-        );
+        out.push_str(&super::derived::heading(d));
         let width = d.rows.iter().map(|r| r.cell.chars().count()).max().unwrap_or(7).max(7);
         let mut table = Table::new(vec![
             Column::left("derived", width),
@@ -36,6 +30,11 @@ pub fn compared(derived: &[Derived]) -> String {
         out.push_str(&table.render());
     }
     out
+}
+
+/// A derivation's heading, the same in compare and sweep: it is no measurement.
+pub(super) fn heading(d: &Derived) -> String {
+    format!("\nDerived, not measured (nothing stored): {} (the factor is {})\n", d.formula, human::fixed(d.factor, 4))
 }
 
 #[cfg(test)]

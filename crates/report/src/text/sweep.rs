@@ -261,12 +261,7 @@ fn summaries(s: &Sweep) -> String {
 fn derived(s: &Sweep, derived: &[Derived]) -> String {
     let mut out = String::new();
     for d in derived {
-        let _ = writeln!(
-            out,
-            "\nDerived, not measured (nothing stored): {} (the factor is {})",
-            d.formula,
-            human::fixed(d.factor, 4)
-        );
+        out.push_str(&super::derived::heading(d));
         let mut table = Table::new(
             std::iter::once(name_column("derived"))
                 .chain(s.levels.iter().map(|l| Column::right(l.as_str(), 12)))
