@@ -88,7 +88,7 @@ pub fn of_lab(target: &Target) -> Option<ServerDescription> {
 }
 
 /// What `lab/up` writes of each client host's link: a line per host, `NAME<TAB>RATE`, the rate
-/// the host receives at (the bridge's end of its veth; "not shaped" where none).
+/// the host receives at (the switch's end of its veth; "not shaped" where none).
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub const LAB_HOST_LINKS: &str = "host-links";
 

@@ -95,7 +95,7 @@ pub(crate) fn bounded(mut cmd: Command, limit: Duration) -> (Output, Duration) {
     (output, took)
 }
 
-/// `mpirun --hostfile LAB_HOSTFILE -np N BIN ARGS`.
+/// `mpirun --hostfile LAB_HOSTFILE -np N -x IOMATRIX_DB -x IOMATRIX_LAB_STATE BIN ARGS`.
 pub(crate) fn mpirun_on_hosts(
     lab: &Lab,
     sb: &Sandbox,
@@ -105,7 +105,10 @@ pub(crate) fn mpirun_on_hosts(
     limit: Duration,
 ) -> Output {
     let mut cmd = lab_command(lab, sb, "mpirun");
-    cmd.args(["--hostfile", lab.var("IOMATRIX_LAB_HOSTFILE"), "-np", &np.to_string(), "-x", "IOMATRIX_DB"]);
+    // IOMATRIX_LAB_STATE: each rank records the lab server's facts and what its host receives at.
+    cmd.env("IOMATRIX_LAB_STATE", lab.var("IOMATRIX_LAB_STATE"));
+    cmd.args(["--hostfile", lab.var("IOMATRIX_LAB_HOSTFILE"), "-np", &np.to_string(), "-x", "IOMATRIX_DB"])
+        .args(["-x", "IOMATRIX_LAB_STATE"]);
     if lab.vars().any(|(k, _)| k == "IOMATRIX_LAB_SMB_PASSWORD_FILE") {
         cmd.args(["-x", "IOMATRIX_SMB_PASSWORD_FILE"]);
     }
@@ -417,6 +420,101 @@ fn a_host_slowed_to_10mbit_is_named_the_straggler() {
     assert_success(&sb.run(&["report", &run["run"]["id"].to_string(), "-o", report.to_str().unwrap()]));
     let page = std::fs::read_to_string(&report).unwrap();
     assert_eq!(page.lines().filter(|l| l.starts_with("straggler host:")).collect::<Vec<_>>(), [line], "{page}");
+}
+
+/// A client's payload rate in bytes per second in a cell: what it moved over its own time.
+fn client_rate(cell: &Value, rank: usize) -> f64 {
+    let c = &cell["client_figures"][rank];
+    let bytes = c["moved"]["bytes"].as_f64().unwrap();
+    let ns = c["measured"]["end_ns"].as_f64().unwrap() - c["measured"]["start_ns"].as_f64().unwrap();
+    bytes / (ns / 1e9)
+}
+
+/// 100 Mbit/s as NFS payload: Ethernet, IP, TCP and RPC headers take about 6-8% of the frames
+/// (the lab's iperf3 reaches 95 Mbit/s, lab/README.md), which leaves about 11.5 MB/s.
+const PAYLOAD_AT_100MBIT: f64 = 11.5e6;
+
+/// `--host-link 100mbit` on one host and none on the others: that host writes and reads at 100 Mbit/s
+/// (within 10% of 11.5 MB/s of payload) in both directions, its record says so for both, and it is the
+/// straggler. iomatrix's own NFS client: no client cache, so the reads cross the link as the writes do.
+#[test]
+fn a_host_at_100mbit_moves_its_links_rate_both_ways_and_is_the_straggler() {
+    let Some((lab, bin)) = lab_with_hosts(3, "100mbit,none", &["nfs"]) else { return };
+    let sb = Sandbox::new();
+    let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
+    let args = ["run", "iozone", "--target", &nfs, "--files", "32m", "--records", "1m", "--tests", "write,read"];
+    let out = mpirun_on_hosts(&lab, &sb, 3, &bin, &args, Duration::from_secs(180));
+    assert_success(&out);
+    let run = sb.last_run();
+    let (slow_name, slow_addr, _, _) = hosts(&lab)[0].clone();
+    let nic = |rank: usize| run["run"]["environment"]["client_hosts"][rank]["environment"]["nic"].clone();
+    assert_eq!((nic(0)["link_rate"].as_str(), nic(0)["receive_rate"].as_str()), (Some("100Mbit"), Some("100Mbit")));
+    for rank in [1, 2] {
+        assert_eq!(nic(rank)["receive_rate"], "not shaped", "{}", nic(rank));
+    }
+    let tests: Vec<String> = cells(&run).iter().map(|c| c["test"].as_str().unwrap().to_string()).collect();
+    assert_eq!(tests, ["write", "read"]);
+    for c in cells(&run) {
+        let slow = client_rate(&c, 0);
+        eprintln!(
+            "{}: the 100 Mbit host at {:.2} MB/s, the others at {:.1} and {:.1} MB/s",
+            c["test"],
+            slow / 1e6,
+            client_rate(&c, 1) / 1e6,
+            client_rate(&c, 2) / 1e6
+        );
+        assert!((slow / PAYLOAD_AT_100MBIT - 1.0).abs() <= 0.10, "{}: {slow} B/s", c["test"]);
+        for rank in [1, 2] {
+            assert!(client_rate(&c, rank) > 2.0 * slow, "{}: rank {rank} not faster than the slowed host", c["test"]);
+        }
+    }
+    let (text, _) = text(&sb.run(&["show", &run["run"]["id"].to_string()]));
+    let stragglers: Vec<&str> = text.lines().filter(|l| l.starts_with("straggler host:")).collect();
+    assert_eq!(stragglers.len(), 1, "{text}");
+    assert!(stragglers[0].contains(&format!("{slow_name} ({slow_addr})")), "{}", stragglers[0]);
+    assert!(
+        text.contains(&format!("on {slow_name} ({slow_addr})")) && text.contains("link 100Mbit out, 100Mbit in"),
+        "{text}"
+    );
+}
+
+/// Seed 001's shape, scaled: 24 client hosts at 100 Mbit/s into a server on 1 Gbit/s. Together they
+/// ask 2.4 Gbit/s of a 1 Gbit/s link, so the server's link is what they share: the run's overall rate
+/// lies near 1 Gbit/s of payload (never above the line rate), each host well below its own 100 Mbit/s,
+/// and the record holds every host's link and the server's.
+#[test]
+fn seed_001s_shape_24_hosts_at_100mbit_share_a_1gbit_server() {
+    let Some((lab, bin)) = lab_with_hosts(24, "100mbit", &["--link", "1gbit", "nfs"]) else { return };
+    let sb = Sandbox::new();
+    let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
+    let args = ["run", "iozone", "--target", &nfs, "--files", "16m", "--records", "1m", "--tests", "write,read"];
+    let out = mpirun_on_hosts(&lab, &sb, 24, &bin, &args, Duration::from_secs(300));
+    assert_success(&out);
+    let run = sb.last_run();
+    let on: Vec<&str> = run["run"]["environment"]["client_hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["environment"]["nic"]["receive_rate"].as_str().unwrap())
+        .collect();
+    assert_eq!(on, ["100Mbit"; 24]);
+    assert_eq!(run["run"]["environment"]["server"]["facts"]["link_rate"], "1gbit");
+    let line_rate = 1e9 / 8.0;
+    for c in cells(&run) {
+        let overall = c["metrics"]["kib_per_sec_overall"].as_f64().unwrap() * 1024.0;
+        let fastest = (0..24).map(|r| client_rate(&c, r)).fold(0.0, f64::max);
+        eprintln!(
+            "{}: 24 hosts at {:.1} MB/s overall, the fastest host at {:.2} MB/s",
+            c["test"],
+            overall / 1e6,
+            fastest / 1e6
+        );
+        assert!(overall <= line_rate, "{}: {overall} B/s beats the server's 1 Gbit/s link", c["test"]);
+        // The link is shared, not idle: at least 60% of its line rate as payload (measured 79-89%).
+        assert!(overall >= 0.6 * line_rate, "{}: {overall} B/s", c["test"]);
+        // No host gets its own 100 Mbit/s: the server's link, not the hosts', sets the pace.
+        assert!(fastest < 0.8 * PAYLOAD_AT_100MBIT, "{}: a host at {fastest} B/s", c["test"]);
+    }
 }
 
 /// `lab/up`'s host flags refuse bad values before anything is made (no root needed).
