@@ -109,8 +109,10 @@ fn launch_mpirun(hosts: &str, clients: usize) -> anyhow::Result<ExitCode> {
     words.push(exe.display().to_string());
     words.extend(std::env::args().skip(1));
     eprintln!("iomatrix: starting {} ranks: {}", list.slots, command_text(&words));
+    let mut mpirun = Command::new(&words[0]);
+    mpirun.args(&words[1..]).env(iomatrix_coord::LAUNCH_ID, &launch);
     let status =
-        match Command::new(&words[0]).args(&words[1..]).env(iomatrix_coord::LAUNCH_ID, &launch).status() {
+        match super::launcher_child::run(mpirun) {
             Ok(status) => status,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(UsageError::new(
                 "--hosts starts mpirun, which is not on PATH: install Open MPI (Debian: apt-get install openmpi-bin)",

@@ -11,6 +11,7 @@ pub mod clients;
 pub mod data;
 mod job;
 pub mod launch;
+mod launcher_child;
 pub mod limits;
 pub mod live;
 pub mod outcome;

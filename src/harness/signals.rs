@@ -129,6 +129,11 @@ fn ignored(signal: i32) -> bool {
     }
 }
 
+/// The first signal's number, or None before any.
+pub fn first_number() -> Option<i32> {
+    Some(FIRST.load(Ordering::SeqCst)).filter(|&s| s != 0)
+}
+
 /// The first signal's name (SIGTERM, SIGINT, SIGHUP), or None before any.
 pub fn first() -> Option<&'static str> {
     match FIRST.load(Ordering::SeqCst) {
