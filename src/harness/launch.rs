@@ -121,6 +121,8 @@ fn launch_mpirun(hosts: &str, clients: usize) -> anyhow::Result<ExitCode> {
             Err(e) => return Err(anyhow::anyhow!("cannot start mpirun: {e}")),
         };
     let code = match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
+        // Stopped by a signal to this launcher: its code, as a run on one host gives (mpirun says 1).
+        _ if super::signals::first_number().is_some() => super::signals::exit_code(),
         (Some(code), _) => code.clamp(0, 255) as u8,
         (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
         (None, None) => crate::exit::FAILED,

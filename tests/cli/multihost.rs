@@ -517,6 +517,66 @@ fn seed_001s_shape_24_hosts_at_100mbit_share_a_1gbit_server() {
     }
 }
 
+/// The `iomatrix` processes in a lab host's network namespace (its ranks).
+pub(crate) fn ranks_in(netns: &str) -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "pids", netns]).output().expect("ip netns pids");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "iomatrix"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// SIGTERM, SIGHUP (a study's stop) or SIGINT to `iomatrix run --hosts`, the launcher alone: it
+/// passes the stop on to mpirun, every rank stops as on Ctrl-C, the run is stored interrupted with
+/// its finished cells, no rank is left on any host, and the launcher exits as a run on one host
+/// would (128 + the signal). Before, the launcher died and mpirun measured on to the end.
+#[test]
+fn a_signal_to_the_hosts_launcher_stops_every_rank_and_the_run_is_stored_interrupted() {
+    let Some((lab, bin)) = lab_with_hosts(2, "none", &["nfs"]) else { return };
+    let netns: Vec<String> = hosts(&lab).into_iter().map(|h| h.2).collect();
+    for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGHUP, 129), (libc::SIGINT, 130)] {
+        let sb = Sandbox::new();
+        let target = sb.target();
+        let mut cmd = lab_command(&lab, &sb, bin.to_str().unwrap());
+        cmd.args(["run", "access", "--target", target.to_str().unwrap(), "--bs", "4k,8k,16k,32k"])
+            .args(["--file-size", "4m", "--duration", "2s", "--hosts", lab.var("IOMATRIX_LAB_HOSTFILE")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let mut child = cmd.spawn().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(90);
+        while stored_cells_in(&sb.db()) < 1 {
+            assert!(child.try_wait().unwrap().is_none(), "signal {signal}: the run ended before its first cell");
+            assert!(Instant::now() < deadline, "signal {signal}: no cell stored within 90 s");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // SAFETY: kill(2) on our own child's pid (the launcher alone, not its group), not yet reaped.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let waited = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(waited.elapsed() < Duration::from_secs(30), "signal {signal}: the launcher still runs after 30 s");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert_eq!(status.code(), Some(code), "signal {signal}");
+        let run = sb.last_run();
+        assert_eq!(run["run"]["status"], "interrupted", "signal {signal}");
+        let kept = cells(&run).len();
+        assert!((1..4).contains(&kept), "signal {signal}: the finished cells are kept, not every cell ran: {kept}");
+        let gone_by = Instant::now() + Duration::from_secs(20);
+        while netns.iter().any(|ns| !ranks_in(ns).is_empty()) {
+            assert!(
+                Instant::now() < gone_by,
+                "signal {signal}: ranks left: {:?}",
+                netns.iter().map(|n| ranks_in(n)).collect::<Vec<_>>()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
 /// `lab/up`'s host flags refuse bad values before anything is made (no root needed).
 #[test]
 fn lab_up_refuses_bad_host_flags() {

@@ -5,7 +5,7 @@
 
 use crate::helpers::*;
 use crate::lab_fixture::Lab;
-use crate::multihost::{bounded, hosts, lab_command, lab_with_hosts};
+use crate::multihost::{bounded, hosts, lab_command, lab_with_hosts, ranks_in};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -127,16 +127,6 @@ fn seed_001_runs_its_iozone_clients_across_the_hosts_given() {
     assert!(specs["run"]["environment"]["client_hosts"].is_null(), "{}", specs["run"]["environment"]["client_hosts"]);
 }
 
-/// The `iomatrix` processes in a lab host's network namespace (its ranks).
-fn ranks_in(netns: &str) -> Vec<String> {
-    let out = std::process::Command::new("ip").args(["netns", "pids", netns]).output().expect("ip netns pids");
-    String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "iomatrix"))
-        .map(str::to_string)
-        .collect()
-}
-
 /// A study across hosts, SIGKILLed while a step's ranks are measuring, then run again: the cut
 /// step's ranks end on every host (the study's death reaches mpirun and its daemons), and the study
 /// completes with the same steps as the same study run without a kill, each done with one complete
@@ -162,7 +152,7 @@ fn a_study_across_hosts_killed_mid_step_resumes_to_the_same_steps_as_an_uncut_on
     let (cut_file, whole_file) = (write_named("cut"), write_named("whole"));
 
     // Killed once the first step has stored a cell (its ranks are in its second cell).
-    let mut cmd = crate::multihost::lab_command(&lab, &sb, bin.to_str().unwrap());
+    let mut cmd = lab_command(&lab, &sb, bin.to_str().unwrap());
     cmd.arg("--db").arg(sb.db()).args(["study", "run"]).arg(&cut_file);
     cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
     let mut child = cmd.spawn().expect("start the study");
@@ -172,7 +162,7 @@ fn a_study_across_hosts_killed_mid_step_resumes_to_the_same_steps_as_an_uncut_on
         assert!(std::time::Instant::now() < deadline, "no cell stored within 120 s");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let netns: Vec<String> = crate::multihost::hosts(&lab).into_iter().map(|h| h.2).collect();
+    let netns: Vec<String> = hosts(&lab).into_iter().map(|h| h.2).collect();
     assert!(netns.iter().all(|ns| !ranks_in(ns).is_empty()), "a rank measures on every host");
     // SAFETY: kill(2) on our own child's pid, which it keeps until we wait for it.
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
@@ -237,8 +227,8 @@ fn a_studys_report_shows_each_hosts_figures_and_names_the_straggler() {
     let page = std::fs::read_to_string(sb.dir.path().join("study.md")).expect("the study wrote its report");
     let run = runs(&sb)[0]["id"].clone();
     assert!(page.contains(&format!("### Hosts of run #{run}")), "{page}");
-    let (slow_name, slow_addr, _, _) = crate::multihost::hosts(&lab).pop().unwrap();
-    for (name, addr, _, _) in crate::multihost::hosts(&lab) {
+    let (slow_name, slow_addr, _, _) = hosts(&lab).pop().unwrap();
+    for (name, addr, _, _) in hosts(&lab) {
         for cell in ["write 1m 64k", "read 1m 64k"] {
             let row = format!("| {cell} | {name} ({addr}) | 1 |");
             assert!(page.lines().any(|l| l.starts_with(&row)), "no row {row}: {page}");
