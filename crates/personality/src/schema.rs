@@ -108,6 +108,8 @@ struct RawPhase {
     #[serde(default)]
     iterations: Option<Spanned<u64>>,
     #[serde(default)]
+    order: Option<Spanned<String>>,
+    #[serde(default)]
     flow: Vec<RawFlow>,
 }
 
@@ -136,6 +138,8 @@ struct RawOp {
     size: Option<Spanned<String>>,
     #[serde(default)]
     close: Option<bool>,
+    #[serde(default)]
+    random: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -238,6 +242,21 @@ pub struct Phase {
     pub name: String,
     pub end: PhaseEnd,
     pub flows: Vec<Flow>,
+    /// How each iteration chooses its flow.
+    #[serde(default)]
+    pub order: FlowOrder,
+}
+
+/// How an iteration chooses its flow.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowOrder {
+    /// At random, in proportion to the weights.
+    #[default]
+    Random,
+    /// The flows in the file's order, each `weight` iterations running, then from the first
+    /// again: filebench's thread, which runs its list of flowops in order, over and over.
+    InTurn,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -255,7 +274,8 @@ pub enum PhaseEnd {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Flow {
     pub name: String,
-    /// Each iteration picks a flow at random in proportion to the weights.
+    /// Each iteration picks a flow at random in proportion to the weights (or, in turn, runs
+    /// this flow `weight` times running).
     pub weight: u32,
     /// Index into [`Personality::filesets`].
     pub fileset: usize,
@@ -275,6 +295,10 @@ pub enum Pick {
     Next,
     /// A file at random.
     Random,
+    /// filebench's rotation: the fileset's next file after the last one any flow took (of every
+    /// connection, for a shared fileset), one rotation for files that exist and one for files
+    /// that do not; a file another connection holds is passed over for the next.
+    Rotation,
 }
 
 /// One operation of a flow.
@@ -293,6 +317,8 @@ pub enum Amount {
     None,
     Whole,
     Bytes(u64),
+    /// A size drawn uniformly from 1..=N bytes on every execution (filebench's appendfilerand).
+    UpTo(u64),
 }
 
 /// The operations a flow can name.
@@ -681,7 +707,18 @@ fn phase(text: &str, p: &RawPhase, filesets: &[Fileset]) -> Result<Phase, FileEr
             format!("phase `{name}`: some flows have a rate (open loop) and some not (closed loop); give every flow a rate or none"),
         ));
     }
-    Ok(Phase { name, end, flows })
+    let order = match p.order.as_ref().map(|o| (o.get_ref().as_str(), o.span())) {
+        None | Some(("random", _)) => FlowOrder::Random,
+        Some(("in-turn", _)) => FlowOrder::InTurn,
+        Some((other, span)) => {
+            return Err(at(
+                text,
+                span,
+                format!("phase `{name}`: unknown order `{other}`{}", hint(other, ["random", "in-turn"])),
+            ))
+        }
+    };
+    Ok(Phase { name, end, flows, order })
 }
 
 fn flow(text: &str, f: &RawFlow, filesets: &[Fileset]) -> Result<Flow, FileError> {
@@ -710,11 +747,12 @@ fn flow(text: &str, f: &RawFlow, filesets: &[Fileset]) -> Result<Flow, FileError
     let pick = match f.pick.as_ref().map(|p| (p.get_ref().as_str(), p.span())) {
         None | Some(("random", _)) => Pick::Random,
         Some(("next", _)) => Pick::Next,
+        Some(("rotation", _)) => Pick::Rotation,
         Some((other, span)) => {
             return Err(at(
                 text,
                 span,
-                format!("flow `{name}`: unknown pick `{other}`{}", hint(other, ["next", "random"])),
+                format!("flow `{name}`: unknown pick `{other}`{}", hint(other, ["next", "random", "rotation"])),
             ))
         }
     };
@@ -768,6 +806,15 @@ fn flow(text: &str, f: &RawFlow, filesets: &[Fileset]) -> Result<Flow, FileError
         if r.close.is_some() && op != OpKind::Create {
             return bad("close = true is for create only".into());
         }
+        let amount = match (r.random, amount) {
+            (None | Some(false), amount) => amount,
+            (Some(true), Amount::Bytes(n)) if op == OpKind::Append => Amount::UpTo(n),
+            (Some(true), _) => {
+                return bad(
+                    "random = true is for append only (a size from 1 byte to size, filebench's appendfilerand)".into()
+                )
+            }
+        };
         let close = r.close.unwrap_or(false);
         match op {
             OpKind::Create | OpKind::Open if open => {

@@ -278,6 +278,7 @@ impl RunPersonalityArgs {
                     None => iomatrix_personality::PhaseEnd::Iterations { count: 1 },
                 },
                 flows: Vec::new(),
+                order: Default::default(),
             }],
             scales: Default::default(),
         };
