@@ -7,7 +7,7 @@
 //! and its record, so the next claimer sees the name a rename gave it.
 //! Two connections never act on one file at once (filebench's busy flag).
 
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Mutex;
 
 const ABSENT: u8 = 0;
@@ -21,8 +21,9 @@ pub struct ClaimTable<T> {
     /// its claim and its release.
     records: Vec<Mutex<T>>,
     /// filebench's rotation (`pick = "rotation"`), shared by every connection: where the search
-    /// for the next absent [0] and present [1] file begins.
-    rotors: [AtomicU64; 2],
+    /// for the next absent [0] and present [1] file begins. Held while a pick searches and claims,
+    /// as filebench holds its fileset's pick lock, so that no two picks take the same place.
+    rotors: [Mutex<usize>; 2],
 }
 
 impl<T: Clone> ClaimTable<T> {
@@ -32,7 +33,7 @@ impl<T: Clone> ClaimTable<T> {
             .into_iter()
             .map(|(present, t)| (AtomicU8::new(if present { PRESENT } else { ABSENT }), Mutex::new(t)))
             .unzip();
-        ClaimTable { states, records, rotors: [AtomicU64::new(0), AtomicU64::new(0)] }
+        ClaimTable { states, records, rotors: [Mutex::new(0), Mutex::new(0)] }
     }
 
     /// Claims the next unclaimed present (or absent) file from the rotation's place on, wrapping
@@ -44,8 +45,8 @@ impl<T: Clone> ClaimTable<T> {
         if n == 0 {
             return None;
         }
-        let rotor = &self.rotors[present as usize];
-        let from = rotor.load(Ordering::Relaxed) as usize % n;
+        let mut rotor = self.rotors[present as usize].lock().unwrap_or_else(|e| e.into_inner());
+        let from = *rotor % n;
         let found = (0..n).map(|k| (from + k) % n).find_map(|i| {
             if self.looks(i, present) {
                 self.claim(i, present).map(|r| (i, r))
@@ -53,7 +54,7 @@ impl<T: Clone> ClaimTable<T> {
                 None
             }
         })?;
-        rotor.store((found.0 + 1) as u64, Ordering::Relaxed);
+        *rotor = found.0 + 1;
         Some(found)
     }
 
