@@ -165,3 +165,39 @@ fn the_builtins_run_filebench_s_thread_counts_and_iosize() {
         assert!(shown.contains("Where iomatrix differs from filebench"), "{shown}");
     }
 }
+
+#[test]
+fn filebench_s_words_misused_or_misspelt_are_refused_with_their_line() {
+    let sb = Sandbox::new();
+    let file = sb.dir.path().join("p.toml");
+    let good =
+        "version = 1\nname = \"p\"\n[[fileset]]\nname = \"f\"\nfiles = 4\nsize = { dist = \"fixed\", size = \"4k\" }\n\
+                [[phase]]\nname = \"run\"\norder = \"in-turn\"\n[[phase.flow]]\nname = \"a\"\npick = \"rotation\"\n\
+                ops = [{ op = \"open\" }, { op = \"append\", size = \"16k\", random = true }, { op = \"close\" }]\n";
+    let target = sb.target();
+    let (t, f) = (target.to_str().unwrap(), file.to_str().unwrap());
+    std::fs::write(&file, good).unwrap();
+    assert_success(&sb.run(&["run", "personality", f, "--target", t]));
+    let cases = [
+        (
+            good.replace("\"in-turn\"", "\"inturn\""),
+            "line 9: phase `run`: unknown order `inturn`; did you mean `in-turn`?",
+        ),
+        (
+            good.replace("\"rotation\"", "\"rotaton\""),
+            "line 12: flow `a`: unknown pick `rotaton`; did you mean `rotation`?",
+        ),
+        (
+            good.replace(
+                "{ op = \"open\" }, { op = \"append\", size = \"16k\", random = true }",
+                "{ op = \"open\" }, { op = \"read\", size = \"16k\", random = true }",
+            ),
+            "line 13: flow `a`: read: random = true is for append only",
+        ),
+        (good.replace("size = \"16k\", random", "size = \"0\", random"), "line 13: size = \"0\": a size of 0"),
+    ];
+    for (text, needle) in cases {
+        std::fs::write(&file, text).unwrap();
+        assert_usage_error(&sb.run(&["run", "personality", f, "--target", t]), needle);
+    }
+}

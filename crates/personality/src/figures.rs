@@ -520,6 +520,16 @@ mod tests {
         assert_eq!(m.value(DBENCH_MB_PER_S.id), Some(1.25));
         assert_eq!(m.cell_name(), "run of fileserver");
 
+        // Cells stored before flow steps were counted read without them.
+        assert_eq!((m.flowops, m.flowops_per_sec, read.flowops, read.flowop_mean_ns), (None, None, None, None));
+        let counted = StoredCellFigures::read(&serde_json::json!({
+            "flowops": 180, "flowops_per_sec": 90.5,
+            "ops": {"read": {"count": 342, "flowops": 60, "flowop_mean_ns": 7300.0}},
+        }));
+        let read = &counted.ops.as_ref().unwrap()["read"];
+        assert_eq!((counted.flowops, counted.flowops_per_sec), (Some(180), Some(90.5)));
+        assert_eq!((read.count, read.flowops, read.flowop_mean_ns), (342, Some(60), Some(7300.0)));
+
         let odd = StoredCellFigures::read(&serde_json::json!({"ops": 3, "fairness": null, "dbench": "no", "phase": 1}));
         assert!(odd.ops.is_none() && odd.fairness.is_none() && odd.dbench.is_none() && odd.phase.is_none());
         assert_eq!(odd.value(FAIRNESS_JAIN.id), None);
