@@ -437,14 +437,15 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
     let flow_steps = plan.replay.is_none();
     for o in &m.ops {
         let summary = o.latency.summary();
-        let mut v = serde_json::to_value(&summary).unwrap_or_default();
+        let mean_ns = summary.mean_ns;
+        let mut v = serde_json::to_value(summary).unwrap_or_default();
         v["count"] = json!(o.count);
         if flow_steps {
             // filebench's count and mean: one per flow step, its requests' time over the steps.
             v["flowops"] = json!(o.flowops);
             v["flowops_per_sec"] = json!(o.flowops as f64 / secs);
             v["flowop_mean_ns"] =
-                json!(if o.flowops > 0 { summary.mean_ns * o.count as f64 / o.flowops as f64 } else { 0.0 });
+                json!(if o.flowops > 0 { mean_ns * o.count as f64 / o.flowops as f64 } else { 0.0 });
         }
         v["bytes"] = json!(o.bytes);
         v["per_sec"] = json!(o.count as f64 / secs);
