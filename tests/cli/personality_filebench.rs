@@ -201,3 +201,27 @@ fn filebench_s_words_misused_or_misspelt_are_refused_with_their_line() {
         assert_usage_error(&sb.run(&["run", "personality", f, "--target", t]), needle);
     }
 }
+
+#[test]
+fn random_appends_past_the_free_space_fail_their_connection_plainly_and_leave_nothing() {
+    let Some(fs) = Mount::virtual_fs("tmpfs", "size=8m") else { return };
+    let sb = Sandbox::new();
+    let file = sb.dir.path().join("big.toml");
+    // Appends of up to 64m each into 8m: the file system fills within a few.
+    std::fs::write(
+        &file,
+        "version = 1\nname = \"big\"\nconnections = 2\nrecord = \"1m\"\n[[fileset]]\nname = \"f\"\nfiles = 4\nshared = true\n\
+         size = { dist = \"fixed\", size = \"4k\" }\n[[phase]]\nname = \"grow\"\niterations = 8\norder = \"in-turn\"\n\
+         [[phase.flow]]\nname = \"a\"\npick = \"rotation\"\n\
+         ops = [{ op = \"open\" }, { op = \"append\", size = \"64m\", random = true }, { op = \"close\" }]\n",
+    )
+    .unwrap();
+    let out = sb.run(&["run", "personality", file.to_str().unwrap(), "--target", fs.point.to_str().unwrap()]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(3), "its connections failed: {stdout}{stderr}");
+    assert!(stderr.contains("append") && stderr.contains("No space left on device"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let run = sb.last_run();
+    assert_eq!(run["run"]["status"], "failed", "recorded as failed");
+    assert_eq!(std::fs::read_dir(&fs.point).unwrap().count(), 0, "the working folder removed");
+}
