@@ -128,6 +128,7 @@ pub fn describe(p: &Personality) -> String {
                 None if fl.think_ns > 0 => format!("closed loop, think {:.1} ms", fl.think_ns as f64 / 1e6),
                 None => "closed loop".into(),
             };
+            let how = if fl.keep_open { format!("{how}, its file kept open after the first iteration") } else { how };
             let _ = writeln!(
                 out,
                 "    flow {} (weight {}, fileset {}, {:?} file, {how}): {}",

@@ -998,6 +998,8 @@ impl<'a, F: Files> Run<'a, F> {
     /// weight, then the flow's think time (closed loop). Iterations where no file fit count as `idle`.
     fn iterations(&mut self, phase: &Phase, iterations: Option<u64>, idle: &mut u64) -> Iterated {
         let mut cursors = vec![0u64; phase.flows.len()];
+        // Per flow kept open (`keep_open`): its file and the file's index, once opened.
+        let mut held: Vec<Option<(u64, F::File)>> = phase.flows.iter().map(|_| None).collect();
         let total_weight: u64 = phase.flows.iter().map(|f| f.weight as u64).sum();
         let mut done = 0u64;
         let mut before_last = 0;
@@ -1025,7 +1027,7 @@ impl<'a, F: Files> Run<'a, F> {
             let fi = fi.unwrap_or(0);
             let flow = &phase.flows[fi];
             before_last = self.totals().0;
-            match self.iteration(flow, &mut cursors[fi]) {
+            match self.iteration(flow, &mut cursors[fi], &mut held[fi]) {
                 Ok(true) => {}
                 Ok(false) => *idle += 1,
                 Err(Halt::Ended) => break Ok(()),
@@ -1042,6 +1044,10 @@ impl<'a, F: Files> Run<'a, F> {
                 }
             }
         };
+        // Files kept open are closed at the phase's end, untimed and uncounted.
+        for (_, file) in held.into_iter().flatten() {
+            self.drop_file(Some(file));
+        }
         Iterated { ended, done, before_last }
     }
 
@@ -1062,17 +1068,40 @@ impl<'a, F: Files> Run<'a, F> {
     }
 
     /// Runs one iteration of `flow`; false when no file fit (none to open, or none left to create).
-    fn iteration(&mut self, flow: &Flow, cursor: &mut u64) -> Result<bool, Halt> {
+    /// `held`: the flow's file kept open (`keep_open`) since its first iteration.
+    fn iteration(&mut self, flow: &Flow, cursor: &mut u64, held: &mut Option<(u64, F::File)>) -> Result<bool, Halt> {
         let set_index = flow.fileset;
+        if let Some((i, file)) = held.take() {
+            // The steps after the open, on the file it opened (a fileset of the connection's own: no claim).
+            let mut open = Some(file);
+            let steps = self.steps(flow, 1, i, &mut open);
+            match (steps, open) {
+                (Ok(()), Some(file)) => *held = Some((i, file)),
+                (steps, file) => {
+                    // Ended there: the next iteration opens the file again.
+                    self.drop_file(file);
+                    match steps {
+                        Err(Halt::Conflict) | Ok(()) => {}
+                        Err(h) => return Err(h),
+                    }
+                }
+            }
+            return Ok(true);
+        }
         let wants_absent = flow.ops[0].op == OpKind::Create;
         let Some(i) = self.pick(set_index, wants_absent, flow.pick, cursor) else {
             return Ok(false);
         };
         let mut open: Option<F::File> = None;
-        let steps = match self.steps(flow, i, &mut open) {
+        let steps = match self.steps(flow, 0, i, &mut open) {
             Err(Halt::Conflict) => Ok(()),
             r => r,
         };
+        if flow.keep_open && steps.is_ok() {
+            if let Some(file) = open.take() {
+                *held = Some((i, file));
+            }
+        }
         // A file left open by an iteration cut short is closed, untimed and uncounted.
         self.drop_file(open.take());
         if let Some(table) = self.table(set_index) {
@@ -1082,15 +1111,15 @@ impl<'a, F: Files> Run<'a, F> {
         steps.map(|()| true)
     }
 
-    /// The flow's operations on file `i`; `open` holds the file while it is open.
-    fn steps(&mut self, flow: &Flow, i: u64, open: &mut Option<F::File>) -> Result<(), Halt> {
+    /// The flow's operations from its `from`th on file `i`; `open` holds the file while it is open.
+    fn steps(&mut self, flow: &Flow, from: usize, i: u64, open: &mut Option<F::File>) -> Result<(), Halt> {
         let set_index = flow.fileset;
         let set = &self.p.filesets[set_index];
         let base = format!("{}/{}", if set.shared { &self.shared_dir } else { &self.dir }, set.name);
         let owner = self.sets[set_index].owner;
         let (depth, width) = (set.depth, set.width);
         let rate = flow.rate;
-        for step in &flow.ops {
+        for step in &flow.ops[from..] {
             if self.stop.load(Ordering::Relaxed) {
                 return Err(Halt::Stopped);
             }

@@ -127,6 +127,8 @@ struct RawFlow {
     think: Option<Spanned<String>>,
     #[serde(default)]
     rate: Option<Spanned<f64>>,
+    #[serde(default)]
+    keep_open: Option<Spanned<bool>>,
     ops: Vec<Spanned<RawOp>>,
 }
 
@@ -284,6 +286,12 @@ pub struct Flow {
     pub think_ns: u64,
     /// Open loop: operations per second per connection, Poisson arrivals.
     pub rate: Option<f64>,
+    /// The flow's file stays open from its first iteration to the phase's end: the first
+    /// iteration opens it (its `open` timed and counted), the later ones run the steps after
+    /// the `open` on it (filebench's flowop on a descriptor opened once and never closed:
+    /// webserver's log).
+    #[serde(default)]
+    pub keep_open: bool,
     pub ops: Vec<Step>,
 }
 
@@ -843,11 +851,37 @@ fn flow(text: &str, f: &RawFlow, filesets: &[Fileset]) -> Result<Flow, FileError
         }
         ops.push(Step { op, amount, close });
     }
-    if open {
+    let keep_open = f.keep_open.as_ref().is_some_and(|k| *k.get_ref());
+    if keep_open {
+        let span = f.keep_open.as_ref().map_or_else(|| f.name.span(), |k| k.span());
+        let problem = if filesets[fileset].shared {
+            Some("its fileset is shared: a file kept open would be held by one connection for the whole phase, the others idle; keep it open on a fileset of each connection's own")
+        } else if ops[0].op != OpKind::Open {
+            Some("it must begin with open (the open its first iteration makes)")
+        } else if ops.iter().any(|s| matches!(s.op, OpKind::Close | OpKind::Create | OpKind::Rename | OpKind::Delete)) {
+            Some("its file stays open: it cannot close, create, rename or delete it")
+        } else if locked {
+            Some("it ends with its file locked; unlock it")
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            return Err(at(text, span, format!("flow `{name}`: keep_open = true: {problem}")));
+        }
+    } else if open {
         return Err(at(text, f.name.span(), format!("flow `{name}` ends with its file open; end it with close")));
     }
     // A weight of 0 is a flow no iteration picks; that every flow of a phase has one is refused there.
-    Ok(Flow { name, weight: f.weight.as_ref().map_or(1, |w| *w.get_ref()), fileset, pick, think_ns, rate, ops })
+    Ok(Flow {
+        name,
+        weight: f.weight.as_ref().map_or(1, |w| *w.get_ref()),
+        fileset,
+        pick,
+        think_ns,
+        rate,
+        keep_open,
+        ops,
+    })
 }
 
 impl Personality {
