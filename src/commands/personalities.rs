@@ -3,7 +3,7 @@
 
 use crate::suites::personality::args::load;
 use clap::{Args, Subcommand};
-use iomatrix_personality::schema::{Amount, PhaseEnd};
+use iomatrix_personality::schema::{Amount, FlowOrder, PhaseEnd};
 use iomatrix_personality::{builtin, Personality};
 use iomatrix_report::table::{Column, Table};
 use std::fmt::Write as _;
@@ -104,7 +104,13 @@ pub fn describe(p: &Personality) -> String {
                 }
             }
         };
-        let _ = writeln!(out, "  phase {}: {end}", ph.name);
+        let order = match ph.order {
+            FlowOrder::Random => "each iteration a flow drawn by weight",
+            FlowOrder::InTurn => {
+                "the flows in turn, each weight times running (as a filebench thread runs its flowops)"
+            }
+        };
+        let _ = writeln!(out, "  phase {}: {end}; {order}", ph.name);
         for fl in &ph.flows {
             let ops: Vec<String> = fl
                 .ops
@@ -113,6 +119,7 @@ pub fn describe(p: &Personality) -> String {
                     (_, true) => format!("{}+close", s.op),
                     (Amount::Whole, _) => format!("{} whole", s.op),
                     (Amount::Bytes(n), _) if n > 0 => format!("{} {}", s.op, iomatrix_core::ByteSize(n)),
+                    (Amount::UpTo(n), _) => format!("{} 1..{} (uniform)", s.op, iomatrix_core::ByteSize(n)),
                     _ => s.op.to_string(),
                 })
                 .collect();
@@ -121,6 +128,7 @@ pub fn describe(p: &Personality) -> String {
                 None if fl.think_ns > 0 => format!("closed loop, think {:.1} ms", fl.think_ns as f64 / 1e6),
                 None => "closed loop".into(),
             };
+            let how = if fl.keep_open { format!("{how}, its file kept open after the first iteration") } else { how };
             let _ = writeln!(
                 out,
                 "    flow {} (weight {}, fileset {}, {:?} file, {how}): {}",

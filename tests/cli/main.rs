@@ -47,6 +47,7 @@ mod mounted;
 mod mpi;
 mod multihost;
 mod personality;
+mod personality_filebench;
 mod pin;
 mod precision;
 mod prepare;

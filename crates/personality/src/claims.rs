@@ -20,6 +20,10 @@ pub struct ClaimTable<T> {
     /// Touched only by the file's claimer (so never contended): between
     /// its claim and its release.
     records: Vec<Mutex<T>>,
+    /// filebench's rotation (`pick = "rotation"`), shared by every connection: where the search
+    /// for the next absent [0] and present [1] file begins. Held while a pick searches and claims,
+    /// as filebench holds its fileset's pick lock, so that no two picks take the same place.
+    rotors: [Mutex<usize>; 2],
 }
 
 impl<T: Clone> ClaimTable<T> {
@@ -29,7 +33,29 @@ impl<T: Clone> ClaimTable<T> {
             .into_iter()
             .map(|(present, t)| (AtomicU8::new(if present { PRESENT } else { ABSENT }), Mutex::new(t)))
             .unzip();
-        ClaimTable { states, records }
+        ClaimTable { states, records, rotors: [Mutex::new(0), Mutex::new(0)] }
+    }
+
+    /// Claims the next unclaimed present (or absent) file from the rotation's place on, wrapping
+    /// around once, and moves the rotation past it: its index and record. None when there is none.
+    /// As filebench's fileset_pick in rotation: the next file in the state asked for after the last
+    /// one taken, a busy one passed over for the one after it.
+    pub fn claim_in_rotation(&self, present: bool) -> Option<(usize, T)> {
+        let n = self.len();
+        if n == 0 {
+            return None;
+        }
+        let mut rotor = self.rotors[present as usize].lock().unwrap_or_else(|e| e.into_inner());
+        let from = *rotor % n;
+        let found = (0..n).map(|k| (from + k) % n).find_map(|i| {
+            if self.looks(i, present) {
+                self.claim(i, present).map(|r| (i, r))
+            } else {
+                None
+            }
+        })?;
+        *rotor = found.0 + 1;
+        Some(found)
     }
 
     pub fn len(&self) -> usize {
@@ -79,6 +105,21 @@ impl<T: Clone> ClaimTable<T> {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicU64, AtomicUsize};
+
+    #[test]
+    fn the_rotation_takes_the_next_file_in_the_state_asked_and_passes_over_busy_ones() {
+        let t = ClaimTable::new([(true, 0u32), (false, 1), (true, 2), (true, 3), (false, 4)]);
+        assert_eq!(t.claim_in_rotation(true).map(|c| c.0), Some(0));
+        assert_eq!(t.claim_in_rotation(true).map(|c| c.0), Some(2), "1 is absent");
+        t.release(0, 0, true);
+        assert_eq!(t.claim_in_rotation(true).map(|c| c.0), Some(3));
+        assert_eq!(t.claim_in_rotation(true).map(|c| c.0), Some(0), "wrapped around past the absent 4");
+        assert_eq!(t.claim_in_rotation(true), None, "every present file is busy");
+        // The absent files have a rotation of their own.
+        assert_eq!(t.claim_in_rotation(false).map(|c| c.0), Some(1));
+        assert_eq!(t.claim_in_rotation(false).map(|c| c.0), Some(4));
+        assert_eq!(t.claim_in_rotation(false), None);
+    }
 
     #[test]
     fn a_file_is_claimed_once_until_released() {

@@ -26,7 +26,7 @@
 use crate::claims::ClaimTable;
 use crate::figures::{CellFigures, ConnectionOps, OpFigures};
 use crate::files::{Files, LocalFiles, RemoteFiles};
-use crate::schema::{Amount, Flow, OpKind, Personality, Phase, PhaseEnd, Pick};
+use crate::schema::{Amount, Flow, FlowOrder, OpKind, Personality, Phase, PhaseEnd, Pick};
 use crate::sizes::{Rng, Sizes};
 use iomatrix_backend::error_kind;
 use iomatrix_backend::Place;
@@ -355,6 +355,9 @@ struct SetState {
     /// Whose files these are, in size draws and stamps: the connection's
     /// number, or the client's shared owner.
     owner: usize,
+    /// `pick = "rotation"` over the connection's own files: where the search for the next absent
+    /// [0] and present [1] file begins (a shared fileset's rotation is its claim table's).
+    rotors: [u64; 2],
 }
 
 /// One connection, across the cells of the run.
@@ -643,6 +646,7 @@ fn connection<F: Files>(
         rng: Rng::new(draw_at(p.seed ^ 0x5eed_f10e, conn.global as u64, (repeat as u64) << 32 | 1 << 48)),
         samples: Vec::with_capacity(SAMPLE_BUFFER),
         counts: [(0u64, 0u64, 0u64); 13],
+        flowops: [0; 13],
         errors: Vec::new(),
         conflicts: 0,
         buf: vec![0; p.record as usize],
@@ -747,7 +751,9 @@ fn lost_ops<F>(p: &Personality, phase: &Phase, conn: &Conn<F>, from: u64, to: u6
                 .iter()
                 .map(|s| match s.amount {
                     Amount::Whole => size.div_ceil(p.record).max(1),
-                    Amount::Bytes(n) if matches!(s.op, OpKind::Read | OpKind::Write | OpKind::Append) => {
+                    Amount::Bytes(n) | Amount::UpTo(n)
+                        if matches!(s.op, OpKind::Read | OpKind::Write | OpKind::Append) =>
+                    {
                         n.div_ceil(p.record).max(1)
                     }
                     _ => 1,
@@ -783,11 +789,11 @@ fn prepare<F: Files>(
         let sizes = Sizes::new(&set.size, p.seed.wrapping_add(si as u64 * 0x9e37))?;
         if set.shared {
             let slots = fileset_table(set)?;
-            conn.sets.push(SetState { sizes, slots, owner: shared_owner(client) });
+            conn.sets.push(SetState { sizes, slots, owner: shared_owner(client), rotors: [0; 2] });
             continue;
         }
         let slots = make_files(p, spec, files, &format!("{dir}/{}", set.name), si, &sizes, conn.global)?;
-        conn.sets.push(SetState { sizes, slots, owner: conn.global });
+        conn.sets.push(SetState { sizes, slots, owner: conn.global, rotors: [0; 2] });
     }
     conn.repeat = Some(repeat);
     Ok(())
@@ -967,6 +973,9 @@ struct Run<'a, F: Files> {
     samples: Vec<(u8, u64, bool)>,
     /// Per op: (count, bytes, late).
     counts: [(u64, u64, u64); 13],
+    /// Per op: executions of it as a step of a flow, as filebench counts its flowops (a whole-file
+    /// read is one, however many requests it took).
+    flowops: [u64; 13],
     /// (op, kind).
     errors: Vec<(u8, String)>,
     /// Locks refused: another held the range.
@@ -989,6 +998,8 @@ impl<'a, F: Files> Run<'a, F> {
     /// weight, then the flow's think time (closed loop). Iterations where no file fit count as `idle`.
     fn iterations(&mut self, phase: &Phase, iterations: Option<u64>, idle: &mut u64) -> Iterated {
         let mut cursors = vec![0u64; phase.flows.len()];
+        // Per flow kept open (`keep_open`): its file and the file's index, once opened.
+        let mut held: Vec<Option<(u64, F::File)>> = phase.flows.iter().map(|_| None).collect();
         let total_weight: u64 = phase.flows.iter().map(|f| f.weight as u64).sum();
         let mut done = 0u64;
         let mut before_last = 0;
@@ -1001,7 +1012,10 @@ impl<'a, F: Files> Run<'a, F> {
             if self.past_deadline() {
                 break Ok(());
             }
-            let mut w = self.rng.below(total_weight);
+            let mut w = match phase.order {
+                FlowOrder::Random => self.rng.below(total_weight),
+                FlowOrder::InTurn => done % total_weight,
+            };
             let fi = phase.flows.iter().position(|f| {
                 if w < f.weight as u64 {
                     true
@@ -1013,7 +1027,7 @@ impl<'a, F: Files> Run<'a, F> {
             let fi = fi.unwrap_or(0);
             let flow = &phase.flows[fi];
             before_last = self.totals().0;
-            match self.iteration(flow, &mut cursors[fi]) {
+            match self.iteration(flow, &mut cursors[fi], &mut held[fi]) {
                 Ok(true) => {}
                 Ok(false) => *idle += 1,
                 Err(Halt::Ended) => break Ok(()),
@@ -1030,6 +1044,10 @@ impl<'a, F: Files> Run<'a, F> {
                 }
             }
         };
+        // Files kept open are closed at the phase's end, untimed and uncounted.
+        for (_, file) in held.into_iter().flatten() {
+            self.drop_file(Some(file));
+        }
         Iterated { ended, done, before_last }
     }
 
@@ -1050,17 +1068,40 @@ impl<'a, F: Files> Run<'a, F> {
     }
 
     /// Runs one iteration of `flow`; false when no file fit (none to open, or none left to create).
-    fn iteration(&mut self, flow: &Flow, cursor: &mut u64) -> Result<bool, Halt> {
+    /// `held`: the flow's file kept open (`keep_open`) since its first iteration.
+    fn iteration(&mut self, flow: &Flow, cursor: &mut u64, held: &mut Option<(u64, F::File)>) -> Result<bool, Halt> {
         let set_index = flow.fileset;
+        if let Some((i, file)) = held.take() {
+            // The steps after the open, on the file it opened (a fileset of the connection's own: no claim).
+            let mut open = Some(file);
+            let steps = self.steps(flow, 1, i, &mut open);
+            match (steps, open) {
+                (Ok(()), Some(file)) => *held = Some((i, file)),
+                (steps, file) => {
+                    // Ended there: the next iteration opens the file again.
+                    self.drop_file(file);
+                    match steps {
+                        Err(Halt::Conflict) | Ok(()) => {}
+                        Err(h) => return Err(h),
+                    }
+                }
+            }
+            return Ok(true);
+        }
         let wants_absent = flow.ops[0].op == OpKind::Create;
         let Some(i) = self.pick(set_index, wants_absent, flow.pick, cursor) else {
             return Ok(false);
         };
         let mut open: Option<F::File> = None;
-        let steps = match self.steps(flow, i, &mut open) {
+        let steps = match self.steps(flow, 0, i, &mut open) {
             Err(Halt::Conflict) => Ok(()),
             r => r,
         };
+        if flow.keep_open && steps.is_ok() {
+            if let Some(file) = open.take() {
+                *held = Some((i, file));
+            }
+        }
         // A file left open by an iteration cut short is closed, untimed and uncounted.
         self.drop_file(open.take());
         if let Some(table) = self.table(set_index) {
@@ -1070,15 +1111,15 @@ impl<'a, F: Files> Run<'a, F> {
         steps.map(|()| true)
     }
 
-    /// The flow's operations on file `i`; `open` holds the file while it is open.
-    fn steps(&mut self, flow: &Flow, i: u64, open: &mut Option<F::File>) -> Result<(), Halt> {
+    /// The flow's operations from its `from`th on file `i`; `open` holds the file while it is open.
+    fn steps(&mut self, flow: &Flow, from: usize, i: u64, open: &mut Option<F::File>) -> Result<(), Halt> {
         let set_index = flow.fileset;
         let set = &self.p.filesets[set_index];
         let base = format!("{}/{}", if set.shared { &self.shared_dir } else { &self.dir }, set.name);
         let owner = self.sets[set_index].owner;
         let (depth, width) = (set.depth, set.width);
         let rate = flow.rate;
-        for step in &flow.ops {
+        for step in &flow.ops[from..] {
             if self.stop.load(Ordering::Relaxed) {
                 return Err(Halt::Stopped);
             }
@@ -1134,6 +1175,8 @@ impl<'a, F: Files> Run<'a, F> {
                 OpKind::Write | OpKind::Append => {
                     let (from, len) = match (step.op, step.amount) {
                         (OpKind::Append, Amount::Bytes(n)) => (slot.size, whole_units(n, self.spec)),
+                        // filebench's appendfilerand: a size drawn uniformly from 1..=n bytes.
+                        (OpKind::Append, Amount::UpTo(n)) => (slot.size, whole_units(1 + self.rng.below(n), self.spec)),
                         (_, Amount::Bytes(n)) => {
                             let n = whole_units(n, self.spec);
                             (self.aligned_offset(slot.size.saturating_sub(n)), n)
@@ -1187,6 +1230,7 @@ impl<'a, F: Files> Run<'a, F> {
                     })?;
                 }
             }
+            self.flowops[step.op as usize] += 1;
         }
         Ok(())
     }
@@ -1317,6 +1361,7 @@ impl<'a, F: Files> Run<'a, F> {
         self.flush_samples();
         let mut ops = self.shared.ops.lock().unwrap_or_else(|e| e.into_inner());
         for (k, &(count, bytes, late)) in self.counts.iter().enumerate() {
+            ops[k].flowops += self.flowops[k];
             ops[k].count += count;
             ops[k].bytes += bytes;
             ops[k].late += late;
@@ -1359,7 +1404,8 @@ impl<'a, F: Files> Run<'a, F> {
             }
         };
         match pick {
-            Pick::Next => {
+            // The claim table keeps the rotation (it is the fileset's, over every connection).
+            Pick::Next | Pick::Rotation => {
                 let found = (0..n).map(|k| (*cursor + k) % n).find_map(take)?;
                 *cursor = found.0 + 1;
                 Some(found)
@@ -1379,14 +1425,24 @@ impl<'a, F: Files> Run<'a, F> {
     /// A file for an iteration: one that does not exist (a create) or one that does.
     fn pick(&mut self, set: usize, absent: bool, pick: Pick, cursor: &mut u64) -> Option<u64> {
         if let Some(table) = self.table(set) {
-            let (i, record) = self.claim(table, !absent, pick, cursor)?;
+            let (i, record) = match pick {
+                Pick::Rotation => table.claim_in_rotation(!absent).map(|(i, r)| (i as u64, r))?,
+                _ => self.claim(table, !absent, pick, cursor)?,
+            };
             self.sets[set].slots[i as usize] = record;
             return Some(i);
         }
-        let slots = &self.sets[set].slots;
+        let state = &mut self.sets[set];
+        let slots = &state.slots;
         let n = slots.len() as u64;
         let fits = |i: u64| slots[i as usize].exists != absent;
         match pick {
+            Pick::Rotation => {
+                let rotor = &mut state.rotors[!absent as usize];
+                let found = (0..n).map(|k| (*rotor + k) % n).find(|&i| fits(i))?;
+                *rotor = found + 1;
+                Some(found)
+            }
             Pick::Next => {
                 let found = (0..n).map(|k| (*cursor + k) % n).find(|&i| fits(i))?;
                 *cursor = found + 1;

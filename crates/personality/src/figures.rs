@@ -16,8 +16,14 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OpFigures {
     pub name: String,
-    /// Operations that completed (with or without the expected status).
+    /// Operations that completed (with or without the expected status): requests, one per
+    /// `record` bytes of a read or write.
     pub count: u64,
+    /// Executions of the operation as a step of a flow, as filebench counts a flowop: a whole-file
+    /// read or write is one however many requests (`count`) it took. 0 in a dbench replay and in
+    /// cells stored before it was counted.
+    #[serde(default)]
+    pub flowops: u64,
     /// Bytes read or written by them.
     pub bytes: u64,
     /// Operations that failed, by error kind (`ENOENT`, `ETIMEDOUT`, ...).
@@ -46,6 +52,7 @@ impl OpFigures {
         OpFigures {
             name: name.into(),
             count: 0,
+            flowops: 0,
             bytes: 0,
             errors_by_kind: BTreeMap::new(),
             mismatches: 0,
@@ -64,6 +71,7 @@ impl OpFigures {
     pub fn merge(&mut self, other: &OpFigures) {
         debug_assert_eq!(self.name, other.name);
         self.count += other.count;
+        self.flowops += other.flowops;
         self.bytes += other.bytes;
         for (k, n) in &other.errors_by_kind {
             *self.errors_by_kind.entry(k.clone()).or_default() += n;
@@ -193,6 +201,11 @@ impl CellFigures {
         self.ops.iter().map(|o| o.count).sum()
     }
 
+    /// Flow steps executed, over every kind, as filebench counts its flowops (its IO Summary's ops).
+    pub fn flowops(&self) -> u64 {
+        self.ops.iter().map(|o| o.flowops).sum()
+    }
+
     pub fn bytes(&self) -> u64 {
         self.ops.iter().map(|o| o.bytes).sum()
     }
@@ -272,8 +285,16 @@ pub struct Count(#[serde(deserialize_with = "or_default")] pub u64);
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct StoredOpFigures {
+    /// Requests (one per `record` bytes of a read or write).
     #[serde(deserialize_with = "or_default")]
     pub count: u64,
+    /// Flow steps executed, as filebench counts its flowops; None in cells stored before they
+    /// were counted and in a dbench replay.
+    #[serde(deserialize_with = "or_default")]
+    pub flowops: Option<u64>,
+    /// The requests' latency summed over each flow step, over the steps: filebench's ms/op.
+    #[serde(deserialize_with = "or_default")]
+    pub flowop_mean_ns: Option<f64>,
     #[serde(deserialize_with = "or_default")]
     pub bytes: u64,
     /// Over the cell's wall time.
@@ -370,6 +391,13 @@ pub struct StoredCellFigures {
     pub ops: Option<BTreeMap<String, StoredOpFigures>>,
     #[serde(deserialize_with = "or_default")]
     pub per_sec: f64,
+    /// Flow steps executed over every operation and connection, as filebench's IO Summary counts
+    /// its ops; None in cells stored before they were counted and in a dbench replay.
+    #[serde(deserialize_with = "or_default")]
+    pub flowops: Option<u64>,
+    /// `flowops` over the cell's wall time: filebench's ops/s.
+    #[serde(deserialize_with = "or_default")]
+    pub flowops_per_sec: Option<f64>,
     #[serde(deserialize_with = "or_default")]
     pub total_kib_per_sec: f64,
     #[serde(deserialize_with = "or_default")]
@@ -491,6 +519,16 @@ mod tests {
         assert_eq!(m.value(FAIRNESS_JAIN.id), Some(0.9));
         assert_eq!(m.value(DBENCH_MB_PER_S.id), Some(1.25));
         assert_eq!(m.cell_name(), "run of fileserver");
+
+        // Cells stored before flow steps were counted read without them.
+        assert_eq!((m.flowops, m.flowops_per_sec, read.flowops, read.flowop_mean_ns), (None, None, None, None));
+        let counted = StoredCellFigures::read(&serde_json::json!({
+            "flowops": 180, "flowops_per_sec": 90.5,
+            "ops": {"read": {"count": 342, "flowops": 60, "flowop_mean_ns": 7300.0}},
+        }));
+        let read = &counted.ops.as_ref().unwrap()["read"];
+        assert_eq!((counted.flowops, counted.flowops_per_sec), (Some(180), Some(90.5)));
+        assert_eq!((read.count, read.flowops, read.flowop_mean_ns), (342, Some(60), Some(7300.0)));
 
         let odd = StoredCellFigures::read(&serde_json::json!({"ops": 3, "fairness": null, "dbench": "no", "phase": 1}));
         assert!(odd.ops.is_none() && odd.fairness.is_none() && odd.dbench.is_none() && odd.phase.is_none());

@@ -40,6 +40,8 @@ pub fn report(run: &StoredRun) -> String {
             human::bytes(c.bytes),
             human::fixed(c.wall_ns as f64 / 1e9, 3)
         );
+        // In the order a file is used (the personality's operations), then by name.
+        let rank = |n: &str| OpKind::ALL.iter().position(|k| k.name() == n).unwrap_or(OpKind::ALL.len());
         // A load file's operations have long names (QUERY_PATH_INFORMATION): the column fits them.
         let mut table = Table::new(vec![
             Column::fit_left("operation").min(10),
@@ -55,8 +57,6 @@ pub fn report(run: &StoredRun) -> String {
             Column::right("late", 7),
         ]);
         if let Some(ops) = &m.ops {
-            // In the order a file is used (the personality's operations), then by name.
-            let rank = |n: &str| OpKind::ALL.iter().position(|k| k.name() == n).unwrap_or(OpKind::ALL.len());
             let mut ops: Vec<(&String, &StoredOpFigures)> = ops.iter().collect();
             ops.sort_by_key(|(n, _)| (rank(n), n.to_string()));
             for (name, s) in ops {
@@ -80,6 +80,22 @@ pub fn report(run: &StoredRun) -> String {
             ("Operations per second (all connections)".into(), human::fixed(m.per_sec, 1)),
             ("Throughput (KB/s)".into(), human::fixed(c.kib_per_sec, 1)),
         ];
+        if let (Some(n), Some(rate)) = (m.flowops, m.flowops_per_sec) {
+            // filebench's IO Summary counts one op per flowop executed (a whole-file read is one).
+            rows.push(("Flow steps, as filebench counts ops".into(), n.to_string()));
+            rows.push(("Flow steps per second (filebench's ops/s)".into(), human::fixed(rate, 1)));
+            let mut ops: Vec<(&String, &StoredOpFigures)> = m.ops.iter().flatten().collect();
+            ops.sort_by_key(|(n, _)| (rank(n), n.to_string()));
+            for (name, s) in ops {
+                let (Some(steps), Some(mean)) = (s.flowops, s.flowop_mean_ns) else { continue };
+                if steps != s.count {
+                    rows.push((
+                        format!("{name}: flow steps (requests), mean ms per step"),
+                        format!("{steps} ({}), {}", s.count, human::millis(mean)),
+                    ));
+                }
+            }
+        }
         if let Some(f) = m.fairness {
             let n = (f.connections as f64).max(1.0);
             rows.push(("Fairness: Jain's index (1 = even)".into(), human::fixed(f.jain, 3)));

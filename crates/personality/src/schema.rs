@@ -108,6 +108,8 @@ struct RawPhase {
     #[serde(default)]
     iterations: Option<Spanned<u64>>,
     #[serde(default)]
+    order: Option<Spanned<String>>,
+    #[serde(default)]
     flow: Vec<RawFlow>,
 }
 
@@ -125,6 +127,8 @@ struct RawFlow {
     think: Option<Spanned<String>>,
     #[serde(default)]
     rate: Option<Spanned<f64>>,
+    #[serde(default)]
+    keep_open: Option<Spanned<bool>>,
     ops: Vec<Spanned<RawOp>>,
 }
 
@@ -136,6 +140,8 @@ struct RawOp {
     size: Option<Spanned<String>>,
     #[serde(default)]
     close: Option<bool>,
+    #[serde(default)]
+    random: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -238,6 +244,21 @@ pub struct Phase {
     pub name: String,
     pub end: PhaseEnd,
     pub flows: Vec<Flow>,
+    /// How each iteration chooses its flow.
+    #[serde(default)]
+    pub order: FlowOrder,
+}
+
+/// How an iteration chooses its flow.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowOrder {
+    /// At random, in proportion to the weights.
+    #[default]
+    Random,
+    /// The flows in the file's order, each `weight` iterations running, then from the first
+    /// again: filebench's thread, which runs its list of flowops in order, over and over.
+    InTurn,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -255,7 +276,8 @@ pub enum PhaseEnd {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Flow {
     pub name: String,
-    /// Each iteration picks a flow at random in proportion to the weights.
+    /// Each iteration picks a flow at random in proportion to the weights (or, in turn, runs
+    /// this flow `weight` times running).
     pub weight: u32,
     /// Index into [`Personality::filesets`].
     pub fileset: usize,
@@ -264,6 +286,12 @@ pub struct Flow {
     pub think_ns: u64,
     /// Open loop: operations per second per connection, Poisson arrivals.
     pub rate: Option<f64>,
+    /// The flow's file stays open from its first iteration to the phase's end: the first
+    /// iteration opens it (its `open` timed and counted), the later ones run the steps after
+    /// the `open` on it (filebench's flowop on a descriptor opened once and never closed:
+    /// webserver's log).
+    #[serde(default)]
+    pub keep_open: bool,
     pub ops: Vec<Step>,
 }
 
@@ -275,6 +303,10 @@ pub enum Pick {
     Next,
     /// A file at random.
     Random,
+    /// filebench's rotation: the fileset's next file after the last one any flow took (of every
+    /// connection, for a shared fileset), one rotation for files that exist and one for files
+    /// that do not; a file another connection holds is passed over for the next.
+    Rotation,
 }
 
 /// One operation of a flow.
@@ -293,6 +325,8 @@ pub enum Amount {
     None,
     Whole,
     Bytes(u64),
+    /// A size drawn uniformly from 1..=N bytes on every execution (filebench's appendfilerand).
+    UpTo(u64),
 }
 
 /// The operations a flow can name.
@@ -681,7 +715,18 @@ fn phase(text: &str, p: &RawPhase, filesets: &[Fileset]) -> Result<Phase, FileEr
             format!("phase `{name}`: some flows have a rate (open loop) and some not (closed loop); give every flow a rate or none"),
         ));
     }
-    Ok(Phase { name, end, flows })
+    let order = match p.order.as_ref().map(|o| (o.get_ref().as_str(), o.span())) {
+        None | Some(("random", _)) => FlowOrder::Random,
+        Some(("in-turn", _)) => FlowOrder::InTurn,
+        Some((other, span)) => {
+            return Err(at(
+                text,
+                span,
+                format!("phase `{name}`: unknown order `{other}`{}", hint(other, ["random", "in-turn"])),
+            ))
+        }
+    };
+    Ok(Phase { name, end, flows, order })
 }
 
 fn flow(text: &str, f: &RawFlow, filesets: &[Fileset]) -> Result<Flow, FileError> {
@@ -710,11 +755,12 @@ fn flow(text: &str, f: &RawFlow, filesets: &[Fileset]) -> Result<Flow, FileError
     let pick = match f.pick.as_ref().map(|p| (p.get_ref().as_str(), p.span())) {
         None | Some(("random", _)) => Pick::Random,
         Some(("next", _)) => Pick::Next,
+        Some(("rotation", _)) => Pick::Rotation,
         Some((other, span)) => {
             return Err(at(
                 text,
                 span,
-                format!("flow `{name}`: unknown pick `{other}`{}", hint(other, ["next", "random"])),
+                format!("flow `{name}`: unknown pick `{other}`{}", hint(other, ["next", "random", "rotation"])),
             ))
         }
     };
@@ -768,6 +814,15 @@ fn flow(text: &str, f: &RawFlow, filesets: &[Fileset]) -> Result<Flow, FileError
         if r.close.is_some() && op != OpKind::Create {
             return bad("close = true is for create only".into());
         }
+        let amount = match (r.random, amount) {
+            (None | Some(false), amount) => amount,
+            (Some(true), Amount::Bytes(n)) if op == OpKind::Append => Amount::UpTo(n),
+            (Some(true), _) => {
+                return bad(
+                    "random = true is for append only (a size from 1 byte to size, filebench's appendfilerand)".into()
+                )
+            }
+        };
         let close = r.close.unwrap_or(false);
         match op {
             OpKind::Create | OpKind::Open if open => {
@@ -796,11 +851,37 @@ fn flow(text: &str, f: &RawFlow, filesets: &[Fileset]) -> Result<Flow, FileError
         }
         ops.push(Step { op, amount, close });
     }
-    if open {
+    let keep_open = f.keep_open.as_ref().is_some_and(|k| *k.get_ref());
+    if keep_open {
+        let span = f.keep_open.as_ref().map_or_else(|| f.name.span(), |k| k.span());
+        let problem = if filesets[fileset].shared {
+            Some("its fileset is shared: a file kept open would be held by one connection for the whole phase, the others idle; keep it open on a fileset of each connection's own")
+        } else if ops[0].op != OpKind::Open {
+            Some("it must begin with open (the open its first iteration makes)")
+        } else if ops.iter().any(|s| matches!(s.op, OpKind::Close | OpKind::Create | OpKind::Rename | OpKind::Delete)) {
+            Some("its file stays open: it cannot close, create, rename or delete it")
+        } else if locked {
+            Some("it ends with its file locked; unlock it")
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            return Err(at(text, span, format!("flow `{name}`: keep_open = true: {problem}")));
+        }
+    } else if open {
         return Err(at(text, f.name.span(), format!("flow `{name}` ends with its file open; end it with close")));
     }
     // A weight of 0 is a flow no iteration picks; that every flow of a phase has one is refused there.
-    Ok(Flow { name, weight: f.weight.as_ref().map_or(1, |w| *w.get_ref()), fileset, pick, think_ns, rate, ops })
+    Ok(Flow {
+        name,
+        weight: f.weight.as_ref().map_or(1, |w| *w.get_ref()),
+        fileset,
+        pick,
+        think_ns,
+        rate,
+        keep_open,
+        ops,
+    })
 }
 
 impl Personality {

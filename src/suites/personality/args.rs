@@ -11,7 +11,8 @@ use std::path::Path;
 /// A workload personality (docs/personalities.md): filesets and flows of operations (create, open,
 /// read, write, append, fsync, close, stat, rename, delete, list, lock, unlock) run by many
 /// connections at once, closed loop (think time) or open loop (--rate: Poisson arrivals, latency
-/// from the intended start). Per operation: counts, rates, HDR latency percentiles; per
+/// from the intended start). Per operation: counts (requests, and beside them flow steps as
+/// filebench counts its ops: a whole-file read is one), rates, HDR latency percentiles; per
 /// connection: fairness (min/max share, Jain's index). Built-ins: `iomatrix personalities list`.
 /// On an nfs:// or smb:// target each connection is a session of iomatrix's own protocol client.
 /// With --dbench-loadfile FILE a dbench/NetBench load file (dbench's client.txt) is replayed
@@ -278,6 +279,7 @@ impl RunPersonalityArgs {
                     None => iomatrix_personality::PhaseEnd::Iterations { count: 1 },
                 },
                 flows: Vec::new(),
+                order: Default::default(),
             }],
             scales: Default::default(),
         };

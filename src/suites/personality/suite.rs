@@ -433,9 +433,20 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
     let m = &cell.merged;
     let secs = (m.wall_ns as f64 / 1e9).max(1e-9);
     let mut ops = Map::new();
+    // A replay's operations are its load file's lines, not flow steps: it has no flowops.
+    let flow_steps = plan.replay.is_none();
     for o in &m.ops {
-        let mut v = serde_json::to_value(o.latency.summary()).unwrap_or_default();
+        let summary = o.latency.summary();
+        let mean_ns = summary.mean_ns;
+        let mut v = serde_json::to_value(summary).unwrap_or_default();
         v["count"] = json!(o.count);
+        if flow_steps {
+            // filebench's count and mean: one per flow step, its requests' time over the steps.
+            v["flowops"] = json!(o.flowops);
+            v["flowops_per_sec"] = json!(o.flowops as f64 / secs);
+            v["flowop_mean_ns"] =
+                json!(if o.flowops > 0 { mean_ns * o.count as f64 / o.flowops as f64 } else { 0.0 });
+        }
         v["bytes"] = json!(o.bytes);
         v["per_sec"] = json!(o.count as f64 / secs);
         v["errors"] = json!(o.errors_by_kind);
@@ -508,6 +519,10 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
         "avg_connection_kib_per_sec": avg_connection_kib_per_sec(&m.connections),
         "clients": clients,
     });
+    if flow_steps {
+        metrics["flowops"] = json!(m.flowops());
+        metrics["flowops_per_sec"] = json!(m.flowops() as f64 / secs);
+    }
     if let Some(r) = &plan.replay {
         metrics["loop"] = json!("replay");
         metrics["pacing"] = json!(if r.as_fast_as_possible || r.timed_ops == 0 { "as fast as possible" } else { "timestamps" });
