@@ -18,7 +18,10 @@
 #   work shows. For each (rw, depth) it prints the median IOPS of each tool, the ratio
 #   iomatrix/fio (the median of the per-pair ratios, and the ratio of the medians), whether
 #   iomatrix >= fio (the goal, judged on the median of the per-pair ratios) and each
-#   tool's median p99 latency; every run's figures above the table; and the conditions.
+#   tool's median p99 latency; every run's figures above the table; the conditions; and below
+#   the table each tool's median CPU time per request, user and system (iomatrix: its client
+#   thread's getrusage over the cell's requests, as `show` prints it; fio: usr_cpu and sys_cpu,
+#   percentages of its job's run time, times that run time over its requests).
 #
 # WHY THE SETTINGS MATCH
 #   iomatrix:  iomatrix run access --bs 4096 --read 100 (reads) or --read 0 (writes)
