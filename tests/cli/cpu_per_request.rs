@@ -35,8 +35,25 @@ fn show_prints_cpu_per_request_of_io_uring_cells_from_the_runs_own_cpu_time() {
     let Some(fs) = Mount::ext4(96) else { return };
     let sb = Sandbox::new();
     let out = sb.run(&[
-        "run", "access", "--target", fs.point.to_str().unwrap(), "--backend", "io_uring", "--direct", "--bs", "4k",
-        "--qd", "1,8", "--read", "100", "--random", "100", "--file-size", "16m", "--duration", "700ms",
+        "run",
+        "access",
+        "--target",
+        fs.point.to_str().unwrap(),
+        "--backend",
+        "io_uring",
+        "--direct",
+        "--bs",
+        "4k",
+        "--qd",
+        "1,8",
+        "--read",
+        "100",
+        "--random",
+        "100",
+        "--file-size",
+        "16m",
+        "--duration",
+        "700ms",
     ]);
     assert_success(&out);
     let run = sb.last_run();
@@ -56,12 +73,18 @@ fn show_prints_cpu_per_request_of_io_uring_cells_from_the_runs_own_cpu_time() {
         let wall = cell["wall_ns"].as_u64().unwrap() as f64;
         let percent = cell["cpu_percent"].as_f64().unwrap();
         let from_percent = percent / 100.0 * wall / ops as f64;
-        assert!(((user + sys) - from_percent).abs() <= 0.01 * from_percent + 1.0, "qd {qd}: {user} + {sys} vs {from_percent}");
+        assert!(
+            ((user + sys) - from_percent).abs() <= 0.01 * from_percent + 1.0,
+            "qd {qd}: {user} + {sys} vs {from_percent}"
+        );
         // What show prints is that figure, rounded to its last digit (0.1 us above 1 us).
         for (name, stored) in [("usr/IO", user), ("sys/IO", sys)] {
             let shown = column_ns(&text, name, qd);
             let step = if stored < 1e3 { 1.0 } else { 100.0 };
-            assert!((shown - stored).abs() <= step / 2.0 + 1e-6, "qd {qd} {name}: shown {shown} ns, stored {stored} ns\n{text}");
+            assert!(
+                (shown - stored).abs() <= step / 2.0 + 1e-6,
+                "qd {qd} {name}: shown {shown} ns, stored {stored} ns\n{text}"
+            );
         }
     }
 }
@@ -70,8 +93,18 @@ fn show_prints_cpu_per_request_of_io_uring_cells_from_the_runs_own_cpu_time() {
 fn psync_runs_keep_their_table_without_cpu_per_request() {
     let sb = Sandbox::new();
     let target = sb.target();
-    let out =
-        sb.run(&["run", "access", "--target", target.to_str().unwrap(), "--backend", "psync", "--bytes", "1m", "--file-size", "4m"]);
+    let out = sb.run(&[
+        "run",
+        "access",
+        "--target",
+        target.to_str().unwrap(),
+        "--backend",
+        "psync",
+        "--bytes",
+        "1m",
+        "--file-size",
+        "4m",
+    ]);
     assert_success(&out);
     let id = sb.last_run()["run"]["id"].as_i64().unwrap();
     let show = sb.run(&["show", &id.to_string()]);
