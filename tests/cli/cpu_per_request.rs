@@ -3,9 +3,9 @@
 use crate::helpers::*;
 use serde_json::Value;
 
-/// The figure in column `name` of the table row of the cell whose queue depth is `qd`, in
-/// nanoseconds ("12.7 us", "830 ns"); the table's values end where their header ends.
-fn column_ns(show: &str, name: &str, qd: u64) -> f64 {
+/// What the table row of the cell whose queue depth is `qd` shows in column `name`: "12.7 us",
+/// "830 ns" or "-" (the table's values end where their header ends).
+fn column(show: &str, name: &str, qd: u64) -> String {
     let header = show.lines().find(|l| l.contains(name)).unwrap_or_else(|| panic!("no column {name} in\n{show}"));
     let end = header.find(name).unwrap() + name.len();
     let qd_end = header.find(" qd").unwrap() + 3;
@@ -14,8 +14,18 @@ fn column_ns(show: &str, name: &str, qd: u64) -> f64 {
         .find(|l| l.len() >= end && l[..qd_end].split_whitespace().last() == Some(&qd.to_string()))
         .unwrap_or_else(|| panic!("no row of qd {qd} in\n{show}"));
     let words: Vec<&str> = row[..end].split_whitespace().collect();
-    let (number, unit) = (words[words.len() - 2], words[words.len() - 1]);
-    let number: f64 = number.parse().unwrap_or_else(|_| panic!("{name} of qd {qd}: '{number} {unit}' in\n{show}"));
+    match words[..] {
+        [.., "-"] => "-".to_string(),
+        [.., number, unit] => format!("{number} {unit}"),
+        _ => panic!("{name} of qd {qd}: '{row}'"),
+    }
+}
+
+/// The figure in column `name` of the row of queue depth `qd`, in nanoseconds.
+fn column_ns(show: &str, name: &str, qd: u64) -> f64 {
+    let shown = column(show, name, qd);
+    let (number, unit) = shown.split_once(' ').unwrap_or_else(|| panic!("{name} of qd {qd}: '{shown}' in\n{show}"));
+    let number: f64 = number.parse().unwrap_or_else(|_| panic!("{name} of qd {qd}: '{shown}' in\n{show}"));
     number
         * match unit {
             "ns" => 1.0,
@@ -34,27 +44,10 @@ fn stored_ns(cell: &Value, key: &str) -> f64 {
 fn show_prints_cpu_per_request_of_io_uring_cells_from_the_runs_own_cpu_time() {
     let Some(fs) = Mount::ext4(96) else { return };
     let sb = Sandbox::new();
-    let out = sb.run(&[
-        "run",
-        "access",
-        "--target",
-        fs.point.to_str().unwrap(),
-        "--backend",
-        "io_uring",
-        "--direct",
-        "--bs",
-        "4k",
-        "--qd",
-        "1,8",
-        "--read",
-        "100",
-        "--random",
-        "100",
-        "--file-size",
-        "16m",
-        "--duration",
-        "700ms",
-    ]);
+    let mut args = vec!["run", "access", "--target", fs.point.to_str().unwrap()];
+    args.extend("--backend io_uring --direct --bs 4k --qd 1,8 --read 100 --random 100".split(' '));
+    args.extend(["--file-size", "16m", "--duration", "700ms"]);
+    let out = sb.run(&args);
     assert_success(&out);
     let run = sb.last_run();
     let id = run["run"]["id"].as_i64().unwrap();
@@ -111,4 +104,53 @@ fn psync_runs_keep_their_table_without_cpu_per_request() {
     assert_success(&show);
     let (text, _) = text(&show);
     assert!(text.contains("CPU%") && !text.contains("usr/IO"), "{text}");
+}
+
+/// An imported fio job on io_uring shows fio's own usr_cpu and sys_cpu per request, as the bench
+/// reads them (percent of its run time, times that run time, over its requests); a fio file
+/// without them shows `-`, never 0.
+#[test]
+fn an_imported_fio_io_uring_job_shows_fios_cpu_per_request_and_none_where_fio_gave_none() {
+    if !have("fio") {
+        return skip("fio is not installed (Debian: apt-get install fio)");
+    }
+    let sb = Sandbox::new();
+    let dir = sb.dir.path();
+    let with_cpu = dir.join("fio.json");
+    let out = std::process::Command::new("fio")
+        .args(["--name=uring", "--ioengine=io_uring", "--iodepth=4", "--rw=randread", "--bs=4k", "--size=8m"])
+        .args(["--runtime=1", "--time_based", "--thread", "--output-format=json"])
+        .arg(format!("--filename={}", dir.join("fio.dat").display()))
+        .arg(format!("--output={}", with_cpu.display()))
+        .output()
+        .expect("run fio");
+    assert!(out.status.success(), "fio failed: {}", String::from_utf8_lossy(&out.stderr));
+    let mut source: Value = serde_json::from_slice(&std::fs::read(&with_cpu).unwrap()).unwrap();
+    let job = source["jobs"][0].clone();
+    let requests = job["read"]["total_ios"].as_f64().unwrap();
+    let runtime_ns = job["job_runtime"].as_f64().unwrap() * 1e6;
+    let without_cpu = dir.join("fio-without-cpu.json");
+    for key in ["usr_cpu", "sys_cpu"] {
+        source["jobs"][0].as_object_mut().unwrap().remove(key);
+    }
+    std::fs::write(&without_cpu, serde_json::to_vec(&source).unwrap()).unwrap();
+
+    for (file, has_cpu) in [(&with_cpu, true), (&without_cpu, false)] {
+        let out = sb.run(&["import", file.to_str().unwrap()]);
+        assert_success(&out);
+        let id = sb.last_run()["run"]["id"].as_i64().unwrap();
+        let show = sb.run(&["show", &id.to_string()]);
+        assert_success(&show);
+        let (text, _) = text(&show);
+        if !has_cpu {
+            assert_eq!((column(&text, "usr/IO", 4), column(&text, "sys/IO", 4)), ("-".into(), "-".into()), "{text}");
+            continue;
+        }
+        for (name, key) in [("usr/IO", "usr_cpu"), ("sys/IO", "sys_cpu")] {
+            let fios = job[key].as_f64().unwrap() / 100.0 * runtime_ns / requests;
+            let shown = column_ns(&text, name, 4);
+            let step = if fios < 1e3 { 1.0 } else { 100.0 };
+            assert!((shown - fios).abs() <= step / 2.0 + 1.0, "{name}: shown {shown} ns, fio's {fios} ns\n{text}");
+        }
+    }
 }
