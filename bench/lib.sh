@@ -336,7 +336,8 @@ check_cached() {
 # iomatrix_figures JSON SIZE BACKEND QD DIRECT SECS RW [SEED]: checks iomatrix's --json output
 # of one `run access` cell (backend, depth, O_DIRECT 0/1, file size, 4 KiB blocks, only RW =
 # read or write requests, about SECS long, and the plan's seed if SEED is given) and prints
-# "IOPS<TAB>p99 ns<TAB>mean ns<TAB>timed s" of it.
+# "IOPS<TAB>p99 ns<TAB>mean ns<TAB>timed s<TAB>user ns per request<TAB>system ns per request" of
+# it, the CPU time of the cell's client thread (getrusage) over its requests.
 iomatrix_figures() {
     python3 - "$@" <<'PY'
 import json, sys
@@ -361,12 +362,15 @@ if r["count"] == 0 or m[other]["count"] != 0 or c["ops"] != r["count"]:
     sys.exit("cell did %d %ss and %d %ss; expected %ss only" % (r["count"], rw, m[other]["count"], other, rw))
 if c["wall_ns"] < 0.9e9 * secs:
     sys.exit("cell ran %.3f s, expected about %d s" % (c["wall_ns"] / 1e9, secs))
-print("%.0f\t%d\t%.0f\t%.3f" % (m["iops"], r["p99_ns"], r["mean_ns"], c["wall_ns"] / 1e9))
+# CPU per request, user and system, from the cell's own CPU time (its client threads' getrusage).
+print("%.0f\t%d\t%.0f\t%.3f\t%.0f\t%.0f" % (m["iops"], r["p99_ns"], r["mean_ns"], c["wall_ns"] / 1e9,
+                                        c["user_ns"] / c["ops"], c["sys_ns"] / c["ops"]))
 PY
 }
 
 # fio_figures JSON SECS RW: checks fio's JSON output of one job (no error, only RW = read or
-# write requests, about SECS long) and prints "IOPS<TAB>p99 ns<TAB>mean ns<TAB>timed s", the
+# write requests, about SECS long) and prints "IOPS<TAB>p99 ns<TAB>mean ns<TAB>timed s<TAB>user
+# ns per request<TAB>system ns per request" (usr_cpu and sys_cpu over the requests), the
 # latencies from lat_ns (from when fio prepares a request: iomatrix's latency; needs
 # --lat_percentiles=1).
 fio_figures() {
@@ -384,7 +388,10 @@ if d["total_ios"] == 0 or job[other]["total_ios"] != 0:
 if d["runtime"] < 900 * secs:
     sys.exit("fio ran %d ms, expected about %d s" % (d["runtime"], secs))
 lat = d["lat_ns"]
-print("%.0f\t%d\t%.0f\t%.3f" % (d["iops"], lat["percentile"]["99.000000"], lat["mean"], d["runtime"] / 1e3))
+# CPU per request, user and system: fio's usr_cpu and sys_cpu are % of the job's run time (job_runtime, ms).
+cpu_ns = lambda pct: pct / 100 * job["job_runtime"] * 1e6 / d["total_ios"]
+print("%.0f\t%d\t%.0f\t%.3f\t%.0f\t%.0f" % (d["iops"], lat["percentile"]["99.000000"], lat["mean"], d["runtime"] / 1e3,
+                                        cpu_ns(job["usr_cpu"]), cpu_ns(job["sys_cpu"])))
 PY
 }
 

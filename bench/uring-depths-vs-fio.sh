@@ -18,7 +18,10 @@
 #   work shows. For each (rw, depth) it prints the median IOPS of each tool, the ratio
 #   iomatrix/fio (the median of the per-pair ratios, and the ratio of the medians), whether
 #   iomatrix >= fio (the issue's goal, judged on the median of the per-pair ratios) and each
-#   tool's median p99 latency; every run's figures above the table; and the conditions.
+#   tool's median p99 latency; every run's figures above the table; the conditions; and below
+#   the table each tool's median CPU time per request, user and system (iomatrix: its client
+#   thread's getrusage over the cell's requests, as `show` prints it; fio: usr_cpu and sys_cpu,
+#   percentages of its job's run time, times that run time over its requests).
 #
 # WHY THE SETTINGS MATCH
 #   iomatrix:  iomatrix run access --bs 4096 --read 100 (reads) or --read 0 (writes)
@@ -351,18 +354,43 @@ CONDITIONS="ext4 on $LOOPDEV (direct-io ${LOOP_DIO:-?}) from a $(human "$IMAGE_B
 echo "$PROG: $CONDITIONS"
 echo "$PROG: $NRUNS timed runs of ${SECS}s (about $(((NRUNS * (SECS + 2) + 59) / 60)) minutes with the layouts)"
 
+# cpu_per_request_table RESULTS: per case, each tool's median CPU time per request, user and
+# system, in us, and the ratio of the totals (iomatrix/fio: below 1 iomatrix spent less).
+cpu_per_request_table() {
+    python3 - "$1" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    rep, case, tool, *figures = line.rstrip("\n").split("\t")
+    runs.setdefault(case, {}).setdefault(tool, []).append((float(figures[4]), float(figures[5])))
+print()
+print("CPU per request, us (median over the runs; iomatrix: its client thread's getrusage over its requests;")
+print("fio: usr_cpu and sys_cpu of its job over its requests):")
+print("%-16s %12s %12s %12s %12s %12s %12s %16s" % ("case", "iomatrix usr", "iomatrix sys", "iomatrix all",
+                                                     "fio usr", "fio sys", "fio all", "iomatrix/fio all"))
+for case, tools in runs.items():
+    med = {t: (statistics.median(u for u, _ in v) / 1e3, statistics.median(s for _, s in v) / 1e3,
+               statistics.median(u + s for u, s in v) / 1e3) for t, v in tools.items()}
+    i, f = med.get("iomatrix"), med.get("fio")
+    if not i or not f:
+        continue
+    print("%-16s %12.2f %12.2f %12.2f %12.2f %12.2f %12.2f %16.2f" % (case, *i, *f, i[2] / f[2] if f[2] else float("nan")))
+PY
+}
+
 # ---- the runs -------------------------------------------------------------------------------
 
-RESULTS=$SCRATCH/results.tsv # repeat, case, tool, IOPS, p99 ns, mean ns, timed s
+RESULTS=$SCRATCH/results.tsv # repeat, case, tool, IOPS, p99 ns, mean ns, timed s, user and system ns per request
 : >"$RESULTS"
 RING_NOTED=0
 
-# Appends one run's figures ("IOPS<TAB>p99 ns<TAB>mean ns<TAB>timed s") and prints its line.
+# Appends one run's figures ("IOPS<TAB>p99 ns<TAB>mean ns<TAB>timed s<TAB>user ns<TAB>system ns",
+# the last two per request) and prints its line.
 record() {
     local rep=$1 case=$2 tool=$3 parsed=$4
     printf '%s\t%s\t%s\t%s\n' "$rep" "$case" "$tool" "$parsed" >>"$RESULTS"
     printf '%s\n' "$parsed" | awk -F'\t' -v r="$rep" -v c="$case" -v t="$tool" '
-        { printf "%-7s %-16s %-9s %10d %10.1f %10.1f %8.3f\n", r, c, t, $1, $2 / 1000, $3 / 1000, $4 }'
+        { printf "%-7s %-16s %-9s %10d %10.1f %10.1f %8.3f %8.2f %8.2f\n", r, c, t, $1, $2 / 1000, $3 / 1000, $4, $5 / 1000, $6 / 1000 }'
 }
 
 run_iomatrix() {
@@ -429,8 +457,8 @@ run_fio() {
 
 echo
 echo "per run: IOPS, latency p99 and mean in us (iomatrix: queued to completion seen; fio: lat_ns),"
-echo "timed seconds"
-printf '%-7s %-16s %-9s %10s %10s %10s %8s\n' repeat case tool IOPS "p99 us" "mean us" "timed s"
+echo "timed seconds, CPU per request in us, user and system (iomatrix: its client thread's own; fio: usr_cpu, sys_cpu)"
+printf '%-7s %-16s %-9s %10s %10s %10s %8s %8s %8s\n' repeat case tool IOPS "p99 us" "mean us" "timed s" "usr/IO" "sys/IO"
 for ((rep = 1; rep <= REPEATS; rep++)); do
     k=0
     for rw in "${RWS[@]}"; do
@@ -453,3 +481,4 @@ done
 echo
 echo "$PROG: $CONDITIONS"
 median_table "$RESULTS" iomatrix,fio "iomatrix/fio:1.0" iomatrix,fio
+cpu_per_request_table "$RESULTS"

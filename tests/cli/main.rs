@@ -15,6 +15,7 @@ mod clients;
 mod compare;
 mod compare_hints;
 mod compare_n_sides;
+mod cpu_per_request;
 mod cpu_rows;
 mod crash;
 mod database;

@@ -3,7 +3,8 @@
 
 use crate::figures::{IOPS, MIB_PER_SEC};
 use crate::AccessCellFigures;
-use iomatrix_core::{human, Figures, Metric};
+use iomatrix_core::figures::CPU_PERCENT;
+use iomatrix_core::{human, BackendKind, Figures, Metric};
 use iomatrix_report::document::{marked, MARKS_LEGEND};
 use iomatrix_report::table::{Column, Table};
 use iomatrix_store::{CellRow, StoredRun};
@@ -11,6 +12,9 @@ use iomatrix_store::{CellRow, StoredRun};
 pub fn table(run: &StoredRun) -> String {
     // Runs that looked at the page cache say what it held; older runs and servers' keep their table.
     let looked = run.cell_results.iter().any(|c| figures(c).cached_at_start.is_some());
+    // io_uring cells say what each request cost the clients' threads: how io_uring tools are
+    // judged beside each other (fio's usr_cpu and sys_cpu, t/io_uring's IOPS per core).
+    let per_request = run.cell_results.iter().any(|c| c.backend == BackendKind::IoUring.name());
     let mut columns = vec![
         Column::right("bs", 6),
         Column::right("read", 5),
@@ -27,6 +31,10 @@ pub fn table(run: &StoredRun) -> String {
         Column::right("wr p99", 9),
         Column::right("CPU%", 5).gap(" | "),
     ];
+    if per_request {
+        columns.push(Column::right("usr/IO", 9));
+        columns.push(Column::right("sys/IO", 9));
+    }
     if looked {
         columns.push(Column::right("cached", 6).gap(" | "));
     }
@@ -53,12 +61,19 @@ pub fn table(run: &StoredRun) -> String {
             lat(f.write.p99_ns),
             c.cpu_percent.map_or("-".into(), |p| human::fixed(p, 0)),
         ];
+        if per_request {
+            row.push(marked(c.state.kind, || cpu_per_request(c, c.user_ns)));
+            row.push(marked(c.state.kind, || cpu_per_request(c, c.sys_ns)));
+        }
         if looked {
             row.push(f.cached_at_start.map_or("-".into(), |held| human::fixed(held.percent(), 0) + "%"));
         }
         table.row(row);
     }
     let mut out = format!("\n{}", table.render());
+    if per_request {
+        out.push_str(PER_REQUEST_LEGEND);
+    }
     if looked {
         out.push_str(CACHED_LEGEND);
     }
@@ -73,6 +88,19 @@ pub fn table(run: &StoredRun) -> String {
 const CACHED_LEGEND: &str =
     "cached: share of the clients' files in the page cache when the cell began (mincore); how they were prepared: \
      the prepared line above\n";
+
+/// Under a table with CPU per request: where the figures come from.
+const PER_REQUEST_LEGEND: &str = "usr/IO, sys/IO: CPU time per request, user and system: the clients' threads' own \
+                                  (getrusage) over the cell's requests\n";
+
+/// The clients' CPU time `ns` (user or system) over the cell's requests; `-` where the source has no
+/// CPU figure or the cell completed no request.
+fn cpu_per_request(c: &CellRow, ns: u64) -> String {
+    if c.ops == 0 || c.value(CPU_PERCENT.id).is_none() {
+        return "-".into();
+    }
+    human_ns(ns as f64 / c.ops as f64)
+}
 
 /// `830 ns`, `12.4 us`, `3.10 ms`, `1.25 s` (the one formatter, in core).
 pub use human::nanos as human_ns;
