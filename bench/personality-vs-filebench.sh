@@ -17,9 +17,12 @@
 #              --target DIR, where T and F are the .f file's $nthreads and $nfiles (or the
 #              flags): the same threads and files. The figures are read from the stored run
 #              (`iomatrix show ID --json`), never from its text.
-#   Before anything runs, the .f file's $nfiles, $meandirwidth, mean file size, $iosize and
-#   append size are printed beside the built-in's (`iomatrix personalities show NAME --json`
-#   where it has it, else its TOML), so a difference in the fileset is in plain sight.
+#   Before anything runs, the .f file's $nthreads, $nfiles, $meandirwidth, mean file size,
+#   $iosize and append size are printed beside the built-in's own summary (`iomatrix
+#   personalities show NAME`), so a difference in the fileset is in plain sight.
+#   filebench ends a run without figures when a flowop finds no file ("Run stopped early";
+#   varmail on a fast tmpfs): such a run is run again, up to 4 times; after that the repeat has
+#   no filebench figures, which the end of the output says.
 #
 # THE FIGURES (per personality and file system; medians over the repeats)
 #   flows/s      filebench: its thread loops per second (the rate of the flowop each loop runs
@@ -49,8 +52,8 @@
 #   value is restored on every way out.
 #
 # WHERE
-#   A fresh tmpfs (--tmpfs-size, default 3g) and a fresh ext4 image on tmpfs (--ext4-size,
-#   default 4g; the ext4 is the image's file system, its blocks in memory), one after the other.
+#   A fresh tmpfs (--tmpfs-size, default 3g) and a fresh ext4 image on a tmpfs of its own
+#   (--ext4-size, default 4g; the image's blocks are in memory), one after the other (--fs).
 #   Everything made (mounts, loop devices, filebench's processes and its /tmp/filebench-shm-*
 #   files, the scratch folder) is removed at the end, also on failure or Ctrl-C. Needs root.
 #
