@@ -31,11 +31,13 @@
 #                the log). In filebench one loop runs every flowop of the thread in turn;
 #                iomatrix's built-ins draw one flow per iteration, so this is the unit both share.
 #   ops/s        filebench: IO Summary's ops/s (every flowop counts one per call); iomatrix: the
-#                cell's operations over its wall time, as iomatrix counts them.
+#                cell's flow steps over its wall time (one per flowop execution, as filebench
+#                counts; runs stored before flow steps were counted: requests).
 #   MiB/s        filebench: IO Summary's mb/s (MiB); iomatrix: bytes over the wall time in MiB.
 #   OP mean ms   per operation kind (create, open, read, append, fsync, close, delete, stat,
 #                write): filebench's flowops of that type (from the .f file), their ms/op
-#                weighted by their counts; iomatrix: ops.OP.mean_ns of the stored cell.
+#                weighted by their counts; iomatrix: ops.OP.flowop_mean_ns of the stored cell
+#                (the requests' time per flow step; older runs: mean_ns, per request).
 #   Ratios: iomatrix/filebench, "paired" = the median of the per-repeat ratios, with their range.
 #   filebench prints ms/op with ONE decimal (0.1 ms steps): its mean latencies below 1 ms are
 #   coarse. --precise-latency (with --filebench-src) builds filebench with 4 decimals in those two
@@ -369,15 +371,20 @@ if conns is not None and conns != threads:
 ops = m["ops"]
 case = "%s %s" % (name, fs)
 loop_op = {"fileserver": "delete", "varmail": "delete", "webserver": "append"}[name]
-count = lambda o: ops.get(o, {}).get("count", 0)
+# Flow steps (one per flowop execution, as filebench counts ops) where the run stored them;
+# requests in runs from before they were counted.
+steps = lambda o: o.get("flowops") if o.get("flowops") is not None else o.get("count", 0)
+step_mean = lambda o: o.get("flowop_mean_ns") if o.get("flowop_mean_ns") is not None else o["mean_ns"]
+count = lambda o: steps(ops.get(o, {}))
 print("%s\t%s\tiomatrix\tflows/s\t%.3f" % (rep, case, count(loop_op) / wall))
-print("%s\t%s\tiomatrix\tops/s\t%.3f" % (rep, case, c["ops"] / wall))
+total = m.get("flowops") if m.get("flowops") is not None else c["ops"]
+print("%s\t%s\tiomatrix\tops/s\t%.3f" % (rep, case, total / wall))
 print("%s\t%s\tiomatrix\tMiB/s\t%.3f" % (rep, case, c["bytes"] / wall / 2**20))
 for op, o in sorted(ops.items()):
-    if not isinstance(o, dict) or not o.get("count"):
+    if not isinstance(o, dict) or not steps(o):
         continue
-    print("%s\t%s\tiomatrix\t%s ops/s\t%.3f" % (rep, case, op, o["count"] / wall))
-    print("%s\t%s\tiomatrix\t%s mean ms\t%.6f" % (rep, case, op, o["mean_ns"] / 1e6))
+    print("%s\t%s\tiomatrix\t%s ops/s\t%.3f" % (rep, case, op, steps(o) / wall))
+    print("%s\t%s\tiomatrix\t%s mean ms\t%.6f" % (rep, case, op, step_mean(o) / 1e6))
 PY
 }
 
