@@ -16,21 +16,8 @@ use std::sync::{Arc, Mutex};
 /// Runs `cmd` (mpirun) as the launcher's bound child and waits for it.
 pub fn run(mut cmd: Command) -> std::io::Result<ExitStatus> {
     signals::install().map_err(std::io::Error::other)?;
-    let launcher = std::process::id() as libc::pid_t;
     cmd.stdin(Stdio::null()).process_group(0);
-    // SAFETY: prctl(2) and getppid(2) are async-signal-safe and touch only the new process's own
-    // attributes; nothing else runs between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if libc::getppid() != launcher {
-                return Err(std::io::Error::other("the launcher that started mpirun is gone"));
-            }
-            Ok(())
-        });
-    }
+    dies_with_this_process(&mut cmd, libc::SIGTERM, "the launcher that started mpirun is gone");
     let mut child = cmd.spawn()?;
     let pid = child.id() as libc::pid_t;
     signals::end_group_on_quit(pid);
@@ -56,6 +43,25 @@ pub fn run(mut cmd: Command) -> std::io::Result<ExitStatus> {
     *unreaped.lock().unwrap_or_else(|e| e.into_inner()) = None;
     signals::end_group_on_quit(0);
     child.wait()
+}
+
+/// The child `cmd` starts gets `signal` when this process dies (its parent-death signal); a child
+/// whose parent died before it could ask for that does not start at all.
+pub fn dies_with_this_process(cmd: &mut Command, signal: i32, gone: &'static str) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: prctl(2) and getppid(2) are async-signal-safe and touch only the new process's own
+    // attributes; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, signal) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                return Err(std::io::Error::other(gone));
+            }
+            Ok(())
+        });
+    }
 }
 
 /// Waits until `pid` has ended, leaving it unreaped (its pid stays ours).

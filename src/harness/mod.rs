@@ -12,6 +12,7 @@ pub mod data;
 mod job;
 pub mod launch;
 mod launcher_child;
+pub use launcher_child::dies_with_this_process;
 pub mod limits;
 pub mod live;
 pub mod outcome;

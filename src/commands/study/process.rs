@@ -128,20 +128,7 @@ pub fn step(program: &Path, args: &[String], env: &[(String, String)], log: &Fil
 /// The child gets SIGHUP when the study dies (once per thread of the study);
 /// a child whose study died before it could ask for that does not start at all.
 fn dies_with_study(cmd: &mut Command) {
-    let study = std::process::id() as libc::pid_t;
-    // SAFETY: prctl(2) and getppid(2) are async-signal-safe and touch only the new process's own
-    // attributes; nothing else runs between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGHUP) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if libc::getppid() != study {
-                return Err(std::io::Error::other("the study that started this step is gone"));
-            }
-            Ok(())
-        });
-    }
+    crate::harness::dies_with_this_process(cmd, libc::SIGHUP, "the study that started this step is gone");
 }
 
 /// Waits for `child`, within `limit` if given. On the study's stop the child gets the same
