@@ -8,7 +8,8 @@
 //! a study's steps get it as their parent-death signal) stops the run the
 //! same way, exit 129, but never quits at once: the kernel sends the
 //! parent-death signal again for every thread of the dead parent. Under
-//! `nohup` (SIGHUP ignored) it stays ignored.
+//! `nohup` (SIGHUP ignored) a hangup stays ignored; a SIGHUP after the
+//! process's parent has gone (a study's step whose study died) still stops it.
 //!
 //! [`STOP`] is raised by a signal only. A run stops its clients with a flag
 //! of its own ([`run_flag`]), which a signal also raises: a client that
@@ -72,13 +73,17 @@ pub fn install() -> anyhow::Result<&'static AtomicBool> {
         return Ok(&STOP);
     }
     // The signals are delivered to this thread, not to a handler: it may print and exit freely.
-    let mut wanted = vec![SIGINT, SIGTERM];
-    if !ignored(SIGHUP) {
-        wanted.push(SIGHUP);
-    }
-    let mut signals = signal_hook::iterator::Signals::new(wanted)?;
+    // Under nohup (SIGHUP ignored) a hangup stays ignored, but a parent-death SIGHUP (a study's
+    // step, whose study died) must still stop the run: it comes after the kernel has given the
+    // process a new parent, so a SIGHUP is taken only once the parent it started with is gone.
+    // SAFETY: getppid(2) takes no arguments and cannot fail (also below).
+    let parent_at_start = ignored(SIGHUP).then(|| unsafe { libc::getppid() });
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
     std::thread::Builder::new().name("signals".into()).spawn(move || {
         for signal in signals.forever() {
+            if signal == SIGHUP && parent_at_start.is_some_and(|p| p == unsafe { libc::getppid() }) {
+                continue;
+            }
             if signal == SIGHUP && FIRST.load(Ordering::SeqCst) != 0 {
                 continue;
             }

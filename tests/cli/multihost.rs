@@ -543,6 +543,15 @@ fn a_signal_to_the_hosts_launcher_stops_every_rank_and_the_run_is_stored_interru
             .args(["--file-size", "4m", "--duration", "2s", "--hosts", lab.var("IOMATRIX_LAB_HOSTFILE")])
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+        // As from a terminal: SIGHUP at its default, whatever this test runs under (nohup ignores
+        // it, and a launcher under nohup rightly ignores a hangup while its parent lives).
+        // SAFETY: signal(2) is async-signal-safe and changes only the new process's disposition.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGHUP, libc::SIG_DFL);
+                Ok(())
+            });
+        }
         let mut child = cmd.spawn().unwrap();
         let deadline = Instant::now() + Duration::from_secs(90);
         while stored_cells_in(&sb.db()) < 1 {
