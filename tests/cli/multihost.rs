@@ -510,11 +510,42 @@ fn seed_001s_shape_24_hosts_at_100mbit_share_a_1gbit_server() {
             fastest / 1e6
         );
         assert!(overall <= line_rate, "{}: {overall} B/s beats the server's 1 Gbit/s link", c["test"]);
-        // The link is shared, not idle: at least 60% of its line rate as payload (measured 79-89%).
-        assert!(overall >= 0.6 * line_rate, "{}: {overall} B/s", c["test"]);
+        // The link is shared, not idle: well above what one host's 100 Mbit/s could carry. Measured
+        // 79-89% of the line rate on a quiet machine, 54% in a CI run on 2 busy cores, where 24 ranks
+        // and the NFS server share the CPUs: the bound asks 40%, more than 4 hosts' links.
+        assert!(overall >= 0.4 * line_rate, "{}: {overall} B/s", c["test"]);
         // No host gets its own 100 Mbit/s: the server's link, not the hosts', sets the pace.
         assert!(fastest < 0.8 * PAYLOAD_AT_100MBIT, "{}: a host at {fastest} B/s", c["test"]);
     }
+    // What does not depend on the CPUs: every byte the hosts wrote passed the shaped device at the
+    // switch's end of the server's link (before the switch, the hosts reached the server unshaped).
+    let written = 24.0 * 16.0 * 1024.0 * 1024.0;
+    let through_switch = shaped_bytes_sent(&lab, "switch", "dn");
+    assert!(
+        through_switch >= written,
+        "the switch's shaped end sent {through_switch} bytes, the hosts wrote {written}"
+    );
+    let through_server = shaped_bytes_sent(&lab, "srv", "up");
+    assert!(through_server >= written, "the server's shaped end sent {through_server} bytes, the hosts read {written}");
+}
+
+/// Bytes sent by the tbf qdisc on the lab's server-link end `iomx-X-{end}` in namespace `iomx-{ns}-X`
+/// (`switch` and `dn`: what the hosts send the server; `srv` and `up`: what the server sends them).
+fn shaped_bytes_sent(lab: &Lab, ns: &str, end: &str) -> f64 {
+    let x = lab.var("IOMATRIX_LAB_NETNS").trim_start_matches("iomx-srv-").to_string();
+    let (netns, dev) =
+        (if ns == "srv" { format!("iomx-srv-{x}") } else { format!("iomx-{x}-{ns}") }, format!("iomx-{x}-{end}"));
+    let out = Command::new("ip")
+        .args(["netns", "exec", &netns, "tc", "-s", "qdisc", "show", "dev", &dev])
+        .output()
+        .expect("tc");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("qdisc tbf"), "no tbf on {dev} in {netns}: {text}");
+    let sent = text
+        .split_once(" Sent ")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{text}"));
+    sent.parse().unwrap_or_else(|_| panic!("{text}"))
 }
 
 /// The `iomatrix` processes in a lab host's network namespace (its ranks).
