@@ -11,6 +11,7 @@
 use super::signals;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Runs `cmd` (mpirun) as the launcher's bound child and waits for it.
@@ -24,9 +25,15 @@ pub fn run(mut cmd: Command) -> std::io::Result<ExitStatus> {
     // Some(pid) while mpirun is unreaped: a signal is passed on only then, so never to a process
     // that took its pid afterwards.
     let unreaped = Arc::new(Mutex::new(Some(pid)));
+    // Once only: a signal that arrives while the hook is being registered is seen both by the hook
+    // and by the check below, and mpirun takes a second signal as "abort now".
+    let passed = Arc::new(AtomicBool::new(false));
     let pass_on = {
         let unreaped = Arc::clone(&unreaped);
         move |signal: i32| {
+            if passed.swap(true, Ordering::SeqCst) {
+                return;
+            }
             let signal = if signal == libc::SIGHUP { libc::SIGTERM } else { signal };
             if let Some(pid) = *unreaped.lock().unwrap_or_else(|e| e.into_inner()) {
                 // SAFETY: kill(2) of our own child, not yet reaped (the lock is held).

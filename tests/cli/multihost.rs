@@ -771,3 +771,36 @@ fn seed_003_load_as_4_hosts_x_148_connections_against_the_labs_samba() {
     );
     assert!(sb.leftovers().is_empty(), "{:?}", sb.leftovers());
 }
+
+/// `--pin spread` under MPI counts a rank among the ranks on its own host: mapped round robin over
+/// 2 hosts, ranks 0 and 2 share a host and take its first and second CPU (by their global rank both
+/// took the first: 0 mod 2 = 2 mod 2).
+#[test]
+fn spread_under_mpi_places_each_rank_by_its_place_on_its_host() {
+    let Some((lab, bin)) = lab_with_hosts(2, "none", &[]) else { return };
+    let allowed = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    if allowed < 2 {
+        skip("two ranks on one host on two CPUs need a machine with two CPUs");
+        return;
+    }
+    let sb = Sandbox::new();
+    let mut cmd = lab_command(&lab, &sb, "mpirun");
+    cmd.args(["--hostfile", lab.var("IOMATRIX_LAB_HOSTFILE"), "-np", "4", "--oversubscribe", "--map-by", "node"])
+        .args(["--bind-to", "none", "-x", "IOMATRIX_DB", "--tag-output"])
+        .arg(&bin)
+        .args(["run", "access", "--target", sb.target().to_str().unwrap(), "--bs", "4k", "--file-size", "1m"])
+        .args(["--duration", "1s", "--pin", "spread"]);
+    let (out, _) = bounded(cmd, Duration::from_secs(120));
+    assert_success(&out);
+    let run = sb.last_run();
+    let hosts = client_hosts(&run);
+    let host_of = |rank: usize| hosts.iter().find(|h| h.0 == rank as u64).expect("every rank's host").1.clone();
+    assert_eq!(host_of(0), host_of(2), "--map-by node put ranks 0 and 2 on one host");
+    assert_eq!(host_of(1), host_of(3));
+    assert_ne!(host_of(0), host_of(1));
+    for c in cells(&run) {
+        let cpu = |rank: usize| c["client_figures"][rank]["cpu"].as_u64().expect("a stored CPU under --pin spread");
+        assert_ne!(cpu(0), cpu(2), "ranks 0 and 2 share a host and were kept on one CPU");
+        assert_ne!(cpu(1), cpu(3), "ranks 1 and 3 share a host and were kept on one CPU");
+    }
+}

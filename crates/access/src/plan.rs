@@ -110,7 +110,7 @@ impl Pin {
     pub fn describe(self) -> &'static str {
         match self {
             Pin::Spread => {
-                "spread: each client's thread kept on one CPU, client i on the (i mod N)-th of the N CPUs its \
+                "spread: each client's thread kept on one CPU, the i-th client on its host on the (i mod N)-th of the N CPUs its \
                  process may use (each client's CPU is stored with its figures)"
             }
             Pin::Off => "off: the kernel placed each client's thread and moved it at will",

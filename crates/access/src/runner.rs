@@ -261,6 +261,7 @@ pub fn execute_at<E: std::fmt::Display>(
         ));
     }
     let cells = plan.cells();
+    let on_host: Vec<usize> = (0..group.size()).map(|rank| group.place_on_host(rank)).collect();
     lead(
         group,
         setup,
@@ -284,6 +285,7 @@ pub fn execute_at<E: std::fmt::Display>(
                 laid_out: None,
                 content,
                 kept_on: None,
+                place_on_host: on_host.get(rank).copied().unwrap_or(rank),
             }
         },
         |index, gathered| on_cell(&AccessResult::merge(cells[index], gathered)),
@@ -306,6 +308,8 @@ struct Client<'a> {
     content: Option<Content>,
     /// The CPU the client's thread was kept on at its first cell (`--pin spread`).
     kept_on: Option<usize>,
+    /// Where the client stands among the clients on its host (its CPU under `--pin spread`).
+    place_on_host: usize,
 }
 
 /// One client's way to the server.
@@ -404,7 +408,7 @@ impl Client<'_> {
             )
         };
         let allowed = iomatrix_backend::allowed_cpus().map_err(fail)?;
-        let cpu = iomatrix_backend::spread_pick(&allowed, self.rank)
+        let cpu = iomatrix_backend::spread_pick(&allowed, self.place_on_host)
             .ok_or_else(|| fail(std::io::Error::other("this thread may run on no CPU")))?;
         iomatrix_backend::keep_on(cpu).map_err(fail)?;
         Ok(cpu)

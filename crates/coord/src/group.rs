@@ -28,6 +28,19 @@ impl Group<'_> {
             Group::_Lifetime(_) => 0,
         }
     }
+
+    /// Where client `rank` stands among the clients on its host, which is what decides its CPU
+    /// under `--pin spread`: threads of this process are all on this host (their rank); an MPI rank
+    /// counts among the ranks on its own host, since a launcher may map ranks round robin over the
+    /// hosts (ranks 0 and 2 on one host, which the global rank would put on one CPU).
+    pub fn place_on_host(&self, rank: usize) -> usize {
+        match self {
+            Group::Local(_) => rank,
+            #[cfg(feature = "mpi")]
+            Group::Mpi(g) => g.rank_on_this_host(),
+            Group::_Lifetime(_) => rank,
+        }
+    }
 }
 
 /// Runs `make(rank, dir)`'s work on every client of `group`. At the leader,

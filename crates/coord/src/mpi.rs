@@ -85,6 +85,8 @@ pub struct MpiGroup {
     /// A wait gave up on another rank (hung, dead or cut off): nothing more can
     /// be said to the group, and only MPI_Abort ends it for sure.
     broken: std::cell::Cell<bool>,
+    /// This rank's place among the ranks on its host.
+    on_this_host: usize,
 }
 
 impl Drop for MpiGroup {
@@ -115,6 +117,9 @@ impl MpiGroup {
         // Every rank duplicates (collective calls); each uses them only if its MPI allows threads.
         let live = SharedComm(world.duplicate());
         let farewell = SharedComm(world.duplicate());
+        // The ranks that share this rank's host (its shared-memory group): this rank's place among
+        // them is its place among the host's CPUs (`--pin spread`), whatever the launcher's mapping.
+        let on_this_host = world.split_shared(world.rank()).rank() as usize;
         let multiple = threading == mpi::Threading::Multiple;
         let farewell = multiple.then(|| Farewell::new(farewell, world.rank() as usize, world.size() as usize));
         Ok(Some(MpiGroup {
@@ -126,6 +131,7 @@ impl MpiGroup {
             hosts: Default::default(),
             interrupt,
             broken: std::cell::Cell::new(false),
+            on_this_host,
         }))
     }
 
@@ -135,6 +141,11 @@ impl MpiGroup {
 
     pub fn size(&self) -> usize {
         self.world.size() as usize
+    }
+
+    /// This rank's place among the ranks on its host (0 for the first).
+    pub fn rank_on_this_host(&self) -> usize {
+        self.on_this_host
     }
 
     pub fn is_leader(&self) -> bool {
