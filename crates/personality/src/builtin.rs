@@ -44,7 +44,7 @@ mod tests {
             get(name).unwrap().unwrap().filesets.iter().map(|f| (f.files, f.shared)).collect()
         };
         assert_eq!(sets("varmail"), [(1000, true)]);
-        assert_eq!(sets("webserver"), [(1000, true), (1, false)]);
+        assert_eq!(sets("webserver"), [(1000, true), (1, true)]);
         assert_eq!(sets("fileserver"), [(10000, true)]);
         assert_eq!(sets("homefolders"), [(200, false)]);
         assert_eq!(sets("netware-2008"), [(1000, false)]);

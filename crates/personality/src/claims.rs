@@ -17,8 +17,9 @@ const BUSY: u8 = 2;
 /// One shared fileset's files: state and record `T` of each.
 pub struct ClaimTable<T> {
     states: Vec<AtomicU8>,
-    /// Touched only by the file's claimer (so never contended): between
-    /// its claim and its release.
+    /// Touched by the file's claimer between its claim and its release,
+    /// and by the connections that hold a file open outside any claim
+    /// (`keep_open` on a shared fileset: webserver's log).
     records: Vec<Mutex<T>>,
     /// filebench's rotation (`pick = "rotation"`), shared by every connection: where the search
     /// for the next absent [0] and present [1] file begins. Held while a pick searches and claims,
@@ -83,6 +84,19 @@ impl<T: Clone> ClaimTable<T> {
         *self.records[i].lock().unwrap_or_else(|e| e.into_inner()) = record;
         let was = self.states[i].swap(if present { PRESENT } else { ABSENT }, Ordering::Release);
         debug_assert_eq!(was, BUSY, "released a file that was not claimed");
+    }
+
+    /// Releases file `i`, claimed by the caller, leaving its record as it is (the caller changed
+    /// nothing; holders of the file outside any claim may have).
+    pub fn release_unchanged(&self, i: usize, present: bool) {
+        let was = self.states[i].swap(if present { PRESENT } else { ABSENT }, Ordering::Release);
+        debug_assert_eq!(was, BUSY, "released a file that was not claimed");
+    }
+
+    /// Changes file `i`'s record under its lock, for a connection that holds the file open outside
+    /// any claim (its appends take their places at the file's end one after another).
+    pub fn update_held<R>(&self, i: usize, change: impl FnOnce(&mut T) -> R) -> R {
+        change(&mut self.records[i].lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Files present now (unclaimed ones; for checks after a run).

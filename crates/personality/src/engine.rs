@@ -654,6 +654,7 @@ fn connection<F: Files>(
         last_end: origin,
         content: plan.content.stamped().then(|| Content::new(plan.content, 0)),
         spec: plan.content,
+        unclaimed: false,
     };
     let iterated = run.iterations(phase, iterations, &mut result.idle);
     if iterated.ended.is_ok() {
@@ -987,6 +988,10 @@ struct Run<'a, F: Files> {
     /// Stamped data (`--verify`, `--compressible`): the writer and checker.
     content: Option<Content>,
     spec: ContentSpec,
+    /// Steps run on a shared file kept open (`keep_open`), outside any claim: other connections
+    /// write it at the same time, so an append takes its place at the end from the file's record in
+    /// the claim table (filebench's threads appending to webserver's one log).
+    unclaimed: bool,
 }
 
 impl<'a, F: Files> Run<'a, F> {
@@ -1072,9 +1077,12 @@ impl<'a, F: Files> Run<'a, F> {
     fn iteration(&mut self, flow: &Flow, cursor: &mut u64, held: &mut Option<(u64, F::File)>) -> Result<bool, Halt> {
         let set_index = flow.fileset;
         if let Some((i, file)) = held.take() {
-            // The steps after the open, on the file it opened (a fileset of the connection's own: no claim).
+            // The steps after the open, on the file it opened, outside any claim (of a shared fileset,
+            // other connections hold it open too).
             let mut open = Some(file);
+            self.unclaimed = self.table(set_index).is_some();
             let steps = self.steps(flow, 1, i, &mut open);
+            self.unclaimed = false;
             match (steps, open) {
                 (Ok(()), Some(file)) => *held = Some((i, file)),
                 (steps, file) => {
@@ -1089,10 +1097,28 @@ impl<'a, F: Files> Run<'a, F> {
             return Ok(true);
         }
         let wants_absent = flow.ops[0].op == OpKind::Create;
-        let Some(i) = self.pick(set_index, wants_absent, flow.pick, cursor) else {
+        let mut picked = self.pick(set_index, wants_absent, flow.pick, cursor);
+        if flow.keep_open {
+            // A shared file to keep open is busy only while another connection opens it: wait for
+            // it, as filebench's pick waits for an idle file, rather than lose the iteration.
+            while picked.is_none() && self.table(set_index).is_some_and(|t| t.busy() > 0) {
+                if self.stop.load(Ordering::Relaxed) {
+                    return Err(Halt::Stopped);
+                }
+                if self.past_deadline() {
+                    return Ok(true);
+                }
+                std::thread::yield_now();
+                picked = self.pick(set_index, wants_absent, flow.pick, cursor);
+            }
+        }
+        let Some(i) = picked else {
             return Ok(false);
         };
         let mut open: Option<F::File> = None;
+        if flow.keep_open && self.table(set_index).is_some() {
+            return self.open_shared_to_keep(flow, i, &mut open, held);
+        }
         let steps = match self.steps(flow, 0, i, &mut open) {
             Err(Halt::Conflict) => Ok(()),
             r => r,
@@ -1111,15 +1137,64 @@ impl<'a, F: Files> Run<'a, F> {
         steps.map(|()| true)
     }
 
+    /// The first iteration of a flow that keeps a shared file open: the file is held busy only
+    /// while it is opened, as filebench's fileset pick holds it, and every connection may then hold
+    /// it open at once; the rest of the iteration runs as the later ones do, outside the claim.
+    fn open_shared_to_keep(
+        &mut self,
+        flow: &Flow,
+        i: u64,
+        open: &mut Option<F::File>,
+        held: &mut Option<(u64, F::File)>,
+    ) -> Result<bool, Halt> {
+        let set_index = flow.fileset;
+        let opened = self.steps_until(flow, 0, 1, i, open);
+        let table = self.table(set_index).expect("a shared fileset");
+        // The open changed nothing in the record, and holders' appends may have since: the table's
+        // record stays as they left it.
+        table.release_unchanged(i as usize, true);
+        match opened {
+            Ok(()) => {}
+            Err(Halt::Conflict) => {
+                self.drop_file(open.take());
+                return Ok(true);
+            }
+            Err(h) => {
+                self.drop_file(open.take());
+                return Err(h);
+            }
+        }
+        match open.take() {
+            Some(file) => {
+                *held = Some((i, file));
+                self.iteration(flow, &mut 0, held)
+            }
+            // The deadline came before the open.
+            None => Ok(true),
+        }
+    }
+
     /// The flow's operations from its `from`th on file `i`; `open` holds the file while it is open.
     fn steps(&mut self, flow: &Flow, from: usize, i: u64, open: &mut Option<F::File>) -> Result<(), Halt> {
+        self.steps_until(flow, from, flow.ops.len(), i, open)
+    }
+
+    /// The flow's operations `from..to` on file `i`.
+    fn steps_until(
+        &mut self,
+        flow: &Flow,
+        from: usize,
+        to: usize,
+        i: u64,
+        open: &mut Option<F::File>,
+    ) -> Result<(), Halt> {
         let set_index = flow.fileset;
         let set = &self.p.filesets[set_index];
         let base = format!("{}/{}", if set.shared { &self.shared_dir } else { &self.dir }, set.name);
         let owner = self.sets[set_index].owner;
         let (depth, width) = (set.depth, set.width);
         let rate = flow.rate;
-        for step in &flow.ops[from..] {
+        for step in &flow.ops[from..to] {
             if self.stop.load(Ordering::Relaxed) {
                 return Err(Halt::Stopped);
             }
@@ -1183,7 +1258,15 @@ impl<'a, F: Files> Run<'a, F> {
                         }
                         _ => (0, slot.drawn),
                     };
-                    let generation = slot.wgen + 1;
+                    let (from, generation) = match (step.op, self.table(set_index)) {
+                        (OpKind::Append, Some(table)) if self.unclaimed => table.update_held(i as usize, |r| {
+                            let from = r.size;
+                            r.size += len;
+                            r.wgen += 1;
+                            (from, r.wgen)
+                        }),
+                        _ => (from, slot.wgen + 1),
+                    };
                     if let Some(c) = self.content.as_mut() {
                         (c.file, c.generation) = (file_id(owner, set_index, i), generation);
                     }

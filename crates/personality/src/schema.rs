@@ -854,9 +854,7 @@ fn flow(text: &str, f: &RawFlow, filesets: &[Fileset]) -> Result<Flow, FileError
     let keep_open = f.keep_open.as_ref().is_some_and(|k| *k.get_ref());
     if keep_open {
         let span = f.keep_open.as_ref().map_or_else(|| f.name.span(), |k| k.span());
-        let problem = if filesets[fileset].shared {
-            Some("its fileset is shared: a file kept open would be held by one connection for the whole phase, the others idle; keep it open on a fileset of each connection's own")
-        } else if ops[0].op != OpKind::Open {
+        let problem = if ops[0].op != OpKind::Open {
             Some("it must begin with open (the open its first iteration makes)")
         } else if ops.iter().any(|s| matches!(s.op, OpKind::Close | OpKind::Create | OpKind::Rename | OpKind::Delete)) {
             Some("its file stays open: it cannot close, create, rename or delete it")
