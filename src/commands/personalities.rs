@@ -66,8 +66,15 @@ pub fn run(args: PersonalitiesArgs) -> anyhow::Result<ExitCode> {
 
 /// What a checked personality runs, in words.
 pub fn describe(p: &Personality) -> String {
+    let buffer = match p.memsize {
+        Some(m) => format!(
+            ", a {} buffer per connection (memsize: each request at a random place in it)",
+            iomatrix_core::ByteSize(m)
+        ),
+        None => String::new(),
+    };
     let mut out = format!(
-        "{}: {} connections per client, {} records, seed {}\n",
+        "{}: {} connections per client, {} records{buffer}, seed {}\n",
         p.name,
         p.connections,
         iomatrix_core::ByteSize(p.record),

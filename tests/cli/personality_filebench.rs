@@ -5,6 +5,7 @@
 use crate::helpers::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// `run personality FILE_OR_NAME --target DIR --keep ARGS...`; must succeed: the stored run.
 fn run_kept(sb: &Sandbox, target: &Path, args: &[&str]) -> Value {
@@ -163,6 +164,10 @@ fn the_builtins_run_filebench_s_thread_counts_and_iosize() {
         let shown = text(&sb.run(&["personalities", "show", name])).0;
         assert!(shown.contains(&format!("{name}: {threads} connections per client, 1m records")), "{shown}");
         assert!(shown.contains(&format!("nthreads={threads}")), "{name} names filebench's value: {shown}");
+        assert!(
+            shown.contains("1m records, a 10m buffer per connection (memsize") && shown.contains("memsize=10m"),
+            "{name}: filebench's memsize=10m: {shown}"
+        );
         assert!(shown.contains("Where iomatrix differs from filebench"), "{shown}");
     }
 }
@@ -196,6 +201,11 @@ fn filebench_s_words_misused_or_misspelt_are_refused_with_their_line() {
             "line 13: flow `a`: read: random = true is for append only",
         ),
         (good.replace("size = \"16k\", random", "size = \"0\", random"), "line 13: size = \"0\": a size of 0"),
+        (
+            good.replace("name = \"p\"\n", "name = \"p\"\nrecord = \"1m\"\nmemsize = \"64k\"\n"),
+            "line 4: memsize = \"64k\" is smaller than a record (1048576 bytes)",
+        ),
+        (good.replace("name = \"p\"\n", "name = \"p\"\nmemsize = \"2g\"\n"), "memsize = \"2g\": give at most 1g"),
         (
             good.replace("pick = \"rotation\"\n", "pick = \"rotation\"\nkeep_open = true\n"),
             "line 13: flow `a`: keep_open = true: its file stays open: it cannot close",
@@ -330,4 +340,68 @@ fn all_files(dir: &Path) -> Vec<PathBuf> {
         }
     }
     found
+}
+
+/// filebench's thread memsize: every request of a connection reads into or writes from a random
+/// place in its buffer (its system calls' buffer addresses, read with strace, spread over the
+/// buffer); without memsize each connection's reads land at one address.
+#[test]
+fn under_memsize_each_request_reads_into_and_writes_from_a_random_place_of_the_buffer() {
+    if !have("strace") {
+        skip("strace shows the buffers of the personality's reads and writes (apt-get install strace)");
+        return;
+    }
+    let Some(fs) = Mount::virtual_fs("tmpfs", "size=256m") else { return };
+    let sb = Sandbox::new();
+    let file = sb.dir.path().join("mem.toml");
+    let personality = |memsize: &str| {
+        format!(
+            "version = 1\nname = \"mem\"\nconnections = 1\nrecord = \"64k\"\n{memsize}\
+             [[fileset]]\nname = \"f\"\nfiles = 20\nsize = {{ dist = \"fixed\", size = \"64k\" }}\n\
+             [[phase]]\nname = \"run\"\niterations = 400\norder = \"in-turn\"\n\
+             [[phase.flow]]\nname = \"r\"\npick = \"next\"\n\
+             ops = [{{ op = \"open\" }}, {{ op = \"read\" }}, {{ op = \"write\", size = \"64k\" }}, {{ op = \"close\" }}]\n"
+        )
+    };
+    // (distinct addresses, their span) of the preads and of the pwrites of the run's files.
+    let buffers = |memsize: &str| {
+        std::fs::write(&file, personality(memsize)).unwrap();
+        let trace = sb.dir.path().join("trace");
+        let out = Command::new("strace")
+            .args(["-f", "-y", "-e", "trace=pread64,pwrite64", "-e", "raw=pread64,pwrite64", "-o"])
+            .arg(&trace)
+            .arg(env!("CARGO_BIN_EXE_iomatrix"))
+            .args(["run", "personality", file.to_str().unwrap(), "--target", fs.point.to_str().unwrap()])
+            .env("IOMATRIX_DB", sb.db())
+            .output()
+            .expect("run strace");
+        assert_success(&out);
+        let text = std::fs::read_to_string(&trace).unwrap();
+        let addresses = |call: &str| {
+            // raw: pread64(0x5, 0x7f..., 0x10000, 0x0) = 0x10000; the requests of a record (64k),
+            // which the results database's pages (4k) are not.
+            let found: std::collections::BTreeSet<u64> = text
+                .lines()
+                .filter_map(|l| {
+                    let args: Vec<&str> = l.split_once(&format!("{call}("))?.1.split(", ").collect();
+                    (args.get(2) == Some(&"0x10000")).then_some(())?;
+                    u64::from_str_radix(args.get(1)?.trim_start_matches("0x"), 16).ok()
+                })
+                .collect();
+            let span = found.last().copied().unwrap_or(0) - found.first().copied().unwrap_or(0);
+            (found.len(), span)
+        };
+        (addresses("pread64"), addresses("pwrite64"))
+    };
+    let (reads, writes) = buffers("memsize = \"4m\"\n");
+    for (what, (distinct, span)) in [("reads", reads), ("writes", writes)] {
+        // 400 requests at a random place of 4m - 64k (61,441 places): nearly all distinct, spread
+        // over most of the buffer.
+        assert!(distinct >= 350, "{what} under memsize: {distinct} distinct buffer addresses");
+        assert!(span > 3 << 20, "{what} under memsize: addresses span {span} bytes of 4m");
+    }
+    let (reads, writes) = buffers("");
+    assert_eq!(reads.0, 1, "without memsize, one buffer to read into");
+    // The flow's buffer, and the one the fileset's files were made from before the phase.
+    assert!(writes.0 <= 2, "without memsize, one buffer to write from: {} addresses", writes.0);
 }

@@ -128,7 +128,7 @@ impl RunPlan {
     /// The memory the plan's flows hold at their peak, as this engine
     /// allocates it (a load-file replay's is crates/dbench's, not this):
     /// - each connection: the record it reads into and the record it writes
-    ///   from, a `Slot` per file of every fileset (of a shared one too: its
+    ///   from (or its memsize), a `Slot` per file of every fileset (of a shared one too: its
     ///   claimed records), its latency samples, and while its files are made
     ///   the name of every folder of its own filesets ([`FOLDER_BYTES`]);
     /// - each client: a shared fileset's claim table (a state byte and a
@@ -140,8 +140,7 @@ impl RunPlan {
         let all_files: u64 = p.filesets.iter().map(|f| f.files).fold(0, u64::saturating_add);
         let own_folders: u64 = p.filesets.iter().filter(|f| !f.shared).map(folders).fold(0, u64::saturating_add);
         let per_connection = p
-            .record
-            .saturating_mul(2)
+            .buffer_bytes()
             .saturating_add(all_files.saturating_mul(SLOT_BYTES))
             .saturating_add(own_folders.saturating_mul(FOLDER_BYTES))
             .saturating_add((SAMPLE_BUFFER * std::mem::size_of::<(u8, u64, bool)>()) as u64);
@@ -649,8 +648,9 @@ fn connection<F: Files>(
         flowops: [0; 13],
         errors: Vec::new(),
         conflicts: 0,
-        buf: vec![0; p.record as usize],
-        data: pattern(p.record as usize, p.seed ^ conn.global as u64),
+        // Under memsize, one buffer that requests read into and write from (filebench's tf_mem).
+        buf: if p.memsize.is_some() { Vec::new() } else { vec![0; p.record as usize] },
+        data: pattern(p.memsize.unwrap_or(p.record) as usize, p.seed ^ conn.global as u64),
         last_end: origin,
         content: plan.content.stamped().then(|| Content::new(plan.content, 0)),
         spec: plan.content,
@@ -1324,6 +1324,16 @@ impl<'a, F: Files> Run<'a, F> {
         self.rng.below(records + 1) * self.p.record
     }
 
+    /// Where in the connection's buffer the next request goes: under memsize a random place, as
+    /// filebench draws its I/O buffer's offset in 0..=memsize - iosize for every I/O; otherwise
+    /// the buffer's start.
+    fn buffer_place(&mut self) -> usize {
+        match self.p.memsize {
+            Some(memsize) => self.rng.below(memsize.saturating_sub(self.p.record) + 1) as usize,
+            None => 0,
+        }
+    }
+
     /// Reads or writes `len` bytes from `from`, one timed request per record.
     fn transfer(
         &mut self,
@@ -1342,13 +1352,21 @@ impl<'a, F: Files> Run<'a, F> {
             }
             let n = (len - at).min(record) as usize;
             let offset = from + at;
+            let place = self.buffer_place();
             if op == OpKind::Read {
-                let mut buf = std::mem::take(&mut self.buf);
-                let got = self.timed(op, rate, path, |f| f.read(file, &mut buf[..n], offset));
+                let (mut buf, shared) = match self.p.memsize {
+                    Some(_) => (std::mem::take(&mut self.data), true),
+                    None => (std::mem::take(&mut self.buf), false),
+                };
+                let got = self.timed(op, rate, path, |f| f.read(file, &mut buf[place..place + n], offset));
                 if let (Some(c), Ok(got)) = (self.content.as_mut(), &got) {
-                    c.check(&buf[..*got], offset);
+                    c.check(&buf[place..place + *got], offset);
                 }
-                self.buf = buf;
+                if shared {
+                    self.data = buf;
+                } else {
+                    self.buf = buf;
+                }
                 if got? < n {
                     let message = format!(
                         "connection {}: {path} ends before byte {} of the {len} read",
@@ -1361,9 +1379,9 @@ impl<'a, F: Files> Run<'a, F> {
             } else {
                 let mut data = std::mem::take(&mut self.data);
                 if let Some(c) = self.content.as_mut() {
-                    c.stamp(&mut data[..n], offset);
+                    c.stamp(&mut data[place..place + n], offset);
                 }
-                let r = self.timed(op, rate, path, |f| f.write(file, &data[..n], offset));
+                let r = self.timed(op, rate, path, |f| f.write(file, &data[place..place + n], offset));
                 self.data = data;
                 r?;
             }

@@ -14,6 +14,8 @@ use toml::Spanned;
 pub const VERSION: i64 = 1;
 /// Connections per client, at most.
 pub const MAX_CONNECTIONS: usize = 4096;
+/// A connection's I/O buffer (`memsize`), at most.
+pub const MAX_MEMSIZE: u64 = 1 << 30;
 /// Folder levels of a fileset, at most: each is at least 3 bytes of a path
 /// (`/d0`), and a path must stay under PATH_MAX (4096).
 pub const MAX_DEPTH: u32 = 512;
@@ -51,6 +53,8 @@ struct RawFile {
     connections: Option<Spanned<usize>>,
     #[serde(default)]
     record: Option<Spanned<String>>,
+    #[serde(default)]
+    memsize: Option<Spanned<String>>,
     #[serde(default)]
     fileset: Vec<RawFileset>,
     #[serde(default)]
@@ -167,6 +171,12 @@ pub struct Personality {
     pub connections: usize,
     /// Bytes per read or write request: a whole-file read or write is this many requests.
     pub record: u64,
+    /// Each connection's I/O buffer, when larger than a record: every request reads into or
+    /// writes from a random place in it (filebench's thread `memsize`: its tf_mem at a random
+    /// offset per I/O, so the copies meet memory the CPU's caches do not hold). None: one record
+    /// to read into and one to write from, at their starts.
+    #[serde(default)]
+    pub memsize: Option<u64>,
     pub filesets: Vec<Fileset>,
     pub phases: Vec<Phase>,
     /// Named sets of overrides (`--scale NAME`).
@@ -461,6 +471,26 @@ pub fn parse(text: &str, base: &Path) -> Result<Personality, FileError> {
         Some(r) => size(text, r.span(), "record", r.get_ref())?,
         None => 64 * 1024,
     };
+    let memsize = match &raw.memsize {
+        Some(m) => {
+            let bytes = size(text, m.span(), "memsize", m.get_ref())?;
+            if bytes < record {
+                return Err(at(
+                    text,
+                    m.span(),
+                    format!(
+                        "memsize = {:?} is smaller than a record ({record} bytes): give at least the record",
+                        m.get_ref()
+                    ),
+                ));
+            }
+            if bytes > MAX_MEMSIZE {
+                return Err(at(text, m.span(), format!("memsize = {:?}: give at most 1g per connection", m.get_ref())));
+            }
+            Some(bytes)
+        }
+        None => None,
+    };
     let connections = match &raw.connections {
         Some(c) if *c.get_ref() == 0 || *c.get_ref() > MAX_CONNECTIONS => {
             return Err(at(text, c.span(), format!("connections = {}: give 1..{MAX_CONNECTIONS}", c.get_ref())))
@@ -555,6 +585,7 @@ pub fn parse(text: &str, base: &Path) -> Result<Personality, FileError> {
         seed: raw.seed.unwrap_or(1),
         connections,
         record,
+        memsize,
         filesets,
         phases,
         scales,
@@ -883,6 +914,12 @@ fn flow(text: &str, f: &RawFlow, filesets: &[Fileset]) -> Result<Flow, FileError
 }
 
 impl Personality {
+    /// The bytes of I/O buffer each connection holds: its memsize, or a record to read into and
+    /// one to write from.
+    pub fn buffer_bytes(&self) -> u64 {
+        self.memsize.unwrap_or_else(|| self.record.saturating_mul(2))
+    }
+
     /// The operations any flow names.
     pub fn ops_used(&self) -> Vec<OpKind> {
         let mut v: Vec<OpKind> =

@@ -187,15 +187,16 @@ impl RunPersonalityArgs {
                 .into());
             }
         }
-        // Each connection holds two records (one to read into, one to write from).
+        // Each connection holds two records (one to read into, one to write from), or its memsize.
         let ram = iomatrix_environment::machine_ram_bytes();
-        let buffers = personality.record.saturating_mul(2 * personality.connections as u64);
+        let per_connection = personality.buffer_bytes();
+        let buffers = per_connection.saturating_mul(personality.connections as u64);
         if ram > 0 && buffers > ram / 2 {
             return Err(UsageError::new(format!(
-                "{} connections x 2 records of {} need {} of buffers, over half this machine's RAM ({}); choose \
-                 fewer --connections or a personality with a smaller record",
+                "{} connections x {} of buffers (2 records, or memsize) need {}, over half this machine's RAM ({}); \
+                 choose fewer --connections or a personality with a smaller record or memsize",
                 personality.connections,
-                iomatrix_core::ByteSize(personality.record),
+                iomatrix_core::ByteSize(per_connection),
                 iomatrix_core::human::bytes(buffers),
                 iomatrix_core::human::bytes(ram)
             ))
@@ -271,6 +272,7 @@ impl RunPersonalityArgs {
             seed: 0,
             connections,
             record,
+            memsize: None,
             filesets: Vec::new(),
             phases: vec![iomatrix_personality::Phase {
                 name: "replay".into(),
