@@ -444,7 +444,7 @@ for fs in ${FILESYSTEMS//,/ }; do
     MNT=""
 done
 
-((${#NO_FIGURES[@]} == 0)) || printf '%s: NO FIGURES from %s: their pairs are missing below\n' "$PROG" "$(IFS=';'; echo "${NO_FIGURES[*]}")"
+((${#NO_FIGURES[@]} == 0)) || printf '%s: NO FIGURES from %s: their pairs are missing below (varmail on tmpfs: filebench runs at --files 10000, measured 2026-11-27)\n' "$PROG" "$(IFS=';'; echo "${NO_FIGURES[*]}")"
 ((EARLY_STOPS == 0)) || printf '%s: filebench stopped early %d time(s) (a flowop found no file) and was run again each time\n' "$PROG" "$EARLY_STOPS"
 python3 - "$RESULTS" <<'PY'
 import statistics, sys
