@@ -265,19 +265,7 @@ fn a_flow_kept_open_opens_its_file_once_as_filebench_s_log_descriptor() {
     assert_eq!((count("open"), count("close"), count("append")), (2 * 7, 2 * 6, 2 * 3), "{m}");
     assert_eq!(m["flowops"].as_u64(), Some(2 * (6 * 3 + 1 + 3)), "{m}");
     // Each connection's log: 4k made first and three 1k appends through one descriptor.
-    let mut logs = Vec::new();
-    let mut stack = vec![fs.point.clone()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            if e.path().is_dir() {
-                if e.file_name() == "log" {
-                    logs.extend(files_under(&e.path()));
-                } else {
-                    stack.push(e.path());
-                }
-            }
-        }
-    }
+    let logs = logs_under(&fs.point);
     assert_eq!(logs.iter().map(|p| size(p)).collect::<Vec<_>>(), [7168, 7168], "{logs:?}");
     // The built-in webserver's log is kept open the same way: one open per connection beyond the pages'.
     // (Its log grows by about 8k every 31 steps: up to 250 MB a second on tmpfs here, hence 1g.)
@@ -310,8 +298,7 @@ fn a_shared_log_kept_open_by_every_connection_grows_by_every_append_as_webserver
     let count = |op: &str| m["ops"][op]["count"].as_u64().unwrap();
     assert_eq!((count("open"), count("append")), (8, 8 * 200), "one open per connection: {m}");
     assert_eq!(m["idle_iterations"].as_u64().unwrap_or(0), 0, "no connection waited for the log: {m}");
-    let logs: Vec<PathBuf> =
-        all_files(&fs.point).into_iter().filter(|p| p.parent().unwrap().ends_with("log")).collect();
+    let logs = logs_under(&fs.point);
     assert_eq!(logs.len(), 1, "one log for every connection: {logs:?}");
     // Every append has bytes of its own: none landed on another's.
     assert_eq!(size(&logs[0]), 4096 + 8 * 200 * 1024, "{logs:?}");
@@ -320,26 +307,14 @@ fn a_shared_log_kept_open_by_every_connection_grows_by_every_append_as_webserver
     let args = ["webserver", "--scale", "small", "--connections", "4", "--files", "40", "--duration", "1s"];
     let run = run_kept(&sb, &web.point, &args);
     let m = &cells(&run)[0]["metrics"];
-    let logs: Vec<PathBuf> =
-        all_files(&web.point).into_iter().filter(|p| p.parent().unwrap().ends_with("log")).collect();
+    let logs = logs_under(&web.point);
     assert_eq!(logs.len(), 1, "webserver: one log: {logs:?}");
     assert!(m["ops"]["append"]["count"].as_u64().unwrap() >= 4, "every connection appended: {m}");
 }
 
-/// Every file under `dir`, at any depth.
-fn all_files(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            if e.path().is_dir() {
-                stack.push(e.path());
-            } else {
-                found.push(e.path());
-            }
-        }
-    }
-    found
+/// The personality's files under `dir` in folders named `log` (a `log` fileset's), sorted.
+fn logs_under(dir: &Path) -> Vec<PathBuf> {
+    files_under(dir).into_iter().filter(|p| p.parent().is_some_and(|d| d.ends_with("log"))).collect()
 }
 
 /// filebench's thread memsize: every request of a connection reads into or writes from a random

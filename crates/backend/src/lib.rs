@@ -57,7 +57,7 @@ pub use mmap::MmapFile;
 pub use open::{probe_direct, OpenHow, DIRECT_ALIGN};
 pub use page_cache::{drop_cached, residency, residency_within};
 pub use place::{below, client_folder, Connect, Place};
-pub use psync::PsyncFile;
+pub use psync::{pread_full, pwrite_all, PsyncFile};
 pub use queued::{
     check_buffer_len, check_reap, check_request, open_queued, Completion, Immediate, QueuedFile, Request, Submitted,
 };

@@ -3,7 +3,7 @@ use crate::{FileIo, OpenHow};
 use iomatrix_core::BackendKind;
 use std::fs::File;
 use std::io;
-use std::os::fd::IntoRawFd;
+use std::os::fd::{AsFd, IntoRawFd};
 use std::path::Path;
 
 /// `pread(2)`/`pwrite(2)` at explicit offsets: no seeks at all.
@@ -17,35 +17,14 @@ impl FileIo for PsyncFile {
     fn open(path: &Path, how: &OpenHow) -> io::Result<Self> {
         Ok(PsyncFile { file: open_file(path, how)? })
     }
-    // rustix makes the system call itself, where std goes through libc's pread wrapper and its
-    // thread-cancellation bookkeeping on every request (3-4% of a cached 4k read's time).
-    fn read_at(&mut self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
-        while !buf.is_empty() {
-            match rustix::io::pread(&self.file, &mut *buf, offset) {
-                Ok(0) => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the file ended before the request")),
-                Ok(n) => {
-                    buf = &mut buf[n..];
-                    offset += n as u64;
-                }
-                Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(e.into()),
-            }
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        if pread_full(&self.file, buf, offset)? < buf.len() {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the file ended before the request"));
         }
         Ok(())
     }
-    fn write_at(&mut self, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
-        while !buf.is_empty() {
-            match rustix::io::pwrite(&self.file, buf, offset) {
-                Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "the write moved no bytes")),
-                Ok(n) => {
-                    buf = &buf[n..];
-                    offset += n as u64;
-                }
-                Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Ok(())
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+        pwrite_all(&self.file, buf, offset)
     }
     fn flush_to_storage(&mut self) -> io::Result<()> {
         self.file.sync_all()
@@ -53,6 +32,39 @@ impl FileIo for PsyncFile {
     fn close(self) -> io::Result<()> {
         close_checked(self.file)
     }
+}
+
+// rustix makes the system calls itself, where std goes through libc's pread wrapper and its
+// thread-cancellation bookkeeping on every request (3-4% of a cached 4k read's time).
+
+/// `pread(2)` until `buf` is full or the file ends (retried on EINTR and short reads): the bytes read.
+pub fn pread_full(fd: impl AsFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match rustix::io::pread(&fd, &mut buf[got..], offset + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(got)
+}
+
+/// `pwrite(2)` of all of `data` (retried on EINTR and short writes).
+pub fn pwrite_all(fd: impl AsFd, mut data: &[u8], mut offset: u64) -> io::Result<()> {
+    while !data.is_empty() {
+        match rustix::io::pwrite(&fd, data, offset) {
+            Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "pwrite(2) took no bytes")),
+            Ok(n) => {
+                data = &data[n..];
+                offset += n as u64;
+            }
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
 }
 
 /// `close(2)` with its error reported: NFS and full disks report write

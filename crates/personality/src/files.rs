@@ -82,31 +82,11 @@ impl Files for LocalFiles {
     }
 
     fn read(&mut self, file: &mut OwnedFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        let mut got = 0;
-        while got < buf.len() {
-            match rustix::io::pread(&*file, &mut buf[got..], offset + got as u64) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Ok(got)
+        iomatrix_backend::pread_full(&*file, buf, offset)
     }
 
-    fn write(&mut self, file: &mut OwnedFd, mut data: &[u8], mut offset: u64) -> io::Result<()> {
-        while !data.is_empty() {
-            match rustix::io::pwrite(&*file, data, offset) {
-                Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "pwrite(2) took no bytes")),
-                Ok(n) => {
-                    data = &data[n..];
-                    offset += n as u64;
-                }
-                Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Ok(())
+    fn write(&mut self, file: &mut OwnedFd, data: &[u8], offset: u64) -> io::Result<()> {
+        iomatrix_backend::pwrite_all(&*file, data, offset)
     }
 
     fn fsync(&mut self, file: &mut OwnedFd) -> io::Result<()> {
