@@ -116,14 +116,18 @@ pub(crate) fn mpirun_on_hosts(
     bounded(cmd, limit).0
 }
 
+/// A file as a process in the namespace reads it (/sys/class/net and /proc/net are the reader's
+/// namespace's).
+fn cat_in_netns(netns: &str, file: &str) -> String {
+    let out = Command::new("ip").args(["netns", "exec", netns, "cat", file]).output().expect("ip netns exec cat");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Bytes the host's end of its veth has sent and received.
 fn veth_bytes(netns: &str, veth: &str) -> u64 {
     let read = |what: &str| {
-        let out = Command::new("ip")
-            .args(["netns", "exec", netns, "cat", &format!("/sys/class/net/{veth}/statistics/{what}_bytes")])
-            .output()
-            .expect("ip netns exec cat");
-        String::from_utf8_lossy(&out.stdout).trim().parse::<u64>().unwrap_or(0)
+        let file = format!("/sys/class/net/{veth}/statistics/{what}_bytes");
+        cat_in_netns(netns, &file).trim().parse::<u64>().unwrap_or(0)
     };
     read("tx") + read("rx")
 }
@@ -434,13 +438,9 @@ fn client_rate(cell: &Value, rank: usize) -> f64 {
 /// (the lab's iperf3 reaches 95 Mbit/s, lab/README.md), which leaves about 11.5 MB/s.
 const PAYLOAD_AT_100MBIT: f64 = 11.5e6;
 
-/// TCP's segments retransmitted and retransmission timeouts so far in a namespace (/proc/net is
-/// the reader's namespace's): what tells a lossy link from a host that was not scheduled.
+/// TCP's segments retransmitted and retransmission timeouts so far in a namespace: what tells a
+/// lossy link from a host that was not scheduled.
 fn tcp_losses(netns: &str) -> (u64, u64) {
-    let read = |file: &str| {
-        let out = Command::new("ip").args(["netns", "exec", netns, "cat", file]).output().expect("ip netns exec cat");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
     // Each protocol is a line of names followed by a line of values.
     let field = |text: &str, proto: &str, name: &str| -> u64 {
         let lines: Vec<&str> = text.lines().filter(|l| l.starts_with(proto)).collect();
@@ -452,12 +452,13 @@ fn tcp_losses(netns: &str) -> (u64, u64) {
             })
             .unwrap_or(0)
     };
-    (field(&read("/proc/net/snmp"), "Tcp:", "RetransSegs"), field(&read("/proc/net/netstat"), "TcpExt:", "TCPTimeouts"))
+    let (snmp, netstat) = (cat_in_netns(netns, "/proc/net/snmp"), cat_in_netns(netns, "/proc/net/netstat"));
+    (field(&snmp, "Tcp:", "RetransSegs"), field(&netstat, "TcpExt:", "TCPTimeouts"))
 }
 
 /// `--host-link 100mbit` on one host and none on the others: that host writes and reads at 100 Mbit/s
-/// (80% to 110% of 11.5 MB/s of payload, below) in both directions, its record says so for both, and it is the
-/// straggler. iomatrix's own NFS client: no client cache, so the reads cross the link as the writes do.
+/// (0.80 to 1.10 of 11.5 MB/s of payload, why below) in both directions, its record says so for
+/// both, and it is the straggler. iomatrix's own NFS client: no client cache, so the reads cross the link as the writes do.
 #[test]
 fn a_host_at_100mbit_moves_its_links_rate_both_ways_and_is_the_straggler() {
     let Some((lab, bin)) = lab_with_hosts(3, "100mbit,none", &["nfs"]) else { return };
