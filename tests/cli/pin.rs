@@ -95,7 +95,7 @@ fn this_process_may_use() -> Vec<usize> {
 }
 
 #[test]
-fn spread_keeps_client_i_on_the_ith_cpu_and_stores_where() {
+fn by_default_a_depth_1_client_is_kept_on_the_ith_cpu_and_stores_where() {
     let sb = Sandbox::new();
     let (threads, run) = watch(&sb, &[], &[], true);
     let allowed = this_process_may_use();
@@ -104,10 +104,92 @@ fn spread_keeps_client_i_on_the_ith_cpu_and_stores_where() {
     }
     let stored = stored_cpus(&run);
     assert_eq!(stored, threads.iter().map(|(_, cpus)| Some(cpus[0] as u64)).collect::<Vec<_>>());
-    assert_eq!(run["run"]["plan"]["pin"], "spread");
+    assert_eq!(run["run"]["plan"]["pin"], "shallow");
     let shown = sb.run(&["show", &run["run"]["id"].to_string()]);
     let (stdout, _) = text(&shown);
+    assert!(
+        stdout.contains(
+            "placement: shallow: in cells of up to 8 requests in flight each client's thread kept on one CPU"
+        ),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn spread_keeps_client_i_on_the_ith_cpu_and_stores_where() {
+    let sb = Sandbox::new();
+    let (threads, run) = watch(&sb, &[], &["--pin", "spread"], true);
+    let allowed = this_process_may_use();
+    for (client, cpus) in &threads {
+        assert_eq!(cpus, &[allowed[client % allowed.len()]], "client {client} kept on the {client}-th allowed CPU");
+    }
+    assert_eq!(stored_cpus(&run), threads.iter().map(|(_, cpus)| Some(cpus[0] as u64)).collect::<Vec<_>>());
+    assert_eq!(run["run"]["plan"]["pin"], "spread");
+    let (stdout, _) = text(&sb.run(&["show", &run["run"]["id"].to_string()]));
     assert!(stdout.contains("placement: spread: each client's thread kept on one CPU"), "{stdout}");
+}
+
+/// The allowed CPUs of `pid`'s `client-0` thread, each set once in the order seen, sampled every
+/// 2 ms until the process ends (at most 60 s).
+fn affinity_history(child: &mut Running) -> Vec<Vec<usize>> {
+    let pid = child.0.id();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen: Vec<Vec<usize>> = Vec::new();
+    while child.0.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the run did not end within 60 s; seen so far {seen:?}");
+        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+            for task in tasks.flatten() {
+                if std::fs::read_to_string(task.path().join("comm")).unwrap_or_default().trim() != "client-0" {
+                    continue;
+                }
+                let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+                if let Some(cpus) = allowed_of(&status) {
+                    if seen.last() != Some(&cpus) {
+                        seen.push(cpus);
+                    }
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    seen
+}
+
+/// Under the default, one run with a cell at depth 1, one at 32 and one at 8 (io_uring): the
+/// client's thread is kept on its CPU for the first, let go to every CPU it may use for the
+/// second, kept again for the third, as /proc shows while it runs; the stored cells say the same.
+#[test]
+fn shallow_keeps_a_client_at_depth_8_and_below_and_lets_it_go_deeper() {
+    let allowed = this_process_may_use();
+    if allowed.len() < 2 {
+        skip("a process that may use 2 CPUs or more (a kept thread and a free one look the same on one)");
+        return;
+    }
+    let sb = Sandbox::new();
+    let target = sb.target();
+    std::fs::create_dir_all(&target).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_iomatrix"));
+    cmd.args(["run", "access", "--target"])
+        .arg(&target)
+        .arg("--db")
+        .arg(sb.db())
+        .args(["--backend", "io_uring", "--file-size", "4m", "--bs", "4k", "--qd", "1,32,8", "--duration", "1s"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = Running(cmd.spawn().expect("iomatrix starts"));
+    let seen = affinity_history(&mut child);
+    let status = wait_for_exit(&mut child);
+    assert!(status.success(), "the run failed: {status}");
+    let kept = vec![allowed[0]];
+    // The thread starts with every CPU (before its first cell), so the history may begin there.
+    let from_first_keep: Vec<_> = seen.iter().skip_while(|cpus| **cpus != kept).cloned().collect();
+    assert_eq!(from_first_keep, [kept.clone(), allowed.clone(), kept.clone()], "kept, let go, kept again: {seen:?}");
+    let run = sb.last_run();
+    let by_depth: Vec<(u64, Option<u64>)> = cells(&run)
+        .iter()
+        .map(|c| (c["metrics"]["queue_depth"].as_u64().unwrap(), c["client_figures"][0]["cpu"].as_u64()))
+        .collect();
+    assert_eq!(by_depth, [(1, Some(allowed[0] as u64)), (32, None), (8, Some(allowed[0] as u64))]);
 }
 
 #[test]
@@ -145,7 +227,7 @@ fn an_unknown_placement_is_refused_before_anything_runs() {
         sb.run(&["run", "access", "--target", target.to_str().unwrap(), "--pin", "everywhere", "--duration", "1s"]);
     assert_usage_error(
         &out,
-        "--pin everywhere: 'everywhere' is not a placement of the clients' threads; give spread or off",
+        "--pin everywhere: 'everywhere' is not a placement of the clients' threads; give shallow, spread or off",
     );
     assert_eq!(stored_cells(&sb), 0);
 }

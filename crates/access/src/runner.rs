@@ -2,7 +2,7 @@
 //! in flight, timestamps each at submission and completion, and records the
 //! latency in HDR histograms (reads and writes apart) and a per-second series.
 
-use crate::plan::{AccessCell, AccessPlan, Limit, Pin, Prepare, LAY_OUT_PIECE};
+use crate::plan::{AccessCell, AccessPlan, Limit, Prepare, LAY_OUT_PIECE};
 use iomatrix_backend::{
     open_queued, Completion, Connect, OneAtATime, OpenHow, Place, QueuedFile, RemoteFile, RemoteFs, Request,
     SessionPool, Submitted,
@@ -47,7 +47,8 @@ pub struct AccessFigures {
     /// a device that rank 0 looks at for everyone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_at_start: Option<CachedAtStart>,
-    /// The CPU this client's thread was kept on (`--pin spread`); None where the kernel placed it.
+    /// The CPU this client's thread was kept on in this cell (`--pin shallow` at its depth, or
+    /// `spread`); None where the kernel placed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<usize>,
 }
@@ -284,7 +285,7 @@ pub fn execute_at<E: std::fmt::Display>(
                 live,
                 laid_out: None,
                 content,
-                kept_on: None,
+                cpus: None,
                 place_on_host: on_host.get(rank).copied().unwrap_or(rank),
             }
         },
@@ -306,10 +307,21 @@ struct Client<'a> {
     laid_out: Option<Result<u64, ClientFailure>>,
     /// Stamps and checks the client's file, when the plan asks for stamped data.
     content: Option<Content>,
-    /// The CPU the client's thread was kept on at its first cell (`--pin spread`).
-    kept_on: Option<usize>,
-    /// Where the client stands among the clients on its host (its CPU under `--pin spread`).
+    /// Where the client's thread may run and where it is kept (`--pin`), from the first cell
+    /// that keeps it.
+    cpus: Option<Cpus>,
+    /// Where the client stands among the clients on its host (its CPU where `--pin` keeps it).
     place_on_host: usize,
+}
+
+/// A client thread's CPUs under `--pin shallow|spread`.
+struct Cpus {
+    /// The CPUs it could run on before it was first kept (what a deep cell lets it go back to).
+    allowed: Vec<usize>,
+    /// The one it is kept on in cells that keep it.
+    kept_on: usize,
+    /// Whether it is kept on `kept_on` now.
+    kept: bool,
 }
 
 /// One client's way to the server.
@@ -378,9 +390,7 @@ impl ClientWork for Client<'_> {
         // The file stays: the working folder goes at the end with it, or
         // stays with it under --keep.
         let cell = self.cells[index];
-        if self.plan.pin == Pin::Spread && self.kept_on.is_none() {
-            self.kept_on = Some(self.keep_on_its_cpu()?);
-        }
+        let kept_on = self.place_for(cell.queue_depth)?;
         let piece = self.plan.prepare.lay_out_piece(cell.block_size.bytes());
         let laid_out = match self.laid_out.take() {
             Some(Ok(done)) if done == piece => Ok(done),
@@ -392,26 +402,40 @@ impl ClientWork for Client<'_> {
         let cached_at_start = self.set_cache_state()?;
         let mut figures = self.run_cell(&cell, start)?;
         figures.cached_at_start = cached_at_start;
-        figures.cpu = self.kept_on;
+        figures.cpu = kept_on;
         Ok(figures)
     }
 }
 
 impl Client<'_> {
-    /// Keeps this client's thread (the one that runs its cells) on its CPU under `--pin spread`,
-    /// before its file is laid out, so that the lay-out's pages and every cell start from there.
-    fn keep_on_its_cpu(&self) -> Result<usize, ClientFailure> {
-        let fail = |e: std::io::Error| {
-            ClientFailure::error(
-                self.rank,
-                format!("keeping client {} on one CPU (--pin spread): {e}; run with --pin off", self.rank),
-            )
+    /// Places this client's thread (the one that runs its cells) for a cell of `depth` requests
+    /// in flight, as `--pin` asks, before the cell's file is laid out or prepared, so that its
+    /// pages and the cell start from there: kept on its CPU (returned), or let go to the CPUs it
+    /// could use before (None).
+    fn place_for(&mut self, depth: u32) -> Result<Option<usize>, ClientFailure> {
+        let keep = self.plan.pin.keeps(depth);
+        let rank = self.rank;
+        let pin = self.plan.pin.name();
+        let fail = |what: &str, e: std::io::Error| {
+            ClientFailure::error(rank, format!("{what} client {rank} (--pin {pin}): {e}; run with --pin off"))
         };
-        let allowed = iomatrix_backend::allowed_cpus().map_err(fail)?;
-        let cpu = iomatrix_backend::spread_pick(&allowed, self.place_on_host)
-            .ok_or_else(|| fail(std::io::Error::other("this thread may run on no CPU")))?;
-        iomatrix_backend::keep_on(cpu).map_err(fail)?;
-        Ok(cpu)
+        if self.cpus.is_none() {
+            if !keep {
+                return Ok(None);
+            }
+            let allowed = iomatrix_backend::allowed_cpus().map_err(|e| fail("keeping on one CPU", e))?;
+            let kept_on = iomatrix_backend::spread_pick(&allowed, self.place_on_host)
+                .ok_or_else(|| fail("keeping on one CPU", std::io::Error::other("this thread may run on no CPU")))?;
+            self.cpus = Some(Cpus { allowed, kept_on, kept: false });
+        }
+        let cpus = self.cpus.as_mut().expect("set above");
+        if keep && !cpus.kept {
+            iomatrix_backend::keep_on(cpus.kept_on).map_err(|e| fail("keeping on one CPU", e))?;
+        } else if !keep && cpus.kept {
+            iomatrix_backend::allow_on(&cpus.allowed).map_err(|e| fail("letting go of", e))?;
+        }
+        cpus.kept = keep;
+        Ok(keep.then_some(cpus.kept_on))
     }
 
     /// The file's state in the page cache at the cell's start, as `--prepare` asks (untimed,

@@ -1,10 +1,12 @@
-//! Keeping a client's thread on one CPU (`run access --pin spread`).
+//! Keeping a client's thread on one CPU (`run access --pin shallow|spread`), and letting it go.
 //!
 //! Why: a thread that waits for every request (psync, or io_uring at depth 1) is woken by the
 //! device's completion, and the kernel chooses on each wake-up where it runs next. On a small
 //! machine that choice settles, run by run, into one of two patterns, and the same work then
 //! measures up to a fifth apart (docs/measuring.md, "Where a client runs"). A thread kept on
-//! one CPU measures the same in every run.
+//! one CPU measures the same in every run. A thread with a deep queue rarely waits, and kept on
+//! one CPU it leaves the kernel's own workers for the device only the others: it is let go
+//! ([`allow_on`]) for such cells.
 
 use std::io;
 
@@ -23,9 +25,20 @@ pub fn spread_pick(allowed: &[usize], rank: usize) -> Option<usize> {
 
 /// Keeps the calling thread on `cpu` from now on.
 pub fn keep_on(cpu: usize) -> io::Result<()> {
-    let mut one = rustix::thread::CpuSet::new();
-    one.set(cpu);
-    rustix::thread::sched_setaffinity(None, &one)?;
+    allow_on(&[cpu])
+}
+
+/// Lets the calling thread run on any of `cpus` from now on (what [`allowed_cpus`] said
+/// before [`keep_on`] narrowed it, to undo that).
+pub fn allow_on(cpus: &[usize]) -> io::Result<()> {
+    let mut set = rustix::thread::CpuSet::new();
+    for &cpu in cpus {
+        if cpu >= rustix::thread::CpuSet::MAX_CPU {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("CPU {cpu} is beyond the CPU set's size")));
+        }
+        set.set(cpu);
+    }
+    rustix::thread::sched_setaffinity(None, &set)?;
     Ok(())
 }
 
@@ -57,6 +70,21 @@ mod tests {
                 std::hint::black_box(0u64);
                 assert_eq!(current_cpu(), last);
             }
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_kept_thread_let_go_may_run_where_it_could_before() {
+        let allowed = allowed_cpus().unwrap();
+        std::thread::spawn(move || {
+            keep_on(allowed[0]).unwrap();
+            assert_eq!(allowed_cpus().unwrap(), [allowed[0]]);
+            allow_on(&allowed).unwrap();
+            assert_eq!(allowed_cpus().unwrap(), allowed);
+            assert_eq!(allow_on(&[usize::MAX]).unwrap_err().kind(), io::ErrorKind::InvalidInput);
+            assert_eq!(allowed_cpus().unwrap(), allowed, "a refused set changes nothing");
         })
         .join()
         .unwrap();

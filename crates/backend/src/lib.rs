@@ -8,7 +8,7 @@
 //! - [`AlignedBuf`]: the I/O buffer, aligned for O_DIRECT and filled with
 //!   incompressible bytes so that compressing storage cannot flatter a result.
 //! - [`probe_direct`]: asks a file system whether it accepts O_DIRECT.
-//! - [`keep_on`], [`spread_pick`]: a client's thread kept on one CPU (`--pin spread`).
+//! - [`keep_on`], [`allow_on`], [`spread_pick`]: a client's thread kept on one CPU and let go (`--pin`).
 //! - [`residency`], [`drop_cached`]: how much of a file the page cache holds
 //!   (mincore), and dropping it (fdatasync + `posix_fadvise(DONTNEED)`).
 //! - [`QueuedFile`]: the submit/reap seam on fio's model, for backends that
@@ -50,7 +50,7 @@ mod sync;
 mod uring;
 
 pub use buffer::AlignedBuf;
-pub use cpu::{allowed_cpus, current_cpu, keep_on, spread_pick};
+pub use cpu::{allow_on, allowed_cpus, current_cpu, keep_on, spread_pick};
 pub use error_kind::{errno_name, error_kind};
 pub use fd_limit::{raise_fd_limit, FdLimit};
 pub use mmap::MmapFile;

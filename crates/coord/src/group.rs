@@ -30,7 +30,7 @@ impl Group<'_> {
     }
 
     /// Where client `rank` stands among the clients on its host, which is what decides its CPU
-    /// under `--pin spread`: threads of this process are all on this host (their rank); an MPI rank
+    /// under `--pin shallow` or `spread`: threads of this process are all on this host (their rank); an MPI rank
     /// counts among the ranks on its own host, since a launcher may map ranks round robin over the
     /// hosts (ranks 0 and 2 on one host, which the global rank would put on one CPU).
     pub fn place_on_host(&self, rank: usize) -> usize {

@@ -118,7 +118,7 @@ impl MpiGroup {
         let live = SharedComm(world.duplicate());
         let farewell = SharedComm(world.duplicate());
         // The ranks that share this rank's host (its shared-memory group): this rank's place among
-        // them is its place among the host's CPUs (`--pin spread`), whatever the launcher's mapping.
+        // them is its place among the host's CPUs (`--pin shallow` or `spread`), whatever the launcher's mapping.
         let on_this_host = world.split_shared(world.rank()).rank() as usize;
         let multiple = threading == mpi::Threading::Multiple;
         let farewell = multiple.then(|| Farewell::new(farewell, world.rank() as usize, world.size() as usize));

@@ -119,9 +119,11 @@ pub struct RunAccessArgs {
     #[arg(long, value_name = "STATE")]
     pub prepare: Option<String>,
 
-    /// Where each client's thread runs: spread (client i kept on the i-th CPU the run may use,
-    /// round robin, so the same work measures the same run after run) or off (the kernel places
-    /// and moves it, as fio does by default) [default: spread]
+    /// Where each client's thread runs: shallow (kept as spread in cells of up to 8 requests in
+    /// flight, where a thread waits for its requests; placed by the kernel in deeper cells, where
+    /// a kept thread leaves the device's workers fewer CPUs), spread (client i kept on the i-th
+    /// CPU the run may use, round robin, so the same work measures the same run after run) or off
+    /// (the kernel places and moves it, as fio does by default) [default: shallow]
     #[arg(long, value_name = "PLACEMENT")]
     pub pin: Option<String>,
 
