@@ -416,23 +416,27 @@ impl Client<'_> {
         let keep = self.plan.pin.keeps(depth);
         let rank = self.rank;
         let pin = self.plan.pin.name();
-        let fail = |what: &str, e: std::io::Error| {
-            ClientFailure::error(rank, format!("{what} client {rank} (--pin {pin}): {e}; run with --pin off"))
+        let fail = |doing: String, e: std::io::Error| {
+            ClientFailure::error(rank, format!("{doing} (--pin {pin}): {e}; run with --pin off"))
         };
         if self.cpus.is_none() {
             if !keep {
                 return Ok(None);
             }
-            let allowed = iomatrix_backend::allowed_cpus().map_err(|e| fail("keeping on one CPU", e))?;
-            let kept_on = iomatrix_backend::spread_pick(&allowed, self.place_on_host)
-                .ok_or_else(|| fail("keeping on one CPU", std::io::Error::other("this thread may run on no CPU")))?;
+            let allowed = iomatrix_backend::allowed_cpus()
+                .map_err(|e| fail(format!("finding the CPUs client {rank} may use"), e))?;
+            let kept_on = iomatrix_backend::spread_pick(&allowed, self.place_on_host).ok_or_else(|| {
+                fail(format!("finding a CPU for client {rank}"), std::io::Error::other("it may run on no CPU"))
+            })?;
             self.cpus = Some(Cpus { allowed, kept_on, kept: false });
         }
         let cpus = self.cpus.as_mut().expect("set above");
         if keep && !cpus.kept {
-            iomatrix_backend::keep_on(cpus.kept_on).map_err(|e| fail("keeping on one CPU", e))?;
+            iomatrix_backend::keep_on(cpus.kept_on)
+                .map_err(|e| fail(format!("keeping client {rank} on CPU {}", cpus.kept_on), e))?;
         } else if !keep && cpus.kept {
-            iomatrix_backend::allow_on(&cpus.allowed).map_err(|e| fail("letting go of", e))?;
+            iomatrix_backend::allow_on(&cpus.allowed)
+                .map_err(|e| fail(format!("letting client {rank} run on any of CPUs {:?}", cpus.allowed), e))?;
         }
         cpus.kept = keep;
         Ok(keep.then_some(cpus.kept_on))
