@@ -104,6 +104,15 @@ impl<T: Clone> ClaimTable<T> {
         self.states.iter().filter(|s| s.load(Ordering::Relaxed) == PRESENT).count()
     }
 
+    /// Whether a claim for a present (or absent) file may still succeed: some file is in that
+    /// state now, or claimed by another and so on its way back. Read after a failed claim, it
+    /// tells "wait and claim again" from "no file fits": a file released between the claim and
+    /// this look is in the state asked for, not lost.
+    pub fn may_be_claimed(&self, present: bool) -> bool {
+        let wanted = if present { PRESENT } else { ABSENT };
+        self.states.iter().map(|s| s.load(Ordering::Relaxed)).any(|state| state == BUSY || state == wanted)
+    }
+
     /// Files claimed now.
     pub fn busy(&self) -> usize {
         self.states.iter().filter(|s| s.load(Ordering::Relaxed) == BUSY).count()
@@ -148,6 +157,22 @@ mod tests {
         assert_eq!(t.claim(0, false), Some(8), "the record follows the file");
         t.release(0, 9, true);
         assert_eq!(t.record(0), 9);
+    }
+
+    #[test]
+    fn a_claim_may_succeed_while_a_file_is_busy_or_back_in_the_state_asked() {
+        let t = ClaimTable::new([(true, 0u32)]);
+        assert!(t.may_be_claimed(true) && !t.may_be_claimed(false), "present: only a present claim");
+        assert_eq!(t.claim(0, true), Some(0));
+        assert_eq!(t.claim(0, true), None, "busy: this claim fails ...");
+        assert!(t.may_be_claimed(true), "... but the file comes back");
+        // Released between a failed claim and the look: the look still says to claim again.
+        t.release(0, 1, true);
+        assert!(t.may_be_claimed(true));
+        assert_eq!(t.claim(0, true), Some(1));
+        t.release(0, 2, false);
+        assert!(!t.may_be_claimed(true), "deleted: no present file will come back");
+        assert!(t.may_be_claimed(false));
     }
 
     /// Threads claim files at random and create, delete or rename them; no

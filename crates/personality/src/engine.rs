@@ -1104,8 +1104,9 @@ impl<'a, F: Files> Run<'a, F> {
         let mut picked = self.pick(set_index, wants_absent, flow.pick, cursor);
         if flow.keep_open {
             // A shared file to keep open is busy only while another connection opens it: wait for
-            // it, as filebench's pick waits for an idle file, rather than lose the iteration.
-            while picked.is_none() && self.table(set_index).is_some_and(|t| t.busy() > 0) {
+            // it, as filebench's pick waits for an idle file, rather than lose the iteration (also
+            // when it was released between the failed claim and the look).
+            while picked.is_none() && self.table(set_index).is_some_and(|t| t.may_be_claimed(!wants_absent)) {
                 if self.stop.load(Ordering::Relaxed) {
                     return Err(Halt::Stopped);
                 }
