@@ -24,27 +24,32 @@ fn allowed_of(status: &str) -> Option<Vec<usize>> {
     status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).map(cpu_list)
 }
 
+/// Each `client-N` thread of `pid` with its allowed CPUs now, sorted by N.
+fn client_affinities(pid: u32) -> Vec<(usize, Vec<usize>)> {
+    let mut found = Vec::new();
+    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for task in tasks.flatten() {
+            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+            let Some(n) = comm.trim().strip_prefix("client-").and_then(|n| n.parse::<usize>().ok()) else {
+                continue;
+            };
+            if let Some(cpus) = std::fs::read_to_string(task.path().join("status")).ok().as_deref().and_then(allowed_of)
+            {
+                found.push((n, cpus));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
 /// Each `client-N` thread of `pid` with its allowed CPUs, once all `clients` are there and have
 /// started their first cell (a kept thread is narrowed at its first cell, before the lay-out;
 /// the run's cells are long enough to be seen). At most 30 s.
 fn client_threads(pid: u32, clients: usize, narrowed: bool) -> Vec<(usize, Vec<usize>)> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let mut found = Vec::new();
-        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
-            for task in tasks.flatten() {
-                let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-                let Some(n) = comm.trim().strip_prefix("client-").and_then(|n| n.parse::<usize>().ok()) else {
-                    continue;
-                };
-                if let Some(cpus) =
-                    std::fs::read_to_string(task.path().join("status")).ok().as_deref().and_then(allowed_of)
-                {
-                    found.push((n, cpus));
-                }
-            }
-        }
-        found.sort();
+        let found = client_affinities(pid);
         if found.len() == clients && (!narrowed || found.iter().all(|(_, cpus)| cpus.len() == 1)) {
             return found;
         }
@@ -137,17 +142,9 @@ fn affinity_history(child: &mut Running) -> Vec<Vec<usize>> {
     let mut seen: Vec<Vec<usize>> = Vec::new();
     while child.0.try_wait().unwrap().is_none() {
         assert!(Instant::now() < deadline, "the run did not end within 60 s; seen so far {seen:?}");
-        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
-            for task in tasks.flatten() {
-                if std::fs::read_to_string(task.path().join("comm")).unwrap_or_default().trim() != "client-0" {
-                    continue;
-                }
-                let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
-                if let Some(cpus) = allowed_of(&status) {
-                    if seen.last() != Some(&cpus) {
-                        seen.push(cpus);
-                    }
-                }
+        for (_, cpus) in client_affinities(pid).into_iter().filter(|(n, _)| *n == 0) {
+            if seen.last() != Some(&cpus) {
+                seen.push(cpus);
             }
         }
         std::thread::sleep(Duration::from_millis(2));
