@@ -6,6 +6,7 @@
 #                                     [--depths 1,8,32,128] [--rw read,write] [--cpu N]
 #                                     [--halt-poll-ns NS] [--poll US] [--submit-batch N]
 #                                     [--isolate]
+#        bench/uring-depths-vs-fio.sh --pool LOG [LOG...]
 #
 # WHAT IT MEASURES
 #   4 KiB requests at uniformly random 4 KiB-aligned offsets of one file (with replacement),
@@ -68,6 +69,16 @@
 #   Order: per repeat, every (rw, depth) runs both tools back to back; which goes first
 #   alternates from repeat to repeat and from one (rw, depth) to the next. Exactly
 #   repeats x |rw| x |depths| x 2 timed runs, plus the untimed layouts.
+#
+# POOLING RUNS (--pool LOG...)
+#   One invocation's 7 pairs per case tell the tools apart only by more than this machine's
+#   hour-to-hour noise. --pool reads the output of earlier invocations (saved with tee or >),
+#   takes their per-run lines as pairs of their own (repeat 3 of the second log is pair "2.3")
+#   and prints the same two tables over all of them; it runs nothing and needs no root. It
+#   refuses logs whose conditions lines differ (another size, duration, depth list, placement,
+#   idle setting, kernel or tool version): pooling them would mix two experiments. The per-run
+#   lines carry IOPS as whole numbers, latencies to 0.1 us and CPU to 0.01 us, so the pooled
+#   tables are as exact as the per-run lines, not the runs' JSON.
 #
 # HOW TO READ
 #   iomatrix/fio near 1.0: both tools issue the same system calls per batch, so the difference
@@ -133,6 +144,7 @@ usage() {
     cat <<EOF
 Usage: $0 [--size 512m] [--duration 10s] [--repeats 5] [--depths 1,8,32,128] [--rw read,write]
           [--cpu N] [--isolate] [--halt-poll-ns NS] [--poll US] [--submit-batch N]
+       $0 --pool LOG [LOG...]
 
 io_uring, O_DIRECT, 4 KiB random reads and writes at several queue depths, through iomatrix's
 access suite and through fio, on ext4 loop-mounted from an image on a tmpfs the script mounts.
@@ -159,6 +171,9 @@ each tool's median p99 latency. Needs root (mount, mount -o loop).
                    [default: iomatrix's own, depth/8 from 1 to 8]
   --isolate        with --cpu N: keep the kernel's unbound workqueues (the loop device's worker)
                    on the other CPUs for the runs, and put the mask back afterwards (see PLACEMENT)
+  --pool LOG...    run nothing: print the tables over the per-run lines of earlier invocations'
+                   saved output, every log's pairs together; the logs' conditions must match
+                   (see POOLING RUNS in the script)
 EOF
 }
 
@@ -181,6 +196,8 @@ IOMATRIX_GROUPS=()
 ISOLATE=0
 WQ_MASK=/sys/devices/virtual/workqueue/cpumask
 WQ_MASK_OLD="" # the mask to put back, once this script has changed it
+POOL=()        # --pool: earlier runs' saved output
+ARGC=$#        # --pool must come first: the other options would be ignored
 
 while [[ $# -gt 0 ]]; do
     case $1 in
@@ -203,10 +220,102 @@ while [[ $# -gt 0 ]]; do
     --submit-batch) need_value "$@"; SUBMIT_BATCH=$2; shift 2 ;;
     --submit-batch=*) SUBMIT_BATCH=${1#*=}; shift ;;
     --isolate) ISOLATE=1; shift ;;
+    --pool)
+        ((ARGC == $#)) || die "--pool reads earlier runs and runs nothing: give it first, followed only by the logs"
+        shift
+        (($# > 0)) || die "--pool needs the saved output of at least one earlier run"
+        POOL=("$@")
+        set --
+        ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument '$1'" ;;
     esac
 done
+
+# cpu_per_request_table RESULTS: per case, each tool's median CPU time per request, user and
+# system, in us, and the ratio of the totals (iomatrix/fio: below 1 iomatrix spent less).
+cpu_per_request_table() {
+    python3 - "$1" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    rep, case, tool, *figures = line.rstrip("\n").split("\t")
+    runs.setdefault(case, {}).setdefault(tool, []).append((float(figures[4]), float(figures[5])))
+print()
+print("CPU per request, us (median over the runs; iomatrix: its client thread's getrusage over its requests;")
+print("fio: usr_cpu and sys_cpu of its job over its requests):")
+print("%-16s %12s %12s %12s %12s %12s %12s %16s" % ("case", "iomatrix usr", "iomatrix sys", "iomatrix all",
+                                                     "fio usr", "fio sys", "fio all", "iomatrix/fio all"))
+for case, tools in runs.items():
+    med = {t: (statistics.median(u for u, _ in v) / 1e3, statistics.median(s for _, s in v) / 1e3,
+               statistics.median(u + s for u, s in v) / 1e3) for t, v in tools.items()}
+    i, f = med.get("iomatrix"), med.get("fio")
+    if not i or not f:
+        continue
+    print("%-16s %12.2f %12.2f %12.2f %12.2f %12.2f %12.2f %16.2f" % (case, *i, *f, i[2] / f[2] if f[2] else float("nan")))
+PY
+}
+
+# pool_runs OUT LOG...: reads the per-run lines that earlier invocations printed (see POOLING
+# RUNS) into OUT in the RESULTS format, each log's repeat R as pair "L.R" (L: the log's place on the
+# command line); says on stderr how many pairs each log gave. Fails, naming the log, on a log that is
+# not there, has no per-run line, or whose conditions line differs from the first log's.
+pool_runs() {
+    python3 - "$@" <<'PY'
+import os, re, stat, sys
+out, logs = sys.argv[1], sys.argv[2:]
+LIMIT = 16 << 20
+run = re.compile(r"^(\d+)\s+(rand(?:read|write) qd\d+)\s+(iomatrix|fio)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$")
+first, rows = None, []
+for n, path in enumerate(logs, 1):
+    try:
+        st = os.stat(path)
+        # A run's output is tens of kilobytes; /dev/zero or a stray image would never end.
+        if not stat.S_ISREG(st.st_mode) or st.st_size > LIMIT:
+            sys.exit("uring-depths-vs-fio: --pool: %s is not a saved run (a regular file of at most %d MiB)"
+                     % (path, LIMIT >> 20))
+        with open(path, errors="replace") as f:
+            text = f.read(LIMIT).splitlines()
+    except OSError as e:
+        sys.exit("uring-depths-vs-fio: --pool: cannot read %s: %s" % (path, e.strerror))
+    conditions = next((l for l in text if l.startswith("uring-depths-vs-fio: ext4 on ")), None)
+    if conditions is None:
+        sys.exit("uring-depths-vs-fio: --pool: %s has no conditions line: is it this script's output?" % path)
+    if first is None:
+        first = (path, conditions)
+    elif conditions != first[1]:
+        sys.exit("uring-depths-vs-fio: --pool: %s ran under other conditions than %s; pool only runs of one"
+                 " experiment:\n  %s\n  %s" % (path, first[0], first[1], conditions))
+    runs = {}
+    for line in text:
+        m = run.match(line)
+        if m:
+            rep, case, tool = m.group(1), m.group(2), m.group(3)
+            iops, p99, mean, secs, usr, sys_ = (float(x) for x in m.groups()[3:])
+            runs[(rep, case, tool)] = "%s.%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.3f\t%.0f\t%.0f" % (
+                n, rep, case, tool, iops, p99 * 1e3, mean * 1e3, secs, usr * 1e3, sys_ * 1e3)
+    pairs = {(r, c) for r, c, t in runs if t == "iomatrix" and (r, c, "fio") in runs}
+    if not runs:
+        sys.exit("uring-depths-vs-fio: --pool: %s has no per-run line (repeat, case, tool, IOPS, ...)" % path)
+    print("uring-depths-vs-fio: --pool: %s: %d pairs over %d cases" % (path, len(pairs), len({c for _, c in pairs})),
+          file=sys.stderr)
+    rows += list(runs.values())
+with open(out, "w") as f:
+    f.write("".join(r + "\n" for r in rows))
+print("uring-depths-vs-fio: pooled %d logs, %s" % (len(logs), first[1].split(": ", 1)[1]))
+PY
+}
+
+# --pool: the tables over earlier runs' per-run lines, and nothing else.
+if ((${#POOL[@]} > 0)); then
+    command -v python3 >/dev/null || die "python3 not found: it reads the logs and computes the medians"
+    POOLED=$(mktemp "${TMPDIR:-/tmp}/$PROG-pool.XXXXXX") || die "could not make a scratch file for --pool"
+    trap 'rm -f -- "$POOLED"' EXIT
+    pool_runs "$POOLED" "${POOL[@]}" || exit 2
+    median_table "$POOLED" iomatrix,fio "iomatrix/fio:1.0" iomatrix,fio
+    cpu_per_request_table "$POOLED"
+    exit 0
+fi
 
 BS=4096
 SIZE_BYTES=$(to_bytes "$SIZE" --size)
@@ -353,30 +462,6 @@ NRUNS=$((REPEATS * ${#RWS[@]} * ${#DEPTHS[@]} * 2))
 CONDITIONS="ext4 on $LOOPDEV (direct-io ${LOOP_DIO:-?}) from a $(human "$IMAGE_BYTES") image on tmpfs, file $SIZE, io_uring O_DIRECT 4k random ${RWS[*]} at depths ${DEPTHS[*]}, ${SECS}s per run, $REPEATS repeats, ${PINNED:-unpinned}, $IDLE, completions $COMPLETIONS, submitted in groups of ${SUBMIT_BATCH:-depth/8 (1 to 8)}; kernel $(uname -r), ${CPU:-?} x $(nproc) CPUs; iomatrix $IOMATRIX_VERSION, $FIO_VERSION"
 echo "$PROG: $CONDITIONS"
 echo "$PROG: $NRUNS timed runs of ${SECS}s (about $(((NRUNS * (SECS + 2) + 59) / 60)) minutes with the layouts)"
-
-# cpu_per_request_table RESULTS: per case, each tool's median CPU time per request, user and
-# system, in us, and the ratio of the totals (iomatrix/fio: below 1 iomatrix spent less).
-cpu_per_request_table() {
-    python3 - "$1" <<'PY'
-import statistics, sys
-runs = {}
-for line in open(sys.argv[1]):
-    rep, case, tool, *figures = line.rstrip("\n").split("\t")
-    runs.setdefault(case, {}).setdefault(tool, []).append((float(figures[4]), float(figures[5])))
-print()
-print("CPU per request, us (median over the runs; iomatrix: its client thread's getrusage over its requests;")
-print("fio: usr_cpu and sys_cpu of its job over its requests):")
-print("%-16s %12s %12s %12s %12s %12s %12s %16s" % ("case", "iomatrix usr", "iomatrix sys", "iomatrix all",
-                                                     "fio usr", "fio sys", "fio all", "iomatrix/fio all"))
-for case, tools in runs.items():
-    med = {t: (statistics.median(u for u, _ in v) / 1e3, statistics.median(s for _, s in v) / 1e3,
-               statistics.median(u + s for u, s in v) / 1e3) for t, v in tools.items()}
-    i, f = med.get("iomatrix"), med.get("fio")
-    if not i or not f:
-        continue
-    print("%-16s %12.2f %12.2f %12.2f %12.2f %12.2f %12.2f %16.2f" % (case, *i, *f, i[2] / f[2] if f[2] else float("nan")))
-PY
-}
 
 # ---- the runs -------------------------------------------------------------------------------
 
