@@ -76,7 +76,9 @@
 #   takes their per-run lines as pairs of their own (repeat 3 of the second log is pair "2.3")
 #   and prints the same two tables over all of them; it runs nothing and needs no root. It
 #   refuses logs whose conditions lines differ (another size, duration, depth list, placement,
-#   idle setting, kernel or tool version): pooling them would mix two experiments. The per-run
+#   idle setting, kernel or tool version): pooling them would mix two experiments; and a log
+#   that holds the same runs as one before it (given twice, or a copy), whose pairs would count
+#   twice. tests/cli/bench_pool.rs holds it to the six runs in bench/runs. The per-run
 #   lines carry IOPS as whole numbers, latencies to 0.1 us and CPU to 0.01 us, so the pooled
 #   tables are as exact as the per-run lines, not the runs' JSON.
 #
@@ -266,7 +268,7 @@ import os, re, stat, sys
 out, logs = sys.argv[1], sys.argv[2:]
 LIMIT = 16 << 20
 run = re.compile(r"^(\d+)\s+(rand(?:read|write) qd\d+)\s+(iomatrix|fio)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$")
-first, rows = None, []
+first, rows, seen = None, [], {}
 for n, path in enumerate(logs, 1):
     try:
         st = os.stat(path)
@@ -297,6 +299,12 @@ for n, path in enumerate(logs, 1):
     pairs = {(r, c) for r, c, t in runs if t == "iomatrix" and (r, c, "fio") in runs}
     if not runs:
         sys.exit("uring-depths-vs-fio: --pool: %s has no per-run line (repeat, case, tool, IOPS, ...)" % path)
+    # The same runs twice (the same log, or a copy) would count every pair twice.
+    figures = tuple(sorted(v.split("\t", 1)[1] for v in runs.values()))
+    if figures in seen:
+        sys.exit("uring-depths-vs-fio: --pool: %s holds the same runs as %s: pooling both would count each"
+                 " pair twice" % (path, seen[figures]))
+    seen[figures] = path
     print("uring-depths-vs-fio: --pool: %s: %d pairs over %d cases" % (path, len(pairs), len({c for _, c in pairs})),
           file=sys.stderr)
     rows += list(runs.values())

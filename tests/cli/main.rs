@@ -7,6 +7,7 @@
 mod access;
 mod backup;
 mod bad_input;
+mod bench_pool;
 mod bonnie;
 mod cache_state_classic;
 mod cell_names;
