@@ -78,7 +78,7 @@
 #   refuses logs whose conditions lines differ (another size, duration, depth list, placement,
 #   idle setting, kernel or tool version): pooling them would mix two experiments; and a log
 #   that holds the same runs as one before it (given twice, or a copy), whose pairs would count
-#   twice. tests/cli/bench_pool.rs holds it to the six runs in bench/runs. The per-run
+#   twice. tests/cli/bench_pool.rs holds it to the seven runs in bench/runs. The per-run
 #   lines carry IOPS as whole numbers, latencies to 0.1 us and CPU to 0.01 us, so the pooled
 #   tables are as exact as the per-run lines, not the runs' JSON.
 #

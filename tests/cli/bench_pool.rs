@@ -1,6 +1,6 @@
-//! `bench/uring-depths-vs-fio.sh --pool`: the tables over several saved runs. The six runs in
+//! `bench/uring-depths-vs-fio.sh --pool`: the tables over several saved runs. The seven runs in
 //! bench/runs are the ones bench/README.md and the README quote; these tests hold the pooling to
-//! account on them (each run alone gives back its own table; six give 42 pairs per case) and
+//! account on them (each run alone gives back its own table; seven give 49 pairs per case) and
 //! attack it with what is not a saved run of the same experiment.
 
 use crate::helpers::*;
@@ -14,7 +14,7 @@ fn repo() -> &'static Path {
 }
 
 fn saved_runs() -> Vec<PathBuf> {
-    (1..=6).map(|i| repo().join(RUNS).join(format!("run{i}.log"))).collect()
+    (1..=7).map(|i| repo().join(RUNS).join(format!("run{i}.log"))).collect()
 }
 
 /// The script's tables need bash and python3; without them the case is skipped, and says so.
@@ -65,7 +65,7 @@ fn pooling_one_saved_run_prints_the_table_that_run_printed() {
 }
 
 #[test]
-fn pooling_the_six_saved_runs_counts_each_pair_once() {
+fn pooling_the_seven_saved_runs_counts_each_pair_once() {
     if !tools_present() {
         return;
     }
@@ -77,12 +77,12 @@ fn pooling_the_six_saved_runs_counts_each_pair_once() {
     let rows = iops_rows(&stdout);
     assert_eq!(rows.len(), 8, "{stdout}");
     for row in &rows {
-        // case (2 words), 2 medians, paired, won: "n/42".
+        // case (2 words), 2 medians, paired, won: "n/49".
         let won = row.split(' ').nth(5).expect("a won column");
-        assert!(won.ends_with("/42"), "7 pairs from each of 6 runs, not {won}: {row}");
+        assert!(won.ends_with("/49"), "7 pairs from each of 7 runs, not {won}: {row}");
     }
-    assert_eq!(stderr.matches("56 pairs over 8 cases").count(), 6, "{stderr}");
-    assert!(stdout.contains("pooled 6 logs"), "{stdout}");
+    assert_eq!(stderr.matches("56 pairs over 8 cases").count(), 7, "{stderr}");
+    assert!(stdout.contains("pooled 7 logs"), "{stdout}");
     assert!(stdout.contains("CPU per request"), "the CPU table follows: {stdout}");
 }
 
