@@ -261,7 +261,8 @@ PY
 # pool_runs OUT LOG...: reads the per-run lines that earlier invocations printed (see POOLING
 # RUNS) into OUT in the RESULTS format, each log's repeat R as pair "L.R" (L: the log's place on the
 # command line); says on stderr how many pairs each log gave. Fails, naming the log, on a log that is
-# not there, has no per-run line, or whose conditions line differs from the first log's.
+# not there or not a regular file of at most 16 MiB, has no conditions line or no per-run line, has
+# a conditions line other than the first log's, or holds the same runs as a log before it.
 pool_runs() {
     python3 - "$@" <<'PY'
 import os, re, stat, sys
