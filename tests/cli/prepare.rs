@@ -19,6 +19,15 @@ fn fincore_bytes(file: &Path) -> u64 {
     String::from_utf8_lossy(&out.stdout).trim().parse().expect("fincore prints a byte count")
 }
 
+/// What fincore may find missing of `cached` bytes that were in the page cache when the cell
+/// ended: a machine that pages out cold memory by itself (DAMON's pageout scheme, kdamond, on
+/// the CI VM) takes a few pages between the cell and fincore's look (seen: 28 KiB of 32 MiB).
+/// A thirty-second of the whole is far above that and far below what a wrong choice leaves
+/// (nothing, or the one page a dropped cell wrote).
+fn paged_out_allowance(cached: u64) -> u64 {
+    cached / 32
+}
+
 /// The one client's file a kept run left under `dir`.
 fn kept_file(dir: &Path) -> PathBuf {
     let mut found = Vec::new();
@@ -102,7 +111,11 @@ fn each_prepare_choice_leaves_the_page_cache_as_it_says_on_ext4() {
             }
             _ => {
                 assert_eq!(cached, FILE, "{prepare}: the whole file cached at the cell's start");
-                assert_eq!(on_disk, FILE, "{prepare}: fincore sees the whole file cached");
+                // Exact at the cell's start (the stored figure, above); fincore looks later.
+                assert!(
+                    on_disk <= FILE && on_disk >= FILE - paged_out_allowance(FILE),
+                    "{prepare}: fincore sees {on_disk} of the file's {FILE} bytes cached"
+                );
             }
         }
         // The text says it too: the prepared line and the column.
@@ -153,7 +166,11 @@ fn dropped_is_dropped_before_every_cell() {
         assert_eq!(cached_at_start(c), (0, FILE), "every cell starts dropped");
     }
     let after = fincore_bytes(&kept_file(&fs.point));
-    assert!(after >= 8 << 20, "the last cell's 8 MiB of reads stayed cached: fincore sees {after}");
+    let read = 8u64 << 20;
+    assert!(
+        after >= read - paged_out_allowance(read),
+        "the last cell's 8 MiB of reads stayed cached: fincore sees {after}"
+    );
 }
 
 /// `--prepare block` lays the file out in the cell's own block size (and again for a cell whose
