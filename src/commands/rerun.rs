@@ -2,8 +2,13 @@
 //! again as it was (the same flags, so the same plan), on its target or
 //! another, labelled `rerun-of=RUN`. It runs as a process of its own, so
 //! the new run stores its own command line, exactly what ran.
+//!
+//! A raw-device run's `--destroy-data-on` is never replayed: the user types it again on the rerun's
+//! command line, and the device must be the one the run wrote, proven by the identity the run
+//! stored (its WWN, serial, or loop backing file), not by its name, which another disk may take.
 
 use crate::harness::args::replace_flag;
+use crate::harness::raw_device::{Expected, EXPECTED_IDENTITY};
 use crate::harness::signals;
 use anyhow::Context;
 use clap::Args;
@@ -23,6 +28,11 @@ pub struct RerunArgs {
     /// the IOzone front end the folder of -f, for the bonnie++ front end -d)
     #[arg(long, value_name = "DIR|URL")]
     target: Option<String>,
+
+    /// A run on a raw device: confirms again that the data on its device may be destroyed (the
+    /// stored run's confirmation is never replayed). The device must be the one the run wrote
+    #[arg(long, value_name = "DEVICE")]
+    destroy_data_on: Option<String>,
 }
 
 pub fn run(args: RerunArgs, db: &Path) -> anyhow::Result<ExitCode> {
@@ -38,7 +48,12 @@ pub fn run(args: RerunArgs, db: &Path) -> anyhow::Result<ExitCode> {
         anyhow::bail!("cannot run #{id} again: its target cannot be read back ({u})");
     }
     let stored_target = run.conditions.get("target").and_then(|t| t.as_str()).map(PathBuf::from);
-    let plan = Rerun::of(&run.summary.command_line, id, args.target.as_deref(), stored_target)?;
+    let given = Given { target: args.target.as_deref(), destroy_data_on: args.destroy_data_on.as_deref() };
+    let plan = Rerun::of(&run.summary.command_line, id, given, stored_target)?;
+    let expected = match &plan.device {
+        Some(device) => Some(expected_device(id, device, &run.environment, &plan.args)?),
+        None => None,
+    };
     if let Some(warning) = other_generator(id, &run.conditions) {
         eprintln!("{warning}");
     }
@@ -51,6 +66,10 @@ pub fn run(args: RerunArgs, db: &Path) -> anyhow::Result<ExitCode> {
         _ => format!("rerun-of={id}"),
     };
     cmd.env("IOMATRIX_LABELS", labels);
+    match &expected {
+        Some(expected) => cmd.env(EXPECTED_IDENTITY, serde_json::to_string(expected)?),
+        None => cmd.env_remove(EXPECTED_IDENTITY),
+    };
     if let Some(dir) = &plan.cwd {
         cmd.current_dir(dir);
     }
@@ -60,6 +79,45 @@ pub fn run(args: RerunArgs, db: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(status.code().map_or(crate::exit::FAILED, |c| c as u8)))
 }
 
+/// The identity the device of raw-device run `id` had when the run wrote it, which the rerun's
+/// device must have. A run that stored none, or one that names no device beyond its size, cannot
+/// prove the device the same: refused, with the command to type instead.
+fn expected_device(
+    id: i64,
+    device: &str,
+    environment: &serde_json::Value,
+    args: &[String],
+) -> anyhow::Result<Expected> {
+    let stored = environment.get("target").and_then(|t| t.get("device_identity")).cloned();
+    let identity: Option<iomatrix_environment::DeviceIdentity> = stored
+        .map(serde_json::from_value)
+        .transpose()
+        .with_context(|| format!("run #{id}'s stored device identity does not read"))?;
+    let why = match &identity {
+        None => "stored no identity of its device (it was stored before runs kept one)".to_string(),
+        Some(identity) if !identity.is_provable() => {
+            format!("knows its device only by its size ([{identity}]: the kernel gave no WWN, serial or backing file)")
+        }
+        Some(_) => String::new(),
+    };
+    match identity {
+        Some(identity) if why.is_empty() => Ok(Expected { run: id, identity }),
+        _ => Err(UsageError::new(format!(
+            "run #{id} {why}, so {device} cannot be proven to be the device it wrote; nothing was written. To run \
+             it on what {device} is now, type its command again: iomatrix {}",
+            crate::harness::args::command_text(args)
+        ))
+        .into()),
+    }
+}
+
+/// What the user gave `rerun` besides the run.
+#[derive(Clone, Copy, Default)]
+struct Given<'a> {
+    target: Option<&'a str>,
+    destroy_data_on: Option<&'a str>,
+}
+
 /// What runs again: the command line (after the program, without any `--db`: the rerun stores
 /// into the database it was given) and where.
 #[derive(Debug, PartialEq)]
@@ -67,15 +125,13 @@ struct Rerun {
     args: Vec<String>,
     /// The folder it runs in: a front end's default target is the folder it ran in.
     cwd: Option<PathBuf>,
+    /// The raw device the stored run wrote (its `--device`, as typed).
+    device: Option<String>,
 }
 
 impl Rerun {
-    fn of(
-        command_line: &str,
-        id: i64,
-        target: Option<&str>,
-        stored_target: Option<PathBuf>,
-    ) -> Result<Rerun, UsageError> {
+    fn of(command_line: &str, id: i64, given: Given<'_>, stored_target: Option<PathBuf>) -> Result<Rerun, UsageError> {
+        let target = given.target;
         let words = shell_words::split(command_line).map_err(|e| {
             UsageError::new(format!("run #{id}'s stored command line does not split ({e}): {command_line}"))
         })?;
@@ -98,6 +154,7 @@ impl Rerun {
             ))
         };
         let mut cwd = None;
+        let mut device = None;
         let subcommand = args.first().cloned();
         match subcommand.as_deref() {
             Some("run") if args.len() >= 2 => {
@@ -105,6 +162,7 @@ impl Rerun {
                 if let Some(t) = target {
                     replace_flag(&mut args, "--target", t);
                 }
+                device = confirm_device(&mut args, id, given.destroy_data_on)?;
             }
             // A suite's legacy front end moves its own flags (IOzone's -f, bonnie++'s -d).
             Some(front) => match crate::suites::rerun_front(front, &mut args, target, stored_target) {
@@ -113,8 +171,65 @@ impl Rerun {
             },
             None => return Err(not_a_run()),
         }
-        Ok(Rerun { args, cwd })
+        if device.is_none() {
+            if let Some(d) = given.destroy_data_on {
+                return Err(UsageError::new(format!(
+                    "--destroy-data-on {d}: run #{id} wrote no raw device (its command: {command_line}); leave \
+                     --destroy-data-on out"
+                )));
+            }
+        }
+        Ok(Rerun { args, cwd, device })
     }
+}
+
+/// A raw-device run's confirmation, never replayed: the stored `--destroy-data-on` is dropped and
+/// the one the user gave `rerun` put in its place, or the rerun is refused. Returns the device the
+/// stored run named.
+fn confirm_device(args: &mut Vec<String>, id: i64, given: Option<&str>) -> Result<Option<String>, UsageError> {
+    let device = flag_value(args, "--device");
+    let stored = take_flag(args, "--destroy-data-on");
+    let Some(device) = device.or(stored) else { return Ok(None) };
+    let Some(given) = given else {
+        return Err(UsageError::new(format!(
+            "run #{id} wrote the raw device {device}, destroying its data; a rerun does not repeat that \
+             confirmation. If the data now on {device} may be destroyed, give --destroy-data-on again: iomatrix \
+             rerun {id} --destroy-data-on {device}"
+        )));
+    };
+    args.extend(["--destroy-data-on".to_string(), given.to_string()]);
+    Ok(Some(device))
+}
+
+/// The value of the last `FLAG VALUE` or `FLAG=VALUE` in `args`.
+fn flag_value(args: &[String], flag: &str) -> Option<String> {
+    let eq = format!("{flag}=");
+    let mut found = None;
+    for (i, a) in args.iter().enumerate() {
+        if a == flag {
+            found = args.get(i + 1).cloned();
+        } else if let Some(v) = a.strip_prefix(&eq) {
+            found = Some(v.to_string());
+        }
+    }
+    found
+}
+
+/// Removes every `FLAG VALUE` and `FLAG=VALUE` from `args`, returning the last value.
+fn take_flag(args: &mut Vec<String>, flag: &str) -> Option<String> {
+    let found = flag_value(args, flag);
+    let eq = format!("{flag}=");
+    let mut i = 0;
+    while i < args.len() {
+        if args[i] == flag {
+            args.drain(i..(i + 2).min(args.len()));
+        } else if args[i].starts_with(&eq) {
+            args.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+    found
 }
 
 /// The warning a rerun gives when the run drew from another generator than this binary's: the
@@ -164,7 +279,37 @@ mod tests {
     use super::*;
 
     fn of(line: &str, target: Option<&str>) -> Result<Rerun, UsageError> {
-        Rerun::of(line, 7, target, Some(PathBuf::from("/was/here")))
+        Rerun::of(line, 7, Given { target, destroy_data_on: None }, Some(PathBuf::from("/was/here")))
+    }
+
+    fn confirming(line: &str, device: &str) -> Result<Rerun, UsageError> {
+        Rerun::of(line, 7, Given { target: None, destroy_data_on: Some(device) }, None)
+    }
+
+    #[test]
+    fn a_raw_device_runs_again_only_when_the_user_confirms_it_again() {
+        for line in [
+            "iomatrix run access --device /dev/loop2 --destroy-data-on /dev/loop2 --read 0",
+            "iomatrix run access --device=/dev/loop2 --destroy-data-on=/dev/loop2 --read 0",
+            "iomatrix run access --device /dev/loop2 --read 0 --destroy-data-on=/dev/loop2 --destroy-data-on /dev/loop2",
+        ] {
+            let e = of(line, None).unwrap_err().to_string();
+            assert!(e.contains("a rerun does not repeat that confirmation"), "{line}: {e}");
+            assert!(e.contains("iomatrix rerun 7 --destroy-data-on /dev/loop2"), "{line}: {e}");
+            let r = confirming(line, "/dev/loop9").unwrap();
+            assert_eq!(r.device.as_deref(), Some("/dev/loop2"), "{line}");
+            let confirmations: Vec<&String> = r.args.iter().filter(|a| a.starts_with("--destroy-data-on")).collect();
+            assert_eq!(confirmations, ["--destroy-data-on"], "{line}: {:?}", r.args);
+            assert_eq!(r.args.last().map(String::as_str), Some("/dev/loop9"), "only the user's word: {:?}", r.args);
+        }
+    }
+
+    #[test]
+    fn a_confirmation_for_a_run_without_a_device_is_refused() {
+        let e = confirming("iomatrix run access --target /mnt/a --read 0", "/dev/sdb").unwrap_err().to_string();
+        assert!(e.contains("wrote no raw device") && e.contains("leave --destroy-data-on out"), "{e}");
+        let e = confirming("iomatrix iozone -s 64k -i 0", "/dev/sdb").unwrap_err().to_string();
+        assert!(e.contains("wrote no raw device"), "{e}");
     }
 
     #[test]

@@ -4,8 +4,15 @@
 //! (`O_EXCL` on a block device: the kernel refuses it with EBUSY while the
 //! device is mounted, a member of an md/LVM/dm stack, or claimed by another
 //! program), held until the run ends so nothing can mount it meanwhile.
+//!
+//! Before the claim, a device whose blocks are in use through an alias the kernel's claim does
+//! not see is refused: a loop device over the results database (or any file on its file system),
+//! another loop device over a mounted image, the disk of a mounted partition, a device under a
+//! mounted holder ([`iomatrix_environment::refuse_if_in_use`]). Under `rerun`, the claimed device
+//! must have the identity the run stored ([`EXPECTED_IDENTITY`]).
 
 use iomatrix_core::UsageError;
+use iomatrix_environment::DeviceIdentity;
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
@@ -21,8 +28,9 @@ pub struct RawDevice {
 
 impl RawDevice {
     /// Checks that `device` is a block device the user confirmed with
-    /// `--destroy-data-on`, and claims it.
-    pub fn claim(device: &Path, confirmed: Option<&Path>) -> Result<RawDevice, UsageError> {
+    /// `--destroy-data-on`, whose blocks are not those of the results database `db` or of a mounted
+    /// file system, and claims it.
+    pub fn claim(device: &Path, confirmed: Option<&Path>, db: &Path) -> Result<RawDevice, UsageError> {
         let shown = device.display();
         let meta = std::fs::metadata(device)
             .map_err(|e| UsageError::new(format!("--device {shown}: {e}; give a block device such as /dev/sdb")))?;
@@ -40,6 +48,7 @@ impl RawDevice {
                 path.display()
             )));
         }
+        iomatrix_environment::refuse_if_in_use(&path, db).map_err(|cause| UsageError::new(cause.to_string()))?;
         let mut claim =
             std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_EXCL).open(&path).map_err(|e| {
                 if e.raw_os_error() == Some(libc::EBUSY) {
@@ -58,6 +67,7 @@ impl RawDevice {
         if size == 0 {
             return Err(UsageError::new(format!("{} has no capacity (size 0); is a medium in it?", path.display())));
         }
+        check_expected_identity(&path)?;
         Ok(RawDevice { path, size, _claim: claim })
     }
 
@@ -68,4 +78,38 @@ impl RawDevice {
     pub fn size(&self) -> u64 {
         self.size
     }
+}
+
+/// The environment variable by which `rerun` hands its run the identity the device had when the
+/// original run wrote it (JSON: `{"run": ID, "identity": {...}}`); the claimed device must match.
+pub const EXPECTED_IDENTITY: &str = "IOMATRIX_RERUN_DEVICE";
+
+/// What `rerun` expects of the device ([`EXPECTED_IDENTITY`]).
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct Expected {
+    pub run: i64,
+    pub identity: DeviceIdentity,
+}
+
+/// Under `rerun`, refuses a device (claimed: nothing can take its name meanwhile) whose identity
+/// differs from the one the original run stored.
+fn check_expected_identity(path: &Path) -> Result<(), UsageError> {
+    let Some(text) = std::env::var_os(EXPECTED_IDENTITY) else { return Ok(()) };
+    let expected: Expected = serde_json::from_str(&text.to_string_lossy()).map_err(|e| {
+        UsageError::new(format!("{EXPECTED_IDENTITY} does not hold a device identity ({e}); leave it unset"))
+    })?;
+    let now = DeviceIdentity::of(path)
+        .map_err(|e| UsageError::new(format!("cannot read the identity of {}: {e}", path.display())))?;
+    let differences = expected.identity.differences(&now);
+    if differences.is_empty() {
+        return Ok(());
+    }
+    Err(UsageError::new(format!(
+        "{} is not the device run #{} wrote: it was [{}], it is now [{now}] ({}); nothing was written. If this \
+         device's data may be destroyed, type the run's command again naming it",
+        path.display(),
+        expected.run,
+        expected.identity,
+        differences.join("; ")
+    )))
 }

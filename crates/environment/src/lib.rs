@@ -4,7 +4,8 @@
 //! Main types: [`Environment`] (host, kernel, OS, CPU, memory and the
 //! target), [`TargetInfo`] (the target directory's mount, file system and
 //! space), [`BlockDevice`] (the device under that mount, from sysfs) and
-//! [`Space`]. Entry points: [`capture`], [`space`], [`machine_ram_bytes`]
+//! [`Space`]; [`DeviceIdentity`], what proves a raw device the same one, and
+//! [`refuse_if_in_use`], what refuses one whose blocks are in use. Entry points: [`capture`], [`space`], [`machine_ram_bytes`]
 //! [`capture_device`] (a raw block device as target) and [`partition_alignment`];
 //! [`HostEnvironment`] ([`capture_host`]): one MPI rank's host, with the interface its traffic
 //! takes; [`ServerDescription`]: a file server described in `key=value` lines;
@@ -18,6 +19,7 @@
 
 mod addresses;
 mod block;
+mod device;
 mod host;
 mod limits;
 mod machine;
@@ -31,6 +33,7 @@ use serde::{Deserialize, Serialize};
 
 pub use addresses::ipv4_addresses;
 pub use block::{partition_alignment, BlockDevice};
+pub use device::{refuse_if_in_use, DeviceIdentity, InUse, LoopBacking, PartitionOf};
 pub use host::{capture_host, nic_toward, FolderFacts, HostEnvironment, Nic, NOT_SHAPED};
 pub use limits::{SystemLimits, Used};
 pub use machine::{machine_ram_bytes, Machine};
@@ -68,6 +71,10 @@ pub struct TargetInfo {
     pub free_bytes: u64,
     /// None for tmpfs, fuse and other device-less mounts.
     pub block_device: Option<BlockDevice>,
+    /// A raw block device target's identity ([`capture_device`]), by which `rerun` proves it
+    /// writes the same device; absent for folders, servers and runs stored before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_identity: Option<DeviceIdentity>,
 }
 
 const UNKNOWN: &str = "unknown";
@@ -99,6 +106,7 @@ pub fn capture_device(device: &Path, size: u64) -> std::io::Result<Environment> 
             total_bytes: size,
             free_bytes: size,
             block_device: block::describe(major, minor),
+            device_identity: DeviceIdentity::of(&path).ok(),
         },
     })
 }
@@ -119,6 +127,7 @@ pub fn capture_remote(url: &str, fs_type: &str, server: &str) -> Environment {
             total_bytes: 0,
             free_bytes: 0,
             block_device: None,
+            device_identity: None,
         },
     }
 }
@@ -141,5 +150,6 @@ pub(crate) fn target_info(target: &Path) -> std::io::Result<TargetInfo> {
         total_bytes: space.total_bytes,
         free_bytes: space.free_bytes,
         block_device: entry.and_then(block::for_mount),
+        device_identity: None,
     })
 }

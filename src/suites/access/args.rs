@@ -162,7 +162,8 @@ pub struct RunAccessArgs {
 
 impl RunAccessArgs {
     /// The validated plan and the run's options; `mpi_ranks` is the number of ranks under mpirun.
-    pub fn validate(self, mpi_ranks: Option<usize>) -> anyhow::Result<(AccessPlan, RunOptions)> {
+    /// `db` is the results database, whose storage a raw device may not be.
+    pub fn validate(self, mpi_ranks: Option<usize>, db: &std::path::Path) -> anyhow::Result<(AccessPlan, RunOptions)> {
         self.fio.refuse()?;
         let mut run = self.common.options(mpi_ranks)?;
         let on_server = run.target.server().is_some();
@@ -171,7 +172,7 @@ impl RunAccessArgs {
         }
         // Claimed before planning: the default working set is the device's size.
         if let Some(path) = &self.device {
-            let device = RawDevice::claim(path, self.destroy_data_on.as_deref())?;
+            let device = RawDevice::claim(path, self.destroy_data_on.as_deref(), db)?;
             run.target = Target::Device(device.path().to_path_buf());
             run.device = Some(device);
         }

@@ -35,8 +35,8 @@ impl Suite for Access {
     type Live = AccessLive;
     type Key = CellSetting;
 
-    fn prepare(args: Self::Args, mpi_ranks: Option<usize>, _db: &std::path::Path) -> anyhow::Result<Prepared<Self>> {
-        let (plan, run) = args.validate(mpi_ranks)?;
+    fn prepare(args: Self::Args, mpi_ranks: Option<usize>, db: &std::path::Path) -> anyhow::Result<Prepared<Self>> {
+        let (plan, run) = args.validate(mpi_ranks, db)?;
         Ok(Prepared { suite: Access::default(), plan, run })
     }
 

@@ -38,7 +38,7 @@ pub fn plan(job: &FioJob, db: &Path, labels: &[String], mpi_ranks: Option<usize>
     let parsed = AccessFlags::try_parse_from(&flags).map_err(|e| {
         UsageError::new(format!("job {}: its options as run access flags ({}) were refused: {e}", job.name, flags.join(" ")))
     })?;
-    let (plan, run) = parsed.args.validate(mpi_ranks).map_err(|e| {
+    let (plan, run) = parsed.args.validate(mpi_ranks, db).map_err(|e| {
         // The access suite's words name its own flags: say which fio job they came from.
         anyhow::Error::from(UsageError::new(format!("fio job {}: {e:#} {FLAG_NAMES}", job.name)))
     })?;
