@@ -100,16 +100,15 @@ fn check_expected_identity(path: &Path) -> Result<(), UsageError> {
     })?;
     let now = DeviceIdentity::of(path)
         .map_err(|e| UsageError::new(format!("cannot read the identity of {}: {e}", path.display())))?;
-    let differences = expected.identity.differences(&now);
-    if differences.is_empty() {
+    if expected.identity.differences(&now).is_empty() {
         return Ok(());
     }
     Err(UsageError::new(format!(
-        "{} is not the device run #{} wrote: it was [{}], it is now [{now}] ({}); nothing was written. If this \
-         device's data may be destroyed, type the run's command again naming it",
+        "{} is not the device run #{} wrote: it was [{}], it is now [{now}]; nothing was written. If the data on \
+         this device may be destroyed, type the run's command again: iomatrix {}",
         path.display(),
         expected.run,
         expected.identity,
-        differences.join("; ")
+        super::args::command_text(std::env::args().skip(1))
     )))
 }

@@ -210,11 +210,12 @@ pub fn cells(run: &Value) -> Vec<Value> {
 }
 
 /// A loop device over a fresh image file, detached on drop (also when the
-/// test fails). Root only.
+/// test fails). Root only. The image lives on a tmpfs of its own: iomatrix
+/// refuses a raw device over a file on the results database's file system.
 pub struct LoopDevice {
     pub device: PathBuf,
     pub image: PathBuf,
-    _holder: tempfile::TempDir,
+    _fs: Mount,
 }
 
 impl LoopDevice {
@@ -224,8 +225,8 @@ impl LoopDevice {
             skip("a loop device needs root, losetup and /dev/loop-control");
             return None;
         }
-        let holder = tempfile::tempdir().unwrap();
-        let image = holder.path().join("raw.img");
+        let fs = Mount::virtual_fs("tmpfs", &format!("size={}m", mib + 1))?;
+        let image = fs.point.join("raw.img");
         std::fs::write(&image, vec![fill; (mib << 20) as usize]).unwrap();
         let out = Command::new("losetup").args(["-f", "--show"]).arg(&image).output().unwrap();
         if !out.status.success() {
@@ -233,7 +234,7 @@ impl LoopDevice {
             return None;
         }
         let device = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-        Some(LoopDevice { device, image, _holder: holder })
+        Some(LoopDevice { device, image, _fs: fs })
     }
 
     pub fn path(&self) -> &str {
@@ -242,6 +243,7 @@ impl LoopDevice {
 }
 
 impl Drop for LoopDevice {
+    /// Detached before its tmpfs is unmounted (the fields drop after this).
     fn drop(&mut self) {
         let _ = sh("losetup", &["-d", self.path()]);
     }

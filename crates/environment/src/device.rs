@@ -345,14 +345,14 @@ pub fn refuse_if_in_use(device: &Path, db: &Path) -> Result<(), InUse> {
         let Some(shared) = mine.iter().find(|m| theirs.iter().any(|t| m.overlaps(t))) else { continue };
         let what = match &db_mount {
             Some(d) if d.mount_point == entry.mount_point => {
-                format!("the file system holding the results database {}", db.display())
+                format!("the file system of the results database {}", db.display())
             }
-            _ => "a mounted file system".to_string(),
+            _ => "a file system".to_string(),
         };
         let through = shared.file.as_ref().map(|f| format!(", both over the file {f}")).unwrap_or_default();
         return Err(InUse(format!(
-            "{shown} is in use: its blocks are those of {} ({major}:{minor}{through}), {what} at {}; unmount it or \
-             choose another device",
+            "{shown} is in use: its blocks are those of {} ({major}:{minor}{through}), which holds {what} mounted \
+             at {}; unmount it or choose another device",
             entry.source, entry.mount_point
         )));
     }
