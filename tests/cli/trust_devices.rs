@@ -263,3 +263,24 @@ fn a_partitions_disk_or_alias_is_never_written_while_it_is_mounted() {
     assert!(after[..16 << 20] == head[..], "the table and the mounted partition are byte-identical");
     drop((alias, mount, whole));
 }
+
+#[test]
+fn a_raw_device_run_stored_without_an_identity_is_not_run_again() {
+    let Some(dev) = LoopDevice::new(32, 0xab) else { return };
+    let sb = Sandbox::new();
+    let d = dev.path();
+    assert_success(&write_all_of(&sb, &sb.db(), d));
+    // As a run stored before runs kept their device's identity.
+    let conn = rusqlite::Connection::open(sb.db()).unwrap();
+    let removed = conn
+        .execute("UPDATE runs SET environment_json = json_remove(environment_json, '$.target.device_identity')", [])
+        .unwrap();
+    assert_eq!(removed, 1);
+    drop(conn);
+    let before = digest(&dev.image);
+    let out = sb.run(&["rerun", "1", "--destroy-data-on", d]);
+    assert_usage_error(&out, "stored no identity of its device");
+    let (_, stderr) = text(&out);
+    assert!(stderr.contains(&format!("type its command again: iomatrix run access --device {d}")), "{stderr}");
+    assert_eq!(digest(&dev.image), before, "the device is byte-identical");
+}

@@ -250,11 +250,17 @@ struct Extent {
     len: u64,
     /// The backing file's path, for a root that is a file (for messages).
     file: Option<String>,
+    /// Reached through a holder's `slaves/` (device-mapper, md), whose layout sysfs does not give:
+    /// the extent is all of the device under it, a bound rather than the blocks used.
+    via_holder: bool,
 }
 
 impl Extent {
+    /// Whether the two share blocks. Two extents both reached through holders are taken apart:
+    /// two volumes over one disk (LVM's logical volumes) hold different blocks of it.
     fn overlaps(&self, other: &Extent) -> bool {
-        self.root == other.root
+        !(self.via_holder && other.via_holder)
+            && self.root == other.root
             && self.start < other.start.saturating_add(other.len)
             && other.start < self.start.saturating_add(self.len)
     }
@@ -270,12 +276,12 @@ impl Extent {
 /// devices to their backing file (or device), and holders (device-mapper, md) to every device
 /// under them (all of each: their layout is not read, so the answer errs on the side of overlap).
 fn extents(major: u32, minor: u32, depth: usize) -> Vec<Extent> {
-    let whole = |len| vec![Extent { root: Root::Disk(major, minor), start: 0, len, file: None }];
+    let whole = |len| vec![Extent { root: Root::Disk(major, minor), start: 0, len, file: None, via_holder: false }];
     let Some(dir) = sys_dir(major, minor).filter(|_| depth < MAX_DEPTH) else { return whole(u64::MAX) };
     let len = read_u64(&dir.join("size")).map_or(u64::MAX, |s| s.saturating_mul(512));
     if dir.join("partition").exists() {
         let start = read_u64(&dir.join("start")).unwrap_or(0).saturating_mul(512);
-        return match dir.parent().and_then(|d| dev_numbers(d)) {
+        return match dir.parent().and_then(dev_numbers) {
             Some((ma, mi)) => extents(ma, mi, depth + 1).iter().map(|e| e.within(start, len)).collect(),
             None => whole(len),
         };
@@ -292,12 +298,17 @@ fn extents(major: u32, minor: u32, depth: usize) -> Vec<Extent> {
                 start: offset,
                 len,
                 file: Some(file),
+                via_holder: false,
             }],
             // A backing file removed since: nothing else can reach it by name.
             Err(_) => whole(len),
         };
     }
-    let under: Vec<Extent> = slaves(&dir).into_iter().flat_map(|(ma, mi)| extents(ma, mi, depth + 1)).collect();
+    let under: Vec<Extent> = slaves(&dir)
+        .into_iter()
+        .flat_map(|(ma, mi)| extents(ma, mi, depth + 1))
+        .map(|e| Extent { via_holder: true, ..e })
+        .collect();
     if under.is_empty() {
         whole(len)
     } else {
@@ -341,8 +352,10 @@ pub fn refuse_if_in_use(device: &Path, db: &Path) -> Result<(), InUse> {
     let db_mount = nearest_existing(db).and_then(|p| mount::choose_mount(&entries, &p).cloned());
     for entry in &entries {
         let Some((major, minor)) = mounted_device(entry) else { continue };
+        let itself = (rustix::fs::major(rdev), rustix::fs::minor(rdev)) == (major, minor);
         let theirs = extents(major, minor, 0);
-        let Some(shared) = mine.iter().find(|m| theirs.iter().any(|t| m.overlaps(t))) else { continue };
+        let shared = mine.iter().find(|m| itself || theirs.iter().any(|t| m.overlaps(t)));
+        let Some(shared) = shared else { continue };
         let what = match &db_mount {
             Some(d) if d.mount_point == entry.mount_point => {
                 format!("the file system of the results database {}", db.display())
@@ -479,13 +492,17 @@ mod tests {
 
     #[test]
     fn extents_overlap_only_on_the_same_root_and_bytes() {
-        let file = |start, len| Extent { root: Root::File { st_dev: 1, inode: 2 }, start, len, file: None };
+        let file =
+            |start, len| Extent { root: Root::File { st_dev: 1, inode: 2 }, start, len, file: None, via_holder: false };
         assert!(file(0, 100).overlaps(&file(50, 100)));
         assert!(!file(0, 100).overlaps(&file(100, 100)), "partitions side by side do not overlap");
         let other = Extent { root: Root::Disk(8, 0), ..file(0, 100) };
         assert!(!file(0, 100).overlaps(&other));
         let part = file(0, 100).within(40, 1000);
         assert_eq!((part.start, part.len), (40, 60), "a part never reaches past its disk");
+        let volume = |start, len| Extent { via_holder: true, ..file(start, len) };
+        assert!(!volume(0, 100).overlaps(&volume(0, 100)), "two volumes over one disk hold different blocks");
+        assert!(volume(0, 100).overlaps(&file(0, 100)), "a volume and the disk under it share its blocks");
     }
 
     #[test]
