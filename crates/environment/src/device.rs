@@ -327,14 +327,9 @@ fn slaves(dir: &Path) -> Vec<(u32, u32)> {
 }
 
 /// Why a block device may not be written: its blocks are those of something in use.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct InUse(pub String);
-
-impl fmt::Display for InUse {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// Refuses `device` when writing it would write the results database `db` or a mounted file
 /// system: when it is the database's file (a loop device over it), a loop device over any file on
