@@ -284,3 +284,41 @@ fn a_raw_device_run_stored_without_an_identity_is_not_run_again() {
     assert!(stderr.contains(&format!("type its command again: iomatrix run access --device {d}")), "{stderr}");
     assert_eq!(digest(&dev.image), before, "the device is byte-identical");
 }
+
+/// A swap area switched on by a test, switched off on drop.
+struct Swap(String);
+
+impl Drop for Swap {
+    fn drop(&mut self) {
+        let _ = Command::new("swapoff").arg(&self.0).output();
+    }
+}
+
+#[test]
+fn a_second_loop_device_over_an_active_swap_area_is_never_written() {
+    let Some(space) = image_space() else { return };
+    if !have("mkswap") || !have("swapon") {
+        skip("a swap area needs mkswap and swapon (util-linux)");
+        return;
+    }
+    let sb = Sandbox::new();
+    let area = image(&space.point.join("swap.img"));
+    let swap_loop = Loop::attach(&area, false);
+    assert!(Command::new("mkswap").arg(&swap_loop.0).output().unwrap().status.success());
+    let out = Command::new("swapon").arg(&swap_loop.0).output().unwrap();
+    if !out.status.success() {
+        skip(format!("swapon {}: {}", swap_loop.0, String::from_utf8_lossy(&out.stderr)));
+        return;
+    }
+    let swap = Swap(swap_loop.0.clone());
+    // The header page (the kernel never rewrites it while the area is in use; pages swapped out
+    // meanwhile may change the rest).
+    let header = std::fs::read(&area).unwrap()[..4096].to_vec();
+    let alias = Loop::attach(&area, false);
+    let out = write_all_of(&sb, &sb.db(), &alias.0);
+    assert_usage_error(&out, "in use as swap");
+    let (_, stderr) = text(&out);
+    assert!(stderr.contains(&swap_loop.0), "names the swap area: {stderr}");
+    assert!(std::fs::read(&area).unwrap()[..4096] == header[..], "the swap header is byte-identical");
+    drop((alias, swap, swap_loop));
+}

@@ -334,8 +334,9 @@ pub struct InUse(pub String);
 /// Refuses `device` when writing it would write the results database `db` or a mounted file
 /// system: when it is the database's file (a loop device over it), a loop device over any file on
 /// the database's file system (its journal and WAL sit beside it), or when any of its blocks are
-/// those of a mounted device, however reached (the device itself, its disk or a partition, a
-/// holder built on it or a device it is built on, another loop device over the same file).
+/// those of a mounted device or a swap area, however reached (the device itself, its disk or a
+/// partition, a holder built on it or a device it is built on, another loop device over the same
+/// file).
 pub fn refuse_if_in_use(device: &Path, db: &Path) -> Result<(), InUse> {
     let shown = device.display();
     let Ok(rdev) = block_rdev(device) else { return Ok(()) };
@@ -364,7 +365,37 @@ pub fn refuse_if_in_use(device: &Path, db: &Path) -> Result<(), InUse> {
             entry.source, entry.mount_point
         )));
     }
+    let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+    for swap in swap_areas(&swaps) {
+        if swap_extents(&swap).iter().any(|t| mine.iter().any(|m| m.overlaps(t))) {
+            return Err(InUse(format!(
+                "{shown} is in use: its blocks are those of {swap}, in use as swap; swapoff it or choose another device"
+            )));
+        }
+    }
     Ok(())
+}
+
+/// The swap areas `/proc/swaps` names (a device or a file), after its heading.
+fn swap_areas(text: &str) -> Vec<String> {
+    text.lines().skip(1).filter_map(|l| l.split_whitespace().next()).map(mount::decode_octal).collect()
+}
+
+/// Where a swap area's blocks live: its device's, or all of its file.
+fn swap_extents(area: &str) -> Vec<Extent> {
+    match std::fs::metadata(area) {
+        Ok(meta) if meta.file_type().is_block_device() => {
+            extents(rustix::fs::major(meta.rdev()), rustix::fs::minor(meta.rdev()), 0)
+        }
+        Ok(meta) => vec![Extent {
+            root: Root::File { st_dev: meta.dev(), inode: meta.ino() },
+            start: 0,
+            len: u64::MAX,
+            file: Some(area.to_string()),
+            via_holder: false,
+        }],
+        Err(_) => Vec::new(),
+    }
 }
 
 /// The cause when some of the device's blocks are a file on the results database's file system.
@@ -498,6 +529,15 @@ mod tests {
         let volume = |start, len| Extent { via_holder: true, ..file(start, len) };
         assert!(!volume(0, 100).overlaps(&volume(0, 100)), "two volumes over one disk hold different blocks");
         assert!(volume(0, 100).overlaps(&file(0, 100)), "a volume and the disk under it share its blocks");
+    }
+
+    #[test]
+    fn swap_areas_are_read_after_the_heading_with_their_escapes() {
+        let text = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n\
+                    /dev/loop0                              partition\t32764\t\t0\t\t-2\n\
+                    /swap\\040file                         file\t\t1024\t\t0\t\t-3\n";
+        assert_eq!(swap_areas(text), vec!["/dev/loop0".to_string(), "/swap file".to_string()]);
+        assert!(swap_areas("Filename Type Size Used Priority\n").is_empty());
     }
 
     #[test]
