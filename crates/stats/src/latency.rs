@@ -152,6 +152,14 @@ impl Latency {
     }
 }
 
+impl Latency {
+    /// The longest bytes [`Latency::to_bytes`] can write, or a plain V2 histogram of this type
+    /// can be: longer ones are refused unread ([`largest_payload`], [`largest_deflated`]).
+    pub fn largest_stored() -> usize {
+        (V2_HEADER_BYTES + largest_payload()).max(8 + largest_deflated())
+    }
+}
+
 /// The counters a histogram of this type holds: 33,792 (32 buckets of 1,024 at 3 digits, 1 ns to
 /// an hour, and the first bucket's lower half).
 fn counters() -> usize {
@@ -183,6 +191,10 @@ fn largest_deflated() -> usize {
 /// [`largest_deflated`], inflated no further than the longest plain histogram), and bounds and
 /// digits equal to this type's own. Only then does hdrhistogram decode it.
 fn decode(bytes: &[u8]) -> Result<Histogram<u64>, HistogramError> {
+    let cap = Latency::largest_stored();
+    if bytes.len() > cap {
+        return Err(HistogramError::Oversized(format!("it is {} bytes, {cap} at most", bytes.len())));
+    }
     let plain = match be_u32(bytes, 0) {
         Some(V2_COOKIE) => Cow::Borrowed(bytes),
         Some(V2_DEFLATE_COOKIE) => Cow::Owned(inflate(bytes)?),
