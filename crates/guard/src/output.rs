@@ -412,6 +412,14 @@ fn resolve(path: &Path) -> Result<(PathBuf, OsString), String> {
     Ok((folder, name))
 }
 
+/// Which of the results database `db`'s files (the database, its -wal, -shm or -journal) `path`
+/// is, by device and inode, if it is one: a hard link, a symlink or a bind mount of it is, under
+/// any name. For a command that must never take the database for another file (`db merge`).
+pub fn database_file(db: &Path, path: &Path) -> Option<String> {
+    let m = std::fs::metadata(path).ok()?;
+    Protected::of(db).same_file((m.dev(), m.ino())).map(str::to_string)
+}
+
 /// The results database's files, by every name and inode they are reached by.
 #[derive(Debug)]
 struct Protected {
