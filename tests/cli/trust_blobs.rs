@@ -140,6 +140,18 @@ fn a_blob_of_other_bounds_or_digits_is_refused() {
     let out = sb.run(&["db", "check"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out).0.contains("another shape"), "{}", text(&out).0);
+
+    // Longer than any histogram iomatrix writes: named by its length, never loaded.
+    sql(&sb.db(), "UPDATE cell_blobs SET data = zeroblob(50000000) WHERE run_id = 1 AND name = 'latency.read'");
+    for args in [&["show", "1"][..], &["db", "check"]] {
+        let out = sb.run(args);
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+        assert!(
+            format!("{stdout}{stderr}").contains("too large: it is 50000000 bytes, 304281 at most"),
+            "{args:?}: {stdout}{stderr}"
+        );
+    }
 }
 
 #[test]

@@ -144,19 +144,17 @@ impl Latency {
         Ok(())
     }
 
+    /// The longest bytes [`Latency::to_bytes`] can write, or a plain V2 histogram of this type
+    /// can be (304,281: [`largest_deflated`] and its 8-byte frame): longer ones are refused unread.
+    pub fn largest_stored() -> usize {
+        (V2_HEADER_BYTES + largest_payload()).max(8 + largest_deflated())
+    }
+
     pub fn from_bytes(bytes: &[u8]) -> Result<Latency, HistogramError> {
         let hist = decode(bytes)?;
         let mut latency = Latency::new();
         latency.hist.add(&hist).map_err(|e| HistogramError::OutOfRange(format!("{e:?}")))?;
         Ok(latency)
-    }
-}
-
-impl Latency {
-    /// The longest bytes [`Latency::to_bytes`] can write, or a plain V2 histogram of this type
-    /// can be: longer ones are refused unread ([`largest_payload`], [`largest_deflated`]).
-    pub fn largest_stored() -> usize {
-        (V2_HEADER_BYTES + largest_payload()).max(8 + largest_deflated())
     }
 }
 
@@ -369,6 +367,9 @@ mod tests {
     #[test]
     fn the_caps_are_those_the_comments_state() {
         assert_eq!((counters(), largest_payload(), largest_deflated()), (33_792, 304_128, 304_273));
+        assert_eq!(Latency::largest_stored(), 304_281);
+        let err = Latency::from_bytes(&vec![0; 304_282]).unwrap_err();
+        assert!(matches!(err, HistogramError::Oversized(_)) && err.to_string().contains("304282 bytes"), "{err}");
         let mine = Latency::new().to_bytes();
         let plain = inflate(&mine).unwrap();
         // All but the payload's length (an empty histogram writes 1 byte of counts).
