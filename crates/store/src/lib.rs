@@ -831,7 +831,7 @@ impl Store {
         self.read_run(id)
     }
 
-    /// Each latency histogram is decoded to see that it reads ([`figures::blob_problem`]: its
+    /// Each latency histogram is decoded to see that it reads ([`figures::blob`]: its
     /// header checked before any counter is allocated; 0.06 to 0.12 ms each in a release build).
     fn read_run(&self, id: i64) -> Result<Option<(StoredRun, Vec<Unreadable>)>> {
         let found = self
