@@ -545,6 +545,25 @@ mod tests {
     }
 
     #[test]
+    fn the_database_is_known_by_device_and_inode_under_any_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("results.sqlite");
+        std::fs::write(&db, b"SQLite format 3\0").unwrap();
+        std::fs::write(dir.path().join("results.sqlite-wal"), b"").unwrap();
+        std::fs::hard_link(&db, dir.path().join("alias.sqlite")).unwrap();
+        std::os::unix::fs::symlink(&db, dir.path().join("link.sqlite")).unwrap();
+        std::fs::write(dir.path().join("other.sqlite"), b"SQLite format 3\0").unwrap();
+        for name in ["alias.sqlite", "link.sqlite", "results.sqlite"] {
+            let what = database_file(&db, &dir.path().join(name));
+            assert!(what.as_deref().is_some_and(|w| w.starts_with("the results database (")), "{name}: {what:?}");
+        }
+        let wal = database_file(&db, &dir.path().join("results.sqlite-wal")).unwrap();
+        assert!(wal.starts_with("the results database's write-ahead log"), "{wal}");
+        assert_eq!(database_file(&db, &dir.path().join("other.sqlite")), None);
+        assert_eq!(database_file(&db, &dir.path().join("missing.sqlite")), None);
+    }
+
+    #[test]
     fn another_kind_of_file_is_replaced_only_with_force() {
         let dir = tempfile::tempdir().unwrap();
         let (db, out) = (dir.path().join("results.sqlite"), dir.path().join("notes.txt"));
