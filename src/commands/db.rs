@@ -180,7 +180,6 @@ fn backup(db: &Path, file: &Path, force: bool) -> anyhow::Result<ExitCode> {
 }
 
 fn merge(db: &Path, others: &[PathBuf], skip_refused: bool, as_json: bool) -> anyhow::Result<ExitCode> {
-    let here = std::fs::canonicalize(db).ok();
     // Every source is looked at before anything is copied: a wrong file merges nothing.
     for other in others {
         if !other.is_file() {
@@ -188,9 +187,10 @@ fn merge(db: &Path, others: &[PathBuf], skip_refused: bool, as_json: bool) -> an
                 UsageError::new(format!("{}: no such file (a results database to merge)", other.display())).into()
             );
         }
-        if here.is_some() && std::fs::canonicalize(other).ok() == here {
+        // By device and inode: a hard link, a symlink or a bind mount of this database is it.
+        if let Some(what) = iomatrix_guard::database_file(db, other) {
             return Err(UsageError::new(format!(
-                "{} is this database (--db): give the other machines' databases",
+                "{}: that is this database ({what}, the same device and inode): give the other machines' databases",
                 other.display()
             ))
             .into());

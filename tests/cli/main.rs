@@ -74,6 +74,7 @@ mod suite;
 mod summary;
 mod sweep;
 mod text_layer;
+mod trust_blobs;
 mod trust_database;
 mod trust_devices;
 mod trust_failures;

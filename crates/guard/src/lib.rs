@@ -29,6 +29,6 @@ pub mod read;
 pub mod remove;
 
 pub use live::{boot_id, pid_namespace, LockState};
-pub use output::{Checked, Kind, Never, Output, OutputError};
+pub use output::{database_file, Checked, Kind, Never, Output, OutputError};
 pub use read::{read, read_stream, read_text, Input, ReadError};
 pub use remove::{remove_tree, Left, Removal};

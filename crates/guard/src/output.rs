@@ -412,6 +412,14 @@ fn resolve(path: &Path) -> Result<(PathBuf, OsString), String> {
     Ok((folder, name))
 }
 
+/// Which of the results database `db`'s files (the database, its -wal, -shm or -journal) `path`
+/// is, by device and inode, if it is one: a hard link, a symlink or a bind mount of it is, under
+/// any name. For a command that must never take the database for another file (`db merge`).
+pub fn database_file(db: &Path, path: &Path) -> Option<String> {
+    let m = std::fs::metadata(path).ok()?;
+    Protected::of(db).same_file((m.dev(), m.ino())).map(str::to_string)
+}
+
 /// The results database's files, by every name and inode they are reached by.
 #[derive(Debug)]
 struct Protected {
@@ -534,6 +542,25 @@ mod tests {
         let e = refusal(output(&db, &db_link, true).check().unwrap_err());
         assert!(e.contains("iomatrix never writes over it"), "{e}");
         assert_eq!(std::fs::read(&db).unwrap(), b"SQLite format 3\0");
+    }
+
+    #[test]
+    fn the_database_is_known_by_device_and_inode_under_any_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("results.sqlite");
+        std::fs::write(&db, b"SQLite format 3\0").unwrap();
+        std::fs::write(dir.path().join("results.sqlite-wal"), b"").unwrap();
+        std::fs::hard_link(&db, dir.path().join("alias.sqlite")).unwrap();
+        std::os::unix::fs::symlink(&db, dir.path().join("link.sqlite")).unwrap();
+        std::fs::write(dir.path().join("other.sqlite"), b"SQLite format 3\0").unwrap();
+        for name in ["alias.sqlite", "link.sqlite", "results.sqlite"] {
+            let what = database_file(&db, &dir.path().join(name));
+            assert!(what.as_deref().is_some_and(|w| w.starts_with("the results database (")), "{name}: {what:?}");
+        }
+        let wal = database_file(&db, &dir.path().join("results.sqlite-wal")).unwrap();
+        assert!(wal.starts_with("the results database's write-ahead log"), "{wal}");
+        assert_eq!(database_file(&db, &dir.path().join("other.sqlite")), None);
+        assert_eq!(database_file(&db, &dir.path().join("missing.sqlite")), None);
     }
 
     #[test]

@@ -4,11 +4,22 @@
 
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
+use std::borrow::Cow;
+use std::io::Read;
 
 /// Values are nanoseconds from 1 ns to 1 hour, at 3 significant digits:
 /// every recorded value is exact to within 0.1%.
 pub const SIGNIFICANT_DIGITS: u8 = 3;
+const LOWEST_NS: u64 = 1;
 const HIGHEST_NS: u64 = 3_600_000_000_000;
+
+/// HdrHistogram's V2 cookies (its serialization module keeps them private): plain, and deflated
+/// (what [`Latency::to_bytes`] writes).
+const V2_COOKIE: u32 = 0x1c84_9313;
+const V2_DEFLATE_COOKIE: u32 = 0x1c84_9314;
+/// A plain V2 header: cookie, payload length, normalizing offset, significant digits (u32 each),
+/// lowest and highest trackable values (u64 each), integer-to-double ratio (f64).
+const V2_HEADER_BYTES: usize = 40;
 
 #[derive(Clone, Debug)]
 pub struct Latency {
@@ -45,8 +56,7 @@ impl Latency {
     /// The memory one histogram holds (its counts: some 33,000 of 8 bytes),
     /// whatever it records, for the plan-time memory check.
     pub fn footprint() -> u64 {
-        static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-        *BYTES.get_or_init(|| Latency::new().hist.distinct_values() as u64 * std::mem::size_of::<u64>() as u64)
+        counters() as u64 * std::mem::size_of::<u64>() as u64
     }
 
     /// Records one latency; values beyond an hour are clamped to an hour.
@@ -120,12 +130,11 @@ impl Latency {
     }
 
     /// Whether `bytes` read back as [`Latency::from_bytes`] would read them (an HDR histogram
-    /// within this type's range), without the merge into a full-range histogram that reading
+    /// of this type's shape, within its range), without the merge into a full-range histogram that reading
     /// does: a fifth of its cost or less (0.06 to 0.12 ms against 0.4 to 0.6 ms each, release build,
     /// this 2-core VM), for a check of every histogram a database holds.
     pub fn check_bytes(bytes: &[u8]) -> Result<(), HistogramError> {
-        let hist: Histogram<u64> =
-            Deserializer::new().deserialize(&mut &bytes[..]).map_err(|e| HistogramError::Bad(format!("{e:?}")))?;
+        let hist = decode(bytes)?;
         // What merging it needs: its largest value within the top of this type's last bucket.
         static TOP: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
         let top = *TOP.get_or_init(|| Latency::new().hist.iter_all().last().map_or(0, |v| v.value_iterated_to()));
@@ -135,13 +144,129 @@ impl Latency {
         Ok(())
     }
 
+    /// The longest bytes [`Latency::to_bytes`] can write, or a plain V2 histogram of this type
+    /// can be (304,281: [`largest_deflated`] and its 8-byte frame): longer ones are refused unread.
+    pub fn largest_stored() -> usize {
+        (V2_HEADER_BYTES + largest_payload()).max(8 + largest_deflated())
+    }
+
     pub fn from_bytes(bytes: &[u8]) -> Result<Latency, HistogramError> {
-        let hist: Histogram<u64> =
-            Deserializer::new().deserialize(&mut &bytes[..]).map_err(|e| HistogramError::Bad(format!("{e:?}")))?;
+        let hist = decode(bytes)?;
         let mut latency = Latency::new();
         latency.hist.add(&hist).map_err(|e| HistogramError::OutOfRange(format!("{e:?}")))?;
         Ok(latency)
     }
+}
+
+/// The counters a histogram of this type holds: 33,792 (32 buckets of 1,024 at 3 digits, 1 ns to
+/// an hour, and the first bucket's lower half).
+fn counters() -> usize {
+    static COUNTERS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *COUNTERS.get_or_init(|| Latency::new().hist.distinct_values())
+}
+
+/// The longest counts payload a V2 histogram of this type can have, so the longest
+/// [`Latency::to_bytes`] can ever write once inflated, less its 40-byte header: every one of its
+/// [`counters`] non-zero and as large as a count goes, each a LEB128-64b9B varint of at most
+/// 9 bytes (hdrhistogram's `counts_array_max_encoded_size`): 33,792 x 9 = 304,128 bytes.
+fn largest_payload() -> usize {
+    counters() * 9
+}
+
+/// The longest deflated stream [`largest_payload`] (and its header) can take: zlib's own
+/// `compressBound` of it, for data that does not compress (stored blocks, 5 bytes each per 64 KiB,
+/// the zlib header and checksum): 304,273 bytes.
+fn largest_deflated() -> usize {
+    let n = V2_HEADER_BYTES + largest_payload();
+    n + (n >> 12) + (n >> 14) + (n >> 25) + 13
+}
+
+/// Stored or sent bytes as an HDR histogram of exactly the shape this type records, or why not:
+/// the one way such bytes reach hdrhistogram. Its deserializer trusts the header: it allocates the
+/// payload length the header claims (up to 4 GiB) and counters for the bounds it claims (some
+/// 50 MB at 5 digits up to u64::MAX) before it reads a byte of the payload. So the header is read
+/// here first: a V2 cookie, a payload within [`largest_payload`] (deflated: within
+/// [`largest_deflated`], inflated no further than the longest plain histogram), and bounds and
+/// digits equal to this type's own. Only then does hdrhistogram decode it.
+fn decode(bytes: &[u8]) -> Result<Histogram<u64>, HistogramError> {
+    let cap = Latency::largest_stored();
+    if bytes.len() > cap {
+        return Err(HistogramError::Oversized(format!("it is {} bytes, {cap} at most", bytes.len())));
+    }
+    let plain = match be_u32(bytes, 0) {
+        Some(V2_COOKIE) => Cow::Borrowed(bytes),
+        Some(V2_DEFLATE_COOKIE) => Cow::Owned(inflate(bytes)?),
+        Some(other) => return Err(HistogramError::Bad(format!("not an HDR V2 histogram (it starts 0x{other:08x})"))),
+        None => return Err(HistogramError::Bad(format!("{} bytes, shorter than a histogram's cookie", bytes.len()))),
+    };
+    check_header(&plain)?;
+    Deserializer::new().deserialize(&mut &plain[..]).map_err(|e| HistogramError::Bad(format!("{e:?}")))
+}
+
+/// A deflated V2 histogram's plain form, inflated no further than the longest this type writes.
+fn inflate(bytes: &[u8]) -> Result<Vec<u8>, HistogramError> {
+    let claimed = be_u32(bytes, 4).ok_or_else(|| {
+        HistogramError::Bad(format!("{} bytes, shorter than a deflated histogram's header", bytes.len()))
+    })? as usize;
+    let (cap, held) = (largest_deflated(), bytes.len() - 8);
+    if claimed > cap {
+        return Err(HistogramError::Oversized(format!(
+            "it claims {claimed} deflated bytes, {cap} at most (the largest iomatrix writes)"
+        )));
+    }
+    if claimed > held {
+        return Err(HistogramError::Bad(format!("it claims {claimed} deflated bytes and holds {held}")));
+    }
+    let limit = V2_HEADER_BYTES + largest_payload();
+    let mut plain = Vec::new();
+    flate2::read::ZlibDecoder::new(&bytes[8..8 + claimed])
+        .take(limit as u64 + 1)
+        .read_to_end(&mut plain)
+        .map_err(|e| HistogramError::Bad(format!("its deflated stream does not inflate ({e})")))?;
+    if plain.len() > limit {
+        return Err(HistogramError::Oversized(format!(
+            "it inflates to more than {limit} bytes (the largest iomatrix writes)"
+        )));
+    }
+    Ok(plain)
+}
+
+/// A plain V2 header against what this type writes: the payload it claims within
+/// [`largest_payload`] and all there, bounds and digits this type's own.
+fn check_header(plain: &[u8]) -> Result<(), HistogramError> {
+    if be_u32(plain, 0) != Some(V2_COOKIE) {
+        return Err(HistogramError::Bad("its inflated stream is not an HDR V2 histogram".into()));
+    }
+    if plain.len() < V2_HEADER_BYTES {
+        return Err(HistogramError::Bad(format!("{} bytes, shorter than a histogram's header", plain.len())));
+    }
+    let claimed = be_u32(plain, 4).unwrap_or_default() as usize;
+    let (cap, held) = (largest_payload(), plain.len() - V2_HEADER_BYTES);
+    if claimed > cap {
+        return Err(HistogramError::Oversized(format!(
+            "it claims {claimed} bytes of counts, {cap} at most (the largest iomatrix writes)"
+        )));
+    }
+    if claimed != held {
+        return Err(HistogramError::Bad(format!("it claims {claimed} bytes of counts and holds {held}")));
+    }
+    let digits = be_u32(plain, 12).unwrap_or_default();
+    let (low, high) = (be_u64(plain, 16).unwrap_or_default(), be_u64(plain, 24).unwrap_or_default());
+    if (digits, low, high) != (u32::from(SIGNIFICANT_DIGITS), LOWEST_NS, HIGHEST_NS) {
+        return Err(HistogramError::OtherShape(format!(
+            "it tracks {low} to {high} ns at {digits} significant digits; iomatrix records {LOWEST_NS} to \
+             {HIGHEST_NS} ns at {SIGNIFICANT_DIGITS}"
+        )));
+    }
+    Ok(())
+}
+
+fn be_u32(bytes: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn be_u64(bytes: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_be_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
 }
 
 /// Why stored or sent bytes are not a latency histogram of this type. (HDR's own errors are
@@ -152,6 +277,12 @@ pub enum HistogramError {
     Bad(String),
     #[error("latency histogram out of range: {0}")]
     OutOfRange(String),
+    /// Longer than any this type writes: refused before anything is allocated for it.
+    #[error("latency histogram too large: {0}")]
+    Oversized(String),
+    /// Bounds or digits other than this type's.
+    #[error("latency histogram of another shape: {0}")]
+    OtherShape(String),
 }
 
 /// As HDR's V2 bytes: how a client's histogram travels to rank 0 exactly.
@@ -207,5 +338,107 @@ mod tests {
         let mut bytes = Vec::new();
         V2DeflateSerializer::new().serialize(&wide, &mut bytes).unwrap();
         assert!(Latency::from_bytes(&bytes).is_err() && Latency::check_bytes(&bytes).is_err());
+    }
+
+    /// A plain V2 header as hdrhistogram writes it, claiming `payload` bytes of counts (none held).
+    fn header(payload: u32, digits: u32, low: u64, high: u64) -> Vec<u8> {
+        let mut h = Vec::with_capacity(V2_HEADER_BYTES);
+        for word in [V2_COOKIE, payload, 0, digits] {
+            h.extend_from_slice(&word.to_be_bytes());
+        }
+        h.extend_from_slice(&low.to_be_bytes());
+        h.extend_from_slice(&high.to_be_bytes());
+        h.extend_from_slice(&1.0f64.to_be_bytes());
+        h
+    }
+
+    /// `plain` deflated as V2DeflateSerializer frames it, its outer length given.
+    fn deflated(plain: &[u8], claimed: Option<u32>) -> Vec<u8> {
+        use std::io::Write;
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(plain).unwrap();
+        let stream = z.finish().unwrap();
+        let mut out = V2_DEFLATE_COOKIE.to_be_bytes().to_vec();
+        out.extend_from_slice(&claimed.unwrap_or(stream.len() as u32).to_be_bytes());
+        out.extend_from_slice(&stream);
+        out
+    }
+
+    #[test]
+    fn the_caps_are_those_the_comments_state() {
+        assert_eq!((counters(), largest_payload(), largest_deflated()), (33_792, 304_128, 304_273));
+        assert_eq!(Latency::largest_stored(), 304_281);
+        let err = Latency::from_bytes(&vec![0; 304_282]).unwrap_err();
+        assert!(matches!(err, HistogramError::Oversized(_)) && err.to_string().contains("304282 bytes"), "{err}");
+        let mine = Latency::new().to_bytes();
+        let plain = inflate(&mine).unwrap();
+        // All but the payload's length (an empty histogram writes 1 byte of counts).
+        assert_eq!(plain[8..V2_HEADER_BYTES], header(0, 3, LOWEST_NS, HIGHEST_NS)[8..]);
+    }
+
+    #[test]
+    fn the_largest_histogram_this_type_writes_is_within_the_caps_and_decodes() {
+        let mut full = Latency::new();
+        let values: Vec<u64> = full.hist.iter_all().map(|v| v.value_iterated_to()).collect();
+        for v in values {
+            // A count whose zig-zag varint takes the longest form, 9 bytes.
+            full.hist.record_n(v, 1 << 60).unwrap();
+        }
+        let bytes = full.to_bytes();
+        let plain = inflate(&bytes).unwrap();
+        assert_eq!(plain.len() - V2_HEADER_BYTES, largest_payload(), "every counter written at its longest");
+        assert!(bytes.len() <= largest_deflated() + 8);
+        assert!(Latency::check_bytes(&bytes).is_ok());
+        assert!(Latency::check_bytes(&plain).is_ok(), "the plain form reads too");
+    }
+
+    #[test]
+    fn a_header_claiming_a_huge_payload_is_refused_before_anything_is_allocated() {
+        // 40 bytes that ask hdrhistogram for a 4 GiB buffer.
+        let hostile = header(0xFFFF_FFF0, 3, LOWEST_NS, HIGHEST_NS);
+        assert_eq!(hostile.len(), 40);
+        for bytes in [hostile.clone(), deflated(&hostile, None)] {
+            let err = Latency::from_bytes(&bytes).unwrap_err();
+            assert!(matches!(err, HistogramError::Oversized(_)), "{err}");
+            assert!(err.to_string().contains("4294967280 bytes of counts, 304128 at most"), "{err}");
+            assert!(Latency::check_bytes(&bytes).is_err());
+        }
+        let err = Latency::from_bytes(&deflated(&hostile, Some(0xFFFF_FFF0))).unwrap_err();
+        assert!(matches!(err, HistogramError::Oversized(_)) && err.to_string().contains("deflated bytes"), "{err}");
+        // A deflate bomb: 64 MiB of zeros after a sound header, in some 64 KiB.
+        let mut bomb = header(304_128, 3, LOWEST_NS, HIGHEST_NS);
+        bomb.resize(64 << 20, 0);
+        let err = Latency::from_bytes(&deflated(&bomb, None)).unwrap_err();
+        assert!(matches!(err, HistogramError::Oversized(_)) && err.to_string().contains("inflates to more"), "{err}");
+    }
+
+    #[test]
+    fn a_header_of_other_bounds_or_digits_is_refused() {
+        for (digits, low, high) in
+            [(5, 1, u64::MAX), (2, LOWEST_NS, HIGHEST_NS), (3, 2, HIGHEST_NS), (3, 1, HIGHEST_NS * 2)]
+        {
+            let bytes = header(0, digits, low, high);
+            let err = Latency::from_bytes(&bytes).unwrap_err();
+            assert!(matches!(err, HistogramError::OtherShape(_)), "{digits} {low} {high}: {err}");
+            assert!(
+                err.to_string().contains(&format!("it tracks {low} to {high} ns at {digits} significant")),
+                "{err}"
+            );
+            assert!(Latency::check_bytes(&deflated(&bytes, None)).is_err());
+        }
+    }
+
+    #[test]
+    fn short_truncated_and_foreign_bytes_are_refused() {
+        let sound = Latency::new().to_bytes();
+        let plain = inflate(&sound).unwrap();
+        for bytes in [&b""[..], b"\x1c\x84", b"\x1c\x84\x93\x14\x00", &sound[..sound.len() - 3], &plain[..30], b"junk"]
+        {
+            assert!(matches!(Latency::from_bytes(bytes), Err(HistogramError::Bad(_))), "{bytes:?}");
+        }
+        let mut longer = plain.clone();
+        longer.push(2);
+        let err = Latency::from_bytes(&longer).unwrap_err();
+        assert!(err.to_string().contains("claims 1 bytes of counts and holds 2"), "{err}");
     }
 }

@@ -82,11 +82,34 @@ pub(crate) fn or_null(
     })
 }
 
-/// What is wrong with a stored histogram (`latency.*`: HDR V2, deflated), if anything. Blobs of
-/// other names are not this iomatrix's to judge.
-pub(crate) fn blob_problem(name: &str, data: &[u8]) -> Option<Problem> {
-    if !name.starts_with("latency.") {
-        return None;
+/// The columns a `cell_blobs` row's data is read by, for [`blob`]: `data`, except a latency
+/// histogram longer than any iomatrix writes, which is never loaded (NULL), and `length(data)`
+/// (SQLite takes it from the record's header, without reading the blob).
+/// `table`: how the query names `cell_blobs` (`b.`), or "".
+pub(crate) fn blob_columns(table: &str) -> String {
+    format!(
+        "CASE WHEN {table}name LIKE 'latency.%' AND length({table}data) > {} THEN NULL ELSE {table}data END, \
+         length({table}data)",
+        iomatrix_stats::Latency::largest_stored()
+    )
+}
+
+/// A stored blob read through [`blob_columns`] (`value`, `length`), or what is wrong with it:
+/// not binary data, or a histogram (`latency.*`: HDR V2, deflated) that is too long or does not
+/// decode ([`iomatrix_stats::Latency::check_bytes`]: its header checked before anything is
+/// allocated). Blobs of other names are not this iomatrix's to judge.
+pub(crate) fn blob<'a>(name: &str, value: ValueRef<'a>, length: i64) -> Result<&'a [u8], Problem> {
+    let latency = name.starts_with("latency.");
+    let cap = iomatrix_stats::Latency::largest_stored();
+    match value {
+        ValueRef::Null if latency && length > cap as i64 => Err(Problem::Undecodable(
+            iomatrix_stats::HistogramError::Oversized(format!("it is {length} bytes, {cap} at most")),
+        )),
+        ValueRef::Blob(data) if latency => match iomatrix_stats::Latency::check_bytes(data) {
+            Ok(()) => Ok(data),
+            Err(e) => Err(Problem::Undecodable(e)),
+        },
+        ValueRef::Blob(data) => Ok(data),
+        _ => Err(Problem::NotBinary),
     }
-    iomatrix_stats::Latency::check_bytes(data).err().map(Problem::Undecodable)
 }

@@ -180,19 +180,16 @@ fn unreadable_figures(conn: &Connection, version: i64, found: &mut dyn FnMut(Unr
         }
     }
     if version >= 2 {
-        let mut stmt = conn.prepare(
-            "SELECT b.run_id, b.seq, c.test, b.name, b.data FROM cell_blobs b
+        let mut stmt = conn.prepare(&format!(
+            "SELECT b.run_id, b.seq, c.test, b.name, {} FROM cell_blobs b
              LEFT JOIN cells c ON c.run_id = b.run_id AND c.seq = b.seq ORDER BY b.run_id, b.seq, b.name",
-        )?;
+            figures::blob_columns("b.")
+        ))?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
             let (run, seq, test, name): (i64, i64, Option<String>, String) =
                 (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
-            let problem = match r.get_ref(4)? {
-                rusqlite::types::ValueRef::Blob(data) => figures::blob_problem(&name, data),
-                _ => Some(figures::Problem::NotBinary),
-            };
-            if let Some(problem) = problem {
+            if let Err(problem) = figures::blob(&name, r.get_ref(4)?, r.get(5)?) {
                 let mut place = Unreadable::at(run, None, &format!("cell_blobs {name}"));
                 place.cell = Some(seq as usize);
                 place.test = test;

@@ -134,7 +134,7 @@ fn figures_that_cannot_be_read_back_are_named_never_null() {
     let store = Store::open(&db).unwrap();
     let err = store.load_run(id).unwrap_err();
     assert!(matches!(err, StoreError::Unreadable { .. }), "{err}");
-    assert!(err.to_string().contains("conditions_json") && err.to_string().contains("(and 2 more)"), "{err}");
+    assert!(err.to_string().contains("conditions_json") && err.to_string().contains("(and 3 more)"), "{err}");
     let (run, unreadable) = store.load_run_as_stored(id).unwrap().unwrap();
     let named: Vec<(Option<usize>, &str)> = unreadable.iter().map(|u| (u.cell, u.column.as_str())).collect();
     assert_eq!(

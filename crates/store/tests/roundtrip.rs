@@ -32,8 +32,15 @@ fn cell(seq: usize) -> CellRow {
         metrics: json!({"kib_per_sec_overall": 64000.5}),
         client_figures: json!([{"rank": 0}]),
         state: Default::default(),
-        blobs: vec![("latency.read".into(), vec![seq as u8, 1, 2, 3])],
+        blobs: vec![("latency.read".into(), one_latency(seq as u64 + 1))],
     }
+}
+
+/// A histogram of one latency of `ns`, as a run stores it: each cell's its own.
+fn one_latency(ns: u64) -> Vec<u8> {
+    let mut latency = iomatrix_stats::Latency::new();
+    latency.record(ns);
+    latency.to_bytes()
 }
 
 #[test]
