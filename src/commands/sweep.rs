@@ -189,8 +189,9 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let unknown: Vec<&String> = args.numbers.exclude.iter().filter(|e| !s.rows.iter().any(|r| &r.cell == *e)).collect();
     if let Some(name) = unknown.first() {
         return Err(UsageError::new(format!(
-            "--exclude {name}: no row of this sweep is named so; name a row as the tables do (e.g. --exclude '{}')",
-            s.rows.first().map(|r| r.cell.as_str()).unwrap_or("read 1m/4k")
+            "--exclude {}: no row of this sweep is named so; name a row as the tables do (e.g. --exclude '{}')",
+            iomatrix_core::text::printable(name),
+            iomatrix_core::text::printable(s.rows.first().map(|r| r.cell.as_str()).unwrap_or("read 1m/4k"))
         ))
         .into());
     }

@@ -80,6 +80,7 @@ mod trust_devices;
 mod trust_failures;
 mod trust_figures;
 mod trust_files;
+mod trust_inert;
 mod trust_limits;
 mod trust_mpi;
 mod verify;

@@ -2,6 +2,8 @@
 //! warning a run starts with, the `files_vs_ram` condition it stores, and the summary it ends
 //! with.
 
+use iomatrix_core::figures::CachedAtStart;
+
 /// What a run's figures measure, as far as the page cache goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheVerdict {
@@ -14,6 +16,10 @@ pub enum CacheVerdict {
     /// The suite drops the page cache before it reads (a cold walk, `--drop-caches`): reads come
     /// from the storage.
     Dropped,
+    /// The suite dropped the page cache before it read, but a meaningful part of the files
+    /// stayed cached (counted with mincore after the drop: pages another process maps or has
+    /// locked stay): that part of the reads came from the cache.
+    DroppedButCached { cached_bytes: u64, file_bytes: u64 },
     /// Every file fits in the RAM: the figures measure the page cache.
     Cached { ram_bytes: u64 },
     /// Through iomatrix's own protocol client, which keeps no cache: the server's cache, which a
@@ -82,6 +88,21 @@ impl CacheVerdict {
         }
     }
 
+    /// The verdict once the cells are stored: a drop ([`CacheVerdict::Dropped`]) after which the
+    /// cell that kept most cached kept a meaningful part ([`CachedAtStart::stayed`]) is
+    /// [`CacheVerdict::DroppedButCached`]; any other verdict, or cells that did not count, stay.
+    pub fn after_drop(self, counted: impl IntoIterator<Item = CachedAtStart>) -> CacheVerdict {
+        if self != CacheVerdict::Dropped {
+            return self;
+        }
+        match counted.into_iter().filter(CachedAtStart::stayed).max_by(|a, b| a.percent().total_cmp(&b.percent())) {
+            Some(held) => {
+                CacheVerdict::DroppedButCached { cached_bytes: held.cached_bytes, file_bytes: held.file_bytes }
+            }
+            None => self,
+        }
+    }
+
     /// The figures come from a cache, wholly or in part (this machine's, or a server's whose RAM
     /// is known): the warning and the summary say how to measure the storage instead.
     pub fn cached(self) -> bool {
@@ -89,6 +110,7 @@ impl CacheVerdict {
             self,
             CacheVerdict::Cached { .. }
                 | CacheVerdict::Partly { .. }
+                | CacheVerdict::DroppedButCached { .. }
                 | CacheVerdict::InMemory { .. }
                 | CacheVerdict::ServerCached { .. }
                 | CacheVerdict::ServerPartly { .. }
@@ -129,6 +151,7 @@ impl CacheVerdict {
             }
             CacheVerdict::Bypassed
             | CacheVerdict::Dropped
+            | CacheVerdict::DroppedButCached { .. }
             | CacheVerdict::InMemory { .. }
             | CacheVerdict::Partly { .. }
             | CacheVerdict::FilesExceedTwiceRam { .. } => "files exceed RAM",
@@ -186,6 +209,19 @@ mod tests {
         assert_eq!(CacheVerdict::files_vs_server_ram(GIB, 16 * GIB), "all files fit in the server's RAM");
         assert_eq!(CacheVerdict::files_vs_server_ram(32 * GIB, 16 * GIB), "files exceed the server's RAM");
         assert!(CacheVerdict::files_vs_server_ram(GIB, 0).starts_with("unknown: the server's RAM"));
+    }
+
+    #[test]
+    fn a_drop_that_left_a_part_cached_is_no_longer_a_drop() {
+        let held = |cached_bytes: u64| CachedAtStart { cached_bytes, file_bytes: 256 << 20 };
+        let dropped = CacheVerdict::Dropped;
+        assert_eq!(dropped.after_drop([held(0), held(4096)]), dropped, "a page is no part");
+        assert_eq!(dropped.after_drop([]), dropped, "nothing counted: the verdict stays");
+        let kept = dropped.after_drop([held(0), held(256 << 20), held(64 << 20)]);
+        assert_eq!(kept, CacheVerdict::DroppedButCached { cached_bytes: 256 << 20, file_bytes: 256 << 20 });
+        assert!(kept.cached());
+        let cached = CacheVerdict::Cached { ram_bytes: 16 * GIB };
+        assert_eq!(cached.after_drop([held(256 << 20)]), cached, "only a drop is judged by its count");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use crate::compare::{Comparison, MatrixComparison, Tally};
 use crate::BadFlag;
+use iomatrix_core::text::printable;
 
 /// Leaves the cells named (as the tables name them: "backward-read 512k/64k") out of the means
 /// of the matrices that hold them. A name that is no matrix cell is refused, naming what is.
@@ -12,12 +13,16 @@ pub fn exclude_from_means(c: &mut Comparison, cells: &[String]) -> Result<(), Ba
     for name in cells {
         let found = c.matrices.iter_mut().find_map(|m| place(m, name).map(|at| (m, at)));
         let Some((m, _)) = found else {
+            // The name as the user typed it, a control character escaped: never a raw escape
+            // sequence on the terminal.
+            let name = printable(name);
             let example =
                 c.matrices.first().and_then(|m| Some(cell_name(m, *m.file_sizes.first()?, *m.record_sizes.first()?)));
             return Err(BadFlag(match example {
                 Some(e) => format!(
                     "--exclude {name}: no cell of the compared matrices is named that; name one as the matrices \
-                     do, test file/record (e.g. --exclude '{e}')"
+                     do, test file/record (e.g. --exclude '{}')",
+                    printable(&e)
                 ),
                 None => format!(
                     "--exclude {name}: this comparison has no matrix (IOzone's tests) whose means a cell could be \

@@ -55,7 +55,7 @@ pub use error_kind::{errno_name, error_kind};
 pub use fd_limit::{raise_fd_limit, FdLimit};
 pub use mmap::MmapFile;
 pub use open::{probe_direct, OpenHow, DIRECT_ALIGN};
-pub use page_cache::{drop_cached, residency, residency_within};
+pub use page_cache::{drop_cached, residency, residency_answered, residency_of, residency_within};
 pub use place::{below, client_folder, Connect, Place};
 pub use psync::{pread_full, pwrite_all, PsyncFile};
 pub use queued::{

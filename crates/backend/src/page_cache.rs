@@ -25,7 +25,13 @@ pub fn residency(path: &Path) -> io::Result<CachedAtStart> {
 /// [`residency`] of the first `file_bytes` bytes of `path`: a block device's working set
 /// (its metadata says 0 bytes).
 pub fn residency_within(path: &Path, file_bytes: u64) -> io::Result<CachedAtStart> {
-    let file = &File::open(path)?;
+    residency_of(&File::open(path)?, file_bytes)
+}
+
+/// [`residency_within`] of a file already open for reading (a walk's own descriptor, opened
+/// without following a symlink). Where the kernel does not answer for the file's pages
+/// ([`residency_answered`] false) it reports every page cached: ask that first.
+pub fn residency_of(file: &File, file_bytes: u64) -> io::Result<CachedAtStart> {
     let page = rustix::param::page_size() as u64;
     let mut cached_pages = 0u64;
     let mut at = 0u64;
@@ -63,6 +69,19 @@ pub fn residency_within(path: &Path, file_bytes: u64) -> io::Result<CachedAtStar
     Ok(CachedAtStart { cached_bytes: (cached_pages * page).min(file_bytes), file_bytes })
 }
 
+/// Whether `mincore(2)` tells this process the truth about the pages of the file at `path`
+/// (`meta`, its metadata): Linux answers for a file's pages only to its owner, to a process with
+/// CAP_FOWNER (root, taken here as an effective uid of 0), or to one that may write it; to any
+/// other it reports every page cached, which would read as a full cache.
+pub fn residency_answered(path: &Path, meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let me = rustix::process::geteuid();
+    me.is_root()
+        || meta.uid() == me.as_raw()
+        || rustix::fs::accessat(rustix::fs::CWD, path, rustix::fs::Access::WRITE_OK, rustix::fs::AtFlags::EACCESS)
+            .is_ok()
+}
+
 /// Drops `file` from the page cache as fio does before a job: its dirty
 /// pages written and made durable first (`fdatasync`, since the kernel drops
 /// only clean pages), then `posix_fadvise(DONTNEED)` over the whole file.
@@ -92,6 +111,40 @@ mod tests {
         // /var/tmp is on a disk file system here (tmpfs would keep its pages whatever the advice).
         let dropped = residency(&path).unwrap();
         assert!(dropped.percent() < 1.0, "dropped: {dropped:?}");
+    }
+
+    /// A page another process keeps mapped stays cached after the drop, and the count says so:
+    /// what a cold walk must report rather than claim the storage answered.
+    #[test]
+    fn pages_mapped_elsewhere_stay_cached_and_are_counted() {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let path = dir.path().join("f");
+        let mut f = File::create(&path).unwrap();
+        f.write_all(&vec![7u8; 4 << 20]).unwrap();
+        f.sync_data().unwrap();
+        let reader = File::open(&path).unwrap();
+        // SAFETY: a shared read-only mapping of 4 MiB of a file we hold open; only read below,
+        // and unmapped before the test ends.
+        let map = unsafe {
+            rustix::mm::mmap(
+                std::ptr::null_mut(),
+                4 << 20,
+                rustix::mm::ProtFlags::READ,
+                rustix::mm::MapFlags::SHARED,
+                &reader,
+                0,
+            )
+            .unwrap()
+        };
+        // SAFETY: every read is inside the mapping; touching each page faults it in and maps it.
+        let touched: u64 = (0..(4 << 20)).step_by(4096).map(|at| unsafe { *(map as *const u8).add(at) } as u64).sum();
+        assert_eq!(touched, 7 * 1024);
+        drop_cached(&f).unwrap();
+        assert!(residency_answered(&path, &std::fs::metadata(&path).unwrap()));
+        let held = residency_of(&reader, 4 << 20).unwrap();
+        // SAFETY: the mapping made above, not used after this.
+        unsafe { rustix::mm::munmap(map, 4 << 20).unwrap() };
+        assert!(held.percent() > 99.0, "mapped pages stay cached after the drop: {held:?}");
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::walk::{prepare, walk, LocalTree, Prepared};
 use crate::BackupPlan;
 use iomatrix_backend::Place;
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
+use iomatrix_core::figures::CachedAtStart;
 use iomatrix_extents::{ExtentSummary, ExtentTally, FileExtents};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -116,6 +117,8 @@ fn add(total: &mut BackupResult, r: &BackupResult) {
     // The clients prepared side by side: the longest wait stands for all.
     total.sync_ns = total.sync_ns.max(r.sync_ns);
     total.evict_ns = total.evict_ns.max(r.evict_ns);
+    total.cached_at_start = CachedAtStart::sum(total.cached_at_start.into_iter().chain(r.cached_at_start));
+    total.cache_uncounted += r.cache_uncounted;
     total.directories += r.directories;
     total.mount_points += r.mount_points;
     total.hard_links += r.hard_links;

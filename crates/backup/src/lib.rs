@@ -27,7 +27,10 @@
 //! common start), the root's file system is synced (`syncfs`) and every
 //! regular file's cached pages are dropped
 //! (`posix_fadvise(POSIX_FADV_DONTNEED)`), so the storage, not the page
-//! cache, serves the reads. Metadata (directories, inodes) stays cached; on
+//! cache, serves the reads. What stays cached (pages another process maps or
+//! has locked) is counted with mincore after the drop, before the reads, and
+//! kept as the walk's `cached_at_start`, so a verdict never claims the storage
+//! where the cache kept a part. Metadata (directories, inodes) stays cached; on
 //! tmpfs and ramfs the page cache is the storage and nothing is dropped.
 //! Warm: files are read as the cache finds them.
 //!

@@ -142,6 +142,34 @@ fn rates_text(run: &StoredRun, cell: &CellRow, r: &BackupResult, clients: usize)
     out
 }
 
+/// What a cold walk's drop left cached (counted before the reads), and what that means for the
+/// rate; nothing for a warm walk or one stored before it was counted.
+fn cached_after_drop(r: &BackupResult) -> String {
+    let mut out = String::new();
+    let Some(held) = r.cached_at_start.filter(|_| r.cold) else { return out };
+    if held.stayed() {
+        let _ = writeln!(
+            out,
+            "after the drop: {} stayed cached (counted with mincore before the reads): pages another \
+             process maps or has locked cannot be dropped by POSIX_FADV_DONTNEED, so that part of the rate is \
+             the page cache's, not the storage's",
+            held.describe()
+        );
+    } else {
+        let _ =
+            writeln!(out, "after the drop: {} still cached (counted with mincore before the reads)", held.describe());
+    }
+    if r.cache_uncounted > 0 {
+        let _ = writeln!(
+            out,
+            "note: the cached pages of {} files were not counted: the kernel counts them only for the file's \
+             owner or a process that may write it",
+            r.cache_uncounted
+        );
+    }
+    out
+}
+
 /// What the reader should know about how the walk went, and what it passed by.
 fn notes_text(run: &StoredRun, r: &BackupResult, fs_type: &str) -> String {
     let mut out = String::new();
@@ -151,6 +179,7 @@ fn notes_text(run: &StoredRun, r: &BackupResult, fs_type: &str) -> String {
     if r.cold && r.evict_failures > 0 {
         let _ = writeln!(out, "note: cached pages could not be dropped for {} files", r.evict_failures);
     }
+    out.push_str(&cached_after_drop(r));
     // A tree on a server: what its walk cannot do as a local one does.
     for note in run.conditions["remote_walk"].as_array().into_iter().flatten().filter_map(Value::as_str) {
         let _ = writeln!(out, "note: {note}");

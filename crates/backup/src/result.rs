@@ -1,5 +1,6 @@
 //! What a walk reports, and the tallies behind it.
 
+use iomatrix_core::figures::CachedAtStart;
 pub use iomatrix_core::walk_errors::{ErrorExample, ErrorTally, MAX_EXAMPLES};
 use iomatrix_extents::ExtentSummary;
 use serde::{Deserialize, Serialize};
@@ -96,6 +97,15 @@ pub struct BackupResult {
     pub cold: bool,
     /// Files whose cached pages could not be dropped (cold walks).
     pub evict_failures: u64,
+    /// What the page cache still held of the files after a cold walk's drop, before its reads
+    /// (mincore): pages another process maps or has locked stay cached. None for a warm walk, a
+    /// tree on a server, and walks stored before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_at_start: Option<CachedAtStart>,
+    /// Files the kernel would not count cached pages of for this process (not their owner, no
+    /// write permission): outside `cached_at_start`.
+    #[serde(default)]
+    pub cache_uncounted: u64,
     /// Files opened without O_NOATIME (not the caller's and no CAP_FOWNER):
     /// their access time may have changed.
     pub noatime_refused: u64,

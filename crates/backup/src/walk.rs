@@ -4,6 +4,7 @@
 
 use crate::result::{BackupResult, ErrorTally, Live, Skipped};
 use crate::{BackupError, BackupPlan};
+use iomatrix_core::figures::CachedAtStart;
 use iomatrix_extents::{ExtentSummary, ExtentTally, Fiemap, FiemapError, FileExtents};
 use iomatrix_stats::CpuReading;
 use serde::{Deserialize, Serialize};
@@ -296,14 +297,20 @@ pub(crate) struct Prepared {
     pub sync_ns: u64,
     pub evict_ns: u64,
     pub evict_failures: u64,
+    /// What the page cache still held of the files after the drop (mincore), over the files
+    /// the kernel answers for; None for a warm walk.
+    pub cached_at_start: Option<CachedAtStart>,
+    /// Files whose cached pages the kernel would not count for this process.
+    pub cache_uncounted: u64,
 }
 
 /// The untimed part before the walk (before the clients' common start):
 /// checks the plan and the root; for a cold walk, syncs the root's file
 /// system and drops every regular file's cached pages, walking the tree as
-/// [`walk`] will. A file that cannot be opened here is left to the walk,
-/// which counts it; a raised `stop` ends the pass early (the walk then
-/// stops at once).
+/// [`walk`] will, then counts what stayed cached (pages another process maps
+/// or has locked stay: POSIX_FADV_DONTNEED leaves them). A file that cannot be
+/// opened here is left to the walk, which counts it; a raised `stop` ends the
+/// pass early (the walk then stops at once).
 pub(crate) fn prepare(plan: &BackupPlan, stop: &AtomicBool) -> Result<Prepared, BackupError> {
     plan.validate().map_err(|e| BackupError(format!("the backup plan cannot run: {e}")))?;
     let root = plan.root.as_path();
@@ -317,16 +324,31 @@ pub(crate) fn prepare(plan: &BackupPlan, stop: &AtomicBool) -> Result<Prepared, 
         .map_err(|e| BackupError(format!("cannot sync the file system of {}: {e}", root.display())))?;
     prepared.sync_ns = t.elapsed().as_nanos() as u64;
     let t = Instant::now();
-    walk_tree(root, stop, &mut TreeCounts::default(), &mut |path, _meta, _counts| {
+    let mut cached = CachedAtStart::default();
+    walk_tree(root, stop, &mut TreeCounts::default(), &mut |path, meta, _counts| {
         if let Ok((file, _)) = open_read(path, true, libc::O_NONBLOCK) {
             if rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed).is_err() {
                 prepared.evict_failures += 1;
+            }
+            match still_cached(path, meta, &file) {
+                Some(held) => cached = CachedAtStart::sum([cached, held]).unwrap_or_default(),
+                None => prepared.cache_uncounted += 1,
             }
         }
         Flow::Go
     })?;
     prepared.evict_ns = t.elapsed().as_nanos() as u64;
+    prepared.cached_at_start = Some(cached);
     Ok(prepared)
+}
+
+/// What the page cache holds of a file just dropped from it (mincore over a mapping of its
+/// open descriptor, nothing read), or None where the kernel does not answer this process.
+fn still_cached(path: &Path, meta: &Metadata, file: &File) -> Option<CachedAtStart> {
+    if !iomatrix_backend::residency_answered(path, meta) {
+        return None;
+    }
+    iomatrix_backend::residency_of(file, meta.len()).ok()
 }
 
 /// A finished walk, and its files by extent count (every file FIEMAP
@@ -356,6 +378,8 @@ pub(crate) fn walk<S: TreeSource>(
         sync_ns: prepared.sync_ns,
         evict_ns: prepared.evict_ns,
         evict_failures: prepared.evict_failures,
+        cached_at_start: prepared.cached_at_start,
+        cache_uncounted: prepared.cache_uncounted,
         ..BackupResult::default()
     };
     let mut buf = Vec::new();
@@ -552,6 +576,47 @@ mod tests {
         assert_eq!(w.extent_counts.iter().map(|(e, n)| e * n).sum::<u64>(), x.total_extents);
         assert_eq!((w.result.evict_ns, w.result.sync_ns), (prepared.evict_ns, prepared.sync_ns));
         assert!(w.result.wall_ns >= w.result.read_ns);
+    }
+
+    /// A cold walk counts what stayed cached after its drop: nothing of files no one maps, all
+    /// of a file this process keeps mapped; a warm walk does not look.
+    #[test]
+    fn a_cold_walk_counts_what_stayed_cached() {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let path = dir.path().join("mapped");
+        std::fs::write(&path, vec![1u8; 2 << 20]).unwrap();
+        std::fs::write(dir.path().join("plain"), vec![2u8; 2 << 20]).unwrap();
+        let p = plan(dir.path(), 1 << 20, true);
+        let dropped = prepare(&p, &AtomicBool::new(false)).unwrap();
+        let held = dropped.cached_at_start.expect("a cold walk counts");
+        assert_eq!((held.file_bytes, dropped.cache_uncounted), (4 << 20, 0));
+        assert!(held.percent() < 1.0, "nothing maps these files: {held:?}");
+        let file = File::open(&path).unwrap();
+        // SAFETY: a shared read-only mapping of the 2 MiB file held open above, only read here
+        // and unmapped before the test ends.
+        let map = unsafe {
+            rustix::mm::mmap(
+                std::ptr::null_mut(),
+                2 << 20,
+                rustix::mm::ProtFlags::READ,
+                rustix::mm::MapFlags::SHARED,
+                &file,
+                0,
+            )
+            .unwrap()
+        };
+        // SAFETY: each read lies inside the mapping; it faults the page in and keeps it mapped.
+        let touched: u64 = (0..(2 << 20)).step_by(4096).map(|at| unsafe { *(map as *const u8).add(at) } as u64).sum();
+        assert_eq!(touched, 512);
+        let kept = prepare(&p, &AtomicBool::new(false)).unwrap().cached_at_start.unwrap();
+        // SAFETY: the mapping made above, unused after this.
+        unsafe { rustix::mm::munmap(map, 2 << 20).unwrap() };
+        assert!(kept.cached_bytes >= 2 << 20 && kept.percent() > 49.0, "the mapped file stays cached: {kept:?}");
+        let w =
+            walk(&mut LocalTree::new(dir.path()), &p, &dropped, Instant::now(), &AtomicBool::new(false), &mut |_| {})
+                .unwrap();
+        assert_eq!(w.result.cached_at_start, Some(held), "the walk's result keeps the count");
+        assert_eq!(prepare(&plan(dir.path(), 1 << 20, false), &AtomicBool::new(false)).unwrap().cached_at_start, None);
     }
 
     #[test]

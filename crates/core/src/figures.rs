@@ -123,6 +123,16 @@ impl CachedAtStart {
         })
     }
 
+    /// The share of a dropped cache that may still stay and the figures still measure the
+    /// storage: below 1%, a few pages (a file's last one, a folder's); from it, a part of the
+    /// reads is served by the page cache, and a verdict says so rather than "the storage".
+    pub const STAYED_PERCENT: f64 = 1.0;
+
+    /// Whether a meaningful part stayed cached after a drop ([`CachedAtStart::STAYED_PERCENT`]).
+    pub fn stayed(&self) -> bool {
+        self.file_bytes > 0 && self.percent() >= Self::STAYED_PERCENT
+    }
+
     /// What a test that creates its own file finds at its start.
     pub const CREATED_EMPTY: &'static str = "empty: the test created its file";
 
@@ -191,6 +201,8 @@ mod tests {
         let sum = super::CachedAtStart::sum([c, super::CachedAtStart { cached_bytes: 0, file_bytes: 256 << 20 }]);
         assert_eq!(sum, Some(super::CachedAtStart { cached_bytes: 96 << 20, file_bytes: 512 << 20 }));
         assert_eq!(super::CachedAtStart::sum([]), None);
+        assert!(c.stayed() && !super::CachedAtStart::default().stayed());
+        assert!(!super::CachedAtStart { cached_bytes: 4096, file_bytes: 256 << 20 }.stayed(), "a page is no part");
         assert_eq!(super::CachedAtStart::default().describe_at_start(), super::CachedAtStart::CREATED_EMPTY);
     }
 

@@ -122,14 +122,26 @@ fn units_of(metric: Metric) -> &'static str {
     }
 }
 
-/// The largest figure a line may give in its stored unit: a count or a time in ns must fit in
-/// 2^53 (exact as a double), a rate the store's bound of 1 EiB/s, CPU 100% of 1024 cores.
+/// The largest whole number a double holds with every whole number below it: 2^53 - 1. A
+/// count of 2^53 + 1 reads as 2^53, another figure than the table's.
+const LARGEST_EXACT: u64 = (1 << 53) - 1;
+
+/// The largest figure a line may give in its stored unit: a count or a time in ns must be exact
+/// as a double (at most 2^53 - 1), a rate the store's bound of 1 EiB/s, CPU 100% of 1024 cores.
 fn bound(metric: Metric) -> f64 {
     match metric {
         Metric::Throughput | Metric::ThroughputPerConnection => (1u64 << 50) as f64,
         Metric::Cpu => 102_400.0,
-        _ => (1u64 << 53) as f64,
+        _ => LARGEST_EXACT as f64,
     }
+}
+
+/// A count as the table wrote it, where it is written in digits alone: compared as a whole
+/// number, before a double rounds 2^53 + 1 down to 2^53 and lets it pass.
+fn count_past_exact(typed: &str) -> bool {
+    !typed.is_empty()
+        && typed.bytes().all(|b| b.is_ascii_digit())
+        && typed.parse::<u128>().map_or(true, |n| n > u128::from(LARGEST_EXACT))
 }
 
 /// A published cell's figures, as the suite's own cells store them (the keys compare reads
@@ -341,6 +353,19 @@ fn read_line(n: usize, line: &str, columns: &BTreeMap<String, usize>) -> Result<
     let file_sizes =
         get("file_size").split_whitespace().map(|s| size("file size", s)).collect::<Result<Vec<u64>, _>>()?;
     let record_size = Some(get("record_size")).filter(|s| !s.is_empty()).map(|s| size("record size", s)).transpose()?;
+    if let (Some(record), Some(file)) = (record_size, file_sizes.iter().max()) {
+        if record > *file {
+            return Err(ImportError::at_line(
+                n,
+                format!(
+                    "record size {} is larger than the file size {}: a record is read or written within its \
+                     file; give a record size up to the file's",
+                    ByteSize(record),
+                    ByteSize(*file)
+                ),
+            ));
+        }
+    }
     let metric_name = get("metric").to_ascii_lowercase();
     let Some((_, metric, suites)) = METRICS.iter().find(|(name, ..)| *name == metric_name) else {
         let known: Vec<&str> = METRICS.iter().map(|(name, ..)| *name).collect();
@@ -392,7 +417,8 @@ fn read_line(n: usize, line: &str, columns: &BTreeMap<String, usize>) -> Result<
         return Err(ImportError::at_line(n, format!("value '{typed}': a count of {unit} is a whole number")));
     }
     let stored = value * factor;
-    if stored > bound(*metric) {
+    let whole_count = matches!(metric, Metric::Files | Metric::Extents);
+    if stored > bound(*metric) || (whole_count && count_past_exact(&typed)) {
         return Err(ImportError::at_line(
             n,
             format!(
@@ -615,6 +641,17 @@ mod tests {
         assert!(err("a,fileserver,write,,4k,,throughput,KB/s,NaN\n").contains("not a finite number"));
         assert!(err("a,fileserver,write,,4k,,throughput,KB/s,1e300\n").contains("past any throughput"));
         assert!(err("a,backup,backup,,,,files,files,2.5\n").contains("a count of files is a whole number"));
+        // 2^53 + 1 reads as 2^53 in a double: refused, as is 2^53; 2^53 - 1 is exact.
+        for past in ["9007199254740993", "9007199254740992", "99999999999999999999999999999999999999999"] {
+            let e = err(&format!("a,backup,backup,,,,files,files,{past}\n"));
+            assert!(e.starts_with(&format!("line 3: value '{past} files' is past any files")), "{e}");
+        }
+        let e = err("a,backup,backup,,,,extents,extents,9007199254740993\n");
+        assert!(e.contains("past any extents"), "{e}");
+        assert!(parse_text("a,backup,backup,,,,files,files,9007199254740991\n").is_ok(), "2^53 - 1 is exact");
+        let e = err("a,iozone,write,1m,1t,,throughput,KB/s,1\n");
+        assert!(e.starts_with("line 3: record size 1t is larger than the file size 1m"), "{e}");
+        assert!(parse_text("a,iozone,write,1m,1m,,throughput,KB/s,1\n").is_ok(), "a record of the whole file");
         assert!(err("a,fileserver,write,,4k,,throughput,KB/s,\"29,451\"\n").contains("no thousands separators"));
         assert!(
             err("a,fileserver,write,,4k,,throughput,KB/s\n").contains("line 3: 8 fields where the column line names 9")

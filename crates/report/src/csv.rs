@@ -4,8 +4,15 @@ use crate::document::Report;
 use iomatrix_analysis::{CellKey, Figure};
 use std::fmt::Write;
 
+/// A text field (a name, a label, a state: never a number), quoted where it holds a separator,
+/// a quote or a line break, and made inert where a spreadsheet would take it for a formula:
+/// OWASP's CSV-injection rule, a field that starts with `=`, `+`, `-`, `@`, a tab or a carriage
+/// return gets a single quote in front, inside a quoted field, so `@SUM(1+1)` from a label
+/// shows as text rather than running.
 fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("\"'{}\"", s.replace('"', "\"\""))
+    } else if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
@@ -45,7 +52,7 @@ pub fn render(report: &Report) -> String {
                     cell.record_size.map(|v| v.to_string()).unwrap_or_default(),
                     csv_field(&key.variant),
                     value,
-                    unit,
+                    csv_field(unit),
                     cached,
                     csv_field(&cell.state.describe()),
                     in_medians,
@@ -77,6 +84,32 @@ mod tests {
         }
         out.push(cur);
         out
+    }
+
+    #[test]
+    fn text_that_a_spreadsheet_would_run_is_made_inert() {
+        for (text, written) in [
+            ("@SUM(1+1)*cmd|x!A0=1", "\"'@SUM(1+1)*cmd|x!A0=1\""),
+            ("+cmd|x!A0=1", "\"'+cmd|x!A0=1\""),
+            ("=1+2", "\"'=1+2\""),
+            ("-2+3", "\"'-2+3\""),
+            ("\tx", "\"'\tx\""),
+            ("\rx", "\"'\rx\""),
+            ("=HYPERLINK(\"a\")", "\"'=HYPERLINK(\"\"a\"\")\""),
+            ("server=a", "server=a"),
+            ("a\rb", "\"a\rb\""),
+        ] {
+            assert_eq!(super::csv_field(text), written, "{text:?}");
+        }
+        let mut report = sample::report();
+        let run = &mut report.groups[0].runs[0];
+        run.summary.labels = [("@SUM(1+1)*cmd|x!A0".to_string(), "1".to_string())].into_iter().collect();
+        report.groups[0].name = "+cmd|x!A0=1".into();
+        let text = super::render(&report);
+        let line = text.lines().find(|l| l.contains("'+cmd")).expect("the group's rows");
+        let f = fields(line);
+        assert_eq!((f[1].as_str(), f[12].as_str()), ("'+cmd|x!A0=1", "'@SUM(1+1)*cmd|x!A0=1"), "{line}");
+        assert!(f[7].parse::<f64>().is_ok(), "numbers stay numbers: {line}");
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! as the string-keyed reads it replaces did.
 
 use crate::CellRow;
-use iomatrix_core::figures::{or_default, Direction, Figures, IoMix, Metric, MetricId};
+use iomatrix_core::figures::{or_default, CachedAtStart, Direction, Figures, IoMix, Metric, MetricId};
 use serde::de::Deserializer;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -88,6 +88,10 @@ pub struct CellFigures {
     pub mib_per_min: Option<f64>,
     #[serde(deserialize_with = "or_default", skip_serializing)]
     pub wall_ns: Option<u64>,
+    /// What the page cache held of the cell's files when it began, after a drop where the suite
+    /// drops one (a cold backup walk, access after `--prepare`): counted with mincore.
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub cached_at_start: Option<CachedAtStart>,
 }
 
 /// An operation's count and mean time, as its summary stores them.

@@ -4,6 +4,7 @@
 //! Written from the stored run, so it says what the database holds.
 
 use iomatrix_analysis::{CacheVerdict, CellKey, Figure};
+use iomatrix_core::figures::CachedAtStart;
 use iomatrix_core::human;
 use iomatrix_store::{CellStateKind, StoredRun};
 use std::fmt::Write;
@@ -41,7 +42,9 @@ pub fn summary(run: &StoredRun, context: &SummaryContext<'_>) -> String {
         let _ = writeln!(out, "  failed: {}", iomatrix_core::text::printable(error));
     }
     out.push_str(&best_and_worst(run));
-    let _ = writeln!(out, "  cache:  {}", cache_sentence(context.cache, context.uncached_flags));
+    // A drop is judged by what its cells counted as still cached after it.
+    let cache = context.cache.after_drop(cells.iter().filter_map(|c| c.figures().cached_at_start));
+    let _ = writeln!(out, "  cache:  {}", cache_sentence(cache, context.uncached_flags));
     let _ = writeln!(out, "  stored: run #{} in {}", s.id, context.db);
     let flag = context.db_flag;
     let _ = writeln!(out, "  next:   iomatrix show {}{flag}", s.id);
@@ -124,6 +127,12 @@ pub fn cache_sentence(verdict: CacheVerdict, uncached_flags: &str) -> String {
         CacheVerdict::Dropped => {
             "the page cache was dropped before the reads: the read figures measure the storage.".into()
         }
+        CacheVerdict::DroppedButCached { cached_bytes, file_bytes } => format!(
+            "the page cache was dropped before the reads, but {} stayed cached (pages another process maps or \
+             has locked cannot be dropped by POSIX_FADV_DONTNEED): that part of the read figures is the page \
+             cache, not the storage; end what maps the files (fuser -v FILE names it), then run again",
+            CachedAtStart { cached_bytes, file_bytes }.describe()
+        ),
         CacheVerdict::FilesExceedTwiceRam { ram_bytes } => format!(
             "the files are at least twice this machine's RAM ({}): these figures measure the storage.",
             human::bytes_prose(ram_bytes)
@@ -195,6 +204,13 @@ mod tests {
         assert!(s.ends_with("run again with --direct, or --file-size 16g"), "{s}");
         let s = cache_sentence(CacheVerdict::Bypassed, "--direct");
         assert!(s.contains("measure the storage") && !s.contains("--direct"), "{s}");
+    }
+
+    #[test]
+    fn a_drop_that_left_a_part_cached_does_not_claim_the_storage() {
+        let s = cache_sentence(CacheVerdict::DroppedButCached { cached_bytes: 256 << 20, file_bytes: 256 << 20 }, "");
+        assert!(s.contains("100% of 256 MiB stayed cached") && s.contains("FADV_DONTNEED"), "{s}");
+        assert!(!s.contains("measure the storage"), "{s}");
     }
 
     #[test]
