@@ -298,7 +298,7 @@ mod tests {
         let stopped = Pace { ops_per_second: vec![9, 0, 0, 0, 0, 0, 9, 3], ..pace };
         let cause = cause(&start, &end, 11 * S, &stopped, &stops).expect("stopped");
         assert!(cause.contains("the process was stopped for 5.0 s"), "{cause}");
-        assert!(cause.contains("wall time was 11.0 s for a 6.0 s cell"), "{cause}");
+        assert!(cause.contains("wall time was 11 s for a 6.0 s cell"), "{cause}");
         assert!(cause.contains("seconds 2 to 6"), "{cause}");
     }
 

@@ -338,7 +338,8 @@ fn warn_disturbed(run_id: i64, cells: &[CellRow]) {
     if disturbed.is_empty() {
         return;
     }
-    let named: Vec<String> = disturbed.iter().map(|c| format!("cell {} ({}): {}", c.seq, c.test, c.state.describe())).collect();
+    let named: Vec<String> =
+        disturbed.iter().map(|c| format!("cell {} ({}): {}", c.seq, c.test, c.state.describe())).collect();
     eprintln!(
         "iomatrix: warning: run #{run_id} has {} disturbed cell(s), which did not run for their time: {}. Their \
          figures are stored and shown, marked; compare, sweep and report leave them out unless --include-disturbed",

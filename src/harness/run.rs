@@ -330,7 +330,13 @@ impl<K: Ord + Clone> Stored<K> {
 
     /// Why the cell just finished did not run for its time, or None: judged from the clocks
     /// since [`Stored::since`], the stops that ended within its wall time, and its suite's pace.
-    fn disturbance<S: Suite<Key = K>>(&self, suite: &S, plan: &S::Plan, cell: &S::Cell, wall_ns: u64) -> Option<String> {
+    fn disturbance<S: Suite<Key = K>>(
+        &self,
+        suite: &S,
+        plan: &S::Plan,
+        cell: &S::Cell,
+        wall_ns: u64,
+    ) -> Option<String> {
         let now = super::disturbance::Clocks::now();
         let began = now.monotonic_raw.saturating_sub(wall_ns).max(self.since.monotonic_raw);
         let stops = super::disturbance::stops_between(began, now.monotonic_raw);

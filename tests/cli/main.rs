@@ -75,6 +75,7 @@ mod summary;
 mod sweep;
 mod text_layer;
 mod trust_database;
+mod trust_disturbed;
 mod trust_failures;
 mod trust_figures;
 mod trust_files;

@@ -329,10 +329,7 @@ impl Group {
             run_ids: runs.iter().map(|r| r.summary.id).collect(),
             suite: runs.first().map(|r| r.summary.suite.clone()).unwrap_or_default(),
             shape,
-            cells: samples
-                .into_iter()
-                .map(|(k, (v, unit, marked))| (k, marked_stats(v, unit, marked)))
-                .collect(),
+            cells: samples.into_iter().map(|(k, (v, unit, marked))| (k, marked_stats(v, unit, marked))).collect(),
             partial: admit.partial,
             disturbed: admit.disturbed,
             left_out,

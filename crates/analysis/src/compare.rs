@@ -1009,6 +1009,7 @@ mod tests {
                 labels: Vec::new(),
                 cells: values.len(),
                 total_cells: values.len(),
+                disturbed_cells: 0,
                 error: None,
                 iomatrix_version: "0".into(),
                 pid: 0,

@@ -222,6 +222,7 @@ mod tests {
                 labels: Vec::new(),
                 cells: 2,
                 total_cells: 2,
+                disturbed_cells: 0,
                 error: None,
                 iomatrix_version: String::new(),
                 pid: 0,

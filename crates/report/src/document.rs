@@ -283,6 +283,7 @@ pub(crate) mod sample {
                 labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
                 cells: cells.len(),
                 total_cells: cells.len(),
+                disturbed_cells: 0,
                 error: None,
                 iomatrix_version: "0".into(),
                 pid: 0,

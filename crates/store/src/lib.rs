@@ -249,6 +249,10 @@ pub struct CellState {
     pub cause: Option<String>,
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// The key of a cell's `metrics` that holds a disturbed cell's cause: `{"cause": "..."}`.
 pub const DISTURBED_KEY: &str = "disturbed";
 
@@ -325,6 +329,9 @@ pub struct RunSummary {
     pub labels: Vec<(String, String)>,
     pub cells: usize,
     pub total_cells: usize,
+    /// Of `cells`, those stored disturbed (they did not run for their time); absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub disturbed_cells: usize,
     pub error: Option<String>,
     pub iomatrix_version: String,
     /// The process that ran it (on `host`), and its start time (see [`ProcessId`]).
@@ -1035,7 +1042,8 @@ fn metrics_with_cause(c: &CellRow) -> std::borrow::Cow<'_, serde_json::Value> {
 
 const SUMMARY_SELECT: &str = "SELECT r.id, r.suite, r.status, r.started_at_ms, r.ended_at_ms, r.host, r.command_line,
         (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id), r.total_cells, r.error, r.iomatrix_version, r.pid,
-        r.plan_json, r.environment_json, r.conditions_json, r.pid_start
+        r.plan_json, r.environment_json, r.conditions_json, r.pid_start,
+        (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id AND c.state = 'disturbed')
      FROM runs r";
 
 fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
@@ -1050,6 +1058,7 @@ fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
         labels: Vec::new(),
         cells: r.get::<_, i64>(7)? as usize,
         total_cells: r.get::<_, i64>(8)? as usize,
+        disturbed_cells: r.get::<_, i64>(16)?.max(0) as usize,
         error: r.get(9)?,
         iomatrix_version: r.get(10)?,
         pid: r.get(11)?,
