@@ -415,6 +415,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_disturbed_cell_gives_samples_only_under_include_disturbed_and_a_partial_one_needs_both() {
+        let stopped = CellState::complete(2).disturbed("stopped for 20 s".into());
+        let stopped_partial = CellState::counted(1, 2, "clients").disturbed("stopped for 20 s".into());
+        let both = Admit { partial: Partial::Included, disturbed: Disturbed::Included };
+        let disturbed_only = Admit { partial: Partial::LeftOut, disturbed: Disturbed::Included };
+        assert!(!Admit::default().admits(&stopped));
+        assert!(!Partial::Included.admits(&stopped), "--include-partial does not take a disturbed cell in");
+        assert!(disturbed_only.admits(&stopped));
+        assert!(!disturbed_only.admits(&stopped_partial), "partial too: --include-partial is needed as well");
+        assert!(both.admits(&stopped_partial));
+        assert!(!both.admits(&CellState::counted(0, 2, "clients")), "a failed cell never");
+        assert!(Admit::default().admits(&CellState::complete(2)));
+    }
+
+    #[test]
     fn medians_and_spreads() {
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);

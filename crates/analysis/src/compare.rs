@@ -775,6 +775,7 @@ mod tests {
                 })
                 .collect(),
             partial: Partial::LeftOut,
+            disturbed: Default::default(),
             left_out: Vec::new(),
             conditions: vec![serde_json::json!({"backend": "psync", "direct": false, "clients": 1})],
             plans: vec![serde_json::json!({"interleave": null})],
