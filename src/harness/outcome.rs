@@ -15,7 +15,7 @@ pub fn status(ending: &Ending, cells: &[CellRow]) -> RunStatus {
     let something_finished = cells.iter().any(|c| c.state.kind != iomatrix_store::CellStateKind::Failed);
     match ending {
         // A disturbed cell finished in every part: its run is complete, and says so (job.rs).
-        Ending::Completed if cells.iter().all(|c| every_part_finished(c)) => RunStatus::Complete,
+        Ending::Completed if cells.iter().all(every_part_finished) => RunStatus::Complete,
         // Under `--on-client-error continue`: clients failed, and the cells they failed in are
         // stored partial, or failed where every client failed.
         Ending::Completed | Ending::ClientsLost(_) if something_finished => RunStatus::Partial,

@@ -91,10 +91,10 @@ fn cell_states(run: &StoredRun) -> String {
     if lines.is_empty() {
         return out;
     }
-    let _ = write!(
+    let _ = writeln!(
         out,
         "NOT COMPLETE: {} cell(s) where clients or connections failed; their figures are not whole, and compare, \
-         sweep and report leave them out unless --include-partial (failed ones always):\n",
+         sweep and report leave them out unless --include-partial (failed ones always):",
         lines.len()
     );
     for line in lines {
