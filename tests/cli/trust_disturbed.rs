@@ -118,6 +118,27 @@ fn a_cell_stopped_by_sigstop_is_stored_disturbed_with_the_stop_and_left_out_of_c
     println!("compare --include-disturbed:\n{text}");
     assert!(!text.contains("disturbed: the process was stopped for"), "taken in, not left out:\n{text}");
     assert!(text.contains("--include-disturbed"), "the mark is explained:\n{text}");
+
+    // Every report format lists the cell with its cause; CSV says whether it entered the medians.
+    for format in ["md", "html", "json", "csv"] {
+        let path = sb.dir.path().join(format!("r.{format}"));
+        assert_success(&sb.run(&["report", "1", "2", "-o", path.to_str().unwrap()]));
+        let written = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            written.contains("disturbed") && written.contains("the process was stopped for"),
+            "{format}: {written}"
+        );
+    }
+    let csv_line = |extra: &[&str]| {
+        let path = sb.dir.path().join("in.csv");
+        let args = [&["report", "1", "2", "--force", "-o", path.to_str().unwrap()][..], extra].concat();
+        assert_success(&sb.run(&args));
+        let csv = std::fs::read_to_string(&path).unwrap();
+        csv.lines().find(|l| l.contains("disturbed: the process was stopped")).expect("the cell's row").to_string()
+    };
+    assert!(csv_line(&[]).contains(",false,"), "left out: {}", csv_line(&[]));
+    let taken = csv_line(&["--include-disturbed"]);
+    assert!(taken.contains(",true,"), "taken in: {taken}");
     println!("the test took {:?}", started.elapsed());
 }
 
