@@ -27,10 +27,7 @@ pub fn report(run: &StoredRun) -> String {
             "\n{} phase of {}{}: {} connections, {}, {} records, backend {}{}; {} operations, {} in {} s",
             m.phase.as_deref().unwrap_or(&c.test),
             m.personality.as_deref().unwrap_or("?"),
-            match c.state.is_complete() {
-                true => String::new(),
-                false => format!(" [NOT COMPLETE: {}]", c.state.describe()),
-            },
+            c.state.heading_mark().map(|mark| format!(" [{mark}]")).unwrap_or_default(),
             c.clients,
             looped,
             iomatrix_core::ByteSize(c.record_size.unwrap_or(0)),

@@ -294,6 +294,16 @@ impl CellState {
         self.kind == CellStateKind::Complete
     }
 
+    /// What a heading says of a cell that is not plain complete: "NOT COMPLETE: partial: 3 of 4
+    /// connections", "disturbed: the process was stopped for 20 s"; None for a complete one.
+    pub fn heading_mark(&self) -> Option<String> {
+        match self.kind {
+            CellStateKind::Complete => None,
+            CellStateKind::Disturbed => Some(self.describe()),
+            _ => Some(format!("NOT COMPLETE: {}", self.describe())),
+        }
+    }
+
     /// "complete", "partial: 3 of 4 connections", "failed: 0 of 2 clients".
     pub fn describe(&self) -> String {
         match self.kind {
