@@ -23,6 +23,8 @@ const CLOCK_SHARE: f64 = 0.05;
 const CLOCK_FLOOR_NS: u64 = 50_000_000;
 /// How often the heartbeat notes the time: a stop's length is known to this much.
 const BEAT: Duration = Duration::from_millis(100);
+/// A continue after less than this is not told from a SIGCONT without a stop.
+const SHORTEST_STOP_NS: u64 = 2 * BEAT.as_nanos() as u64;
 /// Stops remembered: a cell asks only for the ones during it.
 const STOPS_KEPT: usize = 64;
 
@@ -126,11 +128,17 @@ pub fn watch_stops() -> anyhow::Result<()> {
             let (pause, pause_ended) = *lock(&LAST_PAUSE);
             // The heartbeat ran first after the continue: its pause is this stop.
             let noted = if now.saturating_sub(pause_ended) < 4 * BEAT.as_nanos() as u64 { pause } else { 0 };
+            let stopped_ns = since_beat.max(noted);
+            // A SIGCONT to a process that was not stopped (`kill -CONT` at a running one) finds
+            // the heartbeat on time: a stop is told from none only past two beats.
+            if stopped_ns < SHORTEST_STOP_NS {
+                continue;
+            }
             let mut stops = lock(&STOPS);
             if stops.len() == STOPS_KEPT {
                 stops.remove(0);
             }
-            stops.push(Stop { continued_at: now, stopped_ns: since_beat.max(noted) });
+            stops.push(Stop { continued_at: now, stopped_ns });
         }
     })?;
     *started = true;
