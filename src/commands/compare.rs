@@ -59,6 +59,12 @@ pub struct CompareArgs {
     #[arg(long)]
     pub include_partial: bool,
 
+    /// Take disturbed cells (which did not run for their time: the process was stopped, its
+    /// clocks disagree, a timed cell ran far past its duration) into the medians and verdicts, marked; by
+    /// default they are left out and listed with their cause (docs/measuring.md)
+    #[arg(long)]
+    pub include_disturbed: bool,
+
     /// List every plan field and environment fact one side does not know (an imported run's
     /// tool options, a native run's facts), where the text otherwise counts them in one line
     #[arg(long)]
@@ -126,7 +132,7 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
     if groups.len() > 2 {
         one_run_one_side(&args.sides, &groups)?;
     }
-    let pooled = super::numbers::partial(args.include_partial);
+    let pooled = super::numbers::admit(args.include_partial, args.include_disturbed);
     let group =
         |(name, runs): &(String, Vec<StoredRun>)| Group::with(name, runs, crate::suites::shape_of(runs), pooled);
     if groups.len() > 2 {

@@ -64,3 +64,12 @@ pub fn partial(include: bool) -> Partial {
         Partial::LeftOut
     }
 }
+
+/// `--include-partial` and `--include-disturbed` (compare, sweep, report) as the analysis takes them.
+pub fn admit(include_partial: bool, include_disturbed: bool) -> iomatrix_analysis::Admit {
+    let disturbed = match include_disturbed {
+        true => iomatrix_analysis::Disturbed::Included,
+        false => iomatrix_analysis::Disturbed::LeftOut,
+    };
+    iomatrix_analysis::Admit { partial: partial(include_partial), disturbed }
+}

@@ -56,6 +56,12 @@ pub struct ReportArgs {
     /// comparisons, marked; by default they are left out and listed. Failed cells never enter
     #[arg(long)]
     pub include_partial: bool,
+
+    /// Take disturbed cells (which did not run for their time: the process was stopped, its
+    /// clocks disagree, a timed cell ran far past its duration) into the medians and comparisons, marked; by
+    /// default they are left out and listed with their cause (docs/measuring.md)
+    #[arg(long)]
+    pub include_disturbed: bool,
 }
 
 const FORMATS: &str = ".html, .xlsx, .csv, .md or .json";
@@ -84,7 +90,7 @@ pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
         one_suite(name, runs)?;
         super::select::repeats(name, runs)?;
     }
-    let pooled = super::numbers::partial(args.include_partial);
+    let pooled = super::numbers::admit(args.include_partial, args.include_disturbed);
     let limit = args.limit.as_deref().map(|l| super::compare::limit(&store, l)).transpose()?;
     let groups: Vec<ReportGroup> = resolved
         .into_iter()

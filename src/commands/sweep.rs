@@ -4,7 +4,7 @@
 
 use clap::{Args, ValueEnum};
 use iomatrix_analysis::{
-    derive, mean_of_rows, size_mix, sweep, CellKey, Derivation, Factor, Figure, Partial, SweepLevel, SweptParameter,
+    derive, mean_of_rows, size_mix, sweep, Admit, CellKey, Derivation, Factor, Figure, SweepLevel, SweptParameter,
     SWEPT_PARAMETERS,
 };
 use iomatrix_core::{Figures, UsageError};
@@ -61,6 +61,12 @@ pub struct SweepArgs {
     #[arg(long)]
     pub include_partial: bool,
 
+    /// Take disturbed cells (which did not run for their time: the process was stopped, its
+    /// clocks disagree, a timed cell ran far past its duration) into the levels' medians, marked; by
+    /// default they are left out and listed with their cause (docs/measuring.md)
+    #[arg(long)]
+    pub include_disturbed: bool,
+
     /// Machine-readable output (schema "iomatrix.sweep/1", docs/json.md)
     #[arg(long)]
     pub json: bool,
@@ -70,7 +76,7 @@ pub struct SweepArgs {
 /// medians took in samples of partial cells (`--include-partial`).
 #[derive(Default)]
 struct NotWhole {
-    partial: Partial,
+    partial: Admit,
     left_out: Vec<String>,
     partial_rows: std::collections::BTreeSet<String>,
 }
@@ -124,7 +130,10 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
         super::select::repeats(name, runs)?;
     }
     let runs: Vec<&StoredRun> = groups.iter().flat_map(|(_, runs)| runs).collect();
-    let mut whole = NotWhole { partial: super::numbers::partial(args.include_partial), ..NotWhole::default() };
+    let mut whole = NotWhole {
+        partial: super::numbers::admit(args.include_partial, args.include_disturbed),
+        ..NotWhole::default()
+    };
     let rows = args.rows.as_deref();
     if rows == Some(args.by.as_str()) {
         return Err(UsageError::new(format!(
@@ -235,7 +244,8 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
     }
     if args.json {
         let mut doc = serde_json::json!({"schema": "iomatrix.sweep/1", "sweep": s});
-        doc["partial"] = serde_json::to_value(whole.partial)?;
+        doc["partial"] = serde_json::to_value(whole.partial.partial)?;
+        doc["disturbed"] = serde_json::to_value(whole.partial.disturbed)?;
         doc["left_out"] = serde_json::to_value(&whole.left_out)?;
         doc["partial_rows"] = serde_json::to_value(&whole.partial_rows)?;
         if let (Some(label), Some(systems)) = (rows, &systems) {
@@ -258,7 +268,7 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
                     Split::Direction => text::sweep::Split::Direction,
                 }),
                 systems: rows.zip(systems.as_ref()),
-                partial: whole.partial,
+                partial: whole.partial.partial,
                 left_out: &whole.left_out,
                 partial_rows: &whole.partial_rows,
                 derived: &derived,

@@ -284,6 +284,7 @@ impl Job {
         drop(remote);
         let stored = store.load_run(run_id)?.context("the run just written is missing from the database")?;
         print(&stored)?;
+        warn_disturbed(run_id, &stored.cell_results);
         match (status, super::outcome::exit_code(status, &stored.cell_results)) {
             (RunStatus::Partial, Some(code)) => {
                 eprintln!(
@@ -330,11 +331,28 @@ impl Job {
     }
 }
 
+/// A run with disturbed cells says so on standard error, with each one's cause; its exit code
+/// stays what its status gives (docs/measuring.md, "Disturbed cells").
+fn warn_disturbed(run_id: i64, cells: &[CellRow]) {
+    let disturbed = super::outcome::disturbed(cells);
+    if disturbed.is_empty() {
+        return;
+    }
+    let named: Vec<String> =
+        disturbed.iter().map(|c| format!("cell {} ({}): {}", c.seq, c.test, c.state.describe())).collect();
+    eprintln!(
+        "iomatrix: warning: run #{run_id} has {} disturbed cell(s), which did not run for their time: {}. Their \
+         figures are stored and shown, marked; compare, sweep and report leave them out unless --include-disturbed",
+        disturbed.len(),
+        iomatrix_core::text::printable(&named.join("; "))
+    );
+}
+
 /// The run's error when every cell ran but some were not whole: which, and why.
 fn cells_not_complete(cells: &[CellRow]) -> String {
     let named: Vec<String> = cells
         .iter()
-        .filter(|c| !c.state.is_complete())
+        .filter(|c| !super::outcome::every_part_finished(c))
         .map(|c| {
             let errors = Some(c.figures().errors)
                 .filter(|e| !e.is_empty())

@@ -9,6 +9,7 @@
 pub mod args;
 pub mod clients;
 pub mod data;
+pub mod disturbance;
 mod job;
 pub mod launch;
 mod launcher_child;

@@ -14,7 +14,8 @@ use iomatrix_store::{CellRow, RunStatus};
 pub fn status(ending: &Ending, cells: &[CellRow]) -> RunStatus {
     let something_finished = cells.iter().any(|c| c.state.kind != iomatrix_store::CellStateKind::Failed);
     match ending {
-        Ending::Completed if cells.iter().all(|c| c.state.is_complete()) => RunStatus::Complete,
+        // A disturbed cell finished in every part: its run is complete, and says so (job.rs).
+        Ending::Completed if cells.iter().all(every_part_finished) => RunStatus::Complete,
         // Under `--on-client-error continue`: clients failed, and the cells they failed in are
         // stored partial, or failed where every client failed.
         Ending::Completed | Ending::ClientsLost(_) if something_finished => RunStatus::Partial,
@@ -25,10 +26,22 @@ pub fn status(ending: &Ending, cells: &[CellRow]) -> RunStatus {
     }
 }
 
-/// The cells stored but not whole: (partial, failed).
+/// The cells stored but not whole: (partial, failed). A disturbed cell whose parts all finished
+/// is whole, though not a figure ([`disturbed`]).
 pub fn not_complete(cells: &[CellRow]) -> (usize, usize) {
-    let count = |kind| cells.iter().filter(|c| c.state.kind == kind).count();
-    (count(iomatrix_store::CellStateKind::Partial), count(iomatrix_store::CellStateKind::Failed))
+    let partial = cells.iter().filter(|c| c.state.is_partial()).count();
+    let failed = cells.iter().filter(|c| c.state.kind == iomatrix_store::CellStateKind::Failed).count();
+    (partial, failed)
+}
+
+/// Whether every part (client, connection) of the cell finished it.
+pub fn every_part_finished(cell: &CellRow) -> bool {
+    cell.state.kind != iomatrix_store::CellStateKind::Failed && cell.state.ok >= cell.state.of
+}
+
+/// The cells stored disturbed: they did not run for their time.
+pub fn disturbed(cells: &[CellRow]) -> Vec<&CellRow> {
+    cells.iter().filter(|c| c.state.kind == iomatrix_store::CellStateKind::Disturbed).collect()
 }
 
 /// The exit code of a run that was not stopped by a failure: 0 complete, 3 (clients or
@@ -96,5 +109,21 @@ mod tests {
         assert_eq!(status(&failed, &whole), RunStatus::Failed);
         assert_eq!(exit_code(RunStatus::Failed, &whole), None);
         assert_eq!(status(&Ending::Interrupted, &some), RunStatus::Interrupted);
+    }
+
+    #[test]
+    fn a_disturbed_cell_keeps_its_run_complete_and_its_exit_code_and_counts_as_partial_only_when_it_is() {
+        let stopped = cell(CellState::complete(2).disturbed("the process was stopped for 20 s".into()));
+        let run = [cell(CellState::complete(2)), stopped.clone()];
+        assert_eq!(status(&Ending::Completed, &run), RunStatus::Complete);
+        assert_eq!(exit_code(RunStatus::Complete, &run), Some(0));
+        assert_eq!(not_complete(&run), (0, 0));
+        assert_eq!(disturbed(&run).len(), 1);
+        let both = [cell(CellState::counted(1, 2, "clients").disturbed("stopped".into()))];
+        assert_eq!(status(&Ending::Completed, &both), RunStatus::Partial);
+        assert_eq!(not_complete(&both), (1, 0));
+        let failed = CellState::counted(0, 2, "clients").disturbed("stopped".into());
+        assert_eq!(failed.kind, iomatrix_store::CellStateKind::Failed, "a failed cell has no figure to doubt");
+        assert_eq!(stopped.state.describe(), "disturbed: the process was stopped for 20 s");
     }
 }

@@ -81,6 +81,10 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
     let names = Mutex::new(cells);
     let name = |i: usize| names.lock().ok().and_then(|n| n.get(i).cloned()).unwrap_or_default();
     let mut stored = Stored::default();
+    // A cell that did not run for its time is stored disturbed: stops are noted from here on.
+    if let Err(e) = super::disturbance::watch_stops() {
+        eprintln!("iomatrix: warning: a stop of this process (SIGSTOP) will not be noticed: {e}");
+    }
     let running = AtomicBool::new(true);
     job.progress.begin_cells();
     let outcome = ranks.relay_live(&|| live.sample(), || {
@@ -117,6 +121,7 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
                 };
                 let before = stored.sample_count();
                 stored.in_pass = 0;
+                stored.since = super::disturbance::Clocks::now();
                 let outcome = S::execute(&pass, &group, &setup, &place, &live, &mut |cell| {
                     stored.keep(&suite, &pass, cell, &mut job, (options.repeat.count, group.size()))
                 });
@@ -244,6 +249,9 @@ struct Stored<K> {
     /// Clients that lost their server in a cell that was kept: the run fails.
     failed: Option<(usize, Vec<ClientFailure>)>,
     interrupted: bool,
+    /// The clocks when the cell under way began at the latest (the pass's start, or the last
+    /// cell's end): what a cell's disturbance is judged over.
+    since: super::disturbance::Clocks,
 }
 
 impl<K> Default for Stored<K> {
@@ -255,6 +263,7 @@ impl<K> Default for Stored<K> {
             measured: BTreeMap::new(),
             failed: None,
             interrupted: false,
+            since: super::disturbance::Clocks::now(),
         }
     }
 }
@@ -278,6 +287,9 @@ impl<K: Ord + Clone> Stored<K> {
         let mut row = suite.row(plan, cell);
         row.seq = self.cells;
         row.state = suite.parts(plan, cell, clients).unwrap_or_else(|| clients_state(&row, clients));
+        if let Some(cause) = self.disturbance(suite, plan, cell, row.wall_ns) {
+            row.state = row.state.disturbed(cause);
+        }
         let key = suite.key(cell);
         let sample = self.measured.entry(key.clone()).or_default();
         *sample += 1;
@@ -298,6 +310,7 @@ impl<K: Ord + Clone> Stored<K> {
             line += &format!(" [{}]", row.state.describe());
         }
         job.store_cell(&row, &line)?;
+        self.since = super::disturbance::Clocks::now();
         let samples = self.samples.entry(key).or_default();
         // A cell that is not whole is no sample of the noise rule: measuring it again says nothing.
         if let Some(figure) = iomatrix_analysis::Figure::of(&row).filter(|_| row.state.is_complete()) {
@@ -313,6 +326,21 @@ impl<K: Ord + Clone> Stored<K> {
         self.cells += 1;
         self.in_pass += 1;
         Ok(())
+    }
+
+    /// Why the cell just finished did not run for its time, or None: judged from the clocks
+    /// since [`Stored::since`], the stops that ended within its wall time, and its suite's pace.
+    fn disturbance<S: Suite<Key = K>>(
+        &self,
+        suite: &S,
+        plan: &S::Plan,
+        cell: &S::Cell,
+        wall_ns: u64,
+    ) -> Option<String> {
+        let now = super::disturbance::Clocks::now();
+        let began = now.monotonic_raw.saturating_sub(wall_ns).max(self.since.monotonic_raw);
+        let stops = super::disturbance::stops_between(began, now.monotonic_raw);
+        super::disturbance::cause(&self.since, &now, wall_ns, &suite.pace(plan, cell), &stops)
     }
 
     /// How the run ended, with what its kept cells said.

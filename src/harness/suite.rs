@@ -143,6 +143,12 @@ pub trait Suite: Sized {
         None
     }
 
+    /// The cell's planned duration where it is timed, and its completions second by second
+    /// where the suite keeps them: what [`super::disturbance`] holds its wall time against.
+    fn pace(&self, _plan: &Self::Plan, _cell: &Self::Cell) -> super::disturbance::Pace {
+        super::disturbance::Pace::default()
+    }
+
     /// A stored run of this suite as tables (the same at the end of `run`
     /// and in `show`, today or next year).
     fn tables(run: &StoredRun) -> String;

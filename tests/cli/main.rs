@@ -77,6 +77,7 @@ mod text_layer;
 mod trust_blobs;
 mod trust_database;
 mod trust_devices;
+mod trust_disturbed;
 mod trust_failures;
 mod trust_figures;
 mod trust_files;

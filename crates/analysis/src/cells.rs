@@ -93,6 +93,14 @@ pub struct CellStats {
     /// Samples from partial cells (some clients or connections failed), taken in only when
     /// asked ([`Partial::Included`]): a figure with any is marked wherever it is shown.
     pub partial_samples: usize,
+    /// Of those, samples from disturbed cells (`--include-disturbed`): a figure with any is
+    /// marked as one with partial samples is, and said apart.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub disturbed_samples: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl CellStats {
@@ -101,7 +109,7 @@ impl CellStats {
         let min = values.iter().copied().fold(f64::INFINITY, f64::min);
         let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let spread_pct = if median > 0.0 { (max - median).max(median - min) / median * 100.0 } else { 0.0 };
-        CellStats { values, median, min, max, spread_pct, unit, partial_samples: 0 }
+        CellStats { values, median, min, max, spread_pct, unit, partial_samples: 0, disturbed_samples: 0 }
     }
 }
 
@@ -117,12 +125,47 @@ pub enum Partial {
 }
 
 impl Partial {
+    /// Whether a cell in `state` gives samples (a disturbed cell does not: see [`Admit`]).
+    pub fn admits(self, state: &CellState) -> bool {
+        Admit::from(self).admits(state)
+    }
+}
+
+/// Whether disturbed cells (which did not run for their time: stopped, clocks that disagree, a
+/// timed cell far past its duration) enter medians and verdicts: left out by default;
+/// `--include-disturbed` takes them in, marked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Disturbed {
+    #[default]
+    LeftOut,
+    Included,
+}
+
+/// Which cells that are not plain complete give samples: partial ones (`--include-partial`) and
+/// disturbed ones (`--include-disturbed`). A disturbed cell whose parts did not all finish needs
+/// both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Admit {
+    pub partial: Partial,
+    pub disturbed: Disturbed,
+}
+
+impl From<Partial> for Admit {
+    fn from(partial: Partial) -> Admit {
+        Admit { partial, disturbed: Disturbed::LeftOut }
+    }
+}
+
+impl Admit {
     /// Whether a cell in `state` gives samples.
     pub fn admits(self, state: &CellState) -> bool {
+        let partial_ok = self.partial == Partial::Included;
         match state.kind {
             CellStateKind::Complete => true,
-            CellStateKind::Partial => self == Partial::Included,
+            CellStateKind::Partial => partial_ok,
             CellStateKind::Failed => false,
+            CellStateKind::Disturbed => self.disturbed == Disturbed::Included && (!state.is_partial() || partial_ok),
         }
     }
 }
@@ -162,7 +205,10 @@ pub fn median(values: &[f64]) -> f64 {
 
 /// A cell's samples of one figure as they are gathered: the values, their unit, and how many
 /// came from partial cells.
-type Samples = (Vec<f64>, &'static str, usize);
+type Samples = (Vec<f64>, &'static str, Marked);
+
+/// How many of a cell's samples came from cells not plain complete: (any such, disturbed ones).
+type Marked = (usize, usize);
 
 /// One side of a comparison: a run, or repeats of one setup, every cell
 /// summarised over the runs (and over repeats within a run).
@@ -178,6 +224,8 @@ pub struct Group {
     pub cells: BTreeMap<CellKey, CellStats>,
     /// Whether partial cells gave samples.
     pub partial: Partial,
+    /// Whether disturbed cells gave samples.
+    pub disturbed: Disturbed,
     /// Stored cells that gave no sample because they are not whole: listed, never dropped silently.
     pub left_out: Vec<LeftOut>,
     /// Each run's stored conditions (backend, direct, clients, files vs RAM...).
@@ -212,9 +260,10 @@ impl Group {
         Group::with(name, runs, shape, Partial::LeftOut)
     }
 
-    /// As [`Group::of`], with partial cells left out or taken in as `partial` says.
-    pub fn with(name: &str, runs: &[StoredRun], shape: SuiteShape, partial: Partial) -> Group {
-        let mut samples: BTreeMap<CellKey, (Vec<f64>, &'static str, usize)> = BTreeMap::new();
+    /// As [`Group::of`], with partial and disturbed cells left out or taken in as `admit` says.
+    pub fn with(name: &str, runs: &[StoredRun], shape: SuiteShape, admit: impl Into<Admit>) -> Group {
+        let admit: Admit = admit.into();
+        let mut samples: BTreeMap<CellKey, Samples> = BTreeMap::new();
         let mut latency: BTreeMap<(CellKey, String), Vec<serde_json::Value>> = BTreeMap::new();
         let mut extents: BTreeMap<CellKey, Vec<serde_json::Value>> = BTreeMap::new();
         let mut beside: BTreeMap<CellKey, BTreeMap<MetricId, Samples>> = BTreeMap::new();
@@ -224,7 +273,7 @@ impl Group {
             let mix = size_mix(&run.plan);
             for cell in &run.cell_results {
                 let key = CellKey::of(cell).named_by_mix(mix.as_deref());
-                if !partial.admits(&cell.state) {
+                if !admit.admits(&cell.state) {
                     left_out.push(LeftOut {
                         cell: key.describe(),
                         key,
@@ -235,22 +284,33 @@ impl Group {
                     continue;
                 }
                 let is_partial = !cell.state.is_complete();
+                let is_disturbed = cell.state.kind == CellStateKind::Disturbed;
+                let mark = |at: &mut Marked| {
+                    at.0 += is_partial as usize;
+                    at.1 += is_disturbed as usize;
+                };
                 if let Some(f) = Figure::of(cell) {
-                    let entry = samples.entry(key.clone()).or_insert((Vec::new(), f.unit, 0));
+                    let entry = samples.entry(key.clone()).or_insert((Vec::new(), f.unit, (0, 0)));
                     entry.0.push(f.value);
-                    entry.2 += is_partial as usize;
+                    mark(&mut entry.2);
                     for m in shape.beside {
                         if let Some(v) = cell.value(m.id) {
-                            let at =
-                                beside.entry(key.clone()).or_default().entry(m.id).or_insert((Vec::new(), m.unit, 0));
+                            let at = beside.entry(key.clone()).or_default().entry(m.id).or_insert((
+                                Vec::new(),
+                                m.unit,
+                                (0, 0),
+                            ));
                             at.0.push(v);
-                            at.2 += is_partial as usize;
+                            mark(&mut at.2);
                         }
                     }
                 }
                 for (phase, what, mut summary) in latency_summaries(shape, &key, cell) {
                     if is_partial {
                         summary["partial"] = true.into();
+                    }
+                    if is_disturbed {
+                        summary["disturbed"] = true.into();
                     }
                     latency.entry((phase, what)).or_default().push(summary);
                 }
@@ -269,11 +329,9 @@ impl Group {
             run_ids: runs.iter().map(|r| r.summary.id).collect(),
             suite: runs.first().map(|r| r.summary.suite.clone()).unwrap_or_default(),
             shape,
-            cells: samples
-                .into_iter()
-                .map(|(k, (v, unit, partial))| (k, CellStats { partial_samples: partial, ..CellStats::of(v, unit) }))
-                .collect(),
-            partial,
+            cells: samples.into_iter().map(|(k, (v, unit, marked))| (k, marked_stats(v, unit, marked))).collect(),
+            partial: admit.partial,
+            disturbed: admit.disturbed,
             left_out,
             conditions: runs.iter().map(|r| r.conditions.clone()).collect(),
             plans: runs.iter().map(|r| r.plan.clone()).collect(),
@@ -294,9 +352,7 @@ impl Group {
                 .map(|(k, by_metric)| {
                     let stats = by_metric
                         .into_iter()
-                        .map(|(m, (v, unit, partial))| {
-                            (m, CellStats { partial_samples: partial, ..CellStats::of(v, unit) })
-                        })
+                        .map(|(m, (v, unit, marked))| (m, marked_stats(v, unit, marked)))
                         .collect();
                     (k, stats)
                 })
@@ -304,6 +360,11 @@ impl Group {
             figures,
         }
     }
+}
+
+/// A cell's statistics over `values`, with how many came from cells not plain complete.
+fn marked_stats(values: Vec<f64>, unit: &'static str, (partial, disturbed): Marked) -> CellStats {
+    CellStats { partial_samples: partial, disturbed_samples: disturbed, ..CellStats::of(values, unit) }
 }
 
 /// A file-server plan's size list of more than one size, named by its range
@@ -352,6 +413,21 @@ fn latency_summaries(shape: SuiteShape, key: &CellKey, cell: &CellRow) -> Vec<(C
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_disturbed_cell_gives_samples_only_under_include_disturbed_and_a_partial_one_needs_both() {
+        let stopped = CellState::complete(2).disturbed("stopped for 20 s".into());
+        let stopped_partial = CellState::counted(1, 2, "clients").disturbed("stopped for 20 s".into());
+        let both = Admit { partial: Partial::Included, disturbed: Disturbed::Included };
+        let disturbed_only = Admit { partial: Partial::LeftOut, disturbed: Disturbed::Included };
+        assert!(!Admit::default().admits(&stopped));
+        assert!(!Partial::Included.admits(&stopped), "--include-partial does not take a disturbed cell in");
+        assert!(disturbed_only.admits(&stopped));
+        assert!(!disturbed_only.admits(&stopped_partial), "partial too: --include-partial is needed as well");
+        assert!(both.admits(&stopped_partial));
+        assert!(!both.admits(&CellState::counted(0, 2, "clients")), "a failed cell never");
+        assert!(Admit::default().admits(&CellState::complete(2)));
+    }
 
     #[test]
     fn medians_and_spreads() {

@@ -775,6 +775,7 @@ mod tests {
                 })
                 .collect(),
             partial: Partial::LeftOut,
+            disturbed: Default::default(),
             left_out: Vec::new(),
             conditions: vec![serde_json::json!({"backend": "psync", "direct": false, "clients": 1})],
             plans: vec![serde_json::json!({"interleave": null})],
@@ -1009,6 +1010,7 @@ mod tests {
                 labels: Vec::new(),
                 cells: values.len(),
                 total_cells: values.len(),
+                disturbed_cells: 0,
                 error: None,
                 iomatrix_version: "0".into(),
                 pid: 0,

@@ -204,6 +204,7 @@ mod tests {
                 labels: Vec::new(),
                 cells: 1,
                 total_cells: 1,
+                disturbed_cells: 0,
                 error: None,
                 iomatrix_version: "0".into(),
                 pid: 0,

@@ -199,6 +199,7 @@ mod tests {
             shape: crate::SuiteShape { matrix: true, whole_cell_latency: None, ..crate::SuiteShape::PLAIN },
             cells,
             partial: Default::default(),
+            disturbed: Default::default(),
             left_out: Vec::new(),
             conditions: vec![],
             plans: vec![],

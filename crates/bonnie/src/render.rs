@@ -30,6 +30,7 @@ pub fn report(run: &StoredRun) -> String {
             CellStateKind::Complete => None,
             CellStateKind::Partial => Some(NotWhole::Partial),
             CellStateKind::Failed => Some(NotWhole::Failed),
+            CellStateKind::Disturbed => Some(NotWhole::Disturbed),
         }
     };
     let mut out = format!("\n{}", crate::report_marked(machine_name(run), &plan, &results, &not_whole));

@@ -51,6 +51,9 @@ pub enum NotWhole {
     Partial,
     /// Every client failed it: `failed` in place of the figure and its %CP.
     Failed,
+    /// The test did not run for its time (the process was stopped, its clocks disagree): `~`
+    /// between its figure and its %CP.
+    Disturbed,
 }
 
 /// [`report_for`], each test's figure marked as `not_whole(repeat, test)` says.
@@ -139,7 +142,11 @@ pub fn report_marked(
 
 /// One figure and its %CP, bonnie++'s way, in its 10 columns; marked where it is not whole.
 fn push_figure(out: &mut String, result: Option<(&BonnieResult, Option<NotWhole>)>, format: impl Fn(f64) -> String) {
-    let gap = |mark: Option<NotWhole>| if mark == Some(NotWhole::Partial) { '*' } else { ' ' };
+    let gap = |mark: Option<NotWhole>| match mark {
+        Some(NotWhole::Partial) => '*',
+        Some(NotWhole::Disturbed) => '~',
+        _ => ' ',
+    };
     match result {
         None => out.push_str("          "),
         Some((_, Some(NotWhole::Failed))) => out.push_str(" failed   "),

@@ -5,13 +5,17 @@ use serde::{Deserialize, Serialize};
 
 /// How much of a cell was measured: every part (client, or connection where a client runs
 /// several) finished it, some did, or none did. A part that failed took its figures with it, so a
-/// partial cell's figure measures less work than its plan, and a failed cell's none of it.
+/// partial cell's figure measures less work than its plan, and a failed cell's none of it. A
+/// disturbed cell finished, but did not run for its time (the process was stopped, its clocks
+/// disagree, or a timed cell ran well past its duration): its figures are kept and shown, marked,
+/// and left out of medians and verdicts unless asked for (`--include-disturbed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CellStateKind {
     Complete,
     Partial,
     Failed,
+    Disturbed,
 }
 
 impl CellStateKind {
@@ -21,6 +25,7 @@ impl CellStateKind {
             Self::Complete => "complete",
             Self::Partial => "partial",
             Self::Failed => "failed",
+            Self::Disturbed => "disturbed",
         }
     }
 
@@ -29,6 +34,7 @@ impl CellStateKind {
         match s {
             "complete" => Self::Complete,
             "partial" => Self::Partial,
+            "disturbed" => Self::Disturbed,
             // Anything else was written by a newer iomatrix: not taken for a whole figure.
             _ => Self::Failed,
         }

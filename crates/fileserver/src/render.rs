@@ -33,9 +33,9 @@ pub fn report(run: &StoredRun) -> String {
             other => format!("{other} test"),
         };
         // A phase some connections did not finish is marked where its figures are.
-        let title = match c.state.is_complete() {
-            true => title,
-            false => format!("{title} [NOT COMPLETE: {}]", c.state.describe()),
+        let title = match c.state.heading_mark() {
+            None => title,
+            Some(mark) => format!("{title} [{mark}]"),
         };
         let mut how = String::new();
         if let (Some(n), "write") = (plan.interleave, phase) {

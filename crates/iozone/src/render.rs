@@ -234,6 +234,7 @@ mod tests {
                 labels: Vec::new(),
                 cells: cells.len(),
                 total_cells: cells.len(),
+                disturbed_cells: 0,
                 error: None,
                 iomatrix_version: String::new(),
                 pid: 0,

@@ -40,7 +40,8 @@ pub fn render(report: &Report) -> String {
                 let (value, unit) = figure.map_or((String::new(), ""), |f| (f.value.to_string(), f.unit));
                 let key = CellKey::of(cell);
                 let cached = g.flags.as_ref().map_or(String::new(), |fl| fl.is_flagged(&key).to_string());
-                let in_medians = figure.is_some() && g.summary.partial.admits(&cell.state);
+                let admit = iomatrix_analysis::Admit { partial: g.summary.partial, disturbed: g.summary.disturbed };
+                let in_medians = figure.is_some() && admit.admits(&cell.state);
                 let _ = writeln!(
                     out,
                     "{},{},{},{},{},{},{},{},{},{},{},{},{}",

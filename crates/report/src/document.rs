@@ -183,12 +183,17 @@ pub const PARTIAL_MARK: &str = "\u{2020}";
 /// and its workbook), as compare's terminal output marks a median that took one in.
 pub const PARTIAL_MARK_ASCII: &str = "*";
 
+/// The mark of a disturbed cell's figure in plain-ASCII text: it did not run for its time
+/// (stopped, clocks that disagree, far past its duration).
+pub const DISTURBED_MARK_ASCII: &str = "~";
+
 /// What a table shows in place of a failed cell's figure: it has none.
 pub const FAILED_MARK: &str = "failed";
 
 /// The line under a table that holds [`marked`] figures.
 pub const MARKS_LEGEND: &str = "* partial: some clients or connections failed the cell, the figure is of those that \
-                                finished; failed: none finished, no figure";
+                                finished; ~ disturbed: the cell did not run for its time (see its cause), not a figure; \
+                                failed: none finished, no figure";
 
 /// A cell's figure as every plain-text table shows it: `text()` for a complete cell, with
 /// [`PARTIAL_MARK_ASCII`] after it for a partial one, [`FAILED_MARK`] (and no figure) for a
@@ -198,6 +203,7 @@ pub fn marked(state: iomatrix_store::CellStateKind, text: impl FnOnce() -> Strin
         iomatrix_store::CellStateKind::Complete => text(),
         iomatrix_store::CellStateKind::Partial => text() + PARTIAL_MARK_ASCII,
         iomatrix_store::CellStateKind::Failed => FAILED_MARK.to_string(),
+        iomatrix_store::CellStateKind::Disturbed => text() + DISTURBED_MARK_ASCII,
     }
 }
 
@@ -207,11 +213,19 @@ pub fn marked(state: iomatrix_store::CellStateKind, text: impl FnOnce() -> Strin
 pub fn not_complete(group: &ReportGroup) -> Vec<String> {
     let mut out: Vec<String> =
         group.summary.left_out.iter().map(|l| format!("left out of the medians: {}", l.describe())).collect();
-    for (k, s) in group.summary.cells.iter().filter(|(_, s)| s.partial_samples > 0) {
+    for (k, s) in group.summary.cells.iter().filter(|(_, s)| s.partial_samples > s.disturbed_samples) {
         out.push(format!(
             "{}{PARTIAL_MARK}: the median takes in {} sample(s) of partial cells (--include-partial)",
             k.describe(),
-            s.partial_samples
+            s.partial_samples - s.disturbed_samples
+        ));
+    }
+    for (k, s) in group.summary.cells.iter().filter(|(_, s)| s.disturbed_samples > 0) {
+        out.push(format!(
+            "{}{PARTIAL_MARK}: the median takes in {} sample(s) of disturbed cells, which did not run for their \
+             time (--include-disturbed)",
+            k.describe(),
+            s.disturbed_samples
         ));
     }
     out
@@ -269,6 +283,7 @@ pub(crate) mod sample {
                 labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
                 cells: cells.len(),
                 total_cells: cells.len(),
+                disturbed_cells: 0,
                 error: None,
                 iomatrix_version: "0".into(),
                 pid: 0,

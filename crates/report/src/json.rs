@@ -22,6 +22,7 @@ pub fn render(report: &Report) -> Value {
                         "median": s.median, "min": s.min, "max": s.max, "spread_pct": s.spread_pct,
                         "samples": s.values, "unit": s.unit,
                         "partial_samples": s.partial_samples,
+                        "disturbed_samples": s.disturbed_samples,
                         "cached": g.flags.as_ref().map(|f| f.is_flagged(k)),
                     })
                 })
@@ -36,6 +37,7 @@ pub fn render(report: &Report) -> Value {
                 })).collect::<Vec<_>>(),
                 "cells": cells,
                 "partial": g.summary.partial,
+                "disturbed": g.summary.disturbed,
                 "left_out": g.summary.left_out,
                 "cache_flags": g.flags,
                 "hosts": g.hosts,

@@ -105,7 +105,8 @@ fn write_value(
             sheet.write_string(row, col, FAILED_MARK)?;
         }
         _ if !value.is_finite() => {}
-        CellStateKind::Partial => {
+        CellStateKind::Partial | CellStateKind::Disturbed => {
+            let mark = if state == CellStateKind::Disturbed { crate::document::DISTURBED_MARK_ASCII } else { mark };
             sheet.write_number_with_format(
                 row,
                 col,

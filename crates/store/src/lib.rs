@@ -243,7 +243,18 @@ pub struct CellState {
     pub ok: u64,
     pub of: u64,
     pub parts: String,
+    /// Why a disturbed cell is not a figure ("the process was stopped for 20 s"); None for the
+    /// other states. Stored in the cell's `metrics` as `disturbed.cause` ([`DISTURBED_KEY`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
 }
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The key of a cell's `metrics` that holds a disturbed cell's cause: `{"cause": "..."}`.
+pub const DISTURBED_KEY: &str = "disturbed";
 
 impl CellState {
     /// `ok` of `of` parts finished: complete when all did, failed when none did.
@@ -255,7 +266,23 @@ impl CellState {
         } else {
             CellStateKind::Partial
         };
-        CellState { kind, ok: ok.min(of), of, parts: parts.to_string() }
+        CellState { kind, ok: ok.min(of), of, parts: parts.to_string(), cause: None }
+    }
+
+    /// This state, disturbed for `cause`: the cell finished but did not run for its time. A
+    /// failed cell stays failed (it has no figure to doubt); the counts stay, so a disturbed
+    /// cell whose parts did not all finish is also partial ([`CellState::is_partial`]).
+    pub fn disturbed(self, cause: String) -> CellState {
+        match self.kind {
+            CellStateKind::Failed => self,
+            _ => CellState { kind: CellStateKind::Disturbed, cause: Some(cause), ..self },
+        }
+    }
+
+    /// Whether some but not all of the cell's parts finished it (a partial cell, or a disturbed
+    /// one whose parts did not all finish).
+    pub fn is_partial(&self) -> bool {
+        self.kind != CellStateKind::Failed && self.ok > 0 && self.ok < self.of
     }
 
     /// Every one of `n` clients finished the cell.
@@ -267,10 +294,27 @@ impl CellState {
         self.kind == CellStateKind::Complete
     }
 
+    /// What a heading says of a cell that is not plain complete: "NOT COMPLETE: partial: 3 of 4
+    /// connections", "disturbed: the process was stopped for 20 s"; None for a complete one.
+    pub fn heading_mark(&self) -> Option<String> {
+        match self.kind {
+            CellStateKind::Complete => None,
+            CellStateKind::Disturbed => Some(self.describe()),
+            _ => Some(format!("NOT COMPLETE: {}", self.describe())),
+        }
+    }
+
     /// "complete", "partial: 3 of 4 connections", "failed: 0 of 2 clients".
     pub fn describe(&self) -> String {
         match self.kind {
             CellStateKind::Complete => "complete".to_string(),
+            CellStateKind::Disturbed => {
+                let cause = self.cause.as_deref().unwrap_or("cause not recorded");
+                match self.ok < self.of {
+                    true => format!("disturbed: {cause}; {} of {} {}", self.ok, self.of, self.parts),
+                    false => format!("disturbed: {cause}"),
+                }
+            }
             kind => format!("{}: {} of {} {}", kind.as_str(), self.ok, self.of, self.parts),
         }
     }
@@ -295,6 +339,9 @@ pub struct RunSummary {
     pub labels: Vec<(String, String)>,
     pub cells: usize,
     pub total_cells: usize,
+    /// Of `cells`, those stored disturbed (they did not run for their time); absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub disturbed_cells: usize,
     pub error: Option<String>,
     pub iomatrix_version: String,
     /// The process that ran it (on `host`), and its start time (see [`ProcessId`]).
@@ -649,7 +696,7 @@ impl Store {
                 // `metrics.not_in_source` ("cpu") or its failed state, which reading turns back
                 // into None.
                 c.cpu_percent.unwrap_or(0.0),
-                c.metrics.to_string(),
+                metrics_with_cause(c).to_string(),
                 c.client_figures.to_string(),
                 c.state.kind.as_str(),
                 c.state.ok as i64,
@@ -899,6 +946,9 @@ impl Store {
         for (mut cell, metrics, clients) in rows {
             cell.metrics = keep(metrics, Some((cell.seq, &cell.test)), "metrics_json");
             cell.client_figures = keep(clients, Some((cell.seq, &cell.test)), "clients_json");
+            if cell.state.kind == CellStateKind::Disturbed {
+                cell.state.cause = cell.metrics[DISTURBED_KEY]["cause"].as_str().map(str::to_string);
+            }
             // A failed cell has no CPU figure either: nothing was measured.
             if cell.figures().cpu_not_in_source() || cell.state.kind == CellStateKind::Failed {
                 cell.cpu_percent = None;
@@ -993,12 +1043,27 @@ fn state_from_row(r: &rusqlite::Row<'_>, clients_column: usize) -> rusqlite::Res
     let ok = r.get::<_, Option<i64>>(17)?.map_or(clients, |v| v.max(0) as u64);
     let of = r.get::<_, Option<i64>>(18)?.map_or(clients, |v| v.max(0) as u64);
     let parts = r.get::<_, Option<String>>(19)?.unwrap_or_else(|| "clients".into());
-    Ok(CellState { kind, ok, of, parts })
+    Ok(CellState { kind, ok, of, parts, cause: None })
+}
+
+/// The cell's `metrics` as stored: a disturbed cell's cause under [`DISTURBED_KEY`], in the
+/// per-cell JSON rather than a column of its own, so `db merge` and every copy carry it.
+fn metrics_with_cause(c: &CellRow) -> std::borrow::Cow<'_, serde_json::Value> {
+    let Some(cause) = c.state.cause.as_ref().filter(|_| c.state.kind == CellStateKind::Disturbed) else {
+        return std::borrow::Cow::Borrowed(&c.metrics);
+    };
+    let mut metrics = match &c.metrics {
+        serde_json::Value::Object(map) => map.clone(),
+        _ => serde_json::Map::new(),
+    };
+    metrics.insert(DISTURBED_KEY.into(), serde_json::json!({ "cause": cause }));
+    std::borrow::Cow::Owned(serde_json::Value::Object(metrics))
 }
 
 const SUMMARY_SELECT: &str = "SELECT r.id, r.suite, r.status, r.started_at_ms, r.ended_at_ms, r.host, r.command_line,
         (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id), r.total_cells, r.error, r.iomatrix_version, r.pid,
-        r.plan_json, r.environment_json, r.conditions_json, r.pid_start
+        r.plan_json, r.environment_json, r.conditions_json, r.pid_start,
+        (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id AND c.state = 'disturbed')
      FROM runs r";
 
 fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
@@ -1013,6 +1078,7 @@ fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
         labels: Vec::new(),
         cells: r.get::<_, i64>(7)? as usize,
         total_cells: r.get::<_, i64>(8)? as usize,
+        disturbed_cells: r.get::<_, i64>(16)?.max(0) as usize,
         error: r.get(9)?,
         iomatrix_version: r.get(10)?,
         pid: r.get(11)?,

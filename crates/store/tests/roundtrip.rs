@@ -147,6 +147,31 @@ fn a_cell_state_and_its_counts_round_trip() {
 }
 
 #[test]
+fn a_disturbed_cell_keeps_its_figure_and_its_cause_through_the_store_and_the_runs_count_it() {
+    use iomatrix_store::{CellState, CellStateKind};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("d.sqlite")).unwrap();
+    let id = store.begin_run(&new_run(2)).unwrap();
+    let stopped = CellState::complete(1).disturbed("the process was stopped for 20 s".into());
+    store.add_cell(id, &CellRow { state: stopped.clone(), ..cell(0) }).unwrap();
+    store.add_cell(id, &cell(1)).unwrap();
+    let run = store.load_run(id).unwrap().unwrap();
+    assert_eq!(run.cell_results[0].state, stopped, "kind and cause read back");
+    assert_eq!(run.cell_results[0].kib_per_sec, cell(0).kib_per_sec, "its figure is kept");
+    assert_eq!(run.cell_results[0].metrics["disturbed"]["cause"], "the process was stopped for 20 s");
+    assert_eq!(run.cell_results[1].state.kind, CellStateKind::Complete);
+    let json = serde_json::to_value(&run.cell_results[0]).unwrap();
+    assert_eq!(
+        json["state"],
+        json!({"kind": "disturbed", "ok": 1, "of": 1, "parts": "clients", "cause": "the process was stopped for 20 s"})
+    );
+    assert_eq!(store.list_runs().unwrap()[0].disturbed_cells, 1);
+    // A database written by an iomatrix with a state this one does not know reads it as failed.
+    assert_eq!(CellStateKind::parse("disturbed"), CellStateKind::Disturbed);
+    assert_eq!(CellStateKind::parse("stalled"), CellStateKind::Failed);
+}
+
+#[test]
 fn a_provisional_failure_never_overwrites_a_stored_end() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("results.sqlite")).unwrap();

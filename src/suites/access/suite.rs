@@ -12,6 +12,10 @@ use iomatrix_report::text::clients::ClientColumns;
 use iomatrix_access::{AccessPlan, AccessResult, CellSetting, Live, Protocol};
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
+
+/// Below this `--rate` (requests a second per client) a whole second without a completion is
+/// not taken for a stall ([`crate::harness::disturbance::idle_seconds`]).
+const SLOWEST_RATE_JUDGED_PER_SECOND: u64 = 10;
 use iomatrix_core::BackendKind;
 use iomatrix_stats::LatencySummary;
 use iomatrix_store::{CellRow, StoredRun};
@@ -180,6 +184,17 @@ impl Suite for Access {
 
     fn row(&self, plan: &AccessPlan, r: &AccessResult) -> CellRow {
         r.row(plan)
+    }
+
+    fn pace(&self, plan: &AccessPlan, r: &AccessResult) -> crate::harness::disturbance::Pace {
+        let duration = match plan.limit {
+            iomatrix_access::Limit::DurationMs(ms) => Some(std::time::Duration::from_millis(ms)),
+            iomatrix_access::Limit::Bytes(_) => None,
+        };
+        // Under a rate of a few requests a second, a second without one is the plan, not a stall.
+        let paced_slowly = plan.rate_iops.is_some_and(|rate| rate < SLOWEST_RATE_JUDGED_PER_SECOND);
+        let ops_per_second = if paced_slowly { Vec::new() } else { r.series.iter().map(|s| s.ops).collect() };
+        crate::harness::disturbance::Pace { duration, ops_per_second }
     }
 
     fn done_line(&self, result: &AccessResult) -> String {

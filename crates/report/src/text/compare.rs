@@ -295,7 +295,10 @@ pub(super) fn not_complete_heading(partial: Partial) -> String {
         }
         Partial::Included => "failed cells are left out of the medians and verdicts",
     };
-    format!("NOT COMPLETE: clients or connections failed in some cells; {what}:\n")
+    format!(
+        "NOT COMPLETE: clients or connections failed in some cells, or they were disturbed (did not run for their \
+         time; --include-disturbed takes them in, marked); {what}:\n"
+    )
 }
 
 /// With `--include-partial`, what the marks mean, where a figure took partial samples in.
@@ -307,7 +310,7 @@ pub(super) fn partial_taken_in(c: &Comparison) -> String {
     if marked {
         out.push_str(
             "PARTIAL CELLS TAKEN IN (--include-partial): figures marked * include samples of cells where some \
-             clients or connections failed\n",
+             clients or connections failed, or of disturbed cells (--include-disturbed)\n",
         );
     }
     out

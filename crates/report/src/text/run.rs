@@ -6,7 +6,7 @@ use super::{imported, verify};
 use crate::table::{Column, Table};
 use iomatrix_core::human;
 use iomatrix_core::text::printable;
-use iomatrix_store::StoredRun;
+use iomatrix_store::{CellStateKind, StoredRun};
 use serde_json::{json, Value};
 use std::fmt::Write;
 
@@ -86,13 +86,33 @@ pub fn run_text(run: &StoredRun, tables: &str) -> String {
 /// The cells that are not whole, each with its state: their figures measured less than their
 /// plan (partial) or nothing of it (failed), so they stand apart from the others.
 fn cell_states(run: &StoredRun) -> String {
+    let mut out = disturbed_states(run);
     let lines = not_complete_lines(run);
+    if lines.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "NOT COMPLETE: {} cell(s) where clients or connections failed; their figures are not whole, and compare, \
+         sweep and report leave them out unless --include-partial (failed ones always):",
+        lines.len()
+    );
+    for line in lines {
+        let _ = writeln!(out, "  {line}");
+    }
+    out
+}
+
+/// The cells that did not run for their time, each with its cause: their figures are shown,
+/// marked, but are not figures of the storage.
+fn disturbed_states(run: &StoredRun) -> String {
+    let lines = cell_lines(run, |c| c.state.kind == CellStateKind::Disturbed);
     if lines.is_empty() {
         return String::new();
     }
     let mut out = format!(
-        "NOT COMPLETE: {} cell(s) where clients or connections failed; their figures are not whole, and compare, \
-         sweep and report leave them out unless --include-partial (failed ones always):\n",
+        "DISTURBED: {} cell(s) did not run for their time; their figures (marked ~) are not figures of the \
+         storage, and compare, sweep and report leave them out unless --include-disturbed:\n",
         lines.len()
     );
     for line in lines {
@@ -103,13 +123,18 @@ fn cell_states(run: &StoredRun) -> String {
 
 /// Each cell that is not whole, with its state: "cell 1 read 256k/64k: partial: 1 of 2 clients".
 pub fn not_complete_lines(run: &StoredRun) -> Vec<String> {
+    cell_lines(run, |c| c.state.kind == CellStateKind::Failed || c.state.is_partial())
+}
+
+/// Each cell `which` picks, with its state.
+fn cell_lines(run: &StoredRun, which: impl Fn(&iomatrix_store::CellRow) -> bool) -> Vec<String> {
     let mix = iomatrix_analysis::size_mix(&run.plan);
     run.cell_results
         .iter()
-        .filter(|c| !c.state.is_complete())
+        .filter(|c| which(c))
         .map(|c| {
             let key = iomatrix_analysis::CellKey::of(c).named_by_mix(mix.as_deref());
-            format!("cell {} {}: {}", c.seq, key.describe(), c.state.describe())
+            format!("cell {} {}: {}", c.seq, key.describe(), printable(&c.state.describe()))
         })
         .collect()
 }

@@ -34,7 +34,10 @@ pub fn runs_text(runs: &[RunSummary]) -> String {
             r.started_at.clone(),
             r.suite.clone(),
             r.status.as_str().to_string(),
-            format!("{}/{}", r.cells, r.total_cells),
+            match r.disturbed_cells {
+                0 => format!("{}/{}", r.cells, r.total_cells),
+                n => format!("{}/{} ({n} disturbed)", r.cells, r.total_cells),
+            },
             printable(&r.host).to_string(),
             labels.join(" "),
         ]);

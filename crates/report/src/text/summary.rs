@@ -34,10 +34,23 @@ pub fn summary(run: &StoredRun, context: &SummaryContext<'_>) -> String {
     if partial > 0 {
         let _ = write!(line, ", {partial} partial");
     }
+    let disturbed: Vec<_> = cells.iter().filter(|c| c.state.kind == CellStateKind::Disturbed).collect();
+    if !disturbed.is_empty() {
+        let _ = write!(line, ", {} disturbed", disturbed.len());
+    }
     if cells.len() < s.total_cells {
         let _ = write!(line, ", {} not run", s.total_cells - cells.len());
     }
     let _ = writeln!(out, "{line}");
+    for cell in disturbed {
+        let _ = writeln!(
+            out,
+            "  disturbed: cell {} ({}): {} (not a figure: left out of medians unless --include-disturbed)",
+            cell.seq,
+            cell.test,
+            iomatrix_core::text::printable(&cell.state.describe())
+        );
+    }
     if let Some(error) = &s.error {
         let _ = writeln!(out, "  failed: {}", iomatrix_core::text::printable(error));
     }

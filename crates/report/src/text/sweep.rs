@@ -64,7 +64,8 @@ impl SweepText<'_> {
         if !self.left_out.is_empty() {
             let _ = writeln!(
                 out,
-                "\nNOT COMPLETE: clients or connections failed in these cells; left out of the levels' medians{}:",
+                "\nNOT COMPLETE: clients or connections failed in these cells, or they were disturbed (did not run for \
+                 their time: --include-disturbed takes them in); left out of the levels' medians{}:",
                 if self.partial == Partial::LeftOut {
                     " (--include-partial takes partial ones in, marked)"
                 } else {
