@@ -80,4 +80,5 @@ mod trust_figures;
 mod trust_files;
 mod trust_limits;
 mod trust_mpi;
+mod trust_studies;
 mod verify;
