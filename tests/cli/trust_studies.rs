@@ -159,7 +159,9 @@ fn hand_made_and_merged_runs_with_study_labels_survive_kills_and_resumes_and_nev
     // Listed as `runs` lists a killed run: not running.
     let listed: Value = serde_json::from_slice(&sb.run(&["study", "list", "--json"]).stdout).unwrap();
     assert_eq!(listed["studies"][0]["status"], "interrupted", "{listed}");
-    // The access step's cut run (the study's own, by id) stopped on its parent's death.
+    // The access step's run (the study's own, by id) is cut: it stops on its parent's death.
+    let cut: Vec<i64> = owned(&db, 1).iter().filter(|(_, seq)| *seq == 1).map(|(run, _)| *run).collect();
+    assert_eq!(cut.len(), 1, "{cut:?}");
     let out = sb.run(&["study", "run", file.to_str().unwrap()]);
     assert_success(&out);
     let study = study_json(&sb, "own");
@@ -168,6 +170,8 @@ fn hand_made_and_merged_runs_with_study_labels_survive_kills_and_resumes_and_nev
     let own = owned(&db, id);
     let steps = study["steps"].as_array().unwrap();
     assert_eq!(own.len(), steps.len(), "the study owns one run a step, its cut run removed: {own:?}");
+    assert!(!own.iter().any(|(run, _)| cut.contains(run)), "the cut run #{cut:?} was kept: {own:?}");
+    assert!(!run_ids(&db).iter().any(|(run, _)| cut.contains(run)), "the cut run #{cut:?} is still stored");
     for s in steps {
         assert_eq!(s["status"], "done", "{s}");
         let run = s["run_id"].as_i64().unwrap();
