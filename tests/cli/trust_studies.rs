@@ -97,18 +97,22 @@ fn study_labels_and_bidirectional_controls_are_refused_in_a_users_labels() {
     assert_success(&run(&["--label", "my-study=x"], &[]));
 }
 
-/// A study "own" of one configuration (folder a) and three steps: IOzone, access for
-/// `seconds` (where a kill lands), IOzone again.
+/// A study "own" of two configurations (folders a and b) and three steps: IOzone, access for
+/// `seconds` (where a kill lands), IOzone again; b compared with a on the first.
 fn own_study(sb: &Sandbox, seconds: u32) -> PathBuf {
-    std::fs::create_dir_all(sb.dir.path().join("a")).unwrap();
+    for c in ["a", "b"] {
+        std::fs::create_dir_all(sb.dir.path().join(c)).unwrap();
+    }
     write(
         sb,
         "own.toml",
         &format!(
-            "version = 1\nname = \"own\"\n[[config]]\nname = \"a\"\ntarget = \"{}/a\"\n\
+            "version = 1\nname = \"own\"\n[[config]]\nname = \"a\"\ntarget = \"{0}/a\"\n\
+             [[config]]\nname = \"b\"\ntarget = \"{0}/b\"\n\
              [[step]]\nname = \"w\"\nsuite = \"iozone\"\nargs = {{ {TINY} }}\n\
              [[step]]\nname = \"slow\"\nsuite = \"access\"\nargs = {{ file-size = \"1m\", bs = \"4k\", duration = \"{seconds}s\" }}\n\
-             [[step]]\nname = \"w2\"\nsuite = \"iozone\"\nargs = {{ files = \"64k\", records = \"8k\", tests = \"write\" }}\n",
+             [[step]]\nname = \"w2\"\nsuite = \"iozone\"\nargs = {{ files = \"64k\", records = \"8k\", tests = \"write\" }}\n\
+             [[compare]]\na = \"a\"\nb = \"b\"\nstep = \"w\"\n",
             sb.dir.path().display()
         ),
     )
@@ -144,7 +148,7 @@ fn hand_made_and_merged_runs_with_study_labels_survive_kills_and_resumes_and_nev
         assert!(Instant::now() < deadline, "the access step did not begin within 90 s");
         if db.exists()
             && Connection::open(&db).ok().is_some_and(|c| {
-                c.query_row("SELECT COUNT(*) FROM study_runs WHERE seq = 1", [], |r| r.get::<_, i64>(0)).unwrap_or(0)
+                c.query_row("SELECT COUNT(*) FROM study_runs WHERE seq = 2", [], |r| r.get::<_, i64>(0)).unwrap_or(0)
                     > 0
             })
         {
@@ -160,11 +164,17 @@ fn hand_made_and_merged_runs_with_study_labels_survive_kills_and_resumes_and_nev
     let listed: Value = serde_json::from_slice(&sb.run(&["study", "list", "--json"]).stdout).unwrap();
     assert_eq!(listed["studies"][0]["status"], "interrupted", "{listed}");
     // The access step's run (the study's own, by id) is cut: it stops on its parent's death.
-    let cut: Vec<i64> = owned(&db, 1).iter().filter(|(_, seq)| *seq == 1).map(|(run, _)| *run).collect();
+    let cut: Vec<i64> = owned(&db, 1).iter().filter(|(_, seq)| *seq == 2).map(|(run, _)| *run).collect();
     assert_eq!(cut.len(), 1, "{cut:?}");
     let out = sb.run(&["study", "run", file.to_str().unwrap()]);
     assert_success(&out);
     let study = study_json(&sb, "own");
+    // The conclusion compares the steps' own runs: the labels would select the user's run #1 too
+    // on side a, so that side is named by its id.
+    let first_of_a = study["steps"][0]["run_id"].as_i64().unwrap();
+    let (stdout, _) = text(&out);
+    let line = format!("== b against a, step 'w' (iomatrix compare {first_of_a} study-id=1,config=b,step=w)");
+    assert!(stdout.contains(&line), "{line} not in:\n{stdout}");
     assert_eq!(study["study"]["status"], "complete", "{study}");
     let id = study["study"]["id"].as_i64().unwrap();
     let own = owned(&db, id);
