@@ -96,6 +96,12 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
         .map(|f| f.parse::<Format>().map_err(|e| UsageError::new(format!("--format {f}: {e}"))))
         .transpose()?;
     let labels = crate::harness::args::labels(&args.labels)?;
+    if let Some((k, _)) = labels.iter().find(|(k, _)| iomatrix_study::STUDY_LABELS.contains(&k.as_str())) {
+        return Err(UsageError::new(format!(
+            "--label {k}=...: '{k}' is a label a study puts on the runs it starts; an imported run joins no study"
+        ))
+        .into());
+    }
     if labels.iter().any(|(k, _)| k == IMPORTED_LABEL) {
         return Err(UsageError::new(format!(
             "--label {IMPORTED_LABEL}=...: the importer sets this label itself (to fio, iozone, bonnie++, bonnie, iometer or published)"

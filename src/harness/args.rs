@@ -135,6 +135,22 @@ pub fn labels(raw: &[String]) -> Result<Vec<(String, String)>, UsageError> {
                 iomatrix_core::text::describe_control(c)
             )));
         }
+        if let Some((at, c)) = first_bidi_control(l) {
+            return Err(UsageError::new(format!(
+                "--label '{}': U+{:04X} (a bidirectional control) at character {at}: it makes text show in another \
+                 order than it is stored; a label holds printable text only (keys and values)",
+                l.replace(|c: char| first_bidi_control(&c.to_string()).is_some(), "?"),
+                c as u32
+            )));
+        }
+        if iomatrix_study::STUDY_LABELS.contains(&key) && std::env::var_os(iomatrix_store::STUDY_CLAIM_VAR).is_none() {
+            return Err(UsageError::new(format!(
+                "--label {key}=...: '{key}' is a label a study puts on the runs it starts ({}); a run of your own \
+                 cannot carry it (a study tells its runs by their ids, not by labels): name it differently, e.g. \
+                 --label my-{key}=...",
+                iomatrix_study::STUDY_LABELS.join(", ")
+            )));
+        }
         for (what, text, max) in [
             ("key", key, iomatrix_store::gate::MAX_LABEL_KEY_CHARS),
             ("value", value, iomatrix_store::gate::MAX_LABEL_VALUE_CHARS),
@@ -157,6 +173,15 @@ pub fn labels(raw: &[String]) -> Result<Vec<(String, String)>, UsageError> {
         out.push((key.to_string(), value.to_string()));
     }
     Ok(out)
+}
+
+/// The first bidirectional control character of `text` (U+202A-202E embeddings and overrides,
+/// U+2066-2069 isolates: "Trojan Source"), with its character position (from 1).
+fn first_bidi_control(text: &str) -> Option<(usize, char)> {
+    text.chars()
+        .enumerate()
+        .find(|(_, c)| matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'))
+        .map(|(i, c)| (i + 1, c))
 }
 
 /// The run's labels and those of `IOMATRIX_LABELS` (KEY=VALUE,KEY=VALUE; set by `iomatrix rerun`,
@@ -240,6 +265,23 @@ mod tests {
         assert!(e.contains("ESC") && !e.contains('\u{1b}'), "{e}");
         assert!(given(&["k=\t"]).is_err());
         assert!(given(&[&format!("k={}", "v".repeat(5000))]).unwrap_err().to_string().contains("at most 4096"));
+        for bidi in ['\u{202A}', '\u{202E}', '\u{2066}', '\u{2069}'] {
+            let e = given(&[&format!("k=ab{bidi}c")]).unwrap_err().to_string();
+            assert!(e.contains(&format!("U+{:04X}", bidi as u32)) && e.contains("character 5"), "{e}");
+            assert!(!e.contains(bidi), "{e}");
+        }
+        assert!(given(&["k=\u{2065}\u{202F}"]).is_ok());
+    }
+
+    #[test]
+    fn study_labels_are_reserved() {
+        // The tests of this binary never run with a study's claim in their environment.
+        assert!(std::env::var_os(iomatrix_store::STUDY_CLAIM_VAR).is_none());
+        for key in iomatrix_study::STUDY_LABELS {
+            let e = labels(&[format!("{key}=x")]).unwrap_err().to_string();
+            assert!(e.contains(&format!("'{key}' is a label a study puts")), "{e}");
+        }
+        assert!(labels(&["my-study=x".to_string()]).is_ok());
     }
 
     #[test]

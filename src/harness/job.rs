@@ -98,6 +98,24 @@ impl Drop for Unfinished {
     }
 }
 
+/// The study step this run was started as ([`iomatrix_store::STUDY_CLAIM_VAR`], set by `study run`),
+/// checked against the database before anything is made: a claim that does not hold is refused.
+fn study_claim(store: &Store) -> anyhow::Result<Option<iomatrix_store::StudyClaim>> {
+    let var = iomatrix_store::STUDY_CLAIM_VAR;
+    let Some(value) = std::env::var_os(var) else { return Ok(None) };
+    let refused = |why: String| {
+        iomatrix_core::UsageError::new(format!(
+            "{var}: {why}; only `iomatrix study run` sets it, for the runs it starts: unset it to run by hand"
+        ))
+    };
+    let claim = value
+        .to_str()
+        .and_then(iomatrix_store::StudyClaim::parse)
+        .ok_or_else(|| refused("not a study's claim (STUDY:STEP:NONCE)".into()))?;
+    store.check_study_claim(&claim)?.map_err(refused)?;
+    Ok(Some(claim))
+}
+
 impl Job {
     pub fn start(job: JobSpec<'_>, run: &mut RunOptions, db: &Path) -> anyhow::Result<Job> {
         let spec = job.spec;
@@ -122,6 +140,7 @@ impl Job {
             warn_if_cached(spec, cache, &env);
         }
         let store = Store::open_for_writing(db)?;
+        let claim = study_claim(&store)?;
         // Before the first file: a signal from here on (SIGHUP: a killed study's step) stops the run
         // with its folder removed, never leaving one behind. The run's own flag: a failed client
         // raises it too, and is never taken for a signal.
@@ -141,15 +160,18 @@ impl Job {
         if let (Some(all), Some(extra)) = (all.as_object_mut(), conditions.as_object()) {
             all.extend(extra.clone());
         }
-        let run_id = store.begin_run(&NewRun {
-            suite: job.suite.into(),
-            command_line: command_line(),
-            labels: super::args::with_env_labels(&run.labels)?,
-            plan: job.plan,
-            environment: with_server(with_client_hosts(serde_json::to_value(&env)?, job.client_hosts)?, server)?,
-            conditions: all,
-            total_cells: job.total_cells,
-        })?;
+        let run_id = store.begin_run_claimed(
+            &NewRun {
+                suite: job.suite.into(),
+                command_line: command_line(),
+                labels: super::args::with_env_labels(&run.labels)?,
+                plan: job.plan,
+                environment: with_server(with_client_hosts(serde_json::to_value(&env)?, job.client_hosts)?, server)?,
+                conditions: all,
+                total_cells: job.total_cells,
+            },
+            claim.as_ref(),
+        )?;
         let unfinished = Unfinished::new(store.path(), run_id);
         // The marker names the run, so `clean` can say which run a leftover belonged to.
         let marked = match (&mut workdir, &mut remote) {

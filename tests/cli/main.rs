@@ -84,4 +84,5 @@ mod trust_files;
 mod trust_inert;
 mod trust_limits;
 mod trust_mpi;
+mod trust_studies;
 mod verify;

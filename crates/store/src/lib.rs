@@ -54,7 +54,7 @@ pub use maintain::{
 };
 pub use schema::known_version as known_schema_version;
 
-pub use study::{StepStatus, StudyRecord, StudyStatus, StudyStep};
+pub use study::{new_nonce, StepStatus, StudyClaim, StudyRecord, StudyRun, StudyStatus, StudyStep, STUDY_CLAIM_VAR};
 pub use time::format_utc;
 
 use rusqlite::{params, Connection, OptionalExtension};
@@ -462,6 +462,7 @@ impl Store {
             ),
         })?;
         store.mark_abandoned_runs()?;
+        store.mark_abandoned_studies()?;
         Ok(store)
     }
 
@@ -611,6 +612,12 @@ impl Store {
     }
 
     pub fn begin_run(&self, run: &NewRun) -> Result<i64> {
+        self.begin_run_claimed(run, None)
+    }
+
+    /// As [`Store::begin_run`]; with a claim, the run joins the study's step it names in the same
+    /// transaction (refused, and nothing stored, when the claim does not hold).
+    pub fn begin_run_claimed(&self, run: &NewRun, claim: Option<&StudyClaim>) -> Result<i64> {
         let me = ProcessId::current();
         gate::check_run(run, &me.host).map_err(|refused| self.refused(refused))?;
         let tx = self.conn.unchecked_transaction().map_err(self.err("cannot begin a run"))?;
@@ -643,6 +650,9 @@ impl Store {
                 params![id, key, value],
             )
             .map_err(self.err("cannot record a label"))?;
+        }
+        if let Some(claim) = claim {
+            self.join_study(&tx, id, claim)?;
         }
         tx.commit().map_err(self.err("cannot commit the new run"))?;
         Ok(id)
@@ -831,6 +841,18 @@ impl Store {
             out.push(s);
         }
         Ok(out)
+    }
+
+    /// Run `id`'s summary (with its labels), if it is stored.
+    pub fn load_run_summary(&self, id: i64) -> Result<Option<RunSummary>> {
+        let found = self
+            .conn
+            .query_row(&format!("{SUMMARY_SELECT} WHERE r.id = ?1"), [id], summary_from_row)
+            .optional()
+            .map_err(self.err("cannot read a run"))?;
+        let Some(mut summary) = found else { return Ok(None) };
+        summary.labels = self.labels(summary.id)?;
+        Ok(Some(summary))
     }
 
     /// The newest run whose environment record says `key` = `value` (a text), e.g. the run a

@@ -143,6 +143,17 @@ pub const MIGRATIONS: &[&str] = &[
     BEGIN
         UPDATE run_id_high_water SET id = NEW.id WHERE id < NEW.id;
     END;",
+    // 8: a study owns its runs by id, not by their labels (which a user or a merged database can
+    // carry): each run a study's step started, with the step (seq) and its key, written by the run
+    // itself when it begins, proven by the hash of a nonce only the study's process holds.
+    "ALTER TABLE studies ADD COLUMN nonce_sha256 TEXT;
+    CREATE TABLE study_runs (
+        run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+        study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        key TEXT NOT NULL
+    );
+    CREATE INDEX study_runs_by_step ON study_runs (study_id, seq);",
 ];
 
 /// The backfill of migration 6 for the cells of one run (`?1`: its id), for `db merge` from a

@@ -3,20 +3,91 @@
 //! (configuration, step) pairs of its plan in order, each with its outcome
 //! and, once done, its run. Runs stay ordinary runs (they also carry the
 //! study's labels), so everything that reads runs reads a study's too.
+//!
+//! A study owns its runs by id, never by their labels (a user's run, or one a
+//! merged database brought, may carry them): each run a step starts joins the
+//! study as it begins ([`Store::begin_run_claimed`] with a [`StudyClaim`]),
+//! proven by a nonce only the study's process holds (the study stores its
+//! SHA-256), and is listed in `study_runs` with its step and the step's key.
+//! `db merge` never copies `study_runs`: a merged run joins no study.
 
 use super::{params, time, OptionalExtension, ProcessId, Result, Store};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The environment variable through which a study's step proves its membership to the run it
+/// starts: `STUDY_ID:SEQ:NONCE` ([`StudyClaim`]). Nobody types it; a run without it cannot carry
+/// the study labels.
+pub const STUDY_CLAIM_VAR: &str = "IOMATRIX_STUDY_CLAIM";
+
+/// A run's claim to be step `seq` of study `study`, with the nonce of the study's process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StudyClaim {
+    pub study: i64,
+    pub seq: usize,
+    pub nonce: String,
+}
+
+impl StudyClaim {
+    /// The claim as [`STUDY_CLAIM_VAR`] holds it.
+    pub fn to_var(&self) -> String {
+        format!("{}:{}:{}", self.study, self.seq, self.nonce)
+    }
+
+    /// The claim in [`STUDY_CLAIM_VAR`]'s value; None when it is not one.
+    pub fn parse(value: &str) -> Option<StudyClaim> {
+        let mut parts = value.splitn(3, ':');
+        let study = parts.next()?.parse().ok()?;
+        let seq = parts.next()?.parse().ok()?;
+        let nonce = parts.next()?.to_string();
+        (!nonce.is_empty()).then_some(StudyClaim { study, seq, nonce })
+    }
+}
+
+/// A fresh nonce for a study's process: 128 bits from the kernel's random source, in hex.
+pub fn new_nonce() -> std::io::Result<String> {
+    let mut bytes = [0u8; 16];
+    let mut filled = 0;
+    while filled < bytes.len() {
+        // SAFETY: getrandom(2) writes at most the given length into the buffer given.
+        let n = unsafe { libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+            continue;
+        }
+        filled += n as usize;
+    }
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A run a study's step started (from `study_runs`), with what the run row says of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StudyRun {
+    pub run_id: i64,
+    pub seq: usize,
+    /// The key of the step that started it, as it was then.
+    pub key: String,
+    pub summary: super::RunSummary,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StudyStatus {
-    /// Under way, or its process died (`study run` again resumes it).
+    /// Under way (`study run` again resumes it once its process is gone).
     Running,
     /// Every step done.
     Complete,
     /// Ended with steps skipped or failed (`study run` again tries them again).
     Incomplete,
-    /// Stopped on request (Ctrl-C, SIGTERM).
+    /// Stopped on request (Ctrl-C, SIGTERM), or its process was killed (found by the next open
+    /// of the database, as a killed run is found).
     Interrupted,
     /// Replaced by a later record of the same study (`study run --restart`).
     Superseded,
@@ -100,6 +171,14 @@ impl StudyRecord {
             && self.host == me.host
             && self.pid != me.pid
             && ProcessId::is_alive(self.pid, self.pid_start)
+    }
+
+    /// Whether this record says `running` while its process on this host is gone (killed): the
+    /// rule `runs` uses for a run ([`ProcessId::is_alive`]: pid and start time).
+    pub fn process_gone(&self) -> bool {
+        self.status == StudyStatus::Running
+            && self.host == ProcessId::this_host()
+            && !ProcessId::is_alive(self.pid, self.pid_start)
     }
 }
 
@@ -254,6 +333,99 @@ impl Store {
         Ok(())
     }
 
+    /// The nonce of the process now running study `id`: only its SHA-256 is kept. A run claims
+    /// a step of the study with it ([`StudyClaim`]); a nonce of an earlier process no longer does.
+    pub fn set_study_nonce(&self, id: i64, nonce: &str) -> Result<()> {
+        self.conn
+            .execute("UPDATE studies SET nonce_sha256 = ?2 WHERE id = ?1", params![id, sha256_hex(nonce)])
+            .map_err(self.err("cannot record the study's nonce"))?;
+        Ok(())
+    }
+
+    /// Why `claim` does not prove a step of a study, if it does not: no such study or step, or
+    /// a nonce that is not that study's process's.
+    pub fn check_study_claim(&self, claim: &StudyClaim) -> Result<std::result::Result<String, String>> {
+        let stored: Option<(Option<String>, Option<String>)> = self
+            .conn
+            .query_row(
+                "SELECT s.nonce_sha256, st.key FROM studies s LEFT JOIN study_steps st
+                     ON st.study_id = s.id AND st.seq = ?2 WHERE s.id = ?1",
+                params![claim.study, claim.seq as i64],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(self.err("cannot read studies"))?;
+        Ok(match stored {
+            None => Err(format!("there is no study #{} in this database", claim.study)),
+            Some((_, None)) => Err(format!("study #{} has no step {}", claim.study, claim.seq + 1)),
+            Some((Some(hash), Some(key))) if hash == sha256_hex(&claim.nonce) => Ok(key),
+            Some(_) => Err(format!("it is not the nonce of the process running study #{}", claim.study)),
+        })
+    }
+
+    /// Records run `run_id` (begun in `tx`) as step `claim.seq`'s of its study, if the claim holds.
+    pub(crate) fn join_study(&self, tx: &rusqlite::Transaction<'_>, run_id: i64, claim: &StudyClaim) -> Result<()> {
+        let key = match self.check_study_claim(claim)? {
+            Ok(key) => key,
+            Err(why) => {
+                return Err(super::StoreError::Other(
+                    format!("the run cannot join study #{} ({}): {why}", claim.study, super::STUDY_CLAIM_VAR),
+                    self.path.clone(),
+                ))
+            }
+        };
+        tx.execute(
+            "INSERT INTO study_runs (run_id, study_id, seq, key) VALUES (?1, ?2, ?3, ?4)",
+            params![run_id, claim.study, claim.seq as i64, key],
+        )
+        .map_err(self.err("cannot record the run as the study's"))?;
+        Ok(())
+    }
+
+    /// Records run `run_id` as step `seq`'s of study `study` (a step across hosts, whose run
+    /// the study found by the launch id it gave it), unless it is some study's already.
+    pub fn adopt_study_run(&self, study: i64, seq: usize, key: &str, run_id: i64) -> Result<bool> {
+        let n = self
+            .conn
+            .execute(
+                "INSERT OR IGNORE INTO study_runs (run_id, study_id, seq, key) VALUES (?1, ?2, ?3, ?4)",
+                params![run_id, study, seq as i64, key],
+            )
+            .map_err(self.err("cannot record the run as the study's"))?;
+        Ok(n == 1 || self.study_runs(study)?.iter().any(|r| r.run_id == run_id && r.seq == seq))
+    }
+
+    /// The runs study `id`'s steps started, oldest first (what `study_runs` lists of it).
+    pub fn study_runs(&self, id: i64) -> Result<Vec<StudyRun>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT run_id, seq, key FROM study_runs WHERE study_id = ?1 ORDER BY run_id")
+            .map_err(self.err("cannot read a study's runs"))?;
+        let rows = stmt
+            .query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)? as usize, r.get::<_, String>(2)?)))
+            .map_err(self.err("cannot read a study's runs"))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(self.err("cannot read a study's runs"))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (run_id, seq, key) in rows {
+            if let Some(run) = self.load_run_summary(run_id)? {
+                out.push(StudyRun { run_id, seq, key, summary: run });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Runs still `running` whose study process on this host is gone (killed): `interrupted`,
+    /// as [`Store::mark_abandoned_runs`] marks a run.
+    pub(crate) fn mark_abandoned_studies(&self) -> Result<()> {
+        for s in self.list_studies()?.into_iter().filter(StudyRecord::process_gone) {
+            self.conn
+                .execute("UPDATE studies SET status = 'interrupted' WHERE id = ?1 AND status = 'running'", [s.id])
+                .map_err(self.err("cannot mark an abandoned study"))?;
+        }
+        Ok(())
+    }
+
     /// Removes a run and everything it stored (a study's run cut short, run again from its start).
     pub fn delete_run(&self, run_id: i64) -> Result<()> {
         self.conn.execute("DELETE FROM runs WHERE id = ?1", [run_id]).map_err(self.err("cannot delete a run"))?;
@@ -279,4 +451,71 @@ fn study_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StudyRecord> {
         pid: r.get(9)?,
         pid_start: r.get(10)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NewRun;
+
+    fn new_run(labels: &[(&str, &str)]) -> NewRun {
+        NewRun {
+            suite: "iozone".into(),
+            command_line: "iomatrix run iozone".into(),
+            labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            plan: serde_json::json!({}),
+            environment: serde_json::json!({}),
+            conditions: serde_json::json!({}),
+            total_cells: 1,
+        }
+    }
+
+    fn step(seq: usize) -> StudyStep {
+        StudyStep {
+            seq,
+            config: "c".into(),
+            step: format!("s{seq}"),
+            suite: "iozone".into(),
+            key: format!("key{seq}"),
+            status: StepStatus::Planned,
+            run_id: None,
+            detail: None,
+            seconds: None,
+        }
+    }
+
+    #[test]
+    fn a_run_joins_a_study_only_with_the_nonce_of_its_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("r.db")).unwrap();
+        let id = store.begin_study("s", "full", "/s.toml", "x", &[step(0), step(1)]).unwrap();
+        let nonce = new_nonce().unwrap();
+        assert_eq!(nonce.len(), 32);
+        assert_ne!(nonce, new_nonce().unwrap());
+        store.set_study_nonce(id, &nonce).unwrap();
+        let labels = [("study-id", "1"), ("step", "s1")];
+        // Labels alone: an ordinary run, no study's.
+        let by_hand = store.begin_run(&new_run(&labels)).unwrap();
+        let wrong = StudyClaim { study: id, seq: 1, nonce: "0".repeat(32) };
+        let e = store.begin_run_claimed(&new_run(&labels), Some(&wrong)).unwrap_err().to_string();
+        assert!(e.contains("not the nonce"), "{e}");
+        let e = store
+            .begin_run_claimed(&new_run(&labels), Some(&StudyClaim { seq: 7, ..wrong.clone() }))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("has no step 8"), "{e}");
+        let claim = StudyClaim { study: id, seq: 1, nonce: nonce.clone() };
+        assert_eq!(StudyClaim::parse(&claim.to_var()), Some(claim.clone()));
+        let joined = store.begin_run_claimed(&new_run(&labels), Some(&claim)).unwrap();
+        let runs = store.study_runs(id).unwrap();
+        assert_eq!(runs.iter().map(|r| (r.run_id, r.seq, r.key.as_str())).collect::<Vec<_>>(), [(joined, 1, "key1")]);
+        assert!(!runs.iter().any(|r| r.run_id == by_hand));
+        // A later process of the study holds another nonce: the old one no longer joins.
+        store.set_study_nonce(id, &new_nonce().unwrap()).unwrap();
+        assert!(store.begin_run_claimed(&new_run(&labels), Some(&claim)).is_err());
+        // The refused runs were not stored: the hand-made one and the joined one are all.
+        assert_eq!(store.list_runs().unwrap().len(), 2);
+        store.delete_run(joined).unwrap();
+        assert!(store.study_runs(id).unwrap().is_empty());
+    }
 }

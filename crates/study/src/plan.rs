@@ -103,8 +103,27 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 /// Checks `file` (read from `text`) and orders its steps.
 pub fn plan(file: &StudyFile, text: &str, scale: Scale, suites: &dyn SuiteFlags) -> Result<Plan, FileError> {
     let at = |span: std::ops::Range<usize>, msg: String| FileError::at(text, span, msg);
-    if file.name.get_ref().trim().is_empty() {
+    let name = file.name.get_ref();
+    if name.trim().is_empty() {
         return Err(at(file.name.span(), "name is empty: give the study a name".into()));
+    }
+    // The name goes into a label of every run (`study=NAME`) and the logs' folder name
+    // (`studies/NAME-ID`, at most 255 bytes): refused here, before any record is made.
+    let chars = name.chars().count();
+    if chars > MAX_STUDY_NAME {
+        return Err(at(
+            file.name.span(),
+            format!("name is {chars} characters long; a study's name holds at most {MAX_STUDY_NAME}: shorten it"),
+        ));
+    }
+    if let Some((at_char, c)) = iomatrix_core::text::first_control(name) {
+        return Err(at(
+            file.name.span(),
+            format!(
+                "name: {} at character {at_char}: a study's name holds printable text only",
+                iomatrix_core::text::describe_control(c)
+            ),
+        ));
     }
     if file.configs.is_empty() || file.steps.is_empty() {
         return Err(FileError { line: None, message: "a study needs at least one [[config]] and one [[step]]".into() });
@@ -227,6 +246,9 @@ pub fn plan(file: &StudyFile, text: &str, scale: Scale, suites: &dyn SuiteFlags)
         .collect();
     Ok(Plan { steps, timeout })
 }
+
+/// The longest study name (in characters).
+pub const MAX_STUDY_NAME: usize = 128;
 
 /// The longest configuration or step name.
 pub const MAX_NAME: usize = 64;
@@ -504,6 +526,21 @@ pub fn expand(text: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<String
 mod tests {
     use super::*;
     use crate::file::parse;
+
+    #[test]
+    fn a_study_name_too_long_or_unprintable_is_refused_before_anything_runs() {
+        for (name, said) in [
+            ("n".repeat(5000), "name is 5000 characters long; a study's name holds at most 128"),
+            ("a\\u001bb".to_string(), "ESC"),
+        ] {
+            let text = TWO.replacen("name = \"s\"", &format!("name = \"{name}\""), 1);
+            let file = parse(&text).unwrap();
+            let e = plan(&file, &text, Scale::Full, &Fake).unwrap_err().to_string();
+            assert!(e.contains(said) && e.contains("line 2"), "{e}");
+        }
+        let text = TWO.replacen("name = \"s\"", &format!("name = \"{}\"", "n".repeat(128)), 1);
+        assert!(plan(&parse(&text).unwrap(), &text, Scale::Full, &Fake).is_ok());
+    }
 
     /// Two suites with a few flags; `check` refuses a second --file-size, as clap would.
     struct Fake;

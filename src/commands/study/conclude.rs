@@ -1,7 +1,8 @@
 //! A study's conclusions: its `[[compare]]`, `[[sweep]]` and `report`
 //! entries as `iomatrix compare`, `sweep` and `report` command lines over
-//! its runs (selected by the labels the study put on them), parsed by those
-//! commands' own parsers and run in this process.
+//! its runs (selected by the labels the study put on them where those select
+//! exactly the step's own run, else by its id), parsed by those commands' own
+//! parsers and run in this process.
 
 use crate::commands::compare::{self, CompareArgs};
 use crate::commands::report::{self, ReportArgs};
@@ -32,9 +33,37 @@ struct ReportLine {
     args: ReportArgs,
 }
 
-/// The runs of one configuration's step: a selector `compare`, `sweep` and `report` take.
-pub fn selector(study: i64, config: &str, step: &str) -> String {
-    format!("study-id={study},config={config},step={step}")
+/// The runs of one configuration's step: a selector `compare`, `sweep` and `report` take. The
+/// labels read best, but a user's run or a merged one may carry them too: they are the selector
+/// only while they select the step's own run (by id, the study's record) and nothing else.
+struct Selectors {
+    study: i64,
+    /// (config, step) -> the step's own run.
+    own: Vec<(String, String, Option<i64>)>,
+    runs: Vec<iomatrix_store::RunSummary>,
+}
+
+impl Selectors {
+    fn new(db: &Path, study: i64, steps: &[StudyStep]) -> anyhow::Result<Selectors> {
+        let own = steps.iter().map(|s| (s.config.clone(), s.step.clone(), s.run_id)).collect();
+        Ok(Selectors { study, own, runs: iomatrix_store::Store::open(db)?.list_runs()? })
+    }
+
+    fn of(&self, config: &str, step: &str) -> String {
+        let by_labels = format!("study-id={},config={config},step={step}", self.study);
+        let own = self.own.iter().find(|(c, s, _)| c == config && s == step).and_then(|(_, _, run)| *run);
+        let has = |r: &iomatrix_store::RunSummary, k: &str, v: &str| r.labels.iter().any(|(rk, rv)| rk == k && rv == v);
+        let labelled: Vec<i64> = self
+            .runs
+            .iter()
+            .filter(|r| has(r, "study-id", &self.study.to_string()) && has(r, "config", config) && has(r, "step", step))
+            .map(|r| r.id)
+            .collect();
+        match own {
+            Some(id) if labelled != [id] => id.to_string(),
+            _ => by_labels,
+        }
+    }
 }
 
 /// Prints every conclusion the file asks for, over the study's done steps; one that lacks its
@@ -44,6 +73,8 @@ pub fn print(db: &Path, file: &StudyFile, study: i64, steps: &[StudyStep], write
     let done = |config: &str, step: &str| {
         steps.iter().any(|s| s.config == config && s.step == step && s.status == StepStatus::Done)
     };
+    let sel = Selectors::new(db, study, steps)?;
+    let selector = |_: i64, config: &str, step: &str| sel.of(config, step);
     let mut step_names: Vec<&str> = steps.iter().map(|s| s.step.as_str()).collect();
     step_names.sort();
     step_names.dedup();

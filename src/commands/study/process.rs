@@ -252,6 +252,97 @@ fn live_members(pgid: i32) -> Option<usize> {
     Some(count)
 }
 
+/// Makes the study the reaper of its orphans (PR_SET_CHILD_SUBREAPER): a process a setup
+/// started in a session of its own (`setsid`), whose parent shell ended, becomes the study's
+/// child instead of init's, so [`end_descendants`] still finds it. Err: why it cannot.
+pub fn adopt_orphans() -> std::io::Result<()> {
+    // SAFETY: prctl(2) with PR_SET_CHILD_SUBREAPER takes an integer flag and touches no memory.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The processes descending from this one (children, theirs, ...: with [`adopt_orphans`] also
+/// what a setup left in a session of its own), zombies not counted; None when /proc is not
+/// this process's PID namespace's.
+fn descendants() -> Option<Vec<i32>> {
+    let me = std::process::id() as i32;
+    let ours =
+        std::fs::read_link("/proc/self").ok().and_then(|p| p.to_str().and_then(|s| s.parse::<i32>().ok())) == Some(me);
+    if !ours {
+        return None;
+    }
+    let mut parent_of: Vec<(i32, i32)> = Vec::new();
+    for e in std::fs::read_dir("/proc").ok()?.filter_map(Result::ok) {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+        let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+        let live = fields.first().is_some_and(|state| *state != "Z" && *state != "X");
+        if let (true, Some(ppid)) = (live, fields.get(1).and_then(|p| p.parse::<i32>().ok())) {
+            parent_of.push((pid, ppid));
+        }
+    }
+    let mut found = vec![me];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(parent_of.iter().filter(|(_, pp)| *pp == parent).map(|(pid, _)| *pid));
+        i += 1;
+    }
+    found.remove(0);
+    Some(found)
+}
+
+/// Ends every process the study still has below it (SIGTERM, up to [`GROUP_GRACE`], then
+/// SIGKILL), its own children reaped: what "stopped with every process it started" promises.
+/// Returns how many there were; Err: why it cannot tell (/proc of another PID namespace).
+pub fn end_descendants() -> Result<usize, String> {
+    let Some(first) = descendants() else {
+        return Err("/proc shows another PID namespace: processes a setup started in a session of their own \
+                    (setsid) cannot be found and may still run"
+            .into());
+    };
+    let signal = |pids: &[i32], sig: i32| {
+        for pid in pids {
+            // SAFETY: kill(2) of a process found below this one in /proc an instant ago (our own
+            // children stay ours until reaped below; a grandchild's pid reused in that instant is
+            // the risk every process-tree killer takes).
+            unsafe { libc::kill(*pid, sig) };
+        }
+    };
+    signal(&first, libc::SIGCONT);
+    signal(&first, libc::SIGTERM);
+    let deadline = Instant::now() + GROUP_GRACE;
+    // Bounded (5 s): a process that forks as fast as it is killed is left to the SIGKILL rounds.
+    for _ in 0..100 {
+        reap_children();
+        let left = descendants().unwrap_or_default();
+        if left.is_empty() {
+            return Ok(first.len());
+        }
+        if Instant::now() >= deadline {
+            signal(&left, libc::SIGKILL);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    reap_children();
+    Ok(first.len())
+}
+
+/// Reaps the study's children that have ended (orphans it adopted, and those ended above).
+fn reap_children() {
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid(2) on any child, not blocking. Only called when no step's or setup's
+        // process is being waited for (they have all ended), so no Child's status is taken.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid <= 0 {
+            return;
+        }
+    }
+}
+
 /// `KEY=VALUE` lines of a setup command's output (shell quoting undone, as `eval` would).
 pub fn exports(stdout: &str) -> Vec<(String, String)> {
     stdout

@@ -42,6 +42,12 @@ pub struct RunArgs {
     /// slot; without it they run on this host
     #[arg(long, value_name = "FILE|LIST")]
     hosts: Option<String>,
+
+    /// A device the steps still to run of a resumed study may destroy data on: a resume never
+    /// replays a step's --destroy-data-on from the file (the name may be another disk's by now);
+    /// give each again here
+    #[arg(long = "destroy-data-on", value_name = "DEVICE")]
+    destroy_data_on: Vec<String>,
 }
 
 /// Longest wait for a step's run left behind by a killed study to finish stopping.
@@ -56,9 +62,25 @@ pub fn run(args: RunArgs, db: &Path) -> anyhow::Result<ExitCode> {
         iomatrix_study::plan(&file, &text, scale, &RunParser).map_err(|e| UsageError::new(format!("{shown}: {e}")))?;
     let store = Store::open_for_writing(db)?;
     let name = file.name.get_ref().clone();
-    let record = take_record(&store, &args, &name, scale, &text, &plan)?;
+    let (record, resumed) = take_record(&store, &args, &name, scale, &text, &plan)?;
+    // Only this process knows the nonce: a run proves it is one of this study's steps with it.
+    let nonce = iomatrix_store::new_nonce().context("cannot draw the study's nonce")?;
+    store.set_study_nonce(record.id, &nonce)?;
     let stop = signals::install()?;
-    let logs = log_folder(db, &name, record.id)?;
+    if let Err(e) = process::adopt_orphans() {
+        eprintln!(
+            "iomatrix: warning: cannot adopt the orphans of the study's setups (PR_SET_CHILD_SUBREAPER: {e}): a \
+             process a setup starts in a session of its own (setsid) may outlive a stopped study"
+        );
+    }
+    let logs = match log_folder(db, &name, record.id) {
+        Ok(logs) => logs,
+        Err(e) => {
+            // Never left `running` behind a study that could not begin.
+            store.finish_study(record.id, StudyStatus::Incomplete)?;
+            return Err(e);
+        }
+    };
     let mut study = Study {
         store: &store,
         db,
@@ -68,6 +90,8 @@ pub fn run(args: RunArgs, db: &Path) -> anyhow::Result<ExitCode> {
         plan: &plan,
         scale,
         id: record.id,
+        nonce,
+        devices_given: resumed.then(|| args.destroy_data_on.clone()),
         logs,
         force: args.force,
         vars: args.hosts.iter().map(|h| ("HOSTS".to_string(), h.clone())).collect(),
@@ -77,6 +101,14 @@ pub fn run(args: RunArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let outcome = study.run_steps();
     let steps = store.study_steps(record.id)?;
     let all_done = steps.iter().all(|s| s.status == StepStatus::Done);
+    if matches!(outcome, Ok(Flow::Stopped)) && stop.load(Ordering::SeqCst) {
+        // What the setups left running (daemons, `setsid` children) ends with the stopped study.
+        match process::end_descendants() {
+            Ok(0) => {}
+            Ok(n) => eprintln!("iomatrix: study stopped: ended {n} process(es) its setups had left running"),
+            Err(why) => eprintln!("iomatrix: warning: {why}"),
+        }
+    }
     let status = match &outcome {
         Ok(Flow::Stopped) if stop.load(Ordering::SeqCst) => StudyStatus::Interrupted,
         _ if all_done => StudyStatus::Complete,
@@ -116,7 +148,7 @@ fn take_record(
     scale: Scale,
     text: &str,
     plan: &Plan,
-) -> anyhow::Result<StudyRecord> {
+) -> anyhow::Result<(StudyRecord, bool)> {
     let path = std::path::absolute(&args.file).unwrap_or_else(|_| args.file.clone()).display().to_string();
     let new_steps: Vec<StudyStep> = plan
         .steps
@@ -138,7 +170,7 @@ fn take_record(
         store.load_study(id)?.context("the study record just written is not there")
     };
     let Some(current) = store.current_study(name, scale.as_str())? else {
-        return begin(store);
+        return Ok((begin(store)?, false));
     };
     if current.is_running_elsewhere() {
         return Err(UsageError::new(format!(
@@ -155,7 +187,7 @@ fn take_record(
             "study '{name}': beginning again (--restart); record #{} and its {done} finished run(s) stay in the database",
             current.id
         );
-        return begin(store);
+        return Ok((begin(store)?, false));
     }
     let triples: Vec<(String, String, String)> =
         stored.iter().map(|s| (s.config.clone(), s.step.clone(), s.key.clone())).collect();
@@ -171,11 +203,60 @@ fn take_record(
         ))
         .into());
     }
+    let todo: Vec<&PlannedStep> =
+        plan.steps.iter().filter(|p| stored.get(p.seq).is_none_or(|r| r.status != StepStatus::Done)).collect();
+    check_destroy_flags(&todo, &args.destroy_data_on, name, current.id)?;
     store.resume_study(current.id, &path, text)?;
     if done > 0 || current.status != StudyStatus::Running {
         eprintln!("study '{name}': resuming record #{} ({done} of {} steps done)", current.id, stored.len());
     }
-    Ok(current)
+    Ok((current, true))
+}
+
+/// The devices `step`'s flags let it destroy data on (`--destroy-data-on`, as written).
+fn destroy_flags(step: &PlannedStep) -> Vec<&str> {
+    let mut it = step.args.iter();
+    let mut out = Vec::new();
+    while let Some(a) = it.next() {
+        if a == DESTROY_FLAG {
+            out.extend(it.next().map(String::as_str));
+        } else if let Some(v) = a.strip_prefix("--destroy-data-on=") {
+            out.push(v);
+        }
+    }
+    out
+}
+
+const DESTROY_FLAG: &str = "--destroy-data-on";
+
+/// Whether `device` is one the user named on this command line (by the same name, or a name of
+/// the same device node).
+fn named_again(device: &str, given: &[String]) -> bool {
+    let real = |p: &str| std::fs::canonicalize(p).ok();
+    given.iter().any(|g| g == device || (real(g).is_some() && real(g) == real(device)))
+}
+
+/// A resumed study never replays a step's `--destroy-data-on`: each device the steps still to
+/// run name must be given again on this command line (one written with `${VAR}` is checked as
+/// its step starts). Refused (exit 2) otherwise, before the record is touched.
+fn check_destroy_flags(todo: &[&PlannedStep], given: &[String], name: &str, id: i64) -> anyhow::Result<()> {
+    let mut missing: Vec<&str> = todo
+        .iter()
+        .flat_map(|p| destroy_flags(p))
+        .filter(|d| if d.contains("${") { given.is_empty() } else { !named_again(d, given) })
+        .collect();
+    missing.dedup();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(UsageError::new(format!(
+        "study '{name}' (#{id}) is resumed, and its steps still to run destroy data on {}: a resumed study never \
+         replays {DESTROY_FLAG} from its file (a device's name may be another disk's since it began); check the \
+         device and give it again: `iomatrix study run FILE {}`",
+        missing.join(", "),
+        missing.iter().map(|d| format!("{DESTROY_FLAG} {d}")).collect::<Vec<_>>().join(" ")
+    ))
+    .into())
 }
 
 /// Each study's logs: `studies/NAME-ID/` beside the results database.
@@ -226,6 +307,11 @@ struct Study<'a> {
     plan: &'a Plan,
     scale: Scale,
     id: i64,
+    /// What the study's steps' runs prove their membership with (`IOMATRIX_STUDY_CLAIM`).
+    nonce: String,
+    /// On a resumed study, the devices named on its command line: the only ones a step may
+    /// destroy data on (`--destroy-data-on` is never replayed from the file).
+    devices_given: Option<Vec<String>>,
     logs: PathBuf,
     /// `--force`: logs may replace files that are not study logs.
     force: bool,
@@ -391,6 +477,15 @@ impl Study<'_> {
         for a in &p.args {
             expanded.push(iomatrix_study::expand(a, &var).map_err(|e| UsageError::new(format!("step '{what}': {e}")))?);
         }
+        if let Some(given) = &self.devices_given {
+            let step = PlannedStep { args: expanded.clone(), ..(*p).clone() };
+            if let Some(d) = destroy_flags(&step).into_iter().find(|d| !named_again(d, given)) {
+                return Ok(Flow::Refused(format!(
+                    "step '{what}' destroys data on {d} ({DESTROY_FLAG}), and a resumed study never replays it from \
+                     its file: check the device and give it again on the command line ({DESTROY_FLAG} {d})"
+                )));
+            }
+        }
         args.extend(expanded);
         if let Some(t) = &config.target {
             let target = iomatrix_study::expand(t, &var)
@@ -417,6 +512,9 @@ impl Study<'_> {
             args.extend(["--label".into(), format!("{k}={v}")]);
         }
         let mut env = self.env(config_vars, Some(p.config))?;
+        let claim = iomatrix_store::StudyClaim { study: self.id, seq: p.seq, nonce: self.nonce.clone() };
+        env.push((iomatrix_store::STUDY_CLAIM_VAR.to_string(), claim.to_var()));
+        let before: Vec<i64> = self.store.study_runs(self.id)?.iter().map(|r| r.run_id).collect();
         let log = self.logs.join(format!("{:03}-{}-{}.log", p.seq + 1, p.config_name, p.step_name));
         let log_file = process::open_log(&log, self.db, self.force, &format!("step '{what}'"))?;
         let own = std::env::current_exe().context("cannot find iomatrix's own program file")?;
@@ -468,7 +566,7 @@ impl Study<'_> {
         spinner.finish_and_clear();
         let (ended, pid) = ran.with_context(|| format!("cannot start step '{what}'"))?;
         let seconds = started.elapsed().as_secs_f64();
-        let run = self.run_of(p, pid, launch.as_ref().map(|(_, id)| id.as_str()))?;
+        let run = self.run_of(p, &before, pid, launch.as_ref().map(|(_, id)| id.as_str()))?;
         let status = match ended {
             Ended::Stopped => {
                 // Cut short: run again from its start when the study resumes.
@@ -546,14 +644,15 @@ impl Study<'_> {
         Ok(Flow::Finished)
     }
 
-    /// The runs a killed study left for step `p`: a complete one is the step's; any other
-    /// (cut short) is removed. Waits while a process that stored one still runs (it may be
-    /// stopping, its working folder not yet removed).
+    /// The runs a killed study left for step `p`, of its own (by id, in its table): a complete
+    /// one of the step's key is the step's; any other (cut short) is removed. Waits while a
+    /// process that stored one still runs (it may be stopping, its working folder not yet
+    /// removed). A run the study did not start is never taken, nor removed, whatever its labels.
     fn leftovers(&self, p: &PlannedStep) -> anyhow::Result<Option<i64>> {
         let deadline = Instant::now() + LEFTOVER_WAIT;
         loop {
             let runs = self.runs_of(p)?;
-            let alive = runs.iter().any(iomatrix_store::RunSummary::process_alive);
+            let alive = runs.iter().any(|r| r.summary.process_alive());
             if alive && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(200));
                 // Reopening marks runs whose process has gone as incomplete.
@@ -562,69 +661,74 @@ impl Study<'_> {
             }
             let mut complete = None;
             for r in runs {
-                if r.status == RunStatus::Complete && complete.is_none() {
-                    complete = Some(r.id);
-                } else {
-                    self.store.delete_run(r.id)?;
+                if r.summary.status == RunStatus::Complete && r.key == p.key && complete.is_none() {
+                    complete = Some(r.run_id);
+                } else if !r.summary.process_alive() {
+                    self.store.delete_run(r.run_id)?;
                 }
             }
             return Ok(complete);
         }
     }
 
-    /// This study's runs of step `p`.
-    fn runs_of(&self, p: &PlannedStep) -> anyhow::Result<Vec<iomatrix_store::RunSummary>> {
-        let id = self.id.to_string();
-        let has = |r: &iomatrix_store::RunSummary, k: &str, v: &str| r.labels.iter().any(|(rk, rv)| rk == k && rv == v);
+    /// The runs this study's step `p` started (its table), that no step has taken.
+    fn runs_of(&self, p: &PlannedStep) -> anyhow::Result<Vec<iomatrix_store::StudyRun>> {
+        let claimed = self.claimed()?;
         Ok(self
             .store
-            .list_runs()?
+            .study_runs(self.id)?
             .into_iter()
-            .filter(|r| has(r, "study-id", &id) && has(r, "config", &p.config_name) && has(r, "step", &p.step_name))
+            .filter(|r| r.seq == p.seq && !claimed.contains(&r.run_id))
             .collect())
     }
 
-    /// Removes the study's runs that no step claims: what steps cut short by a killed study
+    /// The runs the study's steps have taken (done or failed, with their run).
+    fn claimed(&self) -> anyhow::Result<Vec<i64>> {
+        Ok(self.store.study_steps(self.id)?.iter().filter_map(|s| s.run_id).collect())
+    }
+
+    /// Removes the study's own runs that no step claims: what steps cut short by a killed study
     /// stored after the study resumed (their process may still be stopping: waited for).
     fn remove_strays(&self) -> anyhow::Result<()> {
-        let id = self.id.to_string();
         let deadline = Instant::now() + LEFTOVER_WAIT;
         loop {
-            let claimed: Vec<i64> = self.store.study_steps(self.id)?.iter().filter_map(|s| s.run_id).collect();
-            let strays: Vec<iomatrix_store::RunSummary> = Store::open(self.db)?
-                .list_runs()?
-                .into_iter()
-                .filter(|r| r.labels.iter().any(|(k, v)| k == "study-id" && *v == id) && !claimed.contains(&r.id))
-                .collect();
-            if strays.iter().any(|r| r.process_alive()) && Instant::now() < deadline {
+            let claimed = self.claimed()?;
+            let _ = Store::open(self.db)?;
+            let strays: Vec<iomatrix_store::StudyRun> =
+                self.store.study_runs(self.id)?.into_iter().filter(|r| !claimed.contains(&r.run_id)).collect();
+            if strays.iter().any(|r| r.summary.process_alive()) && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(200));
                 continue;
             }
-            for r in strays.iter().filter(|r| !r.process_alive()) {
-                self.store.delete_run(r.id)?;
+            for r in strays.iter().filter(|r| !r.summary.process_alive()) {
+                self.store.delete_run(r.run_id)?;
             }
             return Ok(());
         }
     }
 
-    /// The run process `pid` stored for step `p`; other runs of the step (strays of a killed
-    /// study) are removed.
-    fn run_of(&self, p: &PlannedStep, pid: u32, launch: Option<&str>) -> anyhow::Result<Option<i64>> {
-        let mut mine = None;
+    /// The run step `p`'s process `pid` started (one of the study's runs that was not there
+    /// before the step, `before`); across hosts, the one of its launch id. Other new runs of
+    /// the step (strays of a killed study) are removed.
+    fn run_of(&self, p: &PlannedStep, before: &[i64], pid: u32, launch: Option<&str>) -> anyhow::Result<Option<i64>> {
         let launched = match launch {
             Some(id) => self.store.find_run_by_environment("launch_id", id)?.map(|r| r.id),
             None => None,
         };
-        for r in self.runs_of(p)? {
+        let mut mine = None;
+        let new: Vec<iomatrix_store::StudyRun> =
+            self.runs_of(p)?.into_iter().filter(|r| !before.contains(&r.run_id)).collect();
+        for r in &new {
             let this_one = match launch {
-                Some(_) => launched == Some(r.id),
-                None => r.pid == pid as i64 && r.host == ProcessId::this_host(),
+                Some(_) => launched == Some(r.run_id),
+                None => r.summary.pid == pid as i64 && r.summary.host == ProcessId::this_host(),
             };
             if this_one && mine.is_none() {
-                mine = Some(r.id);
-            } else if !r.process_alive() {
-                self.store.delete_run(r.id)?;
+                mine = Some(r.run_id);
             }
+        }
+        for r in new.iter().filter(|r| Some(r.run_id) != mine && !r.summary.process_alive()) {
+            self.store.delete_run(r.run_id)?;
         }
         Ok(mine)
     }
@@ -647,7 +751,10 @@ impl Study<'_> {
                 failed(format!("`{cmd}` did not finish within {} s (the study's timeout)", self.plan.timeout.as_secs()))
             }
             Ended::Stopped => {
-                eprintln!("{what}: stopped, with every process it started (the study was told to stop)");
+                match process::end_descendants() {
+                    Ok(_) => eprintln!("{what}: stopped, with every process it started (the study was told to stop)"),
+                    Err(why) => eprintln!("{what}: stopped (the study was told to stop); iomatrix: warning: {why}"),
+                }
                 Ok(Shell::Stopped)
             }
         }

@@ -11,7 +11,9 @@ use std::process::ExitCode;
 
 pub fn list(db: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let store = Store::open(db)?;
-    let studies = store.list_studies()?;
+    // A database opened for reading only is not marked: a study whose process is gone is shown
+    // interrupted all the same, by the rule `runs` uses for a run (pid and start time).
+    let studies: Vec<StudyRecord> = store.list_studies()?.into_iter().map(shown_status).collect();
     let mut rows = Vec::with_capacity(studies.len());
     for s in &studies {
         let steps = store.study_steps(s.id)?;
@@ -59,9 +61,18 @@ pub fn list(db: &Path, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `record` as `study list` and `show` tell it: `interrupted` when it says running but its
+/// process on this host is gone.
+fn shown_status(mut record: StudyRecord) -> StudyRecord {
+    if record.process_gone() {
+        record.status = iomatrix_store::StudyStatus::Interrupted;
+    }
+    record
+}
+
 pub fn show(db: &Path, which: &str, json: bool) -> anyhow::Result<ExitCode> {
     let store = Store::open(db)?;
-    let record = find(&store, which)?;
+    let record = shown_status(find(&store, which)?);
     let steps = store.study_steps(record.id)?;
     if json {
         let doc = serde_json::json!({"schema": "iomatrix.study/1", "study": record, "steps": steps});
