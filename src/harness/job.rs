@@ -112,7 +112,7 @@ fn study_claim(store: &Store) -> anyhow::Result<Option<iomatrix_store::StudyClai
         .to_str()
         .and_then(iomatrix_store::StudyClaim::parse)
         .ok_or_else(|| refused("not a study's claim (STUDY:STEP:NONCE)".into()))?;
-    store.check_study_claim(&claim)?.map_err(refused)?;
+    store.check_study_claim(&claim)?.map_err(|why| refused(why.to_string()))?;
     Ok(Some(claim))
 }
 

@@ -199,6 +199,18 @@ pub struct StudyStep {
     pub seconds: Option<f64>,
 }
 
+
+/// Why a run's study claim does not prove a step of a study.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClaimRefused {
+    #[error("there is no study #{0} in this database")]
+    NoStudy(i64),
+    #[error("study #{0} has no step {1}")]
+    NoStep(i64, usize),
+    #[error("it is not the nonce of the process running study #{0}")]
+    OtherNonce(i64),
+}
+
 impl Store {
     /// The newest record of study `name` at `scale` that a later one has not replaced.
     pub fn current_study(&self, name: &str, scale: &str) -> Result<Option<StudyRecord>> {
@@ -344,7 +356,7 @@ impl Store {
 
     /// Why `claim` does not prove a step of a study, if it does not: no such study or step, or
     /// a nonce that is not that study's process's.
-    pub fn check_study_claim(&self, claim: &StudyClaim) -> Result<std::result::Result<String, String>> {
+    pub fn check_study_claim(&self, claim: &StudyClaim) -> Result<std::result::Result<String, ClaimRefused>> {
         let stored: Option<(Option<String>, Option<String>)> = self
             .conn
             .query_row(
@@ -356,10 +368,10 @@ impl Store {
             .optional()
             .map_err(self.err("cannot read studies"))?;
         Ok(match stored {
-            None => Err(format!("there is no study #{} in this database", claim.study)),
-            Some((_, None)) => Err(format!("study #{} has no step {}", claim.study, claim.seq + 1)),
+            None => Err(ClaimRefused::NoStudy(claim.study)),
+            Some((_, None)) => Err(ClaimRefused::NoStep(claim.study, claim.seq + 1)),
             Some((Some(hash), Some(key))) if hash == sha256_hex(&claim.nonce) => Ok(key),
-            Some(_) => Err(format!("it is not the nonce of the process running study #{}", claim.study)),
+            Some(_) => Err(ClaimRefused::OtherNonce(claim.study)),
         })
     }
 
