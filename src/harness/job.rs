@@ -211,6 +211,16 @@ impl Job {
     }
 
     /// The run's working folder here, where each client gets `client-N`.
+    /// The working folder the run's end removes, as a warning names it, with the target
+    /// `iomatrix clean` takes; None when there is none (a device, a tree) or it is kept.
+    pub fn folder_to_remove(&self) -> Option<(String, String)> {
+        if let Some(w) = self.workdir.as_ref().filter(|w| !w.kept()) {
+            let target = w.path().parent().unwrap_or(Path::new("."));
+            return Some((w.path().display().to_string(), target.display().to_string()));
+        }
+        self.remote.as_ref().filter(|r| !r.kept()).map(|r| (r.target(), r.server()))
+    }
+
     pub fn workdir_path(&self) -> Option<PathBuf> {
         self.workdir.as_ref().map(|w| w.path().to_path_buf())
     }

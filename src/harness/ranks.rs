@@ -234,12 +234,21 @@ impl Ranks {
     /// Rank 0 under MPI: from now on, a signal that ends the job before the
     /// run's own thread has stored its end gets it stored by rank 0 all the
     /// same (mpirun kills every rank one second after its SIGTERM).
-    pub fn watch_run(&self, db: &std::path::Path, run_id: i64) {
+    /// `folder`: the run's working folder and the target `iomatrix clean` takes, named by the same
+    /// signal if the run's own thread has not removed it by then ([`Ranks::folder_dealt_with`]).
+    pub fn watch_run(&self, db: &std::path::Path, run_id: i64, folder: Option<(String, String)>) {
         #[cfg(feature = "mpi")]
         if self.mpi.is_some() {
             *lock(&self.last_word.run) = Some((db.to_path_buf(), run_id));
+            *lock(&self.last_word.folder) = folder.clone();
         }
-        let _ = (db, run_id);
+        let _ = (db, run_id, folder);
+    }
+
+    /// Rank 0: the run's own thread has removed the working folder, or said itself why it could not.
+    pub fn folder_dealt_with(&self) {
+        #[cfg(feature = "mpi")]
+        lock(&self.last_word.folder).take();
     }
 
     /// Rank 0: the run's own thread stores its end now; held while it does,
@@ -456,6 +465,9 @@ struct LastWord {
     run: std::sync::Mutex<Option<(PathBuf, i64)>>,
     /// Raised (and held) by the run's own thread while it stores the end.
     ending: std::sync::Mutex<bool>,
+    /// The run's working folder and the target `iomatrix clean` takes, until the run's own thread
+    /// has dealt with it.
+    folder: std::sync::Mutex<Option<(String, String)>>,
 }
 
 #[cfg(feature = "mpi")]
@@ -464,13 +476,41 @@ impl LastWord {
     /// before mpirun's SIGKILL, one second after its SIGTERM.
     const GRACE: std::time::Duration = std::time::Duration::from_millis(700);
 
+    /// How long after the signal the run's own thread is given to remove the working folder
+    /// before it is named as left: still before mpirun's SIGKILL.
+    const FOLDER_GRACE: std::time::Duration = std::time::Duration::from_millis(850);
+
     /// On the first signal (a thread of its own): if the run's own thread
     /// has not begun to store the end within [`Self::GRACE`], stores it:
     /// failed, naming the ranks that said nothing after the signal, or
-    /// interrupted when every rank spoke. No MPI call: one may hang when a
-    /// rank is gone.
+    /// interrupted when every rank spoke; then names the working folder if
+    /// it is still there. No MPI call: one may hang when a rank is gone.
     fn on_signal(&self, farewell: Option<iomatrix_coord::mpi::Farewell>, hosts: &[String]) {
         let begun = std::time::Instant::now();
+        self.store_end(begun, farewell, hosts);
+        self.name_folder_left(begun);
+    }
+
+    /// The working folder the run's own thread has not removed by [`Self::FOLDER_GRACE`] after
+    /// the signal, named as a run on one host names one it could not remove: mpirun's SIGKILL
+    /// follows (a removal waiting on a server that does not answer never ends in time), and then
+    /// nothing could say it.
+    fn name_folder_left(&self, begun: std::time::Instant) {
+        while begun.elapsed() < Self::FOLDER_GRACE && lock(&self.folder).is_some() {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        if let Some((folder, target)) = lock(&self.folder).take() {
+            eprintln!(
+                "iomatrix: warning: could not remove the working folder {folder}: mpirun ends rank 0 a second after \
+                 its signal, before the removal finished (a server or file system that does not answer holds it); \
+                 once the target answers again, `iomatrix clean {target}` removes it"
+            );
+        }
+    }
+
+    /// The run's end, stored here when the run's own thread has not begun to store it within
+    /// [`Self::GRACE`] of the signal at `begun`.
+    fn store_end(&self, begun: std::time::Instant, farewell: Option<iomatrix_coord::mpi::Farewell>, hosts: &[String]) {
         // First a provisional end, stored at once: on a loaded machine mpirun's SIGKILL may come
         // before the ranks' word does, and a run must never be left `running`. What follows
         // replaces it with the cause, or the run's own thread with its own account.

@@ -44,7 +44,7 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
     };
     let mut job = Job::start(job, &mut options, db)?;
     // Under MPI, rank 0 stores the run's end even if mpirun ends the job first.
-    ranks.watch_run(db, job.run_id);
+    ranks.watch_run(db, job.run_id, job.folder_to_remove());
     let quiet = spec.quiet;
     if quiet {
         job.progress.silence();
@@ -177,7 +177,9 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
     let (cache, uncached_flags) = (job.cache, spec.uncached_flags);
     // Under MPI, from here rank 0's signal thread leaves storing the run's end to this one.
     let _ending = ranks.run_ending();
-    job.finish(outcome, name, |run: &StoredRun| {
+    let finished = job.finish(outcome, name, |run: &StoredRun| {
+        // The working folder is removed (or its warning said) before the run is printed.
+        ranks.folder_dealt_with();
         let summary = summary(run, db, cache, uncached_flags);
         if json {
             crate::out::print(&format!(
@@ -201,7 +203,10 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
         } else {
             crate::out::print(&summary)
         }
-    })
+    });
+    // On a failure before the print, the folder went when `finish` returned.
+    ranks.folder_dealt_with();
+    finished
 }
 
 /// The lines the run ends with ([`iomatrix_report::text::summary`]), from the stored run, with

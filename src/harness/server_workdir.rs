@@ -48,6 +48,11 @@ impl RemoteWorkDir {
         format!("{}/{}", self.fs.target(), self.name)
     }
 
+    /// The server's folder the working folder is in: what `iomatrix clean` takes.
+    pub fn server(&self) -> String {
+        self.fs.target()
+    }
+
     pub fn describe(&self) -> serde_json::Value {
         self.fs.describe()
     }

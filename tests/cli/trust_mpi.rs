@@ -44,7 +44,7 @@ fn on_three_hosts(lab: &Lab, sb: &Sandbox, bin: &Path, args: &[&str], limit: Dur
 
 /// Runs `fault` on a thread once `cells` cells are stored in `db` and 0.7 s more have passed (the
 /// next cell under way); the thread gives up after 120 s and says whether the fault was done.
-fn after_cells(
+pub(crate) fn after_cells(
     db: PathBuf,
     cells: i64,
     fault: impl FnOnce() -> bool + Send + 'static,
@@ -80,7 +80,7 @@ fn mpi_processes(lab: &Lab) -> Vec<(String, u32, String)> {
 /// Nothing of the job is left on any host: waits up to `within` for the ranks and daemons to end
 /// (Open MPI tears down in the background after mpirun returns), then kills what is left, by PID,
 /// and fails naming it.
-fn nothing_left_running(lab: &Lab, within: Duration) {
+pub(crate) fn nothing_left_running(lab: &Lab, within: Duration) {
     let deadline = Instant::now() + within;
     let mut left = mpi_processes(lab);
     while !left.is_empty() && Instant::now() < deadline {
@@ -308,11 +308,11 @@ fn a_cut_link_is_stored_failed_naming_the_cut_host() {
 
 /// The lab server's processes, by PID: the daemon `pid` and everything it forked (smbd forks one
 /// process per session).
-fn server_tree(pid: &str) -> Vec<i32> {
+pub(crate) fn server_tree(pid: &str) -> Vec<i32> {
     crate::remote_smb_faults::process_tree(pid.parse().unwrap()).into_iter().map(|p| p as i32).collect()
 }
 
-fn signal_all(pids: &[i32], signal: i32) -> bool {
+pub(crate) fn signal_all(pids: &[i32], signal: i32) -> bool {
     // SAFETY: kill(2) on the lab server's own processes; no memory involved.
     pids.iter().all(|p| unsafe { libc::kill(*p, signal) } == 0)
 }
