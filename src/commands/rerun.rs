@@ -7,7 +7,7 @@
 //! command line, and the device must be the one the run wrote, proven by the identity the run
 //! stored (its WWN, serial, or loop backing file), not by its name, which another disk may take.
 
-use crate::harness::args::replace_flag;
+use crate::harness::args::{remove_flag, replace_flag};
 use crate::harness::raw_device::{Expected, EXPECTED_IDENTITY};
 use crate::harness::signals;
 use anyhow::Context;
@@ -218,17 +218,7 @@ fn flag_value(args: &[String], flag: &str) -> Option<String> {
 /// Removes every `FLAG VALUE` and `FLAG=VALUE` from `args`, returning the last value.
 fn take_flag(args: &mut Vec<String>, flag: &str) -> Option<String> {
     let found = flag_value(args, flag);
-    let eq = format!("{flag}=");
-    let mut i = 0;
-    while i < args.len() {
-        if args[i] == flag {
-            args.drain(i..(i + 2).min(args.len()));
-        } else if args[i].starts_with(&eq) {
-            args.remove(i);
-        } else {
-            i += 1;
-        }
-    }
+    remove_flag(args, flag);
     found
 }
 

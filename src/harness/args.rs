@@ -214,6 +214,12 @@ pub fn flag_value(args: &[String], flag: &str) -> Option<String> {
 
 /// Sets `flag`'s value to `value`, replacing every occurrence, or adds it.
 pub fn replace_flag(args: &mut Vec<String>, flag: &str, value: &str) {
+    remove_flag(args, flag);
+    args.extend([flag.to_string(), value.to_string()]);
+}
+
+/// Removes every `FLAG VALUE` and `FLAG=VALUE` from `args`.
+pub fn remove_flag(args: &mut Vec<String>, flag: &str) {
     let eq = format!("{flag}=");
     let mut i = 0;
     while i < args.len() {
@@ -225,7 +231,6 @@ pub fn replace_flag(args: &mut Vec<String>, flag: &str, value: &str) {
             i += 1;
         }
     }
-    args.extend([flag.to_string(), value.to_string()]);
 }
 
 /// A command line as a shell takes it back (`iomatrix rerun` splits it with shell rules): words
