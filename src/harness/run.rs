@@ -28,7 +28,7 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
     let clients_here = if ranks.mpi_size().is_some() { 1 } else { options.clients.count };
     // Before the run is stored or its folder made: threads, memory and address space it needs.
     let demand = suite.demand(&plan, &options.target, clients_here);
-    super::limits::check(&demand, &iomatrix_environment::SystemLimits::read())?;
+    super::limits::check_now(&demand)?;
     S::before_clients(&plan, clients_here, options.target.server().is_some())?;
     let spec = suite.spec(&plan, &options.target, options.clients.count);
     let cells = S::cells(&plan);
@@ -211,9 +211,10 @@ fn summary(
     let ram = cache.server_ram_bytes().unwrap_or_else(|| run.environment["ram_bytes"].as_u64().unwrap_or(0));
     let twice_ram = iomatrix_analysis::CacheVerdict::twice_ram_flag(ram).unwrap_or_else(|| "SIZE".into());
     // The latest earlier run of the same suite that measured something: the comparison to paste.
-    let previous = iomatrix_store::Store::open(db).and_then(|store| store.list_runs()).ok().and_then(|runs| {
-        runs.iter().filter(|r| r.id < run.summary.id && r.suite == run.summary.suite && r.cells > 0).map(|r| r.id).max()
-    });
+    let previous = iomatrix_store::Store::open(db)
+        .and_then(|store| store.previous_measured_run(run.summary.id, &run.summary.suite))
+        .ok()
+        .flatten();
     let db_flag = if crate::db_path::needs_flag_to_find(db) {
         format!(" --db {}", super::args::command_text([db.display().to_string()]))
     } else {
