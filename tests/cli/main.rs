@@ -78,6 +78,7 @@ mod trust_database;
 mod trust_failures;
 mod trust_figures;
 mod trust_files;
+mod trust_fio;
 mod trust_limits;
 mod trust_mpi;
 mod verify;
