@@ -90,9 +90,17 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
     // runs and before a line is printed: a refused option or count in the last job costs no run.
     // The plans are not kept: each is made again as its job starts, so none is held meanwhile.
     let held = held_by_jobs(&inv.jobs);
+    // Read once for every job: reading them costs more than planning a small job.
+    let system = iomatrix_environment::SystemLimits::read();
+    let mut previous: Option<&options::FioJob> = None;
     for job in &inv.jobs {
+        // A job whose options are the previous job's (its name aside) plans as that one did.
+        if previous.is_some_and(|p| same_options(p, job)) {
+            continue;
+        }
         let planned = plan::plan(job, &db, &inv.labels, ranks.mpi_size())?;
-        check_limits(&planned, ranks, held, inv.jobs.len())?;
+        check_limits(&planned, ranks, held, inv.jobs.len(), &system)?;
+        previous = Some(job);
     }
     let mut out = Output::start(inv.format, &inv.jobs)?;
     let mut exit = ExitCode::SUCCESS;
@@ -122,6 +130,13 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
     Ok(exit)
 }
 
+/// Whether two jobs were given the same options, their names aside: every field of a job is
+/// read from its options, so they plan alike.
+fn same_options(a: &options::FioJob, b: &options::FioJob) -> bool {
+    let options = |j: &options::FioJob| j.given.iter().filter(|(k, _)| k != "name").cloned().collect::<Vec<_>>();
+    a.given.len() == b.given.len() && options(a) == options(b)
+}
+
 /// The memory the jobs' options take while the command runs (they are read before the first
 /// job starts and kept until the last ends).
 fn held_by_jobs(jobs: &[options::FioJob]) -> Cost {
@@ -129,15 +144,21 @@ fn held_by_jobs(jobs: &[options::FioJob]) -> Cost {
 }
 
 /// The job's threads and memory, with the options of all `jobs` jobs (`held`), through the plan-time
-/// check `run` makes ([`limits::check_now`]), its refusal said in fio's words.
-fn check_limits(planned: &plan::JobRun, ranks: &Ranks, held: Cost, jobs: usize) -> anyhow::Result<()> {
+/// check `run` makes ([`limits::check`], which `run` reaches by [`limits::check_now`]), against the
+/// limits read once for every job (`system`); its refusal said in fio's words.
+fn check_limits(
+    planned: &plan::JobRun,
+    ranks: &Ranks,
+    held: Cost,
+    jobs: usize,
+    system: &iomatrix_environment::SystemLimits,
+) -> anyhow::Result<()> {
     let clients_here = if ranks.mpi_size().is_some() { 1 } else { planned.run.clients.count };
-    let per_job = Cost::memory(held.memory_bytes / jobs.max(1) as u64);
+    // The job count is a knob of the job file's own check (jobfile.rs), where it is what grows.
     let demand = Access { fio: None }
         .demand(&planned.plan, &planned.run.target, clients_here)
-        .and(held, &format!("the options of the {jobs} job(s), kept until the last ends"))
-        .knob("jobs", jobs as u64, per_job);
-    limits::check_now(&demand).map_err(|e| {
+        .and(held, &format!("the options of the {jobs} job(s), kept until the last ends"));
+    limits::check(&demand, system).map_err(|e| {
         UsageError::new(format!("fio job {}: {} {}", planned.job.name, e.0, plan::FLAG_NAMES)).into()
     })
 }
