@@ -103,13 +103,24 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
         previous = Some(job);
     }
     let mut out = Output::start(inv.format, &inv.jobs)?;
+    // The output is ended (the group lines, the JSON document's closing) also when a job fails
+    // with an error: what the finished jobs measured is printed whole.
+    let ran = run_jobs(&inv, &db, ranks, &mut out);
+    let ended = out.finish();
+    let exit = ran?;
+    ended?;
+    Ok(exit)
+}
+
+/// Runs the jobs one after another, each job's output written as it ends.
+fn run_jobs(inv: &jobfile::Invocation, db: &Path, ranks: &Ranks, out: &mut Output) -> anyhow::Result<ExitCode> {
     let mut exit = ExitCode::SUCCESS;
     for (group, job) in inv.jobs.iter().enumerate() {
-        let planned = plan::plan(job, &db, &inv.labels, ranks.mpi_size())?;
+        let planned = plan::plan(job, db, &inv.labels, ranks.mpi_size())?;
         say_what_differs(job, &planned.flags);
         let kept = Kept::default();
         let suite = Access { fio: Some(kept.clone()) };
-        exit = crate::harness::run(Prepared { suite, plan: planned.plan, run: planned.run }, &db, ranks)?;
+        exit = crate::harness::run(Prepared { suite, plan: planned.plan, run: planned.run }, db, ranks)?;
         let Some(stored) = kept.last() else { break };
         eprintln!(
             "iomatrix: fio job {} stored as run #{} ({}): iomatrix show {1}; iomatrix compare {1} OTHER",
@@ -126,7 +137,6 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
             break;
         }
     }
-    out.finish()?;
     Ok(exit)
 }
 
