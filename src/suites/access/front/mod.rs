@@ -115,12 +115,16 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
 /// Runs the jobs one after another, each job's output written as it ends.
 fn run_jobs(inv: &jobfile::Invocation, db: &Path, ranks: &Ranks, out: &mut Output) -> anyhow::Result<ExitCode> {
     let mut exit = ExitCode::SUCCESS;
+    // The database, the folder's environment and the machine's limits: opened and read for the
+    // first job, used again by every later one (see the harness's Session).
+    let mut session = crate::harness::Session::default();
     for (group, job) in inv.jobs.iter().enumerate() {
         let planned = plan::plan(job, db, &inv.labels, ranks.mpi_size())?;
         say_what_differs(job, &planned.flags);
         let kept = Kept::default();
         let suite = Access { fio: Some(kept.clone()) };
-        exit = crate::harness::run(Prepared { suite, plan: planned.plan, run: planned.run }, db, ranks)?;
+        let prepared = Prepared { suite, plan: planned.plan, run: planned.run };
+        exit = crate::harness::run_in(prepared, db, ranks, &mut session)?;
         let Some(stored) = kept.last() else { break };
         eprintln!(
             "iomatrix: fio job {} stored as run #{} ({}): iomatrix show {1}; iomatrix compare {1} OTHER",
