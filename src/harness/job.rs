@@ -11,6 +11,7 @@
 use super::progress::Progress;
 use super::raw_device::RawDevice;
 use super::server_workdir::RemoteWorkDir;
+use super::session::Session;
 use super::signals;
 use super::suite::{RunOptions, RunSpec};
 use super::target::{Server, Target};
@@ -117,12 +118,12 @@ fn study_claim(store: &Store) -> anyhow::Result<Option<iomatrix_store::StudyClai
 }
 
 impl Job {
-    pub fn start(job: JobSpec<'_>, run: &mut RunOptions, db: &Path) -> anyhow::Result<Job> {
+    pub fn start(job: JobSpec<'_>, run: &mut RunOptions, db: &Path, session: &mut Session) -> anyhow::Result<Job> {
         let spec = job.spec;
         let device = run.device.take();
         let mut conditions = spec.conditions.clone();
         let Reached { env, site, described } = match &run.target {
-            Target::Folder(folder) => reach_folder(folder, spec, run.space_check)?,
+            Target::Folder(folder) => reach_folder(folder, spec, run.space_check, session)?,
             Target::Device(path) => reach_device(path, device.as_ref())?,
             Target::Tree(root) => reach_tree(root)?,
             Target::Server(server) => reach_server(server, spec, run)?,
@@ -139,7 +140,7 @@ impl Job {
         if let Site::Folder(_) | Site::Device = &site {
             warn_if_cached(spec, cache, &env);
         }
-        let store = Store::open_for_writing(db)?;
+        let store = session.take_store(db)?;
         let claim = study_claim(&store)?;
         // Before the first file: a signal from here on (SIGHUP: a killed study's step) stops the run
         // with its folder removed, never leaving one behind. The run's own flag: a failed client
@@ -260,7 +261,8 @@ impl Job {
         self,
         outcome: std::io::Result<(usize, Ending)>,
         describe: impl Fn(usize) -> String,
-        print: impl FnOnce(&StoredRun) -> anyhow::Result<()>,
+        session: &mut Session,
+        print: impl FnOnce(&StoredRun, &Store) -> anyhow::Result<()>,
     ) -> anyhow::Result<ExitCode> {
         self.progress.finish();
         let Job { store, run_id, workdir, device, remote, total_cells, mut unfinished, .. } = self;
@@ -315,8 +317,9 @@ impl Job {
         drop(device);
         drop(remote);
         let stored = store.load_run(run_id)?.context("the run just written is missing from the database")?;
-        print(&stored)?;
+        print(&stored, &store)?;
         warn_disturbed(run_id, &stored.cell_results);
+        session.keep_store(store);
         match (status, super::outcome::exit_code(status, &stored.cell_results)) {
             (RunStatus::Partial, Some(code)) => {
                 eprintln!(
@@ -421,14 +424,23 @@ enum Site {
 }
 
 /// A local folder: it exists, leftovers of crashed runs in it are named, and the plan fits.
-fn reach_folder(folder: &Path, spec: &RunSpec, space_check: bool) -> anyhow::Result<Reached> {
+/// For a later run of the same command on the same folder, its environment is the one read
+/// for the first ([`Session`]) with its space read now, and the leftovers are not named again.
+fn reach_folder(folder: &Path, spec: &RunSpec, space_check: bool, session: &mut Session) -> anyhow::Result<Reached> {
     let folder = check_target(folder)?;
-    let env = iomatrix_environment::capture(&folder)
-        .with_context(|| format!("cannot read the environment of {}", folder.display()))?;
-    let found = super::workdir::survey(&folder).unwrap_or_default();
-    if let Some(note) = super::workdir::leftover_note(&found, &folder.display().to_string()) {
-        eprintln!("{note}");
-    }
+    let cannot_read = || format!("cannot read the environment of {}", folder.display());
+    let env = match session.folder(&folder) {
+        Some(env) => env.with_context(cannot_read)?,
+        None => {
+            let env = iomatrix_environment::capture(&folder).with_context(cannot_read)?;
+            let found = super::workdir::survey(&folder).unwrap_or_default();
+            if let Some(note) = super::workdir::leftover_note(&found, &folder.display().to_string()) {
+                eprintln!("{note}");
+            }
+            session.keep_folder(&folder, &env);
+            env
+        }
+    };
     if space_check {
         check_free(spec, env.target.free_bytes, &env.target.path)?;
     }

@@ -291,50 +291,64 @@ fn flag_size(bytes: u64) -> String {
     }
 }
 
-/// Refuses a plan that does not fit under every limit, naming the first
-/// it exceeds and the largest count of each knob that fits.
+/// The one plan-time check of every command that starts threads (`run`, `iomatrix fio`):
+/// `demand` against the limits this process has now, before anything is stored or printed.
+pub fn check_now(demand: &Demand) -> Result<(), UsageError> {
+    check(demand, &SystemLimits::read())
+}
+
+/// Refuses a plan that does not fit under every limit, naming the binding one
+/// (the limit the plan passes by the largest factor, so the same counts name the
+/// same limit however far past it they are) and the largest count of each knob
+/// that fits under it.
 pub fn check(demand: &Demand, system: &SystemLimits) -> Result<(), UsageError> {
-    for limit in limits(system) {
-        let need = limit.measure.of(&demand.total);
-        if need <= limit.left {
-            continue;
-        }
-        let fits: Vec<String> = demand
-            .knobs
-            .iter()
-            .filter_map(|k| {
-                let each = limit.measure.of(&k.each);
-                if each == 0 {
-                    return None;
-                }
-                let rest = need.saturating_sub(each.saturating_mul(k.value));
-                let most =
-                    if rest >= limit.left { 0 } else { ((limit.left - rest) / each).min(k.value.saturating_sub(1)) };
-                Some(match most {
-                    0 if k.bytes => format!("no {} fits", k.flag),
-                    0 => format!("not even {} 1 fits", k.flag),
-                    most if k.bytes => format!("at most {} {} fits", k.flag, flag_size(most)),
-                    most => format!("at most {} {most} fits", k.flag),
-                })
-            })
-            .collect();
-        let needs = match limit.measure {
-            Measure::Threads => format!("starts {need} threads"),
-            Measure::Maps => format!("needs {need} memory maps for its {} threads", demand.total.threads),
-            Measure::Memory => format!("holds {} of memory", human(need)),
-            Measure::Address => format!("needs {} of address space", human(need)),
-        };
-        return Err(UsageError::new(format!(
-            "this plan {needs} in this process ({}), but {} leaves room for {} ({}): {}; give smaller counts, or {}",
-            demand.counted,
-            limit.name,
-            limit.measure.amount(limit.left),
-            limit.state,
-            if fits.is_empty() { "no count of the plan changes that".to_string() } else { fits.join(", ") },
-            limit.raise
-        )));
+    let passed =
+        limits(system).into_iter().map(|l| (l.measure.of(&demand.total), l)).filter(|(need, l)| *need > l.left);
+    // need_a / left_a > need_b / left_b, without division (a left of 0 is passed infinitely).
+    let binding = passed.max_by(|(need_a, a), (need_b, b)| {
+        (u128::from(*need_a) * u128::from(b.left)).cmp(&(u128::from(*need_b) * u128::from(a.left)))
+    });
+    match binding {
+        Some((need, limit)) => Err(refusal(demand, &limit, need)),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The refusal of `demand`, which needs `need` under `limit`.
+fn refusal(demand: &Demand, limit: &Limit, need: u64) -> UsageError {
+    let fits: Vec<String> = demand
+        .knobs
+        .iter()
+        .filter_map(|k| {
+            let each = limit.measure.of(&k.each);
+            if each == 0 {
+                return None;
+            }
+            let rest = need.saturating_sub(each.saturating_mul(k.value));
+            let most = if rest >= limit.left { 0 } else { ((limit.left - rest) / each).min(k.value.saturating_sub(1)) };
+            Some(match most {
+                0 if k.bytes => format!("no {} fits", k.flag),
+                0 => format!("not even {} 1 fits", k.flag),
+                most if k.bytes => format!("at most {} {} fits", k.flag, flag_size(most)),
+                most => format!("at most {} {most} fits", k.flag),
+            })
+        })
+        .collect();
+    let needs = match limit.measure {
+        Measure::Threads => format!("starts {need} threads"),
+        Measure::Maps => format!("needs {need} memory maps for its {} threads", demand.total.threads),
+        Measure::Memory => format!("holds {} of memory", human(need)),
+        Measure::Address => format!("needs {} of address space", human(need)),
+    };
+    UsageError::new(format!(
+        "this plan {needs} in this process ({}), but {} leaves room for {} ({}): {}; give smaller counts, or {}",
+        demand.counted,
+        limit.name,
+        limit.measure.amount(limit.left),
+        limit.state,
+        if fits.is_empty() { "no count of the plan changes that".to_string() } else { fits.join(", ") },
+        limit.raise
+    ))
 }
 
 #[cfg(test)]
@@ -373,6 +387,18 @@ mod tests {
         // (65,530 - 130 - 1,024) / 4 = 16,094 threads; 3 are the harness's.
         assert!(e.contains("vm.max_map_count leaves room for 64376 maps"), "{e}");
         assert!(e.contains("at most --clients 16091 fits"), "{e}");
+    }
+
+    #[test]
+    fn the_binding_limit_is_named_however_far_past_it_the_count_is() {
+        // threads-max leaves 199,468 threads, the maps 16,094: the maps bind at any count past both.
+        let s = SystemLimits { threads_max: Some(Used { limit: 200_000, used: 500 }), ..system() };
+        for clients in [20_000usize, 300_000, 100_000_000] {
+            let d = Demand::of_clients(clients, Cost::threads(1, 2 << 20), "clients");
+            let e = check(&d, &s).unwrap_err().0;
+            assert!(e.contains("vm.max_map_count leaves room"), "{clients}: {e}");
+            assert!(e.contains("at most --clients 16091 fits"), "{clients}: {e}");
+        }
     }
 
     #[test]

@@ -9,11 +9,12 @@
 use super::job::{Job, JobSpec};
 use super::live::LiveBoard;
 use super::ranks::{Ranks, Shared, SharedJob};
+use super::session::Session;
 use super::suite::{LiveView, Prepared, Suite, Verdict};
 use super::target::Server;
 use iomatrix_backend::Place;
 use iomatrix_coord::{ClientFailure, Ending, Setup};
-use iomatrix_store::StoredRun;
+use iomatrix_store::{Store, StoredRun};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
@@ -24,11 +25,23 @@ use std::time::Duration;
 /// Runs a prepared suite at rank 0 (or alone): sets up the target, runs the
 /// passes on every client, stores each cell as it comes, and prints the run.
 pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow::Result<ExitCode> {
+    run_in(prepared, db, ranks, &mut Session::default())
+}
+
+/// [`run`], one of many runs of one command (`iomatrix fio`'s jobs): what `session` opened and
+/// read for an earlier run of the command (the database, the target's environment, the
+/// machine's limits) is used again rather than opened and read again.
+pub fn run_in<S: Suite>(
+    prepared: Prepared<S>,
+    db: &Path,
+    ranks: &Ranks,
+    session: &mut Session,
+) -> anyhow::Result<ExitCode> {
     let Prepared { mut suite, plan, run: mut options } = prepared;
     let clients_here = if ranks.mpi_size().is_some() { 1 } else { options.clients.count };
     // Before the run is stored or its folder made: threads, memory and address space it needs.
     let demand = suite.demand(&plan, &options.target, clients_here);
-    super::limits::check(&demand, &iomatrix_environment::SystemLimits::read())?;
+    super::limits::check(&demand, session.limits())?;
     S::before_clients(&plan, clients_here, options.target.server().is_some())?;
     let spec = suite.spec(&plan, &options.target, options.clients.count);
     let cells = S::cells(&plan);
@@ -42,7 +55,7 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
         before_files: &before_files,
         client_hosts: ranks.hosts(),
     };
-    let mut job = Job::start(job, &mut options, db)?;
+    let mut job = Job::start(job, &mut options, db, session)?;
     // Under MPI, rank 0 stores the run's end even if mpirun ends the job first.
     ranks.watch_run(db, job.run_id, job.folder_to_remove());
     let quiet = spec.quiet;
@@ -177,10 +190,10 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
     let (cache, uncached_flags) = (job.cache, spec.uncached_flags);
     // Under MPI, from here rank 0's signal thread leaves storing the run's end to this one.
     let _ending = ranks.run_ending();
-    let finished = job.finish(outcome, name, |run: &StoredRun| {
+    let finished = job.finish(outcome, name, session, |run: &StoredRun, store: &Store| {
         // The working folder is removed (or its warning said) before the run is printed.
         ranks.folder_dealt_with();
-        let summary = summary(run, db, cache, uncached_flags);
+        let summary = summary(run, store, cache, uncached_flags);
         if json {
             crate::out::print(&format!(
                 "{}\n",
@@ -213,17 +226,16 @@ pub fn run<S: Suite>(prepared: Prepared<S>, db: &Path, ranks: &Ranks) -> anyhow:
 /// the cache verdict the run started with and the commands that go on from it.
 fn summary(
     run: &StoredRun,
-    db: &Path,
+    store: &Store,
     cache: iomatrix_analysis::CacheVerdict,
     uncached_flags: fn(&str) -> String,
 ) -> String {
+    let db = store.path();
     // Past a server's cache where its RAM is known; past this machine's otherwise.
     let ram = cache.server_ram_bytes().unwrap_or_else(|| run.environment["ram_bytes"].as_u64().unwrap_or(0));
     let twice_ram = iomatrix_analysis::CacheVerdict::twice_ram_flag(ram).unwrap_or_else(|| "SIZE".into());
     // The latest earlier run of the same suite that measured something: the comparison to paste.
-    let previous = iomatrix_store::Store::open(db).and_then(|store| store.list_runs()).ok().and_then(|runs| {
-        runs.iter().filter(|r| r.id < run.summary.id && r.suite == run.summary.suite && r.cells > 0).map(|r| r.id).max()
-    });
+    let previous = store.previous_measured_run(run.summary.id, &run.summary.suite).ok().flatten();
     let db_flag = if crate::db_path::needs_flag_to_find(db) {
         format!(" --db {}", super::args::command_text([db.display().to_string()]))
     } else {

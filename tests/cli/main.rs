@@ -81,6 +81,7 @@ mod trust_disturbed;
 mod trust_failures;
 mod trust_figures;
 mod trust_files;
+mod trust_fio;
 mod trust_hosts;
 mod trust_inert;
 mod trust_limits;

@@ -105,6 +105,22 @@ impl Latency {
         }
     }
 
+    /// For each of `highs` (nanoseconds), what [`Latency::count_between_ns`]`(1, high)` counts, in
+    /// one pass over the recorded buckets (where each count alone walks every bucket up to its high).
+    pub fn counts_at_most_ns(&self, highs: &[u64]) -> Vec<u64> {
+        let mut counts = vec![0u64; highs.len()];
+        for v in self.hist.iter_recorded() {
+            // A bucket is counted up to `high` when it holds a value at or below it.
+            let low = self.hist.lowest_equivalent(v.value_iterated_to());
+            for (count, &high) in counts.iter_mut().zip(highs) {
+                if high >= 1 && low <= high.min(HIGHEST_NS) {
+                    *count += v.count_at_value();
+                }
+            }
+        }
+        counts
+    }
+
     pub fn summary(&self) -> LatencySummary {
         if self.hist.is_empty() {
             return LatencySummary::default();
@@ -302,6 +318,27 @@ impl<'de> serde::Deserialize<'de> for Latency {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_at_most_are_count_between_from_one() {
+        let mut l = Latency::new();
+        // Values over ten orders of magnitude, some on bucket edges, one past an hour.
+        let mut x = 7u64;
+        for _ in 0..5_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            l.record(1 + (x >> 20) % 10u64.pow(1 + (x % 10) as u32));
+        }
+        for v in [1, 1000, 1024, 2047, 2048, 4_000_000, HIGHEST_NS * 2] {
+            l.record(v);
+        }
+        let highs: Vec<u64> = [0u64, 1, 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2048, 2_000_000, 1_000_000_000]
+            .into_iter()
+            .chain([HIGHEST_NS, u64::MAX])
+            .collect();
+        let expected: Vec<u64> = highs.iter().map(|&h| if h == 0 { 0 } else { l.count_between_ns(1, h) }).collect();
+        assert_eq!(l.counts_at_most_ns(&highs), expected);
+        assert_eq!(Latency::new().counts_at_most_ns(&[1, 10]), vec![0, 0]);
+    }
 
     #[test]
     fn percentiles_are_ordered_and_merge_is_exact() {

@@ -830,6 +830,22 @@ impl Store {
     }
 
     /// All runs, oldest first.
+    /// The latest run before `before` of `suite` that stored a cell, found by one query (a run's
+    /// summary line names it; listing every run for it made each run of a long `iomatrix fio`
+    /// job file slower than the one before).
+    pub fn previous_measured_run(&self, before: i64, suite: &str) -> Result<Option<i64>> {
+        // Walked back from `before` by the primary key: it stops at the first match.
+        self.conn
+            .query_row(
+                "SELECT r.id FROM runs r WHERE r.id < ?1 AND r.suite = ?2 \
+                 AND EXISTS (SELECT 1 FROM cells c WHERE c.run_id = r.id) ORDER BY r.id DESC LIMIT 1",
+                params![before, suite],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(self.err("cannot find the previous run"))
+    }
+
     pub fn list_runs(&self) -> Result<Vec<RunSummary>> {
         let mut stmt =
             self.conn.prepare(&format!("{SUMMARY_SELECT} ORDER BY r.id")).map_err(self.err("cannot list runs"))?;

@@ -123,7 +123,7 @@ impl Suite for Access {
     /// Each client is one thread (the std's default stack) holding the
     /// request buffers of its deepest cell (queue depth x block size with
     /// io_uring or on a server, one block otherwise), the 1 MiB chunk that
-    /// lays its file out, three latency histograms (reads, writes, the
+    /// lays its file out (a local file smaller than that: its size), three latency histograms (reads, writes, the
     /// second under way) and a count per second of a timed cell. On an NFS
     /// server each request in flight beyond the first is a session driven
     /// by a thread of its own (the std's default stack). With mmap the file
@@ -138,8 +138,13 @@ impl Suite for Access {
         };
         let series = seconds.saturating_mul(std::mem::size_of::<iomatrix_access::Second>() as u64);
         let mapped = if plan.backend == BackendKind::Mmap { plan.file_size.bytes() } else { 0 };
+        // The chunk a file is laid out in: 1 MiB, or a local file's size where it is smaller.
+        let lay_out = match target.server() {
+            Some(_) => iomatrix_access::LAY_OUT_PIECE,
+            None => iomatrix_access::LAY_OUT_PIECE.min(plan.file_size.bytes().max(1)),
+        };
         let client = Cost::threads(1 + helpers, default_stack())
-            .plus(Cost::memory(needs.buffers + (1 << 20) + 3 * iomatrix_stats::Latency::footprint() + series))
+            .plus(Cost::memory(needs.buffers + lay_out + 3 * iomatrix_stats::Latency::footprint() + series))
             .plus(Cost::mapped(mapped));
         Demand::of_clients(
             clients_here,

@@ -5,6 +5,7 @@
 //! 10 GiB sparse file.
 
 use super::options::{self, refused, FioJob};
+use crate::harness::{Cost, Demand};
 use iomatrix_core::UsageError;
 use iomatrix_guard::read::{read_text, Input};
 use std::path::{Path, PathBuf};
@@ -149,7 +150,10 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
 pub fn read_job_file(text: &str, file: &Path) -> Result<Vec<FioJob>, UsageError> {
     let shown = file.display();
     let mut global: Vec<Given> = Vec::new();
-    let mut jobs: Vec<(String, Vec<Given>, Vec<Given>)> = Vec::new();
+    // Each job: its name, how many of the [global] options above it it takes (the list only
+    // grows, so a prefix: a file of many options and many sections is not copied per section),
+    // its own options.
+    let mut jobs: Vec<(String, usize, Vec<Given>)> = Vec::new();
     let mut in_global = false;
     for (n, raw) in text.lines().enumerate() {
         let at = format!("line {} of {shown}", n + 1);
@@ -163,7 +167,7 @@ pub fn read_job_file(text: &str, file: &Path) -> Result<Vec<FioJob>, UsageError>
             })?;
             in_global = name == "global";
             if !in_global {
-                jobs.push((name.to_string(), global.clone(), Vec::new()));
+                jobs.push((name.to_string(), global.len(), Vec::new()));
             }
             continue;
         }
@@ -195,7 +199,28 @@ pub fn read_job_file(text: &str, file: &Path) -> Result<Vec<FioJob>, UsageError>
     if jobs.is_empty() {
         return Err(UsageError::new(format!("{shown} holds no job: add a section [JOBNAME] after [global]")));
     }
-    jobs.iter().map(|(name, global, own)| job_of(name, global, own)).collect()
+    check_options_held(&global, &jobs, &shown.to_string())?;
+    jobs.iter().map(|(name, inherited, own)| job_of(name, &global[..*inherited], own)).collect()
+}
+
+/// Each job holds the [global] options it inherits as its own (they are its "job options" in the
+/// JSON output): what that takes goes through the plan-time memory check before a job is made,
+/// so a short file of many options and many sections is refused rather than copied into memory.
+fn check_options_held(global: &[Given], jobs: &[(String, usize, Vec<Given>)], file: &str) -> Result<(), UsageError> {
+    let bytes = |g: &Given| (std::mem::size_of::<(String, String)>() + g.0.len() + g.1.as_ref().map_or(0, String::len)) as u64;
+    // Bytes of the first n global options, for each n.
+    let mut prefix = vec![0u64];
+    for g in global {
+        prefix.push(prefix[prefix.len() - 1] + bytes(g));
+    }
+    let job = std::mem::size_of::<FioJob>() as u64;
+    let held = jobs.iter().fold(0u64, |sum, (name, inherited, own)| {
+        sum.saturating_add(job + name.len() as u64 + prefix[*inherited] + own.iter().map(bytes).sum::<u64>())
+    });
+    let count = jobs.len().max(1) as u64;
+    let demand = Demand { total: Cost::memory(held), knobs: Vec::new(), counted: format!("the options of the {count} job(s) of {file}") }
+        .knob("jobs", count, Cost::memory(held / count));
+    crate::harness::limits::check_now(&demand)
 }
 
 fn job_of(name: &str, global: &[Given], own: &[Given]) -> Result<FioJob, UsageError> {

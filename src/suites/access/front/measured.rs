@@ -151,17 +151,20 @@ pub fn latency_shares(all: &Latency, unit: LatencyUnit) -> Vec<(&'static str, f6
     let total = all.count();
     let scale = unit.ns();
     // Shares are differences of counts at or below each bound, so a histogram bucket that
-    // straddles a bound is counted once, under the first bound that takes it whole.
-    let at_most = |ns: u64| if ns == 0 { 0 } else { all.count_between_ns(1, ns) };
-    // The nanosecond buckets start at 0; the micro- and millisecond ones where the finer ones end.
-    let mut below = at_most(if unit == LatencyUnit::Nsec { 0 } else { scale });
+    // straddles a bound is counted once, under the first bound that takes it whole. The
+    // nanosecond buckets start at 0; the micro- and millisecond ones where the finer ones end.
+    let start = if unit == LatencyUnit::Nsec { 0 } else { scale };
+    let bounds: Vec<u64> = unit.bounds().iter().map(|b| b.parse::<u64>().map_or(0, |n| n * scale)).collect();
+    // Every count in one pass over the histogram (0 counts nothing: no request takes 0 ns).
+    let counts = all.counts_at_most_ns(&std::iter::once(start).chain(bounds.iter().copied()).collect::<Vec<_>>());
+    let mut below = counts[0];
     unit.bounds()
         .iter()
-        .map(|&bound| {
+        .zip(&counts[1..])
+        .map(|(&bound, &upto)| {
             let n = match bound.strip_prefix(">=") {
                 Some(_) => total - below,
                 None => {
-                    let upto = at_most(bound.parse::<u64>().unwrap_or(0) * scale);
                     let n = upto - below;
                     below = upto;
                     n

@@ -18,10 +18,12 @@ mod output;
 
 use super::suite::{Access, Kept};
 use crate::harness::args::{flag_value, replace_flag, OwnRun};
-use crate::harness::{Prepared, Ranks};
+use crate::harness::{limits, Cost, Prepared, Ranks, Suite};
+use anyhow::Context;
 use iomatrix_core::{OwnFlags, UsageError};
 use jobfile::Format;
 use measured::JobFigures;
+use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -84,41 +86,158 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
         )
         .into());
     }
-    // Every job is planned before the first runs: a refused option in the last job costs no run.
-    let planned = inv
-        .jobs
-        .iter()
-        .map(|job| plan::plan(job, &db, &inv.labels, ranks.mpi_size()))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let normal = inv.format == Format::Normal;
-    if normal {
-        crate::out::print(&output::preamble(&inv.jobs))?;
+    // Every job is planned and its counts checked against this machine's limits before the first
+    // runs and before a line is printed: a refused option or count in the last job costs no run.
+    // The plans are not kept: each is made again as its job starts, so none is held meanwhile.
+    let held = held_by_jobs(&inv.jobs);
+    // Read once for every job: reading them costs more than planning a small job.
+    let system = iomatrix_environment::SystemLimits::read();
+    let mut previous: Option<&options::FioJob> = None;
+    for job in &inv.jobs {
+        // A job whose options are the previous job's (its name aside) plans as that one did.
+        if previous.is_some_and(|p| same_options(p, job)) {
+            continue;
+        }
+        let planned = plan::plan(job, &db, &inv.labels, ranks.mpi_size())?;
+        check_limits(&planned, ranks, held, inv.jobs.len(), &system)?;
+        previous = Some(job);
     }
-    let mut done = Vec::new();
+    let mut out = Output::start(inv.format, &inv.jobs)?;
+    // The output is ended (the group lines, the JSON document's closing) also when a job fails
+    // with an error: what the finished jobs measured is printed whole.
+    let ran = run_jobs(&inv, &db, ranks, &mut out);
+    let ended = out.finish();
+    let exit = ran?;
+    ended?;
+    Ok(exit)
+}
+
+/// Runs the jobs one after another, each job's output written as it ends.
+fn run_jobs(inv: &jobfile::Invocation, db: &Path, ranks: &Ranks, out: &mut Output) -> anyhow::Result<ExitCode> {
     let mut exit = ExitCode::SUCCESS;
-    for (group, job) in planned.into_iter().enumerate() {
-        say_what_differs(&job.job, &job.flags);
+    // The database, the folder's environment and the machine's limits: opened and read for the
+    // first job, used again by every later one (see the harness's Session).
+    let mut session = crate::harness::Session::default();
+    for (group, job) in inv.jobs.iter().enumerate() {
+        let planned = plan::plan(job, db, &inv.labels, ranks.mpi_size())?;
+        say_what_differs(job, &planned.flags);
         let kept = Kept::default();
         let suite = Access { fio: Some(kept.clone()) };
-        exit = crate::harness::run(Prepared { suite, plan: job.plan, run: job.run }, &db, ranks)?;
+        let prepared = Prepared { suite, plan: planned.plan, run: planned.run };
+        exit = crate::harness::run_in(prepared, db, ranks, &mut session)?;
         let Some(stored) = kept.last() else { break };
         eprintln!(
             "iomatrix: fio job {} stored as run #{} ({}): iomatrix show {1}; iomatrix compare {1} OTHER",
-            job.job.name,
+            job.name,
             stored.summary.id,
             stored.summary.status.as_str()
         );
-        done.extend(JobFigures::of(&job.job, group, &stored));
+        // The job's output is written now and its figures (two histograms of some 260 KiB each)
+        // dropped before the next job starts.
+        if let Some(figures) = JobFigures::of(job, group, &stored) {
+            out.job(&figures)?;
+        }
         if exit != ExitCode::SUCCESS {
             break;
         }
     }
-    if normal {
-        crate::out::print(&output::report(&done))?;
-    } else {
-        crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&json::document(&done))?))?;
-    }
     Ok(exit)
+}
+
+/// Whether two jobs were given the same options, their names aside: every field of a job is
+/// read from its options, so they plan alike.
+fn same_options(a: &options::FioJob, b: &options::FioJob) -> bool {
+    let options = |j: &options::FioJob| j.given.iter().filter(|(k, _)| k != "name").cloned().collect::<Vec<_>>();
+    a.given.len() == b.given.len() && options(a) == options(b)
+}
+
+/// The memory the jobs' options take while the command runs (they are read before the first
+/// job starts and kept until the last ends).
+fn held_by_jobs(jobs: &[options::FioJob]) -> Cost {
+    Cost::memory(jobs.iter().map(options::FioJob::footprint).sum())
+}
+
+/// The job's threads and memory, with the options of all `jobs` jobs (`held`), through the plan-time
+/// check `run` makes ([`limits::check`], which `run` reaches by [`limits::check_now`]), against the
+/// limits read once for every job (`system`); its refusal said in fio's words.
+fn check_limits(
+    planned: &plan::JobRun,
+    ranks: &Ranks,
+    held: Cost,
+    jobs: usize,
+    system: &iomatrix_environment::SystemLimits,
+) -> anyhow::Result<()> {
+    let clients_here = if ranks.mpi_size().is_some() { 1 } else { planned.run.clients.count };
+    // The job count is a knob of the job file's own check (jobfile.rs), where it is what grows.
+    let demand = Access { fio: None }
+        .demand(&planned.plan, &planned.run.target, clients_here)
+        .and(held, &format!("the options of the {jobs} job(s), kept until the last ends"));
+    limits::check(&demand, system).map_err(|e| {
+        UsageError::new(format!("fio job {}: {} {}", planned.job.name, e.0, plan::FLAG_NAMES)).into()
+    })
+}
+
+/// Standard output, written as the jobs end: fio's normal layout or its JSON document, each
+/// job's part written when the job ends so that nothing of a finished job is held.
+enum Output {
+    /// fio prints every group's "Run status group" lines after the last job's block: they
+    /// wait in an unnamed temporary file (removed when closed), not in memory.
+    Normal { groups: std::fs::File },
+    Json(json::Stream),
+}
+
+impl Output {
+    /// Prints what comes before the first job's figures.
+    fn start(format: Format, jobs: &[options::FioJob]) -> anyhow::Result<Output> {
+        match format {
+            Format::Normal => {
+                let groups = tempfile::tempfile().context(
+                    "iomatrix fio keeps the \"Run status group\" lines in an unnamed temporary file until the last \
+                     job ends, and could not make one (TMPDIR names its folder)",
+                )?;
+                for (group, job) in jobs.iter().enumerate() {
+                    crate::out::print(&output::job_line(group, job))?;
+                }
+                crate::out::print(&output::starting(jobs))?;
+                Ok(Output::Normal { groups })
+            }
+            Format::Json => {
+                let (stream, opening) = json::Stream::opening()?;
+                crate::out::print(&opening)?;
+                Ok(Output::Json(stream))
+            }
+        }
+    }
+
+    fn job(&mut self, figures: &JobFigures) -> anyhow::Result<()> {
+        match self {
+            Output::Normal { groups } => {
+                crate::out::print(&output::job_text(figures))?;
+                groups.write_all(output::group_status(figures).as_bytes()).context("writing the group lines aside")?;
+            }
+            Output::Json(stream) => crate::out::print(&stream.job(figures)?)?,
+        }
+        Ok(())
+    }
+
+    /// Prints what comes after the last job's figures.
+    fn finish(self) -> anyhow::Result<()> {
+        match self {
+            Output::Normal { mut groups } => {
+                groups.seek(SeekFrom::Start(0)).context("reading the group lines back")?;
+                let mut lines = BufReader::new(groups);
+                let mut chunk = String::new();
+                while lines.read_line(&mut chunk).context("reading the group lines back")? > 0 {
+                    if chunk.len() >= 64 << 10 {
+                        crate::out::print(&chunk)?;
+                        chunk.clear();
+                    }
+                }
+                crate::out::print(&chunk)
+            }
+            Output::Json(stream) => crate::out::print(&stream.closing()),
+        }
+    }
 }
 
 /// fio runs jobs without stonewall at the same time; iomatrix runs one job at a time, so a job

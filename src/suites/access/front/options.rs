@@ -138,6 +138,16 @@ impl FioJob {
         }
     }
 
+    /// The memory the job holds while it waits to run: itself, its name, paths and options as given.
+    pub fn footprint(&self) -> u64 {
+        let path = |p: &Option<PathBuf>| p.as_ref().map_or(0, |p| p.as_os_str().len());
+        let given: usize =
+            self.given.iter().map(|(k, v)| std::mem::size_of::<(String, String)>() + k.len() + v.len()).sum();
+        (std::mem::size_of::<FioJob>() + self.name.len() + self.mix.word.len() + path(&self.filename)
+            + path(&self.directory)
+            + given) as u64
+    }
+
     /// Percent of requests that read.
     pub fn read_percent(&self) -> u8 {
         match self.mix.pure_read {

@@ -15,52 +15,53 @@ const PERCENTILE_LABELS: [&str; 17] = [
     "99.50", "99.90", "99.95", "99.99",
 ];
 
-/// The lines fio prints before it starts: one per job, then the version and the process count.
-pub fn preamble(jobs: &[FioJob]) -> String {
-    let mut out = String::new();
-    for (group, job) in jobs.iter().enumerate() {
-        let bs = format!("{}B-{}B", job.bs.bytes(), job.bs.bytes());
-        let engine = match job.ioengine {
-            Some(e) if e.fio_name() != e.backend() => format!("{} (run as {} by iomatrix)", e.fio_name(), e.backend()),
-            Some(e) => e.fio_name().to_string(),
-            None => "psync".to_string(),
-        };
-        let _ = writeln!(
-            out,
-            "{}: (g={group}): rw={}, bs=(R) {bs}, (W) {bs}, (T) {bs}, ioengine={engine}, iodepth={}",
-            job.name, job.mix.word, job.iodepth
-        );
-    }
-    let processes: usize = jobs.iter().map(|j| j.numjobs).sum();
-    let _ = writeln!(out, "iomatrix fio {} (fio's command line, run by iomatrix's engine)", env!("CARGO_PKG_VERSION"));
-    let _ = writeln!(out, "Starting {processes} {}", if processes == 1 { "process" } else { "processes" });
-    out
+/// fio's line for one job before it starts.
+pub fn job_line(group: usize, job: &FioJob) -> String {
+    let bs = format!("{}B-{}B", job.bs.bytes(), job.bs.bytes());
+    let engine = match job.ioengine {
+        Some(e) if e.fio_name() != e.backend() => format!("{} (run as {} by iomatrix)", e.fio_name(), e.backend()),
+        Some(e) => e.fio_name().to_string(),
+        None => "psync".to_string(),
+    };
+    format!(
+        "{}: (g={group}): rw={}, bs=(R) {bs}, (W) {bs}, (T) {bs}, ioengine={engine}, iodepth={}\n",
+        job.name, job.mix.word, job.iodepth
+    )
 }
 
-/// Every job's block and every group's status line.
-pub fn report(jobs: &[JobFigures]) -> String {
+/// The lines fio prints after the job lines: the version and the process count.
+pub fn starting(jobs: &[FioJob]) -> String {
+    let processes: usize = jobs.iter().map(|j| j.numjobs).sum();
+    format!(
+        "iomatrix fio {} (fio's command line, run by iomatrix's engine)\nStarting {processes} {}\n",
+        env!("CARGO_PKG_VERSION"),
+        if processes == 1 { "process" } else { "processes" }
+    )
+}
+
+/// A finished job's block, as fio prints it after the run (after a blank line).
+pub fn job_text(f: &JobFigures) -> String {
+    format!("\n{}", job_block(f))
+}
+
+/// The job's "Run status group" lines, which fio prints after every job's block.
+pub fn group_status(f: &JobFigures) -> String {
     let mut out = String::new();
-    for f in jobs {
-        out.push('\n');
-        out += &job_block(f);
-    }
-    for f in jobs {
-        let _ = writeln!(out, "\nRun status group {} (all jobs):", f.group);
-        for (word, side) in [("   READ", &f.read), ("  WRITE", &f.write)] {
-            if side.ios == 0 {
-                continue;
-            }
-            let bw = side.bytes_per_sec(f.wall_ns);
-            let ms = f.wall_ns / 1_000_000;
-            let _ = writeln!(
-                out,
-                "{word}: bw={}/s ({}/s), {0}/s-{0}/s ({1}/s-{1}/s), io={} ({}), run={ms}-{ms}msec",
-                binary(bw),
-                decimal(bw),
-                binary(side.bytes as f64),
-                decimal(side.bytes as f64),
-            );
+    let _ = writeln!(out, "\nRun status group {} (all jobs):", f.group);
+    for (word, side) in [("   READ", &f.read), ("  WRITE", &f.write)] {
+        if side.ios == 0 {
+            continue;
         }
+        let bw = side.bytes_per_sec(f.wall_ns);
+        let ms = f.wall_ns / 1_000_000;
+        let _ = writeln!(
+            out,
+            "{word}: bw={}/s ({}/s), {0}/s-{0}/s ({1}/s-{1}/s), io={} ({}), run={ms}-{ms}msec",
+            binary(bw),
+            decimal(bw),
+            binary(side.bytes as f64),
+            decimal(side.bytes as f64),
+        );
     }
     out
 }

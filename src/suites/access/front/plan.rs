@@ -19,7 +19,7 @@ struct AccessFlags {
 }
 
 /// The access suite's flags its messages name, in fio's words.
-const FLAG_NAMES: &str = "(in fio's words: --bs is bs, --qd iodepth, --file-size size, --clients numjobs, --duration \
+pub const FLAG_NAMES: &str = "(in fio's words: --bs is bs, --qd iodepth, --file-size size, --clients numjobs, --duration \
                           runtime, --bytes size moved, --backend ioengine, --direct direct)";
 
 /// A job ready to run: the access plan, the run's options, and what its output says of it.
