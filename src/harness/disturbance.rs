@@ -21,6 +21,10 @@ const OVERRUN_FLOOR_NS: u64 = 1_000_000_000;
 const CLOCK_SHARE: f64 = 0.05;
 /// ... or by this much, whichever is larger (a loaded machine reads two clocks apart).
 const CLOCK_FLOOR_NS: u64 = 50_000_000;
+/// A moment's clocks are read within this much of each other ...
+const BRACKET_NS: u64 = 1_000_000;
+/// ... or the narrowest of this many tries is taken.
+const BRACKET_TRIES: usize = 8;
 /// How often the heartbeat notes the time: a stop's length is known to this much.
 const BEAT: Duration = Duration::from_millis(100);
 /// A continue after less than this is not told from a SIGCONT without a stop.
@@ -48,12 +52,32 @@ pub struct Clocks {
 }
 
 impl Clocks {
+    /// The three clocks read as one moment: the C library's reading bracketed by two raw ones,
+    /// tried again while a preemption (hundreds of busy threads on two CPUs) parted the bracket by
+    /// more than [`BRACKET_NS`], so a thread descheduled between two reads is not taken for disagreeing clocks.
+    /// The narrowest of a few tries is kept.
     pub fn now() -> Clocks {
-        Clocks {
-            monotonic: libc_clock(libc::CLOCK_MONOTONIC),
-            monotonic_raw: raw_clock(libc::CLOCK_MONOTONIC),
-            boottime_raw: raw_clock(libc::CLOCK_BOOTTIME),
+        let mut best = Clocks::bracketed();
+        for _ in 1..BRACKET_TRIES {
+            if best.0 <= BRACKET_NS {
+                break;
+            }
+            let read = Clocks::bracketed();
+            if read.0 < best.0 {
+                best = read;
+            }
         }
+        best.1
+    }
+
+    /// One reading, with the width of its raw bracket.
+    fn bracketed() -> (u64, Clocks) {
+        let before = raw_clock(libc::CLOCK_MONOTONIC);
+        let monotonic = libc_clock(libc::CLOCK_MONOTONIC);
+        let boottime_raw = raw_clock(libc::CLOCK_BOOTTIME);
+        let after = raw_clock(libc::CLOCK_MONOTONIC);
+        let width = after.saturating_sub(before);
+        (width, Clocks { monotonic, monotonic_raw: before + width / 2, boottime_raw })
     }
 }
 
