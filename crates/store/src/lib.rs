@@ -54,7 +54,9 @@ pub use maintain::{
 };
 pub use schema::known_version as known_schema_version;
 
-pub use study::{new_nonce, ClaimRefused, StepStatus, StudyClaim, StudyRecord, StudyRun, StudyStatus, StudyStep, STUDY_CLAIM_VAR};
+pub use study::{
+    new_nonce, ClaimRefused, StepStatus, StudyClaim, StudyRecord, StudyRun, StudyStatus, StudyStep, STUDY_CLAIM_VAR,
+};
 pub use time::format_utc;
 
 use rusqlite::{params, Connection, OptionalExtension};

@@ -199,7 +199,6 @@ pub struct StudyStep {
     pub seconds: Option<f64>,
 }
 
-
 /// Why a run's study claim does not prove a step of a study.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ClaimRefused {
