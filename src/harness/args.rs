@@ -8,6 +8,7 @@ use super::repeat::{Repeat, RepeatArgs};
 use super::suite::RunOptions;
 use super::target::Target;
 use clap::Args;
+pub use iomatrix_core::text::command_text;
 use iomatrix_core::{OwnFlags, UsageError};
 use iomatrix_verify::ContentSpec;
 use std::path::{Path, PathBuf};
@@ -231,24 +232,6 @@ pub fn remove_flag(args: &mut Vec<String>, flag: &str) {
             i += 1;
         }
     }
-}
-
-/// A command line as a shell takes it back (`iomatrix rerun` splits it with shell rules): words
-/// of plain characters as they are (`--label fs=tmp`), others in single quotes.
-pub fn command_text<S: AsRef<str>>(words: impl IntoIterator<Item = S>) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
-    words
-        .into_iter()
-        .map(|w| {
-            let w = w.as_ref();
-            if !w.is_empty() && w.chars().all(plain) {
-                w.to_string()
-            } else {
-                format!("'{}'", w.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 #[cfg(test)]

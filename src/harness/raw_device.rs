@@ -109,6 +109,6 @@ fn check_expected_identity(path: &Path) -> Result<(), UsageError> {
         path.display(),
         expected.run,
         expected.identity,
-        super::args::command_text(std::env::args().skip(1))
+        iomatrix_core::text::command_text(std::env::args().skip(1))
     )))
 }

@@ -45,6 +45,24 @@ pub fn describe_control(c: char) -> String {
     }
 }
 
+/// A command line as a shell takes it back (`iomatrix rerun` splits it with shell rules): words
+/// of plain characters as they are (`--label fs=tmp`), others in single quotes.
+pub fn command_text<S: AsRef<str>>(words: impl IntoIterator<Item = S>) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
+    words
+        .into_iter()
+        .map(|w| {
+            let w = w.as_ref();
+            if !w.is_empty() && w.chars().all(plain) {
+                w.to_string()
+            } else {
+                format!("'{}'", w.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
