@@ -31,7 +31,7 @@ fn two_folder_study(sb: &Sandbox, steps: usize) -> PathBuf {
     path
 }
 
-fn study_json(sb: &Sandbox, which: &str) -> Value {
+pub(crate) fn study_json(sb: &Sandbox, which: &str) -> Value {
     let out = sb.run(&["study", "show", which, "--json"]);
     assert_success(&out);
     serde_json::from_slice(&out.stdout).expect("study show --json is JSON")

@@ -10,7 +10,7 @@
 //! - `db merge` of this database by a hard link, a symlink or a bind mount is refused (exit 2).
 
 use crate::helpers::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// The V2 cookie, a payload of 0xFFFFFFF0 bytes, normalizing offset 0, 3 digits, 1 ns to an hour,
@@ -203,31 +203,6 @@ fn db_merge_refuses_a_source_run_whose_histogram_does_not_decode() {
     assert_success(&sb.run(&["db", "check"]));
 }
 
-/// A bind mount made by a test, unmounted on drop (also when the test fails).
-struct Bind(PathBuf);
-
-impl Bind {
-    fn new(from: &Path, onto: &Path) -> Option<Bind> {
-        if !is_root() {
-            skip("a bind mount needs root");
-            return None;
-        }
-        std::fs::write(onto, b"").unwrap();
-        let status = Command::new("mount").arg("--bind").arg(from).arg(onto).status().expect("mount");
-        if !status.success() {
-            skip(format!("mount --bind {} {} failed", from.display(), onto.display()));
-            return None;
-        }
-        Some(Bind(onto.to_path_buf()))
-    }
-}
-
-impl Drop for Bind {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
-
 #[test]
 fn db_merge_of_this_database_by_another_name_is_refused_by_inode() {
     let sb = with_runs(1);
@@ -238,7 +213,8 @@ fn db_merge_of_this_database_by_another_name_is_refused_by_inode() {
     let soft = dir.join("symlink.sqlite");
     std::os::unix::fs::symlink(&db, &soft).unwrap();
     let bound = dir.join("bound.sqlite");
-    let bind = Bind::new(&db, &bound);
+    std::fs::write(&bound, b"").unwrap();
+    let bind = crate::trust_files::Bind::new(&db, &bound);
     let mut aliases = vec![hard, soft];
     if bind.is_some() {
         aliases.push(bound.clone());

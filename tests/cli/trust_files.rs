@@ -54,11 +54,11 @@ fn stored_runs(db: &Path) -> i64 {
 }
 
 /// A bind mount made by a test, unmounted on drop (also when the test fails).
-struct Bind(PathBuf);
+pub(crate) struct Bind(PathBuf);
 
 impl Bind {
     /// Root only: `mount --bind from onto`; None (a skip) where that cannot be done.
-    fn new(from: &Path, onto: &Path) -> Option<Bind> {
+    pub(crate) fn new(from: &Path, onto: &Path) -> Option<Bind> {
         if !is_root() {
             skip("a bind mount needs root");
             return None;

@@ -14,6 +14,7 @@
 //! - A resumed study never replays a step's `--destroy-data-on`.
 
 use crate::helpers::*;
+use crate::study::study_json;
 use rusqlite::Connection;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -26,12 +27,6 @@ fn write(sb: &Sandbox, name: &str, text: &str) -> PathBuf {
     let path = sb.dir.path().join(name);
     std::fs::write(&path, text).unwrap();
     path
-}
-
-fn study_json(sb: &Sandbox, which: &str) -> Value {
-    let out = sb.run(&["study", "show", which, "--json"]);
-    assert_success(&out);
-    serde_json::from_slice(&out.stdout).expect("study show --json is JSON")
 }
 
 fn stored_runs(db: &Path) -> i64 {
