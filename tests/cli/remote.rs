@@ -153,10 +153,14 @@ fn a_100_mbit_link_caps_what_the_built_in_nfs_client_reads_and_writes() {
         "--tests",
         "write,read",
     ]));
-    // 100 Mbit/s is 12207 KiB/s; with TCP and RPC headers the payload gets a little less. No client cache can lift it.
+    // 100 Mbit/s is 12207 KiB/s; with TCP and RPC headers the payload gets a little less, and no client cache
+    // can lift it: above 12,300 KB/s the shaping was not applied or a cache answered. The floor only says the
+    // link carried the data: a debug build on a loaded 2-core CI machine wrote 7,293 KB/s (stop 54).
     for cell in cells(&sb.last_run()) {
         let kib = cell["kib_per_sec"].as_f64().unwrap();
-        assert!((9_000.0..12_300.0).contains(&kib), "{}: {kib:.0} KB/s over a 100 Mbit/s link", cell["test"]);
+        eprintln!("{}: {kib:.0} KB/s over a 100 Mbit/s link (window 2,000-12,300)", cell["test"]);
+        assert!(kib < 12_300.0, "{}: {kib:.0} KB/s is more than a 100 Mbit/s link carries", cell["test"]);
+        assert!(kib > 2_000.0, "{}: {kib:.0} KB/s: the link or the client stalled", cell["test"]);
     }
 }
 
