@@ -6,17 +6,24 @@
 //! A change to any output shows here as a diff. An intended change is written anew with
 //! `IOMATRIX_GOLDEN=write cargo test --test cli golden` and reviewed in `git diff`.
 //! The database doubles as "a database made by an older main": every command reads it.
+//! golden_fixture.rs runs the same check over main 7a976992's database (issue 49).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-fn golden() -> PathBuf {
+pub(crate) fn golden() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
 }
 
+/// Whether the expected outputs are to be written anew (IOMATRIX_GOLDEN=write), not checked.
+pub(crate) fn writing() -> bool {
+    std::env::var("IOMATRIX_GOLDEN").is_ok_and(|v| v == "write")
+}
+
 /// One command's exit code, standard output, standard error and written file, as one text.
-fn capture(db: &Path, out_dir: &Path, name: &str, args: &str) -> String {
+/// `made_at`: when the database was made (a later time stamp is when the command ran).
+fn capture(db: &Path, out_dir: &Path, made_at: &str, name: &str, args: &str) -> String {
     let mut written = None;
     let args: Vec<String> = args
         .split(' ')
@@ -47,14 +54,12 @@ fn capture(db: &Path, out_dir: &Path, name: &str, args: &str) -> String {
     }
     // The paths are this test's temporary folder.
     let tmp = db.parent().unwrap();
-    after_made_at(&text.replace(out_dir.to_str().unwrap(), "OUT").replace(tmp.to_str().unwrap(), "TMP"))
+    after_made_at(&text.replace(out_dir.to_str().unwrap(), "OUT").replace(tmp.to_str().unwrap(), "TMP"), made_at)
 }
 
 /// `text` with every time stamp (2026-11-27T01:25:51Z) later than the fixture's making, so the
 /// time a command ran, written NOW.
-fn after_made_at(text: &str) -> String {
-    let made_at = std::fs::read_to_string(golden().join("made-at")).unwrap();
-    let made_at = made_at.trim();
+fn after_made_at(text: &str, made_at: &str) -> String {
     let shape = |b: &[u8]| {
         b.len() == 20
             && b.iter().enumerate().all(|(i, c)| match i {
@@ -111,22 +116,31 @@ fn file_text(path: &Path) -> String {
 
 #[test]
 fn every_output_of_the_golden_database_is_what_it_was() {
+    let dir = golden();
+    check_commands(&dir.join("results.sqlite"), &dir, 50);
+}
+
+/// Runs every command of `set`/commands against a copy of `fixture` (never the fixture itself)
+/// and compares each output with `set`/expected/NAME; `set`/made-at is when the fixture was made.
+/// With IOMATRIX_GOLDEN=write the outputs are written there instead. At least `least` commands.
+pub(crate) fn check_commands(fixture: &Path, set: &Path, least: usize) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.sqlite");
-    std::fs::copy(golden().join("results.sqlite"), &db).unwrap();
+    std::fs::copy(fixture, &db).unwrap();
     let out_dir = dir.path().join("out");
     std::fs::create_dir(&out_dir).unwrap();
-    let expected_dir = golden().join("expected");
-    let write = std::env::var("IOMATRIX_GOLDEN").is_ok_and(|v| v == "write");
+    let made_at = std::fs::read_to_string(set.join("made-at")).unwrap();
+    let expected_dir = set.join("expected");
+    let write = writing();
     if write {
         std::fs::create_dir_all(&expected_dir).unwrap();
     }
-    let commands = std::fs::read_to_string(golden().join("commands")).unwrap();
+    let commands = std::fs::read_to_string(set.join("commands")).unwrap();
     let mut differing = Vec::new();
     let mut checked = 0;
     for line in commands.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
         let (name, args) = line.split_once('\t').expect("NAME<TAB>ARGS");
-        let got = capture(&db, &out_dir, name, args);
+        let got = capture(&db, &out_dir, made_at.trim(), name, args);
         let path = expected_dir.join(name);
         if write {
             std::fs::write(&path, &got).unwrap();
@@ -134,16 +148,26 @@ fn every_output_of_the_golden_database_is_what_it_was() {
         }
         let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         checked += 1;
-        if got != want {
-            let first = got.lines().zip(want.lines()).position(|(g, w)| g != w).unwrap_or(0);
-            differing.push(format!(
-                "{name}: line {}\n  was: {}\n  now: {}",
-                first + 1,
-                want.lines().nth(first).unwrap_or("(end)"),
-                got.lines().nth(first).unwrap_or("(end)")
-            ));
+        if let Some(difference) = first_difference(name, &want, &got) {
+            differing.push(difference);
         }
     }
-    assert!(write || checked > 50, "only {checked} commands checked");
+    assert!(write || checked > least, "only {checked} commands checked");
     assert!(differing.is_empty(), "{} of {checked} outputs differ:\n{}", differing.len(), differing.join("\n"));
+}
+
+/// The first line where `got` is not `want`, both printed, or None when they are the same bytes.
+pub(crate) fn first_difference(name: &str, want: &str, got: &str) -> Option<String> {
+    if got == want {
+        return None;
+    }
+    let first = got.lines().zip(want.lines()).position(|(g, w)| g != w);
+    // Same lines as far as the shorter goes: the first line one of them lacks.
+    let first = first.unwrap_or_else(|| got.lines().count().min(want.lines().count()));
+    Some(format!(
+        "{name}: line {}\n  was: {}\n  now: {}",
+        first + 1,
+        want.lines().nth(first).unwrap_or("(end)"),
+        got.lines().nth(first).unwrap_or("(end)")
+    ))
 }

@@ -34,6 +34,7 @@ mod fio_distribution;
 mod fio_words;
 mod generator;
 mod golden;
+mod golden_fixture;
 mod harness;
 mod help;
 mod helpers;
