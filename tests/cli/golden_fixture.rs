@@ -113,3 +113,298 @@ fn every_help_text_is_what_it_was_golden() {
         differing.join("\n")
     );
 }
+
+/// The front ends' commands (IOzone's, bonnie++'s and fio's command lines) run on a tmpfs:
+/// name, arguments (MNT is the tmpfs, JOBS the fio job file).
+const FRONTS: [(&str, &str); 10] = [
+    ("iozone", "iozone -s 256k -r 4k -r 64k -i 0 -i 1 -i 2 -f MNT/iozone.tmp"),
+    ("iozone-R", "iozone -R -s 256k -r 4k -r 64k -i 0 -i 1 -e -c -f MNT/iozone.tmp"),
+    ("iozone-auto", "iozone -a -n 64k -g 128k -i 0 -i 1 -+n -f MNT/iozone.tmp"),
+    ("iozone-t2", "iozone -t 2 -s 256k -r 16k -i 0 -i 1 -+n -f MNT/iozone.tmp --label sys=t2"),
+    ("iozone-json", "iozone -s 128k -r 64k -i 0 -f MNT/iozone.tmp --json"),
+    ("bonnie", "bonnie -d MNT -s 4 -r 2 -n 1 -f -m golden"),
+    ("bonnie-x2-q", "bonnie -d MNT -s 4 -r 2 -n 0 -f -x 2 -q -m golden"),
+    ("fio", "fio --name=seqwrite --directory=MNT --size=1m --bs=64k --rw=write"),
+    ("fio-jobfile", "fio JOBS"),
+    ("fio-json", "fio --output-format=json --name=randread --directory=MNT --size=1m --bs=4k --rw=randread"),
+];
+
+/// fio's job file of FRONTS: two jobs, the second stonewalled with two processes.
+const JOB_FILE: &str = "; two jobs, one after the other\n[global]\ndirectory=MNT\nsize=2m\nbs=8k\nruntime=200ms\n\
+     time_based\ngroup_reporting\n\n[reads]\nrw=randread\nioengine=io_uring\niodepth=4\n\n[mixed]\nstonewall\n\
+     rw=randrw\nrwmixread=70\nnumjobs=2\n";
+
+#[test]
+fn every_front_ends_output_but_its_figures_is_what_it_was_golden() {
+    // The same file system on every machine (the tables name it): a tmpfs of our own.
+    let Some(mount) = crate::helpers::Mount::virtual_fs("tmpfs", "size=64m") else { return };
+    let sb = crate::helpers::Sandbox::new();
+    let mnt = mount.point.to_str().unwrap();
+    let jobs = sb.dir.path().join("two.fio");
+    std::fs::write(&jobs, JOB_FILE.replace("MNT", mnt)).unwrap();
+    let dir = set().join("fronts");
+    if writing() {
+        std::fs::create_dir_all(&dir).unwrap();
+    }
+    let mut differing = Vec::new();
+    for (name, line) in FRONTS {
+        let args: Vec<String> =
+            line.replace("MNT", mnt).replace("JOBS", jobs.to_str().unwrap()).split(' ').map(String::from).collect();
+        let out = sb.run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let raw = format!(
+            "$ iomatrix {line}\n# exit {:?}\n{}\n# stderr\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let raw = raw.replace(env!("CARGO_BIN_EXE_iomatrix"), "iomatrix");
+        let got = mask_measured(&raw.replace(mnt, "MNT").replace(sb.dir.path().to_str().unwrap(), "TMP"));
+        if writing() {
+            std::fs::write(dir.join(name), &got).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(dir.join(name)).unwrap();
+        differing.extend(first_difference(name, &want, &got));
+    }
+    assert!(
+        differing.is_empty(),
+        "{} of {} front ends' outputs differ:\n{}",
+        differing.len(),
+        FRONTS.len(),
+        differing.join("\n")
+    );
+}
+
+/// A front end's output with what a run measures masked, so that its layout's words, headers,
+/// units and order stay guarded byte for byte while its figures may change:
+/// - every time stamp (2026-12-06T08:26:54Z) is TIME;
+/// - every number is `#` (digits inside a word, as ext4 or xoshiro256, and JSON keys stay), and bonnie++'s
+///   `+++++`/`+++` (a test too fast to time) too;
+/// - a unit scaled to the figure's size (10.2k, 640MiB/s, 749.2 MiB/s, 1msec, fio's `(usec)`)
+///   loses its scale: `#`, `#B/s`, `# B/s`, `#s`, `(?sec)`;
+/// - runs of spaces are one space (columns are as wide as their figures);
+/// - a progress line's ETA ("4s" or "not known yet") is `?`; the summary's best and worst
+///   cell (which one is measured) is CELL;
+/// - fio's latency distribution (`lat (usec)   : 20=50.00%, ...`, its buckets and lines as many
+///   as the latencies span) is one `#=#%` a line, and one line a unit;
+/// - the rows of a "Noisiest cells" table are in name order, not the measured spread's;
+/// - a run's uid (random) is UID; the machine (`machine:` line) and this host's name are
+///   MACHINE and HOST.
+///
+/// The command line (`$ iomatrix ...`, `command: ...`) is the test's input: kept whole.
+fn mask_measured(text: &str) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        // The command line is the test's own input, not measured.
+        if line.starts_with("$ iomatrix ") || line.starts_with("command: ") {
+            out.push(line.to_string());
+            continue;
+        }
+        let line = if line.starts_with("machine: ") { "machine: MACHINE".to_string() } else { line.to_string() };
+        let line = replace_word(&line, host.trim(), "HOST");
+        let line = collapse_spaces(&mask_numbers(&uids_masked(&times_masked(&line)))).replace("[ #", "[#");
+        let line = unknown_eta(&cell_chosen(&one_latency_bucket(&line)));
+        let latency_lines = |l: &str| l.trim_start().starts_with("lat (?sec) :");
+        if latency_lines(&line) && out.last().is_some_and(|last| *last == line) {
+            continue;
+        }
+        out.push(line);
+    }
+    sort_noisiest(&mut out);
+    out.join("\n") + "\n"
+}
+
+/// The rows of a "Noisiest cells" table in name order: their order is the measured spread's.
+fn sort_noisiest(lines: &mut [String]) {
+    let mut at = 0;
+    while let Some(head) = lines[at..].iter().position(|l| l == "cell samples median min max spread") {
+        let first = at + head + 1;
+        let rows = lines[first..].iter().take_while(|l| !l.is_empty()).count();
+        lines[first..first + rows].sort();
+        at = first + rows;
+    }
+}
+
+/// `line` with every run's uid (32 lowercase hex digits, random per run) UID.
+fn uids_masked(line: &str) -> String {
+    let hex = |c: char| c.is_ascii_digit() || ('a'..='f').contains(&c);
+    let mut out = String::new();
+    let mut word = String::new();
+    for c in line.chars().chain(std::iter::once('\n')) {
+        if hex(c) {
+            word.push(c);
+            continue;
+        }
+        out.push_str(if word.len() == 32 { "UID" } else { &word });
+        word.clear();
+        out.push(c);
+    }
+    out.pop();
+    out
+}
+
+/// `line` with every UTC time stamp (2026-12-06T08:26:54Z) TIME.
+fn times_masked(line: &str) -> String {
+    let shape = |b: &[u8]| {
+        b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            10 => *c == b'T',
+            13 | 16 => *c == b':',
+            19 => *c == b'Z',
+            _ => c.is_ascii_digit(),
+        })
+    };
+    let bytes = line.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < line.len() {
+        if bytes.len() - i >= 20 && shape(&bytes[i..i + 20]) {
+            out.push_str("TIME");
+            i += 20;
+        } else {
+            let c = line[i..].chars().next().unwrap();
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
+/// `line` with `word` replaced where it stands alone (not inside a longer name).
+fn replace_word(line: &str, word: &str, by: &str) -> String {
+    if word.is_empty() {
+        return line.to_string();
+    }
+    let part_of_name = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(at) = rest.find(word) {
+        let before = if at > 0 { rest[..at].chars().last() } else { out.chars().last() };
+        let after = rest[at + word.len()..].chars().next();
+        out.push_str(&rest[..at]);
+        out.push_str(if part_of_name(before) || part_of_name(after) { word } else { by });
+        rest = &rest[at + word.len()..];
+    }
+    out + rest
+}
+
+/// Units whose scale follows the figure: byte and count prefixes, and times.
+const SCALED: [&str; 19] =
+    ["k", "K", "M", "G", "T", "Ki", "Mi", "Gi", "Ti", "kB", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB", "B"];
+const TIMES: [&str; 9] = ["ns", "us", "µs", "ms", "s", "nsec", "usec", "msec", "sec"];
+
+/// Every number `#`, its scaled unit unscaled (see [`mask_measured`]).
+fn mask_numbers(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let in_word = i > 0 && (chars[i - 1].is_ascii_alphabetic() || chars[i - 1] == '_');
+        if c.is_ascii_digit() && in_word {
+            // A name's digits (ext4, xoshiro256, p99, a time stamp's T08): kept.
+            while i < chars.len() && chars[i].is_ascii_digit() {
+                out.push(chars[i]);
+                i += 1;
+            }
+        } else if c.is_ascii_digit() && is_json_key(&chars, i) {
+            // A JSON key ("1.000000": a percentile, "250": a latency bucket) is a name.
+            while chars[i] != '"' {
+                out.push(chars[i]);
+                i += 1;
+            }
+        } else if c.is_ascii_digit() {
+            while i < chars.len()
+                && (chars[i].is_ascii_digit()
+                    || ((chars[i] == '.' || chars[i] == ',') && chars.get(i + 1).is_some_and(char::is_ascii_digit)))
+            {
+                i += 1;
+            }
+            out.push('#');
+            i += unscaled_unit(&chars[i..], &mut out);
+        } else if c == '+' && chars[i..].iter().take_while(|c| **c == '+').count() >= 3 {
+            i += chars[i..].iter().take_while(|c| **c == '+').count();
+            out.push('#');
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    for unit in ["(nsec)", "(usec)", "(msec)"] {
+        out = out.replace(unit, "(?sec)");
+    }
+    out
+}
+
+/// Whether the number at `at` is a whole JSON key: `"1.000000":`.
+fn is_json_key(chars: &[char], at: usize) -> bool {
+    let end = chars[at..].iter().position(|c| !(c.is_ascii_digit() || *c == '.')).map(|e| at + e);
+    at > 0 && chars[at - 1] == '"' && end.is_some_and(|e| chars[e] == '"' && chars.get(e + 1) == Some(&':'))
+}
+
+/// After a masked number: a scaled unit (next to it; after one space a binary prefix, as
+/// 749.2 MiB/s, or a time) written unscaled into `out`; how many chars it took. A fixed unit
+/// after a space (IOzone's KB/s) stays as it is.
+fn unscaled_unit(rest: &[char], out: &mut String) -> usize {
+    let spaced = rest.first() == Some(&' ');
+    let start = usize::from(spaced);
+    let word: String = rest[start..].iter().take_while(|c| c.is_alphabetic()).collect();
+    let bytes = SCALED.contains(&word.as_str()) && (!spaced || word.ends_with("iB"));
+    let time = TIMES.contains(&word.as_str());
+    if !bytes && !time {
+        return 0;
+    }
+    out.push_str(if spaced { " " } else { "" });
+    out.push_str(if time {
+        "s"
+    } else if word.ends_with('B') {
+        "B"
+    } else {
+        ""
+    });
+    start + word.chars().count()
+}
+
+fn collapse_spaces(line: &str) -> String {
+    let mut out = String::new();
+    for c in line.chars() {
+        if !(c == ' ' && out.ends_with(' ')) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// fio's `#=#%, #=#%, ...`: one bucket.
+fn one_latency_bucket(line: &str) -> String {
+    let mut line = line.to_string();
+    while line.contains("#=#%, #=#%") {
+        line = line.replace("#=#%, #=#%", "#=#%");
+    }
+    line
+}
+
+/// A progress line's "elapsed, ETA #s)" or "ETA not known yet)": "ETA ?)".
+fn unknown_eta(line: &str) -> String {
+    match line.find(" elapsed, ETA ") {
+        Some(at) => {
+            let from = at + " elapsed, ETA ".len();
+            let to = line[from..].find(')').map_or(line.len(), |e| from + e);
+            format!("{}?{}", &line[..from], &line[to..])
+        }
+        None => line.to_string(),
+    }
+}
+
+/// The summary's "best: ... in write 256k/4k (cell 0)": the cell is CELL.
+fn cell_chosen(line: &str) -> String {
+    let trimmed = line.trim_start();
+    if !(trimmed.starts_with("best:") || trimmed.starts_with("worst:")) {
+        return line.to_string();
+    }
+    match (line.find(" in "), line.rfind(" (cell ")) {
+        (Some(from), Some(to)) if from < to => format!("{} in CELL{}", &line[..from], &line[to..]),
+        _ => line.to_string(),
+    }
+}
