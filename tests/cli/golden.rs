@@ -59,7 +59,7 @@ fn capture(db: &Path, out_dir: &Path, made_at: &str, name: &str, args: &str) -> 
 
 /// `text` with every time stamp (2026-11-27T01:25:51Z) later than the fixture's making, so the
 /// time a command ran, written NOW.
-fn after_made_at(text: &str, made_at: &str) -> String {
+pub(crate) fn after_made_at(text: &str, made_at: &str) -> String {
     let shape = |b: &[u8]| {
         b.len() == 20
             && b.iter().enumerate().all(|(i, c)| match i {

@@ -10,7 +10,7 @@
 //!
 //! Written anew with `IOMATRIX_GOLDEN=write cargo test --test cli golden`, reviewed in `git diff`.
 
-use crate::golden::{check_commands, first_difference, golden, writing};
+use crate::golden::{after_made_at, check_commands, first_difference, golden, writing};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -110,6 +110,67 @@ fn every_help_text_is_what_it_was_golden() {
         "{} of {} help texts differ:\n{}",
         differing.len(),
         helps.len(),
+        differing.join("\n")
+    );
+}
+
+/// Every importer's input (the repository's real outputs of fio, Iometer, bonnie++, Bonnie and
+/// IOzone's -R, and a published table) and how it is imported: name, file, arguments.
+const IMPORTS: [(&str, &str, &str); 7] = [
+    ("fio", "crates/import/tests/data/fio-3.33-randrw-libaio.json", "--label sys=fio"),
+    ("iometer", "crates/import/tests/data/iometer-2006.07.27-results.csv", "--label sys=iometer"),
+    ("bonnie++", "crates/import/tests/data/bonnie-2.00a-x2.csv", "--label sys=bonniepp --bonnie-chunk 16k"),
+    ("bonnie-text", "crates/import/tests/data/bonnie-1.x-two-runs.txt", "--label sys=bonnie1"),
+    ("iozone", "tests/fixtures/iozone-3.471-s64m-r4k-r1m-tmpfs.txt", "--format iozone --label sys=iozone-r"),
+    ("published", "published.csv", "--format published"),
+    ("fio-json", "crates/import/tests/data/fio-3.33-randrw-libaio.json", "--json"),
+];
+
+/// A published table typed in (made up for this test): two sides of a file-server test.
+const PUBLISHED: &str = "label:dba,suite,test,file_size,record_size,operation,metric,unit,value\n\
+    without,fileserver,write,4k 8k,4k,open,response time,ms,36.69\n\
+    with,fileserver,write,4k 8k,4k,open,response time,ms,8.86\n\
+    without,backup,backup,1m,,,throughput,MB/min,272.45\n";
+
+#[test]
+fn every_importers_output_is_what_it_was_golden() {
+    let sb = crate::helpers::Sandbox::new();
+    let made_at = std::fs::read_to_string(set().join("made-at")).unwrap();
+    let dir = set().join("imports");
+    if writing() {
+        std::fs::create_dir_all(&dir).unwrap();
+    }
+    let mut differing = Vec::new();
+    for (name, file, args) in IMPORTS {
+        // A copy in the sandbox: the output names the file, and TMP is the same everywhere.
+        let input = sb.dir.path().join(Path::new(file).file_name().unwrap());
+        if file == "published.csv" {
+            std::fs::write(&input, PUBLISHED).unwrap();
+        } else {
+            std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join(file), &input).unwrap();
+        }
+        let mut all = vec!["import", input.to_str().unwrap()];
+        all.extend(args.split(' '));
+        let out = sb.run(&all);
+        let got = format!(
+            "$ iomatrix import {file} {args}\n# exit {:?}\n{}\n# stderr\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The time an import is stored at is now, not the input's.
+        let got = after_made_at(&got.replace(sb.dir.path().to_str().unwrap(), "TMP"), made_at.trim());
+        if writing() {
+            std::fs::write(dir.join(name), &got).unwrap();
+            continue;
+        }
+        differing.extend(first_difference(name, &std::fs::read_to_string(dir.join(name)).unwrap(), &got));
+    }
+    assert!(
+        differing.is_empty(),
+        "{} of {} imports' outputs differ:\n{}",
+        differing.len(),
+        IMPORTS.len(),
         differing.join("\n")
     );
 }
