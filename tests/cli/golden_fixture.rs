@@ -203,15 +203,68 @@ fn every_front_ends_output_but_its_figures_is_what_it_was_golden() {
     let mnt = mount.point.to_str().unwrap();
     let jobs = sb.dir.path().join("two.fio");
     std::fs::write(&jobs, JOB_FILE.replace("MNT", mnt)).unwrap();
-    let dir = set().join("fronts");
+    check_masked(&sb, mnt, "fronts", &FRONTS, &[("JOBS", jobs.to_str().unwrap())]);
+}
+
+/// Each suite's own command line (`run SUITE`), many clients, repeats and `rerun`, on a tmpfs:
+/// name, arguments (MNT the tmpfs, TREE a tree of two files in it, LOADFILE dbench's).
+const SUITE_RUNS: [(&str, &str); 10] = [
+    (
+        "run-iozone",
+        "run iozone --target MNT --files 64k,256k --records 4k,64k --tests write,read,random-read --label sys=s1",
+    ),
+    ("run-iozone-clients", "run iozone --target MNT --files 256k --records 64k --tests write,read --clients 2"),
+    (
+        "run-access",
+        "run access --target MNT --bs 4k,64k --read 100,0 --random 100 --qd 1,4 --file-size 1m --duration 100ms",
+    ),
+    (
+        "run-access-repeat",
+        "run access --target MNT --bs 4k --read 100 --random 100 --qd 1 --file-size 1m --duration 50ms --repeat 3",
+    ),
+    ("run-bonnie", "run bonnie --target MNT --size 2m --ram 1m --files 1 --fast"),
+    ("run-fileserver", "run fileserver --target MNT --connections 2 --files-per-connection 5 --sizes 4k,16k"),
+    ("run-personality", "run personality varmail --target MNT --scale small --connections 2 --duration 200ms"),
+    ("run-backup", "run backup --target TREE --warm"),
+    ("run-dbench", "run personality --dbench-loadfile LOADFILE --target MNT --connections 2 --as-fast-as-possible"),
+    ("rerun", "rerun 1"),
+];
+
+#[test]
+fn every_suites_run_output_but_its_figures_is_what_it_was_golden() {
+    let Some(mount) = crate::helpers::Mount::virtual_fs("tmpfs", "size=64m") else { return };
+    let Ok(client) = std::fs::read_to_string("/usr/share/dbench/client.txt") else {
+        return crate::helpers::skip("dbench's load file /usr/share/dbench/client.txt (Debian's dbench) is missing");
+    };
+    let sb = crate::helpers::Sandbox::new();
+    let mnt = mount.point.to_str().unwrap();
+    let loadfile = sb.dir.path().join("client.txt");
+    std::fs::write(&loadfile, client.lines().take(400).map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    let tree = mount.point.join("tree");
+    std::fs::create_dir_all(tree.join("a/b")).unwrap();
+    std::fs::write(tree.join("a/one"), vec![7u8; 300_000]).unwrap();
+    std::fs::write(tree.join("a/b/two"), vec![9u8; 70_000]).unwrap();
+    let places = [("TREE", tree.to_str().unwrap()), ("LOADFILE", loadfile.to_str().unwrap())];
+    check_masked(&sb, mnt, "runs", &SUITE_RUNS, &places);
+}
+
+/// Runs `commands` (name, arguments with MNT and `places` filled in) in `sb` and compares
+/// each output, measured figures masked ([`mask_measured`]), with `set`/`dir`/NAME.
+fn check_masked(
+    sb: &crate::helpers::Sandbox,
+    mnt: &str,
+    dir: &str,
+    commands: &[(&str, &str)],
+    places: &[(&str, &str)],
+) {
+    let dir = set().join(dir);
     if writing() {
         std::fs::create_dir_all(&dir).unwrap();
     }
     let mut differing = Vec::new();
-    for (name, line) in FRONTS {
-        let args: Vec<String> =
-            line.replace("MNT", mnt).replace("JOBS", jobs.to_str().unwrap()).split(' ').map(String::from).collect();
-        let out = sb.run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    for (name, line) in commands {
+        let filled = places.iter().fold(line.replace("MNT", mnt), |l, (place, by)| l.replace(place, by));
+        let out = sb.run(&filled.split(' ').collect::<Vec<_>>());
         let raw = format!(
             "$ iomatrix {line}\n# exit {:?}\n{}\n# stderr\n{}",
             out.status.code(),
@@ -229,9 +282,9 @@ fn every_front_ends_output_but_its_figures_is_what_it_was_golden() {
     }
     assert!(
         differing.is_empty(),
-        "{} of {} front ends' outputs differ:\n{}",
+        "{} of {} outputs differ:\n{}",
         differing.len(),
-        FRONTS.len(),
+        commands.len(),
         differing.join("\n")
     );
 }
@@ -252,13 +305,14 @@ fn every_front_ends_output_but_its_figures_is_what_it_was_golden() {
 /// - a run's uid (random) is UID; the machine (`machine:` line) and this host's name are
 ///   MACHINE and HOST.
 ///
-/// The command line (`$ iomatrix ...`, `command: ...`) is the test's input: kept whole.
+/// The command line (`$ iomatrix ...`, `command: ...`) is the test's input, and the exit code
+/// (`# exit ...`) must stay: both kept whole.
 fn mask_measured(text: &str) -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
     let mut out: Vec<String> = Vec::new();
     for line in text.lines() {
-        // The command line is the test's own input, not measured.
-        if line.starts_with("$ iomatrix ") || line.starts_with("command: ") {
+        // The command line is the test's own input, and the exit code is not measured.
+        if line.starts_with("$ iomatrix ") || line.starts_with("command: ") || line.starts_with("# exit ") {
             out.push(line.to_string());
             continue;
         }
