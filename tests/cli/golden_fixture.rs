@@ -177,12 +177,13 @@ fn every_importers_output_is_what_it_was_golden() {
 
 /// The front ends' commands (IOzone's, bonnie++'s and fio's command lines) run on a tmpfs:
 /// name, arguments (MNT is the tmpfs, JOBS the fio job file).
-const FRONTS: [(&str, &str); 10] = [
+const FRONTS: [(&str, &str); 11] = [
     ("iozone", "iozone -s 256k -r 4k -r 64k -i 0 -i 1 -i 2 -f MNT/iozone.tmp"),
     ("iozone-R", "iozone -R -s 256k -r 4k -r 64k -i 0 -i 1 -e -c -f MNT/iozone.tmp"),
     ("iozone-auto", "iozone -a -n 64k -g 128k -i 0 -i 1 -+n -f MNT/iozone.tmp"),
     ("iozone-t2", "iozone -t 2 -s 256k -r 16k -i 0 -i 1 -+n -f MNT/iozone.tmp --label sys=t2"),
     ("iozone-json", "iozone -s 128k -r 64k -i 0 -f MNT/iozone.tmp --json"),
+    ("iozone-verify", "iozone -s 256k -r 4k -i 0 -i 1 -f MNT/iozone.tmp --verify"),
     ("bonnie", "bonnie -d MNT -s 4 -r 2 -n 1 -f -m golden"),
     ("bonnie-x2-q", "bonnie -d MNT -s 4 -r 2 -n 0 -f -x 2 -q -m golden"),
     ("fio", "fio --name=seqwrite --directory=MNT --size=1m --bs=64k --rw=write"),
@@ -206,9 +207,10 @@ fn every_front_ends_output_but_its_figures_is_what_it_was_golden() {
     check_masked(&sb, mnt, "fronts", &FRONTS, &[("JOBS", jobs.to_str().unwrap())]);
 }
 
-/// Each suite's own command line (`run SUITE`), many clients, repeats and `rerun`, on a tmpfs:
-/// name, arguments (MNT the tmpfs, TREE a tree of two files in it, LOADFILE dbench's).
-const SUITE_RUNS: [(&str, &str); 10] = [
+/// Each suite's own command line (`run SUITE`), many clients, repeats, `rerun`, a study, and the
+/// commands that read a tree (`scan`, `extents`), on a tmpfs: name, arguments (MNT the tmpfs,
+/// TREE a tree of two files in it, LOADFILE dbench's, STUDY a study file).
+const SUITE_RUNS: [(&str, &str); 15] = [
     (
         "run-iozone",
         "run iozone --target MNT --files 64k,256k --records 4k,64k --tests write,read,random-read --label sys=s1",
@@ -228,7 +230,19 @@ const SUITE_RUNS: [(&str, &str); 10] = [
     ("run-backup", "run backup --target TREE --warm"),
     ("run-dbench", "run personality --dbench-loadfile LOADFILE --target MNT --connections 2 --as-fast-as-possible"),
     ("rerun", "rerun 1"),
+    ("study-run", "study run STUDY"),
+    ("study-show", "study show two"),
+    ("study-list", "study list"),
+    ("scan", "scan TREE"),
+    ("extents", "extents TREE"),
 ];
+
+/// A study of two configurations (folders a and b of the tmpfs), one IOzone step, a comparison
+/// and a report.
+const STUDY: &str = "version = 1\nname = \"two\"\n\n[[config]]\nname = \"a\"\ntarget = \"MNT/a\"\n\
+    labels = { disk = \"first\" }\n\n[[config]]\nname = \"b\"\ntarget = \"MNT/b\"\n\n[[step]]\nname = \"m0\"\n\
+    suite = \"iozone\"\nargs = { files = \"256k\", records = [\"64k\", \"128k\"], tests = \"write,read\" }\n\n\
+    [[compare]]\na = \"a\"\nb = \"b\"\nstep = \"m0\"\n\n[report]\nfile = \"MNT/two.html\"\n";
 
 #[test]
 fn every_suites_run_output_but_its_figures_is_what_it_was_golden() {
@@ -244,7 +258,16 @@ fn every_suites_run_output_but_its_figures_is_what_it_was_golden() {
     std::fs::create_dir_all(tree.join("a/b")).unwrap();
     std::fs::write(tree.join("a/one"), vec![7u8; 300_000]).unwrap();
     std::fs::write(tree.join("a/b/two"), vec![9u8; 70_000]).unwrap();
-    let places = [("TREE", tree.to_str().unwrap()), ("LOADFILE", loadfile.to_str().unwrap())];
+    let study = sb.dir.path().join("two.toml");
+    std::fs::write(&study, STUDY.replace("MNT", mnt)).unwrap();
+    for config in ["a", "b"] {
+        std::fs::create_dir(mount.point.join(config)).unwrap();
+    }
+    let places = [
+        ("TREE", tree.to_str().unwrap()),
+        ("LOADFILE", loadfile.to_str().unwrap()),
+        ("STUDY", study.to_str().unwrap()),
+    ];
     check_masked(&sb, mnt, "runs", &SUITE_RUNS, &places);
 }
 
@@ -292,7 +315,8 @@ fn check_masked(
 /// A front end's output with what a run measures masked, so that its layout's words, headers,
 /// units and order stay guarded byte for byte while its figures may change:
 /// - every time stamp (2026-12-06T08:26:54Z) is TIME;
-/// - every number is `#` (digits inside a word, as ext4 or xoshiro256, and JSON keys stay), and bonnie++'s
+/// - every number is `#` with its sign (digits inside a word, as ext4 or xoshiro256, and JSON
+///   keys stay), and bonnie++'s
 ///   `+++++`/`+++` (a test too fast to time) too;
 /// - a unit scaled to the figure's size (10.2k, 640MiB/s, 749.2 MiB/s, 1msec, fio's `(usec)`)
 ///   loses its scale: `#`, `#B/s`, `# B/s`, `#s`, `(?sec)`;
@@ -438,6 +462,9 @@ fn mask_numbers(line: &str) -> String {
             }
             out.push('#');
             i += unscaled_unit(&chars[i..], &mut out);
+        } else if is_sign(&chars, i) {
+            // A change's sign (+3.3%, -40.2%) is measured too.
+            i += 1;
         } else if c == '+' && chars[i..].iter().take_while(|c| **c == '+').count() >= 3 {
             i += chars[i..].iter().take_while(|c| **c == '+').count();
             out.push('#');
@@ -450,6 +477,12 @@ fn mask_numbers(line: &str) -> String {
         out = out.replace(unit, "(?sec)");
     }
     out
+}
+
+/// Whether the char at `at` is the sign of a number: + or - before a digit, at a word's start.
+fn is_sign(chars: &[char], at: usize) -> bool {
+    let starts_word = at == 0 || matches!(chars[at - 1], ' ' | '(' | '[');
+    matches!(chars[at], '+' | '-') && starts_word && chars.get(at + 1).is_some_and(char::is_ascii_digit)
 }
 
 /// Whether the number at `at` is a whole JSON key: `"1.000000":`.
