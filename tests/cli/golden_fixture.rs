@@ -1,12 +1,17 @@
 //! Issue 49's guard: what every command prints is byte-identical before and after the
-//! restructuring.
+//! restructuring. Expected outputs live in tests/golden/main-7a976992/:
 //!
-//! - tests/fixtures/db-main-7a976992.sqlite is a database written by main at 7a976992, before
-//!   the change (tests/fixtures/make-db.sh made it; tests/fixtures/README.md lists its runs).
-//!   Every command of tests/golden/main-7a976992/commands reads a copy of it and prints what
-//!   tests/golden/main-7a976992/expected/NAME holds (the check of golden.rs).
-//! - The help of every command and subcommand (`--help` and `-h`) is
-//!   tests/golden/main-7a976992/help/NAME, byte for byte.
+//! - expected/NAME: tests/fixtures/db-main-7a976992.sqlite is a database written by main at
+//!   7a976992, before the change (tests/fixtures/make-db.sh made it; tests/fixtures/README.md
+//!   lists its runs). Every command of commands (runs, show of every run, compare of 2 and N
+//!   sides, label groups, sweep, report in every format, db check, study list/show) reads a copy
+//!   of it and prints these bytes (the check of golden.rs).
+//! - help/NAME: the help of every command and subcommand (`--help` and `-h`), byte for byte.
+//! - imports/NAME: what `import` prints for every importer's input.
+//! - fronts/NAME and runs/NAME: what IOzone's, bonnie++'s and fio's command lines, each suite's
+//!   `run`, rerun, study run, scan and extents print on a tmpfs, every measured figure masked
+//!   (see [`mask_measured`]: numbers, scaled units, signs, time stamps, uids, the best cell):
+//!   the words, headers, units, order and exit codes stay guarded byte for byte.
 //!
 //! Written anew with `IOMATRIX_GOLDEN=write cargo test --test cli golden`, reviewed in `git diff`.
 
