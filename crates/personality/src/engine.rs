@@ -528,20 +528,30 @@ fn run_cell<F: Files>(
     })?;
     // Under abort a connection that failed stopped the others (they read as stopped): the cell is
     // not kept, and the run ends on that failure.
-    if abort {
-        let failed: Vec<&str> =
-            results.iter().filter(|r| r.failed_kind.is_some()).filter_map(|r| r.ops.failed.as_deref()).collect();
-        if let Some(first) = failed.first() {
-            let more = match failed.len() {
-                1 => String::new(),
-                n => format!(" (and {} more connection(s) failed)", n - 1),
-            };
-            return Err(ClientFailure::error(client, format!("{first}{more}")));
-        }
+    if let Some(failed) = abort.then(|| first_failure(&results)).flatten() {
+        return Err(ClientFailure::error(client, failed));
     }
     if results.iter().any(|r| r.stopped) || stop.load(Ordering::SeqCst) {
         return Err(ClientFailure::stopped(client));
     }
+    Ok(merged(phase, shared, results))
+}
+
+/// The first failure of the connections that failed in a cell, with how many more did.
+fn first_failure(results: &[ConnResult]) -> Option<String> {
+    let failed: Vec<&str> =
+        results.iter().filter(|r| r.failed_kind.is_some()).filter_map(|r| r.ops.failed.as_deref()).collect();
+    let first = failed.first()?;
+    let more = match failed.len() {
+        1 => String::new(),
+        n => format!(" (and {} more connection(s) failed)", n - 1),
+    };
+    Some(format!("{first}{more}"))
+}
+
+/// A cell's figures: the operations the connections counted in `shared`, and each connection's
+/// `results` summed and listed by rank.
+fn merged(phase: &Phase, shared: Shared, results: Vec<ConnResult>) -> CellFigures {
     let mut figures = CellFigures { phase: phase.name.clone(), ..CellFigures::default() };
     figures.ops = shared.ops.into_inner().unwrap_or_else(|e| e.into_inner());
     figures.ops.retain(|o| o.count > 0 || o.errors() > 0 || o.conflicts > 0);
@@ -563,7 +573,15 @@ fn run_cell<F: Files>(
         }
         figures.connections.push(r.ops);
     }
-    Ok(figures)
+    figures
+}
+
+/// When a phase of a fixed duration that began at `origin` ends.
+fn deadline_of(phase: &Phase, origin: Instant) -> Option<Instant> {
+    match phase.end {
+        PhaseEnd::Duration { ns } => Some(origin + Duration::from_nanos(ns)),
+        _ => None,
+    }
 }
 
 /// Why a connection's phase ended early.
@@ -642,10 +660,7 @@ fn connection<F: Files>(
         shared,
         stop,
         live,
-        deadline: match phase.end {
-            PhaseEnd::Duration { ns } => Some(origin + Duration::from_nanos(ns)),
-            _ => None,
-        },
+        deadline: deadline_of(phase, origin),
         next_arrival: origin,
         rng: Rng::new(draw_at(p.seed ^ 0x5eed_f10e, conn.global as u64, (repeat as u64) << 32 | 1 << 48)),
         samples: Vec::with_capacity(SAMPLE_BUFFER),
