@@ -158,7 +158,7 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
     }
     let slower = fail_if_slower.map(|t| (t, regressions(&comparison, &a, &b, t, args.metric.as_deref())));
     if let (Some((_, found)), Some(metric)) = (&slower, &args.metric) {
-        check_metric(metric, found, &a, &comparison)?;
+        check_metric(metric, found.slower.is_empty(), &a, [&comparison])?;
     }
     print_two_sides(&args, &comparison, flags.as_ref(), slower.as_ref(), &derived)?;
     match slower.as_ref().map(|(t, gate)| (t, gate, gate.outcome())) {
@@ -184,15 +184,20 @@ fn with_native_fields(groups: &mut [(String, Vec<StoredRun>)]) {
     }
 }
 
-/// `--metric` names a compared figure (where the gate found none slower).
-fn check_metric(metric: &str, found: &Gate, a: &Group, comparison: &Comparison) -> Result<(), UsageError> {
-    let named = a.cells.keys().map(|k| k.describe()).chain(
-        comparison
-            .operations
+/// `--metric` names a compared figure of `base` or the `comparisons` (where the gates found none
+/// slower: `none_slower`).
+pub(super) fn check_metric<'c>(
+    metric: &str,
+    none_slower: bool,
+    base: &Group,
+    comparisons: impl IntoIterator<Item = &'c Comparison>,
+) -> Result<(), UsageError> {
+    let named = base.cells.keys().map(|k| k.describe()).chain(comparisons.into_iter().flat_map(|c| {
+        c.operations
             .iter()
-            .flat_map(|t| t.rows.iter().map(move |r| format!("{} {} {}", t.phase, r.operation, r.figure))),
-    );
-    if found.slower.is_empty() && !named.into_iter().any(|n| n.contains(metric)) {
+            .flat_map(|t| t.rows.iter().map(move |r| format!("{} {} {}", t.phase, r.operation, r.figure)))
+    }));
+    if none_slower && !named.into_iter().any(|n| n.contains(metric)) {
         return Err(UsageError::new(format!(
             "--metric {metric}: no compared figure has that in its name; give part of a cell's name as the \
              tables print it (read, write 64m/4k, open p99)"
