@@ -182,10 +182,12 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
         }
     }
     let derived = derive_all(&store, &args, &derivations, systems.as_ref(), &s)?;
+    let printed =
+        Printed { s: &s, whole: &whole, systems: rows.zip(systems.as_ref()), derived: &derived, beside: &beside };
     if args.json {
-        print_json(&s, &whole, rows.zip(systems.as_ref()), &derived, &beside)?;
+        print_json(printed)?;
     } else {
-        print_text(&args, &s, &whole, rows.zip(systems.as_ref()), &derived, &beside)?;
+        print_text(&args, printed)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -277,14 +279,20 @@ fn derive_all(
     Ok(derived)
 }
 
-/// `sweep --json`: schema iomatrix.sweep/1; `systems` is `--rows`' label and each system's rows.
-fn print_json(
-    s: &Sweep,
-    whole: &NotWhole,
-    systems: Option<(&str, &Sweep)>,
-    derived: &[Derived],
-    beside: &[Sweep],
-) -> anyhow::Result<()> {
+/// What a sweep prints: the sweep `s`, what it took in that is not whole, `--rows`' label and each
+/// system's rows, the figures `--derive` worked out and the tables of what is measured beside.
+#[derive(Clone, Copy)]
+struct Printed<'a> {
+    s: &'a Sweep,
+    whole: &'a NotWhole,
+    systems: Option<(&'a str, &'a Sweep)>,
+    derived: &'a [Derived],
+    beside: &'a [Sweep],
+}
+
+/// `sweep --json`: schema iomatrix.sweep/1.
+fn print_json(printed: Printed) -> anyhow::Result<()> {
+    let Printed { s, whole, systems, derived, beside } = printed;
     let mut doc = serde_json::json!({"schema": "iomatrix.sweep/1", "sweep": s});
     doc["partial"] = serde_json::to_value(whole.partial.partial)?;
     doc["disturbed"] = serde_json::to_value(whole.partial.disturbed)?;
@@ -303,15 +311,9 @@ fn print_json(
     crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))
 }
 
-/// The sweep's tables; `systems` is `--rows`' label and each system's rows.
-fn print_text(
-    args: &SweepArgs,
-    s: &Sweep,
-    whole: &NotWhole,
-    systems: Option<(&str, &Sweep)>,
-    derived: &[Derived],
-    beside: &[Sweep],
-) -> anyhow::Result<()> {
+/// The sweep's tables.
+fn print_text(args: &SweepArgs, printed: Printed) -> anyhow::Result<()> {
+    let Printed { s, whole, systems, derived, beside } = printed;
     let out = args.numbers.render(|| {
         SweepText {
             sweep: s,
