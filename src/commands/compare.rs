@@ -4,7 +4,8 @@
 
 use clap::Args;
 use iomatrix_analysis::{
-    compare, derive_compare, flag_cached, regressions, Comparison, Derivation, Derived, Factor, Group, Limit, Region,
+    compare, derive_compare, flag_cached, regressions, CacheFlags, Comparison, Derivation, Derived, Factor, Gate,
+    Group, Limit, Region,
 };
 use iomatrix_core::{ByteSize, UsageError};
 use iomatrix_report::text;
@@ -116,15 +117,7 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
     }
     let baseline = baseline(&args.sides, args.baseline.as_deref())?;
     let mut groups = super::select::resolve(&store, &args.sides)?;
-    // A fio run imported before its plan carried the native fields gets them here, as an import
-    // today gives them: its plan is held against a native one field by field either way.
-    for run in groups.iter_mut().flat_map(|(_, runs)| runs.iter_mut()) {
-        if let (Some(fields), Some(plan)) =
-            (iomatrix_import::stored_native_fields(&run.plan, &run.cell_results), run.plan.as_object_mut())
-        {
-            plan.extend(fields);
-        }
-    }
+    with_native_fields(&mut groups);
     super::select::one_suite(&groups)?;
     for (name, runs) in &groups {
         super::select::repeats(name, runs)?;
@@ -165,49 +158,9 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
     }
     let slower = fail_if_slower.map(|t| (t, regressions(&comparison, &a, &b, t, args.metric.as_deref())));
     if let (Some((_, found)), Some(metric)) = (&slower, &args.metric) {
-        let named = a.cells.keys().map(|k| k.describe()).chain(
-            comparison
-                .operations
-                .iter()
-                .flat_map(|t| t.rows.iter().map(move |r| format!("{} {} {}", t.phase, r.operation, r.figure))),
-        );
-        if found.slower.is_empty() && !named.into_iter().any(|n| n.contains(metric.as_str())) {
-            return Err(UsageError::new(format!(
-                "--metric {metric}: no compared figure has that in its name; give part of a cell's name as the \
-                 tables print it (read, write 64m/4k, open p99)"
-            ))
-            .into());
-        }
+        check_metric(metric, found.slower.is_empty(), &a, [&comparison])?;
     }
-    if args.json {
-        let mut doc = serde_json::json!({
-            "schema": "iomatrix.compare/2",
-            "comparison": comparison,
-            "cache_flags": flags.as_ref().map(|(fa, fb)| serde_json::json!({"a": fa, "b": fb})),
-            "fail_if_slower": slower.as_ref().map(|(t, gate)| serde_json::json!({
-                "threshold_pct": t * 100.0,
-                "metric": args.metric,
-                "outcome": gate.outcome(),
-                "slower": gate.slower,
-                "checked": gate.checked,
-                "not_checked": gate.not_checked,
-            })),
-        });
-        if !derived.is_empty() {
-            doc["derived"] = serde_json::to_value(&derived)?;
-        }
-        crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
-    } else {
-        let out = args.numbers.render(|| {
-            let mut out = text::compare::comparison(&comparison, flags.as_ref(), args.all);
-            out.push_str(&text::derived::compared(&derived));
-            if let Some((t, found)) = &slower {
-                out.push_str(&text::compare::gate(*t, args.metric.as_deref(), found));
-            }
-            out
-        });
-        crate::out::print(&out)?;
-    }
+    print_two_sides(&args, &comparison, flags.as_ref(), slower.as_ref(), &derived)?;
     match slower.as_ref().map(|(t, gate)| (t, gate, gate.outcome())) {
         Some((_, _, "slower")) => Ok(ExitCode::from(crate::exit::SLOWER)),
         Some((t, gate, "not checked")) => {
@@ -217,6 +170,81 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
         }
         _ => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// A fio run imported before its plan carried the native fields gets them here, as an import
+/// today gives them: its plan is held against a native one field by field either way.
+fn with_native_fields(groups: &mut [(String, Vec<StoredRun>)]) {
+    for run in groups.iter_mut().flat_map(|(_, runs)| runs.iter_mut()) {
+        if let (Some(fields), Some(plan)) =
+            (iomatrix_import::stored_native_fields(&run.plan, &run.cell_results), run.plan.as_object_mut())
+        {
+            plan.extend(fields);
+        }
+    }
+}
+
+/// `--metric` names a compared figure of `base` or the `comparisons` (where the gates found none
+/// slower: `none_slower`).
+pub(super) fn check_metric<'c>(
+    metric: &str,
+    none_slower: bool,
+    base: &Group,
+    comparisons: impl IntoIterator<Item = &'c Comparison>,
+) -> Result<(), UsageError> {
+    let named = base.cells.keys().map(|k| k.describe()).chain(comparisons.into_iter().flat_map(|c| {
+        c.operations
+            .iter()
+            .flat_map(|t| t.rows.iter().map(move |r| format!("{} {} {}", t.phase, r.operation, r.figure)))
+    }));
+    if none_slower && !named.into_iter().any(|n| n.contains(metric)) {
+        return Err(UsageError::new(format!(
+            "--metric {metric}: no compared figure has that in its name; give part of a cell's name as the \
+             tables print it (read, write 64m/4k, open p99)"
+        )));
+    }
+    Ok(())
+}
+
+/// Two sides' comparison, as JSON (schema iomatrix.compare/2) or tables; `slower` is
+/// `--fail-if-slower`'s threshold and what its gate found.
+fn print_two_sides(
+    args: &CompareArgs,
+    comparison: &Comparison,
+    flags: Option<&(CacheFlags, CacheFlags)>,
+    slower: Option<&(f64, Gate)>,
+    derived: &[Derived],
+) -> anyhow::Result<()> {
+    if args.json {
+        let mut doc = serde_json::json!({
+            "schema": "iomatrix.compare/2",
+            "comparison": comparison,
+            "cache_flags": flags.map(|(fa, fb)| serde_json::json!({"a": fa, "b": fb})),
+            "fail_if_slower": slower.map(|(t, gate)| serde_json::json!({
+                "threshold_pct": t * 100.0,
+                "metric": args.metric,
+                "outcome": gate.outcome(),
+                "slower": gate.slower,
+                "checked": gate.checked,
+                "not_checked": gate.not_checked,
+            })),
+        });
+        if !derived.is_empty() {
+            doc["derived"] = serde_json::to_value(derived)?;
+        }
+        crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+    } else {
+        let out = args.numbers.render(|| {
+            let mut out = text::compare::comparison(comparison, flags, args.all);
+            out.push_str(&text::derived::compared(derived));
+            if let Some((t, found)) = slower {
+                out.push_str(&text::compare::gate(*t, args.metric.as_deref(), found));
+            }
+            out
+        });
+        crate::out::print(&out)?;
+    }
+    Ok(())
 }
 
 /// `--baseline`: the index of the side it names, as given or by position (1..N); without it the

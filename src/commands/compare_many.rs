@@ -3,7 +3,9 @@
 //! code of `--fail-if-slower` over every side.
 
 use super::numbers::NumberArgs;
-use iomatrix_analysis::{compare_many, flag_cached, regressions, Gate, Group, Limit, Region};
+use iomatrix_analysis::{
+    compare_many, flag_cached, regressions, CacheFlags, Gate, Group, Limit, ManyComparison, Region,
+};
 use iomatrix_core::UsageError;
 use iomatrix_report::text;
 use std::process::ExitCode;
@@ -52,19 +54,8 @@ pub(super) fn run(
             .collect()
     });
     if let (Some(gates), Some(metric)) = (&gates, args.metric) {
-        let base = &groups[baseline];
-        let named = base.cells.keys().map(|k| k.describe()).chain(many.pairs.iter().flat_map(|p| {
-            p.operations
-                .iter()
-                .flat_map(|t| t.rows.iter().map(move |r| format!("{} {} {}", t.phase, r.operation, r.figure)))
-        }));
-        if gates.iter().all(|g| g.slower.is_empty()) && !named.into_iter().any(|n| n.contains(metric)) {
-            return Err(UsageError::new(format!(
-                "--metric {metric}: no compared figure has that in its name; give part of a cell's name as the \
-                 tables print it (read, write 64m/4k, open p99)"
-            ))
-            .into());
-        }
+        let none_slower = gates.iter().all(|g| g.slower.is_empty());
+        super::compare::check_metric(metric, none_slower, &groups[baseline], &many.pairs)?;
     }
     // The outcome over every side: slower anywhere, else not checked anywhere, else passed.
     let outcome = gates.as_ref().map(|gates| {
@@ -72,43 +63,7 @@ pub(super) fn run(
         ["slower", "not checked"].into_iter().find(|o| outcomes.contains(o)).unwrap_or("passed")
     });
     if args.json {
-        let letter = |i: usize| many.sides[i].letter.clone();
-        let pairs: Vec<serde_json::Value> = many
-            .pairs
-            .iter()
-            .zip(&many.others)
-            .enumerate()
-            .map(|(k, (pair, other))| {
-                serde_json::json!({
-                    "side": letter(*other),
-                    "comparison": pair,
-                    "fail_if_slower": gates.as_ref().map(|g| serde_json::json!({
-                        "outcome": g[k].outcome(),
-                        "slower": g[k].slower,
-                        "checked": g[k].checked,
-                        "not_checked": g[k].not_checked,
-                    })),
-                })
-            })
-            .collect();
-        let doc = serde_json::json!({
-            "schema": "iomatrix.compare/3",
-            "suite": many.suite,
-            "baseline": letter(baseline),
-            "sides": many.sides,
-            "rows": many.rows,
-            "pairs": pairs,
-            "cache_flags": flags.as_ref().map(|f| {
-                many.sides.iter().zip(f).map(|(s, f)| (s.letter.clone(), serde_json::to_value(f).unwrap_or_default()))
-                    .collect::<serde_json::Map<_, _>>()
-            }),
-            "fail_if_slower": fail_if_slower.map(|t| serde_json::json!({
-                "threshold_pct": t * 100.0,
-                "metric": args.metric,
-                "outcome": outcome,
-            })),
-        });
-        crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+        print_json(args, &many, baseline, flags.as_deref(), (fail_if_slower, gates.as_deref(), outcome))?;
     } else {
         let out = args.numbers.render(|| {
             let mut out = text::compare_many::comparison(&many, flags.as_deref(), args.all);
@@ -134,4 +89,52 @@ pub(super) fn run(
         }
         _ => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// `compare --json` with more than two sides: schema iomatrix.compare/3; `gate` is
+/// `--fail-if-slower`'s threshold, each pair's gate and the outcome over every side.
+fn print_json(
+    args: &ManyArgs<'_>,
+    many: &ManyComparison,
+    baseline: usize,
+    flags: Option<&[CacheFlags]>,
+    (fail_if_slower, gates, outcome): (Option<f64>, Option<&[Gate]>, Option<&str>),
+) -> anyhow::Result<()> {
+    let letter = |i: usize| many.sides[i].letter.clone();
+    let pairs: Vec<serde_json::Value> = many
+        .pairs
+        .iter()
+        .zip(&many.others)
+        .enumerate()
+        .map(|(k, (pair, other))| {
+            serde_json::json!({
+                "side": letter(*other),
+                "comparison": pair,
+                "fail_if_slower": gates.map(|g| serde_json::json!({
+                    "outcome": g[k].outcome(),
+                    "slower": g[k].slower,
+                    "checked": g[k].checked,
+                    "not_checked": g[k].not_checked,
+                })),
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "schema": "iomatrix.compare/3",
+        "suite": many.suite,
+        "baseline": letter(baseline),
+        "sides": many.sides,
+        "rows": many.rows,
+        "pairs": pairs,
+        "cache_flags": flags.map(|f| {
+            many.sides.iter().zip(f).map(|(s, f)| (s.letter.clone(), serde_json::to_value(f).unwrap_or_default()))
+                .collect::<serde_json::Map<_, _>>()
+        }),
+        "fail_if_slower": fail_if_slower.map(|t| serde_json::json!({
+            "threshold_pct": t * 100.0,
+            "metric": args.metric,
+            "outcome": outcome,
+        })),
+    });
+    crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))
 }

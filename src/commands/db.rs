@@ -182,69 +182,12 @@ fn backup(db: &Path, file: &Path, force: bool) -> anyhow::Result<ExitCode> {
 fn merge(db: &Path, others: &[PathBuf], skip_refused: bool, as_json: bool) -> anyhow::Result<ExitCode> {
     // Every source is looked at before anything is copied: a wrong file merges nothing.
     for other in others {
-        if !other.is_file() {
-            return Err(
-                UsageError::new(format!("{}: no such file (a results database to merge)", other.display())).into()
-            );
-        }
-        // By device and inode: a hard link, a symlink or a bind mount of this database is it.
-        if let Some(what) = iomatrix_guard::database_file(db, other) {
-            return Err(UsageError::new(format!(
-                "{}: that is this database ({what}, the same device and inode): give the other machines' databases",
-                other.display()
-            ))
-            .into());
-        }
-        let version = iomatrix_store::schema_version_of(other).map_err(|e| {
-            UsageError::new(format!("{}: not a results database iomatrix can read: {e}", other.display()))
-        })?;
-        let known = iomatrix_store::known_schema_version();
-        if version == 0 {
-            return Err(UsageError::new(format!(
-                "{}: not an iomatrix results database (it has no runs table)",
-                other.display()
-            ))
-            .into());
-        }
-        if version > known {
-            return Err(UsageError::new(format!(
-                "{}: schema version {version} is newer than this iomatrix knows ({known}): merge with a newer iomatrix",
-                other.display()
-            ))
-            .into());
-        }
-        let problems = iomatrix_store::quick_check(other)?;
-        if let Some(first) = problems.first() {
-            anyhow::bail!(
-                "cannot merge {0}: {0} (the database to merge from) is damaged: {first}{1}; nothing was merged into \
-                 {2}, which is left as it was. Check it with `iomatrix db check --db {0}`, and merge a sound copy",
-                other.display(),
-                if problems.len() > 1 { format!(" (and {} more problems)", problems.len() - 1) } else { String::new() },
-                db.display()
-            );
-        }
+        check_source(db, other)?;
     }
     let store = Store::open_for_writing(db)?;
     // The gate, before anything is copied: a run with a figure out of its bounds merges nothing.
     if !skip_refused {
-        let mut refused = Vec::new();
-        for other in others {
-            let r = store.merge_from(other, MergeMode::CheckOnly).with_context(|| {
-                format!("cannot check the runs of {} before merging them into {}", other.display(), db.display())
-            })?;
-            refused.extend(r.refused.into_iter().map(|run| format!("  {}: {run}", other.display())));
-        }
-        if !refused.is_empty() {
-            return Err(UsageError::new(format!(
-                "{} run(s) to merge hold figures the store's gate refuses (outside their physical bounds, or \
-                 unreadable):\n{}\nnothing was merged into {}, which is left as it was; --skip-refused merges the \
-                 other runs and leaves these out",
-                refused.len(),
-                refused.join("\n"),
-                db.display()
-            ))
-            .into());
-        }
+        check_refused(&store, db, others)?;
     }
     let mut reports = Vec::new();
     for other in others {
@@ -262,24 +205,7 @@ fn merge(db: &Path, others: &[PathBuf], skip_refused: bool, as_json: bool) -> an
         let doc = json!({ "schema": "iomatrix.db-merge/1", "db": store.path(), "merged": reports });
         crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
-        let mut out = String::new();
-        for r in &reports {
-            out += &format!(
-                "{}: {} run(s) merged, {} already here{}\n",
-                r.source.display(),
-                r.merged.len(),
-                r.already_here,
-                if r.still_running > 0 {
-                    format!(", {} still running there (merge again once they end)", r.still_running)
-                } else {
-                    String::new()
-                }
-            );
-            for iomatrix_store::MergedRun { there, here } in &r.merged {
-                out += &format!("  run #{there} there is #{here} here\n");
-            }
-        }
-        crate::out::print(&out)?;
+        crate::out::print(&merged_text(&reports))?;
     }
     let refused: Vec<String> = reports
         .iter()
@@ -300,4 +226,94 @@ fn merge(db: &Path, others: &[PathBuf], skip_refused: bool, as_json: bool) -> an
         refused.join("\n")
     ))
     .into())
+}
+
+/// `other`, a database to merge into `db`: a file, not `db` itself, of a schema this iomatrix
+/// reads, and sound.
+fn check_source(db: &Path, other: &Path) -> anyhow::Result<()> {
+    if !other.is_file() {
+        return Err(UsageError::new(format!("{}: no such file (a results database to merge)", other.display())).into());
+    }
+    // By device and inode: a hard link, a symlink or a bind mount of this database is it.
+    if let Some(what) = iomatrix_guard::database_file(db, other) {
+        return Err(UsageError::new(format!(
+            "{}: that is this database ({what}, the same device and inode): give the other machines' databases",
+            other.display()
+        ))
+        .into());
+    }
+    let version = iomatrix_store::schema_version_of(other)
+        .map_err(|e| UsageError::new(format!("{}: not a results database iomatrix can read: {e}", other.display())))?;
+    let known = iomatrix_store::known_schema_version();
+    if version == 0 {
+        return Err(UsageError::new(format!(
+            "{}: not an iomatrix results database (it has no runs table)",
+            other.display()
+        ))
+        .into());
+    }
+    if version > known {
+        return Err(UsageError::new(format!(
+            "{}: schema version {version} is newer than this iomatrix knows ({known}): merge with a newer iomatrix",
+            other.display()
+        ))
+        .into());
+    }
+    let problems = iomatrix_store::quick_check(other)?;
+    if let Some(first) = problems.first() {
+        anyhow::bail!(
+            "cannot merge {0}: {0} (the database to merge from) is damaged: {first}{1}; nothing was merged into \
+             {2}, which is left as it was. Check it with `iomatrix db check --db {0}`, and merge a sound copy",
+            other.display(),
+            if problems.len() > 1 { format!(" (and {} more problems)", problems.len() - 1) } else { String::new() },
+            db.display()
+        );
+    }
+    Ok(())
+}
+
+/// The store's gate over every run to merge, before anything is copied: a run with a figure out
+/// of its bounds merges nothing.
+fn check_refused(store: &Store, db: &Path, others: &[PathBuf]) -> anyhow::Result<()> {
+    let mut refused = Vec::new();
+    for other in others {
+        let r = store.merge_from(other, MergeMode::CheckOnly).with_context(|| {
+            format!("cannot check the runs of {} before merging them into {}", other.display(), db.display())
+        })?;
+        refused.extend(r.refused.into_iter().map(|run| format!("  {}: {run}", other.display())));
+    }
+    if !refused.is_empty() {
+        return Err(UsageError::new(format!(
+            "{} run(s) to merge hold figures the store's gate refuses (outside their physical bounds, or \
+             unreadable):\n{}\nnothing was merged into {}, which is left as it was; --skip-refused merges the \
+             other runs and leaves these out",
+            refused.len(),
+            refused.join("\n"),
+            db.display()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// What each merge did, a line per database and one per run merged.
+fn merged_text(reports: &[iomatrix_store::MergeReport]) -> String {
+    let mut out = String::new();
+    for r in reports {
+        out += &format!(
+            "{}: {} run(s) merged, {} already here{}\n",
+            r.source.display(),
+            r.merged.len(),
+            r.already_here,
+            if r.still_running > 0 {
+                format!(", {} still running there (merge again once they end)", r.still_running)
+            } else {
+                String::new()
+            }
+        );
+        for iomatrix_store::MergedRun { there, here } in &r.merged {
+            out += &format!("  run #{there} there is #{here} here\n");
+        }
+    }
+    out
 }

@@ -89,7 +89,48 @@ struct Parsed {
     runs: Vec<ImportedRun>,
 }
 
+/// What the flags ask for, checked.
+struct Flags {
+    /// `--format`: none, each file's format is recognised from its content.
+    format: Option<Format>,
+    labels: Vec<(String, String)>,
+    options: Options,
+    /// `--max-input-size` in bytes.
+    bound: u64,
+}
+
+/// A run stored: its id, the file it was read from and what was read.
+type Stored<'a> = (i64, &'a Parsed, &'a ImportedRun);
+
 pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
+    let flags = flags(&args)?;
+    let mut parsed = Vec::new();
+    let mut stdin_used = false;
+    for file in &args.files {
+        let (bytes, source) = read_input(file, flags.bound, &mut stdin_used)?;
+        parsed.push(parse_file(file, bytes, source, &flags, args.skip_bad_lines)?);
+    }
+    if flags.options.bonnie_chunk.is_some() && !parsed.iter().any(|p| p.format == Format::Bonnie) {
+        return Err(UsageError::new("--bonnie-chunk applies to bonnie++ files only, and none of these is one").into());
+    }
+
+    let store = Store::open_for_writing(db)?;
+    let stored = store_runs(&store, &parsed, &flags.labels)?;
+    if args.json {
+        print_json(&store, &stored)?;
+    } else {
+        let mut out = String::new();
+        for (id, p, run) in &stored {
+            out += &summary(*id, p, run);
+        }
+        crate::out::print(&out)?;
+        eprintln!("iomatrix: {} run(s) imported into {}", stored.len(), store.path().display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The flags, checked before any file is read.
+fn flags(args: &ImportArgs) -> anyhow::Result<Flags> {
     let format = args
         .format
         .as_deref()
@@ -130,66 +171,76 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
         .ok_or_else(|| {
             UsageError::new(format!("--max-input-size {}: give a size such as 256m", args.max_input_size))
         })?;
+    Ok(Flags { format, labels, options, bound })
+}
 
-    let mut parsed = Vec::new();
-    let mut stdin_used = false;
-    for file in &args.files {
-        let input = Input { max_bytes: bound, ..Input::IMPORT };
-        let (bytes, source) = if file.as_os_str() == "-" {
-            if std::mem::replace(&mut stdin_used, true) {
-                return Err(UsageError::new("`-` (standard input) given twice").into());
-            }
-            let bytes = iomatrix_guard::read_stream(std::io::stdin().lock(), "standard input (-)", &input, 0)
-                .map_err(UsageError::from)?;
-            (bytes, "(standard input)".to_string())
-        } else {
-            let bytes = iomatrix_guard::read(file, &input).map_err(UsageError::from)?;
-            (bytes, std::fs::canonicalize(file).unwrap_or_else(|_| file.clone()).display().to_string())
-        };
-        // Only invalid UTF-8 pays for a lossy copy (binary data, a NUL byte, was refused above).
-        let text = String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        let name = file.display();
-        if text.trim().is_empty() {
-            return Err(UsageError::new(format!("{name}: the file is empty: nothing to import")).into());
+/// The bytes of `file` (`-`: standard input, once) and the name it is stored under.
+fn read_input(file: &Path, bound: u64, stdin_used: &mut bool) -> anyhow::Result<(Vec<u8>, String)> {
+    let input = Input { max_bytes: bound, ..Input::IMPORT };
+    Ok(if file.as_os_str() == "-" {
+        if std::mem::replace(stdin_used, true) {
+            return Err(UsageError::new("`-` (standard input) given twice").into());
         }
-        let format = match format.or_else(|| iomatrix_import::sniff(&text)) {
-            Some(f) => f,
-            None => {
-                let known: Vec<String> =
-                    Format::ALL.iter().map(|f| format!("{} ({})", f.describe(), f.name())).collect();
-                return Err(UsageError::new(format!(
-                    "{name}: not a format iomatrix can import; it reads {}; say which with --format fio|iozone|bonnie|bonnie-text|iometer|published",
-                    known.join(", ")
-                ))
-                .into());
-            }
-        };
-        let mut runs = iomatrix_import::parse(&text, format, &options)
-            .map_err(|e| UsageError::new(format!("{name}: {}: {e}", format.describe())))?;
-        for run in &mut runs {
-            through_the_gate(run, &name.to_string(), args.skip_bad_lines)?;
-            if let Some((key, _)) =
-                run.labels.iter().find(|(k, _)| k == IMPORTED_LABEL || labels.iter().any(|(l, _)| l == k))
-            {
-                return Err(UsageError::new(format!(
-                    "{name}: the table's column label:{key} and --label {key}=... (or the importer's own \
-                     {IMPORTED_LABEL}=) both label the run: each key once; drop one"
-                ))
-                .into());
-            }
-        }
-        parsed.push(Parsed { source, format, runs });
-    }
-    if bonnie_chunk.is_some() && !parsed.iter().any(|p| p.format == Format::Bonnie) {
-        return Err(UsageError::new("--bonnie-chunk applies to bonnie++ files only, and none of these is one").into());
-    }
+        let bytes = iomatrix_guard::read_stream(std::io::stdin().lock(), "standard input (-)", &input, 0)
+            .map_err(UsageError::from)?;
+        (bytes, "(standard input)".to_string())
+    } else {
+        let bytes = iomatrix_guard::read(file, &input).map_err(UsageError::from)?;
+        (bytes, std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf()).display().to_string())
+    })
+}
 
-    let store = Store::open_for_writing(db)?;
+/// One file's text (`bytes`, stored as from `source`) parsed into runs, each through the gate.
+fn parse_file(
+    file: &Path,
+    bytes: Vec<u8>,
+    source: String,
+    flags: &Flags,
+    skip_bad_lines: bool,
+) -> anyhow::Result<Parsed> {
+    let Flags { format, labels, options, .. } = flags;
+    let format = *format;
+    // Only invalid UTF-8 pays for a lossy copy (binary data, a NUL byte, was refused above).
+    let text = String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let name = file.display();
+    if text.trim().is_empty() {
+        return Err(UsageError::new(format!("{name}: the file is empty: nothing to import")).into());
+    }
+    let format = match format.or_else(|| iomatrix_import::sniff(&text)) {
+        Some(f) => f,
+        None => {
+            let known: Vec<String> = Format::ALL.iter().map(|f| format!("{} ({})", f.describe(), f.name())).collect();
+            return Err(UsageError::new(format!(
+                "{name}: not a format iomatrix can import; it reads {}; say which with --format fio|iozone|bonnie|bonnie-text|iometer|published",
+                known.join(", ")
+            ))
+            .into());
+        }
+    };
+    let mut runs = iomatrix_import::parse(&text, format, options)
+        .map_err(|e| UsageError::new(format!("{name}: {}: {e}", format.describe())))?;
+    for run in &mut runs {
+        through_the_gate(run, &name.to_string(), skip_bad_lines)?;
+        if let Some((key, _)) =
+            run.labels.iter().find(|(k, _)| k == IMPORTED_LABEL || labels.iter().any(|(l, _)| l == k))
+        {
+            return Err(UsageError::new(format!(
+                "{name}: the table's column label:{key} and --label {key}=... (or the importer's own \
+                 {IMPORTED_LABEL}=) both label the run: each key once; drop one"
+            ))
+            .into());
+        }
+    }
+    Ok(Parsed { source, format, runs })
+}
+
+/// Stores each run of each file, a transaction each, labelled `labels` and by its tool.
+fn store_runs<'a>(store: &Store, parsed: &'a [Parsed], labels: &[(String, String)]) -> anyhow::Result<Vec<Stored<'a>>> {
     let command_line = command_line();
     let mut stored = Vec::new();
-    for p in &parsed {
+    for p in parsed {
         for run in &p.runs {
-            let mut run_labels = labels.clone();
+            let mut run_labels = labels.to_vec();
             run_labels.push((IMPORTED_LABEL.to_string(), p.format.tool().to_string()));
             run_labels.extend(run.labels.iter().cloned());
             let new_run = NewRun {
@@ -218,41 +269,35 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
             stored.push((id, p, run));
         }
     }
+    Ok(stored)
+}
 
-    if args.json {
-        let runs: Vec<Value> = stored
-            .iter()
-            .map(|(id, p, run)| {
-                json!({
-                    "id": id,
-                    "file": p.source,
-                    "format": p.format,
-                    "tool": p.format.tool(),
-                    "tool_version": run.tool_version,
-                    "suite": run.suite(),
-                    "cells": run.cells.len(),
-                    "host": run.host,
-                    "measured_at": run.measured_at,
-                    "unmeasured": run.unmeasured,
-                    "skipped": run.skipped,
-                    "skipped_lines": run.bad_lines.len(),
-                    "bad_lines": run.bad_lines,
-                    "unknown": run.unknown,
-                    "notes": run.notes,
-                })
+/// `import --json`: the runs stored, as schema [`IMPORT_SCHEMA`].
+fn print_json(store: &Store, stored: &[Stored]) -> anyhow::Result<()> {
+    let runs: Vec<Value> = stored
+        .iter()
+        .map(|(id, p, run)| {
+            json!({
+                "id": id,
+                "file": p.source,
+                "format": p.format,
+                "tool": p.format.tool(),
+                "tool_version": run.tool_version,
+                "suite": run.suite(),
+                "cells": run.cells.len(),
+                "host": run.host,
+                "measured_at": run.measured_at,
+                "unmeasured": run.unmeasured,
+                "skipped": run.skipped,
+                "skipped_lines": run.bad_lines.len(),
+                "bad_lines": run.bad_lines,
+                "unknown": run.unknown,
+                "notes": run.notes,
             })
-            .collect();
-        let doc = json!({ "schema": IMPORT_SCHEMA, "db": store.path(), "runs": runs });
-        crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
-    } else {
-        let mut out = String::new();
-        for (id, p, run) in &stored {
-            out += &summary(*id, p, run);
-        }
-        crate::out::print(&out)?;
-        eprintln!("iomatrix: {} run(s) imported into {}", stored.len(), store.path().display());
-    }
-    Ok(ExitCode::SUCCESS)
+        })
+        .collect();
+    let doc = json!({ "schema": IMPORT_SCHEMA, "db": store.path(), "runs": runs });
+    crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))
 }
 
 /// The run's conditions as native runs store them, plus what the import knows

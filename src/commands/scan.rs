@@ -166,55 +166,11 @@ fn report(inv: &Inventory, elapsed: f64) -> String {
     if t.files == 0 {
         let _ = writeln!(s, "\nno regular files");
     } else {
-        let pct = |part: u64, whole: u64| if whole == 0 { 0.0 } else { part as f64 * 100.0 / whole as f64 };
-        let mut classes = Table::new(vec![
-            Column::right("from", 6),
-            Column::right("below", 6),
-            Column::right("files", 12),
-            Column::right("% files", 8),
-            Column::right("cum %", 8),
-            Column::right("bytes", 11),
-            Column::right("% bytes", 8),
-            Column::right("cum %", 8),
-        ]);
-        let (mut cum_files, mut cum_bytes) = (0u64, 0u64);
-        // Empty classes below the smallest file say nothing; those between files stay.
-        for c in inv.classes.iter().skip_while(|c| c.files == 0) {
-            cum_files += c.files;
-            cum_bytes = cum_bytes.saturating_add(c.bytes);
-            let (from, below) = class_label(c.class);
-            classes.row([
-                from,
-                below,
-                c.files.to_string(),
-                human::fixed(pct(c.files, t.files), 2),
-                human::fixed(pct(cum_files, t.files), 2),
-                human::bytes(c.bytes),
-                human::fixed(pct(c.bytes, t.bytes), 2),
-                human::fixed(pct(cum_bytes, t.bytes), 2),
-            ]);
-        }
         s.push('\n');
-        s.push_str(&classes.render());
+        s.push_str(&classes_table(inv));
         if !inv.shares.is_empty() {
-            let mut shares = Table::new(vec![
-                Column::right("at or below", 12),
-                Column::right("files", 12),
-                Column::right("% files", 8),
-                Column::right("bytes", 11),
-                Column::right("% bytes", 8),
-            ]);
-            for sh in &inv.shares {
-                shares.row([
-                    iomatrix_core::ByteSize(sh.at_bytes).to_string(),
-                    sh.files.to_string(),
-                    human::fixed(sh.share_of_files * 100.0, 2),
-                    human::bytes(sh.bytes),
-                    human::fixed(sh.share_of_bytes * 100.0, 2),
-                ]);
-            }
             s.push('\n');
-            s.push_str(&shares.render());
+            s.push_str(&shares_table(inv));
         }
         if let Some(p) = &inv.percentiles {
             let _ = writeln!(
@@ -246,4 +202,60 @@ fn report(inv: &Inventory, elapsed: f64) -> String {
         }
     }
     s
+}
+
+/// The size classes from the smallest file's up: files and bytes in each, their shares and
+/// cumulative shares.
+fn classes_table(inv: &Inventory) -> String {
+    let t = &inv.tally;
+    let pct = |part: u64, whole: u64| if whole == 0 { 0.0 } else { part as f64 * 100.0 / whole as f64 };
+    let mut classes = Table::new(vec![
+        Column::right("from", 6),
+        Column::right("below", 6),
+        Column::right("files", 12),
+        Column::right("% files", 8),
+        Column::right("cum %", 8),
+        Column::right("bytes", 11),
+        Column::right("% bytes", 8),
+        Column::right("cum %", 8),
+    ]);
+    let (mut cum_files, mut cum_bytes) = (0u64, 0u64);
+    // Empty classes below the smallest file say nothing; those between files stay.
+    for c in inv.classes.iter().skip_while(|c| c.files == 0) {
+        cum_files += c.files;
+        cum_bytes = cum_bytes.saturating_add(c.bytes);
+        let (from, below) = class_label(c.class);
+        classes.row([
+            from,
+            below,
+            c.files.to_string(),
+            human::fixed(pct(c.files, t.files), 2),
+            human::fixed(pct(cum_files, t.files), 2),
+            human::bytes(c.bytes),
+            human::fixed(pct(c.bytes, t.bytes), 2),
+            human::fixed(pct(cum_bytes, t.bytes), 2),
+        ]);
+    }
+    classes.render()
+}
+
+/// The shares of files and bytes at or below each size.
+fn shares_table(inv: &Inventory) -> String {
+    let mut shares = Table::new(vec![
+        Column::right("at or below", 12),
+        Column::right("files", 12),
+        Column::right("% files", 8),
+        Column::right("bytes", 11),
+        Column::right("% bytes", 8),
+    ]);
+    for sh in &inv.shares {
+        shares.row([
+            iomatrix_core::ByteSize(sh.at_bytes).to_string(),
+            sh.files.to_string(),
+            human::fixed(sh.share_of_files * 100.0, 2),
+            human::bytes(sh.bytes),
+            human::fixed(sh.share_of_bytes * 100.0, 2),
+        ]);
+    }
+    shares.render()
 }

@@ -4,9 +4,10 @@
 
 use clap::{Args, ValueEnum};
 use iomatrix_analysis::{
-    derive, mean_of_rows, size_mix, sweep, Admit, CellKey, Derivation, Factor, Figure, SweepLevel, SweptParameter,
-    SWEPT_PARAMETERS,
+    derive, mean_of_rows, size_mix, sweep, Admit, CellKey, Derivation, Derived, Factor, Figure, Sweep, SweepLevel,
+    SweptParameter, SWEPT_PARAMETERS,
 };
+use iomatrix_core::figures::Metric;
 use iomatrix_core::{Figures, UsageError};
 use iomatrix_report::text::{self, sweep::SweepText};
 use iomatrix_store::{CellRow, Store, StoredRun, IOPS};
@@ -147,40 +148,8 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let (levels, units) = levels_of(&args.by, &runs, &rate, rows, &mut whole)?;
     // What the suite measures beside each figure (its %CPU): a table of its own per level.
     let shape = crate::suites::shape_of(&groups[0].1);
-    let beside: Vec<_> = shape
-        .beside
-        .iter()
-        .filter_map(|m| {
-            let pick = |cell: &CellRow| cell.value(m.id).map(|v| (v, m.unit));
-            let mut quiet = NotWhole { partial: whole.partial, ..NotWhole::default() };
-            match levels_of(&args.by, &runs, &pick, rows, &mut quiet) {
-                Ok((levels, _)) if levels.iter().any(|l| !l.cells.is_empty()) => {
-                    Some(Ok(sweep(&args.by, m.unit, levels)))
-                }
-                Ok(_) => None,
-                Err(e) => Some(Err(e)),
-            }
-        })
-        .collect::<Result<_, _>>()?;
-    if levels.len() < 2 {
-        return Err(UsageError::new(format!(
-            "--by {}: the runs have {} level(s) of it; a sweep needs at least two",
-            args.by,
-            levels.len()
-        ))
-        .into());
-    }
-    if levels.iter().all(|l| l.cells.is_empty()) {
-        let why = match args.unit.and_then(|u| u.to_possible_value()) {
-            Some(u) => format!(
-                "--unit {}: no cell of these runs has that figure; leave out --unit for each suite's own",
-                u.get_name()
-            ),
-            None => "no cell of these runs has a figure to sweep (a rate or KB/s); check the runs with `iomatrix show`"
-                .to_string(),
-        };
-        return Err(UsageError::new(why).into());
-    }
+    let beside = beside_tables(&args.by, &runs, shape.beside, rows, whole.partial)?;
+    check_levels(&args, &levels)?;
     // One unit for the whole sweep where every row has it; else each row says its own.
     let mut distinct: Vec<&str> = units.values().map(String::as_str).collect();
     distinct.sort();
@@ -212,14 +181,79 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
             row.unit = u.clone();
         }
     }
+    let derived = derive_all(&store, &args, &derivations, systems.as_ref(), &s)?;
+    let printed =
+        Printed { s: &s, whole: &whole, systems: rows.zip(systems.as_ref()), derived: &derived, beside: &beside };
+    if args.json {
+        print_json(printed)?;
+    } else {
+        print_text(&args, printed)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the suite measures beside each figure (its %CPU), a sweep of its own per metric.
+fn beside_tables(
+    by: &str,
+    runs: &[&StoredRun],
+    metrics: &[Metric],
+    rows: Option<&str>,
+    partial: Admit,
+) -> Result<Vec<Sweep>, UsageError> {
+    metrics
+        .iter()
+        .filter_map(|m| {
+            let pick = |cell: &CellRow| cell.value(m.id).map(|v| (v, m.unit));
+            let mut quiet = NotWhole { partial, ..NotWhole::default() };
+            match levels_of(by, runs, &pick, rows, &mut quiet) {
+                Ok((levels, _)) if levels.iter().any(|l| !l.cells.is_empty()) => Some(Ok(sweep(by, m.unit, levels))),
+                Ok(_) => None,
+                Err(e) => Some(Err(e)),
+            }
+        })
+        .collect()
+}
+
+/// The levels are a sweep: two or more, and a figure in one at least.
+fn check_levels(args: &SweepArgs, levels: &[SweepLevel]) -> Result<(), UsageError> {
+    if levels.len() < 2 {
+        return Err(UsageError::new(format!(
+            "--by {}: the runs have {} level(s) of it; a sweep needs at least two",
+            args.by,
+            levels.len()
+        )));
+    }
+    if levels.iter().all(|l| l.cells.is_empty()) {
+        let why = match args.unit.and_then(|u| u.to_possible_value()) {
+            Some(u) => format!(
+                "--unit {}: no cell of these runs has that figure; leave out --unit for each suite's own",
+                u.get_name()
+            ),
+            None => "no cell of these runs has a figure to sweep (a rate or KB/s); check the runs with `iomatrix show`"
+                .to_string(),
+        };
+        return Err(UsageError::new(why));
+    }
+    Ok(())
+}
+
+/// Each `--derive` worked out over the sweep `s` (with `--rows`: over each system's rows too).
+fn derive_all(
+    store: &Store,
+    args: &SweepArgs,
+    derivations: &[Derivation],
+    systems: Option<&Sweep>,
+    s: &Sweep,
+) -> anyhow::Result<Vec<Derived>> {
+    let rows = args.rows.as_deref();
     let mut derived = Vec::new();
-    for d in &derivations {
+    for d in derivations {
         let factor = match &d.factor {
             Factor::Number(n) => *n,
-            Factor::Ratio { runs, size } => ratio(&store, runs, size, args.unit)?,
+            Factor::Ratio { runs, size } => ratio(store, runs, size, args.unit)?,
         };
         // With --rows: each system's figures worked out, then their average's.
-        let worked = match (&systems, rows) {
+        let worked = match (systems, rows) {
             (Some(systems), Some(label)) => {
                 let mut each = derive(d, factor, &systems.rows);
                 let average = derive(d, factor, &s.rows);
@@ -234,7 +268,7 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
         if worked.rows.is_empty() {
             return Err(UsageError::new(format!(
                 "--derive '{}': no row of this sweep is taken by it (rows: {}); name read, write or part of a row's \
-                 name",
+             name",
                 d.formula,
                 s.rows.iter().map(|r| r.cell.as_str()).collect::<Vec<_>>().join(", ")
             ))
@@ -242,43 +276,61 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
         }
         derived.push(worked);
     }
-    if args.json {
-        let mut doc = serde_json::json!({"schema": "iomatrix.sweep/1", "sweep": s});
-        doc["partial"] = serde_json::to_value(whole.partial.partial)?;
-        doc["disturbed"] = serde_json::to_value(whole.partial.disturbed)?;
-        doc["left_out"] = serde_json::to_value(&whole.left_out)?;
-        doc["partial_rows"] = serde_json::to_value(&whole.partial_rows)?;
-        if let (Some(label), Some(systems)) = (rows, &systems) {
-            doc["rows_by"] = serde_json::Value::from(label);
-            doc["systems"] = serde_json::to_value(&systems.rows)?;
-        }
-        if !derived.is_empty() {
-            doc["derived"] = serde_json::to_value(&derived)?;
-        }
-        for b in &beside {
-            doc["beside"][&b.unit] = serde_json::to_value(&b.rows)?;
-        }
-        crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
-    } else {
-        let out = args.numbers.render(|| {
-            SweepText {
-                sweep: &s,
-                split: args.split.map(|split| match split {
-                    Split::Bs => text::sweep::Split::BlockSize,
-                    Split::Direction => text::sweep::Split::Direction,
-                }),
-                systems: rows.zip(systems.as_ref()),
-                partial: whole.partial.partial,
-                left_out: &whole.left_out,
-                partial_rows: &whole.partial_rows,
-                derived: &derived,
-                beside: &beside,
-            }
-            .render()
-        });
-        crate::out::print(&out)?;
+    Ok(derived)
+}
+
+/// What a sweep prints: the sweep `s`, what it took in that is not whole, `--rows`' label and each
+/// system's rows, the figures `--derive` worked out and the tables of what is measured beside.
+#[derive(Clone, Copy)]
+struct Printed<'a> {
+    s: &'a Sweep,
+    whole: &'a NotWhole,
+    systems: Option<(&'a str, &'a Sweep)>,
+    derived: &'a [Derived],
+    beside: &'a [Sweep],
+}
+
+/// `sweep --json`: schema iomatrix.sweep/1.
+fn print_json(printed: Printed) -> anyhow::Result<()> {
+    let Printed { s, whole, systems, derived, beside } = printed;
+    let mut doc = serde_json::json!({"schema": "iomatrix.sweep/1", "sweep": s});
+    doc["partial"] = serde_json::to_value(whole.partial.partial)?;
+    doc["disturbed"] = serde_json::to_value(whole.partial.disturbed)?;
+    doc["left_out"] = serde_json::to_value(&whole.left_out)?;
+    doc["partial_rows"] = serde_json::to_value(&whole.partial_rows)?;
+    if let Some((label, systems)) = systems {
+        doc["rows_by"] = serde_json::Value::from(label);
+        doc["systems"] = serde_json::to_value(&systems.rows)?;
     }
-    Ok(ExitCode::SUCCESS)
+    if !derived.is_empty() {
+        doc["derived"] = serde_json::to_value(derived)?;
+    }
+    for b in beside {
+        doc["beside"][&b.unit] = serde_json::to_value(&b.rows)?;
+    }
+    crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))
+}
+
+/// The sweep's tables.
+fn print_text(args: &SweepArgs, printed: Printed) -> anyhow::Result<()> {
+    let Printed { s, whole, systems, derived, beside } = printed;
+    let out = args.numbers.render(|| {
+        SweepText {
+            sweep: s,
+            split: args.split.map(|split| match split {
+                Split::Bs => text::sweep::Split::BlockSize,
+                Split::Direction => text::sweep::Split::Direction,
+            }),
+            systems,
+            partial: whole.partial.partial,
+            left_out: &whole.left_out,
+            partial_rows: &whole.partial_rows,
+            derived,
+            beside,
+        }
+        .render()
+    });
+    crate::out::print(&out)
 }
 
 /// `ratio(RUNS, SIZE)`: read over write at block size SIZE over the runs selected, every sample

@@ -66,6 +66,7 @@ mod remote_smb_faults;
 mod report;
 mod scan;
 mod seam;
+mod short_functions;
 mod signals;
 mod slurm;
 mod stored;

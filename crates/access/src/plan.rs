@@ -466,6 +466,40 @@ impl AccessPlan {
                 "the stdio backend buffers in user space and cannot serve access specs; use psync, sync, mmap or io_uring",
             ));
         }
+        self.check_block_sizes()?;
+        if self.direct && !self.backend.supports_direct() {
+            return Err(UsageError::new(format!(
+                "--direct cannot be used with the {} backend; use psync, sync or io_uring",
+                self.backend
+            )));
+        }
+        if self.limit == Limit::Bytes(0) || self.limit == Limit::DurationMs(0) {
+            return Err(UsageError::new("the cell limit is zero: give a positive --duration or --bytes"));
+        }
+        self.check_content()?;
+        self.check_io_uring_flags()?;
+        if !self.distribution.is_uniform() && self.random_percents.iter().all(|&p| p == 0) {
+            return Err(UsageError::new(format!(
+                "--distribution {}: only random requests follow a distribution, and --random 0 makes every \
+                 request sequential; give --random above 0 (e.g. --random 100), or leave --distribution out",
+                self.distribution
+            )));
+        }
+        if u128::from(self.ramp_ms) > iomatrix_core::MAX_DURATION.as_millis() {
+            return Err(UsageError::new(format!(
+                "--ramp {}ms: a warm-up lasts at most {}, as --duration does; give a shorter one",
+                self.ramp_ms,
+                iomatrix_core::MAX_DURATION_TEXT
+            )));
+        }
+        if self.rate_iops == Some(0) {
+            return Err(UsageError::new("--rate 0: give a positive number of requests per second, or no --rate"));
+        }
+        Ok(())
+    }
+
+    /// Each block size: not empty, within the file, aligned as `--direct` needs.
+    fn check_block_sizes(&self) -> Result<(), UsageError> {
         for &bs in &self.block_sizes {
             if bs.bytes() == 0 {
                 return Err(UsageError::new("--bs 0: a block must hold at least one byte"));
@@ -487,15 +521,11 @@ impl AccessPlan {
                 )));
             }
         }
-        if self.direct && !self.backend.supports_direct() {
-            return Err(UsageError::new(format!(
-                "--direct cannot be used with the {} backend; use psync, sync or io_uring",
-                self.backend
-            )));
-        }
-        if self.limit == Limit::Bytes(0) || self.limit == Limit::DurationMs(0) {
-            return Err(UsageError::new("the cell limit is zero: give a positive --duration or --bytes"));
-        }
+        Ok(())
+    }
+
+    /// `--compressible` and `--verify`: a percentage, and 4k blocks on a folder.
+    fn check_content(&self) -> Result<(), UsageError> {
         if self.content.compressible > 100 {
             return Err(UsageError::new(format!(
                 "--compressible {}: give a percentage from 0 (incompressible) to 100",
@@ -519,6 +549,11 @@ impl AccessPlan {
                 )));
             }
         }
+        Ok(())
+    }
+
+    /// `--submit-batch` and `--poll-completions`: io_uring's, in their ranges.
+    fn check_io_uring_flags(&self) -> Result<(), UsageError> {
         if let Some(n) = self.submit_batch {
             self.io_uring_only("--submit-batch", "issues each request in its own system call")?;
             if n == 0 {
@@ -539,23 +574,6 @@ impl AccessPlan {
                     MAX_POLL_US / 1000
                 )));
             }
-        }
-        if !self.distribution.is_uniform() && self.random_percents.iter().all(|&p| p == 0) {
-            return Err(UsageError::new(format!(
-                "--distribution {}: only random requests follow a distribution, and --random 0 makes every \
-                 request sequential; give --random above 0 (e.g. --random 100), or leave --distribution out",
-                self.distribution
-            )));
-        }
-        if u128::from(self.ramp_ms) > iomatrix_core::MAX_DURATION.as_millis() {
-            return Err(UsageError::new(format!(
-                "--ramp {}ms: a warm-up lasts at most {}, as --duration does; give a shorter one",
-                self.ramp_ms,
-                iomatrix_core::MAX_DURATION_TEXT
-            )));
-        }
-        if self.rate_iops == Some(0) {
-            return Err(UsageError::new("--rate 0: give a positive number of requests per second, or no --rate"));
         }
         Ok(())
     }

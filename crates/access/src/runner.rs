@@ -634,10 +634,7 @@ impl Work<'_> {
         }
         let mut completions: Vec<Completion> = Vec::with_capacity(depth);
         let mut done = Completed::default();
-        let mut pace = match phase {
-            Phase::Timed => Pace::new(self.plan.limit, self.plan.rate_iops),
-            Phase::Ramp(ms) => Pace::new(Limit::DurationMs(ms), self.plan.rate_iops),
-        };
+        let mut pace = self.pace(phase);
 
         let span = Span::start(origin);
         let start = clock.raw();
@@ -709,8 +706,14 @@ impl Work<'_> {
         let measured = span.finish();
         let issued = file.describe();
         let verify = content.map(Content::take_tally);
+        Ok(self.figures(done, measured, issued, verify))
+    }
+
+    /// After the loop: the client's figures of the cell, from what completed (`done`) in the time
+    /// `measured`, with how its requests were `issued` and what `--verify` found.
+    fn figures(&self, done: Completed, measured: Measured, issued: String, verify: Option<Tally>) -> AccessFigures {
         let Completed { reads, writes, read_bytes, write_bytes, series, .. } = done;
-        Ok(AccessFigures {
+        AccessFigures {
             rank: self.rank,
             reads,
             writes,
@@ -722,7 +725,15 @@ impl Work<'_> {
             verify,
             cached_at_start: None,
             cpu: None,
-        })
+        }
+    }
+
+    /// Before the loop: the pace of `phase`, the cell's limit (or the ramp's) at the plan's rate.
+    fn pace(&self, phase: Phase) -> Pace {
+        match phase {
+            Phase::Timed => Pace::new(self.plan.limit, self.plan.rate_iops),
+            Phase::Ramp(ms) => Pace::new(Limit::DurationMs(ms), self.plan.rate_iops),
+        }
     }
 
     fn failure(&self, message: String) -> ClientFailure {

@@ -141,36 +141,7 @@ impl ClientWork for Client<'_> {
                             cleanup_connection(files, c).map_err(|e| format!("removing clients/client{c}: {e}"))?;
                             Ok((f, cpu))
                         };
-                        let outcome = match place {
-                            Place::Local => match LocalFs::new(dir) {
-                                Ok(mut files) => run(&mut files),
-                                Err(e) => {
-                                    gate.ready();
-                                    Err(e.to_string())
-                                }
-                            },
-                            Place::Remote { connect, folder } => match connect() {
-                                Ok(mut fs) => {
-                                    let made = match fs.mkdir(folder) {
-                                        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => {
-                                            Err(format!("making {folder}: {e}"))
-                                        }
-                                        _ => Ok(()),
-                                    };
-                                    match made {
-                                        Ok(()) => run(&mut RemoteReplayFs::new(fs.as_mut(), folder)),
-                                        Err(e) => {
-                                            gate.ready();
-                                            Err(e)
-                                        }
-                                    }
-                                }
-                                Err(e) => {
-                                    gate.ready();
-                                    Err(format!("connecting: {e}"))
-                                }
-                            },
-                        };
+                        let outcome = replay_at(place, dir, gate, run);
                         match outcome {
                             Ok((f, cpu)) => Done { connection: c, figures: Ok(f), cpu },
                             Err(e) => Done { connection: c, figures: Err(e), cpu: Default::default() },
@@ -215,43 +186,87 @@ impl ClientWork for Client<'_> {
         if self.stop.load(Ordering::SeqCst) {
             return Err(ClientFailure::stopped(self.rank));
         }
-        let mut figures = CellFigures { phase: "replay".into(), ..CellFigures::default() };
-        for d in done {
-            figures.user_ns += d.cpu.user_ns;
-            figures.sys_ns += d.cpu.sys_ns;
-            match d.figures {
-                Ok(f) => {
-                    merge_ops(&mut figures.ops, &f.ops);
-                    for m in &f.examples {
-                        if figures.examples.len() < iomatrix_personality::figures::EXAMPLES {
-                            figures.examples.push(format!(
-                                "client {} connection {}: line {}: {} {}: expected {}, got {}",
-                                self.rank, d.connection, m.line, m.op, m.path, m.expected, m.got
-                            ));
-                        }
-                    }
-                    figures.wall_ns = figures.wall_ns.max(f.wall_ns);
-                    let errors = f.ops.iter().map(|o| o.errors()).sum();
-                    figures.connections.push(ConnectionOps {
-                        rank: d.connection,
-                        ops: f.ops_done(),
-                        bytes: f.bytes(),
-                        errors,
-                        ns: f.wall_ns,
-                        failed: None,
-                    });
-                }
-                Err(e) => {
-                    *figures.connections_failed.entry("replay".into()).or_default() += 1;
-                    live.failed.fetch_add(1, Ordering::Relaxed);
-                    figures.connections.push(ConnectionOps {
-                        rank: d.connection,
-                        failed: Some(e),
-                        ..ConnectionOps::default()
-                    });
-                }
-            }
-        }
+        let figures = merged(self.rank, done, live);
         Ok(ClientCell { rank: self.rank, figures })
     }
+}
+
+/// Runs `run` on the connection's files at `place` (`dir` where local); when they cannot be
+/// reached, the connection is ready at the `gate` all the same (the others wait for it) and fails.
+fn replay_at<T>(
+    place: &Place<'_>,
+    dir: &Path,
+    gate: &Gate,
+    run: impl FnOnce(&mut dyn ReplayFs) -> Result<T, String>,
+) -> Result<T, String> {
+    match place {
+        Place::Local => match LocalFs::new(dir) {
+            Ok(mut files) => run(&mut files),
+            Err(e) => {
+                gate.ready();
+                Err(e.to_string())
+            }
+        },
+        Place::Remote { connect, folder } => match connect() {
+            Ok(mut fs) => {
+                let made = match fs.mkdir(folder) {
+                    Err(e) if e.kind() != io::ErrorKind::AlreadyExists => Err(format!("making {folder}: {e}")),
+                    _ => Ok(()),
+                };
+                match made {
+                    Ok(()) => run(&mut RemoteReplayFs::new(fs.as_mut(), folder)),
+                    Err(e) => {
+                        gate.ready();
+                        Err(e)
+                    }
+                }
+            }
+            Err(e) => {
+                gate.ready();
+                Err(format!("connecting: {e}"))
+            }
+        },
+    }
+}
+
+/// Client `rank`'s figures of a cell: its connections' merged, each connection's own row.
+fn merged(rank: usize, done: Vec<Done>, live: &Live) -> CellFigures {
+    let mut figures = CellFigures { phase: "replay".into(), ..CellFigures::default() };
+    for d in done {
+        figures.user_ns += d.cpu.user_ns;
+        figures.sys_ns += d.cpu.sys_ns;
+        match d.figures {
+            Ok(f) => {
+                merge_ops(&mut figures.ops, &f.ops);
+                for m in &f.examples {
+                    if figures.examples.len() < iomatrix_personality::figures::EXAMPLES {
+                        figures.examples.push(format!(
+                            "client {} connection {}: line {}: {} {}: expected {}, got {}",
+                            rank, d.connection, m.line, m.op, m.path, m.expected, m.got
+                        ));
+                    }
+                }
+                figures.wall_ns = figures.wall_ns.max(f.wall_ns);
+                let errors = f.ops.iter().map(|o| o.errors()).sum();
+                figures.connections.push(ConnectionOps {
+                    rank: d.connection,
+                    ops: f.ops_done(),
+                    bytes: f.bytes(),
+                    errors,
+                    ns: f.wall_ns,
+                    failed: None,
+                });
+            }
+            Err(e) => {
+                *figures.connections_failed.entry("replay".into()).or_default() += 1;
+                live.failed.fetch_add(1, Ordering::Relaxed);
+                figures.connections.push(ConnectionOps {
+                    rank: d.connection,
+                    failed: Some(e),
+                    ..ConnectionOps::default()
+                });
+            }
+        }
+    }
+    figures
 }

@@ -382,9 +382,7 @@ fn run_connections<F: ConnectionFiles, E: std::fmt::Display>(
         epoch: Instant::now(),
     };
     let (tx, rx) = mpsc::channel::<(usize, ConnectionFigures)>();
-    let mut accepted = 0;
-    let mut ending = Ending::Completed;
-    std::thread::scope(|scope| {
+    let (accepted, ending) = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(plan.connections);
         let mut unborn: Vec<(usize, String)> = Vec::new();
         for rank in 0..plan.connections {
@@ -400,118 +398,154 @@ fn run_connections<F: ConnectionFiles, E: std::fmt::Display>(
             }
         }
         drop(tx);
-        let parties = handles.len();
-        let (mut start_ns, mut dropped) = (0u64, false);
-        let mut gone = vec![false; plan.connections];
-        for k in 0..=phases.len() {
-            shared.gate.wait_all(parties);
-            if k > 0 {
-                let phase = phases[k - 1];
-                let mut figures: Vec<ConnectionFigures> =
-                    rx.try_iter().filter(|(p, _)| *p == k - 1).map(|(_, f)| f).collect();
-                let mut missing: Vec<bool> = vec![true; plan.connections];
-                for f in &figures {
-                    missing[f.rank] = false;
-                }
-                for (rank, why) in &unborn {
-                    missing[*rank] = false;
-                    let mut f = ConnectionFigures::idle(*rank, plan.planned(*rank, phase));
-                    if k == 1 {
-                        f.error = Some(ConnectionError {
-                            kind: "thread".into(),
-                            op: None,
-                            message: format!("connection {rank}: no thread could be started: {why}"),
-                        });
-                    } else {
-                        f.skipped = true;
-                    }
-                    figures.push(f);
-                }
-                for rank in (0..plan.connections).filter(|&r| missing[r]) {
-                    // Its thread ended without reporting (a panic): failed once, then out.
-                    let mut f = ConnectionFigures::idle(rank, plan.planned(rank, phase));
-                    if gone[rank] {
-                        f.skipped = true;
-                    } else {
-                        gone[rank] = true;
-                        f.error = Some(ConnectionError {
-                            kind: "panic".into(),
-                            op: None,
-                            message: format!("connection {rank}: its thread ended unexpectedly"),
-                        });
-                    }
-                    figures.push(f);
-                }
-                // Under abort the first failed connection stopped the others (they read as
-                // stopped): the phase is not kept, and the run ends on that failure.
-                if let Some(failed) = figures.iter().find(|f| f.error.is_some() && !f.skipped).filter(|_| shared.abort)
-                {
-                    let failed_in_all = figures.iter().filter(|f| f.error.is_some() && !f.skipped).count();
-                    let message = match (&failed.error, failed_in_all) {
-                        (Some(e), 1) => e.message.clone(),
-                        (Some(e), n) => format!("{} (and {} more connection(s) failed)", e.message, n - 1),
-                        (None, _) => String::new(),
-                    };
-                    stop.store(true, Ordering::SeqCst);
-                    ending = Ending::ClientFailed { cell: k - 1, failures: vec![ClientFailure::error(0, message)] };
-                    shared.gate.open(k, false);
-                    break;
-                }
-                if figures.iter().any(|f| f.stopped) {
-                    ending = Ending::Interrupted;
-                    shared.gate.open(k, false);
-                    break;
-                }
-                let latency = std::mem::take(&mut *lock(&shared.hists[k - 1]));
-                let result = PhaseResult::merge(k - 1, phase, figures, latency, start_ns, dropped);
-                if let Err(e) = on_phase(&result) {
-                    stop.store(true, Ordering::SeqCst);
-                    ending = Ending::SinkFailed(e.to_string());
-                    shared.gate.open(k, false);
-                    break;
-                }
-                accepted += 1;
-            }
-            if k == phases.len() {
-                shared.gate.open(k, false);
-                break;
-            }
-            if stop.load(Ordering::SeqCst) {
-                ending = Ending::Interrupted;
-                shared.gate.open(k, false);
-                break;
-            }
-            dropped = false;
-            // Untimed, before `before_phase`: under many clients each drops
-            // before it waits at the barrier, so every drop on a host is done
-            // before any client there is let go (see `clients`).
-            if k > 0 && plan.drop_caches && phases[k].reads() {
-                if let Err(e) = drop_caches() {
-                    ending = Ending::SinkFailed(format!(
-                        "cannot drop the page cache before the {} phase ({}): {e}",
-                        phases[k].name(),
-                        crate::sys::DROP_CACHES
-                    ));
-                    shared.gate.open(k, false);
-                    break;
-                }
-                dropped = true;
-            }
-            live.start_phase(k, plan.planned_total(phases[k]).files);
-            let Some(start) = before_phase(k) else {
-                ending = Ending::Interrupted;
-                shared.gate.open(k, false);
-                break;
-            };
-            start_ns = start.saturating_duration_since(shared.epoch).as_nanos() as u64;
-            shared.gate.open(k, true);
-        }
+        let led = lead(&shared, &phases, &rx, (handles.len(), &unborn), before_phase, &mut on_phase);
         for handle in handles {
             // A panicking connection was counted as failed above; its panic ends here.
             let _ = handle.join();
         }
+        led
     });
     Ok((accepted, ending))
+}
+
+/// The leader's part of [`run_connections`]: at the gate before each of `phases`, and once after
+/// the last, it waits for the `parties` (the connections whose thread started; `unborn` those
+/// whose thread did not) and hands on the phase before; then it drops the caches and opens the
+/// gate for the next. Returns how many phases `on_phase` accepted, and how the run ended.
+fn lead<E: std::fmt::Display>(
+    shared: &Shared,
+    phases: &[Phase],
+    rx: &mpsc::Receiver<(usize, ConnectionFigures)>,
+    (parties, unborn): (usize, &[(usize, String)]),
+    before_phase: &mut dyn FnMut(usize) -> Option<Instant>,
+    on_phase: &mut impl FnMut(&PhaseResult) -> Result<(), E>,
+) -> (usize, Ending) {
+    let (plan, stop, live) = (shared.plan, shared.stop, shared.live);
+    let mut accepted = 0;
+    let (mut start_ns, mut dropped) = (0u64, false);
+    let mut gone = vec![false; plan.connections];
+    for k in 0..=phases.len() {
+        shared.gate.wait_all(parties);
+        if k > 0 {
+            let phase = phases[k - 1];
+            let figures = phase_figures(plan, rx, (k, phase), unborn, &mut gone);
+            // Under abort the first failed connection stopped the others (they read as
+            // stopped): the phase is not kept, and the run ends on that failure.
+            if let Some(message) = shared.abort.then(|| first_failure(&figures)).flatten() {
+                stop.store(true, Ordering::SeqCst);
+                shared.gate.open(k, false);
+                return (
+                    accepted,
+                    Ending::ClientFailed { cell: k - 1, failures: vec![ClientFailure::error(0, message)] },
+                );
+            }
+            if figures.iter().any(|f| f.stopped) {
+                shared.gate.open(k, false);
+                return (accepted, Ending::Interrupted);
+            }
+            let latency = std::mem::take(&mut *lock(&shared.hists[k - 1]));
+            let result = PhaseResult::merge(k - 1, phase, figures, latency, start_ns, dropped);
+            if let Err(e) = on_phase(&result) {
+                stop.store(true, Ordering::SeqCst);
+                shared.gate.open(k, false);
+                return (accepted, Ending::SinkFailed(e.to_string()));
+            }
+            accepted += 1;
+        }
+        if k == phases.len() {
+            shared.gate.open(k, false);
+            break;
+        }
+        if stop.load(Ordering::SeqCst) {
+            shared.gate.open(k, false);
+            return (accepted, Ending::Interrupted);
+        }
+        dropped = false;
+        // Untimed, before `before_phase`: under many clients each drops
+        // before it waits at the barrier, so every drop on a host is done
+        // before any client there is let go (see `clients`).
+        if k > 0 && plan.drop_caches && phases[k].reads() {
+            if let Err(e) = drop_caches() {
+                shared.gate.open(k, false);
+                return (
+                    accepted,
+                    Ending::SinkFailed(format!(
+                        "cannot drop the page cache before the {} phase ({}): {e}",
+                        phases[k].name(),
+                        crate::sys::DROP_CACHES
+                    )),
+                );
+            }
+            dropped = true;
+        }
+        live.start_phase(k, plan.planned_total(phases[k]).files);
+        let Some(start) = before_phase(k) else {
+            shared.gate.open(k, false);
+            return (accepted, Ending::Interrupted);
+        };
+        start_ns = start.saturating_duration_since(shared.epoch).as_nanos() as u64;
+        shared.gate.open(k, true);
+    }
+    (accepted, Ending::Completed)
+}
+
+/// Every connection's figures of phase `k` (1-based; `phase`): those the connections sent, an idle
+/// one with the error for a connection whose thread never started (then skipped), and one for a
+/// connection that ended without reporting (a panic: failed once, then skipped; `gone`).
+fn phase_figures(
+    plan: &FileserverPlan,
+    rx: &mpsc::Receiver<(usize, ConnectionFigures)>,
+    (k, phase): (usize, Phase),
+    unborn: &[(usize, String)],
+    gone: &mut [bool],
+) -> Vec<ConnectionFigures> {
+    let mut figures: Vec<ConnectionFigures> = rx.try_iter().filter(|(p, _)| *p == k - 1).map(|(_, f)| f).collect();
+    let mut missing: Vec<bool> = vec![true; plan.connections];
+    for f in &figures {
+        missing[f.rank] = false;
+    }
+    for (rank, why) in unborn {
+        missing[*rank] = false;
+        let mut f = ConnectionFigures::idle(*rank, plan.planned(*rank, phase));
+        if k == 1 {
+            f.error = Some(ConnectionError {
+                kind: "thread".into(),
+                op: None,
+                message: format!("connection {rank}: no thread could be started: {why}"),
+            });
+        } else {
+            f.skipped = true;
+        }
+        figures.push(f);
+    }
+    for rank in (0..plan.connections).filter(|&r| missing[r]) {
+        // Its thread ended without reporting (a panic): failed once, then out.
+        let mut f = ConnectionFigures::idle(rank, plan.planned(rank, phase));
+        if gone[rank] {
+            f.skipped = true;
+        } else {
+            gone[rank] = true;
+            f.error = Some(ConnectionError {
+                kind: "panic".into(),
+                op: None,
+                message: format!("connection {rank}: its thread ended unexpectedly"),
+            });
+        }
+        figures.push(f);
+    }
+    figures
+}
+
+/// The error of the first connection that failed in a phase (not one skipped), with how many more
+/// failed.
+fn first_failure(figures: &[ConnectionFigures]) -> Option<String> {
+    let failed = figures.iter().find(|f| f.error.is_some() && !f.skipped)?;
+    let failed_in_all = figures.iter().filter(|f| f.error.is_some() && !f.skipped).count();
+    Some(match (&failed.error, failed_in_all) {
+        (Some(e), 1) => e.message.clone(),
+        (Some(e), n) => format!("{} (and {} more connection(s) failed)", e.message, n - 1),
+        (None, _) => String::new(),
+    })
 }
 
 struct Shared<'a> {

@@ -214,10 +214,7 @@ fn record(line: usize, f: &[&str]) -> Result<Record, ImportError> {
             ),
         ));
     }
-    let err = |col: usize, why: String| {
-        ImportError::in_field(format!("column {} ({})", col + 1, layout.names.get(col).unwrap_or(&"?")), why)
-            .with_line(line)
-    };
+    let err = |col: usize, why: String| column_error(&layout, line, col, why);
     let int = |col: usize| -> Result<Option<u64>, ImportError> {
         match f[col] {
             "" => Ok(None),
@@ -238,6 +235,39 @@ fn record(line: usize, f: &[&str]) -> Result<Record, ImportError> {
         chunk = Some(ByteSize::parse_with_default_unit(f[6], 1).map_err(|e| err(6, e.to_string()))?.bytes());
     }
     let (seeks, seekers) = if layout.putc == 9 { (int(7)?, int(8)?) } else { (None, None) };
+    let figures = figures_of(line, f, &layout)?;
+    let key: Vec<String> =
+        (0..layout.putc).chain(layout.num_files..layout.num_files + 5).map(|i| f[i].to_string()).collect();
+    Ok(Record {
+        line,
+        key,
+        format_version: f[0].to_string(),
+        version: f[1].to_string(),
+        name: f[2].to_string(),
+        concurrency: concurrency as usize,
+        seed: int(4)?,
+        size,
+        chunk,
+        seeks,
+        seekers,
+        files: files(f[layout.num_files]).map_err(|why| err(layout.num_files, why))?,
+        file_max: f[layout.num_files + 1].to_string(),
+        file_min: f[layout.num_files + 2].to_string(),
+        num_dirs: int(layout.num_files + 3)?,
+        file_chunk: int(layout.num_files + 4)?,
+        figures,
+    })
+}
+
+/// The error of column `col` (0-based) of `line`.
+fn column_error(layout: &Layout, line: usize, col: usize, why: String) -> ImportError {
+    ImportError::in_field(format!("column {} ({})", col + 1, layout.names.get(col).unwrap_or(&"?")), why)
+        .with_line(line)
+}
+
+/// The tests' figures of a CSV line: per test that ran, its rate (or +++++), %CPU and latency.
+fn figures_of(line: usize, f: &[&str], layout: &Layout) -> Result<Vec<(BonnieTest, Figure, Option<u64>)>, ImportError> {
+    let err = |col: usize, why: String| column_error(layout, line, col, why);
     let mut figures = Vec::new();
     let tests = BonnieTest::DATA
         .iter()
@@ -274,27 +304,7 @@ fn record(line: usize, f: &[&str]) -> Result<Record, ImportError> {
         };
         figures.push((test, figure, latency));
     }
-    let key: Vec<String> =
-        (0..layout.putc).chain(layout.num_files..layout.num_files + 5).map(|i| f[i].to_string()).collect();
-    Ok(Record {
-        line,
-        key,
-        format_version: f[0].to_string(),
-        version: f[1].to_string(),
-        name: f[2].to_string(),
-        concurrency: concurrency as usize,
-        seed: int(4)?,
-        size,
-        chunk,
-        seeks,
-        seekers,
-        files: files(f[layout.num_files]).map_err(|why| err(layout.num_files, why))?,
-        file_max: f[layout.num_files + 1].to_string(),
-        file_min: f[layout.num_files + 2].to_string(),
-        num_dirs: int(layout.num_files + 3)?,
-        file_chunk: int(layout.num_files + 4)?,
-        figures,
-    })
+    Ok(figures)
 }
 
 /// bonnie++'s file count in units of 1024 (`16`), or iomatrix's exact
@@ -354,44 +364,7 @@ fn run(records: &[Record], options: &Options, bad_lines: &[crate::BadLine]) -> I
     let chunk = first.chunk.or(options.bonnie_chunk).or(first.size.is_some().then_some(DEFAULT_CHUNK.bytes()));
     let per_char =
         if by_iomatrix && first.version.ends_with(CSV_BONNIE_PER_CHAR) { PerChar::Bonnie } else { PerChar::BonniePlus };
-    let mut cells = Vec::new();
-    let mut unmeasured = Vec::new();
-    for (i, r) in records.iter().enumerate() {
-        let repeat = i as u32 + 1;
-        for (test, figure, latency) in &r.figures {
-            match figure {
-                Figure::TooFast => unmeasured.push(Unmeasured {
-                    test: test.name().to_string(),
-                    repeat,
-                    why: format!(
-                        "bonnie++ printed +++++ (line {}): the test ended too fast for bonnie++ to time it",
-                        r.line
-                    ),
-                }),
-                Figure::Measured { per_sec, cpu } => {
-                    let mut metrics = imported_metrics(*test, repeat, *per_sec, *cpu);
-                    if let (Some(ns), Some(m)) = (latency, metrics.as_object_mut()) {
-                        // bonnie++'s latency column: the longest single operation.
-                        m.insert("max_latency_ns".into(), Value::from(*ns));
-                    }
-                    cells.push(ImportedCell {
-                        line: Some(r.line),
-                        source: line_source(r.line),
-                        row: CellRow {
-                            test: test.name().to_string(),
-                            file_size: first.size,
-                            record_size: chunk,
-                            clients: first.concurrency,
-                            kib_per_sec: if test.unit() == "KB/s" { *per_sec } else { 0.0 },
-                            cpu_percent: Some(*cpu),
-                            metrics,
-                            ..imported_row()
-                        },
-                    });
-                }
-            }
-        }
-    }
+    let (cells, unmeasured) = cells_of(records, chunk);
     let mut conditions = unknown_conditions(Format::Bonnie.suite());
     conditions.insert("clients".into(), Value::from(first.concurrency));
     let per_char_ran = cells.iter().any(|c| c.test == "putc" || c.test == "getc")
@@ -416,27 +389,7 @@ fn run(records: &[Record], options: &Options, bad_lines: &[crate::BadLine]) -> I
         "RAM (bonnie++'s -r is not in its CSV), so file size vs RAM".into(),
         "file system and mount".into(),
     ];
-    let mut notes = Vec::new();
-    if by_iomatrix {
-        notes.push(format!(
-            "written by iomatrix's bonnie++ front end ({}), not by bonnie++ itself; its runs are in the database it \
-             ran with, in full",
-            first.version
-        ));
-    }
-    match (first.chunk, options.bonnie_chunk) {
-        (Some(_), _) => {}
-        (None, None) if by_iomatrix => {}
-        (None, Some(c)) => {
-            notes.push(format!("chunk size {} as given with --bonnie-chunk (the CSV leaves it empty)", ByteSize(c)))
-        }
-        (None, None) if chunk.is_some() => notes.push(format!(
-            "chunk size {}: bonnie++'s default, taken because the CSV leaves it empty (bonnie++ 2.00 does whatever \
-             -s SIZE:CHUNK gave); if the run used another, import again with --bonnie-chunk SIZE",
-            DEFAULT_CHUNK
-        )),
-        (None, None) => {}
-    }
+    let notes = notes_of(first, options, chunk, by_iomatrix);
     let number = |s: &str| s.parse::<u64>().ok();
     ImportedRun {
         labels: Vec::new(),
@@ -483,6 +436,76 @@ fn run(records: &[Record], options: &Options, bad_lines: &[crate::BadLine]) -> I
         skipped: Vec::new(),
         bad_lines: bad_lines.to_vec(),
     }
+}
+
+/// The cells of a setup's lines (`records`, its repeats) and the tests too fast to time.
+fn cells_of(records: &[Record], chunk: Option<u64>) -> (Vec<ImportedCell>, Vec<Unmeasured>) {
+    let first = &records[0];
+    let mut cells = Vec::new();
+    let mut unmeasured = Vec::new();
+    for (i, r) in records.iter().enumerate() {
+        let repeat = i as u32 + 1;
+        for (test, figure, latency) in &r.figures {
+            match figure {
+                Figure::TooFast => unmeasured.push(Unmeasured {
+                    test: test.name().to_string(),
+                    repeat,
+                    why: format!(
+                        "bonnie++ printed +++++ (line {}): the test ended too fast for bonnie++ to time it",
+                        r.line
+                    ),
+                }),
+                Figure::Measured { per_sec, cpu } => {
+                    let mut metrics = imported_metrics(*test, repeat, *per_sec, *cpu);
+                    if let (Some(ns), Some(m)) = (latency, metrics.as_object_mut()) {
+                        // bonnie++'s latency column: the longest single operation.
+                        m.insert("max_latency_ns".into(), Value::from(*ns));
+                    }
+                    cells.push(ImportedCell {
+                        line: Some(r.line),
+                        source: line_source(r.line),
+                        row: CellRow {
+                            test: test.name().to_string(),
+                            file_size: first.size,
+                            record_size: chunk,
+                            clients: first.concurrency,
+                            kib_per_sec: if test.unit() == "KB/s" { *per_sec } else { 0.0 },
+                            cpu_percent: Some(*cpu),
+                            metrics,
+                            ..imported_row()
+                        },
+                    });
+                }
+            }
+        }
+    }
+    (cells, unmeasured)
+}
+
+/// What the run's notes say of its writer and of where its chunk size came from.
+fn notes_of(first: &Record, options: &Options, chunk: Option<u64>, by_iomatrix: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    if by_iomatrix {
+        notes.push(format!(
+            "written by iomatrix's bonnie++ front end ({}), not by bonnie++ itself; its runs are in the database it \
+             ran with, in full",
+            first.version
+        ));
+    }
+    match (first.chunk, options.bonnie_chunk) {
+        (Some(_), _) => {}
+        (None, None) if by_iomatrix => {}
+        (None, Some(c)) => {
+            notes.push(format!("chunk size {} as given with --bonnie-chunk (the CSV leaves it empty)", ByteSize(c)))
+        }
+        (None, None) if chunk.is_some() => notes.push(format!(
+            "chunk size {}: bonnie++'s default, taken because the CSV leaves it empty (bonnie++ 2.00 does whatever \
+             -s SIZE:CHUNK gave); if the run used another, import again with --bonnie-chunk SIZE",
+            DEFAULT_CHUNK
+        )),
+        (None, None) => {}
+    }
+    notes
 }
 
 #[cfg(test)]

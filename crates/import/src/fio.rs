@@ -78,6 +78,39 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
         return Err(ImportError::in_field(jobs_key, format!("no fio job to import: {why}")));
     }
 
+    let (conditions, unknown) = conditions_of(&cells, &hosts);
+    let environment = environment_of(root, &hosts);
+    let measured_at = root
+        .get("timestamp")
+        .and_then(Value::as_i64)
+        .map(rfc3339_utc)
+        .or_else(|| root.get("time").and_then(Value::as_str).map(str::to_string));
+    Ok(ImportedRun {
+        labels: Vec::new(),
+        format: Format::Fio,
+        tool_version: version,
+        host: (hosts.len() == 1).then(|| hosts[0].clone()),
+        measured_at,
+        plan: {
+            let mut plan = native_plan(&ran, &cells);
+            plan.insert("tool".into(), Value::from("fio"));
+            plan.insert("global_options".into(), Value::Object(global));
+            plan.insert("jobs".into(), Value::Array(plan_jobs));
+            Value::Object(plan)
+        },
+        environment: Value::Object(environment),
+        conditions,
+        unknown,
+        notes: vec!["latency is fio's clat (submission to completion), as iomatrix's access cells time it".into()],
+        cells,
+        unmeasured: Vec::new(),
+        skipped,
+        bad_lines: Vec::new(),
+    })
+}
+
+/// The run's conditions, each one the jobs share (else unknown), and what is unknown.
+fn conditions_of(cells: &[ImportedCell], hosts: &[String]) -> (Map<String, Value>, Vec<String>) {
     let mut conditions = unknown_conditions(Format::Fio.suite());
     let common = |key: &str| -> Value {
         let first = cells[0].metrics.get(key).cloned().unwrap_or(Value::Null);
@@ -118,6 +151,11 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
         cells.iter().filter_map(|c| c.file_size).max().map(Value::from).unwrap_or(Value::Null),
     );
     conditions.insert("target".into(), target);
+    (conditions, unknown)
+}
+
+/// The host or hosts the jobs ran on and the block devices fio watched.
+fn environment_of(root: &Map<String, Value>, hosts: &[String]) -> Map<String, Value> {
     let mut environment = Map::new();
     if hosts.len() == 1 {
         environment.insert("host".into(), Value::from(hosts[0].clone()));
@@ -135,33 +173,7 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
     if !disks.is_empty() {
         environment.insert("block_devices".into(), Value::Array(disks));
     }
-    let measured_at = root
-        .get("timestamp")
-        .and_then(Value::as_i64)
-        .map(rfc3339_utc)
-        .or_else(|| root.get("time").and_then(Value::as_str).map(str::to_string));
-    Ok(ImportedRun {
-        labels: Vec::new(),
-        format: Format::Fio,
-        tool_version: version,
-        host: (hosts.len() == 1).then(|| hosts[0].clone()),
-        measured_at,
-        plan: {
-            let mut plan = native_plan(&ran, &cells);
-            plan.insert("tool".into(), Value::from("fio"));
-            plan.insert("global_options".into(), Value::Object(global));
-            plan.insert("jobs".into(), Value::Array(plan_jobs));
-            Value::Object(plan)
-        },
-        environment: Value::Object(environment),
-        conditions,
-        unknown,
-        notes: vec!["latency is fio's clat (submission to completion), as iomatrix's access cells time it".into()],
-        cells,
-        unmeasured: Vec::new(),
-        skipped,
-        bad_lines: Vec::new(),
-    })
+    environment
 }
 
 /// The jobs' options under the names a native access run's plan gives them, as the cells already

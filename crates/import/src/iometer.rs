@@ -47,13 +47,16 @@ struct Part {
 
 pub fn parse(text: &str, options: &Options) -> Result<ImportedRun, ImportError> {
     let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
-    let mut bad = BadLines::new(options);
-    let mut skipped = Vec::new();
+    let mut read = Sections {
+        lines: &lines,
+        bad: BadLines::new(options),
+        skipped: Vec::new(),
+        specs: BTreeMap::new(),
+        cells: Vec::new(),
+        others: BTreeMap::new(),
+    };
     let mut version = None;
     let mut started = None;
-    let mut specs: BTreeMap<String, Vec<Part>> = BTreeMap::new();
-    let mut cells = Vec::new();
-    let mut others: BTreeMap<String, usize> = BTreeMap::new();
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
@@ -62,151 +65,244 @@ pub fn parse(text: &str, options: &Options) -> Result<ImportedRun, ImportError> 
             "'Version" => version = Some(next.split(',').next().unwrap_or("").trim().to_string()),
             "'Time Stamp" if started.is_none() => started = Some(next.trim().to_string()),
             "'Access specification name,default assignment" => {
-                let name = next.rsplit_once(',').map(|(n, _)| n).unwrap_or(next).trim().to_string();
-                let mut parts = Vec::new();
-                let mut j = i + 2;
-                if lines.get(j).is_some_and(|l| l.starts_with("'size,")) {
-                    j += 1;
-                    while let Some(l) = lines.get(j).filter(|l| !l.starts_with('\'') && !l.trim().is_empty()) {
-                        let f: Vec<&str> = l.split(',').map(str::trim).collect();
-                        let num = |k: usize, what: &str| -> Result<u64, ImportError> {
-                            f.get(k).and_then(|v| v.parse().ok()).ok_or_else(|| {
-                                ImportError::at_line(j + 1, format!("access spec '{name}': {what} is not a number"))
-                            })
-                        };
-                        let part = (|| {
-                            let part =
-                                Part { size: num(0, "size")?, reads: num(2, "% reads")?, random: num(3, "% random")? };
-                            if part.reads > 100 || part.random > 100 {
-                                return Err(ImportError::at_line(
-                                    j + 1,
-                                    format!("access spec '{name}': % reads and % random are shares from 0 to 100"),
-                                ));
-                            }
-                            Ok(part)
-                        })();
-                        match part {
-                            Ok(part) => parts.push(part),
-                            Err(e) => bad.bad(e)?,
-                        }
-                        j += 1;
-                    }
-                }
-                specs.insert(name, parts);
-                i = j;
+                i = read.access_spec(i)?;
                 continue;
             }
             _ if line.starts_with(RESULTS_COLUMNS) => {
-                let columns: Vec<&str> = line.trim_start_matches('\'').split(',').map(str::trim).collect();
-                let spec_column = columns.iter().position(|c| *c == "Access Specification Name");
-                let mut j = i + 1;
-                // The section's ALL row (line), and the spec its other rows name.
-                let (mut all, mut named): (Option<usize>, Option<String>) = (None, None);
-                while let Some(row) = lines.get(j).filter(|l| !l.starts_with('\'') && !l.trim().is_empty()) {
-                    let fields: Vec<&str> = row.split(',').map(str::trim).collect();
-                    let kind = fields.first().copied().unwrap_or("");
-                    if named.is_none() {
-                        named =
-                            spec_column.and_then(|k| fields.get(k)).filter(|s| !s.is_empty()).map(|s| s.to_string());
-                    }
-                    if kind == "ALL" {
-                        if let Some(first) = all {
-                            return Err(ImportError::at_line(
-                                j + 1,
-                                format!(
-                                    "a second ALL row in the 'Results section of line {} (the first: line {first})",
-                                    i + 1
-                                ),
-                            ));
-                        }
-                        all = Some(j + 1);
-                        match cell(j + 1, &columns, &fields, &specs) {
-                            Ok(c) => cells.push(c),
-                            Err(e) => {
-                                bad.bad(e)?;
-                                skipped.push(format!(
-                                    "access spec '{}': its ALL row (line {}) could not be read",
-                                    named.as_deref().unwrap_or("?"),
-                                    j + 1
-                                ));
-                            }
-                        }
-                    } else if ROW_KINDS.contains(&kind) {
-                        *others.entry(kind.to_string()).or_default() += 1;
-                    } else {
-                        let shown: String = kind.chars().take(40).collect();
-                        bad.bad(ImportError::at_line(
-                            j + 1,
-                            format!(
-                                "'{}' is not a row of Iometer's results (ALL, MANAGER, PROCESSOR, WORKER or DISK)",
-                                iomatrix_core::text::printable(&shown)
-                            ),
-                        ))?;
-                    }
-                    j += 1;
-                }
-                if all.is_none() {
-                    return Err(ImportError::at_line(
-                        i + 1,
-                        format!(
-                            "the results of access spec '{}' (this 'Results section) have no ALL row: Iometer writes \
-                             one per spec, the whole test's figures, and iomatrix stores a spec from it (its parts' rows \
-                             are not summed in its place)",
-                            iomatrix_core::text::printable(named.as_deref().unwrap_or("(unnamed)"))
-                        ),
-                    ));
-                }
-                i = j;
+                i = read.results(i)?;
                 continue;
             }
             _ => {}
         }
         i += 1;
     }
-    if cells.is_empty() {
-        return Err(ImportError::new(
-            "no 'Results section with an ALL row found (Iometer writes 'Results, the column line \
-             'Target Type,Target Name,Access Specification Name,..., then an ALL row per access spec)",
+    read.run(version, started)
+}
+
+/// What the sections of a results file hold, read so far.
+struct Sections<'a> {
+    lines: &'a [&'a str],
+    bad: BadLines,
+    skipped: Vec<String>,
+    /// Each access spec's parts, by its name.
+    specs: BTreeMap<String, Vec<Part>>,
+    cells: Vec<ImportedCell>,
+    /// How many rows of each kind but `ALL` the results sections have.
+    others: BTreeMap<String, usize>,
+}
+
+impl Sections<'_> {
+    /// Reads the access spec whose name line follows line `i` (its header), and returns the line
+    /// after its parts.
+    fn access_spec(&mut self, i: usize) -> Result<usize, ImportError> {
+        let lines = self.lines;
+        let next = lines.get(i + 1).copied().unwrap_or("");
+        let name = next.rsplit_once(',').map(|(n, _)| n).unwrap_or(next).trim().to_string();
+        let mut parts = Vec::new();
+        let mut j = i + 2;
+        if lines.get(j).is_some_and(|l| l.starts_with("'size,")) {
+            j += 1;
+            while let Some(l) = lines.get(j).filter(|l| !l.starts_with('\'') && !l.trim().is_empty()) {
+                match spec_part(l, j + 1, &name) {
+                    Ok(part) => parts.push(part),
+                    Err(e) => self.bad.bad(e)?,
+                }
+                j += 1;
+            }
+        }
+        self.specs.insert(name, parts);
+        Ok(j)
+    }
+
+    /// Reads the results section whose column line is line `i`: its `ALL` row as a cell, its
+    /// other rows counted; returns the line after its rows.
+    fn results(&mut self, i: usize) -> Result<usize, ImportError> {
+        let lines = self.lines;
+        let line = lines[i];
+        let columns: Vec<&str> = line.trim_start_matches('\'').split(',').map(str::trim).collect();
+        let spec_column = columns.iter().position(|c| *c == "Access Specification Name");
+        let mut j = i + 1;
+        // The section's ALL row (line), and the spec its other rows name.
+        let (mut all, mut named): (Option<usize>, Option<String>) = (None, None);
+        while let Some(row) = lines.get(j).filter(|l| !l.starts_with('\'') && !l.trim().is_empty()) {
+            let fields: Vec<&str> = row.split(',').map(str::trim).collect();
+            let kind = fields.first().copied().unwrap_or("");
+            if named.is_none() {
+                named = spec_column.and_then(|k| fields.get(k)).filter(|s| !s.is_empty()).map(|s| s.to_string());
+            }
+            if kind == "ALL" {
+                if let Some(first) = all {
+                    return Err(ImportError::at_line(
+                        j + 1,
+                        format!("a second ALL row in the 'Results section of line {} (the first: line {first})", i + 1),
+                    ));
+                }
+                all = Some(j + 1);
+                match cell(j + 1, &columns, &fields, &self.specs) {
+                    Ok(c) => self.cells.push(c),
+                    Err(e) => {
+                        self.bad.bad(e)?;
+                        self.skipped.push(format!(
+                            "access spec '{}': its ALL row (line {}) could not be read",
+                            named.as_deref().unwrap_or("?"),
+                            j + 1
+                        ));
+                    }
+                }
+            } else if ROW_KINDS.contains(&kind) {
+                *self.others.entry(kind.to_string()).or_default() += 1;
+            } else {
+                let shown: String = kind.chars().take(40).collect();
+                self.bad.bad(ImportError::at_line(
+                    j + 1,
+                    format!(
+                        "'{}' is not a row of Iometer's results (ALL, MANAGER, PROCESSOR, WORKER or DISK)",
+                        iomatrix_core::text::printable(&shown)
+                    ),
+                ))?;
+            }
+            j += 1;
+        }
+        if all.is_none() {
+            return Err(ImportError::at_line(
+                i + 1,
+                format!(
+                    "the results of access spec '{}' (this 'Results section) have no ALL row: Iometer writes \
+                     one per spec, the whole test's figures, and iomatrix stores a spec from it (its parts' rows \
+                     are not summed in its place)",
+                    iomatrix_core::text::printable(named.as_deref().unwrap_or("(unnamed)"))
+                ),
+            ));
+        }
+        Ok(j)
+    }
+
+    /// The imported run of the sections read, made by Iometer `version` at `started`.
+    fn run(self, version: Option<String>, started: Option<String>) -> Result<ImportedRun, ImportError> {
+        let Sections { bad, skipped, specs, cells, others, .. } = self;
+        if cells.is_empty() {
+            return Err(ImportError::new(
+                "no 'Results section with an ALL row found (Iometer writes 'Results, the column line \
+                 'Target Type,Target Name,Access Specification Name,..., then an ALL row per access spec)",
+            ));
+        }
+        let mut conditions = unknown_conditions(Format::Iometer.suite());
+        let workers: Vec<u64> = cells.iter().map(|c| c.clients as u64).collect();
+        conditions.insert("clients".into(), workers.iter().max().copied().map(Value::from).unwrap_or(Value::Null));
+        let mut notes = vec![format!(
+            "one cell per access spec from its ALL row; not stored (the ALL row sums them): {}",
+            if others.is_empty() {
+                "no other rows".to_string()
+            } else {
+                others.iter().map(|(k, n)| format!("{n} {k} row(s)")).collect::<Vec<_>>().join(", ")
+            }
+        )];
+        notes.push("response times are Iometer's averages and maxima (no percentiles in its results file)".into());
+        Ok(ImportedRun {
+            labels: Vec::new(),
+            format: Format::Iometer,
+            tool_version: version.filter(|v| !v.is_empty()),
+            host: None,
+            measured_at: started,
+            plan: json!({
+                "tool": "iometer",
+                "access_specs": specs.iter().map(|(name, parts)| json!({
+                    "name": name,
+                    "parts": parts.iter().map(|p| json!({"size": p.size, "read_percent": p.reads, "random_percent": p.random})).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
+            }),
+            environment: json!({}),
+            conditions,
+            unknown: vec![
+                "machine (the ALL row names none; the MANAGER rows name Iometer's managers)".into(),
+                "backend and O_DIRECT (Iometer's own I/O)".into(),
+                "RAM, so file size vs RAM; file system and mount; the test file's size".into(),
+            ],
+            notes,
+            cells,
+            unmeasured: Vec::new(),
+            skipped,
+            bad_lines: bad.lines,
+        })
+    }
+}
+
+/// One part of access spec `name` (at `line`): its size, % reads and % random.
+fn spec_part(l: &str, line: usize, name: &str) -> Result<Part, ImportError> {
+    let f: Vec<&str> = l.split(',').map(str::trim).collect();
+    let num = |k: usize, what: &str| -> Result<u64, ImportError> {
+        f.get(k)
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| ImportError::at_line(line, format!("access spec '{name}': {what} is not a number")))
+    };
+    let part = Part { size: num(0, "size")?, reads: num(2, "% reads")?, random: num(3, "% random")? };
+    if part.reads > 100 || part.random > 100 {
+        return Err(ImportError::at_line(
+            line,
+            format!("access spec '{name}': % reads and % random are shares from 0 to 100"),
         ));
     }
-    let mut conditions = unknown_conditions(Format::Iometer.suite());
-    let workers: Vec<u64> = cells.iter().map(|c| c.clients as u64).collect();
-    conditions.insert("clients".into(), workers.iter().max().copied().map(Value::from).unwrap_or(Value::Null));
-    let mut notes = vec![format!(
-        "one cell per access spec from its ALL row; not stored (the ALL row sums them): {}",
-        if others.is_empty() {
-            "no other rows".to_string()
-        } else {
-            others.iter().map(|(k, n)| format!("{n} {k} row(s)")).collect::<Vec<_>>().join(", ")
+    Ok(part)
+}
+
+/// One row of a results section, its fields found by their column's name.
+struct Row<'a> {
+    line: usize,
+    columns: &'a [&'a str],
+    fields: &'a [&'a str],
+}
+
+impl Row<'_> {
+    fn text(&self, name: &str) -> Option<&str> {
+        self.columns.iter().position(|c| *c == name).and_then(|k| self.fields.get(k).copied())
+    }
+
+    fn number(&self, name: &str) -> Result<Option<f64>, ImportError> {
+        match self.text(name).filter(|v| !v.is_empty()) {
+            None => Ok(None),
+            Some(v) => v.parse::<f64>().ok().filter(|x| x.is_finite()).map(Some).ok_or_else(|| ImportError {
+                line: Some(self.line),
+                field: Some(format!("column '{name}'")),
+                message: format!("'{v}' is not a number"),
+            }),
         }
-    )];
-    notes.push("response times are Iometer's averages and maxima (no percentiles in its results file)".into());
-    Ok(ImportedRun {
-        labels: Vec::new(),
-        format: Format::Iometer,
-        tool_version: version.filter(|v| !v.is_empty()),
-        host: None,
-        measured_at: started,
-        plan: json!({
-            "tool": "iometer",
-            "access_specs": specs.iter().map(|(name, parts)| json!({
-                "name": name,
-                "parts": parts.iter().map(|p| json!({"size": p.size, "read_percent": p.reads, "random_percent": p.random})).collect::<Vec<_>>(),
-            })).collect::<Vec<_>>(),
-        }),
-        environment: json!({}),
-        conditions,
-        unknown: vec![
-            "machine (the ALL row names none; the MANAGER rows name Iometer's managers)".into(),
-            "backend and O_DIRECT (Iometer's own I/O)".into(),
-            "RAM, so file size vs RAM; file system and mount; the test file's size".into(),
-        ],
-        notes,
-        cells,
-        unmeasured: Vec::new(),
-        skipped,
-        bad_lines: bad.lines,
-    })
+    }
+
+    /// The first of `names` the row has a number in.
+    fn first(&self, names: &[&str]) -> Result<Option<f64>, ImportError> {
+        for n in names {
+            if let Some(v) = self.number(n)? {
+                return Ok(Some(v));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A count the row leaves empty is 0; a negative one is no count.
+    fn count(&self, name: &str) -> Result<u64, ImportError> {
+        match self.number(name)? {
+            Some(v) if v < 0.0 => Err(ImportError {
+                line: Some(self.line),
+                field: Some(format!("column '{name}'")),
+                message: format!("{v} is negative: not a count"),
+            }),
+            v => Ok(v.unwrap_or(0.0) as u64),
+        }
+    }
+
+    fn ms(&self, name: &str) -> Result<Value, ImportError> {
+        Ok(self.number(name)?.map(Value::from).unwrap_or(Value::Null))
+    }
+
+    /// As the access table reads a side's latency (mean and max only: Iometer keeps no percentiles).
+    fn side(&self, mean: &str, max: &str, count: u64) -> Result<Value, ImportError> {
+        let ns = |v: Option<f64>| v.filter(|v| *v > 0.0).map(|v| Value::from(v * 1e6)).unwrap_or(Value::Null);
+        Ok(if count == 0 {
+            Value::Null
+        } else {
+            json!({"mean_ns": ns(self.number(mean)?), "max_ns": ns(self.number(max)?), "count": count})
+        })
+    }
 }
 
 /// One spec's `ALL` row as an access cell.
@@ -216,33 +312,15 @@ fn cell(
     fields: &[&str],
     specs: &BTreeMap<String, Vec<Part>>,
 ) -> Result<ImportedCell, ImportError> {
-    let text = |name: &str| columns.iter().position(|c| *c == name).and_then(|k| fields.get(k).copied());
-    let number = |name: &str| -> Result<Option<f64>, ImportError> {
-        match text(name).filter(|v| !v.is_empty()) {
-            None => Ok(None),
-            Some(v) => v.parse::<f64>().ok().filter(|x| x.is_finite()).map(Some).ok_or_else(|| ImportError {
-                line: Some(line),
-                field: Some(format!("column '{name}'")),
-                message: format!("'{v}' is not a number"),
-            }),
-        }
-    };
-    let first = |names: &[&str]| -> Result<Option<f64>, ImportError> {
-        for n in names {
-            if let Some(v) = number(n)? {
-                return Ok(Some(v));
-            }
-        }
-        Ok(None)
-    };
-    let spec = text("Access Specification Name").unwrap_or("").to_string();
-    let mib_per_sec = match first(&["MBps (Binary)", "MiBps (Binary)", "MBps"])? {
+    let row = Row { line, columns, fields };
+    let spec = row.text("Access Specification Name").unwrap_or("").to_string();
+    let mib_per_sec = match row.first(&["MBps (Binary)", "MiBps (Binary)", "MBps"])? {
         Some(v) => v,
-        None => first(&["MBps (Decimal)"])?.map(|d| d * 1e6 / 1048576.0).ok_or_else(|| {
+        None => row.first(&["MBps (Decimal)"])?.map(|d| d * 1e6 / 1048576.0).ok_or_else(|| {
             ImportError::at_line(line, format!("access spec '{spec}': no MBps column (MBps, or MBps (Binary))"))
         })?,
     };
-    let iops = number("IOps")?.ok_or_else(|| ImportError::at_line(line, format!("'{spec}': no IOps column")))?;
+    let iops = row.number("IOps")?.ok_or_else(|| ImportError::at_line(line, format!("'{spec}': no IOps column")))?;
     let parts = specs.get(&spec).cloned().unwrap_or_default();
     let one = |f: fn(&Part) -> u64| -> Option<u64> {
         let v = parts.first().map(f)?;
@@ -251,23 +329,12 @@ fn cell(
     let (record_size, read_percent, random_percent) =
         (if parts.len() == 1 { Some(parts[0].size) } else { None }, one(|p| p.reads), one(|p| p.random));
     // Iometer prints -1 where the workers' queue depths differ.
-    let queue_depth = number("Queue Depth")?.filter(|q| *q >= 1.0).map(|q| q as u64);
-    // A count the row leaves empty is 0; a negative one is no count.
-    let count = |name: &str| -> Result<u64, ImportError> {
-        match number(name)? {
-            Some(v) if v < 0.0 => Err(ImportError {
-                line: Some(line),
-                field: Some(format!("column '{name}'")),
-                message: format!("{v} is negative: not a count"),
-            }),
-            v => Ok(v.unwrap_or(0.0) as u64),
-        }
-    };
-    let (bytes_read, bytes_written) = (count("Bytes Read")?, count("Bytes Written")?);
-    let (read_ios, write_ios) = (count("Read I/Os")?, count("Write I/Os")?);
-    let workers = count("# Workers")?.max(1) as usize;
+    let queue_depth = row.number("Queue Depth")?.filter(|q| *q >= 1.0).map(|q| q as u64);
+    let (bytes_read, bytes_written) = (row.count("Bytes Read")?, row.count("Bytes Written")?);
+    let (read_ios, write_ios) = (row.count("Read I/Os")?, row.count("Write I/Os")?);
+    let workers = row.count("# Workers")?.max(1) as usize;
     // An empty field is unknown (null), never 0.
-    let cpu = number("% CPU Utilization")?;
+    let cpu = row.number("% CPU Utilization")?;
     if let Some(c) = cpu.filter(|c| *c > MAX_CPU_UTILIZATION) {
         return Err(ImportError {
             line: Some(line),
@@ -275,42 +342,20 @@ fn cell(
             message: format!("{c} is above {MAX_CPU_UTILIZATION}: Iometer's CPU utilization is a share of the machine"),
         });
     }
-    let ms = |name: &str| -> Result<Value, ImportError> { Ok(number(name)?.map(Value::from).unwrap_or(Value::Null)) };
-    // As the access table reads a side's latency (mean and max only: Iometer keeps no percentiles).
-    let side = |mean: &str, max: &str, count: u64| -> Result<Value, ImportError> {
-        let ns = |v: Option<f64>| v.filter(|v| *v > 0.0).map(|v| Value::from(v * 1e6)).unwrap_or(Value::Null);
-        Ok(if count == 0 {
-            Value::Null
-        } else {
-            json!({"mean_ns": ns(number(mean)?), "max_ns": ns(number(max)?), "count": count})
-        })
-    };
-    let read = side("Average Read Response Time", "Maximum Read Response Time", read_ios)?;
-    let write = side("Average Write Response Time", "Maximum Write Response Time", write_ios)?;
+    let read = row.side("Average Read Response Time", "Maximum Read Response Time", read_ios)?;
+    let write = row.side("Average Write Response Time", "Maximum Write Response Time", write_ios)?;
+    let (read_iops, write_iops) = (row.number("Read IOps")?, row.number("Write IOps")?);
     let mut metrics = json!({
         "read": read,
         "write": write,
         "iops": iops,
         "mib_per_sec": mib_per_sec,
-        "read_iops": number("Read IOps")?,
-        "write_iops": number("Write IOps")?,
+        "read_iops": read_iops,
+        "write_iops": write_iops,
         "read_bytes": bytes_read,
         "write_bytes": bytes_written,
         "clients": workers,
-        "iometer": {
-            "access_spec": spec,
-            "line": line,
-            "managers": number("# Managers")?,
-            "workers": number("# Workers")?,
-            "disks": number("# Disks")?,
-            "errors": number("Errors")?,
-            "avg_response_ms": ms("Average Response Time")?,
-            "avg_read_response_ms": ms("Average Read Response Time")?,
-            "avg_write_response_ms": ms("Average Write Response Time")?,
-            "max_response_ms": ms("Maximum Response Time")?,
-            "max_read_response_ms": ms("Maximum Read Response Time")?,
-            "max_write_response_ms": ms("Maximum Write Response Time")?,
-        },
+        "iometer": iometer_columns(&row, &spec)?,
         "not_in_source": if cpu.is_some() {
             json!(["wall_ns", "user_ns", "sys_ns", "file_size"])
         } else {
@@ -336,6 +381,24 @@ fn cell(
             ..imported_row()
         },
     })
+}
+
+/// Iometer's own columns of an `ALL` row of access spec `spec`, kept as it wrote them.
+fn iometer_columns(row: &Row, spec: &str) -> Result<Value, ImportError> {
+    Ok(json!({
+        "access_spec": spec,
+        "line": row.line,
+        "managers": row.number("# Managers")?,
+        "workers": row.number("# Workers")?,
+        "disks": row.number("# Disks")?,
+        "errors": row.number("Errors")?,
+        "avg_response_ms": row.ms("Average Response Time")?,
+        "avg_read_response_ms": row.ms("Average Read Response Time")?,
+        "avg_write_response_ms": row.ms("Average Write Response Time")?,
+        "max_response_ms": row.ms("Maximum Response Time")?,
+        "max_read_response_ms": row.ms("Maximum Read Response Time")?,
+        "max_write_response_ms": row.ms("Maximum Write Response Time")?,
+    }))
 }
 
 /// The access mix as iomatrix's access cells store it ([`IoMix`]), each part Iometer's row

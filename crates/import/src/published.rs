@@ -343,29 +343,7 @@ fn read_line(n: usize, line: &str, columns: &BTreeMap<String, usize>) -> Result<
     if test.is_empty() {
         return Err(ImportError::at_line(n, "the test is empty: name the cell's test or phase (write, read, backup)"));
     }
-    let size = |what: &str, v: &str| -> Result<u64, ImportError> {
-        v.parse::<ByteSize>()
-            .ok()
-            .map(ByteSize::bytes)
-            .filter(|b| *b > 0)
-            .ok_or_else(|| ImportError::at_line(n, format!("{what} '{v}' is not a size (4k, 64k, 2m)")))
-    };
-    let file_sizes =
-        get("file_size").split_whitespace().map(|s| size("file size", s)).collect::<Result<Vec<u64>, _>>()?;
-    let record_size = Some(get("record_size")).filter(|s| !s.is_empty()).map(|s| size("record size", s)).transpose()?;
-    if let (Some(record), Some(file)) = (record_size, file_sizes.iter().max()) {
-        if record > *file {
-            return Err(ImportError::at_line(
-                n,
-                format!(
-                    "record size {} is larger than the file size {}: a record is read or written within its \
-                     file; give a record size up to the file's",
-                    ByteSize(record),
-                    ByteSize(*file)
-                ),
-            ));
-        }
-    }
+    let (file_sizes, record_size) = sizes_of(n, get("file_size"), get("record_size"))?;
     let metric_name = get("metric").to_ascii_lowercase();
     let Some((_, metric, suites)) = METRICS.iter().find(|(name, ..)| *name == metric_name) else {
         let known: Vec<&str> = METRICS.iter().map(|(name, ..)| *name).collect();
@@ -401,6 +379,59 @@ fn read_line(n: usize, line: &str, columns: &BTreeMap<String, usize>) -> Result<
         ImportError::at_line(n, format!("unit '{unit}' is not a unit of {metric_name}: give {}", units_of(*metric)))
     })?;
     let typed = get("value").to_string();
+    let stored = value_of(n, (*metric, &metric_name), &unit, factor, &typed)?;
+    Ok(Line {
+        n,
+        labels,
+        suite,
+        test,
+        file_sizes,
+        record_size,
+        operation,
+        metric: *metric,
+        metric_name,
+        unit,
+        typed,
+        value: stored,
+    })
+}
+
+/// Line `n`'s file sizes (a size, or a mix of them) and record size, which fits in the largest.
+fn sizes_of(n: usize, file_size: &str, record_size: &str) -> Result<(Vec<u64>, Option<u64>), ImportError> {
+    let size = |what: &str, v: &str| -> Result<u64, ImportError> {
+        v.parse::<ByteSize>()
+            .ok()
+            .map(ByteSize::bytes)
+            .filter(|b| *b > 0)
+            .ok_or_else(|| ImportError::at_line(n, format!("{what} '{v}' is not a size (4k, 64k, 2m)")))
+    };
+    let file_sizes = file_size.split_whitespace().map(|s| size("file size", s)).collect::<Result<Vec<u64>, _>>()?;
+    let record_size = Some(record_size).filter(|s| !s.is_empty()).map(|s| size("record size", s)).transpose()?;
+    if let (Some(record), Some(file)) = (record_size, file_sizes.iter().max()) {
+        if record > *file {
+            return Err(ImportError::at_line(
+                n,
+                format!(
+                    "record size {} is larger than the file size {}: a record is read or written within its \
+                     file; give a record size up to the file's",
+                    ByteSize(record),
+                    ByteSize(*file)
+                ),
+            ));
+        }
+    }
+    Ok((file_sizes, record_size))
+}
+
+/// Line `n`'s value (`typed`, in `unit`) of `metric` in iomatrix's unit (times `factor`): a
+/// finite number, not negative, whole for a count, within what a machine measures.
+fn value_of(
+    n: usize,
+    (metric, metric_name): (Metric, &str),
+    unit: &str,
+    factor: f64,
+    typed: &str,
+) -> Result<f64, ImportError> {
     let value: f64 = typed.parse().map_err(|_| {
         ImportError::at_line(
             n,
@@ -418,29 +449,16 @@ fn read_line(n: usize, line: &str, columns: &BTreeMap<String, usize>) -> Result<
     }
     let stored = value * factor;
     let whole_count = matches!(metric, Metric::Files | Metric::Extents);
-    if stored > bound(*metric) || (whole_count && count_past_exact(&typed)) {
+    if stored > bound(metric) || (whole_count && count_past_exact(typed)) {
         return Err(ImportError::at_line(
             n,
             format!(
                 "value '{typed} {unit}' is past any {metric_name} a machine measures (at most {:e} in iomatrix's unit)",
-                bound(*metric)
+                bound(metric)
             ),
         ));
     }
-    Ok(Line {
-        n,
-        labels,
-        suite,
-        test,
-        file_sizes,
-        record_size,
-        operation,
-        metric: *metric,
-        metric_name,
-        unit,
-        typed,
-        value: stored,
-    })
+    Ok(stored)
 }
 
 /// Puts a line's figure into its cell; the same figure twice, or a size mix unlike the run's, is

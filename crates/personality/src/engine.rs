@@ -26,7 +26,7 @@
 use crate::claims::ClaimTable;
 use crate::figures::{CellFigures, ConnectionOps, OpFigures};
 use crate::files::{Files, LocalFiles, RemoteFiles};
-use crate::schema::{Amount, Flow, FlowOrder, OpKind, Personality, Phase, PhaseEnd, Pick};
+use crate::schema::{Amount, Flow, FlowOrder, OpKind, Personality, Phase, PhaseEnd, Pick, Step};
 use crate::sizes::{Rng, Sizes};
 use iomatrix_backend::error_kind;
 use iomatrix_backend::Place;
@@ -329,6 +329,16 @@ fn shared_owner(client: usize) -> usize {
     1 << 31 | client
 }
 
+/// Where a step of a flow works: file `i` of fileset `set`, whose sizes connection `owner` draws,
+/// and its state (`slot`) as the step began.
+#[derive(Clone, Copy)]
+struct At {
+    set: usize,
+    i: u64,
+    owner: usize,
+    slot: Slot,
+}
+
 /// A file of a fileset, as the connection knows it.
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot {
@@ -528,20 +538,30 @@ fn run_cell<F: Files>(
     })?;
     // Under abort a connection that failed stopped the others (they read as stopped): the cell is
     // not kept, and the run ends on that failure.
-    if abort {
-        let failed: Vec<&str> =
-            results.iter().filter(|r| r.failed_kind.is_some()).filter_map(|r| r.ops.failed.as_deref()).collect();
-        if let Some(first) = failed.first() {
-            let more = match failed.len() {
-                1 => String::new(),
-                n => format!(" (and {} more connection(s) failed)", n - 1),
-            };
-            return Err(ClientFailure::error(client, format!("{first}{more}")));
-        }
+    if let Some(failed) = abort.then(|| first_failure(&results)).flatten() {
+        return Err(ClientFailure::error(client, failed));
     }
     if results.iter().any(|r| r.stopped) || stop.load(Ordering::SeqCst) {
         return Err(ClientFailure::stopped(client));
     }
+    Ok(merged(phase, shared, results))
+}
+
+/// The first failure of the connections that failed in a cell, with how many more did.
+fn first_failure(results: &[ConnResult]) -> Option<String> {
+    let failed: Vec<&str> =
+        results.iter().filter(|r| r.failed_kind.is_some()).filter_map(|r| r.ops.failed.as_deref()).collect();
+    let first = failed.first()?;
+    let more = match failed.len() {
+        1 => String::new(),
+        n => format!(" (and {} more connection(s) failed)", n - 1),
+    };
+    Some(format!("{first}{more}"))
+}
+
+/// A cell's figures: the operations the connections counted in `shared`, and each connection's
+/// `results` summed and listed by rank.
+fn merged(phase: &Phase, shared: Shared, results: Vec<ConnResult>) -> CellFigures {
     let mut figures = CellFigures { phase: phase.name.clone(), ..CellFigures::default() };
     figures.ops = shared.ops.into_inner().unwrap_or_else(|e| e.into_inner());
     figures.ops.retain(|o| o.count > 0 || o.errors() > 0 || o.conflicts > 0);
@@ -563,7 +583,15 @@ fn run_cell<F: Files>(
         }
         figures.connections.push(r.ops);
     }
-    Ok(figures)
+    figures
+}
+
+/// When a phase of a fixed duration that began at `origin` ends.
+fn deadline_of(phase: &Phase, origin: Instant) -> Option<Instant> {
+    match phase.end {
+        PhaseEnd::Duration { ns } => Some(origin + Duration::from_nanos(ns)),
+        _ => None,
+    }
 }
 
 /// Why a connection's phase ended early.
@@ -642,10 +670,7 @@ fn connection<F: Files>(
         shared,
         stop,
         live,
-        deadline: match phase.end {
-            PhaseEnd::Duration { ns } => Some(origin + Duration::from_nanos(ns)),
-            _ => None,
-        },
+        deadline: deadline_of(phase, origin),
         next_arrival: origin,
         rng: Rng::new(draw_at(p.seed ^ 0x5eed_f10e, conn.global as u64, (repeat as u64) << 32 | 1 << 48)),
         samples: Vec::with_capacity(SAMPLE_BUFFER),
@@ -1199,6 +1224,7 @@ impl<'a, F: Files> Run<'a, F> {
         let owner = self.sets[set_index].owner;
         let (depth, width) = (set.depth, set.width);
         let rate = flow.rate;
+        let at = |slot| At { set: set_index, i, owner, slot };
         for step in &flow.ops[from..to] {
             if self.stop.load(Ordering::Relaxed) {
                 return Err(Halt::Stopped);
@@ -1209,25 +1235,7 @@ impl<'a, F: Files> Run<'a, F> {
             let slot = self.sets[set_index].slots[i as usize];
             let path = slot_path(&base, depth, width, i, slot.gen);
             match step.op {
-                OpKind::Create => {
-                    let close = step.close;
-                    let file = self.timed(OpKind::Create, rate, &path, |f| {
-                        let file = f.create(&path)?;
-                        if close {
-                            f.close(file)?;
-                            Ok(None)
-                        } else {
-                            Ok(Some(file))
-                        }
-                    })?;
-                    *open = file;
-                    let drawn = whole_units(self.sets[set_index].sizes.draw(owner, i, slot.born + 1), self.spec);
-                    let s = &mut self.sets[set_index].slots[i as usize];
-                    s.born += 1;
-                    (s.exists, s.size, s.drawn) = (true, 0, drawn);
-                    // Whatever an earlier file of this name held is stale now.
-                    s.wbase = s.wgen + 1;
-                }
+                OpKind::Create => self.create(step.close, rate, &path, at(slot), open)?,
                 OpKind::Open => *open = Some(self.timed(OpKind::Open, rate, &path, |f| f.open(&path))?),
                 OpKind::Close => {
                     if let Some(file) = open.take() {
@@ -1252,39 +1260,7 @@ impl<'a, F: Files> Run<'a, F> {
                     let file = open.as_mut().expect("checked: open");
                     self.transfer(OpKind::Read, rate, &path, file, from, len)?;
                 }
-                OpKind::Write | OpKind::Append => {
-                    let (from, len) = match (step.op, step.amount) {
-                        (OpKind::Append, Amount::Bytes(n)) => (slot.size, whole_units(n, self.spec)),
-                        // filebench's appendfilerand: a size drawn uniformly from 1..=n bytes.
-                        (OpKind::Append, Amount::UpTo(n)) => (slot.size, whole_units(1 + self.rng.below(n), self.spec)),
-                        (_, Amount::Bytes(n)) => {
-                            let n = whole_units(n, self.spec);
-                            (self.aligned_offset(slot.size.saturating_sub(n)), n)
-                        }
-                        _ => (0, slot.drawn),
-                    };
-                    let (from, generation) = match (step.op, self.table(set_index)) {
-                        (OpKind::Append, Some(table)) if self.unclaimed => table.update_held(i as usize, |r| {
-                            let from = r.size;
-                            r.size += len;
-                            r.wgen += 1;
-                            (from, r.wgen)
-                        }),
-                        _ => (from, slot.wgen + 1),
-                    };
-                    if let Some(c) = self.content.as_mut() {
-                        (c.file, c.generation) = (file_id(owner, set_index, i), generation);
-                    }
-                    let file = open.as_mut().expect("checked: open");
-                    self.transfer(step.op, rate, &path, file, from, len)?;
-                    let s = &mut self.sets[set_index].slots[i as usize];
-                    s.wgen = generation;
-                    if from == 0 && len >= s.size {
-                        // The whole file is this write's now: older blocks would be stale.
-                        s.wbase = generation;
-                    }
-                    s.size = s.size.max(from + len);
-                }
+                OpKind::Write | OpKind::Append => self.write(step, rate, &path, at(slot), open)?,
                 OpKind::Stat => {
                     self.timed(OpKind::Stat, rate, &path, |f| f.stat(&path))?;
                 }
@@ -1320,6 +1296,81 @@ impl<'a, F: Files> Run<'a, F> {
             }
             self.flowops[step.op as usize] += 1;
         }
+        Ok(())
+    }
+
+    /// A create step on the file `at`; `open` holds it unless the step closes it. Inlined always,
+    /// as written in [`Run::steps_until`]: a step is on every request's path.
+    #[inline(always)]
+    fn create(
+        &mut self,
+        close: bool,
+        rate: Option<f64>,
+        path: &str,
+        at: At,
+        open: &mut Option<F::File>,
+    ) -> Result<(), Halt> {
+        let file = self.timed(OpKind::Create, rate, path, |f| {
+            let file = f.create(path)?;
+            if close {
+                f.close(file)?;
+                Ok(None)
+            } else {
+                Ok(Some(file))
+            }
+        })?;
+        *open = file;
+        let drawn = whole_units(self.sets[at.set].sizes.draw(at.owner, at.i, at.slot.born + 1), self.spec);
+        let s = &mut self.sets[at.set].slots[at.i as usize];
+        s.born += 1;
+        (s.exists, s.size, s.drawn) = (true, 0, drawn);
+        // Whatever an earlier file of this name held is stale now.
+        s.wbase = s.wgen + 1;
+        Ok(())
+    }
+
+    /// A write or append step on the file `at`, open in `open`. Inlined always, as written in
+    /// [`Run::steps_until`]: a step is on every request's path.
+    #[inline(always)]
+    fn write(
+        &mut self,
+        step: &Step,
+        rate: Option<f64>,
+        path: &str,
+        at: At,
+        open: &mut Option<F::File>,
+    ) -> Result<(), Halt> {
+        let (from, len) = match (step.op, step.amount) {
+            (OpKind::Append, Amount::Bytes(n)) => (at.slot.size, whole_units(n, self.spec)),
+            // filebench's appendfilerand: a size drawn uniformly from 1..=n bytes.
+            (OpKind::Append, Amount::UpTo(n)) => (at.slot.size, whole_units(1 + self.rng.below(n), self.spec)),
+            (_, Amount::Bytes(n)) => {
+                let n = whole_units(n, self.spec);
+                (self.aligned_offset(at.slot.size.saturating_sub(n)), n)
+            }
+            _ => (0, at.slot.drawn),
+        };
+        let (from, generation) = match (step.op, self.table(at.set)) {
+            (OpKind::Append, Some(table)) if self.unclaimed => table.update_held(at.i as usize, |r| {
+                let from = r.size;
+                r.size += len;
+                r.wgen += 1;
+                (from, r.wgen)
+            }),
+            _ => (from, at.slot.wgen + 1),
+        };
+        if let Some(c) = self.content.as_mut() {
+            (c.file, c.generation) = (file_id(at.owner, at.set, at.i), generation);
+        }
+        let file = open.as_mut().expect("checked: open");
+        self.transfer(step.op, rate, path, file, from, len)?;
+        let s = &mut self.sets[at.set].slots[at.i as usize];
+        s.wgen = generation;
+        if from == 0 && len >= s.size {
+            // The whole file is this write's now: older blocks would be stale.
+            s.wbase = generation;
+        }
+        s.size = s.size.max(from + len);
         Ok(())
     }
 

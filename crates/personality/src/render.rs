@@ -7,7 +7,7 @@ use crate::OpKind;
 use iomatrix_core::human;
 use iomatrix_report::table::{Column, Table};
 use iomatrix_report::text::connections;
-use iomatrix_store::StoredRun;
+use iomatrix_store::{CellRow, StoredRun};
 use std::fmt::Write;
 
 pub fn report(run: &StoredRun) -> String {
@@ -37,90 +37,8 @@ pub fn report(run: &StoredRun) -> String {
             human::bytes(c.bytes),
             human::fixed(c.wall_ns as f64 / 1e9, 3)
         );
-        // In the order a file is used (the personality's operations), then by name.
-        let rank = |n: &str| OpKind::ALL.iter().position(|k| k.name() == n).unwrap_or(OpKind::ALL.len());
-        // A load file's operations have long names (QUERY_PATH_INFORMATION): the column fits them.
-        let mut table = Table::new(vec![
-            Column::fit_left("operation").min(10),
-            Column::right("count", 10),
-            Column::right("ops/s", 10),
-            Column::right("MiB", 10),
-            Column::right("mean ms", 9),
-            Column::right("p50", 9),
-            Column::right("p99", 9),
-            Column::right("p99.9", 9),
-            Column::right("max", 9),
-            Column::right("errors", 7),
-            Column::right("late", 7),
-        ]);
-        if let Some(ops) = &m.ops {
-            let mut ops: Vec<(&String, &StoredOpFigures)> = ops.iter().collect();
-            ops.sort_by_key(|(n, _)| (rank(n), n.to_string()));
-            for (name, s) in ops {
-                table.row([
-                    name.clone(),
-                    s.count.to_string(),
-                    human::significant(s.per_sec),
-                    human::fixed(s.bytes as f64 / 1048576.0, 1),
-                    human::millis(s.mean_ns),
-                    human::millis(s.p50_ns),
-                    human::millis(s.p99_ns),
-                    human::millis(s.p99_9_ns),
-                    human::millis(s.max_ns),
-                    s.errors().to_string(),
-                    s.late.to_string(),
-                ]);
-            }
-        }
-        out.push_str(&table.render());
-        let mut rows: Vec<(String, String)> = vec![
-            ("Operations per second (all connections)".into(), human::fixed(m.per_sec, 1)),
-            ("Throughput (KB/s)".into(), human::fixed(c.kib_per_sec, 1)),
-        ];
-        if let (Some(n), Some(rate)) = (m.flowops, m.flowops_per_sec) {
-            // filebench's IO Summary counts one op per flowop executed (a whole-file read is one).
-            rows.push(("Flow steps, as filebench counts ops".into(), n.to_string()));
-            rows.push(("Flow steps per second (filebench's ops/s)".into(), human::fixed(rate, 1)));
-            let mut ops: Vec<(&String, &StoredOpFigures)> = m.ops.iter().flatten().collect();
-            ops.sort_by_key(|(n, _)| (rank(n), n.to_string()));
-            for (name, s) in ops {
-                let (Some(steps), Some(mean)) = (s.flowops, s.flowop_mean_ns) else { continue };
-                if steps != s.count {
-                    rows.push((
-                        format!("{name}: flow steps (requests), mean ms per step"),
-                        format!("{steps} ({}), {}", s.count, human::millis(mean)),
-                    ));
-                }
-            }
-        }
-        if let Some(f) = m.fairness {
-            let n = (f.connections as f64).max(1.0);
-            rows.push(("Fairness: Jain's index (1 = even)".into(), human::fixed(f.jain, 3)));
-            rows.push((
-                "Fairness: slowest, fastest connection's share".into(),
-                format!(
-                    "{}%, {}% (even: {}%)",
-                    human::fixed(f.min_share * 100.0, 2),
-                    human::fixed(f.max_share * 100.0, 2),
-                    human::fixed(100.0 / n, 2)
-                ),
-            ));
-        }
-        rows.push(("Connections failed".into(), failed(&m)));
-        rows.push(("Lost operations (failed connections)".into(), m.lost_ops.to_string()));
-        if m.looped.as_deref() == Some("open") {
-            rows.push(("Backlog (arrivals never issued)".into(), m.backlog.to_string()));
-        }
-        if let Some(d) = &m.dbench {
-            rows.push(("Throughput as dbench counts it (MB/s)".into(), human::fixed(d.mb_per_s, 2)));
-            rows.push(("Status mismatches (the load file's status not met)".into(), d.mismatches.to_string()));
-        }
-        if m.lock_conflicts > 0 {
-            rows.push(("Lock conflicts (range held elsewhere)".into(), m.lock_conflicts.to_string()));
-        }
-        if m.idle_iterations > 0 {
-            rows.push(("Iterations without a file to work on".into(), m.idle_iterations.to_string()));
-        }
+        out.push_str(&ops_table(&m));
+        let rows = figure_rows(c, &m);
         let mut figures = Table::new(vec![Column::left("", 48), Column::free("")]).without_header();
         for (label, value) in rows {
             figures.row([label, value]);
@@ -141,6 +59,102 @@ pub fn report(run: &StoredRun) -> String {
         &connections::connections_as_clients(run),
         &connections::CLIENT_COLUMNS,
     )
+}
+
+/// In the order a file is used (the personality's operations), then by name.
+fn op_rank(n: &str) -> usize {
+    OpKind::ALL.iter().position(|k| k.name() == n).unwrap_or(OpKind::ALL.len())
+}
+
+/// A phase's operations: count, rate, MiB, latency, errors and late starts of each.
+fn ops_table(m: &StoredCellFigures) -> String {
+    // A load file's operations have long names (QUERY_PATH_INFORMATION): the column fits them.
+    let mut table = Table::new(vec![
+        Column::fit_left("operation").min(10),
+        Column::right("count", 10),
+        Column::right("ops/s", 10),
+        Column::right("MiB", 10),
+        Column::right("mean ms", 9),
+        Column::right("p50", 9),
+        Column::right("p99", 9),
+        Column::right("p99.9", 9),
+        Column::right("max", 9),
+        Column::right("errors", 7),
+        Column::right("late", 7),
+    ]);
+    if let Some(ops) = &m.ops {
+        let mut ops: Vec<(&String, &StoredOpFigures)> = ops.iter().collect();
+        ops.sort_by_key(|(n, _)| (op_rank(n), n.to_string()));
+        for (name, s) in ops {
+            table.row([
+                name.clone(),
+                s.count.to_string(),
+                human::significant(s.per_sec),
+                human::fixed(s.bytes as f64 / 1048576.0, 1),
+                human::millis(s.mean_ns),
+                human::millis(s.p50_ns),
+                human::millis(s.p99_ns),
+                human::millis(s.p99_9_ns),
+                human::millis(s.max_ns),
+                s.errors().to_string(),
+                s.late.to_string(),
+            ]);
+        }
+    }
+    table.render()
+}
+
+/// A phase's figures beside its operations' table, as (label, value) rows.
+fn figure_rows(c: &CellRow, m: &StoredCellFigures) -> Vec<(String, String)> {
+    let mut rows: Vec<(String, String)> = vec![
+        ("Operations per second (all connections)".into(), human::fixed(m.per_sec, 1)),
+        ("Throughput (KB/s)".into(), human::fixed(c.kib_per_sec, 1)),
+    ];
+    if let (Some(n), Some(rate)) = (m.flowops, m.flowops_per_sec) {
+        // filebench's IO Summary counts one op per flowop executed (a whole-file read is one).
+        rows.push(("Flow steps, as filebench counts ops".into(), n.to_string()));
+        rows.push(("Flow steps per second (filebench's ops/s)".into(), human::fixed(rate, 1)));
+        let mut ops: Vec<(&String, &StoredOpFigures)> = m.ops.iter().flatten().collect();
+        ops.sort_by_key(|(n, _)| (op_rank(n), n.to_string()));
+        for (name, s) in ops {
+            let (Some(steps), Some(mean)) = (s.flowops, s.flowop_mean_ns) else { continue };
+            if steps != s.count {
+                rows.push((
+                    format!("{name}: flow steps (requests), mean ms per step"),
+                    format!("{steps} ({}), {}", s.count, human::millis(mean)),
+                ));
+            }
+        }
+    }
+    if let Some(f) = m.fairness {
+        let n = (f.connections as f64).max(1.0);
+        rows.push(("Fairness: Jain's index (1 = even)".into(), human::fixed(f.jain, 3)));
+        rows.push((
+            "Fairness: slowest, fastest connection's share".into(),
+            format!(
+                "{}%, {}% (even: {}%)",
+                human::fixed(f.min_share * 100.0, 2),
+                human::fixed(f.max_share * 100.0, 2),
+                human::fixed(100.0 / n, 2)
+            ),
+        ));
+    }
+    rows.push(("Connections failed".into(), failed(m)));
+    rows.push(("Lost operations (failed connections)".into(), m.lost_ops.to_string()));
+    if m.looped.as_deref() == Some("open") {
+        rows.push(("Backlog (arrivals never issued)".into(), m.backlog.to_string()));
+    }
+    if let Some(d) = &m.dbench {
+        rows.push(("Throughput as dbench counts it (MB/s)".into(), human::fixed(d.mb_per_s, 2)));
+        rows.push(("Status mismatches (the load file's status not met)".into(), d.mismatches.to_string()));
+    }
+    if m.lock_conflicts > 0 {
+        rows.push(("Lock conflicts (range held elsewhere)".into(), m.lock_conflicts.to_string()));
+    }
+    if m.idle_iterations > 0 {
+        rows.push(("Iterations without a file to work on".into(), m.idle_iterations.to_string()));
+    }
+    rows
 }
 
 /// "2 (ENOENT 1, ETIMEDOUT 1)": the connections that stopped, by what stopped them.

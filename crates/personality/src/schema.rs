@@ -471,7 +471,57 @@ pub fn parse(text: &str, base: &Path) -> Result<Personality, FileError> {
         Some(r) => size(text, r.span(), "record", r.get_ref())?,
         None => 64 * 1024,
     };
-    let memsize = match &raw.memsize {
+    let memsize = memsize(text, &raw, record)?;
+    let connections = match &raw.connections {
+        Some(c) if *c.get_ref() == 0 || *c.get_ref() > MAX_CONNECTIONS => {
+            return Err(at(text, c.span(), format!("connections = {}: give 1..{MAX_CONNECTIONS}", c.get_ref())))
+        }
+        Some(c) => *c.get_ref(),
+        None => 16,
+    };
+    if raw.fileset.is_empty() {
+        return Err(FileError {
+            line: None,
+            message: "no [[fileset]]: a personality needs at least one, e.g. [[fileset]] name = \"files\" files = 100 \
+                      size = { dist = \"fixed\", size = \"16k\" }"
+                .into(),
+        });
+    }
+    let mut filesets = Vec::new();
+    for f in &raw.fileset {
+        filesets.push(fileset(text, f, base, &filesets)?);
+    }
+    if raw.phase.is_empty() {
+        return Err(FileError {
+            line: None,
+            message: "no [[phase]]: a personality needs at least one, with one [[phase.flow]] or more".into(),
+        });
+    }
+    let mut phases = Vec::new();
+    for p in &raw.phase {
+        phases.push(phase(text, p, &filesets)?);
+    }
+    let scales = scales(text, &raw)?;
+    let personality = Personality {
+        name: raw.name,
+        description: raw.description,
+        seed: raw.seed.unwrap_or(1),
+        connections,
+        record,
+        memsize,
+        filesets,
+        phases,
+        scales,
+    };
+    if let Some(message) = personality.flow_without_files() {
+        return Err(FileError { line: None, message });
+    }
+    Ok(personality)
+}
+
+/// The file's memsize, if it gives one: at least a `record`, at most [`MAX_MEMSIZE`].
+fn memsize(text: &str, raw: &RawFile, record: u64) -> Result<Option<u64>, FileError> {
+    Ok(match &raw.memsize {
         Some(m) => {
             let bytes = size(text, m.span(), "memsize", m.get_ref())?;
             if bytes < record {
@@ -490,79 +540,59 @@ pub fn parse(text: &str, base: &Path) -> Result<Personality, FileError> {
             Some(bytes)
         }
         None => None,
-    };
-    let connections = match &raw.connections {
-        Some(c) if *c.get_ref() == 0 || *c.get_ref() > MAX_CONNECTIONS => {
-            return Err(at(text, c.span(), format!("connections = {}: give 1..{MAX_CONNECTIONS}", c.get_ref())))
-        }
-        Some(c) => *c.get_ref(),
-        None => 16,
-    };
-    if raw.fileset.is_empty() {
-        return Err(FileError {
-            line: None,
-            message: "no [[fileset]]: a personality needs at least one, e.g. [[fileset]] name = \"files\" files = 100 \
-                      size = { dist = \"fixed\", size = \"16k\" }"
-                .into(),
-        });
+    })
+}
+
+/// One `[[fileset]]`, checked (its name not one of the `filesets` before it).
+fn fileset(text: &str, f: &RawFileset, base: &Path, filesets: &[Fileset]) -> Result<Fileset, FileError> {
+    if filesets.iter().any(|g: &Fileset| g.name == *f.name.get_ref()) {
+        return Err(at(text, f.name.span(), format!("fileset `{}` is named twice", f.name.get_ref())));
     }
-    let mut filesets = Vec::new();
-    for f in &raw.fileset {
-        if filesets.iter().any(|g: &Fileset| g.name == *f.name.get_ref()) {
-            return Err(at(text, f.name.span(), format!("fileset `{}` is named twice", f.name.get_ref())));
+    if *f.files.get_ref() == 0 {
+        return Err(at(text, f.files.span(), "files = 0: a fileset needs at least one file"));
+    }
+    let width = match &f.width {
+        Some(w) if *w.get_ref() == 0 => {
+            return Err(at(text, w.span(), "width = 0: give the files per folder, 1 or more"))
         }
-        if *f.files.get_ref() == 0 {
-            return Err(at(text, f.files.span(), "files = 0: a fileset needs at least one file"));
-        }
-        let width = match &f.width {
-            Some(w) if *w.get_ref() == 0 => {
-                return Err(at(text, w.span(), "width = 0: give the files per folder, 1 or more"))
-            }
-            Some(w) => *w.get_ref(),
-            None => *f.files.get_ref(),
-        };
-        if let Some(depth) = f.depth.filter(|d| *d > MAX_DEPTH) {
+        Some(w) => *w.get_ref(),
+        None => *f.files.get_ref(),
+    };
+    if let Some(depth) = f.depth.filter(|d| *d > MAX_DEPTH) {
+        return Err(at(
+            text,
+            f.name.span(),
+            format!(
+                "fileset `{}`: depth = {depth}: at most {MAX_DEPTH} folder levels (a file's path must stay under \
+                 PATH_MAX, 4096 bytes)",
+                f.name.get_ref()
+            ),
+        ));
+    }
+    let prealloc = match &f.prealloc {
+        Some(p) if !(0.0..=1.0).contains(p.get_ref()) => {
             return Err(at(
                 text,
-                f.name.span(),
-                format!(
-                    "fileset `{}`: depth = {depth}: at most {MAX_DEPTH} folder levels (a file's path must stay under \
-                     PATH_MAX, 4096 bytes)",
-                    f.name.get_ref()
-                ),
-            ));
+                p.span(),
+                format!("prealloc = {}: give a share of the files, 0.0 to 1.0", p.get_ref()),
+            ))
         }
-        let prealloc = match &f.prealloc {
-            Some(p) if !(0.0..=1.0).contains(p.get_ref()) => {
-                return Err(at(
-                    text,
-                    p.span(),
-                    format!("prealloc = {}: give a share of the files, 0.0 to 1.0", p.get_ref()),
-                ))
-            }
-            Some(p) => *p.get_ref(),
-            None => 1.0,
-        };
-        filesets.push(Fileset {
-            name: f.name.get_ref().clone(),
-            files: *f.files.get_ref(),
-            width,
-            depth: f.depth.unwrap_or(0),
-            size: size_dist(text, &f.size, base)?,
-            prealloc,
-            shared: f.shared.unwrap_or(false),
-        });
-    }
-    if raw.phase.is_empty() {
-        return Err(FileError {
-            line: None,
-            message: "no [[phase]]: a personality needs at least one, with one [[phase.flow]] or more".into(),
-        });
-    }
-    let mut phases = Vec::new();
-    for p in &raw.phase {
-        phases.push(phase(text, p, &filesets)?);
-    }
+        Some(p) => *p.get_ref(),
+        None => 1.0,
+    };
+    Ok(Fileset {
+        name: f.name.get_ref().clone(),
+        files: *f.files.get_ref(),
+        width,
+        depth: f.depth.unwrap_or(0),
+        size: size_dist(text, &f.size, base)?,
+        prealloc,
+        shared: f.shared.unwrap_or(false),
+    })
+}
+
+/// The file's `[scale.NAME]` tables, checked.
+fn scales(text: &str, raw: &RawFile) -> Result<BTreeMap<String, Scale>, FileError> {
     let mut scales = BTreeMap::new();
     for (name, s) in &raw.scale {
         let r = s.get_ref();
@@ -579,21 +609,7 @@ pub fn parse(text: &str, base: &Path) -> Result<Personality, FileError> {
         }
         scales.insert(name.clone(), Scale { connections: r.connections, files: r.files, duration_ns });
     }
-    let personality = Personality {
-        name: raw.name,
-        description: raw.description,
-        seed: raw.seed.unwrap_or(1),
-        connections,
-        record,
-        memsize,
-        filesets,
-        phases,
-        scales,
-    };
-    if let Some(message) = personality.flow_without_files() {
-        return Err(FileError { line: None, message });
-    }
-    Ok(personality)
+    Ok(scales)
 }
 
 const DISTS: [&str; 6] = ["fixed", "uniform", "lognormal", "gamma", "cycle", "scan"];
@@ -618,6 +634,41 @@ fn size_dist(text: &str, s: &Spanned<RawSize>, base: &Path) -> Result<SizeDist, 
         }
     };
     let dist = r.dist.get_ref().as_str();
+    check_size_keys(text, span.clone(), r, dist)?;
+    Ok(match dist {
+        "fixed" => SizeDist::Fixed { size: need(&r.size, "size", dist)? },
+        "uniform" => {
+            let (min, max) = (need(&r.min, "min", dist)?, need(&r.max, "max", dist)?);
+            if min > max {
+                return Err(at(text, span, "size: min is above max"));
+            }
+            SizeDist::Uniform { min, max }
+        }
+        "lognormal" => SizeDist::Lognormal {
+            median: need(&r.median, "median", dist)?,
+            sigma: positive(r.sigma, "sigma", dist)?,
+            max: max_of(&r.max)?,
+        },
+        "gamma" => SizeDist::Gamma {
+            mean: need(&r.mean, "mean", dist)?,
+            shape: positive(r.shape, "shape", dist)?,
+            max: max_of(&r.max)?,
+        },
+        "cycle" => {
+            let list = r.sizes.as_ref().filter(|l| !l.is_empty()).ok_or_else(|| {
+                at(text, span.clone(), "size: dist = \"cycle\" needs `sizes`, e.g. sizes = [\"4k\", \"8k\"]")
+            })?;
+            SizeDist::Cycle {
+                sizes: list.iter().map(|v| size(text, span.clone(), "sizes", v)).collect::<Result<_, _>>()?,
+            }
+        }
+        "scan" => scan_dist(text, span, r, base)?,
+        other => return Err(at(text, r.dist.span(), format!("size: unknown dist `{other}`{}", hint(other, DISTS)))),
+    })
+}
+
+/// The keys of `size` that `dist` takes, and no other.
+fn check_size_keys(text: &str, span: std::ops::Range<usize>, r: &RawSize, dist: &str) -> Result<(), FileError> {
     let keys: [(&str, bool); 9] = [
         ("size", r.size.is_some()),
         ("min", r.min.is_some()),
@@ -650,55 +701,25 @@ fn size_dist(text: &str, s: &Spanned<RawSize>, base: &Path) -> Result<SizeDist, 
             ));
         }
     }
-    Ok(match dist {
-        "fixed" => SizeDist::Fixed { size: need(&r.size, "size", dist)? },
-        "uniform" => {
-            let (min, max) = (need(&r.min, "min", dist)?, need(&r.max, "max", dist)?);
-            if min > max {
-                return Err(at(text, span, "size: min is above max"));
-            }
-            SizeDist::Uniform { min, max }
-        }
-        "lognormal" => SizeDist::Lognormal {
-            median: need(&r.median, "median", dist)?,
-            sigma: positive(r.sigma, "sigma", dist)?,
-            max: max_of(&r.max)?,
-        },
-        "gamma" => SizeDist::Gamma {
-            mean: need(&r.mean, "mean", dist)?,
-            shape: positive(r.shape, "shape", dist)?,
-            max: max_of(&r.max)?,
-        },
-        "cycle" => {
-            let list = r.sizes.as_ref().filter(|l| !l.is_empty()).ok_or_else(|| {
-                at(text, span.clone(), "size: dist = \"cycle\" needs `sizes`, e.g. sizes = [\"4k\", \"8k\"]")
-            })?;
-            SizeDist::Cycle {
-                sizes: list.iter().map(|v| size(text, span.clone(), "sizes", v)).collect::<Result<_, _>>()?,
-            }
-        }
-        "scan" => {
-            let p = r.profile.as_ref().ok_or_else(|| {
-                at(
-                    text,
-                    span.clone(),
-                    "size: dist = \"scan\" needs `profile` (a file of `iomatrix scan PATH --save-profile FILE`)",
-                )
-            })?;
-            let path = base.join(p);
-            let profile = iomatrix_tree::Profile::load(&path)
-                .map_err(|e| at(text, span.clone(), format!("size: profile {}: {}", path.display(), e.0)))?;
-            if profile.total_files() == 0 {
-                return Err(at(
-                    text,
-                    span,
-                    format!("size: profile {} holds no files to draw sizes from", path.display()),
-                ));
-            }
-            SizeDist::Scan { profile: path }
-        }
-        other => return Err(at(text, r.dist.span(), format!("size: unknown dist `{other}`{}", hint(other, DISTS)))),
-    })
+    Ok(())
+}
+
+/// `dist = "scan"`: sizes drawn from the profile `iomatrix scan` saved, which must hold files.
+fn scan_dist(text: &str, span: std::ops::Range<usize>, r: &RawSize, base: &Path) -> Result<SizeDist, FileError> {
+    let p = r.profile.as_ref().ok_or_else(|| {
+        at(
+            text,
+            span.clone(),
+            "size: dist = \"scan\" needs `profile` (a file of `iomatrix scan PATH --save-profile FILE`)",
+        )
+    })?;
+    let path = base.join(p);
+    let profile = iomatrix_tree::Profile::load(&path)
+        .map_err(|e| at(text, span.clone(), format!("size: profile {}: {}", path.display(), e.0)))?;
+    if profile.total_files() == 0 {
+        return Err(at(text, span, format!("size: profile {} holds no files to draw sizes from", path.display())));
+    }
+    Ok(SizeDist::Scan { profile: path })
 }
 
 fn phase(text: &str, p: &RawPhase, filesets: &[Fileset]) -> Result<Phase, FileError> {
@@ -762,7 +783,47 @@ fn phase(text: &str, p: &RawPhase, filesets: &[Fileset]) -> Result<Phase, FileEr
 
 fn flow(text: &str, f: &RawFlow, filesets: &[Fileset]) -> Result<Flow, FileError> {
     let name = f.name.get_ref().clone();
-    let fileset = match &f.fileset {
+    let fileset = flow_fileset(text, f, filesets, &name)?;
+    let pick = match f.pick.as_ref().map(|p| (p.get_ref().as_str(), p.span())) {
+        None | Some(("random", _)) => Pick::Random,
+        Some(("next", _)) => Pick::Next,
+        Some(("rotation", _)) => Pick::Rotation,
+        Some((other, span)) => {
+            return Err(at(
+                text,
+                span,
+                format!("flow `{name}`: unknown pick `{other}`{}", hint(other, ["next", "random", "rotation"])),
+            ))
+        }
+    };
+    let think_ns = f.think.as_ref().map(|t| pause(text, t, &format!("flow `{name}`: think"))).transpose()?.unwrap_or(0);
+    let rate = flow_rate(text, f, &name)?;
+    if f.ops.is_empty() {
+        return Err(at(text, f.name.span(), format!("flow `{name}` has no ops")));
+    }
+    let mut ops = Vec::new();
+    // Whether the flow's file is open, and locked, after each op.
+    let (mut open, mut locked) = (false, false);
+    for o in &f.ops {
+        ops.push(flow_step(text, &name, o, (&mut open, &mut locked))?);
+    }
+    let keep_open = check_keep_open(text, f, &name, &ops, (open, locked))?;
+    // A weight of 0 is a flow no iteration picks; that every flow of a phase has one is refused there.
+    Ok(Flow {
+        name,
+        weight: f.weight.as_ref().map_or(1, |w| *w.get_ref()),
+        fileset,
+        pick,
+        think_ns,
+        rate,
+        keep_open,
+        ops,
+    })
+}
+
+/// The fileset flow `name` works in: the one it names, else the only one.
+fn flow_fileset(text: &str, f: &RawFlow, filesets: &[Fileset], name: &str) -> Result<usize, FileError> {
+    Ok(match &f.fileset {
         Some(s) => filesets.iter().position(|g| g.name == *s.get_ref()).ok_or_else(|| {
             at(
                 text,
@@ -782,21 +843,12 @@ fn flow(text: &str, f: &RawFlow, filesets: &[Fileset]) -> Result<Flow, FileError
                 format!("flow `{name}`: several filesets, so name one: fileset = \"...\""),
             ))
         }
-    };
-    let pick = match f.pick.as_ref().map(|p| (p.get_ref().as_str(), p.span())) {
-        None | Some(("random", _)) => Pick::Random,
-        Some(("next", _)) => Pick::Next,
-        Some(("rotation", _)) => Pick::Rotation,
-        Some((other, span)) => {
-            return Err(at(
-                text,
-                span,
-                format!("flow `{name}`: unknown pick `{other}`{}", hint(other, ["next", "random", "rotation"])),
-            ))
-        }
-    };
-    let think_ns = f.think.as_ref().map(|t| pause(text, t, &format!("flow `{name}`: think"))).transpose()?.unwrap_or(0);
-    let rate = match &f.rate {
+    })
+}
+
+/// Flow `name`'s open-loop rate, if it has one (and no think time).
+fn flow_rate(text: &str, f: &RawFlow, name: &str) -> Result<Option<f64>, FileError> {
+    Ok(match &f.rate {
         Some(r) if rate_problem(*r.get_ref()).is_some() => {
             return Err(at(
                 text,
@@ -812,76 +864,85 @@ fn flow(text: &str, f: &RawFlow, filesets: &[Fileset]) -> Result<Flow, FileError
             ))
         }
         r => r.as_ref().map(|r| *r.get_ref()),
+    })
+}
+
+/// One op of flow `name`, checked against whether the flow's file is open and locked before it,
+/// which it updates to after it.
+fn flow_step(
+    text: &str,
+    name: &str,
+    o: &Spanned<RawOp>,
+    (open, locked): (&mut bool, &mut bool),
+) -> Result<Step, FileError> {
+    let span = o.span();
+    let r = o.get_ref();
+    let word = r.op.get_ref().as_str();
+    let op = OpKind::parse(word).ok_or_else(|| {
+        at(
+            text,
+            r.op.span(),
+            format!("flow `{name}`: unknown op `{word}`{}", hint(word, OpKind::ALL.map(OpKind::name))),
+        )
+    })?;
+    let bad = |m: String| Err(at(text, span.clone(), format!("flow `{name}`: {op}: {m}")));
+    let amount = match (op, &r.size) {
+        (OpKind::Read | OpKind::Write, None) => Amount::Whole,
+        (OpKind::Read | OpKind::Write, Some(s)) if s.get_ref() == "whole" => Amount::Whole,
+        (OpKind::Read | OpKind::Write | OpKind::Append | OpKind::Lock | OpKind::Unlock, Some(s)) => {
+            Amount::Bytes(size(text, s.span(), "size", s.get_ref())?)
+        }
+        (OpKind::Append, None) => return bad("needs size = \"N\" (the bytes appended)".into()),
+        (OpKind::Lock | OpKind::Unlock, None) => Amount::Bytes(0),
+        (_, Some(_)) => return bad("takes no size".into()),
+        (_, None) => Amount::None,
     };
-    if f.ops.is_empty() {
-        return Err(at(text, f.name.span(), format!("flow `{name}` has no ops")));
+    if r.close.is_some() && op != OpKind::Create {
+        return bad("close = true is for create only".into());
     }
-    let mut ops = Vec::new();
-    // Whether the flow's file is open, and locked, after each op.
-    let (mut open, mut locked) = (false, false);
-    for o in &f.ops {
-        let span = o.span();
-        let r = o.get_ref();
-        let word = r.op.get_ref().as_str();
-        let op = OpKind::parse(word).ok_or_else(|| {
-            at(
-                text,
-                r.op.span(),
-                format!("flow `{name}`: unknown op `{word}`{}", hint(word, OpKind::ALL.map(OpKind::name))),
+    let amount = match (r.random, amount) {
+        (None | Some(false), amount) => amount,
+        (Some(true), Amount::Bytes(n)) if op == OpKind::Append => Amount::UpTo(n),
+        (Some(true), _) => {
+            return bad(
+                "random = true is for append only (a size from 1 byte to size, filebench's appendfilerand)".into()
             )
-        })?;
-        let bad = |m: String| Err(at(text, span.clone(), format!("flow `{name}`: {op}: {m}")));
-        let amount = match (op, &r.size) {
-            (OpKind::Read | OpKind::Write, None) => Amount::Whole,
-            (OpKind::Read | OpKind::Write, Some(s)) if s.get_ref() == "whole" => Amount::Whole,
-            (OpKind::Read | OpKind::Write | OpKind::Append | OpKind::Lock | OpKind::Unlock, Some(s)) => {
-                Amount::Bytes(size(text, s.span(), "size", s.get_ref())?)
-            }
-            (OpKind::Append, None) => return bad("needs size = \"N\" (the bytes appended)".into()),
-            (OpKind::Lock | OpKind::Unlock, None) => Amount::Bytes(0),
-            (_, Some(_)) => return bad("takes no size".into()),
-            (_, None) => Amount::None,
-        };
-        if r.close.is_some() && op != OpKind::Create {
-            return bad("close = true is for create only".into());
         }
-        let amount = match (r.random, amount) {
-            (None | Some(false), amount) => amount,
-            (Some(true), Amount::Bytes(n)) if op == OpKind::Append => Amount::UpTo(n),
-            (Some(true), _) => {
-                return bad(
-                    "random = true is for append only (a size from 1 byte to size, filebench's appendfilerand)".into()
-                )
-            }
-        };
-        let close = r.close.unwrap_or(false);
-        match op {
-            OpKind::Create | OpKind::Open if open => {
-                return bad("the flow's file is open already; close it first".into())
-            }
-            OpKind::Rename | OpKind::Delete if open => {
-                return bad(
-                    "the file is open; close it first (a server may refuse to rename or delete an open file)".into()
-                )
-            }
-            k if k.on_open_file() && !open => {
-                return bad("the flow's file is not open here; begin with create or open".into())
-            }
-            OpKind::Close if locked => return bad("the file is locked; unlock it before close".into()),
-            OpKind::Lock if locked => return bad("locked already; unlock first".into()),
-            OpKind::Unlock if !locked => return bad("nothing is locked; lock first".into()),
-            _ => {}
+    };
+    let close = r.close.unwrap_or(false);
+    match op {
+        OpKind::Create | OpKind::Open if *open => return bad("the flow's file is open already; close it first".into()),
+        OpKind::Rename | OpKind::Delete if *open => {
+            return bad("the file is open; close it first (a server may refuse to rename or delete an open file)".into())
         }
-        match op {
-            OpKind::Create => open = !close,
-            OpKind::Open => open = true,
-            OpKind::Close => open = false,
-            OpKind::Lock => locked = true,
-            OpKind::Unlock => locked = false,
-            _ => {}
+        k if k.on_open_file() && !*open => {
+            return bad("the flow's file is not open here; begin with create or open".into())
         }
-        ops.push(Step { op, amount, close });
+        OpKind::Close if *locked => return bad("the file is locked; unlock it before close".into()),
+        OpKind::Lock if *locked => return bad("locked already; unlock first".into()),
+        OpKind::Unlock if !*locked => return bad("nothing is locked; lock first".into()),
+        _ => {}
     }
+    match op {
+        OpKind::Create => *open = !close,
+        OpKind::Open => *open = true,
+        OpKind::Close => *open = false,
+        OpKind::Lock => *locked = true,
+        OpKind::Unlock => *locked = false,
+        _ => {}
+    }
+    Ok(Step { op, amount, close })
+}
+
+/// Whether flow `name` keeps its file open between iterations (`keep_open`), checked against its
+/// ops and whether its file is `open` and `locked` after the last.
+fn check_keep_open(
+    text: &str,
+    f: &RawFlow,
+    name: &str,
+    ops: &[Step],
+    (open, locked): (bool, bool),
+) -> Result<bool, FileError> {
     let keep_open = f.keep_open.as_ref().is_some_and(|k| *k.get_ref());
     if keep_open {
         let span = f.keep_open.as_ref().map_or_else(|| f.name.span(), |k| k.span());
@@ -900,17 +961,7 @@ fn flow(text: &str, f: &RawFlow, filesets: &[Fileset]) -> Result<Flow, FileError
     } else if open {
         return Err(at(text, f.name.span(), format!("flow `{name}` ends with its file open; end it with close")));
     }
-    // A weight of 0 is a flow no iteration picks; that every flow of a phase has one is refused there.
-    Ok(Flow {
-        name,
-        weight: f.weight.as_ref().map_or(1, |w| *w.get_ref()),
-        fileset,
-        pick,
-        think_ns,
-        rate,
-        keep_open,
-        ops,
-    })
+    Ok(keep_open)
 }
 
 impl Personality {

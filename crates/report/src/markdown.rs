@@ -1,7 +1,11 @@
 //! The report's tables in Markdown: a matrix per test, the scalar figures,
 //! the caching boundaries and the comparisons.
 
-use crate::document::{grid, is_matrix_suite, matrix_tests, not_complete, sides_table, size, Report, PARTIAL_MARK};
+use crate::document::{
+    grid, is_matrix_suite, matrix_tests, not_complete, sides_table, size, HostFigures, Report, ReportGroup,
+    PARTIAL_MARK,
+};
+use iomatrix_analysis::{Comparison, ManyComparison, MatrixComparison};
 use std::fmt::Write;
 
 /// The report's tables in Markdown.
@@ -11,189 +15,218 @@ pub const TITLE: &str = "# iomatrix report";
 pub fn render(report: &Report) -> String {
     let mut m = format!("{TITLE}\n\nMade by `{}` at {} UTC; figures are medians.\n", report.made_by, report.made_at);
     for g in &report.groups {
-        let ids: Vec<String> = g.runs.iter().map(|r| format!("#{}", r.summary.id)).collect();
-        let _ = writeln!(m, "\n## {}: {} suite, run(s) {}\n", g.name, g.summary.suite, ids.join(", "));
-        for r in &g.runs {
-            let c = &r.conditions;
-            let _ = writeln!(
-                m,
-                "- run #{} ({}) on {}: backend {}, direct {}, clients {}, files vs RAM: {}",
-                r.summary.id,
-                r.summary.status.as_str(),
-                r.summary.host,
-                c["backend"],
-                c["direct"],
-                c["clients"],
-                c["files_vs_ram"]
-            );
-        }
-        let lines = not_complete(g);
-        if !lines.is_empty() {
-            let _ = writeln!(m, "\n**Not complete** (clients or connections failed in these cells):\n");
-            for line in lines {
-                let _ = writeln!(m, "- {line}");
-            }
-        }
-        if let Some(f) = &g.flags {
-            let _ = writeln!(m, "\nCaching limit {}:", f.limit);
-            for b in &f.boundaries {
-                let _ = writeln!(m, "- {b}");
-            }
-        }
-        if is_matrix_suite(g) {
-            for test in matrix_tests(g) {
-                let (files, records, values, marked, partial) = grid(g, &test);
-                let _ = writeln!(
-                    m,
-                    "\n### {test} (KB/s{})\n",
-                    if g.flags.is_some() { "; * = above the limit" } else { "" }
-                );
-                let head: Vec<String> = records.iter().map(|r| size(*r)).collect();
-                let _ = writeln!(m, "| file \\ record | {} |", head.join(" | "));
-                let _ = writeln!(m, "|---|{}", "---:|".repeat(records.len()));
-                for (i, f) in files.iter().enumerate() {
-                    let cells: Vec<String> = (0..records.len())
-                        .map(|j| match values[i][j] {
-                            Some(v) => format!(
-                                "{v:.0}{}{}",
-                                if marked[i][j] { "*" } else { "" },
-                                if partial[i][j] { PARTIAL_MARK } else { "" }
-                            ),
-                            None => "-".into(),
-                        })
-                        .collect();
-                    let _ = writeln!(m, "| {} | {} |", size(*f), cells.join(" | "));
-                }
-            }
-        } else {
-            let _ = writeln!(m, "\n| cell | median | unit | samples | spread |\n|---|---:|---|---:|---:|");
-            for (k, s) in &g.summary.cells {
-                let _ = writeln!(
-                    m,
-                    "| {}{} | {:.1} | {} | {} | {:.1}% |",
-                    k.describe(),
-                    if s.partial_samples > 0 { PARTIAL_MARK } else { "" },
-                    s.median,
-                    s.unit,
-                    s.values.len(),
-                    s.spread_pct
-                );
-            }
-        }
-        for f in &g.hosts {
-            let _ = writeln!(
-                m,
-                "\n### Hosts of run #{} ({}: each host's clients summed, its slowest and fastest client)\n",
-                f.run, f.unit
-            );
-            let _ = writeln!(m, "| cell | host | clients | sum | slowest | fastest |\n|---|---|---:|---:|---:|---:|");
-            let rate = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
-            for r in &f.rows {
-                let _ = writeln!(
-                    m,
-                    "| {} | {} | {} | {} | {} | {} |",
-                    r.cell,
-                    r.host,
-                    r.clients,
-                    rate(r.sum),
-                    rate(r.slowest),
-                    rate(r.fastest)
-                );
-            }
-            for s in &f.stragglers {
-                let _ = writeln!(m, "\n{}", s.sentence());
-            }
-        }
+        group(&mut m, g);
     }
     if let Some(many) = &report.sides {
-        let (header, rows) = sides_table(many);
-        let base = &many.sides[many.baseline].letter;
-        let _ = writeln!(
-            m,
-            "\n## Every side against the baseline {base}\n\nEach side's median, its % change from {base}'s and the \
-             verdict of the rank test of the samples (Mann-Whitney, two-sided, 5% level); - where a side has no such \
-             figure.\n"
-        );
-        let _ = writeln!(m, "| {} |", header.join(" | "));
-        let align: String = header[1..].iter().map(|h| if h == "verdict" { "---|" } else { "---:|" }).collect();
-        let _ = writeln!(m, "|---|{align}");
-        for row in rows {
-            let _ = writeln!(m, "| {} |", row.join(" | "));
-        }
+        sides(&mut m, many);
     }
     for c in &report.comparisons {
-        let _ = writeln!(m, "\n## {} against {} (B/A)\n", c.b, c.a);
-        for (what, list) in [("plan", &c.plan_differences), ("environment", &c.environment_differences)] {
-            for d in list {
-                let _ = writeln!(m, "- {what} differs: {}: {} vs {}", d.name, d.a, d.b);
-            }
-        }
-        for d in &c.condition_differences {
-            let _ = writeln!(m, "- conditions differ: {d}");
-        }
-        for (side, cells) in [("A", &c.left_out_a), ("B", &c.left_out_b)] {
-            for l in cells {
-                let _ = writeln!(m, "- not complete, left out of {side}: {}", l.describe());
-            }
-        }
-        for (k, x) in c.matrices.iter().enumerate() {
-            let head: Vec<String> = x.record_sizes.iter().map(|r| size(*r)).collect();
-            let _ = writeln!(m, "\n### {}\n\n| file \\ record | {} | mean |", x.test, head.join(" | "));
-            let _ = writeln!(m, "|---|{}---:|", "---:|".repeat(x.record_sizes.len()));
-            for (i, f) in x.file_sizes.iter().enumerate() {
-                // "~": within the run-to-run noise (the comparison's verdict).
-                let cells: Vec<String> = x.ratios[i]
-                    .iter()
-                    .zip(&c.matrix_verdicts[k][i])
-                    .map(|(r, v)| {
-                        let noise = v.as_ref().is_some_and(|j| j.verdict == "within noise");
-                        r.map_or("-".into(), |r| format!("{r:.2}{}", if noise { "~" } else { "" }))
-                    })
-                    .collect();
-                let mean = x.by_file.iter().find(|(s, _)| s == f).map_or("-".into(), |(_, v)| format!("{v:.2}"));
-                let _ = writeln!(m, "| {} | {} | {mean} |", size(*f), cells.join(" | "));
-            }
-            let means: Vec<String> = x
-                .record_sizes
-                .iter()
-                .map(|r| x.by_record.iter().find(|(s, _)| s == r).map_or("-".into(), |(_, v)| format!("{v:.2}")))
-                .collect();
-            let _ = writeln!(m, "| mean | {} | |", means.join(" | "));
-            let _ = writeln!(
-                m,
-                "\nMean change {:+.1}% over {} cells; A faster in {}, B faster in {}.",
-                x.overall.mean_change_pct, x.overall.cells, x.overall.a_wins, x.overall.b_wins
-            );
-            let verdicts: Vec<&iomatrix_analysis::Judgement> =
-                c.matrix_verdicts[k].iter().flatten().flatten().collect();
-            let count = |v: &str| verdicts.iter().filter(|j| j.verdict == v).count();
-            let _ = writeln!(
-                m,
-                "Beyond noise (Mann-Whitney, 5%): B faster in {}, slower in {}; within noise (~) {}; no verdict (too few samples) {}.",
-                count("faster"),
-                count("slower"),
-                count("within noise"),
-                count("no verdict")
-            );
-        }
-        if !c.scalars.is_empty() {
-            let _ = writeln!(m, "\n| metric | A | B | change |\n|---|---:|---:|---:|");
-            for s in &c.scalars {
-                let mark = if s.partial { PARTIAL_MARK } else { "" };
-                let _ = writeln!(
-                    m,
-                    "| {}{mark} ({}) | {:.1} | {:.1} | {:+.1}% |",
-                    s.metric, s.unit, s.a, s.b, s.change_pct
-                );
-            }
-        }
-        for (side, cells) in [("A", &c.only_in_a), ("B", &c.only_in_b)] {
-            if !cells.is_empty() {
-                let _ = writeln!(m, "\nOnly in {side}: {}", cells.join(", "));
-            }
-        }
+        comparison(&mut m, c);
     }
     m
+}
+
+/// One group of runs: its runs' conditions, what is not complete, the caching boundaries, its
+/// figures (a matrix per test, or a table of cells) and its hosts.
+fn group(m: &mut String, g: &ReportGroup) {
+    let ids: Vec<String> = g.runs.iter().map(|r| format!("#{}", r.summary.id)).collect();
+    let _ = writeln!(m, "\n## {}: {} suite, run(s) {}\n", g.name, g.summary.suite, ids.join(", "));
+    for r in &g.runs {
+        let c = &r.conditions;
+        let _ = writeln!(
+            m,
+            "- run #{} ({}) on {}: backend {}, direct {}, clients {}, files vs RAM: {}",
+            r.summary.id,
+            r.summary.status.as_str(),
+            r.summary.host,
+            c["backend"],
+            c["direct"],
+            c["clients"],
+            c["files_vs_ram"]
+        );
+    }
+    let lines = not_complete(g);
+    if !lines.is_empty() {
+        let _ = writeln!(m, "\n**Not complete** (clients or connections failed in these cells):\n");
+        for line in lines {
+            let _ = writeln!(m, "- {line}");
+        }
+    }
+    if let Some(f) = &g.flags {
+        let _ = writeln!(m, "\nCaching limit {}:", f.limit);
+        for b in &f.boundaries {
+            let _ = writeln!(m, "- {b}");
+        }
+    }
+    if is_matrix_suite(g) {
+        matrices(m, g);
+    } else {
+        cells(m, g);
+    }
+    for f in &g.hosts {
+        hosts(m, f);
+    }
+}
+
+/// A matrix suite's group: a file-by-record table of KB/s per test.
+fn matrices(m: &mut String, g: &ReportGroup) {
+    for test in matrix_tests(g) {
+        let (files, records, values, marked, partial) = grid(g, &test);
+        let _ = writeln!(m, "\n### {test} (KB/s{})\n", if g.flags.is_some() { "; * = above the limit" } else { "" });
+        let head: Vec<String> = records.iter().map(|r| size(*r)).collect();
+        let _ = writeln!(m, "| file \\ record | {} |", head.join(" | "));
+        let _ = writeln!(m, "|---|{}", "---:|".repeat(records.len()));
+        for (i, f) in files.iter().enumerate() {
+            let cells: Vec<String> = (0..records.len())
+                .map(|j| match values[i][j] {
+                    Some(v) => format!(
+                        "{v:.0}{}{}",
+                        if marked[i][j] { "*" } else { "" },
+                        if partial[i][j] { PARTIAL_MARK } else { "" }
+                    ),
+                    None => "-".into(),
+                })
+                .collect();
+            let _ = writeln!(m, "| {} | {} |", size(*f), cells.join(" | "));
+        }
+    }
+}
+
+/// Any other suite's group: one row per cell.
+fn cells(m: &mut String, g: &ReportGroup) {
+    let _ = writeln!(m, "\n| cell | median | unit | samples | spread |\n|---|---:|---|---:|---:|");
+    for (k, s) in &g.summary.cells {
+        let _ = writeln!(
+            m,
+            "| {}{} | {:.1} | {} | {} | {:.1}% |",
+            k.describe(),
+            if s.partial_samples > 0 { PARTIAL_MARK } else { "" },
+            s.median,
+            s.unit,
+            s.values.len(),
+            s.spread_pct
+        );
+    }
+}
+
+/// One run's clients by host, and its stragglers.
+fn hosts(m: &mut String, f: &HostFigures) {
+    let _ = writeln!(
+        m,
+        "\n### Hosts of run #{} ({}: each host's clients summed, its slowest and fastest client)\n",
+        f.run, f.unit
+    );
+    let _ = writeln!(m, "| cell | host | clients | sum | slowest | fastest |\n|---|---|---:|---:|---:|---:|");
+    let rate = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
+    for r in &f.rows {
+        let _ = writeln!(
+            m,
+            "| {} | {} | {} | {} | {} | {} |",
+            r.cell,
+            r.host,
+            r.clients,
+            rate(r.sum),
+            rate(r.slowest),
+            rate(r.fastest)
+        );
+    }
+    for s in &f.stragglers {
+        let _ = writeln!(m, "\n{}", s.sentence());
+    }
+}
+
+/// Every side against the baseline (`compare` with N sides).
+fn sides(m: &mut String, many: &ManyComparison) {
+    let (header, rows) = sides_table(many);
+    let base = &many.sides[many.baseline].letter;
+    let _ = writeln!(
+        m,
+        "\n## Every side against the baseline {base}\n\nEach side's median, its % change from {base}'s and the \
+         verdict of the rank test of the samples (Mann-Whitney, two-sided, 5% level); - where a side has no such \
+         figure.\n"
+    );
+    let _ = writeln!(m, "| {} |", header.join(" | "));
+    let align: String = header[1..].iter().map(|h| if h == "verdict" { "---|" } else { "---:|" }).collect();
+    let _ = writeln!(m, "|---|{align}");
+    for row in rows {
+        let _ = writeln!(m, "| {} |", row.join(" | "));
+    }
+}
+
+/// One comparison of B against A: what differs, the ratio matrices, the scalars, the cells only
+/// one side has.
+fn comparison(m: &mut String, c: &Comparison) {
+    let _ = writeln!(m, "\n## {} against {} (B/A)\n", c.b, c.a);
+    for (what, list) in [("plan", &c.plan_differences), ("environment", &c.environment_differences)] {
+        for d in list {
+            let _ = writeln!(m, "- {what} differs: {}: {} vs {}", d.name, d.a, d.b);
+        }
+    }
+    for d in &c.condition_differences {
+        let _ = writeln!(m, "- conditions differ: {d}");
+    }
+    for (side, cells) in [("A", &c.left_out_a), ("B", &c.left_out_b)] {
+        for l in cells {
+            let _ = writeln!(m, "- not complete, left out of {side}: {}", l.describe());
+        }
+    }
+    for (k, x) in c.matrices.iter().enumerate() {
+        ratio_matrix(m, c, k, x);
+    }
+    if !c.scalars.is_empty() {
+        let _ = writeln!(m, "\n| metric | A | B | change |\n|---|---:|---:|---:|");
+        for s in &c.scalars {
+            let mark = if s.partial { PARTIAL_MARK } else { "" };
+            let _ =
+                writeln!(m, "| {}{mark} ({}) | {:.1} | {:.1} | {:+.1}% |", s.metric, s.unit, s.a, s.b, s.change_pct);
+        }
+    }
+    for (side, cells) in [("A", &c.only_in_a), ("B", &c.only_in_b)] {
+        if !cells.is_empty() {
+            let _ = writeln!(m, "\nOnly in {side}: {}", cells.join(", "));
+        }
+    }
+}
+
+/// The `k`th matrix of ratios B/A, its means and its verdicts.
+fn ratio_matrix(m: &mut String, c: &Comparison, k: usize, x: &MatrixComparison) {
+    let head: Vec<String> = x.record_sizes.iter().map(|r| size(*r)).collect();
+    let _ = writeln!(m, "\n### {}\n\n| file \\ record | {} | mean |", x.test, head.join(" | "));
+    let _ = writeln!(m, "|---|{}---:|", "---:|".repeat(x.record_sizes.len()));
+    for (i, f) in x.file_sizes.iter().enumerate() {
+        // "~": within the run-to-run noise (the comparison's verdict).
+        let cells: Vec<String> = x.ratios[i]
+            .iter()
+            .zip(&c.matrix_verdicts[k][i])
+            .map(|(r, v)| {
+                let noise = v.as_ref().is_some_and(|j| j.verdict == "within noise");
+                r.map_or("-".into(), |r| format!("{r:.2}{}", if noise { "~" } else { "" }))
+            })
+            .collect();
+        let mean = x.by_file.iter().find(|(s, _)| s == f).map_or("-".into(), |(_, v)| format!("{v:.2}"));
+        let _ = writeln!(m, "| {} | {} | {mean} |", size(*f), cells.join(" | "));
+    }
+    let means: Vec<String> = x
+        .record_sizes
+        .iter()
+        .map(|r| x.by_record.iter().find(|(s, _)| s == r).map_or("-".into(), |(_, v)| format!("{v:.2}")))
+        .collect();
+    let _ = writeln!(m, "| mean | {} | |", means.join(" | "));
+    let _ = writeln!(
+        m,
+        "\nMean change {:+.1}% over {} cells; A faster in {}, B faster in {}.",
+        x.overall.mean_change_pct, x.overall.cells, x.overall.a_wins, x.overall.b_wins
+    );
+    let verdicts: Vec<&iomatrix_analysis::Judgement> = c.matrix_verdicts[k].iter().flatten().flatten().collect();
+    let count = |v: &str| verdicts.iter().filter(|j| j.verdict == v).count();
+    let _ = writeln!(
+        m,
+        "Beyond noise (Mann-Whitney, 5%): B faster in {}, slower in {}; within noise (~) {}; no verdict (too few samples) {}.",
+        count("faster"),
+        count("slower"),
+        count("within noise"),
+        count("no verdict")
+    );
 }
 
 #[cfg(test)]

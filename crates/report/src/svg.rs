@@ -206,61 +206,75 @@ impl Heatmap<'_> {
                 write!(s, r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#, left - 6.0, y + 17.0, escape(r));
             for j in 0..self.columns.len() {
                 let x = left + CELL_W * j as f64;
-                let v = self.values.get(i).and_then(|row| row.get(j)).copied().flatten();
-                let marked = self.marked.get(i).and_then(|row| row.get(j)).copied().unwrap_or(false);
-                let noise = self.within_noise.get(i).and_then(|row| row.get(j)).copied().unwrap_or(false);
-                let partial = self.partial.get(i).and_then(|row| row.get(j)).copied().unwrap_or(false);
-                match v.filter(|v| v.is_finite()) {
-                    Some(v) => {
-                        let fill = self.colour(v, lo, hi);
-                        let stroke = match (marked, noise) {
-                            (true, _) => r##" stroke="#e08000" stroke-width="3""##,
-                            (false, true) => r##" stroke="#555" stroke-width="2" stroke-dasharray="4 3""##,
-                            _ => r##" stroke="#fff""##,
-                        };
-                        let _ = write!(
-                            s,
-                            r#"<rect x="{x:.1}" y="{y:.1}" width="{CELL_W}" height="{CELL_H}" fill="{fill}"{stroke}><title>{}, {}: {} {}</title></rect>"#,
-                            escape(r),
-                            escape(&self.columns[j]),
-                            v,
-                            escape(self.unit)
-                        );
-                        let dark = match self.scale {
-                            Scale::Sequential => hi > lo && (v - lo) / (hi - lo) > 0.6,
-                            Scale::Diverging => v.max(1e-12).log2().abs() / lo.abs().max(hi.abs()).max(1.0) > 0.6,
-                        };
-                        let ink = if dark { "#fff" } else { "#111" };
-                        let _ = write!(
-                            s,
-                            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" fill="{ink}">{}{}{}</text>"#,
-                            x + CELL_W / 2.0,
-                            y + 17.0,
-                            short(v),
-                            match (marked, noise) {
-                                (true, true) => " c~",
-                                (true, false) => " c",
-                                (false, true) => "~",
-                                _ => "",
-                            },
-                            if partial { crate::document::PARTIAL_MARK } else { "" }
-                        );
-                    }
-                    None => {
-                        let _ = write!(
-                            s,
-                            r##"<rect x="{x:.1}" y="{y:.1}" width="{CELL_W}" height="{CELL_H}" fill="#f4f4f4" stroke="#fff"/>"##
-                        );
-                    }
-                }
+                self.draw_cell(&mut s, (i, j), (x, y), (lo, hi));
             }
         }
         let legend_y = top + CELL_H * self.rows.len() as f64 + 22.0;
         if !finite.is_empty() {
             s.push_str(&self.colour_bar(left, legend_y - 12.0, lo, hi));
         }
+        self.legends(&mut s, left, legend_y, finite.is_empty());
+        s.push_str("</svg>");
+        s
+    }
+
+    /// The cell of row `i`, column `j` at (`x`, `y`): its colour on the scale from `lo` to `hi`,
+    /// its outline (cached, within noise) and its figure; grey where it has none.
+    fn draw_cell(&self, s: &mut String, (i, j): (usize, usize), (x, y): (f64, f64), (lo, hi): (f64, f64)) {
+        let r = &self.rows[i];
+        let v = self.values.get(i).and_then(|row| row.get(j)).copied().flatten();
+        let marked = self.marked.get(i).and_then(|row| row.get(j)).copied().unwrap_or(false);
+        let noise = self.within_noise.get(i).and_then(|row| row.get(j)).copied().unwrap_or(false);
+        let partial = self.partial.get(i).and_then(|row| row.get(j)).copied().unwrap_or(false);
+        match v.filter(|v| v.is_finite()) {
+            Some(v) => {
+                let fill = self.colour(v, lo, hi);
+                let stroke = match (marked, noise) {
+                    (true, _) => r##" stroke="#e08000" stroke-width="3""##,
+                    (false, true) => r##" stroke="#555" stroke-width="2" stroke-dasharray="4 3""##,
+                    _ => r##" stroke="#fff""##,
+                };
+                let _ = write!(
+                    s,
+                    r#"<rect x="{x:.1}" y="{y:.1}" width="{CELL_W}" height="{CELL_H}" fill="{fill}"{stroke}><title>{}, {}: {} {}</title></rect>"#,
+                    escape(r),
+                    escape(&self.columns[j]),
+                    v,
+                    escape(self.unit)
+                );
+                let dark = match self.scale {
+                    Scale::Sequential => hi > lo && (v - lo) / (hi - lo) > 0.6,
+                    Scale::Diverging => v.max(1e-12).log2().abs() / lo.abs().max(hi.abs()).max(1.0) > 0.6,
+                };
+                let ink = if dark { "#fff" } else { "#111" };
+                let _ = write!(
+                    s,
+                    r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" fill="{ink}">{}{}{}</text>"#,
+                    x + CELL_W / 2.0,
+                    y + 17.0,
+                    short(v),
+                    match (marked, noise) {
+                        (true, true) => " c~",
+                        (true, false) => " c",
+                        (false, true) => "~",
+                        _ => "",
+                    },
+                    if partial { crate::document::PARTIAL_MARK } else { "" }
+                );
+            }
+            None => {
+                let _ = write!(
+                    s,
+                    r##"<rect x="{x:.1}" y="{y:.1}" width="{CELL_W}" height="{CELL_H}" fill="#f4f4f4" stroke="#fff"/>"##
+                );
+            }
+        }
+    }
+
+    /// The legend lines under the map from `legend_y`: the scale's, then each mark's in use.
+    fn legends(&self, s: &mut String, left: f64, legend_y: f64, no_values: bool) {
         let legend = match self.scale {
-            Scale::Sequential if finite.is_empty() => "no values".to_string(),
+            Scale::Sequential if no_values => "no values".to_string(),
             Scale::Sequential => format!("{}: light low, dark high", self.unit),
             Scale::Diverging => "red: B slower than A, white: equal, blue: B faster (ratio B/A)".to_string(),
         };
@@ -287,8 +301,6 @@ impl Heatmap<'_> {
                 crate::document::PARTIAL_MARK
             );
         }
-        s.push_str("</svg>");
-        s
     }
 }
 
@@ -327,7 +339,7 @@ impl LineChart<'_> {
         let (w, h) = (490.0 + right, 320.0 + (14.0 * self.series.len() as f64 - 260.0).max(0.0));
         let (left, top, bottom) = (78.0, 30.0, 48.0);
         // Only points that can be drawn: x > 0 on the log axis, finite y (> 0 on a log y axis).
-        let drawable = |p: &(f64, f64)| p.0 > 0.0 && p.0.is_finite() && p.1.is_finite() && (!self.log_y || p.1 > 0.0);
+        let drawable = |p: &(f64, f64)| self.drawable(p);
         let pts: Vec<(f64, f64)> = self.series.iter().flat_map(|s| s.points.iter().copied()).filter(drawable).collect();
         let ty = |y: f64| if self.log_y { y.max(1e-9).log10() } else { y };
         let xs: Vec<f64> = pts.iter().map(|p| p.0.max(1e-12).log2()).collect();
@@ -402,44 +414,62 @@ impl LineChart<'_> {
             (top + by) / 2.0,
             escape(self.y_label)
         );
-        for (k, series) in self.series.iter().enumerate() {
-            let colour = PALETTE[k % PALETTE.len()];
-            let mut points: Vec<(f64, f64)> = series.points.iter().copied().filter(drawable).collect();
-            points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let path: Vec<String> = points.iter().map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y))).collect();
-            // Past the palette, the colours come again dashed, then dotted.
-            let dash = match k / PALETTE.len() {
-                0 => "",
-                1 => r#" stroke-dasharray="7 3""#,
-                _ => r#" stroke-dasharray="2 2""#,
-            };
-            let _ = write!(
-                s,
-                r#"<polyline fill="none" stroke="{colour}" stroke-width="2"{dash} points="{}"/>"#,
-                path.join(" ")
-            );
-            for (x, y) in &points {
-                let _ = write!(
-                    s,
-                    r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{colour}"><title>{}: {}</title></circle>"#,
-                    px(*x),
-                    py(*y),
-                    escape(&series.name),
-                    y
-                );
-            }
-            let ly = top + 14.0 * k as f64;
-            let _ = write!(
-                s,
-                r#"<line x1="{0:.1}" y1="{1:.1}" x2="{2:.1}" y2="{1:.1}" stroke="{colour}" stroke-width="3"{dash}/>{3}"#,
-                w - right + 6.0,
-                ly + 5.0,
-                w - right + 20.0,
-                label(&series.name, LEGEND_CHARS, &format!(r#"x="{:.1}" y="{:.1}""#, w - right + 24.0, ly + 9.0))
-            );
+        for k in 0..self.series.len() {
+            self.draw_series(&mut s, k, (&px, &py), (w, right, top));
         }
         s.push_str("</svg>");
         s
+    }
+
+    /// Only points that can be drawn: x > 0 on the log axis, finite y (> 0 on a log y axis).
+    fn drawable(&self, p: &(f64, f64)) -> bool {
+        p.0 > 0.0 && p.0.is_finite() && p.1.is_finite() && (!self.log_y || p.1 > 0.0)
+    }
+
+    /// Series `k`: its line and points (placed by `px` and `py`) and its line of the legend, right
+    /// of the plot in a chart `w` wide with margins `right` and `top`.
+    fn draw_series(
+        &self,
+        s: &mut String,
+        k: usize,
+        (px, py): (&dyn Fn(f64) -> f64, &dyn Fn(f64) -> f64),
+        (w, right, top): (f64, f64, f64),
+    ) {
+        let series = &self.series[k];
+        let colour = PALETTE[k % PALETTE.len()];
+        let mut points: Vec<(f64, f64)> = series.points.iter().copied().filter(|p| self.drawable(p)).collect();
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let path: Vec<String> = points.iter().map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y))).collect();
+        // Past the palette, the colours come again dashed, then dotted.
+        let dash = match k / PALETTE.len() {
+            0 => "",
+            1 => r#" stroke-dasharray="7 3""#,
+            _ => r#" stroke-dasharray="2 2""#,
+        };
+        let _ = write!(
+            s,
+            r#"<polyline fill="none" stroke="{colour}" stroke-width="2"{dash} points="{}"/>"#,
+            path.join(" ")
+        );
+        for (x, y) in &points {
+            let _ = write!(
+                s,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{colour}"><title>{}: {}</title></circle>"#,
+                px(*x),
+                py(*y),
+                escape(&series.name),
+                y
+            );
+        }
+        let ly = top + 14.0 * k as f64;
+        let _ = write!(
+            s,
+            r#"<line x1="{0:.1}" y1="{1:.1}" x2="{2:.1}" y2="{1:.1}" stroke="{colour}" stroke-width="3"{dash}/>{3}"#,
+            w - right + 6.0,
+            ly + 5.0,
+            w - right + 20.0,
+            label(&series.name, LEGEND_CHARS, &format!(r#"x="{:.1}" y="{:.1}""#, w - right + 24.0, ly + 9.0))
+        );
     }
 }
 

@@ -119,6 +119,18 @@ fn is_damage(e: &rusqlite::Error) -> bool {
     matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase))
 }
 
+/// A cell as read from its row: the cell, its metrics JSON and its clients JSON (each unparsed or
+/// why it does not parse).
+type StoredCell = (
+    CellRow,
+    std::result::Result<serde_json::Value, figures::Problem>,
+    std::result::Result<serde_json::Value, figures::Problem>,
+);
+
+/// A cell's blob as read from its row: the cell's seq, the blob's name, its bytes or why they do
+/// not read.
+type StoredBlob = (usize, String, std::result::Result<Vec<u8>, figures::Problem>);
+
 type Result<T> = std::result::Result<T, StoreError>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -947,6 +959,45 @@ impl Store {
             keep(conditions, None, "conditions_json"),
         );
         summary.labels = self.labels(id)?;
+        let rows = self.cell_rows(id)?;
+        let mut cells = Vec::with_capacity(rows.len());
+        for (mut cell, metrics, clients) in rows {
+            cell.metrics = keep(metrics, Some((cell.seq, &cell.test)), "metrics_json");
+            cell.client_figures = keep(clients, Some((cell.seq, &cell.test)), "clients_json");
+            if cell.state.kind == CellStateKind::Disturbed {
+                cell.state.cause = cell.metrics[DISTURBED_KEY]["cause"].as_str().map(str::to_string);
+            }
+            // A failed cell has no CPU figure either: nothing was measured.
+            if cell.figures().cpu_not_in_source() || cell.state.kind == CellStateKind::Failed {
+                cell.cpu_percent = None;
+            }
+            cells.push(cell);
+        }
+        let blobs = self.blob_rows(id)?;
+        for (seq, name, data) in blobs {
+            let Some(cell) = cells.iter_mut().find(|c| c.seq == seq) else { continue };
+            match data {
+                Ok(data) => cell.blobs.push((name, data)),
+                Err(problem) => {
+                    let column = format!("cell_blobs {name}");
+                    keep(Err(problem), Some((seq, &cell.test)), &column);
+                }
+            }
+        }
+        let (lost, uid, origin) = self
+            .conn
+            .query_row("SELECT lost_json, uid, origin_json FROM runs WHERE id = ?1", [id], |r| {
+                Ok((figures::json(r.get_ref(0)?), r.get::<_, Option<String>>(1)?, figures::json(r.get_ref(2)?)))
+            })
+            .map_err(self.err("cannot read the run's losses"))?;
+        let lost = Some(keep(lost, None, "lost_json")).filter(|v| !v.is_null());
+        let origin = Some(keep(origin, None, "origin_json")).filter(|v| !v.is_null());
+        let run = StoredRun { summary, plan, environment, conditions, cell_results: cells, lost, uid, origin };
+        Ok(Some((run, unreadable)))
+    }
+
+    /// Run `id`'s cells in order, each with its metrics and clients JSON as stored (unread).
+    fn cell_rows(&self, id: i64) -> Result<Vec<StoredCell>> {
         let mut stmt = self
             .conn
             .prepare(
@@ -982,19 +1033,11 @@ impl Store {
             .map_err(self.err("cannot read cells"))?
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(self.err("cannot read a cell"))?;
-        let mut cells = Vec::with_capacity(rows.len());
-        for (mut cell, metrics, clients) in rows {
-            cell.metrics = keep(metrics, Some((cell.seq, &cell.test)), "metrics_json");
-            cell.client_figures = keep(clients, Some((cell.seq, &cell.test)), "clients_json");
-            if cell.state.kind == CellStateKind::Disturbed {
-                cell.state.cause = cell.metrics[DISTURBED_KEY]["cause"].as_str().map(str::to_string);
-            }
-            // A failed cell has no CPU figure either: nothing was measured.
-            if cell.figures().cpu_not_in_source() || cell.state.kind == CellStateKind::Failed {
-                cell.cpu_percent = None;
-            }
-            cells.push(cell);
-        }
+        Ok(rows)
+    }
+
+    /// Run `id`'s histograms and other blobs: (cell seq, name, the bytes or why they do not read).
+    fn blob_rows(&self, id: i64) -> Result<Vec<StoredBlob>> {
         let mut stmt = self
             .conn
             .prepare(&format!(
@@ -1011,26 +1054,7 @@ impl Store {
             .map_err(self.err("cannot read histograms"))?
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(self.err("cannot read a histogram"))?;
-        for (seq, name, data) in blobs {
-            let Some(cell) = cells.iter_mut().find(|c| c.seq == seq) else { continue };
-            match data {
-                Ok(data) => cell.blobs.push((name, data)),
-                Err(problem) => {
-                    let column = format!("cell_blobs {name}");
-                    keep(Err(problem), Some((seq, &cell.test)), &column);
-                }
-            }
-        }
-        let (lost, uid, origin) = self
-            .conn
-            .query_row("SELECT lost_json, uid, origin_json FROM runs WHERE id = ?1", [id], |r| {
-                Ok((figures::json(r.get_ref(0)?), r.get::<_, Option<String>>(1)?, figures::json(r.get_ref(2)?)))
-            })
-            .map_err(self.err("cannot read the run's losses"))?;
-        let lost = Some(keep(lost, None, "lost_json")).filter(|v| !v.is_null());
-        let origin = Some(keep(origin, None, "origin_json")).filter(|v| !v.is_null());
-        let run = StoredRun { summary, plan, environment, conditions, cell_results: cells, lost, uid, origin };
-        Ok(Some((run, unreadable)))
+        Ok(blobs)
     }
 
     fn labels(&self, run_id: i64) -> Result<Vec<(String, String)>> {

@@ -460,37 +460,7 @@ impl Store {
                 continue;
             }
             let new_id = tx.last_insert_rowid();
-            tx.execute(
-                "INSERT INTO main.labels (run_id, key, value) SELECT ?2, key, value FROM src.labels WHERE run_id = ?1",
-                params![old_id, new_id],
-            )
-            .map_err(self.err("cannot copy a run's labels"))?;
-            // Cell states since version 6; an older database's cells get them as migration 6 gives them.
-            let states = if version >= 6 { ", state, parts_ok, parts_of, parts" } else { "" };
-            tx.execute(
-                &format!(
-                    "INSERT INTO main.cells (run_id, seq, test, file_size, record_size, backend, direct, clients, bytes,
-                        ops, wall_ns, user_ns, sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json{states})
-                 SELECT ?2, seq, test, file_size, record_size, backend, direct, clients, bytes, ops, wall_ns, user_ns,
-                        sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json{states}
-                 FROM src.cells WHERE run_id = ?1"
-                ),
-                params![old_id, new_id],
-            )
-            .map_err(self.err("cannot copy a run's cells"))?;
-            if version < 6 {
-                for statement in schema::CELL_STATE_BACKFILL_OF_RUN.split(';').filter(|s| !s.trim().is_empty()) {
-                    tx.execute(statement, [new_id]).map_err(self.err("cannot give the copied cells their states"))?;
-                }
-            }
-            if version >= 2 {
-                tx.execute(
-                    "INSERT INTO main.cell_blobs (run_id, seq, name, data)
-                     SELECT ?2, seq, name, data FROM src.cell_blobs WHERE run_id = ?1",
-                    params![old_id, new_id],
-                )
-                .map_err(self.err("cannot copy a run's histograms"))?;
-            }
+            self.copy_contents(&tx, (old_id, new_id), version)?;
             // The gate, on the run as this database holds it now; a refused run is rolled back whole.
             if let Some(why) = self.refusal_of(new_id)? {
                 report.refused.push(RefusedRun { there: old_id, why });
@@ -505,6 +475,43 @@ impl Store {
             report.merged.push(MergedRun { there: old_id, here: new_id });
         }
         Ok(report)
+    }
+
+    /// Copies run `old_id`'s labels, cells (with their states, made as migration 6 makes them for
+    /// a source older than version 6) and histograms from the attached source into run `new_id`.
+    fn copy_contents(&self, tx: &rusqlite::Connection, (old_id, new_id): (i64, i64), version: i64) -> Result<()> {
+        tx.execute(
+            "INSERT INTO main.labels (run_id, key, value) SELECT ?2, key, value FROM src.labels WHERE run_id = ?1",
+            params![old_id, new_id],
+        )
+        .map_err(self.err("cannot copy a run's labels"))?;
+        // Cell states since version 6; an older database's cells get them as migration 6 gives them.
+        let states = if version >= 6 { ", state, parts_ok, parts_of, parts" } else { "" };
+        tx.execute(
+            &format!(
+                "INSERT INTO main.cells (run_id, seq, test, file_size, record_size, backend, direct, clients, bytes,
+                    ops, wall_ns, user_ns, sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json{states})
+             SELECT ?2, seq, test, file_size, record_size, backend, direct, clients, bytes, ops, wall_ns, user_ns,
+                    sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json{states}
+             FROM src.cells WHERE run_id = ?1"
+            ),
+            params![old_id, new_id],
+        )
+        .map_err(self.err("cannot copy a run's cells"))?;
+        if version < 6 {
+            for statement in schema::CELL_STATE_BACKFILL_OF_RUN.split(';').filter(|s| !s.trim().is_empty()) {
+                tx.execute(statement, [new_id]).map_err(self.err("cannot give the copied cells their states"))?;
+            }
+        }
+        if version >= 2 {
+            tx.execute(
+                "INSERT INTO main.cell_blobs (run_id, seq, name, data)
+                 SELECT ?2, seq, name, data FROM src.cell_blobs WHERE run_id = ?1",
+                params![old_id, new_id],
+            )
+            .map_err(self.err("cannot copy a run's histograms"))?;
+        }
+        Ok(())
     }
 
     /// Why the gate refuses run `id` as stored here (inside the caller's transaction), if it does:

@@ -103,62 +103,13 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 /// Checks `file` (read from `text`) and orders its steps.
 pub fn plan(file: &StudyFile, text: &str, scale: Scale, suites: &dyn SuiteFlags) -> Result<Plan, FileError> {
     let at = |span: std::ops::Range<usize>, msg: String| FileError::at(text, span, msg);
-    let name = file.name.get_ref();
-    if name.trim().is_empty() {
-        return Err(at(file.name.span(), "name is empty: give the study a name".into()));
-    }
-    // The name goes into a label of every run (`study=NAME`) and the logs' folder name
-    // (`studies/NAME-ID`, at most 255 bytes): refused here, before any record is made.
-    let chars = name.chars().count();
-    if chars > MAX_STUDY_NAME {
-        return Err(at(
-            file.name.span(),
-            format!("name is {chars} characters long; a study's name holds at most {MAX_STUDY_NAME}: shorten it"),
-        ));
-    }
-    if let Some((at_char, c)) = iomatrix_core::text::first_control(name) {
-        return Err(at(
-            file.name.span(),
-            format!(
-                "name: {} at character {at_char}: a study's name holds printable text only",
-                iomatrix_core::text::describe_control(c)
-            ),
-        ));
-    }
+    check_name(file, text)?;
     if file.configs.is_empty() || file.steps.is_empty() {
         return Err(FileError { line: None, message: "a study needs at least one [[config]] and one [[step]]".into() });
     }
     let config_names = unique(file.configs.iter().map(|c| &c.name), "configuration", text)?;
     for c in &file.configs {
-        if let Some(k) = c.labels.keys().find(|k| crate::STUDY_LABELS.contains(&k.as_str())) {
-            return Err(at(
-                c.name.span(),
-                format!("configuration '{}': the label '{k}' is the study's own", c.name.get_ref()),
-            ));
-        }
-        // As `--label` takes them: a key without '=', nothing unprintable (a stored newline would
-        // print as a fake row of `runs`).
-        for (k, v) in &c.labels {
-            let bad = if k.trim().is_empty() || k.contains('=') {
-                Some("a label's key is a word without '='".to_string())
-            } else {
-                iomatrix_core::text::first_control(k).or_else(|| iomatrix_core::text::first_control(v)).map(
-                    |(_, ch)| {
-                        format!("{}: a label holds printable text only", iomatrix_core::text::describe_control(ch))
-                    },
-                )
-            };
-            if let Some(why) = bad {
-                return Err(at(
-                    c.name.span(),
-                    format!(
-                        "configuration '{}': label '{}': {why}",
-                        c.name.get_ref(),
-                        iomatrix_core::text::printable(k)
-                    ),
-                ));
-            }
-        }
+        check_labels(c, text)?;
     }
     let step_names: Vec<Spanned<String>> = file.steps.iter().map(step_name).collect();
     let step_names = unique(step_names.iter(), "step", text)?;
@@ -198,20 +149,7 @@ pub fn plan(file: &StudyFile, text: &str, scale: Scale, suites: &dyn SuiteFlags)
             across_of.push(across(config, step, text)?);
         }
     }
-    for c in &file.compares {
-        for side in [&c.a, &c.b] {
-            known(side, &config_names, "configuration", text)?;
-        }
-        if let Some(s) = &c.step {
-            known(s, &step_names, "step", text)?;
-        }
-    }
-    for s in &file.sweeps {
-        known(&s.step, &step_names, "step", text)?;
-        for c in &s.configs {
-            known(c, &config_names, "configuration", text)?;
-        }
-    }
+    check_references(file, &config_names, &step_names, text)?;
     let timeout = match &file.timeout {
         None => DEFAULT_TIMEOUT,
         Some(t) => duration(t.get_ref())
@@ -245,6 +183,87 @@ pub fn plan(file: &StudyFile, text: &str, scale: Scale, suites: &dyn SuiteFlags)
         })
         .collect();
     Ok(Plan { steps, timeout })
+}
+
+/// The study's name: not empty, not too long, printable.
+fn check_name(file: &StudyFile, text: &str) -> Result<(), FileError> {
+    let at = |span: std::ops::Range<usize>, msg: String| FileError::at(text, span, msg);
+    let name = file.name.get_ref();
+    if name.trim().is_empty() {
+        return Err(at(file.name.span(), "name is empty: give the study a name".into()));
+    }
+    // The name goes into a label of every run (`study=NAME`) and the logs' folder name
+    // (`studies/NAME-ID`, at most 255 bytes): refused here, before any record is made.
+    let chars = name.chars().count();
+    if chars > MAX_STUDY_NAME {
+        return Err(at(
+            file.name.span(),
+            format!("name is {chars} characters long; a study's name holds at most {MAX_STUDY_NAME}: shorten it"),
+        ));
+    }
+    if let Some((at_char, c)) = iomatrix_core::text::first_control(name) {
+        return Err(at(
+            file.name.span(),
+            format!(
+                "name: {} at character {at_char}: a study's name holds printable text only",
+                iomatrix_core::text::describe_control(c)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Configuration `c`'s labels: none of the study's own, each as `--label` takes it.
+fn check_labels(c: &Config, text: &str) -> Result<(), FileError> {
+    let at = |span: std::ops::Range<usize>, msg: String| FileError::at(text, span, msg);
+    if let Some(k) = c.labels.keys().find(|k| crate::STUDY_LABELS.contains(&k.as_str())) {
+        return Err(at(
+            c.name.span(),
+            format!("configuration '{}': the label '{k}' is the study's own", c.name.get_ref()),
+        ));
+    }
+    // As `--label` takes them: a key without '=', nothing unprintable (a stored newline would
+    // print as a fake row of `runs`).
+    for (k, v) in &c.labels {
+        let bad = if k.trim().is_empty() || k.contains('=') {
+            Some("a label's key is a word without '='".to_string())
+        } else {
+            iomatrix_core::text::first_control(k).or_else(|| iomatrix_core::text::first_control(v)).map(|(_, ch)| {
+                format!("{}: a label holds printable text only", iomatrix_core::text::describe_control(ch))
+            })
+        };
+        if let Some(why) = bad {
+            return Err(at(
+                c.name.span(),
+                format!("configuration '{}': label '{}': {why}", c.name.get_ref(), iomatrix_core::text::printable(k)),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The configurations and steps the compares and sweeps name are the study's.
+fn check_references(
+    file: &StudyFile,
+    config_names: &[String],
+    step_names: &[String],
+    text: &str,
+) -> Result<(), FileError> {
+    for c in &file.compares {
+        for side in [&c.a, &c.b] {
+            known(side, config_names, "configuration", text)?;
+        }
+        if let Some(s) = &c.step {
+            known(s, step_names, "step", text)?;
+        }
+    }
+    for s in &file.sweeps {
+        known(&s.step, step_names, "step", text)?;
+        for c in &s.configs {
+            known(c, config_names, "configuration", text)?;
+        }
+    }
+    Ok(())
 }
 
 /// The longest study name (in characters).

@@ -470,100 +470,21 @@ impl Study<'_> {
         if !std::io::stderr().is_terminal() {
             eprintln!("[{nth}/{total}] {what}: {} ...{left}", p.suite);
         }
-        let config = &self.file.configs[p.config];
-        let var = |name: &str| self.var(name, config_vars);
-        let mut args = vec!["--db".to_string(), self.db.display().to_string(), "run".into(), p.suite.clone()];
-        let mut expanded = Vec::with_capacity(p.args.len());
-        for a in &p.args {
-            expanded.push(iomatrix_study::expand(a, &var).map_err(|e| UsageError::new(format!("step '{what}': {e}")))?);
-        }
-        if let Some(given) = &self.devices_given {
-            let step = PlannedStep { args: expanded.clone(), ..(*p).clone() };
-            if let Some(d) = destroy_flags(&step).into_iter().find(|d| !named_again(d, given)) {
-                return Ok(Flow::Refused(format!(
-                    "step '{what}' destroys data on {d} ({DESTROY_FLAG}), and a resumed study never replays it from \
-                     its file: check the device and give it again on the command line ({DESTROY_FLAG} {d})"
-                )));
-            }
-        }
-        args.extend(expanded);
-        if let Some(t) = &config.target {
-            let target = iomatrix_study::expand(t, &var)
-                .map_err(|e| UsageError::new(format!("configuration '{}': target {e}", p.config_name)))?;
-            if !target.contains("://") && !Path::new(&target).exists() {
-                let why = format!("target {target} does not exist (it did when the study was planned? a setup or teardown may have removed it)");
-                self.store.record_step(self.id, p.seq, StepStatus::Failed, None, Some(&why), None)?;
-                eprintln!("iomatrix: [{nth}/{total}] {what}: failed: {why}");
-                self.worst = self.worst.max(crate::exit::CLIENTS_LOST);
-                return Ok(Flow::Finished);
-            }
-            args.extend(["--target".into(), target]);
-        }
-        let name = self.file.name.get_ref();
-        for (k, v) in [
-            ("study", name.clone()),
-            ("study-id", self.id.to_string()),
-            ("config", p.config_name.clone()),
-            ("step", p.step_name.clone()),
-        ]
-        .into_iter()
-        .chain(config.labels.iter().map(|(k, v)| (k.as_str(), v.clone())))
-        {
-            args.extend(["--label".into(), format!("{k}={v}")]);
-        }
+        let tag = format!("[{nth}/{total}] {what}");
+        let args = match self.step_args(p, config_vars, &what, &tag)? {
+            Ok(args) => args,
+            Err(flow) => return Ok(flow),
+        };
         let mut env = self.env(config_vars, Some(p.config))?;
         let claim = iomatrix_store::StudyClaim { study: self.id, seq: p.seq, nonce: self.nonce.clone() };
         env.push((iomatrix_store::STUDY_CLAIM_VAR.to_string(), claim.to_var()));
         let before: Vec<i64> = self.store.study_runs(self.id)?.iter().map(|r| r.run_id).collect();
         let log = self.logs.join(format!("{:03}-{}-{}.log", p.seq + 1, p.config_name, p.step_name));
         let log_file = process::open_log(&log, self.db, self.force, &format!("step '{what}'"))?;
-        let own = std::env::current_exe().context("cannot find iomatrix's own program file")?;
-        // Across hosts the run's rank 0 is on another host: the step finds its run by the launch
-        // id rank 0 records (IOMATRIX_LAUNCH_ID, passed on by mpirun's launcher and by srun).
-        let launch = match &p.across {
-            Across::Here => None,
-            Across::Hosts(h) => {
-                let hosts = iomatrix_study::expand(h, &var)
-                    .map_err(|e| UsageError::new(format!("step '{what}': hosts {e}")))?;
-                (!hosts.trim().is_empty()).then_some(hosts)
-            }
-            Across::Slurm { .. } => Some(String::new()),
-        }
-        .map(|hosts| {
-            // Hex digits and '-', as a launch id is (iomatrix_coord::launch_id).
-            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-            let id = format!("{:x}-{:x}-{:x}-{now:x}", self.id, p.seq, std::process::id());
-            env.push((iomatrix_coord::LAUNCH_ID.to_string(), id.clone()));
-            (hosts, id)
-        });
-        let program = match (&p.across, &launch) {
-            (Across::Slurm { nodes, tasks_per_node }, Some(_)) => {
-                // Each task one client: the step's own --clients would be refused under MPI.
-                let mut srun: Vec<String> =
-                    ["--mpi=pmix", "-N", &nodes.to_string(), "--ntasks-per-node", &tasks_per_node.to_string()]
-                        .map(String::from)
-                        .to_vec();
-                srun.push(own.display().to_string());
-                srun.extend(without_clients(&args, &what));
-                args = srun;
-                PathBuf::from("srun")
-            }
-            (Across::Hosts(_), Some((hosts, _))) => {
-                args = without_clients(&args, &what);
-                args.extend(["--hosts".to_string(), hosts.clone()]);
-                own
-            }
-            _ => own,
-        };
+        let launch = self.launch(p, config_vars, &what, &mut env)?;
+        let (program, args) = program_and_args(p, launch.as_ref(), args, &what)?;
         let started = Instant::now();
-        let spinner = indicatif::ProgressBar::new_spinner().with_message(format!("[{nth}/{total}] {what}{left}"));
-        spinner.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-        );
-        spinner.enable_steady_tick(Duration::from_millis(500));
-        let ran = process::step(&program, &args, &env, &log_file);
-        spinner.finish_and_clear();
+        let ran = with_spinner(format!("{tag}{left}"), || process::step(&program, &args, &env, &log_file));
         let (ended, pid) = ran.with_context(|| format!("cannot start step '{what}'"))?;
         let seconds = started.elapsed().as_secs_f64();
         let run = self.run_of(p, &before, pid, launch.as_ref().map(|(_, id)| id.as_str()))?;
@@ -579,6 +500,103 @@ impl Study<'_> {
             Ended::TimedOut => unreachable!("a step's run has no time limit"),
             Ended::Exited(status) => status,
         };
+        self.record_exit(p, status, run, &log, seconds, &tag)
+    }
+
+    /// The `iomatrix` command line of step `p`: its suite and flags with the study's variables
+    /// expanded, its configuration's target, and the study's labels; or, when it must not run,
+    /// what the study does instead (`tag` is the step's `[n/total] what` in messages).
+    fn step_args(
+        &mut self,
+        p: &PlannedStep,
+        config_vars: &BTreeMap<String, String>,
+        what: &str,
+        tag: &str,
+    ) -> anyhow::Result<Result<Vec<String>, Flow>> {
+        let config = &self.file.configs[p.config];
+        let var = |name: &str| self.var(name, config_vars);
+        let mut args = vec!["--db".to_string(), self.db.display().to_string(), "run".into(), p.suite.clone()];
+        let mut expanded = Vec::with_capacity(p.args.len());
+        for a in &p.args {
+            expanded.push(iomatrix_study::expand(a, &var).map_err(|e| UsageError::new(format!("step '{what}': {e}")))?);
+        }
+        if let Some(given) = &self.devices_given {
+            let step = PlannedStep { args: expanded.clone(), ..(*p).clone() };
+            if let Some(d) = destroy_flags(&step).into_iter().find(|d| !named_again(d, given)) {
+                return Ok(Err(Flow::Refused(format!(
+                    "step '{what}' destroys data on {d} ({DESTROY_FLAG}), and a resumed study never replays it from \
+                     its file: check the device and give it again on the command line ({DESTROY_FLAG} {d})"
+                ))));
+            }
+        }
+        args.extend(expanded);
+        if let Some(t) = &config.target {
+            let target = iomatrix_study::expand(t, &var)
+                .map_err(|e| UsageError::new(format!("configuration '{}': target {e}", p.config_name)))?;
+            if !target.contains("://") && !Path::new(&target).exists() {
+                let why = format!("target {target} does not exist (it did when the study was planned? a setup or teardown may have removed it)");
+                self.store.record_step(self.id, p.seq, StepStatus::Failed, None, Some(&why), None)?;
+                eprintln!("iomatrix: {tag}: failed: {why}");
+                self.worst = self.worst.max(crate::exit::CLIENTS_LOST);
+                return Ok(Err(Flow::Finished));
+            }
+            args.extend(["--target".into(), target]);
+        }
+        let name = self.file.name.get_ref();
+        for (k, v) in [
+            ("study", name.clone()),
+            ("study-id", self.id.to_string()),
+            ("config", p.config_name.clone()),
+            ("step", p.step_name.clone()),
+        ]
+        .into_iter()
+        .chain(config.labels.iter().map(|(k, v)| (k.as_str(), v.clone())))
+        {
+            args.extend(["--label".into(), format!("{k}={v}")]);
+        }
+        Ok(Ok(args))
+    }
+
+    /// For a step across hosts, its hosts and the launch id it is found by, which goes into `env`.
+    fn launch(
+        &self,
+        p: &PlannedStep,
+        config_vars: &BTreeMap<String, String>,
+        what: &str,
+        env: &mut Vec<(String, String)>,
+    ) -> anyhow::Result<Option<(String, String)>> {
+        let var = |name: &str| self.var(name, config_vars);
+        // Across hosts the run's rank 0 is on another host: the step finds its run by the launch
+        // id rank 0 records (IOMATRIX_LAUNCH_ID, passed on by mpirun's launcher and by srun).
+        Ok(match &p.across {
+            Across::Here => None,
+            Across::Hosts(h) => {
+                let hosts = iomatrix_study::expand(h, &var)
+                    .map_err(|e| UsageError::new(format!("step '{what}': hosts {e}")))?;
+                (!hosts.trim().is_empty()).then_some(hosts)
+            }
+            Across::Slurm { .. } => Some(String::new()),
+        }
+        .map(|hosts| {
+            // Hex digits and '-', as a launch id is (iomatrix_coord::launch_id).
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+            let id = format!("{:x}-{:x}-{:x}-{now:x}", self.id, p.seq, std::process::id());
+            env.push((iomatrix_coord::LAUNCH_ID.to_string(), id.clone()));
+            (hosts, id)
+        }))
+    }
+
+    /// Records how step `p`'s run (`run`, if it stored one) ended with `status`, and whether the
+    /// study goes on (`tag` is the step's `[n/total] what` in messages).
+    fn record_exit(
+        &mut self,
+        p: &PlannedStep,
+        status: std::process::ExitStatus,
+        run: Option<i64>,
+        log: &Path,
+        seconds: f64,
+        tag: &str,
+    ) -> anyhow::Result<Flow> {
         let code = status.code().unwrap_or(crate::exit::FAILED as i32);
         // Exit 3 is a partial run (every cell ran, some clients failed some: the step is done, with a
         // note) or a run stopped at its first failed client (failed): the stored status tells.
@@ -590,18 +608,15 @@ impl Study<'_> {
                 .is_some_and(|r| r.summary.status == iomatrix_store::RunStatus::Failed);
         match (code, run) {
             (3, _) if stopped_by_clients => {
-                let why = format!("its clients failed (exit 3): {}", process::tail(&log, 1));
+                let why = format!("its clients failed (exit 3): {}", process::tail(log, 1));
                 self.store.record_step(self.id, p.seq, StepStatus::Failed, run, Some(&why), Some(seconds))?;
                 self.worst = self.worst.max(crate::exit::CLIENTS_LOST);
-                eprintln!(
-                    "iomatrix: [{nth}/{total}] {what}: failed ({why}); the study goes on\n{}",
-                    indent(&process::tail(&log, 8))
-                );
+                eprintln!("iomatrix: {tag}: failed ({why}); the study goes on\n{}", indent(&process::tail(log, 8)));
             }
             (0, Some(id)) => {
                 self.store.record_step(self.id, p.seq, StepStatus::Done, Some(id), None, Some(seconds))?;
                 self.durations.push(seconds);
-                eprintln!("[{nth}/{total}] {what}: run #{id} in {seconds:.1} s");
+                eprintln!("{tag}: run #{id} in {seconds:.1} s");
             }
             (3 | 4, Some(id)) => {
                 let why = if code == 3 {
@@ -612,17 +627,17 @@ impl Study<'_> {
                 self.store.record_step(self.id, p.seq, StepStatus::Done, Some(id), Some(why), Some(seconds))?;
                 self.durations.push(seconds);
                 self.worst = self.worst.max(code as u8);
-                eprintln!("[{nth}/{total}] {what}: run #{id} in {seconds:.1} s: {why} (log: {})", log.display());
+                eprintln!("{tag}: run #{id} in {seconds:.1} s: {why} (log: {})", log.display());
             }
             (129 | 130 | 143, _) => {
                 if let Some(id) = run {
                     self.store.delete_run(id)?;
                 }
-                eprintln!("[{nth}/{total}] {what}: its run was stopped by a signal; `iomatrix study run` again runs it from its start");
+                eprintln!("{tag}: its run was stopped by a signal; `iomatrix study run` again runs it from its start");
                 return Ok(Flow::Stopped);
             }
             (2, _) => {
-                let said = process::tail(&log, 1);
+                let said = process::tail(log, 1);
                 let said = said.strip_prefix("iomatrix: error: ").unwrap_or(&said);
                 self.store.record_step(self.id, p.seq, StepStatus::Failed, run, Some(said), Some(seconds))?;
                 return Ok(Flow::Refused(format!(
@@ -631,14 +646,11 @@ impl Study<'_> {
                 )));
             }
             _ => {
-                let why = format!("exit {code}: {}", process::tail(&log, 1));
+                let why = format!("exit {code}: {}", process::tail(log, 1));
                 // A failed run's cells stay in the database as that run; the study records its id.
                 self.store.record_step(self.id, p.seq, StepStatus::Failed, run, Some(&why), Some(seconds))?;
                 self.worst = self.worst.max(crate::exit::CLIENTS_LOST);
-                eprintln!(
-                    "iomatrix: [{nth}/{total}] {what}: failed ({why}); the study goes on\n{}",
-                    indent(&process::tail(&log, 8))
-                );
+                eprintln!("iomatrix: {tag}: failed ({why}); the study goes on\n{}", indent(&process::tail(log, 8)));
             }
         }
         Ok(Flow::Finished)
@@ -814,6 +826,50 @@ fn indent(text: &str) -> String {
 
 /// A step's arguments without `--clients N`: across hosts each MPI rank is one client (a slot of a
 /// host, or a Slurm task), and the run refuses `--clients` there. Said in the step's progress.
+/// The program a step runs and its command line: `iomatrix` itself, or under Slurm `srun`
+/// with the step's command line after it; across hosts or under Slurm without `--clients`.
+fn program_and_args(
+    p: &PlannedStep,
+    launch: Option<&(String, String)>,
+    mut args: Vec<String>,
+    what: &str,
+) -> anyhow::Result<(PathBuf, Vec<String>)> {
+    let own = std::env::current_exe().context("cannot find iomatrix's own program file")?;
+    let program = match (&p.across, launch) {
+        (Across::Slurm { nodes, tasks_per_node }, Some(_)) => {
+            // Each task one client: the step's own --clients would be refused under MPI.
+            let mut srun: Vec<String> =
+                ["--mpi=pmix", "-N", &nodes.to_string(), "--ntasks-per-node", &tasks_per_node.to_string()]
+                    .map(String::from)
+                    .to_vec();
+            srun.push(own.display().to_string());
+            srun.extend(without_clients(&args, what));
+            args = srun;
+            PathBuf::from("srun")
+        }
+        (Across::Hosts(_), Some((hosts, _))) => {
+            args = without_clients(&args, what);
+            args.extend(["--hosts".to_string(), hosts.clone()]);
+            own
+        }
+        _ => own,
+    };
+    Ok((program, args))
+}
+
+/// Runs `work` under a spinner showing `message` and the time it has taken.
+fn with_spinner<T>(message: String, work: impl FnOnce() -> T) -> T {
+    let spinner = indicatif::ProgressBar::new_spinner().with_message(message);
+    spinner.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    spinner.enable_steady_tick(Duration::from_millis(500));
+    let done = work();
+    spinner.finish_and_clear();
+    done
+}
+
 fn without_clients(args: &[String], what: &str) -> Vec<String> {
     let mut kept = Vec::with_capacity(args.len());
     let mut it = args.iter();

@@ -184,45 +184,7 @@ fn noise(run: &StoredRun) -> String {
 pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
     let c = &run.conditions;
     let e = &run.environment;
-    let text = |v: &Value| match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "unknown".into(),
-        other => other.to_string(),
-    };
-    let remote = &c["remote"];
-    let target = if remote.is_object() {
-        let mut how =
-            format!("{} {} at {}", text(&remote["protocol"]), text(&remote["version"]), text(&remote["server"]));
-        if let Some(port) = remote["nfs_port"].as_u64() {
-            how += &format!(", NFS port {port}");
-        }
-        if let Some(share) = remote["share"].as_str() {
-            how += &format!(", share {share} as {}", text(&remote["user"]));
-        }
-        let size = |key: &str| human::bytes(remote[key].as_u64().unwrap_or(0));
-        how += &format!("; reads up to {}, writes up to {}", size("read_max_bytes"), size("write_max_bytes"));
-        if let Some(stability) = remote["write_stability"].as_str() {
-            how += &format!("; {stability}");
-        }
-        if let Some(limits) = remote["known_limits"].as_str() {
-            how += &format!("; NOTE: {limits}");
-        }
-        format!("{} ({how})", text(&c["target"]))
-    } else if c["fs_type"] == iomatrix_environment::RAW_DEVICE {
-        format!(
-            "{} (raw block device, {})",
-            text(&c["target"]),
-            human::bytes(e["target"]["total_bytes"].as_u64().unwrap_or(0))
-        )
-    } else {
-        format!(
-            "{} ({} on {}; {})",
-            text(&c["target"]),
-            text(&c["fs_type"]),
-            text(&c["mount_source"]),
-            text(&e["target"]["mount_options"])
-        )
-    };
+    let target = target(c, e);
     let mut pairs = vec![
         ("target".to_string(), target),
         ("backend".into(), text(&c["backend"])),
@@ -312,4 +274,52 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
     }
     imported::adjust_pairs(run, &mut pairs);
     pairs
+}
+
+/// A stored condition as text: a string as it is, null as unknown.
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "unknown".into(),
+        other => other.to_string(),
+    }
+}
+
+/// The target line of conditions `c` in environment `e`: the server and how it is reached, the
+/// raw device, or the file system, its device and mount options.
+fn target(c: &Value, e: &Value) -> String {
+    let remote = &c["remote"];
+    if remote.is_object() {
+        let mut how =
+            format!("{} {} at {}", text(&remote["protocol"]), text(&remote["version"]), text(&remote["server"]));
+        if let Some(port) = remote["nfs_port"].as_u64() {
+            how += &format!(", NFS port {port}");
+        }
+        if let Some(share) = remote["share"].as_str() {
+            how += &format!(", share {share} as {}", text(&remote["user"]));
+        }
+        let size = |key: &str| human::bytes(remote[key].as_u64().unwrap_or(0));
+        how += &format!("; reads up to {}, writes up to {}", size("read_max_bytes"), size("write_max_bytes"));
+        if let Some(stability) = remote["write_stability"].as_str() {
+            how += &format!("; {stability}");
+        }
+        if let Some(limits) = remote["known_limits"].as_str() {
+            how += &format!("; NOTE: {limits}");
+        }
+        format!("{} ({how})", text(&c["target"]))
+    } else if c["fs_type"] == iomatrix_environment::RAW_DEVICE {
+        format!(
+            "{} (raw block device, {})",
+            text(&c["target"]),
+            human::bytes(e["target"]["total_bytes"].as_u64().unwrap_or(0))
+        )
+    } else {
+        format!(
+            "{} ({} on {}; {})",
+            text(&c["target"]),
+            text(&c["fs_type"]),
+            text(&c["mount_source"]),
+            text(&e["target"]["mount_options"])
+        )
+    }
 }
