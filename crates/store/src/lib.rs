@@ -42,6 +42,7 @@ mod figures;
 pub mod gate;
 mod maintain;
 mod open;
+pub mod reader;
 mod schema;
 mod study;
 mod time;
