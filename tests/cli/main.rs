@@ -68,6 +68,7 @@ mod seam;
 mod signals;
 mod slurm;
 mod stored;
+mod stored_run_typed;
 mod study;
 mod study_hosts;
 mod suite;
