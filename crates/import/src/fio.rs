@@ -18,9 +18,9 @@ use crate::{
     cache_words, imported_row, rfc3339_utc, unknown_conditions, Format, ImportError, ImportedCell, ImportedRun,
     UNKNOWN_BACKEND,
 };
+use iomatrix_core::figures::or_default;
 use iomatrix_core::{ByteSize, IoMix};
 use iomatrix_store::CellRow;
-use iomatrix_core::figures::or_default;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
