@@ -47,14 +47,15 @@ pub fn run(args: RerunArgs, db: &Path) -> anyhow::Result<ExitCode> {
     if let Some(u) = unreadable.iter().find(|u| u.cell.is_none() && u.column == "conditions_json") {
         anyhow::bail!("cannot run #{id} again: its target cannot be read back ({u})");
     }
-    let stored_target = run.conditions.get("target").and_then(|t| t.as_str()).map(PathBuf::from);
+    let conditions = run.conditions_facts();
+    let stored_target = conditions.target.text().map(PathBuf::from);
     let given = Given { target: args.target.as_deref(), destroy_data_on: args.destroy_data_on.as_deref() };
     let plan = Rerun::of(&run.summary.command_line, id, given, stored_target)?;
     let expected = match &plan.device {
-        Some(device) => Some(expected_device(id, device, &run.environment, &plan.args)?),
+        Some(device) => Some(expected_device(id, device, &run.environment_facts(), &plan.args)?),
         None => None,
     };
-    if let Some(warning) = other_generator(id, &run.conditions) {
+    if let Some(warning) = other_generator(id, conditions.generator.as_deref()) {
         eprintln!("{warning}");
     }
     let program = std::env::current_exe().context("cannot find iomatrix's own program file")?;
@@ -85,13 +86,13 @@ pub fn run(args: RerunArgs, db: &Path) -> anyhow::Result<ExitCode> {
 fn expected_device(
     id: i64,
     device: &str,
-    environment: &serde_json::Value,
+    environment: &iomatrix_store::reader::StoredEnvironment,
     args: &[String],
 ) -> anyhow::Result<Expected> {
-    let stored = environment.get("target").and_then(|t| t.get("device_identity")).cloned();
+    let stored = environment.target.as_ref().and_then(|t| t.device_identity.clone());
     let identity: Option<iomatrix_environment::DeviceIdentity> = stored
-        .map(serde_json::from_value)
         .transpose()
+        .map_err(anyhow::Error::msg)
         .with_context(|| format!("run #{id}'s stored device identity does not read"))?;
     let why = match &identity {
         None => "stored no identity of its device (it was stored before runs kept one)".to_string(),
@@ -225,8 +226,8 @@ fn take_flag(args: &mut Vec<String>, flag: &str) -> Option<String> {
 /// The warning a rerun gives when the run drew from another generator than this binary's: the
 /// same seed then draws other offsets, sizes, orders and data, so the rerun does not repeat the
 /// original's work byte for byte (its plan is the same).
-fn other_generator(id: i64, conditions: &serde_json::Value) -> Option<String> {
-    let was = match conditions.get("generator").and_then(serde_json::Value::as_str) {
+fn other_generator(id: i64, generator: Option<&str>) -> Option<String> {
+    let was = match generator {
         Some(GENERATOR) => return None,
         Some(other) => format!("drew from the generator {other}"),
         None => "was stored before runs named their generator (it drew from iomatrix's own, since replaced)".into(),
@@ -339,11 +340,11 @@ mod tests {
 
     #[test]
     fn a_run_of_another_generator_or_none_is_warned_about() {
-        assert_eq!(other_generator(3, &serde_json::json!({ "generator": GENERATOR })), None);
-        let old = other_generator(3, &serde_json::json!({ "backend": "psync" })).unwrap();
+        assert_eq!(other_generator(3, Some(GENERATOR)), None);
+        let old = other_generator(3, None).unwrap();
         assert!(old.contains("run #3 was stored before runs named their generator"), "{old}");
         assert!(old.contains("will differ from the original's"), "{old}");
-        let other = other_generator(4, &serde_json::json!({ "generator": "pcg64" })).unwrap();
+        let other = other_generator(4, Some("pcg64")).unwrap();
         assert!(other.contains("run #4 drew from the generator pcg64; this rerun draws from xoshiro256++"), "{other}");
     }
 

@@ -70,6 +70,7 @@ mod short_functions;
 mod signals;
 mod slurm;
 mod stored;
+mod stored_run_typed;
 mod study;
 mod study_hosts;
 mod suite;

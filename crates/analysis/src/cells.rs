@@ -4,7 +4,7 @@
 use crate::SuiteShape;
 use iomatrix_core::figures::MetricId;
 use iomatrix_core::Figures;
-use iomatrix_store::{CellFigures, CellRow, CellState, CellStateKind, StoredRun};
+use iomatrix_store::{CellFigures, CellRow, CellState, CellStateKind, ExtentFigures, OpSummary, StoredRun};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -232,7 +232,7 @@ pub struct Group {
     pub conditions: Vec<serde_json::Value>,
     /// Each run's latency summaries by cell: (key, "read"/"write"/op, percentiles).
     #[serde(skip)]
-    pub latency: BTreeMap<(CellKey, String), Vec<serde_json::Value>>,
+    pub latency: BTreeMap<(CellKey, String), Vec<OpSummary>>,
     /// Each run's plan, environment (with its iomatrix version) and labels, for the
     /// differences stated above the tables.
     #[serde(skip)]
@@ -242,7 +242,7 @@ pub struct Group {
     /// Each run's extent summary by cell (the backup walk's FIEMAP counts): how the file system
     /// laid the files out, which explains a rate (seed 003's delayed allocation).
     #[serde(skip)]
-    pub extents: BTreeMap<CellKey, Vec<serde_json::Value>>,
+    pub extents: BTreeMap<CellKey, Vec<ExtentFigures>>,
     /// What the suite measures beside each cell's figure ([`SuiteShape::beside`]: its %CPU),
     /// by cell and metric, over the same samples as `cells`.
     #[serde(skip)]
@@ -264,8 +264,8 @@ impl Group {
     pub fn with(name: &str, runs: &[StoredRun], shape: SuiteShape, admit: impl Into<Admit>) -> Group {
         let admit: Admit = admit.into();
         let mut samples: BTreeMap<CellKey, Samples> = BTreeMap::new();
-        let mut latency: BTreeMap<(CellKey, String), Vec<serde_json::Value>> = BTreeMap::new();
-        let mut extents: BTreeMap<CellKey, Vec<serde_json::Value>> = BTreeMap::new();
+        let mut latency: BTreeMap<(CellKey, String), Vec<OpSummary>> = BTreeMap::new();
+        let mut extents: BTreeMap<CellKey, Vec<ExtentFigures>> = BTreeMap::new();
         let mut beside: BTreeMap<CellKey, BTreeMap<MetricId, Samples>> = BTreeMap::new();
         let mut figures: Vec<(CellKey, Vec<CellFigures>)> = Vec::new();
         let mut left_out = Vec::new();
@@ -305,18 +305,13 @@ impl Group {
                         }
                     }
                 }
-                for (phase, what, mut summary) in latency_summaries(shape, &key, cell) {
-                    if is_partial {
-                        summary["partial"] = true.into();
-                    }
-                    if is_disturbed {
-                        summary["disturbed"] = true.into();
-                    }
+                for (phase, what, summary) in latency_summaries(shape, &key, cell) {
+                    let summary = OpSummary { partial: is_partial, disturbed: is_disturbed, ..summary };
                     latency.entry((phase, what)).or_default().push(summary);
                 }
                 let typed = cell.figures();
                 if let Some(counted) = typed.extents.clone().filter(|e| e.files > 0) {
-                    extents.entry(key.clone()).or_default().push(counted.summary);
+                    extents.entry(key.clone()).or_default().push(counted);
                 }
                 match figures.iter_mut().find(|(k, _)| *k == key) {
                     Some((_, runs)) => runs.push(typed),
@@ -387,25 +382,25 @@ pub fn size_mix(plan: &serde_json::Value) -> Option<String> {
 /// (Bonnie's tests, [`SuiteShape::whole_cell_latency`]) is one operation of
 /// the suite's phase: its mean is wall time over operations, its slowest
 /// operation bonnie++'s latency column; it has no percentiles.
-fn latency_summaries(shape: SuiteShape, key: &CellKey, cell: &CellRow) -> Vec<(CellKey, String, serde_json::Value)> {
+fn latency_summaries(shape: SuiteShape, key: &CellKey, cell: &CellRow) -> Vec<(CellKey, String, OpSummary)> {
     let mut out = Vec::new();
     let wall = cell.wall_ns;
     if let Some(phase) = shape.whole_cell_latency {
         if cell.ops > 0 && wall > 0 {
             let phase = CellKey { test: phase.into(), ..key.clone() };
-            let summary = serde_json::json!({
-                "count": cell.ops,
-                "mean_ns": wall as f64 / cell.ops as f64,
-                "max_ns": cell.figures().max_latency_ns.filter(|v| *v > 0),
-                "cell_wall_ns": wall,
-            });
+            let summary = OpSummary {
+                count: Some(cell.ops as f64),
+                mean_ns: Some(wall as f64 / cell.ops as f64),
+                max_ns: cell.figures().max_latency_ns.filter(|v| *v > 0).map(|v| v as f64),
+                cell_wall_ns: Some(wall as f64),
+                ..OpSummary::default()
+            };
             out.push((phase, cell.test.clone(), summary));
         }
         return out;
     }
-    for (name, mut v) in cell.latency_summaries() {
-        v["cell_wall_ns"] = wall.into();
-        out.push((key.clone(), name, v));
+    for (name, v) in cell.latency_summaries() {
+        out.push((key.clone(), name, OpSummary { cell_wall_ns: Some(wall as f64), ..v }));
     }
     out
 }

@@ -6,6 +6,7 @@ use crate::headline::{headline_tables, published_sides, HeadlineTable, Published
 use crate::hint::{sweep_hint, SweepHint};
 use crate::noise::{judge, slower_beyond, Judgement};
 pub use crate::row::{change_pct, ScalarRow};
+use iomatrix_store::{ExtentFigures, OpSummary};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -241,8 +242,13 @@ pub const CONDITIONS: [&str; 19] = [
     "generator",
 ];
 
-const PERCENTILES: [(&str, &str); 5] =
-    [("p50", "p50_ns"), ("p90", "p90_ns"), ("p99", "p99_ns"), ("p99.9", "p99_9_ns"), ("max", "max_ns")];
+const PERCENTILES: [(&str, SummaryField); 5] = [
+    ("p50", |s| s.p50_ns),
+    ("p90", |s| s.p90_ns),
+    ("p99", |s| s.p99_ns),
+    ("p99.9", |s| s.p99_9_ns),
+    ("max", |s| s.max_ns),
+];
 
 /// B against A. Cells with a file and a record size and no access-spec
 /// variant form matrices (one per test); all others are scalar rows.
@@ -498,24 +504,28 @@ fn missing_in_b(b: &Group, key: &CellKey) -> String {
     }
 }
 
-/// The figures of each operation: field in the stored summary, unit, and
-/// whether higher is better. Times in ms as the seeds print them.
-const OPERATION_FIGURES: [(&str, &str, &str); 5] = [
-    ("mean", "mean_ns", "ms"),
-    ("p50", "p50_ns", "ms"),
-    ("p99", "p99_ns", "ms"),
-    ("max", "max_ns", "ms"),
-    ("rate", "", "ops/s"),
+/// A time an operation's summary holds, in ns.
+type SummaryField = fn(&OpSummary) -> Option<f64>;
+
+/// The figures of each operation: its name, the time in the summary (None: the rate), and its
+/// unit. Times in ms as the seeds print them.
+const OPERATION_FIGURES: [(&str, Option<SummaryField>, &str); 5] = [
+    ("mean", Some(|s| s.mean_ns), "ms"),
+    ("p50", Some(|s| s.p50_ns), "ms"),
+    ("p99", Some(|s| s.p99_ns), "ms"),
+    ("max", Some(|s| s.max_ns), "ms"),
+    ("rate", None, "ops/s"),
 ];
 
 /// One sample of one figure from a stored summary: ms, or operations per second of the cell's wall time.
-fn operation_value(summary: &serde_json::Value, figure: &str) -> Option<f64> {
-    if figure == "rate" {
-        let wall = summary["cell_wall_ns"].as_f64().filter(|w| *w > 0.0)?;
-        return Some(summary["count"].as_f64()? / (wall / 1e9));
+fn operation_value(summary: &OpSummary, figure: &str) -> Option<f64> {
+    match OPERATION_FIGURES.iter().find(|f| f.0 == figure)?.1 {
+        None => {
+            let wall = summary.cell_wall_ns.filter(|w| *w > 0.0)?;
+            Some(summary.count? / (wall / 1e9))
+        }
+        Some(time) => time(summary).map(|ns| ns / 1e6),
     }
-    let field = OPERATION_FIGURES.iter().find(|f| f.0 == figure)?.1;
-    summary[field].as_f64().map(|ns| ns / 1e6)
 }
 
 fn operation_samples(a: &Group, b: &Group, phase: &str, op: &str, figure: &str) -> Option<(Vec<f64>, Vec<f64>)> {
@@ -534,7 +544,7 @@ fn operation_tables(a: &Group, b: &Group) -> Vec<OperationTable> {
     let mut tables: BTreeMap<String, Vec<OperationRow>> = BTreeMap::new();
     for ((key, op), sa) in &a.latency {
         let Some(sb) = b.latency.get(&(key.clone(), op.clone())) else { continue };
-        let has_percentiles = sa[0].get("p50_ns").is_some();
+        let has_percentiles = sa[0].percentiles;
         for (figure, _, unit) in OPERATION_FIGURES {
             // Percentiles where stored; the slowest operation only where they are not.
             let skip = match figure {
@@ -559,7 +569,7 @@ fn operation_tables(a: &Group, b: &Group) -> Vec<OperationTable> {
                 b: mb,
                 change_pct: change_pct(ma, mb),
                 verdict: judge(&va, &vb, figure == "rate"),
-                partial: sa.iter().chain(sb).any(|v| v["partial"] == true),
+                partial: sa.iter().chain(sb).any(|v| v.partial),
             });
         }
     }
@@ -697,17 +707,17 @@ fn extent_rows(a: &Group, b: &Group) -> Vec<ScalarRow> {
     let mut rows = Vec::new();
     for (key, xa) in &a.extents {
         let Some(xb) = b.extents.get(key) else { continue };
-        let med = |s: &[serde_json::Value], f: &dyn Fn(&serde_json::Value) -> Option<f64>| {
+        let med = |s: &[ExtentFigures], f: &dyn Fn(&ExtentFigures) -> Option<f64>| {
             crate::median(&s.iter().filter_map(f).collect::<Vec<_>>())
         };
-        let per_file = |v: &serde_json::Value| Some(v["total_extents"].as_f64()? / v["files"].as_f64()?);
-        let fragmented = |v: &serde_json::Value| v["fragmented_files"].as_f64();
+        let per_file = |v: &ExtentFigures| Some(v.total_extents? as f64 / v.files as f64);
+        let fragmented = |v: &ExtentFigures| v.fragmented_files;
         for (what, unit, f) in [
-            ("extents per file", "extents", &per_file as &dyn Fn(&serde_json::Value) -> Option<f64>),
+            ("extents per file", "extents", &per_file as &dyn Fn(&ExtentFigures) -> Option<f64>),
             ("fragmented files", "files", &fragmented),
         ] {
             let (va, vb) = (med(xa, f), med(xb, f));
-            let samples = |s: &[serde_json::Value]| s.iter().filter_map(f).collect::<Vec<f64>>();
+            let samples = |s: &[ExtentFigures]| s.iter().filter_map(f).collect::<Vec<f64>>();
             // A side that does not know the figure (a published table gives no fragmented files)
             // has no row: its median of nothing would read 0.
             if samples(xa).is_empty() || samples(xb).is_empty() {
@@ -732,16 +742,14 @@ fn extent_rows(a: &Group, b: &Group) -> Vec<ScalarRow> {
 fn latency_rows(a: &Group, b: &Group) -> Vec<LatencyRow> {
     let mut rows = Vec::new();
     for ((key, op), summaries_a) in &a.latency {
-        if summaries_a[0].get("p50_ns").is_none() {
+        if !summaries_a[0].percentiles {
             continue; // Bonnie's tests: in the operation tables only
         }
         let Some(summaries_b) = b.latency.get(&(key.clone(), op.clone())) else { continue };
-        let med = |s: &[serde_json::Value], field: &str| {
-            crate::median(&s.iter().filter_map(|v| v[field].as_f64()).collect::<Vec<_>>())
-        };
+        let med = |s: &[OpSummary], field: SummaryField| crate::median(&s.iter().filter_map(field).collect::<Vec<_>>());
         let percentiles = PERCENTILES
             .iter()
-            .map(|(name, field)| (name.to_string(), med(summaries_a, field), med(summaries_b, field)))
+            .map(|(name, field)| (name.to_string(), med(summaries_a, *field), med(summaries_b, *field)))
             .collect();
         rows.push(LatencyRow { cell: key.describe(), operation: op.clone(), percentiles });
     }
@@ -837,8 +845,11 @@ mod tests {
                 key.clone(),
                 per_run
                     .iter()
-                    .map(|(files, total, fragmented)| {
-                        serde_json::json!({"files": files, "total_extents": total, "fragmented_files": fragmented})
+                    .map(|(files, total, fragmented)| ExtentFigures {
+                        files: *files,
+                        total_extents: Some(*total),
+                        fragmented_files: Some(*fragmented as f64),
+                        summary: serde_json::Value::Null,
                     })
                     .collect(),
             );
@@ -901,9 +912,15 @@ mod tests {
             record_size: Some(4096),
             variant: "4k..1m (3 sizes)".into(),
         };
-        let summary = |mean: f64, count: u64| {
-            serde_json::json!({"count": count, "mean_ns": mean, "p50_ns": mean, "p99_ns": mean * 3.0,
-                "max_ns": mean * 9.0, "cell_wall_ns": 1_000_000_000u64})
+        let summary = |mean: f64, count: u64| OpSummary {
+            count: Some(count as f64),
+            mean_ns: Some(mean),
+            p50_ns: Some(mean),
+            p99_ns: Some(mean * 3.0),
+            max_ns: Some(mean * 9.0),
+            cell_wall_ns: Some(1e9),
+            percentiles: true,
+            ..OpSummary::default()
         };
         // Five repeats a side; B's opens take half as long and there are twice as many.
         a.latency.insert((phase.clone(), "open".into()), (0..5).map(|i| summary(2e6 + i as f64 * 1e4, 100)).collect());

@@ -26,6 +26,7 @@ mod machine;
 mod mount;
 mod server;
 mod space;
+pub mod stored;
 
 use std::path::Path;
 

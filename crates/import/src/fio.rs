@@ -18,8 +18,10 @@ use crate::{
     cache_words, imported_row, rfc3339_utc, unknown_conditions, Format, ImportError, ImportedCell, ImportedRun,
     UNKNOWN_BACKEND,
 };
+use iomatrix_core::figures::or_default;
 use iomatrix_core::{ByteSize, IoMix};
 use iomatrix_store::CellRow;
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
@@ -190,17 +192,71 @@ fn native_plan(ran: &[Map<String, Value>], cells: &[ImportedCell]) -> Map<String
 /// options only), worked the same way from its stored jobs' options and cells (each cell names
 /// its job); None for any other plan, or where a cell's job is not in the plan.
 pub fn stored_native_fields(plan: &Value, cells: &[CellRow]) -> Option<Map<String, Value>> {
-    if plan.get("tool")? != "fio" || plan.get("block_sizes").is_some() || plan.get("queue_depths").is_some() {
+    let plan = StoredFioPlan::deserialize(plan).ok()?;
+    if plan.tool.as_deref() != Some("fio") || plan.block_sizes || plan.queue_depths {
         return None;
     }
-    let jobs = plan.get("jobs")?.as_array()?;
+    let jobs = plan.jobs?;
     let mut ran = Vec::new();
     for cell in cells {
-        let name = cell.metrics.get("fio_job")?.as_str()?;
-        let job = jobs.iter().find(|j| j.get("name").and_then(Value::as_str) == Some(name))?;
-        ran.push(job.get("options")?.as_object()?.clone());
+        let name = FioCellNames::of(cell).fio_job?;
+        let job = jobs.iter().find_map(|j| match j {
+            StoredFioJob::Job { name: Some(n), options } if *n == name => Some(options),
+            _ => None,
+        })?;
+        ran.push(job.clone()?);
     }
     (!cells.is_empty()).then(|| native_fields(&ran, &cells.iter().collect::<Vec<_>>()))
+}
+
+/// A stored fio import's plan, as far as its native fields are worked from it. Native fields
+/// already there (`block_sizes`, `queue_depths`, even null) mean there is nothing to work.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct StoredFioPlan {
+    #[serde(deserialize_with = "or_default")]
+    tool: Option<String>,
+    #[serde(deserialize_with = "present")]
+    block_sizes: bool,
+    #[serde(deserialize_with = "present")]
+    queue_depths: bool,
+    #[serde(deserialize_with = "or_default")]
+    jobs: Option<Vec<StoredFioJob>>,
+}
+
+/// A job of a stored fio import's plan: its name and fio's options as it ran (None where the
+/// stored job has none); anything else in the list is no job.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum StoredFioJob {
+    Job {
+        #[serde(default, deserialize_with = "or_default")]
+        name: Option<String>,
+        #[serde(default, deserialize_with = "or_default")]
+        options: Option<Map<String, Value>>,
+    },
+    Other(serde::de::IgnoredAny),
+}
+
+/// What names a fio cell: the job it came from and the engine it ran on, where stored.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct FioCellNames {
+    #[serde(deserialize_with = "or_default")]
+    fio_job: Option<String>,
+    #[serde(deserialize_with = "or_default")]
+    ioengine: Option<String>,
+}
+
+impl FioCellNames {
+    fn of(cell: &CellRow) -> FioCellNames {
+        FioCellNames::deserialize(&cell.metrics).unwrap_or_default()
+    }
+}
+
+/// Whether the key is there at all, whatever it holds.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    serde::de::IgnoredAny::deserialize(d).map(|_| true)
 }
 
 fn native_fields(ran: &[Map<String, Value>], rows: &[&CellRow]) -> Map<String, Value> {
@@ -235,7 +291,7 @@ fn native_fields(ran: &[Map<String, Value>], rows: &[&CellRow]) -> Map<String, V
         ("file_size", rows.iter().map(|c| json!(c.file_size)).collect::<Vec<_>>()),
         ("clients", rows.iter().map(|c| json!(c.clients)).collect()),
         ("direct", rows.iter().map(|c| json!(c.direct)).collect()),
-        ("backend", rows.iter().map(|c| c.metrics.get("ioengine").cloned().unwrap_or(Value::Null)).collect()),
+        ("backend", rows.iter().map(|c| json!(FioCellNames::of(c).ioengine)).collect()),
         ("limit", ran.iter().zip(rows).map(|(o, c)| limit(o, c.wall_ns)).collect()),
         // No rate_iops option: fio ran unthrottled, as a native plan's none says.
         ("rate_iops", ran.iter().map(|o| json!(opt(o, &["rate_iops"]).and_then(|r| r.parse::<u64>().ok()))).collect()),

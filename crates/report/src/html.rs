@@ -8,7 +8,6 @@ use crate::svg::{
     bar_chart, escape, is_time_unit, kib_rate_unit, short, Bars, Heatmap, LineChart, Scale, Series, MAX_SERIES,
 };
 use iomatrix_analysis::{CellKey, Comparison, ManyComparison};
-use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -189,18 +188,11 @@ fn environment_html(h: &mut String, g: &ReportGroup) {
          <th class=\"l\">cache</th><th>clients</th><th class=\"l\">files vs RAM</th><th class=\"l\">labels</th></tr>"
     );
     for r in &g.runs {
-        let e = &r.environment;
-        let c = &r.conditions;
-        let text = |v: &Value| match v {
-            Value::Null => "unknown".to_string(),
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
+        let e = r.environment_facts();
+        let target = e.target.clone().unwrap_or_default();
+        let c = r.conditions_facts();
         let labels: Vec<String> = r.summary.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let ram = e["ram_bytes"]
-            .as_u64()
-            .map(|b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64))
-            .unwrap_or("unknown".into());
+        let ram = e.ram_bytes.map(|b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)).unwrap_or("unknown".into());
         let _ = writeln!(
             h,
             "<tr><td class=\"l\">#{}{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{} x {}</td><td>{}</td>\
@@ -212,18 +204,18 @@ fn environment_html(h: &mut String, g: &ReportGroup) {
                 status => format!(" ({})", status.as_str()),
             },
             escape(&r.summary.host),
-            escape(&text(&e["kernel"])),
-            escape(&text(&e["cpu_count"])),
-            escape(&text(&e["cpu_model"])),
+            escape(&e.kernel.shown()),
+            escape(&e.cpu_count.shown()),
+            escape(&e.cpu_model.shown()),
             escape(&ram),
-            escape(&text(&e["target"]["fs_type"])),
-            escape(&text(&e["target"]["mount_source"])),
-            escape(&text(&e["target"]["mount_options"])),
-            escape(&text(&c["backend"])),
-            if c["direct"] == true { ", O_DIRECT" } else { "" },
-            escape(&text(&c["cache"])),
-            escape(&text(&c["clients"])),
-            escape(&text(&c["files_vs_ram"])),
+            escape(&target.fs_type.shown()),
+            escape(&target.mount_source.shown()),
+            escape(&target.mount_options.shown()),
+            escape(&c.backend.shown()),
+            if c.direct.is_true() { ", O_DIRECT" } else { "" },
+            escape(&c.cache.shown()),
+            escape(&c.clients.shown()),
+            escape(&c.files_vs_ram.shown()),
             escape(&labels.join(" "))
         );
     }
@@ -231,12 +223,13 @@ fn environment_html(h: &mut String, g: &ReportGroup) {
 }
 
 fn latency_html(h: &mut String, g: &ReportGroup) {
-    const POINTS: [(&str, f64, &str); 5] = [
-        ("p50_ns", 1.0, "p50"),
-        ("p90_ns", 2.0, "p90"),
-        ("p99_ns", 4.0, "p99"),
-        ("p99_9_ns", 8.0, "p99.9"),
-        ("p99_99_ns", 16.0, "p99.99"),
+    type Percentile = fn(&iomatrix_store::OpSummary) -> Option<f64>;
+    const POINTS: [(Percentile, f64, &str); 5] = [
+        (|s| s.p50_ns, 1.0, "p50"),
+        (|s| s.p90_ns, 2.0, "p90"),
+        (|s| s.p99_ns, 4.0, "p99"),
+        (|s| s.p99_9_ns, 8.0, "p99.9"),
+        (|s| s.p99_99_ns, 16.0, "p99.99"),
     ];
     let series: Vec<Series> = g
         .summary
@@ -247,7 +240,7 @@ fn latency_html(h: &mut String, g: &ReportGroup) {
             points: POINTS
                 .iter()
                 .filter_map(|(field, x, _)| {
-                    let v: Vec<f64> = summaries.iter().filter_map(|s| s[*field].as_f64()).collect();
+                    let v: Vec<f64> = summaries.iter().filter_map(field).collect();
                     let m = iomatrix_analysis::median(&v);
                     (m > 0.0).then_some((*x, m / 1e3))
                 })

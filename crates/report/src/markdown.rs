@@ -32,17 +32,17 @@ fn group(m: &mut String, g: &ReportGroup) {
     let ids: Vec<String> = g.runs.iter().map(|r| format!("#{}", r.summary.id)).collect();
     let _ = writeln!(m, "\n## {}: {} suite, run(s) {}\n", g.name, g.summary.suite, ids.join(", "));
     for r in &g.runs {
-        let c = &r.conditions;
+        let c = r.conditions_facts();
         let _ = writeln!(
             m,
             "- run #{} ({}) on {}: backend {}, direct {}, clients {}, files vs RAM: {}",
             r.summary.id,
             r.summary.status.as_str(),
             r.summary.host,
-            c["backend"],
-            c["direct"],
-            c["clients"],
-            c["files_vs_ram"]
+            c.backend.json(),
+            c.direct.json(),
+            c.clients.json(),
+            c.files_vs_ram.json()
         );
     }
     let lines = not_complete(g);

@@ -92,6 +92,74 @@ pub struct CellFigures {
     /// drops one (a cold backup walk, access after `--prepare`): counted with mincore.
     #[serde(deserialize_with = "or_default", skip_serializing)]
     pub cached_at_start: Option<CachedAtStart>,
+    /// Why a disturbed cell did not run for its time ([`crate::DISTURBED_KEY`]).
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub disturbed: Option<Disturbance>,
+}
+
+/// What a disturbed cell stores of its disturbance.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Disturbance {
+    #[serde(deserialize_with = "or_default")]
+    pub cause: Option<String>,
+}
+
+/// Where the file-server's and a personality's operations are stored in a cell's figures: the
+/// serde name of [`CellFigures::ops`] and of `latency_summaries`' own field.
+const OPS_KEY: &str = "ops";
+
+/// One operation's latency summary (a [`iomatrix_stats::LatencySummary`] as a cell stores it, or
+/// a whole cell of a suite timed whole), with what compare reads beside it: the cell's wall time
+/// and whether the cell was partial or disturbed. Every figure absent where not stored.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct OpSummary {
+    #[serde(deserialize_with = "or_default")]
+    pub count: Option<f64>,
+    #[serde(deserialize_with = "or_default")]
+    pub mean_ns: Option<f64>,
+    #[serde(deserialize_with = "or_default")]
+    pub p50_ns: Option<f64>,
+    #[serde(deserialize_with = "or_default")]
+    pub p90_ns: Option<f64>,
+    #[serde(deserialize_with = "or_default")]
+    pub p99_ns: Option<f64>,
+    #[serde(deserialize_with = "or_default")]
+    pub p99_9_ns: Option<f64>,
+    #[serde(deserialize_with = "or_default")]
+    pub p99_99_ns: Option<f64>,
+    #[serde(deserialize_with = "or_default")]
+    pub max_ns: Option<f64>,
+    /// Whether the summary stores percentiles: a histogram's summary does (its `p50_ns`, even
+    /// null); a cell timed whole (Bonnie's tests) does not.
+    #[serde(skip)]
+    pub percentiles: bool,
+    /// The wall time of the cell the operation ran in, for its rate.
+    #[serde(skip)]
+    pub cell_wall_ns: Option<f64>,
+    #[serde(skip)]
+    pub partial: bool,
+    #[serde(skip)]
+    pub disturbed: bool,
+}
+
+impl OpSummary {
+    /// A stored object that is a latency summary (a `p50_ns`, a count above 0), typed.
+    fn stored(v: &Value) -> Option<OpSummary> {
+        #[derive(Deserialize)]
+        struct Summary {
+            #[allow(dead_code)]
+            p50_ns: serde::de::IgnoredAny,
+            #[serde(default, deserialize_with = "or_default")]
+            count: u64,
+        }
+        if !Summary::deserialize(v).is_ok_and(|s| s.count > 0) {
+            return None;
+        }
+        let summary = OpSummary::deserialize(v).ok()?;
+        Some(OpSummary { percentiles: true, ..summary })
+    }
 }
 
 /// An operation's count and mean time, as its summary stores them.
@@ -127,6 +195,8 @@ pub struct ExtentFigures {
     pub files: u64,
     /// Extents over those files; None where the summary does not say.
     pub total_extents: Option<u64>,
+    /// Files of more than one extent; None where the summary does not say (a published table).
+    pub fragmented_files: Option<f64>,
     pub summary: Value,
 }
 
@@ -139,10 +209,17 @@ impl<'de> Deserialize<'de> for ExtentFigures {
             files: u64,
             #[serde(deserialize_with = "or_default")]
             total_extents: Option<u64>,
+            #[serde(deserialize_with = "or_default")]
+            fragmented_files: Option<f64>,
         }
         let summary = Value::deserialize(d)?;
         let counted = Counted::deserialize(&summary).unwrap_or_default();
-        Ok(ExtentFigures { files: counted.files, total_extents: counted.total_extents, summary })
+        Ok(ExtentFigures {
+            files: counted.files,
+            total_extents: counted.total_extents,
+            fragmented_files: counted.fragmented_files,
+            summary,
+        })
     }
 }
 
@@ -192,28 +269,32 @@ impl CellRow {
 
     /// The cell's per-operation latency summaries by name: every object of its figures, or
     /// of an object in them, with a `p50_ns` and a non-zero count (access's `read` and `write`,
-    /// the file-server's operations under `ops`, named by the operation alone), as stored.
-    pub fn latency_summaries(&self) -> Vec<(String, Value)> {
-        #[derive(Deserialize)]
-        struct Summary {
-            #[allow(dead_code)]
-            p50_ns: serde::de::IgnoredAny,
-            #[serde(default, deserialize_with = "or_default")]
-            count: u64,
+    /// the file-server's and a personality's operations under `ops`, named by the operation
+    /// alone), typed ([`OpSummary`]), in the order of their stored keys.
+    pub fn latency_summaries(&self) -> Vec<(String, OpSummary)> {
+        /// A cell's figures as objects by key, with the operations (`ops`) apart.
+        #[derive(Deserialize, Default)]
+        #[serde(default)]
+        struct Stored {
+            #[serde(deserialize_with = "or_default")]
+            ops: Map<String, Value>,
+            #[serde(flatten)]
+            rest: Map<String, Value>,
         }
-        let is_summary = |v: &Value| Summary::deserialize(v).is_ok_and(|s| s.count > 0);
-        let mut out = Vec::new();
-        for (k, v) in self.metrics.as_object().into_iter().flatten() {
-            if is_summary(v) {
-                out.push((k.clone(), v.clone()));
-            }
+        let stored = Stored::deserialize(&self.metrics).unwrap_or_default();
+        // Sorted by where each summary is stored (key, then inner key), as the figures' keys run.
+        let mut found: Vec<((&str, &str), String, OpSummary)> = Vec::new();
+        for (k, v) in &stored.rest {
+            found.extend(OpSummary::stored(v).map(|s| ((k.as_str(), ""), k.clone(), s)));
             for (k2, v2) in v.as_object().into_iter().flatten() {
-                if is_summary(v2) {
-                    out.push((if k == "ops" { k2.clone() } else { format!("{k}.{k2}") }, v2.clone()));
-                }
+                found.extend(OpSummary::stored(v2).map(|s| ((k.as_str(), k2.as_str()), format!("{k}.{k2}"), s)));
             }
         }
-        out
+        for (k2, v2) in &stored.ops {
+            found.extend(OpSummary::stored(v2).map(|s| ((OPS_KEY, k2.as_str()), k2.clone(), s)));
+        }
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        found.into_iter().map(|(_, name, summary)| (name, summary)).collect()
     }
 
     /// Sets the cell's repeat number where its suite stores one.
@@ -323,8 +404,12 @@ mod tests {
             "ops": {"create": {"p50_ns": null, "count": 2}, "stat": {"count": 5}},
             "phase": {"inner": {"p50_ns": 1, "count": 1}},
         }));
-        let names: Vec<String> = cell.latency_summaries().into_iter().map(|(n, _)| n).collect();
+        let summaries = cell.latency_summaries();
+        let names: Vec<&str> = summaries.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["create", "phase.inner", "read"]);
+        let read = &summaries[2].1;
+        assert_eq!((read.p50_ns, read.count, read.percentiles), (Some(10.0), Some(3.0), true));
+        assert_eq!(summaries[0].1.p50_ns, None, "a null percentile reads as absent, the summary still one");
         assert!(row(json!(null)).latency_summaries().is_empty());
     }
 }

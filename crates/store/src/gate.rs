@@ -64,9 +64,10 @@ impl Limits {
     /// than rank 0's are not recorded, and each rank's clock counts from its own release from the
     /// barrier (ranks share no clock), so its cells' %CPU is not held to one host's cores.
     pub fn of_environment(env: &Value) -> Limits {
-        let cpus = env["cpu_count"].as_u64().filter(|n| *n > 0).map(|n| n as usize);
-        let Some(ranks) = env["client_hosts"].as_array() else { return Limits { cpus, hosts: 1 } };
-        let mut hosts: Vec<&str> = ranks.iter().filter_map(|h| h["host"].as_str()).collect();
+        let env = crate::reader::StoredEnvironment::of(env);
+        let cpus = env.cpu_count.whole().filter(|n| *n > 0).map(|n| n as usize);
+        let Some(ranks) = &env.client_hosts else { return Limits { cpus, hosts: 1 } };
+        let mut hosts: Vec<&str> = ranks.iter().filter_map(|h| h.host.text()).collect();
         hosts.sort_unstable();
         hosts.dedup();
         Limits { cpus: None, hosts: hosts.len().max(1) }

@@ -42,11 +42,12 @@ mod figures;
 pub mod gate;
 mod maintain;
 mod open;
+pub mod reader;
 mod schema;
 mod study;
 mod time;
 
-pub use cell_figures::{CellFigures, ExtentFigures, FailedClient, OpMean, IOPS, MAX_LATENCY_NS, PER_SEC};
+pub use cell_figures::{CellFigures, ExtentFigures, FailedClient, OpMean, OpSummary, IOPS, MAX_LATENCY_NS, PER_SEC};
 pub use figures::Unreadable;
 pub use maintain::{
     backup, check, quick_check, schema_version_of, BackupReport, CheckReport, MergeMode, MergeReport, MergedRun,
@@ -965,7 +966,7 @@ impl Store {
             cell.metrics = keep(metrics, Some((cell.seq, &cell.test)), "metrics_json");
             cell.client_figures = keep(clients, Some((cell.seq, &cell.test)), "clients_json");
             if cell.state.kind == CellStateKind::Disturbed {
-                cell.state.cause = cell.metrics[DISTURBED_KEY]["cause"].as_str().map(str::to_string);
+                cell.state.cause = cell.figures().disturbed.and_then(|d| d.cause);
             }
             // A failed cell has no CPU figure either: nothing was measured.
             if cell.figures().cpu_not_in_source() || cell.state.kind == CellStateKind::Failed {

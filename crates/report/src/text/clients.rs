@@ -6,6 +6,7 @@
 use crate::document::{marked, HostFigures, HostRow, Straggler, MARKS_LEGEND};
 use crate::table::{Column, Table};
 use iomatrix_core::human;
+use iomatrix_store::reader::client_rank;
 use iomatrix_store::{CellRow, StoredRun};
 use std::fmt::Write;
 
@@ -49,7 +50,7 @@ pub fn table(run: &StoredRun, columns: &ClientColumns) -> String {
             .as_array()
             .into_iter()
             .flatten()
-            .filter_map(|f| Some((f["rank"].as_u64()?, (columns.client_rate)(f)?)))
+            .filter_map(|f| Some((client_rank(f)?, (columns.client_rate)(f)?)))
             .min_by(|a, b| a.1.total_cmp(&b.1))
             .map(|(rank, rate)| format!("#{rank} at {}", human::fixed(rate, 0)))
             .unwrap_or_else(|| "-".into());
@@ -127,15 +128,15 @@ fn by_host(run: &StoredRun, columns: &ClientColumns) -> String {
 /// geometric mean of its ratios over the cells). None unless the clients
 /// ran on two hosts or more. `show` and the report read the same figures.
 pub fn host_figures(run: &StoredRun, columns: &ClientColumns) -> Option<HostFigures> {
-    let ranks = run.environment["client_hosts"].as_array()?;
+    let ranks = run.environment_facts().client_hosts?;
     let host_of = |rank: u64| {
         ranks
             .iter()
-            .find(|h| h["rank"].as_u64() == Some(rank))
-            .map(|h| (h["host"].as_str().unwrap_or("?").to_string(), h["address"].as_str().unwrap_or("").to_string()))
+            .find(|h| h.rank.whole() == Some(rank))
+            .map(|h| (h.host.text().unwrap_or("?").to_string(), h.address.text().unwrap_or("").to_string()))
     };
     let mut hosts: Vec<(String, String)> = Vec::new();
-    for h in ranks.iter().filter_map(|h| host_of(h["rank"].as_u64()?)) {
+    for h in ranks.iter().filter_map(|h| host_of(h.rank.whole()?)) {
         if !hosts.contains(&h) {
             hosts.push(h);
         }
@@ -150,7 +151,7 @@ pub fn host_figures(run: &StoredRun, columns: &ClientColumns) -> Option<HostFigu
     for c in &run.cell_results {
         let mut rates: Vec<Vec<f64>> = vec![Vec::new(); hosts.len()];
         for f in c.client_figures.as_array().into_iter().flatten() {
-            let (Some(rank), Some(rate)) = (f["rank"].as_u64(), (columns.client_rate)(f)) else { continue };
+            let (Some(rank), Some(rate)) = (client_rank(f), (columns.client_rate)(f)) else { continue };
             if let Some(i) = host_of(rank).and_then(|h| hosts.iter().position(|k| *k == h)) {
                 rates[i].push(rate);
             }
@@ -213,7 +214,7 @@ fn host_label(name: &str, address: &str) -> String {
 /// extents) is left out rather than shown as the whole run's. `view` is the
 /// run as [`ClientColumns`] reads it (the same cells, in the same order).
 pub fn on_host(run: &StoredRun, view: &StoredRun, columns: &ClientColumns, host: &str) -> Result<StoredRun, String> {
-    let Some(ranks) = run.environment["client_hosts"].as_array() else {
+    let Some(ranks) = run.environment_facts().client_hosts else {
         return Err(format!(
             "run #{} stored no client hosts (its clients were not MPI ranks); give the run without @HOST",
             run.summary.id
@@ -221,14 +222,12 @@ pub fn on_host(run: &StoredRun, view: &StoredRun, columns: &ClientColumns, host:
     };
     let on: Vec<u64> = ranks
         .iter()
-        .filter(|h| h["host"].as_str() == Some(host) || h["address"].as_str() == Some(host))
-        .filter_map(|h| h["rank"].as_u64())
+        .filter(|h| h.host.text() == Some(host) || h.address.text() == Some(host))
+        .filter_map(|h| h.rank.whole())
         .collect();
     if on.is_empty() {
-        let mut known: Vec<String> = ranks
-            .iter()
-            .map(|h| host_label(h["host"].as_str().unwrap_or("?"), h["address"].as_str().unwrap_or("")))
-            .collect();
+        let mut known: Vec<String> =
+            ranks.iter().map(|h| host_label(h.host.text().unwrap_or("?"), h.address.text().unwrap_or(""))).collect();
         known.dedup();
         return Err(format!(
             "run #{} has no client on host '{host}'; its hosts (name or address): {}",
@@ -236,7 +235,7 @@ pub fn on_host(run: &StoredRun, view: &StoredRun, columns: &ClientColumns, host:
             known.join(", ")
         ));
     }
-    let mine = |f: &serde_json::Value| f["rank"].as_u64().is_some_and(|r| on.contains(&r));
+    let mine = |f: &serde_json::Value| client_rank(f).is_some_and(|r| on.contains(&r));
     let mut most = 0;
     let cells = run
         .cell_results

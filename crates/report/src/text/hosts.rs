@@ -5,84 +5,83 @@
 
 use iomatrix_core::human;
 use iomatrix_core::text::printable;
-use serde_json::Value;
+use iomatrix_store::reader::{Fact, StoredEnvironment, StoredHost};
 use std::fmt::Write;
 
 /// The hosts and the server, a line each; empty for a run with neither (threads on one host,
 /// no server described).
-pub fn hosts_text(environment: &Value) -> String {
+pub fn hosts_text(environment: &StoredEnvironment) -> String {
     let mut out = String::new();
-    if let Some(ranks) = environment["client_hosts"].as_array().filter(|r| !r.is_empty()) {
+    if let Some(ranks) = environment.client_hosts.as_ref().filter(|r| !r.is_empty()) {
         let _ = writeln!(out, "hosts: {} rank(s)", ranks.len());
         for r in ranks {
             let _ = writeln!(
                 out,
                 "  rank {} on {} ({}): {}",
-                r["rank"],
-                printable(r["host"].as_str().unwrap_or("?")),
-                printable(r["address"].as_str().unwrap_or("?")),
-                host_line(&r["environment"])
+                r.rank.json(),
+                printable(r.host.text().unwrap_or("?")),
+                printable(r.address.text().unwrap_or("?")),
+                host_line(r.environment.as_ref())
             );
         }
     }
-    if let Some(server) = environment["server"].as_object() {
+    if let Some(server) = &environment.server {
         let facts: Vec<String> = server
-            .get("facts")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| format!("{}={}", printable(k), printable(v.as_str().unwrap_or("?"))))
+            .facts
+            .iter()
+            .map(|(k, v)| format!("{}={}", printable(k), printable(v.text().unwrap_or("?"))))
             .collect();
         let _ = writeln!(
             out,
             "server: described by {}: {}",
-            printable(server.get("described_by").and_then(Value::as_str).unwrap_or("?")),
+            printable(server.described_by.text().unwrap_or("?")),
             if facts.is_empty() { "no facts".to_string() } else { facts.join("; ") }
         );
     }
     out
 }
 
-/// One host's facts in a line, or "not recorded".
-pub fn host_line(env: &Value) -> String {
-    if !env.is_object() {
-        return "not recorded (stored before hosts were described)".into();
+/// A fact as `show` writes it: text made printable, anything else as its JSON, "unknown".
+fn text(fact: &Fact) -> String {
+    match fact {
+        Fact::Text(s) => printable(s).into_owned(),
+        other => other.shown(),
     }
-    let text = |v: &Value| match v {
-        Value::String(s) => printable(s).into_owned(),
-        Value::Null => "unknown".into(),
-        other => other.to_string(),
+}
+
+/// One host's facts in a line, or "not recorded".
+pub fn host_line(env: Option<&StoredHost>) -> String {
+    let Some(env) = env else {
+        return "not recorded (stored before hosts were described)".into();
     };
     let mut line = format!(
         "{}, {} CPUs, RAM {}, kernel {}",
-        text(&env["cpu_model"]),
-        text(&env["cpu_count"]),
-        env["ram_bytes"].as_u64().filter(|b| *b > 0).map_or("unknown".into(), human::bytes),
-        text(&env["kernel"])
+        text(&env.cpu_model),
+        text(&env.cpu_count),
+        env.ram_bytes.filter(|b| *b > 0).map_or("unknown".into(), human::bytes),
+        text(&env.kernel)
     );
-    let folder = &env["folder"];
-    if folder.is_object() {
+    if let Some(folder) = &env.folder {
         let _ = write!(
             line,
             "; folder {} ({} on {})",
-            text(&folder["path"]),
-            text(&folder["fs_type"]),
-            text(&folder["mount_source"])
+            text(&folder.path),
+            text(&folder.fs_type),
+            text(&folder.mount_source)
         );
     }
-    let nic = &env["nic"];
-    if nic.is_object() {
-        let speed = nic["speed_mbps"].as_u64().map_or("speed unknown".into(), |s| format!("{s} Mbit/s"));
-        let mtu = nic["mtu"].as_u64().map_or("MTU unknown".into(), |m| format!("MTU {m}"));
+    if let Some(nic) = &env.nic {
+        let speed = nic.speed_mbps.map_or("speed unknown".into(), |s| format!("{s} Mbit/s"));
+        let mtu = nic.mtu.map_or("MTU unknown".into(), |m| format!("MTU {m}"));
         let _ = write!(
             line,
             "; NIC {} toward {} ({}, {speed}, {mtu}), link {}",
-            text(&nic["name"]),
-            text(&nic["toward"]),
-            text(&nic["driver"]),
-            match nic["receive_rate"].as_str() {
-                Some(receive) => format!("{} out, {receive} in", text(&nic["link_rate"])),
-                None => text(&nic["link_rate"]),
+            text(&nic.name),
+            text(&nic.toward),
+            text(&nic.driver),
+            match &nic.receive_rate {
+                Some(receive) => format!("{} out, {receive} in", text(&nic.link_rate)),
+                None => text(&nic.link_rate),
             }
         );
     } else {
@@ -106,12 +105,16 @@ mod tests {
                         "link_rate": "10Mbit"}}},
             {"rank": 1, "host": "h2", "address": "10.0.0.2"}],
             "server": {"described_by": "--describe server=s.txt", "facts": {"ram_bytes": "64g"}}});
-        let text = hosts_text(&env);
+        let text = hosts_text(&StoredEnvironment::of(&env));
         assert!(text.starts_with("hosts: 2 rank(s)\n"), "{text}");
         assert!(text.contains("rank 0 on h1 (10.0.0.1): Xeon, 2 CPUs, RAM 1"), "{text}");
         assert!(text.contains("NIC eth0 toward 10.0.0.9 (veth, 10000 Mbit/s, MTU 1500), link 10Mbit"), "{text}");
         assert!(text.contains("rank 1 on h2 (10.0.0.2): not recorded"), "{text}");
         assert!(text.contains("server: described by --describe server=s.txt: ram_bytes=64g"), "{text}");
-        assert_eq!(hosts_text(&json!({"kernel": "6.18"})), "", "a run of threads on one host adds nothing");
+        assert_eq!(
+            hosts_text(&StoredEnvironment::of(&json!({"kernel": "6.18"}))),
+            "",
+            "a run of threads on one host adds nothing"
+        );
     }
 }

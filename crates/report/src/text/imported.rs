@@ -2,32 +2,38 @@
 //! and what their file did not say, in place of the machine and target a
 //! native run records.
 
+use iomatrix_store::reader::{Fact, StoredImport};
 use iomatrix_store::StoredRun;
 use serde_json::Value;
 
-/// The `imported` block of an imported run's conditions.
+/// The `imported` block of an imported run's conditions, as stored: for a suite's own reads of
+/// what its importer keeps there (bonnie's `unmeasured`), until suites declare their conditions
+/// as types. Shared code reads [`stored`].
 pub fn source(run: &StoredRun) -> Option<&serde_json::Map<String, Value>> {
     run.conditions.get("imported").and_then(Value::as_object)
+}
+
+/// Where an imported run came from, typed; None for a native run.
+pub fn stored(run: &StoredRun) -> Option<StoredImport> {
+    run.conditions_facts().imported
 }
 
 /// Replaces the native lines an import cannot fill (machine, an unknown
 /// target) with where the run came from and what its file did not say.
 pub fn adjust_pairs(run: &StoredRun, pairs: &mut Vec<(String, String)>) {
-    let Some(imp) = source(run) else { return };
-    let c = &run.conditions;
-    let text = |v: &Value| v.as_str().map(str::to_string);
+    let Some(imp) = stored(run) else { return };
     pairs.retain(|(key, _)| key != "machine" && key != "target");
-    if let Some(target) = text(&c["target"]) {
+    if let Some(target) = run.conditions_facts().target.text() {
         pairs.insert(0, ("target".into(), format!("{target} (file system unknown)")));
     }
-    let mut from = imp.get("tool").and_then(text).unwrap_or_default();
-    if let Some(v) = imp.get("version").and_then(text) {
+    let mut from = imp.tool.clone().unwrap_or_default();
+    if let Some(v) = &imp.version {
         from += &format!(" {v}");
     }
-    let published = is_published(run);
+    let published = imp.published == Some(true);
     from += if published { " table, " } else { " output, " };
-    from += &imp.get("source").and_then(text).unwrap_or_default();
-    if let Some(at) = imp.get("measured_at").and_then(text) {
+    from += &imp.source.clone().unwrap_or_default();
+    if let Some(at) = &imp.measured_at {
         from += &format!(", measured {at}");
     }
     pairs.insert(0, ("imported".into(), from));
@@ -42,26 +48,23 @@ pub fn adjust_pairs(run: &StoredRun, pairs: &mut Vec<(String, String)>) {
             ),
         );
     }
-    let list = |key: &str| -> Vec<String> {
-        imp.get(key).and_then(Value::as_array).into_iter().flatten().filter_map(text).collect()
-    };
-    let unknown = list("unknown");
+    let list = |items: &[Fact]| -> Vec<String> { items.iter().filter_map(Fact::text).map(str::to_string).collect() };
+    let unknown = list(&imp.unknown);
     if !unknown.is_empty() {
         pairs.push(("not in the source".into(), unknown.join("; ")));
     }
-    for note in list("notes") {
+    for note in list(&imp.notes) {
         pairs.push(("note".into(), note));
     }
-    for skipped in list("skipped") {
+    for skipped in list(&imp.skipped) {
         pairs.push(("skipped".into(), skipped));
     }
     // Lines `import --skip-bad-lines` could not read: how many, and the first few.
     let bad: Vec<String> = imp
-        .get("bad_lines")
-        .and_then(Value::as_array)
-        .into_iter()
+        .bad_lines
+        .iter()
         .flatten()
-        .map(|b| format!("line {}: {}", b["line"], b["why"].as_str().unwrap_or("?")))
+        .map(|b| format!("line {}: {}", b.line.json(), b.why.text().unwrap_or("?")))
         .collect();
     if !bad.is_empty() {
         const SHOWN: usize = 5;
@@ -79,7 +82,7 @@ pub fn adjust_pairs(run: &StoredRun, pairs: &mut Vec<(String, String)>) {
 
 /// Whether the run is a published table (`iomatrix import --format published`).
 pub fn is_published(run: &StoredRun) -> bool {
-    source(run).and_then(|imp| imp.get("published")).and_then(Value::as_bool) == Some(true)
+    stored(run).and_then(|imp| imp.published) == Some(true)
 }
 
 /// A published run's table as it was typed: one line per figure, in the file's order; None for
@@ -96,23 +99,17 @@ pub fn published_table(run: &StoredRun) -> Option<String> {
         crate::table::Column::right("value", 14),
         crate::table::Column::free("unit").gap(" "),
     ]);
-    let typed = run.conditions.get(PUBLISHED_TABLE).and_then(Value::as_array).cloned().unwrap_or_default();
-    let mut rows: Vec<&Value> = typed.iter().collect();
-    rows.sort_by_key(|r| r["line"].as_u64().unwrap_or(0));
-    let text = |v: &Value| iomatrix_core::text::printable(v.as_str().unwrap_or("")).to_string();
+    let typed = run.conditions_facts().published_table.unwrap_or_default();
+    let mut rows: Vec<_> = typed.iter().collect();
+    rows.sort_by_key(|r| r.line.whole().unwrap_or(0));
+    let text = |v: &Fact| iomatrix_core::text::printable(v.text().unwrap_or("")).to_string();
     for r in rows {
-        table.row([
-            r["line"].to_string(),
-            text(&r["cell"]),
-            text(&r["operation"]),
-            text(&r["metric"]),
-            text(&r["value"]),
-            text(&r["unit"]),
-        ]);
+        table.row([r.line.json(), text(&r.cell), text(&r.operation), text(&r.metric), text(&r.value), text(&r.unit)]);
     }
     Some(format!("\npublished table, as typed ({} figures):\n{}", typed.len(), table.render()))
 }
 
 /// Where an import of a published table keeps its lines as typed in its conditions (the
-/// importer's `TYPED_KEY`, which its tests hold to this: the report crate sits below the importer).
+/// importer's `TYPED_KEY`, which its tests hold to this: the report crate sits below the importer,
+/// and the store's reader reads them as `StoredConditions::published_table`).
 pub const PUBLISHED_TABLE: &str = "published_table";

@@ -6,6 +6,7 @@ use super::{imported, verify};
 use crate::table::{Column, Table};
 use iomatrix_core::human;
 use iomatrix_core::text::printable;
+use iomatrix_store::reader::{StoredConditions, StoredEnvironment};
 use iomatrix_store::{CellStateKind, StoredRun};
 use serde_json::{json, Value};
 use std::fmt::Write;
@@ -33,18 +34,18 @@ pub fn run_text(run: &StoredRun, tables: &str) -> String {
         printable(&s.host)
     );
     let _ = writeln!(out, "command: {}", printable(&s.command_line));
-    if let Some(origin) = &run.origin {
+    if let Some(origin) = run.origin_facts() {
         let _ = writeln!(
             out,
             "merged from: {} (run #{} there)",
-            origin["file"].as_str().unwrap_or("?"),
-            origin["run_id"].as_i64().map_or("?".into(), |id| id.to_string())
+            origin.file.as_deref().unwrap_or("?"),
+            origin.run_id.map_or("?".into(), |id| id.to_string())
         );
     }
     for (key, value) in condition_pairs(run) {
         let _ = writeln!(out, "{key}: {value}");
     }
-    out.push_str(&super::hosts::hosts_text(&run.environment));
+    out.push_str(&super::hosts::hosts_text(&run.environment_facts()));
     if !s.labels.is_empty() {
         let labels: Vec<String> = s.labels.iter().map(|(k, v)| format!("{}={}", printable(k), printable(v))).collect();
         let _ = writeln!(out, "labels: {}", labels.join(" "));
@@ -54,18 +55,17 @@ pub fn run_text(run: &StoredRun, tables: &str) -> String {
     if let Some(error) = &s.error {
         let _ = writeln!(out, "error: {}", printable(error));
     }
-    if let Some(lost) = &run.lost {
+    if let Some(lost) = run.lost_facts() {
         let _ = writeln!(
             out,
             "lost: {} of {} cells not stored; {} client figure(s) lost to failures{}",
-            lost["cells_not_stored"],
-            lost["cells_planned"],
-            lost["client_cells_failed"],
-            lost["failed"]
-                .as_array()
+            lost.cells_not_stored.json(),
+            lost.cells_planned.json(),
+            lost.client_cells_failed.json(),
+            lost.failed
                 .into_iter()
                 .flatten()
-                .map(|c| format!(" [{}: {} client(s) failed]", c["cell"].as_str().unwrap_or("?"), c["clients_failed"]))
+                .map(|c| format!(" [{}: {} client(s) failed]", c.cell.text().unwrap_or("?"), c.clients_failed.json()))
                 .collect::<String>()
         );
     }
@@ -73,9 +73,9 @@ pub fn run_text(run: &StoredRun, tables: &str) -> String {
     // Said under every table of CPU figures: what 100% is, and the ceiling on this machine.
     if tables.contains("CPU") || tables.contains("%CP") {
         out.push('\n');
-        out.push_str(&match imported::source(run) {
-            Some(from) => super::summary::imported_cpu_meaning(from.get("tool").and_then(Value::as_str).unwrap_or("?")),
-            None => super::summary::cpu_meaning(run.environment["cpu_count"].as_u64()),
+        out.push_str(&match run.conditions_facts().imported {
+            Some(from) => super::summary::imported_cpu_meaning(from.tool.as_deref().unwrap_or("?")),
+            None => super::summary::cpu_meaning(run.environment_facts().cpu_count.whole()),
         });
     }
     out.push_str(&verify::report(run));
@@ -182,43 +182,123 @@ fn noise(run: &StoredRun) -> String {
 
 /// The conditions every figure depends on, as (name, value) lines.
 pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
-    let c = &run.conditions;
-    let e = &run.environment;
-    let target = target(c, e);
+    let c = run.conditions_facts();
+    let e = run.environment_facts();
+    let target = target_line(&c, &e);
     let mut pairs = vec![
         ("target".to_string(), target),
-        ("backend".into(), text(&c["backend"])),
-        ("cache".into(), text(&c["cache"])),
-        ("clients".into(), text(&c["clients"])),
+        ("backend".into(), c.backend.shown()),
+        ("cache".into(), c.cache.shown()),
+        ("clients".into(), c.clients.shown()),
         (
             "file size vs RAM".into(),
             format!(
                 "{} (largest file {}, RAM {})",
-                text(&c["files_vs_ram"]),
-                human::bytes(c["largest_file_bytes"].as_u64().unwrap_or(0)),
-                human::bytes(c["ram_bytes"].as_u64().unwrap_or(0))
+                c.files_vs_ram.shown(),
+                human::bytes(c.largest_file_bytes.unwrap_or(0)),
+                human::bytes(c.ram_bytes.unwrap_or(0))
             ),
         ),
         (
             "machine".into(),
-            format!("{}, {} CPUs, kernel {}", text(&e["cpu_model"]), text(&e["cpu_count"]), text(&e["kernel"])),
+            format!("{}, {} CPUs, kernel {}", e.cpu_model.shown(), e.cpu_count.shown(), e.kernel.shown()),
         ),
     ];
     // A suite that cannot know its file sizes beforehand (backup) stores files_vs_ram as null.
-    pairs.retain(|(key, _)| key != "file size vs RAM" || !c["files_vs_ram"].is_null());
+    pairs.retain(|(key, _)| key != "file size vs RAM" || !c.files_vs_ram.is_null());
     // How the files were prepared, so what the page cache held of them at each cell's start
     // (runs stored before it was said have no line).
-    if let Some(prepared) = c["prepare"].as_str() {
-        pairs.insert(3, ("prepared".into(), prepared.to_string()));
+    if let Some(prepared) = &c.prepare {
+        pairs.insert(3, ("prepared".into(), prepared.clone()));
     }
-    // Where the clients' threads ran (runs stored before it was said have no line).
+    suite_pairs_after_clients(&run.conditions, &mut pairs);
+    if let Some(timing) = &c.timing {
+        pairs.push(("timing".into(), timing.clone()));
+    }
+    suite_timing_pairs(&run.conditions, &mut pairs);
+    if let Some(dev) = e.target.as_ref().and_then(|t| t.block_device.as_ref()) {
+        pairs.push((
+            "block device".into(),
+            format!(
+                "{}{}",
+                if dev.name.is_present() { dev.name.shown() } else { String::new() },
+                dev.alignment_bytes.map(|a| format!(", partition aligned to {}", human::bytes(a))).unwrap_or_default()
+            ),
+        ));
+    }
+    suite_pairs_of_bonnie(&run.conditions, &mut pairs);
+    if c.backend.text() == Some("io_uring") {
+        // How the requests went in and how their completions were taken: both change the figures.
+        for (key, how) in [("submissions", &c.submissions), ("completions", &c.completions)] {
+            if let Some(how) = how {
+                pairs.push((key.into(), how.clone()));
+            }
+        }
+    }
+    suite_pairs_of_access(&run.conditions, &mut pairs);
+    if let Some(data) = &c.data {
+        pairs.push(("data".into(), data.clone()));
+    }
+    if c.verify.is_true() {
+        // A suite that checks only some of its reads (bonnie) says which.
+        let checked = c.verify_scope.as_deref().unwrap_or("every block read is checked");
+        pairs.push(("verify".into(), format!("{checked}; {}", c.verify_timing.shown())));
+    }
+    // Runs stored before the generator was named show no line (it was iomatrix's own then).
+    if let Some(generator) = &c.generator {
+        pairs.push(("random generator".into(), generator.clone()));
+    }
+    imported::adjust_pairs(run, &mut pairs);
+    pairs
+}
+
+/// The target line: the server and how it was reached, a raw device and its size, or the
+/// folder's file system, mount and options.
+fn target_line(c: &StoredConditions, e: &StoredEnvironment) -> String {
+    let target = e.target.clone().unwrap_or_default();
+    if let Some(remote) = &c.remote {
+        let mut how = format!("{} {} at {}", remote.protocol.shown(), remote.version.shown(), remote.server.shown());
+        if let Some(port) = remote.nfs_port {
+            how += &format!(", NFS port {port}");
+        }
+        if let Some(share) = &remote.share {
+            how += &format!(", share {share} as {}", remote.user.shown());
+        }
+        let size = |bytes: Option<u64>| human::bytes(bytes.unwrap_or(0));
+        how += &format!("; reads up to {}, writes up to {}", size(remote.read_max_bytes), size(remote.write_max_bytes));
+        if let Some(stability) = &remote.write_stability {
+            how += &format!("; {stability}");
+        }
+        if let Some(limits) = &remote.known_limits {
+            how += &format!("; NOTE: {limits}");
+        }
+        format!("{} ({how})", c.target.shown())
+    } else if c.fs_type.text() == Some(iomatrix_environment::RAW_DEVICE) {
+        format!("{} (raw block device, {})", c.target.shown(), human::bytes(target.total_bytes.unwrap_or(0)))
+    } else {
+        format!(
+            "{} ({} on {}; {})",
+            c.target.shown(),
+            c.fs_type.shown(),
+            c.mount_source.shown(),
+            target.mount_options.shown()
+        )
+    }
+}
+
+// What one suite alone records in its conditions, still read by key: each suite's own typed
+// conditions (declared in its crate) are a later step of issue 49, which removes these.
+
+/// Where the clients' threads ran (access's `--pin`; runs stored before it was said have no line).
+fn suite_pairs_after_clients(c: &Value, pairs: &mut Vec<(String, String)>) {
     if let Some(pin) = c["pin"].as_str() {
         let after_clients = pairs.iter().position(|(key, _)| key == "clients").map_or(pairs.len(), |i| i + 1);
         pairs.insert(after_clients, ("placement".into(), pin.to_string()));
     }
-    if let Some(timing) = c["timing"].as_str() {
-        pairs.push(("timing".into(), timing.to_string()));
-    }
+}
+
+/// Whether IOzone's fsync and close were timed.
+fn suite_timing_pairs(c: &Value, pairs: &mut Vec<(String, String)>) {
     if !c["fsync_timed"].is_null() {
         pairs.push((
             "timing".into(),
@@ -229,97 +309,23 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
             ),
         ));
     }
-    if let Some(dev) = e["target"]["block_device"].as_object() {
-        let align = dev.get("alignment_bytes").and_then(Value::as_u64);
-        pairs.push((
-            "block device".into(),
-            format!(
-                "{}{}",
-                dev.get("name").map(text).unwrap_or_default(),
-                align.map(|a| format!(", partition aligned to {}", human::bytes(a))).unwrap_or_default()
-            ),
-        ));
-    }
+}
+
+/// Bonnie's per-char test and the user its I/O ran as.
+fn suite_pairs_of_bonnie(c: &Value, pairs: &mut Vec<(String, String)>) {
     if let Some(per_char) = c["per_char"].as_str() {
         pairs.push(("per-char".into(), per_char.to_string()));
     }
     if let Some(user) = c["io_user"].as_str() {
         pairs.push(("I/O as".into(), user.to_string()));
     }
-    if c["backend"] == "io_uring" {
-        // How the requests went in and how their completions were taken: both change the figures.
-        for key in ["submissions", "completions"] {
-            if let Some(how) = c[key].as_str() {
-                pairs.push((key.into(), how.to_string()));
-            }
-        }
-    }
-    // Access specs' warm-up and skewed offsets (`--ramp`, `--distribution`): absent when not asked for.
+}
+
+/// Access specs' warm-up and skewed offsets (`--ramp`, `--distribution`): absent when not asked for.
+fn suite_pairs_of_access(c: &Value, pairs: &mut Vec<(String, String)>) {
     for key in ["ramp", "distribution"] {
         if let Some(how) = c[key].as_str() {
             pairs.push((key.into(), how.to_string()));
         }
-    }
-    if let Some(data) = c["data"].as_str() {
-        pairs.push(("data".into(), data.to_string()));
-    }
-    if c["verify"] == true {
-        // A suite that checks only some of its reads (bonnie) says which.
-        let checked = c["verify_scope"].as_str().unwrap_or("every block read is checked");
-        pairs.push(("verify".into(), format!("{checked}; {}", text(&c["verify_timing"]))));
-    }
-    // Runs stored before the generator was named show no line (it was iomatrix's own then).
-    if let Some(generator) = c["generator"].as_str() {
-        pairs.push(("random generator".into(), generator.to_string()));
-    }
-    imported::adjust_pairs(run, &mut pairs);
-    pairs
-}
-
-/// A stored condition as text: a string as it is, null as unknown.
-fn text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "unknown".into(),
-        other => other.to_string(),
-    }
-}
-
-/// The target line of conditions `c` in environment `e`: the server and how it is reached, the
-/// raw device, or the file system, its device and mount options.
-fn target(c: &Value, e: &Value) -> String {
-    let remote = &c["remote"];
-    if remote.is_object() {
-        let mut how =
-            format!("{} {} at {}", text(&remote["protocol"]), text(&remote["version"]), text(&remote["server"]));
-        if let Some(port) = remote["nfs_port"].as_u64() {
-            how += &format!(", NFS port {port}");
-        }
-        if let Some(share) = remote["share"].as_str() {
-            how += &format!(", share {share} as {}", text(&remote["user"]));
-        }
-        let size = |key: &str| human::bytes(remote[key].as_u64().unwrap_or(0));
-        how += &format!("; reads up to {}, writes up to {}", size("read_max_bytes"), size("write_max_bytes"));
-        if let Some(stability) = remote["write_stability"].as_str() {
-            how += &format!("; {stability}");
-        }
-        if let Some(limits) = remote["known_limits"].as_str() {
-            how += &format!("; NOTE: {limits}");
-        }
-        format!("{} ({how})", text(&c["target"]))
-    } else if c["fs_type"] == iomatrix_environment::RAW_DEVICE {
-        format!(
-            "{} (raw block device, {})",
-            text(&c["target"]),
-            human::bytes(e["target"]["total_bytes"].as_u64().unwrap_or(0))
-        )
-    } else {
-        format!(
-            "{} ({} on {}; {})",
-            text(&c["target"]),
-            text(&c["fs_type"]),
-            text(&c["mount_source"]),
-            text(&e["target"]["mount_options"])
-        )
     }
 }

@@ -7,7 +7,7 @@ use iomatrix_core::{human, Figures};
 /// mismatches; empty for a run that did not verify.
 pub fn report(run: &iomatrix_store::StoredRun) -> String {
     use std::fmt::Write;
-    if run.conditions["verify"] != true {
+    if !run.conditions_facts().verify.is_true() {
         return String::new();
     }
     let mut out = String::from(

@@ -1,0 +1,297 @@
+//! A stored run's environment as types: the machine, the target, the client hosts of an MPI run
+//! and the server described, as `show`, `compare` and the reports read them. The store's one
+//! reader ([`iomatrix_store::reader`](../../iomatrix_store/reader/index.html)) turns a run's
+//! stored JSON into these; nothing above it reads the JSON by key.
+//!
+//! Stored runs of any age read: every field is optional or has a default, and a field holding
+//! something of another type reads as absent ([`lenient`]), as the string-keyed reads these
+//! replace did (`v["ram_bytes"].as_u64()` is None for text). A fact shown as stored
+//! ([`Fact`]) keeps what it held, whatever its type, so the text shown stays byte for byte.
+
+use serde::{Deserialize, Deserializer};
+use std::collections::BTreeMap;
+
+/// One stored fact as it was stored: text, another JSON value kept as its JSON text (a number,
+/// `true`), null, or absent. What the text of a stored run shows of a fact it does not interpret.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Fact {
+    /// The key is not there.
+    #[default]
+    Absent,
+    /// The key holds null.
+    Null,
+    /// The key holds text.
+    Text(String),
+    /// The key holds a number, a boolean, a list or an object: its JSON text.
+    Other(String),
+}
+
+impl Fact {
+    /// The fact for people: its text, the JSON text of anything else, "unknown" for null or absent.
+    pub fn shown(&self) -> String {
+        match self {
+            Fact::Absent | Fact::Null => "unknown".into(),
+            Fact::Text(s) | Fact::Other(s) => s.clone(),
+        }
+    }
+
+    /// The fact as JSON text: text quoted, "null" for null or absent.
+    pub fn json(&self) -> String {
+        match self {
+            Fact::Absent | Fact::Null => "null".into(),
+            Fact::Text(s) => serde_json::Value::String(s.clone()).to_string(),
+            Fact::Other(s) => s.clone(),
+        }
+    }
+
+    /// The text, where the fact is text.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Fact::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The whole number, where the fact is one that fits a u64.
+    pub fn whole(&self) -> Option<u64> {
+        match self {
+            Fact::Other(s) => s.parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// Whether the fact is the boolean `true`.
+    pub fn is_true(&self) -> bool {
+        matches!(self, Fact::Other(s) if s == "true")
+    }
+
+    /// Whether the key holds null or is not there.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Fact::Absent | Fact::Null)
+    }
+
+    /// Whether the key is there at all (null included).
+    pub fn is_present(&self) -> bool {
+        !matches!(self, Fact::Absent)
+    }
+}
+
+impl<'de> Deserialize<'de> for Fact {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match serde_json::Value::deserialize(d)? {
+            serde_json::Value::Null => Fact::Null,
+            serde_json::Value::String(s) => Fact::Text(s),
+            other => Fact::Other(other.to_string()),
+        })
+    }
+}
+
+/// A stored field of its declared type, or the type's default where it holds something else
+/// (or nothing): the rule that lets stored runs of any age read. For `deserialize_with`.
+pub fn lenient<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Stored<T> {
+        Declared(T),
+        Other(serde::de::IgnoredAny),
+    }
+    Ok(match Stored::<T>::deserialize(d)? {
+        Stored::Declared(v) => v,
+        Stored::Other(_) => T::default(),
+    })
+}
+
+/// A stored JSON object of type `T`, None for anything else there (null, text, a list): an
+/// object that holds fields of other types still reads, those fields absent.
+pub fn lenient_object<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    Ok(match serde_json::Value::deserialize(d)? {
+        object @ serde_json::Value::Object(_) => serde_json::from_value(object).ok(),
+        _ => None,
+    })
+}
+
+/// A stored list whose items are objects of type `T`; an item of another kind reads as
+/// `T::default()` (every field absent), as an index into it did. None where no list is stored.
+pub fn lenient_list<'de, D, T>(d: D) -> Result<Option<Vec<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: serde::de::DeserializeOwned + Default,
+{
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Array(items) => Some(
+            items
+                .into_iter()
+                .map(|item| match item {
+                    object @ serde_json::Value::Object(_) => serde_json::from_value(object).unwrap_or_default(),
+                    _ => T::default(),
+                })
+                .collect(),
+        ),
+        _ => None,
+    })
+}
+
+/// A run's environment as stored: the machine (flattened beside `target`), the target, and
+/// where they were recorded, the client hosts of an MPI run and the server described.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct StoredEnvironment {
+    pub kernel: Fact,
+    pub cpu_model: Fact,
+    pub cpu_count: Fact,
+    #[serde(deserialize_with = "lenient")]
+    pub ram_bytes: Option<u64>,
+    #[serde(deserialize_with = "lenient_object")]
+    pub target: Option<StoredTarget>,
+    /// Each MPI rank's host; None for a run whose clients were threads of one process.
+    #[serde(deserialize_with = "lenient_list")]
+    pub client_hosts: Option<Vec<StoredClientHost>>,
+    #[serde(deserialize_with = "lenient_object")]
+    pub server: Option<StoredServer>,
+}
+
+impl StoredEnvironment {
+    /// The environment of a stored run's JSON; every fact absent where it does not read.
+    pub fn of(stored: &serde_json::Value) -> StoredEnvironment {
+        lenient_object(stored).ok().flatten().unwrap_or_default()
+    }
+}
+
+/// The target and its mount, as stored ([`crate::TargetInfo`]).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct StoredTarget {
+    pub fs_type: Fact,
+    pub mount_source: Fact,
+    pub mount_options: Fact,
+    #[serde(deserialize_with = "lenient")]
+    pub total_bytes: Option<u64>,
+    #[serde(deserialize_with = "lenient_object")]
+    pub block_device: Option<StoredBlockDevice>,
+    /// A raw device's identity, where one is stored: `rerun` refuses one that does not read
+    /// (the reason in `Err`).
+    #[serde(deserialize_with = "identity_as_stored")]
+    pub device_identity: Option<Result<crate::DeviceIdentity, String>>,
+}
+
+/// A stored device identity, or why it does not read; strict, since `rerun` proves a device by it.
+fn identity_as_stored<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Result<crate::DeviceIdentity, String>>, D::Error> {
+    let stored = serde_json::Value::deserialize(d)?;
+    Ok(Some(serde_json::from_value(stored).map_err(|e| e.to_string())))
+}
+
+/// The block device under the target's mount, as stored ([`crate::BlockDevice`]).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct StoredBlockDevice {
+    pub name: Fact,
+    #[serde(deserialize_with = "lenient")]
+    pub alignment_bytes: Option<u64>,
+}
+
+/// One MPI rank and its host, as stored.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct StoredClientHost {
+    pub rank: Fact,
+    pub host: Fact,
+    pub address: Fact,
+    /// What the rank recorded of its host ([`crate::HostEnvironment`]); None in runs stored
+    /// before hosts were described.
+    #[serde(deserialize_with = "lenient_object")]
+    pub environment: Option<StoredHost>,
+}
+
+/// A rank's host, as stored ([`crate::HostEnvironment`]).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct StoredHost {
+    pub kernel: Fact,
+    pub cpu_model: Fact,
+    pub cpu_count: Fact,
+    #[serde(deserialize_with = "lenient")]
+    pub ram_bytes: Option<u64>,
+    #[serde(deserialize_with = "lenient_object")]
+    pub folder: Option<StoredFolder>,
+    #[serde(deserialize_with = "lenient_object")]
+    pub nic: Option<StoredNic>,
+}
+
+/// The file system of a rank's folder, as stored ([`crate::FolderFacts`]).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct StoredFolder {
+    pub path: Fact,
+    pub fs_type: Fact,
+    pub mount_source: Fact,
+}
+
+/// A rank's network interface, as stored ([`crate::Nic`]).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct StoredNic {
+    pub name: Fact,
+    pub toward: Fact,
+    pub driver: Fact,
+    pub link_rate: Fact,
+    #[serde(deserialize_with = "lenient")]
+    pub speed_mbps: Option<u64>,
+    #[serde(deserialize_with = "lenient")]
+    pub mtu: Option<u64>,
+    #[serde(deserialize_with = "lenient")]
+    pub receive_rate: Option<String>,
+}
+
+/// The server described, as stored ([`crate::ServerDescription`]).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct StoredServer {
+    pub described_by: Fact,
+    /// The facts by key; empty where none read.
+    #[serde(deserialize_with = "lenient")]
+    pub facts: BTreeMap<String, Fact>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn facts_read_as_stored_and_other_types_read_as_absent() {
+        let env = StoredEnvironment::of(&json!({
+            "kernel": "6.18", "cpu_count": 4, "cpu_model": null, "ram_bytes": "lots",
+            "target": {"total_bytes": 10, "block_device": {"name": "sda1", "alignment_bytes": "x"}},
+            "client_hosts": [{"rank": 0, "host": "h", "environment": 3}, 7],
+            "server": {"described_by": "lab", "facts": {"ram_bytes": "64g"}}
+        }));
+        assert_eq!(env.kernel.shown(), "6.18");
+        assert_eq!(
+            (env.cpu_count.shown(), env.cpu_count.whole(), env.cpu_count.json()),
+            ("4".into(), Some(4), "4".into())
+        );
+        assert_eq!((env.cpu_model.shown(), env.cpu_model.json()), ("unknown".into(), "null".into()));
+        assert_eq!(env.ram_bytes, None, "text where a number belongs reads as absent");
+        let target = env.target.unwrap();
+        assert_eq!(target.total_bytes, Some(10));
+        assert_eq!(target.block_device.unwrap().alignment_bytes, None);
+        let hosts = env.client_hosts.unwrap();
+        assert_eq!(hosts.len(), 2, "an item that is no object still counts, its facts absent");
+        assert_eq!((hosts[0].rank.json(), hosts[0].host.text()), ("0".into(), Some("h")));
+        assert_eq!(hosts[0].environment, None);
+        assert_eq!(hosts[1], StoredClientHost::default());
+        assert_eq!(env.server.unwrap().facts["ram_bytes"].text(), Some("64g"));
+        assert_eq!(StoredEnvironment::of(&json!("not an object")), StoredEnvironment::default());
+        assert_eq!(StoredEnvironment::of(&json!({})).client_hosts, None);
+    }
+}

@@ -1,0 +1,254 @@
+//! A stored run is typed end to end (issue 49): shared code (analysis, the reports, the store
+//! above its one reader, the importers, the binary) reads a stored run through types, never by
+//! a string key into its JSON. The one reader (`crates/store/src/reader.rs`) turns stored JSON
+//! into those types; this test reads the sources and fails on a string-keyed read anywhere
+//! else (`v["key"]`, `v.get("key")` outside `#[cfg(test)]`), listing each.
+//!
+//! What still reads by key is allowed by file, with its count and why. The list may only shrink:
+//! a count above its allowance fails, and so does one below it (lower the number, so the read
+//! that went cannot come back unseen).
+
+use std::path::{Path, PathBuf};
+
+/// Where shared code lives. `src/suites/` is a suite's own (it may read its own plan); the
+/// harness is shared and scanned.
+const SCANNED: &[&str] = &["crates/analysis/src", "crates/report/src", "crates/store/src", "crates/import/src", "src"];
+const NOT_SCANNED: &[&str] = &["src/suites"];
+
+/// The one reader of stored JSON, which may name its keys (it does through serde's field names).
+const READER: &str = "crates/store/src/reader.rs";
+
+/// Files that still read JSON by a string key, with how many reads and why. Every entry of a
+/// suite's conditions or plan goes with the step of issue 49 where each suite declares its plan
+/// and conditions as types in its own crate: that step removes it.
+const ALLOWED: &[(&str, usize, &str)] = &[
+    (
+        "crates/analysis/src/cells.rs",
+        3,
+        "the file-server plan's `sizes` (`profile`, `list`) for a cell's name: suite-owned plan, removed when the \
+         suite declares its plan as a type",
+    ),
+    (
+        "crates/report/src/text/imported.rs",
+        1,
+        "`imported::source`, the import block as stored, kept for bonnie's render (`unmeasured`): suite-owned \
+         conditions, removed when bonnie declares its conditions as a type",
+    ),
+    (
+        "crates/report/src/text/run.rs",
+        6,
+        "suite-owned conditions: access's `pin`, IOzone's `fsync_timed` and `close_timed`, bonnie's `per_char` and \
+         `io_user` (access's `ramp`/`distribution` are read through a variable key): removed when each suite \
+         declares its conditions as a type",
+    ),
+    (
+        "crates/import/src/fio.rs",
+        19,
+        "fio's own JSON output (jobs, their options, `clat` percentiles, `disk_util`): a foreign file being \
+         imported, not a stored run; typed fio structs in the importer (when it moves into the access crate) \
+         remove them",
+    ),
+    (
+        "crates/import/src/lib.rs",
+        1,
+        "a published import's `suite` from the conditions it builds itself (not a stored run); goes when \
+         published.rs takes its suites from the command table",
+    ),
+    (
+        "src/commands/extents.rs",
+        3,
+        "`iomatrix extents --per-file`: the walk's own per-file JSON, made in this command, not a stored run",
+    ),
+    (
+        "src/harness/job.rs",
+        3,
+        "a server described as the target is reached (`protocol`, `version`, `server`), before anything is stored: \
+         not a stored run",
+    ),
+    (
+        "src/harness/run.rs",
+        1,
+        "the stored run's `ram_bytes` for the closing hint: `run.environment_facts().ram_bytes` once the harness \
+         moves into its crate (another part of issue 49 moves src/harness now, so it is left alone here)",
+    ),
+    ("src/harness/server_facts.rs", 1, "the lab's published server facts file (`address`): not a stored run"),
+];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.expect("entry").path();
+        let relative = path.strip_prefix(root()).unwrap_or(&path).to_string_lossy().into_owned();
+        if path.is_dir() {
+            if !NOT_SCANNED.contains(&relative.as_str()) {
+                rust_files(&path, out);
+            }
+        } else if path.extension().is_some_and(|x| x == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The source without its `#[cfg(test)]` items (a test module to its closing brace, or a single
+/// item to its `;`) and without `//` comments, line for line (removed lines are left empty, so
+/// line numbers stay).
+fn product_code(source: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut lines = source.lines();
+    while let Some(line) = lines.next() {
+        if line.trim_start().starts_with("#[cfg(test)]") {
+            out.push(String::new());
+            let mut depth = 0i64;
+            let mut opened = false;
+            for item in lines.by_ref() {
+                out.push(String::new());
+                depth += item.matches('{').count() as i64 - item.matches('}').count() as i64;
+                opened |= item.contains('{');
+                if (opened && depth <= 0) || (!opened && item.trim_end().ends_with(';')) {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(without_comment(line).to_string());
+    }
+    out
+}
+
+/// A line up to its `//` comment, where the `//` is outside a string.
+fn without_comment(line: &str) -> &str {
+    let mut in_string = false;
+    let mut previous = ' ';
+    for (i, c) in line.char_indices() {
+        match c {
+            '"' if previous != '\\' => in_string = !in_string,
+            '/' if !in_string && previous == '/' => return &line[..i - 1],
+            _ => {}
+        }
+        previous = if previous == '\\' && c == '\\' { ' ' } else { c };
+    }
+    line
+}
+
+fn is_key(word: &str) -> bool {
+    let mut chars = word.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Whether what follows a match, over the lines after it, assigns to it (`v["key"] = ...`,
+/// `v["a"]["b"] = ...`): a write, not a read.
+fn is_assigned(rest: &str) -> bool {
+    let mut rest = rest.trim_start();
+    while rest.starts_with('[') {
+        match rest.find(']') {
+            Some(end) => rest = rest[end + 1..].trim_start(),
+            None => return false,
+        }
+    }
+    rest.starts_with('=') && !rest.starts_with("==") && !rest.starts_with("=>")
+}
+
+/// Each string-keyed read in the code: (line number, what it reads).
+fn string_keyed_reads(code: &[String]) -> Vec<(usize, String)> {
+    let joined = code.join("\n");
+    let line_of = |at: usize| joined[..at].matches('\n').count() + 1;
+    let mut found = Vec::new();
+    for (at, _) in joined.match_indices("[\"") {
+        let before = joined[..at].chars().next_back().unwrap_or(' ');
+        let indexes = before.is_ascii_alphanumeric() || before == '_' || before == ')' || before == ']';
+        let rest = &joined[at + 2..];
+        let Some(end) = rest.find("\"]") else { continue };
+        if indexes && is_key(&rest[..end]) && !is_assigned(&rest[end + 2..]) {
+            found.push((line_of(at), format!("[\"{}\"]", &rest[..end])));
+        }
+    }
+    for (at, _) in joined.match_indices(".get(\"") {
+        let rest = &joined[at + 6..];
+        let Some(end) = rest.find("\")") else { continue };
+        if is_key(&rest[..end]) {
+            found.push((line_of(at), format!(".get(\"{}\")", &rest[..end])));
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn the_scanner_finds_string_keyed_reads_and_passes_over_writes_comments_and_tests() {
+    let source = r#"
+fn shown(run: &Value) -> String {
+    let a = run.environment["cpu_count"].as_u64();
+    let b = run.conditions.get("target");
+    doc["beside"][&unit] = json!(1);
+    all["files_vs_ram"] =
+        verdict.into();
+    let list = ["not", "an", "index"];
+    let k = &["backup"]; // and a comment: v["in_a_comment"]
+    format!("{}", x["rank"])
+}
+
+#[cfg(test)]
+mod tests {
+    fn t() { assert_eq!(v["in_a_test"], 1); }
+}
+"#;
+    let reads = string_keyed_reads(&product_code(source));
+    assert_eq!(
+        reads,
+        [(3, r#"["cpu_count"]"#.to_string()), (4, r#".get("target")"#.to_string()), (10, r#"["rank"]"#.to_string())]
+    );
+}
+
+#[test]
+fn shared_code_reads_a_stored_run_only_through_types() {
+    let mut files = Vec::new();
+    for dir in SCANNED {
+        rust_files(&root().join(dir), &mut files);
+    }
+    files.sort();
+    files.dedup();
+    let mut failures = Vec::new();
+    let mut seen_allowed = Vec::new();
+    for path in &files {
+        let relative = path.strip_prefix(root()).expect("under the root").to_string_lossy().into_owned();
+        if relative == READER || NOT_SCANNED.iter().any(|n| relative.starts_with(&format!("{n}/"))) {
+            continue;
+        }
+        let source = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{relative}: {e}"));
+        let reads = string_keyed_reads(&product_code(&source));
+        let allowed = ALLOWED.iter().find(|(file, _, _)| *file == relative);
+        if let Some((file, _, _)) = allowed {
+            seen_allowed.push(*file);
+        }
+        let allowance = allowed.map_or(0, |(_, n, _)| *n);
+        if reads.len() == allowance {
+            continue;
+        }
+        let listed: Vec<String> = reads.iter().map(|(line, what)| format!("    {relative}:{line}: {what}")).collect();
+        failures.push(if reads.len() > allowance {
+            format!(
+                "{relative}: {} string-keyed read(s) of JSON, {allowance} allowed; read the stored run through \
+                 iomatrix_store::reader's types (or CellRow::figures) instead:\n{}",
+                reads.len(),
+                listed.join("\n")
+            )
+        } else {
+            format!(
+                "{relative}: {} string-keyed read(s), {allowance} allowed: lower its number in ALLOWED to {} so \
+                 the reads that went cannot come back",
+                reads.len(),
+                reads.len()
+            )
+        });
+    }
+    for (file, _, _) in ALLOWED {
+        if !seen_allowed.contains(file) {
+            failures.push(format!("{file}: in ALLOWED but not scanned (moved or gone?): remove or move its entry"));
+        }
+    }
+    assert!(failures.is_empty(), "stored runs read by key outside the reader:\n{}", failures.join("\n"));
+}
