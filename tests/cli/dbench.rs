@@ -2,7 +2,7 @@
 //! Debian's dbench package on tmpfs and on the lab's Samba and nfs-ganesha.
 
 use crate::helpers::{skip, Mount};
-use crate::lab_fixture::Lab;
+use crate::lab_fixture::{Lab, Shared};
 use iomatrix_dbench::{
     cleanup_connection, replay_connection, Live, LoadFile, LocalFs, Pacing, RemoteReplayFs, ReplayFigures,
     ReplayOptions,
@@ -179,7 +179,7 @@ fn replay_remote(fs: &mut dyn iomatrix_backend::RemoteFs, load: &LoadFile) -> Re
 fn client_txt_replays_on_the_labs_samba_and_nfs_ganesha_and_what_nfs_cannot_do_is_counted() {
     // Its first 20000 lines: every kind of operation but Deltree's second, in about a minute over both.
     let Some(load) = client_txt(Some(20_000)) else { return };
-    let Some(lab) = Lab::up(&["smb", "nfs"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Unshaped) else { return };
     let timeout = Duration::from_secs(30);
     let password = std::fs::read_to_string(lab.var("IOMATRIX_LAB_SMB_PASSWORD_FILE")).unwrap();
     let smb =
@@ -304,7 +304,7 @@ fn run_personality_replays_on_the_labs_servers_and_nfs_lock_lines_are_counted_mi
     let sb = Sandbox::new();
     // 3000 lines: LockX and UnlockX appear from line 2784.
     let Some(file) = client_txt_head(sb.dir.path(), 3000) else { return };
-    let Some(lab) = Lab::up(&["smb", "nfs"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Unshaped) else { return };
     let file = file.to_str().unwrap();
     let smb = sb
         .cmd()

@@ -4,7 +4,7 @@
 //! cannot run (not root, packages missing).
 
 use crate::helpers::*;
-use crate::lab_fixture::{left_behind, Lab};
+use crate::lab_fixture::{left_behind, Lab, Shared};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -78,7 +78,7 @@ fn iozone_runs_through_the_built_in_nfs_client_and_faults_are_named() {
 
 #[test]
 fn iozone_runs_through_the_built_in_smb_client_and_bad_credentials_are_named() {
-    let Some(lab) = Lab::up(&["smb"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Unshaped) else { return };
     let smb = lab.var("IOMATRIX_LAB_SMB").to_string();
     let password_file = lab.var("IOMATRIX_LAB_SMB_PASSWORD_FILE").to_string();
     let state = PathBuf::from(lab.var("IOMATRIX_LAB_STATE"));
@@ -138,7 +138,7 @@ fn every_suite_names_a_bad_url_and_a_server_that_is_not_there() {
 
 #[test]
 fn a_100_mbit_link_caps_what_the_built_in_nfs_client_reads_and_writes() {
-    let Some(lab) = Lab::up(&["--link", "100mbit", "nfs"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Link100Mbit) else { return };
     let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
     let sb = Sandbox::new();
     assert_success(&sb.run(&[
