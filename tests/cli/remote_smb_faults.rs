@@ -45,12 +45,13 @@ pub(crate) fn process_tree(pid: u32) -> Vec<u32> {
 }
 
 /// Starts a two-cell write run (4m, then 256m: under a second, then about 22 s at 100 Mbit/s), waits
-/// until the second cell is under way, does `fault`, and returns the run's output and how long it took.
+/// until the second cell is under way (the 4m cell stored, the 256m file past 4m in the share), does
+/// `fault`, and returns the run's output and how long it took.
 fn fault_during_the_second_cell(sb: &Sandbox, lab: &Lab, extra: &[&str], fault: impl FnOnce()) -> (Output, Duration) {
     let args = [&["--files", "4m,256m", "--records", "1m", "--tests", "write"], extra].concat();
-    let child: Child = iozone_over_smb(sb, lab, &args).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child: Child = iozone_over_smb(sb, lab, &args).stderr(Stdio::piped()).spawn().unwrap();
     let begun = Instant::now();
-    std::thread::sleep(Duration::from_secs(4));
+    wait_for_second_cell(sb, &mut child, std::path::Path::new(lab.var("IOMATRIX_LAB_SMB_SHARE_DIR")), 4 << 20);
     fault();
     let out = child.wait_with_output().unwrap();
     (out, begun.elapsed())
