@@ -1,21 +1,22 @@
 //! The lab (`lab/up`, `lab/down`) as a test fixture: real servers, taken down
 //! also when a test fails. A test that harms its lab (kills a server, cuts the
 //! link) brings one up for itself ([`Lab::up`]); a test that only uses the
-//! servers takes its turn on a lab this binary shares ([`Lab::shared`]),
-//! started once and taken down when the binary exits. Where the lab cannot
+//! servers takes a lab this binary shares ([`Lab::shared`]), started once (one
+//! per test running at the same time) and taken down when the binary exits. Where the lab cannot
 //! come up (not root, a package missing), the test is a skip (see helpers).
 
 use crate::helpers::skip;
 use std::collections::{BTreeSet, HashMap};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, MutexGuard, Once, OnceLock, PoisonError};
+use std::sync::{Mutex, MutexGuard, Once, PoisonError};
 
-/// A lab for one test: its own, taken down (also on failure) by Drop, or its turn on a shared one.
+/// A lab for one test: its own, taken down (also on failure) by Drop, or a shared one, given back.
 pub struct Lab {
     vars: HashMap<String, String>,
-    /// `None`: the test's own lab. `Some`: the turn on a shared lab, which outlives the test.
-    turn: Option<MutexGuard<'static, ()>>,
+    /// `None`: the test's own lab. `Some`: a shared lab, back to its pool when the test ends.
+    shared: Option<(Shared, Served)>,
 }
 
 /// The labs this binary shares, by what they serve. Each serves SMB and NFS (a test that needs one
@@ -28,23 +29,23 @@ pub enum Shared {
     Link100Mbit,
 }
 
-/// A shared lab: what lab/up printed (or why it could not start), the folders it served empty at
-/// the start, and the turn each test takes.
-struct SharedLab {
-    started: Result<HashMap<String, String>, String>,
-    served: Vec<(PathBuf, BTreeSet<std::ffi::OsString>)>,
-    turn: Mutex<()>,
-}
+/// The folders a shared lab serves (share, export), each with what was in it right after `lab/up`.
+type Served = Vec<(PathBuf, BTreeSet<OsString>)>;
 
-static UNSHAPED: OnceLock<SharedLab> = OnceLock::new();
-static LINK_100MBIT: OnceLock<SharedLab> = OnceLock::new();
+/// The shared labs no test holds now, by kind: (what lab/up printed, the folders it serves).
+static FREE_UNSHAPED: Mutex<Vec<(HashMap<String, String>, Served)>> = Mutex::new(Vec::new());
+static FREE_LINK_100MBIT: Mutex<Vec<(HashMap<String, String>, Served)>> = Mutex::new(Vec::new());
+/// Every shared lab started, held or free: all go down when the binary exits.
+static STARTED: Mutex<Vec<HashMap<String, String>>> = Mutex::new(Vec::new());
 
 impl Shared {
-    fn cell(self) -> &'static OnceLock<SharedLab> {
-        match self {
-            Shared::Unshaped => &UNSHAPED,
-            Shared::Link100Mbit => &LINK_100MBIT,
-        }
+    fn free(self) -> MutexGuard<'static, Vec<(HashMap<String, String>, Served)>> {
+        let pool = match self {
+            Shared::Unshaped => &FREE_UNSHAPED,
+            Shared::Link100Mbit => &FREE_LINK_100MBIT,
+        };
+        // A test that panicked while giving a lab back poisons the lock; the pool is still whole.
+        pool.lock().unwrap_or_else(PoisonError::into_inner)
     }
     fn args(self) -> &'static [&'static str] {
         match self {
@@ -57,36 +58,31 @@ impl Shared {
 impl Lab {
     /// A lab of this test's own, `lab/up WHAT`: for a test that kills a server or cuts the link.
     pub fn up(what: &[&str]) -> Option<Lab> {
-        start(what).map(|vars| Lab { vars, turn: None }).map_err(skip).ok()
+        start(what).map(|vars| Lab { vars, shared: None }).map_err(skip).ok()
     }
 
-    /// This test's turn on the lab the binary shares: started by the first test that asks, taken
-    /// down when the binary exits (see `take_shared_labs_down`). One test at a time holds it, as
-    /// its own lab, and finds the share and export folders as the lab made them: what an earlier
-    /// test left there is removed first. For tests that leave the servers and the link as they are.
+    /// A lab this binary shares, for a test that leaves the servers and the link as they are: a free
+    /// one, or a new one when every shared lab is held (so as many are started as tests run at
+    /// once, 2 with libtest's default on 2 cores). The test holds it alone, as its own lab, and
+    /// finds the share and export folders as lab/up made them: what an earlier test left there is
+    /// removed first. All go down when the binary exits (`take_shared_labs_down`).
     pub fn shared(which: Shared) -> Option<Lab> {
-        let lab = which.cell().get_or_init(|| {
-            let started = start(which.args());
-            if started.is_ok() {
+        let free = which.free().pop();
+        let (vars, served) = match free {
+            Some(lab) => lab,
+            None => {
+                let vars = start(which.args()).map_err(skip).ok()?;
+                STARTED.lock().unwrap_or_else(PoisonError::into_inner).push(vars.clone());
                 static AT_END: Once = Once::new();
                 AT_END.call_once(|| iomatrix_testkit::at_end(take_shared_labs_down));
-            }
-            let served = started.as_ref().map(served_folders).unwrap_or_default();
-            SharedLab { started, served, turn: Mutex::new(()) }
-        });
-        let vars = match &lab.started {
-            Ok(vars) => vars.clone(),
-            Err(reason) => {
-                skip(reason);
-                return None;
+                let served = served_folders(&vars);
+                (vars, served)
             }
         };
-        // A test that failed during its turn poisons the lock; the next test still gets the lab.
-        let turn = lab.turn.lock().unwrap_or_else(PoisonError::into_inner);
-        for (folder, as_made) in &lab.served {
+        for (folder, as_made) in &served {
             remove_all_but(folder, as_made);
         }
-        Some(Lab { vars, turn: Some(turn) })
+        Some(Lab { vars, shared: Some((which, served)) })
     }
 
     pub fn var(&self, key: &str) -> &str {
@@ -126,15 +122,14 @@ fn down(vars: &HashMap<String, String>) {
 
 /// Run when the binary exits (`iomatrix_testkit::at_end`): every shared lab that came up goes down.
 fn take_shared_labs_down() {
-    for lab in [&UNSHAPED, &LINK_100MBIT] {
-        if let Some(SharedLab { started: Ok(vars), .. }) = lab.get() {
-            down(vars);
-        }
+    let started = std::mem::take(&mut *STARTED.lock().unwrap_or_else(PoisonError::into_inner));
+    for vars in &started {
+        down(vars);
     }
 }
 
 /// The folders a lab serves (share, export) and what was in each right after `lab/up`.
-fn served_folders(vars: &HashMap<String, String>) -> Vec<(PathBuf, BTreeSet<std::ffi::OsString>)> {
+fn served_folders(vars: &HashMap<String, String>) -> Served {
     ["IOMATRIX_LAB_SMB_SHARE_DIR", "IOMATRIX_LAB_NFS_EXPORT_DIR"]
         .iter()
         .filter_map(|k| vars.get(*k))
@@ -142,12 +137,12 @@ fn served_folders(vars: &HashMap<String, String>) -> Vec<(PathBuf, BTreeSet<std:
         .collect()
 }
 
-fn entries(dir: &Path) -> BTreeSet<std::ffi::OsString> {
+fn entries(dir: &Path) -> BTreeSet<OsString> {
     std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.file_name()).collect()
 }
 
 /// Removes what is in `dir` but not in `keep`: what an earlier test on a shared lab left there.
-fn remove_all_but(dir: &Path, keep: &BTreeSet<std::ffi::OsString>) {
+fn remove_all_but(dir: &Path, keep: &BTreeSet<OsString>) {
     for name in entries(dir).difference(keep) {
         let path = dir.join(name);
         let gone = if path.is_dir() && !path.is_symlink() {
@@ -180,10 +175,11 @@ impl Lab {
 }
 
 impl Drop for Lab {
-    /// A lab of the test's own goes down; a turn on a shared lab ends (the lab stays up).
+    /// A lab of the test's own goes down; a shared one goes back to its pool (it stays up).
     fn drop(&mut self) {
-        if self.turn.is_none() {
-            down(&self.vars);
+        match self.shared.take() {
+            None => down(&self.vars),
+            Some((which, served)) => which.free().push((std::mem::take(&mut self.vars), served)),
         }
     }
 }
