@@ -141,7 +141,7 @@ fn bonnie_data_tests_on_ext4_state_the_file_cached_after_the_write() {
 
 #[test]
 fn on_a_server_no_cell_claims_a_cache_state_and_the_conditions_say_why() {
-    let Some(lab) = crate::lab_fixture::Lab::up(&["nfs"]) else { return };
+    let Some(lab) = crate::lab_fixture::Lab::shared(crate::lab_fixture::Shared::Unshaped) else { return };
     let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
     let sb = Sandbox::new();
     let runs: [&[&str]; 2] = [

@@ -187,7 +187,7 @@ fn clean_refuses_a_target_it_cannot_read() {
 
 #[test]
 fn clean_works_on_a_server_through_the_built_in_nfs_client() {
-    let Some(lab) = crate::lab_fixture::Lab::up(&["nfs"]) else { return };
+    let Some(lab) = crate::lab_fixture::Lab::shared(crate::lab_fixture::Shared::Unshaped) else { return };
     let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
     let export = std::path::PathBuf::from(lab.var("IOMATRIX_LAB_NFS_EXPORT_DIR"));
     let sb = Sandbox::new();

@@ -199,7 +199,7 @@ fn bad_ramps_are_refused() {
 /// the same runner path as local files, so the same figures leave the warm-up out.
 #[test]
 fn a_ramp_and_a_distribution_run_on_a_server_with_many_clients() {
-    let Some(lab) = crate::lab_fixture::Lab::up(&["nfs"]) else { return };
+    let Some(lab) = crate::lab_fixture::Lab::shared(crate::lab_fixture::Shared::Unshaped) else { return };
     let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
     let sb = Sandbox::new();
     let out = sb.run(&[

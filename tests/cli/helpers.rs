@@ -325,3 +325,36 @@ impl Moments {
         self.0.unit()
     }
 }
+
+/// Waits until a two-cell run's second cell is under way: its first cell stored in the sandbox's
+/// database and, in `served` (the folder a lab server serves), a file bigger than the first cell's
+/// `first_file` bytes: the second cell writing. Bounded by 60 s; fails if the run ends first.
+/// For fault tests that must strike during the second cell (a fixed sleep was either too short on a
+/// loaded machine or seconds wasted on a quiet one). Returns how long it waited, for the message.
+pub fn wait_for_second_cell(sb: &Sandbox, child: &mut Child, served: &Path, first_file: u64) -> Duration {
+    let begun = Instant::now();
+    let deadline = begun + Duration::from_secs(60);
+    while stored_cells(sb) < 1 || largest_file(served) <= first_file {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before its second cell wrote");
+        assert!(Instant::now() < deadline, "the second cell wrote nothing past {first_file} bytes within 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!(
+        "the second cell wrote past {first_file} bytes {:.1} s after the wait began",
+        begun.elapsed().as_secs_f64()
+    );
+    begun.elapsed()
+}
+
+/// The size of the largest file under `dir` (0 for none).
+fn largest_file(dir: &Path) -> u64 {
+    let mut largest = 0;
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        match e.file_type() {
+            Ok(t) if t.is_dir() => largest = largest.max(largest_file(&e.path())),
+            Ok(t) if t.is_file() => largest = largest.max(e.metadata().map_or(0, |m| m.len())),
+            _ => {}
+        }
+    }
+    largest
+}

@@ -5,7 +5,7 @@
 //! server's RAM.
 
 use crate::helpers::*;
-use crate::lab_fixture::Lab;
+use crate::lab_fixture::{Lab, Shared};
 use crate::multihost::{bounded, hosts, lab_command, lab_with_hosts};
 use serde_json::Value;
 use std::time::Duration;
@@ -169,7 +169,7 @@ fn a_server_described_by_file_is_stored_and_shown_and_bad_files_are_refused() {
 /// known (the lab's facts, or --describe), and says it is unknown where it is not.
 #[test]
 fn the_cache_verdict_weighs_the_servers_ram_when_it_is_known() {
-    let Some(lab) = Lab::up(&["nfs"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Unshaped) else { return };
     let sb = Sandbox::new();
     let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
     let args = ["run", "iozone", "--target", &nfs, "--files", "64k", "--records", "64k", "--tests", "write"];

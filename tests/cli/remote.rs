@@ -4,7 +4,7 @@
 //! cannot run (not root, packages missing).
 
 use crate::helpers::*;
-use crate::lab_fixture::{left_behind, Lab};
+use crate::lab_fixture::{left_behind, Lab, Shared};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -41,15 +41,16 @@ fn iozone_runs_through_the_built_in_nfs_client_and_faults_are_named() {
     assert_usage_error(&sb.run(&["run", "iozone", "--target", &wrong, "--files", "64k"]), "mounting /no-such-export");
     // The server stopped in the middle of a cell: the client fails within the timeout, finished cells are kept.
     let pid: i32 = lab.var("IOMATRIX_LAB_GANESHA_PID").parse().unwrap();
-    let child = sb
+    let mut child = sb
         .cmd()
         .args(["run", "iozone", "--target", &nfs, "--files", "8m,1g", "--records", "4k", "--tests", "write"])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let begun = Instant::now();
-    // The 8m cell takes well under the time the 1g cell does; stop the server during the second.
-    std::thread::sleep(Duration::from_secs(4));
+    // The 8m cell is stored and the 1g file has grown past 8m on the server: stop the server during the second.
+    let export = PathBuf::from(lab.var("IOMATRIX_LAB_NFS_EXPORT_DIR"));
+    wait_for_second_cell(&sb, &mut child, &export, 8 << 20);
     // SAFETY: kill(2) on the server process the lab started; no memory involved.
     unsafe { libc::kill(pid, libc::SIGKILL) };
     let out = child.wait_with_output().unwrap();
@@ -78,7 +79,7 @@ fn iozone_runs_through_the_built_in_nfs_client_and_faults_are_named() {
 
 #[test]
 fn iozone_runs_through_the_built_in_smb_client_and_bad_credentials_are_named() {
-    let Some(lab) = Lab::up(&["smb"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Unshaped) else { return };
     let smb = lab.var("IOMATRIX_LAB_SMB").to_string();
     let password_file = lab.var("IOMATRIX_LAB_SMB_PASSWORD_FILE").to_string();
     let state = PathBuf::from(lab.var("IOMATRIX_LAB_STATE"));
@@ -138,7 +139,7 @@ fn every_suite_names_a_bad_url_and_a_server_that_is_not_there() {
 
 #[test]
 fn a_100_mbit_link_caps_what_the_built_in_nfs_client_reads_and_writes() {
-    let Some(lab) = Lab::up(&["--link", "100mbit", "nfs"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Link100Mbit) else { return };
     let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
     let sb = Sandbox::new();
     assert_success(&sb.run(&[
@@ -170,15 +171,16 @@ fn a_cut_link_ends_the_cell_within_the_timeout_and_keeps_the_finished_ones() {
     let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
     let veth = lab.var("IOMATRIX_LAB_VETH").to_string();
     let sb = Sandbox::new();
-    let child = sb
+    let mut child = sb
         .cmd()
         .args(["run", "iozone", "--target", &nfs, "--files", "4m,256m", "--records", "1m", "--tests", "write"])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let begun = Instant::now();
-    // 4m takes under a second at 100 Mbit/s, 256m about 22 s: cut the link during the second cell.
-    std::thread::sleep(Duration::from_secs(4));
+    // 4m takes under a second at 100 Mbit/s, 256m about 22 s: cut the link once the second cell writes.
+    let export = PathBuf::from(lab.var("IOMATRIX_LAB_NFS_EXPORT_DIR"));
+    wait_for_second_cell(&sb, &mut child, &export, 4 << 20);
     assert!(Command::new("ip").args(["link", "set", &veth, "down"]).status().unwrap().success());
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -5,7 +5,7 @@
 //! with a message where the lab cannot run (not root, packages missing).
 
 use crate::helpers::*;
-use crate::lab_fixture::Lab;
+use crate::lab_fixture::{Lab, Shared};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Output;
@@ -77,7 +77,7 @@ fn check_walk(sb: &Sandbox, out: &Output, protocol: &str, bytes: u64, symlinks: 
 
 #[test]
 fn backup_walks_trees_on_nfs_and_smb_through_the_built_in_clients() {
-    let Some(lab) = Lab::up(&["nfs", "smb"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Unshaped) else { return };
     let (nfs, smb) = (lab.var("IOMATRIX_LAB_NFS").to_string(), lab.var("IOMATRIX_LAB_SMB").to_string());
     let password_file = lab.var("IOMATRIX_LAB_SMB_PASSWORD_FILE").to_string();
     // Seeded before the first NFS access (ganesha caches what it serves).

@@ -6,7 +6,7 @@
 //! lab cannot run (not root, packages missing).
 
 use crate::helpers::*;
-use crate::lab_fixture::{left_behind, Lab};
+use crate::lab_fixture::{left_behind, Lab, Shared};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
@@ -79,7 +79,7 @@ fn assert_remote_conditions(run: &Value, protocol: &str) {
 
 #[test]
 fn bonnie_runs_every_test_through_the_built_in_nfs_client() {
-    let Some(lab) = Lab::up(&["nfs"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Unshaped) else { return };
     let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
     let state = PathBuf::from(lab.var("IOMATRIX_LAB_STATE"));
     let sb = Sandbox::new();

@@ -6,7 +6,7 @@
 //! timeout. Skipped with a message where the lab cannot run (not root).
 
 use crate::helpers::*;
-use crate::lab_fixture::{left_behind, Lab};
+use crate::lab_fixture::{left_behind, Lab, Shared};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -46,7 +46,7 @@ fn run_with_password(sb: &Sandbox, args: &[&str], password_file: &str) -> Output
 
 #[test]
 fn the_load_runs_through_the_built_in_nfs_client_every_operation_counted() {
-    let Some(lab) = Lab::up(&["nfs"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Unshaped) else { return };
     let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
     let state = PathBuf::from(lab.var("IOMATRIX_LAB_STATE"));
     let sb = Sandbox::new();
@@ -98,7 +98,7 @@ fn the_load_runs_through_the_built_in_nfs_client_every_operation_counted() {
 
 #[test]
 fn the_load_runs_through_the_built_in_smb_client_and_bad_credentials_are_named() {
-    let Some(lab) = Lab::up(&["smb"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Unshaped) else { return };
     let smb = lab.var("IOMATRIX_LAB_SMB").to_string();
     let password_file = lab.var("IOMATRIX_LAB_SMB_PASSWORD_FILE").to_string();
     let state = PathBuf::from(lab.var("IOMATRIX_LAB_STATE"));

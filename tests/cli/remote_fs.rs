@@ -1,7 +1,7 @@
 //! The protocol clients' folder calls (exclusive create, stat, listing)
 //! against the lab's real nfs-ganesha and Samba, below the suites.
 
-use crate::lab_fixture::Lab;
+use crate::lab_fixture::{Lab, Shared};
 use iomatrix_backend::{RemoteEntry, RemoteFs, RemoteKind};
 use std::time::Duration;
 
@@ -36,7 +36,7 @@ fn exercise(fs: &mut dyn RemoteFs) {
 
 #[test]
 fn exclusive_create_stat_and_listing_work_on_both_servers() {
-    let Some(lab) = Lab::up(&["smb", "nfs"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Unshaped) else { return };
     let timeout = Duration::from_secs(30);
     let nfs = iomatrix_nfs::NfsUrl::parse(lab.var("IOMATRIX_LAB_NFS")).unwrap();
     exercise(&mut iomatrix_nfs::NfsFs::connect(&nfs, timeout).unwrap());
@@ -49,7 +49,7 @@ fn exclusive_create_stat_and_listing_work_on_both_servers() {
 #[test]
 fn a_plan_larger_than_the_servers_free_space_is_refused_with_the_numbers() {
     use crate::helpers::*;
-    let Some(lab) = Lab::up(&["smb", "nfs"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Unshaped) else { return };
     let sb = Sandbox::new();
     // No lab disk holds 100 TiB: refused before anything is written, by what the server says it has free.
     let plan = ["--files", "100t", "--records", "1m", "--tests", "write"];
@@ -107,7 +107,7 @@ fn renames(fs: &mut dyn RemoteFs) {
 
 #[test]
 fn rename_replaces_the_target_a_missing_source_is_not_found_and_touch_sets_times_on_both_servers() {
-    let Some(lab) = Lab::up(&["smb", "nfs"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Unshaped) else { return };
     let timeout = Duration::from_secs(30);
     let nfs = iomatrix_nfs::NfsUrl::parse(lab.var("IOMATRIX_LAB_NFS")).unwrap();
     renames(&mut iomatrix_nfs::NfsFs::connect(&nfs, timeout).unwrap());
@@ -125,7 +125,7 @@ fn smb_session(lab: &Lab, timeout: Duration) -> iomatrix_smb::SmbFs {
 #[test]
 fn smb_byte_range_locks_conflict_between_sessions_without_waiting_and_nfs_says_it_has_none() {
     use std::io::ErrorKind::{Unsupported, WouldBlock};
-    let Some(lab) = Lab::up(&["smb", "nfs"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Unshaped) else { return };
     let timeout = Duration::from_secs(30);
     let (mut one, mut two) = (smb_session(&lab, timeout), smb_session(&lab, timeout));
     let file = format!("iomatrix-lock-{}.bin", std::process::id());

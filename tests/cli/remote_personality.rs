@@ -8,7 +8,7 @@
 //! message where the lab cannot run (not root).
 
 use crate::helpers::*;
-use crate::lab_fixture::{left_behind, Lab};
+use crate::lab_fixture::{left_behind, Lab, Shared};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Output;
@@ -30,7 +30,7 @@ fn read_p99_ms(cell: &Value) -> f64 {
 
 #[test]
 fn every_builtin_personality_runs_on_the_lab_nfs_and_smb_servers() {
-    let Some(lab) = Lab::up(&["nfs", "smb"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Unshaped) else { return };
     let state = PathBuf::from(lab.var("IOMATRIX_LAB_STATE"));
     let sb = Sandbox::new();
     for (target, backend) in [(lab.var("IOMATRIX_LAB_NFS"), "nfs"), (lab.var("IOMATRIX_LAB_SMB"), "smb")] {
@@ -63,7 +63,7 @@ fn every_builtin_personality_runs_on_the_lab_nfs_and_smb_servers() {
 
 #[test]
 fn locks_are_refused_on_nfsv3_before_any_io_and_taken_on_smb() {
-    let Some(lab) = Lab::up(&["nfs", "smb"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Unshaped) else { return };
     let state = PathBuf::from(lab.var("IOMATRIX_LAB_STATE"));
     let sb = Sandbox::new();
     let file = sb.dir.path().join("locks.toml");
@@ -93,7 +93,7 @@ fn locks_are_refused_on_nfsv3_before_any_io_and_taken_on_smb() {
 /// that builds up from each request's intended start.
 #[test]
 fn open_loop_shows_the_queue_that_closed_loop_hides_on_a_slowed_link() {
-    let Some(lab) = Lab::up(&["--link", "100mbit", "nfs"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Link100Mbit) else { return };
     let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
     let sb = Sandbox::new();
     let file = sb.dir.path().join("reads.toml");
@@ -152,7 +152,7 @@ fn engine_files(dir: &std::path::Path) -> u64 {
 /// one file locked on the server, its locks are counted as conflicts.
 #[test]
 fn shared_filesets_run_on_the_lab_nfs_and_smb_servers_and_their_locks_never_conflict() {
-    let Some(lab) = Lab::up(&["nfs", "smb"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Unshaped) else { return };
     let state = PathBuf::from(lab.var("IOMATRIX_LAB_STATE"));
     let sb = Sandbox::new();
     for (target, dir) in [

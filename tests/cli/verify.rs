@@ -3,7 +3,7 @@
 //! reports each kind of damage exactly where it was planted.
 
 use crate::helpers::{assert_usage_error, cells, Sandbox};
-use crate::lab_fixture::{left_behind, Lab};
+use crate::lab_fixture::{left_behind, Lab, Shared};
 use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
@@ -351,7 +351,7 @@ fn read_cell_tally_of(run: &Value, test: &str) -> Value {
 
 #[test]
 fn bonnie_verifies_through_the_built_in_nfs_and_smb_clients() {
-    let Some(lab) = Lab::up(&["nfs", "smb"]) else { return };
+    let Some(lab) = Lab::shared(Shared::Unshaped) else { return };
     let state = lab.var("IOMATRIX_LAB_STATE").to_string();
     let sb = Sandbox::new();
     // --fast: write 0, rewrite 1, read 2, seeks 3. Before read, block 3 of client 0's file is damaged on the

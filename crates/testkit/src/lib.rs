@@ -46,8 +46,30 @@ use std::time::Duration;
 
 /// Every case of this test binary that skipped, with its reasons.
 static SKIPS: Mutex<Skips> = Mutex::new(Skips::new());
-/// Registers [`at_exit`] once, at the first skip.
+/// What [`at_end`] was given: run when the binary exits, before the list of skipped cases.
+static AT_END: Mutex<Vec<fn()>> = Mutex::new(Vec::new());
+/// Registers [`at_exit`] once, at the first skip or [`at_end`].
 static AT_EXIT: Once = Once::new();
+
+/// Runs `cleanup` when this test binary exits (after libtest's summary, also when tests failed):
+/// for a fixture that the binary's tests share, such as a lab started once and taken down at the
+/// end. The cleanups run in the reverse order of their registration, before the skipped cases are
+/// listed, so a CI run that fails for a skip still cleans up. A cleanup must not panic (it runs
+/// inside libc's `exit`); it may start processes and wait for them.
+pub fn at_end(cleanup: fn()) {
+    AT_END.lock().unwrap_or_else(PoisonError::into_inner).push(cleanup);
+    register_at_exit();
+}
+
+fn register_at_exit() {
+    AT_EXIT.call_once(|| {
+        // SAFETY: atexit takes a function without arguments; `at_exit` never
+        // unwinds (nothing in it panics) and uses nothing torn down before
+        // atexit handlers run (see there).
+        let refused = unsafe { libc::atexit(at_exit) } != 0;
+        assert!(!refused, "atexit refused the end-of-run cleanups and list of skipped cases");
+    });
+}
 
 /// This test case did not run (or did not run in full) here, for `reason`:
 /// says so now, lists it at the end of the test binary, and fails the binary
@@ -57,13 +79,7 @@ pub fn skip(reason: impl Display) {
     let reason = reason.to_string();
     eprintln!("skipped: {reason}");
     SKIPS.lock().unwrap_or_else(PoisonError::into_inner).record(test_name(), reason);
-    AT_EXIT.call_once(|| {
-        // SAFETY: atexit takes a function without arguments; `at_exit` never
-        // unwinds (nothing in it panics) and uses nothing torn down before
-        // atexit handlers run (see there).
-        let refused = unsafe { libc::atexit(at_exit) } != 0;
-        assert!(!refused, "atexit refused the end-of-run list of skipped cases");
-    });
+    register_at_exit();
 }
 
 /// The running test's name: libtest runs each test on a thread named after
@@ -138,6 +154,7 @@ const CI_FAILS: &str = "CI is set (CI=true or 1): CI installs everything the tes
 /// libc's `exit`, which runs this), after thread-local storage is gone. So it
 /// writes with `write(2)` rather than through `std::io`, and never unwinds.
 extern "C" fn at_exit() {
+    run_cleanups();
     let binary = std::env::current_exe()
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -159,6 +176,28 @@ extern "C" fn at_exit() {
         // SAFETY: ends the process at once with status 1. Calling `exit`
         // inside an atexit handler would be undefined; `_exit` is not.
         unsafe { libc::_exit(1) }
+    }
+}
+
+/// The [`at_end`] cleanups, last registered first (a lock held by a thread left running is waited
+/// for at most about a second, then the cleanups run anyway).
+fn run_cleanups() {
+    let mut cleanups = Vec::new();
+    for _ in 0..200 {
+        match AT_END.try_lock() {
+            Ok(mut list) => {
+                cleanups = std::mem::take(&mut *list);
+                break;
+            }
+            Err(TryLockError::Poisoned(p)) => {
+                cleanups = std::mem::take(&mut *p.into_inner());
+                break;
+            }
+            Err(TryLockError::WouldBlock) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    for cleanup in cleanups.into_iter().rev() {
+        cleanup();
     }
 }
 
