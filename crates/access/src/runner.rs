@@ -660,7 +660,7 @@ impl Work<'_> {
                     slots.issued_at[slot] = clock.raw();
                     slots.writing[slot] = write;
                     let req = Request { slot, write, offset, len: bs as usize };
-                    match file.submit(req).map_err(|e| self.failure(format!("submitting to {}: {e}", place)))? {
+                    match file.submit(req).map_err(|e| self.failure(format!("submitting to {place}: {e}")))? {
                         Submitted::Busy => break,
                         Submitted::Done | Submitted::Queued => {
                             if content.is_some() {
@@ -680,7 +680,7 @@ impl Work<'_> {
                 now_ns = since_start(clock.raw());
                 continue;
             }
-            file.reap(1, &mut completions).map_err(|e| self.failure(format!("reaping from {}: {e}", place)))?;
+            file.reap(1, &mut completions).map_err(|e| self.failure(format!("reaping from {place}: {e}")))?;
             let now = clock.raw();
             now_ns = since_start(now);
             let second = (now_ns / SECOND_NS) as usize;
