@@ -14,7 +14,9 @@ unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
     /// A buffer of `len` bytes (at least one), for sizes the code fixes.
-    /// Panics only if the allocator fails, as `Vec` does; a size the user
+    ///
+    /// # Panics
+    /// Only if the allocator fails, as `Vec` does; a size the user
     /// chose goes through [`AlignedBuf::try_new`].
     pub fn new(len: usize) -> Self {
         AlignedBuf::try_new(len, "a buffer").unwrap_or_else(|e| panic!("{e}"))

@@ -29,6 +29,7 @@ impl<'a> Place<'a> {
 
     /// Client `rank`'s place: on a server its own folder `client-N` below
     /// this one; locally unchanged (the coordinator made the client's folder).
+    #[must_use]
     pub fn of_client(&self, rank: usize) -> Place<'a> {
         match self {
             Place::Local => Place::Local,

@@ -286,7 +286,7 @@ impl UringFile {
             TaskRun::Deferred => {}
             TaskRun::Cooperative => this.notes.push("no IORING_SETUP_DEFER_TASKRUN (kernel older than 6.1)".into()),
             TaskRun::Interrupting => {
-                this.notes.push("no IORING_SETUP_COOP_TASKRUN (kernel older than 5.19)".to_string())
+                this.notes.push("no IORING_SETUP_COOP_TASKRUN (kernel older than 5.19)".to_string());
             }
         }
         if register {
