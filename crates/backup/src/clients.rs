@@ -156,7 +156,7 @@ fn add(total: &mut BackupResult, r: &BackupResult) {
     total.sys_ns += r.sys_ns;
     total.interrupted |= r.interrupted;
     if total.server_lost.is_none() {
-        total.server_lost = r.server_lost.clone();
+        total.server_lost.clone_from(&r.server_lost);
     }
 }
 
@@ -182,7 +182,7 @@ fn merge_extents(clients: &[ClientWalk]) -> ExtentSummary {
         merged.files_without_fiemap += x.files_without_fiemap;
         merged.files_failed += x.files_failed;
         if merged.no_fiemap_errno.is_empty() {
-            merged.no_fiemap_errno = x.no_fiemap_errno.clone();
+            merged.no_fiemap_errno.clone_from(&x.no_fiemap_errno);
         }
     }
     merged

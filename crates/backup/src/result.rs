@@ -198,7 +198,7 @@ mod tests {
         assert_eq!(r.classes.iter().map(|c| c.bytes).sum::<u64>(), r.bytes);
         assert_eq!(r.classes.iter().map(|c| c.read_ns).sum::<u64>(), r.read_ns);
         // 2 MiB + 105 bytes over 1.000002 s.
-        let expect = ((2 << 20) + 105) as f64 / MIB / 1.000002;
+        let expect = f64::from((2 << 20) + 105) / MIB / 1.000002;
         assert!((r.mib_per_sec - expect).abs() < 1e-9, "{}", r.mib_per_sec);
         assert!((r.mib_per_min - expect * 60.0).abs() < 1e-6);
         assert!((r.cpu_percent - 25.0).abs() < 1e-9);

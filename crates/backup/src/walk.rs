@@ -606,7 +606,8 @@ mod tests {
             .unwrap()
         };
         // SAFETY: each read lies inside the mapping; it faults the page in and keeps it mapped.
-        let touched: u64 = (0..(2 << 20)).step_by(4096).map(|at| unsafe { *(map as *const u8).add(at) } as u64).sum();
+        let touched: u64 =
+            (0..(2 << 20)).step_by(4096).map(|at| u64::from(unsafe { *(map as *const u8).add(at) })).sum();
         assert_eq!(touched, 512);
         let kept = prepare(&p, &AtomicBool::new(false)).unwrap().cached_at_start.unwrap();
         // SAFETY: the mapping made above, unused after this.
@@ -675,7 +676,7 @@ mod tests {
         let (dir, _) = tree();
         let mut seen = Vec::new();
         let w = extents_of_tree(dir.path(), false, &AtomicBool::new(false), &mut |p, r| {
-            seen.push((p.to_path_buf(), r.as_ref().map(|f| f.extents).map_err(|e| e.is_not_supported())))
+            seen.push((p.to_path_buf(), r.as_ref().map(|f| f.extents).map_err(|e| e.is_not_supported())));
         })
         .unwrap();
         assert_eq!(w.files, 5);
