@@ -158,7 +158,7 @@ impl LocalFs {
         }
         let e = io::Error::last_os_error();
         Err(match e.raw_os_error() {
-            Some(libc::EAGAIN) | Some(libc::EACCES) => io::Error::new(io::ErrorKind::WouldBlock, e),
+            Some(libc::EAGAIN | libc::EACCES) => io::Error::new(io::ErrorKind::WouldBlock, e),
             _ => e,
         })
     }

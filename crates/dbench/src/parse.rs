@@ -636,7 +636,7 @@ mod tests {
         let timed: String = plain
             .lines()
             .enumerate()
-            .map(|(i, l)| if l.is_empty() || l.starts_with('#') { format!("{l}\n") } else { format!("{}.5 {l}\n", i) })
+            .map(|(i, l)| if l.is_empty() || l.starts_with('#') { format!("{l}\n") } else { format!("{i}.5 {l}\n") })
             .collect();
         let a = LoadFile::parse(plain, "plain").unwrap();
         let b = LoadFile::parse(&timed, "timed").unwrap();
