@@ -62,7 +62,9 @@ impl FilefragCounter {
     /// The count for a whole list of extents.
     pub fn count(extents: &[Extent]) -> FileExtents {
         let mut c = FilefragCounter::new();
-        extents.iter().for_each(|e| c.push(e));
+        for e in extents {
+            c.push(e);
+        }
         c.finish()
     }
 }
