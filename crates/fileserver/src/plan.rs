@@ -110,6 +110,7 @@ impl OpCounts {
         Op::ALL.iter().map(|&op| self.get(op)).sum()
     }
 
+    #[must_use]
     pub fn plus(&self, other: &OpCounts) -> OpCounts {
         let mut out = *self;
         for op in Op::ALL {
@@ -119,6 +120,7 @@ impl OpCounts {
     }
 
     /// Each count less `other`'s, never below zero.
+    #[must_use]
     pub fn minus(&self, other: &OpCounts) -> OpCounts {
         let mut out = OpCounts::default();
         for op in Op::ALL {
@@ -275,6 +277,7 @@ pub struct Planned {
 }
 
 impl Planned {
+    #[must_use]
     pub fn plus(&self, other: &Planned) -> Planned {
         Planned {
             files: self.files.saturating_add(other.files),
@@ -319,7 +322,7 @@ impl FileserverPlan {
         if self.files_per_connection == 0 {
             return Err(UsageError::new("--files-per-connection 0: each connection needs at least one file"));
         }
-        if self.files_per_connection > u32::MAX as u64 {
+        if self.files_per_connection > u64::from(u32::MAX) {
             return Err(UsageError::new(format!(
                 "--files-per-connection {}: at most {} files per connection",
                 self.files_per_connection,
@@ -407,7 +410,7 @@ impl FileserverPlan {
         let samples = (crate::SAMPLE_BUFFER * 16) as u64;
         let order = match self.then {
             Then::Mix { .. } => self.files_per_connection.saturating_mul(4),
-            _ => 0,
+            Then::Read => 0,
         };
         (record + stamped + samples)
             .saturating_add(self.fds_per_connection().saturating_mul(GROWING_BYTES))
@@ -532,7 +535,7 @@ pub struct MixVisits {
 impl MixVisits {
     pub fn new(plan: &FileserverPlan, rank: usize, read_percent: u8) -> MixVisits {
         let mut rng = Generator::seeded(plan.seed ^ 0x6d69_7800 ^ ((rank as u64) << 32));
-        let n = plan.files_per_connection.min(u32::MAX as u64) as u32;
+        let n = plan.files_per_connection.min(u64::from(u32::MAX)) as u32;
         let mut order: Vec<u32> = (0..n).collect();
         rng.shuffle(&mut order);
         MixVisits { order, pos: 0, rng, read_percent }
@@ -544,7 +547,7 @@ impl Iterator for MixVisits {
     fn next(&mut self) -> Option<(u64, bool)> {
         let file = *self.order.get(self.pos)?;
         self.pos += 1;
-        Some((file as u64, self.rng.below(100) < self.read_percent as u64))
+        Some((u64::from(file), self.rng.below(100) < u64::from(self.read_percent)))
     }
 }
 
@@ -630,7 +633,7 @@ mod tests {
         let visits: Vec<(u64, bool)> = MixVisits::new(&p, 1, 70).collect();
         let mut files: Vec<u64> = visits.iter().map(|v| v.0).collect();
         assert_ne!(files, (0..200).collect::<Vec<_>>(), "shuffled");
-        files.sort();
+        files.sort_unstable();
         assert_eq!(files, (0..200).collect::<Vec<_>>());
         let reads = visits.iter().filter(|v| v.1).count();
         assert!((110..170).contains(&reads), "{reads} of 200 visits read at 70%");

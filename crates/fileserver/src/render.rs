@@ -139,9 +139,10 @@ fn connections(m: &FileserverCellFigures) -> String {
 }
 
 fn errors(m: &FileserverCellFigures) -> String {
-    match m.errors.is_empty() {
-        true => "none".into(),
-        false => m.errors.iter().map(|(kind, n)| format!("{kind} {n}")).collect::<Vec<_>>().join(", "),
+    if m.errors.is_empty() {
+        "none".into()
+    } else {
+        m.errors.iter().map(|(kind, n)| format!("{kind} {n}")).collect::<Vec<_>>().join(", ")
     }
 }
 
