@@ -428,12 +428,11 @@ fn run(records: &[Record], options: &Options, bad_lines: &[crate::BadLine]) -> I
         (Some(_), _) => {}
         (None, None) if by_iomatrix => {}
         (None, Some(c)) => {
-            notes.push(format!("chunk size {} as given with --bonnie-chunk (the CSV leaves it empty)", ByteSize(c)))
+            notes.push(format!("chunk size {} as given with --bonnie-chunk (the CSV leaves it empty)", ByteSize(c)));
         }
         (None, None) if chunk.is_some() => notes.push(format!(
-            "chunk size {}: bonnie++'s default, taken because the CSV leaves it empty (bonnie++ 2.00 does whatever \
-             -s SIZE:CHUNK gave); if the run used another, import again with --bonnie-chunk SIZE",
-            DEFAULT_CHUNK
+            "chunk size {DEFAULT_CHUNK}: bonnie++'s default, taken because the CSV leaves it empty (bonnie++ 2.00 does whatever \
+             -s SIZE:CHUNK gave); if the run used another, import again with --bonnie-chunk SIZE"
         )),
         (None, None) => {}
     }
