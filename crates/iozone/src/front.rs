@@ -256,7 +256,7 @@ impl Parsed {
             IozonePlan::new(files, records)
         };
         if !self.tests.is_empty() {
-            plan.tests = self.tests.clone();
+            plan.tests.clone_from(&self.tests);
         }
         if self.no_retests {
             plan.tests.retain(|t| !t.is_retest());

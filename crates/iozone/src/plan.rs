@@ -188,6 +188,7 @@ impl IozonePlan {
     /// The plan again for the file/record pairs of the noisy `(file, record, test)` cells, every
     /// test of each (IOzone's tests of a pair share one file: a read needs the write before it),
     /// once.
+    #[must_use]
     pub fn again(&self, noisy: &[(ByteSize, ByteSize, IozoneTest)]) -> IozonePlan {
         let mut pairs: Vec<(ByteSize, ByteSize)> = noisy.iter().map(|(f, r, _)| (*f, *r)).collect();
         pairs.dedup();

@@ -412,7 +412,7 @@ impl<'a> Client<'a> {
         self.end_pass(laid.is_ok());
         laid.map_err(|e| match e {
             PassError::Stopped => self.stopped(),
-            e => self.failure(what(&e)),
+            e @ PassError::Io { .. } => self.failure(what(&e)),
         })?;
         file.flush_to_storage().map_err(|e| self.failure(what(&e)))?;
         file.close().map_err(|e| self.failure(what(&e)))
@@ -522,7 +522,7 @@ impl<'a> Client<'a> {
             self.end_pass(laid.is_ok());
             laid.map_err(|e| match e {
                 PassError::Stopped => ClientFailure::stopped(rank),
-                e => what(&e),
+                e @ PassError::Io { .. } => what(&e),
             })?;
             file.flush().map_err(|e| what(&e))?;
             file.close().map_err(|e| what(&e))
