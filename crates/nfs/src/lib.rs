@@ -515,7 +515,7 @@ mod tests {
             conn.read_exact(&mut call).unwrap();
             conn.write_all(&0xffff_ffffu32.to_be_bytes()).unwrap();
             // Held open until the client has gone: it must not wait for the 2 GiB.
-            let _ = conn.read(&mut [0u8; 65536]);
+            let _ = conn.read(&mut vec![0u8; 65536]);
         });
         let url = NfsUrl::parse(&format!("nfs://127.0.0.1:{port}/export")).unwrap();
         let started = std::time::Instant::now();
