@@ -46,7 +46,7 @@ impl<T: Clone> ClaimTable<T> {
         if n == 0 {
             return None;
         }
-        let mut rotor = self.rotors[present as usize].lock().unwrap_or_else(|e| e.into_inner());
+        let mut rotor = self.rotors[usize::from(present)].lock().unwrap_or_else(|e| e.into_inner());
         let from = *rotor % n;
         let found = (0..n).map(|k| (from + k) % n).find_map(|i| {
             if self.looks(i, present) {

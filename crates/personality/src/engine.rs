@@ -626,7 +626,7 @@ fn connection<F: Files>(
         if let Some(n) = iterations {
             result.lost_ops = lost_ops(p, phase, conn, 0, n);
         }
-        live.failed.fetch_add(result.failed_kind.is_some() as usize, Ordering::Relaxed);
+        live.failed.fetch_add(usize::from(result.failed_kind.is_some()), Ordering::Relaxed);
         return result;
     }
     let cpu0 = CpuReading::now();
@@ -647,7 +647,7 @@ fn connection<F: Files>(
             _ => None,
         },
         next_arrival: origin,
-        rng: Rng::new(draw_at(p.seed ^ 0x5eed_f10e, conn.global as u64, (repeat as u64) << 32 | 1 << 48)),
+        rng: Rng::new(draw_at(p.seed ^ 0x5eed_f10e, conn.global as u64, u64::from(repeat) << 32 | 1 << 48)),
         samples: Vec::with_capacity(SAMPLE_BUFFER),
         counts: [(0u64, 0u64, 0u64); 13],
         flowops: [0; 13],
@@ -744,7 +744,7 @@ struct Iterated {
 /// transfers counted by the sizes the files are drawn with): what a failed
 /// connection lost.
 fn lost_ops<F>(p: &Personality, phase: &Phase, conn: &Conn<F>, from: u64, to: u64) -> u64 {
-    let total_weight: u64 = phase.flows.iter().map(|f| f.weight as u64).sum();
+    let total_weight: u64 = phase.flows.iter().map(|f| u64::from(f.weight)).sum();
     let mut lost = 0;
     for flow in &phase.flows {
         let sizes = conn.sets.get(flow.fileset).map(|s| &s.sizes);
@@ -764,7 +764,7 @@ fn lost_ops<F>(p: &Personality, phase: &Phase, conn: &Conn<F>, from: u64, to: u6
                     _ => 1,
                 })
                 .sum();
-            lost += per * flow.weight as u64;
+            lost += per * u64::from(flow.weight);
         }
     }
     lost / total_weight.max(1)
@@ -945,7 +945,7 @@ fn slot_path(base: &str, depth: u32, width: u64, index: u64, gen: u32) -> String
 /// A lock refused because another holds the range: EAGAIN or EACCES
 /// (fcntl(2) gives either), or the protocol clients' WouldBlock.
 fn is_conflict(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EACCES)) || e.kind() == io::ErrorKind::WouldBlock
+    matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EACCES)) || e.kind() == io::ErrorKind::WouldBlock
 }
 
 /// Incompressible bytes to write.
@@ -1009,7 +1009,7 @@ impl<'a, F: Files> Run<'a, F> {
         let mut cursors = vec![0u64; phase.flows.len()];
         // Per flow kept open (`keep_open`): its file and the file's index, once opened.
         let mut held: Vec<Option<(u64, F::File)>> = phase.flows.iter().map(|_| None).collect();
-        let total_weight: u64 = phase.flows.iter().map(|f| f.weight as u64).sum();
+        let total_weight: u64 = phase.flows.iter().map(|f| u64::from(f.weight)).sum();
         let mut done = 0u64;
         let mut before_last = 0;
         let ended: Result<(), Halt> = loop {
@@ -1026,10 +1026,10 @@ impl<'a, F: Files> Run<'a, F> {
                 FlowOrder::InTurn => done % total_weight,
             };
             let fi = phase.flows.iter().position(|f| {
-                if w < f.weight as u64 {
+                if w < u64::from(f.weight) {
                     true
                 } else {
-                    w -= f.weight as u64;
+                    w -= u64::from(f.weight);
                     false
                 }
             });
@@ -1446,7 +1446,7 @@ impl<'a, F: Files> Run<'a, F> {
     fn record(&mut self, op: OpKind, ns: u64, late: bool) {
         let c = &mut self.counts[op as usize];
         c.0 += 1;
-        c.2 += late as u64;
+        c.2 += u64::from(late);
         self.samples.push((op as u8, ns, late));
         self.live.ops.fetch_add(1, Ordering::Relaxed);
         if self.samples.len() >= SAMPLE_BUFFER {
@@ -1544,7 +1544,7 @@ impl<'a, F: Files> Run<'a, F> {
         let fits = |i: u64| slots[i as usize].exists != absent;
         match pick {
             Pick::Rotation => {
-                let rotor = &mut state.rotors[!absent as usize];
+                let rotor = &mut state.rotors[usize::from(!absent)];
                 let found = (0..n).map(|k| (*rotor + k) % n).find(|&i| fits(i))?;
                 *rotor = found + 1;
                 Some(found)

@@ -55,7 +55,7 @@ pub fn report(run: &StoredRun) -> String {
         ]);
         if let Some(ops) = &m.ops {
             let mut ops: Vec<(&String, &StoredOpFigures)> = ops.iter().collect();
-            ops.sort_by_key(|(n, _)| (rank(n), n.to_string()));
+            ops.sort_by_key(|(n, _)| (rank(n), (*n).clone()));
             for (name, s) in ops {
                 table.row([
                     name.clone(),
@@ -82,7 +82,7 @@ pub fn report(run: &StoredRun) -> String {
             rows.push(("Flow steps, as filebench counts ops".into(), n.to_string()));
             rows.push(("Flow steps per second (filebench's ops/s)".into(), human::fixed(rate, 1)));
             let mut ops: Vec<(&String, &StoredOpFigures)> = m.ops.iter().flatten().collect();
-            ops.sort_by_key(|(n, _)| (rank(n), n.to_string()));
+            ops.sort_by_key(|(n, _)| (rank(n), (*n).clone()));
             for (name, s) in ops {
                 let (Some(steps), Some(mean)) = (s.flowops, s.flowop_mean_ns) else { continue };
                 if steps != s.count {
@@ -241,7 +241,7 @@ mod tests {
         assert_eq!(shown, EXPECTED, "{shown}");
     }
 
-    const EXPECTED: &str = r#"
+    const EXPECTED: &str = r"
 run phase of oltp: 2 connections, open loop at 50 ops/s per connection (latency from the intended start), 8k records, backend psync (server); 7 operations, 3.0 MiB in 2.500 s
 operation       count      ops/s        MiB   mean ms       p50       p99     p99.9       max  errors    late
 create              2      0.800        1.0    0.0250    0.0200    0.0400    0.0400    0.0410       0       0
@@ -273,5 +273,5 @@ Status mismatches (the load file's status not met) 7
   mismatch: b
   mismatch: c
   mismatch: d
-"#;
+";
 }
