@@ -47,6 +47,10 @@ impl Default for Latency {
 }
 
 impl Latency {
+    /// An empty histogram covering 1 ns to an hour at this crate's precision.
+    ///
+    /// # Panics
+    /// Never in practice: the bounds are constants hdrhistogram accepts.
     pub fn new() -> Latency {
         let hist = Histogram::new_with_bounds(1, HIGHEST_NS, SIGNIFICANT_DIGITS)
             .expect("constant bounds are valid for hdrhistogram");
@@ -73,6 +77,9 @@ impl Latency {
     }
 
     /// Adds another distribution exactly (same bounds by construction).
+    ///
+    /// # Panics
+    /// Never in practice: every `Latency` has the same bounds, so the merge cannot fail.
     pub fn merge(&mut self, other: &Latency) {
         self.hist.add(&other.hist).expect("histograms with identical bounds always merge");
     }
@@ -139,6 +146,9 @@ impl Latency {
     }
 
     /// HdrHistogram's V2 format, deflate-compressed: readable by every HDR implementation.
+    ///
+    /// # Panics
+    /// Never in practice: serialising into a `Vec` cannot fail.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
         V2DeflateSerializer::new().serialize(&self.hist, &mut out).expect("serialising into a Vec cannot fail");

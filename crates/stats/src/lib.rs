@@ -54,7 +54,8 @@ impl CpuReading {
         let total = self.total_ns.saturating_sub(earlier.total_ns);
         let user = self.user_ns.saturating_sub(earlier.user_ns);
         let sys = self.sys_ns.saturating_sub(earlier.sys_ns);
-        let user_ns = if user + sys == 0 { 0 } else { (total as u128 * user as u128 / (user + sys) as u128) as u64 };
+        let user_ns =
+            if user + sys == 0 { 0 } else { (u128::from(total) * u128::from(user) / u128::from(user + sys)) as u64 };
         CpuTimes { user_ns, sys_ns: total - user_ns }
     }
 }
