@@ -53,6 +53,9 @@ static AT_EXIT: Once = Once::new();
 /// says so now, lists it at the end of the test binary, and fails the binary
 /// on CI. The caller returns after it (`return skip(..)` in a test, or
 /// `skip(..); return None` in a helper that makes a fixture).
+///
+/// # Panics
+/// If libc's atexit cannot register the end-of-run list (it fails only without memory).
 pub fn skip(reason: impl Display) {
     let reason = reason.to_string();
     eprintln!("skipped: {reason}");
