@@ -396,7 +396,7 @@ mod tests {
             }
         }
         for (got, want) in counts.iter().zip([0.7, 0.2, 0.1]) {
-            let share = *got as f64 / n as f64;
+            let share = *got as f64 / f64::from(n);
             assert!((share - want).abs() < 0.005, "share {share}, want {want}");
         }
         // Uniform within the class: both ends are reached.
@@ -422,7 +422,7 @@ mod tests {
         assert!(close(p.share_of_files_between(1, 1535), 0.15));
         assert!(close(
             p.share_of_files_between(1 << 20, 3 << 19),
-            0.6 * ((1 << 19) as f64 + 1.0) / (1u64 << 20) as f64
+            0.6 * (f64::from(1 << 19) + 1.0) / (1u64 << 20) as f64
         ));
         assert!(close(p.share_of_files_between(3000, 4000), 0.0));
         assert!(close(p.share_of_files_between(10, 5), 0.0));
