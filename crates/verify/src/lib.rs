@@ -85,6 +85,9 @@ pub enum Verdict {
 
 /// Fills one block (exactly [`UNIT`] bytes) as the write `stamp` puts it,
 /// `compressible`% of each half's payload zeros.
+///
+/// # Panics
+/// If `block` is not exactly [`UNIT`] bytes: the callers cut blocks of that size.
 pub fn fill_block(block: &mut [u8], stamp: Stamp, compressible: u8) {
     assert_eq!(block.len(), UNIT, "a verify block is {UNIT} bytes");
     let payload = HALF - STAMP_LEN;
@@ -106,6 +109,9 @@ pub fn fill_block(block: &mut [u8], stamp: Stamp, compressible: u8) {
 }
 
 /// Classifies one block (exactly [`UNIT`] bytes) read back.
+///
+/// # Panics
+/// If `block` is not exactly [`UNIT`] bytes: the callers cut blocks of that size.
 pub fn check_block(block: &[u8], expect: &Expect) -> Verdict {
     assert_eq!(block.len(), UNIT, "a verify block is {UNIT} bytes");
     let first = intact_stamp(&block[..HALF]);
