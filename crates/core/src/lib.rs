@@ -21,6 +21,7 @@
 //! - [`walk_errors`]: the errors a walk over a tree met, counted by kind ([`walk_errors::ErrorTally`]).
 //!
 //! Nothing here does I/O.
+#![forbid(unsafe_code)]
 
 pub mod alloc;
 mod backend_kind;

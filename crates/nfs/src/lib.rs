@@ -16,6 +16,7 @@
 //!
 //! Errors ([`NfsError`]) name the server, the operation, the path and the
 //! server's status (`NFS3ERR_NOENT`...), or the timeout that passed.
+#![forbid(unsafe_code)]
 
 use nfs3_client::nfs3_types::nfs3::{
     self, createhow3, diropargs3, filename3, nfs_fh3, sattr3, set_mode3, stable_how, Nfs3Option, Nfs3Result,

@@ -16,6 +16,7 @@
 //! Whatever changes what a seed draws (another generator, another way to
 //! split a seed into streams, another `below`) must change [`GENERATOR`]:
 //! the tests below pin the first draws, so such a change cannot pass unnoticed.
+#![forbid(unsafe_code)]
 
 mod distribution;
 

@@ -12,6 +12,7 @@
 //!
 //! Running a plan is the binary's (`iomatrix study run`); storing it, the
 //! store's (`StudyRecord`).
+#![forbid(unsafe_code)]
 
 pub mod file;
 pub mod plan;

@@ -24,6 +24,7 @@
 //! an intact block of another run, or of a generation outside what the
 //! reader expects, is **stale**. [`Tally`] counts them, with the first
 //! [`MAX_EXAMPLES`] examples.
+#![forbid(unsafe_code)]
 
 use iomatrix_random::{scramble, Generator};
 use std::time::Instant;
