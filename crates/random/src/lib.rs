@@ -17,6 +17,7 @@
 //! split a seed into streams, another `below`) must change [`GENERATOR`]:
 //! the tests below pin the first draws, so such a change cannot pass unnoticed.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod distribution;
 
