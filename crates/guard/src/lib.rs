@@ -23,6 +23,7 @@
 //!
 //! Nothing here prints: callers say what happened, in their own words.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod live;
 pub mod output;
