@@ -39,6 +39,7 @@
 //!     // ... the test
 //! }
 //! ```
+#![warn(missing_docs)]
 
 use std::fmt::Display;
 use std::sync::{Mutex, MutexGuard, Once, PoisonError, TryLockError};
