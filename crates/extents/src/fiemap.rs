@@ -73,6 +73,7 @@ impl FiemapError {
         }
     }
 
+    /// Whether the file system does not offer FIEMAP (a fact to report), not a failure.
     pub fn is_not_supported(&self) -> bool {
         matches!(self, FiemapError::NotSupported(_))
     }
@@ -102,6 +103,7 @@ impl Default for Fiemap {
 }
 
 impl Fiemap {
+    /// A request without FIEMAP_FLAG_SYNC: extents as the file system holds them now.
     pub fn new() -> Fiemap {
         Fiemap {
             req: Box::new(FiemapRequest { header: FiemapHeader::default(), extents: [FiemapExtent::default(); BATCH] }),
