@@ -15,9 +15,13 @@ const HOW_TO_MAKE: &str = "write one with `iomatrix scan PATH --save-profile FIL
 /// Size classes: class 0 holds only 0-byte files; class k >= 1 holds sizes in [2^(k-1), 2^k - 1].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SizeClass {
+    /// The class's smallest size (bytes): 0, or 2^(k-1).
     pub min_bytes: u64,
+    /// The class's largest size (bytes): 0, or 2^k - 1.
     pub max_bytes: u64,
+    /// Regular files of a size in the class.
     pub files: u64,
+    /// Their apparent sizes, summed (bytes).
     pub bytes: u64,
 }
 
@@ -31,6 +35,7 @@ pub struct Profile {
     /// When the scan ran, UTC, RFC 3339 (`2026-11-22T04:11:03Z`); empty if unknown.
     #[serde(default)]
     pub created_at: String,
+    /// The size classes, smallest first.
     pub classes: Vec<SizeClass>,
 }
 
