@@ -22,6 +22,7 @@
 //!
 //! Nothing here does I/O.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod alloc;
 mod backend_kind;
