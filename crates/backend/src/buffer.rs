@@ -35,16 +35,20 @@ impl AlignedBuf {
         Generator::seeded(len as u64).fill(buf.as_mut_slice());
         Ok(buf)
     }
+    /// Its length in bytes (at least one).
     pub fn len(&self) -> usize {
         self.layout.size()
     }
+    /// Never: a buffer holds at least one byte (clippy pairs `len` with `is_empty`).
     pub fn is_empty(&self) -> bool {
         false
     }
+    /// Its bytes.
     pub fn as_slice(&self) -> &[u8] {
         // SAFETY: ptr points to layout.size() initialised (zeroed, then filled) bytes we own.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
     }
+    /// Its bytes, to fill.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: as above, and &mut self guarantees exclusive access.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }

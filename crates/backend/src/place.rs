@@ -17,12 +17,17 @@ pub enum Place<'a> {
     /// Local paths: the coordinator gives each client its own folder
     /// (`client-N` of the run's working folder).
     Local,
-    /// On a server: sessions come from `connect`; `folder` is the folder on
-    /// the server at this level (`""` is the target's own folder).
-    Remote { connect: &'a Connect<'a>, folder: String },
+    /// On a server.
+    Remote {
+        /// Opens a session to the server (one per client, as separate machines would).
+        connect: &'a Connect<'a>,
+        /// The folder on the server at this level (`""` is the target's own folder).
+        folder: String,
+    },
 }
 
 impl<'a> Place<'a> {
+    /// Whether the files are on a server.
     pub fn is_remote(&self) -> bool {
         matches!(self, Place::Remote { .. })
     }
