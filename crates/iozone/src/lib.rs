@@ -26,6 +26,7 @@
 //! mixed reads or writes each record of a random order by a fair coin.
 //! A test that needs a file finds one laid out (untimed) beforehand.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod figures;
 pub mod front;
