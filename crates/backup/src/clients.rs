@@ -45,6 +45,7 @@ pub fn missing_client_trees(root: &Path, clients: usize) -> Vec<PathBuf> {
 /// One client's walk of the cell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClientWalk {
+    /// The client's rank (0-based).
     pub rank: usize,
     /// The tree it walked.
     pub root: String,
@@ -75,6 +76,8 @@ pub struct BackupCell {
 }
 
 impl BackupCell {
+    /// One cell from every client's walk: counts and the clients' own rates added up, and the
+    /// overall rate over the common wall time.
     pub fn merge(gathered: Gathered<ClientWalk>) -> BackupCell {
         let Gathered { figures: clients, failures, starts } = gathered;
         let mut total = BackupResult { cold: clients.iter().any(|c| c.result.cold), ..BackupResult::default() };
@@ -209,6 +212,7 @@ impl LiveClients {
         LiveClients { clients: (0..clients).map(|_| LiveSlot::default()).collect() }
     }
 
+    /// Client `rank`'s figures so far, for the live line.
     pub fn publish(&self, rank: usize, live: &Live) {
         if let Some(slot) = self.clients.get(rank) {
             slot.files.store(live.files, Ordering::Relaxed);
