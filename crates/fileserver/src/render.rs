@@ -17,6 +17,8 @@ use std::fmt::Write;
 /// The width of the label column the phase's tables share.
 const LABEL_WIDTH: usize = 46;
 
+/// A stored file-server run: per phase its rates, completion time, operation latencies,
+/// failures and the connections table.
 pub fn report(run: &StoredRun) -> String {
     let mut out = String::new();
     let plan = StoredPlan::read(&run.plan);
