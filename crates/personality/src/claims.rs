@@ -59,10 +59,12 @@ impl<T: Clone> ClaimTable<T> {
         Some(found)
     }
 
+    /// How many files the table tracks.
     pub fn len(&self) -> usize {
         self.states.len()
     }
 
+    /// Whether it tracks no file.
     pub fn is_empty(&self) -> bool {
         self.states.is_empty()
     }

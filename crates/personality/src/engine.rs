@@ -53,6 +53,7 @@ const LATE_NS: u64 = 1_000_000;
 /// What every client runs: the personality (overrides applied) and how many times.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunPlan {
+    /// The checked personality, with `--scale` and the flags' overrides applied.
     pub personality: Personality,
     /// Where it came from: a built-in's name or a file's path.
     pub source: String,
@@ -77,6 +78,7 @@ pub struct RunPlan {
 /// same path) and checks it holds `ops` operations, as rank 0's did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadFileReplay {
+    /// The load file's path, as rank 0 read it.
     pub path: String,
     /// Operations in it (REPEAT unrolled).
     pub ops: u64,
@@ -121,6 +123,7 @@ impl RunPlan {
         (&self.personality.phases[index % n], (index / n) as u32)
     }
 
+    /// How many cells the run has: its phases times its repeats.
     pub fn cells(&self) -> usize {
         self.personality.phases.len() * self.repeats.max(1) as usize
     }
@@ -159,7 +162,10 @@ impl RunPlan {
 /// What a personality's plan holds in memory, in bytes ([`RunPlan::footprint`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Footprint {
+    /// What each connection holds: its buffers, a record per file, folder names, latency samples.
     pub per_connection: u64,
+    /// What each client holds besides: shared filesets' claim tables and two histograms per
+    /// operation kind.
     pub per_client: u64,
     /// What one more file of a fileset adds to each connection.
     pub per_file: u64,
@@ -174,14 +180,20 @@ pub const FOLDER_BYTES: u64 = 128;
 /// Counters the connections keep current, for a live display.
 #[derive(Default)]
 pub struct Live {
+    /// The phase running, an index into the plan's cells.
     pub phase: AtomicUsize,
+    /// Whether the phase has started.
     pub started: AtomicBool,
+    /// Operations completed in it so far.
     pub ops: AtomicU64,
+    /// Bytes moved in it so far.
     pub bytes: AtomicU64,
+    /// Connections failed so far in the run.
     pub failed: AtomicUsize,
 }
 
 impl Live {
+    /// Counters at zero.
     pub fn new() -> Live {
         Live::default()
     }
@@ -190,7 +202,9 @@ impl Live {
 /// One client's cell.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ClientCell {
+    /// The client's rank (0-based).
     pub rank: usize,
+    /// Its cell, merged over its connections.
     pub figures: CellFigures,
 }
 
@@ -403,7 +417,6 @@ impl Gate {
         }
     }
 
-    /// Waits until `n` are ready.
     /// Counts a party as ready without waiting (its thread is ending early).
     pub fn leave(&self) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -411,6 +424,7 @@ impl Gate {
         self.cv.notify_all();
     }
 
+    /// Waits until `n` are ready.
     pub fn wait_all(&self, n: usize) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         while s.0 < n {

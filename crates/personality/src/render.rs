@@ -10,6 +10,8 @@ use iomatrix_report::text::connections;
 use iomatrix_store::StoredRun;
 use std::fmt::Write;
 
+/// A stored personality (or dbench replay) run: per cell its rates, operations with their
+/// latencies, fairness, failures and the connections table.
 pub fn report(run: &StoredRun) -> String {
     let mut out = String::new();
     let c0 = &run.conditions;

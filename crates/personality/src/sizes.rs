@@ -12,6 +12,7 @@ use std::sync::Arc;
 pub struct Rng(Generator);
 
 impl Rng {
+    /// A generator seeded with `seed`: the same seed draws the same.
     pub fn new(seed: u64) -> Rng {
         Rng(Generator::seeded(seed))
     }
