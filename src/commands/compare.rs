@@ -333,7 +333,7 @@ pub fn range(flag: &str, text: Option<&str>) -> Result<(Option<u64>, Option<u64>
         }
     };
     match (lo, hi) {
-        (None, None) => Err(UsageError::new(format!("{flag} {text}: give a range such as ..2m, 64k..2m or 1m..",))),
+        (None, None) => Err(UsageError::new(format!("{flag} {text}: give a range such as ..2m, 64k..2m or 1m.."))),
         (Some(l), Some(h)) if l > h => {
             Err(UsageError::new(format!("{flag} {text}: the lower bound is above the upper")))
         }

@@ -44,7 +44,7 @@ pub(super) fn run(
         super::numbers::exclude(pair, &args.numbers.exclude)?;
     }
     for (side, labels) in many.sides.iter_mut().zip(labels) {
-        side.labels = labels.clone();
+        side.labels.clone_from(labels);
     }
     let gates: Option<Vec<Gate>> = fail_if_slower.map(|t| {
         many.pairs

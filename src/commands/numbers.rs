@@ -67,9 +67,7 @@ pub fn partial(include: bool) -> Partial {
 
 /// `--include-partial` and `--include-disturbed` (compare, sweep, report) as the analysis takes them.
 pub fn admit(include_partial: bool, include_disturbed: bool) -> iomatrix_analysis::Admit {
-    let disturbed = match include_disturbed {
-        true => iomatrix_analysis::Disturbed::Included,
-        false => iomatrix_analysis::Disturbed::LeftOut,
-    };
+    let disturbed =
+        if include_disturbed { iomatrix_analysis::Disturbed::Included } else { iomatrix_analysis::Disturbed::LeftOut };
     iomatrix_analysis::Admit { partial: partial(include_partial), disturbed }
 }

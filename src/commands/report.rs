@@ -237,9 +237,10 @@ fn workbook(report: &Report) -> anyhow::Result<Vec<u8>> {
     let scalars: Vec<ScalarRow> = side_by_side
         .into_iter()
         .chain(scalar_keys.into_iter().map(|k| ScalarRow {
-            metric: match report.groups.iter().any(|g| g.summary.cells.get(k).is_some_and(|s| s.partial_samples > 0)) {
-                true => format!("{}{}", k.describe(), iomatrix_report::document::PARTIAL_MARK),
-                false => k.describe(),
+            metric: if report.groups.iter().any(|g| g.summary.cells.get(k).is_some_and(|s| s.partial_samples > 0)) {
+                format!("{}{}", k.describe(), iomatrix_report::document::PARTIAL_MARK)
+            } else {
+                k.describe()
             },
             unit: report.groups.iter().find_map(|g| g.summary.cells.get(k)).map_or("", |s| s.unit).to_string(),
             values: report.groups.iter().map(|g| g.summary.cells.get(k).map(|s| s.median)).collect(),

@@ -243,9 +243,10 @@ fn runners() -> String {
     let mut names: Vec<String> =
         std::iter::once("run").chain(crate::suites::front_ends()).map(|c| format!("`iomatrix {c}`")).collect();
     let last = names.pop().unwrap_or_default();
-    match names.is_empty() {
-        true => last,
-        false => format!("{} or {last}", names.join(", ")),
+    if names.is_empty() {
+        last
+    } else {
+        format!("{} or {last}", names.join(", "))
     }
 }
 

@@ -152,7 +152,7 @@ pub fn run(args: SweepArgs, db: &Path) -> anyhow::Result<ExitCode> {
     check_levels(&args, &levels)?;
     // One unit for the whole sweep where every row has it; else each row says its own.
     let mut distinct: Vec<&str> = units.values().map(String::as_str).collect();
-    distinct.sort();
+    distinct.sort_unstable();
     distinct.dedup();
     let unit = if distinct.len() == 1 { distinct[0].to_string() } else { "unit per row".to_string() };
     // With --rows: each system's rows apart, and the sweep proper over their average.

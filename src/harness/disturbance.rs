@@ -98,7 +98,7 @@ fn libc_clock(clock: libc::clockid_t) -> u64 {
 fn raw_clock(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: the clock_gettime system call writes one timespec into `ts`, which lives across it.
-    let rc = unsafe { libc::syscall(libc::SYS_clock_gettime, clock, &mut ts as *mut libc::timespec) };
+    let rc = unsafe { libc::syscall(libc::SYS_clock_gettime, clock, std::ptr::from_mut::<libc::timespec>(&mut ts)) };
     if rc == 0 {
         nanos(&ts)
     } else {
@@ -196,7 +196,7 @@ pub fn cause(start: &Clocks, end: &Clocks, wall_ns: u64, pace: &Pace, stops: &[S
 /// A timed cell's wall time past its duration by more than 10% of it or 1 s, whichever is
 /// larger: "ran 23.0 s for a 6 s cell: stopped for 17.0 s".
 pub fn overran(wall_ns: u64, duration: Duration) -> Option<String> {
-    let planned = duration.as_nanos().min(u64::MAX as u128) as u64;
+    let planned = duration.as_nanos().min(u128::from(u64::MAX)) as u64;
     let allowed = ((planned as f64 * OVERRUN_SHARE) as u64).max(OVERRUN_FLOOR_NS);
     let over = wall_ns.saturating_sub(planned);
     (over > allowed).then(|| {

@@ -139,7 +139,7 @@ pub fn run_in<S: Suite>(
                     stored.keep(&suite, &pass, cell, &mut job, (options.repeat.count, group.size()))
                 });
                 // Seed 001's rule: cells with a sample too far from their median are measured again.
-                let (Ok(Some((_, Ending::Completed))) | Ok(None), Some(tolerance)) =
+                let (Ok(Some((_, Ending::Completed)) | None), Some(tolerance)) =
                     (&outcome, options.repeat.tolerance_pct)
                 else {
                     break outcome;

@@ -452,7 +452,7 @@ mod tests {
         assert_eq!(m.maker(&LockState::Held), Maker::Running, "a held lock is proof of life anywhere");
         assert_eq!(m.maker(&LockState::Free), Maker::Gone);
         // The pid of another PID namespace says nothing here; the lock decides.
-        m.pid = std::process::id() as i64;
+        m.pid = i64::from(std::process::id());
         m.pid_start = None;
         m.pid_namespace = Some(1);
         assert_eq!(m.maker(&LockState::Free), Maker::Gone, "released lock");

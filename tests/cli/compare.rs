@@ -36,7 +36,7 @@ fn compare_gives_the_ratios_views_and_wins_of_the_stored_cells() {
             assert!(close(m["by_record"][j][1].as_f64().unwrap(), by_hand));
             ratios.push(by_hand);
         }
-        let mean = (ratios[0] + ratios[1]) / 2.0;
+        let mean = f64::midpoint(ratios[0], ratios[1]);
         assert!(close(m["by_file"][0][1].as_f64().unwrap(), mean));
         assert!(close(m["overall"]["mean_change_pct"].as_f64().unwrap(), (mean - 1.0) * 100.0));
         let b_wins = ratios.iter().filter(|r| **r > 1.0).count();
@@ -81,7 +81,7 @@ fn compare_states_differing_conditions_and_flags_cells_above_a_limit() {
     let fa = figures(&sb, a);
     let mut values: Vec<f64> = fa.values().copied().collect();
     values.sort_by(f64::total_cmp);
-    let limit_kib = (values[1] + values[2]) / 2.0;
+    let limit_kib = f64::midpoint(values[1], values[2]);
     let doc = json_of(&sb.run(&[
         "compare",
         &a.to_string(),

@@ -733,7 +733,7 @@ fn a_fileserver_phase_stored_with_figures_missing_or_mistyped_still_shows() {
         "total_kib_per_sec",
         "verify",
     ];
-    want.sort();
+    want.sort_unstable();
     assert_eq!(keys, want, "the write phase's stored figures");
     assert_eq!(cells(&run)[1]["metrics"]["read_percent"], 50, "the mixed phase stores its share of reads");
     let db = rusqlite::Connection::open(sb.db()).unwrap();

@@ -81,7 +81,7 @@ fn fixture_line_gives_iozones_matrix_and_report_layout() {
     let shape = |s: &str| -> Vec<String> {
         s.lines()
             .map(|l| {
-                if l.starts_with("\"") && !l.contains("report") {
+                if l.starts_with('"') && !l.contains("report") {
                     let mut words = l.split_whitespace();
                     format!("{} x{}", words.next().unwrap(), words.count())
                 } else {

@@ -50,7 +50,7 @@ fn runs(sb: &Sandbox) -> Vec<(i64, String, Vec<String>)> {
         .collect()
 }
 
-/// Stored labels ([["k", "v"], ...]) as "k=v".
+/// Stored labels (`[["k", "v"], ...]`) as "k=v".
 fn label_list(labels: &Value) -> Vec<String> {
     labels
         .as_array()

@@ -130,7 +130,7 @@ fn several_systems_as_rows_and_the_sweep_over_their_average() {
             .unwrap()
             .clone();
         for (i, cache) in ["1", "2"].iter().enumerate() {
-            let mean = (figs[&(*cache, "a")][&key] + figs[&(*cache, "b")][&key]) / 2.0;
+            let mean = f64::midpoint(figs[&(*cache, "a")][&key], figs[&(*cache, "b")][&key]);
             assert!(close(row["values"][i].as_f64().unwrap(), mean), "{name} at {cache}");
         }
     }

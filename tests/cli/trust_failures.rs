@@ -586,7 +586,7 @@ fn every_table_of_a_run_marks_a_cell_that_is_not_whole() {
     let row = line_of("access", "4k ");
     assert_eq!(row.matches('*').count(), 2, "{row:?}");
     // Bonnie: '*' between each figure and its %CP, where bonnie++ has a space.
-    let row = line_of("bonnie", "vm").to_string() + &line_of("bonnie", &hostname());
+    let row = line_of("bonnie", "vm").clone() + &line_of("bonnie", &hostname());
     assert!(row.contains('*'), "{}", shown["bonnie"]);
     // Backup: the walk's rates.
     assert!(shown["backup"].contains("NOT COMPLETE: partial: 1 of 2 clients"), "{}", shown["backup"]);

@@ -40,7 +40,7 @@ impl Mapped {
         };
         assert_ne!(at, libc::MAP_FAILED, "mmap {}: {}", path.display(), std::io::Error::last_os_error());
         // SAFETY: every offset read lies inside the mapping; reading faults the page in and maps it.
-        let sum: u64 = (0..len).step_by(4096).map(|off| unsafe { *(at as *const u8).add(off) } as u64).sum();
+        let sum: u64 = (0..len).step_by(4096).map(|off| u64::from(unsafe { *(at as *const u8).add(off) })).sum();
         assert_eq!(sum, (len / 4096) as u64 * 0x5a, "every page read back");
         Mapped { at, len }
     }

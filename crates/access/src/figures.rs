@@ -11,12 +11,18 @@ use iomatrix_verify::Tally;
 use serde::de::Deserializer;
 use serde::{Deserialize, Serialize};
 
+/// Requests per second of the cell, all clients over the common wall time.
 pub const IOPS: Metric = Metric::new("iops", "IOPS", Direction::HigherIsBetter, 0);
+/// MiB moved per second, all clients over the common wall time.
 pub const MIB_PER_SEC: Metric = Metric::new("mib_per_sec", "MiB/s", Direction::HigherIsBetter, 1);
+/// The clients' own MiB/s summed (IOzone's "children see").
 pub const MIB_PER_SEC_SUM_OF_CLIENTS: Metric =
     Metric::new("mib_per_sec_sum_of_clients", "MiB/s", Direction::HigherIsBetter, 1);
+/// The reads' 99th-percentile latency (ns).
 pub const READ_P99_NS: Metric = Metric::new("read.p99_ns", "ns", Direction::LowerIsBetter, 0);
+/// The writes' 99th-percentile latency (ns).
 pub const WRITE_P99_NS: Metric = Metric::new("write.p99_ns", "ns", Direction::LowerIsBetter, 0);
+/// Bytes per request: a parameter of the cell, stored with its figures.
 pub const BLOCK_SIZE: Metric = Metric::new("block_size", "bytes", Direction::HigherIsBetter, 0);
 const METRICS: &[Metric] = &[
     BLOCK_SIZE,
@@ -42,32 +48,46 @@ pub struct AccessCellFigures {
     /// Bytes per request; None in runs stored before it had its own field.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub block_size: Option<u64>,
+    /// Read %, random % and queue depth.
     #[serde(flatten)]
     pub mix: IoMix,
+    /// Which sample of its setting, from 1.
     #[serde(deserialize_with = "or_default")]
     pub repeat: u32,
+    /// Requests per second, all clients over the common wall time.
     #[serde(deserialize_with = "or_default")]
     pub iops: f64,
+    /// MiB per second, all clients over the common wall time.
     #[serde(deserialize_with = "or_default")]
     pub mib_per_sec: f64,
+    /// The clients' own MiB/s summed.
     #[serde(deserialize_with = "or_default")]
     pub mib_per_sec_sum_of_clients: f64,
+    /// Clients that failed the cell (`--on-client-error continue`); their figures are lost.
     #[serde(deserialize_with = "or_default")]
     pub failed_clients: Vec<ClientFailure>,
+    /// Every client's arrival at and release from the start barrier, by rank.
     #[serde(deserialize_with = "or_default")]
     pub start_barrier: Vec<StartTimes>,
+    /// Bytes read.
     #[serde(deserialize_with = "or_default")]
     pub read_bytes: u64,
+    /// Bytes written.
     #[serde(deserialize_with = "or_default")]
     pub write_bytes: u64,
+    /// The reads' latency distribution, merged over the clients.
     #[serde(deserialize_with = "lenient_latency")]
     pub read: LatencySummary,
+    /// The writes' latency distribution, merged over the clients.
     #[serde(deserialize_with = "lenient_latency")]
     pub write: LatencySummary,
+    /// Requests and bytes of every second of the cell, summed over the clients.
     #[serde(deserialize_with = "or_default")]
     pub per_second: Vec<Second>,
+    /// How the clients issued their requests ("io_uring depth 8, ..."), each account once.
     #[serde(deserialize_with = "or_default")]
     pub requests: Vec<String>,
+    /// All clients' verification tallies, when the plan stamps its data.
     #[serde(deserialize_with = "or_default")]
     pub verify: Option<Tally>,
     /// The clients' files in the page cache when the cell began; None where nobody could look

@@ -10,6 +10,8 @@
 //! - [`execute_at`] with [`Place::Remote`]: the same on a server through
 //!   iomatrix's own protocol client, each client with its own session(s).
 //! - [`Live`]: counters the clients refresh every second, for a live display.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod figures;
 pub mod fio_words;

@@ -14,6 +14,7 @@ pub enum Limit {
 /// A validated access-spec run. Every list is swept: one cell per combination.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AccessPlan {
+    /// Bytes per request.
     pub block_sizes: Vec<ByteSize>,
     /// Percent of requests that read (the rest write), 0..=100.
     pub read_percents: Vec<u8>,
@@ -21,6 +22,7 @@ pub struct AccessPlan {
     pub random_percents: Vec<u8>,
     /// Outstanding requests per client.
     pub queue_depths: Vec<u32>,
+    /// Clients on this host, each a thread with its own file.
     pub clients: usize,
     /// Each client's file (its working set), laid out before the first cell;
     /// with [`device`](Self::device), the first `file_size` bytes of the device.
@@ -30,6 +32,7 @@ pub struct AccessPlan {
     /// read what the device holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<std::path::PathBuf>,
+    /// How long each cell runs: a time, or bytes per client.
     pub limit: Limit,
     /// An untimed warm-up at the start of each cell, in milliseconds (`--ramp`, fio's ramp_time):
     /// requests issued as in the cell, counted in no figure. Always a time, also with
@@ -43,7 +46,9 @@ pub struct AccessPlan {
     pub distribution: Distribution,
     /// Offsets are multiples of this (default: the block size).
     pub alignment: Option<ByteSize>,
+    /// O_DIRECT: bypass the page cache.
     pub direct: bool,
+    /// How each client issues its requests.
     pub backend: BackendKind,
     /// Requests per second per client, at most.
     pub rate_iops: Option<u64>,
@@ -57,6 +62,7 @@ pub struct AccessPlan {
     /// submitted as whole batches (their cells' `issued` line says no group).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submit_batch: Option<u32>,
+    /// Seeds random offsets and read/write choices; stored so a run can be repeated.
     pub seed: u64,
     /// Each cell runs this many times in a row (`--repeat`).
     #[serde(default = "one")]
@@ -100,6 +106,7 @@ pub enum Pin {
 }
 
 impl Pin {
+    /// The names `--pin` takes, for messages.
     pub const NAMES: &'static str = "shallow, spread or off";
 
     /// The deepest queue that `Shallow` keeps a client's thread on one CPU for.
@@ -109,6 +116,7 @@ impl Pin {
         Pin::Off
     }
 
+    /// The name `--pin` takes and runs store.
     pub fn name(self) -> &'static str {
         match self {
             Pin::Shallow => "shallow",
@@ -175,12 +183,14 @@ pub enum Prepare {
 }
 
 impl Prepare {
+    /// The names `--prepare` takes, for messages.
     pub const NAMES: &'static str = "dropped, cached or block";
 
     fn before_the_option() -> Prepare {
         Prepare::Cached
     }
 
+    /// The name `--prepare` takes and runs store.
     pub fn name(self) -> &'static str {
         match self {
             Prepare::Dropped => "dropped",
@@ -243,12 +253,18 @@ fn one() -> u32 {
 /// What a cell sets: block size, read %, random %, queue depth.
 pub type CellSetting = (ByteSize, u8, u8, u32);
 
+/// One cell: a block size, read %, random % and queue depth, one sample of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AccessCell {
+    /// Its place in the run's order of cells, from 0.
     pub index: usize,
+    /// Bytes per request.
     pub block_size: ByteSize,
+    /// Requests that read, in % (the rest write).
     pub read_percent: u8,
+    /// Requests at a random offset, in % (the rest sequential).
     pub random_percent: u8,
+    /// Requests each client keeps in flight.
     pub queue_depth: u32,
     /// Which sample of its setting, from 1.
     #[serde(default)]
@@ -256,6 +272,7 @@ pub struct AccessCell {
 }
 
 impl AccessCell {
+    /// What the cell sets, without its sample number: repeats of it share this.
     pub fn setting(&self) -> CellSetting {
         (self.block_size, self.read_percent, self.random_percent, self.queue_depth)
     }
@@ -265,6 +282,7 @@ impl AccessCell {
         crate::AccessCellFigures::name(self.block_size.bytes(), &self.mix())
     }
 
+    /// Its read %, random % and queue depth as the mix cells store.
     pub fn mix(&self) -> iomatrix_core::IoMix {
         iomatrix_core::IoMix {
             read_percent: self.read_percent.into(),
@@ -291,7 +309,9 @@ pub struct RequestNeeds {
 /// flight reach the server differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {
+    /// iomatrix's own NFSv3 client.
     Nfs,
+    /// iomatrix's own SMB2/3 client.
     Smb,
 }
 
@@ -377,6 +397,7 @@ impl AccessPlan {
             .collect()
     }
 
+    /// The alignment of offsets (bytes) for cells of `block_size`: `--alignment`, or the block size.
     pub fn alignment_of(&self, block_size: ByteSize) -> u64 {
         self.alignment.map_or(block_size.bytes(), |a| a.bytes())
     }

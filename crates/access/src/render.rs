@@ -9,6 +9,8 @@ use iomatrix_report::document::{marked, MARKS_LEGEND};
 use iomatrix_report::table::{Column, Table};
 use iomatrix_store::{CellRow, StoredRun};
 
+/// A stored access run as its table: one row per cell with its mix, rates, latency
+/// percentiles and marks, and the page cache's share where the run looked.
 pub fn table(run: &StoredRun) -> String {
     // Runs that looked at the page cache say what it held; older runs and servers' keep their table.
     let looked = run.cell_results.iter().any(|c| figures(c).cached_at_start.is_some());
@@ -120,6 +122,7 @@ pub fn latency(ns: f64) -> String {
     }
 }
 
+/// How the shared clients table shows an access cell: its name and each client's MiB/s.
 pub const CLIENT_COLUMNS: iomatrix_report::text::clients::ClientColumns =
     iomatrix_report::text::clients::ClientColumns {
         unit: "MiB/s",

@@ -20,19 +20,28 @@ use std::time::{Duration, Instant};
 /// Requests and bytes completed within one second of a cell.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Second {
+    /// Requests completed in that second.
     pub ops: u64,
+    /// Bytes they moved.
     pub bytes: u64,
 }
 
 /// One client's figures for one cell; times count from the cell's common start.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct AccessFigures {
+    /// The client's rank (0-based).
     pub rank: usize,
+    /// Its reads' latencies.
     pub reads: Latency,
+    /// Its writes' latencies.
     pub writes: Latency,
+    /// Bytes it read.
     pub read_bytes: u64,
+    /// Bytes it wrote.
     pub write_bytes: u64,
+    /// When its timed loop started and ended, and its CPU time.
     pub measured: Measured,
+    /// Its requests and bytes, second by second.
     pub series: Vec<Second>,
     /// How this client's requests were issued (the queued file's own account,
     /// e.g. "io_uring depth 8, ..." or "up to 8 requests in flight at once on one SMB session").
@@ -54,9 +63,11 @@ pub struct AccessFigures {
 }
 
 impl AccessFigures {
+    /// Requests it completed, reads and writes.
     pub fn ops(&self) -> u64 {
         self.reads.count() + self.writes.count()
     }
+    /// Bytes it moved, read and written.
     pub fn bytes(&self) -> u64 {
         self.read_bytes + self.write_bytes
     }
@@ -66,22 +77,35 @@ impl AccessFigures {
 /// second by second, rates over the common wall time.
 #[derive(Debug, Clone)]
 pub struct AccessResult {
+    /// Which cell.
     pub cell: AccessCell,
+    /// The clients that finished, by rank.
     pub clients: Vec<AccessFigures>,
     /// Clients that failed this cell (`--on-client-error continue`): their figures are lost.
     pub failures: Vec<ClientFailure>,
     /// Every client's arrival at and release from the start barrier, by rank.
     pub starts: Vec<StartTimes>,
+    /// All clients' read latencies, merged exactly.
     pub reads: Latency,
+    /// All clients' write latencies, merged exactly.
     pub writes: Latency,
+    /// Bytes read by all clients.
     pub read_bytes: u64,
+    /// Bytes written by all clients.
     pub write_bytes: u64,
+    /// From the common start to the last client's end (ns).
     pub wall_ns: u64,
+    /// All clients' CPU time in user mode (ns).
     pub user_ns: u64,
+    /// All clients' CPU time in the kernel (ns).
     pub sys_ns: u64,
+    /// All requests over the wall time, per second.
     pub iops: f64,
+    /// All bytes over the wall time, in MiB/s.
     pub mib_per_sec: f64,
+    /// The clients' CPU over the wall time, in % of one core.
     pub cpu_percent: f64,
+    /// Requests and bytes of every second, summed over the clients.
     pub series: Vec<Second>,
     /// All clients' verification tallies, when the plan stamps its data.
     pub verify: Option<Tally>,
@@ -138,6 +162,7 @@ impl AccessResult {
         }
     }
 
+    /// Requests completed by all clients.
     pub fn ops(&self) -> u64 {
         self.reads.count() + self.writes.count()
     }
@@ -157,6 +182,7 @@ impl AccessResult {
 }
 
 impl AccessFigures {
+    /// Its own rate: its requests over its own wall time, per second (0 for no time).
     pub fn iops(&self) -> f64 {
         let secs = self.measured.wall().as_secs_f64();
         if secs > 0.0 {
@@ -166,6 +192,7 @@ impl AccessFigures {
         }
     }
 
+    /// Its own rate: its bytes over its own wall time, in MiB/s (0 for no time).
     pub fn mib_per_sec(&self) -> f64 {
         let secs = self.measured.wall().as_secs_f64();
         if secs > 0.0 {
@@ -191,6 +218,7 @@ struct LiveClient {
 }
 
 impl Live {
+    /// A display for `clients` clients, all at zero.
     pub fn new(clients: usize) -> Live {
         Live { clients: (0..clients).map(|_| LiveClient::default()).collect(), cell: AtomicUsize::new(0) }
     }
@@ -657,7 +685,7 @@ impl Work<'_> {
                     slots.issued_at[slot] = clock.raw();
                     slots.writing[slot] = write;
                     let req = Request { slot, write, offset, len: bs as usize };
-                    match file.submit(req).map_err(|e| self.failure(format!("submitting to {}: {e}", place)))? {
+                    match file.submit(req).map_err(|e| self.failure(format!("submitting to {place}: {e}")))? {
                         Submitted::Busy => break,
                         Submitted::Done | Submitted::Queued => {
                             if content.is_some() {
@@ -677,7 +705,7 @@ impl Work<'_> {
                 now_ns = since_start(clock.raw());
                 continue;
             }
-            file.reap(1, &mut completions).map_err(|e| self.failure(format!("reaping from {}: {e}", place)))?;
+            file.reap(1, &mut completions).map_err(|e| self.failure(format!("reaping from {place}: {e}")))?;
             let now = clock.raw();
             now_ns = since_start(now);
             let second = (now_ns / SECOND_NS) as usize;

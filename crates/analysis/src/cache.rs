@@ -91,6 +91,7 @@ impl CacheVerdict {
     /// The verdict once the cells are stored: a drop ([`CacheVerdict::Dropped`]) after which the
     /// cell that kept most cached kept a meaningful part ([`CachedAtStart::stayed`]) is
     /// [`CacheVerdict::DroppedButCached`]; any other verdict, or cells that did not count, stay.
+    #[must_use]
     pub fn after_drop(self, counted: impl IntoIterator<Item = CachedAtStart>) -> CacheVerdict {
         if self != CacheVerdict::Dropped {
             return self;

@@ -30,6 +30,7 @@ impl CellKey {
     /// The key named by its run's size mix ([`size_mix`] of the run's plan), if it has one: a
     /// file-server cell stores the mix's largest size as its file size, and the mix, not that
     /// size, says what ran.
+    #[must_use]
     pub fn named_by_mix(mut self, mix: Option<&str>) -> CellKey {
         if let Some(mix) = mix {
             self.file_size = None;
@@ -199,7 +200,7 @@ pub fn median(values: &[f64]) -> f64 {
     if n % 2 == 1 {
         v[n / 2]
     } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
+        f64::midpoint(v[n / 2 - 1], v[n / 2])
     }
 }
 
@@ -286,8 +287,8 @@ impl Group {
                 let is_partial = !cell.state.is_complete();
                 let is_disturbed = cell.state.kind == CellStateKind::Disturbed;
                 let mark = |at: &mut Marked| {
-                    at.0 += is_partial as usize;
-                    at.1 += is_disturbed as usize;
+                    at.0 += usize::from(is_partial);
+                    at.1 += usize::from(is_disturbed);
                 };
                 if let Some(f) = Figure::of(cell) {
                     let entry = samples.entry(key.clone()).or_insert((Vec::new(), f.unit, (0, 0)));

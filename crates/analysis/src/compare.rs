@@ -860,7 +860,7 @@ mod tests {
         let b = side("nodelalloc", &[(97, 571, 96), (100, 600, 98)]);
         let c = compare(&a, &b, Region::default());
         let rows: Vec<(&str, f64, f64)> = c.scalars.iter().map(|r| (r.metric.as_str(), r.a, r.b)).collect();
-        let per_file = (571.0 / 97.0 + 6.0) / 2.0;
+        let per_file = f64::midpoint(571.0 / 97.0, 6.0);
         assert_eq!(rows, [("backup extents per file", 1.0, per_file), ("backup fragmented files", 0.0, 97.0)]);
         assert!(c.scalars[1].change_pct.is_nan(), "from 0 to 97 files is no percentage");
         assert!((c.scalars[0].change_pct - (per_file - 1.0) * 100.0).abs() < 1e-9);
@@ -923,8 +923,10 @@ mod tests {
             ..OpSummary::default()
         };
         // Five repeats a side; B's opens take half as long and there are twice as many.
-        a.latency.insert((phase.clone(), "open".into()), (0..5).map(|i| summary(2e6 + i as f64 * 1e4, 100)).collect());
-        b.latency.insert((phase.clone(), "open".into()), (0..5).map(|i| summary(1e6 + i as f64 * 1e4, 200)).collect());
+        a.latency
+            .insert((phase.clone(), "open".into()), (0..5).map(|i| summary(2e6 + f64::from(i) * 1e4, 100)).collect());
+        b.latency
+            .insert((phase.clone(), "open".into()), (0..5).map(|i| summary(1e6 + f64::from(i) * 1e4, 200)).collect());
         let c = compare(&a, &b, Region::default());
         assert_eq!(c.operations.len(), 1);
         let t = &c.operations[0];

@@ -26,6 +26,7 @@
 //!   and the boundary in words ([`CacheFlags`]).
 //! - [`CacheVerdict`]: whether a run's figures measure the storage or the page cache, decided
 //!   once from O_DIRECT, the files' size and the RAM.
+#![forbid(unsafe_code)]
 
 mod beside;
 mod cache;

@@ -164,7 +164,7 @@ mod tests {
     fn rates_parse_in_their_units() {
         let kib = |t: &str| match Limit::parse_rate(t).unwrap() {
             Limit::Rate { kib_per_sec, .. } => kib_per_sec,
-            other => panic!("{other:?}"),
+            other @ Limit::PerCell { .. } => panic!("{other:?}"),
         };
         assert_eq!(kib("100Mbit"), 100e6 / 8.0 / 1024.0);
         assert_eq!(kib("1Gbit/s"), 1e9 / 8.0 / 1024.0);

@@ -225,8 +225,8 @@ mod tests {
         // Identical samples: nothing to tell apart.
         assert_eq!(rank_test(&[3.0; 4], &[3.0; 4]).0, 1.0);
         // The normal approximation agrees with the exact value near the 5% level.
-        let a: Vec<f64> = (0..30).map(|i| i as f64).collect();
-        let b: Vec<f64> = (0..30).map(|i| i as f64 + 8.0).collect();
+        let a: Vec<f64> = (0..30).map(f64::from).collect();
+        let b: Vec<f64> = (0..30).map(|i| f64::from(i) + 8.0).collect();
         let ranks = mid_ranks(&a, &b);
         let doubled: Vec<usize> = ranks.iter().map(|r| (r * 2.0).round() as usize).collect();
         let observed: usize = doubled[..30].iter().sum();
@@ -256,7 +256,7 @@ mod tests {
         let (mut within, mut cells, mut found) = (0, 0, 0);
         for _trial in 0..20 {
             for cell in 0..50 {
-                let mu = 1000.0 * (cell + 1) as f64;
+                let mu = 1000.0 * f64::from(cell + 1);
                 let a = rng.samples(5, mu, mu * 0.05);
                 let b = rng.samples(5, mu, mu * 0.05);
                 cells += 1;
@@ -270,7 +270,7 @@ mod tests {
                 found += 1;
             }
         }
-        assert!(within as f64 >= 0.95 * cells as f64, "{within} of {cells} within noise");
+        assert!(f64::from(within) >= 0.95 * f64::from(cells), "{within} of {cells} within noise");
         assert_eq!(found, 20, "the planted slowdown found in every trial");
     }
 

@@ -415,7 +415,7 @@ mod tests {
         let s = sweep_excluding("cache", "KB/s", levels, &["write 1m/4k".to_string()]);
         assert_eq!(s.rows.len(), 2, "still shown");
         assert!(s.rows.iter().any(|r| r.excluded && r.cell == "write 1m/4k"));
-        assert_eq!(all.average_first_to_last_pct, Some((50.0 + 900.0) / 2.0));
+        assert_eq!(all.average_first_to_last_pct, Some(f64::midpoint(50.0, 900.0)));
         assert_eq!(s.average_first_to_last_pct, Some(50.0), "the reads alone");
         assert!(s.directions.iter().all(|d| d.direction != Direction::Write));
         assert!(s.read_write_by_block.is_empty() && s.read_write.is_empty(), "no write to pair with");

@@ -4,6 +4,7 @@
 //! ("reads increased over 500%, while writes increased only 150%"), and its
 //! read/write ratio per block size over Local I/O Test 1 (three clusters at
 //! five cache levels: "5.63:1" for 2K ... "1.56:1" for 256K).
+#![forbid(unsafe_code)]
 
 use iomatrix_analysis::{mean_of_rows, sweep, CellKey, Direction, SweepLevel};
 use std::collections::BTreeMap;

@@ -14,7 +14,9 @@ unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
     /// A buffer of `len` bytes (at least one), for sizes the code fixes.
-    /// Panics only if the allocator fails, as `Vec` does; a size the user
+    ///
+    /// # Panics
+    /// Only if the allocator fails, as `Vec` does; a size the user
     /// chose goes through [`AlignedBuf::try_new`].
     pub fn new(len: usize) -> Self {
         AlignedBuf::try_new(len, "a buffer").unwrap_or_else(|e| panic!("{e}"))
@@ -33,16 +35,20 @@ impl AlignedBuf {
         Generator::seeded(len as u64).fill(buf.as_mut_slice());
         Ok(buf)
     }
+    /// Its length in bytes (at least one).
     pub fn len(&self) -> usize {
         self.layout.size()
     }
+    /// Never: a buffer holds at least one byte (clippy pairs `len` with `is_empty`).
     pub fn is_empty(&self) -> bool {
         false
     }
+    /// Its bytes.
     pub fn as_slice(&self) -> &[u8] {
         // SAFETY: ptr points to layout.size() initialised (zeroed, then filled) bytes we own.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
     }
+    /// Its bytes, to fill.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: as above, and &mut self guarantees exclusive access.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }

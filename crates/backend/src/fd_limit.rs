@@ -10,10 +10,12 @@ pub struct FdLimit {
     pub was: u64,
     /// Soft limit now.
     pub now: u64,
+    /// The hard limit: how far the soft limit can be raised.
     pub hard: u64,
 }
 
 impl FdLimit {
+    /// Whether [`raise_fd_limit`] raised the soft limit.
     pub fn raised(&self) -> bool {
         self.now > self.was
     }

@@ -32,6 +32,7 @@
 //!
 //! The [`FileIo`] backends complete every request before returning; queued
 //! backends do not fit a synchronous call and do not pretend to.
+#![warn(missing_docs)]
 
 mod buffer;
 mod cpu;
@@ -74,7 +75,9 @@ use std::path::Path;
 /// Whole requests at offsets: all a pass needs of a file, whichever way it
 /// is reached (a local backend, or a protocol client's [`RemoteFile`]).
 pub trait RecordIo {
+    /// Fills `buf` from `offset`, or fails (a short file is `UnexpectedEof`).
     fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    /// Writes all of `buf` at `offset`.
     fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()>;
 }
 
@@ -91,10 +94,14 @@ impl<F: FileIo> RecordIo for F {
 /// One open file of one backend. Requests are whole: `read_at` fills the
 /// buffer or fails (a short file is `UnexpectedEof`), `write_at` writes it all.
 pub trait FileIo: Sized + Send {
+    /// Which backend this is.
     const KIND: BackendKind;
 
+    /// Opens (or creates) `path` as `how` says.
     fn open(path: &Path, how: &OpenHow) -> io::Result<Self>;
+    /// Fills `buf` from `offset`, or fails (a short file is `UnexpectedEof`).
     fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    /// Writes all of `buf` at `offset`.
     fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()>;
     /// Makes written data durable: `fsync`, `msync`, or `fflush` + `fsync`.
     fn flush_to_storage(&mut self) -> io::Result<()>;

@@ -56,7 +56,7 @@ impl FileIo for MmapFile {
         let start = self.range(offset, buf.len())?;
         // SAFETY: as in read_at; the mapping is writable whenever the file was
         // opened for writing (a read-only mapping faults, so check first).
-        let dst = unsafe { std::slice::from_raw_parts_mut((self.map as *mut u8).add(start), buf.len()) };
+        let dst = unsafe { std::slice::from_raw_parts_mut(self.map.cast::<u8>().add(start), buf.len()) };
         dst.copy_from_slice(buf);
         Ok(())
     }

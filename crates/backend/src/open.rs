@@ -21,12 +21,15 @@ pub struct OpenHow {
 }
 
 impl OpenHow {
+    /// Create the file anew for writing, `size` bytes, with O_DIRECT when `direct`.
     pub fn create(size: u64, direct: bool) -> Self {
         OpenHow { create: true, write: true, direct, size }
     }
+    /// Open an existing file of `size` bytes for reading only.
     pub fn read(size: u64, direct: bool) -> Self {
         OpenHow { create: false, write: false, direct, size }
     }
+    /// Open an existing file of `size` bytes to write it again (rewrite, random write).
     pub fn update(size: u64, direct: bool) -> Self {
         OpenHow { create: false, write: true, direct, size }
     }

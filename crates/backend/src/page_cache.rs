@@ -137,7 +137,8 @@ mod tests {
             .unwrap()
         };
         // SAFETY: every read is inside the mapping; touching each page faults it in and maps it.
-        let touched: u64 = (0..(4 << 20)).step_by(4096).map(|at| unsafe { *(map as *const u8).add(at) } as u64).sum();
+        let touched: u64 =
+            (0..(4 << 20)).step_by(4096).map(|at| u64::from(unsafe { *(map as *const u8).add(at) })).sum();
         assert_eq!(touched, 7 * 1024);
         drop_cached(&f).unwrap();
         assert!(residency_answered(&path, &std::fs::metadata(&path).unwrap()));

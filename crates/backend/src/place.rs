@@ -17,18 +17,24 @@ pub enum Place<'a> {
     /// Local paths: the coordinator gives each client its own folder
     /// (`client-N` of the run's working folder).
     Local,
-    /// On a server: sessions come from `connect`; `folder` is the folder on
-    /// the server at this level (`""` is the target's own folder).
-    Remote { connect: &'a Connect<'a>, folder: String },
+    /// On a server.
+    Remote {
+        /// Opens a session to the server (one per client, as separate machines would).
+        connect: &'a Connect<'a>,
+        /// The folder on the server at this level (`""` is the target's own folder).
+        folder: String,
+    },
 }
 
 impl<'a> Place<'a> {
+    /// Whether the files are on a server.
     pub fn is_remote(&self) -> bool {
         matches!(self, Place::Remote { .. })
     }
 
     /// Client `rank`'s place: on a server its own folder `client-N` below
     /// this one; locally unchanged (the coordinator made the client's folder).
+    #[must_use]
     pub fn of_client(&self, rank: usize) -> Place<'a> {
         match self {
             Place::Local => Place::Local,

@@ -16,8 +16,11 @@ use std::path::Path;
 /// One request of a queued backend. `slot` names one of the backend's own buffers (0..depth).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Request {
+    /// Whose buffer holds the data (0..depth).
     pub slot: usize,
+    /// A write (else a read).
     pub write: bool,
+    /// Where in the file (bytes).
     pub offset: u64,
     /// Bytes to move, 1..=the buffer size given at open. The data sits at the
     /// start of the slot's buffer.
@@ -30,7 +33,9 @@ pub struct Request {
 /// that meets the end of the file is an `UnexpectedEof` error.
 #[derive(Debug)]
 pub struct Completion {
+    /// The slot of the request that finished.
     pub slot: usize,
+    /// Bytes moved (always the request's `len`), or the error.
     pub result: io::Result<usize>,
 }
 
@@ -50,7 +55,9 @@ pub enum Submitted {
 /// A request counts as in flight from `submit` until `reap` hands back its
 /// completion, and its slot may not be submitted again until then.
 pub trait QueuedFile: Send {
+    /// The backend underneath.
     fn kind(&self) -> BackendKind;
+    /// How many requests may be in flight at once (the number of slots).
     fn depth(&self) -> usize;
     /// What the file runs on, for logs and reports: "io_uring depth 32,
     /// registered buffers, registered file, submitted in groups of up to 4", "psync depth 1".
@@ -73,6 +80,7 @@ pub trait QueuedFile: Send {
     /// in_flight()`, else `InvalidInput`), moves all available ones into `out`.
     /// `reap(0, ..)` waits for nothing but still hands queued requests to the kernel.
     fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> io::Result<()>;
+    /// Requests submitted and not yet reaped.
     fn in_flight(&self) -> usize;
     /// Has `reap` ask for completions without sleeping for up to `budget`
     /// before it waits (a polling application's view: no wake-up from sleep

@@ -9,8 +9,11 @@ use std::io;
 /// What a path on the server is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RemoteKind {
+    /// A regular file.
     File,
+    /// A folder.
     Folder,
+    /// A symbolic link (never followed).
     Symlink,
     /// A device, socket or pipe: nothing a benchmark reads.
     Other,
@@ -32,7 +35,9 @@ pub fn listing_too_long(what: &str) -> String {
 /// One name in a folder on the server, with what the listing said of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemoteEntry {
+    /// Its name in the folder (no path).
     pub name: String,
+    /// What it is.
     pub kind: RemoteKind,
     /// Bytes, for a file (0 otherwise).
     pub size: u64,
@@ -52,7 +57,9 @@ pub trait RemoteFs: Send {
     fn free_bytes(&mut self) -> io::Result<Option<u64>> {
         Ok(None)
     }
+    /// Makes the folder `path`.
     fn mkdir(&mut self, path: &str) -> io::Result<()>;
+    /// Removes the empty folder `path`.
     fn rmdir(&mut self, path: &str) -> io::Result<()>;
     /// Creates the file, or empties it when it exists.
     fn create(&mut self, path: &str) -> io::Result<u64>;
@@ -72,11 +79,15 @@ pub trait RemoteFs: Send {
     fn open_read(&mut self, path: &str) -> io::Result<u64> {
         self.open(path)
     }
+    /// Removes the file `path`.
     fn remove(&mut self, path: &str) -> io::Result<()>;
+    /// Fills `buf` from `offset` of the open file `file`, or fails (short is `UnexpectedEof`).
     fn read_at(&mut self, file: u64, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    /// Writes all of `buf` at `offset` of the open file `file`.
     fn write_at(&mut self, file: u64, buf: &[u8], offset: u64) -> io::Result<()>;
     /// Makes written data durable on the server (NFS COMMIT, SMB flush).
     fn flush(&mut self, file: u64) -> io::Result<()>;
+    /// Closes the open file `file`; its handle is not used again.
     fn close(&mut self, file: u64) -> io::Result<()>;
     /// Renames `from` to `to` (both paths relative to the target's folder),
     /// replacing `to` where the protocol does (NFS RENAME; SMB SET_INFO
@@ -129,25 +140,30 @@ pub struct RemoteFile<'a> {
 }
 
 impl<'a> RemoteFile<'a> {
+    /// Creates the file, or empties it when it exists ([`RemoteFs::create`]).
     pub fn create(fs: &'a mut dyn RemoteFs, path: &str) -> io::Result<RemoteFile<'a>> {
         let handle = fs.create(path)?;
         Ok(RemoteFile { fs, handle })
     }
 
+    /// Creates the file, failing (`AlreadyExists`) when it exists ([`RemoteFs::create_new`]).
     pub fn create_new(fs: &'a mut dyn RemoteFs, path: &str) -> io::Result<RemoteFile<'a>> {
         let handle = fs.create_new(path)?;
         Ok(RemoteFile { fs, handle })
     }
 
+    /// Opens an existing file ([`RemoteFs::open`]).
     pub fn open(fs: &'a mut dyn RemoteFs, path: &str) -> io::Result<RemoteFile<'a>> {
         let handle = fs.open(path)?;
         Ok(RemoteFile { fs, handle })
     }
 
+    /// Makes written data durable on the server ([`RemoteFs::flush`]).
     pub fn flush(&mut self) -> io::Result<()> {
         self.fs.flush(self.handle)
     }
 
+    /// Closes the file on the server ([`RemoteFs::close`]).
     pub fn close(self) -> io::Result<()> {
         self.fs.close(self.handle)
     }

@@ -22,6 +22,7 @@ enum Stream {
 }
 
 impl StdioFile {
+    /// The user-space buffer's size (bytes): glibc's for a file on most file systems (one block).
     pub const BUFFER: usize = 4096;
 
     fn reader(&mut self) -> io::Result<&mut BufReader<File>> {

@@ -57,9 +57,15 @@ pub fn probe_io_uring() -> Result<UringSupport, UringUnavailable> {
 /// Why io_uring cannot be used here (kept once per process, so the system's error is kept as text).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UringUnavailable {
-    /// `hint`: the likely cause, " (kernel.io_uring_disabled=2)", or empty.
+    /// io_uring_setup failed.
     #[error("io_uring_setup failed: {error}{hint}")]
-    Setup { error: String, hint: String },
+    Setup {
+        /// The system's error.
+        error: String,
+        /// The likely cause, " (kernel.io_uring_disabled=2)", or empty.
+        hint: String,
+    },
+    /// The kernel cannot list io_uring's operations (IORING_REGISTER_PROBE), with its error.
     #[error("io_uring cannot list its operations (IORING_REGISTER_PROBE: {0}); kernel older than 5.6?")]
     NoProbe(String),
     /// The operation's name, `IORING_OP_READ_FIXED`.
@@ -286,7 +292,7 @@ impl UringFile {
             TaskRun::Deferred => {}
             TaskRun::Cooperative => this.notes.push("no IORING_SETUP_DEFER_TASKRUN (kernel older than 6.1)".into()),
             TaskRun::Interrupting => {
-                this.notes.push("no IORING_SETUP_COOP_TASKRUN (kernel older than 5.19)".to_string())
+                this.notes.push("no IORING_SETUP_COOP_TASKRUN (kernel older than 5.19)".to_string());
             }
         }
         if register {

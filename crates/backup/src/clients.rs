@@ -45,6 +45,7 @@ pub fn missing_client_trees(root: &Path, clients: usize) -> Vec<PathBuf> {
 /// One client's walk of the cell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClientWalk {
+    /// The client's rank (0-based).
     pub rank: usize,
     /// The tree it walked.
     pub root: String,
@@ -75,6 +76,8 @@ pub struct BackupCell {
 }
 
 impl BackupCell {
+    /// One cell from every client's walk: counts and the clients' own rates added up, and the
+    /// overall rate over the common wall time.
     pub fn merge(gathered: Gathered<ClientWalk>) -> BackupCell {
         let Gathered { figures: clients, failures, starts } = gathered;
         let mut total = BackupResult { cold: clients.iter().any(|c| c.result.cold), ..BackupResult::default() };
@@ -156,7 +159,7 @@ fn add(total: &mut BackupResult, r: &BackupResult) {
     total.sys_ns += r.sys_ns;
     total.interrupted |= r.interrupted;
     if total.server_lost.is_none() {
-        total.server_lost = r.server_lost.clone();
+        total.server_lost.clone_from(&r.server_lost);
     }
 }
 
@@ -182,7 +185,7 @@ fn merge_extents(clients: &[ClientWalk]) -> ExtentSummary {
         merged.files_without_fiemap += x.files_without_fiemap;
         merged.files_failed += x.files_failed;
         if merged.no_fiemap_errno.is_empty() {
-            merged.no_fiemap_errno = x.no_fiemap_errno.clone();
+            merged.no_fiemap_errno.clone_from(&x.no_fiemap_errno);
         }
     }
     merged
@@ -209,6 +212,7 @@ impl LiveClients {
         LiveClients { clients: (0..clients).map(|_| LiveSlot::default()).collect() }
     }
 
+    /// Client `rank`'s figures so far, for the live line.
     pub fn publish(&self, rank: usize, live: &Live) {
         if let Some(slot) = self.clients.get(rank) {
             slot.files.store(live.files, Ordering::Relaxed);

@@ -15,10 +15,13 @@ const METRICS: &[Metric] = &[MIB_PER_MIN_SUM_OF_CLIENTS, MIB_PER_MIN_OVERALL];
 /// One backup walk's figures, as stored in its row's `metrics`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BackupCellFigures {
+    /// The walk's figures (the clients' total).
     #[serde(flatten)]
     pub walk: BackupResult,
+    /// The clients' own MiB/min summed. 0 when the stored row lacks it.
     #[serde(default)]
     pub mib_per_min_sum_of_clients: f64,
+    /// All bytes over the common wall time, in MiB/min. 0 when the stored row lacks it.
     #[serde(default)]
     pub mib_per_min_overall: f64,
     /// From the common start to the last client's end.

@@ -38,6 +38,7 @@
 //! walk's `stat` and FIEMAP happen before, outside it. The rates are the
 //! bytes over the sum of those times; the walk's elapsed time from its
 //! start, everything included, is reported beside them.
+#![warn(missing_docs)]
 
 mod clients;
 pub mod figures;

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 /// Largest read size: one buffer of it is allocated.
 pub const MAX_READ_SIZE: u64 = 1 << 30;
 
+/// A backup walk: read every regular file of a tree once, as a backup program would.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BackupPlan {
     /// The tree's root (a folder), as given after canonicalisation.
@@ -22,6 +23,7 @@ impl BackupPlan {
         BackupPlan { root, read_size: 1 << 20, cold: true }
     }
 
+    /// Refuses a read size of 0 or above [`MAX_READ_SIZE`].
     pub fn validate(&self) -> Result<(), crate::BackupError> {
         if self.read_size == 0 {
             return Err(crate::BackupError("the read size must be at least 1 byte".into()));

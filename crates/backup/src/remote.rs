@@ -238,9 +238,10 @@ mod tests {
 
     impl FakeServer {
         fn answer(&self) -> io::Result<()> {
-            match self.dead {
-                true => Err(io::Error::new(io::ErrorKind::TimedOut, "nfs://fake:111/export: no answer within 30 s")),
-                false => Ok(()),
+            if self.dead {
+                Err(io::Error::new(io::ErrorKind::TimedOut, "nfs://fake:111/export: no answer within 30 s"))
+            } else {
+                Ok(())
             }
         }
     }
@@ -266,9 +267,10 @@ mod tests {
         }
         fn stat(&mut self, path: &str) -> io::Result<RemoteEntry> {
             self.answer()?;
-            match self.folders.contains_key(path) {
-                true => Ok(entry(path, RemoteKind::Folder, 0)),
-                false => Err(io::Error::new(io::ErrorKind::NotFound, format!("{path}: NFS3ERR_NOENT"))),
+            if self.folders.contains_key(path) {
+                Ok(entry(path, RemoteKind::Folder, 0))
+            } else {
+                Err(io::Error::new(io::ErrorKind::NotFound, format!("{path}: NFS3ERR_NOENT")))
             }
         }
         fn read_dir(&mut self, path: &str) -> io::Result<Vec<RemoteEntry>> {

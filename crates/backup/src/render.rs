@@ -10,6 +10,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::fmt::Write;
 
+/// A stored backup run in words and tables: rates, files by size class, extents, what was
+/// skipped and the errors met.
 pub fn report(run: &StoredRun) -> String {
     let walks = run.cell_results.len();
     let Some(cell) = run.cell_results.first() else {
@@ -247,6 +249,7 @@ fn classes_text(cell: &CellRow, r: &BackupResult, clients: usize) -> String {
     out + &table.render()
 }
 
+/// How the shared clients table shows a backup walk: its name and each client's MiB/min.
 pub const CLIENT_COLUMNS: iomatrix_report::text::clients::ClientColumns =
     iomatrix_report::text::clients::ClientColumns {
         unit: "MiB/min",

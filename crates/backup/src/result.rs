@@ -21,30 +21,41 @@ pub fn class_range(k: u32) -> (u64, u64) {
 /// Files of one size class.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SizeClass {
+    /// The class: 0 for empty files, k for sizes in [2^(k-1), 2^k - 1].
     pub class: u32,
-    /// Smallest and largest size in the class, bytes.
+    /// Smallest size in the class, bytes.
     pub min: u64,
+    /// Largest size in the class, bytes.
     pub max: u64,
+    /// Files of the class read to the end.
     pub files: u64,
+    /// Their bytes.
     pub bytes: u64,
     /// Time spent on these files: open + read + close, summed.
     pub read_ns: u64,
     /// Their extents (files FIEMAP mapped only).
     pub extents: u64,
+    /// Their bytes over their `read_ns`, in MiB/s.
     pub mib_per_sec: f64,
 }
 
 /// Entries that are not regular files: counted, never opened.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Skipped {
+    /// Symbolic links (never followed).
     pub symlinks: u64,
+    /// Named pipes.
     pub fifos: u64,
+    /// Sockets.
     pub sockets: u64,
+    /// Block and character devices.
     pub devices: u64,
+    /// Anything else that is not a regular file or folder.
     pub other: u64,
 }
 
 impl Skipped {
+    /// Entries skipped, of every kind.
     pub fn total(&self) -> u64 {
         self.symlinks + self.fifos + self.sockets + self.devices + self.other
     }
@@ -53,9 +64,13 @@ impl Skipped {
 /// Figures so far, for a live line.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Live {
+    /// Files read to the end so far.
     pub files: u64,
+    /// Their bytes.
     pub bytes: u64,
+    /// Errors met so far.
     pub errors: u64,
+    /// Time spent opening, reading and closing files so far (ns).
     pub read_ns: u64,
 }
 
@@ -64,6 +79,7 @@ pub struct Live {
 pub struct BackupResult {
     /// Regular files read to the end, and their bytes.
     pub files: u64,
+    /// Their bytes.
     pub bytes: u64,
     /// read(2) calls.
     pub reads: u64,
@@ -79,7 +95,9 @@ pub struct BackupResult {
     pub evict_ns: u64,
     /// MiB (2^20 bytes) per minute and per second over `read_ns`; files per second likewise.
     pub mib_per_min: f64,
+    /// MiB per second over `read_ns`.
     pub mib_per_sec: f64,
+    /// Files per second over `read_ns`.
     pub files_per_sec: f64,
     /// Folders below the root.
     pub directories: u64,
@@ -87,13 +105,17 @@ pub struct BackupResult {
     pub mount_points: u64,
     /// Further names of files already read (hard links), not read again.
     pub hard_links: u64,
+    /// Entries that are not regular files: counted, never opened.
     pub skipped: Skipped,
     /// Classes with at least one file, smallest first.
     pub classes: Vec<SizeClass>,
+    /// The read files' extents, from FIEMAP where the file system has it.
     pub extents: ExtentSummary,
+    /// Errors met, by kind, with the first paths; the walk went on after each.
     pub errors: ErrorTally,
     /// Bytes read from files that then failed (not in `bytes`).
     pub failed_bytes: u64,
+    /// Whether the walk was cold: synced and the files' cached pages dropped first.
     pub cold: bool,
     /// Files whose cached pages could not be dropped (cold walks).
     pub evict_failures: u64,
@@ -111,7 +133,9 @@ pub struct BackupResult {
     pub noatime_refused: u64,
     /// CPU of the walking thread over the walk, and as % of `wall_ns`.
     pub user_ns: u64,
+    /// CPU time in the kernel (ns); see `user_ns`.
     pub sys_ns: u64,
+    /// The CPU time over `wall_ns`, in % of one core.
     pub cpu_percent: f64,
     /// Ctrl-C ended the walk early: the figures cover the files finished before it.
     pub interrupted: bool,
@@ -123,6 +147,7 @@ pub struct BackupResult {
 }
 
 impl BackupResult {
+    /// The figures so far, for the live line.
     pub fn live(&self) -> Live {
         Live { files: self.files, bytes: self.bytes, errors: self.errors.total, read_ns: self.read_ns }
     }
@@ -198,7 +223,7 @@ mod tests {
         assert_eq!(r.classes.iter().map(|c| c.bytes).sum::<u64>(), r.bytes);
         assert_eq!(r.classes.iter().map(|c| c.read_ns).sum::<u64>(), r.read_ns);
         // 2 MiB + 105 bytes over 1.000002 s.
-        let expect = ((2 << 20) + 105) as f64 / MIB / 1.000002;
+        let expect = f64::from((2 << 20) + 105) / MIB / 1.000002;
         assert!((r.mib_per_sec - expect).abs() < 1e-9, "{}", r.mib_per_sec);
         assert!((r.mib_per_min - expect * 60.0).abs() < 1e-6);
         assert!((r.cpu_percent - 25.0).abs() < 1e-9);

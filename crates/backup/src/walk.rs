@@ -20,15 +20,20 @@ use std::time::Instant;
 /// Where a file failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
+    /// Listing a folder.
     Walk,
+    /// Reading an entry's metadata.
     Stat,
+    /// Opening a file.
     Open,
+    /// Reading a file's data.
     Read,
     /// Closing a file on a server (SMB CLOSE); local closes cannot fail.
     Close,
 }
 
 impl Stage {
+    /// The stage's name in error kinds ("read: Input/output error").
     pub fn name(self) -> &'static str {
         match self {
             Stage::Walk => "walk",
@@ -462,13 +467,19 @@ pub(crate) fn walk<S: TreeSource>(
 pub struct ExtentsWalk {
     /// Regular files looked at (each inode once).
     pub files: u64,
+    /// Their extents.
     pub extents: ExtentSummary,
+    /// Folders below the root.
     pub directories: u64,
+    /// Folders on another file system (mount points), not entered.
     pub mount_points: u64,
+    /// Further names of files already looked at (hard links).
     pub hard_links: u64,
+    /// Entries that are not regular files: counted, never opened.
     pub skipped: Skipped,
     /// Files that could not be opened or stat'ed, folders that could not be read.
     pub errors: ErrorTally,
+    /// Ctrl-C ended the walk early: the figures cover what was done before it.
     pub interrupted: bool,
 }
 
@@ -606,7 +617,8 @@ mod tests {
             .unwrap()
         };
         // SAFETY: each read lies inside the mapping; it faults the page in and keeps it mapped.
-        let touched: u64 = (0..(2 << 20)).step_by(4096).map(|at| unsafe { *(map as *const u8).add(at) } as u64).sum();
+        let touched: u64 =
+            (0..(2 << 20)).step_by(4096).map(|at| u64::from(unsafe { *(map as *const u8).add(at) })).sum();
         assert_eq!(touched, 512);
         let kept = prepare(&p, &AtomicBool::new(false)).unwrap().cached_at_start.unwrap();
         // SAFETY: the mapping made above, unused after this.
@@ -675,7 +687,7 @@ mod tests {
         let (dir, _) = tree();
         let mut seen = Vec::new();
         let w = extents_of_tree(dir.path(), false, &AtomicBool::new(false), &mut |p, r| {
-            seen.push((p.to_path_buf(), r.as_ref().map(|f| f.extents).map_err(|e| e.is_not_supported())))
+            seen.push((p.to_path_buf(), r.as_ref().map(|f| f.extents).map_err(|e| e.is_not_supported())));
         })
         .unwrap();
         assert_eq!(w.files, 5);

@@ -21,6 +21,7 @@ use std::time::Duration;
 /// One client's figures for one cell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClientBonnie {
+    /// The client's rank (0-based), the order of the clients table.
     pub rank: usize,
     /// `end_ns` counts from the common start.
     pub result: BonnieResult,
@@ -37,7 +38,9 @@ pub struct ClientBonnie {
 /// One planned (repeat, test) over all clients.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BonnieCell {
+    /// The test this cell ran.
     pub test: BonnieTest,
+    /// Which run of the set (`-x`), counting from 1.
     pub repeat: u32,
     /// The clients that finished, by rank.
     pub clients: Vec<ClientBonnie>,
@@ -62,6 +65,8 @@ pub struct BonnieCell {
 }
 
 impl BonnieCell {
+    /// One cell from every client's figures: the total as described on [`BonnieCell::total`],
+    /// `per_sec_overall` over the common wall time, verification and cache tallies added up.
     pub fn merge(test: BonnieTest, repeat: u32, gathered: Gathered<ClientBonnie>) -> BonnieCell {
         let Gathered { figures: clients, failures, starts } = gathered;
         let total = match clients.as_slice() {

@@ -21,10 +21,15 @@ pub const BESIDE: &[Metric] = &[iomatrix_core::figures::CPU_PERCENT];
 /// One Bonnie cell's figures, as stored in its row's `metrics`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BonnieCellFigures {
+    /// The cell's figures as one result (the clients' total).
     #[serde(flatten)]
     pub result: BonnieResult,
+    /// The clients' own rates added up (IOzone's "children see"); the result's `per_sec`
+    /// with one client. 0 when the stored row lacks it.
     #[serde(default)]
     pub per_sec_sum_of_clients: f64,
+    /// All bytes (or seeks, or files) over the cell's wall time ("parent sees"). 0 when the
+    /// stored row lacks it.
     #[serde(default)]
     pub per_sec_overall: f64,
     /// All clients' verification tallies, when the plan stamps its data.

@@ -17,6 +17,7 @@ use std::path::PathBuf;
 /// What a `bonnie ...` / `bonnie++ ...` command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BonnieInvocation {
+    /// The run the flags describe, as `iomatrix run bonnie` would make it.
     pub plan: BonniePlan,
     /// `-d DIR`: the folder under which the working folder is made.
     pub dir: PathBuf,

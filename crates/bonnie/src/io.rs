@@ -13,7 +13,7 @@ use std::sync::{Condvar, Mutex};
 
 /// A seed for one purpose in one repeat, so that the tests do not share streams.
 pub(crate) fn derive_seed(seed: u64, repeat: u32, purpose: u64) -> u64 {
-    scramble(seed ^ scramble((repeat as u64) << 32 | purpose))
+    scramble(seed ^ scramble(u64::from(repeat) << 32 | purpose))
 }
 
 /// The buffer C's stdio gives a regular file: its `st_blksize` (glibc asks

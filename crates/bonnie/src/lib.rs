@@ -36,6 +36,7 @@
 //!
 //! %CPU is the CPU of every thread doing a test (exact, from the thread
 //! CPU clock) over the test's wall time.
+#![warn(missing_docs)]
 
 mod clients;
 mod csv;

@@ -11,6 +11,8 @@ use iomatrix_store::{CellStateKind, StoredRun};
 use serde::Deserialize;
 use serde_json::Value;
 
+/// A stored Bonnie run as bonnie++ prints its results (or, imported from bonnie++'s CSV, as
+/// bonnie++ printed them), with the clients table when there were several.
 pub fn report(run: &StoredRun) -> String {
     if let Some(imported) = imported_report(run) {
         return imported;
@@ -89,6 +91,7 @@ pub fn csv(run: &StoredRun, machine: Option<&str>) -> String {
     crate::csv_lines(&source, &plan, &results)
 }
 
+/// How the shared clients table shows a Bonnie cell: its name, unit and each client's rate.
 pub const CLIENT_COLUMNS: iomatrix_report::text::clients::ClientColumns =
     iomatrix_report::text::clients::ClientColumns {
         unit: "each test's unit: KB/s, seeks/s or files/s",

@@ -472,7 +472,7 @@ impl Runner<'_> {
                 t = Instant::now();
             }
             match reader.getc() {
-                Ok(Some(byte)) => sum = sum.wrapping_add(byte as u64),
+                Ok(Some(byte)) => sum = sum.wrapping_add(u64::from(byte)),
                 Ok(None) => {
                     let e = io::Error::new(io::ErrorKind::UnexpectedEof, "the file ended early");
                     return Err(io_error("getc read", &self.here(), Some(at), &e));
@@ -517,7 +517,7 @@ impl Runner<'_> {
                     }
                 };
                 match got {
-                    Ok(1) => sum = sum.wrapping_add(byte[0] as u64),
+                    Ok(1) => sum = sum.wrapping_add(u64::from(byte[0])),
                     Ok(_) => {
                         let e = io::Error::new(io::ErrorKind::UnexpectedEof, "the file ended early");
                         return Err(io_error("getc read", &self.here(), Some(at), &e));

@@ -17,15 +17,25 @@ pub enum BonnieTest {
     BlockRead,
     /// Seeker threads: lseek to a random chunk, read it, every tenth written back.
     RandomSeeks,
+    /// Creates the files, each name a sequence number first, so they come in order in a sorted
+    /// folder (bonnie++'s "Sequential Create").
     SeqCreate,
+    /// stat(2)s every file in readdir order, reading its data when it has any (bonnie++'s
+    /// sequential "Read").
     SeqStat,
+    /// Deletes every file in readdir order.
     SeqDelete,
+    /// Creates the files, each name random letters first, so they land at random places in a
+    /// sorted folder (bonnie++'s "Random Create").
     RandomCreate,
+    /// stat(2)s every file in a random order of the names, reading its data when it has any.
     RandomStat,
+    /// Deletes every file in a new random order of the names, then the folder.
     RandomDelete,
 }
 
 impl BonnieTest {
+    /// Every test, in the order bonnie++ runs and prints them.
     pub const ALL: [BonnieTest; 12] = [
         Self::PutcWrite,
         Self::BlockWrite,
@@ -92,10 +102,12 @@ impl BonnieTest {
         }
     }
 
+    /// Whether the test moves one byte per call (putc, getc): what `-f` skips.
     pub fn is_per_char(self) -> bool {
         matches!(self, Self::PutcWrite | Self::GetcRead)
     }
 
+    /// Whether the test works on many small files (create, stat, delete) rather than one big file.
     pub fn is_file_test(self) -> bool {
         Self::FILES.contains(&self)
     }
@@ -120,6 +132,7 @@ impl FromStr for BonnieTest {
 /// One Bonnie test's figures.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BonnieResult {
+    /// The test these figures are of.
     pub test: BonnieTest,
     /// Which run of the set (`-x`), counting from 1.
     pub repeat: u32,
@@ -138,6 +151,7 @@ pub struct BonnieResult {
     /// CPU of every thread doing the test. The total is exact (thread CPU
     /// clock); the user/system split is as good as the kernel's tick sampling.
     pub user_ns: u64,
+    /// CPU time in the kernel (ns), of the same threads; see `user_ns`.
     pub sys_ns: u64,
     /// KiB/s for the data tests, seeks/s, or files/s.
     pub per_sec: f64,
@@ -159,6 +173,7 @@ pub struct BonnieResult {
 }
 
 impl BonnieResult {
+    /// The wall time in seconds.
     pub fn wall_secs(&self) -> f64 {
         self.wall_ns as f64 / 1e9
     }

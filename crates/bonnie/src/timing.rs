@@ -61,7 +61,7 @@ pub(crate) struct Slowest(pub(crate) u64);
 impl Slowest {
     /// Counts the operation that began at `start` and ends now.
     pub(crate) fn since(&mut self, start: Instant) {
-        self.0 = self.0.max(start.elapsed().as_nanos().min(u64::MAX as u128) as u64);
+        self.0 = self.0.max(start.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64);
     }
 
     pub(crate) fn max(self, other: Slowest) -> Slowest {

@@ -9,6 +9,7 @@ use std::time::Instant;
 
 /// A suite's work for one client.
 pub trait ClientWork {
+    /// What the client measured in one cell, sent to the leader and merged into the cell.
     type Figures;
     /// Runs cell `index`: untimed preparation, then [`Start::together`],
     /// then the timed work, whose clock starts at the instant `together`
@@ -30,6 +31,7 @@ impl<'a> Start<'a> {
         Start { coord, stop, times: None, broken: None }
     }
 
+    /// This client's rank (0-based).
     pub fn rank(&self) -> usize {
         self.coord.rank()
     }
@@ -70,18 +72,24 @@ impl<'a> Start<'a> {
 /// What a client reports for one cell.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ClientCell<R> {
+    /// The client's rank (0-based).
     pub rank: usize,
+    /// When it reached the cell's barrier and when it was let go.
     pub start: StartTimes,
+    /// Its figures, or why it has none.
     pub outcome: Result<R, ClientFailure>,
 }
 
 /// What every client of a run shares.
 pub struct Setup<'a> {
+    /// How many cells each client runs, in order.
     pub cells: usize,
     /// The run's working folder: each client gets `client-N` in it. None for
     /// a raw device (hooks then run in the current folder).
     pub workdir: Option<&'a Path>,
+    /// The `--before`, `--between-cells` and `--after` commands.
     pub hooks: &'a Hooks,
+    /// What the run does when a client fails a cell.
     pub on_error: OnClientError,
     /// Raised to stop every client after its current request: by a client
     /// that failed under `--on-client-error abort`, by the leader, or by a

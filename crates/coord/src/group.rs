@@ -20,6 +20,7 @@ pub enum Group<'a> {
 }
 
 impl Group<'_> {
+    /// How many clients the group has (threads here, or MPI ranks).
     pub fn size(&self) -> usize {
         match self {
             Group::Local(n) => *n,

@@ -7,10 +7,14 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+/// The shell commands each client runs around its cells (none by default).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Hooks {
+    /// `--before`: run once by each client before its first cell.
     pub before: Option<String>,
+    /// `--after`: run once by each client after its last cell.
     pub after: Option<String>,
+    /// `--between-cells`: run by each client between two cells, with the next cell's number.
     #[serde(default)]
     pub between_cells: Option<String>,
 }
@@ -26,25 +30,43 @@ impl Hooks {
         self.between_cells.as_deref().map_or(Ok(()), |cmd| run("--between-cells", cmd, rank, size, dir, Some(next)))
     }
 
+    /// Runs `--after` for client `rank`; the error names the hook and says why it failed.
     pub fn after(&self, rank: usize, size: usize, dir: &Path) -> Result<(), HookError> {
         self.after.as_deref().map_or(Ok(()), |cmd| run("--after", cmd, rank, size, dir, None))
     }
 }
 
-/// `sh -c CMD` in the client's folder with IOMATRIX_RANK, IOMATRIX_CLIENTS
-/// and IOMATRIX_CLIENT_DIR set; its output goes to ours, a failure names the
-/// exit status and the last line of its standard error.
 /// Why a client's hook (`--before`, `--between-cells`, `--after`) failed; the client fails its
 /// cells with this as the cause.
 #[derive(Debug, thiserror::Error)]
 pub enum HookError {
+    /// The shell could not be started for the hook's command.
     #[error("{flag} '{cmd}' could not start: {cause}")]
-    NotStarted { flag: &'static str, cmd: String, cause: std::io::Error },
-    /// `last`: the last line of its standard error ("no message" when it wrote none).
+    NotStarted {
+        /// The hook's flag: `--before`, `--between-cells` or `--after`.
+        flag: &'static str,
+        /// The command as the user gave it.
+        cmd: String,
+        /// The system's error from starting `sh`.
+        cause: std::io::Error,
+    },
+    /// The command ran and exited with a failure.
     #[error("{flag} '{cmd}' failed ({status}): {last}")]
-    Failed { flag: &'static str, cmd: String, status: std::process::ExitStatus, last: String },
+    Failed {
+        /// The hook's flag: `--before`, `--between-cells` or `--after`.
+        flag: &'static str,
+        /// The command as the user gave it.
+        cmd: String,
+        /// How it exited.
+        status: std::process::ExitStatus,
+        /// The last line of its standard error ("no message" when it wrote none).
+        last: String,
+    },
 }
 
+/// `sh -c CMD` in the client's folder with IOMATRIX_RANK, IOMATRIX_CLIENTS
+/// and IOMATRIX_CLIENT_DIR set; its output goes to ours, a failure names the
+/// exit status and the last line of its standard error.
 fn run(
     flag: &'static str,
     cmd: &str,

@@ -14,6 +14,7 @@
 //!   the run ([`Ending::ClientFailed`]) or is recorded while the others go on
 //!   ([`Ending::ClientsLost`]).
 //! - [`make_client_dirs`]: each client's own folder in the working folder.
+#![warn(missing_docs)]
 
 mod client;
 mod collect;
@@ -158,12 +159,18 @@ pub fn unix_ns() -> u64 {
 /// Every client's `left` is after every client's `arrived` if the barrier holds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StartTimes {
+    /// When the client reached the barrier (ns since the Unix epoch, see [`unix_ns`]).
     pub arrived_unix_ns: u64,
+    /// When the barrier let it go (ns since the Unix epoch).
     pub left_unix_ns: u64,
 }
 
+/// How a run's clients wait for each other before each cell: threads of this process
+/// ([`LocalCoordinator`]) or MPI ranks.
 pub trait Coordinator {
+    /// This client's rank (0-based); rank 0 leads.
     fn rank(&self) -> usize;
+    /// How many clients the run has.
     fn size(&self) -> usize;
     /// Blocks until every client of the run has arrived. An error means the
     /// wait was given up: a signal came, or the group is broken (a client
@@ -194,6 +201,7 @@ pub enum GaveUp {
 /// Why a client has no figures for a cell.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ClientFailure {
+    /// The client's rank (0-based).
     pub rank: usize,
     /// One line: what failed, where, and the system's word for it.
     pub message: String,
@@ -202,9 +210,11 @@ pub struct ClientFailure {
 }
 
 impl ClientFailure {
+    /// Client `rank` failed with `message` (one line: what, where, the system's word).
     pub fn error(rank: usize, message: String) -> Self {
         ClientFailure { rank, message, stopped: false }
     }
+    /// Client `rank` stopped because it was told to (a signal, or another client's failure).
     pub fn stopped(rank: usize) -> Self {
         ClientFailure { rank, message: "stopped".into(), stopped: true }
     }
@@ -241,12 +251,15 @@ impl std::str::FromStr for OnClientError {
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Ending {
+    /// Every cell ran and every client finished it.
     Completed,
     /// The stop flag was raised from outside (Ctrl-C) with no client failing.
     Interrupted,
     /// A client failed in cell `cell` (an index); the others were stopped.
     ClientFailed {
+        /// The index of the cell it failed.
         cell: usize,
+        /// The failures in that cell, one per failed client.
         failures: Vec<ClientFailure>,
     },
     /// Every cell ran, but with `--on-client-error continue` some clients

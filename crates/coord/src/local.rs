@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex, PoisonError};
 use std::time::Instant;
 
+/// The clients as threads of this process, meeting at a shared barrier; one value per thread,
+/// made by [`local_group`].
 pub struct LocalCoordinator {
     rank: usize,
     size: usize,

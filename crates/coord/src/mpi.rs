@@ -69,6 +69,8 @@ fn errors_return(comm: &SimpleCommunicator) {
     }
 }
 
+/// This process's place in an MPI job of several ranks: its communicators, the bound on every
+/// wait, and whether the group broke.
 pub struct MpiGroup {
     /// Declared before the universe: freed before MPI is finalised.
     live: Option<SharedComm>,
@@ -135,10 +137,12 @@ impl MpiGroup {
         }))
     }
 
+    /// This process's rank in the job (0-based).
     pub fn rank(&self) -> usize {
         self.world.rank() as usize
     }
 
+    /// How many ranks the job has.
     pub fn size(&self) -> usize {
         self.world.size() as usize
     }
@@ -148,6 +152,7 @@ impl MpiGroup {
         self.on_this_host
     }
 
+    /// Whether this is rank 0, which leads and alone writes the database.
     pub fn is_leader(&self) -> bool {
         self.world.rank() == 0
     }

@@ -9,6 +9,7 @@
 pub struct AllocError {
     /// What it was for: "the record buffer", "the fileset's table of 1000000000 files".
     pub what: String,
+    /// How many bytes were asked for.
     pub bytes: u64,
 }
 

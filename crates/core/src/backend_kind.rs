@@ -20,8 +20,10 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
+    /// Every backend, in the order help and errors list them.
     pub const ALL: [BackendKind; 5] = [Self::Sync, Self::Psync, Self::Mmap, Self::Stdio, Self::IoUring];
 
+    /// The name the command line takes and runs store (`sync`, `psync`, `mmap`, `stdio`, `io_uring`).
     pub fn name(self) -> &'static str {
         match self {
             Self::Sync => "sync",

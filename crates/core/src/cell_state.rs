@@ -12,9 +12,14 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CellStateKind {
+    /// Every part finished the cell: its figures measure the whole plan.
     Complete,
+    /// Some parts failed: the figures measure only the work of those that finished.
     Partial,
+    /// No part finished: the cell has no figures.
     Failed,
+    /// It finished but did not run for its time (stopped, clocks disagree, ran well past its
+    /// duration): shown marked, left out of medians and verdicts by default.
     Disturbed,
 }
 

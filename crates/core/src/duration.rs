@@ -12,12 +12,16 @@ pub const MAX_DURATION_TEXT: &str = "30 days (720h)";
 /// Why a text is not a duration iomatrix takes (each names the text as given).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DurationError {
+    /// Not a whole number with one of the units s, ms, us, m, h.
     #[error("'{0}' is not a duration: write a whole number with a unit s, ms, us, m or h (e.g. 10s, 500ms)")]
     Malformed(String),
+    /// A negative duration.
     #[error("'{0}' is negative: durations must be positive")]
     Negative(String),
+    /// A zero duration.
     #[error("'{0}' is zero: a duration must be positive")]
     Zero(String),
+    /// Longer than [`MAX_DURATION`].
     #[error("'{0}' is longer than iomatrix takes: at most {MAX_DURATION_TEXT}")]
     TooLong(String),
 }

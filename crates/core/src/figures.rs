@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 pub struct MetricId(pub &'static str);
 
 impl MetricId {
+    /// The key the value is stored under in a cell's figures.
     pub fn key(self) -> &'static str {
         self.0
     }
@@ -18,21 +19,27 @@ impl MetricId {
 /// Which way a metric improves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
+    /// More is better: rates, throughput.
     HigherIsBetter,
+    /// Less is better: latencies, CPU for the same work.
     LowerIsBetter,
 }
 
 /// One metric as a suite declares it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Metric {
+    /// The key its value is stored under.
     pub id: MetricId,
+    /// The unit tables show beside it ("KB/s", "ns", "%CPU").
     pub unit: &'static str,
+    /// Which way it improves, for compare's verdicts.
     pub direction: Direction,
     /// Decimals it is shown with.
     pub precision: usize,
 }
 
 impl Metric {
+    /// A metric stored under `key`, shown in `unit` with `precision` decimals.
     pub const fn new(key: &'static str, unit: &'static str, direction: Direction, precision: usize) -> Metric {
         Metric { id: MetricId(key), unit, direction, precision }
     }
@@ -58,10 +65,13 @@ pub trait Figures {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(default)]
 pub struct IoMix {
+    /// Reads, in % of requests (the rest are writes).
     #[serde(deserialize_with = "count_or_zero")]
     pub read_percent: u64,
+    /// Requests at random offsets, in % (the rest are sequential).
     #[serde(deserialize_with = "count_or_zero")]
     pub random_percent: u64,
+    /// Requests kept in flight by each worker.
     #[serde(deserialize_with = "count_or_zero")]
     pub queue_depth: u64,
 }
@@ -97,8 +107,10 @@ where
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CachedAtStart {
+    /// Bytes of the files that were in the page cache.
     #[serde(deserialize_with = "or_default")]
     pub cached_bytes: u64,
+    /// The files' sizes, summed (bytes): what could have been cached.
     #[serde(deserialize_with = "or_default")]
     pub file_bytes: u64,
 }
@@ -155,8 +167,11 @@ impl CachedAtStart {
 /// that measures it. Less CPU for the same work is better.
 pub const CPU_PERCENT: Metric = Metric::new("cpu_percent", "%CPU", Direction::LowerIsBetter, 1);
 
+/// An access cell's [`IoMix::read_percent`], stored beside its figures.
 pub const READ_PERCENT: Metric = Metric::new("read_percent", "%", Direction::HigherIsBetter, 0);
+/// An access cell's [`IoMix::random_percent`], stored beside its figures.
 pub const RANDOM_PERCENT: Metric = Metric::new("random_percent", "%", Direction::HigherIsBetter, 0);
+/// An access cell's [`IoMix::queue_depth`], stored beside its figures.
 pub const QUEUE_DEPTH: Metric = Metric::new("queue_depth", "requests", Direction::HigherIsBetter, 0);
 
 impl IoMix {

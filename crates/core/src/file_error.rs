@@ -9,6 +9,7 @@ use std::ops::Range;
 pub struct FileError {
     /// 1-based; None when the error is about the whole file.
     pub line: Option<usize>,
+    /// What is wrong, and the fix where there is one.
     pub message: String,
 }
 

@@ -21,6 +21,8 @@
 //! - [`walk_errors`]: the errors a walk over a tree met, counted by kind ([`walk_errors::ErrorTally`]).
 //!
 //! Nothing here does I/O.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod alloc;
 mod backend_kind;

@@ -5,7 +5,9 @@ use crate::UsageError;
 /// `-s512m` is `s 512m`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ShortFlag {
+    /// A flag without a value (`-R`).
     Switch(char),
+    /// A flag and its value, joined (`-s512m`) or the next argument (`-s 512m`).
     Value(char, String),
     /// A whole argument the tool reads as one word (IOzone's `-+n`, `--allow-cache`).
     Word(String),

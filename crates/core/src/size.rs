@@ -1,8 +1,11 @@
 use std::fmt;
 use std::str::FromStr;
 
+/// A kibibyte, 1024 bytes: what `k` means in sizes.
 pub const KIB: u64 = 1024;
+/// A mebibyte, 1024 KiB: what `m` means in sizes.
 pub const MIB: u64 = 1024 * KIB;
+/// A gibibyte, 1024 MiB: what `g` means in sizes.
 pub const GIB: u64 = 1024 * MIB;
 const TIB: u64 = 1024 * GIB;
 
@@ -13,24 +16,32 @@ const TIB: u64 = 1024 * GIB;
 #[serde(transparent)]
 pub struct ByteSize(pub u64);
 
+/// Why a text is not a size, a size range or a size list (each names the text as given).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SizeError {
+    /// Not a whole number with an optional unit k, m, g or t.
     #[error("'{0}' is not a size: write a whole number with an optional unit k, m, g or t (e.g. 64k, 512m)")]
     Malformed(String),
+    /// A negative size.
     #[error("'{0}' is negative: sizes are counts of bytes")]
     Negative(String),
+    /// More bytes than 64 bits hold.
     #[error("'{0}' is too large")]
     Overflow(String),
+    /// Not `FROM..TO` with FROM <= TO.
     #[error("'{0}' is not a range: write FROM..TO with FROM <= TO, e.g. 4k..16m")]
     BadRange(String),
+    /// A list without a size.
     #[error("'{0}' is an empty list: give at least one size")]
     Empty(String),
 }
 
 impl ByteSize {
+    /// The size in bytes.
     pub const fn bytes(self) -> u64 {
         self.0
     }
+    /// The size in whole KiB, rounded down (IOzone's tables count KiB).
     pub const fn kib(self) -> u64 {
         self.0 / KIB
     }

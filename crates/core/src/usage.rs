@@ -6,6 +6,7 @@
 pub struct UsageError(pub String);
 
 impl UsageError {
+    /// A usage error with this message (the problem, and the fix where there is one).
     pub fn new(msg: impl Into<String>) -> Self {
         UsageError(msg.into())
     }

@@ -9,7 +9,9 @@ use std::io;
 /// One error, for the report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorExample {
+    /// The path the error was met at.
     pub path: String,
+    /// The error, in full.
     pub error: String,
 }
 
@@ -20,16 +22,21 @@ pub const MAX_EXAMPLES: usize = 20;
 /// with the first few paths; the walk goes on after each.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorTally {
+    /// Errors met, of every kind.
     pub total: u64,
+    /// Errors by kind ("open: Permission denied").
     pub by_kind: BTreeMap<String, u64>,
+    /// The first [`MAX_EXAMPLES`] errors, with their paths.
     pub examples: Vec<ErrorExample>,
 }
 
 impl ErrorTally {
+    /// Counts `err`, met at `stage` ("open", "read") on `path`, under "STAGE: the error's kind".
     pub fn add(&mut self, stage: &str, path: &std::path::Path, err: &io::Error) {
         self.add_kind(format!("{stage}: {}", describe(err)), path);
     }
 
+    /// Counts one error of `kind` at `path`; the example is the kind itself.
     pub fn add_kind(&mut self, kind: String, path: &std::path::Path) {
         let example = kind.clone();
         self.add_with_detail(kind, path, example);

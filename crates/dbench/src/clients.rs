@@ -33,14 +33,22 @@ pub fn load_for(replay: &LoadFileReplay) -> Result<LoadFile, LoadError> {
 /// Why a process cannot replay the load file its plan names.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
+    /// The load file cannot be read or parsed here.
     #[error(transparent)]
     Unreadable(#[from] crate::ParseError),
-    /// Another file at the path than rank 0 read (`here` and `there`: their operations).
+    /// Another file at the path than rank 0 read.
     #[error(
         "{path}: {here} operations here, {there} where the run began: the same file must be at the same path on \
          every host"
     )]
-    Differs { path: String, here: usize, there: u64 },
+    Differs {
+        /// The load file's path.
+        path: String,
+        /// Its operations here.
+        here: usize,
+        /// Its operations where the run began (rank 0).
+        there: u64,
+    },
 }
 
 /// Runs the replay `plan.replay` names on every client of `group`; at the

@@ -28,6 +28,7 @@ pub enum Disposition {
 }
 
 impl Disposition {
+    /// The disposition of NTCreateX's number `n` (0 to 5; anything above reads as 5).
     pub fn of(n: u32) -> Disposition {
         match n {
             0 => Disposition::Supersede,
@@ -52,6 +53,7 @@ pub enum Want {
 }
 
 impl Want {
+    /// What NTCreateX's create options ask for (bit 0x1 wins over 0x40).
     pub fn of(options: u32) -> Want {
         if options & 0x1 != 0 {
             Want::Folder
@@ -70,9 +72,11 @@ pub trait ReplayFs {
     fn describe(&self) -> String;
     /// NTCreateX.
     fn open(&mut self, path: &str, how: Disposition, want: Want) -> io::Result<u64>;
+    /// Closes handle `h`.
     fn close(&mut self, h: u64) -> io::Result<()>;
     /// Reads up to `buf.len()` bytes at `offset`; fewer at the file's end.
     fn read(&mut self, h: u64, buf: &mut [u8], offset: u64) -> io::Result<usize>;
+    /// Writes all of `buf` at `offset`.
     fn write(&mut self, h: u64, buf: &[u8], offset: u64) -> io::Result<()>;
     /// Flush: the data durable (fsync, NFS COMMIT, SMB FLUSH).
     fn flush(&mut self, h: u64) -> io::Result<()>;
@@ -86,14 +90,19 @@ pub trait ReplayFs {
     fn statfs(&mut self) -> io::Result<()>;
     /// The names in a folder (FIND_FIRST matches them against its pattern).
     fn list(&mut self, dir: &str) -> io::Result<Vec<String>>;
+    /// Removes the file `path`.
     fn unlink(&mut self, path: &str) -> io::Result<()>;
+    /// Makes the folder `path`.
     fn mkdir(&mut self, path: &str) -> io::Result<()>;
+    /// Removes the empty folder `path`.
     fn rmdir(&mut self, path: &str) -> io::Result<()>;
+    /// Renames `from` to `to`.
     fn rename(&mut self, from: &str, to: &str) -> io::Result<()>;
     /// Removes a folder and all below it; nothing there is no error.
     fn deltree(&mut self, path: &str) -> io::Result<()>;
     /// An exclusive byte-range lock that fails at once (`WouldBlock`) when held.
     fn lock(&mut self, h: u64, offset: u64, len: u64) -> io::Result<()>;
+    /// Releases the lock on `len` bytes at `offset`.
     fn unlock(&mut self, h: u64, offset: u64, len: u64) -> io::Result<()>;
 }
 
@@ -158,7 +167,7 @@ impl LocalFs {
         }
         let e = io::Error::last_os_error();
         Err(match e.raw_os_error() {
-            Some(libc::EAGAIN) | Some(libc::EACCES) => io::Error::new(io::ErrorKind::WouldBlock, e),
+            Some(libc::EAGAIN | libc::EACCES) => io::Error::new(io::ErrorKind::WouldBlock, e),
             _ => e,
         })
     }

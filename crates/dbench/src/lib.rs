@@ -36,6 +36,7 @@
 //! Where a file system cannot behave as the traced Windows server did, the
 //! replay says so by mismatches rather than hiding them: NFSv3 has no locks
 //! (LockX/UnlockX fail `Unsupported`).
+#![warn(missing_docs)]
 
 pub mod clients;
 pub mod fs;

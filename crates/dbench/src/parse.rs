@@ -20,7 +20,9 @@ use std::io;
 
 /// Bounds on what is read: a load file is input, not trusted.
 pub const MAX_BYTES: u64 = iomatrix_guard::Input::DBENCH_LOAD_FILE.max_bytes;
+/// The longest line read (bytes); a longer one is refused.
 pub const MAX_LINE: usize = 64 * 1024;
+/// The most operations a load file may hold after REPEAT is unrolled.
 pub const MAX_OPS: usize = 20_000_000;
 
 /// An index into the load file's table of paths (see [`LoadFile::paths_for`]).
@@ -33,69 +35,115 @@ pub enum OpKind {
     /// `options` bit 0x1 is FILE_DIRECTORY_FILE, 0x40 FILE_NON_DIRECTORY_FILE;
     /// `disposition` 0 supersede, 1 open, 2 create, 3 open-if, 4 overwrite, 5 overwrite-if.
     NtCreateX {
+        /// The path to open or create, in the load file's table.
         path: PathId,
+        /// NTCreateX's create options (see [`crate::Want::of`]).
         options: u32,
+        /// NTCreateX's disposition (see [`crate::Disposition::of`]).
         disposition: u32,
+        /// The handle number the traced client got, which later lines use.
         fnum: u32,
     },
+    /// Closes a handle.
     Close {
+        /// The traced client's handle number.
         fnum: u32,
     },
+    /// Reads `size` bytes at `offset`.
     ReadX {
+        /// The traced client's handle number.
         fnum: u32,
+        /// Where in the file (bytes).
         offset: u64,
+        /// How many bytes.
         size: u32,
     },
+    /// Writes `size` bytes at `offset`.
     WriteX {
+        /// The traced client's handle number.
         fnum: u32,
+        /// Where in the file (bytes).
         offset: u64,
+        /// How many bytes.
         size: u32,
     },
+    /// Makes a handle's data durable.
     Flush {
+        /// The traced client's handle number.
         fnum: u32,
     },
+    /// Removes a file.
     Unlink {
+        /// The path, in the load file's table.
         path: PathId,
     },
+    /// Makes a folder.
     Mkdir {
+        /// The path, in the load file's table.
         path: PathId,
     },
+    /// Removes an empty folder.
     Rmdir {
+        /// The path, in the load file's table.
         path: PathId,
     },
+    /// Removes a folder and everything below it.
     Deltree {
+        /// The path, in the load file's table.
         path: PathId,
     },
+    /// Renames `from` to `to`.
     Rename {
+        /// The old path, in the load file's table.
         from: PathId,
+        /// The new path, in the load file's table.
         to: PathId,
     },
     /// A folder listing matched against a pattern (`FILLER.*`, `<.JNK`).
     FindFirst {
+        /// The folder and pattern, in the load file's table.
         path: PathId,
+        /// The most names the traced client asked for.
         max: u32,
     },
+    /// What is at a path (QUERY_PATH_INFORMATION).
     QueryPath {
+        /// The path, in the load file's table.
         path: PathId,
     },
+    /// What an open handle is (QUERY_FILE_INFORMATION).
     QueryFile {
+        /// The traced client's handle number.
         fnum: u32,
     },
+    /// The file system's size and free space (QUERY_FS_INFORMATION).
     QueryFs,
+    /// Sets a handle's times (SET_FILE_INFORMATION).
     SetFile {
+        /// The traced client's handle number.
         fnum: u32,
     },
+    /// Takes an exclusive byte-range lock.
     LockX {
+        /// The traced client's handle number.
         fnum: u32,
+        /// Where the range starts (bytes).
         offset: u64,
+        /// How long it is (bytes).
         len: u64,
     },
+    /// Releases a byte-range lock.
     UnlockX {
+        /// The traced client's handle number.
         fnum: u32,
+        /// Where the range starts (bytes).
         offset: u64,
+        /// How long it is (bytes).
         len: u64,
     },
+    /// Waits (the traced client's think time).
     Sleep {
+        /// How long, in microseconds.
         usec: u64,
     },
 }
@@ -211,9 +259,11 @@ pub struct Op {
     pub line: u32,
     /// Seconds from the start at which the traced client issued it, where the file says.
     pub at: Option<f64>,
+    /// What it does, with its arguments.
     pub kind: OpKind,
     /// The status as the file writes it: an index into [`LoadFile::status_text`].
     pub status: u16,
+    /// What the load file says it returned, read from `status`.
     pub expect: Expect,
 }
 
@@ -221,6 +271,7 @@ pub struct Op {
 /// paths they name, each once.
 #[derive(Debug, Clone)]
 pub struct LoadFile {
+    /// The operations in order, REPEAT unrolled.
     pub ops: Vec<Op>,
     /// Paths with `/` between parts, without the leading one (`clients/client1/~dmtmp`).
     paths: Vec<String>,
@@ -237,6 +288,7 @@ pub struct ParseError {
     pub file: String,
     /// From 1; 0 for the file as a whole.
     pub line: usize,
+    /// What is wrong, and the fix where there is one.
     pub message: String,
 }
 
@@ -636,7 +688,7 @@ mod tests {
         let timed: String = plain
             .lines()
             .enumerate()
-            .map(|(i, l)| if l.is_empty() || l.starts_with('#') { format!("{l}\n") } else { format!("{}.5 {l}\n", i) })
+            .map(|(i, l)| if l.is_empty() || l.starts_with('#') { format!("{l}\n") } else { format!("{i}.5 {l}\n") })
             .collect();
         let a = LoadFile::parse(plain, "plain").unwrap();
         let b = LoadFile::parse(&timed, "timed").unwrap();

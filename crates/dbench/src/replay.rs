@@ -26,6 +26,7 @@ pub enum Pacing {
 pub struct ReplayOptions {
     /// The connection's number from 0: its paths are `clients/client<N>/...`.
     pub connection: usize,
+    /// Whether operations wait for their timestamps or go at once.
     pub pacing: Pacing,
     /// Loop the file (as dbench does) until this instant; None: once through.
     pub deadline: Option<Instant>,
@@ -37,9 +38,13 @@ pub struct ReplayOptions {
 /// One operation that did not return what the load file says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mismatch {
+    /// The operation's line in the load file (from 1).
     pub line: u32,
+    /// The operation, by dbench's name.
     pub op: &'static str,
+    /// The path it worked on, if any.
     pub path: String,
+    /// The status the load file expects.
     pub expected: String,
     /// `ok`, or the error.
     pub got: String,
@@ -66,14 +71,17 @@ pub struct ReplayFigures {
 pub const EXAMPLES: usize = 20;
 
 impl ReplayFigures {
+    /// Operations done, of every kind.
     pub fn ops_done(&self) -> u64 {
         self.ops.iter().map(|o| o.count).sum()
     }
 
+    /// Bytes read and written.
     pub fn bytes(&self) -> u64 {
         self.ops.iter().map(|o| o.bytes).sum()
     }
 
+    /// Operations whose outcome was not the expected one.
     pub fn mismatches(&self) -> u64 {
         self.ops.iter().map(|o| o.mismatches).sum()
     }
@@ -88,6 +96,7 @@ impl ReplayFigures {
         }
     }
 
+    /// The figures of one operation kind, by dbench's name; None if it never ran.
     pub fn op(&self, name: &str) -> Option<&OpFigures> {
         self.ops.iter().find(|o| o.name == name)
     }

@@ -16,6 +16,10 @@ pub fn ipv4_addresses() -> Vec<(String, std::net::Ipv4Addr)> {
         // SAFETY: ifa_addr, when set, points at a sockaddr whose family says its type.
         if up && !ifa.ifa_addr.is_null() && i32::from(unsafe { (*ifa.ifa_addr).sa_family }) == libc::AF_INET {
             // SAFETY: an AF_INET address is a sockaddr_in; ifa_name is a C string.
+            #[allow(
+                clippy::cast_ptr_alignment,
+                reason = "getifaddrs allocates each address as the type its family names, aligned for it"
+            )]
             let (sin, name) =
                 unsafe { (&*(ifa.ifa_addr as *const libc::sockaddr_in), std::ffi::CStr::from_ptr(ifa.ifa_name)) };
             found.push((

@@ -254,7 +254,7 @@ mod ethtool {
     /// first field is the command the kernel reads to know the struct's size.
     unsafe fn ethtool<T>(name: &str, data: &mut T) -> bool {
         let (Some(mut req), Some(sock)) = (ifreq(name), socket()) else { return false };
-        req.ifr_ifru.ifru_data = (data as *mut T).cast();
+        req.ifr_ifru.ifru_data = std::ptr::from_mut::<T>(data).cast();
         // SAFETY: `req` names the interface and points at `data`, a struct of the size the
         // command in its first field implies (the caller's contract); both outlive the call.
         unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCETHTOOL, &mut req) == 0 }

@@ -225,11 +225,8 @@ pub(crate) fn cgroup_folders(cgroup: &str, mountinfo: &str) -> Vec<(PathBuf, Pat
             }
         });
         let Some((root, point, _, _)) = mount else { continue };
-        let below = match path.strip_prefix(root.trim_end_matches('/')) {
-            Some(rest) => rest,
-            // A path outside the mount's root: the mount shows another part of the tree.
-            None => continue,
-        };
+        // A path outside the mount's root: the mount shows another part of the tree.
+        let Some(below) = path.strip_prefix(root.trim_end_matches('/')) else { continue };
         let mut folder = PathBuf::from(unescape(point));
         folder.extend(below.split('/').filter(|p| !p.is_empty()));
         out.push((PathBuf::from(unescape(point)), folder));

@@ -35,10 +35,13 @@ pub struct FilefragCounter {
 }
 
 impl FilefragCounter {
+    /// A counter for one file, before its first extent.
     pub fn new() -> FilefragCounter {
         FilefragCounter::default()
     }
 
+    /// Counts the file's next extent (in logical order): a new fragment unless it sits at one of
+    /// the places the rules above expect.
     pub fn push(&mut self, e: &Extent) {
         let expected_dense = self.last.physical.wrapping_add(self.last.length);
         let expected = self.last.physical.wrapping_add(e.logical).wrapping_sub(self.last.logical);
@@ -55,6 +58,7 @@ impl FilefragCounter {
         self.last = *e;
     }
 
+    /// The file's counts, once every extent was pushed.
     pub fn finish(self) -> FileExtents {
         self.result
     }
@@ -62,7 +66,9 @@ impl FilefragCounter {
     /// The count for a whole list of extents.
     pub fn count(extents: &[Extent]) -> FileExtents {
         let mut c = FilefragCounter::new();
-        extents.iter().for_each(|e| c.push(e));
+        for e in extents {
+            c.push(e);
+        }
         c.finish()
     }
 }

@@ -5,9 +5,13 @@
 /// One extent, in bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Extent {
+    /// Offset in the file (bytes).
     pub logical: u64,
+    /// Offset on the device (bytes).
     pub physical: u64,
+    /// Length (bytes).
     pub length: u64,
+    /// FIEMAP's `fe_flags` bits (the `FIEMAP_EXTENT_*` constants).
     pub flags: u32,
 }
 

@@ -51,7 +51,7 @@ const _: () = assert!(std::mem::size_of::<FiemapRequest>() == 32 + 56 * BATCH);
 
 /// `_IOWR('f', 11, struct fiemap)`: direction read|write, the header's size, type 'f', number 11.
 pub const FS_IOC_FIEMAP: u32 =
-    (3 << 30) | ((std::mem::size_of::<FiemapHeader>() as u32) << 16) | ((b'f' as u32) << 8) | 11;
+    (3 << 30) | ((std::mem::size_of::<FiemapHeader>() as u32) << 16) | ((b'f' as u32) << 8) | 0x0B;
 const _: () = assert!(FS_IOC_FIEMAP == 0xC020_660B);
 
 /// Why a file could not be mapped.
@@ -73,6 +73,7 @@ impl FiemapError {
         }
     }
 
+    /// Whether the file system does not offer FIEMAP (a fact to report), not a failure.
     pub fn is_not_supported(&self) -> bool {
         matches!(self, FiemapError::NotSupported(_))
     }
@@ -102,6 +103,7 @@ impl Default for Fiemap {
 }
 
 impl Fiemap {
+    /// A request without FIEMAP_FLAG_SYNC: extents as the file system holds them now.
     pub fn new() -> Fiemap {
         Fiemap {
             req: Box::new(FiemapRequest { header: FiemapHeader::default(), extents: [FiemapExtent::default(); BATCH] }),
@@ -110,6 +112,7 @@ impl Fiemap {
     }
 
     /// Ask the kernel to write the file's dirty data out before mapping (FIEMAP_FLAG_SYNC).
+    #[must_use]
     pub fn with_sync(mut self, sync: bool) -> Fiemap {
         self.sync = sync;
         self
@@ -137,7 +140,7 @@ impl Fiemap {
             // at compile time above). The kernel reads the header and writes
             // at most `fm_extent_count` extents into that array, and nothing
             // keeps the pointer after the call.
-            let rc = unsafe { libc::ioctl(fd.as_raw_fd(), FS_IOC_FIEMAP as _, ptr) };
+            let rc = unsafe { libc::ioctl(fd.as_raw_fd(), FS_IOC_FIEMAP.into(), ptr) };
             if rc < 0 {
                 let err = io::Error::last_os_error();
                 if err.kind() == io::ErrorKind::Interrupted {

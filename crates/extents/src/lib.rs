@@ -27,6 +27,7 @@
 //! `filefrag` falls back to FIBMAP (root only, one ioctl per block) where
 //! FIEMAP is missing; this crate does not: such files are counted as
 //! without FIEMAP.
+#![warn(missing_docs)]
 
 mod count;
 mod extent;

@@ -28,8 +28,11 @@ fn bucket_range(b: usize) -> (u64, u64) {
 /// One histogram bucket: files with `min..=max` extents.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Bucket {
+    /// Fewest extents a file in this bucket has.
     pub min: u64,
+    /// Most extents a file in this bucket has.
     pub max: u64,
+    /// How many files fall in it.
     pub files: u64,
 }
 
@@ -49,10 +52,13 @@ impl Bucket {
 pub struct ExtentSummary {
     /// Files FIEMAP mapped (all figures below are over these).
     pub files: u64,
+    /// Extents of all those files together, counted as filefrag counts.
     pub total_extents: u64,
     /// Extents per file: mean, 99th percentile (nearest rank), maximum.
     pub mean: f64,
+    /// Extents per file at the 99th percentile (nearest rank).
     pub p99: u64,
+    /// Most extents any one file has.
     pub max: u64,
     /// Files with more than one extent.
     pub fragmented_files: u64,
@@ -60,6 +66,7 @@ pub struct ExtentSummary {
     pub files_without_extents: u64,
     /// FIEMAP's own extents before merging, and how many of them were unwritten.
     pub fiemap_extents: u64,
+    /// How many of FIEMAP's extents are unwritten (allocated, not yet written).
     pub unwritten_extents: u64,
     /// Files with an inline (stored with the metadata) extent.
     pub inline_files: u64,
@@ -96,10 +103,12 @@ pub struct ExtentTally {
 }
 
 impl ExtentTally {
+    /// An empty tally.
     pub fn new() -> ExtentTally {
         ExtentTally::default()
     }
 
+    /// Adds one file FIEMAP mapped.
     pub fn add(&mut self, file: &crate::FileExtents) {
         *self.counts.entry(file.extents).or_default() += 1;
         self.fiemap_extents += file.fiemap_extents;
@@ -123,6 +132,7 @@ impl ExtentTally {
         }
     }
 
+    /// The summary of every file added so far.
     pub fn summary(&self) -> ExtentSummary {
         let files: u64 = self.counts.values().sum();
         let total: u64 = self.counts.iter().map(|(extents, n)| extents * n).sum();

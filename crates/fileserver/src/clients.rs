@@ -39,7 +39,9 @@ use std::time::{Duration, Instant};
 /// One client's phase.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ClientPhase {
+    /// The client's rank (0-based).
     pub rank: usize,
+    /// The phase over this client's connections.
     pub result: PhaseResult,
 }
 

@@ -14,13 +14,19 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// All bytes over the phase's completion time, in KB/s.
 pub const TOTAL_KIB_PER_SEC: Metric = Metric::new("total_kib_per_sec", "KB/s", Direction::HigherIsBetter, 2);
+/// The mean of the finished connections' own KB/s (seed 003's figure).
 pub const AVG_CONNECTION_KIB_PER_SEC: Metric =
     Metric::new("avg_connection_kib_per_sec", "KB/s", Direction::HigherIsBetter, 2);
+/// The clients' own KB/s summed.
 pub const KIB_PER_SEC_SUM_OF_CLIENTS: Metric =
     Metric::new("kib_per_sec_sum_of_clients", "KB/s", Direction::HigherIsBetter, 2);
+/// The phase's completion time: the common release to the last connection's last operation.
 pub const COMPLETION_NS: Metric = Metric::new("completion_ns", "ns", Direction::LowerIsBetter, 0);
+/// Operations planned for connections that failed and not done.
 pub const LOST_SAMPLES: Metric = Metric::new("lost_samples", "operations", Direction::LowerIsBetter, 0);
+/// Connections that failed in the phase.
 pub const CONNECTIONS_FAILED: Metric = Metric::new("connections_failed", "connections", Direction::LowerIsBetter, 0);
 const METRICS: &[Metric] = &[
     TOTAL_KIB_PER_SEC,
@@ -49,23 +55,31 @@ pub struct FileserverCellFigures {
     /// Each operation type the phase does, timed: the merged histogram's summary.
     #[serde(deserialize_with = "lenient_ops")]
     pub ops: BTreeMap<Op, OpTimes>,
+    /// What the plan asked of all connections in this phase.
     #[serde(deserialize_with = "or_default")]
     pub planned: Planned,
+    /// What they did: files finished, bytes moved, operations that succeeded.
     #[serde(deserialize_with = "or_default")]
     pub done: Planned,
     /// What the connections that failed did not do.
     #[serde(deserialize_with = "or_default")]
     pub lost: Planned,
+    /// Operations lost with the failed connections (`lost`'s operations).
     #[serde(deserialize_with = "or_default")]
     pub lost_samples: u64,
+    /// The mean of the finished connections' own KB/s (seed 003's figure).
     #[serde(deserialize_with = "or_default")]
     pub avg_connection_kib_per_sec: f64,
+    /// All bytes over the completion time, in KB/s.
     #[serde(deserialize_with = "or_default")]
     pub total_kib_per_sec: f64,
+    /// The common release to the last connection's last operation (ns).
     #[serde(deserialize_with = "or_default")]
     pub completion_ns: u64,
+    /// Connections that finished the phase.
     #[serde(deserialize_with = "or_default")]
     pub connections_ok: u64,
+    /// Connections that failed in the phase.
     #[serde(deserialize_with = "or_default")]
     pub connections_failed: u64,
     /// Connections out since an earlier phase failed them.
@@ -74,17 +88,22 @@ pub struct FileserverCellFigures {
     /// Failed connections by kind (errno name, `size mismatch`, `thread`).
     #[serde(deserialize_with = "lenient_counts")]
     pub errors: BTreeMap<String, u64>,
+    /// The page cache was dropped (sync + drop_caches) right before the phase.
     #[serde(deserialize_with = "or_default")]
     pub caches_dropped: bool,
+    /// Which repeat of the write phase and the one after it, from 1.
     #[serde(deserialize_with = "or_default")]
     pub repeat: u64,
+    /// The clients' own KB/s summed.
     #[serde(deserialize_with = "or_default")]
     pub kib_per_sec_sum_of_clients: f64,
     /// The clients that finished the phase, each its own figures.
     #[serde(deserialize_with = "lenient_entries")]
     pub clients: Vec<ClientPhaseFigures>,
+    /// Clients that failed the phase (`--on-client-error continue`); their figures are lost.
     #[serde(deserialize_with = "or_default")]
     pub failed_clients: Vec<ClientFailure>,
+    /// Every client's arrival at and release from the start barrier, by rank.
     #[serde(deserialize_with = "or_default")]
     pub start_barrier: Vec<StartTimes>,
     /// The untimed setup before the first phase (sessions connected, folders made); only
@@ -101,22 +120,31 @@ pub struct FileserverCellFigures {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct OpTimes {
+    /// How many operations were timed.
     #[serde(deserialize_with = "or_default")]
     pub count: u64,
+    /// Their mean latency (ns).
     #[serde(deserialize_with = "or_default")]
     pub mean_ns: f64,
+    /// The shortest (ns).
     #[serde(deserialize_with = "or_default")]
     pub min_ns: u64,
+    /// The median (ns).
     #[serde(deserialize_with = "or_default")]
     pub p50_ns: u64,
+    /// The 90th percentile (ns).
     #[serde(deserialize_with = "or_default")]
     pub p90_ns: u64,
+    /// The 99th percentile (ns).
     #[serde(deserialize_with = "or_default")]
     pub p99_ns: u64,
+    /// The 99.9th percentile (ns).
     #[serde(deserialize_with = "or_default")]
     pub p99_9_ns: u64,
+    /// The 99.99th percentile (ns).
     #[serde(deserialize_with = "or_default")]
     pub p99_99_ns: u64,
+    /// The longest (ns).
     #[serde(deserialize_with = "or_default")]
     pub max_ns: u64,
 }
@@ -141,19 +169,25 @@ impl From<LatencySummary> for OpTimes {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ClientPhaseFigures {
+    /// The client's rank (0-based).
     #[serde(deserialize_with = "or_default")]
     pub rank: usize,
+    /// Files its connections finished.
     #[serde(deserialize_with = "or_default")]
     pub files: u64,
+    /// Bytes they moved.
     #[serde(deserialize_with = "or_default")]
     pub bytes: u64,
     /// Operations per type: over the clients they add up to the merged histograms' counts.
     #[serde(deserialize_with = "lenient_counts")]
     pub ops: BTreeMap<Op, u64>,
+    /// The common release to its last connection's last operation (ns).
     #[serde(deserialize_with = "or_default")]
     pub completion_ns: u64,
+    /// Its bytes over its completion time, in KB/s.
     #[serde(deserialize_with = "or_default")]
     pub total_kib_per_sec: f64,
+    /// Its connections that failed in the phase.
     #[serde(deserialize_with = "or_default")]
     pub connections_failed: usize,
 }
@@ -162,10 +196,13 @@ pub struct ClientPhaseFigures {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SetupFigures {
+    /// Connections that had a setup.
     #[serde(deserialize_with = "or_default")]
     pub connections: u64,
+    /// Their mean setup time (ns).
     #[serde(deserialize_with = "or_default")]
     pub mean_ns: u64,
+    /// The longest setup (ns).
     #[serde(deserialize_with = "or_default")]
     pub max_ns: u64,
 }
@@ -177,20 +214,25 @@ pub struct ConnectionRecord {
     /// The connection's number over every client (renumbered client by client).
     #[serde(deserialize_with = "or_default")]
     pub rank: usize,
+    /// Files it finished.
     #[serde(deserialize_with = "or_default")]
     pub files: u64,
+    /// Bytes it moved.
     #[serde(deserialize_with = "or_default")]
     pub bytes: u64,
     /// From the common start to its last operation.
     #[serde(deserialize_with = "or_default")]
     pub ns: u64,
+    /// How long after the common release it began (its thread waiting for a CPU), ns.
     #[serde(deserialize_with = "or_default")]
     pub start_delay_ns: u64,
     /// To one decimal.
     #[serde(deserialize_with = "or_default")]
     pub kib_per_sec: f64,
+    /// Why it failed, if it did.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub error: Option<ConnectionError>,
+    /// It failed in an earlier phase and did nothing in this one.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "std::ops::Not::not")]
     pub skipped: bool,
     /// Its untimed session setup; 0 where it had none (a local folder).

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 /// How a file is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OpenFor {
+    /// Reading the whole file.
     Read,
     /// Appending after the create: the file exists and is empty.
     Write,
@@ -29,12 +30,14 @@ pub trait ConnectionFiles {
     type File;
     /// A file's full name, made before the timed call.
     type Name: fmt::Display;
+    /// The name of the connection's file number `index`.
     fn name(&self, index: u64) -> Self::Name;
     /// Makes the connection's own folder (untimed setup).
     fn make_folder(&mut self) -> io::Result<()>;
     /// Creates the file exclusively (it must not exist) and closes it:
     /// seed 003's create, Java's `createNewFile`.
     fn create_new(&mut self, name: &Self::Name) -> io::Result<()>;
+    /// Opens the file as `how` says (timed: the open operation).
     fn open(&mut self, name: &Self::Name, how: OpenFor) -> io::Result<Self::File>;
     /// Writes all of `data` at `offset`.
     fn write(&mut self, file: &mut Self::File, data: &[u8], offset: u64) -> io::Result<()>;
@@ -44,7 +47,9 @@ pub trait ConnectionFiles {
     fn ends_at(&mut self, file: &mut Self::File, size: u64) -> io::Result<bool>;
     /// Makes the written data durable (fsync; NFS COMMIT, SMB FLUSH).
     fn fsync(&mut self, file: &mut Self::File) -> io::Result<()>;
+    /// Closes the file (timed: the close operation).
     fn close(&mut self, file: Self::File) -> io::Result<()>;
+    /// Removes the file (untimed cleanup).
     fn remove(&mut self, name: &Self::Name) -> io::Result<()>;
 }
 
@@ -64,6 +69,7 @@ pub struct LocalFiles {
 }
 
 impl LocalFiles {
+    /// The connection's files in folder `dir` (made by `make_folder`).
     pub fn new(dir: PathBuf) -> LocalFiles {
         LocalFiles { dir }
     }
@@ -164,6 +170,7 @@ pub struct RemoteFiles {
 }
 
 impl RemoteFiles {
+    /// The connection's files in folder `dir` on the server, through its own session `fs`.
     pub fn new(fs: Box<dyn RemoteFs>, dir: String) -> RemoteFiles {
         RemoteFiles { fs, dir }
     }

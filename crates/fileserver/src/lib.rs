@@ -35,6 +35,7 @@
 //!   for the suite that writes them and the tables ([`render`]) that read them.
 //! - [`Live`]: counters for a live display (files done, bytes, failures).
 //! - [`drop_caches`]: what the run needs of the system.
+#![warn(missing_docs)]
 
 mod clients;
 pub mod figures;

@@ -31,12 +31,15 @@ pub enum Op {
     Read,
     /// `fsync(2)`, only with `--fsync-every`.
     Fsync,
+    /// `close(2)` of a file after its last record.
     Close,
 }
 
 impl Op {
+    /// Every operation type, in the order tables show them.
     pub const ALL: [Op; 6] = [Op::Create, Op::Open, Op::Write, Op::Read, Op::Fsync, Op::Close];
 
+    /// The name tables and stored figures use.
     pub fn name(self) -> &'static str {
         match self {
             Op::Create => "create",
@@ -48,6 +51,7 @@ impl Op {
         }
     }
 
+    /// Its place in [`Op::ALL`], for per-type arrays.
     pub fn index(self) -> usize {
         self as usize
     }
@@ -64,21 +68,28 @@ impl fmt::Display for Op {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct OpCounts {
+    /// Exclusive creates.
     #[serde(deserialize_with = "or_default")]
     pub create: u64,
+    /// Opens.
     #[serde(deserialize_with = "or_default")]
     pub open: u64,
+    /// Record writes.
     #[serde(deserialize_with = "or_default")]
     pub write: u64,
+    /// Record reads.
     #[serde(deserialize_with = "or_default")]
     pub read: u64,
+    /// fsyncs.
     #[serde(deserialize_with = "or_default")]
     pub fsync: u64,
+    /// Closes.
     #[serde(deserialize_with = "or_default")]
     pub close: u64,
 }
 
 impl OpCounts {
+    /// The count of `op`.
     pub fn get(&self, op: Op) -> u64 {
         match op {
             Op::Create => self.create,
@@ -101,15 +112,19 @@ impl OpCounts {
         }
     }
 
+    /// Adds `n` to the count of `op`, saturating.
     pub fn add(&mut self, op: Op, n: u64) {
         let slot = self.slot(op);
         *slot = slot.saturating_add(n);
     }
 
+    /// Operations of every type.
     pub fn total(&self) -> u64 {
         Op::ALL.iter().map(|&op| self.get(op)).sum()
     }
 
+    /// Each count plus `other`'s, saturating.
+    #[must_use]
     pub fn plus(&self, other: &OpCounts) -> OpCounts {
         let mut out = *self;
         for op in Op::ALL {
@@ -119,6 +134,7 @@ impl OpCounts {
     }
 
     /// Each count less `other`'s, never below zero.
+    #[must_use]
     pub fn minus(&self, other: &OpCounts) -> OpCounts {
         let mut out = OpCounts::default();
         for op in Op::ALL {
@@ -136,16 +152,25 @@ pub enum Then {
     Read,
     /// Every connection visits each of its files once, in a seeded random
     /// order, and reads it whole (`read_percent`% of the visits) or rewrites it.
-    Mix { read_percent: u8 },
+    Mix {
+        /// The visits that read, in %; the rest rewrite.
+        read_percent: u8,
+    },
 }
 
 /// One phase of a run; each is one stored cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
+    /// Every connection creates and writes its files.
     Write,
+    /// Every connection reads all its files back.
     Read,
-    Mix { read_percent: u8 },
+    /// Every connection visits each of its files once, reading or rewriting it ([`Then::Mix`]).
+    Mix {
+        /// The visits that read, in %; the rest rewrite.
+        read_percent: u8,
+    },
 }
 
 impl Phase {
@@ -182,6 +207,7 @@ impl Phase {
 pub struct SizeDraw(Arc<dyn Fn(u64) -> u64 + Send + Sync>);
 
 impl SizeDraw {
+    /// A draw from `draw`, which maps a uniform 64-bit number to a size in bytes.
     pub fn new(draw: impl Fn(u64) -> u64 + Send + Sync + 'static) -> SizeDraw {
         SizeDraw(Arc::new(draw))
     }
@@ -202,6 +228,7 @@ pub enum FileSizes {
     /// Each file's size drawn from a profile (a file-size distribution),
     /// from a generator seeded per connection and file, so runs repeat.
     Profile {
+        /// The profile file, as given.
         path: PathBuf,
         /// Files the profile was made from (for the record).
         profile_files: u64,
@@ -235,11 +262,15 @@ impl FileSizes {
 /// files; all start each phase together.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct FileserverPlan {
+    /// Connections, each a thread with its own folder and files.
     pub connections: usize,
+    /// Files each connection writes and reads.
     pub files_per_connection: u64,
+    /// Where each file's size comes from.
     pub sizes: FileSizes,
     /// Files are written and read in requests of this size (the last may be shorter).
     pub record: ByteSize,
+    /// What follows the write phase.
     pub then: Then,
     /// fsync after every N records of a file and after its last record.
     pub fsync_every: Option<u64>,
@@ -247,6 +278,7 @@ pub struct FileserverPlan {
     pub interleave: Option<u64>,
     /// `sync` and drop the page cache before the phase after the writes.
     pub drop_caches: bool,
+    /// Seeds the drawn sizes and the mix's order; stored so a run can be repeated.
     pub seed: u64,
     /// The write phase and the one after it run this many times (`--repeat`),
     /// each time on fresh files.
@@ -266,15 +298,20 @@ fn one() -> u32 {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Planned {
+    /// Files.
     #[serde(deserialize_with = "or_default")]
     pub files: u64,
+    /// Bytes.
     #[serde(deserialize_with = "or_default")]
     pub bytes: u64,
+    /// Operations, by type.
     #[serde(deserialize_with = "or_default")]
     pub ops: OpCounts,
 }
 
 impl Planned {
+    /// Each figure plus `other`'s, saturating.
+    #[must_use]
     pub fn plus(&self, other: &Planned) -> Planned {
         Planned {
             files: self.files.saturating_add(other.files),
@@ -294,6 +331,8 @@ impl FileserverPlan {
         (0..self.repeats.max(1)).flat_map(|_| [Phase::Write, then]).collect()
     }
 
+    /// Refuses a plan that cannot run (no connections or files, a record or sizes out of range);
+    /// the error names the flag and the fix.
     pub fn validate(&self) -> Result<(), UsageError> {
         if self.content.compressible > 100 {
             return Err(UsageError::new(format!(
@@ -319,7 +358,7 @@ impl FileserverPlan {
         if self.files_per_connection == 0 {
             return Err(UsageError::new("--files-per-connection 0: each connection needs at least one file"));
         }
-        if self.files_per_connection > u32::MAX as u64 {
+        if self.files_per_connection > u64::from(u32::MAX) {
             return Err(UsageError::new(format!(
                 "--files-per-connection {}: at most {} files per connection",
                 self.files_per_connection,
@@ -407,7 +446,7 @@ impl FileserverPlan {
         let samples = (crate::SAMPLE_BUFFER * 16) as u64;
         let order = match self.then {
             Then::Mix { .. } => self.files_per_connection.saturating_mul(4),
-            _ => 0,
+            Then::Read => 0,
         };
         (record + stamped + samples)
             .saturating_add(self.fds_per_connection().saturating_mul(GROWING_BYTES))
@@ -530,9 +569,11 @@ pub struct MixVisits {
 }
 
 impl MixVisits {
+    /// Connection `rank`'s visits of a mix phase: its files in a seeded random order, each read
+    /// (`read_percent`% of them) or rewritten.
     pub fn new(plan: &FileserverPlan, rank: usize, read_percent: u8) -> MixVisits {
         let mut rng = Generator::seeded(plan.seed ^ 0x6d69_7800 ^ ((rank as u64) << 32));
-        let n = plan.files_per_connection.min(u32::MAX as u64) as u32;
+        let n = plan.files_per_connection.min(u64::from(u32::MAX)) as u32;
         let mut order: Vec<u32> = (0..n).collect();
         rng.shuffle(&mut order);
         MixVisits { order, pos: 0, rng, read_percent }
@@ -544,7 +585,7 @@ impl Iterator for MixVisits {
     fn next(&mut self) -> Option<(u64, bool)> {
         let file = *self.order.get(self.pos)?;
         self.pos += 1;
-        Some((file as u64, self.rng.below(100) < self.read_percent as u64))
+        Some((u64::from(file), self.rng.below(100) < u64::from(self.read_percent)))
     }
 }
 
@@ -630,7 +671,7 @@ mod tests {
         let visits: Vec<(u64, bool)> = MixVisits::new(&p, 1, 70).collect();
         let mut files: Vec<u64> = visits.iter().map(|v| v.0).collect();
         assert_ne!(files, (0..200).collect::<Vec<_>>(), "shuffled");
-        files.sort();
+        files.sort_unstable();
         assert_eq!(files, (0..200).collect::<Vec<_>>());
         let reads = visits.iter().filter(|v| v.1).count();
         assert!((110..170).contains(&reads), "{reads} of 200 visits read at 70%");

@@ -17,6 +17,8 @@ use std::fmt::Write;
 /// The width of the label column the phase's tables share.
 const LABEL_WIDTH: usize = 46;
 
+/// A stored file-server run: per phase its rates, completion time, operation latencies,
+/// failures and the connections table.
 pub fn report(run: &StoredRun) -> String {
     let mut out = String::new();
     let plan = StoredPlan::read(&run.plan);
@@ -139,9 +141,10 @@ fn connections(m: &FileserverCellFigures) -> String {
 }
 
 fn errors(m: &FileserverCellFigures) -> String {
-    match m.errors.is_empty() {
-        true => "none".into(),
-        false => m.errors.iter().map(|(kind, n)| format!("{kind} {n}")).collect::<Vec<_>>().join(", "),
+    if m.errors.is_empty() {
+        "none".into()
+    } else {
+        m.errors.iter().map(|(kind, n)| format!("{kind} {n}")).collect::<Vec<_>>().join(", ")
     }
 }
 

@@ -58,6 +58,7 @@ pub struct ConnectionError {
 /// One connection's figures for one phase.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ConnectionFigures {
+    /// The connection's number over every client.
     pub rank: usize,
     /// What the plan asked of this connection in this phase.
     pub planned: Planned,
@@ -69,6 +70,7 @@ pub struct ConnectionFigures {
     pub measured: Option<Measured>,
     /// The phase's common release on the run's clock (set when the phase is merged).
     pub released_ns: u64,
+    /// Why it failed in this phase, if it did.
     pub error: Option<ConnectionError>,
     /// It failed in an earlier phase and did nothing in this one.
     pub skipped: bool,
@@ -143,25 +145,31 @@ impl ConnectionFigures {
 pub struct PhaseResult {
     /// Position in the run (0 = write).
     pub index: usize,
+    /// Which phase.
     pub phase: Phase,
     /// One histogram per operation type, indexed by [`Op::index`]: every
     /// connection's samples, merged exactly.
     pub latency: Vec<Latency>,
     /// Ordered by rank.
     pub connections: Vec<ConnectionFigures>,
+    /// What the plan asked of all connections.
     pub planned: Planned,
+    /// What they did.
     pub done: Planned,
     /// Operations, files and bytes planned for connections that failed but not done.
     pub lost: Planned,
     /// Completion time: the common release to the last connection's last operation.
     pub wall_ns: u64,
+    /// All connections' CPU time in user mode (ns).
     pub user_ns: u64,
+    /// All connections' CPU time in the kernel (ns).
     pub sys_ns: u64,
     /// Mean over the connections that finished of their KB/s, each its bytes
     /// over the release to its last operation (seed 003's figure).
     pub avg_connection_kib_per_sec: f64,
     /// All bytes over the completion time.
     pub total_kib_per_sec: f64,
+    /// Connections that finished the phase.
     pub connections_ok: usize,
     /// Failed in this phase.
     pub connections_failed: usize,
@@ -174,10 +182,12 @@ pub struct PhaseResult {
 }
 
 impl PhaseResult {
+    /// The merged histogram of one operation type.
     pub fn latency(&self, op: Op) -> &Latency {
         &self.latency[op.index()]
     }
 
+    /// The connections' CPU over the completion time, in % of one core.
     pub fn cpu_percent(&self) -> f64 {
         iomatrix_stats::cpu_percent(self.user_ns + self.sys_ns, self.wall_ns)
     }
@@ -271,8 +281,11 @@ pub struct Live {
 pub struct LiveSnapshot {
     /// Index into the plan's phases; meaningful once `started`.
     pub phase: usize,
+    /// Whether the phase has started.
     pub started: bool,
+    /// Files finished in this phase so far.
     pub files_done: u64,
+    /// Files the phase does.
     pub files_total: u64,
     /// Bytes moved in this phase so far.
     pub bytes: u64,
@@ -281,10 +294,12 @@ pub struct LiveSnapshot {
 }
 
 impl Live {
+    /// A live display at the start: nothing done.
     pub fn new() -> Live {
         Live::default()
     }
 
+    /// What the connections have done so far.
     pub fn snapshot(&self) -> LiveSnapshot {
         LiveSnapshot {
             phase: self.phase.load(Ordering::Relaxed),

@@ -22,6 +22,8 @@
 //!   whole life, the boot and the PID namespace it ran in.
 //!
 //! Nothing here prints: callers say what happened, in their own words.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod live;
 pub mod output;

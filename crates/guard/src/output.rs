@@ -93,6 +93,7 @@ pub struct Output<'a> {
     pub path: &'a Path,
     /// How the user named it, for messages: "-o", "--xlsx", "-b", "db backup".
     pub flag: &'a str,
+    /// What the file is, and how to tell an existing one iomatrix made and may replace.
     pub kind: &'a dyn Kind,
     /// `--force`: replace an existing regular file of another kind.
     pub force: bool,

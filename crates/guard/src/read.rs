@@ -105,6 +105,7 @@ impl Input {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct ReadError {
+    /// The whole message: the file, the problem and the fix, as shown to the user.
     pub message: String,
     /// A NUL byte at this offset: binary data.
     pub binary_at: Option<u64>,

@@ -26,7 +26,9 @@ pub const MAX_DEPTH: usize = 256;
 /// Something a removal left in place, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Left {
+    /// The file or folder left in place.
     pub path: PathBuf,
+    /// Why it was left, for the message: the error or the rule that kept it.
     pub why: String,
 }
 

@@ -496,7 +496,7 @@ fn notes_of(first: &Record, options: &Options, chunk: Option<u64>, by_iomatrix: 
         (Some(_), _) => {}
         (None, None) if by_iomatrix => {}
         (None, Some(c)) => {
-            notes.push(format!("chunk size {} as given with --bonnie-chunk (the CSV leaves it empty)", ByteSize(c)))
+            notes.push(format!("chunk size {} as given with --bonnie-chunk (the CSV leaves it empty)", ByteSize(c)));
         }
         (None, None) if chunk.is_some() => notes.push(format!(
             "chunk size {}: bonnie++'s default, taken because the CSV leaves it empty (bonnie++ 2.00 does whatever \

@@ -70,7 +70,7 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
         match job_cell(obj, &opts, &path, &name)? {
             Ok(cell) => {
                 ran.push(opts.clone());
-                cells.push(cell)
+                cells.push(cell);
             }
             Err(why) => skipped.push(format!("fio job '{name}' ({path}): {why}")),
         }

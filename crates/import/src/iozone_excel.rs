@@ -272,7 +272,12 @@ fn parse_block(
         if report_title(line).is_some() {
             break;
         }
-        if !first.starts_with('"') {
+        if first.starts_with('"') {
+            match parse_row(line, line_no, title, &block.rows) {
+                Ok(row) => block.rows.push(row),
+                Err(e) => bad(e)?,
+            }
+        } else {
             // Plain text ends a block, but not with rows after it: then it is a damaged row.
             if !lines.get(idx + 1).is_some_and(|next| looks_like_row(next)) {
                 break;
@@ -284,11 +289,6 @@ fn parse_block(
                     "\"{title}\": '{shown}' is not a row (a quoted file size, then its figures), and rows follow it"
                 ),
             ))?;
-        } else {
-            match parse_row(line, line_no, title, &block.rows) {
-                Ok(row) => block.rows.push(row),
-                Err(e) => bad(e)?,
-            }
         }
         idx += 1;
     }

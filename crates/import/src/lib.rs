@@ -32,6 +32,7 @@
 //!   its block's header gives, [`iozone_excel::row_records`]) and `-t`
 //!   mode's throughput reports ([`iozone_excel::parse_throughput_reports`]),
 //!   or an [`iozone_excel::ParseError`] with the line.
+#![forbid(unsafe_code)]
 
 mod bonnie;
 mod bonnie_text;

@@ -492,7 +492,7 @@ fn add(l: Line, mix: &[u64], mix_line: usize, cells: &mut BTreeMap<CellPlace, Ce
     cell.typed.push(json!({"line": l.n, "cell": name, "operation": l.operation, "metric": l.metric_name,
         "value": l.typed, "unit": l.unit}));
     let f = &mut cell.figures;
-    f.phase = l.test.clone();
+    f.phase.clone_from(&l.test);
     f.published = true;
     let whole = |v: f64| v.round() as u64;
     match l.metric {

@@ -4,6 +4,7 @@
 //! too): an auto run (`iozone -a -n 64k -g 1m -i 0 -i 1 -i 2 -e -c -R -f
 //! iozone.tmp`) and a run of two record sizes (`iozone -R -s 64m -r 4k -r 1m
 //! -e -c -i 0 -i 1 -i 2 -f iozone.tmp`).
+#![forbid(unsafe_code)]
 
 use iomatrix_import::iozone_excel::parse_excel_report;
 use iomatrix_import::{parse, Format, Options};

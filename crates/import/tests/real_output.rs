@@ -2,6 +2,7 @@
 //! mixed random job on libaio), bonnie++ 2.00a's CSV with `-x 2`, IOzone
 //! 3.471's full output with its -R report. Also: no input, however cut, makes
 //! a parser panic.
+#![forbid(unsafe_code)]
 
 use iomatrix_import::{parse, sniff, Format, Options};
 

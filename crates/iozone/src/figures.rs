@@ -24,20 +24,25 @@ pub const BESIDE: &[Metric] = &[iomatrix_core::figures::CPU_PERCENT];
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct IozoneCellFigures {
+    /// All clients' bytes over the cell's wall time, in KiB/s (IOzone's "parent sees").
     #[serde(deserialize_with = "or_default")]
     pub kib_per_sec_overall: f64,
     /// None where the source has no stonewalled figure.
     #[serde(deserialize_with = "or_default")]
     pub kib_per_sec_stonewalled: Option<f64>,
+    /// When the first client finished (ns from the common start): where the stonewalled figure cuts.
     #[serde(deserialize_with = "or_default")]
     pub first_finish_ns: u64,
+    /// The clients that failed the cell (`--on-client-error continue`); their figures are lost.
     #[serde(deserialize_with = "or_default")]
     pub failed_clients: Vec<ClientFailure>,
     /// The bytes the failed clients' files would have moved.
     #[serde(deserialize_with = "or_default")]
     pub lost_bytes: u64,
+    /// Every client's arrival at and release from the start barrier, by rank.
     #[serde(deserialize_with = "or_default")]
     pub start_barrier: Vec<StartTimes>,
+    /// Which repeat of its pair this cell is, from 1.
     #[serde(deserialize_with = "or_default")]
     pub repeat: u32,
     /// All clients' verification tallies, when the plan stamps its data.
@@ -51,10 +56,15 @@ pub struct IozoneCellFigures {
 
 /// A cell's figures with its row's headline rate, read through [`Figures`].
 pub struct IozoneFigures<'a> {
+    /// The row's headline rate: the clients' own rates summed, in KiB/s.
     pub kib_per_sec: f64,
+    /// The test's name as stored.
     pub test: &'a str,
+    /// The file size (bytes).
     pub file_size: u64,
+    /// The record size (bytes).
     pub record_size: u64,
+    /// The cell's own stored figures.
     pub own: IozoneCellFigures,
 }
 

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 /// What an `iozone ...` command line asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IozoneInvocation {
+    /// The run the flags describe, as `iomatrix run iozone` would make it.
     pub plan: IozonePlan,
     /// The folder under which the working folder is made (`-f`'s folder, or ".").
     pub target: PathBuf,
@@ -256,7 +257,7 @@ impl Parsed {
             IozonePlan::new(files, records)
         };
         if !self.tests.is_empty() {
-            plan.tests = self.tests.clone();
+            plan.tests.clone_from(&self.tests);
         }
         if self.no_retests {
             plan.tests.retain(|t| !t.is_retest());

@@ -25,6 +25,8 @@
 //! fwrite/frewrite/fread/freread do the same through buffered library I/O;
 //! mixed reads or writes each record of a random order by a fair coin.
 //! A test that needs a file finds one laid out (untimed) beforehand.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod figures;
 pub mod front;

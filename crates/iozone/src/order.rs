@@ -19,7 +19,9 @@ pub use permutation::RandomPermutation;
 /// An access order over the records `0..n` of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Order {
+    /// Records 0, 1, 2, ... to the end.
     Sequential,
+    /// Records from the last to 0 (IOzone's backward read).
     Backward,
     /// Jump `stride` records ahead each time, wrapping around the file; when
     /// the walk returns to where it began, start again one record further.
@@ -27,6 +29,7 @@ pub enum Order {
     Stride(u64),
     /// A random permutation of the records, fixed by the seed.
     Random {
+        /// Fixes the permutation: the same seed walks the same order.
         seed: u64,
     },
     /// Record 0, `n` times: IOzone's record rewrite (a hot spot).

@@ -30,10 +30,12 @@ pub const MAX_MARKS: u64 = 1024;
 /// last. The clock is read at most [`MAX_MARKS`] times per pass.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Marks {
+    /// (ns since the cell's common start, bytes completed), in time order.
     pub points: Vec<(u64, u64)>,
 }
 
 impl Marks {
+    /// Whether no mark was taken.
     pub fn is_empty(&self) -> bool {
         self.points.is_empty()
     }
@@ -46,39 +48,56 @@ impl Marks {
 
 /// Where [`run_pass_marked`] records its marks.
 pub struct Marker<'a> {
+    /// The cell's common start, which marks count from.
     pub origin: Instant,
+    /// Where the marks go.
     pub marks: &'a mut Marks,
 }
 
+/// Whether a pass reads, writes, or both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
+    /// Every request reads.
     Read,
+    /// Every request writes.
     Write,
     /// Each request reads or writes by a seeded fair coin ([`mixed_is_write`]).
     Mixed {
+        /// Fixes the coin's throws: the same seed mixes the same way.
         seed: u64,
     },
 }
 
+/// One pass over a file: `records` requests of `record` bytes in `order`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pass {
+    /// Which record comes next.
     pub order: Order,
+    /// Read, write, or mixed.
     pub direction: Direction,
+    /// Bytes per request.
     pub record: u64,
+    /// Requests in the pass (the file size over the record size).
     pub records: u64,
 }
 
+/// What a pass moved.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Moved {
+    /// Bytes read and written.
     pub bytes: u64,
+    /// Read requests.
     pub reads: u64,
+    /// Write requests.
     pub writes: u64,
 }
 
 impl Moved {
+    /// Requests of both kinds.
     pub fn ops(&self) -> u64 {
         self.reads + self.writes
     }
+    /// Adds another pass's (or client's) counts.
     pub fn add(&mut self, other: Moved) {
         self.bytes += other.bytes;
         self.reads += other.reads;
@@ -86,10 +105,22 @@ impl Moved {
     }
 }
 
+/// Why a pass ended before its last record.
 #[derive(Debug, thiserror::Error)]
 pub enum PassError {
+    /// A request failed.
     #[error("{op} of {len} bytes at offset {offset}: {source}")]
-    Io { op: &'static str, offset: u64, len: u64, source: io::Error },
+    Io {
+        /// Which: "read" or "write".
+        op: &'static str,
+        /// Where in the file (bytes).
+        offset: u64,
+        /// How many bytes it asked for.
+        len: u64,
+        /// The system's error.
+        source: io::Error,
+    },
+    /// The stop flag was raised (a signal, or another client's failure).
     #[error("stopped")]
     Stopped,
 }

@@ -5,8 +5,11 @@ use iomatrix_verify::ContentSpec;
 
 /// IOzone's auto mode: files 64 KiB .. 512 MiB, records 4 KiB .. 16 MiB.
 pub const AUTO_MIN_FILE: ByteSize = ByteSize(64 * KIB);
+/// Auto mode's largest file: 512 MiB.
 pub const AUTO_MAX_FILE: ByteSize = ByteSize(512 * MIB);
+/// Auto mode's smallest record: 4 KiB.
 pub const AUTO_MIN_RECORD: ByteSize = ByteSize(4 * KIB);
+/// Auto mode's largest record: 16 MiB.
 pub const AUTO_MAX_RECORD: ByteSize = ByteSize(16 * MIB);
 /// In auto mode, files above this size skip records below [`AUTO_SMALL_RECORD_LIMIT`] (unless `-z`).
 pub const AUTO_LARGE_FILE: ByteSize = ByteSize(32 * MIB);
@@ -33,6 +36,7 @@ pub struct IozonePlan {
     pub close: bool,
     /// O_DIRECT (`-I`). fwrite/fread tests stay buffered by definition.
     pub direct: bool,
+    /// How each client issues its I/O (fwrite/fread tests use stdio whatever this says).
     pub backend: BackendKind,
     /// Clients on this host, each with its own folder and file (`-t`).
     pub clients: usize,
@@ -59,9 +63,13 @@ fn one() -> u32 {
 /// One measured point: a test at one file and record size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CellSpec {
+    /// Its place in the run's order of cells, from 0.
     pub index: usize,
+    /// The test.
     pub test: IozoneTest,
+    /// The file size.
     pub file_size: ByteSize,
+    /// The record size: bytes per request.
     pub record_size: ByteSize,
     /// The backend this cell really uses (stdio for fwrite/fread tests).
     pub backend: BackendKind,
@@ -188,6 +196,7 @@ impl IozonePlan {
     /// The plan again for the file/record pairs of the noisy `(file, record, test)` cells, every
     /// test of each (IOzone's tests of a pair share one file: a read needs the write before it),
     /// once.
+    #[must_use]
     pub fn again(&self, noisy: &[(ByteSize, ByteSize, IozoneTest)]) -> IozonePlan {
         let mut pairs: Vec<(ByteSize, ByteSize)> = noisy.iter().map(|(f, r, _)| (*f, *r)).collect();
         pairs.dedup();

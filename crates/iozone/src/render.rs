@@ -13,6 +13,8 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+/// A stored IOzone run as IOzone prints its matrices: one table of KB/s per test (file sizes
+/// down, record sizes across), with the %CPU tables where measured.
 pub fn tables(run: &StoredRun) -> String {
     let mut out = String::new();
     let cpu = cpu_matrices(run);
@@ -87,6 +89,7 @@ fn cached_at_start(run: &StoredRun) -> String {
     )
 }
 
+/// How the shared clients table shows an IOzone cell: its name and each client's KB/s.
 pub const CLIENT_COLUMNS: iomatrix_report::text::clients::ClientColumns =
     iomatrix_report::text::clients::ClientColumns {
         unit: "KB/s",

@@ -27,8 +27,11 @@ pub const STRIDE_RECORDS: u64 = 17;
 /// start (the release from the barrier), so clients on other hosts compare.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ClientFigures {
+    /// The client's rank (0-based).
     pub rank: usize,
+    /// What its pass moved.
     pub moved: Moved,
+    /// When its pass started and ended, and the CPU it used.
     pub measured: Measured,
     /// Progress through the pass, for the stonewalled figure; not stored.
     #[serde(default, skip_serializing_if = "Marks::is_empty")]
@@ -44,6 +47,7 @@ pub struct ClientFigures {
 }
 
 impl ClientFigures {
+    /// Its own rate: its bytes over its own wall time, in KiB/s.
     pub fn kib_per_sec(&self) -> f64 {
         kib_per_sec(self.moved.bytes, self.measured.wall())
     }
@@ -54,13 +58,17 @@ impl ClientFigures {
 /// row's columns (bytes, operations, times, rates) are read off the clients, not kept a second time.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CellResult {
+    /// Which cell.
     pub spec: CellSpec,
     /// The clients that finished, by rank.
     pub clients: Vec<ClientFigures>,
+    /// What the row stores beside its columns.
     pub figures: IozoneCellFigures,
 }
 
 impl CellResult {
+    /// The cell from every client's figures: the overall and stonewalled rates, the failures, the
+    /// barrier times, verification and cache tallies.
     pub fn merge(spec: CellSpec, gathered: Gathered<ClientFigures>) -> CellResult {
         let Gathered { figures: mut clients, failures, starts } = gathered;
         clients.sort_by_key(|c| c.rank);
@@ -117,10 +125,12 @@ impl CellResult {
         span(&self.clients).1
     }
 
+    /// CPU time in user mode of every client (ns).
     pub fn user_ns(&self) -> u64 {
         self.clients.iter().map(|c| c.measured.cpu.user_ns).sum()
     }
 
+    /// CPU time in the kernel of every client (ns).
     pub fn sys_ns(&self) -> u64 {
         self.clients.iter().map(|c| c.measured.cpu.sys_ns).sum()
     }
@@ -167,6 +177,7 @@ pub trait CellSink {
     type Error: std::fmt::Display;
     /// Called once before the first cell finishes, with every cell that will run.
     fn started(&mut self, _cells: &[CellSpec]) {}
+    /// Keeps a finished cell (stores it); an error stops the run.
     fn cell_done(&mut self, cell: &CellResult) -> Result<(), Self::Error>;
 }
 
@@ -412,7 +423,7 @@ impl<'a> Client<'a> {
         self.end_pass(laid.is_ok());
         laid.map_err(|e| match e {
             PassError::Stopped => self.stopped(),
-            e => self.failure(what(&e)),
+            e @ PassError::Io { .. } => self.failure(what(&e)),
         })?;
         file.flush_to_storage().map_err(|e| self.failure(what(&e)))?;
         file.close().map_err(|e| self.failure(what(&e)))
@@ -522,7 +533,7 @@ impl<'a> Client<'a> {
             self.end_pass(laid.is_ok());
             laid.map_err(|e| match e {
                 PassError::Stopped => ClientFailure::stopped(rank),
-                e => what(&e),
+                e @ PassError::Io { .. } => what(&e),
             })?;
             file.flush().map_err(|e| what(&e))?;
             file.close().map_err(|e| what(&e))

@@ -5,23 +5,38 @@ use std::str::FromStr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum IozoneTest {
+    /// Writes a new file (IOzone test 0's first half).
     Write,
+    /// Writes the file again in place.
     Rewrite,
+    /// Reads the file sequentially (test 1's first half).
     Read,
+    /// Reads it again, as just read.
     Reread,
+    /// Reads records in a random order (test 2).
     RandomRead,
+    /// Writes records in a random order (test 2).
     RandomWrite,
+    /// Reads records from the last to the first (test 3).
     BackwardRead,
+    /// Writes the same record over and over (test 4).
     RecordRewrite,
+    /// Reads every 17th record, wrapping around (test 5).
     StrideRead,
+    /// Writes a new file through stdio's fwrite (test 6's first half).
     Fwrite,
+    /// Writes it again through fwrite.
     Frewrite,
+    /// Reads the file through stdio's fread (test 7's first half).
     Fread,
+    /// Reads it again through fread.
     Freread,
+    /// Reads or writes each record by a seeded coin (test 8, the mixed workload).
     Mixed,
 }
 
 impl IozoneTest {
+    /// Every test, in IOzone's order.
     pub const ALL: [IozoneTest; 14] = [
         Self::Write,
         Self::Rewrite,

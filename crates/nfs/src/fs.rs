@@ -18,12 +18,15 @@ pub struct NfsFs {
 }
 
 impl NfsFs {
+    /// Mounts the URL's export within `timeout` and looks up the URL's folder, the root
+    /// of every path this file system is given.
     pub fn connect(url: &NfsUrl, timeout: Duration) -> Result<NfsFs, NfsError> {
         let mut session = NfsSession::connect(url, timeout)?;
         let root = session.root()?;
         Ok(NfsFs { session, root, dirs: Default::default(), open: Default::default(), next: 1 })
     }
 
+    /// The session under this file system, for calls it does not wrap (the server's facts, SETATTR).
     pub fn session(&mut self) -> &mut NfsSession {
         &mut self.session
     }

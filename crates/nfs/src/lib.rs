@@ -16,6 +16,8 @@
 //!
 //! Errors ([`NfsError`]) name the server, the operation, the path and the
 //! server's status (`NFS3ERR_NOENT`...), or the timeout that passed.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 use nfs3_client::nfs3_types::nfs3::{
     self, createhow3, diropargs3, filename3, nfs_fh3, sattr3, set_mode3, stable_how, Nfs3Option, Nfs3Result,
@@ -40,6 +42,7 @@ type Connection = nfs3_client::Nfs3Connection<<BoundedConnector as nfs3_client::
 /// `nfs://host[:port]/export[/path]`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NfsUrl {
+    /// The server's name or address, as written in the URL.
     pub host: String,
     /// The server's portmapper (rpcbind) port.
     pub portmapper_port: u16,
@@ -107,12 +110,17 @@ pub struct NfsError(pub String);
 /// What the server said about itself at mount time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ServerInfo {
-    /// Largest and preferred READ and WRITE sizes (bytes).
+    /// Largest READ size (bytes, FSINFO's rtmax).
     pub read_max: u32,
+    /// Preferred READ size (bytes, FSINFO's rtpref).
     pub read_pref: u32,
+    /// Largest WRITE size (bytes, FSINFO's wtmax).
     pub write_max: u32,
+    /// Preferred WRITE size (bytes, FSINFO's wtpref).
     pub write_pref: u32,
+    /// The port the server's mount daemon answered on (from the portmapper).
     pub mount_port: u16,
+    /// The port the server's NFSv3 service answered on (from the portmapper).
     pub nfs_port: u16,
 }
 
@@ -130,6 +138,7 @@ pub struct NfsSession {
     runtime: tokio::runtime::Runtime,
     connection: Connection,
     timeout: Duration,
+    /// What the server said about itself when this session mounted the export.
     pub info: ServerInfo,
 }
 
@@ -176,6 +185,7 @@ impl NfsSession {
         Ok(NfsSession { url: url.clone(), runtime, connection, timeout, info })
     }
 
+    /// The URL this session was opened for; messages name it.
     pub fn url(&self) -> &NfsUrl {
         &self.url
     }
@@ -189,6 +199,7 @@ impl NfsSession {
         Ok(here)
     }
 
+    /// The entry `name` in folder `dir` (LOOKUP); an error names the path and the server's status.
     pub fn lookup(&mut self, dir: &NfsFile, name: &str) -> Result<NfsFile, NfsError> {
         let args =
             nfs3::LOOKUP3args { what: diropargs3 { dir: dir.handle.clone(), name: filename3::from(name.as_bytes()) } };
@@ -199,6 +210,7 @@ impl NfsSession {
         }
     }
 
+    /// Makes folder `name` in `dir`, mode 0755 (MKDIR), and returns it.
     pub fn mkdir(&mut self, dir: &NfsFile, name: &str) -> Result<NfsFile, NfsError> {
         let args = nfs3::MKDIR3args {
             where_: diropargs3 { dir: dir.handle.clone(), name: filename3::from(name.as_bytes()) },
@@ -310,6 +322,7 @@ impl NfsSession {
         }
     }
 
+    /// Removes file `name` from `dir` (REMOVE); folders go with [`NfsSession::rmdir`].
     pub fn remove(&mut self, dir: &NfsFile, name: &str) -> Result<(), NfsError> {
         let args = nfs3::REMOVE3args {
             object: diropargs3 { dir: dir.handle.clone(), name: filename3::from(name.as_bytes()) },
@@ -353,6 +366,7 @@ impl NfsSession {
         }
     }
 
+    /// Removes the empty folder `name` from `dir` (RMDIR).
     pub fn rmdir(&mut self, dir: &NfsFile, name: &str) -> Result<(), NfsError> {
         let args =
             nfs3::RMDIR3args { object: diropargs3 { dir: dir.handle.clone(), name: filename3::from(name.as_bytes()) } };
@@ -515,7 +529,7 @@ mod tests {
             conn.read_exact(&mut call).unwrap();
             conn.write_all(&0xffff_ffffu32.to_be_bytes()).unwrap();
             // Held open until the client has gone: it must not wait for the 2 GiB.
-            let _ = conn.read(&mut [0u8; 65536]);
+            let _ = conn.read(&mut vec![0u8; 65536]);
         });
         let url = NfsUrl::parse(&format!("nfs://127.0.0.1:{port}/export")).unwrap();
         let started = std::time::Instant::now();

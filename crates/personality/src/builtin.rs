@@ -23,6 +23,7 @@ pub fn get(name: &str) -> Option<Result<Personality, FileError>> {
     text(name).map(|t| parse(t, Path::new(".")))
 }
 
+/// The built-in personalities' names, as `--personality` takes them.
 pub fn names() -> impl Iterator<Item = &'static str> + Clone {
     BUILTIN.iter().map(|(n, _)| *n)
 }

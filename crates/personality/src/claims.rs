@@ -46,7 +46,7 @@ impl<T: Clone> ClaimTable<T> {
         if n == 0 {
             return None;
         }
-        let mut rotor = self.rotors[present as usize].lock().unwrap_or_else(|e| e.into_inner());
+        let mut rotor = self.rotors[usize::from(present)].lock().unwrap_or_else(|e| e.into_inner());
         let from = *rotor % n;
         let found = (0..n).map(|k| (from + k) % n).find_map(|i| {
             if self.looks(i, present) {
@@ -59,10 +59,12 @@ impl<T: Clone> ClaimTable<T> {
         Some(found)
     }
 
+    /// How many files the table tracks.
     pub fn len(&self) -> usize {
         self.states.len()
     }
 
+    /// Whether it tracks no file.
     pub fn is_empty(&self) -> bool {
         self.states.is_empty()
     }

@@ -53,6 +53,7 @@ const LATE_NS: u64 = 1_000_000;
 /// What every client runs: the personality (overrides applied) and how many times.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunPlan {
+    /// The checked personality, with `--scale` and the flags' overrides applied.
     pub personality: Personality,
     /// Where it came from: a built-in's name or a file's path.
     pub source: String,
@@ -77,6 +78,7 @@ pub struct RunPlan {
 /// same path) and checks it holds `ops` operations, as rank 0's did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadFileReplay {
+    /// The load file's path, as rank 0 read it.
     pub path: String,
     /// Operations in it (REPEAT unrolled).
     pub ops: u64,
@@ -121,6 +123,7 @@ impl RunPlan {
         (&self.personality.phases[index % n], (index / n) as u32)
     }
 
+    /// How many cells the run has: its phases times its repeats.
     pub fn cells(&self) -> usize {
         self.personality.phases.len() * self.repeats.max(1) as usize
     }
@@ -159,7 +162,10 @@ impl RunPlan {
 /// What a personality's plan holds in memory, in bytes ([`RunPlan::footprint`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Footprint {
+    /// What each connection holds: its buffers, a record per file, folder names, latency samples.
     pub per_connection: u64,
+    /// What each client holds besides: shared filesets' claim tables and two histograms per
+    /// operation kind.
     pub per_client: u64,
     /// What one more file of a fileset adds to each connection.
     pub per_file: u64,
@@ -174,14 +180,20 @@ pub const FOLDER_BYTES: u64 = 128;
 /// Counters the connections keep current, for a live display.
 #[derive(Default)]
 pub struct Live {
+    /// The phase running, an index into the plan's cells.
     pub phase: AtomicUsize,
+    /// Whether the phase has started.
     pub started: AtomicBool,
+    /// Operations completed in it so far.
     pub ops: AtomicU64,
+    /// Bytes moved in it so far.
     pub bytes: AtomicU64,
+    /// Connections failed so far in the run.
     pub failed: AtomicUsize,
 }
 
 impl Live {
+    /// Counters at zero.
     pub fn new() -> Live {
         Live::default()
     }
@@ -190,7 +202,9 @@ impl Live {
 /// One client's cell.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ClientCell {
+    /// The client's rank (0-based).
     pub rank: usize,
+    /// Its cell, merged over its connections.
     pub figures: CellFigures,
 }
 
@@ -413,7 +427,6 @@ impl Gate {
         }
     }
 
-    /// Waits until `n` are ready.
     /// Counts a party as ready without waiting (its thread is ending early).
     pub fn leave(&self) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -421,6 +434,7 @@ impl Gate {
         self.cv.notify_all();
     }
 
+    /// Waits until `n` are ready.
     pub fn wait_all(&self, n: usize) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         while s.0 < n {
@@ -654,7 +668,7 @@ fn connection<F: Files>(
         if let Some(n) = iterations {
             result.lost_ops = lost_ops(p, phase, conn, 0, n);
         }
-        live.failed.fetch_add(result.failed_kind.is_some() as usize, Ordering::Relaxed);
+        live.failed.fetch_add(usize::from(result.failed_kind.is_some()), Ordering::Relaxed);
         return result;
     }
     let cpu0 = CpuReading::now();
@@ -672,7 +686,7 @@ fn connection<F: Files>(
         live,
         deadline: deadline_of(phase, origin),
         next_arrival: origin,
-        rng: Rng::new(draw_at(p.seed ^ 0x5eed_f10e, conn.global as u64, (repeat as u64) << 32 | 1 << 48)),
+        rng: Rng::new(draw_at(p.seed ^ 0x5eed_f10e, conn.global as u64, u64::from(repeat) << 32 | 1 << 48)),
         samples: Vec::with_capacity(SAMPLE_BUFFER),
         counts: [(0u64, 0u64, 0u64); 13],
         flowops: [0; 13],
@@ -769,7 +783,7 @@ struct Iterated {
 /// transfers counted by the sizes the files are drawn with): what a failed
 /// connection lost.
 fn lost_ops<F>(p: &Personality, phase: &Phase, conn: &Conn<F>, from: u64, to: u64) -> u64 {
-    let total_weight: u64 = phase.flows.iter().map(|f| f.weight as u64).sum();
+    let total_weight: u64 = phase.flows.iter().map(|f| u64::from(f.weight)).sum();
     let mut lost = 0;
     for flow in &phase.flows {
         let sizes = conn.sets.get(flow.fileset).map(|s| &s.sizes);
@@ -789,7 +803,7 @@ fn lost_ops<F>(p: &Personality, phase: &Phase, conn: &Conn<F>, from: u64, to: u6
                     _ => 1,
                 })
                 .sum();
-            lost += per * flow.weight as u64;
+            lost += per * u64::from(flow.weight);
         }
     }
     lost / total_weight.max(1)
@@ -970,7 +984,7 @@ fn slot_path(base: &str, depth: u32, width: u64, index: u64, gen: u32) -> String
 /// A lock refused because another holds the range: EAGAIN or EACCES
 /// (fcntl(2) gives either), or the protocol clients' WouldBlock.
 fn is_conflict(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EACCES)) || e.kind() == io::ErrorKind::WouldBlock
+    matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EACCES)) || e.kind() == io::ErrorKind::WouldBlock
 }
 
 /// Incompressible bytes to write.
@@ -1034,7 +1048,7 @@ impl<'a, F: Files> Run<'a, F> {
         let mut cursors = vec![0u64; phase.flows.len()];
         // Per flow kept open (`keep_open`): its file and the file's index, once opened.
         let mut held: Vec<Option<(u64, F::File)>> = phase.flows.iter().map(|_| None).collect();
-        let total_weight: u64 = phase.flows.iter().map(|f| f.weight as u64).sum();
+        let total_weight: u64 = phase.flows.iter().map(|f| u64::from(f.weight)).sum();
         let mut done = 0u64;
         let mut before_last = 0;
         let ended: Result<(), Halt> = loop {
@@ -1051,10 +1065,10 @@ impl<'a, F: Files> Run<'a, F> {
                 FlowOrder::InTurn => done % total_weight,
             };
             let fi = phase.flows.iter().position(|f| {
-                if w < f.weight as u64 {
+                if w < u64::from(f.weight) {
                     true
                 } else {
-                    w -= f.weight as u64;
+                    w -= u64::from(f.weight);
                     false
                 }
             });
@@ -1497,7 +1511,7 @@ impl<'a, F: Files> Run<'a, F> {
     fn record(&mut self, op: OpKind, ns: u64, late: bool) {
         let c = &mut self.counts[op as usize];
         c.0 += 1;
-        c.2 += late as u64;
+        c.2 += u64::from(late);
         self.samples.push((op as u8, ns, late));
         self.live.ops.fetch_add(1, Ordering::Relaxed);
         if self.samples.len() >= SAMPLE_BUFFER {
@@ -1595,7 +1609,7 @@ impl<'a, F: Files> Run<'a, F> {
         let fits = |i: u64| slots[i as usize].exists != absent;
         match pick {
             Pick::Rotation => {
-                let rotor = &mut state.rotors[!absent as usize];
+                let rotor = &mut state.rotors[usize::from(!absent)];
                 let found = (0..n).map(|k| (*rotor + k) % n).find(|&i| fits(i))?;
                 *rotor = found + 1;
                 Some(found)

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 /// `FIND_FIRST`, `QUERY_PATH_INFORMATION`, `LockX`, ...).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OpFigures {
+    /// The operation's own word (see above).
     pub name: String,
     /// Operations that completed (with or without the expected status): requests, one per
     /// `record` bytes of a read or write.
@@ -48,6 +49,7 @@ pub struct OpFigures {
 }
 
 impl OpFigures {
+    /// No operation yet of the kind `name`.
     pub fn new(name: impl Into<String>) -> OpFigures {
         OpFigures {
             name: name.into(),
@@ -101,6 +103,7 @@ pub struct ConnectionOps {
     pub rank: usize,
     /// Operations completed.
     pub ops: u64,
+    /// Bytes read or written by them.
     pub bytes: u64,
     /// Operations that failed.
     pub errors: u64,
@@ -119,12 +122,16 @@ pub struct ConnectionOps {
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Fairness {
+    /// Connections counted (those with operations in the list).
     #[serde(deserialize_with = "or_default")]
     pub connections: usize,
+    /// The least served connection's share of all operations (0..1).
     #[serde(deserialize_with = "or_default")]
     pub min_share: f64,
+    /// The most served connection's share of all operations (0..1).
     #[serde(deserialize_with = "or_default")]
     pub max_share: f64,
+    /// Jain's index: 1 when fair, 1/N when one connection did everything.
     #[serde(deserialize_with = "or_default")]
     pub jain: f64,
 }
@@ -162,7 +169,9 @@ pub struct CellFigures {
     pub connections: Vec<ConnectionOps>,
     /// The common start to the last connection's last operation.
     pub wall_ns: u64,
+    /// CPU time in user mode of every connection (ns).
     pub user_ns: u64,
+    /// CPU time in the kernel of every connection (ns).
     pub sys_ns: u64,
     /// The common start to the last connection's last CPU reading, which follows its last
     /// operation (closing its files): the time the CPU figures were taken over, so %CPU is
@@ -206,10 +215,12 @@ impl CellFigures {
         self.ops.iter().map(|o| o.flowops).sum()
     }
 
+    /// Bytes read and written, over every kind.
     pub fn bytes(&self) -> u64 {
         self.ops.iter().map(|o| o.bytes).sum()
     }
 
+    /// Connections that stopped on an error, of every kind.
     pub fn failed(&self) -> usize {
         self.connections_failed.values().sum::<u64>() as usize
     }
@@ -219,12 +230,12 @@ impl CellFigures {
         Fairness::of(&self.connections.iter().map(|c| c.ops).collect::<Vec<_>>())
     }
 
-    /// Every client's cell merged in order ([`merge`](Self::merge)); None for none.
     /// Phase `phase` where no client finished: no operation, no connection's figures.
     pub fn none(phase: &str) -> CellFigures {
         CellFigures { phase: phase.to_string(), ..CellFigures::default() }
     }
 
+    /// Every client's cell merged in order ([`merge`](Self::merge)); None for none.
     pub fn merged<'a>(cells: impl IntoIterator<Item = &'a CellFigures>) -> Option<CellFigures> {
         let mut cells = cells.into_iter();
         let mut all = cells.next()?.clone();
@@ -269,8 +280,11 @@ pub const OPS_PER_SEC: Metric = Metric::new("per_sec", "ops/s", Direction::Highe
 pub const TOTAL_KIB_PER_SEC: Metric = Metric::new("total_kib_per_sec", "KiB/s", Direction::HigherIsBetter, 1);
 /// Jain's index over the connections' operations: 1 when even.
 pub const FAIRNESS_JAIN: Metric = Metric::new("fairness.jain", "index", Direction::HigherIsBetter, 3);
+/// Operations planned for connections that failed and not done.
 pub const LOST_OPS: Metric = Metric::new("lost_ops", "operations", Direction::LowerIsBetter, 0);
+/// Open loop: arrivals due before the phase ended that were never issued.
 pub const BACKLOG: Metric = Metric::new("backlog", "operations", Direction::LowerIsBetter, 0);
+/// Connections that stopped on an error.
 pub const CONNECTIONS_FAILED: Metric = Metric::new("connections_failed", "connections", Direction::LowerIsBetter, 0);
 /// A replay's throughput as dbench itself counts it.
 pub const DBENCH_MB_PER_S: Metric = Metric::new("dbench.mb_per_s", "MB/s", Direction::HigherIsBetter, 2);
@@ -295,6 +309,7 @@ pub struct StoredOpFigures {
     /// The requests' latency summed over each flow step, over the steps: filebench's ms/op.
     #[serde(deserialize_with = "or_default")]
     pub flowop_mean_ns: Option<f64>,
+    /// Bytes read or written.
     #[serde(deserialize_with = "or_default")]
     pub bytes: u64,
     /// Over the cell's wall time.
@@ -303,20 +318,28 @@ pub struct StoredOpFigures {
     /// Failed operations by error kind.
     #[serde(deserialize_with = "or_default")]
     pub errors: BTreeMap<String, Count>,
+    /// Operations whose status was not the expected one (a dbench replay).
     #[serde(deserialize_with = "or_default")]
     pub mismatches: u64,
+    /// Open loop: operations started more than a millisecond late.
     #[serde(deserialize_with = "or_default")]
     pub late: u64,
+    /// `lock` refused because another held the range.
     #[serde(deserialize_with = "or_default")]
     pub conflicts: u64,
+    /// The requests' mean latency (ns).
     #[serde(deserialize_with = "or_default")]
     pub mean_ns: f64,
+    /// Their median latency (ns).
     #[serde(deserialize_with = "or_default")]
     pub p50_ns: f64,
+    /// Their 99th-percentile latency (ns).
     #[serde(deserialize_with = "or_default")]
     pub p99_ns: f64,
+    /// Their 99.9th-percentile latency (ns).
     #[serde(deserialize_with = "or_default")]
     pub p99_9_ns: f64,
+    /// Their longest latency (ns).
     #[serde(deserialize_with = "or_default")]
     pub max_ns: f64,
 }
@@ -332,11 +355,13 @@ impl StoredOpFigures {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct DbenchFigures {
+    /// The replay's throughput as dbench counts it: MB (10^6 bytes) per second.
     #[serde(deserialize_with = "or_default")]
     pub mb_per_s: f64,
     /// Operations whose status was not the load file's.
     #[serde(deserialize_with = "or_default")]
     pub mismatches: u64,
+    /// The first mismatches: line, operation, path, expected and got.
     #[serde(deserialize_with = "texts")]
     pub examples: Vec<String>,
 }
@@ -345,13 +370,16 @@ pub struct DbenchFigures {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct StoredConnection {
+    /// The error that stopped it, if one did.
     #[serde(deserialize_with = "or_default")]
     pub error: Option<StoredError>,
 }
 
+/// A connection's error as stored.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct StoredError {
+    /// The error's message; None where the stored value is not text.
     #[serde(deserialize_with = "or_default")]
     pub message: Option<String>,
 }
@@ -377,18 +405,22 @@ fn texts<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct StoredCellFigures {
+    /// The phase's name (`run`, `write`, ...; a replay's `replay`).
     #[serde(deserialize_with = "or_default")]
     pub phase: Option<String>,
+    /// The personality's name (or the load file's, for a replay).
     #[serde(deserialize_with = "or_default")]
     pub personality: Option<String>,
     /// `closed`, `open` or `replay`.
     #[serde(rename = "loop", deserialize_with = "or_default")]
     pub looped: Option<String>,
+    /// Open loop: the operations per second each connection was to start.
     #[serde(deserialize_with = "or_default")]
     pub target_rate_per_connection: Option<f64>,
     /// By operation name.
     #[serde(deserialize_with = "or_default")]
     pub ops: Option<BTreeMap<String, StoredOpFigures>>,
+    /// Operations per second over the cell's wall time.
     #[serde(deserialize_with = "or_default")]
     pub per_sec: f64,
     /// Flow steps executed over every operation and connection, as filebench's IO Summary counts
@@ -398,23 +430,31 @@ pub struct StoredCellFigures {
     /// `flowops` over the cell's wall time: filebench's ops/s.
     #[serde(deserialize_with = "or_default")]
     pub flowops_per_sec: Option<f64>,
+    /// Bytes over the cell's wall time, in KiB/s.
     #[serde(deserialize_with = "or_default")]
     pub total_kib_per_sec: f64,
+    /// How evenly the connections were served.
     #[serde(deserialize_with = "or_default")]
     pub fairness: Option<Fairness>,
+    /// Operations planned for connections that failed and not done.
     #[serde(deserialize_with = "or_default")]
     pub lost_ops: u64,
+    /// Open loop: arrivals due that were never issued.
     #[serde(deserialize_with = "or_default")]
     pub backlog: u64,
+    /// Iterations that found no file to work on.
     #[serde(deserialize_with = "or_default")]
     pub idle_iterations: u64,
+    /// `lock` operations refused because another held the range.
     #[serde(deserialize_with = "or_default")]
     pub lock_conflicts: u64,
+    /// Connections that stopped on an error.
     #[serde(deserialize_with = "or_default")]
     pub connections_failed: u64,
     /// Connections that stopped on an error, by error kind.
     #[serde(deserialize_with = "or_default")]
     pub errors: Option<BTreeMap<String, Count>>,
+    /// A dbench replay's own figures; None for a personality.
     #[serde(deserialize_with = "or_default")]
     pub dbench: Option<DbenchFigures>,
 }

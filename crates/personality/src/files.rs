@@ -11,7 +11,9 @@ use std::path::PathBuf;
 
 /// One connection's file operations.
 pub trait Files: Send {
+    /// An open file.
     type File: Send;
+    /// Makes the folder `path` (untimed, while the filesets are made).
     fn mkdir(&mut self, path: &str) -> io::Result<()>;
     /// Creates the file exclusively and opens it for writing.
     fn create(&mut self, path: &str) -> io::Result<Self::File>;
@@ -19,17 +21,23 @@ pub trait Files: Send {
     fn open(&mut self, path: &str) -> io::Result<Self::File>;
     /// Fills `buf` from `offset`; fewer bytes only where the file ends.
     fn read(&mut self, file: &mut Self::File, buf: &mut [u8], offset: u64) -> io::Result<usize>;
+    /// Writes all of `data` at `offset`.
     fn write(&mut self, file: &mut Self::File, data: &[u8], offset: u64) -> io::Result<()>;
+    /// Makes the file's written data durable.
     fn fsync(&mut self, file: &mut Self::File) -> io::Result<()>;
+    /// Closes the file, reporting errors a drop would hide.
     fn close(&mut self, file: Self::File) -> io::Result<()>;
     /// The file's size.
     fn stat(&mut self, path: &str) -> io::Result<u64>;
     /// The folder's entries, counted.
     fn list(&mut self, path: &str) -> io::Result<usize>;
+    /// Renames `from` to `to`.
     fn rename(&mut self, from: &str, to: &str) -> io::Result<()>;
+    /// Removes the file `path`.
     fn remove(&mut self, path: &str) -> io::Result<()>;
     /// An exclusive byte-range lock on bytes 0..len, without waiting.
     fn lock(&mut self, file: &mut Self::File, len: u64) -> io::Result<()>;
+    /// Releases the lock on bytes 0..len.
     fn unlock(&mut self, file: &mut Self::File, len: u64) -> io::Result<()>;
 }
 
@@ -39,6 +47,7 @@ pub struct LocalFiles {
 }
 
 impl LocalFiles {
+    /// The connection's files below folder `root`.
     pub fn new(root: PathBuf) -> LocalFiles {
         LocalFiles { root }
     }

@@ -9,6 +9,7 @@
 //!   kind, status mismatches, late starts, HDR latency), [`ConnectionOps`]
 //!   (one connection's share), [`Fairness`] (min/max share, Jain's index)
 //!   and [`CellFigures`] (one cell merged over connections and clients).
+#![warn(missing_docs)]
 
 pub mod figures;
 pub mod render;

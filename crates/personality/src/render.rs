@@ -10,6 +10,8 @@ use iomatrix_report::text::connections;
 use iomatrix_store::{CellRow, StoredRun};
 use std::fmt::Write;
 
+/// A stored personality (or dbench replay) run: per cell its rates, operations with their
+/// latencies, fairness, failures and the connections table.
 pub fn report(run: &StoredRun) -> String {
     let mut out = String::new();
     let c0 = &run.conditions;
@@ -255,7 +257,7 @@ mod tests {
         assert_eq!(shown, EXPECTED, "{shown}");
     }
 
-    const EXPECTED: &str = r#"
+    const EXPECTED: &str = r"
 run phase of oltp: 2 connections, open loop at 50 ops/s per connection (latency from the intended start), 8k records, backend psync (server); 7 operations, 3.0 MiB in 2.500 s
 operation       count      ops/s        MiB   mean ms       p50       p99     p99.9       max  errors    late
 create              2      0.800        1.0    0.0250    0.0200    0.0400    0.0400    0.0410       0       0
@@ -287,5 +289,5 @@ Status mismatches (the load file's status not met) 7
   mismatch: b
   mismatch: c
   mismatch: d
-"#;
+";
 }

@@ -164,8 +164,11 @@ struct RawScale {
 /// A checked personality: what every connection runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Personality {
+    /// Its name: a built-in's, or the file's `name`.
     pub name: String,
+    /// What it models, in the author's words.
     pub description: String,
+    /// Seeds sizes, picks and arrivals; stored so a run can be repeated.
     pub seed: u64,
     /// Connections per client.
     pub connections: usize,
@@ -177,7 +180,9 @@ pub struct Personality {
     /// to read into and one to write from, at their starts.
     #[serde(default)]
     pub memsize: Option<u64>,
+    /// The kinds of files its flows work on.
     pub filesets: Vec<Fileset>,
+    /// Its stages, in order; each is one cell.
     pub phases: Vec<Phase>,
     /// Named sets of overrides (`--scale NAME`).
     #[serde(default)]
@@ -187,6 +192,7 @@ pub struct Personality {
 /// Overrides of a `[scale.NAME]` table or of the command line.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Scale {
+    /// Connections per client.
     pub connections: Option<usize>,
     /// Files of every fileset of more than one file (per connection).
     pub files: Option<u64>,
@@ -198,6 +204,7 @@ pub struct Scale {
 /// or (`shared`) one set per client that all its connections work on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Fileset {
+    /// Its name, which flows use.
     pub name: String,
     /// Per connection; per client when `shared`.
     pub files: u64,
@@ -205,6 +212,7 @@ pub struct Fileset {
     pub width: u64,
     /// Folder levels above the files' folders (0: the files' folders sit in the fileset's folder).
     pub depth: u32,
+    /// Where each file's size comes from.
     pub size: SizeDist,
     /// Share of the files made (untimed) before the first phase: 0..1.
     pub prealloc: f64,
@@ -219,31 +227,44 @@ pub struct Fileset {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "dist")]
 pub enum SizeDist {
+    /// Every file the same size.
     Fixed {
+        /// The size (bytes).
         size: u64,
     },
+    /// Sizes drawn uniformly from `min..=max`.
     Uniform {
+        /// The smallest size (bytes).
         min: u64,
+        /// The largest size (bytes).
         max: u64,
     },
     /// exp(N(ln median, sigma)), at most `max`.
     Lognormal {
+        /// The median size (bytes).
         median: u64,
+        /// The spread: the standard deviation of the sizes' logarithm.
         sigma: f64,
+        /// The largest size (bytes); larger draws are cut to it.
         max: u64,
     },
     /// Gamma(shape, mean/shape), at most `max`.
     Gamma {
+        /// The mean size (bytes).
         mean: u64,
+        /// The gamma distribution's shape.
         shape: f64,
+        /// The largest size (bytes); larger draws are cut to it.
         max: u64,
     },
     /// File i gets `sizes[i % len]` (seed 003's list).
     Cycle {
+        /// The sizes (bytes), in turn.
         sizes: Vec<u64>,
     },
     /// Drawn from a size profile (`iomatrix scan PATH --save-profile FILE`).
     Scan {
+        /// The profile file.
         profile: PathBuf,
     },
 }
@@ -251,8 +272,11 @@ pub enum SizeDist {
 /// A stage of the run, one cell: its flows run until it ends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Phase {
+    /// Its name, as tables show it.
     pub name: String,
+    /// When it ends.
     pub end: PhaseEnd,
+    /// What its iterations run.
     pub flows: Vec<Flow>,
     /// How each iteration chooses its flow.
     #[serde(default)]
@@ -271,13 +295,20 @@ pub enum FlowOrder {
     InTurn,
 }
 
+/// When a phase ends.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PhaseEnd {
     /// For this long from the common start.
-    Duration { ns: u64 },
+    Duration {
+        /// How long (ns).
+        ns: u64,
+    },
     /// After this many flow iterations per connection.
-    Iterations { count: u64 },
+    Iterations {
+        /// How many iterations.
+        count: u64,
+    },
     /// As many iterations per connection as the first flow's fileset has files.
     EachFile,
 }
@@ -285,12 +316,14 @@ pub enum PhaseEnd {
 /// A loop of operations on one file at a time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Flow {
+    /// Its name, for messages.
     pub name: String,
     /// Each iteration picks a flow at random in proportion to the weights (or, in turn, runs
     /// this flow `weight` times running).
     pub weight: u32,
     /// Index into [`Personality::filesets`].
     pub fileset: usize,
+    /// How each iteration chooses its file.
     pub pick: Pick,
     /// Closed loop: the pause after each iteration (untimed).
     pub think_ns: u64,
@@ -302,6 +335,7 @@ pub struct Flow {
     /// webserver's log).
     #[serde(default)]
     pub keep_open: bool,
+    /// The operations of one iteration, in order.
     pub ops: Vec<Step>,
 }
 
@@ -322,18 +356,24 @@ pub enum Pick {
 /// One operation of a flow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Step {
+    /// The operation.
     pub op: OpKind,
+    /// How much it reads or writes.
     pub amount: Amount,
     /// `create` only: close it at once, timed as one (seed 003's create).
     #[serde(default)]
     pub close: bool,
 }
 
+/// How much a step reads or writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Amount {
+    /// Nothing: an operation that moves no data.
     None,
+    /// The whole file (a write: its drawn size), in records.
     Whole,
+    /// This many bytes.
     Bytes(u64),
     /// A size drawn uniformly from 1..=N bytes on every execution (filebench's appendfilerand).
     UpTo(u64),
@@ -343,22 +383,36 @@ pub enum Amount {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OpKind {
+    /// Creates the file exclusively and opens it for writing.
     Create,
+    /// Opens an existing file.
     Open,
+    /// Reads from the open file.
     Read,
+    /// Writes to the open file.
     Write,
+    /// Writes at the open file's end.
     Append,
+    /// Makes the open file's data durable.
     Fsync,
+    /// Closes the open file.
     Close,
+    /// Reads the file's size from its metadata.
     Stat,
+    /// Renames the file to its next generation's name.
     Rename,
+    /// Removes the file.
     Delete,
+    /// Lists the file's folder.
     List,
+    /// Takes an exclusive byte-range lock on the open file, without waiting.
     Lock,
+    /// Releases that lock.
     Unlock,
 }
 
 impl OpKind {
+    /// Every operation a flow can name.
     pub const ALL: [OpKind; 13] = [
         OpKind::Create,
         OpKind::Open,
@@ -375,6 +429,7 @@ impl OpKind {
         OpKind::Unlock,
     ];
 
+    /// The name personality files and tables use.
     pub fn name(self) -> &'static str {
         match self {
             OpKind::Create => "create",

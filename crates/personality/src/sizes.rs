@@ -12,6 +12,7 @@ use std::sync::Arc;
 pub struct Rng(Generator);
 
 impl Rng {
+    /// A generator seeded with `seed`: the same seed draws the same.
     pub fn new(seed: u64) -> Rng {
         Rng(Generator::seeded(seed))
     }
@@ -81,7 +82,7 @@ impl Sizes {
 
     /// The size of file `index` (generation `gen`) of connection `rank`; at least one byte.
     pub fn draw(&self, rank: usize, index: u64, gen: u32) -> u64 {
-        let u = draw_at(self.seed, rank as u64, index ^ ((gen as u64) << 40));
+        let u = draw_at(self.seed, rank as u64, index ^ (u64::from(gen) << 40));
         let mut rng = Rng::new(u);
         let size = match &self.dist {
             SizeDist::Fixed { size } => *size,

@@ -71,6 +71,7 @@ impl PartialEq for Distribution {
 impl Eq for Distribution {}
 
 impl Distribution {
+    /// Whether offsets are drawn uniformly (fio's `random`), the default: no skew parameter.
     pub fn is_uniform(&self) -> bool {
         matches!(self, Distribution::Uniform)
     }
@@ -292,6 +293,7 @@ impl Places {
         self.n
     }
 
+    /// Never: a draw has at least one place (clippy pairs `len` with `is_empty`).
     pub fn is_empty(&self) -> bool {
         false
     }

@@ -16,6 +16,8 @@
 //! Whatever changes what a seed draws (another generator, another way to
 //! split a seed into streams, another `below`) must change [`GENERATOR`]:
 //! the tests below pin the first draws, so such a change cannot pass unnoticed.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod distribution;
 
@@ -63,7 +65,7 @@ impl Generator {
 
     /// Fills `buf` with random bytes: no compressor or deduplicator finds structure in them.
     pub fn fill(&mut self, buf: &mut [u8]) {
-        self.0.fill_bytes(buf)
+        self.0.fill_bytes(buf);
     }
 
     /// Puts `items` in a uniformly random order (Fisher-Yates).
@@ -159,7 +161,9 @@ mod tests {
         let mut buf = vec![0u8; 1 << 16];
         Generator::seeded(11).fill(&mut buf);
         let mut seen = [0u32; 256];
-        buf.iter().for_each(|&b| seen[b as usize] += 1);
+        for &b in &buf {
+            seen[b as usize] += 1;
+        }
         // 65 536 bytes, 256 expected per value: every value present, none far off.
         assert!(seen.iter().all(|&c| (150..=370).contains(&c)), "{seen:?}");
         let mut odd = vec![0u8; 13];

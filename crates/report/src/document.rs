@@ -85,9 +85,10 @@ pub(crate) fn sides_table(m: &ManyComparison) -> (Vec<String>, Vec<Vec<String>>)
     let named = |s: &iomatrix_analysis::Side| {
         let labels: Vec<&str> =
             s.labels.iter().map(String::as_str).filter(|l| !s.name.split(',').any(|part| part == *l)).collect();
-        match labels.is_empty() {
-            true => format!("{} = {}", s.letter, s.name),
-            false => format!("{} = {} ({})", s.letter, s.name, labels.join(" ")),
+        if labels.is_empty() {
+            format!("{} = {}", s.letter, s.name)
+        } else {
+            format!("{} = {} ({})", s.letter, s.name, labels.join(" "))
         }
     };
     let mut header = vec!["metric".to_string(), format!("{} (baseline)", named(base))];
@@ -349,8 +350,8 @@ pub(crate) mod sample {
                     "access",
                     Some(1 << 20),
                     Some(4096),
-                    1000.0 * qd as f64,
-                    json!({"queue_depth": qd, "read_percent": 100, "random_percent": 100, "read": latency(1000.0 * qd as f64)}),
+                    1000.0 * f64::from(qd),
+                    json!({"queue_depth": qd, "read_percent": 100, "random_percent": 100, "read": latency(1000.0 * f64::from(qd))}),
                 )
             })
             .collect();

@@ -33,6 +33,7 @@
 //!   (sequential, or diverging around a ratio of 1, with a colour scale),
 //!   [`svg::LineChart`] (log2 x axis of sizes, optional log y) and
 //!   [`svg::bar_chart`].
+#![forbid(unsafe_code)]
 
 pub mod csv;
 pub mod document;

@@ -387,7 +387,7 @@ impl LineChart<'_> {
         let ticks: Vec<f64> = if self.log_y {
             (y0 as i32..=y1 as i32).map(|e| 10f64.powi(e)).collect()
         } else {
-            (0..=4).map(|i| y1 / 4.0 * i as f64).collect()
+            (0..=4).map(|i| y1 / 4.0 * f64::from(i)).collect()
         };
         for t in ticks {
             let y = py(t);
@@ -410,8 +410,8 @@ impl LineChart<'_> {
         let _ = write!(
             s,
             r#"<text x="14" y="{:.1}" transform="rotate(-90 14 {:.1})" text-anchor="middle">{}</text>"#,
-            (top + by) / 2.0,
-            (top + by) / 2.0,
+            f64::midpoint(top, by),
+            f64::midpoint(top, by),
             escape(self.y_label)
         );
         for k in 0..self.series.len() {

@@ -63,12 +63,14 @@ impl Column {
     }
 
     /// The text between this column and the one before it (one space unless given).
+    #[must_use]
     pub fn gap(mut self, gap: &'static str) -> Self {
         self.gap = gap;
         self
     }
 
     /// A fitted column at least `min` wide.
+    #[must_use]
     pub fn min(mut self, min: usize) -> Self {
         if let Width::Fit(_) = self.width {
             self.width = Width::Fit(min);
@@ -93,18 +95,21 @@ impl Table {
     }
 
     /// Text before every line (a table nested under a heading).
+    #[must_use]
     pub fn indent(mut self, indent: impl Into<String>) -> Self {
         self.indent = indent.into();
         self
     }
 
     /// Leave the header line out.
+    #[must_use]
     pub fn without_header(mut self) -> Self {
         self.header = false;
         self
     }
 
     /// Drop the spaces that padding leaves at a line's end.
+    #[must_use]
     pub fn trimmed(mut self) -> Self {
         self.trim = true;
         self

@@ -4,6 +4,7 @@
 //! writer is checked against data read independently of the `-R` text) are
 //! written back, and the text must equal the fixture's Excel section byte
 //! for byte; the workbook of the same matrices is read back cell by cell.
+#![forbid(unsafe_code)]
 
 use iomatrix_report::{excel_report, xlsx_workbook, Matrix, MatrixCell, IOZONE_RECORD_SIZES_KIB};
 use std::collections::BTreeMap;

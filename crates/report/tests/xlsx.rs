@@ -1,4 +1,5 @@
 //! The xlsx exporter produces a real, non-trivial ZIP archive.
+#![forbid(unsafe_code)]
 
 use iomatrix_report::{xlsx_workbook, Matrix, MatrixCell};
 

@@ -8,6 +8,7 @@
 //!   by a single-threaded runtime of its own, every call bounded by a
 //!   timeout) as the benchmark's [`iomatrix_backend::RemoteFs`]: the
 //!   negotiated dialect and transfer sizes, folders, files by number.
+#![warn(missing_docs)]
 
 use futures_util::StreamExt;
 use iomatrix_backend::{listing_too_long, RemoteEntry, RemoteFs, RemoteKind, MAX_LISTED};
@@ -28,11 +29,15 @@ mod queued;
 /// `smb://[user[:password]@]host[:port]/share[/path]`.
 #[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SmbUrl {
+    /// The server's name or address, as written in the URL.
     pub host: String,
+    /// The port given in the URL; None for SMB's own, 445.
     pub port: Option<u16>,
+    /// The share's name: the URL path's first part.
     pub share: String,
     /// Below the share, without leading or trailing `/`; empty for its root.
     pub path: String,
+    /// The user to log on as; `guest` when the URL names none.
     pub user: String,
     /// Never printed; not stored with a run.
     #[serde(skip)]

@@ -18,6 +18,7 @@
 //!   stored as a blob; [`LatencySummary`] its percentiles.
 //!
 //! Nothing here prints or does file I/O.
+#![warn(missing_docs)]
 
 mod latency;
 
@@ -28,7 +29,9 @@ use std::time::{Duration, Instant};
 /// the split between them is as good as the kernel's tick sampling.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CpuTimes {
+    /// CPU time in user mode (ns).
     pub user_ns: u64,
+    /// CPU time in the kernel (ns).
     pub sys_ns: u64,
 }
 
@@ -41,6 +44,7 @@ pub struct CpuReading {
 }
 
 impl CpuReading {
+    /// The calling thread's CPU time so far (its clock, and getrusage's user/system split).
     pub fn now() -> CpuReading {
         let usage = rusage_of_this_thread();
         let total_ns = thread_clock_ns();
@@ -54,7 +58,8 @@ impl CpuReading {
         let total = self.total_ns.saturating_sub(earlier.total_ns);
         let user = self.user_ns.saturating_sub(earlier.user_ns);
         let sys = self.sys_ns.saturating_sub(earlier.sys_ns);
-        let user_ns = if user + sys == 0 { 0 } else { (total as u128 * user as u128 / (user + sys) as u128) as u64 };
+        let user_ns =
+            if user + sys == 0 { 0 } else { (u128::from(total) * u128::from(user) / u128::from(user + sys)) as u64 };
         CpuTimes { user_ns, sys_ns: total - user_ns }
     }
 }
@@ -98,6 +103,7 @@ impl Span {
         Span { epoch, start, cpu: CpuReading { total_ns, user_ns: usage.0, sys_ns: usage.1 } }
     }
 
+    /// Ends the span: its start and end on the run's clock, and the thread's CPU time in between.
     pub fn finish(self) -> Measured {
         let total_ns = thread_clock_ns();
         let end = Instant::now();
@@ -111,12 +117,16 @@ impl Span {
 /// A finished measurement on the run's clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Measured {
+    /// When it started (ns since the run's common epoch).
     pub start_ns: u64,
+    /// When it ended (ns since the run's common epoch).
     pub end_ns: u64,
+    /// The measuring thread's CPU time over the span.
     pub cpu: CpuTimes,
 }
 
 impl Measured {
+    /// Wall time from start to end (zero if the clock read out of order).
     pub fn wall(&self) -> Duration {
         Duration::from_nanos(self.end_ns.saturating_sub(self.start_ns))
     }

@@ -287,6 +287,7 @@ impl CellState {
     /// This state, disturbed for `cause`: the cell finished but did not run for its time. A
     /// failed cell stays failed (it has no figure to doubt); the counts stay, so a disturbed
     /// cell whose parts did not all finish is also partial ([`CellState::is_partial`]).
+    #[must_use]
     pub fn disturbed(self, cause: String) -> CellState {
         match self.kind {
             CellStateKind::Failed => self,
@@ -325,9 +326,10 @@ impl CellState {
             CellStateKind::Complete => "complete".to_string(),
             CellStateKind::Disturbed => {
                 let cause = self.cause.as_deref().unwrap_or("cause not recorded");
-                match self.ok < self.of {
-                    true => format!("disturbed: {cause}; {} of {} {}", self.ok, self.of, self.parts),
-                    false => format!("disturbed: {cause}"),
+                if self.ok < self.of {
+                    format!("disturbed: {cause}; {} of {} {}", self.ok, self.of, self.parts)
+                } else {
+                    format!("disturbed: {cause}")
                 }
             }
             kind => format!("{}: {} of {} {}", kind.as_str(), self.ok, self.of, self.parts),
@@ -616,7 +618,7 @@ impl Store {
                     if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
                         && std::time::Instant::now() < deadline =>
                 {
-                    std::thread::sleep(std::time::Duration::from_millis(5))
+                    std::thread::sleep(std::time::Duration::from_millis(5));
                 }
                 Err(e) => return Err(self.err("cannot configure")(e)),
             }
@@ -1163,7 +1165,7 @@ pub struct ProcessId {
 
 impl ProcessId {
     pub fn current() -> ProcessId {
-        let pid = std::process::id() as i64;
+        let pid = i64::from(std::process::id());
         ProcessId { host: hostname(), pid, start_ticks: start_ticks(pid) }
     }
 

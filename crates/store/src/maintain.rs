@@ -238,7 +238,7 @@ pub fn backup(from: &Path, to: &Path) -> Result<BackupReport> {
                 })? {
                     rusqlite::backup::StepResult::Done => break,
                     _ if std::time::Instant::now() < deadline => {
-                        std::thread::sleep(std::time::Duration::from_millis(50))
+                        std::thread::sleep(std::time::Duration::from_millis(50));
                     }
                     _ => {
                         return Err(StoreError::Other(
@@ -248,7 +248,7 @@ pub fn backup(from: &Path, to: &Path) -> Result<BackupReport> {
                     }
                 }
             }
-            b.progress().pagecount as i64
+            i64::from(b.progress().pagecount)
         };
         let problems = run_check(&dst, "quick_check").map_err(err("cannot check the copy"))?;
         drop(dst);

@@ -140,7 +140,7 @@ fn a_newer_schema_is_not_merged() {
 }
 
 /// The page a table's rows start at, read before the damage.
-pub fn root_page(path: &Path, table: &str) -> (u64, u64) {
+fn root_page(path: &Path, table: &str) -> (u64, u64) {
     let conn = rusqlite::Connection::open(path).unwrap();
     let page: i64 =
         conn.query_row("SELECT rootpage FROM sqlite_master WHERE name = ?1", [table], |r| r.get(0)).unwrap();

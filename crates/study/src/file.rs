@@ -12,8 +12,11 @@ pub const VERSION: u32 = 1;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StudyFile {
+    /// The study file format's version: 1.
     pub version: Spanned<u32>,
+    /// The study's name: stored with its runs, and STUDY_NAME for its commands.
     pub name: Spanned<String>,
+    /// What the study is for, in the user's words.
     #[serde(default)]
     pub description: Option<String>,
     /// Configurations interleaved per step (the default) or one after another.
@@ -28,17 +31,22 @@ pub struct StudyFile {
     /// Run once before the first step that is still to run, and after the last.
     #[serde(default)]
     pub setup: Option<String>,
+    /// Run once after the last step, as `setup`'s counterpart.
     #[serde(default)]
     pub teardown: Option<String>,
     /// The longest any setup or teardown command may take: 30s, 5m [default: 5m].
     #[serde(default)]
     pub timeout: Option<Spanned<String>>,
+    /// The configurations compared (`[[config]]`), each running every step.
     #[serde(rename = "config")]
     pub configs: Vec<Config>,
+    /// The steps (`[[step]]`): one suite run each, per configuration.
     #[serde(rename = "step")]
     pub steps: Vec<Step>,
+    /// The comparisons to draw once the runs are in (`[[compare]]`).
     #[serde(default, rename = "compare")]
     pub compares: Vec<Compare>,
+    /// The sweeps to draw once the runs are in (`[[sweep]]`).
     #[serde(default, rename = "sweep")]
     pub sweeps: Vec<SweepSpec>,
     /// One report of every run of the study (any format `iomatrix report` writes, by extension).
@@ -46,6 +54,7 @@ pub struct StudyFile {
     pub report: Option<Report>,
 }
 
+/// In which order the configurations' runs go.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Order {
@@ -56,9 +65,11 @@ pub enum Order {
     Sequential,
 }
 
+/// One configuration (`[[config]]`): a target and its flags, labels and commands.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// Its name, unique within the study: 1 to 64 letters, digits, '.', '_' and '-'.
     pub name: Spanned<String>,
     /// Stored with each of its runs, beside the study's own labels.
     #[serde(default)]
@@ -72,8 +83,10 @@ pub struct Config {
     /// Environment of its runs, setup and teardown; `${VAR}` is expanded.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Run before this configuration's first step that is still to run.
     #[serde(default)]
     pub setup: Option<String>,
+    /// Run after this configuration's last step.
     #[serde(default)]
     pub teardown: Option<String>,
     /// Its steps run across these hosts under mpirun (`iomatrix run --hosts`): a hostfile or
@@ -90,7 +103,9 @@ pub struct Config {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Slurm {
+    /// How many nodes (`srun -N`).
     pub nodes: u32,
+    /// How many MPI ranks on each node (`srun --ntasks-per-node`).
     pub tasks_per_node: u32,
 }
 
@@ -98,13 +113,16 @@ pub struct Slurm {
 /// `direct = true`, `records = ["4k", "64k"]` (`--records 4k,64k`).
 pub type Params = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
 
+/// One step (`[[step]]`): a suite and its flags, run once per configuration.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
     /// Unique within the study [default: the suite's name].
     #[serde(default)]
     pub name: Option<Spanned<String>>,
+    /// The suite, by the name `iomatrix run` takes.
     pub suite: Spanned<String>,
+    /// The suite's flags for this step (they win over the configuration's).
     #[serde(default)]
     pub args: Params,
     /// Flags that replace `args`' under `--scale small`.
@@ -118,6 +136,7 @@ pub struct Step {
     pub slurm: Option<Spanned<Slurm>>,
 }
 
+/// A comparison of two configurations' runs (`[[compare]]`), as `iomatrix compare` draws it.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Compare {
@@ -128,30 +147,37 @@ pub struct Compare {
     /// Only this step [default: every step both configurations ran].
     #[serde(default)]
     pub step: Option<Spanned<String>>,
+    /// `compare --limit`: a rate (`100Mbit`) or a run whose figures are each cell's limit.
     #[serde(default)]
     pub limit: Option<String>,
+    /// `compare --files`: a region of file sizes also summarised, e.g. `..2m`.
     #[serde(default)]
     pub files: Option<String>,
+    /// `compare --records`: a region of record sizes also summarised, e.g. `..32k`.
     #[serde(default)]
     pub records: Option<String>,
 }
 
+/// A sweep over one step's runs (`[[sweep]]`), as `iomatrix sweep` draws it.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SweepSpec {
     /// record, file, qd, or a label key (e.g. one the configurations set).
     pub by: String,
+    /// The step whose runs are swept.
     pub step: Spanned<String>,
     /// The configurations swept over [default: all].
     #[serde(default)]
     pub configs: Vec<Spanned<String>>,
 }
 
+/// The study's report (`[report]`), as `iomatrix report` writes it.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Report {
     /// Relative to the folder `study run` runs in.
     pub file: String,
+    /// `report --limit`: a rate or a run whose figures are each cell's limit.
     #[serde(default)]
     pub limit: Option<String>,
 }

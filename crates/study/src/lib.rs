@@ -12,6 +12,8 @@
 //!
 //! Running a plan is the binary's (`iomatrix study run`); storing it, the
 //! store's (`StudyRecord`).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod file;
 pub mod plan;

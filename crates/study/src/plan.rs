@@ -12,11 +12,14 @@ use toml::Spanned;
 /// How big a study's steps are: as written, or each step's `small` flags (CI, a first try).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scale {
+    /// Every step's flags as written.
     Full,
+    /// Each step's `small` flags in place of its `args` (`--scale small`).
     Small,
 }
 
 impl Scale {
+    /// The name `--scale` takes and STUDY_SCALE gives the commands: `full` or `small`.
     pub fn as_str(self) -> &'static str {
         match self {
             Scale::Full => "full",
@@ -51,11 +54,17 @@ pub enum StudyError {
     /// `${` with no `}` in the text.
     #[error("'{0}': a '${{' without its '}}'")]
     Unclosed(String),
+    /// `${name}` in `text` names a variable that is not set.
     #[error(
         "'{text}': ${{{name}}} is not set (variables come from the environment, the study's STUDY_DIR, STUDY_NAME \
          and STUDY_SCALE, and KEY=VALUE lines a setup command prints)"
     )]
-    NotSet { text: String, name: String },
+    NotSet {
+        /// The text as written, before expansion.
+        text: String,
+        /// The variable's name.
+        name: String,
+    },
 }
 
 /// Flags a study sets itself on every run it starts: a step may not.
@@ -64,17 +73,24 @@ pub const STUDY_FLAGS: [&str; 5] = ["target", "label", "db", "json", "help"];
 /// One (configuration, step) pair, in the order the study runs them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedStep {
+    /// Its place in the study's order, from 0.
     pub seq: usize,
     /// Index into the file's configurations and steps.
     pub config: usize,
+    /// Index into the file's steps.
     pub step: usize,
+    /// The configuration's name.
     pub config_name: String,
+    /// The step's name (the suite's, unless the step names itself).
     pub step_name: String,
+    /// The suite it runs.
     pub suite: String,
     /// What follows `iomatrix run SUITE` (before the study's own flags); `${VAR}` not yet expanded.
     pub args: Vec<String>,
     /// Where its run goes: this host, or many under mpirun or srun.
     pub across: Across,
+    /// What the step's run depends on (suite, flags, the configuration's target, labels,
+    /// environment and commands), hashed: a stored step with another key has changed ([`changes`]).
     pub key: String,
 }
 
@@ -88,11 +104,18 @@ pub enum Across {
     /// empty once expanded means this host.
     Hosts(String),
     /// `srun --mpi=pmix -N nodes --ntasks-per-node tasks_per_node iomatrix run ...`.
-    Slurm { nodes: u32, tasks_per_node: u32 },
+    Slurm {
+        /// How many nodes (`srun -N`).
+        nodes: u32,
+        /// How many MPI ranks on each node (`srun --ntasks-per-node`).
+        tasks_per_node: u32,
+    },
 }
 
+/// What a study file asks for, checked: every (configuration, step) pair in running order.
 #[derive(Debug, Clone)]
 pub struct Plan {
+    /// Every (configuration, step) pair, in the order they run.
     pub steps: Vec<PlannedStep>,
     /// The longest a setup or teardown command may take.
     pub timeout: Duration,

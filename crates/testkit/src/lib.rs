@@ -39,6 +39,7 @@
 //!     // ... the test
 //! }
 //! ```
+#![warn(missing_docs)]
 
 use std::fmt::Display;
 use std::sync::{Mutex, MutexGuard, Once, PoisonError, TryLockError};
@@ -75,6 +76,9 @@ fn register_at_exit() {
 /// says so now, lists it at the end of the test binary, and fails the binary
 /// on CI. The caller returns after it (`return skip(..)` in a test, or
 /// `skip(..); return None` in a helper that makes a fixture).
+///
+/// # Panics
+/// If libc's atexit cannot register the end-of-run list (it fails only without memory).
 pub fn skip(reason: impl Display) {
     let reason = reason.to_string();
     eprintln!("skipped: {reason}");

@@ -15,6 +15,8 @@
 //!
 //! Size classes: class 0 holds only 0-byte files; class k >= 1 holds sizes in
 //! [2^(k-1), 2^k - 1] ([`class_of`], [`class_min`], [`class_max`]).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod classes;
 mod profile;

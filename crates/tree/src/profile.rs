@@ -15,9 +15,13 @@ const HOW_TO_MAKE: &str = "write one with `iomatrix scan PATH --save-profile FIL
 /// Size classes: class 0 holds only 0-byte files; class k >= 1 holds sizes in [2^(k-1), 2^k - 1].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SizeClass {
+    /// The class's smallest size (bytes): 0, or 2^(k-1).
     pub min_bytes: u64,
+    /// The class's largest size (bytes): 0, or 2^k - 1.
     pub max_bytes: u64,
+    /// Regular files of a size in the class.
     pub files: u64,
+    /// Their apparent sizes, summed (bytes).
     pub bytes: u64,
 }
 
@@ -31,6 +35,7 @@ pub struct Profile {
     /// When the scan ran, UTC, RFC 3339 (`2026-11-22T04:11:03Z`); empty if unknown.
     #[serde(default)]
     pub created_at: String,
+    /// The size classes, smallest first.
     pub classes: Vec<SizeClass>,
 }
 
@@ -396,7 +401,7 @@ mod tests {
             }
         }
         for (got, want) in counts.iter().zip([0.7, 0.2, 0.1]) {
-            let share = *got as f64 / n as f64;
+            let share = *got as f64 / f64::from(n);
             assert!((share - want).abs() < 0.005, "share {share}, want {want}");
         }
         // Uniform within the class: both ends are reached.
@@ -422,7 +427,7 @@ mod tests {
         assert!(close(p.share_of_files_between(1, 1535), 0.15));
         assert!(close(
             p.share_of_files_between(1 << 20, 3 << 19),
-            0.6 * ((1 << 19) as f64 + 1.0) / (1u64 << 20) as f64
+            0.6 * (f64::from(1 << 19) + 1.0) / (1u64 << 20) as f64
         ));
         assert!(close(p.share_of_files_between(3000, 4000), 0.0));
         assert!(close(p.share_of_files_between(10, 5), 0.0));

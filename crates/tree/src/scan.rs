@@ -18,6 +18,7 @@ const PROBLEMS_LISTED: usize = 20;
 /// How often the progress callback runs at most.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
+/// What `iomatrix scan` looks at and reports (`--cross-mounts`, `--top`, the thresholds).
 #[derive(Debug, Clone)]
 pub struct ScanOptions {
     /// Descend into folders on other file systems than the root's (default: no,
@@ -39,8 +40,10 @@ impl Default for ScanOptions {
 /// counted in [`Tally::unreadable`] instead.
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {
+    /// The root to scan does not exist.
     #[error("scan root {0} does not exist: give an existing folder to scan")]
     RootMissing(PathBuf),
+    /// The root exists but cannot be read (its metadata or its listing), with the system's error.
     #[error("cannot read scan root {0}: {1}: give a folder this user may read")]
     RootUnreadable(PathBuf, std::io::Error),
 }
@@ -74,18 +77,26 @@ pub struct Tally {
 pub struct ClassTally {
     /// k: 0 for 0-byte files, else sizes in [2^(k-1), 2^k - 1].
     pub class: usize,
+    /// The class's smallest size (bytes): 0, or 2^(k-1).
     pub min_bytes: u64,
+    /// The class's largest size (bytes): 0, or 2^k - 1.
     pub max_bytes: u64,
+    /// Regular files of a size in the class.
     pub files: u64,
+    /// Their apparent sizes (st_size), summed.
     pub bytes: u64,
+    /// Their allocated space (st_blocks x 512), summed.
     pub allocated_bytes: u64,
 }
 
 /// Files and bytes in files of at most `at_bytes` (exact).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Share {
+    /// The threshold (bytes).
     pub at_bytes: u64,
+    /// Files of at most `at_bytes`.
     pub files: u64,
+    /// Bytes in those files.
     pub bytes: u64,
     /// `files` / all files (0 when there are none).
     pub share_of_files: f64,
@@ -97,27 +108,39 @@ pub struct Share {
 /// the files do not exceed).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Percentiles {
+    /// The smallest file (bytes).
     pub min_bytes: u64,
+    /// The median file size (bytes).
     pub p50_bytes: u64,
+    /// 90% of the files are this size or smaller (bytes).
     pub p90_bytes: u64,
+    /// 99% of the files are this size or smaller (bytes).
     pub p99_bytes: u64,
+    /// 99.9% of the files are this size or smaller (bytes).
     pub p99_9_bytes: u64,
+    /// The largest file (bytes).
     pub max_bytes: u64,
+    /// The mean file size (bytes).
     pub mean_bytes: f64,
     /// Half of all bytes are in files of this size or smaller (the byte-weighted median).
     pub byte_median_bytes: u64,
 }
 
+/// One of the largest files (`--top`), largest first when listed.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct LargeFile {
+    /// Its apparent size (bytes).
     pub bytes: u64,
+    /// Its path, as found under the root.
     pub path: String,
 }
 
 /// An entry the scan could not read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Problem {
+    /// Its path, as found under the root.
     pub path: String,
+    /// The system's error for it.
     pub error: String,
 }
 
@@ -126,6 +149,7 @@ pub struct Problem {
 pub struct Inventory {
     /// The root as given.
     pub root: String,
+    /// The counts of every kind of entry.
     #[serde(flatten)]
     pub tally: Tally,
     /// Classes 0 up to the largest file's, empty ones included (none without files).

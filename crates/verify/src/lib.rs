@@ -24,6 +24,8 @@
 //! an intact block of another run, or of a generation outside what the
 //! reader expects, is **stale**. [`Tally`] counts them, with the first
 //! [`MAX_EXAMPLES`] examples.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 use iomatrix_random::{scramble, Generator};
 use std::time::Instant;
@@ -39,9 +41,13 @@ pub const MAX_EXAMPLES: usize = 8;
 /// Who wrote a block, where, and when.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stamp {
+    /// The run that wrote it ([`new_run_stamp`]): another run's block is stale.
     pub run: u64,
+    /// The file it was written to (a suite's client or file number).
     pub file: u64,
+    /// The byte offset it was written at.
     pub offset: u64,
+    /// Which write of that place put it there, counting from 1.
     pub generation: u64,
 }
 
@@ -50,23 +56,35 @@ pub struct Stamp {
 /// up to the latest write that may have touched the block).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Expect {
+    /// This run's stamp.
     pub run: u64,
+    /// The file being read (a suite's client or file number).
     pub file: u64,
+    /// The block's byte offset in it.
     pub offset: u64,
+    /// The oldest generation the block may carry: the last write of the whole file.
     pub oldest: u64,
+    /// The newest generation the block may carry: the latest write that may have touched it.
     pub newest: u64,
 }
 
+/// How a block read back differs from what was written (see the crate's introduction).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mismatch {
+    /// A half's magic or CRC fails: the bytes are not what any write put there.
     WrongData,
+    /// An intact block of another file or offset: a misdirected write or read.
     WrongOffset,
+    /// An intact block of another run, or of a generation the reader does not expect: an
+    /// old write came back.
     Stale,
+    /// Two intact halves with different stamps: the block mixes two writes.
     Torn,
 }
 
 impl Mismatch {
+    /// The name reports print: "wrong data", "wrong offset", "stale", "torn".
     pub fn name(self) -> &'static str {
         match self {
             Mismatch::WrongData => "wrong data",
@@ -77,14 +95,20 @@ impl Mismatch {
     }
 }
 
+/// What [`check_block`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
+    /// The block is what the reader expects.
     Ok,
+    /// The block is wrong in this way; the stamp it carried, when one survived.
     Bad(Mismatch, Option<Stamp>),
 }
 
 /// Fills one block (exactly [`UNIT`] bytes) as the write `stamp` puts it,
 /// `compressible`% of each half's payload zeros.
+///
+/// # Panics
+/// If `block` is not exactly [`UNIT`] bytes: the callers cut blocks of that size.
 pub fn fill_block(block: &mut [u8], stamp: Stamp, compressible: u8) {
     assert_eq!(block.len(), UNIT, "a verify block is {UNIT} bytes");
     let payload = HALF - STAMP_LEN;
@@ -106,6 +130,9 @@ pub fn fill_block(block: &mut [u8], stamp: Stamp, compressible: u8) {
 }
 
 /// Classifies one block (exactly [`UNIT`] bytes) read back.
+///
+/// # Panics
+/// If `block` is not exactly [`UNIT`] bytes: the callers cut blocks of that size.
 pub fn check_block(block: &[u8], expect: &Expect) -> Verdict {
     assert_eq!(block.len(), UNIT, "a verify block is {UNIT} bytes");
     let first = intact_stamp(&block[..HALF]);
@@ -136,8 +163,11 @@ fn intact_stamp(half: &[u8]) -> Option<Stamp> {
 /// One mismatch, as a cell reports it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Example {
+    /// The file the block was read from.
     pub file: u64,
+    /// The block's byte offset in that file.
     pub offset: u64,
+    /// How it was wrong.
     pub kind: Mismatch,
     /// What the block carried, when a stamp survived.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -148,11 +178,17 @@ pub struct Example {
 /// merged over clients by [`Tally::add`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Tally {
+    /// Blocks read back and checked.
     pub checked_blocks: u64,
+    /// Of those, blocks of wrong data ([`Mismatch::WrongData`]).
     pub wrong_data: u64,
+    /// Blocks of another file or offset ([`Mismatch::WrongOffset`]).
     pub wrong_offset: u64,
+    /// Blocks of another run or an unexpected generation ([`Mismatch::Stale`]).
     pub stale: u64,
+    /// Blocks mixing two writes ([`Mismatch::Torn`]).
     pub torn: u64,
+    /// The first [`MAX_EXAMPLES`] mismatches, for the report.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<Example>,
     /// Blocks read but not checked: their read overlapped a write in flight
@@ -164,10 +200,12 @@ pub struct Tally {
 }
 
 impl Tally {
+    /// Mismatches of every kind together: 0 when the data came back intact.
     pub fn mismatches(&self) -> u64 {
         self.wrong_data + self.wrong_offset + self.stale + self.torn
     }
 
+    /// Counts one mismatch, keeping it as an example while there is room.
     pub fn count(&mut self, kind: Mismatch, file: u64, offset: u64, found: Option<Stamp>) {
         *match kind {
             Mismatch::WrongData => &mut self.wrong_data,
@@ -192,6 +230,8 @@ impl Tally {
         })
     }
 
+    /// Adds another tally (another client's): counts and times summed, its examples kept while
+    /// there is room.
     pub fn add(&mut self, other: &Tally) {
         self.checked_blocks += other.checked_blocks;
         self.wrong_data += other.wrong_data;
@@ -211,6 +251,7 @@ impl Tally {
 pub struct ContentSpec {
     /// Random per run ([`new_run_stamp`]); 0 in a plan not yet started.
     pub run: u64,
+    /// `--verify`: check every block read back, not only stamp the writes.
     pub verify: bool,
     /// 0..=100: % of each block's payload that is zeros.
     pub compressible: u8,
@@ -240,16 +281,20 @@ pub fn new_run_stamp() -> u64 {
 /// checks records read back, counting into its [`Tally`] and timing itself.
 #[derive(Debug, Clone)]
 pub struct Content {
+    /// What the suite asked for.
     pub spec: ContentSpec,
+    /// This file's number in the stamps (a suite's client or file number).
     pub file: u64,
     /// The generation the next writes carry.
     pub generation: u64,
     /// The generation of the last write of the whole file: older is stale.
     pub oldest: u64,
+    /// What the checks found so far, and the time they took.
     pub tally: Tally,
 }
 
 impl Content {
+    /// The writer and checker of file `file`, at generation 1.
     pub fn new(spec: ContentSpec, file: u64) -> Content {
         Content { spec, file, generation: 1, oldest: 1, tally: Tally::default() }
     }

@@ -76,7 +76,7 @@ pub fn print(db: &Path, file: &StudyFile, study: i64, steps: &[StudyStep], write
     let sel = Selectors::new(db, study, steps)?;
     let selector = |_: i64, config: &str, step: &str| sel.of(config, step);
     let mut step_names: Vec<&str> = steps.iter().map(|s| s.step.as_str()).collect();
-    step_names.sort();
+    step_names.sort_unstable();
     step_names.dedup();
     for c in &file.compares {
         let (a, b) = (c.a.get_ref(), c.b.get_ref());

@@ -597,7 +597,7 @@ impl Study<'_> {
         seconds: f64,
         tag: &str,
     ) -> anyhow::Result<Flow> {
-        let code = status.code().unwrap_or(crate::exit::FAILED as i32);
+        let code = status.code().unwrap_or(i32::from(crate::exit::FAILED));
         // Exit 3 is a partial run (every cell ran, some clients failed some: the step is done, with a
         // note) or a run stopped at its first failed client (failed): the stored status tells.
         let stopped_by_clients = code == i32::from(crate::exit::CLIENTS_LOST)
@@ -733,7 +733,7 @@ impl Study<'_> {
         for r in &new {
             let this_one = match launch {
                 Some(_) => launched == Some(r.run_id),
-                None => r.summary.pid == pid as i64 && r.summary.host == ProcessId::this_host(),
+                None => r.summary.pid == i64::from(pid) && r.summary.host == ProcessId::this_host(),
             };
             if this_one && mine.is_none() {
                 mine = Some(r.run_id);

@@ -285,7 +285,7 @@ impl Suite for Personality {
     /// Later phases work on the files earlier ones made: every phase runs again.
     fn again(plan: &RunPlan, _noisy: &[String]) -> RunPlan {
         // Fresh files for the new pass: its own folders beside the first pass's.
-        RunPlan { repeats: 1, pass: (iomatrix_verify::new_run_stamp() as u32).max(1) as u64, ..plan.clone() }
+        RunPlan { repeats: 1, pass: u64::from((iomatrix_verify::new_run_stamp() as u32).max(1)), ..plan.clone() }
     }
 
     fn tables(run: &StoredRun) -> String {

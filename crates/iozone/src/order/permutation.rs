@@ -13,6 +13,7 @@ pub struct RandomPermutation {
 }
 
 impl RandomPermutation {
+    /// A permutation of `0..n` fixed by `seed`.
     pub fn new(n: u64, seed: u64) -> Self {
         let bits = 64 - n.saturating_sub(1).leading_zeros();
         let half_bits = bits.div_ceil(2).max(1);

@@ -174,7 +174,8 @@ pub fn host_figures(run: &StoredRun, columns: &ClientColumns) -> Option<HostFigu
         if present.len() >= 2 {
             present.sort_by(f64::total_cmp);
             let mid = present.len() / 2;
-            let median = if present.len() % 2 == 1 { present[mid] } else { (present[mid - 1] + present[mid]) / 2.0 };
+            let median =
+                if present.len() % 2 == 1 { present[mid] } else { f64::midpoint(present[mid - 1], present[mid]) };
             if median > 0.0 {
                 for (i, r) in rates.iter().enumerate() {
                     if !r.is_empty() && sums[i] > 0.0 {

@@ -96,7 +96,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
             "label" => inv.labels.push(value_or_next("KEY=VALUE")?),
             "name" => {
                 let name = value_or_next("JOB")?;
-                jobs.push((name.clone(), vec![("name".into(), Some(name), "the command line".into())]))
+                jobs.push((name.clone(), vec![("name".into(), Some(name), "the command line".into())]));
             }
             _ => {
                 // As fio's getopt reads them: an option that takes a value takes the next word

@@ -75,7 +75,7 @@ fn job(f: &JobFigures) -> Value {
     let mut entry = json!({
         "jobname": f.job.name,
         "groupid": f.group,
-        "error": if f.complete { 0 } else { 1 },
+        "error": i32::from(!f.complete),
         "eta": 0,
         "elapsed": f.wall_ns.div_ceil(1_000_000_000),
         "job options": options,

@@ -192,13 +192,13 @@ impl FioJob {
             "iodepth" => {
                 self.iodepth = whole(text()?)
                     .and_then(|n| u32::try_from(n).ok().filter(|&n| n >= 1).ok_or_else(|| "give 1 or more".into()))
-                    .map_err(bad)?
+                    .map_err(bad)?;
             }
             "ioengine" => self.ioengine = Some(engine(text()?).map_err(bad)?),
             "numjobs" => {
                 self.numjobs = whole(text()?)
                     .and_then(|n| usize::try_from(n).ok().filter(|&n| n >= 1).ok_or_else(|| "give 1 or more".into()))
-                    .map_err(bad)?
+                    .map_err(bad)?;
             }
             "runtime" | "timeout" => self.runtime = Some(fio_words::time(text()?).map_err(bad)?),
             "time_based" => self.time_based = boolean(value).map_err(bad)?,
@@ -207,7 +207,7 @@ impl FioJob {
             "buffered" => self.direct = !boolean(value).map_err(bad)?,
             "invalidate" => self.invalidate = boolean(value).map_err(bad)?,
             "random_distribution" => {
-                self.distribution = Distribution::parse(text()?).map_err(|e| bad(e.to_string()))?
+                self.distribution = Distribution::parse(text()?).map_err(|e| bad(e.to_string()))?;
             }
             "group_reporting" => self.group_reporting = boolean(value).map_err(bad)?,
             "stonewall" | "wait_for_previous" => self.stonewall = boolean(value).map_err(bad)?,
@@ -316,8 +316,8 @@ fn one_split(text: &str) -> Result<ByteSize, String> {
 /// fio's booleans: a bare word is true; 1/0, true/false, yes/no.
 fn boolean(value: Option<&str>) -> Result<bool, String> {
     match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
-        None | Some("") | Some("1") | Some("true") | Some("yes") | Some("on") => Ok(true),
-        Some("0") | Some("false") | Some("no") | Some("off") => Ok(false),
+        None | Some("" | "1" | "true" | "yes" | "on") => Ok(true),
+        Some("0" | "false" | "no" | "off") => Ok(false),
         Some(other) => Err(format!("'{other}' is not 0 or 1")),
     }
 }
