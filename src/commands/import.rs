@@ -206,16 +206,13 @@ fn parse_file(
     if text.trim().is_empty() {
         return Err(UsageError::new(format!("{name}: the file is empty: nothing to import")).into());
     }
-    let format = match format.or_else(|| iomatrix_import::sniff(&text)) {
-        Some(f) => f,
-        None => {
-            let known: Vec<String> = Format::ALL.iter().map(|f| format!("{} ({})", f.describe(), f.name())).collect();
-            return Err(UsageError::new(format!(
-                "{name}: not a format iomatrix can import; it reads {}; say which with --format fio|iozone|bonnie|bonnie-text|iometer|published",
-                known.join(", ")
-            ))
-            .into());
-        }
+    let Some(format) = format.or_else(|| iomatrix_import::sniff(&text)) else {
+        let known: Vec<String> = Format::ALL.iter().map(|f| format!("{} ({})", f.describe(), f.name())).collect();
+        return Err(UsageError::new(format!(
+            "{name}: not a format iomatrix can import; it reads {}; say which with --format fio|iozone|bonnie|bonnie-text|iometer|published",
+            known.join(", ")
+        ))
+        .into());
     };
     let mut runs = iomatrix_import::parse(&text, format, options)
         .map_err(|e| UsageError::new(format!("{name}: {}: {e}", format.describe())))?;

@@ -499,9 +499,8 @@ fn notes_of(first: &Record, options: &Options, chunk: Option<u64>, by_iomatrix: 
             notes.push(format!("chunk size {} as given with --bonnie-chunk (the CSV leaves it empty)", ByteSize(c)));
         }
         (None, None) if chunk.is_some() => notes.push(format!(
-            "chunk size {}: bonnie++'s default, taken because the CSV leaves it empty (bonnie++ 2.00 does whatever \
-             -s SIZE:CHUNK gave); if the run used another, import again with --bonnie-chunk SIZE",
-            DEFAULT_CHUNK
+            "chunk size {DEFAULT_CHUNK}: bonnie++'s default, taken because the CSV leaves it empty (bonnie++ 2.00 does whatever \
+             -s SIZE:CHUNK gave); if the run used another, import again with --bonnie-chunk SIZE"
         )),
         (None, None) => {}
     }

@@ -1315,6 +1315,7 @@ impl<'a, F: Files> Run<'a, F> {
 
     /// A create step on the file `at`; `open` holds it unless the step closes it. Inlined always,
     /// as written in [`Run::steps_until`]: a step is on every request's path.
+    #[allow(clippy::inline_always, reason = "a step of the per-request loop: it must not add a call per request")]
     #[inline(always)]
     fn create(
         &mut self,
@@ -1345,6 +1346,7 @@ impl<'a, F: Files> Run<'a, F> {
 
     /// A write or append step on the file `at`, open in `open`. Inlined always, as written in
     /// [`Run::steps_until`]: a step is on every request's path.
+    #[allow(clippy::inline_always, reason = "a step of the per-request loop: it must not add a call per request")]
     #[inline(always)]
     fn write(
         &mut self,

@@ -86,7 +86,7 @@ fn ops_table(m: &StoredCellFigures) -> String {
     ]);
     if let Some(ops) = &m.ops {
         let mut ops: Vec<(&String, &StoredOpFigures)> = ops.iter().collect();
-        ops.sort_by_key(|(n, _)| (op_rank(n), n.to_string()));
+        ops.sort_by_key(|(n, _)| (op_rank(n), (*n).clone()));
         for (name, s) in ops {
             table.row([
                 name.clone(),
@@ -117,7 +117,7 @@ fn figure_rows(c: &CellRow, m: &StoredCellFigures) -> Vec<(String, String)> {
         rows.push(("Flow steps, as filebench counts ops".into(), n.to_string()));
         rows.push(("Flow steps per second (filebench's ops/s)".into(), human::fixed(rate, 1)));
         let mut ops: Vec<(&String, &StoredOpFigures)> = m.ops.iter().flatten().collect();
-        ops.sort_by_key(|(n, _)| (op_rank(n), n.to_string()));
+        ops.sort_by_key(|(n, _)| (op_rank(n), (*n).clone()));
         for (name, s) in ops {
             let (Some(steps), Some(mean)) = (s.flowops, s.flowop_mean_ns) else { continue };
             if steps != s.count {
