@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// Where the shared code lives: every folder and top-level file of the binary but `src/suites/`,
 /// and the crates every suite's runs go through.
-const SHARED: &[&str] = &["src", "crates/analysis/src", "crates/report/src"];
+const SHARED: &[&str] = &["src", "crates/harness/src", "crates/analysis/src", "crates/report/src"];
 
 /// Literals in shared code that spell a suite's name without meaning the suite, each with why.
 const NOT_A_SUITE: &[(&str, &str, &str)] = &[(
@@ -129,7 +129,7 @@ fn shared_code_never_names_a_suite() {
     }
     assert!(
         found.is_empty(),
-        "shared code names a suite; make what differs an item of the `Suite` trait (src/harness/suite.rs) that \
+        "shared code names a suite; make what differs an item of the `Suite` trait (crates/harness/src/suite.rs) that \
          the suite table (src/suites/mod.rs) hands on:\n{}",
         found.join("\n")
     );
@@ -285,7 +285,7 @@ fn src_reads_record_sizes_and_queue_depths_only_where_the_flags_are_parsed() {
                    let k = plan.record_sizes_kib();";
     assert_eq!(size_or_depth_reads(planted).iter().map(|(n, _)| *n).collect::<Vec<_>>(), [1, 2]);
     let mut files = Vec::new();
-    rust_files(&root().join("src/harness"), &mut files);
+    rust_files(&root().join("crates/harness/src"), &mut files);
     for suite in ["iozone", "access"] {
         rust_files(&root().join("src/suites").join(suite), &mut files);
     }

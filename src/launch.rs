@@ -7,8 +7,8 @@
 //! The ranks get the same command line, `--hosts` included (so the stored
 //! command line reruns the same way); under mpirun they ignore it.
 
-use super::args::command_text;
 use crate::cli::Cli;
+use crate::harness::args::command_text;
 use clap::CommandFactory;
 use iomatrix_core::UsageError;
 use std::path::Path;
@@ -112,7 +112,7 @@ fn launch_mpirun(hosts: &str, clients: usize) -> anyhow::Result<ExitCode> {
     let mut mpirun = Command::new(&words[0]);
     mpirun.args(&words[1..]).env(iomatrix_coord::LAUNCH_ID, &launch);
     let status =
-        match super::launcher_child::run(mpirun) {
+        match crate::harness::launcher_child::run(mpirun) {
             Ok(status) => status,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(UsageError::new(
                 "--hosts starts mpirun, which is not on PATH: install Open MPI (Debian: apt-get install openmpi-bin)",
@@ -122,7 +122,7 @@ fn launch_mpirun(hosts: &str, clients: usize) -> anyhow::Result<ExitCode> {
         };
     let code = match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
         // Stopped by a signal to this launcher: its code, as a run on one host gives (mpirun says 1).
-        _ if super::signals::first_number().is_some() => super::signals::exit_code(),
+        _ if crate::harness::signals::first_number().is_some() => crate::harness::signals::exit_code(),
         (Some(code), _) => code.clamp(0, 255) as u8,
         (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
         (None, None) => crate::exit::FAILED,

@@ -11,7 +11,7 @@
 //! folder, the environment record, clients as threads or MPI ranks, the
 //! barrier per cell, repeats and `--tolerance`, `--on-client-error`,
 //! progress, signals, storing each cell, the exit code) is done once, for
-//! every suite, by [`crate::harness::run`].
+//! every suite, by [`crate::run`].
 
 use super::clients::ClientPlan;
 use super::limits::Demand;

@@ -4,18 +4,24 @@
 //! record, clients as threads or MPI ranks ([`Ranks`]), repeats and
 //! `--tolerance`, progress and the live line, signals, the plan-time check
 //! of threads and memory ([`limits`]), and the flags every `run` takes
-//! ([`CommonRunArgs`]).
+//! ([`CommonRunArgs`]). A library the suites' crates build on and the binary
+//! runs them through: it names no suite, and no suite's crate is its dependency.
+//! Beside the run it holds what the binary's other commands share with it: the
+//! exit codes ([`exit`]), standard output ([`out`]) and where the results
+//! database lives ([`db_path`]).
 
 pub mod args;
 pub mod clients;
 pub mod data;
+pub mod db_path;
 pub mod disturbance;
+pub mod exit;
 mod job;
-pub mod launch;
-mod launcher_child;
+pub mod launcher_child;
 pub use launcher_child::dies_with_this_process;
 pub mod limits;
 pub mod live;
+pub mod out;
 pub mod outcome;
 pub mod progress;
 pub mod ranks;
