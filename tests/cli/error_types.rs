@@ -81,9 +81,8 @@ fn the_string_result_finder_finds_what_it_looks_for() {
 fn the_harness_the_store_and_the_suite_seam_return_no_string_errors() {
     let mut files = rust_files(&root().join("crates/harness/src"));
     files.extend(rust_files(&root().join("crates/store/src")));
-    let suites = root().join("src/suites");
-    for entry in std::fs::read_dir(&suites).unwrap() {
-        let suite = entry.unwrap().path().join("suite.rs");
+    for entry in std::fs::read_dir(root().join("crates")).unwrap() {
+        let suite = entry.unwrap().path().join("src/cli/suite.rs");
         if suite.is_file() {
             files.push(suite);
         }

@@ -11,6 +11,7 @@
 //!   iomatrix's own protocol client, each client with its own session(s).
 //! - [`Live`]: counters the clients refresh every second, for a live display.
 
+pub mod cli;
 pub mod figures;
 pub mod fio_words;
 mod plan;

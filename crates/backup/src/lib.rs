@@ -39,6 +39,7 @@
 //! bytes over the sum of those times; the walk's elapsed time from its
 //! start, everything included, is reported beside them.
 
+pub mod cli;
 mod clients;
 pub mod figures;
 mod plan;

@@ -37,6 +37,7 @@
 //! %CPU is the CPU of every thread doing a test (exact, from the thread
 //! CPU clock) over the test's wall time.
 
+pub mod cli;
 mod clients;
 mod csv;
 mod error;

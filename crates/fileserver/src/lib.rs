@@ -36,6 +36,7 @@
 //! - [`Live`]: counters for a live display (files done, bytes, failures).
 //! - [`drop_caches`]: what the run needs of the system.
 
+pub mod cli;
 mod clients;
 pub mod figures;
 mod files;

@@ -351,6 +351,35 @@ fn refusal(demand: &Demand, limit: &Limit, need: u64) -> UsageError {
     ))
 }
 
+/// Raises the open-file limit (RLIMIT_NOFILE) for `connections` of a run's clients here, each
+/// holding `per_connection` descriptors (its files or sessions), plus 64 for the database, the
+/// terminal and some slack; warns where the limit stays below that (a connection that then
+/// fails with EMFILE is counted; the others go on). `said`: the connections the lines name,
+/// with a line where the limit was raised (the file-server load's); None names none and says
+/// nothing of a raise (the personality suite's).
+pub fn raise_open_files(connections: u64, per_connection: u64, said: Option<usize>) {
+    let needed = connections.saturating_mul(per_connection).saturating_add(64);
+    let limit = match iomatrix_backend::raise_fd_limit(needed) {
+        Ok(limit) => limit,
+        Err(e) => return eprintln!("iomatrix: warning: cannot read the open-file limit: {e}"),
+    };
+    if let Some(n) = said.filter(|_| limit.raised()) {
+        eprintln!(
+            "iomatrix: raised the open-file limit (RLIMIT_NOFILE) from {} to {} for {n} connection(s)",
+            limit.was, limit.now
+        );
+    }
+    if limit.now < needed {
+        let holders = said
+            .map_or_else(|| "the connections may hold".to_string(), |n| format!("{n} connection(s) may hold at once"));
+        eprintln!(
+            "iomatrix: warning: the open-file limit is {} (hard limit {}), below the {needed} descriptors {holders}: \
+             some may fail with EMFILE (counted; the others go on)",
+            limit.now, limit.hard
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,6 +26,7 @@
 //! mixed reads or writes each record of a random order by a fair coin.
 //! A test that needs a file finds one laid out (untimed) beforehand.
 
+pub mod cli;
 pub mod figures;
 pub mod front;
 pub mod order;

@@ -10,6 +10,8 @@
 //!   (one connection's share), [`Fairness`] (min/max share, Jain's index)
 //!   and [`CellFigures`] (one cell merged over connections and clients).
 
+pub mod cli;
+pub mod dbench;
 pub mod figures;
 pub mod render;
 
