@@ -13,7 +13,7 @@ use super::session::Session;
 use super::suite::{LiveView, Prepared, Suite, Verdict};
 use super::target::Server;
 use iomatrix_backend::Place;
-use iomatrix_coord::{ClientFailure, Ending, Setup};
+use iomatrix_coord::{ClientFailure, Ending, Group, Setup};
 use iomatrix_store::{Store, StoredRun};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -75,16 +75,7 @@ pub fn run_in<S: Suite>(
         })),
         &options.clients,
     )?;
-    // Under MPI each rank describes its host, now that the folder is made and the server known.
-    match ranks.describe_hosts(workdir.as_deref(), server.as_ref()) {
-        Ok(Some(hosts)) => {
-            if let Err(e) = job.store.set_client_hosts(job.run_id, &serde_json::to_value(&hosts)?) {
-                eprintln!("iomatrix: warning: the ranks' hosts are not stored with the run: {e}");
-            }
-        }
-        Ok(None) => {}
-        Err(e) => eprintln!("iomatrix: warning: the ranks did not describe their hosts: {e}"),
-    }
+    store_client_hosts(ranks, &job, workdir.as_deref(), server.as_ref())?;
     let connect = connector(server.as_ref());
     let place = place(&connect, server_folder);
     // Under MPI rank 0's one client is rank 0: one slot; the others' figures reach the board.
@@ -114,70 +105,18 @@ pub fn run_in<S: Suite>(
                     }
                 });
             }
-            let mut pass = plan.clone();
-            // Every pass after the first adds a sample to each noisy cell, so a cell reaches
-            // --max-repeats within that many passes; the bound holds even if a pass adds none.
-            let mut passes_left = options.repeat.max;
-            let outcome = loop {
-                if let Err(e) = ranks.share_pass(&Shared::Pass(serde_json::to_value(&pass).unwrap_or_default())) {
-                    break Ok(Some((
-                        0,
-                        Ending::SinkFailed(format!("cannot hand the next pass to the MPI ranks: {e}")),
-                    )));
-                }
-                let setup = Setup {
-                    cells: S::cells(&pass).len(),
-                    workdir: workdir.as_deref(),
-                    hooks: &options.clients.hooks,
-                    on_error: options.clients.on_error,
-                    stop: job.stop,
-                };
-                let before = stored.sample_count();
-                stored.in_pass = 0;
-                stored.since = super::disturbance::Clocks::now();
-                let outcome = S::execute(&pass, &group, &setup, &place, &live, &mut |cell| {
-                    stored.keep(&suite, &pass, cell, &mut job, (options.repeat.count, group.size()))
-                });
-                // Seed 001's rule: cells with a sample too far from their median are measured again.
-                let (Ok(Some((_, Ending::Completed))) | Ok(None), Some(tolerance)) =
-                    (&outcome, options.repeat.tolerance_pct)
-                else {
-                    break outcome;
-                };
-                let noisy: Vec<S::Key> =
-                    stored.samples.iter().filter(|(_, s)| options.repeat.noisy(s)).map(|(k, _)| k.clone()).collect();
-                passes_left = passes_left.saturating_sub(1);
-                if noisy.is_empty() {
-                    break outcome;
-                }
-                if stored.sample_count() == before || passes_left == 0 {
-                    eprintln!(
-                        "iomatrix: warning: {} cell(s) are still further than {tolerance}% from their median, but \
-                         measuring them again gave {}: not measuring them again (see each cell's figures)",
-                        noisy.len(),
-                        if passes_left == 0 {
-                            "no end to the noise within --max-repeats passes"
-                        } else {
-                            "no new figure"
-                        }
-                    );
-                    break outcome;
-                }
-                pass = S::again(&plan, &noisy);
-                let again = S::cells(&pass);
-                eprintln!(
-                    "iomatrix: {} cell(s) have a sample further than {tolerance}% from their median: measuring them \
-                     again ({} cell(s) in this pass)",
-                    noisy.len(),
-                    again.len()
-                );
-                if let Err(e) = job.add_cells(S::work(&pass)) {
-                    break Ok(Some((0, Ending::SinkFailed(format!("cannot plan the cells measured again: {e}")))));
-                }
-                if let Ok(mut n) = names.lock() {
-                    *n = again;
-                }
+            let passes = Passes {
+                suite: &suite,
+                plan: &plan,
+                options: &options,
+                ranks,
+                group: &group,
+                place: &place,
+                live: &live,
+                workdir: workdir.as_deref(),
+                names: &names,
             };
+            let outcome = passes.run(&mut job, &mut stored);
             running.store(false, Ordering::Relaxed);
             if let Err(e) = ranks.share_pass(&Shared::Done) {
                 eprintln!("iomatrix: warning: cannot tell the MPI ranks that the run is over: {e}");
@@ -193,33 +132,155 @@ pub fn run_in<S: Suite>(
     let finished = job.finish(outcome, name, session, |run: &StoredRun, store: &Store| {
         // The working folder is removed (or its warning said) before the run is printed.
         ranks.folder_dealt_with();
-        let summary = summary(run, store, cache, uncached_flags);
-        if json {
-            crate::out::print(&format!(
-                "{}\n",
-                serde_json::to_string_pretty(&iomatrix_report::text::run::run_json(run))?
-            ))?;
-            // One JSON document on standard output: no front end's report or CSV line after it,
-            // and the summary on standard error.
-            eprint!("{summary}");
-            return Ok(());
-        } else if quiet {
-            eprint!("{}", iomatrix_report::text::run::run_text(run, &S::tables(run)));
-        } else {
-            crate::out::print(&iomatrix_report::text::run::run_text(run, &S::tables(run)))?;
-        }
-        suite.after_tables(run)?;
-        // The run's last lines: on standard error where standard output is the suite's own (-q).
-        if quiet {
-            eprint!("{summary}");
-            Ok(())
-        } else {
-            crate::out::print(&summary)
-        }
+        print_run(&suite, run, &summary(run, store, cache, uncached_flags), json, quiet)
     });
     // On a failure before the print, the folder went when `finish` returned.
     ranks.folder_dealt_with();
     finished
+}
+
+/// Under MPI each rank describes its host, now that the folder is made and the server known: the
+/// descriptions are stored with the run (a warning where they cannot be).
+fn store_client_hosts(ranks: &Ranks, job: &Job, workdir: Option<&Path>, server: Option<&Server>) -> anyhow::Result<()> {
+    match ranks.describe_hosts(workdir, server) {
+        Ok(Some(hosts)) => {
+            if let Err(e) = job.store.set_client_hosts(job.run_id, &serde_json::to_value(&hosts)?) {
+                eprintln!("iomatrix: warning: the ranks' hosts are not stored with the run: {e}");
+            }
+        }
+        Ok(None) => {}
+        Err(e) => eprintln!("iomatrix: warning: the ranks did not describe their hosts: {e}"),
+    }
+    Ok(())
+}
+
+/// What the passes of one run share: the suite and its plan, the run's options, where its
+/// clients work and what they report to, and the names of the cells under way.
+struct Passes<'a, S: Suite> {
+    suite: &'a S,
+    plan: &'a S::Plan,
+    options: &'a super::RunOptions,
+    ranks: &'a Ranks,
+    group: &'a Group<'a>,
+    place: &'a Place<'a>,
+    live: &'a S::Live,
+    workdir: Option<&'a Path>,
+    names: &'a Mutex<Vec<String>>,
+}
+
+impl<S: Suite> Passes<'_, S> {
+    /// Runs the plan, then (with `--tolerance`) the noisy cells again, a pass at a time, each
+    /// handed to the MPI ranks first; the first pass's outcome that ends the run is returned.
+    fn run(&self, job: &mut Job, stored: &mut Stored<S::Key>) -> std::io::Result<Option<(usize, Ending)>> {
+        let mut pass = self.plan.clone();
+        // Every pass after the first adds a sample to each noisy cell, so a cell reaches
+        // --max-repeats within that many passes; the bound holds even if a pass adds none.
+        let mut passes_left = self.options.repeat.max;
+        loop {
+            if let Err(e) = self.ranks.share_pass(&Shared::Pass(serde_json::to_value(&pass).unwrap_or_default())) {
+                return Ok(Some((0, Ending::SinkFailed(format!("cannot hand the next pass to the MPI ranks: {e}")))));
+            }
+            let before = stored.sample_count();
+            let outcome = self.execute(&pass, job, stored);
+            // Seed 001's rule: cells with a sample too far from their median are measured again.
+            let (Ok(Some((_, Ending::Completed))) | Ok(None), Some(tolerance)) =
+                (&outcome, self.options.repeat.tolerance_pct)
+            else {
+                return outcome;
+            };
+            passes_left = passes_left.saturating_sub(1);
+            let Some(noisy) = self.still_noisy(stored, before, passes_left, tolerance) else {
+                return outcome;
+            };
+            pass = S::again(self.plan, &noisy);
+            let again = S::cells(&pass);
+            eprintln!(
+                "iomatrix: {} cell(s) have a sample further than {tolerance}% from their median: measuring them \
+                 again ({} cell(s) in this pass)",
+                noisy.len(),
+                again.len()
+            );
+            if let Err(e) = job.add_cells(S::work(&pass)) {
+                return Ok(Some((0, Ending::SinkFailed(format!("cannot plan the cells measured again: {e}")))));
+            }
+            if let Ok(mut n) = self.names.lock() {
+                *n = again;
+            }
+        }
+    }
+
+    /// One pass on every client, each finished cell stored as it comes.
+    fn execute(
+        &self,
+        pass: &S::Plan,
+        job: &mut Job,
+        stored: &mut Stored<S::Key>,
+    ) -> std::io::Result<Option<(usize, Ending)>> {
+        let setup = Setup {
+            cells: S::cells(pass).len(),
+            workdir: self.workdir,
+            hooks: &self.options.clients.hooks,
+            on_error: self.options.clients.on_error,
+            stop: job.stop,
+        };
+        stored.in_pass = 0;
+        stored.since = super::disturbance::Clocks::now();
+        let samples = (self.options.repeat.count, self.group.size());
+        S::execute(pass, self.group, &setup, self.place, self.live, &mut |cell| {
+            stored.keep(self.suite, pass, cell, job, samples)
+        })
+    }
+
+    /// The keys of the cells to measure again; None where the run is done: no cell is noisy, or
+    /// some still are but the last pass added no sample or `--max-repeats` is reached (said).
+    fn still_noisy(
+        &self,
+        stored: &Stored<S::Key>,
+        before: usize,
+        passes_left: u32,
+        tolerance: f64,
+    ) -> Option<Vec<S::Key>> {
+        let noisy: Vec<S::Key> =
+            stored.samples.iter().filter(|(_, s)| self.options.repeat.noisy(s)).map(|(k, _)| k.clone()).collect();
+        if noisy.is_empty() {
+            return None;
+        }
+        if stored.sample_count() == before || passes_left == 0 {
+            eprintln!(
+                "iomatrix: warning: {} cell(s) are still further than {tolerance}% from their median, but \
+                 measuring them again gave {}: not measuring them again (see each cell's figures)",
+                noisy.len(),
+                if passes_left == 0 { "no end to the noise within --max-repeats passes" } else { "no new figure" }
+            );
+            return None;
+        }
+        Some(noisy)
+    }
+}
+
+/// Prints a stored run: its text (its suite's tables) and then what the suite adds after them
+/// and the run's `summary`; with `--json` one JSON document alone on standard output. `quiet`:
+/// standard output is the suite's own (a front end's -q), so the run's text goes to stderr.
+fn print_run<S: Suite>(suite: &S, run: &StoredRun, summary: &str, json: bool, quiet: bool) -> anyhow::Result<()> {
+    if json {
+        crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&iomatrix_report::text::run::run_json(run))?))?;
+        // One JSON document on standard output: no front end's report or CSV line after it,
+        // and the summary on standard error.
+        eprint!("{summary}");
+        return Ok(());
+    } else if quiet {
+        eprint!("{}", iomatrix_report::text::run::run_text(run, &S::tables(run)));
+    } else {
+        crate::out::print(&iomatrix_report::text::run::run_text(run, &S::tables(run)))?;
+    }
+    suite.after_tables(run)?;
+    // The run's last lines: on standard error where standard output is the suite's own (-q).
+    if quiet {
+        eprint!("{summary}");
+        Ok(())
+    } else {
+        crate::out::print(summary)
+    }
 }
 
 /// The lines the run ends with ([`iomatrix_report::text::summary`]), from the stored run, with
