@@ -8,6 +8,7 @@
 
 use super::job::{Job, JobSpec};
 use super::live::LiveBoard;
+use super::progress::LiveLine;
 use super::ranks::{Ranks, Shared, SharedJob};
 use super::session::Session;
 use super::suite::{LiveView, Prepared, Suite, Verdict};
@@ -66,16 +67,13 @@ pub fn run_in<S: Suite>(
     let workdir = job.workdir_path();
     let server = options.target.server().cloned();
     let server_folder = job.server_folder();
-    ranks.share_job(
-        &Shared::Job(Box::new(SharedJob {
-            suite: S::NAME.into(),
-            workdir: workdir.clone(),
-            server: server.clone().zip(server_folder.clone()),
-            clients: options.clients.clone(),
-        })),
-        &options.clients,
-    )?;
-    store_client_hosts(ranks, &job, workdir.as_deref(), server.as_ref())?;
+    let shared = SharedJob {
+        suite: S::NAME.into(),
+        workdir: workdir.clone(),
+        server: server.clone().zip(server_folder.clone()),
+        clients: options.clients.clone(),
+    };
+    share_job(ranks, &job, shared, server.as_ref())?;
     let connect = connector(server.as_ref());
     let place = place(&connect, server_folder);
     // Under MPI rank 0's one client is rank 0: one slot; the others' figures reach the board.
@@ -96,14 +94,7 @@ pub fn run_in<S: Suite>(
             if let (Some(line), true) = (job.progress.live_line(), live.shows_anything()) {
                 let (live, running, board, name) = (&live, &running, ranks.live_board(), &name);
                 let mpi = ranks.mpi_size();
-                scope.spawn(move || {
-                    while running.load(Ordering::Relaxed) {
-                        std::thread::sleep(Duration::from_millis(250));
-                        if let Some(text) = live_text(live, name, mpi.map(|n| (n, &board))) {
-                            line.set_message(text);
-                        }
-                    }
-                });
+                scope.spawn(move || redraw_live(&line, live, running, name, mpi.map(|n| (n, &board))));
             }
             let passes = Passes {
                 suite: &suite,
@@ -139,10 +130,13 @@ pub fn run_in<S: Suite>(
     finished
 }
 
-/// Under MPI each rank describes its host, now that the folder is made and the server known: the
-/// descriptions are stored with the run (a warning where they cannot be).
-fn store_client_hosts(ranks: &Ranks, job: &Job, workdir: Option<&Path>, server: Option<&Server>) -> anyhow::Result<()> {
-    match ranks.describe_hosts(workdir, server) {
+/// Hands the run to the MPI ranks; then each rank describes its host, now that the folder is
+/// made and the server known: the descriptions are stored with the run (a warning where they
+/// cannot be).
+fn share_job(ranks: &Ranks, job: &Job, shared: SharedJob, server: Option<&Server>) -> anyhow::Result<()> {
+    let (clients, workdir) = (shared.clients.clone(), shared.workdir.clone());
+    ranks.share_job(&Shared::Job(Box::new(shared)), &clients)?;
+    match ranks.describe_hosts(workdir.as_deref(), server) {
         Ok(Some(hosts)) => {
             if let Err(e) = job.store.set_client_hosts(job.run_id, &serde_json::to_value(&hosts)?) {
                 eprintln!("iomatrix: warning: the ranks' hosts are not stored with the run: {e}");
@@ -473,6 +467,22 @@ fn failures_of(row: &iomatrix_store::CellRow) -> String {
 fn clients_state(row: &iomatrix_store::CellRow, clients: usize) -> iomatrix_store::CellState {
     let failed = row.figures().failed_clients.len();
     iomatrix_store::CellState::counted(clients.saturating_sub(failed) as u64, clients as u64, "clients")
+}
+
+/// The live line, redrawn every 250 ms from `live` until `running` is false.
+fn redraw_live(
+    line: &LiveLine,
+    live: &impl LiveView,
+    running: &AtomicBool,
+    name: &dyn Fn(usize) -> String,
+    mpi: Option<(usize, &LiveBoard)>,
+) {
+    while running.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(250));
+        if let Some(text) = live_text(live, name, mpi) {
+            line.set_message(text);
+        }
+    }
 }
 
 /// The live line: this process's clients, and under MPI every rank's sum.
