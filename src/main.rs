@@ -4,23 +4,25 @@
 mod app;
 mod cli;
 mod commands;
-mod db_path;
-mod exit;
-mod harness;
-mod out;
+mod launch;
 mod suites;
+
+// The harness is a library (crates/harness); `crate::harness`, `crate::exit`, `crate::out` and
+// `crate::db_path` name it and its modules for the rest of the binary.
+use iomatrix_harness as harness;
+use iomatrix_harness::{db_path, exit, out};
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     // Decided from the command line before MPI is touched: only a run joins an MPI job.
-    let ranks = match harness::launch::start() {
+    let ranks = match launch::start() {
         // `run ... --hosts`: this process only starts mpirun.
-        harness::launch::Start::Launched(launched) => return launched.unwrap_or_else(|err| fail(&err)),
-        harness::launch::Start::Run => harness::Ranks::init(),
+        launch::Start::Launched(launched) => return launched.unwrap_or_else(|err| fail(&err)),
+        launch::Start::Run => harness::Ranks::init(),
         // Under mpirun, `show` and the like are done once, by the first task.
-        harness::launch::Start::Other { quiet: true } => return ExitCode::SUCCESS,
-        harness::launch::Start::Other { quiet: false } => Ok(harness::Ranks::alone()),
+        launch::Start::Other { quiet: true } => return ExitCode::SUCCESS,
+        launch::Start::Other { quiet: false } => Ok(harness::Ranks::alone()),
     };
     let ranks = match ranks {
         Ok(ranks) => ranks,

@@ -1,8 +1,8 @@
 //! `iomatrix personalities list|show NAME`: the built-in workload
 //! personalities, and what a personality (built-in or file) runs.
 
-use crate::suites::personality::args::load;
 use clap::{Args, Subcommand};
+use iomatrix_personality::cli::args::load;
 use iomatrix_personality::schema::{Amount, FlowOrder, PhaseEnd};
 use iomatrix_personality::{builtin, Personality};
 use iomatrix_report::table::{Column, Table};

@@ -1,9 +1,9 @@
-//! dbench load files replayed (crates/dbench): the real `client.txt` of
+//! dbench load files replayed (crates/personality/src/dbench): the real `client.txt` of
 //! Debian's dbench package on tmpfs and on the lab's Samba and nfs-ganesha.
 
 use crate::helpers::{skip, Mount};
 use crate::lab_fixture::{Lab, Shared};
-use iomatrix_dbench::{
+use iomatrix_personality::dbench::{
     cleanup_connection, replay_connection, Live, LoadFile, LocalFs, Pacing, RemoteReplayFs, ReplayFigures,
     ReplayOptions,
 };
@@ -154,7 +154,7 @@ fn timestamps_pace_the_replay_and_late_operations_are_counted() {
 
 #[test]
 fn local_byte_range_locks_conflict_between_opens() {
-    use iomatrix_dbench::{Disposition, ReplayFs, Want};
+    use iomatrix_personality::dbench::{Disposition, ReplayFs, Want};
     let dir = tempfile::tempdir().unwrap();
     let mut files = LocalFs::new(dir.path()).unwrap();
     let a = files.open("f", Disposition::Create, Want::File).unwrap();

@@ -101,7 +101,7 @@ fn string_key_reads(text: &str) -> Vec<String> {
 
 #[test]
 fn shared_code_reads_no_figure_by_a_string_key() {
-    let shared = ["src/commands", "src/harness", "crates/analysis/src", "crates/report/src"];
+    let shared = ["src/commands", "crates/harness/src", "crates/analysis/src", "crates/report/src"];
     let mut files = Vec::new();
     for dir in shared {
         sources(&repo().join(dir), &mut files);

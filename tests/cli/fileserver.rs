@@ -690,7 +690,8 @@ fn fileservers_figures_are_named_only_where_they_are_declared() {
         "\"completion_ns\"",
     ];
     assert!(figures.iter().all(|f| declared.contains(f)), "figures.rs names its metrics");
-    for file in ["crates/fileserver/src/render.rs", "crates/fileserver/src/runner.rs", "src/suites/fileserver/suite.rs"]
+    for file in
+        ["crates/fileserver/src/render.rs", "crates/fileserver/src/runner.rs", "crates/fileserver/src/cli/suite.rs"]
     {
         let code = product_code(file);
         let named: Vec<&&str> = figures.iter().filter(|f| code.contains(**f)).collect();

@@ -61,7 +61,7 @@ pub struct RunPlan {
     pub repeats: u32,
     /// A dbench load file replayed instead of flows (`--dbench-loadfile`):
     /// the personality is then one phase, `replay`, without flows or
-    /// filesets, and the binary runs it through crates/dbench.
+    /// filesets, and the binary runs it through its dbench module.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<LoadFileReplay>,
     /// Stamped blocks (`--verify`, `--compressible`) instead of one shared buffer.
@@ -129,7 +129,7 @@ impl RunPlan {
     }
 
     /// The memory the plan's flows hold at their peak, as this engine
-    /// allocates it (a load-file replay's is crates/dbench's, not this):
+    /// allocates it (a load-file replay's is the dbench module's, not this):
     /// - each connection: the record it reads into and the record it writes
     ///   from (or its memsize), a `Slot` per file of every fileset (of a shared one too: its
     ///   claimed records), its latency samples, and while its files are made

@@ -400,7 +400,7 @@ fn texts<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
 }
 
 /// One personality (or dbench replay) cell's figures as its row's `metrics` stores them
-/// (src/suites/personality/suite.rs `row`). Every field reads leniently ([`or_default`]) so
+/// (cli/suite.rs `row`). Every field reads leniently ([`or_default`]) so
 /// runs of any age read; `Option`s are None where the stored value is absent or of another type.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]

@@ -1,0 +1,397 @@
+//! `iomatrix run access`: Iometer/fio-style access specs with iomatrix's
+//! flags, as a validated plan. Lists in any parameter sweep.
+
+use crate::{fio_words, AccessPlan, Limit, Pin, Prepare};
+use clap::Args;
+use iomatrix_core::{parse_duration, parse_size_list, BackendKind, ByteSize, UsageError};
+use iomatrix_harness::data::DataArgs;
+use iomatrix_harness::raw_device::RawDevice;
+use iomatrix_harness::{CommonRunArgs, RunOptions, Target};
+use iomatrix_random::Distribution;
+use std::path::PathBuf;
+use std::time::Duration;
+
+const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+const DEFAULT_FILE_SIZE: ByteSize = ByteSize(256 << 20);
+/// The deepest queue a client keeps on a server: an SMB session has credits
+/// for more, but on NFS each request in flight costs a connection of its own.
+const MAX_DEPTH_ON_SERVER: u32 = 64;
+
+/// Iometer/fio-style access specs with outstanding I/O; lists in any parameter sweep
+///
+/// On a server (--target nfs://host[:port]/export[/path] or smb://[user@]host[:port]/share[/path])
+/// the requests go through iomatrix's own protocol client: no mount, no client cache. Each client
+/// connects its own session and works in client-N/ of the run's folder there (its file laid out
+/// first, untimed). SMB keeps up to --qd requests in flight at once on the client's one session;
+/// NFS (one request per connection in its client library) opens --qd connections per client, one
+/// request in flight on each. The run's conditions say which. On a server --qd goes up to 64;
+/// --direct and --backend are refused (there is no client cache to bypass, and the protocol
+/// client issues the requests); --device does not combine with --target; --align sets the
+/// offsets' granularity as it does on local files.
+///
+/// fio's option names work where they mean the same (--iodepth, --blocksize, --rw/--readwrite
+/// with --rwmixread, --runtime, --size, --numjobs, --ioengine, --ramp_time, --random_distribution,
+/// --rate_iops, --direct=1); its other common options are answered with the flag to use.
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Access specs")]
+pub struct RunAccessArgs {
+    /// Block sizes, e.g. 2k,4k,8k,32k,64k,128k,256k or 4k..256k
+    #[arg(long, visible_alias = "blocksize", default_value = "4k", value_name = "SIZES", allow_hyphen_values = true)]
+    pub bs: String,
+
+    /// Percent of requests that read (the rest write), a list: 100,0
+    #[arg(long, default_value = "100", value_name = "PCTS", allow_hyphen_values = true)]
+    pub read: String,
+
+    /// Percent of requests at random offsets (the rest sequential), a list
+    #[arg(long, default_value = "100", value_name = "PCTS", allow_hyphen_values = true)]
+    pub random: String,
+
+    /// fio's name for the mix instead of --read and --random: read, write, randread, randwrite,
+    /// rw (readwrite) or randrw, the mixed ones reading --rwmixread percent (fio's default 50)
+    #[arg(long, visible_alias = "readwrite", value_name = "NAME", conflicts_with_all = ["read", "random"])]
+    pub rw: Option<String>,
+
+    /// With --rw rw or randrw: percent of requests that read (fio's rwmixread)
+    #[arg(long, value_name = "PCT", requires = "rw", conflicts_with = "rwmixwrite")]
+    pub rwmixread: Option<u8>,
+
+    /// With --rw rw or randrw: percent of requests that write (fio's rwmixwrite)
+    #[arg(long, value_name = "PCT", requires = "rw")]
+    pub rwmixwrite: Option<u8>,
+
+    /// Outstanding requests per client (queue depth), a list: 16,32,64,128,255
+    #[arg(long, visible_alias = "iodepth", default_value = "1", value_name = "DEPTHS", allow_hyphen_values = true)]
+    pub qd: String,
+
+    /// Where random requests go, as fio's random_distribution: random (uniform), zipf:THETA
+    /// (theta above 0, not 1; zipf:1.2 is strongly skewed), pareto:H (0 < H < 1; pareto:0.9 puts
+    /// 90% of requests on 10% of the blocks) or normal:SIGMA (fio's bell over the file, widened by
+    /// SIGMA percent of it, 0 to below 100). Hot blocks are scattered over the file as fio
+    /// scatters them and stay the same in every cell [default: random]
+    #[arg(long, visible_alias = "random_distribution", value_name = "DIST", allow_hyphen_values = true)]
+    pub distribution: Option<String>,
+
+    /// Each client's file (its working set), laid out before the first cell [default: 256m;
+    /// with --device, the whole device]
+    #[arg(long, visible_alias = "size", value_name = "SIZE", allow_hyphen_values = true)]
+    pub file_size: Option<String>,
+
+    /// Run on this raw block device instead of files in --target: every client reads and
+    /// writes it in place (its data is destroyed). Needs --destroy-data-on naming it again
+    #[arg(long, value_name = "DEVICE", conflicts_with_all = ["target", "keep"])]
+    pub device: Option<PathBuf>,
+
+    /// Confirms that the data on the --device may be destroyed
+    #[arg(long, value_name = "DEVICE", requires = "device")]
+    pub destroy_data_on: Option<PathBuf>,
+
+    /// How long each cell issues requests, at most 720h (30 days) [default: 10s unless --bytes]
+    #[arg(long, visible_alias = "runtime", value_name = "TIME", conflicts_with = "bytes", allow_hyphen_values = true)]
+    pub duration: Option<String>,
+
+    /// An untimed warm-up at the start of every cell, as fio's ramp_time: the cell's own requests,
+    /// counted in no figure and no latency; the requests it leaves in flight complete before the
+    /// timed part starts. Always a time, also with --bytes; it may be longer than --duration; at
+    /// most 720h; stored with the run [default: none]
+    #[arg(long, visible_alias = "ramp_time", value_name = "TIME", allow_hyphen_values = true)]
+    pub ramp: Option<String>,
+
+    /// Bytes each client moves per cell, instead of a duration
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub bytes: Option<String>,
+
+    /// Offsets are multiples of this [default: the block size]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub align: Option<String>,
+
+    /// Bypass the page cache with O_DIRECT (local files and devices only); fio's --direct=1 also works
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL",
+          value_parser = clap::builder::BoolishValueParser::new(), default_value = "false",
+          hide_default_value = true, hide_possible_values = true)]
+    pub direct: bool,
+
+    /// The page cache's state at each cell's start: dropped (each client's file laid out in 1 MiB
+    /// writes, fsynced, and dropped from the cache before every cell, as fio's default
+    /// invalidate=1), cached (laid out the same and kept cached), or block (laid out in the cell's
+    /// own block size and kept cached). How much was cached is stored with every cell
+    /// [default: dropped]
+    #[arg(long, value_name = "STATE")]
+    pub prepare: Option<String>,
+
+    /// Where each client's thread runs: shallow (kept as spread in cells of up to 8 requests in
+    /// flight, where a thread waits for its requests; placed by the kernel in deeper cells, where
+    /// a kept thread leaves the device's workers fewer CPUs), spread (client i kept on the i-th
+    /// CPU the run may use, round robin, so the same work measures the same run after run) or off
+    /// (the kernel places and moves it, as fio does by default) [default: shallow]
+    #[arg(long, value_name = "PLACEMENT")]
+    pub pin: Option<String>,
+
+    /// io_uring, psync, sync or mmap [default: io_uring when any --qd is above 1, else psync]
+    /// (local files and devices only: on nfs:// and smb:// the protocol client issues the requests)
+    #[arg(long, visible_alias = "ioengine", value_name = "BACKEND")]
+    pub backend: Option<String>,
+
+    /// At most this many requests per second per client
+    #[arg(long, visible_alias = "rate_iops", value_name = "IOPS")]
+    pub rate: Option<u64>,
+
+    /// io_uring: before sleeping for a completion, ask the kernel for it without sleeping for up to
+    /// TIME (e.g. 50us), as a polling application does. The latency then holds no wake-up from sleep;
+    /// the client thread spins meanwhile, and its CPU% counts that. Stored with the run [default: off:
+    /// wait at once, as fio does by default]
+    #[arg(long, value_name = "TIME")]
+    pub poll_completions: Option<String>,
+
+    /// io_uring: hand requests to the kernel as soon as N are prepared (fio's iodepth_batch_submit);
+    /// the requests that fill the queue go in with the wait for the next completion, in one system call.
+    /// Stored with the run [default: depth/8, from 1 to 8: one at a time below depth 16, 4 at depth 32,
+    /// 8 from depth 64]
+    #[arg(long, visible_alias = "iodepth_batch_submit", value_name = "N")]
+    pub submit_batch: Option<u32>,
+
+    #[command(flatten)]
+    pub fio: super::fio_words::FioAnswers,
+
+    #[command(flatten)]
+    pub data: DataArgs,
+
+    #[command(flatten)]
+    pub common: CommonRunArgs,
+}
+
+impl RunAccessArgs {
+    /// The validated plan and the run's options; `mpi_ranks` is the number of ranks under mpirun.
+    /// `db` is the results database, whose storage a raw device may not be.
+    pub fn validate(self, mpi_ranks: Option<usize>, db: &std::path::Path) -> anyhow::Result<(AccessPlan, RunOptions)> {
+        self.fio.refuse()?;
+        let mut run = self.common.options(mpi_ranks)?;
+        let on_server = run.target.server().is_some();
+        if on_server {
+            refuse_on_server(&self)?;
+        }
+        // Claimed before planning: the default working set is the device's size.
+        if let Some(path) = &self.device {
+            let device = RawDevice::claim(path, self.destroy_data_on.as_deref(), db)?;
+            run.target = Target::Device(device.path().to_path_buf());
+            run.device = Some(device);
+        }
+        let mut plan = plan(&self, run.device.as_ref(), run.clients.count, on_server)?;
+        plan.repeats = run.repeat.count;
+        Ok((plan, run))
+    }
+}
+
+/// Options that make no sense through a protocol client, refused before anything runs.
+fn refuse_on_server(args: &RunAccessArgs) -> Result<(), UsageError> {
+    if args.direct {
+        return Err(UsageError::new(
+            "--direct: iomatrix's own protocol client keeps no cache, so every request already goes to the server; \
+             leave --direct out",
+        ));
+    }
+    if let Some(prepare) = &args.prepare {
+        return Err(UsageError::new(format!(
+            "--prepare {prepare}: the file lives on the server, whose page cache iomatrix cannot see or drop from \
+             here (its own client keeps no cache); leave --prepare out"
+        )));
+    }
+    if let Some(backend) = &args.backend {
+        return Err(UsageError::new(format!(
+            "--backend {backend}: on a server through iomatrix's own client the requests go through that client \
+             (SMB: many in flight on one session; NFS: one connection per request in flight); leave --backend out"
+        )));
+    }
+    Ok(())
+}
+
+fn plan(
+    args: &RunAccessArgs,
+    device: Option<&RawDevice>,
+    clients: usize,
+    on_server: bool,
+) -> Result<AccessPlan, UsageError> {
+    let sizes =
+        |flag: &str, text: &str| parse_size_list(text, 1).map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")));
+    let one_size =
+        |flag: &str, text: &str| text.parse::<ByteSize>().map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")));
+    let numbers = |flag: &str, text: &str| -> Result<Vec<u64>, UsageError> {
+        text.split(',')
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| {
+                t.trim().parse::<u64>().map_err(|_| {
+                    UsageError::new(format!("--{flag} {text}: '{t}' is not a whole number; give a list such as 100,0"))
+                })
+            })
+            .collect()
+    };
+    let percents = |flag: &str, text: &str| -> Result<Vec<u8>, UsageError> {
+        numbers(flag, text)?
+            .into_iter()
+            .map(|p| {
+                u8::try_from(p).ok().filter(|p| *p <= 100).ok_or_else(|| {
+                    UsageError::new(format!("--{flag} {p}: {p}% is over 100; percentages go from 0 to 100"))
+                })
+            })
+            .collect()
+    };
+    let queue_depths = numbers("qd", &args.qd)?
+        .into_iter()
+        .map(|q| u32::try_from(q).map_err(|_| UsageError::new(format!("--qd {q}: far above any kernel's limit"))))
+        .collect::<Result<Vec<u32>, _>>()?;
+    let limit = match (&args.duration, &args.bytes) {
+        (_, Some(b)) => Limit::Bytes(one_size("bytes", b)?.bytes()),
+        (Some(d), None) => Limit::DurationMs(
+            parse_duration(d).map_err(|e| UsageError::new(format!("--duration {d}: {e}")))?.as_millis() as u64,
+        ),
+        (None, None) => Limit::DurationMs(DEFAULT_DURATION.as_millis() as u64),
+    };
+    let wants_queue = queue_depths.iter().any(|&q| q > 1);
+    let requested = match &args.backend {
+        Some(b) if b.eq_ignore_ascii_case("libaio") => {
+            return Err(UsageError::new(
+                "--backend libaio (fio's --ioengine libaio): iomatrix's kernel queue is io_uring; use --backend \
+                 io_uring (or --ioengine io_uring)",
+            ))
+        }
+        Some(b) => b.parse::<BackendKind>().map_err(|e| UsageError::new(format!("--backend: {e}")))?,
+        None if wants_queue && !on_server => BackendKind::IoUring,
+        None => BackendKind::Psync,
+    };
+    // On a server the protocol client issues the requests: psync is what such runs record, as iozone's do.
+    let (backend, max_depth) =
+        if on_server { (requested, MAX_DEPTH_ON_SERVER) } else { choose_backend(requested, wants_queue)? };
+    let (read_percents, random_percents) = match &args.rw {
+        Some(name) => {
+            let rwmixread = match (args.rwmixread, args.rwmixwrite) {
+                (Some(read), _) => Some(read),
+                (None, Some(write)) => Some(fio_words::rwmixread_of_rwmixwrite(write)?),
+                (None, None) => None,
+            };
+            let (read, random) = fio_words::rw_mix(name, rwmixread).map_err(|e| UsageError::new(format!("--{e}")))?;
+            // fio ignores a mix given with a pure name; on one command line it is a mistake worth saying.
+            if rwmixread.is_some() && !fio_words::is_mixed(name) {
+                return Err(UsageError::new(format!(
+                    "--rwmixread/--rwmixwrite set the mix of --rw rw, readwrite or randrw; --rw {name} does not mix: \
+                     leave the mix out, or use --rw randrw"
+                )));
+            }
+            (vec![read], vec![random])
+        }
+        None => (percents("read", &args.read)?, percents("random", &args.random)?),
+    };
+    let plan = AccessPlan {
+        block_sizes: sizes("bs", &args.bs)?,
+        read_percents,
+        random_percents,
+        queue_depths,
+        clients,
+        file_size: working_set(args.file_size.as_deref(), device)?,
+        limit,
+        ramp_ms: args.ramp.as_deref().map(ramp_ms).transpose()?.unwrap_or(0),
+        distribution: args
+            .distribution
+            .as_deref()
+            .map(|d| d.parse::<Distribution>().map_err(|e| UsageError::new(format!("--distribution {d}: {e}"))))
+            .transpose()?
+            .unwrap_or_default(),
+        alignment: args.align.as_deref().map(|a| one_size("align", a)).transpose()?,
+        direct: args.direct,
+        backend,
+        rate_iops: args.rate,
+        poll_completions_us: args.poll_completions.as_deref().map(poll_budget_us).transpose()?,
+        submit_batch: args.submit_batch,
+        seed: 0x1_2006,
+        repeats: 1,
+        only: None,
+        device: device.map(|d| d.path().to_path_buf()),
+        content: args.data.content(),
+        prepare: prepare(args.prepare.as_deref(), device.is_some(), on_server)?,
+        pin: args
+            .pin
+            .as_deref()
+            .map(|p| p.parse::<Pin>().map_err(|e| UsageError::new(format!("--pin {p}: {e}"))))
+            .transpose()?
+            .unwrap_or_default(),
+    };
+    if on_server {
+        plan.validate_on_server(max_depth)?;
+    } else {
+        plan.validate(max_depth)?;
+    }
+    Ok(plan)
+}
+
+/// `--prepare STATE`: dropped by default. On a server nothing is dropped (the file is laid out
+/// through iomatrix's client and left as the server keeps it); on a raw device nothing is laid
+/// out, so there is no block size to lay it out in.
+fn prepare(text: Option<&str>, device: bool, on_server: bool) -> Result<Prepare, UsageError> {
+    let chosen = match text {
+        Some(t) => t.parse::<Prepare>().map_err(|e| UsageError::new(format!("--prepare {t}: {e}")))?,
+        None if on_server => Prepare::Cached,
+        None => Prepare::Dropped,
+    };
+    if device && chosen == Prepare::Block {
+        return Err(UsageError::new(
+            "--prepare block: a --device is not laid out (its data is read and written where it is); give \
+             --prepare dropped or cached",
+        ));
+    }
+    Ok(chosen)
+}
+
+/// `--ramp TIME` in milliseconds; `0` (fio's ramp_time=0) is no warm-up.
+fn ramp_ms(text: &str) -> Result<u64, UsageError> {
+    if text.trim().trim_end_matches(|c: char| c.is_ascii_alphabetic()) == "0" {
+        return Ok(0);
+    }
+    let d = parse_duration(text).map_err(|e| UsageError::new(format!("--ramp {text}: {e}")))?;
+    match u64::try_from(d.as_millis()) {
+        Ok(0) => Err(UsageError::new(format!("--ramp {text}: a warm-up is counted in milliseconds; give 1ms or more"))),
+        Ok(ms) => Ok(ms),
+        Err(_) => Err(UsageError::new(format!("--ramp {text}: too long"))),
+    }
+}
+
+/// `--poll-completions TIME` in microseconds (durations are whole units, the finest `us`).
+fn poll_budget_us(text: &str) -> Result<u64, UsageError> {
+    let d = parse_duration(text).map_err(|e| UsageError::new(format!("--poll-completions {text}: {e}")))?;
+    Ok(u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
+/// Each client's file size, or the part of the raw device the clients share.
+fn working_set(file_size: Option<&str>, device: Option<&RawDevice>) -> Result<ByteSize, UsageError> {
+    let asked = file_size
+        .map(|t| t.parse::<ByteSize>().map_err(|e| UsageError::new(format!("--file-size {t}: {e}"))))
+        .transpose()?;
+    match (asked, device) {
+        (Some(size), Some(device)) if size.bytes() > device.size() => Err(UsageError::new(format!(
+            "--file-size {size} is larger than {} ({}); give at most its size, or leave --file-size out to use \
+             all of it",
+            device.path().display(),
+            ByteSize(device.size())
+        ))),
+        (Some(size), _) => Ok(size),
+        (None, Some(device)) => Ok(ByteSize(device.size())),
+        (None, None) => Ok(DEFAULT_FILE_SIZE),
+    }
+}
+
+/// io_uring is probed before anything runs: where the kernel refuses it,
+/// depth-1 plans fall back to psync (said on stderr), deeper ones stop with the reason.
+fn choose_backend(requested: BackendKind, wants_queue: bool) -> Result<(BackendKind, u32), UsageError> {
+    if requested != BackendKind::IoUring {
+        return Ok((requested, 1));
+    }
+    match iomatrix_backend::probe_io_uring() {
+        Ok(support) => Ok((BackendKind::IoUring, support.max_depth)),
+        Err(reason) if !wants_queue => {
+            eprintln!("iomatrix: io_uring is unavailable here ({reason}); falling back to psync at queue depth 1");
+            Ok((BackendKind::Psync, 1))
+        }
+        Err(reason) => Err(UsageError::new(format!(
+            "io_uring is unavailable here ({reason}), and queue depths above 1 need it; use --qd 1, or enable \
+             io_uring (sysctl kernel.io_uring_disabled=0)"
+        ))),
+    }
+}

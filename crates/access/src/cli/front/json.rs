@@ -1,0 +1,202 @@
+//! fio's JSON layout (`--output-format=json`), written from the stored runs: what fio-plot,
+//! fio2gnuplot and iomatrix's own importer read (jobs[].read/write with io_bytes, bw, iops,
+//! runtime, lat_ns and clat_ns with percentiles, usr_cpu, sys_cpu, latency_ns/us/ms). A figure
+//! iomatrix does not measure is left out (slat_ns, ctx, majf, minf, the per-sample bw/iops
+//! minima and maxima), never filled in. docs/fio.md lists which.
+
+use super::measured::{latency_shares, JobFigures, LatencyUnit, Side, PERCENTILES};
+use serde_json::{json, Map, Value};
+
+/// The document's fields besides its jobs; `jobs` holds the jobs given.
+fn document(jobs: Vec<Value>) -> Value {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    json!({
+        "fio version": format!("iomatrix-{}", env!("CARGO_PKG_VERSION")),
+        "timestamp": now.as_secs(),
+        "timestamp_ms": now.as_millis() as u64,
+        "global options": {},
+        "jobs": jobs,
+    })
+}
+
+/// fio's JSON document written as its jobs end: [`Stream::opening`] before the first job,
+/// [`Stream::job`] as each ends, [`Stream::closing`] after the last. Their texts together are
+/// the document `serde_json::to_string_pretty` writes of the whole (the test below holds them
+/// to it), but no job is held after its text is written.
+pub struct Stream {
+    /// The document's text after the jobs' list (its other keys, which sort after "jobs").
+    tail: String,
+    jobs_written: usize,
+}
+
+/// The empty list the document's opening and closing are cut at.
+const NO_JOBS: &str = "\"jobs\": []";
+
+impl Stream {
+    /// The stream and the document's text up to its first job.
+    pub fn opening() -> anyhow::Result<(Stream, String)> {
+        let whole = serde_json::to_string_pretty(&document(Vec::new()))?;
+        let (head, tail) = whole
+            .split_once(NO_JOBS)
+            .ok_or_else(|| anyhow::anyhow!("fio's JSON document has no jobs list to write into"))?;
+        Ok((Stream { tail: tail.to_string(), jobs_written: 0 }, format!("{head}\"jobs\": [")))
+    }
+
+    /// A job's text, as it stands in the document's list (indented two levels).
+    pub fn job(&mut self, f: &JobFigures) -> anyhow::Result<String> {
+        let own = serde_json::to_string_pretty(&job(f))?;
+        let mut text = String::from(if self.jobs_written == 0 { "\n" } else { ",\n" });
+        // JSON strings hold no raw newline: every line of the text is the job's own.
+        for (i, line) in own.lines().enumerate() {
+            if i > 0 {
+                text.push('\n');
+            }
+            text.push_str("    ");
+            text.push_str(line);
+        }
+        self.jobs_written += 1;
+        Ok(text)
+    }
+
+    /// The document's text after its last job.
+    pub fn closing(self) -> String {
+        let end = if self.jobs_written == 0 { "]" } else { "\n  ]" };
+        format!("{end}{}\n", self.tail)
+    }
+}
+
+fn job(f: &JobFigures) -> Value {
+    let options: Map<String, Value> =
+        f.job.given.iter().filter(|(k, _)| k != "name").map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect();
+    let (usr, sys) = f.cpu_percent();
+    let read_only = f.write.ios == 0;
+    let write_only = f.read.ios == 0;
+    let all = f.all_latency();
+    let mut entry = json!({
+        "jobname": f.job.name,
+        "groupid": f.group,
+        "error": i32::from(!f.complete),
+        "eta": 0,
+        "elapsed": f.wall_ns.div_ceil(1_000_000_000),
+        "job options": options,
+        "read": side(&f.read, f.wall_ns, f.iops_stddev(read_only)),
+        "write": side(&f.write, f.wall_ns, f.iops_stddev(write_only)),
+        "trim": side(&Side { bytes: 0, ios: 0, latency: Default::default() }, f.wall_ns, None),
+        "job_runtime": f.wall_ns / 1_000_000,
+        "usr_cpu": usr,
+        "sys_cpu": sys,
+        "latency_ns": buckets(&all, LatencyUnit::Nsec),
+        "latency_us": buckets(&all, LatencyUnit::Usec),
+        "latency_ms": buckets(&all, LatencyUnit::Msec),
+        "iomatrix": {
+            "run": f.run_id,
+            "clients": f.clients,
+            "backend": f.backend,
+            "ioengine": f.job.ioengine.map(|e| e.fio_name()),
+        },
+    });
+    if let Some(engine) = f.job.ioengine.filter(|e| e.fio_name() != e.backend()) {
+        entry["iomatrix"]["note"] =
+            Value::from(format!("ioengine={} was run by iomatrix's {} backend", engine.fio_name(), engine.backend()));
+    }
+    entry
+}
+
+/// One direction as fio writes it. Latency is one measurement, a request's issue to its
+/// completion, written as clat_ns and lat_ns alike; slat_ns is not measured and left out.
+fn side(s: &Side, wall_ns: u64, iops_stddev: Option<f64>) -> Value {
+    let bw_bytes = s.bytes_per_sec(wall_ns);
+    let mut v = json!({
+        "io_bytes": s.bytes,
+        "io_kbytes": s.bytes / 1024,
+        "bw_bytes": bw_bytes.round() as u64,
+        "bw": (bw_bytes / 1024.0).round() as u64,
+        "iops": s.iops(wall_ns),
+        "runtime": if s.ios > 0 { wall_ns / 1_000_000 } else { 0 },
+        "total_ios": s.ios,
+        "clat_ns": latency(s),
+        "lat_ns": latency(s),
+    });
+    // fio-plot reads iops_stddev of every job: null where it was not measured (a mixed job's
+    // seconds count both directions; under two whole seconds there is no spread).
+    v["iops_stddev"] = match (s.ios, iops_stddev) {
+        (0, _) => Value::from(0.0),
+        (_, Some(sd)) => Value::from(sd),
+        (_, None) => Value::Null,
+    };
+    v
+}
+
+fn latency(s: &Side) -> Value {
+    let l = &s.latency;
+    if s.ios == 0 {
+        return json!({ "min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0 });
+    }
+    let summary = l.summary();
+    let percentiles: Map<String, Value> =
+        PERCENTILES.iter().map(|p| (format!("{p:.6}"), Value::from(l.quantile_ns(p / 100.0)))).collect();
+    json!({
+        "min": summary.min_ns,
+        "max": summary.max_ns,
+        "mean": summary.mean_ns,
+        "stddev": l.stddev_ns(),
+        "N": s.ios,
+        "percentile": percentiles,
+    })
+}
+
+/// fio's latency buckets of one unit: the percent of all requests in each.
+fn buckets(all: &iomatrix_stats::Latency, unit: LatencyUnit) -> Value {
+    Value::Object(
+        latency_shares(all, unit).into_iter().map(|(bound, pct)| (bound.to_string(), Value::from(pct))).collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::front::options::FioJob;
+
+    fn figures(name: &str, group: usize, latencies_ns: &[u64]) -> JobFigures {
+        let mut latency = iomatrix_stats::Latency::default();
+        for &ns in latencies_ns {
+            latency.record(ns);
+        }
+        let mut job = FioJob::new(name);
+        job.given.push(("rw".into(), "randread".into()));
+        JobFigures {
+            job,
+            group,
+            run_id: group as i64 + 1,
+            complete: true,
+            wall_ns: 2_500_000_000,
+            user_ns: 1_000_000,
+            sys_ns: 2_000_000,
+            clients: 1,
+            read: Side { bytes: 4096 * latencies_ns.len() as u64, ios: latencies_ns.len() as u64, latency },
+            write: Side { bytes: 0, ios: 0, latency: Default::default() },
+            ops_per_second: vec![3, 4, 1],
+            backend: "psync".into(),
+        }
+    }
+
+    /// The streamed text is the whole document's, byte for byte, for none, one and three jobs
+    /// (the timestamps, taken when each is written, are set equal first).
+    #[test]
+    fn the_streamed_document_is_the_whole_documents_text() {
+        for count in [0usize, 1, 3] {
+            let jobs: Vec<JobFigures> =
+                (0..count).map(|g| figures(&format!("j{g}"), g, &[900, 15_000, 2_000_000])).collect();
+            let (mut stream, mut text) = Stream::opening().unwrap();
+            for f in &jobs {
+                text += &stream.job(f).unwrap();
+            }
+            text += &stream.closing();
+            let streamed: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+            let mut whole = document(jobs.iter().map(job).collect());
+            whole["timestamp"] = streamed["timestamp"].clone();
+            whole["timestamp_ms"] = streamed["timestamp_ms"].clone();
+            assert_eq!(text, format!("{}\n", serde_json::to_string_pretty(&whole).unwrap()), "{count} jobs");
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! What a fio job's stored run measured, read back from the results database as fio's outputs
+//! need it: per direction its bytes, requests and latency histogram; the cell's wall time and
+//! CPU. Every figure the outputs print comes from here, so from the stored run.
+
+use super::options::FioJob;
+use crate::AccessCellFigures;
+use iomatrix_stats::Latency;
+use iomatrix_store::StoredRun;
+
+/// One direction (reads or writes) of a job.
+pub struct Side {
+    pub bytes: u64,
+    /// Requests completed (the histogram's count).
+    pub ios: u64,
+    pub latency: Latency,
+}
+
+impl Side {
+    fn of(bytes: u64, blob: Option<&[u8]>) -> Side {
+        let latency = blob.and_then(|b| Latency::from_bytes(b).ok()).unwrap_or_default();
+        Side { bytes, ios: latency.count(), latency }
+    }
+
+    pub fn iops(&self, wall_ns: u64) -> f64 {
+        per_second(self.ios as f64, wall_ns)
+    }
+
+    pub fn bytes_per_sec(&self, wall_ns: u64) -> f64 {
+        per_second(self.bytes as f64, wall_ns)
+    }
+}
+
+fn per_second(n: f64, wall_ns: u64) -> f64 {
+    if wall_ns == 0 {
+        0.0
+    } else {
+        n * 1e9 / wall_ns as f64
+    }
+}
+
+/// One fio job as run and stored.
+pub struct JobFigures {
+    pub job: FioJob,
+    pub group: usize,
+    pub run_id: i64,
+    /// The run ended complete (every cell, no client failed).
+    pub complete: bool,
+    pub wall_ns: u64,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub clients: usize,
+    pub read: Side,
+    pub write: Side,
+    /// Requests completed in each second of the cell (reads and writes together).
+    pub ops_per_second: Vec<u64>,
+    /// iomatrix's backend that ran it (io_uring for fio's libaio).
+    pub backend: String,
+}
+
+impl JobFigures {
+    /// The job's figures from its stored run (its one cell); None when no cell was stored.
+    pub fn of(job: &FioJob, group: usize, run: &StoredRun) -> Option<JobFigures> {
+        let cell = run.cell_results.first()?;
+        let figures = AccessCellFigures::read(&cell.metrics, None).unwrap_or_default();
+        let blob = |name: &str| cell.blobs.iter().find(|(n, _)| n == name).map(|(_, b)| b.as_slice());
+        Some(JobFigures {
+            job: job.clone(),
+            group,
+            run_id: run.summary.id,
+            complete: run.summary.status == iomatrix_store::RunStatus::Complete,
+            wall_ns: cell.wall_ns,
+            user_ns: cell.user_ns,
+            sys_ns: cell.sys_ns,
+            clients: cell.clients,
+            read: Side::of(figures.read_bytes, blob("latency.read")),
+            write: Side::of(figures.write_bytes, blob("latency.write")),
+            ops_per_second: figures.per_second.iter().map(|s| s.ops).collect(),
+            backend: cell.backend.clone(),
+        })
+    }
+
+    /// CPU time in user and system mode as a percent of the wall time (100 = one CPU busy).
+    pub fn cpu_percent(&self) -> (f64, f64) {
+        let pct = |ns: u64| if self.wall_ns == 0 { 0.0 } else { ns as f64 * 100.0 / self.wall_ns as f64 };
+        (pct(self.user_ns), pct(self.sys_ns))
+    }
+
+    /// Both directions' latencies in one histogram (fio's latency_* buckets count every request).
+    pub fn all_latency(&self) -> Latency {
+        let mut all = self.read.latency.clone();
+        all.merge(&self.write.latency);
+        all
+    }
+
+    /// The standard deviation of the per-second request counts, where the job has one direction
+    /// only (the per-second counts hold both) and two whole seconds or more; None otherwise.
+    pub fn iops_stddev(&self, side_has_all: bool) -> Option<f64> {
+        // The last second is cut short by the cell's end: only whole seconds count.
+        let whole = &self.ops_per_second[..self.ops_per_second.len().saturating_sub(1)];
+        let n = whole.len();
+        if !side_has_all || n < 2 {
+            return None;
+        }
+        let mean = whole.iter().sum::<u64>() as f64 / n as f64;
+        let var = whole.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        Some(var.sqrt())
+    }
+}
+
+/// fio's completion-latency percentiles, in fio's order.
+pub const PERCENTILES: &[f64] =
+    &[1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
+
+/// The units of fio's latency buckets (`latency_ns`, `latency_us`, `latency_ms`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LatencyUnit {
+    Nsec,
+    Usec,
+    Msec,
+}
+
+impl LatencyUnit {
+    pub fn name(self) -> &'static str {
+        match self {
+            LatencyUnit::Nsec => "nsec",
+            LatencyUnit::Usec => "usec",
+            LatencyUnit::Msec => "msec",
+        }
+    }
+
+    fn ns(self) -> u64 {
+        match self {
+            LatencyUnit::Nsec => 1,
+            LatencyUnit::Usec => 1_000,
+            LatencyUnit::Msec => 1_000_000,
+        }
+    }
+
+    fn bounds(self) -> &'static [&'static str] {
+        match self {
+            LatencyUnit::Nsec | LatencyUnit::Usec => &["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"],
+            LatencyUnit::Msec => &["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000"],
+        }
+    }
+}
+
+/// fio's latency buckets of `unit`: for each bound, the percent of all requests whose latency
+/// lies above the previous bound and at most this one (">=2000" takes the rest), from the
+/// histogram (bucket edges at its 3 significant digits).
+pub fn latency_shares(all: &Latency, unit: LatencyUnit) -> Vec<(&'static str, f64)> {
+    let total = all.count();
+    let scale = unit.ns();
+    // Shares are differences of counts at or below each bound, so a histogram bucket that
+    // straddles a bound is counted once, under the first bound that takes it whole. The
+    // nanosecond buckets start at 0; the micro- and millisecond ones where the finer ones end.
+    let start = if unit == LatencyUnit::Nsec { 0 } else { scale };
+    let bounds: Vec<u64> = unit.bounds().iter().map(|b| b.parse::<u64>().map_or(0, |n| n * scale)).collect();
+    // Every count in one pass over the histogram (0 counts nothing: no request takes 0 ns).
+    let counts = all.counts_at_most_ns(&std::iter::once(start).chain(bounds.iter().copied()).collect::<Vec<_>>());
+    let mut below = counts[0];
+    unit.bounds()
+        .iter()
+        .zip(&counts[1..])
+        .map(|(&bound, &upto)| {
+            let n = match bound.strip_prefix(">=") {
+                Some(_) => total - below,
+                None => {
+                    let n = upto - below;
+                    below = upto;
+                    n
+                }
+            };
+            (bound, if total == 0 { 0.0 } else { n as f64 * 100.0 / total as f64 })
+        })
+        .collect()
+}

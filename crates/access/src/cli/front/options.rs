@@ -1,0 +1,404 @@
+//! fio's options as `iomatrix fio` takes them: one table of the names it runs (with fio's
+//! aliases), how each value is read (fio's size and time suffixes), and the job each set of
+//! options makes. Every other option is refused by its name: nothing is ignored.
+
+use crate::fio_words;
+use iomatrix_core::{ByteSize, UsageError};
+use iomatrix_random::Distribution;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The options `iomatrix fio` runs, as fio names them (aliases after the name), for the help
+/// and for the refusal of any other.
+pub const ACCEPTED: &[&str] = &[
+    "name",
+    "rw (readwrite)",
+    "rwmixread",
+    "rwmixwrite",
+    "bs (blocksize)",
+    "bsrange (blocksize_range)",
+    "bssplit",
+    "size",
+    "filename",
+    "directory",
+    "iodepth",
+    "ioengine",
+    "numjobs",
+    "runtime (timeout)",
+    "time_based",
+    "ramp_time",
+    "direct",
+    "buffered",
+    "invalidate",
+    "random_distribution",
+    "group_reporting",
+    "stonewall (wait_for_previous)",
+    "output-format (command line)",
+];
+
+/// The options that are booleans: given bare, they are true (`--time_based`).
+pub const BOOLEANS: &[&str] =
+    &["time_based", "group_reporting", "stonewall", "wait_for_previous", "direct", "buffered", "invalidate"];
+
+/// fio's I/O engines that iomatrix's own backends run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Psync,
+    Sync,
+    IoUring,
+    /// fio's libaio, run by iomatrix's io_uring backend (the output says so).
+    Libaio,
+}
+
+impl Engine {
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            Engine::Psync => "psync",
+            Engine::Sync => "sync",
+            Engine::IoUring => "io_uring",
+            Engine::Libaio => "libaio",
+        }
+    }
+
+    /// iomatrix's backend that runs it.
+    pub fn backend(self) -> &'static str {
+        match self {
+            Engine::Psync => "psync",
+            Engine::Sync => "sync",
+            Engine::IoUring | Engine::Libaio => "io_uring",
+        }
+    }
+
+    pub fn is_queued(self) -> bool {
+        matches!(self, Engine::IoUring | Engine::Libaio)
+    }
+}
+
+/// What fio's `rw` asks for: the share of reads and of random offsets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mix {
+    /// fio's word: read, write, randread, randwrite, rw, readwrite, randrw.
+    pub word: String,
+    pub random: bool,
+    /// Reads, for read and write (100, 0); for a mixed job, rwmixread.
+    pub pure_read: Option<bool>,
+}
+
+/// One fio job with every option it runs, global ones folded in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FioJob {
+    pub name: String,
+    pub mix: Mix,
+    /// rwmixread: percent of a mixed job's requests that read (fio's default 50).
+    pub rwmixread: u8,
+    pub bs: ByteSize,
+    pub size: Option<ByteSize>,
+    pub filename: Option<PathBuf>,
+    pub directory: Option<PathBuf>,
+    pub iodepth: u32,
+    pub ioengine: Option<Engine>,
+    pub numjobs: usize,
+    pub runtime: Option<Duration>,
+    pub time_based: bool,
+    pub ramp_time: Option<Duration>,
+    pub direct: bool,
+    /// fio's invalidate (true by default): the file dropped from the page cache at the job's
+    /// open, as `--prepare dropped`; false keeps it cached, as `--prepare cached`.
+    pub invalidate: bool,
+    pub distribution: Distribution,
+    pub group_reporting: bool,
+    pub stonewall: bool,
+    /// The options as given (global ones first), for fio's "job options" in the JSON output.
+    pub given: Vec<(String, String)>,
+}
+
+impl FioJob {
+    /// A job with fio's defaults.
+    pub fn new(name: &str) -> FioJob {
+        FioJob {
+            name: name.to_string(),
+            mix: Mix { word: "read".into(), random: false, pure_read: Some(true) },
+            rwmixread: 50,
+            bs: ByteSize(4096),
+            size: None,
+            filename: None,
+            directory: None,
+            iodepth: 1,
+            ioengine: None,
+            numjobs: 1,
+            runtime: None,
+            time_based: false,
+            ramp_time: None,
+            direct: false,
+            invalidate: true,
+            distribution: Distribution::Uniform,
+            group_reporting: false,
+            stonewall: false,
+            given: Vec::new(),
+        }
+    }
+
+    /// The memory the job holds while it waits to run: itself, its name, paths and options as given.
+    pub fn footprint(&self) -> u64 {
+        let path = |p: &Option<PathBuf>| p.as_ref().map_or(0, |p| p.as_os_str().len());
+        let given: usize =
+            self.given.iter().map(|(k, v)| std::mem::size_of::<(String, String)>() + k.len() + v.len()).sum();
+        (std::mem::size_of::<FioJob>()
+            + self.name.len()
+            + self.mix.word.len()
+            + path(&self.filename)
+            + path(&self.directory)
+            + given) as u64
+    }
+
+    /// Percent of requests that read.
+    pub fn read_percent(&self) -> u8 {
+        match self.mix.pure_read {
+            Some(true) => 100,
+            Some(false) => 0,
+            None => self.rwmixread,
+        }
+    }
+
+    /// Sets one option; `value` is None for a bare word (`time_based`). `at` says where it was
+    /// given ("line 4 of job.fio", "the command line"), for the message.
+    pub fn set(&mut self, key: &str, value: Option<&str>, at: &str) -> Result<(), UsageError> {
+        let key = key.trim();
+        let bad = |why: String| UsageError::new(format!("fio option {key} ({at}): {why}"));
+        let text =
+            || value.map(str::trim).filter(|v| !v.is_empty()).ok_or_else(|| bad(format!("give a value: {key}=...")));
+        match key {
+            "name" => self.name = text()?.to_string(),
+            "rw" | "readwrite" => self.mix = mix(text()?).map_err(bad)?,
+            "rwmixread" => self.rwmixread = percent(text()?).map_err(bad)?,
+            "rwmixwrite" => self.rwmixread = 100 - percent(text()?).map_err(bad)?,
+            "bs" | "blocksize" => self.bs = block_size(text()?).map_err(bad)?,
+            "bsrange" | "blocksize_range" => self.bs = one_size_range(text()?).map_err(bad)?,
+            "bssplit" => self.bs = one_split(text()?).map_err(bad)?,
+            "size" => self.size = Some(size(text()?).map_err(bad)?),
+            "filename" => {
+                let name = text()?;
+                if name.contains(':') {
+                    return Err(bad(format!(
+                        "'{name}' names several files (fio separates them with ':'); iomatrix fio runs one file per \
+                         job: give one filename, or use directory= and numjobs="
+                    )));
+                }
+                self.filename = Some(PathBuf::from(name));
+            }
+            "directory" => {
+                let dir = text()?;
+                if dir.contains(':') {
+                    return Err(bad(format!("'{dir}' names several folders (fio separates them with ':'); give one")));
+                }
+                self.directory = Some(PathBuf::from(dir));
+            }
+            "iodepth" => {
+                self.iodepth = whole(text()?)
+                    .and_then(|n| u32::try_from(n).ok().filter(|&n| n >= 1).ok_or_else(|| "give 1 or more".into()))
+                    .map_err(bad)?;
+            }
+            "ioengine" => self.ioengine = Some(engine(text()?).map_err(bad)?),
+            "numjobs" => {
+                self.numjobs = whole(text()?)
+                    .and_then(|n| usize::try_from(n).ok().filter(|&n| n >= 1).ok_or_else(|| "give 1 or more".into()))
+                    .map_err(bad)?;
+            }
+            "runtime" | "timeout" => self.runtime = Some(fio_words::time(text()?).map_err(bad)?),
+            "time_based" => self.time_based = boolean(value).map_err(bad)?,
+            "ramp_time" => self.ramp_time = Some(fio_words::time(text()?).map_err(bad)?),
+            "direct" => self.direct = boolean(value).map_err(bad)?,
+            "buffered" => self.direct = !boolean(value).map_err(bad)?,
+            "invalidate" => self.invalidate = boolean(value).map_err(bad)?,
+            "random_distribution" => {
+                self.distribution = Distribution::parse(text()?).map_err(|e| bad(e.to_string()))?;
+            }
+            "group_reporting" => self.group_reporting = boolean(value).map_err(bad)?,
+            "stonewall" | "wait_for_previous" => self.stonewall = boolean(value).map_err(bad)?,
+            _ => return Err(refused(key, at)),
+        }
+        self.given.push((key.to_string(), value.unwrap_or("").trim().to_string()));
+        Ok(())
+    }
+}
+
+/// An option iomatrix fio does not run, refused by its name.
+pub fn refused(key: &str, at: &str) -> UsageError {
+    let shown = iomatrix_core::text::printable(key);
+    UsageError::new(format!(
+        "fio option {shown} ({at}) is not run by iomatrix fio, and none is ignored; leave it out, or run real fio for \
+         it. iomatrix fio runs: {}",
+        ACCEPTED.join(", ")
+    ))
+}
+
+/// fio's `rw` word, through the access suite's one reading of fio's names (which refuses
+/// trims and `:N` holes with what to use instead).
+fn mix(text: &str) -> Result<Mix, String> {
+    let (read, random) = fio_words::rw_mix(text, None).map_err(|e| e.to_string())?;
+    let pure_read = (!fio_words::is_mixed(text)).then_some(read == 100);
+    Ok(Mix { word: text.to_string(), random: random == 100, pure_read })
+}
+
+fn percent(text: &str) -> Result<u8, String> {
+    whole(text)?.try_into().ok().filter(|p: &u8| *p <= 100).ok_or_else(|| format!("'{text}': give a percentage 0..100"))
+}
+
+fn whole(text: &str) -> Result<u64, String> {
+    text.parse::<u64>().map_err(|_| format!("'{text}' is not a whole number"))
+}
+
+/// A size as fio reads it by default (kb_base=1024): 4k and 4KiB are 4096 bytes, as are 4kb
+/// and 4KB (fio's compatibility mode); a bare number is bytes; suffixes k, m, g, t, p.
+pub fn size(text: &str) -> Result<ByteSize, String> {
+    let t = text.trim();
+    if t.ends_with('%') {
+        return Err(format!("'{t}': a size as a share of the file or device is not run; give bytes, e.g. 1g"));
+    }
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    if digits == 0 {
+        return Err(format!("'{t}' is not a size; give e.g. 4k, 64m, 1g (k = 1024, as fio counts by default)"));
+    }
+    let number: u64 = t[..digits].parse().map_err(|_| format!("'{t}' is too large"))?;
+    let unit = t[digits..].to_ascii_lowercase();
+    let shift = match unit.trim_end_matches("ib").trim_end_matches('b') {
+        "" => 0,
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        "t" => 40,
+        "p" => 50,
+        _ => return Err(format!("'{t}': unknown unit '{}'; give k, m, g, t or p (powers of 1024)", &t[digits..])),
+    };
+    number.checked_mul(1u64 << shift).map(ByteSize).ok_or_else(|| format!("'{t}' is larger than 16 EiB"))
+}
+
+fn block_size(text: &str) -> Result<ByteSize, String> {
+    if text.contains(',') {
+        let parts: Vec<&str> = text.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
+        if parts.windows(2).all(|w| size(w[0]).ok() == size(w[1]).ok()) && !parts.is_empty() {
+            return size(parts[0]);
+        }
+        return Err(format!(
+            "'{text}' gives reads and writes different block sizes; iomatrix issues one block size per job: give one"
+        ));
+    }
+    size(text)
+}
+
+/// `bsrange=4k-4k`: run where both ends are one size (the engine issues one size per cell).
+fn one_size_range(text: &str) -> Result<ByteSize, String> {
+    let (low, high) = text.split_once('-').ok_or_else(|| format!("'{text}': write LOW-HIGH, e.g. 4k-4k"))?;
+    let (low, high) = (size(low)?, size(high)?);
+    if low != high {
+        return Err(format!(
+            "'{text}': a range of block sizes is not run (iomatrix issues one block size per job); give bs={low}, \
+             or one job per size"
+        ));
+    }
+    Ok(low)
+}
+
+/// `bssplit=4k/100`: run where one size takes every request.
+fn one_split(text: &str) -> Result<ByteSize, String> {
+    let parts: Vec<&str> = text.split(':').filter(|p| !p.trim().is_empty()).collect();
+    match parts.as_slice() {
+        [one] if !one.contains(',') => {
+            let (bs, share) = one.split_once('/').unwrap_or((one, "100"));
+            match share.trim() {
+                "100" | "" => size(bs),
+                _ => Err(format!("'{text}': the shares must add up to 100 with one size")),
+            }
+        }
+        _ => Err(format!(
+            "'{text}': a mix of block sizes is not run (iomatrix issues one block size per job); give one bs=, or one \
+             job per size with stonewall between them"
+        )),
+    }
+}
+
+/// fio's booleans: a bare word is true; 1/0, true/false, yes/no.
+fn boolean(value: Option<&str>) -> Result<bool, String> {
+    match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+        None | Some("" | "1" | "true" | "yes" | "on") => Ok(true),
+        Some("0" | "false" | "no" | "off") => Ok(false),
+        Some(other) => Err(format!("'{other}' is not 0 or 1")),
+    }
+}
+
+fn engine(text: &str) -> Result<Engine, String> {
+    Ok(match text {
+        "psync" => Engine::Psync,
+        "sync" => Engine::Sync,
+        "io_uring" => Engine::IoUring,
+        "libaio" => Engine::Libaio,
+        other => {
+            return Err(format!(
+                "'{other}' is not run by iomatrix's engine; give psync, sync, io_uring, or libaio (run as io_uring)"
+            ))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_count_k_as_1024_as_fio_does() {
+        assert_eq!(size("4k").unwrap(), ByteSize(4096));
+        assert_eq!(size("4KiB").unwrap(), ByteSize(4096));
+        assert_eq!(size("16m").unwrap(), ByteSize(16 << 20));
+        assert_eq!(size("512").unwrap(), ByteSize(512));
+        assert!(size("50%").unwrap_err().contains("share"));
+        assert!(size("4x").unwrap_err().contains("unknown unit"));
+        assert!(size("99999999999p").unwrap_err().contains("16 EiB"));
+    }
+
+    #[test]
+    fn times_are_seconds_unless_a_unit_says() {
+        assert_eq!(fio_words::time("30").unwrap(), Duration::from_secs(30));
+        assert_eq!(fio_words::time("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(fio_words::time("2m").unwrap(), Duration::from_secs(120));
+        assert!(fio_words::time("soon").is_err());
+    }
+
+    #[test]
+    fn rw_gives_reads_and_randomness() {
+        let mut job = FioJob::new("j");
+        job.set("rw", Some("randrw"), "t").unwrap();
+        job.set("rwmixwrite", Some("30"), "t").unwrap();
+        assert_eq!((job.read_percent(), job.mix.random), (70, true));
+        job.set("readwrite", Some("write"), "t").unwrap();
+        assert_eq!((job.read_percent(), job.mix.random), (0, false));
+        assert!(job.set("rw", Some("randread:8"), "t").unwrap_err().to_string().contains(":N"));
+        assert!(job.set("rw", Some("trim"), "t").unwrap_err().to_string().contains("trims"));
+    }
+
+    #[test]
+    fn block_size_mixes_run_only_where_one_size_takes_all() {
+        let mut job = FioJob::new("j");
+        job.set("bsrange", Some("8k-8k"), "t").unwrap();
+        assert_eq!(job.bs, ByteSize(8192));
+        job.set("bssplit", Some("16k/100"), "t").unwrap();
+        assert_eq!(job.bs, ByteSize(16384));
+        assert!(job.set("bsrange", Some("4k-64k"), "t").unwrap_err().to_string().contains("bsrange"));
+        assert!(job.set("bssplit", Some("4k/50:64k/50"), "t").unwrap_err().to_string().contains("mix of block"));
+        assert!(job.set("bs", Some("4k,64k"), "t").unwrap_err().to_string().contains("different block sizes"));
+    }
+
+    #[test]
+    fn random_distribution_is_read_by_the_access_plans_own_parser() {
+        let mut job = FioJob::new("t");
+        job.set("random_distribution", Some("zipf:1.2"), "t").unwrap();
+        assert_eq!(job.distribution, Distribution::Zipf(1.2));
+        assert!(job.set("random_distribution", Some("zipf:1"), "t").is_err());
+        assert!(job.set("random_distribution", Some("zoned:50/5:50/95"), "t").is_err());
+    }
+
+    #[test]
+    fn any_other_option_is_refused_by_name() {
+        let e = FioJob::new("j").set("verify", Some("md5"), "line 3 of x.fio").unwrap_err().to_string();
+        assert!(e.starts_with("fio option verify (line 3 of x.fio) is not run by iomatrix fio"), "{e}");
+    }
+}

@@ -1,0 +1,211 @@
+//! fio's normal output, written from the stored runs: the job line, the `read: IOPS=...,
+//! BW=...` lines, latency and its percentiles, CPU, the issued requests and the "Run status
+//! group" lines, laid out as fio lays them out so a fio user reads them at once. What iomatrix
+//! does not measure (submission latency, the per-sample bandwidth spread, context switches,
+//! IO depth shares) is left out rather than printed as zeros.
+
+use super::measured::{latency_shares, JobFigures, LatencyUnit, Side, PERCENTILES};
+use super::options::FioJob;
+use iomatrix_report::table::{Column, Table};
+use std::fmt::Write;
+
+/// fio's names of [`PERCENTILES`], as its percentile block prints them.
+const PERCENTILE_LABELS: [&str; 17] = [
+    " 1.00", " 5.00", "10.00", "20.00", "30.00", "40.00", "50.00", "60.00", "70.00", "80.00", "90.00", "95.00",
+    "99.00", "99.50", "99.90", "99.95", "99.99",
+];
+
+/// fio's line for one job before it starts.
+pub fn job_line(group: usize, job: &FioJob) -> String {
+    let bs = format!("{}B-{}B", job.bs.bytes(), job.bs.bytes());
+    let engine = match job.ioengine {
+        Some(e) if e.fio_name() != e.backend() => format!("{} (run as {} by iomatrix)", e.fio_name(), e.backend()),
+        Some(e) => e.fio_name().to_string(),
+        None => "psync".to_string(),
+    };
+    format!(
+        "{}: (g={group}): rw={}, bs=(R) {bs}, (W) {bs}, (T) {bs}, ioengine={engine}, iodepth={}\n",
+        job.name, job.mix.word, job.iodepth
+    )
+}
+
+/// The lines fio prints after the job lines: the version and the process count.
+pub fn starting(jobs: &[FioJob]) -> String {
+    let processes: usize = jobs.iter().map(|j| j.numjobs).sum();
+    format!(
+        "iomatrix fio {} (fio's command line, run by iomatrix's engine)\nStarting {processes} {}\n",
+        env!("CARGO_PKG_VERSION"),
+        if processes == 1 { "process" } else { "processes" }
+    )
+}
+
+/// A finished job's block, as fio prints it after the run (after a blank line).
+pub fn job_text(f: &JobFigures) -> String {
+    format!("\n{}", job_block(f))
+}
+
+/// The job's "Run status group" lines, which fio prints after every job's block.
+pub fn group_status(f: &JobFigures) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "\nRun status group {} (all jobs):", f.group);
+    for (word, side) in [("   READ", &f.read), ("  WRITE", &f.write)] {
+        if side.ios == 0 {
+            continue;
+        }
+        let bw = side.bytes_per_sec(f.wall_ns);
+        let ms = f.wall_ns / 1_000_000;
+        let _ = writeln!(
+            out,
+            "{word}: bw={}/s ({}/s), {0}/s-{0}/s ({1}/s-{1}/s), io={} ({}), run={ms}-{ms}msec",
+            binary(bw),
+            decimal(bw),
+            binary(side.bytes as f64),
+            decimal(side.bytes as f64),
+        );
+    }
+    out
+}
+
+fn job_block(f: &JobFigures) -> String {
+    let mut out = String::new();
+    let err = if f.complete { " 0" } else { " 1" };
+    let _ = writeln!(
+        out,
+        "{}: (groupid={}, jobs={}): err={err}: iomatrix run #{}",
+        f.job.name, f.group, f.clients, f.run_id
+    );
+    for (word, side) in [("read", &f.read), ("write", &f.write)] {
+        if side.ios == 0 {
+            continue;
+        }
+        out += &side_block(word, side, f.wall_ns);
+    }
+    // fio's share lines: the buckets that hold 0.01% or more, five to a line.
+    let all = f.all_latency();
+    for unit in [LatencyUnit::Nsec, LatencyUnit::Usec, LatencyUnit::Msec] {
+        let shares: Vec<String> = latency_shares(&all, unit)
+            .into_iter()
+            .filter(|(_, pct)| *pct >= 0.01)
+            .map(|(bound, pct)| format!("{bound}={pct:.2}%"))
+            .collect();
+        for line in shares.chunks(5) {
+            let _ = writeln!(out, "  lat ({})   : {}", unit.name(), line.join(", "));
+        }
+    }
+    let (usr, sys) = f.cpu_percent();
+    let _ = writeln!(out, "  cpu          : usr={usr:.2}%, sys={sys:.2}%");
+    let _ = writeln!(out, "     issued rwts: total={},{},0,0", f.read.ios, f.write.ios);
+    out
+}
+
+fn side_block(word: &str, s: &Side, wall_ns: u64) -> String {
+    let mut out = String::new();
+    let bw = s.bytes_per_sec(wall_ns);
+    let _ = writeln!(
+        out,
+        "  {word}: IOPS={}, BW={}/s ({}/s)({}/{}msec)",
+        count(s.iops(wall_ns)),
+        binary(bw),
+        decimal(bw),
+        binary(s.bytes as f64),
+        wall_ns / 1_000_000
+    );
+    let summary = s.latency.summary();
+    let (unit, scale) = latency_unit(summary.mean_ns);
+    let line = |name: &str| {
+        format!(
+            "{name} ({unit}): min={}, max={}, avg={:.2}, stdev={:.2}\n",
+            extreme(summary.min_ns as f64 / scale),
+            extreme(summary.max_ns as f64 / scale),
+            summary.mean_ns / scale,
+            s.latency.stddev_ns() / scale
+        )
+    };
+    out += &format!("    {}", line("clat"));
+    out += &format!("     {}", line("lat"));
+    let _ = writeln!(out, "    clat percentiles ({unit}):");
+    // The values share one width, as fio's do: a column of the one table layout.
+    let mut values = Table::new(vec![Column::fit_right("")]).without_header();
+    for p in PERCENTILES {
+        values.row([scaled(s.latency.quantile_ns(p / 100.0) as f64, scale)]);
+    }
+    let values = values.render();
+    let cells: Vec<String> =
+        PERCENTILE_LABELS.iter().zip(values.lines()).map(|(p, v)| format!("{p}th=[{v}]")).collect();
+    let rows = cells.len().div_ceil(3);
+    for (i, row) in cells.chunks(3).enumerate() {
+        let _ = writeln!(out, "     | {}{}", row.join(", "), if i + 1 < rows { "," } else { "" });
+    }
+    out
+}
+
+/// fio's latency unit: nanoseconds for short requests, then micro- and milliseconds.
+fn latency_unit(mean_ns: f64) -> (&'static str, f64) {
+    if mean_ns < 10_000.0 {
+        ("nsec", 1.0)
+    } else if mean_ns < 10_000_000.0 {
+        ("usec", 1_000.0)
+    } else {
+        ("msec", 1_000_000.0)
+    }
+}
+
+/// A minimum or maximum as fio prints it: whole, with k or M once it has more than 6 digits.
+fn extreme(v: f64) -> String {
+    match v {
+        v if v >= 1e9 => format!("{:.0}M", v / 1e6),
+        v if v >= 1e6 => format!("{:.0}k", v / 1e3),
+        v => format!("{v:.0}"),
+    }
+}
+
+fn scaled(ns: f64, scale: f64) -> String {
+    format!("{}", (ns / scale).round() as u64)
+}
+
+/// A count as fio prints IOPS: whole below 10000, else 3 significant digits with k, M, G.
+fn count(v: f64) -> String {
+    scaled_units(v, 1000.0, &["", "k", "M", "G"])
+}
+
+/// Bytes in powers of 1024, as fio's BW=...MiB.
+fn binary(v: f64) -> String {
+    scaled_units(v, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB"])
+}
+
+/// Bytes in powers of 1000, as fio's (...MB).
+fn decimal(v: f64) -> String {
+    scaled_units(v, 1000.0, &["B", "kB", "MB", "GB", "TB"])
+}
+
+fn scaled_units(mut v: f64, base: f64, units: &[&str]) -> String {
+    let mut unit = 0;
+    while v >= 10_000.0 && unit + 1 < units.len() {
+        v /= base;
+        unit += 1;
+    }
+    let digits = if unit == 0 || v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$}{}", units[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_as_fio_prints_them() {
+        assert_eq!(count(7866.0), "7866");
+        assert_eq!(count(15234.0), "15.2k");
+        assert_eq!(count(180_000.0), "180k");
+        assert_eq!(binary(703.0 * 1048576.0), "703MiB");
+        assert_eq!(decimal(703.0 * 1048576.0), "737MB");
+        assert_eq!(binary(6256.0 * 1024.0), "6256KiB");
+        assert_eq!(binary(30.7 * 1048576.0), "30.7MiB");
+    }
+}

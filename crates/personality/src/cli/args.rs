@@ -1,0 +1,340 @@
+//! `iomatrix run personality`: a built-in personality or a personality
+//! file, with the overrides of the command line, as a validated plan.
+
+use crate::schema::{nearest, OpKind, Scale};
+use crate::{builtin, RunPlan};
+use clap::Args;
+use iomatrix_core::UsageError;
+use iomatrix_harness::{CommonRunArgs, RunOptions};
+use std::path::Path;
+
+/// A workload personality (docs/personalities.md): filesets and flows of operations (create, open,
+/// read, write, append, fsync, close, stat, rename, delete, list, lock, unlock) run by many
+/// connections at once, closed loop (think time) or open loop (--rate: Poisson arrivals, latency
+/// from the intended start). Per operation: counts (requests, and beside them flow steps as
+/// filebench counts its ops: a whole-file read is one), rates, HDR latency percentiles; per
+/// connection: fairness (min/max share, Jain's index). Built-ins: `iomatrix personalities list`.
+/// On an nfs:// or smb:// target each connection is a session of iomatrix's own protocol client.
+/// With --dbench-loadfile FILE a dbench/NetBench load file (dbench's client.txt) is replayed
+/// instead: each connection in its own clients/clientN folder, paced by the file's timestamps (or
+/// --as-fast-as-possible), looped for --duration as dbench's -t (once through without it), every
+/// line's status checked (docs/dbench.md). A fileset is each connection's own, or with `shared =
+/// true` one per client that all its connections work on, each iteration claiming its file
+/// (varmail, webserver and fileserver share theirs, as filebench does).
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Personality")]
+pub struct RunPersonalityArgs {
+    /// A built-in's name (fileserver, varmail, webserver, homefolders, netware-2008) or a
+    /// personality file (TOML, docs/personalities.md)
+    #[arg(value_name = "NAME|FILE", required_unless_present_any = ["dbench_loadfile", "named"])]
+    pub personality: Option<String>,
+
+    /// The personality as a flag (the same as NAME|FILE; a study's step names it so:
+    /// args = { personality = "varmail" })
+    #[arg(long = "personality", id = "named", value_name = "NAME|FILE", conflicts_with = "personality")]
+    pub named: Option<String>,
+
+    /// Apply the personality's [scale.NAME] overrides (the built-ins have `small`: seconds)
+    #[arg(long, value_name = "NAME")]
+    pub scale: Option<String>,
+
+    /// Connections per client (overrides the personality's `connections`)
+    #[arg(long, value_name = "N")]
+    pub connections: Option<usize>,
+
+    /// Files of every fileset of more than one file: per connection, or per client for a shared one
+    #[arg(long, value_name = "N")]
+    pub files: Option<u64>,
+
+    /// Length of every timed phase, at most 720h (30 days) (phases that run once over their files
+    /// keep doing so)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub duration: Option<std::time::Duration>,
+
+    /// Open loop: every flow at this many operations per second per connection (Poisson
+    /// arrivals; latency from the intended start, so a server that falls behind shows it)
+    #[arg(long, value_name = "OPS", conflicts_with = "closed_loop")]
+    pub rate: Option<f64>,
+
+    /// Closed loop for every flow: drop the personality's rates
+    #[arg(long)]
+    pub closed_loop: bool,
+
+    /// Seed of the file sizes, flow choices and arrivals (overrides the personality's)
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Replay a dbench load file (e.g. /usr/share/dbench/client.txt) instead of a personality:
+    /// --connections (default 1) connections per client, --duration loops it (default: once)
+    #[arg(long, value_name = "FILE")]
+    pub dbench_loadfile: Option<std::path::PathBuf>,
+
+    /// With --dbench-loadfile: ignore the load file's timestamps, every operation right after
+    /// the one before
+    #[arg(long)]
+    pub as_fast_as_possible: bool,
+
+    #[command(flatten)]
+    pub data: iomatrix_harness::data::DataArgs,
+
+    #[command(flatten)]
+    pub common: CommonRunArgs,
+}
+
+fn parse_duration(text: &str) -> Result<std::time::Duration, iomatrix_core::DurationError> {
+    iomatrix_core::parse_duration(text)
+}
+
+/// Operations a protocol client of this build cannot do, by protocol: a
+/// personality that needs one is refused before any I/O. NFSv3 has no
+/// locks (they are the separate NLM protocol's); SMB has them all.
+pub fn lacking(protocol: &str) -> &'static [OpKind] {
+    match protocol {
+        "nfs" => &[OpKind::Lock, OpKind::Unlock],
+        _ => &[],
+    }
+}
+
+impl RunPersonalityArgs {
+    /// The validated plan and the run's options, and with a load file what
+    /// its replay holds in memory ([`crate::dbench::LoadFile::footprint`]).
+    pub fn validate(&self, mpi_ranks: Option<usize>) -> anyhow::Result<Validated> {
+        if let Some(file) = &self.dbench_loadfile {
+            if self.data.content().stamped() {
+                return Err(UsageError::new(
+                    "--verify/--compressible are for personalities: a dbench replay writes what its load file says; \
+                     leave them out with --dbench-loadfile",
+                )
+                .into());
+            }
+            return self.validate_replay(file, mpi_ranks);
+        }
+        if self.as_fast_as_possible {
+            return Err(UsageError::new(
+                "--as-fast-as-possible goes with --dbench-loadfile FILE (a personality's pace is its flows' think \
+                 time or --rate)",
+            )
+            .into());
+        }
+        let run = self.common.options(mpi_ranks)?;
+        let given = self.personality.as_deref().or(self.named.as_deref()).unwrap_or_default();
+        let mut personality = load(given)?;
+        if let Some(name) = &self.scale {
+            let s = personality.scales.get(name).cloned().ok_or_else(|| {
+                let names: Vec<&str> = personality.scales.keys().map(String::as_str).collect();
+                let hint =
+                    nearest(name, names.iter().copied()).map(|n| format!("; did you mean '{n}'?")).unwrap_or_default();
+                UsageError::new(format!(
+                    "--scale {name}: {} has no [scale.{name}]{hint} (it has: {})",
+                    personality.name,
+                    if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                ))
+            })?;
+            personality.apply(&s);
+        }
+        if self.connections == Some(0) || self.files == Some(0) {
+            return Err(UsageError::new("--connections and --files must be 1 or more").into());
+        }
+        personality.apply(&Scale {
+            connections: self.connections,
+            files: self.files,
+            duration_ns: self.duration.map(|d| d.as_nanos() as u64),
+        });
+        if let Some(problem) = self.rate.and_then(crate::schema::rate_problem) {
+            return Err(UsageError::new(format!("--rate {}: {problem}", self.rate.unwrap_or_default())).into());
+        }
+        if let Some(problem) = personality.flow_without_files() {
+            return Err(UsageError::new(format!("{} (with the overrides given): {problem}", personality.name)).into());
+        }
+        for phase in &mut personality.phases {
+            for flow in &mut phase.flows {
+                if self.closed_loop {
+                    flow.rate = None;
+                }
+                if let Some(rate) = self.rate {
+                    flow.rate = Some(rate);
+                    flow.think_ns = 0;
+                }
+            }
+        }
+        if let Some(seed) = self.seed {
+            personality.seed = seed;
+        }
+        if personality.connections > crate::schema::MAX_CONNECTIONS {
+            return Err(UsageError::new(format!(
+                "--connections {}: at most {} per client",
+                personality.connections,
+                crate::schema::MAX_CONNECTIONS
+            ))
+            .into());
+        }
+        if let Some(server) = run.target.server() {
+            let protocol = server.protocol();
+            let missing: Vec<&str> = personality
+                .ops_used()
+                .into_iter()
+                .filter(|op| lacking(protocol).contains(op))
+                .map(OpKind::name)
+                .collect();
+            if !missing.is_empty() {
+                return Err(UsageError::new(format!(
+                    "{}: its flows use {}, which iomatrix's {protocol} client cannot do{}; choose a personality \
+                     without {}, or a local folder (a mounted share) as --target",
+                    personality.name,
+                    missing.join(", "),
+                    if protocol == "nfs" && missing.iter().any(|m| m.contains("lock")) {
+                        " (NFSv3 has no locks: they are the separate NLM protocol's)"
+                    } else {
+                        ""
+                    },
+                    missing.join(" or ")
+                ))
+                .into());
+            }
+        }
+        // Each connection holds two records (one to read into, one to write from), or its memsize.
+        let ram = iomatrix_environment::machine_ram_bytes();
+        let per_connection = personality.buffer_bytes();
+        let buffers = per_connection.saturating_mul(personality.connections as u64);
+        if ram > 0 && buffers > ram / 2 {
+            return Err(UsageError::new(format!(
+                "{} connections x {} of buffers (2 records, or memsize) need {}, over half this machine's RAM ({}); \
+                 choose fewer --connections or a personality with a smaller record or memsize",
+                personality.connections,
+                iomatrix_core::ByteSize(per_connection),
+                iomatrix_core::human::bytes(buffers),
+                iomatrix_core::human::bytes(ram)
+            ))
+            .into());
+        }
+        let content = self.data.content();
+        if content.stamped() {
+            iomatrix_verify::check_record(personality.record).map_err(|e| {
+                UsageError::new(format!(
+                    "--verify/--compressible: {} has {e}; give the personality a record of 4k or a multiple",
+                    personality.name
+                ))
+            })?;
+        }
+        let plan = RunPlan { repeats: run.repeat.count, content, ..RunPlan::new(personality, given.to_string()) };
+        Ok((plan, run, None))
+    }
+
+    /// `--dbench-loadfile FILE`: the load file read and checked now (a bad
+    /// line is a usage error, with its number), the plan one `replay` phase.
+    fn validate_replay(&self, file: &Path, mpi_ranks: Option<usize>) -> anyhow::Result<Validated> {
+        if let Some(p) = &self.personality {
+            return Err(UsageError::new(format!(
+                "{p} and --dbench-loadfile: give a personality or a load file to replay, not both"
+            ))
+            .into());
+        }
+        let meaningless = [
+            ("--scale", self.scale.is_some()),
+            ("--files", self.files.is_some()),
+            ("--rate", self.rate.is_some()),
+            ("--closed-loop", self.closed_loop),
+            ("--seed", self.seed.is_some()),
+        ];
+        if let Some((flag, _)) = meaningless.iter().find(|(_, given)| *given) {
+            return Err(UsageError::new(format!(
+                "{flag} shapes a personality's flows; a load-file replay does what its lines say (drop {flag}, or \
+                 run a personality)"
+            ))
+            .into());
+        }
+        let run = self.common.options(mpi_ranks)?;
+        let load = crate::dbench::LoadFile::read(file).map_err(|e| UsageError::new(e.to_string()))?;
+        let connections = self.connections.unwrap_or(1);
+        if connections == 0 || connections > crate::schema::MAX_CONNECTIONS {
+            return Err(UsageError::new(format!(
+                "--connections {connections}: give 1 to {} per client",
+                crate::schema::MAX_CONNECTIONS
+            ))
+            .into());
+        }
+        let record = load
+            .ops
+            .iter()
+            .filter_map(|o| match o.kind {
+                crate::dbench::OpKind::ReadX { size, .. } | crate::dbench::OpKind::WriteX { size, .. } => {
+                    Some(u64::from(size))
+                }
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        let name = file.file_name().map_or_else(|| file.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let duration_ns = self.duration.map(|d| d.as_nanos() as u64);
+        let personality = crate::Personality {
+            name: format!("dbench {name}"),
+            description: format!("the dbench load file {} replayed", file.display()),
+            seed: 0,
+            connections,
+            record,
+            memsize: None,
+            filesets: Vec::new(),
+            phases: vec![crate::Phase {
+                name: "replay".into(),
+                end: match duration_ns {
+                    Some(ns) => crate::PhaseEnd::Duration { ns },
+                    None => crate::PhaseEnd::Iterations { count: 1 },
+                },
+                flows: Vec::new(),
+                order: Default::default(),
+            }],
+            scales: Default::default(),
+        };
+        let replay = crate::LoadFileReplay {
+            path: std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf()).display().to_string(),
+            ops: load.ops.len() as u64,
+            timed_ops: load.timed_ops as u64,
+            as_fast_as_possible: self.as_fast_as_possible,
+            duration_ns,
+            peak_bytes_per_connection: load.peak_bytes(),
+            lock_ops: load
+                .ops
+                .iter()
+                .filter(|o| {
+                    matches!(o.kind, crate::dbench::OpKind::LockX { .. } | crate::dbench::OpKind::UnlockX { .. })
+                })
+                .count() as u64,
+        };
+        if replay.lock_ops > 0 && run.target.server().is_some_and(|s| s.protocol() == "nfs") {
+            eprintln!(
+                "iomatrix: warning: {}: its {} LockX/UnlockX lines will fail and count as mismatches: NFSv3 has no \
+                 byte-range locks (they are the separate NLM protocol's); the other lines are replayed as written",
+                file.display(),
+                replay.lock_ops
+            );
+        }
+        let plan = RunPlan {
+            repeats: run.repeat.count,
+            replay: Some(replay),
+            ..RunPlan::new(personality, file.display().to_string())
+        };
+        Ok((plan, run, Some(load.footprint())))
+    }
+}
+
+/// The plan, the run's options, and with a load file what its replay
+/// holds in memory: once per process, and per connection.
+pub type Validated = (RunPlan, RunOptions, Option<(u64, u64)>);
+
+/// A built-in by name, or a personality file.
+pub fn load(given: &str) -> Result<crate::Personality, UsageError> {
+    if let Some(found) = builtin::get(given) {
+        return found.map_err(|e| UsageError::new(format!("built-in {given}: {e} (a bug)")));
+    }
+    let path = Path::new(given);
+    if std::fs::symlink_metadata(path).is_err() {
+        let hint = nearest(given, builtin::names()).map(|n| format!("; did you mean '{n}'?")).unwrap_or_default();
+        return Err(UsageError::new(format!(
+            "{given}: neither a built-in personality ({}) nor a file{hint}",
+            builtin::names().collect::<Vec<_>>().join(", ")
+        )));
+    }
+    let text = iomatrix_guard::read_text(path, &iomatrix_guard::Input::PERSONALITY)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    crate::parse(&text, base).map_err(|e| UsageError::new(format!("{given}: {e}")))
+}
