@@ -276,24 +276,7 @@ impl Job {
                 anyhow::bail!(msg);
             }
         };
-        let failure = match &ending {
-            Ending::Completed => None,
-            Ending::Interrupted => Some("interrupted".to_string()),
-            Ending::ClientFailed { cell, failures } => Some(format!(
-                "{} failed: {}",
-                describe(*cell),
-                failures.iter().map(|f| format!("client {}: {}", f.rank, f.message)).collect::<Vec<_>>().join("; ")
-            )),
-            Ending::ClientsLost(lost) => Some(format!(
-                "{} client failure(s), their figures lost (--on-client-error continue): {}",
-                lost.len(),
-                lost.iter()
-                    .map(|(cell, f)| format!("{}: client {}: {}", describe(*cell), f.rank, f.message))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            )),
-            Ending::SinkFailed(e) => Some(e.clone()),
-        };
+        let failure = ending_failure(&ending, &describe);
         let cells = store.load_run(run_id)?.map(|r| r.cell_results).unwrap_or_default();
         let status = super::outcome::status(&ending, &cells);
         let (partial, failed) = super::outcome::not_complete(&cells);
@@ -363,6 +346,28 @@ impl Job {
                 })
             }
         }
+    }
+}
+
+/// Why the run did not end well, in the words of its ending; None when every cell completed.
+fn ending_failure(ending: &Ending, describe: &dyn Fn(usize) -> String) -> Option<String> {
+    match ending {
+        Ending::Completed => None,
+        Ending::Interrupted => Some("interrupted".to_string()),
+        Ending::ClientFailed { cell, failures } => Some(format!(
+            "{} failed: {}",
+            describe(*cell),
+            failures.iter().map(|f| format!("client {}: {}", f.rank, f.message)).collect::<Vec<_>>().join("; ")
+        )),
+        Ending::ClientsLost(lost) => Some(format!(
+            "{} client failure(s), their figures lost (--on-client-error continue): {}",
+            lost.len(),
+            lost.iter()
+                .map(|(cell, f)| format!("{}: client {}: {}", describe(*cell), f.rank, f.message))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )),
+        Ending::SinkFailed(e) => Some(e.clone()),
     }
 }
 

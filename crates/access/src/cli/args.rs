@@ -215,26 +215,6 @@ fn plan(
         |flag: &str, text: &str| parse_size_list(text, 1).map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")));
     let one_size =
         |flag: &str, text: &str| text.parse::<ByteSize>().map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")));
-    let numbers = |flag: &str, text: &str| -> Result<Vec<u64>, UsageError> {
-        text.split(',')
-            .filter(|t| !t.trim().is_empty())
-            .map(|t| {
-                t.trim().parse::<u64>().map_err(|_| {
-                    UsageError::new(format!("--{flag} {text}: '{t}' is not a whole number; give a list such as 100,0"))
-                })
-            })
-            .collect()
-    };
-    let percents = |flag: &str, text: &str| -> Result<Vec<u8>, UsageError> {
-        numbers(flag, text)?
-            .into_iter()
-            .map(|p| {
-                u8::try_from(p).ok().filter(|p| *p <= 100).ok_or_else(|| {
-                    UsageError::new(format!("--{flag} {p}: {p}% is over 100; percentages go from 0 to 100"))
-                })
-            })
-            .collect()
-    };
     let queue_depths = numbers("qd", &args.qd)?
         .into_iter()
         .map(|q| u32::try_from(q).map_err(|_| UsageError::new(format!("--qd {q}: far above any kernel's limit"))))
@@ -261,25 +241,7 @@ fn plan(
     // On a server the protocol client issues the requests: psync is what such runs record, as iozone's do.
     let (backend, max_depth) =
         if on_server { (requested, MAX_DEPTH_ON_SERVER) } else { choose_backend(requested, wants_queue)? };
-    let (read_percents, random_percents) = match &args.rw {
-        Some(name) => {
-            let rwmixread = match (args.rwmixread, args.rwmixwrite) {
-                (Some(read), _) => Some(read),
-                (None, Some(write)) => Some(fio_words::rwmixread_of_rwmixwrite(write)?),
-                (None, None) => None,
-            };
-            let (read, random) = fio_words::rw_mix(name, rwmixread).map_err(|e| UsageError::new(format!("--{e}")))?;
-            // fio ignores a mix given with a pure name; on one command line it is a mistake worth saying.
-            if rwmixread.is_some() && !fio_words::is_mixed(name) {
-                return Err(UsageError::new(format!(
-                    "--rwmixread/--rwmixwrite set the mix of --rw rw, readwrite or randrw; --rw {name} does not mix: \
-                     leave the mix out, or use --rw randrw"
-                )));
-            }
-            (vec![read], vec![random])
-        }
-        None => (percents("read", &args.read)?, percents("random", &args.random)?),
-    };
+    let (read_percents, random_percents) = read_random_percents(args)?;
     let plan = AccessPlan {
         block_sizes: sizes("bs", &args.bs)?,
         read_percents,
@@ -320,6 +282,55 @@ fn plan(
         plan.validate(max_depth)?;
     }
     Ok(plan)
+}
+
+/// `--FLAG 100,0`: a comma-separated list of whole numbers.
+fn numbers(flag: &str, text: &str) -> Result<Vec<u64>, UsageError> {
+    text.split(',')
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| {
+            t.trim().parse::<u64>().map_err(|_| {
+                UsageError::new(format!("--{flag} {text}: '{t}' is not a whole number; give a list such as 100,0"))
+            })
+        })
+        .collect()
+}
+
+/// `--FLAG 100,0`: a list of percentages, each 0 to 100.
+fn percents(flag: &str, text: &str) -> Result<Vec<u8>, UsageError> {
+    numbers(flag, text)?
+        .into_iter()
+        .map(|p| {
+            u8::try_from(p)
+                .ok()
+                .filter(|p| *p <= 100)
+                .ok_or_else(|| UsageError::new(format!("--{flag} {p}: {p}% is over 100; percentages go from 0 to 100")))
+        })
+        .collect()
+}
+
+/// The read and random percentages to sweep: fio's `--rw` (with its mix), or `--read` and `--random`.
+fn read_random_percents(args: &RunAccessArgs) -> Result<(Vec<u8>, Vec<u8>), UsageError> {
+    let (read_percents, random_percents) = match &args.rw {
+        Some(name) => {
+            let rwmixread = match (args.rwmixread, args.rwmixwrite) {
+                (Some(read), _) => Some(read),
+                (None, Some(write)) => Some(fio_words::rwmixread_of_rwmixwrite(write)?),
+                (None, None) => None,
+            };
+            let (read, random) = fio_words::rw_mix(name, rwmixread).map_err(|e| UsageError::new(format!("--{e}")))?;
+            // fio ignores a mix given with a pure name; on one command line it is a mistake worth saying.
+            if rwmixread.is_some() && !fio_words::is_mixed(name) {
+                return Err(UsageError::new(format!(
+                    "--rwmixread/--rwmixwrite set the mix of --rw rw, readwrite or randrw; --rw {name} does not mix: \
+                     leave the mix out, or use --rw randrw"
+                )));
+            }
+            (vec![read], vec![random])
+        }
+        None => (percents("read", &args.read)?, percents("random", &args.random)?),
+    };
+    Ok((read_percents, random_percents))
 }
 
 /// `--prepare STATE`: dropped by default. On a server nothing is dropped (the file is laid out

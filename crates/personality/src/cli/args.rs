@@ -168,45 +168,8 @@ impl RunPersonalityArgs {
             ))
             .into());
         }
-        if let Some(server) = run.target.server() {
-            let protocol = server.protocol();
-            let missing: Vec<&str> = personality
-                .ops_used()
-                .into_iter()
-                .filter(|op| lacking(protocol).contains(op))
-                .map(OpKind::name)
-                .collect();
-            if !missing.is_empty() {
-                return Err(UsageError::new(format!(
-                    "{}: its flows use {}, which iomatrix's {protocol} client cannot do{}; choose a personality \
-                     without {}, or a local folder (a mounted share) as --target",
-                    personality.name,
-                    missing.join(", "),
-                    if protocol == "nfs" && missing.iter().any(|m| m.contains("lock")) {
-                        " (NFSv3 has no locks: they are the separate NLM protocol's)"
-                    } else {
-                        ""
-                    },
-                    missing.join(" or ")
-                ))
-                .into());
-            }
-        }
-        // Each connection holds two records (one to read into, one to write from), or its memsize.
-        let ram = iomatrix_environment::machine_ram_bytes();
-        let per_connection = personality.buffer_bytes();
-        let buffers = per_connection.saturating_mul(personality.connections as u64);
-        if ram > 0 && buffers > ram / 2 {
-            return Err(UsageError::new(format!(
-                "{} connections x {} of buffers (2 records, or memsize) need {}, over half this machine's RAM ({}); \
-                 choose fewer --connections or a personality with a smaller record or memsize",
-                personality.connections,
-                iomatrix_core::ByteSize(per_connection),
-                iomatrix_core::human::bytes(buffers),
-                iomatrix_core::human::bytes(ram)
-            ))
-            .into());
-        }
+        check_server_ops(&personality, &run)?;
+        check_buffers(&personality)?;
         let content = self.data.content();
         if content.stamped() {
             iomatrix_verify::check_record(personality.record).map_err(|e| {
@@ -320,6 +283,51 @@ impl RunPersonalityArgs {
 /// The plan, the run's options, and with a load file what its replay
 /// holds in memory: once per process, and per connection.
 pub type Validated = (RunPlan, RunOptions, Option<(u64, u64)>);
+
+/// A server target's client must do every operation the personality's flows use.
+fn check_server_ops(personality: &crate::Personality, run: &RunOptions) -> anyhow::Result<()> {
+    if let Some(server) = run.target.server() {
+        let protocol = server.protocol();
+        let missing: Vec<&str> =
+            personality.ops_used().into_iter().filter(|op| lacking(protocol).contains(op)).map(OpKind::name).collect();
+        if !missing.is_empty() {
+            return Err(UsageError::new(format!(
+                "{}: its flows use {}, which iomatrix's {protocol} client cannot do{}; choose a personality \
+                 without {}, or a local folder (a mounted share) as --target",
+                personality.name,
+                missing.join(", "),
+                if protocol == "nfs" && missing.iter().any(|m| m.contains("lock")) {
+                    " (NFSv3 has no locks: they are the separate NLM protocol's)"
+                } else {
+                    ""
+                },
+                missing.join(" or ")
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The connections' buffers must fit in half this machine's RAM.
+fn check_buffers(personality: &crate::Personality) -> anyhow::Result<()> {
+    // Each connection holds two records (one to read into, one to write from), or its memsize.
+    let ram = iomatrix_environment::machine_ram_bytes();
+    let per_connection = personality.buffer_bytes();
+    let buffers = per_connection.saturating_mul(personality.connections as u64);
+    if ram > 0 && buffers > ram / 2 {
+        return Err(UsageError::new(format!(
+            "{} connections x {} of buffers (2 records, or memsize) need {}, over half this machine's RAM ({}); \
+             choose fewer --connections or a personality with a smaller record or memsize",
+            personality.connections,
+            iomatrix_core::ByteSize(per_connection),
+            iomatrix_core::human::bytes(buffers),
+            iomatrix_core::human::bytes(ram)
+        ))
+        .into());
+    }
+    Ok(())
+}
 
 /// A built-in by name, or a personality file.
 pub fn load(given: &str) -> Result<crate::Personality, UsageError> {

@@ -427,67 +427,14 @@ fn conditions(plan: &RunPlan, on_server: bool) -> Value {
 fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
     let m = &cell.merged;
     let secs = (m.wall_ns as f64 / 1e9).max(1e-9);
-    let mut ops = Map::new();
     // A replay's operations are its load file's lines, not flow steps: it has no flowops.
     let flow_steps = plan.replay.is_none();
-    for o in &m.ops {
-        let summary = o.latency.summary();
-        let mean_ns = summary.mean_ns;
-        let mut v = serde_json::to_value(summary).unwrap_or_default();
-        v["count"] = json!(o.count);
-        if flow_steps {
-            // filebench's count and mean: one per flow step, its requests' time over the steps.
-            v["flowops"] = json!(o.flowops);
-            v["flowops_per_sec"] = json!(o.flowops as f64 / secs);
-            v["flowop_mean_ns"] = json!(if o.flowops > 0 { mean_ns * o.count as f64 / o.flowops as f64 } else { 0.0 });
-        }
-        v["bytes"] = json!(o.bytes);
-        v["per_sec"] = json!(o.count as f64 / secs);
-        v["errors"] = json!(o.errors_by_kind);
-        v["mismatches"] = json!(o.mismatches);
-        v["late"] = json!(o.late);
-        if o.conflicts > 0 {
-            v["conflicts"] = json!(o.conflicts);
-        }
-        ops.insert(o.name.clone(), v);
-    }
+    let ops = op_metrics(m, secs, flow_steps);
     let (phase, repeat) = plan.cell(cell.index);
     let flows_rate: Option<f64> = phase.flows.iter().filter_map(|f| f.rate).reduce(f64::max);
     let total_kib_per_sec = kib_per_sec(m.bytes(), Duration::from_nanos(m.wall_ns));
-    let clients: Vec<Value> = cell
-        .clients
-        .iter()
-        .map(|c| {
-            let f = &c.figures;
-            json!({
-                "rank": c.rank,
-                "ops": f.ops_done(),
-                "bytes": f.bytes(),
-                "completion_ns": f.wall_ns,
-                "ops_per_sec": f.ops_done() as f64 / (f.wall_ns as f64 / 1e9).max(1e-9),
-                "total_kib_per_sec": kib_per_sec(f.bytes(), Duration::from_nanos(f.wall_ns)),
-                "connections_failed": f.failed(),
-            })
-        })
-        .collect();
-    let connections: Vec<Value> = m
-        .connections
-        .iter()
-        .map(|c| {
-            let mut v = json!({
-                "rank": c.rank,
-                "ops": c.ops,
-                "bytes": c.bytes,
-                "ns": c.ns,
-                "ops_per_sec": c.ops as f64 / (c.ns as f64 / 1e9).max(1e-9),
-                "kib_per_sec": kib_per_sec(c.bytes, Duration::from_nanos(c.ns)),
-            });
-            if let Some(e) = &c.failed {
-                v["error"] = json!({ "message": e });
-            }
-            v
-        })
-        .collect();
+    let clients = client_metrics(&cell.clients);
+    let connections = connection_figures(&m.connections);
     let mut metrics = json!({
         "phase": m.phase,
         "personality": plan.personality.name,
@@ -556,4 +503,71 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
             .map(|o| (format!("latency.{}", o.name), o.latency.to_bytes()))
             .collect(),
     }
+}
+
+/// Each operation's figures, by name: its latency summary, counts and rates over the phase.
+fn op_metrics(m: &CellFigures, secs: f64, flow_steps: bool) -> Map<String, Value> {
+    let mut ops = Map::new();
+    for o in &m.ops {
+        let summary = o.latency.summary();
+        let mean_ns = summary.mean_ns;
+        let mut v = serde_json::to_value(summary).unwrap_or_default();
+        v["count"] = json!(o.count);
+        if flow_steps {
+            // filebench's count and mean: one per flow step, its requests' time over the steps.
+            v["flowops"] = json!(o.flowops);
+            v["flowops_per_sec"] = json!(o.flowops as f64 / secs);
+            v["flowop_mean_ns"] = json!(if o.flowops > 0 { mean_ns * o.count as f64 / o.flowops as f64 } else { 0.0 });
+        }
+        v["bytes"] = json!(o.bytes);
+        v["per_sec"] = json!(o.count as f64 / secs);
+        v["errors"] = json!(o.errors_by_kind);
+        v["mismatches"] = json!(o.mismatches);
+        v["late"] = json!(o.late);
+        if o.conflicts > 0 {
+            v["conflicts"] = json!(o.conflicts);
+        }
+        ops.insert(o.name.clone(), v);
+    }
+    ops
+}
+
+/// Each client's own totals, for the cell's clients table.
+fn client_metrics(clients: &[ClientCell]) -> Vec<Value> {
+    clients
+        .iter()
+        .map(|c| {
+            let f = &c.figures;
+            json!({
+                "rank": c.rank,
+                "ops": f.ops_done(),
+                "bytes": f.bytes(),
+                "completion_ns": f.wall_ns,
+                "ops_per_sec": f.ops_done() as f64 / (f.wall_ns as f64 / 1e9).max(1e-9),
+                "total_kib_per_sec": kib_per_sec(f.bytes(), Duration::from_nanos(f.wall_ns)),
+                "connections_failed": f.failed(),
+            })
+        })
+        .collect()
+}
+
+/// Each connection's figures, with its error when it failed: the cell's client figures.
+fn connection_figures(connections: &[crate::ConnectionOps]) -> Vec<Value> {
+    connections
+        .iter()
+        .map(|c| {
+            let mut v = json!({
+                "rank": c.rank,
+                "ops": c.ops,
+                "bytes": c.bytes,
+                "ns": c.ns,
+                "ops_per_sec": c.ops as f64 / (c.ns as f64 / 1e9).max(1e-9),
+                "kib_per_sec": kib_per_sec(c.bytes, Duration::from_nanos(c.ns)),
+            });
+            if let Some(e) = &c.failed {
+                v["error"] = json!({ "message": e });
+            }
+            v
+        })
+        .collect()
 }

@@ -117,24 +117,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
     if inv.help {
         return Ok(inv);
     }
-    if !inv.job_files.is_empty() && (!jobs.is_empty() || !global.is_empty()) {
-        let first =
-            jobs.first().map(|(n, _)| format!("--name={n}")).or_else(|| global.first().map(|g| format!("--{}", g.0)));
-        return Err(UsageError::new(format!(
-            "{}: job options on the command line beside a job file are not combined; put them in the job file \
-             ([global] for every job)",
-            first.unwrap_or_default()
-        )));
-    }
-    for (name, options) in &jobs {
-        inv.jobs.push(job_of(name, &global, options)?);
-    }
-    if jobs.is_empty() && !global.is_empty() {
-        return Err(UsageError::new(format!(
-            "--{} given, but no job: fio's command line starts each job with --name=NAME",
-            global[0].0
-        )));
-    }
+    add_command_line_jobs(&mut inv, &global, &jobs)?;
     for file in inv.job_files.clone() {
         let text = read_text(&file, &JOB_FILE).map_err(UsageError::from)?;
         inv.jobs.extend(read_job_file(&text, &file)?);
@@ -146,6 +129,34 @@ pub fn parse(args: &[String]) -> Result<Invocation, UsageError> {
         ));
     }
     Ok(inv)
+}
+
+/// The command line's jobs, each with the options given before the first `--name`; refused
+/// beside a job file, and global options without a job are a mistake.
+fn add_command_line_jobs(
+    inv: &mut Invocation,
+    global: &[Given],
+    jobs: &[(String, Vec<Given>)],
+) -> Result<(), UsageError> {
+    if !inv.job_files.is_empty() && (!jobs.is_empty() || !global.is_empty()) {
+        let first =
+            jobs.first().map(|(n, _)| format!("--name={n}")).or_else(|| global.first().map(|g| format!("--{}", g.0)));
+        return Err(UsageError::new(format!(
+            "{}: job options on the command line beside a job file are not combined; put them in the job file \
+             ([global] for every job)",
+            first.unwrap_or_default()
+        )));
+    }
+    for (name, options) in jobs {
+        inv.jobs.push(job_of(name, global, options)?);
+    }
+    if jobs.is_empty() && !global.is_empty() {
+        return Err(UsageError::new(format!(
+            "--{} given, but no job: fio's command line starts each job with --name=NAME",
+            global[0].0
+        )));
+    }
+    Ok(())
 }
 
 /// The jobs of a job file's text; `file` names it in messages.
