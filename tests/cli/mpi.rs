@@ -1,6 +1,6 @@
 //! MPI ranks as clients, with Open MPI's `mpirun` on this host (skipped with
 //! a message where mpirun or the MPI headers are missing). The MPI build is
-//! made once, into target/mpi, by `cargo build --profile mpi-test --features mpi` (Cargo.toml says why).
+//! made once, into target/mpi, by `cargo build --release --features mpi`.
 
 use crate::clients::{assert_barrier_held, small_iozone};
 use crate::helpers::*;
@@ -23,13 +23,13 @@ pub fn mpi_binary() -> Option<PathBuf> {
             let target = root.join("target/mpi");
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
             let status = Command::new(cargo)
-                .args(["build", "--profile", "mpi-test", "--features", "mpi", "--target-dir"])
+                .args(["build", "--release", "--features", "mpi", "--target-dir"])
                 .arg(&target)
                 .current_dir(&root)
                 .status()
                 .expect("run cargo");
             assert!(status.success(), "the MPI build failed (needs libopenmpi-dev, clang, libclang-dev)");
-            Ok(target.join("mpi-test/iomatrix"))
+            Ok(target.join("release/iomatrix"))
         })
         .clone();
     built.map_err(skip).ok()
