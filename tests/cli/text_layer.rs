@@ -31,17 +31,23 @@ fn sources(dir: &std::path::Path, found: &mut Vec<PathBuf>) {
     }
 }
 
-/// No table of the binary, of the text layer or of a suite's tables is laid out by hand: every
+/// No table of the binary, the harness, the text layer or a suite's tables is laid out by hand: every
 /// column goes through `iomatrix_report::table::Table`, the one table layout.
 #[test]
 fn every_table_is_laid_out_by_the_one_table_layout() {
     let mut files = Vec::new();
     sources(&repo().join("src"), &mut files);
     sources(&repo().join("crates/report/src/text"), &mut files);
+    sources(&repo().join("crates/harness/src"), &mut files);
     for entry in std::fs::read_dir(repo().join("crates")).expect("crates") {
-        let render = entry.expect("entry").path().join("src/render.rs");
+        let crate_src = entry.expect("entry").path().join("src");
+        let render = crate_src.join("render.rs");
         if render.exists() {
             files.push(render);
+        }
+        // A suite's command line, Suite impl and front end (moved from src/suites in issue 49).
+        if crate_src.join("cli").is_dir() {
+            sources(&crate_src.join("cli"), &mut files);
         }
     }
     assert!(files.len() > 60, "the binary, the text layer and the suites' tables were read: {}", files.len());
