@@ -87,23 +87,9 @@ impl<'de> Deserialize<'de> for Fact {
 }
 
 /// A stored field of its declared type, or the type's default where it holds something else
-/// (or nothing): the rule that lets stored runs of any age read. For `deserialize_with`.
-pub fn lenient<'de, D, T>(d: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de> + Default,
-{
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Stored<T> {
-        Declared(T),
-        Other(serde::de::IgnoredAny),
-    }
-    Ok(match Stored::<T>::deserialize(d)? {
-        Stored::Declared(v) => v,
-        Stored::Other(_) => T::default(),
-    })
-}
+/// (or nothing): the rule that lets stored runs of any age read, the same one the stored figures
+/// use. For `deserialize_with`.
+pub use iomatrix_core::figures::or_default as lenient;
 
 /// A stored JSON object of type `T`, None for anything else there (null, text, a list): an
 /// object that holds fields of other types still reads, those fields absent.
