@@ -457,7 +457,7 @@ fn tcp_losses(netns: &str) -> (u64, u64) {
 }
 
 /// `--host-link 100mbit` on one host and none on the others: that host writes and reads at 100 Mbit/s
-/// (0.80 to 1.10 of 11.5 MB/s of payload, why below) in both directions, its record says so for
+/// (0.60 to 1.10 of 11.5 MB/s of payload, why below) in both directions, its record says so for
 /// both, and it is the straggler. iomatrix's own NFS client: no client cache, so the reads cross the link as the writes do.
 #[test]
 fn a_host_at_100mbit_moves_its_links_rate_both_ways_and_is_the_straggler() {
@@ -495,13 +495,20 @@ fn a_host_at_100mbit_moves_its_links_rate_both_ways_and_is_the_straggler() {
             client_rate(&c, 1) / 1e6,
             client_rate(&c, 2) / 1e6
         );
-        // Not above the link's payload rate (+10%): the link is shaped this way. Not below 80% of
-        // it: the link, not something else, holds the host back. The client has one record in
-        // flight (IOzone's sequential test), so while it waits for a CPU the link idles: on a
-        // quiet machine reads and writes both land at 11.7-11.9 MB/s, but a CI run with the whole
-        // suite beside it once read at 10.09 MB/s (0.88) with the unshaped hosts slowed to ~280 MB/s.
+        // Not above the link's payload rate (+10%): the link is shaped this way. Not far below it:
+        // the link, not something else, holds the host back. The client has one record in flight
+        // (IOzone's sequential test), so while it waits for a CPU the link idles: on a quiet machine
+        // reads and writes both land at 11.7-11.9 MB/s, but a CI run with the whole suite beside it
+        // once read at 10.09 MB/s (0.88) with the unshaped hosts slowed to ~280 MB/s, and another CI
+        // run's 24-host test reached a third of what a quiet machine does. The floor, 0.60, leaves
+        // that load room; that the link is what sets this host apart is the check after it.
         let share = slow / PAYLOAD_AT_100MBIT;
-        assert!((0.80..=1.10).contains(&share), "{}: {slow} B/s, {share:.3} of the link's payload", c["test"]);
+        assert!(
+            (0.60..=1.10).contains(&share),
+            "{}: {slow:.0} B/s, {share:.3} of the link's payload: above 1.10 the link is not shaped, \
+             below 0.60 something other than the link held the host back",
+            c["test"]
+        );
         for rank in [1, 2] {
             assert!(client_rate(&c, rank) > 2.0 * slow, "{}: rank {rank} not faster than the slowed host", c["test"]);
         }
@@ -548,10 +555,18 @@ fn seed_001s_shape_24_hosts_at_100mbit_share_a_1gbit_server() {
             fastest / 1e6
         );
         assert!(overall <= line_rate, "{}: {overall} B/s beats the server's 1 Gbit/s link", c["test"]);
-        // The link is shared, not idle: well above what one host's 100 Mbit/s could carry. Measured
-        // 79-89% of the line rate on a quiet machine, 54% in a CI run on 2 busy cores, where 24 ranks
-        // and the NFS server share the CPUs: the bound asks 40%, more than 4 hosts' links.
-        assert!(overall >= 0.4 * line_rate, "{}: {overall} B/s", c["test"]);
+        // The hosts ran at once, not in turn: together they moved more than two hosts' links could
+        // carry. The fraction of the server's line they reach depends on the CPUs, not the links:
+        // 79-89% on a quiet machine, 54% and then 34% (42.5 MB/s) in CI runs on 2 busy cores where
+        // 24 ranks and the NFS server share them. So the floor is physical, two 100 Mbit/s links
+        // (23 MB/s); what the links alone decide is checked below, on the tbf counters.
+        let floor = 2.0 * PAYLOAD_AT_100MBIT;
+        assert!(
+            overall >= floor,
+            "{}: {overall:.0} B/s overall is below two hosts' links ({floor:.0} B/s): the hosts did not \
+             run at once, or the machine's CPUs, not the links, set the pace",
+            c["test"]
+        );
         // No host gets its own 100 Mbit/s: the server's link, not the hosts', sets the pace.
         assert!(fastest < 0.8 * PAYLOAD_AT_100MBIT, "{}: a host at {fastest} B/s", c["test"]);
     }
