@@ -150,12 +150,15 @@ pub struct RunAccessArgs {
     #[arg(long, visible_alias = "iodepth_batch_submit", value_name = "N")]
     pub submit_batch: Option<u32>,
 
+    /// fio's options that `run access` answers rather than takes (hidden from `--help`).
     #[command(flatten)]
     pub fio: super::fio_words::FioAnswers,
 
+    /// `--verify` and `--compressible`: what the written data holds.
     #[command(flatten)]
     pub data: DataArgs,
 
+    /// The target, working folder and output flags every writing suite takes.
     #[command(flatten)]
     pub common: CommonRunArgs,
 }
