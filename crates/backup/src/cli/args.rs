@@ -14,8 +14,10 @@ use std::path::{Path, PathBuf};
 /// (`--repeat`; each walk is a cell, a cold one dropping the cache again first).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct BackupWalks {
+    /// The walk itself: tree, read size and cache state.
     #[serde(flatten)]
     pub walk: BackupPlan,
+    /// How many times the tree is walked, one cell each (`--repeat`).
     pub walks: u32,
 }
 
@@ -43,6 +45,7 @@ pub struct RunBackupArgs {
     #[arg(long)]
     pub warm: bool,
 
+    /// The flags every `run` takes: labels, output, clients and repeats.
     #[command(flatten)]
     pub run: RunArgs,
 }
