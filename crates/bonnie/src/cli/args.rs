@@ -85,9 +85,11 @@ pub struct RunBonnieArgs {
     #[arg(long, value_name = "N")]
     pub seekers: Option<usize>,
 
+    /// `--verify` and `--compressible`: what the written data holds.
     #[command(flatten)]
     pub data: DataArgs,
 
+    /// The target, working folder and output flags every writing suite takes.
     #[command(flatten)]
     pub common: CommonRunArgs,
 }
