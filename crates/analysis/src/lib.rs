@@ -27,6 +27,7 @@
 //! - [`CacheVerdict`]: whether a run's figures measure the storage or the page cache, decided
 //!   once from O_DIRECT, the files' size and the RAM.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod beside;
 mod cache;
