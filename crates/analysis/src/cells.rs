@@ -275,7 +275,7 @@ pub struct Group {
     #[serde(skip)]
     pub beside: BTreeMap<CellKey, BTreeMap<MetricId, CellStats>>,
     /// Each run's typed figures by cell, in the order the cells were first stored (a load's
-    /// write phase before its read), for seed 003's headline rows ([`crate::headline`]).
+    /// write phase before its read), for seed 003's headline rows (`headline`).
     #[serde(skip)]
     pub figures: Vec<(CellKey, Vec<CellFigures>)>,
 }

@@ -33,18 +33,18 @@ impl Region {
     }
 }
 
-/// A plan parameter or environment fact one side does not know: "jobs[0].options.bs", unknown
+/// A plan parameter or environment fact one side does not know: `jobs[0].options.bs`, unknown
 /// in "A".
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NotKnown {
-    /// The parameter's or fact's name, e.g. "jobs[0].options.bs".
+    /// The parameter's or fact's name, e.g. `jobs[0].options.bs`.
     pub name: String,
     /// The side that does not know it: "A" or "B".
     pub unknown_in: &'static str,
 }
 
 impl NotKnown {
-    /// "jobs[0].options.bs (unknown in A)".
+    /// `jobs[0].options.bs (unknown in A)`.
     pub fn describe(&self) -> String {
         format!("{} (unknown in {})", self.name, self.unknown_in)
     }
@@ -135,7 +135,7 @@ pub struct OperationRow {
     pub a: f64,
     /// B's median.
     pub b: f64,
-    /// B against A, in % ([`change_pct`]).
+    /// B against A: (B - A) / A, in %.
     pub change_pct: f64,
     /// Faster, slower or within noise, from each side's samples.
     pub verdict: Judgement,
@@ -176,7 +176,7 @@ pub struct Regression {
     pub a: f64,
     /// B's median.
     pub b: f64,
-    /// B against A, in % ([`change_pct`]).
+    /// B against A: (B - A) / A, in %.
     pub change_pct: f64,
 }
 

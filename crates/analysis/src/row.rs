@@ -16,7 +16,7 @@ pub struct ScalarRow {
     pub a: f64,
     /// B's median.
     pub b: f64,
-    /// B against A, in % ([`change_pct`]).
+    /// B against A: (B - A) / A, in %.
     pub change_pct: f64,
     /// Faster, slower or within noise, from each side's samples.
     pub verdict: Judgement,
