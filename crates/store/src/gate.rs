@@ -1,6 +1,6 @@
-//! The one gate every figure passes on its way into the database: [`Store::add_cell`] (a run's
-//! cells) and [`Store::store_finished_run`] (imports) call [`check_cell`] for each cell, and
-//! [`Store::begin_run`] and `store_finished_run` call [`check_run`] for the run's own text, so no
+//! The one gate every figure passes on its way into the database: [`Store::add_cell`](crate::Store::add_cell) (a run's
+//! cells) and [`Store::store_finished_run`](crate::Store::store_finished_run) (imports) call [`check_cell`] for each cell, and
+//! [`Store::begin_run`](crate::Store::begin_run) and `store_finished_run` call [`check_run`] for the run's own text, so no
 //! writer of cells can go around it. A figure is refused unless it is a number (finite), not
 //! negative, and inside the physical bound of its kind stated here, in one place
 //! (docs/database.md lists them):

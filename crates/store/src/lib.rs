@@ -35,7 +35,7 @@
 //!   negative, inside the physical bounds it states); a refused cell is
 //!   [`StoreError::Refused`] and nothing of it is written.
 //!
-//! The schema is versioned with `PRAGMA user_version`; see [`schema`].
+//! The schema is versioned with `PRAGMA user_version`; see `schema.rs`.
 
 #![warn(missing_docs)]
 

@@ -75,7 +75,7 @@ pub struct CheckReport {
     /// Why iomatrix may only read the file (a read-only mount, a file this user may not write);
     /// None when it may write it.
     pub read_only: Option<String>,
-    /// Stored figures that cannot be read back (the first [`UNREADABLE_LISTED`]); only looked for
+    /// Stored figures that cannot be read back (the first 100, `UNREADABLE_LISTED`); only looked for
     /// in a file SQLite finds sound.
     pub unreadable: Vec<Unreadable>,
     /// How many stored figures cannot be read back, listed or not.
