@@ -33,6 +33,8 @@ pub struct RunBackupArgs {
     /// iomatrix's own protocol client, one session per client, no client cache (not cold:
     /// the server's cache is out of reach), no FIEMAP, hard links read once per name, symlinks
     /// as the server shows them; --warm is refused there
+    // The doc comment is clap's help text: `[user@]host[:port]` there is a URL's shape, not a link.
+    #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(long, value_name = "DIR", value_parser = Target::parse_tree)]
     pub target: Target,
 

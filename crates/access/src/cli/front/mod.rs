@@ -5,8 +5,8 @@
 //! written from the stored runs. iomatrix's own lines (where each job is stored) go to
 //! standard error.
 //!
-//! [`options`] is fio's option table, [`jobfile`] its command line and job files, [`plan`] a
-//! job as the access plan, [`output`] and [`json`] the two layouts, [`measured`] what they read
+//! [`options`] is fio's option table, [`jobfile`] its command line and job files, `plan` a
+//! job as the access plan, `output` and `json` the two layouts, `measured` what they read
 //! of a stored run.
 
 pub mod jobfile;
