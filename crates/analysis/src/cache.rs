@@ -10,33 +10,59 @@ pub enum CacheVerdict {
     /// O_DIRECT: every request went to the storage.
     Bypassed,
     /// The files are at least twice the RAM: most requests miss the cache.
-    FilesExceedTwiceRam { ram_bytes: u64 },
+    FilesExceedTwiceRam {
+        /// The machine's RAM in bytes.
+        ram_bytes: u64,
+    },
     /// The files exceed the RAM, but not twice over: part of what was read came from the cache.
-    Partly { ram_bytes: u64 },
+    Partly {
+        /// The machine's RAM in bytes.
+        ram_bytes: u64,
+    },
     /// The suite drops the page cache before it reads (a cold walk, `--drop-caches`): reads come
     /// from the storage.
     Dropped,
     /// The suite dropped the page cache before it read, but a meaningful part of the files
     /// stayed cached (counted with mincore after the drop: pages another process maps or has
     /// locked stay): that part of the reads came from the cache.
-    DroppedButCached { cached_bytes: u64, file_bytes: u64 },
+    DroppedButCached {
+        /// The files' bytes still cached after the drop.
+        cached_bytes: u64,
+        /// The files' bytes in all.
+        file_bytes: u64,
+    },
     /// Every file fits in the RAM: the figures measure the page cache.
-    Cached { ram_bytes: u64 },
+    Cached {
+        /// The machine's RAM in bytes.
+        ram_bytes: u64,
+    },
     /// Through iomatrix's own protocol client, which keeps no cache: the server's cache, which a
     /// client cannot see, may serve what it asks.
     Server,
     /// Through a protocol client to a server whose RAM is known (the lab's published facts, or
     /// `--describe server=FILE`): every file fits in it, so the server's page cache may serve
     /// every read.
-    ServerCached { ram_bytes: u64 },
+    ServerCached {
+        /// The server's RAM in bytes.
+        ram_bytes: u64,
+    },
     /// The files exceed the server's RAM, but not twice over: part of the reads may come from
     /// the server's cache.
-    ServerPartly { ram_bytes: u64 },
+    ServerPartly {
+        /// The server's RAM in bytes.
+        ram_bytes: u64,
+    },
     /// The files are at least twice the server's RAM: most reads miss the server's cache.
-    ServerExceedsTwiceRam { ram_bytes: u64 },
+    ServerExceedsTwiceRam {
+        /// The server's RAM in bytes.
+        ram_bytes: u64,
+    },
     /// The target's file system lives in RAM (tmpfs, ramfs): whatever the flags, the figures
     /// measure memory.
-    InMemory { fs_type: &'static str },
+    InMemory {
+        /// The file system's type ("tmpfs", "ramfs").
+        fs_type: &'static str,
+    },
     /// The machine's RAM is not known.
     Unknown,
 }

@@ -13,8 +13,11 @@ use std::collections::BTreeMap;
 /// repeat number (Bonnie's `-x`) is not part of the key: repeats are samples.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct CellKey {
+    /// The test's name as its suite stores it ("write", "seeks").
     pub test: String,
+    /// The file size in bytes; None where the cell has none (or a size mix names it).
     pub file_size: Option<u64>,
+    /// The record (request) size in bytes; None where the cell has none.
     pub record_size: Option<u64>,
     /// An access cell's mix ([`iomatrix_core::IoMix::name`]: "qd=4 read=70% random=100%"), or a
     /// size mix; empty elsewhere.
@@ -22,6 +25,7 @@ pub struct CellKey {
 }
 
 impl CellKey {
+    /// The key of a stored cell: its test, sizes and access mix.
     pub fn of(cell: &CellRow) -> CellKey {
         let variant = cell.figures().mix().map(|mix| mix.name()).unwrap_or_default();
         CellKey { test: cell.test.clone(), file_size: cell.file_size, record_size: cell.record_size, variant }
@@ -65,11 +69,14 @@ pub fn size(bytes: u64) -> String {
 /// rate, else the suite's own rate (Bonnie's seeks/s and files/s).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Figure {
+    /// The figure, in `unit`.
     pub value: f64,
+    /// "KB/s" (KiB per second), or the suite's own rate unit.
     pub unit: &'static str,
 }
 
 impl Figure {
+    /// The figure a stored cell is compared by; None when it has no positive, finite rate.
     pub fn of(cell: &CellRow) -> Option<Figure> {
         if cell.kib_per_sec > 0.0 && cell.kib_per_sec.is_finite() {
             return Some(Figure { value: cell.kib_per_sec, unit: "KB/s" });
@@ -84,12 +91,16 @@ impl Figure {
 pub struct CellStats {
     /// Every sample, in run order.
     pub values: Vec<f64>,
+    /// The median of the finite samples (0 when there are none).
     pub median: f64,
+    /// The smallest sample.
     pub min: f64,
+    /// The largest sample.
     pub max: f64,
     /// The sample furthest from the median, its distance in % of the
     /// median (seed 001's "+/- 20%"): 0 for one sample.
     pub spread_pct: f64,
+    /// The samples' unit ([`Figure::unit`]).
     pub unit: &'static str,
     /// Samples from partial cells (some clients or connections failed), taken in only when
     /// asked ([`Partial::Included`]): a figure with any is marked wherever it is shown.
@@ -105,6 +116,7 @@ fn is_zero(n: &usize) -> bool {
 }
 
 impl CellStats {
+    /// The statistics of `values`, every sample counted as complete.
     pub fn of(values: Vec<f64>, unit: &'static str) -> CellStats {
         let median = median(&values);
         let min = values.iter().copied().fold(f64::INFINITY, f64::min);
@@ -120,8 +132,10 @@ impl CellStats {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Partial {
+    /// Partial cells give no samples (the default).
     #[default]
     LeftOut,
+    /// Partial cells give samples, marked (`--include-partial`).
     Included,
 }
 
@@ -138,8 +152,10 @@ impl Partial {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Disturbed {
+    /// Disturbed cells give no samples (the default).
     #[default]
     LeftOut,
+    /// Disturbed cells give samples, marked (`--include-disturbed`).
     Included,
 }
 
@@ -148,7 +164,9 @@ pub enum Disturbed {
 /// both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Admit {
+    /// Whether partial cells give samples.
     pub partial: Partial,
+    /// Whether disturbed cells give samples.
     pub disturbed: Disturbed,
 }
 
@@ -174,11 +192,15 @@ impl Admit {
 /// A stored cell kept out of a group's medians and verdicts, and why.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LeftOut {
+    /// The cell's key.
     pub key: CellKey,
     /// The key as the tables name it ("write 64m/4k").
     pub cell: String,
+    /// The id of the run that stored it.
     pub run: i64,
+    /// Its place in the run's order of cells.
     pub seq: usize,
+    /// Why it is left out: partial, failed or disturbed.
     pub state: CellState,
 }
 
@@ -217,11 +239,14 @@ type Marked = (usize, usize);
 pub struct Group {
     /// How the user named it: "#12", "server=netware".
     pub name: String,
+    /// The ids of its runs, in the order given.
     pub run_ids: Vec<i64>,
+    /// The suite its runs ran (every run of a group runs the same one).
     pub suite: String,
     /// What the suite says of its cells: matrices or scalar rows, how latencies are summarised.
     #[serde(skip)]
     pub shape: SuiteShape,
+    /// Every cell that gave a sample, summarised over the group's runs.
     pub cells: BTreeMap<CellKey, CellStats>,
     /// Whether partial cells gave samples.
     pub partial: Partial,
@@ -238,6 +263,7 @@ pub struct Group {
     /// differences stated above the tables.
     #[serde(skip)]
     pub plans: Vec<serde_json::Value>,
+    /// Each run's stored environment, in run order.
     #[serde(skip)]
     pub environments: Vec<serde_json::Value>,
     /// Each run's extent summary by cell (the backup walk's FIEMAP counts): how the file system
@@ -249,7 +275,7 @@ pub struct Group {
     #[serde(skip)]
     pub beside: BTreeMap<CellKey, BTreeMap<MetricId, CellStats>>,
     /// Each run's typed figures by cell, in the order the cells were first stored (a load's
-    /// write phase before its read), for seed 003's headline rows ([`crate::headline`]).
+    /// write phase before its read), for seed 003's headline rows (`headline`).
     #[serde(skip)]
     pub figures: Vec<(CellKey, Vec<CellFigures>)>,
 }

@@ -13,15 +13,19 @@ use std::collections::{BTreeMap, BTreeSet};
 /// A part of the matrix ("the sweet spot"): inclusive bounds, open where None.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Region {
+    /// File sizes in bytes: (lowest, highest), inclusive; None leaves that end open.
     pub files: (Option<u64>, Option<u64>),
+    /// Record sizes in bytes: (lowest, highest), inclusive; None leaves that end open.
     pub records: (Option<u64>, Option<u64>),
 }
 
 impl Region {
+    /// Whether no bound is set: the region is the whole matrix.
     pub fn is_everything(&self) -> bool {
         *self == Region::default()
     }
 
+    /// Whether the cell of this file and record size (bytes) lies inside the region.
     pub fn contains(&self, file: u64, record: u64) -> bool {
         let within =
             |v: u64, (lo, hi): (Option<u64>, Option<u64>)| lo.is_none_or(|l| v >= l) && hi.is_none_or(|h| v <= h);
@@ -29,17 +33,18 @@ impl Region {
     }
 }
 
-/// A plan parameter or environment fact one side does not know: "jobs[0].options.bs", unknown
+/// A plan parameter or environment fact one side does not know: `jobs[0].options.bs`, unknown
 /// in "A".
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NotKnown {
+    /// The parameter's or fact's name, e.g. `jobs[0].options.bs`.
     pub name: String,
     /// The side that does not know it: "A" or "B".
     pub unknown_in: &'static str,
 }
 
 impl NotKnown {
-    /// "jobs[0].options.bs (unknown in A)".
+    /// `jobs[0].options.bs (unknown in A)`.
     pub fn describe(&self) -> String {
         format!("{} (unknown in {})", self.name, self.unknown_in)
     }
@@ -48,11 +53,15 @@ impl NotKnown {
 /// Mean change and wins over a set of cells.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Tally {
+    /// How many cells (ratios) it is over.
     pub cells: usize,
     /// Mean of the ratios B/A, minus one, in %.
     pub mean_change_pct: f64,
+    /// Cells where B/A is below 1: A was faster.
     pub a_wins: usize,
+    /// Cells where B/A is above 1: B was faster.
     pub b_wins: usize,
+    /// Cells where B/A is exactly 1.
     pub ties: usize,
 }
 
@@ -75,10 +84,13 @@ impl Tally {
 /// One matrix test: the ratio matrix B/A (medians over each side's runs).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MatrixComparison {
+    /// The test's name ("write", "random read").
     pub test: String,
+    /// The unit of both sides' figures ("KB/s").
     pub unit: &'static str,
     /// Rows: file sizes; columns: record sizes (bytes), as in IOzone's tables.
     pub file_sizes: Vec<u64>,
+    /// The columns' record sizes in bytes, ascending.
     pub record_sizes: Vec<u64>,
     /// `ratios[file][record]`: B/A, None where either side lacks the cell.
     pub ratios: Vec<Vec<Option<f64>>>,
@@ -86,6 +98,7 @@ pub struct MatrixComparison {
     pub by_record: Vec<(u64, f64)>,
     /// The file-size view: the mean ratio of each row.
     pub by_file: Vec<(u64, f64)>,
+    /// Mean change and wins over every cell both sides have.
     pub overall: Tally,
     /// The same over the region asked for, if any.
     pub region: Option<Tally>,
@@ -100,8 +113,11 @@ pub struct MatrixComparison {
 /// A plan parameter or environment fact that differs: "interleave: 1 vs 5".
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Difference {
+    /// The parameter's or fact's name.
     pub name: String,
+    /// A's value, as shown.
     pub a: String,
+    /// B's value, as shown.
     pub b: String,
 }
 
@@ -109,13 +125,19 @@ pub struct Difference {
 /// samples), the change, and its verdict.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OperationRow {
+    /// The operation's name, as its suite stores it.
     pub operation: String,
     /// "mean", "p50", "p99", "max" (times, ms) or "rate" (operations/s).
     pub figure: &'static str,
+    /// "ms" for times, "ops/s" for a rate.
     pub unit: &'static str,
+    /// A's median.
     pub a: f64,
+    /// B's median.
     pub b: f64,
+    /// B against A: (B - A) / A, in %.
     pub change_pct: f64,
+    /// Faster, slower or within noise, from each side's samples.
     pub verdict: Judgement,
     /// A side's samples include partial cells' (`--include-partial`).
     pub partial: bool,
@@ -124,44 +146,64 @@ pub struct OperationRow {
 /// Seed 003's response-time table for one phase (a cell: "write", "read").
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OperationTable {
+    /// The phase (the cell's test).
     pub phase: String,
+    /// One row per operation and figure.
     pub rows: Vec<OperationRow>,
 }
 
 /// Every compared figure with its verdict, counted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct NoiseSummary {
+    /// Figures B was faster at, beyond noise.
     pub faster: usize,
+    /// Figures B was slower at, beyond noise.
     pub slower: usize,
+    /// Figures whose change is within the run-to-run noise.
     pub within_noise: usize,
+    /// Figures with too few samples on a side for a verdict.
     pub no_verdict: usize,
 }
 
 /// A compared figure slower than A by more than a threshold beyond noise.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Regression {
+    /// The figure's name ("write 64m/4k", a metric or an operation's figure).
     pub cell: String,
+    /// The figure's unit.
     pub unit: &'static str,
+    /// A's median.
     pub a: f64,
+    /// B's median.
     pub b: f64,
+    /// B against A: (B - A) / A, in %.
     pub change_pct: f64,
 }
 
 /// Latency percentiles of one operation side by side (medians over runs), ns.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LatencyRow {
+    /// The cell, as the tables name it.
     pub cell: String,
+    /// The operation ("read", "write", or the suite's own).
     pub operation: String,
     /// (percentile name, A, B)
     pub percentiles: Vec<(String, f64, f64)>,
 }
 
+/// B against A ([`compare`]): what differs between the sides, each figure's change and verdict,
+/// and the cells one side lacks or left out.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
+    /// Side A's name, as the user gave it ("#12").
     pub a: String,
+    /// Side B's name.
     pub b: String,
+    /// The ids of A's runs.
     pub a_runs: Vec<i64>,
+    /// The ids of B's runs.
     pub b_runs: Vec<i64>,
+    /// The suite both sides ran.
     pub suite: String,
     /// Plan parameters (every flag, by its plan name) that differ between the sides.
     pub plan_differences: Vec<Difference>,
@@ -173,17 +215,22 @@ pub struct Comparison {
     /// `unknown`'s plan parameters and environment facts apart, for the text to count each kind.
     #[serde(skip)]
     pub unknown_plan: Vec<NotKnown>,
+    /// The environment facts of `unknown`.
     #[serde(skip)]
     pub unknown_environment: Vec<NotKnown>,
     /// How many plan parameters and environment facts both sides know: those compared.
     #[serde(skip)]
     pub plan_compared: usize,
+    /// How many environment facts both sides know: those compared.
     #[serde(skip)]
     pub environment_compared: usize,
     /// Differences in the conditions that produced the figures, to state above the tables.
     pub condition_differences: Vec<String>,
+    /// One ratio matrix per matrix test, for suites whose cells form matrices.
     pub matrices: Vec<MatrixComparison>,
+    /// One row per figure, for scalar suites.
     pub scalars: Vec<ScalarRow>,
+    /// Latency percentiles per cell and operation.
     pub latency: Vec<LatencyRow>,
     /// Per phase, each operation's mean, p50, p99 (or slowest) and rate.
     pub operations: Vec<OperationTable>,
@@ -200,6 +247,7 @@ pub struct Comparison {
     pub noise: NoiseSummary,
     /// Cells only one side has: listed, never silently dropped.
     pub only_in_a: Vec<String>,
+    /// Cells only B has.
     pub only_in_b: Vec<String>,
     /// Where the sides' cells differ in one swept parameter only (QD 1 against QD 32): the
     /// sweep that compares them level by level.
@@ -207,9 +255,11 @@ pub struct Comparison {
     /// Stored cells of each side kept out of its medians and verdicts because they are not
     /// whole (some or all of their clients or connections failed).
     pub left_out_a: Vec<LeftOut>,
+    /// B's cells left out, as `left_out_a` is A's.
     pub left_out_b: Vec<LeftOut>,
     /// Whether partial cells entered the medians (`--include-partial`; failed cells never do).
     pub partial: Partial,
+    /// The part of the matrices `--files` and `--records` asked about; everything when not given.
     pub region: Region,
 }
 
@@ -427,8 +477,11 @@ fn matrix_verdicts(m: &MatrixComparison, a: &Group, b: &Group) -> Vec<Vec<Option
 /// nothing, or not all it was asked, must say so: it never passes on what it did not check.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Gate {
+    /// The figures slower beyond the threshold.
     pub slower: Vec<Regression>,
+    /// How many figures were held to the threshold.
     pub checked: usize,
+    /// The figures asked about that could not be checked, each with why.
     pub not_checked: Vec<String>,
 }
 

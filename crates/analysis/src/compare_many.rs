@@ -13,8 +13,11 @@ use std::collections::HashMap;
 /// One side as the command line gave it, with its letter in the tables (A, B, ... Z, AA, ...).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Side {
+    /// Its letter in the tables: A, B, ... Z, AA, ...
     pub letter: String,
+    /// The side as the command line gave it ("#12", "server=netware").
     pub name: String,
+    /// The ids of its runs.
     pub runs: Vec<i64>,
     /// The labels that tell this side from the others (`storage=xfs`): those every run of the
     /// side has, less those every side has alike. `sweep --rows storage` names its systems so.
@@ -45,9 +48,12 @@ pub fn distinguishing_labels(sides: &[Vec<&[(String, String)]>]) -> Vec<Vec<Stri
 /// (None on the baseline's own cell).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SideCell {
+    /// The side's median.
     pub value: f64,
+    /// The median's change against the baseline's, in %; None on the baseline's own cell.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub change_pct: Option<f64>,
+    /// Faster, slower or within noise against the baseline; None on the baseline's own cell.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Judgement>,
     /// The median took in samples of partial cells (`--include-partial`).
@@ -58,17 +64,22 @@ pub struct SideCell {
 /// such figure, or the baseline has none to hold it against).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ManyRow {
+    /// The figure's name: a cell, a metric or an operation's figure.
     pub metric: String,
+    /// The figure's unit.
     pub unit: &'static str,
+    /// One entry per side, in the sides' order.
     pub cells: Vec<Option<SideCell>>,
 }
 
 /// Every side against the baseline.
 #[derive(Debug, Clone, Serialize)]
 pub struct ManyComparison {
+    /// The suite every side ran.
     pub suite: String,
     /// Index into `sides` of the baseline.
     pub baseline: usize,
+    /// Every side, in the order given.
     pub sides: Vec<Side>,
     /// One table: every figure any pair compared, in the order the pairs give them.
     pub rows: Vec<ManyRow>,

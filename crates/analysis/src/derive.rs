@@ -22,10 +22,13 @@ use serde::Serialize;
 /// What multiplies the rows.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Factor {
+    /// A number as typed.
     Number(f64),
     /// `ratio(RUNS, SIZE)`: the runs' selector and the block size, as typed.
     Ratio {
+        /// The runs whose read over write at `size` is the factor, as typed (`site=local`).
         runs: String,
+        /// The block size, as typed ("64k").
         size: String,
     },
 }
@@ -51,9 +54,13 @@ pub enum Operation {
 /// A parsed `--derive`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Derivation {
+    /// The derived figure's name, left of the `=`.
     pub name: String,
+    /// The rows it is worked from.
     pub rows: Rows,
+    /// How the factor meets each row's figure.
     pub operation: Operation,
+    /// What the rows are multiplied by or divided into.
     pub factor: Factor,
     /// As typed, for the output.
     pub formula: String,
@@ -64,6 +71,8 @@ const SHAPE: &str = "write NAME = ROWS * FACTOR or NAME = FACTOR / ROWS, ROWS re
                      or --derive 'window_hours = 58254.2 / backup'";
 
 impl Derivation {
+    /// Parses `--derive NAME = ROWS * FACTOR` or `NAME = FACTOR / ROWS`; a text of another shape is a
+    /// [`BadFlag`] that shows the shape.
     pub fn parse(text: &str) -> Result<Derivation, BadFlag> {
         let (name, expr) =
             text.split_once('=').ok_or_else(|| BadFlag(format!("--derive '{text}': no '='; {SHAPE}")))?;
@@ -126,18 +135,22 @@ impl Derivation {
 pub struct DerivedRow {
     /// "disk_read (from write 1g/64k)".
     pub cell: String,
+    /// One derived figure per level of the sweep, None where there was none to work from.
     pub values: Vec<Option<f64>>,
 }
 
 /// The derived figures of a sweep, with what they were worked from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Derived {
+    /// The derivation's name.
     pub name: String,
+    /// The derivation as typed.
     pub formula: String,
     /// The factor's value (a ratio resolved by the caller).
     pub factor: f64,
     /// Always true: the figures are worked out, not measured.
     pub derived: bool,
+    /// One row per measured row the derivation takes.
     pub rows: Vec<DerivedRow>,
 }
 

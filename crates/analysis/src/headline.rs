@@ -17,8 +17,11 @@ use serde::Serialize;
 pub struct HeadlineRow {
     /// "open mean response time", "time taken for test completion", "throughput per connection".
     pub figure: String,
+    /// The figure's unit.
     pub unit: &'static str,
+    /// A's median; None where A does not know the figure.
     pub a: Option<f64>,
+    /// B's median; None where B does not know the figure.
     pub b: Option<f64>,
     /// (B - A) / A in %, as the seed's "% change w.r.t." column; None where a side does not know
     /// the figure or A is 0.
@@ -30,7 +33,9 @@ pub struct HeadlineRow {
 /// The headline rows of one cell (a phase: "write 4k..2m (10 sizes)/4k"; a backup walk).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HeadlineTable {
+    /// The cell, as the tables name it.
     pub cell: String,
+    /// Its headline figures, in the seed's order.
     pub rows: Vec<HeadlineRow>,
 }
 
@@ -156,6 +161,7 @@ fn from_samples(figure: String, unit: &'static str, better: Better, a: Vec<f64>,
 pub struct PublishedSide {
     /// "A" or "B".
     pub side: &'static str,
+    /// The ids of that side's runs.
     pub runs: Vec<i64>,
 }
 

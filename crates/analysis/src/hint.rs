@@ -86,6 +86,7 @@ pub struct SweepHint {
     pub what: &'static str,
     /// Its levels on each side, as sweep names them.
     pub a_levels: Vec<String>,
+    /// B's levels, as `a_levels` are A's.
     pub b_levels: Vec<String>,
     /// The command that compares the sides level by level (`iomatrix sweep 1 2 --by qd`).
     pub command: String,

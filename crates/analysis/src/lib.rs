@@ -20,13 +20,14 @@
 //!   threshold beyond noise, for `--fail-if-slower`.
 //! - [`sweep`]: values per level of a swept setting and the % change
 //!   between levels ([`Sweep`]).
-//! - [`derive`]: a named figure worked from a sweep's rows by a stated
+//! - [`derive()`]: a named figure worked from a sweep's rows by a stated
 //!   formula ([`Derivation`]), always marked derived ([`Derived`]).
 //! - [`Limit`] and [`flag_cached`]: cells faster than a physical limit,
 //!   and the boundary in words ([`CacheFlags`]).
 //! - [`CacheVerdict`]: whether a run's figures measure the storage or the page cache, decided
 //!   once from O_DIRECT, the files' size and the RAM.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod beside;
 mod cache;

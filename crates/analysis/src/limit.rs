@@ -10,13 +10,18 @@ use std::collections::{BTreeMap, BTreeSet};
 /// unit): one figure for every cell, or per cell from an uncached run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum Limit {
+    /// One rate for every cell (`--limit 100Mbit`).
     Rate {
+        /// The rate in KB/s.
         kib_per_sec: f64,
+        /// The rate as typed.
         text: String,
     },
     /// Each cell's own limit: the median of the same cell in another group.
     PerCell {
+        /// The other group's name (`--limit RUNS`).
         name: String,
+        /// Each cell's median there, in KB/s.
         kib_per_sec: BTreeMap<CellKey, f64>,
     },
 }
@@ -70,6 +75,7 @@ impl Limit {
         }
     }
 
+    /// The limit in words: "100Mbit = 12207 KB/s", "each cell's figure in #3".
     pub fn describe(&self) -> String {
         match self {
             Limit::Rate { kib_per_sec, text } => format!("{text} = {kib_per_sec:.0} KB/s"),
@@ -81,6 +87,7 @@ impl Limit {
 /// The cells above the limit and, per test, the boundary in words.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CacheFlags {
+    /// The limit in words ([`Limit::describe`]).
     pub limit: String,
     /// (cell, its median KB/s, the limit it beat)
     pub flagged: Vec<(CellKey, f64, f64)>,
@@ -91,6 +98,7 @@ pub struct CacheFlags {
 }
 
 impl CacheFlags {
+    /// Whether the cell's median beat its limit.
     pub fn is_flagged(&self, key: &CellKey) -> bool {
         self.flagged.iter().any(|(k, _, _)| k == key)
     }

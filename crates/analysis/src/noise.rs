@@ -24,7 +24,9 @@ pub struct Judgement {
     pub verdict: &'static str,
     /// The rank test's two-sided p-value; None where no verdict is possible.
     pub p_value: Option<f64>,
+    /// How many samples A has.
     pub a_samples: usize,
+    /// How many samples B has.
     pub b_samples: usize,
     /// With "no verdict": samples per side (`--repeat`) that would give one.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -8,10 +8,15 @@ use serde::Serialize;
 /// One figure of a scalar suite: A, B and the change.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ScalarRow {
+    /// The metric's name.
     pub metric: String,
+    /// The metric's unit.
     pub unit: &'static str,
+    /// A's median.
     pub a: f64,
+    /// B's median.
     pub b: f64,
+    /// B against A: (B - A) / A, in %.
     pub change_pct: f64,
     /// Faster, slower or within noise, from each side's samples.
     pub verdict: Judgement,

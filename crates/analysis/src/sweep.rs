@@ -14,7 +14,9 @@ use std::collections::BTreeMap;
 /// samples of each cell at that level (the swept setting taken out of the key).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepLevel {
+    /// The level's name ("4", "cache=2", "64k").
     pub level: String,
+    /// Each cell's samples at this level, keyed without the swept setting.
     pub cells: BTreeMap<CellKey, Vec<f64>>,
 }
 
@@ -24,8 +26,11 @@ pub struct SweepLevel {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
+    /// Reads only.
     Read,
+    /// Writes only.
     Write,
+    /// Mixed workloads, metadata tests and the rest.
     Other,
 }
 
@@ -53,6 +58,7 @@ impl Direction {
         }
     }
 
+    /// The direction's name as the summaries print it: "reads", "writes", "other".
     pub fn name(self) -> &'static str {
         match self {
             Direction::Read => "reads",
@@ -65,9 +71,11 @@ impl Direction {
 /// One cell across the levels.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepRow {
+    /// The cell as the tables name it, without the swept setting.
     pub cell: String,
     /// The cell's record (block) size, for one table per block size.
     pub record_size: Option<u64>,
+    /// Whether the cell reads, writes or neither.
     pub direction: Direction,
     /// The figure's unit: the sweep's, unless the caller set the row's own
     /// (Bonnie's seeks/s and files/s beside its KB/s).
@@ -90,10 +98,13 @@ pub struct SweepRow {
 /// The rows of one direction together.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DirectionSummary {
+    /// The direction summarised.
     pub direction: Direction,
+    /// How many rows it is over.
     pub rows: usize,
     /// The mean over the direction's rows of each step's % change, and of their Totals.
     pub average_steps_pct: Vec<Option<f64>>,
+    /// The mean over the direction's rows of their Totals (first to last, %).
     pub average_total_pct: Option<f64>,
     /// The rows' Totals summed (seed 001's "reads increased over 500%": the
     /// first-to-last changes of the block sizes added up).
@@ -106,8 +117,11 @@ pub struct DirectionSummary {
 pub struct BlockRatio {
     /// The block (record) size and what else keys the pair: "2k", "64k 16m", "4k qd=8 random=0%".
     pub what: String,
+    /// The block (record) size in bytes; None for cells without one.
     pub record_size: Option<u64>,
+    /// How many read samples were pooled.
     pub reads: usize,
+    /// How many write samples were pooled.
     pub writes: usize,
     /// The mean of all read samples over the mean of all write samples (the seed's figure).
     pub mean_ratio: f64,
@@ -115,14 +129,21 @@ pub struct BlockRatio {
     pub median_ratio: f64,
 }
 
+/// A sweep ([`sweep`]): each cell's medians over the levels, their changes, and seed 001's
+/// summaries of them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Sweep {
+    /// What is swept: sweep's `--by` name.
     pub by: String,
+    /// The figures' unit, unless a row gives its own.
     pub unit: String,
+    /// The levels' names, in order.
     pub levels: Vec<String>,
+    /// One row per cell.
     pub rows: Vec<SweepRow>,
     /// The mean over rows of each step's % change, and of first-to-last.
     pub average_steps_pct: Vec<Option<f64>>,
+    /// The mean over rows of first-to-last (%).
     pub average_first_to_last_pct: Option<f64>,
     /// (level, record size, read / write) where a level has both.
     pub read_write: Vec<(String, String, f64)>,

@@ -38,9 +38,6 @@
 //! CPU clock) over the test's wall time.
 #![warn(missing_docs)]
 
-// The command-line module moved here from the binary in issue 49; documenting its public items is
-// the step after the move (docs/layout.md, "Lints").
-#[allow(missing_docs)]
 pub mod cli;
 mod clients;
 mod csv;

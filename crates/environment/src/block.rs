@@ -11,7 +11,9 @@ use crate::mount::MountEntry;
 pub struct BlockDevice {
     /// Kernel name, e.g. "vda", "loop0", "loop0p1", "sda1".
     pub name: String,
+    /// The device number's major part (`/sys/dev/block/M:m`).
     pub major: u32,
+    /// The device number's minor part.
     pub minor: u32,
     /// `/sys/dev/block/M:m/partition` exists.
     pub is_partition: bool,

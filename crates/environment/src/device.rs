@@ -21,6 +21,7 @@ use crate::mount::{self, MountEntry};
 pub struct DeviceIdentity {
     /// The kernel's name when measured ("loop2", "sdb1"): shown, never compared.
     pub name: String,
+    /// The device's size in bytes (sysfs `size`, 512-byte sectors, times 512); compared.
     pub size_bytes: u64,
     /// `wwid` (NVMe) or `device/wwid` (SCSI): the world-wide name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -34,8 +35,10 @@ pub struct DeviceIdentity {
     /// The names under `/dev/disk/by-id` that lead to it (none without udev).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_id: Vec<String>,
+    /// For a loop device, the file behind it; None for any other device.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_backing: Option<LoopBacking>,
+    /// For a partition, the disk it lies on and where it starts; None for a whole disk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition_of: Option<Box<PartitionOf>>,
 }
@@ -44,16 +47,22 @@ pub struct DeviceIdentity {
 /// prove it is the same file (compared), with the loop's offset into it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LoopBacking {
+    /// The backing file's path when measured: shown, never compared.
     pub file: String,
+    /// The device (`st_dev`) of the file system holding the backing file.
     pub st_dev: u64,
+    /// The backing file's inode on that device.
     pub inode: u64,
+    /// Where the loop device starts in the file, in bytes (`loop/offset`).
     pub offset: u64,
 }
 
 /// A partition: the disk it lies on and where, in 512-byte sectors.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PartitionOf {
+    /// The identity of the disk the partition lies on.
     pub disk: DeviceIdentity,
+    /// The partition's first sector on that disk (512-byte sectors, sysfs `start`).
     pub start_sector: u64,
 }
 

@@ -17,6 +17,8 @@
 //! "unknown", 0 or `None`; only a target that cannot be resolved or
 //! statted is an error.
 
+#![warn(missing_docs)]
+
 mod addresses;
 mod block;
 mod device;
@@ -45,8 +47,10 @@ pub use space::{space, Space};
 /// Serialised flat: the machine's fields sit beside `target`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Environment {
+    /// The machine's facts: host, kernel, OS, CPU and memory.
     #[serde(flatten)]
     pub machine: Machine,
+    /// The target folder, its mount and the device under it.
     pub target: TargetInfo,
 }
 

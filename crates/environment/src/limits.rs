@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 /// A cap and what is already counted against it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Used {
+    /// The cap itself.
     pub limit: u64,
+    /// What already counts against the cap; [`Used::left`] is the difference.
     pub used: u64,
 }
 

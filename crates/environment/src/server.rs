@@ -18,7 +18,9 @@ pub struct ServerDescription {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {problem}")]
 pub struct DescriptionError {
+    /// The line's number in the description, from 1.
     pub line: usize,
+    /// What is wrong with the line, and how to write it.
     pub problem: String,
 }
 

@@ -130,16 +130,22 @@ where
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct StoredEnvironment {
+    /// The machine's `uname` release ([`crate::Machine::kernel`]).
     pub kernel: Fact,
+    /// The first CPU model name of `/proc/cpuinfo`.
     pub cpu_model: Fact,
+    /// The CPUs the process could use, as stored (0 when unknown).
     pub cpu_count: Fact,
+    /// The machine's memory in bytes; None when absent or not a number.
     #[serde(deserialize_with = "lenient")]
     pub ram_bytes: Option<u64>,
+    /// The target and its mount; None in a run that stored none or one that does not read.
     #[serde(deserialize_with = "lenient_object")]
     pub target: Option<StoredTarget>,
     /// Each MPI rank's host; None for a run whose clients were threads of one process.
     #[serde(deserialize_with = "lenient_list")]
     pub client_hosts: Option<Vec<StoredClientHost>>,
+    /// The server described (`--describe server=FILE` or the lab's facts); None when none was.
     #[serde(deserialize_with = "lenient_object")]
     pub server: Option<StoredServer>,
 }
@@ -155,11 +161,16 @@ impl StoredEnvironment {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct StoredTarget {
+    /// The target's file system type, e.g. "ext4".
     pub fs_type: Fact,
+    /// The mount's source, e.g. "/dev/loop0" or a server.
     pub mount_source: Fact,
+    /// The mount's options, as mountinfo lists them.
     pub mount_options: Fact,
+    /// The file system's size in bytes; None when absent or not a number.
     #[serde(deserialize_with = "lenient")]
     pub total_bytes: Option<u64>,
+    /// The block device under the mount; None where there is none or it does not read.
     #[serde(deserialize_with = "lenient_object")]
     pub block_device: Option<StoredBlockDevice>,
     /// A raw device's identity, where one is stored: `rerun` refuses one that does not read
@@ -180,7 +191,9 @@ fn identity_as_stored<'de, D: Deserializer<'de>>(
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct StoredBlockDevice {
+    /// The device's kernel name, e.g. "loop0p1".
     pub name: Fact,
+    /// A partition's start alignment in bytes; None for a whole disk or where not stored.
     #[serde(deserialize_with = "lenient")]
     pub alignment_bytes: Option<u64>,
 }
@@ -189,8 +202,11 @@ pub struct StoredBlockDevice {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct StoredClientHost {
+    /// The rank's number in the MPI job.
     pub rank: Fact,
+    /// The name of the host the rank ran on.
     pub host: Fact,
+    /// The address the rank's host is reached at.
     pub address: Fact,
     /// What the rank recorded of its host ([`crate::HostEnvironment`]); None in runs stored
     /// before hosts were described.
@@ -202,13 +218,19 @@ pub struct StoredClientHost {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct StoredHost {
+    /// The host's `uname` release.
     pub kernel: Fact,
+    /// The host's first CPU model name.
     pub cpu_model: Fact,
+    /// The CPUs the rank's process could use.
     pub cpu_count: Fact,
+    /// The host's memory in bytes; None when absent or not a number.
     #[serde(deserialize_with = "lenient")]
     pub ram_bytes: Option<u64>,
+    /// The file system of the rank's folder; None where not stored.
     #[serde(deserialize_with = "lenient_object")]
     pub folder: Option<StoredFolder>,
+    /// The interface the rank's traffic takes; None where not stored.
     #[serde(deserialize_with = "lenient_object")]
     pub nic: Option<StoredNic>,
 }
@@ -217,8 +239,11 @@ pub struct StoredHost {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct StoredFolder {
+    /// The folder's path on the host, or the server's URL.
     pub path: Fact,
+    /// Its file system type, or the protocol client.
     pub fs_type: Fact,
+    /// Its mount's source, or the server.
     pub mount_source: Fact,
 }
 
@@ -226,14 +251,21 @@ pub struct StoredFolder {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct StoredNic {
+    /// The interface's name, e.g. "eth0".
     pub name: Fact,
+    /// The address whose route chose the interface.
     pub toward: Fact,
+    /// The interface's driver, or "unknown".
     pub driver: Fact,
+    /// The rate the host sends at (a tbf qdisc's), "not shaped", or "unknown (...)".
     pub link_rate: Fact,
+    /// The link speed the driver reports, in Mbit/s; None where it reports none.
     #[serde(deserialize_with = "lenient")]
     pub speed_mbps: Option<u64>,
+    /// The interface's MTU in bytes; None where unreadable.
     #[serde(deserialize_with = "lenient")]
     pub mtu: Option<u64>,
+    /// The rate the host receives at, where whoever shaped the link said; None where nobody did.
     #[serde(deserialize_with = "lenient")]
     pub receive_rate: Option<String>,
 }
@@ -242,6 +274,7 @@ pub struct StoredNic {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct StoredServer {
+    /// Where the facts came from, e.g. "lab (DIR/server-facts)" or "--describe server=FILE".
     pub described_by: Fact,
     /// The facts by key; empty where none read.
     #[serde(deserialize_with = "lenient")]

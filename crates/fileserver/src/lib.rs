@@ -37,9 +37,6 @@
 //! - [`drop_caches`]: what the run needs of the system.
 #![warn(missing_docs)]
 
-// The command-line module moved here from the binary in issue 49; documenting its public items is
-// the step after the move (docs/layout.md, "Lints").
-#[allow(missing_docs)]
 pub mod cli;
 mod clients;
 pub mod figures;

@@ -438,7 +438,7 @@ impl FileserverPlan {
     /// Memory one connection holds at its peak: the record it reads into,
     /// with stamped data the record it stamps, its latency samples before
     /// they reach the shared histograms (16 bytes each), with
-    /// `--interleave` the files it writes at once ([`GROWING_BYTES`] each),
+    /// `--interleave` the files it writes at once (`GROWING_BYTES` each),
     /// and with `--mix` the order it visits its files in (4 bytes a file).
     pub fn memory_per_connection(&self) -> u64 {
         let record = self.record.bytes();

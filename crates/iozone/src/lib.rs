@@ -28,9 +28,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-// The command-line module moved here from the binary in issue 49; documenting its public items is
-// the step after the move (docs/layout.md, "Lints").
-#[allow(missing_docs)]
 pub mod cli;
 pub mod figures;
 pub mod front;

@@ -11,9 +11,6 @@
 //!   and [`CellFigures`] (one cell merged over connections and clients).
 #![warn(missing_docs)]
 
-// The command-line module moved here from the binary in issue 49; documenting its public items is
-// the step after the move (docs/layout.md, "Lints").
-#[allow(missing_docs)]
 pub mod cli;
 pub mod dbench;
 pub mod figures;

@@ -12,9 +12,13 @@ use std::collections::BTreeSet;
 
 /// One group of runs (a RUNS argument) with its summary and caching flags.
 pub struct ReportGroup {
+    /// The group's name: the RUNS argument that selected it.
     pub name: String,
+    /// The stored runs of the group, in the order selected.
     pub runs: Vec<StoredRun>,
+    /// Each cell of the group's runs summarised: its median and spread.
     pub summary: Group,
+    /// The cells that beat `--limit`; None without `--limit`.
     pub flags: Option<CacheFlags>,
     /// Per run whose MPI ranks ran on two hosts or more: its clients by host.
     pub hosts: Vec<HostFigures>,
@@ -25,36 +29,48 @@ pub struct ReportGroup {
 /// slowest and the fastest; and the hosts far below the median host.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HostFigures {
+    /// The run's id in the database.
     pub run: i64,
     /// The clients' rate unit (KB/s, MiB/s...).
     pub unit: String,
     /// "name (address)", in rank order.
     pub hosts: Vec<String>,
+    /// Per cell, one row per host, in the hosts' order.
     pub rows: Vec<HostRow>,
+    /// The hosts whose sums sit far below the median host's; empty when none does.
     pub stragglers: Vec<Straggler>,
 }
 
 /// One host in one cell; the figures are None where none of its clients reported one.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HostRow {
+    /// The cell, as its suite describes it.
     pub cell: String,
+    /// The host, "name (address)".
     pub host: String,
+    /// How many of the run's clients ran on this host.
     pub clients: usize,
+    /// The sum of those clients' own rates, in [`HostFigures::unit`].
     pub sum: Option<f64>,
+    /// The slowest of those clients' rates.
     pub slowest: Option<f64>,
+    /// The fastest of those clients' rates.
     pub fastest: Option<f64>,
 }
 
 /// A host whose sums sit far below the median host's.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Straggler {
+    /// The host, "name (address)".
     pub host: String,
     /// The geometric mean, over the cells, of its sum over the median host's.
     pub ratio: f64,
+    /// How many cells the geometric mean is over.
     pub cells: usize,
 }
 
 impl Straggler {
+    /// The straggler in one sentence, as the reports print it.
     pub fn sentence(&self) -> String {
         format!(
             "straggler host: {} at {:.3}x the median host (geometric mean over {} cell(s))",
@@ -68,8 +84,11 @@ impl Straggler {
 pub struct Report {
     /// The command that made it, and when (UTC).
     pub made_by: String,
+    /// When the report was made, in UTC.
     pub made_at: String,
+    /// The groups, one per RUNS argument, in the order given.
     pub groups: Vec<ReportGroup>,
+    /// Each other group of the baseline's suite against the baseline, in the groups' order.
     pub comparisons: Vec<Comparison>,
     /// With three sides or more of the baseline's suite: every side against the baseline in one
     /// table (the sides are those groups, in their order; `comparisons` are its pairs).

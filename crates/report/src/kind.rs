@@ -20,10 +20,15 @@ use std::io::{BufRead, BufReader, Read};
 /// A report format, as the guarded writer judges an existing file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReportKind {
+    /// An HTML page (`.html`).
     Html,
+    /// A Markdown document (`.md`).
     Markdown,
+    /// CSV, one row per stored cell of every run.
     Csv,
+    /// The JSON report document.
     Json,
+    /// An `.xlsx` workbook.
     Xlsx,
 }
 

@@ -34,6 +34,7 @@
 //!   [`svg::LineChart`] (log2 x axis of sizes, optional log y) and
 //!   [`svg::bar_chart`].
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod csv;
 pub mod document;

@@ -8,10 +8,11 @@ use crate::document::{
 use iomatrix_analysis::{Comparison, ManyComparison, MatrixComparison};
 use std::fmt::Write;
 
-/// The report's tables in Markdown.
 /// The first line of every markdown report: how a later write tells a previous one.
 pub const TITLE: &str = "# iomatrix report";
 
+/// The report's tables in Markdown: the title and who made it, each group, the table of every side
+/// (three sides or more), then each comparison against the baseline.
 pub fn render(report: &Report) -> String {
     let mut m = format!("{TITLE}\n\nMade by `{}` at {} UTC; figures are medians.\n", report.made_by, report.made_at);
     for g in &report.groups {

@@ -20,10 +20,15 @@ pub enum Scale {
 
 /// A matrix to draw: rows down, columns across.
 pub struct Heatmap<'a> {
+    /// The chart's title, above it.
     pub title: &'a str,
+    /// What the rows are (the label of the left axis).
     pub row_label: &'a str,
+    /// What the columns are (the label of the bottom axis).
     pub column_label: &'a str,
+    /// Each row's label, top to bottom.
     pub rows: Vec<String>,
+    /// Each column's label, left to right.
     pub columns: Vec<String>,
     /// `values[row][column]`
     pub values: Vec<Vec<Option<f64>>>,
@@ -35,7 +40,9 @@ pub struct Heatmap<'a> {
     /// Cells whose figure takes in samples of partial cells (some clients or connections
     /// failed; `--include-partial`), same shape as `values`: marked with a dagger.
     pub partial: Vec<Vec<bool>>,
+    /// How values are coloured.
     pub scale: Scale,
+    /// The values' unit, shown in the legend.
     pub unit: &'a str,
 }
 
@@ -166,6 +173,7 @@ impl Heatmap<'_> {
         s
     }
 
+    /// The heatmap as a standalone SVG document.
     pub fn render(&self) -> String {
         let left = 70.0;
         let top = 48.0;
@@ -306,17 +314,23 @@ impl Heatmap<'_> {
 
 /// One line of a [`LineChart`].
 pub struct Series {
+    /// The line's name, in the legend.
     pub name: String,
     /// (x, y), x > 0 (drawn on a log2 axis).
     pub points: Vec<(f64, f64)>,
 }
 
+/// A chart of lines over a log2 x axis: one [`Series`] each, a colour each (at most [`MAX_SERIES`]).
 pub struct LineChart<'a> {
+    /// The chart's title, above it.
     pub title: &'a str,
+    /// The label of the x axis.
     pub x_label: &'a str,
+    /// The label of the y axis.
     pub y_label: &'a str,
     /// How to print an x value (a size, a percentile).
     pub x_text: &'a dyn Fn(f64) -> String,
+    /// The lines, in legend order.
     pub series: Vec<Series>,
     /// Draw y on a log10 axis (latencies).
     pub log_y: bool,
@@ -332,6 +346,7 @@ const PALETTE: [&str; MAX_SERIES] =
     ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 
 impl LineChart<'_> {
+    /// The chart as a standalone SVG document.
     pub fn render(&self) -> String {
         // The legend's names decide the right margin (long names are cut, the full name kept as a tooltip).
         let longest = self.series.iter().map(|s| text_width(&clip(&s.name, LEGEND_CHARS))).fold(0.0, f64::max);
@@ -480,7 +495,10 @@ pub enum Bars {
     Distinct,
     /// The same figure on each side: the best bar green, the worst red, the rest grey;
     /// `lower_is_better` for times (a latency's lower bar is the faster side).
-    Ranked { lower_is_better: bool },
+    Ranked {
+        /// Whether lower is better (a time) rather than higher (a rate).
+        lower_is_better: bool,
+    },
 }
 
 /// The best side's bar.

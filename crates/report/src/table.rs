@@ -12,7 +12,9 @@ use std::fmt::Write;
 /// Where an entry sits in its column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Align {
+    /// Padded on the right: text starts at the column's left edge.
     Left,
+    /// Padded on the left: figures line up on their last digit.
     Right,
 }
 
@@ -90,6 +92,7 @@ pub struct Table {
 }
 
 impl Table {
+    /// A table with these columns, a header line, no indent, padding kept.
     pub fn new(columns: Vec<Column>) -> Self {
         Self { columns, rows: Vec::new(), indent: String::new(), header: true, trim: false }
     }
@@ -129,6 +132,7 @@ impl Table {
         self
     }
 
+    /// Whether no row has been added.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }

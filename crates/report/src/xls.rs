@@ -52,11 +52,13 @@ pub enum XlsError {
         "the workbook needs {0} rows; an .xls worksheet (Excel 2.1, as IOzone writes) holds {MAX_ROWS}: \
          name the file .xlsx (-b out.xlsx)"
     )]
+    /// The matrices need more rows than an .xls worksheet holds (the count needed).
     TooManyRows(usize),
     #[error(
         "the workbook needs {0} columns; an .xls worksheet (Excel 2.1, as IOzone writes) holds {MAX_COLUMNS}: \
          name the file .xlsx (-b out.xlsx)"
     )]
+    /// The matrices need more columns than an .xls worksheet holds (the count needed).
     TooManyColumns(usize),
 }
 

@@ -271,7 +271,9 @@ fn to_col(n: usize) -> Result<ColNum, XlsxError> {
 
 /// One figure of a scalar suite across the report's groups.
 pub struct ScalarRow {
+    /// The figure's name.
     pub metric: String,
+    /// The figure's unit.
     pub unit: String,
     /// One value per group, in the groups' order (None where a group lacks it).
     pub values: Vec<Option<f64>>,

@@ -14,8 +14,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
+/// An access cell's requests per second.
 pub const IOPS: Metric = Metric::new("iops", "IOPS", Direction::HigherIsBetter, 0);
+/// A suite's own rate where a cell's figure is no byte rate (Bonnie's seeks/s, files/s).
 pub const PER_SEC: Metric = Metric::new("per_sec", "per second", Direction::HigherIsBetter, 0);
+/// The slowest single operation of the cell, in ns.
 pub const MAX_LATENCY_NS: Metric = Metric::new("max_latency_ns", "ns", Direction::LowerIsBetter, 0);
 pub const KIB_PER_SEC: Metric = Metric::new("kib_per_sec", "KB/s", Direction::HigherIsBetter, 0);
 const SHARED_METRICS: &[Metric] = &[
@@ -33,33 +36,43 @@ const SHARED_METRICS: &[Metric] = &[
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct CellFigures {
+    /// An access cell's share of reads, in % ([`IoMix`]); None for other cells.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub read_percent: Option<u64>,
+    /// An access cell's share of random offsets, in %; None for other cells.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub random_percent: Option<u64>,
+    /// An access cell's queue depth; None for other cells.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub queue_depth: Option<u64>,
     /// A suite's or an importer's own phase name and repeat number, kept as stored.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub phase: Option<Value>,
+    /// The repeat's number, kept as stored (Bonnie's `-x`).
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub repeat: Option<Value>,
     /// The unit of `per_sec` ("seeks/s", "files/s", ...), for cells whose figure is no byte rate.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
+    /// The suite's own rate, in `unit`; None where the cell stores none.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub per_sec: Option<f64>,
+    /// Requests per second ([`IOPS`]); None where not stored.
     #[serde(deserialize_with = "or_default", skip_serializing)]
     pub iops: Option<f64>,
+    /// The slowest single operation in ns; None where not stored (0 in older Bonnie runs: not measured).
     #[serde(deserialize_with = "or_default", skip_serializing)]
     pub max_latency_ns: Option<u64>,
+    /// The clients that failed the cell, each with its rank and message; empty when none did.
     #[serde(deserialize_with = "or_default", skip_serializing)]
     pub failed_clients: Vec<FailedClient>,
     /// Errors by kind ("ENOSPC": 3), in the order of their kinds.
     #[serde(deserialize_with = "or_default", skip_serializing)]
     pub errors: Map<String, Value>,
+    /// Connections that failed in the phase (the file server's and a personality's).
     #[serde(deserialize_with = "or_default", skip_serializing)]
     pub connections_failed: Option<u64>,
+    /// Connections left out since an earlier phase failed them.
     #[serde(deserialize_with = "or_default", skip_serializing)]
     pub connections_skipped: Option<u64>,
     /// `--verify`'s tally of the cell.
@@ -76,6 +89,7 @@ pub struct CellFigures {
     /// connections' own KB/s. Absent in runs stored before a suite kept them: unknown, never 0.
     #[serde(deserialize_with = "or_default", skip_serializing)]
     pub completion_ns: Option<u64>,
+    /// The mean of the connections' own KB/s; None where not stored.
     #[serde(deserialize_with = "or_default", skip_serializing)]
     pub avg_connection_kib_per_sec: Option<f64>,
     /// Each operation's timing summary by name (the file-server's and a personality's `ops`).
@@ -84,8 +98,10 @@ pub struct CellFigures {
     /// A backup walk's files read, MiB/min and elapsed time (its `BackupResult`).
     #[serde(deserialize_with = "or_default", skip_serializing)]
     pub files: Option<u64>,
+    /// A backup walk's rate in MiB per minute.
     #[serde(deserialize_with = "or_default", skip_serializing)]
     pub mib_per_min: Option<f64>,
+    /// A backup walk's elapsed time, in ns.
     #[serde(deserialize_with = "or_default", skip_serializing)]
     pub wall_ns: Option<u64>,
     /// What the page cache held of the cell's files when it began, after a drop where the suite
@@ -115,20 +131,28 @@ const OPS_KEY: &str = "ops";
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct OpSummary {
+    /// How many times the operation was timed.
     #[serde(deserialize_with = "or_default")]
     pub count: Option<f64>,
+    /// The mean time, in ns.
     #[serde(deserialize_with = "or_default")]
     pub mean_ns: Option<f64>,
+    /// The median time, in ns.
     #[serde(deserialize_with = "or_default")]
     pub p50_ns: Option<f64>,
+    /// The 90th percentile, in ns.
     #[serde(deserialize_with = "or_default")]
     pub p90_ns: Option<f64>,
+    /// The 99th percentile, in ns.
     #[serde(deserialize_with = "or_default")]
     pub p99_ns: Option<f64>,
+    /// The 99.9th percentile, in ns.
     #[serde(deserialize_with = "or_default")]
     pub p99_9_ns: Option<f64>,
+    /// The 99.99th percentile, in ns.
     #[serde(deserialize_with = "or_default")]
     pub p99_99_ns: Option<f64>,
+    /// The slowest time, in ns.
     #[serde(deserialize_with = "or_default")]
     pub max_ns: Option<f64>,
     /// Whether the summary stores percentiles: a histogram's summary does (its `p50_ns`, even
@@ -138,8 +162,10 @@ pub struct OpSummary {
     /// The wall time of the cell the operation ran in, for its rate.
     #[serde(skip)]
     pub cell_wall_ns: Option<f64>,
+    /// Whether the cell was partial (some clients or connections failed it).
     #[serde(skip)]
     pub partial: bool,
+    /// Whether the cell was disturbed (it did not run for its time).
     #[serde(skip)]
     pub disturbed: bool,
 }
@@ -166,8 +192,10 @@ impl OpSummary {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct OpMean {
+    /// How many times the operation was done (0 where not stored).
     #[serde(deserialize_with = "or_default")]
     pub count: u64,
+    /// The mean time, in ns; None where not stored.
     #[serde(deserialize_with = "or_default")]
     pub mean_ns: Option<f64>,
 }
@@ -184,7 +212,9 @@ impl OpMean {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct FailedClient {
+    /// The client's rank, kept as stored.
     pub rank: Value,
+    /// What it said when it failed.
     #[serde(deserialize_with = "or_default")]
     pub message: Option<String>,
 }
@@ -192,11 +222,13 @@ pub struct FailedClient {
 /// An extent summary: how many files it counted, and the summary as stored.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExtentFigures {
+    /// Files counted (0 where the summary does not say).
     pub files: u64,
     /// Extents over those files; None where the summary does not say.
     pub total_extents: Option<u64>,
     /// Files of more than one extent; None where the summary does not say (a published table).
     pub fragmented_files: Option<f64>,
+    /// The summary as stored, for the text that shows it.
     pub summary: Value,
 }
 

@@ -8,6 +8,7 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
 #[error("run #{run_id}{}, {column}: {problem}", in_run(.cell, .test))]
 pub struct Unreadable {
+    /// The run the figure belongs to.
     pub run_id: i64,
     /// The cell (its `seq`), for a cell's figure; None for the run's own columns.
     pub cell: Option<usize>,

@@ -1,6 +1,6 @@
-//! The one gate every figure passes on its way into the database: [`Store::add_cell`] (a run's
-//! cells) and [`Store::store_finished_run`] (imports) call [`check_cell`] for each cell, and
-//! [`Store::begin_run`] and `store_finished_run` call [`check_run`] for the run's own text, so no
+//! The one gate every figure passes on its way into the database: [`Store::add_cell`](crate::Store::add_cell) (a run's
+//! cells) and [`Store::store_finished_run`](crate::Store::store_finished_run) (imports) call [`check_cell`] for each cell, and
+//! [`Store::begin_run`](crate::Store::begin_run) and `store_finished_run` call [`check_run`] for the run's own text, so no
 //! writer of cells can go around it. A figure is refused unless it is a number (finite), not
 //! negative, and inside the physical bound of its kind stated here, in one place
 //! (docs/database.md lists them):
@@ -39,7 +39,9 @@ pub const MAX_CPUS: usize = 8192;
 pub const CPU_CLOCK_SLACK: f64 = 0.001;
 /// A machine name, a test's or a backend's name.
 pub const MAX_NAME_CHARS: usize = 255;
+/// The longest label key stored, in characters.
 pub const MAX_LABEL_KEY_CHARS: usize = 255;
+/// The longest label value stored, in characters.
 pub const MAX_LABEL_VALUE_CHARS: usize = 4096;
 /// Any other text in a stored document (plan, environment, conditions, metrics).
 pub const MAX_TEXT_CHARS: usize = 65536;
@@ -103,6 +105,7 @@ pub struct Refused {
     pub place: String,
     /// The figure: a column (`kib_per_sec`) or a path into a document (`metrics.read.mean_ns`).
     pub figure: String,
+    /// The value refused, as text.
     pub value: String,
     /// The bound broken, in words (`at most 1125899906842624 KiB/s (1 EiB/s: ...)`).
     pub bound: String,

@@ -35,7 +35,9 @@
 //!   negative, inside the physical bounds it states); a refused cell is
 //!   [`StoreError::Refused`] and nothing of it is written.
 //!
-//! The schema is versioned with `PRAGMA user_version`; see [`schema`].
+//! The schema is versioned with `PRAGMA user_version`; see `schema.rs`.
+
+#![warn(missing_docs)]
 
 mod cell_figures;
 mod figures;
@@ -65,10 +67,22 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+/// Why the results database could not be opened, read or written; each message names the
+/// database's path and what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("results database {path}: {what}: {source}")]
-    Sqlite { path: PathBuf, what: &'static str, source: rusqlite::Error },
+    /// SQLite failed an operation.
+    Sqlite {
+        /// The database's path, as given.
+        path: PathBuf,
+        /// What iomatrix was doing ("cannot record the run").
+        what: &'static str,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+    /// Any other failure, with the database's path: a file that is not a database, a schema newer
+    /// than this iomatrix knows.
     #[error("results database {path}: {0}", path = .1.display())]
     Other(String, PathBuf),
     /// SQLite found the file damaged (or not a database at all). Once seen, the store writes
@@ -79,12 +93,24 @@ pub enum StoreError {
          `iomatrix db backup`, which is safe also while runs write)",
         path = .path.display()
     )]
-    Damaged { path: PathBuf, what: &'static str, detail: String },
+    Damaged {
+        /// The database's path, as given.
+        path: PathBuf,
+        /// What iomatrix was doing ("cannot record the run").
+        what: &'static str,
+        /// What SQLite said.
+        detail: String,
+    },
     /// The database may not be written (a read-only mount, a file this user may not write) and
     /// the command must write; or it cannot be read where it is. `source` says why and what to
     /// do; it is a usage error (exit 2): another `--db` fixes it.
     #[error("results database {path} is read-only", path = .path.display())]
-    ReadOnly { path: PathBuf, source: iomatrix_core::UsageError },
+    ReadOnly {
+        /// The database's path, as given.
+        path: PathBuf,
+        /// Why it cannot be written (or read) there, and what to do.
+        source: iomatrix_core::UsageError,
+    },
     /// The path no longer names the file opened: removed, or replaced by another file, while
     /// iomatrix wrote into it. Nothing more is committed.
     #[error(
@@ -94,7 +120,14 @@ pub enum StoreError {
          while runs write into it, and run again",
         path = .path.display()
     )]
-    Replaced { path: PathBuf, what: &'static str, detail: String },
+    Replaced {
+        /// The database's path, as given.
+        path: PathBuf,
+        /// What iomatrix was doing ("cannot record the run").
+        what: &'static str,
+        /// How the file was found moved.
+        detail: String,
+    },
     /// A run's stored figures cannot be read back (JSON that does not parse).
     #[error(
         "results database {path}: run #{run}'s stored figures cannot be read: {first}{more}; `iomatrix show {run} \
@@ -103,10 +136,24 @@ pub enum StoreError {
         path = .path.display(),
         more = if *.more > 0 { format!(" (and {} more)", .more) } else { String::new() }
     )]
-    Unreadable { path: PathBuf, run: i64, first: String, more: usize },
+    Unreadable {
+        /// The database's path, as given.
+        path: PathBuf,
+        /// The run whose figures do not read.
+        run: i64,
+        /// The first figure that does not read, and why.
+        first: String,
+        /// How many more do not read.
+        more: usize,
+    },
     /// The gate refused a figure ([`gate`]): nothing of the cell (or run) was written.
     #[error("results database {path}: {refused}", path = .path.display())]
-    Refused { path: PathBuf, refused: gate::Refused },
+    Refused {
+        /// The database's path, as given.
+        path: PathBuf,
+        /// The figure refused, and why.
+        refused: gate::Refused,
+    },
 }
 
 impl StoreError {
@@ -134,11 +181,13 @@ type StoredBlob = (usize, String, std::result::Result<Vec<u8>, figures::Problem>
 
 type Result<T> = std::result::Result<T, StoreError>;
 
+/// A run's status, stored as its lowercase name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
     /// Under way (or its process died and no open has noticed yet).
     Running,
+    /// Every cell ran and every client finished.
     Complete,
     /// The process ended without finishing the run (killed, crashed).
     Incomplete,
@@ -152,6 +201,7 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
+    /// The status's stored name ("running", "complete", ...).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Running => "running",
@@ -177,14 +227,21 @@ impl RunStatus {
 /// A run as it starts.
 #[derive(Debug, Clone, Serialize)]
 pub struct NewRun {
+    /// The suite's name (`iomatrix run NAME`).
     pub suite: String,
+    /// The command line as given, for `show` and `rerun`.
     pub command_line: String,
+    /// `--label KEY=VALUE` pairs, in the order given.
     pub labels: Vec<(String, String)>,
+    /// The suite's plan, as the suite serialises it.
     pub plan: serde_json::Value,
+    /// The machine and target ([`iomatrix_environment::Environment`]), and the client hosts and
+    /// server where there are some.
     pub environment: serde_json::Value,
     /// What a reader must know to trust a figure: backend, direct or cached,
     /// clients, file size against RAM.
     pub conditions: serde_json::Value,
+    /// How many cells the plan has; a run that stores fewer did not finish.
     pub total_cells: usize,
 }
 
@@ -192,23 +249,38 @@ pub struct NewRun {
 /// the suite's own figures, `clients` each client's figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CellRow {
+    /// The cell's place in its run, in the order the cells were stored; unique within the run.
     pub seq: usize,
+    /// The test's name as its suite stores it ("write", "seeks").
     pub test: String,
+    /// The file size in bytes; None for a cell without one.
     pub file_size: Option<u64>,
+    /// The record (request) size in bytes; None for a cell without one.
     pub record_size: Option<u64>,
+    /// The backend's name ("psync", "io_uring", or the protocol client's).
     pub backend: String,
+    /// Whether the cell's I/O bypassed the page cache (O_DIRECT).
     pub direct: bool,
+    /// How many clients ran the cell.
     pub clients: usize,
+    /// Bytes moved, over every client.
     pub bytes: u64,
+    /// Operations done, over every client.
     pub ops: u64,
+    /// The cell's wall time, in nanoseconds.
     pub wall_ns: u64,
+    /// CPU time in user mode, in nanoseconds.
     pub user_ns: u64,
+    /// CPU time in the kernel, in nanoseconds.
     pub sys_ns: u64,
+    /// The cell's rate in KB/s (KiB per second); 0 where it moved no bytes at a rate.
     pub kib_per_sec: f64,
     /// CPU seconds over wall seconds, in % of one core (`iomatrix_stats::cpu_percent`); None
     /// where the source has no CPU figure (an import: `metrics.not_in_source` lists "cpu").
     pub cpu_percent: Option<f64>,
+    /// The suite's own figures, as JSON; [`CellRow::figures`] reads what shared code needs of them.
     pub metrics: serde_json::Value,
+    /// Each client's own figures, as a JSON list.
     pub client_figures: serde_json::Value,
     /// Whether every client (or connection) finished the cell. Analysis leaves a cell that is
     /// not complete out of medians and verdicts unless asked to take partial ones in.
@@ -254,9 +326,13 @@ pub use iomatrix_core::CellStateKind;
 /// ("clients", "connections").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CellState {
+    /// Complete, partial, failed or disturbed.
     pub kind: CellStateKind,
+    /// How many parts finished the cell (at most `of`).
     pub ok: u64,
+    /// How many parts ran it.
     pub of: u64,
+    /// What the parts are: "clients" or "connections".
     pub parts: String,
     /// Why a disturbed cell is not a figure ("the process was stopped for 20 s"); None for the
     /// other states. Stored in the cell's `metrics` as `disturbed.cause` ([`DISTURBED_KEY`]).
@@ -306,6 +382,7 @@ impl CellState {
         CellState::counted(n, n, "clients")
     }
 
+    /// Whether every part finished the cell (and nothing disturbed it).
     pub fn is_complete(&self) -> bool {
         self.kind == CellStateKind::Complete
     }
@@ -344,26 +421,40 @@ impl Default for CellState {
     }
 }
 
+/// A stored run's row: what `runs` lists of it, without its plan, environment or cells.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
+    /// The run's id in this database (`iomatrix show ID`).
     pub id: i64,
+    /// The suite's name.
     pub suite: String,
+    /// Where the run stands or how it ended.
     pub status: RunStatus,
+    /// When it started, in UTC (`2026-11-22T04:11:03Z`).
     pub started_at: String,
+    /// When it ended, in UTC; None while running or when its process died.
     pub ended_at: Option<String>,
+    /// The host that ran it.
     pub host: String,
+    /// The command line as given.
     pub command_line: String,
+    /// `--label KEY=VALUE` pairs, in the order given.
     pub labels: Vec<(String, String)>,
+    /// How many cells are stored.
     pub cells: usize,
+    /// How many cells the plan has.
     pub total_cells: usize,
     /// Of `cells`, those stored disturbed (they did not run for their time); absent when none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub disturbed_cells: usize,
+    /// Why the run failed or stopped; None for one that did not.
     pub error: Option<String>,
+    /// The iomatrix version that stored it.
     pub iomatrix_version: String,
     /// The process that ran it (on `host`), and its start time (see [`ProcessId`]).
     #[serde(skip)]
     pub pid: i64,
+    /// The process's start time in clock ticks since boot; None where it could not be read.
     #[serde(skip)]
     pub pid_start: Option<i64>,
 }
@@ -376,13 +467,19 @@ impl RunSummary {
     }
 }
 
+/// A stored run whole: its row, plan, environment, conditions and cells, as `show` reads it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredRun {
+    /// Its row ([`RunSummary`]).
     #[serde(flatten)]
     pub summary: RunSummary,
+    /// The suite's plan, as stored.
     pub plan: serde_json::Value,
+    /// The machine, target, client hosts and server, as stored; [`StoredRun::environment_facts`] reads it typed.
     pub environment: serde_json::Value,
+    /// The conditions, as stored; [`StoredRun::conditions_facts`] reads it typed.
     pub conditions: serde_json::Value,
+    /// Its cells, in stored order.
     pub cell_results: Vec<CellRow>,
     /// What the run could not measure, counted ([`Store::record_lost`]); absent when nothing was lost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -395,6 +492,8 @@ pub struct StoredRun {
     pub origin: Option<serde_json::Value>,
 }
 
+/// The results database, open: one SQLite connection (WAL mode) to the file, and what was found of
+/// its state (damaged, read-only, moved).
 pub struct Store {
     conn: Connection,
     path: PathBuf,
@@ -536,6 +635,7 @@ impl Store {
         Ok(store)
     }
 
+    /// The database's path, as opened.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -628,6 +728,8 @@ impl Store {
             .map_err(self.err("cannot configure"))
     }
 
+    /// Records a run as it starts (status `running`) and returns its id; a refused run
+    /// ([`StoreError::Refused`]) stores nothing.
     pub fn begin_run(&self, run: &NewRun) -> Result<i64> {
         self.begin_run_claimed(run, None)
     }
@@ -800,6 +902,7 @@ impl Store {
         Ok(())
     }
 
+    /// Ends a run with its status and, for one that failed or stopped, why.
     pub fn finish_run(&self, run_id: i64, status: RunStatus, error: Option<&str>) -> Result<()> {
         self.conn
             .execute(
@@ -863,6 +966,7 @@ impl Store {
             .map_err(self.err("cannot find the previous run"))
     }
 
+    /// Every stored run's row, by id.
     pub fn list_runs(&self) -> Result<Vec<RunSummary>> {
         let mut stmt =
             self.conn.prepare(&format!("{SUMMARY_SELECT} ORDER BY r.id")).map_err(self.err("cannot list runs"))?;
@@ -1158,12 +1262,16 @@ fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
 /// working folders' markers use it to tell a live run from a dead one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcessId {
+    /// The host's name.
     pub host: String,
+    /// The process id on that host.
     pub pid: i64,
+    /// Its start time in clock ticks since boot; None where it could not be read.
     pub start_ticks: Option<i64>,
 }
 
 impl ProcessId {
+    /// This process.
     pub fn current() -> ProcessId {
         let pid = i64::from(std::process::id());
         ProcessId { host: hostname(), pid, start_ticks: start_ticks(pid) }

@@ -68,13 +68,14 @@ fn sqlite_text(e: rusqlite::Error) -> String {
 /// What `iomatrix db check` found.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CheckReport {
+    /// The database checked.
     pub path: PathBuf,
     /// SQLite's integrity check, line by line; empty when the file is sound.
     pub problems: Vec<String>,
     /// Why iomatrix may only read the file (a read-only mount, a file this user may not write);
     /// None when it may write it.
     pub read_only: Option<String>,
-    /// Stored figures that cannot be read back (the first [`UNREADABLE_LISTED`]); only looked for
+    /// Stored figures that cannot be read back (the first 100, `UNREADABLE_LISTED`); only looked for
     /// in a file SQLite finds sound.
     pub unreadable: Vec<Unreadable>,
     /// How many stored figures cannot be read back, listed or not.
@@ -83,8 +84,11 @@ pub struct CheckReport {
     pub schema_version: Option<i64>,
     /// The version this iomatrix writes.
     pub known_version: i64,
+    /// How many runs it holds; None where they could not be counted.
     pub runs: Option<i64>,
+    /// How many cells it holds; None where they could not be counted.
     pub cells: Option<i64>,
+    /// The file's size in bytes (0 where it could not be read).
     pub bytes: u64,
 }
 
@@ -203,9 +207,13 @@ fn unreadable_figures(conn: &Connection, version: i64, found: &mut dyn FnMut(Unr
 /// What `iomatrix db backup` wrote.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct BackupReport {
+    /// The database copied.
     pub from: PathBuf,
+    /// The copy written.
     pub to: PathBuf,
+    /// SQLite pages copied.
     pub pages: i64,
+    /// The copy's size in bytes (0 where it could not be read).
     pub bytes: u64,
     /// `PRAGMA quick_check` of the copy; empty when it is sound.
     pub problems: Vec<String>,
@@ -331,7 +339,9 @@ pub enum MergeMode {
 /// What [`Store::merge_from`] did.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct MergeReport {
+    /// The database merged from.
     pub source: PathBuf,
+    /// Its schema version (`PRAGMA user_version`).
     pub source_version: i64,
     /// Each run copied.
     pub merged: Vec<MergedRun>,

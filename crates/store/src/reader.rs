@@ -42,8 +42,10 @@ impl StoredRun {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct StoredOrigin {
+    /// The database the run was merged from, as its path was given.
     #[serde(deserialize_with = "lenient")]
     pub file: Option<String>,
+    /// The run's id in that database.
     #[serde(deserialize_with = "lenient")]
     pub run_id: Option<i64>,
 }
@@ -52,8 +54,11 @@ pub struct StoredOrigin {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct StoredLost {
+    /// Planned cells that were not stored (failed, interrupted or never reached).
     pub cells_not_stored: Fact,
+    /// The cells the plan had.
     pub cells_planned: Fact,
+    /// Client-and-cell pairs whose figures a failure lost.
     pub client_cells_failed: Fact,
     /// The cells whose clients failed, each with how many.
     #[serde(deserialize_with = "lenient_list")]
@@ -64,7 +69,9 @@ pub struct StoredLost {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct LostCell {
+    /// The cell, as the run names it ("write file 256m record 1m").
     pub cell: Fact,
+    /// How many of its clients failed.
     pub clients_failed: Fact,
 }
 
@@ -85,33 +92,49 @@ pub fn client_rank(figures: &serde_json::Value) -> Option<u64> {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct StoredConditions {
+    /// The target as given (a folder, a device or a server's URL).
     pub target: Fact,
+    /// The target's file system type, or the protocol client.
     pub fs_type: Fact,
+    /// The target mount's source, or the server.
     pub mount_source: Fact,
+    /// The backend's name ("psync", "io_uring").
     pub backend: Fact,
+    /// Whether the I/O bypassed the page cache (O_DIRECT).
     pub direct: Fact,
+    /// What the page cache did, in words ("bypassed (O_DIRECT)", "page cache in use", a cold walk's drop).
     pub cache: Fact,
+    /// How many clients ran each cell.
     pub clients: Fact,
     /// Null where a suite cannot know its file sizes beforehand (backup).
     pub files_vs_ram: Fact,
+    /// The largest file one client works on, in bytes; None where not stored.
     #[serde(deserialize_with = "lenient")]
     pub largest_file_bytes: Option<u64>,
+    /// The machine's RAM in bytes when the run started; None where not stored.
     #[serde(deserialize_with = "lenient")]
     pub ram_bytes: Option<u64>,
+    /// How the files came to be before the timed pass, in words; None where the suite says nothing.
     #[serde(deserialize_with = "lenient")]
     pub prepare: Option<String>,
+    /// What the timed interval holds, in words (a suite that times only part of its work says so).
     #[serde(deserialize_with = "lenient")]
     pub timing: Option<String>,
     /// io_uring's submission and completion modes.
     #[serde(deserialize_with = "lenient")]
     pub submissions: Option<String>,
+    /// How io_uring's completions were waited for; None for other backends.
     #[serde(deserialize_with = "lenient")]
     pub completions: Option<String>,
+    /// What the written data holds, in words (stamped blocks, or one reused buffer).
     #[serde(deserialize_with = "lenient")]
     pub data: Option<String>,
+    /// Whether `--verify` checked the data read back.
     pub verify: Fact,
+    /// What `--verify` covered, where a suite covers only part of its work (Bonnie's tests).
     #[serde(deserialize_with = "lenient")]
     pub verify_scope: Option<String>,
+    /// Where stamping and checking ran against the timed pass, in words.
     pub verify_timing: Fact,
     /// Absent in runs stored before the generator was named.
     #[serde(deserialize_with = "lenient")]
@@ -138,20 +161,30 @@ impl StoredConditions {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct StoredRemote {
+    /// "NFS" or "SMB".
     pub protocol: Fact,
+    /// The protocol version agreed with the server.
     pub version: Fact,
+    /// The server's host.
     pub server: Fact,
+    /// The user the session was made as.
     pub user: Fact,
+    /// The NFS server's port; None for SMB.
     #[serde(deserialize_with = "lenient")]
     pub nfs_port: Option<u64>,
+    /// The SMB share; None for NFS.
     #[serde(deserialize_with = "lenient")]
     pub share: Option<String>,
+    /// The largest read the server takes, in bytes; None where not agreed.
     #[serde(deserialize_with = "lenient")]
     pub read_max_bytes: Option<u64>,
+    /// The largest write the server takes, in bytes; None where not agreed.
     #[serde(deserialize_with = "lenient")]
     pub write_max_bytes: Option<u64>,
+    /// How writes are made stable on the server (NFS: UNSTABLE writes, COMMIT on flush).
     #[serde(deserialize_with = "lenient")]
     pub write_stability: Option<String>,
+    /// What may have held the figures back (e.g. TCP_NODELAY not set), in words; None when nothing.
     #[serde(deserialize_with = "lenient")]
     pub known_limits: Option<String>,
 }
@@ -160,12 +193,16 @@ pub struct StoredRemote {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct StoredImport {
+    /// The tool whose results were imported ("fio", "bonnie++").
     #[serde(deserialize_with = "lenient")]
     pub tool: Option<String>,
+    /// The tool's version, where the file says.
     #[serde(deserialize_with = "lenient")]
     pub version: Option<String>,
+    /// The file the results were imported from.
     #[serde(deserialize_with = "lenient")]
     pub source: Option<String>,
+    /// When the tool measured, where the file says.
     #[serde(deserialize_with = "lenient")]
     pub measured_at: Option<String>,
     /// A published table (`import --format published`).
@@ -174,8 +211,10 @@ pub struct StoredImport {
     /// What the file did not say, notes, what was skipped: the items that are text.
     #[serde(deserialize_with = "lenient")]
     pub unknown: Vec<Fact>,
+    /// Notes on the import (what was read how), the items that are text.
     #[serde(deserialize_with = "lenient")]
     pub notes: Vec<Fact>,
+    /// What the import skipped, the items that are text.
     #[serde(deserialize_with = "lenient")]
     pub skipped: Vec<Fact>,
     /// The lines `import --skip-bad-lines` could not read.
@@ -187,7 +226,9 @@ pub struct StoredImport {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct BadLine {
+    /// The line's number in the file imported.
     pub line: Fact,
+    /// Why it could not be read.
     pub why: Fact,
 }
 
@@ -195,11 +236,17 @@ pub struct BadLine {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct PublishedLine {
+    /// The line's number in the table.
     pub line: Fact,
+    /// The cell the figure belongs to.
     pub cell: Fact,
+    /// The operation, where the table names one.
     pub operation: Fact,
+    /// The figure's name.
     pub metric: Fact,
+    /// The figure, as typed.
     pub value: Fact,
+    /// The figure's unit.
     pub unit: Fact,
 }
 

@@ -23,8 +23,11 @@ pub const STUDY_CLAIM_VAR: &str = "IOMATRIX_STUDY_CLAIM";
 /// A run's claim to be step `seq` of study `study`, with the nonce of the study's process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StudyClaim {
+    /// The study record's id.
     pub study: i64,
+    /// The step's place in the study's plan.
     pub seq: usize,
+    /// The nonce of the process running the study (the study stores only its SHA-256).
     pub nonce: String,
 }
 
@@ -70,13 +73,17 @@ fn sha256_hex(text: &str) -> String {
 /// A run a study's step started (from `study_runs`), with what the run row says of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StudyRun {
+    /// The run's id.
     pub run_id: i64,
+    /// The step that started it, by its place in the plan.
     pub seq: usize,
     /// The key of the step that started it, as it was then.
     pub key: String,
+    /// The run's row.
     pub summary: super::RunSummary,
 }
 
+/// A study record's status, stored as its lowercase name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StudyStatus {
@@ -94,6 +101,7 @@ pub enum StudyStatus {
 }
 
 impl StudyStatus {
+    /// The status's stored name ("running", "complete", ...).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Running => "running",
@@ -114,11 +122,13 @@ impl StudyStatus {
     }
 }
 
+/// A study step's outcome, stored as its lowercase name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StepStatus {
     /// Not run yet (or cut short: it runs again from its start).
     Planned,
+    /// Its run finished.
     Done,
     /// Its configuration's setup failed.
     Skipped,
@@ -127,6 +137,7 @@ pub enum StepStatus {
 }
 
 impl StepStatus {
+    /// The status's stored name ("planned", "done", ...).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Planned => "planned",
@@ -145,20 +156,31 @@ impl StepStatus {
     }
 }
 
+/// One study file run (and resumed) at one scale: `iomatrix study`'s record of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StudyRecord {
+    /// The record's id in this database.
     pub id: i64,
+    /// The study's name, from its file.
     pub name: String,
+    /// The scale it runs at ("full", or the `--scale` given).
     pub scale: String,
+    /// The study file's path, as given when it last ran.
     pub file_path: String,
     /// The study file as it was last run: what a changed file is told apart from.
     #[serde(skip)]
     pub file_text: String,
+    /// Where the study stands or how it ended.
     pub status: StudyStatus,
+    /// When it started, in UTC.
     pub started_at: String,
+    /// When it ended, in UTC; None while it runs.
     pub ended_at: Option<String>,
+    /// The host whose process runs (or ran) it.
     pub host: String,
+    /// That process's id.
     pub pid: i64,
+    /// That process's start time in clock ticks since boot; None where it could not be read.
     #[serde(skip)]
     pub pid_start: Option<i64>,
 }
@@ -185,13 +207,19 @@ impl StudyRecord {
 /// One (configuration, step) of a study's plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StudyStep {
+    /// The step's place in the plan, from 0.
     pub seq: usize,
+    /// The configuration it runs in, as the study file names it.
     pub config: String,
+    /// The step's name, as the study file names it.
     pub step: String,
+    /// The suite the step runs.
     pub suite: String,
     /// A hash of everything the step runs with (its flags, its configuration).
     pub key: String,
+    /// Where the step stands.
     pub status: StepStatus,
+    /// The run it made; None where it has made none (yet).
     pub run_id: Option<i64>,
     /// Why it was skipped or failed; what it noted when done.
     pub detail: Option<String>,
@@ -202,10 +230,13 @@ pub struct StudyStep {
 /// Why a run's study claim does not prove a step of a study.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ClaimRefused {
+    /// No study of that id.
     #[error("there is no study #{0} in this database")]
     NoStudy(i64),
+    /// The study has no step of that number.
     #[error("study #{0} has no step {1}")]
     NoStep(i64, usize),
+    /// The claim's nonce is not the study process's.
     #[error("it is not the nonce of the process running study #{0}")]
     OtherNonce(i64),
 }
@@ -225,6 +256,7 @@ impl Store {
             .map_err(self.err("cannot read studies"))
     }
 
+    /// The study record of that id; None when there is none.
     pub fn load_study(&self, id: i64) -> Result<Option<StudyRecord>> {
         self.conn
             .query_row(&format!("{STUDY_SELECT} WHERE id = ?1"), [id], study_from_row)
@@ -287,6 +319,7 @@ impl Store {
         Ok(())
     }
 
+    /// Ends a study with its status.
     pub fn finish_study(&self, id: i64, status: StudyStatus) -> Result<()> {
         self.conn
             .execute(
@@ -297,6 +330,7 @@ impl Store {
         Ok(())
     }
 
+    /// A study's steps, in plan order.
     pub fn study_steps(&self, id: i64) -> Result<Vec<StudyStep>> {
         let mut stmt = self
             .conn

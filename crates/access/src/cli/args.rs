@@ -32,6 +32,8 @@ const MAX_DEPTH_ON_SERVER: u32 = 64;
 /// fio's option names work where they mean the same (--iodepth, --blocksize, --rw/--readwrite
 /// with --rwmixread, --runtime, --size, --numjobs, --ioengine, --ramp_time, --random_distribution,
 /// --rate_iops, --direct=1); its other common options are answered with the flag to use.
+// The doc comment is clap's help text: `[user@]host[:port]` there is a URL's shape, not a link.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Args, Debug)]
 #[command(next_help_heading = "Access specs")]
 pub struct RunAccessArgs {
@@ -150,12 +152,15 @@ pub struct RunAccessArgs {
     #[arg(long, visible_alias = "iodepth_batch_submit", value_name = "N")]
     pub submit_batch: Option<u32>,
 
+    /// fio's options that `run access` answers rather than takes (hidden from `--help`).
     #[command(flatten)]
     pub fio: super::fio_words::FioAnswers,
 
+    /// `--verify` and `--compressible`: what the written data holds.
     #[command(flatten)]
     pub data: DataArgs,
 
+    /// The target, working folder and output flags every writing suite takes.
     #[command(flatten)]
     pub common: CommonRunArgs,
 }

@@ -14,8 +14,10 @@ use std::path::{Path, PathBuf};
 /// (`--repeat`; each walk is a cell, a cold one dropping the cache again first).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct BackupWalks {
+    /// The walk itself: tree, read size and cache state.
     #[serde(flatten)]
     pub walk: BackupPlan,
+    /// How many times the tree is walked, one cell each (`--repeat`).
     pub walks: u32,
 }
 
@@ -31,6 +33,8 @@ pub struct RunBackupArgs {
     /// iomatrix's own protocol client, one session per client, no client cache (not cold:
     /// the server's cache is out of reach), no FIEMAP, hard links read once per name, symlinks
     /// as the server shows them; --warm is refused there
+    // The doc comment is clap's help text: `[user@]host[:port]` there is a URL's shape, not a link.
+    #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(long, value_name = "DIR", value_parser = Target::parse_tree)]
     pub target: Target,
 
@@ -43,6 +47,7 @@ pub struct RunBackupArgs {
     #[arg(long)]
     pub warm: bool,
 
+    /// The flags every `run` takes: labels, output, clients and repeats.
     #[command(flatten)]
     pub run: RunArgs,
 }

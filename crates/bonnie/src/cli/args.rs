@@ -17,6 +17,8 @@ use iomatrix_harness::{CommonRunArgs, RunOptions, Target};
 /// the file tests use the protocol's exclusive create, stat and folder listing. There the
 /// twice-the-RAM rule applies only to a RAM stated with --ram (the server's); --direct is
 /// refused (no client cache to bypass). The same goes for `iomatrix bonnie -d URL`.
+// The doc comment is clap's help text: `[user@]host[:port]` there is a URL's shape, not a link.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Args, Debug)]
 #[command(next_help_heading = "Bonnie")]
 pub struct RunBonnieArgs {
@@ -85,9 +87,11 @@ pub struct RunBonnieArgs {
     #[arg(long, value_name = "N")]
     pub seekers: Option<usize>,
 
+    /// `--verify` and `--compressible`: what the written data holds.
     #[command(flatten)]
     pub data: DataArgs,
 
+    /// The target, working folder and output flags every writing suite takes.
     #[command(flatten)]
     pub common: CommonRunArgs,
 }

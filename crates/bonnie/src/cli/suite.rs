@@ -37,6 +37,7 @@ pub struct FrontEnd {
 }
 
 impl Bonnie {
+    /// The suite as `iomatrix bonnie` runs it: with bonnie++'s output, `-u`/`-g` switch and `-m` name.
     pub fn with_front_end(front: FrontEnd) -> Bonnie {
         Bonnie { per_char_buffers: None, front: Some(front) }
     }

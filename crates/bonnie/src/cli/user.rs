@@ -30,8 +30,8 @@ use std::path::{Path, PathBuf};
 /// A switch of user and group to make before the run's first file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Switch {
-    pub uid: u32,
-    pub gid: u32,
+    pub(crate) uid: u32,
+    pub(crate) gid: u32,
     /// The user's name when it has a passwd entry (for initgroups and messages).
     name: Option<String>,
     /// The `-d` folder, checked after the switch.

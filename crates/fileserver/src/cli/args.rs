@@ -71,9 +71,11 @@ pub struct RunFileserverArgs {
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub seed: u64,
 
+    /// `--verify` and `--compressible`: what the written data holds.
     #[command(flatten)]
     pub data: DataArgs,
 
+    /// The target, working folder and output flags every writing suite takes.
     #[command(flatten)]
     pub common: CommonRunArgs,
 }

@@ -62,9 +62,11 @@ pub struct RunIozoneArgs {
     #[arg(long, requires = "xlsx")]
     pub force: bool,
 
+    /// `--verify` and `--compressible`: what the written data holds.
     #[command(flatten)]
     pub data: DataArgs,
 
+    /// The target, working folder and output flags every writing suite takes.
     #[command(flatten)]
     pub common: CommonRunArgs,
 }

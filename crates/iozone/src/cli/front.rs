@@ -22,6 +22,7 @@ pub const FRONT_END: iomatrix_harness::FrontEnd = iomatrix_harness::FrontEnd {
     rerun,
 };
 
+#[allow(missing_docs)] // documented by the copies change
 pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let mut inv = front::parse(args)?;
     if inv.help {

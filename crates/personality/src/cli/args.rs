@@ -74,9 +74,11 @@ pub struct RunPersonalityArgs {
     #[arg(long)]
     pub as_fast_as_possible: bool,
 
+    /// `--verify` and `--compressible`: what the written data holds.
     #[command(flatten)]
     pub data: iomatrix_harness::data::DataArgs,
 
+    /// The target, working folder and output flags every writing suite takes.
     #[command(flatten)]
     pub common: CommonRunArgs,
 }

@@ -37,9 +37,9 @@ pub enum OpKind {
     NtCreateX {
         /// The path to open or create, in the load file's table.
         path: PathId,
-        /// NTCreateX's create options (see [`crate::Want::of`]).
+        /// NTCreateX's create options (see [`Want::of`](crate::dbench::Want::of)).
         options: u32,
-        /// NTCreateX's disposition (see [`crate::Disposition::of`]).
+        /// NTCreateX's disposition (see [`Disposition::of`](crate::dbench::Disposition::of)).
         disposition: u32,
         /// The handle number the traced client got, which later lines use.
         fnum: u32,

@@ -12,7 +12,9 @@ use std::fmt::Write;
 
 /// How a suite names its cells and where its per-client rate is.
 pub struct ClientColumns {
+    /// The unit of the clients' rates, e.g. "KB/s".
     pub unit: &'static str,
+    /// A cell's name in the table, as its suite describes it.
     pub describe: fn(&CellRow) -> String,
     /// (sum of the clients' own rates, all work over the common wall, stonewalled if any)
     pub aggregates: fn(&CellRow) -> (f64, f64, Option<f64>),

@@ -53,6 +53,7 @@ pub fn summary_text(fs_type: &str, s: &ExtentSummary) -> String {
     out
 }
 
+/// The errors a walk met, by kind, with the first five paths; empty when it met none.
 pub fn errors_text(errors: &ErrorTally) -> String {
     let mut out = String::new();
     if errors.total == 0 {

@@ -14,6 +14,7 @@ use std::fmt::Write;
 /// Version of the run document; see docs/json.md.
 pub const RUN_SCHEMA: &str = "iomatrix.run/1";
 
+/// A stored run as the run document (`show --json`): the schema's version and the run.
 pub fn run_json(run: &StoredRun) -> Value {
     json!({ "schema": RUN_SCHEMA, "run": run })
 }

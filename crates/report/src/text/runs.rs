@@ -8,10 +8,12 @@ use serde_json::{json, Value};
 /// Version of the runs document; see docs/json.md.
 pub const RUNS_SCHEMA: &str = "iomatrix.runs/1";
 
+/// The stored runs as the runs document (`runs --json`): the schema's version and the list.
 pub fn runs_json(runs: &[RunSummary]) -> Value {
     json!({ "schema": RUNS_SCHEMA, "runs": runs })
 }
 
+/// The stored runs as `runs` prints them: one line each, or "no runs stored yet".
 pub fn runs_text(runs: &[RunSummary]) -> String {
     if runs.is_empty() {
         return "no runs stored yet\n".to_string();

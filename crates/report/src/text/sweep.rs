@@ -20,7 +20,9 @@ pub enum Split {
 /// What a sweep prints: the sweep, how its rows are split, each system apart (`--rows`), what was
 /// not whole, and the derived figures.
 pub struct SweepText<'a> {
+    /// The sweep to print: its levels and rows.
     pub sweep: &'a Sweep,
+    /// How the rows are split into tables (`--split`); None prints one table.
     pub split: Option<Split>,
     /// With `--rows LABEL`: the label and the sweep of each system's rows apart.
     pub systems: Option<(&'a str, &'a Sweep)>,
@@ -30,6 +32,7 @@ pub struct SweepText<'a> {
     pub left_out: &'a [String],
     /// The rows whose medians took in samples of partial cells.
     pub partial_rows: &'a BTreeSet<String>,
+    /// The figures derived from the swept ones (`--derive`), printed after the tables.
     pub derived: &'a [Derived],
     /// What the suite measures beside each figure (its %CPU), swept over the same levels: a
     /// table each, after the figures', outside the summaries.
@@ -37,6 +40,7 @@ pub struct SweepText<'a> {
 }
 
 impl SweepText<'_> {
+    /// The whole text `sweep` prints.
     pub fn render(&self) -> String {
         let mut out = String::new();
         if let Some((label, systems)) = self.systems {

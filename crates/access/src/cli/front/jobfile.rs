@@ -23,19 +23,26 @@ pub const JOB_FILE: Input = Input {
 /// How the results are printed, as fio's `--output-format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// fio's normal text output.
     Normal,
+    /// fio's JSON layout (`--output-format=json`).
     Json,
 }
 
 /// Everything `iomatrix fio` was given.
 #[derive(Debug)]
 pub struct Invocation {
+    /// The jobs to run, in order, global options folded into each.
     pub jobs: Vec<FioJob>,
+    /// `--output-format`: normal unless json was asked for.
     pub format: Format,
+    /// `--help` or `-h` was given: print the usage and run nothing.
     pub help: bool,
     /// iomatrix's own flags beside fio's: `--db PATH`, `--label KEY=VALUE`.
     pub db: Option<PathBuf>,
+    /// `--label KEY=VALUE`, each as given, stored with every job's run.
     pub labels: Vec<String>,
+    /// The job files named on the command line, read in order.
     pub job_files: Vec<PathBuf>,
 }
 

@@ -5,8 +5,8 @@
 //! written from the stored runs. iomatrix's own lines (where each job is stored) go to
 //! standard error.
 //!
-//! [`options`] is fio's option table, [`jobfile`] its command line and job files, [`plan`] a
-//! job as the access plan, [`output`] and [`json`] the two layouts, [`measured`] what they read
+//! [`options`] is fio's option table, [`jobfile`] its command line and job files, `plan` a
+//! job as the access plan, `output` and `json` the two layouts, `measured` what they read
 //! of a stored run.
 
 pub mod jobfile;
@@ -71,6 +71,8 @@ Output: fio's normal output, or its JSON layout (--output-format=json); which JS
 filled and which are left out: docs/fio.md.
 ";
 
+/// `iomatrix fio ARGS`: runs each job as one access run and prints fio's output for it; an option
+/// iomatrix cannot run as fio would is a usage error.
 pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     let inv = jobfile::parse(args)?;
     if inv.help {

@@ -43,14 +43,18 @@ pub const BOOLEANS: &[&str] =
 /// fio's I/O engines that iomatrix's own backends run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
+    /// fio's psync: pread/pwrite.
     Psync,
+    /// fio's sync: read/write at the file position, seeking only when the next offset is elsewhere.
     Sync,
+    /// io_uring, a queue of `iodepth` requests.
     IoUring,
     /// fio's libaio, run by iomatrix's io_uring backend (the output says so).
     Libaio,
 }
 
 impl Engine {
+    /// The engine's name as fio writes it (`ioengine=`).
     pub fn fio_name(self) -> &'static str {
         match self {
             Engine::Psync => "psync",
@@ -69,6 +73,7 @@ impl Engine {
         }
     }
 
+    /// Whether the engine keeps a queue of requests in flight (`iodepth` above 1 means something).
     pub fn is_queued(self) -> bool {
         matches!(self, Engine::IoUring | Engine::Libaio)
     }
@@ -79,6 +84,7 @@ impl Engine {
 pub struct Mix {
     /// fio's word: read, write, randread, randwrite, rw, readwrite, randrw.
     pub word: String,
+    /// Whether the offsets are random (the `rand` words).
     pub random: bool,
     /// Reads, for read and write (100, 0); for a mixed job, rwmixread.
     pub pure_read: Option<bool>,
@@ -87,26 +93,43 @@ pub struct Mix {
 /// One fio job with every option it runs, global ones folded in.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FioJob {
+    /// The job's name (its section name, or `--name`).
     pub name: String,
+    /// What the job reads and writes, and whether at random offsets (`rw`).
     pub mix: Mix,
     /// rwmixread: percent of a mixed job's requests that read (fio's default 50).
     pub rwmixread: u8,
+    /// The size of each request (`bs`).
     pub bs: ByteSize,
+    /// The file's size (`size`); None when not given, which the plan refuses.
     pub size: Option<ByteSize>,
+    /// `filename`: iomatrix lays out its own file beside it, never opening it; None when not given.
     pub filename: Option<PathBuf>,
+    /// `directory`: the folder the job runs in; None when not given.
     pub directory: Option<PathBuf>,
+    /// Requests kept in flight (`iodepth`, fio's default 1).
     pub iodepth: u32,
+    /// `ioengine`; None when not given (fio's default, psync).
     pub ioengine: Option<Engine>,
+    /// Clients running the job at once (`numjobs`, fio's default 1).
     pub numjobs: usize,
+    /// `runtime`; None when not given (the job then moves `size` bytes).
     pub runtime: Option<Duration>,
+    /// `time_based`: run for `runtime` rather than for `size` bytes.
     pub time_based: bool,
+    /// `ramp_time`: a warm-up whose figures are not counted; None when not given.
     pub ramp_time: Option<Duration>,
+    /// `direct`: O_DIRECT, around the page cache.
     pub direct: bool,
     /// fio's invalidate (true by default): the file dropped from the page cache at the job's
     /// open, as `--prepare dropped`; false keeps it cached, as `--prepare cached`.
     pub invalidate: bool,
+    /// `random_distribution`: where random offsets fall (fio's default, uniform).
     pub distribution: Distribution,
+    /// `group_reporting` was given; iomatrix reports a job's clients as one group either way and says so
+    /// on stderr when it was not.
     pub group_reporting: bool,
+    /// `stonewall` (or `wait_for_previous`): the job waits for the jobs before it.
     pub stonewall: bool,
     /// The options as given (global ones first), for fio's "job options" in the JSON output.
     pub given: Vec<(String, String)>,
