@@ -1,6 +1,8 @@
 //! MPI ranks as clients, with Open MPI's `mpirun` on this host (skipped with
 //! a message where mpirun or the MPI headers are missing). The MPI build is
-//! made once, into target/mpi, by `cargo build --release --features mpi`.
+//! made once, by `cargo build --features mpi --bin iomatrix-mpi` into the test build's own target
+//! folder and profile: it reuses every artifact that the feature leaves alone (all but the crates
+//! above iomatrix-coord), where a release build of its own cost CI about 15 CPU-minutes.
 
 use crate::clients::{assert_barrier_held, small_iozone};
 use crate::helpers::*;
@@ -20,16 +22,18 @@ pub fn mpi_binary() -> Option<PathBuf> {
                 return Err("MPI tests need mpirun and mpicc (apt-get install openmpi-bin libopenmpi-dev)");
             }
             let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-            let target = root.join("target/mpi");
+            // target/PROFILE/iomatrix: the test build's folder, whichever profile and target folder it used.
+            let profile_dir = PathBuf::from(env!("CARGO_BIN_EXE_iomatrix")).parent().expect("a folder").to_path_buf();
+            let target = profile_dir.parent().expect("the target folder");
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let status = Command::new(cargo)
-                .args(["build", "--release", "--features", "mpi", "--target-dir"])
-                .arg(&target)
-                .current_dir(&root)
-                .status()
-                .expect("run cargo");
+            let mut build = Command::new(cargo);
+            build.args(["build", "--features", "mpi", "--bin", "iomatrix-mpi", "--target-dir"]).arg(target);
+            if profile_dir.ends_with("release") {
+                build.arg("--release");
+            }
+            let status = build.current_dir(&root).status().expect("run cargo");
             assert!(status.success(), "the MPI build failed (needs libopenmpi-dev, clang, libclang-dev)");
-            Ok(target.join("release/iomatrix"))
+            Ok(profile_dir.join("iomatrix-mpi"))
         })
         .clone();
     built.map_err(skip).ok()
