@@ -226,9 +226,7 @@ impl Suite for Access {
                 slowest.iops()
             );
         }
-        if !result.failures.is_empty() {
-            line += &format!(", {} client(s) failed", result.failures.len());
-        }
+        line += &iomatrix_harness::clients::failed_note(result.failures.len());
         line
     }
 

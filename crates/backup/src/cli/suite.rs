@@ -171,9 +171,7 @@ impl Suite for Backup {
                 slowest.result.mib_per_min
             );
         }
-        if !cell.failures.is_empty() {
-            line += &format!(", {} client(s) failed", cell.failures.len());
-        }
+        line += &iomatrix_harness::clients::failed_note(cell.failures.len());
         if r.interrupted {
             line += " (interrupted)";
         }

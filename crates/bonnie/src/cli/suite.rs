@@ -253,9 +253,7 @@ impl Suite for Bonnie {
                 slowest.result.per_sec
             );
         }
-        if !cell.failures.is_empty() {
-            line += &format!(", {} client(s) failed", cell.failures.len());
-        }
+        line += &iomatrix_harness::clients::failed_note(cell.failures.len());
         if let Some(found) = cell.verify.as_ref().filter(|t| t.mismatches() > 0) {
             line += &format!(", {} DATA MISMATCH(ES)", found.mismatches());
         }

@@ -341,9 +341,7 @@ fn summary_line(cell: &FileserverCell) -> String {
             slowest.result.total_kib_per_sec
         );
     }
-    if !cell.failures.is_empty() {
-        line += &format!(", {} client(s) failed", cell.failures.len());
-    }
+    line += &iomatrix_harness::clients::failed_note(cell.failures.len());
     line
 }
 

@@ -201,10 +201,7 @@ impl Suite for Iozone {
                 slowest.kib_per_sec()
             );
         }
-        let failed = cell.figures.failed_clients.len();
-        if failed > 0 {
-            line += &format!(", {failed} client(s) failed");
-        }
+        line += &iomatrix_harness::clients::failed_note(cell.figures.failed_clients.len());
         if let Some(found) = cell.figures.verify.as_ref().filter(|t| t.mismatches() > 0) {
             line += &format!(", {} DATA MISMATCH(ES)", found.mismatches());
         }
