@@ -151,7 +151,7 @@ pub fn execute_clients<E: std::fmt::Display>(
                 place: place.of_client(rank),
                 stop,
                 on_error,
-                live: lives.get(rank).or(lives.first()),
+                live: iomatrix_harness::clients::own(lives, rank),
                 talk: None,
                 ended: None,
             },

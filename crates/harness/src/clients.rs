@@ -154,6 +154,25 @@ pub fn slowest<T>(clients: &[T], rate: impl Fn(&T) -> f64) -> Option<&T> {
     clients.iter().min_by(|a, b| rate(a).total_cmp(&rate(b)))
 }
 
+/// Client `rank`'s own of a per-client list (its live display, say), or the first: under MPI a
+/// rank's process holds one, its own, and None only for an empty list.
+pub fn own<T>(per_client: &[T], rank: usize) -> Option<&T> {
+    per_client.get(rank).or(per_client.first())
+}
+
+/// A suite whose clients work in folders refuses a run with neither a working folder
+/// (`setup.workdir`, None for a raw device) nor a server's folder: "`what` needs a folder target".
+pub fn needs_folder(
+    what: &str,
+    place: &iomatrix_backend::Place<'_>,
+    setup: &iomatrix_coord::Setup<'_>,
+) -> std::io::Result<()> {
+    if place.remote_folder().is_none() && setup.workdir.is_none() {
+        return Err(std::io::Error::other(format!("{what} needs a folder target")));
+    }
+    Ok(())
+}
+
 /// A cell's progress line's note of its failed clients (`--on-client-error continue`):
 /// ", N client(s) failed", or nothing when none failed.
 pub fn failed_note(failed: usize) -> String {
@@ -375,6 +394,24 @@ mod tests {
     fn the_slowest_client_is_named_only_among_two_or_more() {
         assert_eq!(slowest(&[3.0], |r| *r), None);
         assert_eq!(slowest(&[3.0, 1.5, 2.0], |r| *r), Some(&1.5));
+    }
+
+    #[test]
+    fn a_client_takes_its_own_or_the_first() {
+        assert_eq!(own(&["a", "b"], 1), Some(&"b"));
+        assert_eq!(own(&["a"], 3), Some(&"a"), "an MPI rank's one");
+        assert_eq!(own::<&str>(&[], 0), None);
+    }
+
+    #[test]
+    fn a_run_without_a_folder_is_refused_by_name() {
+        let (stop, hooks, dir) = (AtomicBool::new(false), Hooks::default(), std::env::temp_dir());
+        let mut setup = Setup { cells: 1, workdir: None, hooks: &hooks, on_error: OnClientError::Abort, stop: &stop };
+        let place = iomatrix_backend::Place::Local;
+        let refused = needs_folder("the X suite", &place, &setup).expect_err("no folder");
+        assert_eq!(refused.to_string(), "the X suite needs a folder target");
+        setup.workdir = Some(&dir);
+        assert!(needs_folder("the X suite", &place, &setup).is_ok());
     }
 
     #[test]

@@ -233,7 +233,7 @@ pub fn execute_clients<E: std::fmt::Display>(
             place: place.of_client(rank),
             stop,
             abort,
-            live: lives.get(rank).or(lives.first()),
+            live: iomatrix_harness::clients::own(lives, rank),
             local: Vec::new(),
             remote: Vec::new(),
             tables: Tables::default(),

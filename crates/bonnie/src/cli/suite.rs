@@ -174,9 +174,7 @@ impl Suite for Bonnie {
         _live: &NoLive,
         on_cell: &mut dyn FnMut(&BonnieCell) -> Result<(), iomatrix_store::StoreError>,
     ) -> std::io::Result<Option<(usize, Ending)>> {
-        if place.remote_folder().is_none() && setup.workdir.is_none() {
-            return Err(std::io::Error::other("the Bonnie suite needs a folder target"));
-        }
+        iomatrix_harness::clients::needs_folder("the Bonnie suite", place, setup)?;
         crate::execute_at(plan, group, setup, place, |cell| {
             on_cell(cell).map_err(|e| NotStored {
                 cell: format!("storing the {} result of repeat {}", cell.test, cell.repeat),

@@ -180,9 +180,7 @@ impl Suite for Iozone {
         _live: &NoLive,
         on_cell: &mut dyn FnMut(&CellResult) -> Result<(), iomatrix_store::StoreError>,
     ) -> std::io::Result<Option<(usize, Ending)>> {
-        if place.remote_folder().is_none() && setup.workdir.is_none() {
-            return Err(std::io::Error::other("the IOzone suite needs a folder target"));
-        }
+        iomatrix_harness::clients::needs_folder("the IOzone suite", place, setup)?;
         crate::execute_at(plan, group, setup, place, &mut Handed(on_cell))
     }
 

@@ -78,7 +78,7 @@ pub fn execute_clients<E: std::fmt::Display>(
             place: place.of_client(rank),
             stop,
             abort: setup.on_error == iomatrix_coord::OnClientError::Abort,
-            live: lives.get(rank).or(lives.first()),
+            live: iomatrix_harness::clients::own(lives, rank),
         },
         |_, gathered| {
             // Where every client failed the replay it is handed on empty, to be stored failed.
