@@ -173,6 +173,18 @@ pub fn needs_folder(
     Ok(())
 }
 
+/// A cell's progress line's note of its clients where their rates add up: " summed over N clients,
+/// overall OVERALL (slowest: client R at SLOWEST)", each figure as the suite writes it.
+pub fn summed_note(clients: usize, overall: &str, slowest_rank: usize, slowest: &str) -> String {
+    format!(" summed over {clients} clients, overall {overall} (slowest: client {slowest_rank} at {slowest})")
+}
+
+/// A cell's progress line's note of its clients: " (N clients; slowest: client R at RATE)", the
+/// rate as the suite writes it.
+pub fn slowest_note(clients: usize, slowest_rank: usize, rate: &str) -> String {
+    format!(" ({clients} clients; slowest: client {slowest_rank} at {rate})")
+}
+
 /// A cell's progress line's note of its failed clients (`--on-client-error continue`):
 /// ", N client(s) failed", or nothing when none failed.
 pub fn failed_note(failed: usize) -> String {
@@ -412,6 +424,15 @@ mod tests {
         assert_eq!(refused.to_string(), "the X suite needs a folder target");
         setup.workdir = Some(&dir);
         assert!(needs_folder("the X suite", &place, &setup).is_ok());
+    }
+
+    #[test]
+    fn the_clients_notes_read_as_the_suites_wrote_them() {
+        assert_eq!(
+            summed_note(3, "12.5 MiB/min", 1, "3.0 MiB/min"),
+            " summed over 3 clients, overall 12.5 MiB/min (slowest: client 1 at 3.0 MiB/min)"
+        );
+        assert_eq!(slowest_note(2, 0, "512 KB/s"), " (2 clients; slowest: client 0 at 512 KB/s)");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::human::bytes as human;
 use iomatrix_core::BackendKind;
-use iomatrix_harness::clients::{add_client_metrics, figures_with_rank};
+use iomatrix_harness::clients::{add_client_metrics, failed_note, figures_with_rank, summed_note};
 use iomatrix_harness::limits::default_stack;
 use iomatrix_harness::{Cost, Demand, NoLive, NotStored, Prepared, RunSpec, Suite, Target};
 use iomatrix_report::text::clients::ClientColumns;
@@ -243,15 +243,10 @@ impl Suite for Bonnie {
         // The harness adds "(sample N)" where the set runs more than once.
         let mut line = format!("{}: {:.0} {}, CPU {:.0}%", r.test.heading(), r.per_sec, r.unit, r.cpu_percent);
         if let Some(slowest) = cell.slowest() {
-            line += &format!(
-                " summed over {} clients, overall {:.0} (slowest: client {} at {:.0})",
-                cell.clients.len(),
-                cell.per_sec_overall,
-                slowest.rank,
-                slowest.result.per_sec
-            );
+            let (overall, rate) = (format!("{:.0}", cell.per_sec_overall), format!("{:.0}", slowest.result.per_sec));
+            line += &summed_note(cell.clients.len(), &overall, slowest.rank, &rate);
         }
-        line += &iomatrix_harness::clients::failed_note(cell.failures.len());
+        line += &failed_note(cell.failures.len());
         if let Some(found) = cell.verify.as_ref().filter(|t| t.mismatches() > 0) {
             line += &format!(", {} DATA MISMATCH(ES)", found.mismatches());
         }
