@@ -244,8 +244,8 @@ pub struct Party<'g> {
 }
 
 impl Party<'_> {
-    /// Ready (once; again is a no-op count); waits for the word: the common start, or None when
-    /// the start was called off.
+    /// Says the thread is ready (counted once, however often it asks) and waits for the word:
+    /// the common start, or None when the start was called off.
     pub fn ready(&self) -> Option<Instant> {
         if !self.counted.replace(true) {
             self.gate.count_ready();
