@@ -9,29 +9,8 @@
 //!   library crate depends on it, and in a suite's crate nothing outside `cli` uses it.
 //! - No hand-written `std::error::Error` impl in a library crate: each derives thiserror's.
 
+use crate::source_files::{root, rust_files};
 use std::path::{Path, PathBuf};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Every `.rs` file below `dir`, in a stable order (bounded: the tree is the repository's).
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut folders = vec![dir.to_path_buf()];
-    while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(&folder).unwrap_or_else(|e| panic!("{}: {e}", folder.display())) {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                folders.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                found.push(path);
-            }
-        }
-    }
-    found.sort();
-    found
-}
 
 /// `file:line: text` for each line of `files` that `hit` picks.
 fn lines_where(files: &[PathBuf], hit: impl Fn(&str) -> bool) -> Vec<String> {

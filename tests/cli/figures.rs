@@ -2,6 +2,7 @@
 //! a stored run from before that field still shows the same, and the code outside a suite reads
 //! no figure by a string key into its JSON (a check on the source, which keeps it so).
 use crate::helpers::*;
+use crate::source_files::rust_files;
 use std::path::{Path, PathBuf};
 
 fn access_run(sb: &Sandbox) -> i64 {
@@ -65,17 +66,11 @@ fn an_access_run_stored_before_the_block_size_field_shows_the_same() {
 
 /// The product code of `dir` (test modules and tests/ left out), file by file.
 fn sources(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            if path.file_name().is_some_and(|n| n != "tests") {
-                sources(&path, out);
-            }
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            let text = std::fs::read_to_string(&path).unwrap();
-            let product = text.split("#[cfg(test)]").next().unwrap_or_default().to_string();
-            out.push((path, product));
-        }
+    let below = |path: &Path| path.strip_prefix(dir).map(Path::to_path_buf).unwrap_or_default();
+    for path in rust_files(dir).into_iter().filter(|p| !below(p).components().any(|c| c.as_os_str() == "tests")) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let product = text.split("#[cfg(test)]").next().unwrap_or_default().to_string();
+        out.push((path, product));
     }
 }
 

@@ -69,6 +69,7 @@ mod seam;
 mod short_functions;
 mod signals;
 mod slurm;
+mod source_files;
 mod stored;
 mod stored_run_typed;
 mod study;

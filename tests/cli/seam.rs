@@ -7,7 +7,8 @@
 //! user's `compare` of a suite added next year.
 
 use crate::helpers::*;
-use std::path::{Path, PathBuf};
+use crate::source_files::{crate_dirs, relative, root, rust_files};
+use std::path::PathBuf;
 
 /// The command table: the one file of the binary that names every suite.
 const TABLE: &str = "src/suites.rs";
@@ -46,10 +47,6 @@ const IMPORT_STILL_NAMES: &[(&str, usize)] = &[
     ("crates/import/src/published.rs", 8),
 ];
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// Every suite, as the command table names it: a line `Type: iomatrix_NAME` (`+ front`) each.
 fn suites() -> Vec<String> {
     let table = std::fs::read_to_string(root().join(TABLE)).expect("the command table");
@@ -68,37 +65,18 @@ fn suites() -> Vec<String> {
     names
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
-        let path = entry.expect("entry").path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|x| x == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// The shared code: every source of the binary but the command table, and every crate's `src/`
 /// but the suites' own crates.
 fn shared_files(suites: &[String]) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
+    let mut files = rust_files(&root().join("src"));
     files.retain(|f| *f != root().join(TABLE));
-    let mut crates: Vec<PathBuf> =
-        std::fs::read_dir(root().join("crates")).expect("crates").map(|e| e.expect("crate").path()).collect();
-    crates.sort();
-    for krate in crates.iter().filter(|c| c.join("Cargo.toml").is_file()) {
+    for krate in crate_dirs() {
         let name = krate.file_name().expect("name").to_string_lossy().into_owned();
         if !suites.contains(&name) {
-            rust_files(&krate.join("src"), &mut files);
+            files.extend(rust_files(&krate.join("src")));
         }
     }
     files
-}
-
-fn relative(file: &Path) -> String {
-    file.strip_prefix(root()).expect("under the root").to_string_lossy().into_owned()
 }
 
 /// The lines of `source` (its product code: up to its test module, without comments) that hold
@@ -208,8 +186,7 @@ fn a_suite_never_names_another_suite() {
     let suites = suites();
     let mut found = Vec::new();
     for suite in &suites {
-        let mut files = Vec::new();
-        rust_files(&root().join("crates").join(suite).join("src"), &mut files);
+        let files = rust_files(&root().join("crates").join(suite).join("src"));
         assert!(!files.is_empty(), "crates/{suite}/src has Rust files");
         let others: Vec<String> = suites.iter().filter(|s| *s != suite).cloned().collect();
         for file in &files {
@@ -232,9 +209,8 @@ fn a_suite_never_names_another_suite() {
 #[test]
 fn every_suite_is_its_crate_and_one_table_line() {
     let suites = suites();
-    let mut with_cli: Vec<String> = std::fs::read_dir(root().join("crates"))
-        .expect("crates")
-        .map(|e| e.expect("crate").path())
+    let mut with_cli: Vec<String> = crate_dirs()
+        .into_iter()
         .filter(|c| c.join("src/cli/suite.rs").is_file())
         .map(|c| c.file_name().expect("name").to_string_lossy().into_owned())
         .collect();
@@ -320,7 +296,7 @@ fn only_the_suites_crates_read_record_sizes_and_queue_depths() {
     // The route of a flag outside its suite's crate: the command table and the harness (the
     // binary's other commands read stored cells' keys, whatever suite made them, not the flags).
     let mut files = vec![root().join(TABLE)];
-    rust_files(&root().join("crates/harness/src"), &mut files);
+    files.extend(rust_files(&root().join("crates/harness/src")));
     assert!(
         files.iter().any(|f| f.ends_with("harness/src/run.rs")) && files.iter().any(|f| f.ends_with("src/suites.rs"))
     );

@@ -4,40 +4,20 @@
 //! impls, a trait's default methods and functions nested in other functions are all measured,
 //! each from its `fn` line to its closing brace (a nested function counts in its parent too).
 
-use std::path::{Path, PathBuf};
+use crate::source_files::{crate_dirs, relative, root, rust_files};
+use std::path::PathBuf;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 
 /// The most lines a product function may span, from its `fn` line to its closing brace.
 const LONGEST_FUNCTION: usize = 100;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// The folders of product code: the binary's and each crate's `src/` (tests/ and benches/ are
 /// not product code, and are not under `src/`).
 fn product_dirs() -> Vec<PathBuf> {
     let mut dirs = vec![root().join("src")];
-    for entry in std::fs::read_dir(root().join("crates")).expect("crates/") {
-        let src = entry.expect("crates/ entry").path().join("src");
-        if src.is_dir() {
-            dirs.push(src);
-        }
-    }
-    dirs.sort();
+    dirs.extend(crate_dirs().into_iter().map(|c| c.join("src")).filter(|src| src.is_dir()));
     dirs
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
-        let path = entry.expect("entry").path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|x| x == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// A function longer than the limit: its name, the line of its `fn` and how many lines it spans.
@@ -145,15 +125,12 @@ fn the_check_finds_a_long_function_wherever_it_is() {
 
 #[test]
 fn no_product_function_is_over_100_lines() {
-    let mut files = Vec::new();
-    for dir in product_dirs() {
-        rust_files(&dir, &mut files);
-    }
+    let mut files: Vec<PathBuf> = product_dirs().iter().flat_map(|dir| rust_files(dir)).collect();
     files.sort();
     assert!(files.len() > 250, "the product code was read: {} files", files.len());
     let mut too_long = Vec::new();
     for file in &files {
-        let relative = file.strip_prefix(root()).expect("under the root").display().to_string();
+        let relative = relative(file);
         let source = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{relative}: {e}"));
         let found = long_functions(&source, LONGEST_FUNCTION).unwrap_or_else(|e| panic!("{relative}: {e}"));
         too_long.extend(found.into_iter().map(|f| format!("{relative}:{}: `{}` is {} lines", f.line, f.name, f.lines)));

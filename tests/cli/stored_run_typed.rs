@@ -8,7 +8,7 @@
 //! a count above its allowance fails, and so does one below it (lower the number, so the read
 //! that went cannot come back unseen).
 
-use std::path::{Path, PathBuf};
+use crate::source_files::{relative, root, rust_files};
 
 /// Where shared code lives: a suite's own crate may read its own plan, so it is not scanned; the
 /// harness is shared and scanned.
@@ -68,24 +68,6 @@ const ALLOWED: &[(&str, usize, &str)] = &[
     ),
     ("crates/harness/src/server_facts.rs", 1, "the lab's published server facts file (`address`): not a stored run"),
 ];
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
-        let path = entry.expect("entry").path();
-        let relative = path.strip_prefix(root()).unwrap_or(&path).to_string_lossy().into_owned();
-        if path.is_dir() {
-            if !NOT_SCANNED.contains(&relative.as_str()) {
-                rust_files(&path, out);
-            }
-        } else if path.extension().is_some_and(|x| x == "rs") {
-            out.push(path);
-        }
-    }
-}
 
 /// The source without its `#[cfg(test)]` items (a test module to its closing brace, or a single
 /// item to its `;`) and without `//` comments, line for line (removed lines are left empty, so
@@ -200,16 +182,13 @@ mod tests {
 
 #[test]
 fn shared_code_reads_a_stored_run_only_through_types() {
-    let mut files = Vec::new();
-    for dir in SCANNED {
-        rust_files(&root().join(dir), &mut files);
-    }
+    let mut files: Vec<_> = SCANNED.iter().flat_map(|dir| rust_files(&root().join(dir))).collect();
     files.sort();
     files.dedup();
     let mut failures = Vec::new();
     let mut seen_allowed = Vec::new();
     for path in &files {
-        let relative = path.strip_prefix(root()).expect("under the root").to_string_lossy().into_owned();
+        let relative = relative(path);
         if relative == READER || NOT_SCANNED.iter().any(|n| relative.starts_with(&format!("{n}/"))) {
             continue;
         }

@@ -3,6 +3,7 @@
 //! layout, and prints as it printed before the move, column for column.
 
 use crate::helpers::*;
+use crate::source_files::rust_files;
 use std::path::PathBuf;
 
 fn repo() -> PathBuf {
@@ -19,26 +20,13 @@ fn padded_specs(source: &str) -> Vec<String> {
         .collect()
 }
 
-/// Every Rust file under `dir`, recursively.
-fn sources(dir: &std::path::Path, found: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
-        let path = entry.expect("entry").path();
-        if path.is_dir() {
-            sources(&path, found);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            found.push(path);
-        }
-    }
-}
-
 /// No table of the binary, the harness, the text layer or a suite's tables is laid out by hand: every
 /// column goes through `iomatrix_report::table::Table`, the one table layout.
 #[test]
 fn every_table_is_laid_out_by_the_one_table_layout() {
-    let mut files = Vec::new();
-    sources(&repo().join("src"), &mut files);
-    sources(&repo().join("crates/report/src/text"), &mut files);
-    sources(&repo().join("crates/harness/src"), &mut files);
+    let mut files = rust_files(&repo().join("src"));
+    files.extend(rust_files(&repo().join("crates/report/src/text")));
+    files.extend(rust_files(&repo().join("crates/harness/src")));
     for entry in std::fs::read_dir(repo().join("crates")).expect("crates") {
         let crate_src = entry.expect("entry").path().join("src");
         let render = crate_src.join("render.rs");
@@ -47,7 +35,7 @@ fn every_table_is_laid_out_by_the_one_table_layout() {
         }
         // A suite's command line, Suite impl and front end (moved from src/suites in issue 49).
         if crate_src.join("cli").is_dir() {
-            sources(&crate_src.join("cli"), &mut files);
+            files.extend(rust_files(&crate_src.join("cli")));
         }
     }
     assert!(files.len() > 60, "the binary, the text layer and the suites' tables were read: {}", files.len());

@@ -174,10 +174,7 @@ impl AccessResult {
 
     /// The client with the fewest requests per second, if more than one finished.
     pub fn slowest(&self) -> Option<&AccessFigures> {
-        if self.clients.len() < 2 {
-            return None;
-        }
-        self.clients.iter().min_by(|a, b| a.iops().total_cmp(&b.iops()))
+        iomatrix_harness::clients::slowest(&self.clients, AccessFigures::iops)
     }
 }
 

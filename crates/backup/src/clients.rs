@@ -97,10 +97,7 @@ impl BackupCell {
 
     /// The client with the lowest own rate, if more than one finished.
     pub fn slowest(&self) -> Option<&ClientWalk> {
-        if self.clients.len() < 2 {
-            return None;
-        }
-        self.clients.iter().min_by(|a, b| a.result.mib_per_min.total_cmp(&b.result.mib_per_min))
+        iomatrix_harness::clients::slowest(&self.clients, |c| c.result.mib_per_min)
     }
 
     /// Whether any client's walk was cut short by a stop (Ctrl-C).

@@ -101,10 +101,7 @@ impl BonnieCell {
 
     /// The client with the lowest own rate, if more than one finished.
     pub fn slowest(&self) -> Option<&ClientBonnie> {
-        if self.clients.len() < 2 {
-            return None;
-        }
-        self.clients.iter().min_by(|a, b| a.result.per_sec.total_cmp(&b.result.per_sec))
+        iomatrix_harness::clients::slowest(&self.clients, |c| c.result.per_sec)
     }
 }
 

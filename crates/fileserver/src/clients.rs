@@ -82,10 +82,7 @@ impl FileserverCell {
 
     /// The client with the lowest total, if more than one finished.
     pub fn slowest(&self) -> Option<&ClientPhase> {
-        if self.clients.len() < 2 {
-            return None;
-        }
-        self.clients.iter().min_by(|a, b| a.result.total_kib_per_sec.total_cmp(&b.result.total_kib_per_sec))
+        iomatrix_harness::clients::slowest(&self.clients, |c| c.result.total_kib_per_sec)
     }
 }
 
@@ -154,7 +151,7 @@ pub fn execute_clients<E: std::fmt::Display>(
                 place: place.of_client(rank),
                 stop,
                 on_error,
-                live: lives.get(rank).or(lives.first()),
+                live: iomatrix_harness::clients::own(lives, rank),
                 talk: None,
                 ended: None,
             },

@@ -116,6 +116,33 @@ impl OwnRun {
             content: DataArgs { verify: own.verify, compressible: own.compressible }.content(),
         })
     }
+
+    /// The options of a tool's command line's run at `target`: its labels and `--json`, the free
+    /// space checked (a tool's command line has no flag to skip it), no server described (nor a
+    /// flag for it).
+    pub fn options(&self, target: Target, keep: bool, clients: ClientPlan, repeat: Repeat) -> RunOptions {
+        RunOptions {
+            target,
+            device: None,
+            labels: self.labels.clone(),
+            keep,
+            space_check: true,
+            json: self.json,
+            clients,
+            repeat,
+            server_description: None,
+        }
+    }
+}
+
+/// A tool's command line as its front end parsed it: `Some` to run, or `None` when it asked for
+/// the help (`wants_help`), which is then printed on standard output.
+pub fn unless_help<T>(parsed: T, wants_help: impl Fn(&T) -> bool, help: &str) -> anyhow::Result<Option<T>> {
+    if wants_help(&parsed) {
+        crate::out::print(help)?;
+        return Ok(None);
+    }
+    Ok(Some(parsed))
 }
 
 /// `--label KEY=VALUE` pairs: each key once, no control character in a key or a value (a stored

@@ -147,10 +147,7 @@ impl CellResult {
 
     /// The client with the lowest rate, if more than one finished.
     pub fn slowest(&self) -> Option<&ClientFigures> {
-        if self.clients.len() < 2 {
-            return None;
-        }
-        self.clients.iter().min_by(|a, b| a.kib_per_sec().total_cmp(&b.kib_per_sec()))
+        iomatrix_harness::clients::slowest(&self.clients, ClientFigures::kib_per_sec)
     }
 }
 

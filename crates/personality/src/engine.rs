@@ -31,6 +31,7 @@ use crate::sizes::{Rng, Sizes};
 use iomatrix_backend::error_kind;
 use iomatrix_backend::Place;
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Group, Setup, Start};
+use iomatrix_harness::clients::{start_together, Party, Threads};
 use iomatrix_random::{draw_at, Generator};
 use iomatrix_stats::CpuReading;
 use iomatrix_verify::{Content, ContentSpec, Tally, UNIT};
@@ -38,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Stack of a connection's thread: a system call's loop needs little.
@@ -232,7 +233,7 @@ pub fn execute_clients<E: std::fmt::Display>(
             place: place.of_client(rank),
             stop,
             abort,
-            live: lives.get(rank).or(lives.first()),
+            live: iomatrix_harness::clients::own(lives, rank),
             local: Vec::new(),
             remote: Vec::new(),
             tables: Tables::default(),
@@ -405,51 +406,6 @@ impl<F: Files> Conn<F> {
     }
 }
 
-/// The gate the connections wait at: ready count, and the word (go, at
-/// when; None: the start was called off). Also the dbench replay's.
-#[derive(Default)]
-pub struct Gate {
-    state: Mutex<(usize, Option<Option<Instant>>)>,
-    cv: Condvar,
-}
-
-impl Gate {
-    /// One more ready; waits for the word.
-    pub fn ready(&self) -> Option<Instant> {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        s.0 += 1;
-        self.cv.notify_all();
-        loop {
-            if let Some(word) = s.1 {
-                return word;
-            }
-            s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
-        }
-    }
-
-    /// Counts a party as ready without waiting (its thread is ending early).
-    pub fn leave(&self) {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        s.0 += 1;
-        self.cv.notify_all();
-    }
-
-    /// Waits until `n` are ready.
-    pub fn wait_all(&self, n: usize) {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        while s.0 < n {
-            s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
-        }
-    }
-
-    /// Gives the word to all.
-    pub fn open(&self, word: Option<Instant>) {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        s.1 = Some(word);
-        self.cv.notify_all();
-    }
-}
-
 /// Shared by one client's connections in one cell: the per-operation figures.
 struct Shared {
     ops: Mutex<Vec<OpFigures>>,
@@ -499,57 +455,31 @@ fn run_cell<F: Files>(
         tables.repeat = Some(repeat);
     }
     let tables: &[Option<ClaimTable<Slot>>] = &tables.sets;
-    let gate = Gate::default();
     let shared = Shared::new();
     live.ops.store(0, Ordering::Relaxed);
     live.bytes.store(0, Ordering::Relaxed);
     live.phase.store(index, Ordering::Relaxed);
-    let results: Vec<ConnResult> = std::thread::scope(|scope| {
-        let mut handles = Vec::new();
-        let mut unborn = Vec::new();
-        for conn in conns.iter_mut() {
-            let (gate, shared) = (&gate, &shared);
-            let rank = conn.rank;
-            let spawned = std::thread::Builder::new()
-                .name(format!("conn-{rank}"))
-                .stack_size(stack)
-                .spawn_scoped(scope, move || {
-                    connection(plan, phase, repeat, conn, make, tables, client, gate, shared, (stop, abort), live)
-                });
-            match spawned {
-                Ok(h) => handles.push(h),
-                Err(e) => unborn.push((rank, e.to_string())),
-            }
-        }
-        gate.wait_all(handles.len());
-        let word = match start.together() {
-            Ok(origin) => Some(origin),
-            Err(f) => {
-                gate.open(None);
-                for h in handles {
-                    let _ = h.join();
-                }
-                return Err(f);
-            }
-        };
-        live.started.store(true, Ordering::Relaxed);
-        gate.open(word);
-        let mut out: Vec<ConnResult> = Vec::new();
-        for h in handles {
-            match h.join() {
-                Ok(r) => out.push(r),
-                Err(_) => return Err(ClientFailure::error(client, "a connection's thread panicked (a bug)".into())),
-            }
-        }
-        for (rank, why) in unborn {
-            out.push(ConnResult {
+    let ranks: Vec<usize> = conns.iter().map(|c| c.rank).collect();
+    let threads = Threads { name: |conn: &&mut Conn<F>| format!("conn-{}", conn.rank), stack_size: stack };
+    let outcomes = start_together(
+        conns.iter_mut(),
+        &threads,
+        start,
+        |_| live.started.store(true, Ordering::Relaxed),
+        |conn, party| connection(plan, phase, repeat, conn, make, tables, client, party, &shared, (stop, abort), live),
+    )?;
+    // A connection whose thread could not start counts as failed.
+    let results: Vec<ConnResult> = outcomes
+        .into_iter()
+        .zip(ranks)
+        .map(|(outcome, rank)| {
+            outcome.unwrap_or_else(|why| ConnResult {
                 ops: ConnectionOps { rank, failed: Some(format!("thread: {why}")), ..ConnectionOps::default() },
                 failed_kind: Some("thread".into()),
                 ..ConnResult::default()
-            });
-        }
-        Ok(out)
-    })?;
+            })
+        })
+        .collect();
     // Under abort a connection that failed stopped the others (they read as stopped): the cell is
     // not kept, and the run ends on that failure.
     if let Some(failed) = abort.then(|| first_failure(&results)).flatten() {
@@ -642,7 +572,7 @@ fn connection<F: Files>(
     make: &(dyn Fn() -> io::Result<F> + Sync),
     tables: &[Option<ClaimTable<Slot>>],
     client: usize,
-    gate: &Gate,
+    party: &Party<'_>,
     shared: &Shared,
     (stop, abort): (&AtomicBool, bool),
     live: &Live,
@@ -650,7 +580,7 @@ fn connection<F: Files>(
     let p = &plan.personality;
     let mut result = ConnResult {
         ops: ConnectionOps { rank: conn.rank, ..ConnectionOps::default() },
-        failed_kind: set_up(plan, repeat, conn, make, client, gate, (stop, abort)),
+        failed_kind: set_up(plan, repeat, conn, make, client, (stop, abort)),
         ..ConnResult::default()
     };
     // The buffers are made (and their pages touched) before the start: a memsize of 10m for each
@@ -658,7 +588,7 @@ fn connection<F: Files>(
     // Under memsize, one buffer that requests read into and write from (filebench's tf_mem).
     let buf = if p.memsize.is_some() { Vec::new() } else { vec![0; p.record as usize] };
     let data = pattern(p.memsize.unwrap_or(p.record) as usize, p.seed ^ conn.global as u64);
-    let Some(origin) = gate.ready() else {
+    let Some(origin) = party.ready() else {
         result.stopped = true;
         return result;
     };
@@ -742,19 +672,9 @@ fn set_up<F: Files>(
     conn: &mut Conn<F>,
     make: &(dyn Fn() -> io::Result<F> + Sync),
     client: usize,
-    gate: &Gate,
     (stop, abort): (&AtomicBool, bool),
 ) -> Option<String> {
-    // A thread that panicked before it was ready must not keep the client waiting for it.
-    struct Leave<'g>(&'g Gate, bool);
-    impl Drop for Leave<'_> {
-        fn drop(&mut self) {
-            if self.1 {
-                self.0.leave();
-            }
-        }
-    }
-    let mut leave = Leave(gate, true);
+    // A thread that panics here leaves its place at the gate as it unwinds (a `Party` does).
     let mut failed_kind = None;
     if conn.failed.is_none() && conn.repeat != Some(repeat) {
         if let Err(e) = prepare(&plan.personality, plan.content, repeat, &plan.repeat_dir(repeat), conn, make, client) {
@@ -766,7 +686,6 @@ fn set_up<F: Files>(
             }
         }
     }
-    leave.1 = false;
     failed_kind
 }
 

@@ -8,6 +8,7 @@ use iomatrix_analysis::SuiteShape;
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::human::bytes as human;
+use iomatrix_harness::clients::{failed_note, slowest_note};
 use iomatrix_harness::limits::default_stack;
 use iomatrix_harness::live::LiveSample;
 use iomatrix_harness::{Cost, Demand, LiveView, Prepared, RunSpec, Server, Suite, Target};
@@ -219,16 +220,9 @@ impl Suite for Access {
             result.cpu_percent
         );
         if let Some(slowest) = result.slowest() {
-            line += &format!(
-                " ({} clients; slowest: client {} at {:.0} IOPS)",
-                result.clients.len(),
-                slowest.rank,
-                slowest.iops()
-            );
+            line += &slowest_note(result.clients.len(), slowest.rank, &format!("{:.0} IOPS", slowest.iops()));
         }
-        if !result.failures.is_empty() {
-            line += &format!(", {} client(s) failed", result.failures.len());
-        }
+        line += &failed_note(result.failures.len());
         line
     }
 

@@ -10,7 +10,7 @@ use iomatrix_backend::Place;
 use iomatrix_coord::{ClientFailure, Ending, Group, Setup};
 use iomatrix_core::human::bytes as human;
 use iomatrix_core::BackendKind;
-use iomatrix_harness::clients::{add_client_metrics, figures_with_rank};
+use iomatrix_harness::clients::{add_client_metrics, failed_note, figures_with_rank, summed_note};
 use iomatrix_harness::limits::default_stack;
 use iomatrix_harness::live::LiveSample;
 use iomatrix_harness::{Cost, Demand, LiveView, NotStored, Prepared, RunSpec, Suite, Target, Verdict};
@@ -163,17 +163,11 @@ impl Suite for Backup {
         let r = &cell.total;
         let mut line = format!("backup walk: {} files, {}, {:.1} MiB/min", r.files, human(r.bytes), r.mib_per_min);
         if let Some(slowest) = cell.slowest() {
-            line += &format!(
-                " summed over {} clients, overall {:.1} MiB/min (slowest: client {} at {:.1} MiB/min)",
-                cell.clients.len(),
-                cell.mib_per_min_overall,
-                slowest.rank,
-                slowest.result.mib_per_min
-            );
+            let overall = format!("{:.1} MiB/min", cell.mib_per_min_overall);
+            let rate = format!("{:.1} MiB/min", slowest.result.mib_per_min);
+            line += &summed_note(cell.clients.len(), &overall, slowest.rank, &rate);
         }
-        if !cell.failures.is_empty() {
-            line += &format!(", {} client(s) failed", cell.failures.len());
-        }
+        line += &failed_note(cell.failures.len());
         if r.interrupted {
             line += " (interrupted)";
         }

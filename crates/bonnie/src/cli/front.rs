@@ -10,10 +10,10 @@
 
 use super::suite::{Bonnie, FrontEnd};
 use crate::{front, PerChar};
-use iomatrix_harness::args::{flag_value, replace_flag, OwnRun};
+use iomatrix_harness::args::{flag_value, replace_flag, unless_help, OwnRun};
 use iomatrix_harness::clients::{ClientArgs, ClientPlan};
 use iomatrix_harness::repeat::Repeat;
-use iomatrix_harness::{Prepared, Ranks, RunOptions, Target};
+use iomatrix_harness::{Prepared, Ranks, Target};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -29,15 +29,13 @@ pub const FRONT_END: iomatrix_harness::FrontEnd = iomatrix_harness::FrontEnd {
 
 #[allow(missing_docs)] // documented by the copies change
 pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::Result<ExitCode> {
-    let mut inv = front::parse(args)?;
-    if inv.help {
-        iomatrix_harness::out::print(front::HELP)?;
+    let Some(mut inv) = unless_help(front::parse(args)?, |inv| inv.help, front::HELP)? else {
         return Ok(ExitCode::SUCCESS);
-    }
-    let OwnRun { db, mut labels, json, content } = OwnRun::of(&inv.own, global_db)?;
+    };
+    let mut own = OwnRun::of(&inv.own, global_db)?;
     if let Some(machine) = &inv.machine {
-        labels.retain(|(k, _)| k != "machine");
-        labels.push(("machine".to_string(), machine.clone()));
+        own.labels.retain(|(k, _)| k != "machine");
+        own.labels.push(("machine".to_string(), machine.clone()));
     }
     if let (Some(v), false) = (&inv.v, inv.quiet) {
         eprintln!(
@@ -45,7 +43,7 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
              nothing to follow (the run is as without it)"
         );
     }
-    inv.plan.content = content;
+    inv.plan.content = own.content;
     let target = Target::parse_folder(&inv.dir.to_string_lossy())?;
     target.check_front_end_folder(
         &format!("bonnie: -d {}", inv.dir.display()),
@@ -72,20 +70,11 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
         inv.quiet,
     )?;
     let flags = ClientArgs { clients: inv.concurrency, ..ClientArgs::default() };
-    let run = RunOptions {
-        target,
-        device: None,
-        labels,
-        keep: false,
-        space_check: true,
-        json,
-        clients: ClientPlan::from_args(&flags, ranks.mpi_size())?,
-        // bonnie++'s -x: every test's samples.
-        repeat: Repeat { count: inv.plan.repeats, tolerance_pct: None, max: inv.plan.repeats },
-        server_description: None,
-    };
+    // bonnie++'s -x: every test's samples.
+    let repeat = Repeat { count: inv.plan.repeats, tolerance_pct: None, max: inv.plan.repeats };
+    let run = own.options(target, false, ClientPlan::from_args(&flags, ranks.mpi_size())?, repeat);
     let suite = Bonnie::with_front_end(FrontEnd { quiet: inv.quiet, machine: inv.machine, switch });
-    iomatrix_harness::run(Prepared { suite, plan: inv.plan, run }, &db, ranks)
+    iomatrix_harness::run(Prepared { suite, plan: inv.plan, run }, &own.db, ranks)
 }
 
 /// `rerun` of a run of this front end ([`iomatrix_harness::FrontEnd::rerun`]): bonnie++'s -d names

@@ -9,7 +9,7 @@ use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::human::bytes as human;
 use iomatrix_core::BackendKind;
-use iomatrix_harness::clients::{add_client_metrics, figures_with_rank};
+use iomatrix_harness::clients::{add_client_metrics, failed_note, figures_with_rank, summed_note};
 use iomatrix_harness::limits::default_stack;
 use iomatrix_harness::{Cost, Demand, NoLive, NotStored, Prepared, RunSpec, Suite, Target};
 use iomatrix_report::text::clients::ClientColumns;
@@ -175,9 +175,7 @@ impl Suite for Bonnie {
         _live: &NoLive,
         on_cell: &mut dyn FnMut(&BonnieCell) -> Result<(), iomatrix_store::StoreError>,
     ) -> std::io::Result<Option<(usize, Ending)>> {
-        if place.remote_folder().is_none() && setup.workdir.is_none() {
-            return Err(std::io::Error::other("the Bonnie suite needs a folder target"));
-        }
+        iomatrix_harness::clients::needs_folder("the Bonnie suite", place, setup)?;
         crate::execute_at(plan, group, setup, place, |cell| {
             on_cell(cell).map_err(|e| NotStored {
                 cell: format!("storing the {} result of repeat {}", cell.test, cell.repeat),
@@ -246,17 +244,10 @@ impl Suite for Bonnie {
         // The harness adds "(sample N)" where the set runs more than once.
         let mut line = format!("{}: {:.0} {}, CPU {:.0}%", r.test.heading(), r.per_sec, r.unit, r.cpu_percent);
         if let Some(slowest) = cell.slowest() {
-            line += &format!(
-                " summed over {} clients, overall {:.0} (slowest: client {} at {:.0})",
-                cell.clients.len(),
-                cell.per_sec_overall,
-                slowest.rank,
-                slowest.result.per_sec
-            );
+            let (overall, rate) = (format!("{:.0}", cell.per_sec_overall), format!("{:.0}", slowest.result.per_sec));
+            line += &summed_note(cell.clients.len(), &overall, slowest.rank, &rate);
         }
-        if !cell.failures.is_empty() {
-            line += &format!(", {} client(s) failed", cell.failures.len());
-        }
+        line += &failed_note(cell.failures.len());
         if let Some(found) = cell.verify.as_ref().filter(|t| t.mismatches() > 0) {
             line += &format!(", {} DATA MISMATCH(ES)", found.mismatches());
         }

@@ -143,9 +143,7 @@ impl Suite for Fileserver {
         live: &FileserverLive,
         on_cell: &mut dyn FnMut(&FileserverCell) -> Result<(), iomatrix_store::StoreError>,
     ) -> std::io::Result<Option<(usize, Ending)>> {
-        if place.remote_folder().is_none() && setup.workdir.is_none() {
-            return Err(std::io::Error::other("the file-server load needs a folder target"));
-        }
+        iomatrix_harness::clients::needs_folder("the file-server load", place, setup)?;
         crate::execute_clients(plan, group, setup, place, &live.lives, on_cell)
     }
 
@@ -341,9 +339,7 @@ fn summary_line(cell: &FileserverCell) -> String {
             slowest.result.total_kib_per_sec
         );
     }
-    if !cell.failures.is_empty() {
-        line += &format!(", {} client(s) failed", cell.failures.len());
-    }
+    line += &iomatrix_harness::clients::failed_note(cell.failures.len());
     line
 }
 

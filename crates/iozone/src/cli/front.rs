@@ -4,11 +4,10 @@
 use super::suite::{Iozone, Workbook};
 use crate::front;
 use iomatrix_core::UsageError;
-use iomatrix_harness::args::OwnRun;
-use iomatrix_harness::args::{flag_value, replace_flag};
+use iomatrix_harness::args::{flag_value, replace_flag, unless_help, OwnRun};
 use iomatrix_harness::clients::ClientPlan;
 use iomatrix_harness::repeat::Repeat;
-use iomatrix_harness::{Prepared, Ranks, RunOptions, Target};
+use iomatrix_harness::{Prepared, Ranks, Target};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -24,11 +23,9 @@ pub const FRONT_END: iomatrix_harness::FrontEnd = iomatrix_harness::FrontEnd {
 
 #[allow(missing_docs)] // documented by the copies change
 pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::Result<ExitCode> {
-    let mut inv = front::parse(args)?;
-    if inv.help {
-        iomatrix_harness::out::print(front::HELP)?;
+    let Some(mut inv) = unless_help(front::parse(args)?, |inv| inv.help, front::HELP)? else {
         return Ok(ExitCode::SUCCESS);
-    }
+    };
     let own = OwnRun::of(&inv.own, global_db)?;
     if let Some(word) = &inv.network_test {
         eprintln!(
@@ -59,17 +56,8 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
         front_end: true,
     };
     suite.check_outputs(&own.db)?;
-    let run = RunOptions {
-        target,
-        device: None,
-        labels: own.labels,
-        keep: inv.keep_files,
-        space_check: true,
-        json: own.json,
-        clients: ClientPlan { count: inv.plan.clients, ..ClientPlan::single() },
-        repeat: Repeat::once(),
-        server_description: None,
-    };
+    let clients = ClientPlan { count: inv.plan.clients, ..ClientPlan::single() };
+    let run = own.options(target, inv.keep_files, clients, Repeat::once());
     iomatrix_harness::run(Prepared { suite, plan: inv.plan, run }, &own.db, ranks)
 }
 

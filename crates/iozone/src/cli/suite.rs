@@ -8,6 +8,7 @@ use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::human::bytes as human;
 use iomatrix_core::{BackendKind, ByteSize};
+use iomatrix_harness::clients::{failed_note, slowest_note};
 use iomatrix_harness::data;
 use iomatrix_harness::limits::default_stack;
 use iomatrix_harness::{Cost, Demand, NoLive, Prepared, RunSpec, Suite, Target};
@@ -180,9 +181,7 @@ impl Suite for Iozone {
         _live: &NoLive,
         on_cell: &mut dyn FnMut(&CellResult) -> Result<(), iomatrix_store::StoreError>,
     ) -> std::io::Result<Option<(usize, Ending)>> {
-        if place.remote_folder().is_none() && setup.workdir.is_none() {
-            return Err(std::io::Error::other("the IOzone suite needs a folder target"));
-        }
+        iomatrix_harness::clients::needs_folder("the IOzone suite", place, setup)?;
         crate::execute_at(plan, group, setup, place, &mut Handed(on_cell))
     }
 
@@ -194,17 +193,9 @@ impl Suite for Iozone {
         let mut line =
             format!("{}: {:.0} KB/s, CPU {:.0}%", cell.spec.describe(), cell.kib_per_sec(), cell.cpu_percent());
         if let Some(slowest) = cell.slowest() {
-            line += &format!(
-                " ({} clients; slowest: client {} at {:.0} KB/s)",
-                cell.clients.len(),
-                slowest.rank,
-                slowest.kib_per_sec()
-            );
+            line += &slowest_note(cell.clients.len(), slowest.rank, &format!("{:.0} KB/s", slowest.kib_per_sec()));
         }
-        let failed = cell.figures.failed_clients.len();
-        if failed > 0 {
-            line += &format!(", {failed} client(s) failed");
-        }
+        line += &failed_note(cell.figures.failed_clients.len());
         if let Some(found) = cell.figures.verify.as_ref().filter(|t| t.mismatches() > 0) {
             line += &format!(", {} DATA MISMATCH(ES)", found.mismatches());
         }

@@ -209,9 +209,7 @@ impl Suite for Personality {
         live: &PersonalityLive,
         on_cell: &mut dyn FnMut(&PersonalityCell) -> Result<(), iomatrix_store::StoreError>,
     ) -> std::io::Result<Option<(usize, Ending)>> {
-        if place.remote_folder().is_none() && setup.workdir.is_none() {
-            return Err(std::io::Error::other("a personality needs a folder target"));
-        }
+        iomatrix_harness::clients::needs_folder("a personality", place, setup)?;
         let mut index = 0;
         let mut each =
             |merged: &CellFigures, clients: &[ClientCell], gathered: &iomatrix_coord::Gathered<ClientCell>| {

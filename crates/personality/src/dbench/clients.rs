@@ -9,9 +9,10 @@
 use crate::dbench::fs::{LocalFs, RemoteReplayFs, ReplayFs};
 use crate::dbench::parse::LoadFile;
 use crate::dbench::replay::{cleanup_connection, replay_connection, Pacing, ReplayFigures, ReplayOptions};
-use crate::{merge_ops, CellFigures, ClientCell, ConnectionOps, Gate, Live, LoadFileReplay, RunPlan};
+use crate::{merge_ops, CellFigures, ClientCell, ConnectionOps, Live, LoadFileReplay, RunPlan};
 use iomatrix_backend::Place;
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start};
+use iomatrix_harness::clients::{start_together, Threads};
 use iomatrix_stats::CpuReading;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -77,7 +78,7 @@ pub fn execute_clients<E: std::fmt::Display>(
             place: place.of_client(rank),
             stop,
             abort: setup.on_error == iomatrix_coord::OnClientError::Abort,
-            live: lives.get(rank).or(lives.first()),
+            live: iomatrix_harness::clients::own(lives, rank),
         },
         |_, gathered| {
             // Where every client failed the replay it is handed on empty, to be stored failed.
@@ -117,74 +118,48 @@ impl ClientWork for Client<'_> {
         live.ops.store(0, Ordering::Relaxed);
         live.bytes.store(0, Ordering::Relaxed);
         live.phase.store(index, Ordering::Relaxed);
-        let n = self.connections;
         // Every connection ready (its folder or session), then the common start, then all let go.
-        let gate = Gate::default();
         let pacing = if self.replay.as_fast_as_possible { Pacing::AsFastAsPossible } else { Pacing::Timestamps };
         let (load, place, dir, stop) = (self.load, &self.place, &self.dir, self.stop);
         let duration = self.replay.duration_ns.map(Duration::from_nanos);
-        let done: Result<Vec<Done>, ClientFailure> = std::thread::scope(|scope| {
-            let mut handles = Vec::new();
-            for c in 0..n {
-                let gate = &gate;
-                let spawned = std::thread::Builder::new()
-                    .name(format!("replay-{c}"))
-                    .stack_size(STACK_SIZE)
-                    .spawn_scoped(scope, move || {
-                        let run = |files: &mut dyn ReplayFs| {
-                            let Some(at) = gate.ready() else {
-                                return Err("the start was called off".to_string());
-                            };
-                            let cpu = CpuReading::now();
-                            let opts = ReplayOptions {
-                                connection: c,
-                                pacing,
-                                deadline: duration.map(|d| at + d),
-                                stop_on_mismatch: false,
-                            };
-                            let mut f = replay_connection(load, files, &opts, live, stop);
-                            let cpu = CpuReading::now().since(cpu);
-                            // From the common start, not the connection's own.
-                            f.wall_ns = at.elapsed().as_nanos() as u64;
-                            cleanup_connection(files, c).map_err(|e| format!("removing clients/client{c}: {e}"))?;
-                            Ok((f, cpu))
-                        };
-                        let outcome = replay_at(place, dir, gate, run);
-                        match outcome {
-                            Ok((f, cpu)) => Done { connection: c, figures: Ok(f), cpu },
-                            Err(e) => Done { connection: c, figures: Err(e), cpu: Default::default() },
-                        }
-                    });
-                match spawned {
-                    Ok(h) => handles.push(h),
-                    Err(e) => {
-                        // The threads already started wait at the gate: call the start off for them, then fail.
-                        gate.wait_all(handles.len());
-                        gate.open(None);
-                        for h in handles {
-                            let _ = h.join();
-                        }
-                        return Err(ClientFailure::error(self.rank, format!("starting connection {c}'s thread: {e}")));
-                    }
+        let threads = Threads { name: |c: &usize| format!("replay-{c}"), stack_size: STACK_SIZE };
+        let outcomes = start_together(
+            0..self.connections,
+            &threads,
+            start,
+            |_| live.started.store(true, Ordering::Relaxed),
+            |c, party| {
+                let run = |files: &mut dyn ReplayFs| {
+                    let Some(at) = party.ready() else {
+                        return Err("the start was called off".to_string());
+                    };
+                    let cpu = CpuReading::now();
+                    let opts = ReplayOptions {
+                        connection: c,
+                        pacing,
+                        deadline: duration.map(|d| at + d),
+                        stop_on_mismatch: false,
+                    };
+                    let mut f = replay_connection(load, files, &opts, live, stop);
+                    let cpu = CpuReading::now().since(cpu);
+                    // From the common start, not the connection's own.
+                    f.wall_ns = at.elapsed().as_nanos() as u64;
+                    cleanup_connection(files, c).map_err(|e| format!("removing clients/client{c}: {e}"))?;
+                    Ok((f, cpu))
+                };
+                match replay_at(place, dir, run) {
+                    Ok((f, cpu)) => Done { connection: c, figures: Ok(f), cpu },
+                    Err(e) => Done { connection: c, figures: Err(e), cpu: Default::default() },
                 }
-            }
-            gate.wait_all(n);
-            let together = start.together();
-            if together.is_ok() {
-                live.started.store(true, Ordering::Relaxed);
-            }
-            gate.open(together.as_ref().ok().copied());
-            let mut out = Vec::new();
-            for h in handles {
-                match h.join() {
-                    Ok(d) => out.push(d),
-                    Err(_) => return Err(ClientFailure::error(self.rank, "a replay thread panicked (a bug)".into())),
-                }
-            }
-            together?;
-            Ok(out)
-        });
-        let done = done?;
+            },
+        )?;
+        let mut done = Vec::with_capacity(outcomes.len());
+        for (c, outcome) in outcomes.into_iter().enumerate() {
+            done.push(
+                outcome
+                    .map_err(|e| ClientFailure::error(self.rank, format!("starting connection {c}'s thread: {e}")))?,
+            );
+        }
         // Under abort a connection that could not replay fails its client, and so the run.
         if let Some((c, e)) =
             done.iter().find_map(|d| d.figures.as_ref().err().map(|e| (d.connection, e))).filter(|_| self.abort)
@@ -200,40 +175,21 @@ impl ClientWork for Client<'_> {
 }
 
 /// Runs `run` on the connection's files at `place` (`dir` where local); when they cannot be
-/// reached, the connection is ready at the `gate` all the same (the others wait for it) and fails.
+/// reached, the connection fails (its thread's end counts it ready, so the others do not wait).
 fn replay_at<T>(
     place: &Place<'_>,
     dir: &Path,
-    gate: &Gate,
     run: impl FnOnce(&mut dyn ReplayFs) -> Result<T, String>,
 ) -> Result<T, String> {
     match place {
-        Place::Local => match LocalFs::new(dir) {
-            Ok(mut files) => run(&mut files),
-            Err(e) => {
-                gate.ready();
-                Err(e.to_string())
+        Place::Local => run(&mut LocalFs::new(dir).map_err(|e| e.to_string())?),
+        Place::Remote { connect, folder } => {
+            let mut fs = connect().map_err(|e| format!("connecting: {e}"))?;
+            match fs.mkdir(folder) {
+                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => Err(format!("making {folder}: {e}")),
+                _ => run(&mut RemoteReplayFs::new(fs.as_mut(), folder)),
             }
-        },
-        Place::Remote { connect, folder } => match connect() {
-            Ok(mut fs) => {
-                let made = match fs.mkdir(folder) {
-                    Err(e) if e.kind() != io::ErrorKind::AlreadyExists => Err(format!("making {folder}: {e}")),
-                    _ => Ok(()),
-                };
-                match made {
-                    Ok(()) => run(&mut RemoteReplayFs::new(fs.as_mut(), folder)),
-                    Err(e) => {
-                        gate.ready();
-                        Err(e)
-                    }
-                }
-            }
-            Err(e) => {
-                gate.ready();
-                Err(format!("connecting: {e}"))
-            }
-        },
+        }
     }
 }
 

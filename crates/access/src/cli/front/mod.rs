@@ -19,7 +19,7 @@ mod plan;
 use super::suite::{Access, Kept};
 use anyhow::Context;
 use iomatrix_core::{OwnFlags, UsageError};
-use iomatrix_harness::args::{flag_value, replace_flag, OwnRun};
+use iomatrix_harness::args::{flag_value, replace_flag, unless_help, OwnRun};
 use iomatrix_harness::{limits, Cost, Prepared, Ranks, Suite};
 use jobfile::Format;
 use measured::JobFigures;
@@ -74,11 +74,9 @@ filled and which are left out: docs/fio.md.
 /// `iomatrix fio ARGS`: runs each job as one access run and prints fio's output for it; an option
 /// iomatrix cannot run as fio would is a usage error.
 pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::Result<ExitCode> {
-    let inv = jobfile::parse(args)?;
-    if inv.help {
-        iomatrix_harness::out::print(HELP)?;
+    let Some(inv) = unless_help(jobfile::parse(args)?, |inv| inv.help, HELP)? else {
         return Ok(ExitCode::SUCCESS);
-    }
+    };
     let own = OwnFlags { db: inv.db.clone(), ..OwnFlags::default() };
     let db = OwnRun::of(&own, global_db)?.db;
     check_stonewalls(&inv.jobs)?;
