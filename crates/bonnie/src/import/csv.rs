@@ -22,12 +22,12 @@
 //! ending in `+per-char-bonnie` says the per-char columns are Bonnie's
 //! buffered test rather than bonnie++'s one system call per byte.
 
-use crate::{
-    imported_row, line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Options,
+use crate::{BonnieTest, PerChar, CSV_BONNIE_PER_CHAR, CSV_WRITER_PREFIX, DEFAULT_CHUNK};
+use iomatrix_core::{ByteSize, MIB};
+use iomatrix_import::{
+    imported_row, line_source, unknown_conditions, BadLines, ImportError, ImportedCell, ImportedRun, Options,
     Unmeasured,
 };
-use iomatrix_bonnie::{BonnieTest, PerChar, CSV_BONNIE_PER_CHAR, CSV_WRITER_PREFIX, DEFAULT_CHUNK};
-use iomatrix_core::{ByteSize, MIB};
 use iomatrix_store::CellRow;
 use serde_json::{json, Value};
 
@@ -356,7 +356,7 @@ pub(crate) fn imported_metrics(test: BonnieTest, repeat: u32, per_sec: f64, cpu:
     })
 }
 
-fn run(records: &[Record], options: &Options, bad_lines: &[crate::BadLine]) -> ImportedRun {
+fn run(records: &[Record], options: &Options, bad_lines: &[iomatrix_import::BadLine]) -> ImportedRun {
     let first = &records[0];
     // iomatrix writes the chunk whenever it is not the default 8k; bonnie++ 2.00 never writes it,
     // and most runs keep its default 8k: so is the chunk taken, and said where it came from.
@@ -365,7 +365,7 @@ fn run(records: &[Record], options: &Options, bad_lines: &[crate::BadLine]) -> I
     let per_char =
         if by_iomatrix && first.version.ends_with(CSV_BONNIE_PER_CHAR) { PerChar::Bonnie } else { PerChar::BonniePlus };
     let (cells, unmeasured) = cells_of(records, chunk);
-    let mut conditions = unknown_conditions(Format::Bonnie.suite());
+    let mut conditions = unknown_conditions(super::BONNIE.suite);
     conditions.insert("clients".into(), Value::from(first.concurrency));
     let per_char_ran = cells.iter().any(|c| c.test == "putc" || c.test == "getc")
         || unmeasured.iter().any(|u| u.test == "putc" || u.test == "getc");
@@ -393,7 +393,7 @@ fn run(records: &[Record], options: &Options, bad_lines: &[crate::BadLine]) -> I
     let number = |s: &str| s.parse::<u64>().ok();
     ImportedRun {
         labels: Vec::new(),
-        format: Format::Bonnie,
+        format: super::BONNIE,
         tool_version: (!first.version.is_empty()).then(|| first.version.clone()),
         host: (!first.name.is_empty()).then(|| first.name.clone()),
         measured_at: None,
@@ -533,7 +533,7 @@ mod tests {
         assert_eq!(putc.metrics["max_latency_ns"], 10_890_000);
         assert_eq!(run.cells[1].metrics["max_latency_ns"], 5_478_000);
         // The metrics read back as a native Bonnie result.
-        let r: iomatrix_bonnie::BonnieResult = serde_json::from_value(putc.metrics.clone()).unwrap();
+        let r: crate::BonnieResult = serde_json::from_value(putc.metrics.clone()).unwrap();
         assert_eq!((r.test, r.repeat, r.per_sec), (BonnieTest::PutcWrite, 1, 3167.0));
         let too_fast: Vec<&str> = run.unmeasured.iter().map(|u| u.test.as_str()).collect();
         assert_eq!(
