@@ -19,6 +19,6 @@ fuzz_target!(|text: &str| {
     let _ = importers.sniff(text);
     for importer in importers.all() {
         let _ = parse(text, importer, &Options::default());
-        let _ = parse(text, importer, &Options { bonnie_chunk: Some(8192), skip_bad_lines: true });
+        let _ = parse(text, importer, &Options { chunk_size: Some(8192), skip_bad_lines: true });
     }
 });

@@ -111,7 +111,7 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
         let (bytes, source) = read_input(file, flags.bound, &mut stdin_used)?;
         parsed.push(parse_file(file, bytes, source, (&flags, &importers), args.skip_bad_lines)?);
     }
-    if flags.options.bonnie_chunk.is_some() && !parsed.iter().any(|p| p.format.takes_chunk) {
+    if flags.options.chunk_size.is_some() && !parsed.iter().any(|p| p.format.takes_chunk) {
         return Err(UsageError::new("--bonnie-chunk applies to bonnie++ files only, and none of these is one").into());
     }
 
@@ -164,7 +164,7 @@ fn flags<'i>(args: &ImportArgs, importers: &'i Importers) -> anyhow::Result<Flag
     if bonnie_chunk.is_some() && format.is_some_and(|f| !f.format().takes_chunk) {
         return Err(UsageError::new("--bonnie-chunk applies to bonnie++ files only").into());
     }
-    let options = Options { bonnie_chunk, skip_bad_lines: args.skip_bad_lines };
+    let options = Options { chunk_size: bonnie_chunk, skip_bad_lines: args.skip_bad_lines };
     let bound = ByteSize::parse_with_default_unit(&args.max_input_size, 1)
         .ok()
         .filter(|b| b.bytes() > 0)

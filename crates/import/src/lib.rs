@@ -214,10 +214,10 @@ pub struct UnknownFormat {
 /// What the user states about the input that the file itself does not say.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// bonnie++'s chunk size in bytes: bonnie++ 2.00's CSV leaves that field
-    /// empty. The cells carry it as their record size; not given, bonnie++'s default 8k
-    /// (named in the run's notes and its plan's `chunk_from`).
-    pub bonnie_chunk: Option<u64>,
+    /// The chunk size in bytes (`--bonnie-chunk`), for a format whose files may leave it out
+    /// ([`Format::takes_chunk`]: bonnie++ 2.00's CSV leaves that field empty). The cells carry
+    /// it as their record size; not given, the tool's default (named in the run's notes).
+    pub chunk_size: Option<u64>,
     /// Skip a line that cannot be read (and store what could be), listing it in
     /// [`ImportedRun::bad_lines`], instead of failing on it. fio's JSON has no lines to skip.
     pub skip_bad_lines: bool,

@@ -12,7 +12,7 @@
 //! `+++++` (with `+++` for %CPU) is bonnie++'s word for a test that ended too
 //! fast to time: such a test becomes an [`Unmeasured`] entry, never a cell. An
 //! empty figure is a test that did not run (`-f`, `-s 0`, `-n 0`). bonnie++
-//! 2.00 leaves `chunk_size` empty whatever the chunk; [`Options::bonnie_chunk`]
+//! 2.00 leaves `chunk_size` empty whatever the chunk; [`Options::chunk_size`](iomatrix_import::Options::chunk_size)
 //! supplies it, else bonnie++'s default 8k is taken, and the run's notes say so. The CSV has no O_DIRECT (`-D`), write-buffering (`-b`) or RAM
 //! (`-r`) column: those stay unknown.
 //!
@@ -361,7 +361,7 @@ fn run(records: &[Record], options: &Options, bad_lines: &[iomatrix_import::BadL
     // iomatrix writes the chunk whenever it is not the default 8k; bonnie++ 2.00 never writes it,
     // and most runs keep its default 8k: so is the chunk taken, and said where it came from.
     let by_iomatrix = first.version.starts_with(CSV_WRITER_PREFIX);
-    let chunk = first.chunk.or(options.bonnie_chunk).or(first.size.is_some().then_some(DEFAULT_CHUNK.bytes()));
+    let chunk = first.chunk.or(options.chunk_size).or(first.size.is_some().then_some(DEFAULT_CHUNK.bytes()));
     let per_char =
         if by_iomatrix && first.version.ends_with(CSV_BONNIE_PER_CHAR) { PerChar::Bonnie } else { PerChar::BonniePlus };
     let (cells, unmeasured) = cells_of(records, chunk);
@@ -402,7 +402,7 @@ fn run(records: &[Record], options: &Options, bad_lines: &[iomatrix_import::BadL
             "csv_format": first.format_version,
             "size": first.size,
             "chunk": chunk,
-            "chunk_from": match (first.chunk, options.bonnie_chunk) {
+            "chunk_from": match (first.chunk, options.chunk_size) {
                 (Some(_), _) => Some("the CSV"),
                 (None, Some(_)) => Some("--bonnie-chunk"),
                 (None, None) if by_iomatrix && chunk.is_some() => Some("iomatrix's CSV (empty: the default 8k)"),
@@ -492,7 +492,7 @@ fn notes_of(first: &Record, options: &Options, chunk: Option<u64>, by_iomatrix: 
             first.version
         ));
     }
-    match (first.chunk, options.bonnie_chunk) {
+    match (first.chunk, options.chunk_size) {
         (Some(_), _) => {}
         (None, None) if by_iomatrix => {}
         (None, Some(c)) => {
@@ -570,7 +570,7 @@ mod tests {
         let second = REAL.replace("3167,86", "3000,80");
         let other = REAL.replace(",1795365941,", ",7,");
         let text = format!("Version 2.00a  ------Sequential Output------\n{header}\n{REAL}\n{second}\n{other}\n");
-        let runs = parse(&text, &Options { bonnie_chunk: Some(8192), ..Options::default() }).unwrap();
+        let runs = parse(&text, &Options { chunk_size: Some(8192), ..Options::default() }).unwrap();
         assert_eq!(runs.len(), 2);
         assert_eq!(runs[0].plan["repeats"], 2);
         assert_eq!(runs[0].cells.len(), 4);
