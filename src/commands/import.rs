@@ -109,7 +109,7 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let mut stdin_used = false;
     for file in &args.files {
         let (bytes, source) = read_input(file, flags.bound, &mut stdin_used)?;
-        parsed.push(parse_file(file, bytes, source, (&flags, &importers), args.skip_bad_lines)?);
+        parsed.push(parse_file(file, bytes, source, &flags, &importers, args.skip_bad_lines)?);
     }
     if flags.options.chunk_size.is_some() && !parsed.iter().any(|p| p.format.takes_chunk) {
         return Err(UsageError::new("--bonnie-chunk applies to bonnie++ files only, and none of these is one").into());
@@ -197,7 +197,8 @@ fn parse_file(
     file: &Path,
     bytes: Vec<u8>,
     source: String,
-    (flags, importers): (&Flags, &Importers),
+    flags: &Flags,
+    importers: &Importers,
     skip_bad_lines: bool,
 ) -> anyhow::Result<Parsed> {
     let Flags { format, labels, options, .. } = flags;

@@ -50,15 +50,17 @@ pub struct Format {
     pub aliases: &'static [&'static str],
     /// The tool, as its users call it (also the `imported=` label).
     pub tool: &'static str,
-    /// The iomatrix suite whose cells the import makes; a published table's runs each name
-    /// theirs ([`ImportedRun::suite`]).
+    /// The iomatrix suite whose cells the import makes (a published table's run: the suite its
+    /// table gives, [`ImportedRun::suite`]).
     pub suite: &'static str,
     /// What the input is, for messages.
     pub describe: &'static str,
     /// The format as `import --json` writes it (its `format` field).
     pub json_name: &'static str,
-    /// Where the format stands in the lists messages give and in the order detection asks
-    /// (the order iomatrix learnt them; a published table last in lists).
+    /// Where the format stands in the lists messages give (the order iomatrix learnt them; a
+    /// published table last) and in the order [`Importers::sniff`] asks the suites' importers
+    /// (after a published table's column line). Each suite's importer recognises its own
+    /// output only (checked on real output), so the order decides only contrived texts.
     pub place: u8,
     /// Whether its files may leave out a chunk size that `--bonnie-chunk` gives.
     pub takes_chunk: bool,
@@ -87,7 +89,7 @@ impl Format {
 
     /// Whether this is a published table (any suite's figures, typed in; no environment).
     pub fn is_published(self) -> bool {
-        self == published::FORMAT
+        self.name == published::FORMAT.name
     }
 
     /// Whether `--format NAME` means this format.
@@ -313,11 +315,9 @@ pub struct ImportedRun {
 }
 
 impl ImportedRun {
-    /// The suite whose cells the run holds: the format's, or a published table's own.
+    /// The suite whose cells the run holds: its format's (a published table's: the suite that
+    /// table gives).
     pub fn suite(&self) -> &str {
-        if self.format.is_published() {
-            return self.conditions.get("suite").and_then(Value::as_str).unwrap_or("published");
-        }
         self.format.suite
     }
 }

@@ -237,7 +237,8 @@ struct Extents {
 struct Line {
     n: usize,
     labels: Vec<(String, String)>,
-    suite: String,
+    /// Its suite's name, as the suite declares it.
+    suite: &'static str,
     /// Its suite is a walk ([`PublishedSuite::walk`]).
     walk: bool,
     test: String,
@@ -293,7 +294,7 @@ fn parse(text: &str, suites: &[PublishedSuite], options: &Options) -> Result<Vec
     // Runs by their labels and suite, in the order first seen; cells by test and sizes.
     let mut runs: Vec<PendingRun> = Vec::new();
     for l in read {
-        let key = (l.labels.clone(), l.suite.clone());
+        let key = (l.labels.clone(), l.suite);
         let i = match runs.iter().position(|r| r.key == key) {
             Some(i) => i,
             None => {
@@ -306,7 +307,7 @@ fn parse(text: &str, suites: &[PublishedSuite], options: &Options) -> Result<Vec
             bad.bad(e)?;
         }
     }
-    Ok(runs.into_iter().map(|r| run(&r.key.0, &r.key.1, &r.mix, r.cells, &bad.lines)).collect())
+    Ok(runs.into_iter().map(|r| run(&r.key.0, r.key.1, &r.mix, r.cells, &bad.lines)).collect())
 }
 
 /// A cell's place in its run: test, file size, record size, as native cells are keyed.
@@ -314,7 +315,7 @@ type CellPlace = (String, Option<u64>, Option<u64>);
 
 /// A run being read: its labels and suite, its size mix (and the line that set it), its cells.
 struct PendingRun {
-    key: (Vec<(String, String)>, String),
+    key: (Vec<(String, String)>, &'static str),
     mix: Vec<u64>,
     mix_line: usize,
     cells: BTreeMap<CellPlace, Cell>,
@@ -448,7 +449,7 @@ fn read_line(
     Ok(Line {
         n,
         labels,
-        suite,
+        suite: published.name,
         walk: published.walk,
         test,
         file_sizes,
@@ -586,7 +587,7 @@ fn add(l: Line, mix: &[u64], mix_line: usize, cells: &mut BTreeMap<CellPlace, Ce
 
 fn run(
     labels: &[(String, String)],
-    suite: &str,
+    suite: &'static str,
     mix: &[u64],
     cells: BTreeMap<CellPlace, Cell>,
     bad_lines: &[crate::BadLine],
@@ -616,7 +617,8 @@ fn run(
         .collect();
     cells.sort_by_key(|(line, _)| *line);
     ImportedRun {
-        format: FORMAT,
+        // The run's suite is the table's: `ImportedRun::suite` reads it from here.
+        format: Format { suite, ..FORMAT },
         tool_version: None,
         host: None,
         measured_at: None,
