@@ -7,7 +7,8 @@
 //! name as a subcommand; `+ front` adds its legacy front end, the module's
 //! `front::FRONT_END`: `iomatrix NAME` with the tool's own flags), how a
 //! stored run of it is shown, its clients
-//! table and per-host figures, the shape analysis and the reports take its
+//! table and per-host figures, its importers of other tools' results (the
+//! crate's `import` module), the shape analysis and the reports take its
 //! cells in, and how an MPI rank follows rank 0's run of it. The rest of
 //! the binary knows a suite only through these functions: it never names one.
 
@@ -66,6 +67,15 @@ macro_rules! suite_table {
         /// The suites' legacy front ends (`iomatrix iozone`, with IOzone's flags), in table order.
         fn fronts() -> Vec<FrontEnd> {
             vec![$($($krate::cli::$front::FRONT_END,)?)*]
+        }
+
+        /// Every importer of other tools' results: each suite's (its crate's `import::IMPORTERS`),
+        /// and the published table, which may give figures of each suite (`import::PUBLISHED`).
+        pub fn importers() -> iomatrix_import::Importers {
+            iomatrix_import::Importers::new(
+                [$($krate::import::IMPORTERS,)*].concat(),
+                vec![$($krate::import::PUBLISHED,)*],
+            )
         }
 
         /// How analysis and the reports take the cells of the suite named `suite`: matrices or

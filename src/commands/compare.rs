@@ -175,9 +175,10 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
 /// A fio run imported before its plan carried the native fields gets them here, as an import
 /// today gives them: its plan is held against a native one field by field either way.
 fn with_native_fields(groups: &mut [(String, Vec<StoredRun>)]) {
+    let importers = crate::suites::importers();
     for run in groups.iter_mut().flat_map(|(_, runs)| runs.iter_mut()) {
         if let (Some(fields), Some(plan)) =
-            (iomatrix_import::stored_native_fields(&run.plan, &run.cell_results), run.plan.as_object_mut())
+            (importers.native_plan_fields(&run.plan, &run.cell_results), run.plan.as_object_mut())
         {
             plan.extend(fields);
         }

@@ -13,7 +13,7 @@ use anyhow::Context;
 use clap::Args;
 use iomatrix_core::{ByteSize, UsageError};
 use iomatrix_guard::Input;
-use iomatrix_import::{BadLine, Format, ImportedRun, Options};
+use iomatrix_import::{BadLine, Format, ImportedRun, Importer, Importers, Options};
 use iomatrix_store::{gate, CellRow, NewRun, Store};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -90,9 +90,9 @@ struct Parsed {
 }
 
 /// What the flags ask for, checked.
-struct Flags {
-    /// `--format`: none, each file's format is recognised from its content.
-    format: Option<Format>,
+struct Flags<'i> {
+    /// `--format`'s importer: none, each file's format is recognised from its content.
+    format: Option<&'i dyn Importer>,
     labels: Vec<(String, String)>,
     options: Options,
     /// `--max-input-size` in bytes.
@@ -103,14 +103,15 @@ struct Flags {
 type Stored<'a> = (i64, &'a Parsed, &'a ImportedRun);
 
 pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
-    let flags = flags(&args)?;
+    let importers = crate::suites::importers();
+    let flags = flags(&args, &importers)?;
     let mut parsed = Vec::new();
     let mut stdin_used = false;
     for file in &args.files {
         let (bytes, source) = read_input(file, flags.bound, &mut stdin_used)?;
-        parsed.push(parse_file(file, bytes, source, &flags, args.skip_bad_lines)?);
+        parsed.push(parse_file(file, bytes, source, &flags, &importers, args.skip_bad_lines)?);
     }
-    if flags.options.bonnie_chunk.is_some() && !parsed.iter().any(|p| p.format == Format::Bonnie) {
+    if flags.options.chunk_size.is_some() && !parsed.iter().any(|p| p.format.takes_chunk) {
         return Err(UsageError::new("--bonnie-chunk applies to bonnie++ files only, and none of these is one").into());
     }
 
@@ -129,12 +130,12 @@ pub fn run(args: ImportArgs, db: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The flags, checked before any file is read.
-fn flags(args: &ImportArgs) -> anyhow::Result<Flags> {
+/// The flags, checked before any file is read; `--format` names one of `importers`.
+fn flags<'i>(args: &ImportArgs, importers: &'i Importers) -> anyhow::Result<Flags<'i>> {
     let format = args
         .format
         .as_deref()
-        .map(|f| f.parse::<Format>().map_err(|e| UsageError::new(format!("--format {f}: {e}"))))
+        .map(|f| importers.by_name(f).map_err(|e| UsageError::new(format!("--format {f}: {e}"))))
         .transpose()?;
     let labels = crate::harness::args::labels(&args.labels)?;
     if let Some((k, _)) = labels.iter().find(|(k, _)| iomatrix_study::STUDY_LABELS.contains(&k.as_str())) {
@@ -160,10 +161,10 @@ fn flags(args: &ImportArgs) -> anyhow::Result<Flags> {
                 .ok_or_else(|| UsageError::new(format!("--bonnie-chunk {c}: give a size such as 8k")))
         })
         .transpose()?;
-    if bonnie_chunk.is_some() && format.is_some_and(|f| f != Format::Bonnie) {
+    if bonnie_chunk.is_some() && format.is_some_and(|f| !f.format().takes_chunk) {
         return Err(UsageError::new("--bonnie-chunk applies to bonnie++ files only").into());
     }
-    let options = Options { bonnie_chunk, skip_bad_lines: args.skip_bad_lines };
+    let options = Options { chunk_size: bonnie_chunk, skip_bad_lines: args.skip_bad_lines };
     let bound = ByteSize::parse_with_default_unit(&args.max_input_size, 1)
         .ok()
         .filter(|b| b.bytes() > 0)
@@ -190,31 +191,36 @@ fn read_input(file: &Path, bound: u64, stdin_used: &mut bool) -> anyhow::Result<
     })
 }
 
-/// One file's text (`bytes`, stored as from `source`) parsed into runs, each through the gate.
+/// One file's text (`bytes`, stored as from `source`) parsed into runs, each through the gate:
+/// read by `--format`'s importer, else by the one of `importers` that recognises it.
 fn parse_file(
     file: &Path,
     bytes: Vec<u8>,
     source: String,
     flags: &Flags,
+    importers: &Importers,
     skip_bad_lines: bool,
 ) -> anyhow::Result<Parsed> {
     let Flags { format, labels, options, .. } = flags;
-    let format = *format;
     // Only invalid UTF-8 pays for a lossy copy (binary data, a NUL byte, was refused above).
     let text = String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     let name = file.display();
     if text.trim().is_empty() {
         return Err(UsageError::new(format!("{name}: the file is empty: nothing to import")).into());
     }
-    let Some(format) = format.or_else(|| iomatrix_import::sniff(&text)) else {
-        let known: Vec<String> = Format::ALL.iter().map(|f| format!("{} ({})", f.describe(), f.name())).collect();
+    let Some(importer) = format.or_else(|| importers.sniff(&text)) else {
+        let formats = importers.formats();
+        let known: Vec<String> = formats.iter().map(|f| format!("{} ({})", f.describe(), f.name())).collect();
+        let names: Vec<&str> = formats.iter().map(|f| f.name()).collect();
         return Err(UsageError::new(format!(
-            "{name}: not a format iomatrix can import; it reads {}; say which with --format fio|iozone|bonnie|bonnie-text|iometer|published",
-            known.join(", ")
+            "{name}: not a format iomatrix can import; it reads {}; say which with --format {}",
+            known.join(", "),
+            names.join("|")
         ))
         .into());
     };
-    let mut runs = iomatrix_import::parse(&text, format, options)
+    let format = importer.format();
+    let mut runs = iomatrix_import::parse(&text, importer, options)
         .map_err(|e| UsageError::new(format!("{name}: {}: {e}", format.describe())))?;
     for run in &mut runs {
         through_the_gate(run, &name.to_string(), skip_bad_lines)?;
@@ -317,7 +323,7 @@ fn conditions(run: &ImportedRun, source: &str) -> Value {
             "bad_lines": run.bad_lines,
         }),
     );
-    if run.format == Format::Published {
+    if run.format.is_published() {
         // No environment and no samples: compare and show say so (`imported.published`).
         c["imported"]["published"] = true.into();
     }
@@ -393,7 +399,7 @@ fn row(seq: usize, c: &iomatrix_import::ImportedCell) -> CellRow {
 fn summary(id: i64, p: &Parsed, run: &ImportedRun) -> String {
     let version = run.tool_version.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
     let host = run.host.as_deref().map(|h| format!(" on {h}")).unwrap_or_default();
-    let what = if p.format == Format::Published { "published table" } else { p.format.tool() };
+    let what = if p.format.is_published() { "published table" } else { p.format.tool() };
     let mut out = format!(
         "imported run #{id}: {what}{version}{host} from {}, suite {}, {} cells\n",
         p.source,
@@ -435,4 +441,110 @@ fn summary(id: i64, p: &Parsed, run: &ImportedRun) -> String {
 
 fn command_line() -> String {
     std::env::args().map(|a| if a.contains(' ') { format!("'{a}'") } else { a }).collect::<Vec<_>>().join(" ")
+}
+
+/// Real output of each tool the importers read, kept beside the import crate's tests: fio
+/// 3.33's JSON (a mixed random job on libaio), bonnie++ 2.00a's CSV with `-x 2`, IOzone
+/// 3.471's full output with its -R report, and (written from their formats: no output of
+/// theirs was at hand) Bonnie 1.x's table and Iometer's results CSV.
+#[cfg(test)]
+mod real_output {
+    const FIO: &str = include_str!("../../crates/import/tests/data/fio-3.33-randrw-libaio.json");
+    const BONNIE: &str = include_str!("../../crates/import/tests/data/bonnie-2.00a-x2.csv");
+    const IOZONE: &str = include_str!("../../crates/report/tests/data/iozone-3.471-auto-64k-1m-tmpfs.txt");
+    const BONNIE_TEXT: &str = include_str!("../../crates/import/tests/data/bonnie-1.x-two-runs.txt");
+    const IOMETER: &str = include_str!("../../crates/import/tests/data/iometer-2006.07.27-results.csv");
+    const IOZONE_TWO_RECORDS: &str = include_str!("../../crates/report/tests/data/iozone-3.471-s64m-r4k-r1m-tmpfs.txt");
+    /// The end of a `-t` run's output with `-R`, laid out as IOzone 3.471 prints it.
+    const IOZONE_THROUGHPUT: &str = "\tThroughput test with 2 processes\n\
+        \tEach process writes a 1024 kByte file in 4 kByte records\n\n\
+        \tChildren see throughput for  2 initial writers \t=  246059.19 kB/sec\n\n\n\n\
+        \"Throughput report Y-axis is type of test X-axis is number of processes\"\n\
+        \"Record size = 4 kBytes \"\n\"Output is in kBytes/sec\"\n\n\
+        \"  Initial write \"  246059.19 \n\n\"        Rewrite \"   86058.34 \n\n\n\niozone test complete.\n";
+
+    use iomatrix_import::{parse, ImportedRun, Importers, Options};
+
+    fn read(importers: &Importers, text: &str, format: &str) -> Vec<ImportedRun> {
+        let importer = importers.by_name(format).expect("a format");
+        parse(text, importer, &Options::default()).expect("reads")
+    }
+
+    #[test]
+    fn every_format_is_named_and_listed_in_its_place() {
+        let importers = crate::suites::importers();
+        let names: Vec<&str> = importers.formats().iter().map(|f| f.name).collect();
+        assert_eq!(names, ["fio", "iozone", "bonnie", "bonnie-text", "iometer", "published"]);
+        assert_eq!(importers.by_name("bonnie++").map(|i| i.format().name), Ok("bonnie"));
+        assert_eq!(importers.by_name("FIO").map(|i| i.format().name), Ok("fio"));
+        let unknown = importers.by_name("csv").map(|i| i.format()).unwrap_err().to_string();
+        assert_eq!(unknown, "unknown format 'csv': choose fio, iozone, bonnie, bonnie-text, iometer or published");
+    }
+
+    #[test]
+    fn real_files_are_recognised_and_read() {
+        let importers = crate::suites::importers();
+        for (text, format) in
+            [(FIO, "fio"), (BONNIE, "bonnie"), (IOZONE, "iozone"), (BONNIE_TEXT, "bonnie-text"), (IOMETER, "iometer")]
+        {
+            let recognising: Vec<&str> =
+                importers.all().filter(|i| i.recognises(text)).map(|i| i.format().name).collect();
+            assert_eq!(recognising, [format], "exactly one importer recognises {format}'s output");
+            assert_eq!(importers.sniff(text).map(|i| i.format().name), Some(format));
+        }
+
+        let fio = &read(&importers, FIO, "fio")[0];
+        let c = &fio.cells[0];
+        assert_eq!((c.record_size, c.file_size), (Some(8192), Some(8 << 20)));
+        assert_eq!((c.metrics["read_percent"].as_u64(), c.metrics["queue_depth"].as_u64()), (Some(70), Some(8)));
+        assert_eq!(c.metrics["iops"].as_f64(), Some(35608.391608 + 15224.775225));
+        assert_eq!(c.kib_per_sec, (291703944.0 + 124721358.0) / 1024.0);
+        assert_eq!(c.metrics["write"]["p99_99_ns"], 5865472);
+        assert_eq!(c.backend, "libaio");
+
+        let bonnie = read(&importers, BONNIE, "bonnie");
+        assert_eq!(bonnie.len(), 1, "-x 2: one run with two repeats");
+        assert_eq!(bonnie[0].plan["repeats"], 2);
+        let putc: Vec<f64> = bonnie[0].cells.iter().filter(|c| c.test == "putc").map(|c| c.kib_per_sec).collect();
+        assert_eq!(putc, [3598.0, 3596.0]);
+        assert_eq!(bonnie[0].unmeasured.len(), 20);
+
+        let iozone = &read(&importers, IOZONE, "iozone")[0];
+        assert_eq!(iozone.cells.len(), 210);
+        assert_eq!(iozone.tool_version.as_deref(), Some("3.471"));
+        let throughput = &read(&importers, IOZONE_THROUGHPUT, "iozone")[0];
+        assert_eq!(throughput.cells.len(), 2);
+        assert_eq!(throughput.cells[1].kib_per_sec, 86058.34);
+    }
+
+    #[test]
+    fn no_prefix_of_a_real_file_makes_a_parser_panic() {
+        let importers = crate::suites::importers();
+        for (text, format) in [
+            (FIO, "fio"),
+            (BONNIE, "bonnie"),
+            (IOZONE, "iozone"),
+            (IOZONE_TWO_RECORDS, "iozone"),
+            (IOZONE_THROUGHPUT, "iozone"),
+            (BONNIE_TEXT, "bonnie-text"),
+            (IOMETER, "iometer"),
+        ] {
+            let own = importers.by_name(format).expect("a format");
+            let mut cut = 0;
+            while cut < text.len() {
+                if text.is_char_boundary(cut) {
+                    let part = &text[..cut];
+                    let _ = importers.sniff(part);
+                    for importer in importers.all() {
+                        let _ = parse(part, importer, &Options::default());
+                    }
+                    // The same with a line mangled: digits turned into letters.
+                    let mangled = part.replacen('1', "x", 1);
+                    let _ = parse(&mangled, own, &Options::default());
+                    let _ = parse(&mangled, own, &Options { skip_bad_lines: true, ..Options::default() });
+                }
+                cut += 1 + cut / 50;
+            }
+        }
+    }
 }

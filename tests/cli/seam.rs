@@ -33,19 +33,6 @@ const REACHES_INTO_A_SUITE: &[(&str, &str)] = &[
     ),
 ];
 
-/// The import crate's readers still name the suites whose runs they make, by literal and by crate:
-/// each file with the exact count of its lines that do. The import-registration step of issue 49
-/// (each reader registered by its suite's crate; published.rs's SUITES taken from the table)
-/// removes this list; until then a count may only go down, and a line added fails here.
-const IMPORT_STILL_NAMES: &[(&str, usize)] = &[
-    ("crates/import/src/bonnie.rs", 1),
-    ("crates/import/src/bonnie_text.rs", 2),
-    ("crates/import/src/fio.rs", 2),
-    ("crates/import/src/iometer.rs", 1),
-    ("crates/import/src/iozone.rs", 2),
-    ("crates/import/src/lib.rs", 9),
-    ("crates/import/src/published.rs", 8),
-];
 
 /// Every suite, as the command table names it: a line `Type: iomatrix_NAME` (`+ front`) each.
 fn suites() -> Vec<String> {
@@ -121,8 +108,8 @@ fn the_check_finds_a_branch_on_a_suite_name() {
 }
 
 /// No suite's name, as a literal or as its crate, in the shared code: the binary but the command
-/// table, the harness, and every crate that is not a suite's, import included (with its counted
-/// allowance, [`IMPORT_STILL_NAMES`]).
+/// table, the harness, and every crate that is not a suite's, import included (each suite's
+/// importers live in its own crate, registered by its line of the command table).
 #[test]
 fn shared_code_never_names_a_suite() {
     let suites = suites();
@@ -134,7 +121,6 @@ fn shared_code_never_names_a_suite() {
     }
     let mut found = Vec::new();
     let mut exempt_seen = vec![false; NOT_A_SUITE.len()];
-    let mut import_counts = vec![0; IMPORT_STILL_NAMES.len()];
     let mut reaching = Vec::new();
     for file in &files {
         let relative = relative(file);
@@ -156,10 +142,7 @@ fn shared_code_never_names_a_suite() {
         }
         lines.sort_unstable();
         lines.dedup();
-        match IMPORT_STILL_NAMES.iter().position(|(f, _)| *f == relative) {
-            Some(i) => import_counts[i] = lines.len(),
-            None => found.extend(lines.iter().map(|(n, line)| format!("{relative}:{n}: {}", line.trim()))),
-        }
+        found.extend(lines.iter().map(|(n, line)| format!("{relative}:{n}: {}", line.trim())));
     }
     assert!(
         found.is_empty(),
@@ -172,10 +155,6 @@ fn shared_code_never_names_a_suite() {
         assert!(seen, "the exemption for {file} ({why}) no longer matches `{line}`: remove it");
     }
     assert_eq!(reaching.len(), REACHES_INTO_A_SUITE.len(), "every listed file exists: {reaching:?}");
-    for ((file, allowed), counted) in IMPORT_STILL_NAMES.iter().zip(import_counts) {
-        assert!(counted <= *allowed, "{file} names suites on {counted} lines, {allowed} allowed: name none more");
-        assert!(counted == *allowed, "{file} names suites on {counted} lines now: lower IMPORT_STILL_NAMES to it");
-    }
 }
 
 /// A suite's crate names no other suite's crate: what two suites share lives below both (core,
@@ -203,9 +182,10 @@ fn a_suite_never_names_another_suite() {
     );
 }
 
-/// Adding a suite is its crate (its `cli` module: flags, `Suite` impl; its tables in render.rs),
-/// one line of the command table and the workspace's Cargo.toml: every suite crate has those, the
-/// table names each such crate once, and the harness depends on none of them.
+/// Adding a suite is its crate (its `cli` module: flags, `Suite` impl; its tables in render.rs;
+/// its `import` module: its importers and what a published table may give of it), one line of the
+/// command table and the workspace's Cargo.toml: every suite crate has those, the table names each
+/// such crate once, and neither the harness nor the import crate depends on any of them.
 #[test]
 fn every_suite_is_its_crate_and_one_table_line() {
     let suites = suites();
@@ -220,6 +200,7 @@ fn every_suite_is_its_crate_and_one_table_line() {
     let manifest = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
     assert!(manifest.contains(r#"members = ["crates/*"]"#), "the workspace takes every crate as a member");
     let harness = std::fs::read_to_string(root().join("crates/harness/Cargo.toml")).expect("the harness's manifest");
+    let import = std::fs::read_to_string(root().join("crates/import/Cargo.toml")).expect("the import crate's manifest");
     for suite in &suites {
         let krate = root().join("crates").join(suite);
         for file in ["Cargo.toml", "src/render.rs", "src/cli/mod.rs", "src/cli/args.rs", "src/cli/suite.rs"] {
@@ -235,6 +216,11 @@ fn every_suite_is_its_crate_and_one_table_line() {
             "{dependency} in the binary's [dependencies]"
         );
         assert!(!harness.contains(&dependency), "the harness depends on no suite: {dependency}");
+        assert!(!import.contains(&dependency), "the import crate depends on no suite: {dependency}");
+        assert!(
+            krate.join("src/import.rs").is_file() || krate.join("src/import/mod.rs").is_file(),
+            "crates/{suite}/src/import.rs (or import/mod.rs): its importers, registered by its table line"
+        );
     }
 }
 

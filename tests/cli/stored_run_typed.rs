@@ -43,19 +43,6 @@ const ALLOWED: &[(&str, usize, &str)] = &[
          declares its conditions as a type",
     ),
     (
-        "crates/import/src/fio.rs",
-        19,
-        "fio's own JSON output (jobs, their options, `clat` percentiles, `disk_util`): a foreign file being \
-         imported, not a stored run; typed fio structs in the importer (when it moves into the access crate) \
-         remove them",
-    ),
-    (
-        "crates/import/src/lib.rs",
-        1,
-        "a published import's `suite` from the conditions it builds itself (not a stored run); goes when \
-         published.rs takes its suites from the command table",
-    ),
-    (
         "src/commands/extents.rs",
         3,
         "`iomatrix extents --per-file`: the walk's own per-file JSON, made in this command, not a stored run",

@@ -16,6 +16,7 @@
 pub mod cli;
 pub mod figures;
 pub mod fio_words;
+pub mod import;
 mod plan;
 pub mod render;
 mod row;

@@ -43,6 +43,7 @@
 pub mod cli;
 mod clients;
 pub mod figures;
+pub mod import;
 mod plan;
 mod remote;
 pub mod render;

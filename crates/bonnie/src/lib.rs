@@ -45,6 +45,7 @@ mod error;
 pub mod figures;
 mod files;
 pub mod front;
+pub mod import;
 mod io;
 mod local;
 mod place;

@@ -41,6 +41,7 @@ pub mod cli;
 mod clients;
 pub mod figures;
 mod files;
+pub mod import;
 mod plan;
 pub mod render;
 mod runner;

@@ -3,157 +3,223 @@
 //! Pure parsing: nothing here opens the database (`iomatrix import` stores
 //! what [`parse`] returns).
 //!
-//! - [`Format`]: fio's JSON output (`--output-format=json`), IOzone's `-R`
-//!   report ("Excel output"), bonnie++'s CSV line (format 1.96 to 1.98, as
-//!   bonnie++ 1.96 .. 2.00 print it at the end of a run or alone with `-q`).
-//!   The original Bonnie's text table (Tim Bray's Bonnie 1.x); Iometer's
-//!   results CSV (2006.07.27, 1.1.0) as an `access` run. [`sniff`]
-//!   tells them apart by content.
-//! - [`parse`]: one file's text into [`ImportedRun`]s (a bonnie++ file may
-//!   hold several runs; fio and IOzone files hold one). Each run carries
-//!   [`ImportedCell`]s shaped like the cells of the matching iomatrix suite:
-//!   fio jobs become `access` cells, IOzone's matrices `iozone` cells,
-//!   bonnie++'s tests `bonnie` cells.
-//! - What the file does not say stays unknown: [`ImportedRun::unknown`]
-//!   names those conditions (backend, O_DIRECT or cached, RAM, file system),
-//!   and their values in [`ImportedRun::conditions`] are null. Figures the
-//!   tool printed as unmeasured (bonnie++'s `+++++`: too fast to time) become
-//!   [`Unmeasured`] entries, never cells with a made-up figure.
+//! This crate holds what every importer shares; the importers themselves live
+//! in the crates of the suites whose runs they make (each suite's
+//! `import::IMPORTERS`), and the command table hands them to [`Importers`].
+//!
+//! - [`Importer`]: the seam. An importer names its [`Format`], says whether a
+//!   text is in it ([`Importer::recognises`]) and reads it into
+//!   [`ImportedRun`]s ([`Importer::read`]). [`Importers`] asks each in turn
+//!   ([`Importers::sniff`]) and finds one by `--format` name.
+//! - A published table (a write-up's figures typed into iomatrix's CSV
+//!   layout, docs/import.md) is read here for any suite: each suite says what
+//!   such a table may give of its cells ([`PublishedSuite`]).
+//! - Each run carries [`ImportedCell`]s shaped like the cells of the matching
+//!   iomatrix suite. What the file does not say stays unknown:
+//!   [`ImportedRun::unknown`] names those conditions (backend, O_DIRECT or
+//!   cached, RAM, file system), and their values in
+//!   [`ImportedRun::conditions`] are null. Figures the tool printed as
+//!   unmeasured (bonnie++'s `+++++`: too fast to time) become [`Unmeasured`]
+//!   entries, never cells with a made-up figure.
 //! - [`ImportError`]: malformed input, with the line and field where known.
 //!   A line a parser cannot read is an error naming it, never skipped in
-//!   silence; with [`Options::skip_bad_lines`] the line formats (IOzone,
-//!   bonnie++, Bonnie, Iometer) skip it instead and list it in
-//!   [`ImportedRun::bad_lines`]. Each cell names where it came from
+//!   silence; with [`Options::skip_bad_lines`] the line formats skip it
+//!   instead and list it in [`ImportedRun::bad_lines`] (through
+//!   [`BadLines`]). Each cell names where it came from
 //!   ([`ImportedCell::line`], [`ImportedCell::source`]), so a figure the
 //!   database refuses is named by its line too.
-//! - [`iozone_excel`]: the parsers of IOzone's `-R` report: its matrix
-//!   blocks ([`iozone_excel::parse_excel_report`] into
-//!   [`iomatrix_core::Matrix`]es, each row's values under the record sizes
-//!   its block's header gives, [`iozone_excel::row_records`]) and `-t`
-//!   mode's throughput reports ([`iozone_excel::parse_throughput_reports`]),
-//!   or an [`iozone_excel::ParseError`] with the line.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
-mod bonnie;
-mod bonnie_text;
-mod fio;
-mod iometer;
-mod iozone;
-pub mod iozone_excel;
 mod published;
 
-pub use fio::stored_native_fields;
-pub use published::TYPED_KEY as PUBLISHED_TABLE_KEY;
+pub use published::{PublishedMetric, PublishedSuite, TYPED_KEY as PUBLISHED_TABLE_KEY};
 
 use iomatrix_store::CellRow;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::fmt;
-use std::str::FromStr;
 
-/// What [`parse`] reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Format {
-    /// fio's `--output-format=json` document.
-    Fio,
-    /// IOzone's text output with its `-R` report (or the report alone).
-    Iozone,
-    /// bonnie++'s CSV line(s).
-    Bonnie,
-    /// The original Bonnie's text table (Tim Bray's Bonnie 1.x).
-    BonnieText,
-    /// Iometer's results file (2006.07.27, 1.1.0).
-    Iometer,
-    /// A published table typed into iomatrix's CSV layout (docs/import.md): any suite's figures.
-    Published,
+/// A format of other tools' results that an [`Importer`] reads: its names and the suite whose
+/// runs it makes. Declared by the importer, in the crate of that suite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Format {
+    /// The name `--format` takes (`fio`, `bonnie-text`).
+    pub name: &'static str,
+    /// Other names `--format` takes for it (`bonnie++`).
+    pub aliases: &'static [&'static str],
+    /// The tool, as its users call it (also the `imported=` label).
+    pub tool: &'static str,
+    /// The iomatrix suite whose cells the import makes (a published table's run: the suite its
+    /// table gives, [`ImportedRun::suite`]).
+    pub suite: &'static str,
+    /// What the input is, for messages.
+    pub describe: &'static str,
+    /// The format as `import --json` writes it (its `format` field).
+    pub json_name: &'static str,
+    /// Where the format stands in the lists messages give (the order iomatrix learnt them; a
+    /// published table last) and in the order [`Importers::sniff`] asks the suites' importers
+    /// (after a published table's column line). Each suite's importer recognises its own
+    /// output only (checked on real output), so the order decides only contrived texts.
+    pub place: u8,
+    /// Whether its files may leave out a chunk size that `--bonnie-chunk` gives.
+    pub takes_chunk: bool,
 }
 
 impl Format {
-    pub const ALL: [Format; 6] =
-        [Format::Fio, Format::Iozone, Format::Bonnie, Format::BonnieText, Format::Iometer, Format::Published];
-
     /// The name `--format` takes.
     pub fn name(self) -> &'static str {
-        match self {
-            Format::Fio => "fio",
-            Format::Iozone => "iozone",
-            Format::Bonnie => "bonnie",
-            Format::BonnieText => "bonnie-text",
-            Format::Iometer => "iometer",
-            Format::Published => "published",
-        }
+        self.name
     }
 
     /// The tool, as its users call it (also the `imported=` label).
     pub fn tool(self) -> &'static str {
-        match self {
-            Format::Fio => "fio",
-            Format::Iozone => "iozone",
-            Format::Bonnie => "bonnie++",
-            Format::BonnieText => "bonnie",
-            Format::Iometer => "iometer",
-            Format::Published => "published",
-        }
+        self.tool
     }
 
-    /// The iomatrix suite whose cells the import makes; a published table's runs each name
-    /// theirs ([`ImportedRun::suite`]).
+    /// The iomatrix suite whose cells the import makes.
     pub fn suite(self) -> &'static str {
-        match self {
-            Format::Fio | Format::Iometer => "access",
-            Format::Iozone => "iozone",
-            Format::Bonnie | Format::BonnieText => "bonnie",
-            Format::Published => "published",
-        }
+        self.suite
     }
 
     /// What the input is, for messages.
     pub fn describe(self) -> &'static str {
-        match self {
-            Format::Fio => "fio's JSON output (--output-format=json)",
-            Format::Iozone => "IOzone's -R report (\"Excel output is below:\")",
-            Format::Bonnie => "bonnie++'s CSV line (format 1.96, 1.97 or 1.98)",
-            Format::BonnieText => "the original Bonnie's text table (Tim Bray's Bonnie 1.x)",
-            Format::Iometer => "Iometer's results file (2006.07.27 or 1.1.0 CSV)",
-            Format::Published => "a published table (iomatrix's CSV layout: suite, test, metric, unit, value)",
-        }
+        self.describe
+    }
+
+    /// Whether this is a published table (any suite's figures, typed in; no environment).
+    pub fn is_published(self) -> bool {
+        self.name == published::FORMAT.name
+    }
+
+    /// Whether `--format NAME` means this format.
+    fn is_named(self, name: &str) -> bool {
+        self.name == name || self.aliases.contains(&name)
     }
 }
 
 impl fmt::Display for Format {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.write_str(self.name)
     }
 }
 
-/// `--format` naming no format iomatrix reads (the text as given).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown format '{0}': choose fio, iozone, bonnie, bonnie-text, iometer or published")]
-pub struct UnknownFormat(pub String);
+impl Serialize for Format {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.json_name)
+    }
+}
 
-impl FromStr for Format {
-    type Err = UnknownFormat;
-    fn from_str(s: &str) -> Result<Format, UnknownFormat> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "fio" => Ok(Format::Fio),
-            "iozone" => Ok(Format::Iozone),
-            "bonnie" | "bonnie++" => Ok(Format::Bonnie),
-            "bonnie-text" => Ok(Format::BonnieText),
-            "iometer" => Ok(Format::Iometer),
-            "published" => Ok(Format::Published),
-            _ => Err(UnknownFormat(s.to_string())),
+/// A reader of one format of other tools' results, registered by the suite whose runs it makes
+/// (its crate's `import::IMPORTERS`, which the command table hands to [`Importers::new`]).
+pub trait Importer: Sync {
+    /// The format it reads.
+    fn format(&self) -> Format;
+
+    /// Whether `text` (a whole file, byte order mark removed) is in its format, by content.
+    fn recognises(&self, text: &str) -> bool;
+
+    /// Reads `text` (not empty) into runs.
+    fn read(&self, text: &str, options: &Options) -> Result<Vec<ImportedRun>, ImportError>;
+
+    /// The native plan fields of a run it stored before its import gave them, worked from the
+    /// stored plan and cells; None where there is nothing to add (the default).
+    fn native_plan_fields(&self, _plan: &Value, _cells: &[CellRow]) -> Option<Map<String, Value>> {
+        None
+    }
+}
+
+/// Every importer this build has: the suites' (from the command table) and the published
+/// table, which reads any suite's figures.
+pub struct Importers {
+    /// By [`Format::place`].
+    list: Vec<&'static dyn Importer>,
+    published: published::Published,
+}
+
+impl Importers {
+    /// The suites' importers and what a published table may give of each suite, both as the
+    /// command table lists them.
+    pub fn new(suites: Vec<&'static dyn Importer>, published: Vec<PublishedSuite>) -> Importers {
+        let mut list = suites;
+        list.sort_by_key(|i| i.format().place);
+        Importers { list, published: published::Published::new(published) }
+    }
+
+    /// Every importer, the published table's last.
+    pub fn all(&self) -> impl Iterator<Item = &dyn Importer> {
+        self.list.iter().copied().chain(std::iter::once(&self.published as &dyn Importer))
+    }
+
+    /// Every format, in [`Format::place`] order.
+    pub fn formats(&self) -> Vec<Format> {
+        self.all().map(Importer::format).collect()
+    }
+
+    /// The importer `--format NAME` names (any case; surrounding blanks ignored).
+    pub fn by_name(&self, name: &str) -> Result<&dyn Importer, UnknownFormat> {
+        let wanted = name.trim().to_ascii_lowercase();
+        self.all()
+            .find(|i| i.format().is_named(&wanted))
+            .ok_or_else(|| UnknownFormat { given: name.to_string(), choices: self.choices() })
+    }
+
+    /// "fio, iozone, ... or published": the names `--format` takes.
+    fn choices(&self) -> String {
+        let names: Vec<&str> = self.formats().iter().map(|f| f.name).collect();
+        match names.split_last() {
+            Some((last, [])) => (*last).to_string(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
         }
     }
+
+    /// Which importer reads `text`, by its content: a published table's strict column line
+    /// first, then each suite's importer in [`Format::place`] order. None when none does.
+    pub fn sniff(&self, text: &str) -> Option<&dyn Importer> {
+        let text = text.trim_start_matches('\u{feff}');
+        if text.trim().is_empty() {
+            return None;
+        }
+        if self.published.recognises(text) {
+            return Some(&self.published);
+        }
+        self.list.iter().copied().find(|i| i.recognises(text))
+    }
+
+    /// The native plan fields of a stored run imported before its import gave them, from the
+    /// importer that made it ([`Importer::native_plan_fields`]).
+    pub fn native_plan_fields(&self, plan: &Value, cells: &[CellRow]) -> Option<Map<String, Value>> {
+        self.all().find_map(|i| i.native_plan_fields(plan, cells))
+    }
+}
+
+/// Reads `text` with `importer`: an empty file is an error for every format.
+pub fn parse(text: &str, importer: &dyn Importer, options: &Options) -> Result<Vec<ImportedRun>, ImportError> {
+    let text = text.trim_start_matches('\u{feff}');
+    if text.trim().is_empty() {
+        return Err(ImportError::new("the file is empty"));
+    }
+    importer.read(text, options)
+}
+
+/// `--format` naming no format iomatrix reads (the text as given, and the names it takes).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown format '{given}': choose {choices}")]
+pub struct UnknownFormat {
+    /// The name as given.
+    pub given: String,
+    /// The names `--format` takes, for the message.
+    choices: String,
 }
 
 /// What the user states about the input that the file itself does not say.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// bonnie++'s chunk size in bytes: bonnie++ 2.00's CSV leaves that field
-    /// empty. The cells carry it as their record size; not given, bonnie++'s default 8k
-    /// (named in the run's notes and its plan's `chunk_from`).
-    pub bonnie_chunk: Option<u64>,
+    /// The chunk size in bytes (`--bonnie-chunk`), for a format whose files may leave it out
+    /// ([`Format::takes_chunk`]: bonnie++ 2.00's CSV leaves that field empty). The cells carry
+    /// it as their record size; not given, the tool's default (named in the run's notes).
+    pub chunk_size: Option<u64>,
     /// Skip a line that cannot be read (and store what could be), listing it in
     /// [`ImportedRun::bad_lines`], instead of failing on it. fio's JSON has no lines to skip.
     pub skip_bad_lines: bool,
@@ -162,24 +228,28 @@ pub struct Options {
 /// A line skipped under [`Options::skip_bad_lines`]: where, and why it could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BadLine {
+    /// The line (1-based).
     pub line: usize,
+    /// Why it could not be read.
     pub why: String,
 }
 
 /// Lines a parser could not read: an error at the first, or (skipping) the list.
 #[derive(Debug, Default)]
-pub(crate) struct BadLines {
+pub struct BadLines {
     skip: bool,
-    pub(crate) lines: Vec<BadLine>,
+    /// The lines skipped so far.
+    pub lines: Vec<BadLine>,
 }
 
 impl BadLines {
-    pub(crate) fn new(options: &Options) -> BadLines {
+    /// None yet; skipping as `options` say.
+    pub fn new(options: &Options) -> BadLines {
         BadLines { skip: options.skip_bad_lines, lines: Vec::new() }
     }
 
     /// The line `e` names could not be read: Ok (skipped, listed) when skipping, else the error.
-    pub(crate) fn bad(&mut self, e: ImportError) -> Result<(), ImportError> {
+    pub fn bad(&mut self, e: ImportError) -> Result<(), ImportError> {
         match e.line {
             Some(line) if self.skip => {
                 if !self.lines.iter().any(|b| b.line == line) {
@@ -207,6 +277,7 @@ fn with_skip_hint(mut e: ImportError) -> ImportError {
 /// One run read from a file: what the database will hold, before it does.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ImportedRun {
+    /// The format it was read from.
     pub format: Format,
     /// As the file gives it: `fio-3.33`, `3.471`, `2.00a`.
     pub tool_version: Option<String>,
@@ -230,6 +301,7 @@ pub struct ImportedRun {
     /// How something was read that a reader should know (e.g. record sizes
     /// taken from IOzone's main table).
     pub notes: Vec<String>,
+    /// The figures, one cell each.
     pub cells: Vec<ImportedCell>,
     /// Figures the tool itself did not measure (bonnie++'s `+++++`).
     pub unmeasured: Vec<Unmeasured>,
@@ -243,12 +315,10 @@ pub struct ImportedRun {
 }
 
 impl ImportedRun {
-    /// The suite whose cells the run holds: the format's, or a published table's own.
+    /// The suite whose cells the run holds: its format's (a published table's: the suite that
+    /// table gives).
     pub fn suite(&self) -> &str {
-        match self.format {
-            Format::Published => self.conditions.get("suite").and_then(Value::as_str).unwrap_or("published"),
-            f => f.suite(),
-        }
+        self.format.suite
     }
 }
 
@@ -284,14 +354,16 @@ impl std::ops::Deref for ImportedCell {
 /// What a row holds that no imported file gives: its place in the run and state (set when
 /// stored), its clients' own figures, measured times and counts (0), its backend (unknown),
 /// latency histograms.
-pub(crate) fn imported_row() -> CellRow {
+pub fn imported_row() -> CellRow {
     CellRow::blank("", UNKNOWN_BACKEND)
 }
 
 /// A figure the tool printed as unmeasured.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Unmeasured {
+    /// The test, as the suite's cells name it.
     pub test: String,
+    /// Which repeat (1-based).
     pub repeat: u32,
     /// What the tool printed and what it means.
     pub why: String,
@@ -305,20 +377,26 @@ pub struct ImportError {
     pub line: Option<usize>,
     /// The field: a CSV column (`field 12 (put_block)`) or a JSON path (`jobs[0].read.iops`).
     pub field: Option<String>,
+    /// What is wrong, and where known what to do.
     pub message: String,
 }
 
 impl ImportError {
+    /// An error of the whole input.
     pub fn new(message: impl Into<String>) -> ImportError {
         ImportError { line: None, field: None, message: message.into() }
     }
+    /// An error at line `line` (1-based).
     pub fn at_line(line: usize, message: impl Into<String>) -> ImportError {
         ImportError { line: Some(line), field: None, message: message.into() }
     }
+    /// An error in a field (a CSV column, a JSON path).
     pub fn in_field(field: impl Into<String>, message: impl Into<String>) -> ImportError {
         ImportError { line: None, field: Some(field.into()), message: message.into() }
     }
-    fn with_line(mut self, line: usize) -> ImportError {
+    /// The same error, at line `line`.
+    #[must_use]
+    pub fn with_line(mut self, line: usize) -> ImportError {
         self.line = Some(line);
         self
     }
@@ -334,63 +412,14 @@ fn place(line: &Option<usize>, field: &Option<String>) -> String {
     }
 }
 
-/// Which format `text` is, by its content: a JSON document with `"fio
-/// version"`; IOzone's banner or a `"... report"` block of its `-R` output;
-/// a line that starts like a bonnie++ CSV record (`1.98,2.00a,host,...`).
-/// None when it is none of these.
-pub fn sniff(text: &str) -> Option<Format> {
-    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
-    if trimmed.is_empty() {
-        return None;
-    }
-    if text.contains("\"fio version\"") && text.lines().any(|l| l.trim_start().starts_with('{')) {
-        return Some(Format::Fio);
-    }
-    if text.contains("Excel output is below")
-        || text.contains("Iozone: Performance Test of File I/O")
-        || iozone::has_report_block(text)
-    {
-        return Some(Format::Iozone);
-    }
-    if published::looks_like_table(text) {
-        return Some(Format::Published);
-    }
-    if iometer::looks_like_results(text) {
-        return Some(Format::Iometer);
-    }
-    if bonnie_text::looks_like_report(text) {
-        return Some(Format::BonnieText);
-    }
-    if text.lines().any(bonnie::looks_like_record) {
-        return Some(Format::Bonnie);
-    }
-    None
-}
-
-/// Reads `text` as `format`.
-pub fn parse(text: &str, format: Format, options: &Options) -> Result<Vec<ImportedRun>, ImportError> {
-    let text = text.trim_start_matches('\u{feff}');
-    if text.trim().is_empty() {
-        return Err(ImportError::new("the file is empty"));
-    }
-    match format {
-        Format::Fio => fio::parse(text).map(|r| vec![r]),
-        Format::Iozone => iozone::parse(text, options).map(|r| vec![r]),
-        Format::Bonnie => bonnie::parse(text, options),
-        Format::BonnieText => bonnie_text::parse(text, options),
-        Format::Iometer => iometer::parse(text, options).map(|r| vec![r]),
-        Format::Published => published::parse(text, options),
-    }
-}
-
 /// `line 12`, as cells name their source.
-fn line_source(line: usize) -> String {
+pub fn line_source(line: usize) -> String {
     format!("line {line}")
 }
 
 /// The conditions every suite records, all unknown; parsers fill in what
 /// their file says.
-fn unknown_conditions(suite: &str) -> Map<String, Value> {
+pub fn unknown_conditions(suite: &str) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("suite".into(), Value::from(suite));
     for key in [
@@ -411,7 +440,7 @@ fn unknown_conditions(suite: &str) -> Map<String, Value> {
 }
 
 /// The `cache` condition as native runs word it, from a known O_DIRECT flag.
-fn cache_words(direct: Option<bool>) -> Value {
+pub fn cache_words(direct: Option<bool>) -> Value {
     match direct {
         Some(true) => Value::from("bypassed (O_DIRECT)"),
         Some(false) => Value::from("page cache in use"),
@@ -420,7 +449,7 @@ fn cache_words(direct: Option<bool>) -> Value {
 }
 
 /// Seconds since the Unix epoch as RFC 3339 UTC (`2026-11-22T22:48:02Z`).
-fn rfc3339_utc(secs: i64) -> String {
+pub fn rfc3339_utc(secs: i64) -> String {
     iomatrix_core::format_utc(secs.saturating_mul(1000))
 }
 
@@ -428,30 +457,60 @@ fn rfc3339_utc(secs: i64) -> String {
 mod tests {
     use super::*;
 
+    /// A format read by an importer that recognises texts starting with its name.
+    struct Fake(Format);
+
+    impl Importer for Fake {
+        fn format(&self) -> Format {
+            self.0
+        }
+        fn recognises(&self, text: &str) -> bool {
+            text.starts_with(self.0.name)
+        }
+        fn read(&self, _: &str, _: &Options) -> Result<Vec<ImportedRun>, ImportError> {
+            Err(ImportError::new(self.0.name))
+        }
+    }
+
+    const fn fake(name: &'static str, aliases: &'static [&'static str], place: u8) -> Format {
+        Format { name, aliases, tool: name, suite: "a", describe: name, json_name: name, place, takes_chunk: false }
+    }
+
+    static LATER: Fake = Fake(fake("later", &[], 2));
+    static EARLIER: Fake = Fake(fake("earlier", &["first"], 1));
+
+    fn importers() -> Importers {
+        Importers::new(vec![&LATER, &EARLIER], Vec::new())
+    }
+
     #[test]
-    fn formats_by_name_and_content() {
-        assert_eq!("bonnie++".parse::<Format>(), Ok(Format::Bonnie));
-        assert_eq!("FIO".parse::<Format>(), Ok(Format::Fio));
-        assert!("csv"
-            .parse::<Format>()
-            .unwrap_err()
-            .to_string()
-            .contains("fio, iozone, bonnie, bonnie-text, iometer or published"));
-        assert_eq!(sniff("{\n  \"fio version\" : \"fio-3.33\",\n \"jobs\": []\n}\n"), Some(Format::Fio));
-        assert_eq!(sniff("note: x\n{\n  \"fio version\" : \"fio-3.33\"}"), Some(Format::Fio));
-        assert_eq!(sniff("\nExcel output is below:\n\n\"Writer report\"\n"), Some(Format::Iozone));
-        assert_eq!(sniff("\"Reader report\"\n        \"4\"  \"8\"\n\"64\"   1  2 \n"), Some(Format::Iozone));
-        let csv = "1.98,2.00a,vm,1,1795365941,16M,,8192,5,3167,86,+++++,+++,+++++,+++,4312,78,+++++,+++,+++++,+++,1,,,,,+++++,+++,+++++,+++,+++++,+++,+++++,+++,+++++,+++,+++++,+++\n";
-        assert_eq!(sniff(csv), Some(Format::Bonnie));
-        assert_eq!(sniff(""), None);
-        assert_eq!(sniff("hello, world\n"), None);
-        assert_eq!(sniff("{\"a\": 1}"), None);
+    fn formats_by_name_in_their_place() {
+        let all = importers();
+        let names: Vec<&str> = all.formats().iter().map(|f| f.name).collect();
+        assert_eq!(names, ["earlier", "later", "published"]);
+        assert_eq!(all.by_name(" FIRST ").map(|i| i.format().name), Ok("earlier"));
+        assert_eq!(all.by_name("later").map(|i| i.format().name), Ok("later"));
+        let unknown = all.by_name("csv").map(|i| i.format()).unwrap_err();
+        assert_eq!(unknown.to_string(), "unknown format 'csv': choose earlier, later or published");
+        assert!(all.by_name("published").is_ok_and(|i| i.format().is_published()));
+    }
+
+    #[test]
+    fn formats_by_content() {
+        let all = importers();
+        assert_eq!(all.sniff("\u{feff}later text").map(|i| i.format().name), Some("later"));
+        assert_eq!(all.sniff("earlier text").map(|i| i.format().name), Some("earlier"));
+        let table = "# a write-up\nlabel:x,suite,test,metric,unit,value\n";
+        assert!(all.sniff(table).is_some_and(|i| i.format().is_published()));
+        assert!(all.sniff("").is_none());
+        assert!(all.sniff("hello, world\n").is_none());
     }
 
     #[test]
     fn empty_input_is_an_error_for_every_format() {
-        for f in Format::ALL {
-            let e = parse("  \n", f, &Options::default()).unwrap_err();
+        let all = importers();
+        for importer in all.all() {
+            let e = parse("  \n", importer, &Options::default()).unwrap_err();
             assert_eq!(e.to_string(), "the file is empty");
         }
     }

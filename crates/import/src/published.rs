@@ -17,14 +17,65 @@
 //! with native ones. A file size of several sizes (space-separated) is a size mix, as
 //! `run fileserver --sizes` gives, and names the cell as the native run's mix does.
 
-use crate::{imported_row, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Options};
+use crate::{
+    imported_row, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Importer, Options,
+};
 use iomatrix_core::ByteSize;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
-/// The suites a published table may give figures of.
-const SUITES: [&str; 6] = ["iozone", "access", "bonnie", "fileserver", "personality", "backup"];
+/// A published table: any suite's figures.
+pub(crate) const FORMAT: Format = Format {
+    name: "published",
+    aliases: &[],
+    tool: "published",
+    suite: "published",
+    describe: "a published table (iomatrix's CSV layout: suite, test, metric, unit, value)",
+    json_name: "published",
+    place: u8::MAX,
+    takes_chunk: false,
+};
+
+/// What a published table may give of one suite's cells: declared by the suite (its crate's
+/// `import::PUBLISHED`), handed over by the command table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PublishedSuite {
+    /// The suite's name, as the table's `suite` column gives it.
+    pub name: &'static str,
+    /// The metrics its cells have beyond those of every suite (throughput, cpu).
+    pub metrics: &'static [PublishedMetric],
+    /// A walk of a tree (a backup): its throughput is also kept in MiB/min, and its completion
+    /// time is the walk's elapsed time.
+    pub walk: bool,
+}
+
+/// The published table's importer: the suites it may give figures of, the walks last (as its
+/// messages list them).
+pub(crate) struct Published {
+    suites: Vec<PublishedSuite>,
+}
+
+impl Published {
+    pub(crate) fn new(mut suites: Vec<PublishedSuite>) -> Published {
+        suites.sort_by_key(|s| s.walk);
+        Published { suites }
+    }
+}
+
+impl Importer for Published {
+    fn format(&self) -> Format {
+        FORMAT
+    }
+
+    fn recognises(&self, text: &str) -> bool {
+        looks_like_table(text)
+    }
+
+    fn read(&self, text: &str, options: &Options) -> Result<Vec<ImportedRun>, ImportError> {
+        parse(text, &self.suites, options)
+    }
+}
 
 /// The columns every line has.
 const REQUIRED: [&str; 5] = ["suite", "test", "metric", "unit", "value"];
@@ -33,7 +84,7 @@ const LABEL_PREFIX: &str = "label:";
 
 /// Whether `text` is a published table: its first line that is not a comment names the
 /// required columns.
-pub fn looks_like_table(text: &str) -> bool {
+fn looks_like_table(text: &str) -> bool {
     let Some(header) = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#')) else {
         return false;
     };
@@ -41,9 +92,9 @@ pub fn looks_like_table(text: &str) -> bool {
     REQUIRED.iter().all(|r| names.iter().any(|n| n.trim().eq_ignore_ascii_case(r)))
 }
 
-/// What a metric is, and where its value goes in a native cell.
+/// What a metric of a published table is, and where its value goes in a native cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Metric {
+pub enum PublishedMetric {
     /// The cell's rate of bytes (KB/s); a backup walk's MiB/min too.
     Throughput,
     /// The mean of the connections' own rates (the file-server load, a personality).
@@ -52,22 +103,26 @@ enum Metric {
     ResponseTime,
     /// The phase's time from start to the last connection's end; a backup walk's elapsed time.
     CompletionTime,
-    /// A backup walk's files read and their extents.
+    /// A backup walk's files read.
     Files,
+    /// A backup walk's files' extents.
     Extents,
     /// CPU in % of one core.
     Cpu,
 }
 
-/// Every metric: its name in the `metric` column, the suites it applies to (None: every suite).
-const METRICS: [(&str, Metric, Option<&[&str]>); 7] = [
-    ("throughput", Metric::Throughput, None),
-    ("throughput per connection", Metric::ThroughputPerConnection, Some(&["fileserver", "personality"])),
-    ("response time", Metric::ResponseTime, Some(&["fileserver", "personality"])),
-    ("completion time", Metric::CompletionTime, Some(&["fileserver", "personality", "backup"])),
-    ("files", Metric::Files, Some(&["backup"])),
-    ("extents", Metric::Extents, Some(&["backup"])),
-    ("cpu", Metric::Cpu, None),
+type Metric = PublishedMetric;
+
+/// Every metric: its name in the `metric` column, whether every suite has it (else only those
+/// whose [`PublishedSuite::metrics`] name it).
+const METRICS: [(&str, Metric, bool); 7] = [
+    ("throughput", Metric::Throughput, true),
+    ("throughput per connection", Metric::ThroughputPerConnection, false),
+    ("response time", Metric::ResponseTime, false),
+    ("completion time", Metric::CompletionTime, false),
+    ("files", Metric::Files, false),
+    ("extents", Metric::Extents, false),
+    ("cpu", Metric::Cpu, true),
 ];
 
 const KIB: f64 = 1024.0;
@@ -182,7 +237,10 @@ struct Extents {
 struct Line {
     n: usize,
     labels: Vec<(String, String)>,
-    suite: String,
+    /// Its suite's name, as the suite declares it.
+    suite: &'static str,
+    /// Its suite is a walk ([`PublishedSuite::walk`]).
+    walk: bool,
     test: String,
     file_sizes: Vec<u64>,
     record_size: Option<u64>,
@@ -211,7 +269,8 @@ struct Cell {
 /// Where a published run's conditions keep its table as typed.
 pub const TYPED_KEY: &str = "published_table";
 
-pub fn parse(text: &str, options: &Options) -> Result<Vec<ImportedRun>, ImportError> {
+/// Reads a published table of figures of `suites`.
+fn parse(text: &str, suites: &[PublishedSuite], options: &Options) -> Result<Vec<ImportedRun>, ImportError> {
     let mut bad = BadLines::new(options);
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
     let (header_n, header) = lines
@@ -224,7 +283,7 @@ pub fn parse(text: &str, options: &Options) -> Result<Vec<ImportedRun>, ImportEr
         if line.trim().is_empty() || line.trim_start().starts_with('#') {
             continue;
         }
-        match read_line(n, line, &columns) {
+        match read_line(n, line, &columns, suites) {
             Ok(l) => read.push(l),
             Err(e) => bad.bad(e)?,
         }
@@ -235,7 +294,7 @@ pub fn parse(text: &str, options: &Options) -> Result<Vec<ImportedRun>, ImportEr
     // Runs by their labels and suite, in the order first seen; cells by test and sizes.
     let mut runs: Vec<PendingRun> = Vec::new();
     for l in read {
-        let key = (l.labels.clone(), l.suite.clone());
+        let key = (l.labels.clone(), l.suite);
         let i = match runs.iter().position(|r| r.key == key) {
             Some(i) => i,
             None => {
@@ -248,7 +307,7 @@ pub fn parse(text: &str, options: &Options) -> Result<Vec<ImportedRun>, ImportEr
             bad.bad(e)?;
         }
     }
-    Ok(runs.into_iter().map(|r| run(&r.key.0, &r.key.1, &r.mix, r.cells, &bad.lines)).collect())
+    Ok(runs.into_iter().map(|r| run(&r.key.0, r.key.1, &r.mix, r.cells, &bad.lines)).collect())
 }
 
 /// A cell's place in its run: test, file size, record size, as native cells are keyed.
@@ -256,7 +315,7 @@ type CellPlace = (String, Option<u64>, Option<u64>);
 
 /// A run being read: its labels and suite, its size mix (and the line that set it), its cells.
 struct PendingRun {
-    key: (Vec<(String, String)>, String),
+    key: (Vec<(String, String)>, &'static str),
     mix: Vec<u64>,
     mix_line: usize,
     cells: BTreeMap<CellPlace, Cell>,
@@ -312,7 +371,12 @@ fn header_columns(n: usize, header: &str) -> Result<BTreeMap<String, usize>, Imp
     Ok(columns)
 }
 
-fn read_line(n: usize, line: &str, columns: &BTreeMap<String, usize>) -> Result<Line, ImportError> {
+fn read_line(
+    n: usize,
+    line: &str,
+    columns: &BTreeMap<String, usize>,
+    suites: &[PublishedSuite],
+) -> Result<Line, ImportError> {
     let f = fields(line).map_err(|e| ImportError::at_line(n, e))?;
     if f.len() != columns.len() {
         return Err(ImportError::at_line(
@@ -336,26 +400,28 @@ fn read_line(n: usize, line: &str, columns: &BTreeMap<String, usize>) -> Result<
         .map(|(k, v)| printable(&format!("label {k}"), v).map(|v| (k, v)))
         .collect::<Result<Vec<_>, _>>()?;
     let suite = get("suite").to_ascii_lowercase();
-    if !SUITES.contains(&suite.as_str()) {
-        return Err(ImportError::at_line(n, format!("suite '{suite}': give one of {}", SUITES.join(", "))));
-    }
+    let Some(published) = suites.iter().find(|s| s.name == suite) else {
+        let names: Vec<&str> = suites.iter().map(|s| s.name).collect();
+        return Err(ImportError::at_line(n, format!("suite '{suite}': give one of {}", names.join(", "))));
+    };
     let test = printable("test", get("test"))?;
     if test.is_empty() {
         return Err(ImportError::at_line(n, "the test is empty: name the cell's test or phase (write, read, backup)"));
     }
     let (file_sizes, record_size) = sizes_of(n, get("file_size"), get("record_size"))?;
     let metric_name = get("metric").to_ascii_lowercase();
-    let Some((_, metric, suites)) = METRICS.iter().find(|(name, ..)| *name == metric_name) else {
+    let Some((_, metric, every_suite)) = METRICS.iter().find(|(name, ..)| *name == metric_name) else {
         let known: Vec<&str> = METRICS.iter().map(|(name, ..)| *name).collect();
         return Err(ImportError::at_line(
             n,
             format!("metric '{}' is not one a published table can give: {}", get("metric"), known.join(", ")),
         ));
     };
-    if let Some(suites) = suites.filter(|s| !s.contains(&suite.as_str())) {
+    if !every_suite && !published.metrics.contains(metric) {
+        let having: Vec<&str> = suites.iter().filter(|s| s.metrics.contains(metric)).map(|s| s.name).collect();
         return Err(ImportError::at_line(
             n,
-            format!("metric '{metric_name}' is not a figure of the {suite} suite (it is one of {})", suites.join(", ")),
+            format!("metric '{metric_name}' is not a figure of the {suite} suite (it is one of {})", having.join(", ")),
         ));
     }
     let operation = printable("operation", &get("operation").to_ascii_lowercase())?;
@@ -383,7 +449,8 @@ fn read_line(n: usize, line: &str, columns: &BTreeMap<String, usize>) -> Result<
     Ok(Line {
         n,
         labels,
-        suite,
+        suite: published.name,
+        walk: published.walk,
         test,
         file_sizes,
         record_size,
@@ -498,7 +565,7 @@ fn add(l: Line, mix: &[u64], mix_line: usize, cells: &mut BTreeMap<CellPlace, Ce
     match l.metric {
         Metric::Throughput => {
             cell.kib_per_sec = Some(l.value);
-            if l.suite == "backup" {
+            if l.walk {
                 f.mib_per_min = Some(l.value * 60.0 / KIB);
             }
         }
@@ -506,7 +573,7 @@ fn add(l: Line, mix: &[u64], mix_line: usize, cells: &mut BTreeMap<CellPlace, Ce
         Metric::ResponseTime => {
             f.ops.insert(l.operation.clone(), OpMean { mean_ns: l.value });
         }
-        Metric::CompletionTime if l.suite == "backup" => f.wall_ns = Some(whole(l.value)),
+        Metric::CompletionTime if l.walk => f.wall_ns = Some(whole(l.value)),
         Metric::CompletionTime => f.completion_ns = Some(whole(l.value)),
         Metric::Files => {
             f.files = Some(whole(l.value));
@@ -520,7 +587,7 @@ fn add(l: Line, mix: &[u64], mix_line: usize, cells: &mut BTreeMap<CellPlace, Ce
 
 fn run(
     labels: &[(String, String)],
-    suite: &str,
+    suite: &'static str,
     mix: &[u64],
     cells: BTreeMap<CellPlace, Cell>,
     bad_lines: &[crate::BadLine],
@@ -550,7 +617,8 @@ fn run(
         .collect();
     cells.sort_by_key(|(line, _)| *line);
     ImportedRun {
-        format: Format::Published,
+        // The run's suite is the table's: `ImportedRun::suite` reads it from here.
+        format: Format { suite, ..FORMAT },
         tool_version: None,
         host: None,
         measured_at: None,
@@ -611,8 +679,29 @@ mod tests {
 
     const HEADER: &str = "label:dba,suite,test,file_size,record_size,operation,metric,unit,value\n";
 
+    /// The suites as their crates declare them, in the command table's order.
+    fn suites() -> Vec<PublishedSuite> {
+        use PublishedMetric::{CompletionTime, Extents, Files, ResponseTime, ThroughputPerConnection};
+        let plain = |name| PublishedSuite { name, metrics: &[], walk: false };
+        let load = |name| PublishedSuite {
+            name,
+            metrics: &[ThroughputPerConnection, ResponseTime, CompletionTime],
+            walk: false,
+        };
+        let backup = PublishedSuite { name: "backup", metrics: &[CompletionTime, Files, Extents], walk: true };
+        Published::new(vec![
+            plain("iozone"),
+            plain("access"),
+            plain("bonnie"),
+            backup,
+            load("fileserver"),
+            load("personality"),
+        ])
+        .suites
+    }
+
     fn parse_text(body: &str) -> Result<Vec<ImportedRun>, ImportError> {
-        parse(&format!("# typed in\n{HEADER}{body}"), &Options::default())
+        parse(&format!("# typed in\n{HEADER}{body}"), &suites(), &Options::default())
     }
 
     #[test]
@@ -676,13 +765,19 @@ mod tests {
         );
         assert!(err("a,fileserver,write,,4k,open,throughput,KB/s,1\n").contains("only a response time has one"));
         assert!(err("a,fileserver,write,,4k,,response time,ms,1\n").contains("names its operation"));
-        assert!(err("a,nosuch,write,,4k,,throughput,KB/s,1\n").contains("suite 'nosuch'"));
-        assert!(err("a,iozone,write,,4k,,files,files,1\n").contains("not a figure of the iozone suite"));
+        assert!(err("a,nosuch,write,,4k,,throughput,KB/s,1\n")
+            .contains("suite 'nosuch': give one of iozone, access, bonnie, fileserver, personality, backup"));
+        assert!(err("a,iozone,write,,4k,,files,files,1\n")
+            .contains("not a figure of the iozone suite (it is one of backup)"));
+        assert!(
+            err("a,iozone,write,,4k,,completion time,s,1\n").contains("(it is one of fileserver, personality, backup)")
+        );
         let twice = err("a,fileserver,write,,4k,,throughput,KB/s,1\na,fileserver,write,,4k,,throughput,KB/s,2\n");
         assert!(twice.contains("line 4: throughput of this cell is given twice (also on line 3)"), "{twice}");
-        let missing = parse("suite,test,metric,value\n", &Options::default()).unwrap_err().to_string();
+        let missing = parse("suite,test,metric,value\n", &suites(), &Options::default()).unwrap_err().to_string();
         assert!(missing.starts_with("line 1: the column line lacks unit"), "{missing}");
-        let unknown = parse("suite,test,metric,unit,value,colour\n", &Options::default()).unwrap_err().to_string();
+        let unknown =
+            parse("suite,test,metric,unit,value,colour\n", &suites(), &Options::default()).unwrap_err().to_string();
         assert!(unknown.contains("column 6: 'colour' is not a column"), "{unknown}");
     }
 

@@ -31,6 +31,7 @@
 pub mod cli;
 pub mod figures;
 pub mod front;
+pub mod import;
 pub mod order;
 pub mod pass;
 mod plan;

@@ -14,6 +14,7 @@
 pub mod cli;
 pub mod dbench;
 pub mod figures;
+pub mod import;
 pub mod render;
 
 pub use figures::{merge_ops, CellFigures, ConnectionOps, Fairness, OpFigures};

@@ -1,5 +1,5 @@
 //! IOzone 3.471's `-R` report: the writers. Their parsers live beside the
-//! IOzone importer (`iomatrix_import::iozone_excel`).
+//! IOzone importer (the iozone crate's `import::excel`).
 //!
 //! **The matrix report** ([`excel_report`]). After the line `Excel output is
 //! below:` IOzone prints one block per test:

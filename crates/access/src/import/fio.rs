@@ -14,12 +14,11 @@
 //! `iodepth`, but 1 for its synchronous engines (psync, sync, ...), which fio
 //! caps at 1; the option as given stays in `iodepth`.
 
-use crate::{
-    cache_words, imported_row, rfc3339_utc, unknown_conditions, Format, ImportError, ImportedCell, ImportedRun,
-    UNKNOWN_BACKEND,
-};
 use iomatrix_core::figures::or_default;
 use iomatrix_core::{ByteSize, IoMix};
+use iomatrix_import::{
+    cache_words, imported_row, rfc3339_utc, unknown_conditions, ImportError, ImportedCell, ImportedRun, UNKNOWN_BACKEND,
+};
 use iomatrix_store::CellRow;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -89,7 +88,7 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
         .or_else(|| root.get("time").and_then(Value::as_str).map(str::to_string));
     Ok(ImportedRun {
         labels: Vec::new(),
-        format: Format::Fio,
+        format: super::FIO,
         tool_version: version,
         host: (hosts.len() == 1).then(|| hosts[0].clone()),
         measured_at,
@@ -113,7 +112,7 @@ pub fn parse(text: &str) -> Result<ImportedRun, ImportError> {
 
 /// The run's conditions, each one the jobs share (else unknown), and what is unknown.
 fn conditions_of(cells: &[ImportedCell], hosts: &[String]) -> (Map<String, Value>, Vec<String>) {
-    let mut conditions = unknown_conditions(Format::Fio.suite());
+    let mut conditions = unknown_conditions(super::FIO.suite);
     let common = |key: &str| -> Value {
         let first = cells[0].metrics.get(key).cloned().unwrap_or(Value::Null);
         if cells.iter().all(|c| c.metrics.get(key) == Some(&first)) {
@@ -340,7 +339,7 @@ fn limit(opts: &Map<String, Value>, wall_ns: u64) -> Value {
 
 /// fio's time option in milliseconds: seconds without a unit, else us, ms, s, m, h or d.
 fn fio_time_ms(text: &str) -> Option<u64> {
-    iomatrix_access::fio_words::time(text).ok().and_then(|d| u64::try_from(d.as_millis()).ok())
+    crate::fio_words::time(text).ok().and_then(|d| u64::try_from(d.as_millis()).ok())
 }
 
 /// The first JSON object in `text`: fio may print notes before it.

@@ -68,9 +68,11 @@ impl ParseError {
 /// One `"... report"` block as printed: its title, header and rows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExcelBlock {
+    /// The test's title, without quotes (`Writer report`).
     pub title: String,
     /// The record sizes of the header (KiB), ascending.
     pub header: Vec<u64>,
+    /// Its rows, one per file size, in the order printed.
     pub rows: Vec<ExcelRow>,
 }
 
@@ -79,7 +81,9 @@ pub struct ExcelBlock {
 pub struct ExcelRow {
     /// 1-based line number.
     pub line: usize,
+    /// The file size (KiB).
     pub file_kib: u64,
+    /// Its figures (KB/s), from the header's first record size on.
     pub values: Vec<f64>,
 }
 

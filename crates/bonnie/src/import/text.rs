@@ -16,11 +16,11 @@
 //! pasted together, the headings repeated. K/sec is 1024 bytes a second
 //! (Bonnie divides the file's bytes by the time and by 1024).
 
-use crate::{
-    imported_row, line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Options,
-};
-use iomatrix_bonnie::{BonnieTest, PerChar};
+use crate::{BonnieTest, PerChar};
 use iomatrix_core::MIB;
+use iomatrix_import::{
+    imported_row, line_source, unknown_conditions, BadLines, ImportError, ImportedCell, ImportedRun, Options,
+};
 use iomatrix_store::CellRow;
 use serde_json::{json, Value};
 
@@ -127,14 +127,14 @@ fn row(n: usize, words: &[&str]) -> Result<(String, Vec<f64>), ImportError> {
     Ok((name.join(" "), v))
 }
 
-fn run(line: usize, machine: &str, v: &[f64], bad_lines: &[crate::BadLine]) -> ImportedRun {
+fn run(line: usize, machine: &str, v: &[f64], bad_lines: &[iomatrix_import::BadLine]) -> ImportedRun {
     let size = (v[0] as u64).saturating_mul(MIB);
     let cells = COLUMNS
         .iter()
         .enumerate()
         .map(|(i, test)| {
             let (per_sec, cpu) = (v[1 + 2 * i], v[2 + 2 * i]);
-            let metrics = crate::bonnie::imported_metrics(*test, 1, per_sec, cpu);
+            let metrics = super::csv::imported_metrics(*test, 1, per_sec, cpu);
             ImportedCell {
                 line: Some(line),
                 source: line_source(line),
@@ -151,7 +151,7 @@ fn run(line: usize, machine: &str, v: &[f64], bad_lines: &[crate::BadLine]) -> I
             }
         })
         .collect();
-    let mut conditions = unknown_conditions(Format::BonnieText.suite());
+    let mut conditions = unknown_conditions(super::BONNIE_TEXT.suite);
     conditions.insert("clients".into(), Value::from(1));
     conditions.insert("largest_file_bytes".into(), Value::from(size));
     conditions.insert(
@@ -160,7 +160,7 @@ fn run(line: usize, machine: &str, v: &[f64], bad_lines: &[crate::BadLine]) -> I
     );
     ImportedRun {
         labels: Vec::new(),
-        format: Format::BonnieText,
+        format: super::BONNIE_TEXT,
         tool_version: None,
         host: (!machine.is_empty()).then(|| machine.to_string()),
         measured_at: None,
@@ -200,7 +200,7 @@ mod tests {
 
     #[test]
     fn rows_become_runs_and_bad_rows_say_where() {
-        let text = include_str!("../tests/data/bonnie-1.x-two-runs.txt");
+        let text = include_str!("../../../import/tests/data/bonnie-1.x-two-runs.txt");
         assert!(looks_like_report(text));
         let runs = parse(text, &Options::default()).unwrap();
         assert_eq!(runs.len(), 2);

@@ -1,11 +1,11 @@
 //! IOzone's text output with its `-R` report: one `iozone` cell per (test,
 //! file size, record size) of the report, KB/s as IOzone printed it.
 //!
-//! The report is read by [`crate::iozone_excel`]: its matrix blocks, or with
+//! The report is read by [`super::excel`]: its matrix blocks, or with
 //! `-t` its throughput reports. A matrix row lists its values without their
 //! record sizes; where the output also holds IOzone's main table (`kB
 //! reclen write ...`), each file size's record sizes are taken from it, else
-//! from the block's header ([`crate::iozone_excel::row_records`]: the
+//! from the block's header ([`super::excel::row_records`]: the
 //! header's sizes up to the file size, from 64 KiB up for auto mode's files
 //! above 32 MiB, the smallest ones for any other shorter row), and the run's
 //! notes say which.
@@ -15,15 +15,15 @@
 //! (O_DIRECT) by the lines IOzone prints for them. IOzone prints no host,
 //! RAM or file system, and its report no CPU figures.
 
-use crate::iozone_excel::{
+use super::excel::{
     parse_excel_blocks_with, parse_throughput_reports_with, row_records, ExcelBlock, ParseError, Placement,
     ThroughputBlock,
 };
-use crate::{
-    cache_words, imported_row, line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell,
-    ImportedRun, Options,
+use crate::IozoneTest;
+use iomatrix_import::{
+    cache_words, imported_row, line_source, unknown_conditions, BadLines, ImportError, ImportedCell, ImportedRun,
+    Options,
 };
-use iomatrix_iozone::IozoneTest;
 use iomatrix_store::CellRow;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -31,8 +31,8 @@ use std::collections::BTreeMap;
 /// Whether `text` holds a `"... report"` title followed by a header of
 /// quoted record sizes, as IOzone's `-R` blocks begin, or the title of a
 /// `-t` throughput report.
-pub fn has_report_block(text: &str) -> bool {
-    if text.lines().any(crate::iozone_excel::is_throughput_title) {
+pub(super) fn has_report_block(text: &str) -> bool {
+    if text.lines().any(super::excel::is_throughput_title) {
         return true;
     }
     let lines: Vec<&str> = text.lines().collect();
@@ -119,7 +119,7 @@ fn kb_list(files: &[u64]) -> String {
     files.iter().map(u64::to_string).collect::<Vec<_>>().join(", ") + " kB"
 }
 
-pub fn parse(text: &str, options: &Options) -> Result<ImportedRun, ImportError> {
+pub(super) fn parse(text: &str, options: &Options) -> Result<ImportedRun, ImportError> {
     let b = banner(text);
     if b.ops_per_sec {
         return Err(ImportError::new(
@@ -344,7 +344,7 @@ struct Parsed {
     direct: Option<bool>,
     notes: Vec<String>,
     skipped: Vec<String>,
-    bad_lines: Vec<crate::BadLine>,
+    bad_lines: Vec<iomatrix_import::BadLine>,
 }
 
 /// The run: its plan and conditions from the banner and the cells, what is unknown of it.
@@ -358,7 +358,7 @@ fn run_of(b: &Banner, values: &Values, cells: Vec<ImportedCell>, parsed: Parsed)
     };
     let file_sizes = sizes(|c| c.file_size);
     let record_sizes = sizes(|c| c.record_size);
-    let mut conditions = unknown_conditions(Format::Iozone.suite());
+    let mut conditions = unknown_conditions(super::IOZONE.suite);
     conditions.insert("direct".into(), direct.map(Value::from).unwrap_or(Value::Null));
     conditions.insert("cache".into(), cache_words(direct));
     let clients = cells.iter().map(|c| c.clients).max().unwrap_or(1);
@@ -381,7 +381,7 @@ fn run_of(b: &Banner, values: &Values, cells: Vec<ImportedCell>, parsed: Parsed)
     }
     ImportedRun {
         labels: Vec::new(),
-        format: Format::Iozone,
+        format: super::IOZONE,
         tool_version: b.version.clone(),
         host: None,
         measured_at: b.began.as_ref().map(|t| format!("{t} (the machine's local time)")),

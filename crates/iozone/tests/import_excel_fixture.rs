@@ -6,8 +6,9 @@
 //! -e -c -i 0 -i 1 -i 2 -f iozone.tmp`).
 #![forbid(unsafe_code)]
 
-use iomatrix_import::iozone_excel::parse_excel_report;
-use iomatrix_import::{parse, Format, Options};
+use iomatrix_import::{parse, Options};
+use iomatrix_iozone::import::excel::parse_excel_report;
+use iomatrix_iozone::import::IMPORTERS;
 use iomatrix_report::{excel_report, Matrix, IOZONE_RECORD_SIZES_KIB};
 
 const FIXTURE: &str = include_str!("../../report/tests/data/iozone-3.471-auto-64k-1m-tmpfs.txt");
@@ -132,8 +133,8 @@ fn two_record_sizes_land_under_their_own_header() {
 
     // Imported whole (main table and report) or as the section alone (no
     // banner, so O_DIRECT is unknown): the same cells.
-    let whole = &parse(TWO_RECORDS, Format::Iozone, &Options::default()).expect("imports")[0];
-    let alone = &parse(section, Format::Iozone, &Options::default()).expect("imports")[0];
+    let whole = &parse(TWO_RECORDS, IMPORTERS[0], &Options::default()).expect("imports")[0];
+    let alone = &parse(section, IMPORTERS[0], &Options::default()).expect("imports")[0];
     let key = |c: &iomatrix_import::ImportedCell| (c.test.clone(), c.file_size, c.record_size, c.kib_per_sec);
     assert_eq!(whole.cells.iter().map(key).collect::<Vec<_>>(), alone.cells.iter().map(key).collect::<Vec<_>>());
     let cells: Vec<(&str, Option<u64>, Option<u64>, f64)> =

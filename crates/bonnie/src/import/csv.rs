@@ -12,7 +12,7 @@
 //! `+++++` (with `+++` for %CPU) is bonnie++'s word for a test that ended too
 //! fast to time: such a test becomes an [`Unmeasured`] entry, never a cell. An
 //! empty figure is a test that did not run (`-f`, `-s 0`, `-n 0`). bonnie++
-//! 2.00 leaves `chunk_size` empty whatever the chunk; [`Options::bonnie_chunk`]
+//! 2.00 leaves `chunk_size` empty whatever the chunk; [`Options::chunk_size`](iomatrix_import::Options::chunk_size)
 //! supplies it, else bonnie++'s default 8k is taken, and the run's notes say so. The CSV has no O_DIRECT (`-D`), write-buffering (`-b`) or RAM
 //! (`-r`) column: those stay unknown.
 //!
@@ -22,12 +22,12 @@
 //! ending in `+per-char-bonnie` says the per-char columns are Bonnie's
 //! buffered test rather than bonnie++'s one system call per byte.
 
-use crate::{
-    imported_row, line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Options,
+use crate::{BonnieTest, PerChar, CSV_BONNIE_PER_CHAR, CSV_WRITER_PREFIX, DEFAULT_CHUNK};
+use iomatrix_core::{ByteSize, MIB};
+use iomatrix_import::{
+    imported_row, line_source, unknown_conditions, BadLines, ImportError, ImportedCell, ImportedRun, Options,
     Unmeasured,
 };
-use iomatrix_bonnie::{BonnieTest, PerChar, CSV_BONNIE_PER_CHAR, CSV_WRITER_PREFIX, DEFAULT_CHUNK};
-use iomatrix_core::{ByteSize, MIB};
 use iomatrix_store::CellRow;
 use serde_json::{json, Value};
 
@@ -356,16 +356,16 @@ pub(crate) fn imported_metrics(test: BonnieTest, repeat: u32, per_sec: f64, cpu:
     })
 }
 
-fn run(records: &[Record], options: &Options, bad_lines: &[crate::BadLine]) -> ImportedRun {
+fn run(records: &[Record], options: &Options, bad_lines: &[iomatrix_import::BadLine]) -> ImportedRun {
     let first = &records[0];
     // iomatrix writes the chunk whenever it is not the default 8k; bonnie++ 2.00 never writes it,
     // and most runs keep its default 8k: so is the chunk taken, and said where it came from.
     let by_iomatrix = first.version.starts_with(CSV_WRITER_PREFIX);
-    let chunk = first.chunk.or(options.bonnie_chunk).or(first.size.is_some().then_some(DEFAULT_CHUNK.bytes()));
+    let chunk = first.chunk.or(options.chunk_size).or(first.size.is_some().then_some(DEFAULT_CHUNK.bytes()));
     let per_char =
         if by_iomatrix && first.version.ends_with(CSV_BONNIE_PER_CHAR) { PerChar::Bonnie } else { PerChar::BonniePlus };
     let (cells, unmeasured) = cells_of(records, chunk);
-    let mut conditions = unknown_conditions(Format::Bonnie.suite());
+    let mut conditions = unknown_conditions(super::BONNIE.suite);
     conditions.insert("clients".into(), Value::from(first.concurrency));
     let per_char_ran = cells.iter().any(|c| c.test == "putc" || c.test == "getc")
         || unmeasured.iter().any(|u| u.test == "putc" || u.test == "getc");
@@ -393,7 +393,7 @@ fn run(records: &[Record], options: &Options, bad_lines: &[crate::BadLine]) -> I
     let number = |s: &str| s.parse::<u64>().ok();
     ImportedRun {
         labels: Vec::new(),
-        format: Format::Bonnie,
+        format: super::BONNIE,
         tool_version: (!first.version.is_empty()).then(|| first.version.clone()),
         host: (!first.name.is_empty()).then(|| first.name.clone()),
         measured_at: None,
@@ -402,7 +402,7 @@ fn run(records: &[Record], options: &Options, bad_lines: &[crate::BadLine]) -> I
             "csv_format": first.format_version,
             "size": first.size,
             "chunk": chunk,
-            "chunk_from": match (first.chunk, options.bonnie_chunk) {
+            "chunk_from": match (first.chunk, options.chunk_size) {
                 (Some(_), _) => Some("the CSV"),
                 (None, Some(_)) => Some("--bonnie-chunk"),
                 (None, None) if by_iomatrix && chunk.is_some() => Some("iomatrix's CSV (empty: the default 8k)"),
@@ -492,7 +492,7 @@ fn notes_of(first: &Record, options: &Options, chunk: Option<u64>, by_iomatrix: 
             first.version
         ));
     }
-    match (first.chunk, options.bonnie_chunk) {
+    match (first.chunk, options.chunk_size) {
         (Some(_), _) => {}
         (None, None) if by_iomatrix => {}
         (None, Some(c)) => {
@@ -533,7 +533,7 @@ mod tests {
         assert_eq!(putc.metrics["max_latency_ns"], 10_890_000);
         assert_eq!(run.cells[1].metrics["max_latency_ns"], 5_478_000);
         // The metrics read back as a native Bonnie result.
-        let r: iomatrix_bonnie::BonnieResult = serde_json::from_value(putc.metrics.clone()).unwrap();
+        let r: crate::BonnieResult = serde_json::from_value(putc.metrics.clone()).unwrap();
         assert_eq!((r.test, r.repeat, r.per_sec), (BonnieTest::PutcWrite, 1, 3167.0));
         let too_fast: Vec<&str> = run.unmeasured.iter().map(|u| u.test.as_str()).collect();
         assert_eq!(
@@ -570,7 +570,7 @@ mod tests {
         let second = REAL.replace("3167,86", "3000,80");
         let other = REAL.replace(",1795365941,", ",7,");
         let text = format!("Version 2.00a  ------Sequential Output------\n{header}\n{REAL}\n{second}\n{other}\n");
-        let runs = parse(&text, &Options { bonnie_chunk: Some(8192), ..Options::default() }).unwrap();
+        let runs = parse(&text, &Options { chunk_size: Some(8192), ..Options::default() }).unwrap();
         assert_eq!(runs.len(), 2);
         assert_eq!(runs[0].plan["repeats"], 2);
         assert_eq!(runs[0].cells.len(), 4);

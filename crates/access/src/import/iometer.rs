@@ -15,10 +15,10 @@
 //! (and later `MiBps (Binary)`) both read. Iometer's MBps of 2006 and its
 //! Binary column count 2^20 bytes; Decimal 10^6.
 
-use crate::{
-    imported_row, line_source, unknown_conditions, BadLines, Format, ImportError, ImportedCell, ImportedRun, Options,
-};
 use iomatrix_core::figures::{IoMix, QUEUE_DEPTH, RANDOM_PERCENT, READ_PERCENT};
+use iomatrix_import::{
+    imported_row, line_source, unknown_conditions, BadLines, ImportError, ImportedCell, ImportedRun, Options,
+};
 use iomatrix_store::CellRow;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -186,7 +186,7 @@ impl Sections<'_> {
                  'Target Type,Target Name,Access Specification Name,..., then an ALL row per access spec)",
             ));
         }
-        let mut conditions = unknown_conditions(Format::Iometer.suite());
+        let mut conditions = unknown_conditions(super::IOMETER.suite);
         let workers: Vec<u64> = cells.iter().map(|c| c.clients as u64).collect();
         conditions.insert("clients".into(), workers.iter().max().copied().map(Value::from).unwrap_or(Value::Null));
         let mut notes = vec![format!(
@@ -200,7 +200,7 @@ impl Sections<'_> {
         notes.push("response times are Iometer's averages and maxima (no percentiles in its results file)".into());
         Ok(ImportedRun {
             labels: Vec::new(),
-            format: Format::Iometer,
+            format: super::IOMETER,
             tool_version: version.filter(|v| !v.is_empty()),
             host: None,
             measured_at: started,
@@ -432,7 +432,7 @@ mod tests {
 
     use super::*;
 
-    const FIXTURE: &str = include_str!("../tests/data/iometer-2006.07.27-results.csv");
+    const FIXTURE: &str = include_str!("../../../import/tests/data/iometer-2006.07.27-results.csv");
 
     #[test]
     fn each_specs_all_row_is_a_cell_with_the_specs_block_size_and_mix() {
