@@ -12,6 +12,10 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+/// The MPI build's program name: its file name, and what its processes (the ranks) show in
+/// /proc/PID/comm. Tests that look for ranks on a host look for this name.
+pub(crate) const MPI_PROGRAM: &str = "iomatrix-mpi";
+
 /// The MPI build of iomatrix, or None: a skip of the calling test, with the
 /// reason (each test that asks, not only the first).
 pub fn mpi_binary() -> Option<PathBuf> {
@@ -27,13 +31,13 @@ pub fn mpi_binary() -> Option<PathBuf> {
             let target = profile_dir.parent().expect("the target folder");
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
             let mut build = Command::new(cargo);
-            build.args(["build", "--features", "mpi", "--bin", "iomatrix-mpi", "--target-dir"]).arg(target);
+            build.args(["build", "--features", "mpi", "--bin", MPI_PROGRAM, "--target-dir"]).arg(target);
             if profile_dir.ends_with("release") {
                 build.arg("--release");
             }
             let status = build.current_dir(&root).status().expect("run cargo");
             assert!(status.success(), "the MPI build failed (needs libopenmpi-dev, clang, libclang-dev)");
-            Ok(profile_dir.join("iomatrix-mpi"))
+            Ok(profile_dir.join(MPI_PROGRAM))
         })
         .clone();
     built.map_err(skip).ok()

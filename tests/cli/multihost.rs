@@ -601,12 +601,14 @@ fn shaped_bytes_sent(lab: &Lab, ns: &str, end: &str) -> f64 {
     sent.parse().unwrap_or_else(|_| panic!("{text}"))
 }
 
-/// The `iomatrix` processes in a lab host's network namespace (its ranks).
+/// The MPI build's processes in a lab host's network namespace (its ranks).
 pub(crate) fn ranks_in(netns: &str) -> Vec<String> {
     let out = Command::new("ip").args(["netns", "pids", netns]).output().expect("ip netns pids");
     String::from_utf8_lossy(&out.stdout)
         .split_whitespace()
-        .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "iomatrix"))
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == crate::mpi::MPI_PROGRAM)
+        })
         .map(str::to_string)
         .collect()
 }
@@ -643,6 +645,8 @@ fn a_signal_to_the_hosts_launcher_stops_every_rank_and_the_run_is_stored_interru
             assert!(Instant::now() < deadline, "signal {signal}: no cell stored within 90 s");
             std::thread::sleep(Duration::from_millis(100));
         }
+        // Ranks run on every host now: so that their absence below means they ended.
+        assert!(netns.iter().all(|ns| !ranks_in(ns).is_empty()), "signal {signal}: a rank measures on every host");
         // SAFETY: kill(2) on our own child's pid (the launcher alone, not its group), not yet reaped.
         unsafe { libc::kill(child.id() as i32, signal) };
         let waited = Instant::now();

@@ -69,7 +69,7 @@ fn mpi_processes(lab: &Lab) -> Vec<(String, u32, String)> {
         let out = Command::new("ip").args(["netns", "pids", &netns]).output().expect("ip netns pids");
         for pid in String::from_utf8_lossy(&out.stdout).split_whitespace().filter_map(|p| p.parse::<u32>().ok()) {
             let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_string();
-            if ["iomatrix", "orted", "prted"].contains(&comm.as_str()) {
+            if [crate::mpi::MPI_PROGRAM, "orted", "prted"].contains(&comm.as_str()) {
                 found.push((name.clone(), pid, comm));
             }
         }
