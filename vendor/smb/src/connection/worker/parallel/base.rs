@@ -267,9 +267,13 @@ where
 
         let message = T::wrap_msg_to_send(message);
 
-        self.sender.send(message).await.map_err(|_| {
-            Error::MessageProcessingError("Failed to send message to worker!".to_string())
-        })?;
+        // Added by iomatrix: the channel is closed only when the worker has ended, which it does
+        // when the connection ends (a server that was killed, a reset): say that, as
+        // `receive_next` does, not "Failed to send message to worker!".
+        self.sender
+            .send(message)
+            .await
+            .map_err(|_| Error::ConnectionStopped)?;
 
         Ok(SendMessageResult::new(id, raw_message_copy))
     }
