@@ -33,7 +33,6 @@ const REACHES_INTO_A_SUITE: &[(&str, &str)] = &[
     ),
 ];
 
-
 /// Every suite, as the command table names it: a line `Type: iomatrix_NAME` (`+ front`) each.
 fn suites() -> Vec<String> {
     let table = std::fs::read_to_string(root().join(TABLE)).expect("the command table");
