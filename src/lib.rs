@@ -20,6 +20,8 @@ use std::process::ExitCode;
 
 /// The whole program: what each binary's `main` returns.
 pub fn main() -> ExitCode {
+    // Shared code reads what a suite alone records through the suite's own reader.
+    iomatrix_store::reader::register_suites(suites::readers());
     // Decided from the command line before MPI is touched: only a run joins an MPI job.
     let ranks = match launch::start() {
         // `run ... --hosts`: this process only starts mpirun.

@@ -52,6 +52,15 @@ macro_rules! suite_table {
             String::new()
         }
 
+        /// Each suite's reader of its own stored records ([`Suite::stored_facts`]), for
+        /// [`iomatrix_store::reader::register_suites`].
+        pub fn readers() -> Vec<iomatrix_store::reader::SuiteReader> {
+            vec![$(iomatrix_store::reader::SuiteReader {
+                suite: <$krate::cli::$variant as Suite>::NAME,
+                read: <$krate::cli::$variant as Suite>::stored_facts,
+            },)*]
+        }
+
         /// An MPI rank other than 0: follows rank 0's run as one of its clients.
         pub fn follow(ranks: &Ranks) -> anyhow::Result<ExitCode> {
             let Some(harness::ranks::Shared::Job(job)) = ranks.receive()? else {

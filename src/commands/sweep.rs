@@ -4,7 +4,7 @@
 
 use clap::{Args, ValueEnum};
 use iomatrix_analysis::{
-    derive, mean_of_rows, size_mix, sweep, Admit, CellKey, Derivation, Derived, Factor, Figure, Sweep, SweepLevel,
+    derive, mean_of_rows, sweep, Admit, CellKey, Derivation, Derived, Factor, Figure, Sweep, SweepLevel,
     SweptParameter, SWEPT_PARAMETERS,
 };
 use iomatrix_core::figures::Metric;
@@ -346,7 +346,7 @@ pub(super) fn ratio(store: &Store, runs: &str, size: &str, unit: Option<Unit>) -
         .flat_map(|(_, runs)| runs)
         .map(|run| {
             let mut cells: BTreeMap<CellKey, Vec<f64>> = BTreeMap::new();
-            let mix = size_mix(&run.plan);
+            let mix = run.suite_facts().size_mix;
             // A factor is worked from whole cells only: a partial one measured less than its plan.
             for cell in run.cell_results.iter().filter(|c| c.state.is_complete()) {
                 if let Some((v, _)) = figure(cell, unit) {
@@ -447,7 +447,7 @@ fn by_label(
         let row = rows.and_then(|label| run.summary.labels.iter().find(|(k, _)| k == label).map(|(_, v)| v.clone()));
         pooled.entry((value.clone(), row)).or_default().push(run);
         let cells = levels.entry(value).or_default();
-        let mix = size_mix(&run.plan);
+        let mix = run.suite_facts().size_mix;
         for cell in &run.cell_results {
             let mut key = CellKey::of(cell).named_by_mix(mix.as_deref());
             if !whole.admits(run, cell, &key) {
@@ -491,7 +491,7 @@ fn by_param(
     let mut pooled: BTreeMap<(u64, CellKey), Vec<&StoredRun>> = BTreeMap::new();
     for run in runs {
         // Swept by file size, a cell keeps its size (the level); otherwise a size mix names it.
-        let mix = if param.by == "file" { None } else { size_mix(&run.plan) };
+        let mix = if param.by == "file" { None } else { run.suite_facts().size_mix };
         for cell in &run.cell_results {
             if !whole.admits(run, cell, &CellKey::of(cell).named_by_mix(mix.as_deref())) {
                 continue;

@@ -21,6 +21,7 @@ mod plan;
 pub mod render;
 mod row;
 mod runner;
+mod stored;
 
 pub use figures::AccessCellFigures;
 pub use iomatrix_backend::Place;

@@ -31,7 +31,7 @@ impl CellKey {
         CellKey { test: cell.test.clone(), file_size: cell.file_size, record_size: cell.record_size, variant }
     }
 
-    /// The key named by its run's size mix ([`size_mix`] of the run's plan), if it has one: a
+    /// The key named by its run's size mix ([`iomatrix_store::reader::SuiteFacts::size_mix`]), if it has one: a
     /// file-server cell stores the mix's largest size as its file size, and the mix, not that
     /// size, says what ran.
     #[must_use]
@@ -297,7 +297,7 @@ impl Group {
         let mut figures: Vec<(CellKey, Vec<CellFigures>)> = Vec::new();
         let mut left_out = Vec::new();
         for run in runs {
-            let mix = size_mix(&run.plan);
+            let mix = run.suite_facts().size_mix;
             for cell in &run.cell_results {
                 let key = CellKey::of(cell).named_by_mix(mix.as_deref());
                 if !admit.admits(&cell.state) {
@@ -389,16 +389,12 @@ fn marked_stats(values: Vec<f64>, unit: &'static str, (partial, disturbed): Mark
     CellStats { partial_samples: partial, disturbed_samples: disturbed, ..CellStats::of(values, unit) }
 }
 
-/// A file-server plan's size list of more than one size, named by its range
-/// and count ("4k..1m (3 sizes)"), or its profile; None for one size.
-pub fn size_mix(plan: &serde_json::Value) -> Option<String> {
-    let sizes = &plan["sizes"];
-    if sizes.get("profile").is_some() {
-        return Some("sizes from a profile".into());
-    }
-    let list: Vec<u64> = sizes["list"].as_array()?.iter().filter_map(|v| v.as_u64()).collect();
-    let (lo, hi) = (list.iter().min()?, list.iter().max()?);
-    let distinct = list.iter().collect::<std::collections::BTreeSet<_>>().len();
+/// A list of file sizes of more than one size, named by its range and count ("4k..1m (3
+/// sizes)"), as cells name them; None for one size or none. A suite whose plan mixes sizes
+/// names its runs' mix with it ([`iomatrix_store::reader::SuiteFacts::size_mix`]).
+pub fn size_range(sizes: &[u64]) -> Option<String> {
+    let (lo, hi) = (sizes.iter().min()?, sizes.iter().max()?);
+    let distinct = sizes.iter().collect::<std::collections::BTreeSet<_>>().len();
     (distinct > 1).then(|| format!("{}..{} ({distinct} sizes)", size(*lo), size(*hi)))
 }
 
@@ -464,10 +460,9 @@ mod tests {
 
     #[test]
     fn a_size_mix_is_named_by_its_range_never_by_one_size() {
-        let plan = serde_json::json!({"sizes": {"list": [65536, 4096, 1048576, 4096]}});
-        assert_eq!(size_mix(&plan).as_deref(), Some("4k..1m (3 sizes)"));
-        assert_eq!(size_mix(&serde_json::json!({"sizes": {"list": [4096]}})), None);
-        assert_eq!(size_mix(&serde_json::json!({"files": [4096]})), None);
+        assert_eq!(size_range(&[65536, 4096, 1048576, 4096]).as_deref(), Some("4k..1m (3 sizes)"));
+        assert_eq!(size_range(&[4096, 4096]), None);
+        assert_eq!(size_range(&[]), None);
         let key = CellKey {
             test: "write".into(),
             file_size: None,

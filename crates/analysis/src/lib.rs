@@ -45,7 +45,7 @@ mod shape;
 mod sweep;
 
 pub use cache::CacheVerdict;
-pub use cells::{median, size_mix, Admit, CellKey, CellStats, Disturbed, Figure, Group, LeftOut, Partial};
+pub use cells::{median, size_range, Admit, CellKey, CellStats, Disturbed, Figure, Group, LeftOut, Partial};
 pub use compare::{
     compare, flattened, regressions, Comparison, Difference, Gate, LatencyRow, MatrixComparison, NoiseSummary,
     NotKnown, OperationRow, OperationTable, Region, Regression, ScalarRow, Tally,

@@ -54,6 +54,7 @@ mod remote;
 pub mod render;
 mod report;
 mod runner;
+mod stored;
 mod test;
 mod timing;
 

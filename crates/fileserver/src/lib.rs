@@ -45,6 +45,7 @@ pub mod import;
 mod plan;
 pub mod render;
 mod runner;
+mod stored;
 mod sys;
 
 pub use clients::{execute_clients, ClientPhase, FileserverCell};

@@ -34,6 +34,7 @@ mod session;
 pub mod signals;
 pub mod suite;
 pub mod target;
+pub mod timed;
 pub mod workdir;
 
 pub use args::CommonRunArgs;

@@ -25,6 +25,7 @@ use iomatrix_backend::Place;
 use iomatrix_coord::{ClientFailure, Ending, Group, Setup};
 use iomatrix_core::BackendKind;
 use iomatrix_report::text::clients::ClientColumns;
+use iomatrix_store::reader::{SuiteFacts, SuiteRecord};
 use iomatrix_store::{CellRow, CellState, StoreError, StoredRun};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -152,6 +153,13 @@ pub trait Suite: Sized {
     /// A stored run of this suite as tables (the same at the end of `run`
     /// and in `show`, today or next year).
     fn tables(run: &StoredRun) -> String;
+
+    /// What a stored run of this suite alone records (its own conditions' lines, its plan's
+    /// size mix), read by the suite's own types from the run's plan and conditions; shared code
+    /// gets it as [`StoredRun::suite_facts`]. Nothing by default.
+    fn stored_facts(_record: &SuiteRecord<'_>) -> SuiteFacts {
+        SuiteFacts::default()
+    }
 
     /// A stored run of this suite as its clients table reads it ([`Suite::CLIENT_COLUMNS`]):
     /// the run itself, unless the suite keeps its per-client figures elsewhere (the file-server

@@ -20,6 +20,7 @@ pub mod render;
 pub use figures::{merge_ops, CellFigures, ConnectionOps, Fairness, OpFigures};
 pub mod schema;
 pub mod sizes;
+mod stored;
 
 pub use schema::{parse, FileError, Fileset, Flow, OpKind, Personality, Phase, PhaseEnd, Pick, Scale, SizeDist, Step};
 pub mod builtin;

@@ -5,8 +5,10 @@
 //!
 //! Stored runs of any age read: a field that is missing, or holds another type, reads as
 //! absent ([`iomatrix_environment::stored::lenient`]), as the string-keyed reads these replace
-//! did. What a suite alone records (bonnie's `per_char`, access's `pin`, ...) is not here: each
-//! suite's own typed conditions are a later step.
+//! did. What a suite alone records (bonnie's `per_char`, access's `pin`, a file-server plan's
+//! sizes) is read by the suite itself, in its own crate, into the suite-neutral [`SuiteFacts`]:
+//! the binary registers each suite's reader once ([`register_suites`]) and shared code asks
+//! [`StoredRun::suite_facts`].
 
 use crate::StoredRun;
 use iomatrix_environment::stored::{lenient, lenient_list, lenient_object};
@@ -32,10 +34,187 @@ impl StoredRun {
         self.origin.as_ref().map(|o| lenient_object(o).ok().flatten().unwrap_or_default())
     }
 
+    /// What the run's suite alone records (its own conditions, its plan's size mix), as its
+    /// suite's registered reader ([`register_suites`]) types them; nothing for a suite this
+    /// build does not know.
+    pub fn suite_facts(&self) -> SuiteFacts {
+        let readers = SUITE_READERS.get().map_or(&[][..], Vec::as_slice);
+        readers.iter().find(|r| r.suite == self.summary.suite).map_or_else(SuiteFacts::default, |r| {
+            (r.read)(&SuiteRecord { plan: &self.plan, conditions: &self.conditions })
+        })
+    }
+
+    /// The run's plan as named facts ("path.to.key" -> the value shown, "none" for a flag not
+    /// given): what `compare` lists as differences and what tells repeats of one setup apart.
+    pub fn plan_facts(&self) -> Flat {
+        flattened(&self.plan, "none")
+    }
+
+    /// The run's environment as named facts ("unknown" for a fact not read), with the iomatrix
+    /// version that recorded it (`iomatrix_version`).
+    pub fn environment_facts_flat(&self) -> Flat {
+        let mut flat = flattened(&self.environment, "unknown");
+        if self.environment.is_object() {
+            flat.insert("iomatrix_version".into(), self.summary.iomatrix_version.clone());
+        }
+        flat
+    }
+
+    /// The conditions `compare` names when they differ between sides, in the order it names
+    /// them: those every suite records, and after the partition's alignment the suite's own
+    /// ([`SuiteFacts::compared`]). Each is absent where the run does not say.
+    pub fn compared_conditions(&self) -> Vec<(String, Fact)> {
+        let c: ComparedConditions = lenient_object(&self.conditions).ok().flatten().unwrap_or_default();
+        let first = [
+            ("suite", Fact::Text(self.summary.suite.clone())),
+            ("backend", c.backend),
+            ("direct", c.direct),
+            ("cache", c.cache),
+            ("clients", c.clients),
+            ("files_vs_ram", c.files_vs_ram),
+            ("fs_type", c.fs_type),
+            ("partition_alignment_bytes", c.partition_alignment_bytes),
+        ];
+        let last = [
+            ("submissions", c.submissions),
+            ("completions", c.completions),
+            ("data", c.data),
+            ("verify", c.verify),
+            ("generator", c.generator),
+        ];
+        let named = |(name, fact): (&str, Fact)| (name.to_string(), fact);
+        first.into_iter().map(named).chain(self.suite_facts().compared).chain(last.into_iter().map(named)).collect()
+    }
+
     /// What the run could not measure, typed; None when nothing was lost.
     pub fn lost_facts(&self) -> Option<StoredLost> {
         self.lost.as_ref().map(|l| lenient_object(l).ok().flatten().unwrap_or_default())
     }
+}
+
+/// The records of a stored run that its suite alone reads: its plan and its conditions, as
+/// stored. Only a suite's own reader ([`SuiteReader::read`]) is handed them.
+pub struct SuiteRecord<'a> {
+    /// The plan the run stored (the suite's `Plan`, serialized).
+    pub plan: &'a serde_json::Value,
+    /// The conditions the run stored: the harness's and the suite's own.
+    pub conditions: &'a serde_json::Value,
+}
+
+/// A suite's reader of its own stored records, registered by the binary's suite table.
+#[derive(Clone, Copy)]
+pub struct SuiteReader {
+    /// The suite's name, as its runs store it.
+    pub suite: &'static str,
+    /// Its records, typed by the suite's own types into what shared code reads.
+    pub read: fn(&SuiteRecord<'_>) -> SuiteFacts,
+}
+
+static SUITE_READERS: std::sync::OnceLock<Vec<SuiteReader>> = std::sync::OnceLock::new();
+
+/// Registers every suite's reader, once per process (the binary does it at start, from its suite
+/// table); a second call changes nothing. Until it is called, [`StoredRun::suite_facts`] is empty.
+pub fn register_suites(readers: Vec<SuiteReader>) {
+    let _ = SUITE_READERS.set(readers);
+}
+
+/// What a suite alone records about a run, typed by the suite and handed to shared code: the
+/// lines its conditions add to a run's header, and its plan's mix of file sizes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SuiteFacts {
+    /// The lines the suite's own conditions add to the conditions every run shows.
+    pub condition_lines: Vec<ConditionLine>,
+    /// A plan with files of several sizes, named by their range and count ("4k..1m (3 sizes)")
+    /// or their source ("sizes from a profile"): cells of such a run are named by it.
+    pub size_mix: Option<String>,
+    /// The suite's own conditions `compare` names when they differ between sides (IOzone's
+    /// `fsync_timed`), by name, each absent where the run does not say.
+    pub compared: Vec<(String, Fact)>,
+}
+
+/// One line of a run's conditions that its suite alone records ("placement", "per-char").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConditionLine {
+    /// Which of the lines every run shows it follows.
+    pub after: LineAfter,
+    /// The line's name.
+    pub name: String,
+    /// Its value, in words.
+    pub shown: String,
+}
+
+/// Where a suite's own condition line goes among the lines every run shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineAfter {
+    /// Right after "clients" (where the clients' threads ran).
+    Clients,
+    /// After what the timed interval holds ("timing").
+    Timing,
+    /// After the block device.
+    BlockDevice,
+    /// After how io_uring's requests went in and came back.
+    Backend,
+}
+
+impl ConditionLine {
+    /// The line `name: shown`, placed after `after`.
+    pub fn new(after: LineAfter, name: &str, shown: impl Into<String>) -> ConditionLine {
+        ConditionLine { after, name: name.to_string(), shown: shown.into() }
+    }
+}
+
+/// Stored facts by name: "path.to.key" -> the value as shown.
+pub type Flat = std::collections::BTreeMap<String, String>;
+
+/// Stored JSON flattened to named facts: objects by "a.b", a list of objects as "a (entries)"
+/// and "a[i].b", `null` as `null_shown`, text as itself and anything else as its JSON text.
+fn flattened(v: &serde_json::Value, null_shown: &str) -> Flat {
+    fn flatten(prefix: &str, v: &serde_json::Value, null_shown: &str, out: &mut Flat) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    let name = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                    flatten(&name, v, null_shown, out);
+                }
+            }
+            serde_json::Value::Array(items) if !items.is_empty() && items.iter().all(serde_json::Value::is_object) => {
+                out.insert(format!("{prefix} (entries)"), items.len().to_string());
+                for (i, item) in items.iter().enumerate() {
+                    flatten(&format!("{prefix}[{i}]"), item, null_shown, out);
+                }
+            }
+            serde_json::Value::Null => {
+                out.insert(prefix.to_string(), null_shown.to_string());
+            }
+            serde_json::Value::String(s) => {
+                out.insert(prefix.to_string(), s.clone());
+            }
+            other => {
+                out.insert(prefix.to_string(), other.to_string());
+            }
+        }
+    }
+    let mut out = Flat::new();
+    flatten("", v, null_shown, &mut out);
+    out
+}
+
+/// The conditions every suite records that `compare` names when they differ, each as stored.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ComparedConditions {
+    backend: Fact,
+    direct: Fact,
+    cache: Fact,
+    clients: Fact,
+    files_vs_ram: Fact,
+    fs_type: Fact,
+    partition_alignment_bytes: Fact,
+    submissions: Fact,
+    completions: Fact,
+    data: Fact,
+    verify: Fact,
+    generator: Fact,
 }
 
 /// Where a merged run came from: the database merged and the run's id there.

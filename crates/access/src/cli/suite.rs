@@ -234,6 +234,10 @@ impl Suite for Access {
         AccessPlan { only: Some(noisy.to_vec()), repeats: 1, ..plan.clone() }
     }
 
+    fn stored_facts(record: &iomatrix_store::reader::SuiteRecord<'_>) -> iomatrix_store::reader::SuiteFacts {
+        crate::stored::facts(record)
+    }
+
     fn tables(run: &StoredRun) -> String {
         crate::render::table(run)
     }

@@ -264,6 +264,10 @@ impl Suite for Bonnie {
         BonniePlan { repeats: 1, ..plan.clone() }
     }
 
+    fn stored_facts(record: &iomatrix_store::reader::SuiteRecord<'_>) -> iomatrix_store::reader::SuiteFacts {
+        crate::stored::facts(record)
+    }
+
     fn tables(run: &StoredRun) -> String {
         crate::render::report(run)
     }

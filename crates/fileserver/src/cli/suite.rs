@@ -172,6 +172,10 @@ impl Suite for Fileserver {
         FileserverPlan { repeats: 1, ..plan.clone() }
     }
 
+    fn stored_facts(record: &iomatrix_store::reader::SuiteRecord<'_>) -> iomatrix_store::reader::SuiteFacts {
+        crate::stored::facts(record)
+    }
+
     fn tables(run: &StoredRun) -> String {
         crate::render::report(run)
     }

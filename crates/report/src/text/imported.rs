@@ -4,14 +4,6 @@
 
 use iomatrix_store::reader::{Fact, StoredImport};
 use iomatrix_store::StoredRun;
-use serde_json::Value;
-
-/// The `imported` block of an imported run's conditions, as stored: for a suite's own reads of
-/// what its importer keeps there (bonnie's `unmeasured`), until suites declare their conditions
-/// as types. Shared code reads [`stored`].
-pub fn source(run: &StoredRun) -> Option<&serde_json::Map<String, Value>> {
-    run.conditions.get("imported").and_then(Value::as_object)
-}
 
 /// Where an imported run came from, typed; None for a native run.
 pub fn stored(run: &StoredRun) -> Option<StoredImport> {

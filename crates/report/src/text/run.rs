@@ -6,7 +6,7 @@ use super::{imported, verify};
 use crate::table::{Column, Table};
 use iomatrix_core::human;
 use iomatrix_core::text::printable;
-use iomatrix_store::reader::{StoredConditions, StoredEnvironment};
+use iomatrix_store::reader::{ConditionLine, LineAfter, StoredConditions, StoredEnvironment};
 use iomatrix_store::{CellStateKind, StoredRun};
 use serde_json::{json, Value};
 use std::fmt::Write;
@@ -129,7 +129,7 @@ pub fn not_complete_lines(run: &StoredRun) -> Vec<String> {
 
 /// Each cell `which` picks, with its state.
 fn cell_lines(run: &StoredRun, which: impl Fn(&iomatrix_store::CellRow) -> bool) -> Vec<String> {
-    let mix = iomatrix_analysis::size_mix(&run.plan);
+    let mix = run.suite_facts().size_mix;
     run.cell_results
         .iter()
         .filter(|c| which(c))
@@ -212,11 +212,15 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
     if let Some(prepared) = &c.prepare {
         pairs.insert(3, ("prepared".into(), prepared.clone()));
     }
-    suite_pairs_after_clients(&run.conditions, &mut pairs);
+    let own = run.suite_facts().condition_lines;
+    let after_clients = pairs.iter().position(|(key, _)| key == "clients").map_or(pairs.len(), |i| i + 1);
+    for (i, (name, shown)) in suite_lines(&own, LineAfter::Clients).enumerate() {
+        pairs.insert(after_clients + i, (name, shown));
+    }
     if let Some(timing) = &c.timing {
         pairs.push(("timing".into(), timing.clone()));
     }
-    suite_timing_pairs(&run.conditions, &mut pairs);
+    pairs.extend(suite_lines(&own, LineAfter::Timing));
     if let Some(dev) = e.target.as_ref().and_then(|t| t.block_device.as_ref()) {
         pairs.push((
             "block device".into(),
@@ -227,7 +231,7 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
             ),
         ));
     }
-    suite_pairs_of_bonnie(&run.conditions, &mut pairs);
+    pairs.extend(suite_lines(&own, LineAfter::BlockDevice));
     if c.backend.text() == Some("io_uring") {
         // How the requests went in and how their completions were taken: both change the figures.
         for (key, how) in [("submissions", &c.submissions), ("completions", &c.completions)] {
@@ -236,7 +240,7 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
             }
         }
     }
-    suite_pairs_of_access(&run.conditions, &mut pairs);
+    pairs.extend(suite_lines(&own, LineAfter::Backend));
     if let Some(data) = &c.data {
         pairs.push(("data".into(), data.clone()));
     }
@@ -287,46 +291,7 @@ fn target_line(c: &StoredConditions, e: &StoredEnvironment) -> String {
     }
 }
 
-// What one suite alone records in its conditions, still read by key: each suite's own typed
-// conditions (declared in its crate) are a later step of issue 49, which removes these.
-
-/// Where the clients' threads ran (access's `--pin`; runs stored before it was said have no line).
-fn suite_pairs_after_clients(c: &Value, pairs: &mut Vec<(String, String)>) {
-    if let Some(pin) = c["pin"].as_str() {
-        let after_clients = pairs.iter().position(|(key, _)| key == "clients").map_or(pairs.len(), |i| i + 1);
-        pairs.insert(after_clients, ("placement".into(), pin.to_string()));
-    }
-}
-
-/// Whether IOzone's fsync and close were timed.
-fn suite_timing_pairs(c: &Value, pairs: &mut Vec<(String, String)>) {
-    if !c["fsync_timed"].is_null() {
-        pairs.push((
-            "timing".into(),
-            format!(
-                "fsync {}, close {}",
-                if c["fsync_timed"] == true { "included" } else { "excluded" },
-                if c["close_timed"] == true { "included" } else { "excluded" }
-            ),
-        ));
-    }
-}
-
-/// Bonnie's per-char test and the user its I/O ran as.
-fn suite_pairs_of_bonnie(c: &Value, pairs: &mut Vec<(String, String)>) {
-    if let Some(per_char) = c["per_char"].as_str() {
-        pairs.push(("per-char".into(), per_char.to_string()));
-    }
-    if let Some(user) = c["io_user"].as_str() {
-        pairs.push(("I/O as".into(), user.to_string()));
-    }
-}
-
-/// Access specs' warm-up and skewed offsets (`--ramp`, `--distribution`): absent when not asked for.
-fn suite_pairs_of_access(c: &Value, pairs: &mut Vec<(String, String)>) {
-    for key in ["ramp", "distribution"] {
-        if let Some(how) = c[key].as_str() {
-            pairs.push((key.into(), how.to_string()));
-        }
-    }
+/// The lines a suite's own conditions place after `after`, in the suite's order.
+fn suite_lines(own: &[ConditionLine], after: LineAfter) -> impl Iterator<Item = (String, String)> + '_ {
+    own.iter().filter(move |l| l.after == after).map(|l| (l.name.clone(), l.shown.clone()))
 }

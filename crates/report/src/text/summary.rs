@@ -83,7 +83,7 @@ type Ranked = (f64, String, String);
 /// The best and the worst figure of the run's whole cells, with their cells: one pair per unit
 /// (KB/s and ops/s are not set against each other). Nothing where no whole cell has a figure.
 fn best_and_worst(run: &StoredRun) -> String {
-    let mix = iomatrix_analysis::size_mix(&run.plan);
+    let mix = run.suite_facts().size_mix;
     // Each whole cell's figure, and its name with what else says its speed (an access cell's IOPS).
     let mut by_unit: Vec<(&'static str, Vec<Ranked>)> = Vec::new();
     for cell in run.cell_results.iter().filter(|c| c.state.is_complete()) {
