@@ -5,6 +5,7 @@
 //! compare's own tables.
 
 use iomatrix_core::UsageError;
+use iomatrix_store::reader::Fact;
 use iomatrix_store::{RunStatus, RunSummary, Store, StoredRun};
 
 /// One group per argument, in the order given: (the argument, its runs).
@@ -122,8 +123,6 @@ fn by_labels(spec: &str, runs: &[RunSummary]) -> Result<Vec<i64>, UsageError> {
 const NOT_THE_SETUP: [&str; 3] = ["repeats", "only", "pass"];
 
 /// The conditions that say where a run measured: the target, and the file system there.
-const TARGET: [&str; 2] = ["target", "fs_type"];
-
 /// Runs pooled as repeats of one setup (`3,4,5`, a label selector, one level of a sweep) must
 /// share their plan and their target; otherwise the command refuses, naming what differs.
 pub fn repeats(name: &str, runs: &[StoredRun]) -> Result<(), UsageError> {
@@ -166,7 +165,7 @@ pub fn setup_differences(a: &StoredRun, b: &StoredRun, but: &[&str]) -> Vec<Stri
             out.push(format!("{what}: {} (#{}) vs {} (#{})", shown(va), ids.0, shown(vb), ids.1));
         }
     };
-    let (pa, pb) = (iomatrix_analysis::flattened(&a.plan), iomatrix_analysis::flattened(&b.plan));
+    let (pa, pb) = (a.plan_facts(), b.plan_facts());
     let keys: std::collections::BTreeSet<&String> = pa.keys().chain(pb.keys()).collect();
     for key in keys {
         let top = key.split(['.', '[', ' ']).next().unwrap_or_default();
@@ -174,12 +173,13 @@ pub fn setup_differences(a: &StoredRun, b: &StoredRun, but: &[&str]) -> Vec<Stri
             differ(&format!("plan {key}"), pa.get(key), pb.get(key));
         }
     }
-    let shown = |run: &StoredRun, key: &str| -> Option<String> {
-        let v = &run.conditions[key];
-        (!v.is_null()).then(|| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+    let said = |fact: Fact| (!fact.is_null()).then(|| fact.shown());
+    let target = |run: &StoredRun| {
+        let c = run.conditions_facts();
+        [("target", said(c.target)), ("fs_type", said(c.fs_type))]
     };
-    for key in TARGET {
-        differ(key, shown(a, key).as_ref(), shown(b, key).as_ref());
+    for ((key, va), (_, vb)) in target(a).into_iter().zip(target(b)) {
+        differ(key, va.as_ref(), vb.as_ref());
     }
     out
 }

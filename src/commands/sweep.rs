@@ -516,7 +516,10 @@ fn by_param(
     for ((level, key), runs) in pooled.into_iter().filter(|(_, runs)| runs.len() > 1) {
         let runs: Vec<StoredRun> = runs.into_iter().cloned().collect();
         let what = format!("--by {}: {} at {}", param.by, key.describe(), param.level_name(level));
-        super::select::repeats_but(&what, &runs, param.plan_fields)?;
+        // The plan fields that hold the swept list, as the runs' suite declares them.
+        let swept_fields =
+            runs.first().map_or(&[][..], |r| crate::suites::shape(&r.summary.suite).plan_fields(param.by));
+        super::select::repeats_but(&what, &runs, swept_fields)?;
     }
     Ok((levels.into_iter().map(|(v, cells)| SweepLevel { level: param.level_name(v), cells }).collect(), units))
 }

@@ -4,6 +4,7 @@
 use crate::SuiteShape;
 use iomatrix_core::figures::MetricId;
 use iomatrix_core::Figures;
+use iomatrix_store::reader::{Fact, Flat};
 use iomatrix_store::{CellFigures, CellRow, CellState, CellStateKind, ExtentFigures, OpSummary, StoredRun};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -254,18 +255,23 @@ pub struct Group {
     pub disturbed: Disturbed,
     /// Stored cells that gave no sample because they are not whole: listed, never dropped silently.
     pub left_out: Vec<LeftOut>,
-    /// Each run's stored conditions (backend, direct, clients, files vs RAM...).
-    pub conditions: Vec<serde_json::Value>,
+    /// Each run's conditions that compare names when they differ (backend, direct, clients,
+    /// files vs RAM..., and its suite's own), in the order compare names them.
+    #[serde(skip)]
+    pub conditions: Vec<Vec<(String, Fact)>>,
+    /// Each run's source where it was imported from a published table (its runs' ids say which).
+    #[serde(skip)]
+    pub published: Vec<bool>,
     /// Each run's latency summaries by cell: (key, "read"/"write"/op, percentiles).
     #[serde(skip)]
     pub latency: BTreeMap<(CellKey, String), Vec<OpSummary>>,
     /// Each run's plan, environment (with its iomatrix version) and labels, for the
     /// differences stated above the tables.
     #[serde(skip)]
-    pub plans: Vec<serde_json::Value>,
-    /// Each run's stored environment, in run order.
+    pub plans: Vec<Flat>,
+    /// Each run's stored environment as named facts (with its iomatrix version), in run order.
     #[serde(skip)]
-    pub environments: Vec<serde_json::Value>,
+    pub environments: Vec<Flat>,
     /// Each run's extent summary by cell (the backup walk's FIEMAP counts): how the file system
     /// laid the files out, which explains a rate (seed 003's delayed allocation).
     #[serde(skip)]
@@ -355,18 +361,13 @@ impl Group {
             partial: admit.partial,
             disturbed: admit.disturbed,
             left_out,
-            conditions: runs.iter().map(|r| r.conditions.clone()).collect(),
-            plans: runs.iter().map(|r| r.plan.clone()).collect(),
-            environments: runs
+            conditions: runs.iter().map(StoredRun::compared_conditions).collect(),
+            published: runs
                 .iter()
-                .map(|r| {
-                    let mut env = r.environment.clone();
-                    if let Some(map) = env.as_object_mut() {
-                        map.insert("iomatrix_version".into(), r.summary.iomatrix_version.clone().into());
-                    }
-                    env
-                })
+                .map(|r| r.conditions_facts().imported.and_then(|i| i.published) == Some(true))
                 .collect(),
+            plans: runs.iter().map(StoredRun::plan_facts).collect(),
+            environments: runs.iter().map(StoredRun::environment_facts_flat).collect(),
             latency,
             extents,
             beside: beside

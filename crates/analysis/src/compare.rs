@@ -6,6 +6,7 @@ use crate::headline::{headline_tables, published_sides, HeadlineTable, Published
 use crate::hint::{sweep_hint, SweepHint};
 use crate::noise::{judge, slower_beyond, Judgement};
 pub use crate::row::{change_pct, ScalarRow};
+use iomatrix_store::reader::Flat;
 use iomatrix_store::{ExtentFigures, OpSummary};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -263,35 +264,6 @@ pub struct Comparison {
     pub region: Region,
 }
 
-/// The conditions compared between the sides (see each run's `conditions`).
-/// Conditions a comparison names when they differ; `loop` and `target_rate_per_connection` are a
-/// personality's (closed or open loop), absent (so never differing) in the other suites.
-/// `fsync_timed` and `close_timed` are IOzone's `-e` and `-c`; `submissions` and `completions`
-/// io_uring's; `drop_caches`, `connections` the file-server load's; `data` and `verify` what the
-/// written blocks hold and whether reads check them; `generator` what the seeds drew offsets,
-/// sizes and data from (unknown in runs stored before it was named).
-pub const CONDITIONS: [&str; 19] = [
-    "suite",
-    "backend",
-    "direct",
-    "cache",
-    "clients",
-    "files_vs_ram",
-    "fs_type",
-    "partition_alignment_bytes",
-    "loop",
-    "target_rate_per_connection",
-    "fsync_timed",
-    "close_timed",
-    "submissions",
-    "completions",
-    "drop_caches",
-    "connections",
-    "data",
-    "verify",
-    "generator",
-];
-
 const PERCENTILES: [(&str, SummaryField); 5] = [
     ("p50", |s| s.p50_ns),
     ("p90", |s| s.p90_ns),
@@ -352,15 +324,15 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
             _ => noise.no_verdict += 1,
         }
     }
-    let (plan_differences, unknown_plan, plan_compared) = differences(&a.plans, &b.plans, &[], "none");
+    let (plan_differences, unknown_plan, plan_compared) = differences(&a.plans, &b.plans, &[]);
     let (environment_differences, unknown_environment, environment_compared) =
-        differences(&a.environments, &b.environments, &["target.free_bytes"], "unknown");
+        differences(&a.environments, &b.environments, &["target.free_bytes"]);
     let unknown = unknown_plan.iter().chain(&unknown_environment).map(NotKnown::describe).collect();
     fn stored(g: &Group) -> Vec<&CellKey> {
         g.cells.keys().chain(g.left_out.iter().map(|l| &l.key)).collect()
     }
     let differing: Vec<String> = plan_differences.iter().map(|d| d.name.clone()).collect();
-    let sweep_hint = sweep_hint(stored(a), stored(b), (&a.run_ids, &b.run_ids), &differing);
+    let sweep_hint = sweep_hint(stored(a), stored(b), (&a.run_ids, &b.run_ids), &differing, a.shape);
     Comparison {
         a: a.name.clone(),
         b: b.name.clone(),
@@ -645,70 +617,20 @@ fn operation_tables(a: &Group, b: &Group) -> Vec<OperationTable> {
         .collect()
 }
 
-/// Each run's JSON flattened to "path.to.key" -> shown value. A list of
-/// tables (a personality's phases and flows) is entered item by item
-/// ("phases[0].flows[1].rate"), with its length under "phases (entries)", so
-/// that what differs is named to the field; a list of plain values ("4k,64k")
-/// is shown whole.
-fn flatten(prefix: &str, v: &serde_json::Value, null: &str, out: &mut BTreeMap<String, String>) {
-    match v {
-        serde_json::Value::Object(map) => {
-            for (k, v) in map {
-                let name = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                flatten(&name, v, null, out);
-            }
-        }
-        serde_json::Value::Array(items) if !items.is_empty() && items.iter().all(|i| i.is_object()) => {
-            out.insert(format!("{prefix} (entries)"), items.len().to_string());
-            for (i, item) in items.iter().enumerate() {
-                flatten(&format!("{prefix}[{i}]"), item, null, out);
-            }
-        }
-        serde_json::Value::Null => {
-            out.insert(prefix.to_string(), null.to_string());
-        }
-        other => {
-            out.insert(prefix.to_string(), shown(other));
-        }
-    }
-}
-
-/// A plan (or any stored JSON) flattened to "path.to.key" -> the value as shown: what
-/// `compare` lists as differences, and what tells repeats of one setup from different setups.
-pub fn flattened(v: &serde_json::Value) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    flatten("", v, "none", &mut out);
-    out
-}
-
 /// The keys whose values differ between the sides (values of several runs
 /// of a side joined with " / "), and those one side does not know: absent
 /// from its runs (an imported run's plan and environment say little) or
-/// recorded as unknown; and how many keys both sides know (compared). `null` is how a JSON null
-/// reads: "none" for a plan (a flag not given), "unknown" for an environment (a fact not read).
-fn differences(
-    a: &[serde_json::Value],
-    b: &[serde_json::Value],
-    skip: &[&str],
-    null: &str,
-) -> (Vec<Difference>, Vec<NotKnown>, usize) {
-    let flat = |runs: &[serde_json::Value]| -> Vec<BTreeMap<String, String>> {
-        runs.iter()
-            .map(|r| {
-                let mut m = BTreeMap::new();
-                flatten("", r, null, &mut m);
-                m
-            })
-            .collect()
-    };
-    let (fa, fb) = (flat(a), flat(b));
-    let keys: BTreeSet<&String> = fa.iter().chain(&fb).flat_map(|m| m.keys()).collect();
+/// recorded as unknown; and how many keys both sides know (compared). A stored null reads as the
+/// reader shows it: "none" for a plan (a flag not given), "unknown" for an environment (a fact
+/// not read).
+fn differences(fa: &[Flat], fb: &[Flat], skip: &[&str]) -> (Vec<Difference>, Vec<NotKnown>, usize) {
+    let keys: BTreeSet<&String> = fa.iter().chain(fb).flat_map(|m| m.keys()).collect();
     let (mut diffs, mut unknown, mut known) = (Vec::new(), Vec::new(), 0);
     for key in keys.into_iter().filter(|k| !skip.contains(&k.as_str())) {
-        let values = |side: &[BTreeMap<String, String>]| -> BTreeSet<String> {
+        let values = |side: &[Flat]| -> BTreeSet<String> {
             side.iter().map(|m| m.get(key).cloned().unwrap_or_else(|| "unknown".into())).collect()
         };
-        let (va, vb) = (values(&fa), values(&fb));
+        let (va, vb) = (values(fa), values(fb));
         let not_known = |v: &BTreeSet<String>| v.iter().all(|s| s == "unknown");
         known += usize::from(!not_known(&va) && !not_known(&vb));
         if va == vb {
@@ -727,31 +649,37 @@ fn differences(
 
 fn condition_differences(a: &Group, b: &Group) -> Vec<String> {
     let mut out = Vec::new();
-    let values = |g: &Group, key: &str| -> BTreeSet<String> {
-        g.conditions.iter().map(|c| if key == "suite" { g.suite.clone() } else { shown(&c[key]) }).collect()
+    let values = |g: &Group, name: &str| -> BTreeSet<String> {
+        g.conditions
+            .iter()
+            .map(|c| c.iter().find(|(n, _)| n == name).map_or_else(|| "unknown".into(), |(_, fact)| fact.shown()))
+            .collect()
     };
-    for key in CONDITIONS {
-        let (va, vb) = (values(a, key), values(b, key));
+    for name in condition_names(a, b) {
+        let (va, vb) = (values(a, &name), values(b, &name));
         let join = |v: &BTreeSet<String>| v.iter().cloned().collect::<Vec<_>>().join(" / ");
         if va.len() > 1 {
-            out.push(format!("{key} differs within A ({}): {}", a.name, join(&va)));
+            out.push(format!("{name} differs within A ({}): {}", a.name, join(&va)));
         }
         if vb.len() > 1 {
-            out.push(format!("{key} differs within B ({}): {}", b.name, join(&vb)));
+            out.push(format!("{name} differs within B ({}): {}", b.name, join(&vb)));
         }
         if va != vb {
-            out.push(format!("{key}: A ({}) {}, B ({}) {}", a.name, join(&va), b.name, join(&vb)));
+            out.push(format!("{name}: A ({}) {}, B ({}) {}", a.name, join(&va), b.name, join(&vb)));
         }
     }
     out
 }
 
-fn shown(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::Null => "unknown".into(),
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
+/// The conditions the sides' runs name, each once, in the order the runs give them.
+fn condition_names(a: &Group, b: &Group) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (name, _) in a.conditions.iter().chain(&b.conditions).flatten() {
+        if !names.contains(name) {
+            names.push(name.clone());
+        }
     }
+    names
 }
 
 /// Per cell both sides mapped with FIEMAP: extents per file and fragmented files (medians over
@@ -838,14 +766,37 @@ mod tests {
             partial: Partial::LeftOut,
             disturbed: Default::default(),
             left_out: Vec::new(),
-            conditions: vec![serde_json::json!({"backend": "psync", "direct": false, "clients": 1})],
-            plans: vec![serde_json::json!({"interleave": null})],
-            environments: vec![serde_json::json!({"kernel": "6.18"})],
+            conditions: vec![conditions(serde_json::json!({"backend": "psync", "direct": false, "clients": 1}))],
+            published: vec![false],
+            plans: vec![plan(serde_json::json!({"interleave": null}))],
+            environments: vec![environment(serde_json::json!({"kernel": "6.18"}))],
             latency: BTreeMap::new(),
             extents: BTreeMap::new(),
             beside: BTreeMap::new(),
             figures: Vec::new(),
         }
+    }
+
+    /// A stored run holding `records` as its plan, environment or conditions (`put` says which).
+    fn holding(
+        records: serde_json::Value,
+        put: fn(&mut iomatrix_store::StoredRun, serde_json::Value),
+    ) -> iomatrix_store::StoredRun {
+        let mut run = stored(1, &[], iomatrix_store::CellState::complete(1));
+        put(&mut run, records);
+        run
+    }
+
+    fn plan(records: serde_json::Value) -> Flat {
+        holding(records, |r, v| r.plan = v).plan_facts()
+    }
+
+    fn environment(records: serde_json::Value) -> Flat {
+        holding(records, |r, v| r.environment = v).environment_facts_flat()
+    }
+
+    fn conditions(records: serde_json::Value) -> Vec<(String, iomatrix_store::reader::Fact)> {
+        holding(records, |r, v| r.conditions = v).compared_conditions()
     }
 
     #[test]
@@ -880,7 +831,7 @@ mod tests {
     fn medians_of_repeats_are_compared_and_differences_stated() {
         let a = group("A", &[((64, 4), vec![100.0, 300.0, 200.0])]);
         let mut b = group("B", &[((64, 4), vec![250.0, 50.0])]);
-        b.conditions = vec![serde_json::json!({"backend": "psync", "direct": true, "clients": 1})];
+        b.conditions = vec![conditions(serde_json::json!({"backend": "psync", "direct": true, "clients": 1}))];
         let c = compare(&a, &b, Region::default());
         assert_eq!(c.matrices[0].ratios, [[Some(150.0 / 200.0)]]);
         assert!(c.matrices[0].region.is_none());
@@ -934,21 +885,21 @@ mod tests {
     fn plan_and_environment_differences_are_listed_and_unknowns_kept_apart() {
         let mut a = group("A", &[((64, 4), vec![100.0])]);
         let mut b = group("B", &[((64, 4), vec![100.0])]);
-        a.plans = vec![serde_json::json!({"interleave": 1, "record": 4096, "then": "Read"})];
-        b.plans = vec![serde_json::json!({"interleave": 5, "record": 4096, "then": "Read"})];
+        a.plans = vec![plan(serde_json::json!({"interleave": 1, "record": 4096, "then": "Read"}))];
+        b.plans = vec![plan(serde_json::json!({"interleave": 5, "record": 4096, "then": "Read"}))];
         let env = |options: &str, free: u64| {
             serde_json::json!({"kernel": "6.18", "vm_dirty": {"dirty_ratio": "20"},
                 "target": {"mount_options": options, "free_bytes": free, "block_device": null}})
         };
-        a.environments = vec![env("rw,relatime", 1)];
-        b.environments = vec![env("rw,noatime", 2)];
+        a.environments = vec![environment(env("rw,relatime", 1))];
+        b.environments = vec![environment(env("rw,noatime", 2))];
         let c = compare(&a, &b, Region::default());
         let d = |name: &str, a: &str, b: &str| Difference { name: name.into(), a: a.into(), b: b.into() };
         assert_eq!(c.plan_differences, [d("interleave", "1", "5")]);
         assert_eq!(c.environment_differences, [d("target.mount_options", "rw,relatime", "rw,noatime")]);
         assert!(c.unknown.is_empty(), "{:?}", c.unknown);
         // An imported run knows only its host: the rest is unknown, not a difference.
-        b.environments = vec![serde_json::json!({"kernel": "6.18", "host": "old"})];
+        b.environments = vec![environment(serde_json::json!({"kernel": "6.18", "host": "old"}))];
         let c = compare(&a, &b, Region::default());
         assert!(c.environment_differences.is_empty(), "{:?}", c.environment_differences);
         assert!(c.unknown.contains(&"target.mount_options (unknown in B)".to_string()), "{:?}", c.unknown);
@@ -1024,19 +975,19 @@ mod tests {
     fn a_list_of_tables_differs_by_field_and_a_list_of_values_whole() {
         let a = serde_json::json!({"records": [4096, 65536], "phases": [{"name": "run", "flows": [{"rate": null}, {"rate": null}]}]});
         let b = serde_json::json!({"records": [4096], "phases": [{"name": "run", "flows": [{"rate": 300.0}, {"rate": null}]}]});
-        let (diffs, unknown, _) = differences(&[a], &[b], &[], "none");
+        let (diffs, unknown, _) = differences(&[plan(a)], &[plan(b)], &[]);
         let named: Vec<(String, String, String)> = diffs.into_iter().map(|d| (d.name, d.a, d.b)).collect();
         assert_eq!(
             named,
             [
                 ("phases[0].flows[0].rate".to_string(), "none".to_string(), "300.0".to_string()),
-                ("records".to_string(), shown(&serde_json::json!([4096, 65536])), shown(&serde_json::json!([4096]))),
+                ("records".to_string(), "[4096,65536]".to_string(), "[4096]".to_string()),
             ]
         );
         assert!(unknown.is_empty(), "{unknown:?}");
         let c = serde_json::json!({"phases": [{"name": "a"}, {"name": "b"}]});
         let d = serde_json::json!({"phases": [{"name": "a"}]});
-        let (diffs, unknown, _) = differences(&[c], &[d], &[], "none");
+        let (diffs, unknown, _) = differences(&[plan(c)], &[plan(d)], &[]);
         assert_eq!(
             diffs.iter().map(|d| (d.name.as_str(), d.a.as_str(), d.b.as_str())).collect::<Vec<_>>(),
             [("phases (entries)", "2", "1")]

@@ -168,12 +168,7 @@ pub struct PublishedSide {
 /// The sides whose runs are published tables.
 pub fn published_sides(a: &Group, b: &Group) -> Vec<PublishedSide> {
     let published = |g: &Group| -> Vec<i64> {
-        g.run_ids
-            .iter()
-            .zip(&g.conditions)
-            .filter(|(_, c)| c.pointer("/imported/published").and_then(serde_json::Value::as_bool) == Some(true))
-            .map(|(id, _)| *id)
-            .collect()
+        g.run_ids.iter().zip(&g.published).filter(|(_, published)| **published).map(|(id, _)| *id).collect()
     };
     [("A", published(a)), ("B", published(b))]
         .into_iter()

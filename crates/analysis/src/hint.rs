@@ -4,6 +4,7 @@
 //! of one side has its twin on the other.
 
 use crate::cells::{size, CellKey};
+use crate::SuiteShape;
 use iomatrix_core::IoMix;
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -15,21 +16,15 @@ pub struct SweptParameter {
     pub by: &'static str,
     /// The parameter in words.
     pub what: &'static str,
-    /// The plan fields (of any suite) that hold its list: runs swept by it may differ in them.
-    pub plan_fields: &'static [&'static str],
 }
 
 /// Every parameter sweep reads from a cell, in the order a hint looks for them.
 pub const SWEPT_PARAMETERS: [SweptParameter; 5] = [
-    SweptParameter { by: "qd", what: "queue depth", plan_fields: &["queue_depths"] },
-    SweptParameter {
-        by: "record",
-        what: "record (block) size",
-        plan_fields: &["record_sizes", "block_sizes", "record", "chunk"],
-    },
-    SweptParameter { by: "file", what: "file size", plan_fields: &["file_sizes", "file_size", "sizes", "size"] },
-    SweptParameter { by: "read", what: "read share", plan_fields: &["read_percents"] },
-    SweptParameter { by: "random", what: "random share", plan_fields: &["random_percents"] },
+    SweptParameter { by: "qd", what: "queue depth" },
+    SweptParameter { by: "record", what: "record (block) size" },
+    SweptParameter { by: "file", what: "file size" },
+    SweptParameter { by: "read", what: "read share" },
+    SweptParameter { by: "random", what: "random share" },
 ];
 
 impl SweptParameter {
@@ -96,12 +91,14 @@ pub struct SweepHint {
 
 /// The hint, where the sides' cells are the same but for one swept parameter whose levels differ:
 /// every cell of both sides carries the parameter, and with it taken out both sides hold the same
-/// cells. Nothing where the cells differ in more than one way, or in none.
+/// cells. Nothing where the cells differ in more than one way, or in none. The plan fields that
+/// hold the swept list (the suite's `shape`) are not counted as another difference.
 pub fn sweep_hint<'a>(
     a: impl IntoIterator<Item = &'a CellKey> + Clone,
     b: impl IntoIterator<Item = &'a CellKey> + Clone,
     runs: (&[i64], &[i64]),
     plan_differences: &[String],
+    shape: SuiteShape,
 ) -> Option<SweepHint> {
     for p in SWEPT_PARAMETERS {
         // Each side's levels and the cells without the parameter; None unless every cell carries
@@ -128,7 +125,7 @@ pub fn sweep_hint<'a>(
         }
         let selector = |ids: &[i64]| ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
         let also_differ =
-            plan_differences.iter().filter(|name| !p.plan_fields.contains(&name.as_str())).cloned().collect();
+            plan_differences.iter().filter(|name| !shape.plan_fields(p.by).contains(&name.as_str())).cloned().collect();
         return Some(SweepHint {
             by: p.by,
             what: p.what,
@@ -155,7 +152,7 @@ mod tests {
     }
 
     fn hint(a: &[CellKey], b: &[CellKey]) -> Option<SweepHint> {
-        sweep_hint(a, b, (&[1], &[2]), &[])
+        sweep_hint(a, b, (&[1], &[2]), &[], SuiteShape::PLAIN)
     }
 
     #[test]
@@ -171,7 +168,12 @@ mod tests {
             [1, 2].iter().flat_map(|qd| [4096, 65536].map(|bs| access(1 << 20, bs, *qd, 100))).collect();
         let b: Vec<CellKey> =
             [16, 32].iter().flat_map(|qd| [4096, 65536].map(|bs| access(1 << 20, bs, *qd, 100))).collect();
-        let h = sweep_hint(&a, &b, (&[3, 4], &[5]), &["queue_depths".into(), "direct".into()]).unwrap();
+        const ACCESS: SuiteShape = SuiteShape {
+            swept_fields: &[crate::SweptFields { by: "qd", plan_fields: &["queue_depths"] }],
+            ..SuiteShape::PLAIN
+        };
+        let differing = ["queue_depths".into(), "direct".into()];
+        let h = sweep_hint(&a, &b, (&[3, 4], &[5]), &differing, ACCESS).unwrap();
         assert_eq!((h.a_levels.len(), h.b_levels.len()), (2, 2));
         assert_eq!(h.command, "iomatrix sweep 3,4 5 --by qd");
         assert_eq!(h.also_differ, vec!["direct".to_string()], "the swept list is not another difference");

@@ -47,8 +47,8 @@ mod sweep;
 pub use cache::CacheVerdict;
 pub use cells::{median, size_range, Admit, CellKey, CellStats, Disturbed, Figure, Group, LeftOut, Partial};
 pub use compare::{
-    compare, flattened, regressions, Comparison, Difference, Gate, LatencyRow, MatrixComparison, NoiseSummary,
-    NotKnown, OperationRow, OperationTable, Region, Regression, ScalarRow, Tally,
+    compare, regressions, Comparison, Difference, Gate, LatencyRow, MatrixComparison, NoiseSummary, NotKnown,
+    OperationRow, OperationTable, Region, Regression, ScalarRow, Tally,
 };
 pub use compare_many::{compare_many, distinguishing_labels, side_letter, ManyComparison, ManyRow, Side, SideCell};
 pub use derive::{derive, derive_compare, Derivation, Derived, DerivedRow, Factor, Operation, Rows};
@@ -57,7 +57,7 @@ pub use headline::{headline_tables, published_sides, HeadlineRow, HeadlineTable,
 pub use hint::{sweep_hint, SweepHint, SweptParameter, SWEPT_PARAMETERS};
 pub use limit::{flag_cached, CacheFlags, Limit};
 pub use noise::{judge, slower_beyond, Judgement, ALPHA};
-pub use shape::SuiteShape;
+pub use shape::{SuiteShape, SweptFields};
 /// A flag's value analysis cannot use (`--limit`, `--derive`): the message names the flag, the
 /// value and the fix. Always the user's to fix (exit 2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

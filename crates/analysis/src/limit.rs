@@ -210,6 +210,7 @@ mod tests {
             disturbed: Default::default(),
             left_out: Vec::new(),
             conditions: vec![],
+            published: vec![],
             plans: vec![],
             environments: vec![],
             latency: BTreeMap::new(),

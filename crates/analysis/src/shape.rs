@@ -21,9 +21,28 @@ pub struct SuiteShape {
     ///
     /// [`CPU_PERCENT`]: iomatrix_core::figures::CPU_PERCENT
     pub beside: &'static [Metric],
+    /// The plan fields that hold each swept parameter's list (`sweep --by qd`: access's
+    /// `queue_depths`): two runs swept by it differ in them, which compare's sweep hint does not
+    /// count as another difference.
+    pub swept_fields: &'static [SweptFields],
+}
+
+/// The plan fields of a suite that hold the levels of one parameter `sweep --by` takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SweptFields {
+    /// sweep's `--by` name ("qd", "record", "file", "read", "random").
+    pub by: &'static str,
+    /// The plan's fields (top-level names) that hold its list.
+    pub plan_fields: &'static [&'static str],
 }
 
 impl SuiteShape {
     /// Scalar rows and percentile summaries, nothing measured beside the rates.
-    pub const PLAIN: SuiteShape = SuiteShape { matrix: false, whole_cell_latency: None, beside: &[] };
+    pub const PLAIN: SuiteShape =
+        SuiteShape { matrix: false, whole_cell_latency: None, beside: &[], swept_fields: &[] };
+
+    /// The plan fields that hold the list of the parameter `by`; none where the suite names none.
+    pub fn plan_fields(&self, by: &str) -> &'static [&'static str] {
+        self.swept_fields.iter().find(|s| s.by == by).map_or(&[], |s| s.plan_fields)
+    }
 }

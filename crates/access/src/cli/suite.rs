@@ -4,7 +4,7 @@
 
 use crate::render::human_ns;
 use crate::{AccessPlan, AccessResult, CellSetting, Live, Protocol};
-use iomatrix_analysis::SuiteShape;
+use iomatrix_analysis::{SuiteShape, SweptFields};
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::human::bytes as human;
@@ -32,7 +32,17 @@ pub struct Access {
 
 impl Suite for Access {
     const NAME: &'static str = "access";
-    const SHAPE: SuiteShape = SuiteShape { beside: crate::figures::BESIDE, ..SuiteShape::PLAIN };
+    const SHAPE: SuiteShape = SuiteShape {
+        beside: crate::figures::BESIDE,
+        swept_fields: &[
+            SweptFields { by: "qd", plan_fields: &["queue_depths"] },
+            SweptFields { by: "record", plan_fields: &["block_sizes"] },
+            SweptFields { by: "file", plan_fields: &["file_size"] },
+            SweptFields { by: "read", plan_fields: &["read_percents"] },
+            SweptFields { by: "random", plan_fields: &["random_percents"] },
+        ],
+        ..SuiteShape::PLAIN
+    };
     const CLIENT_COLUMNS: &'static ClientColumns = &crate::render::CLIENT_COLUMNS;
     type Args = super::args::RunAccessArgs;
     type Plan = AccessPlan;

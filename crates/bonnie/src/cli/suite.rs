@@ -4,7 +4,7 @@
 //! iomatrix's own protocol client, each client with its own session.
 
 use crate::{planned_tests, BonnieCell, BonnieCellFigures, BonniePlan, BonnieTest};
-use iomatrix_analysis::SuiteShape;
+use iomatrix_analysis::{SuiteShape, SweptFields};
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::human::bytes as human;
@@ -46,8 +46,15 @@ impl Bonnie {
 impl Suite for Bonnie {
     const NAME: &'static str = "bonnie";
     // Each Bonnie test is one operation timed whole: bonnie++ keeps no percentiles.
-    const SHAPE: SuiteShape =
-        SuiteShape { matrix: false, whole_cell_latency: Some(Self::NAME), beside: crate::figures::BESIDE };
+    const SHAPE: SuiteShape = SuiteShape {
+        matrix: false,
+        whole_cell_latency: Some(Self::NAME),
+        beside: crate::figures::BESIDE,
+        swept_fields: &[
+            SweptFields { by: "record", plan_fields: &["chunk"] },
+            SweptFields { by: "file", plan_fields: &["size"] },
+        ],
+    };
     const CLIENT_COLUMNS: &'static ClientColumns = &crate::render::CLIENT_COLUMNS;
     type Args = super::args::RunBonnieArgs;
     type Plan = BonniePlan;

@@ -10,7 +10,7 @@ use crate::{
     ClientPhaseFigures, ConnectionRecord, FileserverCell, FileserverCellFigures, FileserverPlan, Live, LiveSnapshot,
     OpTimes, Phase, SetupFigures,
 };
-use iomatrix_analysis::SuiteShape;
+use iomatrix_analysis::{SuiteShape, SweptFields};
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::human::bytes as human;
@@ -36,7 +36,14 @@ pub struct Fileserver {
 
 impl Suite for Fileserver {
     const NAME: &'static str = "fileserver";
-    const SHAPE: SuiteShape = SuiteShape { beside: crate::figures::BESIDE, ..SuiteShape::PLAIN };
+    const SHAPE: SuiteShape = SuiteShape {
+        beside: crate::figures::BESIDE,
+        swept_fields: &[
+            SweptFields { by: "record", plan_fields: &["record"] },
+            SweptFields { by: "file", plan_fields: &["sizes"] },
+        ],
+        ..SuiteShape::PLAIN
+    };
     const CLIENT_COLUMNS: &'static ClientColumns = &iomatrix_report::text::connections::CLIENT_COLUMNS;
     type Args = super::args::RunFileserverArgs;
     type Plan = FileserverPlan;

@@ -3,7 +3,7 @@
 
 use crate::{CellResult, CellSink, CellSpec, IozonePlan, IozoneTest};
 use anyhow::Context;
-use iomatrix_analysis::SuiteShape;
+use iomatrix_analysis::{SuiteShape, SweptFields};
 use iomatrix_backend::Place;
 use iomatrix_coord::{Ending, Group, Setup};
 use iomatrix_core::human::bytes as human;
@@ -83,7 +83,15 @@ impl Iozone {
 
 impl Suite for Iozone {
     const NAME: &'static str = "iozone";
-    const SHAPE: SuiteShape = SuiteShape { matrix: true, whole_cell_latency: None, beside: crate::figures::BESIDE };
+    const SHAPE: SuiteShape = SuiteShape {
+        matrix: true,
+        whole_cell_latency: None,
+        beside: crate::figures::BESIDE,
+        swept_fields: &[
+            SweptFields { by: "record", plan_fields: &["record_sizes"] },
+            SweptFields { by: "file", plan_fields: &["file_sizes"] },
+        ],
+    };
     const CLIENT_COLUMNS: &'static ClientColumns = &crate::render::CLIENT_COLUMNS;
     type Args = super::args::RunIozoneArgs;
     type Plan = IozonePlan;
