@@ -141,8 +141,10 @@ impl Server {
         }
     }
 
-    /// A fresh session: each client has its own, as separate machines would.
+    /// A fresh session: each client has its own, as separate machines would. At most
+    /// [`CONNECTS_AT_ONCE`] of this process's sessions are being set up at any moment.
     pub fn connect(&self) -> std::io::Result<Box<dyn RemoteFs>> {
+        let _slot = ConnectSlot::take();
         match self {
             Server::Nfs(url) => iomatrix_nfs::NfsFs::connect(url, CALL_TIMEOUT)
                 .map(|fs| Box::new(fs) as Box<dyn RemoteFs>)
@@ -157,6 +159,41 @@ impl Server {
                 iomatrix_smb::SmbFs::connect(&url, CALL_TIMEOUT).map(|fs| Box::new(fs) as Box<dyn RemoteFs>)
             }
         }
+    }
+}
+
+/// How many sessions one process sets up at once. Hundreds of connections asked for together (the
+/// file-server load's 148 per client, seed 003's 590 over four hosts) would otherwise all reach the
+/// server's accept queue in the same moment, and on a busy server some waited there past
+/// [`CALL_TIMEOUT`] (a run failed "connecting: no answer within 30 s"). Setting up sessions is not
+/// timed (every connection starts the timed phase together, after all are up), so pacing them
+/// changes no figure; each session's own time limit starts when its turn comes.
+pub const CONNECTS_AT_ONCE: usize = 16;
+
+/// One of the [`CONNECTS_AT_ONCE`] turns to set up a session, given back when dropped (also when the
+/// setup fails or panics).
+struct ConnectSlot;
+
+static CONNECTS_UNDER_WAY: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+static CONNECT_SLOT_FREED: std::sync::Condvar = std::sync::Condvar::new();
+
+impl ConnectSlot {
+    /// Waits for a turn.
+    fn take() -> ConnectSlot {
+        let mut under_way = CONNECTS_UNDER_WAY.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        while *under_way >= CONNECTS_AT_ONCE {
+            under_way = CONNECT_SLOT_FREED.wait(under_way).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        *under_way += 1;
+        ConnectSlot
+    }
+}
+
+impl Drop for ConnectSlot {
+    fn drop(&mut self) {
+        let mut under_way = CONNECTS_UNDER_WAY.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *under_way -= 1;
+        CONNECT_SLOT_FREED.notify_one();
     }
 }
 
@@ -177,6 +214,26 @@ pub fn existing_tree(dir: &Path, what: &str) -> Result<PathBuf, UsageError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_more_than_connects_at_once_sessions_are_set_up_together() {
+        let peak = std::sync::atomic::AtomicUsize::new(0);
+        let now = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..(CONNECTS_AT_ONCE * 3) {
+                scope.spawn(|| {
+                    let _slot = ConnectSlot::take();
+                    let inside = now.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                    peak.fetch_max(inside, std::sync::atomic::Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(5));
+                    now.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                });
+            }
+        });
+        let peak = peak.into_inner();
+        assert!(peak <= CONNECTS_AT_ONCE, "{peak} sessions were set up at once, at most {CONNECTS_AT_ONCE} may be");
+        assert_eq!(*CONNECTS_UNDER_WAY.lock().unwrap(), 0, "every turn was given back");
+    }
 
     #[test]
     fn a_url_is_a_server_and_anything_else_a_path() {
