@@ -177,10 +177,9 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
 fn with_native_fields(groups: &mut [(String, Vec<StoredRun>)]) {
     let importers = crate::suites::importers();
     for run in groups.iter_mut().flat_map(|(_, runs)| runs.iter_mut()) {
-        if let (Some(fields), Some(plan)) =
-            (importers.native_plan_fields(&run.plan, &run.cell_results), run.plan.as_object_mut())
-        {
-            plan.extend(fields);
+        // The suite's importer reads the stored plan by its own types.
+        if let Some(fields) = importers.native_plan_fields(run.records().plan, &run.cell_results) {
+            run.extend_plan(fields);
         }
     }
 }

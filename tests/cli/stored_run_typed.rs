@@ -111,6 +111,12 @@ fn string_keyed_reads(code: &[String]) -> Vec<(usize, String)> {
             found.push((line_of(at), format!("[\"{}\"]", &rest[..end])));
         }
     }
+    for (at, _) in joined.match_indices(".pointer(\"") {
+        let rest = &joined[at + 10..];
+        if let Some(end) = rest.find("\")") {
+            found.push((line_of(at), format!(".pointer(\"{}\")", &rest[..end])));
+        }
+    }
     for (at, _) in joined.match_indices(".get(\"") {
         let rest = &joined[at + 6..];
         let Some(end) = rest.find("\")") else { continue };
@@ -133,6 +139,7 @@ fn shown(run: &Value) -> String {
         verdict.into();
     let list = ["not", "an", "index"];
     let k = &["backup"]; // and a comment: v["in_a_comment"]
+    let p = c.pointer("/imported/published");
     format!("{}", x["rank"])
 }
 
@@ -144,7 +151,12 @@ mod tests {
     let reads = string_keyed_reads(&product_code(source));
     assert_eq!(
         reads,
-        [(3, r#"["cpu_count"]"#.to_string()), (4, r#".get("target")"#.to_string()), (10, r#"["rank"]"#.to_string())]
+        [
+            (3, r#"["cpu_count"]"#.to_string()),
+            (4, r#".get("target")"#.to_string()),
+            (10, r#".pointer("/imported/published")"#.to_string()),
+            (11, r#"["rank"]"#.to_string())
+        ]
     );
 }
 
@@ -193,4 +205,53 @@ fn shared_code_reads_a_stored_run_only_through_types() {
         }
     }
     assert!(failures.is_empty(), "stored runs read by key outside the reader:\n{}", failures.join("\n"));
+}
+
+/// Where shared code may take a stored run's records as JSON (`StoredRun::records`), how many
+/// times and why: each hands them on whole, and none reads them.
+const RECORDS_ALLOWED: &[(&str, usize, &str)] = &[
+    ("crates/report/src/json.rs", 2, "the JSON report exports each run's conditions and environment as stored, whole"),
+    (
+        "src/commands/compare.rs",
+        1,
+        "an imported run's stored plan is handed to its suite's importer (native_plan_fields), which reads it by \
+         its own types",
+    ),
+];
+
+/// The store's `StoredRun` keeps its JSON fields private to the store: anything outside it reads them
+/// through the reader's types, or takes them whole through `records()`, which shared code does only
+/// where RECORDS_ALLOWED says.
+#[test]
+fn a_stored_runs_json_stays_behind_the_reader() {
+    let lib = std::fs::read_to_string(root().join("crates/store/src/lib.rs")).unwrap();
+    let start = lib.find("pub struct StoredRun {").expect("crates/store/src/lib.rs declares StoredRun");
+    let body = &lib[start..start + lib[start..].find("\n}").expect("StoredRun's closing brace")];
+    for field in ["plan", "environment", "conditions", "lost", "origin"] {
+        assert!(
+            body.contains(&format!("    pub(crate) {field}: ")),
+            "StoredRun's `{field}` must stay pub(crate): shared code reads it through iomatrix_store::reader"
+        );
+    }
+    let mut failures = Vec::new();
+    let mut files: Vec<_> = SCANNED.iter().flat_map(|dir| rust_files(&root().join(dir))).collect();
+    files.sort();
+    files.dedup();
+    for path in &files {
+        let relative = relative(path);
+        if relative.starts_with("crates/store/src/") {
+            continue;
+        }
+        let source = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{relative}: {e}"));
+        let code = product_code(&source).join("\n");
+        let taken = code.matches(".records()").count();
+        let allowance = RECORDS_ALLOWED.iter().find(|(file, _, _)| *file == relative).map_or(0, |(_, n, _)| *n);
+        if taken != allowance {
+            failures.push(format!(
+                "{relative}: takes a stored run's records as JSON {taken} time(s), {allowance} allowed: read them through \
+                 iomatrix_store::reader's types (a suite's own through Suite::stored_facts)"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -777,26 +777,26 @@ mod tests {
         }
     }
 
-    /// A stored run holding `records` as its plan, environment or conditions (`put` says which).
+    /// A stored run of no cells with this plan, environment and conditions.
     fn holding(
-        records: serde_json::Value,
-        put: fn(&mut iomatrix_store::StoredRun, serde_json::Value),
+        plan: serde_json::Value,
+        environment: serde_json::Value,
+        conditions: serde_json::Value,
     ) -> iomatrix_store::StoredRun {
-        let mut run = stored(1, &[], iomatrix_store::CellState::complete(1));
-        put(&mut run, records);
-        run
+        let summary = stored(1, &[], iomatrix_store::CellState::complete(1)).summary;
+        iomatrix_store::StoredRun::new(summary, plan, environment, conditions, Vec::new())
     }
 
     fn plan(records: serde_json::Value) -> Flat {
-        holding(records, |r, v| r.plan = v).plan_facts()
+        holding(records, serde_json::json!({}), serde_json::json!({})).plan_facts()
     }
 
     fn environment(records: serde_json::Value) -> Flat {
-        holding(records, |r, v| r.environment = v).environment_facts_flat()
+        holding(serde_json::json!({}), records, serde_json::json!({})).environment_facts_flat()
     }
 
     fn conditions(records: serde_json::Value) -> Vec<(String, iomatrix_store::reader::Fact)> {
-        holding(records, |r, v| r.conditions = v).compared_conditions()
+        holding(serde_json::json!({}), serde_json::json!({}), records).compared_conditions()
     }
 
     #[test]
@@ -1021,8 +1021,8 @@ mod tests {
                 blobs: Vec::new(),
             })
             .collect();
-        iomatrix_store::StoredRun {
-            summary: iomatrix_store::RunSummary {
+        iomatrix_store::StoredRun::new(
+            iomatrix_store::RunSummary {
                 id,
                 suite: "iozone".into(),
                 status: iomatrix_store::RunStatus::Complete,
@@ -1039,14 +1039,11 @@ mod tests {
                 pid: 0,
                 pid_start: None,
             },
-            plan: serde_json::json!({}),
-            environment: serde_json::json!({}),
-            conditions: serde_json::json!({}),
-            cell_results: cells,
-            lost: None,
-            uid: None,
-            origin: None,
-        }
+            serde_json::json!({}),
+            serde_json::json!({}),
+            serde_json::json!({}),
+            cells,
+        )
     }
 
     #[test]

@@ -193,8 +193,8 @@ mod tests {
             metrics,
             ..CellRow::blank("write", "psync")
         };
-        iomatrix_store::StoredRun {
-            summary: iomatrix_store::RunSummary {
+        iomatrix_store::StoredRun::new(
+            iomatrix_store::RunSummary {
                 id,
                 suite: "fileserver".into(),
                 status: iomatrix_store::RunStatus::Complete,
@@ -211,14 +211,11 @@ mod tests {
                 pid: 0,
                 pid_start: None,
             },
-            plan: json!({}),
-            environment: json!({}),
-            conditions: json!({}),
-            cell_results: vec![cell],
-            lost: None,
-            uid: None,
-            origin: None,
-        }
+            json!({}),
+            json!({}),
+            json!({}),
+            vec![cell],
+        )
     }
 
     #[test]

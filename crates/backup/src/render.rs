@@ -20,7 +20,7 @@ pub fn report(run: &StoredRun) -> String {
     let Ok(r) = serde_json::from_value::<BackupResult>(cell.metrics.clone()) else {
         return "\n(the stored cell is not a backup walk this iomatrix can read)\n".into();
     };
-    let fs_type = run.conditions["fs_type"].as_str().unwrap_or("unknown").to_string();
+    let fs_type = run.records().conditions["fs_type"].as_str().unwrap_or("unknown").to_string();
     let mut out = String::from("\n");
     if walks > 1 {
         out += &format!("{walks} walks of the tree (--repeat); the first is shown, every walk is in --json\n");
@@ -80,7 +80,7 @@ fn rates_text(run: &StoredRun, cell: &CellRow, r: &BackupResult, clients: usize)
     } else {
         format!("; before it, syncfs {} s and cached pages dropped {} s", secs(r.sync_ns), secs(r.evict_ns))
     };
-    let included = if run.conditions["remote"].is_object() {
+    let included = if run.records().conditions["remote"].is_object() {
         "the server's folder listings included"
     } else if evicted_within {
         "readdir, stat, FIEMAP, eviction included"
@@ -183,7 +183,7 @@ fn notes_text(run: &StoredRun, r: &BackupResult, fs_type: &str) -> String {
     }
     out.push_str(&cached_after_drop(r));
     // A tree on a server: what its walk cannot do as a local one does.
-    for note in run.conditions["remote_walk"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+    for note in run.records().conditions["remote_walk"].as_array().into_iter().flatten().filter_map(Value::as_str) {
         let _ = writeln!(out, "note: {note}");
     }
     if r.noatime_refused > 0 {

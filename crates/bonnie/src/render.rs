@@ -17,7 +17,7 @@ pub fn report(run: &StoredRun) -> String {
     if let Some(imported) = imported_report(run) {
         return imported;
     }
-    let Ok(plan) = serde_json::from_value::<BonniePlan>(run.plan.clone()) else {
+    let Ok(plan) = serde_json::from_value::<BonniePlan>(run.records().plan.clone()) else {
         return "\n(the stored plan is not a Bonnie plan this iomatrix can read)\n".into();
     };
     let results: Vec<BonnieResult> =
@@ -80,13 +80,13 @@ fn machine_name(run: &StoredRun) -> &str {
 /// `machine` (`-m`) or by the run's host. Empty for a run that is not a
 /// Bonnie plan this iomatrix reads.
 pub fn csv(run: &StoredRun, machine: Option<&str>) -> String {
-    let Ok(plan) = serde_json::from_value::<BonniePlan>(run.plan.clone()) else {
+    let Ok(plan) = serde_json::from_value::<BonniePlan>(run.records().plan.clone()) else {
         return String::new();
     };
     let results: Vec<BonnieResult> =
         run.cell_results.iter().filter_map(|c| serde_json::from_value(c.metrics.clone()).ok()).collect();
     let version = crate::csv_version(&plan);
-    let clients = run.conditions["clients"].as_u64().unwrap_or(1).max(1) as usize;
+    let clients = run.records().conditions["clients"].as_u64().unwrap_or(1).max(1) as usize;
     let source = CsvSource { version: &version, name: machine.unwrap_or(machine_name(run)), concurrency: clients };
     crate::csv_lines(&source, &plan, &results)
 }
@@ -111,8 +111,8 @@ fn figures(c: &iomatrix_store::CellRow) -> Option<BonnieCellFigures> {
 /// test did not run.
 fn imported_report(run: &StoredRun) -> Option<String> {
     // What bonnie's own importer keeps in the conditions' import block (its `unmeasured` tests).
-    let imp = run.conditions.get("imported").and_then(Value::as_object)?;
-    let p = &run.plan;
+    let imp = run.records().conditions.get("imported").and_then(Value::as_object)?;
+    let p = &run.records().plan;
     let num = |key: &str| p[key].as_u64();
     let mut plan = BonniePlan::new(ByteSize(num("size").unwrap_or(0)));
     plan.chunk = num("chunk").map(ByteSize).unwrap_or(DEFAULT_CHUNK);
@@ -153,7 +153,7 @@ fn imported_report(run: &StoredRun) -> Option<String> {
             max_latency_ns: 0,
         });
     }
-    let machine = run.environment["host"].as_str().unwrap_or("unknown");
+    let machine = run.records().environment["host"].as_str().unwrap_or("unknown");
     let mut out = format!("\n{}", crate::report_for(machine, &plan, &results));
     if p["chunk"].is_null() && plan.size.bytes() > 0 {
         out.push_str("(chunk size not in the source: the Size column cannot show it)\n");

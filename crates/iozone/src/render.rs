@@ -225,8 +225,8 @@ mod tests {
     }
 
     fn run(cells: Vec<CellRow>) -> StoredRun {
-        StoredRun {
-            summary: RunSummary {
+        StoredRun::new(
+            RunSummary {
                 id: 1,
                 suite: "iozone".into(),
                 status: RunStatus::Complete,
@@ -243,14 +243,11 @@ mod tests {
                 pid: 0,
                 pid_start: None,
             },
-            plan: serde_json::Value::Null,
-            environment: serde_json::Value::Null,
-            conditions: serde_json::Value::Null,
-            cell_results: cells,
-            lost: None,
-            uid: None,
-            origin: None,
-        }
+            serde_json::Value::Null,
+            serde_json::Value::Null,
+            serde_json::Value::Null,
+            cells,
+        )
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::fmt::Write;
 /// latencies, fairness, failures and the connections table.
 pub fn report(run: &StoredRun) -> String {
     let mut out = String::new();
-    let c0 = &run.conditions;
+    let c0 = &run.records().conditions;
     for c in &run.cell_results {
         let m = StoredCellFigures::read(&c.metrics);
         let looped = match (m.looped.as_deref(), m.target_rate_per_connection) {
@@ -223,8 +223,8 @@ mod tests {
             }),
             ..CellRow::blank("replay", "psync")
         };
-        StoredRun {
-            summary: RunSummary {
+        StoredRun::new(
+            RunSummary {
                 id: 1,
                 suite: "personality".into(),
                 status: RunStatus::Complete,
@@ -241,14 +241,11 @@ mod tests {
                 pid: 0,
                 pid_start: None,
             },
-            plan: json!({}),
-            environment: json!({}),
-            conditions: json!({"remote": {"host": "s"}}),
-            cell_results: vec![open, replay],
-            lost: None,
-            uid: None,
-            origin: None,
-        }
+            json!({}),
+            json!({}),
+            json!({"remote": {"host": "s"}}),
+            vec![open, replay],
+        )
     }
 
     #[test]

@@ -291,8 +291,8 @@ pub(crate) mod sample {
     }
 
     pub fn run(id: i64, suite: &str, labels: &[(&str, &str)], cells: Vec<CellRow>) -> StoredRun {
-        StoredRun {
-            summary: RunSummary {
+        StoredRun::new(
+            RunSummary {
                 id,
                 suite: suite.into(),
                 status: RunStatus::Complete,
@@ -309,16 +309,13 @@ pub(crate) mod sample {
                 pid: 0,
                 pid_start: None,
             },
-            plan: json!({}),
-            environment: json!({"kernel": "6.1", "cpu_count": 2, "cpu_model": "Xeon & co", "ram_bytes": 8u64 << 30,
+            json!({}),
+            json!({"kernel": "6.1", "cpu_count": 2, "cpu_model": "Xeon & co", "ram_bytes": 8u64 << 30,
                 "target": {"fs_type": "ext4", "mount_source": "/dev/vda", "mount_options": "rw,relatime"}}),
-            conditions: json!({"backend": "psync", "direct": false, "cache": "page cache in use", "clients": 1,
+            json!({"backend": "psync", "direct": false, "cache": "page cache in use", "clients": 1,
                 "files_vs_ram": "all files fit in RAM"}),
-            cell_results: cells,
-            lost: None,
-            uid: None,
-            origin: None,
-        }
+            cells,
+        )
     }
 
     /// IOzone cells: write and read over files 64k, 1m and records 4k, 64k,

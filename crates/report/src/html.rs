@@ -529,9 +529,14 @@ mod tests {
         let mut report = sample::report();
         for g in &mut report.groups {
             g.runs.iter_mut().for_each(|r| {
-                r.cell_results.clear();
-                r.environment = serde_json::json!(null);
-                r.conditions = serde_json::json!("odd");
+                let plan = r.records().plan.clone();
+                *r = iomatrix_store::StoredRun::new(
+                    r.summary.clone(),
+                    plan,
+                    serde_json::json!(null),
+                    serde_json::json!("odd"),
+                    Vec::new(),
+                );
             });
             g.summary = iomatrix_analysis::Group::of(&g.name, &g.runs, g.summary.shape);
         }

@@ -33,7 +33,7 @@ pub fn render(report: &Report) -> Value {
                 "runs": g.runs.iter().map(|r| json!({
                     "id": r.summary.id, "status": r.summary.status, "host": r.summary.host,
                     "labels": r.summary.labels,
-                    "started_at": r.summary.started_at, "conditions": r.conditions, "environment": r.environment,
+                    "started_at": r.summary.started_at, "conditions": r.records().conditions, "environment": r.records().environment,
                 })).collect::<Vec<_>>(),
                 "cells": cells,
                 "partial": g.summary.partial,

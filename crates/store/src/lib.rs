@@ -468,28 +468,87 @@ impl RunSummary {
 }
 
 /// A stored run whole: its row, plan, environment, conditions and cells, as `show` reads it.
+///
+/// Its plan, environment and conditions are JSON as stored, and private: shared code reads them
+/// through the [`reader`]'s types ([`StoredRun::conditions_facts`], [`StoredRun::suite_facts`],
+/// ...); a suite's own crate reads its own through [`StoredRun::records`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredRun {
     /// Its row ([`RunSummary`]).
     #[serde(flatten)]
     pub summary: RunSummary,
     /// The suite's plan, as stored.
-    pub plan: serde_json::Value,
+    pub(crate) plan: serde_json::Value,
     /// The machine, target, client hosts and server, as stored; [`StoredRun::environment_facts`] reads it typed.
-    pub environment: serde_json::Value,
+    pub(crate) environment: serde_json::Value,
     /// The conditions, as stored; [`StoredRun::conditions_facts`] reads it typed.
-    pub conditions: serde_json::Value,
+    pub(crate) conditions: serde_json::Value,
     /// Its cells, in stored order.
     pub cell_results: Vec<CellRow>,
     /// What the run could not measure, counted ([`Store::record_lost`]); absent when nothing was lost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lost: Option<serde_json::Value>,
+    pub(crate) lost: Option<serde_json::Value>,
     /// The run's identity in every database it is merged into.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
     /// Where a merged run came from: `file` (the database merged), `host`, `run_id` (its id there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub origin: Option<serde_json::Value>,
+    pub(crate) origin: Option<serde_json::Value>,
+}
+
+/// A run's records as JSON: its plan, environment and conditions, as a run stores them.
+#[derive(Debug, Clone, Copy)]
+pub struct Records<'a> {
+    /// The suite's plan.
+    pub plan: &'a serde_json::Value,
+    /// The machine, target, client hosts and server.
+    pub environment: &'a serde_json::Value,
+    /// The conditions: the harness's and the suite's own.
+    pub conditions: &'a serde_json::Value,
+}
+
+impl StoredRun {
+    /// A run not read from a database (a view of a stored one, a test): its row, its records and
+    /// its cells; nothing lost, no uid, made here.
+    pub fn new(
+        summary: RunSummary,
+        plan: serde_json::Value,
+        environment: serde_json::Value,
+        conditions: serde_json::Value,
+        cell_results: Vec<CellRow>,
+    ) -> StoredRun {
+        StoredRun { summary, plan, environment, conditions, cell_results, lost: None, uid: None, origin: None }
+    }
+
+    /// The run's records as stored, for the suite's own crate (its tables, its front end) and the
+    /// JSON export: shared code reads them through the [`reader`]'s types instead
+    /// (`tests/cli/stored_run_typed.rs` checks it).
+    pub fn records(&self) -> Records<'_> {
+        Records { plan: &self.plan, environment: &self.environment, conditions: &self.conditions }
+    }
+
+    /// The same run with other cells (a per-host or per-connection view of it).
+    #[must_use]
+    pub fn with_cells(&self, cell_results: Vec<CellRow>) -> StoredRun {
+        StoredRun { cell_results, ..self.clone() }
+    }
+
+    /// Adds `fields` to the run's plan (an imported run's native fields its importer works out
+    /// from a plan stored before the import gave them); a plan that is not an object is kept.
+    pub fn extend_plan(&mut self, fields: serde_json::Map<String, serde_json::Value>) {
+        if let Some(plan) = self.plan.as_object_mut() {
+            plan.extend(fields);
+        }
+    }
+
+    /// The same run as `clients` clients ran it (a view of one host's clients).
+    #[must_use]
+    pub fn with_clients(mut self, clients: usize) -> StoredRun {
+        if let Some(conditions) = self.conditions.as_object_mut() {
+            conditions.insert("clients".into(), clients.into());
+        }
+        self
+    }
 }
 
 /// The results database, open: one SQLite connection (WAL mode) to the file, and what was found of

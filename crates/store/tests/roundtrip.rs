@@ -64,8 +64,8 @@ fn a_run_round_trips_with_labels_and_cells() {
     assert_eq!(runs[0].labels, [("cache".to_string(), "on".to_string()), ("server".into(), "netware".into())]);
     let run = store.load_run(id).unwrap().unwrap();
     assert_eq!(run.cell_results, [cell(0), cell(1)]);
-    assert_eq!(run.conditions["backend"], "psync");
-    assert_eq!(run.environment["target"]["fs_type"], "tmpfs");
+    assert_eq!(run.records().conditions["backend"], "psync");
+    assert_eq!(run.records().environment["target"]["fs_type"], "tmpfs");
     assert!(run.summary.ended_at.is_some());
     assert!(store.load_run(id + 1).unwrap().is_none());
 }

@@ -106,12 +106,12 @@ fn merging_twice_is_merging_once_and_keeps_the_origin() {
     let original = Store::open(&there).unwrap().load_run(old_id).unwrap().unwrap();
     assert_eq!(copied.cell_results, original.cell_results);
     assert_eq!(copied.summary.labels, original.summary.labels);
-    assert_eq!(copied.lost, original.lost);
-    assert_eq!(copied.environment, original.environment);
+    assert_eq!(copied.lost_facts(), original.lost_facts());
+    assert_eq!(copied.records().environment, original.records().environment);
     assert_eq!(copied.uid, original.uid);
-    let origin = copied.origin.expect("a merged run has an origin");
-    assert_eq!(origin["run_id"], old_id);
-    assert_eq!(origin["file"], std::fs::canonicalize(&there).unwrap().display().to_string());
+    let origin = copied.origin_facts().expect("a merged run has an origin");
+    assert_eq!(origin.run_id, Some(old_id));
+    assert_eq!(origin.file, Some(std::fs::canonicalize(&there).unwrap().display().to_string()));
     let blobs: i64 = rusqlite::Connection::open(&here)
         .unwrap()
         .query_row("SELECT COUNT(*) FROM cell_blobs WHERE run_id = ?1", [new_id], |r| r.get(0))
@@ -124,7 +124,7 @@ fn merging_twice_is_merging_once_and_keeps_the_origin() {
     assert_eq!(store3.merge_from(&here, iomatrix_store::MergeMode::Copy).unwrap().merged.len(), 3);
     assert_eq!(store3.merge_from(&there, iomatrix_store::MergeMode::Copy).unwrap().already_here, 2);
     let run = store3.load_run(store3.list_runs().unwrap()[2].id).unwrap().unwrap();
-    assert_eq!(run.origin.unwrap()["file"], std::fs::canonicalize(&there).unwrap().display().to_string());
+    assert_eq!(run.origin_facts().unwrap().file, Some(std::fs::canonicalize(&there).unwrap().display().to_string()));
 }
 
 #[test]

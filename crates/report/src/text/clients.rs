@@ -269,11 +269,7 @@ pub fn on_host(run: &StoredRun, view: &StoredRun, columns: &ClientColumns, host:
             }
         })
         .collect();
-    let mut conditions = run.conditions.clone();
-    if let Some(obj) = conditions.as_object_mut() {
-        obj.insert("clients".into(), most.into());
-    }
-    let mut summary = run.summary.clone();
-    summary.host = host.to_string();
-    Ok(StoredRun { summary, conditions, cell_results: cells, ..run.clone() })
+    let mut view = run.with_cells(cells).with_clients(most);
+    view.summary.host = host.to_string();
+    Ok(view)
 }

@@ -46,23 +46,21 @@ struct ConnectionRate {
 /// The run with each phase's per-connection figures as its client figures, and its count of
 /// connections as its count of clients.
 pub fn connections_as_clients(run: &StoredRun) -> StoredRun {
-    StoredRun {
-        cell_results: run
-            .cell_results
-            .iter()
-            .map(|c| {
-                let connections = PhaseFigures::of(c).clients;
-                CellRow {
-                    clients: connections.as_array().map_or(0, Vec::len),
-                    client_figures: connections,
-                    metrics: c.metrics.clone(),
-                    blobs: Vec::new(),
-                    ..c.clone()
-                }
-            })
-            .collect(),
-        ..run.clone()
-    }
+    let cells = run
+        .cell_results
+        .iter()
+        .map(|c| {
+            let connections = PhaseFigures::of(c).clients;
+            CellRow {
+                clients: connections.as_array().map_or(0, Vec::len),
+                client_figures: connections,
+                metrics: c.metrics.clone(),
+                blobs: Vec::new(),
+                ..c.clone()
+            }
+        })
+        .collect();
+    run.with_cells(cells)
 }
 
 /// A phase's name in the clients table: `write phase`.
