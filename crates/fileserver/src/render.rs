@@ -21,8 +21,8 @@ const LABEL_WIDTH: usize = 46;
 /// failures and the connections table.
 pub fn report(run: &StoredRun) -> String {
     let mut out = String::new();
-    let plan = StoredPlan::read(&run.records().plan);
-    let on_server = RunConditions::read(&run.records().conditions).remote.is_some();
+    let plan = StoredPlan::read(run.records().plan);
+    let on_server = RunConditions::read(run.records().conditions).remote.is_some();
     for c in &run.cell_results {
         let m = FileserverCellFigures::read(&c.metrics);
         let phase = m.phase.as_deref().unwrap_or(&c.test);
