@@ -3,7 +3,7 @@
 //! memory or time. One guard for each hazard; the next feature inherits it
 //! by calling it.
 //!
-//! - [`read`]: the one reader of input files (studies, personalities, dbench
+//! - [`read`](mod@read): the one reader of input files (studies, personalities, dbench
 //!   load files, size profiles, hostfiles, imports): regular files of a
 //!   bounded size and line length, no binary data; devices, FIFOs and
 //!   sockets refused before they are opened.

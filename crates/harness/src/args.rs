@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 
 /// Flags of every suite that writes in a working folder of its own: where,
 /// whether to keep it and check free space first, and [`RunArgs`].
+// The fields' doc comments are the flags' help text, where `[:port]` is a URL's optional part, not a link.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Args, Debug)]
 #[command(next_help_heading = "Target")]
 pub struct CommonRunArgs {

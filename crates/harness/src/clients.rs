@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 /// The client flags every suite takes: how many clients, their hooks, what
 /// a failed one does to the run.
+// The fields' doc comments are the flags' help text, where `HOST[:N]` is a host's optional slots, not a link.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Clients")]
 pub struct ClientArgs {

@@ -54,7 +54,7 @@ pub struct Clocks {
 impl Clocks {
     /// The three clocks read as one moment: the C library's reading bracketed by two raw ones,
     /// tried again while a preemption (hundreds of busy threads on two CPUs) parted the bracket by
-    /// more than [`BRACKET_NS`], so a thread descheduled between two reads is not taken for disagreeing clocks.
+    /// more than `BRACKET_NS`, so a thread descheduled between two reads is not taken for disagreeing clocks.
     /// The narrowest of a few tries is kept.
     pub fn now() -> Clocks {
         let mut best = Clocks::bracketed();
@@ -128,7 +128,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Starts noting the process's stops, once: a heartbeat thread that notes the time every
-/// [`BEAT`], and a thread that hears SIGCONT and records the stop that just ended with its length.
+/// `BEAT`, and a thread that hears SIGCONT and records the stop that just ended with its length.
 pub fn watch_stops() -> anyhow::Result<()> {
     static STARTED: Mutex<bool> = Mutex::new(false);
     let mut started = lock(&STARTED);

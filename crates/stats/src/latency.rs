@@ -186,7 +186,7 @@ impl Latency {
     }
 
     /// The longest bytes [`Latency::to_bytes`] can write, or a plain V2 histogram of this type
-    /// can be (304,281: [`largest_deflated`] and its 8-byte frame): longer ones are refused unread.
+    /// can be (304,281: `largest_deflated` and its 8-byte frame): longer ones are refused unread.
     pub fn largest_stored() -> usize {
         (V2_HEADER_BYTES + largest_payload()).max(8 + largest_deflated())
     }

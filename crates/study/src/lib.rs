@@ -1,7 +1,7 @@
 //! Study files: a whole comparison (configurations, the suites each runs,
 //! what to conclude) in one TOML file.
 //!
-//! - [`StudyFile`] ([`file`]): the schema, version 1, as written; [`parse`]
+//! - [`StudyFile`] ([`file`](mod@file)): the schema, version 1, as written; [`parse`]
 //!   refuses unknown keys with their line and the nearest valid name.
 //! - [`Plan`] ([`plan()`]): the file checked against the suites' own command
 //!   lines ([`SuiteFlags`], answered by the binary's parser) and ordered

@@ -87,7 +87,7 @@ struct ProfileFile {
 }
 
 impl Profile {
-    /// Reads and checks a profile file written by [`Profile::save`].
+    /// Reads and checks a profile file (`iomatrix scan --save-profile` writes one from [`Profile::to_json`]).
     pub fn load(path: &Path) -> Result<Profile, ProfileError> {
         let shown = path.display();
         // The one bounded reader: a device, FIFO, huge or binary file is refused before it costs.

@@ -15,7 +15,7 @@
 //!
 //! The rest of each half is pseudo-random, seeded by the stamp (unique per
 //! block and write, so neither compressible nor dedupable), with the last
-//! `compressible`% of it zeros ([`Content::compressible`]).
+//! `compressible`% of it zeros ([`ContentSpec::compressible`]).
 //!
 //! [`check_block`] classifies a block read back ([`Verdict`]): a half whose
 //! magic or CRC fails is **wrong data**; two intact halves with different
