@@ -19,35 +19,34 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// What `iomatrix import`'s help says after its options: what each format's file becomes (from
+/// the importers the command table registers), and how a file is read and checked.
+fn after_help() -> String {
+    format!(
+        "Each file becomes a run of the matching suite, status complete, labelled {}. Conditions the file does \
+         not give (backend, O_DIRECT or cached, RAM, file system) are stored as unknown, never guessed; bonnie++'s \
+         +++++ (too fast to time) is listed as unmeasured, not stored as a figure. Every file is read, and every \
+         figure checked against its physical bounds (docs/database.md), before anything is stored: a line that \
+         cannot be read or a figure out of bounds stores nothing and is named with its file and line (exit 2), \
+         unless --skip-bad-lines. Each run is stored in one transaction. An input larger than --max-input-size \
+         (default 256m, far above any real fio, IOzone or bonnie++ output) is refused unread (a file) or at the \
+         bound (standard input), and so is anything but a regular file or `-` (a device, a FIFO, a folder), binary \
+         data (a NUL byte) and a line longer than 16m: exit 2.",
+        crate::suites::importers().becomes_help()
+    )
+}
+
 /// `iomatrix import FILE...`.
 #[derive(Args, Debug)]
-#[command(after_help = "Each file becomes a run of the matching suite, status complete, labelled \
-    imported=fio|iozone|bonnie++|bonnie|iometer|published: fio jobs -> access cells (block size, size, queue depth, read %, \
-    random %, IOPS, MiB/s, clat percentiles), IOzone -R matrices -> iozone cells (KB/s), bonnie++ tests \
-    -> bonnie cells (K/sec, /sec, %CPU, latency), the original Bonnie's table (Tim Bray's Bonnie 1.x) -> a \
-    bonnie run per row, Iometer's results CSV (2006.07.27, 1.1.0) -> an access cell per access spec (its ALL \
-    row: IOPS, MB/s, response times, CPU %, outstanding I/O), a published table (a write-up's or a \
-    spreadsheet's figures typed into the CSV layout of docs/import.md: label:KEY columns, suite, test, \
-    file_size, record_size, operation, metric, unit, value) -> a run per set of labels and suite, marked \
-    published (no environment, no samples). Conditions the file does not give (backend, O_DIRECT \
-    or cached, RAM, file system) are stored as unknown, never guessed; bonnie++'s +++++ (too fast to \
-    time) is listed as unmeasured, not stored as a figure. Every file is read, and every figure checked \
-    against its physical bounds (docs/database.md), before anything is stored: a line that cannot be read \
-    or a figure out of bounds stores nothing and is named with its file and line (exit 2), unless \
-    --skip-bad-lines. Each run is stored in one transaction. An input \
-    larger than --max-input-size (default 256m, far above any real fio, IOzone or bonnie++ output) is \
-    refused unread (a file) or at the bound (standard input), and so is anything but a regular file or \
-    `-` (a device, a FIFO, a folder), binary data (a NUL byte) and a line longer than 16m: exit 2.")]
+#[command(after_help = after_help())]
 pub struct ImportArgs {
     /// Files to import (`-` reads standard input); a bonnie++ file with several setups gives one
     /// run per setup, its -x repeats staying together
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
 
-    /// fio, iozone, bonnie (bonnie++'s CSV), bonnie-text (the original Bonnie's table), iometer or
-    /// published (a published table typed into iomatrix's CSV layout, docs/import.md) [default:
-    /// recognised from each file's content]
-    #[arg(long, value_name = "FORMAT")]
+    // Its help lists the formats of the importers the command table registers.
+    #[arg(long, value_name = "FORMAT", help = crate::suites::importers().format_help())]
     pub format: Option<String>,
 
     /// Label the runs, e.g. --label server=netware (repeatable, each key once; printable text only);
@@ -479,6 +478,20 @@ mod real_output {
         assert_eq!(importers.by_name("FIO").map(|i| i.format().name), Ok("fio"));
         let unknown = importers.by_name("csv").map(|i| i.format()).unwrap_err().to_string();
         assert_eq!(unknown, "unknown format 'csv': choose fio, iozone, bonnie, bonnie-text, iometer or published");
+        // The help is the importers' own words, each format in its place.
+        let help = importers.format_help();
+        assert!(help.starts_with("fio, iozone, bonnie (bonnie++'s CSV), bonnie-text (the original Bonnie's table), iometer or published ("), "{help}");
+        let after = super::after_help();
+        assert!(
+            after.contains("labelled imported=fio|iozone|bonnie++|bonnie|iometer|published: fio jobs -> access cells"),
+            "{after}"
+        );
+        assert!(
+            after.contains(
+                "-> a run per set of labels and suite, marked published (no environment, no samples). Conditions"
+            ),
+            "{after}"
+        );
     }
 
     #[test]

@@ -64,6 +64,11 @@ pub struct Format {
     pub place: u8,
     /// Whether its files may leave out a chunk size that `--bonnie-chunk` gives.
     pub takes_chunk: bool,
+    /// How `--format`'s help lists it: its name, and what its files are where the name does not
+    /// say ("bonnie (bonnie++'s CSV)").
+    pub listed: &'static str,
+    /// What its file becomes, for `iomatrix import`'s help ("fio jobs -> access cells (...)").
+    pub becomes: &'static str,
 }
 
 impl Format {
@@ -129,6 +134,15 @@ pub trait Importer: Sync {
     }
 }
 
+/// "a, b or c".
+fn either(items: &[&str]) -> String {
+    match items.split_last() {
+        Some((last, [])) => (*last).to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 /// Every importer this build has: the suites' (from the command table) and the published
 /// table, which reads any suite's figures.
 pub struct Importers {
@@ -156,6 +170,21 @@ impl Importers {
         self.all().map(Importer::format).collect()
     }
 
+    /// `--format`'s help: each format as [`Format::listed`], "a, b or c", and the default.
+    pub fn format_help(&self) -> String {
+        let listed: Vec<&str> = self.formats().iter().map(|f| f.listed).collect();
+        format!("{} [default: recognised from each file's content]", either(&listed))
+    }
+
+    /// What each format's file becomes ([`Format::becomes`]), and the `imported=` labels, for
+    /// `iomatrix import`'s help: "labelled imported=fio|...: fio jobs -> ..., ...".
+    pub fn becomes_help(&self) -> String {
+        let formats = self.formats();
+        let tools: Vec<&str> = formats.iter().map(|f| f.tool).collect();
+        let becomes: Vec<&str> = formats.iter().map(|f| f.becomes).collect();
+        format!("imported={}: {}", tools.join("|"), becomes.join(", "))
+    }
+
     /// The importer `--format NAME` names (any case; surrounding blanks ignored).
     pub fn by_name(&self, name: &str) -> Result<&dyn Importer, UnknownFormat> {
         let wanted = name.trim().to_ascii_lowercase();
@@ -167,11 +196,7 @@ impl Importers {
     /// "fio, iozone, ... or published": the names `--format` takes.
     fn choices(&self) -> String {
         let names: Vec<&str> = self.formats().iter().map(|f| f.name).collect();
-        match names.split_last() {
-            Some((last, [])) => (*last).to_string(),
-            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
-            None => String::new(),
-        }
+        either(&names)
     }
 
     /// Which importer reads `text`, by its content: a published table's strict column line
@@ -473,7 +498,18 @@ mod tests {
     }
 
     const fn fake(name: &'static str, aliases: &'static [&'static str], place: u8) -> Format {
-        Format { name, aliases, tool: name, suite: "a", describe: name, json_name: name, place, takes_chunk: false }
+        Format {
+            name,
+            aliases,
+            tool: name,
+            suite: "a",
+            describe: name,
+            json_name: name,
+            place,
+            takes_chunk: false,
+            listed: name,
+            becomes: name,
+        }
     }
 
     static LATER: Fake = Fake(fake("later", &[], 2));

@@ -35,6 +35,10 @@ pub(crate) const FORMAT: Format = Format {
     json_name: "published",
     place: u8::MAX,
     takes_chunk: false,
+    listed: "published (a published table typed into iomatrix's CSV layout, docs/import.md)",
+    becomes: "a published table (a write-up's or a spreadsheet's figures typed into the CSV layout of docs/import.md: \
+              label:KEY columns, suite, test, file_size, record_size, operation, metric, unit, value) -> a run per set \
+              of labels and suite, marked published (no environment, no samples)",
 };
 
 /// What a published table may give of one suite's cells: declared by the suite (its crate's

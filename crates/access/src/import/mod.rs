@@ -22,6 +22,9 @@ pub const FIO: Format = Format {
     json_name: "fio",
     place: 1,
     takes_chunk: false,
+    listed: "fio",
+    becomes:
+        "fio jobs -> access cells (block size, size, queue depth, read %, random %, IOPS, MiB/s, clat percentiles)",
 };
 
 /// Iometer's results file (2006.07.27, 1.1.0).
@@ -34,6 +37,9 @@ pub const IOMETER: Format = Format {
     json_name: "iometer",
     place: 5,
     takes_chunk: false,
+    listed: "iometer",
+    becomes: "Iometer's results CSV (2006.07.27, 1.1.0) -> an access cell per access spec (its ALL row: IOPS, MB/s, \
+              response times, CPU %, outstanding I/O)",
 };
 
 /// Reads fio's JSON output: one run, a cell per job entry.

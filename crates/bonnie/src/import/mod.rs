@@ -20,6 +20,8 @@ pub const BONNIE: Format = Format {
     json_name: "bonnie",
     place: 3,
     takes_chunk: true,
+    listed: "bonnie (bonnie++'s CSV)",
+    becomes: "bonnie++ tests -> bonnie cells (K/sec, /sec, %CPU, latency)",
 };
 
 /// The original Bonnie's text table (Tim Bray's Bonnie 1.x).
@@ -32,6 +34,8 @@ pub const BONNIE_TEXT: Format = Format {
     json_name: "bonnietext",
     place: 4,
     takes_chunk: false,
+    listed: "bonnie-text (the original Bonnie's table)",
+    becomes: "the original Bonnie's table (Tim Bray's Bonnie 1.x) -> a bonnie run per row",
 };
 
 /// Reads bonnie++'s CSV lines: a run per setup, its `-x` repeats together.

@@ -25,6 +25,8 @@ pub const IOZONE: Format = Format {
     json_name: "iozone",
     place: 2,
     takes_chunk: false,
+    listed: "iozone",
+    becomes: "IOzone -R matrices -> iozone cells (KB/s)",
 };
 
 /// Reads IOzone's output: one run, a cell per test, file size and record size of its report.
