@@ -117,6 +117,12 @@ fn build(nice: i32) -> Built {
     if profile_dir.ends_with("release") {
         cmd.arg("--release");
     }
+    // RUSTC_BOOTSTRAP as the test build had it, not as this run has it: cargo hashes it into every
+    // crate, and tests/slowest.sh sets it only so that libtest takes --report-time.
+    match option_env!("RUSTC_BOOTSTRAP") {
+        Some(value) => cmd.env("RUSTC_BOOTSTRAP", value),
+        None => cmd.env_remove("RUSTC_BOOTSTRAP"),
+    };
     cmd.current_dir(&root).stdin(Stdio::null()).process_group(0);
     // SAFETY: setpriority(2) in the child before exec: one system call, async-signal-safe.
     unsafe { cmd.pre_exec(move || niced(nice)) };
