@@ -410,7 +410,9 @@ fn bonnie_flags_under_mpirun_run_one_client_per_rank() {
     let Some(bin) = mpi_binary() else { return };
     let sb = Sandbox::new();
     let target = sb.target();
-    let args = [bin.to_str().unwrap(), "bonnie", "-d", target.to_str().unwrap(), "-s", "4", "-r", "2", "-n", "1"];
+    // -f1: 1 MiB per-char a rank, not bonnie++'s 3: all 12 tests still run on both ranks.
+    let args =
+        [bin.to_str().unwrap(), "bonnie", "-d", target.to_str().unwrap(), "-s", "4", "-r", "2", "-n", "1", "-f1"];
     let (out, _) = mpirun(&sb, 2, &args, Duration::from_secs(120));
     assert_success(&out);
     assert!(text(&out).0.contains("------Sequential Output------"), "{}", text(&out).0);
