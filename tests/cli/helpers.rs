@@ -25,6 +25,8 @@ pub struct Sandbox {
 
 impl Sandbox {
     pub fn new() -> Sandbox {
+        // The binary's first sandbox: the MPI build starts in the background (tests/cli/mpi.rs).
+        crate::mpi::start_build_early();
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir(dir.path().join("target")).unwrap();
         Sandbox { dir }

@@ -2,45 +2,188 @@
 //! a message where mpirun or the MPI headers are missing). The MPI build is
 //! made once, by `cargo build --features mpi --bin iomatrix-mpi` into the test build's own target
 //! folder and profile: it reuses every artifact that the feature leaves alone (all but the crates
-//! above iomatrix-coord), where a release build of its own cost CI about 15 CPU-minutes.
+//! above iomatrix-coord), where a release build of its own cost CI about 15 CPU-minutes. A run of
+//! the whole binary starts it at its first sandbox, in the background ([`start_build_early`]).
 
 use crate::clients::{assert_barrier_held, small_iozone};
 use crate::helpers::*;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, Once, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 /// The MPI build's program name: its file name, and what its processes (the ranks) show in
 /// /proc/PID/comm. Tests that look for ranks on a host look for this name.
 pub(crate) const MPI_PROGRAM: &str = "iomatrix-mpi";
 
+/// How the MPI build went: the program, a skip's reason (no MPI here), or the build's failure.
+#[derive(Clone)]
+enum Built {
+    Program(PathBuf),
+    Skip(&'static str),
+    Failed(String),
+}
+
+/// The MPI build, made once per binary: by the first test that asks, or early ([`start_build_early`]).
+static BUILT: OnceLock<Built> = OnceLock::new();
+
+/// The build while it runs: its process group (0 when none runs) and whether a test waits for it.
+/// An early build starts at the lowest CPU priority and is raised to the normal one as soon as a
+/// test waits; a build still running when the binary exits is killed. Held while the build's
+/// process is reaped, so its group is never addressed after it is gone.
+static BUILDING: Mutex<Building> = Mutex::new(Building { group: 0, waited_for: false });
+
+struct Building {
+    group: i32,
+    waited_for: bool,
+}
+
+impl Building {
+    /// Normal CPU priority for the build's whole group (cargo and its compilers), now and for the
+    /// compilers it starts later (they inherit cargo's).
+    fn hurry(&mut self) {
+        self.waited_for = true;
+        if self.group != 0 {
+            // SAFETY: setpriority(2) on the build's own process group, which is not reaped yet.
+            unsafe { libc::setpriority(libc::PRIO_PGRP, self.group as libc::id_t, 0) };
+        }
+    }
+}
+
 /// The MPI build of iomatrix, or None: a skip of the calling test, with the
-/// reason (each test that asks, not only the first).
+/// reason (each test that asks, not only the first). A failed build fails each test that asks.
 pub fn mpi_binary() -> Option<PathBuf> {
-    static BUILT: OnceLock<Result<PathBuf, &str>> = OnceLock::new();
-    let built = BUILT
-        .get_or_init(|| {
-            if !have("mpirun") || !have("mpicc") {
-                return Err("MPI tests need mpirun and mpicc (apt-get install openmpi-bin libopenmpi-dev)");
+    // An early build may still run at the lowest priority: a test waits for it now.
+    BUILDING.lock().unwrap_or_else(PoisonError::into_inner).hurry();
+    match BUILT.get_or_init(|| build(0)).clone() {
+        Built::Program(program) => Some(program),
+        Built::Skip(why) => {
+            skip(why);
+            None
+        }
+        Built::Failed(why) => panic!("{why}"),
+    }
+}
+
+/// Starts the MPI build in the background, at the lowest CPU priority (nice 19), when this binary
+/// runs all its tests (no name filter) as root (who may raise the priority again, as CI runs it):
+/// called by the first sandbox, so the build uses the CPU
+/// that the tests before the first MPI test leave idle (they wait on links, servers and disks),
+/// where it used to start at that test and hold one or both test threads for minutes. The tests
+/// it runs beside get the CPU first; the first MPI test raises it back to normal priority and
+/// waits. Nothing else changes: the same `cargo build`, once, and each MPI test uses its program.
+pub fn start_build_early() {
+    static STARTED: Once = Once::new();
+    if !is_root() || !runs_every_test() {
+        return;
+    }
+    STARTED.call_once(|| {
+        iomatrix_testkit::at_end(stop_unfinished_build);
+        std::thread::spawn(|| BUILT.get_or_init(|| build(19)));
+    });
+}
+
+/// True when this test binary runs all its tests: no name filter among its arguments, no --list or
+/// --ignored (libtest's options that take a value are skipped with it).
+fn runs_every_test() -> bool {
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--test-threads" | "--logfile" | "--skip" | "--color" | "--format" | "-Z" | "--shuffle-seed" => {
+                args.next();
             }
-            let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-            // target/PROFILE/iomatrix: the test build's folder, whichever profile and target folder it used.
-            let profile_dir = PathBuf::from(env!("CARGO_BIN_EXE_iomatrix")).parent().expect("a folder").to_path_buf();
-            let target = profile_dir.parent().expect("the target folder");
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let mut build = Command::new(cargo);
-            build.args(["build", "--features", "mpi", "--bin", MPI_PROGRAM, "--target-dir"]).arg(target);
-            if profile_dir.ends_with("release") {
-                build.arg("--release");
-            }
-            let status = build.current_dir(&root).status().expect("run cargo");
-            assert!(status.success(), "the MPI build failed (needs libopenmpi-dev, clang, libclang-dev)");
-            Ok(profile_dir.join(MPI_PROGRAM))
-        })
-        .clone();
-    built.map_err(skip).ok()
+            "--list" | "--ignored" | "--exact" => return false,
+            option if option.starts_with('-') => {}
+            _filter => return false,
+        }
+    }
+    true
+}
+
+/// `cargo build --features mpi --bin iomatrix-mpi` into the test build's own target folder and
+/// profile, at CPU priority `nice`, in a process group of its own.
+fn build(nice: i32) -> Built {
+    if !have("mpirun") || !have("mpicc") {
+        return Built::Skip("MPI tests need mpirun and mpicc (apt-get install openmpi-bin libopenmpi-dev)");
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    // target/PROFILE/iomatrix: the test build's folder, whichever profile and target folder it used.
+    let profile_dir = PathBuf::from(env!("CARGO_BIN_EXE_iomatrix")).parent().expect("a folder").to_path_buf();
+    let target = profile_dir.parent().expect("the target folder");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(["build", "--features", "mpi", "--bin", MPI_PROGRAM, "--target-dir"]).arg(target);
+    if profile_dir.ends_with("release") {
+        cmd.arg("--release");
+    }
+    // RUSTC_BOOTSTRAP as the test build had it, not as this run has it: cargo hashes it into every
+    // crate, and tests/slowest.sh sets it only so that libtest takes --report-time.
+    match option_env!("RUSTC_BOOTSTRAP") {
+        Some(value) => cmd.env("RUSTC_BOOTSTRAP", value),
+        None => cmd.env_remove("RUSTC_BOOTSTRAP"),
+    };
+    cmd.current_dir(&root).stdin(Stdio::null()).process_group(0);
+    // SAFETY: setpriority(2) in the child before exec: one system call, async-signal-safe.
+    unsafe { cmd.pre_exec(move || niced(nice)) };
+    let status = {
+        let mut building = BUILDING.lock().unwrap_or_else(PoisonError::into_inner);
+        let child = match cmd.spawn() {
+            Ok(child) => child,
+            Err(e) => return Built::Failed(format!("cannot start cargo for the MPI build: {e}")),
+        };
+        building.group = child.id() as i32;
+        if building.waited_for {
+            building.hurry();
+        }
+        drop(building);
+        wait_then_reap(child)
+    };
+    match status {
+        Ok(s) if s.success() => Built::Program(profile_dir.join(MPI_PROGRAM)),
+        Ok(s) => Built::Failed(format!("the MPI build failed ({s}; needs libopenmpi-dev, clang, libclang-dev)")),
+        Err(e) => Built::Failed(format!("waiting for the MPI build: {e}")),
+    }
+}
+
+fn niced(nice: i32) -> std::io::Result<()> {
+    // SAFETY: setpriority(2) on this process; no memory involved.
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Waits for the build to end without reaping it (waitid's WNOWAIT), then, holding [`BUILDING`],
+/// marks it ended and reaps it: nothing addresses its group once its pid may be reused.
+fn wait_then_reap(mut child: std::process::Child) -> std::io::Result<std::process::ExitStatus> {
+    // SAFETY: a zeroed siginfo_t is a valid value for waitid to fill.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let ended = loop {
+        // SAFETY: waitid(2) on our own child, with a valid siginfo_t; it does not reap (WNOWAIT).
+        if unsafe { libc::waitid(libc::P_PID, child.id(), &mut info, libc::WEXITED | libc::WNOWAIT) } == 0 {
+            break Ok(());
+        }
+        let error = std::io::Error::last_os_error();
+        if error.kind() != std::io::ErrorKind::Interrupted {
+            break Err(error);
+        }
+    };
+    let mut building = BUILDING.lock().unwrap_or_else(PoisonError::into_inner);
+    building.group = 0;
+    ended?;
+    child.wait()
+}
+
+/// At the binary's exit: a build nobody waited for (every MPI test failed or was skipped before
+/// asking) is killed with its compilers, not left running.
+fn stop_unfinished_build() {
+    let group = BUILDING.lock().unwrap_or_else(PoisonError::into_inner).group;
+    if group != 0 {
+        // SAFETY: kill(2) on the build's process group, which is not reaped yet.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
 }
 
 /// `mpirun -np N --oversubscribe ARGS`, killed with its ranks after `limit`.
@@ -267,7 +410,9 @@ fn bonnie_flags_under_mpirun_run_one_client_per_rank() {
     let Some(bin) = mpi_binary() else { return };
     let sb = Sandbox::new();
     let target = sb.target();
-    let args = [bin.to_str().unwrap(), "bonnie", "-d", target.to_str().unwrap(), "-s", "4", "-r", "2", "-n", "1"];
+    // -f1: 1 MiB per-char a rank, not bonnie++'s 3: all 12 tests still run on both ranks.
+    let args =
+        [bin.to_str().unwrap(), "bonnie", "-d", target.to_str().unwrap(), "-s", "4", "-r", "2", "-n", "1", "-f1"];
     let (out, _) = mpirun(&sb, 2, &args, Duration::from_secs(120));
     assert_success(&out);
     assert!(text(&out).0.contains("------Sequential Output------"), "{}", text(&out).0);
