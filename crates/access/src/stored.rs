@@ -3,7 +3,8 @@
 //! absent in runs stored before it was said or when it was not asked for.
 
 use iomatrix_core::figures::or_default;
-use iomatrix_store::reader::{ConditionLine, LineAfter, SuiteFacts, SuiteRecord};
+use iomatrix_store::reader::{ConditionLine, LineAfter, SuiteFacts};
+use iomatrix_store::Records;
 use serde::Deserialize;
 
 /// The access suite's own conditions, as stored (each in words).
@@ -19,7 +20,7 @@ struct AccessConditions {
 }
 
 /// The lines these conditions add to a run's header.
-pub fn facts(record: &SuiteRecord<'_>) -> SuiteFacts {
+pub fn facts(record: &Records<'_>) -> SuiteFacts {
     let own = AccessConditions::deserialize(record.conditions).unwrap_or_default();
     let lines = [
         (LineAfter::Clients, "placement", own.pin),
@@ -39,7 +40,7 @@ mod tests {
     #[test]
     fn each_condition_said_is_a_line_in_its_place_and_one_of_another_type_is_none() {
         let conditions = json!({"pin": "shallow", "ramp": 3, "distribution": "zipf:1.2"});
-        let facts = facts(&SuiteRecord { plan: &json!({}), conditions: &conditions });
+        let facts = facts(&Records { plan: &json!({}), environment: &serde_json::json!({}), conditions: &conditions });
         let shown: Vec<_> =
             facts.condition_lines.iter().map(|l| (l.after, l.name.as_str(), l.shown.as_str())).collect();
         assert_eq!(
@@ -47,7 +48,11 @@ mod tests {
             [(LineAfter::Clients, "placement", "shallow"), (LineAfter::Backend, "distribution", "zipf:1.2")]
         );
         assert_eq!(facts.size_mix, None);
-        let none = super::facts(&SuiteRecord { plan: &json!(null), conditions: &json!(null) });
+        let none = super::facts(&Records {
+            plan: &json!(null),
+            environment: &serde_json::json!({}),
+            conditions: &json!(null),
+        });
         assert_eq!(none, SuiteFacts::default());
     }
 }

@@ -2,7 +2,8 @@
 //! close were timed, how the per-char test did its I/O, and the user its I/O ran as (`-u`).
 
 use iomatrix_core::figures::or_default;
-use iomatrix_store::reader::{ConditionLine, LineAfter, SuiteFacts, SuiteRecord};
+use iomatrix_store::reader::{ConditionLine, LineAfter, SuiteFacts};
+use iomatrix_store::Records;
 use serde::Deserialize;
 
 /// Bonnie's own conditions, as stored (each in words); absent where not said.
@@ -16,7 +17,7 @@ struct BonnieConditions {
 }
 
 /// The lines these conditions add to a run's header.
-pub fn facts(record: &SuiteRecord<'_>) -> SuiteFacts {
+pub fn facts(record: &Records<'_>) -> SuiteFacts {
     let own = BonnieConditions::deserialize(record.conditions).unwrap_or_default();
     let mut condition_lines: Vec<ConditionLine> =
         iomatrix_harness::timed::fsync_close_line(record).into_iter().collect();
@@ -36,7 +37,7 @@ mod tests {
     fn timing_per_char_and_user_are_lines_in_their_places() {
         let conditions =
             json!({"fsync_timed": false, "close_timed": true, "per_char": "putc(3)", "io_user": "uid 0, gid 0"});
-        let facts = facts(&SuiteRecord { plan: &json!({}), conditions: &conditions });
+        let facts = facts(&Records { plan: &json!({}), environment: &serde_json::json!({}), conditions: &conditions });
         let shown: Vec<_> =
             facts.condition_lines.iter().map(|l| (l.after, l.name.as_str(), l.shown.as_str())).collect();
         assert_eq!(

@@ -1,7 +1,8 @@
 //! What a file-server run alone records, read back by type: its plan's file sizes, whose mix
 //! names its cells ("4k..1m (3 sizes)", or "sizes from a profile").
 
-use iomatrix_store::reader::{Fact, SuiteFacts, SuiteRecord};
+use iomatrix_store::reader::{Fact, SuiteFacts};
+use iomatrix_store::Records;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
@@ -39,7 +40,7 @@ struct ComparedConditions {
 
 /// The run's size mix (a list of more than one size named by its range, or a profile) and the
 /// conditions compare names.
-pub fn facts(record: &SuiteRecord<'_>) -> SuiteFacts {
+pub fn facts(record: &Records<'_>) -> SuiteFacts {
     let c = ComparedConditions::deserialize(record.conditions).unwrap_or_default();
     let compared = vec![("drop_caches".into(), c.drop_caches), ("connections".into(), c.connections)];
     let size_mix = match StoredPlan::deserialize(record.plan).unwrap_or_default().sizes {
@@ -65,7 +66,7 @@ mod tests {
     use serde_json::json;
 
     fn mix(plan: serde_json::Value) -> Option<String> {
-        facts(&SuiteRecord { plan: &plan, conditions: &json!({}) }).size_mix
+        facts(&Records { plan: &plan, environment: &serde_json::json!({}), conditions: &json!({}) }).size_mix
     }
 
     #[test]
@@ -78,7 +79,12 @@ mod tests {
         assert_eq!(mix(json!({"sizes": {"profile": {"path": "x.profile"}}})).as_deref(), Some("sizes from a profile"));
         assert_eq!(mix(json!({"files": [4096]})), None);
         assert_eq!(mix(json!("odd")), None);
-        let compared = facts(&SuiteRecord { plan: &json!({}), conditions: &json!({"connections": 590}) }).compared;
+        let compared = facts(&Records {
+            plan: &json!({}),
+            environment: &serde_json::json!({}),
+            conditions: &json!({"connections": 590}),
+        })
+        .compared;
         assert_eq!(compared, [("drop_caches".into(), Fact::Absent), ("connections".into(), Fact::Other("590".into()))]);
     }
 }

@@ -25,7 +25,8 @@ use iomatrix_backend::Place;
 use iomatrix_coord::{ClientFailure, Ending, Group, Setup};
 use iomatrix_core::BackendKind;
 use iomatrix_report::text::clients::ClientColumns;
-use iomatrix_store::reader::{SuiteFacts, SuiteRecord};
+use iomatrix_store::reader::SuiteFacts;
+use iomatrix_store::Records;
 use iomatrix_store::{CellRow, CellState, StoreError, StoredRun};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -157,7 +158,7 @@ pub trait Suite: Sized {
     /// What a stored run of this suite alone records (its own conditions' lines, its plan's
     /// size mix), read by the suite's own types from the run's plan and conditions; shared code
     /// gets it as [`StoredRun::suite_facts`]. Nothing by default.
-    fn stored_facts(_record: &SuiteRecord<'_>) -> SuiteFacts {
+    fn stored_facts(_record: &Records<'_>) -> SuiteFacts {
         SuiteFacts::default()
     }
 

@@ -3,7 +3,8 @@
 //! that records them.
 
 use iomatrix_core::figures::or_default;
-use iomatrix_store::reader::{ConditionLine, Fact, LineAfter, SuiteRecord};
+use iomatrix_store::reader::{ConditionLine, Fact, LineAfter};
+use iomatrix_store::Records;
 use serde::Deserialize;
 
 /// The two conditions, typed; each None where not stored (an import whose file did not say).
@@ -25,14 +26,14 @@ struct FsyncCloseFacts {
 }
 
 /// `fsync_timed` and `close_timed` as `compare` names them, each absent where not stored.
-pub fn fsync_close_compared(record: &SuiteRecord<'_>) -> Vec<(String, Fact)> {
+pub fn fsync_close_compared(record: &Records<'_>) -> Vec<(String, Fact)> {
     let facts = FsyncCloseFacts::deserialize(record.conditions).unwrap_or_default();
     vec![("fsync_timed".into(), facts.fsync_timed), ("close_timed".into(), facts.close_timed)]
 }
 
 /// The "timing" line ("fsync included, close excluded"); None where the run does not say
 /// whether fsync was timed.
-pub fn fsync_close_line(record: &SuiteRecord<'_>) -> Option<ConditionLine> {
+pub fn fsync_close_line(record: &Records<'_>) -> Option<ConditionLine> {
     let timed = FsyncClose::deserialize(record.conditions).unwrap_or_default();
     let word = |timed: bool| if timed { "included" } else { "excluded" };
     let fsync = timed.fsync_timed?;
@@ -46,7 +47,8 @@ mod tests {
     use serde_json::json;
 
     fn line(conditions: &serde_json::Value) -> Option<String> {
-        fsync_close_line(&SuiteRecord { plan: &json!({}), conditions }).map(|l| format!("{}: {}", l.name, l.shown))
+        fsync_close_line(&Records { plan: &json!({}), environment: &json!({}), conditions })
+            .map(|l| format!("{}: {}", l.name, l.shown))
     }
 
     #[test]
@@ -57,7 +59,11 @@ mod tests {
         assert_eq!(close_unsaid.as_deref(), Some("timing: fsync excluded, close excluded"));
         assert_eq!(line(&json!({"fsync_timed": null, "close_timed": true})), None);
         assert_eq!(line(&json!("not an object")), None);
-        let compared = fsync_close_compared(&SuiteRecord { plan: &json!({}), conditions: &json!({"fsync_timed": 1}) });
+        let compared = fsync_close_compared(&Records {
+            plan: &json!({}),
+            environment: &serde_json::json!({}),
+            conditions: &json!({"fsync_timed": 1}),
+        });
         let shown: Vec<_> = compared.iter().map(|(name, fact)| (name.as_str(), fact.shown())).collect();
         assert_eq!(shown, [("fsync_timed", "1".to_string()), ("close_timed", "unknown".to_string())]);
     }

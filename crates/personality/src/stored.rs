@@ -1,7 +1,8 @@
 //! What a personality run alone records that `compare` names when it differs between sides:
 //! closed or open loop, the offered rate per connection, and the connections per client.
 
-use iomatrix_store::reader::{Fact, SuiteFacts, SuiteRecord};
+use iomatrix_store::reader::{Fact, SuiteFacts};
+use iomatrix_store::Records;
 use serde::Deserialize;
 
 /// The personality's own compared conditions, as stored.
@@ -15,7 +16,7 @@ struct ComparedConditions {
 }
 
 /// The conditions compare names, each absent where the run does not say.
-pub fn facts(record: &SuiteRecord<'_>) -> SuiteFacts {
+pub fn facts(record: &Records<'_>) -> SuiteFacts {
     let c = ComparedConditions::deserialize(record.conditions).unwrap_or_default();
     let compared = vec![
         ("loop".into(), c.pacing_loop),
@@ -33,7 +34,8 @@ mod tests {
     #[test]
     fn loop_rate_and_connections_read_as_stored() {
         let conditions = json!({"loop": "open", "target_rate_per_connection": null, "connections": 4});
-        let compared = facts(&SuiteRecord { plan: &json!({}), conditions: &conditions }).compared;
+        let compared =
+            facts(&Records { plan: &json!({}), environment: &serde_json::json!({}), conditions: &conditions }).compared;
         let shown: Vec<_> = compared.iter().map(|(name, fact)| (name.as_str(), fact.shown())).collect();
         assert_eq!(
             shown,

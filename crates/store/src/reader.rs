@@ -10,7 +10,7 @@
 //! the binary registers each suite's reader once ([`register_suites`]) and shared code asks
 //! [`StoredRun::suite_facts`].
 
-use crate::StoredRun;
+use crate::{Records, StoredRun};
 use iomatrix_environment::stored::{lenient, lenient_list, lenient_object};
 pub use iomatrix_environment::stored::{
     Fact, StoredBlockDevice, StoredClientHost, StoredEnvironment, StoredFolder, StoredHost, StoredNic, StoredServer,
@@ -39,9 +39,10 @@ impl StoredRun {
     /// build does not know.
     pub fn suite_facts(&self) -> SuiteFacts {
         let readers = SUITE_READERS.get().map_or(&[][..], Vec::as_slice);
-        readers.iter().find(|r| r.suite == self.summary.suite).map_or_else(SuiteFacts::default, |r| {
-            (r.read)(&SuiteRecord { plan: &self.plan, conditions: &self.conditions })
-        })
+        readers
+            .iter()
+            .find(|r| r.suite == self.summary.suite)
+            .map_or_else(SuiteFacts::default, |r| (r.read)(&self.records()))
     }
 
     /// The run's plan as named facts ("path.to.key" -> the value shown, "none" for a flag not
@@ -92,22 +93,13 @@ impl StoredRun {
     }
 }
 
-/// The records of a stored run that its suite alone reads: its plan and its conditions, as
-/// stored. Only a suite's own reader ([`SuiteReader::read`]) is handed them.
-pub struct SuiteRecord<'a> {
-    /// The plan the run stored (the suite's `Plan`, serialized).
-    pub plan: &'a serde_json::Value,
-    /// The conditions the run stored: the harness's and the suite's own.
-    pub conditions: &'a serde_json::Value,
-}
-
 /// A suite's reader of its own stored records, registered by the binary's suite table.
 #[derive(Clone, Copy)]
 pub struct SuiteReader {
     /// The suite's name, as its runs store it.
     pub suite: &'static str,
     /// Its records, typed by the suite's own types into what shared code reads.
-    pub read: fn(&SuiteRecord<'_>) -> SuiteFacts,
+    pub read: fn(&Records<'_>) -> SuiteFacts,
 }
 
 static SUITE_READERS: std::sync::OnceLock<Vec<SuiteReader>> = std::sync::OnceLock::new();

@@ -244,7 +244,7 @@ impl Suite for Access {
         AccessPlan { only: Some(noisy.to_vec()), repeats: 1, ..plan.clone() }
     }
 
-    fn stored_facts(record: &iomatrix_store::reader::SuiteRecord<'_>) -> iomatrix_store::reader::SuiteFacts {
+    fn stored_facts(record: &iomatrix_store::Records<'_>) -> iomatrix_store::reader::SuiteFacts {
         crate::stored::facts(record)
     }
 

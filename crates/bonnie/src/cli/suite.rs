@@ -271,7 +271,7 @@ impl Suite for Bonnie {
         BonniePlan { repeats: 1, ..plan.clone() }
     }
 
-    fn stored_facts(record: &iomatrix_store::reader::SuiteRecord<'_>) -> iomatrix_store::reader::SuiteFacts {
+    fn stored_facts(record: &iomatrix_store::Records<'_>) -> iomatrix_store::reader::SuiteFacts {
         crate::stored::facts(record)
     }
 

@@ -179,7 +179,7 @@ impl Suite for Fileserver {
         FileserverPlan { repeats: 1, ..plan.clone() }
     }
 
-    fn stored_facts(record: &iomatrix_store::reader::SuiteRecord<'_>) -> iomatrix_store::reader::SuiteFacts {
+    fn stored_facts(record: &iomatrix_store::Records<'_>) -> iomatrix_store::reader::SuiteFacts {
         crate::stored::facts(record)
     }
 

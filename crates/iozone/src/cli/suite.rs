@@ -218,7 +218,7 @@ impl Suite for Iozone {
         plan.again(noisy)
     }
 
-    fn stored_facts(record: &iomatrix_store::reader::SuiteRecord<'_>) -> iomatrix_store::reader::SuiteFacts {
+    fn stored_facts(record: &iomatrix_store::Records<'_>) -> iomatrix_store::reader::SuiteFacts {
         let condition_lines = iomatrix_harness::timed::fsync_close_line(record).into_iter().collect();
         let compared = iomatrix_harness::timed::fsync_close_compared(record);
         iomatrix_store::reader::SuiteFacts { condition_lines, compared, ..Default::default() }

@@ -281,7 +281,7 @@ impl Suite for Personality {
         RunPlan { repeats: 1, pass: u64::from((iomatrix_verify::new_run_stamp() as u32).max(1)), ..plan.clone() }
     }
 
-    fn stored_facts(record: &iomatrix_store::reader::SuiteRecord<'_>) -> iomatrix_store::reader::SuiteFacts {
+    fn stored_facts(record: &iomatrix_store::Records<'_>) -> iomatrix_store::reader::SuiteFacts {
         crate::stored::facts(record)
     }
 
