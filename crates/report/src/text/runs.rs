@@ -21,10 +21,12 @@ pub fn runs_text(runs: &[RunSummary]) -> String {
     let mut table = Table::new(vec![
         Column::right("run", 5),
         Column::left("started (UTC)", 20).gap("  "),
-        Column::left("suite", 7).gap("  "),
-        Column::left("status", 11).gap("  "),
-        Column::right("cells", 11).gap("  "),
-        Column::left("host", 12).gap("  "),
+        // Fitted: a longer suite name ("personality"), state or host widens its whole column,
+        // so every row stays aligned.
+        Column::fit_left("suite").min(7).gap("  "),
+        Column::fit_left("status").min(11).gap("  "),
+        Column::fit_right("cells").min(11).gap("  "),
+        Column::fit_left("host").min(12).gap("  "),
         Column::free("labels").gap("  "),
     ]);
     for r in runs {
@@ -45,4 +47,49 @@ pub fn runs_text(runs: &[RunSummary]) -> String {
         ]);
     }
     table.render()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomatrix_store::RunStatus;
+
+    fn run(id: i64, suite: &str, status: RunStatus, host: &str) -> RunSummary {
+        RunSummary {
+            id,
+            suite: suite.into(),
+            status,
+            started_at: "2026-12-06T10:00:00Z".into(),
+            ended_at: None,
+            host: host.into(),
+            command_line: String::new(),
+            labels: vec![("fs".into(), "ext4".into())],
+            cells: 3,
+            total_cells: 3,
+            disturbed_cells: 0,
+            error: None,
+            iomatrix_version: "0".into(),
+            pid: 1,
+            pid_start: None,
+        }
+    }
+
+    #[test]
+    fn every_column_starts_at_the_same_place_on_every_line_whatever_its_longest_entry() {
+        let text = runs_text(&[
+            run(1, "iozone", RunStatus::Complete, "h"),
+            run(2, "personality", RunStatus::Interrupted, "a-host-with-a-long-name"),
+            run(3, "access", RunStatus::Complete, "h"),
+        ]);
+        let lines: Vec<&str> = text.lines().collect();
+        // Each line's label column ("labels" in the header, "fs=ext4" in rows) starts at one place.
+        let starts: Vec<usize> =
+            lines.iter().map(|l| l.find("fs=ext4").or_else(|| l.find("labels")).unwrap()).collect();
+        assert!(starts.windows(2).all(|w| w[0] == w[1]), "labels not aligned:\n{text}");
+        let status: Vec<usize> = lines
+            .iter()
+            .map(|l| l.find("complete").or_else(|| l.find("interrupted")).or_else(|| l.find("status")).unwrap())
+            .collect();
+        assert!(status.windows(2).all(|w| w[0] == w[1]), "status not aligned:\n{text}");
+    }
 }
