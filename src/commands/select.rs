@@ -6,6 +6,7 @@
 
 use iomatrix_core::UsageError;
 use iomatrix_store::reader::Fact;
+use iomatrix_store::reader::NOT_THE_SETUP;
 use iomatrix_store::{RunStatus, RunSummary, Store, StoredRun};
 
 /// One group per argument, in the order given: (the argument, its runs).
@@ -118,10 +119,6 @@ fn by_labels(spec: &str, runs: &[RunSummary]) -> Result<Vec<i64>, UsageError> {
     Ok(ids)
 }
 
-/// Plan keys that do not make two runs different setups: how many samples a run took
-/// (`repeats`), which cells a `--tolerance` pass measured again (`only`, `pass`).
-const NOT_THE_SETUP: [&str; 3] = ["repeats", "only", "pass"];
-
 /// The conditions that say where a run measured: the target, and the file system there.
 /// Runs pooled as repeats of one setup (`3,4,5`, a label selector, one level of a sweep) must
 /// share their plan and their target; otherwise the command refuses, naming what differs.
@@ -168,7 +165,7 @@ pub fn setup_differences(a: &StoredRun, b: &StoredRun, but: &[&str]) -> Vec<Stri
     let (pa, pb) = (a.plan_facts(), b.plan_facts());
     let keys: std::collections::BTreeSet<&String> = pa.keys().chain(pb.keys()).collect();
     for key in keys {
-        let top = key.split(['.', '[', ' ']).next().unwrap_or_default();
+        let top = iomatrix_store::reader::top_key(key);
         if !NOT_THE_SETUP.contains(&top) && !but.contains(&top) {
             differ(&format!("plan {key}"), pa.get(key), pb.get(key));
         }

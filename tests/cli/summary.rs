@@ -115,16 +115,22 @@ fn the_summary_names_the_best_and_worst_cells_and_the_run_as_stored() {
         assert!(line.starts_with(&format!("{:.0} KB/s", kib(cell))), "{name}: {line} (cell {cell})");
         assert!(line.ends_with(&format!("(cell {})", cell["seq"])), "{name}: {line}");
     }
-    // The next commands paste as they are; the second run's compare names the first.
+    // The next commands paste as they are. A run of another plan is offered no comparison with
+    // it; a later run of the same plan is offered the first, past the run of the other plan.
     let show: Vec<&str> = item(&summary, "next").unwrap().split_whitespace().skip(1).collect();
     assert_eq!(show, ["show", &id.to_string()]);
     assert_success(&sb.run(&show));
+    let compare_words = |summary: &str| -> Vec<String> {
+        let compare = summary.lines().find(|l| l.contains("iomatrix compare")).unwrap();
+        compare.split_whitespace().skip(1).take(3).map(str::to_string).collect()
+    };
     let out = sb.iozone_ok(&["--files", "1m", "--records", "64k", "--tests", "write"]);
-    let summary = summary_of(&text(&out).0);
-    let compare = summary.lines().find(|l| l.contains("iomatrix compare")).unwrap();
-    let words: Vec<&str> = compare.split_whitespace().skip(1).collect();
-    assert_eq!(words, ["compare", &id.to_string(), &(id + 1).to_string()]);
-    assert_success(&sb.run(&words));
+    let other_plan = compare_words(&summary_of(&text(&out).0));
+    assert_eq!(other_plan, ["compare", "RUN", &(id + 1).to_string()], "another plan is not comparable");
+    let out = sb.iozone_ok(&["--files", "1m,4m", "--records", "64k", "--tests", "write,read"]);
+    let words = compare_words(&summary_of(&text(&out).0));
+    assert_eq!(words, ["compare", &id.to_string(), &(id + 2).to_string()], "the same plan's earlier run");
+    assert_success(&sb.run(&words.iter().map(String::as_str).collect::<Vec<_>>()));
     let report = summary.lines().last().unwrap().split_whitespace().skip(1).collect::<Vec<_>>();
     assert_success(&sb.run(&report));
     assert!(sb.dir.path().join("report.html").exists(), "the report command wrote report.html");

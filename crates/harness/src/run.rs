@@ -289,8 +289,9 @@ fn summary(
     // Past a server's cache where its RAM is known; past this machine's otherwise.
     let ram = cache.server_ram_bytes().unwrap_or_else(|| run.environment_facts().ram_bytes.unwrap_or(0));
     let twice_ram = iomatrix_analysis::CacheVerdict::twice_ram_flag(ram).unwrap_or_else(|| "SIZE".into());
-    // The latest earlier run of the same suite that measured something: the comparison to paste.
-    let previous = store.previous_measured_run(run.summary.id, &run.summary.suite).ok().flatten();
+    // The latest earlier run of the same suite and plan that measured something: the comparison
+    // to paste. A run of another plan is no comparison: none is offered then.
+    let previous = store.previous_comparable_run(run).ok().flatten();
     let db_flag = if crate::db_path::needs_flag_to_find(db) {
         format!(" --db {}", super::args::command_text([db.display().to_string()]))
     } else {

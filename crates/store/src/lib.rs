@@ -347,6 +347,10 @@ fn is_zero(n: &usize) -> bool {
 /// The key of a cell's `metrics` that holds a disturbed cell's cause: `{"cause": "..."}`.
 pub const DISTURBED_KEY: &str = "disturbed";
 
+/// How many earlier measured runs of a suite [`Store::previous_comparable_run`] looks through: a
+/// bound on the cost a run's summary adds (each run of a long `iomatrix fio` job file asks).
+pub const COMPARABLE_LOOKBACK: i64 = 200;
+
 impl CellState {
     /// `ok` of `of` parts finished: complete when all did, failed when none did.
     pub fn counted(ok: u64, of: u64, parts: &str) -> CellState {
@@ -1008,21 +1012,32 @@ impl Store {
         Ok(())
     }
 
-    /// All runs, oldest first.
-    /// The latest run before `before` of `suite` that stored a cell, found by one query (a run's
-    /// summary line names it; listing every run for it made each run of a long `iomatrix fio`
-    /// job file slower than the one before).
-    pub fn previous_measured_run(&self, before: i64, suite: &str) -> Result<Option<i64>> {
-        // Walked back from `before` by the primary key: it stops at the first match.
-        self.conn
-            .query_row(
-                "SELECT r.id FROM runs r WHERE r.id < ?1 AND r.suite = ?2 \
-                 AND EXISTS (SELECT 1 FROM cells c WHERE c.run_id = r.id) ORDER BY r.id DESC LIMIT 1",
-                params![before, suite],
-                |row| row.get(0),
+    /// The latest run before `run` of the same suite and the same setup (plan, the number of
+    /// repeats aside) that measured something: the comparison a run's summary offers. Looks at
+    /// most [`COMPARABLE_LOOKBACK`] earlier measured runs of the suite back; None past them.
+    pub fn previous_comparable_run(&self, run: &StoredRun) -> Result<Option<i64>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT r.id, r.plan_json FROM runs r WHERE r.id < ?1 AND r.suite = ?2 \
+                 AND EXISTS (SELECT 1 FROM cells c WHERE c.run_id = r.id) ORDER BY r.id DESC LIMIT ?3",
             )
-            .optional()
-            .map_err(self.err("cannot find the previous run"))
+            .map_err(self.err("cannot find the previous run"))?;
+        let rows = stmt
+            .query_map(params![run.summary.id, run.summary.suite, COMPARABLE_LOOKBACK], |row| {
+                Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+            })
+            .map_err(self.err("cannot find the previous run"))?;
+        let setup = run.setup_facts();
+        for row in rows {
+            let (id, plan) = row.map_err(self.err("cannot find the previous run"))?;
+            // An unreadable plan is no setup to match: that run is skipped, never offered.
+            let Ok(plan) = serde_json::from_str::<serde_json::Value>(&plan) else { continue };
+            if reader::setup_facts_of(&plan) == setup {
+                return Ok(Some(id));
+            }
+        }
+        Ok(None)
     }
 
     /// Every stored run's row, by id.

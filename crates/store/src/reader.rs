@@ -51,6 +51,12 @@ impl StoredRun {
         flattened(&self.plan, "none")
     }
 
+    /// The plan's facts that make the run's setup: [`Self::plan_facts`] without the keys that do
+    /// not ([`NOT_THE_SETUP`]). Two runs with the same setup facts ran the same plan.
+    pub fn setup_facts(&self) -> Flat {
+        setup_facts_of(&self.plan)
+    }
+
     /// The run's environment as named facts ("unknown" for a fact not read), with the iomatrix
     /// version that recorded it (`iomatrix_version`).
     pub fn environment_facts_flat(&self) -> Flat {
@@ -160,6 +166,22 @@ pub type Flat = std::collections::BTreeMap<String, String>;
 
 /// Stored JSON flattened to named facts: objects by "a.b", a list of objects as "a (entries)"
 /// and "a[i].b", `null` as `null_shown`, text as itself and anything else as its JSON text.
+/// Plan keys that do not make two runs different setups: how many samples a run took
+/// (`repeats`), which cells a `--tolerance` pass measured again (`only`, `pass`).
+pub const NOT_THE_SETUP: [&str; 3] = ["repeats", "only", "pass"];
+
+/// The top-level key of a flattened fact ("limit" of "limit.duration_ms").
+pub fn top_key(flat_key: &str) -> &str {
+    flat_key.split(['.', '[', ' ']).next().unwrap_or_default()
+}
+
+/// A stored plan's setup facts (see [`StoredRun::setup_facts`]).
+pub(crate) fn setup_facts_of(plan: &serde_json::Value) -> Flat {
+    let mut flat = flattened(plan, "none");
+    flat.retain(|key, _| !NOT_THE_SETUP.contains(&top_key(key)));
+    flat
+}
+
 fn flattened(v: &serde_json::Value, null_shown: &str) -> Flat {
     fn flatten(prefix: &str, v: &serde_json::Value, null_shown: &str, out: &mut Flat) {
         match v {

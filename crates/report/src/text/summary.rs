@@ -19,7 +19,7 @@ pub struct SummaryContext<'a> {
     pub db: &'a str,
     /// ` --db PATH` where the commands need it to find the database, else empty.
     pub db_flag: &'a str,
-    /// An earlier run of the same suite to compare with, if the database holds one.
+    /// An earlier run of the same suite and plan to compare with, if the database holds one.
     pub previous: Option<i64>,
 }
 
