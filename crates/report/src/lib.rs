@@ -44,6 +44,7 @@ pub mod json;
 pub mod kind;
 pub mod markdown;
 pub mod svg;
+pub mod svg_line;
 pub mod table;
 pub mod terminal;
 pub mod text;
