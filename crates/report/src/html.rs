@@ -506,11 +506,13 @@ mod tests {
         }
         let count = |class: &str| page.matches(&format!("class=\"chart {class}\"")).count();
         assert_eq!(count("heatmap"), 2 * 2 + 2, "two tests of two IOzone groups, two ratio maps");
-        // Four IOzone line charts; ten access cells' latency in two charts of at most eight lines.
-        assert_eq!(count("lines"), 4 + 2);
+        // Four IOzone line charts; ten access cells' latency in two charts of at most eight lines;
+        // access's figures over its swept queue depth (1 to 10), a line, not a bar per depth.
+        assert_eq!(count("lines"), 4 + 2 + 1);
         assert!(page.contains("Latency percentiles (1 of 2;") && page.contains("Latency percentiles (2 of 2;"));
-        // Access's figures, and the two IOzone groups side by side (write and read means).
-        assert_eq!(count("bars"), 1 + 2);
+        assert!(page.contains("access 1m/4k read=100% random=100%: MB/s by queue depth"));
+        // The two IOzone groups side by side (write and read means).
+        assert_eq!(count("bars"), 2);
         assert!(page.contains("write: mean over 4 common cells"));
         // The medians in the cells, in the unit the map names (MB/s for figures of 10k to
         // 150k KB/s, never "150k KB/s"); those above 100 Mbit/s marked.

@@ -50,6 +50,7 @@ pub mod terminal;
 pub mod text;
 pub mod xls;
 pub mod xlsx;
+pub mod xlsx_line;
 
 pub use document::{Report, ReportGroup};
 pub use iomatrix_core::{Matrix, MatrixCell};

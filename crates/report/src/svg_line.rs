@@ -18,34 +18,70 @@ pub struct Side<'a> {
     pub cells: &'a BTreeMap<CellKey, CellStats>,
 }
 
-/// The charts of every parameter swept over the sides' cells (a cell without its value of it at
-/// two or more values is no sweep), and the cells they draw, which the caller leaves out of its
-/// bars. Cells `skip` names (a matrix's, charted as one) are not drawn.
-pub fn swept_charts(sides: &[Side], skip: impl Fn(&CellKey) -> bool) -> (Vec<String>, BTreeSet<CellKey>) {
-    let keys: BTreeSet<&CellKey> = sides.iter().flat_map(|s| s.cells.keys()).filter(|k| !skip(k)).collect();
-    let mut drawn = BTreeSet::new();
-    let mut charts = Vec::new();
+/// One line chart's cells: the same but for one swept parameter, at two or more of its values.
+pub struct SweptLine {
+    /// The parameter swept.
+    pub param: SweptParameter,
+    /// What the cells share (their key without the parameter): the chart's subject.
+    pub rest: CellKey,
+    /// Each value of the parameter and its cell, in the values' order.
+    pub levels: BTreeMap<u64, CellKey>,
+}
+
+impl SweptLine {
+    /// "access 1m/4k read=100% random=100%: MB/s by queue depth".
+    pub fn title(&self, unit: &str) -> String {
+        format!("{}: {unit} by {}", self.rest.describe(), self.param.what)
+    }
+
+    /// The x axis's label: "queue depth (log scale)".
+    pub fn x_label(&self) -> String {
+        format!("{} (log scale)", self.param.what)
+    }
+}
+
+/// The lines among `keys`: for each parameter drawn as lines (queue depth, then record size,
+/// then file size), the cells that differ only in it at two or more values. A cell is on one
+/// line at most, the first parameter's.
+pub fn swept_lines<'a>(keys: impl IntoIterator<Item = &'a CellKey>) -> Vec<SweptLine> {
+    let keys: BTreeSet<&CellKey> = keys.into_iter().collect();
+    let mut on_a_line: BTreeSet<&CellKey> = BTreeSet::new();
+    let mut found = Vec::new();
     for param in DRAWN.iter().filter_map(|by| SweptParameter::named(by)) {
-        // The cells of one line: the same but for the parameter, keyed by the rest.
         let mut lines: BTreeMap<CellKey, BTreeMap<u64, CellKey>> = BTreeMap::new();
-        for key in keys.iter().filter(|k| !drawn.contains(**k)) {
+        for key in keys.iter().filter(|k| !on_a_line.contains(**k)) {
             if let Some((level, rest)) = param.split(key) {
                 lines.entry(rest).or_default().insert(level, (*key).clone());
             }
         }
         for (rest, levels) in lines.into_iter().filter(|(_, levels)| levels.len() > 1) {
-            if let Some(svg) = chart(param, &rest, &levels, sides) {
-                charts.push(svg);
-                drawn.extend(levels.into_values());
-            }
+            on_a_line.extend(levels.values().filter_map(|l| keys.get(l).copied()));
+            found.push(SweptLine { param, rest, levels });
+        }
+    }
+    found
+}
+
+/// The charts of every parameter swept over the sides' cells (a cell without its value of it at
+/// two or more values is no sweep), and the cells they draw, which the caller leaves out of its
+/// bars. Cells `skip` names (a matrix's, charted as one) are not drawn.
+pub fn swept_charts(sides: &[Side], skip: impl Fn(&CellKey) -> bool) -> (Vec<String>, BTreeSet<CellKey>) {
+    let keys = sides.iter().flat_map(|s| s.cells.keys()).filter(|k| !skip(k));
+    let mut drawn = BTreeSet::new();
+    let mut charts = Vec::new();
+    for line in swept_lines(keys) {
+        if let Some(svg) = chart(&line, sides) {
+            charts.push(svg);
+            drawn.extend(line.levels.into_values());
         }
     }
     (charts, drawn)
 }
 
-/// One chart: the figure of `rest`'s cells over the parameter's `levels`, a line per side. None
+/// One chart: the figure of the line's cells over the parameter's values, a line per side. None
 /// where the cells' units differ (no one y axis).
-fn chart(param: SweptParameter, rest: &CellKey, levels: &BTreeMap<u64, CellKey>, sides: &[Side]) -> Option<String> {
+fn chart(line: &SweptLine, sides: &[Side]) -> Option<String> {
+    let (param, levels) = (line.param, &line.levels);
     let stats = || sides.iter().flat_map(|s| levels.values().filter_map(|k| s.cells.get(k)));
     let unit = stats().next()?.unit;
     if stats().any(|s| s.unit != unit) {
@@ -69,8 +105,7 @@ fn chart(param: SweptParameter, rest: &CellKey, levels: &BTreeMap<u64, CellKey>,
         })
         .collect();
     let level_name = |x: f64| param.level_name(x as u64);
-    let title = format!("{}: {unit} by {}", rest.describe(), param.what);
-    let x_label = format!("{} (log scale)", param.what);
+    let (title, x_label) = (line.title(unit), line.x_label());
     let chart = LineChart { title: &title, x_label: &x_label, y_label: unit, x_text: &level_name, series, log_y: false };
     Some(chart.render())
 }
