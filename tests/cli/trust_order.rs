@@ -144,3 +144,21 @@ fn compare_lists_block_sizes_by_bytes() {
         .collect();
     assert_eq!(sizes, ["4k", "64k", "1m"], "by bytes, not as text:\n{stdout}");
 }
+
+#[test]
+fn sweep_by_a_label_of_sizes_orders_its_levels_by_bytes() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let t = target.to_str().unwrap();
+    let mut ids = Vec::new();
+    for bs in ["64k", "4k", "1m"] {
+        let args = ["run", "access", "--target", t, "--bs", bs, "--file-size", "2m", "--bytes", "1m"];
+        assert_success(&sb.run(&[&args[..], &["--label", &format!("bs={bs}")]].concat()));
+        ids.push(sb.last_run()["run"]["id"].as_i64().unwrap().to_string());
+    }
+    let out = sb.run(&[&["sweep"][..], &ids.iter().map(String::as_str).collect::<Vec<_>>(), &["--by", "bs"]].concat());
+    assert_success(&out);
+    let stdout = text(&out).0;
+    let header: Vec<&str> = stdout.lines().find(|l| l.starts_with("cell ")).unwrap().split_whitespace().collect();
+    assert_eq!(header, ["cell", "4k", "64k", "1m"], "levels by bytes, not as text:\n{stdout}");
+}
