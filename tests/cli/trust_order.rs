@@ -14,10 +14,15 @@ const DEPTHS: [u64; 4] = [1, 4, 16, 32];
 /// An access run over the queue depths 1, 4, 16, 32 (the issue's `run access --qd 1,4,16,32`,
 /// which text order lists 1, 16, 32, 4), labelled; its id.
 fn depth_run(sb: &Sandbox, label: &str) -> i64 {
+    depth_run_in(sb, label, "1,4,16,32")
+}
+
+/// As [`depth_run`], the depths measured in the order `depths` gives them.
+fn depth_run_in(sb: &Sandbox, label: &str, depths: &str) -> i64 {
     let target = sb.target();
     let t = target.to_str().unwrap();
     let args = ["run", "access", "--target", t, "--bs", "4k", "--file-size", "1m", "--bytes", "512k"];
-    assert_success(&sb.run(&[&args[..], &["--qd", "1,4,16,32", "--label", label]].concat()));
+    assert_success(&sb.run(&[&args[..], &["--qd", depths, "--label", label]].concat()));
     sb.last_run()["run"]["id"].as_i64().unwrap()
 }
 
@@ -70,15 +75,13 @@ fn compare_lists_queue_depths_by_value_on_two_and_n_sides() {
     let many = sb.run(&["compare", &ids[0], &ids[1], &ids[2]]);
     assert_success(&many);
     assert_listed_in_order("compare, 3 sides", &text(&many).0);
-    let show = sb.run(&["show", &ids[0]]);
-    assert_success(&show);
-    assert_listed_in_order("show", before_summary(&text(&show).0));
 }
 
 #[test]
 fn every_report_format_lists_queue_depths_by_value() {
     let sb = Sandbox::new();
-    let (a, b) = (depth_run(&sb, "fs=a").to_string(), depth_run(&sb, "fs=b").to_string());
+    // B measured its depths from 32 down: no format lists them in the order measured.
+    let (a, b) = (depth_run(&sb, "fs=a").to_string(), depth_run_in(&sb, "fs=b", "32,16,4,1").to_string());
     let runs = [a.as_str(), b.as_str()];
     let markdown = String::from_utf8(report(&sb, &runs, "r.md")).unwrap();
     assert_listed_in_order("Markdown", &markdown);
@@ -96,6 +99,35 @@ fn every_report_format_lists_queue_depths_by_value() {
     zip.by_name("xl/sharedStrings.xml").unwrap().read_to_string(&mut strings).unwrap();
     // The figures sheet writes its rows first: its strings, in their order, are the cells'.
     assert_listed_in_order("XLSX", &strings);
+    // Its chart of the depths: Excel's lines, a series per group, no bar per depth.
+    let charts: Vec<String> = (0..zip.len())
+        .filter_map(|i| {
+            let mut entry = zip.by_index(i).unwrap();
+            let chart = entry.name().unwrap().starts_with("xl/charts/chart");
+            let mut xml = String::new();
+            (chart && entry.read_to_string(&mut xml).is_ok()).then_some(xml)
+        })
+        .collect();
+    assert_eq!(charts.len(), 1, "one chart, the depths' lines: {charts:?}");
+    assert!(charts[0].contains("<c:lineChart>") && charts[0].matches("<c:ser>").count() == 2, "{}", charts[0]);
+    assert!(strings.contains("by queue depth"), "{strings}");
+}
+
+/// The line charts over the queue depth among `svgs`: each has `systems` lines, a point per
+/// depth, and the depths as its x axis's ticks, left to right; how many there are.
+fn depth_lines(what: &str, svgs: &[&str], systems: usize) -> usize {
+    let lines: Vec<&&str> = svgs.iter().filter(|s| s.contains("by queue depth")).collect();
+    for chart in &lines {
+        assert!(chart.contains("class=\"chart lines\""), "{what}: a line chart, not bars:\n{chart}");
+        assert_eq!(chart.matches("<polyline").count(), systems, "{what}: a line per system:\n{chart}");
+        assert_eq!(chart.matches("<circle").count(), systems * DEPTHS.len(), "{what}: a point per depth:\n{chart}");
+        let ticks: Vec<usize> = DEPTHS.iter().filter_map(|d| chart.find(&format!(">{d}</text>"))).collect();
+        assert_eq!(ticks.len(), DEPTHS.len(), "{what}: a tick per depth:\n{chart}");
+        assert!(ticks.windows(2).all(|w| w[0] < w[1]), "{what}: ticks 1, 4, 16, 32 left to right:\n{chart}");
+    }
+    let bars_by_depth = svgs.iter().filter(|s| s.contains("chart bars") && s.contains("qd=")).count();
+    assert_eq!(bars_by_depth, 0, "{what}: no bar per depth beside the lines");
+    lines.len()
 }
 
 #[test]
@@ -103,24 +135,11 @@ fn a_swept_queue_depth_is_a_line_chart_a_line_per_system() {
     let sb = Sandbox::new();
     let (a, b) = (depth_run(&sb, "fs=a").to_string(), depth_run(&sb, "fs=b").to_string());
     let one = String::from_utf8(report(&sb, &[&a], "one.html")).unwrap();
+    assert_eq!(depth_lines("one run", &svgs(&one), 1), 1, "one chart of the run's depths:\n{one}");
     let both = String::from_utf8(report(&sb, &[&a, &b], "both.html")).unwrap();
-    for (page, systems) in [(&one, 1), (&both, 2)] {
-        let lines: Vec<&str> = svgs(page).into_iter().filter(|s| s.contains("by queue depth")).collect();
-        assert!(!lines.is_empty(), "a chart over the queue depth:\n{page}");
-        for chart in &lines {
-            assert!(chart.contains("class=\"chart lines\""), "a line chart, not bars:\n{chart}");
-            assert_eq!(chart.matches("<polyline").count(), systems, "a line per system:\n{chart}");
-            assert_eq!(chart.matches("<circle").count(), systems * DEPTHS.len(), "a point per depth:\n{chart}");
-            // The x axis's ticks, left to right, are the depths in order.
-            let ticks: Vec<usize> = DEPTHS.iter().filter_map(|d| chart.find(&format!(">{d}</text>"))).collect();
-            assert_eq!(ticks.len(), DEPTHS.len(), "a tick per depth:\n{chart}");
-            assert!(ticks.windows(2).all(|w| w[0] < w[1]), "ticks 1, 4, 16, 32 left to right:\n{chart}");
-        }
-        let bars_by_depth = svgs(page).into_iter().filter(|s| s.contains("chart bars") && s.contains("qd=")).count();
-        assert_eq!(bars_by_depth, 0, "no bar per depth beside the lines:\n{page}");
-    }
-    let side_by_side = both.split_once("Configurations side by side").map(|(_, rest)| rest).unwrap_or("");
-    assert!(side_by_side.contains("class=\"chart lines\""), "side by side, the depths are lines:\n{both}");
+    let (groups, side_by_side) = both.split_once("Configurations side by side").expect("two groups side by side");
+    assert_eq!(depth_lines("each group", &svgs(groups), 1), 2, "a chart per group:\n{both}");
+    assert_eq!(depth_lines("side by side", &svgs(side_by_side), 2), 1, "one chart, both systems:\n{both}");
 }
 
 #[test]

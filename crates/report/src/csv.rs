@@ -1,4 +1,4 @@
-//! The report as CSV: one row per stored cell of every run.
+//! The report as CSV: one row per stored cell of every run, in the cells' order.
 
 use crate::document::Report;
 use iomatrix_analysis::{CellKey, Figure};
@@ -32,7 +32,11 @@ pub fn render(report: &Report) -> String {
     for g in &report.groups {
         for r in &g.runs {
             let labels: Vec<String> = r.summary.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            for cell in &r.cell_results {
+            // In the cells' order (qd=1, 4, 16, 32), whatever order the run measured them in;
+            // repeats of a cell in the order stored.
+            let mut cells: Vec<&iomatrix_store::CellRow> = r.cell_results.iter().collect();
+            cells.sort_by_cached_key(|cell| CellKey::of(cell));
+            for cell in cells {
                 let figure = Figure::of(cell);
                 if figure.is_none() && cell.state.is_complete() {
                     continue;
