@@ -35,9 +35,7 @@ pub struct CellKey {
 /// value ([`natural_cmp`]): queue depth 1 < 4 < 16 < 32, read and random shares as numbers.
 impl Ord for CellKey {
     fn cmp(&self, other: &Self) -> Ordering {
-        (&self.test, self.file_size, self.record_size)
-            .cmp(&(&other.test, other.file_size, other.record_size))
-            .then_with(|| natural_cmp(&self.variant, &other.variant))
+        self.test.cmp(&other.test).then_with(|| self.cmp_parameters(other))
     }
 }
 
@@ -48,6 +46,15 @@ impl PartialOrd for CellKey {
 }
 
 impl CellKey {
+    /// The order of the keys' parameters, their tests aside: file and record size in bytes, then
+    /// the variant with its numbers by value. A list that keeps its tests in their own order
+    /// (a run's cells in the CSV: IOzone's write before read) orders its cells by it.
+    pub fn cmp_parameters(&self, other: &CellKey) -> Ordering {
+        (self.file_size, self.record_size)
+            .cmp(&(other.file_size, other.record_size))
+            .then_with(|| natural_cmp(&self.variant, &other.variant))
+    }
+
     /// The key of a stored cell: its test, sizes and access mix.
     pub fn of(cell: &CellRow) -> CellKey {
         let variant = cell.figures().mix().map(|mix| mix.name()).unwrap_or_default();

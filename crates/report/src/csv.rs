@@ -32,17 +32,17 @@ pub fn render(report: &Report) -> String {
     for g in &report.groups {
         for r in &g.runs {
             let labels: Vec<String> = r.summary.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            // In the cells' order (qd=1, 4, 16, 32), whatever order the run measured them in;
-            // repeats of a cell in the order stored.
-            let mut cells: Vec<&iomatrix_store::CellRow> = r.cell_results.iter().collect();
-            cells.sort_by_cached_key(|cell| CellKey::of(cell));
-            for cell in cells {
+            // By the cells' parameters (qd=1, 4, 16, 32), whatever order the run measured them
+            // in; the tests of one size and mix (IOzone's write, read) and repeats as stored.
+            let mut cells: Vec<(CellKey, &iomatrix_store::CellRow)> =
+                r.cell_results.iter().map(|cell| (CellKey::of(cell), cell)).collect();
+            cells.sort_by(|(a, _), (b, _)| a.cmp_parameters(b));
+            for (key, cell) in cells {
                 let figure = Figure::of(cell);
                 if figure.is_none() && cell.state.is_complete() {
                     continue;
                 }
                 let (value, unit) = figure.map_or((String::new(), ""), |f| (f.value.to_string(), f.unit));
-                let key = CellKey::of(cell);
                 let cached = g.flags.as_ref().map_or(String::new(), |fl| fl.is_flagged(&key).to_string());
                 let admit = iomatrix_analysis::Admit { partial: g.summary.partial, disturbed: g.summary.disturbed };
                 let in_medians = figure.is_some() && admit.admits(&cell.state);

@@ -339,7 +339,8 @@ pub fn report_workbook(
         // an axis, and N systems stand side by side.
         let (first, last) = (to_col(2)?, to_col(groups.len() + 1)?);
         let on_a_line = |i: usize| sweeps.iter().any(|w| w.levels.iter().any(|(_, row)| *row == i));
-        for (i, s) in scalars.iter().enumerate().filter(|(i, _)| !on_a_line(*i)) {
+        // Charts stacked from the top, one after another (rows on a line have theirs elsewhere).
+        for (n, (i, s)) in scalars.iter().enumerate().filter(|(i, _)| !on_a_line(*i)).enumerate() {
             let r = to_row(i + 1)?;
             let mut chart = Chart::new(ChartType::Bar);
             chart.title().set_name(&format!("{} ({})", s.metric, s.unit));
@@ -349,7 +350,7 @@ pub fn report_workbook(
                 .set_name(s.metric.as_str())
                 .set_categories(("figures", 0, first, 0, last))
                 .set_values(("figures", r, first, r, last));
-            sheet.insert_chart(to_row(i)? * CHART_ROW_STEP, to_col(groups.len() + 3)?, &chart)?;
+            sheet.insert_chart(to_row(n)? * CHART_ROW_STEP, to_col(groups.len() + 3)?, &chart)?;
         }
     }
     if !sweeps.is_empty() {
