@@ -54,7 +54,8 @@ pub fn swept_lines<'a>(keys: impl IntoIterator<Item = &'a CellKey>) -> Vec<Swept
                 lines.entry(rest).or_default().insert(level, (*key).clone());
             }
         }
-        for (rest, levels) in lines.into_iter().filter(|(_, levels)| levels.len() > 1) {
+        // A value of 0 (a queue depth an imported row lacks) has no place on a log axis: bars.
+        for (rest, levels) in lines.into_iter().filter(|(_, l)| l.len() > 1 && !l.contains_key(&0)) {
             on_a_line.extend(levels.values().filter_map(|l| keys.get(l).copied()));
             found.push(SweptLine { param, rest, levels });
         }
@@ -149,5 +150,8 @@ mod tests {
         assert!(swept_charts(&[Side { name: "a", cells: &one }], |_| false).0.is_empty());
         let two = cells(&[(1, 1000.0), (4, 3000.0)]);
         assert!(swept_charts(&[Side { name: "a", cells: &two }], |_| true).0.is_empty());
+        let unknown_depth = cells(&[(0, 1000.0), (4, 3000.0)]);
+        let (charts, drawn) = swept_charts(&[Side { name: "a", cells: &unknown_depth }], |_| false);
+        assert!(charts.is_empty() && drawn.is_empty(), "a depth of 0 (unknown) cannot sit on a log axis: bars");
     }
 }
