@@ -70,7 +70,8 @@ fn compare_lists_queue_depths_by_value_on_two_and_n_sides() {
     assert_success(&two);
     assert_listed_in_order("compare, 2 sides", &text(&two).0);
     let doc = json_of(&sb.run(&["compare", &ids[0], &ids[1], "--json"]));
-    let metrics: Vec<&str> = doc["comparison"]["scalars"].as_array().unwrap().iter().map(|s| s["metric"].as_str().unwrap()).collect();
+    let metrics: Vec<&str> =
+        doc["comparison"]["scalars"].as_array().unwrap().iter().map(|s| s["metric"].as_str().unwrap()).collect();
     assert_listed_in_order("compare --json's scalars", &metrics.join("\n"));
     let many = sb.run(&["compare", &ids[0], &ids[1], &ids[2]]);
     assert_success(&many);

@@ -488,8 +488,9 @@ mod tests {
         let mix = |qd: u64, read: u64| {
             iomatrix_core::IoMix { read_percent: read, random_percent: 100, queue_depth: qd }.name()
         };
-        let mut keys: Vec<CellKey> =
-            [(16, 100), (4, 100), (32, 100), (1, 100), (4, 70), (4, 0)].map(|(qd, r)| access(4096, &mix(qd, r))).to_vec();
+        let mut keys: Vec<CellKey> = [(16, 100), (4, 100), (32, 100), (1, 100), (4, 70), (4, 0)]
+            .map(|(qd, r)| access(4096, &mix(qd, r)))
+            .to_vec();
         keys.extend([access(1 << 20, &mix(1, 100)), access(64 << 10, &mix(1, 100))]);
         keys.sort();
         let named: Vec<String> = keys.iter().map(CellKey::describe).collect();
@@ -504,8 +505,8 @@ mod tests {
             "access 8m/1m qd=1 read=100% random=100%",
         ];
         assert_eq!(named, expected);
-        let map: BTreeMap<CellKey, ()> = keys.iter().rev().map(|k| (k.clone(), ())).collect();
-        assert_eq!(map.keys().map(CellKey::describe).collect::<Vec<_>>(), expected, "a map of keys lists them so");
+        let set: std::collections::BTreeSet<CellKey> = keys.iter().rev().cloned().collect();
+        assert_eq!(set.iter().map(CellKey::describe).collect::<Vec<_>>(), expected, "a set of keys lists them so");
     }
 
     #[test]

@@ -76,19 +76,39 @@ mod tests {
 
     #[test]
     fn queue_depths_sort_by_value_not_as_text() {
-        let mixes = ["qd=16 read=100% random=0%", "qd=4 read=100% random=0%", "qd=32 read=100% random=0%", "qd=1 read=100% random=0%"];
+        let mixes = [
+            "qd=16 read=100% random=0%",
+            "qd=4 read=100% random=0%",
+            "qd=32 read=100% random=0%",
+            "qd=1 read=100% random=0%",
+        ];
         assert_eq!(
             sorted(&mixes),
-            ["qd=1 read=100% random=0%", "qd=4 read=100% random=0%", "qd=16 read=100% random=0%", "qd=32 read=100% random=0%"]
+            [
+                "qd=1 read=100% random=0%",
+                "qd=4 read=100% random=0%",
+                "qd=16 read=100% random=0%",
+                "qd=32 read=100% random=0%"
+            ]
         );
     }
 
     #[test]
     fn shares_sort_as_numbers_after_the_depth() {
-        let mixes = ["qd=4 read=100% random=0%", "qd=4 read=70% random=100%", "qd=4 read=0% random=5%", "qd=1 read=100% random=0%"];
+        let mixes = [
+            "qd=4 read=100% random=0%",
+            "qd=4 read=70% random=100%",
+            "qd=4 read=0% random=5%",
+            "qd=1 read=100% random=0%",
+        ];
         assert_eq!(
             sorted(&mixes),
-            ["qd=1 read=100% random=0%", "qd=4 read=0% random=5%", "qd=4 read=70% random=100%", "qd=4 read=100% random=0%"]
+            [
+                "qd=1 read=100% random=0%",
+                "qd=4 read=0% random=5%",
+                "qd=4 read=70% random=100%",
+                "qd=4 read=100% random=0%"
+            ]
         );
         assert_eq!(sorted(&["random=100%", "random=25%", "random=5%"]), ["random=5%", "random=25%", "random=100%"]);
     }
@@ -97,7 +117,11 @@ mod tests {
     fn sizes_sort_by_bytes() {
         assert_eq!(sorted(&["1m", "64k", "4k", "1g", "512"]), ["512", "4k", "64k", "1m", "1g"]);
         assert_eq!(sorted(&["1m..4m (3 sizes)", "4k..64k (5 sizes)"]), ["4k..64k (5 sizes)", "1m..4m (3 sizes)"]);
-        assert_eq!(natural_cmp("4k", "4096"), Ordering::Greater, "equal bytes: the text decides, so the order is total");
+        assert_eq!(
+            natural_cmp("4k", "4096"),
+            Ordering::Greater,
+            "equal bytes: the text decides, so the order is total"
+        );
     }
 
     #[test]

@@ -107,7 +107,8 @@ fn chart(line: &SweptLine, sides: &[Side]) -> Option<String> {
         .collect();
     let level_name = |x: f64| param.level_name(x as u64);
     let (title, x_label) = (line.title(unit), line.x_label());
-    let chart = LineChart { title: &title, x_label: &x_label, y_label: unit, x_text: &level_name, series, log_y: false };
+    let chart =
+        LineChart { title: &title, x_label: &x_label, y_label: unit, x_text: &level_name, series, log_y: false };
     Some(chart.render())
 }
 

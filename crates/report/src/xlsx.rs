@@ -3,8 +3,8 @@
 use rust_xlsxwriter::{Chart, ChartType, ColNum, DocProperties, Format, RowNum, Workbook, Worksheet, XlsxError};
 
 use crate::document::{FAILED_MARK, MARKS_LEGEND, PARTIAL_MARK, PARTIAL_MARK_ASCII};
-use crate::xlsx_line::{lines_sheet, SweptRows, LINES_SHEET};
 use crate::iozone_excel::{report_header, throughput_preamble, ThroughputReport, THROUGHPUT_TITLE};
+use crate::xlsx_line::{lines_sheet, SweptRows, LINES_SHEET};
 use iomatrix_core::Matrix;
 use iomatrix_store::CellStateKind;
 
