@@ -8,6 +8,7 @@ use iomatrix_core::UsageError;
 use iomatrix_report::document::{Report, ReportGroup};
 use iomatrix_report::kind::ReportKind;
 use iomatrix_report::xlsx::{report_workbook, ScalarRow};
+use iomatrix_report::xlsx_line::swept_rows;
 use iomatrix_report::{csv, html, json, markdown};
 use iomatrix_report::{Matrix, MatrixCell};
 use iomatrix_store::{CellStateKind, Store};
@@ -234,6 +235,8 @@ fn workbook(report: &Report) -> anyhow::Result<Vec<u8>> {
             })
             .collect(),
     };
+    // A swept queue depth or size among the cells is a line chart, not a bar per value.
+    let swept = swept_rows(&scalar_keys.iter().copied().collect::<Vec<_>>(), side_by_side.len());
     let scalars: Vec<ScalarRow> = side_by_side
         .into_iter()
         .chain(scalar_keys.into_iter().map(|k| ScalarRow {
@@ -259,5 +262,5 @@ fn workbook(report: &Report) -> anyhow::Result<Vec<u8>> {
         .collect();
     let not_complete: Vec<(String, Vec<String>)> =
         report.groups.iter().map(|g| (g.name.clone(), iomatrix_report::document::not_complete(g))).collect();
-    report_workbook(&sheets, &names, &scalars, &not_complete, &conditions).map_err(|e| anyhow::anyhow!("{e}"))
+    report_workbook(&sheets, &names, &scalars, &swept, &not_complete, &conditions).map_err(|e| anyhow::anyhow!("{e}"))
 }

@@ -395,7 +395,7 @@ fn levels_of(
     }
 }
 
-/// Levels from a label: each run's value of `key`, numeric order where all are numbers.
+/// Levels from a label: each run's value of `key`, numeric order where all are numbers, else the cells' order.
 /// Each cell's unit, by the cell's name in the sweep.
 type Units = BTreeMap<String, String>;
 
@@ -470,8 +470,11 @@ fn by_label(
         super::select::repeats(&format!("--by {key}: level {level}"), &runs)?;
     }
     let mut levels: Vec<SweepLevel> = levels.into_iter().map(|(level, cells)| SweepLevel { level, cells }).collect();
+    // Numbers by value (2.25 before 2.5); other labels in the cells' order (4k, 64k, 1m; x2, x10).
     if levels.iter().all(|l| l.level.parse::<f64>().is_ok()) {
         levels.sort_by(|a, b| a.level.parse::<f64>().unwrap_or(0.0).total_cmp(&b.level.parse::<f64>().unwrap_or(0.0)));
+    } else {
+        levels.sort_by(|a, b| iomatrix_core::order::natural_cmp(&a.level, &b.level));
     }
     Ok((levels, units))
 }

@@ -90,7 +90,7 @@ fn every_format_holds_the_stored_cells() {
     let mut zip = zip::ZipArchive::new(std::fs::File::open(xlsx).unwrap()).unwrap();
     let names: Vec<String> = (0..zip.len()).map(|i| zip.by_index(i).unwrap().name().unwrap().to_string()).collect();
     let sheets = names.iter().filter(|n| n.starts_with("xl/worksheets/sheet")).count();
-    assert_eq!(sheets, 4, "write, read, figures (access), conditions: {names:?}");
+    assert_eq!(sheets, 5, "write, read, figures (access), lines (its queue depths), conditions: {names:?}");
     assert!(names.iter().filter(|n| n.starts_with("xl/charts/chart")).count() >= 5, "native charts: {names:?}");
     // Bad input.
     assert_usage_error(&sb.run(&["report", &a_s, "-o", &path("r.pdf")]), ".html, .xlsx, .csv, .md or .json");
@@ -146,10 +146,11 @@ fn the_html_report_loads_in_chromium_without_errors_and_shows_its_charts() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let dom = String::from_utf8_lossy(&out.stdout);
     assert_eq!(dom.matches("class=\"chart heatmap\"").count(), 2 + 2 + 2, "two tests x two runs, two ratio maps");
-    assert_eq!(dom.matches("class=\"chart lines\"").count(), 4 + 1, "a line chart per test and run, latency");
+    let lines = dom.matches("class=\"chart lines\"").count();
+    assert_eq!(lines, 4 + 1 + 1, "a line chart per test and run, latency, the access run's queue depths");
     assert!(dom.contains("Latency percentiles"), "the access run's latency plot");
-    // The access run's figures; write and read of the two IOzone runs side by side.
-    assert_eq!(dom.matches("class=\"chart bars\"").count(), 1 + 2);
+    // Write and read of the two IOzone runs side by side (the access run's figures are its line).
+    assert_eq!(dom.matches("class=\"chart bars\"").count(), 2);
     assert_eq!(dom.matches("<td class=\"l\">#").count(), 3, "the environment of every run");
     assert!(dom.contains("cache dominates") || dom.contains("No cell above the limit"), "the caching flags");
     // Console messages from the page (errors, failed loads) appear as CONSOLE lines.

@@ -3,16 +3,21 @@
 
 use crate::SuiteShape;
 use iomatrix_core::figures::MetricId;
+use iomatrix_core::order::natural_cmp;
 use iomatrix_core::Figures;
 use iomatrix_store::reader::{Fact, Flat};
 use iomatrix_store::{CellFigures, CellRow, CellState, CellStateKind, ExtentFigures, OpSummary, StoredRun};
 use serde::Serialize;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 /// What makes two cells comparable. For the IOzone matrix: test, file size,
 /// record size. Access specs add queue depth and the read/random mix; a
 /// repeat number (Bonnie's `-x`) is not part of the key: repeats are samples.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+///
+/// Keys order by their parameters' values ([`Ord`]), so every table, chart and report that lists
+/// cells from a map of keys lists them qd=1, 4, 16, 32 and 4k, 64k, 1m.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct CellKey {
     /// The test's name as its suite stores it ("write", "seeks").
     pub test: String,
@@ -25,7 +30,31 @@ pub struct CellKey {
     pub variant: String,
 }
 
+/// The one ordering rule of cells: test, then file and record size in bytes, then the variant
+/// (the mix "qd=4 read=70% random=100%", a size mix, `sweep --rows`' label) with its numbers by
+/// value ([`natural_cmp`]): queue depth 1 < 4 < 16 < 32, read and random shares as numbers.
+impl Ord for CellKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.test.cmp(&other.test).then_with(|| self.cmp_parameters(other))
+    }
+}
+
+impl PartialOrd for CellKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 impl CellKey {
+    /// The order of the keys' parameters, their tests aside: file and record size in bytes, then
+    /// the variant with its numbers by value. A list that keeps its tests in their own order
+    /// (a run's cells in the CSV: IOzone's write before read) orders its cells by it.
+    pub fn cmp_parameters(&self, other: &CellKey) -> Ordering {
+        (self.file_size, self.record_size)
+            .cmp(&(other.file_size, other.record_size))
+            .then_with(|| natural_cmp(&self.variant, &other.variant))
+    }
+
     /// The key of a stored cell: its test, sizes and access mix.
     pub fn of(cell: &CellRow) -> CellKey {
         let variant = cell.figures().mix().map(|mix| mix.name()).unwrap_or_default();
@@ -446,6 +475,38 @@ mod tests {
         assert!(both.admits(&stopped_partial));
         assert!(!both.admits(&CellState::counted(0, 2, "clients")), "a failed cell never");
         assert!(Admit::default().admits(&CellState::complete(2)));
+    }
+
+    #[test]
+    fn cells_order_by_their_parameters_values() {
+        let access = |record: u64, mix: &str| CellKey {
+            test: "access".into(),
+            file_size: Some(8 << 20),
+            record_size: Some(record),
+            variant: mix.into(),
+        };
+        let mix = |qd: u64, read: u64| {
+            iomatrix_core::IoMix { read_percent: read, random_percent: 100, queue_depth: qd }.name()
+        };
+        let mut keys: Vec<CellKey> = [(16, 100), (4, 100), (32, 100), (1, 100), (4, 70), (4, 0)]
+            .map(|(qd, r)| access(4096, &mix(qd, r)))
+            .to_vec();
+        keys.extend([access(1 << 20, &mix(1, 100)), access(64 << 10, &mix(1, 100))]);
+        keys.sort();
+        let named: Vec<String> = keys.iter().map(CellKey::describe).collect();
+        let expected = [
+            "access 8m/4k qd=1 read=100% random=100%",
+            "access 8m/4k qd=4 read=0% random=100%",
+            "access 8m/4k qd=4 read=70% random=100%",
+            "access 8m/4k qd=4 read=100% random=100%",
+            "access 8m/4k qd=16 read=100% random=100%",
+            "access 8m/4k qd=32 read=100% random=100%",
+            "access 8m/64k qd=1 read=100% random=100%",
+            "access 8m/1m qd=1 read=100% random=100%",
+        ];
+        assert_eq!(named, expected);
+        let set: std::collections::BTreeSet<CellKey> = keys.iter().rev().cloned().collect();
+        assert_eq!(set.iter().map(CellKey::describe).collect::<Vec<_>>(), expected, "a set of keys lists them so");
     }
 
     #[test]

@@ -566,7 +566,8 @@ fn operation_samples(a: &Group, b: &Group, phase: &str, op: &str, figure: &str) 
 /// Seed 003's tables: per phase, each operation's mean, p50, p99 (max where a suite
 /// records no percentiles, as Bonnie) and rate, A, B and % change.
 fn operation_tables(a: &Group, b: &Group) -> Vec<OperationTable> {
-    let mut tables: BTreeMap<String, Vec<OperationRow>> = BTreeMap::new();
+    // By the phase's key, not its name: phases list in the cells' order (qd=4 before qd=16).
+    let mut tables: BTreeMap<CellKey, Vec<OperationRow>> = BTreeMap::new();
     for ((key, op), sa) in &a.latency {
         let Some(sb) = b.latency.get(&(key.clone(), op.clone())) else { continue };
         let has_percentiles = sa[0].percentiles;
@@ -586,7 +587,7 @@ fn operation_tables(a: &Group, b: &Group) -> Vec<OperationTable> {
                 continue;
             }
             let (ma, mb) = (crate::median(&va), crate::median(&vb));
-            tables.entry(key.describe()).or_default().push(OperationRow {
+            tables.entry(key.clone()).or_default().push(OperationRow {
                 operation: op.clone(),
                 figure,
                 unit,
@@ -604,7 +605,7 @@ fn operation_tables(a: &Group, b: &Group) -> Vec<OperationTable> {
     let figure = |f: &str| OPERATION_FIGURES.iter().position(|x| x.0 == f).unwrap_or(0);
     tables
         .into_iter()
-        .map(|(phase, mut rows)| {
+        .map(|(key, mut rows)| {
             rows.sort_by(|x, y| {
                 (rank(&x.operation), &x.operation, figure(x.figure)).cmp(&(
                     rank(&y.operation),
@@ -612,7 +613,7 @@ fn operation_tables(a: &Group, b: &Group) -> Vec<OperationTable> {
                     figure(y.figure),
                 ))
             });
-            OperationTable { phase, rows }
+            OperationTable { phase: key.describe(), rows }
         })
         .collect()
 }

@@ -32,6 +32,7 @@ pub mod figures;
 mod file_error;
 pub mod human;
 mod matrix;
+pub mod order;
 mod own_flags;
 mod short_flags;
 mod size;

@@ -1,4 +1,4 @@
-//! The report as CSV: one row per stored cell of every run.
+//! The report as CSV: one row per stored cell of every run, in the cells' order.
 
 use crate::document::Report;
 use iomatrix_analysis::{CellKey, Figure};
@@ -32,13 +32,17 @@ pub fn render(report: &Report) -> String {
     for g in &report.groups {
         for r in &g.runs {
             let labels: Vec<String> = r.summary.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            for cell in &r.cell_results {
+            // By the cells' parameters (qd=1, 4, 16, 32), whatever order the run measured them
+            // in; the tests of one size and mix (IOzone's write, read) and repeats as stored.
+            let mut cells: Vec<(CellKey, &iomatrix_store::CellRow)> =
+                r.cell_results.iter().map(|cell| (CellKey::of(cell), cell)).collect();
+            cells.sort_by(|(a, _), (b, _)| a.cmp_parameters(b));
+            for (key, cell) in cells {
                 let figure = Figure::of(cell);
                 if figure.is_none() && cell.state.is_complete() {
                     continue;
                 }
                 let (value, unit) = figure.map_or((String::new(), ""), |f| (f.value.to_string(), f.unit));
-                let key = CellKey::of(cell);
                 let cached = g.flags.as_ref().map_or(String::new(), |fl| fl.is_flagged(&key).to_string());
                 let admit = iomatrix_analysis::Admit { partial: g.summary.partial, disturbed: g.summary.disturbed };
                 let in_medians = figure.is_some() && admit.admits(&cell.state);

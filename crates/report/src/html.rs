@@ -7,6 +7,7 @@ use crate::document::{
 use crate::svg::{
     bar_chart, escape, is_time_unit, kib_rate_unit, short, Bars, Heatmap, LineChart, Scale, Series, MAX_SERIES,
 };
+use crate::svg_line::{swept_charts, Side};
 use iomatrix_analysis::{CellKey, Comparison, ManyComparison};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -129,20 +130,29 @@ fn group_html(h: &mut String, g: &ReportGroup) {
             );
         }
     } else {
-        let mut by_unit: BTreeMap<&str, Vec<(String, f64)>> = BTreeMap::new();
-        for (k, s) in &g.summary.cells {
-            let mark = if s.partial_samples > 0 { PARTIAL_MARK } else { "" };
-            by_unit.entry(s.unit).or_default().push((format!("{}{mark}", k.describe()), s.median));
-        }
-        let _ = writeln!(h, "<h3>Figures</h3><div class=\"charts\">");
-        for (unit, bars) in by_unit {
-            h.push_str(&bar_chart(&format!("{}: median of each cell", g.name), unit, &bars, Bars::Distinct));
-        }
-        h.push_str("</div>\n");
+        cell_charts(h, g);
     }
     hosts_html(h, g);
     latency_html(h, g);
     noise_html(h, g);
+}
+
+/// A group's cells outside matrices: a line chart per swept parameter (queue depth, sizes), a
+/// bar per other cell.
+fn cell_charts(h: &mut String, g: &ReportGroup) {
+    let side = Side { name: &g.name, cells: &g.summary.cells };
+    let (lines, drawn) = swept_charts(&[side], |_| false);
+    let mut by_unit: BTreeMap<&str, Vec<(String, f64)>> = BTreeMap::new();
+    for (k, s) in g.summary.cells.iter().filter(|(k, _)| !drawn.contains(*k)) {
+        let mark = if s.partial_samples > 0 { PARTIAL_MARK } else { "" };
+        by_unit.entry(s.unit).or_default().push((format!("{}{mark}", k.describe()), s.median));
+    }
+    let _ = writeln!(h, "<h3>Figures</h3><div class=\"charts\">");
+    h.push_str(&lines.concat());
+    for (unit, bars) in by_unit {
+        h.push_str(&bar_chart(&format!("{}: median of each cell", g.name), unit, &bars, Bars::Distinct));
+    }
+    h.push_str("</div>\n");
 }
 
 /// Runs whose clients ran on several hosts: each host's clients per cell, and the straggler.
@@ -330,19 +340,26 @@ fn configuration_bars(h: &mut String, report: &Report) {
             heading = true;
         }
         let _ = writeln!(h, "<h3>{} suite</h3><div class=\"charts\">", escape(suite));
-        let mut figures: BTreeMap<String, (String, Vec<&CellKey>)> = BTreeMap::new();
-        for k in &common {
-            let matrix = groups[0].summary.shape.matrix
-                && k.variant.is_empty()
-                && k.file_size.is_some()
-                && k.record_size.is_some();
-            let (name, unit) = if matrix {
+        let is_matrix = |k: &CellKey| {
+            groups[0].summary.shape.matrix && k.variant.is_empty() && k.file_size.is_some() && k.record_size.is_some()
+        };
+        // A swept parameter is a line per group over its values; the other cells are bars.
+        let sides: Vec<Side> = groups.iter().map(|g| Side { name: &g.name, cells: &g.summary.cells }).collect();
+        let (lines, drawn) = swept_charts(&sides, is_matrix);
+        h.push_str(&lines.concat());
+        // In the cells' order (qd=4 before qd=16), not by the figure's name.
+        let mut figures: Vec<(String, (String, Vec<&CellKey>))> = Vec::new();
+        for k in common.iter().filter(|k| !drawn.contains(**k)) {
+            let (name, unit) = if is_matrix(k) {
                 let n = common.iter().filter(|c| c.test == k.test).count();
                 (format!("{}: mean over {n} common cells", k.test), "KB/s".to_string())
             } else {
                 (k.describe(), groups[0].summary.cells.get(*k).map_or("", |s| s.unit).to_string())
             };
-            figures.entry(name).or_insert((unit, Vec::new())).1.push(k);
+            match figures.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, (_, keys))) => keys.push(k),
+                None => figures.push((name, (unit, vec![k]))),
+            }
         }
         for (name, (unit, keys)) in figures {
             let bars: Vec<(String, f64)> = groups
@@ -489,11 +506,13 @@ mod tests {
         }
         let count = |class: &str| page.matches(&format!("class=\"chart {class}\"")).count();
         assert_eq!(count("heatmap"), 2 * 2 + 2, "two tests of two IOzone groups, two ratio maps");
-        // Four IOzone line charts; ten access cells' latency in two charts of at most eight lines.
-        assert_eq!(count("lines"), 4 + 2);
+        // Four IOzone line charts; ten access cells' latency in two charts of at most eight lines;
+        // access's figures over its swept queue depth (1 to 10), a line, not a bar per depth.
+        assert_eq!(count("lines"), 4 + 2 + 1);
         assert!(page.contains("Latency percentiles (1 of 2;") && page.contains("Latency percentiles (2 of 2;"));
-        // Access's figures, and the two IOzone groups side by side (write and read means).
-        assert_eq!(count("bars"), 1 + 2);
+        assert!(page.contains("access 1m/4k read=100% random=100%: MB/s by queue depth"));
+        // The two IOzone groups side by side (write and read means).
+        assert_eq!(count("bars"), 2);
         assert!(page.contains("write: mean over 4 common cells"));
         // The medians in the cells, in the unit the map names (MB/s for figures of 10k to
         // 150k KB/s, never "150k KB/s"); those above 100 Mbit/s marked.

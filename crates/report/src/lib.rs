@@ -44,11 +44,13 @@ pub mod json;
 pub mod kind;
 pub mod markdown;
 pub mod svg;
+pub mod svg_line;
 pub mod table;
 pub mod terminal;
 pub mod text;
 pub mod xls;
 pub mod xlsx;
+pub mod xlsx_line;
 
 pub use document::{Report, ReportGroup};
 pub use iomatrix_core::{Matrix, MatrixCell};

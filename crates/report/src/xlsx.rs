@@ -4,6 +4,7 @@ use rust_xlsxwriter::{Chart, ChartType, ColNum, DocProperties, Format, RowNum, W
 
 use crate::document::{FAILED_MARK, MARKS_LEGEND, PARTIAL_MARK, PARTIAL_MARK_ASCII};
 use crate::iozone_excel::{report_header, throughput_preamble, ThroughputReport, THROUGHPUT_TITLE};
+use crate::xlsx_line::{lines_sheet, SweptRows, LINES_SHEET};
 use iomatrix_core::Matrix;
 use iomatrix_store::CellStateKind;
 
@@ -261,11 +262,11 @@ fn sheet_name(test: &str, used: &mut Vec<String>) -> String {
     name
 }
 
-fn to_row(n: usize) -> Result<RowNum, XlsxError> {
+pub(crate) fn to_row(n: usize) -> Result<RowNum, XlsxError> {
     RowNum::try_from(n).map_err(|_| XlsxError::RowColumnLimitError)
 }
 
-fn to_col(n: usize) -> Result<ColNum, XlsxError> {
+pub(crate) fn to_col(n: usize) -> Result<ColNum, XlsxError> {
     ColNum::try_from(n).map_err(|_| XlsxError::RowColumnLimitError)
 }
 
@@ -286,18 +287,22 @@ pub struct ScalarRow {
 /// were left out of the medians or taken in partial (`not_complete`: per
 /// group, its sentences); a "conditions" sheet per run. `tests` holds (test
 /// name, one matrix per group); sheet names are shortened to Excel's 31
-/// characters.
+/// characters. The rows `sweeps` name (a swept queue depth or size) get no bars: a "lines"
+/// sheet charts each sweep as lines, a line per group ([`crate::xlsx_line`]).
 pub fn report_workbook(
     tests: &[(String, Vec<Matrix>)],
     groups: &[String],
     scalars: &[ScalarRow],
+    sweeps: &[SweptRows],
     not_complete: &[(String, Vec<String>)],
     conditions: &[(String, Vec<(String, String)>)],
 ) -> Result<Vec<u8>, XlsxError> {
     let mut workbook = marked_workbook();
     let bold = Format::new().set_bold();
-    // "figures", "not complete" and "conditions" come later; Excel compares sheet names without case.
-    let mut used: Vec<String> = vec!["figures".into(), NOT_COMPLETE_SHEET.into(), CONDITIONS_SHEET.into()];
+    // "figures", "lines", "not complete" and "conditions" come later; Excel compares sheet names
+    // without case.
+    let mut used: Vec<String> =
+        vec!["figures".into(), LINES_SHEET.into(), NOT_COMPLETE_SHEET.into(), CONDITIONS_SHEET.into()];
     for (test, matrices) in tests {
         let name = sheet_name(test, &mut used);
         let sheet = workbook.add_worksheet();
@@ -333,7 +338,9 @@ pub fn report_workbook(
         // One chart per figure, every group a bar in it: figures of different units never share
         // an axis, and N systems stand side by side.
         let (first, last) = (to_col(2)?, to_col(groups.len() + 1)?);
-        for (i, s) in scalars.iter().enumerate() {
+        let on_a_line = |i: usize| sweeps.iter().any(|w| w.levels.iter().any(|(_, row)| *row == i));
+        // Charts stacked from the top, one after another (rows on a line have theirs elsewhere).
+        for (n, (i, s)) in scalars.iter().enumerate().filter(|(i, _)| !on_a_line(*i)).enumerate() {
             let r = to_row(i + 1)?;
             let mut chart = Chart::new(ChartType::Bar);
             chart.title().set_name(&format!("{} ({})", s.metric, s.unit));
@@ -343,8 +350,11 @@ pub fn report_workbook(
                 .set_name(s.metric.as_str())
                 .set_categories(("figures", 0, first, 0, last))
                 .set_values(("figures", r, first, r, last));
-            sheet.insert_chart(to_row(i)? * CHART_ROW_STEP, to_col(groups.len() + 3)?, &chart)?;
+            sheet.insert_chart(to_row(n)? * CHART_ROW_STEP, to_col(groups.len() + 3)?, &chart)?;
         }
+    }
+    if !sweeps.is_empty() {
+        lines_sheet(&mut workbook, groups, scalars, sweeps)?;
     }
     if not_complete.iter().any(|(_, lines)| !lines.is_empty()) {
         let sheet = workbook.add_worksheet();
@@ -397,6 +407,6 @@ mod tests {
             ["read", "READ", "conditions", ""].iter().map(|t| (t.to_string(), vec![m(t)])).collect();
         let scalars = [ScalarRow { metric: "seeks".into(), unit: "seeks/s".into(), values: vec![Some(1.0)] }];
         let not_complete = [("a".to_string(), vec!["left out of the medians: seeks in run #2".to_string()])];
-        assert!(report_workbook(&tests, &["a".into()], &scalars, &not_complete, &[]).is_ok());
+        assert!(report_workbook(&tests, &["a".into()], &scalars, &[], &not_complete, &[]).is_ok());
     }
 }
