@@ -328,22 +328,27 @@ fn judge_one(gate: &mut Gate, c: &Candidate, t: &Tested, rejected: bool, (thresh
     } else if cannot_reach || t.detectable > threshold {
         let needed = repeats_needed(t, threshold, first_level);
         gate.repeats_needed = gate.repeats_needed.max(Some(needed));
-        let why = if cannot_reach {
-            format!(
-                "too few samples: {} vs {}: the one-sided test cannot go below p={} there, above Holm's first level \
-                 {}",
+        let mut why = Vec::new();
+        if cannot_reach {
+            why.push(format!(
+                "too few samples: {} vs {}: the one-sided test cannot go below p={} there, above Holm's first level {}",
                 t.a.len(),
                 t.b.len(),
                 human_p(min_worse_p(t.a.len(), t.b.len())),
                 human_p(first_level)
-            )
-        } else {
-            format!(
-                "not enough samples to detect {}% (detectable: {}%)",
-                human_pct(pct(threshold)),
-                human_pct(pct(t.detectable))
-            )
-        };
+            ));
+        }
+        if t.detectable > threshold {
+            why.push(match t.detectable.is_finite() {
+                true => format!(
+                    "not enough samples to detect {}% (detectable: {}%)",
+                    human_pct(pct(threshold)),
+                    human_pct(pct(t.detectable))
+                ),
+                false => format!("not enough samples to detect {}% (no spread to go by)", human_pct(pct(threshold))),
+            });
+        }
+        let why = why.join("; ");
         gate.not_checked.push(format!("{} ({why}; needs {} a side)", c.name, repeats_words(needed)));
         "not checked"
     } else {
@@ -398,9 +403,9 @@ pub fn repeats_words(needed: usize) -> String {
     }
 }
 
-/// 5, 0.5, 18: a percentage with no more digits than it needs (two decimals at most).
+/// 5, 0.5, 18.25: a percentage with no more digits than it needs (two decimals at most).
 pub fn human_pct(v: f64) -> String {
-    let rounded = if v >= 10.0 { format!("{v:.0}") } else { format!("{v:.2}") };
+    let rounded = format!("{v:.2}");
     if rounded.contains('.') {
         rounded.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
