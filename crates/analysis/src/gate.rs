@@ -328,27 +328,7 @@ fn judge_one(gate: &mut Gate, c: &Candidate, t: &Tested, rejected: bool, (thresh
     } else if cannot_reach || t.detectable > threshold {
         let needed = repeats_needed(t, threshold, first_level);
         gate.repeats_needed = gate.repeats_needed.max(Some(needed));
-        let mut why = Vec::new();
-        if cannot_reach {
-            why.push(format!(
-                "too few samples: {} vs {}: the one-sided test cannot go below p={} there, above Holm's first level {}",
-                t.a.len(),
-                t.b.len(),
-                human_p(min_worse_p(t.a.len(), t.b.len())),
-                human_p(first_level)
-            ));
-        }
-        if t.detectable > threshold {
-            why.push(match t.detectable.is_finite() {
-                true => format!(
-                    "not enough samples to detect {}% (detectable: {}%)",
-                    human_pct(pct(threshold)),
-                    human_pct(pct(t.detectable))
-                ),
-                false => format!("not enough samples to detect {}% (no spread to go by)", human_pct(pct(threshold))),
-            });
-        }
-        let why = why.join("; ");
+        let why = refusal(t, threshold, first_level);
         gate.not_checked.push(format!("{} ({why}; needs {} a side)", c.name, repeats_words(needed)));
         "not checked"
     } else {
@@ -371,6 +351,27 @@ fn judge_one(gate: &mut Gate, c: &Candidate, t: &Tested, rejected: bool, (thresh
         change_pct: Some(crate::compare::change_pct(ma, mb)),
         detectable_change_pct: t.detectable.is_finite().then(|| pct(t.detectable)),
     });
+}
+
+/// Why a figure cannot be held to the threshold: too few samples to reach Holm's first level,
+/// a spread that hides a change of the threshold's size, or both.
+fn refusal(t: &Tested, threshold: f64, first_level: f64) -> String {
+    let (n, m) = (t.a.len(), t.b.len());
+    let mut why = Vec::new();
+    if min_worse_p(n, m) > first_level {
+        why.push(format!(
+            "too few samples: {n} vs {m}: the one-sided test cannot go below p={} there, above Holm's first level {}",
+            human_p(min_worse_p(n, m)),
+            human_p(first_level)
+        ));
+    }
+    let asked = human_pct(threshold * 100.0);
+    if t.detectable.is_infinite() {
+        why.push(format!("not enough samples to detect {asked}% (no spread to go by)"));
+    } else if t.detectable > threshold {
+        why.push(format!("not enough samples to detect {asked}% (detectable: {}%)", human_pct(t.detectable * 100.0)));
+    }
+    why.join("; ")
 }
 
 /// Samples a side (at least what each side has) with which the figure could trip the gate and
