@@ -67,15 +67,26 @@ fn five_repeats_a_side_over_many_figures_are_not_checked_and_name_the_repeats_ne
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(6), "{stdout}\n{stderr}");
     assert!(stdout.contains("NOT CHECKED: 0 figure(s) checked"), "{stdout}");
-    assert!(stdout.contains("too few samples: 5 vs 5: the one-sided test cannot go below p=0.00397"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "too few samples: 5 vs 5: the one-sided test's smallest p, 0.00397, is above Holm's first level 0.00313"
+        ),
+        "{stdout}"
+    );
     assert!(stdout.contains("tested: 16 figure(s)"), "{stdout}");
-    let needed: usize = stderr
-        .split("give both sides --repeat ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no repeats named: {stderr}"));
-    assert!(needed >= 6, "1/C(12,6) is the first below 0.05/16: {needed}\n{stderr}");
+    // Every figure names the repeats a side it needs: at least 6 (1/C(12,6) is the first below
+    // 0.05/16); a cell a loaded machine disturbed may need more, or more than any practical number.
+    let needs: Vec<Option<usize>> = stdout
+        .lines()
+        .filter(|l| l.starts_with("  not checked: "))
+        .map(|l| l.split("needs ").nth(1).expect(l).split_whitespace().find_map(|w| w.parse().ok()))
+        .collect();
+    assert_eq!(needs.len(), 16, "{stdout}");
+    assert!(needs.iter().all(|n| n.is_none_or(|n| n >= 6)), "{needs:?}\n{stdout}");
+    assert!(
+        stderr.contains("give both sides --repeat ") || stderr.contains("no practical number of repeats"),
+        "{stderr}"
+    );
 }
 
 /// The detectable change the gate printed, in %.

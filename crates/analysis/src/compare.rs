@@ -932,8 +932,8 @@ mod tests {
         assert_eq!(gate.checked, 1);
         assert_eq!(
             gate.not_checked,
-            ["read 64/8 (too few samples: 1 vs 1: the one-sided test cannot go below p=0.5 there, above Holm's \
-              first level 0.025; not enough samples to detect 5% (no spread to go by); needs 4 repeats a side)"]
+            ["read 64/8 (too few samples: 1 vs 1: the one-sided test's smallest p, 0.5, is above Holm's first \
+              level 0.025; needs at least 4 repeats a side)"]
         );
         assert!(regressions(&c, &a, &b, 0.25, None).unwrap().slower.is_empty(), "20% slower is not 25% slower");
     }

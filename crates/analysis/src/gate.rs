@@ -329,7 +329,9 @@ fn judge_one(gate: &mut Gate, c: &Candidate, t: &Tested, rejected: bool, (thresh
         let needed = repeats_needed(t, threshold, first_level);
         gate.repeats_needed = gate.repeats_needed.max(Some(needed));
         let why = refusal(t, threshold, first_level);
-        gate.not_checked.push(format!("{} ({why}; needs {} a side)", c.name, repeats_words(needed)));
+        // Without a spread to go by, the repeats reach the corrected level; the spread may ask more.
+        let at_least = if t.sd.is_finite() { "" } else { "at least " };
+        gate.not_checked.push(format!("{} ({why}; needs {at_least}{} a side)", c.name, repeats_words(needed)));
         "not checked"
     } else {
         "not slower"
@@ -360,15 +362,15 @@ fn refusal(t: &Tested, threshold: f64, first_level: f64) -> String {
     let mut why = Vec::new();
     if min_worse_p(n, m) > first_level {
         why.push(format!(
-            "too few samples: {n} vs {m}: the one-sided test cannot go below p={} there, above Holm's first level {}",
+            "too few samples: {n} vs {m}: the one-sided test's smallest p, {}, is above Holm's first level {}",
             human_p(min_worse_p(n, m)),
             human_p(first_level)
         ));
     }
     let asked = human_pct(threshold * 100.0);
-    if t.detectable.is_infinite() {
+    if t.detectable.is_infinite() && why.is_empty() {
         why.push(format!("not enough samples to detect {asked}% (no spread to go by)"));
-    } else if t.detectable > threshold {
+    } else if t.detectable.is_finite() && t.detectable > threshold {
         why.push(format!("not enough samples to detect {asked}% (detectable: {}%)", human_pct(t.detectable * 100.0)));
     }
     why.join("; ")
