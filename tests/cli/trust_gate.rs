@@ -50,6 +50,15 @@ fn a_20_percent_slowdown_made_with_a_rate_cap_trips_the_gate_and_says_what_it_co
     assert_eq!(gate["test"], "one-sided Mann-Whitney, exact");
     assert_eq!(gate["correction"], "Holm, 5% family-wise");
     assert!(gate["checks"].as_array().unwrap().iter().all(|c| c["detectable_change_pct"].is_number()), "{gate}");
+    // Three sides: each held to the baseline by the same gate; the slowed side trips it.
+    access(&sb, "200ms", &["--rate", "500", "--repeat", "10"]); // 3: the baseline's setup again
+    let out = sb.run(&["compare", "1", "3", "2", "--fail-if-slower", "5%", "--json"]);
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out).1);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pairs = doc["pairs"].as_array().unwrap();
+    let outcomes: Vec<&str> = pairs.iter().map(|p| p["fail_if_slower"]["outcome"].as_str().unwrap()).collect();
+    assert_eq!(outcomes.last(), Some(&"slower"), "{outcomes:?}");
+    assert!(pairs.iter().all(|p| p["fail_if_slower"]["correction"] == "Holm, 5% family-wise"), "{doc}");
     // A percentile there is not, or a unit no figure has, is refused naming what there is.
     for (metric, named) in [("p99.9", "a percentile (p50, p99)"), ("IOPS", "a unit (KB/s, ms, ops/s)")] {
         assert_usage_error(&sb.run(&["compare", "1", "2", "--fail-if-slower", "5%", "--metric", metric]), named);

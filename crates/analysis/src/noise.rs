@@ -162,7 +162,7 @@ fn lower_quantile(p: f64) -> f64 {
         -3.969683028665376e1,
         2.209460984245205e2,
         -2.759285104469687e2,
-        1.383577518672690e2,
+        1.383_577_518_672_69e2,
         -3.066479806614716e1,
         2.506628277459239,
     ];
@@ -262,12 +262,15 @@ fn exact_tail(doubled: &[usize], n: usize, observed: f64, upper: bool) -> f64 {
     tail / all
 }
 
+/// The sorted (doubled) ranks and n: what the rank sums' counts depend on.
+type WaysKey = (Vec<usize>, usize);
+
 /// `ways[s]`: the n-subsets of the (doubled) ranks summing to s. The counts
 /// depend only on the ranks as a set (without ties, on n and m alone), so a
 /// gate over many figures of one size works them out once: a small cache.
 fn rank_sum_ways(doubled: &[usize], n: usize) -> std::rc::Rc<Vec<f64>> {
     thread_local! {
-        static WAYS: std::cell::RefCell<HashMap<(Vec<usize>, usize), std::rc::Rc<Vec<f64>>>> =
+        static WAYS: std::cell::RefCell<HashMap<WaysKey, std::rc::Rc<Vec<f64>>>> =
             std::cell::RefCell::new(HashMap::new());
     }
     let mut key = doubled.to_vec();
