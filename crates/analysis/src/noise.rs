@@ -1,7 +1,9 @@
 //! Is a change beyond the run-to-run noise? A two-sided Mann-Whitney rank
 //! test of A's samples against B's at the 5% level, exact (the rank sums of
 //! every split of the pooled samples, ties given their mean rank) up to 40
-//! samples in all, the normal approximation with tie correction above.
+//! samples in all, the normal approximation with tie correction above; and
+//! the one-sided test `--fail-if-slower`'s gate takes ([`worse_p`]), with the
+//! smallest p samples can give and the change they can detect.
 //!
 //! A rank test rather than a bootstrap: with the 3 to 10 samples `--repeat`
 //! gives, a bootstrap of medians draws from too few distinct values to hold
