@@ -46,17 +46,7 @@ pub(super) fn run(
     for (side, labels) in many.sides.iter_mut().zip(labels) {
         side.labels.clone_from(labels);
     }
-    let gates: Option<Vec<Gate>> = fail_if_slower.map(|t| {
-        many.pairs
-            .iter()
-            .zip(&many.others)
-            .map(|(pair, other)| regressions(pair, &groups[baseline], &groups[*other], t, args.metric))
-            .collect()
-    });
-    if let (Some(gates), Some(metric)) = (&gates, args.metric) {
-        let none_slower = gates.iter().all(|g| g.slower.is_empty());
-        super::compare::check_metric(metric, none_slower, &groups[baseline], &many.pairs)?;
-    }
+    let gates = fail_if_slower.map(|t| held(&many, groups, baseline, t, args.metric)).transpose()?;
     // The outcome over every side: slower anywhere, else not checked anywhere, else passed.
     let outcome = gates.as_ref().map(|gates| {
         let outcomes: Vec<&str> = gates.iter().map(Gate::outcome).collect();
@@ -91,6 +81,27 @@ pub(super) fn run(
     }
 }
 
+/// Every side's gate against the baseline. `--metric` that names no figure of any pair is
+/// refused; a pair where it names none is not checked.
+fn held(
+    many: &ManyComparison,
+    groups: &[Group],
+    baseline: usize,
+    threshold: f64,
+    metric: Option<&str>,
+) -> Result<Vec<Gate>, UsageError> {
+    let held: Vec<_> = many
+        .pairs
+        .iter()
+        .zip(&many.others)
+        .map(|(pair, other)| regressions(pair, &groups[baseline], &groups[*other], threshold, metric))
+        .collect();
+    if let Some(Err(refused)) = held.iter().find(|h| h.is_err()).filter(|_| held.iter().all(Result::is_err)) {
+        return Err(refused.clone().into());
+    }
+    Ok(held.into_iter().map(|h| h.unwrap_or_else(|refused| Gate::over_nothing(refused.0))).collect())
+}
+
 /// `compare --json` with more than two sides: schema iomatrix.compare/3; `gate` is
 /// `--fail-if-slower`'s threshold, each pair's gate and the outcome over every side.
 fn print_json(
@@ -110,12 +121,10 @@ fn print_json(
             serde_json::json!({
                 "side": letter(*other),
                 "comparison": pair,
-                "fail_if_slower": gates.map(|g| serde_json::json!({
-                    "outcome": g[k].outcome(),
-                    "slower": g[k].slower,
-                    "checked": g[k].checked,
-                    "not_checked": g[k].not_checked,
-                })),
+                "fail_if_slower": gates.map(|g| serde_json::to_value(&g[k]).map(|mut v| {
+                    v["outcome"] = g[k].outcome().into();
+                    v
+                }).unwrap_or_default()),
             })
         })
         .collect();

@@ -86,6 +86,7 @@ mod trust_failures;
 mod trust_figures;
 mod trust_files;
 mod trust_fio;
+mod trust_gate;
 mod trust_hosts;
 mod trust_inert;
 mod trust_limits;

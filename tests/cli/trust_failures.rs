@@ -368,7 +368,13 @@ fn fail_if_slower_never_passes_on_what_it_did_not_check() {
     assert_eq!(doc["fail_if_slower"]["outcome"], "not checked");
     assert_eq!(doc["fail_if_slower"]["checked"], 0);
     // Every figure checked and none 99% slower: the gate passes, and says how much it checked.
+    // (A sample a loaded machine descheduled can spread a 256k cell so that even 99% is beyond
+    // what 4 samples detect: then the gate says so, exit 6, never a pass.)
     let (code, stdout, _) = gate("1", "3", &[]);
+    if code == Some(6) && stdout.contains("not enough samples to detect 99%") {
+        println!("the samples spread too far to hold 99%: {stdout}");
+        return;
+    }
     assert_eq!(code, Some(0), "{stdout}");
     assert!(stdout.contains("nothing slower than A by more than 99% beyond noise (2 figure(s) checked)"), "{stdout}");
 }

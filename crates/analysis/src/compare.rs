@@ -2,10 +2,12 @@
 //! "% change" tables).
 
 use crate::cells::{CellKey, Group, LeftOut, Partial};
+use crate::gate::{hold, Candidate, Gate, FAMILY_ALPHA};
 use crate::headline::{headline_tables, published_sides, HeadlineTable, PublishedSide};
 use crate::hint::{sweep_hint, SweepHint};
-use crate::noise::{judge, slower_beyond, Judgement};
+use crate::noise::{judge, Judgement};
 pub use crate::row::{change_pct, ScalarRow};
+use crate::BadFlag;
 use iomatrix_store::reader::Flat;
 use iomatrix_store::{ExtentFigures, OpSummary};
 use serde::Serialize;
@@ -164,21 +166,6 @@ pub struct NoiseSummary {
     pub within_noise: usize,
     /// Figures with too few samples on a side for a verdict.
     pub no_verdict: usize,
-}
-
-/// A compared figure slower than A by more than a threshold beyond noise.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Regression {
-    /// The figure's name ("write 64m/4k", a metric or an operation's figure).
-    pub cell: String,
-    /// The figure's unit.
-    pub unit: &'static str,
-    /// A's median.
-    pub a: f64,
-    /// B's median.
-    pub b: f64,
-    /// B against A: (B - A) / A, in %.
-    pub change_pct: f64,
 }
 
 /// Latency percentiles of one operation side by side (medians over runs), ns.
@@ -443,82 +430,49 @@ fn matrix_verdicts(m: &MatrixComparison, a: &Group, b: &Group) -> Vec<Vec<Option
         .collect()
 }
 
-/// What `--fail-if-slower` found: the figures of B slower than A's beyond the threshold and the
-/// noise, how many figures it could hold to the threshold, and those it was asked about but could
-/// not (not in B, left out as not whole, too few samples for a verdict). A gate that checked
-/// nothing, or not all it was asked, must say so: it never passes on what it did not check.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Gate {
-    /// The figures slower beyond the threshold.
-    pub slower: Vec<Regression>,
-    /// How many figures were held to the threshold.
-    pub checked: usize,
-    /// The figures asked about that could not be checked, each with why.
-    pub not_checked: Vec<String>,
+/// Every figure of A held against B by `--fail-if-slower` (`threshold` 0.05: 5%): the headline
+/// rates, or what `metric` names (a unit, a percentile, part of a name); see [`crate::hold`].
+pub fn regressions(
+    c: &Comparison,
+    a: &Group,
+    b: &Group,
+    threshold: f64,
+    metric: Option<&str>,
+) -> Result<Gate, BadFlag> {
+    hold(gate_candidates(c, a, b), metric, threshold, FAMILY_ALPHA)
 }
 
-impl Gate {
-    /// "slower" (a figure beyond the threshold), "not checked" (none slower, but a figure asked
-    /// about could not be held to it, or none was), or "passed" (every figure asked about
-    /// checked, none slower): the JSON's outcome, the exit code's and the text's.
-    pub fn outcome(&self) -> &'static str {
-        if !self.slower.is_empty() {
-            "slower"
-        } else if !self.not_checked.is_empty() || self.checked == 0 {
-            "not checked"
-        } else {
-            "passed"
-        }
-    }
-}
-
-/// Every figure of A, with `metric` only those whose name contains it ("read", "write 64m/4k",
-/// "open mean"), held against B: slower by more than `threshold` (0.05: 5%) beyond noise, or not
-/// checked, and why.
-pub fn regressions(c: &Comparison, a: &Group, b: &Group, threshold: f64, metric: Option<&str>) -> Gate {
-    let wanted = |name: &str| metric.is_none_or(|m| name.contains(m));
-    let mut gate = Gate { slower: Vec::new(), checked: 0, not_checked: Vec::new() };
-    let check = |gate: &mut Gate, name: String, unit, va: &[f64], vb: &[f64], higher_is_better: bool| {
-        let j = judge(va, vb, higher_is_better);
-        if j.verdict == "no verdict" {
-            gate.not_checked.push(format!("{name} (too few samples: {} vs {})", j.a_samples, j.b_samples));
-            return;
-        }
-        gate.checked += 1;
-        if slower_beyond(va, vb, higher_is_better, threshold) {
-            let (ma, mb) = (crate::median(va), crate::median(vb));
-            gate.slower.push(Regression { cell: name, unit, a: ma, b: mb, change_pct: change_pct(ma, mb) });
-        }
-    };
+/// Every figure the gate could hold B to: A's cells (rates), each operation's figures (its
+/// rate and its times), and those of A that B lacks or that were left out, with why.
+pub fn gate_candidates(c: &Comparison, a: &Group, b: &Group) -> Vec<Candidate> {
+    let mut out = Vec::new();
     for (key, sa) in &a.cells {
-        let name = key.describe();
-        if !wanted(&name) {
-            continue;
-        }
-        match b.cells.get(key) {
-            Some(sb) => check(&mut gate, name, sa.unit, &sa.values, &sb.values, true),
-            None => gate.not_checked.push(format!("{name} ({})", missing_in_b(b, key))),
-        }
+        let samples = match b.cells.get(key) {
+            Some(sb) => Ok((sa.values.clone(), sb.values.clone())),
+            None => Err(missing_in_b(b, key)),
+        };
+        out.push(Candidate { name: key.describe(), unit: sa.unit, figure: "", higher_is_better: true, samples });
     }
-    for l in a.left_out.iter().filter(|l| wanted(&l.cell) && !a.cells.contains_key(&l.key)) {
-        gate.not_checked.push(format!("{} (A's cell left out: {})", l.cell, l.state.describe()));
+    for l in a.left_out.iter().filter(|l| !a.cells.contains_key(&l.key)) {
+        let unit = b.cells.get(&l.key).map_or("", |s| s.unit);
+        let samples = Err(format!("A's cell left out: {}", l.state.describe()));
+        out.push(Candidate { name: l.cell.clone(), unit, figure: "", higher_is_better: true, samples });
     }
     for table in &c.operations {
         for row in &table.rows {
             let name = format!("{} {} {}", table.phase, row.operation, row.figure);
-            let Some((va, vb)) = operation_samples(a, b, &table.phase, &row.operation, row.figure) else { continue };
-            if wanted(&name) {
-                check(&mut gate, name, row.unit, &va, &vb, row.figure == "rate");
-            }
+            let Some(samples) = operation_samples(a, b, &table.phase, &row.operation, row.figure) else { continue };
+            let higher_is_better = row.figure == "rate";
+            out.push(Candidate { name, unit: row.unit, figure: row.figure, higher_is_better, samples: Ok(samples) });
         }
     }
     for (key, op) in a.latency.keys().filter(|k| !b.latency.contains_key(*k)) {
+        // The operation's rate stands for its figures: a headline rate B lacks.
         let name = format!("{} {op}", key.describe());
-        if wanted(&name) {
-            gate.not_checked.push(format!("{name} ({})", missing_in_b(b, key)));
-        }
+        let samples = Err(missing_in_b(b, key));
+        out.push(Candidate { name, unit: "ops/s", figure: "rate", higher_is_better: true, samples });
     }
-    gate
+    out
 }
 
 /// Why B has no figure of a cell A has.
@@ -951,8 +905,17 @@ mod tests {
         // B's opens twice as slow instead: every figure a regression beyond 5%.
         let c = compare(&b, &a, Region::default());
         assert_eq!(c.noise.slower, 4);
-        assert_eq!(regressions(&c, &b, &a, 0.05, None).slower.len(), 4);
-        assert_eq!(regressions(&c, &b, &a, 0.05, Some("open p99")).slower.len(), 1);
+        // The gate's default family is the headline rates: the open rate; its times join when asked.
+        let gate = |metric| regressions(&c, &b, &a, 0.05, metric).unwrap();
+        assert_eq!(
+            gate(None).slower.iter().map(|r| r.cell.as_str()).collect::<Vec<_>>(),
+            ["write 4k..1m (3 sizes)/4k open rate"]
+        );
+        assert_eq!((gate(Some("ms")).figures, gate(Some("ms")).slower.len()), (3, 3));
+        assert_eq!(gate(Some("MS")).family, "unit ms");
+        assert_eq!(gate(Some("p99")).slower.len(), 1);
+        assert_eq!(gate(Some("open p99")).slower.len(), 1);
+        assert!(regressions(&c, &b, &a, 0.05, Some("p99.9")).unwrap_err().0.contains("percentile (p50, p99)"));
     }
 
     #[test]
@@ -965,11 +928,15 @@ mod tests {
         assert_eq!(v[1].as_ref().unwrap().verdict, "no verdict");
         assert_eq!(v[1].as_ref().unwrap().repeats_needed, Some(4));
         assert_eq!(c.noise, NoiseSummary { slower: 1, no_verdict: 1, ..NoiseSummary::default() });
-        let gate = regressions(&c, &a, &b, 0.05, None);
+        let gate = regressions(&c, &a, &b, 0.05, None).unwrap();
         assert_eq!(gate.slower.iter().map(|r| r.cell.as_str()).collect::<Vec<_>>(), ["read 64/4"]);
         assert_eq!(gate.checked, 1);
-        assert_eq!(gate.not_checked, ["read 64/8 (too few samples: 1 vs 1)"]);
-        assert!(regressions(&c, &a, &b, 0.25, None).slower.is_empty(), "20% slower is not 25% slower");
+        assert_eq!(
+            gate.not_checked,
+            ["read 64/8 (too few samples: 1 vs 1: the one-sided test's smallest p, 0.5, is above Holm's first \
+              level 0.025; needs at least 4 repeats a side)"]
+        );
+        assert!(regressions(&c, &a, &b, 0.25, None).unwrap().slower.is_empty(), "20% slower is not 25% slower");
     }
 
     #[test]
@@ -1086,17 +1053,17 @@ mod tests {
         let b = vec![stored(2, &[10.0, 11.0, 9.0, 10.0], CellState::counted(1, 4, "clients"))];
         let (ga, gb) = (Group::of("A", &a, MATRIX), Group::of("B", &b, MATRIX));
         let c = compare(&ga, &gb, Region::default());
-        let gate = regressions(&c, &ga, &gb, 0.05, None);
+        let gate = regressions(&c, &ga, &gb, 0.05, None).unwrap();
         assert_eq!((gate.checked, gate.slower.len()), (0, 0));
         assert_eq!(gate.not_checked, ["read 64/4 (B's cell left out: partial: 1 of 4 clients in run #2)"]);
         // Taken in, the partial samples are judged: 90% slower.
         let gb = Group::with("B", &b, MATRIX, Partial::Included);
         let c = compare(&ga, &gb, Region::default());
-        let gate = regressions(&c, &ga, &gb, 0.05, None);
+        let gate = regressions(&c, &ga, &gb, 0.05, None).unwrap();
         assert_eq!((gate.checked, gate.slower.len()), (1, 1));
         assert!(gate.not_checked.is_empty());
-        // A metric B has no figure of is not checked either.
-        let gate = regressions(&c, &ga, &gb, 0.05, Some("write"));
-        assert_eq!((gate.checked, gate.slower.len(), gate.not_checked.len()), (0, 0, 0));
+        // A metric that names no figure is refused, naming what there is.
+        let refused = regressions(&c, &ga, &gb, 0.05, Some("write")).unwrap_err();
+        assert!(refused.0.contains("a unit (KB/s)"), "{refused}");
     }
 }

@@ -36,6 +36,7 @@ mod compare;
 mod compare_many;
 mod derive;
 mod exclude;
+mod gate;
 mod headline;
 mod hint;
 mod limit;
@@ -47,16 +48,19 @@ mod sweep;
 pub use cache::CacheVerdict;
 pub use cells::{median, size_range, Admit, CellKey, CellStats, Disturbed, Figure, Group, LeftOut, Partial};
 pub use compare::{
-    compare, regressions, Comparison, Difference, Gate, LatencyRow, MatrixComparison, NoiseSummary, NotKnown,
-    OperationRow, OperationTable, Region, Regression, ScalarRow, Tally,
+    compare, gate_candidates, regressions, Comparison, Difference, LatencyRow, MatrixComparison, NoiseSummary,
+    NotKnown, OperationRow, OperationTable, Region, ScalarRow, Tally,
 };
 pub use compare_many::{compare_many, distinguishing_labels, side_letter, ManyComparison, ManyRow, Side, SideCell};
 pub use derive::{derive, derive_compare, Derivation, Derived, DerivedRow, Factor, Operation, Rows};
 pub use exclude::exclude_from_means;
+pub use gate::{
+    hold, hold_family, holm, human_pct, repeats_words, Candidate, Check, Family, Gate, Regression, FAMILY_ALPHA,
+};
 pub use headline::{headline_tables, published_sides, HeadlineRow, HeadlineTable, PublishedSide};
 pub use hint::{sweep_hint, SweepHint, SweptParameter, SWEPT_PARAMETERS};
 pub use limit::{flag_cached, CacheFlags, Limit};
-pub use noise::{judge, slower_beyond, Judgement, ALPHA};
+pub use noise::{detectable_change, judge, worse_p, Judgement, ALPHA};
 pub use shape::{SuiteShape, SweptFields};
 /// A flag's value analysis cannot use (`--limit`, `--derive`): the message names the flag, the
 /// value and the fix. Always the user's to fix (exit 2).

@@ -1,13 +1,16 @@
 //! Is a change beyond the run-to-run noise? A two-sided Mann-Whitney rank
 //! test of A's samples against B's at the 5% level, exact (the rank sums of
 //! every split of the pooled samples, ties given their mean rank) up to 40
-//! samples in all, the normal approximation with tie correction above.
+//! samples in all, the normal approximation with tie correction above; and
+//! the one-sided test `--fail-if-slower`'s gate takes ([`worse_p`]), with the
+//! smallest p samples can give and the change they can detect.
 //!
 //! A rank test rather than a bootstrap: with the 3 to 10 samples `--repeat`
 //! gives, a bootstrap of medians draws from too few distinct values to hold
 //! its level, while the rank test's level holds exactly for any distribution.
 
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// The test's level: a change is called faster or slower when a difference
 /// at least as large would arise by chance in at most 5% of same-setup pairs.
@@ -68,13 +71,128 @@ pub fn judge(a: &[f64], b: &[f64], higher_is_better: bool) -> Judgement {
     Judgement { verdict, p_value: Some(p), a_samples: n, b_samples: m, repeats_needed: None }
 }
 
-/// Is B slower than A by more than `threshold` (0.05 for 5%) beyond noise?
-/// The test is run against A moved by the threshold in B's disfavour (rates
-/// times 0.95, times 1.05): B must be slower than that, at the test's level.
-pub fn slower_beyond(a: &[f64], b: &[f64], higher_is_better: bool, threshold: f64) -> bool {
-    let factor = if higher_is_better { 1.0 - threshold } else { 1.0 + threshold };
-    let moved: Vec<f64> = a.iter().map(|v| v * factor).collect();
-    judge(&moved, b, higher_is_better).verdict == "slower"
+/// The one-sided p-value that B is worse than A (lower where higher is
+/// better, higher for times): the share of same-setup pairs whose ranks lie
+/// at least this far in that one direction. Exact up to 40 samples in all,
+/// the normal approximation above; 1 where a side has no finite sample.
+pub fn worse_p(a: &[f64], b: &[f64], higher_is_better: bool) -> f64 {
+    let (a, b) = (finite(a), finite(b));
+    if a.is_empty() || b.is_empty() {
+        return 1.0;
+    }
+    let ranks = mid_ranks(&a, &b);
+    let n = a.len();
+    let doubled: Vec<usize> = ranks.iter().map(|r| (r * 2.0).round() as usize).collect();
+    let observed = doubled[..n].iter().sum::<usize>() as f64;
+    // B worse where higher is better: B's samples low, so A's rank sum high.
+    let upper = higher_is_better;
+    let p = if a.len() + b.len() <= EXACT_UP_TO {
+        exact_tail(&doubled, n, observed, upper)
+    } else {
+        let expected = n as f64 * (a.len() + b.len() + 1) as f64 / 2.0;
+        let towards = if upper { observed / 2.0 - expected } else { expected - observed / 2.0 };
+        normal_tail(&ranks, n, b.len(), towards)
+    };
+    p.min(1.0)
+}
+
+/// Whether the one-sided p-value of n and m samples is exact ([`worse_p`]).
+pub fn is_exact(n: usize, m: usize) -> bool {
+    n + m <= EXACT_UP_TO
+}
+
+/// The smallest one-sided p-value n and m samples can give: the one extreme
+/// split out of C(n+m, n).
+pub fn min_worse_p(n: usize, m: usize) -> f64 {
+    if n == 0 || m == 0 {
+        return 1.0;
+    }
+    (1.0 / binomial(n + m, n)).min(1.0)
+}
+
+/// The power the detectable change is stated at.
+pub const POWER: f64 = 0.8;
+
+/// The smallest change, as a fraction of A's median, that a one-sided test at
+/// `level` would find with 80% power given these samples: the normal
+/// approximation (z of the level plus z of the power, times the pooled
+/// standard deviation times sqrt(1/n + 1/m)), divided by sqrt(3/pi), the rank
+/// test's efficiency against the t-test for normal samples. Infinite where a
+/// side has fewer than two samples (no spread to go by) or A's median is not
+/// positive.
+pub fn detectable_change(a: &[f64], b: &[f64], level: f64) -> f64 {
+    let (a, b) = (finite(a), finite(b));
+    let centre = crate::median(&a);
+    if a.len() < 2 || b.len() < 2 || centre <= 0.0 {
+        return f64::INFINITY;
+    }
+    detectable_at(pooled_sd(&a, &b) / centre, a.len(), b.len(), level)
+}
+
+/// [`detectable_change`] for a relative pooled standard deviation `sd` and n and m samples.
+pub fn detectable_at(sd: f64, n: usize, m: usize, level: f64) -> f64 {
+    let efficiency = (3.0 / std::f64::consts::PI).sqrt();
+    (upper_quantile(level) + upper_quantile(1.0 - POWER)) * sd * (1.0 / n as f64 + 1.0 / m as f64).sqrt() / efficiency
+}
+
+/// The pooled standard deviation of two samples about their own means, relative to A's median.
+pub fn relative_pooled_sd(a: &[f64], b: &[f64]) -> f64 {
+    let (a, b) = (finite(a), finite(b));
+    let centre = crate::median(&a);
+    if a.len() < 2 || b.len() < 2 || centre <= 0.0 {
+        return f64::INFINITY;
+    }
+    pooled_sd(&a, &b) / centre
+}
+
+fn pooled_sd(a: &[f64], b: &[f64]) -> f64 {
+    let squares = |v: &[f64]| {
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>()
+    };
+    ((squares(a) + squares(b)) / (a.len() + b.len() - 2) as f64).sqrt()
+}
+
+/// z with P(Z > z) = `tail` for a standard normal Z (Acklam's rational
+/// approximation, relative error below 1.2e-9).
+pub fn upper_quantile(tail: f64) -> f64 {
+    -lower_quantile(tail.clamp(1e-300, 1.0 - 1e-16))
+}
+
+fn lower_quantile(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969683028665376e1,
+        2.209460984245205e2,
+        -2.759285104469687e2,
+        1.383_577_518_672_69e2,
+        -3.066479806614716e1,
+        2.506628277459239,
+    ];
+    const B: [f64; 5] =
+        [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1];
+    const C: [f64; 6] = [
+        -7.784894002430293e-3,
+        -3.223964580411365e-1,
+        -2.400758277161838,
+        -2.549732539343734,
+        4.374664141464968,
+        2.938163982698783,
+    ];
+    const D: [f64; 4] = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416];
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    if p < 0.02425 {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - 0.02425 {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
 }
 
 fn finite(v: &[f64]) -> Vec<f64> {
@@ -124,6 +242,58 @@ fn rank_test(a: &[f64], b: &[f64]) -> (f64, bool) {
 /// The share of all n-subsets of the pooled (doubled) ranks whose sum lies
 /// at least `distance` from the expected sum.
 fn exact_p(doubled: &[usize], n: usize, distance: f64, expected: f64) -> f64 {
+    let ways = rank_sum_ways(doubled, n);
+    let all: f64 = ways.iter().sum();
+    // A small tolerance keeps the observed split itself in the tail.
+    let extreme: f64 =
+        ways.iter().enumerate().filter(|(s, _)| (*s as f64 - expected).abs() >= distance - 1e-9).map(|(_, w)| w).sum();
+    extreme / all
+}
+
+/// The share of all n-subsets of the pooled (doubled) ranks whose sum is at
+/// least (`upper`) or at most the observed sum.
+fn exact_tail(doubled: &[usize], n: usize, observed: f64, upper: bool) -> f64 {
+    let ways = rank_sum_ways(doubled, n);
+    let all: f64 = ways.iter().sum();
+    let tail: f64 = ways
+        .iter()
+        .enumerate()
+        .filter(|(s, _)| if upper { *s as f64 >= observed - 1e-9 } else { *s as f64 <= observed + 1e-9 })
+        .map(|(_, w)| w)
+        .sum();
+    tail / all
+}
+
+/// The sorted (doubled) ranks and n: what the rank sums' counts depend on.
+type WaysKey = (Vec<usize>, usize);
+
+/// `ways[s]`: the n-subsets of the (doubled) ranks summing to s. The counts
+/// depend only on the ranks as a set (without ties, on n and m alone), so a
+/// gate over many figures of one size works them out once: a small cache.
+fn rank_sum_ways(doubled: &[usize], n: usize) -> std::rc::Rc<Vec<f64>> {
+    thread_local! {
+        static WAYS: std::cell::RefCell<HashMap<WaysKey, std::rc::Rc<Vec<f64>>>> =
+            std::cell::RefCell::new(HashMap::new());
+    }
+    let mut key = doubled.to_vec();
+    key.sort_unstable();
+    let key = (key, n);
+    if let Some(ways) = WAYS.with(|w| w.borrow().get(&key).cloned()) {
+        return ways;
+    }
+    let ways = std::rc::Rc::new(count_rank_sums(doubled, n));
+    WAYS.with(|w| {
+        let mut w = w.borrow_mut();
+        // Bounded: tie patterns are many, sizes few.
+        if w.len() >= 256 {
+            w.clear();
+        }
+        w.insert(key, ways.clone());
+    });
+    ways
+}
+
+fn count_rank_sums(doubled: &[usize], n: usize) -> Vec<f64> {
     let max_sum: usize = doubled.iter().sum();
     // ways[k][s]: subsets of k of the ranks seen so far summing to s.
     let mut ways = vec![vec![0.0f64; max_sum + 1]; n + 1];
@@ -138,19 +308,17 @@ fn exact_p(doubled: &[usize], n: usize, distance: f64, expected: f64) -> f64 {
             }
         }
     }
-    let all: f64 = ways[n].iter().sum();
-    // A small tolerance keeps the observed split itself in the tail.
-    let extreme: f64 = ways[n]
-        .iter()
-        .enumerate()
-        .filter(|(s, _)| (*s as f64 - expected).abs() >= distance - 1e-9)
-        .map(|(_, w)| w)
-        .sum();
-    extreme / all
+    ways.swap_remove(n)
 }
 
 /// Normal approximation of the rank sum, with tie and continuity correction.
 fn normal_p(ranks: &[f64], n: usize, m: usize, distance: f64) -> f64 {
+    2.0 * normal_tail(ranks, n, m, distance)
+}
+
+/// One tail of the normal approximation: the chance of the rank sum lying at
+/// least `towards` above its expected value (tie and continuity corrected).
+fn normal_tail(ranks: &[f64], n: usize, m: usize, towards: f64) -> f64 {
     let total = (n + m) as f64;
     let mut sorted = ranks.to_vec();
     sorted.sort_by(f64::total_cmp);
@@ -165,8 +333,13 @@ fn normal_p(ranks: &[f64], n: usize, m: usize, distance: f64) -> f64 {
     if variance <= 0.0 {
         return 1.0;
     }
-    let z = (distance - 0.5).max(0.0) / variance.sqrt();
-    2.0 * (1.0 - standard_normal_cdf(z))
+    // Continuity: half a rank towards the expected sum.
+    let z = (towards - 0.5).max(0.0) / variance.sqrt();
+    if towards < 0.0 {
+        // The other direction: at least even odds.
+        return standard_normal_cdf((towards + 0.5).min(0.0).abs() / variance.sqrt());
+    }
+    1.0 - standard_normal_cdf(z)
 }
 
 fn standard_normal_cdf(z: f64) -> f64 {
@@ -268,7 +441,7 @@ mod tests {
             }
             let a = rng.samples(5, 1000.0, 50.0);
             let slow = rng.samples(5, 800.0, 40.0);
-            if judge(&a, &slow, true).verdict == "slower" && slower_beyond(&a, &slow, true, 0.05) {
+            if judge(&a, &slow, true).verdict == "slower" && worse_p(&a, &slow, true) <= ALPHA {
                 found += 1;
             }
         }
@@ -277,16 +450,34 @@ mod tests {
     }
 
     #[test]
-    fn the_threshold_moves_the_baseline() {
-        // B 3% slower, clearly: slower, but not slower by more than 5%.
-        let a = [100.0, 100.5, 101.0, 99.5, 100.2];
-        let b: Vec<f64> = a.iter().map(|v| v * 0.97).collect();
-        assert_eq!(judge(&a, &b, true).verdict, "slower");
-        assert!(!slower_beyond(&a, &b, true, 0.05));
-        assert!(slower_beyond(&a, &b, true, 0.01));
-        // Times: higher is worse.
-        let t: Vec<f64> = a.iter().map(|v| v * 1.10).collect();
-        assert!(slower_beyond(&a, &t, false, 0.05));
-        assert!(!slower_beyond(&t, &a, false, 0.05));
+    fn the_one_sided_p_value_is_half_the_two_sided_in_its_direction() {
+        let (low, high) = ([1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0, 10.0]);
+        // B below A where higher is better: worse, one extreme split of 252.
+        assert!((worse_p(&high, &low, true) - 1.0 / 252.0).abs() < 1e-12);
+        assert!((min_worse_p(5, 5) - 1.0 / 252.0).abs() < 1e-12);
+        // The other direction: B better, so not worse at all.
+        assert!((worse_p(&low, &high, true) - 1.0).abs() < 1e-12);
+        // Times: B higher is worse.
+        assert!((worse_p(&low, &high, false) - 1.0 / 252.0).abs() < 1e-12);
+        // The normal approximation above 40 samples agrees with the exact tail near 5%.
+        let a: Vec<f64> = (0..30).map(|i| f64::from(i) + 8.0).collect();
+        let b: Vec<f64> = (0..30).map(f64::from).collect();
+        let approx = worse_p(&a, &b, true);
+        let (two_sided, b_higher) = rank_test(&a, &b);
+        assert!(!b_higher);
+        assert!((approx - two_sided / 2.0).abs() < 0.01, "normal {approx}, exact two-sided {two_sided}");
+    }
+
+    #[test]
+    fn the_detectable_change_follows_the_normal_approximation() {
+        // z(0.05) = 1.645, z(0.2) = 0.842.
+        assert!((upper_quantile(0.05) - 1.644_854).abs() < 1e-5);
+        assert!((upper_quantile(0.2) - 0.841_621).abs() < 1e-5);
+        assert!((upper_quantile(0.05 / 8.0) - 2.497_705).abs() < 1e-5);
+        // 5% standard deviation, 10 a side, level 0.05/8: (2.498 + 0.842) * 0.05 * sqrt(0.2) / sqrt(3/pi).
+        let d = detectable_at(0.05, 10, 10, 0.05 / 8.0);
+        assert!((d - 0.0764).abs() < 0.0005, "{d}");
+        // One sample a side: no spread to go by.
+        assert!(detectable_change(&[1.0], &[1.0, 2.0], 0.05).is_infinite());
     }
 }

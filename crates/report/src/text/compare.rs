@@ -3,7 +3,8 @@
 
 use crate::table::{Column, Table};
 use iomatrix_analysis::{
-    CacheFlags, Comparison, Difference, Gate, Judgement, MatrixComparison, NotKnown, Partial, Region, SweepHint,
+    human_pct, CacheFlags, Comparison, Difference, Gate, Judgement, MatrixComparison, NotKnown, Partial, Region,
+    SweepHint,
 };
 use iomatrix_core::{human, ByteSize};
 use std::fmt::Write;
@@ -182,8 +183,8 @@ pub fn gate(threshold: f64, metric: Option<&str>, gate: &Gate) -> String {
 
 /// [`gate`] against the baseline called `baseline` (its letter).
 pub fn gate_against(threshold: f64, metric: Option<&str>, gate: &Gate, baseline: &str) -> String {
-    let what = metric.map(|m| format!(" (figures named \"{m}\")")).unwrap_or_default();
-    let pct = threshold * 100.0;
+    let what = metric.map(|_| format!(" ({})", gate.family)).unwrap_or_default();
+    let pct = human_pct(threshold * 100.0);
     let mut out = match gate.outcome() {
         "slower" => {
             let mut out = format!(
@@ -193,12 +194,13 @@ pub fn gate_against(threshold: f64, metric: Option<&str>, gate: &Gate, baseline:
             for r in &gate.slower {
                 let _ = writeln!(
                     out,
-                    "  {}: {} -> {} {} ({})",
+                    "  {}: {} -> {} {} ({}, p={})",
                     r.cell,
                     human::significant(r.a),
                     human::significant(r.b),
                     r.unit,
-                    human::signed_percent(r.change_pct)
+                    human::signed_percent(r.change_pct),
+                    human::significant(r.p_value)
                 );
             }
             out
@@ -218,6 +220,21 @@ pub fn gate_against(threshold: f64, metric: Option<&str>, gate: &Gate, baseline:
     for name in &gate.not_checked {
         let _ = writeln!(out, "  not checked: {name}");
     }
+    out.push_str(&gate_method(gate));
+    out
+}
+
+/// How the gate tested: its family, test and correction, and the change its samples could detect.
+fn gate_method(gate: &Gate) -> String {
+    if gate.figures == 0 {
+        return String::new();
+    }
+    let mut out =
+        format!("  tested: {} figure(s), {}; {}; {}\n", gate.figures, gate.family, gate.test, gate.correction);
+    let _ = match gate.detectable_change_pct {
+        Some(d) => writeln!(out, "  detectable change: {}% ({})", human_pct(d), gate.detectable_method),
+        None => writeln!(out, "  detectable change: unknown (a side has fewer than two samples: no spread to go by)"),
+    };
     out
 }
 
@@ -229,14 +246,14 @@ pub fn not_checked(threshold: f64, gate: &Gate) -> String {
         n if n > 3 => format!("{} and {} more", gate.not_checked[..3].join("; "), n - 3),
         _ => gate.not_checked.join("; "),
     };
-    let fix = if gate.not_checked.iter().any(|n| n.contains("too few samples")) {
-        "; give both sides --repeat 4 (or 4 runs each)"
-    } else {
-        ""
+    let fix = match gate.repeats_needed {
+        Some(n) if n <= 1000 => format!("; give both sides --repeat {n} (or {n} runs each)"),
+        Some(_) => "; no practical number of repeats reaches it: raise the threshold".to_string(),
+        None => String::new(),
     };
     format!(
         "--fail-if-slower {}%: not checked: {} of the {} figure(s) asked about could not be held to it ({names}){fix}",
-        threshold * 100.0,
+        human_pct(threshold * 100.0),
         gate.not_checked.len(),
         gate.checked + gate.not_checked.len(),
     )
