@@ -1,10 +1,11 @@
 //! Cells as the analysis sees them: a key, a compared figure, and a group
 //! of runs summarised cell by cell.
 
+use crate::outlier::{flag, CellSamples, Flagged, Sample};
 use crate::SuiteShape;
 use iomatrix_core::figures::MetricId;
 use iomatrix_core::Figures;
-use iomatrix_store::reader::{Fact, Flat};
+use iomatrix_store::reader::{BoundRates, Fact, Flat};
 use iomatrix_store::{CellFigures, CellRow, CellState, CellStateKind, ExtentFigures, OpSummary, StoredRun};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -284,6 +285,19 @@ pub struct Group {
     /// write phase before its read), for seed 003's headline rows (`headline`).
     #[serde(skip)]
     pub figures: Vec<(CellKey, Vec<CellFigures>)>,
+    /// Its samples flagged as outliers among their repeats or as descheduled cells
+    /// ([`crate::outlier`]): still samples, marked wherever their figure is shown.
+    #[serde(skip)]
+    pub flagged: Vec<Flagged>,
+    /// Each cell's operations per second (its operations over its wall time), over the same
+    /// samples as `cells`: the figure a suite whose compare leads with it shows first
+    /// ([`SuiteShape::leads_with_operations`]).
+    #[serde(skip)]
+    pub ops_per_sec: BTreeMap<CellKey, CellStats>,
+    /// The figures its suite declares bound together by construction (a closed loop's
+    /// per-operation rates), where every run of the group declares the same.
+    #[serde(skip)]
+    pub bound: Vec<BoundRates>,
 }
 
 impl Group {
@@ -301,6 +315,8 @@ impl Group {
         let mut extents: BTreeMap<CellKey, Vec<ExtentFigures>> = BTreeMap::new();
         let mut beside: BTreeMap<CellKey, BTreeMap<MetricId, Samples>> = BTreeMap::new();
         let mut figures: Vec<(CellKey, Vec<CellFigures>)> = Vec::new();
+        let mut sources: BTreeMap<CellKey, Vec<Sample>> = BTreeMap::new();
+        let mut ops_per_sec: BTreeMap<CellKey, Samples> = BTreeMap::new();
         let mut left_out = Vec::new();
         for run in runs {
             let mix = run.suite_facts().size_mix;
@@ -326,6 +342,15 @@ impl Group {
                     let entry = samples.entry(key.clone()).or_insert((Vec::new(), f.unit, (0, 0)));
                     entry.0.push(f.value);
                     mark(&mut entry.2);
+                    let at =
+                        Sample { run: run.summary.id, seq: cell.seq, value: f.value, cpu_percent: cell.cpu_percent };
+                    sources.entry(key.clone()).or_default().push(at);
+                    if cell.ops > 0 && cell.wall_ns > 0 {
+                        let rate = cell.ops as f64 * 1e9 / cell.wall_ns as f64;
+                        let entry = ops_per_sec.entry(key.clone()).or_insert((Vec::new(), "ops/s", (0, 0)));
+                        entry.0.push(rate);
+                        mark(&mut entry.2);
+                    }
                     for m in shape.beside {
                         if let Some(v) = cell.value(m.id) {
                             let at = beside.entry(key.clone()).or_default().entry(m.id).or_insert((
@@ -352,6 +377,7 @@ impl Group {
                 }
             }
         }
+        let flagged = flag_samples(sources, &samples);
         Group {
             name: name.to_string(),
             run_ids: runs.iter().map(|r| r.summary.id).collect(),
@@ -381,7 +407,38 @@ impl Group {
                 })
                 .collect(),
             figures,
+            flagged,
+            ops_per_sec: ops_per_sec
+                .into_iter()
+                .map(|(k, (v, unit, marked))| (k, marked_stats(v, unit, marked)))
+                .collect(),
+            bound: agreed_bound(runs),
         }
+    }
+}
+
+/// Each cell's samples with its name, test and unit, flagged.
+fn flag_samples(sources: BTreeMap<CellKey, Vec<Sample>>, samples: &BTreeMap<CellKey, Samples>) -> Vec<Flagged> {
+    let cells: Vec<CellSamples> = sources
+        .into_iter()
+        .map(|(k, s)| CellSamples {
+            name: k.describe(),
+            unit: samples.get(&k).map_or("", |v| v.1),
+            test: k.test,
+            samples: s,
+        })
+        .collect();
+    flag(&cells)
+}
+
+/// The bound figures every run declares alike; none where they differ (runs of other plans).
+fn agreed_bound(runs: &[StoredRun]) -> Vec<BoundRates> {
+    let mut each = runs.iter().map(|r| r.suite_facts().bound_rates);
+    let first = each.next().unwrap_or_default();
+    if each.all(|b| b == first) {
+        first
+    } else {
+        Vec::new()
     }
 }
 
