@@ -315,8 +315,6 @@ impl Group {
         let mut extents: BTreeMap<CellKey, Vec<ExtentFigures>> = BTreeMap::new();
         let mut beside: BTreeMap<CellKey, BTreeMap<MetricId, Samples>> = BTreeMap::new();
         let mut figures: Vec<(CellKey, Vec<CellFigures>)> = Vec::new();
-        let mut sources: BTreeMap<CellKey, Vec<Sample>> = BTreeMap::new();
-        let mut ops_per_sec: BTreeMap<CellKey, Samples> = BTreeMap::new();
         let mut left_out = Vec::new();
         for run in runs {
             let mix = run.suite_facts().size_mix;
@@ -342,15 +340,6 @@ impl Group {
                     let entry = samples.entry(key.clone()).or_insert((Vec::new(), f.unit, (0, 0)));
                     entry.0.push(f.value);
                     mark(&mut entry.2);
-                    let at =
-                        Sample { run: run.summary.id, seq: cell.seq, value: f.value, cpu_percent: cell.cpu_percent };
-                    sources.entry(key.clone()).or_default().push(at);
-                    if cell.ops > 0 && cell.wall_ns > 0 {
-                        let rate = cell.ops as f64 * 1e9 / cell.wall_ns as f64;
-                        let entry = ops_per_sec.entry(key.clone()).or_insert((Vec::new(), "ops/s", (0, 0)));
-                        entry.0.push(rate);
-                        mark(&mut entry.2);
-                    }
                     for m in shape.beside {
                         if let Some(v) = cell.value(m.id) {
                             let at = beside.entry(key.clone()).or_default().entry(m.id).or_insert((
@@ -377,6 +366,7 @@ impl Group {
                 }
             }
         }
+        let (sources, ops_per_sec) = sources_and_rates(runs, admit);
         let flagged = flag_samples(sources, &samples);
         Group {
             name: name.to_string(),
@@ -415,6 +405,30 @@ impl Group {
             bound: agreed_bound(runs),
         }
     }
+}
+
+/// Each admitted cell's samples with where they were stored (for [`flag`]), and its operations
+/// per second, by key, as [`Group::with`] gathers its figures.
+fn sources_and_rates(runs: &[StoredRun], admit: Admit) -> (BTreeMap<CellKey, Vec<Sample>>, BTreeMap<CellKey, Samples>) {
+    let mut sources: BTreeMap<CellKey, Vec<Sample>> = BTreeMap::new();
+    let mut ops_per_sec: BTreeMap<CellKey, Samples> = BTreeMap::new();
+    for run in runs {
+        let mix = run.suite_facts().size_mix;
+        for cell in run.cell_results.iter().filter(|c| admit.admits(&c.state)) {
+            let Some(f) = Figure::of(cell) else { continue };
+            let key = CellKey::of(cell).named_by_mix(mix.as_deref());
+            let at = Sample { run: run.summary.id, seq: cell.seq, value: f.value, cpu_percent: cell.cpu_percent };
+            sources.entry(key.clone()).or_default().push(at);
+            if cell.ops > 0 && cell.wall_ns > 0 {
+                let rate = cell.ops as f64 * 1e9 / cell.wall_ns as f64;
+                let entry = ops_per_sec.entry(key).or_insert((Vec::new(), "ops/s", (0, 0)));
+                entry.0.push(rate);
+                entry.2 .0 += usize::from(!cell.state.is_complete());
+                entry.2 .1 += usize::from(cell.state.kind == CellStateKind::Disturbed);
+            }
+        }
+    }
+    (sources, ops_per_sec)
 }
 
 /// Each cell's samples with its name, test and unit, flagged.
