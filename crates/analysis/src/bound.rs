@@ -35,14 +35,15 @@ impl BoundEffect {
         self.operations.len() + usize::from(self.with_total)
     }
 
-    /// "7 rates of one flow loop (run): -15.4% (each -14.9% to -16.0%)".
+    /// "7 rates of one flow loop (run) and its ops/s: -15.4% (each -14.9% to -16.0%)".
     pub fn describe(&self) -> String {
         let pct = iomatrix_core::human::signed_percent;
         format!(
-            "{} rates of one {} ({}): {} (each {} to {})",
+            "{} rates of one {} ({}){}: {} (each {} to {})",
             self.operations.len(),
             self.what,
             self.phase,
+            if self.with_total { " and its ops/s" } else { "" },
             pct(self.change_pct),
             pct(self.range_pct.0),
             pct(self.range_pct.1)

@@ -847,7 +847,7 @@ mod tests {
         assert_eq!(c.effects.len(), 1, "{:?}", c.effects);
         let e = &c.effects[0];
         assert_eq!((e.operations.len(), e.with_total, e.verdict.verdict), (3, true, "slower"));
-        assert_eq!(e.describe(), "3 rates of one flow loop (run): -15.0% (each -15.0% to -15.0%)");
+        assert_eq!(e.describe(), "3 rates of one flow loop (run) and its ops/s: -15.0% (each -15.0% to -15.0%)");
         // The effect once, KB/s once; per operation mean, p50 and p99: the means move (within
         // noise: the same jitter), the percentiles stand (within noise).
         assert_eq!(c.noise.slower, 2, "{:?}", c.noise);

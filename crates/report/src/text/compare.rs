@@ -514,8 +514,7 @@ pub(super) fn noise(c: &Comparison, (_, b): Letters) -> String {
         n.no_verdict
     );
     for e in &c.effects {
-        let total = if e.with_total { " and the phase's ops/s" } else { "" };
-        let _ = writeln!(out, "  one effect: {}{total}: {}", e.describe(), e.verdict.describe());
+        let _ = writeln!(out, "  one effect: {}: {}", e.describe(), e.verdict.describe());
     }
     let needed = c
         .matrix_verdicts
