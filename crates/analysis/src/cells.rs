@@ -438,7 +438,7 @@ fn flag_samples(sources: BTreeMap<CellKey, Vec<Sample>>, samples: &BTreeMap<Cell
         .map(|(k, s)| CellSamples {
             name: k.describe(),
             unit: samples.get(&k).map_or("", |v| v.1),
-            test: k.test,
+            peers: format!("{} {:?}", k.test, k.file_size),
             samples: s,
         })
         .collect();

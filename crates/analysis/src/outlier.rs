@@ -13,8 +13,10 @@
 //!   CPU %, where that median is at least [`CPU_BOUND_PERCENT`] (the reference kept a thread
 //!   busy: the work is CPU-bound, so a thread at a fraction of it was off its CPU), and whose
 //!   figure is below the reference's median figure. The reference is the cell's repeats where
-//!   it has two or more, else the run's other cells of the same test (two at least). An I/O-bound
-//!   cell that sits at low CPU in every repeat has a reference below the floor: never flagged.
+//!   it has two or more, else the other cells of the same test and file size (two samples at
+//!   least: the other record sizes or mixes over the same file, which the page cache serves or
+//!   not alike). An I/O-bound cell that sits at low CPU in every repeat has a reference below the
+//!   floor: never flagged.
 
 use serde::Serialize;
 
@@ -129,7 +131,7 @@ impl Flagged {
             Flag::Descheduled { cpu_percent, usual_cpu_percent, against_repeats } => format!(
                 "descheduled (at {cpu_percent:.0}% CPU where {} ran at {usual_cpu_percent:.0}%: its threads were off \
                  their CPU)",
-                if against_repeats { "its repeats" } else { "the other cells of its test" }
+                if against_repeats { "its repeats" } else { "the other cells of its test and file size" }
             ),
         }
     }
@@ -153,8 +155,9 @@ pub struct Sample {
 pub struct CellSamples {
     /// The cell as the tables name it.
     pub name: String,
-    /// Its test: cells of one test are each other's reference where a cell has too few repeats.
-    pub test: String,
+    /// Its peers' name (its test and file size): cells of one are each other's reference where a
+    /// cell has too few repeats.
+    pub peers: String,
     /// Its figure's unit.
     pub unit: &'static str,
     /// Its samples, in run order.
@@ -174,7 +177,7 @@ pub fn flag(cells: &[CellSamples]) -> Vec<Flagged> {
             out.push(Flagged { cell: name.clone(), run: s.run, seq: s.seq, value: s.value, unit, flag });
         }
     }
-    for (index, CellSamples { name, test, unit, samples }) in cells.iter().enumerate() {
+    for (index, CellSamples { name, peers, unit, samples }) in cells.iter().enumerate() {
         for (i, s) in samples.iter().enumerate() {
             let Some(cpu) = s.cpu_percent else { continue };
             let repeats: Vec<Sample> = samples.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, s)| *s).collect();
@@ -182,7 +185,7 @@ pub fn flag(cells: &[CellSamples]) -> Vec<Flagged> {
                 (repeats, true)
             } else {
                 let same_test =
-                    cells.iter().enumerate().filter(|(j, c)| *j != index && c.test == *test && c.unit == *unit);
+                    cells.iter().enumerate().filter(|(j, c)| *j != index && c.peers == *peers && c.unit == *unit);
                 (same_test.flat_map(|(_, c)| c.samples.iter().copied()).collect(), false)
             };
             let cpus: Vec<f64> = reference.iter().filter_map(|r| r.cpu_percent).collect();
@@ -253,7 +256,8 @@ mod tests {
         ];
         // A cell repeated once, its reference the other cells of its test.
         let lone = vec![sample(5, 30.0, 6.0)];
-        let cell = |name: &str, samples| CellSamples { name: name.into(), test: "read".into(), unit: "KB/s", samples };
+        let cell =
+            |name: &str, samples| CellSamples { name: name.into(), peers: "read 1m".into(), unit: "KB/s", samples };
         let cells = vec![cell("read 1m/4k", repeats), cell("read 2m/4k", lone)];
         let flagged = flag(&cells);
         let said: Vec<(usize, &str)> = flagged.iter().map(|f| (f.seq, f.mark())).collect();
@@ -265,7 +269,7 @@ mod tests {
         );
         assert!(flagged[1].describe().contains("at 7% CPU where its repeats ran at 90%"), "{}", flagged[1].describe());
         assert!(
-            flagged[2].describe().contains("where the other cells of its test ran at"),
+            flagged[2].describe().contains("where the other cells of its test and file size ran at"),
             "{}",
             flagged[2].describe()
         );
