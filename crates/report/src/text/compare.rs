@@ -579,7 +579,7 @@ pub(super) fn flagged(c: &Comparison, (a, b): Letters) -> String {
     }
     let mut out = String::from(FLAGGED_HEADING);
     for (side, list) in [(a, &c.flagged_a), (b, &c.flagged_b)] {
-        for f in list.iter() {
+        for f in list {
             let _ = writeln!(out, "  {side}: {} {}: {}", f.mark(), f.cell, f.describe());
         }
     }
