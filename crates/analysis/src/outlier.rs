@@ -8,7 +8,10 @@
 //!   the samples equal the median), the score is undefined; the mean absolute deviation stands in
 //!   for it, `(x - median) / (1.253314 * MeanAD)` (the same scale for normal samples), so a lone
 //!   sample far from identical repeats is flagged and one a hair apart is not; where every sample
-//!   is the same, none is. Three samples at least: with two, both lie at the same distance.
+//!   is the same, none is. Three samples at least: with two, both lie at the same distance. And
+//!   a sample within [`OUTLIER_FLOOR`] (5%) of the median is never one, however steady its
+//!   repeats: a paced cell repeats to the request (MAD near 0), and a sample 0.5% below it is no
+//!   result to doubt.
 //! - Descheduled: a cell whose CPU % is below [`DESCHEDULED_SHARE`] of its reference's median
 //!   CPU %, where that median is at least [`CPU_BOUND_PERCENT`] (the reference kept a thread
 //!   busy: the work is CPU-bound, so a thread at a fraction of it was off its CPU), and whose
@@ -22,6 +25,9 @@ use serde::Serialize;
 
 /// Flagged above this modified Z-score (hyperfine's and Iglewicz and Hoaglin's 3.5).
 pub const OUTLIER_SCORE: f64 = 3.5;
+
+/// A sample closer to the median than this share of it is never an outlier.
+pub const OUTLIER_FLOOR: f64 = 0.05;
 
 /// A cell below this share of its reference's median CPU % ...
 pub const DESCHEDULED_SHARE: f64 = 0.25;
@@ -55,10 +61,13 @@ pub fn modified_z_scores(values: &[f64]) -> Vec<f64> {
     }
 }
 
-/// The positions of the samples whose modified Z-score lies beyond [`OUTLIER_SCORE`].
+/// The positions of the samples whose modified Z-score lies beyond [`OUTLIER_SCORE`] and that
+/// lie at least [`OUTLIER_FLOOR`] from the median.
 pub fn outliers(values: &[f64]) -> Vec<usize> {
     let scores = modified_z_scores(values);
-    (0..values.len()).filter(|i| scores[*i].abs() > OUTLIER_SCORE).collect()
+    let median = crate::median(values);
+    let far = |v: f64| (v - median).abs() >= OUTLIER_FLOOR * median.abs();
+    (0..values.len()).filter(|i| scores[*i].abs() > OUTLIER_SCORE && far(values[*i])).collect()
 }
 
 /// Whether a cell at `cpu` % with `figure` was descheduled, against its reference's CPU % and
@@ -228,6 +237,11 @@ mod tests {
         assert!(outliers(&[7.0; 6]).is_empty());
         // Two samples can never be told apart by the rule.
         assert!(outliers(&[1.0, 1000.0]).is_empty());
+        // A paced cell's repeats: 0.5% below a MAD of 1 scores -67, but is within 5% of the median.
+        let paced = [19998.0, 19999.0, 19998.0, 19900.0, 19999.0, 19998.0, 19997.0];
+        assert!(modified_z_scores(&paced)[3] < -60.0);
+        assert!(outliers(&paced).is_empty());
+        assert_eq!(outliers(&[19998.0, 19999.0, 19998.0, 5947.0, 19999.0, 19998.0, 19997.0]), [3]);
     }
 
     #[test]
