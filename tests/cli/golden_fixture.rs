@@ -339,7 +339,7 @@ fn check_masked(
 fn mask_measured(text: &str) -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
     let mut out: Vec<String> = Vec::new();
-    for line in text.lines() {
+    for line in flags_dropped(text).lines() {
         // The command line is the test's own input, and the exit code is not measured.
         if line.starts_with("$ iomatrix ") || line.starts_with("command: ") || line.starts_with("# exit ") {
             out.push(line.to_string());
@@ -357,6 +357,40 @@ fn mask_measured(text: &str) -> String {
     }
     sort_noisiest(&mut out);
     out.join("\n") + "\n"
+}
+
+/// `text` without what says a sample is flagged (issue 50: an outlier among its repeats, a
+/// descheduled cell): whether any is, and which, is measured. The list of flagged samples and the
+/// blank line before it, the summary's "(FLAGGED: ...)" and "not flagged" lines, and the marks
+/// beside a figure's name go.
+fn flags_dropped(text: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut in_list = false;
+    for line in text.lines() {
+        if line.starts_with("FLAGGED samples") {
+            in_list = true;
+            if out.last().is_some_and(|l| l.is_empty()) {
+                out.pop();
+            }
+            continue;
+        }
+        if in_list && line.starts_with("  ") {
+            continue;
+        }
+        in_list = false;
+        if line.contains(" not flagged: ") {
+            continue;
+        }
+        let mut line = match (line.find(" (FLAGGED: "), line.find("; show lists it)")) {
+            (Some(from), Some(to)) => format!("{}{}", &line[..from], &line[to + "; show lists it)".len()..]),
+            _ => line.to_string(),
+        };
+        for mark in [" !?", " !", " ?"] {
+            line = line.replace(&format!("){mark} "), ") ");
+        }
+        out.push(line);
+    }
+    out.join("\n")
 }
 
 /// The rows of a "Noisiest cells" table in name order: their order is the measured spread's.

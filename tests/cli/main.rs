@@ -92,5 +92,6 @@ mod trust_inert;
 mod trust_limits;
 mod trust_mpi;
 mod trust_order;
+mod trust_outliers;
 mod trust_studies;
 mod verify;

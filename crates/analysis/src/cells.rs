@@ -1,11 +1,12 @@
 //! Cells as the analysis sees them: a key, a compared figure, and a group
 //! of runs summarised cell by cell.
 
+use crate::outlier::{flag, CellSamples, Flagged, Sample};
 use crate::SuiteShape;
 use iomatrix_core::figures::MetricId;
 use iomatrix_core::order::natural_cmp;
 use iomatrix_core::Figures;
-use iomatrix_store::reader::{Fact, Flat};
+use iomatrix_store::reader::{BoundRates, Fact, Flat};
 use iomatrix_store::{CellFigures, CellRow, CellState, CellStateKind, ExtentFigures, OpSummary, StoredRun};
 use serde::Serialize;
 use std::cmp::Ordering;
@@ -313,6 +314,19 @@ pub struct Group {
     /// write phase before its read), for seed 003's headline rows (`headline`).
     #[serde(skip)]
     pub figures: Vec<(CellKey, Vec<CellFigures>)>,
+    /// Its samples flagged as outliers among their repeats or as descheduled cells
+    /// ([`crate::outlier`]): still samples, marked wherever their figure is shown.
+    #[serde(skip)]
+    pub flagged: Vec<Flagged>,
+    /// Each cell's operations per second (its operations over its wall time), over the same
+    /// samples as `cells`: the figure a suite whose compare leads with it shows first
+    /// ([`SuiteShape::leads_with_operations`]).
+    #[serde(skip)]
+    pub ops_per_sec: BTreeMap<CellKey, CellStats>,
+    /// The figures its suite declares bound together by construction (a closed loop's
+    /// per-operation rates), where every run of the group declares the same.
+    #[serde(skip)]
+    pub bound: Vec<BoundRates>,
 }
 
 impl Group {
@@ -381,6 +395,8 @@ impl Group {
                 }
             }
         }
+        let (sources, ops_per_sec) = sources_and_rates(runs, admit);
+        let flagged = flag_samples(sources, &samples);
         Group {
             name: name.to_string(),
             run_ids: runs.iter().map(|r| r.summary.id).collect(),
@@ -410,7 +426,62 @@ impl Group {
                 })
                 .collect(),
             figures,
+            flagged,
+            ops_per_sec: ops_per_sec
+                .into_iter()
+                .map(|(k, (v, unit, marked))| (k, marked_stats(v, unit, marked)))
+                .collect(),
+            bound: agreed_bound(runs),
         }
+    }
+}
+
+/// Each admitted cell's samples with where they were stored (for [`flag`]), and its operations
+/// per second, by key, as [`Group::with`] gathers its figures.
+fn sources_and_rates(runs: &[StoredRun], admit: Admit) -> (BTreeMap<CellKey, Vec<Sample>>, BTreeMap<CellKey, Samples>) {
+    let mut sources: BTreeMap<CellKey, Vec<Sample>> = BTreeMap::new();
+    let mut ops_per_sec: BTreeMap<CellKey, Samples> = BTreeMap::new();
+    for run in runs {
+        let mix = run.suite_facts().size_mix;
+        for cell in run.cell_results.iter().filter(|c| admit.admits(&c.state)) {
+            let Some(f) = Figure::of(cell) else { continue };
+            let key = CellKey::of(cell).named_by_mix(mix.as_deref());
+            let at = Sample { run: run.summary.id, seq: cell.seq, value: f.value, cpu_percent: cell.cpu_percent };
+            sources.entry(key.clone()).or_default().push(at);
+            if cell.ops > 0 && cell.wall_ns > 0 {
+                let rate = cell.ops as f64 * 1e9 / cell.wall_ns as f64;
+                let entry = ops_per_sec.entry(key).or_insert((Vec::new(), "ops/s", (0, 0)));
+                entry.0.push(rate);
+                entry.2 .0 += usize::from(!cell.state.is_complete());
+                entry.2 .1 += usize::from(cell.state.kind == CellStateKind::Disturbed);
+            }
+        }
+    }
+    (sources, ops_per_sec)
+}
+
+/// Each cell's samples with its name, test and unit, flagged.
+fn flag_samples(sources: BTreeMap<CellKey, Vec<Sample>>, samples: &BTreeMap<CellKey, Samples>) -> Vec<Flagged> {
+    let cells: Vec<CellSamples> = sources
+        .into_iter()
+        .map(|(k, s)| CellSamples {
+            name: k.describe(),
+            unit: samples.get(&k).map_or("", |v| v.1),
+            peers: format!("{} {:?}", k.test, k.file_size),
+            samples: s,
+        })
+        .collect();
+    flag(&cells)
+}
+
+/// The bound figures every run declares alike; none where they differ (runs of other plans).
+fn agreed_bound(runs: &[StoredRun]) -> Vec<BoundRates> {
+    let mut each = runs.iter().map(|r| r.suite_facts().bound_rates);
+    let first = each.next().unwrap_or_default();
+    if each.all(|b| b == first) {
+        first
+    } else {
+        Vec::new()
     }
 }
 

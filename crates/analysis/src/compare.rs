@@ -1,11 +1,13 @@
 //! B against A, cell by cell (seed 000's ratio matrices, seed 003's
 //! "% change" tables).
 
+pub use crate::bound::BoundEffect;
 use crate::cells::{CellKey, Group, LeftOut, Partial};
 use crate::gate::{hold, Candidate, Gate, FAMILY_ALPHA};
 use crate::headline::{headline_tables, published_sides, HeadlineTable, PublishedSide};
 use crate::hint::{sweep_hint, SweepHint};
 use crate::noise::{judge, Judgement};
+use crate::outlier::Flagged;
 pub use crate::row::{change_pct, ScalarRow};
 use crate::BadFlag;
 use iomatrix_store::reader::Flat;
@@ -166,6 +168,14 @@ pub struct NoiseSummary {
     pub within_noise: usize,
     /// Figures with too few samples on a side for a verdict.
     pub no_verdict: usize,
+    /// Figures not counted on their own because they are part of an effect counted once
+    /// ([`BoundEffect`]): the compared figures are the counts above plus these.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub bound: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Latency percentiles of one operation side by side (medians over runs), ns.
@@ -231,8 +241,20 @@ pub struct Comparison {
     pub published: Vec<PublishedSide>,
     /// Matrix cells' verdicts, as `ratios` is laid out (None where no ratio).
     pub matrix_verdicts: Vec<Vec<Vec<Option<Judgement>>>>,
-    /// Verdicts over every compared figure (matrix cells, metrics, operations).
+    /// Verdicts over every compared figure (matrix cells, metrics, operations), each set of
+    /// figures bound together by construction counted once ([`Comparison::effects`]).
     pub noise: NoiseSummary,
+    /// The sets of figures that move together by construction (a closed loop's per-operation
+    /// rates), each one effect in `noise`; left out of the JSON where there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub effects: Vec<BoundEffect>,
+    /// A's samples flagged as outliers or descheduled cells ([`crate::outlier`]): still in its
+    /// medians, marked beside their figures; left out of the JSON where there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flagged_a: Vec<Flagged>,
+    /// B's flagged samples, as `flagged_a` is A's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flagged_b: Vec<Flagged>,
     /// Cells only one side has: listed, never silently dropped.
     pub only_in_a: Vec<String>,
     /// Cells only B has.
@@ -278,6 +300,9 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
             by_test.entry(key.test.as_str()).or_default().push(key);
         } else {
             let (sa, sb) = (&a.cells[*key], &b.cells[*key]);
+            if a.shape.leads_with_operations {
+                scalars.extend(operations_row(key, a, b));
+            }
             scalars.push(ScalarRow {
                 metric: key.describe(),
                 unit: sa.unit,
@@ -295,22 +320,8 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
         by_test.into_iter().map(|(test, keys)| matrix(test, &keys, a, b, region)).collect();
     let matrix_verdicts: Vec<Vec<Vec<Option<Judgement>>>> = matrices.iter().map(|m| matrix_verdicts(m, a, b)).collect();
     let operations = operation_tables(a, b);
-    let mut noise = NoiseSummary::default();
-    let judgements = matrix_verdicts
-        .iter()
-        .flatten()
-        .flatten()
-        .flatten()
-        .chain(scalars.iter().map(|s| &s.verdict))
-        .chain(operations.iter().flat_map(|t| t.rows.iter().map(|r| &r.verdict)));
-    for j in judgements {
-        match j.verdict {
-            "faster" => noise.faster += 1,
-            "slower" => noise.slower += 1,
-            "within noise" => noise.within_noise += 1,
-            _ => noise.no_verdict += 1,
-        }
-    }
+    let effects = crate::bound::effects(a, b, &scalars, &operations);
+    let noise = crate::bound::count(&matrix_verdicts, &scalars, &operations, &effects);
     let (plan_differences, unknown_plan, plan_compared) = differences(&a.plans, &b.plans, &[]);
     let (environment_differences, unknown_environment, environment_compared) =
         differences(&a.environments, &b.environments, &["target.free_bytes"]);
@@ -342,6 +353,9 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
         published: published_sides(a, b),
         matrix_verdicts,
         noise,
+        effects,
+        flagged_a: a.flagged.clone(),
+        flagged_b: b.flagged.clone(),
         only_in_a,
         only_in_b,
         sweep_hint,
@@ -354,6 +368,21 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
         },
         region,
     }
+}
+
+/// A cell's operations per second, A against B: the row a suite that leads with them
+/// ([`crate::SuiteShape::leads_with_operations`]) shows before the cell's KB/s.
+fn operations_row(key: &CellKey, a: &Group, b: &Group) -> Option<ScalarRow> {
+    let (sa, sb) = (a.ops_per_sec.get(key)?, b.ops_per_sec.get(key)?);
+    Some(ScalarRow {
+        metric: key.describe(),
+        unit: sa.unit,
+        a: sa.median,
+        b: sb.median,
+        change_pct: change_pct(sa.median, sb.median),
+        verdict: judge(&sa.values, &sb.values, true),
+        partial: sa.partial_samples + sb.partial_samples > 0,
+    })
 }
 
 fn matrix(test: &str, keys: &[&CellKey], a: &Group, b: &Group, region: Region) -> MatrixComparison {
@@ -729,7 +758,62 @@ mod tests {
             extents: BTreeMap::new(),
             beside: BTreeMap::new(),
             figures: Vec::new(),
+            flagged: Vec::new(),
+            ops_per_sec: BTreeMap::new(),
+            bound: Vec::new(),
         }
+    }
+
+    /// A closed loop's per-operation rates, all 15% lower in B, are one effect in the verdict
+    /// counts with the phase's operations per second, which leads the scalar rows; their
+    /// latencies are counted each on its own.
+    #[test]
+    fn a_closed_loops_rates_count_as_one_effect_and_ops_per_second_leads() {
+        let phase = CellKey { test: "run".into(), file_size: None, record_size: Some(16384), variant: String::new() };
+        let side = |name: &str, scale: f64| {
+            let mut g = group(name, &[]);
+            g.shape = SuiteShape { leads_with_operations: true, ..SuiteShape::PLAIN };
+            g.bound = vec![iomatrix_store::reader::BoundRates {
+                test: "run".into(),
+                operations: vec!["open".into(), "read".into(), "close".into()],
+                what: "flow loop",
+            }];
+            let jitter = |i: i32| 1.0 + f64::from(i) * 0.002;
+            g.cells.insert(phase.clone(), CellStats::of((0..5).map(|i| 1e5 * scale * jitter(i)).collect(), "KB/s"));
+            g.ops_per_sec
+                .insert(phase.clone(), CellStats::of((0..5).map(|i| 3e3 * scale * jitter(i)).collect(), "ops/s"));
+            for op in ["open", "read", "close"] {
+                let summary = |i: i32| OpSummary {
+                    count: Some(1000.0 * scale * jitter(i)),
+                    mean_ns: Some(1e4 * jitter(i)),
+                    p50_ns: Some(1e4),
+                    p99_ns: Some(1e5),
+                    cell_wall_ns: Some(1e9),
+                    percentiles: true,
+                    ..OpSummary::default()
+                };
+                g.latency.insert((phase.clone(), op.into()), (0..5).map(summary).collect());
+            }
+            g
+        };
+        let c = compare(&side("A", 1.0), &side("B", 0.85), Region::default());
+        let rows: Vec<(&str, &str)> = c.scalars.iter().map(|r| (r.metric.as_str(), r.unit)).collect();
+        assert_eq!(rows, [("run", "ops/s"), ("run", "KB/s")], "ops/s first");
+        assert_eq!(c.effects.len(), 1, "{:?}", c.effects);
+        let e = &c.effects[0];
+        assert_eq!((e.operations.len(), e.with_total, e.verdict.verdict), (3, true, "slower"));
+        assert_eq!(e.describe(), "3 rates of one flow loop (run) and its ops/s: -15.0% (each -15.0% to -15.0%)");
+        // The effect once, KB/s once; per operation mean, p50 and p99: the means move (within
+        // noise: the same jitter), the percentiles stand (within noise).
+        assert_eq!(c.noise.slower, 2, "{:?}", c.noise);
+        assert_eq!(c.noise.bound, 3, "4 figures counted as 1");
+        assert_eq!(c.noise.slower + c.noise.within_noise + c.noise.faster + c.noise.no_verdict, 2 + 9);
+        // An open loop on one side binds nothing.
+        let mut open = side("B", 0.85);
+        open.bound.clear();
+        let c = compare(&side("A", 1.0), &open, Region::default());
+        assert!(c.effects.is_empty());
+        assert_eq!(c.noise.slower, 5, "ops/s, KB/s and three rates: {:?}", c.noise);
     }
 
     /// A stored run of no cells with this plan, environment and conditions.

@@ -18,6 +18,8 @@
 //! - [`judge`]: whether a change is beyond noise (a Mann-Whitney rank test
 //!   of the samples, [`Judgement`]); [`regressions`]: figures slower than a
 //!   threshold beyond noise, for `--fail-if-slower`.
+//! - [`outlier`]: samples flagged as outliers among their repeats (the modified Z-score) or as
+//!   descheduled cells (a CPU % far below their repeats'), never dropped ([`Flagged`]).
 //! - [`sweep`]: values per level of a swept setting and the % change
 //!   between levels ([`Sweep`]).
 //! - [`derive()`]: a named figure worked from a sweep's rows by a stated
@@ -30,6 +32,7 @@
 #![warn(missing_docs)]
 
 mod beside;
+mod bound;
 mod cache;
 mod cells;
 mod compare;
@@ -41,6 +44,7 @@ mod headline;
 mod hint;
 mod limit;
 mod noise;
+pub mod outlier;
 mod row;
 mod shape;
 mod sweep;
@@ -48,8 +52,8 @@ mod sweep;
 pub use cache::CacheVerdict;
 pub use cells::{median, size_range, Admit, CellKey, CellStats, Disturbed, Figure, Group, LeftOut, Partial};
 pub use compare::{
-    compare, gate_candidates, regressions, Comparison, Difference, LatencyRow, MatrixComparison, NoiseSummary,
-    NotKnown, OperationRow, OperationTable, Region, ScalarRow, Tally,
+    compare, gate_candidates, regressions, BoundEffect, Comparison, Difference, LatencyRow, MatrixComparison,
+    NoiseSummary, NotKnown, OperationRow, OperationTable, Region, ScalarRow, Tally,
 };
 pub use compare_many::{compare_many, distinguishing_labels, side_letter, ManyComparison, ManyRow, Side, SideCell};
 pub use derive::{derive, derive_compare, Derivation, Derived, DerivedRow, Factor, Operation, Rows};
@@ -61,6 +65,7 @@ pub use headline::{headline_tables, published_sides, HeadlineRow, HeadlineTable,
 pub use hint::{sweep_hint, SweepHint, SweptParameter, SWEPT_PARAMETERS};
 pub use limit::{flag_cached, CacheFlags, Limit};
 pub use noise::{detectable_change, judge, worse_p, Judgement, ALPHA};
+pub use outlier::{Flag, Flagged};
 pub use shape::{SuiteShape, SweptFields};
 /// A flag's value analysis cannot use (`--limit`, `--derive`): the message names the flag, the
 /// value and the fix. Always the user's to fix (exit 2).

@@ -217,6 +217,9 @@ mod tests {
             extents: BTreeMap::new(),
             beside: BTreeMap::new(),
             figures: Vec::new(),
+            flagged: Vec::new(),
+            ops_per_sec: BTreeMap::new(),
+            bound: Vec::new(),
         };
         let flags = flag_cached(&group, &Limit::parse_rate("100Mbit").unwrap());
         let got: Vec<CellKey> = flags.flagged.iter().map(|(k, _, _)| k.clone()).collect();

@@ -25,6 +25,9 @@ pub struct SuiteShape {
     /// `queue_depths`): two runs swept by it differ in them, which compare's sweep hint does not
     /// count as another difference.
     pub swept_fields: &'static [SweptFields],
+    /// Its users read a cell's operations per second first (filebench's personalities): compare
+    /// gives each cell's ops/s row before its KB/s.
+    pub leads_with_operations: bool,
 }
 
 /// The plan fields of a suite that hold the levels of one parameter `sweep --by` takes.
@@ -38,8 +41,13 @@ pub struct SweptFields {
 
 impl SuiteShape {
     /// Scalar rows and percentile summaries, nothing measured beside the rates.
-    pub const PLAIN: SuiteShape =
-        SuiteShape { matrix: false, whole_cell_latency: None, beside: &[], swept_fields: &[] };
+    pub const PLAIN: SuiteShape = SuiteShape {
+        matrix: false,
+        whole_cell_latency: None,
+        beside: &[],
+        swept_fields: &[],
+        leads_with_operations: false,
+    };
 
     /// The plan fields that hold the list of the parameter `by`; none where the suite names none.
     pub fn plan_fields(&self, by: &str) -> &'static [&'static str] {

@@ -128,6 +128,21 @@ pub struct SuiteFacts {
     /// The suite's own conditions `compare` names when they differ between sides (IOzone's
     /// `fsync_timed`), by name, each absent where the run does not say.
     pub compared: Vec<(String, Fact)>,
+    /// Figures that move together by construction, each set one effect in compare's verdict
+    /// counts (a closed loop's per-operation rates: each is the loop's rate times a constant).
+    pub bound_rates: Vec<BoundRates>,
+}
+
+/// The per-operation rates of one cell's test that are bound together by construction: in a
+/// closed loop of flows every operation's rate is the loop's rate times a constant.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BoundRates {
+    /// The cells' test (a personality's phase) whose operations' rates are bound.
+    pub test: String,
+    /// The operations, as the cells store their summaries.
+    pub operations: Vec<String>,
+    /// What binds them, for the text: "flow loop".
+    pub what: &'static str,
 }
 
 /// One line of a run's conditions that its suite alone records ("placement", "per-char").

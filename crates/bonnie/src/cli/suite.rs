@@ -54,6 +54,7 @@ impl Suite for Bonnie {
             SweptFields { by: "record", plan_fields: &["chunk"] },
             SweptFields { by: "file", plan_fields: &["size"] },
         ],
+        leads_with_operations: false,
     };
     const CLIENT_COLUMNS: &'static ClientColumns = &crate::render::CLIENT_COLUMNS;
     type Args = super::args::RunBonnieArgs;

@@ -91,6 +91,7 @@ impl Suite for Iozone {
             SweptFields { by: "record", plan_fields: &["record_sizes"] },
             SweptFields { by: "file", plan_fields: &["file_sizes"] },
         ],
+        leads_with_operations: false,
     };
     const CLIENT_COLUMNS: &'static ClientColumns = &crate::render::CLIENT_COLUMNS;
     type Args = super::args::RunIozoneArgs;

@@ -39,6 +39,9 @@ pub struct PersonalityCell {
 
 impl Suite for Personality {
     const NAME: &'static str = "personality";
+    /// filebench's users read operations per second: compare leads with them.
+    const SHAPE: iomatrix_analysis::SuiteShape =
+        iomatrix_analysis::SuiteShape { leads_with_operations: true, ..iomatrix_analysis::SuiteShape::PLAIN };
     const CLIENT_COLUMNS: &'static ClientColumns = &iomatrix_report::text::connections::CLIENT_COLUMNS;
     type Args = super::args::RunPersonalityArgs;
     type Plan = RunPlan;

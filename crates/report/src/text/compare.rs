@@ -3,7 +3,8 @@
 
 use crate::table::{Column, Table};
 use iomatrix_analysis::{
-    human_pct, CacheFlags, Comparison, Difference, Gate, Judgement, MatrixComparison, NotKnown, Partial, Region,
+    human_pct, CacheFlags, CellKey, Comparison, Difference, Flagged, Gate, Judgement, MatrixComparison, NotKnown,
+    Partial, Region,
     SweepHint,
 };
 use iomatrix_core::{human, ByteSize};
@@ -33,6 +34,7 @@ pub fn comparison(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>, all:
     out.push_str(&scalars(c));
     out.push_str(&operations(c, AB));
     out.push_str(&super::headline::tables(c));
+    out.push_str(&flagged(c, AB));
     out.push_str(&noise(c, AB));
     out.push_str(&only_in(c, AB));
     if let Some(h) = &c.sweep_hint {
@@ -100,7 +102,7 @@ const AB: Letters<'static> = ("A", "B");
 pub(super) fn matrices(c: &Comparison, letters: Letters) -> String {
     let mut out = String::new();
     for (m, verdicts) in c.matrices.iter().zip(&c.matrix_verdicts) {
-        out.push_str(&matrix(m, c.region, letters));
+        out.push_str(&matrix(m, c.region, letters, &flagged_marks(c, m)));
         out.push_str(&verdict_line(verdicts.iter().flatten().flatten(), letters));
     }
     out
@@ -371,7 +373,7 @@ fn mean_at(means: &[(u64, f64)], at: u64) -> String {
 
 /// One matrix of B/A ratios (file sizes down, record sizes across) with the mean of each row and
 /// column, its overall change and, with `--files`/`--records`, the region's.
-fn matrix(m: &MatrixComparison, region: Region, (a, b): Letters) -> String {
+fn matrix(m: &MatrixComparison, region: Region, (a, b): Letters, marks: &[Vec<&str>]) -> String {
     let mut out = format!("\n{}: {b}/{a} of {} (rows: file size, columns: record size)\n", m.test, m.unit);
     let columns = |last: Column| {
         std::iter::once(Column::right("", 8))
@@ -381,10 +383,13 @@ fn matrix(m: &MatrixComparison, region: Region, (a, b): Letters) -> String {
     };
     let mut table = Table::new(columns(Column::right("mean", 7).gap(" | ")));
     for (i, f) in m.file_sizes.iter().enumerate() {
-        let ratios = m.ratios[i].iter().zip(&m.partial[i]).map(|(ratio, partial)| match ratio {
-            Some(r) if *partial => format!("{}*", human::fixed(*r, 2)),
-            Some(r) => human::fixed(*r, 2),
-            None => "-".into(),
+        let ratios = m.ratios[i].iter().zip(&m.partial[i]).enumerate().map(|(j, (ratio, partial))| {
+            let flag = marks.get(i).and_then(|row| row.get(j)).copied().unwrap_or("");
+            match ratio {
+                Some(r) if *partial => format!("{}*{flag}", human::fixed(*r, 2)),
+                Some(r) => format!("{}{flag}", human::fixed(*r, 2)),
+                None => "-".into(),
+            }
         });
         table.row(std::iter::once(size(*f)).chain(ratios).chain([mean_at(&m.by_file, *f)]));
     }
@@ -448,8 +453,8 @@ fn scalars(c: &Comparison) -> String {
     for s in &c.scalars {
         table.row([
             format!("{} ({}){}", s.metric, s.unit, partial_mark(s.partial)),
-            human::significant(s.a),
-            human::significant(s.b),
+            format!("{}{}", human::significant(s.a), mark_of(&c.flagged_a, &s.metric)),
+            format!("{}{}", human::significant(s.b), mark_of(&c.flagged_b, &s.metric)),
             human::signed_percent(s.change_pct),
             verdict_words(&s.metric, &s.verdict.describe()),
         ]);
@@ -507,16 +512,27 @@ pub(super) fn noise(c: &Comparison, (_, b): Letters) -> String {
     if total == 0 {
         return out;
     }
+    let counted = if n.bound == 0 {
+        format!("{total} compared figures")
+    } else {
+        format!(
+            "{total} effects ({} compared figures; those bound together by construction counted once)",
+            total + n.bound
+        )
+    };
     let _ = writeln!(
         out,
         "\nNoise (Mann-Whitney rank test of the samples, two-sided, {}% level): {b} faster in {}, slower in {}, \
-         within noise in {}, no verdict in {} of {total} compared figures",
+         within noise in {}, no verdict in {} of {counted}",
         iomatrix_analysis::ALPHA * 100.0,
         n.faster,
         n.slower,
         n.within_noise,
         n.no_verdict
     );
+    for e in &c.effects {
+        let _ = writeln!(out, "  one effect: {}: {}", e.describe(), e.verdict.describe());
+    }
     let needed = c
         .matrix_verdicts
         .iter()
@@ -536,6 +552,62 @@ pub(super) fn noise(c: &Comparison, (_, b): Letters) -> String {
     }
     out
 }
+
+/// The marks of a cell's flagged samples on one side: " !" (an outlier), " ?" (descheduled),
+/// both, or nothing.
+fn mark_of(flagged: &[Flagged], cell: &str) -> String {
+    let mut marks: Vec<&str> = flagged.iter().filter(|f| f.cell == cell).map(Flagged::mark).collect();
+    marks.dedup();
+    if marks.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", marks.concat())
+    }
+}
+
+/// Each matrix cell's marks of flagged samples on either side, as the ratios are laid out.
+fn flagged_marks<'a>(c: &'a Comparison, m: &MatrixComparison) -> Vec<Vec<&'a str>> {
+    m.file_sizes
+        .iter()
+        .map(|f| {
+            m.record_sizes
+                .iter()
+                .map(|r| {
+                    let key = CellKey {
+                        test: m.test.clone(),
+                        file_size: Some(*f),
+                        record_size: Some(*r),
+                        variant: String::new(),
+                    };
+                    let name = key.describe();
+                    let side = c.flagged_a.iter().chain(&c.flagged_b).find(|f| f.cell == name);
+                    side.map_or("", Flagged::mark)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The samples flagged on each side, each named with why: they stay in the medians and
+/// verdicts, marked beside their figures.
+pub(super) fn flagged(c: &Comparison, (a, b): Letters) -> String {
+    if c.flagged_a.is_empty() && c.flagged_b.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(FLAGGED_HEADING);
+    for (side, list) in [(a, &c.flagged_a), (b, &c.flagged_b)] {
+        for f in list {
+            let _ = writeln!(out, "  {side}: {} {}: {}", f.mark(), f.cell, f.describe());
+        }
+    }
+    out
+}
+
+/// What the marks of flagged samples mean, above the list of them.
+pub const FLAGGED_HEADING: &str =
+    "\nFLAGGED samples (still in the medians and verdicts; a figure with one is marked): \
+                                   ! an outlier, far from its repeats (modified Z-score beyond 3.5); ? a descheduled \
+                                   cell, its CPU % far below its repeats' (its threads were off their CPU):\n";
 
 /// `--limit`: the cells each side had faster than the limit, served by a cache.
 fn caching((fa, fb): &(CacheFlags, CacheFlags)) -> String {
@@ -612,6 +684,6 @@ mod tests {
              overall: mean change +12.5% over 3 cells; A faster in 1, B faster in 2, equal in 0\n",
             "", "4k", "64k", "mean", "64k", 1.5, 0.25, "0.88", "1m", 123456.789, "-", "mean", "1.50", "61728.52"
         );
-        assert_eq!(matrix(&m, Region::default(), AB), expected);
+        assert_eq!(matrix(&m, Region::default(), AB, &[]), expected);
     }
 }

@@ -3,7 +3,7 @@
 //! baseline what differs, its ratio matrices and per-operation tables.
 
 use super::compare::{
-    caching_of, gate_against, matrices, noise, not_complete_heading, only_in, operations, partial_mark,
+    caching_of, flagged, gate_against, matrices, noise, not_complete_heading, only_in, operations, partial_mark,
     partial_taken_in, sweep_hint, verdict_words, what_differs, Letters,
 };
 use crate::table::{Column, Table};
@@ -137,6 +137,7 @@ fn pair_section(c: &Comparison, letters: Letters, sides: &[Side]) -> String {
     let mut body = String::new();
     body.push_str(&matrices(c, letters));
     body.push_str(&operations(c, letters));
+    body.push_str(&flagged(c, letters));
     body.push_str(&noise(c, letters));
     body.push_str(&only_in(c, letters));
     if let Some(h) = &c.sweep_hint {

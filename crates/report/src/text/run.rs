@@ -148,8 +148,9 @@ fn noise(run: &StoredRun) -> String {
     // matrices and summarises latencies).
     let group = iomatrix_analysis::Group::of("", std::slice::from_ref(run), iomatrix_analysis::SuiteShape::PLAIN);
     let mut stats: Vec<_> = group.cells.iter().filter(|(_, s)| s.values.len() > 1).collect();
+    let flagged = flagged_lines(&group.flagged);
     if stats.is_empty() {
-        return String::new();
+        return flagged;
     }
     stats.sort_by(|a, b| b.1.spread_pct.total_cmp(&a.1.spread_pct));
     let counts: Vec<usize> = stats.iter().map(|(_, s)| s.values.len()).collect();
@@ -168,8 +169,12 @@ fn noise(run: &StoredRun) -> String {
         Column::right("spread", 8),
     ]);
     for (key, s) in stats.iter().take(10) {
+        let name = key.describe();
+        let mut marks: Vec<&str> = group.flagged.iter().filter(|f| f.cell == name).map(|f| f.mark()).collect();
+        marks.dedup();
+        let marks = if marks.is_empty() { String::new() } else { format!(" {}", marks.concat()) };
         table.row([
-            format!("{} ({})", key.describe(), s.unit),
+            format!("{name} ({}){marks}", s.unit),
             s.values.len().to_string(),
             human::fixed(s.median, 0),
             human::fixed(s.min, 0),
@@ -178,6 +183,20 @@ fn noise(run: &StoredRun) -> String {
         ]);
     }
     out.push_str(&table.render());
+    out.push_str(&flagged);
+    out
+}
+
+/// The run's flagged samples (outliers among their repeats, descheduled cells), each named with
+/// why, under the heading that says what their marks mean; nothing where none is.
+fn flagged_lines(flagged: &[iomatrix_analysis::Flagged]) -> String {
+    if flagged.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(super::compare::FLAGGED_HEADING);
+    for f in flagged {
+        let _ = writeln!(out, "  {} {}: {}", f.mark(), f.cell, f.describe());
+    }
     out
 }
 

@@ -77,13 +77,19 @@ pub fn summary(run: &StoredRun, context: &SummaryContext<'_>) -> String {
     out
 }
 
-/// A cell's figure, what else says its speed (", 812 IOPS" or nothing), and its name.
-type Ranked = (f64, String, String);
+/// A cell's figure, what else says its speed (", 812 IOPS" or nothing), its name, and why it
+/// is flagged (empty where it is not).
+type Ranked = (f64, String, String, String);
 
 /// The best and the worst figure of the run's whole cells, with their cells: one pair per unit
 /// (KB/s and ops/s are not set against each other). Nothing where no whole cell has a figure.
 fn best_and_worst(run: &StoredRun) -> String {
     let mix = run.suite_facts().size_mix;
+    let group = iomatrix_analysis::Group::of("", std::slice::from_ref(run), iomatrix_analysis::SuiteShape::PLAIN);
+    let why_flagged = |seq: usize| {
+        let reasons: Vec<String> = group.flagged.iter().filter(|f| f.seq == seq).map(|f| f.reason()).collect();
+        reasons.join("; ")
+    };
     // Each whole cell's figure, and its name with what else says its speed (an access cell's IOPS).
     let mut by_unit: Vec<(&'static str, Vec<Ranked>)> = Vec::new();
     for cell in run.cell_results.iter().filter(|c| c.state.is_complete()) {
@@ -95,9 +101,10 @@ fn best_and_worst(run: &StoredRun) -> String {
         } else {
             String::new()
         };
+        let ranked = (figure.value, also, name, why_flagged(cell.seq));
         match by_unit.iter_mut().find(|(unit, _)| *unit == figure.unit) {
-            Some((_, figures)) => figures.push((figure.value, also, name)),
-            None => by_unit.push((figure.unit, vec![(figure.value, also, name)])),
+            Some((_, figures)) => figures.push(ranked),
+            None => by_unit.push((figure.unit, vec![ranked])),
         }
     }
     if by_unit.is_empty() {
@@ -109,12 +116,32 @@ fn best_and_worst(run: &StoredRun) -> String {
         let (Some(best), Some(worst)) = (figures.iter().max_by(by_value), figures.iter().min_by(by_value)) else {
             continue;
         };
-        let _ = writeln!(out, "  best:   {}{} in {}", figure(best.0, unit), best.1, best.2);
+        let _ = writeln!(out, "  best:   {}{} in {}{}", figure(best.0, unit), best.1, best.2, flagged_note(best));
         if figures.len() > 1 {
-            let _ = writeln!(out, "  worst:  {}{} in {}", figure(worst.0, unit), worst.1, worst.2);
+            let _ =
+                writeln!(out, "  worst:  {}{} in {}{}", figure(worst.0, unit), worst.1, worst.2, flagged_note(worst));
+        }
+        // A flagged best or worst is not the run's figure: the best and worst of the others follow.
+        let clean: Vec<&Ranked> = figures.iter().filter(|r| r.3.is_empty()).collect();
+        let clean_best = clean.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0));
+        let clean_worst = clean.iter().copied().min_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some(r) = clean_best.filter(|_| !best.3.is_empty()) {
+            let _ = writeln!(out, "          best not flagged: {}{} in {}", figure(r.0, unit), r.1, r.2);
+        }
+        if let Some(r) = clean_worst.filter(|_| figures.len() > 1 && !worst.3.is_empty()) {
+            let _ = writeln!(out, "          worst not flagged: {}{} in {}", figure(r.0, unit), r.1, r.2);
         }
     }
     out
+}
+
+/// After a best or worst cell that is flagged: why, so it is never named as a plain result.
+fn flagged_note(ranked: &Ranked) -> String {
+    if ranked.3.is_empty() {
+        String::new()
+    } else {
+        format!(" (FLAGGED: {}; show lists it)", ranked.3)
+    }
 }
 
 /// A figure in its unit, with KB/s also in bytes per second as a person reads it.
