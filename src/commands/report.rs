@@ -259,5 +259,7 @@ fn workbook(report: &Report) -> anyhow::Result<Vec<u8>> {
         .collect();
     let not_complete: Vec<(String, Vec<String>)> =
         report.groups.iter().map(|g| (g.name.clone(), iomatrix_report::document::not_complete(g))).collect();
-    report_workbook(&sheets, &names, &scalars, &not_complete, &conditions).map_err(|e| anyhow::anyhow!("{e}"))
+    let verdicts = iomatrix_report::document::verdict_rows(report);
+    report_workbook(&sheets, &names, &scalars, &verdicts, &not_complete, &conditions)
+        .map_err(|e| anyhow::anyhow!("{e}"))
 }

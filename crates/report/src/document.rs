@@ -4,7 +4,7 @@
 //! test order). The formats: [`crate::html`], [`crate::markdown`],
 //! [`crate::csv`], [`crate::json`], and the workbook in [`crate::xlsx`].
 
-use iomatrix_analysis::{CacheFlags, CellKey, Comparison, Group, ManyComparison};
+use iomatrix_analysis::{CacheFlags, CellKey, Comparison, Group, Judgement, ManyComparison};
 use iomatrix_core::{human, ByteSize};
 use iomatrix_store::StoredRun;
 use serde::Serialize;
@@ -138,6 +138,112 @@ pub(crate) fn sides_table(m: &ManyComparison) -> (Vec<String>, Vec<Vec<String>>)
         })
         .collect();
     (header, rows)
+}
+
+/// The comparison that judged `group` against the baseline, where one was made (the group is of
+/// the baseline's suite and is not the baseline).
+pub fn comparison_of<'a>(report: &'a Report, group: &str) -> Option<&'a Comparison> {
+    report.comparisons.iter().find(|c| c.b == group)
+}
+
+/// Whether `group` is the baseline the report's comparisons judge the others against.
+pub fn is_baseline(report: &Report, group: &str) -> bool {
+    report.comparisons.first().is_some_and(|c| c.a == group)
+}
+
+/// The verdict `c` gave the figure of cell `key`: a matrix cell's, or a scalar row's (the same
+/// judgement `compare` prints). None where the comparison has no such figure.
+pub fn verdict_of<'a>(c: &'a Comparison, key: &CellKey) -> Option<&'a Judgement> {
+    let in_matrix = c.matrices.iter().zip(&c.matrix_verdicts).find_map(|(m, verdicts)| {
+        if m.test != key.test || !key.variant.is_empty() {
+            return None;
+        }
+        let i = m.file_sizes.iter().position(|f| Some(*f) == key.file_size)?;
+        let j = m.record_sizes.iter().position(|r| Some(*r) == key.record_size)?;
+        verdicts.get(i)?.get(j)?.as_ref()
+    });
+    in_matrix.or_else(|| {
+        let name = key.describe();
+        c.scalars.iter().find(|s| s.metric == name).map(|s| &s.verdict)
+    })
+}
+
+/// One compared figure of one comparison, with its verdict: a row of the workbook's verdicts sheet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerdictRow {
+    /// The comparison, "B against A".
+    pub comparison: String,
+    /// The figure: a cell as its key describes it, or a phase's operation and figure.
+    pub figure: String,
+    /// The figure's unit.
+    pub unit: String,
+    /// A's median; None where the report does not hold it.
+    pub a: Option<f64>,
+    /// B's median.
+    pub b: Option<f64>,
+    /// B against A, in %, as the comparison gives it (a ratio map's cell: its ratio less one).
+    pub change_pct: Option<f64>,
+    /// The verdict's word as `judge` gives it: "faster", "slower", "within noise", "no verdict".
+    pub verdict: &'static str,
+    /// The verdict as `compare` prints it, with its p-value or its sample counts.
+    pub words: String,
+    /// The rank test's two-sided p-value; None where no verdict was possible.
+    pub p_value: Option<f64>,
+}
+
+/// Every compared figure of every comparison with its verdict: the ratio maps' cells, the scalar
+/// figures and the per-operation figures, in that order.
+pub fn verdict_rows(report: &Report) -> Vec<VerdictRow> {
+    let median = |group: &str, key: &CellKey| {
+        report.groups.iter().find(|g| g.name == group).and_then(|g| g.summary.cells.get(key)).map(|s| s.median)
+    };
+    let mut rows = Vec::new();
+    for c in &report.comparisons {
+        let comparison = format!("{} against {}", c.b, c.a);
+        let row = |figure: String,
+                   unit: &str,
+                   (a, b, change_pct): (Option<f64>, Option<f64>, Option<f64>),
+                   j: &Judgement| VerdictRow {
+            comparison: comparison.clone(),
+            figure,
+            unit: unit.to_string(),
+            a,
+            b,
+            change_pct,
+            verdict: j.verdict,
+            words: j.describe(),
+            p_value: j.p_value,
+        };
+        for (m, verdicts) in c.matrices.iter().zip(&c.matrix_verdicts) {
+            for (i, f) in m.file_sizes.iter().enumerate() {
+                for (j, r) in m.record_sizes.iter().enumerate() {
+                    let Some(judgement) = verdicts.get(i).and_then(|row| row.get(j)).and_then(Option::as_ref) else {
+                        continue;
+                    };
+                    let key = CellKey {
+                        test: m.test.clone(),
+                        file_size: Some(*f),
+                        record_size: Some(*r),
+                        variant: String::new(),
+                    };
+                    let change =
+                        m.ratios.get(i).and_then(|row| row.get(j)).copied().flatten().map(|r| (r - 1.0) * 100.0);
+                    let figures = (median(&c.a, &key), median(&c.b, &key), change);
+                    rows.push(row(key.describe(), m.unit, figures, judgement));
+                }
+            }
+        }
+        for s in &c.scalars {
+            rows.push(row(s.metric.clone(), s.unit, (Some(s.a), Some(s.b), Some(s.change_pct)), &s.verdict));
+        }
+        for t in &c.operations {
+            for o in &t.rows {
+                let figure = format!("{} {} {}", t.phase, o.operation, o.figure);
+                rows.push(row(figure, o.unit, (Some(o.a), Some(o.b), Some(o.change_pct)), &o.verdict));
+            }
+        }
+    }
+    rows
 }
 
 pub(crate) fn size(bytes: u64) -> String {
@@ -354,6 +460,33 @@ pub(crate) mod sample {
             hosts: vec!["h1 (10.0.0.1)".into(), "h<2> (10.0.0.2)".into()],
             rows: vec![row("h1 (10.0.0.1)", 2, Some(8000.0)), row("h<2> (10.0.0.2)", 2, Some(2000.0))],
             stragglers: vec![Straggler { host: "h<2> (10.0.0.2)".into(), ratio: 0.4, cells: 1 }],
+        }
+    }
+
+    /// Two access groups of five runs each, one cell each; B's figures are A's times `b_scale`
+    /// (A: 1000 to 1040 KB/s), B compared with A.
+    pub fn judged(b_scale: f64) -> Report {
+        let side = |first: i64, scale: f64| -> Vec<StoredRun> {
+            (0..5)
+                .map(|k| {
+                    let value = (1000.0 + 10.0 * k as f64) * scale;
+                    let cells = vec![cell("access", Some(1 << 20), Some(4096), value, json!({"queue_depth": 1}))];
+                    run(first + k, "access", &[], cells)
+                })
+                .collect()
+        };
+        let group = |name: &str, runs: Vec<StoredRun>| {
+            let summary = Group::of(name, &runs, SuiteShape::PLAIN);
+            ReportGroup { name: name.into(), runs, summary, flags: None, hosts: Vec::new() }
+        };
+        let groups = vec![group("a", side(1, 1.0)), group("b", side(6, b_scale))];
+        let comparisons = vec![compare(&groups[0].summary, &groups[1].summary, Region::default())];
+        Report {
+            made_by: "iomatrix report a b".into(),
+            made_at: "2026-12-06T00:00:00Z".into(),
+            groups,
+            comparisons,
+            sides: None,
         }
     }
 

@@ -175,11 +175,20 @@ fn comparison(m: &mut String, c: &Comparison) {
         ratio_matrix(m, c, k, x);
     }
     if !c.scalars.is_empty() {
-        let _ = writeln!(m, "\n| metric | A | B | change |\n|---|---:|---:|---:|");
+        // The verdict of the rank test of the samples, as `compare` prints it.
+        let _ = writeln!(m, "\n| metric | A | B | change | verdict |\n|---|---:|---:|---:|---|");
         for s in &c.scalars {
             let mark = if s.partial { PARTIAL_MARK } else { "" };
-            let _ =
-                writeln!(m, "| {}{mark} ({}) | {:.1} | {:.1} | {:+.1}% |", s.metric, s.unit, s.a, s.b, s.change_pct);
+            let _ = writeln!(
+                m,
+                "| {}{mark} ({}) | {:.1} | {:.1} | {:+.1}% | {} |",
+                s.metric,
+                s.unit,
+                s.a,
+                s.b,
+                s.change_pct,
+                s.verdict.describe()
+            );
         }
     }
     for (side, cells) in [("A", &c.only_in_a), ("B", &c.only_in_b)] {
@@ -250,6 +259,15 @@ mod tests {
         assert!(md.contains("| 64k | 3.00 | 3.00 | 3.00 |"), "{md}");
         assert!(md.contains("| mean | 3.00 | 3.00 | |"), "{md}");
         assert!(md.contains("qd=10 read=100% random=100% | 10000.0 | KB/s | 1 | 0.0% |"), "{md}");
+    }
+
+    #[test]
+    fn the_comparison_has_a_verdict_column() {
+        let md = super::render(&sample::judged(0.5));
+        assert!(md.contains("| metric | A | B | change | verdict |\n|---|---:|---:|---:|---|"), "{md}");
+        assert!(md.contains("| -50.0% | slower (p=0.008) |"), "{md}");
+        let md = super::render(&sample::judged(1.0));
+        assert!(md.contains("| +0.0% | within noise (p=1.000) |"), "{md}");
     }
 
     #[test]
