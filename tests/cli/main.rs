@@ -90,5 +90,6 @@ mod trust_hosts;
 mod trust_inert;
 mod trust_limits;
 mod trust_mpi;
+mod trust_reports;
 mod trust_studies;
 mod verify;

@@ -168,6 +168,12 @@ pub fn verdict_of<'a>(c: &'a Comparison, key: &CellKey) -> Option<&'a Judgement>
     })
 }
 
+/// A figure's verdict in the words `compare` prints it: "slower (p=0.008)", "within noise
+/// (p=0.400)", "no verdict (1 vs 2 samples)"; a %CPU row's "less CPU" or "more CPU".
+pub fn verdict_words(metric: &str, j: &Judgement) -> String {
+    crate::text::compare::verdict_words(metric, &j.describe())
+}
+
 /// One compared figure of one comparison, with its verdict: a row of the workbook's verdicts sheet.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VerdictRow {
@@ -205,13 +211,13 @@ pub fn verdict_rows(report: &Report) -> Vec<VerdictRow> {
                    (a, b, change_pct): (Option<f64>, Option<f64>, Option<f64>),
                    j: &Judgement| VerdictRow {
             comparison: comparison.clone(),
+            words: verdict_words(&figure, j),
             figure,
             unit: unit.to_string(),
             a,
             b,
             change_pct,
             verdict: j.verdict,
-            words: j.describe(),
             p_value: j.p_value,
         };
         for (m, verdicts) in c.matrices.iter().zip(&c.matrix_verdicts) {

@@ -3,7 +3,7 @@
 
 use crate::document::{
     comparison_of, grid, is_baseline, is_matrix_suite, matrix_tests, not_complete, sides_table, size, verdict_of,
-    Report, ReportGroup, PARTIAL_MARK,
+    verdict_words, Report, ReportGroup, PARTIAL_MARK,
 };
 use crate::svg::{
     bar_chart, escape, kib_rate_unit, short, Bar, Heatmap, LineChart, Scale, Series, Tone, MAX_SERIES, SYSTEM_PALETTE,
@@ -550,7 +550,7 @@ fn comparison_html(h: &mut String, c: &Comparison) {
             "<table><tr><th class=\"l\">metric</th><th>A</th><th>B</th><th>change</th><th class=\"l\">verdict</th></tr>"
         );
         for s in &c.scalars {
-            let verdict = s.verdict.describe();
+            let verdict = verdict_words(&s.metric, &s.verdict);
             let _ = writeln!(
                 h,
                 "<tr><td class=\"l\">{}{} ({})</td><td>{}</td><td>{}</td><td>{:+.1}%</td><td class=\"{}\">{}</td></tr>",
@@ -560,16 +560,45 @@ fn comparison_html(h: &mut String, c: &Comparison) {
                 short(s.a),
                 short(s.b),
                 s.change_pct,
-                verdict_class(&verdict),
+                verdict_class(s.verdict.verdict),
                 escape(&verdict)
             );
         }
         h.push_str("</table>\n");
     }
+    operations_html(h, c);
     for (side, cells) in [("A", &c.only_in_a), ("B", &c.only_in_b)] {
         if !cells.is_empty() {
             let _ = writeln!(h, "<p class=\"muted\">Only in {side} (not compared): {}</p>", escape(&cells.join(", ")));
         }
+    }
+}
+
+/// Each phase's per-operation figures (medians over the samples), their change and verdict.
+fn operations_html(h: &mut String, c: &Comparison) {
+    for t in &c.operations {
+        let _ = writeln!(
+            h,
+            "<h3>{}: per operation</h3><table><tr><th class=\"l\">operation</th><th>A</th><th>B</th><th>change</th>\
+             <th class=\"l\">verdict</th></tr>",
+            escape(&t.phase)
+        );
+        for r in &t.rows {
+            let _ = writeln!(
+                h,
+                "<tr><td class=\"l\">{} {} ({}){}</td><td>{}</td><td>{}</td><td>{:+.1}%</td><td class=\"{}\">{}</td></tr>",
+                escape(&r.operation),
+                escape(r.figure),
+                escape(r.unit),
+                if r.partial { PARTIAL_MARK } else { "" },
+                short(r.a),
+                short(r.b),
+                r.change_pct,
+                verdict_class(r.verdict.verdict),
+                escape(&r.verdict.describe())
+            );
+        }
+        h.push_str("</table>\n");
     }
 }
 

@@ -6,6 +6,7 @@ use crate::document::{
     PARTIAL_MARK,
 };
 use iomatrix_analysis::{Comparison, ManyComparison, MatrixComparison};
+use iomatrix_core::human;
 use std::fmt::Write;
 
 /// The first line of every markdown report: how a later write tells a previous one.
@@ -187,7 +188,25 @@ fn comparison(m: &mut String, c: &Comparison) {
                 s.a,
                 s.b,
                 s.change_pct,
-                s.verdict.describe()
+                crate::document::verdict_words(&s.metric, &s.verdict)
+            );
+        }
+    }
+    for t in &c.operations {
+        let _ = writeln!(m, "\n### {}: per operation\n", t.phase);
+        let _ = writeln!(m, "| operation | A | B | change | verdict |\n|---|---:|---:|---:|---|");
+        for r in &t.rows {
+            let mark = if r.partial { PARTIAL_MARK } else { "" };
+            let _ = writeln!(
+                m,
+                "| {} {}{mark} ({}) | {} | {} | {:+.1}% | {} |",
+                r.operation,
+                r.figure,
+                r.unit,
+                human::significant(r.a),
+                human::significant(r.b),
+                r.change_pct,
+                r.verdict.describe()
             );
         }
     }
