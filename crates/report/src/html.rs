@@ -135,27 +135,32 @@ fn group_html(h: &mut String, g: &ReportGroup, colour: &'static str) {
             );
         }
     } else {
-        let mut by_unit: BTreeMap<&str, Vec<Bar>> = BTreeMap::new();
-        for (k, s) in &g.summary.cells {
-            let mark = if s.partial_samples > 0 { PARTIAL_MARK } else { "" };
-            by_unit.entry(s.unit).or_default().push(Bar {
-                name: format!("{}{mark}", k.describe()),
-                value: s.median,
-                spread: spread(s),
-                fill: colour,
-                words: String::new(),
-            });
-        }
-        let _ = writeln!(h, "<h3>Figures</h3><div class=\"charts\">");
-        for (unit, bars) in by_unit {
-            let title = format!("{}: median of each cell", g.name);
-            h.push_str(&bar_chart(&title, unit, &bars, &spread_note(&bars, false)));
-        }
-        h.push_str("</div>\n");
+        cell_bars(h, g, colour);
     }
     hosts_html(h, g);
     latency_html(h, g);
     noise_html(h, g);
+}
+
+/// A group of a suite without matrices: a bar per cell, in the group's `colour`, a chart per unit.
+fn cell_bars(h: &mut String, g: &ReportGroup, colour: &'static str) {
+    let mut by_unit: BTreeMap<&str, Vec<Bar>> = BTreeMap::new();
+    for (k, s) in &g.summary.cells {
+        let mark = if s.partial_samples > 0 { PARTIAL_MARK } else { "" };
+        by_unit.entry(s.unit).or_default().push(Bar {
+            name: format!("{}{mark}", k.describe()),
+            value: s.median,
+            spread: spread(s),
+            fill: colour,
+            words: String::new(),
+        });
+    }
+    let _ = writeln!(h, "<h3>Figures</h3><div class=\"charts\">");
+    for (unit, bars) in by_unit {
+        let title = format!("{}: median of each cell", g.name);
+        h.push_str(&bar_chart(&title, unit, &bars, &spread_note(&bars, false)));
+    }
+    h.push_str("</div>\n");
 }
 
 /// Runs whose clients ran on several hosts: each host's clients per cell, and the straggler.

@@ -623,7 +623,8 @@ pub fn bar_chart(title: &str, unit: &str, bars: &[Bar], note: &str) -> String {
             LABEL_CHARS,
             &format!(r#"x="{:.1}" y="{:.1}" text-anchor="end""#, left - 6.0, y + 15.0),
         ));
-        let len = length(v);
+        // A figure far below the others still shows its bar (and so its colour).
+        let len = if v > 0.0 { length(v).max(2.0) } else { 0.0 };
         let _ = write!(
             s,
             r#"<rect class="bar" x="{left:.1}" y="{y:.1}" width="{len:.1}" height="{:.1}" fill="{}"/>"#,
