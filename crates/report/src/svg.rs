@@ -762,6 +762,15 @@ mod tests {
             "the cell within noise is grey, not white: {svg}"
         );
         assert!(svg.contains("grey: within noise or no verdict"), "{svg}");
+        // Too few samples for a verdict: grey too, however far the ratio is from 1.
+        let unjudged = Heatmap { within_noise: Vec::new(), no_verdict: vec![vec![true, false]], ..ratio };
+        let svg = unjudged.render();
+        well_formed(&svg).unwrap();
+        let first = svg.split("<rect ").nth(1).unwrap();
+        assert!(first.contains(&format!("fill=\"{UNJUDGED_CELL}\"")), "the 0.50 without a verdict is grey: {svg}");
+        assert!(svg.contains("#2166ac"), "the 2.00 beyond the noise stays blue: {svg}");
+        let ratio =
+            Heatmap { no_verdict: Vec::new(), within_noise: vec![vec![false, false], vec![true, false]], ..unjudged };
         // The ratio scale runs from half to twice, white in the middle.
         let legend = &svg[svg.find(r#"<g class="legend">"#).unwrap()..];
         assert!(legend.contains(">0.50<") && legend.contains(">2.00 ratio<"), "{legend}");
