@@ -174,6 +174,29 @@ pub fn verdict_words(metric: &str, j: &Judgement) -> String {
     crate::text::compare::verdict_words(metric, &j.describe())
 }
 
+/// A ratio map's mean change and how many of its cells' ratios lie below and above 1: by the
+/// medians alone, no verdict (the next line, [`matrix_verdicts`], gives those).
+pub fn mean_change(t: &iomatrix_analysis::Tally) -> String {
+    format!(
+        "Mean change {:+.1}% over {} cells; B/A below 1 in {}, above 1 in {} (medians alone).",
+        t.mean_change_pct, t.cells, t.a_wins, t.b_wins
+    )
+}
+
+/// A ratio map's cells' verdicts counted, as one sentence.
+pub fn matrix_verdicts(verdicts: &[Vec<Option<Judgement>>]) -> String {
+    let all: Vec<&Judgement> = verdicts.iter().flatten().flatten().collect();
+    let count = |v: &str| all.iter().filter(|j| j.verdict == v).count();
+    format!(
+        "Beyond noise (Mann-Whitney, 5%): B faster in {}, slower in {}; within noise (~) {}; no verdict (too few \
+         samples) {}.",
+        count("faster"),
+        count("slower"),
+        count("within noise"),
+        count("no verdict")
+    )
+}
+
 /// One compared figure of one comparison, with its verdict: a row of the workbook's verdicts sheet.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VerdictRow {

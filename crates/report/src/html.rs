@@ -2,8 +2,8 @@
 //! no script, nothing fetched (it opens offline and from a file).
 
 use crate::document::{
-    comparison_of, grid, is_baseline, is_matrix_suite, matrix_tests, not_complete, sides_table, size, verdict_of,
-    verdict_words, Report, ReportGroup, PARTIAL_MARK,
+    comparison_of, grid, is_baseline, is_matrix_suite, matrix_tests, matrix_verdicts, mean_change, not_complete,
+    sides_table, size, verdict_of, verdict_words, Report, ReportGroup, PARTIAL_MARK,
 };
 use crate::svg::{
     bar_chart, escape, kib_rate_unit, short, Bar, Heatmap, LineChart, Scale, Series, Tone, MAX_SERIES, SYSTEM_PALETTE,
@@ -531,15 +531,13 @@ fn comparison_html(h: &mut String, c: &Comparison) {
         let _ = writeln!(
             h,
             "<h3>{}</h3><div class=\"charts\">{}</div><p>Record-size view (mean ratio per record size): {}<br/>File-size view: {}<br/>\
-             Mean change {:+.1}% over {} cells; A faster in {}, B faster in {}.</p>",
+             {}<br/>{}</p>",
             escape(&m.test),
             heat.render(),
             escape(&views.join(", ")),
             escape(&rows.join(", ")),
-            m.overall.mean_change_pct,
-            m.overall.cells,
-            m.overall.a_wins,
-            m.overall.b_wins
+            escape(&mean_change(&m.overall)),
+            escape(&matrix_verdicts(&c.matrix_verdicts[k]))
         );
         if let Some(t) = &m.region {
             let _ = writeln!(
@@ -715,7 +713,7 @@ mod tests {
         let page = render(&sample::report());
         let (fills, _) = colours(&page);
         assert!(fills.iter().all(|f| f == crate::svg::BASELINE_BAR || f == crate::svg::UNJUDGED_BAR), "{fills:?}");
-        assert!(page.contains("grey: within noise or no verdict"), "the ratio maps' legend");
+        assert!(page.contains("grey within noise or no verdict"), "the ratio maps' legend");
         assert!(page.contains("cells: no verdict in 4"), "{page}");
     }
 

@@ -2,8 +2,8 @@
 //! the caching boundaries and the comparisons.
 
 use crate::document::{
-    grid, is_matrix_suite, matrix_tests, not_complete, sides_table, size, HostFigures, Report, ReportGroup,
-    PARTIAL_MARK,
+    grid, is_matrix_suite, matrix_tests, matrix_verdicts, mean_change, not_complete, sides_table, size, HostFigures,
+    Report, ReportGroup, PARTIAL_MARK,
 };
 use iomatrix_analysis::{Comparison, ManyComparison, MatrixComparison};
 use iomatrix_core::human;
@@ -241,21 +241,8 @@ fn ratio_matrix(m: &mut String, c: &Comparison, k: usize, x: &MatrixComparison) 
         .map(|r| x.by_record.iter().find(|(s, _)| s == r).map_or("-".into(), |(_, v)| format!("{v:.2}")))
         .collect();
     let _ = writeln!(m, "| mean | {} | |", means.join(" | "));
-    let _ = writeln!(
-        m,
-        "\nMean change {:+.1}% over {} cells; A faster in {}, B faster in {}.",
-        x.overall.mean_change_pct, x.overall.cells, x.overall.a_wins, x.overall.b_wins
-    );
-    let verdicts: Vec<&iomatrix_analysis::Judgement> = c.matrix_verdicts[k].iter().flatten().flatten().collect();
-    let count = |v: &str| verdicts.iter().filter(|j| j.verdict == v).count();
-    let _ = writeln!(
-        m,
-        "Beyond noise (Mann-Whitney, 5%): B faster in {}, slower in {}; within noise (~) {}; no verdict (too few samples) {}.",
-        count("faster"),
-        count("slower"),
-        count("within noise"),
-        count("no verdict")
-    );
+    let _ = writeln!(m, "\n{}", mean_change(&x.overall));
+    let _ = writeln!(m, "{}", matrix_verdicts(&c.matrix_verdicts[k]));
 }
 
 #[cfg(test)]

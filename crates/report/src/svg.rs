@@ -299,8 +299,7 @@ impl Heatmap<'_> {
             Scale::Sequential if no_values => "no values".to_string(),
             Scale::Sequential => format!("{}: light low, dark high", self.unit),
             Scale::Diverging if self.judged() => {
-                "blue: B faster, red: B slower beyond the noise (ratio B/A); grey: within noise or no verdict"
-                    .to_string()
+                "B/A: blue faster, red slower; grey within noise or no verdict".to_string()
             }
             Scale::Diverging => "red: B slower than A, white: equal, blue: B faster (ratio B/A)".to_string(),
         };
@@ -761,7 +760,7 @@ mod tests {
             svg.contains(&format!(r##"fill="{UNJUDGED_CELL}" stroke="#555""##)),
             "the cell within noise is grey, not white: {svg}"
         );
-        assert!(svg.contains("grey: within noise or no verdict"), "{svg}");
+        assert!(svg.contains("grey within noise or no verdict"), "{svg}");
         // Too few samples for a verdict: grey too, however far the ratio is from 1.
         let unjudged = Heatmap { within_noise: Vec::new(), no_verdict: vec![vec![true, false]], ..ratio };
         let svg = unjudged.render();
