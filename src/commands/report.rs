@@ -136,6 +136,7 @@ pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64),
         ),
         groups,
+        baseline,
         comparisons,
         sides,
     };

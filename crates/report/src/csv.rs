@@ -34,9 +34,9 @@ pub const HEADER_START: &str = "run,group,suite,test,";
 pub fn render(report: &Report) -> String {
     let mut out =
         format!("{HEADER_START}file_size,record_size,variant,figure,unit,cached,state,in_medians,labels,verdict\n");
-    for g in &report.groups {
+    for (k, g) in report.groups.iter().enumerate() {
         let compared = comparison_of(report, &g.name);
-        let baseline = is_baseline(report, &g.name);
+        let baseline = is_baseline(report, k);
         for r in &g.runs {
             let labels: Vec<String> = r.summary.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
             for cell in &r.cell_results {
@@ -50,8 +50,8 @@ pub fn render(report: &Report) -> String {
                 let admit = iomatrix_analysis::Admit { partial: g.summary.partial, disturbed: g.summary.disturbed };
                 let in_medians = figure.is_some() && admit.admits(&cell.state);
                 let verdict = match compared.and_then(|c| verdict_of(c, &key)) {
+                    _ if baseline => "baseline".to_string(),
                     Some(j) => j.describe(),
-                    None if baseline => "baseline".to_string(),
                     None => String::new(),
                 };
                 let _ = writeln!(

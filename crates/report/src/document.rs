@@ -88,6 +88,8 @@ pub struct Report {
     pub made_at: String,
     /// The groups, one per RUNS argument, in the order given.
     pub groups: Vec<ReportGroup>,
+    /// The group the comparisons judge the others against: its place in `groups`.
+    pub baseline: usize,
     /// Each other group of the baseline's suite against the baseline, in the groups' order.
     pub comparisons: Vec<Comparison>,
     /// With three sides or more of the baseline's suite: every side against the baseline in one
@@ -146,9 +148,10 @@ pub fn comparison_of<'a>(report: &'a Report, group: &str) -> Option<&'a Comparis
     report.comparisons.iter().find(|c| c.b == group)
 }
 
-/// Whether `group` is the baseline the report's comparisons judge the others against.
-pub fn is_baseline(report: &Report, group: &str) -> bool {
-    report.comparisons.first().is_some_and(|c| c.a == group)
+/// Whether the `k`th group is the baseline the report's comparisons judge the others against
+/// (by its place: the same runs may be given twice, once as the baseline).
+pub fn is_baseline(report: &Report, k: usize) -> bool {
+    !report.comparisons.is_empty() && report.baseline == k
 }
 
 /// The verdict `c` gave the figure of cell `key`: a matrix cell's, or a scalar row's (the same
@@ -514,6 +517,7 @@ pub(crate) mod sample {
             made_by: "iomatrix report a b".into(),
             made_at: "2026-12-06T00:00:00Z".into(),
             groups,
+            baseline: 0,
             comparisons,
             sides: None,
         }
@@ -553,6 +557,7 @@ pub(crate) mod sample {
             made_by: "iomatrix report 1 2,3 4 -o r.html".into(),
             made_at: "2026-11-23T00:00:00Z".into(),
             groups,
+            baseline: 0,
             comparisons,
             sides: None,
         }

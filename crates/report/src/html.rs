@@ -406,7 +406,7 @@ fn side_bar(report: &Report, (k, g): (usize, &ReportGroup), keys: &[&CellKey], c
         let fill = SYSTEM_PALETTE[k % SYSTEM_PALETTE.len()];
         return Bar { name: g.name.clone(), value, spread, fill, words: String::new() };
     }
-    let (tone, words) = if is_baseline(report, &g.name) {
+    let (tone, words) = if is_baseline(report, k) {
         (Tone::Baseline, "baseline".to_string())
     } else if let Some(c) = comparison_of(report, &g.name) {
         let verdicts: Vec<Option<&Judgement>> = keys.iter().map(|key| verdict_of(c, key)).collect();
@@ -695,6 +695,11 @@ mod tests {
             colours(&page),
             (vec![BASELINE_BAR.to_string(), FASTER_BAR.to_string()], vec!["faster".to_string()])
         );
+        // The same runs given twice: the first is the baseline, the second judged against it.
+        let mut twice = sample::judged(1.0);
+        twice.groups[1].name = "a".into();
+        twice.comparisons[0].b = "a".into();
+        assert_eq!(colours(&render(&twice)).0, [BASELINE_BAR, UNJUDGED_BAR]);
         // Error bars over each side's five samples, said in the note.
         assert_eq!(page.matches("class=\"spread\"").count(), 2 + 2, "side by side, and each group's figures");
         assert!(page.contains("error bars: lowest to highest sample"));
