@@ -137,6 +137,7 @@ pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64),
         ),
         groups,
+        baseline,
         comparisons,
         sides,
     };
@@ -262,5 +263,7 @@ fn workbook(report: &Report) -> anyhow::Result<Vec<u8>> {
         .collect();
     let not_complete: Vec<(String, Vec<String>)> =
         report.groups.iter().map(|g| (g.name.clone(), iomatrix_report::document::not_complete(g))).collect();
-    report_workbook(&sheets, &names, &scalars, &swept, &not_complete, &conditions).map_err(|e| anyhow::anyhow!("{e}"))
+    let verdicts = iomatrix_report::document::verdict_rows(report);
+    report_workbook(&sheets, &names, &scalars, &swept, &verdicts, &not_complete, &conditions)
+        .map_err(|e| anyhow::anyhow!("{e}"))
 }

@@ -93,5 +93,6 @@ mod trust_limits;
 mod trust_mpi;
 mod trust_order;
 mod trust_outliers;
+mod trust_reports;
 mod trust_studies;
 mod verify;

@@ -1,6 +1,6 @@
 //! The report as CSV: one row per stored cell of every run, in the cells' order.
 
-use crate::document::Report;
+use crate::document::{comparison_of, is_baseline, verdict_of, Report};
 use iomatrix_analysis::{CellKey, Figure};
 use std::fmt::Write;
 
@@ -26,10 +26,17 @@ pub const HEADER_START: &str = "run,group,suite,test,";
 /// One row per stored cell of every run: every sample, not medians. `state` says whether the
 /// cell is whole ("complete", "partial: 3 of 4 connections", "failed: 0 of 2 clients"), and
 /// `in_medians` whether its sample entered the report's medians (a partial one only with
-/// `--include-partial`, a failed one never); a cell without a figure (failed) has none.
+/// `--include-partial`, a failed one never); a cell without a figure (failed) has none. `verdict`
+/// is the verdict of the cell's figure in its group's comparison with the baseline, as `compare`
+/// prints it ("slower (p=0.008)", "within noise (p=0.400)", "no verdict (1 vs 2 samples)"), the
+/// same on every sample of the cell; "baseline" for the baseline's cells, empty where the group
+/// was not compared.
 pub fn render(report: &Report) -> String {
-    let mut out = format!("{HEADER_START}file_size,record_size,variant,figure,unit,cached,state,in_medians,labels\n");
-    for g in &report.groups {
+    let mut out =
+        format!("{HEADER_START}file_size,record_size,variant,figure,unit,cached,state,in_medians,labels,verdict\n");
+    for (k, g) in report.groups.iter().enumerate() {
+        let compared = comparison_of(report, &g.name);
+        let baseline = is_baseline(report, k);
         for r in &g.runs {
             let labels: Vec<String> = r.summary.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
             // By the cells' parameters (qd=1, 4, 16, 32), whatever order the run measured them
@@ -46,9 +53,14 @@ pub fn render(report: &Report) -> String {
                 let cached = g.flags.as_ref().map_or(String::new(), |fl| fl.is_flagged(&key).to_string());
                 let admit = iomatrix_analysis::Admit { partial: g.summary.partial, disturbed: g.summary.disturbed };
                 let in_medians = figure.is_some() && admit.admits(&cell.state);
+                let verdict = match compared.and_then(|c| verdict_of(c, &key)) {
+                    _ if baseline => "baseline".to_string(),
+                    Some(j) => j.describe(),
+                    None => String::new(),
+                };
                 let _ = writeln!(
                     out,
-                    "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                     r.summary.id,
                     csv_field(&g.name),
                     csv_field(&r.summary.suite),
@@ -61,7 +73,8 @@ pub fn render(report: &Report) -> String {
                     cached,
                     csv_field(&cell.state.describe()),
                     in_medians,
-                    csv_field(&labels.join(" "))
+                    csv_field(&labels.join(" ")),
+                    csv_field(&verdict)
                 );
             }
         }
@@ -123,14 +136,23 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],
-            "run,group,suite,test,file_size,record_size,variant,figure,unit,cached,state,in_medians,labels"
+            "run,group,suite,test,file_size,record_size,variant,figure,unit,cached,state,in_medians,labels,verdict"
         );
         assert_eq!(lines.len(), 1 + 8 + 2 * 8 + 10, "every sample, not medians");
-        assert!(lines.iter().all(|l| fields(l).len() == 13), "{text}");
-        assert!(lines.contains(&"1,1,iozone,write,65536,4096,,10000,KB/s,false,complete,true,server=a"), "{text}");
-        assert!(lines.contains(&"3,\"2,3\",iozone,write,65536,4096,,40000,KB/s,true,complete,true,server=a"), "{text}");
+        assert!(lines.iter().all(|l| fields(l).len() == 14), "{text}");
+        assert!(
+            lines.contains(&"1,1,iozone,write,65536,4096,,10000,KB/s,false,complete,true,server=a,baseline"),
+            "{text}"
+        );
+        // Group 2,3 against the baseline 1: one sample against two, too few for a verdict.
+        assert!(
+            lines.contains(
+                &"3,\"2,3\",iozone,write,65536,4096,,40000,KB/s,true,complete,true,server=a,no verdict (1 vs 2 samples)"
+            ),
+            "{text}"
+        );
         assert!(lines.contains(
-            &"4,access & <co>,access,access,1048576,4096,qd=1 read=100% random=100%,1000,KB/s,,complete,true,"
+            &"4,access & <co>,access,access,1048576,4096,qd=1 read=100% random=100%,1000,KB/s,,complete,true,,"
         ));
     }
 }

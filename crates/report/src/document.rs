@@ -4,7 +4,7 @@
 //! test order). The formats: [`crate::html`], [`crate::markdown`],
 //! [`crate::csv`], [`crate::json`], and the workbook in [`crate::xlsx`].
 
-use iomatrix_analysis::{CacheFlags, CellKey, Comparison, Group, ManyComparison};
+use iomatrix_analysis::{CacheFlags, CellKey, Comparison, Group, Judgement, ManyComparison};
 use iomatrix_core::{human, ByteSize};
 use iomatrix_store::StoredRun;
 use serde::Serialize;
@@ -88,6 +88,8 @@ pub struct Report {
     pub made_at: String,
     /// The groups, one per RUNS argument, in the order given.
     pub groups: Vec<ReportGroup>,
+    /// The group the comparisons judge the others against: its place in `groups`.
+    pub baseline: usize,
     /// Each other group of the baseline's suite against the baseline, in the groups' order.
     pub comparisons: Vec<Comparison>,
     /// With three sides or more of the baseline's suite: every side against the baseline in one
@@ -138,6 +140,142 @@ pub(crate) fn sides_table(m: &ManyComparison) -> (Vec<String>, Vec<Vec<String>>)
         })
         .collect();
     (header, rows)
+}
+
+/// The comparison that judged `group` against the baseline, where one was made (the group is of
+/// the baseline's suite and is not the baseline).
+pub fn comparison_of<'a>(report: &'a Report, group: &str) -> Option<&'a Comparison> {
+    report.comparisons.iter().find(|c| c.b == group)
+}
+
+/// Whether the `k`th group is the baseline the report's comparisons judge the others against
+/// (by its place: the same runs may be given twice, once as the baseline).
+pub fn is_baseline(report: &Report, k: usize) -> bool {
+    !report.comparisons.is_empty() && report.baseline == k
+}
+
+/// The verdict `c` gave the figure of cell `key`: a matrix cell's, or a scalar row's (the same
+/// judgement `compare` prints). None where the comparison has no such figure.
+pub fn verdict_of<'a>(c: &'a Comparison, key: &CellKey) -> Option<&'a Judgement> {
+    let in_matrix = c.matrices.iter().zip(&c.matrix_verdicts).find_map(|(m, verdicts)| {
+        if m.test != key.test || !key.variant.is_empty() {
+            return None;
+        }
+        let i = m.file_sizes.iter().position(|f| Some(*f) == key.file_size)?;
+        let j = m.record_sizes.iter().position(|r| Some(*r) == key.record_size)?;
+        verdicts.get(i)?.get(j)?.as_ref()
+    });
+    in_matrix.or_else(|| {
+        let name = key.describe();
+        c.scalars.iter().find(|s| s.metric == name).map(|s| &s.verdict)
+    })
+}
+
+/// A figure's verdict in the words `compare` prints it: "slower (p=0.008)", "within noise
+/// (p=0.400)", "no verdict (1 vs 2 samples)"; a %CPU row's "less CPU" or "more CPU".
+pub fn verdict_words(metric: &str, j: &Judgement) -> String {
+    crate::text::compare::verdict_words(metric, &j.describe())
+}
+
+/// A ratio map's mean change and how many of its cells' ratios lie below and above 1: by the
+/// medians alone, no verdict (the next line, [`matrix_verdicts`], gives those).
+pub fn mean_change(t: &iomatrix_analysis::Tally) -> String {
+    format!(
+        "Mean change {:+.1}% over {} cells; B/A below 1 in {}, above 1 in {} (medians alone).",
+        t.mean_change_pct, t.cells, t.a_wins, t.b_wins
+    )
+}
+
+/// A ratio map's cells' verdicts counted, as one sentence.
+pub fn matrix_verdicts(verdicts: &[Vec<Option<Judgement>>]) -> String {
+    let all: Vec<&Judgement> = verdicts.iter().flatten().flatten().collect();
+    let count = |v: &str| all.iter().filter(|j| j.verdict == v).count();
+    format!(
+        "Beyond noise (Mann-Whitney, 5%): B faster in {}, slower in {}; within noise (~) {}; no verdict (too few \
+         samples) {}.",
+        count("faster"),
+        count("slower"),
+        count("within noise"),
+        count("no verdict")
+    )
+}
+
+/// One compared figure of one comparison, with its verdict: a row of the workbook's verdicts sheet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerdictRow {
+    /// The comparison, "B against A".
+    pub comparison: String,
+    /// The figure: a cell as its key describes it, or a phase's operation and figure.
+    pub figure: String,
+    /// The figure's unit.
+    pub unit: String,
+    /// A's median; None where the report does not hold it.
+    pub a: Option<f64>,
+    /// B's median.
+    pub b: Option<f64>,
+    /// B against A, in %, as the comparison gives it (a ratio map's cell: its ratio less one).
+    pub change_pct: Option<f64>,
+    /// The verdict's word as `judge` gives it: "faster", "slower", "within noise", "no verdict".
+    pub verdict: &'static str,
+    /// The verdict as `compare` prints it, with its p-value or its sample counts.
+    pub words: String,
+    /// The rank test's two-sided p-value; None where no verdict was possible.
+    pub p_value: Option<f64>,
+}
+
+/// Every compared figure of every comparison with its verdict: the ratio maps' cells, the scalar
+/// figures and the per-operation figures, in that order.
+pub fn verdict_rows(report: &Report) -> Vec<VerdictRow> {
+    let median = |group: &str, key: &CellKey| {
+        report.groups.iter().find(|g| g.name == group).and_then(|g| g.summary.cells.get(key)).map(|s| s.median)
+    };
+    let mut rows = Vec::new();
+    for c in &report.comparisons {
+        let comparison = format!("{} against {}", c.b, c.a);
+        let row = |figure: String,
+                   unit: &str,
+                   (a, b, change_pct): (Option<f64>, Option<f64>, Option<f64>),
+                   j: &Judgement| VerdictRow {
+            comparison: comparison.clone(),
+            words: verdict_words(&figure, j),
+            figure,
+            unit: unit.to_string(),
+            a,
+            b,
+            change_pct,
+            verdict: j.verdict,
+            p_value: j.p_value,
+        };
+        for (m, verdicts) in c.matrices.iter().zip(&c.matrix_verdicts) {
+            for (i, f) in m.file_sizes.iter().enumerate() {
+                for (j, r) in m.record_sizes.iter().enumerate() {
+                    let Some(judgement) = verdicts.get(i).and_then(|row| row.get(j)).and_then(Option::as_ref) else {
+                        continue;
+                    };
+                    let key = CellKey {
+                        test: m.test.clone(),
+                        file_size: Some(*f),
+                        record_size: Some(*r),
+                        variant: String::new(),
+                    };
+                    let change =
+                        m.ratios.get(i).and_then(|row| row.get(j)).copied().flatten().map(|r| (r - 1.0) * 100.0);
+                    let figures = (median(&c.a, &key), median(&c.b, &key), change);
+                    rows.push(row(key.describe(), m.unit, figures, judgement));
+                }
+            }
+        }
+        for s in &c.scalars {
+            rows.push(row(s.metric.clone(), s.unit, (Some(s.a), Some(s.b), Some(s.change_pct)), &s.verdict));
+        }
+        for t in &c.operations {
+            for o in &t.rows {
+                let figure = format!("{} {} {}", t.phase, o.operation, o.figure);
+                rows.push(row(figure, o.unit, (Some(o.a), Some(o.b), Some(o.change_pct)), &o.verdict));
+            }
+        }
+    }
+    rows
 }
 
 pub(crate) fn size(bytes: u64) -> String {
@@ -357,6 +495,34 @@ pub(crate) mod sample {
         }
     }
 
+    /// Two access groups of five runs each, one cell each; B's figures are A's times `b_scale`
+    /// (A: 1000 to 1040 KB/s), B compared with A.
+    pub fn judged(b_scale: f64) -> Report {
+        let side = |first: i64, scale: f64| -> Vec<StoredRun> {
+            (0..5)
+                .map(|k| {
+                    let value = (1000.0 + 10.0 * k as f64) * scale;
+                    let cells = vec![cell("access", Some(1 << 20), Some(4096), value, json!({"queue_depth": 1}))];
+                    run(first + k, "access", &[], cells)
+                })
+                .collect()
+        };
+        let group = |name: &str, runs: Vec<StoredRun>| {
+            let summary = Group::of(name, &runs, SuiteShape::PLAIN);
+            ReportGroup { name: name.into(), runs, summary, flags: None, hosts: Vec::new() }
+        };
+        let groups = vec![group("a", side(1, 1.0)), group("b", side(6, b_scale))];
+        let comparisons = vec![compare(&groups[0].summary, &groups[1].summary, Region::default())];
+        Report {
+            made_by: "iomatrix report a b".into(),
+            made_at: "2026-12-06T00:00:00Z".into(),
+            groups,
+            baseline: 0,
+            comparisons,
+            sides: None,
+        }
+    }
+
     pub fn report() -> Report {
         let a = vec![iozone(1, 1.0)];
         let b = vec![iozone(2, 2.0), iozone(3, 4.0)];
@@ -391,6 +557,7 @@ pub(crate) mod sample {
             made_by: "iomatrix report 1 2,3 4 -o r.html".into(),
             made_at: "2026-11-23T00:00:00Z".into(),
             groups,
+            baseline: 0,
             comparisons,
             sides: None,
         }

@@ -2,13 +2,14 @@
 //! no script, nothing fetched (it opens offline and from a file).
 
 use crate::document::{
-    grid, is_matrix_suite, matrix_tests, not_complete, sides_table, size, Report, ReportGroup, PARTIAL_MARK,
+    comparison_of, grid, is_baseline, is_matrix_suite, matrix_tests, matrix_verdicts, mean_change, not_complete,
+    sides_table, size, verdict_of, verdict_words, Report, ReportGroup, PARTIAL_MARK,
 };
 use crate::svg::{
-    bar_chart, escape, is_time_unit, kib_rate_unit, short, Bars, Heatmap, LineChart, Scale, Series, MAX_SERIES,
+    bar_chart, escape, kib_rate_unit, short, Bar, Heatmap, LineChart, Scale, Series, Tone, MAX_SERIES, SYSTEM_PALETTE,
 };
 use crate::svg_line::{swept_charts, Side};
-use iomatrix_analysis::{CellKey, Comparison, ManyComparison};
+use iomatrix_analysis::{CellKey, CellStats, Comparison, Judgement, ManyComparison};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -17,7 +18,9 @@ h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:
 h3{font-size:15px;margin-top:22px}table{border-collapse:collapse;margin:8px 0;font-size:12px}\
 td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}th{background:#f3f3f3}td.l,th.l{text-align:left}\
 .note{color:#8a4b00}.charts{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}\
-.muted{color:#666;font-size:12px}";
+.muted{color:#666;font-size:12px}\
+td.faster{background:#d9efdb;color:#0b5a2a}td.slower{background:#f9dcd9;color:#8a1a10}\
+td.unjudged{background:#eeeeee;color:#555}";
 
 /// The page's `<meta name="generator">`: how a later write tells a previous iomatrix report.
 pub const GENERATOR: &str = "iomatrix report";
@@ -36,8 +39,8 @@ pub fn render(report: &Report) -> String {
         escape(&report.made_by),
         escape(&report.made_at)
     );
-    for g in &report.groups {
-        group_html(&mut h, g);
+    for (k, g) in report.groups.iter().enumerate() {
+        group_html(&mut h, g, SYSTEM_PALETTE[k % SYSTEM_PALETTE.len()]);
     }
     configuration_bars(&mut h, report);
     if let Some(many) = &report.sides {
@@ -50,7 +53,9 @@ pub fn render(report: &Report) -> String {
     h
 }
 
-fn group_html(h: &mut String, g: &ReportGroup) {
+/// One group: its runs, what is not complete, its caching flags and its figures, drawn in the
+/// group's own `colour` where a chart shows its cells as bars.
+fn group_html(h: &mut String, g: &ReportGroup, colour: &'static str) {
     let ids: Vec<String> = g.runs.iter().map(|r| format!("#{}", r.summary.id)).collect();
     let _ = writeln!(h, "<h2>{}: {} suite, run(s) {}</h2>", escape(&g.name), escape(&g.summary.suite), ids.join(", "));
     environment_html(h, g);
@@ -95,6 +100,7 @@ fn group_html(h: &mut String, g: &ReportGroup) {
                 values: shown,
                 marked,
                 within_noise: Vec::new(),
+                no_verdict: Vec::new(),
                 partial,
                 scale: Scale::Sequential,
                 unit: rate_unit,
@@ -130,7 +136,7 @@ fn group_html(h: &mut String, g: &ReportGroup) {
             );
         }
     } else {
-        cell_charts(h, g);
+        cell_charts(h, g, colour);
     }
     hosts_html(h, g);
     latency_html(h, g);
@@ -138,19 +144,26 @@ fn group_html(h: &mut String, g: &ReportGroup) {
 }
 
 /// A group's cells outside matrices: a line chart per swept parameter (queue depth, sizes), a
-/// bar per other cell.
-fn cell_charts(h: &mut String, g: &ReportGroup) {
+/// bar per other cell, in the group's `colour`, a chart per unit.
+fn cell_charts(h: &mut String, g: &ReportGroup, colour: &'static str) {
     let side = Side { name: &g.name, cells: &g.summary.cells };
     let (lines, drawn) = swept_charts(&[side], |_| false);
-    let mut by_unit: BTreeMap<&str, Vec<(String, f64)>> = BTreeMap::new();
+    let mut by_unit: BTreeMap<&str, Vec<Bar>> = BTreeMap::new();
     for (k, s) in g.summary.cells.iter().filter(|(k, _)| !drawn.contains(*k)) {
         let mark = if s.partial_samples > 0 { PARTIAL_MARK } else { "" };
-        by_unit.entry(s.unit).or_default().push((format!("{}{mark}", k.describe()), s.median));
+        by_unit.entry(s.unit).or_default().push(Bar {
+            name: format!("{}{mark}", k.describe()),
+            value: s.median,
+            spread: spread(s),
+            fill: colour,
+            words: String::new(),
+        });
     }
     let _ = writeln!(h, "<h3>Figures</h3><div class=\"charts\">");
     h.push_str(&lines.concat());
     for (unit, bars) in by_unit {
-        h.push_str(&bar_chart(&format!("{}: median of each cell", g.name), unit, &bars, Bars::Distinct));
+        let title = format!("{}: median of each cell", g.name);
+        h.push_str(&bar_chart(&title, unit, &bars, &spread_note(&bars, false)));
     }
     h.push_str("</div>\n");
 }
@@ -313,25 +326,45 @@ fn noise_html(h: &mut String, g: &ReportGroup) {
     h.push_str("</table>\n");
 }
 
+/// The lowest and highest of a figure's samples, where it has more than one.
+fn spread(s: &CellStats) -> Option<(f64, f64)> {
+    (s.values.len() > 1).then_some((s.min, s.max))
+}
+
+/// A bar chart's note on its error bars: which bars have one and what it spans.
+fn spread_note(bars: &[Bar], means: bool) -> String {
+    let with = bars.iter().filter(|b| b.spread.is_some()).count();
+    let none_for = if means { "a mean over cells" } else { "one sample" };
+    match with {
+        0 => format!("no error bars: {none_for}"),
+        n if n == bars.len() => "error bars: lowest to highest sample".to_string(),
+        _ => format!("error bars: lowest to highest sample; none for {none_for}"),
+    }
+}
+
+/// What the colours of the side-by-side bars mean, above them.
+const VERDICT_COLOURS: &str = "Colour is the verdict of the rank test of each side's samples against the \
+                               baseline's (Mann-Whitney, two-sided, 5% level): green faster, red slower beyond the \
+                               noise; grey within noise or no verdict (too few samples); slate the baseline. A mean \
+                               over cells is coloured only where every cell has the same verdict beyond the noise.";
+
 /// One bar per group for each figure, among the groups of one suite (two
 /// or more): per matrix test the mean over the cells all those groups have,
-/// for other suites each cell they all have.
+/// for other suites each cell they all have. Where the groups were compared with the baseline,
+/// each bar's colour is its verdict; otherwise each group has its own colour.
 fn configuration_bars(h: &mut String, report: &Report) {
-    let mut suites: Vec<(&str, Vec<&ReportGroup>)> = Vec::new();
-    for g in &report.groups {
+    let mut suites: Vec<(&str, Vec<(usize, &ReportGroup)>)> = Vec::new();
+    for (k, g) in report.groups.iter().enumerate() {
         match suites.iter_mut().find(|(s, _)| *s == g.summary.suite) {
-            Some((_, groups)) => groups.push(g),
-            None => suites.push((&g.summary.suite, vec![g])),
+            Some((_, groups)) => groups.push((k, g)),
+            None => suites.push((&g.summary.suite, vec![(k, g)])),
         }
     }
     let mut heading = false;
     for (suite, groups) in suites.iter().filter(|(_, groups)| groups.len() > 1) {
-        let common: BTreeSet<&CellKey> = groups[0]
-            .summary
-            .cells
-            .keys()
-            .filter(|k| groups.iter().all(|g| g.summary.cells.contains_key(*k)))
-            .collect();
+        let first = &groups[0].1.summary;
+        let common: BTreeSet<&CellKey> =
+            first.cells.keys().filter(|k| groups.iter().all(|(_, g)| g.summary.cells.contains_key(*k))).collect();
         if common.is_empty() {
             continue;
         }
@@ -339,12 +372,17 @@ fn configuration_bars(h: &mut String, report: &Report) {
             let _ = writeln!(h, "<h2>Configurations side by side</h2>");
             heading = true;
         }
-        let _ = writeln!(h, "<h3>{} suite</h3><div class=\"charts\">", escape(suite));
+        let compared = groups.iter().any(|(_, g)| comparison_of(report, &g.name).is_some());
+        let _ = writeln!(h, "<h3>{} suite</h3>", escape(suite));
+        if compared {
+            let _ = writeln!(h, "<p class=\"muted\">{VERDICT_COLOURS}</p>");
+        }
+        h.push_str("<div class=\"charts\">\n");
         let is_matrix = |k: &CellKey| {
-            groups[0].summary.shape.matrix && k.variant.is_empty() && k.file_size.is_some() && k.record_size.is_some()
+            first.shape.matrix && k.variant.is_empty() && k.file_size.is_some() && k.record_size.is_some()
         };
         // A swept parameter is a line per group over its values; the other cells are bars.
-        let sides: Vec<Side> = groups.iter().map(|g| Side { name: &g.name, cells: &g.summary.cells }).collect();
+        let sides: Vec<Side> = groups.iter().map(|(_, g)| Side { name: &g.name, cells: &g.summary.cells }).collect();
         let (lines, drawn) = swept_charts(&sides, is_matrix);
         h.push_str(&lines.concat());
         // In the cells' order (qd=4 before qd=16), not by the figure's name.
@@ -354,7 +392,7 @@ fn configuration_bars(h: &mut String, report: &Report) {
                 let n = common.iter().filter(|c| c.test == k.test).count();
                 (format!("{}: mean over {n} common cells", k.test), "KB/s".to_string())
             } else {
-                (k.describe(), groups[0].summary.cells.get(*k).map_or("", |s| s.unit).to_string())
+                (k.describe(), first.cells.get(*k).map_or("", |s| s.unit).to_string())
             };
             match figures.iter_mut().find(|(n, _)| *n == name) {
                 Some((_, (_, keys))) => keys.push(k),
@@ -362,17 +400,57 @@ fn configuration_bars(h: &mut String, report: &Report) {
             }
         }
         for (name, (unit, keys)) in figures {
-            let bars: Vec<(String, f64)> = groups
-                .iter()
-                .map(|g| {
-                    let sum: f64 = keys.iter().filter_map(|k| g.summary.cells.get(*k)).map(|s| s.median).sum();
-                    (g.name.clone(), sum / keys.len() as f64)
-                })
-                .collect();
-            let colours = Bars::Ranked { lower_is_better: is_time_unit(&unit) };
-            h.push_str(&bar_chart(&name, &unit, &bars, colours));
+            let bars: Vec<Bar> = groups.iter().map(|(k, g)| side_bar(report, (*k, g), &keys, compared)).collect();
+            h.push_str(&bar_chart(&name, &unit, &bars, &spread_note(&bars, keys.len() > 1)));
         }
         h.push_str("</div>\n");
+    }
+}
+
+/// Group `g` (the `k`th) as one bar of a side-by-side chart of the figure of `keys` (the mean of
+/// their medians where several): coloured by its verdict against the baseline where `compared`,
+/// else in the group's own colour.
+fn side_bar(report: &Report, (k, g): (usize, &ReportGroup), keys: &[&CellKey], compared: bool) -> Bar {
+    let stats: Vec<&CellStats> = keys.iter().filter_map(|key| g.summary.cells.get(*key)).collect();
+    let value = stats.iter().map(|s| s.median).sum::<f64>() / keys.len() as f64;
+    let spread = match stats.as_slice() {
+        [one] if keys.len() == 1 => spread(one),
+        _ => None,
+    };
+    if !compared {
+        let fill = SYSTEM_PALETTE[k % SYSTEM_PALETTE.len()];
+        return Bar { name: g.name.clone(), value, spread, fill, words: String::new() };
+    }
+    let (tone, words) = if is_baseline(report, k) {
+        (Tone::Baseline, "baseline".to_string())
+    } else if let Some(c) = comparison_of(report, &g.name) {
+        let verdicts: Vec<Option<&Judgement>> = keys.iter().map(|key| verdict_of(c, key)).collect();
+        verdict_tone(&verdicts)
+    } else {
+        (Tone::Unjudged, "not compared".to_string())
+    };
+    Bar { name: g.name.clone(), value, spread, fill: tone.fill(), words }
+}
+
+/// The tone and words of a bar over the figures whose `verdicts` are given: one figure's verdict
+/// as `compare` prints it; several figures' verdicts counted, coloured only where all agree.
+fn verdict_tone(verdicts: &[Option<&Judgement>]) -> (Tone, String) {
+    match verdicts {
+        [Some(j)] => (Tone::of_verdict(j.verdict), j.describe()),
+        [None] => (Tone::Unjudged, "not compared".to_string()),
+        _ => {
+            let count = |v: &str| verdicts.iter().flatten().filter(|j| j.verdict == v).count();
+            let counted: Vec<String> = ["faster", "slower", "within noise", "no verdict"]
+                .iter()
+                .filter(|v| count(v) > 0)
+                .map(|v| format!("{v} in {}", count(v)))
+                .collect();
+            let tone = match verdicts.iter().map(|j| j.map(|j| Tone::of_verdict(j.verdict))).collect::<BTreeSet<_>>() {
+                one if one.len() == 1 => one.into_iter().next().flatten().unwrap_or(Tone::Unjudged),
+                _ => Tone::Unjudged,
+            };
+            (tone, format!("cells: {}", counted.join(", ")))
+        }
     }
 }
 
@@ -394,7 +472,11 @@ fn sides_html(h: &mut String, many: &ManyComparison) {
     for row in rows {
         h.push_str("<tr>");
         for (i, cell) in row.iter().enumerate() {
-            let class = if i == 0 { " class=\"l\"" } else { "" };
+            let class = match i {
+                0 => " class=\"l\"".to_string(),
+                _ if header[i] == "verdict" => format!(" class=\"{}\"", verdict_class(cell)),
+                _ => String::new(),
+            };
             let _ = write!(h, "<td{class}>{}</td>", escape(cell));
         }
         h.push_str("</tr>\n");
@@ -402,6 +484,18 @@ fn sides_html(h: &mut String, many: &ManyComparison) {
     h.push_str("</table>\n");
 }
 
+/// The class of a table cell that holds `verdict` (as `judge` words it, perhaps with its numbers
+/// after it): its colour is the verdict's, grey unless beyond the noise.
+fn verdict_class(verdict: &str) -> &'static str {
+    match Tone::of_verdict(verdict.split(" (").next().unwrap_or(verdict)) {
+        Tone::Faster => "faster",
+        Tone::Slower => "slower",
+        Tone::Unjudged | Tone::Baseline => "unjudged",
+    }
+}
+
+/// One comparison of B against A: what differs, each ratio map coloured by its cells' verdicts,
+/// and the other figures with their verdicts.
 fn comparison_html(h: &mut String, c: &Comparison) {
     let _ = writeln!(h, "<h2>{} against {} (ratios B/A)</h2>", escape(&c.b), escape(&c.a));
     if c.condition_differences.is_empty() && c.plan_differences.is_empty() {
@@ -427,10 +521,12 @@ fn comparison_html(h: &mut String, c: &Comparison) {
         let _ = writeln!(h, "<p class=\"note\">Conditions differ: {}</p>", escape(d));
     }
     for (k, m) in c.matrices.iter().enumerate() {
-        let within_noise: Vec<Vec<bool>> = c.matrix_verdicts[k]
-            .iter()
-            .map(|row| row.iter().map(|v| v.as_ref().is_some_and(|j| j.verdict == "within noise")).collect())
-            .collect();
+        let cells_saying = |verdict: &str| -> Vec<Vec<bool>> {
+            c.matrix_verdicts[k]
+                .iter()
+                .map(|row| row.iter().map(|v| v.as_ref().is_some_and(|j| j.verdict == verdict)).collect())
+                .collect()
+        };
         let heat = Heatmap {
             title: &format!("{}: {} / {}", m.test, c.b, c.a),
             row_label: "file size",
@@ -439,7 +535,8 @@ fn comparison_html(h: &mut String, c: &Comparison) {
             columns: m.record_sizes.iter().map(|r| size(*r)).collect(),
             values: m.ratios.clone(),
             marked: Vec::new(),
-            within_noise,
+            within_noise: cells_saying("within noise"),
+            no_verdict: cells_saying("no verdict"),
             partial: m.partial.clone(),
             scale: Scale::Diverging,
             unit: "ratio",
@@ -449,15 +546,13 @@ fn comparison_html(h: &mut String, c: &Comparison) {
         let _ = writeln!(
             h,
             "<h3>{}</h3><div class=\"charts\">{}</div><p>Record-size view (mean ratio per record size): {}<br/>File-size view: {}<br/>\
-             Mean change {:+.1}% over {} cells; A faster in {}, B faster in {}.</p>",
+             {}<br/>{}</p>",
             escape(&m.test),
             heat.render(),
             escape(&views.join(", ")),
             escape(&rows.join(", ")),
-            m.overall.mean_change_pct,
-            m.overall.cells,
-            m.overall.a_wins,
-            m.overall.b_wins
+            escape(&mean_change(&m.overall)),
+            escape(&matrix_verdicts(&c.matrix_verdicts[k]))
         );
         if let Some(t) = &m.region {
             let _ = writeln!(
@@ -468,25 +563,60 @@ fn comparison_html(h: &mut String, c: &Comparison) {
         }
     }
     if !c.scalars.is_empty() {
-        let _ = writeln!(h, "<table><tr><th class=\"l\">metric</th><th>A</th><th>B</th><th>change</th></tr>");
+        let _ = writeln!(
+            h,
+            "<table><tr><th class=\"l\">metric</th><th>A</th><th>B</th><th>change</th><th class=\"l\">verdict</th></tr>"
+        );
         for s in &c.scalars {
+            let verdict = verdict_words(&s.metric, &s.verdict);
             let _ = writeln!(
                 h,
-                "<tr><td class=\"l\">{}{} ({})</td><td>{}</td><td>{}</td><td>{:+.1}%</td></tr>",
+                "<tr><td class=\"l\">{}{} ({})</td><td>{}</td><td>{}</td><td>{:+.1}%</td><td class=\"{}\">{}</td></tr>",
                 escape(&s.metric),
                 if s.partial { PARTIAL_MARK } else { "" },
                 escape(s.unit),
                 short(s.a),
                 short(s.b),
-                s.change_pct
+                s.change_pct,
+                verdict_class(s.verdict.verdict),
+                escape(&verdict)
             );
         }
         h.push_str("</table>\n");
     }
+    operations_html(h, c);
     for (side, cells) in [("A", &c.only_in_a), ("B", &c.only_in_b)] {
         if !cells.is_empty() {
             let _ = writeln!(h, "<p class=\"muted\">Only in {side} (not compared): {}</p>", escape(&cells.join(", ")));
         }
+    }
+}
+
+/// Each phase's per-operation figures (medians over the samples), their change and verdict.
+fn operations_html(h: &mut String, c: &Comparison) {
+    for t in &c.operations {
+        let _ = writeln!(
+            h,
+            "<h3>{}: per operation</h3><table><tr><th class=\"l\">operation</th><th>A</th><th>B</th><th>change</th>\
+             <th class=\"l\">verdict</th></tr>",
+            escape(&t.phase)
+        );
+        for r in &t.rows {
+            let _ = writeln!(
+                h,
+                "<tr><td class=\"l\">{} {} ({}){}</td><td>{}</td><td>{}</td><td>{:+.1}%</td><td class=\"{}\">{}</td></tr>",
+                escape(&r.operation),
+                escape(r.figure),
+                escape(r.unit),
+                if r.partial { PARTIAL_MARK } else { "" },
+                short(r.a),
+                short(r.b),
+                r.change_pct,
+                verdict_class(r.verdict.verdict),
+                escape(&r.verdict.describe())
+            );
+        }
+        h.push_str("</table>\n");
     }
 }
 
@@ -541,6 +671,72 @@ mod tests {
         assert!(page
             .contains("<td class=\"l\">h&lt;2&gt; (10.0.0.2)</td><td>2</td><td>2000</td><td>1000</td><td>1000</td>"));
         assert!(page.contains("<p class=\"note\">straggler host: h&lt;2&gt; (10.0.0.2) at 0.400x the median host"));
+    }
+
+    /// The fills of the side-by-side bars and the classes of the verdict cells.
+    fn colours(page: &str) -> (Vec<String>, Vec<String>) {
+        let sides =
+            page.split("Configurations side by side").nth(1).expect("side by side").split("<h2>").next().unwrap();
+        let attr = |text: &str, name: &str| {
+            text.split(&format!("{name}=\"")).nth(1).unwrap().split('"').next().unwrap().to_string()
+        };
+        let fills = sides.split("<rect class=\"bar\"").skip(1).map(|r| attr(r, "fill")).collect();
+        let classes = page
+            .split("<td class=\"")
+            .skip(1)
+            .map(|t| t.split('"').next().unwrap().to_string())
+            .filter(|c| c != "l")
+            .collect();
+        (fills, classes)
+    }
+
+    #[test]
+    fn colour_is_a_verdict_never_a_rank() {
+        use crate::svg::{BASELINE_BAR, FASTER_BAR, SLOWER_BAR, UNJUDGED_BAR};
+        // B 2% faster than A, the same spread: within noise, though B's bar is the longer one.
+        let page = render(&sample::judged(1.02));
+        well_formed(&page).unwrap();
+        let (fills, classes) = colours(&page);
+        assert_eq!(fills, [BASELINE_BAR, UNJUDGED_BAR], "no winner colour within noise");
+        assert_eq!(classes, ["unjudged"], "{page}");
+        assert!(page.contains(">within noise (p="), "the verdict in the table");
+        assert!(page.contains(">1.02 within noise (p="), "the verdict beside the bar: {page}");
+        // B at half A: slower beyond noise, red; and the verdict with its p-value.
+        let page = render(&sample::judged(0.5));
+        let (fills, classes) = colours(&page);
+        assert_eq!(fills, [BASELINE_BAR, SLOWER_BAR]);
+        assert_eq!(classes, ["slower"]);
+        assert!(page.contains(">slower (p=0.008)</td>"), "{page}");
+        let page = render(&sample::judged(2.0));
+        assert_eq!(
+            colours(&page),
+            (vec![BASELINE_BAR.to_string(), FASTER_BAR.to_string()], vec!["faster".to_string()])
+        );
+        // The same runs given twice: the first is the baseline, the second judged against it.
+        let mut twice = sample::judged(1.0);
+        twice.groups[1].name = "a".into();
+        twice.comparisons[0].b = "a".into();
+        assert_eq!(colours(&render(&twice)).0, [BASELINE_BAR, UNJUDGED_BAR]);
+        // Error bars over each side's five samples, said in the note.
+        assert_eq!(page.matches("class=\"spread\"").count(), 2 + 2, "side by side, and each group's figures");
+        assert!(page.contains("error bars: lowest to highest sample"));
+    }
+
+    #[test]
+    fn without_a_comparison_each_system_has_its_colour_and_one_sample_has_no_error_bar() {
+        let mut report = sample::report();
+        report.comparisons.clear();
+        let page = render(&report);
+        let (fills, _) = colours(&page);
+        assert!(fills.iter().all(|f| f == SYSTEM_PALETTE[0] || f == SYSTEM_PALETTE[1]), "{fills:?}");
+        assert!(fills.contains(&SYSTEM_PALETTE[1].to_string()), "the second group's colour: {fills:?}");
+        assert!(page.contains("no error bars: a mean over cells") && page.contains("no error bars: one sample"));
+        // Compared: one sample against two, no verdict anywhere: grey, also on the ratio maps.
+        let page = render(&sample::report());
+        let (fills, _) = colours(&page);
+        assert!(fills.iter().all(|f| f == crate::svg::BASELINE_BAR || f == crate::svg::UNJUDGED_BAR), "{fills:?}");
+        assert!(page.contains("grey within noise or no verdict"), "the ratio maps' legend");
+        assert!(page.contains("cells: no verdict in 4"), "{page}");
     }
 
     #[test]

@@ -32,7 +32,8 @@
 //! - [`svg`]: the charts as inline SVG, drawn by hand: [`svg::Heatmap`]
 //!   (sequential, or diverging around a ratio of 1, with a colour scale),
 //!   [`svg::LineChart`] (log2 x axis of sizes, optional log y) and
-//!   [`svg::bar_chart`].
+//!   [`svg::bar_chart`] (each bar's colour given: a verdict's [`svg::Tone`] in a
+//!   comparison, a system's colour otherwise; its samples' spread as an error bar).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

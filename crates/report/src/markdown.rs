@@ -2,10 +2,11 @@
 //! the caching boundaries and the comparisons.
 
 use crate::document::{
-    grid, is_matrix_suite, matrix_tests, not_complete, sides_table, size, HostFigures, Report, ReportGroup,
-    PARTIAL_MARK,
+    grid, is_matrix_suite, matrix_tests, matrix_verdicts, mean_change, not_complete, sides_table, size, HostFigures,
+    Report, ReportGroup, PARTIAL_MARK,
 };
 use iomatrix_analysis::{Comparison, ManyComparison, MatrixComparison};
+use iomatrix_core::human;
 use std::fmt::Write;
 
 /// The first line of every markdown report: how a later write tells a previous one.
@@ -175,11 +176,38 @@ fn comparison(m: &mut String, c: &Comparison) {
         ratio_matrix(m, c, k, x);
     }
     if !c.scalars.is_empty() {
-        let _ = writeln!(m, "\n| metric | A | B | change |\n|---|---:|---:|---:|");
+        // The verdict of the rank test of the samples, as `compare` prints it.
+        let _ = writeln!(m, "\n| metric | A | B | change | verdict |\n|---|---:|---:|---:|---|");
         for s in &c.scalars {
             let mark = if s.partial { PARTIAL_MARK } else { "" };
-            let _ =
-                writeln!(m, "| {}{mark} ({}) | {:.1} | {:.1} | {:+.1}% |", s.metric, s.unit, s.a, s.b, s.change_pct);
+            let _ = writeln!(
+                m,
+                "| {}{mark} ({}) | {:.1} | {:.1} | {:+.1}% | {} |",
+                s.metric,
+                s.unit,
+                s.a,
+                s.b,
+                s.change_pct,
+                crate::document::verdict_words(&s.metric, &s.verdict)
+            );
+        }
+    }
+    for t in &c.operations {
+        let _ = writeln!(m, "\n### {}: per operation\n", t.phase);
+        let _ = writeln!(m, "| operation | A | B | change | verdict |\n|---|---:|---:|---:|---|");
+        for r in &t.rows {
+            let mark = if r.partial { PARTIAL_MARK } else { "" };
+            let _ = writeln!(
+                m,
+                "| {} {}{mark} ({}) | {} | {} | {:+.1}% | {} |",
+                r.operation,
+                r.figure,
+                r.unit,
+                human::significant(r.a),
+                human::significant(r.b),
+                r.change_pct,
+                r.verdict.describe()
+            );
         }
     }
     for (side, cells) in [("A", &c.only_in_a), ("B", &c.only_in_b)] {
@@ -213,21 +241,8 @@ fn ratio_matrix(m: &mut String, c: &Comparison, k: usize, x: &MatrixComparison) 
         .map(|r| x.by_record.iter().find(|(s, _)| s == r).map_or("-".into(), |(_, v)| format!("{v:.2}")))
         .collect();
     let _ = writeln!(m, "| mean | {} | |", means.join(" | "));
-    let _ = writeln!(
-        m,
-        "\nMean change {:+.1}% over {} cells; A faster in {}, B faster in {}.",
-        x.overall.mean_change_pct, x.overall.cells, x.overall.a_wins, x.overall.b_wins
-    );
-    let verdicts: Vec<&iomatrix_analysis::Judgement> = c.matrix_verdicts[k].iter().flatten().flatten().collect();
-    let count = |v: &str| verdicts.iter().filter(|j| j.verdict == v).count();
-    let _ = writeln!(
-        m,
-        "Beyond noise (Mann-Whitney, 5%): B faster in {}, slower in {}; within noise (~) {}; no verdict (too few samples) {}.",
-        count("faster"),
-        count("slower"),
-        count("within noise"),
-        count("no verdict")
-    );
+    let _ = writeln!(m, "\n{}", mean_change(&x.overall));
+    let _ = writeln!(m, "{}", matrix_verdicts(&c.matrix_verdicts[k]));
 }
 
 #[cfg(test)]
@@ -250,6 +265,15 @@ mod tests {
         assert!(md.contains("| 64k | 3.00 | 3.00 | 3.00 |"), "{md}");
         assert!(md.contains("| mean | 3.00 | 3.00 | |"), "{md}");
         assert!(md.contains("qd=10 read=100% random=100% | 10000.0 | KB/s | 1 | 0.0% |"), "{md}");
+    }
+
+    #[test]
+    fn the_comparison_has_a_verdict_column() {
+        let md = super::render(&sample::judged(0.5));
+        assert!(md.contains("| metric | A | B | change | verdict |\n|---|---:|---:|---:|---|"), "{md}");
+        assert!(md.contains("| -50.0% | slower (p=0.008) |"), "{md}");
+        let md = super::render(&sample::judged(1.0));
+        assert!(md.contains("| +0.0% | within noise (p=1.000) |"), "{md}");
     }
 
     #[test]

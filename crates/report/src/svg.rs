@@ -37,6 +37,9 @@ pub struct Heatmap<'a> {
     /// Cells whose change is within the run-to-run noise (a ratio map's
     /// verdicts), same shape as `values`: drawn with a dashed outline and "~".
     pub within_noise: Vec<Vec<bool>>,
+    /// Cells whose samples were too few for a verdict, same shape as `values`. On a ratio map
+    /// these and the cells within noise are grey: only a change beyond the noise is coloured.
+    pub no_verdict: Vec<Vec<bool>>,
     /// Cells whose figure takes in samples of partial cells (some clients or connections
     /// failed; `--include-partial`), same shape as `values`: marked with a dagger.
     pub partial: Vec<Vec<bool>>,
@@ -61,6 +64,8 @@ pub use iomatrix_core::human::compact as short;
 const WHITE: (f64, f64, f64) = (255.0, 255.0, 255.0);
 const BLUE: (f64, f64, f64) = (33.0, 102.0, 172.0);
 const RED: (f64, f64, f64) = (178.0, 24.0, 43.0);
+/// A ratio map's cell within noise or without a verdict.
+const UNJUDGED_CELL: &str = "#dddddd";
 
 /// A power of ten as a tick label: 0.01, 0.1, 1, 10, 100, 1000, 10k, 1M.
 fn decade(v: f64) -> String {
@@ -234,9 +239,11 @@ impl Heatmap<'_> {
         let marked = self.marked.get(i).and_then(|row| row.get(j)).copied().unwrap_or(false);
         let noise = self.within_noise.get(i).and_then(|row| row.get(j)).copied().unwrap_or(false);
         let partial = self.partial.get(i).and_then(|row| row.get(j)).copied().unwrap_or(false);
+        let unjudged = self.scale == Scale::Diverging
+            && (noise || self.no_verdict.get(i).and_then(|row| row.get(j)).copied().unwrap_or(false));
         match v.filter(|v| v.is_finite()) {
             Some(v) => {
-                let fill = self.colour(v, lo, hi);
+                let fill = if unjudged { UNJUDGED_CELL.to_string() } else { self.colour(v, lo, hi) };
                 let stroke = match (marked, noise) {
                     (true, _) => r##" stroke="#e08000" stroke-width="3""##,
                     (false, true) => r##" stroke="#555" stroke-width="2" stroke-dasharray="4 3""##,
@@ -250,10 +257,11 @@ impl Heatmap<'_> {
                     v,
                     escape(self.unit)
                 );
-                let dark = match self.scale {
-                    Scale::Sequential => hi > lo && (v - lo) / (hi - lo) > 0.6,
-                    Scale::Diverging => v.max(1e-12).log2().abs() / lo.abs().max(hi.abs()).max(1.0) > 0.6,
-                };
+                let dark = !unjudged
+                    && match self.scale {
+                        Scale::Sequential => hi > lo && (v - lo) / (hi - lo) > 0.6,
+                        Scale::Diverging => v.max(1e-12).log2().abs() / lo.abs().max(hi.abs()).max(1.0) > 0.6,
+                    };
                 let ink = if dark { "#fff" } else { "#111" };
                 let _ = write!(
                     s,
@@ -279,11 +287,20 @@ impl Heatmap<'_> {
         }
     }
 
+    /// Whether the map carries verdicts (a comparison's ratio map): its cells' colours are then
+    /// verdicts.
+    fn judged(&self) -> bool {
+        !self.within_noise.is_empty() || !self.no_verdict.is_empty()
+    }
+
     /// The legend lines under the map from `legend_y`: the scale's, then each mark's in use.
     fn legends(&self, s: &mut String, left: f64, legend_y: f64, no_values: bool) {
         let legend = match self.scale {
             Scale::Sequential if no_values => "no values".to_string(),
             Scale::Sequential => format!("{}: light low, dark high", self.unit),
+            Scale::Diverging if self.judged() => {
+                "B/A: blue faster, red slower; grey within noise or no verdict".to_string()
+            }
             Scale::Diverging => "red: B slower than A, white: equal, blue: B faster (ratio B/A)".to_string(),
         };
         let _ = write!(s, r##"<text x="{left}" y="{:.1}" fill="#555">{}</text>"##, legend_y + 22.0, escape(&legend));
@@ -342,8 +359,9 @@ const LEGEND_CHARS: usize = 56;
 /// Lines one chart can tell apart by colour: callers split longer lists.
 pub const MAX_SERIES: usize = 8;
 
+/// A line's colour names its system: no red or green, which mean a verdict in these reports.
 const PALETTE: [&str; MAX_SERIES] =
-    ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+    ["#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#e377c2", "#bcbd22", "#393b79"];
 
 impl LineChart<'_> {
     /// The chart as a standalone SVG document.
@@ -488,25 +506,68 @@ impl LineChart<'_> {
     }
 }
 
-/// How a bar chart colours its bars.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bars {
-    /// Bars of different things (a group's cells): a colour each from the palette.
-    Distinct,
-    /// The same figure on each side: the best bar green, the worst red, the rest grey;
-    /// `lower_is_better` for times (a latency's lower bar is the faster side).
-    Ranked {
-        /// Whether lower is better (a time) rather than higher (a rate).
-        lower_is_better: bool,
-    },
+/// A figure's verdict as a chart colours it: only a change beyond the noise has a colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Tone {
+    /// Faster than the baseline beyond the noise (the rank test's "faster").
+    Faster,
+    /// Slower than the baseline beyond the noise.
+    Slower,
+    /// Within noise, or no verdict (too few samples): grey, never a winner's colour.
+    Unjudged,
+    /// The side the others are judged against.
+    Baseline,
 }
 
-/// The best side's bar.
-pub const BETTER_BAR: &str = "#1a9850";
-/// The worst side's bar.
-pub const WORSE_BAR: &str = "#d73027";
-/// A side between them, or every side when all are equal.
-pub const EVEN_BAR: &str = "#8c8c8c";
+/// A bar faster than the baseline beyond the noise.
+pub const FASTER_BAR: &str = "#1a9850";
+/// A bar slower than the baseline beyond the noise.
+pub const SLOWER_BAR: &str = "#d73027";
+/// A bar within noise of the baseline, or without a verdict.
+pub const UNJUDGED_BAR: &str = "#a6a6a6";
+/// The baseline's bar.
+pub const BASELINE_BAR: &str = "#5b6b8c";
+
+impl Tone {
+    /// The tone of a verdict as `iomatrix_analysis::judge` words it.
+    pub fn of_verdict(verdict: &str) -> Tone {
+        match verdict {
+            "faster" => Tone::Faster,
+            "slower" => Tone::Slower,
+            _ => Tone::Unjudged,
+        }
+    }
+
+    /// The bar's fill.
+    pub fn fill(self) -> &'static str {
+        match self {
+            Tone::Faster => FASTER_BAR,
+            Tone::Slower => SLOWER_BAR,
+            Tone::Unjudged => UNJUDGED_BAR,
+            Tone::Baseline => BASELINE_BAR,
+        }
+    }
+}
+
+/// The colours of systems drawn side by side without a comparison (a bar per system, or per
+/// cell of one system): no red and no green, which mean "slower" and "faster" in these reports.
+pub const SYSTEM_PALETTE: [&str; 6] = ["#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#e377c2"];
+
+/// One bar of a [`bar_chart`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bar {
+    /// Its label, left of it.
+    pub name: String,
+    /// Its figure (a median).
+    pub value: f64,
+    /// The lowest and the highest sample behind the figure, drawn as an error bar; None where
+    /// there is one sample, or where the figure is no median of samples (a mean over cells).
+    pub spread: Option<(f64, f64)>,
+    /// Its fill: a [`Tone`]'s colour in a comparison, a system's colour otherwise.
+    pub fill: &'static str,
+    /// Words after the figure (the verdict, "slower (p=0.008)"); empty for none.
+    pub words: String,
+}
 
 /// Whether a figure in `unit` is a time, where lower is faster (`ms`, `us`, `s`...).
 pub fn is_time_unit(unit: &str) -> bool {
@@ -526,21 +587,22 @@ pub fn kib_rate_unit(largest: f64) -> (f64, &'static str) {
     }
 }
 
-/// Bars, one per label, with the value printed. The left margin fits the
-/// labels (long ones are cut, the full text kept as a tooltip).
-pub fn bar_chart(title: &str, unit: &str, bars: &[(String, f64)], colours: Bars) -> String {
+/// Bars, one per label, with the figure (and its words) printed, each bar's samples' spread as
+/// an error bar, and `note` under them (what the colours and the error bars mean). The left
+/// margin fits the labels (long ones are cut, the full text kept as a tooltip).
+pub fn bar_chart(title: &str, unit: &str, bars: &[Bar], note: &str) -> String {
     const LABEL_CHARS: usize = 64;
     let row = 24.0;
-    let longest = bars.iter().map(|b| text_width(&clip(&b.0, LABEL_CHARS))).fold(0.0, f64::max);
+    let longest = bars.iter().map(|b| text_width(&clip(&b.name, LABEL_CHARS))).fold(0.0, f64::max);
+    let widest_words = bars.iter().map(|b| text_width(&b.words)).fold(0.0, f64::max);
     let left = (longest + 12.0).max(80.0);
-    let w = left + 420.0;
-    let h = 36.0 + row * bars.len() as f64 + 10.0;
-    let mut max = bars.iter().map(|b| b.1).filter(|v| v.is_finite()).fold(0.0, f64::max).max(1e-12);
+    let w = left + 420.0 + widest_words;
+    let h = 36.0 + row * bars.len() as f64 + if note.is_empty() { 10.0 } else { 26.0 };
+    let top_of = |b: &Bar| b.spread.map_or(b.value, |(_, hi)| hi.max(b.value));
+    let mut max = bars.iter().map(top_of).filter(|v| v.is_finite()).fold(0.0, f64::max).max(1e-12);
     // KB/s in the unit the figures need ([`kib_rate_unit`]); other units as they come.
     let (divisor, unit) = if unit == "KB/s" { kib_rate_unit(max) } else { (1.0, unit) };
     max /= divisor;
-    let scaled: Vec<(String, f64)> = bars.iter().map(|(name, v)| (name.clone(), v / divisor)).collect();
-    let bars = scaled.as_slice();
     let mut s = String::new();
     let _ = write!(
         s,
@@ -552,35 +614,50 @@ pub fn bar_chart(title: &str, unit: &str, bars: &[(String, f64)], colours: Bars)
         escape(title),
         escape(unit)
     );
-    for (i, (name, v)) in bars.iter().enumerate() {
+    let length = |v: f64| (w - widest_words - left - 90.0) * (v / divisor).max(0.0) / max;
+    for (i, bar) in bars.iter().enumerate() {
         let y = 28.0 + row * i as f64;
-        let v = if v.is_finite() { v.max(0.0) } else { 0.0 };
-        let len = (w - left - 90.0) * v / max;
-        let colour = match colours {
-            Bars::Distinct => PALETTE[i % PALETTE.len()],
-            Bars::Ranked { lower_is_better } => {
-                let finite = || bars.iter().map(|b| b.1).filter(|v| v.is_finite());
-                let (lo, hi) = (finite().fold(f64::INFINITY, f64::min), finite().fold(f64::NEG_INFINITY, f64::max));
-                let (best, worst) = if lower_is_better { (lo, hi) } else { (hi, lo) };
-                if lo == hi || !bars[i].1.is_finite() {
-                    EVEN_BAR
-                } else if bars[i].1 == best {
-                    BETTER_BAR
-                } else if bars[i].1 == worst {
-                    WORSE_BAR
-                } else {
-                    EVEN_BAR
-                }
-            }
-        };
+        let v = if bar.value.is_finite() { bar.value } else { 0.0 };
         s.push_str(&label(
-            name,
+            &bar.name,
             LABEL_CHARS,
             &format!(r#"x="{:.1}" y="{:.1}" text-anchor="end""#, left - 6.0, y + 15.0),
         ));
-        let _ =
-            write!(s, r#"<rect x="{left:.1}" y="{y:.1}" width="{len:.1}" height="{:.1}" fill="{colour}"/>"#, row - 6.0);
-        let _ = write!(s, r#"<text x="{:.1}" y="{:.1}">{}</text>"#, left + len + 4.0, y + 15.0, short(v));
+        // A figure far below the others still shows its bar (and so its colour).
+        let len = if v > 0.0 { length(v).max(2.0) } else { 0.0 };
+        let _ = write!(
+            s,
+            r#"<rect class="bar" x="{left:.1}" y="{y:.1}" width="{len:.1}" height="{:.1}" fill="{}"/>"#,
+            row - 6.0,
+            bar.fill
+        );
+        let mut end = len;
+        if let Some((lo, hi)) = bar.spread.filter(|(lo, hi)| lo.is_finite() && hi.is_finite()) {
+            let (x1, x2, mid) = (left + length(lo), left + length(hi), y + (row - 6.0) / 2.0);
+            let _ = write!(
+                s,
+                r##"<path class="spread" d="M{x1:.1},{mid:.1}H{x2:.1}M{x1:.1},{:.1}V{:.1}M{x2:.1},{:.1}V{:.1}" stroke="#222" fill="none"><title>samples {} to {}</title></path>"##,
+                mid - 5.0,
+                mid + 5.0,
+                mid - 5.0,
+                mid + 5.0,
+                short(lo / divisor),
+                short(hi / divisor)
+            );
+            end = end.max(length(hi));
+        }
+        let words = if bar.words.is_empty() { String::new() } else { format!(" {}", bar.words) };
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}">{}{}</text>"#,
+            left + end + 4.0,
+            y + 15.0,
+            short(v / divisor),
+            escape(&words)
+        );
+    }
+    if !note.is_empty() {
+        let _ = write!(s, r##"<text x="4" y="{:.1}" fill="#555">{}</text>"##, h - 8.0, escape(note));
     }
     s.push_str("</svg>");
     s
@@ -635,6 +712,11 @@ pub(crate) fn well_formed(text: &str) -> Result<(), String> {
 mod tests {
     use super::*;
 
+    /// A bar in the first system colour, without spread or words.
+    pub(super) fn plain(name: &str, value: f64) -> Bar {
+        Bar { name: name.into(), value, spread: None, fill: SYSTEM_PALETTE[0], words: String::new() }
+    }
+
     #[test]
     fn heatmaps_show_every_value_and_mark_cached_cells() {
         let h = Heatmap {
@@ -647,6 +729,7 @@ mod tests {
             marked: vec![vec![false, true], vec![false, false]],
             partial: Vec::new(),
             within_noise: Vec::new(),
+            no_verdict: Vec::new(),
             scale: Scale::Sequential,
             unit: "KB/s",
         };
@@ -673,10 +756,21 @@ mod tests {
         well_formed(&svg).unwrap();
         assert!(svg.contains(">1.00~<") && svg.contains("within noise"), "the within-noise cell marked: {svg}");
         assert_eq!(svg.matches("stroke-dasharray").count(), 1);
+        assert!(svg.contains("#b2182b") && svg.contains("#2166ac"), "full red and blue beyond the noise: {svg}");
         assert!(
-            svg.contains("#b2182b") && svg.contains("#2166ac") && svg.contains("#ffffff"),
-            "full red, blue, white: {svg}"
+            svg.contains(&format!(r##"fill="{UNJUDGED_CELL}" stroke="#555""##)),
+            "the cell within noise is grey, not white: {svg}"
         );
+        assert!(svg.contains("grey within noise or no verdict"), "{svg}");
+        // Too few samples for a verdict: grey too, however far the ratio is from 1.
+        let unjudged = Heatmap { within_noise: Vec::new(), no_verdict: vec![vec![true, false]], ..ratio };
+        let svg = unjudged.render();
+        well_formed(&svg).unwrap();
+        let first = svg.split("<rect ").nth(1).unwrap();
+        assert!(first.contains(&format!("fill=\"{UNJUDGED_CELL}\"")), "the 0.50 without a verdict is grey: {svg}");
+        assert!(svg.contains("#2166ac"), "the 2.00 beyond the noise stays blue: {svg}");
+        let ratio =
+            Heatmap { no_verdict: Vec::new(), within_noise: vec![vec![false, false], vec![true, false]], ..unjudged };
         // The ratio scale runs from half to twice, white in the middle.
         let legend = &svg[svg.find(r#"<g class="legend">"#).unwrap()..];
         assert!(legend.contains(">0.50<") && legend.contains(">2.00 ratio<"), "{legend}");
@@ -707,7 +801,7 @@ mod tests {
         let svg = chart.render();
         well_formed(&svg).unwrap();
         assert_eq!(svg.matches("<circle").count(), 2);
-        let bars = bar_chart("seeks", "seeks/s", &[("#1".into(), 10.0), ("#2 & co".into(), 20.0)], Bars::Distinct);
+        let bars = bar_chart("seeks", "seeks/s", &[plain("#1", 10.0), plain("#2 & co", 20.0)], "");
         well_formed(&bars).unwrap();
         assert!(bars.contains("#2 &amp; co"));
     }
@@ -715,8 +809,8 @@ mod tests {
     #[test]
     fn long_labels_widen_the_chart_or_are_cut_with_a_tooltip() {
         let name = "access 1m/64k qd=2 read=100% random=100% read".to_string();
-        let narrow = bar_chart("x", "KB/s", &[("a".into(), 1.0)], Bars::Distinct);
-        let wide = bar_chart("x", "KB/s", &[(name.clone(), 1.0), ("b".into(), f64::NAN)], Bars::Distinct);
+        let narrow = bar_chart("x", "KB/s", &[plain("a", 1.0)], "");
+        let wide = bar_chart("x", "KB/s", &[plain(&name, 1.0), plain("b", f64::NAN)], "");
         let width = |svg: &str| -> f64 {
             let at = svg.find("width=\"").unwrap() + 7;
             svg[at..at + svg[at..].find('"').unwrap()].parse().unwrap()
@@ -725,7 +819,7 @@ mod tests {
         assert!(wide.contains(&format!(">{}<", escape(&name))), "shown whole: {wide}");
         well_formed(&wide).unwrap();
         let huge = "x".repeat(200);
-        let cut = bar_chart("x", "KB/s", &[(huge.clone(), 1.0)], Bars::Distinct);
+        let cut = bar_chart("x", "KB/s", &[plain(&huge, 1.0)], "");
         well_formed(&cut).unwrap();
         assert!(cut.contains(&format!("<title>{huge}</title>")) && cut.contains('\u{2026}'), "{cut}");
         let size = |x: f64| format!("{x}");
@@ -746,6 +840,7 @@ mod tests {
 
 #[cfg(test)]
 mod bar_colours {
+    use super::tests::plain;
     use super::*;
 
     #[test]
@@ -753,22 +848,62 @@ mod bar_colours {
         assert_eq!(kib_rate_unit(1000.0), (1.0, "KB/s"));
         assert_eq!(kib_rate_unit(2048.0), (1024.0, "MB/s"));
         assert_eq!(kib_rate_unit(2.24 * 1024.0 * 1024.0), (1024.0 * 1024.0, "GB/s"));
-        let bars = bar_chart("read", "KB/s", &[("A".into(), 3.0 * 1024.0 * 1024.0)], Bars::Distinct);
+        let bars = bar_chart("read", "KB/s", &[plain("A", 3.0 * 1024.0 * 1024.0)], "");
         assert!(bars.contains("read (GB/s)") && bars.contains(">3.00<"), "{bars}");
-        let ops = bar_chart("seeks", "seeks/s", &[("A".into(), 30000.0)], Bars::Distinct);
+        let ops = bar_chart("seeks", "seeks/s", &[plain("A", 30000.0)], "");
         assert!(ops.contains("seeks (seeks/s)"), "{ops}");
     }
 
     #[test]
-    fn the_faster_side_is_green_and_the_slower_red_for_rates_and_for_times() {
-        let sides = [("A".to_string(), 100.0), ("B".to_string(), 300.0)];
-        let rate = bar_chart("read", "KB/s", &sides, Bars::Ranked { lower_is_better: false });
-        let colour = |svg: &str, k: usize| svg.split("<rect").nth(k + 1).unwrap().to_string();
-        assert!(colour(&rate, 0).contains(WORSE_BAR) && colour(&rate, 1).contains(BETTER_BAR), "{rate}");
-        let time = bar_chart("open mean", "ms", &sides, Bars::Ranked { lower_is_better: is_time_unit("ms") });
-        assert!(colour(&time, 0).contains(BETTER_BAR) && colour(&time, 1).contains(WORSE_BAR), "{time}");
-        let even =
-            bar_chart("read", "KB/s", &[("A".into(), 1.0), ("B".into(), 1.0)], Bars::Ranked { lower_is_better: false });
-        assert!(!even.contains(BETTER_BAR) && !even.contains(WORSE_BAR), "{even}");
+    fn a_bar_takes_the_colour_it_is_given_and_only_verdicts_are_green_or_red() {
+        assert_eq!(Tone::of_verdict("faster").fill(), FASTER_BAR);
+        assert_eq!(Tone::of_verdict("slower").fill(), SLOWER_BAR);
+        for unjudged in ["within noise", "no verdict"] {
+            assert_eq!(Tone::of_verdict(unjudged).fill(), UNJUDGED_BAR, "{unjudged}");
+        }
+        for colour in SYSTEM_PALETTE.iter().chain([&UNJUDGED_BAR, &BASELINE_BAR]) {
+            assert!(![FASTER_BAR, SLOWER_BAR, "#2ca02c", "#d62728"].contains(colour), "{colour} reads as a verdict");
+        }
+        // The higher bar is not green by rank: each keeps its own fill.
+        let bars = [
+            Bar { fill: BASELINE_BAR, ..plain("A", 100.0) },
+            Bar { fill: UNJUDGED_BAR, words: "within noise (p=0.400)".into(), ..plain("B", 300.0) },
+        ];
+        let svg = bar_chart("read", "KB/s", &bars, "grey: within noise");
+        well_formed(&svg).unwrap();
+        let fills: Vec<&str> = svg
+            .split("<rect ")
+            .skip(1)
+            .map(|r| r.split("fill=\"").nth(1).unwrap().split('"').next().unwrap())
+            .collect();
+        assert_eq!(fills, [BASELINE_BAR, UNJUDGED_BAR], "{svg}");
+        assert!(svg.contains(">300 within noise (p=0.400)<") && svg.contains(">grey: within noise<"), "{svg}");
+    }
+
+    #[test]
+    fn error_bars_span_the_samples_and_fit_the_scale() {
+        let bars = [
+            Bar { spread: Some((80.0, 400.0)), ..plain("A", 100.0) },
+            plain("B", 200.0),
+            Bar { spread: Some((f64::NAN, 1.0)), ..plain("C", 1.0) },
+        ];
+        let svg = bar_chart("read", "ops/s", &bars, "");
+        well_formed(&svg).unwrap();
+        assert_eq!(svg.matches("class=\"spread\"").count(), 1, "one bar has a finite spread: {svg}");
+        assert!(svg.contains("<title>samples 80.00 to 400</title>"), "{svg}");
+        // The highest sample sets the scale: the error bar ends inside the plot, B's bar half its length.
+        let width = |k: usize| -> f64 {
+            let r = svg.split("<rect ").nth(k + 1).unwrap();
+            r.split("width=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap()
+        };
+        assert!((width(1) / width(0) - 2.0).abs() < 0.05, "{svg}");
+        let path = svg.split("class=\"spread\" d=\"M").nth(1).unwrap();
+        let numbers: Vec<f64> = path
+            .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter(|t| !t.is_empty())
+            .map(|t| t.parse().unwrap())
+            .collect();
+        let (left, right) = (numbers[0], numbers[2]);
+        assert!((right - left) / width(0) > 3.0, "80 to 400 around a bar of 100: {svg}");
     }
 }

@@ -2,7 +2,7 @@
 
 use rust_xlsxwriter::{Chart, ChartType, ColNum, DocProperties, Format, RowNum, Workbook, Worksheet, XlsxError};
 
-use crate::document::{FAILED_MARK, MARKS_LEGEND, PARTIAL_MARK, PARTIAL_MARK_ASCII};
+use crate::document::{VerdictRow, FAILED_MARK, MARKS_LEGEND, PARTIAL_MARK, PARTIAL_MARK_ASCII};
 use crate::iozone_excel::{report_header, throughput_preamble, ThroughputReport, THROUGHPUT_TITLE};
 use crate::xlsx_line::{lines_sheet, SweptRows, LINES_SHEET};
 use iomatrix_core::Matrix;
@@ -280,10 +280,15 @@ pub struct ScalarRow {
     pub values: Vec<Option<f64>>,
 }
 
+/// Name of the report's worksheet of every compared figure with its verdict.
+pub const VERDICTS_SHEET: &str = "verdicts";
+
 /// The report's workbook: a sheet per matrix test, each with one block per
 /// group (as [`xlsx_workbook`] lays them out) and a native line chart beside
 /// each block; a "figures" sheet for scalar suites (a row per figure, a
-/// column per group) with a bar chart per figure, every group in it; a "not complete" sheet where cells
+/// column per group) with a bar chart per figure, every group in it; a "verdicts" sheet where
+/// groups were compared (a row per compared figure: the comparison, the figure, A, B, the change,
+/// the verdict and its p-value); a "not complete" sheet where cells
 /// were left out of the medians or taken in partial (`not_complete`: per
 /// group, its sentences); a "conditions" sheet per run. `tests` holds (test
 /// name, one matrix per group); sheet names are shortened to Excel's 31
@@ -294,15 +299,21 @@ pub fn report_workbook(
     groups: &[String],
     scalars: &[ScalarRow],
     sweeps: &[SweptRows],
+    verdicts: &[VerdictRow],
     not_complete: &[(String, Vec<String>)],
     conditions: &[(String, Vec<(String, String)>)],
 ) -> Result<Vec<u8>, XlsxError> {
     let mut workbook = marked_workbook();
     let bold = Format::new().set_bold();
-    // "figures", "lines", "not complete" and "conditions" come later; Excel compares sheet names
-    // without case.
-    let mut used: Vec<String> =
-        vec!["figures".into(), LINES_SHEET.into(), NOT_COMPLETE_SHEET.into(), CONDITIONS_SHEET.into()];
+    // "figures", "lines", "verdicts", "not complete" and "conditions" come later; Excel compares
+    // sheet names without case.
+    let mut used: Vec<String> = vec![
+        "figures".into(),
+        LINES_SHEET.into(),
+        VERDICTS_SHEET.into(),
+        NOT_COMPLETE_SHEET.into(),
+        CONDITIONS_SHEET.into(),
+    ];
     for (test, matrices) in tests {
         let name = sheet_name(test, &mut used);
         let sheet = workbook.add_worksheet();
@@ -356,6 +367,7 @@ pub fn report_workbook(
     if !sweeps.is_empty() {
         lines_sheet(&mut workbook, groups, scalars, sweeps)?;
     }
+    verdicts_sheet(&mut workbook, verdicts, &bold)?;
     if not_complete.iter().any(|(_, lines)| !lines.is_empty()) {
         let sheet = workbook.add_worksheet();
         sheet.set_name(NOT_COMPLETE_SHEET)?;
@@ -386,6 +398,32 @@ pub fn report_workbook(
     workbook.save_to_buffer()
 }
 
+/// Worksheet "verdicts": a row per compared figure under a header; none where nothing was compared.
+fn verdicts_sheet(workbook: &mut Workbook, rows: &[VerdictRow], bold: &Format) -> Result<(), XlsxError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let sheet = workbook.add_worksheet();
+    sheet.set_name(VERDICTS_SHEET)?;
+    let header = ["comparison", "figure", "unit", "A", "B", "change %", "verdict", "p-value"];
+    for (j, title) in header.iter().enumerate() {
+        sheet.write_string_with_format(0, to_col(j)?, *title, bold)?;
+    }
+    for (i, v) in rows.iter().enumerate() {
+        let r = to_row(i + 1)?;
+        sheet.write_string(r, 0, &v.comparison)?;
+        sheet.write_string(r, 1, &v.figure)?;
+        sheet.write_string(r, 2, &v.unit)?;
+        for (col, value) in [(3, v.a), (4, v.b), (5, v.change_pct), (7, v.p_value)] {
+            if let Some(value) = value.filter(|x| x.is_finite()) {
+                sheet.write_number(r, col, value)?;
+            }
+        }
+        sheet.write_string(r, 6, &v.words)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,6 +431,7 @@ mod tests {
     #[test]
     fn sheet_names_are_ones_excel_takes() {
         let mut used = vec!["figures".to_string(), NOT_COMPLETE_SHEET.to_string(), CONDITIONS_SHEET.to_string()];
+        used.push(VERDICTS_SHEET.to_string());
         assert_eq!(sheet_name("write", &mut used), "write");
         assert_eq!(sheet_name("Write", &mut used), "Write (2)");
         assert_eq!(sheet_name("figures", &mut used), "figures (2)");
