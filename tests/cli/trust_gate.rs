@@ -60,9 +60,14 @@ fn a_20_percent_slowdown_made_with_a_rate_cap_trips_the_gate_and_says_what_it_co
     assert_eq!(outcomes.last(), Some(&"slower"), "{outcomes:?}");
     assert!(pairs.iter().all(|p| p["fail_if_slower"]["correction"] == "Holm, 5% family-wise"), "{doc}");
     // A percentile there is not, or a unit no figure has, is refused naming what there is.
-    for (metric, named) in [("p99.9", "a percentile (p50, p99)"), ("IOPS", "a unit (KB/s, ms, ops/s)")] {
+    for (metric, named) in [("p99.9", "a percentile (p50, p99)"), ("MB/s", "a unit (KB/s, ms, ops/s)")] {
         assert_usage_error(&sb.run(&["compare", "1", "2", "--fail-if-slower", "5%", "--metric", metric]), named);
     }
+    // IOPS: the access cell's KB/s as requests of its block size, the same verdict in its unit.
+    let out = sb.run(&["compare", "1", "2", "--fail-if-slower", "5%", "--metric", "IOPS"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(5), "{stdout}\n{stderr}");
+    assert!(stdout.contains("--fail-if-slower 5% (unit IOPS): 1 figure(s) slower than A"), "{stdout}");
 }
 
 #[test]

@@ -480,26 +480,50 @@ pub fn gate_candidates(c: &Comparison, a: &Group, b: &Group) -> Vec<Candidate> {
             Some(sb) => Ok((sa.values.clone(), sb.values.clone())),
             None => Err(missing_in_b(b, key)),
         };
-        out.push(Candidate { name: key.describe(), unit: sa.unit, figure: "", higher_is_better: true, samples });
+        let request_bytes = key.record_size.filter(|_| sa.unit == "KB/s");
+        out.push(Candidate {
+            name: key.describe(),
+            unit: sa.unit,
+            figure: "",
+            higher_is_better: true,
+            samples,
+            request_bytes,
+        });
     }
     for l in a.left_out.iter().filter(|l| !a.cells.contains_key(&l.key)) {
         let unit = b.cells.get(&l.key).map_or("", |s| s.unit);
         let samples = Err(format!("A's cell left out: {}", l.state.describe()));
-        out.push(Candidate { name: l.cell.clone(), unit, figure: "", higher_is_better: true, samples });
+        let request_bytes = l.key.record_size.filter(|_| unit == "KB/s");
+        out.push(Candidate { name: l.cell.clone(), unit, figure: "", higher_is_better: true, samples, request_bytes });
     }
     for table in &c.operations {
         for row in &table.rows {
             let name = format!("{} {} {}", table.phase, row.operation, row.figure);
             let Some(samples) = operation_samples(a, b, &table.phase, &row.operation, row.figure) else { continue };
             let higher_is_better = row.figure == "rate";
-            out.push(Candidate { name, unit: row.unit, figure: row.figure, higher_is_better, samples: Ok(samples) });
+            let samples = Ok(samples);
+            out.push(Candidate {
+                name,
+                unit: row.unit,
+                figure: row.figure,
+                higher_is_better,
+                samples,
+                request_bytes: None,
+            });
         }
     }
     for (key, op) in a.latency.keys().filter(|k| !b.latency.contains_key(*k)) {
         // The operation's rate stands for its figures: a headline rate B lacks.
         let name = format!("{} {op}", key.describe());
         let samples = Err(missing_in_b(b, key));
-        out.push(Candidate { name, unit: "ops/s", figure: "rate", higher_is_better: true, samples });
+        out.push(Candidate {
+            name,
+            unit: "ops/s",
+            figure: "rate",
+            higher_is_better: true,
+            samples,
+            request_bytes: None,
+        });
     }
     out
 }

@@ -32,6 +32,23 @@ pub struct Candidate {
     pub higher_is_better: bool,
     /// A's and B's samples, or why there are none to compare.
     pub samples: Result<(Vec<f64>, Vec<f64>), String>,
+    /// A cell's request size in bytes where its KB/s counts requests of one size (an access
+    /// cell's block, an IOzone cell's record): its IOPS are its KB/s times 1024 over it.
+    pub request_bytes: Option<u64>,
+}
+
+impl Candidate {
+    /// A cell's KB/s samples as requests per second: KB/s times 1024 over the request size. The
+    /// same ranks and the same % change; the unit the tables and the gate's lines print.
+    fn as_iops(&mut self) {
+        let Some(bytes) = self.request_bytes.filter(|b| *b > 0) else { return };
+        let per_second = |v: &mut Vec<f64>| v.iter_mut().for_each(|x| *x = *x * 1024.0 / bytes as f64);
+        if let Ok((a, b)) = &mut self.samples {
+            per_second(a);
+            per_second(b);
+        }
+        self.unit = "IOPS";
+    }
 }
 
 /// Which figures `--metric` asks the gate about.
@@ -41,6 +58,8 @@ pub enum Family {
     Headline,
     /// `--metric KB/s`: the figures in that unit.
     Unit(String),
+    /// `--metric IOPS`: the cells whose KB/s counts requests of one size, as requests per second.
+    Iops,
     /// `--metric p99`: the latency figures at that percentile.
     Percentile(String),
     /// `--metric read`: the figures whose name contains it.
@@ -54,6 +73,12 @@ impl Family {
         let Some(m) = metric.map(str::trim) else { return Ok(Family::Headline) };
         if let Some(c) = candidates.iter().find(|c| c.unit.eq_ignore_ascii_case(m)) {
             return Ok(Family::Unit(c.unit.to_string()));
+        }
+        if m.eq_ignore_ascii_case("IOPS") {
+            if candidates.iter().any(|c| c.request_bytes.is_some()) {
+                return Ok(Family::Iops);
+            }
+            return Err(unknown(m, "no compared cell counts requests of one size", candidates));
         }
         if is_percentile(m) {
             let p = m.to_ascii_lowercase();
@@ -72,6 +97,7 @@ impl Family {
         match self {
             Family::Headline => c.higher_is_better,
             Family::Unit(u) => c.unit == u,
+            Family::Iops => c.request_bytes.is_some(),
             Family::Percentile(p) => c.figure == p,
             Family::Named(n) => c.name.contains(n.as_str()),
         }
@@ -82,6 +108,7 @@ impl Family {
         match self {
             Family::Headline => format!("headline rates ({})", units.join(", ")),
             Family::Unit(u) => format!("unit {u}"),
+            Family::Iops => "unit IOPS".to_string(),
             Family::Percentile(p) => format!("latency {p}"),
             Family::Named(n) => format!("named \"{n}\""),
         }
@@ -212,7 +239,10 @@ impl Gate {
 /// family-wise level `alpha`.
 pub fn hold(candidates: Vec<Candidate>, metric: Option<&str>, threshold: f64, alpha: f64) -> Result<Gate, BadFlag> {
     let family = Family::choose(metric, &candidates)?;
-    let chosen: Vec<Candidate> = candidates.into_iter().filter(|c| family.takes(c)).collect();
+    let mut chosen: Vec<Candidate> = candidates.into_iter().filter(|c| family.takes(c)).collect();
+    if family == Family::Iops {
+        chosen.iter_mut().for_each(Candidate::as_iops);
+    }
     let mut units: Vec<&str> = chosen.iter().map(|c| c.unit).filter(|u| !u.is_empty()).collect();
     units.dedup();
     units.sort_unstable();
@@ -472,6 +502,7 @@ mod tests {
                     figure: "",
                     higher_is_better: true,
                     samples: Ok((rng.samples(k, mu), rng.samples(k, mu * factor))),
+                    request_bytes: None,
                 }
             })
             .collect()
@@ -564,6 +595,7 @@ mod tests {
                 figure: "",
                 higher_is_better,
                 samples: Ok((a.to_vec(), b)),
+                request_bytes: None,
             };
             hold_family(vec![c], String::new(), threshold, FAMILY_ALPHA).slower.len()
         };
@@ -586,6 +618,7 @@ mod tests {
             figure,
             higher_is_better,
             samples: Ok((vec![1.0, 2.0], vec![1.0, 2.0])),
+            request_bytes: None,
         };
         let all = [
             c("read 8m/4k", "KB/s", "", true),
@@ -602,5 +635,27 @@ mod tests {
         assert!(refused.starts_with("--metric p99.9: no compared figure is at that percentile"), "{refused}");
         let gate = hold(all.to_vec(), None, 0.05, FAMILY_ALPHA).unwrap();
         assert_eq!((gate.figures, gate.family.as_str()), (2, "headline rates (KB/s, ops/s)"));
+    }
+
+    #[test]
+    fn iops_are_the_kb_per_second_of_cells_of_one_request_size_as_requests() {
+        // 4 KiB requests: 400 KB/s is 100 IOPS.
+        let cell = |name: &str, request_bytes| Candidate {
+            name: name.into(),
+            unit: "KB/s",
+            figure: "",
+            higher_is_better: true,
+            samples: Ok((vec![400.0; 3], vec![800.0; 3])),
+            request_bytes,
+        };
+        let all = [cell("access 8m/4k qd=1", Some(4096)), cell("backup", None)];
+        assert_eq!(Family::choose(Some("iops"), &all).unwrap(), Family::Iops);
+        let gate = hold(all.to_vec(), Some("IOPS"), 0.05, FAMILY_ALPHA).unwrap();
+        assert_eq!((gate.figures, gate.family.as_str()), (1, "unit IOPS"), "only the cell of one request size");
+        let mut iops = all[0].clone();
+        iops.as_iops();
+        assert_eq!((iops.unit, iops.samples), ("IOPS", Ok((vec![100.0; 3], vec![200.0; 3]))));
+        let refused = Family::choose(Some("IOPS"), &all[1..]).unwrap_err().0;
+        assert!(refused.contains("no compared cell counts requests of one size"), "{refused}");
     }
 }

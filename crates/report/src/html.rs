@@ -726,6 +726,12 @@ mod tests {
     fn without_a_comparison_each_system_has_its_colour_and_one_sample_has_no_error_bar() {
         let mut report = sample::report();
         report.comparisons.clear();
+        // The access group's ten depths are a sweep (a line chart): one cell of it is a bar.
+        let one = sample::cell("access", Some(1 << 20), Some(4096), 1000.0, serde_json::json!({"queue_depth": 1}));
+        let runs = vec![sample::run(4, "access", &[], vec![one])];
+        let summary = iomatrix_analysis::Group::of("access", &runs, iomatrix_analysis::SuiteShape::PLAIN);
+        report.groups[2] =
+            crate::document::ReportGroup { name: "access".into(), runs, summary, flags: None, hosts: Vec::new() };
         let page = render(&report);
         let (fills, _) = colours(&page);
         assert!(fills.iter().all(|f| f == SYSTEM_PALETTE[0] || f == SYSTEM_PALETTE[1]), "{fills:?}");

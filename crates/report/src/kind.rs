@@ -153,7 +153,7 @@ mod tests {
         let m = crate::Matrix { title: "write".into(), unit: "KB/s".into(), cells: Vec::new() };
         let books = [
             crate::xlsx_workbook(std::slice::from_ref(&m), &[4], &[], &[]).unwrap(),
-            crate::xlsx::report_workbook(&[], &[], &[], &[], &[], &[]).unwrap(),
+            crate::xlsx::report_workbook(&[], &[], &[], &[], &[], &[], &[]).unwrap(),
         ];
         for book in &books {
             assert!(judged(ReportKind::Xlsx, book));

@@ -446,6 +446,6 @@ mod tests {
             ["read", "READ", "conditions", ""].iter().map(|t| (t.to_string(), vec![m(t)])).collect();
         let scalars = [ScalarRow { metric: "seeks".into(), unit: "seeks/s".into(), values: vec![Some(1.0)] }];
         let not_complete = [("a".to_string(), vec!["left out of the medians: seeks in run #2".to_string()])];
-        assert!(report_workbook(&tests, &["a".into()], &scalars, &[], &not_complete, &[]).is_ok());
+        assert!(report_workbook(&tests, &["a".into()], &scalars, &[], &[], &not_complete, &[]).is_ok());
     }
 }

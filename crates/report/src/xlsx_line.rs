@@ -129,11 +129,11 @@ mod tests {
             .collect();
         let sweeps = swept_rows(&keys.iter().collect::<Vec<_>>(), 0);
         let groups = ["a".to_string(), "b".to_string()];
-        let book = report_workbook(&[], &groups, &scalars, &sweeps, &[], &[]).unwrap();
+        let book = report_workbook(&[], &groups, &scalars, &sweeps, &[], &[], &[]).unwrap();
         // A zip's entry names are stored as they are: one chart, the lines'.
         let named = |name: &[u8]| book.windows(name.len()).filter(|w| *w == name).count();
         assert!(named(b"xl/charts/chart1.xml") > 0 && named(b"xl/charts/chart2.xml") == 0, "one chart, no bars");
-        let bars = report_workbook(&[], &groups, &scalars, &[], &[], &[]).unwrap();
+        let bars = report_workbook(&[], &groups, &scalars, &[], &[], &[], &[]).unwrap();
         assert!(bars.windows(20).any(|w| w == b"xl/charts/chart4.xml"), "without sweeps, a bar chart per row");
     }
 }

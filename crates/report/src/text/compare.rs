@@ -4,8 +4,7 @@
 use crate::table::{Column, Table};
 use iomatrix_analysis::{
     human_pct, CacheFlags, CellKey, Comparison, Difference, Flagged, Gate, Judgement, MatrixComparison, NotKnown,
-    Partial, Region,
-    SweepHint,
+    Partial, Region, SweepHint,
 };
 use iomatrix_core::{human, ByteSize};
 use std::fmt::Write;
