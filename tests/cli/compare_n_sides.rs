@@ -7,7 +7,7 @@
 use crate::helpers::*;
 use crate::stored::*;
 use serde_json::Value;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The verdict words of the two-sided compare, the only ones a cell may carry.
@@ -201,23 +201,6 @@ fn compare_refuses_an_unknown_baseline_a_run_on_two_sides_and_a_side_alone() {
     assert_success(&sb.run(&["compare", "1", "1"]));
 }
 
-/// A bounded child: killed (by its PID) past `limit`.
-fn bounded(mut cmd: Command, limit: Duration) -> std::process::Output {
-    let child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start");
-    let pid = child.id() as i32;
-    let begun = Instant::now();
-    let waiter = std::thread::spawn(move || child.wait_with_output().unwrap());
-    while !waiter.is_finished() {
-        if begun.elapsed() > limit {
-            // SAFETY: kill(2) on the child this test started; no memory involved.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            panic!("{:?} ran past {limit:?}: killed", "child");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    waiter.join().unwrap()
-}
-
 /// Seed 002's shape: its 4 storage types x 4 file-system variants (EXT3, NSS, NSS aligned, NSS
 /// VMI kernel on local, VMFS/iSCSI, NFS and RDM/iSCSI storage) as 4 file systems on
 /// loop-mounted images x 4 mount-option variants, one small Bonnie run each; compare and report
@@ -368,7 +351,7 @@ fn sixteen_sides_in_seed_002s_shape_compare_in_one_table_and_report_in_every_cha
     dump.args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--dump-dom"])
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg(format!("file://{}", page.display()));
-    let out = bounded(dump, Duration::from_secs(90));
+    let out = bounded_child(dump, Duration::from_secs(90));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let dom = String::from_utf8_lossy(&out.stdout);
     let side_by_side = dom.split("Configurations side by side").nth(1).expect("the side-by-side charts");

@@ -360,3 +360,21 @@ fn largest_file(dir: &Path) -> u64 {
     }
     largest
 }
+
+/// Runs `cmd` (a browser, a tool) to its end and returns its output, killed by its PID past
+/// `limit` so a hung child fails its test instead of hanging CI.
+pub fn bounded_child(mut cmd: Command, limit: Duration) -> Output {
+    let child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start a child");
+    let pid = child.id() as i32;
+    let begun = Instant::now();
+    let waiter = std::thread::spawn(move || child.wait_with_output().unwrap());
+    while !waiter.is_finished() {
+        if begun.elapsed() > limit {
+            // SAFETY: kill(2) on the child this test started; no memory involved.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("{:?} ran past {limit:?}: killed", cmd.get_program());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    waiter.join().unwrap()
+}

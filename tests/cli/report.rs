@@ -4,8 +4,8 @@
 use crate::helpers::*;
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// Two small IOzone runs (labelled) and an access run; their ids.
 fn runs(sb: &Sandbox) -> (i64, i64, i64) {
@@ -103,23 +103,6 @@ fn every_format_holds_the_stored_cells() {
     assert!(!dir.join("x.html").exists());
 }
 
-/// Runs `cmd`, killed after `limit`.
-fn bounded(mut cmd: Command, limit: Duration) -> std::process::Output {
-    let child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start chromium");
-    let pid = child.id() as i32;
-    let begun = Instant::now();
-    let waiter = std::thread::spawn(move || child.wait_with_output().unwrap());
-    while !waiter.is_finished() {
-        if begun.elapsed() > limit {
-            // SAFETY: kill(2) on the child we started; no memory involved.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            panic!("chromium ran past {limit:?}: killed");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    waiter.join().unwrap()
-}
-
 fn chromium(profile: &Path) -> Command {
     let mut cmd = Command::new("chromium");
     cmd.args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run"])
@@ -145,7 +128,7 @@ fn the_html_report_loads_in_chromium_without_errors_and_shows_its_charts() {
     // The rendered DOM: every chart is there after the page loaded.
     let mut dump = chromium(&profile);
     dump.args(["--enable-logging=stderr", "--v=0", "--dump-dom"]).arg(&url);
-    let out = bounded(dump, Duration::from_secs(90));
+    let out = bounded_child(dump, Duration::from_secs(90));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let dom = String::from_utf8_lossy(&out.stdout);
     assert_eq!(dom.matches("class=\"chart heatmap\"").count(), 2 + 2 + 2, "two tests x two runs, two ratio maps");
@@ -171,13 +154,13 @@ fn the_html_report_loads_in_chromium_without_errors_and_shows_its_charts() {
     std::fs::write(&bad, "<!DOCTYPE html><html><body><script>console.error('planted')</script></body></html>").unwrap();
     let mut control = chromium(&profile);
     control.args(["--enable-logging=stderr", "--v=0", "--dump-dom"]).arg(format!("file://{}", bad.display()));
-    let out = bounded(control, Duration::from_secs(90));
+    let out = bounded_child(control, Duration::from_secs(90));
     assert!(console(&out.stderr).iter().any(|l| l.contains("planted")), "chromium's log shows no console errors");
     // The screenshot shows the charts: many colours, not a blank page.
     let png = sb.dir.path().join("report.png");
     let mut shot = chromium(&profile);
     shot.arg(format!("--screenshot={}", png.display())).arg("--window-size=1300,2400").arg(&url);
-    let out = bounded(shot, Duration::from_secs(90));
+    let out = bounded_child(shot, Duration::from_secs(90));
     assert!(out.status.success() && png.is_file(), "{}", String::from_utf8_lossy(&out.stderr));
     let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
     let mut reader = decoder.read_info().unwrap();

@@ -11,8 +11,8 @@
 
 use crate::helpers::*;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// What `judge` gives five samples a side that do not overlap: the smallest two-sided p-value
 /// of the exact rank test, 2 / C(10, 5).
@@ -116,23 +116,6 @@ fn every_format_carries_the_verdict_compare_gives() {
     assert!(html.contains("error bars: lowest to highest sample"), "five samples a side: error bars");
 }
 
-/// Runs `cmd`, killed after `limit`.
-fn bounded(mut cmd: Command, limit: Duration) -> std::process::Output {
-    let child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start chromium");
-    let pid = child.id() as i32;
-    let begun = Instant::now();
-    let waiter = std::thread::spawn(move || child.wait_with_output().unwrap());
-    while !waiter.is_finished() {
-        if begun.elapsed() > limit {
-            // SAFETY: kill(2) on the child we started; no memory involved.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            panic!("chromium ran past {limit:?}: killed");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    waiter.join().unwrap()
-}
-
 /// The page at `page` as Chromium draws it: a copy with a script that writes, into a `<pre>`,
 /// each side-by-side bar's computed fill and each verdict cell's computed background, one a line
 /// ("bar rgb(...)", "cell rgb(...)").
@@ -152,7 +135,7 @@ fn computed_colours(sb: &Sandbox, page: &Path) -> Vec<String> {
     dump.args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--dump-dom"])
         .arg(format!("--user-data-dir={}", sb.dir.path().join("chromium-profile").display()))
         .arg(format!("file://{}", probed.display()));
-    let out = bounded(dump, Duration::from_secs(90));
+    let out = bounded_child(dump, Duration::from_secs(90));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let dom = String::from_utf8_lossy(&out.stdout);
     let probe = dom.split("<pre id=\"probe\">").nth(1).and_then(|p| p.split("</pre>").next()).expect("the probe");

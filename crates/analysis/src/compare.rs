@@ -2,7 +2,7 @@
 //! "% change" tables).
 
 pub use crate::bound::BoundEffect;
-use crate::cells::{CellKey, Group, LeftOut, Partial};
+use crate::cells::{CellKey, CellStats, Group, LeftOut, Partial};
 use crate::gate::{hold, Candidate, Gate, FAMILY_ALPHA};
 use crate::headline::{headline_tables, published_sides, HeadlineTable, PublishedSide};
 use crate::hint::{sweep_hint, SweepHint};
@@ -303,15 +303,7 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
             if a.shape.leads_with_operations {
                 scalars.extend(operations_row(key, a, b));
             }
-            scalars.push(ScalarRow {
-                metric: key.describe(),
-                unit: sa.unit,
-                a: sa.median,
-                b: sb.median,
-                change_pct: change_pct(sa.median, sb.median),
-                verdict: judge(&sa.values, &sb.values, true),
-                partial: sa.partial_samples + sb.partial_samples > 0,
-            });
+            scalars.push(rate_row(key, sa, sb));
         }
     }
     let mut scalars = crate::beside::interleave(scalars, a, b);
@@ -373,8 +365,12 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
 /// A cell's operations per second, A against B: the row a suite that leads with them
 /// ([`crate::SuiteShape::leads_with_operations`]) shows before the cell's KB/s.
 fn operations_row(key: &CellKey, a: &Group, b: &Group) -> Option<ScalarRow> {
-    let (sa, sb) = (a.ops_per_sec.get(key)?, b.ops_per_sec.get(key)?);
-    Some(ScalarRow {
+    Some(rate_row(key, a.ops_per_sec.get(key)?, b.ops_per_sec.get(key)?))
+}
+
+/// A cell's rate (higher is better), A's samples against B's: its medians, change and verdict.
+fn rate_row(key: &CellKey, sa: &CellStats, sb: &CellStats) -> ScalarRow {
+    ScalarRow {
         metric: key.describe(),
         unit: sa.unit,
         a: sa.median,
@@ -382,7 +378,7 @@ fn operations_row(key: &CellKey, a: &Group, b: &Group) -> Option<ScalarRow> {
         change_pct: change_pct(sa.median, sb.median),
         verdict: judge(&sa.values, &sb.values, true),
         partial: sa.partial_samples + sb.partial_samples > 0,
-    })
+    }
 }
 
 fn matrix(test: &str, keys: &[&CellKey], a: &Group, b: &Group, region: Region) -> MatrixComparison {
