@@ -77,6 +77,90 @@ pub fn xlsx_workbook(
     workbook.save_to_buffer()
 }
 
+/// The "figures" sheet: a row per figure outside the matrices, a column per group, and a bar chart
+/// per figure (rows on a line, `sweeps`, have theirs on the "lines" sheet).
+fn figures_sheet(
+    workbook: &mut Workbook,
+    groups: &[String],
+    scalars: &[ScalarRow],
+    sweeps: &[SweptRows],
+    bold: &Format,
+) -> Result<(), XlsxError> {
+    let sheet = workbook.add_worksheet();
+    sheet.set_name("figures")?;
+    sheet.write_string_with_format(0, 0, "figure", bold)?;
+    sheet.write_string_with_format(0, 1, "unit", bold)?;
+    for (j, g) in groups.iter().enumerate() {
+        sheet.write_string_with_format(0, to_col(j + 2)?, g, bold)?;
+    }
+    for (i, s) in scalars.iter().enumerate() {
+        let r = to_row(i + 1)?;
+        sheet.write_string(r, 0, &s.metric)?;
+        sheet.write_string(r, 1, &s.unit)?;
+        for (j, v) in s.values.iter().enumerate() {
+            if let Some(v) = v.filter(|v| v.is_finite()) {
+                sheet.write_number(r, to_col(j + 2)?, v)?;
+            }
+        }
+    }
+    // One chart per figure, every group a bar in it: figures of different units never share
+    // an axis, and N systems stand side by side.
+    let (first, last) = (to_col(2)?, to_col(groups.len() + 1)?);
+    let on_a_line = |i: usize| sweeps.iter().any(|w| w.levels.iter().any(|(_, row)| *row == i));
+    // Charts stacked from the top, one after another (rows on a line have theirs elsewhere).
+    for (n, (i, s)) in scalars.iter().enumerate().filter(|(i, _)| !on_a_line(*i)).enumerate() {
+        let r = to_row(i + 1)?;
+        let mut chart = Chart::new(ChartType::Bar);
+        chart.title().set_name(&format!("{} ({})", s.metric, s.unit));
+        chart.legend().set_hidden();
+        chart
+            .add_series()
+            .set_name(s.metric.as_str())
+            .set_categories(("figures", 0, first, 0, last))
+            .set_values(("figures", r, first, r, last));
+        sheet.insert_chart(to_row(n)? * CHART_ROW_STEP, to_col(groups.len() + 3)?, &chart)?;
+    }
+    Ok(())
+}
+
+/// The "not complete" sheet where cells were left out or taken in partial, and the "conditions"
+/// sheet of every run.
+fn not_complete_and_conditions(
+    workbook: &mut Workbook,
+    not_complete: &[(String, Vec<String>)],
+    conditions: &[(String, Vec<(String, String)>)],
+    bold: &Format,
+) -> Result<(), XlsxError> {
+    if not_complete.iter().any(|(_, lines)| !lines.is_empty()) {
+        let sheet = workbook.add_worksheet();
+        sheet.set_name(NOT_COMPLETE_SHEET)?;
+        sheet.write_string_with_format(0, 0, "group", bold)?;
+        sheet.write_string_with_format(0, 1, "cells where clients or connections failed", bold)?;
+        let mut r: RowNum = 1;
+        for (group, lines) in not_complete {
+            for line in lines {
+                sheet.write_string(r, 0, group)?;
+                sheet.write_string(r, 1, line)?;
+                r += 1;
+            }
+        }
+    }
+    let sheet = workbook.add_worksheet();
+    sheet.set_name(CONDITIONS_SHEET)?;
+    let mut r: RowNum = 0;
+    for (run, pairs) in conditions {
+        sheet.write_string_with_format(r, 0, run, bold)?;
+        r += 1;
+        for (key, value) in pairs {
+            sheet.write_string(r, 0, key)?;
+            sheet.write_string(r, 1, value)?;
+            r += 1;
+        }
+        r += 1;
+    }
+    Ok(())
+}
+
 /// Worksheet "not complete" of IOzone's workbooks: a line per cell where clients or
 /// connections failed; none when every cell is whole.
 fn not_complete_sheet(workbook: &mut Workbook, lines: &[String], bold: &Format) -> Result<(), XlsxError> {
@@ -329,72 +413,13 @@ pub fn report_workbook(
         }
     }
     if !scalars.is_empty() {
-        let sheet = workbook.add_worksheet();
-        sheet.set_name("figures")?;
-        sheet.write_string_with_format(0, 0, "figure", &bold)?;
-        sheet.write_string_with_format(0, 1, "unit", &bold)?;
-        for (j, g) in groups.iter().enumerate() {
-            sheet.write_string_with_format(0, to_col(j + 2)?, g, &bold)?;
-        }
-        for (i, s) in scalars.iter().enumerate() {
-            let r = to_row(i + 1)?;
-            sheet.write_string(r, 0, &s.metric)?;
-            sheet.write_string(r, 1, &s.unit)?;
-            for (j, v) in s.values.iter().enumerate() {
-                if let Some(v) = v.filter(|v| v.is_finite()) {
-                    sheet.write_number(r, to_col(j + 2)?, v)?;
-                }
-            }
-        }
-        // One chart per figure, every group a bar in it: figures of different units never share
-        // an axis, and N systems stand side by side.
-        let (first, last) = (to_col(2)?, to_col(groups.len() + 1)?);
-        let on_a_line = |i: usize| sweeps.iter().any(|w| w.levels.iter().any(|(_, row)| *row == i));
-        // Charts stacked from the top, one after another (rows on a line have theirs elsewhere).
-        for (n, (i, s)) in scalars.iter().enumerate().filter(|(i, _)| !on_a_line(*i)).enumerate() {
-            let r = to_row(i + 1)?;
-            let mut chart = Chart::new(ChartType::Bar);
-            chart.title().set_name(&format!("{} ({})", s.metric, s.unit));
-            chart.legend().set_hidden();
-            chart
-                .add_series()
-                .set_name(s.metric.as_str())
-                .set_categories(("figures", 0, first, 0, last))
-                .set_values(("figures", r, first, r, last));
-            sheet.insert_chart(to_row(n)? * CHART_ROW_STEP, to_col(groups.len() + 3)?, &chart)?;
-        }
+        figures_sheet(&mut workbook, groups, scalars, sweeps, &bold)?;
     }
     if !sweeps.is_empty() {
         lines_sheet(&mut workbook, groups, scalars, sweeps)?;
     }
     verdicts_sheet(&mut workbook, verdicts, &bold)?;
-    if not_complete.iter().any(|(_, lines)| !lines.is_empty()) {
-        let sheet = workbook.add_worksheet();
-        sheet.set_name(NOT_COMPLETE_SHEET)?;
-        sheet.write_string_with_format(0, 0, "group", &bold)?;
-        sheet.write_string_with_format(0, 1, "cells where clients or connections failed", &bold)?;
-        let mut r: RowNum = 1;
-        for (group, lines) in not_complete {
-            for line in lines {
-                sheet.write_string(r, 0, group)?;
-                sheet.write_string(r, 1, line)?;
-                r += 1;
-            }
-        }
-    }
-    let sheet = workbook.add_worksheet();
-    sheet.set_name(CONDITIONS_SHEET)?;
-    let mut r: RowNum = 0;
-    for (run, pairs) in conditions {
-        sheet.write_string_with_format(r, 0, run, &bold)?;
-        r += 1;
-        for (key, value) in pairs {
-            sheet.write_string(r, 0, key)?;
-            sheet.write_string(r, 1, value)?;
-            r += 1;
-        }
-        r += 1;
-    }
+    not_complete_and_conditions(&mut workbook, not_complete, conditions, &bold)?;
     workbook.save_to_buffer()
 }
 
