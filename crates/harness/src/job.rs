@@ -59,6 +59,9 @@ pub struct Job {
     pub progress: Progress,
     /// Whether the figures measure the storage or the page cache, for the run's summary.
     pub cache: iomatrix_analysis::CacheVerdict,
+    /// The target's block device here (`/proc/diskstats`' name), whose other I/O a cell's
+    /// machine record counts; None for a server or a device-less file system.
+    pub block_device: Option<String>,
     total_cells: usize,
     /// Stores the run failed if the job ends without [`Job::finish`] (an error on the way).
     unfinished: Unfinished,
@@ -206,6 +209,7 @@ impl Job {
             stop,
             cache,
             progress: if spec.keep_cell_lines { progress.keep_lines() } else { progress },
+            block_device: if on_server { None } else { env.target.block_device.as_ref().map(|d| d.name.clone()) },
             total_cells: job.total_cells,
             unfinished,
         })

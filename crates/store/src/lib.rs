@@ -347,6 +347,10 @@ fn is_zero(n: &usize) -> bool {
 /// The key of a cell's `metrics` that holds a disturbed cell's cause: `{"cause": "..."}`.
 pub const DISTURBED_KEY: &str = "disturbed";
 
+/// The key of a cell's `metrics` that holds what else the machine did while it ran
+/// ([`iomatrix_environment::MachineLoad`]).
+pub const MACHINE_KEY: &str = "machine";
+
 impl CellState {
     /// `ok` of `of` parts finished: complete when all did, failed when none did.
     pub fn counted(ok: u64, of: u64, parts: &str) -> CellState {

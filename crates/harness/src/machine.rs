@@ -1,0 +1,179 @@
+//! The machine's state around each cell: read at the cell's start and end (where the
+//! disturbance clocks are read, never in its timed loop), stored with the cell, and judged: a
+//! cell run while other processes competed for the machine is stored disturbed ("machine busy:
+//! ..."). `--busy-threshold` sets the rule, `--settle` waits for a quiet machine before each
+//! cell. The readers and the rule are the environment crate's ([`iomatrix_environment::load`]).
+
+use clap::Args;
+use iomatrix_core::UsageError;
+use iomatrix_environment::{BusyThresholds, IoLedger, LoadReading, MachineLoad, Settle};
+use std::time::{Duration, Instant};
+
+/// The environment variable that gives `--busy-threshold` where the flag is not given.
+pub const BUSY_THRESHOLD_VAR: &str = "IOMATRIX_BUSY_THRESHOLD";
+
+/// How long the machine must stay below the thresholds before `--settle` lets a cell start.
+const QUIET_FOR: Duration = Duration::from_secs(1);
+
+/// The flags every `run` takes about the machine's load.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Machine load")]
+pub struct MachineArgs {
+    /// When a cell counts as disturbed by a busy machine: cpu=PCT (other processes' CPU use
+    /// against the CPU left idle), steal=PCT (the hypervisor's steal against the run's own CPU
+    /// time), io=PCT (other I/O on the target's device against the run's own), any of them, each
+    /// a percentage or off; or off for none [default: cpu=100%,steal=10%,io=10%; or
+    /// $IOMATRIX_BUSY_THRESHOLD]
+    #[arg(long, value_name = "cpu=PCT,steal=PCT,io=PCT|off")]
+    pub busy_threshold: Option<String>,
+
+    /// Before each cell, wait until the machine has been below the busy thresholds for one
+    /// second, at most this long (e.g. 30s); says how long it waited, or that it gave up
+    #[arg(long, value_name = "DURATION")]
+    pub settle: Option<String>,
+}
+
+/// What a run does about the machine's load.
+#[derive(Debug, Clone, Default)]
+pub struct MachinePlan {
+    pub thresholds: BusyThresholds,
+    /// `--settle`: the longest wait for a quiet machine before each cell.
+    pub settle: Option<Duration>,
+}
+
+impl MachinePlan {
+    /// From the flags, the thresholds from `$IOMATRIX_BUSY_THRESHOLD` where the flag is not given.
+    pub fn from_args(args: &MachineArgs) -> Result<MachinePlan, UsageError> {
+        let thresholds = match &args.busy_threshold {
+            Some(text) => thresholds("--busy-threshold", text)?,
+            None => thresholds_from_env()?,
+        };
+        let settle = match &args.settle {
+            Some(text) => Some(iomatrix_core::parse_duration(text).map_err(|e| {
+                UsageError::new(format!("--settle {text}: {e}; write a duration such as 30s or 2m"))
+            })?),
+            None => None,
+        };
+        Ok(MachinePlan { thresholds, settle })
+    }
+
+    /// A tool's command line's run (`iomatrix iozone`), which has no flags for it: the
+    /// environment's thresholds or the default, no settling.
+    pub fn from_env() -> Result<MachinePlan, UsageError> {
+        Ok(MachinePlan { thresholds: thresholds_from_env()?, settle: None })
+    }
+}
+
+fn thresholds_from_env() -> Result<BusyThresholds, UsageError> {
+    match std::env::var(BUSY_THRESHOLD_VAR) {
+        Ok(text) if !text.trim().is_empty() => thresholds(BUSY_THRESHOLD_VAR, &text),
+        _ => Ok(BusyThresholds::default()),
+    }
+}
+
+fn thresholds(given_as: &str, text: &str) -> Result<BusyThresholds, UsageError> {
+    BusyThresholds::parse(text).map_err(|why| {
+        UsageError::new(format!(
+            "{given_as} {}: {why}; write e.g. cpu=100%,steal=10%,io=10% (any of the three), or off",
+            iomatrix_core::text::printable(text)
+        ))
+    })
+}
+
+/// The machine's load over the cell under way: its start's reading, and the run's I/O ledger.
+pub struct CellWatch {
+    device: Option<String>,
+    start: LoadReading,
+    ledger: IoLedger,
+    settled: Option<Settle>,
+}
+
+impl CellWatch {
+    /// Starts watching at the run's first cell; `device` is the target's block device here.
+    pub fn new(device: Option<String>) -> CellWatch {
+        let start = LoadReading::now(device.as_deref());
+        let mut ledger = IoLedger::default();
+        // The run's own I/O is counted from here.
+        let _ = ledger.other_bytes(&start);
+        CellWatch { device, start, ledger, settled: None }
+    }
+
+    /// A cell begins now.
+    pub fn begin(&mut self) {
+        self.start = LoadReading::now(self.device.as_deref());
+    }
+
+    /// The cell that began last ended now: what else the machine did meanwhile, with what
+    /// `--settle` did before it.
+    pub fn end(&mut self) -> MachineLoad {
+        let end = LoadReading::now(self.device.as_deref());
+        let mut load = MachineLoad::between(&self.start, &end, self.device.as_deref(), &mut self.ledger);
+        load.settle = self.settled.take();
+        self.start = end;
+        load
+    }
+
+    /// `--settle`: waits until the machine has been below `thresholds` for a second, at most
+    /// `limit`, and says on stderr how long it waited or that it gave up.
+    pub fn settle(&mut self, thresholds: &BusyThresholds, limit: Duration) {
+        let began = Instant::now();
+        let mut last_cause = None;
+        let gave_up = loop {
+            let from = LoadReading::now(self.device.as_deref());
+            let window = QUIET_FOR.min(limit.saturating_sub(began.elapsed()));
+            if window.is_zero() {
+                break true;
+            }
+            std::thread::sleep(window);
+            let to = LoadReading::now(self.device.as_deref());
+            let load = MachineLoad::between(&from, &to, self.device.as_deref(), &mut self.ledger);
+            last_cause = thresholds.judge(&load);
+            if last_cause.is_none() && window == QUIET_FOR {
+                break false;
+            }
+        };
+        let waited = began.elapsed();
+        let seconds = format!("{:.1} s", waited.as_secs_f64());
+        if gave_up {
+            let why = last_cause.unwrap_or_else(|| "the machine was not quiet for a whole second".into());
+            eprintln!(
+                "iomatrix: warning: --settle {:.1} s: gave up after {seconds}, the machine stayed busy ({why}): \
+                 measuring the cell anyway",
+                limit.as_secs_f64()
+            );
+        } else {
+            eprintln!("iomatrix: --settle: the machine was quiet after {seconds}");
+        }
+        self.settled = Some(Settle { waited_ns: waited.as_nanos().min(u128::from(u64::MAX)) as u64, gave_up });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flag_overrides_the_environment_and_a_bad_one_is_a_usage_error() {
+        let args = |t: &str| MachineArgs { busy_threshold: Some(t.into()), settle: None };
+        assert!(MachinePlan::from_args(&args("off")).unwrap().thresholds.is_off());
+        let e = MachinePlan::from_args(&args("cpu=many")).unwrap_err().to_string();
+        assert!(e.contains("--busy-threshold cpu=many") && e.contains("write e.g. cpu=100%"), "{e}");
+        let settle = MachineArgs { busy_threshold: Some("off".into()), settle: Some("soon".into()) };
+        let e = MachinePlan::from_args(&settle).unwrap_err().to_string();
+        assert!(e.contains("--settle soon") && e.contains("such as 30s"), "{e}");
+        let two = MachineArgs { busy_threshold: Some("off".into()), settle: Some("2s".into()) };
+        assert_eq!(MachinePlan::from_args(&two).unwrap().settle, Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn settle_gives_up_within_its_limit() {
+        // Every CPU rule at 0% of the idle CPU: any other process's use above the floor is busy,
+        // so on a quiet machine it may settle; either way it returns within the limit.
+        let mut watch = CellWatch::new(None);
+        let began = Instant::now();
+        watch.settle(&BusyThresholds::default(), Duration::from_millis(300));
+        assert!(began.elapsed() < Duration::from_secs(2), "{:?}", began.elapsed());
+        let settled = watch.end().settle.expect("the wait is recorded with the next cell");
+        assert!(settled.gave_up, "a 300 ms limit cannot hold a whole quiet second: {settled:?}");
+    }
+}
