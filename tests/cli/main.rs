@@ -89,6 +89,7 @@ mod trust_fio;
 mod trust_hosts;
 mod trust_inert;
 mod trust_limits;
+mod trust_machine;
 mod trust_mpi;
 mod trust_studies;
 mod verify;

@@ -18,6 +18,8 @@ use serde::{Deserialize, Serialize};
 const OTHER_CPU_FLOOR: f64 = 0.10;
 /// Steal below this share of one CPU is never busy (rounding of a few ticks).
 const STEAL_CPU_FLOOR: f64 = 0.02;
+/// A span shorter than this many ticks of each CPU gives no CPU shares (unknown).
+const FEWEST_TICKS_PER_CPU: u64 = 10;
 /// Other processes' I/O below this is never busy (a journal commit, an atime update).
 const OTHER_IO_FLOOR_BYTES: u64 = 4 << 20;
 
@@ -188,6 +190,8 @@ pub struct MachineLoad {
     pub other_io_bytes: Option<u64>,
     /// How long the run waited for the machine to settle before the cell (`--settle`).
     pub settle: Option<Settle>,
+    /// The span the CPU figures are over, in ns: the cell's, or the last second for a shorter cell.
+    pub window_ns: Option<u64>,
 }
 
 /// One resource's pressure over a cell.
@@ -261,6 +265,7 @@ impl MachineLoad {
             own_io_bytes: end.own_io_bytes.zip(start.own_io_bytes).and_then(|(e, s)| e.checked_sub(s)),
             other_io_bytes: ledger.other_bytes(end),
             settle: None,
+            window_ns: None,
         }
     }
 }
@@ -281,7 +286,8 @@ fn cpu_shares(start: &LoadReading, end: &LoadReading) -> Option<CpuShares> {
     let (busy, idle, steal) = (delta(a.busy, b.busy)?, delta(a.idle, b.idle)?, delta(a.steal, b.steal)?);
     let own = delta(start.own_cpu?, end.own_cpu?)?;
     let total = busy + idle + steal;
-    if total == 0 {
+    // Fewer ticks than this per CPU (100 ms at the usual 100 Hz) say nothing of a share.
+    if total < u64::from(b.cpus.max(1)) * FEWEST_TICKS_PER_CPU {
         return None;
     }
     // Ticks of one CPU over the span: the machine's ticks shared over its CPUs.
@@ -475,6 +481,9 @@ mod tests {
         // A counter that went backwards (a CPU taken offline) is unknown too.
         let back = MachineLoad::between(&reading(100, 100, 0, 10), &reading(50, 200, 0, 20), None, &mut IoLedger::default());
         assert_eq!(back.other_cpu, None);
+        // A few ticks (a millisecond's cell) are no share: 1 busy tick of 3 would read as 67% of a CPU.
+        let short = MachineLoad::between(&reading(0, 0, 0, 0), &reading(1, 2, 0, 0), None, &mut IoLedger::default());
+        assert_eq!(short.other_cpu, None);
     }
 
     #[test]

@@ -382,8 +382,13 @@ fn warn_disturbed(run_id: i64, cells: &[CellRow]) {
     if disturbed.is_empty() {
         return;
     }
-    let named: Vec<String> =
-        disturbed.iter().map(|c| format!("cell {} ({}): {}", c.seq, c.test, c.state.describe())).collect();
+    // The first few by name: a busy machine can disturb a thousand cells, each said by `show`.
+    const NAMED: usize = 5;
+    let mut named: Vec<String> =
+        disturbed.iter().take(NAMED).map(|c| format!("cell {} ({}): {}", c.seq, c.test, c.state.describe())).collect();
+    if disturbed.len() > NAMED {
+        named.push(format!("and {} more (iomatrix show {run_id})", disturbed.len() - NAMED));
+    }
     eprintln!(
         "iomatrix: warning: run #{run_id} has {} disturbed cell(s), which did not run for their time: {}. Their \
          figures are stored and shown, marked; compare, sweep and report leave them out unless --include-disturbed",

@@ -80,10 +80,18 @@ fn thresholds(given_as: &str, text: &str) -> Result<BusyThresholds, UsageError> 
     })
 }
 
-/// The machine's load over the cell under way: its start's reading, and the run's I/O ledger.
+/// A cell shorter than this is judged over this much before its end: the kernel counts CPU time in
+/// ticks (10 ms), which over a millisecond's cell say nothing.
+const SHORTEST_WINDOW: Duration = Duration::from_secs(1);
+/// Readings kept for the windows of short cells, at most.
+const READINGS_KEPT: usize = 4096;
+
+/// The machine's load over the cell under way: the readings since a window ago, and the run's
+/// I/O ledger.
 pub struct CellWatch {
     device: Option<String>,
-    start: LoadReading,
+    /// Readings at cells' starts and ends, oldest first; the last is the cell under way's start.
+    readings: std::collections::VecDeque<(Instant, LoadReading)>,
     ledger: IoLedger,
     settled: Option<Settle>,
 }
@@ -95,21 +103,51 @@ impl CellWatch {
         let mut ledger = IoLedger::default();
         // The run's own I/O is counted from here.
         let _ = ledger.other_bytes(&start);
-        CellWatch { device, start, ledger, settled: None }
+        CellWatch { device, readings: [(Instant::now(), start)].into(), ledger, settled: None }
     }
 
     /// A cell begins now.
     pub fn begin(&mut self) {
-        self.start = LoadReading::now(self.device.as_deref());
+        self.keep(LoadReading::now(self.device.as_deref()));
     }
 
-    /// The cell that began last ended now: what else the machine did meanwhile, with what
-    /// `--settle` did before it.
+    fn keep(&mut self, reading: LoadReading) {
+        let now = Instant::now();
+        // What no later window reaches is let go, the newest reading older than a window kept.
+        while self.readings.len() > 1
+            && (self.readings.len() >= READINGS_KEPT
+                || self.readings.get(1).is_some_and(|(at, _)| now.duration_since(*at) > SHORTEST_WINDOW * 2))
+        {
+            self.readings.pop_front();
+        }
+        self.readings.push_back((now, reading));
+    }
+
+    /// The cell that began last ended now: what else the machine did meanwhile (over at least
+    /// the last second, for a shorter cell), with what `--settle` did before it.
     pub fn end(&mut self) -> MachineLoad {
         let end = LoadReading::now(self.device.as_deref());
-        let mut load = MachineLoad::between(&self.start, &end, self.device.as_deref(), &mut self.ledger);
+        let now = Instant::now();
+        let latest = now.checked_sub(SHORTEST_WINDOW).unwrap_or(now);
+        // The cell's own start where it ran a window or longer, else the newest reading a window old.
+        let from = self
+            .readings
+            .iter()
+            .rev()
+            .find(|(at, _)| *at <= latest)
+            .or(self.readings.front())
+            .map(|(at, r)| (*at, r.clone()));
+        let cell_start = self.readings.back().map_or(now, |(at, _)| *at);
+        let (at, from) = match from {
+            Some((at, r)) if at <= cell_start => (at, r),
+            _ => (cell_start, self.readings.back().map(|(_, r)| r.clone()).unwrap_or_default()),
+        };
+        let mut load = MachineLoad::between(&from, &end, self.device.as_deref(), &mut self.ledger);
+        // The I/O is the cell's own span: the ledger counts from its last reading.
+        load.window_ns = Some(now.duration_since(at).as_nanos().min(u128::from(u64::MAX)) as u64);
+        load.own_io_bytes = self.readings.back().and_then(|(_, s)| Some(end.own_io_bytes?.checked_sub(s.own_io_bytes?)?));
         load.settle = self.settled.take();
-        self.start = end;
+        self.keep(end);
         load
     }
 
@@ -145,6 +183,38 @@ impl CellWatch {
             eprintln!("iomatrix: --settle: the machine was quiet after {seconds}");
         }
         self.settled = Some(Settle { waited_ns: waited.as_nanos().min(u128::from(u64::MAX)) as u64, gave_up });
+    }
+}
+
+/// Whether the machine is busy now, for the live line: judged over the last second, read once a
+/// second by the thread that redraws the line (never a client's).
+pub struct BusyNow {
+    thresholds: BusyThresholds,
+    device: Option<String>,
+    last: (Instant, LoadReading),
+    busy: Option<String>,
+}
+
+impl BusyNow {
+    pub fn new(thresholds: BusyThresholds, device: Option<String>) -> BusyNow {
+        let reading = LoadReading::now(device.as_deref());
+        BusyNow { thresholds, device, last: (Instant::now(), reading), busy: None }
+    }
+
+    /// Why the machine is busy, as of the last whole second; None while it is not.
+    pub fn poll(&mut self) -> Option<&str> {
+        if self.thresholds.is_off() {
+            return None;
+        }
+        if self.last.0.elapsed() >= QUIET_FOR {
+            let now = LoadReading::now(self.device.as_deref());
+            // I/O is the cells' to judge (the run's own write-back is credited there): CPU and steal here.
+            let cpu_only = BusyThresholds { io_pct: None, ..self.thresholds };
+            let load = MachineLoad::between(&self.last.1, &now, None, &mut IoLedger::default());
+            self.busy = cpu_only.judge(&load);
+            self.last = (Instant::now(), now);
+        }
+        self.busy.as_deref()
     }
 }
 

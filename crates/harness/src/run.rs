@@ -94,7 +94,8 @@ pub fn run_in<S: Suite>(
             if let (Some(line), true) = (job.progress.live_line(), live.shows_anything()) {
                 let (live, running, board, name) = (&live, &running, ranks.live_board(), &name);
                 let mpi = ranks.mpi_size();
-                scope.spawn(move || redraw_live(&line, live, running, name, mpi.map(|n| (n, &board))));
+                let busy = (stored.machine.thresholds, job.block_device.clone());
+                scope.spawn(move || redraw_live(&line, live, running, name, mpi.map(|n| (n, &board)), busy));
             }
             let passes = Passes {
                 suite: &suite,
@@ -517,11 +518,17 @@ fn redraw_live(
     running: &AtomicBool,
     name: &dyn Fn(usize) -> String,
     mpi: Option<(usize, &LiveBoard)>,
+    (thresholds, device): (iomatrix_environment::BusyThresholds, Option<String>),
 ) {
+    let mut busy = super::machine::BusyNow::new(thresholds, device);
     while running.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(250));
+        let machine = busy.poll();
         if let Some(text) = live_text(live, name, mpi) {
-            line.set_message(text);
+            line.set_message(match machine {
+                Some(_) => format!("{text} · machine busy"),
+                None => text,
+            });
         }
     }
 }
