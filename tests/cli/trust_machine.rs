@@ -10,8 +10,17 @@
 
 use crate::helpers::*;
 use serde_json::Value;
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+/// The tests here that load the machine run one at a time: one's hog would make another's quiet
+/// cell busy.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// A busy loop on every CPU: `yes` writing to /dev/null, one process per CPU, killed by PID
 /// (and reaped) when dropped, also when the test fails.
@@ -43,28 +52,35 @@ fn judged(sb: &Sandbox, args: &[&str]) -> Output {
     sb.cmd().env_remove(BUSY_VAR).args(args).output().expect("run iomatrix")
 }
 
-/// `run access` of one 2 s cell on the sandbox's target, with `extra`.
-fn access_cell(sb: &Sandbox, extra: &[&str]) -> Output {
-    let target = sb.target();
+/// `run access` of one 2 s cell in `target`, with `extra`.
+fn access_cell(sb: &Sandbox, target: &Path, extra: &[&str]) -> Output {
     let base = ["run", "access", "--target", target.to_str().unwrap(), "--file-size", "4m", "--bs", "4k"];
     let args = [&base[..], &["--read", "100", "--duration", "2s"], extra].concat();
     judged(sb, &args)
 }
 
+/// The id of the sandbox's latest run.
+fn last_id(sb: &Sandbox) -> i64 {
+    let runs = sb.runs_json();
+    runs["runs"].as_array().and_then(|r| r.last()).and_then(|r| r["id"].as_i64()).expect("a stored run")
+}
+
 /// The only cell of the sandbox's latest run.
 fn last_cell(sb: &Sandbox) -> Value {
-    let run = sb.last_run();
-    let id = run["id"].as_i64().expect("a run id");
-    let cells = cells(&sb.show_json(id));
+    let cells = cells(&sb.show_json(last_id(sb)));
     assert_eq!(cells.len(), 1, "{cells:?}");
     cells[0].clone()
 }
 
 #[test]
 fn a_cell_beside_a_cpu_hog_is_disturbed_the_quiet_one_is_not_and_compare_names_the_machine() {
+    let _alone = one_at_a_time();
     let sb = Sandbox::new();
+    // A file system of its own: the other tests' and builds' writes to the machine's disk are
+    // other I/O on the target's device too, and would make the quiet cell busy.
+    let Some(fs) = Mount::ext4(64) else { return };
     let hog = Hog::start();
-    let out = access_cell(&sb, &[]);
+    let out = access_cell(&sb, &fs.point, &[]);
     let (stdout, stderr) = text(&out);
     println!("beside the hog:\n{stdout}\n{stderr}");
     assert_success(&out);
@@ -85,11 +101,11 @@ fn a_cell_beside_a_cpu_hog_is_disturbed_the_quiet_one_is_not_and_compare_names_t
     // each after --settle waited for a quiet second.
     let mut seen = Vec::new();
     let quiet = (0..4).find_map(|attempt| {
-        let out = access_cell(&sb, &["--settle", "20s"]);
+        let out = access_cell(&sb, &fs.point, &["--settle", "20s"]);
         assert_success(&out);
         let cell = last_cell(&sb);
         seen.push(format!("attempt {attempt}: {} {}", cell["state"], cell["metrics"]["machine"]));
-        (cell["state"]["kind"] == "complete").then(|| sb.last_run()["id"].as_i64().unwrap())
+        (cell["state"]["kind"] == "complete").then(|| last_id(&sb))
     });
     println!("without the hog: {seen:#?}");
     let quiet = quiet.unwrap_or_else(|| panic!("no quiet cell in 4 tries: {seen:#?}"));
@@ -105,10 +121,14 @@ fn a_cell_beside_a_cpu_hog_is_disturbed_the_quiet_one_is_not_and_compare_names_t
 
 #[test]
 fn settle_gives_up_beside_a_hog_and_busy_threshold_off_keeps_the_cell_complete() {
+    let _alone = one_at_a_time();
     let sb = Sandbox::new();
+    // A file system of its own: the other tests' and builds' writes to the machine's disk are
+    // other I/O on the target's device too, and would make the quiet cell busy.
+    let Some(fs) = Mount::ext4(64) else { return };
     let _hog = Hog::start();
     let started = Instant::now();
-    let out = access_cell(&sb, &["--settle", "2s"]);
+    let out = access_cell(&sb, &fs.point, &["--settle", "2s"]);
     let (_, stderr) = text(&out);
     println!("--settle 2s beside the hog, {:?}:\n{stderr}", started.elapsed());
     assert_success(&out);
@@ -118,7 +138,7 @@ fn settle_gives_up_beside_a_hog_and_busy_threshold_off_keeps_the_cell_complete()
     let waited = settle["waited_ns"].as_u64().unwrap();
     assert!((1_900_000_000..=4_000_000_000).contains(&waited), "waited {waited} ns for a 2 s limit");
 
-    let off = access_cell(&sb, &["--busy-threshold", "off"]);
+    let off = access_cell(&sb, &fs.point, &["--busy-threshold", "off"]);
     assert_success(&off);
     let cell = last_cell(&sb);
     assert_eq!(cell["state"]["kind"], "complete", "{cell}");
@@ -128,12 +148,12 @@ fn settle_gives_up_beside_a_hog_and_busy_threshold_off_keeps_the_cell_complete()
 #[test]
 fn a_bad_busy_threshold_is_a_usage_error_naming_the_fix() {
     let sb = Sandbox::new();
-    let out = access_cell(&sb, &["--busy-threshold", "cpu=lots"]);
+    let target = sb.target();
+    let out = access_cell(&sb, &target, &["--busy-threshold", "cpu=lots"]);
     assert_usage_error(&out, "--busy-threshold cpu=lots");
     assert!(text(&out).1.contains("write e.g. cpu=100%,steal=10%,io=10%"), "{}", text(&out).1);
-    let out = access_cell(&sb, &["--busy-threshold", "disk=5%"]);
+    let out = access_cell(&sb, &target, &["--busy-threshold", "disk=5%"]);
     assert_usage_error(&out, "the names are cpu, steal and io");
-    let target = sb.target();
     let from_env = sb
         .cmd()
         .env(BUSY_VAR, "sometimes")
@@ -141,12 +161,13 @@ fn a_bad_busy_threshold_is_a_usage_error_naming_the_fix() {
         .output()
         .unwrap();
     assert_usage_error(&from_env, "IOMATRIX_BUSY_THRESHOLD sometimes");
-    assert_usage_error(&access_cell(&sb, &["--settle", "soon"]), "--settle soon");
-    assert_eq!(sb.runs_json()["runs"].as_array().map_or(0, Vec::len), 0, "nothing was run");
+    assert_usage_error(&access_cell(&sb, &target, &["--settle", "soon"]), "--settle soon");
+    assert_eq!(stored_cells(&sb), 0, "nothing was run");
 }
 
 #[test]
 fn the_readmes_first_run_beside_a_hog_says_in_its_summary_that_a_busy_machine_disturbed_it() {
+    let _alone = one_at_a_time();
     let sb = Sandbox::new();
     let _hog = Hog::start();
     let target = sb.target();

@@ -522,4 +522,17 @@ mod tests {
         assert_eq!(client_rank(&json!(7)), None);
         assert_eq!(client_rank(&json!([3])), None, "only an object names a rank");
     }
+
+    #[test]
+    fn the_machine_state_is_quiet_or_busy_and_unknown_is_said() {
+        let quiet = MachineSummary { cells: 8, busy_cells: 0, other_cpu_max: Some(0.05), steal_cpu_max: None, load_avg: None };
+        assert_eq!(quiet.state(), "quiet");
+        assert_eq!(quiet.shown(), "quiet; other processes up to 5% of a CPU; load average unknown");
+        let busy = MachineSummary { busy_cells: 3, other_cpu_max: None, steal_cpu_max: Some(0.02), load_avg: Some((0.5, 8.25)), ..quiet };
+        assert_eq!(busy.state(), "busy in 3 of 8 cell(s)");
+        assert_eq!(busy.shown(), "busy in 3 of 8 cell(s); other processes' CPU unknown; steal up to 2%; load average 0.50 to 8.25");
+        assert!(is_machine_busy("machine busy: other processes 160% of a CPU while 0% was free"));
+        assert!(is_machine_busy("the process was stopped for 5.0 s; machine busy: steal"));
+        assert!(!is_machine_busy("the process was stopped for 5.0 s"));
+    }
 }
