@@ -100,7 +100,7 @@ fn a_cell_beside_a_cpu_hog_is_disturbed_the_quiet_one_is_not_and_compare_names_t
     assert!(other > 0.5, "a hog on every CPU used more than half a CPU: {machine}");
     assert!(stdout.contains("1 disturbed") && stdout.contains("machine busy"), "the summary says so:\n{stdout}");
     let show = text(&sb.run(&["show", "1"])).0;
-    assert!(show.contains("machine") && show.contains("busy in 1 of 1 cell(s)"), "show names it:\n{show}");
+    assert!(show.contains("machine load") && show.contains("busy in 1 of 1 cell(s)"), "show names it:\n{show}");
 
     // Quiet again: other tests may load CI's machine, so the quiet cell is tried a few times,
     // each after --settle waited for a quiet second.
@@ -120,7 +120,7 @@ fn a_cell_beside_a_cpu_hog_is_disturbed_the_quiet_one_is_not_and_compare_names_t
     let compare = sb.run(&["compare", "1", &quiet.to_string(), "--include-disturbed"]);
     let (stdout, stderr) = text(&compare);
     println!("compare:\n{stdout}\n{stderr}");
-    let line = stdout.lines().find(|l| l.contains("machine:")).unwrap_or_else(|| panic!("no machine line:\n{stdout}"));
+    let line = stdout.lines().find(|l| l.contains("machine load:")).unwrap_or_else(|| panic!("no machine line:\n{stdout}"));
     assert!(line.contains("busy in 1 of 1 cell(s)") && line.contains("quiet"), "{line}");
 }
 

@@ -82,7 +82,7 @@ impl StoredRun {
             ("data", c.data),
             ("verify", c.verify),
             ("generator", c.generator),
-            ("machine", self.machine_summary().map_or(Fact::Absent, |m| Fact::Text(m.state()))),
+            ("machine load", self.machine_summary().map_or(Fact::Absent, |m| Fact::Text(m.state()))),
         ];
         let named = |(name, fact): (&str, Fact)| (name.to_string(), fact);
         first.into_iter().map(named).chain(self.suite_facts().compared).chain(last.into_iter().map(named)).collect()

@@ -255,7 +255,7 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
     }
     // Runs stored before the machine's load was recorded show no line.
     if let Some(machine) = run.machine_summary() {
-        pairs.push(("machine".into(), machine.shown()));
+        pairs.push(("machine load".into(), machine.shown()));
     }
     imported::adjust_pairs(run, &mut pairs);
     pairs
