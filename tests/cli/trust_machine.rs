@@ -120,7 +120,8 @@ fn a_cell_beside_a_cpu_hog_is_disturbed_the_quiet_one_is_not_and_compare_names_t
     let compare = sb.run(&["compare", "1", &quiet.to_string(), "--include-disturbed"]);
     let (stdout, stderr) = text(&compare);
     println!("compare:\n{stdout}\n{stderr}");
-    let line = stdout.lines().find(|l| l.contains("machine load:")).unwrap_or_else(|| panic!("no machine line:\n{stdout}"));
+    let line =
+        stdout.lines().find(|l| l.contains("machine load:")).unwrap_or_else(|| panic!("no machine line:\n{stdout}"));
     assert!(line.contains("busy in 1 of 1 cell(s)") && line.contains("quiet"), "{line}");
 }
 
@@ -186,6 +187,7 @@ fn the_readmes_first_run_beside_a_hog_says_in_its_summary_that_a_busy_machine_di
     let summary = &stdout[stdout.rfind("summary of run").expect("a summary")..];
     assert!(summary.contains("by a busy machine") || summary.contains("machine busy"), "{summary}");
     assert!(summary.lines().count() < 20, "the summary stays short: {summary}");
-    let warning = stderr.lines().find(|l| l.contains("disturbed cell(s)")).expect("a warning names the disturbed cells");
+    let warning =
+        stderr.lines().find(|l| l.contains("disturbed cell(s)")).expect("a warning names the disturbed cells");
     assert!(warning.len() < 4000, "the warning names a few and counts the rest: {warning}");
 }

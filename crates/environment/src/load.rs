@@ -103,12 +103,7 @@ pub fn parse_stat(text: &str) -> Option<CpuTimes> {
         .lines()
         .filter(|l| l.strip_prefix("cpu").is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit())))
         .count() as u32;
-    Some(CpuTimes {
-        busy: at(0) + at(1) + at(2) + at(5) + at(6),
-        idle: at(3) + at(4),
-        steal: at(7),
-        cpus: cpus.max(1),
-    })
+    Some(CpuTimes { busy: at(0) + at(1) + at(2) + at(5) + at(6), idle: at(3) + at(4), steal: at(7), cpus: cpus.max(1) })
 }
 
 /// `/proc/self/stat`'s utime and stime (fields 14 and 15), counted after the command's name,
@@ -334,9 +329,8 @@ impl BusyThresholds {
         let mut thresholds = BusyThresholds::default();
         for part in text.split(',').map(str::trim) {
             let (name, value) = part.split_once('=').ok_or_else(|| format!("'{part}' is not NAME=PERCENT"))?;
-            let value = parse_percent(value.trim()).ok_or_else(|| {
-                format!("'{part}': {} is not a percentage (write e.g. 50% or off)", value.trim())
-            })?;
+            let value = parse_percent(value.trim())
+                .ok_or_else(|| format!("'{part}': {} is not a percentage (write e.g. 50% or off)", value.trim()))?;
             match name.trim() {
                 "cpu" => thresholds.cpu_pct = value,
                 "steal" => thresholds.steal_pct = value,
@@ -436,7 +430,8 @@ mod tests {
         assert_eq!(parse_loadavg("8.50 6.12 3.01 3/456 7890\n"), Some(8.5));
         assert_eq!(parse_loadavg(""), None);
         assert_eq!(parse_loadavg("nan 1 1"), None);
-        let psi = "some avg10=12.34 avg60=5.00 avg300=1.00 total=987654\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+        let psi =
+            "some avg10=12.34 avg60=5.00 avg300=1.00 total=987654\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
         assert_eq!(parse_pressure(psi), Some(Pressure { some_avg10: 12.34, some_total_us: 987_654 }));
         // The CPU file has no `full` line on older kernels; a file without `some` is unknown.
         assert_eq!(parse_pressure("full avg10=1.00 avg60=0 avg300=0 total=5\n"), None);
@@ -445,7 +440,8 @@ mod tests {
         assert_eq!(parse_diskstats(disk, "loop3"), Some((2048 + 4096) * 512));
         assert_eq!(parse_diskstats(disk, "loop"), None, "a name is matched whole");
         assert_eq!(parse_diskstats("   7 3 loop3 1 0\n", "loop3"), None, "a short line is unknown");
-        let io = "rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
+        let io =
+            "rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
         assert_eq!(parse_own_io(io), Some(12288));
         assert_eq!(parse_own_io("rchar: 10\n"), None);
     }
@@ -473,13 +469,15 @@ mod tests {
 
     #[test]
     fn unknown_stays_unknown_and_judges_nothing() {
-        let unknown = MachineLoad::between(&LoadReading::default(), &LoadReading::default(), None, &mut IoLedger::default());
+        let unknown =
+            MachineLoad::between(&LoadReading::default(), &LoadReading::default(), None, &mut IoLedger::default());
         assert_eq!(unknown, MachineLoad::default());
         assert_eq!(BusyThresholds::default().judge(&unknown), None);
         let json = serde_json::to_value(&unknown).unwrap();
         assert_eq!(json["other_cpu"], serde_json::Value::Null, "unknown is stored null, never 0");
         // A counter that went backwards (a CPU taken offline) is unknown too.
-        let back = MachineLoad::between(&reading(100, 100, 0, 10), &reading(50, 200, 0, 20), None, &mut IoLedger::default());
+        let back =
+            MachineLoad::between(&reading(100, 100, 0, 10), &reading(50, 200, 0, 20), None, &mut IoLedger::default());
         assert_eq!(back.other_cpu, None);
         // A few ticks (a millisecond's cell) are no share: 1 busy tick of 3 would read as 67% of a CPU.
         let short = MachineLoad::between(&reading(0, 0, 0, 0), &reading(1, 2, 0, 0), None, &mut IoLedger::default());

@@ -48,12 +48,13 @@ impl MachinePlan {
             Some(text) => thresholds("--busy-threshold", text)?,
             None => thresholds_from_env()?,
         };
-        let settle = match &args.settle {
-            Some(text) => Some(iomatrix_core::parse_duration(text).map_err(|e| {
-                UsageError::new(format!("--settle {text}: {e}; write a duration such as 30s or 2m"))
-            })?),
-            None => None,
-        };
+        let settle =
+            match &args.settle {
+                Some(text) => Some(iomatrix_core::parse_duration(text).map_err(|e| {
+                    UsageError::new(format!("--settle {text}: {e}; write a duration such as 30s or 2m"))
+                })?),
+                None => None,
+            };
         Ok(MachinePlan { thresholds, settle })
     }
 
@@ -145,7 +146,8 @@ impl CellWatch {
         let mut load = MachineLoad::between(&from, &end, self.device.as_deref(), &mut self.ledger);
         // The I/O is the cell's own span: the ledger counts from its last reading.
         load.window_ns = Some(now.duration_since(at).as_nanos().min(u128::from(u64::MAX)) as u64);
-        load.own_io_bytes = self.readings.back().and_then(|(_, s)| Some(end.own_io_bytes?.checked_sub(s.own_io_bytes?)?));
+        load.own_io_bytes =
+            self.readings.back().and_then(|(_, s)| Some(end.own_io_bytes?.checked_sub(s.own_io_bytes?)?));
         load.settle = self.settled.take();
         self.keep(end);
         load

@@ -99,7 +99,8 @@ impl StoredRun {
             loads.iter().filter_map(|(_, l)| f(l)).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
         };
         let averages = loads.iter().flat_map(|(_, l)| [l.load_avg_start, l.load_avg_end]).flatten();
-        let load_avg = averages.fold(None, |r: Option<(f64, f64)>, v| Some(r.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v)))));
+        let load_avg =
+            averages.fold(None, |r: Option<(f64, f64)>, v| Some(r.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v)))));
         Some(MachineSummary {
             cells: loads.len(),
             busy_cells: loads.iter().filter(|(c, _)| c.state.cause.as_deref().is_some_and(is_machine_busy)).count(),
@@ -525,12 +526,22 @@ mod tests {
 
     #[test]
     fn the_machine_state_is_quiet_or_busy_and_unknown_is_said() {
-        let quiet = MachineSummary { cells: 8, busy_cells: 0, other_cpu_max: Some(0.05), steal_cpu_max: None, load_avg: None };
+        let quiet =
+            MachineSummary { cells: 8, busy_cells: 0, other_cpu_max: Some(0.05), steal_cpu_max: None, load_avg: None };
         assert_eq!(quiet.state(), "quiet");
         assert_eq!(quiet.shown(), "quiet; other processes up to 5% of a CPU; load average unknown");
-        let busy = MachineSummary { busy_cells: 3, other_cpu_max: None, steal_cpu_max: Some(0.02), load_avg: Some((0.5, 8.25)), ..quiet };
+        let busy = MachineSummary {
+            busy_cells: 3,
+            other_cpu_max: None,
+            steal_cpu_max: Some(0.02),
+            load_avg: Some((0.5, 8.25)),
+            ..quiet
+        };
         assert_eq!(busy.state(), "busy in 3 of 8 cell(s)");
-        assert_eq!(busy.shown(), "busy in 3 of 8 cell(s); other processes' CPU unknown; steal up to 2%; load average 0.50 to 8.25");
+        assert_eq!(
+            busy.shown(),
+            "busy in 3 of 8 cell(s); other processes' CPU unknown; steal up to 2%; load average 0.50 to 8.25"
+        );
         assert!(is_machine_busy("machine busy: other processes 160% of a CPU while 0% was free"));
         assert!(is_machine_busy("the process was stopped for 5.0 s; machine busy: steal"));
         assert!(!is_machine_busy("the process was stopped for 5.0 s"));
