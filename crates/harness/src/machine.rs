@@ -146,8 +146,7 @@ impl CellWatch {
         let mut load = MachineLoad::between(&from, &end, self.device.as_deref(), &mut self.ledger);
         // The I/O is the cell's own span: the ledger counts from its last reading.
         load.window_ns = Some(now.duration_since(at).as_nanos().min(u128::from(u64::MAX)) as u64);
-        load.own_io_bytes =
-            self.readings.back().and_then(|(_, s)| Some(end.own_io_bytes?.checked_sub(s.own_io_bytes?)?));
+        load.own_io_bytes = self.readings.back().and_then(|(_, s)| end.own_io_bytes?.checked_sub(s.own_io_bytes?));
         load.settle = self.settled.take();
         self.keep(end);
         load
