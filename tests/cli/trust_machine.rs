@@ -149,6 +149,8 @@ fn settle_gives_up_beside_a_hog_and_busy_threshold_off_keeps_the_cell_complete()
     let cell = last_cell(&sb);
     assert_eq!(cell["state"]["kind"], "complete", "{cell}");
     assert!(cell["metrics"]["machine"]["other_cpu"].as_f64().is_some(), "still recorded: {cell}");
+    let show = text(&sb.run(&["show", &last_id(&sb).to_string()])).0;
+    assert!(show.contains("not judged (--busy-threshold off)"), "show says the rule was off:\n{show}");
 }
 
 #[test]

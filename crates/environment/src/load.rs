@@ -341,6 +341,18 @@ impl BusyThresholds {
         Ok(thresholds)
     }
 
+    /// The rule as `--busy-threshold` takes it: "cpu=100%,steal=10%,io=10%", "off".
+    pub fn describe(&self) -> String {
+        if self.is_off() {
+            return "off".into();
+        }
+        let one = |name: &str, pct: Option<f64>| match pct {
+            Some(pct) => format!("{name}={pct}%"),
+            None => format!("{name}=off"),
+        };
+        [one("cpu", self.cpu_pct), one("steal", self.steal_pct), one("io", self.io_pct)].join(",")
+    }
+
     /// Whether every rule is off.
     pub fn is_off(&self) -> bool {
         *self == BusyThresholds::OFF
@@ -525,6 +537,9 @@ mod tests {
         let t = BusyThresholds::parse("cpu=50%, io=off").unwrap();
         assert_eq!(t, BusyThresholds { cpu_pct: Some(50.0), steal_pct: Some(10.0), io_pct: None });
         assert_eq!(BusyThresholds::parse("steal=5").unwrap().steal_pct, Some(5.0));
+        assert_eq!(t.describe(), "cpu=50%,steal=10%,io=off");
+        assert_eq!(BusyThresholds::default().describe(), "cpu=100%,steal=10%,io=10%");
+        assert_eq!(BusyThresholds::parse(&BusyThresholds::OFF.describe()), Ok(BusyThresholds::OFF));
         for (bad, says) in [
             ("cpu", "not NAME=PERCENT"),
             ("cpu=lots", "not a percentage"),

@@ -157,6 +157,7 @@ impl Job {
             Site::Device | Site::Tree => (None, None, false),
         };
         let mut all = common_conditions(job.suite, spec, run.clients.count, &env);
+        all["busy_threshold"] = run.machine.thresholds.describe().into();
         if on_server && server_ram > 0 {
             all["files_vs_ram"] =
                 iomatrix_analysis::CacheVerdict::files_vs_server_ram(spec.peak_bytes, server_ram).into();

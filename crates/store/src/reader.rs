@@ -102,6 +102,7 @@ impl StoredRun {
         let load_avg =
             averages.fold(None, |r: Option<(f64, f64)>, v| Some(r.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v)))));
         Some(MachineSummary {
+            judged: self.conditions_facts().busy_threshold.as_deref() != Some("off"),
             cells: loads.len(),
             busy_cells: loads.iter().filter(|(c, _)| c.state.cause.as_deref().is_some_and(is_machine_busy)).count(),
             other_cpu_max: max(|l| l.other_cpu),
@@ -127,6 +128,8 @@ pub const MACHINE_BUSY: &str = "machine busy:";
 /// What else the machine did over a run's cells ([`StoredRun::machine_summary`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct MachineSummary {
+    /// Whether the cells were judged (`--busy-threshold` was not `off`).
+    pub judged: bool,
     /// Cells that recorded the machine's load.
     pub cells: usize,
     /// Of them, those stored disturbed because the machine was busy.
@@ -140,9 +143,12 @@ pub struct MachineSummary {
 }
 
 impl MachineSummary {
-    /// The machine's state as `compare` names it: "quiet", or "busy in 3 of 8 cell(s)".
+    /// The machine's state as `compare` names it: "quiet", "busy in 3 of 8 cell(s)", or "not
+    /// judged (--busy-threshold off)".
     pub fn state(&self) -> String {
-        if self.busy_cells == 0 {
+        if !self.judged {
+            "not judged (--busy-threshold off)".into()
+        } else if self.busy_cells == 0 {
             "quiet".into()
         } else {
             format!("busy in {} of {} cell(s)", self.busy_cells, self.cells)
@@ -386,6 +392,10 @@ pub struct StoredConditions {
     /// Absent in runs stored before the generator was named.
     #[serde(deserialize_with = "lenient")]
     pub generator: Option<String>,
+    /// The rule a busy machine's cells were judged by (`--busy-threshold`: "cpu=100%,steal=10%,io=10%"
+    /// or "off"); absent in runs stored before it was recorded.
+    #[serde(deserialize_with = "lenient")]
+    pub busy_threshold: Option<String>,
     /// A target on a server reached by iomatrix's own protocol client.
     #[serde(deserialize_with = "lenient_object")]
     pub remote: Option<StoredRemote>,
@@ -526,8 +536,14 @@ mod tests {
 
     #[test]
     fn the_machine_state_is_quiet_or_busy_and_unknown_is_said() {
-        let quiet =
-            MachineSummary { cells: 8, busy_cells: 0, other_cpu_max: Some(0.05), steal_cpu_max: None, load_avg: None };
+        let quiet = MachineSummary {
+            judged: true,
+            cells: 8,
+            busy_cells: 0,
+            other_cpu_max: Some(0.05),
+            steal_cpu_max: None,
+            load_avg: None,
+        };
         assert_eq!(quiet.state(), "quiet");
         assert_eq!(quiet.shown(), "quiet; other processes up to 5% of a CPU; load average unknown");
         let busy = MachineSummary {
@@ -542,6 +558,7 @@ mod tests {
             busy.shown(),
             "busy in 3 of 8 cell(s); other processes' CPU unknown; steal up to 2%; load average 0.50 to 8.25"
         );
+        assert_eq!(MachineSummary { judged: false, ..quiet.clone() }.state(), "not judged (--busy-threshold off)");
         assert!(is_machine_busy("machine busy: other processes 160% of a CPU while 0% was free"));
         assert!(is_machine_busy("the process was stopped for 5.0 s; machine busy: steal"));
         assert!(!is_machine_busy("the process was stopped for 5.0 s"));
