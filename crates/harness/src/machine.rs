@@ -84,6 +84,9 @@ fn thresholds(given_as: &str, text: &str) -> Result<BusyThresholds, UsageError> 
 /// A cell shorter than this is judged over this much before its end: the kernel counts CPU time in
 /// ticks (10 ms), which over a millisecond's cell say nothing.
 const SHORTEST_WINDOW: Duration = Duration::from_secs(1);
+/// How long before its first cell a run's first reading is taken (10 ticks of 10 ms, what the
+/// CPU shares need at the least, and a margin).
+const FIRST_SPAN: Duration = Duration::from_millis(120);
 /// Readings kept for the windows of short cells, at most.
 const READINGS_KEPT: usize = 4096;
 
@@ -104,6 +107,9 @@ impl CellWatch {
         let mut ledger = IoLedger::default();
         // The run's own I/O is counted from here.
         let _ = ledger.other_bytes(&start);
+        // The first cells (milliseconds each in IOzone's matrix) need a span the kernel's CPU
+        // ticks can say something over: the run's first reading is this much before them.
+        std::thread::sleep(FIRST_SPAN);
         CellWatch { device, readings: [(Instant::now(), start)].into(), ledger, settled: None }
     }
 

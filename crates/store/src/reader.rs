@@ -158,8 +158,14 @@ impl MachineSummary {
     /// The run's line for people: "quiet; other processes up to 12% of a CPU, steal up to 0%,
     /// load average 0.52 to 1.10".
     pub fn shown(&self) -> String {
+        format!("{}; {}", self.state(), self.figures())
+    }
+
+    /// What was measured, without the state: "other processes up to 12% of a CPU, steal up to
+    /// 0%, load average 0.52 to 1.10".
+    pub fn figures(&self) -> String {
         let pct = |cpus: f64| format!("{:.0}%", cpus * 100.0);
-        let mut parts = vec![self.state()];
+        let mut parts = Vec::new();
         parts.push(match self.other_cpu_max {
             Some(c) => format!("other processes up to {} of a CPU", pct(c)),
             None => "other processes' CPU unknown".into(),

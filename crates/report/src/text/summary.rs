@@ -91,7 +91,7 @@ const BUSY_CELLS_LISTED: usize = 3;
 
 /// "  disturbed: 812 cells by a busy machine (other processes up to 190% of a CPU; ...)".
 fn busy_machine_line(run: &StoredRun, busy: usize) -> String {
-    let machine = run.machine_summary().map(|m| format!(" ({})", m.shown())).unwrap_or_default();
+    let machine = run.machine_summary().map(|m| format!(" ({})", m.figures())).unwrap_or_default();
     format!(
         "  disturbed: {busy} cells by a busy machine{machine}: not figures, left out of medians unless \
          --include-disturbed (each cell's cause: iomatrix show {})",
