@@ -98,6 +98,10 @@ fn a_cell_beside_a_cpu_hog_is_disturbed_the_quiet_one_is_not_and_compare_names_t
     assert!(cause.starts_with("machine busy: other processes ") && cause.contains("of a CPU while"), "{cause}");
     let other = machine["other_cpu"].as_f64().expect("others' CPU was measured");
     assert!(other > 0.5, "a hog on every CPU used more than half a CPU: {machine}");
+    // A 2 s cell has its seconds: the hog in each whole one.
+    let seconds: Vec<f64> =
+        machine["other_cpu_per_second"].as_array().expect("a series").iter().filter_map(Value::as_f64).collect();
+    assert!(seconds.iter().any(|s| *s > 0.5), "the hog's seconds: {machine}");
     assert!(stdout.contains("1 disturbed") && stdout.contains("machine busy"), "the summary says so:\n{stdout}");
     let show = text(&sb.run(&["show", "1"])).0;
     assert!(show.contains("machine load") && show.contains("busy in 1 of 1 cell(s)"), "show names it:\n{show}");

@@ -187,6 +187,9 @@ pub struct MachineLoad {
     pub settle: Option<Settle>,
     /// The span the CPU figures are over, in ns: the cell's, or the last second for a shorter cell.
     pub window_ns: Option<u64>,
+    /// Other processes' CPU use in each second of a cell that ran past a second (the last part
+    /// cut short by the cell's end), null for a second it is unknown in; None for a shorter cell.
+    pub other_cpu_per_second: Option<Vec<Option<f64>>>,
 }
 
 /// One resource's pressure over a cell.
@@ -261,8 +264,14 @@ impl MachineLoad {
             other_io_bytes: ledger.other_bytes(end),
             settle: None,
             window_ns: None,
+            other_cpu_per_second: None,
         }
     }
+}
+
+/// Other processes' CPU use between each two readings in turn (a cell's seconds), in CPUs.
+pub fn other_cpu_series(readings: &[LoadReading]) -> Vec<Option<f64>> {
+    readings.windows(2).map(|pair| cpu_shares(&pair[0], &pair[1]).map(|c| c.other)).collect()
 }
 
 /// CPU use between two readings, in CPUs.
@@ -477,6 +486,18 @@ mod tests {
         let half = MachineLoad::between(&reading(0, 0, 0, 0), &reading(160, 40, 0, 100), None, &mut ledger);
         assert!(BusyThresholds::default().judge(&half).is_some(), "{half:?}");
         assert_eq!(BusyThresholds::parse("cpu=200%").unwrap().judge(&half), None);
+    }
+
+    #[test]
+    fn a_series_is_each_seconds_others_and_unknown_where_a_second_is() {
+        let series = other_cpu_series(&[
+            reading(0, 0, 0, 0),
+            reading(150, 50, 0, 50),
+            reading(160, 240, 0, 60),
+            LoadReading::default(),
+        ]);
+        assert_eq!(series, [Some(1.0), Some(0.0), None]);
+        assert!(other_cpu_series(&[reading(0, 0, 0, 0)]).is_empty());
     }
 
     #[test]

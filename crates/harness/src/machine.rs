@@ -94,6 +94,8 @@ const READINGS_KEPT: usize = 4096;
 /// I/O ledger.
 pub struct CellWatch {
     device: Option<String>,
+    /// The readings a thread takes every second while the run's cells run ([`sample_seconds`]).
+    seconds: Seconds,
     /// Readings at cells' starts and ends, oldest first; the last is the cell under way's start.
     readings: std::collections::VecDeque<(Instant, LoadReading)>,
     ledger: IoLedger,
@@ -102,7 +104,7 @@ pub struct CellWatch {
 
 impl CellWatch {
     /// Starts watching at the run's first cell; `device` is the target's block device here.
-    pub fn new(device: Option<String>) -> CellWatch {
+    pub fn new(device: Option<String>, seconds: Seconds) -> CellWatch {
         let start = LoadReading::now(device.as_deref());
         let mut ledger = IoLedger::default();
         // The run's own I/O is counted from here.
@@ -110,7 +112,7 @@ impl CellWatch {
         // The first cells (milliseconds each in IOzone's matrix) need a span the kernel's CPU
         // ticks can say something over: the run's first reading is this much before them.
         std::thread::sleep(FIRST_SPAN);
-        CellWatch { device, readings: [(Instant::now(), start)].into(), ledger, settled: None }
+        CellWatch { device, seconds, readings: [(Instant::now(), start)].into(), ledger, settled: None }
     }
 
     /// A cell begins now.
@@ -154,8 +156,23 @@ impl CellWatch {
         load.window_ns = Some(now.duration_since(at).as_nanos().min(u128::from(u64::MAX)) as u64);
         load.own_io_bytes = self.readings.back().and_then(|(_, s)| end.own_io_bytes?.checked_sub(s.own_io_bytes?));
         load.settle = self.settled.take();
+        load.other_cpu_per_second = self.series(cell_start, &end);
         self.keep(end);
         load
+    }
+
+    /// Other processes' CPU in each second of the cell that began at `start` and ended at `end`,
+    /// from the readings taken each second meanwhile; None for a cell within one second.
+    fn series(&mut self, start: Instant, end: &LoadReading) -> Option<Vec<Option<f64>>> {
+        let mut taken = self.seconds.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let within: Vec<LoadReading> = taken.drain(..).filter(|(at, _)| *at > start).map(|(_, r)| r).collect();
+        drop(taken);
+        if within.is_empty() {
+            return None;
+        }
+        let first = self.readings.back().map(|(_, r)| r.clone()).unwrap_or_default();
+        let points: Vec<LoadReading> = std::iter::once(first).chain(within).chain([end.clone()]).collect();
+        Some(iomatrix_environment::load::other_cpu_series(&points))
     }
 
     /// `--settle`: waits until the machine has been below `thresholds` for a second, at most
@@ -190,6 +207,29 @@ impl CellWatch {
             eprintln!("iomatrix: --settle: the machine was quiet after {seconds}");
         }
         self.settled = Some(Settle { waited_ns: waited.as_nanos().min(u128::from(u64::MAX)) as u64, gave_up });
+    }
+}
+
+/// The readings taken each second while a run's cells run, for the cells' per-second series.
+pub type Seconds = std::sync::Arc<std::sync::Mutex<Vec<(Instant, LoadReading)>>>;
+
+/// Takes a reading every second into `seconds` while `running` holds (the run's cells are under
+/// way): a thread of its own, never a client's, reading a few small /proc files once a second.
+pub fn sample_seconds((seconds, device): &(Seconds, Option<String>), running: &std::sync::atomic::AtomicBool) {
+    let step = Duration::from_millis(100);
+    let mut next = Instant::now() + QUIET_FOR;
+    while running.load(std::sync::atomic::Ordering::Relaxed) {
+        std::thread::sleep(step);
+        if Instant::now() < next {
+            continue;
+        }
+        next += QUIET_FOR;
+        let reading = LoadReading::now(device.as_deref());
+        let mut taken = seconds.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // A cell takes its seconds when it ends; bounded if none ends for long (a day of seconds).
+        if taken.len() < 86_400 {
+            taken.push((Instant::now(), reading));
+        }
     }
 }
 
@@ -246,7 +286,7 @@ mod tests {
     fn settle_gives_up_within_its_limit() {
         // Every CPU rule at 0% of the idle CPU: any other process's use above the floor is busy,
         // so on a quiet machine it may settle; either way it returns within the limit.
-        let mut watch = CellWatch::new(None);
+        let mut watch = CellWatch::new(None, Seconds::default());
         let began = Instant::now();
         watch.settle(&BusyThresholds::default(), Duration::from_millis(300));
         assert!(began.elapsed() < Duration::from_secs(2), "{:?}", began.elapsed());

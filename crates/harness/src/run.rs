@@ -88,9 +88,11 @@ pub fn run_in<S: Suite>(
         eprintln!("iomatrix: warning: a stop of this process (SIGSTOP) will not be noticed: {e}");
     }
     let running = AtomicBool::new(true);
+    let sampled = (stored.seconds.clone(), job.block_device.clone());
     job.progress.begin_cells();
     let outcome = ranks.relay_live(&|| live.sample(), || {
         std::thread::scope(|scope| {
+            scope.spawn(|| super::machine::sample_seconds(&sampled, &running));
             if let (Some(line), true) = (job.progress.live_line(), live.shows_anything()) {
                 let (live, running, board, name) = (&live, &running, ranks.live_board(), &name);
                 let mpi = ranks.mpi_size();
@@ -343,6 +345,8 @@ struct Stored<K> {
     machine: super::machine::MachinePlan,
     /// The machine's load since the cell under way began; None before the first cell.
     watch: Option<super::machine::CellWatch>,
+    /// The readings taken each second meanwhile ([`super::machine::sample_seconds`]).
+    seconds: super::machine::Seconds,
 }
 
 impl<K> Default for Stored<K> {
@@ -358,6 +362,7 @@ impl<K> Default for Stored<K> {
             pass_cells: 0,
             machine: super::machine::MachinePlan::default(),
             watch: None,
+            seconds: super::machine::Seconds::default(),
         }
     }
 }
@@ -366,7 +371,8 @@ impl<K: Ord + Clone> Stored<K> {
     /// A cell begins: with `--settle`, once the machine is quiet (or the wait's limit came); then
     /// the clocks and the machine's counters the cell is judged over are read.
     fn before_cell(&mut self, device: Option<&String>) {
-        let watch = self.watch.get_or_insert_with(|| super::machine::CellWatch::new(device.cloned()));
+        let seconds = &self.seconds;
+        let watch = self.watch.get_or_insert_with(|| super::machine::CellWatch::new(device.cloned(), seconds.clone()));
         if let Some(limit) = self.machine.settle {
             watch.settle(&self.machine.thresholds, limit);
         }
