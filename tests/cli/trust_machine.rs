@@ -127,6 +127,8 @@ fn a_cell_beside_a_cpu_hog_is_disturbed_the_quiet_one_is_not_and_compare_names_t
     let line =
         stdout.lines().find(|l| l.contains("machine load:")).unwrap_or_else(|| panic!("no machine line:\n{stdout}"));
     assert!(line.contains("busy in 1 of 1 cell(s)") && line.contains("quiet"), "{line}");
+    let left_out = text(&sb.run(&["compare", "1", &quiet.to_string(), "--json"])).0.replace([' ', '\n'], "");
+    assert!(left_out.contains("\"kind\":\"disturbed\""), "without --include-disturbed it is left out: {left_out}");
 }
 
 #[test]
@@ -196,4 +198,40 @@ fn the_readmes_first_run_beside_a_hog_says_in_its_summary_that_a_busy_machine_di
     let warning =
         stderr.lines().find(|l| l.contains("disturbed cell(s)")).expect("a warning names the disturbed cells");
     assert!(warning.len() < 4000, "the warning names a few and counts the rest: {warning}");
+}
+
+#[test]
+fn unreadable_proc_files_leave_the_machine_unknown_never_zero_and_the_run_goes_on() {
+    if !is_root() || !have("unshare") {
+        return skip("hiding /proc files needs root and unshare");
+    }
+    let sb = Sandbox::new();
+    let target = sb.target();
+    // In a mount namespace of its own: /proc/stat reads empty, /proc/pressure is an empty folder.
+    let run = format!(
+        "mount --bind /dev/null /proc/stat && mount -t tmpfs none /proc/pressure && exec {} run access --target {} \
+         --file-size 4m --bs 4k --read 100 --duration 1s",
+        env!("CARGO_BIN_EXE_iomatrix"),
+        target.display()
+    );
+    let out = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &run])
+        .env("IOMATRIX_DB", sb.db())
+        .env_remove(BUSY_VAR)
+        .current_dir(sb.dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run unshare");
+    let (stdout, stderr) = text(&out);
+    println!("{stdout}\n{stderr}");
+    assert_success(&out);
+    let cell = last_cell(&sb);
+    let machine = &cell["metrics"]["machine"];
+    assert_eq!(cell["state"]["kind"], "complete", "nothing known, nothing judged: {cell}");
+    for unknown in ["cpus", "other_cpu", "idle_cpu", "steal_cpu", "pressure_cpu", "pressure_io", "pressure_memory"] {
+        assert!(machine[unknown].is_null(), "{unknown} is unknown, not 0: {machine}");
+    }
+    assert!(machine["load_avg_start"].as_f64().is_some(), "what could be read still is: {machine}");
+    let show = text(&sb.run(&["show", "1"])).0;
+    assert!(show.contains("other processes' CPU unknown"), "{show}");
 }
