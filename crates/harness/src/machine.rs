@@ -182,15 +182,17 @@ impl CellWatch {
         let mut last_cause = None;
         let gave_up = loop {
             let from = LoadReading::now(self.device.as_deref());
-            let window = QUIET_FOR.min(limit.saturating_sub(began.elapsed()));
-            if window.is_zero() {
+            let remaining = limit.saturating_sub(began.elapsed());
+            if remaining.is_zero() {
                 break true;
             }
-            std::thread::sleep(window);
+            // A whole second where one is left (within the few microseconds a reading takes).
+            let whole = remaining + Duration::from_millis(10) >= QUIET_FOR;
+            std::thread::sleep(if whole { QUIET_FOR } else { remaining });
             let to = LoadReading::now(self.device.as_deref());
             let load = MachineLoad::between(&from, &to, self.device.as_deref(), &mut self.ledger);
             last_cause = thresholds.judge(&load);
-            if last_cause.is_none() && window == QUIET_FOR {
+            if last_cause.is_none() && whole {
                 break false;
             }
         };
@@ -280,6 +282,16 @@ mod tests {
         assert!(e.contains("--settle soon") && e.contains("such as 30s"), "{e}");
         let two = MachineArgs { busy_threshold: Some("off".into()), settle: Some("2s".into()) };
         assert_eq!(MachinePlan::from_args(&two).unwrap().settle, Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn settle_of_a_second_on_a_quiet_rule_waits_that_second_and_is_done() {
+        let mut watch = CellWatch::new(None, Seconds::default());
+        let began = Instant::now();
+        watch.settle(&BusyThresholds::OFF, Duration::from_secs(1));
+        let settled = watch.end().settle.expect("the wait is recorded");
+        assert!(!settled.gave_up, "a rule that is off is always met: {settled:?}");
+        assert!(began.elapsed() < Duration::from_secs(2), "{:?}", began.elapsed());
     }
 
     #[test]
