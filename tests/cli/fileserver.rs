@@ -726,6 +726,8 @@ fn a_fileserver_phase_stored_with_figures_missing_or_mistyped_still_shows() {
         "kib_per_sec_sum_of_clients",
         "lost",
         "lost_samples",
+        // What else the machine did during the phase: the harness's record of every cell (issue 50).
+        "machine",
         "ops",
         "phase",
         "planned",
