@@ -235,6 +235,21 @@ pub fn sample_seconds((seconds, device): &(Seconds, Option<String>), running: &s
     }
 }
 
+/// Starts [`sample_seconds`] on a thread of `scope`; where no thread can be had (a process at its
+/// thread limit), the cells go without their per-second series, said once on standard error.
+pub fn spawn_sampler<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    sampled: &'scope (Seconds, Option<String>),
+    running: &'scope std::sync::atomic::AtomicBool,
+) {
+    let spawned = std::thread::Builder::new()
+        .name("machine".into())
+        .spawn_scoped(scope, move || sample_seconds(sampled, running));
+    if let Err(e) = spawned {
+        eprintln!("iomatrix: warning: no thread for the machine's per-second readings ({e}): cells store none");
+    }
+}
+
 /// Whether the machine is busy now, for the live line: judged over the last second, read once a
 /// second by the thread that redraws the line (never a client's).
 pub struct BusyNow {

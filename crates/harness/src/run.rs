@@ -92,7 +92,7 @@ pub fn run_in<S: Suite>(
     job.progress.begin_cells();
     let outcome = ranks.relay_live(&|| live.sample(), || {
         std::thread::scope(|scope| {
-            scope.spawn(|| super::machine::sample_seconds(&sampled, &running));
+            super::machine::spawn_sampler(scope, &sampled, &running);
             if let (Some(line), true) = (job.progress.live_line(), live.shows_anything()) {
                 let (live, running, board, name) = (&live, &running, ranks.live_board(), &name);
                 let mpi = ranks.mpi_size();
