@@ -466,6 +466,7 @@ fn files_another_user_cannot_open_are_counted_and_the_walk_goes_on() {
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_iomatrix")])
         .args(["run", "backup", "--json", "--target", tree.to_str().unwrap()])
         .env("IOMATRIX_DB", home.join("results.sqlite"))
+        .env(crate::helpers::BUSY_VAR, "off")
         .env("HOME", &home)
         .output()
         .unwrap();

@@ -92,6 +92,7 @@ fn iomatrix_offsets(sb: &Sandbox, dist: &str) -> Vec<u64> {
         .args(["--backend", "psync", "--bs", "4k", "--file-size", "16m", "--read", "100", "--random", "100"])
         .args(["--bytes", &(REQUESTS * BLOCK).to_string(), "--distribution", dist])
         .env("IOMATRIX_DB", sb.db())
+        .env(crate::helpers::BUSY_VAR, "off")
         .output()
         .expect("run strace");
     assert_success(&out);

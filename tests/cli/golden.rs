@@ -41,6 +41,7 @@ fn capture(db: &Path, out_dir: &Path, made_at: &str, name: &str, args: &str) -> 
         .arg("--db")
         .arg(db)
         .env_remove("IOMATRIX_DB")
+        .env(crate::helpers::BUSY_VAR, "off")
         .stdin(Stdio::null())
         .output()
         .expect("run iomatrix");

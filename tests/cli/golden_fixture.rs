@@ -332,20 +332,37 @@ fn check_masked(
 ///   as the latencies span) is one `#=#%` a line, and one line a unit;
 /// - the rows of a "Noisiest cells" table are in name order, not the measured spread's;
 /// - a run's uid (random) is UID; the machine (`machine:` line) and this host's name are
-///   MACHINE and HOST.
+///   MACHINE and HOST; what else ran on the machine (the `machine load:` line, a cell's
+///   `"machine": {...}` record, whose figures are known or null as the cell's length and this
+///   machine's /proc allow) is LOAD.
 ///
 /// The command line (`$ iomatrix ...`, `command: ...`) is the test's input, and the exit code
 /// (`# exit ...`) must stay: both kept whole.
 fn mask_measured(text: &str) -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
     let mut out: Vec<String> = Vec::new();
+    // The indentation of a cell's machine record under way, whose lines are LOAD.
+    let mut in_load: Option<usize> = None;
     for line in flags_dropped(text).lines() {
         // The command line is the test's own input, and the exit code is not measured.
         if line.starts_with("$ iomatrix ") || line.starts_with("command: ") || line.starts_with("# exit ") {
             out.push(line.to_string());
             continue;
         }
+        let indent = line.len() - line.trim_start().len();
+        if let Some(at) = in_load {
+            if indent == at && line.trim_start().starts_with('}') {
+                in_load = None;
+            }
+            continue;
+        }
+        if line.trim_start().starts_with("\"machine\": {") {
+            in_load = Some(indent);
+            out.push(format!("{}\"machine\": LOAD", &line[..indent]));
+            continue;
+        }
         let line = if line.starts_with("machine: ") { "machine: MACHINE".to_string() } else { line.to_string() };
+        let line = if line.starts_with("machine load: ") { "machine load: LOAD".to_string() } else { line };
         let line = replace_word(&line, host.trim(), "HOST");
         let line = collapse_spaces(&mask_numbers(&uids_masked(&times_masked(&line)))).replace("[ #", "[#");
         let line = unknown_eta(&cell_chosen(&one_latency_bucket(&line)));

@@ -18,6 +18,13 @@ use std::time::{Duration, Instant};
 
 pub use iomatrix_testkit::skip;
 
+/// `--busy-threshold`'s environment default. Tests run beside each other (CI has 2 cores): each
+/// would read the others' work as a busy machine and store its cells disturbed. So every command
+/// a test starts sets it `off` (`Sandbox::cmd`, and each test that starts the binary through
+/// another program: setpriv, prlimit, strace, time, taskset, unshare, faketime, mpirun); the
+/// tests of the rule itself (`trust_machine.rs`) turn it back on.
+pub const BUSY_VAR: &str = "IOMATRIX_BUSY_THRESHOLD";
+
 /// A private folder with a target inside and its own results database.
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
@@ -37,10 +44,11 @@ impl Sandbox {
     pub fn db(&self) -> PathBuf {
         self.dir.path().join("results.sqlite")
     }
-    /// `iomatrix` with this sandbox's database, run in the sandbox.
+    /// `iomatrix` with this sandbox's database, run in the sandbox, its busy rule off ([`BUSY_VAR`]).
     pub fn cmd(&self) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_iomatrix"));
         c.env("IOMATRIX_DB", self.db()).current_dir(self.dir.path()).stdin(Stdio::null());
+        c.env(BUSY_VAR, "off");
         c
     }
     pub fn run(&self, args: &[&str]) -> Output {

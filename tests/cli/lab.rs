@@ -18,6 +18,7 @@ fn bounded(secs: u32, cmd: &str, args: &[&str], env: &[(&str, &str)]) -> Output 
         .args(["-k", "10", &secs.to_string(), cmd])
         .args(args)
         .envs(env.iter().copied())
+        .env(crate::helpers::BUSY_VAR, "off")
         .stdin(Stdio::null())
         .output()
         .unwrap_or_else(|e| panic!("run {cmd}: {e}"))

@@ -192,6 +192,7 @@ pub(crate) fn mpirun(sb: &Sandbox, np: usize, args: &[&str], limit: Duration) ->
     cmd.args(["--oversubscribe", "-np", &np.to_string()])
         .args(args)
         .env("IOMATRIX_DB", sb.db())
+        .env(crate::helpers::BUSY_VAR, "off")
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .current_dir(sb.dir.path())

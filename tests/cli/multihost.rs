@@ -55,6 +55,7 @@ pub(crate) fn lab_command(lab: &Lab, sb: &Sandbox, program: &str) -> Command {
         cmd.env("IOMATRIX_SMB_PASSWORD_FILE", file);
     }
     cmd.env("IOMATRIX_DB", sb.db())
+        .env(crate::helpers::BUSY_VAR, "off")
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .current_dir(sb.dir.path())

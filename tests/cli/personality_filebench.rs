@@ -348,6 +348,7 @@ fn under_memsize_each_request_reads_into_and_writes_from_a_random_place_of_the_b
             .arg(env!("CARGO_BIN_EXE_iomatrix"))
             .args(["run", "personality", file.to_str().unwrap(), "--target", fs.point.to_str().unwrap()])
             .env("IOMATRIX_DB", sb.db())
+            .env(crate::helpers::BUSY_VAR, "off")
             .output()
             .expect("run strace");
         assert_success(&out);

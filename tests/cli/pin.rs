@@ -79,6 +79,7 @@ fn watch(sb: &Sandbox, prefix: &[&str], extra: &[&str], narrowed: bool) -> (Vec<
         .arg(&target)
         .arg("--db")
         .arg(sb.db())
+        .env(crate::helpers::BUSY_VAR, "off")
         .args(["--clients", "2", "--file-size", "4m", "--bs", "4k", "--qd", "1", "--duration", "3s"])
         .args(extra)
         .stdout(Stdio::null())
@@ -170,6 +171,7 @@ fn shallow_keeps_a_client_at_depth_8_and_below_and_lets_it_go_deeper() {
         .arg(&target)
         .arg("--db")
         .arg(sb.db())
+        .env(crate::helpers::BUSY_VAR, "off")
         .args(["--backend", "io_uring", "--file-size", "4m", "--bs", "4k", "--qd", "1,32,8", "--duration", "1s"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped());

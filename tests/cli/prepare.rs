@@ -190,6 +190,7 @@ fn block_lays_out_in_the_cells_block_size() {
             .arg(env!("CARGO_BIN_EXE_iomatrix"))
             .args(["run", "access", "--db"])
             .arg(sb.db())
+            .env(crate::helpers::BUSY_VAR, "off")
             .args(["--target"])
             .arg(sb.target())
             .args(["--prepare", prepare, "--bs", "16k,64k", "--read", "100", "--bytes", "64k", "--file-size", "1m"])

@@ -108,6 +108,7 @@ fn a_blob_claiming_a_huge_payload_is_named_by_show_and_db_check_without_allocati
             .arg(env!("CARGO_BIN_EXE_iomatrix"))
             .args(args)
             .env("IOMATRIX_DB", sb.db())
+            .env(crate::helpers::BUSY_VAR, "off")
             .current_dir(sb.dir.path())
             .output()
             .unwrap();

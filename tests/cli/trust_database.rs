@@ -158,6 +158,7 @@ fn as_nobody(sb: &Sandbox, db: &Path, args: &[&str]) -> Output {
         .arg(env!("CARGO_BIN_EXE_iomatrix"))
         .args(args)
         .env("IOMATRIX_DB", db)
+        .env(crate::helpers::BUSY_VAR, "off")
         .current_dir(sb.dir.path())
         .stdin(Stdio::null())
         .output()

@@ -155,6 +155,7 @@ fn a_run_under_faketime_is_stored_disturbed_naming_the_clocks() {
         .args(["-f", "+0 x10", env!("CARGO_BIN_EXE_iomatrix")])
         .args(access_args(&sb, "3s"))
         .env("IOMATRIX_DB", sb.db())
+        .env(crate::helpers::BUSY_VAR, "off")
         .current_dir(sb.dir.path())
         .stdin(Stdio::null())
         .output()

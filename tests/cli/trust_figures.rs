@@ -345,6 +345,7 @@ fn pinned(sb: &Sandbox, args: &[&str]) -> Output {
         .args(["-c", "0", env!("CARGO_BIN_EXE_iomatrix")])
         .args(args)
         .env("IOMATRIX_DB", sb.db())
+        .env(crate::helpers::BUSY_VAR, "off")
         .current_dir(sb.dir.path())
         .stdin(std::process::Stdio::null())
         .output()

@@ -537,6 +537,7 @@ fn run_in_pid_namespace(sb: &Sandbox, duration: &str) -> Running {
         .arg(env!("CARGO_BIN_EXE_iomatrix"))
         .args(["run", "access", "--target", sb.target().to_str().unwrap(), "--duration", duration])
         .env("IOMATRIX_DB", sb.db())
+        .env(crate::helpers::BUSY_VAR, "off")
         .current_dir(sb.dir.path())
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -43,6 +43,7 @@ fn run_timed_with_db(sb: &Sandbox, db: &Path, args: &[&str]) -> (Output, u64) {
         .args(["-f", "%M", "-o", rss_file.to_str().unwrap(), env!("CARGO_BIN_EXE_iomatrix")])
         .args(args)
         .env("IOMATRIX_DB", db)
+        .env(crate::helpers::BUSY_VAR, "off")
         .current_dir(sb.dir.path())
         .stdin(std::process::Stdio::null())
         .output()

@@ -489,6 +489,7 @@ fn failed_clients_under_continue_exit_3_whatever_launched_them() {
     let mut cmd = Command::new(&bin);
     cmd.args(&hosts)
         .env("IOMATRIX_DB", sb.db())
+        .env(crate::helpers::BUSY_VAR, "off")
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .current_dir(sb.dir.path())
@@ -528,6 +529,7 @@ fn launched(sb: &Sandbox, bin: &Path, vars: &[(&str, &str)]) -> Output {
     let target = sb.target();
     let mut cmd = Command::new(bin);
     cmd.args(small_iozone(target.to_str().unwrap(), &[])).env("IOMATRIX_DB", sb.db()).current_dir(sb.dir.path());
+    cmd.env(crate::helpers::BUSY_VAR, "off");
     for v in LAUNCH_VARS {
         cmd.env_remove(v);
     }
@@ -599,6 +601,7 @@ fn show_runs_report_and_compare_never_initialise_mpi() {
         let mut cmd = Command::new(&bin);
         cmd.args(args)
             .env("IOMATRIX_DB", sb.db())
+            .env(crate::helpers::BUSY_VAR, "off")
             .env("OMPI_MCA_pml", "no-such-transport")
             .env("OMPI_MCA_btl_tcp_if_include", "10.254.254.0/24")
             .current_dir(sb.dir.path())

@@ -4,6 +4,7 @@
 
 use super::clients::{ClientArgs, ClientPlan};
 use super::data::DataArgs;
+use super::machine::{MachineArgs, MachinePlan};
 use super::repeat::{Repeat, RepeatArgs};
 use super::suite::RunOptions;
 use super::target::Target;
@@ -77,6 +78,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub repeat: RepeatArgs,
+
+    #[command(flatten)]
+    pub machine: MachineArgs,
 }
 
 impl RunArgs {
@@ -94,6 +98,7 @@ impl RunArgs {
             clients: ClientPlan::from_args(&self.client, mpi_ranks)?,
             repeat: Repeat::from_args(&self.repeat)?,
             server_description: super::server_facts::from_flags(&self.describe)?,
+            machine: MachinePlan::from_args(&self.machine)?,
         })
     }
 }
@@ -107,6 +112,8 @@ pub struct OwnRun {
     pub json: bool,
     /// `--verify` and `--compressible`, with a fresh run stamp.
     pub content: ContentSpec,
+    /// The busy rule from `$IOMATRIX_BUSY_THRESHOLD` (a tool's command line has no flag for it).
+    pub machine: MachinePlan,
 }
 
 impl OwnRun {
@@ -116,6 +123,7 @@ impl OwnRun {
             labels: labels(&own.labels)?,
             json: own.json,
             content: DataArgs { verify: own.verify, compressible: own.compressible }.content(),
+            machine: MachinePlan::from_env()?,
         })
     }
 
@@ -133,6 +141,7 @@ impl OwnRun {
             clients,
             repeat,
             server_description: None,
+            machine: self.machine.clone(),
         }
     }
 }

@@ -59,6 +59,9 @@ pub struct Job {
     pub progress: Progress,
     /// Whether the figures measure the storage or the page cache, for the run's summary.
     pub cache: iomatrix_analysis::CacheVerdict,
+    /// The target's block device here (`/proc/diskstats`' name), whose other I/O a cell's
+    /// machine record counts; None for a server or a device-less file system.
+    pub block_device: Option<String>,
     total_cells: usize,
     /// Stores the run failed if the job ends without [`Job::finish`] (an error on the way).
     unfinished: Unfinished,
@@ -154,6 +157,7 @@ impl Job {
             Site::Device | Site::Tree => (None, None, false),
         };
         let mut all = common_conditions(job.suite, spec, run.clients.count, &env);
+        all["busy_threshold"] = run.machine.thresholds.describe().into();
         if on_server && server_ram > 0 {
             all["files_vs_ram"] =
                 iomatrix_analysis::CacheVerdict::files_vs_server_ram(spec.peak_bytes, server_ram).into();
@@ -206,6 +210,7 @@ impl Job {
             stop,
             cache,
             progress: if spec.keep_cell_lines { progress.keep_lines() } else { progress },
+            block_device: if on_server { None } else { env.target.block_device.as_ref().map(|d| d.name.clone()) },
             total_cells: job.total_cells,
             unfinished,
         })
@@ -378,8 +383,13 @@ fn warn_disturbed(run_id: i64, cells: &[CellRow]) {
     if disturbed.is_empty() {
         return;
     }
-    let named: Vec<String> =
-        disturbed.iter().map(|c| format!("cell {} ({}): {}", c.seq, c.test, c.state.describe())).collect();
+    // The first few by name: a busy machine can disturb a thousand cells, each said by `show`.
+    const NAMED: usize = 5;
+    let mut named: Vec<String> =
+        disturbed.iter().take(NAMED).map(|c| format!("cell {} ({}): {}", c.seq, c.test, c.state.describe())).collect();
+    if disturbed.len() > NAMED {
+        named.push(format!("and {} more (iomatrix show {run_id})", disturbed.len() - NAMED));
+    }
     eprintln!(
         "iomatrix: warning: run #{run_id} has {} disturbed cell(s), which did not run for their time: {}. Their \
          figures are stored and shown, marked; compare, sweep and report leave them out unless --include-disturbed",

@@ -21,6 +21,7 @@ pub mod launcher_child;
 pub use launcher_child::dies_with_this_process;
 pub mod limits;
 pub mod live;
+pub mod machine;
 pub mod out;
 pub mod outcome;
 pub mod progress;

@@ -82,19 +82,22 @@ pub fn run_in<S: Suite>(
     // The cells of the pass under way, by index: for the live line and the run's failure message.
     let names = Mutex::new(cells);
     let name = |i: usize| names.lock().ok().and_then(|n| n.get(i).cloned()).unwrap_or_default();
-    let mut stored = Stored::default();
+    let mut stored = Stored { machine: judged_here(&options.machine, ranks), ..Stored::default() };
     // A cell that did not run for its time is stored disturbed: stops are noted from here on.
     if let Err(e) = super::disturbance::watch_stops() {
         eprintln!("iomatrix: warning: a stop of this process (SIGSTOP) will not be noticed: {e}");
     }
     let running = AtomicBool::new(true);
+    let sampled = (stored.seconds.clone(), job.block_device.clone());
     job.progress.begin_cells();
     let outcome = ranks.relay_live(&|| live.sample(), || {
         std::thread::scope(|scope| {
+            super::machine::spawn_sampler(scope, &sampled, &running);
             if let (Some(line), true) = (job.progress.live_line(), live.shows_anything()) {
                 let (live, running, board, name) = (&live, &running, ranks.live_board(), &name);
                 let mpi = ranks.mpi_size();
-                scope.spawn(move || redraw_live(&line, live, running, name, mpi.map(|n| (n, &board))));
+                let busy = (stored.machine.thresholds, job.block_device.clone());
+                scope.spawn(move || redraw_live(&line, live, running, name, mpi.map(|n| (n, &board)), busy));
             }
             let passes = Passes {
                 suite: &suite,
@@ -128,6 +131,17 @@ pub fn run_in<S: Suite>(
     // On a failure before the print, the folder went when `finish` returned.
     ranks.folder_dealt_with();
     finished
+}
+
+/// The busy rule rank 0 judges its host by: under MPI the other ranks on its host are other
+/// processes to it, so only steal is judged there (their CPU and I/O would read as competition).
+fn judged_here(plan: &super::machine::MachinePlan, ranks: &Ranks) -> super::machine::MachinePlan {
+    let mut plan = plan.clone();
+    if ranks.mpi_size().is_some_and(|n| n > 1) {
+        plan.thresholds.cpu_pct = None;
+        plan.thresholds.io_pct = None;
+    }
+    plan
 }
 
 /// Hands the run to the MPI ranks; then each rank describes its host, now that the folder is
@@ -218,7 +232,8 @@ impl<S: Suite> Passes<'_, S> {
             stop: job.stop,
         };
         stored.in_pass = 0;
-        stored.since = super::disturbance::Clocks::now();
+        stored.pass_cells = setup.cells;
+        stored.before_cell(job.block_device.as_ref());
         let samples = (self.options.repeat.count, self.group.size());
         S::execute(pass, self.group, &setup, self.place, self.live, &mut |cell| {
             stored.keep(self.suite, pass, cell, job, samples)
@@ -325,6 +340,14 @@ struct Stored<K> {
     /// The clocks when the cell under way began at the latest (the pass's start, or the last
     /// cell's end): what a cell's disturbance is judged over.
     since: super::disturbance::Clocks,
+    /// Cells in the pass under way: after its last, no wait for the machine to settle.
+    pass_cells: usize,
+    /// `--busy-threshold` and `--settle`.
+    machine: super::machine::MachinePlan,
+    /// The machine's load since the cell under way began; None before the first cell.
+    watch: Option<super::machine::CellWatch>,
+    /// The readings taken each second meanwhile ([`super::machine::sample_seconds`]).
+    seconds: super::machine::Seconds,
 }
 
 impl<K> Default for Stored<K> {
@@ -337,11 +360,27 @@ impl<K> Default for Stored<K> {
             failed: None,
             interrupted: false,
             since: super::disturbance::Clocks::now(),
+            pass_cells: 0,
+            machine: super::machine::MachinePlan::default(),
+            watch: None,
+            seconds: super::machine::Seconds::default(),
         }
     }
 }
 
 impl<K: Ord + Clone> Stored<K> {
+    /// A cell begins: with `--settle`, once the machine is quiet (or the wait's limit came); then
+    /// the clocks and the machine's counters the cell is judged over are read.
+    fn before_cell(&mut self, device: Option<&String>) {
+        let seconds = &self.seconds;
+        let watch = self.watch.get_or_insert_with(|| super::machine::CellWatch::new(device.cloned(), seconds.clone()));
+        if let Some(limit) = self.machine.settle {
+            watch.settle(&self.machine.thresholds, limit);
+        }
+        watch.begin();
+        self.since = super::disturbance::Clocks::now();
+    }
+
     /// Samples kept over every key: a pass that adds none cannot settle the noise.
     fn sample_count(&self) -> usize {
         self.samples.values().map(Vec::len).sum()
@@ -360,8 +399,15 @@ impl<K: Ord + Clone> Stored<K> {
         let mut row = suite.row(plan, cell);
         row.seq = self.cells;
         row.state = suite.parts(plan, cell, clients).unwrap_or_else(|| clients_state(&row, clients));
-        if let Some(cause) = self.disturbance(suite, plan, cell, row.wall_ns) {
-            row.state = row.state.disturbed(cause);
+        let disturbance = self.disturbance(suite, plan, cell, row.wall_ns);
+        let load = self.watch.as_mut().map(super::machine::CellWatch::end);
+        let busy = load.as_ref().and_then(|l| self.machine.thresholds.judge(l));
+        if let Some(load) = &load {
+            row.set_machine(load);
+        }
+        let causes: Vec<String> = disturbance.into_iter().chain(busy).collect();
+        if !causes.is_empty() {
+            row.state = row.state.disturbed(causes.join("; "));
         }
         let key = suite.key(cell);
         let sample = self.measured.entry(key.clone()).or_default();
@@ -383,7 +429,9 @@ impl<K: Ord + Clone> Stored<K> {
             line += &format!(" [{}]", row.state.describe());
         }
         job.store_cell(&row, &line)?;
-        self.since = super::disturbance::Clocks::now();
+        if self.in_pass + 1 < self.pass_cells {
+            self.before_cell(job.block_device.as_ref());
+        }
         let samples = self.samples.entry(key).or_default();
         // A cell that is not whole is no sample of the noise rule: measuring it again says nothing.
         if let Some(figure) = iomatrix_analysis::Figure::of(&row).filter(|_| row.state.is_complete()) {
@@ -477,11 +525,17 @@ fn redraw_live(
     running: &AtomicBool,
     name: &dyn Fn(usize) -> String,
     mpi: Option<(usize, &LiveBoard)>,
+    (thresholds, device): (iomatrix_environment::BusyThresholds, Option<String>),
 ) {
+    let mut busy = super::machine::BusyNow::new(thresholds, device);
     while running.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(250));
+        let machine = busy.poll();
         if let Some(text) = live_text(live, name, mpi) {
-            line.set_message(text);
+            line.set_message(match machine {
+                Some(_) => format!("{text} · machine busy"),
+                None => text,
+            });
         }
     }
 }

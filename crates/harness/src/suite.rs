@@ -232,6 +232,8 @@ pub struct RunOptions {
     pub repeat: Repeat,
     /// `--describe server=FILE`: the server as the user describes it, stored with the run.
     pub server_description: Option<iomatrix_environment::ServerDescription>,
+    /// `--busy-threshold` and `--settle`: when the machine's load disturbs a cell.
+    pub machine: super::machine::MachinePlan,
 }
 
 /// How the harness sets a run up, as the suite describes it.

@@ -111,6 +111,10 @@ pub struct CellFigures {
     /// Why a disturbed cell did not run for its time ([`crate::DISTURBED_KEY`]).
     #[serde(deserialize_with = "or_default", skip_serializing)]
     pub disturbed: Option<Disturbance>,
+    /// What else the machine did while the cell ran ([`crate::MACHINE_KEY`]); None in cells
+    /// stored before it was recorded, and in imported ones.
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub machine: Option<iomatrix_environment::MachineLoad>,
 }
 
 /// What a disturbed cell stores of its disturbance.
@@ -327,6 +331,13 @@ impl CellRow {
         }
         found.sort_by(|a, b| a.0.cmp(&b.0));
         found.into_iter().map(|(_, name, summary)| (name, summary)).collect()
+    }
+
+    /// Stores what else the machine did while the cell ran, under [`crate::MACHINE_KEY`].
+    pub fn set_machine(&mut self, load: &iomatrix_environment::MachineLoad) {
+        if let (Value::Object(metrics), Ok(load)) = (&mut self.metrics, serde_json::to_value(load)) {
+            metrics.insert(crate::MACHINE_KEY.into(), load);
+        }
     }
 
     /// Sets the cell's repeat number where its suite stores one.

@@ -351,6 +351,10 @@ pub const DISTURBED_KEY: &str = "disturbed";
 /// bound on the cost a run's summary adds (each run of a long `iomatrix fio` job file asks).
 pub const COMPARABLE_LOOKBACK: i64 = 200;
 
+/// The key of a cell's `metrics` that holds what else the machine did while it ran
+/// ([`iomatrix_environment::MachineLoad`]).
+pub const MACHINE_KEY: &str = "machine";
+
 impl CellState {
     /// `ok` of `of` parts finished: complete when all did, failed when none did.
     pub fn counted(ok: u64, of: u64, parts: &str) -> CellState {

@@ -88,14 +88,102 @@ impl StoredRun {
             ("data", c.data),
             ("verify", c.verify),
             ("generator", c.generator),
+            ("machine load", self.machine_summary().map_or(Fact::Absent, |m| Fact::Text(m.state()))),
         ];
         let named = |(name, fact): (&str, Fact)| (name.to_string(), fact);
         first.into_iter().map(named).chain(self.suite_facts().compared).chain(last.into_iter().map(named)).collect()
     }
 
+    /// What else the machine did over the run's cells, from each cell's record; None where no
+    /// cell recorded it (runs stored before it was, imported runs).
+    pub fn machine_summary(&self) -> Option<MachineSummary> {
+        let loads: Vec<_> = self.cell_results.iter().filter_map(|c| Some((c, c.figures().machine?))).collect();
+        if loads.is_empty() {
+            return None;
+        }
+        let max = |f: fn(&iomatrix_environment::MachineLoad) -> Option<f64>| {
+            loads.iter().filter_map(|(_, l)| f(l)).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+        };
+        let averages = loads.iter().flat_map(|(_, l)| [l.load_avg_start, l.load_avg_end]).flatten();
+        let load_avg =
+            averages.fold(None, |r: Option<(f64, f64)>, v| Some(r.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v)))));
+        Some(MachineSummary {
+            judged: self.conditions_facts().busy_threshold.as_deref() != Some("off"),
+            cells: loads.len(),
+            busy_cells: loads.iter().filter(|(c, _)| c.state.cause.as_deref().is_some_and(is_machine_busy)).count(),
+            other_cpu_max: max(|l| l.other_cpu),
+            steal_cpu_max: max(|l| l.steal_cpu),
+            load_avg,
+        })
+    }
+
     /// What the run could not measure, typed; None when nothing was lost.
     pub fn lost_facts(&self) -> Option<StoredLost> {
         self.lost.as_ref().map(|l| lenient_object(l).ok().flatten().unwrap_or_default())
+    }
+}
+
+/// Whether a disturbed cell's cause names a busy machine (the harness's `machine busy: ...`).
+pub fn is_machine_busy(cause: &str) -> bool {
+    cause.starts_with(MACHINE_BUSY) || cause.contains(&format!("; {MACHINE_BUSY}"))
+}
+
+/// How a disturbed cell's cause begins when the machine was busy.
+pub const MACHINE_BUSY: &str = "machine busy:";
+
+/// What else the machine did over a run's cells ([`StoredRun::machine_summary`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MachineSummary {
+    /// Whether the cells were judged (`--busy-threshold` was not `off`).
+    pub judged: bool,
+    /// Cells that recorded the machine's load.
+    pub cells: usize,
+    /// Of them, those stored disturbed because the machine was busy.
+    pub busy_cells: usize,
+    /// The busiest cell's other processes' CPU use, in CPUs; None where unknown in every cell.
+    pub other_cpu_max: Option<f64>,
+    /// The most steal in a cell, in CPUs.
+    pub steal_cpu_max: Option<f64>,
+    /// The lowest and highest 1-minute load average at a cell's start or end.
+    pub load_avg: Option<(f64, f64)>,
+}
+
+impl MachineSummary {
+    /// The machine's state as `compare` names it: "quiet", "busy in 3 of 8 cell(s)", or "not
+    /// judged (--busy-threshold off)".
+    pub fn state(&self) -> String {
+        if !self.judged {
+            "not judged (--busy-threshold off)".into()
+        } else if self.busy_cells == 0 {
+            "quiet".into()
+        } else {
+            format!("busy in {} of {} cell(s)", self.busy_cells, self.cells)
+        }
+    }
+
+    /// The run's line for people: "quiet; other processes up to 12% of a CPU, steal up to 0%,
+    /// load average 0.52 to 1.10".
+    pub fn shown(&self) -> String {
+        format!("{}; {}", self.state(), self.figures())
+    }
+
+    /// What was measured, without the state: "other processes up to 12% of a CPU, steal up to
+    /// 0%, load average 0.52 to 1.10".
+    pub fn figures(&self) -> String {
+        let pct = |cpus: f64| format!("{:.0}%", cpus * 100.0);
+        let mut parts = Vec::new();
+        parts.push(match self.other_cpu_max {
+            Some(c) => format!("other processes up to {} of a CPU", pct(c)),
+            None => "other processes' CPU unknown".into(),
+        });
+        if let Some(s) = self.steal_cpu_max {
+            parts.push(format!("steal up to {}", pct(s)));
+        }
+        match self.load_avg {
+            Some((lo, hi)) => parts.push(format!("load average {lo:.2} to {hi:.2}")),
+            None => parts.push("load average unknown".into()),
+        }
+        parts.join("; ")
     }
 }
 
@@ -347,6 +435,10 @@ pub struct StoredConditions {
     /// Absent in runs stored before the generator was named.
     #[serde(deserialize_with = "lenient")]
     pub generator: Option<String>,
+    /// The rule a busy machine's cells were judged by (`--busy-threshold`: "cpu=100%,steal=10%,io=10%"
+    /// or "off"); absent in runs stored before it was recorded.
+    #[serde(deserialize_with = "lenient")]
+    pub busy_threshold: Option<String>,
     /// A target on a server reached by iomatrix's own protocol client.
     #[serde(deserialize_with = "lenient_object")]
     pub remote: Option<StoredRemote>,
@@ -483,5 +575,35 @@ mod tests {
         assert_eq!(client_rank(&json!({"rank": "3"})), None);
         assert_eq!(client_rank(&json!(7)), None);
         assert_eq!(client_rank(&json!([3])), None, "only an object names a rank");
+    }
+
+    #[test]
+    fn the_machine_state_is_quiet_or_busy_and_unknown_is_said() {
+        let quiet = MachineSummary {
+            judged: true,
+            cells: 8,
+            busy_cells: 0,
+            other_cpu_max: Some(0.05),
+            steal_cpu_max: None,
+            load_avg: None,
+        };
+        assert_eq!(quiet.state(), "quiet");
+        assert_eq!(quiet.shown(), "quiet; other processes up to 5% of a CPU; load average unknown");
+        let busy = MachineSummary {
+            busy_cells: 3,
+            other_cpu_max: None,
+            steal_cpu_max: Some(0.02),
+            load_avg: Some((0.5, 8.25)),
+            ..quiet
+        };
+        assert_eq!(busy.state(), "busy in 3 of 8 cell(s)");
+        assert_eq!(
+            busy.shown(),
+            "busy in 3 of 8 cell(s); other processes' CPU unknown; steal up to 2%; load average 0.50 to 8.25"
+        );
+        assert_eq!(MachineSummary { judged: false, ..quiet.clone() }.state(), "not judged (--busy-threshold off)");
+        assert!(is_machine_busy("machine busy: other processes 160% of a CPU while 0% was free"));
+        assert!(is_machine_busy("the process was stopped for 5.0 s; machine busy: steal"));
+        assert!(!is_machine_busy("the process was stopped for 5.0 s"));
     }
 }

@@ -272,6 +272,10 @@ pub fn condition_pairs(run: &StoredRun) -> Vec<(String, String)> {
     if let Some(generator) = &c.generator {
         pairs.push(("random generator".into(), generator.clone()));
     }
+    // Runs stored before the machine's load was recorded show no line.
+    if let Some(machine) = run.machine_summary() {
+        pairs.push(("machine load".into(), machine.shown()));
+    }
     imported::adjust_pairs(run, &mut pairs);
     pairs
 }

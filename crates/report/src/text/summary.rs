@@ -6,6 +6,7 @@
 use iomatrix_analysis::{CacheVerdict, CellKey, Figure};
 use iomatrix_core::figures::CachedAtStart;
 use iomatrix_core::human;
+use iomatrix_store::reader::is_machine_busy;
 use iomatrix_store::{CellStateKind, StoredRun};
 use std::fmt::Write;
 
@@ -42,6 +43,14 @@ pub fn summary(run: &StoredRun, context: &SummaryContext<'_>) -> String {
         let _ = write!(line, ", {} not run", s.total_cells - cells.len());
     }
     let _ = writeln!(out, "{line}");
+    // A busy machine disturbs cells by the hundred: one line for them all beyond a few.
+    let busy = disturbed.iter().filter(|c| c.state.cause.as_deref().is_some_and(is_machine_busy)).count();
+    let disturbed = if busy > BUSY_CELLS_LISTED {
+        let _ = writeln!(out, "{}", busy_machine_line(run, busy));
+        disturbed.into_iter().filter(|c| !c.state.cause.as_deref().is_some_and(is_machine_busy)).collect()
+    } else {
+        disturbed
+    };
     for cell in disturbed {
         let _ = writeln!(
             out,
@@ -75,6 +84,19 @@ pub fn summary(run: &StoredRun, context: &SummaryContext<'_>) -> String {
     }
     let _ = writeln!(out, "          iomatrix report {} -o report.html{flag}", s.id);
     out
+}
+
+/// Cells disturbed by a busy machine listed one by one in the summary, at most.
+const BUSY_CELLS_LISTED: usize = 3;
+
+/// "  disturbed: 812 cells by a busy machine (other processes up to 190% of a CPU; ...)".
+fn busy_machine_line(run: &StoredRun, busy: usize) -> String {
+    let machine = run.machine_summary().map(|m| format!(" ({})", m.figures())).unwrap_or_default();
+    format!(
+        "  disturbed: {busy} cells by a busy machine{machine}: not figures, left out of medians unless \
+         --include-disturbed (each cell's cause: iomatrix show {})",
+        run.summary.id
+    )
 }
 
 /// A cell's figure, what else says its speed (", 812 IOPS" or nothing), its name, and why it
