@@ -22,7 +22,7 @@ pub use iomatrix_testkit::skip;
 /// would read the others' work as a busy machine and store its cells disturbed. So every command
 /// a test starts sets it `off` (`Sandbox::cmd`, and each test that starts the binary through
 /// another program: setpriv, prlimit, strace, time, taskset, unshare, faketime, mpirun); the
-/// tests of the rule itself (`trust_machine.rs`) turn it back on.
+/// tests of the rule itself (`tests/machine/trust_machine.rs`, a binary of their own) turn it back on.
 pub const BUSY_VAR: &str = "IOMATRIX_BUSY_THRESHOLD";
 
 /// A private folder with a target inside and its own results database.

@@ -90,7 +90,6 @@ mod trust_gate;
 mod trust_hosts;
 mod trust_inert;
 mod trust_limits;
-mod trust_machine;
 mod trust_mpi;
 mod trust_order;
 mod trust_outliers;
