@@ -404,7 +404,8 @@ fn matrix(m: &MatrixComparison, region: Region, (a, b): Letters, marks: &[Vec<&s
     let t = &m.overall;
     let _ = writeln!(
         out,
-        "overall: mean change {} over {} cells; {a} faster in {}, {b} faster in {}, equal in {}",
+        "overall: mean change {} over {} cells; {b}/{a} below 1 in {}, above 1 in {}, equal in {} (medians alone: \
+         the verdicts follow)",
         human::signed_percent(t.mean_change_pct),
         t.cells,
         t.a_wins,
@@ -425,7 +426,8 @@ fn matrix(m: &MatrixComparison, region: Region, (a, b): Letters, marks: &[Vec<&s
         };
         let _ = writeln!(
             out,
-            "region files {} records {}: mean change {} over {} cells; {a} faster in {}, {b} faster in {}",
+            "region files {} records {}: mean change {} over {} cells; {b}/{a} below 1 in {}, above 1 in {} (medians \
+             alone)",
             bound(region.files),
             bound(region.records),
             human::signed_percent(t.mean_change_pct),
@@ -680,7 +682,7 @@ mod tests {
              {:>8} {:>7.2} {:>6.2}* | {:>7}\n\
              {:>8}       - {:>7.2} | {:>7}\n\
              {:>8} {:>7} {:>7}   (record-size view: mean per column; file-size view: mean per row)\n\
-             overall: mean change +12.5% over 3 cells; A faster in 1, B faster in 2, equal in 0\n",
+             overall: mean change +12.5% over 3 cells; B/A below 1 in 1, above 1 in 2, equal in 0 (medians alone: the verdicts follow)\n",
             "", "4k", "64k", "mean", "64k", 1.5, 0.25, "0.88", "1m", 123456.789, "-", "mean", "1.50", "61728.52"
         );
         assert_eq!(matrix(&m, Region::default(), AB, &[]), expected);
