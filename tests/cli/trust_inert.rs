@@ -162,7 +162,7 @@ fn labels_a_spreadsheet_would_run_are_written_inert_in_csv() {
     println!("{csv}");
     for (key, raw) in [("@SUM(1+1)*cmd|x!A0", "@SUM"), ("+cmd|x!A0", "+cmd")] {
         let f = csv_fields(&csv, raw);
-        assert_eq!(f.len(), 13, "{f:?}");
+        assert_eq!(f.len(), 14, "the columns, the verdict last: {f:?}");
         assert_eq!(f[12], format!("'{key}=1"), "the labels field: {f:?}");
         assert_eq!(f[1], format!("'{key}=1"), "the group name, made of the label: {f:?}");
         assert!(f[7].parse::<f64>().is_ok(), "the figure stays a number: {f:?}");

@@ -22,7 +22,8 @@ pub struct MachineArgs {
     /// When a cell counts as disturbed by a busy machine: cpu=PCT (other processes' CPU use
     /// against the CPU left idle), steal=PCT (the hypervisor's steal against the run's own CPU
     /// time), io=PCT (other I/O on the target's device against the run's own), any of them, each
-    /// a percentage or off; or off for none [default: cpu=100%,steal=10%,io=10%; or
+    /// a percentage or off; or off for none. Not yet across hosts: under MPI and --hosts only
+    /// rank 0's host is read, and only its steal judged [default: cpu=100%,steal=10%,io=10%; or
     /// $IOMATRIX_BUSY_THRESHOLD]
     #[arg(long, value_name = "cpu=PCT,steal=PCT,io=PCT|off")]
     pub busy_threshold: Option<String>,
