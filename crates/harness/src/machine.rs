@@ -85,9 +85,6 @@ fn thresholds(given_as: &str, text: &str) -> Result<BusyThresholds, UsageError> 
 /// A cell shorter than this is judged over this much before its end: the kernel counts CPU time in
 /// ticks (10 ms), which over a millisecond's cell say nothing.
 const SHORTEST_WINDOW: Duration = Duration::from_secs(1);
-/// How long before its first cell a run's first reading is taken (10 ticks of 10 ms, what the
-/// CPU shares need at the least, and a margin).
-const FIRST_SPAN: Duration = Duration::from_millis(120);
 /// Readings kept for the windows of short cells, at most.
 const READINGS_KEPT: usize = 4096;
 
@@ -110,9 +107,9 @@ impl CellWatch {
         let mut ledger = IoLedger::default();
         // The run's own I/O is counted from here.
         let _ = ledger.other_bytes(&start);
-        // The first cells (milliseconds each in IOzone's matrix) need a span the kernel's CPU
-        // ticks can say something over: the run's first reading is this much before them.
-        std::thread::sleep(FIRST_SPAN);
+        // No wait for a span here: a run of 10,000 `iomatrix fio` jobs would pay it 10,000 times.
+        // The first cells of a run (milliseconds each in IOzone's matrix) may span fewer CPU ticks
+        // than the shares need: their CPU shares are then unknown, never judged quiet.
         CellWatch { device, seconds, readings: [(Instant::now(), start)].into(), ledger, settled: None }
     }
 
@@ -222,7 +219,9 @@ pub fn sample_seconds((seconds, device): &(Seconds, Option<String>), running: &s
     let step = Duration::from_millis(100);
     let mut next = Instant::now() + QUIET_FOR;
     while running.load(std::sync::atomic::Ordering::Relaxed) {
-        std::thread::sleep(step);
+        // Parked, not asleep: the run's end unparks it ([`spawn_sampler`]'s thread), so no run
+        // waits out a step for it.
+        std::thread::park_timeout(step);
         if Instant::now() < next {
             continue;
         }
@@ -238,16 +237,21 @@ pub fn sample_seconds((seconds, device): &(Seconds, Option<String>), running: &s
 
 /// Starts [`sample_seconds`] on a thread of `scope`; where no thread can be had (a process at its
 /// thread limit), the cells go without their per-second series, said once on standard error.
+/// Returns the thread, to unpark once `running` is lowered.
 pub fn spawn_sampler<'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
     sampled: &'scope (Seconds, Option<String>),
     running: &'scope std::sync::atomic::AtomicBool,
-) {
+) -> Option<std::thread::Thread> {
     let spawned = std::thread::Builder::new()
         .name("machine".into())
         .spawn_scoped(scope, move || sample_seconds(sampled, running));
-    if let Err(e) = spawned {
-        eprintln!("iomatrix: warning: no thread for the machine's per-second readings ({e}): cells store none");
+    match spawned {
+        Ok(handle) => Some(handle.thread().clone()),
+        Err(e) => {
+            eprintln!("iomatrix: warning: no thread for the machine's per-second readings ({e}): cells store none");
+            None
+        }
     }
 }
 

@@ -92,7 +92,7 @@ pub fn run_in<S: Suite>(
     job.progress.begin_cells();
     let outcome = ranks.relay_live(&|| live.sample(), || {
         std::thread::scope(|scope| {
-            super::machine::spawn_sampler(scope, &sampled, &running);
+            let sampler = super::machine::spawn_sampler(scope, &sampled, &running);
             if let (Some(line), true) = (job.progress.live_line(), live.shows_anything()) {
                 let (live, running, board, name) = (&live, &running, ranks.live_board(), &name);
                 let mpi = ranks.mpi_size();
@@ -112,6 +112,7 @@ pub fn run_in<S: Suite>(
             };
             let outcome = passes.run(&mut job, &mut stored);
             running.store(false, Ordering::Relaxed);
+            sampler.iter().for_each(std::thread::Thread::unpark);
             if let Err(e) = ranks.share_pass(&Shared::Done) {
                 eprintln!("iomatrix: warning: cannot tell the MPI ranks that the run is over: {e}");
             }
