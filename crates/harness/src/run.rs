@@ -111,8 +111,7 @@ pub fn run_in<S: Suite>(
                 names: &names,
             };
             let outcome = passes.run(&mut job, &mut stored);
-            running.store(false, Ordering::Relaxed);
-            sampler.iter().for_each(std::thread::Thread::unpark);
+            cells_over(&running, sampler.as_ref());
             if let Err(e) = ranks.share_pass(&Shared::Done) {
                 eprintln!("iomatrix: warning: cannot tell the MPI ranks that the run is over: {e}");
             }
@@ -483,6 +482,13 @@ impl<K: Ord + Clone> Stored<K> {
 /// they failed (bytes, operations, errors) stays, as counts. (The store's gate does not refuse a
 /// failed cell's figure: cells of databases older than the states, which migration 6 and
 /// `db merge` mark failed, have one; every consumer reads a failed cell's state, not its figure.)
+/// The run's cells are over: the threads that watch `running` stop, and the per-second reader
+/// (`sampler`), parked between its readings, is woken to see it at once.
+fn cells_over(running: &AtomicBool, sampler: Option<&std::thread::Thread>) {
+    running.store(false, Ordering::Relaxed);
+    sampler.into_iter().for_each(std::thread::Thread::unpark);
+}
+
 fn strip_figures(row: &mut iomatrix_store::CellRow) {
     row.strip_rates();
 }
