@@ -1,0 +1,173 @@
+//! What a metadata run does, resolved: the shared vocabulary of the suite
+//! (the runner, `iomatrix mdtest`'s front end, the importer of mdtest's
+//! output and the IO500 study all speak it).
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// One timed phase, between barriers, as mdtest times it (plus `DirReaddir`,
+/// iomatrix's own: mdtest measures no directory read and prints no row for it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// mkdir of every directory item.
+    DirCreate,
+    /// stat of every directory item.
+    DirStat,
+    /// iomatrix's addition: readdir of every folder holding items.
+    DirReaddir,
+    /// rename of every directory item (mdtest's "Directory rename").
+    DirRename,
+    /// rmdir of every directory item.
+    DirRemove,
+    /// create (+ `write_bytes` written, + fsync if asked) and close of every file item.
+    FileCreate,
+    /// stat of every file item.
+    FileStat,
+    /// open, read `read_bytes`, close of every file item.
+    FileRead,
+    /// unlink of every file item.
+    FileRemove,
+    /// mkdir of the tree's folders (before the items' phases).
+    TreeCreate,
+    /// rmdir of the tree's folders (after them).
+    TreeRemove,
+}
+
+impl Phase {
+    /// Every phase, in the order a run performs them when all are chosen (mdtest's order:
+    /// tree create; directories create, stat, read, rename, remove; files create, stat,
+    /// read, remove; tree remove).
+    pub const ALL: [Phase; 11] = [
+        Phase::TreeCreate,
+        Phase::DirCreate,
+        Phase::DirStat,
+        Phase::DirReaddir,
+        Phase::DirRename,
+        Phase::DirRemove,
+        Phase::FileCreate,
+        Phase::FileStat,
+        Phase::FileRead,
+        Phase::FileRemove,
+        Phase::TreeRemove,
+    ];
+
+    /// The row's name in mdtest's SUMMARY table ("Directory creation", "File stat",
+    /// "Tree creation", ...); `None` for `DirReaddir`, which mdtest does not print.
+    pub fn mdtest_row(self) -> Option<&'static str> {
+        Some(match self {
+            Phase::DirCreate => "Directory creation",
+            Phase::DirStat => "Directory stat",
+            Phase::DirReaddir => return None,
+            Phase::DirRename => "Directory rename",
+            Phase::DirRemove => "Directory removal",
+            Phase::FileCreate => "File creation",
+            Phase::FileStat => "File stat",
+            Phase::FileRead => "File read",
+            Phase::FileRemove => "File removal",
+            Phase::TreeCreate => "Tree creation",
+            Phase::TreeRemove => "Tree removal",
+        })
+    }
+
+    /// The cell's name in iomatrix ("dir-create", "file-stat", "tree-remove", ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::DirCreate => "dir-create",
+            Phase::DirStat => "dir-stat",
+            Phase::DirReaddir => "dir-readdir",
+            Phase::DirRename => "dir-rename",
+            Phase::DirRemove => "dir-remove",
+            Phase::FileCreate => "file-create",
+            Phase::FileStat => "file-stat",
+            Phase::FileRead => "file-read",
+            Phase::FileRemove => "file-remove",
+            Phase::TreeCreate => "tree-create",
+            Phase::TreeRemove => "tree-remove",
+        }
+    }
+}
+
+/// Which items a run makes: mdtest's -F (files only), -D (directories only), or both (its default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemKinds {
+    /// Files and directories (mdtest's default).
+    Both,
+    /// Files only (mdtest -F).
+    Files,
+    /// Directories only (mdtest -D).
+    Dirs,
+}
+
+/// Where each client's items live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layout {
+    /// One tree shared by every client (mdtest's default): items of all clients side by side.
+    Shared,
+    /// A tree per client (mdtest -u).
+    PerClient,
+}
+
+/// The tree the items live in: `depth` levels below its root, `branch` folders per folder
+/// (mdtest -z and -b); a depth of 0 is the root alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TreeShape {
+    /// Levels below the root (mdtest -z).
+    pub depth: u32,
+    /// Folders in each folder above the leaves (mdtest -b; 1 is a chain).
+    pub branch: u32,
+    /// Items in the leaves only (mdtest -L), else in every folder.
+    pub leaves_only: bool,
+}
+
+/// How many items: per client in all (mdtest -n, spread over the tree's folders) or per folder
+/// (mdtest -I).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemCount {
+    /// Items per client in all (mdtest -n).
+    PerClient(u64),
+    /// Items per client in each folder that holds items (mdtest -I).
+    PerFolder(u64),
+}
+
+/// mdtest's -N: a phase after create works on the items of the client `stride` ranks on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Neighbour {
+    /// Ranks to step (mdtest -N); 0 is a client's own items.
+    pub stride: usize,
+}
+
+/// A metadata run, resolved and checked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetadataPlan {
+    /// How many items.
+    pub items: ItemCount,
+    /// Files, directories or both.
+    pub kinds: ItemKinds,
+    /// The tree.
+    pub tree: TreeShape,
+    /// Shared tree or a tree per client.
+    pub layout: Layout,
+    /// The phases chosen, in the order they run ([`Phase::ALL`]'s order).
+    pub phases: Vec<Phase>,
+    /// Bytes written to each file after its create (mdtest -w).
+    pub write_bytes: u64,
+    /// Bytes read from each file in the read phase (mdtest -e).
+    pub read_bytes: u64,
+    /// fsync each file after its write, before close (mdtest -y).
+    pub fsync: bool,
+    /// sync the file system after each phase, timed with it (mdtest -Y).
+    pub sync_after_phase: bool,
+    /// Work on a neighbour's items after create (mdtest -N).
+    pub neighbour: Neighbour,
+    /// Stat in random order, with this seed (mdtest -R[seed]).
+    pub random_stat_seed: Option<u64>,
+    /// Times the whole set of phases is run (mdtest -i).
+    pub iterations: u32,
+    /// Stop file creation after this long (mdtest -W); every client then goes on to the
+    /// largest count any client reached.
+    pub stonewall: Option<Duration>,
+}

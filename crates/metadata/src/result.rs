@@ -1,0 +1,68 @@
+//! What one phase measured: both of mdtest's rates, each client's own, the merged latency
+//! percentiles, failures by errno, and the stonewall when it fired.
+
+use crate::plan::Phase;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One client's part of a phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientPhase {
+    /// The client's rank (0-based).
+    pub client: usize,
+    /// Items it completed.
+    pub items: u64,
+    /// Its own time, from its start after the barrier to its last item (and the sync with -Y).
+    pub seconds: f64,
+}
+
+/// Per-operation latency over every client, merged.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PhaseLatency {
+    /// Mean, in seconds.
+    pub mean: f64,
+    /// Median, in seconds.
+    pub p50: f64,
+    /// 99th percentile, in seconds.
+    pub p99: f64,
+    /// 99.9th percentile, in seconds.
+    pub p999: f64,
+    /// Slowest operation, in seconds.
+    pub max: f64,
+}
+
+/// The stonewall, when it fired in file creation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StonewallFired {
+    /// The stonewall's time, in seconds (mdtest -W).
+    pub seconds: f64,
+    /// The largest count any client reached when it fired: every client went on to it.
+    pub count_reached: u64,
+    /// The items of every client over the time to the stonewall (mdtest's "stonewall rate").
+    pub rate_at_stonewall: f64,
+}
+
+/// A phase of one iteration, merged over the clients.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseResult {
+    /// The phase.
+    pub phase: Phase,
+    /// The iteration (0-based).
+    pub iteration: u32,
+    /// Items of every client.
+    pub items: u64,
+    /// mdtest's rule handed to IO500: every client's items over the slowest client's time,
+    /// barrier included.
+    pub rate_all_over_slowest: f64,
+    /// mdtest's SUMMARY rule: the slowest client's own rate times the number of clients.
+    pub rate_slowest_times_clients: f64,
+    /// Each client's own items and time.
+    pub clients: Vec<ClientPhase>,
+    /// Per-operation latency, merged over the clients.
+    pub latency: Option<PhaseLatency>,
+    /// Failed operations by errno name (ENOSPC, EMFILE, EDQUOT, ESTALE, ...): a cell state,
+    /// never a rate.
+    pub failures: BTreeMap<String, u64>,
+    /// Set when the stonewall fired in this phase.
+    pub stonewall: Option<StonewallFired>,
+}
