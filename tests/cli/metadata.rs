@@ -278,3 +278,42 @@ fn trust_metadata_show_compare_and_sweep_of_real_runs() {
     assert!(stdout.contains("file-remove") && stdout.contains("200"), "{stdout}");
     assert_usage_error(&metadata(&sb, &sb.target(), &["--phases", "file-copy"]), "no phase 'file-copy'");
 }
+
+/// Every phase over a lab server through iomatrix's own protocol client, 2 clients each with
+/// its own session; nothing left on the server.
+fn every_phase_on_a_server(target: &str, password_file: Option<&str>, state: &Path, protocol: &str) {
+    let sb = Sandbox::new();
+    let mut cmd = sb.cmd();
+    cmd.args(["run", "metadata", "--target", target, "--items-per-folder", "2", "--depth", "1", "--branch", "2"])
+        .args(["--clients", "2", "--write-bytes", "100", "--read-bytes", "100"]);
+    if let Some(file) = password_file {
+        cmd.env("IOMATRIX_SMB_PASSWORD_FILE", file);
+    }
+    let out = cmd.output().unwrap();
+    assert_success(&out);
+    let run = sb.last_run();
+    assert_eq!(run["run"]["conditions"]["remote"]["protocol"], protocol);
+    let stored = phases(&sb);
+    assert_eq!(stored.len(), 11, "{stored:?}");
+    for (name, p, state) in &stored {
+        assert_eq!(state["kind"], "complete", "{name}: {state} {p}");
+        let expected = match name.as_str() {
+            "tree-create" | "tree-remove" => 3,
+            "dir-readdir" => 6,
+            // 2 items in each of 3 folders, for each of 2 clients.
+            _ => 12,
+        };
+        assert_eq!(p["items"].as_u64(), Some(expected), "{name}: {p}");
+        check_rates(name, p);
+    }
+    assert!(crate::lab_fixture::left_behind(state).is_empty());
+}
+
+#[test]
+fn trust_metadata_every_phase_over_the_labs_nfs_and_smb_servers() {
+    let Some(lab) = crate::lab_fixture::Lab::shared(crate::lab_fixture::Shared::Unshaped) else { return };
+    let state = PathBuf::from(lab.var("IOMATRIX_LAB_STATE"));
+    every_phase_on_a_server(lab.var("IOMATRIX_LAB_NFS"), None, &state, "NFS");
+    let password_file = lab.var("IOMATRIX_LAB_SMB_PASSWORD_FILE");
+    every_phase_on_a_server(lab.var("IOMATRIX_LAB_SMB"), Some(password_file), &state, "SMB");
+}
