@@ -153,7 +153,7 @@ impl Tally {
     }
 
     /// Times `op`, counts it done or failed by its errno.
-    #[inline(always)]
+    #[inline]
     fn op(&mut self, op: impl FnOnce() -> std::io::Result<()>) {
         let began = Instant::now();
         let outcome = op();
@@ -395,7 +395,7 @@ impl Worker<'_> {
         (tally, Some(at_wall))
     }
 
-    #[inline(always)]
+    #[inline]
     fn create_one(&mut self, names: &ItemNames, i: u64, tally: &mut Tally) {
         self.path.set(|t| names.write(i, t));
         let (fs, path, data, fsync) = (self.fs.as_mut().expect("a session"), &self.path, &self.data, self.plan.fsync);
