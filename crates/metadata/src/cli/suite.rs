@@ -240,6 +240,10 @@ impl Suite for Metadata {
     fn tables(run: &StoredRun) -> String {
         crate::render::report(run)
     }
+
+    fn stored_facts(record: &iomatrix_store::Records<'_>) -> iomatrix_store::reader::SuiteFacts {
+        crate::stored::facts(record)
+    }
 }
 
 /// Items done so far by this process's clients in the phase under way.
