@@ -280,6 +280,15 @@ fn trust_metadata_show_compare_and_sweep_of_real_runs() {
     assert_success(&sweep);
     let (stdout, _) = text(&sweep);
     assert!(stdout.contains("file-remove") && stdout.contains("200"), "{stdout}");
+    for clients in ["1", "2"] {
+        let label = format!("clients={clients}");
+        let args = ["--items", "100", "--files-only", "--clients", clients, "--label", &label];
+        assert_success(&metadata(&sb, &sb.target(), &args));
+    }
+    let sweep = sb.run(&["sweep", "5", "6", "--by", "clients"]);
+    assert_success(&sweep);
+    let (stdout, _) = text(&sweep);
+    assert!(stdout.contains("file-create") && stdout.contains("clients"), "{stdout}");
     assert_usage_error(&metadata(&sb, &sb.target(), &["--phases", "file-copy"]), "no phase 'file-copy'");
 }
 
