@@ -190,7 +190,15 @@ fn trust_metadata_stonewall_sends_every_client_on_to_the_largest_count() {
     let out = metadata(&sb, &target, &args);
     assert_success(&out);
     println!("the stonewalled run took {:?}", started.elapsed());
-    let stored = phases(&sb);
+    check_stonewall(&sb);
+    let refused = metadata(&sb, &target, &["--stonewall", "1s", "--branch", "2", "--depth", "1"]);
+    assert_usage_error(&refused, "branching factor");
+}
+
+/// The stonewall fired in file-create; every client went on to the largest count, and the
+/// later phases worked on it.
+fn check_stonewall(sb: &Sandbox) {
+    let stored = phases(sb);
     let create = &stored[0].1;
     let wall = &create["stonewall"];
     let reached = wall["count_reached"].as_u64().expect("the stonewall fired");
@@ -201,12 +209,39 @@ fn trust_metadata_stonewall_sends_every_client_on_to_the_largest_count() {
     // Every client went on to the largest count; the later phases work on it.
     for (name, p, state) in &stored {
         assert_eq!(state["kind"], "complete", "{name}: {state}");
+        assert_eq!(p["clients"].as_array().unwrap().len(), 2, "{name}: {p}");
         for c in p["clients"].as_array().unwrap() {
             assert_eq!(c["items"].as_u64(), Some(reached), "{name}: {p}");
         }
     }
-    let refused = metadata(&sb, &target, &["--stonewall", "1s", "--branch", "2", "--depth", "1"]);
-    assert_usage_error(&refused, "branching factor");
+}
+
+/// The stonewall's count shared between two MPI ranks, as mdtest's MPI_Allreduce shares it.
+#[test]
+fn trust_metadata_stonewall_over_two_mpi_ranks() {
+    let Some(bin) = crate::mpi::mpi_binary() else { return };
+    let sb = Sandbox::new();
+    let tmpfs = Mount::try_virtual_fs("tmpfs", "size=512m,nr_inodes=2000000").ok();
+    let target = tmpfs.as_ref().map_or_else(|| sb.target(), |m| m.point.clone());
+    let args = [
+        bin.to_str().unwrap(),
+        "run",
+        "metadata",
+        "--target",
+        target.to_str().unwrap(),
+        "--items",
+        "3000000",
+        "--files-only",
+        "--stonewall",
+        "200ms",
+        "--phases",
+        "file-create,file-stat,file-remove",
+        "--per-client-folder",
+    ];
+    let (out, took) = crate::mpi::mpirun(&sb, 2, &args, Duration::from_secs(300));
+    println!("two ranks took {took:?}");
+    assert_success(&out);
+    check_stonewall(&sb);
 }
 
 #[test]

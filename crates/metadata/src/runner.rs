@@ -53,8 +53,14 @@ impl Top {
     }
 }
 
-/// The stonewall's meeting point for the clients of this process: each posts the count it
-/// reached, and all go on with the largest (mdtest's MPI_Allreduce with MPI_MAX).
+/// Where the clients meet when the stonewall fires: each gives the count it reached and all
+/// go on with the largest (mdtest's MPI_Allreduce with MPI_MAX).
+pub trait CountMeeting: Sync {
+    /// The largest of every client's `mine`; `mine` alone when the run is stopping.
+    fn max_of(&self, mine: u64, stop: &AtomicBool) -> u64;
+}
+
+/// The stonewall's meeting point for the client threads of this process.
 pub struct StonewallBoard {
     clients: usize,
     round: Mutex<Round>,
@@ -74,9 +80,10 @@ impl StonewallBoard {
     pub fn new(clients: usize) -> StonewallBoard {
         StonewallBoard { clients, round: Mutex::new(Round::default()), said: Condvar::new() }
     }
+}
 
-    /// The largest of every client's `mine`; `mine` alone when the run is stopping.
-    pub fn max_of(&self, mine: u64, stop: &AtomicBool) -> u64 {
+impl CountMeeting for StonewallBoard {
+    fn max_of(&self, mine: u64, stop: &AtomicBool) -> u64 {
         let mut round = self.round.lock().unwrap_or_else(|e| e.into_inner());
         let generation = round.generation;
         round.max = round.max.max(mine);
@@ -104,6 +111,34 @@ impl StonewallBoard {
 #[repr(align(128))]
 #[derive(Default)]
 pub struct Slot(pub AtomicU64);
+
+/// The stonewall's meeting point for MPI ranks (one client each): rank 0 gathers every rank's
+/// count and gives every rank the largest.
+#[cfg(feature = "mpi")]
+pub struct RankMeeting<'a>(pub &'a iomatrix_coord::mpi::MpiGroup);
+
+// SAFETY: under MPI every client's work runs on the one thread that initialised MPI (the
+// coordinator's `lead` drives it there), so the group is never used from two threads at once.
+#[cfg(feature = "mpi")]
+unsafe impl Sync for RankMeeting<'_> {}
+
+#[cfg(feature = "mpi")]
+impl CountMeeting for RankMeeting<'_> {
+    /// A rank that cannot reach the others (a lost rank, a signal) goes on with its own count:
+    /// the run is ending then.
+    fn max_of(&self, mine: u64, _stop: &AtomicBool) -> u64 {
+        let read = |b: &[u8]| b.get(..8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes);
+        match self.0.gather(mine.to_le_bytes().to_vec()) {
+            Ok(Some(all)) => {
+                let max = all.iter().filter_map(|b| read(b)).max().unwrap_or(mine).max(mine);
+                let _ = self.0.share(Some(max.to_le_bytes().to_vec()));
+                max
+            }
+            Ok(None) => self.0.share(None).ok().and_then(|b| read(&b)).unwrap_or(mine),
+            Err(_) => mine,
+        }
+    }
+}
 
 /// Items done so far by each client of this process, for the live line.
 pub struct LiveItems {
@@ -134,7 +169,7 @@ pub struct Worker<'a> {
     top: Top,
     place: &'a Place<'a>,
     fs: Option<Box<dyn MetaFs>>,
-    board: &'a StonewallBoard,
+    board: &'a dyn CountMeeting,
     stop: &'a AtomicBool,
     live: &'a LiveItems,
     /// Files each client has in the iteration under way (less than planned after a stonewall).
@@ -182,7 +217,7 @@ pub struct WorkerSetup<'a> {
     /// Local, or a server.
     pub place: &'a Place<'a>,
     /// The stonewall's meeting point.
-    pub board: &'a StonewallBoard,
+    pub board: &'a dyn CountMeeting,
     /// The run's stop flag.
     pub stop: &'a AtomicBool,
     /// Live counts.

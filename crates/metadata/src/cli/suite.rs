@@ -66,13 +66,6 @@ impl Suite for Metadata {
     fn prepare(args: MetadataArgs, mpi_ranks: Option<usize>, _db: &std::path::Path) -> anyhow::Result<Prepared<Self>> {
         let plan = args.plan()?;
         let run = args.common.options(mpi_ranks)?;
-        if plan.stonewall.is_some() && mpi_ranks.is_some_and(|n| n > 1) {
-            return Err(UsageError::new(
-                "--stonewall under MPI ranks: the count reached is shared between the threads of one process only \
-                 (not yet between ranks); run the clients as threads (--clients N) or leave --stonewall out",
-            )
-            .into());
-        }
         if plan.sync_after_phase && run.target.server().is_some() {
             return Err(UsageError::new(
                 "--sync-after-phase on an nfs:// or smb:// target: iomatrix's own protocol client keeps no cache, \
@@ -151,9 +144,21 @@ impl Suite for Metadata {
             Group::Local(n) => *n,
             _ => 1,
         };
-        let board = StonewallBoard::new(local_threads);
+        let threads = StonewallBoard::new(local_threads);
+        #[cfg(feature = "mpi")]
+        let ranks = match group {
+            Group::Mpi(g) => Some(crate::runner::RankMeeting(g)),
+            _ => None,
+        };
+        #[cfg(feature = "mpi")]
+        let board: &dyn crate::runner::CountMeeting = match &ranks {
+            Some(ranks) => ranks,
+            None => &threads,
+        };
+        #[cfg(not(feature = "mpi"))]
+        let board: &dyn crate::runner::CountMeeting = &threads;
         let counts = counts(plan);
-        let s = WorkerSetup { plan, counts, top, place, board: &board, stop: setup.stop, live: &live.0, clients };
+        let s = WorkerSetup { plan, counts, top, place, board, stop: setup.stop, live: &live.0, clients };
         let phases = plan.phases.len().max(1);
         lead(
             group,
