@@ -6,8 +6,12 @@
 //! - [`result`]: [`PhaseResult`], a phase merged over the clients: both of mdtest's rates
 //!   (every client's items over the slowest client's time; the slowest client's rate times the
 //!   clients), each client's own, latency percentiles, failures by errno, the stonewall.
+//! - [`front`]: `iomatrix mdtest`, mdtest's command line as a plan, and mdtest's output layout.
+//! - [`import`]: mdtest's output read (`iomatrix import`).
 #![warn(missing_docs)]
 
+pub mod front;
+pub mod import;
 pub mod plan;
 pub mod result;
 
