@@ -165,6 +165,8 @@ pub struct MdtestArgs {
     pub packet_type: Option<String>,
     /// --saveRankPerformanceDetails: each rank's rates to this CSV.
     pub rank_details_csv: Option<PathBuf>,
+    /// iomatrix's own flags among mdtest's: `--label KEY=VALUE`, `--db PATH`, `--json`.
+    pub own: iomatrix_core::OwnFlags,
 }
 
 fn usage(msg: impl Into<String>) -> UsageError {
@@ -202,6 +204,9 @@ fn find(pred: impl Fn(&Opt) -> bool) -> Option<&'static Opt> {
 
 /// `--NAME[=V] [V]`; whether it took the next word.
 fn one_long(out: &mut MdtestArgs, long: &str, attached: Option<&str>, next: Option<&str>) -> Result<bool, UsageError> {
+    if let Some(used_next) = own_flag(out, long, attached, next)? {
+        return Ok(used_next);
+    }
     let opt = find(|o| o.long == Some(long)).ok_or_else(|| {
         usage(format!("--{long} is not an option of mdtest 4.x that iomatrix knows (see 'iomatrix help mdtest')"))
     })?;
@@ -210,6 +215,41 @@ fn one_long(out: &mut MdtestArgs, long: &str, attached: Option<&str>, next: Opti
     let (value, used_next) = value_of(opt, &name, attached, next)?;
     set(out, opt, &name, value.as_deref())?;
     Ok(used_next)
+}
+
+/// iomatrix's own `--label`, `--db` and `--json` (mdtest has none of them); Some(whether it
+/// took the next word) where `long` is one.
+fn own_flag(
+    out: &mut MdtestArgs,
+    long: &str,
+    attached: Option<&str>,
+    next: Option<&str>,
+) -> Result<Option<bool>, UsageError> {
+    let value = |example: &str| match (attached, next) {
+        (Some(v), _) if !v.is_empty() => Ok((v.to_string(), false)),
+        (None, Some(v)) => Ok((v.to_string(), true)),
+        _ => Err(usage(format!("--{long} needs a value, e.g. --{long} {example}"))),
+    };
+    match long {
+        "json" if attached.is_none() => {
+            out.own.json = true;
+            Ok(Some(false))
+        }
+        "label" => {
+            let (v, used) = value("fs=ext4")?;
+            out.own.labels.push(v);
+            Ok(Some(used))
+        }
+        "db" => {
+            let (v, used) = value("/var/tmp/results.sqlite")?;
+            out.own.db = Some(PathBuf::from(v));
+            Ok(Some(used))
+        }
+        "verify" | "compressible" => {
+            Err(usage(format!("--{long} is not taken by iomatrix mdtest: the metadata phases verify no data")))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// `-abc`, `-n1000`, `-n=1000`, `-n 1000`; whether it took the next word.
@@ -394,6 +434,11 @@ mod tests {
         let a = parse(&args("-R --random-seed 7 --saveRankPerformanceDetails out.csv -x sw -L=0")).unwrap();
         assert_eq!((a.random, a.random_seed, a.leaf_only), (true, Some(7), false));
         assert_eq!(a.rank_details_csv, Some(PathBuf::from("out.csv")));
+        let a = parse(&args("-n 5 --label fs=xfs --db=/tmp/r.sqlite --json")).unwrap();
+        assert_eq!(
+            (a.own.labels, a.own.db, a.own.json),
+            (vec!["fs=xfs".to_string()], Some(PathBuf::from("/tmp/r.sqlite")), true)
+        );
     }
 
     #[test]
@@ -413,6 +458,8 @@ mod tests {
             ("--dataPacketType=x", "mdtest takes offset, incompressible"),
             ("-nu 5", "-n 'u': give a whole number"),
             ("-un5", "-n in '-un5' takes a value"),
+            ("-n 5 --verify", "--verify is not taken"),
+            ("-n 5 --label", "--label needs a value"),
         ] {
             let e = parse(&args(line)).unwrap_err().to_string();
             assert!(e.contains(named), "{line}: {e}");
