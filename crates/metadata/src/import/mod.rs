@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use summary::{MdtestOutput, SummaryRow};
 
 /// The suite whose runs the importer makes.
-const SUITE: &str = "metadata";
+const SUITE: &str = <crate::cli::Metadata as iomatrix_harness::Suite>::NAME;
 
 /// mdtest's standard output (4.x: `SUMMARY rate`, with -P `SUMMARY time`).
 pub const MDTEST: Format = Format {
