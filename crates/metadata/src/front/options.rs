@@ -100,6 +100,34 @@ const OPTIONS: &[Opt] = &[
     refused_long("posix.odirect", Flag, "O_DIRECT is not taken: metadata phases write at most -w bytes a file"),
 ];
 
+/// `iomatrix mdtest -h`: the options taken, as mdtest 4.x reads them, and those refused.
+pub const HELP: &str = "\
+iomatrix mdtest: the metadata suite with mdtest 4.x's command line, printed in mdtest's layout
+(SUMMARY rate table; -P adds the time table). Stored like any run: see 'iomatrix show'.
+
+Taken (as mdtest reads them: -n 1000, -n1000, -n=1000; flags grouped, -uL; k/m/g/t/p = 1024s):
+  -n N   items per task             -I N   items per folder of the tree
+  -z D   tree depth                 -b B   branching factor (1)
+  -L     items in the leaves only   -u     a folder per task (else one shared)
+  -F     files only                 -D     directories only
+  -C -T -E -r -U   only create, stat, read, remove, rename (none: every phase; -C is needed)
+  -w N   bytes written to each file -e N   bytes read from each file
+  -y     fsync each file            -Y     sync after each phase (timed)
+  -N S   stat/read/remove the items of the task S ranks on
+  -R     stat in random order       --random-seed N  its seed
+  -W S   stonewall: stop file creation after S seconds (-b 1 only)
+  -x F   write the count the stonewall reached to F
+  -i N   iterations                 -P     the time table too
+  -d DIR the folder (default ./out; nfs:// or smb:// for iomatrix's own clients)
+  -a POSIX  -t  -G N  --dataPacketType T   taken; they change nothing iomatrix times
+  --saveRankPerformanceDetails F   each task's rate and time, as mdtest's CSV
+  iomatrix's own: --label KEY=VALUE, --db PATH, --json
+Refused, by name, before anything runs: -a other than POSIX, -B, -c, -f, -l, -s, -g, -k, -p,
+-S, -v, -V, -X, -Z, --verify-read, --verify-write, --run-cmd-before-phase, --run-cmd-after-phase,
+--savePerOpDataCSV, --showRankStatistics, --print-all-procs, --warningAsErrors, --posix.odirect
+and the GPU options. Tasks: --clients is not an mdtest option; run under mpirun for more tasks.
+";
+
 /// mdtest's `--dataPacketType`: what a written file holds. iomatrix takes it and writes its own
 /// pattern either way (the metadata phases time the create, not the bytes).
 pub const PACKET_TYPES: [&str; 8] = ["offset", "incompressible", "timestamp", "random", "o", "i", "t", "r"];

@@ -130,19 +130,28 @@ fn run(out: &MdtestOutput) -> ImportedRun {
         }),
         environment: json!({}),
         conditions,
-        unknown: vec![
-            "each task's own rate and time, per-operation latency and failures by errno (mdtest prints none)".into(),
-            "the rate of every task's items over the slowest task's time, IO500's rule, unless -P's time table \
-             gives the time"
-                .into(),
-            "backend; file system type and mount; the hosts".into(),
-        ],
+        unknown: unknown(out),
         notes,
         cells,
         unmeasured: Vec::new(),
         skipped: rate.rows.iter().filter(|r| !r.ran()).map(|r| format!("{}: not run (0.000)", r.name)).collect(),
         bad_lines: Vec::new(),
     }
+}
+
+/// What mdtest's output does not give.
+fn unknown(out: &MdtestOutput) -> Vec<String> {
+    let mut unknown =
+        vec!["each task's own rate and time, per-operation latency and failures by errno (mdtest prints none)".into()];
+    if out.time.is_none() {
+        unknown.push(
+            "the rate of every task's items over the slowest task's time (IO500's rule: mdtest prints the time \
+             only with -P); stored as the SUMMARY rate"
+                .into(),
+        );
+    }
+    unknown.push("backend; file system type and mount; the hosts".into());
+    unknown
 }
 
 /// A phase's cell: its [`PhaseResult`] (the Mean as both rates where the time is not printed;
