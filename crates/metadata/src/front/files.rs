@@ -82,10 +82,15 @@ pub fn rank_details_csv(results: &[PhaseResult], items_per_task: u64, tasks: usi
     s
 }
 
-/// `-x`: the count every task went on to when the stonewall fired in file creation, as mdtest
-/// writes it (the number alone); None where it did not fire.
-pub fn stonewall_status(results: &[PhaseResult]) -> Option<String> {
-    results.iter().rev().find_map(|r| r.stonewall.as_ref()).map(|s| s.count_reached.to_string())
+/// `-x`: what mdtest writes there with -W: the count every task went on to when the stonewall
+/// fired in file creation, else the items each task made (`per_task`); the number alone. None
+/// without a stonewall or a file creation (mdtest writes it only then).
+pub fn stonewall_status(results: &[PhaseResult], stonewall: bool, per_task: u64) -> Option<String> {
+    let create = results.iter().rev().find(|r| r.phase == Phase::FileCreate);
+    match (stonewall, create) {
+        (true, Some(r)) => Some(r.stonewall.as_ref().map_or(per_task, |s| s.count_reached).to_string()),
+        _ => None,
+    }
 }
 
 /// An mdtest rank-details CSV (by its header), which a new run may replace.
@@ -150,6 +155,9 @@ mod tests {
         assert_eq!(lines[1], "all,100,,,,,,,,,,,1.0000000000e+02,2.0000000000e+00,,,,,,,,,,");
         assert_eq!(lines[2], "0,,,,,,,,,,,,5.0000000000e+01,2.0000000000e+00,,,,,,");
         assert_eq!(lines[3], "1,,,,,,,,,,,,1.0000000000e+02,1.0000000000e+00,,,,,,");
-        assert_eq!(stonewall_status(&[create]), Some("100".into()));
+        assert_eq!(stonewall_status(std::slice::from_ref(&create), true, 7), Some("100".into()));
+        assert_eq!(stonewall_status(std::slice::from_ref(&create), false, 7), None, "no -W, no count");
+        let unfired = PhaseResult { stonewall: None, ..create };
+        assert_eq!(stonewall_status(&[unfired], true, 7), Some("7".into()), "every item made: mdtest writes them");
     }
 }

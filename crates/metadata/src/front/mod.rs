@@ -66,14 +66,15 @@ pub fn print_stored(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
     iomatrix_harness::out::print(&out.report(&results, tasks, nodes(run), finished))?;
+    let per_task = results
+        .iter()
+        .find_map(|r| r.stonewall.as_ref().map(|s| s.count_reached))
+        .unwrap_or_else(|| plan::items_per_client(&out.plan));
     if let Some(file) = rank_details {
-        let per_task = results
-            .iter()
-            .find_map(|r| r.stonewall.as_ref().map(|s| s.count_reached))
-            .unwrap_or_else(|| plan::items_per_client(&out.plan));
         file.write(files::rank_details_csv(&results, per_task, tasks, out.plan.iterations).as_bytes())?;
     }
-    if let (Some(file), Some(count)) = (stonewall_file, files::stonewall_status(&results)) {
+    let status = files::stonewall_status(&results, out.plan.stonewall.is_some(), per_task);
+    if let (Some(file), Some(count)) = (stonewall_file, status) {
         file.write(count.as_bytes())?;
     }
     Ok(())
