@@ -104,3 +104,33 @@ pub fn rerun(args: &mut Vec<String>, target: Option<&str>, stored_target: Option
         (None, None) => stored_target,
     }
 }
+
+/// `iomatrix mdtest`'s end: mdtest's output from the stored run's phases on standard output,
+/// then `--saveRankPerformanceDetails`' CSV and `-x`'s count where asked. A run that did not
+/// complete prints none of them, as mdtest prints no table when it fails (iomatrix's own tables,
+/// on standard error, say what happened).
+pub(super) fn print_stored(
+    out: &FrontOutput,
+    run: &iomatrix_store::StoredRun,
+    rank_details: Option<&iomatrix_guard::Checked>,
+    stonewall_file: Option<&iomatrix_guard::Checked>,
+) -> anyhow::Result<()> {
+    if run.summary.status != iomatrix_store::RunStatus::Complete {
+        return Ok(());
+    }
+    let results = crate::stored::phase_results(run);
+    let tasks = run.cell_results.first().map_or(1, |c| c.clients.max(1));
+    iomatrix_harness::out::print(&out.report(&results, tasks, crate::front::nodes(run), now_ms()))?;
+    let per_task = results
+        .iter()
+        .find_map(|r| r.stonewall.as_ref().map(|s| s.count_reached))
+        .unwrap_or_else(|| plan::items_per_client(&out.plan));
+    if let Some(file) = rank_details {
+        file.write(crate::front::files::rank_details_csv(&results, per_task, tasks, out.plan.iterations).as_bytes())?;
+    }
+    let status = crate::front::files::stonewall_status(&results, out.plan.stonewall.is_some(), per_task);
+    if let (Some(file), Some(count)) = (stonewall_file, status) {
+        file.write(count.as_bytes())?;
+    }
+    Ok(())
+}

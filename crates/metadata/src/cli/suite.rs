@@ -260,7 +260,7 @@ impl Suite for Metadata {
     /// Under mdtest's command line: mdtest's output from the stored phases, and its files.
     fn after_tables(&self, run: &StoredRun) -> anyhow::Result<()> {
         let Some(front) = &self.front else { return Ok(()) };
-        crate::front::print_stored(&front.output, run, front.rank_details.as_ref(), front.stonewall_file.as_ref())
+        super::front::print_stored(&front.output, run, front.rank_details.as_ref(), front.stonewall_file.as_ref())
     }
 }
 

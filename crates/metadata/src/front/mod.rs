@@ -47,41 +47,8 @@ impl FrontOutput {
     }
 }
 
-/// `iomatrix mdtest`'s end: mdtest's output from the stored run's phases on standard output,
-/// then `--saveRankPerformanceDetails`' CSV and `-x`'s count where asked. A run that did not
-/// complete prints none of them, as mdtest prints no table when it fails (iomatrix's own tables,
-/// on standard error, say what happened).
-pub fn print_stored(
-    out: &FrontOutput,
-    run: &iomatrix_store::StoredRun,
-    rank_details: Option<&iomatrix_guard::Checked>,
-    stonewall_file: Option<&iomatrix_guard::Checked>,
-) -> anyhow::Result<()> {
-    if run.summary.status != iomatrix_store::RunStatus::Complete {
-        return Ok(());
-    }
-    let results = crate::stored::phase_results(run);
-    let tasks = run.cell_results.first().map_or(1, |c| c.clients.max(1));
-    let finished = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    iomatrix_harness::out::print(&out.report(&results, tasks, nodes(run), finished))?;
-    let per_task = results
-        .iter()
-        .find_map(|r| r.stonewall.as_ref().map(|s| s.count_reached))
-        .unwrap_or_else(|| plan::items_per_client(&out.plan));
-    if let Some(file) = rank_details {
-        file.write(files::rank_details_csv(&results, per_task, tasks, out.plan.iterations).as_bytes())?;
-    }
-    let status = files::stonewall_status(&results, out.plan.stonewall.is_some(), per_task);
-    if let (Some(file), Some(count)) = (stonewall_file, status) {
-        file.write(count.as_bytes())?;
-    }
-    Ok(())
-}
-
 /// The hosts the clients ran on (mdtest's nodes): 1 where the run names none.
-fn nodes(run: &iomatrix_store::StoredRun) -> usize {
+pub fn nodes(run: &iomatrix_store::StoredRun) -> usize {
     let hosts = run.environment_facts().client_hosts.unwrap_or_default();
     let names: std::collections::BTreeSet<String> = hosts.iter().map(|h| format!("{:?}", h.host)).collect();
     names.len().max(1)
