@@ -17,7 +17,7 @@ use std::process::ExitCode;
 /// `iomatrix mdtest`: mdtest's own command line.
 pub const FRONT_END: iomatrix_harness::FrontEnd = iomatrix_harness::FrontEnd {
     name: "mdtest",
-    about: "Run the metadata suite with mdtest's own command line, printed in mdtest's layout",
+    about: "Run the metadata suite with mdtest's own command line, printed in mdtest's layout (`iomatrix mdtest -h` lists the options)",
     flags: "MDTEST OPTIONS",
     flags_help: "mdtest 4.x's options, e.g. -n 1000 -u -d /mnt/x (-a POSIX only; see docs/metadata.md)",
     run,
