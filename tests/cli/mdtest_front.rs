@@ -123,6 +123,8 @@ fn every_refused_option_exits_2_naming_it_before_anything_runs() {
         (vec!["-F"], "give -n N"),
         (vec!["-n", "10", "-d", "a@b"], "several folders"),
         (vec!["-n", "10", "-e", "100"], "-e 100 reads more than -w 0"),
+        // Refused before any connection: no server needs to answer.
+        (vec!["-n", "10", "-Y", "-d", "nfs://127.0.0.1/nowhere"], "-Y on an nfs:// or smb:// folder"),
     ] {
         let mut all = vec!["mdtest", "-d", d];
         all.extend_from_slice(&args);

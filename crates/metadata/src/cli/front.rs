@@ -43,6 +43,7 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
         &format!("mdtest: -d {path}"),
         "give -d an existing folder to test in (iomatrix makes its working folder there)",
     )?;
+    refuse_what_the_suite_does_not_take(&plan, &target, ranks.mpi_size())?;
     let rank_details =
         checked(parsed.rank_details_csv.as_deref(), "--saveRankPerformanceDetails", &RankDetailsKind, &own.db)?;
     let stonewall_file = checked(parsed.stonewall_file.as_deref(), "-x", &StonewallStatusKind, &own.db)?;
@@ -59,6 +60,27 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
     let suite = Metadata::with_front_end(&target, front, rank_details, stonewall_file);
     let run = own.options(target, false, clients, repeat);
     iomatrix_harness::run(Prepared { suite, plan, run }, &own.db, ranks)
+}
+
+/// What `run metadata` refuses of such a plan, in mdtest's words (its -W and -Y).
+fn refuse_what_the_suite_does_not_take(
+    plan: &crate::MetadataPlan,
+    target: &Target,
+    mpi_ranks: Option<usize>,
+) -> Result<(), iomatrix_core::UsageError> {
+    if plan.stonewall.is_some() && mpi_ranks.is_some_and(|n| n > 1) {
+        return Err(iomatrix_core::UsageError::new(
+            "-W under mpirun: the count the stonewall reached is shared between the clients of one process only \
+             (not yet between ranks); leave -W out under mpirun",
+        ));
+    }
+    if plan.sync_after_phase && target.server().is_some() {
+        return Err(iomatrix_core::UsageError::new(
+            "-Y on an nfs:// or smb:// folder: iomatrix's own protocol client keeps no cache, every write is sent \
+             before the phase ends; leave -Y out",
+        ));
+    }
+    Ok(())
 }
 
 /// A file mdtest writes, judged before anything runs (exit 2 on a path that cannot be written).
