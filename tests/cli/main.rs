@@ -48,6 +48,7 @@ mod iozone_report;
 mod lab;
 mod lab_fixture;
 mod mdtest_front;
+mod metadata;
 mod mounted;
 mod mpi;
 mod multihost;

@@ -452,13 +452,15 @@ impl Worker<'_> {
         names.write(0, &mut first);
         first.push_str("-XX");
         let mut last = first.clone();
+        // Two buffers swapped each step: no allocation per rename.
+        let mut current = String::with_capacity(first.len() + 16);
         for i in 0..count {
             if self.stop.load(Ordering::Relaxed) {
                 break;
             }
-            let mut current = String::new();
             if i == count - 1 {
-                current.clone_from(&first);
+                current.clear();
+                current.push_str(&first);
             } else {
                 names.write(i, &mut current);
             }
@@ -472,7 +474,7 @@ impl Worker<'_> {
             });
             let (fs, from, to) = (self.fs.as_mut().expect("a session"), &self.path, &self.other);
             tally.op(|| fs.rename(from, to));
-            last = current;
+            std::mem::swap(&mut last, &mut current);
         }
         tally
     }

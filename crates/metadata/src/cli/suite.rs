@@ -217,7 +217,11 @@ impl Suite for Metadata {
             kib_per_sec: 0.0,
             cpu_percent: None,
             metrics,
-            client_figures: json!(r.clients),
+            client_figures: json!(r
+                .clients
+                .iter()
+                .map(|c| iomatrix_harness::clients::figures_with_rank(c.client, c))
+                .collect::<Vec<_>>()),
             state: CellState::default(),
             blobs: Vec::new(),
         }
