@@ -3,6 +3,7 @@
 //! prints (its rule for spreading `-n` over the tree's folders).
 
 use super::options::MdtestArgs;
+use crate::layout::Counts;
 use crate::plan::{ItemCount, ItemKinds, Layout, MetadataPlan, Neighbour, Phase, TreeShape};
 use iomatrix_core::UsageError;
 use std::time::Duration;
@@ -26,6 +27,17 @@ pub fn plan(a: &MdtestArgs) -> Result<MetadataPlan, UsageError> {
         }
         (None, None) => return Err(usage("give -n N (items per task) or -I N (items per folder), as mdtest needs")),
     };
+    if a.items == Some(0) || a.items_per_dir == Some(0) {
+        return Err(usage("-n 0 or -I 0: give at least 1 item"));
+    }
+    let tree = TreeShape { depth: a.depth, branch, leaves_only: a.leaf_only };
+    // As run metadata stores it: -n rounded down to a multiple of the folders holding items.
+    let counts = Counts::of(&tree, items)
+        .map_err(|e| usage(format!("-z {} -b {branch}: {e}; give a larger -n, a smaller tree, or -I", a.depth)))?;
+    let items = match items {
+        ItemCount::PerClient(_) => ItemCount::PerClient(counts.per_client),
+        per_folder @ ItemCount::PerFolder(_) => per_folder,
+    };
     let kinds = match (a.files_only, a.dirs_only) {
         (true, false) => ItemKinds::Files,
         (false, true) => ItemKinds::Dirs,
@@ -34,7 +46,7 @@ pub fn plan(a: &MdtestArgs) -> Result<MetadataPlan, UsageError> {
     Ok(MetadataPlan {
         items,
         kinds,
-        tree: TreeShape { depth: a.depth, branch, leaves_only: a.leaf_only },
+        tree,
         layout: if a.unique_dir { Layout::PerClient } else { Layout::Shared },
         phases: phases(a, kinds),
         write_bytes: a.write_bytes,
@@ -111,34 +123,16 @@ fn phases(a: &MdtestArgs, kinds: ItemKinds) -> Vec<Phase> {
         .collect()
 }
 
-/// Folders in the tree: mdtest's `num_dirs_in_tree`.
+/// Folders in the tree: mdtest's `num_dirs_in_tree` (1 where the tree cannot be counted: a
+/// checked plan always can).
 pub fn tree_folders(tree: &TreeShape) -> u64 {
-    let (b, d) = (u64::from(tree.branch), tree.depth);
-    match (d, b) {
-        (0, _) | (_, 0) => 1,
-        (_, 1) => u64::from(d) + 1,
-        _ => (b.saturating_pow(d + 1) - 1) / (b - 1),
-    }
-}
-
-/// Folders that hold items: the leaves with -L, else every folder.
-fn holding_folders(tree: &TreeShape) -> u64 {
-    if tree.leaves_only {
-        u64::from(tree.branch.max(1)).saturating_pow(tree.depth)
-    } else {
-        tree_folders(tree)
-    }
+    Counts::of(tree, ItemCount::PerFolder(1)).map_or(1, |c| c.folders)
 }
 
 /// Items of one task, as mdtest resolves -n and -I: -n is spread evenly over the folders that
-/// hold items, rounded down to a multiple of them (`-n 1000 -z 2 -b 4 -L`: 992).
+/// hold items, rounded down to a multiple of them (`-n 1000 -z 2 -b 4`: 987).
 pub fn items_per_client(plan: &MetadataPlan) -> u64 {
-    let folders = holding_folders(&plan.tree).max(1);
-    match plan.items {
-        ItemCount::PerFolder(i) => i.saturating_mul(folders),
-        ItemCount::PerClient(n) if plan.tree.leaves_only && plan.tree.branch <= 1 => n,
-        ItemCount::PerClient(n) => n / folders * folders,
-    }
+    Counts::of(&plan.tree, plan.items).map_or(0, |c| c.per_client)
 }
 
 /// What mdtest's header calls the items: `files/directories`, `files` or `directories`.
@@ -181,7 +175,8 @@ mod tests {
     fn mdtests_counts_and_refusals() {
         let p = plan_of("-z 2 -b 4 -I 10 -L").unwrap();
         assert_eq!((tree_folders(&p.tree), items_per_client(&p)), (21, 160), "as mdtest's fixture prints");
-        assert_eq!(items_per_client(&plan_of("-n 1000 -z 2 -b 4").unwrap()), 987);
+        let rounded = plan_of("-n 1000 -z 2 -b 4").unwrap();
+        assert_eq!((items_per_client(&rounded), rounded.items), (987, ItemCount::PerClient(987)), "stored rounded");
         assert_eq!(items_per_client(&plan_of("-n 1000 -z 3 -b 1 -L").unwrap()), 1000);
         for (line, says) in [
             ("-n 10 -z 2 -b 4 -W 5", "-W (the stonewall) works only with a branching factor of 1"),
@@ -191,6 +186,9 @@ mod tests {
             ("-n 10 -e 8", "-e 8 reads more than -w 0"),
             ("-n 10 -i 0", "-i 0"),
             ("-n 10 -T", "-T, -E, -r or -U without -C"),
+            ("-n 3 -z 2 -b 4", "-z 2 -b 4: 3 items per client over 21 folders leave none per folder"),
+            ("-n 10 -z 40 -b 9", "more folders than can be counted"),
+            ("-n 0", "-n 0 or -I 0"),
         ] {
             let e = plan_of(line).unwrap_err().to_string();
             assert!(e.contains(says), "{line}: {e}");
