@@ -317,3 +317,42 @@ fn trust_metadata_every_phase_over_the_labs_nfs_and_smb_servers() {
     let password_file = lab.var("IOMATRIX_LAB_SMB_PASSWORD_FILE");
     every_phase_on_a_server(lab.var("IOMATRIX_LAB_SMB"), Some(password_file), &state, "SMB");
 }
+
+#[test]
+fn trust_metadata_iterations_neighbours_random_stat_and_sync_run_every_phase_whole() {
+    let sb = Sandbox::new();
+    let args = [
+        "--items",
+        "20",
+        "--clients",
+        "2",
+        "--files-only",
+        "--iterations",
+        "2",
+        "--neighbour",
+        "1",
+        "--random-stat=3",
+        "--write-bytes",
+        "10",
+        "--read-bytes",
+        "10",
+        "--fsync",
+        "--sync-after-phase",
+    ];
+    assert_success(&metadata(&sb, &sb.target(), &args));
+    let stored = phases(&sb);
+    let names: Vec<&str> = stored.iter().map(|(n, _, _)| n.as_str()).collect();
+    let once = ["tree-create", "file-create", "file-stat", "file-read", "file-remove", "tree-remove"];
+    let twice: Vec<String> = once.iter().map(|n| format!("{n} #2")).collect();
+    assert_eq!(names, [&once[..], &twice.iter().map(String::as_str).collect::<Vec<_>>()[..]].concat());
+    for (i, (name, p, state)) in stored.iter().enumerate() {
+        // Each client stats, reads and removes its neighbour's files: all there, none failed.
+        assert_eq!(state["kind"], "complete", "{name}: {state} {p}");
+        assert_eq!(p["iteration"].as_u64(), Some((i / 6) as u64), "{name}");
+        if name.starts_with("file-") {
+            assert_eq!(p["items"], 40, "{name}: {p}");
+        }
+        check_rates(name, p);
+    }
+    assert!(sb.leftovers().is_empty());
+}
