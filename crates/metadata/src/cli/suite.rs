@@ -130,7 +130,8 @@ impl Suite for Metadata {
             // Under mdtest's command line, standard output is mdtest's layout alone.
             quiet: self.front.is_some(),
             uncached_hint: "metadata phases time the file system's metadata path, cached or not,",
-            uncached_flags: |_| "--sync-after-phase".into(),
+            // Under mdtest's command line, mdtest's name for it.
+            uncached_flags: if self.front.is_some() { |_| "-Y".into() } else { |_| "--sync-after-phase".into() },
             cache_dropped: false,
         }
     }
