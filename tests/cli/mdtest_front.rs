@@ -245,6 +245,13 @@ fn two_mpi_ranks_are_two_tasks() {
     let theirs = parse_outputs(&fixture("master-np2-n1000-u")).unwrap().remove(0);
     same_rows_and_columns(ours.rate.as_ref().unwrap(), theirs.rate.as_ref().unwrap());
     assert!(sb.leftovers().is_empty());
+    // The stonewall's count is not yet shared between ranks: -W refused before anything runs.
+    let walled = [bin.to_str().unwrap(), "mdtest", "-n", "100", "-W", "1", "-d", target.to_str().unwrap()];
+    let (out, _) = mpirun(&sb, 2, &walled, Duration::from_secs(120));
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("-W under mpirun"), "{stderr}");
+    assert!(std::fs::read_dir(&target).unwrap().next().is_none(), "nothing made");
 }
 
 #[test]
