@@ -59,6 +59,7 @@ fn every_real_mdtest_output_imports_with_its_phases() {
                 assert_eq!(p["clients"].as_array().map(Vec::len), Some(0), "each task's own: not in the source");
                 assert!(p["latency"].is_null(), "no latency in mdtest's output");
                 assert_eq!(cell["clients"].as_u64(), out.tasks);
+                assert_eq!(cell["metrics"]["per_sec"], p["rate_all_over_slowest"], "the figure compare judges");
             }
         }
     }
@@ -96,4 +97,23 @@ fn a_table_out_of_mdtests_columns_is_refused_by_its_line() {
     let out = sb.run(&["import", "--format", "mdtest", file.to_str().unwrap()]);
     assert_usage_error(&out, "line 19: 'File stat': its Max column (bytes 26..40)");
     assert!(sb.runs_json()["runs"].as_array().unwrap().is_empty(), "nothing stored");
+}
+
+#[test]
+fn two_imported_mdtest_runs_compare_phase_by_phase() {
+    let sb = Sandbox::new();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mdtest");
+    let mut ids = Vec::new();
+    for name in ["v400-n1000-u.txt", "master-n1000-u.txt"] {
+        ids.extend(imported_ids(&sb.run(&["import", dir.join(name).to_str().unwrap()])));
+    }
+    let out = sb.run(&["compare", &ids[0].to_string(), &ids[1].to_string()]);
+    assert_success(&out);
+    let (stdout, _) = text(&out);
+    // mdtest 4.1's file create, 45,081.623/s, against 4.0's: a row per phase, each with its change.
+    let create = stdout.lines().find(|l| l.starts_with("file-create (ops/s)")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(create.contains("45081.62"), "{create}");
+    for phase in ["dir-create", "dir-stat", "dir-rename", "dir-remove", "file-stat", "file-read", "file-remove"] {
+        assert!(stdout.lines().any(|l| l.starts_with(&format!("{phase} (ops/s)"))), "{phase}: {stdout}");
+    }
 }

@@ -180,6 +180,9 @@ fn cell(out: &MdtestOutput, plan: Option<&MetadataPlan>, row: &SummaryRow) -> Op
         not_in_source.push("rate_all_over_slowest");
     }
     let metrics = json!({
+        // The cell's figure, as run metadata's cells store it: what compare, sweep and report judge.
+        "per_sec": result.rate_all_over_slowest,
+        "unit": "ops/s",
         "phase": result,
         "mdtest": {
             "row": row.name,
