@@ -117,7 +117,7 @@ fn kept_test_dir(sb: &Sandbox) -> PathBuf {
     let kept = sb.leftovers();
     assert_eq!(kept.len(), 1, "{kept:?}");
     let dir = kept[0].join("test-dir.0-0");
-    assert!(dir.is_dir(), "{dir:?}");
+    assert!(dir.is_dir(), "{}", dir.display());
     dir
 }
 
@@ -268,6 +268,10 @@ fn trust_metadata_show_compare_and_sweep_of_real_runs() {
     assert_success(&show);
     let (stdout, _) = text(&show);
     assert!(stdout.contains("file-create") && stdout.contains("ops/s (IO500)"), "{stdout}");
+    assert!(
+        stdout.contains("layout: one tree shared by every client") && stdout.contains("rates: IO500's"),
+        "{stdout}"
+    );
     let compare = sb.run(&["compare", "1,2", "3,4"]);
     assert_success(&compare);
     let (stdout, _) = text(&compare);
