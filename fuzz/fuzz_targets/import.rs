@@ -1,5 +1,5 @@
-//! The importers (fio JSON, IOzone -R text, bonnie++ CSV, Bonnie's table, Iometer's CSV, a
-//! published table): any text is recognised or not, and read as each format, with an error or
+//! The importers (fio JSON, IOzone -R text, bonnie++ CSV, Bonnie's table, Iometer's CSV, mdtest's
+//! output, a published table): any text is recognised or not, and read as each format, with an error or
 //! runs, never a panic.
 #![no_main]
 use iomatrix_import::{parse, Importers, Options};
@@ -8,9 +8,19 @@ use libfuzzer_sys::fuzz_target;
 /// The importers of the suites that have them, as the command table registers them.
 fn importers() -> Importers {
     Importers::new(
-        [iomatrix_iozone::import::IMPORTERS, iomatrix_access::import::IMPORTERS, iomatrix_bonnie::import::IMPORTERS]
-            .concat(),
-        vec![iomatrix_iozone::import::PUBLISHED, iomatrix_access::import::PUBLISHED, iomatrix_bonnie::import::PUBLISHED],
+        [
+            iomatrix_iozone::import::IMPORTERS,
+            iomatrix_access::import::IMPORTERS,
+            iomatrix_bonnie::import::IMPORTERS,
+            iomatrix_metadata::import::IMPORTERS,
+        ]
+        .concat(),
+        vec![
+            iomatrix_iozone::import::PUBLISHED,
+            iomatrix_access::import::PUBLISHED,
+            iomatrix_bonnie::import::PUBLISHED,
+            iomatrix_metadata::import::PUBLISHED,
+        ],
     )
 }
 

@@ -11,9 +11,12 @@
 //! - [`runner`]: one client's phases; [`merge`]: a phase merged at the leader.
 //! - [`cli`]: `iomatrix run metadata` and the [`cli::Metadata`] suite; [`stored`]: a stored
 //!   run's phases read back; [`render`]: its tables.
+//! - [`front`]: `iomatrix mdtest`, mdtest's command line as a plan, and mdtest's output layout.
+//! - [`import`]: mdtest's output read (`iomatrix import`).
 #![warn(missing_docs)]
 
 pub mod cli;
+pub mod front;
 pub mod fs;
 pub mod import;
 pub mod layout;

@@ -110,6 +110,8 @@ fn stonewall(figures: &[ClientFigures], per_client: u64) -> Option<StonewallFire
         seconds,
         count_reached,
         rate_at_stonewall: if seconds > 0.0 { at_wall as f64 / seconds } else { 0.0 },
+        count_min: walls.iter().map(|(n, _)| *n).min().unwrap_or(0),
+        count_mean: at_wall as f64 / walls.len() as f64,
     })
 }
 

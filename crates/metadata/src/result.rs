@@ -40,6 +40,12 @@ pub struct StonewallFired {
     pub count_reached: u64,
     /// The items of every client over the time to the stonewall (mdtest's "stonewall rate").
     pub rate_at_stonewall: f64,
+    /// The fewest items any client had made when it fired (mdtest's `Continue stonewall hit min:`).
+    #[serde(default)]
+    pub count_min: u64,
+    /// The mean of the items each client had made when it fired (that line's `avg:`).
+    #[serde(default)]
+    pub count_mean: f64,
 }
 
 /// A phase of one iteration, merged over the clients.

@@ -21,6 +21,29 @@ use serde_json::json;
 pub struct Metadata {
     /// What the stored cells name as their backend: the protocol client, or system calls.
     backend: &'static str,
+    /// Run from mdtest's command line (`iomatrix mdtest`): its output and files.
+    front: Option<Front>,
+}
+
+/// What `iomatrix mdtest` adds to a run: mdtest's output, `-x`'s and
+/// `--saveRankPerformanceDetails`' files (judged fit to write before the run).
+struct Front {
+    output: crate::front::FrontOutput,
+    rank_details: Option<iomatrix_guard::Checked>,
+    stonewall_file: Option<iomatrix_guard::Checked>,
+}
+
+impl Metadata {
+    /// The suite as `iomatrix mdtest` runs it: mdtest's layout on standard output, its files.
+    pub fn with_front_end(
+        target: &Target,
+        output: crate::front::FrontOutput,
+        rank_details: Option<iomatrix_guard::Checked>,
+        stonewall_file: Option<iomatrix_guard::Checked>,
+    ) -> Metadata {
+        let backend = target.server().map_or(BackendKind::Sync.name(), |s| s.protocol());
+        Metadata { backend, front: Some(Front { output, rank_details, stonewall_file }) }
+    }
 }
 
 /// The clients table: each client's own rate (its items over its own time).
@@ -74,7 +97,7 @@ impl Suite for Metadata {
             .into());
         }
         let backend = run.target.server().map_or(BackendKind::Sync.name(), |s| s.protocol());
-        Ok(Prepared { suite: Metadata { backend }, plan, run })
+        Ok(Prepared { suite: Metadata { backend, front: None }, plan, run })
     }
 
     fn spec(&self, plan: &MetadataPlan, _target: &Target, clients: usize) -> RunSpec {
@@ -97,9 +120,11 @@ impl Suite for Metadata {
                     Layout::PerClient => "a tree per client (mdtest -u)" },
             }),
             keep_cell_lines: true,
-            quiet: false,
+            // Under mdtest's command line, standard output is mdtest's layout alone.
+            quiet: self.front.is_some(),
             uncached_hint: "metadata phases time the file system's metadata path, cached or not,",
-            uncached_flags: |_| "--sync-after-phase".into(),
+            // Under mdtest's command line, mdtest's name for it.
+            uncached_flags: if self.front.is_some() { |_| "-Y".into() } else { |_| "--sync-after-phase".into() },
             cache_dropped: false,
         }
     }
@@ -250,6 +275,12 @@ impl Suite for Metadata {
 
     fn tables(run: &StoredRun) -> String {
         crate::render::report(run)
+    }
+
+    /// Under mdtest's command line: mdtest's output from the stored phases, and its files.
+    fn after_tables(&self, run: &StoredRun) -> anyhow::Result<()> {
+        let Some(front) = &self.front else { return Ok(()) };
+        super::front::print_stored(&front.output, run, front.rank_details.as_ref(), front.stonewall_file.as_ref())
     }
 
     fn stored_facts(record: &iomatrix_store::Records<'_>) -> iomatrix_store::reader::SuiteFacts {
