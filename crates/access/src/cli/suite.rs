@@ -95,6 +95,9 @@ impl Suite for Access {
         }
         iomatrix_harness::data::add_conditions(&mut conditions, &plan.content);
         conditions["pin"] = json!(plan.pin.describe());
+        if !plan.shared_file.is_per_client() {
+            conditions["shared_file"] = json!(plan.shared_file.describe());
+        }
         conditions["prepare"] = json!(if target.server().is_some() {
             "on the server: each client's file laid out through iomatrix's own client in 1 MiB writes and made \
              durable (NFS COMMIT, SMB FLUSH); the server's page cache is neither seen nor dropped from here"
