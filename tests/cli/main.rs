@@ -42,6 +42,7 @@ mod hostile_inputs;
 mod hosts_described;
 mod human_numbers;
 mod import;
+mod io500;
 mod iozone_front;
 mod iozone_report;
 mod lab;

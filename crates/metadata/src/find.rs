@@ -210,7 +210,8 @@ mod tests {
         let write = |path: PathBuf, bytes: usize| std::fs::write(path, vec![7u8; bytes]).unwrap();
         let old = root.join("old");
         std::fs::create_dir_all(&old).unwrap();
-        for i in 0..30 {
+        // Their names and size match; only -newer leaves them out.
+        for i in 95..130 {
             write(old.join(format!("file.mdtest.0.{i}")), 3901);
         }
         let stamp = root.join("timestampfile");
@@ -231,7 +232,7 @@ mod tests {
         let hard = data.join("mdtest-hard/mdtest_tree.0");
         std::fs::create_dir_all(&hard).unwrap();
         for client in 0..3 {
-            for i in 0..150 {
+            for i in 0..420 {
                 write(hard.join(format!("file.mdtest.{client}.{i}")), if i % 7 == 0 { 3900 } else { 3901 });
             }
         }
@@ -262,7 +263,8 @@ mod tests {
         assert!(whole);
         assert_eq!(result.found, want);
         assert_eq!(result.examined, all, "every entry below the root, as find lists them");
-        assert!(want > 0 && want < 450, "the test's tree tells matches from the rest: {want}");
+        // 101, 201 and 401 of each client: 301 is 3,900 bytes, the old folder's 101 is older.
+        assert_eq!(want, 9, "the test's tree tells matches from the rest");
         assert_eq!(result.errors.total, 0);
         assert!(result.seconds > 0.0 && result.rate() > 0.0);
 
