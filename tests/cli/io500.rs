@@ -103,7 +103,8 @@ fn a_shared_file_refuses_what_it_cannot_be() {
     refused(&["--shared-file", "interleaved", "--rw", "write", "--align", "512"], "leave --align out");
     refused(&["--shared-file", "interleaved", "--rw", "write", "--verify"], "--verify");
     // Refused before any connection: nothing listens at port 9 of this host.
-    let on_server = ["run", "access", "--target", "nfs://127.0.0.1:9/export", "--shared-file", "interleaved", "--rw", "write"];
+    let on_server =
+        ["run", "access", "--target", "nfs://127.0.0.1:9/export", "--shared-file", "interleaved", "--rw", "write"];
     assert_usage_error(&sb.run(&on_server), "--shared-file: on a server");
     assert_eq!(stored_cells(&sb), 0, "nothing ran");
 }
