@@ -3,11 +3,12 @@
 //! ([`iomatrix_study::io500`]), always shown with its label: iomatrix's run of IO500's phases, not
 //! an official IO500 result.
 //!
-//! What a phase's score is read from: an ior phase's step is an access run of one cell, its bytes
-//! over its time (GiB/s); an mdtest phase's step is a metadata run, whose cell of the phase (file
-//! create for a write, file stat, file read, file remove for a delete; the first iteration) gives
-//! the rate mdtest hands IO500, every client's items over the slowest client's time (kIOPS); find's
-//! step is a run with a cell named `find` whose rate is the entries it examined a second.
+//! What a phase's score is read from: an ior phase's step is an access run of one setting, its
+//! bytes over its time (GiB/s); an mdtest phase's step is a metadata run, whose cell of the phase
+//! (file create for a write, file stat, file read, file remove for a delete; the first iteration)
+//! gives the rate mdtest hands IO500, every client's items over the slowest client's time (kIOPS);
+//! find's step is a run with a cell named `find` whose rate is the entries it examined a second.
+//! Where a step repeats its cells (`--repeat`), the phase's score is the median of its repeats.
 
 use iomatrix_metadata::{Phase as MetadataPhase, PhaseResult};
 use iomatrix_store::{CellRow, StepStatus, Store, StoredRun, StudyStep};
@@ -70,15 +71,31 @@ fn phase_score(run: &StoredRun, suite: &str, phase: Phase) -> Result<PhaseScore,
     }
 }
 
-/// An ior phase: the access run's one complete cell, its bytes a second.
+/// An ior phase: the access run's complete cells of its one setting (its repeats), their median
+/// bytes a second.
 fn bandwidth(cells: &[&CellRow], suite: &str, phase: Phase) -> Result<PhaseScore, String> {
     if suite != "access" {
         return Err(format!("an ior phase is an access run; this step ran {suite}"));
     }
-    match cells {
-        [cell] => Ok(PhaseScore::bandwidth(phase, cell.kib_per_sec * 1024.0)),
-        [] => Err("its run has no complete cell".to_string()),
-        many => Err(format!("its run has {} complete cells; an ior phase's step runs one", many.len())),
+    let Some(first) = cells.first() else { return Err("its run has no complete cell".to_string()) };
+    if let Some(other) = cells.iter().find(|c| c.test != first.test) {
+        return Err(format!(
+            "its run has cells of two settings ({}, {}); an ior phase's step runs one",
+            first.test, other.test
+        ));
+    }
+    let rates: Vec<f64> = cells.iter().map(|c| c.kib_per_sec * 1024.0).collect();
+    Ok(PhaseScore::bandwidth(phase, median(rates)))
+}
+
+/// The median of the repeats' rates (the one rate without repeats).
+fn median(mut rates: Vec<f64>) -> f64 {
+    rates.sort_by(f64::total_cmp);
+    let mid = rates.len() / 2;
+    match rates.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => rates[mid],
+        _ => (rates[mid - 1] + rates[mid]) / 2.0,
     }
 }
 
@@ -99,13 +116,18 @@ fn metadata_rate(cells: &[&CellRow], suite: &str, phase: Phase) -> Result<PhaseS
         return Err(format!("an mdtest phase is a metadata run; this step ran {suite}"));
     }
     let want = metadata_phase(phase).ok_or_else(|| format!("{} is no mdtest phase", phase.name()))?;
-    let result = cells
+    let rates: Vec<f64> = cells
         .iter()
         .filter_map(|c| c.figures().phase)
         .filter_map(|stored| serde_json::from_value::<PhaseResult>(stored).ok())
-        .find(|r| r.phase == want && r.iteration == 0)
-        .ok_or_else(|| format!("its run has no complete {} cell", want.name()))?;
-    Ok(PhaseScore::metadata(phase, result.rate_all_over_slowest))
+        .filter(|r| r.phase == want && r.iteration == 0)
+        .map(|r| r.rate_all_over_slowest)
+        .collect();
+    if rates.is_empty() {
+        return Err(format!("its run has no complete {} cell", want.name()));
+    }
+    // Repeats of the run's first iteration, where the run repeats its cells: their median.
+    Ok(PhaseScore::metadata(phase, median(rates)))
 }
 
 /// find: its cell's rate, the entries it examined a second.
@@ -147,7 +169,12 @@ mod tests {
         let one = cell("47008 qd=1 read=0% random=0%", 2.0 * 1024.0 * 1024.0, serde_json::json!({}));
         let scored = bandwidth(&[&one], "access", Phase::IorHardWrite).unwrap();
         assert!((scored.score - 2.0).abs() < 1e-12, "2 x 1024 x 1024 KiB/s is 2 GiB/s: {}", scored.score);
-        assert!(bandwidth(&[&one, &one], "access", Phase::IorHardWrite).unwrap_err().contains("2 complete cells"));
+        let (slow, fast) =
+            (cell(&one.test, 1024.0 * 1024.0, serde_json::json!({})), cell(&one.test, 8e6, serde_json::json!({})));
+        let repeated = bandwidth(&[&fast, &one, &slow], "access", Phase::IorHardWrite).unwrap();
+        assert!((repeated.score - 2.0).abs() < 1e-12, "the median of the repeats: {}", repeated.score);
+        let other = cell("1m qd=1 read=0% random=0%", 1.0, serde_json::json!({}));
+        assert!(bandwidth(&[&one, &other], "access", Phase::IorHardWrite).unwrap_err().contains("two settings"));
         assert!(bandwidth(&[&one], "iozone", Phase::IorEasyRead).unwrap_err().contains("an access run"));
     }
 
