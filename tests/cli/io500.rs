@@ -108,3 +108,156 @@ fn a_shared_file_refuses_what_it_cannot_be() {
     assert_usage_error(&sb.run(&on_server), "--shared-file: on a server");
     assert_eq!(stored_cells(&sb), 0, "nothing ran");
 }
+
+/// examples/io500.toml.
+fn example() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples").join("io500.toml")
+}
+
+/// The rate a step's stored run gives its IO500 phase, computed here from `show --json`: an
+/// access run's bytes a second in GiB/s, a metadata run's phase at IO500's rule in kIOPS.
+fn phase_score_from_the_store(sb: &Sandbox, step: &str, run: i64) -> f64 {
+    let shown = sb.show_json(run);
+    let cells = cells(&shown);
+    if step.starts_with("ior-") {
+        assert_eq!(cells.len(), 1, "{step}: one cell");
+        return cells[0]["kib_per_sec"].as_f64().unwrap() * 1024.0 / (1u64 << 30) as f64;
+    }
+    let phase = match step.rsplit('-').next().unwrap() {
+        "write" => "file-create",
+        "stat" => "file-stat",
+        "read" => "file-read",
+        _ => "file-remove",
+    };
+    let cell = cells.iter().find(|c| c["test"] == phase).unwrap_or_else(|| panic!("{step}: no {phase} cell"));
+    cell["metrics"]["phase"]["rate_all_over_slowest"].as_f64().unwrap() / 1000.0
+}
+
+fn geometric_mean(scores: &[f64]) -> f64 {
+    (scores.iter().map(|s| s.ln()).sum::<f64>() / scores.len() as f64).exp()
+}
+
+#[test]
+fn the_io500_example_runs_small_and_stores_every_phase_and_the_score() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let started = std::time::Instant::now();
+    let out = sb
+        .cmd()
+        .env("IO500_TARGET", &target)
+        .args(["study", "run", example().to_str().unwrap(), "--scale", "small"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let (stdout, _) = text(&out);
+    println!("{stdout}\n(in {:.1} s)", started.elapsed().as_secs_f64());
+    assert!(stdout.contains("== IO500 score of configuration 'io500'"), "{stdout}");
+    assert!(stdout.contains("IO500 score: iomatrix's run of IO500's phases, not an official IO500 result"));
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("[RESULT]")).count(), 11, "every phase run: {stdout}");
+    assert!(stdout.contains("left out of the means (not run, or scored 0): find"), "{stdout}");
+    assert!(sb.leftovers().is_empty(), "every step's working folder removed: {:?}", sb.leftovers());
+
+    let shown = sb.run(&["study", "show", "io500", "--json"]);
+    assert_success(&shown);
+    let doc: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 11, "{doc}");
+    let score = &doc["io500"][0]["score"];
+    assert_eq!(score["label"], "iomatrix's run of IO500's phases, not an official IO500 result");
+    let (mut bw, mut md) = (Vec::new(), Vec::new());
+    for (step, phase) in steps.iter().zip(score["phases"].as_array().unwrap()) {
+        let name = step["step"].as_str().unwrap();
+        assert_eq!(step["status"], "done", "{step}");
+        assert_eq!(phase["phase"], name, "IO500's order is the example's");
+        let stored = phase_score_from_the_store(&sb, name, step["run_id"].as_i64().unwrap());
+        let scored = phase["score"].as_f64().unwrap();
+        assert!(stored > 0.0 && (scored - stored).abs() <= stored * 1e-9, "{name}: {scored} against {stored}");
+        if name.starts_with("ior-") {
+            bw.push(stored)
+        } else {
+            md.push(stored)
+        }
+    }
+    let (want_bw, want_md) = (geometric_mean(&bw), geometric_mean(&md));
+    let close = |key: &str, want: f64| {
+        let got = score[key].as_f64().unwrap();
+        assert!((got - want).abs() <= want * 1e-9, "{key}: {got} against {want}");
+    };
+    close("bandwidth", want_bw);
+    close("metadata", want_md);
+    close("total", (want_bw * want_md).sqrt());
+    assert_eq!(score["missing"], serde_json::json!(["find"]));
+}
+
+#[test]
+fn a_compare_of_the_io500_study_on_tmpfs_and_ext4_shows_every_phase_with_verdicts() {
+    let Some(tmpfs) = Mount::virtual_fs("tmpfs", "size=256m") else { return };
+    let Some(ext4) = Mount::ext4(384) else { return };
+    let sb = Sandbox::new();
+    // The example with two configurations, a file system each, compared; 4 runs a side give the
+    // rank test its level.
+    let written = std::fs::read_to_string(example()).unwrap();
+    let one = "[[config]]\nname = \"io500\"\ntarget = \"${IO500_TARGET:-/var/tmp}\"\nargs = { clients = 2 }\n";
+    assert!(written.contains(one), "the example's configuration moved: update this test");
+    let two = format!(
+        "repeat = 4\n\n[[config]]\nname = \"tmpfs\"\ntarget = \"{}\"\nargs = {{ clients = 2 }}\n\n[[config]]\nname = \
+         \"ext4\"\ntarget = \"{}\"\nargs = {{ clients = 2 }}\n\n[[compare]]\na = \"tmpfs\"\nb = \"ext4\"\n",
+        tmpfs.point.display(),
+        ext4.point.display()
+    );
+    let study = sb.dir.path().join("io500-two.toml");
+    std::fs::write(&study, written.replace(one, &two)).unwrap();
+    let started = std::time::Instant::now();
+    let out = sb.run(&["study", "run", study.to_str().unwrap(), "--scale", "small"]);
+    assert_success(&out);
+    let (stdout, _) = text(&out);
+    println!("{stdout}\n(in {:.1} s)", started.elapsed().as_secs_f64());
+    let sections: Vec<&str> = stdout.split("\n== ").skip(1).collect();
+    let steps = [
+        "ior-easy-write",
+        "mdtest-easy-write",
+        "ior-hard-write",
+        "mdtest-hard-write",
+        "ior-easy-read",
+        "mdtest-easy-stat",
+        "ior-hard-read",
+        "mdtest-hard-stat",
+        "mdtest-easy-delete",
+        "mdtest-hard-read",
+        "mdtest-hard-delete",
+    ];
+    let verdicts = ["faster", "slower", "within noise", "no verdict", "less CPU", "more CPU"];
+    for step in steps {
+        let title = format!("ext4 against tmpfs, step '{step}' (iomatrix compare");
+        let section = sections.iter().find(|s| s.starts_with(&title)).unwrap_or_else(|| panic!("no compare of {step}"));
+        assert!(section.contains("target.path:"), "{step}: the two file systems are said: {section}");
+        let figures: Vec<&str> = section
+            .lines()
+            .skip_while(|l| !l.starts_with("metric"))
+            .skip(1)
+            .take_while(|l| !l.trim().is_empty())
+            .collect();
+        assert!(!figures.is_empty(), "{step}: no figures: {section}");
+        for line in &figures {
+            assert!(verdicts.iter().any(|v| line.contains(v)), "{step}: a figure without a verdict: {line}");
+        }
+        if step.starts_with("ior-") {
+            // Access repeats its cells: the rank test judges every figure.
+            assert!(figures.iter().all(|l| l.contains("(p=")), "{step}: judged by the rank test: {section}");
+        }
+        let phase_row = match step.rsplit('-').next().unwrap() {
+            "write" if step.starts_with("mdtest") => Some("file-create (ops/s)"),
+            "stat" => Some("file-stat (ops/s)"),
+            "read" if step.starts_with("mdtest") => Some("file-read (ops/s)"),
+            "delete" => Some("file-remove (ops/s)"),
+            _ => None,
+        };
+        if let Some(row) = phase_row {
+            assert!(figures.iter().any(|l| l.starts_with(row)), "{step}: its phase's row: {section}");
+        }
+    }
+    for config in ["tmpfs", "ext4"] {
+        assert!(stdout.contains(&format!("== IO500 score of configuration '{config}'")), "{stdout}");
+    }
+    assert_eq!(stdout.matches("[SCORE ] Bandwidth").count(), 2, "{stdout}");
+}
