@@ -127,6 +127,7 @@ fn phase_score_from_the_store(sb: &Sandbox, step: &str, run: i64) -> f64 {
         "write" => "file-create",
         "stat" => "file-stat",
         "read" => "file-read",
+        "find" => "find",
         _ => "file-remove",
     };
     let cell = cells.iter().find(|c| c["test"] == phase).unwrap_or_else(|| panic!("{step}: no {phase} cell"));
@@ -153,15 +154,15 @@ fn the_io500_example_runs_small_and_stores_every_phase_and_the_score() {
     println!("{stdout}\n(in {:.1} s)", started.elapsed().as_secs_f64());
     assert!(stdout.contains("== IO500 score of configuration 'io500'"), "{stdout}");
     assert!(stdout.contains("IO500 score: iomatrix's run of IO500's phases, not an official IO500 result"));
-    assert_eq!(stdout.lines().filter(|l| l.starts_with("[RESULT]")).count(), 11, "every phase run: {stdout}");
-    assert!(stdout.contains("left out of the means (not run, or scored 0): find"), "{stdout}");
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("[RESULT]")).count(), 12, "every phase run: {stdout}");
+    assert!(!stdout.contains("left out of the means"), "{stdout}");
     assert!(sb.leftovers().is_empty(), "every step's working folder removed: {:?}", sb.leftovers());
 
     let shown = sb.run(&["study", "show", "io500", "--json"]);
     assert_success(&shown);
     let doc: Value = serde_json::from_slice(&shown.stdout).unwrap();
     let steps = doc["steps"].as_array().unwrap();
-    assert_eq!(steps.len(), 11, "{doc}");
+    assert_eq!(steps.len(), 12, "{doc}");
     let score = &doc["io500"][0]["score"];
     assert_eq!(score["label"], "iomatrix's run of IO500's phases, not an official IO500 result");
     let (mut bw, mut md) = (Vec::new(), Vec::new());
@@ -186,7 +187,12 @@ fn the_io500_example_runs_small_and_stores_every_phase_and_the_score() {
     close("bandwidth", want_bw);
     close("metadata", want_md);
     close("total", (want_bw * want_md).sqrt());
-    assert_eq!(score["missing"], serde_json::json!(["find"]));
+    assert_eq!(score["missing"], serde_json::json!([]));
+    // find walked mdtest-hard's tree: 300 files of each client, 101 and 201 of each named *01*.
+    let find = steps.iter().find(|s| s["step"] == "find").unwrap();
+    let run = sb.show_json(find["run_id"].as_i64().unwrap());
+    let cell = cells(&run).into_iter().find(|c| c["test"] == "find").expect("a find cell");
+    assert_eq!(cell["metrics"]["phase"]["found"], 4, "{cell}");
 }
 
 #[test]
@@ -218,6 +224,7 @@ fn a_compare_of_the_io500_study_on_tmpfs_and_ext4_shows_every_phase_with_verdict
         "mdtest-easy-write",
         "ior-hard-write",
         "mdtest-hard-write",
+        "find",
         "ior-easy-read",
         "mdtest-easy-stat",
         "ior-hard-read",
@@ -250,6 +257,7 @@ fn a_compare_of_the_io500_study_on_tmpfs_and_ext4_shows_every_phase_with_verdict
             "stat" => Some("file-stat (ops/s)"),
             "read" if step.starts_with("mdtest") => Some("file-read (ops/s)"),
             "delete" => Some("file-remove (ops/s)"),
+            "find" => Some("find (ops/s)"),
             _ => None,
         };
         if let Some(row) = phase_row {
@@ -260,4 +268,50 @@ fn a_compare_of_the_io500_study_on_tmpfs_and_ext4_shows_every_phase_with_verdict
         assert!(stdout.contains(&format!("== IO500 score of configuration '{config}'")), "{stdout}");
     }
     assert_eq!(stdout.matches("[SCORE ] Bandwidth").count(), 2, "{stdout}");
+}
+
+/// find's count on the tree the metadata suite made, against find(1) on the same tree (kept).
+#[test]
+fn the_find_phase_counts_what_find_counts_on_the_same_tree() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let args = [
+        "run",
+        "metadata",
+        "--target",
+        target.to_str().unwrap(),
+        "--files-only",
+        "--write-bytes",
+        "3901",
+        "--items",
+        "1200",
+        "--clients",
+        "2",
+        "--phases",
+        "file-create,find",
+        "--keep",
+    ];
+    let out = sb.run(&args);
+    assert_success(&out);
+    let run = sb.last_run();
+    let cell = cells(&run).into_iter().find(|c| c["test"] == "find").expect("a find cell");
+    let phase = &cell["metrics"]["phase"];
+    let kept = sb.leftovers();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let count = |args: &[&str]| {
+        let out = std::process::Command::new("find").arg(&kept[0]).args(args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().lines().count() as u64
+    };
+    // Below the iteration's folder, as the phase walks it.
+    let matched = count(&["-path", "*test-dir.0-0/*", "-type", "f", "-size", "3901c", "-name", "*01*"]);
+    let examined = count(&["-path", "*test-dir.0-0/*"]);
+    println!("find phase: {phase}; find(1): {matched} of {examined}");
+    assert_eq!(phase["found"].as_u64(), Some(matched));
+    assert_eq!(phase["items"].as_u64(), Some(examined), "every entry examined is an item");
+    // 1,200 files of each client: 101, 201, ..., 1101 and 1010..1019 named *01*.
+    assert_eq!(matched, 2 * (11 + 10));
+    assert!(phase["rate_all_over_slowest"].as_f64().unwrap() > 0.0);
+    let refused = sb.run(&["run", "metadata", "--target", target.to_str().unwrap(), "--phases", "find"]);
+    assert_usage_error(&refused, "add file-create");
 }

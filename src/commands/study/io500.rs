@@ -7,7 +7,7 @@
 //! bytes over its time (GiB/s); an mdtest phase's step is a metadata run, whose cell of the phase
 //! (file create for a write, file stat, file read, file remove for a delete; the first iteration)
 //! gives the rate mdtest hands IO500, every client's items over the slowest client's time (kIOPS);
-//! find's step is a run with a cell named `find` whose rate is the entries it examined a second.
+//! find's step is a metadata run with a find cell, whose items are the entries it examined.
 //! Where a step repeats its cells (`--repeat`), the phase's score is the median of its repeats.
 
 use iomatrix_metadata::{Phase as MetadataPhase, PhaseResult};
@@ -64,10 +64,9 @@ pub fn lines(s: &ConfigScore) -> Vec<String> {
 /// `phase`'s score from its step's run (of `suite`).
 fn phase_score(run: &StoredRun, suite: &str, phase: Phase) -> Result<PhaseScore, String> {
     let complete: Vec<&CellRow> = run.cell_results.iter().filter(|c| c.state.is_complete()).collect();
-    match (phase.group(), phase) {
-        (Group::Bandwidth, _) => bandwidth(&complete, suite, phase),
-        (Group::Metadata, Phase::Find) => find_rate(&complete, phase),
-        (Group::Metadata, _) => metadata_rate(&complete, suite, phase),
+    match phase.group() {
+        Group::Bandwidth => bandwidth(&complete, suite, phase),
+        Group::Metadata => metadata_rate(&complete, suite, phase),
     }
 }
 
@@ -106,6 +105,7 @@ fn metadata_phase(phase: Phase) -> Option<MetadataPhase> {
         Phase::MdtestEasyStat | Phase::MdtestHardStat => MetadataPhase::FileStat,
         Phase::MdtestHardRead => MetadataPhase::FileRead,
         Phase::MdtestEasyDelete | Phase::MdtestHardDelete => MetadataPhase::FileRemove,
+        Phase::Find => MetadataPhase::Find,
         _ => return None,
     })
 }
@@ -130,16 +130,6 @@ fn metadata_rate(cells: &[&CellRow], suite: &str, phase: Phase) -> Result<PhaseS
     Ok(PhaseScore::metadata(phase, median(rates)))
 }
 
-/// find: its cell's rate, the entries it examined a second.
-fn find_rate(cells: &[&CellRow], phase: Phase) -> Result<PhaseScore, String> {
-    cells
-        .iter()
-        .find(|c| c.test == "find")
-        .and_then(|c| c.figures().per_sec)
-        .map(|rate| PhaseScore::metadata(phase, rate))
-        .ok_or_else(|| "its run has no complete find cell with a rate".to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,6 +150,7 @@ mod tests {
             latency: None,
             failures: Default::default(),
             stonewall: None,
+            found: None,
         })
         .unwrap()
     }
@@ -196,9 +187,9 @@ mod tests {
     }
 
     #[test]
-    fn a_find_step_scores_its_find_cells_rate() {
-        let find = cell("find", 0.0, serde_json::json!({"per_sec": 123456.0, "unit": "entries/s"}));
-        assert!((find_rate(&[&find], Phase::Find).unwrap().score - 123.456).abs() < 1e-9);
-        assert!(find_rate(&[], Phase::Find).is_err());
+    fn a_find_step_scores_its_find_cells_entries_examined_a_second() {
+        let find = cell("find", 0.0, serde_json::json!({"phase": phase_result(MetadataPhase::Find, 0, 123456.0)}));
+        assert!((metadata_rate(&[&find], "metadata", Phase::Find).unwrap().score - 123.456).abs() < 1e-9);
+        assert!(metadata_rate(&[], "metadata", Phase::Find).unwrap_err().contains("no complete find cell"));
     }
 }
