@@ -102,10 +102,16 @@ impl StonewallBoard {
     }
 }
 
+/// One client's count, on a cache line of its own: clients counting side by side would
+/// otherwise bounce one line between their CPUs at every item.
+#[repr(align(128))]
+#[derive(Default)]
+pub struct Slot(pub AtomicU64);
+
 /// Items done so far by each client of this process, for the live line.
 pub struct LiveItems {
     /// By slot (the client's rank here, or 0 under MPI).
-    pub slots: Vec<AtomicU64>,
+    pub slots: Vec<Slot>,
     /// When the phase under way started here.
     pub started: Mutex<Option<Instant>>,
 }
@@ -113,12 +119,12 @@ pub struct LiveItems {
 impl LiveItems {
     /// Room for `n` clients.
     pub fn new(n: usize) -> LiveItems {
-        LiveItems { slots: (0..n.max(1)).map(|_| AtomicU64::new(0)).collect(), started: Mutex::new(None) }
+        LiveItems { slots: (0..n.max(1)).map(|_| Slot::default()).collect(), started: Mutex::new(None) }
     }
 
     /// Items done in the phase under way, over this process's clients.
     pub fn total(&self) -> u64 {
-        self.slots.iter().map(|s| s.load(Ordering::Relaxed)).sum()
+        self.slots.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
     }
 }
 
@@ -159,7 +165,7 @@ impl Tally {
     }
 
     /// Times `op`, counts it done or failed by its errno.
-    #[inline(always)]
+    #[inline]
     fn op(&mut self, op: impl FnOnce() -> std::io::Result<()>) {
         let began = Instant::now();
         let outcome = op();
@@ -332,7 +338,7 @@ impl ClientWork for Worker<'_> {
             return Err(failure);
         }
         let slot = self.rank.min(self.live.slots.len() - 1);
-        self.live.slots[slot].store(0, Ordering::Relaxed);
+        self.live.slots[slot].0.store(0, Ordering::Relaxed);
         let origin = start.together()?;
         *self.live.started.lock().unwrap_or_else(|e| e.into_inner()) = Some(origin);
         let mut stonewall = None;
@@ -439,12 +445,12 @@ impl Worker<'_> {
         Ok((tally, Some(walked.found)))
     }
 
-    #[inline(always)]
+    #[inline]
     fn create_one(&mut self, names: &ItemNames, i: u64, tally: &mut Tally) {
         self.path.set(|t| names.write(i, t));
         let (fs, path, data, fsync) = (self.fs.as_mut().expect("a session"), &self.path, &self.data, self.plan.fsync);
         tally.op(|| fs.create(path, data, fsync));
-        self.live.slots[self.rank.min(self.live.slots.len() - 1)].fetch_add(1, Ordering::Relaxed);
+        self.live.slots[self.rank.min(self.live.slots.len() - 1)].0.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The phases over items that exist: stat, read, rename, readdir, remove.
@@ -478,7 +484,7 @@ impl Worker<'_> {
                 Phase::FileRead => tally.op(|| fs.read(path, buf)),
                 _ => tally.op(|| fs.unlink(path)),
             }
-            self.live.slots[slot].fetch_add(1, Ordering::Relaxed);
+            self.live.slots[slot].0.fetch_add(1, Ordering::Relaxed);
         }
         tally
     }
@@ -496,13 +502,15 @@ impl Worker<'_> {
         names.write(0, &mut first);
         first.push_str("-XX");
         let mut last = first.clone();
+        // Two buffers swapped each step: no allocation per rename.
+        let mut current = String::with_capacity(first.len() + 16);
         for i in 0..count {
             if self.stop.load(Ordering::Relaxed) {
                 break;
             }
-            let mut current = String::new();
             if i == count - 1 {
-                current.clone_from(&first);
+                current.clear();
+                current.push_str(&first);
             } else {
                 names.write(i, &mut current);
             }
@@ -516,7 +524,7 @@ impl Worker<'_> {
             });
             let (fs, from, to) = (self.fs.as_mut().expect("a session"), &self.path, &self.other);
             tally.op(|| fs.rename(from, to));
-            last = current;
+            std::mem::swap(&mut last, &mut current);
         }
         tally
     }

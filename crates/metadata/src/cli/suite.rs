@@ -8,7 +8,7 @@ use crate::plan::{Layout, MetadataPlan, Phase};
 use crate::runner::{LiveItems, StonewallBoard, Top, Worker, WorkerSetup};
 use iomatrix_backend::Place;
 use iomatrix_coord::{lead, Ending, Group, Setup};
-use iomatrix_core::{BackendKind, UsageError};
+use iomatrix_core::{human, BackendKind, UsageError};
 use iomatrix_harness::clients::add_client_metrics;
 use iomatrix_harness::limits::default_stack;
 use iomatrix_harness::live::LiveSample;
@@ -193,7 +193,11 @@ impl Suite for Metadata {
             kib_per_sec: 0.0,
             cpu_percent: None,
             metrics,
-            client_figures: json!(r.clients),
+            client_figures: json!(r
+                .clients
+                .iter()
+                .map(|c| iomatrix_harness::clients::figures_with_rank(c.client, c))
+                .collect::<Vec<_>>()),
             state: CellState::default(),
             blobs: Vec::new(),
         }
@@ -202,15 +206,19 @@ impl Suite for Metadata {
     fn done_line(&self, cell: &MetadataCell) -> String {
         let r = &cell.result;
         let mut line = format!(
-            "{}: {} items, {:.1} ops/s (IO500 rule), {:.1} ops/s (SUMMARY rule)",
-            cell.name, r.items, r.rate_all_over_slowest, r.rate_slowest_times_clients
+            "{}: {} items, {} ops/s (IO500 rule), {} ops/s (SUMMARY rule)",
+            cell.name,
+            r.items,
+            human::significant(r.rate_all_over_slowest),
+            human::significant(r.rate_slowest_times_clients)
         );
         if !r.failures.is_empty() {
             let failed: Vec<String> = r.failures.iter().map(|(k, n)| format!("{k} x{n}")).collect();
             line += &format!(", failed: {}", failed.join(", "));
         }
         if let Some(w) = &r.stonewall {
-            line += &format!(", stonewall at {:.2} s: every client on to {} items", w.seconds, w.count_reached);
+            let at = human::nanos(w.seconds * 1e9);
+            line += &format!(", stonewall at {at}: every client on to {} items", w.count_reached);
         }
         line
     }
@@ -231,6 +239,10 @@ impl Suite for Metadata {
 
     fn tables(run: &StoredRun) -> String {
         crate::render::report(run)
+    }
+
+    fn stored_facts(record: &iomatrix_store::Records<'_>) -> iomatrix_store::reader::SuiteFacts {
+        crate::stored::facts(record)
     }
 }
 
