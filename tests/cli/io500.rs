@@ -174,9 +174,9 @@ fn the_io500_example_runs_small_and_stores_every_phase_and_the_score() {
         let scored = phase["score"].as_f64().unwrap();
         assert!(stored > 0.0 && (scored - stored).abs() <= stored * 1e-9, "{name}: {scored} against {stored}");
         if name.starts_with("ior-") {
-            bw.push(stored)
+            bw.push(stored);
         } else {
-            md.push(stored)
+            md.push(stored);
         }
     }
     let (want_bw, want_md) = (geometric_mean(&bw), geometric_mean(&md));

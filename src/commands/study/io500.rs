@@ -94,7 +94,7 @@ fn median(mut rates: Vec<f64>) -> f64 {
     match rates.len() {
         0 => 0.0,
         n if n % 2 == 1 => rates[mid],
-        _ => (rates[mid - 1] + rates[mid]) / 2.0,
+        _ => f64::midpoint(rates[mid - 1], rates[mid]),
     }
 }
 

@@ -49,8 +49,9 @@ pub struct MetadataArgs {
     pub dirs_only: bool,
 
     /// The phases to run, comma-separated, in any order (they run in mdtest's): tree-create,
-    /// dir-create, dir-stat, dir-readdir, dir-rename, dir-remove, file-create, file-stat,
-    /// file-read, file-remove, tree-remove [default: every phase of the items made]
+    /// dir-create, dir-stat, dir-readdir, dir-rename, dir-remove, file-create, find (IO500's:
+    /// client 0 walks the tree, matching -name '*01*', the files' size and -newer; by name only),
+    /// file-stat, file-read, file-remove, tree-remove [default: every phase of the items made]
     #[arg(long, value_name = "LIST")]
     pub phases: Option<String>,
 
