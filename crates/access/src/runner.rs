@@ -290,6 +290,8 @@ pub fn execute_at<E: std::fmt::Display>(
     let shared = shared_file_path(plan, setup, place)?;
     let cells = plan.cells();
     let on_host: Vec<usize> = (0..group.size()).map(|rank| group.place_on_host(rank)).collect();
+    // Read here: an MPI group is not shared with the clients' threads.
+    let clients = group.size();
     lead(
         group,
         setup,
@@ -314,7 +316,7 @@ pub fn execute_at<E: std::fmt::Display>(
                 content,
                 cpus: None,
                 place_on_host: on_host.get(rank).copied().unwrap_or(rank),
-                clients: group.size(),
+                clients,
             }
         },
         |index, gathered| on_cell(&AccessResult::merge(cells[index], gathered)),
