@@ -37,16 +37,10 @@ fn ior_hard_args(rw: &str, clients: usize, segments: u64) -> Vec<String> {
     .to_vec()
 }
 
-#[test]
-fn ior_hard_writes_every_clients_transfers_interleaved_in_one_shared_file() {
-    let (clients, segments) = (3usize, 25u64);
-    let sb = Sandbox::new();
-    let mut args = ior_hard_args("write", clients, segments);
-    args.push("--keep".to_string());
-    let run = access(&sb, &args.iter().map(String::as_str).collect::<Vec<_>>());
-    let kept = sb.leftovers();
-    assert_eq!(kept.len(), 1, "one working folder: {kept:?}");
-    let file = std::fs::read(kept[0].join("access-shared.dat")).expect("the shared file");
+/// The shared file in `workdir` holds every client's `segments` transfers, each tagged by the
+/// client that owns its place (transfer t is client t mod clients's) with its own offset.
+fn each_transfer_is_its_owners(workdir: &std::path::Path, clients: usize, segments: u64) {
+    let file = std::fs::read(workdir.join("access-shared.dat")).expect("the shared file");
     assert_eq!(file.len() as u64, clients as u64 * segments * TRANSFER);
     for (t, transfer) in file.chunks(TRANSFER as usize).enumerate() {
         let word = |at: usize| u64::from_le_bytes(transfer[at..at + 8].try_into().unwrap());
@@ -58,6 +52,18 @@ fn ior_hard_writes_every_clients_transfers_interleaved_in_one_shared_file() {
             t / clients
         );
     }
+}
+
+#[test]
+fn ior_hard_writes_every_clients_transfers_interleaved_in_one_shared_file() {
+    let (clients, segments) = (3usize, 25u64);
+    let sb = Sandbox::new();
+    let mut args = ior_hard_args("write", clients, segments);
+    args.push("--keep".to_string());
+    let run = access(&sb, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    let kept = sb.leftovers();
+    assert_eq!(kept.len(), 1, "one working folder: {kept:?}");
+    each_transfer_is_its_owners(&kept[0], clients, segments);
     for rank in 0..clients {
         assert!(!kept[0].join(format!("client-{rank}/access.dat")).exists(), "no file of a client's own");
     }
@@ -70,11 +76,37 @@ fn ior_hard_writes_every_clients_transfers_interleaved_in_one_shared_file() {
     println!("ior-hard write: {mib:.1} MiB/s, {iops:.0} transfers/s");
     assert!(mib > 0.0 && (iops * TRANSFER as f64 - mib * 1048576.0).abs() <= mib * 1048576.0 * 1e-9, "{cell}");
     assert_eq!(run["run"]["plan"]["shared_file"], "interleaved");
+    let prepared = run["run"]["conditions"]["prepare"].as_str().unwrap();
+    assert!(
+        prepared.starts_with("dropped: the shared file laid out by each client in its own transfers"),
+        "{prepared}"
+    );
     let said = run["run"]["conditions"]["shared_file"].as_str().expect("the condition is stored");
     assert!(said.contains("(k x N + r) x block size"), "{said}");
     let shown = sb.run(&["show", &run["run"]["id"].to_string()]);
     assert_success(&shown);
     assert!(text(&shown).0.contains("one file shared by every client"), "{}", text(&shown).0);
+}
+
+#[test]
+fn ior_hard_under_mpi_interleaves_the_ranks_in_one_shared_file() {
+    let Some(bin) = crate::mpi::mpi_binary() else { return };
+    let (ranks, segments) = (3usize, 20u64);
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let mut args = vec![bin.to_str().unwrap(), "run", "access", "--target", target.to_str().unwrap(), "--keep"];
+    let hard = ior_hard_args("write", 1, segments);
+    // The ranks are the clients: --clients is left out.
+    let without_clients: Vec<&str> = hard[..hard.len() - 2].iter().map(String::as_str).collect();
+    args.extend(without_clients);
+    let (out, _) = crate::mpi::mpirun(&sb, ranks, &args, std::time::Duration::from_secs(120));
+    assert_success(&out);
+    let run = sb.last_run();
+    assert_eq!(run["run"]["conditions"]["clients"], ranks);
+    let kept = sb.leftovers();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    each_transfer_is_its_owners(&kept[0], ranks, segments);
+    assert_eq!(cells(&run)[0]["bytes"].as_u64(), Some(ranks as u64 * segments * TRANSFER));
 }
 
 #[test]

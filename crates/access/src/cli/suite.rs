@@ -112,6 +112,21 @@ impl Suite for Access {
         } else {
             plan.prepare.describe()
         });
+        if plan.shared_file == crate::SharedFile::Interleaved {
+            // Not 1 MiB writes: each client lays out its own transfers of the one file.
+            conditions["prepare"] = json!(format!(
+                "{}: the shared file laid out by each client in its own transfers (zeros, in the cell's block size) \
+                 and fsynced; before every cell {}",
+                plan.prepare.name(),
+                match plan.prepare {
+                    crate::Prepare::Dropped => {
+                        "its dirty pages written and the file dropped from the page cache (fdatasync, posix_fadvise \
+                         DONTNEED)"
+                    }
+                    _ => "it is kept in the page cache",
+                }
+            ));
+        }
         if let Some(server) = target.server() {
             let protocol = match server {
                 Server::Nfs(_) => Protocol::Nfs,
