@@ -117,7 +117,7 @@ fn kept_test_dir(sb: &Sandbox) -> PathBuf {
     let kept = sb.leftovers();
     assert_eq!(kept.len(), 1, "{kept:?}");
     let dir = kept[0].join("test-dir.0-0");
-    assert!(dir.is_dir(), "{dir:?}");
+    assert!(dir.is_dir(), "{}", dir.display());
     dir
 }
 

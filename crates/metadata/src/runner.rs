@@ -547,3 +547,24 @@ impl Worker<'_> {
         tally
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_board_gives_every_client_the_largest_count_round_after_round() {
+        let (board, stop) = (&StonewallBoard::new(3), &AtomicBool::new(false));
+        for round in 0..3u64 {
+            let got: Vec<u64> = std::thread::scope(|s| {
+                let handles: Vec<_> =
+                    (0..3u64).map(|c| s.spawn(move || board.max_of(c * 10 + round, stop))).collect::<Vec<_>>();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            assert_eq!(got, vec![20 + round; 3]);
+        }
+        // A stopping run does not wait for a client that will not come.
+        stop.store(true, Ordering::SeqCst);
+        assert_eq!(board.max_of(7, stop), 7);
+    }
+}

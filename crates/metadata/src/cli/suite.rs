@@ -111,11 +111,17 @@ impl Suite for Metadata {
         }
     }
 
-    /// Each client is one thread with its write and read buffers and a latency histogram.
+    /// Each client is one thread with its write and read buffers and a latency histogram (two
+    /// while merging); with --random-stat, the order of its items (8 bytes each).
     fn demand(&self, plan: &MetadataPlan, _target: &Target, clients_here: usize) -> Demand {
-        let client = Cost::threads(1, default_stack())
-            .plus(Cost::memory(plan.write_bytes + plan.read_bytes + iomatrix_stats::Latency::footprint() * 2));
+        let per_item = if plan.random_stat_seed.is_some() { 8 } else { 0 };
+        let items = counts(plan).per_client;
+        let client = Cost::threads(1, default_stack()).plus(Cost::memory(
+            plan.write_bytes + plan.read_bytes + iomatrix_stats::Latency::footprint() * 2 + per_item * items,
+        ));
         Demand::of_clients(clients_here, client, format!("{clients_here} client thread(s)"))
+            .knob("--items", items, Cost::memory(per_item * clients_here as u64))
+            .knob_bytes("--write-bytes", plan.write_bytes, Cost::memory(clients_here as u64))
     }
 
     fn cells(plan: &MetadataPlan) -> Vec<String> {
