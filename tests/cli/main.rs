@@ -43,6 +43,7 @@ mod hosts_described;
 mod human_numbers;
 mod import;
 mod import_mdtest;
+mod io500;
 mod iozone_front;
 mod iozone_report;
 mod lab;

@@ -25,5 +25,8 @@ mod stored;
 
 pub use figures::AccessCellFigures;
 pub use iomatrix_backend::Place;
-pub use plan::{AccessCell, AccessPlan, CellSetting, Limit, Pin, Prepare, Protocol, RequestNeeds, LAY_OUT_PIECE};
+pub use plan::{
+    AccessCell, AccessPlan, CellSetting, Interleave, Limit, Pin, Prepare, Protocol, RequestNeeds, SharedFile,
+    LAY_OUT_PIECE,
+};
 pub use runner::{execute, execute_at, latency_clock, latency_clock_source, AccessFigures, AccessResult, Live, Second};

@@ -81,6 +81,94 @@ pub struct AccessPlan {
     /// kernel.
     #[serde(default = "Pin::before_the_option")]
     pub pin: Pin,
+    /// A file per client, or one file every client shares (`--shared-file interleaved`, IO500's
+    /// ior-hard). Written only when shared: runs stored before the option had a file per client.
+    #[serde(default, skip_serializing_if = "SharedFile::is_per_client")]
+    pub shared_file: SharedFile,
+}
+
+/// Whether each client works on a file of its own or every client on one shared file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SharedFile {
+    /// Each client its own file, `client-N/access.dat` (ior's -F, IO500's ior-easy).
+    #[default]
+    PerClient,
+    /// One file, `access-shared.dat`, shared by every client and written and read in transfers
+    /// interleaved by client: transfer k of client r of N at offset (k x N + r) x block size, as
+    /// ior lays out its -s segments when -b equals -t (IO500's ior-hard). `file_size` is each
+    /// client's share of it.
+    Interleaved,
+}
+
+impl SharedFile {
+    /// The names `--shared-file` takes, for messages.
+    pub const NAMES: &'static str = "interleaved";
+
+    /// The shared file's name in the run's working folder.
+    pub const FILE_NAME: &'static str = "access-shared.dat";
+
+    /// Whether each client has a file of its own (what older runs had).
+    pub fn is_per_client(&self) -> bool {
+        *self == SharedFile::PerClient
+    }
+
+    /// The run condition's sentence.
+    pub fn describe(self) -> &'static str {
+        match self {
+            SharedFile::PerClient => "a file per client",
+            SharedFile::Interleaved => {
+                "one file shared by every client (access-shared.dat), written and read in transfers interleaved by \
+                 client: transfer k of client r of N at offset (k x N + r) x block size, as ior lays out -s segments \
+                 with -b equal to -t (IO500's ior-hard); --file-size is each client's share, and each write's first \
+                 16 bytes hold its client (rank + 1) and offset, little-endian"
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for SharedFile {
+    type Err = String;
+    fn from_str(s: &str) -> Result<SharedFile, String> {
+        match s.trim() {
+            "interleaved" => Ok(SharedFile::Interleaved),
+            other => Err(format!(
+                "'{other}' is not a way to share one file; give {} (or leave --shared-file out for a file per client)",
+                SharedFile::NAMES
+            )),
+        }
+    }
+}
+
+/// Where one client's transfers lie in the shared file: transfer k at (k x clients + rank) x
+/// block size, for k from 0 to `transfers` - 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interleave {
+    /// Clients sharing the file.
+    pub clients: u64,
+    /// This client's rank, 0-based.
+    pub rank: u64,
+    /// Bytes per transfer (the cell's block size).
+    pub block: u64,
+    /// Transfers of each client: its share of the file in whole blocks.
+    pub transfers: u64,
+}
+
+impl Interleave {
+    /// Client `rank` of `clients`, sharing a file of `share` bytes each in transfers of `block`.
+    pub fn new(clients: usize, rank: usize, block: u64, share: u64) -> Interleave {
+        Interleave { clients: clients as u64, rank: rank as u64, block, transfers: share / block.max(1) }
+    }
+
+    /// The offset of this client's transfer `k`.
+    pub fn offset(&self, k: u64) -> u64 {
+        (k * self.clients + self.rank) * self.block
+    }
+
+    /// The shared file's length: every client's transfers.
+    pub fn file_length(&self) -> u64 {
+        self.transfers * self.clients * self.block
+    }
 }
 
 /// Where each client's thread runs. A thread that waits for every request is woken by the
@@ -499,6 +587,7 @@ impl AccessPlan {
         }
         self.check_content()?;
         self.check_io_uring_flags()?;
+        self.check_shared_file()?;
         if !self.distribution.is_uniform() && self.random_percents.iter().all(|&p| p == 0) {
             return Err(UsageError::new(format!(
                 "--distribution {}: only random requests follow a distribution, and --random 0 makes every \
@@ -573,6 +662,31 @@ impl AccessPlan {
         Ok(())
     }
 
+    /// `--shared-file interleaved`: sequential transfers on files, as ior-hard's.
+    fn check_shared_file(&self) -> Result<(), UsageError> {
+        if self.shared_file.is_per_client() {
+            return Ok(());
+        }
+        let refused = if self.device.is_some() {
+            Some("--device: every client already shares the device; leave --shared-file out")
+        } else if self.random_percents.iter().any(|&p| p > 0) {
+            Some("each client's transfers follow each other, as ior-hard's; give --random 0 (or --rw read / write)")
+        } else if self.alignment.is_some() {
+            Some("--align: the interleave places every transfer (at (k x clients + rank) x block size); leave --align out")
+        } else if self.content.stamped() {
+            Some(
+                "--verify and --compressible: each write's first 16 bytes name its client and offset instead; leave \
+                 them out",
+            )
+        } else {
+            None
+        };
+        match refused {
+            Some(why) => Err(UsageError::new(format!("--shared-file interleaved with {why}"))),
+            None => Ok(()),
+        }
+    }
+
     /// `--submit-batch` and `--poll-completions`: io_uring's, in their ranges.
     fn check_io_uring_flags(&self) -> Result<(), UsageError> {
         if let Some(n) = self.submit_batch {
@@ -629,6 +743,7 @@ mod tests {
             content: Default::default(),
             prepare: Prepare::Dropped,
             pin: Pin::Shallow,
+            shared_file: SharedFile::PerClient,
         }
     }
 
@@ -779,6 +894,35 @@ mod tests {
         assert!("warm".parse::<Prepare>().unwrap_err().contains("give dropped, cached or block"));
         assert_eq!(Prepare::Block.lay_out_piece(16384), 16384);
         assert_eq!(Prepare::Dropped.lay_out_piece(16384), LAY_OUT_PIECE);
+    }
+
+    #[test]
+    fn an_interleaved_client_owns_every_clients_th_transfer() {
+        // ior -s 3 -b 47008 -t 47008 with 4 tasks: client 1's transfers at 1, 5 and 9 blocks.
+        let lane = Interleave::new(4, 1, 47008, 3 * 47008 + 100);
+        assert_eq!(lane.transfers, 3, "a part of a transfer is no transfer");
+        assert_eq!([0, 1, 2].map(|k| lane.offset(k)), [47008, 5 * 47008, 9 * 47008]);
+        assert_eq!(lane.file_length(), 12 * 47008);
+        let every: std::collections::BTreeSet<u64> =
+            (0..4).flat_map(|r| (0..3).map(move |k| Interleave::new(4, r, 47008, 3 * 47008).offset(k))).collect();
+        assert_eq!(every, (0..12).map(|t| t * 47008).collect(), "the clients tile the file, no gap, no overlap");
+    }
+
+    #[test]
+    fn a_shared_file_is_sequential_on_files_and_stored_only_when_shared() {
+        let shared = AccessPlan { shared_file: SharedFile::Interleaved, random_percents: vec![0], ..plan() };
+        assert!(shared.validate(32768).is_ok());
+        let err = |p: AccessPlan| p.validate(32768).unwrap_err().to_string();
+        assert!(err(AccessPlan { random_percents: vec![0, 100], ..shared.clone() }).contains("give --random 0"));
+        assert!(err(AccessPlan { device: Some("/dev/x".into()), ..shared.clone() }).contains("--device"));
+        assert!(err(AccessPlan { alignment: Some(ByteSize(512)), ..shared.clone() }).contains("leave --align out"));
+        let json = serde_json::to_value(&shared).unwrap();
+        assert_eq!(json["shared_file"], "interleaved");
+        assert_eq!(serde_json::from_value::<AccessPlan>(json).unwrap(), shared);
+        let own = serde_json::to_value(plan()).unwrap();
+        assert!(own.get("shared_file").is_none(), "a file per client stores as before the option");
+        assert_eq!(serde_json::from_value::<AccessPlan>(own).unwrap().shared_file, SharedFile::PerClient);
+        assert!("striped".parse::<SharedFile>().unwrap_err().contains("give interleaved"));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! in flight, timestamps each at submission and completion, and records the
 //! latency in HDR histograms (reads and writes apart) and a per-second series.
 
-use crate::plan::{AccessCell, AccessPlan, Limit, Prepare, LAY_OUT_PIECE};
+use crate::plan::{AccessCell, AccessPlan, Interleave, Limit, Prepare, SharedFile, LAY_OUT_PIECE};
 use iomatrix_backend::{
     open_queued, Completion, Connect, OneAtATime, OpenHow, Place, QueuedFile, RemoteFile, RemoteFs, Request,
     SessionPool, Submitted,
@@ -257,7 +257,8 @@ impl Live {
 
 /// Runs `plan` on every client of `group`: each client's file is
 /// `client-N/access.dat` in the working folder of `setup`, or every client
-/// works on the plan's raw device (`setup.workdir` is then None). Returns, at
+/// works on the plan's raw device (`setup.workdir` is then None), or on the
+/// one shared file `access-shared.dat` in the working folder (`--shared-file`). Returns, at
 /// the leader, how many cells `on_cell` accepted and how the run ended.
 pub fn execute<E: std::fmt::Display>(
     plan: &AccessPlan,
@@ -286,13 +287,16 @@ pub fn execute_at<E: std::fmt::Display>(
             "access specs on files need a working folder",
         ));
     }
+    let shared = shared_file_path(plan, setup, place)?;
     let cells = plan.cells();
     let on_host: Vec<usize> = (0..group.size()).map(|rank| group.place_on_host(rank)).collect();
+    // Read here: an MPI group is not shared with the clients' threads.
+    let clients = group.size();
     lead(
         group,
         setup,
         |rank, dir| {
-            let path = plan.device.clone().unwrap_or_else(|| dir.join("access.dat"));
+            let path = plan.device.clone().or_else(|| shared.clone()).unwrap_or_else(|| dir.join("access.dat"));
             let server = match place.of_client(rank) {
                 Place::Local => None,
                 Place::Remote { connect, folder } => {
@@ -312,10 +316,26 @@ pub fn execute_at<E: std::fmt::Display>(
                 content,
                 cpus: None,
                 place_on_host: on_host.get(rank).copied().unwrap_or(rank),
+                clients,
             }
         },
         |index, gathered| on_cell(&AccessResult::merge(cells[index], gathered)),
     )
+}
+
+/// The one file every client shares under `--shared-file interleaved`: `access-shared.dat` in
+/// the run's working folder; None for a file per client (or a device).
+fn shared_file_path(plan: &AccessPlan, setup: &Setup<'_>, place: &Place<'_>) -> std::io::Result<Option<PathBuf>> {
+    if plan.shared_file.is_per_client() {
+        return Ok(None);
+    }
+    match (setup.workdir, place) {
+        (Some(workdir), Place::Local) => Ok(Some(workdir.join(SharedFile::FILE_NAME))),
+        _ => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "a shared file needs a local working folder (not a device, not a server yet)",
+        )),
+    }
 }
 
 struct Client<'a> {
@@ -337,6 +357,8 @@ struct Client<'a> {
     cpus: Option<Cpus>,
     /// Where the client stands among the clients on its host (its CPU where `--pin` keeps it).
     place_on_host: usize,
+    /// Clients in the run: those sharing the file under `--shared-file interleaved`.
+    clients: usize,
 }
 
 /// A client thread's CPUs under `--pin shallow|spread`.
@@ -416,7 +438,11 @@ impl ClientWork for Client<'_> {
         // stays with it under --keep.
         let cell = self.cells[index];
         let kept_on = self.place_for(cell.queue_depth)?;
-        let piece = self.plan.prepare.lay_out_piece(cell.block_size.bytes());
+        // A shared file is laid out in the cell's own transfers: the interleave depends on them.
+        let piece = match self.plan.shared_file {
+            SharedFile::Interleaved => cell.block_size.bytes(),
+            SharedFile::PerClient => self.plan.prepare.lay_out_piece(cell.block_size.bytes()),
+        };
         let laid_out = match self.laid_out.take() {
             Some(Ok(done)) if done == piece => Ok(done),
             Some(Err(failed)) => Err(failed),
@@ -481,11 +507,11 @@ impl Client<'_> {
             let file = std::fs::File::open(&self.path).map_err(|e| fail("opening", e))?;
             iomatrix_backend::drop_cached(&file).map_err(|e| fail("dropping from the page cache", e))?;
         }
-        // Clients share a device: rank 0 looks for all of them.
-        if self.plan.device.is_some() && self.rank != 0 {
+        // Clients share a device or a file: rank 0 looks for all of them.
+        if (self.plan.device.is_some() || !self.plan.shared_file.is_per_client()) && self.rank != 0 {
             return Ok(None);
         }
-        iomatrix_backend::residency_within(&self.path, self.plan.file_size.bytes())
+        iomatrix_backend::residency_within(&self.path, self.file_length())
             .map(Some)
             .map_err(|e| fail("looking at the page cache's pages of", e))
     }
@@ -499,6 +525,9 @@ impl Client<'_> {
         }
         if self.plan.device.is_some() {
             return Ok(());
+        }
+        if let Some(lane) = self.interleave(piece) {
+            return self.lay_out_interleaved(&lane);
         }
         let fail =
             |e: std::io::Error| ClientFailure::error(self.rank, format!("laying out {}: {e}", self.path.display()));
@@ -516,6 +545,41 @@ impl Client<'_> {
             stamp_lay_out(self.content.as_mut(), &mut chunk.as_mut_slice()[..n], at);
             file.write_all(&chunk.as_slice()[..n]).map_err(fail)?;
             at += n as u64;
+        }
+        file.sync_all().map_err(fail)
+    }
+
+    /// This client's transfers of the shared file, for cells of `block` bytes (None: a file of its own).
+    fn interleave(&self, block: u64) -> Option<Interleave> {
+        let shared = self.plan.shared_file == SharedFile::Interleaved;
+        shared.then(|| Interleave::new(self.clients, self.rank, block, self.plan.file_size.bytes()))
+    }
+
+    /// The length of the file this client opens: its own, or the shared file at the last lay-out's
+    /// transfers (its share when none yet).
+    fn file_length(&self) -> u64 {
+        let block = match &self.laid_out {
+            Some(Ok(piece)) => *piece,
+            _ => self.plan.file_size.bytes(),
+        };
+        self.interleave(block).map_or(self.plan.file_size.bytes(), |lane| lane.file_length())
+    }
+
+    /// Writes this client's transfers of the shared file, untimed and zeroed (a cell's writes are
+    /// told from the lay-out by their tags), beside the other clients writing theirs: the file is
+    /// opened without truncating it, every client at once.
+    fn lay_out_interleaved(&self, lane: &Interleave) -> Result<(), ClientFailure> {
+        use std::os::unix::fs::FileExt;
+        let fail =
+            |e: std::io::Error| ClientFailure::error(self.rank, format!("laying out {}: {e}", self.path.display()));
+        let file =
+            std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(&self.path).map_err(fail)?;
+        let zeros = vec![0u8; lane.block as usize];
+        for k in 0..lane.transfers {
+            if self.stop.load(Ordering::Relaxed) {
+                return Err(ClientFailure::stopped(self.rank));
+            }
+            file.write_all_at(&zeros, lane.offset(k)).map_err(fail)?;
         }
         file.sync_all().map_err(fail)
     }
@@ -561,13 +625,14 @@ impl Client<'_> {
         let (depth, buffer_len) = (cell.queue_depth as usize, cell.block_size.bytes() as usize);
         let place = self.place();
         let rank = self.rank;
+        let length = self.file_length();
         match self.server.as_mut() {
             Some(server) => server
                 .open_queued(depth, buffer_len)
                 .map(|f| (f, place.clone()))
                 .map_err(|e| ClientFailure::error(rank, format!("opening {place} for queue depth {depth}: {e}"))),
             None => {
-                let how = OpenHow::update(self.plan.file_size.bytes(), self.plan.direct);
+                let how = OpenHow::update(length, self.plan.direct);
                 open_queued(self.plan.backend, &self.path, &how, depth, buffer_len)
                     .and_then(|mut f| {
                         if let Some(us) = self.plan.poll_completions_us {
@@ -588,7 +653,7 @@ impl Client<'_> {
         let (rank, live, plan) = (self.rank, self.live, self.plan);
         let work = Work { rank, plan, stop: self.stop, live };
         // Drawn before the barrier: a skewed distribution's table costs time no cell should hold.
-        let mut requests = Requests::new(plan, cell, rank);
+        let mut requests = Requests::new(plan, cell, rank, self.interleave(cell.block_size.bytes()));
         // The open file borrows the client: its content is lent to the loop apart.
         let mut content = self.content.take();
         let prepared =
@@ -678,6 +743,8 @@ impl Work<'_> {
                     let (write, offset) = requests.next();
                     if let (true, Some(c)) = (write, content.as_deref_mut()) {
                         c.stamp(file.buffer(slot), offset);
+                    } else if write && requests.interleave.is_some() {
+                        tag_transfer(file.buffer(slot), self.rank, offset);
                     }
                     slots.issued_at[slot] = clock.raw();
                     slots.writing[slot] = write;
@@ -789,10 +856,13 @@ struct Requests {
     bs: u64,
     file_size: u64,
     seq_next: u64,
+    /// On a shared file: this client's transfers, and the next one's number.
+    interleave: Option<Interleave>,
+    transfer_next: u64,
 }
 
 impl Requests {
-    fn new(plan: &AccessPlan, cell: &AccessCell, rank: usize) -> Requests {
+    fn new(plan: &AccessPlan, cell: &AccessCell, rank: usize, interleave: Option<Interleave>) -> Requests {
         let bs = cell.block_size.bytes();
         let align = plan.alignment_of(cell.block_size);
         let file_size = plan.file_size.bytes();
@@ -814,6 +884,8 @@ impl Requests {
             bs,
             file_size,
             seq_next: 0,
+            interleave,
+            transfer_next: 0,
         }
     }
 
@@ -827,6 +899,11 @@ impl Requests {
         let random = self.random_only.unwrap_or_else(|| self.rng.below(100) < u64::from(self.random_percent));
         let offset = if random {
             self.places.next(&mut self.rng) * self.align
+        } else if let Some(lane) = &self.interleave {
+            // After its last transfer a client starts again at its first, as a file of its own wraps.
+            let offset = lane.offset(self.transfer_next);
+            self.transfer_next = (self.transfer_next + 1) % lane.transfers.max(1);
+            offset
         } else {
             let offset = self.seq_next;
             self.seq_next = if offset + 2 * self.bs > self.file_size { 0 } else { offset + self.bs };
@@ -990,6 +1067,17 @@ impl Completed {
             self.next_tick += SECOND_NS;
         }
     }
+}
+
+/// The tag a write to the shared file carries in its first 16 bytes (fewer in a smaller block):
+/// its client's rank + 1 and its offset, little-endian, so the file read back shows which client
+/// wrote each transfer and where it meant to (a zeroed lay-out reads as rank 0).
+fn tag_transfer(buffer: &mut [u8], rank: usize, offset: u64) {
+    let mut tag = [0u8; 16];
+    tag[..8].copy_from_slice(&(rank as u64 + 1).to_le_bytes());
+    tag[8..].copy_from_slice(&offset.to_le_bytes());
+    let n = buffer.len().min(tag.len());
+    buffer[..n].copy_from_slice(&tag[..n]);
 }
 
 /// Stamps a lay-out chunk at `at` as generation 1, when the plan stamps its data.

@@ -1,5 +1,6 @@
 //! What an access run alone records in its conditions, read back by type: where the clients'
-//! threads ran (`--pin`), the warm-up (`--ramp`) and skewed offsets (`--distribution`), each
+//! threads ran (`--pin`), the one file they shared (`--shared-file`), the warm-up (`--ramp`) and
+//! skewed offsets (`--distribution`), each
 //! absent in runs stored before it was said or when it was not asked for.
 
 use iomatrix_core::figures::or_default;
@@ -14,6 +15,8 @@ struct AccessConditions {
     #[serde(deserialize_with = "or_default")]
     pin: Option<String>,
     #[serde(deserialize_with = "or_default")]
+    shared_file: Option<String>,
+    #[serde(deserialize_with = "or_default")]
     ramp: Option<String>,
     #[serde(deserialize_with = "or_default")]
     distribution: Option<String>,
@@ -24,6 +27,7 @@ pub fn facts(record: &Records<'_>) -> SuiteFacts {
     let own = AccessConditions::deserialize(record.conditions).unwrap_or_default();
     let lines = [
         (LineAfter::Clients, "placement", own.pin),
+        (LineAfter::Clients, "shared file", own.shared_file),
         (LineAfter::Backend, "ramp", own.ramp),
         (LineAfter::Backend, "distribution", own.distribution),
     ];
@@ -39,13 +43,17 @@ mod tests {
 
     #[test]
     fn each_condition_said_is_a_line_in_its_place_and_one_of_another_type_is_none() {
-        let conditions = json!({"pin": "shallow", "ramp": 3, "distribution": "zipf:1.2"});
+        let conditions = json!({"pin": "shallow", "shared_file": "one file", "ramp": 3, "distribution": "zipf:1.2"});
         let facts = facts(&Records { plan: &json!({}), environment: &serde_json::json!({}), conditions: &conditions });
         let shown: Vec<_> =
             facts.condition_lines.iter().map(|l| (l.after, l.name.as_str(), l.shown.as_str())).collect();
         assert_eq!(
             shown,
-            [(LineAfter::Clients, "placement", "shallow"), (LineAfter::Backend, "distribution", "zipf:1.2")]
+            [
+                (LineAfter::Clients, "placement", "shallow"),
+                (LineAfter::Clients, "shared file", "one file"),
+                (LineAfter::Backend, "distribution", "zipf:1.2")
+            ]
         );
         assert_eq!(facts.size_mix, None);
         let none = super::facts(&Records {

@@ -3,6 +3,7 @@
 //! server reached by iomatrix's own NFS and SMB clients.
 //!
 //! - [`plan`]: [`MetadataPlan`], the run resolved: items, tree, layout, phases, bytes, stonewall.
+//! - [`find`]: IO500's find phase, a timed walk matching name, size and newer-than.
 //! - [`result`]: [`PhaseResult`], a phase merged over the clients: both of mdtest's rates
 //!   (every client's items over the slowest client's time; the slowest client's rate times the
 //!   clients), each client's own, latency percentiles, failures by errno, the stonewall.
@@ -16,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod cli;
+pub mod find;
 pub mod front;
 pub mod fs;
 pub mod import;

@@ -73,6 +73,7 @@ pub fn merge(
         latency: (latency.count() > 0).then(|| latency_of(&latency)),
         failures,
         stonewall: stonewall(figures, per_client),
+        found: figures.iter().filter_map(|f| f.found).reduce(|a, b| a + b),
     };
     MetadataCell {
         name: cell_name(phase, iteration),
@@ -132,6 +133,7 @@ mod tests {
             stonewall: None,
             count_reached: None,
             folders: 1,
+            found: None,
         }
     }
 

@@ -22,6 +22,11 @@ pub enum Phase {
     DirRemove,
     /// create (+ `write_bytes` written, + fsync if asked) and close of every file item.
     FileCreate,
+    /// iomatrix's addition, IO500's find: client 0 walks the iteration's tree once its files are
+    /// made ([`crate::find`]), matching IO500's rule (`-name "*01*"`, `-size` the files'
+    /// `write_bytes`, `-newer` the iteration's folder as made); its items are the entries it
+    /// examined (IO500's rate), [`crate::PhaseResult::found`] the matches. Local folders only.
+    Find,
     /// stat of every file item.
     FileStat,
     /// open, read `read_bytes`, close of every file item.
@@ -38,7 +43,7 @@ impl Phase {
     /// Every phase, in the order a run performs them when all are chosen (mdtest's order:
     /// tree create; directories create, stat, read, rename, remove; files create, stat,
     /// read, remove; tree remove).
-    pub const ALL: [Phase; 11] = [
+    pub const ALL: [Phase; 12] = [
         Phase::TreeCreate,
         Phase::DirCreate,
         Phase::DirStat,
@@ -46,6 +51,7 @@ impl Phase {
         Phase::DirRename,
         Phase::DirRemove,
         Phase::FileCreate,
+        Phase::Find,
         Phase::FileStat,
         Phase::FileRead,
         Phase::FileRemove,
@@ -58,7 +64,7 @@ impl Phase {
         Some(match self {
             Phase::DirCreate => "Directory creation",
             Phase::DirStat => "Directory stat",
-            Phase::DirReaddir => return None,
+            Phase::DirReaddir | Phase::Find => return None,
             Phase::DirRename => "Directory rename",
             Phase::DirRemove => "Directory removal",
             Phase::FileCreate => "File creation",
@@ -79,6 +85,7 @@ impl Phase {
             Phase::DirRename => "dir-rename",
             Phase::DirRemove => "dir-remove",
             Phase::FileCreate => "file-create",
+            Phase::Find => "find",
             Phase::FileStat => "file-stat",
             Phase::FileRead => "file-read",
             Phase::FileRemove => "file-remove",

@@ -71,4 +71,7 @@ pub struct PhaseResult {
     pub failures: BTreeMap<String, u64>,
     /// Set when the stonewall fired in this phase.
     pub stonewall: Option<StonewallFired>,
+    /// The find phase's matches ([`Phase::Find`]); None for the other phases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<u64>,
 }

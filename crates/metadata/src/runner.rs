@@ -36,6 +36,9 @@ pub struct ClientFigures {
     pub count_reached: Option<u64>,
     /// The tree's folders (for the tree rows' rule).
     pub folders: u64,
+    /// The find phase's matches (client 0's walk); None otherwise.
+    #[serde(default)]
+    pub found: Option<u64>,
 }
 
 /// Where the run's iterations live: a local folder or a folder on a server.
@@ -178,6 +181,9 @@ pub struct Worker<'a> {
     other: ItemPath,
     data: Vec<u8>,
     buf: Vec<u8>,
+    /// The iteration's folder's modification time as it was made: find's `-newer` (IO500's
+    /// timestamp file, on the file system's own clock); local folders only.
+    made_at: Option<std::time::SystemTime>,
 }
 
 /// What a phase's loop counts.
@@ -245,6 +251,7 @@ impl<'a> Worker<'a> {
             other: ItemPath::with_capacity(256),
             data: vec![b'#'; s.plan.write_bytes as usize],
             buf: vec![0; s.plan.read_bytes as usize],
+            made_at: None,
         }
     }
 
@@ -285,6 +292,9 @@ impl<'a> Worker<'a> {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(ClientFailure::error(rank, format!("making {dir}: {e}"))),
+        }
+        if self.plan.phases.contains(&Phase::Find) && self.place.remote_folder().is_none() {
+            self.made_at = std::fs::metadata(&dir).and_then(|m| m.modified()).ok();
         }
         if !self.plan.phases.contains(&Phase::TreeCreate) {
             let tally = self.tree(iteration, true);
@@ -368,6 +378,7 @@ impl ClientWork for Worker<'_> {
         *self.live.started.lock().unwrap_or_else(|e| e.into_inner()) = Some(origin);
         let mut stonewall = None;
         let mut count_reached = None;
+        let mut found = None;
         let mut tally = match phase {
             Phase::TreeCreate => self.tree(iteration, true),
             Phase::TreeRemove => self.tree(iteration, false),
@@ -375,6 +386,11 @@ impl ClientWork for Worker<'_> {
                 let (tally, wall) = self.file_create(iteration, origin);
                 stonewall = wall;
                 count_reached = wall.map(|_| self.files);
+                tally
+            }
+            Phase::Find => {
+                let (tally, matched) = self.find(iteration)?;
+                found = matched;
                 tally
             }
             other => self.items_phase(iteration, other),
@@ -402,6 +418,7 @@ impl ClientWork for Worker<'_> {
             stonewall,
             count_reached,
             folders: self.counts.folders,
+            found,
         })
     }
 }
@@ -436,6 +453,33 @@ impl Worker<'_> {
         (tally, Some(at_wall))
     }
 
+    /// IO500's find, by client 0 alone as one walker (the others examine nothing): the
+    /// iteration's folder walked, each entry examined an item, the files of `*01*`, the files'
+    /// size and newer than the folder's making matched. A server's folder is refused: the walk
+    /// reads local folders.
+    fn find(&mut self, iteration: u32) -> Result<(Tally, Option<u64>), ClientFailure> {
+        if self.rank != 0 {
+            return Ok((Tally::new(0), None));
+        }
+        if self.place.remote_folder().is_some() {
+            return Err(ClientFailure::error(self.rank, "find walks local folders only, not a server's".into()));
+        }
+        let rule = crate::find::FindRule {
+            name: Some("*01*".to_string()),
+            size: Some(self.plan.write_bytes),
+            newer_than: self.made_at,
+        };
+        let (root, stop) = (self.top.iteration(iteration), self.stop);
+        let (walked, _) = crate::find::find(std::path::Path::new(&root), &rule, &|| stop.load(Ordering::Relaxed))
+            .map_err(|e| ClientFailure::error(self.rank, format!("find in {root}: {e}")))?;
+        let mut tally = Tally::new(walked.examined);
+        tally.items = walked.examined;
+        for (kind, n) in walked.errors.by_kind {
+            *tally.failures.entry(kind).or_default() += n;
+        }
+        Ok((tally, Some(walked.found)))
+    }
+
     #[inline]
     fn create_one(&mut self, names: &ItemNames, i: u64, tally: &mut Tally) {
         self.path.set(|t| names.write(i, t));
@@ -456,7 +500,7 @@ impl Worker<'_> {
             Phase::FileStat => (Kind::File, 1, self.files, random),
             Phase::FileRead => (Kind::File, 2, self.files, random),
             Phase::FileRemove => (Kind::File, 3, self.files, false),
-            Phase::FileCreate | Phase::TreeCreate | Phase::TreeRemove => return Tally::new(0),
+            Phase::FileCreate | Phase::Find | Phase::TreeCreate | Phase::TreeRemove => return Tally::new(0),
         };
         let names = self.names(iteration, kind, self.owner(steps));
         let order = self.order(count, shuffled);

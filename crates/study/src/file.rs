@@ -52,6 +52,10 @@ pub struct StudyFile {
     /// One report of every run of the study (any format `iomatrix report` writes, by extension).
     #[serde(default)]
     pub report: Option<Report>,
+    /// A score drawn over the steps, per configuration: `"io500"`, IO500's score over the steps
+    /// named after IO500's phases ([`crate::io500`]).
+    #[serde(default)]
+    pub score: Option<Spanned<String>>,
 }
 
 /// In which order the configurations' runs go.

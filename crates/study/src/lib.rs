@@ -9,6 +9,7 @@
 //!   [`PlannedStep`] carries its `run SUITE` flags and a key that hashes
 //!   everything it runs with, so a resumed study knows a finished step.
 //! - [`changes`]: what differs from a stored plan; [`expand`]: `${VAR}`.
+//! - [`io500`]: IO500's score over a study's runs of IO500's phases (examples/io500.toml).
 //!
 //! Running a plan is the binary's (`iomatrix study run`); storing it, the
 //! store's (`StudyRecord`).
@@ -16,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod file;
+pub mod io500;
 pub mod plan;
 
 pub use file::{parse, FileError, Order, Slurm, StudyFile};

@@ -173,6 +173,7 @@ pub fn plan(file: &StudyFile, text: &str, scale: Scale, suites: &dyn SuiteFlags)
         }
     }
     check_references(file, &config_names, &step_names, text)?;
+    check_score(file, &step_names, text)?;
     let timeout = match &file.timeout {
         None => DEFAULT_TIMEOUT,
         Some(t) => duration(t.get_ref())
@@ -285,6 +286,30 @@ fn check_references(
         for c in &s.configs {
             known(c, config_names, "configuration", text)?;
         }
+    }
+    Ok(())
+}
+
+/// `score = "io500"`: the one score there is, over at least one step named after an IO500 phase.
+fn check_score(file: &StudyFile, step_names: &[String], text: &str) -> Result<(), FileError> {
+    let Some(score) = &file.score else { return Ok(()) };
+    if score.get_ref() != "io500" {
+        return Err(FileError::at(
+            text,
+            score.span(),
+            format!("score = \"{}\": the score a study draws is \"io500\" (or leave score out)", score.get_ref()),
+        ));
+    }
+    if !step_names.iter().any(|s| crate::io500::Phase::named(s).is_some()) {
+        let names: Vec<&str> = crate::io500::Phase::ALL.iter().map(|p| p.name()).collect();
+        return Err(FileError::at(
+            text,
+            score.span(),
+            format!(
+                "score = \"io500\" scores the steps named after IO500's phases, and no step is: name them {}",
+                names.join(", ")
+            ),
+        ));
     }
     Ok(())
 }
@@ -642,6 +667,19 @@ args = { repeat = 1 }
         for good in ["a", "ext4-delalloc", "xfs_4k.v2", "0", &"x".repeat(64)] {
             assert_eq!(safe_name(good), Ok(()), "{good}");
         }
+    }
+
+    #[test]
+    fn a_score_is_io500_over_steps_named_after_its_phases() {
+        let scored = TWO.replace("repeat = 3", "repeat = 3\nscore = \"io500\"");
+        let e = plan_of(&scored, Scale::Full).unwrap_err();
+        assert_eq!(e.line, Some(4), "{e}");
+        assert!(e.message.contains("no step is: name them ior-easy-write, mdtest-easy-write"), "{e}");
+        let named = scored.replace("name = \"second\"", "name = \"ior-hard-write\"");
+        assert!(plan_of(&named, Scale::Full).is_ok());
+        let other = named.replace("score = \"io500\"", "score = \"io5000\"");
+        let e = plan_of(&other, Scale::Full).unwrap_err();
+        assert!(e.message.contains("score = \"io5000\": the score a study draws is \"io500\""), "{e}");
     }
 
     #[test]

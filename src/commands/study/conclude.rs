@@ -2,7 +2,7 @@
 //! entries as `iomatrix compare`, `sweep` and `report` command lines over
 //! its runs (selected by the labels the study put on them where those select
 //! exactly the step's own run, else by its id), parsed by those commands' own
-//! parsers and run in this process.
+//! parsers and run in this process; and the score the file asks for (`score = "io500"`).
 
 use crate::commands::compare::{self, CompareArgs};
 use crate::commands::report::{self, ReportArgs};
@@ -123,6 +123,9 @@ pub fn print(db: &Path, file: &StudyFile, study: i64, steps: &[StudyStep], write
         let outcome =
             SweepLine::try_parse_from(&argv).map_err(anyhow::Error::from).and_then(|line| sweep::run(line.args, db));
         said(&title, outcome);
+    }
+    for scored in super::io500::scores(db, file, steps)? {
+        say(&format!("\n{}\n", super::io500::lines(&scored).join("\n")));
     }
     if let (Some(r), false) = (&file.report, write_report) {
         say(&format!("\nreport: {} (written by `study run`)\n", r.file));

@@ -3,9 +3,10 @@
 //! `iomatrix run SUITE` of its own ([`process`]), its flags checked up front
 //! by that command's own parser ([`RunParser`]); the study's record links
 //! its runs (store: `StudyRecord`), and its conclusions are `compare`,
-//! `sweep` and `report` over them ([`conclude`]).
+//! `sweep` and `report` over them ([`conclude`]), and IO500's score where the file asks ([`io500`]).
 
 mod conclude;
+mod io500;
 mod process;
 mod run;
 mod show;

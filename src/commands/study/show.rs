@@ -75,7 +75,14 @@ pub fn show(db: &Path, which: &str, json: bool) -> anyhow::Result<ExitCode> {
     let record = shown_status(find(&store, which)?);
     let steps = store.study_steps(record.id)?;
     if json {
-        let doc = serde_json::json!({"schema": "iomatrix.study/1", "study": record, "steps": steps});
+        let mut doc = serde_json::json!({"schema": "iomatrix.study/1", "study": record, "steps": steps});
+        // The score the study's file asks for, from its stored runs (absent when it asks for none).
+        if let Ok(file) = iomatrix_study::parse(&record.file_text) {
+            let scores = super::io500::scores(db, &file, &steps)?;
+            if !scores.is_empty() {
+                doc["io500"] = serde_json::to_value(&scores)?;
+            }
+        }
         crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -1,7 +1,7 @@
 //! `iomatrix run access`: Iometer/fio-style access specs with iomatrix's
 //! flags, as a validated plan. Lists in any parameter sweep.
 
-use crate::{fio_words, AccessPlan, Limit, Pin, Prepare};
+use crate::{fio_words, AccessPlan, Limit, Pin, Prepare, SharedFile};
 use clap::Args;
 use iomatrix_core::{parse_duration, parse_size_list, BackendKind, ByteSize, UsageError};
 use iomatrix_harness::data::DataArgs;
@@ -78,6 +78,14 @@ pub struct RunAccessArgs {
     /// with --device, the whole device]
     #[arg(long, visible_alias = "size", value_name = "SIZE", allow_hyphen_values = true)]
     pub file_size: Option<String>,
+
+    /// interleaved: every client reads and writes one shared file, access-shared.dat, in transfers
+    /// interleaved by client (transfer k of client r of N at offset (k x N + r) x --bs), as ior
+    /// lays out -s segments with -b equal to -t: IO500's ior-hard (ior -t 47008 -b 47008 -s N).
+    /// --file-size is each client's share; sequential only (--random 0); each write's first 16
+    /// bytes name its client and offset [default: a file per client]
+    #[arg(long, value_name = "LAYOUT", conflicts_with = "device")]
+    pub shared_file: Option<String>,
 
     /// Run on this raw block device instead of files in --target: every client reads and
     /// writes it in place (its data is destroyed). Needs --destroy-data-on naming it again
@@ -201,6 +209,12 @@ fn refuse_on_server(args: &RunAccessArgs) -> Result<(), UsageError> {
              here (its own client keeps no cache); leave --prepare out"
         )));
     }
+    if args.shared_file.is_some() {
+        return Err(UsageError::new(
+            "--shared-file: on a server each client works in a folder of its own (not yet one file shared by \
+             them); run it on a folder, or leave --shared-file out",
+        ));
+    }
     if let Some(backend) = &args.backend {
         return Err(UsageError::new(format!(
             "--backend {backend}: on a server through iomatrix's own client the requests go through that client \
@@ -278,6 +292,12 @@ fn plan(
             .pin
             .as_deref()
             .map(|p| p.parse::<Pin>().map_err(|e| UsageError::new(format!("--pin {p}: {e}"))))
+            .transpose()?
+            .unwrap_or_default(),
+        shared_file: args
+            .shared_file
+            .as_deref()
+            .map(|t| t.parse::<SharedFile>().map_err(|e| UsageError::new(format!("--shared-file {t}: {e}"))))
             .transpose()?
             .unwrap_or_default(),
     };

@@ -95,6 +95,9 @@ impl Suite for Access {
         }
         iomatrix_harness::data::add_conditions(&mut conditions, &plan.content);
         conditions["pin"] = json!(plan.pin.describe());
+        if !plan.shared_file.is_per_client() {
+            conditions["shared_file"] = json!(plan.shared_file.describe());
+        }
         conditions["prepare"] = json!(if target.server().is_some() {
             "on the server: each client's file laid out through iomatrix's own client in 1 MiB writes and made \
              durable (NFS COMMIT, SMB FLUSH); the server's page cache is neither seen nor dropped from here"
@@ -109,6 +112,21 @@ impl Suite for Access {
         } else {
             plan.prepare.describe()
         });
+        if plan.shared_file == crate::SharedFile::Interleaved {
+            // Not 1 MiB writes: each client lays out its own transfers of the one file.
+            conditions["prepare"] = json!(format!(
+                "{}: the shared file laid out by each client in its own transfers (zeros, in the cell's block size) \
+                 and fsynced; before every cell {}",
+                plan.prepare.name(),
+                match plan.prepare {
+                    crate::Prepare::Dropped => {
+                        "its dirty pages written and the file dropped from the page cache (fdatasync, posix_fadvise \
+                         DONTNEED)"
+                    }
+                    _ => "it is kept in the page cache",
+                }
+            ));
+        }
         if let Some(server) = target.server() {
             let protocol = match server {
                 Server::Nfs(_) => Protocol::Nfs,

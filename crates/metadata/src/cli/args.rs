@@ -49,8 +49,9 @@ pub struct MetadataArgs {
     pub dirs_only: bool,
 
     /// The phases to run, comma-separated, in any order (they run in mdtest's): tree-create,
-    /// dir-create, dir-stat, dir-readdir, dir-rename, dir-remove, file-create, file-stat,
-    /// file-read, file-remove, tree-remove [default: every phase of the items made]
+    /// dir-create, dir-stat, dir-readdir, dir-rename, dir-remove, file-create, find (IO500's:
+    /// client 0 walks the tree, matching -name '*01*', the files' size and -newer; by name only),
+    /// file-stat, file-read, file-remove, tree-remove [default: every phase of the items made]
     #[arg(long, value_name = "LIST")]
     pub phases: Option<String>,
 
@@ -204,7 +205,8 @@ impl MetadataArgs {
             ItemKinds::Dirs => !p.name().starts_with("file-"),
         };
         let Some(list) = &self.phases else {
-            return Ok(Phase::ALL.into_iter().filter(|p| allowed(*p)).collect());
+            // find is IO500's, asked for by name only.
+            return Ok(Phase::ALL.into_iter().filter(|p| allowed(*p) && *p != Phase::Find).collect());
         };
         let names = || Phase::ALL.map(Phase::name).join(", ");
         let mut chosen = Vec::new();
@@ -227,7 +229,7 @@ impl MetadataArgs {
         let ordered: Vec<Phase> = Phase::ALL.into_iter().filter(|p| chosen.contains(p)).collect();
         for (made_by, users) in [
             (Phase::DirCreate, &[Phase::DirStat, Phase::DirReaddir, Phase::DirRename, Phase::DirRemove][..]),
-            (Phase::FileCreate, &[Phase::FileStat, Phase::FileRead, Phase::FileRemove][..]),
+            (Phase::FileCreate, &[Phase::Find, Phase::FileStat, Phase::FileRead, Phase::FileRemove][..]),
         ] {
             if let Some(user) = users.iter().find(|u| ordered.contains(u)) {
                 if !ordered.contains(&made_by) {
@@ -272,7 +274,7 @@ mod tests {
         let p = plan("").unwrap();
         assert_eq!(p.items, ItemCount::PerClient(1000));
         assert_eq!(p.layout, Layout::Shared);
-        assert_eq!(p.phases, Phase::ALL.to_vec());
+        assert_eq!(p.phases, Phase::ALL.into_iter().filter(|p| *p != Phase::Find).collect::<Vec<_>>());
         let p = plan("--files-only --items 10 --depth 1 --branch 3 --per-client-folder").unwrap();
         // 10 over 4 folders: 2 each, 8 in all.
         assert_eq!(p.items, ItemCount::PerClient(8));

@@ -147,6 +147,7 @@ mod tests {
                 count_min: 80,
                 count_mean: 90.0,
             }),
+            found: None,
         };
         let csv = rank_details_csv(std::slice::from_ref(&create), 100, 2, 1);
         let lines: Vec<&str> = csv.lines().collect();

@@ -237,6 +237,7 @@ mod tests {
             latency: None,
             failures: BTreeMap::new(),
             stonewall: None,
+            found: None,
         }
     }
 

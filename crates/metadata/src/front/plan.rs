@@ -111,7 +111,8 @@ fn phases(a: &MdtestArgs, kinds: ItemKinds) -> Vec<Phase> {
             Phase::TreeCreate => all || a.create,
             Phase::DirCreate => dirs && (all || a.create),
             Phase::DirStat => dirs && (all || a.stat),
-            Phase::DirReaddir => false,
+            // Neither is one of mdtest's phases: it times no directory read and no find.
+            Phase::DirReaddir | Phase::Find => false,
             Phase::DirRename => dirs && (all || a.rename),
             Phase::DirRemove => dirs && (all || a.remove),
             Phase::FileCreate => files && (all || a.create),

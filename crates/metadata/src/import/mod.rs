@@ -174,6 +174,7 @@ fn cell(out: &MdtestOutput, plan: Option<&MetadataPlan>, row: &SummaryRow) -> Op
         latency: None,
         failures: BTreeMap::new(),
         stonewall: None,
+        found: None,
     };
     let mut not_in_source = vec!["clients", "latency", "failures", "cpu", "wall_ns"];
     if time.is_none() || items == 0 {
