@@ -215,7 +215,9 @@ impl Suite for Metadata {
         add_client_metrics(&mut metrics, &cell.failures, &cell.starts);
         CellRow {
             seq: 0,
-            test: cell.name.clone(),
+            // The phase alone: every iteration is a sample of one cell, as mdtest's -i gives its
+            // Max, Min, Mean and Std Dev over iterations, so compare judges a phase over them.
+            test: r.phase.name().to_string(),
             file_size: None,
             record_size: None,
             backend: self.backend.into(),
