@@ -122,6 +122,7 @@ suite_table! {
     Backup: iomatrix_backup,
     Fileserver: iomatrix_fileserver,
     Personality: iomatrix_personality,
+    Metadata: iomatrix_metadata,
 }
 
 /// The subcommands of the suites' legacy front ends (`iozone`, `bonnie`).

@@ -46,6 +46,7 @@ mod iozone_front;
 mod iozone_report;
 mod lab;
 mod lab_fixture;
+mod metadata;
 mod mounted;
 mod mpi;
 mod multihost;

@@ -7,11 +7,24 @@
 //! - [`result`]: [`PhaseResult`], a phase merged over the clients: both of mdtest's rates
 //!   (every client's items over the slowest client's time; the slowest client's rate times the
 //!   clients), each client's own, latency percentiles, failures by errno, the stonewall.
+//! - [`layout`]: the tree's counts and the items' names, as mdtest lays them out.
+//! - [`fs`]: the seam to a file system (local system calls, or a protocol client).
+//! - [`runner`]: one client's phases; [`merge`]: a phase merged at the leader.
+//! - [`cli`]: `iomatrix run metadata` and the [`cli::Metadata`] suite; [`stored`]: a stored
+//!   run's phases read back; [`render`]: its tables.
 #![warn(missing_docs)]
 
+pub mod cli;
+pub mod fs;
+pub mod import;
+pub mod layout;
 pub mod limits;
+pub mod merge;
 pub mod plan;
+pub mod render;
 pub mod result;
+pub mod runner;
+pub mod stored;
 
 pub use plan::{ItemCount, ItemKinds, Layout, MetadataPlan, Neighbour, Phase, TreeShape};
 pub use result::{ClientPhase, PhaseLatency, PhaseResult, StonewallFired};

@@ -390,6 +390,7 @@ impl Figures for CellRow {
         match self.figures().unit.as_deref() {
             Some("seeks/s") => "seeks/s",
             Some("files/s") => "files/s",
+            Some("ops/s") => "ops/s",
             _ => PER_SEC.unit,
         }
     }

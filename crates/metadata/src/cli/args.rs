@@ -1,0 +1,299 @@
+//! `iomatrix run metadata`: mdtest's phases with iomatrix's flags, as a validated plan.
+
+use crate::layout::Counts;
+use crate::plan::{ItemCount, ItemKinds, Layout, MetadataPlan, Neighbour, Phase, TreeShape};
+use clap::Args;
+use iomatrix_core::{ByteSize, UsageError};
+use iomatrix_harness::CommonRunArgs;
+use std::time::Duration;
+
+/// Metadata: mdtest's phases (directories: create, stat, readdir, rename, remove; files:
+/// create, stat, read, remove; the tree: create, remove), each timed on its own between
+/// barriers, from one client or many; mdtest's two rates, latency percentiles and failures
+/// by errno per phase. On an nfs:// or smb:// target each client is a session of iomatrix's
+/// own protocol client
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Metadata")]
+pub struct MetadataArgs {
+    /// Items per client in all, spread evenly over the folders that hold items (mdtest -n;
+    /// rounded down to a multiple of those folders, as mdtest does) [default: 1000]
+    #[arg(long, value_name = "N", conflicts_with = "items_per_folder")]
+    pub items: Option<u64>,
+
+    /// Items per client in each folder that holds items (mdtest -I)
+    #[arg(long, value_name = "N")]
+    pub items_per_folder: Option<u64>,
+
+    /// Levels of folders below the tree's root (mdtest -z)
+    #[arg(long, default_value_t = 0, value_name = "D")]
+    pub depth: u32,
+
+    /// Folders in each folder above the leaves (mdtest -b)
+    #[arg(long, default_value_t = 1, value_name = "B")]
+    pub branch: u32,
+
+    /// Items in the tree's leaves only (mdtest -L)
+    #[arg(long)]
+    pub leaves_only: bool,
+
+    /// A tree per client (mdtest -u); default: one tree shared by every client, as mdtest
+    #[arg(long)]
+    pub per_client_folder: bool,
+
+    /// Files only (mdtest -F)
+    #[arg(long, conflicts_with = "dirs_only")]
+    pub files_only: bool,
+
+    /// Directories only (mdtest -D)
+    #[arg(long)]
+    pub dirs_only: bool,
+
+    /// The phases to run, comma-separated, in any order (they run in mdtest's): tree-create,
+    /// dir-create, dir-stat, dir-readdir, dir-rename, dir-remove, file-create, file-stat,
+    /// file-read, file-remove, tree-remove [default: every phase of the items made]
+    #[arg(long, value_name = "LIST")]
+    pub phases: Option<String>,
+
+    /// Bytes written to each file after its create (mdtest -w)
+    #[arg(long, default_value = "0", value_name = "SIZE")]
+    pub write_bytes: String,
+
+    /// Bytes read from each file in file-read (mdtest -e); at most --write-bytes
+    #[arg(long, default_value = "0", value_name = "SIZE")]
+    pub read_bytes: String,
+
+    /// fsync each file after its write, before close (mdtest -y)
+    #[arg(long)]
+    pub fsync: bool,
+
+    /// Sync the file system at the end of each phase, timed with it (mdtest -Y; syncfs of the
+    /// target's file system). Local folders only
+    #[arg(long)]
+    pub sync_after_phase: bool,
+
+    /// Stat, read and remove the items of the client STRIDE ranks on (mdtest -N: stat steps
+    /// once, read twice, remove three times)
+    #[arg(long, default_value_t = 0, value_name = "STRIDE")]
+    pub neighbour: usize,
+
+    /// Stat (and read) in random order, drawn from SEED plus the client's rank (mdtest -R)
+    /// [default seed: the time]
+    #[arg(long, value_name = "SEED", num_args = 0..=1, require_equals = true, default_missing_value = "time")]
+    pub random_stat: Option<String>,
+
+    /// Times every phase is run (mdtest -i); each iteration works in a fresh test-dir.I-0
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub iterations: u32,
+
+    /// Stop file creation after DURATION (mdtest -W); every client then goes on to the largest
+    /// count any client reached, and the later phases work on that count. Refused with
+    /// --branch above 1, as mdtest refuses it
+    #[arg(long, value_name = "DURATION")]
+    pub stonewall: Option<String>,
+
+    /// The target, working folder and output flags every writing suite takes.
+    #[command(flatten)]
+    pub common: CommonRunArgs,
+}
+
+fn usage(text: String) -> anyhow::Error {
+    UsageError::new(text).into()
+}
+
+fn size(flag: &str, text: &str) -> anyhow::Result<u64> {
+    let bytes = text.parse::<ByteSize>().map_err(|e| usage(format!("{flag} {text}: {e}")))?.bytes();
+    if bytes > 1 << 30 {
+        return Err(usage(format!("{flag} {text}: above 1g, the largest a file item's buffer may be; give less")));
+    }
+    Ok(bytes)
+}
+
+impl MetadataArgs {
+    /// The validated plan (usage errors exit 2 naming the problem and the fix).
+    pub fn plan(&self) -> anyhow::Result<MetadataPlan> {
+        let items = match (self.items, self.items_per_folder) {
+            (_, Some(0)) => return Err(usage("--items-per-folder 0: give at least 1".into())),
+            (_, Some(n)) => ItemCount::PerFolder(n),
+            (Some(0), _) => return Err(usage("--items 0: give at least 1 item per client".into())),
+            (Some(n), None) => ItemCount::PerClient(n),
+            (None, None) => ItemCount::PerClient(1000),
+        };
+        if self.branch == 0 {
+            return Err(usage("--branch 0: a folder has at least 1 folder below it; give --branch 1 or more".into()));
+        }
+        let tree = TreeShape { depth: self.depth, branch: self.branch, leaves_only: self.leaves_only };
+        let counts = Counts::of(&tree, items).map_err(|e| {
+            usage(format!(
+                "--depth {} --branch {}: {e}; give more --items, fewer folders, or --items-per-folder",
+                self.depth, self.branch
+            ))
+        })?;
+        let kinds = match (self.files_only, self.dirs_only) {
+            (true, _) => ItemKinds::Files,
+            (_, true) => ItemKinds::Dirs,
+            _ => ItemKinds::Both,
+        };
+        let phases = self.phases(kinds)?;
+        let write_bytes = size("--write-bytes", &self.write_bytes)?;
+        let read_bytes = size("--read-bytes", &self.read_bytes)?;
+        if read_bytes > write_bytes {
+            return Err(usage(format!(
+                "--read-bytes {}: more than the {write_bytes} bytes --write-bytes puts in each file; read at most that",
+                self.read_bytes
+            )));
+        }
+        if self.iterations == 0 {
+            return Err(usage("--iterations 0: give at least 1".into()));
+        }
+        let stonewall = self.stonewall()?;
+        let random_stat_seed = self.seed()?;
+        Ok(MetadataPlan {
+            items: match items {
+                ItemCount::PerClient(_) => ItemCount::PerClient(counts.per_client),
+                per_folder => per_folder,
+            },
+            kinds,
+            tree,
+            layout: if self.per_client_folder { Layout::PerClient } else { Layout::Shared },
+            phases,
+            write_bytes,
+            read_bytes,
+            fsync: self.fsync,
+            sync_after_phase: self.sync_after_phase,
+            neighbour: Neighbour { stride: self.neighbour },
+            random_stat_seed,
+            iterations: self.iterations,
+            stonewall,
+        })
+    }
+
+    fn stonewall(&self) -> anyhow::Result<Option<Duration>> {
+        let Some(text) = &self.stonewall else { return Ok(None) };
+        let wall = iomatrix_core::parse_duration(text)
+            .map_err(|e| usage(format!("--stonewall {text}: {e}; give a duration such as 300s or 5m")))?;
+        if wall.is_zero() {
+            return Err(usage(format!("--stonewall {text}: give a duration above 0, or leave --stonewall out")));
+        }
+        if self.branch > 1 {
+            return Err(usage(format!(
+                "--stonewall with --branch {}: mdtest's stonewall works on one folder's items at a time and refuses \
+                 a branching factor above 1; give --branch 1 or leave --stonewall out",
+                self.branch
+            )));
+        }
+        Ok(Some(wall))
+    }
+
+    fn seed(&self) -> anyhow::Result<Option<u64>> {
+        match self.random_stat.as_deref() {
+            None => Ok(None),
+            Some("time") => {
+                Ok(Some(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_secs())))
+            }
+            Some(text) => text.parse::<u64>().map(Some).map_err(|_| {
+                usage(format!("--random-stat={text}: the seed is a whole number (e.g. --random-stat=42)"))
+            }),
+        }
+    }
+
+    /// The phases asked for, in mdtest's order, each checked against the items made.
+    fn phases(&self, kinds: ItemKinds) -> anyhow::Result<Vec<Phase>> {
+        let allowed = |p: Phase| match kinds {
+            ItemKinds::Both => true,
+            ItemKinds::Files => !p.name().starts_with("dir-"),
+            ItemKinds::Dirs => !p.name().starts_with("file-"),
+        };
+        let Some(list) = &self.phases else {
+            return Ok(Phase::ALL.into_iter().filter(|p| allowed(*p)).collect());
+        };
+        let names = || Phase::ALL.map(Phase::name).join(", ");
+        let mut chosen = Vec::new();
+        for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            let phase = Phase::ALL
+                .into_iter()
+                .find(|p| p.name() == word)
+                .ok_or_else(|| usage(format!("--phases: no phase '{word}'; the phases are {}", names())))?;
+            if !allowed(phase) {
+                let flag = if kinds == ItemKinds::Files { "--files-only" } else { "--dirs-only" };
+                return Err(usage(format!("--phases {word} with {flag}: that phase's items are not made; drop one")));
+            }
+            chosen.push(phase);
+        }
+        if chosen.is_empty() {
+            return Err(usage(format!("--phases '{list}': name at least one of {}", names())));
+        }
+        chosen.sort();
+        chosen.dedup();
+        let ordered: Vec<Phase> = Phase::ALL.into_iter().filter(|p| chosen.contains(p)).collect();
+        for (made_by, users) in [
+            (Phase::DirCreate, &[Phase::DirStat, Phase::DirReaddir, Phase::DirRename, Phase::DirRemove][..]),
+            (Phase::FileCreate, &[Phase::FileStat, Phase::FileRead, Phase::FileRemove][..]),
+        ] {
+            if let Some(user) = users.iter().find(|u| ordered.contains(u)) {
+                if !ordered.contains(&made_by) {
+                    return Err(usage(format!(
+                        "--phases: {} needs the items {} makes in the same run (each run starts in a fresh \
+                         folder); add {}",
+                        user.name(),
+                        made_by.name(),
+                        made_by.name()
+                    )));
+                }
+            }
+        }
+        Ok(ordered)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: MetadataArgs,
+    }
+
+    fn plan(words: &str) -> anyhow::Result<MetadataPlan> {
+        let argv = std::iter::once("t").chain(words.split_whitespace());
+        Cli::try_parse_from(argv).map_err(anyhow::Error::from)?.args.plan()
+    }
+
+    fn refusal(words: &str) -> String {
+        let e = plan(words).unwrap_err();
+        assert!(e.downcast_ref::<UsageError>().is_some(), "{words}: not a usage error: {e}");
+        e.to_string()
+    }
+
+    #[test]
+    fn defaults_are_mdtests() {
+        let p = plan("").unwrap();
+        assert_eq!(p.items, ItemCount::PerClient(1000));
+        assert_eq!(p.layout, Layout::Shared);
+        assert_eq!(p.phases, Phase::ALL.to_vec());
+        let p = plan("--files-only --items 10 --depth 1 --branch 3 --per-client-folder").unwrap();
+        // 10 over 4 folders: 2 each, 8 in all.
+        assert_eq!(p.items, ItemCount::PerClient(8));
+        assert!(p.phases.iter().all(|p| !p.name().starts_with("dir-")));
+        let p = plan("--phases file-stat,file-create --random-stat=7 --stonewall 2s").unwrap();
+        assert_eq!(p.phases, vec![Phase::FileCreate, Phase::FileStat]);
+        assert_eq!((p.random_stat_seed, p.stonewall), (Some(7), Some(Duration::from_secs(2))));
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_the_fix() {
+        assert!(refusal("--items 0").contains("at least 1"));
+        assert!(refusal("--branch 0").contains("--branch 1"));
+        assert!(refusal("--items 3 --depth 2 --branch 2").contains("none per folder"));
+        assert!(refusal("--stonewall 1s --branch 2 --depth 1").contains("branching factor"));
+        assert!(refusal("--stonewall soon").contains("300s"));
+        assert!(refusal("--phases file-copy").contains("file-create"));
+        assert!(refusal("--phases file-stat").contains("add file-create"));
+        assert!(refusal("--dirs-only --phases file-create").contains("--dirs-only"));
+        assert!(refusal("--write-bytes 10 --read-bytes 20").contains("at most"));
+        assert!(refusal("--iterations 0").contains("at least 1"));
+        assert!(refusal("--random-stat=x").contains("whole number"));
+    }
+}

@@ -1,0 +1,260 @@
+//! The metadata suite through the harness: one cell per phase per iteration, every client
+//! working on its items after the cell's barrier, the phase merged by mdtest's rules.
+
+use super::args::MetadataArgs;
+use crate::layout::Counts;
+use crate::merge::{cell_name, merge, MetadataCell};
+use crate::plan::{Layout, MetadataPlan, Phase};
+use crate::runner::{LiveItems, StonewallBoard, Top, Worker, WorkerSetup};
+use iomatrix_backend::Place;
+use iomatrix_coord::{lead, Ending, Group, Setup};
+use iomatrix_core::{BackendKind, UsageError};
+use iomatrix_harness::clients::add_client_metrics;
+use iomatrix_harness::limits::default_stack;
+use iomatrix_harness::live::LiveSample;
+use iomatrix_harness::{Cost, Demand, LiveView, NotStored, Prepared, RunSpec, Suite, Target};
+use iomatrix_report::text::clients::ClientColumns;
+use iomatrix_store::{CellRow, CellState, StoredRun};
+use serde_json::json;
+
+/// What rank 0 keeps of a metadata run besides its plan.
+pub struct Metadata {
+    /// What the stored cells name as their backend: the protocol client, or system calls.
+    backend: &'static str,
+}
+
+/// The clients table: each client's own rate (its items over its own time).
+pub const CLIENT_COLUMNS: ClientColumns = ClientColumns {
+    unit: "ops/s",
+    describe: |c| c.test.clone(),
+    aggregates: |c| {
+        let phase: Option<crate::PhaseResult> =
+            c.metrics.get("phase").and_then(|p| serde_json::from_value(p.clone()).ok());
+        phase.map_or((0.0, 0.0, None), |p| {
+            let sum = p.clients.iter().filter(|c| c.seconds > 0.0).map(|c| c.items as f64 / c.seconds).sum();
+            (sum, p.rate_all_over_slowest, None)
+        })
+    },
+    client_rate: |f| {
+        let (items, seconds) = (f["items"].as_f64()?, f["seconds"].as_f64()?);
+        (seconds > 0.0).then(|| items / seconds)
+    },
+    kib_per_unit: 0.0,
+};
+
+fn counts(plan: &MetadataPlan) -> Counts {
+    // The plan was checked: its counts exist.
+    Counts::of(&plan.tree, plan.items).unwrap_or(Counts {
+        folders: 1,
+        holding: 1,
+        first_holding: 0,
+        per_folder: 0,
+        per_client: 0,
+    })
+}
+
+impl Suite for Metadata {
+    const NAME: &'static str = "metadata";
+    const CLIENT_COLUMNS: &'static ClientColumns = &CLIENT_COLUMNS;
+    type Args = MetadataArgs;
+    type Plan = MetadataPlan;
+    type Cell = MetadataCell;
+    type Live = MetadataLive;
+    /// Samples are compared per cell (phase and iteration).
+    type Key = String;
+
+    fn prepare(args: MetadataArgs, mpi_ranks: Option<usize>, _db: &std::path::Path) -> anyhow::Result<Prepared<Self>> {
+        let plan = args.plan()?;
+        let run = args.common.options(mpi_ranks)?;
+        if plan.stonewall.is_some() && mpi_ranks.is_some_and(|n| n > 1) {
+            return Err(UsageError::new(
+                "--stonewall under MPI ranks: the count reached is shared between the threads of one process only \
+                 (not yet between ranks); run the clients as threads (--clients N) or leave --stonewall out",
+            )
+            .into());
+        }
+        if plan.sync_after_phase && run.target.server().is_some() {
+            return Err(UsageError::new(
+                "--sync-after-phase on an nfs:// or smb:// target: iomatrix's own protocol client keeps no cache, \
+                 every write is sent before the phase ends; leave --sync-after-phase out",
+            )
+            .into());
+        }
+        let backend = run.target.server().map_or(BackendKind::Sync.name(), |s| s.protocol());
+        Ok(Prepared { suite: Metadata { backend }, plan, run })
+    }
+
+    fn spec(&self, plan: &MetadataPlan, _target: &Target, clients: usize) -> RunSpec {
+        let c = counts(plan);
+        let files = if plan.kinds == crate::ItemKinds::Dirs { 0 } else { c.per_client * clients as u64 };
+        RunSpec {
+            peak_bytes: files * plan.write_bytes,
+            peak_detail: format!("{clients} client(s) x {} files of {} bytes", c.per_client, plan.write_bytes),
+            backend: BackendKind::Sync,
+            direct: false,
+            conditions: json!({
+                "timing": "each phase from the common start after the barrier to each client's last item (and the \
+                           sync with --sync-after-phase); every operation timed on its own for the latency",
+                "rates": "IO500's: every client's items over the slowest client's time; SUMMARY's (mdtest's table): \
+                          the fewest items of a client over that time, times the clients; tree rows: the tree's \
+                          folders over the time",
+                "tree": format!("{} folder(s) per tree, {} holding items, {} item(s) per client in each",
+                    c.folders, c.holding, c.per_folder),
+                "layout": match plan.layout { Layout::Shared => "one tree shared by every client (mdtest's default)",
+                    Layout::PerClient => "a tree per client (mdtest -u)" },
+            }),
+            keep_cell_lines: true,
+            quiet: false,
+            uncached_hint: "metadata phases time the file system's metadata path, cached or not,",
+            uncached_flags: |_| "--sync-after-phase".into(),
+            cache_dropped: false,
+        }
+    }
+
+    /// Each client is one thread with its write and read buffers and a latency histogram.
+    fn demand(&self, plan: &MetadataPlan, _target: &Target, clients_here: usize) -> Demand {
+        let client = Cost::threads(1, default_stack())
+            .plus(Cost::memory(plan.write_bytes + plan.read_bytes + iomatrix_stats::Latency::footprint() * 2));
+        Demand::of_clients(clients_here, client, format!("{clients_here} client thread(s)"))
+    }
+
+    fn cells(plan: &MetadataPlan) -> Vec<String> {
+        (0..plan.iterations).flat_map(|i| plan.phases.iter().map(move |p| cell_name(*p, i))).collect()
+    }
+
+    fn live(_plan: &MetadataPlan, slots: usize) -> MetadataLive {
+        MetadataLive(LiveItems::new(slots))
+    }
+
+    fn execute(
+        plan: &MetadataPlan,
+        group: &Group<'_>,
+        setup: &Setup<'_>,
+        place: &Place<'_>,
+        live: &MetadataLive,
+        on_cell: &mut dyn FnMut(&MetadataCell) -> Result<(), iomatrix_store::StoreError>,
+    ) -> std::io::Result<Option<(usize, Ending)>> {
+        iomatrix_harness::clients::needs_folder("the metadata suite", place, setup)?;
+        let top = match (place.remote_folder(), setup.workdir) {
+            (Some(folder), _) => Top(folder.to_string()),
+            (None, Some(dir)) => Top(dir.display().to_string()),
+            (None, None) => return Err(std::io::Error::other("the metadata suite needs a folder target")),
+        };
+        let clients = group.size();
+        let local_threads = match group {
+            Group::Local(n) => *n,
+            _ => 1,
+        };
+        let board = StonewallBoard::new(local_threads);
+        let counts = counts(plan);
+        let s = WorkerSetup { plan, counts, top, place, board: &board, stop: setup.stop, live: &live.0, clients };
+        let phases = plan.phases.len().max(1);
+        lead(
+            group,
+            setup,
+            |rank, _dir| Worker::new(rank, &s),
+            |index, gathered| {
+                let phase = plan.phases[index % phases];
+                let cell = merge(phase, (index / phases) as u32, gathered, clients, counts.per_client);
+                on_cell(&cell).map_err(|e| NotStored { cell: format!("storing {}", cell.name), refused: Box::new(e) })
+            },
+        )
+    }
+
+    fn row(&self, plan: &MetadataPlan, cell: &MetadataCell) -> CellRow {
+        let r = &cell.result;
+        let bytes_each = match r.phase {
+            Phase::FileCreate => plan.write_bytes,
+            Phase::FileRead => plan.read_bytes,
+            _ => 0,
+        };
+        let slowest = r.clients.iter().map(|c| c.seconds).fold(0.0, f64::max);
+        let mut metrics = json!({
+            "phase": r,
+            "per_sec": r.rate_all_over_slowest,
+            "unit": "ops/s",
+            "planned_items": cell.planned,
+            "errors": r.failures,
+        });
+        add_client_metrics(&mut metrics, &cell.failures, &cell.starts);
+        CellRow {
+            seq: 0,
+            test: cell.name.clone(),
+            file_size: None,
+            record_size: None,
+            backend: self.backend.into(),
+            direct: false,
+            clients: cell.clients,
+            bytes: r.items * bytes_each,
+            ops: r.items,
+            wall_ns: (slowest * 1e9) as u64,
+            user_ns: 0,
+            sys_ns: 0,
+            kib_per_sec: 0.0,
+            cpu_percent: None,
+            metrics,
+            client_figures: json!(r
+                .clients
+                .iter()
+                .map(|c| iomatrix_harness::clients::figures_with_rank(c.client, c))
+                .collect::<Vec<_>>()),
+            state: CellState::default(),
+            blobs: Vec::new(),
+        }
+    }
+
+    fn done_line(&self, cell: &MetadataCell) -> String {
+        let r = &cell.result;
+        let mut line = format!(
+            "{}: {} items, {:.1} ops/s (IO500 rule), {:.1} ops/s (SUMMARY rule)",
+            cell.name, r.items, r.rate_all_over_slowest, r.rate_slowest_times_clients
+        );
+        if !r.failures.is_empty() {
+            let failed: Vec<String> = r.failures.iter().map(|(k, n)| format!("{k} x{n}")).collect();
+            line += &format!(", failed: {}", failed.join(", "));
+        }
+        if let Some(w) = &r.stonewall {
+            line += &format!(", stonewall at {:.2} s: every client on to {} items", w.seconds, w.count_reached);
+        }
+        line
+    }
+
+    /// Counted in items: a failed operation's item is not done (never a rate).
+    fn parts(&self, _plan: &MetadataPlan, cell: &MetadataCell, _clients: usize) -> Option<CellState> {
+        Some(CellState::counted(cell.result.items, cell.planned, "items"))
+    }
+
+    fn key(&self, cell: &MetadataCell) -> String {
+        cell.name.clone()
+    }
+
+    /// Each phase works on what the phases before it left: every phase runs again.
+    fn again(plan: &MetadataPlan, _noisy: &[String]) -> MetadataPlan {
+        plan.clone()
+    }
+
+    fn tables(run: &StoredRun) -> String {
+        crate::render::report(run)
+    }
+}
+
+/// Items done so far by this process's clients in the phase under way.
+pub struct MetadataLive(LiveItems);
+
+impl LiveView for MetadataLive {
+    fn sample(&self) -> LiveSample {
+        let items = self.0.total() as f64;
+        let started = *self.0.started.lock().unwrap_or_else(|e| e.into_inner());
+        let secs = started.map_or(0.0, |s| s.elapsed().as_secs_f64());
+        LiveSample { cell: 0, bytes_per_sec: 0.0, ops_per_sec: if secs > 0.0 { items / secs } else { 0.0 } }
+    }
+
+    fn line(&self, _cell: &dyn Fn(usize) -> String) -> Option<String> {
+        let s = self.sample();
+        Some(format!("{} items, {:.0} ops/s", self.0.total(), s.ops_per_sec))
+    }
+
+    fn show(&self, s: &LiveSample) -> String {
+        format!("{:.0} ops/s", s.ops_per_sec)
+    }
+}

@@ -1,0 +1,499 @@
+//! One client's side of a metadata run: each cell is one phase of one iteration, timed from the
+//! common start after the barrier to the client's last item (and the sync with
+//! `--sync-after-phase`), every operation's latency recorded, every failure counted by errno.
+
+use crate::fs::{ItemPath, LocalFs, MetaFs, RemoteMetaFs};
+use crate::layout::{Counts, ItemNames, Kind, TreeNames};
+use crate::plan::{Layout, MetadataPlan, Phase};
+use iomatrix_backend::{error_kind, Place};
+use iomatrix_coord::{ClientFailure, ClientWork, Start};
+use iomatrix_stats::Latency;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// What one client measured in one phase: sent to the leader (under MPI as JSON) and merged.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClientFigures {
+    /// The client's rank.
+    pub rank: usize,
+    /// Items it completed.
+    pub items: u64,
+    /// Items it was to do.
+    pub planned: u64,
+    /// From the common start to its last item (and its sync).
+    pub seconds: f64,
+    /// Failed operations by errno name.
+    pub failures: BTreeMap<String, u64>,
+    /// Its operations' latencies: an HDR histogram, as `iomatrix_stats::Latency::to_bytes`.
+    pub latency: Vec<u8>,
+    /// With a stonewall, in file creation: items done when it fired (or all, when it did not)
+    /// and the time then.
+    pub stonewall: Option<(u64, f64)>,
+    /// The count every client went on to after the stonewall (the largest any reached).
+    pub count_reached: Option<u64>,
+    /// The tree's folders (for the tree rows' rule).
+    pub folders: u64,
+}
+
+/// Where the run's iterations live: a local folder or a folder on a server.
+#[derive(Debug, Clone)]
+pub struct Top(pub String);
+
+impl Top {
+    /// `test-dir.{iteration}-0` in the run's folder, as mdtest names it.
+    pub fn iteration(&self, iteration: u32) -> String {
+        if self.0.is_empty() {
+            format!("test-dir.{iteration}-0")
+        } else {
+            format!("{}/test-dir.{iteration}-0", self.0)
+        }
+    }
+}
+
+/// The stonewall's meeting point for the clients of this process: each posts the count it
+/// reached, and all go on with the largest (mdtest's MPI_Allreduce with MPI_MAX).
+pub struct StonewallBoard {
+    clients: usize,
+    round: Mutex<Round>,
+    said: Condvar,
+}
+
+#[derive(Default)]
+struct Round {
+    generation: u64,
+    arrived: usize,
+    max: u64,
+    last: u64,
+}
+
+impl StonewallBoard {
+    /// A board for `clients` threads.
+    pub fn new(clients: usize) -> StonewallBoard {
+        StonewallBoard { clients, round: Mutex::new(Round::default()), said: Condvar::new() }
+    }
+
+    /// The largest of every client's `mine`; `mine` alone when the run is stopping.
+    pub fn max_of(&self, mine: u64, stop: &AtomicBool) -> u64 {
+        let mut round = self.round.lock().unwrap_or_else(|e| e.into_inner());
+        let generation = round.generation;
+        round.max = round.max.max(mine);
+        round.arrived += 1;
+        if round.arrived == self.clients {
+            round.last = round.max;
+            round.max = 0;
+            round.arrived = 0;
+            round.generation += 1;
+            self.said.notify_all();
+            return round.last;
+        }
+        while round.generation == generation {
+            if stop.load(Ordering::SeqCst) {
+                return mine;
+            }
+            round = self.said.wait_timeout(round, Duration::from_millis(50)).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        round.last
+    }
+}
+
+/// Items done so far by each client of this process, for the live line.
+pub struct LiveItems {
+    /// By slot (the client's rank here, or 0 under MPI).
+    pub slots: Vec<AtomicU64>,
+    /// When the phase under way started here.
+    pub started: Mutex<Option<Instant>>,
+}
+
+impl LiveItems {
+    /// Room for `n` clients.
+    pub fn new(n: usize) -> LiveItems {
+        LiveItems { slots: (0..n.max(1)).map(|_| AtomicU64::new(0)).collect(), started: Mutex::new(None) }
+    }
+
+    /// Items done in the phase under way, over this process's clients.
+    pub fn total(&self) -> u64 {
+        self.slots.iter().map(|s| s.load(Ordering::Relaxed)).sum()
+    }
+}
+
+/// One client's work over the run.
+pub struct Worker<'a> {
+    rank: usize,
+    clients: usize,
+    plan: &'a MetadataPlan,
+    counts: Counts,
+    top: Top,
+    place: &'a Place<'a>,
+    fs: Option<Box<dyn MetaFs>>,
+    board: &'a StonewallBoard,
+    stop: &'a AtomicBool,
+    live: &'a LiveItems,
+    /// Files each client has in the iteration under way (less than planned after a stonewall).
+    files: u64,
+    path: ItemPath,
+    other: ItemPath,
+    data: Vec<u8>,
+    buf: Vec<u8>,
+}
+
+/// What a phase's loop counts.
+struct Tally {
+    items: u64,
+    planned: u64,
+    failures: BTreeMap<String, u64>,
+    latency: Latency,
+}
+
+impl Tally {
+    fn new(planned: u64) -> Tally {
+        Tally { items: 0, planned, failures: BTreeMap::new(), latency: Latency::new() }
+    }
+
+    /// Times `op`, counts it done or failed by its errno.
+    #[inline(always)]
+    fn op(&mut self, op: impl FnOnce() -> std::io::Result<()>) {
+        let began = Instant::now();
+        let outcome = op();
+        self.latency.record(began.elapsed().as_nanos() as u64);
+        match outcome {
+            Ok(()) => self.items += 1,
+            Err(e) => *self.failures.entry(error_kind(&e)).or_default() += 1,
+        }
+    }
+}
+
+/// Everything a worker needs from the run.
+pub struct WorkerSetup<'a> {
+    /// The plan.
+    pub plan: &'a MetadataPlan,
+    /// Its counts.
+    pub counts: Counts,
+    /// The run's folder.
+    pub top: Top,
+    /// Local, or a server.
+    pub place: &'a Place<'a>,
+    /// The stonewall's meeting point.
+    pub board: &'a StonewallBoard,
+    /// The run's stop flag.
+    pub stop: &'a AtomicBool,
+    /// Live counts.
+    pub live: &'a LiveItems,
+    /// Clients in the run.
+    pub clients: usize,
+}
+
+impl<'a> Worker<'a> {
+    /// Client `rank`'s worker.
+    pub fn new(rank: usize, s: &WorkerSetup<'a>) -> Worker<'a> {
+        Worker {
+            rank,
+            clients: s.clients,
+            plan: s.plan,
+            counts: s.counts,
+            top: s.top.clone(),
+            place: s.place,
+            fs: None,
+            board: s.board,
+            stop: s.stop,
+            live: s.live,
+            files: s.counts.per_client,
+            path: ItemPath::with_capacity(256),
+            other: ItemPath::with_capacity(256),
+            data: vec![b'#'; s.plan.write_bytes as usize],
+            buf: vec![0; s.plan.read_bytes as usize],
+        }
+    }
+
+    fn branch(&self) -> u64 {
+        u64::from(self.plan.tree.branch.max(1))
+    }
+
+    /// The client `steps` strides on (mdtest -N: stat 1, read 2, remove 3).
+    fn owner(&self, steps: usize) -> usize {
+        (self.rank + steps * self.plan.neighbour.stride) % self.clients.max(1)
+    }
+
+    fn session(&mut self) -> Result<&mut Box<dyn MetaFs>, ClientFailure> {
+        if self.fs.is_none() {
+            let fs: Box<dyn MetaFs> = match self.place.connect() {
+                None => Box::new(LocalFs),
+                Some(Ok(remote)) => Box::new(RemoteMetaFs::new(remote)),
+                Some(Err(e)) => return Err(ClientFailure::error(self.rank, format!("connecting to the server: {e}"))),
+            };
+            self.fs = Some(fs);
+        }
+        Ok(self.fs.as_mut().expect("set just above"))
+    }
+
+    /// Untimed, before an iteration's first phase: its `test-dir` and, when no tree-create
+    /// phase times it, its tree.
+    fn begin_iteration(&mut self, iteration: u32) -> Result<(), ClientFailure> {
+        self.files = self.counts.per_client;
+        let dir = self.top.iteration(iteration);
+        let rank = self.rank;
+        let fs = self.session()?;
+        let mut path = ItemPath::with_capacity(dir.len());
+        path.set(|t| {
+            t.clear();
+            t.push_str(&dir);
+        });
+        match fs.mkdir(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(ClientFailure::error(rank, format!("making {dir}: {e}"))),
+        }
+        if !self.plan.phases.contains(&Phase::TreeCreate) {
+            let tally = self.tree(iteration, true);
+            if let Some((errno, _)) = tally.failures.iter().next() {
+                return Err(ClientFailure::error(rank, format!("making the tree in {dir}: {errno}")));
+            }
+        }
+        Ok(())
+    }
+
+    fn tree_is_mine(&self) -> bool {
+        self.plan.layout == Layout::PerClient || self.rank == 0
+    }
+
+    /// mkdir (or rmdir, bottom up) of every folder of this client's tree; nothing for a client
+    /// other than 0 in a shared tree (mdtest's rank 0 makes it).
+    fn tree(&mut self, iteration: u32, create: bool) -> Tally {
+        if !self.tree_is_mine() {
+            return Tally::new(0);
+        }
+        let names = TreeNames::of(self.plan.layout, self.rank);
+        let mut folders = names.folders(&self.top.iteration(iteration), &self.counts, self.branch());
+        if !create {
+            folders.reverse();
+        }
+        let mut tally = Tally::new(folders.len() as u64);
+        let fs = self.fs.as_mut().expect("a session before the tree");
+        for folder in &folders {
+            self.path.set(|t| {
+                t.clear();
+                t.push_str(folder);
+            });
+            let path = &self.path;
+            if create {
+                tally.op(|| fs.mkdir(path));
+            } else {
+                tally.op(|| fs.rmdir(path));
+            }
+        }
+        tally
+    }
+
+    fn names(&self, iteration: u32, kind: Kind, owner: usize) -> ItemNames {
+        let names = TreeNames::of(self.plan.layout, owner);
+        ItemNames::new(&self.top.iteration(iteration), &names, &self.counts, self.branch(), kind, owner)
+    }
+
+    /// The items' order: 0..n, or shuffled with the seed plus the rank (mdtest -R).
+    fn order(&self, n: u64, random: bool) -> Vec<u64> {
+        let mut order: Vec<u64> = (0..n).collect();
+        if let (true, Some(seed)) = (random, self.plan.random_stat_seed) {
+            iomatrix_random::Generator::seeded(seed.wrapping_add(self.rank as u64)).shuffle(&mut order);
+        }
+        order
+    }
+}
+
+impl ClientWork for Worker<'_> {
+    type Figures = ClientFigures;
+
+    fn cell(&mut self, index: usize, start: &mut Start<'_>) -> Result<ClientFigures, ClientFailure> {
+        let phases = self.plan.phases.len().max(1);
+        let iteration = (index / phases) as u32;
+        let phase = self.plan.phases[index % phases];
+        let stonewalled = phase == Phase::FileCreate && self.plan.stonewall.is_some();
+        let ready = self.session().map(|_| ()).and_then(|()| match index % phases {
+            0 => self.begin_iteration(iteration),
+            _ => Ok(()),
+        });
+        if let Err(failure) = ready {
+            if stonewalled {
+                // The others meet at the board: this client's count is none.
+                let _ = start.together();
+                self.board.max_of(0, self.stop);
+            }
+            return Err(failure);
+        }
+        let slot = self.rank.min(self.live.slots.len() - 1);
+        self.live.slots[slot].store(0, Ordering::Relaxed);
+        let origin = start.together()?;
+        *self.live.started.lock().unwrap_or_else(|e| e.into_inner()) = Some(origin);
+        let mut stonewall = None;
+        let mut count_reached = None;
+        let mut tally = match phase {
+            Phase::TreeCreate => self.tree(iteration, true),
+            Phase::TreeRemove => self.tree(iteration, false),
+            Phase::FileCreate => {
+                let (tally, wall) = self.file_create(iteration, origin);
+                stonewall = wall;
+                count_reached = wall.map(|_| self.files);
+                tally
+            }
+            other => self.items_phase(iteration, other),
+        };
+        if self.plan.sync_after_phase {
+            let dir = self.top.iteration(iteration);
+            self.path.set(|t| {
+                t.clear();
+                t.push_str(&dir);
+            });
+            let (fs, path) = (self.fs.as_mut().expect("a session"), &self.path);
+            // Timed with the phase, as mdtest -Y; counted as no item.
+            if let Err(e) = fs.sync(path) {
+                *tally.failures.entry(error_kind(&e)).or_default() += 1;
+            }
+        }
+        let seconds = origin.elapsed().as_secs_f64();
+        Ok(ClientFigures {
+            rank: self.rank,
+            items: tally.items,
+            planned: tally.planned,
+            seconds,
+            failures: tally.failures,
+            latency: tally.latency.to_bytes(),
+            stonewall,
+            count_reached,
+            folders: self.counts.folders,
+        })
+    }
+}
+
+impl Worker<'_> {
+    /// create of every file (or up to the stonewall, then on to the largest count any client
+    /// reached); the stonewall's (items, seconds) when one is set.
+    fn file_create(&mut self, iteration: u32, origin: Instant) -> (Tally, Option<(u64, f64)>) {
+        let names = self.names(iteration, Kind::File, self.rank);
+        let planned = self.counts.per_client;
+        let mut tally = Tally::new(planned);
+        let wall = self.plan.stonewall;
+        let mut done = 0;
+        while done < planned {
+            self.create_one(&names, done, &mut tally);
+            done += 1;
+            if wall.is_some_and(|w| origin.elapsed() > w) || self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+        }
+        let Some(_) = wall else {
+            return (tally, None);
+        };
+        let at_wall = (done, origin.elapsed().as_secs_f64());
+        let reached = self.board.max_of(done, self.stop);
+        while done < reached && !self.stop.load(Ordering::Relaxed) {
+            self.create_one(&names, done, &mut tally);
+            done += 1;
+        }
+        tally.planned = reached;
+        self.files = reached;
+        (tally, Some(at_wall))
+    }
+
+    #[inline(always)]
+    fn create_one(&mut self, names: &ItemNames, i: u64, tally: &mut Tally) {
+        self.path.set(|t| names.write(i, t));
+        let (fs, path, data, fsync) = (self.fs.as_mut().expect("a session"), &self.path, &self.data, self.plan.fsync);
+        tally.op(|| fs.create(path, data, fsync));
+        self.live.slots[self.rank.min(self.live.slots.len() - 1)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The phases over items that exist: stat, read, rename, readdir, remove.
+    fn items_phase(&mut self, iteration: u32, phase: Phase) -> Tally {
+        let random = self.plan.random_stat_seed.is_some();
+        let (kind, steps, count, shuffled) = match phase {
+            Phase::DirCreate => (Kind::Dir, 0, self.counts.per_client, false),
+            Phase::DirStat => (Kind::Dir, 1, self.counts.per_client, random),
+            Phase::DirRename => return self.rename(iteration),
+            Phase::DirRemove => (Kind::Dir, 3, self.counts.per_client, false),
+            Phase::DirReaddir => return self.readdir(iteration),
+            Phase::FileStat => (Kind::File, 1, self.files, random),
+            Phase::FileRead => (Kind::File, 2, self.files, random),
+            Phase::FileRemove => (Kind::File, 3, self.files, false),
+            Phase::FileCreate | Phase::TreeCreate | Phase::TreeRemove => return Tally::new(0),
+        };
+        let names = self.names(iteration, kind, self.owner(steps));
+        let order = self.order(count, shuffled);
+        let mut tally = Tally::new(count);
+        let slot = self.rank.min(self.live.slots.len() - 1);
+        for i in order {
+            if self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            self.path.set(|t| names.write(i, t));
+            let (fs, path, buf) = (self.fs.as_mut().expect("a session"), &self.path, &mut self.buf);
+            match phase {
+                Phase::DirCreate => tally.op(|| fs.mkdir(path)),
+                Phase::DirStat | Phase::FileStat => tally.op(|| fs.stat(path)),
+                Phase::DirRemove => tally.op(|| fs.rmdir(path)),
+                Phase::FileRead => tally.op(|| fs.read(path, buf)),
+                _ => tally.op(|| fs.unlink(path)),
+            }
+            self.live.slots[slot].fetch_add(1, Ordering::Relaxed);
+        }
+        tally
+    }
+
+    /// mdtest's directory rename: the first item to `NAME-XX`, each next one to the name the
+    /// one before had, and `NAME-XX` to the last free name: every name but one stays in use.
+    fn rename(&mut self, iteration: u32) -> Tally {
+        let count = self.counts.per_client;
+        if count <= 1 {
+            return Tally::new(0);
+        }
+        let names = self.names(iteration, Kind::Dir, self.owner(1));
+        let mut tally = Tally::new(count);
+        let mut first = String::new();
+        names.write(0, &mut first);
+        first.push_str("-XX");
+        let mut last = first.clone();
+        // Two buffers swapped each step: no allocation per rename.
+        let mut current = String::with_capacity(first.len() + 16);
+        for i in 0..count {
+            if self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            if i == count - 1 {
+                current.clear();
+                current.push_str(&first);
+            } else {
+                names.write(i, &mut current);
+            }
+            self.path.set(|t| {
+                t.clear();
+                t.push_str(&current);
+            });
+            self.other.set(|t| {
+                t.clear();
+                t.push_str(&last);
+            });
+            let (fs, from, to) = (self.fs.as_mut().expect("a session"), &self.path, &self.other);
+            tally.op(|| fs.rename(from, to));
+            std::mem::swap(&mut last, &mut current);
+        }
+        tally
+    }
+
+    /// iomatrix's own: readdir of every folder of this client's tree that holds items.
+    fn readdir(&mut self, iteration: u32) -> Tally {
+        let names = TreeNames::of(self.plan.layout, self.rank);
+        let top = self.top.iteration(iteration);
+        let folders: Vec<String> =
+            (self.counts.first_holding..self.counts.folders).map(|f| names.folder(&top, f, self.branch())).collect();
+        let mut tally = Tally::new(folders.len() as u64);
+        for folder in &folders {
+            self.path.set(|t| {
+                t.clear();
+                t.push_str(folder);
+            });
+            let (fs, path) = (self.fs.as_mut().expect("a session"), &self.path);
+            tally.op(|| fs.readdir(path).map(|_| ()));
+        }
+        tally
+    }
+}
