@@ -266,14 +266,23 @@ iomatrix_rates() {
     python3 - "$1" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
-for cell in doc["cells"]:
+for cell in doc["run"]["cell_results"]:
     phase = cell["metrics"]["phase"]
-    state = cell.get("state", {})
-    kind = state.get("kind", "complete") if isinstance(state, dict) else state
+    kind = cell["state"]["kind"]
     if kind != "complete" or phase.get("failures"):
         sys.exit("cell %s is %s, failures %s" % (cell["test"], kind, phase.get("failures")))
     print("%s\t%s" % (cell["test"], phase["rate_slowest_times_clients"]))
 PY
+}
+
+# rates_of TOOL: the reader of TOOL's output: mdtest's SUMMARY table, which `iomatrix mdtest`
+# prints too (read by the same parser), or run metadata's stored run.
+rates_of() {
+    if [[ $1 == mdtest || $FRONT == mdtest ]]; then
+        echo mdtest_rates
+    else
+        echo iomatrix_rates
+    fi
 }
 
 # run_mdtest CLIENTS CASE LOG: mdtest on the mounted file system.
@@ -293,7 +302,7 @@ run_iomatrix() {
     local clients=$1 case=$2 log=$3 cmd flags
     if [[ $FRONT == mdtest ]]; then
         read -r -a flags <<<"$(mdtest_flags "$case")"
-        cmd=("$IOMATRIX" mdtest "${flags[@]}" -d "$MNT/iomatrix" --json)
+        cmd=("$IOMATRIX" mdtest "${flags[@]}" -d "$MNT/iomatrix")
     else
         read -r -a flags <<<"$(iomatrix_flags "$case")"
         cmd=("$IOMATRIX" run metadata "${flags[@]}" --phases "$MDTEST_PHASES" --target "$MNT" --json)
@@ -322,7 +331,7 @@ mdtest_part() {
                     for tool in "${order[@]}"; do
                         log=$SCRATCH/logs/$fs-c$clients-$case-$pair-$tool.out
                         "run_$tool" "$clients" "$case" "$log"
-                        "${tool}_rates" "$log" | while IFS=$'\t' read -r phase rate; do
+                        "$(rates_of "$tool")" "$log" | while IFS=$'\t' read -r phase rate; do
                             printf '%s\t%s\t%s\t%s\t-\n' "$pair" "c$clients $case $phase" "$tool" "$rate"
                         done >>"$results"
                     done
