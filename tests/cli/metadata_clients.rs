@@ -90,7 +90,7 @@ fn touched_by_thread(trace: &str) -> BTreeMap<u32, Touched> {
         let Ok(owner) = owner.parse::<usize>() else { continue };
         let t = by.entry(tid).or_default();
         let set = match call.split('(').next().unwrap_or("").trim() {
-            "openat" if call.contains("O_CREAT") => &mut t.created,
+            "openat" | "open" if call.contains("O_CREAT") => &mut t.created,
             "openat" | "open" => &mut t.read,
             "statx" | "newfstatat" | "stat" | "lstat" => &mut t.stated,
             "unlink" | "unlinkat" => &mut t.removed,
