@@ -38,12 +38,13 @@ fn trust_metadata_two_mpi_ranks_run_every_phase() {
     let target = sb.target();
     for layout in [&[][..], &["--per-client-folder"][..]] {
         let mut args = vec![bin.to_str().unwrap(), "run", "metadata", "--target", target.to_str().unwrap()];
-        args.extend(["--items", "40", "--depth", "1", "--branch", "2"]);
+        // 42 items over 3 folders: 14 in each (mdtest rounds -n down to a multiple of the folders).
+        args.extend(["--items", "42", "--depth", "1", "--branch", "2"]);
         args.extend(layout);
         let (out, took) = mpirun(&sb, 2, &args, Duration::from_secs(180));
         println!("2 ranks {layout:?}: {took:?}");
         assert_success(&out);
-        let run = check_clients(&sb, 2, 40, &format!("2 ranks {layout:?}"));
+        let run = check_clients(&sb, 2, 42, &format!("2 ranks {layout:?}"));
         assert_eq!(run["run"]["conditions"]["clients"], 2);
         assert_eq!(cells(&run).len(), 11);
     }
