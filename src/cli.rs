@@ -27,7 +27,8 @@ use std::path::PathBuf;
         Suites: the IOzone matrix (`run iozone`, and `iozone` with IOzone's own flags), access specs \
         with outstanding I/O (`run access`, which also takes fio's option names), Bonnie (`run bonnie`, and \
         `bonnie` with bonnie++'s flags), the file-server load (`run fileserver`), workload personalities \
-        (`run personality`; `personalities list`) and the backup walk (`run backup`); every suite on local \
+        (`run personality`; `personalities list`), the backup walk (`run backup`) and mdtest's metadata phases \
+        (`run metadata`); every suite on local \
         folders, mounted shares, and nfs:// and smb:// servers through iomatrix's own protocol client \
         (access also on raw devices), from many clients (`--clients N` threads, or MPI ranks under \
         mpirun in a build with `--features mpi`), with `--repeat`, `--tolerance` and `--verify`. \

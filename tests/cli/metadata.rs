@@ -117,7 +117,7 @@ fn kept_test_dir(sb: &Sandbox) -> PathBuf {
     let kept = sb.leftovers();
     assert_eq!(kept.len(), 1, "{kept:?}");
     let dir = kept[0].join("test-dir.0-0");
-    assert!(dir.is_dir(), "{dir:?}");
+    assert!(dir.is_dir(), "{}", dir.display());
     dir
 }
 
@@ -268,6 +268,10 @@ fn trust_metadata_show_compare_and_sweep_of_real_runs() {
     assert_success(&show);
     let (stdout, _) = text(&show);
     assert!(stdout.contains("file-create") && stdout.contains("ops/s (IO500)"), "{stdout}");
+    assert!(
+        stdout.contains("layout: one tree shared by every client") && stdout.contains("rates: IO500's"),
+        "{stdout}"
+    );
     let compare = sb.run(&["compare", "1,2", "3,4"]);
     assert_success(&compare);
     let (stdout, _) = text(&compare);
@@ -277,4 +281,82 @@ fn trust_metadata_show_compare_and_sweep_of_real_runs() {
     let (stdout, _) = text(&sweep);
     assert!(stdout.contains("file-remove") && stdout.contains("200"), "{stdout}");
     assert_usage_error(&metadata(&sb, &sb.target(), &["--phases", "file-copy"]), "no phase 'file-copy'");
+}
+
+/// Every phase over a lab server through iomatrix's own protocol client, 2 clients each with
+/// its own session; nothing left on the server.
+fn every_phase_on_a_server(target: &str, password_file: Option<&str>, state: &Path, protocol: &str) {
+    let sb = Sandbox::new();
+    let mut cmd = sb.cmd();
+    cmd.args(["run", "metadata", "--target", target, "--items-per-folder", "2", "--depth", "1", "--branch", "2"])
+        .args(["--clients", "2", "--write-bytes", "100", "--read-bytes", "100"]);
+    if let Some(file) = password_file {
+        cmd.env("IOMATRIX_SMB_PASSWORD_FILE", file);
+    }
+    let out = cmd.output().unwrap();
+    assert_success(&out);
+    let run = sb.last_run();
+    assert_eq!(run["run"]["conditions"]["remote"]["protocol"], protocol);
+    let stored = phases(&sb);
+    assert_eq!(stored.len(), 11, "{stored:?}");
+    for (name, p, state) in &stored {
+        assert_eq!(state["kind"], "complete", "{name}: {state} {p}");
+        let expected = match name.as_str() {
+            "tree-create" | "tree-remove" => 3,
+            "dir-readdir" => 6,
+            // 2 items in each of 3 folders, for each of 2 clients.
+            _ => 12,
+        };
+        assert_eq!(p["items"].as_u64(), Some(expected), "{name}: {p}");
+        check_rates(name, p);
+    }
+    assert!(crate::lab_fixture::left_behind(state).is_empty());
+}
+
+#[test]
+fn trust_metadata_every_phase_over_the_labs_nfs_and_smb_servers() {
+    let Some(lab) = crate::lab_fixture::Lab::shared(crate::lab_fixture::Shared::Unshaped) else { return };
+    let state = PathBuf::from(lab.var("IOMATRIX_LAB_STATE"));
+    every_phase_on_a_server(lab.var("IOMATRIX_LAB_NFS"), None, &state, "NFS");
+    let password_file = lab.var("IOMATRIX_LAB_SMB_PASSWORD_FILE");
+    every_phase_on_a_server(lab.var("IOMATRIX_LAB_SMB"), Some(password_file), &state, "SMB");
+}
+
+#[test]
+fn trust_metadata_iterations_neighbours_random_stat_and_sync_run_every_phase_whole() {
+    let sb = Sandbox::new();
+    let args = [
+        "--items",
+        "20",
+        "--clients",
+        "2",
+        "--files-only",
+        "--iterations",
+        "2",
+        "--neighbour",
+        "1",
+        "--random-stat=3",
+        "--write-bytes",
+        "10",
+        "--read-bytes",
+        "10",
+        "--fsync",
+        "--sync-after-phase",
+    ];
+    assert_success(&metadata(&sb, &sb.target(), &args));
+    let stored = phases(&sb);
+    let names: Vec<&str> = stored.iter().map(|(n, _, _)| n.as_str()).collect();
+    let once = ["tree-create", "file-create", "file-stat", "file-read", "file-remove", "tree-remove"];
+    let twice: Vec<String> = once.iter().map(|n| format!("{n} #2")).collect();
+    assert_eq!(names, [&once[..], &twice.iter().map(String::as_str).collect::<Vec<_>>()[..]].concat());
+    for (i, (name, p, state)) in stored.iter().enumerate() {
+        // Each client stats, reads and removes its neighbour's files: all there, none failed.
+        assert_eq!(state["kind"], "complete", "{name}: {state} {p}");
+        assert_eq!(p["iteration"].as_u64(), Some((i / 6) as u64), "{name}");
+        if name.starts_with("file-") {
+            assert_eq!(p["items"], 40, "{name}: {p}");
+        }
+        check_rates(name, p);
+    }
+    assert!(sb.leftovers().is_empty());
 }

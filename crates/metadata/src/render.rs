@@ -2,6 +2,7 @@
 //! rates, the latency percentiles and the failures; the stonewall when it fired.
 
 use crate::result::PhaseResult;
+use iomatrix_core::human;
 use iomatrix_report::table::{Column, Table};
 use iomatrix_store::StoredRun;
 
@@ -28,12 +29,12 @@ pub fn report(run: &StoredRun) -> String {
         table.row(row(p));
         if let Some(w) = &p.stonewall {
             walls += &format!(
-                "\nStonewall in {}: fired at {:.3} s; every client went on to {} items (the largest count any \
-                 reached); {:.1} ops/s at the stonewall",
+                "\nStonewall in {}: fired at {}; every client went on to {} items (the largest count any \
+                 reached); {} ops/s at the stonewall",
                 crate::merge::cell_name(p.phase, p.iteration),
-                w.seconds,
+                human::nanos(w.seconds * 1e9),
                 w.count_reached,
-                w.rate_at_stonewall
+                human::significant(w.rate_at_stonewall)
             );
         }
     }
@@ -46,7 +47,7 @@ pub fn report(run: &StoredRun) -> String {
 }
 
 fn row(p: &PhaseResult) -> Vec<String> {
-    let t = |s: f64| iomatrix_core::human::nanos(s * 1e9);
+    let t = |s: f64| human::nanos(s * 1e9);
     let dash = || "-".to_string();
     let (mean, p50, p99, p999, max) = p.latency.map_or_else(
         || (dash(), dash(), dash(), dash(), dash()),
@@ -60,8 +61,8 @@ fn row(p: &PhaseResult) -> Vec<String> {
     vec![
         crate::merge::cell_name(p.phase, p.iteration),
         p.items.to_string(),
-        format!("{:.1}", p.rate_all_over_slowest),
-        format!("{:.1}", p.rate_slowest_times_clients),
+        human::significant(p.rate_all_over_slowest),
+        human::significant(p.rate_slowest_times_clients),
         mean,
         p50,
         p99,

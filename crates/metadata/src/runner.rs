@@ -99,10 +99,16 @@ impl StonewallBoard {
     }
 }
 
+/// One client's count, on a cache line of its own: clients counting side by side would
+/// otherwise bounce one line between their CPUs at every item.
+#[repr(align(128))]
+#[derive(Default)]
+pub struct Slot(pub AtomicU64);
+
 /// Items done so far by each client of this process, for the live line.
 pub struct LiveItems {
     /// By slot (the client's rank here, or 0 under MPI).
-    pub slots: Vec<AtomicU64>,
+    pub slots: Vec<Slot>,
     /// When the phase under way started here.
     pub started: Mutex<Option<Instant>>,
 }
@@ -110,12 +116,12 @@ pub struct LiveItems {
 impl LiveItems {
     /// Room for `n` clients.
     pub fn new(n: usize) -> LiveItems {
-        LiveItems { slots: (0..n.max(1)).map(|_| AtomicU64::new(0)).collect(), started: Mutex::new(None) }
+        LiveItems { slots: (0..n.max(1)).map(|_| Slot::default()).collect(), started: Mutex::new(None) }
     }
 
     /// Items done in the phase under way, over this process's clients.
     pub fn total(&self) -> u64 {
-        self.slots.iter().map(|s| s.load(Ordering::Relaxed)).sum()
+        self.slots.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
     }
 }
 
@@ -153,7 +159,7 @@ impl Tally {
     }
 
     /// Times `op`, counts it done or failed by its errno.
-    #[inline(always)]
+    #[inline]
     fn op(&mut self, op: impl FnOnce() -> std::io::Result<()>) {
         let began = Instant::now();
         let outcome = op();
@@ -322,7 +328,7 @@ impl ClientWork for Worker<'_> {
             return Err(failure);
         }
         let slot = self.rank.min(self.live.slots.len() - 1);
-        self.live.slots[slot].store(0, Ordering::Relaxed);
+        self.live.slots[slot].0.store(0, Ordering::Relaxed);
         let origin = start.together()?;
         *self.live.started.lock().unwrap_or_else(|e| e.into_inner()) = Some(origin);
         let mut stonewall = None;
@@ -395,12 +401,12 @@ impl Worker<'_> {
         (tally, Some(at_wall))
     }
 
-    #[inline(always)]
+    #[inline]
     fn create_one(&mut self, names: &ItemNames, i: u64, tally: &mut Tally) {
         self.path.set(|t| names.write(i, t));
         let (fs, path, data, fsync) = (self.fs.as_mut().expect("a session"), &self.path, &self.data, self.plan.fsync);
         tally.op(|| fs.create(path, data, fsync));
-        self.live.slots[self.rank.min(self.live.slots.len() - 1)].fetch_add(1, Ordering::Relaxed);
+        self.live.slots[self.rank.min(self.live.slots.len() - 1)].0.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The phases over items that exist: stat, read, rename, readdir, remove.
@@ -434,7 +440,7 @@ impl Worker<'_> {
                 Phase::FileRead => tally.op(|| fs.read(path, buf)),
                 _ => tally.op(|| fs.unlink(path)),
             }
-            self.live.slots[slot].fetch_add(1, Ordering::Relaxed);
+            self.live.slots[slot].0.fetch_add(1, Ordering::Relaxed);
         }
         tally
     }
@@ -495,5 +501,26 @@ impl Worker<'_> {
             tally.op(|| fs.readdir(path).map(|_| ()));
         }
         tally
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_board_gives_every_client_the_largest_count_round_after_round() {
+        let (board, stop) = (&StonewallBoard::new(3), &AtomicBool::new(false));
+        for round in 0..3u64 {
+            let got: Vec<u64> = std::thread::scope(|s| {
+                let handles: Vec<_> =
+                    (0..3u64).map(|c| s.spawn(move || board.max_of(c * 10 + round, stop))).collect::<Vec<_>>();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            assert_eq!(got, vec![20 + round; 3]);
+        }
+        // A stopping run does not wait for a client that will not come.
+        stop.store(true, Ordering::SeqCst);
+        assert_eq!(board.max_of(7, stop), 7);
     }
 }

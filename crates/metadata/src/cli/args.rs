@@ -150,7 +150,7 @@ impl MetadataArgs {
         Ok(MetadataPlan {
             items: match items {
                 ItemCount::PerClient(_) => ItemCount::PerClient(counts.per_client),
-                per_folder => per_folder,
+                per_folder @ ItemCount::PerFolder(_) => per_folder,
             },
             kinds,
             tree,

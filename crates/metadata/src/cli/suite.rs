@@ -8,7 +8,7 @@ use crate::plan::{Layout, MetadataPlan, Phase};
 use crate::runner::{LiveItems, StonewallBoard, Top, Worker, WorkerSetup};
 use iomatrix_backend::Place;
 use iomatrix_coord::{lead, Ending, Group, Setup};
-use iomatrix_core::{BackendKind, UsageError};
+use iomatrix_core::{human, BackendKind, UsageError};
 use iomatrix_harness::clients::add_client_metrics;
 use iomatrix_harness::limits::default_stack;
 use iomatrix_harness::live::LiveSample;
@@ -118,11 +118,17 @@ impl Suite for Metadata {
         }
     }
 
-    /// Each client is one thread with its write and read buffers and a latency histogram.
+    /// Each client is one thread with its write and read buffers and a latency histogram (two
+    /// while merging); with --random-stat, the order of its items (8 bytes each).
     fn demand(&self, plan: &MetadataPlan, _target: &Target, clients_here: usize) -> Demand {
-        let client = Cost::threads(1, default_stack())
-            .plus(Cost::memory(plan.write_bytes + plan.read_bytes + iomatrix_stats::Latency::footprint() * 2));
+        let per_item = if plan.random_stat_seed.is_some() { 8 } else { 0 };
+        let items = counts(plan).per_client;
+        let client = Cost::threads(1, default_stack()).plus(Cost::memory(
+            plan.write_bytes + plan.read_bytes + iomatrix_stats::Latency::footprint() * 2 + per_item * items,
+        ));
         Demand::of_clients(clients_here, client, format!("{clients_here} client thread(s)"))
+            .knob("--items", items, Cost::memory(per_item * clients_here as u64))
+            .knob_bytes("--write-bytes", plan.write_bytes, Cost::memory(clients_here as u64))
     }
 
     fn cells(plan: &MetadataPlan) -> Vec<String> {
@@ -213,15 +219,19 @@ impl Suite for Metadata {
     fn done_line(&self, cell: &MetadataCell) -> String {
         let r = &cell.result;
         let mut line = format!(
-            "{}: {} items, {:.1} ops/s (IO500 rule), {:.1} ops/s (SUMMARY rule)",
-            cell.name, r.items, r.rate_all_over_slowest, r.rate_slowest_times_clients
+            "{}: {} items, {} ops/s (IO500 rule), {} ops/s (SUMMARY rule)",
+            cell.name,
+            r.items,
+            human::significant(r.rate_all_over_slowest),
+            human::significant(r.rate_slowest_times_clients)
         );
         if !r.failures.is_empty() {
             let failed: Vec<String> = r.failures.iter().map(|(k, n)| format!("{k} x{n}")).collect();
             line += &format!(", failed: {}", failed.join(", "));
         }
         if let Some(w) = &r.stonewall {
-            line += &format!(", stonewall at {:.2} s: every client on to {} items", w.seconds, w.count_reached);
+            let at = human::nanos(w.seconds * 1e9);
+            line += &format!(", stonewall at {at}: every client on to {} items", w.count_reached);
         }
         line
     }
@@ -242,6 +252,10 @@ impl Suite for Metadata {
 
     fn tables(run: &StoredRun) -> String {
         crate::render::report(run)
+    }
+
+    fn stored_facts(record: &iomatrix_store::Records<'_>) -> iomatrix_store::reader::SuiteFacts {
+        crate::stored::facts(record)
     }
 }
 
