@@ -1,4 +1,4 @@
-//! `run metadata` from many clients: 2 MPI ranks, ranks on the lab's hosts started by `--hosts`,
+//! `run metadata` from many clients: 2 MPI ranks, ranks on the lab's hosts started by `--hosts` and by Slurm's `srun`,
 //! and mdtest's -N (`--neighbour 1`), where each client stats, reads and removes the items of
 //! the clients 1, 2 and 3 ranks on: which client touched which item is read from the system
 //! calls themselves (strace -f: the thread that made a client's items is that client).
@@ -141,4 +141,35 @@ fn trust_metadata_neighbour_stride_stats_reads_and_removes_the_neighbours_items(
         assert_eq!(t.removed, at(3), "client {c} removes the items three on: {t:?}");
     }
     assert_eq!(seen, BTreeSet::from([0, 1, 2, 3]));
+}
+
+#[test]
+fn trust_metadata_srun_runs_a_rank_on_each_host_of_the_labs_slurm_cluster() {
+    let Some((lab, bin)) = crate::slurm::slurm_lab() else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let args = [
+        "--mpi=pmix",
+        "-N",
+        "3",
+        "-n",
+        "3",
+        bin.to_str().unwrap(),
+        "run",
+        "metadata",
+        "--target",
+        target.to_str().unwrap(),
+    ];
+    let out = crate::slurm::slurm(&lab, &sb, "srun", &[&args[..], &["--items", "30"]].concat());
+    assert_success(&out);
+    let run = check_clients(&sb, 3, 30, "srun");
+    let on: BTreeSet<String> = run["run"]["environment"]["client_hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["host"].as_str().unwrap().to_string())
+        .collect();
+    let names: BTreeSet<String> = hosts(&lab).into_iter().map(|h| h.0).collect();
+    assert_eq!(on, names, "a rank on each of the cluster's hosts");
+    assert!(sb.leftovers().is_empty(), "{:?}", sb.leftovers());
 }
