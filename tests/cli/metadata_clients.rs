@@ -1,5 +1,5 @@
-//! `run metadata` from many clients: 2 MPI ranks, ranks on the lab's hosts started by `--hosts` and by Slurm's `srun`,
-//! and mdtest's -N (`--neighbour 1`), where each client stats, reads and removes the items of
+//! `run metadata` from many clients: 2 MPI ranks, ranks on the lab's hosts started by `--hosts`
+//! and by Slurm's `srun`, and mdtest's -N (`--neighbour 1`), where each client stats, reads and removes the items of
 //! the clients 1, 2 and 3 ranks on: which client touched which item is read from the system
 //! calls themselves (strace -f: the thread that made a client's items is that client).
 
