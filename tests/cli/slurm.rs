@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 /// A lab of three hosts with Slurm, and the MPI build; None is a skip.
-fn slurm_lab() -> Option<(Lab, PathBuf)> {
+pub(crate) fn slurm_lab() -> Option<(Lab, PathBuf)> {
     let missing: Vec<&str> =
         ["munged", "slurmctld", "slurmd", "srun", "sbatch", "sinfo"].into_iter().filter(|t| !have(t)).collect();
     if !missing.is_empty() {
@@ -23,7 +23,7 @@ fn slurm_lab() -> Option<(Lab, PathBuf)> {
 }
 
 /// A Slurm command (srun, sbatch) against the lab's cluster, bounded in time.
-fn slurm(lab: &Lab, sb: &Sandbox, program: &str, args: &[&str]) -> Output {
+pub(crate) fn slurm(lab: &Lab, sb: &Sandbox, program: &str, args: &[&str]) -> Output {
     let mut cmd: Command = lab_command(lab, sb, program);
     cmd.env("SLURM_CONF", lab.var("SLURM_CONF")).args(args);
     bounded(cmd, Duration::from_secs(180)).0

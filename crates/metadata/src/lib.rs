@@ -4,6 +4,7 @@
 //!
 //! - [`plan`]: [`MetadataPlan`], the run resolved: items, tree, layout, phases, bytes, stonewall.
 //! - [`find`]: IO500's find phase, a timed walk matching name, size and newer-than.
+//! - [`limits`]: a plan checked at plan time against free inodes and space, open files and memory.
 //! - [`result`]: [`PhaseResult`], a phase merged over the clients: both of mdtest's rates
 //!   (every client's items over the slowest client's time; the slowest client's rate times the
 //!   clients), each client's own, latency percentiles, failures by errno, the stonewall.
@@ -22,6 +23,7 @@ pub mod front;
 pub mod fs;
 pub mod import;
 pub mod layout;
+pub mod limits;
 pub mod merge;
 pub mod plan;
 pub mod render;

@@ -43,7 +43,7 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
         &format!("mdtest: -d {path}"),
         "give -d an existing folder to test in (iomatrix makes its working folder there)",
     )?;
-    refuse_what_the_suite_does_not_take(&plan, &target, ranks.mpi_size())?;
+    refuse_what_the_suite_does_not_take(&plan, &target)?;
     let rank_details =
         checked(parsed.rank_details_csv.as_deref(), "--saveRankPerformanceDetails", &RankDetailsKind, &own.db)?;
     let stonewall_file = checked(parsed.stonewall_file.as_deref(), "-x", &StonewallStatusKind, &own.db)?;
@@ -56,24 +56,21 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
         print_time: parsed.print_time,
     };
     let clients = ClientPlan::from_args(&ClientArgs::default(), ranks.mpi_size())?;
+    // Inodes, space, open files and memory, before anything is made, as `run metadata` checks them.
+    if let Target::Folder(dir) = &target {
+        crate::limits::check_fits(&plan, dir, clients.count).map_err(iomatrix_core::UsageError::new)?;
+    }
     let repeat = Repeat { count: 1, tolerance_pct: None, max: 1 };
     let suite = Metadata::with_front_end(&target, front, rank_details, stonewall_file);
     let run = own.options(target, false, clients, repeat);
     iomatrix_harness::run(Prepared { suite, plan, run }, &own.db, ranks)
 }
 
-/// What `run metadata` refuses of such a plan, in mdtest's words (its -W and -Y).
+/// What `run metadata` refuses of such a plan, in mdtest's words (its -Y).
 fn refuse_what_the_suite_does_not_take(
     plan: &crate::MetadataPlan,
     target: &Target,
-    mpi_ranks: Option<usize>,
 ) -> Result<(), iomatrix_core::UsageError> {
-    if plan.stonewall.is_some() && mpi_ranks.is_some_and(|n| n > 1) {
-        return Err(iomatrix_core::UsageError::new(
-            "-W under mpirun: the count the stonewall reached is shared between the clients of one process only \
-             (not yet between ranks); leave -W out under mpirun",
-        ));
-    }
     if plan.sync_after_phase && target.server().is_some() {
         return Err(iomatrix_core::UsageError::new(
             "-Y on an nfs:// or smb:// folder: iomatrix's own protocol client keeps no cache, every write is sent \

@@ -96,6 +96,13 @@ impl Suite for Metadata {
             )
             .into());
         }
+        // Inodes, space, open files and memory, before anything is made (a folder that is not
+        // one is left to the harness, which names it); --no-space-check skips it, as the space check.
+        if let (Target::Folder(dir), true) = (&run.target, run.space_check) {
+            if dir.is_dir() {
+                crate::limits::check_fits(&plan, dir, run.clients.count).map_err(UsageError::new)?;
+            }
+        }
         let backend = run.target.server().map_or(BackendKind::Sync.name(), |s| s.protocol());
         Ok(Prepared { suite: Metadata { backend, front: None }, plan, run })
     }
