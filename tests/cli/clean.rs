@@ -161,14 +161,28 @@ fn a_run_names_leftovers_and_clean_stays_on_one_file_system() {
         }
     }
     let _unmount = Unmount(&mountpoint);
+    // A file mounted over a file (the remover unlinks files the listing names without a stat, as
+    // rm does): unlink refuses it (EBUSY), it is named and the file behind it kept.
+    let file_point = target.join("iomatrix-2-2/client-0/over");
+    std::fs::write(&file_point, "cover").unwrap();
+    let bind = std::process::Command::new("mount")
+        .arg("--bind")
+        .arg(inner.point.join("precious"))
+        .arg(&file_point)
+        .status()
+        .unwrap();
+    assert!(bind.success());
+    let _unmount_file = Unmount(&file_point);
     let out = sb.run(&["clean", target.to_str().unwrap()]);
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
     assert!(stderr.contains("a mount point (another file system, or a bind mount"), "{stderr}");
     assert!(stderr.contains("not entered, left as it is"), "{stderr}");
+    assert!(stderr.contains("something is mounted over it"), "{stderr}");
     assert!(stdout.contains("removed iomatrix-1-1"), "{stdout}");
     assert!(stdout.contains("1 could not be removed"), "{stdout}");
     assert_eq!(std::fs::read_to_string(mountpoint.join("precious")).unwrap(), "keep me");
+    assert_eq!(std::fs::read_to_string(&file_point).unwrap(), "keep me", "the file mounted over is still there");
 }
 
 #[test]

@@ -100,6 +100,19 @@ impl Phase {
         Phase::ALL.into_iter().find(|p| p.name() == name)
     }
 
+    /// The cell an mdtest or find phase's step scores: the metadata phase of that name (a file's
+    /// create for a write, its remove for a delete); None for an ior phase, scored by its bytes.
+    pub fn scored_cell(self) -> Option<&'static str> {
+        Some(match self {
+            Phase::MdtestEasyWrite | Phase::MdtestHardWrite => "file-create",
+            Phase::MdtestEasyStat | Phase::MdtestHardStat => "file-stat",
+            Phase::MdtestHardRead => "file-read",
+            Phase::MdtestEasyDelete | Phase::MdtestHardDelete => "file-remove",
+            Phase::Find => "find",
+            Phase::IorEasyWrite | Phase::IorHardWrite | Phase::IorEasyRead | Phase::IorHardRead => return None,
+        })
+    }
+
     /// The score it counts in: IO500 tells them by the name's first letter (`i`: GiB/s).
     pub fn group(self) -> Group {
         if self.name().starts_with("ior") {

@@ -3,14 +3,15 @@
 //! ([`iomatrix_study::io500`]), always shown with its label: iomatrix's run of IO500's phases, not
 //! an official IO500 result.
 //!
-//! What a phase's score is read from: an ior phase's step is an access run of one setting, its
-//! bytes over its time (GiB/s); an mdtest phase's step is a metadata run, whose cell of the phase
-//! (file create for a write, file stat, file read, file remove for a delete; the first iteration)
-//! gives the rate mdtest hands IO500, every client's items over the slowest client's time (kIOPS);
-//! find's step is a metadata run with a find cell, whose items are the entries it examined.
-//! Where a step repeats its cells (`--repeat`), the phase's score is the median of its repeats.
+//! What a phase's score is read from, through the stored cells' own figures (no suite is named
+//! here): an ior phase's step is a run of one setting that moves bytes, its bytes over its time
+//! (GiB/s); an mdtest phase's step is a run with a cell of the phase's name
+//! ([`Phase::scored_cell`]: file-create for a write, file-stat, file-read, file-remove for a
+//! delete), whose figure is the rate mdtest hands IO500, every client's items over the slowest
+//! client's time (kIOPS); find's step has a find cell, whose items are the entries it examined.
+//! Where a step repeats its cells (`--repeat`, mdtest's iterations), the phase's score is the
+//! median of its repeats.
 
-use iomatrix_metadata::{Phase as MetadataPhase, PhaseResult};
 use iomatrix_store::{CellRow, StepStatus, Store, StoredRun, StudyStep};
 use iomatrix_study::io500::{score, Group, Phase, PhaseScore, Score};
 use iomatrix_study::StudyFile;
@@ -40,7 +41,7 @@ pub fn scores(db: &Path, file: &StudyFile, steps: &[StudyStep]) -> anyhow::Resul
         for step in steps.iter().filter(|s| &s.config == config && s.status == StepStatus::Done) {
             let (Some(phase), Some(run_id)) = (Phase::named(&step.step), step.run_id) else { continue };
             let scored = match store.load_run(run_id)? {
-                Some(run) => phase_score(&run, &step.suite, phase),
+                Some(run) => phase_score(&run, phase),
                 None => Err(format!("run #{run_id} is not in the database")),
             };
             match scored {
@@ -61,22 +62,27 @@ pub fn lines(s: &ConfigScore) -> Vec<String> {
     lines
 }
 
-/// `phase`'s score from its step's run (of `suite`).
-fn phase_score(run: &StoredRun, suite: &str, phase: Phase) -> Result<PhaseScore, String> {
+/// `phase`'s score from its step's run.
+fn phase_score(run: &StoredRun, phase: Phase) -> Result<PhaseScore, String> {
     let complete: Vec<&CellRow> = run.cell_results.iter().filter(|c| c.state.is_complete()).collect();
     match phase.group() {
-        Group::Bandwidth => bandwidth(&complete, suite, phase),
-        Group::Metadata => metadata_rate(&complete, suite, phase),
+        Group::Bandwidth => bandwidth(&complete, phase),
+        Group::Metadata => metadata_rate(&complete, phase),
     }
+}
+
+/// Whether a cell counts operations (a metadata phase's ops/s), not bytes.
+fn counts_operations(cell: &CellRow) -> bool {
+    cell.figures().unit.as_deref() == Some("ops/s")
 }
 
 /// An ior phase: the access run's complete cells of its one setting (its repeats), their median
 /// bytes a second.
-fn bandwidth(cells: &[&CellRow], suite: &str, phase: Phase) -> Result<PhaseScore, String> {
-    if suite != "access" {
-        return Err(format!("an ior phase is an access run; this step ran {suite}"));
-    }
+fn bandwidth(cells: &[&CellRow], phase: Phase) -> Result<PhaseScore, String> {
     let Some(first) = cells.first() else { return Err("its run has no complete cell".to_string()) };
+    if counts_operations(first) {
+        return Err("an ior phase is a run that moves bytes (run access); this step's cells count operations".into());
+    }
     if let Some(other) = cells.iter().find(|c| c.test != first.test) {
         return Err(format!(
             "its run has cells of two settings ({}, {}); an ior phase's step runs one",
@@ -98,35 +104,15 @@ fn median(mut rates: Vec<f64>) -> f64 {
     }
 }
 
-/// The metadata suite's phase an mdtest phase of IO500 is.
-fn metadata_phase(phase: Phase) -> Option<MetadataPhase> {
-    Some(match phase {
-        Phase::MdtestEasyWrite | Phase::MdtestHardWrite => MetadataPhase::FileCreate,
-        Phase::MdtestEasyStat | Phase::MdtestHardStat => MetadataPhase::FileStat,
-        Phase::MdtestHardRead => MetadataPhase::FileRead,
-        Phase::MdtestEasyDelete | Phase::MdtestHardDelete => MetadataPhase::FileRemove,
-        Phase::Find => MetadataPhase::Find,
-        _ => return None,
-    })
-}
-
-/// An mdtest phase: its cell's rate as mdtest hands it to IO500.
-fn metadata_rate(cells: &[&CellRow], suite: &str, phase: Phase) -> Result<PhaseScore, String> {
-    if suite != "metadata" {
-        return Err(format!("an mdtest phase is a metadata run; this step ran {suite}"));
-    }
-    let want = metadata_phase(phase).ok_or_else(|| format!("{} is no mdtest phase", phase.name()))?;
-    let rates: Vec<f64> = cells
-        .iter()
-        .filter_map(|c| c.figures().phase)
-        .filter_map(|stored| serde_json::from_value::<PhaseResult>(stored).ok())
-        .filter(|r| r.phase == want && r.iteration == 0)
-        .map(|r| r.rate_all_over_slowest)
-        .collect();
+/// An mdtest phase: its cell's rate as mdtest hands it to IO500 (the cell's figure).
+fn metadata_rate(cells: &[&CellRow], phase: Phase) -> Result<PhaseScore, String> {
+    let want = phase.scored_cell().ok_or_else(|| format!("{} is no mdtest phase", phase.name()))?;
+    let rates: Vec<f64> =
+        cells.iter().filter(|c| c.test == want && counts_operations(c)).filter_map(|c| c.figures().per_sec).collect();
     if rates.is_empty() {
-        return Err(format!("its run has no complete {} cell", want.name()));
+        return Err(format!("its run has no complete {want} cell (an mdtest phase is a run metadata step)"));
     }
-    // Repeats of the run's first iteration, where the run repeats its cells: their median.
+    // Every iteration of the phase (each a sample), or the run's repeats: their median.
     Ok(PhaseScore::metadata(phase, median(rates)))
 }
 
@@ -134,62 +120,49 @@ fn metadata_rate(cells: &[&CellRow], suite: &str, phase: Phase) -> Result<PhaseS
 mod tests {
     use super::*;
     use iomatrix_store::CellState;
+    use serde_json::json;
 
     fn cell(test: &str, kib_per_sec: f64, metrics: serde_json::Value) -> CellRow {
         CellRow { kib_per_sec, metrics, state: CellState::complete(2), ..CellRow::blank(test, "psync") }
     }
 
-    fn phase_result(phase: MetadataPhase, iteration: u32, rate: f64) -> serde_json::Value {
-        serde_json::to_value(PhaseResult {
-            phase,
-            iteration,
-            items: 100,
-            rate_all_over_slowest: rate,
-            rate_slowest_times_clients: rate * 1.1,
-            clients: Vec::new(),
-            latency: None,
-            failures: Default::default(),
-            stonewall: None,
-            found: None,
-        })
-        .unwrap()
+    /// A metadata phase's cell as `run metadata` stores it: its figure in ops/s.
+    fn phase_cell(test: &str, per_sec: f64) -> CellRow {
+        cell(test, 0.0, json!({"per_sec": per_sec, "unit": "ops/s"}))
     }
 
     #[test]
     fn an_ior_step_scores_its_one_cells_bytes_in_gib_per_second() {
-        let one = cell("47008 qd=1 read=0% random=0%", 2.0 * 1024.0 * 1024.0, serde_json::json!({}));
-        let scored = bandwidth(&[&one], "access", Phase::IorHardWrite).unwrap();
+        let one = cell("47008 qd=1 read=0% random=0%", 2.0 * 1024.0 * 1024.0, json!({}));
+        let scored = bandwidth(&[&one], Phase::IorHardWrite).unwrap();
         assert!((scored.score - 2.0).abs() < 1e-12, "2 x 1024 x 1024 KiB/s is 2 GiB/s: {}", scored.score);
-        let (slow, fast) =
-            (cell(&one.test, 1024.0 * 1024.0, serde_json::json!({})), cell(&one.test, 8e6, serde_json::json!({})));
-        let repeated = bandwidth(&[&fast, &one, &slow], "access", Phase::IorHardWrite).unwrap();
+        let (slow, fast) = (cell(&one.test, 1024.0 * 1024.0, json!({})), cell(&one.test, 8e6, json!({})));
+        let repeated = bandwidth(&[&fast, &one, &slow], Phase::IorHardWrite).unwrap();
         assert!((repeated.score - 2.0).abs() < 1e-12, "the median of the repeats: {}", repeated.score);
-        let other = cell("1m qd=1 read=0% random=0%", 1.0, serde_json::json!({}));
-        assert!(bandwidth(&[&one, &other], "access", Phase::IorHardWrite).unwrap_err().contains("two settings"));
-        assert!(bandwidth(&[&one], "iozone", Phase::IorEasyRead).unwrap_err().contains("an access run"));
+        let other = cell("1m qd=1 read=0% random=0%", 1.0, json!({}));
+        assert!(bandwidth(&[&one, &other], Phase::IorHardWrite).unwrap_err().contains("two settings"));
+        let ops = phase_cell("file-create", 5000.0);
+        assert!(bandwidth(&[&ops], Phase::IorEasyRead).unwrap_err().contains("count operations"));
     }
 
     #[test]
-    fn an_mdtest_step_scores_its_phases_first_iteration_at_io500s_rate() {
-        let create =
-            cell("file-create", 0.0, serde_json::json!({"phase": phase_result(MetadataPhase::FileCreate, 0, 5000.0)}));
-        let stat =
-            cell("file-stat", 0.0, serde_json::json!({"phase": phase_result(MetadataPhase::FileStat, 0, 20000.0)}));
-        let stat2 =
-            cell("file-stat #2", 0.0, serde_json::json!({"phase": phase_result(MetadataPhase::FileStat, 1, 1.0)}));
-        let cells = [&create, &stat2, &stat];
-        let scored = metadata_rate(&cells, "metadata", Phase::MdtestHardStat).unwrap();
-        assert!((scored.score - 20.0).abs() < 1e-12, "{}", scored.score);
-        assert!((metadata_rate(&cells, "metadata", Phase::MdtestEasyWrite).unwrap().score - 5.0).abs() < 1e-12);
-        let e = metadata_rate(&cells, "metadata", Phase::MdtestHardDelete).unwrap_err();
+    fn an_mdtest_step_scores_its_phases_iterations_median_at_io500s_rate() {
+        let create = phase_cell("file-create", 5000.0);
+        let stats = [phase_cell("file-stat", 20000.0), phase_cell("file-stat", 1.0), phase_cell("file-stat", 30000.0)];
+        let cells = [&create, &stats[0], &stats[1], &stats[2]];
+        let scored = metadata_rate(&cells, Phase::MdtestHardStat).unwrap();
+        assert!((scored.score - 20.0).abs() < 1e-12, "the median of three iterations: {}", scored.score);
+        assert!((metadata_rate(&cells, Phase::MdtestEasyWrite).unwrap().score - 5.0).abs() < 1e-12);
+        let e = metadata_rate(&cells, Phase::MdtestHardDelete).unwrap_err();
         assert!(e.contains("no complete file-remove cell"), "{e}");
-        assert!(metadata_rate(&cells, "access", Phase::MdtestHardStat).unwrap_err().contains("a metadata run"));
+        let bytes = cell("file-stat", 100.0, json!({}));
+        assert!(metadata_rate(&[&bytes], Phase::MdtestHardStat).is_err(), "a cell of bytes is no mdtest phase");
     }
 
     #[test]
     fn a_find_step_scores_its_find_cells_entries_examined_a_second() {
-        let find = cell("find", 0.0, serde_json::json!({"phase": phase_result(MetadataPhase::Find, 0, 123456.0)}));
-        assert!((metadata_rate(&[&find], "metadata", Phase::Find).unwrap().score - 123.456).abs() < 1e-9);
-        assert!(metadata_rate(&[], "metadata", Phase::Find).unwrap_err().contains("no complete find cell"));
+        let find = phase_cell("find", 123456.0);
+        assert!((metadata_rate(&[&find], Phase::Find).unwrap().score - 123.456).abs() < 1e-9);
+        assert!(metadata_rate(&[], Phase::Find).unwrap_err().contains("no complete find cell"));
     }
 }

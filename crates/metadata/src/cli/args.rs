@@ -82,9 +82,11 @@ pub struct MetadataArgs {
     #[arg(long, value_name = "SEED", num_args = 0..=1, require_equals = true, default_missing_value = "time")]
     pub random_stat: Option<String>,
 
-    /// Times every phase is run (mdtest -i); each iteration works in a fresh test-dir.I-0
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub iterations: u32,
+    /// Times every phase is run (mdtest -i); each iteration works in a fresh test-dir.I-0 and is a
+    /// sample of each phase (compare judges a phase over them); --repeat N means the same
+    /// [default: 1]
+    #[arg(long, value_name = "N")]
+    pub iterations: Option<u32>,
 
     /// Stop file creation after DURATION (mdtest -W); every client then goes on to the largest
     /// count any client reached, and the later phases work on that count. Refused with
@@ -143,9 +145,7 @@ impl MetadataArgs {
                 self.read_bytes
             )));
         }
-        if self.iterations == 0 {
-            return Err(usage("--iterations 0: give at least 1".into()));
-        }
+        let iterations = self.iterations()?;
         let stonewall = self.stonewall()?;
         let random_stat_seed = self.seed()?;
         Ok(MetadataPlan {
@@ -163,9 +163,26 @@ impl MetadataArgs {
             sync_after_phase: self.sync_after_phase,
             neighbour: Neighbour { stride: self.neighbour },
             random_stat_seed,
-            iterations: self.iterations,
+            iterations,
             stonewall,
         })
+    }
+
+    /// --iterations (mdtest -i) or --repeat (every suite's samples): the same thing here, as
+    /// bonnie's --repeats; both given and different is refused.
+    fn iterations(&self) -> anyhow::Result<u32> {
+        let iterations = match (self.iterations, self.common.run.repeat.repeat) {
+            (Some(i), 1) => i,
+            (None, n) => n,
+            (Some(i), n) if i == n => i,
+            (Some(i), n) => {
+                return Err(usage(format!("--iterations {i} and --repeat {n}: give one (they mean the same here)")))
+            }
+        };
+        if iterations == 0 {
+            return Err(usage("--iterations 0: give at least 1".into()));
+        }
+        Ok(iterations)
     }
 
     fn stonewall(&self) -> anyhow::Result<Option<Duration>> {
@@ -296,6 +313,9 @@ mod tests {
         assert!(refusal("--dirs-only --phases file-create").contains("--dirs-only"));
         assert!(refusal("--write-bytes 10 --read-bytes 20").contains("at most"));
         assert!(refusal("--iterations 0").contains("at least 1"));
+        assert!(refusal("--iterations 2 --repeat 3").contains("give one (they mean the same here)"));
+        assert_eq!(plan("--repeat 3").unwrap().iterations, 3, "--repeat is mdtest's -i here");
+        assert_eq!(plan("--iterations 3 --repeat 3").unwrap().iterations, 3);
         assert!(refusal("--random-stat=x").contains("whole number"));
     }
 }

@@ -60,7 +60,8 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
     if let Target::Folder(dir) = &target {
         crate::limits::check_fits(&plan, dir, clients.count).map_err(iomatrix_core::UsageError::new)?;
     }
-    let repeat = Repeat { count: 1, tolerance_pct: None, max: 1 };
+    // Each of mdtest's -i iterations is a sample of each phase.
+    let repeat = Repeat { count: plan.iterations, tolerance_pct: None, max: plan.iterations };
     let suite = Metadata::with_front_end(&target, front, rank_details, stonewall_file);
     let run = own.options(target, false, clients, repeat);
     iomatrix_harness::run(Prepared { suite, plan, run }, &own.db, ranks)

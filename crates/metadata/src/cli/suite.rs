@@ -12,6 +12,7 @@ use iomatrix_core::{human, BackendKind, UsageError};
 use iomatrix_harness::clients::add_client_metrics;
 use iomatrix_harness::limits::default_stack;
 use iomatrix_harness::live::LiveSample;
+use iomatrix_harness::repeat::{Repeat, RepeatArgs};
 use iomatrix_harness::{Cost, Demand, LiveView, NotStored, Prepared, RunSpec, Suite, Target};
 use iomatrix_report::text::clients::ClientColumns;
 use iomatrix_store::{CellRow, CellState, StoredRun};
@@ -88,7 +89,12 @@ impl Suite for Metadata {
 
     fn prepare(args: MetadataArgs, mpi_ranks: Option<usize>, _db: &std::path::Path) -> anyhow::Result<Prepared<Self>> {
         let plan = args.plan()?;
-        let run = args.common.options(mpi_ranks)?;
+        let mut run = args.common.options(mpi_ranks)?;
+        if plan.iterations != run.repeat.count {
+            // --iterations is mdtest's -i: the samples --tolerance and --max-repeats count from.
+            let flags = RepeatArgs { repeat: plan.iterations, ..args.common.run.repeat.clone() };
+            run.repeat = Repeat::from_args(&flags)?;
+        }
         if plan.sync_after_phase && run.target.server().is_some() {
             return Err(UsageError::new(
                 "--sync-after-phase on an nfs:// or smb:// target: iomatrix's own protocol client keeps no cache, \
@@ -116,7 +122,7 @@ impl Suite for Metadata {
             backend: BackendKind::Sync,
             direct: false,
             conditions: json!({
-                "timing": "each phase from the common start after the barrier to each client's last item (and the \
+                "timing": "each phase from each client's own start past the barrier to its last item (and the \
                            sync with --sync-after-phase); every operation timed on its own for the latency",
                 "rates": "IO500's: every client's items over the slowest client's time; SUMMARY's (mdtest's table): \
                           the fewest items of a client over that time, times the clients; tree rows: the tree's \
