@@ -473,17 +473,28 @@ mod real_output {
     fn every_format_is_named_and_listed_in_its_place() {
         let importers = crate::suites::importers();
         let names: Vec<&str> = importers.formats().iter().map(|f| f.name).collect();
-        assert_eq!(names, ["fio", "iozone", "bonnie", "bonnie-text", "iometer", "published"]);
+        assert_eq!(names, ["fio", "iozone", "bonnie", "bonnie-text", "iometer", "mdtest", "published"]);
         assert_eq!(importers.by_name("bonnie++").map(|i| i.format().name), Ok("bonnie"));
         assert_eq!(importers.by_name("FIO").map(|i| i.format().name), Ok("fio"));
         let unknown = importers.by_name("csv").map(|i| i.format()).unwrap_err().to_string();
-        assert_eq!(unknown, "unknown format 'csv': choose fio, iozone, bonnie, bonnie-text, iometer or published");
+        assert_eq!(
+            unknown,
+            "unknown format 'csv': choose fio, iozone, bonnie, bonnie-text, iometer, mdtest or published"
+        );
         // The help is the importers' own words, each format in its place.
         let help = importers.format_help();
-        assert!(help.starts_with("fio, iozone, bonnie (bonnie++'s CSV), bonnie-text (the original Bonnie's table), iometer or published ("), "{help}");
+        assert!(
+            help.starts_with(
+                "fio, iozone, bonnie (bonnie++'s CSV), bonnie-text (the original Bonnie's table), iometer, mdtest \
+                 (mdtest's output) or published ("
+            ),
+            "{help}"
+        );
         let after = super::after_help();
         assert!(
-            after.contains("labelled imported=fio|iozone|bonnie++|bonnie|iometer|published: fio jobs -> access cells"),
+            after.contains(
+                "labelled imported=fio|iozone|bonnie++|bonnie|iometer|mdtest|published: fio jobs -> access cells"
+            ),
             "{after}"
         );
         assert!(

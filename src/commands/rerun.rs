@@ -354,8 +354,8 @@ mod tests {
         let e = of("iomatrix import fio.json", None).unwrap_err();
         assert!(e.to_string().contains("imported run"), "{e}");
         // The front ends come from the suite table, in its order.
-        let runners =
-            "run #7 was not run by `iomatrix run`, `iomatrix iozone`, `iomatrix fio` or `iomatrix bonnie` (its command:";
+        let runners = "run #7 was not run by `iomatrix run`, `iomatrix iozone`, `iomatrix fio`, `iomatrix bonnie` or \
+                       `iomatrix mdtest` (its command:";
         assert!(e.to_string().starts_with(runners), "{e}");
         assert!(of("iomatrix run 'iozone", None).is_err());
     }
