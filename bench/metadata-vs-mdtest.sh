@@ -308,6 +308,8 @@ run_iomatrix() {
     if [[ $FRONT == mdtest ]]; then
         read -r -a flags <<<"$(mdtest_flags "$case")"
         cmd=("$IOMATRIX" mdtest "${flags[@]}" -d "$MNT/iomatrix")
+        # mdtest makes its -d; iomatrix mdtest makes its working folder inside an existing one.
+        mkdir -p -- "$MNT/iomatrix"
     else
         read -r -a flags <<<"$(iomatrix_flags "$case")"
         cmd=("$IOMATRIX" run metadata "${flags[@]}" --phases "$MDTEST_PHASES" --target "$MNT" --json)
