@@ -110,7 +110,9 @@ Taken (as mdtest reads them: -n 1000, -n1000, -n=1000; flags grouped, -uL; k/m/g
   -z D   tree depth                 -b B   branching factor (1)
   -L     items in the leaves only   -u     a folder per task (else one shared)
   -F     files only                 -D     directories only
-  -C -T -E -r -U   only create, stat, read, remove, rename (none: every phase; -C is needed)
+  -C -T -E -r -U   only create, stat, read, remove, rename (none: every phase; -C is needed:
+                   each run makes and removes its own items, so IO500's separate stat and
+                   delete runs on an earlier run's items are not taken yet: unfinished)
   -w N   bytes written to each file -e N   bytes read from each file
   -y     fsync each file            -Y     sync after each phase (timed)
   -N S   stat/read/remove the items of the task S ranks on
