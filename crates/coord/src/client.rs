@@ -121,6 +121,13 @@ pub(crate) struct Drive<'a> {
     pub stop: &'a AtomicBool,
 }
 
+/// Whether the leader handles cell `index` (stores it) before any client starts the next: at the
+/// end of each run of `together` cells, and at the last cell. Inside such a run the clients go on
+/// to the next cell's barrier at once and the leader holds the cells until the run's last.
+pub fn handled_before_next(index: usize, together: usize, cells: usize) -> bool {
+    together <= 1 || (index + 1) % together == 0 || index + 1 >= cells
+}
+
 /// Runs one client's cells, handing each outcome to `report`; stops early
 /// only when `report` says the leader is gone or the group broke.
 pub(crate) fn drive<W: ClientWork>(

@@ -29,6 +29,10 @@ pub(crate) struct Collector<'a, R> {
     done: usize,
     ending: Ending,
     lost: Vec<(usize, ClientFailure)>,
+    /// Cells run back to back (see [`crate::lead_together`]); 1: each handed on as it is gathered.
+    together: usize,
+    /// Gathered cells of the run of cells under way, handed on at its last.
+    held: Vec<(usize, Gathered<R>)>,
 }
 
 impl<'a, R> Collector<'a, R> {
@@ -43,7 +47,16 @@ impl<'a, R> Collector<'a, R> {
             done: 0,
             ending: Ending::Completed,
             lost: Vec::new(),
+            together: 1,
+            held: Vec::new(),
         }
+    }
+
+    /// Cells run `together` at a time: each run's cells are handed on at its last cell (or when
+    /// the run ends), never while the clients work on the next.
+    pub(crate) fn together(mut self, together: usize) -> Self {
+        self.together = together.max(1);
+        self
     }
 
     /// The first cell not yet handed on: every cell before it is handled.
@@ -110,12 +123,29 @@ impl<'a, R> Collector<'a, R> {
                 // Under `continue` a cell every client failed is handed on too, with no figures:
                 // the leader stores it failed (0 of n) in its place, so it is never missing.
                 self.lost.extend(errors.iter().cloned().map(|f| (index, f)));
-                match on_cell(index, Gathered { figures, failures: errors, starts }) {
-                    Ok(()) => self.done += 1,
-                    Err(e) => {
-                        self.stop.store(true, Ordering::SeqCst);
-                        self.ending = Ending::SinkFailed(e.to_string());
-                    }
+                self.held.push((index, Gathered { figures, failures: errors, starts }));
+            }
+            if !self.going() || crate::client::handled_before_next(index, self.together, self.cells) {
+                self.hand_on(on_cell);
+            }
+        }
+    }
+
+    /// Hands on the cells held so far, in order (every cell gathered before the run ended is
+    /// handed on); a failure to take one ends the run.
+    pub(crate) fn hand_on<E: std::fmt::Display>(
+        &mut self,
+        on_cell: &mut dyn FnMut(usize, Gathered<R>) -> Result<(), E>,
+    ) {
+        for (index, gathered) in std::mem::take(&mut self.held) {
+            if matches!(self.ending, Ending::SinkFailed(_)) {
+                return;
+            }
+            match on_cell(index, gathered) {
+                Ok(()) => self.done += 1,
+                Err(e) => {
+                    self.stop.store(true, Ordering::SeqCst);
+                    self.ending = Ending::SinkFailed(e.to_string());
                 }
             }
         }

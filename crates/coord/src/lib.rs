@@ -9,7 +9,8 @@
 //!   `lead` runs it on every client of the group, as the run's [`Setup`]
 //!   says (cells, working folder, the `--before` and `--after` [`Hooks`],
 //!   stop flag), and hands the leader each cell's [`Gathered`] figures from
-//!   all clients before the next cell is due.
+//!   all clients before the next cell is due ([`lead_together`]: after a run
+//!   of cells back to back, as mdtest runs an iteration's phases).
 //! - [`OnClientError`]: whether a failing client ([`ClientFailure`]) ends
 //!   the run ([`Ending::ClientFailed`]) or is recorded while the others go on
 //!   ([`Ending::ClientsLost`]).
@@ -25,9 +26,9 @@ mod local;
 pub mod mpi;
 
 pub use client::ClientCell;
-pub use client::{ClientWork, Setup, Start};
+pub use client::{handled_before_next, ClientWork, Setup, Start};
 pub use collect::Gathered;
-pub use group::{fail_every_cell, lead, Group};
+pub use group::{fail_every_cell, lead, lead_together, Group};
 pub use hooks::{HookError, Hooks};
 pub use local::{local_group, LocalCoordinator};
 use std::path::{Path, PathBuf};

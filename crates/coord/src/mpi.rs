@@ -21,7 +21,7 @@
 //! relay ([`MpiGroup::relay_live`]) and the farewells, which run only where
 //! MPI provides `MPI_THREAD_MULTIPLE`, each on a communicator of its own.
 
-use crate::client::{drive, ClientCell, Drive, Setup};
+use crate::client::{drive, handled_before_next, ClientCell, Drive, Setup};
 use crate::collect::{Collector, Gathered};
 use crate::{ClientFailure, ClientWork, Coordinator, Ending, GaveUp, StartTimes};
 use mpi::point_to_point::MatchedReceiveVec;
@@ -422,6 +422,7 @@ impl MpiGroup {
     pub(crate) fn lead<W, R, E: std::fmt::Display>(
         &self,
         setup: &Setup<'_>,
+        together: usize,
         make: impl Fn(usize, &Path) -> W,
         on_cell: &mut dyn FnMut(usize, Gathered<R>) -> Result<(), E>,
     ) -> std::io::Result<Option<(usize, Ending)>>
@@ -435,11 +436,14 @@ impl MpiGroup {
         let coord = MpiCoordinator { group: self };
         let how =
             Drive { cells: setup.cells, dir: &dir, hooks: setup.hooks, on_error: setup.on_error, stop: setup.stop };
+        // Inside a run of cells back to back no rank waits for rank 0's word: rank 0 stores the
+        // run's cells, and says whether to go on, at its last.
+        let word_after = |index: usize| handled_before_next(index, together, setup.cells);
         if !self.is_leader() {
-            drive(&coord, &how, &mut work, &mut |_, cell| self.report(cell, setup.stop));
+            drive(&coord, &how, &mut work, &mut |index, cell| self.report(cell, setup.stop, word_after(index)));
             return Ok(None);
         }
-        let mut collector = Collector::new(self.size(), setup.cells, setup.on_error, setup.stop);
+        let mut collector = Collector::new(self.size(), setup.cells, setup.on_error, setup.stop).together(together);
         drive(&coord, &how, &mut work, &mut |index, cell| {
             collector.add(index, self.placed_cell(cell), on_cell);
             let mut missing: Vec<usize> = (1..self.size()).collect();
@@ -463,6 +467,9 @@ impl MpiGroup {
                     }
                 }
             }
+            if !word_after(index) {
+                return true;
+            }
             let go = u8::from(collector.going() && !setup.stop.load(Ordering::SeqCst));
             for r in 1..self.world.size() {
                 if let Err(gave_up) = self.send(r, vec![go], TAG_DECISION, "a rank to take rank 0's word") {
@@ -476,15 +483,19 @@ impl MpiGroup {
             }
             true
         });
+        collector.hand_on(on_cell);
         Ok(Some(collector.finish()))
     }
 
-    /// A non-leader's report of one cell, and rank 0's word on going on.
-    fn report<R: serde::Serialize>(&self, cell: ClientCell<R>, stop: &AtomicBool) -> bool {
+    /// A non-leader's report of one cell, and rank 0's word on going on where `word` (the last
+    /// cell of a run of cells back to back, or every cell).
+    fn report<R: serde::Serialize>(&self, cell: ClientCell<R>, stop: &AtomicBool, word: bool) -> bool {
         let bytes = serde_json::to_vec(&cell).unwrap_or_default();
-        let answer = self
-            .send(0, bytes, TAG_REPORT, "rank 0 to take this rank's figures")
-            .and_then(|()| self.receive_from(0, TAG_DECISION, "rank 0's word to go on"));
+        let sent = self.send(0, bytes, TAG_REPORT, "rank 0 to take this rank's figures");
+        let answer = match sent {
+            Ok(()) if !word => return true,
+            sent => sent.and_then(|()| self.receive_from(0, TAG_DECISION, "rank 0's word to go on")),
+        };
         match answer {
             Ok(go) => {
                 if go.first() != Some(&1) {

@@ -233,6 +233,7 @@ impl<S: Suite> Passes<'_, S> {
         };
         stored.in_pass = 0;
         stored.pass_cells = setup.cells;
+        stored.together = S::cells_back_to_back(pass);
         stored.before_cell(job.block_device.as_ref());
         let samples = (self.options.repeat.count, self.group.size());
         S::execute(pass, self.group, &setup, self.place, self.live, &mut |cell| {
@@ -348,6 +349,11 @@ struct Stored<K> {
     watch: Option<super::machine::CellWatch>,
     /// The readings taken each second meanwhile ([`super::machine::sample_seconds`]).
     seconds: super::machine::Seconds,
+    /// Cells run back to back ([`Suite::cells_back_to_back`]); 1: each stored before the next.
+    together: usize,
+    /// The machine's load over the run of cells back to back being stored: each of its cells
+    /// is judged over the whole run (they were stored together at its end).
+    run_load: Option<iomatrix_environment::MachineLoad>,
 }
 
 impl<K> Default for Stored<K> {
@@ -364,6 +370,8 @@ impl<K> Default for Stored<K> {
             machine: super::machine::MachinePlan::default(),
             watch: None,
             seconds: super::machine::Seconds::default(),
+            together: 1,
+            run_load: None,
         }
     }
 }
@@ -400,7 +408,7 @@ impl<K: Ord + Clone> Stored<K> {
         row.seq = self.cells;
         row.state = suite.parts(plan, cell, clients).unwrap_or_else(|| clients_state(&row, clients));
         let disturbance = self.disturbance(suite, plan, cell, row.wall_ns);
-        let load = self.watch.as_mut().map(super::machine::CellWatch::end);
+        let load = self.load_of_cell();
         let busy = load.as_ref().and_then(|l| self.machine.thresholds.judge(l));
         if let Some(load) = &load {
             row.set_machine(load);
@@ -429,7 +437,8 @@ impl<K: Ord + Clone> Stored<K> {
             line += &format!(" [{}]", row.state.describe());
         }
         job.store_cell(&row, &line)?;
-        if self.in_pass + 1 < self.pass_cells {
+        let run_ends = iomatrix_coord::handled_before_next(self.in_pass, self.together, self.pass_cells);
+        if self.in_pass + 1 < self.pass_cells && run_ends {
             self.before_cell(job.block_device.as_ref());
         }
         let samples = self.samples.entry(key).or_default();
@@ -449,6 +458,16 @@ impl<K: Ord + Clone> Stored<K> {
         Ok(())
     }
 
+    /// The machine's load over the cell just finished; over the whole run of cells back to back
+    /// for each of its cells (read once, at its first: the run's cells are stored at its end).
+    fn load_of_cell(&mut self) -> Option<iomatrix_environment::MachineLoad> {
+        let first_of_run = self.together <= 1 || self.in_pass % self.together == 0;
+        if first_of_run || self.run_load.is_none() {
+            self.run_load = self.watch.as_mut().map(super::machine::CellWatch::end);
+        }
+        self.run_load.clone()
+    }
+
     /// Why the cell just finished did not run for its time, or None: judged from the clocks
     /// since [`Stored::since`], the stops that ended within its wall time, and its suite's pace.
     fn disturbance<S: Suite<Key = K>>(
@@ -459,7 +478,9 @@ impl<K: Ord + Clone> Stored<K> {
         wall_ns: u64,
     ) -> Option<String> {
         let now = super::disturbance::Clocks::now();
-        let began = now.monotonic_raw.saturating_sub(wall_ns).max(self.since.monotonic_raw);
+        // Cells back to back are stored at the run's end: a stop is looked for over the whole run.
+        let own_start = if self.together > 1 { 0 } else { now.monotonic_raw.saturating_sub(wall_ns) };
+        let began = own_start.max(self.since.monotonic_raw);
         let stops = super::disturbance::stops_between(began, now.monotonic_raw);
         super::disturbance::cause(&self.since, &now, wall_ns, &suite.pace(plan, cell), &stops)
     }

@@ -101,6 +101,14 @@ pub trait Suite: Sized {
         Ok(())
     }
 
+    /// How many cells run back to back, as [`Self::execute`] hands them to
+    /// `iomatrix_coord::lead_together` (an mdtest iteration's phases): the leader
+    /// stores them after the last, and judges the machine's load and the process's
+    /// stops over the whole run of them. 1: each cell is stored before the next.
+    fn cells_back_to_back(_plan: &Self::Plan) -> usize {
+        1
+    }
+
     /// Runs `plan` on every client of `group`, files at `place`: every
     /// client executes each cell after the barrier (`iomatrix_coord::lead`).
     /// At the leader `on_cell` gets each cell merged over the clients; an

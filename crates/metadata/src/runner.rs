@@ -189,6 +189,18 @@ pub struct Worker<'a> {
     spare: Option<Latency>,
 }
 
+/// What a phase works through, made before its barrier: its timed part builds no name and
+/// allocates nothing (a one-folder tree phase is a single rmdir of ~5 us).
+#[derive(Default)]
+struct Prepared {
+    /// The folders a tree phase makes or removes (in that order), or readdir reads.
+    folders: Vec<String>,
+    /// The items' names (whose items: this client's or its neighbour's).
+    names: Option<ItemNames>,
+    /// The items' numbers in the order they are worked through.
+    order: Vec<u64>,
+}
+
 /// What a phase's loop counts.
 struct Tally {
     items: u64,
@@ -303,7 +315,8 @@ impl<'a> Worker<'a> {
             self.made_at = std::fs::metadata(&dir).and_then(|m| m.modified()).ok();
         }
         if !self.plan.phases.contains(&Phase::TreeCreate) {
-            let tally = self.tree(iteration, true);
+            let folders = self.prepare(Phase::TreeCreate, iteration);
+            let tally = self.tree(&folders, true);
             if let Some((errno, _)) = tally.failures.iter().next() {
                 return Err(ClientFailure::error(rank, format!("making the tree in {dir}: {errno}")));
             }
@@ -315,20 +328,55 @@ impl<'a> Worker<'a> {
         self.plan.layout == Layout::PerClient || self.rank == 0
     }
 
-    /// mkdir (or rmdir, bottom up) of every folder of this client's tree; nothing for a client
-    /// other than 0 in a shared tree (mdtest's rank 0 makes it).
-    fn tree(&mut self, iteration: u32, create: bool) -> Tally {
-        if !self.tree_is_mine() {
-            return self.tally(0);
+    /// What `phase` of `iteration` works through, untimed before its barrier.
+    fn prepare(&self, phase: Phase, iteration: u32) -> Prepared {
+        let random = self.plan.random_stat_seed.is_some();
+        let items = |kind, steps, count, shuffled| Prepared {
+            names: Some(self.names(iteration, kind, self.owner(steps))),
+            order: self.order(count, shuffled),
+            ..Prepared::default()
+        };
+        match phase {
+            Phase::TreeCreate | Phase::TreeRemove if self.tree_is_mine() => {
+                let names = TreeNames::of(self.plan.layout, self.rank);
+                let mut folders = names.folders(&self.top.iteration(iteration), &self.counts, self.branch());
+                if phase == Phase::TreeRemove {
+                    // Children first.
+                    folders.reverse();
+                }
+                Prepared { folders, ..Prepared::default() }
+            }
+            Phase::DirReaddir => {
+                let (names, top) = (TreeNames::of(self.plan.layout, self.rank), self.top.iteration(iteration));
+                let holding = self.counts.first_holding..self.counts.folders;
+                Prepared {
+                    folders: holding.map(|f| names.folder(&top, f, self.branch())).collect(),
+                    ..Prepared::default()
+                }
+            }
+            Phase::FileCreate => {
+                Prepared { names: Some(self.names(iteration, Kind::File, self.rank)), ..Prepared::default() }
+            }
+            Phase::DirRename => {
+                Prepared { names: Some(self.names(iteration, Kind::Dir, self.owner(1))), ..Prepared::default() }
+            }
+            Phase::DirCreate => items(Kind::Dir, 0, self.counts.per_client, false),
+            Phase::DirStat => items(Kind::Dir, 1, self.counts.per_client, random),
+            Phase::DirRemove => items(Kind::Dir, 3, self.counts.per_client, false),
+            Phase::FileStat => items(Kind::File, 1, self.files, random),
+            Phase::FileRead => items(Kind::File, 2, self.files, random),
+            Phase::FileRemove => items(Kind::File, 3, self.files, false),
+            Phase::TreeCreate | Phase::TreeRemove | Phase::Find => Prepared::default(),
         }
-        let names = TreeNames::of(self.plan.layout, self.rank);
-        let mut folders = names.folders(&self.top.iteration(iteration), &self.counts, self.branch());
-        if !create {
-            folders.reverse();
-        }
+    }
+
+    /// mkdir (or rmdir, children first) of every folder of this client's tree, as prepared;
+    /// nothing for a client other than 0 in a shared tree (mdtest's rank 0 makes it).
+    fn tree(&mut self, prepared: &Prepared, create: bool) -> Tally {
+        let folders = &prepared.folders;
         let mut tally = self.tally(folders.len() as u64);
         let fs = self.fs.as_mut().expect("a session before the tree");
-        for folder in &folders {
+        for folder in folders {
             self.path.set(|t| {
                 t.clear();
                 t.push_str(folder);
@@ -380,7 +428,12 @@ impl ClientWork for Worker<'_> {
         }
         let slot = self.rank.min(self.live.slots.len() - 1);
         self.live.slots[slot].0.store(0, Ordering::Relaxed);
-        self.spare = Some(Latency::new());
+        // Its counters written once here: a fresh histogram's pages would otherwise be faulted in
+        // by the phase's first operations, inside the timed part.
+        let mut spare = Latency::new();
+        spare.reset();
+        self.spare = Some(spare);
+        let prepared = self.prepare(phase, iteration);
         start.together()?;
         // The client's own start, once it is past the barrier and running, as each mdtest rank
         // takes its own timestamp after MPI_Barrier returns: a thread's wake-up after the
@@ -391,10 +444,10 @@ impl ClientWork for Worker<'_> {
         let mut count_reached = None;
         let mut found = None;
         let mut tally = match phase {
-            Phase::TreeCreate => self.tree(iteration, true),
-            Phase::TreeRemove => self.tree(iteration, false),
+            Phase::TreeCreate => self.tree(&prepared, true),
+            Phase::TreeRemove => self.tree(&prepared, false),
             Phase::FileCreate => {
-                let (tally, wall) = self.file_create(iteration, origin);
+                let (tally, wall) = self.file_create(&prepared, origin);
                 stonewall = wall;
                 count_reached = wall.map(|_| self.files);
                 tally
@@ -404,7 +457,9 @@ impl ClientWork for Worker<'_> {
                 found = matched;
                 tally
             }
-            other => self.items_phase(iteration, other),
+            Phase::DirRename => self.rename(&prepared),
+            Phase::DirReaddir => self.readdir(&prepared),
+            other => self.items_phase(other, prepared),
         };
         if self.plan.sync_after_phase {
             let dir = self.top.iteration(iteration);
@@ -437,14 +492,14 @@ impl ClientWork for Worker<'_> {
 impl Worker<'_> {
     /// create of every file (or up to the stonewall, then on to the largest count any client
     /// reached); the stonewall's (items, seconds) when one is set.
-    fn file_create(&mut self, iteration: u32, origin: Instant) -> (Tally, Option<(u64, f64)>) {
-        let names = self.names(iteration, Kind::File, self.rank);
+    fn file_create(&mut self, prepared: &Prepared, origin: Instant) -> (Tally, Option<(u64, f64)>) {
+        let names = prepared.names.as_ref().expect("file-create is prepared with its names");
         let planned = self.counts.per_client;
         let mut tally = self.tally(planned);
         let wall = self.plan.stonewall;
         let mut done = 0;
         while done < planned {
-            self.create_one(&names, done, &mut tally);
+            self.create_one(names, done, &mut tally);
             done += 1;
             if wall.is_some_and(|w| origin.elapsed() > w) || self.stop.load(Ordering::Relaxed) {
                 break;
@@ -456,7 +511,7 @@ impl Worker<'_> {
         let at_wall = (done, origin.elapsed().as_secs_f64());
         let reached = self.board.max_of(done, self.stop);
         while done < reached && !self.stop.load(Ordering::Relaxed) {
-            self.create_one(&names, done, &mut tally);
+            self.create_one(names, done, &mut tally);
             done += 1;
         }
         tally.planned = reached;
@@ -499,23 +554,13 @@ impl Worker<'_> {
         self.live.slots[self.rank.min(self.live.slots.len() - 1)].0.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// The phases over items that exist: stat, read, rename, readdir, remove.
-    fn items_phase(&mut self, iteration: u32, phase: Phase) -> Tally {
-        let random = self.plan.random_stat_seed.is_some();
-        let (kind, steps, count, shuffled) = match phase {
-            Phase::DirCreate => (Kind::Dir, 0, self.counts.per_client, false),
-            Phase::DirStat => (Kind::Dir, 1, self.counts.per_client, random),
-            Phase::DirRename => return self.rename(iteration),
-            Phase::DirRemove => (Kind::Dir, 3, self.counts.per_client, false),
-            Phase::DirReaddir => return self.readdir(iteration),
-            Phase::FileStat => (Kind::File, 1, self.files, random),
-            Phase::FileRead => (Kind::File, 2, self.files, random),
-            Phase::FileRemove => (Kind::File, 3, self.files, false),
-            Phase::FileCreate | Phase::Find | Phase::TreeCreate | Phase::TreeRemove => return self.tally(0),
+    /// The phases over items, as prepared: dir-create, and stat, read, remove of what exists.
+    fn items_phase(&mut self, phase: Phase, prepared: Prepared) -> Tally {
+        let Some(names) = prepared.names else {
+            return self.tally(0);
         };
-        let names = self.names(iteration, kind, self.owner(steps));
-        let order = self.order(count, shuffled);
-        let mut tally = self.tally(count);
+        let order = prepared.order;
+        let mut tally = self.tally(order.len() as u64);
         let slot = self.rank.min(self.live.slots.len() - 1);
         for i in order {
             if self.stop.load(Ordering::Relaxed) {
@@ -537,12 +582,11 @@ impl Worker<'_> {
 
     /// mdtest's directory rename: the first item to `NAME-XX`, each next one to the name the
     /// one before had, and `NAME-XX` to the last free name: every name but one stays in use.
-    fn rename(&mut self, iteration: u32) -> Tally {
+    fn rename(&mut self, prepared: &Prepared) -> Tally {
         let count = self.counts.per_client;
-        if count <= 1 {
+        let Some(names) = prepared.names.as_ref().filter(|_| count > 1) else {
             return self.tally(0);
-        }
-        let names = self.names(iteration, Kind::Dir, self.owner(1));
+        };
         let mut tally = self.tally(count);
         let mut first = String::new();
         names.write(0, &mut first);
@@ -576,13 +620,10 @@ impl Worker<'_> {
     }
 
     /// iomatrix's own: readdir of every folder of this client's tree that holds items.
-    fn readdir(&mut self, iteration: u32) -> Tally {
-        let names = TreeNames::of(self.plan.layout, self.rank);
-        let top = self.top.iteration(iteration);
-        let folders: Vec<String> =
-            (self.counts.first_holding..self.counts.folders).map(|f| names.folder(&top, f, self.branch())).collect();
+    fn readdir(&mut self, prepared: &Prepared) -> Tally {
+        let folders = &prepared.folders;
         let mut tally = self.tally(folders.len() as u64);
-        for folder in &folders {
+        for folder in folders {
             self.path.set(|t| {
                 t.clear();
                 t.push_str(folder);
