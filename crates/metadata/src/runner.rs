@@ -469,6 +469,11 @@ impl Worker<'_> {
         };
         let at_wall = (done, origin.elapsed().as_secs_f64());
         let reached = self.board.max_of(done, self.stop);
+        if self.stop.load(Ordering::Relaxed) {
+            // Stopped (a signal, a failed client), not walled: the cell keeps the count planned,
+            // so it is stored as not complete, never as a stonewall that fired.
+            return (tally, None);
+        }
         while done < reached && !self.stop.load(Ordering::Relaxed) {
             self.create_one(&names, done, &mut tally);
             done += 1;
