@@ -67,7 +67,7 @@ pub fn plan(a: &MdtestArgs) -> Result<MetadataPlan, UsageError> {
 /// stopped run leaves nothing.
 fn in_place(a: &MdtestArgs) -> bool {
     let all = !(a.create || a.stat || a.read || a.remove || a.rename);
-    !all && !(a.create && a.remove)
+    !(all || (a.create && a.remove))
 }
 
 /// A run without -C that read `-x`'s count (the count an earlier -C -W run's tasks went on
