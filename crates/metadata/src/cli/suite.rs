@@ -234,7 +234,7 @@ impl Suite for Metadata {
         };
         let stopped = setup.stop.load(std::sync::atomic::Ordering::Relaxed);
         if plan.in_place && plan.makes_items() && stopped && leader {
-            say_what_stays(&in_place_top);
+            say_what_stays(&in_place_top, plan.kinds);
         }
         ended
     }
@@ -339,12 +339,17 @@ fn parent_folder(path: &str) -> String {
 
 /// A run in place that makes items and was stopped leaves what it made (docs/metadata.md):
 /// said, with how to remove it.
-fn say_what_stays(top: &str) {
+fn say_what_stays(top: &str, kinds: crate::ItemKinds) {
     let shown = if top.is_empty() { "the target folder" } else { top };
+    let phases = match kinds {
+        crate::ItemKinds::Files => "file-remove,tree-remove",
+        crate::ItemKinds::Dirs => "dir-remove,tree-remove",
+        crate::ItemKinds::Both => "dir-remove,file-remove,tree-remove",
+    };
     eprintln!(
         "iomatrix: stopped: what this run made in place stays in {shown} (test-dir.*-0, in mdtest's layout); \
-         remove it with the same command and --phases file-remove,dir-remove,tree-remove (iomatrix mdtest: -r), \
-         which removes mdtest's names only"
+         remove it with the same command and --phases {phases} (iomatrix mdtest: -r instead of -C), which \
+         removes mdtest's names only"
     );
 }
 
