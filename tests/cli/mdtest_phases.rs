@@ -262,3 +262,32 @@ fn trust_reuse_sigterm_of_a_create_run_leaves_what_it_made_and_says_so() {
     assert!(leftovers(&d).is_empty(), "{:?}", leftovers(&d));
     assert_ne!(sb.last_run()["run"]["status"], "complete");
 }
+
+#[test]
+fn trust_reuse_two_mpi_ranks_run_io500s_steps_on_each_others_files() {
+    let Some(bin) = crate::mpi::mpi_binary() else { return };
+    let sb = Sandbox::new();
+    let d = sb.target();
+    let x = sb.dir.path().join("sw");
+    let line = [bin.to_str().unwrap(), "mdtest", "-n", "50", "-u", "-L", "-F", "-N", "1", "-w", "10", "-e", "10"];
+    let place = ["-d", d.to_str().unwrap(), "-x", x.to_str().unwrap()];
+    let step = |phase: &[&str]| {
+        let args = [&line[..], &place[..], phase].concat();
+        let (out, took) = crate::mpi::mpirun(&sb, 2, &args, Duration::from_secs(180));
+        println!("{phase:?}: {took:?}");
+        assert_success(&out);
+    };
+    step(&["-C", "-W", "5"]);
+    assert_eq!(mdtest_files(&d).len(), 100, "each rank's 50, in its own tree");
+    assert_eq!(std::fs::read_to_string(&x).unwrap(), "50");
+    // -N 1: each rank stats and reads the other's files, found where the other left them.
+    step(&["-T"]);
+    let stat = stored_cell(&sb, Phase::FileStat);
+    assert_eq!(stat["metrics"]["phase"]["items"].as_u64(), Some(100), "{stat}");
+    assert!(stat["metrics"]["errors"].as_object().unwrap().is_empty(), "{stat}");
+    step(&["-E"]);
+    assert_eq!(stored_cell(&sb, Phase::FileRead)["bytes"].as_u64(), Some(100 * 10));
+    step(&["-r"]);
+    assert!(mdtest_named(&d).is_empty(), "{:?}", mdtest_named(&d));
+    assert!(leftovers(&d).is_empty());
+}
