@@ -49,6 +49,7 @@ mod iozone_report;
 mod lab;
 mod lab_fixture;
 mod mdtest_front;
+mod mdtest_phases;
 mod metadata;
 mod metadata_clients;
 mod metadata_limits;

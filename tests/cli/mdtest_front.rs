@@ -118,7 +118,7 @@ fn every_refused_option_exits_2_naming_it_before_anything_runs() {
             vec!["-n", "10", "-z", "2", "-b", "3", "-W", "5"],
             "-W (the stonewall) works only with a branching factor of 1",
         ),
-        (vec!["-n", "10", "-T"], "-T, -E, -r or -U without -C"),
+        (vec!["-n", "10", "-T", "-d", "nfs://127.0.0.1/nowhere"], "nfs:// or smb:// folder is not taken yet"),
         (vec!["-n", "10", "-I", "5"], "-n with -I"),
         (vec!["-F"], "give -n N"),
         (vec!["-n", "10", "-d", "a@b"], "several folders"),

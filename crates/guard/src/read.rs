@@ -88,6 +88,16 @@ impl Input {
         raise: None,
         stream: None,
     };
+    /// mdtest's stonewall status file (`iomatrix mdtest -x`, read back by a run without -C):
+    /// one number.
+    pub const STONEWALL_STATUS: Input = Input {
+        what: "mdtest stonewall status file (one number)",
+        max_bytes: 4 * KIB,
+        max_line: Some(4 * KIB),
+        bound: "bound of a stonewall status file",
+        raise: None,
+        stream: None,
+    };
     /// Another tool's results (`import`): its size bound is the command's `--max-input-size`;
     /// fio, IOzone, bonnie++ and Iometer print short lines (fio's JSON is indented).
     pub const IMPORT: Input = Input {

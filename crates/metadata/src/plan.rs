@@ -177,4 +177,19 @@ pub struct MetadataPlan {
     /// Stop file creation after this long (mdtest -W); every client then goes on to the
     /// largest count any client reached.
     pub stonewall: Option<Duration>,
+    /// Work in the target folder itself, in mdtest's layout (`test-dir.I-0/mdtest_tree...`),
+    /// rather than in a fresh working folder removed at the run's end: what the run makes and
+    /// does not remove stays for a later run, and a run without a create phase works on what
+    /// an earlier run left (IO500's separate mdtest runs). `run metadata --in-place`; under
+    /// `iomatrix mdtest`, every run whose phases do not both create and remove.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_place: bool,
+}
+
+impl MetadataPlan {
+    /// Whether a phase of the run makes something (the tree, directories or files): a run in
+    /// place without one works on what an earlier run left and makes nothing.
+    pub fn makes_items(&self) -> bool {
+        self.phases.iter().any(|p| matches!(p, Phase::TreeCreate | Phase::DirCreate | Phase::FileCreate))
+    }
 }

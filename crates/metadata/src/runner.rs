@@ -300,6 +300,13 @@ impl<'a> Worker<'a> {
         self.files = self.counts.per_client;
         let dir = self.top.iteration(iteration);
         let rank = self.rank;
+        if self.plan.in_place && !self.plan.makes_items() {
+            // On what an earlier run left: nothing is made; a missing item is its phase's failure.
+            if self.plan.phases.contains(&Phase::Find) && self.place.remote_folder().is_none() {
+                self.made_at = std::fs::metadata(&dir).and_then(|m| m.modified()).ok();
+            }
+            return Ok(());
+        }
         let fs = self.session()?;
         let mut path = ItemPath::with_capacity(dir.len());
         path.set(|t| {
@@ -316,7 +323,11 @@ impl<'a> Worker<'a> {
         }
         if !self.plan.phases.contains(&Phase::TreeCreate) {
             let folders = self.prepare(Phase::TreeCreate, iteration);
-            let tally = self.tree(&folders, true);
+            let mut tally = self.tree(&folders, true);
+            if self.plan.in_place {
+                // In place, the tree an earlier run left is the tree to work in.
+                tally.failures.remove("EEXIST");
+            }
             if let Some((errno, _)) = tally.failures.iter().next() {
                 return Err(ClientFailure::error(rank, format!("making the tree in {dir}: {errno}")));
             }
@@ -474,6 +485,9 @@ impl ClientWork for Worker<'_> {
             }
         }
         let seconds = origin.elapsed().as_secs_f64();
+        if phase == Phase::TreeRemove && self.plan.in_place {
+            self.remove_iteration_folder(iteration);
+        }
         Ok(ClientFigures {
             rank: self.rank,
             items: tally.items,
@@ -510,6 +524,11 @@ impl Worker<'_> {
         };
         let at_wall = (done, origin.elapsed().as_secs_f64());
         let reached = self.board.max_of(done, self.stop);
+        if self.stop.load(Ordering::Relaxed) {
+            // Stopped (a signal, a failed client), not walled: the cell keeps the count planned,
+            // so it is stored as not complete, never as a stonewall that fired.
+            return (tally, None);
+        }
         while done < reached && !self.stop.load(Ordering::Relaxed) {
             self.create_one(names, done, &mut tally);
             done += 1;
@@ -617,6 +636,24 @@ impl Worker<'_> {
             std::mem::swap(&mut last, &mut current);
         }
         tally
+    }
+
+    /// In place, after the tree's removal and untimed (as mdtest removes its `test-dir` after
+    /// the tree-removal's time): rmdir of the iteration's folder, which succeeds only once it
+    /// is empty. Every client that removed a tree tries; the last to finish finds every tree
+    /// gone. A folder that still holds something (another client's tree, a user's file) stays.
+    fn remove_iteration_folder(&mut self, iteration: u32) {
+        if !self.tree_is_mine() {
+            return;
+        }
+        let dir = self.top.iteration(iteration);
+        self.path.set(|t| {
+            t.clear();
+            t.push_str(&dir);
+        });
+        if let Some(fs) = self.fs.as_mut() {
+            let _ = fs.rmdir(&self.path);
+        }
     }
 
     /// iomatrix's own: readdir of every folder of this client's tree that holds items.

@@ -94,6 +94,16 @@ pub struct MetadataArgs {
     #[arg(long, value_name = "DURATION")]
     pub stonewall: Option<String>,
 
+    /// Work in the target folder itself, in mdtest's layout (test-dir.I-0/mdtest_tree.0/...,
+    /// as mdtest -d leaves it), not in a fresh working folder removed at the end: what the
+    /// phases make and do not remove stays for a later run, and phases without their create
+    /// (e.g. --phases file-stat) work on the items an earlier run left (IO500's separate mdtest
+    /// runs); a missing item is its phase's failure (ENOENT). Removes only mdtest's names
+    /// (file.mdtest.*, dir.mdtest.*, mdtest_tree.*, an empty test-dir.*). Local (or mounted)
+    /// folders only
+    #[arg(long)]
+    pub in_place: bool,
+
     /// The target, working folder and output flags every writing suite takes.
     #[command(flatten)]
     pub common: CommonRunArgs,
@@ -139,7 +149,9 @@ impl MetadataArgs {
         let phases = self.phases(kinds)?;
         let write_bytes = size("--write-bytes", &self.write_bytes)?;
         let read_bytes = size("--read-bytes", &self.read_bytes)?;
-        if read_bytes > write_bytes {
+        // In place without file-create, the files were written by an earlier run.
+        let files_made_here = phases.contains(&Phase::FileCreate);
+        if read_bytes > write_bytes && (files_made_here || !self.in_place) {
             return Err(usage(format!(
                 "--read-bytes {}: more than the {write_bytes} bytes --write-bytes puts in each file; read at most that",
                 self.read_bytes
@@ -165,6 +177,7 @@ impl MetadataArgs {
             random_stat_seed,
             iterations,
             stonewall,
+            in_place: self.in_place,
         })
     }
 
@@ -249,10 +262,11 @@ impl MetadataArgs {
             (Phase::FileCreate, &[Phase::Find, Phase::FileStat, Phase::FileRead, Phase::FileRemove][..]),
         ] {
             if let Some(user) = users.iter().find(|u| ordered.contains(u)) {
-                if !ordered.contains(&made_by) {
+                if !ordered.contains(&made_by) && !self.in_place {
                     return Err(usage(format!(
                         "--phases: {} needs the items {} makes in the same run (each run starts in a fresh \
-                         folder); add {}",
+                         folder); add {}, or give --in-place to work on the items an earlier --in-place run (or \
+                         mdtest) left in the target folder",
                         user.name(),
                         made_by.name(),
                         made_by.name()
@@ -317,5 +331,20 @@ mod tests {
         assert_eq!(plan("--repeat 3").unwrap().iterations, 3, "--repeat is mdtest's -i here");
         assert_eq!(plan("--iterations 3 --repeat 3").unwrap().iterations, 3);
         assert!(refusal("--random-stat=x").contains("whole number"));
+    }
+
+    #[test]
+    fn in_place_takes_phases_on_what_an_earlier_run_left() {
+        assert!(refusal("--phases file-stat").contains("or give --in-place"));
+        let p = plan("--in-place --files-only --phases file-stat").unwrap();
+        assert!(p.in_place && !p.makes_items());
+        assert_eq!(p.phases, [Phase::FileStat]);
+        // The files were written by the earlier run: its --write-bytes is not this run's.
+        let p = plan("--in-place --phases file-read,file-remove,tree-remove --read-bytes 3901").unwrap();
+        assert_eq!((p.read_bytes, p.phases.len()), (3901, 3));
+        assert!(refusal("--in-place --phases file-create,file-read --read-bytes 8").contains("at most"));
+        let p = plan("--in-place --phases tree-create,file-create").unwrap();
+        assert!(p.in_place && p.makes_items());
+        assert!(!plan("").unwrap().in_place);
     }
 }

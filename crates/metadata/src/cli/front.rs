@@ -6,6 +6,7 @@
 use super::suite::Metadata;
 use crate::front::files::{RankDetailsKind, StonewallStatusKind};
 use crate::front::{options, output, plan, FrontOutput};
+use crate::plan::{ItemKinds, MetadataPlan, Phase};
 use iomatrix_guard::{Checked, Kind, Output};
 use iomatrix_harness::args::{flag_value, replace_flag, OwnRun};
 use iomatrix_harness::clients::{ClientArgs, ClientPlan};
@@ -34,7 +35,7 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
         return Ok(ExitCode::SUCCESS);
     }
     let parsed = options::parse(args)?;
-    let plan = plan::plan(&parsed)?;
+    let plan = read_back_count(plan::plan(&parsed)?, &parsed)?;
     let own = OwnRun::of(&parsed.own, global_db)?;
     let dir = parsed.dir.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DIR));
     let path = dir.to_string_lossy().into_owned();
@@ -46,7 +47,10 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
     refuse_what_the_suite_does_not_take(&plan, &target)?;
     let rank_details =
         checked(parsed.rank_details_csv.as_deref(), "--saveRankPerformanceDetails", &RankDetailsKind, &own.db)?;
-    let stonewall_file = checked(parsed.stonewall_file.as_deref(), "-x", &StonewallStatusKind, &own.db)?;
+    // -x is written by a run that creates files, read by one that does not (read_back_count).
+    let writes_x = plan.phases.contains(&Phase::FileCreate);
+    let x = parsed.stonewall_file.as_deref().filter(|_| writes_x);
+    let stonewall_file = checked(x, "-x", &StonewallStatusKind, &own.db)?;
     let front = FrontOutput {
         command_line: output::command_line(&program(), args),
         fs: fs_words(&target),
@@ -67,11 +71,40 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
     iomatrix_harness::run(Prepared { suite, plan, run }, &own.db, ranks)
 }
 
+/// A run without -C given `-x F`: the count an earlier -C -W run wrote there, read back as
+/// mdtest reads it (its phases then work on that many files per task); a missing file is
+/// mdtest's warning and -n's count. A run of directories only reads none (mdtest's -x counts files).
+fn read_back_count(plan: MetadataPlan, parsed: &options::MdtestArgs) -> anyhow::Result<MetadataPlan> {
+    let Some(path) = parsed.stonewall_file.as_deref() else { return Ok(plan) };
+    if plan.phases.contains(&Phase::FileCreate) || plan.kinds == ItemKinds::Dirs {
+        return Ok(plan);
+    }
+    let shown = path.display().to_string();
+    match crate::front::files::read_stonewall_status(path)? {
+        Some(count) => Ok(plan::with_stonewall_count(plan, count, &shown)?),
+        None => {
+            eprintln!(
+                "iomatrix mdtest: warning: -x {shown}: no such file (mdtest: \"Could not read stonewall status \
+                 file\"); the phases work on -n's {} files per task",
+                plan::items_per_client(&plan)
+            );
+            Ok(plan)
+        }
+    }
+}
+
 /// What `run metadata` refuses of such a plan, in mdtest's words (its -Y).
 fn refuse_what_the_suite_does_not_take(
     plan: &crate::MetadataPlan,
     target: &Target,
 ) -> Result<(), iomatrix_core::UsageError> {
+    if plan.in_place && target.server().is_some() {
+        return Err(iomatrix_core::UsageError::new(
+            "-C, -T, -E, -r or -U apart (a run that leaves its items, or works on what an earlier run left) on an \
+             nfs:// or smb:// folder is not taken yet: give -d a local (or mounted) folder, or run every phase \
+             at once (-C -T -E -r)",
+        ));
+    }
     if plan.sync_after_phase && target.server().is_some() {
         return Err(iomatrix_core::UsageError::new(
             "-Y on an nfs:// or smb:// folder: iomatrix's own protocol client keeps no cache, every write is sent \

@@ -95,6 +95,20 @@ impl Suite for Metadata {
             let flags = RepeatArgs { repeat: plan.iterations, ..args.common.run.repeat.clone() };
             run.repeat = Repeat::from_args(&flags)?;
         }
+        if plan.in_place && run.target.server().is_some() {
+            return Err(UsageError::new(
+                "--in-place on an nfs:// or smb:// target is not taken yet: give a local (or mounted) folder, or \
+                 leave --in-place out",
+            )
+            .into());
+        }
+        if plan.in_place && run.repeat.tolerance_pct.is_some() {
+            return Err(UsageError::new(
+                "--in-place with --tolerance: a cell measured again would create again what the run left, or stat \
+                 what it removed; leave --tolerance out (every iteration is a sample), or --in-place",
+            )
+            .into());
+        }
         if plan.sync_after_phase && run.target.server().is_some() {
             return Err(UsageError::new(
                 "--sync-after-phase on an nfs:// or smb:// target: iomatrix's own protocol client keeps no cache, \
@@ -115,7 +129,9 @@ impl Suite for Metadata {
 
     fn spec(&self, plan: &MetadataPlan, _target: &Target, clients: usize) -> RunSpec {
         let c = counts(plan);
-        let files = if plan.kinds == crate::ItemKinds::Dirs { 0 } else { c.per_client * clients as u64 };
+        // In place on what an earlier run left, nothing is written: no space is asked for.
+        let writes = plan.kinds != crate::ItemKinds::Dirs && plan.makes_items();
+        let files = if writes { c.per_client * clients as u64 } else { 0 };
         RunSpec {
             peak_bytes: files * plan.write_bytes,
             peak_detail: format!("{clients} client(s) x {} files of {} bytes", c.per_client, plan.write_bytes),
@@ -184,6 +200,8 @@ impl Suite for Metadata {
             (None, Some(dir)) => Top(dir.display().to_string()),
             (None, None) => return Err(std::io::Error::other("the metadata suite needs a folder target")),
         };
+        // In place: the target folder itself, where the working folder was made (it stays empty).
+        let top = if plan.in_place { Top(parent_folder(&top.0)) } else { top };
         let clients = group.size();
         let local_threads = match group {
             Group::Local(n) => *n,
@@ -205,7 +223,8 @@ impl Suite for Metadata {
         let counts = counts(plan);
         let s = WorkerSetup { plan, counts, top, place, board, stop: setup.stop, live: &live.0, clients };
         let phases = plan.phases.len().max(1);
-        lead_together(
+        let in_place_top = s.top.0.clone();
+        let ended = lead_together(
             group,
             setup,
             Self::cells_back_to_back(plan),
@@ -215,7 +234,17 @@ impl Suite for Metadata {
                 let cell = merge(phase, (index / phases) as u32, gathered, clients, counts.per_client);
                 on_cell(&cell).map_err(|e| NotStored { cell: format!("storing {}", cell.name), refused: Box::new(e) })
             },
-        )
+        );
+        let leader = match group {
+            #[cfg(feature = "mpi")]
+            Group::Mpi(g) => g.rank() == 0,
+            _ => true,
+        };
+        let stopped = setup.stop.load(std::sync::atomic::Ordering::Relaxed);
+        if plan.in_place && plan.makes_items() && stopped && leader {
+            say_what_stays(&in_place_top, plan.kinds);
+        }
+        ended
     }
 
     fn row(&self, plan: &MetadataPlan, cell: &MetadataCell) -> CellRow {
@@ -309,6 +338,27 @@ impl Suite for Metadata {
     fn stored_facts(record: &iomatrix_store::Records<'_>) -> iomatrix_store::reader::SuiteFacts {
         crate::stored::facts(record)
     }
+}
+
+/// The folder holding `path` ("" for a name at the top of a server's folder).
+fn parent_folder(path: &str) -> String {
+    path.rsplit_once('/').map_or(String::new(), |(parent, _)| if parent.is_empty() { "/" } else { parent }.to_string())
+}
+
+/// A run in place that makes items and was stopped leaves what it made (docs/metadata.md):
+/// said, with how to remove it.
+fn say_what_stays(top: &str, kinds: crate::ItemKinds) {
+    let shown = if top.is_empty() { "the target folder" } else { top };
+    let phases = match kinds {
+        crate::ItemKinds::Files => "file-remove,tree-remove",
+        crate::ItemKinds::Dirs => "dir-remove,tree-remove",
+        crate::ItemKinds::Both => "dir-remove,file-remove,tree-remove",
+    };
+    eprintln!(
+        "iomatrix: stopped: what this run made in place stays in {shown} (test-dir.*-0, in mdtest's layout); \
+         remove it with the same command and --phases {phases} (iomatrix mdtest: -r instead of -C), which \
+         removes mdtest's names only"
+    );
 }
 
 /// Items done so far by this process's clients in the phase under way.

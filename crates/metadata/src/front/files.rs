@@ -93,6 +93,27 @@ pub fn stonewall_status(results: &[PhaseResult], stonewall: bool, per_task: u64)
     }
 }
 
+/// `-x` read back by a run without -C: the count an earlier -C -W run's tasks went on to.
+/// None when the file does not exist (mdtest then warns and works on -n's count); refused
+/// (exit 2) when it is not a regular file within 4 KiB (`/dev/zero`, a FIFO, a 10 GiB sparse
+/// file: refused unread, by the one reader of input files) or holds anything but one whole number.
+pub fn read_stonewall_status(path: &std::path::Path) -> Result<Option<u64>, iomatrix_core::UsageError> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        _ => {}
+    }
+    let text = iomatrix_guard::read_text(path, &iomatrix_guard::Input::STONEWALL_STATUS)?;
+    let word = text.trim();
+    word.parse::<u64>().map(Some).map_err(|_| {
+        let shown: String = word.chars().take(40).collect();
+        iomatrix_core::UsageError::new(format!(
+            "-x {}: holds {shown:?}, not the one whole number an mdtest -C -W run writes there: give the file that \
+             run wrote, or remove it to use -n's count",
+            path.display()
+        ))
+    })
+}
+
 /// An mdtest rank-details CSV (by its header), which a new run may replace.
 pub struct RankDetailsKind;
 
@@ -160,5 +181,25 @@ mod tests {
         assert_eq!(stonewall_status(std::slice::from_ref(&create), false, 7), None, "no -W, no count");
         let unfired = PhaseResult { stonewall: None, ..create };
         assert_eq!(stonewall_status(&[unfired], true, 7), Some("7".into()), "every item made: mdtest writes them");
+    }
+
+    #[test]
+    fn the_status_file_is_read_back_as_mdtest_wrote_it() {
+        let dir = std::env::temp_dir().join(format!("iomatrix-x-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("stonewall");
+        assert_eq!(read_stonewall_status(&file).unwrap(), None, "absent: -n's count, as mdtest");
+        std::fs::write(&file, "4711").unwrap();
+        assert_eq!(read_stonewall_status(&file).unwrap(), Some(4711), "mdtest's own: the number alone");
+        std::fs::write(&file, "12\n").unwrap();
+        assert_eq!(read_stonewall_status(&file).unwrap(), Some(12));
+        std::fs::write(&file, "twelve").unwrap();
+        assert!(read_stonewall_status(&file).unwrap_err().to_string().contains("not the one whole number"));
+        let zero = read_stonewall_status(std::path::Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(zero.contains("a device (character)"), "{zero}");
+        std::fs::File::create(&file).unwrap().set_len(10 << 30).unwrap();
+        let sparse = read_stonewall_status(&file).unwrap_err().to_string();
+        assert!(sparse.contains("more than the bound of a stonewall status file"), "{sparse}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -110,15 +110,17 @@ Taken (as mdtest reads them: -n 1000, -n1000, -n=1000; flags grouped, -uL; k/m/g
   -z D   tree depth                 -b B   branching factor (1)
   -L     items in the leaves only   -u     a folder per task (else one shared)
   -F     files only                 -D     directories only
-  -C -T -E -r -U   only create, stat, read, remove, rename (none: every phase; -C is needed:
-                   each run makes and removes its own items, so IO500's separate stat and
-                   delete runs on an earlier run's items are not taken yet: unfinished)
+  -C -T -E -r -U   only create, stat, read, remove, rename (none: every phase). Apart, as
+                   IO500 runs them, they work in -d itself in mdtest's layout: -C leaves its
+                   items, -T -E -U work on what an earlier run left, -r removes mdtest's
+                   names only (a missing item is its phase's failure, ENOENT)
   -w N   bytes written to each file -e N   bytes read from each file
   -y     fsync each file            -Y     sync after each phase (timed)
   -N S   stat/read/remove the items of the task S ranks on
   -R     stat in random order       --random-seed N  its seed
   -W S   stonewall: stop file creation after S seconds (-b 1 only)
-  -x F   write the count the stonewall reached to F
+  -x F   with -C -W, write the count the stonewall reached to F; without -C, read it
+         back: the phases work on that many files per task
   -i N   iterations                 -P     the time table too
   -d DIR the folder (default ./out; nfs:// or smb:// for iomatrix's own clients)
   -a POSIX  -t  -G N  --dataPacketType T   taken; they change nothing iomatrix times

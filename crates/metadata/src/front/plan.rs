@@ -57,7 +57,40 @@ pub fn plan(a: &MdtestArgs) -> Result<MetadataPlan, UsageError> {
         random_stat_seed: a.random.then(|| a.random_seed.unwrap_or_else(seed_from_clock)),
         iterations: a.iterations.unwrap_or(1),
         stonewall: a.stonewall_secs.filter(|s| *s > 0).map(Duration::from_secs),
+        in_place: in_place(a),
     })
+}
+
+/// Whether the run works in -d's folder itself, as mdtest does: every run whose phases do not
+/// both make and remove the items (IO500's separate -C, -T, -E and -r runs). A run that does
+/// both (-C -r, or no phase named) works in a fresh working folder, removed at its end, so a
+/// stopped run leaves nothing.
+fn in_place(a: &MdtestArgs) -> bool {
+    let all = !(a.create || a.stat || a.read || a.remove || a.rename);
+    !(all || (a.create && a.remove))
+}
+
+/// A run without -C that read `-x`'s count (the count an earlier -C -W run's tasks went on
+/// to): its phases work on that many files per task, as mdtest's do. Refused, exit 2, where
+/// the count cannot be the earlier run's (0, or more than -n gives).
+pub fn with_stonewall_count(plan: MetadataPlan, count: u64, file: &str) -> Result<MetadataPlan, UsageError> {
+    let per_task = items_per_client(&plan);
+    if count == 0 || count > per_task {
+        return Err(usage(format!(
+            "-x {file} holds {count}: the files per task an earlier -C run reached, which is 1 to the {per_task} \
+             this run's -n gives; give the -n of the run that wrote it, or remove {file} to use -n"
+        )));
+    }
+    if plan.kinds != ItemKinds::Files {
+        return Err(usage(format!(
+            "-x {file} read back without -F: mdtest's count is of files only, and this run stats, reads or removes \
+             directories too; give -F, as IO500's lines do, or leave -x out"
+        )));
+    }
+    let tree = plan.tree;
+    let counts = Counts::of(&tree, ItemCount::PerClient(count))
+        .map_err(|e| usage(format!("-x {file} holds {count}: {e}; give -L or a smaller tree")))?;
+    Ok(MetadataPlan { items: ItemCount::PerClient(counts.per_client), ..plan })
 }
 
 /// mdtest's seed for -R without --random-seed: the time (every task the same).
@@ -83,13 +116,6 @@ fn check(a: &MdtestArgs, branch: u32) -> Result<(), UsageError> {
         return Err(usage("-u with both -n and -I: give only the number of items (-n) or the items per folder (-I)"));
     }
     let all = !(a.create || a.stat || a.read || a.remove || a.rename);
-    if !all && !a.create {
-        return Err(usage(
-            "-T, -E, -r or -U without -C (phases on the items an earlier mdtest run left, as IO500 splits them) are \
-             not taken: each iomatrix run makes its items and removes its working folder at its end; give -C with \
-             them (-C -T -r), or none of them for every phase",
-        ));
-    }
     if (all || (a.create && a.read)) && a.read_bytes > a.write_bytes {
         return Err(usage(format!(
             "-e {} reads more than -w {} writes to each file: give -e at most -w, as mdtest requires",
@@ -173,6 +199,30 @@ mod tests {
     }
 
     #[test]
+    fn io500s_separate_runs_work_in_place() {
+        let write = plan_of("-n 200 -u -L -F -d d -x f -C -W 5").unwrap();
+        assert!(write.in_place, "-C alone leaves its items");
+        let stat = plan_of("-n 200 -u -L -F -d d -x f -T").unwrap();
+        assert_eq!((stat.in_place, stat.phases.as_slice()), (true, &[Phase::FileStat][..]));
+        let remove = plan_of("-n 200 -u -L -F -d d -x f -r").unwrap();
+        assert_eq!(remove.phases, [Phase::FileRemove, Phase::TreeRemove]);
+        assert!(remove.in_place && !remove.makes_items());
+        let read = plan_of("-n 200 -t -w 3901 -e 3901 -N 1 -F -d d -x f -E").unwrap();
+        assert_eq!((read.phases.as_slice(), read.read_bytes), (&[Phase::FileRead][..], 3901));
+        assert!(!plan_of("-n 10 -C -T -r").unwrap().in_place, "makes and removes: a working folder");
+        assert!(!plan_of("-n 10").unwrap().in_place);
+        // -x's count read back: the phases work on that many files.
+        let counted = with_stonewall_count(stat.clone(), 57, "f").unwrap();
+        assert_eq!(counted.items, ItemCount::PerClient(57));
+        for (count, says) in [(0, "holds 0"), (201, "1 to the 200")] {
+            let e = with_stonewall_count(stat.clone(), count, "f").unwrap_err().to_string();
+            assert!(e.contains(says), "{count}: {e}");
+        }
+        let both = plan_of("-n 200 -d d -x f -T").unwrap();
+        assert!(with_stonewall_count(both, 5, "f").unwrap_err().to_string().contains("give -F"));
+    }
+
+    #[test]
     fn mdtests_counts_and_refusals() {
         let p = plan_of("-z 2 -b 4 -I 10 -L").unwrap();
         assert_eq!((tree_folders(&p.tree), items_per_client(&p)), (21, 160), "as mdtest's fixture prints");
@@ -186,7 +236,6 @@ mod tests {
             ("-F", "give -n N"),
             ("-n 10 -e 8", "-e 8 reads more than -w 0"),
             ("-n 10 -i 0", "-i 0"),
-            ("-n 10 -T", "-T, -E, -r or -U without -C"),
             ("-n 3 -z 2 -b 4", "-z 2 -b 4: 3 items per client over 21 folders leave none per folder"),
             ("-n 10 -z 40 -b 9", "more folders than can be counted"),
             ("-n 0", "-n 0 or -I 0"),
