@@ -277,8 +277,17 @@ fn trust_metadata_sigterm_leaves_no_tree_and_nothing_complete() {
             .spawn()
             .unwrap(),
     );
-    // tree-create is stored; file-create is under way with its 4 million files.
-    wait_for_cells(&sb, &mut child, 1);
+    // file-create is under way with its 4 million files (an iteration's phases run back to back:
+    // tree-create is stored with them, so the first file is the sign).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let first_file = || {
+        sb.leftovers().iter().any(|work| work.join("test-dir.0-0/mdtest_tree.0/file.mdtest.0.0").exists())
+    };
+    while !first_file() {
+        assert!(child.0.try_wait().unwrap().is_none(), "the run ended before its first file was made");
+        assert!(Instant::now() < deadline, "no file made within 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     std::thread::sleep(Duration::from_millis(300));
     // SAFETY: kill(2) on our own child's pid.
     unsafe { libc::kill(child.0.id() as i32, libc::SIGTERM) };
@@ -286,6 +295,12 @@ fn trust_metadata_sigterm_leaves_no_tree_and_nothing_complete() {
     assert!(!status.success(), "{status:?}");
     let run = sb.last_run();
     assert_ne!(run["run"]["status"], "complete", "{}", run["run"]["status"]);
+    // The phase finished before the signal is stored, though its iteration was not over.
+    let cells = cells(&run);
+    assert!(
+        cells.iter().any(|c| c["test"] == "tree-create" && c["state"]["kind"] == "complete"),
+        "tree-create finished before the signal and must be stored: {cells:?}"
+    );
     assert!(sb.leftovers().is_empty(), "{:?}", sb.leftovers());
 }
 
