@@ -405,3 +405,57 @@ fn the_find_phase_counts_what_find_counts_on_the_same_tree() {
     let refused = sb.run(&["run", "metadata", "--target", target.to_str().unwrap(), "--phases", "find"]);
     assert_usage_error(&refused, "add file-create");
 }
+
+/// A study with IO500's score that does not finish stores none (`study show` computes it and says
+/// so); resumed to the end, it stores it.
+#[test]
+fn an_unfinished_study_stores_no_score_and_one_resumed_to_the_end_does() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let marker = sb.dir.path().join("ready");
+    let study = sb.dir.path().join("find-only.toml");
+    let file = format!(
+        "version = 1\nname = \"find-only\"\nscore = \"io500\"\n\n[[config]]\nname = \"here\"\ntarget = \"{}\"\nsetup = \
+         \"test -e {}\"\n\n[[step]]\nname = \"find\"\nsuite = \"metadata\"\nargs = {{ files-only = true, write-bytes = \
+         \"3901\", items = 200, phases = \"file-create,find\" }}\n",
+        target.display(),
+        marker.display()
+    );
+    std::fs::write(&study, file).unwrap();
+    let run = || sb.run(&["study", "run", study.to_str().unwrap()]);
+    let show = |json: bool| {
+        let out = sb.run(&if json {
+            vec!["study", "show", "find-only", "--json"]
+        } else {
+            vec!["study", "show", "find-only"]
+        });
+        assert_success(&out);
+        text(&out).0
+    };
+    // The configuration's setup fails: the step does not run, the study is incomplete (exit 3).
+    let first = run();
+    assert_eq!(first.status.code(), Some(3), "{:?}", text(&first));
+    assert!(stored_scores(&sb).is_empty(), "an unfinished study stores no score");
+    let shown = show(false);
+    assert!(shown.contains("computed now from the steps' stored runs, not stored"), "{shown}");
+    assert!(shown.contains("not an official IO500 result"), "{shown}");
+    let doc: Value = serde_json::from_str(&show(true)).unwrap();
+    assert_eq!(doc["io500"][0]["stored"], false, "{doc}");
+    // Resumed with its setup satisfied: the step runs, the study is complete, its score stored.
+    std::fs::write(&marker, "").unwrap();
+    let second = run();
+    assert_success(&second);
+    let stored = stored_scores(&sb);
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    let (config, kind, json) = &stored[0];
+    assert_eq!((config.as_str(), kind.as_str()), ("here", "io500"));
+    let phases = json["score"]["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 1, "{json}");
+    assert_eq!(phases[0]["phase"], "find");
+    assert!(json["score"]["metadata"].as_f64().is_some_and(|x| x > 0.0), "{json}");
+    assert_eq!(json["score"]["missing"].as_array().map(Vec::len), Some(11), "the other phases are named: {json}");
+    let shown = show(false);
+    assert!(shown.contains("stored with the study when it finished ("), "{shown}");
+    let doc: Value = serde_json::from_str(&show(true)).unwrap();
+    assert_eq!((&doc["io500"][0]["stored"], &doc["io500"][0]["score"]), (&Value::Bool(true), &json["score"]));
+}
