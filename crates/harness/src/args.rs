@@ -272,8 +272,8 @@ pub fn remove_flag(args: &mut Vec<String>, flag: &str) {
     }
 }
 
-/// `rerun` of a tool whose `-d DIR` names the folder it works in (mdtest's, bonnie++'s), the
-/// [`MoveFlags`](crate::suite::MoveFlags) of both front ends: a target given replaces `-d` (so the
+/// `rerun` of a front end whose tool's `-d DIR` names the folder it works in, the
+/// [`MoveFlags`](crate::suite::MoveFlags) such front ends share, one rule for all: a target given replaces `-d` (so the
 /// run never writes where it wrote before unless asked); without one, flags that name their folder
 /// keep it (None: nothing to run in), and flags that name none run in the folder the run ran in
 /// (`stored_target`), which the tool's default `-d` is relative to.
