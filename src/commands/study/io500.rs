@@ -99,12 +99,11 @@ pub fn shown(store: &Store, file: &StudyFile, study: i64, steps: &[StudyStep]) -
     let mut all = Vec::new();
     for config in file.configs.iter().map(|c| c.name.get_ref()) {
         let kept = stored.iter().find(|s| &s.config == config).and_then(|s| read_stored(study, s));
-        match kept {
-            Some(shown) => all.push(shown),
-            None => {
-                all.push(ShownScore { scored: config_score(store, config, steps)?, stored: false, stored_at: None })
-            }
-        }
+        let shown = match kept {
+            Some(shown) => shown,
+            None => ShownScore { scored: config_score(store, config, steps)?, stored: false, stored_at: None },
+        };
+        all.push(shown);
     }
     Ok(all)
 }
