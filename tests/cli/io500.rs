@@ -225,6 +225,62 @@ fn the_io500_example_runs_small_and_stores_every_phase_and_the_score() {
     let run = sb.show_json(find["run_id"].as_i64().unwrap());
     let cell = cells(&run).into_iter().find(|c| c["test"] == "find").expect("a find cell");
     assert_eq!(cell["metrics"]["phase"]["found"], 4, "{cell}");
+    the_score_is_stored_and_shown_as_stored(&sb, &doc);
+}
+
+/// The score of a finished study as its table holds it: (config, kind, JSON).
+fn stored_scores(sb: &Sandbox) -> Vec<(String, String, Value)> {
+    let conn = rusqlite::Connection::open(sb.db()).unwrap();
+    let mut stmt = conn.prepare("SELECT config, kind, score_json FROM study_scores ORDER BY study_id, seq").unwrap();
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, String>(2)?))).unwrap();
+    rows.map(|r| r.unwrap()).map(|(c, k, json)| (c, k, serde_json::from_str(&json).unwrap())).collect()
+}
+
+/// The finished study stored its score (read back from the table), and `study show` shows that
+/// one, said to be stored, also once a step's run is gone; without it, one computed now, said so.
+fn the_score_is_stored_and_shown_as_stored(sb: &Sandbox, doc: &Value) {
+    let stored = stored_scores(sb);
+    assert_eq!(stored.len(), 1, "one configuration, one score: {stored:?}");
+    let (config, kind, json) = &stored[0];
+    assert_eq!((config.as_str(), kind.as_str()), ("io500", "io500"));
+    let shown = &doc["io500"][0];
+    assert_eq!(shown["stored"], true, "{shown}");
+    assert!(shown["stored_at"].as_str().is_some_and(|at| !at.is_empty()), "{shown}");
+    assert_eq!(json["score"], shown["score"], "show --json carries the stored score");
+    assert_eq!(json["score"]["label"], "iomatrix's run of IO500's phases, not an official IO500 result");
+    assert_eq!(json["score"]["phases"].as_array().map(Vec::len), Some(12), "{json}");
+    for key in ["total", "bandwidth", "metadata"] {
+        assert!(json["score"][key].as_f64().is_some_and(|x| x > 0.0), "{key}: {json}");
+    }
+    assert_eq!(json["unscored"], serde_json::json!([]));
+    // A step's run removed since: the stored score is what is shown, not one computed again.
+    let find = doc["steps"].as_array().unwrap().iter().find(|s| s["step"] == "find").unwrap();
+    let conn = rusqlite::Connection::open(sb.db()).unwrap();
+    conn.execute_batch("PRAGMA foreign_keys = ON").unwrap();
+    assert_eq!(conn.execute("DELETE FROM runs WHERE id = ?1", [find["run_id"].as_i64().unwrap()]).unwrap(), 1);
+    drop(conn);
+    let out = sb.run(&["study", "show", "io500"]);
+    assert_success(&out);
+    let (stdout, _) = text(&out);
+    assert!(stdout.contains("stored with the study when it finished ("), "{stdout}");
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("[RESULT]")).count(), 12, "{stdout}");
+    let total = format!("TOTAL {:.6}", json["score"]["total"].as_f64().unwrap());
+    assert!(stdout.contains(&total), "the stored total, {total}: {stdout}");
+    assert!(stdout.contains("IO500 score: iomatrix's run of IO500's phases, not an official IO500 result"));
+    // As a database from before scores were stored holds it: computed now, and said so.
+    let conn = rusqlite::Connection::open(sb.db()).unwrap();
+    conn.execute("DELETE FROM study_scores", []).unwrap();
+    drop(conn);
+    let out = sb.run(&["study", "show", "io500"]);
+    assert_success(&out);
+    let (stdout, _) = text(&out);
+    assert!(stdout.contains("computed now from the steps' stored runs, not stored"), "{stdout}");
+    assert!(stdout.contains("left out of the means (not run, or scored 0): find"), "{stdout}");
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("[RESULT]")).count(), 11, "{stdout}");
+    assert!(stdout.contains("not an official IO500 result"), "{stdout}");
+    let doc: Value = serde_json::from_slice(&sb.run(&["study", "show", "io500", "--json"]).stdout).unwrap();
+    assert_eq!(doc["io500"][0]["stored"], false, "{doc}");
+    assert!(doc["io500"][0].get("stored_at").is_none(), "{doc}");
 }
 
 #[test]
@@ -348,4 +404,58 @@ fn the_find_phase_counts_what_find_counts_on_the_same_tree() {
     assert!(phase["rate_all_over_slowest"].as_f64().unwrap() > 0.0);
     let refused = sb.run(&["run", "metadata", "--target", target.to_str().unwrap(), "--phases", "find"]);
     assert_usage_error(&refused, "add file-create");
+}
+
+/// A study with IO500's score that does not finish stores none (`study show` computes it and says
+/// so); resumed to the end, it stores it.
+#[test]
+fn an_unfinished_study_stores_no_score_and_one_resumed_to_the_end_does() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let marker = sb.dir.path().join("ready");
+    let study = sb.dir.path().join("find-only.toml");
+    let file = format!(
+        "version = 1\nname = \"find-only\"\nscore = \"io500\"\n\n[[config]]\nname = \"here\"\ntarget = \"{}\"\nsetup = \
+         \"test -e {}\"\n\n[[step]]\nname = \"find\"\nsuite = \"metadata\"\nargs = {{ files-only = true, write-bytes = \
+         \"3901\", items = 200, phases = \"file-create,find\" }}\n",
+        target.display(),
+        marker.display()
+    );
+    std::fs::write(&study, file).unwrap();
+    let run = || sb.run(&["study", "run", study.to_str().unwrap()]);
+    let show = |json: bool| {
+        let out = sb.run(&if json {
+            vec!["study", "show", "find-only", "--json"]
+        } else {
+            vec!["study", "show", "find-only"]
+        });
+        assert_success(&out);
+        text(&out).0
+    };
+    // The configuration's setup fails: the step does not run, the study is incomplete (exit 3).
+    let first = run();
+    assert_eq!(first.status.code(), Some(3), "{:?}", text(&first));
+    assert!(stored_scores(&sb).is_empty(), "an unfinished study stores no score");
+    let shown = show(false);
+    assert!(shown.contains("computed now from the steps' stored runs, not stored"), "{shown}");
+    assert!(shown.contains("not an official IO500 result"), "{shown}");
+    let doc: Value = serde_json::from_str(&show(true)).unwrap();
+    assert_eq!(doc["io500"][0]["stored"], false, "{doc}");
+    // Resumed with its setup satisfied: the step runs, the study is complete, its score stored.
+    std::fs::write(&marker, "").unwrap();
+    let second = run();
+    assert_success(&second);
+    let stored = stored_scores(&sb);
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    let (config, kind, json) = &stored[0];
+    assert_eq!((config.as_str(), kind.as_str()), ("here", "io500"));
+    let phases = json["score"]["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 1, "{json}");
+    assert_eq!(phases[0]["phase"], "find");
+    assert!(json["score"]["metadata"].as_f64().is_some_and(|x| x > 0.0), "{json}");
+    assert_eq!(json["score"]["missing"].as_array().map(Vec::len), Some(11), "the other phases are named: {json}");
+    let shown = show(false);
+    assert!(shown.contains("stored with the study when it finished ("), "{shown}");
+    let doc: Value = serde_json::from_str(&show(true)).unwrap();
+    assert_eq!((&doc["io500"][0]["stored"], &doc["io500"][0]["score"]), (&Value::Bool(true), &json["score"]));
 }

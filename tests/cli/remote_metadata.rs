@@ -9,20 +9,6 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::Output;
 
-const EVERY_PHASE: [&str; 11] = [
-    "tree-create",
-    "dir-create",
-    "dir-stat",
-    "dir-readdir",
-    "dir-rename",
-    "dir-remove",
-    "file-create",
-    "file-stat",
-    "file-read",
-    "file-remove",
-    "tree-remove",
-];
-
 fn metadata(sb: &Sandbox, target: &str, password_file: &str, extra: &[&str]) -> Output {
     sb.cmd()
         .args(["run", "metadata", "--target", target])
@@ -47,7 +33,7 @@ fn check_every_phase(sb: &Sandbox, out: &Output, protocol: &str, clients: u64, i
     assert_eq!(run["run"]["status"], "complete", "{}", run["run"]["status"]);
     let stored: Vec<Value> = cells(&run);
     let names: Vec<&str> = stored.iter().map(|c| c["test"].as_str().unwrap()).collect();
-    assert_eq!(names, EVERY_PHASE, "{protocol}");
+    assert_eq!(names, crate::metadata::phases_run_by_default(), "{protocol}");
     for cell in &stored {
         let name = cell["test"].as_str().unwrap();
         assert_eq!(cell["backend"], protocol, "{name}: {}", cell["backend"]);

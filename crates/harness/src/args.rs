@@ -272,9 +272,44 @@ pub fn remove_flag(args: &mut Vec<String>, flag: &str) {
     }
 }
 
+/// `rerun` of a front end whose tool's `-d DIR` names the folder it works in, the
+/// [`MoveFlags`](crate::suite::MoveFlags) such front ends share, one rule for all: a target given replaces `-d` (so the
+/// run never writes where it wrote before unless asked); without one, flags that name their folder
+/// keep it (None: nothing to run in), and flags that name none run in the folder the run ran in
+/// (`stored_target`), which the tool's default `-d` is relative to.
+pub fn rerun_in_folder_flag(
+    args: &mut Vec<String>,
+    target: Option<&str>,
+    stored_target: Option<PathBuf>,
+) -> Option<PathBuf> {
+    match (target, flag_value(args, "-d")) {
+        (Some(t), _) => {
+            replace_flag(args, "-d", t);
+            None
+        }
+        (None, Some(_)) => None,
+        (None, None) => stored_target,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rerun_moves_dash_d_to_the_target_or_runs_where_the_run_ran() {
+        let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let ran = Some(PathBuf::from("/ran/here"));
+        let mut named = argv(&["-n", "10", "-d", "/old"]);
+        assert_eq!(rerun_in_folder_flag(&mut named, Some("/new"), ran.clone()), None);
+        assert_eq!(named, argv(&["-n", "10", "-d", "/new"]), "the target replaces -d");
+        let mut kept = argv(&["-d=/old"]);
+        assert_eq!(rerun_in_folder_flag(&mut kept, None, ran.clone()), None, "its own folder, kept");
+        assert_eq!(kept, argv(&["-d=/old"]));
+        let mut none = argv(&["-n", "10"]);
+        assert_eq!(rerun_in_folder_flag(&mut none, None, ran.clone()), ran, "the folder it ran in");
+        assert_eq!(none, argv(&["-n", "10"]));
+    }
 
     #[test]
     fn labels_once_each_and_printable() {

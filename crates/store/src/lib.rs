@@ -16,7 +16,8 @@
 //!   it: complete, partial (k of n) or failed, stored with the cell.
 //!
 //! - [`StudyRecord`], [`StudyStep`]: a study file's runs, linked
-//!   (`iomatrix study`), and each step's outcome.
+//!   (`iomatrix study`), and each step's outcome; [`StoredStudyScore`]: the score
+//!   a study drew over its steps, stored when it finished.
 //!
 //! - Sharing: many processes may write one database at once (WAL, a busy
 //!   timeout, migrations under one write lock). A damaged file is named as
@@ -58,7 +59,8 @@ pub use maintain::{
 pub use schema::known_version as known_schema_version;
 
 pub use study::{
-    new_nonce, ClaimRefused, StepStatus, StudyClaim, StudyRecord, StudyRun, StudyStatus, StudyStep, STUDY_CLAIM_VAR,
+    new_nonce, ClaimRefused, StepStatus, StoredStudyScore, StudyClaim, StudyRecord, StudyRun, StudyStatus, StudyStep,
+    STUDY_CLAIM_VAR,
 };
 pub use time::format_utc;
 

@@ -154,6 +154,19 @@ pub const MIGRATIONS: &[&str] = &[
         key TEXT NOT NULL
     );
     CREATE INDEX study_runs_by_step ON study_runs (study_id, seq);",
+    // 9: the score a study draws over its steps (its file's `score`), stored when the study finishes
+    // (and when it is resumed to the end): one row a configuration, in the file's order, as the
+    // JSON the study wrote, so `study show` shows what was drawn then, not a figure computed again
+    // from runs that may since be gone.
+    "CREATE TABLE study_scores (
+        study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        config TEXT NOT NULL,
+        score_json TEXT NOT NULL,
+        stored_at_ms INTEGER NOT NULL,
+        PRIMARY KEY (study_id, kind, seq)
+    );",
 ];
 
 /// The backfill of migration 6 for the cells of one run (`?1`: its id), for `db merge` from a
@@ -287,5 +300,30 @@ mod tests {
         let report = store.merge_from(&old, crate::MergeMode::Copy).unwrap();
         let ids: Vec<i64> = report.merged.iter().map(|m| m.here).collect();
         expect(&store, [ids[0], ids[1], ids[2]]);
+    }
+
+    /// A database as iomatrix wrote it before study scores were stored (schema version 8): a
+    /// finished study opens, has no stored score, and takes one.
+    #[test]
+    fn a_study_stored_before_scores_opens_without_one_and_takes_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v8.db");
+        let conn = Connection::open(&path).unwrap();
+        for sql in &MIGRATIONS[..8] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.execute_batch(
+            "PRAGMA user_version = 8;
+             INSERT INTO studies (id, name, scale, file_path, file_text, status, started_at_ms, host, pid)
+             VALUES (4, 'io500', 'small', '/io500.toml', 'score = \"io500\"', 'complete', 1000, 'old', 1);",
+        )
+        .unwrap();
+        drop(conn);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.load_study(4).unwrap().unwrap().name, "io500");
+        assert!(store.study_scores(4, "io500").unwrap().is_empty(), "an older study has no stored score");
+        store.store_study_scores(4, "io500", &[("c".into(), "{}".into())]).unwrap();
+        assert_eq!(store.study_scores(4, "io500").unwrap().len(), 1);
+        assert_eq!(crate::schema_version_of(&path).unwrap(), known_version());
     }
 }

@@ -478,6 +478,67 @@ impl Store {
     }
 }
 
+/// A score a study drew over its steps for one configuration, as it was stored when the study
+/// finished (`study_scores`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredStudyScore {
+    /// The configuration, as the study file names it.
+    pub config: String,
+    /// Which score (the study file's `score`).
+    pub kind: String,
+    /// The score as the study wrote it (JSON text; the binary reads it back).
+    pub score_json: String,
+    /// When it was stored.
+    pub stored_at: String,
+}
+
+impl Store {
+    /// Stores study `study`'s `kind` score, one `(config, JSON)` a configuration in order,
+    /// replacing what it stored of that kind before, in one transaction.
+    pub fn store_study_scores(&self, study: i64, kind: &str, scores: &[(String, String)]) -> Result<()> {
+        let failed = self.err("cannot store the study's score");
+        let tx = self.conn.unchecked_transaction().map_err(&failed)?;
+        tx.execute("DELETE FROM study_scores WHERE study_id = ?1 AND kind = ?2", params![study, kind])
+            .map_err(&failed)?;
+        let now = time::now_ms();
+        for (seq, (config, json)) in scores.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO study_scores (study_id, kind, seq, config, score_json, stored_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![study, kind, seq as i64, config, json, now],
+            )
+            .map_err(&failed)?;
+        }
+        tx.commit().map_err(&failed)?;
+        Ok(())
+    }
+
+    /// Study `id`'s stored scores of `kind`, in the order they were stored (empty when none is).
+    pub fn study_scores(&self, id: i64, kind: &str) -> Result<Vec<StoredStudyScore>> {
+        let failed = self.err("cannot read a study's scores");
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT config, kind, score_json, stored_at_ms FROM study_scores
+                 WHERE study_id = ?1 AND kind = ?2 ORDER BY seq",
+            )
+            .map_err(&failed)?;
+        let rows = stmt
+            .query_map(params![id, kind], |r| {
+                Ok(StoredStudyScore {
+                    config: r.get(0)?,
+                    kind: r.get(1)?,
+                    score_json: r.get(2)?,
+                    stored_at: time::format_utc(r.get(3)?),
+                })
+            })
+            .map_err(&failed)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(&failed)?;
+        Ok(rows)
+    }
+}
+
 const STUDY_SELECT: &str =
     "SELECT id, name, scale, file_path, file_text, status, started_at_ms, ended_at_ms, host, pid,
         pid_start FROM studies";
@@ -562,5 +623,24 @@ mod tests {
         assert_eq!(store.list_runs().unwrap().len(), 2);
         store.delete_run(joined).unwrap();
         assert!(store.study_runs(id).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_studys_scores_are_stored_in_order_and_replaced_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("r.db")).unwrap();
+        let id = store.begin_study("s", "small", "/s.toml", "x", &[step(0)]).unwrap();
+        assert!(store.study_scores(id, "io500").unwrap().is_empty(), "none stored before the study finished");
+        let first = [("zeta".to_string(), r#"{"total": 2}"#.to_string()), ("alpha".into(), r#"{"total": 1}"#.into())];
+        store.store_study_scores(id, "io500", &first).unwrap();
+        let stored = store.study_scores(id, "io500").unwrap();
+        let read: Vec<(&str, &str)> = stored.iter().map(|s| (s.config.as_str(), s.score_json.as_str())).collect();
+        assert_eq!(read, [("zeta", r#"{"total": 2}"#), ("alpha", r#"{"total": 1}"#)], "the file's order");
+        assert!(stored.iter().all(|s| s.kind == "io500" && !s.stored_at.is_empty()));
+        assert!(store.study_scores(id, "other").unwrap().is_empty(), "read by kind");
+        // Resumed to the end again: the new scores replace the old, none is left over.
+        store.store_study_scores(id, "io500", &[("alpha".into(), r#"{"total": 3}"#.into())]).unwrap();
+        let again = store.study_scores(id, "io500").unwrap();
+        assert_eq!(again.iter().map(|s| s.score_json.as_str()).collect::<Vec<_>>(), [r#"{"total": 3}"#]);
     }
 }

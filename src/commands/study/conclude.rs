@@ -124,7 +124,7 @@ pub fn print(db: &Path, file: &StudyFile, study: i64, steps: &[StudyStep], write
             SweepLine::try_parse_from(&argv).map_err(anyhow::Error::from).and_then(|line| sweep::run(line.args, db));
         said(&title, outcome);
     }
-    for scored in super::io500::scores(db, file, steps)? {
+    for scored in super::io500::shown(&iomatrix_store::Store::open(db)?, file, study, steps)? {
         say(&format!("\n{}\n", super::io500::lines(&scored).join("\n")));
     }
     if let (Some(r), false) = (&file.report, write_report) {

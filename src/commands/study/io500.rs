@@ -12,13 +12,13 @@
 //! Where a step repeats its cells (`--repeat`, mdtest's iterations), the phase's score is the
 //! median of its repeats.
 
-use iomatrix_store::{CellRow, StepStatus, Store, StoredRun, StudyStep};
+use iomatrix_store::{CellRow, StepStatus, Store, StoredRun, StoredStudyScore, StudyStep};
 use iomatrix_study::io500::{score, Group, Phase, PhaseScore, Score};
 use iomatrix_study::StudyFile;
-use std::path::Path;
 
-/// One configuration's score, and the steps that could not be scored, each with why.
-#[derive(Debug, serde::Serialize)]
+/// One configuration's score, and the steps that could not be scored, each with why: what a
+/// finished study stores of it, and reads back.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct ConfigScore {
     /// The configuration, as the study file names it.
     pub config: String,
@@ -28,37 +28,112 @@ pub struct ConfigScore {
     pub unscored: Vec<String>,
 }
 
-/// Every configuration's score, in the file's order; empty when the file asks for none.
-pub fn scores(db: &Path, file: &StudyFile, steps: &[StudyStep]) -> anyhow::Result<Vec<ConfigScore>> {
+/// A configuration's score as `study show` and the conclusions show it: the one stored with the
+/// study when it finished, or, where none is stored (an unfinished study, one an older iomatrix
+/// ran), computed now from the steps' stored runs and said to be.
+#[derive(Debug, serde::Serialize)]
+pub struct ShownScore {
+    #[serde(flatten)]
+    scored: ConfigScore,
+    /// Whether it is the stored score.
+    stored: bool,
+    /// When it was stored (absent when computed now).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stored_at: Option<String>,
+}
+
+/// Every configuration's score computed from its steps' stored runs, in the file's order; empty
+/// when the file asks for none.
+fn scores(store: &Store, file: &StudyFile, steps: &[StudyStep]) -> anyhow::Result<Vec<ConfigScore>> {
     if file.score.is_none() {
         return Ok(Vec::new());
     }
-    let store = Store::open(db)?;
+    file.configs.iter().map(|c| config_score(store, c.name.get_ref(), steps)).collect()
+}
+
+/// `config`'s score computed from its done steps' stored runs.
+fn config_score(store: &Store, config: &str, steps: &[StudyStep]) -> anyhow::Result<ConfigScore> {
+    let mut given = Vec::new();
+    let mut unscored = Vec::new();
+    for step in steps.iter().filter(|s| s.config == config && s.status == StepStatus::Done) {
+        let (Some(phase), Some(run_id)) = (Phase::named(&step.step), step.run_id) else { continue };
+        let scored = match store.load_run(run_id)? {
+            Some(run) => phase_score(&run, phase),
+            None => Err(format!("run #{run_id} is not in the database")),
+        };
+        match scored {
+            Ok(p) => given.push(p),
+            Err(why) => unscored.push(format!("{}: {why}", phase.name())),
+        }
+    }
+    Ok(ConfigScore { config: config.to_string(), score: score(&given), unscored })
+}
+
+/// Stores study `study`'s score, computed from its steps' runs, when the file asks for one: at its
+/// end with every step done. `ran_now`: a step ran in this process; without one a score already
+/// stored is kept (the runs it was drawn from may since have been removed).
+pub fn store_finished(
+    store: &Store,
+    file: &StudyFile,
+    study: i64,
+    steps: &[StudyStep],
+    ran_now: bool,
+) -> anyhow::Result<()> {
+    let Some(kind) = file.score.as_ref().map(|k| k.get_ref()) else { return Ok(()) };
+    if !ran_now && !store.study_scores(study, kind)?.is_empty() {
+        return Ok(());
+    }
+    let mut rows = Vec::new();
+    for scored in scores(store, file, steps)? {
+        rows.push((scored.config.clone(), serde_json::to_string(&scored)?));
+    }
+    store.store_study_scores(study, kind, &rows)?;
+    Ok(())
+}
+
+/// Every configuration's score as shown, in the file's order: the stored one where the study
+/// stored it, else computed now; empty when the file asks for none.
+pub fn shown(store: &Store, file: &StudyFile, study: i64, steps: &[StudyStep]) -> anyhow::Result<Vec<ShownScore>> {
+    let Some(kind) = file.score.as_ref().map(|k| k.get_ref()) else { return Ok(Vec::new()) };
+    let stored = store.study_scores(study, kind)?;
     let mut all = Vec::new();
     for config in file.configs.iter().map(|c| c.name.get_ref()) {
-        let mut given = Vec::new();
-        let mut unscored = Vec::new();
-        for step in steps.iter().filter(|s| &s.config == config && s.status == StepStatus::Done) {
-            let (Some(phase), Some(run_id)) = (Phase::named(&step.step), step.run_id) else { continue };
-            let scored = match store.load_run(run_id)? {
-                Some(run) => phase_score(&run, phase),
-                None => Err(format!("run #{run_id} is not in the database")),
-            };
-            match scored {
-                Ok(p) => given.push(p),
-                Err(why) => unscored.push(format!("{}: {why}", phase.name())),
-            }
-        }
-        all.push(ConfigScore { config: config.clone(), score: score(&given), unscored });
+        let kept = stored.iter().find(|s| &s.config == config).and_then(|s| read_stored(study, s));
+        let shown = match kept {
+            Some(shown) => shown,
+            None => ShownScore { scored: config_score(store, config, steps)?, stored: false, stored_at: None },
+        };
+        all.push(shown);
     }
     Ok(all)
 }
 
-/// The score's lines for one configuration, as the conclusions print them.
-pub fn lines(s: &ConfigScore) -> Vec<String> {
-    let mut lines = vec![format!("== IO500 score of configuration '{}'", s.config)];
-    lines.extend(s.score.lines());
-    lines.extend(s.unscored.iter().map(|u| format!("not scored: {u}")));
+/// A stored score read back; None, with a warning, when it does not read (it is computed now).
+fn read_stored(study: i64, s: &StoredStudyScore) -> Option<ShownScore> {
+    match serde_json::from_str::<ConfigScore>(&s.score_json) {
+        Ok(scored) => Some(ShownScore { scored, stored: true, stored_at: Some(s.stored_at.clone()) }),
+        Err(e) => {
+            eprintln!(
+                "iomatrix: warning: study #{study}'s stored score of configuration '{}' does not read ({e}): computed \
+                 now instead",
+                s.config
+            );
+            None
+        }
+    }
+}
+
+/// The score's lines for one configuration, as the conclusions print them: where it came from last.
+pub fn lines(s: &ShownScore) -> Vec<String> {
+    let mut lines = vec![format!("== IO500 score of configuration '{}'", s.scored.config)];
+    lines.extend(s.scored.score.lines());
+    lines.extend(s.scored.unscored.iter().map(|u| format!("not scored: {u}")));
+    lines.push(match &s.stored_at {
+        Some(at) if s.stored => format!("stored with the study when it finished ({at})"),
+        _ => "computed now from the steps' stored runs, not stored (the study has not finished every step, or \
+              finished before iomatrix stored scores)"
+            .to_string(),
+    });
     lines
 }
 

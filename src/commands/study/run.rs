@@ -4,7 +4,7 @@
 //! steps are not run again), a changed file is refused until `--restart`.
 
 use super::process::{self, Ended};
-use super::{conclude, folder_of, RunParser};
+use super::{conclude, folder_of, io500, RunParser};
 use crate::harness::signals;
 use anyhow::Context;
 use iomatrix_core::UsageError;
@@ -98,6 +98,7 @@ pub fn run(args: RunArgs, db: &Path) -> anyhow::Result<ExitCode> {
         worst: 0,
         durations: Vec::new(),
     };
+    let done_before = done_count(&store.study_steps(record.id)?);
     let outcome = study.run_steps();
     let steps = store.study_steps(record.id)?;
     let all_done = steps.iter().all(|s| s.status == StepStatus::Done);
@@ -115,6 +116,9 @@ pub fn run(args: RunArgs, db: &Path) -> anyhow::Result<ExitCode> {
         _ => StudyStatus::Incomplete,
     };
     store.finish_study(record.id, status)?;
+    if status == StudyStatus::Complete {
+        io500::store_finished(&store, &file, record.id, &steps, done_count(&steps) > done_before)?;
+    }
     let flow = outcome?;
     if let Flow::Refused(why) = flow {
         return Err(UsageError::new(why).into());
@@ -138,6 +142,10 @@ pub fn run(args: RunArgs, db: &Path) -> anyhow::Result<ExitCode> {
         eprintln!("iomatrix: study '{name}': some steps did not run (see above); `iomatrix study run {shown}` tries them again");
     }
     Ok(ExitCode::from(if all_done { study.worst } else { study.worst.max(crate::exit::CLIENTS_LOST) }))
+}
+
+fn done_count(steps: &[StudyStep]) -> usize {
+    steps.iter().filter(|s| s.status == StepStatus::Done).count()
 }
 
 /// The study's record: the current one resumed (unless its file changed, or `--restart`), or a new one.

@@ -76,9 +76,10 @@ pub fn show(db: &Path, which: &str, json: bool) -> anyhow::Result<ExitCode> {
     let steps = store.study_steps(record.id)?;
     if json {
         let mut doc = serde_json::json!({"schema": "iomatrix.study/1", "study": record, "steps": steps});
-        // The score the study's file asks for, from its stored runs (absent when it asks for none).
+        // The score the study's file asks for, as stored when it finished, else computed now from
+        // its stored runs, which it says (absent when the file asks for none).
         if let Ok(file) = iomatrix_study::parse(&record.file_text) {
-            let scores = super::io500::scores(db, &file, &steps)?;
+            let scores = super::io500::shown(&store, &file, record.id, &steps)?;
             if !scores.is_empty() {
                 doc["io500"] = serde_json::to_value(&scores)?;
             }

@@ -10,11 +10,11 @@
 
 use super::suite::{Bonnie, FrontEnd};
 use crate::{front, PerChar};
-use iomatrix_harness::args::{flag_value, replace_flag, unless_help, OwnRun};
+use iomatrix_harness::args::{rerun_in_folder_flag, unless_help, OwnRun};
 use iomatrix_harness::clients::{ClientArgs, ClientPlan};
 use iomatrix_harness::repeat::Repeat;
 use iomatrix_harness::{Prepared, Ranks, Target};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 /// `iomatrix bonnie`: bonnie++'s own command line.
@@ -24,7 +24,7 @@ pub const FRONT_END: iomatrix_harness::FrontEnd = iomatrix_harness::FrontEnd {
     flags: "BONNIE FLAGS",
     flags_help: "bonnie++'s flags, e.g. -d /mnt/x -s 1024",
     run,
-    rerun,
+    rerun: rerun_in_folder_flag,
 };
 
 #[allow(missing_docs)] // documented by the copies change
@@ -75,17 +75,4 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
     let run = own.options(target, false, ClientPlan::from_args(&flags, ranks.mpi_size())?, repeat);
     let suite = Bonnie::with_front_end(FrontEnd { quiet: inv.quiet, machine: inv.machine, switch });
     iomatrix_harness::run(Prepared { suite, plan: inv.plan, run }, &own.db, ranks)
-}
-
-/// `rerun` of a run of this front end ([`iomatrix_harness::FrontEnd::rerun`]): bonnie++'s -d names
-/// the folder; without it the front end works in the folder it runs in.
-pub fn rerun(args: &mut Vec<String>, target: Option<&str>, stored_target: Option<PathBuf>) -> Option<PathBuf> {
-    match (target, flag_value(args, "-d")) {
-        (Some(t), _) => {
-            replace_flag(args, "-d", t);
-            None
-        }
-        (None, Some(_)) => None,
-        (None, None) => stored_target,
-    }
 }

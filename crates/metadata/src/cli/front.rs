@@ -8,7 +8,7 @@ use crate::front::files::{RankDetailsKind, StonewallStatusKind};
 use crate::front::{options, output, plan, FrontOutput};
 use crate::plan::{ItemKinds, MetadataPlan, Phase};
 use iomatrix_guard::{Checked, Kind, Output};
-use iomatrix_harness::args::{flag_value, replace_flag, OwnRun};
+use iomatrix_harness::args::{rerun_in_folder_flag, OwnRun};
 use iomatrix_harness::clients::{ClientArgs, ClientPlan};
 use iomatrix_harness::repeat::Repeat;
 use iomatrix_harness::{Prepared, Ranks, Target};
@@ -22,7 +22,7 @@ pub const FRONT_END: iomatrix_harness::FrontEnd = iomatrix_harness::FrontEnd {
     flags: "MDTEST OPTIONS",
     flags_help: "mdtest 4.x's options, e.g. -n 1000 -u -d /mnt/x (-a POSIX only; see docs/metadata.md)",
     run,
-    rerun,
+    rerun: rerun_in_folder_flag,
 };
 
 /// mdtest's default folder when -d is not given.
@@ -143,19 +143,6 @@ fn fs_words(target: &Target) -> Option<String> {
         s.f_files,
         s.f_ffree,
     ))
-}
-
-/// `rerun` of a run of this front end: mdtest's -d names the folder; without it mdtest works
-/// in `./out` of the folder it runs in.
-pub fn rerun(args: &mut Vec<String>, target: Option<&str>, stored_target: Option<PathBuf>) -> Option<PathBuf> {
-    match (target, flag_value(args, "-d")) {
-        (Some(t), _) => {
-            replace_flag(args, "-d", t);
-            None
-        }
-        (None, Some(_)) => None,
-        (None, None) => stored_target,
-    }
 }
 
 /// `iomatrix mdtest`'s end: mdtest's output from the stored run's phases on standard output,

@@ -108,7 +108,7 @@ pub fn stonewall_line(results: &[PhaseResult]) -> String {
 
 /// The rows mdtest prints for the item kinds, in its order: its directory rows unless -F, its
 /// file rows unless -D, then both trees always.
-fn printed_rows(kinds: ItemKinds) -> Vec<Phase> {
+pub(crate) fn printed_rows(kinds: ItemKinds) -> Vec<Phase> {
     const ROWS: [Phase; 10] = [
         Phase::DirCreate,
         Phase::DirStat,
