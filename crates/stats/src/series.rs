@@ -36,14 +36,14 @@ const SUB: u64 = 1 << SUB_BITS;
 const BUCKETS: usize = ((64 - SUB_BITS as usize) + 1) * SUB as usize;
 
 /// The histogram bucket of a latency in ns.
-#[inline(always)]
+#[inline]
 fn bucket_of(ns: u64) -> usize {
     if ns < SUB {
         return ns as usize;
     }
-    let exp = 63 - ns.leading_zeros();
+    let exp = ns.ilog2();
     let sub = (ns >> (exp - SUB_BITS)) & (SUB - 1);
-    ((exp - SUB_BITS + 1) as u64 * SUB + sub) as usize
+    (u64::from(exp - SUB_BITS + 1) * SUB + sub) as usize
 }
 
 /// The latency a bucket stands for: its midpoint (its value where it holds one value).
@@ -130,7 +130,7 @@ fn merge_buckets(a: &[(u16, u32)], b: &[(u16, u32)]) -> Vec<(u16, u32)> {
                 out.push((x, n));
                 i += 1;
             }
-            (Some(_), Some(&(y, m))) | (None, Some(&(y, m))) => {
+            (Some(_) | None, Some(&(y, m))) => {
                 out.push((y, m));
                 j += 1;
             }
@@ -206,7 +206,7 @@ impl SeriesRecorder {
 
     /// One completion at `now_ns`, of `bytes`, after `latency_ns`: an add into the interval under
     /// way (closed first when `now_ns` is past its end).
-    #[inline(always)]
+    #[inline]
     pub fn record(&mut self, now_ns: u64, latency_ns: u64, bytes: u64, write: bool) {
         if now_ns >= self.current_end_ns {
             self.roll_to(now_ns);

@@ -115,6 +115,10 @@ pub struct CellFigures {
     /// stored before it was recorded, and in imported ones.
     #[serde(deserialize_with = "or_default", skip_serializing)]
     pub machine: Option<iomatrix_environment::MachineLoad>,
+    /// The cell's figures over time, per interval, merged over its clients; None where its
+    /// suite records none, and in cells stored before it did.
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub series: Option<iomatrix_stats::Series>,
 }
 
 /// What a disturbed cell stores of its disturbance.
