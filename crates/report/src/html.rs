@@ -138,9 +138,44 @@ fn group_html(h: &mut String, g: &ReportGroup, colour: &'static str) {
     } else {
         cell_charts(h, g, colour);
     }
+    series_html(h, g);
     hosts_html(h, g);
     latency_html(h, g);
     noise_html(h, g);
+}
+
+/// The most charts of figures over time a group draws: a sweep of many cells says the rest.
+const MAX_SERIES_CHARTS: usize = 48;
+
+/// Each cell's figures over time (ops/s per interval), for the cells that store them.
+fn series_html(h: &mut String, g: &ReportGroup) {
+    let mut charts = Vec::new();
+    let mut more = 0;
+    for run in &g.runs {
+        for cell in &run.cell_results {
+            let Some(series) = cell.figures().series else { continue };
+            let key = iomatrix_analysis::CellKey::of(cell);
+            let title = format!("run #{} cell {} {}: ops/s over time", run.summary.id, cell.seq, key.describe());
+            match crate::svg_series::series_chart(&title, &series) {
+                Some(_) if charts.len() >= MAX_SERIES_CHARTS => more += 1,
+                Some(svg) => charts.push(svg),
+                None => {}
+            }
+        }
+    }
+    if charts.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        h,
+        "<h3>Over time</h3><p class=\"muted\">Each cell's operations per second, interval by interval; the last \
+         interval (a hollow point) is its count over its own, shorter length. <code>iomatrix show RUN --series</code> \
+         gives the figures.</p><div class=\"charts\">{}</div>",
+        charts.concat()
+    );
+    if more > 0 {
+        let _ = writeln!(h, "<p class=\"muted\">{more} more cell(s) over time not drawn: see show --series.</p>");
+    }
 }
 
 /// A group's cells outside matrices: a line chart per swept parameter (queue depth, sizes), a
