@@ -121,7 +121,7 @@ pub enum Command {
         json: bool,
         /// Each cell's figures over time instead of the run's tables: per interval its start,
         /// length, ops/s, MiB/s, reads, writes, mean and p99 latency (with --json: the JSON, which
-        /// carries them; docs/database.md)
+        /// carries them; docs/measuring.md)
         #[arg(long)]
         series: bool,
     },
