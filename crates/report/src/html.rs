@@ -169,7 +169,8 @@ fn series_html(h: &mut String, g: &ReportGroup) {
     let _ = writeln!(
         h,
         "<h3>Over time</h3><p class=\"muted\">Each cell's operations per second, interval by interval; the last \
-         interval (a hollow point) is its count over its own, shorter length. <code>iomatrix show RUN --series</code> \
+         interval, cut short by the cell's end, is a hollow point apart from the line: its count over its own, \
+         shorter length (often only the requests that crossed the end). <code>iomatrix show RUN --series</code> \
          gives the figures.</p><div class=\"charts\">{}</div>",
         charts.concat()
     );

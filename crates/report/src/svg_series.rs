@@ -1,7 +1,7 @@
 //! A cell's figures over time as a line chart: its operations per second interval by interval,
 //! on a linear time axis. Each point sits at the middle of its interval and is the interval's
 //! count over ITS own length, so the last interval, cut short by the cell's end, is drawn at its
-//! own rate (a hollow point, said in its tooltip), never as a dip.
+//! own rate (a hollow point apart from the line, said in its tooltip), never as a dip of the line.
 
 use crate::svg::{escape, short};
 use iomatrix_stats::Series;
@@ -32,9 +32,11 @@ pub fn series_chart(title: &str, series: &Series) -> Option<String> {
     );
     let _ = write!(s, r#"<text x="4" y="16" font-size="13" font-weight="bold">{}</text>"#, escape(title));
     axes(&mut s, end_s, top_y, (&px, &py));
-    let line: Vec<String> = points.iter().map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
-    let _ = write!(s, r##"<polyline fill="none" stroke="#1f77b4" stroke-width="1.5" points="{}"/>"##, line.join(" "));
     let partial = last.length_ns < series.interval_ns;
+    // The line joins the whole intervals; the last, cut short, stands apart as its own point.
+    let joined = if partial { &points[..points.len() - 1] } else { &points[..] };
+    let line: Vec<String> = joined.iter().map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
+    let _ = write!(s, r##"<polyline fill="none" stroke="#1f77b4" stroke-width="1.5" points="{}"/>"##, line.join(" "));
     for (k, &(x, y)) in points.iter().enumerate() {
         let cut = partial && k + 1 == points.len();
         let (fill, note) = if cut { ("white", ", the last interval: its own length") } else { ("#1f77b4", "") };
@@ -104,6 +106,8 @@ mod tests {
         assert_eq!(svg.matches("<circle").count(), 4, "{svg}");
         assert_eq!(svg.matches(": 1000 ops/s").count(), 4, "every point at 1000 ops/s, the last too: {svg}");
         assert!(svg.contains("the last interval: its own length"), "{svg}");
+        let line = svg.split("points=\"").nth(1).unwrap().split('"').next().unwrap();
+        assert_eq!(line.split(' ').count(), 3, "the line joins the 3 whole intervals only: {line}");
         assert!(series_chart("none", &Series::default()).is_none());
     }
 }
