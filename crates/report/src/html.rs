@@ -152,9 +152,11 @@ fn series_html(h: &mut String, g: &ReportGroup) {
     let mut charts = Vec::new();
     let mut more = 0;
     for run in &g.runs {
-        for cell in &run.cell_results {
+        // A run's cells by the one ordering rule (queue depth 1 < 4 < 16), as every listing.
+        let mut cells: Vec<_> = run.cell_results.iter().map(|c| (iomatrix_analysis::CellKey::of(c), c)).collect();
+        cells.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.seq.cmp(&b.1.seq)));
+        for (key, cell) in cells {
             let Some(series) = cell.figures().series else { continue };
-            let key = iomatrix_analysis::CellKey::of(cell);
             let title = format!("run #{} cell {} {}: ops/s over time", run.summary.id, cell.seq, key.describe());
             match crate::svg_series::series_chart(&title, &series) {
                 Some(_) if charts.len() >= MAX_SERIES_CHARTS => more += 1,

@@ -169,8 +169,9 @@ impl Suite for Access {
         };
         let intervals = match plan.limit {
             crate::Limit::DurationMs(ms) => ms.saturating_mul(1_000_000).div_ceil(plan.series_interval_ns.max(1)),
-            // Bytes take as long as they take: the bound's intervals.
-            crate::Limit::Bytes(_) => u64::MAX,
+            // A cell of bytes takes as long as it takes: unknown here, its histogram counted only
+            // (a cell of an hour or more keeps up to 3,600 intervals, some 4 MiB a client).
+            crate::Limit::Bytes(_) => 0,
         };
         let series = seconds.saturating_mul(std::mem::size_of::<crate::Second>() as u64)
             + iomatrix_stats::SeriesRecorder::footprint(intervals);
