@@ -156,7 +156,7 @@ fn series_html(h: &mut String, g: &ReportGroup) {
         let mut cells: Vec<_> = run.cell_results.iter().map(|c| (iomatrix_analysis::CellKey::of(c), c)).collect();
         cells.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.seq.cmp(&b.1.seq)));
         for (key, cell) in cells {
-            let Some(series) = cell.figures().series else { continue };
+            let Some(series) = cell.series() else { continue };
             let title = format!("run #{} cell {} {}: ops/s over time", run.summary.id, cell.seq, key.describe());
             match crate::svg_series::series_chart(&title, &series) {
                 Some(_) if charts.len() >= MAX_SERIES_CHARTS => more += 1,

@@ -115,10 +115,6 @@ pub struct CellFigures {
     /// stored before it was recorded, and in imported ones.
     #[serde(deserialize_with = "or_default", skip_serializing)]
     pub machine: Option<iomatrix_environment::MachineLoad>,
-    /// The cell's figures over time, per interval, merged over its clients; None where its
-    /// suite records none, and in cells stored before it did.
-    #[serde(deserialize_with = "or_default", skip_serializing)]
-    pub series: Option<iomatrix_stats::Series>,
 }
 
 /// What a disturbed cell stores of its disturbance.
@@ -305,6 +301,19 @@ impl CellRow {
     /// The cell's figures that shared code reads, typed.
     pub fn figures(&self) -> CellFigures {
         CellFigures::of(&self.metrics)
+    }
+
+    /// The cell's figures over time, per interval, merged over its clients; None where its suite
+    /// records none, and in cells stored before it did. Read apart from [`CellRow::figures`],
+    /// which compare and sweep call for every cell: a series of an hour's cell holds 3,600
+    /// intervals that they never read.
+    pub fn series(&self) -> Option<iomatrix_stats::Series> {
+        #[derive(Deserialize)]
+        struct Stored {
+            #[serde(default, deserialize_with = "or_default")]
+            series: Option<iomatrix_stats::Series>,
+        }
+        Stored::deserialize(&self.metrics).ok()?.series
     }
 
     /// The cell's per-operation latency summaries by name: every object of its figures, or

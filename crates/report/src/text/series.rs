@@ -30,7 +30,7 @@ pub fn series_text(run: &StoredRun, suite_records: bool) -> String {
 
 /// One cell's heading and table, or why it has none.
 fn cell_text(name: &str, cell: &CellRow) -> String {
-    let Some(series) = cell.figures().series.filter(|s| !s.intervals.is_empty()) else {
+    let Some(series) = cell.series().filter(|s| !s.intervals.is_empty()) else {
         return format!("{name}: no series stored (stored before its suite recorded one, imported, or failed)\n");
     };
     let mut out = format!("{name}: {}\n", heading(&series));
