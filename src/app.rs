@@ -41,6 +41,6 @@ fn dispatch(ranks: &Ranks) -> anyhow::Result<ExitCode> {
         Command::Study(args) => commands::study::run(args, &db()?),
         Command::Rerun(args) => commands::rerun::run(args, &db()?),
         Command::Runs { json } => commands::runs::run(&db()?, json),
-        Command::Show { run, json } => commands::show::run(&db()?, run, json),
+        Command::Show { run, json, series } => commands::show::run(&db()?, run, json, series),
     }
 }

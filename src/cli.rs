@@ -115,8 +115,14 @@ pub enum Command {
     Show {
         /// The run's id (see `iomatrix runs`)
         run: i64,
-        /// Machine-readable output (schema: docs/json.md, "iomatrix.run/1")
+        /// Machine-readable output (schema: docs/json.md, "iomatrix.run/1"; each cell's figures
+        /// over time are in its metrics' `series`)
         #[arg(long)]
         json: bool,
+        /// Each cell's figures over time instead of the run's tables: per interval its start,
+        /// length, ops/s, MiB/s, reads, writes, mean and p99 latency (with --json: the JSON, which
+        /// carries them; docs/measuring.md)
+        #[arg(long)]
+        series: bool,
     },
 }

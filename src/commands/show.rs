@@ -7,7 +7,7 @@ use iomatrix_store::Store;
 use std::path::Path;
 use std::process::ExitCode;
 
-pub fn run(db: &Path, id: i64, json: bool) -> anyhow::Result<ExitCode> {
+pub fn run(db: &Path, id: i64, json: bool, series: bool) -> anyhow::Result<ExitCode> {
     let store = Store::open(db)?;
     let (run, unreadable) = store.load_run_as_stored(id)?.ok_or_else(|| {
         UsageError::new(format!("no run #{id} in {}; `iomatrix runs` lists the stored runs", db.display()))
@@ -18,6 +18,9 @@ pub fn run(db: &Path, id: i64, json: bool) -> anyhow::Result<ExitCode> {
             doc["unreadable"] = serde_json::to_value(&unreadable)?;
         }
         crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+    } else if series {
+        let records = crate::suites::records_series(&run.summary.suite);
+        crate::out::print(&iomatrix_report::text::series::series_text(&run, records))?;
     } else {
         // A cell whose figures cannot be read is left out of the tables: a table would show it as 0.
         let mut shown = run.clone();

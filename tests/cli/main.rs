@@ -102,5 +102,6 @@ mod trust_mpi;
 mod trust_order;
 mod trust_outliers;
 mod trust_reports;
+mod trust_series;
 mod trust_studies;
 mod verify;

@@ -84,6 +84,10 @@ pub struct AccessCellFigures {
     /// Requests and bytes of every second of the cell, summed over the clients.
     #[serde(deserialize_with = "or_default")]
     pub per_second: Vec<Second>,
+    /// The figures over time, merged over the clients interval by interval; None in runs
+    /// stored before it was recorded.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub series: Option<iomatrix_stats::Series>,
     /// How the clients issued their requests ("io_uring depth 8, ..."), each account once.
     #[serde(deserialize_with = "or_default")]
     pub requests: Vec<String>,

@@ -85,6 +85,13 @@ pub struct AccessPlan {
     /// ior-hard). Written only when shared: runs stored before the option had a file per client.
     #[serde(default, skip_serializing_if = "SharedFile::is_per_client")]
     pub shared_file: SharedFile,
+    /// The length of the intervals of each cell's figures over time (`--interval`), in ns.
+    /// Written only when not the default 1 s, so a default run's plan reads as before it.
+    #[serde(
+        default = "iomatrix_harness::series::default_interval_ns",
+        skip_serializing_if = "iomatrix_harness::series::is_default_interval"
+    )]
+    pub series_interval_ns: u64,
 }
 
 /// Whether each client works on a file of its own or every client on one shared file.
@@ -744,6 +751,7 @@ mod tests {
             prepare: Prepare::Dropped,
             pin: Pin::Shallow,
             shared_file: SharedFile::PerClient,
+            series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
         }
     }
 

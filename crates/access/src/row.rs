@@ -62,6 +62,7 @@ impl AccessResult {
                 read: self.reads.summary(),
                 write: self.writes.summary(),
                 per_second: self.series.clone(),
+                series: Some(self.intervals.clone()),
                 requests: self.issued(),
                 verify: self.verify.clone(),
                 cached_at_start: self.cached_at_start,

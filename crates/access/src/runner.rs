@@ -10,7 +10,7 @@ use iomatrix_backend::{
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
 use iomatrix_core::figures::CachedAtStart;
 use iomatrix_random::{Generator, Places};
-use iomatrix_stats::{Latency, Measured, Span};
+use iomatrix_stats::{ClientSeries, Latency, Measured, SeriesRecorder, Span};
 use iomatrix_verify::{Content, Tally};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -43,6 +43,9 @@ pub struct AccessFigures {
     pub measured: Measured,
     /// Its requests and bytes, second by second.
     pub series: Vec<Second>,
+    /// Its figures over time, interval by interval (`--interval`).
+    #[serde(default)]
+    pub intervals: ClientSeries,
     /// How this client's requests were issued (the queued file's own account,
     /// e.g. "io_uring depth 8, ..." or "up to 8 requests in flight at once on one SMB session").
     #[serde(default)]
@@ -107,6 +110,8 @@ pub struct AccessResult {
     pub cpu_percent: f64,
     /// Requests and bytes of every second, summed over the clients.
     pub series: Vec<Second>,
+    /// The figures over time, merged over the clients interval by interval.
+    pub intervals: iomatrix_stats::Series,
     /// All clients' verification tallies, when the plan stamps its data.
     pub verify: Option<Tally>,
     /// The clients' files in the page cache when the cell began, summed over those that looked.
@@ -141,7 +146,9 @@ impl AccessResult {
         let sys_ns: u64 = clients.iter().map(|c| c.measured.cpu.sys_ns).sum();
         let rate = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
         let cached_at_start = CachedAtStart::sum(clients.iter().filter_map(|c| c.cached_at_start));
+        let intervals = iomatrix_stats::Series::merge(&clients.iter().map(|c| &c.intervals).collect::<Vec<_>>());
         AccessResult {
+            intervals,
             verify: Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref())),
             cached_at_start,
             cell,
@@ -723,7 +730,7 @@ impl Work<'_> {
             c.generation = cell.index as u64 + 2;
         }
         let mut completions: Vec<Completion> = Vec::with_capacity(depth);
-        let mut done = Completed::default();
+        let mut done = Completed::new(self.plan.series_interval_ns);
         let mut pace = self.pace(phase);
 
         let span = Span::start(origin);
@@ -788,13 +795,15 @@ impl Work<'_> {
                 if let Some(content) = content.as_deref_mut() {
                     slots.check_completed(c.slot, bs, file.buffer(c.slot), content);
                 }
-                done.record(write, clock.delta_as_nanos(slots.issued_at[c.slot], now), bs, second);
+                done.record(write, clock.delta_as_nanos(slots.issued_at[c.slot], now), bs, second, now_ns);
                 slots.free.push(c.slot);
             }
             if phase == Phase::Timed {
                 done.publish_each_second(now_ns, self.live, self.rank);
             }
         }
+        // The series ends where the loop did: the span's own readings after it are no requests' time.
+        done.intervals_end_ns = since_start(clock.raw());
         let measured = span.finish();
         let issued = file.describe();
         let verify = content.map(Content::take_tally);
@@ -804,8 +813,9 @@ impl Work<'_> {
     /// After the loop: the client's figures of the cell, from what completed (`done`) in the time
     /// `measured`, with how its requests were `issued` and what `--verify` found.
     fn figures(&self, done: Completed, measured: Measured, issued: String, verify: Option<Tally>) -> AccessFigures {
-        let Completed { reads, writes, read_bytes, write_bytes, series, .. } = done;
+        let Completed { reads, writes, read_bytes, write_bytes, series, intervals, intervals_end_ns, .. } = done;
         AccessFigures {
+            intervals: intervals.finish(intervals_end_ns),
             rank: self.rank,
             reads,
             writes,
@@ -1018,14 +1028,19 @@ struct Completed {
     read_bytes: u64,
     write_bytes: u64,
     series: Vec<Second>,
+    /// The figures over time (`--interval`), and when the loop ended (ns since its start).
+    intervals: SeriesRecorder,
+    intervals_end_ns: u64,
     interval: Latency,
     this_second: Second,
     next_tick: u64,
 }
 
-impl Default for Completed {
-    fn default() -> Completed {
+impl Completed {
+    fn new(series_interval_ns: u64) -> Completed {
         Completed {
+            intervals: SeriesRecorder::new(series_interval_ns),
+            intervals_end_ns: 0,
             reads: Latency::new(),
             writes: Latency::new(),
             read_bytes: 0,
@@ -1036,11 +1051,10 @@ impl Default for Completed {
             next_tick: SECOND_NS,
         }
     }
-}
 
-impl Completed {
     #[inline]
-    fn record(&mut self, write: bool, ns: u64, bs: u64, second: usize) {
+    fn record(&mut self, write: bool, ns: u64, bs: u64, second: usize, now_ns: u64) {
+        self.intervals.record(now_ns, ns, bs, write);
         if write {
             self.writes.record(ns);
             self.write_bytes += bs;

@@ -38,6 +38,7 @@ fn plan(read_percents: Vec<u8>, backend: BackendKind) -> AccessPlan {
         prepare: Prepare::Cached,
         pin: Pin::Off,
         shared_file: SharedFile::Interleaved,
+        series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
     }
 }
 

@@ -29,6 +29,7 @@ pub mod ranks;
 pub mod raw_device;
 pub mod repeat;
 mod run;
+pub mod series;
 pub mod server_facts;
 pub mod server_workdir;
 mod session;

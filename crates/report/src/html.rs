@@ -138,9 +138,47 @@ fn group_html(h: &mut String, g: &ReportGroup, colour: &'static str) {
     } else {
         cell_charts(h, g, colour);
     }
+    series_html(h, g);
     hosts_html(h, g);
     latency_html(h, g);
     noise_html(h, g);
+}
+
+/// The most charts of figures over time a group draws: a sweep of many cells says the rest.
+const MAX_SERIES_CHARTS: usize = 48;
+
+/// Each cell's figures over time (ops/s per interval), for the cells that store them.
+fn series_html(h: &mut String, g: &ReportGroup) {
+    let mut charts = Vec::new();
+    let mut more = 0;
+    for run in &g.runs {
+        // A run's cells by the one ordering rule (queue depth 1 < 4 < 16), as every listing.
+        let mut cells: Vec<_> = run.cell_results.iter().map(|c| (iomatrix_analysis::CellKey::of(c), c)).collect();
+        cells.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.seq.cmp(&b.1.seq)));
+        for (key, cell) in cells {
+            let Some(series) = cell.series() else { continue };
+            let title = format!("run #{} cell {} {}: ops/s over time", run.summary.id, cell.seq, key.describe());
+            match crate::svg_series::series_chart(&title, &series) {
+                Some(_) if charts.len() >= MAX_SERIES_CHARTS => more += 1,
+                Some(svg) => charts.push(svg),
+                None => {}
+            }
+        }
+    }
+    if charts.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        h,
+        "<h3>Over time</h3><p class=\"muted\">Each cell's operations per second, interval by interval; the last \
+         interval, cut short by the cell's end, is a hollow point apart from the line: its count over its own, \
+         shorter length (often only the requests that crossed the end). <code>iomatrix show RUN --series</code> \
+         gives the figures.</p><div class=\"charts\">{}</div>",
+        charts.concat()
+    );
+    if more > 0 {
+        let _ = writeln!(h, "<p class=\"muted\">{more} more cell(s) over time not drawn: see show --series.</p>");
+    }
 }
 
 /// A group's cells outside matrices: a line chart per swept parameter (queue depth, sizes), a

@@ -33,7 +33,8 @@
 //!   (sequential, or diverging around a ratio of 1, with a colour scale),
 //!   [`svg::LineChart`] (log2 x axis of sizes, optional log y) and
 //!   [`svg::bar_chart`] (each bar's colour given: a verdict's [`svg::Tone`] in a
-//!   comparison, a system's colour otherwise; its samples' spread as an error bar).
+//!   comparison, a system's colour otherwise; its samples' spread as an error bar);
+//!   [`svg_series`]: a cell's figures over time (ops/s per interval) on a linear time axis.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -46,6 +47,7 @@ pub mod kind;
 pub mod markdown;
 pub mod svg;
 pub mod svg_line;
+pub mod svg_series;
 pub mod table;
 pub mod terminal;
 pub mod text;

@@ -17,12 +17,17 @@
 //! - [`Latency`]: an HDR histogram of request latencies, merged exactly and
 //!   stored as a blob; [`LatencySummary`] its percentiles.
 //!
+//! - [`Series`]: a cell's figures over time (per interval), recorded by each client's
+//!   [`SeriesRecorder`] and merged over the clients ([`series`]).
+//!
 //! Nothing here prints or does file I/O.
 #![warn(missing_docs)]
 
 mod latency;
+pub mod series;
 
 pub use latency::{HistogramError, Latency, LatencySummary, SIGNIFICANT_DIGITS};
+pub use series::{ClientSeries, Interval, Series, SeriesRecorder};
 use std::time::{Duration, Instant};
 
 /// CPU time of the calling thread: `user_ns + sys_ns` is the exact total;

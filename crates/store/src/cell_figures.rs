@@ -303,6 +303,19 @@ impl CellRow {
         CellFigures::of(&self.metrics)
     }
 
+    /// The cell's figures over time, per interval, merged over its clients; None where its suite
+    /// records none, and in cells stored before it did. Read apart from [`CellRow::figures`],
+    /// which compare and sweep call for every cell: a series of an hour's cell holds 3,600
+    /// intervals that they never read.
+    pub fn series(&self) -> Option<iomatrix_stats::Series> {
+        #[derive(Deserialize)]
+        struct Stored {
+            #[serde(default, deserialize_with = "or_default")]
+            series: Option<iomatrix_stats::Series>,
+        }
+        Stored::deserialize(&self.metrics).ok()?.series
+    }
+
     /// The cell's per-operation latency summaries by name: every object of its figures, or
     /// of an object in them, with a `p50_ns` and a non-zero count (access's `read` and `write`,
     /// the file-server's and a personality's operations under `ops`, named by the operation

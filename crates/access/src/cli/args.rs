@@ -168,6 +168,10 @@ pub struct RunAccessArgs {
     #[command(flatten)]
     pub data: DataArgs,
 
+    /// `--interval`: the figures over time each cell stores.
+    #[command(flatten)]
+    pub series: iomatrix_harness::series::SeriesArgs,
+
     /// The target, working folder and output flags every writing suite takes.
     #[command(flatten)]
     pub common: CommonRunArgs,
@@ -300,6 +304,7 @@ fn plan(
             .map(|t| t.parse::<SharedFile>().map_err(|e| UsageError::new(format!("--shared-file {t}: {e}"))))
             .transpose()?
             .unwrap_or_default(),
+        series_interval_ns: args.series.interval_ns()?,
     };
     if on_server {
         plan.validate_on_server(max_depth)?;

@@ -32,6 +32,7 @@ pub struct Access {
 
 impl Suite for Access {
     const NAME: &'static str = "access";
+    const RECORDS_SERIES: bool = true;
     const SHAPE: SuiteShape = SuiteShape {
         beside: crate::figures::BESIDE,
         swept_fields: &[
@@ -153,7 +154,8 @@ impl Suite for Access {
     /// request buffers of its deepest cell (queue depth x block size with
     /// io_uring or on a server, one block otherwise), the 1 MiB chunk that
     /// lays its file out (a local file smaller than that: its size), three latency histograms (reads, writes, the
-    /// second under way) and a count per second of a timed cell. On an NFS
+    /// second under way), a count per second of a timed cell and its figures over time (at most
+    /// 3,600 intervals, `SeriesRecorder::footprint`). On an NFS
     /// server each request in flight beyond the first is a session driven
     /// by a thread of its own (the std's default stack). With mmap the file
     /// is mapped: address space. The cell's figures are small: not counted.
@@ -165,7 +167,14 @@ impl Suite for Access {
             crate::Limit::DurationMs(ms) => ms.div_ceil(1000),
             crate::Limit::Bytes(_) => 0,
         };
-        let series = seconds.saturating_mul(std::mem::size_of::<crate::Second>() as u64);
+        let intervals = match plan.limit {
+            crate::Limit::DurationMs(ms) => ms.saturating_mul(1_000_000).div_ceil(plan.series_interval_ns.max(1)),
+            // A cell of bytes takes as long as it takes: unknown here, its histogram counted only
+            // (a cell of an hour or more keeps up to 3,600 intervals, some 4 MiB a client).
+            crate::Limit::Bytes(_) => 0,
+        };
+        let series = seconds.saturating_mul(std::mem::size_of::<crate::Second>() as u64)
+            + iomatrix_stats::SeriesRecorder::footprint(intervals);
         let mapped = if plan.backend == BackendKind::Mmap { plan.file_size.bytes() } else { 0 };
         // The chunk a file is laid out in: 1 MiB, or a local file's size where it is smaller.
         let lay_out = match target.server() {

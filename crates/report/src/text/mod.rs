@@ -11,6 +11,7 @@
 //!   [`connections`]: a load of connections (file server, personality) seen as clients.
 //! - [`verify`]: `--verify`'s tallies; [`imported`]: where an imported run came from;
 //!   [`extents`]: FIEMAP summaries and a walk's errors.
+//! - [`series`]: each cell's figures over time (`show RUN --series`).
 //!
 //! - [`summary`]: the lines every run ends with (cells, best and worst, the cache verdict, where
 //!   it is stored, the next commands), and what a CPU % means.
@@ -38,6 +39,7 @@ pub mod hosts;
 pub mod imported;
 pub mod run;
 pub mod runs;
+pub mod series;
 pub mod summary;
 pub mod sweep;
 pub mod verify;
