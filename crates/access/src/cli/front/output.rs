@@ -17,7 +17,8 @@ const PERCENTILE_LABELS: [&str; 17] = [
 
 /// fio's line for one job before it starts.
 pub fn job_line(group: usize, job: &FioJob) -> String {
-    let bs = format!("{}B-{}B", job.bs.bytes(), job.bs.bytes());
+    let size = fio_size(job.bs.bytes());
+    let bs = format!("{size}-{size}");
     let engine = match job.ioengine {
         Some(e) if e.fio_name() != e.backend() => format!("{} (run as {} by iomatrix)", e.fio_name(), e.backend()),
         Some(e) => e.fio_name().to_string(),
@@ -163,35 +164,55 @@ fn scaled(ns: f64, scale: f64) -> String {
     format!("{}", (ns / scale).round() as u64)
 }
 
-/// A count as fio prints IOPS: whole below 10000, else 3 significant digits with k, M, G.
+/// A count as fio prints IOPS: whole up to 4 digits, else in thousands (k, M, G) to 4 figures.
 fn count(v: f64) -> String {
-    scaled_units(v, 1000.0, &["", "k", "M", "G"])
+    num2str(v.round() as u64, false, "")
 }
 
 /// Bytes in powers of 1024, as fio's BW=...MiB.
 fn binary(v: f64) -> String {
-    scaled_units(v, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB"])
+    num2str(v.round() as u64, true, "B")
 }
 
 /// Bytes in powers of 1000, as fio's (...MB).
 fn decimal(v: f64) -> String {
-    scaled_units(v, 1000.0, &["B", "kB", "MB", "GB", "TB"])
+    num2str(v.round() as u64, false, "B")
 }
 
-fn scaled_units(mut v: f64, base: f64, units: &[&str]) -> String {
-    let mut unit = 0;
-    while v >= 10_000.0 && unit + 1 < units.len() {
-        v /= base;
-        unit += 1;
+/// A size as fio's job line prints a block size (`4096B`, `9.77KiB`, `128KiB`, `1024KiB`).
+pub fn fio_size(bytes: u64) -> String {
+    num2str(bytes, true, "B")
+}
+
+/// fio's num2str (lib/num2str.c) at its default of 4 significant figures: the number divided by
+/// 1000 (or 1024 with `pow2`) until it has 4 digits or fewer; then the fraction of the last
+/// division fills what room is left after a point, or, with no room for two figures, rounds
+/// the whole number (fio rounds up from half a unit).
+fn num2str(mut num: u64, pow2: bool, unit: &str) -> String {
+    const MAX_DIGITS: usize = 4;
+    let prefixes: [&str; 6] = if pow2 { ["", "Ki", "Mi", "Gi", "Ti", "Pi"] } else { ["", "k", "M", "G", "T", "P"] };
+    let thousand: u64 = if pow2 { 1024 } else { 1000 };
+    let mut prefix = 0;
+    let mut last_remainder = None;
+    while prefix < prefixes.len() && num.to_string().len() > MAX_DIGITS {
+        last_remainder = Some(num % thousand);
+        num /= thousand;
+        prefix += 1;
     }
-    let digits = if unit == 0 || v >= 100.0 {
-        0
-    } else if v >= 10.0 {
-        1
-    } else {
-        2
+    if prefix >= prefixes.len() {
+        prefix = 0;
+    }
+    let Some(remainder) = last_remainder else {
+        return format!("{num}{}{unit}", prefixes[prefix]);
     };
-    format!("{v:.digits$}{}", units[unit])
+    let digits = num.to_string().len();
+    if MAX_DIGITS - digits <= 1 {
+        let carry = u64::from(remainder >= thousand / 2);
+        return format!("{}{}{unit}", num + carry, prefixes[prefix]);
+    }
+    // fio prints the fraction's own digits after the whole number's, as "%.Nf" writes them.
+    let fraction = format!("{:.*}", MAX_DIGITS - digits - 1, remainder as f64 / thousand as f64);
+    format!("{num}.{}{}{unit}", &fraction[2..], prefixes[prefix])
 }
 
 #[cfg(test)]
@@ -207,5 +228,32 @@ mod tests {
         assert_eq!(decimal(703.0 * 1048576.0), "737MB");
         assert_eq!(binary(6256.0 * 1024.0), "6256KiB");
         assert_eq!(binary(30.7 * 1048576.0), "30.7MiB");
+        assert_eq!(count(11136.0), "11.1k");
+    }
+
+    /// Every size here as fio 3.33 printed it in its job line (`bs=(R) ...`) on this machine.
+    #[test]
+    fn block_sizes_read_as_fio_3_33_printed_them() {
+        let printed = [
+            (512, "512B"),
+            (1000, "1000B"),
+            (4096, "4096B"),
+            (8192, "8192B"),
+            (10_000, "9.77KiB"),
+            (16 << 10, "16.0KiB"),
+            (64 << 10, "64.0KiB"),
+            (100 << 10, "100KiB"),
+            (128 << 10, "128KiB"),
+            (1 << 20, "1024KiB"),
+            (1536 << 10, "1536KiB"),
+            (4 << 20, "4096KiB"),
+            (10 << 20, "10.0MiB"),
+            (100 << 20, "100MiB"),
+            (1 << 30, "1024MiB"),
+            (3 << 30, "3072MiB"),
+        ];
+        for (bytes, fio) in printed {
+            assert_eq!(fio_size(bytes), fio, "{bytes} bytes");
+        }
     }
 }
