@@ -55,10 +55,10 @@ Options, as fio means them (sizes: k = 1024; times: seconds unless us, ms, s, m,
   ramp_time (an untimed warm-up, as --ramp) and random_distribution (zipf:THETA, pareto:H,
   normal:SIGMA or random, as --distribution) run as fio means them, and so do rate_iops and
   rate (one rate for reads and writes together, per process, paced as fio's linear
-  rate_process; rate in bytes a multiple of bs, as --rate requests a second); so does invalidate (1, the
-  default: the file dropped from the page cache before the job, as --prepare dropped; 0: kept
-  cached, as --prepare cached). Each job's threads are placed by the kernel, as fio's are without
-  cpus_allowed (iomatrix run access keeps each on one CPU unless --pin off).
+  rate_process; rate in bytes a multiple of bs, as --rate requests a second) and invalidate
+  (1, the default: the file dropped from the page cache before the job, as --prepare dropped;
+  0: kept cached, as --prepare cached). Each job's threads are placed by the kernel, as fio's
+  are without cpus_allowed (iomatrix run access keeps each on one CPU unless --pin off).
   Any other option is refused by its name (exit 2): nothing is ignored.
 
 Job files: [global] sections, then a section per job; options inherit from the [global]

@@ -1,8 +1,9 @@
 //! fio's normal output, written from the stored runs: the job line, the `read: IOPS=...,
-//! BW=...` lines, latency and its percentiles, CPU, the issued requests and the "Run status
-//! group" lines, laid out as fio lays them out so a fio user reads them at once. What iomatrix
-//! does not measure (submission latency, the per-sample bandwidth spread, context switches,
-//! IO depth shares) is left out rather than printed as zeros.
+//! BW=...` lines, slat (queued engines only, as fio), clat and lat and clat's percentiles, CPU,
+//! the issued requests and the "Run status group" lines, laid out as fio lays them out so a fio
+//! user reads them at once. What iomatrix does not measure (the per-sample bandwidth and IOPS
+//! lines, context switches, IO depth shares) is not printed as zeros: one line of each job's
+//! block names it.
 
 use super::measured::{latency_shares, JobFigures, LatencyUnit, Side, PERCENTILES};
 use super::options::FioJob;
@@ -14,6 +15,11 @@ const PERCENTILE_LABELS: [&str; 17] = [
     " 1.00", " 5.00", "10.00", "20.00", "30.00", "40.00", "50.00", "60.00", "70.00", "80.00", "90.00", "95.00",
     "99.00", "99.50", "99.90", "99.95", "99.99",
 ];
+
+/// The line that names what fio's block has and this one leaves out, unmeasured.
+const NOT_MEASURED: &str =
+    "  not measured by iomatrix: bw and iops sample lines (not yet), ctx, majf, minf, IO depths, \
+                            submit, complete, short, dropped, disk stats\n";
 
 /// fio's line for one job before it starts.
 pub fn job_line(group: usize, job: &FioJob) -> String {
@@ -96,6 +102,7 @@ fn job_block(f: &JobFigures) -> String {
     let (usr, sys) = f.cpu_percent();
     let _ = writeln!(out, "  cpu          : usr={usr:.2}%, sys={sys:.2}%");
     let _ = writeln!(out, "     issued rwts: total={},{},0,0", f.read.ios, f.write.ios);
+    out += NOT_MEASURED;
     out
 }
 
@@ -111,24 +118,22 @@ fn side_block(word: &str, s: &Side, wall_ns: u64) -> String {
         binary(s.bytes as f64),
         wall_ns / 1_000_000
     );
-    let summary = s.latency.summary();
-    let (unit, scale) = latency_unit(summary.mean_ns);
-    let line = |name: &str| {
-        format!(
-            "{name} ({unit}): min={}, max={}, avg={:.2}, stdev={:.2}\n",
-            extreme(summary.min_ns as f64 / scale),
-            extreme(summary.max_ns as f64 / scale),
-            summary.mean_ns / scale,
-            s.latency.stddev_ns() / scale
-        )
-    };
-    out += &format!("    {}", line("clat"));
-    out += &format!("     {}", line("lat"));
+    // A queued request's submission apart (fio prints no slat for a synchronous engine).
+    if let Some((slat, _)) = &s.split {
+        out += &latency_line("slat", slat.min_ns, slat.max_ns, slat.mean_ns(), slat.stddev_ns());
+    }
+    let clat = s.clat();
+    let c = clat.summary();
+    out += &latency_line("clat", c.min_ns, c.max_ns, c.mean_ns, clat.stddev_ns());
+    let l = s.latency.summary();
+    out += &latency_line(" lat", l.min_ns, l.max_ns, l.mean_ns, s.latency.stddev_ns());
+    let points: Vec<u64> = PERCENTILES.iter().map(|p| clat.quantile_ns(p / 100.0)).collect();
+    let (unit, scale) = percentile_unit(&points);
     let _ = writeln!(out, "    clat percentiles ({unit}):");
     // The values share one width, as fio's do: a column of the one table layout.
     let mut values = Table::new(vec![Column::fit_right("")]).without_header();
-    for p in PERCENTILES {
-        values.row([scaled(s.latency.quantile_ns(p / 100.0) as f64, scale)]);
+    for ns in points {
+        values.row([scaled(ns as f64, scale)]);
     }
     let values = values.render();
     let cells: Vec<String> =
@@ -140,23 +145,41 @@ fn side_block(word: &str, s: &Side, wall_ns: u64) -> String {
     out
 }
 
-/// fio's latency unit: nanoseconds for short requests, then micro- and milliseconds.
-fn latency_unit(mean_ns: f64) -> (&'static str, f64) {
-    if mean_ns < 10_000.0 {
-        ("nsec", 1.0)
-    } else if mean_ns < 10_000_000.0 {
-        ("usec", 1_000.0)
+/// One of fio's `slat`, `clat` and ` lat` lines (its display_lat): each line in its own unit,
+/// micro- or milliseconds only where the minimum, maximum and deviation are all large enough
+/// (fio's nsec_to_usec and nsec_to_msec), the extremes whole in 6 figures (`71621k`).
+fn latency_line(name: &str, min_ns: u64, max_ns: u64, mean_ns: f64, stddev_ns: f64) -> String {
+    let scale: u64 = if min_ns > 2_000_000 && max_ns > 99_999_999 && stddev_ns > 1_000_000.0 {
+        1_000_000
+    } else if min_ns > 2_000 && max_ns > 99_999 && stddev_ns > 1_000.0 {
+        1_000
     } else {
-        ("msec", 1_000_000.0)
-    }
+        1
+    };
+    let unit = match scale {
+        1 => "nsec",
+        1_000 => "usec",
+        _ => "msec",
+    };
+    format!(
+        "    {name} ({unit}): min={}, max={}, avg={:5.2}, stdev={:5.2}\n",
+        num2str_digits(min_ns / scale, 6, false, ""),
+        num2str_digits(max_ns / scale, 6, false, ""),
+        mean_ns / scale as f64,
+        stddev_ns / scale as f64
+    )
 }
 
-/// A minimum or maximum as fio prints it: whole, with k or M once it has more than 6 digits.
-fn extreme(v: f64) -> String {
-    match v {
-        v if v >= 1e9 => format!("{:.0}M", v / 1e6),
-        v if v >= 1e6 => format!("{:.0}k", v / 1e3),
-        v => format!("{v:.0}"),
+/// The unit of fio's percentile block: from the smallest and largest of its values (fio's
+/// show_clat_percentiles), nanoseconds unless both are large.
+fn percentile_unit(points: &[u64]) -> (&'static str, f64) {
+    let (low, high) = (points.first().copied().unwrap_or(0), points.last().copied().unwrap_or(0));
+    if low > 2_000_000 && high > 99_999_999 {
+        ("msec", 1_000_000.0)
+    } else if low > 2_000 && high > 99_999 {
+        ("usec", 1_000.0)
+    } else {
+        ("nsec", 1.0)
     }
 }
 
@@ -188,13 +211,17 @@ pub fn fio_size(bytes: u64) -> String {
 /// 1000 (or 1024 with `pow2`) until it has 4 digits or fewer; then the fraction of the last
 /// division fills what room is left after a point, or, with no room for two figures, rounds
 /// the whole number (fio rounds up from half a unit).
-fn num2str(mut num: u64, pow2: bool, unit: &str) -> String {
-    const MAX_DIGITS: usize = 4;
+fn num2str(num: u64, pow2: bool, unit: &str) -> String {
+    num2str_digits(num, 4, pow2, unit)
+}
+
+/// fio's num2str at `max_digits` significant figures (4 for sizes and rates, 6 for latencies).
+fn num2str_digits(mut num: u64, max_digits: usize, pow2: bool, unit: &str) -> String {
     let prefixes: [&str; 6] = if pow2 { ["", "Ki", "Mi", "Gi", "Ti", "Pi"] } else { ["", "k", "M", "G", "T", "P"] };
     let thousand: u64 = if pow2 { 1024 } else { 1000 };
     let mut prefix = 0;
     let mut last_remainder = None;
-    while prefix < prefixes.len() && num.to_string().len() > MAX_DIGITS {
+    while prefix < prefixes.len() && num.to_string().len() > max_digits {
         last_remainder = Some(num % thousand);
         num /= thousand;
         prefix += 1;
@@ -206,12 +233,12 @@ fn num2str(mut num: u64, pow2: bool, unit: &str) -> String {
         return format!("{num}{}{unit}", prefixes[prefix]);
     };
     let digits = num.to_string().len();
-    if MAX_DIGITS - digits <= 1 {
+    if max_digits - digits <= 1 {
         let carry = u64::from(remainder >= thousand / 2);
         return format!("{}{}{unit}", num + carry, prefixes[prefix]);
     }
     // fio prints the fraction's own digits after the whole number's, as "%.Nf" writes them.
-    let fraction = format!("{:.*}", MAX_DIGITS - digits - 1, remainder as f64 / thousand as f64);
+    let fraction = format!("{:.*}", max_digits - digits - 1, remainder as f64 / thousand as f64);
     format!("{num}.{}{}{unit}", &fraction[2..], prefixes[prefix])
 }
 
@@ -232,6 +259,33 @@ mod tests {
     }
 
     /// Every size here as fio 3.33 printed it in its job line (`bs=(R) ...`) on this machine.
+    /// fio 3.33's lines for one io_uring job on this machine, from the same figures.
+    #[test]
+    fn latency_lines_take_their_units_as_fio_3_33_chose_them() {
+        assert_eq!(
+            latency_line("slat", 3_100, 4_200_000, 17_200.0, 41_770.0),
+            "    slat (usec): min=3, max=4200, avg=17.20, stdev=41.77\n"
+        );
+        assert_eq!(
+            latency_line("clat", 191, 71_621_000, 166_977.67, 1_334_921.42),
+            "    clat (nsec): min=191, max=71621k, avg=166977.67, stdev=1334921.42\n"
+        );
+        assert_eq!(
+            latency_line("slat", 862, 5_126_000, 14_267.12, 124_306.78),
+            "    slat (nsec): min=862, max=5126.0k, avg=14267.12, stdev=124306.78\n"
+        );
+        assert_eq!(
+            latency_line(" lat", 5_000, 77_733_000, 149_310.0, 1_884_120.0),
+            "     lat (usec): min=5, max=77733, avg=149.31, stdev=1884.12\n"
+        );
+        assert_eq!(
+            latency_line("clat", 12, 40, 20.0, 0.0),
+            "    clat (nsec): min=12, max=40, avg=20.00, stdev= 0.00\n"
+        );
+        assert_eq!(percentile_unit(&[724, 78_118_912]).0, "nsec");
+        assert_eq!(percentile_unit(&[36_000, 53_740_000]).0, "usec");
+    }
+
     #[test]
     fn block_sizes_read_as_fio_3_33_printed_them() {
         let printed = [
