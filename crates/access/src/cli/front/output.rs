@@ -7,7 +7,6 @@
 
 use super::measured::{latency_shares, JobFigures, LatencyUnit, Side, PERCENTILES};
 use super::options::FioJob;
-use iomatrix_report::table::{Column, Table};
 use std::fmt::Write;
 
 /// fio's names of [`PERCENTILES`], as its percentile block prints them.
@@ -87,13 +86,14 @@ fn job_block(f: &JobFigures) -> String {
         }
         out += &side_block(word, side, f.wall_ns);
     }
-    // fio's share lines: the buckets that hold 0.01% or more, five to a line.
+    // fio's share lines: every bucket that holds a request, five to a line; a share under
+    // 0.01% is printed as 0.01% (fio's stat_calc_lat).
     let all = f.all_latency();
     for unit in [LatencyUnit::Nsec, LatencyUnit::Usec, LatencyUnit::Msec] {
         let shares: Vec<String> = latency_shares(&all, unit)
             .into_iter()
-            .filter(|(_, pct)| *pct >= 0.01)
-            .map(|(bound, pct)| format!("{bound}={pct:.2}%"))
+            .filter(|(_, pct)| *pct > 0.0)
+            .map(|(bound, pct)| format!("{bound}={:.2}%", pct.max(0.01)))
             .collect();
         for line in shares.chunks(5) {
             let _ = writeln!(out, "  lat ({})   : {}", unit.name(), line.join(", "));
@@ -128,19 +128,28 @@ fn side_block(word: &str, s: &Side, wall_ns: u64) -> String {
     let l = s.latency.summary();
     out += &latency_line(" lat", l.min_ns, l.max_ns, l.mean_ns, s.latency.stddev_ns());
     let points: Vec<u64> = PERCENTILES.iter().map(|p| clat.quantile_ns(p / 100.0)).collect();
-    let (unit, scale) = percentile_unit(&points);
-    let _ = writeln!(out, "    clat percentiles ({unit}):");
-    // The values share one width, as fio's do: a column of the one table layout.
-    let mut values = Table::new(vec![Column::fit_right("")]).without_header();
-    for ns in points {
-        values.row([scaled(ns as f64, scale)]);
-    }
-    let values = values.render();
-    let cells: Vec<String> =
-        PERCENTILE_LABELS.iter().zip(values.lines()).map(|(p, v)| format!("{p}th=[{v}]")).collect();
-    let rows = cells.len().div_ceil(3);
-    for (i, row) in cells.chunks(3).enumerate() {
-        let _ = writeln!(out, "     | {}{}", row.join(", "), if i + 1 < rows { "," } else { "" });
+    out += &percentile_block(&points);
+    out
+}
+
+/// fio's `clat percentiles (UNIT):` block (its show_clat_percentiles): the unit from the
+/// smallest and largest value, each value scaled up to whole units (fio rounds up), all in one
+/// width (the largest value's digits, 5 at least), as many to a line as fit in 80 columns.
+fn percentile_block(points: &[u64]) -> String {
+    let (unit, scale) = percentile_unit(points);
+    let largest = points.iter().max().copied().unwrap_or(0);
+    let width = ((largest / scale).max(1).ilog10() as usize + 1).max(5);
+    // fio's per_line: (80 - 7) / (precision + 10 + width), at its default precision of 2.
+    let per_line = 73 / (12 + width);
+    let cells: Vec<String> = PERCENTILE_LABELS
+        .iter()
+        .zip(points)
+        .map(|(p, &ns)| format!(" {p}th=[{:>width$}]", ns.div_ceil(scale)))
+        .collect();
+    let mut out = format!("    clat percentiles ({unit}):\n");
+    let lines = cells.len().div_ceil(per_line);
+    for (i, line) in cells.chunks(per_line).enumerate() {
+        let _ = writeln!(out, "     |{}{}", line.join(","), if i + 1 < lines { "," } else { "" });
     }
     out
 }
@@ -172,19 +181,16 @@ fn latency_line(name: &str, min_ns: u64, max_ns: u64, mean_ns: f64, stddev_ns: f
 
 /// The unit of fio's percentile block: from the smallest and largest of its values (fio's
 /// show_clat_percentiles), nanoseconds unless both are large.
-fn percentile_unit(points: &[u64]) -> (&'static str, f64) {
-    let (low, high) = (points.first().copied().unwrap_or(0), points.last().copied().unwrap_or(0));
+fn percentile_unit(points: &[u64]) -> (&'static str, u64) {
+    let low = points.iter().min().copied().unwrap_or(0);
+    let high = points.iter().max().copied().unwrap_or(0);
     if low > 2_000_000 && high > 99_999_999 {
-        ("msec", 1_000_000.0)
+        ("msec", 1_000_000)
     } else if low > 2_000 && high > 99_999 {
-        ("usec", 1_000.0)
+        ("usec", 1_000)
     } else {
-        ("nsec", 1.0)
+        ("nsec", 1)
     }
-}
-
-fn scaled(ns: f64, scale: f64) -> String {
-    format!("{}", (ns / scale).round() as u64)
 }
 
 /// A count as fio prints IOPS: whole up to 4 digits, else in thousands (k, M, G) to 4 figures.
@@ -283,6 +289,36 @@ mod tests {
             "    clat (nsec): min=12, max=40, avg=20.00, stdev= 0.00\n"
         );
         assert_eq!(percentile_unit(&[724, 78_118_912]).0, "nsec");
+        // fio 3.33's block for the reads of that job: four to a line in usec, three in nsec.
+        let usec = [
+            36_000, 53_000, 61_000, 72_000, 81_000, 90_000, 99_000, 109_000, 119_000, 130_000, 149_000, 167_000,
+            1_909_000, 3_294_000, 4_424_000, 35_914_000, 53_740_000,
+        ];
+        assert_eq!(
+            percentile_block(&usec),
+            "    clat percentiles (usec):
+     |  1.00th=[   36],  5.00th=[   53], 10.00th=[   61], 20.00th=[   72],
+     | 30.00th=[   81], 40.00th=[   90], 50.00th=[   99], 60.00th=[  109],
+     | 70.00th=[  119], 80.00th=[  130], 90.00th=[  149], 95.00th=[  167],
+     | 99.00th=[ 1909], 99.50th=[ 3294], 99.90th=[ 4424], 99.95th=[35914],
+     | 99.99th=[53740]
+"
+        );
+        let nsec = [
+            724, 1_320, 8_512, 21_632, 30_592, 36_096, 42_240, 48_896, 57_600, 69_120, 84_480, 101_888, 1_613_824,
+            3_620_864, 26_869_760, 53_215_232, 78_118_912,
+        ];
+        assert_eq!(
+            percentile_block(&nsec),
+            "    clat percentiles (nsec):
+     |  1.00th=[     724],  5.00th=[    1320], 10.00th=[    8512],
+     | 20.00th=[   21632], 30.00th=[   30592], 40.00th=[   36096],
+     | 50.00th=[   42240], 60.00th=[   48896], 70.00th=[   57600],
+     | 80.00th=[   69120], 90.00th=[   84480], 95.00th=[  101888],
+     | 99.00th=[ 1613824], 99.50th=[ 3620864], 99.90th=[26869760],
+     | 99.95th=[53215232], 99.99th=[78118912]
+"
+        );
         assert_eq!(percentile_unit(&[36_000, 53_740_000]).0, "usec");
     }
 
