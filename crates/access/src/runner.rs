@@ -732,8 +732,9 @@ impl Work<'_> {
         }
         let mut completions: Vec<Completion> = Vec::with_capacity(depth);
         let mut done = Completed::default();
-        // Made at the first request a call hands over to a queue (not for a synchronous file).
-        let mut split: Option<Box<SubmitSplit>> = None;
+        // Made before the loop for a queued backend (its histograms are not made while timing);
+        // a protocol client's queue makes it at its first completion. None for a synchronous file.
+        let mut split: Option<Box<SubmitSplit>> = self.plan.backend.is_queued().then(Box::default);
         let mut pace = self.pace(phase);
 
         let span = Span::start(origin);
