@@ -329,7 +329,8 @@ fn check_masked(
 /// - a progress line's ETA ("4s" or "not known yet") is `?`; the summary's best and worst
 ///   cell (which one is measured) is CELL;
 /// - fio's latency distribution (`lat (usec)   : 20=50.00%, ...`, its buckets and lines as many
-///   as the latencies span) is one `#=#%` a line, and one line a unit;
+///   as the latencies span) is one `#=#%` a line, and one line a unit; its percentile rows
+///   (`| #th=[#], ...`, as many to a row as the values' width lets fio fit) are one `| #th=[#]`;
 /// - the rows of a "Noisiest cells" table are in name order, not the measured spread's;
 /// - a run's uid (random) is UID; the machine (`machine:` line) and this host's name are
 ///   MACHINE and HOST; what else ran on the machine (the `machine load:` line, a cell's
@@ -366,7 +367,8 @@ fn mask_measured(text: &str) -> String {
         let line = replace_word(&line, host.trim(), "HOST");
         let line = collapse_spaces(&mask_numbers(&uids_masked(&times_masked(&line)))).replace("[ #", "[#");
         let line = unknown_eta(&cell_chosen(&one_latency_bucket(&line)));
-        let latency_lines = |l: &str| l.trim_start().starts_with("lat (?sec) :");
+        let line = if line.trim_start().starts_with("| #th=[#]") { " | #th=[#]".to_string() } else { line };
+        let latency_lines = |l: &str| l.trim_start().starts_with("lat (?sec) :") || l == " | #th=[#]";
         if latency_lines(&line) && out.last().is_some_and(|last| *last == line) {
             continue;
         }

@@ -31,6 +31,7 @@ mod figures;
 mod fileserver;
 mod fio_command;
 mod fio_distribution;
+mod fio_language;
 mod fio_words;
 mod generator;
 mod golden;

@@ -272,9 +272,8 @@ fn trust_metadata_sigterm_leaves_no_tree_and_nothing_complete() {
     // file-create is under way with its 4 million files (an iteration's phases run back to back:
     // tree-create is stored with them, so the first file is the sign).
     let deadline = Instant::now() + Duration::from_secs(60);
-    let first_file = || {
-        sb.leftovers().iter().any(|work| work.join("test-dir.0-0/mdtest_tree.0/file.mdtest.0.0").exists())
-    };
+    let first_file =
+        || sb.leftovers().iter().any(|work| work.join("test-dir.0-0/mdtest_tree.0/file.mdtest.0.0").exists());
     while !first_file() {
         assert!(child.0.try_wait().unwrap().is_none(), "the run ended before its first file was made");
         assert!(Instant::now() < deadline, "no file made within 60 s");

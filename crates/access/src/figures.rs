@@ -2,6 +2,7 @@
 //! fio and Iometer importers name their cells with the same [`IoMix`].
 
 use crate::runner::Second;
+use crate::split::Moments;
 use iomatrix_coord::{ClientFailure, StartTimes};
 use iomatrix_core::figures::{
     or_default, CachedAtStart, Direction, Figures, IoMix, Metric, MetricId, QUEUE_DEPTH, RANDOM_PERCENT, READ_PERCENT,
@@ -98,6 +99,11 @@ pub struct AccessCellFigures {
     /// (a server's files) and in runs stored before it was recorded.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub cached_at_start: Option<CachedAtStart>,
+    /// Queued requests' submission latency (fio's slat), reads' and writes', merged over the
+    /// clients; None where the requests were not queued (their completion latency, fio's clat,
+    /// is the cell's `clat.read` and `clat.write` histograms).
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub slat: Option<[Moments; 2]>,
 }
 
 /// A side's latency as stored: the suite's summary, or an import's partial one (Iometer keeps

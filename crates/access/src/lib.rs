@@ -21,6 +21,7 @@ mod plan;
 pub mod render;
 mod row;
 mod runner;
+pub mod split;
 mod stored;
 
 pub use figures::AccessCellFigures;

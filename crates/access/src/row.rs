@@ -66,14 +66,24 @@ impl AccessResult {
                 requests: self.issued(),
                 verify: self.verify.clone(),
                 cached_at_start: self.cached_at_start,
+                slat: self.split.as_ref().map(|s| [s.slat_reads, s.slat_writes]),
             }),
             client_figures: json!(clients),
             state: Default::default(),
-            blobs: vec![
-                ("latency.read".into(), self.reads.to_bytes()),
-                ("latency.write".into(), self.writes.to_bytes()),
-            ],
+            blobs: self.blobs(),
         }
+    }
+
+    /// The latency histograms: every request's (`latency.*`) and, where requests were queued,
+    /// their completion latency apart (`clat.*`, fio's clat).
+    fn blobs(&self) -> Vec<(String, Vec<u8>)> {
+        let mut blobs =
+            vec![("latency.read".into(), self.reads.to_bytes()), ("latency.write".into(), self.writes.to_bytes())];
+        if let Some(split) = &self.split {
+            blobs.push(("clat.read".into(), split.clat_reads.to_bytes()));
+            blobs.push(("clat.write".into(), split.clat_writes.to_bytes()));
+        }
+        blobs
     }
 
     /// How the clients issued their requests, each account once.

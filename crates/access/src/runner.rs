@@ -3,6 +3,7 @@
 //! latency in HDR histograms (reads and writes apart) and a per-second series.
 
 use crate::plan::{AccessCell, AccessPlan, Interleave, Limit, Prepare, SharedFile, LAY_OUT_PIECE};
+use crate::split::SubmitSplit;
 use iomatrix_backend::{
     open_queued, Completion, Connect, OneAtATime, OpenHow, Place, QueuedFile, RemoteFile, RemoteFs, Request,
     SessionPool, Submitted,
@@ -63,6 +64,10 @@ pub struct AccessFigures {
     /// `spread`); None where the kernel placed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<usize>,
+    /// Its queued requests' submission and completion latencies apart (fio's slat and clat);
+    /// None where every request was issued and completed by one call (psync, sync, mmap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<Box<SubmitSplit>>,
 }
 
 impl AccessFigures {
@@ -116,6 +121,8 @@ pub struct AccessResult {
     pub verify: Option<Tally>,
     /// The clients' files in the page cache when the cell began, summed over those that looked.
     pub cached_at_start: Option<CachedAtStart>,
+    /// The clients' submission and completion latencies apart, where their requests were queued.
+    pub split: Option<SubmitSplit>,
 }
 
 impl AccessResult {
@@ -149,6 +156,7 @@ impl AccessResult {
         let intervals = iomatrix_stats::Series::merge(&clients.iter().map(|c| &c.intervals).collect::<Vec<_>>());
         AccessResult {
             intervals,
+            split: SubmitSplit::merged(clients.iter().filter_map(|c| c.split.as_deref())),
             verify: Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref())),
             cached_at_start,
             cell,
@@ -731,6 +739,9 @@ impl Work<'_> {
         }
         let mut completions: Vec<Completion> = Vec::with_capacity(depth);
         let mut done = Completed::new(self.plan.series_interval_ns);
+        // Made before the loop for a queued backend (its histograms are not made while timing);
+        // a protocol client's queue makes it at its first completion. None for a synchronous file.
+        let mut split: Option<Box<SubmitSplit>> = self.plan.backend.is_queued().then(Box::default);
         let mut pace = self.pace(phase);
 
         let span = Span::start(origin);
@@ -756,9 +767,15 @@ impl Work<'_> {
                     slots.issued_at[slot] = clock.raw();
                     slots.writing[slot] = write;
                     let req = Request { slot, write, offset, len: bs as usize };
-                    match file.submit(req).map_err(|e| self.failure(format!("submitting to {place}: {e}")))? {
+                    let outcome = file.submit(req).map_err(|e| self.failure(format!("submitting to {place}: {e}")))?;
+                    match outcome {
                         Submitted::Busy => break,
                         Submitted::Done | Submitted::Queued => {
+                            // A queued request's submission ends here: one clock read more.
+                            slots.submitted_at[slot] = match outcome {
+                                Submitted::Queued => clock.raw(),
+                                _ => 0,
+                            };
                             if content.is_some() {
                                 slots.mark_in_flight(slot, offset, bs, write);
                             }
@@ -796,6 +813,11 @@ impl Work<'_> {
                     slots.check_completed(c.slot, bs, file.buffer(c.slot), content);
                 }
                 done.record(write, clock.delta_as_nanos(slots.issued_at[c.slot], now), bs, second, now_ns);
+                if slots.submitted_at[c.slot] != 0 {
+                    let raw = |t: u64| clock.delta_as_nanos(start, t);
+                    let (issued, submitted) = (raw(slots.issued_at[c.slot]), raw(slots.submitted_at[c.slot]));
+                    split.get_or_insert_with(Default::default).record(write, issued, submitted, now_ns);
+                }
                 slots.free.push(c.slot);
             }
             if phase == Phase::Timed {
@@ -807,7 +829,9 @@ impl Work<'_> {
         let measured = span.finish();
         let issued = file.describe();
         let verify = content.map(Content::take_tally);
-        Ok(self.figures(done, measured, issued, verify))
+        let mut figures = self.figures(done, measured, issued, verify);
+        figures.split = split;
+        Ok(figures)
     }
 
     /// After the loop: the client's figures of the cell, from what completed (`done`) in the time
@@ -827,6 +851,7 @@ impl Work<'_> {
             verify,
             cached_at_start: None,
             cpu: None,
+            split: None,
         }
     }
 
@@ -930,6 +955,9 @@ struct Slots {
     free: Vec<usize>,
     /// When each slot's request was issued, in the latency clock's raw ticks.
     issued_at: Vec<u64>,
+    /// When the call that queued it returned (raw ticks); 0 for a request issued and completed
+    /// by one call.
+    submitted_at: Vec<u64>,
     writing: Vec<bool>,
     offsets: Vec<u64>,
     busy: Vec<bool>,
@@ -941,6 +969,7 @@ impl Slots {
         Slots {
             free: (0..depth).rev().collect(),
             issued_at: vec![0; depth],
+            submitted_at: vec![0; depth],
             writing: vec![false; depth],
             offsets: vec![0; depth],
             busy: vec![false; depth],

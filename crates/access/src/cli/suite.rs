@@ -175,6 +175,8 @@ impl Suite for Access {
         };
         let series = seconds.saturating_mul(std::mem::size_of::<crate::Second>() as u64)
             + iomatrix_stats::SeriesRecorder::footprint(intervals);
+        // Every request's, the live second's, and a queue's completion latencies apart (reads, writes).
+        let histograms = if queued { 5 } else { 3 };
         let mapped = if plan.backend == BackendKind::Mmap { plan.file_size.bytes() } else { 0 };
         // The chunk a file is laid out in: 1 MiB, or a local file's size where it is smaller.
         let lay_out = match target.server() {
@@ -182,7 +184,7 @@ impl Suite for Access {
             None => crate::LAY_OUT_PIECE.min(plan.file_size.bytes().max(1)),
         };
         let client = Cost::threads(1 + helpers, default_stack())
-            .plus(Cost::memory(needs.buffers + lay_out + 3 * iomatrix_stats::Latency::footprint() + series))
+            .plus(Cost::memory(needs.buffers + lay_out + histograms * iomatrix_stats::Latency::footprint() + series))
             .plus(Cost::mapped(mapped));
         Demand::of_clients(
             clients_here,

@@ -1,7 +1,7 @@
 //! fio's JSON layout (`--output-format=json`), written from the stored runs: what fio-plot,
 //! fio2gnuplot and iomatrix's own importer read (jobs[].read/write with io_bytes, bw, iops,
-//! runtime, lat_ns and clat_ns with percentiles, usr_cpu, sys_cpu, latency_ns/us/ms). A figure
-//! iomatrix does not measure is left out (slat_ns, ctx, majf, minf, the per-sample bw/iops
+//! runtime, slat_ns, clat_ns with percentiles and lat_ns, usr_cpu, sys_cpu, latency_ns/us/ms).
+//! A figure iomatrix does not measure is left out (ctx, majf, minf, the per-sample bw/iops
 //! minima and maxima), never filled in. docs/fio.md lists which.
 
 use super::measured::{latency_shares, JobFigures, LatencyUnit, Side, PERCENTILES};
@@ -81,7 +81,7 @@ fn job(f: &JobFigures) -> Value {
         "job options": options,
         "read": side(&f.read, f.wall_ns, f.iops_stddev(read_only)),
         "write": side(&f.write, f.wall_ns, f.iops_stddev(write_only)),
-        "trim": side(&Side { bytes: 0, ios: 0, latency: Default::default() }, f.wall_ns, None),
+        "trim": side(&Side { bytes: 0, ios: 0, latency: Default::default(), split: None }, f.wall_ns, None),
         "job_runtime": f.wall_ns / 1_000_000,
         "usr_cpu": usr,
         "sys_cpu": sys,
@@ -102,8 +102,10 @@ fn job(f: &JobFigures) -> Value {
     entry
 }
 
-/// One direction as fio writes it. Latency is one measurement, a request's issue to its
-/// completion, written as clat_ns and lat_ns alike; slat_ns is not measured and left out.
+/// One direction as fio writes it: slat_ns (a queued request's issue to its submission's
+/// return; fio's zeros with N 0 for a synchronous engine, as fio writes them for psync),
+/// clat_ns (to its completion, with fio's percentiles) and lat_ns (issue to completion, its
+/// summary only, as fio writes it without lat_percentiles).
 fn side(s: &Side, wall_ns: u64, iops_stddev: Option<f64>) -> Value {
     let bw_bytes = s.bytes_per_sec(wall_ns);
     let mut v = json!({
@@ -114,8 +116,9 @@ fn side(s: &Side, wall_ns: u64, iops_stddev: Option<f64>) -> Value {
         "iops": s.iops(wall_ns),
         "runtime": if s.ios > 0 { wall_ns / 1_000_000 } else { 0 },
         "total_ios": s.ios,
-        "clat_ns": latency(s),
-        "lat_ns": latency(s),
+        "slat_ns": submission(s),
+        "clat_ns": latency(s.clat(), true),
+        "lat_ns": latency(&s.latency, false),
     });
     // fio-plot reads iops_stddev of every job: null where it was not measured (a mixed job's
     // seconds count both directions; under two whole seconds there is no spread).
@@ -127,21 +130,37 @@ fn side(s: &Side, wall_ns: u64, iops_stddev: Option<f64>) -> Value {
     v
 }
 
-fn latency(s: &Side) -> Value {
-    let l = &s.latency;
-    if s.ios == 0 {
+/// A latency histogram's summary, with fio's percentiles where `percentiles`.
+fn latency(l: &iomatrix_stats::Latency, percentiles: bool) -> Value {
+    if l.count() == 0 {
         return json!({ "min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0 });
     }
     let summary = l.summary();
-    let percentiles: Map<String, Value> =
-        PERCENTILES.iter().map(|p| (format!("{p:.6}"), Value::from(l.quantile_ns(p / 100.0)))).collect();
-    json!({
+    let mut v = json!({
         "min": summary.min_ns,
         "max": summary.max_ns,
         "mean": summary.mean_ns,
         "stddev": l.stddev_ns(),
-        "N": s.ios,
-        "percentile": percentiles,
+        "N": l.count(),
+    });
+    if percentiles {
+        let points: Map<String, Value> =
+            PERCENTILES.iter().map(|p| (format!("{p:.6}"), Value::from(l.quantile_ns(p / 100.0)))).collect();
+        v["percentile"] = Value::Object(points);
+    }
+    v
+}
+
+/// fio's slat_ns: the queued requests' submission latency; zeros with N 0 where none was
+/// queued apart from its completion.
+fn submission(s: &Side) -> Value {
+    let slat = s.split.as_ref().map(|(slat, _)| *slat).unwrap_or_default();
+    json!({
+        "min": slat.min_ns,
+        "max": slat.max_ns,
+        "mean": slat.mean_ns(),
+        "stddev": slat.stddev_ns(),
+        "N": slat.count,
     })
 }
 
@@ -173,8 +192,13 @@ mod tests {
             user_ns: 1_000_000,
             sys_ns: 2_000_000,
             clients: 1,
-            read: Side { bytes: 4096 * latencies_ns.len() as u64, ios: latencies_ns.len() as u64, latency },
-            write: Side { bytes: 0, ios: 0, latency: Default::default() },
+            read: Side {
+                bytes: 4096 * latencies_ns.len() as u64,
+                ios: latencies_ns.len() as u64,
+                latency,
+                split: None,
+            },
+            write: Side { bytes: 0, ios: 0, latency: Default::default(), split: None },
             ops_per_second: vec![3, 4, 1],
             backend: "psync".into(),
         }

@@ -3,6 +3,7 @@
 //! CPU. Every figure the outputs print comes from here, so from the stored run.
 
 use super::options::FioJob;
+use crate::split::Moments;
 use crate::AccessCellFigures;
 use iomatrix_stats::Latency;
 use iomatrix_store::StoredRun;
@@ -12,13 +13,25 @@ pub struct Side {
     pub bytes: u64,
     /// Requests completed (the histogram's count).
     pub ios: u64,
+    /// Every request's latency, its issue to its completion (fio's lat).
     pub latency: Latency,
+    /// Where the requests were queued: their submission (fio's slat) and completion (clat)
+    /// latencies apart. None where one call issued and completed each (psync, sync): there
+    /// clat is the request's latency, as fio's clat is for psync.
+    pub split: Option<(Moments, Latency)>,
 }
 
 impl Side {
-    fn of(bytes: u64, blob: Option<&[u8]>) -> Side {
-        let latency = blob.and_then(|b| Latency::from_bytes(b).ok()).unwrap_or_default();
-        Side { bytes, ios: latency.count(), latency }
+    fn of(bytes: u64, blob: Option<&[u8]>, slat: Option<Moments>, clat_blob: Option<&[u8]>) -> Side {
+        let histogram = |b: Option<&[u8]>| b.and_then(|b| Latency::from_bytes(b).ok());
+        let latency = histogram(blob).unwrap_or_default();
+        let split = slat.zip(histogram(clat_blob));
+        Side { bytes, ios: latency.count(), latency, split }
+    }
+
+    /// The completion latency: the queued requests' own histogram, else every request's.
+    pub fn clat(&self) -> &Latency {
+        self.split.as_ref().map_or(&self.latency, |(_, clat)| clat)
     }
 
     pub fn iops(&self, wall_ns: u64) -> f64 {
@@ -62,6 +75,7 @@ impl JobFigures {
     pub fn of(job: &FioJob, group: usize, run: &StoredRun) -> Option<JobFigures> {
         let cell = run.cell_results.first()?;
         let figures = AccessCellFigures::read(&cell.metrics, None).unwrap_or_default();
+        let slat = figures.slat;
         let blob = |name: &str| cell.blobs.iter().find(|(n, _)| n == name).map(|(_, b)| b.as_slice());
         Some(JobFigures {
             job: job.clone(),
@@ -72,8 +86,8 @@ impl JobFigures {
             user_ns: cell.user_ns,
             sys_ns: cell.sys_ns,
             clients: cell.clients,
-            read: Side::of(figures.read_bytes, blob("latency.read")),
-            write: Side::of(figures.write_bytes, blob("latency.write")),
+            read: Side::of(figures.read_bytes, blob("latency.read"), slat.map(|s| s[0]), blob("clat.read")),
+            write: Side::of(figures.write_bytes, blob("latency.write"), slat.map(|s| s[1]), blob("clat.write")),
             ops_per_second: figures.per_second.iter().map(|s| s.ops).collect(),
             backend: cell.backend.clone(),
         })
@@ -85,10 +99,11 @@ impl JobFigures {
         (pct(self.user_ns), pct(self.sys_ns))
     }
 
-    /// Both directions' latencies in one histogram (fio's latency_* buckets count every request).
+    /// Both directions' completion latency in one histogram: fio's latency_* buckets count
+    /// every request by its clat (fio's io_u_mark_latency is given clat).
     pub fn all_latency(&self) -> Latency {
-        let mut all = self.read.latency.clone();
-        all.merge(&self.write.latency);
+        let mut all = self.read.clat().clone();
+        all.merge(self.write.clat());
         all
     }
 

@@ -53,10 +53,12 @@ Options, as fio means them (sizes: k = 1024; times: seconds unless us, ms, s, m,
   numjobs (one client each; reported as one group), runtime with time_based (without
   time_based a job moves size bytes), direct|buffered, group_reporting, stonewall.
   ramp_time (an untimed warm-up, as --ramp) and random_distribution (zipf:THETA, pareto:H,
-  normal:SIGMA or random, as --distribution) run as fio means them; so does invalidate (1, the
-  default: the file dropped from the page cache before the job, as --prepare dropped; 0: kept
-  cached, as --prepare cached). Each job's threads are placed by the kernel, as fio's are without
-  cpus_allowed (iomatrix run access keeps each on one CPU unless --pin off).
+  normal:SIGMA or random, as --distribution) run as fio means them, and so do rate_iops and
+  rate (one rate for reads and writes together, per process, paced as fio's linear
+  rate_process; rate in bytes a multiple of bs, as --rate requests a second) and invalidate
+  (1, the default: the file dropped from the page cache before the job, as --prepare dropped;
+  0: kept cached, as --prepare cached). Each job's threads are placed by the kernel, as fio's
+  are without cpus_allowed (iomatrix run access keeps each on one CPU unless --pin off).
   Any other option is refused by its name (exit 2): nothing is ignored.
 
 Job files: [global] sections, then a section per job; options inherit from the [global]

@@ -31,6 +31,8 @@ pub const ACCEPTED: &[&str] = &[
     "buffered",
     "invalidate",
     "random_distribution",
+    "rate_iops",
+    "rate",
     "group_reporting",
     "stonewall (wait_for_previous)",
     "output-format (command line)",
@@ -126,6 +128,12 @@ pub struct FioJob {
     pub invalidate: bool,
     /// `random_distribution`: where random offsets fall (fio's default, uniform).
     pub distribution: Distribution,
+    /// `rate_iops` (or `rate` in bytes, as requests of `bs`): at most this many requests per
+    /// second per process, paced as fio's default rate_process=linear paces them; None: unpaced.
+    pub rate_iops: Option<u64>,
+    /// `rate` as given in bytes per second, kept until the job's `bs` is known (see
+    /// [`FioJob::paced_iops`]).
+    pub rate_bytes: Option<u64>,
     /// `group_reporting` was given; iomatrix reports a job's clients as one group either way and says so
     /// on stderr when it was not.
     pub group_reporting: bool,
@@ -155,6 +163,8 @@ impl FioJob {
             direct: false,
             invalidate: true,
             distribution: Distribution::Uniform,
+            rate_iops: None,
+            rate_bytes: None,
             group_reporting: false,
             stonewall: false,
             given: Vec::new(),
@@ -172,6 +182,28 @@ impl FioJob {
             + path(&self.filename)
             + path(&self.directory)
             + given) as u64
+    }
+
+    /// The requests per second the job is paced at: `rate_iops`, or `rate` over `bs` (with one
+    /// block size, fio's byte rate paces requests of `bs` alike). Both given: the slower, as fio
+    /// holds a job to every rate it is given. A byte rate that is no whole number of blocks, or
+    /// under one block a second, is refused with the fix.
+    pub fn paced_iops(&self) -> Result<Option<u64>, String> {
+        let from_bytes = match self.rate_bytes {
+            None => None,
+            Some(bytes) if bytes % self.bs.bytes() != 0 || bytes < self.bs.bytes() => {
+                return Err(format!(
+                    "rate={bytes} is not a whole number of {}-byte requests a second; iomatrix paces requests: give \
+                     rate as a multiple of bs, or rate_iops",
+                    self.bs.bytes()
+                ))
+            }
+            Some(bytes) => Some(bytes / self.bs.bytes()),
+        };
+        Ok(match (self.rate_iops, from_bytes) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        })
     }
 
     /// Percent of requests that read.
@@ -236,6 +268,8 @@ impl FioJob {
             "random_distribution" => {
                 self.distribution = Distribution::parse(text()?).map_err(|e| bad(e.to_string()))?;
             }
+            "rate_iops" => self.rate_iops = Some(rate(text()?, "requests").map_err(bad)?),
+            "rate" => self.rate_bytes = Some(rate(text()?, "bytes").map_err(bad)?),
             "group_reporting" => self.group_reporting = boolean(value).map_err(bad)?,
             "stonewall" | "wait_for_previous" => self.stonewall = boolean(value).map_err(bad)?,
             _ => return Err(refused(key, at)),
@@ -340,6 +374,22 @@ fn one_split(text: &str) -> Result<ByteSize, String> {
     }
 }
 
+/// A rate as fio's `rate` and `rate_iops` take one for every direction: a whole number (with
+/// fio's k, m, g suffixes for bytes), above 0. fio's `read,write` split form is refused: the
+/// access engine paces a job's requests together.
+fn rate(text: &str, what: &str) -> Result<u64, String> {
+    if text.contains(',') {
+        return Err(format!(
+            "'{text}' gives reads and writes their own rates; iomatrix paces a job's requests together: give one rate"
+        ));
+    }
+    let n = if what == "bytes" { size(text)?.bytes() } else { whole(text)? };
+    if n == 0 {
+        return Err(format!("'{text}': give a rate of 1 or more {what} a second (leave it out for no pacing)"));
+    }
+    Ok(n)
+}
+
 /// fio's booleans: a bare word is true; 1/0, true/false, yes/no.
 fn boolean(value: Option<&str>) -> Result<bool, String> {
     match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
@@ -408,6 +458,21 @@ mod tests {
         assert!(job.set("bsrange", Some("4k-64k"), "t").unwrap_err().to_string().contains("bsrange"));
         assert!(job.set("bssplit", Some("4k/50:64k/50"), "t").unwrap_err().to_string().contains("mix of block"));
         assert!(job.set("bs", Some("4k,64k"), "t").unwrap_err().to_string().contains("different block sizes"));
+    }
+
+    #[test]
+    fn rate_iops_and_rate_in_bytes_pace_requests() {
+        let mut job = FioJob::new("j");
+        job.set("bs", Some("4k"), "t").unwrap();
+        assert_eq!(job.paced_iops(), Ok(None));
+        job.set("rate", Some("400k"), "t").unwrap();
+        assert_eq!(job.paced_iops(), Ok(Some(100)));
+        job.set("rate_iops", Some("50"), "t").unwrap();
+        assert_eq!(job.paced_iops(), Ok(Some(50)), "the slower of the two");
+        job.set("rate", Some("6000"), "t").unwrap();
+        assert!(job.paced_iops().unwrap_err().contains("multiple of bs"));
+        assert!(job.set("rate_iops", Some("0"), "t").unwrap_err().to_string().contains("1 or more"));
+        assert!(job.set("rate_iops", Some("100,50"), "t").unwrap_err().to_string().contains("one rate"));
     }
 
     #[test]

@@ -1,12 +1,12 @@
 //! fio's normal output, written from the stored runs: the job line, the `read: IOPS=...,
-//! BW=...` lines, latency and its percentiles, CPU, the issued requests and the "Run status
-//! group" lines, laid out as fio lays them out so a fio user reads them at once. What iomatrix
-//! does not measure (submission latency, the per-sample bandwidth spread, context switches,
-//! IO depth shares) is left out rather than printed as zeros.
+//! BW=...` lines, slat (queued engines only, as fio), clat and lat and clat's percentiles, CPU,
+//! the issued requests and the "Run status group" lines, laid out as fio lays them out so a fio
+//! user reads them at once. What iomatrix does not measure (the per-sample bandwidth and IOPS
+//! lines, context switches, IO depth shares) is not printed as zeros: one line of each job's
+//! block names it.
 
 use super::measured::{latency_shares, JobFigures, LatencyUnit, Side, PERCENTILES};
 use super::options::FioJob;
-use iomatrix_report::table::{Column, Table};
 use std::fmt::Write;
 
 /// fio's names of [`PERCENTILES`], as its percentile block prints them.
@@ -15,9 +15,15 @@ const PERCENTILE_LABELS: [&str; 17] = [
     "99.00", "99.50", "99.90", "99.95", "99.99",
 ];
 
+/// The line that names what fio's block has and this one leaves out, unmeasured.
+const NOT_MEASURED: &str =
+    "  not measured by iomatrix: bw and iops sample lines (not yet), ctx, majf, minf, IO depths, \
+                            submit, complete, short, dropped, disk stats\n";
+
 /// fio's line for one job before it starts.
 pub fn job_line(group: usize, job: &FioJob) -> String {
-    let bs = format!("{}B-{}B", job.bs.bytes(), job.bs.bytes());
+    let size = fio_size(job.bs.bytes());
+    let bs = format!("{size}-{size}");
     let engine = match job.ioengine {
         Some(e) if e.fio_name() != e.backend() => format!("{} (run as {} by iomatrix)", e.fio_name(), e.backend()),
         Some(e) => e.fio_name().to_string(),
@@ -80,13 +86,14 @@ fn job_block(f: &JobFigures) -> String {
         }
         out += &side_block(word, side, f.wall_ns);
     }
-    // fio's share lines: the buckets that hold 0.01% or more, five to a line.
+    // fio's share lines: every bucket that holds a request, five to a line; a share under
+    // 0.01% is printed as 0.01% (fio's stat_calc_lat).
     let all = f.all_latency();
     for unit in [LatencyUnit::Nsec, LatencyUnit::Usec, LatencyUnit::Msec] {
         let shares: Vec<String> = latency_shares(&all, unit)
             .into_iter()
-            .filter(|(_, pct)| *pct >= 0.01)
-            .map(|(bound, pct)| format!("{bound}={pct:.2}%"))
+            .filter(|(_, pct)| *pct > 0.0)
+            .map(|(bound, pct)| format!("{bound}={:.2}%", pct.max(0.01)))
             .collect();
         for line in shares.chunks(5) {
             let _ = writeln!(out, "  lat ({})   : {}", unit.name(), line.join(", "));
@@ -95,6 +102,7 @@ fn job_block(f: &JobFigures) -> String {
     let (usr, sys) = f.cpu_percent();
     let _ = writeln!(out, "  cpu          : usr={usr:.2}%, sys={sys:.2}%");
     let _ = writeln!(out, "     issued rwts: total={},{},0,0", f.read.ios, f.write.ios);
+    out += NOT_MEASURED;
     out
 }
 
@@ -110,88 +118,134 @@ fn side_block(word: &str, s: &Side, wall_ns: u64) -> String {
         binary(s.bytes as f64),
         wall_ns / 1_000_000
     );
-    let summary = s.latency.summary();
-    let (unit, scale) = latency_unit(summary.mean_ns);
-    let line = |name: &str| {
-        format!(
-            "{name} ({unit}): min={}, max={}, avg={:.2}, stdev={:.2}\n",
-            extreme(summary.min_ns as f64 / scale),
-            extreme(summary.max_ns as f64 / scale),
-            summary.mean_ns / scale,
-            s.latency.stddev_ns() / scale
-        )
-    };
-    out += &format!("    {}", line("clat"));
-    out += &format!("     {}", line("lat"));
-    let _ = writeln!(out, "    clat percentiles ({unit}):");
-    // The values share one width, as fio's do: a column of the one table layout.
-    let mut values = Table::new(vec![Column::fit_right("")]).without_header();
-    for p in PERCENTILES {
-        values.row([scaled(s.latency.quantile_ns(p / 100.0) as f64, scale)]);
+    // A queued request's submission apart (fio prints no slat for a synchronous engine).
+    if let Some((slat, _)) = &s.split {
+        out += &latency_line("slat", slat.min_ns, slat.max_ns, slat.mean_ns(), slat.stddev_ns());
     }
-    let values = values.render();
-    let cells: Vec<String> =
-        PERCENTILE_LABELS.iter().zip(values.lines()).map(|(p, v)| format!("{p}th=[{v}]")).collect();
-    let rows = cells.len().div_ceil(3);
-    for (i, row) in cells.chunks(3).enumerate() {
-        let _ = writeln!(out, "     | {}{}", row.join(", "), if i + 1 < rows { "," } else { "" });
+    let clat = s.clat();
+    let c = clat.summary();
+    out += &latency_line("clat", c.min_ns, c.max_ns, c.mean_ns, clat.stddev_ns());
+    let l = s.latency.summary();
+    out += &latency_line(" lat", l.min_ns, l.max_ns, l.mean_ns, s.latency.stddev_ns());
+    let points: Vec<u64> = PERCENTILES.iter().map(|p| clat.quantile_ns(p / 100.0)).collect();
+    out += &percentile_block(&points);
+    out
+}
+
+/// fio's `clat percentiles (UNIT):` block (its show_clat_percentiles): the unit from the
+/// smallest and largest value, each value scaled up to whole units (fio rounds up), all in one
+/// width (the largest value's digits, 5 at least), as many to a line as fit in 80 columns.
+fn percentile_block(points: &[u64]) -> String {
+    let (unit, scale) = percentile_unit(points);
+    let largest = points.iter().max().copied().unwrap_or(0);
+    let width = ((largest / scale).max(1).ilog10() as usize + 1).max(5);
+    // fio's per_line: (80 - 7) / (precision + 10 + width), at its default precision of 2.
+    let per_line = 73 / (12 + width);
+    let cells: Vec<String> = PERCENTILE_LABELS
+        .iter()
+        .zip(points)
+        .map(|(p, &ns)| format!(" {p}th=[{:>width$}]", ns.div_ceil(scale)))
+        .collect();
+    let mut out = format!("    clat percentiles ({unit}):\n");
+    let lines = cells.len().div_ceil(per_line);
+    for (i, line) in cells.chunks(per_line).enumerate() {
+        let _ = writeln!(out, "     |{}{}", line.join(","), if i + 1 < lines { "," } else { "" });
     }
     out
 }
 
-/// fio's latency unit: nanoseconds for short requests, then micro- and milliseconds.
-fn latency_unit(mean_ns: f64) -> (&'static str, f64) {
-    if mean_ns < 10_000.0 {
-        ("nsec", 1.0)
-    } else if mean_ns < 10_000_000.0 {
-        ("usec", 1_000.0)
+/// One of fio's `slat`, `clat` and ` lat` lines (its display_lat): each line in its own unit,
+/// micro- or milliseconds only where the minimum, maximum and deviation are all large enough
+/// (fio's nsec_to_usec and nsec_to_msec), the extremes whole in 6 figures (`71621k`).
+fn latency_line(name: &str, min_ns: u64, max_ns: u64, mean_ns: f64, stddev_ns: f64) -> String {
+    let scale: u64 = if min_ns > 2_000_000 && max_ns > 99_999_999 && stddev_ns > 1_000_000.0 {
+        1_000_000
+    } else if min_ns > 2_000 && max_ns > 99_999 && stddev_ns > 1_000.0 {
+        1_000
     } else {
-        ("msec", 1_000_000.0)
+        1
+    };
+    let unit = match scale {
+        1 => "nsec",
+        1_000 => "usec",
+        _ => "msec",
+    };
+    format!(
+        "    {name} ({unit}): min={}, max={}, avg={:5.2}, stdev={:5.2}\n",
+        num2str_digits(min_ns / scale, 6, false, ""),
+        num2str_digits(max_ns / scale, 6, false, ""),
+        mean_ns / scale as f64,
+        stddev_ns / scale as f64
+    )
+}
+
+/// The unit of fio's percentile block: from the smallest and largest of its values (fio's
+/// show_clat_percentiles), nanoseconds unless both are large.
+fn percentile_unit(points: &[u64]) -> (&'static str, u64) {
+    let low = points.iter().min().copied().unwrap_or(0);
+    let high = points.iter().max().copied().unwrap_or(0);
+    if low > 2_000_000 && high > 99_999_999 {
+        ("msec", 1_000_000)
+    } else if low > 2_000 && high > 99_999 {
+        ("usec", 1_000)
+    } else {
+        ("nsec", 1)
     }
 }
 
-/// A minimum or maximum as fio prints it: whole, with k or M once it has more than 6 digits.
-fn extreme(v: f64) -> String {
-    match v {
-        v if v >= 1e9 => format!("{:.0}M", v / 1e6),
-        v if v >= 1e6 => format!("{:.0}k", v / 1e3),
-        v => format!("{v:.0}"),
-    }
-}
-
-fn scaled(ns: f64, scale: f64) -> String {
-    format!("{}", (ns / scale).round() as u64)
-}
-
-/// A count as fio prints IOPS: whole below 10000, else 3 significant digits with k, M, G.
+/// A count as fio prints IOPS: whole up to 4 digits, else in thousands (k, M, G) to 4 figures.
 fn count(v: f64) -> String {
-    scaled_units(v, 1000.0, &["", "k", "M", "G"])
+    num2str(v.round() as u64, false, "")
 }
 
 /// Bytes in powers of 1024, as fio's BW=...MiB.
 fn binary(v: f64) -> String {
-    scaled_units(v, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB"])
+    num2str(v.round() as u64, true, "B")
 }
 
 /// Bytes in powers of 1000, as fio's (...MB).
 fn decimal(v: f64) -> String {
-    scaled_units(v, 1000.0, &["B", "kB", "MB", "GB", "TB"])
+    num2str(v.round() as u64, false, "B")
 }
 
-fn scaled_units(mut v: f64, base: f64, units: &[&str]) -> String {
-    let mut unit = 0;
-    while v >= 10_000.0 && unit + 1 < units.len() {
-        v /= base;
-        unit += 1;
+/// A size as fio's job line prints a block size (`4096B`, `9.77KiB`, `128KiB`, `1024KiB`).
+pub fn fio_size(bytes: u64) -> String {
+    num2str(bytes, true, "B")
+}
+
+/// fio's num2str (lib/num2str.c) at its default of 4 significant figures: the number divided by
+/// 1000 (or 1024 with `pow2`) until it has 4 digits or fewer; then the fraction of the last
+/// division fills what room is left after a point, or, with no room for two figures, rounds
+/// the whole number (fio rounds up from half a unit).
+fn num2str(num: u64, pow2: bool, unit: &str) -> String {
+    num2str_digits(num, 4, pow2, unit)
+}
+
+/// fio's num2str at `max_digits` significant figures (4 for sizes and rates, 6 for latencies).
+fn num2str_digits(mut num: u64, max_digits: usize, pow2: bool, unit: &str) -> String {
+    let prefixes: [&str; 6] = if pow2 { ["", "Ki", "Mi", "Gi", "Ti", "Pi"] } else { ["", "k", "M", "G", "T", "P"] };
+    let thousand: u64 = if pow2 { 1024 } else { 1000 };
+    let mut prefix = 0;
+    let mut last_remainder = None;
+    while prefix < prefixes.len() && num.to_string().len() > max_digits {
+        last_remainder = Some(num % thousand);
+        num /= thousand;
+        prefix += 1;
     }
-    let digits = if unit == 0 || v >= 100.0 {
-        0
-    } else if v >= 10.0 {
-        1
-    } else {
-        2
+    if prefix >= prefixes.len() {
+        prefix = 0;
+    }
+    let Some(remainder) = last_remainder else {
+        return format!("{num}{}{unit}", prefixes[prefix]);
     };
-    format!("{v:.digits$}{}", units[unit])
+    let digits = num.to_string().len();
+    if max_digits - digits <= 1 {
+        let carry = u64::from(remainder >= thousand / 2);
+        return format!("{}{}{unit}", num + carry, prefixes[prefix]);
+    }
+    // fio prints the fraction's own digits after the whole number's, as "%.Nf" writes them.
+    let fraction = format!("{:.*}", max_digits - digits - 1, remainder as f64 / thousand as f64);
+    format!("{num}.{}{}{unit}", &fraction[2..], prefixes[prefix])
 }
 
 #[cfg(test)]
@@ -207,5 +261,89 @@ mod tests {
         assert_eq!(decimal(703.0 * 1048576.0), "737MB");
         assert_eq!(binary(6256.0 * 1024.0), "6256KiB");
         assert_eq!(binary(30.7 * 1048576.0), "30.7MiB");
+        assert_eq!(count(11136.0), "11.1k");
+    }
+
+    /// Every size here as fio 3.33 printed it in its job line (`bs=(R) ...`) on this machine.
+    /// fio 3.33's lines for one io_uring job on this machine, from the same figures.
+    #[test]
+    fn latency_lines_take_their_units_as_fio_3_33_chose_them() {
+        assert_eq!(
+            latency_line("slat", 3_100, 4_200_000, 17_200.0, 41_770.0),
+            "    slat (usec): min=3, max=4200, avg=17.20, stdev=41.77\n"
+        );
+        assert_eq!(
+            latency_line("clat", 191, 71_621_000, 166_977.67, 1_334_921.42),
+            "    clat (nsec): min=191, max=71621k, avg=166977.67, stdev=1334921.42\n"
+        );
+        assert_eq!(
+            latency_line("slat", 862, 5_126_000, 14_267.12, 124_306.78),
+            "    slat (nsec): min=862, max=5126.0k, avg=14267.12, stdev=124306.78\n"
+        );
+        assert_eq!(
+            latency_line(" lat", 5_000, 77_733_000, 149_310.0, 1_884_120.0),
+            "     lat (usec): min=5, max=77733, avg=149.31, stdev=1884.12\n"
+        );
+        assert_eq!(
+            latency_line("clat", 12, 40, 20.0, 0.0),
+            "    clat (nsec): min=12, max=40, avg=20.00, stdev= 0.00\n"
+        );
+        assert_eq!(percentile_unit(&[724, 78_118_912]).0, "nsec");
+        // fio 3.33's block for the reads of that job: four to a line in usec, three in nsec.
+        let usec = [
+            36_000, 53_000, 61_000, 72_000, 81_000, 90_000, 99_000, 109_000, 119_000, 130_000, 149_000, 167_000,
+            1_909_000, 3_294_000, 4_424_000, 35_914_000, 53_740_000,
+        ];
+        assert_eq!(
+            percentile_block(&usec),
+            "    clat percentiles (usec):
+     |  1.00th=[   36],  5.00th=[   53], 10.00th=[   61], 20.00th=[   72],
+     | 30.00th=[   81], 40.00th=[   90], 50.00th=[   99], 60.00th=[  109],
+     | 70.00th=[  119], 80.00th=[  130], 90.00th=[  149], 95.00th=[  167],
+     | 99.00th=[ 1909], 99.50th=[ 3294], 99.90th=[ 4424], 99.95th=[35914],
+     | 99.99th=[53740]
+"
+        );
+        let nsec = [
+            724, 1_320, 8_512, 21_632, 30_592, 36_096, 42_240, 48_896, 57_600, 69_120, 84_480, 101_888, 1_613_824,
+            3_620_864, 26_869_760, 53_215_232, 78_118_912,
+        ];
+        assert_eq!(
+            percentile_block(&nsec),
+            "    clat percentiles (nsec):
+     |  1.00th=[     724],  5.00th=[    1320], 10.00th=[    8512],
+     | 20.00th=[   21632], 30.00th=[   30592], 40.00th=[   36096],
+     | 50.00th=[   42240], 60.00th=[   48896], 70.00th=[   57600],
+     | 80.00th=[   69120], 90.00th=[   84480], 95.00th=[  101888],
+     | 99.00th=[ 1613824], 99.50th=[ 3620864], 99.90th=[26869760],
+     | 99.95th=[53215232], 99.99th=[78118912]
+"
+        );
+        assert_eq!(percentile_unit(&[36_000, 53_740_000]).0, "usec");
+    }
+
+    #[test]
+    fn block_sizes_read_as_fio_3_33_printed_them() {
+        let printed = [
+            (512, "512B"),
+            (1000, "1000B"),
+            (4096, "4096B"),
+            (8192, "8192B"),
+            (10_000, "9.77KiB"),
+            (16 << 10, "16.0KiB"),
+            (64 << 10, "64.0KiB"),
+            (100 << 10, "100KiB"),
+            (128 << 10, "128KiB"),
+            (1 << 20, "1024KiB"),
+            (1536 << 10, "1536KiB"),
+            (4 << 20, "4096KiB"),
+            (10 << 20, "10.0MiB"),
+            (100 << 20, "100MiB"),
+            (1 << 30, "1024MiB"),
+            (3 << 30, "3072MiB"),
+        ];
+        for (bytes, fio) in printed {
+            assert_eq!(fio_size(bytes), fio, "{bytes} bytes");
+        }
     }
 }

@@ -113,6 +113,9 @@ fn flags_of(job: &FioJob, db: &Path, labels: &[String], under_mpi: bool) -> Resu
     ];
     flags.extend(limit);
     flags.extend(warm_up_and_distribution_flags(job));
+    if let Some(iops) = job.paced_iops().map_err(named)? {
+        flags.extend(["--rate".to_string(), iops.to_string()]);
+    }
     if job.direct {
         flags.push("--direct".into());
     }

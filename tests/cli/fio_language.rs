@@ -1,0 +1,163 @@
+//! Issue 52, "fio's language, whole": the same job run by real fio and by `iomatrix fio`, their
+//! outputs held side by side: sizes as fio prints them in the job line, slat, clat and lat
+//! apart where fio prints them apart (io_uring) and not where it does not (psync), and
+//! rate_iops (or rate in bytes) pacing each job as fio paces it.
+
+use crate::helpers::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A tmpfs for the jobs' files (root), else the sandbox's own target folder.
+fn scratch(sb: &Sandbox) -> (Option<Mount>, PathBuf) {
+    match Mount::try_virtual_fs("tmpfs", "size=128m") {
+        Ok(m) => {
+            let p = m.point.clone();
+            (Some(m), p)
+        }
+        Err(_) => (None, sb.target()),
+    }
+}
+
+/// Real fio's standard output for `args`, its files in `dir` removed after it.
+fn real_fio(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("fio").args(args).arg(format!("--directory={}", dir.display())).output().expect("fio runs");
+    assert!(out.status.success(), "fio {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let _ = std::fs::remove_file(entry.path());
+    }
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `iomatrix fio` for `args` in `dir`: its standard output.
+fn our_fio(sb: &Sandbox, dir: &Path, args: &[&str]) -> String {
+    let directory = format!("--directory={}", dir.display());
+    let mut all = vec!["fio", directory.as_str()];
+    all.extend_from_slice(args);
+    let out = sb.run(&all);
+    assert_success(&out);
+    text(&out).0
+}
+
+/// The names of a read block's latency lines, in order ("slat", "clat", "lat", "clat
+/// percentiles"), from the first `read:` line to the next line that is no latency line.
+fn latency_lines(output: &str) -> Vec<String> {
+    let names = ["slat (", "clat (", "lat (", "clat percentiles ("];
+    output
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("read: IOPS="))
+        .skip(1)
+        .map(str::trim_start)
+        .take_while(|l| {
+            let latency =
+                names.iter().any(|n| l.starts_with(n)) && (l.contains("): min=") || l.contains("percentiles"));
+            latency || l.starts_with('|')
+        })
+        .filter(|l| !l.starts_with('|'))
+        .map(|l| l.split(" (").next().unwrap_or(l).to_string())
+        .collect()
+}
+
+/// The job line of fio's output: real fio's and iomatrix's are the same line, sizes included
+/// (`128KiB-128KiB`, `9.77KiB`, `4096B`: fio's num2str), for every block size here.
+#[test]
+fn the_job_line_prints_sizes_as_real_fio_does() {
+    if !have("fio") {
+        return skip("fio is not installed");
+    }
+    let sb = Sandbox::new();
+    let (_mount, dir) = scratch(&sb);
+    for bs in ["4k", "10000", "64k", "128k", "1m"] {
+        let job = ["--name=t", "--rw=randread", &format!("--bs={bs}"), "--size=1m", "--ioengine=psync"];
+        let real = real_fio(&dir, &job);
+        let ours = our_fio(&sb, &dir, &job);
+        let first = |s: &str| s.lines().next().unwrap_or_default().to_string();
+        println!("bs={bs}\n  fio:      {}\n  iomatrix: {}", first(&real), first(&ours));
+        assert_eq!(first(&ours), first(&real), "bs={bs}: the job line");
+    }
+}
+
+/// With io_uring fio prints slat, clat and lat apart, with psync clat and lat only; iomatrix's
+/// block has the same lines in the same order. Its JSON holds the three apart: every request
+/// counted in each, the mean latency the mean submission plus the mean completion (within the
+/// histograms' 3 significant digits), and psync's slat_ns fio's zeros with N 0.
+#[test]
+fn slat_clat_and_lat_are_printed_apart_where_real_fio_prints_them_apart() {
+    if !have("fio") {
+        return skip("fio is not installed");
+    }
+    let sb = Sandbox::new();
+    let (_mount, dir) = scratch(&sb);
+    let base = ["--name=t", "--rw=randread", "--bs=4k", "--size=8m", "--runtime=1", "--time_based"];
+    for (engine, expected) in [
+        ("--ioengine=io_uring", vec!["slat", "clat", "lat", "clat percentiles"]),
+        ("--ioengine=psync", vec!["clat", "lat", "clat percentiles"]),
+    ] {
+        let mut job = base.to_vec();
+        job.push(engine);
+        if engine.ends_with("io_uring") {
+            job.push("--iodepth=4");
+        }
+        let real = real_fio(&dir, &job);
+        let ours = our_fio(&sb, &dir, &job);
+        println!("{engine}: fio {:?}, iomatrix {:?}", latency_lines(&real), latency_lines(&ours));
+        assert_eq!(latency_lines(&real), expected, "real fio's lines, {engine}:\n{real}");
+        assert_eq!(latency_lines(&ours), expected, "iomatrix's lines, {engine}:\n{ours}");
+
+        job.push("--output-format=json");
+        let doc: Value = serde_json::from_str(&our_fio(&sb, &dir, &job)).expect("iomatrix fio's JSON");
+        let read = &doc["jobs"][0]["read"];
+        let n = |k: &str| read[k]["N"].as_u64().unwrap_or_else(|| panic!("{k}.N in {read}"));
+        let mean = |k: &str| read[k]["mean"].as_f64().unwrap();
+        let ios = read["total_ios"].as_u64().unwrap();
+        assert!(ios > 100, "{read}");
+        assert_eq!((n("clat_ns"), n("lat_ns")), (ios, ios), "{read}");
+        assert!(read["clat_ns"]["percentile"].is_object() && read["lat_ns"].get("percentile").is_none(), "{read}");
+        if engine.ends_with("io_uring") {
+            assert_eq!(n("slat_ns"), ios, "every queued request's submission: {read}");
+            let sum = mean("slat_ns") + mean("clat_ns");
+            println!(
+                "io_uring: slat {:.0} + clat {:.0} = {sum:.0} ns, lat {:.0} ns",
+                mean("slat_ns"),
+                mean("clat_ns"),
+                mean("lat_ns")
+            );
+            assert!((sum - mean("lat_ns")).abs() <= 0.01 * mean("lat_ns") + 10.0, "slat + clat is lat: {read}");
+            assert!(mean("slat_ns") > 0.0 && mean("clat_ns") < mean("lat_ns"), "{read}");
+        } else {
+            assert_eq!(read["slat_ns"], serde_json::json!({"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}));
+            assert_eq!(mean("clat_ns"), mean("lat_ns"), "one call issues and completes: {read}");
+        }
+    }
+}
+
+/// rate_iops=200 and rate=800k (200 requests of 4 KiB) pace a 2-second job at 200 requests a
+/// second, as real fio paces the same job (its IOPS printed beside); a rate that is no whole
+/// number of blocks is refused with the fix, exit 2.
+#[test]
+fn rate_iops_and_rate_pace_a_job_as_real_fio_does() {
+    let sb = Sandbox::new();
+    let (_mount, dir) = scratch(&sb);
+    let base =
+        ["--name=t", "--rw=randread", "--bs=4k", "--size=4m", "--runtime=2", "--time_based", "--output-format=json"];
+    for rate in ["--rate_iops=200", "--rate=800k"] {
+        let mut job = base.to_vec();
+        job.push(rate);
+        let doc: Value = serde_json::from_str(&our_fio(&sb, &dir, &job)).expect("iomatrix fio's JSON");
+        let iops = doc["jobs"][0]["read"]["iops"].as_f64().unwrap();
+        let real = if have("fio") {
+            let real: Value = serde_json::from_str(&real_fio(&dir, &job)).expect("fio's JSON");
+            real["jobs"][0]["read"]["iops"].as_f64()
+        } else {
+            None
+        };
+        println!("{rate}: iomatrix {iops:.1} IOPS, fio {real:?}");
+        assert!((190.0..=202.0).contains(&iops), "{rate}: {iops:.1} IOPS, 200 asked");
+        if let Some(real) = real {
+            assert!((real - iops).abs() <= 0.05 * real, "{rate}: iomatrix {iops:.1}, fio {real:.1}");
+        }
+    }
+    let directory = format!("--directory={}", dir.display());
+    let out = sb.run(&["fio", &directory, "--name=t", "--bs=4k", "--size=4m", "--rate=6000"]);
+    assert_usage_error(&out, "multiple of bs");
+}
