@@ -772,10 +772,7 @@ impl Work<'_> {
                         Submitted::Busy => break,
                         Submitted::Done | Submitted::Queued => {
                             // A queued request's submission ends here: one clock read more.
-                            slots.submitted_at[slot] = match outcome {
-                                Submitted::Queued => clock.raw(),
-                                _ => 0,
-                            };
+                            slots.submitted_at[slot] = if outcome == Submitted::Queued { clock.raw() } else { 0 };
                             if content.is_some() {
                                 slots.mark_in_flight(slot, offset, bs, write);
                             }
@@ -799,23 +796,12 @@ impl Work<'_> {
             let second = (now_ns / SECOND_NS) as usize;
             for c in completions.drain(..) {
                 let write = slots.writing[c.slot];
-                let moved = c.result.map_err(|e| {
-                    self.failure(format!("{} of {bs} bytes in {}: {e}", if write { "write" } else { "read" }, place))
-                })?;
-                if moved as u64 != bs {
-                    return Err(self.failure(format!(
-                        "short {}: {moved} of {bs} bytes in {}",
-                        if write { "write" } else { "read" },
-                        place
-                    )));
-                }
+                self.moved_all(c.result, write, bs, place)?;
                 if let Some(content) = content.as_deref_mut() {
                     slots.check_completed(c.slot, bs, file.buffer(c.slot), content);
                 }
                 done.record(write, clock.delta_as_nanos(slots.issued_at[c.slot], now), bs, second, now_ns);
-                if slots.submitted_at[c.slot] != 0 {
-                    let raw = |t: u64| clock.delta_as_nanos(start, t);
-                    let (issued, submitted) = (raw(slots.issued_at[c.slot]), raw(slots.submitted_at[c.slot]));
+                if let Some((issued, submitted)) = slots.submission(c.slot, &since_start) {
                     split.get_or_insert_with(Default::default).record(write, issued, submitted, now_ns);
                 }
                 slots.free.push(c.slot);
@@ -832,6 +818,23 @@ impl Work<'_> {
         let mut figures = self.figures(done, measured, issued, verify);
         figures.split = split;
         Ok(figures)
+    }
+
+    /// A completion moved all `bs` bytes, or the client's failure: its error, or a short transfer.
+    #[inline]
+    fn moved_all(
+        &self,
+        result: std::io::Result<usize>,
+        write: bool,
+        bs: u64,
+        place: &str,
+    ) -> Result<(), ClientFailure> {
+        let what = if write { "write" } else { "read" };
+        let moved = result.map_err(|e| self.failure(format!("{what} of {bs} bytes in {place}: {e}")))?;
+        if moved as u64 != bs {
+            return Err(self.failure(format!("short {what}: {moved} of {bs} bytes in {place}")));
+        }
+        Ok(())
     }
 
     /// After the loop: the client's figures of the cell, from what completed (`done`) in the time
@@ -965,6 +968,14 @@ struct Slots {
 }
 
 impl Slots {
+    /// A queued request's issue and the end of its submission, in `since_start`'s nanoseconds;
+    /// None for one a synchronous file did at once.
+    #[inline]
+    fn submission(&self, slot: usize, since_start: &impl Fn(u64) -> u64) -> Option<(u64, u64)> {
+        (self.submitted_at[slot] != 0)
+            .then(|| (since_start(self.issued_at[slot]), since_start(self.submitted_at[slot])))
+    }
+
     fn new(depth: usize) -> Slots {
         Slots {
             free: (0..depth).rev().collect(),
