@@ -264,7 +264,6 @@ mod tests {
         assert_eq!(count(11136.0), "11.1k");
     }
 
-    /// Every size here as fio 3.33 printed it in its job line (`bs=(R) ...`) on this machine.
     /// fio 3.33's lines for one io_uring job on this machine, from the same figures.
     #[test]
     fn latency_lines_take_their_units_as_fio_3_33_chose_them() {
@@ -322,6 +321,7 @@ mod tests {
         assert_eq!(percentile_unit(&[36_000, 53_740_000]).0, "usec");
     }
 
+    /// Every size here as fio 3.33 printed it in its job line (`bs=(R) ...`) on this machine.
     #[test]
     fn block_sizes_read_as_fio_3_33_printed_them() {
         let printed = [
