@@ -144,7 +144,9 @@ fn percentile_block(points: &[u64]) -> String {
     let cells: Vec<String> = PERCENTILE_LABELS
         .iter()
         .zip(points)
-        .map(|(p, &ns)| format!(" {p}th=[{:>width$}]", ns.div_ceil(scale)))
+        // fio's `[%*llu]`: a number in fio's one width inside fio's line, not a column of an
+        // iomatrix table (a number right-aligns in a width by itself).
+        .map(|(p, &ns)| format!(" {p}th=[{:width$}]", ns.div_ceil(scale)))
         .collect();
     let mut out = format!("    clat percentiles ({unit}):\n");
     let lines = cells.len().div_ceil(per_line);
