@@ -386,3 +386,107 @@ pub fn bounded_child(mut cmd: Command, limit: Duration) -> Output {
     }
     waiter.join().unwrap()
 }
+
+/// Which of the blkio (cgroup v1) throttle's limits a [`ThrottledDevice`] sets.
+#[derive(Clone, Copy, Debug)]
+pub enum ThrottleLimit {
+    ReadIops,
+    WriteIops,
+    ReadBytesPerSecond,
+    WriteBytesPerSecond,
+}
+
+impl ThrottleLimit {
+    fn file(self) -> &'static str {
+        match self {
+            ThrottleLimit::ReadIops => "blkio.throttle.read_iops_device",
+            ThrottleLimit::WriteIops => "blkio.throttle.write_iops_device",
+            ThrottleLimit::ReadBytesPerSecond => "blkio.throttle.read_bps_device",
+            ThrottleLimit::WriteBytesPerSecond => "blkio.throttle.write_bps_device",
+        }
+    }
+}
+
+/// A loop device whose requests, from the processes started by [`ThrottledDevice::command`], a
+/// blkio throttle limits: a device of known physics for the tests that check rates and latencies
+/// (curves, latency targets, steady state). Root only, cgroup v1's blkio controller mounted at
+/// /sys/fs/cgroup/blkio. The throttle holds O_DIRECT requests; it does not hold buffered writeback,
+/// so the tests use direct I/O. It works in slices: most requests complete at once and a few wait
+/// up to about 100 ms for the next slice, so means obey Little's law and percentiles follow slices.
+/// The cgroup is removed on drop (after the test's processes ended), also when the test fails.
+pub struct ThrottledDevice {
+    pub device: LoopDevice,
+    cgroup: PathBuf,
+    major_minor: String,
+}
+
+const BLKIO_ROOT: &str = "/sys/fs/cgroup/blkio";
+
+impl ThrottledDevice {
+    /// A loop device of `mib` MiB (every byte `fill`), in a cgroup of its own with no limit yet.
+    pub fn new(mib: u64, fill: u8) -> Option<ThrottledDevice> {
+        if !Path::new(BLKIO_ROOT).join("blkio.throttle.read_iops_device").exists() {
+            skip("a throttled device needs cgroup v1's blkio controller at /sys/fs/cgroup/blkio");
+            return None;
+        }
+        let device = LoopDevice::new(mib, fill)?;
+        let major_minor = Self::major_minor(device.path());
+        let cgroup = Path::new(BLKIO_ROOT).join(format!("iomatrix-test-{}-{}", std::process::id(), unique()));
+        std::fs::create_dir(&cgroup).unwrap_or_else(|e| panic!("cannot make the cgroup {}: {e}", cgroup.display()));
+        Some(ThrottledDevice { device, cgroup, major_minor })
+    }
+
+    /// "MAJOR:MINOR" of a block device, as the throttle files take it.
+    fn major_minor(device: &str) -> String {
+        use std::os::unix::fs::MetadataExt;
+        let rdev = std::fs::metadata(device).unwrap().rdev();
+        format!("{}:{}", libc::major(rdev), libc::minor(rdev))
+    }
+
+    /// Sets `limit` to `per_second` (0 lifts it). Takes effect at once, also for a running process:
+    /// the stall tests lower it mid-run and raise it again.
+    pub fn set(&self, limit: ThrottleLimit, per_second: u64) {
+        let file = self.cgroup.join(limit.file());
+        std::fs::write(&file, format!("{} {per_second}\n", self.major_minor))
+            .unwrap_or_else(|e| panic!("cannot write {}: {e}", file.display()));
+    }
+
+    pub fn path(&self) -> &str {
+        self.device.path()
+    }
+
+    /// `program ARGS...` started inside the cgroup: a shell moves itself in, then execs the
+    /// program, so the program's first request is already throttled. The busy threshold is off, as
+    /// in every test command ([`BUSY_VAR`]).
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut cmd = Command::new("sh");
+        let procs = self.cgroup.join("cgroup.procs");
+        cmd.arg("-c").arg(format!("echo $$ > '{}' && exec \"$@\"", procs.display())).arg("sh").arg(program);
+        cmd.env(BUSY_VAR, "off");
+        cmd
+    }
+}
+
+impl Drop for ThrottledDevice {
+    /// The cgroup can be removed only once empty: a process the test left is moved to the root.
+    fn drop(&mut self) {
+        if let Ok(procs) = std::fs::read_to_string(self.cgroup.join("cgroup.procs")) {
+            for pid in procs.lines() {
+                let _ = std::fs::write(Path::new(BLKIO_ROOT).join("cgroup.procs"), pid);
+            }
+        }
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.cgroup).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        eprintln!("could not remove the cgroup {}", self.cgroup.display());
+    }
+}
+
+/// A number no other fixture of this process has had.
+fn unique() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
