@@ -7,7 +7,7 @@ use crate::layout::{Counts, ItemNames, Kind, TreeNames};
 use crate::plan::{Layout, MetadataPlan, Phase};
 use iomatrix_backend::{error_kind, Place};
 use iomatrix_coord::{ClientFailure, ClientWork, Start};
-use iomatrix_stats::Latency;
+use iomatrix_stats::HeldLatency;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -27,7 +27,7 @@ pub struct ClientFigures {
     pub seconds: f64,
     /// Failed operations by errno name.
     pub failures: BTreeMap<String, u64>,
-    /// Its operations' latencies: an HDR histogram, as `iomatrix_stats::Latency::to_bytes`.
+    /// Its operations' latencies: an HDR histogram, as `iomatrix_stats::Latency::to_plain_bytes`.
     pub latency: Vec<u8>,
     /// With a stonewall, in file creation: items done when it fired (or all, when it did not)
     /// and the time then.
@@ -184,9 +184,10 @@ pub struct Worker<'a> {
     /// The iteration's folder's modification time as it was made: find's `-newer` (IO500's
     /// timestamp file, on the file system's own clock); local folders only.
     made_at: Option<std::time::SystemTime>,
-    /// The next phase's latency histogram, made before its barrier: making one (33,000 counters,
-    /// 264 KiB written and faulted in) took ~0.2 ms, all of a one-folder tree phase's time.
-    spare: Option<Latency>,
+    /// The phases' latencies, made once: making a histogram (33,000 counters, 264 KiB written and
+    /// faulted in) took ~0.2 ms, all of a one-folder tree phase's time; clearing one before a
+    /// phase of one rmdir doubled that rmdir's time (`HeldLatency`). Lent to each phase's tally.
+    spare: Option<HeldLatency>,
 }
 
 /// What a phase works through, made before its barrier: its timed part builds no name and
@@ -201,12 +202,23 @@ struct Prepared {
     order: Vec<u64>,
 }
 
+impl Prepared {
+    /// The operations the phase plans, roughly: its folders, or the items of a client.
+    fn planned(&self, items_per_client: u64) -> u64 {
+        if self.folders.is_empty() {
+            items_per_client
+        } else {
+            self.folders.len() as u64
+        }
+    }
+}
+
 /// What a phase's loop counts.
 struct Tally {
     items: u64,
     planned: u64,
     failures: BTreeMap<String, u64>,
-    latency: Latency,
+    latency: HeldLatency,
 }
 
 impl Tally {
@@ -271,6 +283,15 @@ impl<'a> Worker<'a> {
     fn tally(&mut self, planned: u64) -> Tally {
         let latency = self.spare.take().unwrap_or_default();
         Tally { items: 0, planned, failures: BTreeMap::new(), latency }
+    }
+
+    /// The phase's histogram as bytes, once its clock has stopped (not deflated: the leader
+    /// merges and deflates; deflating here wrote ~300 KB just before the next phase's barrier);
+    /// the holder back for the next phase.
+    fn lend_back(&mut self, mut latency: HeldLatency) -> Vec<u8> {
+        let bytes = latency.finish().to_plain_bytes();
+        self.spare = Some(latency);
+        bytes
     }
 
     fn branch(&self) -> u64 {
@@ -439,12 +460,9 @@ impl ClientWork for Worker<'_> {
         }
         let slot = self.rank.min(self.live.slots.len() - 1);
         self.live.slots[slot].0.store(0, Ordering::Relaxed);
-        // Its counters written once here: a fresh histogram's pages would otherwise be faulted in
-        // by the phase's first operations, inside the timed part.
-        let mut spare = Latency::new();
-        spare.reset();
-        self.spare = Some(spare);
         let prepared = self.prepare(phase, iteration);
+        let planned = prepared.planned(self.counts.per_client);
+        self.spare.get_or_insert_with(HeldLatency::new).ready_for(planned);
         start.together()?;
         // The client's own start, once it is past the barrier and running, as each mdtest rank
         // takes its own timestamp after MPI_Barrier returns: a thread's wake-up after the
@@ -494,7 +512,7 @@ impl ClientWork for Worker<'_> {
             planned: tally.planned,
             seconds,
             failures: tally.failures,
-            latency: tally.latency.to_bytes(),
+            latency: self.lend_back(tally.latency),
             stonewall,
             count_reached,
             folders: self.counts.folders,

@@ -15,7 +15,9 @@
 //!   report and bonnie's front end use (docs/measuring.md).
 //!
 //! - [`Latency`]: an HDR histogram of request latencies, merged exactly and
-//!   stored as a blob; [`LatencySummary`] its percentiles.
+//!   stored as a blob; [`LatencySummary`] its percentiles. [`HeldLatency`]: a phase's
+//!   latencies held raw until its clock stops, so a short phase never writes the histogram's
+//!   264 KB just before it runs ([`held`]).
 //!
 //! - [`Series`]: a cell's figures over time (per interval), recorded by each client's
 //!   [`SeriesRecorder`] and merged over the clients ([`series`]).
@@ -23,9 +25,11 @@
 //! Nothing here prints or does file I/O.
 #![warn(missing_docs)]
 
+pub mod held;
 mod latency;
 pub mod series;
 
+pub use held::{HeldLatency, HELD};
 pub use latency::{HistogramError, Latency, LatencySummary, SIGNIFICANT_DIGITS};
 pub use series::{ClientSeries, Interval, Series, SeriesRecorder};
 use std::time::{Duration, Instant};
