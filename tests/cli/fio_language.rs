@@ -161,3 +161,56 @@ fn rate_iops_and_rate_pace_a_job_as_real_fio_does() {
     let out = sb.run(&["fio", &directory, "--name=t", "--bs=4k", "--size=4m", "--rate=6000"]);
     assert_usage_error(&out, "multiple of bs");
 }
+
+/// A `  loop3: ios=R/W, merge=...` line of fio's "Disk stats" section: the device's name and its
+/// read and write requests; None where the section has no such line.
+fn disk_line(output: &str) -> Option<(String, u64, u64)> {
+    let section = output.split("Disk stats (read/write):\n").nth(1)?;
+    let line = section.lines().next()?.trim();
+    let (name, rest) = line.split_once(": ios=")?;
+    let (ios, _) = rest.split_once(',')?;
+    let (read, write) = ios.split_once('/')?;
+    Some((name.to_string(), read.parse().ok()?, write.parse().ok()?))
+}
+
+/// The requests `issued rwts: total=R,W,...` counts.
+fn issued_reads(output: &str) -> Option<u64> {
+    let line = output.lines().find(|l| l.contains("issued rwts: total="))?;
+    line.split("total=").nth(1)?.split(',').next()?.parse().ok()
+}
+
+/// On a loop-mounted ext4, iomatrix prints fio's "Disk stats" section for the same device as
+/// real fio (on tmpfs, which has no device, neither prints one), its read requests the job's own
+/// within 10% (O_DIRECT 4 KiB random reads reach the device one for one; other processes' few
+/// requests on a fresh image are the slack), and its JSON's `disk_util` the same figures.
+#[test]
+fn disk_stats_are_the_target_devices_as_real_fio_prints_them() {
+    if !have("fio") {
+        return skip("fio is not installed");
+    }
+    let Some(fs) = Mount::ext4(64) else { return };
+    let sb = Sandbox::new();
+    let job = ["--name=d", "--rw=randread", "--bs=4k", "--size=8m", "--direct=1", "--runtime=1", "--time_based"];
+    let real = real_fio(&fs.point, &job);
+    let ours = our_fio(&sb, &fs.point, &job);
+    let section = |s: &str| s.split("Disk stats").nth(1).map(str::to_string).unwrap_or_default();
+    println!("fio:      Disk stats{}\niomatrix: Disk stats{}", section(&real), section(&ours));
+    let (real_name, ..) = disk_line(&real).expect("real fio prints a Disk stats line on a loop device");
+    let (name, reads, _) = disk_line(&ours).expect("iomatrix prints a Disk stats line on a loop device");
+    assert_eq!(name, real_name, "the same device");
+    let issued = issued_reads(&ours).expect("iomatrix prints the issued requests");
+    assert!(issued > 100, "the job ran: {issued} reads");
+    let share = reads as f64 / issued as f64;
+    assert!((0.9..=1.1).contains(&share), "device reads {reads} against the job's {issued}: {share:.3}");
+
+    let json: Value = serde_json::from_str(&our_fio(&sb, &fs.point, &[&job[..], &["--output-format=json"]].concat()))
+        .expect("iomatrix fio's JSON parses");
+    let disk = &json["disk_util"][0];
+    assert_eq!(disk["name"].as_str(), Some(name.as_str()), "{json}");
+    let util = disk["util"].as_f64().unwrap_or(-1.0);
+    assert!(disk["read_ios"].as_u64().unwrap_or(0) > 100 && (0.0..=100.0).contains(&util), "{disk}");
+
+    let Ok(tmpfs) = Mount::try_virtual_fs("tmpfs", "size=32m") else { return };
+    let ours = our_fio(&sb, &tmpfs.point, &job[..5]);
+    assert!(!ours.contains("Disk stats"), "tmpfs has no device, so no section, as fio:\n{ours}");
+}

@@ -40,7 +40,7 @@ pub use block::{partition_alignment, BlockDevice};
 pub use device::{refuse_if_in_use, DeviceIdentity, InUse, LoopBacking, PartitionOf};
 pub use host::{capture_host, nic_toward, FolderFacts, HostEnvironment, Nic, NOT_SHAPED};
 pub use limits::{SystemLimits, Used};
-pub use load::{BusyThresholds, IoLedger, LoadReading, MachineLoad, Settle};
+pub use load::{BusyThresholds, DiskCounters, IoLedger, LoadReading, MachineLoad, Settle};
 pub use machine::{machine_ram_bytes, Machine};
 pub use server::{parse_description, DescriptionError, ServerDescription, RAM_KEY};
 pub use space::{space, Space};

@@ -63,8 +63,56 @@ pub struct LoadReading {
     pub pressure_memory: Option<Pressure>,
     /// Bytes read and written on the target's block device (`/proc/diskstats`, 512-byte sectors).
     pub device_bytes: Option<u64>,
+    /// The target's block device's counters (`/proc/diskstats`).
+    pub device_counters: Option<DiskCounters>,
     /// Bytes this process had the storage read or write for it (`/proc/self/io`).
     pub own_io_bytes: Option<u64>,
+}
+
+/// One block device's counters of `/proc/diskstats` (the kernel's Documentation/admin-guide/
+/// iostats.rst): what fio's "Disk stats" are the differences of.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiskCounters {
+    /// Reads completed.
+    pub read_ios: u64,
+    /// Reads merged with a neighbour before they reached the device.
+    pub read_merges: u64,
+    /// 512-byte sectors read.
+    pub read_sectors: u64,
+    /// Milliseconds reads took, summed over the reads.
+    pub read_ticks_ms: u64,
+    /// Writes completed.
+    pub write_ios: u64,
+    /// Writes merged.
+    pub write_merges: u64,
+    /// 512-byte sectors written.
+    pub write_sectors: u64,
+    /// Milliseconds writes took, summed.
+    pub write_ticks_ms: u64,
+    /// Milliseconds the device had at least one request in flight (fio's util is this over
+    /// the time it watched).
+    pub io_ticks_ms: u64,
+    /// Milliseconds of requests in flight, weighted by their number (fio's in_queue).
+    pub in_queue_ms: u64,
+}
+
+impl DiskCounters {
+    /// What the device did from `start` to `self`; None where a counter went back (the device
+    /// was replaced, or its counters wrapped).
+    pub fn since(&self, start: &DiskCounters) -> Option<DiskCounters> {
+        Some(DiskCounters {
+            read_ios: self.read_ios.checked_sub(start.read_ios)?,
+            read_merges: self.read_merges.checked_sub(start.read_merges)?,
+            read_sectors: self.read_sectors.checked_sub(start.read_sectors)?,
+            read_ticks_ms: self.read_ticks_ms.checked_sub(start.read_ticks_ms)?,
+            write_ios: self.write_ios.checked_sub(start.write_ios)?,
+            write_merges: self.write_merges.checked_sub(start.write_merges)?,
+            write_sectors: self.write_sectors.checked_sub(start.write_sectors)?,
+            write_ticks_ms: self.write_ticks_ms.checked_sub(start.write_ticks_ms)?,
+            io_ticks_ms: self.io_ticks_ms.checked_sub(start.io_ticks_ms)?,
+            in_queue_ms: self.in_queue_ms.checked_sub(start.in_queue_ms)?,
+        })
+    }
 }
 
 impl LoadReading {
@@ -72,6 +120,7 @@ impl LoadReading {
     /// `/proc/diskstats` ("sda1", "loop3"), None where the target has none here.
     pub fn now(device: Option<&str>) -> LoadReading {
         let read = |path: &str| std::fs::read_to_string(path).ok();
+        let counters = device.and_then(|d| read("/proc/diskstats").and_then(|t| parse_disk_counters(&t, d)));
         LoadReading {
             cpu: read("/proc/stat").and_then(|t| parse_stat(&t)),
             own_cpu: read("/proc/self/stat").and_then(|t| parse_own_cpu(&t)),
@@ -79,7 +128,8 @@ impl LoadReading {
             pressure_cpu: read("/proc/pressure/cpu").and_then(|t| parse_pressure(&t)),
             pressure_io: read("/proc/pressure/io").and_then(|t| parse_pressure(&t)),
             pressure_memory: read("/proc/pressure/memory").and_then(|t| parse_pressure(&t)),
-            device_bytes: device.and_then(|d| read("/proc/diskstats").and_then(|t| parse_diskstats(&t, d))),
+            device_bytes: counters.map(|c| c.read_sectors.saturating_add(c.write_sectors).saturating_mul(512)),
+            device_counters: counters,
             own_io_bytes: read("/proc/self/io").and_then(|t| parse_own_io(&t)),
         }
     }
@@ -131,17 +181,33 @@ pub fn parse_pressure(text: &str) -> Option<Pressure> {
     Some(Pressure { some_avg10, some_total_us })
 }
 
-/// Bytes read and written on `device` from `/proc/diskstats` (sectors read, field 6, and
-/// written, field 10, are 512 bytes whatever the device's block size).
+/// Bytes read and written on `device` from `/proc/diskstats` (sectors are 512 bytes whatever
+/// the device's block size).
 pub fn parse_diskstats(text: &str, device: &str) -> Option<u64> {
+    parse_disk_counters(text, device).map(|c| c.read_sectors.saturating_add(c.write_sectors).saturating_mul(512))
+}
+
+/// `device`'s line of `/proc/diskstats`: after major, minor and name, reads (completed, merged,
+/// sectors, ms), writes (the same four), requests in flight, ms busy and weighted ms.
+pub fn parse_disk_counters(text: &str, device: &str) -> Option<DiskCounters> {
     text.lines().find_map(|line| {
         let fields: Vec<&str> = line.split_whitespace().collect();
         if fields.get(2) != Some(&device) {
             return None;
         }
-        let read: u64 = fields.get(5)?.parse().ok()?;
-        let written: u64 = fields.get(9)?.parse().ok()?;
-        Some(read.saturating_add(written).saturating_mul(512))
+        let at = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+        Some(DiskCounters {
+            read_ios: at(3)?,
+            read_merges: at(4)?,
+            read_sectors: at(5)?,
+            read_ticks_ms: at(6)?,
+            write_ios: at(7)?,
+            write_merges: at(8)?,
+            write_sectors: at(9)?,
+            write_ticks_ms: at(10)?,
+            io_ticks_ms: at(12)?,
+            in_queue_ms: at(13)?,
+        })
     })
 }
 
@@ -180,6 +246,9 @@ pub struct MachineLoad {
     pub device: Option<String>,
     /// Bytes this process had the storage read or write during the cell.
     pub own_io_bytes: Option<u64>,
+    /// What the target's device did during the cell, everyone's requests together (fio's "Disk
+    /// stats"); None where it has no device here or a counter went back.
+    pub device_activity: Option<DiskCounters>,
     /// Bytes others read or wrote on the target's device during the cell, beyond what this
     /// process caused (its earlier writes reaching the device count as its own: [`IoLedger`]).
     pub other_io_bytes: Option<u64>,
@@ -261,6 +330,7 @@ impl MachineLoad {
             pressure_memory: span(start.pressure_memory, end.pressure_memory),
             device: device.filter(|_| end.device_bytes.is_some()).map(str::to_string),
             own_io_bytes: end.own_io_bytes.zip(start.own_io_bytes).and_then(|(e, s)| e.checked_sub(s)),
+            device_activity: end.device_counters.zip(start.device_counters).and_then(|(e, s)| e.since(&s)),
             other_io_bytes: ledger.other_bytes(end),
             settle: None,
             window_ns: None,
@@ -461,6 +531,24 @@ mod tests {
         assert_eq!(parse_diskstats(disk, "loop3"), Some((2048 + 4096) * 512));
         assert_eq!(parse_diskstats(disk, "loop"), None, "a name is matched whole");
         assert_eq!(parse_diskstats("   7 3 loop3 1 0\n", "loop3"), None, "a short line is unknown");
+        let counters = parse_disk_counters(disk, "loop3").unwrap();
+        let want = DiskCounters {
+            read_ios: 120,
+            read_merges: 0,
+            read_sectors: 2048,
+            read_ticks_ms: 10,
+            write_ios: 80,
+            write_merges: 0,
+            write_sectors: 4096,
+            write_ticks_ms: 20,
+            io_ticks_ms: 30,
+            in_queue_ms: 30,
+        };
+        assert_eq!(counters, want);
+        let later = DiskCounters { read_ios: 150, io_ticks_ms: 45, ..want };
+        let done = later.since(&want).unwrap();
+        assert_eq!((done.read_ios, done.write_ios, done.io_ticks_ms), (30, 0, 15));
+        assert_eq!(want.since(&later), None, "a counter that went back is unknown, not a wrap to 2^64");
         let io =
             "rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
         assert_eq!(parse_own_io(io), Some(12288));

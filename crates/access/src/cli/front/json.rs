@@ -58,10 +58,19 @@ impl Stream {
         Ok(text)
     }
 
-    /// The document's text after its last job.
-    pub fn closing(self) -> String {
+    /// The document's text after its last job; fio's `disk_util` list, where given, after the
+    /// document's other keys (where fio writes it: after the jobs).
+    pub fn closing(self, disk_util: Option<Value>) -> anyhow::Result<String> {
         let end = if self.jobs_written == 0 { "]" } else { "\n  ]" };
-        format!("{end}{}\n", self.tail)
+        let Some(disks) = disk_util else {
+            return Ok(format!("{end}{}\n", self.tail));
+        };
+        let body = self
+            .tail
+            .strip_suffix("\n}")
+            .ok_or_else(|| anyhow::anyhow!("fio's JSON document does not end with its closing brace"))?;
+        let listed = serde_json::to_string_pretty(&disks)?.replace('\n', "\n  ");
+        Ok(format!("{end}{body},\n  \"disk_util\": {listed}\n}}\n"))
     }
 }
 
@@ -201,6 +210,7 @@ mod tests {
             write: Side { bytes: 0, ios: 0, latency: Default::default(), split: None },
             ops_per_second: vec![3, 4, 1],
             backend: "psync".into(),
+            disk: None,
         }
     }
 
@@ -215,12 +225,26 @@ mod tests {
             for f in &jobs {
                 text += &stream.job(f).unwrap();
             }
-            text += &stream.closing();
+            text += &stream.closing(None).unwrap();
             let streamed: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
             let mut whole = document(jobs.iter().map(job).collect());
             whole["timestamp"] = streamed["timestamp"].clone();
             whole["timestamp_ms"] = streamed["timestamp_ms"].clone();
             assert_eq!(text, format!("{}\n", serde_json::to_string_pretty(&whole).unwrap()), "{count} jobs");
         }
+    }
+
+    /// With a device, the document still parses, and `disk_util` holds fio's fields.
+    #[test]
+    fn disk_util_closes_the_document_as_fio_writes_it() {
+        let (mut stream, mut text) = Stream::opening().unwrap();
+        text += &stream.job(&figures("j", 0, &[900])).unwrap();
+        let disks = json!([{"name": "loop0", "read_ios": 12, "write_ios": 0, "util": 50.0}]);
+        text += &stream.closing(Some(disks.clone())).unwrap();
+        let parsed: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+        assert_eq!(parsed["disk_util"], disks);
+        assert_eq!(parsed["jobs"].as_array().map(Vec::len), Some(1));
+        assert!(parsed["timestamp"].is_u64(), "{text}");
+        assert!(text.find("\"disk_util\"") > text.find("\"jobs\""), "after the jobs, as fio: {text}");
     }
 }

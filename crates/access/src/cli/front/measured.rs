@@ -68,6 +68,9 @@ pub struct JobFigures {
     pub ops_per_second: Vec<u64>,
     /// iomatrix's backend that ran it (io_uring for fio's libaio).
     pub backend: String,
+    /// The target's block device and what it did while the job ran (everyone's requests: fio's
+    /// "Disk stats"); None where the target has no device here (tmpfs, a server's folder).
+    pub disk: Option<(String, iomatrix_environment::DiskCounters)>,
 }
 
 impl JobFigures {
@@ -90,6 +93,7 @@ impl JobFigures {
             write: Side::of(figures.write_bytes, blob("latency.write"), slat.map(|s| s[1]), blob("clat.write")),
             ops_per_second: figures.per_second.iter().map(|s| s.ops).collect(),
             backend: cell.backend.clone(),
+            disk: cell.figures().machine.and_then(|m| m.device.zip(m.device_activity)),
         })
     }
 

@@ -9,6 +9,7 @@
 //! job as the access plan, `output` and `json` the two layouts, `measured` what they read
 //! of a stored run.
 
+mod disk;
 pub mod jobfile;
 mod json;
 mod measured;
@@ -185,8 +186,9 @@ enum Output {
     /// wait in an unnamed temporary file (removed when closed), not in memory.
     Normal {
         groups: std::fs::File,
+        disks: disk::DiskStats,
     },
-    Json(json::Stream),
+    Json(json::Stream, disk::DiskStats),
 }
 
 impl Output {
@@ -202,23 +204,27 @@ impl Output {
                     iomatrix_harness::out::print(&output::job_line(group, job))?;
                 }
                 iomatrix_harness::out::print(&output::starting(jobs))?;
-                Ok(Output::Normal { groups })
+                Ok(Output::Normal { groups, disks: disk::DiskStats::default() })
             }
             Format::Json => {
                 let (stream, opening) = json::Stream::opening()?;
                 iomatrix_harness::out::print(&opening)?;
-                Ok(Output::Json(stream))
+                Ok(Output::Json(stream, disk::DiskStats::default()))
             }
         }
     }
 
     fn job(&mut self, figures: &JobFigures) -> anyhow::Result<()> {
         match self {
-            Output::Normal { groups } => {
+            Output::Normal { groups, disks } => {
                 iomatrix_harness::out::print(&output::job_text(figures))?;
                 groups.write_all(output::group_status(figures).as_bytes()).context("writing the group lines aside")?;
+                disks.add(figures);
             }
-            Output::Json(stream) => iomatrix_harness::out::print(&stream.job(figures)?)?,
+            Output::Json(stream, disks) => {
+                iomatrix_harness::out::print(&stream.job(figures)?)?;
+                disks.add(figures);
+            }
         }
         Ok(())
     }
@@ -226,7 +232,7 @@ impl Output {
     /// Prints what comes after the last job's figures.
     fn finish(self) -> anyhow::Result<()> {
         match self {
-            Output::Normal { mut groups } => {
+            Output::Normal { mut groups, disks } => {
                 groups.seek(SeekFrom::Start(0)).context("reading the group lines back")?;
                 let mut lines = BufReader::new(groups);
                 let mut chunk = String::new();
@@ -236,9 +242,10 @@ impl Output {
                         chunk.clear();
                     }
                 }
-                iomatrix_harness::out::print(&chunk)
+                iomatrix_harness::out::print(&chunk)?;
+                iomatrix_harness::out::print(&disks.text())
             }
-            Output::Json(stream) => iomatrix_harness::out::print(&stream.closing()),
+            Output::Json(stream, disks) => iomatrix_harness::out::print(&stream.closing(disks.json())?),
         }
     }
 }

@@ -18,7 +18,7 @@ const PERCENTILE_LABELS: [&str; 17] = [
 /// The line that names what fio's block has and this one leaves out, unmeasured.
 const NOT_MEASURED: &str =
     "  not measured by iomatrix: bw and iops sample lines (not yet), ctx, majf, minf, IO depths, \
-                            submit, complete, short, dropped, disk stats\n";
+                            submit, complete, short, dropped\n";
 
 /// fio's line for one job before it starts.
 pub fn job_line(group: usize, job: &FioJob) -> String {
