@@ -214,3 +214,64 @@ fn disk_stats_are_the_target_devices_as_real_fio_prints_them() {
     let ours = our_fio(&sb, &tmpfs.point, &job[..5]);
     assert!(!ours.contains("Disk stats"), "tmpfs has no device, so no section, as fio:\n{ours}");
 }
+
+/// The `name=` value of one of fio's `bw (...)`/`iops :` lines, as a number.
+fn field(line: &str, name: &str) -> Option<f64> {
+    line.split(&format!("{name}=")).nth(1)?.split([',', '%']).next()?.trim().parse().ok()
+}
+
+/// The bw and iops sample lines of the first block of `direction` ("read" or "write").
+fn sample_lines_of(output: &str, direction: &str) -> Option<(String, String)> {
+    let block: Vec<&str> =
+        output.lines().skip_while(|l| !l.trim_start().starts_with(&format!("{direction}: IOPS="))).collect();
+    let bw = block.iter().find(|l| l.trim_start().starts_with("bw ("))?;
+    let iops = block.iter().find(|l| l.trim_start().starts_with("iops        :"))?;
+    Some((bw.to_string(), iops.to_string()))
+}
+
+/// fio's bw and iops sample lines, per direction, as real fio prints them for the same 2 s job:
+/// the same fields in the same order, samples taken each 500 ms (fio's bwavgtime; 2 to 4 whole
+/// intervals in 2 s), the mean sample within 25% of the job's own IOPS and bandwidth, and the
+/// JSON's bw_* and iops_* fields the same figures.
+#[test]
+fn bw_and_iops_sample_lines_are_printed_per_direction_as_real_fio_prints_them() {
+    if !have("fio") {
+        return skip("fio is not installed");
+    }
+    let sb = Sandbox::new();
+    let (_mount, dir) = scratch(&sb);
+    let job = ["--name=s", "--rw=randrw", "--bs=4k", "--size=8m", "--runtime=2", "--time_based"];
+    let real = real_fio(&dir, &job);
+    let ours = our_fio(&sb, &dir, &job);
+    let names = |line: &str| -> Vec<String> {
+        line.split(", ").map(|f| f.split('=').next().unwrap_or_default().trim().to_string()).collect()
+    };
+    for direction in ["read", "write"] {
+        let (real_bw, real_iops) = sample_lines_of(&real, direction).expect("real fio prints sample lines");
+        let (bw, iops) = sample_lines_of(&ours, direction).unwrap_or_else(|| panic!("no {direction} samples:\n{ours}"));
+        println!("{direction}\n  fio:      {real_bw}\n            {real_iops}\n  iomatrix: {bw}\n            {iops}");
+        assert_eq!(names(&bw), names(&real_bw), "the bw line's fields");
+        assert_eq!(names(&iops), names(&real_iops), "the iops line's fields");
+        let samples = field(&iops, "samples").unwrap();
+        assert!((2.0..=4.0).contains(&samples), "{samples} samples of 500 ms in a 2 s job: {iops}");
+        let (min, avg, max) =
+            (field(&iops, "min").unwrap(), field(&iops, "avg").unwrap(), field(&iops, "max").unwrap());
+        assert!(min <= avg && avg <= max, "{iops}");
+        let per = field(&bw, "per").unwrap();
+        assert!((0.0..=100.0).contains(&per), "{bw}");
+    }
+    let json: Value = serde_json::from_str(&our_fio(&sb, &dir, &[&job[..], &["--output-format=json"]].concat()))
+        .expect("JSON parses");
+    let read = &json["jobs"][0]["read"];
+    let iops = read["iops"].as_f64().unwrap();
+    let mean = read["iops_mean"].as_f64().unwrap_or(-1.0);
+    assert!((mean / iops - 1.0).abs() < 0.25, "the mean sample {mean} against the job's {iops} IOPS: {read}");
+    let bw_mean = read["bw_mean"].as_f64().unwrap_or(-1.0);
+    let bw = read["bw"].as_f64().unwrap();
+    assert!((bw_mean / bw - 1.0).abs() < 0.25, "the mean sample {bw_mean} KiB/s against the job's {bw}: {read}");
+    for key in
+        ["bw_min", "bw_max", "bw_agg", "bw_dev", "bw_samples", "iops_min", "iops_max", "iops_stddev", "iops_samples"]
+    {
+        assert!(read[key].is_number(), "{key} in {read}");
+    }
+}

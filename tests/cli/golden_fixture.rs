@@ -362,6 +362,19 @@ fn mask_measured(text: &str) -> String {
             out.push(format!("{}\"machine\": LOAD", &line[..indent]));
             continue;
         }
+        // The kernel's release is this machine's, not the front end's output.
+        if line.trim_start().starts_with("\"kernel\": ") {
+            out.push(format!("{}\"kernel\": KERNEL", &line[..indent]));
+            continue;
+        }
+        // Whether a job ran past one sampling interval (fio's bw and iops lines) or not is measured.
+        let sampled = ["bw (", "iops        :", "bw and iops: no sample"];
+        if sampled.iter().any(|s| line.trim_start().starts_with(s)) {
+            if out.last().map(String::as_str) != Some("   SAMPLE LINES") {
+                out.push("   SAMPLE LINES".to_string());
+            }
+            continue;
+        }
         let line = if line.starts_with("machine: ") { "machine: MACHINE".to_string() } else { line.to_string() };
         let line = if line.starts_with("machine load: ") { "machine load: LOAD".to_string() } else { line };
         let line = replace_word(&line, host.trim(), "HOST");

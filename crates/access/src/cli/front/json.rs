@@ -4,7 +4,7 @@
 //! A figure iomatrix does not measure is left out (ctx, majf, minf, the per-sample bw/iops
 //! minima and maxima), never filled in. docs/fio.md lists which.
 
-use super::measured::{latency_shares, JobFigures, LatencyUnit, Side, PERCENTILES};
+use super::measured::{latency_shares, JobFigures, LatencyUnit, SampleLines, Side, PERCENTILES};
 use serde_json::{json, Map, Value};
 
 /// The document's fields besides its jobs; `jobs` holds the jobs given.
@@ -78,8 +78,6 @@ fn job(f: &JobFigures) -> Value {
     let options: Map<String, Value> =
         f.job.given.iter().filter(|(k, _)| k != "name").map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect();
     let (usr, sys) = f.cpu_percent();
-    let read_only = f.write.ios == 0;
-    let write_only = f.read.ios == 0;
     let all = f.all_latency();
     let mut entry = json!({
         "jobname": f.job.name,
@@ -88,8 +86,8 @@ fn job(f: &JobFigures) -> Value {
         "eta": 0,
         "elapsed": f.wall_ns.div_ceil(1_000_000_000),
         "job options": options,
-        "read": side(&f.read, f.wall_ns, f.iops_stddev(read_only)),
-        "write": side(&f.write, f.wall_ns, f.iops_stddev(write_only)),
+        "read": side(&f.read, f.wall_ns, f.samples(false)),
+        "write": side(&f.write, f.wall_ns, f.samples(true)),
         "trim": side(&Side { bytes: 0, ios: 0, latency: Default::default(), split: None }, f.wall_ns, None),
         "job_runtime": f.wall_ns / 1_000_000,
         "usr_cpu": usr,
@@ -115,7 +113,7 @@ fn job(f: &JobFigures) -> Value {
 /// return; fio's zeros with N 0 for a synchronous engine, as fio writes them for psync),
 /// clat_ns (to its completion, with fio's percentiles) and lat_ns (issue to completion, its
 /// summary only, as fio writes it without lat_percentiles).
-fn side(s: &Side, wall_ns: u64, iops_stddev: Option<f64>) -> Value {
+fn side(s: &Side, wall_ns: u64, samples: Option<SampleLines>) -> Value {
     let bw_bytes = s.bytes_per_sec(wall_ns);
     let mut v = json!({
         "io_bytes": s.bytes,
@@ -129,14 +127,32 @@ fn side(s: &Side, wall_ns: u64, iops_stddev: Option<f64>) -> Value {
         "clat_ns": latency(s.clat(), true),
         "lat_ns": latency(&s.latency, false),
     });
-    // fio-plot reads iops_stddev of every job: null where it was not measured (a mixed job's
-    // seconds count both directions; under two whole seconds there is no spread).
-    v["iops_stddev"] = match (s.ios, iops_stddev) {
-        (0, _) => Value::from(0.0),
-        (_, Some(sd)) => Value::from(sd),
-        (_, None) => Value::Null,
-    };
+    match samples.filter(|_| s.ios > 0) {
+        Some(SampleLines { bw_kib: bw, iops }) => {
+            let fields = json!({
+                "bw_min": bw.min, "bw_max": bw.max, "bw_agg": share_of(bw.mean, bw_bytes / 1024.0),
+                "bw_mean": bw.mean, "bw_dev": bw.stdev, "bw_samples": bw.count,
+                "iops_min": iops.min, "iops_max": iops.max, "iops_mean": iops.mean,
+                "iops_stddev": iops.stdev, "iops_samples": iops.count,
+            });
+            if let (Value::Object(v), Value::Object(fields)) = (&mut v, fields) {
+                v.extend(fields);
+            }
+        }
+        // fio-plot reads iops_stddev of every job: null where it was not measured (the job ran
+        // under one whole interval), 0 for a direction with no request.
+        None => v["iops_stddev"] = if s.ios == 0 { Value::from(0.0) } else { Value::Null },
+    }
     v
+}
+
+/// fio's `per=`: the mean sample's share of the direction's whole bandwidth, in percent, at
+/// most 100 (fio's p_of_agg).
+pub fn share_of(mean_kib: f64, aggregate_kib: f64) -> f64 {
+    if aggregate_kib <= 0.0 {
+        return 100.0;
+    }
+    (mean_kib * 100.0 / aggregate_kib).min(100.0)
 }
 
 /// A latency histogram's summary, with fio's percentiles where `percentiles`.
@@ -208,7 +224,7 @@ mod tests {
                 split: None,
             },
             write: Side { bytes: 0, ios: 0, latency: Default::default(), split: None },
-            ops_per_second: vec![3, 4, 1],
+            series: None,
             backend: "psync".into(),
             disk: None,
         }

@@ -64,10 +64,10 @@ pub struct JobFigures {
     pub clients: usize,
     pub read: Side,
     pub write: Side,
-    /// Requests completed in each second of the cell (reads and writes together).
-    pub ops_per_second: Vec<u64>,
     /// iomatrix's backend that ran it (io_uring for fio's libaio).
     pub backend: String,
+    /// The job's figures over time (fio's bw and iops samples come from its whole intervals).
+    pub series: Option<iomatrix_stats::Series>,
     /// The target's block device and what it did while the job ran (everyone's requests: fio's
     /// "Disk stats"); None where the target has no device here (tmpfs, a server's folder).
     pub disk: Option<(String, iomatrix_environment::DiskCounters)>,
@@ -91,8 +91,8 @@ impl JobFigures {
             clients: cell.clients,
             read: Side::of(figures.read_bytes, blob("latency.read"), slat.map(|s| s[0]), blob("clat.read")),
             write: Side::of(figures.write_bytes, blob("latency.write"), slat.map(|s| s[1]), blob("clat.write")),
-            ops_per_second: figures.per_second.iter().map(|s| s.ops).collect(),
             backend: cell.backend.clone(),
+            series: cell.series(),
             disk: cell.figures().machine.and_then(|m| m.device.zip(m.device_activity)),
         })
     }
@@ -110,19 +110,54 @@ impl JobFigures {
         all.merge(self.write.clat());
         all
     }
+}
 
-    /// The standard deviation of the per-second request counts, where the job has one direction
-    /// only (the per-second counts hold both) and two whole seconds or more; None otherwise.
-    pub fn iops_stddev(&self, side_has_all: bool) -> Option<f64> {
-        // The last second is cut short by the cell's end: only whole seconds count.
-        let whole = &self.ops_per_second[..self.ops_per_second.len().saturating_sub(1)];
-        let n = whole.len();
-        if !side_has_all || n < 2 {
-            return None;
-        }
-        let mean = whole.iter().sum::<u64>() as f64 / n as f64;
-        let var = whole.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-        Some(var.sqrt())
+/// One direction's bandwidth (KiB/s) and IOPS samples, as fio's `bw (KiB/s):` and `iops :` lines
+/// and its JSON's bw_* and iops_* fields give them.
+pub struct SampleLines {
+    pub bw_kib: Samples,
+    pub iops: Samples,
+}
+
+/// The spread of per-interval figures: fio's calc_lat over its samples (whole numbers, as fio
+/// keeps each sample; the deviation over n - 1, 0 for one sample).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Samples {
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    pub stdev: f64,
+    pub count: u64,
+}
+
+impl Samples {
+    fn of(values: &[u64]) -> Option<Samples> {
+        let n = values.len();
+        let (min, max) = (*values.iter().min()?, *values.iter().max()?);
+        let mean = values.iter().sum::<u64>() as f64 / n as f64;
+        let stdev = if n < 2 {
+            0.0
+        } else {
+            (values.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+        };
+        Some(Samples { min, max, mean, stdev, count: n as u64 })
+    }
+}
+
+impl JobFigures {
+    /// The reads' (or writes') samples: one per whole interval of the series (the last, cut
+    /// short by the job's end, is no sample); None without a whole interval.
+    pub fn samples(&self, writes: bool) -> Option<SampleLines> {
+        let series = self.series.as_ref()?;
+        let whole = series.intervals.iter().filter(|i| i.length_ns == series.interval_ns && i.length_ns > 0);
+        let (bw, iops): (Vec<u64>, Vec<u64>) = whole
+            .map(|i| {
+                let (bytes, ops) = if writes { (i.write_bytes, i.writes) } else { (i.read_bytes, i.reads) };
+                let per_sec = |x: f64| (x * 1e9 / i.length_ns as f64) as u64;
+                (per_sec(bytes as f64 / 1024.0), per_sec(ops as f64))
+            })
+            .unzip();
+        Some(SampleLines { bw_kib: Samples::of(&bw)?, iops: Samples::of(&iops)? })
     }
 }
 

@@ -5,7 +5,7 @@
 //! lines, context switches, IO depth shares) is not printed as zeros: one line of each job's
 //! block names it.
 
-use super::measured::{latency_shares, JobFigures, LatencyUnit, Side, PERCENTILES};
+use super::measured::{latency_shares, JobFigures, LatencyUnit, SampleLines, Side, PERCENTILES};
 use super::options::FioJob;
 use std::fmt::Write;
 
@@ -16,9 +16,7 @@ const PERCENTILE_LABELS: [&str; 17] = [
 ];
 
 /// The line that names what fio's block has and this one leaves out, unmeasured.
-const NOT_MEASURED: &str =
-    "  not measured by iomatrix: bw and iops sample lines (not yet), ctx, majf, minf, IO depths, \
-                            submit, complete, short, dropped\n";
+const NOT_MEASURED: &str = "  not measured by iomatrix: ctx, majf, minf, IO depths, submit, complete, short, dropped\n";
 
 /// fio's line for one job before it starts.
 pub fn job_line(group: usize, job: &FioJob) -> String {
@@ -80,11 +78,12 @@ fn job_block(f: &JobFigures) -> String {
         "{}: (groupid={}, jobs={}): err={err}: iomatrix run #{}",
         f.job.name, f.group, f.clients, f.run_id
     );
-    for (word, side) in [("read", &f.read), ("write", &f.write)] {
+    for (word, side, writes) in [("read", &f.read, false), ("write", &f.write, true)] {
         if side.ios == 0 {
             continue;
         }
         out += &side_block(word, side, f.wall_ns);
+        out += &sample_lines(f.samples(writes).as_ref(), side.bytes_per_sec(f.wall_ns) / 1024.0);
     }
     // fio's share lines: every bucket that holds a request, five to a line; a share under
     // 0.01% is printed as 0.01% (fio's stat_calc_lat).
@@ -129,6 +128,34 @@ fn side_block(word: &str, s: &Side, wall_ns: u64) -> String {
     out += &latency_line(" lat", l.min_ns, l.max_ns, l.mean_ns, s.latency.stddev_ns());
     let points: Vec<u64> = PERCENTILES.iter().map(|p| clat.quantile_ns(p / 100.0)).collect();
     out += &percentile_block(&points);
+    out
+}
+
+/// fio's `bw (KiB/s):` and `iops :` lines (its show_ddir_status), from the samples of the job's
+/// whole intervals; where it ran under one interval, the line that says there is none.
+fn sample_lines(samples: Option<&SampleLines>, aggregate_kib: f64) -> String {
+    let Some(SampleLines { bw_kib: bw, iops }) = samples else {
+        return "   bw and iops: no sample (the job ran under one whole interval; iomatrix fio takes one each 500 ms, \
+                as fio's bwavgtime)\n"
+            .to_string();
+    };
+    // Past 1 GiB/s fio gives the bandwidth in MiB/s (its `mean > fkb_base * fkb_base`); the
+    // unit in fio's `%5s`.
+    let (unit, scale) = if bw.mean > 1024.0 * 1024.0 { ("  MiB", 1024) } else { ("  KiB", 1) };
+    let mut out = format!(
+        "   bw ({unit}/s): min={:5}, max={:5}, per={:3.2}%, avg={:5.02}, stdev={:5.02}, samples={}\n",
+        bw.min / scale,
+        bw.max / scale,
+        super::json::share_of(bw.mean, aggregate_kib),
+        bw.mean / scale as f64,
+        bw.stdev / scale as f64,
+        bw.count
+    );
+    let _ = writeln!(
+        out,
+        "   iops        : min={:5}, max={:5}, avg={:5.02}, stdev={:5.02}, samples={}",
+        iops.min, iops.max, iops.mean, iops.stdev, iops.count
+    );
     out
 }
 

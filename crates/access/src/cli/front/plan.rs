@@ -112,6 +112,9 @@ fn flags_of(job: &FioJob, db: &Path, labels: &[String], under_mpi: bool) -> Resu
         engine.to_string(),
     ];
     flags.extend(limit);
+    // fio's bw and iops samples are taken each 500 ms (its bwavgtime and iopsavgtime): so are
+    // the job's figures over time, which the sample lines are made of.
+    flags.extend(["--interval".to_string(), "500ms".to_string()]);
     flags.extend(warm_up_and_distribution_flags(job));
     if let Some(iops) = job.paced_iops().map_err(named)? {
         flags.extend(["--rate".to_string(), iops.to_string()]);
