@@ -38,9 +38,10 @@ fn a_curve_on_a_2000_iops_device_finds_its_maximum_and_meets_each_offered_rate()
     dev.set(ThrottleLimit::ReadIops, LIMIT as u64);
     let sb = Sandbox::new();
     // A warm-up at each point's own load: the throttle's first slice lets a burst through, which
-    // a cell that began with it would count (the maximum measured 2,050 without one). And a pause
-    // between cells, so that each begins on a throttle slice of its own.
-    let args = ["--qd", "8", "--duration", "3s", "--ramp", "500ms", "--between-cells", "sleep 0.3"];
+    // a cell that began with it would count (the maximum measured 2,050 without one). 4 s cells:
+    // the throttle allows up to a slice's worth (200 requests) ahead of its rate, which over 3 s
+    // measured up to 2,059. And a pause between cells, so each begins on a slice of its own.
+    let args = ["--qd", "8", "--duration", "4s", "--ramp", "500ms", "--between-cells", "sleep 0.3"];
     let args = [&args[..], &["--curve", "10,50,90", "--arrivals", "uniform"]].concat();
     let out = on_device(&sb, &dev, &[&args[..], &["--stop-curve", "p99:500ms"]].concat()).output().unwrap();
     assert_success(&out);
@@ -70,7 +71,7 @@ fn a_curve_on_a_2000_iops_device_finds_its_maximum_and_meets_each_offered_rate()
         // Zero, but for a stall of the throttle (up to a slice) at the cell's very end that fills
         // every slot: measured 0 in most runs, 5 of 5,500 once at 90%.
         let backlog = open["backlog"].as_f64().unwrap();
-        assert!(backlog <= offered * 3.0 * 0.01, "below the maximum next to nothing is left unissued: {open}");
+        assert!(backlog <= offered * 4.0 * 0.01, "below the maximum next to nothing is left unissued: {open}");
     }
     // Not asserted: that the mean rises with the load. The throttle holds some requests for up
     // to a slice (100 ms) even below its limit, and how many is not monotonic in the load: the
