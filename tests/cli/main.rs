@@ -19,6 +19,7 @@ mod compare_n_sides;
 mod cpu_per_request;
 mod cpu_rows;
 mod crash;
+mod curve;
 mod database;
 mod database_safety;
 mod dbench;

@@ -104,6 +104,15 @@ pub struct AccessCellFigures {
     /// is the cell's `clat.read` and `clat.write` histograms).
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub slat: Option<[Moments; 2]>,
+    /// Open loop (`--arrivals`, a curve's points): the rate offered, all clients together, and
+    /// the requests issued late and the arrivals never issued. Its latencies count from each
+    /// request's intended start. None for a closed loop, and in runs stored before it.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<crate::OpenLoop>,
+    /// A point of a curve (`--curve`): the curve's figures up to and with this point; the last
+    /// stored point of a curve holds the curve's own.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub curve: Option<crate::curve::CurveFigures>,
 }
 
 /// A side's latency as stored: the suite's summary, or an import's partial one (Iometer keeps

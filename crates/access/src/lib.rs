@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod cli;
+pub mod curve;
 pub mod figures;
 pub mod fio_words;
 pub mod import;
@@ -30,4 +31,6 @@ pub use plan::{
     AccessCell, AccessPlan, CellSetting, Interleave, Limit, Pin, Prepare, Protocol, RequestNeeds, SharedFile,
     LAY_OUT_PIECE,
 };
-pub use runner::{execute, execute_at, latency_clock, latency_clock_source, AccessFigures, AccessResult, Live, Second};
+pub use runner::{
+    execute, execute_at, latency_clock, latency_clock_source, AccessFigures, AccessResult, Live, OpenLoop, Second,
+};

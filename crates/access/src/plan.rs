@@ -92,6 +92,16 @@ pub struct AccessPlan {
         skip_serializing_if = "iomatrix_harness::series::is_default_interval"
     )]
     pub series_interval_ns: u64,
+    /// Open loop (`--arrivals`): requests start at intended times at the offered rate
+    /// (`rate_iops`, or a curve's point), each request's latency counted from its intended start;
+    /// None: closed loop, where `rate_iops` paces issues as fio's rate_iops does. Written only
+    /// when given: runs stored before it were closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<iomatrix_random::Arrival>,
+    /// `--curve`: every setting measured as a throughput-latency curve (its maximum, then
+    /// open-loop points). Written only when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<crate::curve::Curve>,
 }
 
 /// Whether each client works on a file of its own or every client on one shared file.
@@ -364,6 +374,9 @@ pub struct AccessCell {
     /// Which sample of its setting, from 1.
     #[serde(default)]
     pub repeat: u32,
+    /// The load it was offered as a point of a curve (`--curve`); None for a cell of no curve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<iomatrix_core::CurveLoad>,
 }
 
 impl AccessCell {
@@ -383,6 +396,7 @@ impl AccessCell {
             read_percent: self.read_percent.into(),
             random_percent: self.random_percent.into(),
             queue_depth: self.queue_depth.into(),
+            load: self.load,
         }
     }
 }
@@ -424,20 +438,33 @@ impl AccessPlan {
                             continue;
                         }
                         for repeat in 1..=self.repeats.max(1) {
-                            cells.push(AccessCell {
-                                index: cells.len(),
-                                block_size,
-                                read_percent,
-                                random_percent,
-                                queue_depth,
-                                repeat,
-                            });
+                            for load in self.loads() {
+                                cells.push(AccessCell {
+                                    index: cells.len(),
+                                    block_size,
+                                    read_percent,
+                                    random_percent,
+                                    queue_depth,
+                                    repeat,
+                                    load,
+                                });
+                            }
                         }
                     }
                 }
             }
         }
         cells
+    }
+
+    /// The loads each setting runs at: its curve's maximum and points (`--curve`), or once.
+    fn loads(&self) -> Vec<Option<iomatrix_core::CurveLoad>> {
+        match &self.curve {
+            Some(curve) => {
+                std::iter::once(iomatrix_core::CurveLoad::Max).chain(curve.points.iter().copied()).map(Some).collect()
+            }
+            None => vec![None],
+        }
     }
 
     /// What each client holds for its requests in flight, at the plan's deepest cell:
@@ -612,6 +639,45 @@ impl AccessPlan {
         if self.rate_iops == Some(0) {
             return Err(UsageError::new("--rate 0: give a positive number of requests per second, or no --rate"));
         }
+        self.check_open_loop()
+    }
+
+    /// `--arrivals` and `--curve`: an offered rate to arrive at, a time per cell to fit it in, and
+    /// rates within what a client schedules.
+    fn check_open_loop(&self) -> Result<(), UsageError> {
+        if self.arrivals.is_none() && self.curve.is_none() {
+            return Ok(());
+        }
+        let Limit::DurationMs(ms) = self.limit else {
+            return Err(UsageError::new(
+                "--arrivals and --curve offer requests at a rate for a time: give --duration, not --bytes",
+            ));
+        };
+        if let (Some(_), Some(rate)) = (&self.curve, self.rate_iops) {
+            return Err(UsageError::new(format!(
+                "--curve with --rate {rate}: the curve sets each point's rate (its maximum first, then its points); \
+                 leave --rate out"
+            )));
+        }
+        if self.curve.is_none() && self.rate_iops.is_none() {
+            return Err(UsageError::new(
+                "--arrivals needs a rate to arrive at: give --rate N (requests a second per client), or --curve",
+            ));
+        }
+        if let Some(rate) = self.rate_iops {
+            crate::curve::check_rate(&format!("--rate {rate}"), rate as f64, ms)?;
+        }
+        let absolute = self.curve.iter().flat_map(|c| &c.points).filter_map(|p| match p {
+            iomatrix_core::CurveLoad::Rate(r) => Some(*r),
+            _ => None,
+        });
+        for rate in absolute {
+            crate::curve::check_rate(
+                &format!("--curve point {rate}/s over {} client(s)", self.clients),
+                rate as f64 / self.clients.max(1) as f64,
+                ms,
+            )?;
+        }
         Ok(())
     }
 
@@ -752,7 +818,41 @@ mod tests {
             pin: Pin::Shallow,
             shared_file: SharedFile::PerClient,
             series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
+            arrivals: None,
+            curve: None,
         }
+    }
+
+    #[test]
+    fn a_curve_is_its_maximum_then_its_points_for_each_setting() {
+        let curve = crate::curve::Curve { points: crate::curve::parse_points("").unwrap(), stop: None };
+        let p =
+            AccessPlan { curve: Some(curve), read_percents: vec![100], block_sizes: vec![ByteSize(4 * KIB)], ..plan() };
+        let cells = p.cells();
+        assert_eq!(cells.len(), 2 * 7, "two depths, each a maximum and vdbench's six points");
+        assert_eq!(cells[0].describe(), "4k qd=1 read=100% random=100% load=max");
+        assert_eq!(cells[1].describe(), "4k qd=1 read=100% random=100% load=10%");
+        assert_eq!(cells[7].describe(), "4k qd=32 read=100% random=100% load=max");
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(serde_json::from_value::<AccessPlan>(json).unwrap(), p);
+        assert!(serde_json::to_value(plan()).unwrap().get("curve").is_none(), "a plan of no curve stores as before");
+    }
+
+    #[test]
+    fn open_loop_needs_a_rate_a_time_and_room_for_its_arrivals() {
+        let err = |p: AccessPlan| p.validate(32768).unwrap_err().to_string();
+        let open = AccessPlan { arrivals: Some(iomatrix_random::Arrival::Poisson), rate_iops: Some(1000), ..plan() };
+        assert!(open.validate(32768).is_ok());
+        assert!(err(AccessPlan { rate_iops: None, ..open.clone() }).contains("needs a rate"));
+        assert!(err(AccessPlan { limit: Limit::Bytes(1 << 20), ..open.clone() }).contains("not --bytes"));
+        assert!(err(AccessPlan { rate_iops: Some(50), ..open.clone() }).contains("fewer than the 10"));
+        assert!(err(AccessPlan { rate_iops: Some(2_000_000), ..open.clone() }).contains("less than 1 us apart"));
+        let curve = crate::curve::Curve { points: crate::curve::parse_points("100/s,1000/s").unwrap(), stop: None };
+        let curved = AccessPlan { curve: Some(curve), clients: 2, ..plan() };
+        // 100/s over two clients for 100 ms: 5 arrivals each.
+        assert!(err(curved.clone()).contains("--curve point 100/s over 2 client(s)"));
+        assert!(err(AccessPlan { rate_iops: Some(10), limit: Limit::DurationMs(10_000), ..curved })
+            .contains("leave --rate out"));
     }
 
     #[test]

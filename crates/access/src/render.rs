@@ -17,11 +17,14 @@ pub fn table(run: &StoredRun) -> String {
     // io_uring cells say what each request cost the clients' threads: how io_uring tools are
     // judged beside each other (fio's usr_cpu and sys_cpu, t/io_uring's IOPS per core).
     let per_request = run.cell_results.iter().any(|c| c.backend == BackendKind::IoUring.name());
-    let mut columns = vec![
-        Column::right("bs", 6),
-        Column::right("read", 5),
-        Column::right("rand", 5),
-        Column::right("qd", 4),
+    // A curve's points share their setting: their load tells them apart.
+    let curved = run.cell_results.iter().any(|c| figures(c).mix.load.is_some());
+    let mut columns =
+        vec![Column::right("bs", 6), Column::right("read", 5), Column::right("rand", 5), Column::right("qd", 4)];
+    if curved {
+        columns.push(Column::right("load", 6));
+    }
+    columns.extend([
         Column::right("IOPS", 10),
         Column::right("MiB/s", 9),
         Column::right("rd mean", 9).gap(" | "),
@@ -32,7 +35,7 @@ pub fn table(run: &StoredRun) -> String {
         Column::right("wr p50", 9).gap(" | "),
         Column::right("wr p99", 9),
         Column::right("CPU%", 5).gap(" | "),
-    ];
+    ]);
     if per_request {
         columns.push(Column::right("usr/IO", 9));
         columns.push(Column::right("sys/IO", 9));
@@ -52,6 +55,11 @@ pub fn table(run: &StoredRun) -> String {
             format!("{}%", f.mix.read_percent),
             format!("{}%", f.mix.random_percent),
             f.mix.queue_depth.to_string(),
+        ];
+        if curved {
+            row.push(f.mix.load.map_or("-".into(), |l| l.to_string()));
+        }
+        row.extend([
             figure(IOPS),
             figure(MIB_PER_SEC),
             latency(f.read.mean_ns),
@@ -62,7 +70,7 @@ pub fn table(run: &StoredRun) -> String {
             lat(f.write.p50_ns),
             lat(f.write.p99_ns),
             c.cpu_percent.map_or("-".into(), |p| human::fixed(p, 0)),
-        ];
+        ]);
         if per_request {
             row.push(marked(c.state.kind, || cpu_per_request(c, c.user_ns)));
             row.push(marked(c.state.kind, || cpu_per_request(c, c.sys_ns)));
@@ -83,7 +91,83 @@ pub fn table(run: &StoredRun) -> String {
         out.push_str(MARKS_LEGEND);
         out.push('\n');
     }
+    out.push_str(&curves(run));
     out + &iomatrix_report::text::clients::table(run, &CLIENT_COLUMNS)
+}
+
+/// Each throughput-latency curve of the run (`--curve`) as a table of its points, with its
+/// figures under it: the maximum within the bound and SPEC SFS 2014's overall response time.
+fn curves(run: &StoredRun) -> String {
+    let points: Vec<(&CellRow, AccessCellFigures)> =
+        run.cell_results.iter().map(|c| (c, figures(c))).filter(|(_, f)| f.curve.is_some()).collect();
+    let mut out = String::new();
+    // A curve starts at its maximum.
+    for curve in points.chunk_by(|_, (_, next)| next.mix.load != Some(iomatrix_core::CurveLoad::Max)) {
+        out.push_str(&curve_table(curve));
+    }
+    out
+}
+
+/// One curve's points (its maximum first) and its figures, from its last stored point.
+fn curve_table(points: &[(&CellRow, AccessCellFigures)]) -> String {
+    let Some((_, first)) = points.first() else { return String::new() };
+    let Some(last) = points.last().and_then(|(_, f)| f.curve.clone()) else { return String::new() };
+    let mut table = Table::new(vec![
+        Column::right("load", 6),
+        Column::right("offered", 9),
+        Column::right("IOPS", 9),
+        Column::right("mean", 9).gap(" | "),
+        Column::right("p50", 9),
+        Column::right("p99", 9),
+        Column::right("p99.9", 9),
+        Column::right("max", 9),
+        Column::right("CPU%", 5).gap(" | "),
+        Column::right("late", 7),
+        Column::right("backlog", 7),
+        Column::right("bound", 5),
+    ]);
+    for (c, f) in points {
+        let curve = f.curve.clone().unwrap_or_default();
+        let l = curve.latency.unwrap_or_default();
+        let open = f.open_loop;
+        table.row(vec![
+            f.mix.load.map_or("-".into(), |l| l.to_string()),
+            open.map_or("closed".into(), |o| human::fixed(o.offered_per_sec, 0)),
+            marked(c.state.kind, || human::fixed(f.iops, 0)),
+            latency(l.mean_ns),
+            latency(l.p50_ns as f64),
+            latency(l.p99_ns as f64),
+            latency(l.p99_9_ns as f64),
+            latency(l.max_ns as f64),
+            c.cpu_percent.map_or("-".into(), |p| human::fixed(p, 0)),
+            open.map_or("-".into(), |o| o.late.to_string()),
+            open.map_or("-".into(), |o| o.backlog.to_string()),
+            match (curve.bound, curve.past_bound) {
+                (None, _) => "-".into(),
+                (Some(_), true) => "past".into(),
+                (Some(_), false) => "meets".into(),
+            },
+        ]);
+    }
+    let name =
+        AccessCellFigures::name(first.block_size.unwrap_or(0), &iomatrix_core::IoMix { load: None, ..first.mix });
+    let within = match (last.bound, last.max_within_bound_iops) {
+        (Some(bound), Some(iops)) => format!("{} IOPS within {bound}", human::fixed(iops, 0)),
+        (Some(bound), None) => format!("no load point within {bound}"),
+        (None, _) => format!("{} IOPS at most (no bound: --stop-curve)", human::fixed(last.peak_iops, 0)),
+    };
+    let ort = last.overall_response_time_ns.map_or("- (fewer than two open-loop points)".into(), latency);
+    let mut out = format!(
+        "\ncurve {name}: maximum {} IOPS (closed loop, latency from issue; the points after it are open loop, \
+         latency from each request's intended start)\n{}",
+        human::fixed(last.max_iops, 0),
+        table.render()
+    );
+    out += &format!("maximum within the bound: {within}\noverall response time (SPEC SFS 2014): {ort}\n");
+    if let Some(ended) = &last.ended {
+        out += &format!("{ended}\n");
+    }
+    out
 }
 
 /// Under a table with the page cache's column: what it is, where the run's `prepare` condition says how.

@@ -2,6 +2,7 @@
 //! in flight, timestamps each at submission and completion, and records the
 //! latency in HDR histograms (reads and writes apart) and a per-second series.
 
+use crate::curve::{CurveFigures, Judge};
 use crate::plan::{AccessCell, AccessPlan, Interleave, Limit, Prepare, SharedFile, LAY_OUT_PIECE};
 use crate::split::SubmitSplit;
 use iomatrix_backend::{
@@ -10,9 +11,11 @@ use iomatrix_backend::{
 };
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
 use iomatrix_core::figures::CachedAtStart;
-use iomatrix_random::{Generator, Places};
+use iomatrix_core::CurveLoad;
+use iomatrix_random::{Arrival, Arrivals, Generator, Places, LATE_NS};
 use iomatrix_stats::{ClientSeries, Latency, Measured, SeriesRecorder, Span};
 use iomatrix_verify::{Content, Tally};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -68,6 +71,40 @@ pub struct AccessFigures {
     /// None where every request was issued and completed by one call (psync, sync, mmap).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<Box<SubmitSplit>>,
+    /// Open loop: what this client was offered, and its late requests and backlog.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open: Option<OpenLoop>,
+    /// The cell is a point of a curve that its bound ended before it (`--stop-curve`): the client
+    /// left it out, and so is it from the run.
+    #[serde(default)]
+    pub skipped: bool,
+}
+
+/// An open-loop cell's load: requests arriving at intended times at a rate (`--arrivals`), each
+/// timed from its intended start.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct OpenLoop {
+    /// How the arrivals were spaced.
+    pub arrivals: Arrival,
+    /// Requests a second offered (of a client, or of all clients once merged).
+    pub offered_per_sec: f64,
+    /// Requests issued more than 1 ms after their intended start (a full queue, a slow issue):
+    /// still issued, and timed from their intended start.
+    pub late: u64,
+    /// Arrivals due before the cell's end that were never issued.
+    pub backlog: u64,
+}
+
+impl OpenLoop {
+    /// The clients' loads together: their rates, late requests and backlogs added.
+    pub fn sum<'a>(each: impl Iterator<Item = &'a OpenLoop>) -> Option<OpenLoop> {
+        each.copied().reduce(|a, b| OpenLoop {
+            arrivals: a.arrivals,
+            offered_per_sec: a.offered_per_sec + b.offered_per_sec,
+            late: a.late + b.late,
+            backlog: a.backlog + b.backlog,
+        })
+    }
 }
 
 impl AccessFigures {
@@ -123,6 +160,10 @@ pub struct AccessResult {
     pub cached_at_start: Option<CachedAtStart>,
     /// The clients' submission and completion latencies apart, where their requests were queued.
     pub split: Option<SubmitSplit>,
+    /// Open loop: the clients' offered rates, late requests and backlogs, added.
+    pub open: Option<OpenLoop>,
+    /// A point of a curve: the curve's figures so far (set at the leader as the point is stored).
+    pub curve: Option<CurveFigures>,
 }
 
 impl AccessResult {
@@ -156,6 +197,8 @@ impl AccessResult {
         let intervals = iomatrix_stats::Series::merge(&clients.iter().map(|c| &c.intervals).collect::<Vec<_>>());
         AccessResult {
             intervals,
+            open: OpenLoop::sum(clients.iter().filter_map(|c| c.open.as_ref())),
+            curve: None,
             split: SubmitSplit::merged(clients.iter().filter_map(|c| c.split.as_deref())),
             verify: Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref())),
             cached_at_start,
@@ -191,6 +234,18 @@ impl AccessResult {
     pub fn slowest(&self) -> Option<&AccessFigures> {
         iomatrix_harness::clients::slowest(&self.clients, AccessFigures::iops)
     }
+
+    /// Every request's latency, reads and writes together.
+    pub fn latency(&self) -> Latency {
+        let mut all = self.reads.clone();
+        all.merge(&self.writes);
+        all
+    }
+
+    /// Whether every client left the cell out (a curve's point after its bound ended it).
+    fn left_out(&self) -> bool {
+        !self.clients.is_empty() && self.clients.iter().all(|c| c.skipped)
+    }
 }
 
 impl AccessFigures {
@@ -217,9 +272,12 @@ impl AccessFigures {
 
 /// What the clients publish once a second for a live display: the last
 /// second's requests and bytes per client and its p99 latency.
+/// It also carries, from the leader to the clients of this process, the cells a curve's bound
+/// ended before they ran (`--stop-curve`, refused under MPI, whose ranks share no memory).
 pub struct Live {
     clients: Vec<LiveClient>,
     cell: AtomicUsize,
+    left_out: Mutex<BTreeSet<usize>>,
 }
 
 #[derive(Default)]
@@ -232,7 +290,26 @@ struct LiveClient {
 impl Live {
     /// A display for `clients` clients, all at zero.
     pub fn new(clients: usize) -> Live {
-        Live { clients: (0..clients).map(|_| LiveClient::default()).collect(), cell: AtomicUsize::new(0) }
+        Live {
+            clients: (0..clients).map(|_| LiveClient::default()).collect(),
+            cell: AtomicUsize::new(0),
+            left_out: Mutex::new(BTreeSet::new()),
+        }
+    }
+
+    /// The cells the leader left out: the rest of a curve its bound ended.
+    pub fn cells_left_out(&self) -> usize {
+        self.left_out.lock().map_or(0, |l| l.len())
+    }
+
+    fn leave_out(&self, cells: impl Iterator<Item = usize>) {
+        if let Ok(mut l) = self.left_out.lock() {
+            l.extend(cells);
+        }
+    }
+
+    fn is_left_out(&self, cell: usize) -> bool {
+        self.left_out.lock().is_ok_and(|l| l.contains(&cell))
     }
     /// (cell index, requests/s, bytes/s, worst client's p99 in ns) over the last second.
     pub fn snapshot(&self) -> (usize, u64, u64, u64) {
@@ -307,6 +384,7 @@ pub fn execute_at<E: std::fmt::Display>(
     let on_host: Vec<usize> = (0..group.size()).map(|rank| group.place_on_host(rank)).collect();
     // Read here: an MPI group is not shared with the clients' threads.
     let clients = group.size();
+    let mut judge = Judge::default();
     lead(
         group,
         setup,
@@ -332,10 +410,33 @@ pub fn execute_at<E: std::fmt::Display>(
                 cpus: None,
                 place_on_host: on_host.get(rank).copied().unwrap_or(rank),
                 clients,
+                curve_max: None,
             }
         },
-        |index, gathered| on_cell(&AccessResult::merge(cells[index], gathered)),
+        |index, gathered| {
+            let mut result = AccessResult::merge(cells[index], gathered);
+            if result.left_out() {
+                return Ok(());
+            }
+            judge_point(&mut judge, plan, &cells, &mut result, live);
+            on_cell(&result)
+        },
     )
+}
+
+/// At the leader, a point of a curve just merged: the curve's figures so far go with it, and
+/// where its bound ends the curve here, the curve's remaining cells are left out.
+fn judge_point(judge: &mut Judge, plan: &AccessPlan, cells: &[AccessCell], result: &mut AccessResult, live: &Live) {
+    let (Some(load), Some(curve)) = (result.cell.load, &plan.curve) else { return };
+    if load == CurveLoad::Max {
+        *judge = Judge::new(curve.stop);
+    }
+    let (figures, ends) = judge.see(load, result.iops, &result.latency());
+    if ends {
+        let rest = cells[result.cell.index + 1..].iter().take_while(|c| c.load != Some(CurveLoad::Max));
+        live.leave_out(rest.map(|c| c.index));
+    }
+    result.curve = Some(figures);
 }
 
 /// The one file every client shares under `--shared-file interleaved`: `access-shared.dat` in
@@ -372,8 +473,12 @@ struct Client<'a> {
     cpus: Option<Cpus>,
     /// Where the client stands among the clients on its host (its CPU where `--pin` keeps it).
     place_on_host: usize,
-    /// Clients in the run: those sharing the file under `--shared-file interleaved`.
+    /// Clients in the run: those sharing the file under `--shared-file interleaved`, and those
+    /// an absolute rate of a curve is split over.
     clients: usize,
+    /// This client's own rate at its curve's maximum (requests a second), once measured: its
+    /// share of each point at a percentage of the maximum.
+    curve_max: Option<f64>,
 }
 
 /// A client thread's CPUs under `--pin shallow|spread`.
@@ -452,6 +557,10 @@ impl ClientWork for Client<'_> {
         // The file stays: the working folder goes at the end with it, or
         // stays with it under --keep.
         let cell = self.cells[index];
+        if self.live.is_left_out(index) {
+            return Ok(self.left_out());
+        }
+        let offered = self.offered(&cell)?;
         let kept_on = self.place_for(cell.queue_depth)?;
         // A shared file is laid out in the cell's own transfers: the interleave depends on them.
         let piece = match self.plan.shared_file {
@@ -466,10 +575,68 @@ impl ClientWork for Client<'_> {
         self.laid_out = Some(laid_out.clone());
         laid_out?;
         let cached_at_start = self.set_cache_state()?;
-        let mut figures = self.run_cell(&cell, start)?;
+        let mut figures = self.run_cell(&cell, start, offered)?;
         figures.cached_at_start = cached_at_start;
         figures.cpu = kept_on;
+        if cell.load == Some(CurveLoad::Max) {
+            self.curve_max = Some(figures.iops());
+        }
         Ok(figures)
+    }
+}
+
+/// What an open-loop cell offers one client: its arrivals' spacing and rate, and their seed.
+#[derive(Debug, Clone, Copy)]
+struct Offered {
+    arrival: Arrival,
+    per_sec: f64,
+    seed: u64,
+}
+
+/// Seeds a client's arrivals apart from its offsets and mix.
+const ARRIVALS_STREAM: u64 = 0xA441_7A15;
+
+impl Client<'_> {
+    /// The load `cell` offers this client in open loop; None in closed loop (no `--arrivals`, or
+    /// a curve's maximum). A point at a percentage of the maximum offers that share of the rate
+    /// the client achieved at it; an absolute rate is split evenly over the clients.
+    fn offered(&self, cell: &AccessCell) -> Result<Option<Offered>, ClientFailure> {
+        let per_sec = match (cell.load, self.plan.arrivals, self.plan.rate_iops) {
+            (None, Some(_), Some(rate)) => rate as f64,
+            (None | Some(CurveLoad::Max), _, _) => return Ok(None),
+            (Some(CurveLoad::Rate(total)), _, _) => total as f64 / self.clients.max(1) as f64,
+            (Some(CurveLoad::Percent(p)), _, _) => match self.curve_max {
+                Some(max) if max > 0.0 => max * f64::from(p) / 100.0,
+                _ => {
+                    return Err(ClientFailure::error(
+                        self.rank,
+                        format!(
+                            "client {} completed no request at its curve's maximum, so it has no share of it to \
+                             offer at {p}%; see the maximum's cell",
+                            self.rank
+                        ),
+                    ))
+                }
+            },
+        };
+        Ok(Some(Offered {
+            arrival: self.plan.arrivals.unwrap_or_default(),
+            per_sec,
+            seed: self.plan.seed ^ ((self.rank as u64) << 32) ^ cell.index as u64 ^ ARRIVALS_STREAM,
+        }))
+    }
+
+    /// The figures of a cell this client left out: none, and said so.
+    fn left_out(&self) -> AccessFigures {
+        let mut figures = Work { rank: self.rank, plan: self.plan, stop: self.stop, live: self.live, offered: None }
+            .figures(
+                Completed::new(self.plan.series_interval_ns),
+                Measured { start_ns: 0, end_ns: 0, cpu: Default::default() },
+                String::new(),
+                None,
+            );
+        figures.skipped = true;
+        figures
     }
 }
 
@@ -664,9 +831,14 @@ impl Client<'_> {
         }
     }
 
-    fn run_cell(&mut self, cell: &AccessCell, start: &mut Start<'_>) -> Result<AccessFigures, ClientFailure> {
+    fn run_cell(
+        &mut self,
+        cell: &AccessCell,
+        start: &mut Start<'_>,
+        offered: Option<Offered>,
+    ) -> Result<AccessFigures, ClientFailure> {
         let (rank, live, plan) = (self.rank, self.live, self.plan);
-        let work = Work { rank, plan, stop: self.stop, live };
+        let work = Work { rank, plan, stop: self.stop, live, offered };
         // Drawn before the barrier: a skewed distribution's table costs time no cell should hold.
         let mut requests = Requests::new(plan, cell, rank, self.interleave(cell.block_size.bytes()));
         // The open file borrows the client: its content is lent to the loop apart.
@@ -713,11 +885,14 @@ struct Work<'a> {
     plan: &'a AccessPlan,
     stop: &'a AtomicBool,
     live: &'a Live,
+    /// Open loop: the load the cell offers this client.
+    offered: Option<Offered>,
 }
 
 impl Work<'_> {
-    /// One cell's request loop: keep the queue full (as the pace allows), reap completions,
-    /// time and check each, publish the live line once a second (not while warming up).
+    /// One cell's request loop: keep the queue full (as the pace allows; in open loop, each
+    /// request issued at its arrival or as soon after as a slot is free), reap completions, time
+    /// and check each, publish the live line once a second (not while warming up).
     #[allow(clippy::too_many_arguments)]
     fn drive(
         &self,
@@ -751,36 +926,14 @@ impl Work<'_> {
         // Two clock reads per request: when it is issued and when its completion is seen. The
         // loop's own checks use the last completion's time (or, after waiting, a fresh one).
         let mut now_ns = 0u64;
+        // Open loop: once past the deadline, the arrivals that came before it still go into the
+        // slots free then (a client that woke late is no backlog); the rest are the backlog.
+        let mut swept = pace.open.is_none();
         loop {
-            let issuing = !self.stop.load(Ordering::Relaxed) && pace.issuing(now_ns);
-            if issuing {
-                while let Some(&slot) = slots.free.last() {
-                    if !pace.may_issue(|| since_start(clock.raw())) {
-                        break;
-                    }
-                    let (write, offset) = requests.next();
-                    if let (true, Some(c)) = (write, content.as_deref_mut()) {
-                        c.stamp(file.buffer(slot), offset);
-                    } else if write && requests.interleave.is_some() {
-                        tag_transfer(file.buffer(slot), self.rank, offset);
-                    }
-                    slots.issued_at[slot] = clock.raw();
-                    slots.writing[slot] = write;
-                    let req = Request { slot, write, offset, len: bs as usize };
-                    let outcome = file.submit(req).map_err(|e| self.failure(format!("submitting to {place}: {e}")))?;
-                    match outcome {
-                        Submitted::Busy => break,
-                        Submitted::Done | Submitted::Queued => {
-                            // A queued request's submission ends here: one clock read more.
-                            slots.submitted_at[slot] = if outcome == Submitted::Queued { clock.raw() } else { 0 };
-                            if content.is_some() {
-                                slots.mark_in_flight(slot, offset, bs, write);
-                            }
-                            slots.free.pop();
-                            pace.issued(bs);
-                        }
-                    }
-                }
+            let stopped = self.stop.load(Ordering::Relaxed);
+            let issuing = !stopped && pace.issuing(now_ns);
+            if issuing || (!stopped && !std::mem::replace(&mut swept, true)) {
+                self.issue(file, place, bs, &mut slots, &mut pace, requests, content.as_deref_mut(), &since_start)?;
             }
             if file.in_flight() == 0 && completions.is_empty() {
                 if !issuing {
@@ -790,7 +943,12 @@ impl Work<'_> {
                 now_ns = since_start(clock.raw());
                 continue;
             }
-            file.reap(1, &mut completions).map_err(|e| self.failure(format!("reaping from {place}: {e}")))?;
+            // Open loop with a free slot: wait for a completion only until the next arrival.
+            let reaped = match pace.open_wait(issuing && !slots.free.is_empty(), || since_start(clock.raw())) {
+                Some(wait) => file.reap_within(1, wait, &mut completions),
+                None => file.reap(1, &mut completions),
+            };
+            reaped.map_err(|e| self.failure(format!("reaping from {place}: {e}")))?;
             let now = clock.raw();
             now_ns = since_start(now);
             let second = (now_ns / SECOND_NS) as usize;
@@ -800,7 +958,12 @@ impl Work<'_> {
                 if let Some(content) = content.as_deref_mut() {
                     slots.check_completed(c.slot, bs, file.buffer(c.slot), content);
                 }
-                done.record(write, clock.delta_as_nanos(slots.issued_at[c.slot], now), bs, second, now_ns);
+                // Open loop: from the request's intended start, however late it was issued.
+                let ns = match pace.open {
+                    Some(_) => now_ns.saturating_sub(slots.intended_ns[c.slot]),
+                    None => clock.delta_as_nanos(slots.issued_at[c.slot], now),
+                };
+                done.record(write, ns, bs, second, now_ns);
                 if let Some((issued, submitted)) = slots.submission(c.slot, &since_start) {
                     split.get_or_insert_with(Default::default).record(write, issued, submitted, now_ns);
                 }
@@ -817,7 +980,56 @@ impl Work<'_> {
         let verify = content.map(Content::take_tally);
         let mut figures = self.figures(done, measured, issued, verify);
         figures.split = split;
+        figures.open = pace.open_loop();
         Ok(figures)
+    }
+
+    /// Issues requests into the free slots while the pace lets them go: each stamped or tagged
+    /// where the plan says, timed from its issue (and, in open loop, from its arrival).
+    #[allow(clippy::too_many_arguments)]
+    fn issue(
+        &self,
+        file: &mut dyn QueuedFile,
+        place: &str,
+        bs: u64,
+        slots: &mut Slots,
+        pace: &mut Pace,
+        requests: &mut Requests,
+        mut content: Option<&mut Content>,
+        since_start: &impl Fn(u64) -> u64,
+    ) -> Result<(), ClientFailure> {
+        let clock = latency_clock();
+        while let Some(&slot) = slots.free.last() {
+            if !pace.may_issue(|| since_start(clock.raw())) {
+                break;
+            }
+            let (write, offset) = requests.next();
+            if let (true, Some(c)) = (write, content.as_deref_mut()) {
+                c.stamp(file.buffer(slot), offset);
+            } else if write && requests.interleave.is_some() {
+                tag_transfer(file.buffer(slot), self.rank, offset);
+            }
+            slots.issued_at[slot] = clock.raw();
+            slots.writing[slot] = write;
+            let req = Request { slot, write, offset, len: bs as usize };
+            let outcome = file.submit(req).map_err(|e| self.failure(format!("submitting to {place}: {e}")))?;
+            match outcome {
+                Submitted::Busy => break,
+                Submitted::Done | Submitted::Queued => {
+                    // A queued request's submission ends here: one clock read more.
+                    slots.submitted_at[slot] = if outcome == Submitted::Queued { clock.raw() } else { 0 };
+                    if content.is_some() {
+                        slots.mark_in_flight(slot, offset, bs, write);
+                    }
+                    slots.free.pop();
+                    pace.issued(bs);
+                    if pace.open.is_some() {
+                        slots.intended_ns[slot] = pace.arrived(since_start(slots.issued_at[slot]));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A completion moved all `bs` bytes, or the client's failure: its error, or a short transfer.
@@ -855,15 +1067,28 @@ impl Work<'_> {
             cached_at_start: None,
             cpu: None,
             split: None,
+            open: None,
+            skipped: false,
         }
     }
 
-    /// Before the loop: the pace of `phase`, the cell's limit (or the ramp's) at the plan's rate.
+    /// Before the loop: the pace of `phase`, the cell's limit (or the ramp's) at the plan's rate
+    /// (closed loop), or the arrivals the cell offers (open loop; the warm-up's are a stream of
+    /// their own at the same rate).
     fn pace(&self, phase: Phase) -> Pace {
-        match phase {
-            Phase::Timed => Pace::new(self.plan.limit, self.plan.rate_iops),
-            Phase::Ramp(ms) => Pace::new(Limit::DurationMs(ms), self.plan.rate_iops),
-        }
+        let closed_rate = if self.offered.is_some() { None } else { self.plan.rate_iops };
+        let mut pace = match phase {
+            Phase::Timed => Pace::new(self.plan.limit, closed_rate),
+            Phase::Ramp(ms) => Pace::new(Limit::DurationMs(ms), closed_rate),
+        };
+        pace.open = self.offered.map(|o| {
+            let seed = if phase == Phase::Timed { o.seed } else { !o.seed };
+            OpenPace {
+                arrivals: Arrivals::new(o.arrival, o.per_sec, seed),
+                load: OpenLoop { arrivals: o.arrival, offered_per_sec: o.per_sec, late: 0, backlog: 0 },
+            }
+        });
+        pace
     }
 
     fn failure(&self, message: String) -> ClientFailure {
@@ -961,6 +1186,8 @@ struct Slots {
     /// When the call that queued it returned (raw ticks); 0 for a request issued and completed
     /// by one call.
     submitted_at: Vec<u64>,
+    /// Open loop: when each slot's request was meant to start (ns since the loop's start).
+    intended_ns: Vec<u64>,
     writing: Vec<bool>,
     offsets: Vec<u64>,
     busy: Vec<bool>,
@@ -981,6 +1208,7 @@ impl Slots {
             free: (0..depth).rev().collect(),
             issued_at: vec![0; depth],
             submitted_at: vec![0; depth],
+            intended_ns: vec![0; depth],
             writing: vec![false; depth],
             offsets: vec![0; depth],
             busy: vec![false; depth],
@@ -1015,6 +1243,14 @@ struct Pace {
     rate_iops: Option<u64>,
     issued_ops: u64,
     issued_bytes: u64,
+    /// Open loop: the arrivals, and the load they make so far.
+    open: Option<OpenPace>,
+}
+
+/// An open-loop cell's arrivals and what they made so far.
+struct OpenPace {
+    arrivals: Arrivals,
+    load: OpenLoop,
 }
 
 impl Pace {
@@ -1025,7 +1261,7 @@ impl Pace {
             }
             Limit::Bytes(b) => (None, Some(b)),
         };
-        Pace { deadline, budget, rate_iops, issued_ops: 0, issued_bytes: 0 }
+        Pace { deadline, budget, rate_iops, issued_ops: 0, issued_bytes: 0, open: None }
     }
 
     /// Whether the cell still issues at `now_ns`: before the deadline, bytes left.
@@ -1037,7 +1273,11 @@ impl Pace {
     /// Whether one more request may go now: bytes left and, at a rate, its time come.
     #[inline]
     fn may_issue(&self, now_ns: impl FnOnce() -> u64) -> bool {
-        self.budget.is_none_or(|b| self.issued_bytes < b) && self.due().is_none_or(|d| now_ns() >= d)
+        // Open loop: an arrival at or past the deadline belongs to no cell.
+        let arrives_in_time = |o: &OpenPace| self.deadline.is_none_or(|(dl, _)| o.arrivals.peek() < dl);
+        self.budget.is_none_or(|b| self.issued_bytes < b)
+            && self.open.as_ref().is_none_or(arrives_in_time)
+            && self.due().is_none_or(|d| now_ns() >= d)
     }
 
     #[inline]
@@ -1046,9 +1286,43 @@ impl Pace {
         self.issued_bytes += bs;
     }
 
-    /// At a rate: when the next request is due, in nanoseconds since the start.
+    /// At a rate: when the next request is due, in nanoseconds since the start (open loop: its
+    /// arrival).
     fn due(&self) -> Option<u64> {
+        if let Some(open) = &self.open {
+            return Some(open.arrivals.peek());
+        }
         self.rate_iops.map(|r| (self.issued_ops as f64 / r as f64 * 1e9) as u64)
+    }
+
+    /// Open loop: the request just issued at `issued_ns` takes the next arrival, whose intended
+    /// start is returned; issued more than [`LATE_NS`] after it, it is late.
+    #[inline]
+    fn arrived(&mut self, issued_ns: u64) -> u64 {
+        let Some(open) = self.open.as_mut() else { return issued_ns };
+        let intended = open.arrivals.take();
+        if issued_ns.saturating_sub(intended) > LATE_NS {
+            open.load.late += 1;
+        }
+        intended
+    }
+
+    /// Open loop, with a slot free to issue into (`free`): how long to wait for a completion
+    /// before the next arrival (or the deadline) is due. None: wait for a completion, however long.
+    fn open_wait(&self, free: bool, now_ns: impl FnOnce() -> u64) -> Option<Duration> {
+        let open = self.open.as_ref().filter(|_| free)?;
+        let until = self.deadline.map_or(open.arrivals.peek(), |(dl, _)| open.arrivals.peek().min(dl));
+        Some(Duration::from_nanos(until.saturating_sub(now_ns())))
+    }
+
+    /// Open loop, after the loop: the load offered, with the arrivals due before the deadline
+    /// that were never issued as its backlog.
+    fn open_loop(&mut self) -> Option<OpenLoop> {
+        let deadline = self.deadline.map(|(ns, _)| ns);
+        let open = self.open.as_mut()?;
+        // Bounded: a cell stopped at once at a high rate must not count for long.
+        open.load.backlog = deadline.map_or(0, |dl| open.arrivals.count_before(dl, 100_000_000));
+        Some(open.load)
     }
 
     /// Rate-limited with nothing in flight: waits for the next request's time (or the deadline).

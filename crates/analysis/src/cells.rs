@@ -557,7 +557,7 @@ mod tests {
             variant: mix.into(),
         };
         let mix = |qd: u64, read: u64| {
-            iomatrix_core::IoMix { read_percent: read, random_percent: 100, queue_depth: qd }.name()
+            iomatrix_core::IoMix { read_percent: read, random_percent: 100, queue_depth: qd, load: None }.name()
         };
         let mut keys: Vec<CellKey> = [(16, 100), (4, 100), (32, 100), (1, 100), (4, 70), (4, 0)]
             .map(|(qd, r)| access(4096, &mix(qd, r)))

@@ -147,7 +147,7 @@ mod tests {
             test: "access".into(),
             file_size: Some(file),
             record_size: Some(record),
-            variant: IoMix { read_percent: read, random_percent: 100, queue_depth: qd }.name(),
+            variant: IoMix { read_percent: read, random_percent: 100, queue_depth: qd, load: None }.name(),
         }
     }
 

@@ -357,7 +357,7 @@ mod tests {
     fn an_access_cell_is_read_or_written_by_its_mix_name() {
         let access = |read_percent| CellKey {
             test: "access".into(),
-            variant: IoMix { read_percent, random_percent: 100, queue_depth: 4 }.name(),
+            variant: IoMix { read_percent, random_percent: 100, queue_depth: 4, load: None }.name(),
             ..key("access", 4096)
         };
         assert_eq!(Direction::of(&access(100)), Direction::Read);

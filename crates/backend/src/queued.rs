@@ -80,6 +80,24 @@ pub trait QueuedFile: Send {
     /// in_flight()`, else `InvalidInput`), moves all available ones into `out`.
     /// `reap(0, ..)` waits for nothing but still hands queued requests to the kernel.
     fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> io::Result<()>;
+    /// [`reap`](Self::reap), but waits at most about `wait` for the `min` completions: an
+    /// open-loop client waits for its next completion only until its next request is due. By
+    /// default it asks for completions without waiting every 50 us (at most that much later
+    /// than the completion, which the latency then holds); io_uring waits in the kernel with a
+    /// timeout instead (IORING_ENTER_EXT_ARG).
+    fn reap_within(&mut self, min: usize, wait: std::time::Duration, out: &mut Vec<Completion>) -> io::Result<()> {
+        check_reap(min, self.in_flight())?;
+        let until = std::time::Instant::now() + wait;
+        let had = out.len();
+        loop {
+            self.reap(0, out)?;
+            let now = std::time::Instant::now();
+            if out.len() - had >= min || now >= until {
+                return Ok(());
+            }
+            std::thread::sleep((until - now).min(std::time::Duration::from_micros(50)));
+        }
+    }
     /// Requests submitted and not yet reaped.
     fn in_flight(&self) -> usize;
     /// Has `reap` ask for completions without sleeping for up to `budget`

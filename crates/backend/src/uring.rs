@@ -567,6 +567,37 @@ impl QueuedFile for UringFile {
         }
         Ok(())
     }
+    fn reap_within(&mut self, min: usize, wait: Duration, out: &mut Vec<Completion>) -> io::Result<()> {
+        check_reap(min, self.in_flight())?;
+        self.collect();
+        if self.finished.len() < min && !self.ring.params().is_feature_ext_arg() {
+            // Before Linux 5.11 the kernel takes no timeout with the wait: ask without waiting.
+            self.enter_without_waiting()?;
+            self.collect();
+            if self.finished.len() < min {
+                std::thread::sleep(wait.min(Duration::from_micros(50)));
+            }
+        } else if self.finished.len() < min {
+            let timeout = types::Timespec::from(wait);
+            let args = types::SubmitArgs::new().timespec(&timeout);
+            match self.ring.submitter().submit_with_args(min - self.finished.len(), &args) {
+                Ok(_) => {}
+                // The time passed with fewer completions: what the caller asked for.
+                Err(e) if e.raw_os_error() == Some(libc::ETIME) || e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+            self.collect();
+        }
+        while !self.ring.submission().is_empty() {
+            self.enter(0)?;
+            self.collect();
+        }
+        for c in self.finished.drain(..) {
+            self.slots[c.slot] = Slot::Free;
+            out.push(c);
+        }
+        Ok(())
+    }
     fn in_flight(&self) -> usize {
         self.in_kernel + self.finished.len()
     }

@@ -74,6 +74,41 @@ pub struct IoMix {
     /// Requests kept in flight by each worker.
     #[serde(deserialize_with = "count_or_zero")]
     pub queue_depth: u64,
+    /// The load a point of a curve was offered (`--curve`); None for a cell of no curve (and in
+    /// every run stored before curves), which keeps its name and key as before.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub load: Option<CurveLoad>,
+}
+
+/// The load one point of a throughput-latency curve was offered (issue 52): the curve's
+/// closed-loop maximum, measured first, a percentage of that maximum, or an absolute rate (all
+/// clients' requests a second). Points at the same load of two curves are the same cell to
+/// compare, as vdbench's curves are read point by point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CurveLoad {
+    /// The maximum: as many requests as the queue depth keeps in flight (closed loop).
+    Max,
+    /// Open loop at this percentage of the curve's measured maximum.
+    Percent(u32),
+    /// Open loop at this many requests a second, all clients together.
+    Rate(u64),
+}
+
+impl CurveLoad {
+    /// Starts the load part of [`IoMix::name`].
+    pub const KEY: &'static str = "load=";
+}
+
+impl std::fmt::Display for CurveLoad {
+    /// `max`, `50%`, `500/s`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CurveLoad::Max => f.write_str("max"),
+            CurveLoad::Percent(p) => write!(f, "{p}%"),
+            CurveLoad::Rate(r) => write!(f, "{r}/s"),
+        }
+    }
 }
 
 /// A whole number, or 0 for anything else a stored cell holds there (null, text).
@@ -182,8 +217,9 @@ impl IoMix {
     /// never by a figure's operation ("read rate"); queue depth first, as compare and sweep have
     /// always keyed cells, so stored comparisons keep their order and names.
     pub fn name(&self) -> String {
+        let load = self.load.map(|l| format!(" {}{l}", CurveLoad::KEY)).unwrap_or_default();
         format!(
-            "{}{} {} {}{}%",
+            "{}{} {} {}{}%{load}",
             Self::QD_KEY,
             self.queue_depth,
             Self::read_part(self.read_percent),
@@ -225,15 +261,21 @@ mod tests {
 
     #[test]
     fn a_mix_has_one_name() {
-        let mix = IoMix { read_percent: 70, random_percent: 100, queue_depth: 4 };
+        let mix = IoMix { read_percent: 70, random_percent: 100, queue_depth: 4, load: None };
         assert_eq!(mix.name(), "qd=4 read=70% random=100%");
+        let point = IoMix { load: Some(CurveLoad::Percent(50)), ..mix };
+        assert_eq!(point.name(), "qd=4 read=70% random=100% load=50%");
+        assert_eq!(serde_json::to_value(point).unwrap()["load"], serde_json::json!({"percent": 50}));
+        assert_eq!(serde_json::from_value::<IoMix>(serde_json::to_value(point).unwrap()).unwrap(), point);
+        assert_eq!(CurveLoad::Rate(500).to_string(), "500/s");
+        assert_eq!(serde_json::to_value(CurveLoad::Max).unwrap(), "max");
         assert!(mix.name().starts_with(IoMix::QD_KEY) && mix.name().contains(&IoMix::read_part(70)));
         let stored = serde_json::to_value(mix).unwrap();
         assert_eq!(stored, serde_json::json!({"read_percent": 70, "random_percent": 100, "queue_depth": 4}));
         assert_eq!(serde_json::from_value::<IoMix>(stored).unwrap(), mix);
         let partial: IoMix =
             serde_json::from_value(serde_json::json!({"read_percent": 70, "queue_depth": null})).unwrap();
-        assert_eq!(partial, IoMix { read_percent: 70, random_percent: 0, queue_depth: 0 });
+        assert_eq!(partial, IoMix { read_percent: 70, random_percent: 0, queue_depth: 0, load: None });
         #[derive(Deserialize, Debug, PartialEq)]
         struct Rates {
             #[serde(deserialize_with = "or_default")]

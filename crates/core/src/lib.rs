@@ -44,7 +44,7 @@ pub mod walk_errors;
 pub use backend_kind::BackendKind;
 pub use cell_state::CellStateKind;
 pub use duration::{parse_duration, DurationError, MAX_DURATION, MAX_DURATION_TEXT};
-pub use figures::{Direction, Figures, IoMix, Metric, MetricId};
+pub use figures::{CurveLoad, Direction, Figures, IoMix, Metric, MetricId};
 pub use file_error::{did_you_mean, line_of, nearest, FileError};
 pub use matrix::{Matrix, MatrixCell};
 pub use own_flags::{parse_compressible, FrontEnd, OwnFlags};

@@ -248,6 +248,12 @@ impl Job {
         Ok(())
     }
 
+    /// `n` planned cells that the suite's own rule left out (a curve its bound ended): the run
+    /// counts them neither as planned nor as lost.
+    pub fn leave_out(&mut self, n: usize) {
+        self.total_cells = self.total_cells.saturating_sub(n);
+    }
+
     /// Plans `more` cells beyond those the run started with (noisy cells
     /// measured again): in the database and on the progress display.
     pub fn add_cells(&mut self, more: Vec<super::progress::CellWork>) -> anyhow::Result<()> {

@@ -119,8 +119,8 @@ pub fn run_in<S: Suite>(
         })
     });
     let outcome = outcome.map(|ending| (stored.cells, stored.verdict(ending)));
-    let json = options.json;
-    let (cache, uncached_flags) = (job.cache, spec.uncached_flags);
+    job.leave_out(S::cells_left_out(&live));
+    let (json, cache, uncached_flags) = (options.json, job.cache, spec.uncached_flags);
     // Under MPI, from here rank 0's signal thread leaves storing the run's end to this one.
     let _ending = ranks.run_ending();
     let finished = job.finish(outcome, name, session, |run: &StoredRun, store: &Store| {

@@ -185,6 +185,13 @@ pub trait Suite: Sized {
         Ok(())
     }
 
+    /// Cells of the plan that the suite's own rule left out as the run went (the rest of a
+    /// throughput-latency curve that its latency bound ended), read from the run's live state
+    /// once the cells are over: planned, never run, and not lost. None by default.
+    fn cells_left_out(_live: &Self::Live) -> usize {
+        0
+    }
+
     /// At rank 0, once the results database is open and before the working
     /// folder is made: the last moment before the run makes its first file
     /// (bonnie++'s `-u` switches user here). An error ends the run before

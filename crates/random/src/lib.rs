@@ -19,8 +19,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod arrivals;
 mod distribution;
 
+pub use arrivals::{Arrival, Arrivals, LATE_NS};
 pub use distribution::{Distribution, DistributionError, Places};
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::{SplitMix64, Xoshiro256PlusPlus};

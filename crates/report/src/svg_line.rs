@@ -118,7 +118,7 @@ mod tests {
     use iomatrix_core::IoMix;
 
     fn access(qd: u64) -> CellKey {
-        let mix = IoMix { read_percent: 100, random_percent: 0, queue_depth: qd };
+        let mix = IoMix { read_percent: 100, random_percent: 0, queue_depth: qd, load: None };
         CellKey { test: "access".into(), file_size: Some(8 << 20), record_size: Some(4096), variant: mix.name() }
     }
 

@@ -45,6 +45,9 @@ pub struct CellFigures {
     /// An access cell's queue depth; None for other cells.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub queue_depth: Option<u64>,
+    /// The load an access cell of a curve was offered ([`IoMix::load`]); None for other cells.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub load: Option<iomatrix_core::CurveLoad>,
     /// A suite's or an importer's own phase name and repeat number, kept as stored.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub phase: Option<Value>,
@@ -271,6 +274,7 @@ impl CellFigures {
             read_percent: self.read_percent?,
             random_percent: self.random_percent?,
             queue_depth: self.queue_depth?,
+            load: self.load,
         })
     }
 
@@ -287,6 +291,7 @@ impl CellFigures {
             read_percent: self.read_percent,
             random_percent: self.random_percent,
             queue_depth: self.queue_depth,
+            load: self.load,
             phase: self.phase.clone(),
             repeat: self.repeat.clone(),
             unit: self.unit.clone(),

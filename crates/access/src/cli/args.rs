@@ -1,13 +1,14 @@
 //! `iomatrix run access`: Iometer/fio-style access specs with iomatrix's
 //! flags, as a validated plan. Lists in any parameter sweep.
 
+use crate::curve::Curve;
 use crate::{fio_words, AccessPlan, Limit, Pin, Prepare, SharedFile};
 use clap::Args;
 use iomatrix_core::{parse_duration, parse_size_list, BackendKind, ByteSize, UsageError};
 use iomatrix_harness::data::DataArgs;
 use iomatrix_harness::raw_device::RawDevice;
 use iomatrix_harness::{CommonRunArgs, RunOptions, Target};
-use iomatrix_random::Distribution;
+use iomatrix_random::{Arrival, Distribution};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -142,9 +143,42 @@ pub struct RunAccessArgs {
     #[arg(long, visible_alias = "ioengine", value_name = "BACKEND")]
     pub backend: Option<String>,
 
-    /// At most this many requests per second per client
+    /// At most this many requests per second per client. Alone it paces a closed loop as fio's
+    /// rate_iops does (a request waits for its time and for a free slot; its latency counts from
+    /// its issue); with --arrivals it is the rate offered in open loop
     #[arg(long, visible_alias = "rate_iops", value_name = "IOPS")]
     pub rate: Option<u64>,
+
+    /// Open loop: requests arrive at --rate (or a curve's point), uniform (one every 1/rate s, as
+    /// fio's rate_process=linear) or poisson (exponential gaps, as vdbench's default); each is
+    /// issued at its arrival or as soon after as a slot of --qd is free, and its latency counts
+    /// from its arrival, so a target that falls behind shows its queue (no coordinated omission).
+    /// Requests issued more than 1 ms late are counted (late), and arrivals due before the cell's
+    /// end but never issued are its backlog; both stored with the cell [default with --curve:
+    /// uniform]
+    #[arg(long, value_name = "SPACING")]
+    pub arrivals: Option<String>,
+
+    /// Measure every setting as a throughput-latency curve (vdbench's iorate=curve): first its
+    /// maximum, closed loop at --qd, then open-loop points (--arrivals) at percentages of that
+    /// maximum, lightest first: 10,50,70,80,90,100 when given alone, a list (10,50,90), a range
+    /// with its step (10-100,10), or absolute rates of all clients together (500/s,1000/s). Each
+    /// client offers its share: the percentage of its own rate at the maximum, or the rate split
+    /// evenly. Each point is a cell; the last stored point of a curve holds the curve's maximum
+    /// within --stop-curve's bound and SPEC SFS 2014's overall response time; show prints each
+    /// curve as a table. Not built yet: curves of personalities and of the metadata suite, a
+    /// verdict of compare on a curve's own figures (it pairs points by load), charts in report.
+    /// Not with --rate, --bytes or --repeat
+    #[arg(long, value_name = "POINTS", num_args = 0..=1, default_missing_value = "")]
+    pub curve: Option<String>,
+
+    /// With --curve: end each curve at its first open-loop point past this latency bound
+    /// (vdbench's stopcurve): 5ms judges the mean; p50:, p99: or p99.9: judge that percentile
+    /// (p99:1ms). Its remaining points are not run. A bound no point meets is stored as such
+    /// ("no load point meets p99 <= 1 ms; ..."). Not under MPI yet (the ranks would have to hear
+    /// the leader's word between cells)
+    #[arg(long, value_name = "BOUND", requires = "curve")]
+    pub stop_curve: Option<String>,
 
     /// io_uring: before sleeping for a completion, ask the kernel for it without sleeping for up to
     /// TIME (e.g. 50us), as a polling application does. The latency then holds no wake-up from sleep;
@@ -195,8 +229,29 @@ impl RunAccessArgs {
         }
         let mut plan = plan(&self, run.device.as_ref(), run.clients.count, on_server)?;
         plan.repeats = run.repeat.count;
+        refuse_for_curve(&plan, &run, mpi_ranks)?;
         Ok((plan, run))
     }
+}
+
+/// What a curve does not take yet: samples of its points (`--repeat`, `--tolerance`: each point
+/// is one cell, judged as it comes) and, under MPI, a bound (the ranks share no memory to hear
+/// that the leader ended a curve).
+fn refuse_for_curve(plan: &AccessPlan, run: &RunOptions, mpi_ranks: Option<usize>) -> Result<(), UsageError> {
+    let Some(curve) = &plan.curve else { return Ok(()) };
+    if run.repeat.count > 1 || run.repeat.tolerance_pct.is_some() {
+        return Err(UsageError::new(
+            "--curve with --repeat or --tolerance: a curve's points are one cell each, judged against its bound as \
+             they come (repeated points are not built yet); leave --repeat and --tolerance out",
+        ));
+    }
+    if curve.stop.is_some() && mpi_ranks.is_some() {
+        return Err(UsageError::new(
+            "--stop-curve under MPI: the ranks would have to hear the leader end a curve between its cells, which is \
+             not built yet; run the curve without --stop-curve (every point runs, each stored with its figures)",
+        ));
+    }
+    Ok(())
 }
 
 /// Options that make no sense through a protocol client, refused before anything runs.
@@ -305,6 +360,12 @@ fn plan(
             .transpose()?
             .unwrap_or_default(),
         series_interval_ns: args.series.interval_ns()?,
+        arrivals: args
+            .arrivals
+            .as_deref()
+            .map(|a| a.parse::<Arrival>().map_err(|e| UsageError::new(format!("--arrivals {a}: {e}"))))
+            .transpose()?,
+        curve: curve(args)?,
     };
     if on_server {
         plan.validate_on_server(max_depth)?;
@@ -312,6 +373,15 @@ fn plan(
         plan.validate(max_depth)?;
     }
     Ok(plan)
+}
+
+/// `--curve [POINTS]` with `--stop-curve BOUND`.
+fn curve(args: &RunAccessArgs) -> Result<Option<Curve>, UsageError> {
+    let Some(points) = &args.curve else { return Ok(None) };
+    Ok(Some(Curve {
+        points: crate::curve::parse_points(points)?,
+        stop: args.stop_curve.as_deref().map(crate::curve::parse_bound).transpose()?,
+    }))
 }
 
 /// `--FLAG 100,0`: a comma-separated list of whole numbers.

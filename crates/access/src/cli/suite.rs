@@ -49,7 +49,9 @@ impl Suite for Access {
     type Plan = AccessPlan;
     type Cell = AccessResult;
     type Live = AccessLive;
-    type Key = CellSetting;
+    /// A setting, and its load where it is a point of a curve (a curve's points are no samples
+    /// of one cell).
+    type Key = (CellSetting, Option<iomatrix_core::CurveLoad>);
 
     fn prepare(args: Self::Args, mpi_ranks: Option<usize>, db: &std::path::Path) -> anyhow::Result<Prepared<Self>> {
         let (plan, run) = args.validate(mpi_ranks, db)?;
@@ -93,6 +95,9 @@ impl Suite for Access {
                  and the same in every cell",
                 plan.distribution
             ));
+        }
+        if let Some(loop_said) = open_loop_condition(plan) {
+            conditions["open_loop"] = json!(loop_said);
         }
         iomatrix_harness::data::add_conditions(&mut conditions, &plan.content);
         conditions["pin"] = json!(plan.pin.describe());
@@ -243,7 +248,9 @@ impl Suite for Access {
             crate::Limit::Bytes(_) => None,
         };
         // Under a rate of a few requests a second, a second without one is the plan, not a stall.
-        let paced_slowly = plan.rate_iops.is_some_and(|rate| rate < SLOWEST_RATE_JUDGED_PER_SECOND);
+        let per_client = |per_sec: f64| per_sec / r.clients.len().max(1) as f64;
+        let paced_slowly = plan.rate_iops.is_some_and(|rate| rate < SLOWEST_RATE_JUDGED_PER_SECOND)
+            || r.open.is_some_and(|o| per_client(o.offered_per_sec) < SLOWEST_RATE_JUDGED_PER_SECOND as f64);
         let ops_per_second = if paced_slowly { Vec::new() } else { r.series.iter().map(|s| s.ops).collect() };
         iomatrix_harness::disturbance::Pace { duration, ops_per_second }
     }
@@ -258,19 +265,34 @@ impl Suite for Access {
             p99(&result.writes.summary()),
             result.cpu_percent
         );
+        if let Some(open) = &result.open {
+            line += &format!(
+                ", open loop: offered {:.0}/s, {} late, backlog {}",
+                open.offered_per_sec, open.late, open.backlog
+            );
+        }
         if let Some(slowest) = result.slowest() {
             line += &slowest_note(result.clients.len(), slowest.rank, &format!("{:.0} IOPS", slowest.iops()));
         }
         line += &failed_note(result.failures.len());
+        if let Some(ended) = result.curve.as_ref().and_then(|c| c.ended.as_ref()) {
+            line += &format!("; {ended}");
+        }
         line
     }
 
-    fn key(&self, result: &AccessResult) -> CellSetting {
-        result.cell.setting()
+    fn key(&self, result: &AccessResult) -> Self::Key {
+        (result.cell.setting(), result.cell.load)
     }
 
-    fn again(plan: &AccessPlan, noisy: &[CellSetting]) -> AccessPlan {
-        AccessPlan { only: Some(noisy.to_vec()), repeats: 1, ..plan.clone() }
+    /// Curves are refused with `--tolerance`, so the noisy keys are plain settings.
+    fn again(plan: &AccessPlan, noisy: &[Self::Key]) -> AccessPlan {
+        let settings: Vec<CellSetting> = noisy.iter().map(|(setting, _)| *setting).collect();
+        AccessPlan { only: Some(settings), repeats: 1, ..plan.clone() }
+    }
+
+    fn cells_left_out(live: &AccessLive) -> usize {
+        live.0.cells_left_out()
     }
 
     fn stored_facts(record: &iomatrix_store::Records<'_>) -> iomatrix_store::reader::SuiteFacts {
@@ -315,6 +337,35 @@ impl LiveView for AccessLive {
 
     fn show(&self, s: &LiveSample) -> String {
         format!("{:.0} IOPS, {:.1} MiB/s", s.ops_per_sec, s.bytes_per_sec / 1048576.0)
+    }
+}
+
+/// The run's open loop, in words: what is offered, how arrivals are spaced, where latency counts
+/// from; None for a closed loop.
+fn open_loop_condition(plan: &AccessPlan) -> Option<String> {
+    let arrivals = plan.arrivals.unwrap_or_default().describe();
+    let timed = "each request issued at its arrival or as soon after as a slot is free, its latency counted from \
+                 its arrival (no coordinated omission); requests issued over 1 ms late counted as late, arrivals due \
+                 before a cell's end never issued counted as its backlog";
+    match (&plan.curve, plan.arrivals, plan.rate_iops) {
+        (Some(curve), _, _) => Some(format!(
+            "curves: each setting's maximum first (closed loop at its queue depth, latency from each request's \
+             issue), then open-loop points at {} ({}): arrivals {arrivals}; {timed}; {}",
+            curve.points.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", "),
+            if curve.points.iter().any(|p| matches!(p, iomatrix_core::CurveLoad::Rate(_))) {
+                "all clients' requests a second, split evenly over the clients"
+            } else {
+                "of the maximum, each client offering that share of its own rate at the maximum"
+            },
+            match curve.stop {
+                Some(bound) => format!("a curve ends at its first open-loop point past {bound}"),
+                None => "every point runs (no --stop-curve)".to_string(),
+            }
+        )),
+        (None, Some(_), Some(rate)) => {
+            Some(format!("open loop at {rate} requests a second per client: arrivals {arrivals}; {timed}"))
+        }
+        _ => None,
     }
 }
 

@@ -532,7 +532,7 @@ fn job_options<'a>(opts: &'a Map<String, Value>, path: &str) -> Result<Result<Jo
     let grouped = opts.contains_key("group_reporting");
     Ok(Ok(JobOptions {
         rw_text,
-        mix: IoMix { read_percent, random_percent, queue_depth },
+        mix: IoMix { read_percent, random_percent, queue_depth, load: None },
         iodepth,
         record_size,
         file_size,

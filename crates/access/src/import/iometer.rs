@@ -408,6 +408,7 @@ fn mix_parts(read_percent: Option<u64>, random_percent: Option<u64>, queue_depth
         read_percent: read_percent.unwrap_or(0),
         random_percent: random_percent.unwrap_or(0),
         queue_depth: queue_depth.unwrap_or(0),
+        load: None,
     };
     let Value::Object(mut parts) = json!(whole) else { return Map::new() };
     for (known, metric) in [(read_percent, READ_PERCENT), (random_percent, RANDOM_PERCENT), (queue_depth, QUEUE_DEPTH)]
