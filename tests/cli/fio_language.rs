@@ -243,7 +243,9 @@ fn bw_and_iops_sample_lines_are_printed_per_direction_as_real_fio_prints_them() 
     let job = ["--name=s", "--rw=randrw", "--bs=4k", "--size=8m", "--runtime=2", "--time_based"];
     let real = real_fio(&dir, &job);
     let ours = our_fio(&sb, &dir, &job);
+    // The fields' names; the bandwidth's unit (KiB or MiB, past 1 GiB/s) is the speed's, not the layout's.
     let names = |line: &str| -> Vec<String> {
+        let line = line.replace("MiB/s", "KiB/s");
         line.split(", ").map(|f| f.split('=').next().unwrap_or_default().trim().to_string()).collect()
     };
     for direction in ["read", "write"] {
