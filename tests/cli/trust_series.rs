@@ -202,6 +202,15 @@ fn trust_series_metadata_stores_each_phase_item_by_item() {
     assert_success(&sb.run(&[&args[..], &more[..]].concat()));
     let run = sb.last_run();
     every_cell_stores_its_series(&sb, &run, &Expect { suite: "metadata", spans_wall: true });
+    // IO500's find walks the tree as one walker: each folder's entries a batch of its series.
+    let phases = ["--phases", "tree-create,file-create,find,file-remove,tree-remove", "--interval", "10ms"];
+    assert_success(
+        &sb.run(&[&args[..], &["--write-bytes", "1k", "--branch", "3", "--depth", "2"][..], &phases[..]].concat()),
+    );
+    let run = sb.last_run();
+    every_cell_stores_its_series(&sb, &run, &Expect { suite: "metadata find", spans_wall: true });
+    let find = cells(&run).into_iter().find(|c| c["test"] == "find").expect("the find cell");
+    assert!(find["ops"].as_u64().unwrap() >= 1000, "every file and folder examined: {}", find["ops"]);
 }
 
 #[test]

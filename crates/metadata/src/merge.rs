@@ -21,7 +21,7 @@ pub struct MetadataCell {
     pub starts: Vec<StartTimes>,
     /// Clients in the run.
     pub clients: usize,
-    /// Its items over time, merged over the clients; None for a phase timed whole (find).
+    /// Its items over time, merged over the clients; None where no client recorded any.
     pub series: Option<Series>,
 }
 

@@ -532,12 +532,7 @@ impl ClientWork for Worker<'_> {
             count_reached,
             folders: self.counts.folders,
             found,
-            // find's walk is timed whole, not item by item: it has no series.
-            series: if phase == Phase::Find {
-                ClientSeries::default()
-            } else {
-                tally.series.finish(took.as_nanos() as u64)
-            },
+            series: tally.series.finish(took.as_nanos() as u64),
         })
     }
 }
@@ -595,9 +590,19 @@ impl Worker<'_> {
             newer_than: self.made_at,
         };
         let (root, stop) = (self.top.iteration(iteration), self.stop);
-        let (walked, _) = crate::find::find(std::path::Path::new(&root), &rule, &|| stop.load(Ordering::Relaxed))
+        let mut tally = self.tally(0);
+        tally.writes = false;
+        // Each folder's entries, examined together, are one batch of the series.
+        let (series, origin) = (&mut tally.series, tally.origin);
+        let mut each_folder = |entries: u64, began: Instant| {
+            let end = Instant::now();
+            let (at, took) = (end.saturating_duration_since(origin), end.saturating_duration_since(began));
+            series.record_many(at.as_nanos() as u64, entries, took.as_nanos() as u64, 0, false);
+        };
+        let stopping = || stop.load(Ordering::Relaxed);
+        let (walked, _) = crate::find::find_watched(std::path::Path::new(&root), &rule, &stopping, &mut each_folder)
             .map_err(|e| ClientFailure::error(self.rank, format!("find in {root}: {e}")))?;
-        let mut tally = self.tally(walked.examined);
+        tally.planned = walked.examined;
         tally.items = walked.examined;
         for (kind, n) in walked.errors.by_kind {
             *tally.failures.entry(kind).or_default() += n;

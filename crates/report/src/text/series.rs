@@ -1,7 +1,7 @@
 //! `iomatrix show RUN --series`: each cell's figures over time, a table per cell (interval
 //! start, its own length, ops/s, MiB/s, reads, writes, mean and p99 latency), from the series
 //! the cell stores ([`iomatrix_stats::Series`]). Every suite's timed cells store one; a cell
-//! without one says why it may lack it.
+//! without one says why it may lack it (stored before, imported, or failed).
 
 use crate::table::{Column, Table};
 use iomatrix_core::human;
@@ -27,10 +27,7 @@ pub fn series_text(run: &StoredRun) -> String {
 /// One cell's heading and table, or why it has none.
 fn cell_text(name: &str, cell: &CellRow) -> String {
     let Some(series) = cell.series().filter(|s| !s.intervals.is_empty()) else {
-        return format!(
-            "{name}: no series stored (stored before its suite recorded one, imported, failed, or timed as a whole \
-             rather than operation by operation)\n"
-        );
+        return format!("{name}: no series stored (stored before its suite recorded one, imported, or failed)\n");
     };
     let mut out = format!("{name}: {}\n", heading(&series));
     out.push_str(&table(&series));
