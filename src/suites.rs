@@ -97,15 +97,6 @@ macro_rules! suite_table {
             SuiteShape::PLAIN
         }
 
-        /// Whether the suite named `suite` stores its cells' figures over time
-        /// ([`Suite::RECORDS_SERIES`]); false for a suite this build does not know.
-        pub fn records_series(suite: &str) -> bool {
-            $(if suite == <$krate::cli::$variant as Suite>::NAME {
-                return <$krate::cli::$variant as Suite>::RECORDS_SERIES;
-            })*
-            false
-        }
-
         /// A stored run's clients as [`iomatrix_report::text::clients`] reads them: the run as its
         /// suite hands it ([`Suite::clients_of`]) and its suite's columns; None for a suite
         /// this build does not know.

@@ -19,8 +19,7 @@ pub fn run(db: &Path, id: i64, json: bool, series: bool) -> anyhow::Result<ExitC
         }
         crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else if series {
-        let records = crate::suites::records_series(&run.summary.suite);
-        crate::out::print(&iomatrix_report::text::series::series_text(&run, records))?;
+        crate::out::print(&iomatrix_report::text::series::series_text(&run))?;
     } else {
         // A cell whose figures cannot be read is left out of the tables: a table would show it as 0.
         let mut shown = run.clone();

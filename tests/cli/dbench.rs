@@ -31,7 +31,13 @@ fn client_txt(lines: Option<usize>) -> Option<LoadFile> {
 }
 
 fn once(connection: usize) -> ReplayOptions {
-    ReplayOptions { connection, pacing: Pacing::AsFastAsPossible, deadline: None, stop_on_mismatch: false }
+    ReplayOptions {
+        connection,
+        pacing: Pacing::AsFastAsPossible,
+        deadline: None,
+        stop_on_mismatch: false,
+        series_interval_ns: 1_000_000_000,
+    }
 }
 
 fn summary(f: &ReplayFigures) -> String {

@@ -732,6 +732,8 @@ fn a_fileserver_phase_stored_with_figures_missing_or_mistyped_still_shows() {
         "phase",
         "planned",
         "repeat",
+        // The phase's operations over time (issue 52).
+        "series",
         "setup",
         "start_barrier",
         "total_kib_per_sec",

@@ -54,6 +54,10 @@ pub struct ClientWalk {
     /// (extents, files with that many) over the files FIEMAP mapped (those
     /// of `result.extents`): the clients' summaries merge exactly through these.
     pub extent_counts: Vec<(u64, u64)>,
+    /// The files it read, over time from the common start; merged into the cell's
+    /// ([`BackupCell::series`]).
+    #[serde(default)]
+    pub series: iomatrix_stats::ClientSeries,
 }
 
 /// The walk's one cell over all clients.
@@ -73,6 +77,9 @@ pub struct BackupCell {
     pub total: BackupResult,
     /// All bytes over `total.wall_ns` ("parent sees").
     pub mib_per_min_overall: f64,
+    /// The files read over time, merged over the clients; None where none read any.
+    #[serde(default)]
+    pub series: Option<iomatrix_stats::Series>,
 }
 
 impl BackupCell {
@@ -92,7 +99,11 @@ impl BackupCell {
         total.files_per_sec = clients.iter().map(|c| c.result.files_per_sec).sum();
         let mib_per_min_overall =
             if total.wall_ns == 0 { 0.0 } else { total.bytes as f64 / MIB * 60e9 / total.wall_ns as f64 };
-        BackupCell { clients, failures, starts, total, mib_per_min_overall }
+        let series = clients
+            .iter()
+            .any(|c| !c.series.intervals.is_empty())
+            .then(|| iomatrix_stats::Series::merge(&clients.iter().map(|c| &c.series).collect::<Vec<_>>()));
+        BackupCell { clients, failures, starts, total, mib_per_min_overall, series }
     }
 
     /// The client with the lowest own rate, if more than one finished.
@@ -336,6 +347,7 @@ impl ClientWork for Client<'_> {
             root: plan.root.display().to_string(),
             result: walked.result,
             extent_counts: walked.extent_counts.into_iter().collect(),
+            series: walked.series,
         })
     }
 }
@@ -363,7 +375,7 @@ mod tests {
     }
 
     fn run(root: &Path, clients: usize, cold: bool, on_error: OnClientError) -> (Vec<BackupCell>, Ending) {
-        let plan = BackupPlan { root: root.to_path_buf(), read_size: 4096, cold };
+        let plan = BackupPlan { read_size: 4096, cold, ..BackupPlan::new(root.to_path_buf()) };
         let stop = AtomicBool::new(false);
         let hooks = Hooks::default();
         let setup = Setup { cells: 1, workdir: None, hooks: &hooks, on_error, stop: &stop };
@@ -454,7 +466,7 @@ mod tests {
             result.extents.fiemap_extents = counts.iter().map(|(e, f)| e * f).sum();
             result.wall_ns = 1_000_000 * (rank as u64 + 1);
             result.derive();
-            ClientWalk { rank, root: format!("/{rank}"), result, extent_counts: counts }
+            ClientWalk { rank, root: format!("/{rank}"), result, extent_counts: counts, series: Default::default() }
         };
         let clients = vec![walk(0, vec![(1, 98), (2, 1)], 15), walk(1, vec![(0, 1), (40, 1)], 15)];
         let cell = BackupCell::merge(Gathered { figures: clients, failures: Vec::new(), starts: Vec::new() });

@@ -27,6 +27,10 @@ pub struct BackupCellFigures {
     /// From the common start to the last client's end.
     #[serde(default)]
     pub overall_ns: u64,
+    /// The files read over time, merged over the clients; None in runs stored before it was
+    /// recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<iomatrix_stats::Series>,
 }
 
 impl Figures for BackupCellFigures {

@@ -15,12 +15,23 @@ pub struct BackupPlan {
     pub read_size: u64,
     /// Sync, then drop every file's cached pages, before the walk starts.
     pub cold: bool,
+    /// The interval of the walk's figures over time (`--interval`), in ns.
+    #[serde(
+        default = "iomatrix_harness::series::default_interval_ns",
+        skip_serializing_if = "iomatrix_harness::series::is_default_interval"
+    )]
+    pub series_interval_ns: u64,
 }
 
 impl BackupPlan {
     /// A cold walk with 1 MiB reads.
     pub fn new(root: PathBuf) -> BackupPlan {
-        BackupPlan { root, read_size: 1 << 20, cold: true }
+        BackupPlan {
+            root,
+            read_size: 1 << 20,
+            cold: true,
+            series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
+        }
     }
 
     /// Refuses a read size of 0 or above [`MAX_READ_SIZE`].
@@ -62,7 +73,7 @@ mod tests {
 
     #[test]
     fn the_plan_round_trips_through_json() {
-        let p = BackupPlan { root: "/srv/share".into(), read_size: 65536, cold: false };
+        let p = BackupPlan { read_size: 65536, cold: false, ..BackupPlan::new("/srv/share".into()) };
         let v = serde_json::to_value(&p).unwrap();
         assert_eq!(v["root"], "/srv/share");
         assert_eq!(serde_json::from_value::<BackupPlan>(v).unwrap(), p);

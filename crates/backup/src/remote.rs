@@ -335,7 +335,7 @@ mod tests {
 
     fn walk_fake(fake: FakeServer) -> (crate::BackupResult, Vec<String>) {
         let opened = fake.opened.clone();
-        let plan = BackupPlan { root: "nfs://fake:111/export".into(), read_size: 4096, cold: false };
+        let plan = BackupPlan { read_size: 4096, cold: false, ..BackupPlan::new("nfs://fake:111/export".into()) };
         let mut tree = RemoteTree::open(Box::new(fake), "").unwrap();
         let stop = AtomicBool::new(false);
         let walked = walk(&mut tree, &plan, &Prepared::default(), Instant::now(), &stop, &mut |_| {}).unwrap();

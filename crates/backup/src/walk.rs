@@ -6,7 +6,7 @@ use crate::result::{BackupResult, ErrorTally, Live, Skipped};
 use crate::{BackupError, BackupPlan};
 use iomatrix_core::figures::CachedAtStart;
 use iomatrix_extents::{ExtentSummary, ExtentTally, Fiemap, FiemapError, FileExtents};
-use iomatrix_stats::CpuReading;
+use iomatrix_stats::{ClientSeries, CpuReading, SeriesRecorder};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 use std::fs::{File, Metadata, OpenOptions};
@@ -363,6 +363,9 @@ fn still_cached(path: &Path, meta: &Metadata, file: &File) -> Option<CachedAtSta
 pub(crate) struct Walked {
     pub result: BackupResult,
     pub extent_counts: BTreeMap<u64, u64>,
+    /// The files read, over time from `origin`: each a read of its bytes, timed as the walk
+    /// times it (open, read to the end, close).
+    pub series: ClientSeries,
 }
 
 /// The walk itself, after [`prepare`] (locally): `origin` is its clock's
@@ -401,6 +404,7 @@ pub(crate) fn walk<S: TreeSource>(
     // Files where no extent map exists (over a protocol), and why.
     let (mut unmapped, mut unmapped_why) = (0u64, "");
     let mut counts = TreeCounts::default();
+    let mut series = SeriesRecorder::new(plan.series_interval_ns);
     let cpu = CpuReading::now();
     let ended_early = source.walk_files(stop, &mut counts, &mut |source, file, counts| {
         // Untimed: what is known of the file before its read.
@@ -427,10 +431,12 @@ pub(crate) fn walk<S: TreeSource>(
         // Timed: open, read to the end, close.
         let t = Instant::now();
         let outcome = source.read_whole(file, &before, &mut buf, stop);
-        let ns = t.elapsed().as_nanos() as u64;
+        let end = Instant::now();
+        let ns = end.saturating_duration_since(t).as_nanos() as u64;
         let flow = match outcome {
             Ok(Some((bytes, reads))) => {
                 result.add_file(bytes, reads, ns, mapped);
+                series.record(end.saturating_duration_since(origin).as_nanos() as u64, ns, bytes, false);
                 Flow::Go
             }
             Ok(None) => return Flow::Stop,
@@ -459,7 +465,7 @@ pub(crate) fn walk<S: TreeSource>(
         result.extents.no_fiemap_errno = unmapped_why.to_string();
     }
     result.derive();
-    Ok(Walked { result, extent_counts })
+    Ok(Walked { series: series.finish(result.wall_ns), result, extent_counts })
 }
 
 /// A tree's extents, without reading data.
@@ -545,7 +551,7 @@ mod tests {
     }
 
     fn plan(root: &Path, read_size: u64, cold: bool) -> BackupPlan {
-        BackupPlan { root: root.to_path_buf(), read_size, cold }
+        BackupPlan { read_size, cold, ..BackupPlan::new(root.to_path_buf()) }
     }
 
     #[test]

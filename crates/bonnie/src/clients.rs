@@ -13,6 +13,7 @@ use crate::{planned_tests, BonnieError, BonniePlan, BonnieResult, BonnieTest};
 use iomatrix_backend::Place;
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
 use iomatrix_core::figures::CachedAtStart;
+use iomatrix_stats::{ClientSeries, Series};
 use iomatrix_verify::Tally;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -33,6 +34,10 @@ pub struct ClientBonnie {
     /// tests and on a server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_at_start: Option<CachedAtStart>,
+    /// Its operations over time from its own start of the test; merged into the cell's
+    /// ([`BonnieCell::series`]), not stored by client.
+    #[serde(default)]
+    pub series: ClientSeries,
 }
 
 /// One planned (repeat, test) over all clients.
@@ -62,6 +67,9 @@ pub struct BonnieCell {
     /// looked; None where none could (the file tests, a server's files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_at_start: Option<CachedAtStart>,
+    /// The operations over time, merged over the clients; None where none recorded any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<Series>,
 }
 
 impl BonnieCell {
@@ -89,6 +97,7 @@ impl BonnieCell {
                     cpu_percent: iomatrix_stats::cpu_percent(user_ns + sys_ns, wall_ns),
                     end_ns: wall_ns,
                     max_latency_ns: clients.iter().map(|c| c.result.max_latency_ns).max().unwrap_or(0),
+                    series: Default::default(),
                 }
             }
         };
@@ -96,7 +105,11 @@ impl BonnieCell {
         let per_sec_overall = overall_rate(test, &total, overall_ns);
         let verify = Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref()));
         let cached_at_start = CachedAtStart::sum(clients.iter().filter_map(|c| c.cached_at_start));
-        BonnieCell { test, repeat, clients, failures, starts, total, per_sec_overall, verify, cached_at_start }
+        let series = clients
+            .iter()
+            .any(|c| !c.series.intervals.is_empty())
+            .then(|| Series::merge(&clients.iter().map(|c| &c.series).collect::<Vec<_>>()));
+        BonnieCell { test, repeat, clients, failures, starts, total, per_sec_overall, verify, cached_at_start, series }
     }
 
     /// The client with the lowest own rate, if more than one finished.
@@ -177,8 +190,9 @@ impl ClientWork for Client<'_> {
             return Err(failure);
         }
         match outcome {
-            Ok(Some(result)) => Ok(ClientBonnie {
+            Ok(Some(mut result)) => Ok(ClientBonnie {
                 rank,
+                series: std::mem::take(&mut result.series),
                 result,
                 verify: self.tests.take_verify(),
                 cached_at_start: self.tests.take_cached_at_start(),

@@ -42,6 +42,10 @@ pub struct BonnieCellFigures {
     /// could look (the file tests, a server's files) and in runs stored before it was recorded.
     #[serde(default, deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub cached_at_start: Option<CachedAtStart>,
+    /// The test's operations over time, merged over the clients; None in runs stored before it
+    /// was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<iomatrix_stats::Series>,
 }
 
 impl Figures for BonnieCellFigures {

@@ -21,7 +21,7 @@
 use crate::io::derive_seed;
 use crate::place::FilesPlace;
 use crate::plan::BonniePlan;
-use crate::timing::{figures, Ready, Slowest};
+use crate::timing::{figures, Ready, Timing};
 use crate::{BonnieError, BonnieResult, BonnieTest};
 use iomatrix_backend::AlignedBuf;
 use iomatrix_random::Generator;
@@ -104,7 +104,7 @@ impl<'a> FileTests<'a> {
         let sync = self.plan.sync;
         let names = std::mem::take(&mut self.names);
         let span = Span::start(ready()?);
-        let (mut bytes, mut slowest) = (0u64, Slowest::default());
+        let (mut bytes, mut timing) = (0u64, Timing::new(self.plan.series_interval_ns));
         for name in &names {
             if self.stopped() {
                 return Ok(None);
@@ -112,12 +112,12 @@ impl<'a> FileTests<'a> {
             let size = if max > min { min + sizes.below(max - min + 1) } else { max };
             let t = Instant::now();
             self.folder.create(name, size, self.buf.as_slice(), sync)?;
-            slowest.since(t);
+            timing.since(t, 1, size, true);
             bytes += size;
         }
         let measured = span.finish();
         self.names = names;
-        Ok(Some(figures(test, repeat, bytes, self.plan.files, 0, &[measured]).with_slowest(slowest)))
+        Ok(Some(figures(test, repeat, bytes, self.plan.files, 0, &[measured]).timed(timing.finish())))
     }
 
     fn count_check(&self, what: &str, found: u64) -> Result<(), BonnieError> {
@@ -136,20 +136,22 @@ impl<'a> FileTests<'a> {
     fn stat_sequential(&mut self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
         self.folder.open()?;
         let span = Span::start(ready()?);
+        let mut timing = Timing::new(self.plan.series_interval_ns);
         let names = self.folder.list("sequential stat readdir")?;
-        let (mut found, mut bytes, mut slowest) = (0u64, 0u64, Slowest::default());
+        let (mut found, mut bytes) = (0u64, 0u64);
         for name in &names {
             if self.stopped() {
                 return Ok(None);
             }
             let t = Instant::now();
-            bytes += self.folder.stat(name, self.buf.as_mut_slice())?;
-            slowest.since(t);
+            let read = self.folder.stat(name, self.buf.as_mut_slice())?;
+            timing.since(t, 1, read, false);
+            bytes += read;
             found += 1;
         }
         let measured = span.finish();
         self.count_check("sequential stat", found)?;
-        Ok(Some(figures(BonnieTest::SeqStat, repeat, bytes, found, 0, &[measured]).with_slowest(slowest)))
+        Ok(Some(figures(BonnieTest::SeqStat, repeat, bytes, found, 0, &[measured]).timed(timing.finish())))
     }
 
     /// Stats every file in a random order of the names.
@@ -158,40 +160,43 @@ impl<'a> FileTests<'a> {
         self.folder.open()?;
         let names = std::mem::take(&mut self.names);
         let span = Span::start(ready()?);
-        let (mut bytes, mut slowest) = (0u64, Slowest::default());
+        let (mut bytes, mut timing) = (0u64, Timing::new(self.plan.series_interval_ns));
         for name in &names {
             if self.stopped() {
                 return Ok(None);
             }
             let t = Instant::now();
-            bytes += self.folder.stat(name, self.buf.as_mut_slice())?;
-            slowest.since(t);
+            let read = self.folder.stat(name, self.buf.as_mut_slice())?;
+            timing.since(t, 1, read, false);
+            bytes += read;
         }
         let measured = span.finish();
         self.names = names;
-        Ok(Some(figures(BonnieTest::RandomStat, repeat, bytes, self.plan.files, 0, &[measured]).with_slowest(slowest)))
+        let result = figures(BonnieTest::RandomStat, repeat, bytes, self.plan.files, 0, &[measured]);
+        Ok(Some(result.timed(timing.finish())))
     }
 
     /// Deletes every file in the order the folder lists them, then the folder.
     fn delete_sequential(&mut self, repeat: u32, ready: &mut Ready<'_>) -> Result<Option<BonnieResult>, BonnieError> {
         self.folder.open()?;
         let span = Span::start(ready()?);
+        let mut timing = Timing::new(self.plan.series_interval_ns);
         let names = self.folder.list("sequential delete readdir")?;
-        let (mut found, mut slowest) = (0u64, Slowest::default());
+        let mut found = 0u64;
         for name in &names {
             if self.stopped() {
                 return Ok(None);
             }
             let t = Instant::now();
             self.folder.delete(name, self.plan.sync)?;
-            slowest.since(t);
+            timing.since(t, 1, 0, true);
             found += 1;
         }
         self.folder.remove()?;
         let measured = span.finish();
         self.count_check("sequential delete", found)?;
         self.names.clear();
-        Ok(Some(figures(BonnieTest::SeqDelete, repeat, 0, found, 0, &[measured]).with_slowest(slowest)))
+        Ok(Some(figures(BonnieTest::SeqDelete, repeat, 0, found, 0, &[measured]).timed(timing.finish())))
     }
 
     /// Deletes every file in a new random order of the names, then the folder.
@@ -200,18 +205,18 @@ impl<'a> FileTests<'a> {
         self.folder.open()?;
         let names = std::mem::take(&mut self.names);
         let span = Span::start(ready()?);
-        let mut slowest = Slowest::default();
+        let mut timing = Timing::new(self.plan.series_interval_ns);
         for name in &names {
             if self.stopped() {
                 return Ok(None);
             }
             let t = Instant::now();
             self.folder.delete(name, self.plan.sync)?;
-            slowest.since(t);
+            timing.since(t, 1, 0, true);
         }
         self.folder.remove()?;
         let measured = span.finish();
         let result = figures(BonnieTest::RandomDelete, repeat, 0, names.len() as u64, 0, &[measured]);
-        Ok(Some(result.with_slowest(slowest)))
+        Ok(Some(result.timed(timing.finish())))
     }
 }

@@ -155,6 +155,12 @@ pub struct BonniePlan {
     /// bonnie++'s way always sets it (3 MiB, or bonnie++'s `-fN`).
     #[serde(default)]
     pub per_char_size: Option<ByteSize>,
+    /// The interval of each test's figures over time (`--interval`), in ns.
+    #[serde(
+        default = "iomatrix_harness::series::default_interval_ns",
+        skip_serializing_if = "iomatrix_harness::series::is_default_interval"
+    )]
+    pub series_interval_ns: u64,
 }
 
 impl BonniePlan {
@@ -180,6 +186,7 @@ impl BonniePlan {
             per_char: PerChar::Bonnie,
             fsync_close: false,
             per_char_size: None,
+            series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
         }
     }
 

@@ -151,6 +151,7 @@ fn imported_report(run: &StoredRun) -> Option<String> {
             cpu_percent: 0.0,
             end_ns: 0,
             max_latency_ns: 0,
+            series: Default::default(),
         });
     }
     let machine = run.records().environment["host"].as_str().unwrap_or("unknown");

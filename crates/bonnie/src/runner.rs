@@ -12,7 +12,7 @@ use crate::local::{LocalData, LocalFiles};
 use crate::place::{Access, DataFile, DataPlace};
 use crate::plan::{BonniePlan, PerChar, UPDATE_EVERY};
 use crate::remote::{session, RemoteData, RemoteFiles};
-use crate::timing::{figures, Ready, Slowest};
+use crate::timing::{figures, Ready, Timed, Timing};
 use crate::{planned_tests, BonnieError, BonnieResult, BonnieTest};
 use iomatrix_backend::AlignedBuf;
 use iomatrix_backend::Place;
@@ -280,7 +280,7 @@ impl Runner<'_> {
         let mut writer = PutcWriter::new(file, capacity);
         new_file(&mut content);
         let span = Span::start(ready()?);
-        let (mut calls, mut at, mut slowest) = (0u64, 0u64, Slowest::default());
+        let (mut calls, mut at, mut timing) = (0u64, 0u64, Timing::new(self.plan.series_interval_ns));
         while at < total {
             if self.stopped() {
                 return Ok(None);
@@ -290,18 +290,20 @@ impl Runner<'_> {
             }
             let n = (total - at).min(chunk as u64) as usize;
             let t = Instant::now();
+            let before = calls;
             for &byte in pattern.as_slice().get(..n).unwrap_or(&[]) {
                 writer.putc(byte).map_err(|e| io_error("putc write", &self.here(), Some(writer.flushed), &e))?;
                 calls += 1;
             }
-            slowest.since(t);
+            // The chunk's calls, timed as one (bonnie++'s latency is a chunk's).
+            timing.since(t, calls - before, n as u64, true);
             at += n as u64;
         }
         let flushed = writer.flushed;
         let file = writer.finish().map_err(|e| io_error("putc write", &self.here(), Some(flushed), &e))?;
         self.close("putc", file)?;
         let measured = span.finish();
-        Ok(Some(figures(BonnieTest::PutcWrite, repeat, total, calls, 0, &[measured]).with_slowest(slowest)))
+        Ok(Some(figures(BonnieTest::PutcWrite, repeat, total, calls, 0, &[measured]).timed(timing.finish())))
     }
 
     /// bonnie++ 2.00a's putc: the per-char bytes written with one write(2)
@@ -325,7 +327,7 @@ impl Runner<'_> {
             }
             new_file(&mut content);
             let span = Span::start(origin);
-            let (mut at, mut slowest) = (0u64, Slowest::default());
+            let (mut at, mut timing) = (0u64, Timing::new(self.plan.series_interval_ns));
             while at < total {
                 if self.stopped() {
                     return Ok(None);
@@ -340,13 +342,13 @@ impl Runner<'_> {
                         .map_err(|e| io_error("putc write", &self.here(), Some(at), &e))?;
                     at += 1;
                 }
-                slowest.since(t);
+                // The chunk's n one-byte writes, timed as one (bonnie++'s latency is a chunk's).
+                timing.since(t, n as u64, n as u64, true);
             }
             self.close_synced("putc", file)?;
-            Ok(Some((span.finish(), slowest)))
+            Ok(Some((span.finish(), timing.finish())))
         })?;
-        Ok(measured
-            .map(|(m, slowest)| figures(BonnieTest::PutcWrite, repeat, total, total, 0, &[m]).with_slowest(slowest)))
+        Ok(measured.map(|(m, timed)| figures(BonnieTest::PutcWrite, repeat, total, total, 0, &[m]).timed(timed)))
     }
 
     /// Sequential output per block: the file made anew in chunk-sized
@@ -366,7 +368,7 @@ impl Runner<'_> {
         let done = on_own_file_table(ready, open, |mut file, origin| {
             let mut buf = AlignedBuf::try_new(chunk, "a chunk").map_err(|e| BonnieError(e.to_string()))?;
             let span = Span::start(origin);
-            let (mut calls, mut slowest) = (0u64, Slowest::default());
+            let (mut calls, mut timing) = (0u64, Timing::new(self.plan.series_interval_ns));
             for i in 0..self.plan.chunks() {
                 if self.stopped() {
                     return Ok(None);
@@ -382,15 +384,14 @@ impl Runner<'_> {
                 }
                 let t = Instant::now();
                 file.write_all(data).map_err(|e| io_error("block write", &self.here(), Some(i * chunk as u64), &e))?;
-                slowest.since(t);
+                timing.since(t, 1, chunk as u64, true);
                 calls += 1;
             }
             self.close("block write", file)?;
-            Ok(Some((span.finish(), calls, slowest)))
+            Ok(Some((span.finish(), calls, timing.finish())))
         })?;
-        Ok(done.map(|(m, calls, slowest)| {
-            figures(BonnieTest::BlockWrite, repeat, self.size(), calls, 0, &[m]).with_slowest(slowest)
-        }))
+        Ok(done
+            .map(|(m, calls, timed)| figures(BonnieTest::BlockWrite, repeat, self.size(), calls, 0, &[m]).timed(timed)))
     }
 
     /// Rewrite: each chunk read with read(2), byte (i mod chunk) of chunk i
@@ -409,7 +410,7 @@ impl Runner<'_> {
         let done = on_own_file_table(ready, open, |mut file, origin| {
             let mut buf = AlignedBuf::try_new(chunk, "a chunk").map_err(|e| BonnieError(e.to_string()))?;
             let span = Span::start(origin);
-            let (mut chunks, mut slowest) = (0u64, Slowest::default());
+            let (mut chunks, mut timing) = (0u64, Timing::new(self.plan.series_interval_ns));
             for i in 0..self.plan.chunks() {
                 if self.stopped() {
                     return Ok(None);
@@ -428,19 +429,20 @@ impl Runner<'_> {
                 }
                 file.seek(back).map_err(|e| io_error("rewrite lseek", &self.here(), Some(at), &e))?;
                 file.write_all(data).map_err(|e| io_error("rewrite write", &self.here(), Some(at), &e))?;
-                slowest.since(t);
+                // A chunk rewritten (read, changed, written back) is one operation, its bytes once.
+                timing.since(t, 1, chunk as u64, true);
                 chunks += 1;
             }
             self.close("rewrite", file)?;
-            Ok(Some((span.finish(), chunks, slowest)))
+            Ok(Some((span.finish(), chunks, timing.finish())))
         })?;
-        let Some((measured, chunks, slowest)) = done else { return Ok(None) };
+        let Some((measured, chunks, timed)) = done else { return Ok(None) };
         if let Some(c) = content {
             // Every block now carries the rewrite's generation: an older one read back is a lost write.
             c.generation += 1;
             c.oldest = c.generation;
         }
-        Ok(Some(figures(BonnieTest::Rewrite, repeat, self.size(), chunks, 0, &[measured]).with_slowest(slowest)))
+        Ok(Some(figures(BonnieTest::Rewrite, repeat, self.size(), chunks, 0, &[measured]).timed(timed)))
     }
 
     /// Sequential input per character, in the plan's style ([`PerChar`]).
@@ -460,11 +462,12 @@ impl Runner<'_> {
         let total = self.plan.per_char_bytes();
         let mut reader = GetcReader::new(file, capacity);
         let span = Span::start(ready()?);
-        let (mut sum, mut slowest, mut t) = (0u64, Slowest::default(), Instant::now());
+        let (mut sum, mut timing, mut t) = (0u64, Timing::new(self.plan.series_interval_ns), Instant::now());
         for at in 0..total {
             if at % chunk == 0 {
                 if at > 0 {
-                    slowest.since(t);
+                    // The chunk's calls, timed as one (bonnie++'s latency is a chunk's).
+                    timing.since(t, chunk, chunk, false);
                 }
                 if self.stopped() {
                     return Ok(None);
@@ -481,12 +484,13 @@ impl Runner<'_> {
             }
         }
         if total > 0 {
-            slowest.since(t);
+            let last = total - (total - 1) / chunk * chunk;
+            timing.since(t, last, last, false);
         }
         std::hint::black_box(sum);
         self.close("getc", reader.into_file())?;
         let measured = span.finish();
-        Ok(Some(figures(BonnieTest::GetcRead, repeat, total, total, 0, &[measured]).with_slowest(slowest)))
+        Ok(Some(figures(BonnieTest::GetcRead, repeat, total, total, 0, &[measured]).timed(timing.finish())))
     }
 
     /// bonnie++ 2.00a's getc: the per-char bytes read with one read(2)
@@ -499,11 +503,11 @@ impl Runner<'_> {
         let measured = on_own_file_table(ready, open, |mut file, origin| {
             let mut byte = [0u8; 1];
             let span = Span::start(origin);
-            let (mut sum, mut slowest, mut t) = (0u64, Slowest::default(), Instant::now());
+            let (mut sum, mut timing, mut t) = (0u64, Timing::new(self.plan.series_interval_ns), Instant::now());
             for at in 0..total {
                 if at % chunk == 0 {
                     if at > 0 {
-                        slowest.since(t);
+                        timing.since(t, chunk, chunk, false);
                     }
                     if self.stopped() {
                         return Ok(None);
@@ -526,14 +530,14 @@ impl Runner<'_> {
                 }
             }
             if total > 0 {
-                slowest.since(t);
+                let last = total - (total - 1) / chunk * chunk;
+                timing.since(t, last, last, false);
             }
             std::hint::black_box(sum);
             self.close_synced("getc", file)?;
-            Ok(Some((span.finish(), slowest)))
+            Ok(Some((span.finish(), timing.finish())))
         })?;
-        Ok(measured
-            .map(|(m, slowest)| figures(BonnieTest::GetcRead, repeat, total, total, 0, &[m]).with_slowest(slowest)))
+        Ok(measured.map(|(m, timed)| figures(BonnieTest::GetcRead, repeat, total, total, 0, &[m]).timed(timed)))
     }
 
     /// Sequential input per block: chunk-sized read(2) calls, each checked
@@ -549,7 +553,7 @@ impl Runner<'_> {
         let done = on_own_file_table(ready, open, |mut file, origin| {
             let mut buf = AlignedBuf::try_new(chunk, "a chunk").map_err(|e| BonnieError(e.to_string()))?;
             let span = Span::start(origin);
-            let (mut calls, mut slowest) = (0u64, Slowest::default());
+            let (mut calls, mut timing) = (0u64, Timing::new(self.plan.series_interval_ns));
             for i in 0..self.plan.chunks() {
                 if self.stopped() {
                     return Ok(None);
@@ -557,18 +561,17 @@ impl Runner<'_> {
                 let t = Instant::now();
                 file.read_exact(buf.as_mut_slice())
                     .map_err(|e| io_error("block read", &self.here(), Some(i * chunk as u64), &e))?;
-                slowest.since(t);
+                timing.since(t, 1, chunk as u64, false);
                 if let Some(c) = content.as_deref_mut() {
                     c.check(buf.as_slice(), i * chunk as u64);
                 }
                 calls += 1;
             }
             self.close("block read", file)?;
-            Ok(Some((span.finish(), calls, slowest)))
+            Ok(Some((span.finish(), calls, timing.finish())))
         })?;
-        Ok(done.map(|(m, calls, slowest)| {
-            figures(BonnieTest::BlockRead, repeat, self.size(), calls, 0, &[m]).with_slowest(slowest)
-        }))
+        Ok(done
+            .map(|(m, calls, timed)| figures(BonnieTest::BlockRead, repeat, self.size(), calls, 0, &[m]).timed(timed)))
     }
 
     /// Random seeks: `seekers` threads, each with its own descriptor, take
@@ -617,19 +620,21 @@ impl Runner<'_> {
             out
         });
         let mut measured = Vec::with_capacity(outcomes.len());
-        let (mut seeks, mut writes, mut slowest) = (0u64, 0u64, Slowest::default());
+        let mut timings = Vec::with_capacity(outcomes.len());
+        let (mut seeks, mut writes) = (0u64, 0u64);
         for outcome in outcomes {
             let f = outcome?;
             measured.push(f.measured);
             seeks += f.seeks;
             writes += f.writes;
-            slowest = slowest.max(f.slowest);
+            timings.push(f.timed);
         }
         if self.stopped() || seeks < self.plan.seeks {
             return Ok(None);
         }
         let bytes = (seeks + writes) * self.chunk() as u64;
-        Ok(Some(figures(BonnieTest::RandomSeeks, repeat, bytes, seeks, writes, &measured).with_slowest(slowest)))
+        let result = figures(BonnieTest::RandomSeeks, repeat, bytes, seeks, writes, &measured);
+        Ok(Some(result.timed(Timed::together(&timings))))
     }
 }
 
@@ -637,8 +642,8 @@ struct SeekerFigures {
     measured: Measured,
     seeks: u64,
     writes: u64,
-    /// The slowest seek (with its write-back).
-    slowest: Slowest,
+    /// Its seeks (each with its write-back) timed: the slowest, and all over time.
+    timed: Timed,
 }
 
 struct Seeker<'r, 'a> {
@@ -667,12 +672,13 @@ impl Seeker<'_, '_> {
         let chunk = runner.chunk() as u64;
         let chunks = runner.plan.chunks();
         let mut buf = AlignedBuf::try_new(chunk as usize, "a chunk").map_err(|e| BonnieError(e.to_string()))?;
+        let interval = runner.plan.series_interval_ns;
         if !self.gate.wait() {
             let measured = Span::start(self.origin).finish();
-            return Ok(SeekerFigures { measured, seeks: 0, writes: 0, slowest: Slowest::default() });
+            return Ok(SeekerFigures { measured, seeks: 0, writes: 0, timed: Timing::new(interval).finish() });
         }
         let span = Span::start(self.origin);
-        let (mut seeks, mut writes, mut slowest) = (0u64, 0u64, Slowest::default());
+        let (mut seeks, mut writes, mut timing) = (0u64, 0u64, Timing::new(interval));
         loop {
             if runner.stopped() || self.failed.load(Ordering::Relaxed) {
                 break;
@@ -688,7 +694,8 @@ impl Seeker<'_, '_> {
             file.seek(SeekFrom::Start(at)).map_err(|e| io_error("seek test lseek", path, Some(at), &e))?;
             file.read_exact(buf.as_mut_slice()).map_err(|e| io_error("seek test read", path, Some(at), &e))?;
             seeks += 1;
-            if ticket % UPDATE_EVERY == 0 {
+            let wrote_back = ticket % UPDATE_EVERY == 0;
+            if wrote_back {
                 let data = buf.as_mut_slice();
                 if let Some(b) = data.get_mut((scramble(hash) % chunk) as usize) {
                     *b = b.wrapping_sub(1);
@@ -700,13 +707,13 @@ impl Seeker<'_, '_> {
                 }
                 writes += 1;
             }
-            slowest.since(t);
+            timing.seek_since(t, chunk, wrote_back);
         }
         if self.failed.load(Ordering::Relaxed) {
             // Another seeker failed first and reports why; this one's close would only repeat it
             // (on a dead server, with a misleading operation).
             let _ = self.file.close();
-            return Ok(SeekerFigures { measured: span.finish(), seeks, writes, slowest });
+            return Ok(SeekerFigures { measured: span.finish(), seeks, writes, timed: timing.finish() });
         }
         // Inside the timing, as in bonnie++'s seekers (whose close fsyncs first, in 2.00a).
         if runner.plan.fsync_close {
@@ -714,6 +721,6 @@ impl Seeker<'_, '_> {
         }
         self.file.close().map_err(|e| io_error("seek test close", path, None, &e))?;
         let measured = span.finish();
-        Ok(SeekerFigures { measured, seeks, writes, slowest })
+        Ok(SeekerFigures { measured, seeks, writes, timed: timing.finish() })
     }
 }

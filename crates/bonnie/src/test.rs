@@ -170,6 +170,10 @@ pub struct BonnieResult {
     /// 0: not measured (runs stored before it was).
     #[serde(default)]
     pub max_latency_ns: u64,
+    /// The client's operations over time, on their way from the test to its client's figures
+    /// ([`crate::ClientBonnie::series`]): never stored with the result.
+    #[serde(skip)]
+    pub series: iomatrix_stats::ClientSeries,
 }
 
 impl BonnieResult {
@@ -196,6 +200,7 @@ pub(crate) fn sample_result(test: BonnieTest, repeat: u32, per_sec: f64, wall_s:
         cpu_percent: cpu,
         end_ns: 0,
         max_latency_ns: 0,
+        series: Default::default(),
     }
 }
 

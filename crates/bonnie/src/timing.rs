@@ -4,7 +4,7 @@
 //! [`figures`].
 
 use crate::{BonnieError, BonnieResult, BonnieTest};
-use iomatrix_stats::{kib_per_sec, Measured};
+use iomatrix_stats::{kib_per_sec, ClientSeries, Measured, SeriesRecorder};
 use std::time::{Duration, Instant};
 
 /// Called by a test after its untimed preparation, right before its clock
@@ -49,30 +49,75 @@ pub(crate) fn figures(
         cpu_percent,
         end_ns: end,
         max_latency_ns: 0,
+        series: ClientSeries::default(),
     }
 }
 
-/// The slowest single operation of a test so far (bonnie++'s latency
-/// column), timed as bonnie++ times it: one clock read before and one
-/// after each operation.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Slowest(pub(crate) u64);
+/// How a test times its operations, as bonnie++ times them (one clock read before and one after
+/// each): the slowest (bonnie++'s latency column) and every one over time, from the test's own
+/// start (made with the test's clock: [`Timing::new`] right after its span starts).
+pub(crate) struct Timing {
+    slowest: u64,
+    series: SeriesRecorder,
+    origin: Instant,
+}
 
-impl Slowest {
-    /// Counts the operation that began at `start` and ends now.
-    pub(crate) fn since(&mut self, start: Instant) {
-        self.0 = self.0.max(start.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64);
+impl Timing {
+    /// A test's timing from now, in intervals of `interval_ns`.
+    pub(crate) fn new(interval_ns: u64) -> Timing {
+        Timing { slowest: 0, series: SeriesRecorder::new(interval_ns), origin: Instant::now() }
     }
 
-    pub(crate) fn max(self, other: Slowest) -> Slowest {
-        Slowest(self.0.max(other.0))
+    /// Counts `ops` operations timed as one (a chunk of per-character calls; else 1) that began
+    /// at `start` and end now, moving `bytes`.
+    #[inline]
+    pub(crate) fn since(&mut self, start: Instant, ops: u64, bytes: u64, write: bool) {
+        let end = Instant::now();
+        let ns = end.saturating_duration_since(start).as_nanos() as u64;
+        self.slowest = self.slowest.max(ns);
+        let at = end.saturating_duration_since(self.origin).as_nanos() as u64;
+        self.series.record_many(at, ops, ns, bytes, write);
+    }
+
+    /// A seek that began at `start` and ends now: one read of `chunk` bytes, and the chunk it
+    /// wrote back where it did (bytes written, no operation of their own: bonnie++ counts seeks).
+    pub(crate) fn seek_since(&mut self, start: Instant, chunk: u64, wrote_back: bool) {
+        self.since(start, 1, chunk, false);
+        if wrote_back {
+            let at = self.origin.elapsed().as_nanos() as u64;
+            self.series.add_bytes(at, chunk, true);
+        }
+    }
+
+    /// The slowest operation and the series, which ends now.
+    pub(crate) fn finish(self) -> Timed {
+        let end = self.origin.elapsed().as_nanos() as u64;
+        Timed { slowest: self.slowest, series: self.series.finish(end) }
+    }
+}
+
+/// What a finished [`Timing`] gives a test's result.
+pub(crate) struct Timed {
+    slowest: u64,
+    series: ClientSeries,
+}
+
+impl Timed {
+    /// The timings of threads that did one test together (the seekers): the slowest of any, the
+    /// series merged interval by interval.
+    pub(crate) fn together(parts: &[Timed]) -> Timed {
+        Timed {
+            slowest: parts.iter().map(|t| t.slowest).max().unwrap_or(0),
+            series: ClientSeries::merge(&parts.iter().map(|t| &t.series).collect::<Vec<_>>()),
+        }
     }
 }
 
 impl BonnieResult {
-    /// The result with its slowest operation.
-    pub(crate) fn with_slowest(mut self, slowest: Slowest) -> BonnieResult {
-        self.max_latency_ns = slowest.0;
+    /// The result with its slowest operation and its operations over time.
+    pub(crate) fn timed(mut self, timed: Timed) -> BonnieResult {
+        self.max_latency_ns = timed.slowest;
+        self.series = timed.series;
         self
     }
 }

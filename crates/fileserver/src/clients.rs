@@ -28,7 +28,7 @@ use iomatrix_backend::Place;
 use iomatrix_coord::{
     lead, ClientFailure, ClientWork, Ending, Gathered, Group, OnClientError, Setup, Start, StartTimes,
 };
-use iomatrix_stats::kib_per_sec;
+use iomatrix_stats::{kib_per_sec, ClientSeries};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -118,6 +118,7 @@ fn combine(clients: &[ClientPhase]) -> Option<PhaseResult> {
         }
         m.caches_dropped |= r.caches_dropped;
     }
+    m.series = ClientSeries::merge(&clients.iter().map(|c| &c.result.series).collect::<Vec<_>>());
     let ok: Vec<f64> = m.connections.iter().filter(|c| c.ok()).map(|c| c.kib_per_sec()).collect();
     m.avg_connection_kib_per_sec = if ok.is_empty() { 0.0 } else { ok.iter().sum::<f64>() / ok.len() as f64 };
     m.total_kib_per_sec = kib_per_sec(m.done.bytes, Duration::from_nanos(m.wall_ns));
@@ -325,6 +326,7 @@ mod tests {
             seed: 3,
             repeats: 1,
             content: Default::default(),
+            series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
         }
     }
 

@@ -114,6 +114,10 @@ pub struct FileserverCellFigures {
     /// where none checked anything (a write phase).
     #[serde(deserialize_with = "stamped_tally", skip_serializing_if = "Option::is_none")]
     pub verify: Option<Option<Tally>>,
+    /// The phase's operations over time, every connection's merged interval by interval; None in
+    /// runs stored before it was recorded.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub series: Option<iomatrix_stats::Series>,
 }
 
 /// One operation type's latency as stored: [`LatencySummary`]'s fields, each read leniently.

@@ -287,6 +287,12 @@ pub struct FileserverPlan {
     /// Stamped blocks (`--verify`, `--compressible`) instead of one shared buffer.
     #[serde(default)]
     pub content: iomatrix_verify::ContentSpec,
+    /// The interval of each phase's figures over time (`--interval`), in ns.
+    #[serde(
+        default = "iomatrix_harness::series::default_interval_ns",
+        skip_serializing_if = "iomatrix_harness::series::is_default_interval"
+    )]
+    pub series_interval_ns: u64,
 }
 
 fn one() -> u32 {
@@ -448,7 +454,9 @@ impl FileserverPlan {
             Then::Mix { .. } => self.files_per_connection.saturating_mul(4),
             Then::Read => 0,
         };
-        (record + stamped + samples)
+        // Its series recorder and the next phase's, fixed parts (the intervals grow with the phase).
+        let series = 2 * iomatrix_stats::SeriesRecorder::footprint(0);
+        (record + stamped + samples + series)
             .saturating_add(self.fds_per_connection().saturating_mul(GROWING_BYTES))
             .saturating_add(order)
     }
@@ -607,6 +615,7 @@ mod tests {
             seed: 7,
             repeats: 1,
             content: Default::default(),
+            series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
         }
     }
 

@@ -17,7 +17,7 @@ use iomatrix_backend::error_kind;
 use iomatrix_backend::Place;
 use iomatrix_coord::{ClientFailure, Ending, OnClientError};
 use iomatrix_core::figures::or_default;
-use iomatrix_stats::{kib_per_sec, Latency, Measured, Span};
+use iomatrix_stats::{kib_per_sec, ClientSeries, Latency, Measured, SeriesRecorder, Span};
 use iomatrix_verify::Content;
 use std::collections::BTreeMap;
 use std::io;
@@ -84,6 +84,10 @@ pub struct ConnectionFigures {
     /// stamping and checking took (between the timed operations, inside the phase).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<iomatrix_verify::Tally>,
+    /// Its operations over time from its own start: merged into its phase's
+    /// ([`PhaseResult::series`]), never stored by connection.
+    #[serde(skip)]
+    pub series: ClientSeries,
 }
 
 impl ConnectionFigures {
@@ -99,6 +103,7 @@ impl ConnectionFigures {
             stopped: false,
             setup_ns: 0,
             verify: None,
+            series: ClientSeries::default(),
         }
     }
 
@@ -179,6 +184,10 @@ pub struct PhaseResult {
     pub errors: BTreeMap<String, u64>,
     /// The page cache was dropped (sync + drop_caches) right before this phase.
     pub caches_dropped: bool,
+    /// Its operations over time, every connection's merged interval by interval (each from its
+    /// own start); with its histograms, so that clients merge exactly.
+    #[serde(default)]
+    pub series: ClientSeries,
 }
 
 impl PhaseResult {
@@ -213,6 +222,7 @@ impl PhaseResult {
             connections_skipped: 0,
             errors: BTreeMap::new(),
             caches_dropped: false,
+            series: ClientSeries::default(),
         }
     }
 
@@ -243,6 +253,8 @@ impl PhaseResult {
         for e in connections.iter().filter(|c| !c.skipped).filter_map(|c| c.error.as_ref()) {
             *errors.entry(e.kind.clone()).or_insert(0) += 1;
         }
+        let ran: Vec<&ClientSeries> = connections.iter().filter(|c| c.measured.is_some()).map(|c| &c.series).collect();
+        let series = ClientSeries::merge(&ran);
         PhaseResult {
             index,
             phase,
@@ -260,6 +272,7 @@ impl PhaseResult {
             connections_skipped: connections.iter().filter(|c| c.skipped).count(),
             errors,
             caches_dropped,
+            series,
             connections,
         }
     }
@@ -668,6 +681,10 @@ struct Connection<'a, F: ConnectionFiles> {
     content: Option<Content>,
     /// The record being written, stamped (with stamped data only).
     stamped: Vec<u8>,
+    /// The phase's operations over time, from `origin`, the connection's start of it; a create,
+    /// write or fsync counts as a write, an open, read or close as a read.
+    series: SeriesRecorder,
+    origin: Instant,
 }
 
 /// A file being written: where it is, how big it becomes, how far it is.
@@ -766,6 +783,8 @@ impl<'a, F: ConnectionFiles> Connection<'a, F> {
             done: Planned::default(),
             content: shared.plan.content.stamped().then(|| Content::new(shared.plan.content, 0)),
             stamped: Vec::new(),
+            series: SeriesRecorder::new(shared.plan.series_interval_ns),
+            origin: Instant::now(),
         }
     }
 
@@ -776,7 +795,9 @@ impl<'a, F: ConnectionFiles> Connection<'a, F> {
             // Every write phase writes whole files afresh; a read finds one of this run's generations.
             c.generation = k as u64 + 1;
         }
+        self.series = SeriesRecorder::new(self.plan.series_interval_ns);
         let span = Span::start(self.shared.epoch);
+        self.origin = Instant::now();
         let outcome = match phase {
             Phase::Write => match self.plan.interleave {
                 Some(n) if n > 1 => self.write_interleaved(n),
@@ -785,9 +806,12 @@ impl<'a, F: ConnectionFiles> Connection<'a, F> {
             Phase::Read => self.read_files(),
             Phase::Mix { read_percent } => self.mix(read_percent),
         };
+        let ended = self.origin.elapsed().as_nanos() as u64;
         let measured = span.finish();
         self.flush();
+        let series = std::mem::replace(&mut self.series, SeriesRecorder::new(1));
         let mut figures = ConnectionFigures::idle(self.rank, planned);
+        figures.series = series.finish(ended);
         figures.done = self.done;
         figures.measured = Some(measured);
         figures.verify = self.content.as_mut().map(Content::take_tally);
@@ -879,7 +903,7 @@ impl<'a, F: ConnectionFiles> Connection<'a, F> {
             }
             None => &shared.data[..len],
         };
-        let written = self.timed(Op::Write, &file.name, |files| files.write(handle, data, offset));
+        let written = self.timed_bytes(Op::Write, &file.name, len as u64, |files| files.write(handle, data, offset));
         self.stamped = stamped;
         written?;
         self.done.bytes += len as u64;
@@ -946,12 +970,12 @@ impl<'a, F: ConnectionFiles> Connection<'a, F> {
             let want = record.min(size - total) as usize;
             let start = Instant::now();
             let n = self.files.read(&mut handle, &mut self.buf[..want], total);
-            let ns = start.elapsed().as_nanos() as u64;
+            let end = Instant::now();
             let n = n.map_err(|e| self.failure(Op::Read, &name, e))?;
             if n == 0 {
                 break; // the file ends early: not a record, not counted
             }
-            self.record(Op::Read, ns);
+            self.record(Op::Read, start, end, n as u64);
             if let Some(content) = self.content.as_mut() {
                 content.file = file_id(self.rank, index);
                 content.check(&self.buf[..n], total);
@@ -991,15 +1015,27 @@ impl<'a, F: ConnectionFiles> Connection<'a, F> {
     /// Runs one operation on the connection's files, timing it; a success
     /// is counted and sampled, a failure ends the connection's phase.
     fn timed<T>(&mut self, op: Op, name: &F::Name, f: impl FnOnce(&mut F) -> io::Result<T>) -> Result<T, Halt> {
+        self.timed_bytes(op, name, 0, f)
+    }
+
+    /// [`Self::timed`] of an operation that moves `bytes`.
+    #[inline]
+    fn timed_bytes<T>(
+        &mut self,
+        op: Op,
+        name: &F::Name,
+        bytes: u64,
+        f: impl FnOnce(&mut F) -> io::Result<T>,
+    ) -> Result<T, Halt> {
         if self.shared.stop.load(Ordering::Relaxed) {
             return Err(Halt::Stopped);
         }
         let start = Instant::now();
         let result = f(&mut self.files);
-        let ns = start.elapsed().as_nanos() as u64;
+        let end = Instant::now();
         match result {
             Ok(v) => {
-                self.record(op, ns);
+                self.record(op, start, end, bytes);
                 Ok(v)
             }
             Err(e) => Err(self.failure(op, name, e)),
@@ -1014,7 +1050,13 @@ impl<'a, F: ConnectionFiles> Connection<'a, F> {
         })
     }
 
-    fn record(&mut self, op: Op, ns: u64) {
+    /// A success of `op` that ran from `start` to `end` and moved `bytes`: counted, sampled,
+    /// and in the series at its end.
+    #[inline]
+    fn record(&mut self, op: Op, start: Instant, end: Instant, bytes: u64) {
+        let ns = end.saturating_duration_since(start).as_nanos() as u64;
+        let at = end.saturating_duration_since(self.origin).as_nanos() as u64;
+        self.series.record(at, ns, bytes, matches!(op, Op::Create | Op::Write | Op::Fsync));
         self.done.ops.add(op, 1);
         self.samples.push(((op.index() as u64) << NS_BITS) | ns.min(NS_MASK));
         if self.samples.len() >= SAMPLE_BUFFER {
@@ -1065,6 +1107,7 @@ mod tests {
             seed: 3,
             repeats: 1,
             content: Default::default(),
+            series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
         }
     }
 

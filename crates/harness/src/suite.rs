@@ -43,9 +43,6 @@ pub trait Suite: Sized {
     /// How analysis and the reports take its stored cells: as matrices (IOzone's file size by
     /// record size) or scalar rows, and how their latencies are summarised.
     const SHAPE: SuiteShape = SuiteShape::PLAIN;
-    /// Whether its timed cells store their figures over time (`iomatrix_stats::Series`, read by
-    /// `show RUN --series`); a suite that records none yet is said so there, never left out.
-    const RECORDS_SERIES: bool = false;
     /// The columns of its clients table (in `show`, `compare RUNS@HOST`, the report's hosts).
     const CLIENT_COLUMNS: &'static ClientColumns;
     /// The command line of `run NAME`.

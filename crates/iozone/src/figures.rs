@@ -52,6 +52,10 @@ pub struct IozoneCellFigures {
     /// where nobody could look (a server's files) and in runs stored before it was recorded.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub cached_at_start: Option<CachedAtStart>,
+    /// The records over time, merged over the clients; None in runs stored before it was
+    /// recorded.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub series: Option<iomatrix_stats::Series>,
 }
 
 /// A cell's figures with its row's headline rate, read through [`Figures`].

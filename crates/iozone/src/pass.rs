@@ -17,6 +17,7 @@
 
 use crate::order::{mixed_is_write, Order, RandomPermutation};
 use iomatrix_backend::{AlignedBuf, RecordIo};
+use iomatrix_stats::SeriesRecorder;
 use iomatrix_verify::Content;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,6 +53,17 @@ pub struct Marker<'a> {
     pub origin: Instant,
     /// Where the marks go.
     pub marks: &'a mut Marks,
+}
+
+/// Where a timed pass puts its records over time: each record at its end, ns from `origin` (the
+/// pass's start), with the time from the end of the record before (IOzone times no record on its
+/// own: records run back to back, so one clock read per record gives each its time, the loop's
+/// own few ns included).
+pub struct Timeline<'a> {
+    /// The pass's start.
+    pub origin: Instant,
+    /// Where the records go.
+    pub series: &'a mut SeriesRecorder,
 }
 
 /// Whether a pass reads, writes, or both.
@@ -133,7 +145,20 @@ pub fn run_pass<F: RecordIo + ?Sized>(
     buf: &mut AlignedBuf,
     stop: &AtomicBool,
 ) -> Result<Moved, PassError> {
-    run_pass_inner(file, pass, buf, stop, None, &mut Unchanged)
+    run_pass_inner(file, pass, buf, stop, (None, None), &mut Unchanged)
+}
+
+/// [`run_pass`], its records over time on `timeline`, and [`Marks`] of its progress where a
+/// `marker` is given.
+pub fn run_pass_timed<F: RecordIo + ?Sized>(
+    file: &mut F,
+    pass: &Pass,
+    buf: &mut AlignedBuf,
+    stop: &AtomicBool,
+    marker: Option<Marker<'_>>,
+    timeline: Option<Timeline<'_>>,
+) -> Result<Moved, PassError> {
+    run_pass_inner(file, pass, buf, stop, (marker, timeline), &mut Unchanged)
 }
 
 /// [`run_pass`], also recording [`Marks`] of its progress.
@@ -144,21 +169,20 @@ pub fn run_pass_marked<F: RecordIo + ?Sized>(
     stop: &AtomicBool,
     marker: Marker<'_>,
 ) -> Result<Moved, PassError> {
-    run_pass_inner(file, pass, buf, stop, Some(marker), &mut Unchanged)
+    run_pass_inner(file, pass, buf, stop, (Some(marker), None), &mut Unchanged)
 }
 
-/// [`run_pass`] (with marks if `marker` is given) whose writes put
-/// `content`'s stamped blocks and whose reads `content` checks. The record
-/// must be a multiple of [`iomatrix_verify::UNIT`].
+/// [`run_pass_timed`] whose writes put `content`'s stamped blocks and whose reads `content`
+/// checks. The record must be a multiple of [`iomatrix_verify::UNIT`].
 pub fn run_pass_content<F: RecordIo + ?Sized>(
     file: &mut F,
     pass: &Pass,
     buf: &mut AlignedBuf,
     stop: &AtomicBool,
-    marker: Option<Marker<'_>>,
+    (marker, timeline): (Option<Marker<'_>>, Option<Timeline<'_>>),
     content: &mut Content,
 ) -> Result<Moved, PassError> {
-    run_pass_inner(file, pass, buf, stop, marker, content)
+    run_pass_inner(file, pass, buf, stop, (marker, timeline), content)
 }
 
 /// What goes into a record before it is written and what is done with one
@@ -187,21 +211,24 @@ impl Records for Content {
     }
 }
 
+/// A pass's marks and its timeline, each where asked.
+type Watch<'a> = (Option<Marker<'a>>, Option<Timeline<'a>>);
+
 fn run_pass_inner<F: RecordIo + ?Sized, C: Records>(
     file: &mut F,
     pass: &Pass,
     buf: &mut AlignedBuf,
     stop: &AtomicBool,
-    marker: Option<Marker<'_>>,
+    watch: Watch<'_>,
     content: &mut C,
 ) -> Result<Moved, PassError> {
     let n = pass.records;
     match pass.order {
-        Order::Sequential => drive(file, pass, buf, stop, marker, content, 0..n),
-        Order::Backward => drive(file, pass, buf, stop, marker, content, (0..n).rev()),
-        Order::Random { seed } => drive(file, pass, buf, stop, marker, content, RandomPermutation::new(n, seed)),
+        Order::Sequential => drive(file, pass, buf, stop, watch, content, 0..n),
+        Order::Backward => drive(file, pass, buf, stop, watch, content, (0..n).rev()),
+        Order::Random { seed } => drive(file, pass, buf, stop, watch, content, RandomPermutation::new(n, seed)),
         // Stride and SameRecord are cheap either way; reuse the order's iterator.
-        order @ (Order::Stride(_) | Order::SameRecord) => drive(file, pass, buf, stop, marker, content, order.iter(n)),
+        order @ (Order::Stride(_) | Order::SameRecord) => drive(file, pass, buf, stop, watch, content, order.iter(n)),
     }
 }
 
@@ -210,10 +237,12 @@ fn drive<F: RecordIo + ?Sized, C: Records>(
     pass: &Pass,
     buf: &mut AlignedBuf,
     stop: &AtomicBool,
-    mut marker: Option<Marker<'_>>,
+    (mut marker, mut timeline): Watch<'_>,
     content: &mut C,
     records: impl Iterator<Item = u64>,
 ) -> Result<Moved, PassError> {
+    // The end of the record before, ns from the pass's start: where the next record's time begins.
+    let mut last_ns = 0u64;
     let len = pass.record as usize;
     let buf = &mut buf.as_mut_slice()[..len];
     let mut moved = Moved::default();
@@ -244,6 +273,11 @@ fn drive<F: RecordIo + ?Sized, C: Records>(
             moved.writes += 1;
         } else {
             moved.reads += 1;
+        }
+        if let Some(t) = timeline.as_mut() {
+            let now_ns = t.origin.elapsed().as_nanos() as u64;
+            t.series.record(now_ns, now_ns.saturating_sub(last_ns), len as u64, write);
+            last_ns = now_ns;
         }
         let done = i as u64 + 1;
         if done % every == 0 || done == pass.records {
@@ -319,14 +353,14 @@ mod tests {
         let write =
             Pass { order: Order::Random { seed: 1 }, direction: Direction::Write, record: 2 * UNIT as u64, records: 8 };
         let mut f = PsyncFile::open(&path, &OpenHow::create(16 * UNIT as u64, false)).unwrap();
-        run_pass_content(&mut f, &write, &mut buf, &stop, None, &mut content).unwrap();
+        run_pass_content(&mut f, &write, &mut buf, &stop, (None, None), &mut content).unwrap();
         f.close().unwrap();
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[5 * UNIT + 9] ^= 0xff;
         std::fs::write(&path, &bytes).unwrap();
         let mut f = PsyncFile::open(&path, &OpenHow::read(16 * UNIT as u64, false)).unwrap();
         let read = Pass { direction: Direction::Read, order: Order::Backward, ..write };
-        run_pass_content(&mut f, &read, &mut buf, &stop, None, &mut content).unwrap();
+        run_pass_content(&mut f, &read, &mut buf, &stop, (None, None), &mut content).unwrap();
         let tally = content.take_tally();
         assert_eq!((tally.checked_blocks, tally.wrong_data, tally.mismatches()), (16, 1, 1));
         assert_eq!(tally.examples[0].offset, 5 * UNIT as u64);

@@ -54,6 +54,12 @@ pub struct IozonePlan {
     /// Stamped blocks (`--verify`, `--compressible`) instead of one reused buffer.
     #[serde(default)]
     pub content: ContentSpec,
+    /// The interval of each cell's figures over time (`--interval`), in ns.
+    #[serde(
+        default = "iomatrix_harness::series::default_interval_ns",
+        skip_serializing_if = "iomatrix_harness::series::is_default_interval"
+    )]
+    pub series_interval_ns: u64,
 }
 
 fn one() -> u32 {
@@ -111,6 +117,7 @@ impl IozonePlan {
             repeats: 1,
             only_pairs: None,
             content: ContentSpec::default(),
+            series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
         }
     }
 

@@ -5,7 +5,7 @@
 
 use crate::figures::IozoneCellFigures;
 use crate::order::Order;
-use crate::pass::{run_pass, run_pass_content, run_pass_marked, Direction, Marker, Marks, Moved, Pass, PassError};
+use crate::pass::{run_pass_content, run_pass_timed, Direction, Marker, Marks, Moved, Pass, PassError, Timeline};
 use crate::plan::{CellSpec, IozonePlan};
 use crate::IozoneTest;
 use iomatrix_backend::{
@@ -14,7 +14,7 @@ use iomatrix_backend::{
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start};
 use iomatrix_core::figures::CachedAtStart;
 use iomatrix_core::BackendKind;
-use iomatrix_stats::{kib_per_sec, Measured, Span};
+use iomatrix_stats::{kib_per_sec, ClientSeries, Measured, Series, SeriesRecorder, Span};
 use iomatrix_verify::{Content, Tally};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,6 +44,14 @@ pub struct ClientFigures {
     /// it (a write test's file is the one its open just created: empty); None on a server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_at_start: Option<CachedAtStart>,
+    /// Its records over time from its own start of the pass; merged into the cell's
+    /// ([`IozoneCellFigures::series`]), not stored by client.
+    #[serde(default, skip_serializing_if = "no_intervals")]
+    pub series: ClientSeries,
+}
+
+fn no_intervals(series: &ClientSeries) -> bool {
+    series.intervals.is_empty()
 }
 
 impl ClientFigures {
@@ -93,8 +101,13 @@ impl CellResult {
         };
         let verify = Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref()));
         let cached_at_start = cached_at_start(&clients);
+        let series = clients
+            .iter()
+            .any(|c| !c.series.intervals.is_empty())
+            .then(|| Series::merge(&clients.iter().map(|c| &c.series).collect::<Vec<_>>()));
         for c in &mut clients {
             c.marks = Marks::default();
+            c.series = ClientSeries::default();
         }
         let figures = IozoneCellFigures {
             kib_per_sec_overall,
@@ -106,6 +119,7 @@ impl CellResult {
             repeat: spec.repeat,
             verify,
             cached_at_start,
+            series,
         };
         CellResult { spec, clients, figures }
     }
@@ -294,17 +308,17 @@ impl<'a> Client<'a> {
         }
     }
 
-    /// Performs `pass` on `file` with this client's buffer, marks and content.
+    /// Performs `pass` on `file` with this client's buffer, marks, timeline and content.
     fn pass<F: RecordIo + ?Sized>(
         &mut self,
         file: &mut F,
         pass: &Pass,
         marker: Option<Marker<'_>>,
+        timeline: Option<Timeline<'_>>,
     ) -> Result<Moved, PassError> {
-        match (self.content.as_mut(), marker) {
-            (Some(content), marker) => run_pass_content(file, pass, &mut self.buf, self.stop, marker, content),
-            (None, Some(marker)) => run_pass_marked(file, pass, &mut self.buf, self.stop, marker),
-            (None, None) => run_pass(file, pass, &mut self.buf, self.stop),
+        match self.content.as_mut() {
+            Some(content) => run_pass_content(file, pass, &mut self.buf, self.stop, (marker, timeline), content),
+            None => run_pass_timed(file, pass, &mut self.buf, self.stop, marker, timeline),
         }
     }
 
@@ -351,10 +365,12 @@ impl<'a> Client<'a> {
         if cell.test.writes() {
             self.begin_writes(cell);
         }
+        let mut series = SeriesRecorder::new(self.plan.series_interval_ns);
         let span = Span::start(origin);
         let mut marks = Marks::default();
         let marker = self.marked.then_some(Marker { origin, marks: &mut marks });
-        let moved = self.pass(&mut file, &pass, marker);
+        let own_start = std::time::Instant::now();
+        let moved = self.pass(&mut file, &pass, marker, Some(Timeline { origin: own_start, series: &mut series }));
         let verify = self.end_pass(moved.is_ok() && writes_whole_file(cell.test));
         let moved = moved.map_err(|e| match e {
             PassError::Stopped => self.stopped(),
@@ -363,18 +379,20 @@ impl<'a> Client<'a> {
         if self.plan.fsync && cell.test.writes() {
             file.flush_to_storage().map_err(|e| self.failure(format!("fsync of {}: {e}", self.path.display())))?;
         }
-        let measured = if self.plan.close {
+        let (measured, timed_ns) = if self.plan.close {
             file.close().map_err(|e| self.failure(format!("close of {}: {e}", self.path.display())))?;
-            span.finish()
+            (span.finish(), own_start.elapsed())
         } else {
-            let measured = span.finish();
+            let ended = (span.finish(), own_start.elapsed());
             file.close().map_err(|e| self.failure(format!("close of {}: {e}", self.path.display())))?;
-            measured
+            ended
         };
         if matches!(cell.test, IozoneTest::Write | IozoneTest::Fwrite) {
             self.file_ready = Some(cell.file_size.bytes());
         }
-        Ok(ClientFigures { rank: self.rank, moved, measured, marks, verify, cached_at_start })
+        // The series runs to the cell's timed end: an fsync or close it times is its last interval's.
+        let series = series.finish(timed_ns.as_nanos() as u64);
+        Ok(ClientFigures { rank: self.rank, moved, measured, marks, verify, cached_at_start, series })
     }
 
     /// Untimed, after the open: how much of the client's file the page cache holds as the pass
@@ -415,7 +433,7 @@ impl<'a> Client<'a> {
         let what = |e: &dyn std::fmt::Display| format!("laying out {shown}: {e}");
         let mut file =
             PsyncFile::open(&self.path, &OpenHow::create(size, false)).map_err(|e| self.failure(what(&e)))?;
-        let laid = self.pass(&mut file, &pass, None);
+        let laid = self.pass(&mut file, &pass, None, None);
         // Untimed: the lay-out's stamping is no cell's cost.
         self.end_pass(laid.is_ok());
         laid.map_err(|e| match e {
@@ -489,12 +507,14 @@ impl<'a> Client<'a> {
         } else {
             RemoteFile::open(fs.as_mut(), &path)
         };
+        let mut series = SeriesRecorder::new(self.plan.series_interval_ns);
         let outcome = opened.map_err(|e| fail(format!("open of {path} on {target}: {e}"))).and_then(|mut file| {
             let origin = start.together()?;
             let span = Span::start(origin);
             let mut marks = Marks::default();
             let marker = self.marked.then_some(Marker { origin, marks: &mut marks });
-            let moved = self.pass(&mut file, &pass, marker);
+            let own_start = std::time::Instant::now();
+            let moved = self.pass(&mut file, &pass, marker, Some(Timeline { origin: own_start, series: &mut series }));
             let verify = self.end_pass(moved.is_ok() && writes_whole_file(cell.test));
             let moved = moved.map_err(|e| match e {
                 PassError::Stopped => ClientFailure::stopped(rank),
@@ -505,11 +525,24 @@ impl<'a> Client<'a> {
             }
             // Closing is local bookkeeping for a protocol client: -c times nothing more.
             let measured = span.finish();
+            let timed_ns = own_start.elapsed().as_nanos() as u64;
             file.close().map_err(|e| fail(format!("close of {path} on {target}: {e}")))?;
-            Ok(ClientFigures { rank, moved, measured, marks, verify, cached_at_start: None })
+            Ok((
+                ClientFigures {
+                    rank,
+                    moved,
+                    measured,
+                    marks,
+                    verify,
+                    cached_at_start: None,
+                    series: Default::default(),
+                },
+                timed_ns,
+            ))
         });
         self.remote = Some(fs);
-        let figures = outcome?;
+        let (mut figures, timed_ns) = outcome?;
+        figures.series = series.finish(timed_ns);
         if matches!(cell.test, IozoneTest::Write) {
             self.file_ready = Some(size);
         }
@@ -525,7 +558,7 @@ impl<'a> Client<'a> {
             |e: &dyn std::fmt::Display| ClientFailure::error(rank, format!("laying out {path} on {target}: {e}"));
         let pass = Pass { order: Order::Sequential, direction: Direction::Write, record, records: size / record };
         let outcome = RemoteFile::create(fs.as_mut(), path).map_err(|e| what(&e)).and_then(|mut file| {
-            let laid = self.pass(&mut file, &pass, None);
+            let laid = self.pass(&mut file, &pass, None, None);
             // Untimed: the lay-out's stamping is no cell's cost.
             self.end_pass(laid.is_ok());
             laid.map_err(|e| match e {
@@ -594,6 +627,7 @@ mod tests {
             marks: Marks { points: marks.to_vec() },
             verify: None,
             cached_at_start: None,
+            series: ClientSeries::default(),
         }
     }
 

@@ -136,6 +136,18 @@ impl FindResult {
 /// It stops early when `stop` says so (a signal): the result then holds what was walked, and
 /// `false` as its second part.
 pub fn find(root: &Path, rule: &FindRule, stop: &dyn Fn() -> bool) -> std::io::Result<(FindResult, bool)> {
+    find_watched(root, rule, stop, &mut |_, _| {})
+}
+
+/// [`find`], telling `each_folder` how many entries each folder's walk examined and when that
+/// walk began (one clock read a folder: the walk's figures over time count a folder's entries
+/// as one batch).
+pub fn find_watched(
+    root: &Path,
+    rule: &FindRule,
+    stop: &dyn Fn() -> bool,
+    each_folder: &mut dyn FnMut(u64, Instant),
+) -> std::io::Result<(FindResult, bool)> {
     let device = std::fs::symlink_metadata(root)?.dev();
     let started = Instant::now();
     let mut result = FindResult { found: 0, examined: 0, seconds: 0.0, errors: ErrorTally::default() };
@@ -146,7 +158,9 @@ pub fn find(root: &Path, rule: &FindRule, stop: &dyn Fn() -> bool) -> std::io::R
             whole = false;
             break;
         }
+        let (before, began) = (result.examined, Instant::now());
         walk_folder(&folder, device, rule, &mut result, &mut folders);
+        each_folder(result.examined - before, began);
     }
     result.seconds = started.elapsed().as_secs_f64();
     Ok((result, whole))

@@ -375,6 +375,7 @@ mod tests {
             iterations: 1,
             stonewall: None,
             in_place: false,
+            series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
         }
     }
 

@@ -4,7 +4,7 @@ use crate::plan::Phase;
 use crate::result::{ClientPhase, PhaseLatency, PhaseResult, StonewallFired};
 use crate::runner::ClientFigures;
 use iomatrix_coord::{ClientFailure, Gathered, StartTimes};
-use iomatrix_stats::Latency;
+use iomatrix_stats::{Latency, Series};
 
 /// One finished phase of one iteration, merged over the clients.
 #[derive(Debug, Clone)]
@@ -21,6 +21,8 @@ pub struct MetadataCell {
     pub starts: Vec<StartTimes>,
     /// Clients in the run.
     pub clients: usize,
+    /// Its items over time, merged over the clients; None where no client recorded any.
+    pub series: Option<Series>,
 }
 
 /// The cell's name: the phase's, with ` #i` (1-based) after the first iteration.
@@ -82,6 +84,10 @@ pub fn merge(
         failures: gathered.failures,
         starts: gathered.starts,
         clients,
+        series: figures
+            .iter()
+            .any(|f| !f.series.intervals.is_empty())
+            .then(|| Series::merge(&figures.iter().map(|f| &f.series).collect::<Vec<_>>())),
     }
 }
 
@@ -134,6 +140,7 @@ mod tests {
             count_reached: None,
             folders: 1,
             found: None,
+            series: Default::default(),
         }
     }
 

@@ -184,6 +184,12 @@ pub struct MetadataPlan {
     /// `iomatrix mdtest`, every run whose phases do not both create and remove.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub in_place: bool,
+    /// The interval of each phase's figures over time (`--interval`), in ns.
+    #[serde(
+        default = "iomatrix_harness::series::default_interval_ns",
+        skip_serializing_if = "iomatrix_harness::series::is_default_interval"
+    )]
+    pub series_interval_ns: u64,
 }
 
 impl MetadataPlan {

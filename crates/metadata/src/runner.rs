@@ -7,7 +7,7 @@ use crate::layout::{Counts, ItemNames, Kind, TreeNames};
 use crate::plan::{Layout, MetadataPlan, Phase};
 use iomatrix_backend::{error_kind, Place};
 use iomatrix_coord::{ClientFailure, ClientWork, Start};
-use iomatrix_stats::HeldLatency;
+use iomatrix_stats::{ClientSeries, HeldLatency, SeriesRecorder};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -39,6 +39,9 @@ pub struct ClientFigures {
     /// The find phase's matches (client 0's walk); None otherwise.
     #[serde(default)]
     pub found: Option<u64>,
+    /// Its items over time, from its own start: every item done, at its end, with its latency.
+    #[serde(default)]
+    pub series: ClientSeries,
 }
 
 /// Where the run's iterations live: a local folder or a folder on a server.
@@ -188,6 +191,10 @@ pub struct Worker<'a> {
     /// faulted in) took ~0.2 ms, all of a one-folder tree phase's time; clearing one before a
     /// phase of one rmdir doubled that rmdir's time (`HeldLatency`). Lent to each phase's tally.
     spare: Option<HeldLatency>,
+    /// The next phase's series recorder, made before its barrier.
+    spare_series: Option<SeriesRecorder>,
+    /// The phase's own start past the barrier: what its series counts from.
+    origin: Instant,
 }
 
 /// What a phase works through, made before its barrier: its timed part builds no name and
@@ -219,17 +226,30 @@ struct Tally {
     planned: u64,
     failures: BTreeMap<String, u64>,
     latency: HeldLatency,
+    /// The items done, over time from `origin`: each with `bytes` (a file's written or read
+    /// bytes), a write when the phase changes the tree (`writes`).
+    series: SeriesRecorder,
+    origin: Instant,
+    bytes: u64,
+    writes: bool,
 }
 
 impl Tally {
-    /// Times `op`, counts it done or failed by its errno.
+    /// Times `op`, counts it done or failed by its errno; an item done goes into the series at
+    /// its end (the clock read that ends its latency: no read more).
     #[inline]
     fn op(&mut self, op: impl FnOnce() -> std::io::Result<()>) {
         let began = Instant::now();
         let outcome = op();
-        self.latency.record(began.elapsed().as_nanos() as u64);
+        let ended = Instant::now();
+        let ns = ended.saturating_duration_since(began).as_nanos() as u64;
+        self.latency.record(ns);
         match outcome {
-            Ok(()) => self.items += 1,
+            Ok(()) => {
+                self.items += 1;
+                let at = ended.saturating_duration_since(self.origin).as_nanos() as u64;
+                self.series.record(at, ns, self.bytes, self.writes);
+            }
             Err(e) => *self.failures.entry(error_kind(&e)).or_default() += 1,
         }
     }
@@ -276,13 +296,27 @@ impl<'a> Worker<'a> {
             buf: vec![0; s.plan.read_bytes as usize],
             made_at: None,
             spare: None,
+            spare_series: None,
+            origin: Instant::now(),
         }
     }
 
-    /// A phase's tally, on the histogram made before its barrier (a fresh one if none is left).
+    /// A phase's tally, on the histogram and recorder made before its barrier (fresh ones if
+    /// none are left); its series counts from the phase's start (`origin`).
     fn tally(&mut self, planned: u64) -> Tally {
+        let interval = self.plan.series_interval_ns;
         let latency = self.spare.take().unwrap_or_default();
-        Tally { items: 0, planned, failures: BTreeMap::new(), latency }
+        let series = self.spare_series.take().unwrap_or_else(|| SeriesRecorder::new(interval));
+        Tally {
+            items: 0,
+            planned,
+            failures: BTreeMap::new(),
+            latency,
+            series,
+            origin: self.origin,
+            bytes: 0,
+            writes: true,
+        }
     }
 
     /// The phase's histogram as bytes, once its clock has stopped (not deflated: the leader
@@ -463,11 +497,13 @@ impl ClientWork for Worker<'_> {
         let prepared = self.prepare(phase, iteration);
         let planned = prepared.planned(self.counts.per_client);
         self.spare.get_or_insert_with(HeldLatency::new).ready_for(planned);
+        self.spare_series = Some(SeriesRecorder::new(self.plan.series_interval_ns));
         start.together()?;
         // The client's own start, once it is past the barrier and running, as each mdtest rank
         // takes its own timestamp after MPI_Barrier returns: a thread's wake-up after the
         // barrier (0.1-0.2 ms here) is no part of a phase (a tree of 21 folders takes ~0.1 ms).
         let origin = Instant::now();
+        self.origin = origin;
         *self.live.started.lock().unwrap_or_else(|e| e.into_inner()) = Some(origin);
         let mut stonewall = None;
         let mut count_reached = None;
@@ -502,7 +538,8 @@ impl ClientWork for Worker<'_> {
                 *tally.failures.entry(error_kind(&e)).or_default() += 1;
             }
         }
-        let seconds = origin.elapsed().as_secs_f64();
+        let took = origin.elapsed();
+        let seconds = took.as_secs_f64();
         if phase == Phase::TreeRemove && self.plan.in_place {
             self.remove_iteration_folder(iteration);
         }
@@ -517,6 +554,7 @@ impl ClientWork for Worker<'_> {
             count_reached,
             folders: self.counts.folders,
             found,
+            series: tally.series.finish(took.as_nanos() as u64),
         })
     }
 }
@@ -528,6 +566,7 @@ impl Worker<'_> {
         let names = prepared.names.as_ref().expect("file-create is prepared with its names");
         let planned = self.counts.per_client;
         let mut tally = self.tally(planned);
+        tally.bytes = self.plan.write_bytes;
         let wall = self.plan.stonewall;
         let mut done = 0;
         while done < planned {
@@ -573,9 +612,19 @@ impl Worker<'_> {
             newer_than: self.made_at,
         };
         let (root, stop) = (self.top.iteration(iteration), self.stop);
-        let (walked, _) = crate::find::find(std::path::Path::new(&root), &rule, &|| stop.load(Ordering::Relaxed))
+        let mut tally = self.tally(0);
+        tally.writes = false;
+        // Each folder's entries, examined together, are one batch of the series.
+        let (series, origin) = (&mut tally.series, tally.origin);
+        let mut each_folder = |entries: u64, began: Instant| {
+            let end = Instant::now();
+            let (at, took) = (end.saturating_duration_since(origin), end.saturating_duration_since(began));
+            series.record_many(at.as_nanos() as u64, entries, took.as_nanos() as u64, 0, false);
+        };
+        let stopping = || stop.load(Ordering::Relaxed);
+        let (walked, _) = crate::find::find_watched(std::path::Path::new(&root), &rule, &stopping, &mut each_folder)
             .map_err(|e| ClientFailure::error(self.rank, format!("find in {root}: {e}")))?;
-        let mut tally = self.tally(walked.examined);
+        tally.planned = walked.examined;
         tally.items = walked.examined;
         for (kind, n) in walked.errors.by_kind {
             *tally.failures.entry(kind).or_default() += n;
@@ -598,6 +647,10 @@ impl Worker<'_> {
         };
         let order = prepared.order;
         let mut tally = self.tally(order.len() as u64);
+        tally.writes = matches!(phase, Phase::DirCreate | Phase::DirRemove | Phase::FileRemove);
+        if phase == Phase::FileRead {
+            tally.bytes = self.plan.read_bytes;
+        }
         let slot = self.rank.min(self.live.slots.len() - 1);
         for i in order {
             if self.stop.load(Ordering::Relaxed) {
@@ -678,6 +731,7 @@ impl Worker<'_> {
     fn readdir(&mut self, prepared: &Prepared) -> Tally {
         let folders = &prepared.folders;
         let mut tally = self.tally(folders.len() as u64);
+        tally.writes = false;
         for folder in folders {
             self.path.set(|t| {
                 t.clear();

@@ -33,7 +33,7 @@ use iomatrix_backend::Place;
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Group, Setup, Start};
 use iomatrix_harness::clients::{start_together, Party, Threads};
 use iomatrix_random::{draw_at, Generator};
-use iomatrix_stats::CpuReading;
+use iomatrix_stats::{ClientSeries, CpuReading, SeriesRecorder};
 use iomatrix_verify::{Content, ContentSpec, Tally, UNIT};
 use serde::{Deserialize, Serialize};
 use std::io;
@@ -72,6 +72,12 @@ pub struct RunPlan {
     /// (`--tolerance`) has its own number, so its files are fresh ones.
     #[serde(default)]
     pub pass: u64,
+    /// The interval of each phase's figures over time (`--interval`), in ns.
+    #[serde(
+        default = "iomatrix_harness::series::default_interval_ns",
+        skip_serializing_if = "iomatrix_harness::series::is_default_interval"
+    )]
+    pub series_interval_ns: u64,
 }
 
 /// What every client replays with `--dbench-loadfile`: each client reads
@@ -107,6 +113,7 @@ impl RunPlan {
             replay: None,
             content: ContentSpec::default(),
             pass: 0,
+            series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
         }
     }
 
@@ -133,7 +140,7 @@ impl RunPlan {
     /// allocates it (a load-file replay's is the dbench module's, not this):
     /// - each connection: the record it reads into and the record it writes
     ///   from (or its memsize), a `Slot` per file of every fileset (of a shared one too: its
-    ///   claimed records), its latency samples, and while its files are made
+    ///   claimed records), its latency samples and series recorder, and while its files are made
     ///   the name of every folder of its own filesets ([`FOLDER_BYTES`]);
     /// - each client: a shared fileset's claim table (a state byte and a
     ///   locked `Slot` per file) and folder names, and a latency histogram
@@ -147,7 +154,9 @@ impl RunPlan {
             .buffer_bytes()
             .saturating_add(all_files.saturating_mul(SLOT_BYTES))
             .saturating_add(own_folders.saturating_mul(FOLDER_BYTES))
-            .saturating_add((SAMPLE_BUFFER * std::mem::size_of::<(u8, u64, bool)>()) as u64);
+            .saturating_add((SAMPLE_BUFFER * std::mem::size_of::<(u8, u64, bool)>()) as u64)
+            // Its series recorder's fixed part (its intervals grow with the phase's time).
+            .saturating_add(iomatrix_stats::SeriesRecorder::footprint(0));
         let claim = SLOT_BYTES + std::mem::size_of::<Mutex<Slot>>() as u64 + 1;
         let shared: u64 = p
             .filesets
@@ -431,6 +440,8 @@ struct ConnResult {
     /// From the common start to this connection's last CPU reading.
     cpu_span_ns: u64,
     verify: Option<Tally>,
+    /// Its operations over time, from the common start.
+    series: ClientSeries,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -511,6 +522,7 @@ fn merged(phase: &Phase, shared: Shared, results: Vec<ConnResult>) -> CellFigure
     figures.ops.retain(|o| o.count > 0 || o.errors() > 0 || o.conflicts > 0);
     let mut results = results;
     results.sort_by_key(|r| r.ops.rank);
+    figures.series = ClientSeries::merge(&results.iter().map(|r| &r.series).collect::<Vec<_>>());
     for r in results {
         figures.wall_ns = figures.wall_ns.max(r.ops.ns);
         figures.cpu_span_ns = figures.cpu_span_ns.max(r.cpu_span_ns);
@@ -547,6 +559,11 @@ enum Halt {
     Ended,
     /// A `lock` refused (another holds the range): counted; the iteration ends, the connection goes on.
     Conflict,
+}
+
+/// Whether `op` changes what is stored: a write in the figures over time (the others, a read).
+fn changes_data(op: OpKind) -> bool {
+    matches!(op, OpKind::Create | OpKind::Write | OpKind::Append | OpKind::Fsync | OpKind::Rename | OpKind::Delete)
 }
 
 /// Sleeps until `until`, in slices, back early when `stop` is raised; false then.
@@ -588,6 +605,7 @@ fn connection<F: Files>(
     // Under memsize, one buffer that requests read into and write from (filebench's tf_mem).
     let buf = if p.memsize.is_some() { Vec::new() } else { vec![0; p.record as usize] };
     let data = pattern(p.memsize.unwrap_or(p.record) as usize, p.seed ^ conn.global as u64);
+    let series = SeriesRecorder::new(plan.series_interval_ns);
     let Some(origin) = party.ready() else {
         result.stopped = true;
         return result;
@@ -628,6 +646,8 @@ fn connection<F: Files>(
         content: plan.content.stamped().then(|| Content::new(plan.content, 0)),
         spec: plan.content,
         unclaimed: false,
+        series,
+        origin,
     };
     let iterated = run.iterations(phase, iterations, &mut result.idle);
     if iterated.ended.is_ok() {
@@ -635,11 +655,9 @@ fn connection<F: Files>(
     }
     run.flush();
     result.verify = run.content.as_mut().map(Content::take_tally);
-    let (ops, bytes, errors) = run.totals();
-    result.ops.ops = ops;
-    result.ops.bytes = bytes;
-    result.ops.errors = errors;
+    (result.ops.ops, result.ops.bytes, result.ops.errors) = run.totals();
     result.ops.ns = run.last_end.saturating_duration_since(origin).as_nanos() as u64;
+    result.series = run.series.finish(result.ops.ns);
     result.cpu = CpuReading::now().since(cpu0);
     result.cpu_span_ns = Instant::now().saturating_duration_since(origin).as_nanos() as u64;
     match iterated.ended {
@@ -651,7 +669,7 @@ fn connection<F: Files>(
             result.failed_kind = Some(kind.clone());
             live.failed.fetch_add(1, Ordering::Relaxed);
             if let Some(n) = iterations {
-                let partial = ops.saturating_sub(iterated.before_last);
+                let partial = result.ops.ops.saturating_sub(iterated.before_last);
                 result.lost_ops = lost_ops(p, phase, conn, iterated.done, n).saturating_sub(partial);
             }
             conn.failed = Some((kind, message));
@@ -954,6 +972,10 @@ struct Run<'a, F: Files> {
     /// write it at the same time, so an append takes its place at the end from the file's record in
     /// the claim table (filebench's threads appending to webserver's one log).
     unclaimed: bool,
+    /// Its operations over time from the common start (`origin`): each at its end, with the
+    /// latency its histogram gets; a write when it changes what is stored ([`changes_data`]).
+    series: SeriesRecorder,
+    origin: Instant,
 }
 
 impl<'a, F: Files> Run<'a, F> {
@@ -1349,7 +1371,8 @@ impl<'a, F: Files> Run<'a, F> {
                     Some(_) => (std::mem::take(&mut self.data), true),
                     None => (std::mem::take(&mut self.buf), false),
                 };
-                let got = self.timed(op, rate, path, |f| f.read(file, &mut buf[place..place + n], offset));
+                let got =
+                    self.timed_bytes(op, rate, path, n as u64, |f| f.read(file, &mut buf[place..place + n], offset));
                 if let (Some(c), Ok(got)) = (self.content.as_mut(), &got) {
                     c.check(&buf[place..place + *got], offset);
                 }
@@ -1372,7 +1395,7 @@ impl<'a, F: Files> Run<'a, F> {
                 if let Some(c) = self.content.as_mut() {
                     c.stamp(&mut data[place..place + n], offset);
                 }
-                let r = self.timed(op, rate, path, |f| f.write(file, &data[place..place + n], offset));
+                let r = self.timed_bytes(op, rate, path, n as u64, |f| f.write(file, &data[place..place + n], offset));
                 self.data = data;
                 r?;
             }
@@ -1391,6 +1414,19 @@ impl<'a, F: Files> Run<'a, F> {
         path: &str,
         call: impl FnOnce(&mut F) -> io::Result<T>,
     ) -> Result<T, Halt> {
+        self.timed_bytes(op, rate, path, 0, call)
+    }
+
+    /// [`Self::timed`] of an operation that moves `bytes` (a read's or write's request).
+    #[inline]
+    fn timed_bytes<T>(
+        &mut self,
+        op: OpKind,
+        rate: Option<f64>,
+        path: &str,
+        bytes: u64,
+        call: impl FnOnce(&mut F) -> io::Result<T>,
+    ) -> Result<T, Halt> {
         let intended = self.arrival(rate)?;
         let start = Instant::now();
         let r = call(self.files);
@@ -1400,7 +1436,10 @@ impl<'a, F: Files> Run<'a, F> {
             Ok(v) => {
                 let from = intended.unwrap_or(start);
                 let late = intended.is_some_and(|i| start.saturating_duration_since(i).as_nanos() as u64 > LATE_NS);
-                self.record(op, end.saturating_duration_since(from).as_nanos() as u64, late);
+                let ns = end.saturating_duration_since(from).as_nanos() as u64;
+                let at = end.saturating_duration_since(self.origin).as_nanos() as u64;
+                self.series.record(at, ns, bytes, changes_data(op));
+                self.record(op, ns, late);
                 Ok(v)
             }
             Err(e) if op == OpKind::Lock && is_conflict(&e) => {

@@ -197,6 +197,10 @@ pub struct CellFigures {
     /// status mismatches: line, operation, path, expected and got).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<String>,
+    /// Its operations over time, every connection's merged interval by interval (histograms
+    /// kept, so that clients merge exactly); stored as the row's `series`.
+    #[serde(default)]
+    pub series: iomatrix_stats::ClientSeries,
 }
 
 impl CellFigures {
@@ -271,6 +275,7 @@ impl CellFigures {
         }
         let room = EXAMPLES.saturating_sub(self.examples.len());
         self.examples.extend(other.examples.iter().take(room).cloned());
+        self.series = iomatrix_stats::ClientSeries::merge(&[&self.series, &other.series]);
     }
 }
 

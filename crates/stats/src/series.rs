@@ -181,6 +181,27 @@ impl ClientSeries {
         }
         self.interval_ns = self.interval_ns.max(interval_ns);
     }
+
+    /// Several series (clients, or a client's connections) added interval by interval, histograms
+    /// kept: each coarsened to the longest interval kept, counts and histograms added, an
+    /// interval's length the longest part's. What a client that runs many connections hands on,
+    /// to be merged again with the other clients' ([`Series::of`] then reads it).
+    pub fn merge(parts: &[&ClientSeries]) -> ClientSeries {
+        let asked = parts.iter().map(|c| c.asked_interval_ns).max().unwrap_or(DEFAULT_INTERVAL_NS);
+        let interval_ns = parts.iter().map(|c| c.interval_ns).max().unwrap_or(asked);
+        let mut merged: Vec<ClientInterval> = Vec::new();
+        for part in parts {
+            let mut c = (*part).clone();
+            c.coarsen_to(interval_ns);
+            if merged.len() < c.intervals.len() {
+                merged.resize(c.intervals.len(), ClientInterval::default());
+            }
+            for (total, i) in merged.iter_mut().zip(&c.intervals) {
+                total.absorb(i, false);
+            }
+        }
+        ClientSeries { asked_interval_ns: asked, interval_ns, intervals: merged }
+    }
 }
 
 /// A client's per-interval recorder. Times are ns since the client's start of its timed loop.
@@ -221,6 +242,42 @@ impl SeriesRecorder {
         }
         c.latency_sum_ns += latency_ns as f64;
         self.histogram[bucket_of(latency_ns)] += 1;
+    }
+
+    /// `ops` completions at `now_ns` timed together over `latency_ns` (a suite that times a batch
+    /// of calls as one operation: bonnie's chunk of per-character calls), moving `bytes` in all:
+    /// each counted with the batch's mean latency, so the interval's operations and latency sum
+    /// are exact and its p99 is of the batches' means.
+    pub fn record_many(&mut self, now_ns: u64, ops: u64, latency_ns: u64, bytes: u64, write: bool) {
+        if ops == 0 {
+            return;
+        }
+        if now_ns >= self.current_end_ns {
+            self.roll_to(now_ns);
+        }
+        let c = &mut self.current;
+        if write {
+            c.writes += ops;
+            c.write_bytes += bytes;
+        } else {
+            c.reads += ops;
+            c.read_bytes += bytes;
+        }
+        c.latency_sum_ns += latency_ns as f64;
+        self.histogram[bucket_of(latency_ns / ops)] += ops;
+    }
+
+    /// Bytes moved at `now_ns` by an operation counted as the other kind (bonnie's seek, a read
+    /// that writes its chunk back): in the interval's bytes, with no operation of their own.
+    pub fn add_bytes(&mut self, now_ns: u64, bytes: u64, write: bool) {
+        if now_ns >= self.current_end_ns {
+            self.roll_to(now_ns);
+        }
+        if write {
+            self.current.write_bytes += bytes;
+        } else {
+            self.current.read_bytes += bytes;
+        }
     }
 
     /// Closes intervals until the one under way holds `now_ns`: the one under way, then an
@@ -352,23 +409,16 @@ pub struct Series {
 }
 
 impl Series {
-    /// The clients' series merged interval by interval: each coarsened to the longest interval
-    /// kept, counts and histograms added, an interval's length the longest client's.
+    /// The clients' series merged interval by interval ([`ClientSeries::merge`]).
     pub fn merge(clients: &[&ClientSeries]) -> Series {
-        let asked = clients.iter().map(|c| c.asked_interval_ns).max().unwrap_or(DEFAULT_INTERVAL_NS);
-        let interval_ns = clients.iter().map(|c| c.interval_ns).max().unwrap_or(asked);
-        let mut merged: Vec<ClientInterval> = Vec::new();
-        for client in clients {
-            let mut c = (*client).clone();
-            c.coarsen_to(interval_ns);
-            if merged.len() < c.intervals.len() {
-                merged.resize(c.intervals.len(), ClientInterval::default());
-            }
-            for (total, i) in merged.iter_mut().zip(&c.intervals) {
-                total.absorb(i, false);
-            }
-        }
+        Series::of(&ClientSeries::merge(clients), clients.len())
+    }
+
+    /// A series already merged over `clients` clients ([`ClientSeries::merge`]), as stored.
+    pub fn of(merged: &ClientSeries, clients: usize) -> Series {
+        let (asked, interval_ns) = (merged.asked_interval_ns, merged.interval_ns);
         let intervals = merged
+            .intervals
             .iter()
             .enumerate()
             .map(|(k, i)| {
@@ -386,7 +436,7 @@ impl Series {
             })
             .collect();
         let merges = (interval_ns / asked.max(1)).max(1).ilog2();
-        Series { asked_interval_ns: asked, interval_ns, merges, clients: clients.len(), intervals }
+        Series { asked_interval_ns: asked, interval_ns, merges, clients, intervals }
     }
 
     /// Operations over every interval.
@@ -435,6 +485,20 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_counts_every_call_with_its_mean_latency() {
+        let mut r = SeriesRecorder::new(1_000);
+        r.record_many(100, 8_192, 8_192 * 50, 8_192, true);
+        r.record_many(200, 0, 999, 1, false);
+        r.record(300, 50, 1, false);
+        r.add_bytes(350, 4_096, true);
+        let s = Series::merge(&[&r.finish(400)]);
+        assert_eq!((s.intervals[0].writes, s.intervals[0].reads), (8_192, 1));
+        assert_eq!(s.intervals[0].write_bytes, 8_192 + 4_096);
+        assert!((s.intervals[0].mean_ns - 50.0).abs() < 1e-9, "{}", s.intervals[0].mean_ns);
+        assert!((s.intervals[0].p99_ns as f64 - 50.0).abs() <= 50.0 / 32.0, "{}", s.intervals[0].p99_ns);
+    }
+
+    #[test]
     fn ten_thousand_intervals_are_merged_pairwise_within_the_bound_and_keep_every_operation() {
         let mut r = SeriesRecorder::new(1_000);
         for k in 0..10_000u64 {
@@ -477,6 +541,23 @@ mod tests {
         assert_eq!(s.intervals[1].writes, 1);
         assert_eq!(s.intervals[1].length_ns, 700);
         assert!((s.intervals[0].mean_ns - (99.0 * 1_000.0 + 1e6) / 100.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn connections_merged_in_their_client_then_over_clients_give_the_flat_merge() {
+        let part = |k: u64| {
+            let mut r = SeriesRecorder::new(1_000);
+            for t in 0..(50 * k) {
+                r.record(t * 37, 100 + t * k, 8, t % 3 == 0);
+            }
+            r.finish(50 * k * 37 + k)
+        };
+        let (a, b, c) = (part(1), part(2), part(3));
+        let flat = Series::merge(&[&a, &b, &c]);
+        let client = ClientSeries::merge(&[&a, &b]);
+        let nested = Series::of(&ClientSeries::merge(&[&client, &c]), 3);
+        assert_eq!(nested, flat);
+        assert_eq!(flat.ops(), 300);
     }
 
     #[test]

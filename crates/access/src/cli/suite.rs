@@ -32,7 +32,6 @@ pub struct Access {
 
 impl Suite for Access {
     const NAME: &'static str = "access";
-    const RECORDS_SERIES: bool = true;
     const SHAPE: SuiteShape = SuiteShape {
         beside: crate::figures::BESIDE,
         swept_fields: &[

@@ -47,6 +47,10 @@ pub struct RunBackupArgs {
     #[arg(long)]
     pub warm: bool,
 
+    /// The figures over time the walk stores.
+    #[command(flatten)]
+    pub series: iomatrix_harness::series::SeriesArgs,
+
     /// The flags every `run` takes: labels, output, clients and repeats.
     #[command(flatten)]
     pub run: RunArgs,
@@ -84,7 +88,12 @@ impl RunBackupArgs {
         };
         // Over a protocol client nothing can be made cold: see the conditions.
         let on_server = self.target.server().is_some();
-        let walk = BackupPlan { root, read_size: read_size.bytes(), cold: !self.warm && !on_server };
+        let walk = BackupPlan {
+            root,
+            read_size: read_size.bytes(),
+            cold: !self.warm && !on_server,
+            series_interval_ns: self.series.interval_ns()?,
+        };
         walk.validate().map_err(|e| UsageError::new(format!("--read-size {}: {e}", self.read_size)))?;
         Ok((BackupWalks { walk, walks: run.repeat.count }, run))
     }

@@ -122,6 +122,7 @@ impl Suite for Backup {
             mib_per_min_sum_of_clients: r.mib_per_min,
             mib_per_min_overall: cell.mib_per_min_overall,
             overall_ns: r.wall_ns,
+            series: cell.series.clone(),
         });
         add_client_metrics(&mut metrics, &cell.failures, &cell.starts);
         let client_figures: Vec<serde_json::Value> = cell

@@ -91,6 +91,10 @@ pub struct RunBonnieArgs {
     #[command(flatten)]
     pub data: DataArgs,
 
+    /// The figures over time each test stores.
+    #[command(flatten)]
+    pub series: iomatrix_harness::series::SeriesArgs,
+
     /// The target, working folder and output flags every writing suite takes.
     #[command(flatten)]
     pub common: CommonRunArgs,
@@ -133,6 +137,7 @@ impl RunBonnieArgs {
         plan.seeks = self.seeks.unwrap_or(plan.seeks);
         plan.seekers = self.seekers.unwrap_or(plan.seekers);
         plan.content = self.data.content();
+        plan.series_interval_ns = self.series.interval_ns()?;
         check(&plan, &run.target)?;
         Ok((plan, run))
     }

@@ -212,6 +212,7 @@ impl Suite for Bonnie {
                 _ => None,
             }),
             cached_at_start: cell.cached_at_start,
+            series: cell.series.clone(),
         });
         add_client_metrics(&mut metrics, &cell.failures, &cell.starts);
         let client_figures: Vec<Value> = cell

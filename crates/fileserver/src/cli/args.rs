@@ -75,6 +75,10 @@ pub struct RunFileserverArgs {
     #[command(flatten)]
     pub data: DataArgs,
 
+    /// The figures over time each phase stores.
+    #[command(flatten)]
+    pub series: iomatrix_harness::series::SeriesArgs,
+
     /// The target, working folder and output flags every writing suite takes.
     #[command(flatten)]
     pub common: CommonRunArgs,
@@ -128,6 +132,7 @@ fn plan(args: &RunFileserverArgs) -> Result<FileserverPlan, UsageError> {
         seed: args.seed,
         repeats: 1,
         content: args.data.content(),
+        series_interval_ns: args.series.interval_ns()?,
     };
     plan.validate()?;
     Ok(plan)

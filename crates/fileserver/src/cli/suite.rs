@@ -420,6 +420,7 @@ fn row(plan: &FileserverPlan, cell: &FileserverCell, backend: &str) -> CellRow {
             .content
             .stamped()
             .then(|| iomatrix_verify::Tally::sum(r.connections.iter().filter_map(|c| c.verify.as_ref()))),
+        series: (!r.series.intervals.is_empty()).then(|| iomatrix_stats::Series::of(&r.series, r.connections.len())),
     };
     CellRow {
         seq: 0,

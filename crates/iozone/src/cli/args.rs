@@ -66,6 +66,10 @@ pub struct RunIozoneArgs {
     #[command(flatten)]
     pub data: DataArgs,
 
+    /// The figures over time each cell stores.
+    #[command(flatten)]
+    pub series: iomatrix_harness::series::SeriesArgs,
+
     /// The target, working folder and output flags every writing suite takes.
     #[command(flatten)]
     pub common: CommonRunArgs,
@@ -119,6 +123,7 @@ fn plan(args: &RunIozoneArgs, clients: usize) -> Result<IozonePlan, UsageError> 
     plan.backend = args.backend.parse::<BackendKind>().map_err(|e| UsageError::new(format!("--backend: {e}")))?;
     plan.clients = clients;
     plan.content = args.data.content();
+    plan.series_interval_ns = args.series.interval_ns()?;
     plan.validate()?;
     Ok(plan)
 }

@@ -104,6 +104,10 @@ pub struct MetadataArgs {
     #[arg(long)]
     pub in_place: bool,
 
+    /// The figures over time each phase stores.
+    #[command(flatten)]
+    pub series: iomatrix_harness::series::SeriesArgs,
+
     /// The target, working folder and output flags every writing suite takes.
     #[command(flatten)]
     pub common: CommonRunArgs,
@@ -178,6 +182,7 @@ impl MetadataArgs {
             iterations,
             stonewall,
             in_place: self.in_place,
+            series_interval_ns: self.series.interval_ns()?,
         })
     }
 

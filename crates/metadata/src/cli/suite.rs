@@ -158,13 +158,17 @@ impl Suite for Metadata {
         }
     }
 
-    /// Each client is one thread with its write and read buffers and a latency histogram (two
-    /// while merging); with --random-stat, the order of its items (8 bytes each).
+    /// Each client is one thread with its write and read buffers, a latency histogram and a
+    /// series recorder (two of each while merging); with --random-stat, the order of its items
+    /// (8 bytes each).
     fn demand(&self, plan: &MetadataPlan, _target: &Target, clients_here: usize) -> Demand {
         let per_item = if plan.random_stat_seed.is_some() { 8 } else { 0 };
         let items = counts(plan).per_client;
+        // A series recorder's fixed part; its intervals grow with the phase's time (~1 KiB per
+        // interval that counted, at most 3,600 before they are merged), which no plan knows.
+        let series = iomatrix_stats::SeriesRecorder::footprint(0) * 2;
         let client = Cost::threads(1, default_stack()).plus(Cost::memory(
-            plan.write_bytes + plan.read_bytes + iomatrix_stats::Latency::footprint() * 2 + per_item * items,
+            plan.write_bytes + plan.read_bytes + iomatrix_stats::Latency::footprint() * 2 + per_item * items + series,
         ));
         Demand::of_clients(clients_here, client, format!("{clients_here} client thread(s)"))
             .knob("--items", items, Cost::memory(per_item * clients_here as u64))
@@ -262,6 +266,9 @@ impl Suite for Metadata {
             "planned_items": cell.planned,
             "errors": r.failures,
         });
+        if let Some(series) = &cell.series {
+            metrics["series"] = json!(series);
+        }
         add_client_metrics(&mut metrics, &cell.failures, &cell.starts);
         CellRow {
             seq: 0,

@@ -58,6 +58,7 @@ pub fn plan(a: &MdtestArgs) -> Result<MetadataPlan, UsageError> {
         iterations: a.iterations.unwrap_or(1),
         stonewall: a.stonewall_secs.filter(|s| *s > 0).map(Duration::from_secs),
         in_place: in_place(a),
+        series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
     })
 }
 

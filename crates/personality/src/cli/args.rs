@@ -78,6 +78,10 @@ pub struct RunPersonalityArgs {
     #[command(flatten)]
     pub data: iomatrix_harness::data::DataArgs,
 
+    /// The figures over time each phase stores.
+    #[command(flatten)]
+    pub series: iomatrix_harness::series::SeriesArgs,
+
     /// The target, working folder and output flags every writing suite takes.
     #[command(flatten)]
     pub common: CommonRunArgs,
@@ -181,7 +185,12 @@ impl RunPersonalityArgs {
                 ))
             })?;
         }
-        let plan = RunPlan { repeats: run.repeat.count, content, ..RunPlan::new(personality, given.to_string()) };
+        let plan = RunPlan {
+            repeats: run.repeat.count,
+            content,
+            series_interval_ns: self.series.interval_ns()?,
+            ..RunPlan::new(personality, given.to_string())
+        };
         Ok((plan, run, None))
     }
 
@@ -276,6 +285,7 @@ impl RunPersonalityArgs {
         let plan = RunPlan {
             repeats: run.repeat.count,
             replay: Some(replay),
+            series_interval_ns: self.series.interval_ns()?,
             ..RunPlan::new(personality, file.display().to_string())
         };
         Ok((plan, run, Some(load.footprint())))

@@ -483,6 +483,9 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
     if plan.content.stamped() {
         metrics["verify"] = json!(m.verify);
     }
+    if !m.series.intervals.is_empty() {
+        metrics["series"] = json!(iomatrix_stats::Series::of(&m.series, m.connections.len()));
+    }
     CellRow {
         seq: 0,
         test: m.phase.clone(),

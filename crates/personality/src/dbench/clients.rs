@@ -79,6 +79,7 @@ pub fn execute_clients<E: std::fmt::Display>(
             stop,
             abort: setup.on_error == iomatrix_coord::OnClientError::Abort,
             live: iomatrix_harness::clients::own(lives, rank),
+            series_interval_ns: plan.series_interval_ns,
         },
         |_, gathered| {
             // Where every client failed the replay it is handed on empty, to be stored failed.
@@ -100,6 +101,7 @@ struct Client<'a> {
     /// `--on-client-error abort`: a connection that could not replay fails the client.
     abort: bool,
     live: Option<&'a Live>,
+    series_interval_ns: u64,
 }
 
 /// One connection's outcome in a cell.
@@ -121,6 +123,7 @@ impl ClientWork for Client<'_> {
         // Every connection ready (its folder or session), then the common start, then all let go.
         let pacing = if self.replay.as_fast_as_possible { Pacing::AsFastAsPossible } else { Pacing::Timestamps };
         let (load, place, dir, stop) = (self.load, &self.place, &self.dir, self.stop);
+        let series_interval_ns = self.series_interval_ns;
         let duration = self.replay.duration_ns.map(Duration::from_nanos);
         let threads = Threads { name: |c: &usize| format!("replay-{c}"), stack_size: STACK_SIZE };
         let outcomes = start_together(
@@ -139,6 +142,7 @@ impl ClientWork for Client<'_> {
                         pacing,
                         deadline: duration.map(|d| at + d),
                         stop_on_mismatch: false,
+                        series_interval_ns,
                     };
                     let mut f = replay_connection(load, files, &opts, live, stop);
                     let cpu = CpuReading::now().since(cpu);
@@ -196,6 +200,9 @@ fn replay_at<T>(
 /// Client `rank`'s figures of a cell: its connections' merged, each connection's own row.
 fn merged(rank: usize, done: Vec<Done>, live: &Live) -> CellFigures {
     let mut figures = CellFigures { phase: "replay".into(), ..CellFigures::default() };
+    let replayed: Vec<&iomatrix_stats::ClientSeries> =
+        done.iter().filter_map(|d| d.figures.as_ref().ok()).map(|f| &f.series).collect();
+    figures.series = iomatrix_stats::ClientSeries::merge(&replayed);
     for d in done {
         figures.user_ns += d.cpu.user_ns;
         figures.sys_ns += d.cpu.sys_ns;

@@ -6,6 +6,7 @@ use crate::dbench::fs::{Disposition, ReplayFs, Want};
 use crate::dbench::parse::{Expect, LoadFile, Op, OpKind, OP_NAMES};
 use crate::Live;
 use crate::OpFigures;
+use iomatrix_stats::{ClientSeries, SeriesRecorder};
 use std::collections::HashMap;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,6 +34,8 @@ pub struct ReplayOptions {
     /// Stop at the first operation whose status is not the expected one
     /// (otherwise mismatches are counted and the replay goes on).
     pub stop_on_mismatch: bool,
+    /// The interval of its figures over time, in ns.
+    pub series_interval_ns: u64,
 }
 
 /// One operation that did not return what the load file says.
@@ -65,6 +68,9 @@ pub struct ReplayFigures {
     /// Why the replay ended early, if it did (a mismatch with
     /// `stop_on_mismatch`, or the stop flag).
     pub stopped: Option<String>,
+    /// Its operations over time from its start, each at its end ([`changes_data`]: a write or
+    /// a read).
+    pub series: ClientSeries,
 }
 
 /// How many mismatches a replay keeps word of.
@@ -186,8 +192,11 @@ pub fn replay_connection(
         seen: Vec::new(),
         examples: Vec::new(),
         buf: Vec::new(),
+        series: SeriesRecorder::new(opts.series_interval_ns),
+        origin: Instant::now(),
     };
     let started = Instant::now();
+    r.origin = started;
     let mut passes = 0;
     let mut stopped = None;
     let mut last_end = started;
@@ -248,7 +257,8 @@ pub fn replay_connection(
     for i in r.seen {
         ops.push(r.figures[i].clone());
     }
-    ReplayFigures { ops, passes, wall_ns, examples: r.examples, stopped }
+    let series = r.series.finish(wall_ns);
+    ReplayFigures { ops, passes, wall_ns, examples: r.examples, stopped, series }
 }
 
 /// Removes what connection `connection` left (`clients/client<N>`), and
@@ -274,6 +284,25 @@ struct Replayer<'a> {
     seen: Vec<usize>,
     examples: Vec<Mismatch>,
     buf: Vec<u8>,
+    series: SeriesRecorder,
+    /// The replay's start, which its series counts from.
+    origin: Instant,
+}
+
+/// Whether an operation of `kind` changes what is stored: a write in the figures over time (an
+/// NTCreateX, which opens or creates, counts as an open: a read, as the other lookups).
+fn changes_data(kind: &OpKind) -> bool {
+    matches!(
+        kind,
+        OpKind::WriteX { .. }
+            | OpKind::Unlink { .. }
+            | OpKind::Mkdir { .. }
+            | OpKind::Rmdir { .. }
+            | OpKind::Deltree { .. }
+            | OpKind::Rename { .. }
+            | OpKind::Flush { .. }
+            | OpKind::SetFile { .. }
+    )
 }
 
 impl Replayer<'_> {
@@ -321,7 +350,10 @@ impl Replayer<'_> {
         let path_for_message = self.path_of(op);
         let started = Instant::now();
         let (result, bytes) = self.run(op);
-        let ns = started.elapsed().as_nanos() as u64;
+        let ended = Instant::now();
+        let ns = ended.saturating_duration_since(started).as_nanos() as u64;
+        let at = ended.saturating_duration_since(self.origin).as_nanos() as u64;
+        self.series.record(at, ns, bytes, changes_data(&op.kind));
         let got = result.as_ref().map(|_| ()).map_err(|e| e.kind());
         let agreed = op.expect.agrees(&got);
         let i = op.kind.index();

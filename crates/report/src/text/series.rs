@@ -1,7 +1,7 @@
 //! `iomatrix show RUN --series`: each cell's figures over time, a table per cell (interval
 //! start, its own length, ops/s, MiB/s, reads, writes, mean and p99 latency), from the series
-//! the cell stores ([`iomatrix_stats::Series`]). A cell without one says why: its suite records
-//! none yet, or it was stored before its suite recorded one (or imported).
+//! the cell stores ([`iomatrix_stats::Series`]). Every suite's timed cells store one; a cell
+//! without one says why it may lack it (stored before, imported, or failed).
 
 use crate::table::{Column, Table};
 use iomatrix_core::human;
@@ -11,13 +11,9 @@ use iomatrix_stats::Series;
 use iomatrix_store::{CellRow, StoredRun};
 use std::fmt::Write;
 
-/// Every cell's series of `run`; `suite_records` says whether the run's suite records one.
-pub fn series_text(run: &StoredRun, suite_records: bool) -> String {
+/// Every cell's series of `run`.
+pub fn series_text(run: &StoredRun) -> String {
     let mut out = format!("run #{}  {}: figures over time\n", run.summary.id, printable(&run.summary.suite));
-    if !suite_records {
-        let _ = writeln!(out, "no series: the {} suite does not record one yet", printable(&run.summary.suite));
-        return out;
-    }
     let mix = run.suite_facts().size_mix;
     for cell in &run.cell_results {
         let key = iomatrix_analysis::CellKey::of(cell).named_by_mix(mix.as_deref());
