@@ -92,6 +92,11 @@ pub struct AccessPlan {
         skip_serializing_if = "iomatrix_harness::series::is_default_interval"
     )]
     pub series_interval_ns: u64,
+    /// The deepest queue whose requests meet a latency (`--latency-target`, fio's
+    /// latency_target): each cell's queue depth is the most the search tries, and the cell is
+    /// measured at the depth found. None: each cell runs at its depth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<crate::LatencyTarget>,
 }
 
 /// Whether each client works on a file of its own or every client on one shared file.
@@ -612,6 +617,42 @@ impl AccessPlan {
         if self.rate_iops == Some(0) {
             return Err(UsageError::new("--rate 0: give a positive number of requests per second, or no --rate"));
         }
+        self.check_latency_target()
+    }
+
+    /// `--latency-target`: a window within the cell's duration and above the clock's resolution, a
+    /// percentile above 0 and at most 100.
+    fn check_latency_target(&self) -> Result<(), UsageError> {
+        let Some(t) = &self.latency_target else { return Ok(()) };
+        let human = |ns: u64| iomatrix_core::human::nanos(ns as f64);
+        if t.target_ns == 0 {
+            return Err(UsageError::new("--latency-target 0: give a latency a request can meet, e.g. 1ms"));
+        }
+        if !(1..=10_000).contains(&t.percentile_hundredths) {
+            return Err(UsageError::new(format!(
+                "--latency-percentile {}: give a percentage above 0 and at most 100 (fio's default is 100)",
+                t.percentile()
+            )));
+        }
+        // The latency clock counts nanoseconds (its resolution); a window shorter than one judges nothing.
+        if t.window_ns < crate::target::CLOCK_RESOLUTION_NS {
+            return Err(UsageError::new(format!(
+                "--latency-window {}: below the latency clock's resolution ({}); give a window that holds requests, \
+                 e.g. 1s",
+                human(t.window_ns),
+                human(crate::target::CLOCK_RESOLUTION_NS)
+            )));
+        }
+        if let Limit::DurationMs(ms) = self.limit {
+            if t.window_ns > ms.saturating_mul(1_000_000) {
+                return Err(UsageError::new(format!(
+                    "--latency-window {} is longer than each cell's --duration ({}): the search judges each depth \
+                     over one window and then measures the cell; give a window of at most the duration",
+                    human(t.window_ns),
+                    human(ms.saturating_mul(1_000_000))
+                )));
+            }
+        }
         Ok(())
     }
 
@@ -752,6 +793,7 @@ mod tests {
             pin: Pin::Shallow,
             shared_file: SharedFile::PerClient,
             series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
+            latency_target: None,
         }
     }
 
