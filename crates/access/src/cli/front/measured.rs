@@ -68,6 +68,9 @@ pub struct JobFigures {
     pub ops_per_second: Vec<u64>,
     /// iomatrix's backend that ran it (io_uring for fio's libaio).
     pub backend: String,
+    /// Under latency_target: the last client's search (fio's group report holds its last job's
+    /// depth); None without a target.
+    pub latency_target: Option<crate::TargetOutcome>,
 }
 
 impl JobFigures {
@@ -90,6 +93,7 @@ impl JobFigures {
             write: Side::of(figures.write_bytes, blob("latency.write"), slat.map(|s| s[1]), blob("clat.write")),
             ops_per_second: figures.per_second.iter().map(|s| s.ops).collect(),
             backend: cell.backend.clone(),
+            latency_target: figures.latency_target.last().cloned(),
         })
     }
 
