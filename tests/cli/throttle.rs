@@ -15,8 +15,13 @@ use std::process::{Command, Stdio};
 /// The throttle's limit: requests a second.
 const LIMIT: u64 = 2_000;
 const DEPTHS: [u32; 4] = [1, 2, 4, 8];
-/// Each point's length: 20 of the throttle's slices.
+/// Each fio point's length: 20 of the throttle's slices. fio measured within 0.5% of the limit
+/// at every depth in 2 s.
 const SECONDS: u64 = 2;
+/// Each iomatrix cell's: 40 slices. A closed-loop cell ends when its last requests complete, and
+/// on this device those may wait a slice (100 ms) for their dispatch: over 2 s cells measured
+/// 4.2% under to 3.4% over the limit, one slice's worth.
+const OUR_SECONDS: u64 = 4;
 
 /// What one tool saw at one depth.
 #[derive(Debug, Clone, Copy)]
@@ -26,6 +31,7 @@ struct Point {
     mean_ns: f64,
     p50_ns: u64,
     p99_ns: u64,
+    p99_9_ns: u64,
 }
 
 /// Reads throttled by read_iops_device, or writes by write_iops_device.
@@ -108,6 +114,7 @@ fn fio_point(dev: &ThrottledDevice, way: Way, depth: u32) -> Point {
         mean_ns: lat["mean"].as_f64().unwrap(),
         p50_ns: at("50.000000"),
         p99_ns: at("99.000000"),
+        p99_9_ns: at("99.900000"),
     }
 }
 
@@ -119,7 +126,7 @@ fn fio_point(dev: &ThrottledDevice, way: Way, depth: u32) -> Point {
 /// before) took it at once and measured 4 to 9% over the limit.
 fn iomatrix_points(dev: &ThrottledDevice, sb: &Sandbox, way: Way) -> Vec<Point> {
     let depths = DEPTHS.map(|d| d.to_string()).join(",");
-    let duration = format!("{SECONDS}s");
+    let duration = format!("{OUR_SECONDS}s");
     let d = dev.path();
     let args = ["run", "access", "--device", d, "--destroy-data-on", d, "--rw", way.rw(), "--bs", "4k"];
     let mut cmd = iomatrix_in(dev, sb);
@@ -137,6 +144,7 @@ fn iomatrix_points(dev: &ThrottledDevice, sb: &Sandbox, way: Way) -> Vec<Point> 
                 mean_ns: side["mean_ns"].as_f64().unwrap(),
                 p50_ns: side["p50_ns"].as_u64().unwrap(),
                 p99_ns: side["p99_ns"].as_u64().unwrap(),
+                p99_9_ns: side["p99_9_ns"].as_u64().unwrap(),
             }
         })
         .collect()
@@ -163,26 +171,59 @@ fn ms(ns: f64) -> String {
 }
 
 fn print_points(way: Way, fio: &[Point], ours: &[Point]) {
-    eprintln!("{way:?} throttled to {LIMIT}/s, {SECONDS} s a depth (fio's lat | iomatrix's total latency):");
+    eprintln!(
+        "{way:?} throttled to {LIMIT}/s, fio {SECONDS} s and iomatrix {OUR_SECONDS} s a depth (fio's lat | \
+         iomatrix's total latency):"
+    );
     for (f, o) in fio.iter().zip(ours) {
         eprintln!(
-            "  depth {}: fio {:.0} IOPS mean {} p50 {} p99 {} | iomatrix {:.0} IOPS mean {} p50 {} p99 {} | Little {}",
+            "  depth {}: fio {:.0} IOPS mean {} p50 {} p99 {} p99.9 {} | iomatrix {:.0} IOPS mean {} p50 {} p99 {} \
+             p99.9 {} | Little {}",
             f.depth,
             f.iops,
             ms(f.mean_ns),
             ms(f.p50_ns as f64),
             ms(f.p99_ns as f64),
+            ms(f.p99_9_ns as f64),
             o.iops,
             ms(o.mean_ns),
             ms(o.p50_ns as f64),
             ms(o.p99_ns as f64),
+            ms(o.p99_9_ns as f64),
             ms(f64::from(o.depth) / LIMIT as f64 * 1e9),
         );
     }
 }
 
+/// The tail percentile compared at depth `q`, one clear of the cliff between the bands. At depth q
+/// some q of each slice's 200 requests (q x 0.5%) are held for a later dispatch: from depth 4 (2%)
+/// the p99 is one of them for both tools; at depths 1 and 2 (0.5% and 1%, and a few more held a
+/// jiffy or two on a busy machine) the p99 falls on either side run to run, for fio as for
+/// iomatrix (fio's depth-1 p99 here: 0.07 to 4 ms), so the p99.9 is compared there, held for both.
+fn tail_clear_of_the_cliff(q: u32) -> (&'static str, fn(&Point) -> u64) {
+    if q >= 4 {
+        ("p99", |p| p.p99_ns)
+    } else {
+        ("p99.9", |p| p.p99_9_ns)
+    }
+}
+
+/// How far under the limit a loaded machine's measure may fall. The throttle drops what a slice
+/// left unused at its end, so requests a starved loop-device worker completed late are not made
+/// up: with other builds on this 2-core machine (load 5 to 6) fio measured down to 1,875 at depth
+/// 2 (6.3% under) and iomatrix to 1,896 at depth 1 (5.2%), where quiet runs are within 0.5%.
+const SHORT_OF_THE_LIMIT: f64 = 0.08;
+
+/// IOPS the throttle gives: never more than 3% over its limit (more would count requests the
+/// device did not do), and at most [`SHORT_OF_THE_LIMIT`] under it.
+fn at_the_limit(iops: f64) -> bool {
+    let limit = LIMIT as f64;
+    iops <= limit * 1.03 && iops >= limit * (1.0 - SHORT_OF_THE_LIMIT)
+}
+
 /// Every check of the physics for `way`: fio's IOPS at depths 1 and 4 (the fixture is the
-/// issue's device); iomatrix's IOPS and Little's law at every depth; its p50 and p99 beside fio's.
+/// issue's device); iomatrix's IOPS and Little's law at every depth; its p50 and its tail
+/// ([`tail_clear_of_the_cliff`]) beside fio's.
 fn physics_hold(way: Way) {
     let Some(dev) = throttled(way) else { return };
     let sb = Sandbox::new();
@@ -191,20 +232,24 @@ fn physics_hold(way: Way) {
     print_points(way, &fio, &ours);
     let within = |x: f64, expected: f64, share: f64| (x - expected).abs() <= expected * share;
     for f in fio.iter().filter(|f| f.depth == 1 || f.depth == 4) {
-        assert!(
-            within(f.iops, LIMIT as f64, 0.03),
-            "fio at depth {}: {:.0} IOPS, not the issue's device",
-            f.depth,
-            f.iops
-        );
+        assert!(at_the_limit(f.iops), "fio at depth {}: {:.0} IOPS, not the issue's device", f.depth, f.iops);
     }
     assert_eq!(ours.iter().map(|p| p.depth).collect::<Vec<_>>(), DEPTHS, "one cell a depth");
     for (f, o) in fio.iter().zip(&ours) {
         let q = o.depth;
-        assert!(within(o.iops, LIMIT as f64, 0.03), "iomatrix at depth {q}: {:.0} IOPS, not {LIMIT} within 3%", o.iops);
-        let little = f64::from(q) / LIMIT as f64 * 1e9;
+        assert!(at_the_limit(o.iops), "iomatrix at depth {q}: {:.0} IOPS against the limit of {LIMIT}", o.iops);
+        // Little's law itself, over what was measured; and over the limit, within the same window.
+        let little = f64::from(q) / o.iops * 1e9;
         assert!(within(o.mean_ns, little, 0.05), "depth {q}: mean {}, Little's law says {}", ms(o.mean_ns), ms(little));
-        for (name, a, b) in [("p50", o.p50_ns, f.p50_ns), ("p99", o.p99_ns, f.p99_ns)] {
+        let at_limit = f64::from(q) / LIMIT as f64 * 1e9;
+        assert!(
+            o.mean_ns >= at_limit * 0.97 && o.mean_ns <= at_limit / (1.0 - SHORT_OF_THE_LIMIT),
+            "depth {q}: mean {}, q / {LIMIT} s is {}",
+            ms(o.mean_ns),
+            ms(at_limit)
+        );
+        let (tail, at) = tail_clear_of_the_cliff(q);
+        for (name, a, b) in [("p50", o.p50_ns, f.p50_ns), (tail, at(o), at(f))] {
             assert!(
                 percentiles_agree(a, b),
                 "depth {q}: iomatrix's {name} {} ({}) and fio's {} ({}) disagree",
@@ -243,7 +288,7 @@ fn within_one_step(a: u32, b: u32) -> bool {
 /// depths 1 and 2: fio found depth 2 in 3 runs of 3 (500 ms windows), and depth 1 or 2 with 1 s
 /// windows. fio's IOPS under latency_target are its last window's alone, which starts after a
 /// drain (the throttle's unused budget then comes at once): 2,012 to 2,096 over 500 ms. So the
-/// IOPS are held to fio's at the same depth closed loop (2 s, as the physics tests), and to the
+/// IOPS are held to fio's at the same depth closed loop (fio 2 s, the cell 3 s), and to the
 /// latency_target run's within 10%.
 #[test]
 fn a_50ms_p99_latency_target_finds_fios_depth_within_one_step_and_fios_iops() {
@@ -257,7 +302,7 @@ fn a_50ms_p99_latency_target_finds_fios_depth_within_one_step_and_fios_iops() {
     let d = dev.path();
     let mut cmd = iomatrix_in(&dev, &sb);
     cmd.args(["run", "access", "--device", d, "--destroy-data-on", d, "--rw", "randread", "--bs", "4k", "--qd", "8"])
-        .args(["--duration", "2s", "--direct", "--pin", "off", "--latency-target", "50ms"])
+        .args(["--duration", "3s", "--direct", "--pin", "off", "--latency-target", "50ms"])
         .args(["--latency-percentile", "99", "--latency-window", "1s"]);
     let out = bounded_child(cmd, std::time::Duration::from_secs(120));
     assert_success(&out);
