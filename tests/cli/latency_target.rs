@@ -44,6 +44,31 @@ fn a_target_no_depth_meets_is_stored_and_said_with_depth_1s_figure_and_no_depth(
     );
 }
 
+/// fio's latency_run: the search never settles and goes on through the timed cell; every client
+/// stores the depth at the cell's end. A 1 s target every request meets climbs to the cell's qd.
+#[test]
+fn latency_run_keeps_searching_through_the_cell_and_stores_each_clients_depth_at_its_end() {
+    let sb = Sandbox::new();
+    let out = access(
+        &sb,
+        &["--clients", "2", "--duration", "1s", "--latency-target", "1s", "--latency-window", "100ms", "--latency-run"],
+    );
+    assert_success(&out);
+    let stored = cells(&sb.last_run());
+    let searches = stored[0]["metrics"]["latency_target"].as_array().cloned().unwrap_or_default();
+    eprintln!("stored searches: {searches:?}");
+    assert_eq!(searches.len(), 2, "one search a client");
+    for searched in &searches {
+        assert_eq!((searched["depth"].as_u64(), searched["measured_depth"].as_u64()), (Some(4), Some(4)));
+        assert_eq!(searched["settled"], false);
+        assert_eq!(searched["target"]["keep_adjusting"], true);
+        // Windows of 100 ms through a 1 s cell: the climb (1, 2, 4) and then the rest at 4.
+        let steps = searched["steps"].as_array().unwrap();
+        assert!(steps.len() >= 5, "{steps:?}");
+        assert_eq!(steps[..3].iter().map(|s| s["depth"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2, 4]);
+    }
+}
+
 #[test]
 fn latency_windows_and_percentiles_out_of_range_are_refused_before_anything_runs() {
     let sb = Sandbox::new();

@@ -129,7 +129,11 @@ impl TargetOutcome {
         let searched = self.steps.iter().map(|s| s.depth.to_string()).collect::<Vec<_>>().join(", ");
         match self.depth {
             Some(depth) => {
-                let settled = if self.settled { "" } else { ", not settled" };
+                let settled = match (self.target.keep_adjusting, self.settled) {
+                    (true, _) => ", kept adjusting through the cell: the depth at its end",
+                    (false, true) => "",
+                    (false, false) => ", not settled",
+                };
                 format!("depth {depth} (depths judged: {searched}{settled})")
             }
             None if self.steps.is_empty() => format!(
@@ -482,6 +486,7 @@ mod tests {
         let outcome = search.outcome();
         assert!(search.finished.is_none());
         assert_eq!((outcome.depth, outcome.measured_depth, outcome.settled), (Some(8), 8, false));
+        assert!(outcome.describe().ends_with("kept adjusting through the cell: the depth at its end)"));
     }
 
     #[test]
