@@ -118,14 +118,14 @@ fn fio_point(dev: &ThrottledDevice, way: Way, depth: u32) -> Point {
     }
 }
 
-/// `iomatrix run access` on the device at every depth of [`DEPTHS`], one cell each. As fio's
+/// `iomatrix run access` on the device at each of `depths`, one cell each. As fio's
 /// threads, the client's is placed by the kernel (`--pin off`): kept on one CPU beside the loop
 /// device's worker, its depth-1 p99 here was 1 to 4 ms where unpinned it was 0.04 to 0.1 ms, as
 /// fio's. Each cell warms up first (`--ramp`): the throttle keeps, for the rest of its slice, the
 /// budget its group left unused, so a cell starting soon after other requests (fio's, the cell
 /// before) took it at once and measured 4 to 9% over the limit.
-fn iomatrix_points(dev: &ThrottledDevice, sb: &Sandbox, way: Way) -> Vec<Point> {
-    let depths = DEPTHS.map(|d| d.to_string()).join(",");
+fn iomatrix_points(dev: &ThrottledDevice, sb: &Sandbox, way: Way, depths: &[u32]) -> Vec<Point> {
+    let depths = depths.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",");
     let duration = format!("{OUR_SECONDS}s");
     let d = dev.path();
     let args = ["run", "access", "--device", d, "--destroy-data-on", d, "--rw", way.rw(), "--bs", "4k"];
@@ -221,45 +221,62 @@ fn at_the_limit(iops: f64) -> bool {
     iops <= limit * 1.03 && iops >= limit * (1.0 - SHORT_OF_THE_LIMIT)
 }
 
-/// Every check of the physics for `way`: fio's IOPS at depths 1 and 4 (the fixture is the
-/// issue's device); iomatrix's IOPS and Little's law at every depth; its p50 and its tail
-/// ([`tail_clear_of_the_cliff`]) beside fio's.
+/// Every check of the physics for `way` ([`point_holds`]) at every depth of [`DEPTHS`], fio's
+/// points and iomatrix's cells measured one after the other.
 fn physics_hold(way: Way) {
     let Some(dev) = throttled(way) else { return };
     let sb = Sandbox::new();
     let fio: Vec<Point> = DEPTHS.iter().map(|&q| fio_point(&dev, way, q)).collect();
-    let ours = iomatrix_points(&dev, &sb, way);
+    let ours = iomatrix_points(&dev, &sb, way, &DEPTHS);
     print_points(way, &fio, &ours);
-    let within = |x: f64, expected: f64, share: f64| (x - expected).abs() <= expected * share;
-    for f in fio.iter().filter(|f| f.depth == 1 || f.depth == 4) {
-        assert!(at_the_limit(f.iops), "fio at depth {}: {:.0} IOPS, not the issue's device", f.depth, f.iops);
-    }
     assert_eq!(ours.iter().map(|p| p.depth).collect::<Vec<_>>(), DEPTHS, "one cell a depth");
     for (f, o) in fio.iter().zip(&ours) {
+        let Err(why) = point_holds(f, o) else { continue };
+        // A machine that stalls the loop device's worker for a second (seen here at load 12:
+        // 1,152 IOPS and a p99.9 of 918 ms at depth 8, Little's law still holding) measures the
+        // machine, not the device: the depth is measured once more by both tools, and must hold.
         let q = o.depth;
-        assert!(at_the_limit(o.iops), "iomatrix at depth {q}: {:.0} IOPS against the limit of {LIMIT}", o.iops);
-        // Little's law itself, over what was measured; and over the limit, within the same window.
-        let little = f64::from(q) / o.iops * 1e9;
-        assert!(within(o.mean_ns, little, 0.05), "depth {q}: mean {}, Little's law says {}", ms(o.mean_ns), ms(little));
-        let at_limit = f64::from(q) / LIMIT as f64 * 1e9;
-        assert!(
-            o.mean_ns >= at_limit * 0.97 && o.mean_ns <= at_limit / (1.0 - SHORT_OF_THE_LIMIT),
-            "depth {q}: mean {}, q / {LIMIT} s is {}",
-            ms(o.mean_ns),
-            ms(at_limit)
-        );
-        let (tail, at) = tail_clear_of_the_cliff(q);
-        for (name, a, b) in [("p50", o.p50_ns, f.p50_ns), (tail, at(o), at(f))] {
-            assert!(
-                percentiles_agree(a, b),
+        eprintln!("depth {q}: {why}; measured again, by both tools");
+        let (f, o) = (fio_point(&dev, way, q), iomatrix_points(&dev, &sb, way, &[q])[0]);
+        print_points(way, &[f], &[o]);
+        point_holds(&f, &o).unwrap_or_else(|why| panic!("depth {q}, measured twice: {why}"));
+    }
+}
+
+/// One depth's checks: fio's IOPS at depths 1 and 4 (the fixture is the device);
+/// iomatrix's IOPS and Little's law; its p50 and its tail ([`tail_clear_of_the_cliff`]) beside
+/// fio's. The first that fails, said.
+fn point_holds(f: &Point, o: &Point) -> Result<(), String> {
+    let q = o.depth;
+    let within = |x: f64, expected: f64, share: f64| (x - expected).abs() <= expected * share;
+    if (q == 1 || q == 4) && !at_the_limit(f.iops) {
+        return Err(format!("fio at depth {q}: {:.0} IOPS, not the issue's device", f.iops));
+    }
+    if !at_the_limit(o.iops) {
+        return Err(format!("iomatrix at depth {q}: {:.0} IOPS against the limit of {LIMIT}", o.iops));
+    }
+    // Little's law itself, over what was measured; and over the limit, within the same window.
+    let little = f64::from(q) / o.iops * 1e9;
+    if !within(o.mean_ns, little, 0.05) {
+        return Err(format!("depth {q}: mean {}, Little's law says {}", ms(o.mean_ns), ms(little)));
+    }
+    let at_limit = f64::from(q) / LIMIT as f64 * 1e9;
+    if o.mean_ns < at_limit * 0.97 || o.mean_ns > at_limit / (1.0 - SHORT_OF_THE_LIMIT) {
+        return Err(format!("depth {q}: mean {}, q / {LIMIT} s is {}", ms(o.mean_ns), ms(at_limit)));
+    }
+    let (tail, at) = tail_clear_of_the_cliff(q);
+    for (name, a, b) in [("p50", o.p50_ns, f.p50_ns), (tail, at(o), at(f))] {
+        if !percentiles_agree(a, b) {
+            return Err(format!(
                 "depth {q}: iomatrix's {name} {} ({}) and fio's {} ({}) disagree",
                 ms(a as f64),
                 slice_band(a),
                 ms(b as f64),
                 slice_band(b)
-            );
+            ));
         }
     }
+    Ok(())
 }
 
 #[test]
