@@ -311,39 +311,61 @@ fn within_one_step(a: u32, b: u32) -> bool {
 fn a_50ms_p99_latency_target_finds_fios_depth_within_one_step_and_fios_iops() {
     let Some(dev) = throttled(Way::Reads) else { return };
     let sb = Sandbox::new();
+    // As in the physics tests, a machine that stalls for a second measures the machine: one more try.
+    if let Err(why) = target_beside_fio(&dev, &sb) {
+        eprintln!("{why}; measured again, by both tools");
+        target_beside_fio(&dev, &sb).unwrap_or_else(|why| panic!("measured twice: {why}"));
+    }
+}
+
+/// fio's latency_target and `run access --latency-target` on the device, one after the other:
+/// the depths within one step, the IOPS within 5% of fio's at the depth found and 10% of fio's
+/// latency_target run's, and `show`'s line; the first check that fails, said.
+fn target_beside_fio(dev: &ThrottledDevice, sb: &Sandbox) -> Result<(), String> {
     let extra = ["--iodepth=8", "--latency_target=50ms", "--latency_percentile=99", "--latency_window=1s"];
-    let doc = fio_json(&dev, Way::Reads, &extra.map(String::from));
+    let doc = fio_json(dev, Way::Reads, &extra.map(String::from));
     let job = &doc["jobs"][0];
     let fio_depth = job["latency_depth"].as_u64().unwrap_or_else(|| panic!("fio's latency_depth: {job}")) as u32;
     let fio_window_iops = job["read"]["iops"].as_f64().unwrap();
     let d = dev.path();
-    let mut cmd = iomatrix_in(&dev, &sb);
+    let mut cmd = iomatrix_in(dev, sb);
     cmd.args(["run", "access", "--device", d, "--destroy-data-on", d, "--rw", "randread", "--bs", "4k", "--qd", "8"])
         .args(["--duration", "3s", "--direct", "--pin", "off", "--latency-target", "50ms"])
         .args(["--latency-percentile", "99", "--latency-window", "1s"]);
     let out = bounded_child(cmd, std::time::Duration::from_secs(120));
     assert_success(&out);
-    let stored = cells(&sb.last_run());
+    let run = sb.last_run();
+    let stored = cells(&run);
     let cell = &stored[0]["metrics"];
     let searched = &cell["latency_target"][0];
-    let ours = searched["depth"].as_u64().unwrap_or_else(|| panic!("no depth found: {searched}")) as u32;
+    let Some(ours) = searched["depth"].as_u64().map(|d| d as u32) else {
+        return Err(format!("no depth found: {searched}"));
+    };
     let our_iops = cell["iops"].as_f64().unwrap();
-    let fio_at_ours = fio_point(&dev, Way::Reads, ours);
+    let fio_at_ours = fio_point(dev, Way::Reads, ours);
     eprintln!(
         "50 ms p99 target, 1 s windows: fio depth {fio_depth} ({fio_window_iops:.0} IOPS in its last window); \
          iomatrix depth {ours} at {our_iops:.0} IOPS (fio at depth {ours}: {:.0}), depths judged (p99): {}",
         fio_at_ours.iops,
         steps_said(searched)
     );
-    assert!(within_one_step(ours, fio_depth), "iomatrix found depth {ours}, fio {fio_depth}");
     assert_eq!(searched["measured_depth"].as_u64(), Some(u64::from(ours)), "measured at the depth found");
     let near = |fio: f64, share: f64| (our_iops - fio).abs() <= fio * share;
-    assert!(near(fio_at_ours.iops, 0.05), "IOPS {our_iops:.0}, fio's at depth {ours} {:.0}", fio_at_ours.iops);
-    assert!(near(fio_window_iops, 0.10), "IOPS {our_iops:.0}, fio's latency_target run's {fio_window_iops:.0}");
-    let shown = sb.run(&["show", "1"]);
+    if !within_one_step(ours, fio_depth) {
+        return Err(format!("iomatrix found depth {ours}, fio {fio_depth}"));
+    }
+    if !near(fio_at_ours.iops, 0.05) || !near(fio_window_iops, 0.10) {
+        return Err(format!(
+            "IOPS {our_iops:.0}, fio's at depth {ours} {:.0}, fio's latency_target run's {fio_window_iops:.0}",
+            fio_at_ours.iops
+        ));
+    }
+    let id = run["run"]["id"].as_i64().or_else(|| sb.runs_json()["runs"].as_array()?.last()?["id"].as_i64());
+    let shown = sb.run(&["show", &id.expect("the run's id").to_string()]);
     assert_success(&shown);
     let (stdout, _) = text(&shown);
     assert!(stdout.contains(&format!("depth {ours} (depths judged")), "show's line:\n{stdout}");
+    Ok(())
 }
 
 /// "1 (4.028 ms), 2 (3.930 ms), 4 (98.566 ms)": a stored search's depths and their windows' p99.
