@@ -72,12 +72,13 @@ fn latency_run_keeps_searching_through_the_cell_and_stores_each_clients_depth_at
 #[test]
 fn latency_windows_and_percentiles_out_of_range_are_refused_before_anything_runs() {
     let sb = Sandbox::new();
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
+        (&["--latency-target", "1000"], "give a unit, e.g. 1000us"),
         (
             &["--duration", "2s", "--latency-target", "1ms", "--latency-window", "5s"],
             "longer than each cell's --duration",
         ),
-        (&["--latency-target", "1ms", "--latency-window", "0"], "--latency-window 0"),
+        (&["--latency-target", "1ms", "--latency-window", "0s"], "--latency-window 0s"),
         (&["--latency-target", "1ms", "--latency-percentile", "0"], "--latency-percentile 0"),
         (&["--latency-target", "1ms", "--latency-percentile", "101"], "at most 100"),
         (&["--latency-target", "1ms", "--latency-percentile", "99.999"], "at most two decimals"),

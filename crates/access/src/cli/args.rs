@@ -349,6 +349,13 @@ const DEFAULT_LATENCY_WINDOW_NS: u64 = 1_000_000_000;
 fn latency_target(args: &RunAccessArgs, limit: Limit) -> Result<Option<LatencyTarget>, UsageError> {
     let Some(text) = &args.latency_target else { return Ok(None) };
     let time = |flag: &str, text: &str| {
+        // fio reads a bare number here as microseconds, iomatrix's durations as seconds: neither is guessed.
+        if !text.trim().is_empty() && text.trim().bytes().all(|b| b.is_ascii_digit()) {
+            return Err(UsageError::new(format!(
+                "--{flag} {text}: give a unit, e.g. {text}us or {text}ms (fio reads a bare number here as \
+                 microseconds, iomatrix's durations as seconds)"
+            )));
+        }
         parse_duration(text)
             .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
             .map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")))
