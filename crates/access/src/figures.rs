@@ -113,6 +113,10 @@ pub struct AccessCellFigures {
     /// stored point of a curve holds the curve's own.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub curve: Option<crate::curve::CurveFigures>,
+    /// Under `--latency-target`: each client's search (the depth it found, what was asked, the
+    /// depths judged), by rank; empty without a target and in runs stored before it.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Vec::is_empty")]
+    pub latency_target: Vec<crate::TargetOutcome>,
 }
 
 /// A side's latency as stored: the suite's summary, or an import's partial one (Iometer keeps

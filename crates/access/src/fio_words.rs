@@ -76,6 +76,16 @@ pub fn time(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// fio's time option that counts microseconds unless a unit follows (latency_target,
+/// latency_window); with a unit, as [`time`] reads it.
+pub fn time_us(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    match t.parse::<u64>() {
+        Ok(us) => Ok(Duration::from_micros(us)),
+        Err(_) => time(t),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

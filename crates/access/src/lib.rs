@@ -10,6 +10,8 @@
 //! - [`execute_at`] with [`Place::Remote`]: the same on a server through
 //!   iomatrix's own protocol client, each client with its own session(s).
 //! - [`Live`]: counters the clients refresh every second, for a live display.
+//! - [`LatencyTarget`]: the deepest queue whose requests meet a latency, searched as fio's
+//!   latency_target searches, each client's [`TargetOutcome`] stored with its cell.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -24,6 +26,7 @@ mod row;
 mod runner;
 pub mod split;
 mod stored;
+pub mod target;
 
 pub use figures::AccessCellFigures;
 pub use iomatrix_backend::Place;
@@ -34,3 +37,4 @@ pub use plan::{
 pub use runner::{
     execute, execute_at, latency_clock, latency_clock_source, AccessFigures, AccessResult, Live, OpenLoop, Second,
 };
+pub use target::{LatencyTarget, SearchStep, TargetOutcome};

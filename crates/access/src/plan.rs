@@ -102,6 +102,11 @@ pub struct AccessPlan {
     /// open-loop points). Written only when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curve: Option<crate::curve::Curve>,
+    /// The deepest queue whose requests meet a latency (`--latency-target`, fio's
+    /// latency_target): each cell's queue depth is the most the search tries, and the cell is
+    /// measured at the depth found. None: each cell runs at its depth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<crate::LatencyTarget>,
 }
 
 /// Whether each client works on a file of its own or every client on one shared file.
@@ -639,7 +644,8 @@ impl AccessPlan {
         if self.rate_iops == Some(0) {
             return Err(UsageError::new("--rate 0: give a positive number of requests per second, or no --rate"));
         }
-        self.check_open_loop()
+        self.check_open_loop()?;
+        self.check_latency_target()
     }
 
     /// `--arrivals` and `--curve`: an offered rate to arrive at, a time per cell to fit it in, and
@@ -677,6 +683,48 @@ impl AccessPlan {
                 rate as f64 / self.clients.max(1) as f64,
                 ms,
             )?;
+        }
+        Ok(())
+    }
+
+    /// `--latency-target`: a window within the cell's duration and above the clock's resolution, a
+    /// percentile above 0 and at most 100.
+    fn check_latency_target(&self) -> Result<(), UsageError> {
+        let Some(t) = &self.latency_target else { return Ok(()) };
+        if self.arrivals.is_some() || self.curve.is_some() {
+            return Err(UsageError::new(
+                "--latency-target searches the deepest queue of a closed loop; --arrivals and --curve offer a rate \
+                 in open loop: give one of them",
+            ));
+        }
+        let human = |ns: u64| iomatrix_core::human::nanos(ns as f64);
+        if t.target_ns == 0 {
+            return Err(UsageError::new("--latency-target 0: give a latency a request can meet, e.g. 1ms"));
+        }
+        if !(1..=10_000).contains(&t.percentile_hundredths) {
+            return Err(UsageError::new(format!(
+                "--latency-percentile {}: give a percentage above 0 and at most 100 (fio's default is 100)",
+                t.percentile()
+            )));
+        }
+        // The latency clock counts nanoseconds (its resolution); a window shorter than one judges nothing.
+        if t.window_ns < crate::target::CLOCK_RESOLUTION_NS {
+            return Err(UsageError::new(format!(
+                "--latency-window {}: below the latency clock's resolution ({}); give a window that holds requests, \
+                 e.g. 1s",
+                human(t.window_ns),
+                human(crate::target::CLOCK_RESOLUTION_NS)
+            )));
+        }
+        if let Limit::DurationMs(ms) = self.limit {
+            if t.window_ns > ms.saturating_mul(1_000_000) {
+                return Err(UsageError::new(format!(
+                    "--latency-window {} is longer than each cell's --duration ({}): the search judges each depth \
+                     over one window and then measures the cell; give a window of at most the duration",
+                    human(t.window_ns),
+                    human(ms.saturating_mul(1_000_000))
+                )));
+            }
         }
         Ok(())
     }
@@ -820,6 +868,7 @@ mod tests {
             series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
             arrivals: None,
             curve: None,
+            latency_target: None,
         }
     }
 

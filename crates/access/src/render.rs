@@ -92,6 +92,7 @@ pub fn table(run: &StoredRun) -> String {
         out.push('\n');
     }
     out.push_str(&curves(run));
+    out.push_str(&latency_targets(run));
     out + &iomatrix_report::text::clients::table(run, &CLIENT_COLUMNS)
 }
 
@@ -166,6 +167,25 @@ fn curve_table(points: &[(&CellRow, AccessCellFigures)]) -> String {
     out += &format!("maximum within the bound: {within}\noverall response time (SPEC SFS 2014): {ort}\n");
     if let Some(ended) = &last.ended {
         out += &format!("{ended}\n");
+    }
+    out
+}
+
+/// Under the table, a line per cell run under `--latency-target`: what was asked and what each
+/// client's search found (once where every client found the same). The table's qd is the most
+/// the search tried.
+fn latency_targets(run: &StoredRun) -> String {
+    let mut out = String::new();
+    for c in &run.cell_results {
+        let f = figures(c);
+        let Some(first) = f.latency_target.first() else { continue };
+        let said: Vec<String> = f.latency_target.iter().map(crate::TargetOutcome::describe).collect();
+        let found = if said.iter().all(|d| *d == said[0]) {
+            said[0].clone()
+        } else {
+            said.iter().enumerate().map(|(rank, d)| format!("client {rank}: {d}")).collect::<Vec<_>>().join("; ")
+        };
+        out.push_str(&format!("latency target, {}: {}: {found}\n", f.cell_name(), first.target.describe()));
     }
     out
 }

@@ -69,6 +69,7 @@ impl AccessResult {
                 slat: self.split.as_ref().map(|s| [s.slat_reads, s.slat_writes]),
                 open_loop: self.open,
                 curve: self.curve.clone(),
+                latency_target: self.latency_target.clone(),
             }),
             client_figures: json!(clients),
             state: Default::default(),

@@ -5,6 +5,7 @@
 use crate::curve::{CurveFigures, Judge};
 use crate::plan::{AccessCell, AccessPlan, Interleave, Limit, Prepare, SharedFile, LAY_OUT_PIECE};
 use crate::split::SubmitSplit;
+use crate::target::{DepthSearch, Queue, TargetOutcome, MAX_WINDOWS};
 use iomatrix_backend::{
     open_queued, Completion, Connect, OneAtATime, OpenHow, Place, QueuedFile, RemoteFile, RemoteFs, Request,
     SessionPool, Submitted,
@@ -78,6 +79,9 @@ pub struct AccessFigures {
     /// left it out, and so is it from the run.
     #[serde(default)]
     pub skipped: bool,
+    /// Under `--latency-target`: the depth this client's search found and how it went.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<TargetOutcome>,
 }
 
 /// An open-loop cell's load: requests arriving at intended times at a rate (`--arrivals`), each
@@ -164,6 +168,8 @@ pub struct AccessResult {
     pub open: Option<OpenLoop>,
     /// A point of a curve: the curve's figures so far (set at the leader as the point is stored).
     pub curve: Option<CurveFigures>,
+    /// Under `--latency-target`: each client's search, by rank.
+    pub latency_target: Vec<TargetOutcome>,
 }
 
 impl AccessResult {
@@ -200,6 +206,7 @@ impl AccessResult {
             open: OpenLoop::sum(clients.iter().filter_map(|c| c.open.as_ref())),
             curve: None,
             split: SubmitSplit::merged(clients.iter().filter_map(|c| c.split.as_deref())),
+            latency_target: clients.iter().filter_map(|c| c.latency_target.clone()).collect(),
             verify: Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref())),
             cached_at_start,
             cell,
@@ -843,6 +850,10 @@ impl Client<'_> {
         let mut requests = Requests::new(plan, cell, rank, self.interleave(cell.block_size.bytes()));
         // The open file borrows the client: its content is lent to the loop apart.
         let mut content = self.content.take();
+        if let Some(c) = content.as_mut() {
+            // The lay-out is generation 1.
+            c.generation = cell.index as u64 + 2;
+        }
         let prepared =
             if self.stop.load(Ordering::SeqCst) { Err(ClientFailure::stopped(rank)) } else { self.open_for(cell) };
         live.start_cell(rank, cell.index);
@@ -862,8 +873,18 @@ impl Client<'_> {
                     .drive(file.as_mut(), &place, cell, origin, content.as_mut(), &mut requests, Phase::Ramp(ms))
                     .map(drop),
             };
-            let result = ramped.and_then(|()| {
-                work.drive(file.as_mut(), &place, cell, origin, content.as_mut(), &mut requests, Phase::Timed)
+            // Under a latency target the search comes next (untimed, as the warm-up): its figures
+            // are dropped but for the depth it found, which the timed part runs at.
+            let searched = ramped.and_then(|()| match plan.latency_target {
+                Some(t) if !t.keep_adjusting => work
+                    .drive(file.as_mut(), &place, cell, origin, content.as_mut(), &mut requests, Phase::Search)
+                    .map(|f| f.latency_target),
+                _ => Ok(None),
+            });
+            let result = searched.and_then(|found| {
+                let phase = found.as_ref().map_or(Phase::Timed, |f| Phase::TimedAt(f.measured_depth));
+                let figures = work.drive(file.as_mut(), &place, cell, origin, content.as_mut(), &mut requests, phase);
+                figures.map(|f| AccessFigures { latency_target: found.or(f.latency_target), ..f })
             });
             let closed = file.close().map_err(|e| work.failure(format!("closing {place}: {e}")));
             let figures = result?;
@@ -908,16 +929,12 @@ impl Work<'_> {
         let depth = cell.queue_depth as usize;
         let clock = latency_clock();
         let mut slots = Slots::new(depth);
-        if let Some(c) = content.as_deref_mut() {
-            // The lay-out is generation 1.
-            c.generation = cell.index as u64 + 2;
-        }
         let mut completions: Vec<Completion> = Vec::with_capacity(depth);
         let mut done = Completed::new(self.plan.series_interval_ns);
         // Made before the loop for a queued backend (its histograms are not made while timing);
         // a protocol client's queue makes it at its first completion. None for a synchronous file.
         let mut split: Option<Box<SubmitSplit>> = self.plan.backend.is_queued().then(Box::default);
-        let mut pace = self.pace(phase);
+        let mut pace = self.pace(phase, cell.queue_depth);
 
         let span = Span::start(origin);
         let start = clock.raw();
@@ -959,17 +976,18 @@ impl Work<'_> {
                     slots.check_completed(c.slot, bs, file.buffer(c.slot), content);
                 }
                 // Open loop: from the request's intended start, however late it was issued.
-                let ns = match pace.open {
+                let latency_ns = match pace.open {
                     Some(_) => now_ns.saturating_sub(slots.intended_ns[c.slot]),
                     None => clock.delta_as_nanos(slots.issued_at[c.slot], now),
                 };
-                done.record(write, ns, bs, second, now_ns);
+                done.record(write, latency_ns, bs, second, now_ns);
+                pace.completed(latency_ns, now_ns);
                 if let Some((issued, submitted)) = slots.submission(c.slot, &since_start) {
                     split.get_or_insert_with(Default::default).record(write, issued, submitted, now_ns);
                 }
                 slots.free.push(c.slot);
             }
-            if phase == Phase::Timed {
+            if phase.is_timed() {
                 done.publish_each_second(now_ns, self.live, self.rank);
             }
         }
@@ -981,6 +999,7 @@ impl Work<'_> {
         let mut figures = self.figures(done, measured, issued, verify);
         figures.split = split;
         figures.open = pace.open_loop();
+        figures.latency_target = pace.queue.outcome();
         Ok(figures)
     }
 
@@ -1069,20 +1088,17 @@ impl Work<'_> {
             split: None,
             open: None,
             skipped: false,
+            latency_target: None,
         }
     }
 
-    /// Before the loop: the pace of `phase`, the cell's limit (or the ramp's) at the plan's rate
-    /// (closed loop), or the arrivals the cell offers (open loop; the warm-up's are a stream of
-    /// their own at the same rate).
-    fn pace(&self, phase: Phase) -> Pace {
+    /// Before the loop: the pace of `phase` (closed loop, at the plan's rate), or the arrivals
+    /// the cell offers (open loop; the warm-up's are a stream of their own at the same rate).
+    fn pace(&self, phase: Phase, deepest: u32) -> Pace {
         let closed_rate = if self.offered.is_some() { None } else { self.plan.rate_iops };
-        let mut pace = match phase {
-            Phase::Timed => Pace::new(self.plan.limit, closed_rate),
-            Phase::Ramp(ms) => Pace::new(Limit::DurationMs(ms), closed_rate),
-        };
+        let mut pace = self.queued_pace(phase, deepest, closed_rate);
         pace.open = self.offered.map(|o| {
-            let seed = if phase == Phase::Timed { o.seed } else { !o.seed };
+            let seed = if phase.is_timed() { o.seed } else { !o.seed };
             OpenPace {
                 arrivals: Arrivals::new(o.arrival, o.per_sec, seed),
                 load: OpenLoop { arrivals: o.arrival, offered_per_sec: o.per_sec, late: 0, backlog: 0 },
@@ -1091,17 +1107,48 @@ impl Work<'_> {
         pace
     }
 
+    /// The pace of `phase`: the cell's limit (or the ramp's, or the search's bound) at `rate`,
+    /// its queue as deep as the cell's or as a latency target's search says (`deepest`, the
+    /// cell's depth, the most it tries).
+    fn queued_pace(&self, phase: Phase, deepest: u32, rate: Option<u64>) -> Pace {
+        let Some(target) = self.plan.latency_target else {
+            let limit = if let Phase::Ramp(ms) = phase { Limit::DurationMs(ms) } else { self.plan.limit };
+            return Pace::new(limit, rate);
+        };
+        let search = || Queue::Searching(Box::new(DepthSearch::new(target, deepest)));
+        match phase {
+            // As fio's: the warm-up runs at the search's first depth, and is not judged.
+            Phase::Ramp(ms) => Pace::new(Limit::DurationMs(ms), rate).within(Queue::Fixed(1)),
+            Phase::Search => {
+                let bound_ms = target.window_ns.saturating_mul(u64::from(MAX_WINDOWS)).div_ceil(1_000_000);
+                Pace::new(Limit::DurationMs(bound_ms), rate).within(search())
+            }
+            Phase::TimedAt(depth) => Pace::new(self.plan.limit, rate).within(Queue::Fixed(depth)),
+            // fio's latency_run: the search goes on through the timed part.
+            Phase::Timed => Pace::new(self.plan.limit, rate).within(search()),
+        }
+    }
+
     fn failure(&self, message: String) -> ClientFailure {
         ClientFailure::error(self.rank, message)
     }
 }
 
 /// Which part of a cell a request loop runs: the untimed warm-up (`--ramp`, for so many
-/// milliseconds whatever the cell's limit) or the timed part.
+/// milliseconds whatever the cell's limit), a latency target's search for its depth (untimed),
+/// or the timed part: at the cell's depth, or at the depth the search found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     Ramp(u64),
+    Search,
     Timed,
+    TimedAt(u32),
+}
+
+impl Phase {
+    fn is_timed(self) -> bool {
+        matches!(self, Phase::Timed | Phase::TimedAt(_))
+    }
 }
 
 /// Where a cell's next request goes and whether it writes: the cell's mix of reads and
@@ -1243,6 +1290,9 @@ struct Pace {
     rate_iops: Option<u64>,
     issued_ops: u64,
     issued_bytes: u64,
+    /// How many requests may be in flight, and how many are.
+    queue: Queue,
+    in_flight: u32,
     /// Open loop: the arrivals, and the load they make so far.
     open: Option<OpenPace>,
 }
@@ -1261,21 +1311,37 @@ impl Pace {
             }
             Limit::Bytes(b) => (None, Some(b)),
         };
-        Pace { deadline, budget, rate_iops, issued_ops: 0, issued_bytes: 0, open: None }
+        Pace {
+            deadline,
+            budget,
+            rate_iops,
+            issued_ops: 0,
+            issued_bytes: 0,
+            open: None,
+            queue: Queue::Full,
+            in_flight: 0,
+        }
     }
 
-    /// Whether the cell still issues at `now_ns`: before the deadline, bytes left.
+    /// The same pace with its queue held to `queue`.
+    fn within(self, queue: Queue) -> Pace {
+        Pace { queue, ..self }
+    }
+
+    /// Whether the cell still issues at `now_ns`: before the deadline, bytes left, a search not over.
     fn issuing(&self, now_ns: u64) -> bool {
         self.deadline.is_none_or(|(ns, at)| now_ns < ns || Instant::now() < at)
             && self.budget.is_none_or(|b| self.issued_bytes < b)
+            && !self.queue.finished()
     }
 
-    /// Whether one more request may go now: bytes left and, at a rate, its time come.
+    /// Whether one more request may go now: room in the queue, bytes left and, at a rate, its time come.
     #[inline]
     fn may_issue(&self, now_ns: impl FnOnce() -> u64) -> bool {
         // Open loop: an arrival at or past the deadline belongs to no cell.
         let arrives_in_time = |o: &OpenPace| self.deadline.is_none_or(|(dl, _)| o.arrivals.peek() < dl);
-        self.budget.is_none_or(|b| self.issued_bytes < b)
+        self.queue.has_room(self.in_flight)
+            && self.budget.is_none_or(|b| self.issued_bytes < b)
             && self.open.as_ref().is_none_or(arrives_in_time)
             && self.due().is_none_or(|d| now_ns() >= d)
     }
@@ -1284,6 +1350,14 @@ impl Pace {
     fn issued(&mut self, bs: u64) {
         self.issued_ops += 1;
         self.issued_bytes += bs;
+        self.in_flight += 1;
+    }
+
+    /// A request completed in `latency_ns` (issue to completion) at `now_ns`.
+    #[inline]
+    fn completed(&mut self, latency_ns: u64, now_ns: u64) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        self.queue.completed(latency_ns, now_ns, self.in_flight);
     }
 
     /// At a rate: when the next request is due, in nanoseconds since the start (open loop: its

@@ -1,6 +1,7 @@
 //! What an access run alone records in its conditions, read back by type: where the clients'
 //! threads ran (`--pin`), the one file they shared (`--shared-file`), the warm-up (`--ramp`),
-//! skewed offsets (`--distribution`) and an open loop or curve (`--arrivals`, `--curve`), each
+//! skewed offsets (`--distribution`), an open loop or curve (`--arrivals`, `--curve`) and the
+//! latency target's search (`--latency-target`), each
 //! absent in runs stored before it was said or when it was not asked for.
 
 use iomatrix_core::figures::or_default;
@@ -22,6 +23,7 @@ struct AccessConditions {
     distribution: Option<String>,
     #[serde(deserialize_with = "or_default")]
     open_loop: Option<String>,
+    latency_target: Option<String>,
 }
 
 /// The lines these conditions add to a run's header.
@@ -33,6 +35,7 @@ pub fn facts(record: &Records<'_>) -> SuiteFacts {
         (LineAfter::Backend, "ramp", own.ramp),
         (LineAfter::Backend, "distribution", own.distribution),
         (LineAfter::Backend, "load", own.open_loop),
+        (LineAfter::Backend, "latency target", own.latency_target),
     ];
     let condition_lines =
         lines.into_iter().filter_map(|(after, name, shown)| Some(ConditionLine::new(after, name, shown?))).collect();

@@ -41,6 +41,7 @@ fn plan(read_percents: Vec<u8>, backend: BackendKind) -> AccessPlan {
         series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
         arrivals: None,
         curve: None,
+        latency_target: None,
     }
 }
 

@@ -2,7 +2,7 @@
 //! flags, as a validated plan. Lists in any parameter sweep.
 
 use crate::curve::Curve;
-use crate::{fio_words, AccessPlan, Limit, Pin, Prepare, SharedFile};
+use crate::{fio_words, AccessPlan, LatencyTarget, Limit, Pin, Prepare, SharedFile};
 use clap::Args;
 use iomatrix_core::{parse_duration, parse_size_list, BackendKind, ByteSize, UsageError};
 use iomatrix_harness::data::DataArgs;
@@ -194,6 +194,31 @@ pub struct RunAccessArgs {
     #[arg(long, visible_alias = "iodepth_batch_submit", value_name = "N")]
     pub submit_batch: Option<u32>,
 
+    /// The deepest queue whose requests meet this latency: each cell's --qd is the most tried, and
+    /// the depth is searched as fio's latency_target searches it (from depth 1, doubling while a
+    /// window meets the target, halfway back toward the last depth that met it when one does not),
+    /// then the cell is measured at the depth found for its --duration. It judges each request's
+    /// total latency, issue to completion (fio's lat). A target not even depth 1 meets is stored as
+    /// such (the cell measured at depth 1). Not yet: the highest rate within a target for the
+    /// personality and metadata suites
+    #[arg(long, visible_alias = "latency_target", value_name = "TIME")]
+    pub latency_target: Option<String>,
+
+    /// With --latency-target: the share of each window's requests that must meet it, in percent
+    /// (e.g. 99 or 99.9) [default: 100, as fio's]
+    #[arg(long, visible_alias = "latency_percentile", value_name = "PCT", requires = "latency_target")]
+    pub latency_percentile: Option<String>,
+
+    /// With --latency-target: how long each depth runs before it is judged, at most --duration
+    /// [default: 1s, or --duration where shorter]
+    #[arg(long, visible_alias = "latency_window", value_name = "TIME", requires = "latency_target")]
+    pub latency_window: Option<String>,
+
+    /// With --latency-target: keep adjusting the depth through the whole cell (fio's latency_run)
+    /// instead of measuring the cell at the depth found; the depth stored is the one at its end
+    #[arg(long, visible_alias = "latency_run", requires = "latency_target")]
+    pub latency_run: bool,
+
     /// fio's options that `run access` answers rather than takes (hidden from `--help`).
     #[command(flatten)]
     pub fio: super::fio_words::FioAnswers,
@@ -366,6 +391,7 @@ fn plan(
             .map(|a| a.parse::<Arrival>().map_err(|e| UsageError::new(format!("--arrivals {a}: {e}"))))
             .transpose()?,
         curve: curve(args)?,
+        latency_target: latency_target(args, limit)?,
     };
     if on_server {
         plan.validate_on_server(max_depth)?;
@@ -381,6 +407,51 @@ fn curve(args: &RunAccessArgs) -> Result<Option<Curve>, UsageError> {
     Ok(Some(Curve {
         points: crate::curve::parse_points(points)?,
         stop: args.stop_curve.as_deref().map(crate::curve::parse_bound).transpose()?,
+    }))
+}
+
+/// The window a latency target judges each depth over when --latency-window is not given: a
+/// second, or the cell's duration where shorter.
+const DEFAULT_LATENCY_WINDOW_NS: u64 = 1_000_000_000;
+
+/// `--latency-target TIME [--latency-percentile PCT] [--latency-window TIME] [--latency-run]`,
+/// every value resolved (the plan checks them against the cell's duration).
+fn latency_target(args: &RunAccessArgs, limit: Limit) -> Result<Option<LatencyTarget>, UsageError> {
+    let Some(text) = &args.latency_target else { return Ok(None) };
+    let time = |flag: &str, text: &str| {
+        // fio reads a bare number here as microseconds, iomatrix's durations as seconds: neither is guessed.
+        if !text.trim().is_empty() && text.trim().bytes().all(|b| b.is_ascii_digit()) {
+            return Err(UsageError::new(format!(
+                "--{flag} {text}: give a unit, e.g. {text}us or {text}ms (fio reads a bare number here as \
+                 microseconds, iomatrix's durations as seconds)"
+            )));
+        }
+        parse_duration(text)
+            .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+            .map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")))
+    };
+    let percentile_hundredths = match &args.latency_percentile {
+        None => 10_000,
+        Some(p) => {
+            let value = p.trim().trim_end_matches('%').parse::<f64>().ok().filter(|v| v.is_finite());
+            let hundredths = value.map(|v| v * 100.0).filter(|h| (h - h.round()).abs() < 1e-6 && *h >= 0.0);
+            hundredths.map(|h| h.round() as u32).ok_or_else(|| {
+                UsageError::new(format!(
+                    "--latency-percentile {p}: give a percentage with at most two decimals, e.g. 99 or 99.9"
+                ))
+            })?
+        }
+    };
+    let window_ns = match (&args.latency_window, limit) {
+        (Some(w), _) => time("latency-window", w)?,
+        (None, Limit::DurationMs(ms)) => DEFAULT_LATENCY_WINDOW_NS.min(ms.saturating_mul(1_000_000)),
+        (None, Limit::Bytes(_)) => DEFAULT_LATENCY_WINDOW_NS,
+    };
+    Ok(Some(LatencyTarget {
+        target_ns: time("latency-target", text)?,
+        percentile_hundredths,
+        window_ns,
+        keep_adjusting: args.latency_run,
     }))
 }
 

@@ -99,6 +99,7 @@ impl Suite for Access {
             conditions["open_loop"] = json!(loop_said);
         }
         iomatrix_harness::data::add_conditions(&mut conditions, &plan.content);
+        add_latency_target(plan, &mut conditions);
         conditions["pin"] = json!(plan.pin.describe());
         if !plan.shared_file.is_per_client() {
             conditions["shared_file"] = json!(plan.shared_file.describe());
@@ -277,6 +278,9 @@ impl Suite for Access {
         if let Some(ended) = result.curve.as_ref().and_then(|c| c.ended.as_ref()) {
             line += &format!("; {ended}");
         }
+        if let Some(searched) = result.latency_target.first() {
+            line += &format!("; latency target: {}", searched.describe());
+        }
         line
     }
 
@@ -308,6 +312,22 @@ impl Suite for Access {
         }
         Ok(())
     }
+}
+
+/// Under `--latency-target`: the run's condition saying what each cell searched for and how.
+fn add_latency_target(plan: &AccessPlan, conditions: &mut serde_json::Value) {
+    let Some(t) = plan.latency_target else { return };
+    let then = if t.keep_adjusting {
+        "the search goes on through the whole cell (fio's latency_run), the depth stored the one at its end"
+    } else {
+        "then the cell measured at the depth found for its duration (the search untimed, as a warm-up)"
+    };
+    conditions["latency_target"] = json!(format!(
+        "each client searched the deepest queue, up to the cell's qd, whose requests meet {} (fio's latency_target \
+         rule: from depth 1, doubling while a window meets it, halfway back toward the last depth that met it when \
+         one does not); {then}",
+        t.describe()
+    ));
 }
 
 /// The running cell's last second: requests, bytes and the worst p99 of this process's clients.

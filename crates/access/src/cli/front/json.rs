@@ -102,6 +102,19 @@ fn job(f: &JobFigures) -> Value {
             "ioengine": f.job.ioengine.map(|e| e.fio_name()),
         },
     });
+    if let Some(t) = &f.latency_target {
+        // fio's fields (its stat.c): the target in ns, the window in us, the depth the job ran at.
+        entry["latency_depth"] = Value::from(t.measured_depth);
+        entry["latency_target"] = Value::from(t.target.target_ns);
+        entry["latency_percentile"] = Value::from(t.target.percentile());
+        entry["latency_window"] = Value::from(t.target.window_ns / 1_000);
+        entry["iomatrix"]["latency_target"] = json!({
+            "depth_found": t.depth,
+            "settled": t.settled,
+            "judged": crate::target::JUDGED,
+            "said": t.describe(),
+        });
+    }
     if let Some(engine) = f.job.ioengine.filter(|e| e.fio_name() != e.backend()) {
         entry["iomatrix"]["note"] =
             Value::from(format!("ioengine={} was run by iomatrix's {} backend", engine.fio_name(), engine.backend()));
@@ -227,6 +240,7 @@ mod tests {
             series: None,
             backend: "psync".into(),
             disk: None,
+            latency_target: None,
         }
     }
 

@@ -71,6 +71,9 @@ pub struct JobFigures {
     /// The target's block device and what it did while the job ran (everyone's requests: fio's
     /// "Disk stats"); None where the target has no device here (tmpfs, a server's folder).
     pub disk: Option<(String, iomatrix_environment::DiskCounters)>,
+    /// Under latency_target: the last client's search (fio's group report holds its last job's
+    /// depth); None without a target.
+    pub latency_target: Option<crate::TargetOutcome>,
 }
 
 impl JobFigures {
@@ -94,6 +97,7 @@ impl JobFigures {
             backend: cell.backend.clone(),
             series: cell.series(),
             disk: cell.figures().machine.and_then(|m| m.device.zip(m.device_activity)),
+            latency_target: figures.latency_target.last().cloned(),
         })
     }
 

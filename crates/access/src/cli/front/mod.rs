@@ -58,8 +58,13 @@ Options, as fio means them (sizes: k = 1024; times: seconds unless us, ms, s, m,
   rate (one rate for reads and writes together, per process, paced as fio's linear
   rate_process; rate in bytes a multiple of bs, as --rate requests a second) and invalidate
   (1, the default: the file dropped from the page cache before the job, as --prepare dropped;
-  0: kept cached, as --prepare cached). Each job's threads are placed by the kernel, as fio's
-  are without cpus_allowed (iomatrix run access keeps each on one CPU unless --pin off).
+  0: kept cached, as --prepare cached). latency_target (microseconds unless a unit says)
+  with latency_window (needed: fio's default 0 is refused), latency_percentile and
+  latency_run search the deepest queue up to iodepth as fio does, then run the job at the
+  depth found (fio ends one window after it settles), and print fio's latency line and JSON
+  fields; a target not even depth 1 meets is said, not given a depth. Each job's threads are
+  placed by the kernel, as fio's are without cpus_allowed (iomatrix run access keeps each on
+  one CPU unless --pin off).
   Any other option is refused by its name (exit 2): nothing is ignored.
 
 Job files: [global] sections, then a section per job; options inherit from the [global]

@@ -33,14 +33,26 @@ pub const ACCEPTED: &[&str] = &[
     "random_distribution",
     "rate_iops",
     "rate",
+    "latency_target",
+    "latency_window",
+    "latency_percentile",
+    "latency_run",
     "group_reporting",
     "stonewall (wait_for_previous)",
     "output-format (command line)",
 ];
 
 /// The options that are booleans: given bare, they are true (`--time_based`).
-pub const BOOLEANS: &[&str] =
-    &["time_based", "group_reporting", "stonewall", "wait_for_previous", "direct", "buffered", "invalidate"];
+pub const BOOLEANS: &[&str] = &[
+    "time_based",
+    "group_reporting",
+    "stonewall",
+    "wait_for_previous",
+    "direct",
+    "buffered",
+    "invalidate",
+    "latency_run",
+];
 
 /// fio's I/O engines that iomatrix's own backends run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,6 +146,16 @@ pub struct FioJob {
     /// `rate` as given in bytes per second, kept until the job's `bs` is known (see
     /// [`FioJob::paced_iops`]).
     pub rate_bytes: Option<u64>,
+    /// `latency_target` (microseconds unless a unit says): the deepest queue, up to `iodepth`,
+    /// whose requests' total latency meets it; None: run at `iodepth`.
+    pub latency_target: Option<Duration>,
+    /// `latency_window`: how long each depth runs before it is judged; None: not given (fio's 0).
+    pub latency_window: Option<Duration>,
+    /// `latency_percentile`: the share of a window's requests that must meet the target (fio's
+    /// default 100).
+    pub latency_percentile: Option<f64>,
+    /// `latency_run`: keep adjusting the depth for the whole job.
+    pub latency_run: bool,
     /// `group_reporting` was given; iomatrix reports a job's clients as one group either way and says so
     /// on stderr when it was not.
     pub group_reporting: bool,
@@ -165,6 +187,10 @@ impl FioJob {
             distribution: Distribution::Uniform,
             rate_iops: None,
             rate_bytes: None,
+            latency_target: None,
+            latency_window: None,
+            latency_percentile: None,
+            latency_run: false,
             group_reporting: false,
             stonewall: false,
             given: Vec::new(),
@@ -270,6 +296,10 @@ impl FioJob {
             }
             "rate_iops" => self.rate_iops = Some(rate(text()?, "requests").map_err(bad)?),
             "rate" => self.rate_bytes = Some(rate(text()?, "bytes").map_err(bad)?),
+            "latency_target" => self.latency_target = Some(fio_words::time_us(text()?).map_err(bad)?),
+            "latency_window" => self.latency_window = Some(fio_words::time_us(text()?).map_err(bad)?),
+            "latency_percentile" => self.latency_percentile = Some(latency_percentile(text()?).map_err(bad)?),
+            "latency_run" => self.latency_run = boolean(value).map_err(bad)?,
             "group_reporting" => self.group_reporting = boolean(value).map_err(bad)?,
             "stonewall" | "wait_for_previous" => self.stonewall = boolean(value).map_err(bad)?,
             _ => return Err(refused(key, at)),
@@ -391,6 +421,15 @@ fn rate(text: &str, what: &str) -> Result<u64, String> {
 }
 
 /// fio's booleans: a bare word is true; 1/0, true/false, yes/no.
+/// fio's latency_percentile: a number above 0 and at most 100 (fio's own bounds).
+fn latency_percentile(text: &str) -> Result<f64, String> {
+    text.trim_end_matches('%')
+        .parse::<f64>()
+        .ok()
+        .filter(|p| *p > 0.0 && *p <= 100.0)
+        .ok_or_else(|| format!("'{text}': give a percentage above 0 and at most 100, e.g. 99"))
+}
+
 fn boolean(value: Option<&str>) -> Result<bool, String> {
     match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
         None | Some("" | "1" | "true" | "yes" | "on") => Ok(true),
@@ -426,6 +465,20 @@ mod tests {
         assert!(size("50%").unwrap_err().contains("share"));
         assert!(size("4x").unwrap_err().contains("unknown unit"));
         assert!(size("99999999999p").unwrap_err().contains("16 EiB"));
+    }
+
+    #[test]
+    fn latency_options_count_microseconds_unless_a_unit_says() {
+        let mut job = FioJob::new("j");
+        job.set("latency_target", Some("1000"), "t").unwrap();
+        job.set("latency_window", Some("2s"), "t").unwrap();
+        job.set("latency_percentile", Some("99.9"), "t").unwrap();
+        job.set("latency_run", None, "t").unwrap();
+        assert_eq!(job.latency_target, Some(Duration::from_millis(1)));
+        assert_eq!(job.latency_window, Some(Duration::from_secs(2)));
+        assert_eq!((job.latency_percentile, job.latency_run), (Some(99.9), true));
+        assert!(job.set("latency_percentile", Some("0"), "t").unwrap_err().to_string().contains("above 0"));
+        assert!(job.set("latency_percentile", Some("101"), "t").is_err());
     }
 
     #[test]

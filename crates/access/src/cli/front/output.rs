@@ -101,7 +101,27 @@ fn job_block(f: &JobFigures) -> String {
     let (usr, sys) = f.cpu_percent();
     let _ = writeln!(out, "  cpu          : usr={usr:.2}%, sys={sys:.2}%");
     let _ = writeln!(out, "     issued rwts: total={},{},0,0", f.read.ios, f.write.ios);
+    if let Some(t) = &f.latency_target {
+        out += &latency_target_lines(t);
+    }
     out += NOT_MEASURED;
+    out
+}
+
+/// fio's `latency   :` line (its show_thread_status_normal): the target in nanoseconds, the window
+/// in microseconds, the percentile, and the depth the job ran at; where no depth met the target,
+/// iomatrix's line below it says so (fio's depth 1 there is where it ran, not a depth that met it).
+fn latency_target_lines(t: &crate::TargetOutcome) -> String {
+    let mut out = format!(
+        "     latency   : target={}, window={}, percentile={:.2}%, depth={}\n",
+        t.target.target_ns,
+        t.target.window_ns / 1_000,
+        t.target.percentile(),
+        t.measured_depth
+    );
+    if t.depth.is_none() || !t.settled {
+        out += &format!("  iomatrix: latency target: {}\n", t.describe());
+    }
     out
 }
 

@@ -116,6 +116,7 @@ fn flags_of(job: &FioJob, db: &Path, labels: &[String], under_mpi: bool) -> Resu
     // the job's figures over time, which the sample lines are made of.
     flags.extend(["--interval".to_string(), "500ms".to_string()]);
     flags.extend(warm_up_and_distribution_flags(job));
+    flags.extend(latency_target_flags(job).map_err(named)?);
     if let Some(iops) = job.paced_iops().map_err(named)? {
         flags.extend(["--rate".to_string(), iops.to_string()]);
     }
@@ -148,6 +149,42 @@ fn warm_up_and_distribution_flags(job: &FioJob) -> Vec<String> {
         flags.extend(["--distribution".to_string(), job.distribution.to_string()]);
     }
     flags
+}
+
+/// fio's latency_target, latency_window, latency_percentile and latency_run as the access plan's
+/// `--latency-*` flags. fio's default window (0) judges at every pass of its loop, often over no
+/// request (fio then counts the window failed): iomatrix asks for a window instead. The other
+/// three given without a target are refused, as fio would ignore them.
+fn latency_target_flags(job: &FioJob) -> Result<Vec<String>, String> {
+    // fio's latency_target=0 is no target.
+    let Some(target) = job.latency_target.filter(|t| !t.is_zero()) else {
+        if job.latency_window.is_some() || job.latency_percentile.is_some() || job.latency_run {
+            return Err("latency_window, latency_percentile and latency_run go with latency_target, which is not \
+                        given (fio ignores them without it, iomatrix fio ignores nothing): give latency_target, or \
+                        leave them out"
+                .into());
+        }
+        return Ok(Vec::new());
+    };
+    let window = job.latency_window.filter(|w| !w.is_zero()).ok_or_else(|| {
+        "latency_target without latency_window (or with 0, fio's default): fio then judges the target at every pass \
+         of its loop, often over no completed request, and its depth wanders; give a window each depth runs for, \
+         e.g. latency_window=1s"
+            .to_string()
+    })?;
+    let mut flags = vec![
+        "--latency-target".to_string(),
+        format!("{}us", target.as_micros()),
+        "--latency-window".to_string(),
+        format!("{}us", window.as_micros()),
+    ];
+    if let Some(p) = job.latency_percentile {
+        flags.extend(["--latency-percentile".to_string(), p.to_string()]);
+    }
+    if job.latency_run {
+        flags.push("--latency-run".into());
+    }
+    Ok(flags)
 }
 
 /// The folder the job runs in: `directory`, else `filename`'s folder (iomatrix lays out its own
