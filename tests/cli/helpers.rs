@@ -418,7 +418,14 @@ pub struct ThrottledDevice {
     pub device: LoopDevice,
     cgroup: PathBuf,
     major_minor: String,
+    /// One throttled device at a time in this test binary: two tests of rates and latencies
+    /// side by side (each with its loop device's worker and its clients) measured each other on
+    /// CI's 2 cores, and failed together.
+    _one_at_a_time: std::sync::MutexGuard<'static, ()>,
 }
+
+/// Held by each [`ThrottledDevice`] for its life.
+static THROTTLED: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 const BLKIO_ROOT: &str = "/sys/fs/cgroup/blkio";
 
@@ -429,11 +436,13 @@ impl ThrottledDevice {
             skip("a throttled device needs cgroup v1's blkio controller at /sys/fs/cgroup/blkio");
             return None;
         }
+        // A test that failed while holding it poisoned it; the device it held is gone all the same.
+        let one_at_a_time = THROTTLED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let device = LoopDevice::new(mib, fill)?;
         let major_minor = Self::major_minor(device.path());
         let cgroup = Path::new(BLKIO_ROOT).join(format!("iomatrix-test-{}-{}", std::process::id(), unique()));
         std::fs::create_dir(&cgroup).unwrap_or_else(|e| panic!("cannot make the cgroup {}: {e}", cgroup.display()));
-        Some(ThrottledDevice { device, cgroup, major_minor })
+        Some(ThrottledDevice { device, cgroup, major_minor, _one_at_a_time: one_at_a_time })
     }
 
     /// "MAJOR:MINOR" of a block device, as the throttle files take it.
