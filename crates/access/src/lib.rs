@@ -22,6 +22,7 @@ pub mod render;
 mod row;
 mod runner;
 pub mod split;
+mod steady;
 mod stored;
 
 pub use figures::AccessCellFigures;

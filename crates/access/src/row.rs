@@ -67,6 +67,7 @@ impl AccessResult {
                 verify: self.verify.clone(),
                 cached_at_start: self.cached_at_start,
                 slat: self.split.as_ref().map(|s| [s.slat_reads, s.slat_writes]),
+                steady: self.steady.clone(),
             }),
             client_figures: json!(clients),
             state: Default::default(),

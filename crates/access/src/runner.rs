@@ -4,6 +4,7 @@
 
 use crate::plan::{AccessCell, AccessPlan, Interleave, Limit, Prepare, SharedFile, LAY_OUT_PIECE};
 use crate::split::SubmitSplit;
+use crate::steady::{SteadyFeed, SteadyWatch};
 use iomatrix_backend::{
     open_queued, Completion, Connect, OneAtATime, OpenHow, Place, QueuedFile, RemoteFile, RemoteFs, Request,
     SessionPool, Submitted,
@@ -123,6 +124,9 @@ pub struct AccessResult {
     pub cached_at_start: Option<CachedAtStart>,
     /// The clients' submission and completion latencies apart, where their requests were queued.
     pub split: Option<SubmitSplit>,
+    /// What `--steady-state` found: whether the rule was met (the cell then ended early) and the
+    /// window it judged; None without the rule.
+    pub steady: Option<iomatrix_stats::steady::SteadyVerdict>,
 }
 
 impl AccessResult {
@@ -157,6 +161,7 @@ impl AccessResult {
         AccessResult {
             intervals,
             split: SubmitSplit::merged(clients.iter().filter_map(|c| c.split.as_deref())),
+            steady: None,
             verify: Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref())),
             cached_at_start,
             cell,
@@ -307,6 +312,7 @@ pub fn execute_at<E: std::fmt::Display>(
     let on_host: Vec<usize> = (0..group.size()).map(|rank| group.place_on_host(rank)).collect();
     // Read here: an MPI group is not shared with the clients' threads.
     let clients = group.size();
+    let steady = SteadyWatch::new(plan.steady, plan.series_interval_ns, clients);
     lead(
         group,
         setup,
@@ -332,9 +338,14 @@ pub fn execute_at<E: std::fmt::Display>(
                 cpus: None,
                 place_on_host: on_host.get(rank).copied().unwrap_or(rank),
                 clients,
+                steady: &steady,
             }
         },
-        |index, gathered| on_cell(&AccessResult::merge(cells[index], gathered)),
+        |index, gathered| {
+            let mut result = AccessResult::merge(cells[index], gathered);
+            result.steady = steady.verdict(cells[index].index);
+            on_cell(&result)
+        },
     )
 }
 
@@ -374,6 +385,8 @@ struct Client<'a> {
     place_on_host: usize,
     /// Clients in the run: those sharing the file under `--shared-file interleaved`.
     clients: usize,
+    /// `--steady-state`: where the client hands its intervals over, and learns the rule was met.
+    steady: &'a SteadyWatch,
 }
 
 /// A client thread's CPUs under `--pin shallow|spread`.
@@ -666,7 +679,7 @@ impl Client<'_> {
 
     fn run_cell(&mut self, cell: &AccessCell, start: &mut Start<'_>) -> Result<AccessFigures, ClientFailure> {
         let (rank, live, plan) = (self.rank, self.live, self.plan);
-        let work = Work { rank, plan, stop: self.stop, live };
+        let work = Work { rank, plan, stop: self.stop, live, steady: self.steady };
         // Drawn before the barrier: a skewed distribution's table costs time no cell should hold.
         let mut requests = Requests::new(plan, cell, rank, self.interleave(cell.block_size.bytes()));
         // The open file borrows the client: its content is lent to the loop apart.
@@ -713,6 +726,7 @@ struct Work<'a> {
     plan: &'a AccessPlan,
     stop: &'a AtomicBool,
     live: &'a Live,
+    steady: &'a SteadyWatch,
 }
 
 impl Work<'_> {
@@ -738,7 +752,7 @@ impl Work<'_> {
             c.generation = cell.index as u64 + 2;
         }
         let mut completions: Vec<Completion> = Vec::with_capacity(depth);
-        let mut done = Completed::new(self.plan.series_interval_ns);
+        let mut done = self.completed(cell, phase);
         // Made before the loop for a queued backend (its histograms are not made while timing);
         // a protocol client's queue makes it at its first completion. None for a synchronous file.
         let mut split: Option<Box<SubmitSplit>> = self.plan.backend.is_queued().then(Box::default);
@@ -752,7 +766,7 @@ impl Work<'_> {
         // loop's own checks use the last completion's time (or, after waiting, a fresh one).
         let mut now_ns = 0u64;
         loop {
-            let issuing = !self.stop.load(Ordering::Relaxed) && pace.issuing(now_ns);
+            let issuing = self.issuing(&pace, now_ns, cell);
             if issuing {
                 while let Some(&slot) = slots.free.last() {
                     if !pace.may_issue(|| since_start(clock.raw())) {
@@ -811,13 +825,28 @@ impl Work<'_> {
             }
         }
         // The series ends where the loop did: the span's own readings after it are no requests' time.
-        done.intervals_end_ns = since_start(clock.raw());
+        done.end(since_start(clock.raw()));
         let measured = span.finish();
         let issued = file.describe();
         let verify = content.map(Content::take_tally);
         let mut figures = self.figures(done, measured, issued, verify);
         figures.split = split;
         Ok(figures)
+    }
+
+    /// What `phase` of `cell` adds its completions to: the timed part's intervals also handed to the
+    /// steady-state watch.
+    fn completed(&self, cell: &AccessCell, phase: Phase) -> Completed<'_> {
+        let feed = if phase == Phase::Timed { self.steady.feed(cell.index) } else { None };
+        Completed::new(self.plan.series_interval_ns, feed)
+    }
+
+    /// Whether the loop still issues at `now_ns`: not stopped, within the pace's limit, and the
+    /// cell's steady state not yet met (a cell that met it ends as one at its limit: the requests
+    /// in flight complete).
+    #[inline]
+    fn issuing(&self, pace: &Pace, now_ns: u64, cell: &AccessCell) -> bool {
+        !self.stop.load(Ordering::Relaxed) && pace.issuing(now_ns) && !self.steady.reached(cell.index)
     }
 
     /// A completion moved all `bs` bytes, or the client's failure: its error, or a short transfer.
@@ -839,7 +868,7 @@ impl Work<'_> {
 
     /// After the loop: the client's figures of the cell, from what completed (`done`) in the time
     /// `measured`, with how its requests were `issued` and what `--verify` found.
-    fn figures(&self, done: Completed, measured: Measured, issued: String, verify: Option<Tally>) -> AccessFigures {
+    fn figures(&self, done: Completed<'_>, measured: Measured, issued: String, verify: Option<Tally>) -> AccessFigures {
         let Completed { reads, writes, read_bytes, write_bytes, series, intervals, intervals_end_ns, .. } = done;
         AccessFigures {
             intervals: intervals.finish(intervals_end_ns),
@@ -1061,8 +1090,8 @@ impl Pace {
 }
 
 /// What a cell's completions add up to: latencies by direction, bytes, the per-second series,
-/// and the last second's for the live line.
-struct Completed {
+/// and the last second's for the live line; with `--steady-state`, the intervals handed over.
+struct Completed<'s> {
     reads: Latency,
     writes: Latency,
     read_bytes: u64,
@@ -1074,11 +1103,13 @@ struct Completed {
     interval: Latency,
     this_second: Second,
     next_tick: u64,
+    steady: Option<SteadyFeed<'s>>,
 }
 
-impl Completed {
-    fn new(series_interval_ns: u64) -> Completed {
+impl<'s> Completed<'s> {
+    fn new(series_interval_ns: u64, steady: Option<SteadyFeed<'s>>) -> Completed<'s> {
         Completed {
+            steady,
             intervals: SeriesRecorder::new(series_interval_ns),
             intervals_end_ns: 0,
             reads: Latency::new(),
@@ -1095,6 +1126,9 @@ impl Completed {
     #[inline]
     fn record(&mut self, write: bool, ns: u64, bs: u64, second: usize, now_ns: u64) {
         self.intervals.record(now_ns, ns, bs, write);
+        if let Some(feed) = self.steady.as_mut() {
+            feed.completed(now_ns, bs);
+        }
         if write {
             self.writes.record(ns);
             self.write_bytes += bs;
@@ -1110,6 +1144,15 @@ impl Completed {
         self.series[second].bytes += bs;
         self.this_second.ops += 1;
         self.this_second.bytes += bs;
+    }
+
+    /// The loop ended `end_ns` after its start: where the series ends, and the whole intervals
+    /// not yet handed over to the steady-state watch handed over.
+    fn end(&mut self, end_ns: u64) {
+        self.intervals_end_ns = end_ns;
+        if let Some(feed) = self.steady.as_mut() {
+            feed.close_until(end_ns);
+        }
     }
 
     /// Once a second: the last second's requests, bytes and p99 to the live line.

@@ -1,6 +1,6 @@
 //! What an access run alone records in its conditions, read back by type: where the clients'
-//! threads ran (`--pin`), the one file they shared (`--shared-file`), the warm-up (`--ramp`) and
-//! skewed offsets (`--distribution`), each
+//! threads ran (`--pin`), the one file they shared (`--shared-file`), the warm-up (`--ramp`),
+//! skewed offsets (`--distribution`) and the steady-state rule (`--steady-state`), each
 //! absent in runs stored before it was said or when it was not asked for.
 
 use iomatrix_core::figures::or_default;
@@ -20,6 +20,8 @@ struct AccessConditions {
     ramp: Option<String>,
     #[serde(deserialize_with = "or_default")]
     distribution: Option<String>,
+    #[serde(deserialize_with = "or_default")]
+    steady_state: Option<String>,
 }
 
 /// The lines these conditions add to a run's header.
@@ -30,6 +32,7 @@ pub fn facts(record: &Records<'_>) -> SuiteFacts {
         (LineAfter::Clients, "shared file", own.shared_file),
         (LineAfter::Backend, "ramp", own.ramp),
         (LineAfter::Backend, "distribution", own.distribution),
+        (LineAfter::Backend, "steady state", own.steady_state),
     ];
     let condition_lines =
         lines.into_iter().filter_map(|(after, name, shown)| Some(ConditionLine::new(after, name, shown?))).collect();

@@ -39,6 +39,7 @@ fn plan(read_percents: Vec<u8>, backend: BackendKind) -> AccessPlan {
         pin: Pin::Off,
         shared_file: SharedFile::Interleaved,
         series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
+        steady: None,
     }
 }
 

@@ -87,6 +87,9 @@ impl Suite for Access {
                 }
             ));
         }
+        if let Some(rule) = &plan.steady {
+            conditions["steady_state"] = json!(crate::steady::describe(rule, plan.series_interval_ns));
+        }
         if !plan.distribution.is_uniform() {
             conditions["distribution"] = json!(format!(
                 "random offsets drawn by fio's {} (random_distribution), hot blocks scattered over each client's file \
@@ -262,6 +265,12 @@ impl Suite for Access {
             line += &slowest_note(result.clients.len(), slowest.rank, &format!("{:.0} IOPS", slowest.iops()));
         }
         line += &failed_note(result.failures.len());
+        if let Some(steady) = &result.steady {
+            line += &match steady.attained_at_ns {
+                Some(at) => format!(", steady state attained after {}", crate::render::seconds(at)),
+                None => ", steady state not attained".to_string(),
+            };
+        }
         line
     }
 
