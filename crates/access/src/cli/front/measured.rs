@@ -68,6 +68,8 @@ pub struct JobFigures {
     pub ops_per_second: Vec<u64>,
     /// iomatrix's backend that ran it (io_uring for fio's libaio).
     pub backend: String,
+    /// What its steady-state rule found (fio's ss); None without one.
+    pub steady: Option<iomatrix_stats::steady::SteadyVerdict>,
 }
 
 impl JobFigures {
@@ -90,6 +92,7 @@ impl JobFigures {
             write: Side::of(figures.write_bytes, blob("latency.write"), slat.map(|s| s[1]), blob("clat.write")),
             ops_per_second: figures.per_second.iter().map(|s| s.ops).collect(),
             backend: cell.backend.clone(),
+            steady: figures.steady,
         })
     }
 
@@ -119,6 +122,66 @@ impl JobFigures {
         let mean = whole.iter().sum::<u64>() as f64 / n as f64;
         let var = whole.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
         Some(var.sqrt())
+    }
+}
+
+/// fio's steady-state figures of a job (stat.c's show_ss_normal and its JSON "steadystate"): the
+/// window's samples as fio's ring holds them (`ss_dur` of them, oldest first, zeros where the job
+/// ended before they were taken), their means (whole numbers, over all `ss_dur` slots, as fio's
+/// steadystate_*_mean), and fio's criterion, max_deviation and slope (each 0 where its rule
+/// does not compute it or no window was whole).
+pub struct FioSteady {
+    pub attained: bool,
+    /// `ss` as fio's JSON writes it: `iops:5.000000%`.
+    pub ss: String,
+    pub duration: u64,
+    pub iops: Vec<u64>,
+    pub bw: Vec<u64>,
+    pub iops_mean: u64,
+    pub bw_mean: u64,
+    pub criterion: f64,
+    pub percent: bool,
+    pub max_deviation: f64,
+    pub slope: f64,
+    /// fio's name of the judged figure: `iops` or `bw`.
+    pub figure: &'static str,
+    pub slope_rule: bool,
+}
+
+impl FioSteady {
+    /// fio's figures of a verdict of one of fio's rules; None for SNIA's (fio has no such rule).
+    pub fn of(v: &iomatrix_stats::steady::SteadyVerdict) -> Option<FioSteady> {
+        use iomatrix_stats::steady::{Criterion, Measure, Sample};
+        let Criterion::Fio { figure, measure, limit, percent } = v.rule.criterion else { return None };
+        let slots = v.window_samples.max(1);
+        let pad = |f: fn(&Sample) -> u64| {
+            let mut xs: Vec<u64> = v.window.iter().map(f).collect();
+            xs.resize(slots, 0);
+            xs
+        };
+        let (iops, bw) = (pad(|s| s.iops), pad(|s| s.bw));
+        let mean = |xs: &[u64]| xs.iter().sum::<u64>() / slots as u64;
+        let slope_rule = measure == Measure::Slope;
+        Some(FioSteady {
+            attained: v.attained,
+            ss: format!(
+                "{}{}:{limit:.6}{}",
+                figure.name(),
+                if slope_rule { "_slope" } else { "" },
+                if percent { "%" } else { "" }
+            ),
+            duration: slots as u64,
+            iops_mean: mean(&iops),
+            bw_mean: mean(&bw),
+            iops,
+            bw,
+            criterion: v.signed_criterion().unwrap_or(0.0),
+            percent,
+            max_deviation: if slope_rule { 0.0 } else { v.max_deviation },
+            slope: if slope_rule { v.signed_slope() } else { 0.0 },
+            figure: figure.name(),
+            slope_rule,
+        })
     }
 }
 
