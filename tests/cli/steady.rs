@@ -9,14 +9,17 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The job both tools run on the throttled device: 4 KiB random reads, O_DIRECT, io_uring at
-/// depth 1, judged by iops:5% over a 3 s window.
+/// depth 8, judged by iops:5% over a 3 s window. At depth 8 the throttle always holds requests
+/// to dispatch when its next 100 ms slice opens: at depth 1 a client that the loaded machine
+/// leaves off its CPU for part of a slice loses that slice's requests (a debug build beside the
+/// whole test suite on 2 CPUs measured 1,069 in a second), and the rule would judge the machine.
 const RULE: &str = "iops:5%";
 const WINDOW_S: u64 = 3;
 
 /// fio 3.33's verdict on the device: `attained` and its window's IOPS.
 fn fio_verdict(td: &ThrottledDevice, runtime_s: u64) -> (bool, Vec<u64>) {
     let mut cmd = td.command("fio");
-    cmd.args(["--name=steady", "--rw=randread", "--bs=4k", "--direct=1", "--ioengine=io_uring", "--iodepth=1"])
+    cmd.args(["--name=steady", "--rw=randread", "--bs=4k", "--direct=1", "--ioengine=io_uring", "--iodepth=8"])
         .arg(format!("--filename={}", td.path()))
         .args(["--size=64m", "--time_based", &format!("--runtime={runtime_s}"), "--output-format=json"])
         .arg(format!("--steadystate={RULE}"))
@@ -29,12 +32,13 @@ fn fio_verdict(td: &ThrottledDevice, runtime_s: u64) -> (bool, Vec<u64>) {
     (ss["attained"].as_i64() == Some(1), iops)
 }
 
-/// iomatrix's verdict on the same job: `attained`, its window's IOPS and the cell's wall time.
-fn iomatrix_verdict(sb: &Sandbox, td: &ThrottledDevice, runtime_s: u64) -> (bool, Vec<u64>, f64) {
+/// iomatrix's verdict on the same job: `attained`, its window's IOPS, the cell's wall time and
+/// when it was attained (seconds from the cell's start; 0 where it was not).
+fn iomatrix_verdict(sb: &Sandbox, td: &ThrottledDevice, runtime_s: u64) -> (bool, Vec<u64>, f64, f64) {
     let mut cmd = td.command(env!("CARGO_BIN_EXE_iomatrix"));
     cmd.env("IOMATRIX_DB", sb.db()).current_dir(sb.dir.path());
     cmd.args(["run", "access", "--device", td.path(), "--destroy-data-on", td.path(), "--file-size", "64m"])
-        .args(["--bs", "4k", "--read", "100", "--random", "100", "--qd", "1", "--backend", "io_uring", "--direct"])
+        .args(["--bs", "4k", "--read", "100", "--random", "100", "--qd", "8", "--backend", "io_uring", "--direct"])
         .args(["--duration", &format!("{runtime_s}s"), "--steady-state", RULE])
         .args(["--steady-window", &format!("{WINDOW_S}s")]);
     let out = bounded_child(cmd, Duration::from_secs(runtime_s + 30));
@@ -43,7 +47,8 @@ fn iomatrix_verdict(sb: &Sandbox, td: &ThrottledDevice, runtime_s: u64) -> (bool
     let cell = &cells(&run)[0];
     let steady = &cell["metrics"]["steady"];
     let iops = steady["window"].as_array().expect("a stored window").iter().map(|s| s["iops"].as_u64().unwrap());
-    (steady["attained"] == true, iops.collect(), cell["wall_ns"].as_f64().unwrap() / 1e9)
+    let at = steady["attained_at_ns"].as_f64().unwrap_or(0.0) / 1e9;
+    (steady["attained"] == true, iops.collect(), cell["wall_ns"].as_f64().unwrap() / 1e9, at)
 }
 
 fn throttled() -> Option<ThrottledDevice> {
@@ -58,8 +63,8 @@ fn throttled() -> Option<ThrottledDevice> {
 
 /// On the device throttled to a steady 2,000 reads a second both tools attain iops:5% over 3 s,
 /// in every one of 4 runs (with the unsteady run below, the issue's 5), and iomatrix ends its
-/// cell early: at the end of its 3rd whole second (fio at its 4th check: its first sample covers
-/// the part of a second from the job's start to its helper thread's first tick).
+/// cell when it is attained (at the end of its 3rd whole second or a little later), short of the
+/// 10 s asked.
 #[test]
 fn a_steady_device_is_attained_by_iomatrix_and_fio_alike_in_each_run() {
     let Some(td) = throttled() else { return };
@@ -67,10 +72,10 @@ fn a_steady_device_is_attained_by_iomatrix_and_fio_alike_in_each_run() {
     let begun = Instant::now();
     for run in 1..=4 {
         let (fio_attained, fio_window) = fio_verdict(&td, 10);
-        let (attained, window, wall_s) = iomatrix_verdict(&sb, &td, 10);
+        let (attained, window, wall_s, at_s) = iomatrix_verdict(&sb, &td, 10);
         println!(
-            "run {run}: fio attained={fio_attained} window {fio_window:?}; iomatrix attained={attained} window \
-             {window:?}, cell {wall_s:.2} s"
+            "run {run}: fio attained={fio_attained} window {fio_window:?}; iomatrix attained={attained} at {at_s} s, \
+             window {window:?}, cell {wall_s:.2} s"
         );
         assert_eq!(attained, fio_attained, "run {run}: iomatrix and fio disagree");
         assert!(attained, "run {run}: a device throttled to 2,000 IOPS is steady within 5%");
@@ -81,8 +86,10 @@ fn a_steady_device_is_attained_by_iomatrix_and_fio_alike_in_each_run() {
                 "run {run}: a second of the throttle is 2,000 +- a slice: {window:?}"
             );
         }
-        // Attained at 3 s, the requests in flight then completed: well short of the 10 s asked.
-        assert!((2.9..6.0).contains(&wall_s), "run {run}: the cell ended when attained: {wall_s:.2} s");
+        // The cell ended when the rule was met (its requests in flight then completed, each
+        // within a 100 ms slice), short of the 10 s asked.
+        assert!(at_s >= 3.0 && at_s < 10.0, "run {run}: attained at {at_s} s");
+        assert!(wall_s >= at_s && wall_s < at_s + 0.5, "run {run}: attained at {at_s} s, cell {wall_s:.2} s");
     }
     println!("4 runs of each in {:.1} s", begun.elapsed().as_secs_f64());
 }
@@ -125,12 +132,12 @@ fn a_device_switching_its_rate_is_attained_by_neither() {
     let out = sb.run(&["show", "1"]);
     assert_success(&out);
     let (stdout, _) = text(&out);
-    assert!(stdout.contains("steady state, 4k qd=1 read=100% random=100%: not attained (iops:5% over 3 s"), "{stdout}");
+    assert!(stdout.contains("steady state, 4k qd=8 read=100% random=100%: not attained (iops:5% over 3 s"), "{stdout}");
 }
 
 /// On a folder at a paced 200 requests a second, iops:20% over 2 s is met at the end of the 2nd
-/// second: the cell ends there, its stored window is its stored series' first two intervals,
-/// and `show` says so in one line.
+/// second (later where the loaded machine stalled the client): the cell ends there, its stored
+/// window is its stored series' two intervals before it, and `show` says so in one line.
 #[test]
 fn a_paced_cell_ends_when_attained_and_stores_the_window_it_judged() {
     let sb = Sandbox::new();
@@ -158,10 +165,15 @@ fn a_paced_cell_ends_when_attained_and_stores_the_window_it_judged() {
     let wall_s = cell["wall_ns"].as_f64().unwrap() / 1e9;
     println!("steady {steady}; cell {wall_s:.2} s");
     assert_eq!(steady["attained"], true, "{steady}");
-    assert_eq!(steady["attained_at_ns"], 2_000_000_000u64);
-    assert!((1.95..3.5).contains(&wall_s), "ended when attained, not at 6 s: {wall_s:.2} s");
+    // At 2 s, or a second or two later where the loaded machine stalled the paced client.
+    let at = (steady["attained_at_ns"].as_u64().unwrap() / 1_000_000_000) as usize;
+    assert!((2..6).contains(&at), "{steady}");
+    assert!(
+        wall_s >= at as f64 && wall_s < at as f64 + 0.5,
+        "ended when attained at {at} s, not at 6 s: {wall_s:.2} s"
+    );
     let window: Vec<u64> = steady["window"].as_array().unwrap().iter().map(|s| s["iops"].as_u64().unwrap()).collect();
-    let series: Vec<u64> = cell["metrics"]["series"]["intervals"].as_array().unwrap()[..2]
+    let series: Vec<u64> = cell["metrics"]["series"]["intervals"].as_array().unwrap()[at - 2..at]
         .iter()
         .map(|i| i["reads"].as_u64().unwrap() + i["writes"].as_u64().unwrap())
         .collect();
@@ -171,10 +183,8 @@ fn a_paced_cell_ends_when_attained_and_stores_the_window_it_judged() {
     assert_eq!(steady["rule"]["criterion"], criterion, "stored typed");
     // The sandbox's one run.
     let shown = text(&sb.run(&["show", "1"])).0;
-    assert!(
-        shown.contains("steady state, 4k qd=1 read=100% random=100%: attained after 2 s (iops:20% over 2 s"),
-        "{shown}"
-    );
+    let line = format!("steady state, 4k qd=1 read=100% random=100%: attained after {at} s (iops:20% over 2 s");
+    assert!(shown.contains(&line), "{shown}");
     assert!(shown.contains("iops:20% over 2 s (fio 3.33's steadystate=iops:20%"), "the run's condition: {shown}");
 }
 
