@@ -88,7 +88,7 @@ fn a_steady_device_is_attained_by_iomatrix_and_fio_alike_in_each_run() {
         }
         // The cell ended when the rule was met (its requests in flight then completed, each
         // within a 100 ms slice), short of the 10 s asked.
-        assert!(at_s >= 3.0 && at_s < 10.0, "run {run}: attained at {at_s} s");
+        assert!((3.0..10.0).contains(&at_s), "run {run}: attained at {at_s} s");
         assert!(wall_s >= at_s && wall_s < at_s + 0.5, "run {run}: attained at {at_s} s, cell {wall_s:.2} s");
     }
     println!("4 runs of each in {:.1} s", begun.elapsed().as_secs_f64());
