@@ -388,6 +388,9 @@ pub fn bounded_child(mut cmd: Command, limit: Duration) -> Output {
 }
 
 /// Which of the blkio (cgroup v1) throttle's limits a [`ThrottledDevice`] sets.
+// Every limit the throttle has, whether or not a test sets it yet (the write and byte limits are
+// issue 52's next tests').
+#[allow(dead_code)]
 #[derive(Clone, Copy, Debug)]
 pub enum ThrottleLimit {
     ReadIops,

@@ -81,6 +81,7 @@ mod short_functions;
 mod signals;
 mod slurm;
 mod source_files;
+mod steady;
 mod stored;
 mod stored_run_typed;
 mod study;

@@ -117,6 +117,11 @@ pub struct AccessCellFigures {
     /// depths judged), by rank; empty without a target and in runs stored before it.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Vec::is_empty")]
     pub latency_target: Vec<crate::TargetOutcome>,
+    /// What `--steady-state` found (fio's steadystate, or SNIA PTS's rule): the rule, whether it
+    /// was met and when (the cell then ended early), and the window it judged last; None without
+    /// the rule and in runs stored before it.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub steady: Option<iomatrix_stats::steady::SteadyVerdict>,
 }
 
 /// A side's latency as stored: the suite's summary, or an import's partial one (Iometer keeps

@@ -25,6 +25,7 @@ pub mod render;
 mod row;
 mod runner;
 pub mod split;
+mod steady;
 mod stored;
 pub mod target;
 

@@ -107,6 +107,11 @@ pub struct AccessPlan {
     /// measured at the depth found. None: each cell runs at its depth.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_target: Option<crate::LatencyTarget>,
+    /// `--steady-state`: a cell ends once its per-interval figures meet this rule (fio 3.33's
+    /// steadystate, or SNIA PTS's), or runs its whole limit and says it did not. None: cells run
+    /// their limit; written only when given, so other plans read as before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<iomatrix_stats::steady::SteadyRule>,
 }
 
 /// Whether each client works on a file of its own or every client on one shared file.
@@ -627,6 +632,7 @@ impl AccessPlan {
         self.check_content()?;
         self.check_io_uring_flags()?;
         self.check_shared_file()?;
+        self.check_steady()?;
         if !self.distribution.is_uniform() && self.random_percents.iter().all(|&p| p == 0) {
             return Err(UsageError::new(format!(
                 "--distribution {}: only random requests follow a distribution, and --random 0 makes every \
@@ -783,6 +789,17 @@ impl AccessPlan {
         Ok(())
     }
 
+    /// `--steady-state`: its window whole intervals of `--interval`, at least 2, and with its ramp
+    /// within the cell's duration (a cell of bytes runs as long as it takes: not checked).
+    fn check_steady(&self) -> Result<(), UsageError> {
+        let Some(rule) = self.steady else { return Ok(()) };
+        let duration_ns = match self.limit {
+            Limit::DurationMs(ms) => Some(ms.saturating_mul(1_000_000)),
+            Limit::Bytes(_) => None,
+        };
+        rule.check(self.series_interval_ns, duration_ns, "--steady-window", "--steady-ramp").map_err(UsageError::new)
+    }
+
     /// `--shared-file interleaved`: sequential transfers on files, as ior-hard's.
     fn check_shared_file(&self) -> Result<(), UsageError> {
         if self.shared_file.is_per_client() {
@@ -869,6 +886,7 @@ mod tests {
             arrivals: None,
             curve: None,
             latency_target: None,
+            steady: None,
         }
     }
 

@@ -7,6 +7,7 @@ use iomatrix_core::figures::CPU_PERCENT;
 use iomatrix_core::{human, BackendKind, Figures, Metric};
 use iomatrix_report::document::{marked, MARKS_LEGEND};
 use iomatrix_report::table::{Column, Table};
+use iomatrix_stats::steady::{Criterion, Figure, Measure, SteadyVerdict, SNIA_EXCURSION, SNIA_RANGE};
 use iomatrix_store::{CellRow, StoredRun};
 
 /// A stored access run as its table: one row per cell with its mix, rates, latency
@@ -93,6 +94,7 @@ pub fn table(run: &StoredRun) -> String {
     }
     out.push_str(&curves(run));
     out.push_str(&latency_targets(run));
+    out.push_str(&steady_lines(run));
     out + &iomatrix_report::text::clients::table(run, &CLIENT_COLUMNS)
 }
 
@@ -188,6 +190,88 @@ fn latency_targets(run: &StoredRun) -> String {
         out.push_str(&format!("latency target, {}: {}: {found}\n", f.cell_name(), first.target.describe()));
     }
     out
+}
+
+/// One line per cell that judged a steady state (`--steady-state`): its verdict, the rule, and
+/// the window it judged last.
+fn steady_lines(run: &StoredRun) -> String {
+    let mut out = String::new();
+    for c in &run.cell_results {
+        let f = figures(c);
+        if let Some(v) = &f.steady {
+            out += &format!("steady state, {}: {}\n", f.cell_name(), steady_text(v));
+        }
+    }
+    out
+}
+
+/// A verdict in words: "attained after 4 s (iops:5% over 3 s): mean 1983 IOPS, max deviation
+/// 1.68% (limit 5%); window 2000, 2000, 1950 IOPS".
+pub fn steady_text(v: &SteadyVerdict) -> String {
+    let rule = &v.rule;
+    let verdict = match (v.attained_at_ns, v.windows_judged) {
+        (Some(at), _) => format!("attained after {}", seconds(at)),
+        (None, 0) => "not attained: the cell ended before a whole window was measured".to_string(),
+        (None, _) => "not attained".to_string(),
+    };
+    let ramp = if rule.ramp_ns > 0 { format!(" after a ramp of {}", seconds(rule.ramp_ns)) } else { String::new() };
+    let figure = rule.criterion.figure();
+    let judged = match rule.criterion {
+        Criterion::Fio { measure, limit, percent, .. } => {
+            let shown = |x: f64| if percent { human::fixed(x, 2) + "%" } else { rate(figure, x) };
+            let name = if measure == Measure::Slope { "slope per sample" } else { "max deviation" };
+            let limit = if percent { format!("{limit}%") } else { rate(figure, limit) };
+            format!("{name} {} (limit {limit})", v.signed_criterion().map_or("-".to_string(), shown))
+        }
+        Criterion::Snia { .. } => format!(
+            "range {}% of the mean (limit {}%), best-fit excursion {}% (limit {}%)",
+            human::fixed(v.percent_of_mean(v.range), 1),
+            human::fixed(SNIA_RANGE * 100.0, 0),
+            human::fixed(v.percent_of_mean(v.excursion()), 1),
+            human::fixed(SNIA_EXCURSION * 100.0, 0)
+        ),
+    };
+    let window: Vec<String> = v
+        .window
+        .iter()
+        .map(|s| match figure {
+            Figure::Iops => s.iops.to_string(),
+            Figure::Bw => human::fixed(s.bw as f64 / 1048576.0, 1),
+        })
+        .collect();
+    format!(
+        "{verdict} ({} over {}{ramp}, samples of {}): mean {}, {judged}; window {} {}",
+        rule.criterion,
+        seconds(rule.window_ns),
+        seconds(v.sample_ns),
+        rate(figure, v.mean),
+        if window.is_empty() { "-".to_string() } else { window.join(", ") },
+        unit(figure)
+    )
+}
+
+/// A rate of `figure`: `1983 IOPS`, `7.8 MiB/s`.
+fn rate(figure: Figure, x: f64) -> String {
+    match figure {
+        Figure::Iops => human::fixed(x, 0) + " IOPS",
+        Figure::Bw => human::fixed(x / 1048576.0, 1) + " MiB/s",
+    }
+}
+
+fn unit(figure: Figure) -> &'static str {
+    match figure {
+        Figure::Iops => "IOPS",
+        Figure::Bw => "MiB/s",
+    }
+}
+
+/// `4 s`, `2.5 s`, `500 ms`.
+pub(crate) fn seconds(ns: u64) -> String {
+    match ns {
+        ns if ns % 1_000_000_000 == 0 => format!("{} s", ns / 1_000_000_000),
+        ns if ns >= 1_000_000_000 => human::fixed(ns as f64 / 1e9, 1) + " s",
+        ns => format!("{} ms", ns / 1_000_000),
+    }
 }
 
 /// Under a table with the page cache's column: what it is, where the run's `prepare` condition says how.

@@ -5,6 +5,7 @@
 use crate::curve::{CurveFigures, Judge};
 use crate::plan::{AccessCell, AccessPlan, Interleave, Limit, Prepare, SharedFile, LAY_OUT_PIECE};
 use crate::split::SubmitSplit;
+use crate::steady::{SteadyFeed, SteadyWatch};
 use crate::target::{DepthSearch, Queue, TargetOutcome, MAX_WINDOWS};
 use iomatrix_backend::{
     open_queued, Completion, Connect, OneAtATime, OpenHow, Place, QueuedFile, RemoteFile, RemoteFs, Request,
@@ -170,6 +171,9 @@ pub struct AccessResult {
     pub curve: Option<CurveFigures>,
     /// Under `--latency-target`: each client's search, by rank.
     pub latency_target: Vec<TargetOutcome>,
+    /// What `--steady-state` found: whether the rule was met (the cell then ended early) and the
+    /// window it judged; None without the rule.
+    pub steady: Option<iomatrix_stats::steady::SteadyVerdict>,
 }
 
 impl AccessResult {
@@ -207,6 +211,7 @@ impl AccessResult {
             curve: None,
             split: SubmitSplit::merged(clients.iter().filter_map(|c| c.split.as_deref())),
             latency_target: clients.iter().filter_map(|c| c.latency_target.clone()).collect(),
+            steady: None,
             verify: Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref())),
             cached_at_start,
             cell,
@@ -392,6 +397,7 @@ pub fn execute_at<E: std::fmt::Display>(
     // Read here: an MPI group is not shared with the clients' threads.
     let clients = group.size();
     let mut judge = Judge::default();
+    let steady = SteadyWatch::new(plan.steady, plan.series_interval_ns, clients);
     lead(
         group,
         setup,
@@ -418,6 +424,7 @@ pub fn execute_at<E: std::fmt::Display>(
                 place_on_host: on_host.get(rank).copied().unwrap_or(rank),
                 clients,
                 curve_max: None,
+                steady: &steady,
             }
         },
         |index, gathered| {
@@ -426,6 +433,7 @@ pub fn execute_at<E: std::fmt::Display>(
                 return Ok(());
             }
             judge_point(&mut judge, plan, &cells, &mut result, live);
+            result.steady = steady.verdict(cells[index].index);
             on_cell(&result)
         },
     )
@@ -486,6 +494,8 @@ struct Client<'a> {
     /// This client's own rate at its curve's maximum (requests a second), once measured: its
     /// share of each point at a percentage of the maximum.
     curve_max: Option<f64>,
+    /// `--steady-state`: where the client hands its intervals over, and learns the rule was met.
+    steady: &'a SteadyWatch,
 }
 
 /// A client thread's CPUs under `--pin shallow|spread`.
@@ -635,13 +645,20 @@ impl Client<'_> {
 
     /// The figures of a cell this client left out: none, and said so.
     fn left_out(&self) -> AccessFigures {
-        let mut figures = Work { rank: self.rank, plan: self.plan, stop: self.stop, live: self.live, offered: None }
-            .figures(
-                Completed::new(self.plan.series_interval_ns),
-                Measured { start_ns: 0, end_ns: 0, cpu: Default::default() },
-                String::new(),
-                None,
-            );
+        let work = Work {
+            rank: self.rank,
+            plan: self.plan,
+            stop: self.stop,
+            live: self.live,
+            offered: None,
+            steady: self.steady,
+        };
+        let mut figures = work.figures(
+            Completed::new(self.plan.series_interval_ns, None),
+            Measured { start_ns: 0, end_ns: 0, cpu: Default::default() },
+            String::new(),
+            None,
+        );
         figures.skipped = true;
         figures
     }
@@ -845,7 +862,7 @@ impl Client<'_> {
         offered: Option<Offered>,
     ) -> Result<AccessFigures, ClientFailure> {
         let (rank, live, plan) = (self.rank, self.live, self.plan);
-        let work = Work { rank, plan, stop: self.stop, live, offered };
+        let work = Work { rank, plan, stop: self.stop, live, offered, steady: self.steady };
         // Drawn before the barrier: a skewed distribution's table costs time no cell should hold.
         let mut requests = Requests::new(plan, cell, rank, self.interleave(cell.block_size.bytes()));
         // The open file borrows the client: its content is lent to the loop apart.
@@ -908,6 +925,7 @@ struct Work<'a> {
     live: &'a Live,
     /// Open loop: the load the cell offers this client.
     offered: Option<Offered>,
+    steady: &'a SteadyWatch,
 }
 
 impl Work<'_> {
@@ -930,7 +948,7 @@ impl Work<'_> {
         let clock = latency_clock();
         let mut slots = Slots::new(depth);
         let mut completions: Vec<Completion> = Vec::with_capacity(depth);
-        let mut done = Completed::new(self.plan.series_interval_ns);
+        let mut done = self.completed(cell, phase);
         // Made before the loop for a queued backend (its histograms are not made while timing);
         // a protocol client's queue makes it at its first completion. None for a synchronous file.
         let mut split: Option<Box<SubmitSplit>> = self.plan.backend.is_queued().then(Box::default);
@@ -948,7 +966,7 @@ impl Work<'_> {
         let mut swept = pace.open.is_none();
         loop {
             let stopped = self.stop.load(Ordering::Relaxed);
-            let issuing = !stopped && pace.issuing(now_ns);
+            let issuing = self.issuing(&pace, now_ns, cell);
             if issuing || (!stopped && !std::mem::replace(&mut swept, true)) {
                 self.issue(file, place, bs, &mut slots, &mut pace, requests, content.as_deref_mut(), &since_start)?;
             }
@@ -992,7 +1010,7 @@ impl Work<'_> {
             }
         }
         // The series ends where the loop did: the span's own readings after it are no requests' time.
-        done.intervals_end_ns = since_start(clock.raw());
+        done.end(since_start(clock.raw()));
         let measured = span.finish();
         let issued = file.describe();
         let verify = content.map(Content::take_tally);
@@ -1051,6 +1069,21 @@ impl Work<'_> {
         Ok(())
     }
 
+    /// What `phase` of `cell` adds its completions to: the timed part's intervals also handed to the
+    /// steady-state watch.
+    fn completed(&self, cell: &AccessCell, phase: Phase) -> Completed<'_> {
+        let feed = if phase.is_timed() { self.steady.feed(cell.index) } else { None };
+        Completed::new(self.plan.series_interval_ns, feed)
+    }
+
+    /// Whether the loop still issues at `now_ns`: not stopped, within the pace's limit, and the
+    /// cell's steady state not yet met (a cell that met it ends as one at its limit: the requests
+    /// in flight complete).
+    #[inline]
+    fn issuing(&self, pace: &Pace, now_ns: u64, cell: &AccessCell) -> bool {
+        !self.stop.load(Ordering::Relaxed) && pace.issuing(now_ns) && !self.steady.reached(cell.index)
+    }
+
     /// A completion moved all `bs` bytes, or the client's failure: its error, or a short transfer.
     #[inline]
     fn moved_all(
@@ -1070,7 +1103,7 @@ impl Work<'_> {
 
     /// After the loop: the client's figures of the cell, from what completed (`done`) in the time
     /// `measured`, with how its requests were `issued` and what `--verify` found.
-    fn figures(&self, done: Completed, measured: Measured, issued: String, verify: Option<Tally>) -> AccessFigures {
+    fn figures(&self, done: Completed<'_>, measured: Measured, issued: String, verify: Option<Tally>) -> AccessFigures {
         let Completed { reads, writes, read_bytes, write_bytes, series, intervals, intervals_end_ns, .. } = done;
         AccessFigures {
             intervals: intervals.finish(intervals_end_ns),
@@ -1409,8 +1442,8 @@ impl Pace {
 }
 
 /// What a cell's completions add up to: latencies by direction, bytes, the per-second series,
-/// and the last second's for the live line.
-struct Completed {
+/// and the last second's for the live line; with `--steady-state`, the intervals handed over.
+struct Completed<'s> {
     reads: Latency,
     writes: Latency,
     read_bytes: u64,
@@ -1422,11 +1455,13 @@ struct Completed {
     interval: Latency,
     this_second: Second,
     next_tick: u64,
+    steady: Option<SteadyFeed<'s>>,
 }
 
-impl Completed {
-    fn new(series_interval_ns: u64) -> Completed {
+impl<'s> Completed<'s> {
+    fn new(series_interval_ns: u64, steady: Option<SteadyFeed<'s>>) -> Completed<'s> {
         Completed {
+            steady,
             intervals: SeriesRecorder::new(series_interval_ns),
             intervals_end_ns: 0,
             reads: Latency::new(),
@@ -1443,6 +1478,9 @@ impl Completed {
     #[inline]
     fn record(&mut self, write: bool, ns: u64, bs: u64, second: usize, now_ns: u64) {
         self.intervals.record(now_ns, ns, bs, write);
+        if let Some(feed) = self.steady.as_mut() {
+            feed.completed(now_ns, bs);
+        }
         if write {
             self.writes.record(ns);
             self.write_bytes += bs;
@@ -1458,6 +1496,15 @@ impl Completed {
         self.series[second].bytes += bs;
         self.this_second.ops += 1;
         self.this_second.bytes += bs;
+    }
+
+    /// The loop ended `end_ns` after its start: where the series ends, and the whole intervals
+    /// not yet handed over to the steady-state watch handed over.
+    fn end(&mut self, end_ns: u64) {
+        self.intervals_end_ns = end_ns;
+        if let Some(feed) = self.steady.as_mut() {
+            feed.close_until(end_ns);
+        }
     }
 
     /// Once a second: the last second's requests, bytes and p99 to the live line.

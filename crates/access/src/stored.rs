@@ -1,7 +1,7 @@
 //! What an access run alone records in its conditions, read back by type: where the clients'
 //! threads ran (`--pin`), the one file they shared (`--shared-file`), the warm-up (`--ramp`),
-//! skewed offsets (`--distribution`), an open loop or curve (`--arrivals`, `--curve`) and the
-//! latency target's search (`--latency-target`), each
+//! skewed offsets (`--distribution`), an open loop or curve (`--arrivals`, `--curve`), the
+//! latency target's search (`--latency-target`) and the steady-state rule (`--steady-state`), each
 //! absent in runs stored before it was said or when it was not asked for.
 
 use iomatrix_core::figures::or_default;
@@ -24,6 +24,7 @@ struct AccessConditions {
     #[serde(deserialize_with = "or_default")]
     open_loop: Option<String>,
     latency_target: Option<String>,
+    steady_state: Option<String>,
 }
 
 /// The lines these conditions add to a run's header.
@@ -36,6 +37,7 @@ pub fn facts(record: &Records<'_>) -> SuiteFacts {
         (LineAfter::Backend, "distribution", own.distribution),
         (LineAfter::Backend, "load", own.open_loop),
         (LineAfter::Backend, "latency target", own.latency_target),
+        (LineAfter::Backend, "steady state", own.steady_state),
     ];
     let condition_lines =
         lines.into_iter().filter_map(|(after, name, shown)| Some(ConditionLine::new(after, name, shown?))).collect();

@@ -42,6 +42,7 @@ fn plan(read_percents: Vec<u8>, backend: BackendKind) -> AccessPlan {
         arrivals: None,
         curve: None,
         latency_target: None,
+        steady: None,
     }
 }
 

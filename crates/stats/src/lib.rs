@@ -21,6 +21,8 @@
 //!
 //! - [`Series`]: a cell's figures over time (per interval), recorded by each client's
 //!   [`SeriesRecorder`] and merged over the clients ([`series`]).
+//! - [`steady`]: whether a cell's per-interval figures have settled, by fio 3.33's steady-state
+//!   rules or SNIA PTS's, judged over a rolling window as the intervals close.
 //!
 //! Nothing here prints or does file I/O.
 #![warn(missing_docs)]
@@ -28,6 +30,7 @@
 pub mod held;
 mod latency;
 pub mod series;
+pub mod steady;
 
 pub use held::{HeldLatency, HELD};
 pub use latency::{HistogramError, Latency, LatencySummary, SIGNIFICANT_DIGITS};

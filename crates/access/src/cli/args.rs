@@ -9,6 +9,7 @@ use iomatrix_harness::data::DataArgs;
 use iomatrix_harness::raw_device::RawDevice;
 use iomatrix_harness::{CommonRunArgs, RunOptions, Target};
 use iomatrix_random::{Arrival, Distribution};
+use iomatrix_stats::steady::{Criterion, SteadyRule};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -218,6 +219,26 @@ pub struct RunAccessArgs {
     /// instead of measuring the cell at the depth found; the depth stored is the one at its end
     #[arg(long, visible_alias = "latency_run", requires = "latency_target")]
     pub latency_run: bool,
+    /// End each cell once its per-interval figures are steady, as fio 3.33's steadystate judges
+    /// them: iops:LIMIT or bw:LIMIT (every interval's rate within LIMIT of the window's mean),
+    /// iops_slope:LIMIT or bw_slope:LIMIT (the least-squares slope below LIMIT); LIMIT a
+    /// percentage of the mean (iops:10%) or absolute (iops:50 requests/s, bw:10m bytes/s). Or
+    /// snia (snia_bw for MiB/s): SNIA PTS's 5 rounds, range within 20% and the best-fit line's
+    /// excursion within 10% of their mean. The clients' figures are judged together; a cell that
+    /// is not steady by its limit runs all of it and says "not attained". Needs --steady-window;
+    /// local threads only (not under mpirun) [default: none]
+    #[arg(long, visible_aliases = ["steadystate", "ss"], value_name = "RULE", help_heading = "Steady state")]
+    pub steady_state: Option<String>,
+
+    /// The rolling window --steady-state judges (fio's ss_dur): whole --interval intervals, at
+    /// least 2 (snia: 5 rounds, a multiple of 5 intervals); with --steady-ramp within --duration
+    #[arg(long, visible_aliases = ["ss_dur", "steadystate_duration"], value_name = "TIME", help_heading = "Steady state")]
+    pub steady_window: Option<String>,
+
+    /// How long after the timed part's start (after --ramp) --steady-state begins to count
+    /// intervals (fio's ss_ramp): intervals that start before it are not judged [default: 0]
+    #[arg(long, visible_aliases = ["ss_ramp", "steadystate_ramp_time"], value_name = "TIME", help_heading = "Steady state")]
+    pub steady_ramp: Option<String>,
 
     /// fio's options that `run access` answers rather than takes (hidden from `--help`).
     #[command(flatten)]
@@ -241,6 +262,14 @@ impl RunAccessArgs {
     /// `db` is the results database, whose storage a raw device may not be.
     pub fn validate(self, mpi_ranks: Option<usize>, db: &std::path::Path) -> anyhow::Result<(AccessPlan, RunOptions)> {
         self.fio.refuse()?;
+        if self.steady_state.is_some() && mpi_ranks.is_some_and(|n| n > 1) {
+            return Err(UsageError::new(
+                "--steady-state under mpirun: not yet; the rule judges every client's per-interval figures \
+                 together while a cell runs, which ranks on other hosts do not share. Run it without mpirun (clients \
+                 as threads: --clients N)",
+            )
+            .into());
+        }
         let mut run = self.common.options(mpi_ranks)?;
         let on_server = run.target.server().is_some();
         if on_server {
@@ -392,6 +421,7 @@ fn plan(
             .transpose()?,
         curve: curve(args)?,
         latency_target: latency_target(args, limit)?,
+        steady: steady_rule(args)?,
     };
     if on_server {
         plan.validate_on_server(max_depth)?;
@@ -520,6 +550,39 @@ fn prepare(text: Option<&str>, device: bool, on_server: bool) -> Result<Prepare,
         ));
     }
     Ok(chosen)
+}
+
+/// `--steady-state RULE` over `--steady-window` after `--steady-ramp`; each needs the others'
+/// company (a window without a rule judges nothing). Their fit to the cell (whole intervals, the
+/// duration) is the plan's check.
+fn steady_rule(args: &RunAccessArgs) -> Result<Option<SteadyRule>, UsageError> {
+    let Some(text) = &args.steady_state else {
+        if let Some(flag) = [(&args.steady_window, "--steady-window"), (&args.steady_ramp, "--steady-ramp")]
+            .iter()
+            .find_map(|(given, flag)| given.as_ref().map(|_| flag))
+        {
+            return Err(UsageError::new(format!(
+                "{flag} without --steady-state judges nothing; give --steady-state RULE"
+            )));
+        }
+        return Ok(None);
+    };
+    let criterion = Criterion::parse(text).map_err(|e| UsageError::new(format!("--steady-state {text}: {e}")))?;
+    let window = args.steady_window.as_deref().ok_or_else(|| {
+        UsageError::new(format!(
+            "--steady-state {text} needs --steady-window TIME, the rolling window it judges (fio's ss_dur), e.g. \
+             --steady-window 60s"
+        ))
+    })?;
+    let window_ns = parse_duration(window)
+        .map_err(|e| UsageError::new(format!("--steady-window {window}: {e}")))?
+        .as_nanos() as u64;
+    let ramp_ns = match args.steady_ramp.as_deref() {
+        None => 0,
+        Some(t) if t.trim().trim_end_matches(|c: char| c.is_ascii_alphabetic()) == "0" => 0,
+        Some(t) => parse_duration(t).map_err(|e| UsageError::new(format!("--steady-ramp {t}: {e}")))?.as_nanos() as u64,
+    };
+    Ok(Some(SteadyRule { criterion, window_ns, ramp_ns }))
 }
 
 /// `--ramp TIME` in milliseconds; `0` (fio's ramp_time=0) is no warm-up.

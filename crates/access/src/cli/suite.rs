@@ -88,6 +88,9 @@ impl Suite for Access {
                 }
             ));
         }
+        if let Some(rule) = &plan.steady {
+            conditions["steady_state"] = json!(crate::steady::describe(rule, plan.series_interval_ns));
+        }
         if !plan.distribution.is_uniform() {
             conditions["distribution"] = json!(format!(
                 "random offsets drawn by fio's {} (random_distribution), hot blocks scattered over each client's file \
@@ -280,6 +283,12 @@ impl Suite for Access {
         }
         if let Some(searched) = result.latency_target.first() {
             line += &format!("; latency target: {}", searched.describe());
+        }
+        if let Some(steady) = &result.steady {
+            line += &match steady.attained_at_ns {
+                Some(at) => format!(", steady state attained after {}", crate::render::seconds(at)),
+                None => ", steady state not attained".to_string(),
+            };
         }
         line
     }

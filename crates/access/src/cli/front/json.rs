@@ -4,7 +4,7 @@
 //! A figure iomatrix does not measure is left out (ctx, majf, minf, the per-sample bw/iops
 //! minima and maxima), never filled in. docs/fio.md lists which.
 
-use super::measured::{latency_shares, JobFigures, LatencyUnit, SampleLines, Side, PERCENTILES};
+use super::measured::{latency_shares, FioSteady, JobFigures, LatencyUnit, SampleLines, Side, PERCENTILES};
 use serde_json::{json, Map, Value};
 
 /// The document's fields besides its jobs; `jobs` holds the jobs given.
@@ -115,11 +115,33 @@ fn job(f: &JobFigures) -> Value {
             "said": t.describe(),
         });
     }
+    if let Some(steady) = f.steady.as_ref().and_then(FioSteady::of) {
+        entry["steadystate"] = steadystate(&steady);
+    }
     if let Some(engine) = f.job.ioengine.filter(|e| e.fio_name() != e.backend()) {
         entry["iomatrix"]["note"] =
             Value::from(format!("ioengine={} was run by iomatrix's {} backend", engine.fio_name(), engine.backend()));
     }
     entry
+}
+
+/// fio's "steadystate" object (its stat.c): the rule, ss_dur, whether it was attained (1 or 0),
+/// the criterion as text, max_deviation and slope, and the window's samples with their means.
+fn steadystate(s: &FioSteady) -> Value {
+    json!({
+        "ss": s.ss,
+        "duration": s.duration,
+        "attained": i32::from(s.attained),
+        "criterion": format!("{:.6}{}", s.criterion, if s.percent { "%" } else { "" }),
+        "max_deviation": s.max_deviation,
+        "slope": s.slope,
+        "data": {
+            "bw_mean": s.bw_mean,
+            "iops_mean": s.iops_mean,
+            "iops": s.iops,
+            "bw": s.bw,
+        },
+    })
 }
 
 /// One direction as fio writes it: slat_ns (a queued request's issue to its submission's
@@ -241,6 +263,7 @@ mod tests {
             backend: "psync".into(),
             disk: None,
             latency_target: None,
+            steady: None,
         }
     }
 

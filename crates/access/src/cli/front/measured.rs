@@ -74,6 +74,8 @@ pub struct JobFigures {
     /// Under latency_target: the last client's search (fio's group report holds its last job's
     /// depth); None without a target.
     pub latency_target: Option<crate::TargetOutcome>,
+    /// What its steady-state rule found (fio's ss); None without one.
+    pub steady: Option<iomatrix_stats::steady::SteadyVerdict>,
 }
 
 impl JobFigures {
@@ -98,6 +100,7 @@ impl JobFigures {
             series: cell.series(),
             disk: cell.figures().machine.and_then(|m| m.device.zip(m.device_activity)),
             latency_target: figures.latency_target.last().cloned(),
+            steady: figures.steady,
         })
     }
 
@@ -162,6 +165,66 @@ impl JobFigures {
             })
             .unzip();
         Some(SampleLines { bw_kib: Samples::of(&bw)?, iops: Samples::of(&iops)? })
+    }
+}
+
+/// fio's steady-state figures of a job (stat.c's show_ss_normal and its JSON "steadystate"): the
+/// window's samples as fio's ring holds them (`ss_dur` of them, oldest first, zeros where the job
+/// ended before they were taken), their means (whole numbers, over all `ss_dur` slots, as fio's
+/// steadystate_*_mean), and fio's criterion, max_deviation and slope (each 0 where its rule
+/// does not compute it or no window was whole).
+pub struct FioSteady {
+    pub attained: bool,
+    /// `ss` as fio's JSON writes it: `iops:5.000000%`.
+    pub ss: String,
+    pub duration: u64,
+    pub iops: Vec<u64>,
+    pub bw: Vec<u64>,
+    pub iops_mean: u64,
+    pub bw_mean: u64,
+    pub criterion: f64,
+    pub percent: bool,
+    pub max_deviation: f64,
+    pub slope: f64,
+    /// fio's name of the judged figure: `iops` or `bw`.
+    pub figure: &'static str,
+    pub slope_rule: bool,
+}
+
+impl FioSteady {
+    /// fio's figures of a verdict of one of fio's rules; None for SNIA's (fio has no such rule).
+    pub fn of(v: &iomatrix_stats::steady::SteadyVerdict) -> Option<FioSteady> {
+        use iomatrix_stats::steady::{Criterion, Measure, Sample};
+        let Criterion::Fio { figure, measure, limit, percent } = v.rule.criterion else { return None };
+        let slots = v.window_samples.max(1);
+        let pad = |f: fn(&Sample) -> u64| {
+            let mut xs: Vec<u64> = v.window.iter().map(f).collect();
+            xs.resize(slots, 0);
+            xs
+        };
+        let (iops, bw) = (pad(|s| s.iops), pad(|s| s.bw));
+        let mean = |xs: &[u64]| xs.iter().sum::<u64>() / slots as u64;
+        let slope_rule = measure == Measure::Slope;
+        Some(FioSteady {
+            attained: v.attained,
+            ss: format!(
+                "{}{}:{limit:.6}{}",
+                figure.name(),
+                if slope_rule { "_slope" } else { "" },
+                if percent { "%" } else { "" }
+            ),
+            duration: slots as u64,
+            iops_mean: mean(&iops),
+            bw_mean: mean(&bw),
+            iops,
+            bw,
+            criterion: v.signed_criterion().unwrap_or(0.0),
+            percent,
+            max_deviation: if slope_rule { 0.0 } else { v.max_deviation },
+            slope: if slope_rule { v.signed_slope() } else { 0.0 },
+            figure: figure.name(),
+            slope_rule,
+        })
     }
 }
 

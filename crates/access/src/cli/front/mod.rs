@@ -53,6 +53,9 @@ Options, as fio means them (sizes: k = 1024; times: seconds unless us, ms, s, m,
   iodepth, ioengine (psync, sync, io_uring; libaio runs as io_uring and the output says so),
   numjobs (one client each; reported as one group), runtime with time_based (without
   time_based a job moves size bytes), direct|buffered, group_reporting, stonewall.
+  steadystate|ss (iops, iops_slope, bw, bw_slope: LIMIT% or absolute) with ss_dur (whole
+  seconds) and ss_ramp end a job once it is steady, judged as fio 3.33 judges it (as
+  --steady-state; numjobs are judged together, as fio's group_reporting does).
   ramp_time (an untimed warm-up, as --ramp) and random_distribution (zipf:THETA, pareto:H,
   normal:SIGMA or random, as --distribution) run as fio means them, and so do rate_iops and
   rate (one rate for reads and writes together, per process, paced as fio's linear
@@ -295,6 +298,20 @@ fn say_what_differs(job: &options::FioJob, flags: &[String]) {
         eprintln!(
             "iomatrix: fio job {}: numjobs={} is reported as one group (as group_reporting does); each client's \
              figures: iomatrix show",
+            job.name, job.numjobs
+        );
+    }
+    if job.steadystate.is_some() && job.steady().is_none() {
+        eprintln!(
+            "iomatrix: fio job {}: steadystate without ss_dur judges nothing (fio's ss_dur defaults to 0), here as in \
+             fio; give ss_dur=SECONDS",
+            job.name
+        );
+    }
+    if job.steady().is_some() && job.numjobs > 1 {
+        eprintln!(
+            "iomatrix: fio job {}: the steady state of numjobs={} is judged over the jobs together (as fio does with \
+             group_reporting), and they stop together",
             job.name, job.numjobs
         );
     }

@@ -39,6 +39,9 @@ pub const ACCEPTED: &[&str] = &[
     "latency_run",
     "group_reporting",
     "stonewall (wait_for_previous)",
+    "steadystate (ss)",
+    "steadystate_duration (ss_dur)",
+    "steadystate_ramp_time (ss_ramp)",
     "output-format (command line)",
 ];
 
@@ -161,6 +164,12 @@ pub struct FioJob {
     pub group_reporting: bool,
     /// `stonewall` (or `wait_for_previous`): the job waits for the jobs before it.
     pub stonewall: bool,
+    /// `steadystate` (`ss`) as given; fio's default `iops_slope:0.01%` where only `ss_dur` is.
+    pub steadystate: Option<String>,
+    /// `ss_dur` in whole seconds; None (fio's 0): no steady state is judged, whatever `ss` says.
+    pub ss_dur: Option<u64>,
+    /// `ss_ramp`; None: 0.
+    pub ss_ramp: Option<Duration>,
     /// The options as given (global ones first), for fio's "job options" in the JSON output.
     pub given: Vec<(String, String)>,
 }
@@ -193,6 +202,9 @@ impl FioJob {
             latency_run: false,
             group_reporting: false,
             stonewall: false,
+            steadystate: None,
+            ss_dur: None,
+            ss_ramp: None,
             given: Vec::new(),
         }
     }
@@ -207,6 +219,7 @@ impl FioJob {
             + self.mix.word.len()
             + path(&self.filename)
             + path(&self.directory)
+            + self.steadystate.as_ref().map_or(0, String::len)
             + given) as u64
     }
 
@@ -302,11 +315,44 @@ impl FioJob {
             "latency_run" => self.latency_run = boolean(value).map_err(bad)?,
             "group_reporting" => self.group_reporting = boolean(value).map_err(bad)?,
             "stonewall" | "wait_for_previous" => self.stonewall = boolean(value).map_err(bad)?,
+            "steadystate" | "ss" => {
+                let rule = text()?;
+                iomatrix_stats::steady::Criterion::parse(rule).map_err(bad)?;
+                if rule.starts_with("snia") {
+                    return Err(bad(format!(
+                        "'{rule}' is iomatrix's own rule; fio's are iops, iops_slope, bw, bw_slope"
+                    )));
+                }
+                self.steadystate = Some(rule.to_string());
+            }
+            "steadystate_duration" | "ss_dur" => self.ss_dur = Some(whole_seconds(text()?).map_err(bad)?),
+            "steadystate_ramp_time" | "ss_ramp" => self.ss_ramp = Some(fio_words::time(text()?).map_err(bad)?),
             _ => return Err(refused(key, at)),
         }
         self.given.push((key.to_string(), value.unwrap_or("").trim().to_string()));
         Ok(())
     }
+}
+
+impl FioJob {
+    /// fio's steady-state rule of the job: `steadystate` (fio's default `iops_slope:0.01%`) over
+    /// `ss_dur` seconds after `ss_ramp`; None where `ss_dur` is not given or 0, as fio then judges
+    /// nothing.
+    pub fn steady(&self) -> Option<(String, u64, Duration)> {
+        let dur = self.ss_dur.filter(|&d| d > 0)?;
+        let rule = self.steadystate.clone().unwrap_or_else(|| "iops_slope:0.01%".to_string());
+        Some((rule, dur, self.ss_ramp.unwrap_or_default()))
+    }
+}
+
+/// fio's `ss_dur`, which fio counts in whole seconds: a time (seconds unless a unit says) of
+/// whole seconds.
+fn whole_seconds(text: &str) -> Result<u64, String> {
+    let d = fio_words::time(text)?;
+    if d.subsec_nanos() != 0 {
+        return Err(format!("'{text}': fio counts ss_dur in whole seconds; give a whole number of seconds"));
+    }
+    Ok(d.as_secs())
 }
 
 /// An option iomatrix fio does not run, refused by its name.

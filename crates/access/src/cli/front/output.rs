@@ -5,7 +5,7 @@
 //! lines, context switches, IO depth shares) is not printed as zeros: one line of each job's
 //! block names it.
 
-use super::measured::{latency_shares, JobFigures, LatencyUnit, SampleLines, Side, PERCENTILES};
+use super::measured::{latency_shares, FioSteady, JobFigures, LatencyUnit, SampleLines, Side, PERCENTILES};
 use super::options::FioJob;
 use std::fmt::Write;
 
@@ -104,6 +104,9 @@ fn job_block(f: &JobFigures) -> String {
     if let Some(t) = &f.latency_target {
         out += &latency_target_lines(t);
     }
+    if let Some(steady) = f.steady.as_ref().and_then(FioSteady::of) {
+        out += &steady_line(&steady);
+    }
     out += NOT_MEASURED;
     out
 }
@@ -123,6 +126,22 @@ fn latency_target_lines(t: &crate::TargetOutcome) -> String {
         out += &format!("  iomatrix: latency target: {}\n", t.describe());
     }
     out
+}
+
+/// fio's `steadystate  :` line (its show_ss_normal): the window's mean bandwidth in KiB/s (and
+/// the same number with decimal prefixes, as fio prints it), its mean IOPS, and the criterion.
+fn steady_line(s: &FioSteady) -> String {
+    format!(
+        "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={:.3}{}\n",
+        if s.attained { "yes" } else { "no" },
+        num2str_from(s.bw_mean / 1024, 4, 1, true, "B/s"),
+        num2str_from(s.bw_mean / 1024, 4, 1, false, "B/s"),
+        num2str(s.iops_mean, false, ""),
+        s.figure,
+        if s.slope_rule { " slope" } else { " mean dev" },
+        s.criterion,
+        if s.percent { "%" } else { "" }
+    )
 }
 
 fn side_block(word: &str, s: &Side, wall_ns: u64) -> String {
@@ -271,10 +290,18 @@ fn num2str(num: u64, pow2: bool, unit: &str) -> String {
 }
 
 /// fio's num2str at `max_digits` significant figures (4 for sizes and rates, 6 for latencies).
-fn num2str_digits(mut num: u64, max_digits: usize, pow2: bool, unit: &str) -> String {
+fn num2str_digits(num: u64, max_digits: usize, pow2: bool, unit: &str) -> String {
+    num2str_from(num, max_digits, 0, pow2, unit)
+}
+
+/// fio's num2str of a number already in units of a prefix (its `base` argument): `first` is that
+/// prefix's place (1 for kilo). fio finds it by dividing base by 1000 or 1024 as `pow2` says, so a
+/// number of KiB printed with decimal prefixes keeps its digits and reads as kB (show_ss_normal's
+/// `bw=7813KiB/s (7813kB/s)`).
+fn num2str_from(mut num: u64, max_digits: usize, first: usize, pow2: bool, unit: &str) -> String {
     let prefixes: [&str; 6] = if pow2 { ["", "Ki", "Mi", "Gi", "Ti", "Pi"] } else { ["", "k", "M", "G", "T", "P"] };
     let thousand: u64 = if pow2 { 1024 } else { 1000 };
-    let mut prefix = 0;
+    let mut prefix = first;
     let mut last_remainder = None;
     while prefix < prefixes.len() && num.to_string().len() > max_digits {
         last_remainder = Some(num % thousand);
@@ -300,6 +327,36 @@ fn num2str_digits(mut num: u64, max_digits: usize, pow2: bool, unit: &str) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// fio 3.33's show_ss_normal from the same figures: bw_mean 8,192,000 B/s is 8000 KiB/s,
+    /// printed with binary and (fio's quirk: the KiB count kept) decimal prefixes.
+    #[test]
+    fn the_steady_state_line_reads_as_fio_writes_it() {
+        let steady = FioSteady {
+            attained: true,
+            ss: "iops:5.000000%".into(),
+            duration: 3,
+            iops: vec![2000, 2000, 2000],
+            bw: vec![8_192_000; 3],
+            iops_mean: 2000,
+            bw_mean: 8_192_000,
+            criterion: 0.0,
+            percent: true,
+            max_deviation: 0.0,
+            slope: 0.0,
+            figure: "iops",
+            slope_rule: false,
+        };
+        assert_eq!(
+            steady_line(&steady),
+            "  steadystate  : attained=yes, bw=8000KiB/s (8000kB/s), iops=2000, iops mean dev=0.000%\n"
+        );
+        let slope = FioSteady { attained: false, slope_rule: true, criterion: -1.23456, bw_mean: 80 << 20, ..steady };
+        assert_eq!(
+            steady_line(&slope),
+            "  steadystate  : attained=no, bw=80.0MiB/s (81.9MB/s), iops=2000, iops slope=-1.235%\n"
+        );
+    }
 
     #[test]
     fn numbers_read_as_fio_prints_them() {

@@ -117,6 +117,12 @@ fn flags_of(job: &FioJob, db: &Path, labels: &[String], under_mpi: bool) -> Resu
     flags.extend(["--interval".to_string(), "500ms".to_string()]);
     flags.extend(warm_up_and_distribution_flags(job));
     flags.extend(latency_target_flags(job).map_err(named)?);
+    if let Some((rule, seconds, ramp)) = job.steady() {
+        flags.extend(["--steady-state".to_string(), rule, "--steady-window".to_string(), format!("{seconds}s")]);
+        if !ramp.is_zero() {
+            flags.extend(["--steady-ramp".to_string(), format!("{}us", ramp.as_micros())]);
+        }
+    }
     if let Some(iops) = job.paced_iops().map_err(named)? {
         flags.extend(["--rate".to_string(), iops.to_string()]);
     }
