@@ -113,8 +113,11 @@ fn flags_of(job: &FioJob, db: &Path, labels: &[String], under_mpi: bool) -> Resu
     ];
     flags.extend(limit);
     // fio's bw and iops samples are taken each 500 ms (its bwavgtime and iopsavgtime): so are
-    // the job's figures over time, which the sample lines are made of.
-    flags.extend(["--interval".to_string(), "500ms".to_string()]);
+    // the job's figures over time, which the sample lines are made of. Under steadystate each
+    // second instead: fio 3.33 judges steady state on one sample a second, and the rule here
+    // judges the series' intervals.
+    let interval = if job.steady().is_some() { "1s" } else { "500ms" };
+    flags.extend(["--interval".to_string(), interval.to_string()]);
     flags.extend(warm_up_and_distribution_flags(job));
     flags.extend(latency_target_flags(job).map_err(named)?);
     if let Some((rule, seconds, ramp)) = job.steady() {
