@@ -70,6 +70,7 @@ impl AccessResult {
                 open_loop: self.open,
                 curve: self.curve.clone(),
                 latency_target: self.latency_target.clone(),
+                queue_depths: Some(self.depths),
             }),
             client_figures: json!(clients),
             state: Default::default(),
