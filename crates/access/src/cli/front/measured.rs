@@ -74,6 +74,8 @@ pub struct JobFigures {
     /// Under latency_target: the last client's search (fio's group report holds its last job's
     /// depth); None without a target.
     pub latency_target: Option<crate::TargetOutcome>,
+    /// fio's IO depths, submit and complete counts; None in runs stored before they were counted.
+    pub depths: Option<crate::depths::QueueDepths>,
 }
 
 impl JobFigures {
@@ -98,6 +100,7 @@ impl JobFigures {
             series: cell.series(),
             disk: cell.figures().machine.and_then(|m| m.device.zip(m.device_activity)),
             latency_target: figures.latency_target.last().cloned(),
+            depths: figures.queue_depths,
         })
     }
 
