@@ -277,3 +277,73 @@ fn bw_and_iops_sample_lines_are_printed_per_direction_as_real_fio_prints_them() 
         assert!(read[key].is_number(), "{key} in {read}");
     }
 }
+
+/// One of fio's depth lines ("IO depths", "submit", "complete") of `output`: its buckets'
+/// names and percents, in order.
+fn depth_line(output: &str, head: &str) -> Vec<(String, f64)> {
+    let line = output
+        .lines()
+        .map(str::trim_start)
+        .find(|l| l.starts_with(head) && l.contains(": "))
+        .unwrap_or_else(|| panic!("no '{head}' line in:\n{output}"));
+    let (_, buckets) = line.split_once(": ").unwrap();
+    buckets
+        .split(", ")
+        .map(|b| {
+            let (name, pct) = b.rsplit_once('=').unwrap_or_else(|| panic!("'{b}' in '{line}'"));
+            (name.to_string(), pct.trim_end_matches('%').parse().unwrap_or_else(|_| panic!("'{b}' in '{line}'")))
+        })
+        .collect()
+}
+
+/// fio's IO depths, submit and complete lines: for io_uring at depth 4 and psync at depth 1,
+/// iomatrix prints the three with real fio's buckets, and the share at the job's depth (and of
+/// calls that carried 1-4 requests) within 5 points of fio's: both keep the queue full, so
+/// nearly every request goes in at the job's depth; 5 points leaves room for a loaded machine's
+/// stalls (a round that refills fewer slots) without letting a wrong bucket pass. The JSON holds
+/// the same shares under fio's iodepth_level, iodepth_submit and iodepth_complete.
+#[test]
+fn io_depths_submit_and_complete_are_counted_as_real_fio_counts_them() {
+    if !have("fio") {
+        return skip("fio is not installed");
+    }
+    let sb = Sandbox::new();
+    let (_mount, dir) = scratch(&sb);
+    let base = ["--name=t", "--rw=randread", "--bs=4k", "--size=8m", "--runtime=1", "--time_based"];
+    for (engine, depth) in [("io_uring", "4"), ("psync", "1")] {
+        let (engine_arg, depth_arg) = (format!("--ioengine={engine}"), format!("--iodepth={depth}"));
+        let mut job = base.to_vec();
+        job.extend([engine_arg.as_str(), depth_arg.as_str()]);
+        let real = real_fio(&dir, &job);
+        let ours = our_fio(&sb, &dir, &job);
+        for (head, at) in [("IO depths", depth), ("submit", "4"), ("complete", "4")] {
+            let (theirs, mine) = (depth_line(&real, head), depth_line(&ours, head));
+            println!("{engine} {head}:\n  fio:      {theirs:?}\n  iomatrix: {mine:?}");
+            let names = |l: &[(String, f64)]| l.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+            assert_eq!(names(&mine), names(&theirs), "{engine}, {head}: the buckets");
+            let share = |l: &[(String, f64)]| l.iter().find(|(n, _)| n == at).unwrap().1;
+            assert!(
+                (share(&mine) - share(&theirs)).abs() <= 5.0,
+                "{engine}, {head}: {at}={}% against fio's {}%",
+                share(&mine),
+                share(&theirs)
+            );
+        }
+        assert!(!ours.contains("IO depths, submit, complete"), "no longer named unmeasured:\n{ours}");
+
+        job.push("--output-format=json");
+        let doc: Value = serde_json::from_str(&our_fio(&sb, &dir, &job)).expect("iomatrix fio's JSON");
+        for (key, head) in
+            [("iodepth_level", "IO depths"), ("iodepth_submit", "submit"), ("iodepth_complete", "complete")]
+        {
+            let map = doc["jobs"][0][key].as_object().unwrap_or_else(|| panic!("{key} in {doc}"));
+            // A JSON object's names are a set (serde_json writes them sorted).
+            let mut printed: Vec<(String, f64)> = depth_line(&ours, head);
+            printed.sort_by(|a, b| a.0.cmp(&b.0));
+            let names: Vec<&String> = map.keys().collect();
+            assert_eq!(names, printed.iter().map(|(n, _)| n).collect::<Vec<_>>(), "{engine}: {key}'s names");
+            let total: f64 = map.values().map(|v| v.as_f64().unwrap()).sum();
+            assert!((99.0..=101.0).contains(&total), "{engine}: {key} adds up to {total}: {map:?}");
+        }
+    }
+}

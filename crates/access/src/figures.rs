@@ -122,6 +122,11 @@ pub struct AccessCellFigures {
     /// the rule and in runs stored before it.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub steady: Option<iomatrix_stats::steady::SteadyVerdict>,
+    /// The queue's depth as requests went in, and the requests per round of submissions and
+    /// per reap (fio's IO depths, submit and complete), added over the clients; None in runs
+    /// stored before they were counted.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub queue_depths: Option<crate::depths::QueueDepths>,
 }
 
 /// A side's latency as stored: the suite's summary, or an import's partial one (Iometer keeps

@@ -17,6 +17,7 @@
 
 pub mod cli;
 pub mod curve;
+pub mod depths;
 pub mod figures;
 pub mod fio_words;
 pub mod import;

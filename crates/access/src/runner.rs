@@ -3,6 +3,7 @@
 //! latency in HDR histograms (reads and writes apart) and a per-second series.
 
 use crate::curve::{CurveFigures, Judge};
+use crate::depths::QueueDepths;
 use crate::plan::{AccessCell, AccessPlan, Interleave, Limit, Prepare, SharedFile, LAY_OUT_PIECE};
 use crate::split::SubmitSplit;
 use crate::steady::{SteadyFeed, SteadyWatch};
@@ -73,6 +74,10 @@ pub struct AccessFigures {
     /// None where every request was issued and completed by one call (psync, sync, mmap).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<Box<SubmitSplit>>,
+    /// The queue's depth as requests went in, and the requests per round of submissions and
+    /// per reap (fio's IO depths, submit and complete).
+    #[serde(default)]
+    pub depths: QueueDepths,
     /// Open loop: what this client was offered, and its late requests and backlog.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open: Option<OpenLoop>,
@@ -174,6 +179,8 @@ pub struct AccessResult {
     /// What `--steady-state` found: whether the rule was met (the cell then ended early) and the
     /// window it judged; None without the rule.
     pub steady: Option<iomatrix_stats::steady::SteadyVerdict>,
+    /// The clients' queue depths and requests per submission and per reap, added.
+    pub depths: QueueDepths,
 }
 
 impl AccessResult {
@@ -212,6 +219,7 @@ impl AccessResult {
             split: SubmitSplit::merged(clients.iter().filter_map(|c| c.split.as_deref())),
             latency_target: clients.iter().filter_map(|c| c.latency_target.clone()).collect(),
             steady: None,
+            depths: QueueDepths::sum(clients.iter().map(|c| &c.depths)),
             verify: Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref())),
             cached_at_start,
             cell,
@@ -984,6 +992,7 @@ impl Work<'_> {
                 None => file.reap(1, &mut completions),
             };
             reaped.map_err(|e| self.failure(format!("reaping from {place}: {e}")))?;
+            slots.depths.reaped(completions.len());
             let now = clock.raw();
             now_ns = since_start(now);
             let second = (now_ns / SECOND_NS) as usize;
@@ -1016,6 +1025,7 @@ impl Work<'_> {
         let verify = content.map(Content::take_tally);
         let mut figures = self.figures(done, measured, issued, verify);
         figures.split = split;
+        figures.depths = slots.depths;
         figures.open = pace.open_loop();
         figures.latency_target = pace.queue.outcome();
         Ok(figures)
@@ -1036,6 +1046,7 @@ impl Work<'_> {
         since_start: &impl Fn(u64) -> u64,
     ) -> Result<(), ClientFailure> {
         let clock = latency_clock();
+        let mut issued = 0u32;
         while let Some(&slot) = slots.free.last() {
             if !pace.may_issue(|| since_start(clock.raw())) {
                 break;
@@ -1059,6 +1070,7 @@ impl Work<'_> {
                         slots.mark_in_flight(slot, offset, bs, write);
                     }
                     slots.free.pop();
+                    issued += 1;
                     pace.issued(bs);
                     if pace.open.is_some() {
                         slots.intended_ns[slot] = pace.arrived(since_start(slots.issued_at[slot]));
@@ -1066,6 +1078,8 @@ impl Work<'_> {
                 }
             }
         }
+        // fio's io_u_mark_depth at a commit: every request of the round at the depth after it.
+        slots.depths.submitted(issued, pace.in_flight);
         Ok(())
     }
 
@@ -1119,6 +1133,7 @@ impl Work<'_> {
             cached_at_start: None,
             cpu: None,
             split: None,
+            depths: QueueDepths::default(),
             open: None,
             skipped: false,
             latency_target: None,
@@ -1272,6 +1287,8 @@ struct Slots {
     offsets: Vec<u64>,
     busy: Vec<bool>,
     overlapped: Vec<bool>,
+    /// What the loop counts of its queue for fio's IO depths, submit and complete lines.
+    depths: QueueDepths,
 }
 
 impl Slots {
@@ -1293,6 +1310,7 @@ impl Slots {
             offsets: vec![0; depth],
             busy: vec![false; depth],
             overlapped: vec![false; depth],
+            depths: QueueDepths::default(),
         }
     }
 

@@ -5,6 +5,7 @@
 //! minima and maxima), never filled in. docs/fio.md lists which.
 
 use super::measured::{latency_shares, FioSteady, JobFigures, LatencyUnit, SampleLines, Side, PERCENTILES};
+use crate::depths::{shares, CALL_LABELS, LEVEL_LABELS};
 use serde_json::{json, Map, Value};
 
 /// The document's fields besides its jobs; `jobs` holds the jobs given.
@@ -92,6 +93,9 @@ fn job(f: &JobFigures) -> Value {
         "job_runtime": f.wall_ns / 1_000_000,
         "usr_cpu": usr,
         "sys_cpu": sys,
+        "iodepth_level": depth_shares(f.depths.map(|d| d.level), &LEVEL_LABELS),
+        "iodepth_submit": depth_shares(f.depths.map(|d| d.submit), &CALL_LABELS),
+        "iodepth_complete": depth_shares(f.depths.map(|d| d.complete), &CALL_LABELS),
         "latency_ns": buckets(&all, LatencyUnit::Nsec),
         "latency_us": buckets(&all, LatencyUnit::Usec),
         "latency_ms": buckets(&all, LatencyUnit::Msec),
@@ -224,6 +228,14 @@ fn submission(s: &Side) -> Value {
     })
 }
 
+/// One of fio's depth distributions as its JSON holds it (each bucket's percent, by fio's
+/// names); null in a run stored before they were counted, never zeros that look measured.
+fn depth_shares(counts: Option<[u64; 7]>, labels: &[&str; 7]) -> Value {
+    counts.map_or(Value::Null, |c| {
+        Value::Object(labels.iter().zip(shares(&c)).map(|(l, pct)| (l.to_string(), Value::from(pct))).collect())
+    })
+}
+
 /// fio's latency buckets of one unit: the percent of all requests in each.
 fn buckets(all: &iomatrix_stats::Latency, unit: LatencyUnit) -> Value {
     Value::Object(
@@ -264,6 +276,7 @@ mod tests {
             disk: None,
             latency_target: None,
             steady: None,
+            depths: None,
         }
     }
 

@@ -76,6 +76,8 @@ pub struct JobFigures {
     pub latency_target: Option<crate::TargetOutcome>,
     /// What its steady-state rule found (fio's ss); None without one.
     pub steady: Option<iomatrix_stats::steady::SteadyVerdict>,
+    /// fio's IO depths, submit and complete counts; None in runs stored before they were counted.
+    pub depths: Option<crate::depths::QueueDepths>,
 }
 
 impl JobFigures {
@@ -101,6 +103,7 @@ impl JobFigures {
             disk: cell.figures().machine.and_then(|m| m.device.zip(m.device_activity)),
             latency_target: figures.latency_target.last().cloned(),
             steady: figures.steady,
+            depths: figures.queue_depths,
         })
     }
 

@@ -1,12 +1,13 @@
 //! fio's normal output, written from the stored runs: the job line, the `read: IOPS=...,
 //! BW=...` lines, slat (queued engines only, as fio), clat and lat and clat's percentiles, CPU,
-//! the issued requests and the "Run status group" lines, laid out as fio lays them out so a fio
-//! user reads them at once. What iomatrix does not measure (the per-sample bandwidth and IOPS
-//! lines, context switches, IO depth shares) is not printed as zeros: one line of each job's
-//! block names it.
+//! fio's IO depths, submit and complete lines, the issued requests and the "Run status group"
+//! lines, laid out as fio lays them out so a fio user reads them at once. What iomatrix does not
+//! measure (context switches, page faults, short and dropped requests) is not printed as zeros:
+//! one line of each job's block names it.
 
 use super::measured::{latency_shares, FioSteady, JobFigures, LatencyUnit, SampleLines, Side, PERCENTILES};
 use super::options::FioJob;
+use crate::depths::{shares, QueueDepths, CALL_LABELS, LEVEL_LABELS};
 use std::fmt::Write;
 
 /// fio's names of [`PERCENTILES`], as its percentile block prints them.
@@ -16,7 +17,10 @@ const PERCENTILE_LABELS: [&str; 17] = [
 ];
 
 /// The line that names what fio's block has and this one leaves out, unmeasured.
-const NOT_MEASURED: &str = "  not measured by iomatrix: ctx, majf, minf, IO depths, submit, complete, short, dropped\n";
+const NOT_MEASURED: &str = "  not measured by iomatrix: ctx, majf, minf, short, dropped\n";
+/// The same line for a run stored before its queue depths were counted.
+const NOT_MEASURED_OLDER: &str =
+    "  not measured by iomatrix: ctx, majf, minf, IO depths, submit, complete, short, dropped\n";
 
 /// fio's line for one job before it starts.
 pub fn job_line(group: usize, job: &FioJob) -> String {
@@ -100,6 +104,9 @@ fn job_block(f: &JobFigures) -> String {
     }
     let (usr, sys) = f.cpu_percent();
     let _ = writeln!(out, "  cpu          : usr={usr:.2}%, sys={sys:.2}%");
+    if let Some(d) = &f.depths {
+        out += &depth_lines(d);
+    }
     let _ = writeln!(out, "     issued rwts: total={},{},0,0", f.read.ios, f.write.ios);
     if let Some(t) = &f.latency_target {
         out += &latency_target_lines(t);
@@ -107,8 +114,21 @@ fn job_block(f: &JobFigures) -> String {
     if let Some(steady) = f.steady.as_ref().and_then(FioSteady::of) {
         out += &steady_line(&steady);
     }
-    out += NOT_MEASURED;
+    out += if f.depths.is_some() { NOT_MEASURED } else { NOT_MEASURED_OLDER };
     out
+}
+
+/// fio's three depth lines (its show_thread_status_normal): shares with one decimal, the
+/// labels fio prints.
+fn depth_lines(d: &QueueDepths) -> String {
+    let line = |head: &str, counts: &[u64; 7], labels: &[&str; 7]| {
+        let parts: Vec<String> =
+            labels.iter().zip(shares(counts)).map(|(label, pct)| format!("{label}={pct:.1}%")).collect();
+        format!("{head}: {}\n", parts.join(", "))
+    };
+    line("  IO depths    ", &d.level, &LEVEL_LABELS)
+        + &line("     submit    ", &d.submit, &CALL_LABELS)
+        + &line("     complete  ", &d.complete, &CALL_LABELS)
 }
 
 /// fio's `latency   :` line (its show_thread_status_normal): the target in nanoseconds, the window
