@@ -97,6 +97,23 @@ pub struct DiskCounters {
 }
 
 impl DiskCounters {
+    /// Both spans' activity together (two jobs on one device, one after the other).
+    #[must_use]
+    pub fn plus(&self, other: &DiskCounters) -> DiskCounters {
+        DiskCounters {
+            read_ios: self.read_ios + other.read_ios,
+            read_merges: self.read_merges + other.read_merges,
+            read_sectors: self.read_sectors + other.read_sectors,
+            read_ticks_ms: self.read_ticks_ms + other.read_ticks_ms,
+            write_ios: self.write_ios + other.write_ios,
+            write_merges: self.write_merges + other.write_merges,
+            write_sectors: self.write_sectors + other.write_sectors,
+            write_ticks_ms: self.write_ticks_ms + other.write_ticks_ms,
+            io_ticks_ms: self.io_ticks_ms + other.io_ticks_ms,
+            in_queue_ms: self.in_queue_ms + other.in_queue_ms,
+        }
+    }
+
     /// What the device did from `start` to `self`; None where a counter went back (the device
     /// was replaced, or its counters wrapped).
     pub fn since(&self, start: &DiskCounters) -> Option<DiskCounters> {
@@ -548,6 +565,7 @@ mod tests {
         let later = DiskCounters { read_ios: 150, io_ticks_ms: 45, ..want };
         let done = later.since(&want).unwrap();
         assert_eq!((done.read_ios, done.write_ios, done.io_ticks_ms), (30, 0, 15));
+        assert_eq!(want.plus(&done), later, "a span and the next add up to both");
         assert_eq!(want.since(&later), None, "a counter that went back is unknown, not a wrap to 2^64");
         let io =
             "rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";

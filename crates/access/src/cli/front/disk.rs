@@ -21,18 +21,7 @@ impl DiskStats {
     pub fn add(&mut self, figures: &JobFigures) {
         let Some((name, done)) = &figures.disk else { return };
         let (sum, wall_ns) = self.devices.entry(name.clone()).or_default();
-        *sum = DiskCounters {
-            read_ios: sum.read_ios + done.read_ios,
-            read_merges: sum.read_merges + done.read_merges,
-            read_sectors: sum.read_sectors + done.read_sectors,
-            read_ticks_ms: sum.read_ticks_ms + done.read_ticks_ms,
-            write_ios: sum.write_ios + done.write_ios,
-            write_merges: sum.write_merges + done.write_merges,
-            write_sectors: sum.write_sectors + done.write_sectors,
-            write_ticks_ms: sum.write_ticks_ms + done.write_ticks_ms,
-            io_ticks_ms: sum.io_ticks_ms + done.io_ticks_ms,
-            in_queue_ms: sum.in_queue_ms + done.in_queue_ms,
-        };
+        *sum = sum.plus(done);
         *wall_ns += figures.wall_ns;
     }
 
