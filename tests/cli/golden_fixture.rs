@@ -378,7 +378,7 @@ fn mask_measured(text: &str) -> String {
         let line = if line.starts_with("machine: ") { "machine: MACHINE".to_string() } else { line.to_string() };
         let line = if line.starts_with("machine load: ") { "machine load: LOAD".to_string() } else { line };
         let line = replace_word(&line, host.trim(), "HOST");
-        let line = collapse_spaces(&mask_numbers(&uids_masked(&times_masked(&line)))).replace("[ #", "[#");
+        let line = unpadded(&collapse_spaces(&mask_numbers(&uids_masked(&times_masked(&line)))));
         let line = unknown_eta(&cell_chosen(&one_latency_bucket(&line)));
         let line = if line.trim_start().starts_with("| #th=[#]") { " | #th=[#]".to_string() } else { line };
         let latency_lines = |l: &str| l.trim_start().starts_with("lat (?sec) :") || l == " | #th=[#]";
@@ -583,6 +583,17 @@ fn unscaled_unit(rest: &[char], out: &mut String) -> usize {
         ""
     });
     start + word.chars().count()
+}
+
+/// `line` without the padding fio puts inside a figure's field (`stdev= 1.23`, `[ 12]`: its `%5.02f`
+/// and `%5llu` pad a small figure and not a large one), so a figure's size is not in the output.
+fn unpadded(line: &str) -> String {
+    let line = line.replace("[ #", "[#");
+    let chars: Vec<char> = line.chars().collect();
+    let padding = |i: usize| {
+        chars[i] == ' ' && i >= 2 && chars[i - 1] == '=' && chars[i - 2] != ' ' && chars.get(i + 1) == Some(&'#')
+    };
+    (0..chars.len()).filter(|i| !padding(*i)).map(|i| chars[i]).collect()
 }
 
 fn collapse_spaces(line: &str) -> String {
