@@ -112,7 +112,7 @@ pub struct AccessCellFigures {
     /// A point of a curve (`--curve`): the curve's figures up to and with this point; the last
     /// stored point of a curve holds the curve's own.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
-    pub curve: Option<crate::curve::CurveFigures>,
+    pub curve: Option<iomatrix_harness::curve::CurveFigures>,
     /// Under `--latency-target`: each client's search (the depth it found, what was asked, the
     /// depths judged), by rank; empty without a target and in runs stored before it.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Vec::is_empty")]

@@ -16,7 +16,6 @@
 #![warn(missing_docs)]
 
 pub mod cli;
-pub mod curve;
 pub mod depths;
 pub mod figures;
 pub mod fio_words;

@@ -101,7 +101,7 @@ pub struct AccessPlan {
     /// `--curve`: every setting measured as a throughput-latency curve (its maximum, then
     /// open-loop points). Written only when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub curve: Option<crate::curve::Curve>,
+    pub curve: Option<iomatrix_harness::curve::Curve>,
     /// The deepest queue whose requests meet a latency (`--latency-target`, fio's
     /// latency_target): each cell's queue depth is the most the search tries, and the cell is
     /// measured at the depth found. None: each cell runs at its depth.
@@ -677,14 +677,14 @@ impl AccessPlan {
             ));
         }
         if let Some(rate) = self.rate_iops {
-            crate::curve::check_rate(&format!("--rate {rate}"), rate as f64, ms)?;
+            iomatrix_harness::curve::check_rate(&format!("--rate {rate}"), rate as f64, ms)?;
         }
         let absolute = self.curve.iter().flat_map(|c| &c.points).filter_map(|p| match p {
             iomatrix_core::CurveLoad::Rate(r) => Some(*r),
             _ => None,
         });
         for rate in absolute {
-            crate::curve::check_rate(
+            iomatrix_harness::curve::check_rate(
                 &format!("--curve point {rate}/s over {} client(s)", self.clients),
                 rate as f64 / self.clients.max(1) as f64,
                 ms,
@@ -892,7 +892,8 @@ mod tests {
 
     #[test]
     fn a_curve_is_its_maximum_then_its_points_for_each_setting() {
-        let curve = crate::curve::Curve { points: crate::curve::parse_points("").unwrap(), stop: None };
+        let curve =
+            iomatrix_harness::curve::Curve { points: iomatrix_harness::curve::parse_points("").unwrap(), stop: None };
         let p =
             AccessPlan { curve: Some(curve), read_percents: vec![100], block_sizes: vec![ByteSize(4 * KIB)], ..plan() };
         let cells = p.cells();
@@ -914,7 +915,10 @@ mod tests {
         assert!(err(AccessPlan { limit: Limit::Bytes(1 << 20), ..open.clone() }).contains("not --bytes"));
         assert!(err(AccessPlan { rate_iops: Some(50), ..open.clone() }).contains("fewer than the 10"));
         assert!(err(AccessPlan { rate_iops: Some(2_000_000), ..open.clone() }).contains("less than 1 us apart"));
-        let curve = crate::curve::Curve { points: crate::curve::parse_points("100/s,1000/s").unwrap(), stop: None };
+        let curve = iomatrix_harness::curve::Curve {
+            points: iomatrix_harness::curve::parse_points("100/s,1000/s").unwrap(),
+            stop: None,
+        };
         let curved = AccessPlan { curve: Some(curve), clients: 2, ..plan() };
         // 100/s over two clients for 100 ms: 5 arrivals each.
         assert!(err(curved.clone()).contains("--curve point 100/s over 2 client(s)"));

@@ -2,7 +2,6 @@
 //! in flight, timestamps each at submission and completion, and records the
 //! latency in HDR histograms (reads and writes apart) and a per-second series.
 
-use crate::curve::{CurveFigures, Judge};
 use crate::depths::QueueDepths;
 use crate::plan::{AccessCell, AccessPlan, Interleave, Limit, Prepare, SharedFile, LAY_OUT_PIECE};
 use crate::split::SubmitSplit;
@@ -15,6 +14,7 @@ use iomatrix_backend::{
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Gathered, Group, Setup, Start, StartTimes};
 use iomatrix_core::figures::CachedAtStart;
 use iomatrix_core::CurveLoad;
+use iomatrix_harness::curve::{CurveFigures, Judge};
 use iomatrix_random::{Arrival, Arrivals, Generator, Places, LATE_NS};
 use iomatrix_stats::{ClientSeries, Latency, Measured, SeriesRecorder, Span};
 use iomatrix_verify::{Content, Tally};

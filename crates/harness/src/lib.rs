@@ -2,7 +2,8 @@
 //! and [`run`] (the one harness function), the [`Target`] parsed from the
 //! command line, the working folder here or on a server, the environment
 //! record, clients as threads or MPI ranks ([`Ranks`]), repeats and
-//! `--tolerance`, progress and the live line, signals, the plan-time check
+//! `--tolerance`, throughput-latency curves ([`curve`]: their points, bound and
+//! figures, for every suite that runs them), progress and the live line, signals, the plan-time check
 //! of threads and memory ([`limits`]), and the flags every `run` takes
 //! ([`CommonRunArgs`]). A library the suites' crates build on and the binary
 //! runs them through: it names no suite, and no suite's crate is its dependency.
@@ -12,6 +13,7 @@
 
 pub mod args;
 pub mod clients;
+pub mod curve;
 pub mod data;
 pub mod db_path;
 pub mod disturbance;

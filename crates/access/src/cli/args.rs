@@ -1,10 +1,10 @@
 //! `iomatrix run access`: Iometer/fio-style access specs with iomatrix's
 //! flags, as a validated plan. Lists in any parameter sweep.
 
-use crate::curve::Curve;
 use crate::{fio_words, AccessPlan, LatencyTarget, Limit, Pin, Prepare, SharedFile};
 use clap::Args;
 use iomatrix_core::{parse_duration, parse_size_list, BackendKind, ByteSize, UsageError};
+use iomatrix_harness::curve::Curve;
 use iomatrix_harness::data::DataArgs;
 use iomatrix_harness::raw_device::RawDevice;
 use iomatrix_harness::{CommonRunArgs, RunOptions, Target};
@@ -435,8 +435,8 @@ fn plan(
 fn curve(args: &RunAccessArgs) -> Result<Option<Curve>, UsageError> {
     let Some(points) = &args.curve else { return Ok(None) };
     Ok(Some(Curve {
-        points: crate::curve::parse_points(points)?,
-        stop: args.stop_curve.as_deref().map(crate::curve::parse_bound).transpose()?,
+        points: iomatrix_harness::curve::parse_points(points)?,
+        stop: args.stop_curve.as_deref().map(iomatrix_harness::curve::parse_bound).transpose()?,
     }))
 }
 

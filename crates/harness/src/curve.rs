@@ -127,12 +127,12 @@ pub fn parse_points(text: &str) -> Result<Vec<CurveLoad>, UsageError> {
     let text = if text.trim().is_empty() { VDBENCH_POINTS } else { text.trim() };
     let bad = |why: String| UsageError::new(format!("--curve {text}: {why}"));
     let mut points = if text.contains("/s") {
-        text.split(',').map(|t| rate(t.trim()).map_err(&bad)).collect::<Result<Vec<_>, _>>()?
+        text.split(',').map(|t| rate(t.trim(), &bad)).collect::<Result<Vec<_>, _>>()?
     } else if let Some((range, step)) = text.split_once('-').and_then(|(a, rest)| {
         let (b, step) = rest.split_once(',')?;
         Some(((a, b), step))
     }) {
-        let (from, to) = (percent(range.0).map_err(&bad)?, percent(range.1).map_err(&bad)?);
+        let (from, to) = (percent(range.0, &bad)?, percent(range.1, &bad)?);
         let step = step.trim().trim_end_matches('%').parse::<u32>().ok().filter(|s| *s > 0);
         let Some(step) = step else { return Err(bad("the step after the range is not a whole number above 0".into())) };
         if from > to {
@@ -140,32 +140,34 @@ pub fn parse_points(text: &str) -> Result<Vec<CurveLoad>, UsageError> {
         }
         (from..=to).step_by(step as usize).map(CurveLoad::Percent).collect()
     } else {
-        text.split(',').map(|t| percent(t).map(CurveLoad::Percent).map_err(&bad)).collect::<Result<Vec<_>, _>>()?
+        text.split(',').map(|t| percent(t, &bad).map(CurveLoad::Percent)).collect::<Result<Vec<_>, _>>()?
     };
     points.sort_unstable();
     points.dedup();
     Ok(points)
 }
 
-/// `50` or `50%`: a percentage of the maximum, 1 to 100.
-fn percent(text: &str) -> Result<u32, String> {
+/// `50` or `50%`: a percentage of the maximum, 1 to 100; else `bad`'s error.
+fn percent(text: &str, bad: &dyn Fn(String) -> UsageError) -> Result<u32, UsageError> {
     let t = text.trim().trim_end_matches('%');
     match t.parse::<u32>() {
         Ok(p @ 1..=100) => Ok(p),
-        Ok(p) => Err(format!(
+        Ok(p) => Err(bad(format!(
             "{p}% is outside 1-100%: the curve's points are shares of the maximum measured first (past it an \
              open-loop point only grows its backlog); give 1 to 100, or absolute rates such as 500/s"
-        )),
-        Err(_) => Err(format!("'{text}' is neither a percentage (50) nor a rate (500/s); mix no kinds in one curve")),
+        ))),
+        Err(_) => {
+            Err(bad(format!("'{text}' is neither a percentage (50) nor a rate (500/s); mix no kinds in one curve")))
+        }
     }
 }
 
-/// `500/s`: all clients' requests a second, above 0.
-fn rate(text: &str) -> Result<CurveLoad, String> {
+/// `500/s`: all clients' requests a second, above 0; else `bad`'s error.
+fn rate(text: &str, bad: &dyn Fn(String) -> UsageError) -> Result<CurveLoad, UsageError> {
     match text.strip_suffix("/s").map(|n| n.trim().parse::<u64>()) {
         Some(Ok(r)) if r > 0 => Ok(CurveLoad::Rate(r)),
-        Some(Ok(_)) => Err("a rate of 0/s offers nothing; give rates above 0".into()),
-        _ => Err(format!("'{text}' is not a rate such as 500/s (every point of a curve of rates ends in /s)")),
+        Some(Ok(_)) => Err(bad("a rate of 0/s offers nothing; give rates above 0".into())),
+        _ => Err(bad(format!("'{text}' is not a rate such as 500/s (every point of a curve of rates ends in /s)"))),
     }
 }
 
