@@ -189,3 +189,31 @@ fn rates_and_curves_that_cannot_be_met_are_refused_before_anything_runs() {
     refused(&["--stop-curve", "p99:1ms"], "--curve");
     assert!(sb.leftovers().is_empty(), "nothing ran");
 }
+
+/// Under mpirun rank 0 judges each point and its word after the point tells the other ranks which
+/// points its bound left out: every rank leaves out the same ones. A rank that had not heard would
+/// run the 50% point alone and rank 0 would store it (a cell is left out only when every client
+/// left it out), so the stored points tell whether the word went through.
+#[test]
+fn a_stop_curve_under_mpirun_ends_the_curve_on_every_rank() {
+    let Some(bin) = crate::mpi::mpi_binary() else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let run = [bin.to_str().unwrap(), "run", "access", "--target", target.to_str().unwrap(), "--file-size", "4m"];
+    let curve = ["--duration", "1s", "--curve", "10,50,90", "--stop-curve", "p99:1us"];
+    let (out, took) = crate::mpi::mpirun(&sb, 2, &[&run[..], &curve[..]].concat(), Duration::from_secs(120));
+    assert_success(&out);
+    let stored = sb.last_run();
+    let cells = cells(&stored);
+    let loads: Vec<&str> = cells.iter().map(|c| c["name"].as_str().unwrap_or("")).collect();
+    assert_eq!(cells.len(), 2, "the maximum and the lightest point, on both ranks; stored: {loads:?}");
+    let ended = metrics(&cells[1])["curve"]["ended"].as_str().unwrap_or_default();
+    assert!(ended.starts_with("no load point meets p99 <= 1.0 us"), "{ended}");
+    for cell in &cells {
+        let ranks = cell["client_figures"].as_array().map_or(0, Vec::len);
+        assert_eq!((cell["clients"].as_u64(), ranks), (Some(2), 2), "each point stored is both ranks': {cell}");
+    }
+    assert_eq!(stored["run"]["status"], "complete", "{}", stored["run"]);
+    // Two 1 s points and mpirun's start; the two points left out would add 2 s more.
+    println!("mpirun of a curve ended after its lightest point took {took:?}");
+}

@@ -293,7 +293,7 @@ impl AccessFigures {
 /// What the clients publish once a second for a live display: the last
 /// second's requests and bytes per client and its p99 latency.
 /// It also carries, from the leader to the clients of this process, the cells a curve's bound
-/// ended before they ran (`--stop-curve`, refused under MPI, whose ranks share no memory).
+/// ended before they ran (`--stop-curve`; other MPI ranks hear them with the leader's word).
 pub struct Live {
     clients: Vec<LiveClient>,
     cell: AtomicUsize,
@@ -577,6 +577,14 @@ impl Server<'_> {
 
 impl ClientWork for Client<'_> {
     type Figures = AccessFigures;
+
+    fn cells_left_out(&self) -> Vec<usize> {
+        self.live.left_out.lock().map_or_else(|_| Vec::new(), |l| l.iter().copied().collect())
+    }
+
+    fn leave_out(&mut self, cells: &[usize]) {
+        self.live.leave_out(cells.iter().copied());
+    }
 
     fn cell(&mut self, index: usize, start: &mut Start<'_>) -> Result<AccessFigures, ClientFailure> {
         // The file stays: the working folder goes at the end with it, or

@@ -176,8 +176,8 @@ pub struct RunAccessArgs {
     /// With --curve: end each curve at its first open-loop point past this latency bound
     /// (vdbench's stopcurve): 5ms judges the mean; p50:, p99: or p99.9: judge that percentile
     /// (p99:1ms). Its remaining points are not run. A bound no point meets is stored as such
-    /// ("no load point meets p99 <= 1 ms; ..."). Not under MPI yet (the ranks would have to hear
-    /// the leader's word between cells)
+    /// ("no load point meets p99 <= 1 ms; ..."). Under mpirun every rank hears it with rank 0's
+    /// word after each point
     #[arg(long, value_name = "BOUND", requires = "curve")]
     pub stop_curve: Option<String>,
 
@@ -283,26 +283,21 @@ impl RunAccessArgs {
         }
         let mut plan = plan(&self, run.device.as_ref(), run.clients.count, on_server)?;
         plan.repeats = run.repeat.count;
-        refuse_for_curve(&plan, &run, mpi_ranks)?;
+        refuse_for_curve(&plan, &run)?;
         Ok((plan, run))
     }
 }
 
 /// What a curve does not take yet: samples of its points (`--repeat`, `--tolerance`: each point
-/// is one cell, judged as it comes) and, under MPI, a bound (the ranks share no memory to hear
-/// that the leader ended a curve).
-fn refuse_for_curve(plan: &AccessPlan, run: &RunOptions, mpi_ranks: Option<usize>) -> Result<(), UsageError> {
-    let Some(curve) = &plan.curve else { return Ok(()) };
+/// is one cell, judged as it comes).
+fn refuse_for_curve(plan: &AccessPlan, run: &RunOptions) -> Result<(), UsageError> {
+    if plan.curve.is_none() {
+        return Ok(());
+    }
     if run.repeat.count > 1 || run.repeat.tolerance_pct.is_some() {
         return Err(UsageError::new(
             "--curve with --repeat or --tolerance: a curve's points are one cell each, judged against its bound as \
              they come (repeated points are not built yet); leave --repeat and --tolerance out",
-        ));
-    }
-    if curve.stop.is_some() && mpi_ranks.is_some() {
-        return Err(UsageError::new(
-            "--stop-curve under MPI: the ranks would have to hear the leader end a curve between its cells, which is \
-             not built yet; run the curve without --stop-curve (every point runs, each stored with its figures)",
         ));
     }
     Ok(())
