@@ -217,3 +217,46 @@ fn a_stop_curve_under_mpirun_ends_the_curve_on_every_rank() {
     // Two 1 s points and mpirun's start; the two points left out would add 2 s more.
     println!("mpirun of a curve ended after its lightest point took {took:?}");
 }
+
+/// A bandwidth curve over NFS (the built-in client) on the lab's link shaped to 100 Mbit/s
+/// (12,207 KiB/s): 64 KiB reads, so the link, not a device, is the limit. The maximum is what
+/// the link carries; below it the link has room, so each open-loop point meets its offered rate
+/// and waits on no queue: its mean is a request's time on the wire (about 5 ms for 64 KiB),
+/// under the saturated point's, where 4 requests share the link (about 4 x 5 ms, Little's law).
+#[test]
+fn a_bandwidth_curve_over_nfs_on_a_100_mbit_link_finds_the_link_and_meets_each_offered_rate() {
+    let Some(lab) = crate::lab_fixture::Lab::shared(crate::lab_fixture::Shared::Link100Mbit) else { return };
+    let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
+    let sb = Sandbox::new();
+    let run = ["run", "access", "--target", &nfs, "--file-size", "16m", "--bs", "64k", "--read", "100"];
+    let curve = ["--random", "100", "--qd", "4", "--duration", "3s", "--curve", "10,50,90", "--arrivals", "uniform"];
+    assert_success(&sb.run(&[&run[..], &curve[..]].concat()));
+    let stored = sb.last_run();
+    let cells = cells(&stored);
+    assert_eq!(cells.len(), 4, "the maximum and three points");
+    let kib = |cell: &Value| cell["kib_per_sec"].as_f64().unwrap();
+    let (_, max, max_latency) = point(&cells[0]);
+    let max_mean = max_latency["mean_ns"].as_f64().unwrap();
+    eprintln!("maximum: {max:.1} IOPS, {:.0} KiB/s (the link: 12,207), mean {max_mean:.0} ns", kib(&cells[0]));
+    // The link's rate is the most the wire carries (TCP and RPC headers take a little); the floor
+    // only says the link carried the data: a loaded CI machine's debug build read 7,293 KB/s
+    // through the same link (remote.rs).
+    assert!(kib(&cells[0]) < 12_300.0, "{:.0} KiB/s is more than a 100 Mbit/s link carries", kib(&cells[0]));
+    assert!(kib(&cells[0]) > 2_000.0, "{:.0} KiB/s: the link or the client stalled", kib(&cells[0]));
+    // Little's law at the saturated point: 4 requests in flight at `max` a second wait 4/max s.
+    let little = 4.0 / max * 1e9;
+    assert!((max_mean - little).abs() <= little * 0.05, "mean {max_mean:.0} ns, Little's law {little:.0} ns");
+    for (cell, share) in cells[1..].iter().zip([0.1, 0.5, 0.9]) {
+        let (offered, achieved, latency) = point(cell);
+        let offered = offered.expect("an open-loop point stores its offered rate");
+        let mean = latency["mean_ns"].as_f64().unwrap();
+        let open = &metrics(cell)["open_loop"];
+        eprintln!("{share}: offered {offered:.1}, achieved {achieved:.1}, {:.0} KiB/s, mean {mean:.0} ns", kib(cell));
+        // A 3 s point holds 17 (10%) to 155 (90%) requests: one request more or less at the
+        // cell's edge is 6% of the lightest point, so the window is 1% or two requests.
+        let slack = (offered * 0.01).max(2.0 / 3.0);
+        assert!((achieved - offered).abs() <= slack, "offered {offered:.1}, achieved {achieved:.1}: {open}");
+        assert!(mean < max_mean, "below the maximum the mean {mean:.0} ns is below the saturated {max_mean:.0}");
+        assert!(open["backlog"].as_f64().unwrap() <= 1.0, "below the link's rate nothing waits unissued: {open}");
+    }
+}
