@@ -287,3 +287,39 @@ fn bad_steady_state_input_is_refused_at_plan_time() {
     assert_usage_error(&fio, "whole seconds");
     assert!(!sb.db().exists() || stored_cells(&sb) == 0, "nothing ran");
 }
+
+/// Under mpirun each rank judges its own figures (ranks share no counts while a cell runs), as
+/// fio judges each job apart without group_reporting: two ranks paced at 200 requests a second
+/// each attain iops:20% over 2 s, each stops its own client, and the cell stores both verdicts.
+/// The test paces the ranks so the rule's verdict is the pacing's, not this loaded machine's.
+#[test]
+fn under_mpirun_each_rank_judges_and_stops_its_own_client() {
+    let Some(bin) = crate::mpi::mpi_binary() else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let run = [bin.to_str().unwrap(), "run", "access", "--target", target.to_str().unwrap(), "--file-size", "4m"];
+    let rule = ["--rate", "200", "--duration", "6s", "--steady-state", "iops:20%", "--steady-window", "2s"];
+    let (out, took) = crate::mpi::mpirun(&sb, 2, &[&run[..], &rule[..]].concat(), Duration::from_secs(120));
+    assert_success(&out);
+    let stored = sb.last_run();
+    let cell = &cells(&stored)[0];
+    let ranks = cell["metrics"]["steady_by_rank"].as_array().cloned().unwrap_or_default();
+    let wall_s = cell["wall_ns"].as_f64().unwrap() / 1e9;
+    println!("mpirun {took:?}, cell {wall_s:.2} s; verdicts {ranks:?}");
+    assert_eq!(ranks.len(), 2, "a verdict per rank: {}", cell["metrics"]);
+    assert!(cell["metrics"]["steady"].is_null(), "no verdict of the ranks together is made up");
+    let mut latest = 0;
+    for v in &ranks {
+        assert_eq!(v["attained"], true, "{v}");
+        let at = v["attained_at_ns"].as_u64().unwrap() / 1_000_000_000;
+        assert!((2..6).contains(&at), "attained at 2 s, or a little later on a loaded machine: {v}");
+        latest = latest.max(at);
+    }
+    assert!(wall_s < latest as f64 + 0.5, "the cell ended when its last rank attained ({latest} s), not at 6 s");
+    let shown = text(&sb.run(&["show", "1"])).0;
+    for rank in 0..2 {
+        let line = format!("steady state, 4k qd=1 read=100% random=100%, rank {rank}: attained after ");
+        assert!(shown.contains(&line), "{shown}");
+    }
+    assert!(shown.contains("under mpirun each rank's own, judged apart"), "the run's condition: {shown}");
+}

@@ -201,6 +201,9 @@ fn steady_lines(run: &StoredRun) -> String {
         if let Some(v) = &f.steady {
             out += &format!("steady state, {}: {}\n", f.cell_name(), steady_text(v));
         }
+        for (rank, v) in f.steady_by_rank.iter().enumerate() {
+            out += &format!("steady state, {}, rank {rank}: {}\n", f.cell_name(), steady_text(v));
+        }
     }
     out
 }

@@ -71,6 +71,7 @@ impl AccessResult {
                 curve: self.curve.clone(),
                 latency_target: self.latency_target.clone(),
                 steady: self.steady.clone(),
+                steady_by_rank: self.steady_by_rank.clone(),
                 queue_depths: Some(self.depths),
             }),
             client_figures: json!(clients),

@@ -88,6 +88,9 @@ pub struct AccessFigures {
     /// Under `--latency-target`: the depth this client's search found and how it went.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_target: Option<TargetOutcome>,
+    /// Under `--steady-state` with MPI ranks, which judge apart: this rank's own verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<iomatrix_stats::steady::SteadyVerdict>,
 }
 
 /// An open-loop cell's load: requests arriving at intended times at a rate (`--arrivals`), each
@@ -177,8 +180,11 @@ pub struct AccessResult {
     /// Under `--latency-target`: each client's search, by rank.
     pub latency_target: Vec<TargetOutcome>,
     /// What `--steady-state` found: whether the rule was met (the cell then ended early) and the
-    /// window it judged; None without the rule.
+    /// window it judged; None without the rule, and under MPI (see `steady_by_rank`).
     pub steady: Option<iomatrix_stats::steady::SteadyVerdict>,
+    /// Under MPI each rank judges its own figures, as fio's jobs without group_reporting: each
+    /// rank's verdict, by rank; empty with threads (judged together: `steady`).
+    pub steady_by_rank: Vec<iomatrix_stats::steady::SteadyVerdict>,
     /// The clients' queue depths and requests per submission and per reap, added.
     pub depths: QueueDepths,
 }
@@ -219,6 +225,7 @@ impl AccessResult {
             split: SubmitSplit::merged(clients.iter().filter_map(|c| c.split.as_deref())),
             latency_target: clients.iter().filter_map(|c| c.latency_target.clone()).collect(),
             steady: None,
+            steady_by_rank: clients.iter().filter_map(|c| c.steady.clone()).collect(),
             depths: QueueDepths::sum(clients.iter().map(|c| &c.depths)),
             verify: Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref())),
             cached_at_start,
@@ -405,7 +412,11 @@ pub fn execute_at<E: std::fmt::Display>(
     // Read here: an MPI group is not shared with the clients' threads.
     let clients = group.size();
     let mut judge = Judge::default();
-    let steady = SteadyWatch::new(plan.steady, plan.series_interval_ns, clients);
+    // MPI ranks share no counts while a cell runs: each judges its own client (one a rank).
+    let steady = match group {
+        Group::Local(_) => SteadyWatch::new(plan.steady, plan.series_interval_ns, clients),
+        _ => SteadyWatch::apart(plan.steady, plan.series_interval_ns),
+    };
     lead(
         group,
         setup,
@@ -441,7 +452,9 @@ pub fn execute_at<E: std::fmt::Display>(
                 return Ok(());
             }
             judge_point(&mut judge, plan, &cells, &mut result, live);
-            result.steady = steady.verdict(cells[index].index);
+            if result.steady_by_rank.is_empty() {
+                result.steady = steady.verdict(cells[index].index);
+            }
             on_cell(&result)
         },
     )
@@ -1036,6 +1049,7 @@ impl Work<'_> {
         figures.depths = slots.depths;
         figures.open = pace.open_loop();
         figures.latency_target = pace.queue.outcome();
+        figures.steady = self.steady.own_verdict(cell.index);
         Ok(figures)
     }
 
@@ -1145,6 +1159,7 @@ impl Work<'_> {
             open: None,
             skipped: false,
             latency_target: None,
+            steady: None,
         }
     }
 

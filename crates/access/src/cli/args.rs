@@ -224,9 +224,10 @@ pub struct RunAccessArgs {
     /// iops_slope:LIMIT or bw_slope:LIMIT (the least-squares slope below LIMIT); LIMIT a
     /// percentage of the mean (iops:10%) or absolute (iops:50 requests/s, bw:10m bytes/s). Or
     /// snia (snia_bw for MiB/s): SNIA PTS's 5 rounds, range within 20% and the best-fit line's
-    /// excursion within 10% of their mean. The clients' figures are judged together; a cell that
-    /// is not steady by its limit runs all of it and says "not attained". Needs --steady-window;
-    /// local threads only (not under mpirun) [default: none]
+    /// excursion within 10% of their mean. The clients' figures are judged together; under mpirun
+    /// each rank judges and stops its own (fio's jobs without group_reporting). A cell that is
+    /// not steady by its limit runs all of it and says "not attained". Needs --steady-window
+    /// [default: none]
     #[arg(long, visible_aliases = ["steadystate", "ss"], value_name = "RULE", help_heading = "Steady state")]
     pub steady_state: Option<String>,
 
@@ -262,14 +263,6 @@ impl RunAccessArgs {
     /// `db` is the results database, whose storage a raw device may not be.
     pub fn validate(self, mpi_ranks: Option<usize>, db: &std::path::Path) -> anyhow::Result<(AccessPlan, RunOptions)> {
         self.fio.refuse()?;
-        if self.steady_state.is_some() && mpi_ranks.is_some_and(|n| n > 1) {
-            return Err(UsageError::new(
-                "--steady-state under mpirun: not yet; the rule judges every client's per-interval figures \
-                 together while a cell runs, which ranks on other hosts do not share. Run it without mpirun (clients \
-                 as threads: --clients N)",
-            )
-            .into());
-        }
         let mut run = self.common.options(mpi_ranks)?;
         let on_server = run.target.server().is_some();
         if on_server {

@@ -290,6 +290,11 @@ impl Suite for Access {
                 None => ", steady state not attained".to_string(),
             };
         }
+        let ranks = &result.steady_by_rank;
+        if !ranks.is_empty() {
+            let attained = ranks.iter().filter(|v| v.attained).count();
+            line += &format!(", steady state attained on {attained} of {} ranks (each judged apart)", ranks.len());
+        }
         line
     }
 
