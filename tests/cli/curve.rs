@@ -260,3 +260,39 @@ fn a_bandwidth_curve_over_nfs_on_a_100_mbit_link_finds_the_link_and_meets_each_o
         assert!(open["backlog"].as_f64().unwrap() <= 1.0, "below the link's rate nothing waits unissued: {open}");
     }
 }
+
+/// A study asks for a curve as a step's flags: `curve = "10,50"` with its bound, or `curve =
+/// true` for vdbench's points; each step's run holds the maximum and its points, with the curve's
+/// figures on the last point.
+#[test]
+fn a_study_asks_for_a_curve_with_its_steps_flags() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let study = sb.dir.path().join("curve.toml");
+    let toml = format!(
+        "version = 1\nname = \"curves\"\ndescription = \"curves as steps\"\n\n[[config]]\nname = \"here\"\ntarget = \
+         \"{}\"\n\n[[step]]\nname = \"listed\"\nsuite = \"access\"\nargs = {{ file-size = \"4m\", duration = \
+         \"300ms\", curve = \"10,50\", stop-curve = \"p99:10s\" }}\n\n[[step]]\nname = \"vdbench\"\nsuite = \
+         \"access\"\nargs = {{ file-size = \"4m\", duration = \"300ms\", curve = true }}\n",
+        target.display()
+    );
+    std::fs::write(&study, toml).unwrap();
+    assert_success(&sb.run(&["study", "run", study.to_str().unwrap()]));
+    let ids: Vec<i64> = {
+        let conn = rusqlite::Connection::open(sb.db()).unwrap();
+        let mut q = conn.prepare("SELECT id FROM runs ORDER BY id").unwrap();
+        q.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    assert_eq!(ids.len(), 2, "a run a step");
+    for (id, loads) in ids.iter().zip([&["max", "10%", "50%"][..], &["max", "10%", "50%", "70%", "80%", "90%", "100%"]])
+    {
+        let run: Value = serde_json::from_str(&text(&sb.run(&["show", &id.to_string(), "--json"])).0).unwrap();
+        let cells = cells(&run);
+        let load = |l: &Value| l.as_str().map_or_else(|| format!("{}%", l["percent"]), str::to_string);
+        let stored: Vec<String> = cells.iter().map(|c| load(&metrics(c)["load"])).collect();
+        assert_eq!(stored, loads, "run {id}'s points");
+        let last = &metrics(cells.last().unwrap())["curve"];
+        assert!(last["peak_iops"].as_f64().unwrap() > 0.0, "the curve's figures are stored: {last}");
+        assert!(last["overall_response_time_ns"].as_f64().is_some(), "{last}");
+    }
+}
