@@ -259,6 +259,21 @@ fn a_bandwidth_curve_over_nfs_on_a_100_mbit_link_finds_the_link_and_meets_each_o
         assert!(mean < max_mean, "below the maximum the mean {mean:.0} ns is below the saturated {max_mean:.0}");
         assert!(open["backlog"].as_f64().unwrap() <= 1.0, "below the link's rate nothing waits unissued: {open}");
     }
+    poisson_means_rise_with_the_load(&sb, &[&run[..], &curve[..6]].concat());
+}
+
+/// The same curve with Poisson arrivals: requests now meet one another on the link, so a point's
+/// mean rises with its load, as a queue with one server of fixed service time S (M/D/1) says:
+/// S + rho S / (2 (1 - rho)), 1.06 S at 10%, 1.5 S at 50%, 5.5 S at 90%. Uniform arrivals at
+/// these rates never queue, which is why their means do not rise (the test above).
+fn poisson_means_rise_with_the_load(sb: &Sandbox, args: &[&str]) {
+    assert_success(&sb.run(&[args, &["--curve", "10,50,90", "--arrivals", "poisson"]].concat()));
+    let stored = sb.last_run();
+    let means: Vec<f64> = cells(&stored)[1..].iter().map(|c| point(c).2["mean_ns"].as_f64().unwrap() / 1e6).collect();
+    let s = means[0] / 1.06;
+    let md1: Vec<f64> = [0.1, 0.5, 0.9].iter().map(|rho| s + rho * s / (2.0 * (1.0 - rho))).collect();
+    eprintln!("poisson: means {means:.2?} ms; M/D/1 with S = {s:.2} ms: {md1:.2?} ms");
+    assert!(means[2] > means[0] && means[2] > means[1], "the 90% point's mean is the highest: {means:.2?} ms");
 }
 
 /// A study asks for a curve as a step's flags: `curve = "10,50"` with its bound, or `curve =
