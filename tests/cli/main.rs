@@ -92,6 +92,7 @@ mod sweep;
 mod text_layer;
 mod throttle;
 mod trust_blobs;
+mod trust_curves;
 mod trust_database;
 mod trust_devices;
 mod trust_disturbed;
