@@ -50,7 +50,7 @@ fn a_client_stopped_in_an_open_loop_point_counts_the_stop_and_the_point_is_distu
     let sb = Sandbox::new();
     let mut child = curve(&sb);
     wait_for_the_maximum(&sb, &mut child);
-    std::thread::sleep(Duration::from_millis(1000));
+    std::thread::sleep(Duration::from_secs(1));
     signal(&child, libc::SIGSTOP);
     std::thread::sleep(Duration::from_millis(1500));
     signal(&child, libc::SIGCONT);
