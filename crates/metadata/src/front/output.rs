@@ -238,6 +238,9 @@ mod tests {
             failures: BTreeMap::new(),
             stonewall: None,
             found: None,
+            load: None,
+            open: None,
+            curve: None,
         }
     }
 
