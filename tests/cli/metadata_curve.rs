@@ -3,7 +3,8 @@
 //! user may not mount): an open loop meets its offered rate, a load past the maximum shows its
 //! queue in the latency counted from each item's intended start, a curve's points are cells with
 //! their loads and the curve's figures, a bound no point meets is said and stored, and what
-//! cannot be measured is refused before anything runs.
+//! cannot be measured is refused before anything runs; `--latency-target` climbs its levels as
+//! fio climbs its depths and measures the level found, or says that none meets the target.
 use crate::helpers::*;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -170,5 +171,73 @@ fn metadata_open_loop_refuses_what_it_cannot_measure_before_anything_runs() {
     refused(&["--curve", "10,50", "--stop-curve", "p42:1ms"], "give mean, p50, p99 or p99.9");
     refused(&["--curve", "--iterations", "3"], "--curve with --iterations");
     refused(&["--rate", "100", "--stonewall", "1s"], "leave --stonewall out");
+    refused(&["--latency-target", "1000"], "give a unit, e.g. 1000us");
+    refused(&["--latency-target", "1ms", "--latency-percentile", "0"], "above 0 and at most 100");
+    refused(&["--latency-target", "1ms", "--phases", "file-create,tree-remove"], "tree-remove stays closed loop");
     assert!(leftovers(&target).is_empty(), "nothing was made");
+}
+
+/// The stored rounds of a latency-target run's one phase: (level, met) of each search round, and
+/// the last round's record.
+fn target_rounds(run: &Value) -> (Vec<(u32, bool)>, Value) {
+    let phases = phases(run);
+    let records: Vec<Value> = phases[1..].iter().map(|(_, p)| p["latency_target"].clone()).collect();
+    let (last, search) = records.split_last().unwrap();
+    let judged = search.iter().map(|r| (r["level"].as_u64().unwrap() as u32, r["met"].as_bool().unwrap())).collect();
+    (judged, last.clone())
+}
+
+#[test]
+fn trust_metadata_latency_target_climbs_as_fio_and_measures_the_level_found() {
+    use iomatrix_harness::level_search::{LevelSearch, Next};
+    let sb = Sandbox::new();
+    let (_tmpfs, target) = target(&sb);
+    // A median within 50 ms: met at most levels of a tmpfs, failed where the load is past what
+    // the loaded machine gives the client.
+    let args = ["--phases", "file-create", "--items", "1000", "--latency-target", "50ms", "--latency-percentile", "50"];
+    let (stdout, run) = metadata_ok(&sb, &target, &args);
+    let (judged, last) = target_rounds(&run);
+    eprintln!("levels judged: {judged:?}; measured: {last}");
+    // The levels are fio's climb over 20 levels, replayed from the stored verdicts.
+    let mut search = LevelSearch::new(20);
+    let mut level = LevelSearch::FIRST;
+    let mut ended = None;
+    for (i, (judged_level, met)) in judged.iter().enumerate() {
+        assert_eq!(*judged_level, level, "round {}: {judged:?}", i + 1);
+        match if *met { search.met(level) } else { search.failed(level) } {
+            Next::Level(next) => level = next,
+            end => {
+                ended = Some(end);
+                assert_eq!(i + 1, judged.len(), "the search ended at round {}: {judged:?}", i + 1);
+            }
+        }
+    }
+    let found = &last["found"];
+    match ended {
+        Some(Next::Settled(l)) => {
+            assert_eq!((found["level"].as_u64(), last["level"].as_u64()), (Some(l as u64), Some(l as u64)))
+        }
+        Some(Next::Unmet) => assert!(found["level"].is_null(), "{last}"),
+        _ => assert!(judged.len() >= 14, "stopped unsettled only after its rounds: {judged:?}"),
+    }
+    let measured = phases(&run).pop().unwrap().1;
+    let measured = &measured;
+    assert_eq!(found["rate"].as_f64(), Some(rate(measured)), "the rate found is the last round's own");
+    assert!(stdout.contains("latency target, file-create: p50 of each item's latency"), "{stdout}");
+}
+
+#[test]
+fn trust_metadata_a_latency_target_no_level_meets_is_said_and_stored() {
+    let sb = Sandbox::new();
+    let (_tmpfs, target) = target(&sb);
+    // Every create within 1 us: none on any file system.
+    let args = ["--phases", "file-create", "--items", "200", "--latency-target", "1us"];
+    let (stdout, run) = metadata_ok(&sb, &target, &args);
+    let (judged, last) = target_rounds(&run);
+    assert_eq!(judged, [(1, false)], "level 1 failed: the search is over");
+    assert!(last["found"]["level"].is_null(), "no level made up: {last}");
+    let said = last["found"]["said"].as_str().unwrap_or_default();
+    assert!(said.starts_with("no level meets it, not even 1/20 of the maximum"), "{said}");
+    assert!(stdout.contains(said), "{stdout}");
+    assert_eq!(run["run"]["status"], "complete", "{}", run["run"]);
 }

@@ -13,6 +13,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The curves of a run, at the leader.
 pub struct Curves {
+    /// Whether the run is a curve (`--curve`): a latency target's rounds have loads too.
+    curved: bool,
     bound: Option<Bound>,
     phases: usize,
     judges: BTreeMap<Phase, Judge>,
@@ -24,6 +26,7 @@ impl Curves {
     /// The curves of `plan` (none without `--curve`).
     pub fn new(plan: &MetadataPlan) -> Curves {
         Curves {
+            curved: plan.curve.is_some(),
             bound: plan.curve.as_ref().and_then(|c| c.curve.stop),
             phases: plan.phases.len(),
             judges: BTreeMap::new(),
@@ -35,7 +38,7 @@ impl Curves {
     /// curve has ended, the rounds after this one are left out (`last_round`).
     pub fn see(&mut self, cell: &mut MetadataCell, last_round: &AtomicU32) {
         let r = &mut cell.result;
-        let Some(load) = r.load else { return };
+        let Some(load) = r.load.filter(|_| self.curved) else { return };
         let judge = self.judges.entry(r.phase).or_insert_with(|| Judge::new(self.bound));
         let (mut figures, ends) = judge.see(load, r.rate_all_over_slowest, &cell.latency);
         if ends {

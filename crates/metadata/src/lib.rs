@@ -15,6 +15,7 @@
 //!   open-loop phase's arrivals (`--rate`, `--curve`).
 //! - [`cli`]: `iomatrix run metadata` and the [`cli::Metadata`] suite; [`stored`]: a stored
 //!   run's phases read back; [`render`]: its tables.
+//! - [`target`]: `--latency-target`, the highest rate whose items meet a target, per phase.
 //! - [`front`]: `iomatrix mdtest`, mdtest's command line as a plan, and mdtest's output layout.
 //! - [`import`]: mdtest's output read (`iomatrix import`).
 #![warn(missing_docs)]
@@ -34,6 +35,7 @@ pub mod render;
 pub mod result;
 pub mod runner;
 pub mod stored;
+pub mod target;
 
 pub use plan::{ItemCount, ItemKinds, Layout, MetaCurve, MetadataPlan, Neighbour, OpenRate, Phase, TreeShape};
 pub use result::{ClientPhase, OpenLoad, PhaseLatency, PhaseResult, StonewallFired};

@@ -378,6 +378,7 @@ mod tests {
             series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
             open: None,
             curve: None,
+            latency_target: None,
         }
     }
 

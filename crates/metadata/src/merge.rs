@@ -48,6 +48,19 @@ pub fn named(phase: Phase, iteration: u32, load: Option<CurveLoad>) -> String {
     }
 }
 
+/// The stored cell's name (its `test`) of a phase's result: the phase alone (every iteration a
+/// sample of one cell, as mdtest's -i gives its statistics over iterations); at a curve's point,
+/// with its load; under `--latency-target`, a search's round also with its round, so that only
+/// the round measured at the level found is the phase at that load.
+pub fn test_name(r: &PhaseResult) -> String {
+    match &r.latency_target {
+        Some(t) if t.found.is_none() && r.iteration > 0 => {
+            format!("{} round={}", named(r.phase, 0, r.load), r.iteration)
+        }
+        _ => named(r.phase, 0, r.load),
+    }
+}
+
 /// Merges `gathered` (phase `phase` of `iteration`, at a curve's `load`, `clients` clients,
 /// `per_client` items planned for each) by mdtest's rules.
 pub fn merge(
@@ -93,6 +106,7 @@ pub fn merge(
         load,
         open: OpenLoad::sum(figures.iter().filter_map(|f| f.open.as_ref())),
         curve: None,
+        latency_target: None,
     };
     MetadataCell {
         name: named(phase, iteration, load),

@@ -228,6 +228,9 @@ pub struct MetadataPlan {
     /// every phase run at each, each round in a fresh `test-dir.R-0`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curve: Option<MetaCurve>,
+    /// `--latency-target`: per item phase, the highest rate whose items meet it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<crate::target::MetaTarget>,
 }
 
 /// `--curve` of the metadata suite: its points and bound, and how its open-loop points space
@@ -280,6 +283,10 @@ impl MetadataPlan {
     /// Times the chosen phases run one after another, each time in a fresh `test-dir.R-0`: the
     /// iterations (mdtest -i), or a curve's points, its maximum first.
     pub fn rounds(&self) -> u32 {
+        if self.latency_target.is_some() {
+            // The maximum, the search's rounds, and the round measured at the levels found.
+            return 2 + crate::target::MAX_SEARCH_ROUNDS;
+        }
         self.curve.as_ref().map_or(self.iterations, |c| 1 + c.curve.points.len() as u32)
     }
 

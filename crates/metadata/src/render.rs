@@ -43,11 +43,42 @@ pub fn report(run: &StoredRun) -> String {
     format!(
         "\nMetadata phases (ops/s (IO500): every client's items over the slowest client's time; ops/s (SUMMARY): \
          the fewest items of a client over that time, times the clients, as mdtest's SUMMARY table; latency per \
-         operation, merged over the clients)\n{}{walls}\n{}{}",
+         operation, merged over the clients)\n{}{walls}\n{}{}{}",
         table.render(),
         open_loop(&phases),
-        curves(&phases)
+        curves(&phases),
+        latency_targets(&phases)
     )
+}
+
+/// Under `--latency-target`: a line per phase, what its search found (from the round measured
+/// at the level found), after the levels it judged.
+fn latency_targets(phases: &[PhaseResult]) -> String {
+    let mut out = String::new();
+    for p in phases {
+        let Some(found) = p.latency_target.as_ref().and_then(|t| t.found.as_ref().map(|f| (t, f))) else { continue };
+        let (round, found) = found;
+        let judged: Vec<String> = phases
+            .iter()
+            .filter(|q| q.phase == p.phase && q.iteration > 0 && q.iteration < p.iteration)
+            .filter_map(|q| q.latency_target.as_ref())
+            .map(|t| format!("{}/20 {}", t.level, if t.met { "met" } else { "failed" }))
+            .collect();
+        let this = if round.met { "meets it" } else { "is past it" };
+        out += &format!(
+            "latency target, {}: {}: {} (this round's own figure {} {this}); levels judged: {}\n",
+            p.phase.name(),
+            round.target,
+            found.said,
+            human::nanos(round.at_percentile_ns as f64),
+            judged.join(", ")
+        );
+    }
+    if out.is_empty() {
+        out
+    } else {
+        format!("\n{out}")
+    }
 }
 
 /// The open-loop phases (`--rate`, a curve's points after its maximum): offered and achieved.
@@ -162,8 +193,12 @@ fn row(p: &PhaseResult) -> Vec<String> {
     } else {
         p.failures.iter().map(|(k, n)| format!("{k} x{n}")).collect::<Vec<_>>().join(", ")
     };
+    let name = match p.load {
+        Some(_) => crate::merge::test_name(p),
+        None => crate::merge::cell_name(p.phase, p.iteration),
+    };
     vec![
-        crate::merge::named(p.phase, p.iteration, p.load),
+        name,
         p.items.to_string(),
         human::significant(p.rate_all_over_slowest),
         human::significant(p.rate_slowest_times_clients),

@@ -88,6 +88,10 @@ pub struct PhaseResult {
     /// curve's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curve: Option<CurveFigures>,
+    /// Under `--latency-target`: the level this round offered, whether it met the target, and
+    /// on the round measured at the level found, what the search found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<crate::target::TargetRound>,
 }
 
 /// An open-loop phase's load: each item arrived at an intended start and was timed from it.

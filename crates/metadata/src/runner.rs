@@ -165,6 +165,9 @@ pub struct LiveItems {
     /// The last round the clients run (`--stop-curve` lowers it when every phase's curve is past
     /// its bound); the rounds after it are left out. Shared memory: refused under MPI.
     pub last_round: AtomicU32,
+    /// Under `--latency-target`: the level each phase (by its place in the plan) runs next,
+    /// set by the leader's search between rounds. Shared memory: refused under MPI.
+    pub levels: Vec<AtomicU32>,
 }
 
 impl LiveItems {
@@ -174,6 +177,26 @@ impl LiveItems {
             slots: (0..n.max(1)).map(|_| Slot::default()).collect(),
             started: Mutex::new(None),
             last_round: AtomicU32::new(u32::MAX),
+            levels: Vec::new(),
+        }
+    }
+
+    /// Room for `n` clients and a level for each of `phases` (`--latency-target`).
+    pub fn with_levels(n: usize, phases: usize) -> LiveItems {
+        LiveItems { levels: crate::target::Searches::first_levels(phases), ..LiveItems::new(n) }
+    }
+
+    /// The load phase `index` (its place in the plan) of `round` offers: a curve's point, or
+    /// under `--latency-target` the maximum first and then the level the search set; None in
+    /// closed loop.
+    pub fn load(&self, plan: &MetadataPlan, index: usize, round: u32) -> Option<CurveLoad> {
+        match (&plan.latency_target, round) {
+            (None, _) => plan.load_of(round),
+            (Some(_), 0) => Some(CurveLoad::Max),
+            (Some(_), _) => {
+                let level = self.levels.get(index).map_or(1, |l| l.load(Ordering::SeqCst));
+                Some(CurveLoad::Percent(level * 100 / crate::target::LEVELS))
+            }
         }
     }
 
@@ -530,7 +553,8 @@ impl ClientWork for Worker<'_> {
         self.live.slots[slot].0.store(0, Ordering::Relaxed);
         let prepared = self.prepare(phase, iteration);
         let planned = prepared.planned(self.counts.per_client);
-        self.spare_pace = self.pace_for(phase, iteration, planned)?;
+        let load = self.live.load(self.plan, index % phases, iteration);
+        self.spare_pace = self.pace_for(phase, load, planned, iteration)?;
         self.spare.get_or_insert_with(HeldLatency::new).ready_for(planned);
         self.spare_series = Some(SeriesRecorder::new(self.plan.series_interval_ns));
         start.together()?;
@@ -559,7 +583,10 @@ impl ClientWork for Worker<'_> {
         if phase == Phase::TreeRemove && self.plan.in_place {
             self.remove_iteration_folder(iteration);
         }
-        if self.plan.load_of(iteration) == Some(CurveLoad::Max) && phase.paced() && seconds > 0.0 {
+        if self.live.load(self.plan, index % phases, iteration) == Some(CurveLoad::Max)
+            && phase.paced()
+            && seconds > 0.0
+        {
             self.curve_max.insert(phase, tally.items as f64 / seconds);
         }
         Ok(ClientFigures {
@@ -616,16 +643,27 @@ impl Worker<'_> {
     /// phase that is not paced). A point at a percentage offers that share of the rate this
     /// client achieved at the phase's maximum; a rate (`--rate`, a point's N/s) is split evenly
     /// over the clients.
-    fn pace_for(&self, phase: Phase, round: u32, items: u64) -> Result<Option<Pace>, ClientFailure> {
+    fn pace_for(
+        &self,
+        phase: Phase,
+        load: Option<CurveLoad>,
+        items: u64,
+        round: u32,
+    ) -> Result<Option<Pace>, ClientFailure> {
         if !phase.paced() {
             return Ok(None);
         }
         let clients = self.clients.max(1) as f64;
-        let (per_sec, arrival) = match (self.plan.open, &self.plan.curve, self.plan.load_of(round)) {
-            (Some(open), _, _) => (open.per_sec as f64 / clients, open.arrival),
-            (None, Some(curve), Some(CurveLoad::Rate(total))) => (total as f64 / clients, curve.arrival),
-            (None, Some(curve), Some(CurveLoad::Percent(p))) => match self.curve_max.get(&phase) {
-                Some(max) if *max > 0.0 => (max * f64::from(p) / 100.0, curve.arrival),
+        let arrival = match (&self.plan.curve, &self.plan.latency_target) {
+            (Some(curve), _) => curve.arrival,
+            (None, Some(target)) => target.arrival,
+            (None, None) => Default::default(),
+        };
+        let (per_sec, arrival) = match (self.plan.open, load) {
+            (Some(open), _) => (open.per_sec as f64 / clients, open.arrival),
+            (None, Some(CurveLoad::Rate(total))) => (total as f64 / clients, arrival),
+            (None, Some(CurveLoad::Percent(p))) => match self.curve_max.get(&phase) {
+                Some(max) if *max > 0.0 => (max * f64::from(p) / 100.0, arrival),
                 _ => {
                     let why = format!(
                         "client {} completed no item of {} at its curve's maximum, so it has no share of it to \

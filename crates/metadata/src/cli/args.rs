@@ -141,6 +141,24 @@ pub struct MetadataArgs {
     #[arg(long, value_name = "BOUND", requires = "curve")]
     pub stop_curve: Option<String>,
 
+    /// Per item phase, the highest rate whose items meet TIME (fio's latency_target, over rates
+    /// rather than depths): each phase's maximum first (closed loop), then rounds of every phase
+    /// over fresh names, open loop (--arrivals), each phase at its own level k/20 of its maximum,
+    /// k climbed as fio climbs its depth (1, doubling, then halfway back: 1, 2, 4, 8, 16, 20,
+    /// ...). A round's items are the window judged: the level meets the target when
+    /// --latency-percentile of them took at most TIME from their arrival. Once every phase's
+    /// search has ended, a last round measures each phase at the level it found, stored with
+    /// what the search found; a target not even 1/20 of the maximum meets is said (measured
+    /// there, exit 0). Item phases only; not with --rate, --curve, --iterations, --stonewall or
+    /// --in-place, nor under MPI. No --latency-window: a round's items are its window
+    #[arg(long, value_name = "TIME", conflicts_with_all = ["rate", "curve"])]
+    pub latency_target: Option<String>,
+
+    /// With --latency-target: the share of a round's items that must meet it, in percent (e.g.
+    /// 99 or 99.9) [default: 100, as fio's]
+    #[arg(long, value_name = "PCT", requires = "latency_target")]
+    pub latency_percentile: Option<String>,
+
     /// The figures over time each phase stores.
     #[command(flatten)]
     pub series: iomatrix_harness::series::SeriesArgs,
@@ -202,6 +220,7 @@ impl MetadataArgs {
         let stonewall = self.stonewall()?;
         let random_stat_seed = self.seed()?;
         let (open, curve) = self.load(&phases, counts.per_client)?;
+        let latency_target = self.latency_target()?;
         let plan = MetadataPlan {
             items: match items {
                 ItemCount::PerClient(_) => ItemCount::PerClient(counts.per_client),
@@ -223,6 +242,7 @@ impl MetadataArgs {
             series_interval_ns: self.series.interval_ns()?,
             open,
             curve,
+            latency_target,
         };
         // The clients as given; under MPI the suite checks again with its ranks.
         plan.check_rates(self.common.run.client.clients)?;
@@ -236,14 +256,14 @@ impl MetadataArgs {
             None => iomatrix_random::Arrival::Uniform,
             Some(text) => text.parse().map_err(|e: String| usage(format!("--arrivals {text}: {e}")))?,
         };
-        if self.arrivals.is_some() && self.rate.is_none() && self.curve.is_none() {
+        if self.arrivals.is_some() && self.rate.is_none() && self.curve.is_none() && self.latency_target.is_none() {
             return Err(usage(
                 "--arrivals without --rate or --curve: there is no open loop to space; give --rate N \
                               (items a second, all clients together) or --curve"
                     .into(),
             ));
         }
-        let open_loop = self.rate.is_some() || self.curve.is_some();
+        let open_loop = self.rate.is_some() || self.curve.is_some() || self.latency_target.is_some();
         if open_loop {
             self.refuse_with_open_loop(phases, items)?;
         }
@@ -261,11 +281,52 @@ impl MetadataArgs {
         Ok((None, Some(MetaCurve { curve, arrival })))
     }
 
-    /// What open loop (`--rate`, `--curve`) does not take: fewer than 10 items a client (too few
+    /// `--latency-target` and `--latency-percentile`, resolved.
+    fn latency_target(&self) -> anyhow::Result<Option<crate::target::MetaTarget>> {
+        let Some(text) = &self.latency_target else { return Ok(None) };
+        if !text.trim().is_empty() && text.trim().bytes().all(|b| b.is_ascii_digit()) {
+            return Err(usage(format!(
+                "--latency-target {text}: give a unit, e.g. {text}us or {text}ms (fio reads a bare number here as \
+                 microseconds, iomatrix's durations as seconds)"
+            )));
+        }
+        let d = iomatrix_core::parse_duration(text).map_err(|e| usage(format!("--latency-target {text}: {e}")))?;
+        let percentile_hundredths = match &self.latency_percentile {
+            None => 10_000,
+            Some(p) => {
+                let value = p.trim().trim_end_matches('%').parse::<f64>().ok().filter(|v| v.is_finite());
+                let hundredths = value.map(|v| v * 100.0).filter(|h| (h - h.round()).abs() < 1e-6);
+                match hundredths.map(|h| h.round() as i64) {
+                    Some(h @ 1..=10_000) => h as u32,
+                    _ => {
+                        return Err(usage(format!(
+                            "--latency-percentile {p}: give a percentage above 0 and at most 100, with at most two \
+                             decimals, e.g. 99 or 99.9"
+                        )))
+                    }
+                }
+            }
+        };
+        let arrival = match &self.arrivals {
+            None => iomatrix_random::Arrival::Uniform,
+            Some(text) => text.parse().map_err(|e: String| usage(format!("--arrivals {text}: {e}")))?,
+        };
+        Ok(Some(crate::target::MetaTarget {
+            target_ns: u64::try_from(d.as_nanos()).unwrap_or(u64::MAX),
+            percentile_hundredths,
+            arrival,
+        }))
+    }
+
+    /// What open loop (`--rate`, `--curve`, `--latency-target`) does not take: fewer than 10 items a client (too few
     /// arrivals to say anything of a latency), the stonewall (a closed loop's cut), phases that
     /// stay closed loop under a curve, and a curve's samples or a run in place.
     fn refuse_with_open_loop(&self, phases: &[Phase], items: u64) -> anyhow::Result<()> {
-        let flag = if self.rate.is_some() { "--rate" } else { "--curve" };
+        let flag = match (self.rate.is_some(), self.curve.is_some()) {
+            (true, _) => "--rate",
+            (_, true) => "--curve",
+            _ => "--latency-target",
+        };
         if (items as f64) < iomatrix_harness::curve::MIN_ARRIVALS_PER_CELL {
             return Err(usage(format!(
                 "{flag} with {items} item(s) per client: each item is an arrival, and fewer than {:.0} a client say \
@@ -280,12 +341,12 @@ impl MetadataArgs {
                  cut at a time of its own; leave --stonewall out"
             )));
         }
-        if self.curve.is_none() {
+        if self.rate.is_some() {
             return Ok(());
         }
         if let Some(p) = phases.iter().find(|p| !p.paced()) {
             return Err(usage(format!(
-                "--curve with the phase {}: a curve runs the item phases at loads, and {} stays closed loop (a tree's \
+                "{flag} with the phase {}: it runs the item phases at loads, and {} stays closed loop (a tree's \
                  handful of folders, a read per folder, or one walker: too few arrivals for a rate); give --phases \
                  with item phases only (e.g. file-create,file-stat,file-remove)",
                 p.name(),
@@ -294,18 +355,16 @@ impl MetadataArgs {
         }
         let repeated = self.iterations.is_some_and(|i| i > 1) || self.common.run.repeat.repeat > 1;
         if repeated || self.common.run.repeat.tolerance.is_some() {
-            return Err(usage(
-                "--curve with --iterations, --repeat or --tolerance: a curve's points are one round of the phases \
-                 each, judged against its bound as they come (repeated points are not built yet); leave them out"
-                    .into(),
-            ));
+            return Err(usage(format!(
+                "{flag} with --iterations, --repeat or --tolerance: its points are one round of the phases each, \
+                 judged as they come (repeated points are not built yet); leave them out"
+            )));
         }
         if self.in_place {
-            return Err(usage(
-                "--curve with --in-place: each point runs the phases over fresh names in a folder of its own; leave \
+            return Err(usage(format!(
+                "{flag} with --in-place: each point runs the phases over fresh names in a folder of its own; leave \
                  --in-place out"
-                    .into(),
-            ));
+            )));
         }
         Ok(())
     }
@@ -365,7 +424,7 @@ impl MetadataArgs {
         };
         let Some(list) = &self.phases else {
             // find is IO500's, asked for by name only; a curve's phases are the item phases.
-            let curved = |p: Phase| self.curve.is_none() || p.paced();
+            let curved = |p: Phase| (self.curve.is_none() && self.latency_target.is_none()) || p.paced();
             return Ok(Phase::ALL.into_iter().filter(|p| allowed(*p) && *p != Phase::Find && curved(*p)).collect());
         };
         let names = || Phase::ALL.map(Phase::name).join(", ");

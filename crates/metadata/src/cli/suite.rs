@@ -111,6 +111,13 @@ impl Suite for Metadata {
         }
         if mpi_ranks.is_some() {
             plan.check_rates(run.clients.count)?;
+            if plan.latency_target.is_some() {
+                return Err(UsageError::new(
+                    "--latency-target under MPI: the ranks would have to hear the leader's next level between \
+                     rounds, which is not built yet; run it with local clients (--clients N)",
+                )
+                .into());
+            }
             if plan.curve.as_ref().is_some_and(|c| c.curve.stop.is_some()) {
                 return Err(UsageError::new(
                     "--stop-curve under MPI: the ranks would have to hear the leader end the curve between its \
@@ -195,7 +202,10 @@ impl Suite for Metadata {
     }
 
     fn live(plan: &MetadataPlan, slots: usize) -> MetadataLive {
-        MetadataLive { items: LiveItems::new(slots), shape: (plan.rounds(), plan.phases.len()) }
+        MetadataLive {
+            items: LiveItems::with_levels(slots, plan.phases.len()),
+            shape: (plan.rounds(), plan.phases.len()),
+        }
     }
 
     /// An iteration's phases, back to back between barriers as mdtest runs them: no cell is
@@ -244,6 +254,7 @@ impl Suite for Metadata {
         let phases = plan.phases.len().max(1);
         let in_place_top = s.top.0.clone();
         let mut curves = crate::curve::Curves::new(plan);
+        let mut searches = crate::target::Searches::new(plan);
         let ended = lead_together(
             group,
             setup,
@@ -251,11 +262,13 @@ impl Suite for Metadata {
             |rank, _dir| Worker::new(rank, &s),
             |index, gathered| {
                 let (phase, round) = (plan.phases[index % phases], (index / phases) as u32);
-                let mut cell = merge((phase, round, plan.load_of(round)), gathered, clients, counts.per_client);
+                let load = live.items.load(plan, index % phases, round);
+                let mut cell = merge((phase, round, load), gathered, clients, counts.per_client);
                 if cell.left_out {
                     return Ok(());
                 }
                 curves.see(&mut cell, &live.items.last_round);
+                searches.see(index % phases, &mut cell, &live.items.levels, &live.items.last_round);
                 on_cell(&cell).map_err(|e| NotStored { cell: format!("storing {}", cell.name), refused: Box::new(e) })
             },
         );
@@ -295,7 +308,7 @@ impl Suite for Metadata {
             // The phase alone: every iteration is a sample of one cell, as mdtest's -i gives its
             // Max, Min, Mean and Std Dev over iterations, so compare judges a phase over them; a
             // curve's point is a cell of its own, named with its load.
-            test: named(r.phase, 0, r.load),
+            test: crate::merge::test_name(r),
             file_size: None,
             record_size: None,
             backend: self.backend.into(),
@@ -400,6 +413,16 @@ fn load_condition(plan: &MetadataPlan, clients: usize) -> Option<String> {
             open.per_sec,
             human::significant(open.per_sec as f64 / clients.max(1) as f64),
             open.arrival.describe()
+        ));
+    }
+    if let Some(target) = plan.latency_target {
+        return Some(format!(
+            "latency target: per phase, the highest rate whose items meet {} (fio's latency_target climb over 20 \
+             levels, level k offering k/20 of the phase's maximum, measured first closed loop); each level a round \
+             of the phases over fresh names, open loop, arrivals {}; {timed}; the last round measured at the levels \
+             found",
+            target.describe(),
+            target.arrival.describe()
         ));
     }
     let curve = plan.curve.as_ref()?;

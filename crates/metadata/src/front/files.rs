@@ -172,6 +172,7 @@ mod tests {
             load: None,
             open: None,
             curve: None,
+            latency_target: None,
         };
         let csv = rank_details_csv(std::slice::from_ref(&create), 100, 2, 1);
         let lines: Vec<&str> = csv.lines().collect();

@@ -241,6 +241,7 @@ mod tests {
             load: None,
             open: None,
             curve: None,
+            latency_target: None,
         }
     }
 

@@ -61,6 +61,7 @@ pub fn plan(a: &MdtestArgs) -> Result<MetadataPlan, UsageError> {
         series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
         open: None,
         curve: None,
+        latency_target: None,
     })
 }
 
