@@ -217,7 +217,8 @@ fn trust_metadata_latency_target_climbs_as_fio_and_measures_the_level_found() {
     let found = &last["found"];
     match ended {
         Some(Next::Settled(l)) => {
-            assert_eq!((found["level"].as_u64(), last["level"].as_u64()), (Some(l as u64), Some(l as u64)))
+            let l = Some(u64::from(l));
+            assert_eq!((found["level"].as_u64(), last["level"].as_u64()), (l, l));
         }
         Some(Next::Unmet) => assert!(found["level"].is_null(), "{last}"),
         _ => assert!(judged.len() >= 14, "stopped unsettled only after its rounds: {judged:?}"),
