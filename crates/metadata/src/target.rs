@@ -90,8 +90,13 @@ pub struct Searches {
 impl Searches {
     /// The searches of `plan` (none without `--latency-target`).
     pub fn new(plan: &MetadataPlan) -> Searches {
+        Searches::of(plan.latency_target, plan.phases.len())
+    }
+
+    /// A search for `target` of each of `phases` phases.
+    fn of(target: Option<MetaTarget>, phases: usize) -> Searches {
         let first = State::Searching { search: LevelSearch::new(LEVELS), level: LevelSearch::FIRST, best: None };
-        Searches { target: plan.latency_target, states: vec![first; plan.phases.len()] }
+        Searches { target, states: vec![first; phases] }
     }
 
     /// The level phase `index` of the plan runs next, as the clients read it.
@@ -154,5 +159,86 @@ fn said(level: Option<u32>, settled: bool, rate: f64) -> String {
             "no level meets it, not even 1/{LEVELS} of the maximum; measured there: {rate} items/s (not a rate \
              within the target)"
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Phase;
+    use crate::result::PhaseResult;
+    use iomatrix_stats::Latency;
+
+    /// Phase `phase`'s cell of `round`: 100 items of `ns` each, at `rate`.
+    fn cell(phase: Phase, round: u32, ns: u64, rate: f64) -> MetadataCell {
+        let mut latency = Latency::new();
+        (0..100).for_each(|_| latency.record(ns));
+        let result = PhaseResult {
+            phase,
+            iteration: round,
+            items: 100,
+            rate_all_over_slowest: rate,
+            rate_slowest_times_clients: rate,
+            clients: Vec::new(),
+            latency: None,
+            failures: Default::default(),
+            stonewall: None,
+            found: None,
+            load: None,
+            open: None,
+            curve: None,
+            latency_target: None,
+        };
+        MetadataCell {
+            name: String::new(),
+            result,
+            planned: 100,
+            failures: Vec::new(),
+            starts: Vec::new(),
+            clients: 1,
+            series: None,
+            latency,
+            left_out: false,
+        }
+    }
+
+    #[test]
+    fn each_phase_climbs_on_its_own_and_the_round_after_the_last_search_measures_what_each_found() {
+        let target = MetaTarget {
+            target_ns: 1_000_000,
+            percentile_hundredths: 9900,
+            arrival: iomatrix_random::Arrival::Uniform,
+        };
+        assert_eq!(target.describe(), "p99 of each item's latency from its arrival <= 1.00 ms");
+        let mut searches = Searches::of(Some(target), 2);
+        let (levels, last) = (Searches::first_levels(2), AtomicU32::new(u32::MAX));
+        let mut see = |index: usize, round: u32, ns: u64| {
+            let phase = [Phase::FileCreate, Phase::FileStat][index];
+            let mut c = cell(phase, round, ns, 1000.0 * f64::from(round + 1));
+            let level = levels[index].load(Ordering::SeqCst);
+            searches.see(index, &mut c, &levels, &last);
+            (level, c.result.latency_target.unwrap())
+        };
+        let (met, failed) = (500_000, 2_000_000);
+        // The maximum: judged, not a level.
+        assert_eq!(see(0, 0, failed).1.level, 0);
+        see(1, 0, failed);
+        // file-create: level 1 meets, 2 fails, back to 1, which meets: settled at 1.
+        // file-stat: level 1 fails: unmet at once, and run at level 1 while file-create searches.
+        assert_eq!(see(0, 1, met).0, 1);
+        assert_eq!(see(1, 1, failed).0, 1);
+        assert_eq!(last.load(Ordering::SeqCst), u32::MAX, "file-create still searches");
+        assert_eq!(see(0, 2, failed).0, 2);
+        assert_eq!(see(1, 2, failed).0, 1);
+        assert_eq!(see(0, 3, met).0, 1);
+        assert_eq!(see(1, 3, failed).0, 1);
+        assert_eq!(last.load(Ordering::SeqCst), 4, "every search ended: round 4 is the last");
+        let (level, create) = see(0, 4, met);
+        let found = create.found.unwrap();
+        assert_eq!((level, found.level, found.rate), (1, Some(1), 5000.0));
+        assert!(found.said.starts_with("settled at 1/20 of the maximum (5%): 5000"), "{}", found.said);
+        let stat = see(1, 4, failed).1.found.unwrap();
+        assert_eq!(stat.level, None);
+        assert!(stat.said.starts_with("no level meets it, not even 1/20 of the maximum"), "{}", stat.said);
     }
 }
