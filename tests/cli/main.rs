@@ -55,6 +55,7 @@ mod mdtest_front;
 mod mdtest_phases;
 mod metadata;
 mod metadata_clients;
+mod metadata_curve;
 mod metadata_limits;
 mod mounted;
 mod mpi;
