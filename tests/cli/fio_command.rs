@@ -241,7 +241,7 @@ fn every_option_iomatrix_fio_does_not_run_is_refused_by_name_and_nothing_runs() 
         (&["--rw=trim"], "no trims (discards)"),
         (&["--rw=randread:8"], "holes between sequential requests (:N) are not supported"),
         (&["--bsrange=4k-64k"], "a range of block sizes is not run"),
-        (&["--bssplit=4k/50:64k/50"], "a mix of block sizes is not run"),
+        (&["--bssplit=4k/50:64k/40"], "the shares add up to 90%, not 100"),
         (&["--bs=4k,64k"], "different block sizes"),
         (&["--ioengine=mmap"], "'mmap' is not run by iomatrix's engine"),
         (&["--iodepth=8"], "iodepth=8 without ioengine"),

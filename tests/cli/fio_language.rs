@@ -347,3 +347,58 @@ fn io_depths_submit_and_complete_are_counted_as_real_fio_counts_them() {
         }
     }
 }
+
+/// bssplit: the job line says the sizes' range as real fio prints it, each request's size is
+/// drawn by share (measured over many requests: within 2 points of each share asked), and shares
+/// that do not add up to 100 are refused before anything runs, in fio's words and in run access's.
+#[test]
+fn bssplit_draws_each_size_by_its_share() {
+    if !have("fio") {
+        return skip("fio is not installed");
+    }
+    let sb = Sandbox::new();
+    let (_mount, dir) = scratch(&sb);
+    let job =
+        ["--name=t", "--rw=randrw", "--bssplit=4k/10:64k/50:32k/40,8k/30:16k/70", "--size=4m", "--ioengine=psync"];
+    let real = real_fio(&dir, &job);
+    let ours = our_fio(&sb, &dir, &[&job[..], &["--runtime=1", "--time_based"]].concat());
+    let first = |s: &str| s.lines().next().unwrap_or_default().to_string();
+    println!("  fio:      {}\n  iomatrix: {}", first(&real), first(&ours));
+    assert_eq!(first(&ours), first(&real), "the job line");
+    assert!(first(&ours).contains("bs=(R) 4096B-64.0KiB, (W) 8192B-16.0KiB"), "{ours}");
+
+    let run = sb.last_run();
+    let done = &cells(&run)[0]["metrics"]["block_split"];
+    let counts = done["counts"]["sizes"].as_array().unwrap();
+    let count = |size: u64, side: usize| -> f64 {
+        counts.iter().find(|e| e[0] == size).map_or(0.0, |e| e[side].as_f64().unwrap())
+    };
+    for (side, asked) in [(1, vec![(4096, 10.0), (65536, 50.0), (32768, 40.0)]), (2, vec![(8192, 30.0), (16384, 70.0)])]
+    {
+        let total: f64 = counts.iter().map(|e| e[side].as_f64().unwrap()).sum();
+        assert!(total > 2000.0, "too few requests to judge shares: {total}");
+        for (size, share) in asked {
+            let took = 100.0 * count(size, side) / total;
+            println!(
+                "{} {size}: asked {share}%, took {took:.2}% of {total}",
+                if side == 1 { "reads" } else { "writes" }
+            );
+            assert!((took - share).abs() < 2.0, "{size}: asked {share}%, took {took:.2}%");
+        }
+    }
+    // Sizes the other direction has are no requests of this one.
+    assert_eq!((count(8192, 1), count(4096, 2)), (0.0, 0.0));
+    let (shown, _) = text(&sb.run(&["show", &run["run"]["id"].to_string()]));
+    let line = shown.lines().find(|l| l.starts_with("block sizes, ")).unwrap_or_else(|| panic!("{shown}"));
+    assert!(line.contains("(bssplit 4k/10:64k/50:32k/40,8k/30:16k/70): reads 4k 10% (took "), "{line}");
+
+    for (args, says) in [
+        (vec!["fio", "--name=t", "--bssplit=4k/10:64k/50", "--size=1m"], "add up to 60%, not 100"),
+        (vec!["run", "access", "--bssplit", "4k/60:64k/50", "--duration", "1s"], "add up to 110%, not 100"),
+        (vec!["run", "access", "--bssplit", "4k/50:64k/50", "--bs", "8k"], "cannot be used with"),
+    ] {
+        let out = sb.run(&args);
+        assert_usage_error(&out, says);
+    }
+    assert_eq!(stored_cells(&sb), 1, "a refused split runs nothing");
+}

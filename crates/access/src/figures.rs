@@ -127,6 +127,10 @@ pub struct AccessCellFigures {
     /// stored before they were counted.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub queue_depths: Option<crate::depths::QueueDepths>,
+    /// Under `--bssplit` (fio's bssplit): the shares asked and the requests made of each size;
+    /// None without it. `block_size` is then the largest size.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub block_split: Option<crate::bssplit::SplitDone>,
 }
 
 /// A side's latency as stored: the suite's summary, or an import's partial one (Iometer keeps

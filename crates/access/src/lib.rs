@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod bssplit;
 pub mod cli;
 pub mod depths;
 pub mod figures;

@@ -112,6 +112,11 @@ pub struct AccessPlan {
     /// their limit; written only when given, so other plans read as before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<iomatrix_stats::steady::SteadyRule>,
+    /// `--bssplit` (fio's bssplit): each request's size drawn by share; `block_sizes` is then the
+    /// largest of them alone (what each request buffer holds). None: every request of a cell is
+    /// its block size; written only when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_split: Option<crate::bssplit::BlockSplit>,
 }
 
 /// Whether each client works on a file of its own or every client on one shared file.
@@ -620,6 +625,7 @@ impl AccessPlan {
             ));
         }
         self.check_block_sizes()?;
+        self.check_block_split()?;
         if self.direct && !self.backend.supports_direct() {
             return Err(UsageError::new(format!(
                 "--direct cannot be used with the {} backend; use psync, sync or io_uring",
@@ -761,6 +767,32 @@ impl AccessPlan {
         Ok(())
     }
 
+    /// `--bssplit`: one cell's block size (the largest), each size within the file and O_DIRECT's
+    /// alignment, and none of the options that lay requests out by one size.
+    fn check_block_split(&self) -> Result<(), UsageError> {
+        let Some(split) = &self.block_split else { return Ok(()) };
+        let refused = |what: &str| {
+            Err(UsageError::new(format!(
+                "--bssplit with {what}: not built (they lay out or check requests of one size); leave one out"
+            )))
+        };
+        if self.block_sizes != [split.largest()] {
+            return refused("--bs");
+        }
+        if self.content.stamped() {
+            return refused("--verify or --compressible");
+        }
+        if !self.shared_file.is_per_client() {
+            return refused("--shared-file");
+        }
+        if let Some(bad) = split.sizes().into_iter().find(|s| self.direct && s.bytes() % 512 != 0) {
+            return Err(UsageError::new(format!(
+                "--bssplit: block size {bad} is not a multiple of 512, which --direct (O_DIRECT) needs"
+            )));
+        }
+        Ok(())
+    }
+
     /// `--compressible` and `--verify`: a percentage, and 4k blocks on a folder.
     fn check_content(&self) -> Result<(), UsageError> {
         if self.content.compressible > 100 {
@@ -887,6 +919,7 @@ mod tests {
             curve: None,
             latency_target: None,
             steady: None,
+            block_split: None,
         }
     }
 

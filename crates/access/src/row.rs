@@ -72,6 +72,10 @@ impl AccessResult {
                 latency_target: self.latency_target.clone(),
                 steady: self.steady.clone(),
                 queue_depths: Some(self.depths),
+                block_split: plan
+                    .block_split
+                    .clone()
+                    .map(|split| crate::bssplit::SplitDone { split, counts: self.sizes.clone().unwrap_or_default() }),
             }),
             client_figures: json!(clients),
             state: Default::default(),

@@ -49,7 +49,8 @@ Usage: iomatrix fio [--output-format=normal|json] --name=JOB [--OPTION=VALUE ...
 
 Options, as fio means them (sizes: k = 1024; times: seconds unless us, ms, s, m, h, d):
   name, rw|readwrite (read, write, randread, randwrite, rw|readwrite, randrw), rwmixread,
-  rwmixwrite, bs|blocksize, bsrange and bssplit (one size only), size, filename, directory,
+  rwmixwrite, bs|blocksize, bsrange (one size only), bssplit (sizes by share, READS,WRITES apart;
+  shares that do not add up to 100 are refused), size, filename, directory,
   iodepth, ioengine (psync, sync, io_uring; libaio runs as io_uring and the output says so),
   numjobs (one client each; reported as one group), runtime with time_based (without
   time_based a job moves size bytes), direct|buffered, group_reporting, stonewall.

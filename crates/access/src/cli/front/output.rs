@@ -24,15 +24,22 @@ const NOT_MEASURED_OLDER: &str =
 
 /// fio's line for one job before it starts.
 pub fn job_line(group: usize, job: &FioJob) -> String {
-    let size = fio_size(job.bs.bytes());
-    let bs = format!("{size}-{size}");
+    // fio prints each direction's smallest and largest size; trims take the writes' (fio's rule
+    // for a list shorter than three).
+    let range = |shares: Option<&[crate::bssplit::Share]>| {
+        let sizes = || shares.into_iter().flatten().map(|s| s.size.bytes());
+        let (low, high) = (sizes().min().unwrap_or(job.bs.bytes()), sizes().max().unwrap_or(job.bs.bytes()));
+        format!("{}-{}", fio_size(low), fio_size(high))
+    };
+    let (reads, writes) = (job.bssplit.as_ref().map(|s| &s.reads[..]), job.bssplit.as_ref().map(|s| &s.writes[..]));
+    let (r, w) = (range(reads), range(writes));
     let engine = match job.ioengine {
         Some(e) if e.fio_name() != e.backend() => format!("{} (run as {} by iomatrix)", e.fio_name(), e.backend()),
         Some(e) => e.fio_name().to_string(),
         None => "psync".to_string(),
     };
     format!(
-        "{}: (g={group}): rw={}, bs=(R) {bs}, (W) {bs}, (T) {bs}, ioengine={engine}, iodepth={}\n",
+        "{}: (g={group}): rw={}, bs=(R) {r}, (W) {w}, (T) {w}, ioengine={engine}, iodepth={}\n",
         job.name, job.mix.word, job.iodepth
     )
 }
