@@ -273,12 +273,18 @@ fn every_option_iomatrix_fio_does_not_run_is_refused_by_name_and_nothing_runs() 
 }
 
 #[test]
-fn fio_jobs_without_stonewall_are_refused_with_the_fix() {
+fn fio_jobs_at_once_refuse_what_they_do_not_run_yet_with_the_fix() {
     let sb = Sandbox::new();
     let jobfile = sb.dir.path().join("together.fio");
-    std::fs::write(&jobfile, format!("[global]\ndirectory={}\nsize=1m\n[a]\n[b]\nrw=write\n", sb.target().display()))
-        .unwrap();
-    assert_usage_error(&sb.run(&["fio", jobfile.to_str().unwrap()]), "Add stonewall to job b");
+    std::fs::write(
+        &jobfile,
+        format!("[global]\ndirectory={}\nsize=1m\n[a]\n[b]\nrw=write\nss=iops:5%\nss_dur=2\n", sb.target().display()),
+    )
+    .unwrap();
+    assert_usage_error(
+        &sb.run(&["fio", jobfile.to_str().unwrap()]),
+        "job b: steadystate in a group of jobs run at once (no stonewall between them) is not built yet; add stonewall",
+    );
     // A refused option in the last job costs no run of the first.
     std::fs::write(
         &jobfile,

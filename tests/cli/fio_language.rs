@@ -402,3 +402,94 @@ fn bssplit_draws_each_size_by_its_share() {
     }
     assert_eq!(stored_cells(&sb), 1, "a refused split runs nothing");
 }
+
+/// fio's section prefixes of a job's block and the lines after the jobs, in the order fio prints them.
+const SECTIONS: [&str; 18] = [
+    "(groupid=",
+    "read:",
+    "write:",
+    "lat (",
+    "clat percentiles",
+    "bw (",
+    "iops",
+    "lat (usec)",
+    "cpu",
+    "IO depths",
+    "submit",
+    "complete",
+    "issued rwts",
+    "latency",
+    "Run status group",
+    "READ:",
+    "WRITE:",
+    "Disk stats",
+];
+
+/// The sections of `SECTIONS` that `output` has a line of.
+fn sections_of(output: &str) -> Vec<&'static str> {
+    let has = |prefix: &str| {
+        output.lines().any(|l| {
+            let l = l.trim_start();
+            if prefix == "(groupid=" {
+                l.contains(": (groupid=")
+            } else {
+                l.starts_with(prefix)
+            }
+        })
+    };
+    SECTIONS.into_iter().filter(|p| has(p)).collect()
+}
+
+/// A job file of two jobs without stonewall (a randread and a randwrite, 1 s each): both run at
+/// once, as fio runs them: one stored run, a cell per job, each job its own client, their timed
+/// parts overlapping; the output has every section real fio's output has for the same file.
+#[test]
+fn two_jobs_without_stonewall_run_at_once_and_print_every_section_fio_prints() {
+    if !have("fio") {
+        return skip("fio is not installed");
+    }
+    let sb = Sandbox::new();
+    let (_mount, dir) = scratch(&sb);
+    let jobfile = sb.dir.path().join("two.fio");
+    std::fs::write(
+        &jobfile,
+        format!(
+            "[global]\ndirectory={}\nsize=8m\nbs=4k\nioengine=psync\nruntime=1\ntime_based\n\n[reader]\nrw=randread\n\n\
+             [writer]\nrw=randwrite\n",
+            dir.display()
+        ),
+    )
+    .unwrap();
+    let real = Command::new("fio").arg(&jobfile).output().expect("fio runs");
+    assert!(real.status.success(), "fio: {}", String::from_utf8_lossy(&real.stderr));
+    let real = String::from_utf8_lossy(&real.stdout).into_owned();
+    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        let _ = std::fs::remove_file(entry.path());
+    }
+    let out = sb.run(&["fio", jobfile.to_str().unwrap()]);
+    assert_success(&out);
+    let ours = text(&out).0;
+
+    let run = sb.last_run();
+    let stored = cells(&run);
+    assert_eq!(stored.len(), 2, "one run, a cell per job");
+    let mut spans = Vec::new();
+    for (c, (read, rank)) in stored.iter().zip([(100, 0), (0, 1)]) {
+        assert_eq!((c["metrics"]["read_percent"].as_u64(), c["clients"].as_u64()), (Some(read), Some(1)), "{c}");
+        let client = &c["client_figures"][0];
+        assert_eq!(client["rank"], rank, "each job its own client");
+        let m = &client["measured"];
+        spans.push((m["start_ns"].as_u64().unwrap(), m["end_ns"].as_u64().unwrap()));
+    }
+    println!("timed parts from the common start (ns): reader {:?}, writer {:?}", spans[0], spans[1]);
+    let (latest_start, earliest_end) = (spans[0].0.max(spans[1].0), spans[0].1.min(spans[1].1));
+    // Both ran 1 s from one barrier: they overlap by most of it (a loaded machine may start one late).
+    assert!(earliest_end > latest_start + 500_000_000, "the jobs did not run at once: {spans:?}");
+
+    let (theirs, mine) = (sections_of(&real), sections_of(&ours));
+    println!("fio's sections:      {theirs:?}\niomatrix's sections: {mine:?}");
+    let missing: Vec<&&str> = theirs.iter().filter(|s| !mine.contains(s)).collect();
+    assert!(missing.is_empty(), "sections of fio's output iomatrix fio does not print: {missing:?}\n{ours}");
+    assert_eq!(ours.matches(": (groupid=0, jobs=1)").count(), 2, "both jobs in group 0, as fio numbers it: {ours}");
+    assert_eq!(ours.matches("Run status group 0 (all jobs):").count(), 1, "{ours}");
+}

@@ -34,7 +34,7 @@ pub use figures::AccessCellFigures;
 pub use iomatrix_backend::Place;
 pub use plan::{
     AccessCell, AccessPlan, CellSetting, Interleave, Limit, Pin, Prepare, Protocol, RequestNeeds, SharedFile,
-    LAY_OUT_PIECE,
+    TogetherJob, LAY_OUT_PIECE,
 };
 pub use runner::{
     execute, execute_at, latency_clock, latency_clock_source, AccessFigures, AccessResult, Live, OpenLoop, Second,

@@ -417,10 +417,21 @@ pub fn execute_at<E: std::fmt::Display>(
     let clients = group.size();
     let mut judge = Judge::default();
     let steady = SteadyWatch::new(plan.steady, plan.series_interval_ns, clients);
-    lead(
+    // Jobs at once: each job's clients run its one cell (index 0) of its own plan, all in one
+    // cell of the coordinator's, started at one barrier.
+    let jobs: Vec<(&AccessPlan, Vec<AccessCell>)> =
+        plan.together.iter().map(|j| (&j.plan, j.plan.cells().into_iter().take(1).collect())).collect();
+    let one_cell =
+        Setup { cells: 1, workdir: setup.workdir, hooks: setup.hooks, on_error: setup.on_error, stop: setup.stop };
+    let together = !jobs.is_empty();
+    let led = lead(
         group,
-        setup,
+        if together { &one_cell } else { setup },
         |rank, dir| {
+            let (plan, cells, clients) = match plan.job_of_rank(rank) {
+                Some((j, _)) => (jobs[j].0, &jobs[j].1[..], jobs[j].0.clients),
+                None => (plan, &cells[..], clients),
+            };
             let path = plan.device.clone().or_else(|| shared.clone()).unwrap_or_else(|| dir.join("access.dat"));
             let server = match place.of_client(rank) {
                 Place::Local => None,
@@ -432,7 +443,7 @@ pub fn execute_at<E: std::fmt::Display>(
             Client {
                 rank,
                 plan,
-                cells: &cells,
+                cells,
                 path,
                 server,
                 stop: setup.stop,
@@ -447,6 +458,9 @@ pub fn execute_at<E: std::fmt::Display>(
             }
         },
         |index, gathered| {
+            if together {
+                return each_job(plan, &cells, gathered, &mut on_cell);
+            }
             let mut result = AccessResult::merge(cells[index], gathered);
             if result.left_out() {
                 return Ok(());
@@ -455,7 +469,33 @@ pub fn execute_at<E: std::fmt::Display>(
             result.steady = steady.verdict(cells[index].index);
             on_cell(&result)
         },
-    )
+    );
+    // The harness counts the cells it stored: a cell per job.
+    led.map(|done| done.map(|(n, ending)| (if together { n * jobs.len() } else { n }, ending)))
+}
+
+/// Jobs at once: the one cell gathered from every job's clients, merged and handed on as a cell
+/// per job (its clients' figures, failures and barrier times only).
+fn each_job<E: std::fmt::Display>(
+    plan: &AccessPlan,
+    cells: &[AccessCell],
+    gathered: Gathered<AccessFigures>,
+    on_cell: &mut impl FnMut(&AccessResult) -> Result<(), E>,
+) -> Result<(), E> {
+    let Gathered { figures, failures, starts } = gathered;
+    let mut first = 0;
+    for (j, job) in plan.together.iter().enumerate() {
+        let ranks = first..first + job.plan.clients;
+        first = ranks.end;
+        let part = Gathered {
+            figures: figures.iter().filter(|f| ranks.contains(&f.rank)).cloned().collect(),
+            failures: failures.iter().filter(|f| ranks.contains(&f.rank)).cloned().collect(),
+            starts: starts.get(ranks.clone()).map(<[StartTimes]>::to_vec).unwrap_or_default(),
+        };
+        let result = AccessResult::merge(cells[j], part);
+        on_cell(&result)?;
+    }
+    Ok(())
 }
 
 /// At the leader, a point of a curve just merged: the curve's figures so far go with it, and

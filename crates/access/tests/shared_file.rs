@@ -44,6 +44,7 @@ fn plan(read_percents: Vec<u8>, backend: BackendKind) -> AccessPlan {
         latency_target: None,
         steady: None,
         block_split: None,
+        together: Vec::new(),
     }
 }
 

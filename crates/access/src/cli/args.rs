@@ -428,6 +428,7 @@ fn plan(
         latency_target: latency_target(args, limit)?,
         steady: steady_rule(args)?,
         block_split: split,
+        together: Vec::new(),
     };
     if on_server {
         plan.validate_on_server(max_depth)?;
