@@ -236,7 +236,7 @@ impl FioJob {
             None => None,
             Some(bytes) if self.bssplit.is_some() => {
                 return Err(format!(
-                    "rate={bytes} with bssplit: requests of mixed sizes make no one request rate of a byte rate;                      iomatrix paces requests: give rate_iops"
+                    "rate={bytes} with bssplit: requests of mixed sizes make no one request rate of a byte rate; give rate_iops"
                 ))
             }
             Some(bytes) if bytes % self.bs.bytes() != 0 || bytes < self.bs.bytes() => {
