@@ -285,6 +285,11 @@ fn fio_jobs_at_once_refuse_what_they_do_not_run_yet_with_the_fix() {
         &sb.run(&["fio", jobfile.to_str().unwrap()]),
         "job b: steadystate in a group of jobs run at once (no stonewall between them) is not built yet; add stonewall",
     );
+    // A group is checked against the machine's limits as one run: 40 jobs of 2,000 clients each
+    // (some 144 GiB of histograms and buffers), each job alone within them.
+    let jobs: String = (0..40).map(|i| format!("[j{i}]\nnumjobs=2000\n")).collect();
+    std::fs::write(&jobfile, format!("[global]\ndirectory={}\nsize=1m\n{jobs}", sb.target().display())).unwrap();
+    assert_usage_error(&sb.run(&["fio", jobfile.to_str().unwrap()]), "40 jobs run at once, 80000 client(s) in all");
     // A refused option in the last job costs no run of the first.
     std::fs::write(
         &jobfile,

@@ -169,12 +169,17 @@ impl Suite for Access {
     /// is mapped: address space. The cell's figures are small: not counted.
     fn demand(&self, plan: &AccessPlan, target: &Target, clients_here: usize) -> Demand {
         // Jobs at once: every job's clients together.
-        if let Some((first, rest)) = plan.together.split_first() {
-            let first = self.demand(&first.plan, target, first.plan.clients);
-            return rest.iter().fold(first, |sum, job| {
-                let more = self.demand(&job.plan, target, job.plan.clients);
-                sum.and(more.total, &format!("job {}: {}", job.name, more.counted))
-            });
+        if !plan.together.is_empty() {
+            let total = plan
+                .together
+                .iter()
+                .fold(Cost::default(), |sum, job| sum.plus(self.demand(&job.plan, target, job.plan.clients).total));
+            let counted = format!(
+                "{} jobs run at once, {} client(s) in all, each with its job's request buffers and histograms",
+                plan.together.len(),
+                plan.clients
+            );
+            return Demand { total, knobs: Vec::new(), counted };
         }
         let queued = plan.backend.is_queued() || target.server().is_some();
         let needs = plan.request_needs(queued, matches!(target.server(), Some(Server::Nfs(_))));

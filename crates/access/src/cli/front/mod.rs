@@ -116,6 +116,7 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
         check_limits(&planned, ranks, held, inv.jobs.len(), &system)?;
         previous = Some(job);
     }
+    check_groups_limits(&inv, &db, ranks, held, &system)?;
     let mut out = Output::start(inv.format, &inv.jobs)?;
     // The output is ended (the group lines, the JSON document's closing) also when a job fails
     // with an error: what the finished jobs measured is printed whole.
@@ -207,6 +208,26 @@ fn together(planned: Vec<plan::JobRun>) -> anyhow::Result<(crate::AccessPlan, io
 fn same_options(a: &options::FioJob, b: &options::FioJob) -> bool {
     let options = |j: &options::FioJob| j.given.iter().filter(|(k, _)| k != "name").cloned().collect::<Vec<_>>();
     a.given.len() == b.given.len() && options(a) == options(b)
+}
+
+/// Each group of jobs run at once checked as one run (every job's clients together) against this
+/// machine's limits, before anything runs.
+fn check_groups_limits(
+    inv: &jobfile::Invocation,
+    db: &Path,
+    ranks: &Ranks,
+    held: Cost,
+    system: &iomatrix_environment::SystemLimits,
+) -> anyhow::Result<()> {
+    for group in groups(&inv.jobs).into_iter().filter(|g| g.len() > 1) {
+        let planned: Vec<plan::JobRun> =
+            group.iter().map(|j| plan::plan(j, db, &inv.labels, ranks.mpi_size())).collect::<Result<_, _>>()?;
+        let (plan, run) = together(planned)?;
+        let mut job = group[0].clone();
+        job.name = format!("{} and the {} job(s) run at once with it", job.name, group.len() - 1);
+        check_limits(&plan::JobRun { job, plan, run, flags: Vec::new() }, ranks, held, inv.jobs.len(), system)?;
+    }
+    Ok(())
 }
 
 /// The memory the jobs' options take while the command runs (they are read before the first
