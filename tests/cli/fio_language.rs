@@ -478,6 +478,7 @@ fn two_jobs_without_stonewall_run_at_once_and_print_every_section_fio_prints() {
         assert_eq!((c["metrics"]["read_percent"].as_u64(), c["clients"].as_u64()), (Some(read), Some(1)), "{c}");
         let client = &c["client_figures"][0];
         assert_eq!(client["rank"], rank, "each job its own client");
+        assert_eq!(c["metrics"]["fio_job"], if rank == 0 { "reader" } else { "writer" });
         let m = &client["measured"];
         spans.push((m["start_ns"].as_u64().unwrap(), m["end_ns"].as_u64().unwrap()));
     }

@@ -256,7 +256,8 @@ impl Suite for Access {
     }
 
     fn row(&self, plan: &AccessPlan, r: &AccessResult) -> CellRow {
-        r.row(plan.plan_of_cell(r.cell.index))
+        let job = plan.together.get(r.cell.index).map(|j| j.name.as_str());
+        r.row_of_job(plan.plan_of_cell(r.cell.index), job)
     }
 
     fn pace(&self, plan: &AccessPlan, r: &AccessResult) -> iomatrix_harness::disturbance::Pace {
