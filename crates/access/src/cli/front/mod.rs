@@ -298,16 +298,17 @@ impl Output {
             Output::Normal { groups, disks } => {
                 for figures in jobs {
                     iomatrix_harness::out::print(&output::job_text(figures))?;
-                    disks.add(figures);
                 }
+                // Jobs at once share one span of the device's activity: added once.
+                jobs.first().into_iter().for_each(|f| disks.add(f));
                 let status = output::group_status(group, jobs);
                 groups.write_all(status.as_bytes()).context("writing the group lines aside")?;
             }
             Output::Json(stream, disks) => {
                 for figures in jobs {
                     iomatrix_harness::out::print(&stream.job(figures)?)?;
-                    disks.add(figures);
                 }
+                jobs.first().into_iter().for_each(|f| disks.add(f));
             }
         }
         Ok(())
