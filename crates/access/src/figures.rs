@@ -131,6 +131,14 @@ pub struct AccessCellFigures {
     /// stored before they were counted.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub queue_depths: Option<crate::depths::QueueDepths>,
+    /// Under `--bssplit` (fio's bssplit): the shares asked and the requests made of each size;
+    /// None without it. `block_size` is then the largest size.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub block_split: Option<crate::bssplit::SplitDone>,
+    /// The fio job the cell measured, where a run holds several (jobs run at once; an imported
+    /// fio run's jobs); None otherwise.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub fio_job: Option<String>,
 }
 
 /// A side's latency as stored: the suite's summary, or an import's partial one (Iometer keeps

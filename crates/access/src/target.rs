@@ -139,6 +139,13 @@ impl TargetOutcome {
                     (false, true) => "",
                     (false, false) => ", not settled",
                 };
+                // An imported fio run gives the depth only (fio's JSON lists no window), and fio
+                // reports depth 1 also where depth 1 missed the target.
+                if self.steps.is_empty() {
+                    let one =
+                        if depth == 1 { "; fio reports depth 1 also where depth 1 missed the target" } else { "" };
+                    return format!("depth {depth} (the depths judged are not recorded: fio's JSON gives the depth it ran at{one}{settled})");
+                }
                 format!("depth {depth} (depths judged: {searched}{settled})")
             }
             None if self.steps.is_empty() => format!(

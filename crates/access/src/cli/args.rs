@@ -43,6 +43,12 @@ pub struct RunAccessArgs {
     #[arg(long, visible_alias = "blocksize", default_value = "4k", value_name = "SIZES", allow_hyphen_values = true)]
     pub bs: String,
 
+    /// Mixed block sizes by share, as fio's bssplit: 4k/10:64k/50:32k/40, or READS,WRITES; each
+    /// request's size drawn by share (a size without a share takes the rest); offsets aligned to
+    /// the smallest unless --align says
+    #[arg(long, value_name = "SPLIT", conflicts_with = "bs")]
+    pub bssplit: Option<String>,
+
     /// Percent of requests that read (the rest write), a list: 100,0
     #[arg(long, default_value = "100", value_name = "PCTS", allow_hyphen_values = true)]
     pub read: String,
@@ -331,8 +337,6 @@ fn plan(
     clients: usize,
     on_server: bool,
 ) -> Result<AccessPlan, UsageError> {
-    let sizes =
-        |flag: &str, text: &str| parse_size_list(text, 1).map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")));
     let one_size =
         |flag: &str, text: &str| text.parse::<ByteSize>().map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")));
     let queue_depths = numbers("qd", &args.qd)?
@@ -362,8 +366,9 @@ fn plan(
     let (backend, max_depth) =
         if on_server { (requested, MAX_DEPTH_ON_SERVER) } else { choose_backend(requested, wants_queue)? };
     let (read_percents, random_percents) = read_random_percents(args)?;
+    let (block_sizes, alignment, split) = block_sizes(args)?;
     let plan = AccessPlan {
-        block_sizes: sizes("bs", &args.bs)?,
+        block_sizes,
         read_percents,
         random_percents,
         queue_depths,
@@ -377,7 +382,7 @@ fn plan(
             .map(|d| d.parse::<Distribution>().map_err(|e| UsageError::new(format!("--distribution {d}: {e}"))))
             .transpose()?
             .unwrap_or_default(),
-        alignment: args.align.as_deref().map(|a| one_size("align", a)).transpose()?,
+        alignment,
         direct: args.direct,
         backend,
         rate_iops: args.rate,
@@ -410,6 +415,8 @@ fn plan(
         curve: curve(args)?,
         latency_target: latency_target(args, limit)?,
         steady: steady_rule(args)?,
+        block_split: split,
+        together: Vec::new(),
     };
     if on_server {
         plan.validate_on_server(max_depth)?;
@@ -417,6 +424,26 @@ fn plan(
         plan.validate(max_depth)?;
     }
     Ok(plan)
+}
+
+/// A plan's block sizes, its offsets' alignment and its split by share.
+type Sizes = (Vec<ByteSize>, Option<ByteSize>, Option<crate::bssplit::BlockSplit>);
+
+/// `--bs`, `--align` and `--bssplit SPLIT` (by fio's rule for its shares, refused where they do
+/// not add up to 100): under a split the cell's size is its largest (what a request buffer holds)
+/// and offsets are aligned to its smallest unless `--align` says.
+fn block_sizes(args: &RunAccessArgs) -> Result<Sizes, UsageError> {
+    let align = args
+        .align
+        .as_deref()
+        .map(|a| a.parse::<ByteSize>().map_err(|e| UsageError::new(format!("--align {a}: {e}"))))
+        .transpose()?;
+    let Some(text) = &args.bssplit else {
+        let sizes = parse_size_list(&args.bs, 1).map_err(|e| UsageError::new(format!("--bs {}: {e}", args.bs)))?;
+        return Ok((sizes, align, None));
+    };
+    let split = crate::bssplit::BlockSplit::parse(text).map_err(|e| UsageError::new(format!("--bssplit {e}")))?;
+    Ok((vec![split.largest()], align.or(Some(split.smallest())), Some(split)))
 }
 
 /// `--curve [POINTS]` with `--stop-curve BOUND`.

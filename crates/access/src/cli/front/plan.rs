@@ -107,8 +107,9 @@ fn flags_of(job: &FioJob, db: &Path, labels: &[String], under_mpi: bool) -> Resu
     let mut flags = vec![
         "--target".to_string(),
         target.to_string_lossy().into_owned(),
-        "--bs".into(),
-        job.bs.to_string(),
+        // fio takes bssplit over bs.
+        if job.bssplit.is_some() { "--bssplit" } else { "--bs" }.into(),
+        job.bssplit.as_ref().map_or_else(|| job.bs.to_string(), crate::bssplit::BlockSplit::describe),
         "--read".into(),
         job.read_percent().to_string(),
         "--random".into(),
