@@ -31,11 +31,14 @@ use crate::sizes::{Rng, Sizes};
 use iomatrix_backend::error_kind;
 use iomatrix_backend::Place;
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Group, Setup, Start};
+use iomatrix_core::CurveLoad;
 use iomatrix_harness::clients::{start_together, Party, Threads};
+use iomatrix_harness::curve::{Curve, Judge};
 use iomatrix_random::{draw_at, Generator};
 use iomatrix_stats::{ClientSeries, CpuReading, SeriesRecorder};
 use iomatrix_verify::{Content, ContentSpec, Tally, UNIT};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -78,6 +81,10 @@ pub struct RunPlan {
         skip_serializing_if = "iomatrix_harness::series::is_default_interval"
     )]
     pub series_interval_ns: u64,
+    /// `--curve`: every phase measured as a throughput-latency curve, its maximum (closed loop)
+    /// then its open-loop points, each a cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<Curve>,
 }
 
 /// What every client replays with `--dbench-loadfile`: each client reads
@@ -114,7 +121,13 @@ impl RunPlan {
             content: ContentSpec::default(),
             pass: 0,
             series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
+            curve: None,
         }
+    }
+
+    /// The loads each phase runs at: 1, or a curve's maximum and its points.
+    fn loads(&self) -> usize {
+        self.curve.as_ref().map_or(1, |c| 1 + c.points.len())
     }
 
     /// The folder (in each connection's) of repeat `repeat`'s files.
@@ -125,15 +138,57 @@ impl RunPlan {
         }
     }
 
-    /// Cell `index`'s phase and repeat.
+    /// Cell `index`'s phase and repeat (a curve's points of a phase follow each other).
     pub fn cell(&self, index: usize) -> (&Phase, u32) {
         let n = self.personality.phases.len();
-        (&self.personality.phases[index % n], (index / n) as u32)
+        let phase = index / self.loads();
+        (&self.personality.phases[phase % n], (phase / n) as u32)
     }
 
-    /// How many cells the run has: its phases times its repeats.
+    /// Cell `index`'s load as a point of its phase's curve; None without `--curve`.
+    pub fn load(&self, index: usize) -> Option<CurveLoad> {
+        let curve = self.curve.as_ref()?;
+        match index % self.loads() {
+            0 => Some(CurveLoad::Max),
+            point => curve.points.get(point - 1).copied(),
+        }
+    }
+
+    /// The cells after `index` in its phase's curve (none without `--curve`).
+    pub fn rest_of_curve(&self, index: usize) -> std::ops::Range<usize> {
+        let loads = self.loads();
+        index + 1..(index / loads + 1) * loads
+    }
+
+    /// Cell `index`'s name: its phase's, and a curve's point's load after it (`run load=50%`),
+    /// so that compare pairs the points of two curves.
+    pub fn cell_name(&self, index: usize) -> String {
+        let phase = &self.cell(index).0.name;
+        match self.load(index) {
+            Some(load) => format!("{phase} {}{load}", CurveLoad::KEY),
+            None => phase.clone(),
+        }
+    }
+
+    /// How many cells the run has: its phases times its repeats (times a curve's loads).
     pub fn cells(&self) -> usize {
-        self.personality.phases.len() * self.repeats.max(1) as usize
+        self.personality.phases.len() * self.repeats.max(1) as usize * self.loads()
+    }
+
+    /// Cell `index`'s phase as a client runs it: a curve's maximum closed loop (the flows' rates
+    /// dropped, their think time kept), a point open loop at `per_connection` operations a second
+    /// in every flow (think time dropped, as `--rate`); without a curve, as planned.
+    pub fn phase_at(&self, index: usize, per_connection: Option<f64>) -> Phase {
+        let mut phase = self.cell(index).0.clone();
+        match self.load(index) {
+            None => {}
+            Some(CurveLoad::Max) => phase.flows.iter_mut().for_each(|f| f.rate = None),
+            Some(_) => phase.flows.iter_mut().for_each(|f| {
+                f.rate = per_connection;
+                f.think_ns = 0;
+            }),
+        }
+        phase
     }
 
     /// The memory the plan's flows hold at their peak, as this engine
@@ -216,22 +271,32 @@ pub struct ClientCell {
     pub rank: usize,
     /// Its cell, merged over its connections.
     pub figures: CellFigures,
+    /// It left the cell out: a point of a curve whose bound ended it (`--stop-curve`).
+    #[serde(default)]
+    pub skipped: bool,
 }
+
+/// The cells of curves that their bound ended (`--stop-curve`): the leader marks them, the
+/// clients of its process leave them out, and the run counts them as planned, never run, not lost.
+pub type LeftOut = Mutex<BTreeSet<usize>>;
 
 /// Runs `plan` on every client of `group`, client r in `setup.workdir/client-r`
 /// (on a server, `folder/client-r` there). At the leader `on_cell` gets each
 /// cell merged over the clients (clients in rank order) with each client's
-/// own; elsewhere None.
+/// own; elsewhere None. A client leaves out the cells in `left_out`
+/// (--stop-curve is refused under MPI, whose ranks share no memory).
 pub fn execute_clients<E: std::fmt::Display>(
     plan: &RunPlan,
     group: &Group<'_>,
     setup: &Setup<'_>,
     place: &Place<'_>,
-    lives: &[Live],
+    (lives, left_out): (&[Live], &LeftOut),
     mut on_cell: impl FnMut(&CellFigures, &[ClientCell], &iomatrix_coord::Gathered<ClientCell>) -> Result<(), E>,
 ) -> io::Result<Option<(usize, Ending)>> {
     let stop = setup.stop;
     let abort = setup.on_error == iomatrix_coord::OnClientError::Abort;
+    let mut judge = Judge::default();
+    let clients = group.size();
     lead(
         group,
         setup,
@@ -246,14 +311,75 @@ pub fn execute_clients<E: std::fmt::Display>(
             local: Vec::new(),
             remote: Vec::new(),
             tables: Tables::default(),
+            curve: CurveClient { left_out, clients, max_per_sec: None },
         },
         |index, gathered| {
             // Where every client failed the phase it is handed on empty, to be stored failed.
-            let merged = CellFigures::merged(gathered.figures.iter().map(|c| &c.figures))
+            let mut merged = CellFigures::merged(gathered.figures.iter().map(|c| &c.figures))
                 .unwrap_or_else(|| CellFigures::none(&plan.cell(index).0.name));
+            let skipped = !gathered.figures.is_empty() && gathered.figures.iter().all(|c| c.skipped);
+            if !skipped {
+                judge_point(plan, index, &mut judge, &mut merged, left_out);
+            }
             on_cell(&merged, &gathered.figures, &gathered)
         },
     )
+}
+
+/// At the leader, a point of a curve just merged: the curve's figures so far go with it, and
+/// where its bound ends the curve here, the rest of the curve is left out.
+fn judge_point(plan: &RunPlan, index: usize, judge: &mut Judge, merged: &mut CellFigures, left: &LeftOut) {
+    let (Some(load), Some(curve)) = (plan.load(index), &plan.curve) else { return };
+    if load == CurveLoad::Max {
+        *judge = Judge::new(curve.stop);
+    }
+    let (figures, ends) = judge.see(load, merged.ops_per_sec(), &merged.latency());
+    if ends {
+        left.lock().unwrap_or_else(|e| e.into_inner()).extend(plan.rest_of_curve(index));
+    }
+    merged.curve = Some(figures);
+}
+
+/// A client's part in its phases' curves.
+struct CurveClient<'a> {
+    /// The points the leader left out (the rest of a curve its bound ended).
+    left_out: &'a LeftOut,
+    /// Clients in the run: an absolute rate is split evenly over them.
+    clients: usize,
+    /// This client's own operations a second at its phase's maximum, once measured: its share of
+    /// each point at a percentage of the maximum.
+    max_per_sec: Option<f64>,
+}
+
+impl CurveClient<'_> {
+    fn is_left_out(&self, index: usize) -> bool {
+        self.left_out.lock().is_ok_and(|l| l.contains(&index))
+    }
+
+    /// The operations a second each of `connections` connections offers at cell `index`: None at
+    /// a curve's maximum and without a curve.
+    fn per_connection(&self, plan: &RunPlan, index: usize, connections: usize) -> Result<Option<f64>, String> {
+        let per_client = match plan.load(index) {
+            None | Some(CurveLoad::Max) => return Ok(None),
+            Some(CurveLoad::Rate(all)) => all as f64 / self.clients.max(1) as f64,
+            Some(CurveLoad::Percent(p)) => match self.max_per_sec {
+                Some(max) if max > 0.0 => max * f64::from(p) / 100.0,
+                _ => {
+                    return Err(format!(
+                        "the {} phase's maximum did no operation here, so {p}% of it offers nothing",
+                        plan.cell(index).0.name
+                    ))
+                }
+            },
+        };
+        let rate = per_client / connections.max(1) as f64;
+        match crate::schema::rate_problem(rate) {
+            None => Ok(Some(rate)),
+            Some(problem) => {
+                Err(format!("{} offers {rate} operations a second per connection: {problem}", plan.cell_name(index)))
+            }
+        }
+    }
 }
 
 struct Client<'a> {
@@ -268,6 +394,7 @@ struct Client<'a> {
     local: Vec<Conn<LocalFiles>>,
     remote: Vec<Conn<RemoteFiles>>,
     tables: Tables,
+    curve: CurveClient<'a>,
 }
 
 /// A client's shared filesets (their claim tables, None for a fileset of
@@ -282,6 +409,26 @@ impl ClientWork for Client<'_> {
     type Figures = ClientCell;
 
     fn cell(&mut self, index: usize, start: &mut Start<'_>) -> Result<ClientCell, ClientFailure> {
+        let n = self.plan.personality.connections;
+        if self.curve.is_left_out(index) {
+            let figures = CellFigures::none(&self.plan.cell(index).0.name);
+            return Ok(ClientCell { rank: self.rank, figures, skipped: true });
+        }
+        let per_connection =
+            self.curve.per_connection(self.plan, index, n).map_err(|e| ClientFailure::error(self.rank, e))?;
+        let phase = self.plan.phase_at(index, per_connection);
+        let mut figures = self.run_phase(index, &phase, start)?;
+        figures.offered_per_sec = per_connection.map(|r| r * n as f64);
+        if self.plan.load(index) == Some(CurveLoad::Max) {
+            self.curve.max_per_sec = Some(figures.ops_per_sec());
+        }
+        Ok(ClientCell { rank: self.rank, figures, skipped: false })
+    }
+}
+
+impl Client<'_> {
+    /// Runs cell `index` as `phase` on the client's connections.
+    fn run_phase(&mut self, index: usize, phase: &Phase, start: &mut Start<'_>) -> Result<CellFigures, ClientFailure> {
         let quiet = Live::new();
         let live = self.live.unwrap_or(&quiet);
         let n = self.plan.personality.connections;
@@ -297,7 +444,7 @@ impl ClientWork for Client<'_> {
                 let make = || Ok(LocalFiles::new(dir.clone()));
                 run_cell(
                     self.plan,
-                    index,
+                    (index, phase),
                     &mut self.local,
                     &mut self.tables,
                     &make,
@@ -324,7 +471,7 @@ impl ClientWork for Client<'_> {
                 let make = move || Ok(RemoteFiles::new(connect()?, folder.clone()));
                 run_cell(
                     self.plan,
-                    index,
+                    (index, phase),
                     &mut self.remote,
                     &mut self.tables,
                     &make,
@@ -336,7 +483,7 @@ impl ClientWork for Client<'_> {
                 )?
             }
         };
-        Ok(ClientCell { rank: self.rank, figures })
+        Ok(figures)
     }
 }
 
@@ -447,7 +594,7 @@ struct ConnResult {
 #[allow(clippy::too_many_arguments)]
 fn run_cell<F: Files>(
     plan: &RunPlan,
-    index: usize,
+    (index, phase): (usize, &Phase),
     conns: &mut [Conn<F>],
     tables: &mut Tables,
     make: &(dyn Fn() -> io::Result<F> + Sync),
@@ -457,7 +604,7 @@ fn run_cell<F: Files>(
     start: &mut Start<'_>,
     client: usize,
 ) -> Result<CellFigures, ClientFailure> {
-    let (phase, repeat) = plan.cell(index);
+    let repeat = plan.cell(index).1;
     if tables.repeat != Some(repeat) && plan.personality.filesets.iter().any(|f| f.shared) {
         // Untimed, once per client and repeat: the shared files, through a session of their own.
         tables.sets = prepare_shared(plan, repeat, make, client).map_err(|e| {
@@ -1622,7 +1769,9 @@ mod tests {
         };
         let lives: Vec<Live> = (0..clients).map(|_| Live::new()).collect();
         let mut cells = Vec::new();
-        let (done, ending) = execute_clients(plan, &Group::Local(clients), &setup, &Place::Local, &lives, |m, c, _| {
+        let left_out = LeftOut::default();
+        let both = (&lives[..], &left_out);
+        let (done, ending) = execute_clients(plan, &Group::Local(clients), &setup, &Place::Local, both, |m, c, _| {
             cells.push((m.clone(), c.to_vec()));
             Ok::<(), std::convert::Infallible>(())
         })

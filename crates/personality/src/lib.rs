@@ -28,4 +28,4 @@ pub mod claims;
 pub mod engine;
 pub mod files;
 
-pub use engine::{execute_clients, ClientCell, Footprint, Live, LoadFileReplay, RunPlan};
+pub use engine::{execute_clients, ClientCell, Footprint, LeftOut, Live, LoadFileReplay, RunPlan};

@@ -18,6 +18,10 @@ pub fn report(run: &StoredRun) -> String {
     for c in &run.cell_results {
         let m = StoredCellFigures::read(&c.metrics);
         let looped = match (m.looped.as_deref(), m.target_rate_per_connection) {
+            (Some("open"), Some(_)) if m.load.is_some() => format!(
+                "open loop at {} ops/s offered, all connections (a curve's point; latency from the intended start)",
+                human::fixed(m.offered_per_sec.unwrap_or(0.0), 0)
+            ),
             (Some("open"), Some(rate)) => {
                 format!("open loop at {rate} ops/s per connection (latency from the intended start)")
             }
@@ -27,7 +31,8 @@ pub fn report(run: &StoredRun) -> String {
         let _ = writeln!(
             out,
             "\n{} phase of {}{}: {} connections, {}, {} records, backend {}{}; {} operations, {} in {} s",
-            m.phase.as_deref().unwrap_or(&c.test),
+            // A curve's point is its phase at a load: its name says both.
+            if m.load.is_some() { &c.test } else { m.phase.as_deref().unwrap_or(&c.test) },
             m.personality.as_deref().unwrap_or("?"),
             c.state.heading_mark().map(|mark| format!(" [{mark}]")).unwrap_or_default(),
             c.clients,
@@ -57,6 +62,7 @@ pub fn report(run: &StoredRun) -> String {
             let _ = writeln!(out, "  e.g. {e}");
         }
     }
+    out.push_str(&curves(run));
     out + &iomatrix_report::text::clients::table(
         &connections::connections_as_clients(run),
         &connections::CLIENT_COLUMNS,
@@ -168,6 +174,93 @@ fn failed(m: &StoredCellFigures) -> String {
         }
         _ => n.to_string(),
     }
+}
+
+/// Each phase's throughput-latency curve (`--curve`) as a table of its points, with its figures
+/// under it: the maximum within the bound and SPEC SFS 2014's overall response time.
+fn curves(run: &StoredRun) -> String {
+    let points: Vec<(&CellRow, StoredCellFigures)> = run
+        .cell_results
+        .iter()
+        .map(|c| (c, StoredCellFigures::read(&c.metrics)))
+        .filter(|(_, f)| f.curve.is_some())
+        .collect();
+    let mut out = String::new();
+    // A curve starts at its maximum.
+    for curve in points.chunk_by(|_, (_, next)| next.load != Some(iomatrix_core::CurveLoad::Max)) {
+        out.push_str(&curve_table(curve));
+    }
+    out
+}
+
+/// A latency in the curve's table: "-" for none.
+fn latency(ns: f64) -> String {
+    if ns > 0.0 {
+        human::nanos(ns)
+    } else {
+        "-".into()
+    }
+}
+
+/// One phase's curve: its points (its maximum first) and its figures, from its last stored point.
+fn curve_table(points: &[(&CellRow, StoredCellFigures)]) -> String {
+    let Some((_, first)) = points.first() else { return String::new() };
+    let Some(last) = points.last().and_then(|(_, f)| f.curve.clone()) else { return String::new() };
+    let mut table = Table::new(vec![
+        Column::right("load", 6),
+        Column::right("offered", 9),
+        Column::right("ops/s", 9),
+        Column::right("mean", 9).gap(" | "),
+        Column::right("p50", 9),
+        Column::right("p99", 9),
+        Column::right("p99.9", 9),
+        Column::right("max", 9),
+        Column::right("CPU%", 5).gap(" | "),
+        Column::right("late", 7),
+        Column::right("backlog", 7),
+        Column::right("bound", 5),
+    ]);
+    for (c, f) in points {
+        let curve = f.curve.clone().unwrap_or_default();
+        let l = curve.latency.unwrap_or_default();
+        let late: u64 = f.ops.iter().flatten().map(|(_, o)| o.late).sum();
+        table.row(vec![
+            f.load.map_or("-".into(), |l| l.to_string()),
+            f.offered_per_sec.map_or("closed".into(), |o| human::fixed(o, 0)),
+            human::fixed(f.per_sec, 0),
+            latency(l.mean_ns),
+            latency(l.p50_ns as f64),
+            latency(l.p99_ns as f64),
+            latency(l.p99_9_ns as f64),
+            latency(l.max_ns as f64),
+            c.cpu_percent.map_or("-".into(), |p| human::fixed(p, 0)),
+            if f.offered_per_sec.is_some() { late.to_string() } else { "-".into() },
+            if f.offered_per_sec.is_some() { f.backlog.to_string() } else { "-".into() },
+            match (curve.bound, curve.past_bound) {
+                (None, _) => "-".into(),
+                (Some(_), true) => "past".into(),
+                (Some(_), false) => "meets".into(),
+            },
+        ]);
+    }
+    let within = match (last.bound, last.max_within_bound_iops) {
+        (Some(bound), Some(rate)) => format!("{} ops/s within {bound}", human::fixed(rate, 0)),
+        (Some(bound), None) => format!("no load point within {bound}"),
+        (None, _) => format!("{} ops/s at most (no bound: --stop-curve)", human::fixed(last.peak_iops, 0)),
+    };
+    let ort = last.overall_response_time_ns.map_or("- (fewer than two open-loop points)".into(), latency);
+    let mut out = format!(
+        "\ncurve of the {} phase: maximum {} ops/s (closed loop, latency from issue; the points after it are open \
+         loop, Poisson arrivals, latency from each operation's intended start; every timed operation counts)\n{}",
+        first.phase.as_deref().unwrap_or("?"),
+        human::fixed(last.max_iops, 0),
+        table.render()
+    );
+    out += &format!("maximum within the bound: {within}\noverall response time (SPEC SFS 2014): {ort}\n");
+    if let Some(ended) = &last.ended {
+        out += &format!("{ended}\n");
+    }
+    out
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 use crate::schema::{nearest, OpKind, Scale};
 use crate::{builtin, RunPlan};
 use clap::Args;
-use iomatrix_core::UsageError;
+use iomatrix_core::{CurveLoad, UsageError};
+use iomatrix_harness::curve::Curve;
 use iomatrix_harness::{CommonRunArgs, RunOptions};
 use std::path::Path;
 
@@ -59,6 +60,29 @@ pub struct RunPersonalityArgs {
     /// Closed loop for every flow: drop the personality's rates
     #[arg(long)]
     pub closed_loop: bool,
+
+    /// Measure every phase as a throughput-latency curve (vdbench's iorate=curve): first its
+    /// maximum, closed loop (the flows' rates dropped, their think time kept), then open-loop
+    /// points at percentages of the operations a second it achieved, lightest first:
+    /// 10,50,70,80,90,100 when given alone, a list (10,50,90), a range with its step (10-100,10),
+    /// or absolute rates of all clients together (500/s,1000/s). The rate counts every timed
+    /// operation (each request: a whole-file read of 8 records is 8), as --rate; each client
+    /// offers its share (the percentage of its own maximum, or the rate split evenly), spread over
+    /// its connections, each with Poisson arrivals and no think time. Each point is a cell named
+    /// with its load (`run load=50%`, so compare pairs points); the last stored point of a curve
+    /// holds its maximum within --stop-curve's bound and SPEC SFS 2014's overall response time;
+    /// show prints each curve as a table. Give the points joined (--curve=10,50) or after the
+    /// personality's name. Not with --rate, --closed-loop, --repeat or a load file. Not built yet:
+    /// charts in report, compare's verdict on a curve's own figures
+    #[arg(long, value_name = "POINTS", num_args = 0..=1, default_missing_value = "")]
+    pub curve: Option<String>,
+
+    /// With --curve: end each phase's curve at its first open-loop point past this latency bound
+    /// (vdbench's stopcurve): 5ms judges the mean of every operation's latency; p50:, p99: or
+    /// p99.9: judge that percentile (p99:1ms). Its remaining points are not run. A bound no point
+    /// meets is stored as such ("no load point meets p99 <= 1 ms; ..."). Not under MPI yet
+    #[arg(long, value_name = "BOUND", requires = "curve")]
+    pub stop_curve: Option<String>,
 
     /// Seed of the file sizes, flow choices and arrivals (overrides the personality's)
     #[arg(long, value_name = "N")]
@@ -176,6 +200,7 @@ impl RunPersonalityArgs {
         }
         check_server_ops(&personality, &run)?;
         check_buffers(&personality)?;
+        let curve = self.curve(&personality, &run, mpi_ranks)?;
         let content = self.data.content();
         if content.stamped() {
             iomatrix_verify::check_record(personality.record).map_err(|e| {
@@ -189,6 +214,7 @@ impl RunPersonalityArgs {
             repeats: run.repeat.count,
             content,
             series_interval_ns: self.series.interval_ns()?,
+            curve,
             ..RunPlan::new(personality, given.to_string())
         };
         Ok((plan, run, None))
@@ -209,6 +235,7 @@ impl RunPersonalityArgs {
             ("--rate", self.rate.is_some()),
             ("--closed-loop", self.closed_loop),
             ("--seed", self.seed.is_some()),
+            ("--curve", self.curve.is_some()),
         ];
         if let Some((flag, _)) = meaningless.iter().find(|(_, given)| *given) {
             return Err(UsageError::new(format!(
@@ -289,6 +316,57 @@ impl RunPersonalityArgs {
             ..RunPlan::new(personality, file.display().to_string())
         };
         Ok((plan, run, Some(load.footprint())))
+    }
+}
+
+impl RunPersonalityArgs {
+    /// `--curve [POINTS]` with `--stop-curve BOUND`, checked against the rest of the run as the
+    /// access suite checks its curves.
+    fn curve(
+        &self,
+        personality: &crate::Personality,
+        run: &RunOptions,
+        mpi_ranks: Option<usize>,
+    ) -> Result<Option<Curve>, UsageError> {
+        let Some(points) = &self.curve else { return Ok(None) };
+        let curve = Curve {
+            points: iomatrix_harness::curve::parse_points(points)?,
+            stop: self.stop_curve.as_deref().map(iomatrix_harness::curve::parse_bound).transpose()?,
+        };
+        if let Some(flag) =
+            self.rate.map(|r| format!("--rate {r}")).or(self.closed_loop.then(|| "--closed-loop".into()))
+        {
+            return Err(UsageError::new(format!(
+                "--curve with {flag}: the curve sets each point's loop and rate (its maximum closed loop first, then \
+                 its points open loop); leave {flag} out"
+            )));
+        }
+        if run.repeat.count > 1 || run.repeat.tolerance_pct.is_some() {
+            return Err(UsageError::new(
+                "--curve with --repeat or --tolerance: a curve's points are one cell each, judged against its bound \
+                 as they come (repeated points are not built yet); leave --repeat and --tolerance out",
+            ));
+        }
+        if curve.stop.is_some() && mpi_ranks.is_some() {
+            return Err(UsageError::new(
+                "--stop-curve under MPI: the ranks would have to hear the leader end a curve between its cells, \
+                 which is not built yet; run the curve without --stop-curve (every point runs, each stored)",
+            ));
+        }
+        let streams = (run.clients.count * personality.connections).max(1);
+        for point in &curve.points {
+            let CurveLoad::Rate(all) = point else { continue };
+            for phase in &personality.phases {
+                if let crate::PhaseEnd::Duration { ns } = phase.end {
+                    iomatrix_harness::curve::check_rate(
+                        &format!("--curve point {all}/s over {streams} connection(s) in the {} phase", phase.name),
+                        *all as f64 / streams as f64,
+                        ns / 1_000_000,
+                    )?;
+                }
+            }
+        }
+        Ok(Some(curve))
     }
 }
 

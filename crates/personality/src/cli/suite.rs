@@ -29,8 +29,10 @@ pub struct Personality {
 
 /// One phase over all clients.
 pub struct PersonalityCell {
-    /// Its position in the run (phase, then repeat).
+    /// Its position in the run (a curve's load, then phase, then repeat).
     pub index: usize,
+    /// Its name: the phase's, with a curve's load after it ([`RunPlan::cell_name`]).
+    pub name: String,
     pub merged: CellFigures,
     pub clients: Vec<ClientCell>,
     pub failures: Vec<ClientFailure>,
@@ -173,7 +175,12 @@ impl Suite for Personality {
     }
 
     fn cells(plan: &RunPlan) -> Vec<String> {
-        (0..plan.cells()).map(|i| format!("the {} phase", plan.cell(i).0.name)).collect()
+        (0..plan.cells())
+            .map(|i| match plan.load(i) {
+                Some(load) => format!("the {} phase at {load}", plan.cell(i).0.name),
+                None => format!("the {} phase", plan.cell(i).0.name),
+            })
+            .collect()
     }
 
     /// A phase that ends after a duration lasts it; one that ends after iterations is of
@@ -198,6 +205,7 @@ impl Suite for Personality {
     fn live(plan: &RunPlan, slots: usize) -> PersonalityLive {
         PersonalityLive {
             lives: (0..slots).map(|_| Live::new()).collect(),
+            left_out: crate::LeftOut::default(),
             phases: (0..plan.cells()).map(|i| plan.cell(i).0.name.clone()).collect(),
             shown: Mutex::new((0, 0, Instant::now())),
             sampled: Mutex::new((0, 0, Instant::now())),
@@ -216,14 +224,19 @@ impl Suite for Personality {
         let mut index = 0;
         let mut each =
             |merged: &CellFigures, clients: &[ClientCell], gathered: &iomatrix_coord::Gathered<ClientCell>| {
+                index += 1;
+                // A point of a curve its bound ended: every client left it out, nothing to store.
+                if !clients.is_empty() && clients.iter().all(|c| c.skipped) {
+                    return Ok(());
+                }
                 let cell = PersonalityCell {
-                    index,
+                    index: index - 1,
+                    name: plan.cell_name(index - 1),
                     merged: merged.clone(),
                     clients: clients.to_vec(),
                     failures: gathered.failures.clone(),
                     starts: gathered.starts.clone(),
                 };
-                index += 1;
                 on_cell(&cell)
             };
         match &plan.replay {
@@ -232,8 +245,12 @@ impl Suite for Personality {
                 let load = crate::dbench::load_for(replay).map_err(std::io::Error::other)?;
                 crate::dbench::execute_clients(plan, &load, group, setup, place, &live.lives, &mut each)
             }
-            None => crate::execute_clients(plan, group, setup, place, &live.lives, &mut each),
+            None => crate::execute_clients(plan, group, setup, place, (&live.lives, &live.left_out), &mut each),
         }
+    }
+
+    fn cells_left_out(live: &PersonalityLive) -> usize {
+        live.left_out.lock().map_or(0, |l| l.len())
     }
 
     fn row(&self, plan: &RunPlan, cell: &PersonalityCell) -> CellRow {
@@ -245,7 +262,7 @@ impl Suite for Personality {
         let secs = m.wall_ns as f64 / 1e9;
         let mut line = format!(
             "{}: {} operations, {} in {:.2} s, {:.0} ops/s",
-            m.phase,
+            cell.name,
             m.ops_done(),
             human(m.bytes()),
             secs,
@@ -260,6 +277,12 @@ impl Suite for Personality {
         if m.backlog > 0 {
             line += &format!("; {} arrivals never issued (the connections fell behind)", m.backlog);
         }
+        if let Some(offered) = m.offered_per_sec {
+            line += &format!(" of {offered:.0} offered");
+        }
+        if let Some(ended) = m.curve.as_ref().and_then(|c| c.ended.as_deref()) {
+            line += &format!("; {ended}");
+        }
         if m.phase == "replay" {
             let mismatches: u64 = m.ops.iter().map(|o| o.mismatches).sum();
             line += &format!(", {:.2} MB/s as dbench counts, {mismatches} status mismatch(es)", dbench_mb_per_s(m));
@@ -268,7 +291,7 @@ impl Suite for Personality {
     }
 
     fn key(&self, cell: &PersonalityCell) -> String {
-        cell.merged.phase.clone()
+        cell.name.clone()
     }
 
     /// Counted in connections: those that finished the phase without an
@@ -328,6 +351,8 @@ fn mean_size(d: &SizeDist) -> u64 {
 /// The live figures of this process's clients.
 pub struct PersonalityLive {
     lives: Vec<Live>,
+    /// The points of curves their bound ended (`--stop-curve`).
+    left_out: crate::LeftOut,
     phases: Vec<String>,
     /// (ops, bytes, when) at the last live line.
     shown: Mutex<(u64, u64, Instant)>,
@@ -436,7 +461,12 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
     let flow_steps = plan.replay.is_none();
     let ops = op_metrics(m, secs, flow_steps);
     let (phase, repeat) = plan.cell(cell.index);
-    let flows_rate: Option<f64> = phase.flows.iter().filter_map(|f| f.rate).reduce(f64::max);
+    let load = plan.load(cell.index);
+    // A curve's maximum runs closed loop, its points at the rate each client offered.
+    let flows_rate: Option<f64> = match load {
+        Some(_) => m.offered_per_sec.map(|r| r / m.connections.len().max(1) as f64),
+        None => phase.flows.iter().filter_map(|f| f.rate).reduce(f64::max),
+    };
     let total_kib_per_sec = kib_per_sec(m.bytes(), Duration::from_nanos(m.wall_ns));
     let clients = client_metrics(&cell.clients);
     let connections = connection_figures(&m.connections);
@@ -465,6 +495,11 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
         "avg_connection_kib_per_sec": avg_connection_kib_per_sec(&m.connections),
         "clients": clients,
     });
+    if let Some(load) = load {
+        metrics["load"] = json!(load);
+        metrics["offered_per_sec"] = json!(m.offered_per_sec);
+        metrics["curve"] = json!(m.curve);
+    }
     if flow_steps {
         metrics["flowops"] = json!(m.flowops());
         metrics["flowops_per_sec"] = json!(m.flowops() as f64 / secs);
@@ -488,7 +523,7 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
     }
     CellRow {
         seq: 0,
-        test: m.phase.clone(),
+        test: plan.cell_name(cell.index),
         file_size: None,
         record_size: Some(plan.personality.record),
         backend: backend.into(),
