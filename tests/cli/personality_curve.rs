@@ -142,3 +142,69 @@ fn bad_curves_are_refused_before_anything_runs() {
     assert_eq!(out.status.code(), Some(2), "--stop-curve needs --curve: {out:?}");
     assert_eq!(stored_cells(&sb), 0, "nothing ran");
 }
+
+/// A run of [`STATS`] with a latency target: its one stored cell's search.
+fn searched(sb: &Sandbox, args: &[&str]) -> (Value, Value) {
+    let out = curve_run(sb, &[&["--latency-window", "500ms", "--duration", "1s"][..], args].concat());
+    assert_success(&out);
+    let cells = cells(&sb.last_run());
+    assert_eq!(cells.len(), 1, "only the phase at the rate found is stored, not the search's windows");
+    let found = cells[0]["metrics"]["latency_target"].clone();
+    eprintln!("{found}");
+    (cells[0].clone(), found)
+}
+
+#[test]
+fn a_latency_target_finds_the_highest_rate_whose_windows_meet_it() {
+    let sb = Sandbox::new();
+    let (cell, found) = searched(&sb, &["--latency-target", "10ms", "--latency-percentile", "99"]);
+    let windows = found["windows"].as_array().unwrap();
+    // Every window is judged by fio's rule on its own stored counts.
+    for w in windows {
+        let (ops, over) = (w["ops"].as_u64().unwrap(), w["over_target"].as_u64().unwrap());
+        assert_eq!(w["met"], ops > 0 && (ops - over) * 100 >= 99 * ops, "{w}");
+    }
+    let level = found["level"].as_u64().unwrap_or_else(|| panic!("a local stat meets p99 <= 10 ms at 5%: {found}"));
+    assert_eq!(found["settled"], true, "fio's climb over 20 levels settles within its windows: {found}");
+    let last = windows.iter().rev().find(|w| w["level"] == level).unwrap();
+    assert!(last["met"] == true && last["at_percentile_ns"].as_f64().unwrap() <= 10e6, "{last}");
+    if level < 20 {
+        let above = windows.iter().any(|w| w["level"] == level + 1 && w["met"] == false);
+        assert!(above, "fio's climb settles below a level that failed: {found}");
+    } else {
+        eprintln!("every level met the target: the machine kept p99 within 10 ms at its maximum");
+    }
+    let (max, rate) = (found["max_per_sec"].as_f64().unwrap(), found["rate_per_sec"].as_f64().unwrap());
+    assert!((rate - max * level as f64 / 20.0).abs() <= rate * 1e-9, "level {level} of 20 of {max}: {rate}");
+    let offered = cell["metrics"]["offered_per_sec"].as_f64().unwrap();
+    assert!((offered - rate).abs() <= rate * 1e-6, "the phase is measured at the rate found: {offered} of {rate}");
+    let shown = text(&sb.run(&["show", "1"])).0;
+    assert!(shown.contains("latency target: p99 of each operation's latency"), "{shown}");
+    assert!(shown.contains(&format!("ops/s: level {level} of 20")), "{shown}");
+}
+
+#[test]
+fn a_latency_target_no_rate_meets_is_stored_and_said_and_exits_0() {
+    let sb = Sandbox::new();
+    // 1 us is below any open-loop operation's latency here (its wake-up at its arrival alone).
+    let (cell, found) = searched(&sb, &["--latency-target", "1us", "--latency-percentile", "50"]);
+    assert_eq!(found["level"], Value::Null, "no rate made up: {found}");
+    assert_eq!(found["windows"].as_array().unwrap().len(), 1, "level 1 failed: the search is over");
+    let offered = cell["metrics"]["offered_per_sec"].as_f64().unwrap();
+    let max = found["max_per_sec"].as_f64().unwrap();
+    assert!((offered - max / 20.0).abs() <= offered * 1e-6, "measured at level 1 (5%): {offered} of {max}");
+    let shown = text(&sb.run(&["show", "1"])).0;
+    assert!(shown.contains("no rate meets p50 <= 1.0 us; level 1's"), "{shown}");
+}
+
+#[test]
+fn bad_latency_targets_are_refused_before_anything_runs() {
+    let sb = Sandbox::new();
+    assert_usage_error(&curve_run(&sb, &["--latency-target", "5"]), "give a unit");
+    assert_usage_error(&curve_run(&sb, &["--latency-target", "5ms", "--curve"]), "--latency-target with --curve");
+    assert_usage_error(&curve_run(&sb, &["--latency-target", "5ms", "--rate", "10"]), "--latency-target with --rate");
+    assert_usage_error(&curve_run(&sb, &["--latency-target", "5ms", "--latency-window", "1ms"]), "give 10ms to 1h");
+    assert_usage_error(&curve_run(&sb, &["--latency-target", "5ms", "--latency-percentile", "0"]), "above 0");
+    assert_usage_error(&curve_run(&sb, &["--latency-target", "0ms"]), "a duration must be positive");
+    assert_eq!(stored_cells(&sb), 0, "nothing ran");
+}

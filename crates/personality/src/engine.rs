@@ -28,6 +28,7 @@ use crate::figures::{CellFigures, ConnectionOps, OpFigures};
 use crate::files::{Files, LocalFiles, RemoteFiles};
 use crate::schema::{Amount, Flow, FlowOrder, OpKind, Personality, Phase, PhaseEnd, Pick, Step};
 use crate::sizes::{Rng, Sizes};
+use crate::target::{RateTarget, Search, LEVELS, SEARCH_WINDOWS};
 use iomatrix_backend::error_kind;
 use iomatrix_backend::Place;
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Group, Setup, Start};
@@ -41,7 +42,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -85,6 +86,21 @@ pub struct RunPlan {
     /// then its open-loop points, each a cell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curve: Option<Curve>,
+    /// `--latency-target`: every phase's highest rate within the target searched first (module
+    /// [`crate::target`]), then the phase measured at it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<RateTarget>,
+}
+
+/// What a cell of a phase with a latency target is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetStage {
+    /// The maximum, closed loop for one window (not stored).
+    Max,
+    /// A window of the search, open loop at its level's rate (not stored).
+    Window,
+    /// The phase at the rate found, for its duration: the cell stored.
+    Measured,
 }
 
 /// What every client replays with `--dbench-loadfile`: each client reads
@@ -122,12 +138,28 @@ impl RunPlan {
             pass: 0,
             series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
             curve: None,
+            latency_target: None,
         }
     }
 
-    /// The loads each phase runs at: 1, or a curve's maximum and its points.
+    /// The cells of each phase: 1, a curve's maximum and its points, or a latency target's
+    /// maximum, search windows and measured cell.
     fn loads(&self) -> usize {
-        self.curve.as_ref().map_or(1, |c| 1 + c.points.len())
+        match (&self.curve, &self.latency_target) {
+            (Some(c), _) => 1 + c.points.len(),
+            (None, Some(_)) => 2 + SEARCH_WINDOWS,
+            (None, None) => 1,
+        }
+    }
+
+    /// What cell `index` is in its phase's latency target search; None without a target.
+    pub fn target_stage(&self, index: usize) -> Option<TargetStage> {
+        self.latency_target?;
+        Some(match index % self.loads() {
+            0 => TargetStage::Max,
+            i if i <= SEARCH_WINDOWS => TargetStage::Window,
+            _ => TargetStage::Measured,
+        })
     }
 
     /// The folder (in each connection's) of repeat `repeat`'s files.
@@ -164,9 +196,11 @@ impl RunPlan {
     /// so that compare pairs the points of two curves.
     pub fn cell_name(&self, index: usize) -> String {
         let phase = &self.cell(index).0.name;
-        match self.load(index) {
-            Some(load) => format!("{phase} {}{load}", CurveLoad::KEY),
-            None => phase.clone(),
+        match (self.load(index), self.target_stage(index)) {
+            (Some(load), _) => format!("{phase} {}{load}", CurveLoad::KEY),
+            (None, Some(TargetStage::Max)) => format!("{phase} (its maximum, for the latency target's search)"),
+            (None, Some(TargetStage::Window)) => format!("{phase} (a window of the latency target's search)"),
+            (None, _) => phase.clone(),
         }
     }
 
@@ -180,13 +214,23 @@ impl RunPlan {
     /// in every flow (think time dropped, as `--rate`); without a curve, as planned.
     pub fn phase_at(&self, index: usize, per_connection: Option<f64>) -> Phase {
         let mut phase = self.cell(index).0.clone();
-        match self.load(index) {
-            None => {}
-            Some(CurveLoad::Max) => phase.flows.iter_mut().for_each(|f| f.rate = None),
-            Some(_) => phase.flows.iter_mut().for_each(|f| {
-                f.rate = per_connection;
-                f.think_ns = 0;
-            }),
+        let closed = match (self.load(index), self.target_stage(index)) {
+            (None, None) => return phase,
+            (Some(CurveLoad::Max), _) | (_, Some(TargetStage::Max)) => true,
+            _ => false,
+        };
+        for flow in &mut phase.flows {
+            if closed {
+                flow.rate = None;
+            } else {
+                flow.rate = per_connection;
+                flow.think_ns = 0;
+            }
+        }
+        // A search's maximum and windows run one window each.
+        if let (Some(TargetStage::Max | TargetStage::Window), Some(t)) = (self.target_stage(index), self.latency_target)
+        {
+            phase.end = PhaseEnd::Duration { ns: t.window_ns };
         }
         phase
     }
@@ -276,26 +320,49 @@ pub struct ClientCell {
     pub skipped: bool,
 }
 
-/// The cells of curves that their bound ended (`--stop-curve`): the leader marks them, the
-/// clients of its process leave them out, and the run counts them as planned, never run, not lost.
-pub type LeftOut = Mutex<BTreeSet<usize>>;
+/// What the leader tells the clients of its process between cells (`--stop-curve` and
+/// `--latency-target` are refused under MPI, whose ranks share no memory).
+#[derive(Default)]
+pub struct Steering {
+    /// Cells the clients leave out: the rest of a curve its bound ended, the rest of a search's
+    /// windows once it ended, and the search's cells that ran (folded into the measured cell).
+    /// The run counts them as planned and not run, never as lost.
+    left_out: Mutex<BTreeSet<usize>>,
+    /// A latency target's search: the level its next window (then the measured phase) runs at.
+    level: AtomicU32,
+}
+
+impl Steering {
+    /// How many cells the leader left out.
+    pub fn cells_left_out(&self) -> usize {
+        self.left_out.lock().map_or(0, |l| l.len())
+    }
+
+    fn leave_out(&self, cells: impl IntoIterator<Item = usize>) {
+        self.left_out.lock().unwrap_or_else(|e| e.into_inner()).extend(cells);
+    }
+
+    fn is_left_out(&self, index: usize) -> bool {
+        self.left_out.lock().is_ok_and(|l| l.contains(&index))
+    }
+}
 
 /// Runs `plan` on every client of `group`, client r in `setup.workdir/client-r`
 /// (on a server, `folder/client-r` there). At the leader `on_cell` gets each
 /// cell merged over the clients (clients in rank order) with each client's
-/// own; elsewhere None. A client leaves out the cells in `left_out`
-/// (--stop-curve is refused under MPI, whose ranks share no memory).
+/// own; elsewhere None. The clients follow `steering` between cells.
 pub fn execute_clients<E: std::fmt::Display>(
     plan: &RunPlan,
     group: &Group<'_>,
     setup: &Setup<'_>,
     place: &Place<'_>,
-    (lives, left_out): (&[Live], &LeftOut),
+    (lives, steering): (&[Live], &Steering),
     mut on_cell: impl FnMut(&CellFigures, &[ClientCell], &iomatrix_coord::Gathered<ClientCell>) -> Result<(), E>,
 ) -> io::Result<Option<(usize, Ending)>> {
     let stop = setup.stop;
     let abort = setup.on_error == iomatrix_coord::OnClientError::Abort;
     let mut judge = Judge::default();
+    let mut search = None;
     let clients = group.size();
     lead(
         group,
@@ -311,7 +378,7 @@ pub fn execute_clients<E: std::fmt::Display>(
             local: Vec::new(),
             remote: Vec::new(),
             tables: Tables::default(),
-            curve: CurveClient { left_out, clients, max_per_sec: None },
+            curve: CurveClient { steering, clients, max_per_sec: None },
         },
         |index, gathered| {
             // Where every client failed the phase it is handed on empty, to be stored failed.
@@ -319,7 +386,8 @@ pub fn execute_clients<E: std::fmt::Display>(
                 .unwrap_or_else(|| CellFigures::none(&plan.cell(index).0.name));
             let skipped = !gathered.figures.is_empty() && gathered.figures.iter().all(|c| c.skipped);
             if !skipped {
-                judge_point(plan, index, &mut judge, &mut merged, left_out);
+                judge_point(plan, index, &mut judge, &mut merged, steering);
+                judge_window(plan, index, &mut search, &mut merged, steering);
             }
             on_cell(&merged, &gathered.figures, &gathered)
         },
@@ -328,22 +396,59 @@ pub fn execute_clients<E: std::fmt::Display>(
 
 /// At the leader, a point of a curve just merged: the curve's figures so far go with it, and
 /// where its bound ends the curve here, the rest of the curve is left out.
-fn judge_point(plan: &RunPlan, index: usize, judge: &mut Judge, merged: &mut CellFigures, left: &LeftOut) {
+fn judge_point(plan: &RunPlan, index: usize, judge: &mut Judge, merged: &mut CellFigures, steering: &Steering) {
     let (Some(load), Some(curve)) = (plan.load(index), &plan.curve) else { return };
     if load == CurveLoad::Max {
         *judge = Judge::new(curve.stop);
     }
     let (figures, ends) = judge.see(load, merged.ops_per_sec(), &merged.latency());
     if ends {
-        left.lock().unwrap_or_else(|e| e.into_inner()).extend(plan.rest_of_curve(index));
+        steering.leave_out(plan.rest_of_curve(index));
     }
     merged.curve = Some(figures);
 }
 
+/// At the leader, a cell of a latency target's search just merged: the maximum starts the
+/// search, a window is judged and sets the next level (or ends the search, its remaining windows
+/// left out), and the measured cell gets what the search found.
+fn judge_window(
+    plan: &RunPlan,
+    index: usize,
+    search: &mut Option<Search>,
+    merged: &mut CellFigures,
+    steering: &Steering,
+) {
+    let (Some(stage), Some(target)) = (plan.target_stage(index), plan.latency_target) else { return };
+    match stage {
+        TargetStage::Max => *search = Some(Search::new(target, merged.ops_per_sec())),
+        TargetStage::Window => {
+            let Some(s) = search.as_mut() else { return };
+            let latency = merged.latency();
+            let ops = latency.count();
+            let within = latency.counts_at_most_ns(&[target.target_ns]).first().copied().unwrap_or(0);
+            let at = latency.quantile_ns(f64::from(target.percentile_hundredths) / 10_000.0);
+            let rates = (merged.ops_per_sec(), merged.offered_per_sec.unwrap_or(0.0));
+            s.judge(ops, ops.saturating_sub(within), at, rates);
+            if s.ended() {
+                // The windows after this one, up to the measured cell (the phase's last).
+                let measured = plan.rest_of_curve(index).end - 1;
+                steering.leave_out(index + 1..measured);
+            }
+        }
+        TargetStage::Measured => {
+            merged.latency_target = search.as_ref().map(Search::outcome);
+            return;
+        }
+    }
+    steering.level.store(search.as_ref().map_or(1, |s| s.level), Ordering::SeqCst);
+    // The search's own cells are folded into the measured cell: not stored, not lost.
+    steering.leave_out([index]);
+}
+
 /// A client's part in its phases' curves.
 struct CurveClient<'a> {
-    /// The points the leader left out (the rest of a curve its bound ended).
-    left_out: &'a LeftOut,
+    /// What the leader says between cells.
+    steering: &'a Steering,
     /// Clients in the run: an absolute rate is split evenly over them.
     clients: usize,
     /// This client's own operations a second at its phase's maximum, once measured: its share of
@@ -353,25 +458,36 @@ struct CurveClient<'a> {
 
 impl CurveClient<'_> {
     fn is_left_out(&self, index: usize) -> bool {
-        self.left_out.lock().is_ok_and(|l| l.contains(&index))
+        self.steering.is_left_out(index)
     }
 
     /// The operations a second each of `connections` connections offers at cell `index`: None at
     /// a curve's maximum and without a curve.
     fn per_connection(&self, plan: &RunPlan, index: usize, connections: usize) -> Result<Option<f64>, String> {
-        let per_client = match plan.load(index) {
-            None | Some(CurveLoad::Max) => return Ok(None),
-            Some(CurveLoad::Rate(all)) => all as f64 / self.clients.max(1) as f64,
-            Some(CurveLoad::Percent(p)) => match self.max_per_sec {
-                Some(max) if max > 0.0 => max * f64::from(p) / 100.0,
-                _ => {
-                    return Err(format!(
-                        "the {} phase's maximum did no operation here, so {p}% of it offers nothing",
-                        plan.cell(index).0.name
-                    ))
-                }
-            },
+        // A share of the maximum: a curve's percentage, or a search's level (of 20).
+        let share = match (plan.load(index), plan.target_stage(index)) {
+            (Some(CurveLoad::Max), _) | (_, Some(TargetStage::Max)) | (None, None) => return Ok(None),
+            (Some(CurveLoad::Rate(all)), _) => {
+                return self.spread(plan, index, all as f64 / self.clients.max(1) as f64, connections)
+            }
+            (Some(CurveLoad::Percent(p)), _) => f64::from(p) / 100.0,
+            (None, Some(_)) => f64::from(self.steering.level.load(Ordering::SeqCst).max(1)) / f64::from(LEVELS),
         };
+        let per_client = match self.max_per_sec {
+            Some(max) if max > 0.0 => max * share,
+            _ => {
+                return Err(format!(
+                    "the {} phase's maximum did no operation here, so {:.0}% of it offers nothing",
+                    plan.cell(index).0.name,
+                    share * 100.0
+                ))
+            }
+        };
+        self.spread(plan, index, per_client, connections)
+    }
+
+    /// `per_client` operations a second spread over `connections`, checked.
+    fn spread(&self, plan: &RunPlan, index: usize, per_client: f64, connections: usize) -> Result<Option<f64>, String> {
         let rate = per_client / connections.max(1) as f64;
         match crate::schema::rate_problem(rate) {
             None => Ok(Some(rate)),
@@ -419,7 +535,7 @@ impl ClientWork for Client<'_> {
         let phase = self.plan.phase_at(index, per_connection);
         let mut figures = self.run_phase(index, &phase, start)?;
         figures.offered_per_sec = per_connection.map(|r| r * n as f64);
-        if self.plan.load(index) == Some(CurveLoad::Max) {
+        if self.plan.load(index) == Some(CurveLoad::Max) || self.plan.target_stage(index) == Some(TargetStage::Max) {
             self.curve.max_per_sec = Some(figures.ops_per_sec());
         }
         Ok(ClientCell { rank: self.rank, figures, skipped: false })
@@ -1769,8 +1885,8 @@ mod tests {
         };
         let lives: Vec<Live> = (0..clients).map(|_| Live::new()).collect();
         let mut cells = Vec::new();
-        let left_out = LeftOut::default();
-        let both = (&lives[..], &left_out);
+        let steering = Steering::default();
+        let both = (&lives[..], &steering);
         let (done, ending) = execute_clients(plan, &Group::Local(clients), &setup, &Place::Local, both, |m, c, _| {
             cells.push((m.clone(), c.to_vec()));
             Ok::<(), std::convert::Infallible>(())

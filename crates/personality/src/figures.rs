@@ -209,6 +209,10 @@ pub struct CellFigures {
     /// the point is merged; the last stored point of a curve holds the curve's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curve: Option<iomatrix_harness::curve::CurveFigures>,
+    /// A phase with a latency target (`--latency-target`): what its search found (set at the
+    /// leader on the cell measured at that rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<crate::target::TargetOutcome>,
 }
 
 impl CellFigures {
@@ -497,6 +501,9 @@ pub struct StoredCellFigures {
     /// A point of a curve: the curve's figures up to and with it.
     #[serde(deserialize_with = "or_default")]
     pub curve: Option<iomatrix_harness::curve::CurveFigures>,
+    /// A phase with a latency target: what its search found, every window judged.
+    #[serde(deserialize_with = "or_default")]
+    pub latency_target: Option<crate::target::TargetOutcome>,
 }
 
 impl StoredCellFigures {

@@ -44,6 +44,9 @@ pub fn report(run: &StoredRun) -> String {
             human::bytes(c.bytes),
             human::fixed(c.wall_ns as f64 / 1e9, 3)
         );
+        if let Some(found) = &m.latency_target {
+            let _ = writeln!(out, "latency target: {}: {}", found.target.describe(), found.describe());
+        }
         out.push_str(&ops_table(&m));
         let rows = figure_rows(c, &m);
         let mut figures = Table::new(vec![Column::left("", 48), Column::free("")]).without_header();

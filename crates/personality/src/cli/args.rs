@@ -2,6 +2,7 @@
 //! file, with the overrides of the command line, as a validated plan.
 
 use crate::schema::{nearest, OpKind, Scale};
+use crate::target::RateTarget;
 use crate::{builtin, RunPlan};
 use clap::Args;
 use iomatrix_core::{CurveLoad, UsageError};
@@ -83,6 +84,29 @@ pub struct RunPersonalityArgs {
     /// meets is stored as such ("no load point meets p99 <= 1 ms; ..."). Not under MPI yet
     #[arg(long, value_name = "BOUND", requires = "curve")]
     pub stop_curve: Option<String>,
+
+    /// The highest rate whose operations meet a latency target (fio's latency_target, over rates
+    /// instead of depths): per phase, first its maximum (closed loop, one window), then open-loop
+    /// windows at levels of 5% of it (1 to 20), searched as fio searches its depth: from 5%,
+    /// doubling while a window meets the target, then halfway between the highest level that met
+    /// and the lowest that failed, until settled. Each window is judged over every client's
+    /// operations: the share whose latency (from its intended start) is within TIME must reach
+    /// --latency-percentile. Then the phase runs at the rate found for its duration; only that
+    /// cell is stored, with the rate and every window (level, offered, achieved, operations, over
+    /// the target, the percentile's latency, met). Where 5% fails: "no rate meets ...", measured at
+    /// 5%, exit 0. Not with --curve, --rate, --closed-loop, --repeat, a load file, or under MPI
+    #[arg(long, value_name = "TIME")]
+    pub latency_target: Option<String>,
+
+    /// With --latency-target: the percentage of a window's operations that must meet it (fio's
+    /// latency_percentile) [default: 100]
+    #[arg(long, value_name = "PCT", requires = "latency_target")]
+    pub latency_percentile: Option<String>,
+
+    /// With --latency-target: how long each level runs before it is judged, and the maximum
+    /// before them (fio's latency_window) [default: 1s]
+    #[arg(long, value_name = "TIME", requires = "latency_target")]
+    pub latency_window: Option<String>,
 
     /// Seed of the file sizes, flow choices and arrivals (overrides the personality's)
     #[arg(long, value_name = "N")]
@@ -201,6 +225,7 @@ impl RunPersonalityArgs {
         check_server_ops(&personality, &run)?;
         check_buffers(&personality)?;
         let curve = self.curve(&personality, &run, mpi_ranks)?;
+        let latency_target = self.latency_target(&run, mpi_ranks)?;
         let content = self.data.content();
         if content.stamped() {
             iomatrix_verify::check_record(personality.record).map_err(|e| {
@@ -215,6 +240,7 @@ impl RunPersonalityArgs {
             content,
             series_interval_ns: self.series.interval_ns()?,
             curve,
+            latency_target,
             ..RunPlan::new(personality, given.to_string())
         };
         Ok((plan, run, None))
@@ -236,6 +262,7 @@ impl RunPersonalityArgs {
             ("--closed-loop", self.closed_loop),
             ("--seed", self.seed.is_some()),
             ("--curve", self.curve.is_some()),
+            ("--latency-target", self.latency_target.is_some()),
         ];
         if let Some((flag, _)) = meaningless.iter().find(|(_, given)| *given) {
             return Err(UsageError::new(format!(
@@ -368,6 +395,72 @@ impl RunPersonalityArgs {
         }
         Ok(Some(curve))
     }
+
+    /// `--latency-target TIME` with `--latency-percentile` and `--latency-window`, checked.
+    fn latency_target(&self, run: &RunOptions, mpi_ranks: Option<usize>) -> Result<Option<RateTarget>, UsageError> {
+        let Some(text) = &self.latency_target else { return Ok(None) };
+        let given = [
+            ("--curve", self.curve.is_some()),
+            ("--rate", self.rate.is_some()),
+            ("--closed-loop", self.closed_loop),
+            ("--repeat or --tolerance", run.repeat.count > 1 || run.repeat.tolerance_pct.is_some()),
+            ("MPI", mpi_ranks.is_some()),
+        ];
+        if let Some((what, _)) = given.iter().find(|(_, given)| *given) {
+            return Err(UsageError::new(format!(
+                "--latency-target with {what}: the search sets each window's loop and rate, at the leader between \
+                 windows (one process's clients); leave {what} out"
+            )));
+        }
+        // A zero time is refused by the duration's own parser ("a duration must be positive").
+        let target_ns = time("latency-target", text)?;
+        let percentile_hundredths = match &self.latency_percentile {
+            None => 10_000,
+            Some(p) => {
+                let value = p.trim().trim_end_matches('%').parse::<f64>().ok().filter(|v| v.is_finite());
+                let hundredths = value.map(|v| v * 100.0).filter(|h| (h - h.round()).abs() < 1e-6);
+                match hundredths.map(|h| h.round()) {
+                    Some(h) if h > 0.0 && h <= 10_000.0 => h as u32,
+                    _ => {
+                        return Err(UsageError::new(format!(
+                            "--latency-percentile {p}: give a percentage above 0 and at most 100, with at most two \
+                             decimals, e.g. 99 or 99.9"
+                        )))
+                    }
+                }
+            }
+        };
+        let window_ns = match &self.latency_window {
+            None => 1_000_000_000,
+            Some(w) => time("latency-window", w)?,
+        };
+        if !(MIN_WINDOW_NS..=MAX_WINDOW_NS).contains(&window_ns) {
+            return Err(UsageError::new(format!(
+                "--latency-window {}: give 10ms to 1h (a shorter window holds too few operations to judge a \
+                 percentile: an open-loop connection's wake-up alone takes tens of us)",
+                self.latency_window.as_deref().unwrap_or_default()
+            )));
+        }
+        Ok(Some(RateTarget { target_ns, percentile_hundredths, window_ns }))
+    }
+}
+
+/// The shortest and longest `--latency-window`.
+const MIN_WINDOW_NS: u64 = 10_000_000;
+const MAX_WINDOW_NS: u64 = 3_600_000_000_000;
+
+/// `--FLAG TEXT` as a time in ns: a bare number is refused (fio reads it as microseconds,
+/// iomatrix's durations as seconds: neither is guessed).
+fn time(flag: &str, text: &str) -> Result<u64, UsageError> {
+    if !text.trim().is_empty() && text.trim().bytes().all(|b| b.is_ascii_digit()) {
+        return Err(UsageError::new(format!(
+            "--{flag} {text}: give a unit, e.g. {text}us or {text}ms (fio reads a bare number here as microseconds, \
+             iomatrix's durations as seconds)"
+        )));
+    }
+    iomatrix_core::parse_duration(text)
+        .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+        .map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")))
 }
 
 /// The plan, the run's options, and with a load file what its replay

@@ -205,7 +205,7 @@ impl Suite for Personality {
     fn live(plan: &RunPlan, slots: usize) -> PersonalityLive {
         PersonalityLive {
             lives: (0..slots).map(|_| Live::new()).collect(),
-            left_out: crate::LeftOut::default(),
+            steering: crate::Steering::default(),
             phases: (0..plan.cells()).map(|i| plan.cell(i).0.name.clone()).collect(),
             shown: Mutex::new((0, 0, Instant::now())),
             sampled: Mutex::new((0, 0, Instant::now())),
@@ -225,8 +225,10 @@ impl Suite for Personality {
         let mut each =
             |merged: &CellFigures, clients: &[ClientCell], gathered: &iomatrix_coord::Gathered<ClientCell>| {
                 index += 1;
-                // A point of a curve its bound ended: every client left it out, nothing to store.
-                if !clients.is_empty() && clients.iter().all(|c| c.skipped) {
+                // A point of a curve its bound ended (every client left it out), or a cell of a
+                // latency target's search (folded into the measured cell): nothing to store.
+                let searched = plan.target_stage(index - 1).is_some_and(|s| s != crate::TargetStage::Measured);
+                if searched || (!clients.is_empty() && clients.iter().all(|c| c.skipped)) {
                     return Ok(());
                 }
                 let cell = PersonalityCell {
@@ -245,12 +247,12 @@ impl Suite for Personality {
                 let load = crate::dbench::load_for(replay).map_err(std::io::Error::other)?;
                 crate::dbench::execute_clients(plan, &load, group, setup, place, &live.lives, &mut each)
             }
-            None => crate::execute_clients(plan, group, setup, place, (&live.lives, &live.left_out), &mut each),
+            None => crate::execute_clients(plan, group, setup, place, (&live.lives, &live.steering), &mut each),
         }
     }
 
     fn cells_left_out(live: &PersonalityLive) -> usize {
-        live.left_out.lock().map_or(0, |l| l.len())
+        live.steering.cells_left_out()
     }
 
     fn row(&self, plan: &RunPlan, cell: &PersonalityCell) -> CellRow {
@@ -282,6 +284,9 @@ impl Suite for Personality {
         }
         if let Some(ended) = m.curve.as_ref().and_then(|c| c.ended.as_deref()) {
             line += &format!("; {ended}");
+        }
+        if let Some(found) = &m.latency_target {
+            line += &format!("; latency target: {}", found.describe());
         }
         if m.phase == "replay" {
             let mismatches: u64 = m.ops.iter().map(|o| o.mismatches).sum();
@@ -351,8 +356,8 @@ fn mean_size(d: &SizeDist) -> u64 {
 /// The live figures of this process's clients.
 pub struct PersonalityLive {
     lives: Vec<Live>,
-    /// The points of curves their bound ended (`--stop-curve`).
-    left_out: crate::LeftOut,
+    /// What the leader tells this process's clients between cells (curves' bounds, searches).
+    steering: crate::Steering,
     phases: Vec<String>,
     /// (ops, bytes, when) at the last live line.
     shown: Mutex<(u64, u64, Instant)>,
@@ -463,9 +468,9 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
     let (phase, repeat) = plan.cell(cell.index);
     let load = plan.load(cell.index);
     // A curve's maximum runs closed loop, its points at the rate each client offered.
-    let flows_rate: Option<f64> = match load {
-        Some(_) => m.offered_per_sec.map(|r| r / m.connections.len().max(1) as f64),
-        None => phase.flows.iter().filter_map(|f| f.rate).reduce(f64::max),
+    let flows_rate: Option<f64> = match (load, plan.target_stage(cell.index)) {
+        (None, None) => phase.flows.iter().filter_map(|f| f.rate).reduce(f64::max),
+        _ => m.offered_per_sec.map(|r| r / m.connections.len().max(1) as f64),
     };
     let total_kib_per_sec = kib_per_sec(m.bytes(), Duration::from_nanos(m.wall_ns));
     let clients = client_metrics(&cell.clients);
@@ -499,6 +504,10 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
         metrics["load"] = json!(load);
         metrics["offered_per_sec"] = json!(m.offered_per_sec);
         metrics["curve"] = json!(m.curve);
+    }
+    if let Some(found) = &m.latency_target {
+        metrics["offered_per_sec"] = json!(m.offered_per_sec);
+        metrics["latency_target"] = json!(found);
     }
     if flow_steps {
         metrics["flowops"] = json!(m.flowops());
