@@ -18,9 +18,10 @@ pub fn report(run: &StoredRun) -> String {
     for c in &run.cell_results {
         let m = StoredCellFigures::read(&c.metrics);
         let looped = match (m.looped.as_deref(), m.target_rate_per_connection) {
-            (Some("open"), Some(_)) if m.load.is_some() => format!(
-                "open loop at {} ops/s offered, all connections (a curve's point; latency from the intended start)",
-                human::fixed(m.offered_per_sec.unwrap_or(0.0), 0)
+            (Some("open"), Some(_)) if m.load.is_some() || m.latency_target.is_some() => format!(
+                "open loop at {} ops/s offered, all connections ({}; latency from the intended start)",
+                human::fixed(m.offered_per_sec.unwrap_or(0.0), 0),
+                if m.load.is_some() { "a curve's point" } else { "the rate its latency target's search found" }
             ),
             (Some("open"), Some(rate)) => {
                 format!("open loop at {rate} ops/s per connection (latency from the intended start)")

@@ -178,7 +178,7 @@ impl Suite for Personality {
         (0..plan.cells())
             .map(|i| match plan.load(i) {
                 Some(load) => format!("the {} phase at {load}", plan.cell(i).0.name),
-                None => format!("the {} phase", plan.cell(i).0.name),
+                None => format!("the {} phase", plan.cell_name(i)),
             })
             .collect()
     }
