@@ -138,6 +138,9 @@ fn bad_curves_are_refused_before_anything_runs() {
     assert_usage_error(&curve_run(&sb, &["--curve", "--repeat", "2"]), "--curve with --repeat");
     assert_usage_error(&curve_run(&sb, &["--curve=5/s", "--duration", "1s"]), "fewer than the 10 a cell needs");
     assert_usage_error(&curve_run(&sb, &["--curve", "--stop-curve", "p42:1ms"]), "give mean, p50, p99 or p99.9");
+    let target = sb.target().display().to_string();
+    let once = sb.run(&["run", "personality", "netware-2008", "--scale", "small", "--target", &target, "--curve"]);
+    assert_usage_error(&once, "the write phase of netware-2008 runs once over its files");
     let out = curve_run(&sb, &["--stop-curve", "5ms"]);
     assert_eq!(out.status.code(), Some(2), "--stop-curve needs --curve: {out:?}");
     assert_eq!(stored_cells(&sb), 0, "nothing ran");

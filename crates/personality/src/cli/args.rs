@@ -73,7 +73,8 @@ pub struct RunPersonalityArgs {
     /// with its load (`run load=50%`, so compare pairs points); the last stored point of a curve
     /// holds its maximum within --stop-curve's bound and SPEC SFS 2014's overall response time;
     /// show prints each curve as a table. Give the points joined (--curve=10,50) or after the
-    /// personality's name. Not with --rate, --closed-loop, --repeat or a load file. Not built yet:
+    /// personality's name. Every phase must be timed (not once over its files). Not with --rate,
+    /// --closed-loop, --repeat or a load file. Not built yet:
     /// charts in report, compare's verdict on a curve's own figures
     #[arg(long, value_name = "POINTS", num_args = 0..=1, default_missing_value = "")]
     pub curve: Option<String>,
@@ -94,7 +95,8 @@ pub struct RunPersonalityArgs {
     /// --latency-percentile. Then the phase runs at the rate found for its duration; only that
     /// cell is stored, with the rate and every window (level, offered, achieved, operations, over
     /// the target, the percentile's latency, met). Where 5% fails: "no rate meets ...", measured at
-    /// 5%, exit 0. Not with --curve, --rate, --closed-loop, --repeat, a load file, or under MPI
+    /// 5%, exit 0. Every phase must be timed. Not with --curve, --rate, --closed-loop, --repeat, a
+    /// load file, or under MPI
     #[arg(long, value_name = "TIME")]
     pub latency_target: Option<String>,
 
@@ -226,6 +228,9 @@ impl RunPersonalityArgs {
         check_buffers(&personality)?;
         let curve = self.curve(&personality, &run, mpi_ranks)?;
         let latency_target = self.latency_target(&run, mpi_ranks)?;
+        if curve.is_some() || latency_target.is_some() {
+            timed_phases(&personality, if curve.is_some() { "--curve" } else { "--latency-target" })?;
+        }
         let content = self.data.content();
         if content.stamped() {
             iomatrix_verify::check_record(personality.record).map_err(|e| {
@@ -442,6 +447,21 @@ impl RunPersonalityArgs {
             )));
         }
         Ok(Some(RateTarget { target_ns, percentile_hundredths, window_ns }))
+    }
+}
+
+/// A curve or a latency target runs each phase again and again (its maximum, then its points or
+/// windows): a phase that runs once over its files (a create) would find them done the second time.
+fn timed_phases(personality: &crate::Personality, flag: &str) -> Result<(), UsageError> {
+    match personality.phases.iter().find(|p| !matches!(p.end, crate::PhaseEnd::Duration { .. })) {
+        None => Ok(()),
+        Some(phase) => Err(UsageError::new(format!(
+            "{flag}: the {} phase of {} runs once over its files (or a count of iterations), not for a time; {flag} \
+             runs each phase again at every load, and such a phase would find its work done (its later loads \
+             idle). Give a personality whose phases are timed (duration = \"...\", as fileserver, varmail, \
+             webserver and homefolders)",
+            phase.name, personality.name
+        ))),
     }
 }
 
