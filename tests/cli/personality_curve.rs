@@ -7,9 +7,10 @@
 //! gives one connection, measured first, and the open-loop points are checked against that
 //! maximum and their own arrivals. Poisson arrivals at rate r over T seconds number r*T give or
 //! take sqrt(r*T), so an achieved rate is held to its offered rate within 1% plus four of those
-//! spreads; points stay at or below 50% because this CPU is shared (by the other tests and
-//! engineers), and a point at 90% of a maximum measured a second earlier is not sure to be below
-//! the capacity a second later. A point far past any capacity (1,000,000 operations a second)
+//! spreads; points stay at or below 30% because this CPU is shared (by the other tests and
+//! engineers), and a point at 90% (or 50%: it once fell behind while the suite's other tests ran
+//! beside it) of a maximum measured a second earlier is not sure to be below the capacity a second
+//! later. A point far past any capacity (1,000,000 operations a second)
 //! is the saturated one: its queue grows for the whole cell, so its mean is a good part of the
 //! cell, far above any point the connection keeps up with.
 use crate::helpers::*;
@@ -50,7 +51,7 @@ fn point(cell: &Value) -> (String, String, Option<f64>, f64, f64, Value) {
 #[test]
 fn a_personality_curve_measures_its_maximum_then_meets_each_offered_rate() {
     let sb = Sandbox::new();
-    let out = curve_run(&sb, &["--curve=10,30,50", "--duration", "2s"]);
+    let out = curve_run(&sb, &["--curve=10,20,30", "--duration", "2s"]);
     assert_success(&out);
     let run = sb.last_run();
     let cells = cells(&run);
@@ -60,7 +61,7 @@ fn a_personality_curve_measures_its_maximum_then_meets_each_offered_rate() {
     assert_eq!(cells[0]["metrics"]["loop"], "closed");
     eprintln!("maximum: {max:.0} stats a second");
     assert!(max > 500.0, "a local stat runs more than 500 a second even on a loaded machine: {max:.0}");
-    for (cell, share) in cells[1..].iter().zip([0.1, 0.3, 0.5]) {
+    for (cell, share) in cells[1..].iter().zip([0.1, 0.2, 0.3]) {
         let (name, _, offered, achieved, mean, _) = point(cell);
         let offered = offered.expect("an open-loop point stores its offered rate");
         let backlog = cell["metrics"]["backlog"].as_f64().unwrap();
@@ -71,8 +72,10 @@ fn a_personality_curve_measures_its_maximum_then_meets_each_offered_rate() {
         let spread = 4.0 / (offered * 2.0).sqrt();
         assert!(
             (achieved / offered - 1.0).abs() <= 0.01 + spread,
-            "achieved {achieved:.1} is not offered {offered:.1} within 1% + {:.1}% (Poisson arrivals)",
-            spread * 100.0
+            "achieved {achieved:.1} is not offered {offered:.1} within 1% + {:.1}% (Poisson arrivals); backlog \
+             {backlog}: {}",
+            spread * 100.0,
+            cell["metrics"]["ops"]
         );
         assert!(backlog <= offered * 2.0 * 0.01, "below the maximum next to nothing is left unissued: {backlog}");
     }
@@ -81,7 +84,7 @@ fn a_personality_curve_measures_its_maximum_then_meets_each_offered_rate() {
     assert!((stored_max - max).abs() <= max * 1e-9, "every point stores the curve's maximum: {last}");
     assert!(last["overall_response_time_ns"].as_f64().unwrap() > 0.0, "{last}");
     let shown = text(&sb.run(&["show", &run["run"]["id"].to_string()])).0;
-    for said in ["curve of the run phase: maximum", "run load=50%", "overall response time (SPEC SFS 2014):"] {
+    for said in ["curve of the run phase: maximum", "run load=30%", "overall response time (SPEC SFS 2014):"] {
         assert!(shown.contains(said), "show prints {said:?}:\n{shown}");
     }
 }

@@ -197,74 +197,34 @@ fn curves(run: &StoredRun) -> String {
     out
 }
 
-/// A latency in the curve's table: "-" for none.
-fn latency(ns: f64) -> String {
-    if ns > 0.0 {
-        human::nanos(ns)
-    } else {
-        "-".into()
-    }
-}
-
-/// One phase's curve: its points (its maximum first) and its figures, from its last stored point.
+/// One phase's curve: its points (its maximum first) and its figures, from its last stored point,
+/// through the table every suite's curves share.
 fn curve_table(points: &[(&CellRow, StoredCellFigures)]) -> String {
     let Some((_, first)) = points.first() else { return String::new() };
     let Some(last) = points.last().and_then(|(_, f)| f.curve.clone()) else { return String::new() };
-    let mut table = Table::new(vec![
-        Column::right("load", 6),
-        Column::right("offered", 9),
-        Column::right("ops/s", 9),
-        Column::right("mean", 9).gap(" | "),
-        Column::right("p50", 9),
-        Column::right("p99", 9),
-        Column::right("p99.9", 9),
-        Column::right("max", 9),
-        Column::right("CPU%", 5).gap(" | "),
-        Column::right("late", 7),
-        Column::right("backlog", 7),
-        Column::right("bound", 5),
-    ]);
-    for (c, f) in points {
-        let curve = f.curve.clone().unwrap_or_default();
-        let l = curve.latency.unwrap_or_default();
-        let late: u64 = f.ops.iter().flatten().map(|(_, o)| o.late).sum();
-        table.row(vec![
-            f.load.map_or("-".into(), |l| l.to_string()),
-            f.offered_per_sec.map_or("closed".into(), |o| human::fixed(o, 0)),
-            human::fixed(f.per_sec, 0),
-            latency(l.mean_ns),
-            latency(l.p50_ns as f64),
-            latency(l.p99_ns as f64),
-            latency(l.p99_9_ns as f64),
-            latency(l.max_ns as f64),
-            c.cpu_percent.map_or("-".into(), |p| human::fixed(p, 0)),
-            if f.offered_per_sec.is_some() { late.to_string() } else { "-".into() },
-            if f.offered_per_sec.is_some() { f.backlog.to_string() } else { "-".into() },
-            match (curve.bound, curve.past_bound) {
-                (None, _) => "-".into(),
-                (Some(_), true) => "past".into(),
-                (Some(_), false) => "meets".into(),
-            },
-        ]);
-    }
-    let within = match (last.bound, last.max_within_bound_iops) {
-        (Some(bound), Some(rate)) => format!("{} ops/s within {bound}", human::fixed(rate, 0)),
-        (Some(bound), None) => format!("no load point within {bound}"),
-        (None, _) => format!("{} ops/s at most (no bound: --stop-curve)", human::fixed(last.peak_iops, 0)),
-    };
-    let ort = last.overall_response_time_ns.map_or("- (fewer than two open-loop points)".into(), latency);
-    let mut out = format!(
-        "\ncurve of the {} phase: maximum {} ops/s (closed loop, latency from issue; the points after it are open \
-         loop, Poisson arrivals, latency from each operation's intended start; every timed operation counts)\n{}",
+    let shown: Vec<iomatrix_harness::curve::ShownPoint> = points
+        .iter()
+        .map(|(c, f)| {
+            let open = f.offered_per_sec.is_some();
+            let late: u64 = f.ops.iter().flatten().map(|(_, o)| o.late).sum();
+            iomatrix_harness::curve::ShownPoint {
+                load: f.load,
+                offered_per_sec: f.offered_per_sec,
+                achieved: iomatrix_report::document::marked(c.state.kind, || human::fixed(f.per_sec, 0)),
+                cpu_percent: c.cpu_percent,
+                late: open.then_some(late),
+                backlog: open.then_some(f.backlog),
+                figures: f.curve.clone().unwrap_or_default(),
+            }
+        })
+        .collect();
+    let heading = format!(
+        "curve of the {} phase: maximum {} ops/s (closed loop, latency from issue; the points after it are open \
+         loop, Poisson arrivals, latency from each operation's intended start; every timed operation counts)",
         first.phase.as_deref().unwrap_or("?"),
-        human::fixed(last.max_iops, 0),
-        table.render()
+        human::fixed(last.max_iops, 0)
     );
-    out += &format!("maximum within the bound: {within}\noverall response time (SPEC SFS 2014): {ort}\n");
-    if let Some(ended) = &last.ended {
-        out += &format!("{ended}\n");
-    }
-    out
+    iomatrix_harness::curve::text(&heading, "ops/s", &shown)
 }
 
 #[cfg(test)]
