@@ -457,6 +457,40 @@ mod tests {
     }
 
     #[test]
+    fn a_curve_is_shown_as_one_table_with_its_figures_under_it() {
+        let mut judge = Judge::new(Some(parse_bound("p99:1ms").unwrap()));
+        let (max, _) = judge.see(CurveLoad::Max, 2000.0, &latency_of(4_000_000, 100));
+        let (light, _) = judge.see(CurveLoad::Percent(10), 200.0, &latency_of(20_000, 100));
+        let (heavy, _) = judge.see(CurveLoad::Percent(50), 1000.0, &latency_of(2_000_000, 100));
+        let point = |load, offered: Option<f64>, figures| ShownPoint {
+            load: Some(load),
+            offered_per_sec: offered,
+            achieved: "~1".into(),
+            cpu_percent: Some(5.0),
+            late: offered.map(|_| 3),
+            backlog: offered.map(|_| 0),
+            figures,
+        };
+        let points = [
+            point(CurveLoad::Max, None, max),
+            point(CurveLoad::Percent(10), Some(200.0), light),
+            point(CurveLoad::Percent(50), Some(1000.0), heavy),
+        ];
+        let shown = text("curve x: maximum 2000 ops/s", "ops/s", &points);
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(lines[1], "curve x: maximum 2000 ops/s", "{shown}");
+        assert!(lines[2].trim_start().starts_with("load   offered     ops/s |      mean"), "{shown}");
+        let cells = |line: &str| line.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(cells(lines[3])[..3], ["max", "closed", "~1"], "the suite's own mark is kept: {shown}");
+        assert_eq!(cells(lines[3]).last().unwrap(), "past", "{shown}");
+        assert_eq!(cells(lines[4])[..2], ["10%", "200"], "{shown}");
+        assert!(lines[4].ends_with("3       0 meets"), "{shown}");
+        assert!(shown.contains("maximum within the bound: 200 ops/s within p99 <= 1.00 ms\n"), "{shown}");
+        assert!(shown.contains("\nthe curve ended at 50%: its p99 2.00 ms is past p99 <= 1.00 ms\n"), "{shown}");
+        assert_eq!(text("curve x", "ops/s", &[]), "", "no point, no curve");
+    }
+
+    #[test]
     fn a_bound_below_the_idle_latency_is_said_and_no_maximum_is_made_up() {
         let mut judge = Judge::new(Some(parse_bound("p99:1ms").unwrap()));
         judge.see(CurveLoad::Max, 2000.0, &latency_of(4_000_000, 100));

@@ -18,6 +18,11 @@
 //! issued and counted (`late`); arrivals due before a timed phase ends that
 //! were never issued are counted as the cell's `backlog`.
 //!
+//! With `--curve` each phase runs at every load of its curve (a cell each: the maximum closed
+//! loop, then open-loop points at shares of each client's own maximum); with `--latency-target`
+//! its maximum and the windows of its search run first (module [`crate::target`]). The leader
+//! judges each such cell as it is merged and steers the clients of its process ([`Steering`]).
+//!
 //! A connection whose operation fails stops there: the failure is counted
 //! under the operation (errors by kind) and the connection (its error), it
 //! sits out the rest of the run, and in a phase of a fixed number of

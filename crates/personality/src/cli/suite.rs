@@ -1,4 +1,5 @@
-//! A personality through the harness: one cell per phase (per repeat);
+//! A personality through the harness: one cell per phase (per repeat; with `--curve` one per
+//! load of each phase's curve, with `--latency-target` the search's cells before each phase's);
 //! every client runs its own connections in its own folder, every phase
 //! started together. On an `nfs://` or `smb://` target every connection is
 //! a session of iomatrix's own protocol client.
@@ -188,7 +189,8 @@ impl Suite for Personality {
     fn work(plan: &RunPlan) -> Vec<iomatrix_harness::progress::CellWork> {
         use iomatrix_harness::progress::CellWork;
         (0..plan.cells())
-            .map(|i| match plan.cell(i).0.end {
+            // A latency target's search runs its maximum and windows one window each.
+            .map(|i| match plan.phase_at(i, None).end {
                 crate::PhaseEnd::Duration { ns } => CellWork::Timed(Duration::from_nanos(ns)),
                 _ => CellWork::Unknown,
             })
