@@ -130,6 +130,14 @@ fn a_bound_no_point_meets_is_stored_as_such_and_exits_0() {
     assert!(curve.get("max_within_bound_iops").is_none(), "no maximum made up: {curve}");
     let shown = text(&sb.run(&["show", &run["run"]["id"].to_string()])).0;
     assert!(shown.contains("no load point within p50 <= 1.0 us"), "{shown}");
+    // A second curve: compare pairs the two curves' points by their load.
+    assert_success(&curve_run(&sb, &["--curve=10,50", "--stop-curve", "p50:1us", "--duration", "1s"]));
+    let compared = sb.run(&["compare", "1", "2", "--include-disturbed"]);
+    let said = text(&compared).0;
+    assert!(compared.status.success(), "{said}\n{}", text(&compared).1);
+    for point in ["run load=max", "run load=10%"] {
+        assert!(said.contains(point), "compare pairs {point}:\n{said}");
+    }
 }
 
 #[test]
