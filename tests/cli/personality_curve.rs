@@ -171,29 +171,31 @@ fn searched(sb: &Sandbox, args: &[&str]) -> (Value, Value) {
 #[test]
 fn a_latency_target_finds_the_highest_rate_whose_windows_meet_it() {
     let sb = Sandbox::new();
-    let (cell, found) = searched(&sb, &["--latency-target", "10ms", "--latency-percentile", "99"]);
+    // p90 within 50 ms: at 5% of the maximum a connection waits for a CPU now and then (beside the
+    // suite's other tests, 7% of operations at 5% waited over 10 ms), seldom 50 ms for one in ten.
+    let (cell, found) = searched(&sb, &["--latency-target", "50ms", "--latency-percentile", "90"]);
     let windows = found["windows"].as_array().unwrap();
     // Every window is judged by fio's rule on its own stored counts.
     for w in windows {
         let (ops, over) = (w["ops"].as_u64().unwrap(), w["over_target"].as_u64().unwrap());
-        assert_eq!(w["met"], ops > 0 && (ops - over) * 100 >= 99 * ops, "{w}");
+        assert_eq!(w["met"], ops > 0 && (ops - over) * 100 >= 90 * ops, "{w}");
     }
-    let level = found["level"].as_u64().unwrap_or_else(|| panic!("a local stat meets p99 <= 10 ms at 5%: {found}"));
+    let level = found["level"].as_u64().unwrap_or_else(|| panic!("a local stat meets p90 <= 50 ms at 5%: {found}"));
     assert_eq!(found["settled"], true, "fio's climb over 20 levels settles within its windows: {found}");
     let last = windows.iter().rev().find(|w| w["level"] == level).unwrap();
-    assert!(last["met"] == true && last["at_percentile_ns"].as_f64().unwrap() <= 10e6, "{last}");
+    assert!(last["met"] == true && last["at_percentile_ns"].as_f64().unwrap() <= 50e6, "{last}");
     if level < 20 {
         let above = windows.iter().any(|w| w["level"] == level + 1 && w["met"] == false);
         assert!(above, "fio's climb settles below a level that failed: {found}");
     } else {
-        eprintln!("every level met the target: the machine kept p99 within 10 ms at its maximum");
+        eprintln!("every level met the target: the machine kept p90 within 50 ms at its maximum");
     }
     let (max, rate) = (found["max_per_sec"].as_f64().unwrap(), found["rate_per_sec"].as_f64().unwrap());
     assert!((rate - max * level as f64 / 20.0).abs() <= rate * 1e-9, "level {level} of 20 of {max}: {rate}");
     let offered = cell["metrics"]["offered_per_sec"].as_f64().unwrap();
     assert!((offered - rate).abs() <= rate * 1e-6, "the phase is measured at the rate found: {offered} of {rate}");
     let shown = text(&sb.run(&["show", "1"])).0;
-    assert!(shown.contains("latency target: p99 of each operation's latency"), "{shown}");
+    assert!(shown.contains("latency target: p90 of each operation's latency"), "{shown}");
     assert!(shown.contains(&format!("ops/s: level {level} of 20")), "{shown}");
 }
 
