@@ -71,7 +71,7 @@ fn a_steady_device_is_attained_by_iomatrix_and_fio_alike_in_each_run() {
     let sb = Sandbox::new();
     let begun = Instant::now();
     for run in 1..=5 {
-        let mut measured = || {
+        let measured = || {
             let (fio_attained, fio_window) = fio_verdict(&td, 10);
             let (attained, window, wall_s, at_s) = iomatrix_verdict(&sb, &td, 10);
             println!(
