@@ -6,7 +6,8 @@ use crate::document::{
     sides_table, size, verdict_of, verdict_words, Report, ReportGroup, PARTIAL_MARK,
 };
 use crate::svg::{
-    bar_chart, escape, kib_rate_unit, short, Bar, Heatmap, LineChart, Scale, Series, Tone, MAX_SERIES, SYSTEM_PALETTE,
+    bar_chart, escape, kib_rate_unit, short, Bar, Heatmap, LineChart, Scale, Series, Tone, XAxis, MAX_SERIES,
+    SYSTEM_PALETTE,
 };
 use crate::svg_line::{swept_charts, Side};
 use iomatrix_analysis::{CellKey, CellStats, Comparison, Judgement, ManyComparison};
@@ -108,13 +109,13 @@ fn group_html(h: &mut String, g: &ReportGroup, colour: &'static str) {
             let series = records
                 .iter()
                 .enumerate()
-                .map(|(j, r)| Series {
-                    name: format!("record {}", size(*r)),
-                    points: files
+                .map(|(j, r)| {
+                    let points = files
                         .iter()
                         .enumerate()
                         .filter_map(|(i, f)| values[i][j].map(|v| (*f as f64, v / divisor)))
-                        .collect(),
+                        .collect();
+                    Series::new(format!("record {}", size(*r)), points)
                 })
                 .filter(|s| !s.points.is_empty())
                 .collect();
@@ -126,6 +127,8 @@ fn group_html(h: &mut String, g: &ReportGroup, colour: &'static str) {
                 x_text: &sizes,
                 series,
                 log_y: false,
+                x_axis: XAxis::Log2,
+                class: "lines",
             };
             let _ = writeln!(
                 h,
@@ -296,16 +299,16 @@ fn latency_html(h: &mut String, g: &ReportGroup) {
         .summary
         .latency
         .iter()
-        .map(|((key, op), summaries)| Series {
-            name: format!("{} {op}", key.describe()),
-            points: POINTS
+        .map(|((key, op), summaries)| {
+            let points = POINTS
                 .iter()
                 .filter_map(|(field, x, _)| {
                     let v: Vec<f64> = summaries.iter().filter_map(field).collect();
                     let m = iomatrix_analysis::median(&v);
                     (m > 0.0).then_some((*x, m / 1e3))
                 })
-                .collect(),
+                .collect();
+            Series::new(format!("{} {op}", key.describe()), points)
         })
         .filter(|s| !s.points.is_empty())
         .collect();
@@ -331,6 +334,8 @@ fn latency_html(h: &mut String, g: &ReportGroup) {
             x_text: &label,
             series: part,
             log_y: true,
+            x_axis: XAxis::Log2,
+            class: "lines",
         };
         h.push_str(&chart.render());
     }
