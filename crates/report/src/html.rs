@@ -44,6 +44,7 @@ pub fn render(report: &Report) -> String {
         group_html(&mut h, g, SYSTEM_PALETTE[k % SYSTEM_PALETTE.len()]);
     }
     configuration_bars(&mut h, report);
+    crate::html_curve::curves_html(&mut h, report);
     if let Some(many) = &report.sides {
         sides_html(&mut h, many);
     }
@@ -529,7 +530,7 @@ fn sides_html(h: &mut String, many: &ManyComparison) {
 
 /// The class of a table cell that holds `verdict` (as `judge` words it, perhaps with its numbers
 /// after it): its colour is the verdict's, grey unless beyond the noise.
-fn verdict_class(verdict: &str) -> &'static str {
+pub(crate) fn verdict_class(verdict: &str) -> &'static str {
     match Tone::of_verdict(verdict.split(" (").next().unwrap_or(verdict)) {
         Tone::Faster => "faster",
         Tone::Slower => "slower",

@@ -41,11 +41,13 @@
 pub mod csv;
 pub mod document;
 pub mod html;
+mod html_curve;
 pub mod iozone_excel;
 pub mod json;
 pub mod kind;
 pub mod markdown;
 pub mod svg;
+pub mod svg_curve;
 pub mod svg_line;
 pub mod svg_series;
 pub mod table;
