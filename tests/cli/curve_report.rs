@@ -88,23 +88,27 @@ fn chromium(profile: &Path) -> Command {
     cmd
 }
 
-/// Measures every text box of the page's first curve chart as Chromium lays it out, and writes
-/// the pairs that overlap (and how many boxes it measured) into the page, for `--dump-dom`.
+/// Measures every text box of each curve chart on the page as Chromium lays it out, and writes
+/// the pairs of one chart that overlap (and how many boxes it measured) into the page, for
+/// `--dump-dom`.
 const MEASURE: &str = r"<script>
-const texts = [...document.querySelector('svg.chart.curve').querySelectorAll('text')];
-const boxes = texts.map(t => [t.textContent, t.getBoundingClientRect()]);
 const hits = [];
-for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
-  const [a, p] = boxes[i], [b, q] = boxes[j];
-  if (p.left < q.right && q.left < p.right && p.top < q.bottom && q.top < p.bottom) hits.push(a + ' / ' + b);
+let measured = 0;
+for (const chart of document.querySelectorAll('svg.chart.curve')) {
+  const boxes = [...chart.querySelectorAll('text')].map(t => [t.textContent, t.getBoundingClientRect()]);
+  measured += boxes.length;
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    const [a, p] = boxes[i], [b, q] = boxes[j];
+    if (p.left < q.right && q.left < p.right && p.top < q.bottom && q.top < p.bottom) hits.push(a + ' / ' + b);
+  }
 }
-document.getElementById('result').textContent = JSON.stringify({measured: boxes.length, overlaps: hits});
+document.getElementById('result').textContent = JSON.stringify({measured, overlaps: hits});
 </script>";
 
-/// The first `<svg class="chart curve"...>...</svg>` of `html`.
-fn first_curve_chart(html: &str) -> &str {
-    let start = html.find("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart curve\"").expect("a curve chart");
-    &html[start..start + html[start..].find("</svg>").unwrap() + "</svg>".len()]
+/// Every `<svg class="chart curve"...>...</svg>` of `html`, in order.
+fn curve_charts(html: &str) -> Vec<&str> {
+    let open = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart curve\"";
+    html.match_indices(open).map(|(start, _)| &html[start..start + html[start..].find("</svg>").unwrap() + 6]).collect()
 }
 
 #[test]
@@ -117,8 +121,10 @@ fn the_html_report_draws_every_system_on_one_curve_chart_with_no_labels_overlapp
     let page = sb.dir.path().join("report.html");
     assert_success(&sb.run(&["report", "fs=a", "fs=b", "-o", page.to_str().unwrap()]));
     let html = std::fs::read_to_string(&page).unwrap();
-    assert_eq!(html.matches("class=\"chart curve\"").count(), 2, "one curve: its mean and its p99 chart");
-    let chart = first_curve_chart(&html);
+    let charts = curve_charts(&html);
+    assert_eq!(charts.len(), 2, "one curve: its mean and its p99 chart");
+    assert!(charts[1].contains(&format!("{CURVE}: p99 latency by achieved ops/s")), "{}", charts[1]);
+    let chart = charts[0];
     assert!(chart.contains(&format!("{CURVE}: mean latency by achieved ops/s")), "{chart}");
     assert_eq!(chart.matches("<polyline").count(), 2, "a line per system: {chart}");
     for name in ["fs=a", "fs=b"] {
@@ -152,7 +158,8 @@ fn the_html_report_draws_every_system_on_one_curve_chart_with_no_labels_overlapp
         .collect();
     assert!(console.is_empty(), "console messages: {console:?}");
     let measured = sb.dir.path().join("measure.html");
-    let body = format!("<!DOCTYPE html><html><body>{chart}<pre id=\"result\">not run</pre>{MEASURE}</body></html>");
+    let both = charts.concat();
+    let body = format!("<!DOCTYPE html><html><body>{both}<pre id=\"result\">not run</pre>{MEASURE}</body></html>");
     std::fs::write(&measured, body).unwrap();
     let mut dump = chromium(&profile);
     dump.arg("--dump-dom").arg(format!("file://{}", measured.display()));
@@ -161,7 +168,7 @@ fn the_html_report_draws_every_system_on_one_curve_chart_with_no_labels_overlapp
     let result = dom.split("<pre id=\"result\">").nth(1).and_then(|r| r.split("</pre>").next()).unwrap_or("");
     let result: Value = serde_json::from_str(&result.replace("&quot;", "\"")).unwrap_or_else(|e| panic!("{e}: {dom}"));
     eprintln!("text boxes: {result}");
-    assert!(result["measured"].as_u64().unwrap() >= 12, "title, axes, ticks, legend: {result}");
+    assert!(result["measured"].as_u64().unwrap() >= 24, "two charts' titles, axes, ticks, legends: {result}");
     assert_eq!(result["overlaps"], serde_json::json!([]), "labels that overlap");
     screenshot(&sb, &profile, chart);
 }

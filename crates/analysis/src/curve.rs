@@ -39,10 +39,13 @@ pub struct RunCurve {
     /// The curve's figures as its last stored point holds them.
     #[serde(skip)]
     pub figures: CurvePoint,
+    /// Whether every stored point of the curve gave samples: a curve with a point left out
+    /// (partial, failed, disturbed) gives its figures, worked out over that point too, no sample.
+    pub whole: bool,
 }
 
-/// The curves of `runs` whose cells `admits` takes in, by the curve's key (its points' key
-/// without the load): one [`RunCurve`] per run that has the curve, in run order.
+/// The curves of `runs`, by the curve's key (its points' key without the load): one
+/// [`RunCurve`] per run that has the curve, in run order, with the points `admits` takes in.
 pub fn curves_of(
     runs: &[StoredRun],
     admits: impl Fn(&iomatrix_store::CellState) -> bool,
@@ -50,26 +53,28 @@ pub fn curves_of(
     let mut curves: BTreeMap<CellKey, Vec<RunCurve>> = BTreeMap::new();
     for run in runs {
         let mix = run.suite_facts().size_mix;
-        let mut cells: Vec<_> = run.cell_results.iter().filter(|c| admits(&c.state)).collect();
+        let mut cells: Vec<_> = run.cell_results.iter().collect();
         cells.sort_by_key(|c| c.seq);
         for cell in cells {
             let figures = cell.figures();
             let (Some(load), Some(curve)) = (figures.load, figures.curve.clone()) else { continue };
             let key = curve_key(CellKey::of(cell).named_by_mix(mix.as_deref()), load);
-            let point = PointFigures {
+            let admitted = admits(&cell.state);
+            let point = admitted.then(|| PointFigures {
                 load,
                 achieved_per_sec: figures.iops.or(figures.per_sec).unwrap_or(0.0),
                 mean_ns: curve.latency.map(|l| l.mean_ns),
                 p99_ns: curve.latency.map(|l| l.p99_ns as f64),
                 past_bound: curve.past_bound,
-            };
+            });
             let runs = curves.entry(key).or_default();
-            match runs.last_mut().filter(|c| c.run == run.summary.id) {
-                Some(c) => {
-                    c.points.push(point);
-                    c.figures = curve;
-                }
-                None => runs.push(RunCurve { run: run.summary.id, points: vec![point], figures: curve }),
+            if runs.last().is_none_or(|c| c.run != run.summary.id) {
+                runs.push(RunCurve { run: run.summary.id, points: Vec::new(), figures: curve.clone(), whole: true });
+            }
+            if let Some(c) = runs.last_mut() {
+                c.points.extend(point);
+                c.figures = curve;
+                c.whole &= admitted;
             }
         }
     }
@@ -111,6 +116,9 @@ pub struct CurveRow {
     pub max_within_bound: CurveFigure,
     /// SPEC SFS 2014's overall response time, in ns; lower is better.
     pub overall_response_time: CurveFigure,
+    /// The runs whose curve gave no samples: a point of it was left out (not whole).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub runs_left_out: Vec<i64>,
 }
 
 /// A row for every curve both sides have.
@@ -132,6 +140,7 @@ pub fn curve_rows(a: &Group, b: &Group) -> Vec<CurveRow> {
             bound_b,
             max_within_bound,
             overall_response_time: figure(ca, cb, overall, false),
+            runs_left_out: ca.iter().chain(cb).filter(|r| !r.whole).map(|r| r.run).collect(),
         });
     }
     rows
@@ -157,7 +166,9 @@ fn figure(
     read: impl Fn(&RunCurve) -> Option<f64>,
     higher_is_better: bool,
 ) -> CurveFigure {
-    let samples = |runs: &[RunCurve]| -> Vec<f64> { runs.iter().filter_map(&read).filter(|v| v.is_finite()).collect() };
+    let samples = |runs: &[RunCurve]| -> Vec<f64> {
+        runs.iter().filter(|r| r.whole).filter_map(&read).filter(|v| v.is_finite()).collect()
+    };
     let (sa, sb) = (samples(a), samples(b));
     let side = |v: &[f64]| (!v.is_empty()).then(|| median(v));
     let (ma, mb) = (side(&sa), side(&sb));
@@ -197,7 +208,7 @@ mod tests {
             overall_response_time_ns: Some(overall),
             ..CurvePoint::default()
         };
-        RunCurve { run, points: Vec::new(), figures }
+        RunCurve { run, points: Vec::new(), figures, whole: true }
     }
 
     #[test]
@@ -224,5 +235,9 @@ mod tests {
             "none met: no figure"
         );
         assert_eq!(row.overall_response_time.verdict.as_ref().unwrap().verdict, "no verdict");
+        // A curve with a point left out gives no sample: its figures took that point in.
+        b.curves.insert(key.clone(), vec![RunCurve { whole: false, ..run_curve(3, Some(500.0), 1e6) }]);
+        let row = &curve_rows(&a, &b)[0];
+        assert_eq!((row.overall_response_time.b, row.runs_left_out.as_slice()), (None, &[3][..]));
     }
 }

@@ -71,8 +71,13 @@ fn line(system: &str, runs: &[RunCurve]) -> CurveLine {
         system: system.to_string(),
         points,
         bound: runs.iter().find_map(|r| r.figures.bound.as_ref().map(ToString::to_string)),
-        max_within_bound: of(runs.iter().filter_map(|r| r.figures.max_within_bound_iops).collect()),
-        overall_response_time_ns: of(runs.iter().filter_map(|r| r.figures.overall_response_time_ns).collect()),
+        // A curve with a point left out gives its figures no sample, as in compare.
+        max_within_bound: of(runs.iter().filter(|r| r.whole).filter_map(|r| r.figures.max_within_bound_iops).collect()),
+        overall_response_time_ns: of(runs
+            .iter()
+            .filter(|r| r.whole)
+            .filter_map(|r| r.figures.overall_response_time_ns)
+            .collect()),
     }
 }
 
@@ -138,7 +143,7 @@ mod tests {
             point(CurveLoad::Percent(10), 200.0, 1e6),
             point(CurveLoad::Percent(50), 1000.0, 2e6),
         ];
-        RunCurve { run: id, points, figures: Default::default() }
+        RunCurve { run: id, points, figures: Default::default(), whole: true }
     }
 
     #[test]

@@ -38,6 +38,15 @@ pub fn curves(rows: &[CurveRow], (a, b): (&str, &str)) -> String {
         table.row([r.curve.clone(), bound(r, (a, b)), wa, wb, wc, wv, oa, ob, oc, ov]);
     }
     out.push_str(&table.render());
+    for r in rows.iter().filter(|r| !r.runs_left_out.is_empty()) {
+        let runs: Vec<String> = r.runs_left_out.iter().map(|id| format!("#{id}")).collect();
+        let _ = writeln!(
+            out,
+            "  {}: the curve of run(s) {} gives no sample: a point of it is not whole (left out above)",
+            r.curve,
+            runs.join(", ")
+        );
+    }
     for r in rows.iter().filter(|r| r.bound_a.is_some() && r.bound_a != r.bound_b) {
         let _ = writeln!(out, "  {}: the sides' bounds differ, so their maxima within them get no verdict", r.curve);
     }
