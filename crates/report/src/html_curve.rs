@@ -25,12 +25,15 @@ pub(crate) fn curves_html(h: &mut String, report: &Report) {
     );
     for (key, lines) in &curves {
         let curve = key.describe();
-        let _ = writeln!(
-            h,
-            "<h3>{}</h3><div class=\"charts\">{}</div>",
-            escape(&curve),
-            curve_charts(&curve, lines).concat()
-        );
+        let _ = writeln!(h, "<h3>{}</h3>", escape(&curve));
+        if lines.iter().all(|l| l.points.is_empty()) {
+            h.push_str(
+                "<p class=\"note\">No point of this curve gives samples: every one is left out (not whole: see \
+                 each group's cells), so there is nothing to draw.</p>\n",
+            );
+        } else {
+            let _ = writeln!(h, "<div class=\"charts\">{}</div>", curve_charts(&curve, lines).concat());
+        }
         curve_table(h, lines);
     }
     for c in report.comparisons.iter().filter(|c| !c.curves.is_empty()) {
@@ -46,6 +49,13 @@ fn curve_table(h: &mut String, lines: &[CurveLine]) {
     );
     let ns = |v: Option<f64>| v.map_or_else(|| "-".to_string(), human::nanos);
     for l in lines {
+        if l.points.is_empty() {
+            let _ = writeln!(
+                h,
+                "<tr><td class=\"l\">{}</td><td colspan=\"5\" class=\"l\">every point left out (not whole)</td></tr>",
+                escape(&l.system)
+            );
+        }
         for p in &l.points {
             let judged = match (&l.bound, p.past_bound) {
                 (None, _) => "-",
