@@ -238,6 +238,18 @@ fn the_workbook_charts_each_curve_as_one_scatter_chart_of_every_system() {
             points(&sb, id).iter().map(|p| p.1["latency"]["mean_ns"].as_f64().unwrap() / 1e6).collect();
         assert_eq!(cached(s, "c:yVal").len(), means.len(), "{name}: a mean latency per point");
     }
+    // The Markdown report: every system's points at their stored rates, and the verdicts.
+    let md = sb.dir.path().join("report.md");
+    assert_success(&sb.run(&["report", "fs=a", "fs=b", "-o", md.to_str().unwrap(), DISTURBED]));
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains(&format!("## Curve {CURVE}")) && md.contains("### Curves, fs=b against fs=a"), "{md}");
+    for (name, id) in [("fs=a", ids[0]), ("fs=b", ids[1])] {
+        for (rate, _) in points(&sb, id) {
+            let row = format!("| {name} | ");
+            let shown = format!(" | {} | ", iomatrix_core::human::significant(rate));
+            assert!(md.lines().any(|l| l.starts_with(&row) && l.contains(&shown)), "{name} at {rate}: {md}");
+        }
+    }
     // The figures over time: a scatter chart per cell that stored them (4 points x 2 runs).
     let over_time = charts.iter().filter(|x| x.contains("ops/s over time")).count();
     assert_eq!(over_time, 8, "a chart over time per cell");

@@ -5,7 +5,7 @@
 use crate::document::Report;
 use crate::svg::escape;
 use crate::svg_curve::{curve_charts, curve_lines, CurveLine};
-use iomatrix_analysis::{Comparison, CurveFigure};
+use iomatrix_analysis::Comparison;
 use iomatrix_core::human;
 use std::fmt::Write;
 
@@ -87,9 +87,6 @@ fn curve_table(h: &mut String, lines: &[CurveLine]) {
     h.push_str("</table>\n");
 }
 
-/// How a figure is written: a rate, a time.
-type Shown = fn(f64) -> String;
-
 /// A comparison's verdicts on its curves' own figures.
 fn verdicts_html(h: &mut String, c: &Comparison) {
     let _ = writeln!(
@@ -100,11 +97,7 @@ fn verdicts_html(h: &mut String, c: &Comparison) {
         escape(&c.a)
     );
     for r in &c.curves {
-        let rows: [(&str, &CurveFigure, Shown); 2] = [
-            ("max within the bound (ops/s)", &r.max_within_bound, human::significant),
-            ("overall response time", &r.overall_response_time, human::nanos),
-        ];
-        for (figure, f, shown) in rows {
+        for (figure, f, shown) in crate::svg_curve::figure_rows(r) {
             let value = |v: Option<f64>| v.map_or_else(|| "none".to_string(), shown);
             let verdict = f.verdict.as_ref().map_or_else(|| "-".to_string(), |j| j.describe());
             let _ = writeln!(

@@ -3,7 +3,7 @@
 //! points by load ([`curve_lines`]), which the HTML table and the workbook's sheet show too.
 
 use crate::svg::{short, LineChart, Series, XAxis, MAX_SERIES};
-use iomatrix_analysis::{median, CellKey, RunCurve};
+use iomatrix_analysis::{median, CellKey, CurveFigure, CurveRow, RunCurve};
 use iomatrix_core::{human, CurveLoad};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -79,6 +79,18 @@ fn line(system: &str, runs: &[RunCurve]) -> CurveLine {
             .filter_map(|r| r.figures.overall_response_time_ns)
             .collect()),
     }
+}
+
+/// How a curve's figure is written: a rate, a time.
+pub type Shown = fn(f64) -> String;
+
+/// A compare row's two figures, each with its name and how it is written, as the HTML and
+/// Markdown reports list them.
+pub fn figure_rows(r: &CurveRow) -> [(&'static str, &CurveFigure, Shown); 2] {
+    [
+        ("max within the bound (ops/s)", &r.max_within_bound, human::significant),
+        ("overall response time", &r.overall_response_time, human::nanos),
+    ]
 }
 
 /// Which latency of a point a chart draws.
