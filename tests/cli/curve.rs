@@ -189,3 +189,125 @@ fn rates_and_curves_that_cannot_be_met_are_refused_before_anything_runs() {
     refused(&["--stop-curve", "p99:1ms"], "--curve");
     assert!(sb.leftovers().is_empty(), "nothing ran");
 }
+
+/// Under mpirun rank 0 judges each point and its word after the point tells the other ranks which
+/// points its bound left out: every rank leaves out the same ones. A rank that had not heard would
+/// run the 50% point alone and rank 0 would store it (a cell is left out only when every client
+/// left it out), so the stored points tell whether the word went through.
+#[test]
+fn a_stop_curve_under_mpirun_ends_the_curve_on_every_rank() {
+    let Some(bin) = crate::mpi::mpi_binary() else { return };
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let run = [bin.to_str().unwrap(), "run", "access", "--target", target.to_str().unwrap(), "--file-size", "4m"];
+    let curve = ["--duration", "1s", "--curve", "10,50,90", "--stop-curve", "p99:1us"];
+    let (out, took) = crate::mpi::mpirun(&sb, 2, &[&run[..], &curve[..]].concat(), Duration::from_secs(120));
+    assert_success(&out);
+    let stored = sb.last_run();
+    let cells = cells(&stored);
+    let loads: Vec<&str> = cells.iter().map(|c| c["name"].as_str().unwrap_or("")).collect();
+    assert_eq!(cells.len(), 2, "the maximum and the lightest point, on both ranks; stored: {loads:?}");
+    let ended = metrics(&cells[1])["curve"]["ended"].as_str().unwrap_or_default();
+    assert!(ended.starts_with("no load point meets p99 <= 1.0 us"), "{ended}");
+    for cell in &cells {
+        let ranks = cell["client_figures"].as_array().map_or(0, Vec::len);
+        assert_eq!((cell["clients"].as_u64(), ranks), (Some(2), 2), "each point stored is both ranks': {cell}");
+    }
+    assert_eq!(stored["run"]["status"], "complete", "{}", stored["run"]);
+    // Two 1 s points and mpirun's start; the two points left out would add 2 s more.
+    println!("mpirun of a curve ended after its lightest point took {took:?}");
+}
+
+/// A bandwidth curve over NFS (the built-in client) on the lab's link shaped to 100 Mbit/s
+/// (12,207 KiB/s): 64 KiB reads, so the link, not a device, is the limit. The maximum is what
+/// the link carries; below it the link has room, so each open-loop point meets its offered rate
+/// and waits on no queue: its mean is a request's time on the wire (about 5 ms for 64 KiB),
+/// under the saturated point's, where 4 requests share the link (about 4 x 5 ms, Little's law).
+#[test]
+fn a_bandwidth_curve_over_nfs_on_a_100_mbit_link_finds_the_link_and_meets_each_offered_rate() {
+    let Some(lab) = crate::lab_fixture::Lab::shared(crate::lab_fixture::Shared::Link100Mbit) else { return };
+    let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
+    let sb = Sandbox::new();
+    let run = ["run", "access", "--target", &nfs, "--file-size", "16m", "--bs", "64k", "--read", "100"];
+    let curve = ["--random", "100", "--qd", "4", "--duration", "3s", "--curve", "10,50,90", "--arrivals", "uniform"];
+    assert_success(&sb.run(&[&run[..], &curve[..]].concat()));
+    let stored = sb.last_run();
+    let cells = cells(&stored);
+    assert_eq!(cells.len(), 4, "the maximum and three points");
+    let kib = |cell: &Value| cell["kib_per_sec"].as_f64().unwrap();
+    let (_, max, max_latency) = point(&cells[0]);
+    let max_mean = max_latency["mean_ns"].as_f64().unwrap();
+    eprintln!("maximum: {max:.1} IOPS, {:.0} KiB/s (the link: 12,207), mean {max_mean:.0} ns", kib(&cells[0]));
+    // The link's rate is the most the wire carries (TCP and RPC headers take a little); the floor
+    // only says the link carried the data: a loaded CI machine's debug build read 7,293 KB/s
+    // through the same link (remote.rs).
+    assert!(kib(&cells[0]) < 12_300.0, "{:.0} KiB/s is more than a 100 Mbit/s link carries", kib(&cells[0]));
+    assert!(kib(&cells[0]) > 2_000.0, "{:.0} KiB/s: the link or the client stalled", kib(&cells[0]));
+    // Little's law at the saturated point: 4 requests in flight at `max` a second wait 4/max s.
+    let little = 4.0 / max * 1e9;
+    assert!((max_mean - little).abs() <= little * 0.05, "mean {max_mean:.0} ns, Little's law {little:.0} ns");
+    for (cell, share) in cells[1..].iter().zip([0.1, 0.5, 0.9]) {
+        let (offered, achieved, latency) = point(cell);
+        let offered = offered.expect("an open-loop point stores its offered rate");
+        let mean = latency["mean_ns"].as_f64().unwrap();
+        let open = &metrics(cell)["open_loop"];
+        eprintln!("{share}: offered {offered:.1}, achieved {achieved:.1}, {:.0} KiB/s, mean {mean:.0} ns", kib(cell));
+        // A 3 s point holds 17 (10%) to 155 (90%) requests: one request more or less at the
+        // cell's edge is 6% of the lightest point, so the window is 1% or two requests.
+        let slack = (offered * 0.01).max(2.0 / 3.0);
+        assert!((achieved - offered).abs() <= slack, "offered {offered:.1}, achieved {achieved:.1}: {open}");
+        assert!(mean < max_mean, "below the maximum the mean {mean:.0} ns is below the saturated {max_mean:.0}");
+        assert!(open["backlog"].as_f64().unwrap() <= 1.0, "below the link's rate nothing waits unissued: {open}");
+    }
+    poisson_means_rise_with_the_load(&sb, &[&run[..], &curve[..6]].concat());
+}
+
+/// The same curve with Poisson arrivals: requests now meet one another on the link, so a point's
+/// mean rises with its load, as a queue with one server of fixed service time S (M/D/1) says:
+/// S + rho S / (2 (1 - rho)), 1.06 S at 10%, 1.5 S at 50%, 5.5 S at 90%. Uniform arrivals at
+/// these rates never queue, which is why their means do not rise (the test above).
+fn poisson_means_rise_with_the_load(sb: &Sandbox, args: &[&str]) {
+    assert_success(&sb.run(&[args, &["--curve", "10,50,90", "--arrivals", "poisson"]].concat()));
+    let stored = sb.last_run();
+    let means: Vec<f64> = cells(&stored)[1..].iter().map(|c| point(c).2["mean_ns"].as_f64().unwrap() / 1e6).collect();
+    let s = means[0] / 1.06;
+    let md1: Vec<f64> = [0.1, 0.5, 0.9].iter().map(|rho| s + rho * s / (2.0 * (1.0 - rho))).collect();
+    eprintln!("poisson: means {means:.2?} ms; M/D/1 with S = {s:.2} ms: {md1:.2?} ms");
+    assert!(means[2] > means[0] && means[2] > means[1], "the 90% point's mean is the highest: {means:.2?} ms");
+}
+
+/// A study asks for a curve as a step's flags: `curve = "10,50"` with its bound, or `curve =
+/// true` for vdbench's points; each step's run holds the maximum and its points, with the curve's
+/// figures on the last point.
+#[test]
+fn a_study_asks_for_a_curve_with_its_steps_flags() {
+    let sb = Sandbox::new();
+    let target = sb.target();
+    let study = sb.dir.path().join("curve.toml");
+    let toml = format!(
+        "version = 1\nname = \"curves\"\ndescription = \"curves as steps\"\n\n[[config]]\nname = \"here\"\ntarget = \
+         \"{}\"\n\n[[step]]\nname = \"listed\"\nsuite = \"access\"\nargs = {{ file-size = \"4m\", duration = \
+         \"300ms\", curve = \"10,50\", stop-curve = \"p99:10s\" }}\n\n[[step]]\nname = \"vdbench\"\nsuite = \
+         \"access\"\nargs = {{ file-size = \"4m\", duration = \"300ms\", curve = true }}\n",
+        target.display()
+    );
+    std::fs::write(&study, toml).unwrap();
+    assert_success(&sb.run(&["study", "run", study.to_str().unwrap()]));
+    let ids: Vec<i64> = {
+        let conn = rusqlite::Connection::open(sb.db()).unwrap();
+        let mut q = conn.prepare("SELECT id FROM runs ORDER BY id").unwrap();
+        q.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    assert_eq!(ids.len(), 2, "a run a step");
+    for (id, loads) in ids.iter().zip([&["max", "10%", "50%"][..], &["max", "10%", "50%", "70%", "80%", "90%", "100%"]])
+    {
+        let run: Value = serde_json::from_str(&text(&sb.run(&["show", &id.to_string(), "--json"])).0).unwrap();
+        let cells = cells(&run);
+        let load = |l: &Value| l.as_str().map_or_else(|| format!("{}%", l["percent"]), str::to_string);
+        let stored: Vec<String> = cells.iter().map(|c| load(&metrics(c)["load"])).collect();
+        assert_eq!(stored, loads, "run {id}'s points");
+        let last = &metrics(cells.last().unwrap())["curve"];
+        assert!(last["peak_iops"].as_f64().unwrap() > 0.0, "the curve's figures are stored: {last}");
+        assert!(last["overall_response_time_ns"].as_f64().is_some(), "{last}");
+    }
+}

@@ -241,7 +241,7 @@ fn every_option_iomatrix_fio_does_not_run_is_refused_by_name_and_nothing_runs() 
         (&["--rw=trim"], "no trims (discards)"),
         (&["--rw=randread:8"], "holes between sequential requests (:N) are not supported"),
         (&["--bsrange=4k-64k"], "a range of block sizes is not run"),
-        (&["--bssplit=4k/50:64k/50"], "a mix of block sizes is not run"),
+        (&["--bssplit=4k/50:64k/40"], "the shares add up to 90%, not 100"),
         (&["--bs=4k,64k"], "different block sizes"),
         (&["--ioengine=mmap"], "'mmap' is not run by iomatrix's engine"),
         (&["--iodepth=8"], "iodepth=8 without ioengine"),
@@ -273,12 +273,23 @@ fn every_option_iomatrix_fio_does_not_run_is_refused_by_name_and_nothing_runs() 
 }
 
 #[test]
-fn fio_jobs_without_stonewall_are_refused_with_the_fix() {
+fn fio_jobs_at_once_refuse_what_they_do_not_run_yet_with_the_fix() {
     let sb = Sandbox::new();
     let jobfile = sb.dir.path().join("together.fio");
-    std::fs::write(&jobfile, format!("[global]\ndirectory={}\nsize=1m\n[a]\n[b]\nrw=write\n", sb.target().display()))
-        .unwrap();
-    assert_usage_error(&sb.run(&["fio", jobfile.to_str().unwrap()]), "Add stonewall to job b");
+    std::fs::write(
+        &jobfile,
+        format!("[global]\ndirectory={}\nsize=1m\n[a]\n[b]\nrw=write\nss=iops:5%\nss_dur=2\n", sb.target().display()),
+    )
+    .unwrap();
+    assert_usage_error(
+        &sb.run(&["fio", jobfile.to_str().unwrap()]),
+        "job b: steadystate in a group of jobs run at once (no stonewall between them) is not built yet; add stonewall",
+    );
+    // A group is checked against the machine's limits as one run: 40 jobs of 2,000 clients each
+    // (some 144 GiB of histograms and buffers), each job alone within them.
+    let jobs: String = (0..40).map(|i| format!("[j{i}]\nnumjobs=2000\n")).collect();
+    std::fs::write(&jobfile, format!("[global]\ndirectory={}\nsize=1m\n{jobs}", sb.target().display())).unwrap();
+    assert_usage_error(&sb.run(&["fio", jobfile.to_str().unwrap()]), "40 jobs run at once, 80000 client(s) in all");
     // A refused option in the last job costs no run of the first.
     std::fs::write(
         &jobfile,

@@ -347,3 +347,150 @@ fn io_depths_submit_and_complete_are_counted_as_real_fio_counts_them() {
         }
     }
 }
+
+/// bssplit: the job line says the sizes' range as real fio prints it, each request's size is
+/// drawn by share (measured over many requests: within 2 points of each share asked), and shares
+/// that do not add up to 100 are refused before anything runs, in fio's words and in run access's.
+#[test]
+fn bssplit_draws_each_size_by_its_share() {
+    if !have("fio") {
+        return skip("fio is not installed");
+    }
+    let sb = Sandbox::new();
+    let (_mount, dir) = scratch(&sb);
+    let job =
+        ["--name=t", "--rw=randrw", "--bssplit=4k/10:64k/50:32k/40,8k/30:16k/70", "--size=4m", "--ioengine=psync"];
+    let real = real_fio(&dir, &job);
+    let ours = our_fio(&sb, &dir, &[&job[..], &["--runtime=1", "--time_based"]].concat());
+    let first = |s: &str| s.lines().next().unwrap_or_default().to_string();
+    println!("  fio:      {}\n  iomatrix: {}", first(&real), first(&ours));
+    assert_eq!(first(&ours), first(&real), "the job line");
+    assert!(first(&ours).contains("bs=(R) 4096B-64.0KiB, (W) 8192B-16.0KiB"), "{ours}");
+
+    let run = sb.last_run();
+    let done = &cells(&run)[0]["metrics"]["block_split"];
+    let counts = done["counts"]["sizes"].as_array().unwrap();
+    let count = |size: u64, side: usize| -> f64 {
+        counts.iter().find(|e| e[0] == size).map_or(0.0, |e| e[side].as_f64().unwrap())
+    };
+    for (side, asked) in [(1, vec![(4096, 10.0), (65536, 50.0), (32768, 40.0)]), (2, vec![(8192, 30.0), (16384, 70.0)])]
+    {
+        let total: f64 = counts.iter().map(|e| e[side].as_f64().unwrap()).sum();
+        assert!(total > 2000.0, "too few requests to judge shares: {total}");
+        for (size, share) in asked {
+            let took = 100.0 * count(size, side) / total;
+            println!(
+                "{} {size}: asked {share}%, took {took:.2}% of {total}",
+                if side == 1 { "reads" } else { "writes" }
+            );
+            assert!((took - share).abs() < 2.0, "{size}: asked {share}%, took {took:.2}%");
+        }
+    }
+    // Sizes the other direction has are no requests of this one.
+    assert_eq!((count(8192, 1), count(4096, 2)), (0.0, 0.0));
+    let (shown, _) = text(&sb.run(&["show", &run["run"]["id"].to_string()]));
+    let line = shown.lines().find(|l| l.starts_with("block sizes, ")).unwrap_or_else(|| panic!("{shown}"));
+    assert!(line.contains("(bssplit 4k/10:64k/50:32k/40,8k/30:16k/70): reads 4k 10% (took "), "{line}");
+
+    for (args, says) in [
+        (vec!["fio", "--name=t", "--bssplit=4k/10:64k/50", "--size=1m"], "add up to 60%, not 100"),
+        (vec!["run", "access", "--bssplit", "4k/60:64k/50", "--duration", "1s"], "add up to 110%, not 100"),
+        (vec!["run", "access", "--bssplit", "4k/50:64k/50", "--bs", "8k"], "cannot be used with"),
+    ] {
+        let out = sb.run(&args);
+        assert_usage_error(&out, says);
+    }
+    assert_eq!(stored_cells(&sb), 1, "a refused split runs nothing");
+}
+
+/// fio's section prefixes of a job's block and the lines after the jobs, in the order fio prints them.
+const SECTIONS: [&str; 18] = [
+    "(groupid=",
+    "read:",
+    "write:",
+    "lat (",
+    "clat percentiles",
+    "bw (",
+    "iops",
+    "lat (usec)",
+    "cpu",
+    "IO depths",
+    "submit",
+    "complete",
+    "issued rwts",
+    "latency",
+    "Run status group",
+    "READ:",
+    "WRITE:",
+    "Disk stats",
+];
+
+/// The sections of `SECTIONS` that `output` has a line of.
+fn sections_of(output: &str) -> Vec<&'static str> {
+    let has = |prefix: &str| {
+        output.lines().any(|l| {
+            let l = l.trim_start();
+            if prefix == "(groupid=" {
+                l.contains(": (groupid=")
+            } else {
+                l.starts_with(prefix)
+            }
+        })
+    };
+    SECTIONS.into_iter().filter(|p| has(p)).collect()
+}
+
+/// A job file of two jobs without stonewall (a randread and a randwrite, 1 s each): both run at
+/// once, as fio runs them: one stored run, a cell per job, each job its own client, their timed
+/// parts overlapping; the output has every section real fio's output has for the same file.
+#[test]
+fn two_jobs_without_stonewall_run_at_once_and_print_every_section_fio_prints() {
+    if !have("fio") {
+        return skip("fio is not installed");
+    }
+    let sb = Sandbox::new();
+    let (_mount, dir) = scratch(&sb);
+    let jobfile = sb.dir.path().join("two.fio");
+    std::fs::write(
+        &jobfile,
+        format!(
+            "[global]\ndirectory={}\nsize=8m\nbs=4k\nioengine=psync\nruntime=1\ntime_based\n\n[reader]\nrw=randread\n\n\
+             [writer]\nrw=randwrite\n",
+            dir.display()
+        ),
+    )
+    .unwrap();
+    let real = Command::new("fio").arg(&jobfile).output().expect("fio runs");
+    assert!(real.status.success(), "fio: {}", String::from_utf8_lossy(&real.stderr));
+    let real = String::from_utf8_lossy(&real.stdout).into_owned();
+    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        let _ = std::fs::remove_file(entry.path());
+    }
+    let out = sb.run(&["fio", jobfile.to_str().unwrap()]);
+    assert_success(&out);
+    let ours = text(&out).0;
+
+    let run = sb.last_run();
+    let stored = cells(&run);
+    assert_eq!(stored.len(), 2, "one run, a cell per job");
+    let mut spans = Vec::new();
+    for (c, (read, rank)) in stored.iter().zip([(100, 0), (0, 1)]) {
+        assert_eq!((c["metrics"]["read_percent"].as_u64(), c["clients"].as_u64()), (Some(read), Some(1)), "{c}");
+        let client = &c["client_figures"][0];
+        assert_eq!(client["rank"], rank, "each job its own client");
+        assert_eq!(c["metrics"]["fio_job"], if rank == 0 { "reader" } else { "writer" });
+        let m = &client["measured"];
+        spans.push((m["start_ns"].as_u64().unwrap(), m["end_ns"].as_u64().unwrap()));
+    }
+    println!("timed parts from the common start (ns): reader {:?}, writer {:?}", spans[0], spans[1]);
+    let (latest_start, earliest_end) = (spans[0].0.max(spans[1].0), spans[0].1.min(spans[1].1));
+    // Both ran 1 s from one barrier: they overlap by most of it (a loaded machine may start one late).
+    assert!(earliest_end > latest_start + 500_000_000, "the jobs did not run at once: {spans:?}");
+
+    let (theirs, mine) = (sections_of(&real), sections_of(&ours));
+    println!("fio's sections:      {theirs:?}\niomatrix's sections: {mine:?}");
+    let missing: Vec<&&str> = theirs.iter().filter(|s| !mine.contains(s)).collect();
+    assert!(missing.is_empty(), "sections of fio's output iomatrix fio does not print: {missing:?}\n{ours}");
+    assert_eq!(ours.matches(": (groupid=0, jobs=1)").count(), 2, "both jobs in group 0, as fio numbers it: {ours}");
+    assert_eq!(ours.matches("Run status group 0 (all jobs):").count(), 1, "{ours}");
+}

@@ -82,7 +82,7 @@ fn fios_other_names_are_answered_with_the_flag_to_use() {
         (&["--group_reporting"], "all its clients together"),
         (&["--output-format=json"], "--json"),
         (&["--bsrange", "4k-64k"], "--bs 4k,16k,64k"),
-        (&["--bssplit", "4k/50:64k/50"], "--bs 4k,16k,64k"),
+        (&["--bssplit", "4k/50:64k/40"], "--bssplit '4k/50:64k/40': the shares add up to 90%, not 100"),
         (&["--norandommap"], "without a random map"),
         (&["--loops", "3"], "--repeat N"),
         (&["--io_size", "1g"], "--bytes SIZE"),

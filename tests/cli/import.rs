@@ -437,3 +437,59 @@ fn an_iometer_results_file_imports_an_access_cell_per_spec_and_shows() {
     let b = &doc["sweep"]["read_write_by_block"][0];
     assert!(close(b["mean_ratio"].as_f64().unwrap(), 4.56 / 0.95), "{b}");
 }
+
+/// A fixture of real fio 3.33 JSON output (tests/fixtures/README.md says how each was made).
+fn fio_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+#[test]
+fn fios_latency_target_and_steady_state_import_as_iomatrixs_own() {
+    let sb = Sandbox::new();
+    let target = fio_fixture("fio-3.33-latency-target-tmpfs.json");
+    let steady = fio_fixture("fio-3.33-steadystate-tmpfs.json");
+    let ids = imported_ids(&sb.run(&["import", target.to_str().unwrap(), steady.to_str().unwrap()]));
+    assert_eq!(ids.len(), 2);
+    let source = |file: &Path| -> Value { serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap() };
+
+    // The latency target: fio's depth, target (ns), window (us) and percentile, as a native search stores them.
+    let job = &source(&target)["jobs"][0];
+    let run = sb.show_json(ids[0]);
+    let found = &cells(&run)[0]["metrics"]["latency_target"][0];
+    assert_eq!(found["depth"], job["latency_depth"], "{found}");
+    assert_eq!(found["measured_depth"], job["latency_depth"]);
+    assert_eq!(found["target"]["target_ns"], job["latency_target"]);
+    assert_eq!(found["target"]["window_ns"].as_u64(), job["latency_window"].as_u64().map(|us| us * 1000));
+    assert_eq!(found["target"]["percentile_hundredths"], 9900);
+    let (shown, _) = text(&sb.run(&["show", &ids[0].to_string()]));
+    let depth = job["latency_depth"].as_u64().unwrap();
+    let line = shown.lines().find(|l| l.starts_with("latency target, ")).unwrap_or_else(|| panic!("{shown}"));
+    println!("{line}");
+    assert!(line.contains("p99 of each request's total latency") && line.contains("<= 100.0 us"), "{line}");
+    assert!(line.contains(&format!(": depth {depth} (the depths judged are not recorded")), "{line}");
+
+    // The steady state: the job that attained it and the one that did not, each with fio's window.
+    let doc = source(&steady);
+    let run = sb.show_json(ids[1]);
+    let stored = cells(&run);
+    assert_eq!(stored.len(), 2);
+    for (c, job) in stored.iter().zip(doc["jobs"].as_array().unwrap()) {
+        let (v, ss) = (&c["metrics"]["steady"], &job["steadystate"]);
+        assert_eq!(v["attained"].as_bool(), Some(ss["attained"] == 1), "{v}");
+        assert_eq!(v["window_samples"], ss["duration"]);
+        let iops: Vec<&Value> = v["window"].as_array().unwrap().iter().map(|s| &s["iops"]).collect();
+        assert_eq!(iops, ss["data"]["iops"].as_array().unwrap().iter().collect::<Vec<_>>());
+        assert_eq!(v["mean"].as_f64(), ss["data"]["iops_mean"].as_f64());
+        assert_eq!(v["slope"].as_f64().map(f64::abs), ss["slope"].as_f64().map(f64::abs));
+        let criterion: f64 = ss["criterion"].as_str().unwrap().trim_end_matches('%').parse().unwrap();
+        assert!((v["criterion"].as_f64().unwrap() - criterion.abs()).abs() < 1e-9, "{v}");
+    }
+    let (shown, _) = text(&sb.run(&["show", &ids[1].to_string()]));
+    let lines: Vec<&str> = shown.lines().filter(|l| l.starts_with("steady state, ")).collect();
+    println!("{}", lines.join("\n"));
+    assert_eq!(lines.len(), 2, "{shown}");
+    assert!(lines[0].contains(": attained after 1.9 s (iops:20% over 2 s"), "{}", lines[0]);
+    assert!(lines[0].contains("window 2001, 2001 IOPS"), "{}", lines[0]);
+    assert!(lines[1].contains(": not attained (iops_slope:0.001% over 2 s"), "{}", lines[1]);
+    assert!(lines[1].contains("slope per sample 2.09%"), "{}", lines[1]);
+}

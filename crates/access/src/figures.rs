@@ -122,11 +122,23 @@ pub struct AccessCellFigures {
     /// the rule and in runs stored before it.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub steady: Option<iomatrix_stats::steady::SteadyVerdict>,
+    /// Under mpirun each rank judges its own figures (as fio's jobs without group_reporting):
+    /// each rank's verdict, by rank; empty with threads and in runs stored before it.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Vec::is_empty")]
+    pub steady_by_rank: Vec<iomatrix_stats::steady::SteadyVerdict>,
     /// The queue's depth as requests went in, and the requests per round of submissions and
     /// per reap (fio's IO depths, submit and complete), added over the clients; None in runs
     /// stored before they were counted.
     #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
     pub queue_depths: Option<crate::depths::QueueDepths>,
+    /// Under `--bssplit` (fio's bssplit): the shares asked and the requests made of each size;
+    /// None without it. `block_size` is then the largest size.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub block_split: Option<crate::bssplit::SplitDone>,
+    /// The fio job the cell measured, where a run holds several (jobs run at once; an imported
+    /// fio run's jobs); None otherwise.
+    #[serde(deserialize_with = "or_default", skip_serializing_if = "Option::is_none")]
+    pub fio_job: Option<String>,
 }
 
 /// A side's latency as stored: the suite's summary, or an import's partial one (Iometer keeps

@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod bssplit;
 pub mod cli;
 pub mod depths;
 pub mod figures;
@@ -33,7 +34,7 @@ pub use figures::AccessCellFigures;
 pub use iomatrix_backend::Place;
 pub use plan::{
     AccessCell, AccessPlan, CellSetting, Interleave, Limit, Pin, Prepare, Protocol, RequestNeeds, SharedFile,
-    LAY_OUT_PIECE,
+    TogetherJob, LAY_OUT_PIECE,
 };
 pub use runner::{
     execute, execute_at, latency_clock, latency_clock_source, AccessFigures, AccessResult, Live, OpenLoop, Second,

@@ -112,6 +112,26 @@ pub struct AccessPlan {
     /// their limit; written only when given, so other plans read as before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<iomatrix_stats::steady::SteadyRule>,
+    /// `--bssplit` (fio's bssplit): each request's size drawn by share; `block_sizes` is then the
+    /// largest of them alone (what each request buffer holds). None: every request of a cell is
+    /// its block size; written only when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_split: Option<crate::bssplit::BlockSplit>,
+    /// Jobs run at once (a fio job file's jobs without stonewall between them; Iometer's workers
+    /// with different specs): each job its own clients with its own plan of one cell, all started
+    /// at one barrier, each job stored as a cell of its own. Empty: every client runs this plan.
+    /// The plan's own fields are then its first job's; `clients` is every job's clients.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub together: Vec<TogetherJob>,
+}
+
+/// One job of a plan's jobs run at once ([`AccessPlan::together`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TogetherJob {
+    /// Its name (fio's job name).
+    pub name: String,
+    /// Its plan: one cell, its own clients (`clients`).
+    pub plan: AccessPlan,
 }
 
 /// Whether each client works on a file of its own or every client on one shared file.
@@ -435,9 +455,32 @@ pub enum Protocol {
 }
 
 impl AccessPlan {
+    /// The plan cell `index` runs under: its job's under [`AccessPlan::together`], else this one.
+    pub fn plan_of_cell(&self, index: usize) -> &AccessPlan {
+        self.together.get(index).map_or(self, |job| &job.plan)
+    }
+
+    /// Under [`AccessPlan::together`]: the job whose clients include `rank`, and the rank's place
+    /// among them.
+    pub fn job_of_rank(&self, rank: usize) -> Option<(usize, usize)> {
+        let mut first = 0;
+        for (j, job) in self.together.iter().enumerate() {
+            if rank < first + job.plan.clients {
+                return Some((j, rank - first));
+            }
+            first += job.plan.clients;
+        }
+        None
+    }
+
     /// Cells in sweep order: block size outermost, then read %, random %,
     /// queue depth; each repeated `repeats` times in a row.
     pub fn cells(&self) -> Vec<AccessCell> {
+        if !self.together.is_empty() {
+            // A cell per job, each its job's one cell.
+            let cells = self.together.iter().filter_map(|j| j.plan.cells().first().copied());
+            return cells.enumerate().map(|(index, c)| AccessCell { index, ..c }).collect();
+        }
         let mut cells = Vec::new();
         for &block_size in &self.block_sizes {
             for &read_percent in &self.read_percents {
@@ -620,6 +663,7 @@ impl AccessPlan {
             ));
         }
         self.check_block_sizes()?;
+        self.check_block_split()?;
         if self.direct && !self.backend.supports_direct() {
             return Err(UsageError::new(format!(
                 "--direct cannot be used with the {} backend; use psync, sync or io_uring",
@@ -761,6 +805,32 @@ impl AccessPlan {
         Ok(())
     }
 
+    /// `--bssplit`: one cell's block size (the largest), each size within the file and O_DIRECT's
+    /// alignment, and none of the options that lay requests out by one size.
+    fn check_block_split(&self) -> Result<(), UsageError> {
+        let Some(split) = &self.block_split else { return Ok(()) };
+        let refused = |what: &str| {
+            Err(UsageError::new(format!(
+                "--bssplit with {what}: not built (they lay out or check requests of one size); leave one out"
+            )))
+        };
+        if self.block_sizes != [split.largest()] {
+            return refused("--bs");
+        }
+        if self.content.stamped() {
+            return refused("--verify or --compressible");
+        }
+        if !self.shared_file.is_per_client() {
+            return refused("--shared-file");
+        }
+        if let Some(bad) = split.sizes().into_iter().find(|s| self.direct && s.bytes() % 512 != 0) {
+            return Err(UsageError::new(format!(
+                "--bssplit: block size {bad} is not a multiple of 512, which --direct (O_DIRECT) needs"
+            )));
+        }
+        Ok(())
+    }
+
     /// `--compressible` and `--verify`: a percentage, and 4k blocks on a folder.
     fn check_content(&self) -> Result<(), UsageError> {
         if self.content.compressible > 100 {
@@ -887,6 +957,8 @@ mod tests {
             curve: None,
             latency_target: None,
             steady: None,
+            block_split: None,
+            together: Vec::new(),
         }
     }
 

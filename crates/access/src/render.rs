@@ -95,6 +95,7 @@ pub fn table(run: &StoredRun) -> String {
     out.push_str(&curves(run));
     out.push_str(&latency_targets(run));
     out.push_str(&steady_lines(run));
+    out.push_str(&split_lines(run));
     out + &iomatrix_report::text::clients::table(run, &CLIENT_COLUMNS)
 }
 
@@ -201,6 +202,37 @@ fn steady_lines(run: &StoredRun) -> String {
         if let Some(v) = &f.steady {
             out += &format!("steady state, {}: {}\n", f.cell_name(), steady_text(v));
         }
+        for (rank, v) in f.steady_by_rank.iter().enumerate() {
+            out += &format!("steady state, {}, rank {rank}: {}\n", f.cell_name(), steady_text(v));
+        }
+    }
+    out
+}
+
+/// One line per cell of mixed block sizes (`--bssplit`): each size's share asked and the share
+/// of the requests it took, reads and writes apart where the cell did both.
+fn split_lines(run: &StoredRun) -> String {
+    let mut out = String::new();
+    for c in &run.cell_results {
+        let f = figures(c);
+        let Some(done) = &f.block_split else { continue };
+        let mut parts = Vec::new();
+        for (write, word, asked) in [(false, "reads", &done.split.reads), (true, "writes", &done.split.writes)] {
+            let made = done.counts.shares(write);
+            if done.counts.sizes.iter().all(|e| if write { e.2 == 0 } else { e.1 == 0 }) {
+                continue;
+            }
+            let sizes: Vec<String> = asked
+                .iter()
+                .map(|s| {
+                    let took = made.iter().find(|(size, _)| *size == s.size.bytes()).map_or(0.0, |(_, p)| *p);
+                    format!("{} {}% (took {}%)", s.size, s.percent, human::fixed(took, 1))
+                })
+                .collect();
+            parts.push(format!("{word} {}", sizes.join(", ")));
+        }
+        let said = if parts.is_empty() { "no request completed".to_string() } else { parts.join("; ") };
+        out += &format!("block sizes, {} (bssplit {}): {said}\n", f.cell_name(), done.split.describe());
     }
     out
 }

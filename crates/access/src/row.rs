@@ -9,6 +9,11 @@ impl AccessResult {
     /// before it kept it, in the record-size column), its figures and every client's as JSON,
     /// and both latency histograms as blobs.
     pub fn row(&self, plan: &AccessPlan) -> CellRow {
+        self.row_of_job(plan, None)
+    }
+
+    /// [`AccessResult::row`] of a cell of jobs run at once: its job's plan, and its job's name.
+    pub fn row_of_job(&self, plan: &AccessPlan, job: Option<&str>) -> CellRow {
         let clients: Vec<_> = self
             .clients
             .iter()
@@ -71,7 +76,13 @@ impl AccessResult {
                 curve: self.curve.clone(),
                 latency_target: self.latency_target.clone(),
                 steady: self.steady.clone(),
+                steady_by_rank: self.steady_by_rank.clone(),
                 queue_depths: Some(self.depths),
+                block_split: plan
+                    .block_split
+                    .clone()
+                    .map(|split| crate::bssplit::SplitDone { split, counts: self.sizes.clone().unwrap_or_default() }),
+                fio_job: job.map(str::to_string),
             }),
             client_figures: json!(clients),
             state: Default::default(),

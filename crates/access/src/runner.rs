@@ -2,6 +2,7 @@
 //! in flight, timestamps each at submission and completion, and records the
 //! latency in HDR histograms (reads and writes apart) and a per-second series.
 
+use crate::bssplit::SizeCounts;
 use crate::depths::QueueDepths;
 use crate::plan::{AccessCell, AccessPlan, Interleave, Limit, Prepare, SharedFile, LAY_OUT_PIECE};
 use crate::split::SubmitSplit;
@@ -88,6 +89,12 @@ pub struct AccessFigures {
     /// Under `--latency-target`: the depth this client's search found and how it went.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_target: Option<TargetOutcome>,
+    /// Under `--steady-state` with MPI ranks, which judge apart: this rank's own verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<iomatrix_stats::steady::SteadyVerdict>,
+    /// Under `--bssplit`: the requests it completed of each size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<SizeCounts>,
 }
 
 /// An open-loop cell's load: requests arriving at intended times at a rate (`--arrivals`), each
@@ -177,10 +184,15 @@ pub struct AccessResult {
     /// Under `--latency-target`: each client's search, by rank.
     pub latency_target: Vec<TargetOutcome>,
     /// What `--steady-state` found: whether the rule was met (the cell then ended early) and the
-    /// window it judged; None without the rule.
+    /// window it judged; None without the rule, and under MPI (see `steady_by_rank`).
     pub steady: Option<iomatrix_stats::steady::SteadyVerdict>,
+    /// Under MPI each rank judges its own figures, as fio's jobs without group_reporting: each
+    /// rank's verdict, by rank; empty with threads (judged together: `steady`).
+    pub steady_by_rank: Vec<iomatrix_stats::steady::SteadyVerdict>,
     /// The clients' queue depths and requests per submission and per reap, added.
     pub depths: QueueDepths,
+    /// Under `--bssplit`: the requests of each size, added over the clients.
+    pub sizes: Option<SizeCounts>,
 }
 
 impl AccessResult {
@@ -219,7 +231,13 @@ impl AccessResult {
             split: SubmitSplit::merged(clients.iter().filter_map(|c| c.split.as_deref())),
             latency_target: clients.iter().filter_map(|c| c.latency_target.clone()).collect(),
             steady: None,
+            steady_by_rank: clients.iter().filter_map(|c| c.steady.clone()).collect(),
             depths: QueueDepths::sum(clients.iter().map(|c| &c.depths)),
+            sizes: clients.iter().filter_map(|c| c.sizes.as_ref()).fold(None, |sum: Option<SizeCounts>, c| {
+                let mut sum = sum.unwrap_or_default();
+                sum.merge(c);
+                Some(sum)
+            }),
             verify: Tally::sum(clients.iter().filter_map(|c| c.verify.as_ref())),
             cached_at_start,
             cell,
@@ -293,7 +311,7 @@ impl AccessFigures {
 /// What the clients publish once a second for a live display: the last
 /// second's requests and bytes per client and its p99 latency.
 /// It also carries, from the leader to the clients of this process, the cells a curve's bound
-/// ended before they ran (`--stop-curve`, refused under MPI, whose ranks share no memory).
+/// ended before they ran (`--stop-curve`; other MPI ranks hear them with the leader's word).
 pub struct Live {
     clients: Vec<LiveClient>,
     cell: AtomicUsize,
@@ -405,11 +423,26 @@ pub fn execute_at<E: std::fmt::Display>(
     // Read here: an MPI group is not shared with the clients' threads.
     let clients = group.size();
     let mut judge = Judge::default();
-    let steady = SteadyWatch::new(plan.steady, plan.series_interval_ns, clients);
-    lead(
+    // MPI ranks share no counts while a cell runs: each judges its own client (one a rank).
+    let steady = match group {
+        Group::Local(_) => SteadyWatch::new(plan.steady, plan.series_interval_ns, clients),
+        _ => SteadyWatch::apart(plan.steady, plan.series_interval_ns),
+    };
+    // Jobs at once: each job's clients run its one cell (index 0) of its own plan, all in one
+    // cell of the coordinator's, started at one barrier.
+    let jobs: Vec<(&AccessPlan, Vec<AccessCell>)> =
+        plan.together.iter().map(|j| (&j.plan, j.plan.cells().into_iter().take(1).collect())).collect();
+    let one_cell =
+        Setup { cells: 1, workdir: setup.workdir, hooks: setup.hooks, on_error: setup.on_error, stop: setup.stop };
+    let together = !jobs.is_empty();
+    let led = lead(
         group,
-        setup,
+        if together { &one_cell } else { setup },
         |rank, dir| {
+            let (plan, cells, clients) = match plan.job_of_rank(rank) {
+                Some((j, _)) => (jobs[j].0, &jobs[j].1[..], jobs[j].0.clients),
+                None => (plan, &cells[..], clients),
+            };
             let path = plan.device.clone().or_else(|| shared.clone()).unwrap_or_else(|| dir.join("access.dat"));
             let server = match place.of_client(rank) {
                 Place::Local => None,
@@ -421,7 +454,7 @@ pub fn execute_at<E: std::fmt::Display>(
             Client {
                 rank,
                 plan,
-                cells: &cells,
+                cells,
                 path,
                 server,
                 stop: setup.stop,
@@ -436,15 +469,46 @@ pub fn execute_at<E: std::fmt::Display>(
             }
         },
         |index, gathered| {
+            if together {
+                return each_job(plan, &cells, gathered, &mut on_cell);
+            }
             let mut result = AccessResult::merge(cells[index], gathered);
             if result.left_out() {
                 return Ok(());
             }
             judge_point(&mut judge, plan, &cells, &mut result, live);
-            result.steady = steady.verdict(cells[index].index);
+            if result.steady_by_rank.is_empty() {
+                result.steady = steady.verdict(cells[index].index);
+            }
             on_cell(&result)
         },
-    )
+    );
+    // The harness counts the cells it stored: a cell per job.
+    led.map(|done| done.map(|(n, ending)| (if together { n * jobs.len() } else { n }, ending)))
+}
+
+/// Jobs at once: the one cell gathered from every job's clients, merged and handed on as a cell
+/// per job (its clients' figures, failures and barrier times only).
+fn each_job<E: std::fmt::Display>(
+    plan: &AccessPlan,
+    cells: &[AccessCell],
+    gathered: Gathered<AccessFigures>,
+    on_cell: &mut impl FnMut(&AccessResult) -> Result<(), E>,
+) -> Result<(), E> {
+    let Gathered { figures, failures, starts } = gathered;
+    let mut first = 0;
+    for (j, job) in plan.together.iter().enumerate() {
+        let ranks = first..first + job.plan.clients;
+        first = ranks.end;
+        let part = Gathered {
+            figures: figures.iter().filter(|f| ranks.contains(&f.rank)).cloned().collect(),
+            failures: failures.iter().filter(|f| ranks.contains(&f.rank)).cloned().collect(),
+            starts: starts.get(ranks.clone()).map(<[StartTimes]>::to_vec).unwrap_or_default(),
+        };
+        let result = AccessResult::merge(cells[j], part);
+        on_cell(&result)?;
+    }
+    Ok(())
 }
 
 /// At the leader, a point of a curve just merged: the curve's figures so far go with it, and
@@ -577,6 +641,14 @@ impl Server<'_> {
 
 impl ClientWork for Client<'_> {
     type Figures = AccessFigures;
+
+    fn cells_left_out(&self) -> Vec<usize> {
+        self.live.left_out.lock().map_or_else(|_| Vec::new(), |l| l.iter().copied().collect())
+    }
+
+    fn leave_out(&mut self, cells: &[usize]) {
+        self.live.leave_out(cells.iter().copied());
+    }
 
     fn cell(&mut self, index: usize, start: &mut Start<'_>) -> Result<AccessFigures, ClientFailure> {
         // The file stays: the working folder goes at the end with it, or
@@ -951,17 +1023,16 @@ impl Work<'_> {
         requests: &mut Requests,
         phase: Phase,
     ) -> Result<AccessFigures, ClientFailure> {
-        let bs = cell.block_size.bytes();
         let depth = cell.queue_depth as usize;
         let clock = latency_clock();
-        let mut slots = Slots::new(depth);
+        let mut slots = Slots::new(depth, cell.block_size.bytes());
         let mut completions: Vec<Completion> = Vec::with_capacity(depth);
         let mut done = self.completed(cell, phase);
         // Made before the loop for a queued backend (its histograms are not made while timing);
         // a protocol client's queue makes it at its first completion. None for a synchronous file.
         let mut split: Option<Box<SubmitSplit>> = self.plan.backend.is_queued().then(Box::default);
         let mut pace = self.pace(phase, cell.queue_depth);
-
+        let mut sizes = self.plan.block_split.as_ref().map(|s| SizeCounts::new(&s.sizes()));
         let span = Span::start(origin);
         let start = clock.raw();
         // Times in the loop are nanoseconds since `start`.
@@ -976,7 +1047,7 @@ impl Work<'_> {
             let stopped = self.stop.load(Ordering::Relaxed);
             let issuing = self.issuing(&pace, now_ns, cell);
             if issuing || (!stopped && !std::mem::replace(&mut swept, true)) {
-                self.issue(file, place, bs, &mut slots, &mut pace, requests, content.as_deref_mut(), &since_start)?;
+                self.issue(file, place, &mut slots, &mut pace, requests, content.as_deref_mut(), &since_start)?;
             }
             if file.in_flight() == 0 && completions.is_empty() {
                 if !issuing {
@@ -997,10 +1068,13 @@ impl Work<'_> {
             now_ns = since_start(now);
             let second = (now_ns / SECOND_NS) as usize;
             for c in completions.drain(..) {
-                let write = slots.writing[c.slot];
+                let (write, bs) = (slots.writing[c.slot], slots.lengths[c.slot]);
                 self.moved_all(c.result, write, bs, place)?;
                 if let Some(content) = content.as_deref_mut() {
                     slots.check_completed(c.slot, bs, file.buffer(c.slot), content);
+                }
+                if let Some(s) = sizes.as_mut() {
+                    s.count(write, bs);
                 }
                 // Open loop: from the request's intended start, however late it was issued.
                 let latency_ns = match pace.open {
@@ -1028,6 +1102,8 @@ impl Work<'_> {
         figures.depths = slots.depths;
         figures.open = pace.open_loop();
         figures.latency_target = pace.queue.outcome();
+        figures.steady = self.steady.own_verdict(cell.index);
+        figures.sizes = sizes;
         Ok(figures)
     }
 
@@ -1038,7 +1114,6 @@ impl Work<'_> {
         &self,
         file: &mut dyn QueuedFile,
         place: &str,
-        bs: u64,
         slots: &mut Slots,
         pace: &mut Pace,
         requests: &mut Requests,
@@ -1051,14 +1126,14 @@ impl Work<'_> {
             if !pace.may_issue(|| since_start(clock.raw())) {
                 break;
             }
-            let (write, offset) = requests.next();
+            let (write, offset, bs) = requests.next();
             if let (true, Some(c)) = (write, content.as_deref_mut()) {
                 c.stamp(file.buffer(slot), offset);
             } else if write && requests.interleave.is_some() {
                 tag_transfer(file.buffer(slot), self.rank, offset);
             }
             slots.issued_at[slot] = clock.raw();
-            slots.writing[slot] = write;
+            (slots.writing[slot], slots.lengths[slot]) = (write, bs);
             let req = Request { slot, write, offset, len: bs as usize };
             let outcome = file.submit(req).map_err(|e| self.failure(format!("submitting to {place}: {e}")))?;
             match outcome {
@@ -1137,6 +1212,8 @@ impl Work<'_> {
             open: None,
             skipped: false,
             latency_target: None,
+            steady: None,
+            sizes: None,
         }
     }
 
@@ -1212,6 +1289,8 @@ struct Requests {
     places: Places,
     align: u64,
     bs: u64,
+    /// Under `--bssplit`: each direction's running shares and sizes (reads, writes).
+    split: Option<[Vec<(u64, u64)>; 2]>,
     file_size: u64,
     seq_next: u64,
     /// On a shared file: this client's transfers, and the next one's number.
@@ -1240,6 +1319,7 @@ impl Requests {
             places: plan.distribution.over((file_size - bs) / align + 1, plan.seed ^ ((rank as u64) << 32)),
             align,
             bs,
+            split: plan.block_split.as_ref().map(|s| [s.thresholds(false), s.thresholds(true)]),
             file_size,
             seq_next: 0,
             interleave,
@@ -1247,12 +1327,21 @@ impl Requests {
         }
     }
 
-    /// The next request: (whether it writes, its offset).
+    /// The next request: (whether it writes, its offset, its length).
     #[inline]
-    fn next(&mut self) -> (bool, u64) {
+    fn next(&mut self) -> (bool, u64, u64) {
         let write = match self.reads_only {
             Some(read) => !read,
             None => self.rng.below(100) >= u64::from(self.read_percent),
+        };
+        let len = match &self.split {
+            // fio's draw: the first size whose running share is above a draw of 0..100.
+            Some(split) => {
+                let draw = self.rng.below(100);
+                let sizes = &split[usize::from(write)];
+                sizes.iter().find(|(upto, _)| draw < *upto).or(sizes.last()).map_or(self.bs, |(_, size)| *size)
+            }
+            None => self.bs,
         };
         let random = self.random_only.unwrap_or_else(|| self.rng.below(100) < u64::from(self.random_percent));
         let offset = if random {
@@ -1263,11 +1352,12 @@ impl Requests {
             self.transfer_next = (self.transfer_next + 1) % lane.transfers.max(1);
             offset
         } else {
+            // The next request fits whatever its length (`bs` is the largest).
             let offset = self.seq_next;
-            self.seq_next = if offset + 2 * self.bs > self.file_size { 0 } else { offset + self.bs };
+            self.seq_next = if offset + len + self.bs > self.file_size { 0 } else { offset + len };
             offset
         };
-        (write, offset)
+        (write, offset, len)
     }
 }
 
@@ -1284,6 +1374,8 @@ struct Slots {
     /// Open loop: when each slot's request was meant to start (ns since the loop's start).
     intended_ns: Vec<u64>,
     writing: Vec<bool>,
+    /// Each slot's request's length (the cell's block size, or under `--bssplit` its draw's).
+    lengths: Vec<u64>,
     offsets: Vec<u64>,
     busy: Vec<bool>,
     overlapped: Vec<bool>,
@@ -1300,13 +1392,14 @@ impl Slots {
             .then(|| (since_start(self.issued_at[slot]), since_start(self.submitted_at[slot])))
     }
 
-    fn new(depth: usize) -> Slots {
+    fn new(depth: usize, block_size: u64) -> Slots {
         Slots {
             free: (0..depth).rev().collect(),
             issued_at: vec![0; depth],
             submitted_at: vec![0; depth],
             intended_ns: vec![0; depth],
             writing: vec![false; depth],
+            lengths: vec![block_size; depth],
             offsets: vec![0; depth],
             busy: vec![false; depth],
             overlapped: vec![false; depth],

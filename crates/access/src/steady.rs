@@ -3,8 +3,10 @@
 //! ([`iomatrix_stats::steady::Judge`]); when the rule is met every client stops issuing, and the
 //! cell ends as a cell at its limit ends (the requests in flight complete).
 //!
-//! The clients are threads of this process (a plan with the rule is refused under MPI: ranks on
-//! other hosts share no counts while a cell runs). An interval is judged once every client has
+//! The clients are threads of this process. MPI ranks on other hosts share no counts while a cell
+//! runs: under MPI each rank's watch judges its own client alone and stops it when its rule is
+//! met ([`SteadyWatch::apart`]), as fio judges and stops each job apart without group_reporting;
+//! the rank's verdict goes to the leader with its figures. An interval is judged once every client has
 //! handed it over; a client hands over interval k at its first completion past k's end (or at the
 //! end of its loop), counted as the series counts it (the interval that holds the completion's
 //! time), so the window judged is the stored series' intervals.
@@ -35,8 +37,8 @@ pub fn describe(rule: &SteadyRule, interval_ns: u64) -> String {
         ),
     };
     format!(
-        "{} over {}{ramp} ({how}), the clients' figures added; a cell ends once it is met, else runs its limit \
-         and says it was not",
+        "{} over {}{ramp} ({how}), the clients' figures added (under mpirun each rank's own, judged apart); a \
+         cell ends once it is met, else runs its limit and says it was not",
         rule.criterion,
         seconds(rule.window_ns)
     )
@@ -53,6 +55,8 @@ pub struct SteadyWatch {
     cell: Mutex<Option<CellWatch>>,
     /// The index of the cell whose rule was met (each cell's index is its own, repeats too).
     attained: AtomicUsize,
+    /// Under MPI: this rank's one client is judged alone, and its verdict is its own.
+    apart: bool,
 }
 
 /// One cell's intervals not yet judged, and its judge.
@@ -69,7 +73,25 @@ impl SteadyWatch {
     /// The watch of a run of `clients` clients with `rule` (None: nothing is watched) over
     /// intervals of `interval_ns`.
     pub fn new(rule: Option<SteadyRule>, interval_ns: u64, clients: usize) -> SteadyWatch {
-        SteadyWatch { rule, interval_ns, clients, cell: Mutex::new(None), attained: AtomicUsize::new(NONE) }
+        SteadyWatch {
+            rule,
+            interval_ns,
+            clients,
+            cell: Mutex::new(None),
+            attained: AtomicUsize::new(NONE),
+            apart: false,
+        }
+    }
+
+    /// The watch of one MPI rank's client, judged apart from the other ranks' (see the module).
+    pub fn apart(rule: Option<SteadyRule>, interval_ns: u64) -> SteadyWatch {
+        SteadyWatch { apart: true, ..SteadyWatch::new(rule, interval_ns, 1) }
+    }
+
+    /// Under MPI, this rank's verdict of cell `cell`, which its figures carry to the leader; None
+    /// with threads (the leader's watch judged them together) or without a rule.
+    pub fn own_verdict(&self, cell: usize) -> Option<SteadyVerdict> {
+        self.apart.then(|| self.verdict(cell)).flatten()
     }
 
     /// A client's feed for the timed part of cell `cell`; None without a rule.

@@ -14,6 +14,10 @@
 //! over the target fails the window at once. Three successes in a row one below the high raise
 //! the high by one (fio's stable count).
 //!
+//! The climb itself (low, high, stable count) is [`iomatrix_harness::level_search`], shared with
+//! the suites that search a rate; this module keeps what is a queue's: windows of requests, the
+//! drain after a failure, the bound on windows.
+//!
 //! Where iomatrix differs, and why: fio keeps a failing depth 1 and runs on, reporting depth 1;
 //! here a failing depth 1 ends the search with no depth found (a stated result, never a depth
 //! that did not meet the target), and the cell is measured at depth 1 to show how far off it is.
@@ -22,6 +26,7 @@
 //! fio's does). A search is bounded: [`MAX_WINDOWS`] windows, after which it stops where it is
 //! and says it did not settle.
 
+use iomatrix_harness::level_search::{LevelSearch, Next};
 use iomatrix_stats::Latency;
 use serde::{Deserialize, Serialize};
 
@@ -134,6 +139,13 @@ impl TargetOutcome {
                     (false, true) => "",
                     (false, false) => ", not settled",
                 };
+                // An imported fio run gives the depth only (fio's JSON lists no window), and fio
+                // reports depth 1 also where depth 1 missed the target.
+                if self.steps.is_empty() {
+                    let one =
+                        if depth == 1 { "; fio reports depth 1 also where depth 1 missed the target" } else { "" };
+                    return format!("depth {depth} (the depths judged are not recorded: fio's JSON gives the depth it ran at{one}{settled})");
+                }
                 format!("depth {depth} (depths judged: {searched}{settled})")
             }
             None if self.steps.is_empty() => format!(
@@ -215,13 +227,9 @@ enum Ended {
 /// module's doc). Fed every completion; it says how many requests may be in flight.
 pub(crate) struct DepthSearch {
     target: LatencyTarget,
-    /// The cell's depth: fio's iodepth, the most the search tries.
-    deepest: u32,
     depth: u32,
-    low: u32,
-    high: u32,
-    /// Successes in a row one below the high (fio's latency_stable_count).
-    stable: u32,
+    /// fio's climb over depths up to the cell's (fio's iodepth): low, high, stable count.
+    levels: LevelSearch,
     window_start_ns: u64,
     requests: u64,
     over_target: u64,
@@ -237,11 +245,8 @@ impl DepthSearch {
     pub(crate) fn new(target: LatencyTarget, deepest: u32) -> DepthSearch {
         DepthSearch {
             target,
-            deepest: deepest.max(1),
-            depth: 1,
-            low: 1,
-            high: deepest.max(1),
-            stable: 0,
+            depth: LevelSearch::FIRST,
+            levels: LevelSearch::new(deepest),
             window_start_ns: 0,
             requests: 0,
             over_target: 0,
@@ -304,40 +309,25 @@ impl DepthSearch {
 
     /// fio's lat_target_success: climb (doubling until something failed, then halfway to the high).
     fn met(&mut self, now_ns: u64) {
-        let was = self.depth;
-        self.low = self.depth;
-        if self.depth + 1 == self.high {
-            self.stable += 1;
-            if self.stable >= 3 {
-                self.high += 1;
-                self.stable = 0;
-            }
-        }
-        let next =
-            if self.high == self.deepest { self.depth.saturating_mul(2) } else { u32::midpoint(self.depth, self.high) };
-        self.depth = next.min(self.deepest);
-        if self.depth == was && !self.target.keep_adjusting {
-            self.finished = Some(Ended::Settled(was));
+        match self.levels.met(self.depth) {
+            Next::Level(next) => self.depth = next,
+            Next::Settled(_) | Next::Unmet if self.target.keep_adjusting => {}
+            Next::Settled(depth) => self.finished = Some(Ended::Settled(depth)),
+            Next::Unmet => self.finished = Some(Ended::Unmet),
         }
         self.new_window(now_ns);
     }
 
     /// fio's __lat_target_failed: step down halfway to the low, and let the queue drain.
     fn failed(&mut self, now_ns: u64, in_flight: u32) {
-        if self.depth == 1 {
-            if self.target.keep_adjusting {
-                self.new_window(now_ns);
-            } else {
+        match self.levels.failed(self.depth) {
+            Next::Level(next) => self.depth = next,
+            Next::Unmet | Next::Settled(_) if self.target.keep_adjusting => return self.new_window(now_ns),
+            Next::Unmet | Next::Settled(_) => {
                 self.finished = Some(Ended::Unmet);
+                return;
             }
-            return;
         }
-        self.high = self.depth;
-        if self.depth == self.low {
-            self.low -= 1;
-        }
-        self.depth = u32::midpoint(self.depth, self.low);
-        self.stable = 0;
         if in_flight == 0 {
             self.new_window(now_ns);
         } else {

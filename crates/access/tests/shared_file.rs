@@ -43,6 +43,8 @@ fn plan(read_percents: Vec<u8>, backend: BackendKind) -> AccessPlan {
         curve: None,
         latency_target: None,
         steady: None,
+        block_split: None,
+        together: Vec::new(),
     }
 }
 

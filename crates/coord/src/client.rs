@@ -16,6 +16,19 @@ pub trait ClientWork {
     /// returns (the common start). Returning before `together` is allowed
     /// (a failed preparation); the barrier is then attended for the client.
     fn cell(&mut self, index: usize, start: &mut Start<'_>) -> Result<Self::Figures, ClientFailure>;
+
+    /// At the leader, after a cell was handed on: the cells its handling left out of the run so
+    /// far (a curve's points past its bound). Under MPI they go with the leader's word to the
+    /// other ranks, which share no memory with it. None by default.
+    fn cells_left_out(&self) -> Vec<usize> {
+        Vec::new()
+    }
+
+    /// At an MPI rank other than the leader: the leader left `cells` out ([`Self::cells_left_out`]);
+    /// the client leaves them out too, as the leader's own clients do.
+    fn leave_out(&mut self, cells: &[usize]) {
+        let _ = cells;
+    }
 }
 
 /// The start of one cell for one client.
@@ -128,14 +141,13 @@ pub fn handled_before_next(index: usize, together: usize, cells: usize) -> bool 
     together <= 1 || (index + 1) % together == 0 || index + 1 >= cells
 }
 
+/// Takes a client's report of one cell (its index, its figures and the client, which hears the
+/// leader's word through it) and says whether the client goes on.
+pub(crate) type Report<'r, W> = dyn FnMut(usize, ClientCell<<W as ClientWork>::Figures>, &mut W) -> bool + 'r;
+
 /// Runs one client's cells, handing each outcome to `report`; stops early
 /// only when `report` says the leader is gone or the group broke.
-pub(crate) fn drive<W: ClientWork>(
-    coord: &dyn Coordinator,
-    how: &Drive<'_>,
-    work: &mut W,
-    report: &mut dyn FnMut(usize, ClientCell<W::Figures>) -> bool,
-) {
+pub(crate) fn drive<W: ClientWork>(coord: &dyn Coordinator, how: &Drive<'_>, work: &mut W, report: &mut Report<'_, W>) {
     let rank = coord.rank();
     let hook_failure = how.hooks.before(rank, coord.size(), how.dir).err();
     for index in 0..how.cells {
@@ -161,7 +173,7 @@ pub(crate) fn drive<W: ClientWork>(
         }
         let broken = start.broken.is_some();
         let cell = ClientCell { rank, start: start.times.unwrap_or_default(), outcome };
-        if !report(index, cell) || broken {
+        if !report(index, cell, work) || broken {
             return;
         }
     }

@@ -139,7 +139,8 @@ where
                 // next barrier at once: a report sent then would wake the leader's thread, which
                 // may take this client's CPU in the middle of the next phase.
                 let mut kept = Vec::new();
-                drive(&coord, &how, &mut work, &mut |index, cell| {
+                // Threads share the leader's memory: cells it leaves out need no word.
+                drive(&coord, &how, &mut work, &mut |index, cell, _| {
                     kept.push((index, cell));
                     if !handled_before_next(index, together, setup.cells) {
                         return true;

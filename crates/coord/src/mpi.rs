@@ -440,11 +440,13 @@ impl MpiGroup {
         // run's cells, and says whether to go on, at its last.
         let word_after = |index: usize| handled_before_next(index, together, setup.cells);
         if !self.is_leader() {
-            drive(&coord, &how, &mut work, &mut |index, cell| self.report(cell, setup.stop, word_after(index)));
+            drive(&coord, &how, &mut work, &mut |index, cell, work| {
+                self.report(cell, setup.stop, word_after(index), work)
+            });
             return Ok(None);
         }
         let mut collector = Collector::new(self.size(), setup.cells, setup.on_error, setup.stop).together(together);
-        drive(&coord, &how, &mut work, &mut |index, cell| {
+        drive(&coord, &how, &mut work, &mut |index, cell, work| {
             collector.add(index, self.placed_cell(cell), on_cell);
             let mut missing: Vec<usize> = (1..self.size()).collect();
             while !missing.is_empty() {
@@ -471,8 +473,9 @@ impl MpiGroup {
                 return true;
             }
             let go = u8::from(collector.going() && !setup.stop.load(Ordering::SeqCst));
+            let word = Word { go, left_out: work.cells_left_out() }.to_bytes();
             for r in 1..self.world.size() {
-                if let Err(gave_up) = self.send(r, vec![go], TAG_DECISION, "a rank to take rank 0's word") {
+                if let Err(gave_up) = self.send(r, word.clone(), TAG_DECISION, "a rank to take rank 0's word") {
                     let failures = self.missing(&[r as usize], &gave_up);
                     match failures {
                         Some(failures) => collector.broken(index, failures),
@@ -489,7 +492,10 @@ impl MpiGroup {
 
     /// A non-leader's report of one cell, and rank 0's word on going on where `word` (the last
     /// cell of a run of cells back to back, or every cell).
-    fn report<R: serde::Serialize>(&self, cell: ClientCell<R>, stop: &AtomicBool, word: bool) -> bool {
+    fn report<W: ClientWork>(&self, cell: ClientCell<W::Figures>, stop: &AtomicBool, word: bool, work: &mut W) -> bool
+    where
+        W::Figures: serde::Serialize,
+    {
         let bytes = serde_json::to_vec(&cell).unwrap_or_default();
         let sent = self.send(0, bytes, TAG_REPORT, "rank 0 to take this rank's figures");
         let answer = match sent {
@@ -497,8 +503,10 @@ impl MpiGroup {
             sent => sent.and_then(|()| self.receive_from(0, TAG_DECISION, "rank 0's word to go on")),
         };
         match answer {
-            Ok(go) => {
-                if go.first() != Some(&1) {
+            Ok(bytes) => {
+                let word = Word::from_bytes(&bytes);
+                work.leave_out(&word.left_out);
+                if word.go != 1 {
                     stop.store(true, Ordering::SeqCst);
                 }
                 true
@@ -512,6 +520,29 @@ impl MpiGroup {
                 false
             }
         }
+    }
+}
+
+/// Rank 0's word to the other ranks after a cell it handled: go on (1) or stop (0), and the
+/// cells its handling left out so far (a curve's points past its bound), each a u32 after the
+/// first byte. A rank of a build before the cells were sent reads the first byte alone, as before.
+struct Word {
+    go: u8,
+    left_out: Vec<usize>,
+}
+
+impl Word {
+    fn to_bytes(&self) -> Vec<u8> {
+        let cells = self.left_out.iter().filter_map(|c| u32::try_from(*c).ok());
+        std::iter::once(self.go).chain(cells.flat_map(u32::to_le_bytes)).collect()
+    }
+
+    /// A word as sent; a short or empty one is "stop" with no cell left out.
+    fn from_bytes(bytes: &[u8]) -> Word {
+        let go = bytes.first().copied().unwrap_or(0);
+        let cells = bytes.get(1..).unwrap_or_default().chunks_exact(4);
+        let left_out = cells.map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as usize).collect();
+        Word { go, left_out }
     }
 }
 

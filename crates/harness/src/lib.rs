@@ -3,7 +3,8 @@
 //! command line, the working folder here or on a server, the environment
 //! record, clients as threads or MPI ranks ([`Ranks`]), repeats and
 //! `--tolerance`, throughput-latency curves ([`curve`]: their points, bound and
-//! figures, for every suite that runs them), progress and the live line, signals, the plan-time check
+//! figures, for every suite that runs them), the climb of fio's latency target search
+//! ([`level_search`], over depths or rates), progress and the live line, signals, the plan-time check
 //! of threads and memory ([`limits`]), and the flags every `run` takes
 //! ([`CommonRunArgs`]). A library the suites' crates build on and the binary
 //! runs them through: it names no suite, and no suite's crate is its dependency.
@@ -20,6 +21,7 @@ pub mod disturbance;
 pub mod exit;
 mod job;
 pub mod launcher_child;
+pub mod level_search;
 pub use launcher_child::dies_with_this_process;
 pub mod limits;
 pub mod live;

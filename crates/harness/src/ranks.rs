@@ -240,7 +240,7 @@ impl Ranks {
         #[cfg(feature = "mpi")]
         if self.mpi.is_some() {
             *lock(&self.last_word.run) = Some((db.to_path_buf(), run_id));
-            *lock(&self.last_word.folder) = folder.clone();
+            lock(&self.last_word.folder).clone_from(&folder);
         }
         let _ = (db, run_id, folder);
     }

@@ -185,7 +185,7 @@ impl Counted {
             per_unit: if per_folder { holding } else { 1 },
             kinds_at_once,
             files,
-            iterations: if left_behind { u128::from(plan.iterations.max(1)) } else { 1 },
+            iterations: if left_behind { u128::from(plan.rounds().max(1)) } else { 1 },
             shape: format!(
                 "a tree of depth {} and branching {}{}",
                 plan.tree.depth,
@@ -376,6 +376,9 @@ mod tests {
             stonewall: None,
             in_place: false,
             series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
+            open: None,
+            curve: None,
+            latency_target: None,
         }
     }
 

@@ -1,9 +1,10 @@
 //! A phase's clients merged at the leader into a [`PhaseResult`], by mdtest's two rules.
 
 use crate::plan::Phase;
-use crate::result::{ClientPhase, PhaseLatency, PhaseResult, StonewallFired};
+use crate::result::{ClientPhase, OpenLoad, PhaseLatency, PhaseResult, StonewallFired};
 use crate::runner::ClientFigures;
 use iomatrix_coord::{ClientFailure, Gathered, StartTimes};
+use iomatrix_core::CurveLoad;
 use iomatrix_stats::{Latency, Series};
 
 /// One finished phase of one iteration, merged over the clients.
@@ -23,6 +24,10 @@ pub struct MetadataCell {
     pub clients: usize,
     /// Its items over time, merged over the clients; None where no client recorded any.
     pub series: Option<Series>,
+    /// Every item's latency, merged (a curve's bound judges it).
+    pub latency: Latency,
+    /// Every client left the phase out (the rest of a curve its bound ended): not stored.
+    pub left_out: bool,
 }
 
 /// The cell's name: the phase's, with ` #i` (1-based) after the first iteration.
@@ -33,11 +38,33 @@ pub fn cell_name(phase: Phase, iteration: u32) -> String {
     }
 }
 
-/// Merges `gathered` (phase `phase` of `iteration`, `clients` clients, `per_client` items
-/// planned for each) by mdtest's rules.
+/// A phase's name at a curve's point (`file-stat load=50%`), or [`cell_name`] outside a curve:
+/// the points of a phase's curve are cells of their own, told apart by their load, as compare
+/// pairs two curves' points.
+pub fn named(phase: Phase, iteration: u32, load: Option<CurveLoad>) -> String {
+    match load {
+        Some(load) => format!("{} {}{load}", phase.name(), CurveLoad::KEY),
+        None => cell_name(phase, iteration),
+    }
+}
+
+/// The stored cell's name (its `test`) of a phase's result: the phase alone (every iteration a
+/// sample of one cell, as mdtest's -i gives its statistics over iterations); at a curve's point,
+/// with its load; under `--latency-target`, a search's round also with its round, so that only
+/// the round measured at the level found is the phase at that load.
+pub fn test_name(r: &PhaseResult) -> String {
+    match &r.latency_target {
+        Some(t) if t.found.is_none() && r.iteration > 0 => {
+            format!("{} round={}", named(r.phase, 0, r.load), r.iteration)
+        }
+        _ => named(r.phase, 0, r.load),
+    }
+}
+
+/// Merges `gathered` (phase `phase` of `iteration`, at a curve's `load`, `clients` clients,
+/// `per_client` items planned for each) by mdtest's rules.
 pub fn merge(
-    phase: Phase,
-    iteration: u32,
+    (phase, iteration, load): (Phase, u32, Option<CurveLoad>),
     gathered: Gathered<ClientFigures>,
     clients: usize,
     per_client: u64,
@@ -76,9 +103,15 @@ pub fn merge(
         failures,
         stonewall: stonewall(figures, per_client),
         found: figures.iter().filter_map(|f| f.found).reduce(|a, b| a + b),
+        load,
+        open: OpenLoad::sum(figures.iter().filter_map(|f| f.open.as_ref())),
+        curve: None,
+        latency_target: None,
     };
     MetadataCell {
-        name: cell_name(phase, iteration),
+        name: named(phase, iteration, load),
+        left_out: !figures.is_empty() && figures.iter().all(|f| f.skipped),
+        latency,
         result,
         planned,
         failures: gathered.failures,
@@ -141,13 +174,15 @@ mod tests {
             folders: 1,
             found: None,
             series: Default::default(),
+            open: None,
+            skipped: false,
         }
     }
 
     #[test]
     fn both_rates_follow_mdtests_rules() {
         let g = Gathered { figures: vec![client(0, 100, 1.0), client(1, 50, 2.0)], failures: vec![], starts: vec![] };
-        let cell = merge(Phase::FileStat, 1, g, 2, 100);
+        let cell = merge((Phase::FileStat, 1, None), g, 2, 100);
         assert_eq!(cell.name, "file-stat #2");
         let r = &cell.result;
         // IO500's: every item over the slowest time; SUMMARY's: the fewest items over it, x clients.
@@ -168,7 +203,7 @@ mod tests {
         b.stonewall = Some((12, 0.21));
         b.count_reached = Some(30);
         let g = Gathered { figures: vec![a, b], failures: vec![], starts: vec![] };
-        let wall = merge(Phase::FileCreate, 0, g, 2, 1000).result.stonewall.unwrap();
+        let wall = merge((Phase::FileCreate, 0, None), g, 2, 1000).result.stonewall.unwrap();
         assert_eq!(wall.count_reached, 30);
         assert_eq!(wall.seconds, 0.21);
         assert!((wall.rate_at_stonewall - 42.0 / 0.21).abs() < 1e-9);

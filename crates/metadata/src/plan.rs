@@ -2,6 +2,9 @@
 //! (the runner, `iomatrix mdtest`'s front end, the importer of mdtest's
 //! output and the IO500 study all speak it).
 
+use iomatrix_core::CurveLoad;
+use iomatrix_harness::curve::Curve;
+use iomatrix_random::Arrival;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -93,6 +96,34 @@ impl Phase {
             Phase::TreeRemove => "tree-remove",
         }
     }
+
+    /// Whether the phase runs open loop under `--rate` or a curve's point: one operation per
+    /// item, each client's items issued one after another, so each item can start at its
+    /// arrival. Not the tree's phases (a handful of folders, made by client 0 alone in a shared
+    /// tree: too few arrivals to say anything of a rate), nor dir-readdir (one read per folder),
+    /// nor find (client 0 alone walks, a folder's entries at a time): those stay closed loop.
+    pub fn paced(self) -> bool {
+        matches!(
+            self,
+            Phase::DirCreate
+                | Phase::DirStat
+                | Phase::DirRename
+                | Phase::DirRemove
+                | Phase::FileCreate
+                | Phase::FileStat
+                | Phase::FileRead
+                | Phase::FileRemove
+        )
+    }
+}
+
+/// `--rate`: the open loop of the item phases ([`Phase::paced`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenRate {
+    /// Items a second, of all clients together (each client offers its even share).
+    pub per_sec: u64,
+    /// How the arrivals are spaced (`--arrivals`).
+    pub arrival: Arrival,
 }
 
 /// Which items a run makes: mdtest's -F (files only), -D (directories only), or both (its default).
@@ -190,6 +221,27 @@ pub struct MetadataPlan {
         skip_serializing_if = "iomatrix_harness::series::is_default_interval"
     )]
     pub series_interval_ns: u64,
+    /// `--rate`: every paced phase open loop at this rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open: Option<OpenRate>,
+    /// `--curve`: the run's rounds are a curve's points (the maximum, then open-loop loads),
+    /// every phase run at each, each round in a fresh `test-dir.R-0`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<MetaCurve>,
+    /// `--latency-target`: per item phase, the highest rate whose items meet it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<crate::target::MetaTarget>,
+}
+
+/// `--curve` of the metadata suite: its points and bound, and how its open-loop points space
+/// their arrivals.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetaCurve {
+    /// The points after the maximum and the bound (`--stop-curve`).
+    #[serde(flatten)]
+    pub curve: Curve,
+    /// `--arrivals` [default: uniform].
+    pub arrival: Arrival,
 }
 
 impl MetadataPlan {
@@ -197,5 +249,54 @@ impl MetadataPlan {
     /// place without one works on what an earlier run left and makes nothing.
     pub fn makes_items(&self) -> bool {
         self.phases.iter().any(|p| matches!(p, Phase::TreeCreate | Phase::DirCreate | Phase::FileCreate))
+    }
+
+    /// The open-loop rates (`--rate`, a curve's N/s) checked over `clients`: each client's even
+    /// share within what a client schedules (1,000,000 a second), and a phase's arrivals (its
+    /// items, each client's) enough to measure. A curve's percentages are shares of a maximum
+    /// measured at run time: a client refuses a share past the limit there.
+    pub fn check_rates(&self, clients: usize) -> Result<(), iomatrix_core::UsageError> {
+        let n = clients.max(1);
+        let items = crate::layout::Counts::of(&self.tree, self.items).map_or(0, |c| c.per_client);
+        let rates: Vec<(String, u64)> = match (&self.open, &self.curve) {
+            (Some(open), _) => vec![(format!("--rate {}", open.per_sec), open.per_sec)],
+            (None, Some(c)) => c
+                .curve
+                .points
+                .iter()
+                .filter_map(|p| match p {
+                    CurveLoad::Rate(r) => Some((format!("--curve {p}"), *r)),
+                    _ => None,
+                })
+                .collect(),
+            (None, None) => Vec::new(),
+        };
+        for (what, total) in rates {
+            let per_client = total as f64 / n as f64;
+            // A phase takes items/rate seconds: its arrivals are its items, whatever the rate.
+            let duration_ms = (items as f64 * 1000.0 / per_client).ceil() as u64;
+            iomatrix_harness::curve::check_rate(&format!("{what} over {n} client(s)"), per_client, duration_ms)?;
+        }
+        Ok(())
+    }
+
+    /// Times the chosen phases run one after another, each time in a fresh `test-dir.R-0`: the
+    /// iterations (mdtest -i), or a curve's points, its maximum first.
+    pub fn rounds(&self) -> u32 {
+        if self.latency_target.is_some() {
+            // The maximum, the search's rounds, and the round measured at the levels found.
+            return 2 + crate::target::MAX_SEARCH_ROUNDS;
+        }
+        self.curve.as_ref().map_or(self.iterations, |c| 1 + c.curve.points.len() as u32)
+    }
+
+    /// The load round `round` offers under `--curve`: its maximum first, then the points; None
+    /// without a curve.
+    pub fn load_of(&self, round: u32) -> Option<CurveLoad> {
+        let curve = self.curve.as_ref()?;
+        match round {
+            0 => Some(CurveLoad::Max),
+            r => curve.curve.points.get(r as usize - 1).copied(),
+        }
     }
 }

@@ -2,6 +2,9 @@
 //! percentiles, failures by errno, and the stonewall when it fired.
 
 use crate::plan::Phase;
+use iomatrix_core::CurveLoad;
+use iomatrix_harness::curve::CurveFigures;
+use iomatrix_random::Arrival;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -74,4 +77,47 @@ pub struct PhaseResult {
     /// The find phase's matches ([`Phase::Find`]); None for the other phases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub found: Option<u64>,
+    /// The load of a curve's point (`--curve`); None outside a curve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<CurveLoad>,
+    /// Open loop (`--rate`, a curve's point after its maximum): what was offered, and the items
+    /// late and in backlog, of every client together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open: Option<OpenLoad>,
+    /// A curve's figures after this point (the last stored point of a phase's curve holds the
+    /// curve's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<CurveFigures>,
+    /// Under `--latency-target`: the level this round offered, whether it met the target, and
+    /// on the round measured at the level found, what the search found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<crate::target::TargetRound>,
+}
+
+/// An open-loop phase's load: each item arrived at an intended start and was timed from it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OpenLoad {
+    /// How the arrivals were spaced.
+    pub arrival: Arrival,
+    /// Items a second offered (of a client, or of every client once merged).
+    pub offered_per_sec: f64,
+    /// Items issued more than 1 ms after their intended start (the item before them still
+    /// running): still issued, and timed from their intended start.
+    pub late: u64,
+    /// Items not yet issued when the last arrival was due (issued more than 1 ms after it): the
+    /// queue left once the offered load had all arrived. A phase issues every item, so its time
+    /// grows by the backlog's.
+    pub backlog: u64,
+}
+
+impl OpenLoad {
+    /// The clients' loads together: their rates, late items and backlogs added.
+    pub fn sum<'a>(each: impl Iterator<Item = &'a OpenLoad>) -> Option<OpenLoad> {
+        each.copied().reduce(|a, b| OpenLoad {
+            arrival: a.arrival,
+            offered_per_sec: a.offered_per_sec + b.offered_per_sec,
+            late: a.late + b.late,
+            backlog: a.backlog + b.backlog,
+        })
+    }
 }

@@ -4,13 +4,16 @@
 
 use crate::fs::{ItemPath, LocalFs, MetaFs, RemoteMetaFs};
 use crate::layout::{Counts, ItemNames, Kind, TreeNames};
+use crate::pace::Pace;
 use crate::plan::{Layout, MetadataPlan, Phase};
+use crate::result::OpenLoad;
 use iomatrix_backend::{error_kind, Place};
 use iomatrix_coord::{ClientFailure, ClientWork, Start};
+use iomatrix_core::CurveLoad;
 use iomatrix_stats::{ClientSeries, HeldLatency, SeriesRecorder};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -42,6 +45,13 @@ pub struct ClientFigures {
     /// Its items over time, from its own start: every item done, at its end, with its latency.
     #[serde(default)]
     pub series: ClientSeries,
+    /// Open loop: what this client was offered, and its late items and backlog.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open: Option<OpenLoad>,
+    /// The phase is a point of a curve that its bound ended before it (`--stop-curve`): the
+    /// client left it out, and so is it from the run.
+    #[serde(default)]
+    pub skipped: bool,
 }
 
 /// Where the run's iterations live: a local folder or a folder on a server.
@@ -152,12 +162,42 @@ pub struct LiveItems {
     pub slots: Vec<Slot>,
     /// When the phase under way started here.
     pub started: Mutex<Option<Instant>>,
+    /// The last round the clients run (`--stop-curve` lowers it when every phase's curve is past
+    /// its bound); the rounds after it are left out. Shared memory: refused under MPI.
+    pub last_round: AtomicU32,
+    /// Under `--latency-target`: the level each phase (by its place in the plan) runs next,
+    /// set by the leader's search between rounds. Shared memory: refused under MPI.
+    pub levels: Vec<AtomicU32>,
 }
 
 impl LiveItems {
     /// Room for `n` clients.
     pub fn new(n: usize) -> LiveItems {
-        LiveItems { slots: (0..n.max(1)).map(|_| Slot::default()).collect(), started: Mutex::new(None) }
+        LiveItems {
+            slots: (0..n.max(1)).map(|_| Slot::default()).collect(),
+            started: Mutex::new(None),
+            last_round: AtomicU32::new(u32::MAX),
+            levels: Vec::new(),
+        }
+    }
+
+    /// Room for `n` clients and a level for each of `phases` (`--latency-target`).
+    pub fn with_levels(n: usize, phases: usize) -> LiveItems {
+        LiveItems { levels: crate::target::Searches::first_levels(phases), ..LiveItems::new(n) }
+    }
+
+    /// The load phase `index` (its place in the plan) of `round` offers: a curve's point, or
+    /// under `--latency-target` the maximum first and then the level the search set; None in
+    /// closed loop.
+    pub fn load(&self, plan: &MetadataPlan, index: usize, round: u32) -> Option<CurveLoad> {
+        match (&plan.latency_target, round) {
+            (None, _) => plan.load_of(round),
+            (Some(_), 0) => Some(CurveLoad::Max),
+            (Some(_), _) => {
+                let level = self.levels.get(index).map_or(1, |l| l.load(Ordering::SeqCst));
+                Some(CurveLoad::Percent(level * 100 / crate::target::LEVELS))
+            }
+        }
     }
 
     /// Items done in the phase under way, over this process's clients.
@@ -195,6 +235,11 @@ pub struct Worker<'a> {
     spare_series: Option<SeriesRecorder>,
     /// The phase's own start past the barrier: what its series counts from.
     origin: Instant,
+    /// The next phase's arrivals (open loop), made before its barrier.
+    spare_pace: Option<Pace>,
+    /// Under `--curve`: this client's own rate at each phase's maximum, which its points offer
+    /// shares of.
+    curve_max: BTreeMap<Phase, f64>,
 }
 
 /// What a phase works through, made before its barrier: its timed part builds no name and
@@ -232,6 +277,8 @@ struct Tally {
     origin: Instant,
     bytes: u64,
     writes: bool,
+    /// Open loop: each item waits for its arrival and is timed from it.
+    pace: Option<Pace>,
 }
 
 impl Tally {
@@ -239,7 +286,11 @@ impl Tally {
     /// its end (the clock read that ends its latency: no read more).
     #[inline]
     fn op(&mut self, op: impl FnOnce() -> std::io::Result<()>) {
-        let began = Instant::now();
+        // Open loop: from the item's intended start, however late it is issued.
+        let began = match self.pace.as_mut() {
+            Some(pace) => pace.wait(self.origin),
+            None => Instant::now(),
+        };
         let outcome = op();
         let ended = Instant::now();
         let ns = ended.saturating_duration_since(began).as_nanos() as u64;
@@ -298,6 +349,8 @@ impl<'a> Worker<'a> {
             spare: None,
             spare_series: None,
             origin: Instant::now(),
+            spare_pace: None,
+            curve_max: BTreeMap::new(),
         }
     }
 
@@ -316,6 +369,7 @@ impl<'a> Worker<'a> {
             origin: self.origin,
             bytes: 0,
             writes: true,
+            pace: self.spare_pace.take(),
         }
     }
 
@@ -480,6 +534,9 @@ impl ClientWork for Worker<'_> {
         let iteration = (index / phases) as u32;
         let phase = self.plan.phases[index % phases];
         let stonewalled = phase == Phase::FileCreate && self.plan.stonewall.is_some();
+        if iteration > self.live.last_round.load(Ordering::SeqCst) {
+            return Ok(self.left_out());
+        }
         let ready = self.session().map(|_| ()).and_then(|()| match index % phases {
             0 => self.begin_iteration(iteration),
             _ => Ok(()),
@@ -496,6 +553,8 @@ impl ClientWork for Worker<'_> {
         self.live.slots[slot].0.store(0, Ordering::Relaxed);
         let prepared = self.prepare(phase, iteration);
         let planned = prepared.planned(self.counts.per_client);
+        let load = self.live.load(self.plan, index % phases, iteration);
+        self.spare_pace = self.pace_for(phase, load, planned, iteration)?;
         self.spare.get_or_insert_with(HeldLatency::new).ready_for(planned);
         self.spare_series = Some(SeriesRecorder::new(self.plan.series_interval_ns));
         start.together()?;
@@ -505,27 +564,8 @@ impl ClientWork for Worker<'_> {
         let origin = Instant::now();
         self.origin = origin;
         *self.live.started.lock().unwrap_or_else(|e| e.into_inner()) = Some(origin);
-        let mut stonewall = None;
-        let mut count_reached = None;
-        let mut found = None;
-        let mut tally = match phase {
-            Phase::TreeCreate => self.tree(&prepared, true),
-            Phase::TreeRemove => self.tree(&prepared, false),
-            Phase::FileCreate => {
-                let (tally, wall) = self.file_create(&prepared, origin);
-                stonewall = wall;
-                count_reached = wall.map(|_| self.files);
-                tally
-            }
-            Phase::Find => {
-                let (tally, matched) = self.find(iteration)?;
-                found = matched;
-                tally
-            }
-            Phase::DirRename => self.rename(&prepared),
-            Phase::DirReaddir => self.readdir(&prepared),
-            other => self.items_phase(other, prepared),
-        };
+        let (mut tally, stonewall, found) = self.timed(phase, iteration, prepared, origin)?;
+        let count_reached = stonewall.map(|_| self.files);
         if self.plan.sync_after_phase {
             let dir = self.top.iteration(iteration);
             self.path.set(|t| {
@@ -543,6 +583,12 @@ impl ClientWork for Worker<'_> {
         if phase == Phase::TreeRemove && self.plan.in_place {
             self.remove_iteration_folder(iteration);
         }
+        if self.live.load(self.plan, index % phases, iteration) == Some(CurveLoad::Max)
+            && phase.paced()
+            && seconds > 0.0
+        {
+            self.curve_max.insert(phase, tally.items as f64 / seconds);
+        }
         Ok(ClientFigures {
             rank: self.rank,
             items: tally.items,
@@ -555,7 +601,111 @@ impl ClientWork for Worker<'_> {
             folders: self.counts.folders,
             found,
             series: tally.series.finish(took.as_nanos() as u64),
+            open: tally.pace.as_ref().map(Pace::load),
+            skipped: false,
         })
+    }
+}
+
+/// Seeds a client's arrivals apart from its other draws (the order of `--random-stat`).
+const ARRIVALS_STREAM: u64 = 0xA441_7A15;
+
+impl Worker<'_> {
+    /// The phase's timed part: its tally, the stonewall's (items, seconds) where one fired, and
+    /// find's matches.
+    #[allow(clippy::type_complexity)]
+    fn timed(
+        &mut self,
+        phase: Phase,
+        iteration: u32,
+        prepared: Prepared,
+        origin: Instant,
+    ) -> Result<(Tally, Option<(u64, f64)>, Option<u64>), ClientFailure> {
+        Ok(match phase {
+            Phase::TreeCreate => (self.tree(&prepared, true), None, None),
+            Phase::TreeRemove => (self.tree(&prepared, false), None, None),
+            Phase::FileCreate => {
+                let (tally, wall) = self.file_create(&prepared, origin);
+                (tally, wall, None)
+            }
+            Phase::Find => {
+                let (tally, matched) = self.find(iteration)?;
+                (tally, None, matched)
+            }
+            Phase::DirRename => (self.rename(&prepared), None, None),
+            Phase::DirReaddir => (self.readdir(&prepared), None, None),
+            other => (self.items_phase(other, prepared), None, None),
+        })
+    }
+
+    /// The arrivals of `phase` in round `round`, for its `items`: open loop under `--rate` or at
+    /// a curve's point after its maximum; None in closed loop (no rate, a curve's maximum, a
+    /// phase that is not paced). A point at a percentage offers that share of the rate this
+    /// client achieved at the phase's maximum; a rate (`--rate`, a point's N/s) is split evenly
+    /// over the clients.
+    fn pace_for(
+        &self,
+        phase: Phase,
+        load: Option<CurveLoad>,
+        items: u64,
+        round: u32,
+    ) -> Result<Option<Pace>, ClientFailure> {
+        if !phase.paced() {
+            return Ok(None);
+        }
+        let clients = self.clients.max(1) as f64;
+        let arrival = match (&self.plan.curve, &self.plan.latency_target) {
+            (Some(curve), _) => curve.arrival,
+            (None, Some(target)) => target.arrival,
+            (None, None) => Default::default(),
+        };
+        let (per_sec, arrival) = match (self.plan.open, load) {
+            (Some(open), _) => (open.per_sec as f64 / clients, open.arrival),
+            (None, Some(CurveLoad::Rate(total))) => (total as f64 / clients, arrival),
+            (None, Some(CurveLoad::Percent(p))) => match self.curve_max.get(&phase) {
+                Some(max) if *max > 0.0 => (max * f64::from(p) / 100.0, arrival),
+                _ => {
+                    let why = format!(
+                        "client {} completed no item of {} at its curve's maximum, so it has no share of it to \
+                         offer at {p}%; see the maximum's cell",
+                        self.rank,
+                        phase.name()
+                    );
+                    return Err(ClientFailure::error(self.rank, why));
+                }
+            },
+            _ => return Ok(None),
+        };
+        if per_sec > iomatrix_harness::curve::MAX_RATE_PER_CLIENT as f64 {
+            let why = format!(
+                "{}: {per_sec:.0} items a second per client puts arrivals less than 1 us apart, finer than a client \
+                 issues them; give a lower rate or more clients",
+                phase.name()
+            );
+            return Err(ClientFailure::error(self.rank, why));
+        }
+        let seed = ARRIVALS_STREAM ^ ((self.rank as u64) << 32) ^ (u64::from(round) << 8) ^ phase as u64;
+        Ok(Some(Pace::new(arrival, per_sec, seed, items)))
+    }
+
+    /// The figures of a phase this client left out (the rest of a curve its bound ended): none,
+    /// and said so.
+    fn left_out(&self) -> ClientFigures {
+        ClientFigures {
+            rank: self.rank,
+            items: 0,
+            planned: 0,
+            seconds: 0.0,
+            failures: BTreeMap::new(),
+            latency: iomatrix_stats::Latency::new().to_plain_bytes(),
+            stonewall: None,
+            count_reached: None,
+            folders: self.counts.folders,
+            found: None,
+            series: ClientSeries::default(),
+            open: None,
+            skipped: true,
+        }
     }
 }
 

@@ -17,13 +17,15 @@ struct StoredConditions {
     rates: Fact,
     tree: Fact,
     layout: Fact,
+    /// Open loop or a curve (`--rate`, `--curve`); absent in a closed-loop run.
+    load: Fact,
 }
 
 /// What a metadata run alone records: its rates' rules, its tree and its layout as condition
 /// lines, and the tree and layout as conditions compare names when they differ.
 pub fn facts(record: &iomatrix_store::Records<'_>) -> SuiteFacts {
     let c: StoredConditions = serde::Deserialize::deserialize(record.conditions).unwrap_or_default();
-    let condition_lines = [("rates", &c.rates), ("tree", &c.tree), ("layout", &c.layout)]
+    let condition_lines = [("rates", &c.rates), ("tree", &c.tree), ("layout", &c.layout), ("load", &c.load)]
         .into_iter()
         .filter_map(|(name, fact)| match fact {
             Fact::Text(shown) => Some(ConditionLine::new(LineAfter::Timing, name, shown.clone())),
@@ -32,7 +34,7 @@ pub fn facts(record: &iomatrix_store::Records<'_>) -> SuiteFacts {
         .collect();
     SuiteFacts {
         condition_lines,
-        compared: vec![("layout".into(), c.layout), ("tree".into(), c.tree)],
+        compared: vec![("layout".into(), c.layout), ("tree".into(), c.tree), ("load".into(), c.load)],
         ..Default::default()
     }
 }

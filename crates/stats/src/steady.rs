@@ -17,8 +17,8 @@
 //!   number of intervals), each round's figure its rate over the round; judged at the end of every
 //!   round once 5 are in: the data excursion (max - min of the 5) at most 20% of their mean, and
 //!   the excursion of the least-squares line across the window (|slope| x 4 rounds) at most 10% of
-//!   their mean (SNIA SSS PTS Enterprise v1.1, 2.1 "Steady State" and "Measurement Window"; the
-//!   same in PTS 2.0).
+//!   their mean (SNIA SSS PTS 2.0.1, "Definitions": Steady State; how far that was checked is in
+//!   docs/curves.md).
 //!
 //! Intervals that start before the ramp (`ss_ramp`) are not judged. Once attained the judge
 //! takes no more samples: the window it was attained with is the verdict's.

@@ -43,6 +43,12 @@ pub struct RunAccessArgs {
     #[arg(long, visible_alias = "blocksize", default_value = "4k", value_name = "SIZES", allow_hyphen_values = true)]
     pub bs: String,
 
+    /// Mixed block sizes by share, as fio's bssplit: 4k/10:64k/50:32k/40, or READS,WRITES; each
+    /// request's size drawn by share (a size without a share takes the rest); offsets aligned to
+    /// the smallest unless --align says
+    #[arg(long, value_name = "SPLIT", conflicts_with = "bs")]
+    pub bssplit: Option<String>,
+
     /// Percent of requests that read (the rest write), a list: 100,0
     #[arg(long, default_value = "100", value_name = "PCTS", allow_hyphen_values = true)]
     pub read: String,
@@ -176,8 +182,8 @@ pub struct RunAccessArgs {
     /// With --curve: end each curve at its first open-loop point past this latency bound
     /// (vdbench's stopcurve): 5ms judges the mean; p50:, p99: or p99.9: judge that percentile
     /// (p99:1ms). Its remaining points are not run. A bound no point meets is stored as such
-    /// ("no load point meets p99 <= 1 ms; ..."). Not under MPI yet (the ranks would have to hear
-    /// the leader's word between cells)
+    /// ("no load point meets p99 <= 1 ms; ..."). Under mpirun every rank hears it with rank 0's
+    /// word after each point
     #[arg(long, value_name = "BOUND", requires = "curve")]
     pub stop_curve: Option<String>,
 
@@ -224,9 +230,10 @@ pub struct RunAccessArgs {
     /// iops_slope:LIMIT or bw_slope:LIMIT (the least-squares slope below LIMIT); LIMIT a
     /// percentage of the mean (iops:10%) or absolute (iops:50 requests/s, bw:10m bytes/s). Or
     /// snia (snia_bw for MiB/s): SNIA PTS's 5 rounds, range within 20% and the best-fit line's
-    /// excursion within 10% of their mean. The clients' figures are judged together; a cell that
-    /// is not steady by its limit runs all of it and says "not attained". Needs --steady-window;
-    /// local threads only (not under mpirun) [default: none]
+    /// excursion within 10% of their mean. The clients' figures are judged together; under mpirun
+    /// each rank judges and stops its own (fio's jobs without group_reporting). A cell that is
+    /// not steady by its limit runs all of it and says "not attained". Needs --steady-window
+    /// [default: none]
     #[arg(long, visible_aliases = ["steadystate", "ss"], value_name = "RULE", help_heading = "Steady state")]
     pub steady_state: Option<String>,
 
@@ -262,14 +269,6 @@ impl RunAccessArgs {
     /// `db` is the results database, whose storage a raw device may not be.
     pub fn validate(self, mpi_ranks: Option<usize>, db: &std::path::Path) -> anyhow::Result<(AccessPlan, RunOptions)> {
         self.fio.refuse()?;
-        if self.steady_state.is_some() && mpi_ranks.is_some_and(|n| n > 1) {
-            return Err(UsageError::new(
-                "--steady-state under mpirun: not yet; the rule judges every client's per-interval figures \
-                 together while a cell runs, which ranks on other hosts do not share. Run it without mpirun (clients \
-                 as threads: --clients N)",
-            )
-            .into());
-        }
         let mut run = self.common.options(mpi_ranks)?;
         let on_server = run.target.server().is_some();
         if on_server {
@@ -283,26 +282,21 @@ impl RunAccessArgs {
         }
         let mut plan = plan(&self, run.device.as_ref(), run.clients.count, on_server)?;
         plan.repeats = run.repeat.count;
-        refuse_for_curve(&plan, &run, mpi_ranks)?;
+        refuse_for_curve(&plan, &run)?;
         Ok((plan, run))
     }
 }
 
 /// What a curve does not take yet: samples of its points (`--repeat`, `--tolerance`: each point
-/// is one cell, judged as it comes) and, under MPI, a bound (the ranks share no memory to hear
-/// that the leader ended a curve).
-fn refuse_for_curve(plan: &AccessPlan, run: &RunOptions, mpi_ranks: Option<usize>) -> Result<(), UsageError> {
-    let Some(curve) = &plan.curve else { return Ok(()) };
+/// is one cell, judged as it comes).
+fn refuse_for_curve(plan: &AccessPlan, run: &RunOptions) -> Result<(), UsageError> {
+    if plan.curve.is_none() {
+        return Ok(());
+    }
     if run.repeat.count > 1 || run.repeat.tolerance_pct.is_some() {
         return Err(UsageError::new(
             "--curve with --repeat or --tolerance: a curve's points are one cell each, judged against its bound as \
              they come (repeated points are not built yet); leave --repeat and --tolerance out",
-        ));
-    }
-    if curve.stop.is_some() && mpi_ranks.is_some() {
-        return Err(UsageError::new(
-            "--stop-curve under MPI: the ranks would have to hear the leader end a curve between its cells, which is \
-             not built yet; run the curve without --stop-curve (every point runs, each stored with its figures)",
         ));
     }
     Ok(())
@@ -343,8 +337,6 @@ fn plan(
     clients: usize,
     on_server: bool,
 ) -> Result<AccessPlan, UsageError> {
-    let sizes =
-        |flag: &str, text: &str| parse_size_list(text, 1).map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")));
     let one_size =
         |flag: &str, text: &str| text.parse::<ByteSize>().map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")));
     let queue_depths = numbers("qd", &args.qd)?
@@ -374,8 +366,9 @@ fn plan(
     let (backend, max_depth) =
         if on_server { (requested, MAX_DEPTH_ON_SERVER) } else { choose_backend(requested, wants_queue)? };
     let (read_percents, random_percents) = read_random_percents(args)?;
+    let (block_sizes, alignment, split) = block_sizes(args)?;
     let plan = AccessPlan {
-        block_sizes: sizes("bs", &args.bs)?,
+        block_sizes,
         read_percents,
         random_percents,
         queue_depths,
@@ -389,7 +382,7 @@ fn plan(
             .map(|d| d.parse::<Distribution>().map_err(|e| UsageError::new(format!("--distribution {d}: {e}"))))
             .transpose()?
             .unwrap_or_default(),
-        alignment: args.align.as_deref().map(|a| one_size("align", a)).transpose()?,
+        alignment,
         direct: args.direct,
         backend,
         rate_iops: args.rate,
@@ -422,6 +415,8 @@ fn plan(
         curve: curve(args)?,
         latency_target: latency_target(args, limit)?,
         steady: steady_rule(args)?,
+        block_split: split,
+        together: Vec::new(),
     };
     if on_server {
         plan.validate_on_server(max_depth)?;
@@ -429,6 +424,26 @@ fn plan(
         plan.validate(max_depth)?;
     }
     Ok(plan)
+}
+
+/// A plan's block sizes, its offsets' alignment and its split by share.
+type Sizes = (Vec<ByteSize>, Option<ByteSize>, Option<crate::bssplit::BlockSplit>);
+
+/// `--bs`, `--align` and `--bssplit SPLIT` (by fio's rule for its shares, refused where they do
+/// not add up to 100): under a split the cell's size is its largest (what a request buffer holds)
+/// and offsets are aligned to its smallest unless `--align` says.
+fn block_sizes(args: &RunAccessArgs) -> Result<Sizes, UsageError> {
+    let align = args
+        .align
+        .as_deref()
+        .map(|a| a.parse::<ByteSize>().map_err(|e| UsageError::new(format!("--align {a}: {e}"))))
+        .transpose()?;
+    let Some(text) = &args.bssplit else {
+        let sizes = parse_size_list(&args.bs, 1).map_err(|e| UsageError::new(format!("--bs {}: {e}", args.bs)))?;
+        return Ok((sizes, align, None));
+    };
+    let split = crate::bssplit::BlockSplit::parse(text).map_err(|e| UsageError::new(format!("--bssplit {e}")))?;
+    Ok((vec![split.largest()], align.or(Some(split.smallest())), Some(split)))
 }
 
 /// `--curve [POINTS]` with `--stop-curve BOUND`.

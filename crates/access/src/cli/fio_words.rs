@@ -24,8 +24,6 @@ pub struct FioAnswers {
     output_format: Option<Option<String>>,
     #[arg(long = "bsrange", hide = true, num_args = 0..=1, value_name = "X")]
     bsrange: Option<Option<String>>,
-    #[arg(long = "bssplit", hide = true, num_args = 0..=1, value_name = "X")]
-    bssplit: Option<Option<String>>,
     #[arg(long = "norandommap", hide = true, num_args = 0..=1, value_name = "X")]
     norandommap: Option<Option<String>>,
     #[arg(long = "randrepeat", hide = true, num_args = 0..=1, value_name = "X")]
@@ -71,7 +69,6 @@ impl FioAnswers {
             (&self.group_reporting, "group_reporting", "every cell is reported over all its clients together, with a per-client table beside it; leave --group_reporting out"),
             (&self.output_format, "output-format", "use --json for the stored run as JSON; `iomatrix fio` prints fio's own output formats"),
             (&self.bsrange, "bsrange", "one block size per cell: give a list, --bs 4k,16k,64k (or a range 4k..64k), and each size is its own cell"),
-            (&self.bssplit, "bssplit", "one block size per cell: give a list, --bs 4k,16k,64k, and each size is its own cell"),
             (&self.norandommap, "norandommap", "random offsets are drawn without a random map already (blocks may repeat, as fio's norandommap); leave it out"),
             (&self.randrepeat, "randrepeat", "offsets are drawn from a fixed seed already, the same in every run; leave it out"),
             (&self.loops, "loops", "use --repeat N to measure each cell N times"),

@@ -168,6 +168,19 @@ impl Suite for Access {
     /// by a thread of its own (the std's default stack). With mmap the file
     /// is mapped: address space. The cell's figures are small: not counted.
     fn demand(&self, plan: &AccessPlan, target: &Target, clients_here: usize) -> Demand {
+        // Jobs at once: every job's clients together.
+        if !plan.together.is_empty() {
+            let total = plan
+                .together
+                .iter()
+                .fold(Cost::default(), |sum, job| sum.plus(self.demand(&job.plan, target, job.plan.clients).total));
+            let counted = format!(
+                "{} jobs run at once, {} client(s) in all, each with its job's request buffers and histograms",
+                plan.together.len(),
+                plan.clients
+            );
+            return Demand { total, knobs: Vec::new(), counted };
+        }
         let queued = plan.backend.is_queued() || target.server().is_some();
         let needs = plan.request_needs(queued, matches!(target.server(), Some(Server::Nfs(_))));
         let helpers = needs.helper_threads;
@@ -213,17 +226,24 @@ impl Suite for Access {
     }
 
     fn cells(plan: &AccessPlan) -> Vec<String> {
-        plan.cells().iter().map(|c| c.describe()).collect()
+        let job = |i: usize| plan.together.get(i).map_or(String::new(), |j| format!(" (job {})", j.name));
+        plan.cells().iter().map(|c| c.describe() + &job(c.index)).collect()
     }
 
     /// Each cell lasts `--duration`, or moves `--bytes` per client.
     fn work(plan: &AccessPlan) -> Vec<iomatrix_harness::progress::CellWork> {
         use iomatrix_harness::progress::CellWork;
-        let work = match plan.limit {
+        let work = |plan: &AccessPlan| match plan.limit {
             crate::Limit::DurationMs(ms) => CellWork::Timed(std::time::Duration::from_millis(ms)),
             crate::Limit::Bytes(bytes) => CellWork::Bytes(bytes),
         };
-        vec![work; plan.cells().len()]
+        plan.cells().iter().map(|c| work(plan.plan_of_cell(c.index))).collect()
+    }
+
+    /// Jobs run at once are one cell of the clients' stored as a cell per job: the harness
+    /// judges the machine's load and stops over all of them together, as one run of cells.
+    fn cells_back_to_back(plan: &AccessPlan) -> usize {
+        plan.together.len().max(1)
     }
 
     fn live(_plan: &AccessPlan, slots: usize) -> AccessLive {
@@ -242,10 +262,12 @@ impl Suite for Access {
     }
 
     fn row(&self, plan: &AccessPlan, r: &AccessResult) -> CellRow {
-        r.row(plan)
+        let job = plan.together.get(r.cell.index).map(|j| j.name.as_str());
+        r.row_of_job(plan.plan_of_cell(r.cell.index), job)
     }
 
     fn pace(&self, plan: &AccessPlan, r: &AccessResult) -> iomatrix_harness::disturbance::Pace {
+        let plan = plan.plan_of_cell(r.cell.index);
         let duration = match plan.limit {
             crate::Limit::DurationMs(ms) => Some(std::time::Duration::from_millis(ms)),
             crate::Limit::Bytes(_) => None,
@@ -289,6 +311,11 @@ impl Suite for Access {
                 Some(at) => format!(", steady state attained after {}", crate::render::seconds(at)),
                 None => ", steady state not attained".to_string(),
             };
+        }
+        let ranks = &result.steady_by_rank;
+        if !ranks.is_empty() {
+            let attained = ranks.iter().filter(|v| v.attained).count();
+            line += &format!(", steady state attained on {attained} of {} ranks (each judged apart)", ranks.len());
         }
         line
     }

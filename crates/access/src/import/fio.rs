@@ -382,6 +382,17 @@ fn opt<'a>(opts: &'a Map<String, Value>, names: &[&str]) -> Option<&'a str> {
     names.iter().find_map(|n| opts.get(*n).and_then(Value::as_str)).map(str::trim)
 }
 
+/// The first of `names` the options give, trimmed.
+pub(super) fn option<'a>(opts: &'a Map<String, Value>, names: &[&str]) -> Option<&'a str> {
+    opt(opts, names)
+}
+
+/// The first of the time options `names` the options give, in milliseconds (None where none is
+/// given or it is unreadable).
+pub(super) fn option_time_ms(opts: &Map<String, Value>, names: &[&str]) -> Option<u64> {
+    opt(opts, names).and_then(fio_time_ms)
+}
+
 /// fio's synchronous I/O engines: one request at a time whatever `iodepth` says.
 const SYNC_ENGINES: [&str; 6] = ["sync", "psync", "vsync", "pvsync", "pvsync2", "mmap"];
 
@@ -432,6 +443,13 @@ fn job_cell(
         }
         if f.usr.is_none() || f.sys.is_none() {
             m.insert("not_in_source".into(), json!(["cpu"]));
+        }
+        // As a native cell stores them: the search's outcome by client (fio's job is one), the verdict.
+        if let Some(found) = super::fio_rules::latency_target(job, opts, path, wall_ns)? {
+            m.insert("latency_target".into(), json!([found]));
+        }
+        if let Some(verdict) = super::fio_rules::steady_state(job, opts, path, wall_ns)? {
+            m.insert("steady".into(), json!(verdict));
         }
     }
     Ok(Ok(ImportedCell {

@@ -2,6 +2,7 @@
 //! runs of this suite, registered with `iomatrix import` through the command table.
 
 mod fio;
+mod fio_rules;
 mod iometer;
 
 use iomatrix_harness::Suite;

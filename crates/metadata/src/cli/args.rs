@@ -1,7 +1,7 @@
 //! `iomatrix run metadata`: mdtest's phases with iomatrix's flags, as a validated plan.
 
 use crate::layout::Counts;
-use crate::plan::{ItemCount, ItemKinds, Layout, MetadataPlan, Neighbour, Phase, TreeShape};
+use crate::plan::{ItemCount, ItemKinds, Layout, MetaCurve, MetadataPlan, Neighbour, OpenRate, Phase, TreeShape};
 use clap::Args;
 use iomatrix_core::{ByteSize, UsageError};
 use iomatrix_harness::CommonRunArgs;
@@ -104,6 +104,61 @@ pub struct MetadataArgs {
     #[arg(long)]
     pub in_place: bool,
 
+    /// Open loop: the item phases (dir-create, -stat, -rename, -remove; file-create, -stat,
+    /// -read, -remove) offer N items a second, of all clients together (each client an even
+    /// share); each item starts at its arrival (--arrivals), or at once when the item before it
+    /// ran past that, and its latency counts from its arrival, so a file system that falls
+    /// behind shows its queue (no coordinated omission). A phase then takes items/rate seconds.
+    /// Items issued more than 1 ms late are counted (late), and those still unissued 1 ms after
+    /// the last arrival are the backlog; both stored with the phase. The tree's phases,
+    /// dir-readdir and find stay closed loop. mdtest's two rates are computed as ever
+    #[arg(long, value_name = "N", conflicts_with = "curve")]
+    pub rate: Option<u64>,
+
+    /// How --rate's or a curve's arrivals are spaced: uniform (one every 1/rate s, as fio's
+    /// rate_process=linear) or poisson (exponential gaps, as vdbench's default) [default:
+    /// uniform]
+    #[arg(long, value_name = "SPACING")]
+    pub arrivals: Option<String>,
+
+    /// Measure each item phase as a throughput-latency curve (vdbench's iorate=curve): the
+    /// phases run once per point, each time over fresh names in a fresh test-dir.R-0 (a create
+    /// makes its items once, so a point is its own run of every phase): first closed loop (the
+    /// maximum), then open loop (--arrivals) at percentages of each phase's maximum (POINTS:
+    /// 10,50,70 or 10-100,10; empty is vdbench's 10,50,70,80,90,100) or at absolute rates of
+    /// all clients together (500/s,1000/s). Each point of a phase is a cell named with its load
+    /// (file-stat load=50%); the last stored point holds the curve's maximum within
+    /// --stop-curve's bound and SPEC SFS 2014's overall response time; show prints a table per
+    /// phase. Item phases only (not the tree's, dir-readdir or find); not with --iterations,
+    /// --repeat, --tolerance, --stonewall or --in-place
+    #[arg(long, value_name = "POINTS", num_args = 0..=1, default_missing_value = "")]
+    pub curve: Option<String>,
+
+    /// With --curve: end the run at the first point where every phase's curve is past this
+    /// latency bound (vdbench's stopcurve; a phase past it sooner keeps running at the later
+    /// points, whose phases need its items): 5ms judges the mean; p50:, p99: or p99.9: judge
+    /// that percentile. A bound no point meets is said and stored (exit 0)
+    #[arg(long, value_name = "BOUND", requires = "curve")]
+    pub stop_curve: Option<String>,
+
+    /// Per item phase, the highest rate whose items meet TIME (fio's latency_target, over rates
+    /// rather than depths): each phase's maximum first (closed loop), then rounds of every phase
+    /// over fresh names, open loop (--arrivals), each phase at its own level k/20 of its maximum,
+    /// k climbed as fio climbs its depth (1, doubling, then halfway back: 1, 2, 4, 8, 16, 20,
+    /// ...). A round's items are the window judged: the level meets the target when
+    /// --latency-percentile of them took at most TIME from their arrival. Once every phase's
+    /// search has ended, a last round measures each phase at the level it found, stored with
+    /// what the search found; a target not even 1/20 of the maximum meets is said (measured
+    /// there, exit 0). Item phases only; not with --rate, --curve, --iterations, --stonewall or
+    /// --in-place, nor under MPI. No --latency-window: a round's items are its window
+    #[arg(long, value_name = "TIME", conflicts_with_all = ["rate", "curve"])]
+    pub latency_target: Option<String>,
+
+    /// With --latency-target: the share of a round's items that must meet it, in percent (e.g.
+    /// 99 or 99.9) [default: 100, as fio's]
+    #[arg(long, value_name = "PCT", requires = "latency_target")]
+    pub latency_percentile: Option<String>,
+
     /// The figures over time each phase stores.
     #[command(flatten)]
     pub series: iomatrix_harness::series::SeriesArgs,
@@ -164,7 +219,9 @@ impl MetadataArgs {
         let iterations = self.iterations()?;
         let stonewall = self.stonewall()?;
         let random_stat_seed = self.seed()?;
-        Ok(MetadataPlan {
+        let (open, curve) = self.load(&phases, counts.per_client)?;
+        let latency_target = self.latency_target()?;
+        let plan = MetadataPlan {
             items: match items {
                 ItemCount::PerClient(_) => ItemCount::PerClient(counts.per_client),
                 per_folder @ ItemCount::PerFolder(_) => per_folder,
@@ -183,7 +240,133 @@ impl MetadataArgs {
             stonewall,
             in_place: self.in_place,
             series_interval_ns: self.series.interval_ns()?,
-        })
+            open,
+            curve,
+            latency_target,
+        };
+        // The clients as given; under MPI the suite checks again with its ranks.
+        plan.check_rates(self.common.run.client.clients)?;
+        Ok(plan)
+    }
+
+    /// `--rate` and `--arrivals`, or `--curve` and `--stop-curve`, checked against the phases
+    /// and the `items` of each client: what cannot be measured is refused before anything runs.
+    fn load(&self, phases: &[Phase], items: u64) -> anyhow::Result<(Option<OpenRate>, Option<MetaCurve>)> {
+        let arrival = match &self.arrivals {
+            None => iomatrix_random::Arrival::Uniform,
+            Some(text) => text.parse().map_err(|e: String| usage(format!("--arrivals {text}: {e}")))?,
+        };
+        if self.arrivals.is_some() && self.rate.is_none() && self.curve.is_none() && self.latency_target.is_none() {
+            return Err(usage(
+                "--arrivals without --rate or --curve: there is no open loop to space; give --rate N \
+                              (items a second, all clients together) or --curve"
+                    .into(),
+            ));
+        }
+        let open_loop = self.rate.is_some() || self.curve.is_some() || self.latency_target.is_some();
+        if open_loop {
+            self.refuse_with_open_loop(phases, items)?;
+        }
+        if let Some(rate) = self.rate {
+            if rate == 0 {
+                return Err(usage("--rate 0 offers nothing; give items a second above 0, or leave --rate out".into()));
+            }
+            return Ok((Some(OpenRate { per_sec: rate, arrival }), None));
+        }
+        let Some(points) = &self.curve else { return Ok((None, None)) };
+        let curve = iomatrix_harness::curve::Curve {
+            points: iomatrix_harness::curve::parse_points(points)?,
+            stop: self.stop_curve.as_deref().map(iomatrix_harness::curve::parse_bound).transpose()?,
+        };
+        Ok((None, Some(MetaCurve { curve, arrival })))
+    }
+
+    /// `--latency-target` and `--latency-percentile`, resolved.
+    fn latency_target(&self) -> anyhow::Result<Option<crate::target::MetaTarget>> {
+        let Some(text) = &self.latency_target else { return Ok(None) };
+        if !text.trim().is_empty() && text.trim().bytes().all(|b| b.is_ascii_digit()) {
+            return Err(usage(format!(
+                "--latency-target {text}: give a unit, e.g. {text}us or {text}ms (fio reads a bare number here as \
+                 microseconds, iomatrix's durations as seconds)"
+            )));
+        }
+        let d = iomatrix_core::parse_duration(text).map_err(|e| usage(format!("--latency-target {text}: {e}")))?;
+        let percentile_hundredths = match &self.latency_percentile {
+            None => 10_000,
+            Some(p) => {
+                let value = p.trim().trim_end_matches('%').parse::<f64>().ok().filter(|v| v.is_finite());
+                let hundredths = value.map(|v| v * 100.0).filter(|h| (h - h.round()).abs() < 1e-6);
+                match hundredths.map(|h| h.round() as i64) {
+                    Some(h @ 1..=10_000) => h as u32,
+                    _ => {
+                        return Err(usage(format!(
+                            "--latency-percentile {p}: give a percentage above 0 and at most 100, with at most two \
+                             decimals, e.g. 99 or 99.9"
+                        )))
+                    }
+                }
+            }
+        };
+        let arrival = match &self.arrivals {
+            None => iomatrix_random::Arrival::Uniform,
+            Some(text) => text.parse().map_err(|e: String| usage(format!("--arrivals {text}: {e}")))?,
+        };
+        Ok(Some(crate::target::MetaTarget {
+            target_ns: u64::try_from(d.as_nanos()).unwrap_or(u64::MAX),
+            percentile_hundredths,
+            arrival,
+        }))
+    }
+
+    /// What open loop (`--rate`, `--curve`, `--latency-target`) does not take: fewer than 10 items a client (too few
+    /// arrivals to say anything of a latency), the stonewall (a closed loop's cut), phases that
+    /// stay closed loop under a curve, and a curve's samples or a run in place.
+    fn refuse_with_open_loop(&self, phases: &[Phase], items: u64) -> anyhow::Result<()> {
+        let flag = match (self.rate.is_some(), self.curve.is_some()) {
+            (true, _) => "--rate",
+            (_, true) => "--curve",
+            _ => "--latency-target",
+        };
+        if (items as f64) < iomatrix_harness::curve::MIN_ARRIVALS_PER_CELL {
+            return Err(usage(format!(
+                "{flag} with {items} item(s) per client: each item is an arrival, and fewer than {:.0} a client say \
+                 nothing of a latency; give --items {:.0} or more",
+                iomatrix_harness::curve::MIN_ARRIVALS_PER_CELL,
+                iomatrix_harness::curve::MIN_ARRIVALS_PER_CELL
+            )));
+        }
+        if self.stonewall.is_some() {
+            return Err(usage(format!(
+                "{flag} with --stonewall: open loop paces file creation at its arrivals, which the stonewall would \
+                 cut at a time of its own; leave --stonewall out"
+            )));
+        }
+        if self.rate.is_some() {
+            return Ok(());
+        }
+        if let Some(p) = phases.iter().find(|p| !p.paced()) {
+            return Err(usage(format!(
+                "{flag} with the phase {}: it runs the item phases at loads, and {} stays closed loop (a tree's \
+                 handful of folders, a read per folder, or one walker: too few arrivals for a rate); give --phases \
+                 with item phases only (e.g. file-create,file-stat,file-remove)",
+                p.name(),
+                p.name()
+            )));
+        }
+        let repeated = self.iterations.is_some_and(|i| i > 1) || self.common.run.repeat.repeat > 1;
+        if repeated || self.common.run.repeat.tolerance.is_some() {
+            return Err(usage(format!(
+                "{flag} with --iterations, --repeat or --tolerance: its points are one round of the phases each, \
+                 judged as they come (repeated points are not built yet); leave them out"
+            )));
+        }
+        if self.in_place {
+            return Err(usage(format!(
+                "{flag} with --in-place: each point runs the phases over fresh names in a folder of its own; leave \
+                 --in-place out"
+            )));
+        }
+        Ok(())
     }
 
     /// --iterations (mdtest -i) or --repeat (every suite's samples): the same thing here, as
@@ -240,8 +423,9 @@ impl MetadataArgs {
             ItemKinds::Dirs => !p.name().starts_with("file-"),
         };
         let Some(list) = &self.phases else {
-            // find is IO500's, asked for by name only.
-            return Ok(Phase::ALL.into_iter().filter(|p| allowed(*p) && *p != Phase::Find).collect());
+            // find is IO500's, asked for by name only; a curve's phases are the item phases.
+            let curved = |p: Phase| (self.curve.is_none() && self.latency_target.is_none()) || p.paced();
+            return Ok(Phase::ALL.into_iter().filter(|p| allowed(*p) && *p != Phase::Find && curved(*p)).collect());
         };
         let names = || Phase::ALL.map(Phase::name).join(", ");
         let mut chosen = Vec::new();
@@ -336,6 +520,32 @@ mod tests {
         assert_eq!(plan("--repeat 3").unwrap().iterations, 3, "--repeat is mdtest's -i here");
         assert_eq!(plan("--iterations 3 --repeat 3").unwrap().iterations, 3);
         assert!(refusal("--random-stat=x").contains("whole number"));
+    }
+
+    #[test]
+    fn open_loop_and_curves_refuse_what_cannot_be_measured() {
+        let p = plan("--rate 2000 --arrivals poisson --clients 2").unwrap();
+        assert_eq!(p.open, Some(OpenRate { per_sec: 2000, arrival: iomatrix_random::Arrival::Poisson }));
+        assert!(refusal("--rate 100 --items 5").contains("--items 10 or more"));
+        assert!(refusal("--rate 0").contains("offers nothing"));
+        assert!(refusal("--rate 5000000").contains("at most 1000000"));
+        assert!(refusal("--rate 100 --stonewall 1s").contains("leave --stonewall out"));
+        assert!(refusal("--arrivals poisson").contains("--rate N"));
+        assert!(refusal("--rate 10 --arrivals bursty").contains("uniform or poisson"));
+        // A curve's phases are the item phases: by default, and refused by name otherwise.
+        let p = plan("--curve --files-only").unwrap();
+        assert_eq!(p.phases, [Phase::FileCreate, Phase::FileStat, Phase::FileRead, Phase::FileRemove]);
+        assert_eq!((p.rounds(), p.load_of(0)), (7, Some(iomatrix_core::CurveLoad::Max)));
+        assert_eq!(p.load_of(1), Some(iomatrix_core::CurveLoad::Percent(10)));
+        assert!(refusal("--curve --phases tree-create,file-create").contains("tree-create stays closed loop"));
+        assert!(refusal("--curve --iterations 2").contains("--iterations"));
+        assert!(refusal("--curve --in-place --phases file-create").contains("--in-place"));
+        assert!(refusal("--curve 0").contains("outside 1-100%"));
+        assert!(refusal("--curve --stop-curve p42:1ms").contains("give mean, p50, p99 or p99.9"));
+        // 10/s of all clients for 100 items each of 4 clients: 2.5/s each, 40 s a phase: fine;
+        // 2,000,000/s over one client is past what a client schedules.
+        assert!(plan("--curve 10/s --items 100 --clients 4").is_ok());
+        assert!(refusal("--curve 2000000/s --items 100").contains("at most 1000000"));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use super::args::MetadataArgs;
 use crate::layout::Counts;
-use crate::merge::{cell_name, merge, MetadataCell};
+use crate::merge::{merge, named, MetadataCell};
 use crate::plan::{Layout, MetadataPlan, Phase};
 use crate::runner::{LiveItems, StonewallBoard, Top, Worker, WorkerSetup};
 use iomatrix_backend::Place;
@@ -109,6 +109,24 @@ impl Suite for Metadata {
             )
             .into());
         }
+        if mpi_ranks.is_some() {
+            plan.check_rates(run.clients.count)?;
+            if plan.latency_target.is_some() {
+                return Err(UsageError::new(
+                    "--latency-target under MPI: the ranks would have to hear the leader's next level between \
+                     rounds, which is not built yet; run it with local clients (--clients N)",
+                )
+                .into());
+            }
+            if plan.curve.as_ref().is_some_and(|c| c.curve.stop.is_some()) {
+                return Err(UsageError::new(
+                    "--stop-curve under MPI: the ranks would have to hear the leader end the curve between its \
+                     points, which is not built yet; run the curve without --stop-curve (every point runs, each \
+                     stored with its figures)",
+                )
+                .into());
+            }
+        }
         if plan.sync_after_phase && run.target.server().is_some() {
             return Err(UsageError::new(
                 "--sync-after-phase on an nfs:// or smb:// target: iomatrix's own protocol client keeps no cache, \
@@ -129,6 +147,20 @@ impl Suite for Metadata {
 
     fn spec(&self, plan: &MetadataPlan, _target: &Target, clients: usize) -> RunSpec {
         let c = counts(plan);
+        let mut conditions = json!({
+            "timing": "each phase from each client's own start past the barrier to its last item (and the \
+                       sync with --sync-after-phase); every operation timed on its own for the latency",
+            "rates": "IO500's: every client's items over the slowest client's time; SUMMARY's (mdtest's table): \
+                      the fewest items of a client over that time, times the clients; tree rows: the tree's \
+                      folders over the time",
+            "tree": format!("{} folder(s) per tree, {} holding items, {} item(s) per client in each",
+                c.folders, c.holding, c.per_folder),
+            "layout": match plan.layout { Layout::Shared => "one tree shared by every client (mdtest's default)",
+                Layout::PerClient => "a tree per client (mdtest -u)" },
+        });
+        if let Some(load) = load_condition(plan, clients) {
+            conditions["load"] = json!(load);
+        }
         // In place on what an earlier run left, nothing is written: no space is asked for.
         let writes = plan.kinds != crate::ItemKinds::Dirs && plan.makes_items();
         let files = if writes { c.per_client * clients as u64 } else { 0 };
@@ -137,17 +169,7 @@ impl Suite for Metadata {
             peak_detail: format!("{clients} client(s) x {} files of {} bytes", c.per_client, plan.write_bytes),
             backend: BackendKind::Sync,
             direct: false,
-            conditions: json!({
-                "timing": "each phase from each client's own start past the barrier to its last item (and the \
-                           sync with --sync-after-phase); every operation timed on its own for the latency",
-                "rates": "IO500's: every client's items over the slowest client's time; SUMMARY's (mdtest's table): \
-                          the fewest items of a client over that time, times the clients; tree rows: the tree's \
-                          folders over the time",
-                "tree": format!("{} folder(s) per tree, {} holding items, {} item(s) per client in each",
-                    c.folders, c.holding, c.per_folder),
-                "layout": match plan.layout { Layout::Shared => "one tree shared by every client (mdtest's default)",
-                    Layout::PerClient => "a tree per client (mdtest -u)" },
-            }),
+            conditions,
             keep_cell_lines: true,
             // Under mdtest's command line, standard output is mdtest's layout alone.
             quiet: self.front.is_some(),
@@ -176,11 +198,14 @@ impl Suite for Metadata {
     }
 
     fn cells(plan: &MetadataPlan) -> Vec<String> {
-        (0..plan.iterations).flat_map(|i| plan.phases.iter().map(move |p| cell_name(*p, i))).collect()
+        (0..plan.rounds()).flat_map(|i| plan.phases.iter().map(move |p| named(*p, i, plan.load_of(i)))).collect()
     }
 
-    fn live(_plan: &MetadataPlan, slots: usize) -> MetadataLive {
-        MetadataLive(LiveItems::new(slots))
+    fn live(plan: &MetadataPlan, slots: usize) -> MetadataLive {
+        MetadataLive {
+            items: LiveItems::with_levels(slots, plan.phases.len()),
+            shape: (plan.rounds(), plan.phases.len()),
+        }
     }
 
     /// An iteration's phases, back to back between barriers as mdtest runs them: no cell is
@@ -225,17 +250,25 @@ impl Suite for Metadata {
         #[cfg(not(feature = "mpi"))]
         let board: &dyn crate::runner::CountMeeting = &threads;
         let counts = counts(plan);
-        let s = WorkerSetup { plan, counts, top, place, board, stop: setup.stop, live: &live.0, clients };
+        let s = WorkerSetup { plan, counts, top, place, board, stop: setup.stop, live: &live.items, clients };
         let phases = plan.phases.len().max(1);
         let in_place_top = s.top.0.clone();
+        let mut curves = crate::curve::Curves::new(plan);
+        let mut searches = crate::target::Searches::new(plan);
         let ended = lead_together(
             group,
             setup,
             Self::cells_back_to_back(plan),
             |rank, _dir| Worker::new(rank, &s),
             |index, gathered| {
-                let phase = plan.phases[index % phases];
-                let cell = merge(phase, (index / phases) as u32, gathered, clients, counts.per_client);
+                let (phase, round) = (plan.phases[index % phases], (index / phases) as u32);
+                let load = live.items.load(plan, index % phases, round);
+                let mut cell = merge((phase, round, load), gathered, clients, counts.per_client);
+                if cell.left_out {
+                    return Ok(());
+                }
+                curves.see(&mut cell, &live.items.last_round);
+                searches.see(index % phases, &mut cell, &live.items.levels, &live.items.last_round);
                 on_cell(&cell).map_err(|e| NotStored { cell: format!("storing {}", cell.name), refused: Box::new(e) })
             },
         );
@@ -273,8 +306,9 @@ impl Suite for Metadata {
         CellRow {
             seq: 0,
             // The phase alone: every iteration is a sample of one cell, as mdtest's -i gives its
-            // Max, Min, Mean and Std Dev over iterations, so compare judges a phase over them.
-            test: r.phase.name().to_string(),
+            // Max, Min, Mean and Std Dev over iterations, so compare judges a phase over them; a
+            // curve's point is a cell of its own, named with its load.
+            test: crate::merge::test_name(r),
             file_size: None,
             record_size: None,
             backend: self.backend.into(),
@@ -315,6 +349,17 @@ impl Suite for Metadata {
             let at = human::nanos(w.seconds * 1e9);
             line += &format!(", stonewall at {at}: every client on to {} items", w.count_reached);
         }
+        if let Some(o) = &r.open {
+            line += &format!(
+                ", open loop at {}/s offered ({} late, {} in backlog)",
+                human::significant(o.offered_per_sec),
+                o.late,
+                o.backlog
+            );
+        }
+        if let Some(ended) = r.curve.as_ref().and_then(|c| c.ended.as_ref()) {
+            line += &format!("; {ended}");
+        }
         line
     }
 
@@ -345,6 +390,51 @@ impl Suite for Metadata {
     fn stored_facts(record: &iomatrix_store::Records<'_>) -> iomatrix_store::reader::SuiteFacts {
         crate::stored::facts(record)
     }
+
+    fn cells_left_out(live: &MetadataLive) -> usize {
+        let last = live.items.last_round.load(std::sync::atomic::Ordering::SeqCst);
+        let (rounds, phases) = live.shape;
+        if last >= rounds {
+            return 0;
+        }
+        (rounds - 1 - last) as usize * phases
+    }
+}
+
+/// The run's load in words, where it is not mdtest's closed loop: `--rate` or `--curve`.
+fn load_condition(plan: &MetadataPlan, clients: usize) -> Option<String> {
+    let paced = "the item phases (dir-create, -stat, -rename, -remove; file-create, -stat, -read, -remove)";
+    let timed = "each item's latency from its intended start (no coordinated omission); items issued more than 1 \
+                 ms after it counted late, those unissued 1 ms after the last arrival the backlog; the tree's \
+                 phases, dir-readdir and find closed loop";
+    if let Some(open) = plan.open {
+        return Some(format!(
+            "open loop: {paced} offered {} items a second of all clients together ({} each), arrivals {}; {timed}",
+            open.per_sec,
+            human::significant(open.per_sec as f64 / clients.max(1) as f64),
+            open.arrival.describe()
+        ));
+    }
+    if let Some(target) = plan.latency_target {
+        return Some(format!(
+            "latency target: per phase, the highest rate whose items meet {} (fio's latency_target climb over 20 \
+             levels, level k offering k/20 of the phase's maximum, measured first closed loop); each level a round \
+             of the phases over fresh names, open loop, arrivals {}; {timed}; the last round measured at the levels \
+             found",
+            target.describe(),
+            target.arrival.describe()
+        ));
+    }
+    let curve = plan.curve.as_ref()?;
+    let points: Vec<String> = curve.curve.points.iter().map(|p| p.to_string()).collect();
+    let bound = curve.curve.stop.map_or("no bound".to_string(), |b| format!("ended once every phase is past {b}"));
+    Some(format!(
+        "throughput-latency curve of each phase: a round of the phases closed loop (the maximum, latency from \
+         issue), then a round open loop at each of {} (a percentage is of each client's own rate at the phase's \
+         maximum; a rate is split evenly over the clients), each round over fresh names; arrivals {}; {timed}; {bound}",
+        points.join(", "),
+        curve.arrival.describe()
+    ))
 }
 
 /// The folder holding `path` ("" for a name at the top of a server's folder).
@@ -368,20 +458,25 @@ fn say_what_stays(top: &str, kinds: crate::ItemKinds) {
     );
 }
 
-/// Items done so far by this process's clients in the phase under way.
-pub struct MetadataLive(LiveItems);
+/// Items done so far by this process's clients in the phase under way, and the rounds a
+/// curve's bound left out.
+pub struct MetadataLive {
+    items: LiveItems,
+    /// The plan's rounds and phases a round.
+    shape: (u32, usize),
+}
 
 impl LiveView for MetadataLive {
     fn sample(&self) -> LiveSample {
-        let items = self.0.total() as f64;
-        let started = *self.0.started.lock().unwrap_or_else(|e| e.into_inner());
+        let items = self.items.total() as f64;
+        let started = *self.items.started.lock().unwrap_or_else(|e| e.into_inner());
         let secs = started.map_or(0.0, |s| s.elapsed().as_secs_f64());
         LiveSample { cell: 0, bytes_per_sec: 0.0, ops_per_sec: if secs > 0.0 { items / secs } else { 0.0 } }
     }
 
     fn line(&self, _cell: &dyn Fn(usize) -> String) -> Option<String> {
         let s = self.sample();
-        Some(format!("{} items, {:.0} ops/s", self.0.total(), s.ops_per_sec))
+        Some(format!("{} items, {:.0} ops/s", self.items.total(), s.ops_per_sec))
     }
 
     fn show(&self, s: &LiveSample) -> String {

@@ -169,6 +169,10 @@ mod tests {
                 count_mean: 90.0,
             }),
             found: None,
+            load: None,
+            open: None,
+            curve: None,
+            latency_target: None,
         };
         let csv = rank_details_csv(std::slice::from_ref(&create), 100, 2, 1);
         let lines: Vec<&str> = csv.lines().collect();

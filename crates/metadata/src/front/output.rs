@@ -238,6 +238,10 @@ mod tests {
             failures: BTreeMap::new(),
             stonewall: None,
             found: None,
+            load: None,
+            open: None,
+            curve: None,
+            latency_target: None,
         }
     }
 

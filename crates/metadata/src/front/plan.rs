@@ -59,6 +59,9 @@ pub fn plan(a: &MdtestArgs) -> Result<MetadataPlan, UsageError> {
         stonewall: a.stonewall_secs.filter(|s| *s > 0).map(Duration::from_secs),
         in_place: in_place(a),
         series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
+        open: None,
+        curve: None,
+        latency_target: None,
     })
 }
 

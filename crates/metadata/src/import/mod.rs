@@ -175,6 +175,10 @@ fn cell(out: &MdtestOutput, plan: Option<&MetadataPlan>, row: &SummaryRow) -> Op
         failures: BTreeMap::new(),
         stonewall: None,
         found: None,
+        load: None,
+        open: None,
+        curve: None,
+        latency_target: None,
     };
     let mut not_in_source = vec!["clients", "latency", "failures", "cpu", "wall_ns"];
     if time.is_none() || items == 0 {

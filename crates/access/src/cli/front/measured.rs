@@ -82,8 +82,8 @@ pub struct JobFigures {
 
 impl JobFigures {
     /// The job's figures from its stored run (its one cell); None when no cell was stored.
-    pub fn of(job: &FioJob, group: usize, run: &StoredRun) -> Option<JobFigures> {
-        let cell = run.cell_results.first()?;
+    pub fn of(job: &FioJob, group: usize, run: &StoredRun, cell: usize) -> Option<JobFigures> {
+        let cell = run.cell_results.get(cell)?;
         let figures = AccessCellFigures::read(&cell.metrics, None).unwrap_or_default();
         let slat = figures.slat;
         let blob = |name: &str| cell.blobs.iter().find(|(n, _)| n == name).map(|(_, b)| b.as_slice());

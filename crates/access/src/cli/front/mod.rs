@@ -49,7 +49,8 @@ Usage: iomatrix fio [--output-format=normal|json] --name=JOB [--OPTION=VALUE ...
 
 Options, as fio means them (sizes: k = 1024; times: seconds unless us, ms, s, m, h, d):
   name, rw|readwrite (read, write, randread, randwrite, rw|readwrite, randrw), rwmixread,
-  rwmixwrite, bs|blocksize, bsrange and bssplit (one size only), size, filename, directory,
+  rwmixwrite, bs|blocksize, bsrange (one size only), bssplit (sizes by share, READS,WRITES apart;
+  shares that do not add up to 100 are refused), size, filename, directory,
   iodepth, ioengine (psync, sync, io_uring; libaio runs as io_uring and the output says so),
   numjobs (one client each; reported as one group), runtime with time_based (without
   time_based a job moves size bytes), direct|buffered, group_reporting, stonewall.
@@ -71,8 +72,10 @@ Options, as fio means them (sizes: k = 1024; times: seconds unless us, ms, s, m,
   Any other option is refused by its name (exit 2): nothing is ignored.
 
 Job files: [global] sections, then a section per job; options inherit from the [global]
-sections above. Jobs run one after another: every job after the first needs stonewall (fio
-would run jobs without it at the same time, which iomatrix fio does not).
+sections above. Jobs without stonewall between them run at once, as fio runs them (each its
+own clients, one stored run with a cell per job); stonewall starts a group that waits for the
+one before. Not yet in a group run at once (refused: add stonewall): latency_target,
+steadystate, and jobs in different folders.
 
 filename=F: iomatrix lays out its own file in a working folder beside F (removed at the end);
 F itself is never opened. directory=D runs in D; without either, in the current folder.
@@ -90,7 +93,7 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
     };
     let own = OwnFlags { db: inv.db.clone(), ..OwnFlags::default() };
     let db = OwnRun::of(&own, global_db)?.db;
-    check_stonewalls(&inv.jobs)?;
+    check_groups(&inv.jobs)?;
     if ranks.mpi_size().is_some() && inv.jobs.len() > 1 {
         return Err(UsageError::new(
             "under mpirun iomatrix fio runs one job (the ranks are its clients); give one job per mpirun",
@@ -113,6 +116,7 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
         check_limits(&planned, ranks, held, inv.jobs.len(), &system)?;
         previous = Some(job);
     }
+    check_groups_limits(&inv, &db, ranks, held, &system)?;
     let mut out = Output::start(inv.format, &inv.jobs)?;
     // The output is ended (the group lines, the JSON document's closing) also when a job fails
     // with an error: what the finished jobs measured is printed whole.
@@ -123,31 +127,37 @@ pub fn run(args: &[String], global_db: Option<&Path>, ranks: &Ranks) -> anyhow::
     Ok(exit)
 }
 
-/// Runs the jobs one after another, each job's output written as it ends.
+/// Runs the groups one after another (a job with stonewall starts a group, as fio's), the jobs of
+/// a group at once, each group's output written as it ends.
 fn run_jobs(inv: &jobfile::Invocation, db: &Path, ranks: &Ranks, out: &mut Output) -> anyhow::Result<ExitCode> {
     let mut exit = ExitCode::SUCCESS;
     // The database, the folder's environment and the machine's limits: opened and read for the
-    // first job, used again by every later one (see the harness's Session).
+    // first group, used again by every later one (see the harness's Session).
     let mut session = iomatrix_harness::Session::default();
-    for (group, job) in inv.jobs.iter().enumerate() {
-        let planned = plan::plan(job, db, &inv.labels, ranks.mpi_size())?;
-        say_what_differs(job, &planned.flags);
+    for (group, jobs) in groups(&inv.jobs).into_iter().enumerate() {
+        let mut planned = Vec::new();
+        for job in jobs {
+            let one = plan::plan(job, db, &inv.labels, ranks.mpi_size())?;
+            say_what_differs(job, &one.flags);
+            planned.push(one);
+        }
+        let (plan, run) = together(planned)?;
         let kept = Kept::default();
-        let suite = Access { fio: Some(kept.clone()) };
-        let prepared = Prepared { suite, plan: planned.plan, run: planned.run };
+        let prepared = Prepared { suite: Access { fio: Some(kept.clone()) }, plan, run };
         exit = iomatrix_harness::run_in(prepared, db, ranks, &mut session)?;
         let Some(stored) = kept.last() else { break };
+        let names: Vec<&str> = jobs.iter().map(|j| j.name.as_str()).collect();
         eprintln!(
             "iomatrix: fio job {} stored as run #{} ({}): iomatrix show {1}; iomatrix compare {1} OTHER",
-            job.name,
+            names.join(", "),
             stored.summary.id,
             stored.summary.status.as_str()
         );
-        // The job's output is written now and its figures (two histograms of some 260 KiB each)
-        // dropped before the next job starts.
-        if let Some(figures) = JobFigures::of(job, group, &stored) {
-            out.job(&figures)?;
-        }
+        // The group's output is written now and its figures (two histograms of some 260 KiB a
+        // job) dropped before the next group starts.
+        let figures: Vec<JobFigures> =
+            jobs.iter().enumerate().filter_map(|(cell, job)| JobFigures::of(job, group, &stored, cell)).collect();
+        out.group(group, &figures)?;
         if exit != ExitCode::SUCCESS {
             break;
         }
@@ -155,11 +165,69 @@ fn run_jobs(inv: &jobfile::Invocation, db: &Path, ranks: &Ranks, out: &mut Outpu
     Ok(exit)
 }
 
+/// The jobs in fio's groups: a job with stonewall starts a new group, which waits for the one
+/// before; the jobs of a group run at once.
+fn groups(jobs: &[options::FioJob]) -> Vec<&[options::FioJob]> {
+    let mut groups = Vec::new();
+    let mut start = 0;
+    for i in 1..=jobs.len() {
+        if i == jobs.len() || jobs[i].stonewall {
+            groups.push(&jobs[start..i]);
+            start = i;
+        }
+    }
+    groups
+}
+
+/// A group's jobs as one run: one job as planned; several as a plan of jobs at once (each job
+/// its own clients and its own cell, started at one barrier), run with the first job's options
+/// and every job's clients.
+fn together(planned: Vec<plan::JobRun>) -> anyhow::Result<(crate::AccessPlan, iomatrix_harness::RunOptions)> {
+    let mut jobs = planned.into_iter();
+    let first = jobs.next().ok_or_else(|| anyhow::anyhow!("a group of no job"))?;
+    let rest: Vec<plan::JobRun> = jobs.collect();
+    if rest.is_empty() {
+        return Ok((first.plan, first.run));
+    }
+    let (mut plan, mut run) = (first.plan.clone(), first.run);
+    plan.together = std::iter::once((first.job, first.plan))
+        .chain(rest.into_iter().map(|j| (j.job, j.plan)))
+        .map(|(job, plan)| crate::TogetherJob { name: job.name, plan })
+        .collect();
+    plan.clients = plan.together.iter().map(|j| j.plan.clients).sum();
+    run.clients.count = plan.clients;
+    let names: Vec<&str> = plan.together.iter().map(|j| j.name.as_str()).collect();
+    for label in run.labels.iter_mut().filter(|(k, _)| k == "fio-job") {
+        label.1 = names.join("+");
+    }
+    Ok((plan, run))
+}
+
 /// Whether two jobs were given the same options, their names aside: every field of a job is
 /// read from its options, so they plan alike.
 fn same_options(a: &options::FioJob, b: &options::FioJob) -> bool {
     let options = |j: &options::FioJob| j.given.iter().filter(|(k, _)| k != "name").cloned().collect::<Vec<_>>();
     a.given.len() == b.given.len() && options(a) == options(b)
+}
+
+/// Each group of jobs run at once checked as one run (every job's clients together) against this
+/// machine's limits, before anything runs.
+fn check_groups_limits(
+    inv: &jobfile::Invocation,
+    db: &Path,
+    ranks: &Ranks,
+    held: Cost,
+    system: &iomatrix_environment::SystemLimits,
+) -> anyhow::Result<()> {
+    for group in groups(&inv.jobs).into_iter().filter(|g| g.len() > 1) {
+        let planned: Vec<plan::JobRun> =
+            group.iter().map(|j| plan::plan(j, db, &inv.labels, ranks.mpi_size())).collect::<Result<_, _>>()?;
+        let (plan, run) = together(planned)?;
+        let mut job = group[0].clone();
+        job.name = format!("{} and the {} job(s) run at once with it", job.name, group.len() - 1);
+        check_limits(&plan::JobRun { job, plan, run, flags: Vec::new() }, ranks, held, inv.jobs.len(), system)?;
+    }
+    Ok(())
 }
 
 /// The memory the jobs' options take while the command runs (they are read before the first
@@ -208,8 +276,10 @@ impl Output {
                     "iomatrix fio keeps the \"Run status group\" lines in an unnamed temporary file until the last \
                      job ends, and could not make one (TMPDIR names its folder)",
                 )?;
-                for (group, job) in jobs.iter().enumerate() {
-                    iomatrix_harness::out::print(&output::job_line(group, job))?;
+                for (group, jobs) in self::groups(jobs).into_iter().enumerate() {
+                    for job in jobs {
+                        iomatrix_harness::out::print(&output::job_line(group, job))?;
+                    }
                 }
                 iomatrix_harness::out::print(&output::starting(jobs))?;
                 Ok(Output::Normal { groups, disks: disk::DiskStats::default() })
@@ -222,16 +292,23 @@ impl Output {
         }
     }
 
-    fn job(&mut self, figures: &JobFigures) -> anyhow::Result<()> {
+    /// Prints group `group`'s jobs, and keeps its "Run status group" lines for the end.
+    fn group(&mut self, group: usize, jobs: &[JobFigures]) -> anyhow::Result<()> {
         match self {
             Output::Normal { groups, disks } => {
-                iomatrix_harness::out::print(&output::job_text(figures))?;
-                groups.write_all(output::group_status(figures).as_bytes()).context("writing the group lines aside")?;
-                disks.add(figures);
+                for figures in jobs {
+                    iomatrix_harness::out::print(&output::job_text(figures))?;
+                }
+                // Jobs at once share one span of the device's activity: added once.
+                jobs.first().into_iter().for_each(|f| disks.add(f));
+                let status = output::group_status(group, jobs);
+                groups.write_all(status.as_bytes()).context("writing the group lines aside")?;
             }
             Output::Json(stream, disks) => {
-                iomatrix_harness::out::print(&stream.job(figures)?)?;
-                disks.add(figures);
+                for figures in jobs {
+                    iomatrix_harness::out::print(&stream.job(figures)?)?;
+                }
+                jobs.first().into_iter().for_each(|f| disks.add(f));
             }
         }
         Ok(())
@@ -258,15 +335,29 @@ impl Output {
     }
 }
 
-/// fio runs jobs without stonewall at the same time; iomatrix runs one job at a time, so a job
-/// after the first without stonewall is refused with the fix.
-fn check_stonewalls(jobs: &[options::FioJob]) -> Result<(), UsageError> {
-    if let Some(job) = jobs.iter().skip(1).find(|j| !j.stonewall) {
-        return Err(UsageError::new(format!(
-            "job {}: fio would run it at the same time as the job before it (no stonewall between them); iomatrix \
-             fio runs one job after another. Add stonewall to job {0} (or to [global]) to run them in turn",
-            job.name
-        )));
+/// What a group of jobs run at once does not take yet, refused before anything runs: a latency
+/// target's search or a steady state (each judged over one job's clients while the others run
+/// on), and jobs in different folders (a run has one working folder).
+fn check_groups(jobs: &[options::FioJob]) -> Result<(), UsageError> {
+    for group in groups(jobs).into_iter().filter(|g| g.len() > 1) {
+        let folder =
+            |j: &options::FioJob| j.directory.clone().or_else(|| j.filename.as_ref().map(|f| f.with_file_name("")));
+        for job in group {
+            let why = if job.latency_target.is_some_and(|t| !t.is_zero()) {
+                "latency_target"
+            } else if job.steady().is_some() {
+                "steadystate"
+            } else if folder(job) != folder(&group[0]) {
+                "a folder (directory, filename) other than the first job's of its group"
+            } else {
+                continue;
+            };
+            return Err(UsageError::new(format!(
+                "job {}: {why} in a group of jobs run at once (no stonewall between them) is not built yet; add \
+                 stonewall to job {0} (or to [global]) to run it after the others",
+                job.name
+            )));
+        }
     }
     Ok(())
 }

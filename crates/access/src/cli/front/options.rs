@@ -118,6 +118,9 @@ pub struct FioJob {
     pub rwmixread: u8,
     /// The size of each request (`bs`).
     pub bs: ByteSize,
+    /// `bssplit` of more than one size: each request's size drawn by share (fio takes it over
+    /// `bs`); None: every request is `bs`.
+    pub bssplit: Option<crate::bssplit::BlockSplit>,
     /// The file's size (`size`); None when not given, which the plan refuses.
     pub size: Option<ByteSize>,
     /// `filename`: iomatrix lays out its own file beside it, never opening it; None when not given.
@@ -182,6 +185,7 @@ impl FioJob {
             mix: Mix { word: "read".into(), random: false, pure_read: Some(true) },
             rwmixread: 50,
             bs: ByteSize(4096),
+            bssplit: None,
             size: None,
             filename: None,
             directory: None,
@@ -230,6 +234,11 @@ impl FioJob {
     pub fn paced_iops(&self) -> Result<Option<u64>, String> {
         let from_bytes = match self.rate_bytes {
             None => None,
+            Some(bytes) if self.bssplit.is_some() => {
+                return Err(format!(
+                    "rate={bytes} with bssplit: requests of mixed sizes make no one request rate of a byte rate; give rate_iops"
+                ))
+            }
             Some(bytes) if bytes % self.bs.bytes() != 0 || bytes < self.bs.bytes() => {
                 return Err(format!(
                     "rate={bytes} is not a whole number of {}-byte requests a second; iomatrix paces requests: give \
@@ -268,7 +277,10 @@ impl FioJob {
             "rwmixwrite" => self.rwmixread = 100 - percent(text()?).map_err(bad)?,
             "bs" | "blocksize" => self.bs = block_size(text()?).map_err(bad)?,
             "bsrange" | "blocksize_range" => self.bs = one_size_range(text()?).map_err(bad)?,
-            "bssplit" => self.bs = one_split(text()?).map_err(bad)?,
+            "bssplit" => match one_split(text()?) {
+                Some(one) => (self.bs, self.bssplit) = (one, None),
+                None => self.bssplit = Some(crate::bssplit::BlockSplit::parse(text()?).map_err(bad)?),
+            },
             "size" => self.size = Some(size(text()?).map_err(bad)?),
             "filename" => {
                 let name = text()?;
@@ -432,21 +444,12 @@ fn one_size_range(text: &str) -> Result<ByteSize, String> {
     Ok(low)
 }
 
-/// `bssplit=4k/100`: run where one size takes every request.
-fn one_split(text: &str) -> Result<ByteSize, String> {
-    let parts: Vec<&str> = text.split(':').filter(|p| !p.trim().is_empty()).collect();
-    match parts.as_slice() {
-        [one] if !one.contains(',') => {
-            let (bs, share) = one.split_once('/').unwrap_or((one, "100"));
-            match share.trim() {
-                "100" | "" => size(bs),
-                _ => Err(format!("'{text}': the shares must add up to 100 with one size")),
-            }
-        }
-        _ => Err(format!(
-            "'{text}': a mix of block sizes is not run (iomatrix issues one block size per job); give one bs=, or one \
-             job per size with stonewall between them"
-        )),
+/// `bssplit=4k/100` (or `4k`): the one size that takes every request; None for a mix of sizes
+/// (or an unreadable value, which the split's own reading refuses with why).
+fn one_split(text: &str) -> Option<ByteSize> {
+    match crate::bssplit::BlockSplit::parse(text).ok()?.reads.as_slice() {
+        [one] if text.split(',').count() == 1 => Some(one.size),
+        _ => None,
     }
 }
 
@@ -553,9 +556,12 @@ mod tests {
         job.set("bsrange", Some("8k-8k"), "t").unwrap();
         assert_eq!(job.bs, ByteSize(8192));
         job.set("bssplit", Some("16k/100"), "t").unwrap();
-        assert_eq!(job.bs, ByteSize(16384));
+        assert_eq!((job.bs, job.bssplit.is_none()), (ByteSize(16384), true));
+        job.set("bssplit", Some("4k/50:64k/50"), "t").unwrap();
+        assert_eq!(job.bssplit.as_ref().map(|s| s.largest()), Some(ByteSize(65536)));
+        let e = job.set("bssplit", Some("4k/10:64k/50"), "t").unwrap_err().to_string();
+        assert!(e.contains("add up to 60%, not 100"), "{e}");
         assert!(job.set("bsrange", Some("4k-64k"), "t").unwrap_err().to_string().contains("bsrange"));
-        assert!(job.set("bssplit", Some("4k/50:64k/50"), "t").unwrap_err().to_string().contains("mix of block"));
         assert!(job.set("bs", Some("4k,64k"), "t").unwrap_err().to_string().contains("different block sizes"));
     }
 

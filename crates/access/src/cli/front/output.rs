@@ -24,15 +24,22 @@ const NOT_MEASURED_OLDER: &str =
 
 /// fio's line for one job before it starts.
 pub fn job_line(group: usize, job: &FioJob) -> String {
-    let size = fio_size(job.bs.bytes());
-    let bs = format!("{size}-{size}");
+    // fio prints each direction's smallest and largest size; trims take the writes' (fio's rule
+    // for a list shorter than three).
+    let range = |shares: Option<&[crate::bssplit::Share]>| {
+        let sizes = || shares.into_iter().flatten().map(|s| s.size.bytes());
+        let (low, high) = (sizes().min().unwrap_or(job.bs.bytes()), sizes().max().unwrap_or(job.bs.bytes()));
+        format!("{}-{}", fio_size(low), fio_size(high))
+    };
+    let (reads, writes) = (job.bssplit.as_ref().map(|s| &s.reads[..]), job.bssplit.as_ref().map(|s| &s.writes[..]));
+    let (r, w) = (range(reads), range(writes));
     let engine = match job.ioengine {
         Some(e) if e.fio_name() != e.backend() => format!("{} (run as {} by iomatrix)", e.fio_name(), e.backend()),
         Some(e) => e.fio_name().to_string(),
         None => "psync".to_string(),
     };
     format!(
-        "{}: (g={group}): rw={}, bs=(R) {bs}, (W) {bs}, (T) {bs}, ioengine={engine}, iodepth={}\n",
+        "{}: (g={group}): rw={}, bs=(R) {r}, (W) {w}, (T) {w}, ioengine={engine}, iodepth={}\n",
         job.name, job.mix.word, job.iodepth
     )
 }
@@ -53,22 +60,36 @@ pub fn job_text(f: &JobFigures) -> String {
 }
 
 /// The job's "Run status group" lines, which fio prints after every job's block.
-pub fn group_status(f: &JobFigures) -> String {
+pub fn group_status(group: usize, jobs: &[JobFigures]) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "\nRun status group {} (all jobs):", f.group);
-    for (word, side) in [("   READ", &f.read), ("  WRITE", &f.write)] {
-        if side.ios == 0 {
-            continue;
-        }
-        let bw = side.bytes_per_sec(f.wall_ns);
-        let ms = f.wall_ns / 1_000_000;
+    let _ = writeln!(out, "\nRun status group {group} (all jobs):");
+    for (word, writes) in [("   READ", false), ("  WRITE", true)] {
+        // fio's group line: the jobs' bytes over the longest job's time, then the slowest and
+        // fastest job's bandwidth and the shortest and longest job's time.
+        let sides: Vec<(&Side, u64)> = jobs
+            .iter()
+            .map(|f| (if writes { &f.write } else { &f.read }, f.wall_ns))
+            .filter(|(side, _)| side.ios > 0)
+            .collect();
+        let Some(longest) = sides.iter().map(|(_, ns)| *ns).max() else { continue };
+        let shortest = sides.iter().map(|(_, ns)| *ns).min().unwrap_or(longest);
+        let bytes: u64 = sides.iter().map(|(side, _)| side.bytes).sum();
+        let each: Vec<f64> = sides.iter().map(|(side, ns)| side.bytes_per_sec(*ns)).collect();
+        let (low, high) = (each.iter().copied().fold(f64::MAX, f64::min), each.iter().copied().fold(0.0, f64::max));
+        let aggregate = if longest == 0 { 0.0 } else { bytes as f64 * 1e9 / longest as f64 };
         let _ = writeln!(
             out,
-            "{word}: bw={}/s ({}/s), {0}/s-{0}/s ({1}/s-{1}/s), io={} ({}), run={ms}-{ms}msec",
-            binary(bw),
-            decimal(bw),
-            binary(side.bytes as f64),
-            decimal(side.bytes as f64),
+            "{word}: bw={}/s ({}/s), {}/s-{}/s ({}/s-{}/s), io={} ({}), run={}-{}msec",
+            binary(aggregate),
+            decimal(aggregate),
+            binary(low),
+            binary(high),
+            decimal(low),
+            decimal(high),
+            binary(bytes as f64),
+            decimal(bytes as f64),
+            shortest / 1_000_000,
+            longest / 1_000_000,
         );
     }
     out
@@ -108,8 +129,12 @@ fn job_block(f: &JobFigures) -> String {
         out += &depth_lines(d);
     }
     let _ = writeln!(out, "     issued rwts: total={},{},0,0", f.read.ios, f.write.ios);
-    if let Some(t) = &f.latency_target {
-        out += &latency_target_lines(t);
+    match &f.latency_target {
+        Some(t) => out += &latency_target_lines(t),
+        // fio prints the line for every job: no target, its whole depth.
+        None => {
+            let _ = writeln!(out, "     latency   : target=0, window=0, percentile=100.00%, depth={}", f.job.iodepth);
+        }
     }
     if let Some(steady) = f.steady.as_ref().and_then(FioSteady::of) {
         out += &steady_line(&steady);

@@ -35,6 +35,15 @@ pub struct JobRun {
 /// The job's plan and options; `db` is the results database (a job whose `filename` names it
 /// is refused), `labels` iomatrix's own `--label`s.
 pub fn plan(job: &FioJob, db: &Path, labels: &[String], mpi_ranks: Option<usize>) -> Result<JobRun, anyhow::Error> {
+    if job.steady().is_some() && mpi_ranks.is_some_and(|n| n > 1) {
+        return Err(UsageError::new(format!(
+            "fio job {}: steadystate under mpirun: the ranks judge their own figures apart (as fio's jobs without \
+             group_reporting), and fio's output has one steadystate line per job; run it without mpirun (numjobs), \
+             or as `iomatrix run access --steady-state` under mpirun, whose show prints each rank's verdict",
+            job.name
+        ))
+        .into());
+    }
     let flags = flags_of(job, db, labels, mpi_ranks.is_some())?;
     let parsed = AccessFlags::try_parse_from(&flags).map_err(|e| {
         UsageError::new(format!(
@@ -98,8 +107,9 @@ fn flags_of(job: &FioJob, db: &Path, labels: &[String], under_mpi: bool) -> Resu
     let mut flags = vec![
         "--target".to_string(),
         target.to_string_lossy().into_owned(),
-        "--bs".into(),
-        job.bs.to_string(),
+        // fio takes bssplit over bs.
+        if job.bssplit.is_some() { "--bssplit" } else { "--bs" }.into(),
+        job.bssplit.as_ref().map_or_else(|| job.bs.to_string(), crate::bssplit::BlockSplit::describe),
         "--read".into(),
         job.read_percent().to_string(),
         "--random".into(),
