@@ -254,3 +254,32 @@ fn the_workbook_charts_each_curve_as_one_scatter_chart_of_every_system() {
     let over_time = charts.iter().filter(|x| x.contains("ops/s over time")).count();
     assert_eq!(over_time, 8, "a chart over time per cell");
 }
+
+#[test]
+fn compare_reads_the_metadata_suites_curves_as_a_curve_per_phase() {
+    let sb = Sandbox::new();
+    let Some(tmpfs) = Mount::virtual_fs("tmpfs", "size=64m") else { return };
+    let mut ids = Vec::new();
+    for label in ["fs=a", "fs=b"] {
+        let target = tmpfs.point.join(&label[3..]);
+        std::fs::create_dir(&target).unwrap();
+        let args = ["run", "metadata", "--target", target.to_str().unwrap(), "--files-only", "--label", label];
+        let curve = ["--phases", "file-create,file-stat", "--items", "1000", "--curve", "20,60"];
+        assert_success(&sb.run(&[&args[..], &curve].concat()));
+        ids.push(sb.last_run()["run"]["id"].as_i64().unwrap());
+    }
+    let json = sb.run(&["compare", "fs=a", "fs=b", "--json", DISTURBED]);
+    assert_success(&json);
+    let doc: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let curves = doc["comparison"]["curves"].as_array().unwrap();
+    let names: Vec<&str> = curves.iter().map(|c| c["curve"].as_str().unwrap()).collect();
+    assert_eq!(names, ["file-create", "file-stat"], "a curve per phase, its points' load left out: {doc}");
+    // Each side's overall response time is its last stored point's, as the phase stores it.
+    for (side, id) in [("a", ids[0]), ("b", ids[1])] {
+        let run = sb.show_json(id);
+        let last = cells(&run).iter().rev().find(|c| c["test"].as_str().unwrap().starts_with("file-create")).cloned();
+        let stored = &last.unwrap()["metrics"]["phase"]["curve"]["overall_response_time_ns"];
+        assert!(stored.as_f64().is_some_and(|ns| ns > 0.0), "two open-loop points give one: {stored}");
+        assert_eq!(&curves[0]["overall_response_time"][side], stored, "{side}");
+    }
+}

@@ -57,7 +57,7 @@ pub fn curves_of(
         cells.sort_by_key(|c| c.seq);
         for cell in cells {
             let figures = cell.figures();
-            let (Some(load), Some(curve)) = (figures.load, figures.curve.clone()) else { continue };
+            let Some((load, curve)) = figures.curve_point() else { continue };
             let key = curve_key(CellKey::of(cell).named_by_mix(mix.as_deref()), load);
             let admitted = admits(&cell.state);
             let point = admitted.then(|| PointFigures {
@@ -81,11 +81,14 @@ pub fn curves_of(
     curves
 }
 
-/// The key of the curve a point at `load` belongs to: the point's key without its load.
+/// The key of the curve a point at `load` belongs to: the point's key without its load, which
+/// a suite spells in its cell's variant (access: `qd=8 ... load=50%`) or its test (metadata:
+/// `file-create load=50%`).
 pub fn curve_key(point: CellKey, load: CurveLoad) -> CellKey {
     let spelled = format!(" {}{load}", CurveLoad::KEY);
     let variant = point.variant.replacen(&spelled, "", 1);
-    CellKey { variant, ..point }
+    let test = point.test.replacen(&spelled, "", 1);
+    CellKey { test, variant, ..point }
 }
 
 /// One of a curve's own figures, A against B: medians over each side's runs, the change and its
@@ -198,6 +201,9 @@ mod tests {
         let setting = iomatrix_core::IoMix { load: None, ..mix };
         assert_eq!(curve.variant, setting.name());
         assert_eq!(curve.describe(), "access 8m/4k qd=8 read=100% random=100%");
+        let phase =
+            CellKey { test: "file-create load=10%".into(), file_size: None, record_size: None, variant: String::new() };
+        assert_eq!(curve_key(phase, CurveLoad::Percent(10)).test, "file-create");
     }
 
     fn run_curve(run: i64, within: Option<f64>, overall: f64) -> RunCurve {

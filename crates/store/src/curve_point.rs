@@ -60,3 +60,42 @@ impl std::fmt::Display for CurveBound {
         write!(f, "{} <= {}", self.statistic, iomatrix_core::human::nanos(self.ns as f64))
     }
 }
+
+/// Where a suite stores a curve point's load and figures inside its cell's own object (the
+/// metadata suite's `phase`), read typed.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Nested {
+    #[serde(deserialize_with = "or_default")]
+    load: Option<iomatrix_core::CurveLoad>,
+    #[serde(deserialize_with = "or_default")]
+    curve: Option<CurvePoint>,
+}
+
+impl crate::CellFigures {
+    /// The cell as a point of a curve: its load and the curve's figures stored with it, at the
+    /// top of its figures (access) or in its phase (metadata); None for a cell of no curve.
+    pub fn curve_point(&self) -> Option<(iomatrix_core::CurveLoad, CurvePoint)> {
+        if let (Some(load), Some(curve)) = (self.load, self.curve.clone()) {
+            return Some((load, curve));
+        }
+        let nested = Nested::deserialize(self.phase.as_ref()?).ok()?;
+        Some((nested.load?, nested.curve?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::CellFigures;
+
+    #[test]
+    fn a_point_is_read_where_its_suite_stores_it() {
+        let curve = serde_json::json!({"max_iops": 2000.0, "peak_iops": 2000.0, "past_bound": false});
+        let access = CellFigures::of(&serde_json::json!({"load": {"percent": 50}, "curve": curve}));
+        let metadata = CellFigures::of(&serde_json::json!({"phase": {"load": "max", "curve": curve}}));
+        let (load, point) = access.curve_point().unwrap();
+        assert_eq!((load, point.max_iops), (iomatrix_core::CurveLoad::Percent(50), Some(2000.0)));
+        assert_eq!(metadata.curve_point().unwrap().0, iomatrix_core::CurveLoad::Max);
+        assert!(CellFigures::of(&serde_json::json!({"phase": "write"})).curve_point().is_none());
+    }
+}
