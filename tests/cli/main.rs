@@ -62,6 +62,7 @@ mod mounted;
 mod mpi;
 mod multihost;
 mod personality;
+mod personality_curve;
 mod personality_filebench;
 mod pin;
 mod precision;

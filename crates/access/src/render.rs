@@ -116,62 +116,26 @@ fn curves(run: &StoredRun) -> String {
 fn curve_table(points: &[(&CellRow, AccessCellFigures)]) -> String {
     let Some((_, first)) = points.first() else { return String::new() };
     let Some(last) = points.last().and_then(|(_, f)| f.curve.clone()) else { return String::new() };
-    let mut table = Table::new(vec![
-        Column::right("load", 6),
-        Column::right("offered", 9),
-        Column::right("IOPS", 9),
-        Column::right("mean", 9).gap(" | "),
-        Column::right("p50", 9),
-        Column::right("p99", 9),
-        Column::right("p99.9", 9),
-        Column::right("max", 9),
-        Column::right("CPU%", 5).gap(" | "),
-        Column::right("late", 7),
-        Column::right("backlog", 7),
-        Column::right("bound", 5),
-    ]);
-    for (c, f) in points {
-        let curve = f.curve.clone().unwrap_or_default();
-        let l = curve.latency.unwrap_or_default();
-        let open = f.open_loop;
-        table.row(vec![
-            f.mix.load.map_or("-".into(), |l| l.to_string()),
-            open.map_or("closed".into(), |o| human::fixed(o.offered_per_sec, 0)),
-            marked(c.state.kind, || human::fixed(f.iops, 0)),
-            latency(l.mean_ns),
-            latency(l.p50_ns as f64),
-            latency(l.p99_ns as f64),
-            latency(l.p99_9_ns as f64),
-            latency(l.max_ns as f64),
-            c.cpu_percent.map_or("-".into(), |p| human::fixed(p, 0)),
-            open.map_or("-".into(), |o| o.late.to_string()),
-            open.map_or("-".into(), |o| o.backlog.to_string()),
-            match (curve.bound, curve.past_bound) {
-                (None, _) => "-".into(),
-                (Some(_), true) => "past".into(),
-                (Some(_), false) => "meets".into(),
-            },
-        ]);
-    }
+    let shown: Vec<iomatrix_harness::curve::ShownPoint> = points
+        .iter()
+        .map(|(c, f)| iomatrix_harness::curve::ShownPoint {
+            load: f.mix.load,
+            offered_per_sec: f.open_loop.map(|o| o.offered_per_sec),
+            achieved: marked(c.state.kind, || human::fixed(f.iops, 0)),
+            cpu_percent: c.cpu_percent,
+            late: f.open_loop.map(|o| o.late),
+            backlog: f.open_loop.map(|o| o.backlog),
+            figures: f.curve.clone().unwrap_or_default(),
+        })
+        .collect();
     let name =
         AccessCellFigures::name(first.block_size.unwrap_or(0), &iomatrix_core::IoMix { load: None, ..first.mix });
-    let within = match (last.bound, last.max_within_bound_iops) {
-        (Some(bound), Some(iops)) => format!("{} IOPS within {bound}", human::fixed(iops, 0)),
-        (Some(bound), None) => format!("no load point within {bound}"),
-        (None, _) => format!("{} IOPS at most (no bound: --stop-curve)", human::fixed(last.peak_iops, 0)),
-    };
-    let ort = last.overall_response_time_ns.map_or("- (fewer than two open-loop points)".into(), latency);
-    let mut out = format!(
-        "\ncurve {name}: maximum {} IOPS (closed loop, latency from issue; the points after it are open loop, \
-         latency from each request's intended start)\n{}",
-        human::fixed(last.max_iops, 0),
-        table.render()
+    let heading = format!(
+        "curve {name}: maximum {} IOPS (closed loop, latency from issue; the points after it are open loop, latency \
+         from each request's intended start)",
+        human::fixed(last.max_iops, 0)
     );
-    out += &format!("maximum within the bound: {within}\noverall response time (SPEC SFS 2014): {ort}\n");
-    if let Some(ended) = &last.ended {
-        out += &format!("{ended}\n");
-    }
-    out
+    iomatrix_harness::curve::text(&heading, "IOPS", &shown)
 }
 
 /// Under the table, a line per cell run under `--latency-target`: what was asked and what each

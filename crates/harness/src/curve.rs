@@ -313,6 +313,83 @@ pub fn overall_response_time(points: impl Iterator<Item = (f64, f64)>) -> Option
     Some(area / peak)
 }
 
+/// One stored point of a curve as [`text`] shows it: what the suite read from its cell.
+#[derive(Debug, Clone, Default)]
+pub struct ShownPoint {
+    /// Its load (`max`, `50%`, `500/s`).
+    pub load: Option<CurveLoad>,
+    /// Open loop: the rate offered, all clients; None for the closed-loop maximum.
+    pub offered_per_sec: Option<f64>,
+    /// The rate achieved, as the suite shows it (with its cell's mark where it has one).
+    pub achieved: String,
+    /// %CPU of the cell.
+    pub cpu_percent: Option<f64>,
+    /// Open loop: requests (operations) issued over 1 ms late.
+    pub late: Option<u64>,
+    /// Open loop: arrivals never issued.
+    pub backlog: Option<u64>,
+    /// The curve's figures after this point.
+    pub figures: CurveFigures,
+}
+
+/// A curve as text: `heading` (the suite's line naming the curve and its maximum), a table of
+/// its points (load, offered, achieved in `unit`, latency figures, %CPU, late, backlog, bound),
+/// and the curve's figures from its last point (the maximum within the bound, SPEC SFS 2014's
+/// overall response time, how the bound ended it). Empty for no point.
+pub fn text(heading: &str, unit: &str, points: &[ShownPoint]) -> String {
+    use iomatrix_core::human;
+    use iomatrix_report::table::{Column, Table};
+    let Some(last) = points.last().map(|p| &p.figures) else { return String::new() };
+    let latency = |ns: f64| if ns <= 0.0 { "-".to_string() } else { human::nanos(ns) };
+    let mut table = Table::new(vec![
+        Column::right("load", 6),
+        Column::right("offered", 9),
+        Column::right(unit, 9),
+        Column::right("mean", 9).gap(" | "),
+        Column::right("p50", 9),
+        Column::right("p99", 9),
+        Column::right("p99.9", 9),
+        Column::right("max", 9),
+        Column::right("CPU%", 5).gap(" | "),
+        Column::right("late", 7),
+        Column::right("backlog", 7),
+        Column::right("bound", 5),
+    ]);
+    for p in points {
+        let l = p.figures.latency.unwrap_or_default();
+        table.row(vec![
+            p.load.map_or("-".into(), |l| l.to_string()),
+            p.offered_per_sec.map_or("closed".into(), |o| human::fixed(o, 0)),
+            p.achieved.clone(),
+            latency(l.mean_ns),
+            latency(l.p50_ns as f64),
+            latency(l.p99_ns as f64),
+            latency(l.p99_9_ns as f64),
+            latency(l.max_ns as f64),
+            p.cpu_percent.map_or("-".into(), |c| human::fixed(c, 0)),
+            p.late.map_or("-".into(), |n| n.to_string()),
+            p.backlog.map_or("-".into(), |n| n.to_string()),
+            match (p.figures.bound, p.figures.past_bound) {
+                (None, _) => "-".into(),
+                (Some(_), true) => "past".into(),
+                (Some(_), false) => "meets".into(),
+            },
+        ]);
+    }
+    let within = match (last.bound, last.max_within_bound_iops) {
+        (Some(bound), Some(rate)) => format!("{} {unit} within {bound}", human::fixed(rate, 0)),
+        (Some(bound), None) => format!("no load point within {bound}"),
+        (None, _) => format!("{} {unit} at most (no bound: --stop-curve)", human::fixed(last.peak_iops, 0)),
+    };
+    let ort = last.overall_response_time_ns.map_or("- (fewer than two open-loop points)".into(), latency);
+    let mut out = format!("\n{heading}\n{}", table.render());
+    out += &format!("maximum within the bound: {within}\noverall response time (SPEC SFS 2014): {ort}\n");
+    if let Some(ended) = &last.ended {
+        out += &format!("{ended}\n");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,6 +469,40 @@ mod tests {
         assert_eq!(read.latency, stored.latency);
         assert_eq!(read.past_bound, stored.past_bound);
         assert_eq!(read.bound.unwrap().to_string(), stored.bound.unwrap().to_string());
+    }
+
+    #[test]
+    fn a_curve_is_shown_as_one_table_with_its_figures_under_it() {
+        let mut judge = Judge::new(Some(parse_bound("p99:1ms").unwrap()));
+        let (max, _) = judge.see(CurveLoad::Max, 2000.0, &latency_of(4_000_000, 100));
+        let (light, _) = judge.see(CurveLoad::Percent(10), 200.0, &latency_of(20_000, 100));
+        let (heavy, _) = judge.see(CurveLoad::Percent(50), 1000.0, &latency_of(2_000_000, 100));
+        let point = |load, offered: Option<f64>, figures| ShownPoint {
+            load: Some(load),
+            offered_per_sec: offered,
+            achieved: "~1".into(),
+            cpu_percent: Some(5.0),
+            late: offered.map(|_| 3),
+            backlog: offered.map(|_| 0),
+            figures,
+        };
+        let points = [
+            point(CurveLoad::Max, None, max),
+            point(CurveLoad::Percent(10), Some(200.0), light),
+            point(CurveLoad::Percent(50), Some(1000.0), heavy),
+        ];
+        let shown = text("curve x: maximum 2000 ops/s", "ops/s", &points);
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(lines[1], "curve x: maximum 2000 ops/s", "{shown}");
+        assert!(lines[2].trim_start().starts_with("load   offered     ops/s |      mean"), "{shown}");
+        let cells = |line: &str| line.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(cells(lines[3])[..3], ["max", "closed", "~1"], "the suite's own mark is kept: {shown}");
+        assert_eq!(cells(lines[3]).last().unwrap(), "past", "{shown}");
+        assert_eq!(cells(lines[4])[..2], ["10%", "200"], "{shown}");
+        assert!(lines[4].ends_with("3       0 meets"), "{shown}");
+        assert!(shown.contains("maximum within the bound: 200 ops/s within p99 <= 1.00 ms\n"), "{shown}");
+        assert!(shown.contains("\nthe curve ended at 50%: its p99 2.00 ms is past p99 <= 1.00 ms\n"), "{shown}");
+        assert_eq!(text("curve x", "ops/s", &[]), "", "no point, no curve");
     }
 
     #[test]

@@ -18,6 +18,11 @@
 //! issued and counted (`late`); arrivals due before a timed phase ends that
 //! were never issued are counted as the cell's `backlog`.
 //!
+//! With `--curve` each phase runs at every load of its curve (a cell each: the maximum closed
+//! loop, then open-loop points at shares of each client's own maximum); with `--latency-target`
+//! its maximum and the windows of its search run first (module [`crate::target`]). The leader
+//! judges each such cell as it is merged and steers the clients of its process ([`Steering`]).
+//!
 //! A connection whose operation fails stops there: the failure is counted
 //! under the operation (errors by kind) and the connection (its error), it
 //! sits out the rest of the run, and in a phase of a fixed number of
@@ -28,17 +33,21 @@ use crate::figures::{CellFigures, ConnectionOps, OpFigures};
 use crate::files::{Files, LocalFiles, RemoteFiles};
 use crate::schema::{Amount, Flow, FlowOrder, OpKind, Personality, Phase, PhaseEnd, Pick, Step};
 use crate::sizes::{Rng, Sizes};
+use crate::target::{RateTarget, Search, LEVELS, SEARCH_WINDOWS};
 use iomatrix_backend::error_kind;
 use iomatrix_backend::Place;
 use iomatrix_coord::{lead, ClientFailure, ClientWork, Ending, Group, Setup, Start};
+use iomatrix_core::CurveLoad;
 use iomatrix_harness::clients::{start_together, Party, Threads};
+use iomatrix_harness::curve::{Curve, Judge};
 use iomatrix_random::{draw_at, Generator};
 use iomatrix_stats::{ClientSeries, CpuReading, SeriesRecorder};
 use iomatrix_verify::{Content, ContentSpec, Tally, UNIT};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -78,6 +87,25 @@ pub struct RunPlan {
         skip_serializing_if = "iomatrix_harness::series::is_default_interval"
     )]
     pub series_interval_ns: u64,
+    /// `--curve`: every phase measured as a throughput-latency curve, its maximum (closed loop)
+    /// then its open-loop points, each a cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<Curve>,
+    /// `--latency-target`: every phase's highest rate within the target searched first (module
+    /// [`crate::target`]), then the phase measured at it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<RateTarget>,
+}
+
+/// What a cell of a phase with a latency target is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetStage {
+    /// The maximum, closed loop for one window (not stored).
+    Max,
+    /// A window of the search, open loop at its level's rate (not stored).
+    Window,
+    /// The phase at the rate found, for its duration: the cell stored.
+    Measured,
 }
 
 /// What every client replays with `--dbench-loadfile`: each client reads
@@ -114,7 +142,29 @@ impl RunPlan {
             content: ContentSpec::default(),
             pass: 0,
             series_interval_ns: iomatrix_stats::series::DEFAULT_INTERVAL_NS,
+            curve: None,
+            latency_target: None,
         }
+    }
+
+    /// The cells of each phase: 1, a curve's maximum and its points, or a latency target's
+    /// maximum, search windows and measured cell.
+    fn loads(&self) -> usize {
+        match (&self.curve, &self.latency_target) {
+            (Some(c), _) => 1 + c.points.len(),
+            (None, Some(_)) => 2 + SEARCH_WINDOWS,
+            (None, None) => 1,
+        }
+    }
+
+    /// What cell `index` is in its phase's latency target search; None without a target.
+    pub fn target_stage(&self, index: usize) -> Option<TargetStage> {
+        self.latency_target?;
+        Some(match index % self.loads() {
+            0 => TargetStage::Max,
+            i if i <= SEARCH_WINDOWS => TargetStage::Window,
+            _ => TargetStage::Measured,
+        })
     }
 
     /// The folder (in each connection's) of repeat `repeat`'s files.
@@ -125,15 +175,69 @@ impl RunPlan {
         }
     }
 
-    /// Cell `index`'s phase and repeat.
+    /// Cell `index`'s phase and repeat (a curve's points of a phase follow each other).
     pub fn cell(&self, index: usize) -> (&Phase, u32) {
         let n = self.personality.phases.len();
-        (&self.personality.phases[index % n], (index / n) as u32)
+        let phase = index / self.loads();
+        (&self.personality.phases[phase % n], (phase / n) as u32)
     }
 
-    /// How many cells the run has: its phases times its repeats.
+    /// Cell `index`'s load as a point of its phase's curve; None without `--curve`.
+    pub fn load(&self, index: usize) -> Option<CurveLoad> {
+        let curve = self.curve.as_ref()?;
+        match index % self.loads() {
+            0 => Some(CurveLoad::Max),
+            point => curve.points.get(point - 1).copied(),
+        }
+    }
+
+    /// The cells after `index` in its phase's curve (none without `--curve`).
+    pub fn rest_of_curve(&self, index: usize) -> std::ops::Range<usize> {
+        let loads = self.loads();
+        index + 1..(index / loads + 1) * loads
+    }
+
+    /// Cell `index`'s name: its phase's, and a curve's point's load after it (`run load=50%`),
+    /// so that compare pairs the points of two curves.
+    pub fn cell_name(&self, index: usize) -> String {
+        let phase = &self.cell(index).0.name;
+        match (self.load(index), self.target_stage(index)) {
+            (Some(load), _) => format!("{phase} {}{load}", CurveLoad::KEY),
+            (None, Some(TargetStage::Max)) => format!("{phase} (its maximum, for the latency target's search)"),
+            (None, Some(TargetStage::Window)) => format!("{phase} (a window of the latency target's search)"),
+            (None, _) => phase.clone(),
+        }
+    }
+
+    /// How many cells the run has: its phases times its repeats (times a curve's loads).
     pub fn cells(&self) -> usize {
-        self.personality.phases.len() * self.repeats.max(1) as usize
+        self.personality.phases.len() * self.repeats.max(1) as usize * self.loads()
+    }
+
+    /// Cell `index`'s phase as a client runs it: a curve's maximum closed loop (the flows' rates
+    /// dropped, their think time kept), a point open loop at `per_connection` operations a second
+    /// in every flow (think time dropped, as `--rate`); without a curve, as planned.
+    pub fn phase_at(&self, index: usize, per_connection: Option<f64>) -> Phase {
+        let mut phase = self.cell(index).0.clone();
+        let closed = match (self.load(index), self.target_stage(index)) {
+            (None, None) => return phase,
+            (Some(CurveLoad::Max), _) | (_, Some(TargetStage::Max)) => true,
+            _ => false,
+        };
+        for flow in &mut phase.flows {
+            if closed {
+                flow.rate = None;
+            } else {
+                flow.rate = per_connection;
+                flow.think_ns = 0;
+            }
+        }
+        // A search's maximum and windows run one window each.
+        if let (Some(TargetStage::Max | TargetStage::Window), Some(t)) = (self.target_stage(index), self.latency_target)
+        {
+            phase.end = PhaseEnd::Duration { ns: t.window_ns };
+        }
+        phase
     }
 
     /// The memory the plan's flows hold at their peak, as this engine
@@ -216,22 +320,55 @@ pub struct ClientCell {
     pub rank: usize,
     /// Its cell, merged over its connections.
     pub figures: CellFigures,
+    /// It left the cell out: a point of a curve whose bound ended it (`--stop-curve`).
+    #[serde(default)]
+    pub skipped: bool,
+}
+
+/// What the leader tells the clients of its process between cells (`--stop-curve` and
+/// `--latency-target` are refused under MPI, whose ranks share no memory).
+#[derive(Default)]
+pub struct Steering {
+    /// Cells the clients leave out: the rest of a curve its bound ended, the rest of a search's
+    /// windows once it ended, and the search's cells that ran (folded into the measured cell).
+    /// The run counts them as planned and not run, never as lost.
+    left_out: Mutex<BTreeSet<usize>>,
+    /// A latency target's search: the level its next window (then the measured phase) runs at.
+    level: AtomicU32,
+}
+
+impl Steering {
+    /// How many cells the leader left out.
+    pub fn cells_left_out(&self) -> usize {
+        self.left_out.lock().map_or(0, |l| l.len())
+    }
+
+    fn leave_out(&self, cells: impl IntoIterator<Item = usize>) {
+        self.left_out.lock().unwrap_or_else(|e| e.into_inner()).extend(cells);
+    }
+
+    fn is_left_out(&self, index: usize) -> bool {
+        self.left_out.lock().is_ok_and(|l| l.contains(&index))
+    }
 }
 
 /// Runs `plan` on every client of `group`, client r in `setup.workdir/client-r`
 /// (on a server, `folder/client-r` there). At the leader `on_cell` gets each
 /// cell merged over the clients (clients in rank order) with each client's
-/// own; elsewhere None.
+/// own; elsewhere None. The clients follow `steering` between cells.
 pub fn execute_clients<E: std::fmt::Display>(
     plan: &RunPlan,
     group: &Group<'_>,
     setup: &Setup<'_>,
     place: &Place<'_>,
-    lives: &[Live],
+    (lives, steering): (&[Live], &Steering),
     mut on_cell: impl FnMut(&CellFigures, &[ClientCell], &iomatrix_coord::Gathered<ClientCell>) -> Result<(), E>,
 ) -> io::Result<Option<(usize, Ending)>> {
     let stop = setup.stop;
     let abort = setup.on_error == iomatrix_coord::OnClientError::Abort;
+    let mut judge = Judge::default();
+    let mut search = None;
+    let clients = group.size();
     lead(
         group,
         setup,
@@ -246,14 +383,124 @@ pub fn execute_clients<E: std::fmt::Display>(
             local: Vec::new(),
             remote: Vec::new(),
             tables: Tables::default(),
+            curve: CurveClient { steering, clients, max_per_sec: None },
         },
         |index, gathered| {
             // Where every client failed the phase it is handed on empty, to be stored failed.
-            let merged = CellFigures::merged(gathered.figures.iter().map(|c| &c.figures))
+            let mut merged = CellFigures::merged(gathered.figures.iter().map(|c| &c.figures))
                 .unwrap_or_else(|| CellFigures::none(&plan.cell(index).0.name));
+            let skipped = !gathered.figures.is_empty() && gathered.figures.iter().all(|c| c.skipped);
+            if !skipped {
+                judge_point(plan, index, &mut judge, &mut merged, steering);
+                judge_window(plan, index, &mut search, &mut merged, steering);
+            }
             on_cell(&merged, &gathered.figures, &gathered)
         },
     )
+}
+
+/// At the leader, a point of a curve just merged: the curve's figures so far go with it, and
+/// where its bound ends the curve here, the rest of the curve is left out.
+fn judge_point(plan: &RunPlan, index: usize, judge: &mut Judge, merged: &mut CellFigures, steering: &Steering) {
+    let (Some(load), Some(curve)) = (plan.load(index), &plan.curve) else { return };
+    if load == CurveLoad::Max {
+        *judge = Judge::new(curve.stop);
+    }
+    let (figures, ends) = judge.see(load, merged.ops_per_sec(), &merged.latency());
+    if ends {
+        steering.leave_out(plan.rest_of_curve(index));
+    }
+    merged.curve = Some(figures);
+}
+
+/// At the leader, a cell of a latency target's search just merged: the maximum starts the
+/// search, a window is judged and sets the next level (or ends the search, its remaining windows
+/// left out), and the measured cell gets what the search found.
+fn judge_window(
+    plan: &RunPlan,
+    index: usize,
+    search: &mut Option<Search>,
+    merged: &mut CellFigures,
+    steering: &Steering,
+) {
+    let (Some(stage), Some(target)) = (plan.target_stage(index), plan.latency_target) else { return };
+    match stage {
+        TargetStage::Max => *search = Some(Search::new(target, merged.ops_per_sec())),
+        TargetStage::Window => {
+            let Some(s) = search.as_mut() else { return };
+            let latency = merged.latency();
+            let ops = latency.count();
+            let within = latency.counts_at_most_ns(&[target.target_ns]).first().copied().unwrap_or(0);
+            let at = latency.quantile_ns(f64::from(target.percentile_hundredths) / 10_000.0);
+            let rates = (merged.ops_per_sec(), merged.offered_per_sec.unwrap_or(0.0));
+            s.judge(ops, ops.saturating_sub(within), at, rates);
+            if s.ended() {
+                // The windows after this one, up to the measured cell (the phase's last).
+                let measured = plan.rest_of_curve(index).end - 1;
+                steering.leave_out(index + 1..measured);
+            }
+        }
+        TargetStage::Measured => {
+            merged.latency_target = search.as_ref().map(Search::outcome);
+            return;
+        }
+    }
+    steering.level.store(search.as_ref().map_or(1, |s| s.level), Ordering::SeqCst);
+    // The search's own cells are folded into the measured cell: not stored, not lost.
+    steering.leave_out([index]);
+}
+
+/// A client's part in its phases' curves.
+struct CurveClient<'a> {
+    /// What the leader says between cells.
+    steering: &'a Steering,
+    /// Clients in the run: an absolute rate is split evenly over them.
+    clients: usize,
+    /// This client's own operations a second at its phase's maximum, once measured: its share of
+    /// each point at a percentage of the maximum.
+    max_per_sec: Option<f64>,
+}
+
+impl CurveClient<'_> {
+    fn is_left_out(&self, index: usize) -> bool {
+        self.steering.is_left_out(index)
+    }
+
+    /// The operations a second each of `connections` connections offers at cell `index`: None at
+    /// a curve's maximum and without a curve.
+    fn per_connection(&self, plan: &RunPlan, index: usize, connections: usize) -> Result<Option<f64>, String> {
+        // A share of the maximum: a curve's percentage, or a search's level (of 20).
+        let share = match (plan.load(index), plan.target_stage(index)) {
+            (Some(CurveLoad::Max), _) | (_, Some(TargetStage::Max)) | (None, None) => return Ok(None),
+            (Some(CurveLoad::Rate(all)), _) => {
+                return self.spread(plan, index, all as f64 / self.clients.max(1) as f64, connections)
+            }
+            (Some(CurveLoad::Percent(p)), _) => f64::from(p) / 100.0,
+            (None, Some(_)) => f64::from(self.steering.level.load(Ordering::SeqCst).max(1)) / f64::from(LEVELS),
+        };
+        let per_client = match self.max_per_sec {
+            Some(max) if max > 0.0 => max * share,
+            _ => {
+                return Err(format!(
+                    "the {} phase's maximum did no operation here, so {:.0}% of it offers nothing",
+                    plan.cell(index).0.name,
+                    share * 100.0
+                ))
+            }
+        };
+        self.spread(plan, index, per_client, connections)
+    }
+
+    /// `per_client` operations a second spread over `connections`, checked.
+    fn spread(&self, plan: &RunPlan, index: usize, per_client: f64, connections: usize) -> Result<Option<f64>, String> {
+        let rate = per_client / connections.max(1) as f64;
+        match crate::schema::rate_problem(rate) {
+            None => Ok(Some(rate)),
+            Some(problem) => {
+                Err(format!("{} offers {rate} operations a second per connection: {problem}", plan.cell_name(index)))
+            }
+        }
+    }
 }
 
 struct Client<'a> {
@@ -268,6 +515,7 @@ struct Client<'a> {
     local: Vec<Conn<LocalFiles>>,
     remote: Vec<Conn<RemoteFiles>>,
     tables: Tables,
+    curve: CurveClient<'a>,
 }
 
 /// A client's shared filesets (their claim tables, None for a fileset of
@@ -282,6 +530,26 @@ impl ClientWork for Client<'_> {
     type Figures = ClientCell;
 
     fn cell(&mut self, index: usize, start: &mut Start<'_>) -> Result<ClientCell, ClientFailure> {
+        let n = self.plan.personality.connections;
+        if self.curve.is_left_out(index) {
+            let figures = CellFigures::none(&self.plan.cell(index).0.name);
+            return Ok(ClientCell { rank: self.rank, figures, skipped: true });
+        }
+        let per_connection =
+            self.curve.per_connection(self.plan, index, n).map_err(|e| ClientFailure::error(self.rank, e))?;
+        let phase = self.plan.phase_at(index, per_connection);
+        let mut figures = self.run_phase(index, &phase, start)?;
+        figures.offered_per_sec = per_connection.map(|r| r * n as f64);
+        if self.plan.load(index) == Some(CurveLoad::Max) || self.plan.target_stage(index) == Some(TargetStage::Max) {
+            self.curve.max_per_sec = Some(figures.ops_per_sec());
+        }
+        Ok(ClientCell { rank: self.rank, figures, skipped: false })
+    }
+}
+
+impl Client<'_> {
+    /// Runs cell `index` as `phase` on the client's connections.
+    fn run_phase(&mut self, index: usize, phase: &Phase, start: &mut Start<'_>) -> Result<CellFigures, ClientFailure> {
         let quiet = Live::new();
         let live = self.live.unwrap_or(&quiet);
         let n = self.plan.personality.connections;
@@ -297,7 +565,7 @@ impl ClientWork for Client<'_> {
                 let make = || Ok(LocalFiles::new(dir.clone()));
                 run_cell(
                     self.plan,
-                    index,
+                    (index, phase),
                     &mut self.local,
                     &mut self.tables,
                     &make,
@@ -324,7 +592,7 @@ impl ClientWork for Client<'_> {
                 let make = move || Ok(RemoteFiles::new(connect()?, folder.clone()));
                 run_cell(
                     self.plan,
-                    index,
+                    (index, phase),
                     &mut self.remote,
                     &mut self.tables,
                     &make,
@@ -336,7 +604,7 @@ impl ClientWork for Client<'_> {
                 )?
             }
         };
-        Ok(ClientCell { rank: self.rank, figures })
+        Ok(figures)
     }
 }
 
@@ -447,7 +715,7 @@ struct ConnResult {
 #[allow(clippy::too_many_arguments)]
 fn run_cell<F: Files>(
     plan: &RunPlan,
-    index: usize,
+    (index, phase): (usize, &Phase),
     conns: &mut [Conn<F>],
     tables: &mut Tables,
     make: &(dyn Fn() -> io::Result<F> + Sync),
@@ -457,7 +725,7 @@ fn run_cell<F: Files>(
     start: &mut Start<'_>,
     client: usize,
 ) -> Result<CellFigures, ClientFailure> {
-    let (phase, repeat) = plan.cell(index);
+    let repeat = plan.cell(index).1;
     if tables.repeat != Some(repeat) && plan.personality.filesets.iter().any(|f| f.shared) {
         // Untimed, once per client and repeat: the shared files, through a session of their own.
         tables.sets = prepare_shared(plan, repeat, make, client).map_err(|e| {
@@ -1622,7 +1890,9 @@ mod tests {
         };
         let lives: Vec<Live> = (0..clients).map(|_| Live::new()).collect();
         let mut cells = Vec::new();
-        let (done, ending) = execute_clients(plan, &Group::Local(clients), &setup, &Place::Local, &lives, |m, c, _| {
+        let steering = Steering::default();
+        let both = (&lives[..], &steering);
+        let (done, ending) = execute_clients(plan, &Group::Local(clients), &setup, &Place::Local, both, |m, c, _| {
             cells.push((m.clone(), c.to_vec()));
             Ok::<(), std::convert::Infallible>(())
         })

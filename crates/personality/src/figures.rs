@@ -201,9 +201,36 @@ pub struct CellFigures {
     /// kept, so that clients merge exactly); stored as the row's `series`.
     #[serde(default)]
     pub series: iomatrix_stats::ClientSeries,
+    /// A point of a curve (`--curve`) past its maximum: the operations a second offered, every
+    /// connection of every client together (each connection's Poisson rate, summed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_per_sec: Option<f64>,
+    /// A point of a curve: the curve's figures up to and with this point (set at the leader as
+    /// the point is merged; the last stored point of a curve holds the curve's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<iomatrix_harness::curve::CurveFigures>,
+    /// A phase with a latency target (`--latency-target`): what its search found (set at the
+    /// leader on the cell measured at that rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<crate::target::TargetOutcome>,
 }
 
 impl CellFigures {
+    /// Every operation's latency in one histogram (open loop: from each one's intended start).
+    pub fn latency(&self) -> iomatrix_stats::Latency {
+        let mut all = iomatrix_stats::Latency::new();
+        self.ops.iter().for_each(|o| all.merge(&o.latency));
+        all
+    }
+
+    /// Operations a second over the cell's wall time, every kind and connection (0 for no time).
+    pub fn ops_per_sec(&self) -> f64 {
+        match self.wall_ns {
+            0 => 0.0,
+            ns => self.ops_done() as f64 * 1e9 / ns as f64,
+        }
+    }
+
     /// %CPU of the cell: its connections' CPU over the time it was taken in (at least the wall).
     pub fn cpu_percent(&self) -> f64 {
         iomatrix_stats::cpu_percent(self.user_ns + self.sys_ns, self.wall_ns.max(self.cpu_span_ns))
@@ -265,6 +292,9 @@ impl CellFigures {
         self.lost_ops += other.lost_ops;
         self.backlog += other.backlog;
         self.idle_iterations += other.idle_iterations;
+        if let Some(theirs) = other.offered_per_sec {
+            *self.offered_per_sec.get_or_insert(0.0) += theirs;
+        }
         match (&mut self.verify, &other.verify) {
             (Some(mine), Some(theirs)) => mine.add(theirs),
             (None, Some(theirs)) => self.verify = Some(theirs.clone()),
@@ -462,6 +492,18 @@ pub struct StoredCellFigures {
     /// A dbench replay's own figures; None for a personality.
     #[serde(deserialize_with = "or_default")]
     pub dbench: Option<DbenchFigures>,
+    /// A point of a curve (`--curve`): its load (`max`, `50%`, `500/s`).
+    #[serde(deserialize_with = "or_default")]
+    pub load: Option<iomatrix_core::CurveLoad>,
+    /// A point past a curve's maximum: the operations a second offered, all connections.
+    #[serde(deserialize_with = "or_default")]
+    pub offered_per_sec: Option<f64>,
+    /// A point of a curve: the curve's figures up to and with it.
+    #[serde(deserialize_with = "or_default")]
+    pub curve: Option<iomatrix_harness::curve::CurveFigures>,
+    /// A phase with a latency target: what its search found, every window judged.
+    #[serde(deserialize_with = "or_default")]
+    pub latency_target: Option<crate::target::TargetOutcome>,
 }
 
 impl StoredCellFigures {

@@ -28,4 +28,6 @@ pub mod claims;
 pub mod engine;
 pub mod files;
 
-pub use engine::{execute_clients, ClientCell, Footprint, Live, LoadFileReplay, RunPlan};
+pub mod target;
+
+pub use engine::{execute_clients, ClientCell, Footprint, Live, LoadFileReplay, RunPlan, Steering, TargetStage};

@@ -18,6 +18,11 @@ pub fn report(run: &StoredRun) -> String {
     for c in &run.cell_results {
         let m = StoredCellFigures::read(&c.metrics);
         let looped = match (m.looped.as_deref(), m.target_rate_per_connection) {
+            (Some("open"), Some(_)) if m.load.is_some() || m.latency_target.is_some() => format!(
+                "open loop at {} ops/s offered, all connections ({}; latency from the intended start)",
+                human::fixed(m.offered_per_sec.unwrap_or(0.0), 0),
+                if m.load.is_some() { "a curve's point" } else { "the rate its latency target's search found" }
+            ),
             (Some("open"), Some(rate)) => {
                 format!("open loop at {rate} ops/s per connection (latency from the intended start)")
             }
@@ -27,7 +32,8 @@ pub fn report(run: &StoredRun) -> String {
         let _ = writeln!(
             out,
             "\n{} phase of {}{}: {} connections, {}, {} records, backend {}{}; {} operations, {} in {} s",
-            m.phase.as_deref().unwrap_or(&c.test),
+            // A curve's point is its phase at a load: its name says both.
+            if m.load.is_some() { &c.test } else { m.phase.as_deref().unwrap_or(&c.test) },
             m.personality.as_deref().unwrap_or("?"),
             c.state.heading_mark().map(|mark| format!(" [{mark}]")).unwrap_or_default(),
             c.clients,
@@ -39,6 +45,9 @@ pub fn report(run: &StoredRun) -> String {
             human::bytes(c.bytes),
             human::fixed(c.wall_ns as f64 / 1e9, 3)
         );
+        if let Some(found) = &m.latency_target {
+            let _ = writeln!(out, "latency target: {}: {}", found.target.describe(), found.describe());
+        }
         out.push_str(&ops_table(&m));
         let rows = figure_rows(c, &m);
         let mut figures = Table::new(vec![Column::left("", 48), Column::free("")]).without_header();
@@ -57,6 +66,7 @@ pub fn report(run: &StoredRun) -> String {
             let _ = writeln!(out, "  e.g. {e}");
         }
     }
+    out.push_str(&curves(run));
     out + &iomatrix_report::text::clients::table(
         &connections::connections_as_clients(run),
         &connections::CLIENT_COLUMNS,
@@ -168,6 +178,53 @@ fn failed(m: &StoredCellFigures) -> String {
         }
         _ => n.to_string(),
     }
+}
+
+/// Each phase's throughput-latency curve (`--curve`) as a table of its points, with its figures
+/// under it: the maximum within the bound and SPEC SFS 2014's overall response time.
+fn curves(run: &StoredRun) -> String {
+    let points: Vec<(&CellRow, StoredCellFigures)> = run
+        .cell_results
+        .iter()
+        .map(|c| (c, StoredCellFigures::read(&c.metrics)))
+        .filter(|(_, f)| f.curve.is_some())
+        .collect();
+    let mut out = String::new();
+    // A curve starts at its maximum.
+    for curve in points.chunk_by(|_, (_, next)| next.load != Some(iomatrix_core::CurveLoad::Max)) {
+        out.push_str(&curve_table(curve));
+    }
+    out
+}
+
+/// One phase's curve: its points (its maximum first) and its figures, from its last stored point,
+/// through the table every suite's curves share.
+fn curve_table(points: &[(&CellRow, StoredCellFigures)]) -> String {
+    let Some((_, first)) = points.first() else { return String::new() };
+    let Some(last) = points.last().and_then(|(_, f)| f.curve.clone()) else { return String::new() };
+    let shown: Vec<iomatrix_harness::curve::ShownPoint> = points
+        .iter()
+        .map(|(c, f)| {
+            let open = f.offered_per_sec.is_some();
+            let late: u64 = f.ops.iter().flatten().map(|(_, o)| o.late).sum();
+            iomatrix_harness::curve::ShownPoint {
+                load: f.load,
+                offered_per_sec: f.offered_per_sec,
+                achieved: iomatrix_report::document::marked(c.state.kind, || human::fixed(f.per_sec, 0)),
+                cpu_percent: c.cpu_percent,
+                late: open.then_some(late),
+                backlog: open.then_some(f.backlog),
+                figures: f.curve.clone().unwrap_or_default(),
+            }
+        })
+        .collect();
+    let heading = format!(
+        "curve of the {} phase: maximum {} ops/s (closed loop, latency from issue; the points after it are open \
+         loop, Poisson arrivals, latency from each operation's intended start; every timed operation counts)",
+        first.phase.as_deref().unwrap_or("?"),
+        human::fixed(last.max_iops, 0)
+    );
+    iomatrix_harness::curve::text(&heading, "ops/s", &shown)
 }
 
 #[cfg(test)]

@@ -174,8 +174,7 @@ pub struct RunAccessArgs {
     /// evenly. Each point is a cell; the last stored point of a curve holds the curve's maximum
     /// within --stop-curve's bound and SPEC SFS 2014's overall response time; show prints each
     /// curve as a table, compare gives those two figures verdicts, report charts each curve
-    /// (HTML, XLSX; a table in Markdown). Not built yet: curves of personalities (run metadata
-    /// has its own --curve). Not with --rate, --bytes or --repeat
+    /// (HTML, XLSX; a table in Markdown). Not with --rate, --bytes or --repeat
     #[arg(long, value_name = "POINTS", num_args = 0..=1, default_missing_value = "")]
     pub curve: Option<String>,
 

@@ -2,9 +2,11 @@
 //! file, with the overrides of the command line, as a validated plan.
 
 use crate::schema::{nearest, OpKind, Scale};
+use crate::target::RateTarget;
 use crate::{builtin, RunPlan};
 use clap::Args;
-use iomatrix_core::UsageError;
+use iomatrix_core::{CurveLoad, UsageError};
+use iomatrix_harness::curve::Curve;
 use iomatrix_harness::{CommonRunArgs, RunOptions};
 use std::path::Path;
 
@@ -59,6 +61,54 @@ pub struct RunPersonalityArgs {
     /// Closed loop for every flow: drop the personality's rates
     #[arg(long)]
     pub closed_loop: bool,
+
+    /// Measure every phase as a throughput-latency curve (vdbench's iorate=curve): first its
+    /// maximum, closed loop (the flows' rates dropped, their think time kept), then open-loop
+    /// points at percentages of the operations a second it achieved, lightest first:
+    /// 10,50,70,80,90,100 when given alone, a list (10,50,90), a range with its step (10-100,10),
+    /// or absolute rates of all clients together (500/s,1000/s). The rate counts every timed
+    /// operation (each request: a whole-file read of 8 records is 8), as --rate; each client
+    /// offers its share (the percentage of its own maximum, or the rate split evenly), spread over
+    /// its connections, each with Poisson arrivals and no think time. Each point is a cell named
+    /// with its load (`run load=50%`, so compare pairs points); the last stored point of a curve
+    /// holds its maximum within --stop-curve's bound and SPEC SFS 2014's overall response time;
+    /// show prints each curve as a table. Give the points joined (--curve=10,50) or after the
+    /// personality's name. Every phase must be timed (not once over its files). Not with --rate,
+    /// --closed-loop, --repeat or a load file. Not built yet:
+    /// charts in report, compare's verdict on a curve's own figures
+    #[arg(long, value_name = "POINTS", num_args = 0..=1, default_missing_value = "")]
+    pub curve: Option<String>,
+
+    /// With --curve: end each phase's curve at its first open-loop point past this latency bound
+    /// (vdbench's stopcurve): 5ms judges the mean of every operation's latency; p50:, p99: or
+    /// p99.9: judge that percentile (p99:1ms). Its remaining points are not run. A bound no point
+    /// meets is stored as such ("no load point meets p99 <= 1 ms; ..."). Not under MPI yet
+    #[arg(long, value_name = "BOUND", requires = "curve")]
+    pub stop_curve: Option<String>,
+
+    /// The highest rate whose operations meet a latency target (fio's latency_target, over rates
+    /// instead of depths): per phase, first its maximum (closed loop, one window), then open-loop
+    /// windows at levels of 5% of it (1 to 20), searched as fio searches its depth: from 5%,
+    /// doubling while a window meets the target, then halfway between the highest level that met
+    /// and the lowest that failed, until settled. Each window is judged over every client's
+    /// operations: the share whose latency (from its intended start) is within TIME must reach
+    /// --latency-percentile. Then the phase runs at the rate found for its duration; only that
+    /// cell is stored, with the rate and every window (level, offered, achieved, operations, over
+    /// the target, the percentile's latency, met). Where 5% fails: "no rate meets ...", measured at
+    /// 5%, exit 0. Every phase must be timed. Not with --curve, --rate, --closed-loop, --repeat, a
+    /// load file, or under MPI
+    #[arg(long, value_name = "TIME")]
+    pub latency_target: Option<String>,
+
+    /// With --latency-target: the percentage of a window's operations that must meet it (fio's
+    /// latency_percentile) [default: 100]
+    #[arg(long, value_name = "PCT", requires = "latency_target")]
+    pub latency_percentile: Option<String>,
+
+    /// With --latency-target: how long each level runs before it is judged, and the maximum
+    /// before them (fio's latency_window) [default: 1s]
+    #[arg(long, value_name = "TIME", requires = "latency_target")]
+    pub latency_window: Option<String>,
 
     /// Seed of the file sizes, flow choices and arrivals (overrides the personality's)
     #[arg(long, value_name = "N")]
@@ -176,6 +226,11 @@ impl RunPersonalityArgs {
         }
         check_server_ops(&personality, &run)?;
         check_buffers(&personality)?;
+        let curve = self.curve(&personality, &run, mpi_ranks)?;
+        let latency_target = self.latency_target(&run, mpi_ranks)?;
+        if curve.is_some() || latency_target.is_some() {
+            timed_phases(&personality, if curve.is_some() { "--curve" } else { "--latency-target" })?;
+        }
         let content = self.data.content();
         if content.stamped() {
             iomatrix_verify::check_record(personality.record).map_err(|e| {
@@ -189,6 +244,8 @@ impl RunPersonalityArgs {
             repeats: run.repeat.count,
             content,
             series_interval_ns: self.series.interval_ns()?,
+            curve,
+            latency_target,
             ..RunPlan::new(personality, given.to_string())
         };
         Ok((plan, run, None))
@@ -209,6 +266,8 @@ impl RunPersonalityArgs {
             ("--rate", self.rate.is_some()),
             ("--closed-loop", self.closed_loop),
             ("--seed", self.seed.is_some()),
+            ("--curve", self.curve.is_some()),
+            ("--latency-target", self.latency_target.is_some()),
         ];
         if let Some((flag, _)) = meaningless.iter().find(|(_, given)| *given) {
             return Err(UsageError::new(format!(
@@ -290,6 +349,138 @@ impl RunPersonalityArgs {
         };
         Ok((plan, run, Some(load.footprint())))
     }
+}
+
+impl RunPersonalityArgs {
+    /// `--curve [POINTS]` with `--stop-curve BOUND`, checked against the rest of the run as the
+    /// access suite checks its curves.
+    fn curve(
+        &self,
+        personality: &crate::Personality,
+        run: &RunOptions,
+        mpi_ranks: Option<usize>,
+    ) -> Result<Option<Curve>, UsageError> {
+        let Some(points) = &self.curve else { return Ok(None) };
+        let curve = Curve {
+            points: iomatrix_harness::curve::parse_points(points)?,
+            stop: self.stop_curve.as_deref().map(iomatrix_harness::curve::parse_bound).transpose()?,
+        };
+        if let Some(flag) =
+            self.rate.map(|r| format!("--rate {r}")).or(self.closed_loop.then(|| "--closed-loop".into()))
+        {
+            return Err(UsageError::new(format!(
+                "--curve with {flag}: the curve sets each point's loop and rate (its maximum closed loop first, then \
+                 its points open loop); leave {flag} out"
+            )));
+        }
+        if run.repeat.count > 1 || run.repeat.tolerance_pct.is_some() {
+            return Err(UsageError::new(
+                "--curve with --repeat or --tolerance: a curve's points are one cell each, judged against its bound \
+                 as they come (repeated points are not built yet); leave --repeat and --tolerance out",
+            ));
+        }
+        if curve.stop.is_some() && mpi_ranks.is_some() {
+            return Err(UsageError::new(
+                "--stop-curve under MPI: the ranks would have to hear the leader end a curve between its cells, \
+                 which is not built yet; run the curve without --stop-curve (every point runs, each stored)",
+            ));
+        }
+        let streams = (run.clients.count * personality.connections).max(1);
+        for point in &curve.points {
+            let CurveLoad::Rate(all) = point else { continue };
+            for phase in &personality.phases {
+                if let crate::PhaseEnd::Duration { ns } = phase.end {
+                    iomatrix_harness::curve::check_rate(
+                        &format!("--curve point {all}/s over {streams} connection(s) in the {} phase", phase.name),
+                        *all as f64 / streams as f64,
+                        ns / 1_000_000,
+                    )?;
+                }
+            }
+        }
+        Ok(Some(curve))
+    }
+
+    /// `--latency-target TIME` with `--latency-percentile` and `--latency-window`, checked.
+    fn latency_target(&self, run: &RunOptions, mpi_ranks: Option<usize>) -> Result<Option<RateTarget>, UsageError> {
+        let Some(text) = &self.latency_target else { return Ok(None) };
+        let given = [
+            ("--curve", self.curve.is_some()),
+            ("--rate", self.rate.is_some()),
+            ("--closed-loop", self.closed_loop),
+            ("--repeat or --tolerance", run.repeat.count > 1 || run.repeat.tolerance_pct.is_some()),
+            ("MPI", mpi_ranks.is_some()),
+        ];
+        if let Some((what, _)) = given.iter().find(|(_, given)| *given) {
+            return Err(UsageError::new(format!(
+                "--latency-target with {what}: the search sets each window's loop and rate, at the leader between \
+                 windows (one process's clients); leave {what} out"
+            )));
+        }
+        // A zero time is refused by the duration's own parser ("a duration must be positive").
+        let target_ns = time("latency-target", text)?;
+        let percentile_hundredths = match &self.latency_percentile {
+            None => 10_000,
+            Some(p) => {
+                let value = p.trim().trim_end_matches('%').parse::<f64>().ok().filter(|v| v.is_finite());
+                let hundredths = value.map(|v| v * 100.0).filter(|h| (h - h.round()).abs() < 1e-6);
+                match hundredths.map(|h| h.round()) {
+                    Some(h) if h > 0.0 && h <= 10_000.0 => h as u32,
+                    _ => {
+                        return Err(UsageError::new(format!(
+                            "--latency-percentile {p}: give a percentage above 0 and at most 100, with at most two \
+                             decimals, e.g. 99 or 99.9"
+                        )))
+                    }
+                }
+            }
+        };
+        let window_ns = match &self.latency_window {
+            None => 1_000_000_000,
+            Some(w) => time("latency-window", w)?,
+        };
+        if !(MIN_WINDOW_NS..=MAX_WINDOW_NS).contains(&window_ns) {
+            return Err(UsageError::new(format!(
+                "--latency-window {}: give 10ms to 1h (a shorter window holds too few operations to judge a \
+                 percentile: an open-loop connection's wake-up alone takes tens of us)",
+                self.latency_window.as_deref().unwrap_or_default()
+            )));
+        }
+        Ok(Some(RateTarget { target_ns, percentile_hundredths, window_ns }))
+    }
+}
+
+/// A curve or a latency target runs each phase again and again (its maximum, then its points or
+/// windows): a phase that runs once over its files (a create) would find them done the second time.
+fn timed_phases(personality: &crate::Personality, flag: &str) -> Result<(), UsageError> {
+    match personality.phases.iter().find(|p| !matches!(p.end, crate::PhaseEnd::Duration { .. })) {
+        None => Ok(()),
+        Some(phase) => Err(UsageError::new(format!(
+            "{flag}: the {} phase of {} runs once over its files (or a count of iterations), not for a time; {flag} \
+             runs each phase again at every load, and such a phase would find its work done (its later loads \
+             idle). Give a personality whose phases are timed (duration = \"...\", as fileserver, varmail, \
+             webserver and homefolders)",
+            phase.name, personality.name
+        ))),
+    }
+}
+
+/// The shortest and longest `--latency-window`.
+const MIN_WINDOW_NS: u64 = 10_000_000;
+const MAX_WINDOW_NS: u64 = 3_600_000_000_000;
+
+/// `--FLAG TEXT` as a time in ns: a bare number is refused (fio reads it as microseconds,
+/// iomatrix's durations as seconds: neither is guessed).
+fn time(flag: &str, text: &str) -> Result<u64, UsageError> {
+    if !text.trim().is_empty() && text.trim().bytes().all(|b| b.is_ascii_digit()) {
+        return Err(UsageError::new(format!(
+            "--{flag} {text}: give a unit, e.g. {text}us or {text}ms (fio reads a bare number here as microseconds, \
+             iomatrix's durations as seconds)"
+        )));
+    }
+    iomatrix_core::parse_duration(text)
+        .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+        .map_err(|e| UsageError::new(format!("--{flag} {text}: {e}")))
 }
 
 /// The plan, the run's options, and with a load file what its replay

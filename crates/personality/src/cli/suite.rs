@@ -1,4 +1,5 @@
-//! A personality through the harness: one cell per phase (per repeat);
+//! A personality through the harness: one cell per phase (per repeat; with `--curve` one per
+//! load of each phase's curve, with `--latency-target` the search's cells before each phase's);
 //! every client runs its own connections in its own folder, every phase
 //! started together. On an `nfs://` or `smb://` target every connection is
 //! a session of iomatrix's own protocol client.
@@ -29,8 +30,10 @@ pub struct Personality {
 
 /// One phase over all clients.
 pub struct PersonalityCell {
-    /// Its position in the run (phase, then repeat).
+    /// Its position in the run (a curve's load, then phase, then repeat).
     pub index: usize,
+    /// Its name: the phase's, with a curve's load after it ([`RunPlan::cell_name`]).
+    pub name: String,
     pub merged: CellFigures,
     pub clients: Vec<ClientCell>,
     pub failures: Vec<ClientFailure>,
@@ -173,7 +176,12 @@ impl Suite for Personality {
     }
 
     fn cells(plan: &RunPlan) -> Vec<String> {
-        (0..plan.cells()).map(|i| format!("the {} phase", plan.cell(i).0.name)).collect()
+        (0..plan.cells())
+            .map(|i| match plan.load(i) {
+                Some(load) => format!("the {} phase at {load}", plan.cell(i).0.name),
+                None => format!("the {} phase", plan.cell_name(i)),
+            })
+            .collect()
     }
 
     /// A phase that ends after a duration lasts it; one that ends after iterations is of
@@ -181,7 +189,8 @@ impl Suite for Personality {
     fn work(plan: &RunPlan) -> Vec<iomatrix_harness::progress::CellWork> {
         use iomatrix_harness::progress::CellWork;
         (0..plan.cells())
-            .map(|i| match plan.cell(i).0.end {
+            // A latency target's search runs its maximum and windows one window each.
+            .map(|i| match plan.phase_at(i, None).end {
                 crate::PhaseEnd::Duration { ns } => CellWork::Timed(Duration::from_nanos(ns)),
                 _ => CellWork::Unknown,
             })
@@ -198,6 +207,7 @@ impl Suite for Personality {
     fn live(plan: &RunPlan, slots: usize) -> PersonalityLive {
         PersonalityLive {
             lives: (0..slots).map(|_| Live::new()).collect(),
+            steering: crate::Steering::default(),
             phases: (0..plan.cells()).map(|i| plan.cell(i).0.name.clone()).collect(),
             shown: Mutex::new((0, 0, Instant::now())),
             sampled: Mutex::new((0, 0, Instant::now())),
@@ -216,14 +226,21 @@ impl Suite for Personality {
         let mut index = 0;
         let mut each =
             |merged: &CellFigures, clients: &[ClientCell], gathered: &iomatrix_coord::Gathered<ClientCell>| {
+                index += 1;
+                // A point of a curve its bound ended (every client left it out), or a cell of a
+                // latency target's search (folded into the measured cell): nothing to store.
+                let searched = plan.target_stage(index - 1).is_some_and(|s| s != crate::TargetStage::Measured);
+                if searched || (!clients.is_empty() && clients.iter().all(|c| c.skipped)) {
+                    return Ok(());
+                }
                 let cell = PersonalityCell {
-                    index,
+                    index: index - 1,
+                    name: plan.cell_name(index - 1),
                     merged: merged.clone(),
                     clients: clients.to_vec(),
                     failures: gathered.failures.clone(),
                     starts: gathered.starts.clone(),
                 };
-                index += 1;
                 on_cell(&cell)
             };
         match &plan.replay {
@@ -232,8 +249,12 @@ impl Suite for Personality {
                 let load = crate::dbench::load_for(replay).map_err(std::io::Error::other)?;
                 crate::dbench::execute_clients(plan, &load, group, setup, place, &live.lives, &mut each)
             }
-            None => crate::execute_clients(plan, group, setup, place, &live.lives, &mut each),
+            None => crate::execute_clients(plan, group, setup, place, (&live.lives, &live.steering), &mut each),
         }
+    }
+
+    fn cells_left_out(live: &PersonalityLive) -> usize {
+        live.steering.cells_left_out()
     }
 
     fn row(&self, plan: &RunPlan, cell: &PersonalityCell) -> CellRow {
@@ -245,7 +266,7 @@ impl Suite for Personality {
         let secs = m.wall_ns as f64 / 1e9;
         let mut line = format!(
             "{}: {} operations, {} in {:.2} s, {:.0} ops/s",
-            m.phase,
+            cell.name,
             m.ops_done(),
             human(m.bytes()),
             secs,
@@ -260,6 +281,15 @@ impl Suite for Personality {
         if m.backlog > 0 {
             line += &format!("; {} arrivals never issued (the connections fell behind)", m.backlog);
         }
+        if let Some(offered) = m.offered_per_sec {
+            line += &format!(" of {offered:.0} offered");
+        }
+        if let Some(ended) = m.curve.as_ref().and_then(|c| c.ended.as_deref()) {
+            line += &format!("; {ended}");
+        }
+        if let Some(found) = &m.latency_target {
+            line += &format!("; latency target: {}", found.describe());
+        }
         if m.phase == "replay" {
             let mismatches: u64 = m.ops.iter().map(|o| o.mismatches).sum();
             line += &format!(", {:.2} MB/s as dbench counts, {mismatches} status mismatch(es)", dbench_mb_per_s(m));
@@ -268,7 +298,7 @@ impl Suite for Personality {
     }
 
     fn key(&self, cell: &PersonalityCell) -> String {
-        cell.merged.phase.clone()
+        cell.name.clone()
     }
 
     /// Counted in connections: those that finished the phase without an
@@ -328,6 +358,8 @@ fn mean_size(d: &SizeDist) -> u64 {
 /// The live figures of this process's clients.
 pub struct PersonalityLive {
     lives: Vec<Live>,
+    /// What the leader tells this process's clients between cells (curves' bounds, searches).
+    steering: crate::Steering,
     phases: Vec<String>,
     /// (ops, bytes, when) at the last live line.
     shown: Mutex<(u64, u64, Instant)>,
@@ -436,7 +468,12 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
     let flow_steps = plan.replay.is_none();
     let ops = op_metrics(m, secs, flow_steps);
     let (phase, repeat) = plan.cell(cell.index);
-    let flows_rate: Option<f64> = phase.flows.iter().filter_map(|f| f.rate).reduce(f64::max);
+    let load = plan.load(cell.index);
+    // A curve's maximum runs closed loop, its points at the rate each client offered.
+    let flows_rate: Option<f64> = match (load, plan.target_stage(cell.index)) {
+        (None, None) => phase.flows.iter().filter_map(|f| f.rate).reduce(f64::max),
+        _ => m.offered_per_sec.map(|r| r / m.connections.len().max(1) as f64),
+    };
     let total_kib_per_sec = kib_per_sec(m.bytes(), Duration::from_nanos(m.wall_ns));
     let clients = client_metrics(&cell.clients);
     let connections = connection_figures(&m.connections);
@@ -465,6 +502,15 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
         "avg_connection_kib_per_sec": avg_connection_kib_per_sec(&m.connections),
         "clients": clients,
     });
+    if let Some(load) = load {
+        metrics["load"] = json!(load);
+        metrics["offered_per_sec"] = json!(m.offered_per_sec);
+        metrics["curve"] = json!(m.curve);
+    }
+    if let Some(found) = &m.latency_target {
+        metrics["offered_per_sec"] = json!(m.offered_per_sec);
+        metrics["latency_target"] = json!(found);
+    }
     if flow_steps {
         metrics["flowops"] = json!(m.flowops());
         metrics["flowops_per_sec"] = json!(m.flowops() as f64 / secs);
@@ -488,7 +534,7 @@ fn row(plan: &RunPlan, cell: &PersonalityCell, backend: &str) -> CellRow {
     }
     CellRow {
         seq: 0,
-        test: m.phase.clone(),
+        test: plan.cell_name(cell.index),
         file_size: None,
         record_size: Some(plan.personality.record),
         backend: backend.into(),

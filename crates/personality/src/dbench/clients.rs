@@ -174,7 +174,7 @@ impl ClientWork for Client<'_> {
             return Err(ClientFailure::stopped(self.rank));
         }
         let figures = merged(self.rank, done, live);
-        Ok(ClientCell { rank: self.rank, figures })
+        Ok(ClientCell { rank: self.rank, figures, skipped: false })
     }
 }
 
