@@ -283,3 +283,38 @@ fn compare_reads_the_metadata_suites_curves_as_a_curve_per_phase() {
         assert_eq!(&curves[0]["overall_response_time"][side], stored, "{side}");
     }
 }
+
+#[test]
+fn the_personalities_curves_are_drawn_at_their_operations_a_second() {
+    let sb = Sandbox::new();
+    let Some(tmpfs) = Mount::virtual_fs("tmpfs", "size=64m") else { return };
+    let target = tmpfs.point.to_str().unwrap();
+    let mut ids = Vec::new();
+    for label in ["fs=a", "fs=b"] {
+        let args = ["run", "personality", "varmail", "--scale", "small", "--target", target, "--label", label];
+        assert_success(&sb.run(&[&args[..], &["--curve", "10,50", "--duration", "1s"]].concat()));
+        ids.push(sb.last_run()["run"]["id"].as_i64().unwrap());
+    }
+    let json = sb.run(&["compare", "fs=a", "fs=b", "--json", DISTURBED]);
+    assert_success(&json);
+    let doc: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(doc["comparison"]["curves"][0]["curve"], "run", "the phase's curve, its load left out: {doc}");
+    let page = sb.dir.path().join("report.html");
+    assert_success(&sb.run(&["report", "fs=a", "fs=b", "-o", page.to_str().unwrap(), DISTURBED]));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let chart = curve_charts(&html)[0];
+    // A personality stores no rate of its own: a point sits at its operations over its wall time.
+    let mut drawn: Vec<f64> = chart
+        .split("<circle")
+        .skip(1)
+        .filter(|c| c.contains("<title>fs=a at load"))
+        .map(|c| c.split("data-x=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap())
+        .collect();
+    let mut stored: Vec<f64> = cells(&sb.show_json(ids[0]))
+        .iter()
+        .map(|c| c["ops"].as_f64().unwrap() * 1e9 / c["wall_ns"].as_f64().unwrap())
+        .collect();
+    drawn.sort_by(f64::total_cmp);
+    stored.sort_by(f64::total_cmp);
+    assert_eq!(drawn, stored, "fs=a's points at their ops/s");
+}

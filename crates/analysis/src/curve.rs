@@ -62,7 +62,13 @@ pub fn curves_of(
             let admitted = admits(&cell.state);
             let point = admitted.then(|| PointFigures {
                 load,
-                achieved_per_sec: figures.iops.or(figures.per_sec).unwrap_or(0.0),
+                // The suite's own rate where it stores one (access IOPS, metadata items/s), else
+                // the cell's operations over its wall time (a personality's ops/s).
+                achieved_per_sec: figures
+                    .iops
+                    .or(figures.per_sec)
+                    .or_else(|| (cell.wall_ns > 0).then(|| cell.ops as f64 * 1e9 / cell.wall_ns as f64))
+                    .unwrap_or(0.0),
                 mean_ns: curve.latency.map(|l| l.mean_ns),
                 p99_ns: curve.latency.map(|l| l.p99_ns as f64),
                 past_bound: curve.past_bound,
