@@ -316,5 +316,7 @@ fn the_personalities_curves_are_drawn_at_their_operations_a_second() {
         .collect();
     drawn.sort_by(f64::total_cmp);
     stored.sort_by(f64::total_cmp);
-    assert_eq!(drawn, stored, "fs=a's points at their ops/s");
+    // Within a rounding of the division's last bit (the test divides in another order).
+    let same = drawn.len() == stored.len() && drawn.iter().zip(&stored).all(|(d, s)| (d - s).abs() <= s * 1e-12);
+    assert!(same, "fs=a's points at their ops/s: drawn {drawn:?}, stored {stored:?}");
 }
