@@ -7,7 +7,7 @@ use iomatrix_analysis::{compare, compare_many, flag_cached, CellKey, Group, Regi
 use iomatrix_core::UsageError;
 use iomatrix_report::document::{Report, ReportGroup};
 use iomatrix_report::kind::ReportKind;
-use iomatrix_report::xlsx::{report_workbook, ScalarRow};
+use iomatrix_report::xlsx::ScalarRow;
 use iomatrix_report::xlsx_line::swept_rows;
 use iomatrix_report::{csv, html, json, markdown};
 use iomatrix_report::{Matrix, MatrixCell};
@@ -172,6 +172,21 @@ fn one_suite(name: &str, runs: &[iomatrix_store::StoredRun]) -> Result<(), Usage
     }
 }
 
+/// Each run's status and conditions, named by its group and id: the workbook's conditions sheet.
+fn conditions_of(report: &Report) -> Vec<(String, Vec<(String, String)>)> {
+    report
+        .groups
+        .iter()
+        .flat_map(|g| {
+            g.runs.iter().map(move |r| {
+                let mut pairs = vec![("status".to_string(), r.summary.status.as_str().to_string())];
+                pairs.extend(iomatrix_report::text::run::condition_pairs(r));
+                (format!("{}: run #{}", g.name, r.summary.id), pairs)
+            })
+        })
+        .collect()
+}
+
 fn workbook(report: &Report) -> anyhow::Result<Vec<u8>> {
     let names: Vec<String> = report.groups.iter().map(|g| g.name.clone()).collect();
     let is_matrix = |k: &CellKey| k.variant.is_empty() && k.file_size.is_some() && k.record_size.is_some();
@@ -250,20 +265,18 @@ fn workbook(report: &Report) -> anyhow::Result<Vec<u8>> {
             values: report.groups.iter().map(|g| g.summary.cells.get(k).map(|s| s.median)).collect(),
         }))
         .collect();
-    let conditions: Vec<(String, Vec<(String, String)>)> = report
-        .groups
-        .iter()
-        .flat_map(|g| {
-            g.runs.iter().map(move |r| {
-                let mut pairs = vec![("status".to_string(), r.summary.status.as_str().to_string())];
-                pairs.extend(iomatrix_report::text::run::condition_pairs(r));
-                (format!("{}: run #{}", g.name, r.summary.id), pairs)
-            })
-        })
-        .collect();
+    let conditions = conditions_of(report);
     let not_complete: Vec<(String, Vec<String>)> =
         report.groups.iter().map(|g| (g.name.clone(), iomatrix_report::document::not_complete(g))).collect();
     let verdicts = iomatrix_report::document::verdict_rows(report);
-    report_workbook(&sheets, &names, &scalars, &swept, &verdicts, &not_complete, &conditions)
-        .map_err(|e| anyhow::anyhow!("{e}"))
+    let parts = iomatrix_report::ReportBook {
+        tests: &sheets,
+        groups: &names,
+        scalars: &scalars,
+        sweeps: &swept,
+        verdicts: &verdicts,
+        not_complete: &not_complete,
+        conditions: &conditions,
+    };
+    iomatrix_report::report_book(&parts, &iomatrix_report::Timed::of(report)).map_err(|e| anyhow::anyhow!("{e}"))
 }

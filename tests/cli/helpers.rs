@@ -502,3 +502,15 @@ fn unique() -> u64 {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
+
+/// A PNG's size and its distinct colours (RGB, or what the image has of them): what a test of a
+/// screenshot looks at (many colours, not a blank page; a chart's colour on it).
+pub fn png_colours(path: &Path) -> ((u32, u32), std::collections::BTreeSet<Vec<u8>>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let step = info.color_type.samples();
+    let colours = buf[..info.buffer_size()].chunks(step).map(|p| p[..3.min(step)].to_vec()).collect();
+    ((info.width, info.height), colours)
+}

@@ -20,6 +20,7 @@ mod cpu_per_request;
 mod cpu_rows;
 mod crash;
 mod curve;
+mod curve_report;
 mod database;
 mod database_safety;
 mod dbench;

@@ -91,8 +91,9 @@ fn every_format_holds_the_stored_cells() {
     let names: Vec<String> = (0..zip.len()).map(|i| zip.by_index(i).unwrap().name().unwrap().to_string()).collect();
     let sheets = names.iter().filter(|n| n.starts_with("xl/worksheets/sheet")).count();
     assert_eq!(
-        sheets, 6,
-        "write, read, figures (access), lines (its queue depths), verdicts (b against a), conditions: {names:?}"
+        sheets, 7,
+        "write, read, figures (access), lines (its queue depths), over time (its cells' series), verdicts (b against \
+         a), conditions: {names:?}"
     );
     assert!(names.iter().filter(|n| n.starts_with("xl/charts/chart")).count() >= 5, "native charts: {names:?}");
     // Bad input.
@@ -162,14 +163,8 @@ fn the_html_report_loads_in_chromium_without_errors_and_shows_its_charts() {
     shot.arg(format!("--screenshot={}", png.display())).arg("--window-size=1300,2400").arg(&url);
     let out = bounded_child(shot, Duration::from_secs(90));
     assert!(out.status.success() && png.is_file(), "{}", String::from_utf8_lossy(&out.stderr));
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let bytes = &buf[..info.buffer_size()];
-    let step = info.color_type.samples();
-    let colours: std::collections::BTreeSet<&[u8]> = bytes.chunks(step).map(|p| &p[..3.min(step)]).collect();
-    assert!((info.width, info.height) == (1300, 2400), "{}x{}", info.width, info.height);
+    let ((width, height), colours) = png_colours(&png);
+    assert!((width, height) == (1300, 2400), "{width}x{height}");
     assert!(colours.len() > 50, "{} colours: the page looks blank", colours.len());
     // Blue cells of the heatmaps are on the page.
     assert!(colours.iter().any(|c| c.len() == 3 && c[2] > 150 && c[0] < 90), "no heatmap blue");

@@ -327,6 +327,10 @@ pub struct Group {
     /// per-operation rates), where every run of the group declares the same.
     #[serde(skip)]
     pub bound: Vec<BoundRates>,
+    /// Its runs' throughput-latency curves by the curve's key (its points' key without the
+    /// load), each run's curve from its points that gave samples ([`crate::curve`]).
+    #[serde(skip)]
+    pub curves: BTreeMap<CellKey, Vec<crate::RunCurve>>,
 }
 
 impl Group {
@@ -432,6 +436,7 @@ impl Group {
                 .map(|(k, (v, unit, marked))| (k, marked_stats(v, unit, marked)))
                 .collect(),
             bound: agreed_bound(runs),
+            curves: crate::curve::curves_of(runs, |state| admit.admits(state)),
         }
     }
 }

@@ -236,6 +236,10 @@ pub struct Comparison {
     /// left out of the JSON where there are none (other suites).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub headline: Vec<HeadlineTable>,
+    /// One row per throughput-latency curve both sides have: its maximum within the bound and
+    /// its overall response time, judged ([`crate::curve`]); left out of the JSON where none is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub curves: Vec<crate::CurveRow>,
     /// The sides that are published tables, not measured runs; left out of the JSON where none is.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub published: Vec<PublishedSide>,
@@ -313,7 +317,9 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
     let matrix_verdicts: Vec<Vec<Vec<Option<Judgement>>>> = matrices.iter().map(|m| matrix_verdicts(m, a, b)).collect();
     let operations = operation_tables(a, b);
     let effects = crate::bound::effects(a, b, &scalars, &operations);
-    let noise = crate::bound::count(&matrix_verdicts, &scalars, &operations, &effects);
+    let curves = crate::curve::curve_rows(a, b);
+    let mut noise = crate::bound::count(&matrix_verdicts, &scalars, &operations, &effects);
+    crate::curve::count(&mut noise, &curves);
     let (plan_differences, unknown_plan, plan_compared) = differences(&a.plans, &b.plans, &[]);
     let (environment_differences, unknown_environment, environment_compared) =
         differences(&a.environments, &b.environments, &["target.free_bytes"]);
@@ -342,6 +348,7 @@ pub fn compare(a: &Group, b: &Group, region: Region) -> Comparison {
         latency: latency_rows(a, b),
         operations,
         headline: headline_tables(a, b),
+        curves,
         published: published_sides(a, b),
         matrix_verdicts,
         noise,
@@ -781,6 +788,7 @@ mod tests {
             flagged: Vec::new(),
             ops_per_sec: BTreeMap::new(),
             bound: Vec::new(),
+            curves: BTreeMap::new(),
         }
     }
 

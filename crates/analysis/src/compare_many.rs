@@ -6,6 +6,7 @@
 
 use crate::cells::{CellKey, Group};
 use crate::compare::{compare, Comparison, Region};
+use crate::curve::CurveRow;
 use crate::noise::Judgement;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -165,8 +166,33 @@ pub fn compare_many(groups: &[Group], baseline: usize, region: Region) -> ManyCo
             };
             put(s.metric.clone(), s.unit, base_cell, *side, cell);
         }
+        for (metric, unit, base_cell, cell) in pair.curves.iter().flat_map(curve_cells) {
+            put(metric, unit, base_cell, *side, cell);
+        }
     }
     ManyComparison { suite: base.suite.clone(), baseline, sides, rows, pairs, others }
+}
+
+/// A curve's own figures as rows (the maximum within the bound, the overall response time):
+/// the baseline's cell and the other side's, where both sides have the figure.
+fn curve_cells(row: &CurveRow) -> Vec<(String, &'static str, SideCell, SideCell)> {
+    let within = match &row.bound_a {
+        Some(bound) => format!("{}: max within {bound}", row.curve),
+        None => format!("{}: max within the bound", row.curve),
+    };
+    let figures = [
+        (within, "IOPS", &row.max_within_bound),
+        (format!("{}: overall response time", row.curve), "ns", &row.overall_response_time),
+    ];
+    figures
+        .into_iter()
+        .filter_map(|(metric, unit, f)| {
+            let (a, b) = (f.a?, f.b?);
+            let base_cell = SideCell { value: a, change_pct: None, verdict: None, partial: false };
+            let cell = SideCell { value: b, change_pct: f.change_pct, verdict: f.verdict.clone(), partial: false };
+            Some((metric, unit, base_cell, cell))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@ mod cache;
 mod cells;
 mod compare;
 mod compare_many;
+mod curve;
 mod derive;
 mod exclude;
 mod gate;
@@ -56,6 +57,7 @@ pub use compare::{
     NoiseSummary, NotKnown, OperationRow, OperationTable, Region, ScalarRow, Tally,
 };
 pub use compare_many::{compare_many, distinguishing_labels, side_letter, ManyComparison, ManyRow, Side, SideCell};
+pub use curve::{curve_key, curves_of, CurveFigure, CurveRow, PointFigures, RunCurve};
 pub use derive::{derive, derive_compare, Derivation, Derived, DerivedRow, Factor, Operation, Rows};
 pub use exclude::exclude_from_means;
 pub use gate::{

@@ -220,6 +220,7 @@ mod tests {
             flagged: Vec::new(),
             ops_per_sec: BTreeMap::new(),
             bound: Vec::new(),
+            curves: BTreeMap::new(),
         };
         let flags = flag_cached(&group, &Limit::parse_rate("100Mbit").unwrap());
         let got: Vec<CellKey> = flags.flagged.iter().map(|(k, _, _)| k.clone()).collect();

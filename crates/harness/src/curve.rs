@@ -457,6 +457,21 @@ mod tests {
     }
 
     #[test]
+    fn what_a_point_stores_reads_back_through_the_stores_reader() {
+        let mut judge = Judge::new(Some(parse_bound("p99:1ms").unwrap()));
+        judge.see(CurveLoad::Max, 2000.0, &latency_of(4_000_000, 100));
+        judge.see(CurveLoad::Percent(10), 200.0, &latency_of(20_000, 100));
+        let (stored, _) = judge.see(CurveLoad::Percent(50), 1000.0, &latency_of(500_000, 100));
+        let read: iomatrix_store::CurvePoint = serde_json::from_value(serde_json::to_value(&stored).unwrap()).unwrap();
+        assert_eq!(read.max_within_bound_iops, stored.max_within_bound_iops);
+        assert_eq!(read.overall_response_time_ns, stored.overall_response_time_ns);
+        assert_eq!((read.max_iops, read.peak_iops), (Some(stored.max_iops), Some(stored.peak_iops)));
+        assert_eq!(read.latency, stored.latency);
+        assert_eq!(read.past_bound, stored.past_bound);
+        assert_eq!(read.bound.unwrap().to_string(), stored.bound.unwrap().to_string());
+    }
+
+    #[test]
     fn a_curve_is_shown_as_one_table_with_its_figures_under_it() {
         let mut judge = Judge::new(Some(parse_bound("p99:1ms").unwrap()));
         let (max, _) = judge.see(CurveLoad::Max, 2000.0, &latency_of(4_000_000, 100));

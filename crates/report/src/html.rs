@@ -6,7 +6,8 @@ use crate::document::{
     sides_table, size, verdict_of, verdict_words, Report, ReportGroup, PARTIAL_MARK,
 };
 use crate::svg::{
-    bar_chart, escape, kib_rate_unit, short, Bar, Heatmap, LineChart, Scale, Series, Tone, MAX_SERIES, SYSTEM_PALETTE,
+    bar_chart, escape, kib_rate_unit, short, Bar, Heatmap, LineChart, Scale, Series, Tone, XAxis, MAX_SERIES,
+    SYSTEM_PALETTE,
 };
 use crate::svg_line::{swept_charts, Side};
 use iomatrix_analysis::{CellKey, CellStats, Comparison, Judgement, ManyComparison};
@@ -43,6 +44,7 @@ pub fn render(report: &Report) -> String {
         group_html(&mut h, g, SYSTEM_PALETTE[k % SYSTEM_PALETTE.len()]);
     }
     configuration_bars(&mut h, report);
+    crate::html_curve::curves_html(&mut h, report);
     if let Some(many) = &report.sides {
         sides_html(&mut h, many);
     }
@@ -108,13 +110,13 @@ fn group_html(h: &mut String, g: &ReportGroup, colour: &'static str) {
             let series = records
                 .iter()
                 .enumerate()
-                .map(|(j, r)| Series {
-                    name: format!("record {}", size(*r)),
-                    points: files
+                .map(|(j, r)| {
+                    let points = files
                         .iter()
                         .enumerate()
                         .filter_map(|(i, f)| values[i][j].map(|v| (*f as f64, v / divisor)))
-                        .collect(),
+                        .collect();
+                    Series::new(format!("record {}", size(*r)), points)
                 })
                 .filter(|s| !s.points.is_empty())
                 .collect();
@@ -126,6 +128,8 @@ fn group_html(h: &mut String, g: &ReportGroup, colour: &'static str) {
                 x_text: &sizes,
                 series,
                 log_y: false,
+                x_axis: XAxis::Log2,
+                class: "lines",
             };
             let _ = writeln!(
                 h,
@@ -296,16 +300,16 @@ fn latency_html(h: &mut String, g: &ReportGroup) {
         .summary
         .latency
         .iter()
-        .map(|((key, op), summaries)| Series {
-            name: format!("{} {op}", key.describe()),
-            points: POINTS
+        .map(|((key, op), summaries)| {
+            let points = POINTS
                 .iter()
                 .filter_map(|(field, x, _)| {
                     let v: Vec<f64> = summaries.iter().filter_map(field).collect();
                     let m = iomatrix_analysis::median(&v);
                     (m > 0.0).then_some((*x, m / 1e3))
                 })
-                .collect(),
+                .collect();
+            Series::new(format!("{} {op}", key.describe()), points)
         })
         .filter(|s| !s.points.is_empty())
         .collect();
@@ -331,6 +335,8 @@ fn latency_html(h: &mut String, g: &ReportGroup) {
             x_text: &label,
             series: part,
             log_y: true,
+            x_axis: XAxis::Log2,
+            class: "lines",
         };
         h.push_str(&chart.render());
     }
@@ -524,7 +530,7 @@ fn sides_html(h: &mut String, many: &ManyComparison) {
 
 /// The class of a table cell that holds `verdict` (as `judge` words it, perhaps with its numbers
 /// after it): its colour is the verdict's, grey unless beyond the noise.
-fn verdict_class(verdict: &str) -> &'static str {
+pub(crate) fn verdict_class(verdict: &str) -> &'static str {
     match Tone::of_verdict(verdict.split(" (").next().unwrap_or(verdict)) {
         Tone::Faster => "faster",
         Tone::Slower => "slower",

@@ -41,11 +41,13 @@
 pub mod csv;
 pub mod document;
 pub mod html;
+mod html_curve;
 pub mod iozone_excel;
 pub mod json;
 pub mod kind;
 pub mod markdown;
 pub mod svg;
+pub mod svg_curve;
 pub mod svg_line;
 pub mod svg_series;
 pub mod table;
@@ -53,6 +55,7 @@ pub mod terminal;
 pub mod text;
 pub mod xls;
 pub mod xlsx;
+pub mod xlsx_curve;
 pub mod xlsx_line;
 
 pub use document::{Report, ReportGroup};
@@ -64,4 +67,5 @@ pub use iozone_excel::{
 pub use table::{Column, Table};
 pub use terminal::{iozone_classic_table, matrix_table};
 pub use xls::{xls_throughput_workbook, xls_workbook, XlsError, XlsKind};
-pub use xlsx::{throughput_workbook, xlsx_workbook};
+pub use xlsx::{report_book, throughput_workbook, xlsx_workbook, ReportBook};
+pub use xlsx_curve::Timed;

@@ -22,10 +22,61 @@ pub fn render(report: &Report) -> String {
     if let Some(many) = &report.sides {
         sides(&mut m, many);
     }
+    curves(&mut m, report);
     for c in &report.comparisons {
         comparison(&mut m, c);
     }
     m
+}
+
+/// Each throughput-latency curve: every system's points and its curve's own figures, then each
+/// comparison's verdicts on them; nothing where no group ran a curve.
+fn curves(m: &mut String, report: &Report) {
+    let sides: Vec<_> = report.groups.iter().map(|g| (g.name.as_str(), &g.summary.curves)).collect();
+    let ns = |v: Option<f64>| v.map_or_else(|| "-".to_string(), human::nanos);
+    let figure = |v: Option<f64>, shown: fn(f64) -> String| v.map_or_else(|| "none".to_string(), shown);
+    for (key, lines) in crate::svg_curve::curve_lines(&sides) {
+        let _ = writeln!(m, "\n## Curve {}\n", key.describe());
+        let _ = writeln!(
+            m,
+            "| system | load | achieved ops/s | mean | p99 | past the bound |\n|---|---|---:|---:|---:|---|"
+        );
+        for l in &lines {
+            for p in &l.points {
+                let past = if p.past_bound { "yes" } else { "no" };
+                let rate = human::significant(p.achieved_per_sec);
+                let _ = writeln!(
+                    m,
+                    "| {} | {} | {rate} | {} | {} | {past} |",
+                    l.system,
+                    p.load,
+                    ns(p.mean_ns),
+                    ns(p.p99_ns)
+                );
+            }
+        }
+        let _ = writeln!(
+            m,
+            "\n| system | bound | max within the bound (ops/s) | overall response time |\n|---|---|---:|---:|"
+        );
+        for l in &lines {
+            let bound = l.bound.as_deref().unwrap_or("none");
+            let within = figure(l.max_within_bound, human::significant);
+            let _ = writeln!(m, "| {} | {bound} | {within} | {} |", l.system, ns(l.overall_response_time_ns));
+        }
+    }
+    for c in report.comparisons.iter().filter(|c| !c.curves.is_empty()) {
+        let _ = writeln!(m, "\n### Curves, {} against {}\n", c.b, c.a);
+        let _ = writeln!(m, "| curve | figure | A | B | change | verdict |\n|---|---|---:|---:|---:|---|");
+        for r in &c.curves {
+            for (name, f, shown) in crate::svg_curve::figure_rows(r) {
+                let change = f.change_pct.map_or_else(|| "-".to_string(), human::signed_percent);
+                let verdict = f.verdict.as_ref().map_or_else(|| "-".to_string(), |j| j.describe());
+                let (a, b) = (figure(f.a, shown), figure(f.b, shown));
+                let _ = writeln!(m, "| {} | {name} | {a} | {b} | {change} | {verdict} |", r.curve);
+            }
+        }
+    }
 }
 
 /// One group of runs: its runs' conditions, what is not complete, the caching boundaries, its

@@ -1,5 +1,5 @@
 //! Charts as self-contained SVG: heatmaps (sequential and diverging), line
-//! charts over a log2 axis of sizes, bar charts. Hand-written: no script, no
+//! charts over a log2 axis of sizes or a linear one of rates and times, bar charts. Hand-written: no script, no
 //! font file, no system library; text is escaped.
 
 use std::fmt::Write;
@@ -333,11 +333,32 @@ impl Heatmap<'_> {
 pub struct Series {
     /// The line's name, in the legend.
     pub name: String,
-    /// (x, y), x > 0 (drawn on a log2 axis).
+    /// (x, y); on a log2 x axis only x > 0 is drawn.
     pub points: Vec<(f64, f64)>,
+    /// Each point's tooltip, in `points`' order; where absent, "name: y".
+    pub tips: Vec<String>,
+    /// Whether the last point stands apart from the line, hollow: a figure over a shorter span
+    /// than the others (a series' last interval, cut short by the cell's end), never a dip.
+    pub last_apart: bool,
 }
 
-/// A chart of lines over a log2 x axis: one [`Series`] each, a colour each (at most [`MAX_SERIES`]).
+impl Series {
+    /// A line through `points`, named `name` in the legend.
+    pub fn new(name: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+        Series { name: name.into(), points, tips: Vec::new(), last_apart: false }
+    }
+}
+
+/// How a [`LineChart`] lays out x.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XAxis {
+    /// A log2 axis, ticked at the data's x values (sizes, queue depths, percentiles).
+    Log2,
+    /// A linear axis from 0, five even ticks (rates, seconds).
+    Linear,
+}
+
+/// A chart of lines: one [`Series`] each, a colour each (at most [`MAX_SERIES`]).
 pub struct LineChart<'a> {
     /// The chart's title, above it.
     pub title: &'a str,
@@ -351,6 +372,10 @@ pub struct LineChart<'a> {
     pub series: Vec<Series>,
     /// Draw y on a log10 axis (latencies).
     pub log_y: bool,
+    /// How x is laid out.
+    pub x_axis: XAxis,
+    /// The SVG's class after `chart` ("lines", "series", "curve"), which the pages' tests count.
+    pub class: &'a str,
 }
 
 /// Longest legend name shown whole.
@@ -363,116 +388,210 @@ pub const MAX_SERIES: usize = 8;
 const PALETTE: [&str; MAX_SERIES] =
     ["#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#e377c2", "#bcbd22", "#393b79"];
 
+/// The end of a linear axis from 0 whose four even ticks are round figures (steps of 1, 1.5, 2,
+/// 2.5, 3, 4, 5, 6, 7.5 or 8 times a power of ten) and which holds `most`.
+fn round_up(most: f64) -> f64 {
+    let power = 10f64.powf((most / 4.0).log10().floor());
+    let step = [1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.5, 8.0, 10.0]
+        .iter()
+        .map(|m| m * power)
+        .find(|step| step * 4.0 >= most)
+        .unwrap_or(10.0 * power);
+    step * 4.0
+}
+
+/// Where a [`LineChart`]'s values land: its size, margins and the axes' ranges (in the axes'
+/// own scale: log2 of x, log10 of y where the axis is a log one).
+struct Frame {
+    w: f64,
+    h: f64,
+    left: f64,
+    right: f64,
+    top: f64,
+    bottom: f64,
+    x: (f64, f64),
+    y: (f64, f64),
+    log_x: bool,
+    log_y: bool,
+}
+
+impl Frame {
+    fn tx(&self, x: f64) -> f64 {
+        if self.log_x {
+            x.max(1e-12).log2()
+        } else {
+            x
+        }
+    }
+
+    fn ty(&self, y: f64) -> f64 {
+        if self.log_y {
+            y.max(1e-9).log10()
+        } else {
+            y
+        }
+    }
+
+    fn px(&self, x: f64) -> f64 {
+        let (x0, x1) = self.x;
+        let at = if x1 > x0 { (self.tx(x) - x0) / (x1 - x0) } else { 0.5 };
+        self.left + at * (self.w - self.left - self.right)
+    }
+
+    fn py(&self, y: f64) -> f64 {
+        let (y0, y1) = self.y;
+        self.top + (1.0 - (self.ty(y) - y0) / (y1 - y0).max(1e-12)) * (self.h - self.top - self.bottom)
+    }
+}
+
 impl LineChart<'_> {
     /// The chart as a standalone SVG document.
     pub fn render(&self) -> String {
-        // The legend's names decide the right margin (long names are cut, the full name kept as a tooltip).
-        let longest = self.series.iter().map(|s| text_width(&clip(&s.name, LEGEND_CHARS))).fold(0.0, f64::max);
-        let right = (longest + 34.0).max(150.0);
-        let (w, h) = (490.0 + right, 320.0 + (14.0 * self.series.len() as f64 - 260.0).max(0.0));
-        let (left, top, bottom) = (78.0, 30.0, 48.0);
-        // Only points that can be drawn: x > 0 on the log axis, finite y (> 0 on a log y axis).
-        let drawable = |p: &(f64, f64)| self.drawable(p);
-        let pts: Vec<(f64, f64)> = self.series.iter().flat_map(|s| s.points.iter().copied()).filter(drawable).collect();
-        let ty = |y: f64| if self.log_y { y.max(1e-9).log10() } else { y };
-        let xs: Vec<f64> = pts.iter().map(|p| p.0.max(1e-12).log2()).collect();
-        let ys: Vec<f64> = pts.iter().map(|p| ty(p.1)).collect();
-        let (x0, x1) =
-            (xs.iter().copied().fold(f64::INFINITY, f64::min), xs.iter().copied().fold(f64::NEG_INFINITY, f64::max));
-        let y0 = if self.log_y { ys.iter().copied().fold(f64::INFINITY, f64::min).floor() } else { 0.0 };
-        let y1 = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let y1 = if self.log_y { y1.ceil().max(y0 + 1.0) } else { (y1 * 1.1).max(1e-9) };
-        let px = |x: f64| {
-            let lx = x.max(1e-12).log2();
-            left + if x1 > x0 { (lx - x0) / (x1 - x0) } else { 0.5 } * (w - left - right)
-        };
-        let py = |y: f64| top + (1.0 - (ty(y) - y0) / (y1 - y0).max(1e-12)) * (h - top - bottom);
+        let pts: Vec<(f64, f64)> =
+            self.series.iter().flat_map(|s| s.points.iter().copied()).filter(|p| self.drawable(p)).collect();
+        let f = self.frame(&pts);
+        let (w, h) = (f.w, f.h);
         let mut s = String::new();
         let _ = write!(
             s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart lines" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11">"#
+            r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart {}" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11">"#,
+            self.class
         );
         let _ = write!(s, r#"<text x="4" y="16" font-size="13" font-weight="bold">{}</text>"#, escape(self.title));
-        let (bx, by) = (left, h - bottom);
+        let (bx, by) = (f.left, h - f.bottom);
         let _ = write!(
             s,
-            r##"<line x1="{bx}" y1="{top}" x2="{bx}" y2="{by}" stroke="#333"/><line x1="{bx}" y1="{by}" x2="{:.1}" y2="{by}" stroke="#333"/>"##,
-            w - right
+            r##"<line x1="{bx}" y1="{}" x2="{bx}" y2="{by}" stroke="#333"/><line x1="{bx}" y1="{by}" x2="{:.1}" y2="{by}" stroke="#333"/>"##,
+            f.top,
+            w - f.right
         );
         if pts.is_empty() {
             s.push_str("</svg>");
             return s;
         }
-        // x ticks at the data's x values.
-        let mut seen: Vec<f64> = pts.iter().map(|p| p.0).collect();
-        seen.sort_by(f64::total_cmp);
-        seen.dedup();
-        for x in &seen {
-            let _ = write!(
-                s,
-                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-                px(*x),
-                by + 14.0,
-                escape(&(self.x_text)(*x))
-            );
-        }
-        // y ticks: five, or the decades on a log axis.
-        let ticks: Vec<f64> = if self.log_y {
-            (y0 as i32..=y1 as i32).map(|e| 10f64.powi(e)).collect()
-        } else {
-            (0..=4).map(|i| y1 / 4.0 * f64::from(i)).collect()
-        };
-        for t in ticks {
-            let y = py(t);
-            let _ = write!(
-                s,
-                r##"<line x1="{:.1}" y1="{y:.1}" x2="{bx}" y2="{y:.1}" stroke="#333"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
-                bx - 4.0,
-                bx - 6.0,
-                y + 4.0,
-                if self.log_y { decade(t) } else { short(t) }
-            );
-        }
+        self.ticks(&mut s, &f, &pts);
         let _ = write!(
             s,
             r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            (left + w - right) / 2.0,
+            (f.left + w - f.right) / 2.0,
             h - 12.0,
             escape(self.x_label)
         );
         let _ = write!(
             s,
             r#"<text x="14" y="{:.1}" transform="rotate(-90 14 {:.1})" text-anchor="middle">{}</text>"#,
-            f64::midpoint(top, by),
-            f64::midpoint(top, by),
+            f64::midpoint(f.top, by),
+            f64::midpoint(f.top, by),
             escape(self.y_label)
         );
         for k in 0..self.series.len() {
-            self.draw_series(&mut s, k, (&px, &py), (w, right, top));
+            self.draw_series(&mut s, k, &f);
         }
         s.push_str("</svg>");
         s
     }
 
-    /// Only points that can be drawn: x > 0 on the log axis, finite y (> 0 on a log y axis).
-    fn drawable(&self, p: &(f64, f64)) -> bool {
-        p.0 > 0.0 && p.0.is_finite() && p.1.is_finite() && (!self.log_y || p.1 > 0.0)
+    /// The chart's size (the legend's names decide the right margin: long names are cut, the
+    /// full name kept as a tooltip) and the axes' ranges over the drawable points `pts`.
+    fn frame(&self, pts: &[(f64, f64)]) -> Frame {
+        let longest = self.series.iter().map(|s| text_width(&clip(&s.name, LEGEND_CHARS))).fold(0.0, f64::max);
+        let right = (longest + 34.0).max(150.0);
+        let (w, h) = (490.0 + right, 320.0 + (14.0 * self.series.len() as f64 - 260.0).max(0.0));
+        let mut f = Frame {
+            w,
+            h,
+            left: 78.0,
+            right,
+            top: 30.0,
+            bottom: 48.0,
+            x: (0.0, 0.0),
+            y: (0.0, 0.0),
+            log_x: self.x_axis == XAxis::Log2,
+            log_y: self.log_y,
+        };
+        let xs: Vec<f64> = pts.iter().map(|p| f.tx(p.0)).collect();
+        let ys: Vec<f64> = pts.iter().map(|p| f.ty(p.1)).collect();
+        let least = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+        let most = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        f.x = match self.x_axis {
+            XAxis::Log2 => (least(&xs), most(&xs)),
+            XAxis::Linear => (0.0, round_up(most(&xs).max(1e-9))),
+        };
+        let y0 = if self.log_y { least(&ys).floor() } else { 0.0 };
+        let y1 = most(&ys);
+        f.y = (y0, if self.log_y { y1.ceil().max(y0 + 1.0) } else { (y1 * 1.1).max(1e-9) });
+        f
     }
 
-    /// Series `k`: its line and points (placed by `px` and `py`) and its line of the legend, right
-    /// of the plot in a chart `w` wide with margins `right` and `top`.
-    fn draw_series(
-        &self,
-        s: &mut String,
-        k: usize,
-        (px, py): (&dyn Fn(f64) -> f64, &dyn Fn(f64) -> f64),
-        (w, right, top): (f64, f64, f64),
-    ) {
+    /// The axes' ticks: x at the data's values on a log2 axis, five even ones on a linear one;
+    /// y five, or the decades on a log axis.
+    fn ticks(&self, s: &mut String, f: &Frame, pts: &[(f64, f64)]) {
+        let by = f.h - f.bottom;
+        let xs: Vec<f64> = match self.x_axis {
+            XAxis::Log2 => {
+                let mut seen: Vec<f64> = pts.iter().map(|p| p.0).collect();
+                seen.sort_by(f64::total_cmp);
+                seen.dedup();
+                seen
+            }
+            XAxis::Linear => (0..=4).map(|i| f.x.1 / 4.0 * f64::from(i)).collect(),
+        };
+        for (i, x) in xs.iter().enumerate() {
+            // A linear axis's 0 starts at the corner, where the y axis's 0 ends: it reads from there.
+            let anchor = if i == 0 && self.x_axis == XAxis::Linear { "start" } else { "middle" };
+            let _ = write!(
+                s,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="{anchor}">{}</text>"#,
+                f.px(*x),
+                by + 14.0,
+                escape(&(self.x_text)(*x))
+            );
+        }
+        let ticks: Vec<f64> = if self.log_y {
+            (f.y.0 as i32..=f.y.1 as i32).map(|e| 10f64.powi(e)).collect()
+        } else {
+            (0..=4).map(|i| f.y.1 / 4.0 * f64::from(i)).collect()
+        };
+        for t in ticks {
+            let y = f.py(t);
+            let _ = write!(
+                s,
+                r##"<line x1="{:.1}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#333"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+                f.left - 4.0,
+                f.left,
+                f.left - 6.0,
+                y + 4.0,
+                if self.log_y { decade(t) } else { short(t) }
+            );
+        }
+    }
+
+    /// Only points that can be drawn: x > 0 on a log axis (x >= 0 on a linear one), finite y
+    /// (> 0 on a log y axis).
+    fn drawable(&self, p: &(f64, f64)) -> bool {
+        let x_ok = match self.x_axis {
+            XAxis::Log2 => p.0 > 0.0,
+            XAxis::Linear => p.0 >= 0.0,
+        };
+        x_ok && p.0.is_finite() && p.1.is_finite() && (!self.log_y || p.1 > 0.0)
+    }
+
+    /// Series `k`: its line and points (placed by `f`) and its line of the legend, right of the
+    /// plot.
+    fn draw_series(&self, s: &mut String, k: usize, f: &Frame) {
         let series = &self.series[k];
         let colour = PALETTE[k % PALETTE.len()];
-        let mut points: Vec<(f64, f64)> = series.points.iter().copied().filter(|p| self.drawable(p)).collect();
+        let tip = |i: usize, y: f64| series.tips.get(i).cloned().unwrap_or_else(|| format!("{}: {y}", series.name));
+        let mut points: Vec<(f64, f64, String, bool)> = series
+            .points
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| self.drawable(p))
+            .map(|(i, p)| (p.0, p.1, tip(i, p.1), series.last_apart && i + 1 == series.points.len()))
+            .collect();
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let path: Vec<String> = points.iter().map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y))).collect();
+        let path: Vec<String> =
+            points.iter().filter(|p| !p.3).map(|(x, y, ..)| format!("{:.1},{:.1}", f.px(*x), f.py(*y))).collect();
         // Past the palette, the colours come again dashed, then dotted.
         let dash = match k / PALETTE.len() {
             0 => "",
@@ -484,24 +603,28 @@ impl LineChart<'_> {
             r#"<polyline fill="none" stroke="{colour}" stroke-width="2"{dash} points="{}"/>"#,
             path.join(" ")
         );
-        for (x, y) in &points {
+        for (x, y, tip, apart) in &points {
+            let fill = if *apart { "white" } else { colour };
             let _ = write!(
                 s,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{colour}"><title>{}: {}</title></circle>"#,
-                px(*x),
-                py(*y),
-                escape(&series.name),
-                y
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{fill}" stroke="{colour}" data-x="{x}" data-y="{y}"><title>{}</title></circle>"#,
+                f.px(*x),
+                f.py(*y),
+                escape(tip),
             );
         }
-        let ly = top + 14.0 * k as f64;
+        let ly = f.top + 14.0 * k as f64;
         let _ = write!(
             s,
             r#"<line x1="{0:.1}" y1="{1:.1}" x2="{2:.1}" y2="{1:.1}" stroke="{colour}" stroke-width="3"{dash}/>{3}"#,
-            w - right + 6.0,
+            f.w - f.right + 6.0,
             ly + 5.0,
-            w - right + 20.0,
-            label(&series.name, LEGEND_CHARS, &format!(r#"x="{:.1}" y="{:.1}""#, w - right + 24.0, ly + 9.0))
+            f.w - f.right + 20.0,
+            label(
+                &series.name,
+                LEGEND_CHARS,
+                &format!(r#"class="legend" x="{:.1}" y="{:.1}""#, f.w - f.right + 24.0, ly + 9.0)
+            )
         );
     }
 }
@@ -782,6 +905,13 @@ mod tests {
     }
 
     #[test]
+    fn a_linear_axis_ends_where_its_ticks_are_round() {
+        for (most, end) in [(226_000.0, 240_000.0), (4.0, 4.0), (1000.0, 1000.0), (1001.0, 1200.0), (0.37, 0.4)] {
+            assert!((round_up(most) - end).abs() < end * 1e-9, "{most}: {}", round_up(most));
+        }
+    }
+
+    #[test]
     fn decades_print_plainly() {
         let printed: Vec<String> = (-3..=6).map(|e| decade(10f64.powi(e))).collect();
         assert_eq!(printed, ["0.001", "0.01", "0.1", "1", "10", "100", "1000", "10k", "100k", "1M"]);
@@ -795,8 +925,10 @@ mod tests {
             x_label: "file size",
             y_label: "KB/s",
             x_text: &size,
-            series: vec![Series { name: "4k".into(), points: vec![(64.0, 10.0), (1024.0, 30.0)] }],
+            series: vec![Series::new("4k", vec![(64.0, 10.0), (1024.0, 30.0)])],
             log_y: false,
+            x_axis: XAxis::Log2,
+            class: "lines",
         };
         let svg = chart.render();
         well_formed(&svg).unwrap();
@@ -828,8 +960,10 @@ mod tests {
             x_label: "percentile",
             y_label: "us",
             x_text: &size,
-            series: vec![Series { name: name.clone(), points: vec![(1.0, 10.0), (2.0, 30.0)] }],
+            series: vec![Series::new(name.clone(), vec![(1.0, 10.0), (2.0, 30.0)])],
             log_y: true,
+            x_axis: XAxis::Log2,
+            class: "lines",
         };
         let svg = lines.render();
         well_formed(&svg).unwrap();

@@ -2,7 +2,7 @@
 //! record or block size, file size), one line per system, on a log2 x axis in the values'
 //! order, in place of a categorical bar per value. Drawn by [`LineChart`].
 
-use crate::svg::{kib_rate_unit, LineChart, Series};
+use crate::svg::{kib_rate_unit, LineChart, Series, XAxis};
 use iomatrix_analysis::{CellKey, CellStats, SweptParameter};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -102,13 +102,21 @@ fn chart(line: &SweptLine, sides: &[Side]) -> Option<String> {
             } else {
                 format!("{} (none at {})", side.name, missing.join(", "))
             };
-            Series { name, points: levels.iter().filter_map(|(l, k)| Some((*l as f64, at(k)?))).collect() }
+            Series::new(name, levels.iter().filter_map(|(l, k)| Some((*l as f64, at(k)?))).collect())
         })
         .collect();
     let level_name = |x: f64| param.level_name(x as u64);
     let (title, x_label) = (line.title(unit), line.x_label());
-    let chart =
-        LineChart { title: &title, x_label: &x_label, y_label: unit, x_text: &level_name, series, log_y: false };
+    let chart = LineChart {
+        title: &title,
+        x_label: &x_label,
+        y_label: unit,
+        x_text: &level_name,
+        series,
+        log_y: false,
+        x_axis: XAxis::Log2,
+        class: "lines",
+    };
     Some(chart.render())
 }
 

@@ -4,6 +4,7 @@ use rust_xlsxwriter::{Chart, ChartType, ColNum, DocProperties, Format, RowNum, W
 
 use crate::document::{VerdictRow, FAILED_MARK, MARKS_LEGEND, PARTIAL_MARK, PARTIAL_MARK_ASCII};
 use crate::iozone_excel::{report_header, throughput_preamble, ThroughputReport, THROUGHPUT_TITLE};
+use crate::xlsx_curve::{Timed, CURVES_SHEET, SERIES_SHEET};
 use crate::xlsx_line::{lines_sheet, SweptRows, LINES_SHEET};
 use iomatrix_core::Matrix;
 use iomatrix_store::CellStateKind;
@@ -387,6 +388,33 @@ pub fn report_workbook(
     not_complete: &[(String, Vec<String>)],
     conditions: &[(String, Vec<(String, String)>)],
 ) -> Result<Vec<u8>, XlsxError> {
+    let parts = ReportBook { tests, groups, scalars, sweeps, verdicts, not_complete, conditions };
+    report_book(&parts, &Timed::default())
+}
+
+/// The parts of the report's workbook that [`report_workbook`] takes, as one.
+pub struct ReportBook<'a> {
+    /// (test name, one matrix per group).
+    pub tests: &'a [(String, Vec<Matrix>)],
+    /// The groups' names.
+    pub groups: &'a [String],
+    /// The figures sheet's rows.
+    pub scalars: &'a [ScalarRow],
+    /// The sweeps among `scalars`, charted as lines.
+    pub sweeps: &'a [SweptRows],
+    /// Every compared figure with its verdict.
+    pub verdicts: &'a [VerdictRow],
+    /// Per group, its sentences of what is not complete.
+    pub not_complete: &'a [(String, Vec<String>)],
+    /// Per run, its conditions.
+    pub conditions: &'a [(String, Vec<(String, String)>)],
+}
+
+/// [`report_workbook`] with the report's curves and figures over time ([`Timed`]): a "curves"
+/// sheet with a scatter chart per curve, every system on it, and an "over time" sheet with a
+/// chart per cell that has figures over time ([`crate::xlsx_curve`]).
+pub fn report_book(parts: &ReportBook, timed: &Timed) -> Result<Vec<u8>, XlsxError> {
+    let ReportBook { tests, groups, scalars, sweeps, verdicts, not_complete, conditions } = *parts;
     let mut workbook = marked_workbook();
     let bold = Format::new().set_bold();
     // "figures", "lines", "verdicts", "not complete" and "conditions" come later; Excel compares
@@ -394,6 +422,8 @@ pub fn report_workbook(
     let mut used: Vec<String> = vec![
         "figures".into(),
         LINES_SHEET.into(),
+        CURVES_SHEET.into(),
+        SERIES_SHEET.into(),
         VERDICTS_SHEET.into(),
         NOT_COMPLETE_SHEET.into(),
         CONDITIONS_SHEET.into(),
@@ -418,6 +448,8 @@ pub fn report_workbook(
     if !sweeps.is_empty() {
         lines_sheet(&mut workbook, groups, scalars, sweeps)?;
     }
+    crate::xlsx_curve::curves_sheet(&mut workbook, &timed.curves)?;
+    crate::xlsx_curve::series_sheet(&mut workbook, timed)?;
     verdicts_sheet(&mut workbook, verdicts, &bold)?;
     not_complete_and_conditions(&mut workbook, not_complete, conditions, &bold)?;
     workbook.save_to_buffer()

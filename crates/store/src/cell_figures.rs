@@ -118,6 +118,10 @@ pub struct CellFigures {
     /// stored before it was recorded, and in imported ones.
     #[serde(deserialize_with = "or_default", skip_serializing)]
     pub machine: Option<iomatrix_environment::MachineLoad>,
+    /// A point of a throughput-latency curve: the curve's figures stored with it; None for a
+    /// cell of no curve.
+    #[serde(deserialize_with = "or_default", skip_serializing)]
+    pub curve: Option<crate::CurvePoint>,
 }
 
 /// What a disturbed cell stores of its disturbance.

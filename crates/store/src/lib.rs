@@ -41,6 +41,7 @@
 #![warn(missing_docs)]
 
 mod cell_figures;
+mod curve_point;
 mod figures;
 pub mod gate;
 mod maintain;
@@ -51,6 +52,7 @@ mod study;
 mod time;
 
 pub use cell_figures::{CellFigures, ExtentFigures, FailedClient, OpMean, OpSummary, IOPS, MAX_LATENCY_NS, PER_SEC};
+pub use curve_point::{CurveBound, CurvePoint};
 pub use figures::Unreadable;
 pub use maintain::{
     backup, check, quick_check, schema_version_of, BackupReport, CheckReport, MergeMode, MergeReport, MergedRun,

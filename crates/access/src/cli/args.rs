@@ -173,9 +173,8 @@ pub struct RunAccessArgs {
     /// client offers its share: the percentage of its own rate at the maximum, or the rate split
     /// evenly. Each point is a cell; the last stored point of a curve holds the curve's maximum
     /// within --stop-curve's bound and SPEC SFS 2014's overall response time; show prints each
-    /// curve as a table. Not built yet: curves of the metadata suite, a verdict of compare on a
-    /// curve's own figures (it pairs points by load), charts in report.
-    /// Not with --rate, --bytes or --repeat
+    /// curve as a table, compare gives those two figures verdicts, report charts each curve
+    /// (HTML, XLSX; a table in Markdown). Not with --rate, --bytes or --repeat
     #[arg(long, value_name = "POINTS", num_args = 0..=1, default_missing_value = "")]
     pub curve: Option<String>,
 

@@ -33,6 +33,7 @@ pub fn comparison(c: &Comparison, flags: Option<&(CacheFlags, CacheFlags)>, all:
     out.push_str(&scalars(c));
     out.push_str(&operations(c, AB));
     out.push_str(&super::headline::tables(c));
+    out.push_str(&super::curve::curves(&c.curves, AB));
     out.push_str(&flagged(c, AB));
     out.push_str(&noise(c, AB));
     out.push_str(&only_in(c, AB));

@@ -19,6 +19,7 @@
 //! Comparisons:
 //! - [`compare`]: `compare`'s text: the conditions, the B/A matrices and their verdicts, the
 //!   scalar and per-operation tables, noise, caching, and `--fail-if-slower`'s findings.
+//! - [`curve`]: each throughput-latency curve's own figures in `compare`, judged.
 //! - [`headline`]: seed 003's rows in `compare` (per phase of connections, per backup walk) and
 //!   which side is a published table.
 //! - [`sweep`]: `sweep`'s text: the levels' tables and rates of change, the summaries, the
@@ -32,6 +33,7 @@ pub mod clients;
 pub mod compare;
 pub mod compare_many;
 pub mod connections;
+pub mod curve;
 pub mod derived;
 pub mod extents;
 pub mod headline;
