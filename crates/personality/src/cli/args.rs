@@ -74,8 +74,8 @@ pub struct RunPersonalityArgs {
     /// holds its maximum within --stop-curve's bound and SPEC SFS 2014's overall response time;
     /// show prints each curve as a table. Give the points joined (--curve=10,50) or after the
     /// personality's name. Every phase must be timed (not once over its files). Not with --rate,
-    /// --closed-loop, --repeat or a load file. Not built yet:
-    /// charts in report, compare's verdict on a curve's own figures
+    /// --closed-loop, --repeat or a load file; not under mpirun yet. compare gives the curve's
+    /// figures verdicts and report charts it
     #[arg(long, value_name = "POINTS", num_args = 0..=1, default_missing_value = "")]
     pub curve: Option<String>,
 
