@@ -46,13 +46,16 @@ impl Timed {
         let mut series = Vec::new();
         let mut more_series = 0;
         for run in report.groups.iter().flat_map(|g| &g.runs) {
-            for cell in &run.cell_results {
+            // A run's cells by the one ordering rule (queue depth 1 < 4 < 16), as every listing.
+            let mut cells: Vec<_> = run.cell_results.iter().map(|c| (iomatrix_analysis::CellKey::of(c), c)).collect();
+            cells.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.seq.cmp(&b.1.seq)));
+            for (key, cell) in cells {
                 let Some(s) = cell.series() else { continue };
                 if series.len() >= MAX_SERIES_CELLS {
                     more_series += 1;
                     continue;
                 }
-                let name = iomatrix_analysis::CellKey::of(cell).describe();
+                let name = key.describe();
                 let cell_name = format!("#{} cell {} {name}", run.summary.id, cell.seq);
                 series.push(CellSeries { cell: cell_name, points: crate::svg_series::points(&s) });
             }
