@@ -17,7 +17,8 @@ pub fn curves(rows: &[CurveRow], (a, b): (&str, &str)) -> String {
     let _ = writeln!(
         out,
         "\nCurves: each curve's own figures, {a} and {b} (medians over each side's runs), % change and verdict; \
-         the maximum within the bound (IOPS, higher is better), SPEC SFS 2014's overall response time (lower is better)"
+         the maximum within the bound (a second: requests, a personality's operations or the metadata suite's \
+         items; higher is better), SPEC SFS 2014's overall response time (lower is better)"
     );
     let mut table = Table::new(vec![
         Column::fit_left("curve"),
