@@ -5,6 +5,7 @@
 use crate::plan::Phase;
 use crate::result::PhaseResult;
 use iomatrix_core::human;
+use iomatrix_harness::curve::ShownPoint;
 use iomatrix_report::table::{Column, Table};
 use iomatrix_store::StoredRun;
 
@@ -124,61 +125,28 @@ fn curves(phases: &[PhaseResult]) -> String {
     out
 }
 
+/// A phase's curve through the table every suite's `show` prints ([`iomatrix_harness::curve::text`]).
 fn curve_table(phase: Phase, points: &[&PhaseResult]) -> String {
-    let Some(last) = points.last().and_then(|p| p.curve.clone()) else { return String::new() };
-    let mut table = Table::new(vec![
-        Column::right("load", 6),
-        Column::right("offered", 9),
-        Column::right("ops/s", 9),
-        Column::right("mean", 9).gap(" | "),
-        Column::right("p50", 9),
-        Column::right("p99", 9),
-        Column::right("p99.9", 9),
-        Column::right("max", 9),
-        Column::right("late", 7).gap(" | "),
-        Column::right("backlog", 7),
-        Column::right("bound", 5),
-    ]);
-    let t = |ns: f64| if ns > 0.0 { human::nanos(ns) } else { "-".into() };
-    for p in points {
-        let curve = p.curve.clone().unwrap_or_default();
-        let l = curve.latency.unwrap_or_default();
-        table.row(vec![
-            p.load.map_or("-".into(), |l| l.to_string()),
-            p.open.map_or("closed".into(), |o| human::fixed(o.offered_per_sec, 0)),
-            human::fixed(p.rate_all_over_slowest, 0),
-            t(l.mean_ns),
-            t(l.p50_ns as f64),
-            t(l.p99_ns as f64),
-            t(l.p99_9_ns as f64),
-            t(l.max_ns as f64),
-            p.open.map_or("-".into(), |o| o.late.to_string()),
-            p.open.map_or("-".into(), |o| o.backlog.to_string()),
-            match (curve.bound, curve.past_bound) {
-                (None, _) => "-".into(),
-                (Some(_), true) => "past".into(),
-                (Some(_), false) => "meets".into(),
-            },
-        ]);
-    }
-    let within = match (last.bound, last.max_within_bound_iops) {
-        (Some(bound), Some(rate)) => format!("{} ops/s within {bound}", human::fixed(rate, 0)),
-        (Some(bound), None) => format!("no load point within {bound}"),
-        (None, _) => format!("{} ops/s at most (no bound: --stop-curve)", human::fixed(last.peak_iops, 0)),
-    };
-    let ort = last.overall_response_time_ns.map_or("- (fewer than two open-loop points)".into(), t);
-    let mut out = format!(
-        "\ncurve {}: maximum {} ops/s (closed loop, latency from issue; the points after it are open loop, \
-         latency from each item's intended start)\n{}",
+    let Some(last) = points.last().and_then(|p| p.curve.as_ref()) else { return String::new() };
+    let heading = format!(
+        "curve {}: maximum {} ops/s (closed loop, latency from issue; the points after it are open loop, latency \
+         from each item's intended start)",
         phase.name(),
-        human::fixed(last.max_iops, 0),
-        table.render()
+        human::fixed(last.max_iops, 0)
     );
-    out += &format!("maximum within the bound: {within}\noverall response time (SPEC SFS 2014): {ort}\n");
-    if let Some(ended) = &last.ended {
-        out += &format!("{ended}\n");
-    }
-    out
+    let shown: Vec<ShownPoint> = points
+        .iter()
+        .map(|p| ShownPoint {
+            load: p.load,
+            offered_per_sec: p.open.map(|o| o.offered_per_sec),
+            achieved: human::fixed(p.rate_all_over_slowest, 0),
+            cpu_percent: None,
+            late: p.open.map(|o| o.late),
+            backlog: p.open.map(|o| o.backlog),
+            figures: p.curve.clone().unwrap_or_default(),
+        })
+        .collect();
+    iomatrix_harness::curve::text(&heading, "ops/s", &shown)
 }
 
 fn row(p: &PhaseResult) -> Vec<String> {
