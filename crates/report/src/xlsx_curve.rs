@@ -83,6 +83,7 @@ pub(crate) fn curves_sheet(workbook: &mut Workbook, curves: &[(String, Vec<Curve
             sheet.write_string_with_format(row(top + 1)?, col(j)?, *h, &bold)?;
         }
         let mut r = top + 2;
+        let mut drawn = 0;
         let mut chart = Chart::new(ChartType::ScatterStraightWithMarkers);
         chart.title().set_name(&format!("{curve}: mean latency by achieved ops/s"));
         chart.x_axis().set_name("achieved ops/s");
@@ -109,10 +110,17 @@ pub(crate) fn curves_sheet(workbook: &mut Workbook, curves: &[(String, Vec<Curve
                     .set_categories((CURVES_SHEET, a, 2, b, 2))
                     .set_values((CURVES_SHEET, a, 3, b, 3))
                     .set_marker(ChartMarker::new().set_automatic());
+                drawn += 1;
             }
         }
         r = curve_figures(sheet, lines, r + 1, &bold)?;
-        sheet.insert_chart(row(top)?, 7, &chart)?;
+        // A curve whose points are all left out (partial, failed, disturbed) is said, not drawn:
+        // a chart of no series is no chart (and Excel's format refuses one).
+        if drawn > 0 {
+            sheet.insert_chart(row(top)?, 7, &chart)?;
+        } else {
+            sheet.write_string(row(top)?, 7, "no point of this curve is whole (all left out): no chart")?;
+        }
         top = (r + 1).max(top + CHART_ROWS + 2);
     }
     Ok(())
@@ -183,4 +191,28 @@ pub(crate) fn series_sheet(workbook: &mut Workbook, timed: &Timed) -> Result<(),
         top += (s.points.len() + 3).max(CHART_ROWS + 2);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A curve every point of which was left out (a busy machine disturbed them) has lines with no
+    /// point: the workbook says so in place of a chart, where it used to fail to be written at all
+    /// ("Chart must contain at least one series").
+    #[test]
+    fn a_curve_with_no_whole_point_is_said_not_charted() {
+        let line = |system: &str| CurveLine {
+            system: system.into(),
+            points: Vec::new(),
+            bound: Some("p99 <= 5.00 ms".into()),
+            max_within_bound: None,
+            overall_response_time_ns: None,
+        };
+        let mut workbook = Workbook::new();
+        let curves = vec![("access 4m/4k qd=1".to_string(), vec![line("A"), line("B")])];
+        curves_sheet(&mut workbook, &curves).expect("the sheet is written");
+        let bytes = workbook.save_to_buffer().expect("the workbook is written");
+        assert!(!bytes.is_empty());
+    }
 }
