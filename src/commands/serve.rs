@@ -151,13 +151,11 @@ impl Answers for ServeAnswers {
     }
 
     fn report(&self, args: &[String], extension: &str) -> Result<Vec<u8>, Answer> {
-        let folder = tempfile::tempdir()
-            .map_err(|e| failed(&anyhow::anyhow!("cannot make a folder for it: {e}"), String::new()))?;
-        let file = folder.path().join(format!("report.{extension}"));
         let mut words = vec!["report".to_string()];
         words.extend(args.iter().cloned());
-        words.extend(["-o".to_string(), file.display().to_string()]);
-        let cli = Cli::try_parse_from(self.argv(&words)).map_err(|e| Answer {
+        words.extend(["-o".to_string(), format!("report.{extension}")]);
+        let argv = self.argv(&words);
+        let cli = Cli::try_parse_from(&argv).map_err(|e| Answer {
             stdout: String::new(),
             error: Some(e.to_string()),
             exit: 2,
@@ -165,9 +163,12 @@ impl Answers for ServeAnswers {
         let Command::Report(report) = cli.command else {
             return Err(failed(&anyhow::anyhow!("not a report"), String::new()));
         };
-        let (result, stdout) = crate::out::captured(|| super::report::run(report, &self.db));
-        result.map_err(|err| failed(&err, stdout))?;
-        std::fs::read(&file).map_err(|e| failed(&anyhow::anyhow!("cannot read the report made: {e}"), String::new()))
+        // The report names the command that writes it in a terminal; nothing is written here.
+        let made_by = argv.iter().map(|w| shell_words::quote(w).into_owned()).collect::<Vec<_>>().join(" ");
+        let made = super::report::kind_of(&report)
+            .map_err(anyhow::Error::from)
+            .and_then(|kind| super::report::render(&report, &kind, &self.db, made_by));
+        made.map(|(bytes, _, _)| bytes).map_err(|err| failed(&err, String::new()))
     }
 
     fn chart(&self, _args: &[String]) -> Option<String> {

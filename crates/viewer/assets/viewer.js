@@ -42,7 +42,7 @@ function seriesChart(holder, run) {
     series.push({ label: "cell " + c.seq + " " + (c.test || "") + " ops/s", stroke: palette[k % palette.length], width: 1.5, spanGaps: false });
   });
   const width = Math.max(480, Math.min(1200, holder.clientWidth || 900));
-  new uPlot({ title: "ops/s per interval", width: width, height: 320, series: series, axes: [{ label: "seconds from the cell's start" }, { label: "ops/s" }], cursor: { drag: { x: true, y: false } } }, data, holder);
+  new uPlot({ title: "ops/s per interval", width: width, height: 320, series: series, scales: { x: { time: false } }, axes: [{ label: "seconds from the cell's start" }, { label: "ops/s" }], cursor: { drag: { x: true, y: false } } }, data, holder);
 }
 
 document.addEventListener("DOMContentLoaded", () => {

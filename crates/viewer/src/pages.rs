@@ -159,7 +159,8 @@ fn pager(query: &RunsQuery, doc: &serde_json::Value, shown_here: usize) -> Strin
 pub fn run(answers: &dyn Answers, id: i64) -> Page {
     let args = vec!["show".to_string(), id.to_string()];
     let text = answered(answers.command(&args))?;
-    let sides = format!("side={id}");
+    // As `show` does, every cell is shown, marked: partial and disturbed ones too.
+    let sides = format!("side={id}&partial=1&disturbed=1");
     let running = text.lines().take(12).any(|l| l.contains("running"));
     let mut body = String::new();
     body += &format!(
@@ -183,21 +184,42 @@ pub fn run(answers: &dyn Answers, id: i64) -> Page {
 /// `compare`'s words for the query.
 pub fn compare_args(query: &CompareQuery) -> Vec<String> {
     let mut args = words(&["compare"]);
-    args.extend(query.sides.iter().cloned());
-    if let Some(baseline) = &query.baseline {
-        args.push("--baseline".into());
-        args.push(baseline.clone());
-    }
+    args.extend(query.words());
     args
 }
 
-/// The sides and baseline as the downloads' and the report's query.
+/// The sides, baseline and inclusions as the downloads' and the report's query.
 pub fn sides_query(query: &CompareQuery) -> String {
     let mut q: Vec<String> = query.sides.iter().map(|s| format!("side={}", query_value(s))).collect();
     if let Some(b) = &query.baseline {
         q.push(format!("baseline={}", query_value(b)));
     }
+    if query.include_partial {
+        q.push("partial=1".into());
+    }
+    if query.include_disturbed {
+        q.push("disturbed=1".into());
+    }
     q.join("&")
+}
+
+/// The compare page's switches: take partial or disturbed cells in, as the flags do.
+fn inclusions(query: &CompareQuery) -> String {
+    let mut form = String::from("<form id=\"include\" method=\"get\" action=\"/compare\">");
+    for side in &query.sides {
+        form += &format!("<input type=\"hidden\" name=\"side\" value=\"{}\"/>", escape(side));
+    }
+    if let Some(b) = &query.baseline {
+        form += &format!("<input type=\"hidden\" name=\"baseline\" value=\"{}\"/>", escape(b));
+    }
+    for (key, on, words) in [
+        ("partial", query.include_partial, "take partial cells in (--include-partial)"),
+        ("disturbed", query.include_disturbed, "take disturbed cells in (--include-disturbed)"),
+    ] {
+        let checked = if on { " checked" } else { "" };
+        form += &format!("<label><input type=\"checkbox\" name=\"{key}\" value=\"1\"{checked}/> {words}</label> ");
+    }
+    form + "<button id=\"include-apply\" type=\"submit\">apply</button></form>\n"
 }
 
 /// N sides against a baseline: what `iomatrix compare` prints, and the report's charts.
@@ -208,15 +230,15 @@ pub fn compare(answers: &dyn Answers, query: &CompareQuery) -> Page {
     let args = compare_args(query);
     let text = answered(answers.command(&args))?;
     let sides = sides_query(query);
-    let body = pre("compare", &text)
+    let body = inclusions(query)
+        + &pre("compare", &text)
         + &format!(
             "<h2>Charts (the HTML report)</h2><iframe class=\"report\" sandbox=\"\" src=\"/embed/report.html?{}\" \
              title=\"iomatrix report\"></iframe>\n",
             escape(&sides)
         );
     let mut report_args = words(&["report"]);
-    report_args.extend(query.sides.iter().cloned());
-    report_args.extend(query.baseline.iter().flat_map(|b| ["--baseline".to_string(), b.clone()]));
+    report_args.extend(query.words());
     report_args.extend(words(&["-o", "report.html"]));
     let commands = vec![shown(answers, &args), shown(answers, &report_args)];
     Ok(page(&Frame { title: "Compare", commands, downloads: Some(sides) }, &body))

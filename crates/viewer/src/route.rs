@@ -48,6 +48,26 @@ pub struct RunsQuery {
 pub struct CompareQuery {
     pub sides: Vec<String>,
     pub baseline: Option<String>,
+    /// `--include-partial`, `--include-disturbed`.
+    pub include_partial: bool,
+    pub include_disturbed: bool,
+}
+
+impl CompareQuery {
+    /// The words after `compare` (or `report`): the sides, the baseline, the inclusions.
+    pub fn words(&self) -> Vec<String> {
+        let mut words = self.sides.clone();
+        if let Some(b) = &self.baseline {
+            words.extend(["--baseline".to_string(), b.clone()]);
+        }
+        if self.include_partial {
+            words.push("--include-partial".into());
+        }
+        if self.include_disturbed {
+            words.push("--include-disturbed".into());
+        }
+        words
+    }
 }
 
 /// Why a request is refused, with its HTTP status and words for the person asking.
@@ -156,9 +176,20 @@ fn runs_query(query: &[(String, String)]) -> Result<RunsQuery, Refusal> {
 }
 
 fn compare_query(query: &[(String, String)]) -> Result<CompareQuery, Refusal> {
-    if let Some((key, _)) = query.iter().find(|(k, _)| k != "side" && k != "baseline") {
-        return Err(Refusal::new(400, format!("compare takes side=... (repeated) and baseline=..., not '{key}'")));
+    const KEYS: [&str; 4] = ["side", "baseline", "partial", "disturbed"];
+    if let Some((key, _)) = query.iter().find(|(k, _)| !KEYS.contains(&k.as_str())) {
+        return Err(Refusal::new(
+            400,
+            format!("compare takes side=... (repeated), baseline=..., partial=1 and disturbed=1, not '{key}'"),
+        ));
     }
+    let flag = |key: &str| -> Result<bool, Refusal> {
+        match one(query, key)?.as_deref() {
+            None | Some("0") => Ok(false),
+            Some("1" | "on") => Ok(true),
+            Some(other) => Err(Refusal::new(400, format!("{key}={other}: give {key}=1 or leave it out"))),
+        }
+    };
     let sides: Vec<String> =
         query.iter().filter(|(k, v)| k == "side" && !v.trim().is_empty()).map(|(_, v)| v.trim().to_string()).collect();
     let listed: usize = sides.iter().map(|s| s.split(',').count()).sum();
@@ -179,7 +210,12 @@ fn compare_query(query: &[(String, String)]) -> Result<CompareQuery, Refusal> {
     if let Some(bad) = sides.iter().find(|s| s.starts_with('-')) {
         return Err(Refusal::new(400, format!("side '{bad}': a side is a run id, ids (3,4,5) or a label (k=v)")));
     }
-    Ok(CompareQuery { sides, baseline: one(query, "baseline")? })
+    Ok(CompareQuery {
+        sides,
+        baseline: one(query, "baseline")?,
+        include_partial: flag("partial")?,
+        include_disturbed: flag("disturbed")?,
+    })
 }
 
 #[cfg(test)]
@@ -223,7 +259,11 @@ mod tests {
         let two = Route::of("/compare", &q(&[("side", "1"), ("side", "2"), ("baseline", "2")])).unwrap();
         assert_eq!(
             two,
-            Route::Compare(CompareQuery { sides: vec!["1".into(), "2".into()], baseline: Some("2".into()) })
+            Route::Compare(CompareQuery {
+                sides: vec!["1".into(), "2".into()],
+                baseline: Some("2".into()),
+                ..CompareQuery::default()
+            })
         );
     }
 }

@@ -187,12 +187,8 @@ fn reply(route: &Route, answers: &dyn Answers) -> Result<Reply, Refusal> {
 }
 
 fn report(answers: &dyn Answers, query: &crate::route::CompareQuery, extension: &str) -> Result<Vec<u8>, Refusal> {
-    let mut args: Vec<String> = query.sides.clone();
-    if let Some(b) = &query.baseline {
-        args.extend(["--baseline".to_string(), b.clone()]);
-    }
     answers
-        .report(&args, extension)
+        .report(&query.words(), extension)
         .map_err(|a| pages::answered(a).err().unwrap_or_else(|| Refusal::new(500, "no report")))
 }
 
