@@ -23,7 +23,7 @@ mod route;
 mod server;
 
 pub use live::Snapshot;
-pub use server::{serve, Config, Listening};
+pub use server::{serve, Config, Listening, ServeError};
 
 /// What the program answers for the viewer: the read-only commands, run as the terminal runs
 /// them. The program implements it (src/commands/serve.rs); the viewer names no suite.

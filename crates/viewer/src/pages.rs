@@ -67,7 +67,7 @@ fn filter_form(query: &RunsQuery) -> String {
     let mut form = String::from("<form id=\"filter\" method=\"get\" action=\"/runs\">");
     for (key, hint) in [
         ("search", "text anywhere"),
-        ("suite", "access"),
+        ("suite", "a suite's name"),
         ("target", "part of the target"),
         ("host", "host"),
         ("fs", "ext4"),

@@ -38,18 +38,30 @@ pub struct Listening {
     pub url: String,
 }
 
+/// Why the viewer could not serve.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The address cannot be bound.
+    #[error("cannot listen on {0}: {1}; give another --port, or --listen ADDR")]
+    Bind(SocketAddr, std::io::Error),
+    /// Beyond the loopback without a token.
+    #[error("{0} is not the loopback: every request must carry a token there, and none was given")]
+    NoToken(SocketAddr),
+    /// The socket failed while serving.
+    #[error("the viewer's socket failed: {0}")]
+    Socket(String),
+}
+
 /// Serves until `config.stop` rises. `ready` hears the address once the socket is bound.
-pub fn serve(config: Config, answers: Arc<dyn Answers>, ready: impl FnOnce(&Listening)) -> anyhow::Result<()> {
-    let listener = TcpListener::bind(config.address)
-        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}; give another --port or --listen", config.address))?;
-    let bound = listener.local_addr()?;
+pub fn serve(config: Config, answers: Arc<dyn Answers>, ready: impl FnOnce(&Listening)) -> Result<(), ServeError> {
+    let listener = TcpListener::bind(config.address).map_err(|e| ServeError::Bind(config.address, e))?;
+    let bound = listener.local_addr().map_err(|e| ServeError::Bind(config.address, e))?;
     let access = match (&config.token, bound.ip().is_loopback()) {
         (Some(token), _) => Access::Token(token.clone()),
         (None, true) => Access::Loopback { port: bound.port() },
-        (None, false) => anyhow::bail!("{bound} is not the loopback: a token is required (the program makes one)"),
+        (None, false) => return Err(ServeError::NoToken(bound)),
     };
-    let server = tiny_http::Server::from_listener(listener, None)
-        .map_err(|e| anyhow::anyhow!("cannot serve on {bound}: {e}"))?;
+    let server = tiny_http::Server::from_listener(listener, None).map_err(|e| ServeError::Socket(e.to_string()))?;
     let host = if bound.ip().is_unspecified() { "127.0.0.1".to_string() } else { bound.ip().to_string() };
     let host = if host.contains(':') { format!("[{host}]") } else { host };
     let url = match &config.token {
@@ -64,7 +76,7 @@ pub fn serve(config: Config, answers: Arc<dyn Answers>, ready: impl FnOnce(&List
             Ok(Some(r)) => r,
             Ok(None) => continue,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(anyhow::anyhow!("the viewer's socket failed: {e}")),
+            Err(e) => return Err(ServeError::Socket(e.to_string())),
         };
         if busy.load(Ordering::SeqCst) >= MAX_AT_ONCE {
             let refusal = Refusal::new(503, format!("{MAX_AT_ONCE} requests are being answered: try again"));
