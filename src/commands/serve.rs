@@ -56,7 +56,8 @@ pub fn run(args: ServeArgs, db: &Path) -> anyhow::Result<ExitCode> {
         let _ = std::io::stdout().flush();
         eprintln!("iomatrix: serving {} for reading only (it is never written); Ctrl-C stops", db.display());
     })?;
-    Ok(ExitCode::SUCCESS)
+    // Stopped by a signal, as every command says it: 130 for Ctrl-C, 143 for SIGTERM.
+    Ok(ExitCode::from(crate::harness::signals::exit_code()))
 }
 
 fn address(args: &ServeArgs) -> Result<SocketAddr, UsageError> {
