@@ -9,6 +9,7 @@
 use super::job::{Job, JobSpec};
 use super::live::LiveBoard;
 use super::progress::LiveLine;
+use super::publish::LivePublisher;
 use super::ranks::{Ranks, Shared, SharedJob};
 use super::session::Session;
 use super::suite::{LiveView, Prepared, Suite, Verdict};
@@ -20,7 +21,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Runs a prepared suite at rank 0 (or alone): sets up the target, runs the
@@ -93,12 +94,16 @@ pub fn run_in<S: Suite>(
     let outcome = ranks.relay_live(&|| live.sample(), || {
         std::thread::scope(|scope| {
             let sampler = super::machine::spawn_sampler(scope, &sampled, &running);
-            if let (Some(line), true) = (job.progress.live_line(), live.shows_anything()) {
-                let (live, running, board, name) = (&live, &running, ranks.live_board(), &name);
-                let mpi = ranks.mpi_size();
-                let busy = (stored.machine.thresholds, job.block_device.clone());
-                scope.spawn(move || redraw_live(&line, live, running, name, mpi.map(|n| (n, &board)), busy));
-            }
+            // The live line's thread also publishes the run's live state (even with no line shown).
+            let line = job.progress.live_line().filter(|_| live.shows_anything());
+            let publisher = Arc::clone(&job.live_state);
+            let (live, running, board, name) = (&live, &running, ranks.live_board(), &name);
+            let mpi = ranks.mpi_size();
+            let busy = (stored.machine.thresholds, job.block_device.clone());
+            scope.spawn(move || {
+                let shown = Shown { line: line.as_ref(), publisher: &publisher };
+                redraw_live(shown, live, running, name, mpi.map(|n| (n, &board)), busy);
+            });
             let passes = Passes {
                 suite: &suite,
                 plan: &plan,
@@ -546,9 +551,17 @@ fn clients_state(row: &iomatrix_store::CellRow, clients: usize) -> iomatrix_stor
     iomatrix_store::CellState::counted(clients.saturating_sub(failed) as u64, clients as u64, "clients")
 }
 
-/// The live line, redrawn every 250 ms from `live` until `running` is false.
+/// Where the live line goes: the terminal's line (None: quiet, or a suite that shows none) and
+/// the run's published live state.
+struct Shown<'a> {
+    line: Option<&'a LiveLine>,
+    publisher: &'a LivePublisher,
+}
+
+/// The live line, redrawn every 250 ms from `live` until `running` is false, and published with
+/// the run's live state once a second (its only cost: one small file written a second).
 fn redraw_live(
-    line: &LiveLine,
+    shown: Shown<'_>,
     live: &impl LiveView,
     running: &AtomicBool,
     name: &dyn Fn(usize) -> String,
@@ -558,12 +571,20 @@ fn redraw_live(
     let mut busy = super::machine::BusyNow::new(thresholds, device);
     while running.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(250));
+        let publish = shown.publisher.due();
+        if shown.line.is_none() && !publish {
+            continue;
+        }
         let machine = busy.poll();
-        if let Some(text) = live_text(live, name, mpi) {
-            line.set_message(match machine {
-                Some(_) => format!("{text} · machine busy"),
-                None => text,
-            });
+        let text = live.shows_anything().then(|| live_text(live, name, mpi)).flatten().map(|text| match machine {
+            Some(_) => format!("{text} · machine busy"),
+            None => text,
+        });
+        if let (Some(line), Some(text)) = (shown.line, &text) {
+            line.set_message(text.clone());
+        }
+        if publish {
+            shown.publisher.tick(text, live.sample(), name);
         }
     }
 }
