@@ -14,6 +14,7 @@ use crate::commands::rerun::RerunArgs;
 use crate::commands::scan::ScanArgs;
 use crate::commands::study::StudyArgs;
 use crate::commands::sweep::SweepArgs;
+use crate::commands::watch::WatchArgs;
 use crate::suites::{FrontCommand, RunCommand};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -111,6 +112,11 @@ pub enum Command {
     /// (a consistent copy, safe while runs write), `merge OTHER...` (other machines' runs, once
     /// each); docs/database.md
     Db(DbArgs),
+    /// Follow a run as it goes, from beside it (read only): its status, the cells stored so far
+    /// as `show` prints them and its live line, then each new cell and the live line every second
+    /// until it ends; exits 0 when it ended complete, 1 when it ended otherwise (partial, failed,
+    /// interrupted, incomplete). --once prints once and exits 0
+    Watch(WatchArgs),
     /// Print one stored run again
     Show {
         /// The run's id (see `iomatrix runs`)
