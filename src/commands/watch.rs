@@ -85,8 +85,9 @@ impl WatchSnapshot {
 /// state (read beside `db_path`, bounded and never written) and its cells so far.
 pub fn watch_snapshot(store: &Store, db_path: &Path, run: i64) -> anyhow::Result<WatchSnapshot> {
     let (stored, unreadable) = store.load_run_as_stored(run)?.ok_or_else(|| no_run(db_path, run))?;
-    let live = LiveState::read(db_path, run);
-    let (status, ended) = status_of(&stored.summary, live.as_ref());
+    let (status, ended) = status_of(&stored.summary);
+    // An ended run's live state is none, even where its killed process left a file.
+    let live = if ended { None } else { LiveState::read(db_path, run) };
     Ok(WatchSnapshot {
         run_id: run,
         failed: ended && status != RunStatus::Complete.as_str(),
@@ -118,13 +119,11 @@ fn no_run(db_path: &Path, run: i64) -> anyhow::Error {
 }
 
 /// The status word and whether the run has ended. A run stored as running whose process on this
-/// host is gone, with no live state, ended without storing how: incomplete (as the next writer to
-/// open the database will store it; this reader stores nothing).
-fn status_of(summary: &RunSummary, live: Option<&LiveState>) -> (String, bool) {
+/// host is gone ended without storing how: incomplete (as the next writer to open the database
+/// will store it; this reader stores nothing), whatever live state its process left.
+fn status_of(summary: &RunSummary) -> (String, bool) {
     match summary.status {
-        RunStatus::Running
-            if live.is_none() && summary.host == iomatrix_store::ProcessId::this_host() && !summary.process_alive() =>
-        {
+        RunStatus::Running if summary.host == iomatrix_store::ProcessId::this_host() && !summary.process_alive() => {
             (RunStatus::Incomplete.as_str().into(), true)
         }
         RunStatus::Running => (RunStatus::Running.as_str().into(), false),

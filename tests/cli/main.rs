@@ -114,3 +114,4 @@ mod trust_reports;
 mod trust_series;
 mod trust_studies;
 mod verify;
+mod watch;

@@ -1298,6 +1298,9 @@ impl Store {
                         [id],
                     )
                     .map_err(self.err("cannot mark an abandoned run"))?;
+                // The live state its process could not remove (killed): readers would wait 10 s to
+                // take it for a dead run's.
+                let _ = LiveState::remove(&self.path, id);
             }
         }
         Ok(())
