@@ -90,20 +90,13 @@ pub fn run_in<S: Suite>(
     }
     let running = AtomicBool::new(true);
     let sampled = (stored.seconds.clone(), job.block_device.clone());
+    let shown = Shown::of(&job, &live, ranks, stored.machine.thresholds);
     job.progress.begin_cells();
     let outcome = ranks.relay_live(&|| live.sample(), || {
         std::thread::scope(|scope| {
             let sampler = super::machine::spawn_sampler(scope, &sampled, &running);
-            // The live line's thread also publishes the run's live state (even with no line shown).
-            let line = job.progress.live_line().filter(|_| live.shows_anything());
-            let publisher = Arc::clone(&job.live_state);
-            let (live, running, board, name) = (&live, &running, ranks.live_board(), &name);
-            let mpi = ranks.mpi_size();
-            let busy = (stored.machine.thresholds, job.block_device.clone());
-            scope.spawn(move || {
-                let shown = Shown { line: line.as_ref(), publisher: &publisher };
-                redraw_live(shown, live, running, name, mpi.map(|n| (n, &board)), busy);
-            });
+            let (live, running, name) = (&live, &running, &name);
+            scope.spawn(move || redraw_live(shown, live, running, name));
             let passes = Passes {
                 suite: &suite,
                 plan: &plan,
@@ -551,28 +544,37 @@ fn clients_state(row: &iomatrix_store::CellRow, clients: usize) -> iomatrix_stor
     iomatrix_store::CellState::counted(clients.saturating_sub(failed) as u64, clients as u64, "clients")
 }
 
-/// Where the live line goes: the terminal's line (None: quiet, or a suite that shows none) and
-/// the run's published live state.
-struct Shown<'a> {
-    line: Option<&'a LiveLine>,
-    publisher: &'a LivePublisher,
+/// What the live line's thread shows and where: the terminal's line (None: quiet, or a suite that
+/// shows none), the run's published live state (kept up either way), every MPI rank's figures
+/// (rank 0's board), and whether the machine is busy (the run's thresholds, its block device).
+struct Shown {
+    line: Option<LiveLine>,
+    publisher: Arc<LivePublisher>,
+    mpi: Option<(usize, LiveBoard)>,
+    busy: (iomatrix_environment::BusyThresholds, Option<String>),
+}
+
+impl Shown {
+    fn of(job: &Job, live: &impl LiveView, ranks: &Ranks, thresholds: iomatrix_environment::BusyThresholds) -> Shown {
+        Shown {
+            line: job.progress.live_line().filter(|_| live.shows_anything()),
+            publisher: Arc::clone(&job.live_state),
+            mpi: ranks.mpi_size().map(|n| (n, ranks.live_board())),
+            busy: (thresholds, job.block_device.clone()),
+        }
+    }
 }
 
 /// The live line, redrawn every 250 ms from `live` until `running` is false, and published with
 /// the run's live state once a second (its only cost: one small file written a second).
-fn redraw_live(
-    shown: Shown<'_>,
-    live: &impl LiveView,
-    running: &AtomicBool,
-    name: &dyn Fn(usize) -> String,
-    mpi: Option<(usize, &LiveBoard)>,
-    (thresholds, device): (iomatrix_environment::BusyThresholds, Option<String>),
-) {
+fn redraw_live(shown: Shown, live: &impl LiveView, running: &AtomicBool, name: &dyn Fn(usize) -> String) {
+    let Shown { line, publisher, mpi, busy: (thresholds, device) } = shown;
+    let (line, mpi) = (line.as_ref(), mpi.as_ref().map(|(n, board)| (*n, board)));
     let mut busy = super::machine::BusyNow::new(thresholds, device);
     while running.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(250));
-        let publish = shown.publisher.due();
-        if shown.line.is_none() && !publish {
+        let publish = publisher.due();
+        if line.is_none() && !publish {
             continue;
         }
         let machine = busy.poll();
@@ -580,11 +582,11 @@ fn redraw_live(
             Some(_) => format!("{text} · machine busy"),
             None => text,
         });
-        if let (Some(line), Some(text)) = (shown.line, &text) {
+        if let (Some(line), Some(text)) = (line, &text) {
             line.set_message(text.clone());
         }
         if publish {
-            shown.publisher.tick(text, live.sample(), name);
+            publisher.tick(text, live.sample(), name);
         }
     }
 }
