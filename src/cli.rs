@@ -112,10 +112,15 @@ pub enum Command {
     /// (a consistent copy, safe while runs write), `merge OTHER...` (other machines' runs, once
     /// each); docs/database.md
     Db(DbArgs),
-    /// Follow a run as it goes, from beside it (read only): its status, the cells stored so far
-    /// as `show` prints them and its live line, then each new cell and the live line every second
-    /// until it ends; exits 0 when it ended complete, 1 when it ended otherwise (partial, failed,
-    /// interrupted, incomplete). --once prints once and exits 0
+    /// Follow a run as it goes (read only): its status, cells so far and live line, until it ends
+    ///
+    /// Prints the run's status, its live line (what the run's progress bar shows, from the live
+    /// state the run publishes beside the database, <DB>.live/RUN.json) and the cells stored so
+    /// far as `show` prints them; then each new cell and the live line every second until the run
+    /// ends, and its final status and tables. Exits 0 when the run ended complete, 1 when it ended
+    /// otherwise (partial, failed, interrupted, incomplete); --once prints once and exits 0. It
+    /// opens the database read-only and writes nothing (what watching costs the run watched:
+    /// bench/live-watched.sh)
     Watch(WatchArgs),
     /// Print one stored run again
     Show {
