@@ -67,6 +67,19 @@ impl WatchSnapshot {
         format!("run #{}: {}, {} of {} cells stored", self.run_id, self.status, self.cells_stored, self.cells_total)
     }
 
+    /// The same run a moment later, read as cheaply as can be: its row and its live state; the
+    /// whole run (its cells' figures, decoded, and its tables) only when a cell was stored or the
+    /// run ended. For a reader that asks every second (`watch`, the viewer's event stream).
+    pub fn refresh(&self, store: &Store, db_path: &Path) -> anyhow::Result<WatchSnapshot> {
+        let summary = store.load_run_summary(self.run_id)?.ok_or_else(|| no_run(db_path, self.run_id))?;
+        let (status, ended) = status_of(&summary);
+        if ended || summary.cells != self.cells_stored || summary.total_cells != self.cells_total {
+            return watch_snapshot(store, db_path, self.run_id);
+        }
+        let live = LiveState::read(db_path, self.run_id);
+        Ok(WatchSnapshot { status, live_line: live_line(live.as_ref()), live, ..self.clone() })
+    }
+
     fn json(&self) -> serde_json::Value {
         serde_json::json!({
             "schema": "iomatrix.watch/1",
@@ -167,7 +180,7 @@ pub fn run(args: WatchArgs, db: &Path) -> anyhow::Result<ExitCode> {
     let mut last = first;
     while !last.ended {
         std::thread::sleep(Duration::from_secs(1));
-        let now = watch_snapshot(&store, db, args.run)?;
+        let now = last.refresh(&store, db)?;
         show(&now, args.json, Some(&last))?;
         last = now;
     }
