@@ -115,3 +115,4 @@ mod trust_series;
 mod trust_studies;
 mod verify;
 mod viewer_start;
+mod watch;
