@@ -135,7 +135,10 @@ fn pick_table(listed: &[serde_json::Value]) -> String {
     if listed.is_empty() {
         table += "<tr><td colspan=\"9\">no run matches these filters</td></tr>\n";
     }
-    table += "</tbody></table><p><button id=\"compare-picked\" type=\"submit\">compare the picked runs</button> \
+    table += "</tbody></table><p>Sides besides the picked runs: a label group (<code>server=a</code>, every run \
+              labelled so: medians) or repeats (<code>3,4,5</code>): <input name=\"side\" id=\"side-more-1\" size=\"16\"/> \
+              <input name=\"side\" id=\"side-more-2\" size=\"16\"/></p>";
+    table += "<p><button id=\"compare-picked\" type=\"submit\">compare the picked runs</button> \
               (the baseline is the run marked, else the first picked). A report of them, as <code>iomatrix report \
               -o</code> writes it:";
     for ext in ["html", "xlsx", "csv", "md", "json"] {
@@ -225,7 +228,8 @@ fn inclusions(query: &CompareQuery) -> String {
         let checked = if on { " checked" } else { "" };
         form += &format!("<label><input type=\"checkbox\" name=\"{key}\" value=\"1\"{checked}/> {words}</label> ");
     }
-    form + "<button id=\"include-apply\" type=\"submit\">apply</button></form>\n"
+    form + "<label>another side <input name=\"side\" id=\"side-add\" size=\"16\" placeholder=\"server=a or 3,4,5\"/></label> \
+            <button id=\"include-apply\" type=\"submit\">apply</button></form>\n"
 }
 
 /// N sides against a baseline: what `iomatrix compare` prints, and the report's charts.
