@@ -40,7 +40,7 @@ fn dispatch(ranks: &Ranks) -> anyhow::Result<ExitCode> {
         .into()),
         Command::Study(args) => commands::study::run(args, &db()?),
         Command::Rerun(args) => commands::rerun::run(args, &db()?),
-        Command::Runs { json } => commands::runs::run(&db()?, json),
+        Command::Runs(query) => commands::runs::run(&db()?, &query),
         Command::Show { run, json, series } => commands::show::run(&db()?, run, json, series),
     }
 }
