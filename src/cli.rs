@@ -11,6 +11,7 @@ use crate::commands::import::ImportArgs;
 use crate::commands::personalities::PersonalitiesArgs;
 use crate::commands::report::ReportArgs;
 use crate::commands::rerun::RerunArgs;
+use crate::commands::runs::RunsQuery;
 use crate::commands::scan::ScanArgs;
 use crate::commands::serve::ServeArgs;
 use crate::commands::study::StudyArgs;
@@ -67,12 +68,10 @@ pub enum Command {
     // The suites' legacy front ends (`iomatrix iozone` with IOzone's own flags), from the suite table.
     #[command(flatten)]
     Front(FrontCommand),
-    /// List the stored runs
-    Runs {
-        /// Machine-readable output (schema: docs/json.md, "iomatrix.runs/1")
-        #[arg(long)]
-        json: bool,
-    },
+    /// List the stored runs: every one, oldest first; with a filter (--suite, --label, --target,
+    /// --host, --fs, --state, --since, --until, --search) or --page, one page of those it matches,
+    /// newest first
+    Runs(RunsQuery),
     /// Count the extents of every file in a tree through FIEMAP, as filefrag counts them
     /// (no data read, nothing stored)
     Extents(ExtentsArgs),

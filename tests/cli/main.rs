@@ -78,6 +78,7 @@ mod remote_metadata;
 mod remote_personality;
 mod remote_smb_faults;
 mod report;
+mod runs_filter;
 mod scan;
 mod seam;
 mod short_functions;

@@ -9,6 +9,8 @@
 //! - [`NewRun`], [`CellRow`]: what is written; [`RunSummary`], [`StoredRun`]:
 //!   what is read back. Suite-specific figures travel as JSON beside the
 //!   columns every suite shares.
+//! - [`RunFilter`], [`Page`]: which runs to list and one page of them, newest first
+//!   ([`Store::list_runs_page`], done in SQL).
 //! - [`RunStatus`]: `running` until the run ends; a run whose process died
 //!   is found on the next open and marked `incomplete`; `partial` when every
 //!   cell ran but some clients or connections failed some.
@@ -43,6 +45,7 @@
 mod cell_figures;
 mod curve_point;
 mod figures;
+mod filter;
 pub mod gate;
 mod live_state;
 mod maintain;
@@ -55,6 +58,7 @@ mod time;
 pub use cell_figures::{CellFigures, ExtentFigures, FailedClient, OpMean, OpSummary, IOPS, MAX_LATENCY_NS, PER_SEC};
 pub use curve_point::{CurveBound, CurvePoint};
 pub use figures::Unreadable;
+pub use filter::{parse_label, parse_since, parse_until, Page, RunFilter, RunPage, RunState, MAX_PER_PAGE, RUN_STATES};
 pub use live_state::{live_folder, now_ms as unix_now_ms, LiveState, LIVE_STATE_MAX_BYTES, LIVE_STATE_STALE_AFTER};
 pub use maintain::{
     backup, check, quick_check, schema_version_of, BackupReport, CheckReport, MergeMode, MergeReport, MergedRun,
@@ -1079,14 +1083,13 @@ impl Store {
     /// Every stored run's row, by id.
     pub fn list_runs(&self) -> Result<Vec<RunSummary>> {
         let mut stmt =
-            self.conn.prepare(&format!("{SUMMARY_SELECT} ORDER BY r.id")).map_err(self.err("cannot list runs"))?;
-        let rows = stmt.query_map([], summary_from_row).map_err(self.err("cannot list runs"))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let mut s = row.map_err(self.err("cannot read a run"))?;
-            s.labels = self.labels(s.id)?;
-            out.push(s);
-        }
+            self.conn.prepare(&format!("{SUMMARY_LIST_SELECT} ORDER BY r.id")).map_err(self.err("cannot list runs"))?;
+        let mut out = stmt
+            .query_map([], summary_from_row)
+            .map_err(self.err("cannot list runs"))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(self.err("cannot read a run"))?;
+        self.fill_labels(&mut out)?;
         Ok(out)
     }
 
@@ -1350,6 +1353,15 @@ static READ_ONLY_PROCESS: std::sync::atomic::AtomicBool = std::sync::atomic::Ato
 const SUMMARY_SELECT: &str = "SELECT r.id, r.suite, r.status, r.started_at_ms, r.ended_at_ms, r.host, r.command_line,
         (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id), r.total_cells, r.error, r.iomatrix_version, r.pid,
         r.plan_json, r.environment_json, r.conditions_json, r.pid_start,
+        (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id AND c.state = 'disturbed')
+     FROM runs r";
+
+/// [`SUMMARY_SELECT`] without the plan, environment and conditions (NULL in their places): what a
+/// list of runs reads, so that it does not load every run's records.
+const SUMMARY_LIST_SELECT: &str =
+    "SELECT r.id, r.suite, r.status, r.started_at_ms, r.ended_at_ms, r.host, r.command_line,
+        (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id), r.total_cells, r.error, r.iomatrix_version, r.pid,
+        NULL, NULL, NULL, r.pid_start,
         (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id AND c.state = 'disturbed')
      FROM runs r";
 

@@ -2,7 +2,7 @@
 
 use crate::table::{Column, Table};
 use iomatrix_core::text::printable;
-use iomatrix_store::RunSummary;
+use iomatrix_store::{RunPage, RunSummary};
 use serde_json::{json, Value};
 
 /// Version of the runs document; see docs/json.md.
@@ -13,11 +13,46 @@ pub fn runs_json(runs: &[RunSummary]) -> Value {
     json!({ "schema": RUNS_SCHEMA, "runs": runs })
 }
 
+/// One page of the runs a filter matched (`runs --page N`, `runs --suite ...`, `--json`): the
+/// runs document with where the page stands: `total` matched, `page`, `per_page`, `pages`.
+pub fn runs_page_json(page: &RunPage) -> Value {
+    json!({
+        "schema": RUNS_SCHEMA,
+        "total": page.total,
+        "page": page.page.number(),
+        "per_page": page.page.per_page(),
+        "pages": page.pages(),
+        "runs": page.runs,
+    })
+}
+
 /// The stored runs as `runs` prints them: one line each, or "no runs stored yet".
 pub fn runs_text(runs: &[RunSummary]) -> String {
     if runs.is_empty() {
         return "no runs stored yet\n".to_string();
     }
+    runs_table(runs)
+}
+
+/// One page of the runs a filter matched, as `runs --page N` (or any filter) prints it: where the
+/// page stands ("runs 51-100 of 10000 (page 2 of 200)"), then its runs, newest first.
+pub fn runs_page_text(page: &RunPage) -> String {
+    let (number, pages) = (page.page.number(), page.pages());
+    if page.total == 0 {
+        return "no stored run matches\n".to_string();
+    }
+    if page.runs.is_empty() {
+        return format!(
+            "no runs on page {number}: {} runs matched, {pages} pages of {}; give --page {pages} or less\n",
+            page.total,
+            page.page.per_page()
+        );
+    }
+    let header = format!("runs {}-{} of {} (page {number} of {pages})\n", page.first(), page.last(), page.total);
+    header + &runs_table(&page.runs)
+}
+
+fn runs_table(runs: &[RunSummary]) -> String {
     let mut table = Table::new(vec![
         Column::right("run", 5),
         Column::left("started (UTC)", 20).gap("  "),
