@@ -728,11 +728,20 @@ impl Store {
         if found < known {
             return Err(StoreError::read_only(
                 path,
-                format!(
-                    "{why}, and it holds schema version {found}, older than this iomatrix's {known}: it cannot be \
-                     brought up to date where it is. Copy it (`iomatrix --db {} db backup COPY`) and read the copy",
-                    path.display()
-                ),
+                if READ_ONLY_PROCESS.load(std::sync::atomic::Ordering::SeqCst) {
+                    format!(
+                        "{why}, and it holds schema version {found}, older than this iomatrix's {known}: bring it up \
+                         to date once with a command that may write it (`iomatrix --db {} runs`), then serve it",
+                        path.display()
+                    )
+                } else {
+                    format!(
+                        "{why}, and it holds schema version {found}, older than this iomatrix's {known}: it cannot \
+                         be brought up to date where it is. Copy it (`iomatrix --db {} db backup COPY`) and read the \
+                         copy",
+                        path.display()
+                    )
+                },
             ));
         }
         Ok(store)
