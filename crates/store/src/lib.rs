@@ -44,6 +44,7 @@ mod cell_figures;
 mod curve_point;
 mod figures;
 pub mod gate;
+mod history;
 mod maintain;
 mod open;
 pub mod reader;
@@ -54,6 +55,7 @@ mod time;
 pub use cell_figures::{CellFigures, ExtentFigures, FailedClient, OpMean, OpSummary, IOPS, MAX_LATENCY_NS, PER_SEC};
 pub use curve_point::{CurveBound, CurvePoint};
 pub use figures::Unreadable;
+pub use history::SetupRun;
 pub use maintain::{
     backup, check, quick_check, schema_version_of, BackupReport, CheckReport, MergeMode, MergeReport, MergedRun,
     RefusedRun,

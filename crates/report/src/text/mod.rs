@@ -37,6 +37,7 @@ pub mod curve;
 pub mod derived;
 pub mod extents;
 pub mod headline;
+pub mod history;
 pub mod hosts;
 pub mod imported;
 pub mod run;
