@@ -39,6 +39,9 @@ impl Frame {
 
 /// A text under the axis: where it is anchored, what it says, its tooltip and its class.
 struct AxisText {
+    /// Where its moment is on the time axis.
+    at: f64,
+    /// Where its text starts: `at`, or left of it where the text would run past the right edge.
     x: f64,
     text: String,
     title: String,
@@ -63,12 +66,13 @@ pub fn history_svg(history: &History) -> String {
     for (t, lane) in axis_texts.iter().zip(&lanes) {
         let y = TOP + PLOT_HEIGHT + 18.0 + *lane as f64 * LANE;
         if t.class != "date" {
+            // Its moment marked across the plot, not through the texts under it.
             let _ = write!(
                 s,
-                r##"<line class="mark-{}" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{y2:.1}" stroke="#999" stroke-dasharray="3,3"/>"##,
+                r##"<line class="mark-{}" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#999" stroke-dasharray="3,3"/>"##,
                 t.class,
-                x = t.x,
-                y2 = y - 10.0
+                TOP + PLOT_HEIGHT + 4.0,
+                x = t.at,
             );
         }
         let _ = write!(
@@ -143,7 +147,7 @@ fn axis_texts(history: &History, f: &Frame) -> Vec<AxisText> {
         for (ms, class) in [(first.started_at_ms, "date"), (last.started_at_ms, "date")] {
             let date = format_utc(ms).replace('T', " ").trim_end_matches('Z').to_string();
             if out.iter().all(|t: &AxisText| t.text != date) {
-                out.push(AxisText { x: f.x(ms as f64), text: date.clone(), title: date, class });
+                out.push(AxisText { at: f.x(ms as f64), x: f.x(ms as f64), text: date.clone(), title: date, class });
             }
         }
     }
@@ -152,8 +156,10 @@ fn axis_texts(history: &History, f: &Frame) -> Vec<AxisText> {
         if before.is_some_and(|b| b != p.labels.as_slice()) || before.is_none() && !p.labels.is_empty() {
             let words: Vec<String> = p.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let words = if words.is_empty() { "no labels".to_string() } else { words.join(" ") };
+            let at = f.x(p.runs.first().map_or(0.0, |r| r.started_at_ms as f64));
             out.push(AxisText {
-                x: f.x(p.runs.first().map_or(0.0, |r| r.started_at_ms as f64)),
+                at,
+                x: at,
                 text: clip(&words, AXIS_TEXT_CHARS),
                 title: format!("labels from here: {words}"),
                 class: "label-change",
@@ -163,6 +169,7 @@ fn axis_texts(history: &History, f: &Frame) -> Vec<AxisText> {
         for r in &p.runs {
             if let Some(note) = &r.note {
                 out.push(AxisText {
+                    at: f.x(r.started_at_ms as f64),
                     x: f.x(r.started_at_ms as f64),
                     text: clip(&format!("note #{}: {note}", r.id), AXIS_TEXT_CHARS),
                     title: format!("note on run #{} ({}): {note}", r.id, r.started_at),
