@@ -39,8 +39,8 @@ pub fn run(args: HistoryArgs, db: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What `iomatrix history RUN [--figure NAME]` prints, and the history it prints (for
-/// `iomatrix_report::history_svg` and the viewer, which shows these same bytes). A run not
+/// What `iomatrix history RUN [--figure NAME]` prints, and the history it prints: the viewer
+/// shows these same bytes, and its chart is `iomatrix_report::history_svg` of that history. A run not
 /// stored, not complete or partial, or a figure that names none or several of the run's is a
 /// [`UsageError`].
 pub fn history_output(store: &Store, run: i64, figure: Option<&str>) -> anyhow::Result<(String, History)> {
