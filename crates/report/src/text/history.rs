@@ -62,7 +62,7 @@ fn groups_table(history: &History) -> String {
     ]);
     for (i, p) in history.points.iter().enumerate() {
         let first = p.runs.first().map_or(String::new(), |r| r.started_at.clone());
-        let runs: Vec<String> = p.runs.iter().map(|r| run_word(r.id, &r.status)).collect();
+        let runs = run_words(p);
         let labels: Vec<String> = p.labels.iter().map(|(k, v)| format!("{}={}", printable(k), printable(v))).collect();
         let (median, band, spread) = match p.stats {
             Some(s) => (
@@ -75,7 +75,7 @@ fn groups_table(history: &History) -> String {
         table.row([
             (i + 1).to_string(),
             first,
-            runs.join(" "),
+            runs,
             if labels.is_empty() { "-".to_string() } else { labels.join(" ") },
             median,
             band,
@@ -86,12 +86,30 @@ fn groups_table(history: &History) -> String {
     table.render()
 }
 
-/// `#12`, or `#12 (partial)`.
-fn run_word(id: i64, status: &str) -> String {
-    match status {
-        "complete" => format!("#{id}"),
-        other => format!("#{id} ({other})"),
+/// A group's runs: `#12 #13`, a run of three or more consecutive ids as `#12..#40`, a partial
+/// run as `#41 (partial)` (a group of many repeats stays one short line).
+fn run_words(p: &HistoryPoint) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < p.runs.len() {
+        let r = &p.runs[i];
+        if r.status != "complete" {
+            words.push(format!("#{} ({})", r.id, r.status));
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j + 1 < p.runs.len() && p.runs[j + 1].status == "complete" && p.runs[j + 1].id == p.runs[j].id + 1 {
+            j += 1;
+        }
+        match j - i {
+            0 => words.push(format!("#{}", r.id)),
+            1 => words.push(format!("#{} #{}", r.id, p.runs[j].id)),
+            _ => words.push(format!("#{}..#{}", r.id, p.runs[j].id)),
+        }
+        i = j + 1;
     }
+    words.join(" ")
 }
 
 /// The verdict against the group before, with the median's change; why there is none.
@@ -131,4 +149,35 @@ fn left_out(history: &History) -> String {
         return out;
     }
     format!("\nleft out of the samples, as compare leaves them out (partial, failed or disturbed cells):\n{out}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomatrix_analysis::HistoryRun;
+
+    #[test]
+    fn many_consecutive_runs_are_one_range_and_a_partial_run_is_named() {
+        let run = |id: i64, status: &str| HistoryRun {
+            id,
+            started_at: String::new(),
+            started_at_ms: 0,
+            status: status.into(),
+            note: None,
+        };
+        let mut runs: Vec<HistoryRun> = (10..=40).map(|id| run(id, "complete")).collect();
+        runs.push(run(41, "partial"));
+        runs.extend([run(42, "complete"), run(43, "complete"), run(50, "complete")]);
+        let p = HistoryPoint {
+            runs,
+            labels: Vec::new(),
+            samples: Vec::new(),
+            stats: None,
+            no_samples: None,
+            left_out: Vec::new(),
+            verdict: None,
+            change_pct: None,
+        };
+        assert_eq!(run_words(&p), "#10..#40 #41 (partial) #42 #43 #50");
+    }
 }
