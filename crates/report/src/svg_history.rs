@@ -100,8 +100,8 @@ fn frame_of(history: &History) -> Frame {
     let times = history.points.iter().flat_map(|p| p.runs.iter().map(|r| r.started_at_ms as f64));
     let (lo, hi) = times.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), t| (lo.min(t), hi.max(t)));
     let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 0.0) };
-    // A twentieth of the span (at least a minute) either side: no point on the frame's edge.
-    let pad = ((hi - lo) / 20.0).max(60_000.0);
+    // A twentieth of the span (at least a second) either side: no point on the frame's edge.
+    let pad = ((hi - lo) / 20.0).max(1_000.0);
     let most = history.points.iter().filter_map(|p| p.stats.map(|s| s.high)).fold(0.0, f64::max);
     let top_y = if most > 0.0 { round_up(most) } else { 1.0 };
     Frame { t0: lo - pad, t1: hi + pad, top_y }
