@@ -59,14 +59,14 @@ pub fn history_output(store: &Store, run: i64, figure: Option<&str>) -> anyhow::
         ))
         .into());
     }
-    let mut runs: Vec<(StoredRun, i64)> = Vec::with_capacity(setup.len());
-    for r in setup {
-        let stored = store.load_run(r.summary.id)?.ok_or_else(|| {
+    let mut runs: Vec<StoredRun> = Vec::with_capacity(setup.len());
+    for r in &setup {
+        runs.push(store.load_run(r.summary.id)?.ok_or_else(|| {
             anyhow::anyhow!("run #{} was removed while its history was read: ask again", r.summary.id)
-        })?;
-        runs.push((stored, r.started_at_ms));
+        })?);
     }
-    let shape = crate::suites::shape_of(std::slice::from_ref(&runs[0].0));
-    let history = history(run, &runs, shape, figure).map_err(UsageError::from)?;
+    let started_at_ms: Vec<i64> = setup.iter().map(|r| r.started_at_ms).collect();
+    let shape = crate::suites::shape_of(&runs);
+    let history = history(run, &runs, &started_at_ms, shape, figure).map_err(UsageError::from)?;
     Ok((history_text(&history), history))
 }

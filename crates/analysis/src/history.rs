@@ -101,16 +101,19 @@ impl History {
     }
 }
 
-/// A run of the setup and when it started (ms since the epoch).
-pub type TimedRun = (StoredRun, i64);
-
 /// The history of one figure of run `run` over `runs` (the runs of its setup on its target,
-/// oldest first, `run` among them). `figure`: a name as compare's `--metric` takes it (a unit,
+/// oldest first, `run` among them; `started_at_ms`: when each started, ms since the epoch). `figure`: a name as compare's `--metric` takes it (a unit,
 /// a percentile or part of a figure's name) that must pick exactly one figure of the run; None:
 /// the run's first headline figure. A name that picks none or several is refused, listing the
 /// figures.
-pub fn history(run: i64, runs: &[TimedRun], shape: SuiteShape, figure: Option<&str>) -> Result<History, BadFlag> {
-    let Some((own, _)) = runs.iter().find(|(r, _)| r.summary.id == run) else {
+pub fn history(
+    run: i64,
+    runs: &[StoredRun],
+    started_at_ms: &[i64],
+    shape: SuiteShape,
+    figure: Option<&str>,
+) -> Result<History, BadFlag> {
+    let Some(own) = runs.iter().find(|r| r.summary.id == run) else {
         return Err(BadFlag(format!(
             "run #{run} is not among the runs of its setup: only complete and partial runs have a history"
         )));
@@ -120,9 +123,9 @@ pub fn history(run: i64, runs: &[TimedRun], shape: SuiteShape, figure: Option<&s
     let chosen = choose(figure, &candidates)?;
     let mut points: Vec<HistoryPoint> = Vec::new();
     for part in consecutive_groups(runs) {
-        let stored: Vec<StoredRun> = part.iter().map(|(r, _)| r.clone()).collect();
-        let group = Group::with(&labels_name(&stored[0]), &stored, shape, Admit::default());
-        let mut point = point_of(part, &group, &chosen);
+        let (part, times) = (&runs[part.clone()], &started_at_ms[part]);
+        let group = Group::with(&labels_name(&part[0]), part, shape, Admit::default());
+        let mut point = point_of(part, times, &group, &chosen);
         if let Some(before) = points.last() {
             verdict_against(&mut point, before, &chosen);
         }
@@ -210,12 +213,12 @@ fn labels_name(run: &StoredRun) -> String {
 }
 
 /// Runs in order cut where the labels (the note aside) change.
-fn consecutive_groups(runs: &[TimedRun]) -> Vec<&[TimedRun]> {
+fn consecutive_groups(runs: &[StoredRun]) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
     let mut start = 0;
     for i in 1..=runs.len() {
-        if i == runs.len() || group_labels(&runs[i].0) != group_labels(&runs[start].0) {
-            out.push(&runs[start..i]);
+        if i == runs.len() || group_labels(&runs[i]) != group_labels(&runs[start]) {
+            out.push(start..i);
             start = i;
         }
     }
@@ -238,9 +241,10 @@ fn samples_of(group: &Group, chosen: &Candidate) -> Result<Vec<f64>, String> {
     }
 }
 
-fn point_of(part: &[TimedRun], group: &Group, chosen: &Candidate) -> HistoryPoint {
+fn point_of(part: &[StoredRun], times: &[i64], group: &Group, chosen: &Candidate) -> HistoryPoint {
     let runs = part
         .iter()
+        .zip(times)
         .map(|(r, ms)| HistoryRun {
             id: r.summary.id,
             started_at: r.summary.started_at.clone(),
@@ -266,7 +270,7 @@ fn point_of(part: &[TimedRun], group: &Group, chosen: &Candidate) -> HistoryPoin
     });
     HistoryPoint {
         runs,
-        labels: group_labels(&part[0].0),
+        labels: group_labels(&part[0]),
         samples,
         stats,
         no_samples,
@@ -287,6 +291,14 @@ fn verdict_against(point: &mut HistoryPoint, before: &HistoryPoint, chosen: &Can
 mod tests {
     use super::*;
     use iomatrix_store::{CellRow, CellState, RunStatus, RunSummary};
+
+    /// A run of the setup and when it started (ms since the epoch).
+    type TimedRun = (StoredRun, i64);
+
+    fn history(run: i64, runs: &[TimedRun], shape: SuiteShape, figure: Option<&str>) -> Result<History, BadFlag> {
+        let (stored, times): (Vec<StoredRun>, Vec<i64>) = runs.iter().cloned().unzip();
+        super::history(run, &stored, &times, shape, figure)
+    }
 
     const MATRIX: SuiteShape = SuiteShape { matrix: true, whole_cell_latency: None, ..SuiteShape::PLAIN };
 

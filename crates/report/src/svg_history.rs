@@ -288,12 +288,13 @@ mod tests {
     #[test]
     fn texts_under_the_axis_never_overlap_and_the_chart_is_well_formed() {
         // Runs a second apart, each with new labels and a note: every text starts near the same x.
-        let points: Vec<HistoryPoint> = (0..12)
+        let mut points: Vec<HistoryPoint> = (0..12)
             .map(|i| {
                 let build = format!("{i}");
                 point(i, 1_795_320_663_000 + i * 1000, &[("build", &build)], 1000.0 + i as f64, Some("a long note"))
             })
             .collect();
+        points[5].verdict = Some(iomatrix_analysis::judge(&[1.0, 2.0, 3.0, 4.0], &[0.1, 0.2, 0.3, 0.4], true));
         let h = History {
             run: 1,
             suite: "access".into(),
@@ -319,5 +320,6 @@ mod tests {
         crate::svg::well_formed(&svg).unwrap();
         assert!(svg.starts_with(r#"<svg xmlns="http://www.w3.org/2000/svg" id="history-chart""#));
         assert_eq!(svg.matches(r#"class="band""#).count(), 12);
+        assert_eq!(svg.matches(r#"class="change slower""#).count(), 1, "the one change beyond noise is ringed");
     }
 }
