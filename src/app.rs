@@ -34,6 +34,7 @@ pub fn dispatch_cli(cli: Cli, ranks: &Ranks) -> anyhow::Result<ExitCode> {
         Command::Personalities(args) => commands::personalities::run(args),
         Command::Compare(args) => commands::compare::run(args, &db()?, cli.db.is_some()),
         Command::Sweep(args) => commands::sweep::run(args, &db()?),
+        Command::History(args) => commands::history::run(args, &db()?),
         Command::Report(args) => commands::report::run(args, &db()?),
         Command::Import(args) => commands::import::run(args, &db()?),
         Command::Clean(args) => commands::clean::run(args),

@@ -7,6 +7,7 @@ use crate::commands::clean::CleanArgs;
 use crate::commands::compare::CompareArgs;
 use crate::commands::db::DbArgs;
 use crate::commands::extents::ExtentsArgs;
+use crate::commands::history::HistoryArgs;
 use crate::commands::import::ImportArgs;
 use crate::commands::personalities::PersonalitiesArgs;
 use crate::commands::report::ReportArgs;
@@ -91,6 +92,10 @@ pub enum Command {
     /// change between levels and the Total, averages and totals per direction, read/write ratios
     /// per level and per block size; --unit, --split, --derive
     Sweep(SweepArgs),
+    /// One figure over time for the runs of one setup on one target: groups of consecutive runs
+    /// with the same labels, each one's median and band, and compare's verdict against the group
+    /// before (faster, slower, within noise); notes (--label note=...) listed
+    History(HistoryArgs),
     /// Read results of other tools into the database as runs: fio's JSON output, IOzone's -R
     /// report, bonnie++'s CSV line, the original Bonnie's table, Iometer's results CSV (compare
     /// them with native runs afterwards)

@@ -8,6 +8,7 @@ pub mod compare;
 mod compare_many;
 pub mod db;
 pub mod extents;
+pub mod history;
 pub mod import;
 mod numbers;
 pub mod personalities;

@@ -133,7 +133,7 @@ fn failed(err: &anyhow::Error, stdout: String) -> Answer {
 /// Only commands that read: a page can never start a run, import or touch a file.
 fn reads_only(command: &Command) -> bool {
     match command {
-        Command::Runs { .. } | Command::Show { .. } | Command::Compare(_) | Command::Sweep(_) => true,
+        Command::Runs(_) | Command::Show { .. } | Command::Compare(_) | Command::Sweep(_) | Command::History(_) => true,
         // Following would hold the page's thread until the run ends.
         Command::Watch(args) => args.once,
         _ => false,
@@ -179,8 +179,12 @@ impl Answers for ServeAnswers {
         made.map(|(bytes, _, _)| bytes).map_err(|err| failed(&err, String::new()))
     }
 
-    fn chart(&self, _args: &[String]) -> Option<String> {
-        None
+    fn chart(&self, args: &[String]) -> Option<String> {
+        let cli = Cli::try_parse_from(self.argv(args)).ok()?;
+        let Command::History(history) = cli.command else { return None };
+        let store = Store::open(&self.db).ok()?;
+        let (_, drawn) = super::history::history_output(&store, history.run, history.figure.as_deref()).ok()?;
+        Some(iomatrix_report::history_svg(&drawn))
     }
 
     fn live(&self, run: i64) -> Result<Snapshot, Answer> {

@@ -41,6 +41,7 @@ mod golden_fixture;
 mod harness;
 mod help;
 mod helpers;
+mod history;
 mod hostile_inputs;
 mod hosts_described;
 mod human_numbers;

@@ -40,7 +40,7 @@ pub struct Candidate {
 impl Candidate {
     /// A cell's KB/s samples as requests per second: KB/s times 1024 over the request size. The
     /// same ranks and the same % change; the unit the tables and the gate's lines print.
-    fn as_iops(&mut self) {
+    pub(crate) fn as_iops(&mut self) {
         let Some(bytes) = self.request_bytes.filter(|b| *b > 0) else { return };
         let per_second = |v: &mut Vec<f64>| v.iter_mut().for_each(|x| *x = *x * 1024.0 / bytes as f64);
         if let Ok((a, b)) = &mut self.samples {
@@ -93,7 +93,7 @@ impl Family {
         Err(unknown(m, "no compared figure has that unit or that in its name", candidates))
     }
 
-    fn takes(&self, c: &Candidate) -> bool {
+    pub(crate) fn takes(&self, c: &Candidate) -> bool {
         match self {
             Family::Headline => c.higher_is_better,
             Family::Unit(u) => c.unit == u,

@@ -43,6 +43,7 @@ mod exclude;
 mod gate;
 mod headline;
 mod hint;
+mod history;
 mod limit;
 mod noise;
 pub mod outlier;
@@ -65,6 +66,7 @@ pub use gate::{
 };
 pub use headline::{headline_tables, published_sides, HeadlineRow, HeadlineTable, PublishedSide};
 pub use hint::{sweep_hint, SweepHint, SweptParameter, SWEPT_PARAMETERS};
+pub use history::{history, History, HistoryPoint, HistoryRun, PointStats, NOTE_LABEL};
 pub use limit::{flag_cached, CacheFlags, Limit};
 pub use noise::{detectable_change, judge, worse_p, Judgement, ALPHA};
 pub use outlier::{Flag, Flagged};

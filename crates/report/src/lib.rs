@@ -48,6 +48,7 @@ pub mod kind;
 pub mod markdown;
 pub mod svg;
 pub mod svg_curve;
+pub mod svg_history;
 pub mod svg_line;
 pub mod svg_series;
 pub mod table;
@@ -64,6 +65,7 @@ pub use iozone_excel::{
     excel_report, report_header, throughput_preamble, throughput_report, ThroughputReport, IOZONE_RECORD_SIZES_KIB,
     THROUGHPUT_TITLE,
 };
+pub use svg_history::history_svg;
 pub use table::{Column, Table};
 pub use terminal::{iozone_classic_table, matrix_table};
 pub use xls::{xls_throughput_workbook, xls_workbook, XlsError, XlsKind};

@@ -81,12 +81,12 @@ fn decade(v: f64) -> String {
 
 /// About how wide `text` is at font-size 11 sans-serif, in pixels (a little
 /// wide: DejaVu Sans digits, `=` and `%` are wider than the average letter).
-fn text_width(text: &str) -> f64 {
+pub(crate) fn text_width(text: &str) -> f64 {
     text.chars().count() as f64 * 7.0
 }
 
 /// `text` cut to at most `max` characters, an ellipsis marking the cut.
-fn clip(text: &str, max: usize) -> String {
+pub(crate) fn clip(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_string();
     }
@@ -390,7 +390,7 @@ const PALETTE: [&str; MAX_SERIES] =
 
 /// The end of a linear axis from 0 whose four even ticks are round figures (steps of 1, 1.5, 2,
 /// 2.5, 3, 4, 5, 6, 7.5 or 8 times a power of ten) and which holds `most`.
-fn round_up(most: f64) -> f64 {
+pub(crate) fn round_up(most: f64) -> f64 {
     let power = 10f64.powf((most / 4.0).log10().floor());
     let step = [1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.5, 8.0, 10.0]
         .iter()

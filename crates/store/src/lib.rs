@@ -47,6 +47,7 @@ mod curve_point;
 mod figures;
 mod filter;
 pub mod gate;
+mod history;
 mod live_state;
 mod maintain;
 mod open;
@@ -59,6 +60,7 @@ pub use cell_figures::{CellFigures, ExtentFigures, FailedClient, OpMean, OpSumma
 pub use curve_point::{CurveBound, CurvePoint};
 pub use figures::Unreadable;
 pub use filter::{parse_label, parse_since, parse_until, Page, RunFilter, RunPage, RunState, MAX_PER_PAGE, RUN_STATES};
+pub use history::SetupRun;
 pub use live_state::{live_folder, now_ms as unix_now_ms, LiveState, LIVE_STATE_MAX_BYTES, LIVE_STATE_STALE_AFTER};
 pub use maintain::{
     backup, check, quick_check, schema_version_of, BackupReport, CheckReport, MergeMode, MergeReport, MergedRun,
@@ -725,6 +727,16 @@ impl Store {
                 path.to_path_buf(),
             ));
         }
+        if found == 0 && !store.has_runs_table()? {
+            // An empty file (a database truncated, or a new one never written) or another
+            // program's: nothing of iomatrix's to read, and nothing to bring up to date.
+            return Err(StoreError::Other(
+                "holds no iomatrix results (it is empty, or has no runs table): the wrong file for --db, or a \
+                 database emptied; restore it from a copy (made with `iomatrix db backup`)"
+                    .into(),
+                path.to_path_buf(),
+            ));
+        }
         if found < known {
             return Err(StoreError::read_only(
                 path,
@@ -745,6 +757,16 @@ impl Store {
             ));
         }
         Ok(store)
+    }
+
+    /// Whether the database has iomatrix's `runs` table.
+    fn has_runs_table(&self) -> Result<bool> {
+        self.conn
+            .query_row("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| n > 0)
+            .map_err(self.err("cannot read the schema"))
     }
 
     /// The database's path, as opened.

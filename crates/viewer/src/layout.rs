@@ -28,8 +28,10 @@ pub fn command_line(words: &[String]) -> String {
 }
 
 fn shell_word(word: &str) -> String {
+    // `#` only inside a word: at its start a shell reads a comment.
     let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=,:#@%+".contains(c);
-    if !word.is_empty() && word.chars().all(plain) {
+    let plain_word = word.chars().all(plain) && !word.starts_with('#');
+    if !word.is_empty() && plain_word {
         word.to_string()
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
@@ -48,7 +50,7 @@ pub struct Frame<'a> {
 /// The page: header and navigation, the terminal's command, the body, the downloads.
 pub fn page(frame: &Frame, body: &str) -> String {
     let mut html = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>{title} - iomatrix</title>\
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><link rel=\"icon\" href=\"data:,\"/><title>{title} - iomatrix</title>\
          <link rel=\"stylesheet\" href=\"/assets/viewer.css\"/><link rel=\"stylesheet\" href=\"/assets/uPlot.min.css\"/>\
          <script src=\"/assets/uPlot.iife.min.js\" defer></script><script src=\"/assets/viewer.js\" defer></script>\
          </head><body>\n<header><a href=\"/runs\" class=\"home\">iomatrix</a> <nav><a href=\"/runs\">runs</a></nav>\
@@ -83,10 +85,13 @@ mod tests {
     #[test]
     fn text_and_command_lines_are_escaped() {
         assert_eq!(super::escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
-        let words: Vec<String> = ["iomatrix", "--db", "/tmp/my db.sqlite", "compare", "server=a b", "it's"]
+        let words: Vec<String> = ["iomatrix", "--db", "/tmp/my db.sqlite", "compare", "server=a b", "it's", "#3"]
             .iter()
             .map(|s| (*s).to_string())
             .collect();
-        assert_eq!(super::command_line(&words), r"iomatrix --db '/tmp/my db.sqlite' compare 'server=a b' 'it'\''s'");
+        assert_eq!(
+            super::command_line(&words),
+            r"iomatrix --db '/tmp/my db.sqlite' compare 'server=a b' 'it'\''s' '#3'"
+        );
     }
 }

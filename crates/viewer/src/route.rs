@@ -56,9 +56,11 @@ pub struct CompareQuery {
 impl CompareQuery {
     /// The words after `compare` (or `report`): the sides, the baseline, the inclusions.
     pub fn words(&self) -> Vec<String> {
-        let mut words = self.sides.clone();
+        // A bare number is both a run id and a side's position to --baseline: a run is `#ID`.
+        let id = |s: &String| if s.bytes().all(|b| b.is_ascii_digit()) { format!("#{s}") } else { s.clone() };
+        let mut words: Vec<String> = self.sides.iter().map(id).collect();
         if let Some(b) = &self.baseline {
-            words.extend(["--baseline".to_string(), b.clone()]);
+            words.extend(["--baseline".to_string(), id(b)]);
         }
         if self.include_partial {
             words.push("--include-partial".into());

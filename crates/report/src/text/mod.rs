@@ -25,6 +25,8 @@
 //! - [`sweep`]: `sweep`'s text: the levels' tables and rates of change, the summaries, the
 //!   read/write ratios, the cells left out and the derived figures.
 //! - [`derived`]: `compare --derive`'s figures, worked from A's and B's and marked derived.
+//! - [`history`]: `history`'s text: one figure over time for the runs of one setup, a line per
+//!   group of runs with the same labels, its median, band and verdict against the group before.
 //!
 //! Everything printed comes from the store, so `run` and `show` print the same thing, today or
 //! next year.
@@ -37,6 +39,7 @@ pub mod curve;
 pub mod derived;
 pub mod extents;
 pub mod headline;
+pub mod history;
 pub mod hosts;
 pub mod imported;
 pub mod run;
