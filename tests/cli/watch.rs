@@ -229,3 +229,12 @@ fn a_live_state_that_cannot_be_written_is_said_once_and_the_run_goes_on() {
     assert_eq!(std::fs::read(&folder).unwrap(), b"not a folder", "the file in its way is left alone");
     assert_eq!(sb.runs_json()["runs"][0]["status"], "complete");
 }
+
+#[test]
+fn watch_of_a_missing_database_or_run_is_a_usage_error_and_makes_nothing() {
+    let sb = Sandbox::new();
+    assert_usage_error(&sb.run(&["watch", "1"]), "no results database at");
+    assert!(!sb.db().exists(), "a reader made the database");
+    sb.iozone_ok(&["--files", "64k", "--records", "4k", "--tests", "write"]);
+    assert_usage_error(&sb.run(&["watch", "2", "--once"]), "no run #2");
+}
