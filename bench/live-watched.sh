@@ -7,7 +7,7 @@
 # inside 0.97-1.03 (the goal: watching has no effect on the run's figures).
 #
 # Usage: bench/live-watched.sh [--pairs 7] [--duration 3s] [--file-size 64m] [--target DIR]
-#            [--watcher CMD]
+#            [--watcher CMD] [--control]
 #
 # WHAT IT RUNS (each pair: both, the first of the pair alternating)
 #   alone     iomatrix run access --bs 4k --read 100 --random 100 --qd 1 --duration D
@@ -22,6 +22,10 @@
 #   IOMATRIX (the binary) in its environment; it should end when the run ends. Default:
 #   '"$IOMATRIX" watch "$RUN"'. For the viewer (the lead's `iomatrix serve`), e.g.
 #   --watcher 'curl -sN "$VIEWER/events/$RUN"' with VIEWER set to the address serve printed.
+#
+# --control: no watcher on either side (the "watched" side runs alone too): the same table
+#   measures the machine's own noise between two identical runs, the width any watched/alone
+#   interval has before the watcher adds anything.
 #
 # WHERE
 #   --target DIR: a fresh folder inside DIR; default (root): a fresh tmpfs, so the storage adds no
@@ -43,6 +47,7 @@ PAIRS=7
 DURATION=3
 FILE_SIZE=$((64 << 20))
 TARGET=""
+CONTROL=0
 # shellcheck disable=SC2016 # expanded by the watcher's own bash, from its environment
 WATCHER='"$IOMATRIX" watch "$RUN"'
 
@@ -57,6 +62,7 @@ while [[ $# -gt 0 ]]; do
     --file-size) need_value "$@"; FILE_SIZE=$(to_bytes "$2" "$1"); shift 2 ;;
     --target) need_value "$@"; TARGET=$2; shift 2 ;;
     --watcher) need_value "$@"; WATCHER=$2; shift 2 ;;
+    --control) CONTROL=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
     esac
@@ -87,7 +93,7 @@ trap 'on_signal 143' TERM
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/$PROG.XXXXXX")
 DB=$SCRATCH/results.sqlite
 RESULTS=$SCRATCH/results.tsv
-: >"$RESULTS"
+CPU_RESULTS=$SCRATCH/cpu.tsv
 if [[ -n $TARGET ]]; then
     [[ -d $TARGET ]] || die "--target $TARGET: not a folder"
     WHERE=$TARGET
@@ -124,7 +130,7 @@ run_one() {
         --bs 4k --read 100 --random 100 --qd 1 --duration "${DURATION}s" --file-size "$FILE_SIZE" \
         --target "$WHERE" --json >"$out.json" 2>"$out.err" &
     CHILD=$!
-    [[ $mode == alone ]] || start_watcher "$run" "$out.watch"
+    [[ $mode == alone || $CONTROL == 1 ]] || start_watcher "$run" "$out.watch"
     wait "$CHILD" || rc=$?
     CHILD=""
     ((rc == 0)) || { sed 's/^/  | /' "$out.err" >&2; die "the $mode run of pair $pair failed (exit $rc)"; }
@@ -141,15 +147,21 @@ run_one() {
         die "the $mode run of pair $pair: unexpected output ($out.json)"
     printf '%s\t4k randread qd1\t%s\t%s\t%s\n' "$pair" "$mode" "$(cut -f1 <<<"$figures")" \
         "$(cut -f2 <<<"$figures")" >>"$RESULTS"
+    # The client thread's own CPU time per request (user + system): unlike IOPS, not lowered by
+    # other processes taking the CPU; raised if watching disturbed the run itself.
+    printf '%s\t4k randread qd1\t%s\t%s\t-\n' "$pair" "$mode" \
+        "$(awk -F'\t' '{ print $5 + $6 }' <<<"$figures")" >>"$CPU_RESULTS"
 }
 
 WATCHED_LINES=0
 printf '%s: %d alternating pairs of a %ds 4k random read qd1 access run on %s, watched by: %s\n' \
-    "$PROG" "$PAIRS" "$DURATION" "$WHERE" "$WATCHER"
+    "$PROG" "$PAIRS" "$DURATION" "$WHERE" "$( ((CONTROL)) && echo "nothing (--control)" || echo "$WATCHER")"
 printf '%s: iomatrix %s (%s); %s, %d CPUs\n' "$PROG" "$IOMATRIX_VERSION" "$IOMATRIX" "$(uname -r)" "$(nproc)"
 # One run first, not counted: the first run of a fresh database and binary pays for both.
 run_one alone 0
 : >"$RESULTS"
+: >"$CPU_RESULTS"
+: >"$SCRATCH/watcher-cpu"
 for ((pair = 1; pair <= PAIRS; pair++)); do
     if ((pair % 2)); then
         run_one watched "$pair"
@@ -162,6 +174,8 @@ done
 printf 'the watchers printed %d lines over %d watched runs, using %s s of CPU each (user + system)\n' \
     "$WATCHED_LINES" "$PAIRS" "$(sort -n "$SCRATCH/watcher-cpu" | tr '\n' ' ')"
 median_table "$RESULTS" watched,alone "watched/alone:0.97" watched,alone long
+echo "the run's client thread's CPU time per request (user + system, ns), medians:"
+TABLE_FIGURE="CPU ns/request" median_table "$CPU_RESULTS" watched,alone "watched/alone" "" long
 # The paired ratio's 95% t-interval (on the log ratios: the geometric mean), judged against the goal.
 python3 - "$RESULTS" <<'PY'
 import math, statistics, sys

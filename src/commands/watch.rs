@@ -171,6 +171,13 @@ fn live_line(live: Option<&LiveState>) -> String {
 }
 
 pub fn run(args: WatchArgs, db: &Path) -> anyhow::Result<ExitCode> {
+    if !db.exists() {
+        return Err(iomatrix_core::UsageError::new(format!(
+            "no results database at {}: watch only reads one; give the run's with --db PATH",
+            db.display()
+        ))
+        .into());
+    }
     let store = Store::open_read_only(db)?;
     let first = watch_snapshot(&store, db, args.run)?;
     show(&first, args.json, None)?;

@@ -210,3 +210,31 @@ fn a_hostile_live_file_is_no_live_state() {
     assert_eq!(wait_for_exit(&mut run).code(), Some(143));
     assert!(!path.exists(), "the run removes what is at its state's path when it ends");
 }
+
+#[test]
+fn a_live_state_that_cannot_be_written_is_said_once_and_the_run_goes_on() {
+    let sb = Sandbox::new();
+    let (_mount, target) = ram_target(&sb);
+    // A file where the live folder would be: the folder cannot be made.
+    let folder = PathBuf::from(format!("{}.live", sb.db().display()));
+    std::fs::write(&folder, b"not a folder").unwrap();
+    let target = target.to_str().unwrap();
+    let args = ["run", "access", "--target", target, "--bs", "4k,8k", "--duration", "1s", "--file-size", "8m"];
+    let out = sb.run(&args);
+    assert_success(&out);
+    let stderr = text(&out).1;
+    let said = stderr.matches("cannot publish run #1's live state").count();
+    assert_eq!(said, 1, "said once: {stderr}");
+    assert!(!stderr.contains("cannot remove run #1's live state"), "and only once: {stderr}");
+    assert_eq!(std::fs::read(&folder).unwrap(), b"not a folder", "the file in its way is left alone");
+    assert_eq!(sb.runs_json()["runs"][0]["status"], "complete");
+}
+
+#[test]
+fn watch_of_a_missing_database_or_run_is_a_usage_error_and_makes_nothing() {
+    let sb = Sandbox::new();
+    assert_usage_error(&sb.run(&["watch", "1"]), "no results database at");
+    assert!(!sb.db().exists(), "a reader made the database");
+    sb.iozone_ok(&["--files", "64k", "--records", "4k", "--tests", "write"]);
+    assert_usage_error(&sb.run(&["watch", "2", "--once"]), "no run #2");
+}

@@ -130,6 +130,10 @@ impl LivePublisher {
 impl Drop for LivePublisher {
     /// The run has ended (completed, failed, stopped by a signal, or an error on the way).
     fn drop(&mut self) {
+        // A state that could not be written was removed (where it could be) and said then.
+        if self.lock().gave_up {
+            return;
+        }
         if let Err(e) = LiveState::remove(&self.db, self.run_id) {
             eprintln!(
                 "iomatrix: warning: cannot remove run #{}'s live state {}: {e} (readers take it for a dead run's \

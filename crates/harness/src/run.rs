@@ -95,8 +95,8 @@ pub fn run_in<S: Suite>(
     let outcome = ranks.relay_live(&|| live.sample(), || {
         std::thread::scope(|scope| {
             let sampler = super::machine::spawn_sampler(scope, &sampled, &running);
-            let (live, running, name) = (&live, &running, &name);
-            scope.spawn(move || redraw_live(shown, live, running, name));
+            let (live_view, running_flag, cell_name) = (&live, &running, &name);
+            scope.spawn(move || redraw_live(shown, live_view, running_flag, cell_name));
             let passes = Passes {
                 suite: &suite,
                 plan: &plan,

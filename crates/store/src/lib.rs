@@ -678,7 +678,13 @@ impl Store {
     /// write it. Nothing is made, migrated or marked: a run whose process died still reads as
     /// running here until a writer opens the database.
     pub fn open_read_only(path: &Path) -> Result<Store> {
-        if path.exists() && !path.is_file() {
+        if !path.exists() {
+            return Err(StoreError::Other(
+                "no such file: this command only reads a database; give an existing one with --db PATH".into(),
+                path.to_path_buf(),
+            ));
+        }
+        if !path.is_file() {
             return Err(StoreError::Other(
                 "not a regular file (a folder, a device, a FIFO): not a database".into(),
                 path.to_path_buf(),
