@@ -104,12 +104,12 @@ pub fn run_in<S: Suite>(
                 ranks,
                 group: &group,
                 place: &place,
-                live,
+                live: &live,
                 workdir: workdir.as_deref(),
                 names: &names,
             };
             let outcome = passes.run(&mut job, &mut stored);
-            cells_over(running, sampler.as_ref());
+            cells_over(&running, sampler.as_ref());
             if let Err(e) = ranks.share_pass(&Shared::Done) {
                 eprintln!("iomatrix: warning: cannot tell the MPI ranks that the run is over: {e}");
             }
