@@ -114,3 +114,6 @@ mod trust_reports;
 mod trust_series;
 mod trust_studies;
 mod verify;
+mod viewer_browser;
+mod viewer_fixture;
+mod viewer_safety;

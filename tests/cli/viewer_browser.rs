@@ -1,0 +1,267 @@
+//! The viewer (`iomatrix serve`, issue 53) in a real browser: headless Chromium driven through
+//! Debian's chromedriver by Selenium (tests/viewer/drive.py), over a database made by real runs of
+//! every suite (viewer_fixture.rs). Each step reads a page's `pre` and the command line in its
+//! `code#cli`, runs that command and checks that the page shows exactly what it prints, takes a
+//! screenshot (target/viewer-shots/, and docs/viewer/ with IOMATRIX_SHOTS=docs, for
+//! docs/viewer.md) and fails on any error in the browser's console (drive.py).
+
+use crate::helpers::{bounded_child, png_colours, skip, Mount, Sandbox};
+use crate::viewer_fixture::{assert_same_text, run_cli_line, Fixture, Serve};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const PYTHON: &str = "/usr/bin/python3";
+
+/// Can Selenium drive Chromium here? (Debian's chromium, chromium-driver and python3-selenium.)
+fn browser_ready() -> bool {
+    let missing: Vec<&str> = [("/usr/bin/chromedriver", "chromium-driver"), ("/usr/bin/chromium", "chromium")]
+        .into_iter()
+        .filter(|(path, _)| !Path::new(path).exists())
+        .map(|(_, package)| package)
+        .collect();
+    let selenium = Command::new(PYTHON).args(["-c", "import selenium"]).output().is_ok_and(|o| o.status.success());
+    if missing.is_empty() && selenium {
+        return true;
+    }
+    skip(format!(
+        "the viewer's browser tests need Debian's chromium, chromium-driver and python3-selenium \
+         (missing: {missing:?}, selenium importable by {PYTHON}: {selenium})"
+    ));
+    false
+}
+
+/// Runs `steps` in one browser session (drive.py) and returns each step's result; fails the
+/// test with the driver's error and the console when a step failed or the console had an error.
+fn drive(steps: &[Value]) -> Vec<Value> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/viewer/drive.py");
+    let mut cmd = Command::new(PYTHON);
+    cmd.arg(script).arg(json!({ "steps": steps, "limit": 200 }).to_string());
+    // drive.py kills its browser past 200 s; this is the bound on drive.py itself.
+    let out = bounded_child(cmd, Duration::from_secs(240));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "drive.py printed no JSON ({e}):\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert!(
+        report["ok"] == true && out.status.success(),
+        "the browser failed: {}\nconsole: {}\nresults so far: {}",
+        report["error"],
+        report["console"],
+        report["results"]
+    );
+    eprintln!("browser: {} steps in {} s", steps.len(), report["seconds"]);
+    report["results"].as_array().unwrap().clone()
+}
+
+/// Where the tests' screenshots go: target/viewer-shots/NAME.png.
+fn shot(name: &str) -> String {
+    // The binary is target/debug/iomatrix: its folder's parent is the target folder.
+    let target = Path::new(env!("CARGO_BIN_EXE_iomatrix")).parent().unwrap().parent().unwrap();
+    target.join("viewer-shots").join(format!("{name}.png")).to_str().unwrap().to_string()
+}
+
+/// A screenshot the browser took shows a page (its size, more than a few colours: not blank),
+/// and is copied to docs/viewer/ when IOMATRIX_SHOTS=docs.
+fn check_shot(name: &str) {
+    let path = PathBuf::from(shot(name));
+    let ((width, height), colours) = png_colours(&path);
+    eprintln!("{}: {width}x{height}, {} colours", path.display(), colours.len());
+    assert!(width >= 1000 && height >= 600, "{}: {width}x{height}", path.display());
+    assert!(colours.len() >= 8, "{} looks blank: {} colours", path.display(), colours.len());
+    if std::env::var("IOMATRIX_SHOTS").as_deref() == Ok("docs") {
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/viewer");
+        std::fs::create_dir_all(&docs).unwrap();
+        std::fs::copy(&path, docs.join(format!("{name}.png"))).unwrap();
+    }
+}
+
+/// The page's `pre` (result `pre_at`) against the command its `code#cli` (result `cli_at`) names.
+fn check_against_cli(what: &str, results: &[Value], pre_at: usize, cli_at: usize) -> String {
+    let line = results[cli_at].as_str().unwrap_or_else(|| panic!("{what}: no code#cli text"));
+    let page = results[pre_at].as_str().unwrap_or_else(|| panic!("{what}: no pre text"));
+    assert_same_text(what, page, &run_cli_line(line));
+    line.to_string()
+}
+
+/// The ids of the fixture's runs, in the order they were stored (`runs --json`).
+fn fixture_ids(db: &Path) -> Vec<i64> {
+    let sb_cmd =
+        Command::new(env!("CARGO_BIN_EXE_iomatrix")).arg("--db").arg(db).args(["runs", "--json"]).output().unwrap();
+    let runs: Value = serde_json::from_slice(&sb_cmd.stdout).expect("runs --json is JSON");
+    runs["runs"].as_array().unwrap().iter().map(|r| r["id"].as_i64().unwrap()).collect()
+}
+
+#[test]
+fn the_runs_page_shows_what_runs_prints_and_filters_as_it_does() {
+    if !browser_ready() {
+        return;
+    }
+    let Some(fixture) = Fixture::get() else { return };
+    let Some(serve) = Serve::start(&fixture.db(), &[]) else { return };
+    let ids = fixture_ids(&fixture.db());
+    let results = drive(&[
+        json!({"open": serve.page("/runs")}),
+        json!({"text": "pre#runs"}),
+        json!({"text": "code#cli"}),
+        json!({"count": "table#runs tr.run"}),
+        json!({"screenshot": shot("runs")}),
+        json!({"fill": {"form": "form#filter", "fields": {"suite": "iozone", "label": "sys=a"}}}),
+        json!({"click": "button#apply", "navigates": true}),
+        json!({"text": "pre#runs"}),
+        json!({"text": "code#cli"}),
+        json!({"count": "table#runs tr.run"}),
+        json!({"screenshot": shot("runs-filtered")}),
+    ]);
+    check_against_cli("the runs page", &results, 1, 2);
+    assert_eq!(results[3], ids.len(), "a row per stored run: {ids:?}");
+    check_shot("runs");
+    let filtered_url = results[6].as_str().unwrap();
+    assert!(filtered_url.contains("suite=iozone") && filtered_url.contains("label=sys%3Da"), "{filtered_url}");
+    let line = check_against_cli("the filtered runs page", &results, 7, 8);
+    assert!(line.contains("--suite iozone") && line.contains("sys=a"), "the filter's command line: {line}");
+    assert_eq!(results[9], 2, "two iozone runs are labelled sys=a: {}", results[7]);
+    check_shot("runs-filtered");
+}
+
+#[test]
+fn three_runs_picked_on_the_runs_page_open_their_compare() {
+    if !browser_ready() {
+        return;
+    }
+    let Some(fixture) = Fixture::get() else { return };
+    let Some(serve) = Serve::start(&fixture.db(), &[]) else { return };
+    // The fixture's second to fourth runs: IOzone's one plan, labelled sys=a, b and c.
+    let ids = fixture_ids(&fixture.db());
+    let (a, b, c) = (ids[1], ids[2], ids[3]);
+    let pick = |id: i64| json!({"check": format!("form#pick input.pick[name=side][value=\"{id}\"]")});
+    let results = drive(&[
+        json!({"open": serve.page("/runs?suite=iozone")}),
+        pick(a),
+        pick(b),
+        pick(c),
+        json!({"check": format!("form#pick input[name=baseline][value=\"{a}\"]")}),
+        json!({"click": "button#compare-picked", "navigates": true}),
+        json!({"text": "pre#compare"}),
+        json!({"text": "code#cli"}),
+        json!({"svg_text_overlaps": "svg"}),
+        json!({"screenshot": shot("compare")}),
+    ]);
+    let url = results[5].as_str().unwrap();
+    for part in [format!("side={a}"), format!("side={b}"), format!("side={c}"), format!("baseline={a}")] {
+        assert!(url.contains(&part), "the compare page's address {url} lacks {part}");
+    }
+    let line = check_against_cli("the compare page", &results, 6, 7);
+    // A side may be written #ID (compare's way to tell a run id from a position).
+    let plain = line.replace('#', "");
+    assert!(plain.contains(&format!("compare {a} {b} {c}")) && plain.contains(&format!("--baseline {a}")), "{line}");
+    let overlaps = &results[8];
+    eprintln!("compare's charts: {overlaps}");
+    assert_eq!(overlaps["overlaps"], json!([]), "labels overlap in compare's charts: {overlaps}");
+    check_shot("compare");
+}
+
+#[test]
+fn a_runs_page_and_its_history_show_what_show_and_history_print() {
+    if !browser_ready() {
+        return;
+    }
+    let Some(fixture) = Fixture::get() else { return };
+    let Some(serve) = Serve::start(&fixture.db(), &[]) else { return };
+    // The first IOzone run: its plan has four runs (sys=a twice, b, c).
+    let run = fixture_ids(&fixture.db())[0];
+    let results = drive(&[
+        json!({"open": serve.page(&format!("/run/{run}"))}),
+        json!({"text": "pre#show"}),
+        json!({"text": "code#cli"}),
+        json!({"count": "a.download"}),
+        json!({"screenshot": shot("run")}),
+        json!({"click": "a#history-link", "navigates": true}),
+        json!({"text": "pre#history"}),
+        json!({"text": "code#cli"}),
+        json!({"svg_text_overlaps": "svg#history-chart"}),
+        json!({"screenshot": shot("history")}),
+    ]);
+    let line = check_against_cli("the run's page", &results, 1, 2);
+    assert!(line.contains(&format!("show {run}")), "{line}");
+    assert!(results[3].as_u64().unwrap() >= 4, "downloads: HTML, XLSX, CSV and JSON: {}", results[3]);
+    check_shot("run");
+    assert!(results[5].as_str().unwrap().contains(&format!("/history/{run}")), "{}", results[5]);
+    let line = check_against_cli("the history page", &results, 6, 7);
+    assert!(line.contains(&format!("history {run}")), "{line}");
+    let chart = &results[8];
+    assert_eq!(chart["charts"], 1, "one svg#history-chart: {chart}");
+    assert!(chart["boxes"].as_u64().unwrap() > 0, "the history chart has no text: {chart}");
+    assert_eq!(chart["overlaps"], json!([]), "labels overlap in the history chart: {chart}");
+    check_shot("history");
+}
+
+/// The live run's block sizes: one cell each, "8k" no substring of the others.
+const LIVE_SIZES: [&str; 3] = ["8k", "16k", "64k"];
+
+#[test]
+fn a_live_run_is_watched_in_the_browser_to_its_end() {
+    if !browser_ready() {
+        return;
+    }
+    let Some(fixture) = Fixture::get() else { return };
+    // A copy: the run writes to it while the other tests read the shared database.
+    let sb = Sandbox::new();
+    let db = fixture.copy_into(sb.dir.path());
+    let Some(serve) = Serve::start(&db, &[]) else { return };
+    let mount = Mount::try_virtual_fs("tmpfs", "size=16m").ok();
+    let target = mount.as_ref().map_or_else(|| sb.target(), |m| m.point.clone());
+    let before = fixture_ids(&db);
+    // Three cells of 2 s: about 6 s, long enough for the browser to start and see it running.
+    let mut run = crate::helpers::Running(
+        sb.cmd()
+            .env("IOMATRIX_DB", &db)
+            .args(["run", "access", "--target", target.to_str().unwrap(), "--bs", &LIVE_SIZES.join(",")])
+            .args(["--read", "100", "--random", "100", "--qd", "1", "--file-size", "1m", "--duration", "2s"])
+            .args(["--label", "sys=live"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let begun = Instant::now();
+    let id = loop {
+        if let Some(id) = fixture_ids(&db).into_iter().find(|id| !before.contains(id)) {
+            break id;
+        }
+        assert!(run.0.try_wait().unwrap().is_none(), "the live run ended before it was stored");
+        assert!(begun.elapsed() < Duration::from_secs(30), "the live run was not stored within 30 s");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let results = drive(&[
+        json!({"open": serve.page(&format!("/live/{id}"))}),
+        json!({"text": "#live-state"}),
+        json!({"screenshot": shot("live-running")}),
+        json!({"wait_text": {"css": "#live-state", "text": "complete", "timeout": 90}}),
+        json!({"text": "pre#live-cells"}),
+        json!({"text": "code#cli"}),
+        json!({"text": "#live-line"}),
+        json!({"screenshot": shot("live-complete")}),
+    ]);
+    let seen = begun.elapsed();
+    let status = crate::helpers::wait_for_exit(&mut run);
+    assert!(status.success(), "the live run: {status:?}");
+    eprintln!("live: first state {:?}, complete seen {:.1} s after the run was stored", results[1], seen.as_secs_f64());
+    assert_eq!(results[1].as_str().map(str::trim), Some("running"), "the page opened while the run ran");
+    check_shot("live-running");
+    let cells = results[4].as_str().unwrap();
+    for size in LIVE_SIZES {
+        assert!(cells.contains(size), "pre#live-cells lacks the {size} cell:\n{cells}");
+    }
+    // The page's cells are those `watch ID --once` prints (its code#cli) now that the run ended.
+    let line = results[5].as_str().unwrap();
+    assert!(line.contains(&format!("watch {id}")), "{line}");
+    let watched = run_cli_line(line);
+    assert!(watched.contains(cells.trim_matches('\n')), "pre#live-cells is not in `{line}`:\n{cells}\n---\n{watched}");
+    check_shot("live-complete");
+    drop(serve);
+    drop(mount);
+}
