@@ -6,7 +6,7 @@
 //! docs/viewer.md) and fails on any error in the browser's console (drive.py).
 
 use crate::helpers::{bounded_child, png_colours, skip, Mount, Sandbox};
-use crate::viewer_fixture::{assert_same_text, run_cli_line, Fixture, Serve};
+use crate::viewer_fixture::{assert_same_text, run_cli_line, Fixture, Serve, SYSTEMS};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -118,7 +118,15 @@ fn the_runs_page_shows_what_runs_prints_and_filters_as_it_does() {
         json!({"screenshot": shot("runs-filtered")}),
     ]);
     check_against_cli("the runs page", &results, 1, 2);
-    assert_eq!(results[3], ids.len(), "a row per stored run: {ids:?}");
+    // A row per run the text lists (the first page of them, if the page is shorter than the list).
+    let listed = results[1]
+        .as_str()
+        .unwrap()
+        .lines()
+        .filter(|l| l.split_whitespace().next().is_some_and(|w| w.parse::<i64>().is_ok()))
+        .count();
+    assert_eq!(results[3], listed, "a row per run listed: {}", results[1]);
+    assert!(listed >= ids.len().min(20), "{listed} of {} runs on the first page", ids.len());
     check_shot("runs");
     let filtered_url = results[6].as_str().unwrap();
     assert!(filtered_url.contains("suite=iozone") && filtered_url.contains("label=sys%3Da"), "{filtered_url}");
@@ -163,6 +171,31 @@ fn three_runs_picked_on_the_runs_page_open_their_compare() {
     eprintln!("compare's charts: {overlaps}");
     assert_eq!(overlaps["overlaps"], json!([]), "labels overlap in compare's charts: {overlaps}");
     check_shot("compare");
+}
+
+#[test]
+fn a_compare_of_sixteen_systems_keeps_every_label_apart() {
+    if !browser_ready() {
+        return;
+    }
+    let Some(fixture) = Fixture::get() else { return };
+    let Some(serve) = Serve::start(&fixture.db(), &[]) else { return };
+    let ids = fixture_ids(&fixture.db());
+    let systems = &ids[ids.len() - SYSTEMS..];
+    let sides: Vec<String> = systems.iter().map(|id| format!("side={id}")).collect();
+    let results = drive(&[
+        json!({"open": serve.page(&format!("/compare?{}&baseline={}", sides.join("&"), systems[0]))}),
+        json!({"text": "pre#compare"}),
+        json!({"text": "code#cli"}),
+        json!({"svg_text_overlaps": "svg"}),
+        json!({"screenshot": shot("compare-16")}),
+    ]);
+    check_against_cli("the compare of 16 systems", &results, 1, 2);
+    let charts = &results[3];
+    eprintln!("16 systems' charts: {charts}");
+    assert!(charts["charts"].as_u64().unwrap() >= 1, "the compare of 16 systems has no chart: {charts}");
+    assert_eq!(charts["overlaps"], json!([]), "labels overlap in the 16 systems' charts: {charts}");
+    check_shot("compare-16");
 }
 
 #[test]

@@ -35,6 +35,12 @@ const FIXTURE_RUNS: [(&str, &str); 11] = [
     ("fio import", "import FIO --label sys=fio"),
 ];
 
+/// After [`FIXTURE_RUNS`]: one tiny IOzone run per system of a 16-system compare, each labelled
+/// with a long name (the compare page's charts must keep 16 such labels apart).
+pub const SYSTEMS: usize = 16;
+const SYSTEM_RUN: &str =
+    "run iozone --target MNT --files 64k --records 4k --tests write,read --label sys=storage-system-";
+
 /// The shared database: made once per test binary, never written after (tests that run more
 /// copy it first: [`Fixture::copy_into`]).
 pub struct Fixture {
@@ -81,7 +87,10 @@ impl Fixture {
         std::fs::write(tree.join("a/b/two"), vec![9u8; 70_000]).unwrap();
         let fio = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/import/tests/data/fio-3.33-randrw-libaio.json");
         let begun = Instant::now();
-        for (what, line) in FIXTURE_RUNS {
+        let systems: Vec<(String, String)> =
+            (1..=SYSTEMS).map(|n| (format!("system {n}"), format!("{SYSTEM_RUN}{n:02}"))).collect();
+        let every = FIXTURE_RUNS.iter().map(|(w, l)| ((*w).to_string(), (*l).to_string())).chain(systems);
+        for (what, line) in every {
             let filled = line
                 .replace("MNT", mnt.to_str().unwrap())
                 .replace("TREE", tree.to_str().unwrap())
@@ -96,7 +105,7 @@ impl Fixture {
         }
         eprintln!(
             "the viewer's fixture database: {} runs in {:.1} s",
-            FIXTURE_RUNS.len(),
+            FIXTURE_RUNS.len() + SYSTEMS,
             begun.elapsed().as_secs_f64()
         );
         drop(mount);
