@@ -18,7 +18,11 @@ pub fn run(ranks: &Ranks) -> anyhow::Result<ExitCode> {
 }
 
 fn dispatch(ranks: &Ranks) -> anyhow::Result<ExitCode> {
-    let cli = Cli::parse();
+    dispatch_cli(Cli::parse(), ranks)
+}
+
+/// Runs the command `cli` names (`iomatrix serve` runs its pages' read-only commands so).
+pub fn dispatch_cli(cli: Cli, ranks: &Ranks) -> anyhow::Result<ExitCode> {
     // Commands that never open the results database need no path for it.
     let db = || crate::db_path::resolve(cli.db.as_deref());
     match cli.command {
@@ -41,6 +45,7 @@ fn dispatch(ranks: &Ranks) -> anyhow::Result<ExitCode> {
         Command::Study(args) => commands::study::run(args, &db()?),
         Command::Rerun(args) => commands::rerun::run(args, &db()?),
         Command::Runs { json } => commands::runs::run(&db()?, json),
+        Command::Serve(args) => commands::serve::run(args, &db()?),
         Command::Show { run, json, series } => commands::show::run(&db()?, run, json, series),
     }
 }

@@ -12,6 +12,7 @@ use crate::commands::personalities::PersonalitiesArgs;
 use crate::commands::report::ReportArgs;
 use crate::commands::rerun::RerunArgs;
 use crate::commands::scan::ScanArgs;
+use crate::commands::serve::ServeArgs;
 use crate::commands::study::StudyArgs;
 use crate::commands::sweep::SweepArgs;
 use crate::suites::{FrontCommand, RunCommand};
@@ -111,6 +112,10 @@ pub enum Command {
     /// (a consistent copy, safe while runs write), `merge OTHER...` (other machines' runs, once
     /// each); docs/database.md
     Db(DbArgs),
+    /// The results database in a browser, read only: runs (filtered, picked), a run with its
+    /// charts, compare of N runs, a figure's history, a running run live; each page shows the
+    /// command that prints the same in a terminal (docs/viewer.md)
+    Serve(ServeArgs),
     /// Print one stored run again
     Show {
         /// The run's id (see `iomatrix runs`)

@@ -16,6 +16,7 @@ pub mod rerun;
 pub mod runs;
 pub mod scan;
 mod select;
+pub mod serve;
 pub mod show;
 pub mod study;
 pub mod sweep;

@@ -68,18 +68,39 @@ pub struct ReportArgs {
 const FORMATS: &str = ".html, .xlsx, .csv, .md or .json";
 
 pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
+    let kind = kind_of(&args)?;
+    // Judged before the report is made, and again as it is put in place.
+    let output =
+        iomatrix_guard::Output { path: &args.output, flag: "-o", kind: &kind, force: args.force, database: Some(db) }
+            .check()?;
+    // The command as typed, without the binary's folder.
+    let made_by = std::iter::once("iomatrix".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" ");
+    let (bytes, groups, runs) = render(&args, &kind, db, made_by)?;
+    output.write(&bytes)?;
+    eprintln!("iomatrix: wrote {} ({groups} group(s), {runs} run(s))", args.output.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The report's format, from `-o`'s extension.
+pub fn kind_of(args: &ReportArgs) -> Result<ReportKind, UsageError> {
     let format = args.output.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
     let Some(kind) = ReportKind::of_extension(&format) else {
         return Err(UsageError::new(format!(
             "-o {}: the format comes from the extension; end the name with {FORMATS}",
             args.output.display()
-        ))
-        .into());
+        )));
     };
-    // Judged before the report is made, and again as it is put in place.
-    let output =
-        iomatrix_guard::Output { path: &args.output, flag: "-o", kind: &kind, force: args.force, database: Some(db) }
-            .check()?;
+    Ok(kind)
+}
+
+/// The report's bytes in `kind`'s format, saying it was made by `made_by` (`iomatrix serve`
+/// gives the command its page shows), with how many groups and runs it holds. Nothing is written.
+pub fn render(
+    args: &ReportArgs,
+    kind: &ReportKind,
+    db: &Path,
+    made_by: String,
+) -> anyhow::Result<(Vec<u8>, usize, usize)> {
     let region = Region {
         files: super::compare::range("--files", args.files.as_deref())?,
         records: super::compare::range("--records", args.records.as_deref())?,
@@ -131,8 +152,7 @@ pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
         );
     }
     let report = Report {
-        // The command as typed, without the binary's folder.
-        made_by: std::iter::once("iomatrix".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" "),
+        made_by,
         made_at: iomatrix_store::format_utc(
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64),
         ),
@@ -148,14 +168,7 @@ pub fn run(args: ReportArgs, db: &Path) -> anyhow::Result<ExitCode> {
         ReportKind::Json => serde_json::to_vec_pretty(&json::render(&report))?,
         ReportKind::Xlsx => workbook(&report).context("cannot build the workbook")?,
     };
-    output.write(&bytes)?;
-    eprintln!(
-        "iomatrix: wrote {} ({} group(s), {} run(s))",
-        args.output.display(),
-        report.groups.len(),
-        report.groups.iter().map(|g| g.runs.len()).sum::<usize>()
-    );
-    Ok(ExitCode::SUCCESS)
+    Ok((bytes, report.groups.len(), report.groups.iter().map(|g| g.runs.len()).sum::<usize>()))
 }
 
 /// A group is repeats of one setup: runs of different suites in one

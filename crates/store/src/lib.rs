@@ -595,6 +595,13 @@ impl Store {
         Store::open_with(path, true)
     }
 
+    /// From now on, this process opens every database for reading only, whatever it may write:
+    /// SQLite itself then refuses any write (`SQLITE_OPEN_READ_ONLY`, `query_only`), no schema is
+    /// brought up to date and no run is marked. `iomatrix serve` says so before it reads anything.
+    pub fn read_only_from_now() {
+        READ_ONLY_PROCESS.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
     fn open_with(path: &Path, for_writing: bool) -> Result<Store> {
         if path.exists() && !path.is_file() {
             return Err(StoreError::Other(
@@ -609,7 +616,12 @@ impl Store {
                 path.to_path_buf(),
             ));
         }
-        match open::access_of(path) {
+        let access = if READ_ONLY_PROCESS.load(std::sync::atomic::Ordering::SeqCst) {
+            open::Access::ReadOnly("this process only reads it (iomatrix serve)".into())
+        } else {
+            open::access_of(path)
+        };
+        match access {
             open::Access::ReadOnly(why) if for_writing => Err(StoreError::read_only(
                 path,
                 format!("{why}: iomatrix reads it but stores nothing in it; give a writable database with --db PATH"),
@@ -1312,6 +1324,9 @@ fn metrics_with_cause(c: &CellRow) -> std::borrow::Cow<'_, serde_json::Value> {
     metrics.insert(DISTURBED_KEY.into(), serde_json::json!({ "cause": cause }));
     std::borrow::Cow::Owned(serde_json::Value::Object(metrics))
 }
+
+/// Set by [`Store::read_only_from_now`].
+static READ_ONLY_PROCESS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 const SUMMARY_SELECT: &str = "SELECT r.id, r.suite, r.status, r.started_at_ms, r.ended_at_ms, r.host, r.command_line,
         (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.id), r.total_cells, r.error, r.iomatrix_version, r.pid,

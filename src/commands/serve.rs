@@ -1,0 +1,185 @@
+//! `iomatrix serve`: the results database in a browser (crates/viewer). Every page's text is
+//! what a read-only command prints in a terminal: the command is parsed from the words the page
+//! shows and run by the same code, its output captured ([`crate::out::captured`]). The database is
+//! opened for reading only, by every command of this process ([`Store::read_only_from_now`]).
+
+use crate::cli::{Cli, Command};
+use clap::{Args, Parser};
+use iomatrix_core::UsageError;
+use iomatrix_store::Store;
+use iomatrix_viewer::{Answer, Answers, Config, Snapshot};
+use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// `iomatrix serve`.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// The port on 127.0.0.1 [default: a free one, printed]
+    #[arg(long, value_name = "PORT", conflicts_with = "listen")]
+    pub port: Option<u16>,
+
+    /// Listen on ADDR (IP:PORT, or an IP and a free port) so that other hosts may read: every
+    /// request must then carry the token the viewer prints once (or --token-file's)
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+
+    /// With --listen: the token, read from the first line of this file (16 to 256 letters,
+    /// digits, '-' or '_'), instead of one made and printed
+    #[arg(long, value_name = "FILE", requires = "listen")]
+    pub token_file: Option<PathBuf>,
+}
+
+pub fn run(args: ServeArgs, db: &Path) -> anyhow::Result<ExitCode> {
+    let address = address(&args)?;
+    let token = match (&args.listen, &args.token_file) {
+        (None, _) => None,
+        (Some(_), Some(file)) => Some(token_from(file)?),
+        (Some(_), None) => Some(fresh_token()?),
+    };
+    Store::read_only_from_now();
+    if !db.is_file() {
+        return Err(UsageError::new(format!(
+            "no results database at {}: run a suite first (`iomatrix run iozone`), or give one with --db PATH",
+            db.display()
+        ))
+        .into());
+    }
+    // Read once before serving: a file that is no database is said now, not on the first page.
+    Store::open(db)?.load_run_summary(1)?;
+    let stop = crate::harness::signals::run_flag()?;
+    let answers = Arc::new(ServeAnswers { db: db.to_path_buf() });
+    iomatrix_viewer::serve(Config { address, token, stop }, answers, |listening| {
+        let _ = writeln!(std::io::stdout(), "iomatrix serve: {}", listening.url);
+        let _ = std::io::stdout().flush();
+        eprintln!("iomatrix: serving {} for reading only (it is never written); Ctrl-C stops", db.display());
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn address(args: &ServeArgs) -> Result<SocketAddr, UsageError> {
+    let Some(listen) = &args.listen else {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), args.port.unwrap_or(0)));
+    };
+    if let Ok(ip) = listen.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, 0));
+    }
+    listen.parse::<SocketAddr>().map_err(|_| {
+        UsageError::new(format!(
+            "--listen {listen}: give an IP address with or without a port, such as 0.0.0.0:8080, 192.0.2.7 or \
+             [::]:8080"
+        ))
+    })
+}
+
+/// The first line of `file`, read bounded.
+fn token_from(file: &Path) -> anyhow::Result<String> {
+    const TOKEN_FILE: iomatrix_guard::read::Input = iomatrix_guard::read::Input {
+        what: "token file",
+        max_bytes: 4096,
+        max_line: Some(4096),
+        bound: "bound of a token file",
+        raise: None,
+        stream: None,
+    };
+    let text = iomatrix_guard::read::read_text(file, &TOKEN_FILE)
+        .map_err(|e| UsageError::new(format!("--token-file {}: {e}", file.display())))?;
+    let token = text.lines().next().unwrap_or_default().trim().to_string();
+    let fine =
+        (16..=256).contains(&token.len()) && token.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if !fine {
+        return Err(UsageError::new(format!(
+            "--token-file {}: its first line must be 16 to 256 letters, digits, '-' or '_'",
+            file.display()
+        ))
+        .into());
+    }
+    Ok(token)
+}
+
+/// 32 random bytes from the kernel, in hex.
+fn fresh_token() -> anyhow::Result<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| anyhow::anyhow!("cannot make a token (/dev/urandom: {e}); give one with --token-file"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The read-only commands, run as the terminal runs them.
+struct ServeAnswers {
+    db: PathBuf,
+}
+
+impl ServeAnswers {
+    fn argv(&self, args: &[String]) -> Vec<String> {
+        let mut argv = vec!["iomatrix".to_string(), "--db".to_string(), self.db.display().to_string()];
+        argv.extend(args.iter().cloned());
+        argv
+    }
+}
+
+/// A command refused or failed, as an answer.
+fn failed(err: &anyhow::Error, stdout: String) -> Answer {
+    Answer { stdout, error: Some(format!("{err:#}")), exit: crate::exit::code_for(err) }
+}
+
+/// Only commands that read: a page can never start a run, import or touch a file.
+fn reads_only(command: &Command) -> bool {
+    matches!(command, Command::Runs { .. } | Command::Show { .. } | Command::Compare(_) | Command::Sweep(_))
+}
+
+impl Answers for ServeAnswers {
+    fn command(&self, args: &[String]) -> Answer {
+        let cli = match Cli::try_parse_from(self.argv(args)) {
+            Ok(cli) => cli,
+            Err(e) => return Answer { stdout: String::new(), error: Some(e.to_string()), exit: 2 },
+        };
+        if !reads_only(&cli.command) {
+            let err = anyhow::Error::from(UsageError::new("the viewer runs only commands that read the database"));
+            return failed(&err, String::new());
+        }
+        let (result, stdout) = crate::out::captured(|| crate::app::dispatch_cli(cli, &crate::harness::Ranks::alone()));
+        match result {
+            Ok(code) if code == ExitCode::SUCCESS => Answer::printed(stdout),
+            Ok(_) => Answer { stdout, error: None, exit: 1 },
+            Err(err) => failed(&err, stdout),
+        }
+    }
+
+    fn report(&self, args: &[String], extension: &str) -> Result<Vec<u8>, Answer> {
+        let mut words = vec!["report".to_string()];
+        words.extend(args.iter().cloned());
+        words.extend(["-o".to_string(), format!("report.{extension}")]);
+        let argv = self.argv(&words);
+        let cli = Cli::try_parse_from(&argv).map_err(|e| Answer {
+            stdout: String::new(),
+            error: Some(e.to_string()),
+            exit: 2,
+        })?;
+        let Command::Report(report) = cli.command else {
+            return Err(failed(&anyhow::anyhow!("not a report"), String::new()));
+        };
+        // The report names the command that writes it in a terminal; nothing is written here.
+        let made_by = argv.iter().map(|w| shell_words::quote(w).into_owned()).collect::<Vec<_>>().join(" ");
+        let made = super::report::kind_of(&report)
+            .map_err(anyhow::Error::from)
+            .and_then(|kind| super::report::render(&report, &kind, &self.db, made_by));
+        made.map(|(bytes, _, _)| bytes).map_err(|err| failed(&err, String::new()))
+    }
+
+    fn chart(&self, _args: &[String]) -> Option<String> {
+        None
+    }
+
+    fn live(&self, _run: i64) -> Result<Snapshot, Answer> {
+        Err(Answer { stdout: String::new(), error: Some("not built yet".into()), exit: 1 })
+    }
+
+    fn db_path(&self) -> &Path {
+        &self.db
+    }
+}
