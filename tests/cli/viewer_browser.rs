@@ -164,9 +164,17 @@ fn three_runs_picked_on_the_runs_page_open_their_compare() {
         assert!(url.contains(&part), "the compare page's address {url} lacks {part}");
     }
     let line = check_against_cli("the compare page", &results, 6, 7);
-    // A side may be written #ID (compare's way to tell a run id from a position).
-    let plain = line.replace('#', "");
-    assert!(plain.contains(&format!("compare {a} {b} {c}")) && plain.contains(&format!("--baseline {a}")), "{line}");
+    // The three sides in any order, the baseline named; a side may be written #ID (compare's way
+    // to tell a run id from a position).
+    let words: Vec<String> = line.replace('#', "").split_whitespace().map(str::to_string).collect();
+    let compare = words.iter().position(|w| w == "compare").unwrap_or_else(|| panic!("no compare in {line}"));
+    let baseline = words.iter().position(|w| w == "--baseline").unwrap_or_else(|| panic!("no --baseline in {line}"));
+    let mut sides: Vec<&str> = words[compare + 1..baseline].iter().map(String::as_str).collect();
+    sides.sort_unstable();
+    let mut picked = [a.to_string(), b.to_string(), c.to_string()];
+    picked.sort_unstable();
+    assert_eq!(sides, picked, "the sides of {line}");
+    assert_eq!(words[baseline + 1], a.to_string(), "the baseline of {line}");
     let overlaps = &results[8];
     eprintln!("compare's charts: {overlaps}");
     assert_eq!(overlaps["overlaps"], json!([]), "labels overlap in compare's charts: {overlaps}");
@@ -236,6 +244,42 @@ fn a_runs_page_and_its_history_show_what_show_and_history_print() {
 /// The live run's block sizes: one cell each, "8k" no substring of the others.
 const LIVE_SIZES: [&str; 3] = ["8k", "16k", "64k"];
 
+/// Starts a timed access run of three 2 s cells (about 6 s) writing to `db`, and waits (at most
+/// 30 s) until the run is stored: the run and its id.
+fn start_live_run(sb: &Sandbox, db: &Path, target: &Path) -> (crate::helpers::Running, i64) {
+    let before = fixture_ids(db);
+    let mut run = crate::helpers::Running(
+        sb.cmd()
+            .env("IOMATRIX_DB", db)
+            .args(["run", "access", "--target", target.to_str().unwrap(), "--bs", &LIVE_SIZES.join(",")])
+            .args(["--read", "100", "--random", "100", "--qd", "1", "--file-size", "1m", "--duration", "2s"])
+            .args(["--label", "sys=live"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let begun = Instant::now();
+    loop {
+        if let Some(id) = fixture_ids(db).into_iter().find(|id| !before.contains(id)) {
+            return (run, id);
+        }
+        assert!(run.0.try_wait().unwrap().is_none(), "the live run ended before it was stored");
+        assert!(begun.elapsed() < Duration::from_secs(30), "the live run was not stored within 30 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits until `path` exists, at most `limit`, while `driver` (the browser's thread) still runs:
+/// a driver that ended early is joined, so its failure is the test's.
+fn wait_for_browser(path: &Path, driver: &std::thread::JoinHandle<Vec<Value>>, limit: Duration) {
+    let begun = Instant::now();
+    while !path.exists() {
+        assert!(!driver.is_finished(), "the browser ended before it was ready");
+        assert!(begun.elapsed() < limit, "the browser was not ready within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn a_live_run_is_watched_in_the_browser_to_its_end() {
     if !browser_ready() {
@@ -248,29 +292,13 @@ fn a_live_run_is_watched_in_the_browser_to_its_end() {
     let Some(serve) = Serve::start(&db, &[]) else { return };
     let mount = Mount::try_virtual_fs("tmpfs", "size=16m").ok();
     let target = mount.as_ref().map_or_else(|| sb.target(), |m| m.point.clone());
-    let before = fixture_ids(&db);
-    // Three cells of 2 s: about 6 s, long enough for the browser to start and see it running.
-    let mut run = crate::helpers::Running(
-        sb.cmd()
-            .env("IOMATRIX_DB", &db)
-            .args(["run", "access", "--target", target.to_str().unwrap(), "--bs", &LIVE_SIZES.join(",")])
-            .args(["--read", "100", "--random", "100", "--qd", "1", "--file-size", "1m", "--duration", "2s"])
-            .args(["--label", "sys=live"])
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let begun = Instant::now();
-    let id = loop {
-        if let Some(id) = fixture_ids(&db).into_iter().find(|id| !before.contains(id)) {
-            break id;
-        }
-        assert!(run.0.try_wait().unwrap().is_none(), "the live run ended before it was stored");
-        assert!(begun.elapsed() < Duration::from_secs(30), "the live run was not stored within 30 s");
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let results = drive(&[
-        json!({"open": serve.page(&format!("/live/{id}"))}),
+    // The browser starts first (seconds on a loaded machine), then the run: the page must open
+    // while the run runs. The browser says it is up in `ready`; the test writes the page's
+    // address into `go` once the run is stored.
+    let (ready, go) = (sb.dir.path().join("browser-ready"), sb.dir.path().join("browser-go"));
+    let steps = vec![
+        json!({"touch": ready}),
+        json!({"open_when_written": {"path": go, "timeout": 120}}),
         json!({"text": "#live-state"}),
         json!({"screenshot": shot("live-running")}),
         json!({"wait_text": {"css": "#live-state", "text": "complete", "timeout": 90}}),
@@ -278,19 +306,30 @@ fn a_live_run_is_watched_in_the_browser_to_its_end() {
         json!({"text": "code#cli"}),
         json!({"text": "#live-line"}),
         json!({"screenshot": shot("live-complete")}),
-    ]);
-    let seen = begun.elapsed();
+    ];
+    let driver = std::thread::spawn(move || drive(&steps));
+    wait_for_browser(&ready, &driver, Duration::from_secs(120));
+    let (mut run, id) = start_live_run(&sb, &db, &target);
+    let begun = Instant::now();
+    let written = sb.dir.path().join("browser-go.new");
+    std::fs::write(&written, serve.page(&format!("/live/{id}"))).unwrap();
+    std::fs::rename(&written, &go).unwrap();
+    let results = driver.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
     let status = crate::helpers::wait_for_exit(&mut run);
     assert!(status.success(), "the live run: {status:?}");
-    eprintln!("live: first state {:?}, complete seen {:.1} s after the run was stored", results[1], seen.as_secs_f64());
-    assert_eq!(results[1].as_str().map(str::trim), Some("running"), "the page opened while the run ran");
+    eprintln!(
+        "live: first state {:?}, complete seen {:.1} s after the page's address",
+        results[2],
+        begun.elapsed().as_secs_f64()
+    );
+    assert_eq!(results[2].as_str().map(str::trim), Some("running"), "the page opened while the run ran");
     check_shot("live-running");
-    let cells = results[4].as_str().unwrap();
+    let cells = results[5].as_str().unwrap();
     for size in LIVE_SIZES {
         assert!(cells.contains(size), "pre#live-cells lacks the {size} cell:\n{cells}");
     }
     // The page's cells are those `watch ID --once` prints (its code#cli) now that the run ended.
-    let line = results[5].as_str().unwrap();
+    let line = results[6].as_str().unwrap();
     assert!(line.contains(&format!("watch {id}")), "{line}");
     let watched = run_cli_line(line);
     assert!(watched.contains(cells.trim_matches('\n')), "pre#live-cells is not in `{line}`:\n{cells}\n---\n{watched}");

@@ -8,6 +8,8 @@ does what a browser does and prints what it saw, as JSON on stdout:
 
 Steps (each a one-key object; every wait has a timeout, in seconds, default 30):
     {"open": URL}                                   load a page
+    {"touch": PATH}                                 write PATH: the browser is up (for the caller)
+    {"open_when_written": {"path": P, "timeout": S}}  wait until the caller writes a URL into P; load it
     {"fill": {"form": CSS, "fields": {NAME: VALUE}}} set named inputs/selects inside a form
     {"check": CSS}                                  click a checkbox or radio unless already checked
     {"click": CSS, "navigates": true}               click; with navigates, wait for the next page
@@ -17,7 +19,7 @@ Steps (each a one-key object; every wait has a timeout, in seconds, default 30):
     {"count": CSS}                                  how many elements match
     {"url": null}                                   the current URL
     {"screenshot": PATH}                            a PNG of the page as shown (1400x1000)
-    {"svg_text_overlaps": CSS}                      per svg matching: its text boxes, and the pairs that overlap
+    {"svg_text_overlaps": CSS}                      per svg matching (frames too): its text boxes, the pairs that overlap
 
 Output: {"ok": bool, "results": [one value per step done], "console": [entries], "error": text}.
 Any SEVERE entry in the browser's console (a script error, a refused resource, a CSP violation)
@@ -197,21 +199,60 @@ return Array.from(document.querySelectorAll(arguments[0])).map(svg =>
 """
 
 
-def svg_text_overlaps(driver, css):
-    """Every svg matching `css`: its text boxes as laid out, and each pair of texts that overlap."""
+def charts_in_frames(driver, css):
+    """The text boxes of every svg matching `css`, in the page and in each of its frames (the
+    compare page shows the report's charts in a sandboxed frame: WebDriver may enter it)."""
     charts = driver.execute_script(OVERLAPS_JS, css)
-    boxes, overlaps = 0, []
+    for frame in driver.find_elements(By.CSS_SELECTOR, "iframe"):
+        driver.switch_to.frame(frame)
+        try:
+            charts += driver.execute_script(OVERLAPS_JS, css)
+        finally:
+            driver.switch_to.default_content()
+    return charts
+
+
+def svg_text_overlaps(driver, css):
+    """Every svg matching `css` (frames too): its text boxes as laid out, and each pair of texts
+    that overlap."""
+    charts = charts_in_frames(driver, css)
+    boxes, overlaps, closest = 0, [], 0.0
     for chart in charts:
         shown = [b for b in chart if b["w"] > 0 and b["h"] > 0]
         boxes += len(shown)
         for i, a in enumerate(shown):
             for b in shown[i + 1:]:
-                # Half a pixel of touching is not an overlap (rounding of adjacent glyph boxes).
                 dx = min(a["x"] + a["w"], b["x"] + b["w"]) - max(a["x"], b["x"])
                 dy = min(a["y"] + a["h"], b["y"] + b["h"]) - max(a["y"], b["y"])
-                if dx > 0.5 and dy > 0.5:
+                if dx <= 0.5 or dy <= 0:
+                    continue
+                # A text's box is its font's whole line (ascent to descent); the glyphs of two
+                # stacked lines touch only when the boxes share more than a quarter of a line.
+                share = dy / min(a["h"], b["h"])
+                closest = max(closest, share)
+                if share > 0.25:
                     overlaps.append([a["text"], b["text"]])
-    return {"charts": len(charts), "boxes": boxes, "overlaps": overlaps}
+    return {"charts": len(charts), "boxes": boxes, "overlaps": overlaps,
+            "most_shared_height": round(closest, 3)}
+
+
+def open_when_written(driver, spec):
+    """Loads the URL the caller writes into a file once the page exists (a run it starts after
+    the browser is up)."""
+    timeout = spec.get("timeout", 30)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with open(spec["path"]) as f:
+                url = f.read().strip()
+        except FileNotFoundError:
+            url = ""
+        if url:
+            driver.get(url)
+            return driver.current_url
+        if time.monotonic() > deadline:
+            raise StepFailed(f"no address written into {spec['path']} within {timeout} s")
+        time.sleep(0.05)
 
 
 def screenshot(driver, path):
@@ -227,6 +268,12 @@ def do(driver, step):
     if kind == "open":
         driver.get(arg)
         return driver.current_url
+    if kind == "touch":
+        with open(arg, "w") as f:
+            f.write("ready\n")
+        return arg
+    if kind == "open_when_written":
+        return open_when_written(driver, arg)
     if kind == "fill":
         return fill(driver, arg)
     if kind == "check":
