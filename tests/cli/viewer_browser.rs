@@ -35,6 +35,10 @@ fn browser_ready() -> bool {
 /// Runs `steps` in one browser session (drive.py) and returns each step's result; fails the
 /// test with the driver's error and the console when a step failed or the console had an error.
 fn drive(steps: &[Value]) -> Vec<Value> {
+    // One browser at a time: each is a few hundred MB and a CPU's worth while it starts, and the
+    // rest of the suite runs beside it on CI's 2 cores. A test that failed holding it poisoned it.
+    static ONE_BROWSER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_BROWSER.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/viewer/drive.py");
     let mut cmd = Command::new(PYTHON);
     cmd.arg(script).arg(json!({ "steps": steps, "limit": 200 }).to_string());
