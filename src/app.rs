@@ -44,6 +44,7 @@ pub fn dispatch_cli(cli: Cli, ranks: &Ranks) -> anyhow::Result<ExitCode> {
         .into()),
         Command::Study(args) => commands::study::run(args, &db()?),
         Command::Rerun(args) => commands::rerun::run(args, &db()?),
+        Command::Watch(args) => commands::watch::run(args, &db()?),
         Command::Runs { json } => commands::runs::run(&db()?, json),
         Command::Serve(args) => commands::serve::run(args, &db()?),
         Command::Show { run, json, series } => commands::show::run(&db()?, run, json, series),

@@ -15,6 +15,7 @@ use crate::commands::scan::ScanArgs;
 use crate::commands::serve::ServeArgs;
 use crate::commands::study::StudyArgs;
 use crate::commands::sweep::SweepArgs;
+use crate::commands::watch::WatchArgs;
 use crate::suites::{FrontCommand, RunCommand};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -116,6 +117,16 @@ pub enum Command {
     /// charts, compare of N runs, a figure's history, a running run live; each page shows the
     /// command that prints the same in a terminal (docs/viewer.md)
     Serve(ServeArgs),
+    /// Follow a run as it goes (read only): its status, cells so far and live line, until it ends
+    ///
+    /// Prints the run's status, its live line (what the run's progress bar shows, from the live
+    /// state the run publishes beside the database, <DB>.live/RUN.json) and the cells stored so
+    /// far as `show` prints them; then each new cell and the live line every second until the run
+    /// ends, and its final status and tables. Exits 0 when the run ended complete, 1 when it ended
+    /// otherwise (partial, failed, interrupted, incomplete); --once prints once and exits 0. It
+    /// opens the database read-only and writes nothing (what watching costs the run watched:
+    /// bench/live-watched.sh)
+    Watch(WatchArgs),
     /// Print one stored run again
     Show {
         /// The run's id (see `iomatrix runs`)

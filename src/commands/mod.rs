@@ -1,6 +1,6 @@
 //! The subcommands that are not suites, one file each: they read and
 //! explain the results database (`runs`, `show`, `compare`, `sweep`,
-//! `report`, `import`), look after it (`db`), run whole studies (`study`), or help around runs
+//! `report`, `import`, `watch`), look after it (`db`), run whole studies (`study`), or help around runs
 //! (`clean`, `extents`, `scan`).
 
 pub mod clean;
@@ -20,3 +20,4 @@ pub mod serve;
 pub mod show;
 pub mod study;
 pub mod sweep;
+pub mod watch;

@@ -50,13 +50,14 @@ pub fn run(args: ServeArgs, db: &Path) -> anyhow::Result<ExitCode> {
     // Read once before serving: a file that is no database is said now, not on the first page.
     Store::open(db)?.load_run_summary(1)?;
     let stop = crate::harness::signals::run_flag()?;
-    let answers = Arc::new(ServeAnswers { db: db.to_path_buf() });
+    let answers = Arc::new(ServeAnswers { db: db.to_path_buf(), seen: Default::default() });
     iomatrix_viewer::serve(Config { address, token, stop }, answers, |listening| {
         let _ = writeln!(std::io::stdout(), "iomatrix serve: {}", listening.url);
         let _ = std::io::stdout().flush();
         eprintln!("iomatrix: serving {} for reading only (it is never written); Ctrl-C stops", db.display());
     })?;
-    Ok(ExitCode::SUCCESS)
+    // Stopped by a signal, as every command says it: 130 for Ctrl-C, 143 for SIGTERM.
+    Ok(ExitCode::from(crate::harness::signals::exit_code()))
 }
 
 fn address(args: &ServeArgs) -> Result<SocketAddr, UsageError> {
@@ -112,6 +113,8 @@ fn fresh_token() -> anyhow::Result<String> {
 /// The read-only commands, run as the terminal runs them.
 struct ServeAnswers {
     db: PathBuf,
+    /// The running runs' last snapshots, for the live pages' refreshes (at most 64).
+    seen: std::sync::Mutex<std::collections::HashMap<i64, super::watch::WatchSnapshot>>,
 }
 
 impl ServeAnswers {
@@ -129,7 +132,12 @@ fn failed(err: &anyhow::Error, stdout: String) -> Answer {
 
 /// Only commands that read: a page can never start a run, import or touch a file.
 fn reads_only(command: &Command) -> bool {
-    matches!(command, Command::Runs { .. } | Command::Show { .. } | Command::Compare(_) | Command::Sweep(_))
+    match command {
+        Command::Runs { .. } | Command::Show { .. } | Command::Compare(_) | Command::Sweep(_) => true,
+        // Following would hold the page's thread until the run ends.
+        Command::Watch(args) => args.once,
+        _ => false,
+    }
 }
 
 impl Answers for ServeAnswers {
@@ -175,8 +183,25 @@ impl Answers for ServeAnswers {
         None
     }
 
-    fn live(&self, _run: i64) -> Result<Snapshot, Answer> {
-        Err(Answer { stdout: String::new(), error: Some("not built yet".into()), exit: 1 })
+    fn live(&self, run: i64) -> Result<Snapshot, Answer> {
+        let store = Store::open_read_only(&self.db).map_err(|e| failed(&e.into(), String::new()))?;
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        // A run read a moment ago is refreshed as `watch` refreshes it: its row and live state,
+        // the whole run only when a cell came; the run watched pays for no more than that.
+        let now = match seen.get(&run) {
+            Some(before) => before.refresh(&store, &self.db),
+            None => super::watch::watch_snapshot(&store, &self.db, run),
+        }
+        .map_err(|e| failed(&e, String::new()))?;
+        if seen.len() >= 64 {
+            seen.clear();
+        }
+        if now.ended {
+            seen.remove(&run);
+        } else {
+            seen.insert(run, now.clone());
+        }
+        Ok(Snapshot { state: now.status.clone(), line: now.live_line.clone(), cells: now.text(), ended: now.ended })
     }
 
     fn db_path(&self) -> &Path {

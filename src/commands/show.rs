@@ -3,9 +3,21 @@
 //! what can be shown, and the exit code is 1.
 
 use iomatrix_core::UsageError;
-use iomatrix_store::Store;
+use iomatrix_store::{Store, StoredRun, Unreadable};
 use std::path::Path;
 use std::process::ExitCode;
+
+/// What `show RUN` prints of a run read as far as it can be (`unreadable`: what could not be):
+/// its header and its suite's tables (`watch` prints the same of a run under way).
+pub fn show_text(run: &StoredRun, unreadable: &[Unreadable]) -> String {
+    // A cell whose figures cannot be read is left out of the tables: a table would show it as 0.
+    let mut shown = run.clone();
+    shown.cell_results.retain(|c| !unreadable.iter().any(|u| u.cell == Some(c.seq) && u.column == "metrics_json"));
+    // A published table has no measured run behind it: its figures as typed, not the suite's tables.
+    let tables =
+        iomatrix_report::text::imported::published_table(&shown).unwrap_or_else(|| crate::suites::tables(&shown));
+    iomatrix_report::text::run::run_text(&shown, &tables)
+}
 
 pub fn run(db: &Path, id: i64, json: bool, series: bool) -> anyhow::Result<ExitCode> {
     let store = Store::open(db)?;
@@ -21,13 +33,7 @@ pub fn run(db: &Path, id: i64, json: bool, series: bool) -> anyhow::Result<ExitC
     } else if series {
         crate::out::print(&iomatrix_report::text::series::series_text(&run))?;
     } else {
-        // A cell whose figures cannot be read is left out of the tables: a table would show it as 0.
-        let mut shown = run.clone();
-        shown.cell_results.retain(|c| !unreadable.iter().any(|u| u.cell == Some(c.seq) && u.column == "metrics_json"));
-        // A published table has no measured run behind it: its figures as typed, not the suite's tables.
-        let tables =
-            iomatrix_report::text::imported::published_table(&shown).unwrap_or_else(|| crate::suites::tables(&shown));
-        crate::out::print(&iomatrix_report::text::run::run_text(&shown, &tables))?;
+        crate::out::print(&show_text(&run, &unreadable))?;
     }
     if unreadable.is_empty() {
         return Ok(ExitCode::SUCCESS);

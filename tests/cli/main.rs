@@ -117,3 +117,5 @@ mod verify;
 mod viewer_browser;
 mod viewer_fixture;
 mod viewer_safety;
+mod viewer_start;
+mod watch;

@@ -9,6 +9,7 @@
 //! read: no working folder, no free-space check, no RAM warning.
 
 use super::progress::Progress;
+use super::publish::LivePublisher;
 use super::raw_device::RawDevice;
 use super::server_workdir::RemoteWorkDir;
 use super::session::Session;
@@ -26,6 +27,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// What the harness tells the shared steps about a run.
 pub struct JobSpec<'a> {
@@ -63,6 +65,9 @@ pub struct Job {
     /// machine record counts; None for a server or a device-less file system.
     pub block_device: Option<String>,
     total_cells: usize,
+    /// The run's live state beside the database, for `watch` and the viewer; removed when the
+    /// job is dropped (after [`Job::finish`], or on an error on the way).
+    pub live_state: Arc<LivePublisher>,
     /// Stores the run failed if the job ends without [`Job::finish`] (an error on the way).
     unfinished: Unfinished,
 }
@@ -199,6 +204,7 @@ impl Job {
             store.path().display()
         );
         let progress = Progress::new(job.work);
+        let live_state = Arc::new(LivePublisher::start(store.path(), run_id, job.total_cells, progress.estimator()));
         Ok(Job {
             store,
             run_id,
@@ -212,6 +218,7 @@ impl Job {
             progress: if spec.keep_cell_lines { progress.keep_lines() } else { progress },
             block_device: if on_server { None } else { env.target.block_device.as_ref().map(|d| d.name.clone()) },
             total_cells: job.total_cells,
+            live_state,
             unfinished,
         })
     }
@@ -245,6 +252,7 @@ impl Job {
     pub fn store_cell(&mut self, row: &CellRow, progress_line: &str) -> Result<(), StoreError> {
         self.store.add_cell(self.run_id, row)?;
         self.progress.cell_done(progress_line);
+        self.live_state.cell_done();
         Ok(())
     }
 
@@ -259,6 +267,7 @@ impl Job {
     pub fn add_cells(&mut self, more: Vec<super::progress::CellWork>) -> anyhow::Result<()> {
         self.store.add_planned_cells(self.run_id, more.len())?;
         self.total_cells += more.len();
+        self.live_state.add_pass(more.len());
         self.progress.add(more);
         Ok(())
     }

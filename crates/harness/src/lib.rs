@@ -29,6 +29,7 @@ pub mod machine;
 pub mod out;
 pub mod outcome;
 pub mod progress;
+pub mod publish;
 pub mod ranks;
 pub mod raw_device;
 pub mod repeat;

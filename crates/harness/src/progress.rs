@@ -161,7 +161,7 @@ impl Estimator {
 }
 
 /// A duration as the progress lines show it: `45s`, `3m 05s`, `2h 10m`.
-fn short(d: Duration) -> String {
+pub fn short(d: Duration) -> String {
     let s = d.as_secs_f64().ceil() as u64;
     match s {
         0..=59 => format!("{s}s"),
@@ -265,6 +265,11 @@ impl Progress {
                 );
             }
         }
+    }
+
+    /// The estimator behind the ETA, for the run's published live state.
+    pub fn estimator(&self) -> Arc<Mutex<Estimator>> {
+        Arc::clone(&self.estimator)
     }
 
     /// The clients are about to start the first cell.

@@ -9,6 +9,7 @@
 use super::job::{Job, JobSpec};
 use super::live::LiveBoard;
 use super::progress::LiveLine;
+use super::publish::LivePublisher;
 use super::ranks::{Ranks, Shared, SharedJob};
 use super::session::Session;
 use super::suite::{LiveView, Prepared, Suite, Verdict};
@@ -20,7 +21,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Runs a prepared suite at rank 0 (or alone): sets up the target, runs the
@@ -89,16 +90,13 @@ pub fn run_in<S: Suite>(
     }
     let running = AtomicBool::new(true);
     let sampled = (stored.seconds.clone(), job.block_device.clone());
+    let shown = Shown::of(&job, &live, ranks, stored.machine.thresholds);
     job.progress.begin_cells();
     let outcome = ranks.relay_live(&|| live.sample(), || {
         std::thread::scope(|scope| {
             let sampler = super::machine::spawn_sampler(scope, &sampled, &running);
-            if let (Some(line), true) = (job.progress.live_line(), live.shows_anything()) {
-                let (live, running, board, name) = (&live, &running, ranks.live_board(), &name);
-                let mpi = ranks.mpi_size();
-                let busy = (stored.machine.thresholds, job.block_device.clone());
-                scope.spawn(move || redraw_live(&line, live, running, name, mpi.map(|n| (n, &board)), busy));
-            }
+            let (live, running, name) = (&live, &running, &name);
+            scope.spawn(move || redraw_live(shown, live, running, name));
             let passes = Passes {
                 suite: &suite,
                 plan: &plan,
@@ -106,12 +104,12 @@ pub fn run_in<S: Suite>(
                 ranks,
                 group: &group,
                 place: &place,
-                live: &live,
+                live,
                 workdir: workdir.as_deref(),
                 names: &names,
             };
             let outcome = passes.run(&mut job, &mut stored);
-            cells_over(&running, sampler.as_ref());
+            cells_over(running, sampler.as_ref());
             if let Err(e) = ranks.share_pass(&Shared::Done) {
                 eprintln!("iomatrix: warning: cannot tell the MPI ranks that the run is over: {e}");
             }
@@ -546,24 +544,49 @@ fn clients_state(row: &iomatrix_store::CellRow, clients: usize) -> iomatrix_stor
     iomatrix_store::CellState::counted(clients.saturating_sub(failed) as u64, clients as u64, "clients")
 }
 
-/// The live line, redrawn every 250 ms from `live` until `running` is false.
-fn redraw_live(
-    line: &LiveLine,
-    live: &impl LiveView,
-    running: &AtomicBool,
-    name: &dyn Fn(usize) -> String,
-    mpi: Option<(usize, &LiveBoard)>,
-    (thresholds, device): (iomatrix_environment::BusyThresholds, Option<String>),
-) {
+/// What the live line's thread shows and where: the terminal's line (None: quiet, or a suite that
+/// shows none), the run's published live state (kept up either way), every MPI rank's figures
+/// (rank 0's board), and whether the machine is busy (the run's thresholds, its block device).
+struct Shown {
+    line: Option<LiveLine>,
+    publisher: Arc<LivePublisher>,
+    mpi: Option<(usize, LiveBoard)>,
+    busy: (iomatrix_environment::BusyThresholds, Option<String>),
+}
+
+impl Shown {
+    fn of(job: &Job, live: &impl LiveView, ranks: &Ranks, thresholds: iomatrix_environment::BusyThresholds) -> Shown {
+        Shown {
+            line: job.progress.live_line().filter(|_| live.shows_anything()),
+            publisher: Arc::clone(&job.live_state),
+            mpi: ranks.mpi_size().map(|n| (n, ranks.live_board())),
+            busy: (thresholds, job.block_device.clone()),
+        }
+    }
+}
+
+/// The live line, redrawn every 250 ms from `live` until `running` is false, and published with
+/// the run's live state once a second (its only cost: one small file written a second).
+fn redraw_live(shown: Shown, live: &impl LiveView, running: &AtomicBool, name: &dyn Fn(usize) -> String) {
+    let Shown { line, publisher, mpi, busy: (thresholds, device) } = shown;
+    let (line, mpi) = (line.as_ref(), mpi.as_ref().map(|(n, board)| (*n, board)));
     let mut busy = super::machine::BusyNow::new(thresholds, device);
     while running.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(250));
+        let publish = publisher.due();
+        if line.is_none() && !publish {
+            continue;
+        }
         let machine = busy.poll();
-        if let Some(text) = live_text(live, name, mpi) {
-            line.set_message(match machine {
-                Some(_) => format!("{text} · machine busy"),
-                None => text,
-            });
+        let text = live.shows_anything().then(|| live_text(live, name, mpi)).flatten().map(|text| match machine {
+            Some(_) => format!("{text} · machine busy"),
+            None => text,
+        });
+        if let (Some(line), Some(text)) = (line, &text) {
+            line.set_message(text.clone());
+        }
+        if publish {
+            publisher.tick(text, live.sample(), name);
         }
     }
 }

@@ -44,6 +44,7 @@ mod cell_figures;
 mod curve_point;
 mod figures;
 pub mod gate;
+mod live_state;
 mod maintain;
 mod open;
 pub mod reader;
@@ -54,6 +55,7 @@ mod time;
 pub use cell_figures::{CellFigures, ExtentFigures, FailedClient, OpMean, OpSummary, IOPS, MAX_LATENCY_NS, PER_SEC};
 pub use curve_point::{CurveBound, CurvePoint};
 pub use figures::Unreadable;
+pub use live_state::{live_folder, now_ms as unix_now_ms, LiveState, LIVE_STATE_MAX_BYTES, LIVE_STATE_STALE_AFTER};
 pub use maintain::{
     backup, check, quick_check, schema_version_of, BackupReport, CheckReport, MergeMode, MergeReport, MergedRun,
     RefusedRun,
@@ -626,7 +628,7 @@ impl Store {
                 path,
                 format!("{why}: iomatrix reads it but stores nothing in it; give a writable database with --db PATH"),
             )),
-            open::Access::ReadOnly(why) => Store::open_read_only(path, why),
+            open::Access::ReadOnly(why) => Store::open_reading(path, why),
             open::Access::ReadWrite => Store::open_read_write(path, for_writing),
         }
     }
@@ -665,10 +667,24 @@ impl Store {
         Ok(store)
     }
 
+    /// Opens an existing database for reading only (SQLITE_OPEN_READ_ONLY), whether or not it
+    /// could be written: for readers beside a running run (`watch`, the viewer) that must never
+    /// write it. Nothing is made, migrated or marked: a run whose process died still reads as
+    /// running here until a writer opens the database.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        if path.exists() && !path.is_file() {
+            return Err(StoreError::Other(
+                "not a regular file (a folder, a device, a FIFO): not a database".into(),
+                path.to_path_buf(),
+            ));
+        }
+        Store::open_reading(path, "opened for reading only".into())
+    }
+
     /// A database iomatrix may not write, opened for reading: nothing is made, migrated or
     /// marked. Its schema must be this iomatrix's: an older one cannot be brought up to date
     /// where it is.
-    fn open_read_only(path: &Path, why: String) -> Result<Store> {
+    fn open_reading(path: &Path, why: String) -> Result<Store> {
         if !path.exists() {
             return Err(StoreError::read_only(
                 path,
@@ -1294,6 +1310,9 @@ impl Store {
                         [id],
                     )
                     .map_err(self.err("cannot mark an abandoned run"))?;
+                // The live state its process could not remove (killed): readers would wait 10 s to
+                // take it for a dead run's.
+                let _ = LiveState::remove(&self.path, id);
             }
         }
         Ok(())

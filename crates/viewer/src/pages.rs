@@ -135,9 +135,18 @@ fn pick_table(listed: &[serde_json::Value]) -> String {
     if listed.is_empty() {
         table += "<tr><td colspan=\"9\">no run matches these filters</td></tr>\n";
     }
-    table
-        + "</tbody></table><p><button id=\"compare-picked\" type=\"submit\">compare the picked runs</button> \
-             (the baseline is the run marked, else the first picked)</p></form>\n"
+    table += "</tbody></table><p>Sides besides the picked runs: a label group (<code>server=a</code>, every run \
+              labelled so: medians) or repeats (<code>3,4,5</code>): <input name=\"side\" id=\"side-more-1\" size=\"16\"/> \
+              <input name=\"side\" id=\"side-more-2\" size=\"16\"/></p>";
+    table += "<p><button id=\"compare-picked\" type=\"submit\">compare the picked runs</button> \
+              (the baseline is the run marked, else the first picked). A report of them, as <code>iomatrix report \
+              -o</code> writes it:";
+    for ext in ["html", "xlsx", "csv", "md", "json"] {
+        table += &format!(
+            " <button class=\"download\" type=\"submit\" formaction=\"/download/report.{ext}\">.{ext}</button>"
+        );
+    }
+    table + "</p></form>\n"
 }
 
 fn pager(query: &RunsQuery, doc: &serde_json::Value, shown_here: usize) -> String {
@@ -161,7 +170,7 @@ pub fn run(answers: &dyn Answers, id: i64) -> Page {
     let text = answered(answers.command(&args))?;
     // As `show` does, every cell is shown, marked: partial and disturbed ones too.
     let sides = format!("side={id}&partial=1&disturbed=1");
-    let running = text.lines().take(12).any(|l| l.contains("running"));
+    let running = answers.live(id).is_ok_and(|s| !s.ended);
     let mut body = String::new();
     body += &format!(
         "<p><a id=\"history-link\" href=\"/history/{id}\">this figure over time (history)</a>{live}</p>\n",
@@ -219,7 +228,8 @@ fn inclusions(query: &CompareQuery) -> String {
         let checked = if on { " checked" } else { "" };
         form += &format!("<label><input type=\"checkbox\" name=\"{key}\" value=\"1\"{checked}/> {words}</label> ");
     }
-    form + "<button id=\"include-apply\" type=\"submit\">apply</button></form>\n"
+    form + "<label>another side <input name=\"side\" id=\"side-add\" size=\"16\" placeholder=\"server=a or 3,4,5\"/></label> \
+            <button id=\"include-apply\" type=\"submit\">apply</button></form>\n"
 }
 
 /// N sides against a baseline: what `iomatrix compare` prints, and the report's charts.
@@ -258,7 +268,7 @@ pub fn history(answers: &dyn Answers, run: i64, figure: Option<&str>) -> Page {
         &Frame {
             title: &format!("History of run #{run}'s figure"),
             commands: vec![shown(answers, &args)],
-            downloads: None,
+            downloads: Some(format!("side={run}&partial=1&disturbed=1")),
         },
         &body,
     ))
@@ -278,7 +288,11 @@ pub fn live(answers: &dyn Answers, run: i64, snapshot: &crate::live::Snapshot) -
         hidden = if snapshot.ended { "" } else { " hidden" },
     );
     Ok(page(
-        &Frame { title: &format!("Run #{run}, live"), commands: vec![shown(answers, &args)], downloads: None },
+        &Frame {
+            title: &format!("Run #{run}, live"),
+            commands: vec![shown(answers, &args)],
+            downloads: Some(format!("side={run}&partial=1&disturbed=1")),
+        },
         &body,
     ))
 }
