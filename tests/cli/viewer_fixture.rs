@@ -211,6 +211,15 @@ impl Serve {
     }
 }
 
+impl Serve {
+    /// SIGTERM ends it by itself within 10 s: exit 0, or 143 (128 + SIGTERM, as a shell reports
+    /// a process that SIGTERM ended), not the SIGKILL of [`Serve::stop`]'s deadline.
+    pub fn assert_stops_on_sigterm(&mut self) {
+        let status = self.stop();
+        assert!(matches!(status.code(), Some(0 | 143)), "serve did not end cleanly on SIGTERM: {status:?}");
+    }
+}
+
 impl Drop for Serve {
     fn drop(&mut self) {
         if self.child.is_some() {

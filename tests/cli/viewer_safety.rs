@@ -134,7 +134,7 @@ fn hostile_paths_and_parameters_get_a_clear_4xx_and_the_server_answers_after() {
         assert_eq!(response.status, 200, "GET {target}: {}", response.body);
         assert_only_self(target, &response);
     }
-    assert!(serve.stop().success(), "serve ends cleanly on SIGTERM");
+    serve.assert_stops_on_sigterm();
 }
 
 #[test]
@@ -161,7 +161,7 @@ fn a_session_leaves_the_database_byte_for_byte_as_it_was() {
             response.body
         );
     }
-    assert!(serve.stop().success(), "serve ends cleanly on SIGTERM");
+    serve.assert_stops_on_sigterm();
     assert!(std::fs::read(&db).unwrap() == bytes, "the database's bytes changed during a session");
     assert_eq!(std::fs::metadata(&db).unwrap().modified().unwrap(), modified, "the database's mtime changed");
     let beside: Vec<String> = std::fs::read_dir(sb.dir.path())
@@ -225,7 +225,7 @@ fn a_read_only_database_is_served() {
         assert_eq!(response.status, 200, "GET {target} of a read-only database: {}", response.body);
         assert!(response.body.contains("<pre"), "GET {target}: no text: {}", response.body);
     }
-    assert!(serve.stop().success(), "serve ends cleanly on SIGTERM");
+    serve.assert_stops_on_sigterm();
 }
 
 /// A page of a damaged database: a 5xx that says so in words; the server lives on.
@@ -273,7 +273,7 @@ fn a_database_damaged_or_replaced_while_serving_gives_a_clear_page_and_no_crash(
     let response = get(&at, "/runs");
     assert!(serve.alive(), "the server ended after its database was replaced");
     assert_eq!(response.status, 200, "the good database back in place: {}", response.body);
-    assert!(serve.stop().success(), "serve ends cleanly on SIGTERM");
+    serve.assert_stops_on_sigterm();
 }
 
 /// A second host: a network namespace joined to this one by a veth pair (10.214.N.1 here,
@@ -373,7 +373,7 @@ fn a_second_hosts_request_is_refused_without_the_token() {
         }
     }
     assert!(serve.alive());
-    assert!(serve.stop().success(), "serve ends cleanly on SIGTERM");
+    serve.assert_stops_on_sigterm();
 }
 
 #[test]
@@ -390,5 +390,5 @@ fn serve_listens_on_127_0_0_1_alone_unless_told() {
     let response = get_as(&serve.host_port(), &format!("rebound.example:{port}"), "/runs");
     assert_clear_4xx("/runs with Host rebound.example", &response);
     assert_eq!(get_as(&serve.host_port(), &format!("localhost:{port}"), "/runs").status, 200);
-    assert!(serve.stop().success(), "serve ends cleanly on SIGTERM");
+    serve.assert_stops_on_sigterm();
 }
