@@ -116,5 +116,8 @@ mod trust_reports;
 mod trust_series;
 mod trust_studies;
 mod verify;
+mod viewer_browser;
+mod viewer_fixture;
+mod viewer_safety;
 mod viewer_start;
 mod watch;
