@@ -170,7 +170,7 @@ fn three_runs_picked_on_the_runs_page_open_their_compare() {
     let line = check_against_cli("the compare page", &results, 6, 7);
     // The three sides in any order, the baseline named; a side may be written #ID (compare's way
     // to tell a run id from a position).
-    let words: Vec<String> = line.replace('#', "").split_whitespace().map(str::to_string).collect();
+    let words: Vec<String> = line.replace(['#', '\''], "").split_whitespace().map(str::to_string).collect();
     let compare = words.iter().position(|w| w == "compare").unwrap_or_else(|| panic!("no compare in {line}"));
     let baseline = words.iter().position(|w| w == "--baseline").unwrap_or_else(|| panic!("no --baseline in {line}"));
     let mut sides: Vec<&str> = words[compare + 1..baseline].iter().map(String::as_str).collect();
