@@ -263,7 +263,12 @@ pub fn history(answers: &dyn Answers, run: i64, figure: Option<&str>) -> Page {
     let text = answered(answers.command(&args))?;
     // The chart is the command's own SVG (the report layer's), drawn from the same answer.
     let chart = answers.chart(&args).unwrap_or_default();
-    let body = format!("<div class=\"chart\">{chart}</div>\n") + &pre("history", &text);
+    let body = format!(
+        "<form id=\"figure\" method=\"get\" action=\"/history/{run}\"><label>figure <input name=\"figure\" \
+         value=\"{}\" size=\"24\" placeholder=\"as --figure takes it\"/></label> <button type=\"submit\">show</button> \
+         (the text below lists the others)</form>\n<div class=\"chart\">{chart}</div>\n",
+        escape(figure.unwrap_or_default())
+    ) + &pre("history", &text);
     Ok(page(
         &Frame {
             title: &format!("History of run #{run}'s figure"),
