@@ -120,6 +120,11 @@ pub enum Command {
     /// The results database in a browser, read only: runs (filtered, picked), a run with its
     /// charts, compare of N runs, a figure's history, a running run live; each page shows the
     /// command that prints the same in a terminal (docs/viewer.md)
+    ///
+    /// Prints its address (`iomatrix serve: http://127.0.0.1:PORT/`) and serves until Ctrl-C or
+    /// SIGTERM (exit 130 or 143). The database is opened for reading only and never written. Not
+    /// built: editing labels and notes from the browser, and TLS (beyond a trusted network, put
+    /// it behind a TLS proxy or an ssh tunnel)
     Serve(ServeArgs),
     /// Follow a run as it goes (read only): its status, cells so far and live line, until it ends
     ///

@@ -58,7 +58,12 @@ impl CellKey {
 
     /// The key of a stored cell: its test, sizes and access mix.
     pub fn of(cell: &CellRow) -> CellKey {
-        let variant = cell.figures().mix().map(|mix| mix.name()).unwrap_or_default();
+        CellKey::of_figures(cell, &cell.figures())
+    }
+
+    /// [`CellKey::of`] where the cell's figures are read already (`figures`: `cell.figures()`).
+    pub fn of_figures(cell: &CellRow, figures: &CellFigures) -> CellKey {
+        let variant = figures.mix().map(|mix| mix.name()).unwrap_or_default();
         CellKey { test: cell.test.clone(), file_size: cell.file_size, record_size: cell.record_size, variant }
     }
 
@@ -352,7 +357,8 @@ impl Group {
         for run in runs {
             let mix = run.suite_facts().size_mix;
             for cell in &run.cell_results {
-                let key = CellKey::of(cell).named_by_mix(mix.as_deref());
+                let typed = cell.figures();
+                let key = CellKey::of_figures(cell, &typed).named_by_mix(mix.as_deref());
                 if !admit.admits(&cell.state) {
                     left_out.push(LeftOut {
                         cell: key.describe(),
@@ -389,7 +395,6 @@ impl Group {
                     let summary = OpSummary { partial: is_partial, disturbed: is_disturbed, ..summary };
                     latency.entry((phase, what)).or_default().push(summary);
                 }
-                let typed = cell.figures();
                 if let Some(counted) = typed.extents.clone().filter(|e| e.files > 0) {
                     extents.entry(key.clone()).or_default().push(counted);
                 }

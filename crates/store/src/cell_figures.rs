@@ -330,25 +330,20 @@ impl CellRow {
     /// the file-server's and a personality's operations under `ops`, named by the operation
     /// alone), typed ([`OpSummary`]), in the order of their stored keys.
     pub fn latency_summaries(&self) -> Vec<(String, OpSummary)> {
-        /// A cell's figures as objects by key, with the operations (`ops`) apart.
-        #[derive(Deserialize, Default)]
-        #[serde(default)]
-        struct Stored {
-            #[serde(deserialize_with = "or_default")]
-            ops: Map<String, Value>,
-            #[serde(flatten)]
-            rest: Map<String, Value>,
-        }
-        let stored = Stored::deserialize(&self.metrics).unwrap_or_default();
+        // Read in place (compare reads every cell of every run): the operations (`ops`, where it
+        // is an object) apart from the figures' other keys.
+        let Some(stored) = self.metrics.as_object() else { return Vec::new() };
+        let no_ops = Map::new();
+        let ops = stored.get(OPS_KEY).map_or(&no_ops, |ops| ops.as_object().unwrap_or(&no_ops));
         // Sorted by where each summary is stored (key, then inner key), as the figures' keys run.
         let mut found: Vec<((&str, &str), String, OpSummary)> = Vec::new();
-        for (k, v) in &stored.rest {
+        for (k, v) in stored.iter().filter(|(k, _)| k.as_str() != OPS_KEY) {
             found.extend(OpSummary::stored(v).map(|s| ((k.as_str(), ""), k.clone(), s)));
             for (k2, v2) in v.as_object().into_iter().flatten() {
                 found.extend(OpSummary::stored(v2).map(|s| ((k.as_str(), k2.as_str()), format!("{k}.{k2}"), s)));
             }
         }
-        for (k2, v2) in &stored.ops {
+        for (k2, v2) in ops {
             found.extend(OpSummary::stored(v2).map(|s| ((OPS_KEY, k2.as_str()), k2.clone(), s)));
         }
         found.sort_by(|a, b| a.0.cmp(&b.0));

@@ -668,6 +668,7 @@ impl Store {
                 path.to_path_buf(),
             ),
         })?;
+        store.index_runs_by_start()?;
         store.mark_abandoned_runs()?;
         store.mark_abandoned_studies()?;
         Ok(store)
@@ -691,6 +692,29 @@ impl Store {
             ));
         }
         Store::open_reading(path, "opened for reading only".into())
+    }
+
+    /// Indexes the runs by start time, where no index does yet: a page of runs newest first
+    /// (`runs --page`, the viewer's runs page) then reads its own rows, where it otherwise reads
+    /// every run's (a run's records are kilobytes) to sort 10,000 start times. Made on the first
+    /// writable open, not as a migration: an index changes nothing stored, and a database of
+    /// this schema version opened only for reading (the viewer, `watch`) must stay readable;
+    /// without it a page is slower, never different.
+    fn index_runs_by_start(&self) -> Result<()> {
+        let indexed: bool = self
+            .conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'runs_by_start')",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(self.err("cannot read the schema"))?;
+        if !indexed {
+            self.conn
+                .execute_batch("CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started_at_ms, id)")
+                .map_err(self.err("cannot index the runs by start time"))?;
+        }
+        Ok(())
     }
 
     /// A database iomatrix may not write, opened for reading: nothing is made, migrated or

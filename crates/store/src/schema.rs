@@ -167,9 +167,6 @@ pub const MIGRATIONS: &[&str] = &[
         stored_at_ms INTEGER NOT NULL,
         PRIMARY KEY (study_id, kind, seq)
     );",
-    // 10: runs newest first (`runs --page`, the viewer's runs page) without reading every run's row:
-    // a page of 10,000 runs otherwise scans the whole table (its records are kilobytes a run) to sort it.
-    "CREATE INDEX runs_by_start ON runs (started_at_ms, id);",
 ];
 
 /// The backfill of migration 6 for the cells of one run (`?1`: its id), for `db merge` from a

@@ -135,3 +135,19 @@ fn pages_split_the_matched_runs_and_carry_their_labels() {
     assert_eq!(listed.iter().find(|r| r.id == 3).unwrap().labels, second.runs[0].labels);
     assert_eq!(listed.iter().find(|r| r.id == 4).unwrap().labels, [("server".to_string(), "b".to_string())]);
 }
+
+#[test]
+fn a_page_newest_first_reads_the_index_on_start_time_not_every_run() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(five_runs(dir.path()));
+    let conn = rusqlite::Connection::open(dir.path().join("r.sqlite")).unwrap();
+    let plan: Vec<String> = conn
+        .prepare("EXPLAIN QUERY PLAN SELECT r.id FROM runs r WHERE 1 ORDER BY r.started_at_ms DESC, r.id DESC LIMIT 50")
+        .unwrap()
+        .query_map([], |r| r.get::<_, String>(3))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert!(plan.iter().any(|step| step.contains("runs_by_start")), "{plan:?}");
+    assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "sorted apart: {plan:?}");
+}
