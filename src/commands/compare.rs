@@ -91,6 +91,17 @@ pub struct CompareArgs {
     pub json: bool,
 }
 
+/// One side, summarised: what compare keeps of its runs once they are dropped.
+struct Side {
+    /// Whether its runs are repeats of one setup.
+    repeats: Result<(), UsageError>,
+    /// Its summary; None where its runs are not one suite's repeats of one setup.
+    group: Option<Group>,
+    ids: Vec<i64>,
+    labels: Vec<Vec<(String, String)>>,
+    suites: Vec<(String, String)>,
+}
+
 /// `--fail-if-slower 5%` as a fraction (0.05).
 fn threshold(text: &str) -> Result<f64, UsageError> {
     let number = text.trim().trim_end_matches('%').trim();
@@ -119,23 +130,42 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
         .into());
     }
     let baseline = baseline(&args.sides, args.baseline.as_deref())?;
-    let mut groups = super::select::resolve(&store, &args.sides)?;
-    with_native_fields(&mut groups);
-    super::select::one_suite(&groups)?;
-    for (name, runs) in &groups {
-        super::select::repeats(name, runs)?;
-    }
-    if groups.len() > 2 {
-        one_run_one_side(&args.sides, &groups)?;
-    }
     let pooled = super::numbers::admit(args.include_partial, args.include_disturbed);
-    let group =
-        |(name, runs): &(String, Vec<StoredRun>)| Group::with(name, runs, crate::suites::shape_of(runs), pooled);
+    // Each side summarised as it is loaded, its runs dropped before the next side's are read.
+    let sides = super::select::resolve_each(&store, &args.sides, |spec, runs| {
+        let mut side = vec![(spec.to_string(), runs)];
+        with_native_fields(&mut side);
+        let (name, runs) = side.pop().unwrap_or_default();
+        // Held, not raised: as ever, the sides' suites are checked before any side's repeats,
+        // and a side is summarised only when its runs are one suite's repeats of one setup.
+        let repeats = super::select::repeats(&name, &runs);
+        let suites = super::select::suites_of(&name, &runs);
+        let fit = repeats.is_ok() && super::select::one_suite_of(suites.clone()).is_ok();
+        Ok(Side {
+            repeats,
+            group: fit.then(|| Group::with(&name, &runs, crate::suites::shape_of(&runs), pooled)),
+            ids: runs.iter().map(|r| r.summary.id).collect(),
+            labels: runs.iter().map(|r| r.summary.labels.clone()).collect(),
+            suites,
+        })
+    })?;
+    super::select::one_suite_of(sides.iter().flat_map(|s| s.suites.iter().cloned()).collect())?;
+    for side in &sides {
+        side.repeats.clone()?;
+    }
+    let mut groups: Vec<Group> = Vec::with_capacity(sides.len());
+    let mut labels_of: Vec<Vec<Vec<(String, String)>>> = Vec::with_capacity(sides.len());
+    let mut ids_of: Vec<Vec<i64>> = Vec::with_capacity(sides.len());
+    for side in sides {
+        groups.extend(side.group);
+        labels_of.push(side.labels);
+        ids_of.push(side.ids);
+    }
     if groups.len() > 2 {
+        one_run_one_side(&args.sides, &ids_of)?;
         let labels: Vec<Vec<&[(String, String)]>> =
-            groups.iter().map(|(_, runs)| runs.iter().map(|r| &r.summary.labels[..]).collect()).collect();
+            labels_of.iter().map(|runs| runs.iter().map(|l| &l[..]).collect()).collect();
         let labels = iomatrix_analysis::distinguishing_labels(&labels);
-        let groups: Vec<Group> = groups.iter().map(group).collect();
         let many = super::compare_many::ManyArgs {
             json: args.json,
             all: args.all,
@@ -147,9 +177,12 @@ pub fn run(args: CompareArgs, db: &Path, db_given: bool) -> anyhow::Result<ExitC
         return super::compare_many::run(&many, &groups, &labels, baseline, region, fail_if_slower);
     }
     // Two sides: the baseline is A.
+    let Ok([first, second]) = <[Group; 2]>::try_from(groups) else {
+        return Err(anyhow::anyhow!("compare: two sides were checked for, and not found (a bug)"));
+    };
     let (a, b) = match baseline {
-        0 => (group(&groups[0]), group(&groups[1])),
-        _ => (group(&groups[1]), group(&groups[0])),
+        0 => (first, second),
+        _ => (second, first),
     };
     let limit = args.limit.as_deref().map(|l| limit(&store, l)).transpose()?;
     let flags = limit.as_ref().map(|l| (flag_cached(&a, l), flag_cached(&b, l)));
@@ -256,17 +289,17 @@ pub fn baseline(sides: &[String], given: Option<&str>) -> Result<usize, UsageErr
 }
 
 /// With more than two sides, a run (of one host, with `RUNS@HOST`) is on one side only: on two
-/// it would be one sample in two columns.
-pub fn one_run_one_side(specs: &[String], groups: &[(String, Vec<StoredRun>)]) -> Result<(), UsageError> {
+/// it would be one sample in two columns. `sides`: each side's run ids.
+pub fn one_run_one_side(specs: &[String], sides: &[Vec<i64>]) -> Result<(), UsageError> {
     let mut seen: std::collections::HashMap<(i64, Option<&str>), usize> = std::collections::HashMap::new();
-    for (side, (spec, (_, runs))) in specs.iter().zip(groups).enumerate() {
+    for (side, (spec, ids)) in specs.iter().zip(sides).enumerate() {
         let host = super::select::host_of(spec);
-        for run in runs {
-            if let Some(first) = seen.insert((run.summary.id, host), side).filter(|f| *f != side) {
+        for id in ids {
+            if let Some(first) = seen.insert((*id, host), side).filter(|f| *f != side) {
                 return Err(UsageError::new(format!(
                     "run #{} is on two sides, {} ('{}') and {} ('{spec}'): a run is a sample of one side; give each \
                      run to one side (narrow the labels, or list the runs: 3,4,5)",
-                    run.summary.id,
+                    id,
                     first + 1,
                     specs[first],
                     side + 1

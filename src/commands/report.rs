@@ -131,7 +131,8 @@ pub fn render(
         let specs: Vec<String> = same_suite.iter().map(|i| args.runs[*i].clone()).collect();
         let runs: Vec<(String, Vec<iomatrix_store::StoredRun>)> =
             same_suite.iter().map(|i| (groups[*i].name.clone(), groups[*i].runs.clone())).collect();
-        super::compare::one_run_one_side(&specs, &runs)?;
+        let ids: Vec<Vec<i64>> = runs.iter().map(|(_, runs)| runs.iter().map(|r| r.summary.id).collect()).collect();
+        super::compare::one_run_one_side(&specs, &ids)?;
         let summaries: Vec<Group> = same_suite.iter().map(|i| groups[*i].summary.clone()).collect();
         let at = same_suite.iter().position(|i| *i == baseline).unwrap_or(0);
         let mut many = compare_many(&summaries, at, region);

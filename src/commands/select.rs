@@ -11,40 +11,55 @@ use iomatrix_store::{RunStatus, RunSummary, Store, StoredRun};
 
 /// One group per argument, in the order given: (the argument, its runs).
 pub fn resolve(store: &Store, specs: &[String]) -> anyhow::Result<Vec<(String, Vec<StoredRun>)>> {
+    resolve_each(store, specs, |spec, runs| Ok((spec.to_string(), runs)))
+}
+
+/// As [`resolve`], each side handed to `each` as it is loaded and dropped after: a compare of
+/// 1,400 runs against 1,400 holds one side's runs at a time, not both.
+pub fn resolve_each<T>(
+    store: &Store,
+    specs: &[String],
+    mut each: impl FnMut(&str, Vec<StoredRun>) -> anyhow::Result<T>,
+) -> anyhow::Result<Vec<T>> {
     let summaries = store.list_runs()?;
-    let mut groups = Vec::with_capacity(specs.len());
+    let mut sides = Vec::with_capacity(specs.len());
     for spec in specs {
-        let (runs_spec, host) = split_host(spec);
-        let ids = match ids_of(runs_spec)? {
-            Some(ids) => ids,
-            None => by_labels(runs_spec, &summaries)?,
-        };
-        let mut runs = Vec::with_capacity(ids.len());
-        for id in ids {
-            let run = store.load_run(id)?.ok_or_else(|| {
-                UsageError::new(format!("{spec}: there is no run #{id}; `iomatrix runs` lists the stored runs"))
-            })?;
-            match run.summary.status {
-                RunStatus::Complete => {}
-                RunStatus::Partial => eprintln!(
-                    "iomatrix: warning: run #{id} is partial (clients or connections failed in some of its cells): \
-                     those cells are left out of the medians unless --include-partial, and named"
-                ),
-                status => eprintln!(
-                    "iomatrix: warning: run #{id} is {} ({} of {} cells): only its finished cells are used",
-                    status.as_str(),
-                    run.summary.cells,
-                    run.summary.total_cells
-                ),
-            }
-            match host {
-                Some(host) => runs.push(on_host(&run, host).map_err(|e| UsageError::new(format!("'{spec}': {e}")))?),
-                None => runs.push(run),
-            }
-        }
-        groups.push((spec.clone(), runs));
+        sides.push(each(spec, load_side(store, &summaries, spec)?)?);
     }
-    Ok(groups)
+    Ok(sides)
+}
+
+/// The runs one side names.
+fn load_side(store: &Store, summaries: &[RunSummary], spec: &str) -> anyhow::Result<Vec<StoredRun>> {
+    let (runs_spec, host) = split_host(spec);
+    let ids = match ids_of(runs_spec)? {
+        Some(ids) => ids,
+        None => by_labels(runs_spec, summaries)?,
+    };
+    let mut runs = Vec::with_capacity(ids.len());
+    for id in ids {
+        let run = store.load_run(id)?.ok_or_else(|| {
+            UsageError::new(format!("{spec}: there is no run #{id}; `iomatrix runs` lists the stored runs"))
+        })?;
+        match run.summary.status {
+            RunStatus::Complete => {}
+            RunStatus::Partial => eprintln!(
+                "iomatrix: warning: run #{id} is partial (clients or connections failed in some of its cells): \
+                 those cells are left out of the medians unless --include-partial, and named"
+            ),
+            status => eprintln!(
+                "iomatrix: warning: run #{id} is {} ({} of {} cells): only its finished cells are used",
+                status.as_str(),
+                run.summary.cells,
+                run.summary.total_cells
+            ),
+        }
+        match host {
+            Some(host) => runs.push(on_host(&run, host).map_err(|e| UsageError::new(format!("'{spec}': {e}")))?),
+            None => runs.push(run),
+        }
+    }
+    Ok(runs)
 }
 
 /// The host a `RUNS@HOST` side keeps, if any.
@@ -183,12 +198,16 @@ pub fn setup_differences(a: &StoredRun, b: &StoredRun, but: &[&str]) -> Vec<Stri
 
 /// The runs' suite, which must be one: comparing a Bonnie run with an IOzone run compares nothing.
 pub fn one_suite(groups: &[(String, Vec<StoredRun>)]) -> Result<String, UsageError> {
-    let mut suites: Vec<(String, String)> = groups
-        .iter()
-        .flat_map(|(name, runs)| {
-            runs.iter().map(move |r| (r.summary.suite.clone(), format!("{name} #{}", r.summary.id)))
-        })
-        .collect();
+    one_suite_of(groups.iter().flat_map(|(name, runs)| suites_of(name, runs)).collect())
+}
+
+/// Each run's (suite, "SIDE #ID"), for [`one_suite_of`].
+pub fn suites_of(name: &str, runs: &[StoredRun]) -> Vec<(String, String)> {
+    runs.iter().map(|r| (r.summary.suite.clone(), format!("{name} #{}", r.summary.id))).collect()
+}
+
+/// As [`one_suite`], over each run's (suite, "SIDE #ID").
+pub fn one_suite_of(mut suites: Vec<(String, String)>) -> Result<String, UsageError> {
     suites.sort();
     let first = suites.first().map(|s| s.0.clone()).unwrap_or_default();
     if let Some(other) = suites.iter().find(|s| s.0 != first) {
