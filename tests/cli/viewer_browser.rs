@@ -135,7 +135,7 @@ fn the_runs_page_shows_what_runs_prints_and_filters_as_it_does() {
     let filtered_url = results[6].as_str().unwrap();
     assert!(filtered_url.contains("suite=iozone") && filtered_url.contains("label=sys%3Da"), "{filtered_url}");
     let line = check_against_cli("the filtered runs page", &results, 7, 8);
-    assert!(line.contains("--suite iozone") && line.contains("sys=a"), "the filter's command line: {line}");
+    assert!(line.contains("--suite=iozone") && line.contains("sys=a"), "the filter's command line: {line}");
     assert_eq!(results[9], 2, "two iozone runs are labelled sys=a: {}", results[7]);
     check_shot("runs-filtered");
 }

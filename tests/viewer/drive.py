@@ -70,8 +70,10 @@ def start(profile):
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = Service(executable_path=CHROMEDRIVER, log_path=os.devnull)
     driver = webdriver.Chrome(service=service, options=options)
-    driver.set_page_load_timeout(30)
-    driver.set_script_timeout(30)
+    # A loaded 2-core CI machine (a build beside the tests) once took 30 s to render the
+    # 16-system compare page at the first step: the bound is for a hang, not for speed.
+    driver.set_page_load_timeout(120)
+    driver.set_script_timeout(60)
     # The page itself 1400x1000 (the screenshots' size): the window is that plus its frame.
     driver.set_window_size(1400, 1000)
     inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")

@@ -34,8 +34,8 @@ fn words(list: &[&str]) -> Vec<String> {
 fn runs_args(query: &RunsQuery, json: bool) -> Vec<String> {
     let mut args = words(&["runs"]);
     for (flag, value) in &query.filters {
-        args.push(format!("--{flag}"));
-        args.push(value.clone());
+        // One word: a value that starts with '-' is the value, never a flag.
+        args.push(format!("--{flag}={value}"));
     }
     args.push("--page".into());
     args.push(query.page.to_string());
