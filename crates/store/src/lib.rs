@@ -1214,9 +1214,12 @@ impl Store {
     /// Each latency histogram is decoded to see that it reads ([`figures::blob`]: its
     /// header checked before any counter is allocated; 0.06 to 0.12 ms each in a release build).
     fn read_run(&self, id: i64) -> Result<Option<(StoredRun, Vec<Unreadable>)>> {
+        // Cached statements: a compare of 1,400 runs a side read each run's through a fresh parse.
         let found = self
             .conn
-            .query_row(&format!("{SUMMARY_SELECT} WHERE r.id = ?1"), [id], |row| {
+            .prepare_cached(&format!("{SUMMARY_SELECT} WHERE r.id = ?1"))
+            .map_err(self.err("cannot read the run"))?
+            .query_row([id], |row| {
                 let summary = summary_from_row(row)?;
                 Ok((
                     summary,
@@ -1267,7 +1270,9 @@ impl Store {
         }
         let (lost, uid, origin) = self
             .conn
-            .query_row("SELECT lost_json, uid, origin_json FROM runs WHERE id = ?1", [id], |r| {
+            .prepare_cached("SELECT lost_json, uid, origin_json FROM runs WHERE id = ?1")
+            .map_err(self.err("cannot read the run's losses"))?
+            .query_row([id], |r| {
                 Ok((figures::json(r.get_ref(0)?), r.get::<_, Option<String>>(1)?, figures::json(r.get_ref(2)?)))
             })
             .map_err(self.err("cannot read the run's losses"))?;
@@ -1281,7 +1286,7 @@ impl Store {
     fn cell_rows(&self, id: i64) -> Result<Vec<StoredCell>> {
         let mut stmt = self
             .conn
-            .prepare(
+            .prepare_cached(
                 "SELECT seq, test, file_size, record_size, backend, direct, clients, bytes, ops, wall_ns, user_ns,
                         sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json, state, parts_ok, parts_of, parts
                  FROM cells WHERE run_id = ?1 ORDER BY seq",
@@ -1321,7 +1326,7 @@ impl Store {
     fn blob_rows(&self, id: i64) -> Result<Vec<StoredBlob>> {
         let mut stmt = self
             .conn
-            .prepare(&format!(
+            .prepare_cached(&format!(
                 "SELECT seq, name, {} FROM cell_blobs WHERE run_id = ?1 ORDER BY seq, name",
                 figures::blob_columns("")
             ))
@@ -1341,7 +1346,7 @@ impl Store {
     fn labels(&self, run_id: i64) -> Result<Vec<(String, String)>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT key, value FROM labels WHERE run_id = ?1 ORDER BY key")
+            .prepare_cached("SELECT key, value FROM labels WHERE run_id = ?1 ORDER BY key")
             .map_err(self.err("cannot read labels"))?;
         let rows = stmt
             .query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))
