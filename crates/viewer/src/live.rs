@@ -33,13 +33,29 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 pub fn head(csp: &str) -> String {
     format!(
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-store\r\n\
-         Content-Security-Policy: {csp}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n"
+         Content-Security-Policy: {csp}\r\nX-Content-Type-Options: nosniff\r\nTransfer-Encoding: chunked\r\n\
+         Connection: close\r\n\r\n"
     )
 }
 
+/// One chunk of a chunked body, sent at once. The stream is chunked so that its end is said in
+/// it (the last, empty chunk): the connection under it is the server's, and stays open.
+fn chunk(out: &mut dyn Write, bytes: &[u8]) -> std::io::Result<()> {
+    write!(out, "{:x}\r\n", bytes.len())?;
+    out.write_all(bytes)?;
+    out.write_all(b"\r\n")?;
+    out.flush()
+}
+
 /// Streams `run`'s snapshots into `out` (the raw connection, head already written) until the run
-/// ends, the reader goes away, the viewer stops, or [`LONGEST`].
+/// ends, the reader goes away, the viewer stops, or [`LONGEST`]; then ends the body.
 pub fn stream(answers: &dyn Answers, run: i64, out: &mut dyn Write, stop: &AtomicBool) -> std::io::Result<()> {
+    events(answers, run, out, stop)?;
+    out.write_all(b"0\r\n\r\n")?;
+    out.flush()
+}
+
+fn events(answers: &dyn Answers, run: i64, out: &mut dyn Write, stop: &AtomicBool) -> std::io::Result<()> {
     let began = Instant::now();
     let mut last: Option<Snapshot> = None;
     let mut said = Instant::now();
@@ -55,16 +71,14 @@ pub fn stream(answers: &dyn Answers, run: i64, out: &mut dyn Write, stop: &Atomi
         };
         if last.as_ref() != Some(&now) {
             let data = serde_json::to_string(&now).unwrap_or_default();
-            out.write_all(format!("data: {data}\n\n").as_bytes())?;
-            out.flush()?;
+            chunk(out, format!("data: {data}\n\n").as_bytes())?;
             said = Instant::now();
             if now.ended {
                 return Ok(());
             }
             last = Some(now);
         } else if said.elapsed() >= KEEP_ALIVE {
-            out.write_all(b": still running\n\n")?;
-            out.flush()?;
+            chunk(out, b": still running\n\n")?;
             said = Instant::now();
         }
         std::thread::sleep(EVERY);

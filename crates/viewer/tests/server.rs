@@ -104,6 +104,7 @@ fn the_event_stream_sends_each_change_and_ends_with_the_run() {
     let stream = get(&host, "/events/7", "");
     assert!(stream.starts_with("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream"), "{stream}");
     let events: Vec<&str> = stream.lines().filter(|l| l.starts_with("data: ")).collect();
+    assert!(stream.ends_with("\r\n0\r\n\r\n"), "the chunked body says its end: {stream:?}");
     assert_eq!(events.len(), 3, "running, running, complete: {stream}");
     assert!(events[2].contains("\"state\":\"complete\"") && events[2].contains("\"ended\":true"), "{stream}");
     stop.store(true, Ordering::SeqCst);
