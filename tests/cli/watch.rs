@@ -100,7 +100,7 @@ fn a_timed_run_publishes_its_live_state_and_watch_follows_it_to_the_end() {
     assert!(lines > 0, "no live line with IOPS in the live state");
     assert!(pids.iter().all(|p| *p == u64::from(run.0.id())), "the run's own pid");
     assert!(!path.exists(), "the live state outlived the run");
-    assert_eq!(std::fs::read_dir(path.parent().unwrap()).unwrap().count(), 0, "nothing left in the live folder");
+    assert!(!path.parent().unwrap().exists(), "the live folder outlived the run's state");
     let status = wait_for_exit(&mut watcher);
     let mut out = String::new();
     watcher.0.stdout.take().unwrap().read_to_string(&mut out).unwrap();

@@ -71,6 +71,14 @@ impl LiveState {
     /// Writes the state atomically: a temporary file beside it, renamed over it, so a reader sees
     /// the last whole state or the one before, never half of one. Makes the folder if need be.
     pub fn write(&self, db: &Path) -> std::io::Result<()> {
+        match self.write_once(db) {
+            // Another run that ended removed the folder, empty, between our making it and writing.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => self.write_once(db),
+            done => done,
+        }
+    }
+
+    fn write_once(&self, db: &Path) -> std::io::Result<()> {
         let folder = live_folder(db);
         std::fs::create_dir_all(&folder)?;
         let text = serde_json::to_vec(self).map_err(std::io::Error::other)?;
@@ -81,11 +89,16 @@ impl LiveState {
         })
     }
 
-    /// Removes run `run_id`'s state (nothing to remove is no error).
+    /// Removes run `run_id`'s state (nothing to remove is no error), and the folder with it when
+    /// no other run's is there: a database's folder keeps no side folder once its runs ended.
     pub fn remove(db: &Path, run_id: i64) -> std::io::Result<()> {
         match std::fs::remove_file(Self::path(db, run_id)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
+            _ => {
+                // Another run's state (or a writer's temporary file) there keeps it: rmdir refuses.
+                let _ = std::fs::remove_dir(live_folder(db));
+                Ok(())
+            }
         }
     }
 
@@ -170,8 +183,8 @@ mod tests {
         LiveState::remove(&db, 7).unwrap();
         assert_eq!(LiveState::read(&db, 7), None);
         LiveState::remove(&db, 7).unwrap();
-        // No temporary file is left behind.
-        assert_eq!(std::fs::read_dir(live_folder(&db)).unwrap().count(), 0);
+        // No temporary file is left behind, nor the folder.
+        assert!(!live_folder(&db).exists());
     }
 
     #[test]
