@@ -96,7 +96,13 @@ pub fn run_in<S: Suite>(
         std::thread::scope(|scope| {
             let sampler = super::machine::spawn_sampler(scope, &sampled, &running);
             let (live_view, running_flag, cell_name) = (&live, &running, &name);
-            let redraw = scope.spawn(move || redraw_live(shown, live_view, running_flag, cell_name));
+            // A thread that cannot be made (a thread limit the run met) costs the live line and
+            // the published state, never the run.
+            let redraw = std::thread::Builder::new()
+                .name("live".into())
+                .spawn_scoped(scope, move || redraw_live(shown, live_view, running_flag, cell_name))
+                .inspect_err(|e| eprintln!("iomatrix: warning: no thread for the live line and live state ({e})"))
+                .ok();
             let passes = Passes {
                 suite: &suite,
                 plan: &plan,
@@ -109,7 +115,7 @@ pub fn run_in<S: Suite>(
                 names: &names,
             };
             let outcome = passes.run(&mut job, &mut stored);
-            cells_over(&running, &[sampler.as_ref(), Some(redraw.thread())]);
+            cells_over(&running, &[sampler.as_ref(), redraw.as_ref().map(|r| r.thread())]);
             if let Err(e) = ranks.share_pass(&Shared::Done) {
                 eprintln!("iomatrix: warning: cannot tell the MPI ranks that the run is over: {e}");
             }
