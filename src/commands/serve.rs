@@ -179,12 +179,18 @@ impl Answers for ServeAnswers {
         made.map(|(bytes, _, _)| bytes).map_err(|err| failed(&err, String::new()))
     }
 
-    fn chart(&self, args: &[String]) -> Option<String> {
+    fn charted(&self, args: &[String]) -> Option<(String, String)> {
         let cli = Cli::try_parse_from(self.argv(args)).ok()?;
         let Command::History(history) = cli.command else { return None };
+        if history.json {
+            return None;
+        }
         let store = Store::open(&self.db).ok()?;
-        let (_, drawn) = super::history::history_output(&store, history.run, history.figure.as_deref()).ok()?;
-        Some(iomatrix_report::history_svg(&drawn))
+        let (text, drawn) = super::history::history_output(&store, history.run, history.figure.as_deref()).ok()?;
+        // The bytes `history` prints: through the same printer, which escapes control characters.
+        let (printed, text) = crate::out::captured(|| crate::out::print(&text));
+        printed.ok()?;
+        Some((text, iomatrix_report::history_svg(&drawn)))
     }
 
     fn live(&self, run: i64) -> Result<Snapshot, Answer> {

@@ -33,8 +33,10 @@ pub trait Answers: Send + Sync + 'static {
     fn command(&self, args: &[String]) -> Answer;
     /// The bytes of `iomatrix report ARGS... -o report.EXT`.
     fn report(&self, args: &[String], extension: &str) -> Result<Vec<u8>, Answer>;
-    /// The SVG chart a command draws of its answer (`history`), if it draws one.
-    fn chart(&self, args: &[String]) -> Option<String>;
+    /// For a command that draws a chart of its answer (`history`): what it prints and the chart's
+    /// SVG, from one computation; None for any other command, or where it fails (`command`
+    /// then says why).
+    fn charted(&self, args: &[String]) -> Option<(String, String)>;
     /// A run's live snapshot: what `iomatrix watch RUN --once` prints, and its parts.
     fn live(&self, run: i64) -> Result<Snapshot, Answer>;
     /// The database's path, for the command lines the pages show.

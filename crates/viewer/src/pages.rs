@@ -260,9 +260,12 @@ pub fn history(answers: &dyn Answers, run: i64, figure: Option<&str>) -> Page {
     if let Some(f) = figure {
         args.extend(["--figure".to_string(), f.to_string()]);
     }
-    let text = answered(answers.command(&args))?;
-    // The chart is the command's own SVG (the report layer's), drawn from the same answer.
-    let chart = answers.chart(&args).unwrap_or_default();
+    // The text and the chart (the report layer's SVG) from one computation; the command alone
+    // where there is none, for its words on what failed.
+    let (text, chart) = match answers.charted(&args) {
+        Some(both) => both,
+        None => (answered(answers.command(&args))?, String::new()),
+    };
     let body = format!(
         "<form id=\"figure\" method=\"get\" action=\"/history/{run}\"><label>figure <input name=\"figure\" \
          value=\"{}\" size=\"24\" placeholder=\"as --figure takes it\"/></label> <button type=\"submit\">show</button> \

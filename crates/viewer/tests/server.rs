@@ -26,7 +26,7 @@ impl Answers for StandIn {
     fn report(&self, _args: &[String], _extension: &str) -> Result<Vec<u8>, Answer> {
         Ok(b"report".to_vec())
     }
-    fn chart(&self, _args: &[String]) -> Option<String> {
+    fn charted(&self, _args: &[String]) -> Option<(String, String)> {
         None
     }
     fn live(&self, run: i64) -> Result<Snapshot, Answer> {
