@@ -95,14 +95,7 @@ pub fn run_in<S: Suite>(
     let outcome = ranks.relay_live(&|| live.sample(), || {
         std::thread::scope(|scope| {
             let sampler = super::machine::spawn_sampler(scope, &sampled, &running);
-            let (live_view, running_flag, cell_name) = (&live, &running, &name);
-            // A thread that cannot be made (a thread limit the run met) costs the live line and
-            // the published state, never the run.
-            let redraw = std::thread::Builder::new()
-                .name("live".into())
-                .spawn_scoped(scope, move || redraw_live(shown, live_view, running_flag, cell_name))
-                .inspect_err(|e| eprintln!("iomatrix: warning: no thread for the live line and live state ({e})"))
-                .ok();
+            let redraw = spawn_redraw(scope, shown, &live, &running, &name);
             let passes = Passes {
                 suite: &suite,
                 plan: &plan,
@@ -575,6 +568,22 @@ impl Shown {
 
 /// The live line, redrawn every 250 ms from `live` until `running` is false, and published with
 /// the run's live state once a second (its only cost: one small file written a second).
+/// The live line's thread. A thread that cannot be made (a thread limit the run met) costs the
+/// live line and the published state, never the run.
+fn spawn_redraw<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    shown: Shown,
+    live: &'env (impl LiveView + Sync),
+    running: &'env AtomicBool,
+    name: &'env (dyn Fn(usize) -> String + Sync),
+) -> Option<std::thread::ScopedJoinHandle<'scope, ()>> {
+    std::thread::Builder::new()
+        .name("live".into())
+        .spawn_scoped(scope, move || redraw_live(shown, live, running, name))
+        .inspect_err(|e| eprintln!("iomatrix: warning: no thread for the live line and live state ({e})"))
+        .ok()
+}
+
 fn redraw_live(shown: Shown, live: &impl LiveView, running: &AtomicBool, name: &dyn Fn(usize) -> String) {
     let Shown { line, publisher, mpi, busy: (thresholds, device) } = shown;
     let (line, mpi) = (line.as_ref(), mpi.as_ref().map(|(n, board)| (*n, board)));
