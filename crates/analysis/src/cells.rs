@@ -318,7 +318,7 @@ pub struct Group {
     /// Each run's typed figures by cell, in the order the cells were first stored (a load's
     /// write phase before its read), for seed 003's headline rows (`headline`).
     #[serde(skip)]
-    pub figures: Vec<(CellKey, Vec<CellFigures>)>,
+    pub figures: Vec<(CellKey, Vec<crate::headline::HeadlineFigures>)>,
     /// Its samples flagged as outliers among their repeats or as descheduled cells
     /// ([`crate::outlier`]): still samples, marked wherever their figure is shown.
     #[serde(skip)]
@@ -352,7 +352,7 @@ impl Group {
         let mut latency: BTreeMap<(CellKey, String), Vec<OpSummary>> = BTreeMap::new();
         let mut extents: BTreeMap<CellKey, Vec<ExtentFigures>> = BTreeMap::new();
         let mut beside: BTreeMap<CellKey, BTreeMap<MetricId, Samples>> = BTreeMap::new();
-        let mut figures: Vec<(CellKey, Vec<CellFigures>)> = Vec::new();
+        let mut figures: Vec<(CellKey, Vec<crate::headline::HeadlineFigures>)> = Vec::new();
         let mut left_out = Vec::new();
         for run in runs {
             let mix = run.suite_facts().size_mix;
@@ -398,6 +398,7 @@ impl Group {
                 if let Some(counted) = typed.extents.clone().filter(|e| e.files > 0) {
                     extents.entry(key.clone()).or_default().push(counted);
                 }
+                let typed = crate::headline::HeadlineFigures::of(typed);
                 match figures.iter_mut().find(|(k, _)| *k == key) {
                     Some((_, runs)) => runs.push(typed),
                     None => figures.push((key.clone(), vec![typed])),

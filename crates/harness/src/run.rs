@@ -573,7 +573,7 @@ impl Shown {
 fn spawn_redraw<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
     shown: Shown,
-    live: &'env (impl LiveView + Sync),
+    live: &'env impl LiveView,
     running: &'env AtomicBool,
     name: &'env (dyn Fn(usize) -> String + Sync),
 ) -> Option<std::thread::ScopedJoinHandle<'scope, ()>> {

@@ -63,11 +63,104 @@ pub(crate) enum Problem {
 /// A JSON column's value: SQL NULL is JSON null (the nullable columns); text that does not parse,
 /// or a value that is not text at all, is the problem.
 pub(crate) fn json(value: ValueRef<'_>) -> Result<serde_json::Value, Problem> {
-    match value {
-        ValueRef::Null => Ok(serde_json::Value::Null),
-        ValueRef::Text(text) => serde_json::from_slice(text).map_err(Problem::Unparsed),
-        ValueRef::Blob(b) => Err(Problem::Binary(b.len())),
-        ValueRef::Integer(_) | ValueRef::Real(_) => Err(Problem::Number),
+    RawJson::of(value).parse()
+}
+
+/// A JSON column's value as SQLite gave it, not parsed yet ([`RawJson::parse`]): read on the
+/// connection's thread and parsed on another ([`crate::load`]).
+pub(crate) struct RawJson(Result<Option<Vec<u8>>, Problem>);
+
+impl RawJson {
+    pub(crate) fn of(value: ValueRef<'_>) -> RawJson {
+        RawJson(match value {
+            ValueRef::Null => Ok(None),
+            ValueRef::Text(text) => Ok(Some(text.to_vec())),
+            ValueRef::Blob(b) => Err(Problem::Binary(b.len())),
+            ValueRef::Integer(_) | ValueRef::Real(_) => Err(Problem::Number),
+        })
+    }
+
+    /// The value as [`json`] reads it.
+    pub(crate) fn parse(self) -> Result<serde_json::Value, Problem> {
+        match self.0? {
+            None => Ok(serde_json::Value::Null),
+            Some(text) => serde_json::from_slice(&text).map_err(Problem::Unparsed),
+        }
+    }
+
+    /// The value as [`RawJson::parse`] reads it, an object's member `left_out` skipped (checked
+    /// as JSON, never built): a cell's figures over time, which an hour's cell keeps 3,600
+    /// intervals of, read by no summary of many runs.
+    pub(crate) fn parse_without(self, left_out: &'static str) -> Result<serde_json::Value, Problem> {
+        match self.0? {
+            None => Ok(serde_json::Value::Null),
+            Some(text) => {
+                let mut read = serde_json::Deserializer::from_slice(&text);
+                let value = serde::de::DeserializeSeed::deserialize(Without(left_out), &mut read)
+                    .and_then(|value| read.end().map(|()| value));
+                value.map_err(Problem::Unparsed)
+            }
+        }
+    }
+}
+
+/// A JSON value whose top object, if it is one, is read without its member `.0`.
+struct Without(&'static str);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Without {
+    type Value = serde_json::Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<serde_json::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Without {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<serde_json::Value, A::Error> {
+        let mut kept = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if key == self.0 {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            } else {
+                kept.insert(key, map.next_value()?);
+            }
+        }
+        Ok(serde_json::Value::Object(kept))
+    }
+
+    // Anything but an object is read whole, as [`RawJson::parse`] reads it.
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<serde_json::Value, A::Error> {
+        serde::Deserialize::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<serde_json::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<serde_json::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<serde_json::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(serde_json::Value::Null, serde_json::Value::Number))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<serde_json::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<serde_json::Value, E> {
+        Ok(serde_json::Value::Null)
     }
 }
 
@@ -100,17 +193,29 @@ pub(crate) fn blob_columns(table: &str) -> String {
 /// decode ([`iomatrix_stats::Latency::check_bytes`]: its header checked before anything is
 /// allocated). Blobs of other names are not this iomatrix's to judge.
 pub(crate) fn blob<'a>(name: &str, value: ValueRef<'a>, length: i64) -> Result<&'a [u8], Problem> {
-    let latency = name.starts_with("latency.");
+    let data = unchecked_blob(name, value, length)?;
+    check_blob(name, data)?;
+    Ok(data)
+}
+
+/// A stored blob's bytes, a histogram not decoded yet ([`check_blob`]): what is wrong with it
+/// before then is that it is no binary data, or too long a histogram to have been loaded.
+pub(crate) fn unchecked_blob<'a>(name: &str, value: ValueRef<'a>, length: i64) -> Result<&'a [u8], Problem> {
     let cap = iomatrix_stats::Latency::largest_stored();
     match value {
-        ValueRef::Null if latency && length > cap as i64 => Err(Problem::Undecodable(
+        ValueRef::Null if name.starts_with("latency.") && length > cap as i64 => Err(Problem::Undecodable(
             iomatrix_stats::HistogramError::Oversized(format!("it is {length} bytes, {cap} at most")),
         )),
-        ValueRef::Blob(data) if latency => match iomatrix_stats::Latency::check_bytes(data) {
-            Ok(()) => Ok(data),
-            Err(e) => Err(Problem::Undecodable(e)),
-        },
         ValueRef::Blob(data) => Ok(data),
         _ => Err(Problem::NotBinary),
+    }
+}
+
+/// Whether a blob's bytes read as what its name says: a latency histogram decodes.
+pub(crate) fn check_blob(name: &str, data: &[u8]) -> Result<(), Problem> {
+    if name.starts_with("latency.") {
+        iomatrix_stats::Latency::check_bytes(data).map_err(Problem::Undecodable)
+    } else {
+        Ok(())
     }
 }

@@ -350,6 +350,21 @@ impl Store {
         Ok(RunPage { total: total.max(0) as u64, page, runs })
     }
 
+    /// The complete and partial runs that carry every one of `labels`, by id: the runs a label
+    /// side (`server=a`) of compare, sweep and report pools.
+    pub fn finished_runs_labelled(&self, labels: &[(String, String)]) -> Result<Vec<i64>, StoreError> {
+        let (clause, params) = RunFilter { labels: labels.to_vec(), ..RunFilter::default() }.sql();
+        let finished = [RunStatus::Complete, RunStatus::Partial].map(|s| format!("'{}'", s.as_str())).join(", ");
+        let sql = format!("SELECT r.id FROM runs r WHERE {clause} AND r.status IN ({finished}) ORDER BY r.id");
+        let mut stmt = self.conn.prepare(&sql).map_err(self.err("cannot find labelled runs"))?;
+        let ids = stmt
+            .query_map(rusqlite::params_from_iter(params.iter()), |r| r.get(0))
+            .map_err(self.err("cannot find labelled runs"))?
+            .collect::<rusqlite::Result<Vec<i64>>>()
+            .map_err(self.err("cannot find labelled runs"))?;
+        Ok(ids)
+    }
+
     /// Gives each of `runs` its labels, read in one query.
     pub(crate) fn fill_labels(&self, runs: &mut [RunSummary]) -> Result<(), StoreError> {
         if runs.is_empty() {

@@ -47,6 +47,8 @@ mod curve_point;
 mod figures;
 mod filter;
 pub mod gate;
+mod load;
+use load::Reading;
 mod history;
 mod live_state;
 mod maintain;
@@ -181,16 +183,6 @@ fn is_damage(e: &rusqlite::Error) -> bool {
 
 /// A cell as read from its row: the cell, its metrics JSON and its clients JSON (each unparsed or
 /// why it does not parse).
-type StoredCell = (
-    CellRow,
-    std::result::Result<serde_json::Value, figures::Problem>,
-    std::result::Result<serde_json::Value, figures::Problem>,
-);
-
-/// A cell's blob as read from its row: the cell's seq, the blob's name, its bytes or why they do
-/// not read.
-type StoredBlob = (usize, String, std::result::Result<Vec<u8>, figures::Problem>);
-
 type Result<T> = std::result::Result<T, StoreError>;
 
 /// A run's status, stored as its lowercase name.
@@ -746,6 +738,7 @@ impl Store {
         };
         store.conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(store.err("cannot set a busy timeout"))?;
         store.conn.execute_batch("PRAGMA query_only = ON").map_err(store.err("cannot configure"))?;
+        store.stable_plans()?;
         let found: i64 = store
             .conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
@@ -868,9 +861,21 @@ impl Store {
         Ok(())
     }
 
+    /// One query plan per statement, whatever is bound to it. Without it SQLite prepared a
+    /// cached statement again at each run a compare read (a run's labels and histograms: a
+    /// tenth of a compare of 1,400 runs against 1,400), to plan for the run id bound; every
+    /// statement here finds a run's rows by its key, which no bound value plans better.
+    fn stable_plans(&self) -> Result<()> {
+        self.conn
+            .set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+            .map(drop)
+            .map_err(self.err("cannot configure"))
+    }
+
     fn configure(&self) -> Result<()> {
         const BUSY: std::time::Duration = std::time::Duration::from_secs(10);
         self.conn.busy_timeout(BUSY).map_err(self.err("cannot set a busy timeout"))?;
+        self.stable_plans()?;
         // WAL: readers never block the writer; FULL: a committed cell survives power loss too.
         // Switching a new file to WAL can answer "database is locked" at once, without the busy
         // timeout, while another process does the same: wait for it here, as long as that timeout.
@@ -1190,157 +1195,27 @@ impl Store {
     /// read as null, so compare, sweep, report and merge's gate never work on a run with a
     /// histogram that does not decode.
     pub fn load_run(&self, id: i64) -> Result<Option<StoredRun>> {
-        let Some((run, unreadable)) = self.read_run(id)? else {
-            return Ok(None);
-        };
-        if let Some(first) = unreadable.first() {
-            return Err(StoreError::Unreadable {
-                path: self.path.clone(),
-                run: id,
-                first: first.to_string(),
-                more: unreadable.len() - 1,
-            });
-        }
-        Ok(Some(run))
+        self.load_run_reading(id, Reading::Whole)
+    }
+
+    /// A stored run as [`Store::load_run`] reads it, less what a summary of many runs never
+    /// reads: each cell's figures over time (`series`: [`CellRow::series`] reads none) and its
+    /// clients' own figures (`client_figures` is null). For compare, sweep and history, which
+    /// hold a side's runs at once: a compare of 1,400 runs a side held 127 MB of cells, and an
+    /// hour's cell keeps 3,600 intervals.
+    pub fn load_run_summarised(&self, id: i64) -> Result<Option<StoredRun>> {
+        self.load_run_reading(id, Reading::Summarised)
+    }
+
+    fn load_run_reading(&self, id: i64, reading: Reading) -> Result<Option<StoredRun>> {
+        self.read_run(id, reading)?.map(|read| self.strictly(id, read)).transpose()
     }
 
     /// A stored run as far as it can be read, and each figure that cannot (a JSON column that
     /// does not parse, a histogram that does not decode), named: its value in the run is null
     /// (a histogram: left out). For `show`, which prints what there is and names the rest.
     pub fn load_run_as_stored(&self, id: i64) -> Result<Option<(StoredRun, Vec<Unreadable>)>> {
-        self.read_run(id)
-    }
-
-    /// Each latency histogram is decoded to see that it reads ([`figures::blob`]: its
-    /// header checked before any counter is allocated; 0.06 to 0.12 ms each in a release build).
-    fn read_run(&self, id: i64) -> Result<Option<(StoredRun, Vec<Unreadable>)>> {
-        // Cached statements: a compare of 1,400 runs a side read each run's through a fresh parse.
-        let found = self
-            .conn
-            .prepare_cached(&format!("{SUMMARY_SELECT} WHERE r.id = ?1"))
-            .map_err(self.err("cannot read the run"))?
-            .query_row([id], |row| {
-                let summary = summary_from_row(row)?;
-                Ok((
-                    summary,
-                    figures::json(row.get_ref(12)?),
-                    figures::json(row.get_ref(13)?),
-                    figures::json(row.get_ref(14)?),
-                ))
-            })
-            .optional()
-            .map_err(self.err("cannot read the run"))?;
-        let Some((mut summary, plan, environment, conditions)) = found else {
-            return Ok(None);
-        };
-        let mut unreadable = Vec::new();
-        let mut keep = |value, cell: Option<(usize, &str)>, column: &str| {
-            figures::or_null(value, &mut unreadable, Unreadable::at(id, cell, column))
-        };
-        let (plan, environment, conditions) = (
-            keep(plan, None, "plan_json"),
-            keep(environment, None, "environment_json"),
-            keep(conditions, None, "conditions_json"),
-        );
-        summary.labels = self.labels(id)?;
-        let rows = self.cell_rows(id)?;
-        let mut cells = Vec::with_capacity(rows.len());
-        for (mut cell, metrics, clients) in rows {
-            cell.metrics = keep(metrics, Some((cell.seq, &cell.test)), "metrics_json");
-            cell.client_figures = keep(clients, Some((cell.seq, &cell.test)), "clients_json");
-            if cell.state.kind == CellStateKind::Disturbed {
-                cell.state.cause = cell.figures().disturbed.and_then(|d| d.cause);
-            }
-            // A failed cell has no CPU figure either: nothing was measured.
-            if cell.figures().cpu_not_in_source() || cell.state.kind == CellStateKind::Failed {
-                cell.cpu_percent = None;
-            }
-            cells.push(cell);
-        }
-        let blobs = self.blob_rows(id)?;
-        for (seq, name, data) in blobs {
-            let Some(cell) = cells.iter_mut().find(|c| c.seq == seq) else { continue };
-            match data {
-                Ok(data) => cell.blobs.push((name, data)),
-                Err(problem) => {
-                    let column = format!("cell_blobs {name}");
-                    keep(Err(problem), Some((seq, &cell.test)), &column);
-                }
-            }
-        }
-        let (lost, uid, origin) = self
-            .conn
-            .prepare_cached("SELECT lost_json, uid, origin_json FROM runs WHERE id = ?1")
-            .map_err(self.err("cannot read the run's losses"))?
-            .query_row([id], |r| {
-                Ok((figures::json(r.get_ref(0)?), r.get::<_, Option<String>>(1)?, figures::json(r.get_ref(2)?)))
-            })
-            .map_err(self.err("cannot read the run's losses"))?;
-        let lost = Some(keep(lost, None, "lost_json")).filter(|v| !v.is_null());
-        let origin = Some(keep(origin, None, "origin_json")).filter(|v| !v.is_null());
-        let run = StoredRun { summary, plan, environment, conditions, cell_results: cells, lost, uid, origin };
-        Ok(Some((run, unreadable)))
-    }
-
-    /// Run `id`'s cells in order, each with its metrics and clients JSON as stored (unread).
-    fn cell_rows(&self, id: i64) -> Result<Vec<StoredCell>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT seq, test, file_size, record_size, backend, direct, clients, bytes, ops, wall_ns, user_ns,
-                        sys_ns, kib_per_sec, cpu_percent, metrics_json, clients_json, state, parts_ok, parts_of, parts
-                 FROM cells WHERE run_id = ?1 ORDER BY seq",
-            )
-            .map_err(self.err("cannot read cells"))?;
-        let rows = stmt
-            .query_map([id], |r| {
-                let cell = CellRow {
-                    seq: r.get::<_, i64>(0)? as usize,
-                    test: r.get(1)?,
-                    file_size: r.get::<_, Option<i64>>(2)?.map(|v| v as u64),
-                    record_size: r.get::<_, Option<i64>>(3)?.map(|v| v as u64),
-                    backend: r.get(4)?,
-                    direct: r.get(5)?,
-                    clients: r.get::<_, i64>(6)? as usize,
-                    bytes: r.get::<_, i64>(7)? as u64,
-                    ops: r.get::<_, i64>(8)? as u64,
-                    wall_ns: r.get::<_, i64>(9)? as u64,
-                    user_ns: r.get::<_, i64>(10)? as u64,
-                    sys_ns: r.get::<_, i64>(11)? as u64,
-                    kib_per_sec: r.get(12)?,
-                    cpu_percent: Some(r.get(13)?),
-                    metrics: serde_json::Value::Null,
-                    client_figures: serde_json::Value::Null,
-                    state: state_from_row(r, 6)?,
-                    blobs: Vec::new(),
-                };
-                Ok((cell, figures::json(r.get_ref(14)?), figures::json(r.get_ref(15)?)))
-            })
-            .map_err(self.err("cannot read cells"))?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(self.err("cannot read a cell"))?;
-        Ok(rows)
-    }
-
-    /// Run `id`'s histograms and other blobs: (cell seq, name, the bytes or why they do not read).
-    fn blob_rows(&self, id: i64) -> Result<Vec<StoredBlob>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT seq, name, {} FROM cell_blobs WHERE run_id = ?1 ORDER BY seq, name",
-                figures::blob_columns("")
-            ))
-            .map_err(self.err("cannot read histograms"))?;
-        let blobs = stmt
-            .query_map([id], |r| {
-                let name = r.get::<_, String>(1)?;
-                let data = figures::blob(&name, r.get_ref(2)?, r.get(3)?).map(<[u8]>::to_vec);
-                Ok((r.get::<_, i64>(0)? as usize, name, data))
-            })
-            .map_err(self.err("cannot read histograms"))?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(self.err("cannot read a histogram"))?;
-        Ok(blobs)
+        self.read_run(id, Reading::Whole)
     }
 
     fn labels(&self, run_id: i64) -> Result<Vec<(String, String)>> {

@@ -97,7 +97,7 @@ impl StoredRun {
     /// What else the machine did over the run's cells, from each cell's record; None where no
     /// cell recorded it (runs stored before it was, imported runs).
     pub fn machine_summary(&self) -> Option<MachineSummary> {
-        let loads: Vec<_> = self.cell_results.iter().filter_map(|c| Some((c, c.figures().machine?))).collect();
+        let loads: Vec<_> = self.cell_results.iter().filter_map(|c| Some((c, c.machine_load()?))).collect();
         if loads.is_empty() {
             return None;
         }

@@ -231,3 +231,34 @@ fn a_merged_run_passes_the_gate_whole_or_is_refused_whole() {
         assert_eq!(store.load_run(run.id).unwrap().unwrap().cell_results.len(), 2);
     }
 }
+
+#[test]
+fn a_summarised_run_leaves_out_series_and_client_figures_and_still_names_what_cannot_be_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("summarised.db");
+    let store = Store::open(&db).unwrap();
+    let mut with_series = cell(0);
+    // The top object's `series` goes; one inside another member is that member's own and stays.
+    with_series.metrics = json!({"repeat": 1, "series": {"intervals": [1, 2, 3]}, "ops": {"series": {"count": 2}}});
+    with_series.client_figures = json!([{"rank": 0}]);
+    let id = store.store_finished_run(&new_run(), "h", &[with_series, cell(1), cell(2)]).unwrap();
+
+    let whole = store.load_run(id).unwrap().unwrap();
+    let summarised = store.load_run_summarised(id).unwrap().unwrap();
+    assert_eq!(whole.cell_results[0].metrics["series"], json!({"intervals": [1, 2, 3]}));
+    assert_eq!(whole.cell_results[0].client_figures, json!([{"rank": 0}]));
+    assert_eq!(summarised.cell_results[0].metrics, json!({"repeat": 1, "ops": {"series": {"count": 2}}}));
+    assert!(summarised.cell_results.iter().all(|c| c.client_figures.is_null()));
+    for (w, s) in whole.cell_results.iter().zip(&summarised.cell_results) {
+        assert_eq!((w.seq, &w.test, w.kib_per_sec, &w.blobs), (s.seq, &s.test, s.kib_per_sec, &s.blobs));
+    }
+    assert_eq!(summarised.cell_results[1].metrics, whole.cell_results[1].metrics, "no series: read as it is");
+    drop(store);
+
+    // Damage inside the series left out, or after the object, is still damage.
+    sql(&db, "UPDATE cells SET metrics_json = '{\"repeat\": 1, \"series\": [1, 2' WHERE seq = 1");
+    sql(&db, "UPDATE cells SET metrics_json = '{\"repeat\": 1} {}' WHERE seq = 2");
+    let store = Store::open(&db).unwrap();
+    let err = store.load_run_summarised(id).unwrap_err().to_string();
+    assert!(err.contains("cell 1 (write), metrics_json") && err.contains("(and 1 more)"), "{err}");
+}

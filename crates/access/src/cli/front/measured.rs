@@ -100,7 +100,7 @@ impl JobFigures {
             write: Side::of(figures.write_bytes, blob("latency.write"), slat.map(|s| s[1]), blob("clat.write")),
             backend: cell.backend.clone(),
             series: cell.series(),
-            disk: cell.figures().machine.and_then(|m| m.device.zip(m.device_activity)),
+            disk: cell.machine_load().and_then(|m| m.device.zip(m.device_activity)),
             latency_target: figures.latency_target.last().cloned(),
             steady: figures.steady,
             depths: figures.queue_depths,
