@@ -58,6 +58,9 @@ fn drive(steps: &[Value]) -> Vec<Value> {
         report["console"],
         report["results"]
     );
+    if let Some(first_try) = report.get("retried_after") {
+        eprintln!("browser: the first page did not load in a first browser, and did in a second: {first_try}");
+    }
     eprintln!("browser: {} steps in {} s", steps.len(), report["seconds"]);
     report["results"].as_array().unwrap().clone()
 }

@@ -35,6 +35,7 @@ import signal
 import sys
 import tempfile
 import time
+import urllib.request
 
 from selenium import webdriver
 from selenium.common.exceptions import TimeoutException, WebDriverException
@@ -72,7 +73,7 @@ def start(profile):
     driver = webdriver.Chrome(service=service, options=options)
     # A loaded 2-core CI machine (a build beside the tests) once took 30 s to render the
     # 16-system compare page at the first step: the bound is for a hang, not for speed.
-    driver.set_page_load_timeout(120)
+    driver.set_page_load_timeout(75)
     driver.set_script_timeout(60)
     # The page itself 1400x1000 (the screenshots' size): the window is that plus its frame.
     driver.set_window_size(1400, 1000)
@@ -268,7 +269,10 @@ def do(driver, step):
     kind = next(iter(step))
     arg = step[kind]
     if kind == "open":
-        driver.get(arg)
+        try:
+            driver.get(arg)
+        except TimeoutException as e:
+            raise PageTimeout(f"{e.msg}; {probe(arg)}") from e
         return driver.current_url
     if kind == "touch":
         with open(arg, "w") as f:
@@ -302,12 +306,45 @@ def do(driver, step):
     raise StepFailed(f"unknown step {kind!r}")
 
 
+class PageTimeout(StepFailed):
+    """A page that did not load in the browser's time ("Timed out receiving message from
+    renderer"), with what the server answered the same request outside the browser."""
+
+
+def probe(url):
+    """Whether the server answers `url` outside the browser, and how fast: tells a server that
+    hangs from a browser that does."""
+    start = time.monotonic()
+    try:
+        with urllib.request.urlopen(url, timeout=20) as answer:
+            size = len(answer.read())
+        return f"the server answered the same request with {size} bytes in {time.monotonic() - start:.1f} s"
+    except OSError as e:
+        return f"the server did not answer the same request within {time.monotonic() - start:.1f} s: {e}"
+
+
 def run(request):
+    """The steps in one browser. A first page that the browser did not load while the server
+    answered it (Chromium's renderer hung at its start: seen twice in some hundred sessions on a
+    loaded machine) is tried once more in a fresh browser, and the report says so."""
+    limit = int(request.get("limit", 240))
+    start = time.monotonic()
+    report = run_once(request, limit)
+    error = report["error"] or ""
+    if not report["ok"] and not report["results"] and "PageTimeout" in error and "server answered" in error:
+        # Within the one limit the caller gave: its own bound on this script is just above it.
+        retried = run_once(request, max(1, int(limit - (time.monotonic() - start))))
+        retried["retried_after"] = error
+        return retried
+    return report
+
+
+def run_once(request, limit):
     report = {"ok": False, "results": [], "console": [], "error": None}
     profile = tempfile.mkdtemp(prefix="iomatrix-chromium-")
     driver = service = None
     signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(int(request.get("limit", 240)))
+    signal.alarm(limit)
     try:
         driver, service = start(profile)
         for number, step in enumerate(request["steps"]):
