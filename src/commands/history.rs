@@ -61,7 +61,8 @@ pub fn history_output(store: &Store, run: i64, figure: Option<&str>) -> anyhow::
     }
     let mut runs: Vec<StoredRun> = Vec::with_capacity(setup.len());
     for r in &setup {
-        runs.push(store.load_run(r.summary.id)?.ok_or_else(|| {
+        // Summarised, as compare reads its sides: a history reads no figure over time.
+        runs.push(store.load_run_summarised(r.summary.id)?.ok_or_else(|| {
             anyhow::anyhow!("run #{} was removed while its history was read: ask again", r.summary.id)
         })?);
     }
