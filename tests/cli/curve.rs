@@ -94,7 +94,7 @@ fn points_obey_the_device(cells: &[Value]) -> Result<(), String> {
     let check = |ok: bool, why: String| if ok { Ok(()) } else { Err(why) };
     check(offered.is_none(), "the maximum is closed loop".into())?;
     check((max - LIMIT).abs() <= LIMIT * 0.03, format!("the curve's maximum {max:.1} is not 2,000 within 3%"))?;
-    for (cell, share) in cells[1..].iter().zip([0.1, 0.5, 0.9]) {
+    for (cell, share) in cells[1..].iter().zip([0.1, 0.5, 0.8]) {
         let (offered, achieved, latency) = point(cell);
         let offered = offered.ok_or("an open-loop point stores its offered rate")?;
         let open = &metrics(cell)["open_loop"];
@@ -252,7 +252,10 @@ fn a_bandwidth_curve_over_nfs_on_a_100_mbit_link_finds_the_link_and_meets_each_o
     let nfs = lab.var("IOMATRIX_LAB_NFS").to_string();
     let sb = Sandbox::new();
     let run = ["run", "access", "--target", &nfs, "--file-size", "16m", "--bs", "64k", "--read", "100"];
-    let curve = ["--random", "100", "--qd", "4", "--duration", "3s", "--curve", "10,50,90", "--arrivals", "uniform"];
+    // 80%, not 90%: at 90% of the maximum, CI's loaded machine (client and server on its 2 CPUs
+    // beside the rest of the suite) queued requests twice in a row (161.4 of 163.7 offered, a mean
+    // of 24 ms above the saturated 22 ms), where the same point alone met its rate.
+    let curve = ["--random", "100", "--qd", "4", "--duration", "3s", "--curve", "10,50,80", "--arrivals", "uniform"];
     assert_success(&sb.run(&[&run[..], &curve[..]].concat()));
     let stored = sb.last_run();
     let cells = cells(&stored);
@@ -269,18 +272,18 @@ fn a_bandwidth_curve_over_nfs_on_a_100_mbit_link_finds_the_link_and_meets_each_o
     // Little's law at the saturated point: 4 requests in flight at `max` a second wait 4/max s.
     let little = 4.0 / max * 1e9;
     assert!((max_mean - little).abs() <= little * 0.05, "mean {max_mean:.0} ns, Little's law {little:.0} ns");
-    for (cell, share) in cells[1..].iter().zip([0.1, 0.5, 0.9]) {
+    for (cell, share) in cells[1..].iter().zip([0.1, 0.5, 0.8]) {
         let (offered, achieved, latency) = point(cell);
         let offered = offered.expect("an open-loop point stores its offered rate");
         let mean = latency["mean_ns"].as_f64().unwrap();
         let open = &metrics(cell)["open_loop"];
         eprintln!("{share}: offered {offered:.1}, achieved {achieved:.1}, {:.0} KiB/s, mean {mean:.0} ns", kib(cell));
-        // A 3 s point holds 55 (10%) to 490 (90%) requests: one request more or less at the
-        // cell's edge is 2% of the lightest point, so the window is 1% or two requests. The 90%
-        // point runs at 90% of a maximum measured once, on a machine whose speed drifts by a few
-        // percent (CI: achieved 161.4 of 163.7 offered, 5 requests waiting unissued), so it has
-        // 3%, and its backlog may hold 2% of its requests: a generator that could not keep its
-        // rate falls short by far more, as the saturated maximum does.
+        // A 3 s point holds 55 (10%) to 436 (80%) requests: one request more or less at the
+        // cell's edge is 2% of the lightest point, so the window is 1% or two requests. The 80%
+        // point runs at 80% of a maximum measured once, on a machine whose speed drifts by a few
+        // percent (CI, at 90%: achieved 161.4 of 163.7 offered, 5 requests waiting unissued), so
+        // it has 3%, and its backlog may hold 2% of its requests: a generator that could not
+        // keep its rate falls short by far more, as the saturated maximum does.
         let heavy = share > 0.5;
         let slack = if heavy { offered * 0.03 } else { (offered * 0.01).max(2.0 / 3.0) };
         assert!(
